@@ -1,0 +1,239 @@
+/*
+ * policy.h - the whole public face of policy/ (SPEC §2 lookup, §3).
+ *
+ * A policy_t is built once by a loader below and is immutable afterwards:
+ * every function taking a `const policy_t *` is pure, thread-safe and may be
+ * called from event-loop callbacks. Strings and arrays returned by accessors
+ * belong to the policy and live as long as it does.
+ *
+ * Loading collects every error of a file (not just the first) and prints
+ * each as "FILE:LINE:COL: error: what was expected" on the diagnostics
+ * stream, then returns NULL. Warnings (§3.7, sandbox-runtime keys that
+ * passavant does not implement) are kept in the policy and printed by
+ * policy_print_warnings().
+ */
+#ifndef PASSAVANT_POLICY_H
+#define PASSAVANT_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "../proxy/attrib.h"
+
+typedef struct policy policy_t;
+
+/* ------------------------------------------------------------------ */
+/* Lookup and loading                                                  */
+/* ------------------------------------------------------------------ */
+
+enum policy_source {
+	POLICY_SOURCE_FILE,     /* a file was found; its path is in the buffer */
+	POLICY_SOURCE_EMBEDDED, /* nothing configured: use the embedded default */
+	POLICY_SOURCE_ERROR     /* -p or $PASSAVANT_POLICY names a missing file */
+};
+
+/*
+ * Applies the lookup order of SPEC §2: cli_path (may be NULL), then
+ * $PASSAVANT_POLICY, then $XDG_CONFIG_HOME/passavant/policy.yaml (default
+ * ~/.config/passavant/policy.yaml), then the embedded default. Never the
+ * working directory by implication. On POLICY_SOURCE_FILE the path is
+ * written to buf; on POLICY_SOURCE_ERROR a one-line explanation is.
+ */
+enum policy_source policy_lookup(const char *cli_path, char *buf, size_t buflen) NONNULL(2);
+
+/*
+ * Loads and validates the policy at path (YAML, or JSON such as a
+ * sandbox-runtime settings file). Relative paths inside it are expanded
+ * against the current working directory, `~` against $HOME. Errors go to
+ * diag; *nerrors receives their count. Returns a policy the caller frees
+ * with policy_free(), or NULL when there was at least one error.
+ */
+policy_t *policy_load_file(const char *path, FILE *diag, unsigned *nerrors) NONNULL(1, 2, 3) WUNRES;
+
+/*
+ * Same as policy_load_file() on an in-memory document; name is used in
+ * diagnostics as the file name. Used by tests and the fuzzer.
+ */
+policy_t *policy_load_buffer(const char *name, const char *data, size_t len, FILE *diag,
+			     unsigned *nerrors) NONNULL(1, 4, 5) WUNRES;
+
+/* The embedded default of SPEC §3.6. Caller frees. NULL only on ENOMEM. */
+policy_t *policy_load_default(FILE *diag) NONNULL(1) WUNRES;
+
+/* Frees a policy. NULL is a no-op. */
+void policy_free(policy_t *p);
+
+/* The file the policy came from, or NULL for the embedded default. */
+const char *policy_file(const policy_t *p) NONNULL(1);
+
+/* Prints the effective policy (defaults filled in) as YAML. Never prints a
+ * secret value. Returns 0, or -1 on a write error. */
+int policy_print(const policy_t *p, FILE *out) NONNULL(1, 2);
+
+/* Number of warnings, and each one as a line without "warning: " prefix
+ * (e.g. "FILE:LINE:COL: allowPlaintextInject lets ..."). */
+size_t policy_warning_count(const policy_t *p) NONNULL(1);
+const char *policy_warning(const policy_t *p, size_t i) NONNULL(1);
+/* Prints every warning as "warning: ..." lines. Returns their count. */
+size_t policy_print_warnings(const policy_t *p, FILE *out) NONNULL(1, 2);
+
+/* ------------------------------------------------------------------ */
+/* Host patterns (SPEC §3.1)                                           */
+/* ------------------------------------------------------------------ */
+
+#define POLICY_HOST_MAX 253 /* longest DNS name, without trailing dot */
+
+enum policy_hostpat_kind {
+	HOSTPAT_ANY,      /* bare "*" */
+	HOSTPAT_EXACT,    /* example.com */
+	HOSTPAT_WILDCARD, /* *.example.com: any subdomain, not the apex */
+	HOSTPAT_IPV4,     /* 192.0.2.1 */
+	HOSTPAT_IPV6      /* [2001:db8::1] */
+};
+
+struct policy_hostpat {
+	enum policy_hostpat_kind kind;
+	/* EXACT: lower-case name without trailing dot; WILDCARD: the suffix
+	 * after "*." ; IPV4/IPV6: canonical text of the address (no brackets). */
+	char host[POLICY_HOST_MAX + 1];
+	uint8_t addr[16]; /* IPV4: first 4 bytes; IPV6: 16 bytes */
+	uint16_t port;    /* 0: every port */
+};
+
+/*
+ * Parses one pattern. allow_any: whether bare "*" is accepted. Returns NULL
+ * on success, else a static message saying what was expected.
+ */
+const char *policy_hostpat_parse(const char *text, bool allow_any, struct policy_hostpat *out)
+	NONNULL(1, 3) WUNRES;
+
+/*
+ * Normalises a host as a client sent it (CONNECT authority, URL host, Host
+ * header): lower-case, trailing dot removed, IPv6 brackets removed and the
+ * address in canonical form. Refuses what is not a valid DNS name or IP
+ * literal, including the ambiguous numeric forms inet_aton() accepts
+ * ("127.1", "0x7f.0.0.1", "2130706433"). Returns NULL on success, else a
+ * static message. out must hold POLICY_HOST_MAX + 1 bytes.
+ */
+const char *policy_host_normalize(const char *in, size_t len, char *out, size_t outlen)
+	NONNULL(1, 3) WUNRES;
+
+/* Whether a normalised host and port match a pattern. Pure. */
+bool policy_hostpat_match(const struct policy_hostpat *pat, const char *host, uint16_t port)
+	NONNULL(1, 2);
+
+/* ------------------------------------------------------------------ */
+/* Decisions (SPEC §3.5): pure functions, hosts already normalised      */
+/* ------------------------------------------------------------------ */
+
+enum policy_verdict { POLICY_DENY = 0, POLICY_ALLOW = 1 };
+
+struct policy_decision {
+	enum policy_verdict verdict;
+	/* Which rule decided, e.g. "deniedDomains: *.example.com",
+	 * "allowedDomains: api.github.com", "allowedDomains (no entry matches)".
+	 * Points into the policy or to static storage. */
+	const char *rule;
+	/* Whether TLS on this connection is to be terminated (false when
+	 * tlsTerminate is off or the host is in excludeDomains). */
+	bool terminate_tls;
+	/* Whether allowedMethods restricts this host (then a CONNECT that does
+	 * not carry TLS, or an excluded host, cannot be enforced: refuse). */
+	bool method_restricted;
+};
+
+/* Connection decision for host:port (steps 1 and 2 of §3.5). */
+void policy_decide(const policy_t *p, const char *host, uint16_t port, struct policy_decision *out)
+	NONNULL(1, 2, 4);
+
+/*
+ * allowedMethods decision (step 3 of §3.5): the most specific matching
+ * pattern decides (exact > longest wildcard > "*"); no match allows every
+ * method. *rule (may be NULL) receives the deciding entry, e.g.
+ * "allowedMethods: *" or NULL when no pattern matched.
+ */
+bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, const char *method,
+			   const char **rule) NONNULL(1, 2, 4);
+
+/* Classes of resolved addresses that are always denied (SPEC §3.1). */
+enum policy_addr_class {
+	ADDR_PUBLIC = 0, /* none of the below */
+	ADDR_LOOPBACK,
+	ADDR_UNSPECIFIED,
+	ADDR_LINK_LOCAL,
+	ADDR_MULTICAST,
+	ADDR_BROADCAST,
+	ADDR_METADATA
+};
+
+/* The always-denied class of an address; IPv4 embedded in IPv6 (mapped,
+ * compatible, NAT64, 6to4) is classified by its IPv4 part. Pure. */
+enum policy_addr_class policy_addr_classify(const struct sockaddr *sa) NONNULL(1);
+
+/* Human name of a class ("loopback", ...). */
+const char *policy_addr_class_name(enum policy_addr_class c);
+
+/*
+ * Resolved-address guard (step 4 of §3.5) for an address a name resolved
+ * to (port in the sockaddr). Refused: an always-denied class, a
+ * deniedResolvedAddresses CIDR, an IP literal in deniedDomains; unless the
+ * address (with its port) is an IP literal listed in allowedDomains, the one
+ * explicit exception. *rule (may be NULL) receives the deciding rule.
+ */
+bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const char **rule)
+	NONNULL(1, 2);
+
+/* ------------------------------------------------------------------ */
+/* Effective settings                                                  */
+/* ------------------------------------------------------------------ */
+
+struct policy_limits {
+	unsigned max_tunnels;
+	unsigned handshake_timeout_ms;
+	unsigned idle_timeout_ms;
+	size_t max_header_bytes;
+};
+const struct policy_limits *policy_limits(const policy_t *p) NONNULL(1);
+
+bool policy_tls_terminate(const policy_t *p) NONNULL(1);
+size_t policy_extra_ca_count(const policy_t *p) NONNULL(1);
+const char *policy_extra_ca(const policy_t *p, size_t i) NONNULL(1); /* absolute path */
+bool policy_allow_unix_sockets(const policy_t *p) NONNULL(1);
+
+enum policy_audit_bodies { AUDIT_BODIES_NONE, AUDIT_BODIES_HEADERS };
+const char *policy_audit_path(const policy_t *p) NONNULL(1); /* NULL: none */
+enum policy_audit_bodies policy_audit_bodies(const policy_t *p) NONNULL(1);
+
+/* Credentials (SPEC §3.2). */
+enum policy_cred_kind { CRED_ENV, CRED_FILE };
+enum policy_cred_mode { CRED_DENY, CRED_MASK };
+enum {
+	INJECT_HEADER = 1u << 0,
+	INJECT_QUERY = 1u << 1,
+	INJECT_BODY = 1u << 2
+};
+struct policy_cred {
+	enum policy_cred_kind kind;
+	const char *name;    /* env var name, or the file path as written */
+	const char *path;    /* CRED_FILE: absolute path; else NULL */
+	enum policy_cred_mode mode;
+	const char *extract; /* CRED_FILE: POSIX ERE or NULL */
+	unsigned inject_in;  /* INJECT_* bits; default INJECT_HEADER */
+	/* injectHosts; when the key was absent these are allowedDomains. */
+	size_t n_inject_hosts;
+	const struct policy_hostpat *inject_hosts;
+	bool inject_hosts_defaulted;
+};
+size_t policy_cred_count(const policy_t *p) NONNULL(1);
+const struct policy_cred *policy_cred(const policy_t *p, size_t i) NONNULL(1);
+bool policy_allow_plaintext_inject(const policy_t *p) NONNULL(1);
+
+/* Filesystem lists (SPEC §3.3), paths absolute after expansion. */
+enum policy_fs_list { FS_DENY_READ, FS_ALLOW_READ, FS_ALLOW_WRITE, FS_DENY_WRITE, FS_LIST_COUNT };
+size_t policy_fs_count(const policy_t *p, enum policy_fs_list which) NONNULL(1);
+const char *policy_fs_path(const policy_t *p, enum policy_fs_list which, size_t i) NONNULL(1);
+
+#endif

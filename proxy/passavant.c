@@ -1,0 +1,175 @@
+/*
+ * passavant.c - main(): the subcommands of SPEC §2. The only file where
+ * exit() is allowed (STYLE.md 8). Each cmd_* returns the process status.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../policy/policy.h"
+#include "log.h"
+
+#define EXIT_USAGE 2
+/* SPEC §2: run exits 125 when passavant failed before the command started. */
+#define EXIT_RUN_SETUP 125
+
+static const char usage_text[] =
+	"usage: passavant run   [-p POLICY] [--audit FILE] [-v|-q] [--] COMMAND [ARG...]\n"
+	"       passavant proxy [-p POLICY] [--listen HOST:PORT] [--session-dir DIR] [--audit FILE]\n"
+	"       passavant check [-p POLICY]\n"
+	"       passavant --version | --help\n";
+
+static const char help_text[] =
+	"\n"
+	"passavant runs a command behind an egress boundary: fresh Linux namespaces\n"
+	"whose only way out is passavant's own proxy, which terminates TLS with a\n"
+	"per-session CA, enforces domain and method allowlists, swaps placeholder\n"
+	"secrets for real ones only towards their allowed hosts, and writes a JSON\n"
+	"Lines audit of the decrypted egress.\n"
+	"\n"
+	"Commands:\n"
+	"  run      run COMMAND in the sandbox, behind the proxy\n"
+	"  proxy    run the proxy alone; prints 'listening on HOST:PORT' when ready\n"
+	"  check    validate the policy, print the effective policy and warnings;\n"
+	"           exit 0 if valid, 1 if not\n"
+	"\n"
+	"Options:\n"
+	"  -p, --policy FILE     policy file (YAML, or a sandbox-runtime JSON file)\n"
+	"  -h, --help            this help\n"
+	"      --version         print the version\n"
+	"\n"
+	"Policy lookup: -p FILE, else $PASSAVANT_POLICY, else\n"
+	"$XDG_CONFIG_HOME/passavant/policy.yaml (~/.config/passavant/policy.yaml),\n"
+	"else the embedded default (no network, writes only to the working\n"
+	"directory and a private /tmp). Never a file in the working directory.\n";
+
+static void usage(FILE *out)
+{
+	fputs(usage_text, out);
+}
+
+/*
+ * Finds and loads the policy per SPEC §2. On failure prints why and
+ * returns NULL; *invalid tells whether the policy itself was invalid
+ * (errors printed) rather than missing.
+ */
+static policy_t *load_policy(const char *cli_path, bool *invalid)
+{
+	char path[4096];
+	unsigned nerrors = 0;
+	policy_t *p;
+
+	*invalid = false;
+	switch (policy_lookup(cli_path, path, sizeof(path))) {
+	case POLICY_SOURCE_EMBEDDED:
+		p = policy_load_default(stderr);
+		if (p == NULL)
+			log_warnx("cannot build the embedded default policy (out of memory)");
+		return p;
+	case POLICY_SOURCE_ERROR:
+		log_warnx("%s", path);
+		return NULL;
+	case POLICY_SOURCE_FILE:
+		break;
+	}
+	p = policy_load_file(path, stderr, &nerrors);
+	if (p == NULL) {
+		*invalid = true;
+		fprintf(stderr, "%s: %u error%s; the policy was not loaded\n", path, nerrors,
+			nerrors == 1 ? "" : "s");
+	}
+	return p;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *policy_path = NULL;
+	bool invalid;
+	policy_t *p;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "passavant check: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	p = load_policy(policy_path, &invalid);
+	if (p == NULL)
+		return 1;
+	printf("# effective policy from %s\n", policy_file(p) ? policy_file(p) : "the embedded default");
+	rc = policy_print(p, stdout);
+	policy_print_warnings(p, stderr);
+	policy_free(p);
+	if (rc != 0 || fflush(stdout) != 0) {
+		log_warn("cannot write the effective policy to stdout");
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_proxy(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	log_warnx("proxy: not available in this build yet");
+	return 1;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	log_warnx("run: the sandbox launcher is not available in this build yet; "
+		  "the command was not started");
+	return EXIT_RUN_SETUP;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("passavant %s\n", PASSAVANT_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		fputs(help_text, stdout);
+		return 0;
+	}
+	/* Subcommands parse their own options: shift argv so getopt sees them. */
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	if (strcmp(cmd, "proxy") == 0)
+		return cmd_proxy(argc - 1, argv + 1);
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	fprintf(stderr, "passavant: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return EXIT_USAGE;
+}

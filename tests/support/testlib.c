@@ -1,0 +1,316 @@
+/*
+ * testlib.c - CUnit runner and small process/file helpers shared by tests.
+ */
+#include "testlib.h"
+
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TEST_MAX_REGISTRARS 256
+
+static struct {
+	test_registrar_fn fn;
+	const char *name;
+} registrars[TEST_MAX_REGISTRARS];
+static size_t n_registrars;
+
+void test_add_registrar(test_registrar_fn fn, const char *name)
+{
+	if (n_registrars == TEST_MAX_REGISTRARS) {
+		fprintf(stderr, "testlib: too many registrars (%s)\n", name);
+		abort();
+	}
+	registrars[n_registrars].fn = fn;
+	registrars[n_registrars].name = name;
+	n_registrars++;
+}
+
+CU_pSuite test_suite(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup)
+{
+	const char *filter = getenv("TEST_FILTER");
+	CU_pSuite s;
+
+	s = CU_add_suite(name, init, cleanup);
+	if (s == NULL) {
+		fprintf(stderr, "testlib: CU_add_suite(%s): %s\n", name, CU_get_error_msg());
+		abort();
+	}
+	if (filter != NULL && *filter != '\0' && strstr(name, filter) == NULL)
+		CU_set_suite_active(s, CU_FALSE);
+	return s;
+}
+
+void test_add(CU_pSuite s, const char *name, CU_TestFunc fn)
+{
+	if (CU_add_test(s, name, fn) == NULL) {
+		fprintf(stderr, "testlib: CU_add_test(%s): %s\n", name, CU_get_error_msg());
+		abort();
+	}
+}
+
+int test_run_all(const char *title)
+{
+	unsigned failed, ran;
+	size_t i;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (CU_initialize_registry() != CUE_SUCCESS) {
+		fprintf(stderr, "testlib: CU_initialize_registry: %s\n", CU_get_error_msg());
+		return 2;
+	}
+	for (i = 0; i < n_registrars; i++)
+		registrars[i].fn();
+	printf("%s: %zu suite files\n", title, n_registrars);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+	ran = CU_get_number_of_tests_run();
+	printf("\n%s: %u tests run, %u asserts, %u failures\n", title, ran,
+	       CU_get_number_of_asserts(), CU_get_number_of_tests_failed());
+	CU_cleanup_registry();
+	if (ran == 0 && (getenv("TEST_FILTER") == NULL || *getenv("TEST_FILTER") == '\0')) {
+		fprintf(stderr, "%s: no test ran\n", title);
+		return 1;
+	}
+	return failed == 0 ? 0 : 1;
+}
+
+static const char *test_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL || *v == '\0') {
+		fprintf(stderr, "testlib: %s is not set (run the tests through make test)\n", name);
+		abort();
+	}
+	return v;
+}
+
+const char *test_passavant_bin(void)
+{
+	return test_env("PASSAVANT_BIN");
+}
+
+const char *test_tools_dir(void)
+{
+	return test_env("PASSAVANT_TOOLS");
+}
+
+const char *test_srcdir(void)
+{
+	return test_env("PASSAVANT_SRCDIR");
+}
+
+char *test_mkdtemp(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *path;
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	if (asprintf(&path, "%s/pv-test.XXXXXX", tmp) < 0)
+		return NULL;
+	if (mkdtemp(path) == NULL) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+static int rmtree_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path) == 0 ? 0 : 0;
+}
+
+void test_rmtree(const char *path)
+{
+	if (path != NULL)
+		nftw(path, rmtree_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int test_write_file(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -1;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return close(fd);
+}
+
+char *test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		size_t r;
+		if (n + 4096 + 1 > cap) {
+			char *nb;
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(buf, cap);
+			if (nb == NULL) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return buf;
+}
+
+struct capture {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+static int capture_read(struct capture *c)
+{
+	char tmp[4096];
+	ssize_t n = read(c->fd, tmp, sizeof(tmp));
+
+	if (n <= 0) {
+		if (n < 0 && errno == EINTR)
+			return 1;
+		close(c->fd);
+		c->fd = -1;
+		return 0;
+	}
+	if (c->len + (size_t)n + 1 > c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 8192;
+		char *nb;
+		while (ncap < c->len + (size_t)n + 1)
+			ncap *= 2;
+		nb = realloc(c->buf, ncap);
+		if (nb == NULL)
+			abort();
+		c->buf = nb;
+		c->cap = ncap;
+	}
+	memcpy(c->buf + c->len, tmp, (size_t)n);
+	c->len += (size_t)n;
+	c->buf[c->len] = '\0';
+	return 1;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms)
+{
+	int po[2], pe[2], status;
+	struct capture c[2];
+	long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	pid_t pid;
+	bool killed = false;
+
+	if (pipe2(po, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execvp(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	memset(c, 0, sizeof(c));
+	c[0].fd = po[0];
+	c[1].fd = pe[0];
+	while (c[0].fd >= 0 || c[1].fd >= 0) {
+		struct pollfd pfd[2];
+		int wait_ms = -1;
+		for (int i = 0; i < 2; i++) {
+			pfd[i].fd = c[i].fd;
+			pfd[i].events = POLLIN;
+		}
+		if (deadline) {
+			long long left = deadline - now_ms();
+			if (left <= 0) {
+				kill(pid, SIGKILL);
+				killed = true;
+				deadline = 0;
+				continue;
+			}
+			wait_ms = (int)left;
+		}
+		if (poll(pfd, 2, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++)
+			if (c[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				capture_read(&c[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		if (c[i].fd >= 0)
+			close(c[i].fd);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (out != NULL)
+		*out = c[0].buf ? c[0].buf : strdup("");
+	else
+		free(c[0].buf);
+	if (err != NULL)
+		*err = c[1].buf ? c[1].buf : strdup("");
+	else
+		free(c[1].buf);
+	if (killed)
+		fprintf(stderr, "testlib: %s killed after %d ms\n", argv[0], timeout_ms);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}

@@ -1,0 +1,62 @@
+/*
+ * testlib.h - shared CUnit plumbing for the unit and integration runners.
+ *
+ * A test file registers its suite with TEST_REGISTRAR(name) { ... } whose
+ * body calls CU_add_suite()/CU_add_test(); the runner calls every
+ * registrar in link order. No central list to edit (STYLE.md 18: one
+ * registrar per file).
+ */
+#ifndef PASSAVANT_TESTLIB_H
+#define PASSAVANT_TESTLIB_H
+
+#include <CUnit/CUnit.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef void (*test_registrar_fn)(void);
+
+/* Called by the constructors TEST_REGISTRAR expands to. */
+void test_add_registrar(test_registrar_fn fn, const char *name);
+
+#define TEST_REGISTRAR(name)                                                   \
+	static void name(void);                                                \
+	__attribute__((constructor)) static void name##_ctor(void)            \
+	{                                                                      \
+		test_add_registrar(name, #name);                               \
+	}                                                                      \
+	static void name(void)
+
+/* Runs every registered suite (those whose name contains $TEST_FILTER when
+ * it is set) in CUnit basic mode and prints the summary. Returns the
+ * process exit status: 0 only if tests ran and none failed. */
+int test_run_all(const char *title);
+
+/* Adds a suite, failing the run loudly if CUnit refuses. */
+CU_pSuite test_suite(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup);
+void test_add(CU_pSuite s, const char *name, CU_TestFunc fn);
+
+/* Paths the GNUmakefile passes: the passavant binary under test, the test
+ * tools directory and the source tree. Abort if unset. */
+const char *test_passavant_bin(void);
+const char *test_tools_dir(void);
+const char *test_srcdir(void);
+
+/* Creates a fresh 0700 temporary directory; caller frees the string and
+ * may remove the tree with test_rmtree(). */
+char *test_mkdtemp(void);
+void test_rmtree(const char *path);
+
+/* Writes a file (0600). Returns 0 or -1. */
+int test_write_file(const char *path, const char *data, size_t len);
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL on error. */
+char *test_read_file(const char *path, size_t *len);
+
+/*
+ * Runs argv[0] with argv (execvp), stdin from /dev/null, capturing stdout
+ * and stderr into malloc'd strings (either out pointer may be NULL).
+ * Returns the exit status (0-255), 128+N on signal N, or -1 on failure to
+ * run. timeout_ms > 0 kills the child (SIGKILL) past it.
+ */
+int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms);
+
+#endif
