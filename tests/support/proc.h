@@ -1,0 +1,76 @@
+/*
+ * proc.h - child processes for integration tests and benchmarks.
+ *
+ * test_proc_start() runs a server-like child (pv-upstream, passavant proxy)
+ * and waits for the one line on its stdout that says it is ready, e.g.
+ * "listening on 127.0.0.1:41234". After that, a background thread keeps
+ * draining the child's stdout into memory, so the child never blocks on a
+ * full pipe; everything it printed stays readable with test_proc_stdout().
+ * The child's stderr goes to a temporary file (test_proc_stderr()).
+ *
+ * Every function is safe to call from the CUnit thread; one test_proc must
+ * not be used from two threads at once.
+ */
+#ifndef PASSAVANT_TEST_PROC_H
+#define PASSAVANT_TEST_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct test_proc;
+
+/*
+ * Starts argv[0] (execvp) with argv; stdin is /dev/null, stdout a pipe read
+ * by us, stderr a temporary file. Reads stdout until a line that starts with
+ * ready_prefix (e.g. "listening on "), copies the rest of that line, without
+ * the newline, into ready_rest (NUL-terminated, truncated to rest_len - 1;
+ * ready_rest may be NULL when rest_len is 0).
+ *
+ * ready_prefix NULL means "do not wait": return as soon as the child runs.
+ *
+ * Returns NULL if the child cannot be started, exits, or does not print
+ * the line within timeout_ms; in that case the child is killed and reaped,
+ * and what it wrote to stdout and stderr is printed to our stderr, so the
+ * failing test shows why.
+ */
+struct test_proc *test_proc_start(char *const argv[], const char *ready_prefix,
+				  char *ready_rest, size_t rest_len, int timeout_ms);
+
+/* The child's pid (it stays valid until test_proc_stop()/test_proc_free()). */
+pid_t test_proc_pid(const struct test_proc *p);
+
+/*
+ * Sends sig (0: none, just wait) and waits up to timeout_ms for the child
+ * to exit; past the timeout sends SIGKILL and waits for that. Returns the
+ * exit status 0-255, 128+N if a signal N ended it, -1 on error. Calling it
+ * again after the child was reaped returns the same status. Afterwards the
+ * stdout drain has reached end of file: test_proc_stdout() is complete.
+ */
+int test_proc_stop(struct test_proc *p, int sig, int timeout_ms);
+
+/*
+ * Everything the child wrote to stdout so far (NUL-terminated; includes the
+ * ready line). Returns a malloc'd copy the caller frees, NULL on ENOMEM.
+ */
+char *test_proc_stdout(struct test_proc *p);
+
+/* Everything the child wrote to stderr so far: malloc'd, caller frees,
+ * NULL on error. */
+char *test_proc_stderr(struct test_proc *p);
+
+/* Path of the stderr temporary file (valid until test_proc_free()). */
+const char *test_proc_stderr_path(const struct test_proc *p);
+
+/* Stops the child if it still runs (SIGKILL), joins the drain thread,
+ * removes the stderr file, frees everything. NULL is a no-op. */
+void test_proc_free(struct test_proc *p);
+
+/*
+ * Splits "HOST:PORT" or "[V6]:PORT" into host (NUL-terminated, brackets
+ * removed) and port (1-65535). Returns 0, or -1 if malformed or host does
+ * not fit in hostlen.
+ */
+int test_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * upstream.h - starting the project's own upstream server (pv-upstream,
+ * tests/tools/pv-upstream.c) from a CUnit test.
+ *
+ * pv-upstream endpoints (see the top of pv-upstream.c for details):
+ *   /hello          200 "hello\n"
+ *   /bytes/N        N bytes of a repeating pattern, Content-Length
+ *   /chunked/N      the same bytes, Transfer-Encoding: chunked
+ *   /echo           200, body = the raw request head + body as received
+ *   /status/N       status N, short body
+ *   /close          200 with Connection: close, then closes
+ *   /headers?k=v&.. 200 with each k: v as a response header
+ *   /sink           reads a request body of any size, replies "N\n"
+ *   /ws             WebSocket upgrade (101), then echoes frames unmodified
+ *   /git/...        git http-backend (only with --git-root)
+ *   anything else   404
+ * Every response carries X-Upstream-Conn: <connection number, from 1>.
+ * --record FILE appends each request as received on the wire, preceded by
+ * a line "=== conn N req M ===\n".
+ *
+ * The pattern byte at offset i of /bytes and /chunked bodies is
+ * test_upstream_pattern(i).
+ */
+#ifndef PASSAVANT_TEST_UPSTREAM_H
+#define PASSAVANT_TEST_UPSTREAM_H
+
+#include <stdint.h>
+
+#include "tests/support/proc.h"
+
+/* Byte i of the /bytes/N and /chunked/N bodies: "0123456789abcdef..."
+ * (the 62 characters 0-9a-zA-Z followed by '\n', repeating every 63). */
+char test_upstream_pattern(uint64_t i);
+
+struct test_upstream {
+	struct test_proc *proc;
+	char host[64];  /* "127.0.0.1" */
+	uint16_t port;
+	char addr[80];  /* "127.0.0.1:PORT" */
+	char url[96];   /* "http://127.0.0.1:PORT" or "https://..." (no slash) */
+};
+
+/* Options; zero-initialise and set what you need. */
+struct test_upstream_opts {
+	const char *tls_certdir; /* NULL: plain HTTP; else dir of test_certs_make() */
+	const char *cert_name;   /* with tls: "server" (default) or "bad" */
+	const char *record_path; /* NULL: no --record */
+	const char *git_root;    /* NULL: no --git-root */
+};
+
+/*
+ * Starts $PASSAVANT_TOOLS/pv-upstream on 127.0.0.1:0 and fills u. Returns 0,
+ * or -1 (the reason and the child's stderr are printed).
+ */
+int test_upstream_start(struct test_upstream *u, const struct test_upstream_opts *o);
+
+/* SIGTERM, waits (5 s, then SIGKILL), frees. Returns the exit status
+ * (0 on a clean stop). Safe on a zeroed or already stopped struct. */
+int test_upstream_stop(struct test_upstream *u);
+
+/* "$PASSAVANT_TOOLS/<name>" in a static buffer (overwritten on each call). */
+const char *test_tool_path(const char *name);
+
+#endif
