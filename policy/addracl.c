@@ -1,0 +1,346 @@
+/*
+ * addracl.c - the resolved-address guard of SPEC §3.1 / §3.5 step 4: the
+ * always-denied address classes, deniedResolvedAddresses, and the IP
+ * literals of allowedDomains / deniedDomains.
+ *
+ * Always denied: loopback, unspecified, link-local, multicast, broadcast
+ * (with the rest of 240.0.0.0/4, which no host can be reached at), and
+ * cloud metadata endpoints. Private ranges (RFC 1918, fc00::/7, CGNAT
+ * 100.64/10) are NOT always denied: the spec leaves them reachable so that
+ * a name inside a company network can be allowed; a policy that wants them
+ * closed lists them in deniedResolvedAddresses (10.0.0.0/8, 172.16.0.0/12,
+ * 192.168.0.0/16, fc00::/7, ...).
+ *
+ * IPv4 embedded in IPv6 is judged by its IPv4 part, because a dual-stack
+ * socket, a NAT64 gateway or a 6to4 relay delivers it there:
+ *   ::ffff:0:0/96       IPv4-mapped            last 32 bits
+ *   ::ffff:0:0:0/96     IPv4-translated (SIIT) last 32 bits
+ *   ::/96               IPv4-compatible        last 32 bits (not :: or ::1)
+ *   64:ff9b::/96        NAT64 well-known       last 32 bits
+ *   64:ff9b:1::/48      NAT64 local-use        last 32 bits
+ *   2002::/16           6to4                   bits 16-47
+ * Teredo (2001::/32) is not unwrapped: its client address is obfuscated and
+ * reached only through a Teredo relay; it is judged as plain IPv6.
+ *
+ * Pure functions: no allocation, no global state; callable from callbacks.
+ */
+#include "policy_int.h"
+
+#include <netinet/in.h>
+#include <string.h>
+
+/*
+ * Cloud metadata endpoints (instance credentials live there: the classic
+ * SSRF target). Checked before the ranges they sit in, so that a refusal
+ * names them for what they are.
+ *   169.254.169.254   AWS, GCP, Azure IMDS, OpenStack, DigitalOcean, OCI...
+ *   169.254.170.2     AWS ECS task metadata / credentials
+ *   100.100.100.200   Alibaba Cloud
+ *   168.63.129.16     Azure WireServer (host agent; not link-local)
+ *   fd00:ec2::254     AWS IMDS over IPv6 (Nitro)
+ *   fd20:ce::254      GCP metadata server over IPv6
+ */
+static const uint8_t metadata_v4[][4] = {
+	{ 169, 254, 169, 254 },
+	{ 169, 254, 170, 2 },
+	{ 100, 100, 100, 200 },
+	{ 168, 63, 129, 16 },
+};
+static const uint8_t metadata_v6[][16] = {
+	{ 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 },
+	{ 0xfd, 0x20, 0x00, 0xce, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 },
+};
+
+/* Static refusal reasons, one per class (index = enum value). */
+static const char *const class_rule[] = {
+	[ADDR_PUBLIC] = NULL,
+	[ADDR_LOOPBACK] = "resolved address is loopback",
+	[ADDR_UNSPECIFIED] = "resolved address is unspecified",
+	[ADDR_LINK_LOCAL] = "resolved address is link-local",
+	[ADDR_MULTICAST] = "resolved address is multicast",
+	[ADDR_BROADCAST] = "resolved address is broadcast/reserved",
+	[ADDR_METADATA] = "resolved address is a cloud metadata endpoint",
+};
+
+#define RULE_FAMILY "resolved address is not IPv4 or IPv6"
+#define RULE_DENIED_LITERAL "deniedDomains"
+#define RULE_ALLOWED_LITERAL "allowedDomains"
+#define RULE_DENIED_CIDR "deniedResolvedAddresses"
+
+static enum policy_addr_class classify_v4(const uint8_t a[4])
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(metadata_v4); i++)
+		if (memcmp(a, metadata_v4[i], 4) == 0)
+			return ADDR_METADATA;
+	if (a[0] == 0)
+		return ADDR_UNSPECIFIED; /* 0.0.0.0/8, "this network" */
+	if (a[0] == 127)
+		return ADDR_LOOPBACK;
+	if (a[0] == 169 && a[1] == 254)
+		return ADDR_LINK_LOCAL;
+	if ((a[0] & 0xf0) == 224)
+		return ADDR_MULTICAST;
+	/* 240.0.0.0/4 (reserved, "class E") ends with the limited broadcast
+	 * address 255.255.255.255; none of it is a reachable host, so the whole
+	 * block shares the broadcast class rather than growing the enum. */
+	if ((a[0] & 0xf0) == 240)
+		return ADDR_BROADCAST;
+	return ADDR_PUBLIC;
+}
+
+/*
+ * The IPv4 address embedded in an IPv6 one (see the table at the top), if
+ * any. Returns whether v4 was filled. :: and ::1 are not embedded forms.
+ */
+static bool embedded_v4(const uint8_t a[16], uint8_t v4[4])
+{
+	static const uint8_t zero[12];
+	static const uint8_t nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+	static const uint8_t nat64_local[6] = { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 };
+
+	if (memcmp(a, zero, 10) == 0 && a[10] == 0xff && a[11] == 0xff) {
+		memcpy(v4, a + 12, 4); /* ::ffff:a.b.c.d, mapped */
+		return true;
+	}
+	if (memcmp(a, zero, 8) == 0 && a[8] == 0xff && a[9] == 0xff && a[10] == 0 && a[11] == 0) {
+		memcpy(v4, a + 12, 4); /* ::ffff:0:a.b.c.d, SIIT translated */
+		return true;
+	}
+	if (memcmp(a, zero, 12) == 0) {
+		/* ::a.b.c.d, compatible; :: and ::1 are themselves. */
+		if (a[12] == 0 && a[13] == 0 && a[14] == 0 && a[15] <= 1)
+			return false;
+		memcpy(v4, a + 12, 4);
+		return true;
+	}
+	if (memcmp(a, nat64, 12) == 0 || memcmp(a, nat64_local, 6) == 0) {
+		memcpy(v4, a + 12, 4); /* 64:ff9b::a.b.c.d, 64:ff9b:1:...:a.b.c.d */
+		return true;
+	}
+	if (a[0] == 0x20 && a[1] == 0x02) {
+		memcpy(v4, a + 2, 4); /* 2002:AABB:CCDD::/48, 6to4 */
+		return true;
+	}
+	return false;
+}
+
+static enum policy_addr_class classify_v6(const uint8_t a[16])
+{
+	static const uint8_t zero[16];
+	uint8_t v4[4];
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(metadata_v6); i++)
+		if (memcmp(a, metadata_v6[i], 16) == 0)
+			return ADDR_METADATA;
+	if (memcmp(a, zero, 15) == 0 && a[15] <= 1)
+		return a[15] == 0 ? ADDR_UNSPECIFIED : ADDR_LOOPBACK;
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return ADDR_LINK_LOCAL; /* fe80::/10 */
+	if (a[0] == 0xff)
+		return ADDR_MULTICAST; /* ff00::/8 */
+	if (embedded_v4(a, v4))
+		return classify_v4(v4);
+	return ADDR_PUBLIC;
+}
+
+/*
+ * The address of a sockaddr: family, bytes (4 or 16) and port in host
+ * order. Returns false for any family other than AF_INET / AF_INET6.
+ */
+static bool sa_addr(const struct sockaddr *sa, int *family, uint8_t addr[16], uint16_t *port)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)sa;
+
+		*family = AF_INET;
+		memcpy(addr, &sin->sin_addr, 4);
+		*port = ntohs(sin->sin_port);
+		return true;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)(const void *)sa;
+
+		*family = AF_INET6;
+		memcpy(addr, &sin6->sin6_addr, 16);
+		*port = ntohs(sin6->sin6_port);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Contract in policy.h. A family other than AF_INET / AF_INET6 is
+ * ADDR_PUBLIC here (it has no class); policy_addr_allowed() refuses it.
+ */
+enum policy_addr_class policy_addr_classify(const struct sockaddr *sa)
+{
+	uint8_t addr[16];
+	uint16_t port;
+	int family;
+
+	if (!sa_addr(sa, &family, addr, &port))
+		return ADDR_PUBLIC;
+	return family == AF_INET ? classify_v4(addr) : classify_v6(addr);
+}
+
+/* Contract in policy.h. Static strings; "unknown" for a value out of range. */
+const char *policy_addr_class_name(enum policy_addr_class c)
+{
+	switch (c) {
+	case ADDR_PUBLIC:
+		return "public";
+	case ADDR_LOOPBACK:
+		return "loopback";
+	case ADDR_UNSPECIFIED:
+		return "unspecified";
+	case ADDR_LINK_LOCAL:
+		return "link-local";
+	case ADDR_MULTICAST:
+		return "multicast";
+	case ADDR_BROADCAST:
+		return "broadcast/reserved";
+	case ADDR_METADATA:
+		return "cloud metadata endpoint";
+	}
+	return "unknown";
+}
+
+/* Whether the first prefix bits of a and b are equal. */
+static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned prefix)
+{
+	unsigned whole = prefix / 8, rest = prefix % 8;
+
+	if (memcmp(a, b, whole) != 0)
+		return false;
+	if (rest == 0)
+		return true;
+	return ((a[whole] ^ b[whole]) & (uint8_t)(0xff00u >> rest)) == 0;
+}
+
+/*
+ * The IPv4 view of an address: itself, or the IPv4 address embedded in an
+ * IPv6 one. Returns whether there is one.
+ */
+static bool v4_view(int family, const uint8_t addr[16], uint8_t v4[4])
+{
+	if (family == AF_INET) {
+		memcpy(v4, addr, 4);
+		return true;
+	}
+	return embedded_v4(addr, v4);
+}
+
+/*
+ * Whether an IP-literal pattern names the address. strict: only the same
+ * family and bytes (the allow exception); otherwise the IPv4 views are
+ * compared too, so a denied 192.0.2.1 also refuses ::ffff:192.0.2.1,
+ * 64:ff9b::c000:201 and the rest (a deny is read broadly, an exception
+ * narrowly). The port is checked by the caller.
+ */
+static bool literal_names(const struct policy_hostpat *pat, int family, const uint8_t addr[16],
+			  bool strict)
+{
+	uint8_t a4[4], p4[4];
+
+	if (pat->kind == HOSTPAT_IPV4 && family == AF_INET && memcmp(pat->addr, addr, 4) == 0)
+		return true;
+	if (pat->kind == HOSTPAT_IPV6 && family == AF_INET6 && memcmp(pat->addr, addr, 16) == 0)
+		return true;
+	if (strict || (pat->kind != HOSTPAT_IPV4 && pat->kind != HOSTPAT_IPV6))
+		return false;
+	return v4_view(family, addr, a4) &&
+	       v4_view(pat->kind == HOSTPAT_IPV4 ? AF_INET : AF_INET6, pat->addr, p4) &&
+	       memcmp(a4, p4, 4) == 0;
+}
+
+/* The first IP-literal entry of l naming addr:port, or NULL. */
+static const struct policy_hostent *literal_match(const struct policy_hostlist *l, int family,
+						  const uint8_t addr[16], uint16_t port, bool strict)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct policy_hostpat *pat = &l->v[i].pat;
+
+		if ((pat->port == 0 || pat->port == port) && literal_names(pat, family, addr, strict))
+			return &l->v[i];
+	}
+	return NULL;
+}
+
+/*
+ * Whether a deniedResolvedAddresses CIDR covers the address. An IPv4 CIDR
+ * also covers the IPv4 embedded in an IPv6 address (mapped, compatible,
+ * NAT64, 6to4: see the top of the file); an IPv6 CIDR also covers an IPv4
+ * address in its mapped form ::ffff:a.b.c.d.
+ */
+static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t addr[16])
+{
+	uint8_t v4[4], mapped[16] = { [10] = 0xff, [11] = 0xff };
+
+	if (c->family == AF_INET)
+		return c->prefix <= 32 && v4_view(family, addr, v4) && prefix_equal(v4, c->addr, c->prefix);
+	if (c->family != AF_INET6 || c->prefix > 128)
+		return false;
+	if (family == AF_INET6)
+		return prefix_equal(addr, c->addr, c->prefix);
+	memcpy(mapped + 12, addr, 4);
+	return prefix_equal(mapped, c->addr, c->prefix);
+}
+
+/*
+ * Contract in policy.h. Order, first to decide wins:
+ *   1. an IP literal of deniedDomains naming the address (and port; the
+ *      IPv4 views compared) -> refused, its rule;
+ *   2. an IP literal of allowedDomains naming exactly the address (same
+ *      family and bytes; its port 0 or the sockaddr's) -> allowed, its
+ *      rule: the one explicit exception, over the classes and the CIDRs;
+ *   3. an always-denied class -> refused, "resolved address is CLASS";
+ *   4. a deniedResolvedAddresses CIDR -> refused, its rule;
+ *   5. otherwise allowed, *rule = NULL.
+ * A family other than IPv4/IPv6 is refused. Pure; callable from callbacks.
+ */
+bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const char **rule)
+{
+	const struct policy_hostent *e;
+	enum policy_addr_class c;
+	const char *dummy;
+	uint8_t addr[16] = { 0 };
+	uint16_t port;
+	int family;
+	size_t i;
+
+	if (rule == NULL)
+		rule = &dummy;
+	*rule = NULL;
+	if (!sa_addr(sa, &family, addr, &port)) {
+		*rule = RULE_FAMILY;
+		return false;
+	}
+	if ((e = literal_match(&p->denied, family, addr, port, false)) != NULL) {
+		*rule = e->rule != NULL ? e->rule : RULE_DENIED_LITERAL;
+		return false;
+	}
+	if ((e = literal_match(&p->allowed, family, addr, port, true)) != NULL) {
+		*rule = e->rule != NULL ? e->rule : RULE_ALLOWED_LITERAL;
+		return true;
+	}
+	c = family == AF_INET ? classify_v4(addr) : classify_v6(addr);
+	if (c != ADDR_PUBLIC) {
+		*rule = (size_t)c < ARRAY_LEN(class_rule) && class_rule[c] != NULL
+				? class_rule[c]
+				: "resolved address is in an always-denied class";
+		return false;
+	}
+	for (i = 0; i < p->n_denied_addrs; i++) {
+		if (cidr_covers(&p->denied_addrs[i], family, addr)) {
+			*rule = p->denied_addrs[i].rule != NULL ? p->denied_addrs[i].rule
+								: RULE_DENIED_CIDR;
+			return false;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,146 @@
+/*
+ * decide.c - the connection and request decisions of SPEC §3.5, steps 1-3:
+ * deniedDomains, allowedDomains, tlsTerminate/excludeDomains and
+ * allowedMethods, over a policy the loader built.
+ *
+ * Pure functions of (policy, host, port[, method]): no allocation, no
+ * global state, safe from event-loop callbacks. Hosts are expected already
+ * normalised by policy_host_normalize(). Returned rule strings point into
+ * the policy (the `rule` of the deciding entry, built by the loader as
+ * "<list>: <text>") or to static storage.
+ */
+#include "policy_int.h"
+
+#include <string.h>
+
+/* Used when an entry carries no prebuilt rule string (hand-built policies). */
+#define RULE_DENIED "deniedDomains"
+#define RULE_ALLOWED "allowedDomains"
+#define RULE_METHODS "allowedMethods"
+#define RULE_NO_ALLOW "allowedDomains (no entry matches)"
+
+/* The first entry of a list that matches host:port, or NULL. */
+static const struct policy_hostent *list_match(const struct policy_hostlist *l, const char *host,
+					       uint16_t port)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (policy_hostpat_match(&l->v[i].pat, host, port))
+			return &l->v[i];
+	return NULL;
+}
+
+/*
+ * Specificity of a pattern, for allowedMethods: a larger value is more
+ * specific. Ordered by, most significant first:
+ *   1. kind: exact name or IP literal > wildcard > bare "*";
+ *   2. for wildcards, the length of the suffix (longest wins);
+ *   3. a pattern with a port beats the same pattern without one (it names
+ *      a narrower set of connections; the port is never weighed against
+ *      the kind, so "api.example.com" beats "*.example.com:443").
+ */
+static unsigned long specificity(const struct policy_hostpat *pat)
+{
+	unsigned long kind = 0, len = 0;
+
+	switch (pat->kind) {
+	case HOSTPAT_ANY:
+		kind = 1;
+		break;
+	case HOSTPAT_WILDCARD:
+		kind = 2;
+		len = strlen(pat->host);
+		break;
+	case HOSTPAT_EXACT:
+	case HOSTPAT_IPV4:
+	case HOSTPAT_IPV6:
+		kind = 3;
+		break;
+	}
+	return (kind << 16) | (len << 1) | (pat->port != 0 ? 1u : 0u);
+}
+
+/*
+ * The most specific allowedMethods rule matching host:port, or NULL. On a
+ * tie (the same pattern twice, which the loader refuses anyway) the first
+ * in the file wins.
+ */
+static const struct policy_method_rule *method_rule(const policy_t *p, const char *host,
+						    uint16_t port)
+{
+	const struct policy_method_rule *best = NULL;
+	unsigned long best_spec = 0, spec;
+	size_t i;
+
+	for (i = 0; i < p->n_methods; i++) {
+		const struct policy_method_rule *r = &p->methods[i];
+
+		if (!policy_hostpat_match(&r->host.pat, host, port))
+			continue;
+		spec = specificity(&r->host.pat);
+		if (best == NULL || spec > best_spec) {
+			best = r;
+			best_spec = spec;
+		}
+	}
+	return best;
+}
+
+/*
+ * Contract in policy.h. Precedence: a deniedDomains match denies whatever
+ * allowedDomains says; then an allowedDomains match allows; nothing
+ * matching denies. terminate_tls and method_restricted are filled only on
+ * ALLOW (false on DENY). Pure; callable from callbacks.
+ */
+void policy_decide(const policy_t *p, const char *host, uint16_t port, struct policy_decision *out)
+{
+	const struct policy_hostent *e;
+	const struct policy_method_rule *mr;
+
+	memset(out, 0, sizeof(*out));
+	out->verdict = POLICY_DENY;
+
+	if ((e = list_match(&p->denied, host, port)) != NULL) {
+		out->rule = e->rule != NULL ? e->rule : RULE_DENIED;
+		return;
+	}
+	if ((e = list_match(&p->allowed, host, port)) == NULL) {
+		out->rule = RULE_NO_ALLOW;
+		return;
+	}
+	out->verdict = POLICY_ALLOW;
+	out->rule = e->rule != NULL ? e->rule : RULE_ALLOWED;
+	out->terminate_tls = p->tls_terminate && list_match(&p->tls_exclude, host, port) == NULL;
+	mr = method_rule(p, host, port);
+	out->method_restricted = mr != NULL && !mr->any_method;
+}
+
+/*
+ * Contract in policy.h. Methods are compared case-sensitively: RFC 9110
+ * §9.1 makes method names case-sensitive ("get" is not GET), and the
+ * loader stores the tokens it loads upper-cased, so a client sending "get"
+ * to a host limited to [GET] is refused rather than waved through as a
+ * method the upstream may treat differently. *rule gets the deciding
+ * entry's rule ("allowedMethods: PATTERN") whether it allows or refuses,
+ * NULL when no pattern matched (every method allowed). Pure.
+ */
+bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, const char *method,
+			   const char **rule)
+{
+	const struct policy_method_rule *mr = method_rule(p, host, port);
+	size_t i;
+
+	if (rule != NULL)
+		*rule = NULL;
+	if (mr == NULL)
+		return true;
+	if (rule != NULL)
+		*rule = mr->host.rule != NULL ? mr->host.rule : RULE_METHODS;
+	if (mr->any_method)
+		return true;
+	for (i = 0; i < mr->n_methods; i++)
+		if (strcmp(mr->methods[i], method) == 0 || strcmp(mr->methods[i], "*") == 0)
+			return true;
+	return false;
+}
