@@ -1,0 +1,93 @@
+/*
+ * upstream.c - starting pv-upstream from tests (upstream.h).
+ */
+#include "tests/support/upstream.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/support/testlib.h"
+
+static const char pattern_chars[] =
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n";
+
+char test_upstream_pattern(uint64_t i)
+{
+	return pattern_chars[i % (sizeof(pattern_chars) - 1)];
+}
+
+const char *test_tool_path(const char *name)
+{
+	static char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s/%s", test_tools_dir(), name) >= (int)sizeof(path)) {
+		fprintf(stderr, "upstream: tool path too long\n");
+		path[0] = '\0';
+	}
+	return path;
+}
+
+int test_upstream_start(struct test_upstream *u, const struct test_upstream_opts *o)
+{
+	char bin[4096], rest[128];
+	char *argv[16];
+	int n = 0;
+
+	memset(u, 0, sizeof(*u));
+	snprintf(bin, sizeof(bin), "%s", test_tool_path("pv-upstream"));
+	argv[n++] = bin;
+	argv[n++] = "--listen";
+	argv[n++] = "127.0.0.1:0";
+	if (o != NULL && o->tls_certdir != NULL) {
+		argv[n++] = "--tls";
+		argv[n++] = (char *)o->tls_certdir;
+		if (o->cert_name != NULL) {
+			argv[n++] = "--cert-name";
+			argv[n++] = (char *)o->cert_name;
+		}
+	}
+	if (o != NULL && o->record_path != NULL) {
+		argv[n++] = "--record";
+		argv[n++] = (char *)o->record_path;
+	}
+	if (o != NULL && o->git_root != NULL) {
+		argv[n++] = "--git-root";
+		argv[n++] = (char *)o->git_root;
+	}
+	argv[n] = NULL;
+	u->proc = test_proc_start(argv, "listening on ", rest, sizeof(rest), 10000);
+	if (u->proc == NULL) {
+		fprintf(stderr, "upstream: pv-upstream did not start\n");
+		return -1;
+	}
+	if (test_parse_hostport(rest, u->host, sizeof(u->host), &u->port) < 0) {
+		fprintf(stderr, "upstream: bad listening line '%s'\n", rest);
+		test_upstream_stop(u);
+		return -1;
+	}
+	snprintf(u->addr, sizeof(u->addr), "%s:%u", u->host, (unsigned)u->port);
+	snprintf(u->url, sizeof(u->url), "%s://%s",
+		 o != NULL && o->tls_certdir != NULL ? "https" : "http", u->addr);
+	return 0;
+}
+
+int test_upstream_stop(struct test_upstream *u)
+{
+	int st;
+
+	if (u == NULL || u->proc == NULL)
+		return 0;
+	st = test_proc_stop(u->proc, SIGTERM, 5000);
+	if (st != 0) {
+		char *err = test_proc_stderr(u->proc);
+
+		fprintf(stderr, "upstream: pv-upstream exited with %d; stderr:\n%s\n", st,
+			err ? err : "(unavailable)");
+		free(err);
+	}
+	test_proc_free(u->proc);
+	u->proc = NULL;
+	return st;
+}
