@@ -1,0 +1,331 @@
+/*
+ * trust.c - the session files (ca.pem, trust.pem) and the upstream
+ * verification context: everything about which roots are trusted.
+ *
+ * Input PEM files are never copied as bytes. Each is parsed certificate by
+ * certificate with PEM_read_bio_X509 (which skips blocks of any other
+ * type) and the certificates are re-encoded, so a private key, an
+ * encrypted block or junk in an extraCaCertPaths file cannot reach
+ * trust.pem, which every process in the sandbox may read.
+ */
+#include "ca_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+/* Debian's bundle, when OpenSSL's default file is missing. */
+#define TRUST_DEBIAN_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+/* A root bundle is a few hundred KiB; refuse absurd (or endless) inputs. */
+#define TRUST_FILE_MAX_BYTES (16L * 1024 * 1024)
+/* Mode of the session files: readable by the workload, never a secret. */
+#define TRUST_FILE_MODE 0644
+
+const char *trust_system_bundle(void)
+{
+	const char *env = getenv(X509_get_default_cert_file_env());
+	const char *def = X509_get_default_cert_file();
+
+	/* $SSL_CERT_FILE is what OpenSSL itself honours for the default
+	 * verify paths, so an operator's override applies here too. */
+	if (env != NULL && *env != '\0')
+		return env;
+	if (def != NULL && access(def, R_OK) == 0)
+		return def;
+	return TRUST_DEBIAN_BUNDLE;
+}
+
+/* Never prompt for a pass phrase: a CERTIFICATE block marked ENCRYPTED is
+ * malformed for our purposes, and a terminal prompt would hang the proxy. */
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)u;
+	return -1;
+}
+
+/* Opens path for reading if it is a regular file of sane size. */
+static FILE *open_pem(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (f == NULL) {
+		ca_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) != 0) {
+		ca_err(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ca_err(err, errlen, "%s is not a regular file; name a PEM certificate file", path);
+		goto fail;
+	}
+	if (st.st_size > TRUST_FILE_MAX_BYTES) {
+		ca_err(err, errlen, "%s is larger than %ld bytes; name a PEM certificate file",
+		       path, TRUST_FILE_MAX_BYTES);
+		goto fail;
+	}
+	return f;
+fail:
+	fclose(f);
+	return NULL;
+}
+
+int trust_load_certs(const char *path, STACK_OF(X509) *out, bool require_one, char *err,
+		     size_t errlen)
+{
+	BIO *bio = NULL;
+	FILE *f;
+	int n = 0;
+
+	f = open_pem(path, err, errlen);
+	if (f == NULL)
+		return -1;
+	bio = BIO_new_fp(f, BIO_CLOSE);
+	if (bio == NULL) {
+		fclose(f);
+		ca_ssl_err(err, errlen, "cannot read %s", path);
+		return -1;
+	}
+	ERR_clear_error();
+	for (;;) {
+		X509 *x = PEM_read_bio_X509(bio, NULL, no_passphrase, NULL);
+		unsigned long e;
+
+		if (x == NULL) {
+			/* "no start line" after the last block is the normal
+			 * end of the file; anything else is a broken block. */
+			e = ERR_peek_last_error();
+			if (ERR_GET_LIB(e) == ERR_LIB_PEM &&
+			    ERR_GET_REASON(e) == PEM_R_NO_START_LINE) {
+				ERR_clear_error();
+				break;
+			}
+			ca_ssl_err(err, errlen,
+				   "%s: certificate %d is malformed; fix or remove it", path,
+				   n + 1);
+			goto fail;
+		}
+		if (sk_X509_push(out, x) == 0) {
+			X509_free(x);
+			ca_err(err, errlen, "%s: out of memory", path);
+			goto fail;
+		}
+		n++;
+	}
+	BIO_free(bio);
+	if (require_one && n == 0) {
+		ca_err(err, errlen,
+		       "%s holds no \"BEGIN CERTIFICATE\" block; extraCaCertPaths must name PEM "
+		       "certificate files",
+		       path);
+		return -1;
+	}
+	return n;
+fail:
+	BIO_free(bio);
+	return -1;
+}
+
+/* Loads the system bundle and every extra file into a new stack. */
+static STACK_OF(X509) *load_roots(const char *const *extra, size_t n_extra, char *err,
+				  size_t errlen)
+{
+	STACK_OF(X509) *sk = sk_X509_new_null();
+	const char *sys = trust_system_bundle();
+	size_t i;
+
+	if (sk == NULL) {
+		ca_err(err, errlen, "out of memory loading CA certificates");
+		return NULL;
+	}
+	if (trust_load_certs(sys, sk, true, err, errlen) < 0) {
+		size_t used = err != NULL ? strlen(err) : 0;
+
+		if (err != NULL && used < errlen)
+			snprintf(err + used, errlen - used,
+				 " (system root bundle: install ca-certificates or set "
+				 "SSL_CERT_FILE)");
+		goto fail;
+	}
+	for (i = 0; i < n_extra; i++) {
+		if (extra[i] == NULL) {
+			ca_err(err, errlen, "extraCaCertPaths entry %zu is NULL", i);
+			goto fail;
+		}
+		if (trust_load_certs(extra[i], sk, true, err, errlen) < 0)
+			goto fail;
+	}
+	return sk;
+fail:
+	sk_X509_pop_free(sk, X509_free);
+	return NULL;
+}
+
+/*
+ * Writes the memory BIO's bytes to dir/name atomically: a temporary file
+ * in the same directory (same file system, so rename() is atomic), mode
+ * fixed with fchmod (mkstemp creates 0600), fsync, then rename. A reader
+ * sees the old file or the whole new one, never a prefix.
+ */
+static int write_atomic(const char *dir, const char *name, BIO *mem, char *err, size_t errlen)
+{
+	char path[4096], tmp[4096];
+	const char *what = "write";
+	char *data = NULL;
+	long len;
+	size_t off = 0;
+	int fd, saved;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= sizeof(tmp)) {
+		ca_err(err, errlen, "session directory path too long: %s", dir);
+		return -1;
+	}
+	len = BIO_get_mem_data(mem, &data);
+	if (len < 0 || (len > 0 && data == NULL)) {
+		ca_err(err, errlen, "cannot write %s: no data", path);
+		return -1;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		ca_err(err, errlen,
+		       "cannot create a file in %s: %s; the session directory must exist and be "
+		       "writable",
+		       dir, strerror(errno));
+		return -1;
+	}
+	if (fchmod(fd, TRUST_FILE_MODE) != 0) {
+		what = "chmod";
+		goto fail;
+	}
+	while (off < (size_t)len) {
+		ssize_t w = write(fd, data + off, (size_t)len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		off += (size_t)w;
+	}
+	if (fsync(fd) != 0) {
+		what = "fsync";
+		goto fail;
+	}
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0) {
+		what = "rename";
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	ca_err(err, errlen, "cannot %s %s: %s", what, path, strerror(saved));
+	return -1;
+}
+
+int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *extra_ca_paths,
+		   size_t n_extra, char *err, size_t errlen)
+{
+	STACK_OF(X509) *roots = NULL;
+	BIO *ca_mem = NULL, *trust_mem = NULL;
+	int i, rc = -1;
+
+	/* Load everything before writing anything: an error in an extra file
+	 * leaves no half-made session directory behind. */
+	roots = load_roots(extra_ca_paths, extra_ca_paths != NULL ? n_extra : 0, err, errlen);
+	if (roots == NULL)
+		return -1;
+	ca_mem = BIO_new(BIO_s_mem());
+	trust_mem = BIO_new(BIO_s_mem());
+	if (ca_mem == NULL || trust_mem == NULL) {
+		ca_ssl_err(err, errlen, "session files: out of memory");
+		goto out;
+	}
+	/* The session CA first in trust.pem: some tools read only the first
+	 * certificate of a bundle for display. */
+	if (PEM_write_bio_X509(ca_mem, ca_cert(ca)) != 1 ||
+	    PEM_write_bio_X509(trust_mem, ca_cert(ca)) != 1) {
+		ca_ssl_err(err, errlen, "session files: cannot encode the CA certificate");
+		goto out;
+	}
+	for (i = 0; i < sk_X509_num(roots); i++) {
+		if (PEM_write_bio_X509(trust_mem, sk_X509_value(roots, i)) != 1) {
+			ca_ssl_err(err, errlen, "trust.pem: cannot encode certificate %d", i + 1);
+			goto out;
+		}
+	}
+	if (write_atomic(session_dir, "ca.pem", ca_mem, err, errlen) != 0 ||
+	    write_atomic(session_dir, "trust.pem", trust_mem, err, errlen) != 0)
+		goto out;
+	rc = 0;
+out:
+	BIO_free(ca_mem);
+	BIO_free(trust_mem);
+	sk_X509_pop_free(roots, X509_free);
+	return rc;
+}
+
+SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char *err,
+			 size_t errlen)
+{
+	static const unsigned char alpn[] = "\x08http/1.1";
+	STACK_OF(X509) *roots;
+	X509_STORE *store;
+	SSL_CTX *ctx;
+	int i;
+
+	roots = load_roots(extra_ca_paths, extra_ca_paths != NULL ? n_extra : 0, err, errlen);
+	if (roots == NULL)
+		return NULL;
+	ctx = SSL_CTX_new(TLS_client_method());
+	if (ctx == NULL) {
+		ca_ssl_err(err, errlen, "upstream TLS context");
+		goto fail;
+	}
+	store = SSL_CTX_get_cert_store(ctx);
+	for (i = 0; i < sk_X509_num(roots); i++) {
+		/* The store takes its own reference. */
+		if (X509_STORE_add_cert(store, sk_X509_value(roots, i)) != 1) {
+			ca_ssl_err(err, errlen, "upstream TLS context: root %d", i + 1);
+			goto fail;
+		}
+	}
+	/* SSL_CTX_set_alpn_protos returns 0 on success, unlike the rest. */
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+	    SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1) != 0) {
+		ca_ssl_err(err, errlen, "upstream TLS context");
+		goto fail;
+	}
+	/* The per-connection SSL_set1_host() inherits these flags. */
+	X509_VERIFY_PARAM_set_hostflags(SSL_CTX_get0_param(ctx),
+					X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+	sk_X509_pop_free(roots, X509_free);
+	return ctx;
+fail:
+	SSL_CTX_free(ctx);
+	sk_X509_pop_free(roots, X509_free);
+	return NULL;
+}
