@@ -1,0 +1,1522 @@
+/*
+ * pv-upstream - the project's own upstream server for tests and benchmarks.
+ *
+ *   pv-upstream [--listen 127.0.0.1:0] [--tls CERTDIR [--cert-name NAME]]
+ *               [--record FILE] [--git-root DIR]
+ *
+ * HTTP/1.1 with keep-alive and pipelining on libevent; requests parsed with
+ * llhttp. Binds loopback addresses only. When ready it prints exactly one
+ * line "listening on HOST:PORT" on stdout and flushes it. SIGTERM/SIGINT:
+ * clean stop (exit 0).
+ *
+ * --tls CERTDIR   HTTPS with CERTDIR/NAME.pem and CERTDIR/NAME.key (NAME is
+ *                 "server" unless --cert-name says otherwise, e.g. "bad");
+ *                 ALPN: http/1.1 only.
+ * --record FILE   appends every request exactly as received (head and body
+ *                 bytes, chunked framing included) preceded by a line
+ *                 "=== conn N req M ===", flushed per request. A request cut
+ *                 short (connection closed, parse error) is recorded with
+ *                 "=== conn N req M incomplete ===". A request larger than
+ *                 RECORD_FLUSH_AT bytes is written in pieces as it arrives
+ *                 (the pieces of two such concurrent requests may
+ *                 interleave). Bytes after a WebSocket upgrade are not
+ *                 recorded.
+ * --git-root DIR  requests under /git/ are run through `git http-backend`
+ *                 (CGI, GIT_PROJECT_ROOT=DIR, GIT_HTTP_EXPORT_ALL=1).
+ *
+ * Endpoints (every response carries X-Upstream-Conn: N, the 1-based number
+ * of the connection in accept order; HEAD gets the same heads, no body):
+ *   /hello          200 "hello\n"
+ *   /bytes/N        N bytes of the pattern (tests/support/upstream.h),
+ *                   Content-Length, streamed: never more than about
+ *                   STREAM_HIGH bytes queued per connection
+ *   /chunked/N      the same bytes, Transfer-Encoding: chunked
+ *   /echo           200, body = the raw request head and body as received
+ *                   (413 above ECHO_MAX)
+ *   /status/N       status N (200-599) with body "status N\n" (none for 204
+ *                   and 304)
+ *   /close          200 "bye\n" with Connection: close, then closes
+ *   /headers?k=v..  200 "ok\n" with a response header k: v per pair
+ *                   (percent-decoded; CR, LF and NUL refused with 400)
+ *   /sink           reads a request body of any size without keeping it,
+ *                   replies "N\n" (N = body bytes after de-chunking)
+ *   /ws             WebSocket (RFC 6455): 101, then every frame is sent back
+ *                   with the same FIN/RSV/opcode and payload, unmasked (a
+ *                   ping is answered with a pong; a close is echoed, then
+ *                   the connection closes). Frames up to WS_MAX_FRAME.
+ *   anything else   404
+ * Requests with Expect: 100-continue get "100 Continue" first. A request
+ * head over HEAD_MAX bytes gets 431, a malformed request 400; both close.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <llhttp.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <openssl/ssl.h>
+
+#include "tests/support/proc.h"
+
+#define HEAD_MAX (64 * 1024)            /* url + header bytes of one request */
+#define ECHO_MAX (1024 * 1024)          /* largest request /echo returns */
+#define RAW_KEEP_MAX (1024 * 1024)      /* raw bytes kept when not recording */
+#define RECORD_FLUSH_AT (8 * 1024 * 1024)
+#define STREAM_HIGH (512 * 1024)        /* refill /bytes while output below this */
+#define INPUT_HIGH (1024 * 1024)        /* stop reading with this much unparsed */
+#define WS_MAX_FRAME (16 * 1024 * 1024)
+#define CGI_BODY_MAX (256 * 1024 * 1024) /* request body kept for git */
+#define MAX_CONNS 8192
+#define PATTERN_PERIOD 63
+#define PATTERN_CHUNK (PATTERN_PERIOD * 1024)
+
+static const char pattern_chars[] =
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n";
+/* The pattern repeated; a chunk of PATTERN_CHUNK bytes starting at any
+ * offset below PATTERN_PERIOD fits. */
+static char pattern_buf[PATTERN_CHUNK + PATTERN_PERIOD];
+
+enum conn_state {
+	CS_READ_REQ,    /* parsing requests */
+	CS_STREAM,      /* streaming a /bytes or /chunked body */
+	CS_CGI,         /* relaying git http-backend output */
+	CS_WS,          /* WebSocket echo */
+	CS_FLUSH_CLOSE, /* writing the last bytes, then close */
+};
+
+struct server;
+struct cgi;
+
+struct conn {
+	struct server *srv;
+	struct conn *prev, *next;
+	struct bufferevent *bev;
+	unsigned long id;
+	unsigned long nreq;           /* requests begun on this connection */
+	enum conn_state state;
+	llhttp_t parser;
+	bool in_request;              /* a request has begun, not yet complete */
+	bool complete;                /* set by on_message_complete */
+	bool close_after;             /* close once the response is written */
+	bool too_large;               /* head over HEAD_MAX */
+	/* the request being parsed */
+	size_t head_bytes;
+	char url[8192];
+	size_t url_len;
+	char hname[128];
+	size_t hname_len;
+	char hval[1024];
+	size_t hval_len;
+	char ws_key[64];
+	bool expect_continue;
+	char content_type[256];
+	char content_encoding[64];
+	char git_protocol[256];
+	uint64_t body_bytes;
+	bool keep_body;               /* body kept in body (git) */
+	struct evbuffer *body;
+	/* raw capture of the request for --record and /echo */
+	struct evbuffer *raw;
+	uint64_t raw_total;
+	bool raw_truncated;
+	bool rec_header_written;
+	/* streaming response */
+	uint64_t stream_left, stream_off;
+	bool stream_chunked;
+	/* CGI */
+	struct cgi *cgi;
+};
+
+struct cgi {
+	struct conn *c;
+	pid_t pid;
+	struct bufferevent *bev;      /* socketpair end: child's stdin+stdout */
+	bool head_done;
+	bool eof;
+};
+
+struct server {
+	struct event_base *base;
+	struct evconnlistener *lis;
+	SSL_CTX *ssl_ctx;
+	FILE *record;
+	const char *git_root;
+	unsigned long next_conn;
+	unsigned nconns;
+	struct conn *conns;
+	llhttp_settings_t settings;
+};
+
+static void conn_free(struct conn *c);
+static int process_input(struct conn *c);
+static void conn_writecb(struct bufferevent *bev, void *arg);
+
+/* ------------------------------------------------------------ recording */
+
+/* Writes the raw capture to the record file (keeping it for /echo). */
+static void record_flush(struct conn *c, bool complete, bool drain)
+{
+	FILE *f = c->srv->record;
+	struct evbuffer_iovec v[64];
+	int n, i;
+
+	if (f == NULL)
+		return;
+	if (!c->rec_header_written) {
+		if (fprintf(f, "=== conn %lu req %lu%s ===\n", c->id, c->nreq,
+			    complete ? "" : " incomplete") < 0)
+			fprintf(stderr, "pv-upstream: writing record: %s\n", strerror(errno));
+		c->rec_header_written = true;
+	}
+	n = evbuffer_peek(c->raw, -1, NULL, v, 64);
+	if (n > 64) {
+		/* Too fragmented for one peek: linearise. */
+		unsigned char *p = evbuffer_pullup(c->raw, -1);
+		size_t len = evbuffer_get_length(c->raw);
+
+		if (p != NULL && fwrite(p, 1, len, f) != len)
+			fprintf(stderr, "pv-upstream: writing record: %s\n", strerror(errno));
+	} else {
+		for (i = 0; i < n; i++)
+			if (fwrite(v[i].iov_base, 1, v[i].iov_len, f) != v[i].iov_len)
+				fprintf(stderr, "pv-upstream: writing record: %s\n", strerror(errno));
+	}
+	if (fflush(f) != 0)
+		fprintf(stderr, "pv-upstream: flushing record: %s\n", strerror(errno));
+	if (drain)
+		evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
+}
+
+/* Keeps the bytes the parser consumed. */
+static void capture(struct conn *c, const char *data, size_t len)
+{
+	if (len == 0)
+		return;
+	c->raw_total += len;
+	if (c->srv->record == NULL && evbuffer_get_length(c->raw) + len > RAW_KEEP_MAX) {
+		c->raw_truncated = true;
+		return;
+	}
+	if (evbuffer_add(c->raw, data, len) < 0) {
+		c->raw_truncated = true;
+		return;
+	}
+	if (c->srv->record != NULL && evbuffer_get_length(c->raw) >= RECORD_FLUSH_AT) {
+		record_flush(c, true, true);
+		c->raw_truncated = true; /* /echo can no longer return it all */
+	}
+}
+
+/* ------------------------------------------------------------ responses */
+
+static const char *reason_phrase(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 101: return "Switching Protocols";
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 301: return "Moved Permanently";
+	case 302: return "Found";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 413: return "Content Too Large";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Status";
+	}
+}
+
+static bool is_head(struct conn *c)
+{
+	return llhttp_get_method(&c->parser) == HTTP_HEAD;
+}
+
+/* Writes a status line, X-Upstream-Conn, extra (CRLF-terminated lines or
+ * ""), framing and Connection: close when the connection ends after this. */
+static int write_head(struct conn *c, int status, const char *extra, const char *framing)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	if (evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nX-Upstream-Conn: %lu\r\n%s%s%s\r\n",
+				status, reason_phrase(status), c->id, extra, framing,
+				c->close_after ? "Connection: close\r\n" : "") < 0)
+		return -1;
+	return 0;
+}
+
+/* A complete response with a fixed body. */
+static int respond(struct conn *c, int status, const char *extra, const void *body, size_t len)
+{
+	char framing[64];
+
+	if (status == 204 || status == 304)
+		framing[0] = '\0';
+	else
+		snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
+	if (write_head(c, status, extra, framing) < 0)
+		return -1;
+	if (len > 0 && !is_head(c) && status != 204 && status != 304 &&
+	    evbuffer_add(bufferevent_get_output(c->bev), body, len) < 0)
+		return -1;
+	return 0;
+}
+
+static int respond_text(struct conn *c, int status, const char *text)
+{
+	return respond(c, status, "Content-Type: text/plain\r\n", text, strlen(text));
+}
+
+/* The response is fully queued: wait for it to drain and close, or go back
+ * to reading requests (the caller's loop or the write callback parses any
+ * pipelined input). */
+static void finish_response(struct conn *c)
+{
+	c->in_request = false;
+	if (c->close_after) {
+		c->state = CS_FLUSH_CLOSE;
+		bufferevent_disable(c->bev, EV_READ);
+		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+		return;
+	}
+	c->state = CS_READ_REQ;
+	llhttp_resume(&c->parser);
+}
+
+/* Queues more of a /bytes or /chunked body; finishes when all is queued. */
+static int stream_refill(struct conn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	while (c->stream_left > 0 && evbuffer_get_length(out) < STREAM_HIGH) {
+		size_t n = c->stream_left < PATTERN_CHUNK ? (size_t)c->stream_left : PATTERN_CHUNK;
+		size_t off = (size_t)(c->stream_off % PATTERN_PERIOD);
+
+		if (c->stream_chunked && evbuffer_add_printf(out, "%zx\r\n", n) < 0)
+			return -1;
+		if (evbuffer_add_reference(out, pattern_buf + off, n, NULL, NULL) < 0)
+			return -1;
+		if (c->stream_chunked && evbuffer_add(out, "\r\n", 2) < 0)
+			return -1;
+		c->stream_off += n;
+		c->stream_left -= n;
+	}
+	if (c->stream_left == 0) {
+		if (c->stream_chunked && evbuffer_add(out, "0\r\n\r\n", 5) < 0)
+			return -1;
+		finish_response(c);
+	}
+	return 0;
+}
+
+/* Parses a decimal count; returns 0 or -1. */
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int start_stream(struct conn *c, const char *arg, bool chunked)
+{
+	char framing[64];
+	uint64_t n;
+
+	if (parse_u64(arg, &n) < 0)
+		return respond_text(c, 400, "bad byte count\n");
+	if (chunked)
+		snprintf(framing, sizeof(framing), "Transfer-Encoding: chunked\r\n");
+	else
+		snprintf(framing, sizeof(framing), "Content-Length: %llu\r\n", (unsigned long long)n);
+	if (write_head(c, 200, "Content-Type: application/octet-stream\r\n", framing) < 0)
+		return -1;
+	if (is_head(c))
+		return 0;
+	c->state = CS_STREAM;
+	c->stream_left = n;
+	c->stream_off = 0;
+	c->stream_chunked = chunked;
+	return stream_refill(c);
+}
+
+static int hexval(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch = tolower(ch);
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+/* Percent-decodes s[0..len) into out (size cap); '+' is a space. Returns
+ * the length, -1 if malformed, too long or decoding to CR, LF or NUL. */
+static int pct_decode(const char *s, size_t len, char *out, size_t cap)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		int ch = (unsigned char)s[i];
+
+		if (ch == '%') {
+			int hi, lo;
+
+			if (i + 2 >= len)
+				return -1;
+			hi = hexval((unsigned char)s[i + 1]);
+			lo = hexval((unsigned char)s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			ch = hi * 16 + lo;
+			i += 2;
+		} else if (ch == '+') {
+			ch = ' ';
+		}
+		if (ch == '\r' || ch == '\n' || ch == '\0' || o + 1 >= cap)
+			return -1;
+		out[o++] = (char)ch;
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+static bool is_token(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && strchr("!#$%&'*+-.^_`|~", *s) == NULL)
+			return false;
+	return true;
+}
+
+static int respond_headers(struct conn *c, const char *query)
+{
+	char extra[8192], name[256], value[2048];
+	size_t used = 0;
+
+	extra[0] = '\0';
+	while (query != NULL && *query != '\0') {
+		const char *amp = strchr(query, '&');
+		size_t plen = amp ? (size_t)(amp - query) : strlen(query);
+		const char *eq = memchr(query, '=', plen);
+		int n;
+
+		if (plen > 0) {
+			if (eq == NULL ||
+			    pct_decode(query, (size_t)(eq - query), name, sizeof(name)) < 0 ||
+			    !is_token(name) ||
+			    pct_decode(eq + 1, plen - (size_t)(eq + 1 - query), value, sizeof(value)) < 0)
+				return respond_text(c, 400, "bad /headers query\n");
+			n = snprintf(extra + used, sizeof(extra) - used, "%s: %s\r\n", name, value);
+			if (n < 0 || (size_t)n >= sizeof(extra) - used)
+				return respond_text(c, 400, "too many headers\n");
+			used += (size_t)n;
+		}
+		query = amp ? amp + 1 : NULL;
+	}
+	return respond(c, 200, extra, "ok\n", 3);
+}
+
+static int respond_echo(struct conn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	char framing[64];
+
+	if (c->raw_truncated || c->raw_total > ECHO_MAX)
+		return respond_text(c, 413, "request too large to echo\n");
+	snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", evbuffer_get_length(c->raw));
+	if (write_head(c, 200, "Content-Type: application/octet-stream\r\n", framing) < 0)
+		return -1;
+	if (!is_head(c)) {
+		struct evbuffer_iovec v[64];
+		int n = evbuffer_peek(c->raw, -1, NULL, v, 64), i;
+
+		if (n > 64) {
+			unsigned char *p = evbuffer_pullup(c->raw, -1);
+
+			if (p == NULL || evbuffer_add(out, p, evbuffer_get_length(c->raw)) < 0)
+				return -1;
+		} else {
+			for (i = 0; i < n; i++)
+				if (evbuffer_add(out, v[i].iov_base, v[i].iov_len) < 0)
+					return -1;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ WebSocket */
+
+static int ws_accept_key(const char *key, char *out, size_t cap)
+{
+	static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+	unsigned char md[SHA_DIGEST_LENGTH];
+	char buf[128];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "%s%s", key, guid);
+	if (n < 0 || (size_t)n >= sizeof(buf) || cap < 29)
+		return -1;
+	if (SHA1((const unsigned char *)buf, (size_t)n, md) == NULL)
+		return -1;
+	if (EVP_EncodeBlock((unsigned char *)out, md, SHA_DIGEST_LENGTH) != 28)
+		return -1;
+	return 0;
+}
+
+/* Echoes every complete frame in the input. Returns -1 if c was freed. */
+static int ws_process(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	while (c->state == CS_WS) {
+		size_t avail = evbuffer_get_length(in);
+		unsigned char h[14], *p, mask[4] = { 0, 0, 0, 0 }, oh[10];
+		size_t hlen = 2, ohlen;
+		uint64_t plen;
+		bool masked;
+		int opcode;
+
+		if (evbuffer_copyout(in, h, avail < sizeof(h) ? avail : sizeof(h)) < 0)
+			return 0;
+		if (avail < 2)
+			return 0;
+		masked = (h[1] & 0x80) != 0;
+		plen = h[1] & 0x7f;
+		if (plen == 126) {
+			hlen += 2;
+			if (avail < hlen)
+				return 0;
+			plen = ((uint64_t)h[2] << 8) | h[3];
+		} else if (plen == 127) {
+			hlen += 8;
+			if (avail < hlen)
+				return 0;
+			plen = 0;
+			for (int i = 0; i < 8; i++)
+				plen = (plen << 8) | h[2 + i];
+		}
+		if (plen > WS_MAX_FRAME) {
+			fprintf(stderr, "pv-upstream: conn %lu: WebSocket frame too large\n", c->id);
+			conn_free(c);
+			return -1;
+		}
+		if (masked) {
+			if (avail < hlen + 4)
+				return 0;
+			memcpy(mask, h + hlen, 4);
+			hlen += 4;
+		}
+		if (avail < hlen + plen)
+			return 0;
+		p = evbuffer_pullup(in, (ev_ssize_t)(hlen + plen));
+		if (p == NULL) {
+			conn_free(c);
+			return -1;
+		}
+		for (uint64_t i = 0; i < plen; i++)
+			p[hlen + i] ^= mask[i & 3];
+		opcode = h[0] & 0x0f;
+		oh[0] = opcode == 9 ? (unsigned char)((h[0] & 0xf0) | 10) : h[0];
+		if (plen < 126) {
+			oh[1] = (unsigned char)plen;
+			ohlen = 2;
+		} else if (plen < 65536) {
+			oh[1] = 126;
+			oh[2] = (unsigned char)(plen >> 8);
+			oh[3] = (unsigned char)plen;
+			ohlen = 4;
+		} else {
+			oh[1] = 127;
+			for (int i = 0; i < 8; i++)
+				oh[2 + i] = (unsigned char)(plen >> (56 - 8 * i));
+			ohlen = 10;
+		}
+		if (evbuffer_add(out, oh, ohlen) < 0 || evbuffer_add(out, p + hlen, plen) < 0) {
+			conn_free(c);
+			return -1;
+		}
+		evbuffer_drain(in, hlen + plen);
+		if (opcode == 8) {
+			c->close_after = true;
+			finish_response(c);
+		}
+	}
+	return 0;
+}
+
+static int start_ws(struct conn *c)
+{
+	char accept[32], extra[256];
+
+	if (c->ws_key[0] == '\0' || !llhttp_get_upgrade(&c->parser) ||
+	    llhttp_get_method(&c->parser) != HTTP_GET) {
+		c->close_after = true;
+		return respond_text(c, 400, "not a WebSocket upgrade\n");
+	}
+	if (ws_accept_key(c->ws_key, accept, sizeof(accept)) < 0)
+		return -1;
+	snprintf(extra, sizeof(extra),
+		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", accept);
+	if (write_head(c, 101, extra, "") < 0)
+		return -1;
+	c->state = CS_WS;
+	/* Whole frames of up to WS_MAX_FRAME must fit in the input. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, WS_MAX_FRAME + 64);
+	return 0;
+}
+
+/* ------------------------------------------------------------ CGI (git) */
+
+static void cgi_free(struct cgi *g)
+{
+	if (g == NULL)
+		return;
+	if (g->bev != NULL)
+		bufferevent_free(g->bev);
+	if (g->pid > 0)
+		kill(g->pid, SIGKILL); /* reaped by the SIGCHLD handler */
+	if (g->c != NULL)
+		g->c->cgi = NULL;
+	free(g);
+}
+
+/* Parses the CGI response head once complete: Status and other headers.
+ * Returns 1 done, 0 need more, -1 malformed. */
+static int cgi_head(struct cgi *g)
+{
+	struct conn *c = g->c;
+	struct evbuffer *in = bufferevent_get_input(g->bev);
+	struct evbuffer_ptr end;
+	char extra[8192];
+	size_t used = 0, headlen, seplen = 4;
+	char *head, *line, *save;
+	int status = 200;
+
+	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+	if (end.pos < 0) {
+		end = evbuffer_search(in, "\n\n", 2, NULL);
+		seplen = 2;
+	}
+	if (end.pos < 0)
+		return evbuffer_get_length(in) > 16384 ? -1 : 0;
+	headlen = (size_t)end.pos;
+	head = malloc(headlen + 1);
+	if (head == NULL)
+		return -1;
+	if (evbuffer_remove(in, head, headlen) != (int)headlen) {
+		free(head);
+		return -1;
+	}
+	head[headlen] = '\0';
+	evbuffer_drain(in, seplen);
+	extra[0] = '\0';
+	for (line = strtok_r(head, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
+		int n;
+
+		if (strncasecmp(line, "Status:", 7) == 0) {
+			status = atoi(line + 7);
+			if (status < 100 || status > 599)
+				status = 500;
+			continue;
+		}
+		n = snprintf(extra + used, sizeof(extra) - used, "%s\r\n", line);
+		if (n < 0 || (size_t)n >= sizeof(extra) - used) {
+			free(head);
+			return -1;
+		}
+		used += (size_t)n;
+	}
+	free(head);
+	if (write_head(c, status, extra, "Transfer-Encoding: chunked\r\n") < 0)
+		return -1;
+	g->head_done = true;
+	return 1;
+}
+
+/* Moves CGI output to the client as chunks; ends the response at EOF. */
+static void cgi_pump(struct cgi *g)
+{
+	struct conn *c = g->c;
+	struct evbuffer *in = bufferevent_get_input(g->bev);
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t n;
+
+	if (!g->head_done) {
+		int r = cgi_head(g);
+
+		if (r < 0) {
+			fprintf(stderr, "pv-upstream: conn %lu: bad CGI response head\n", c->id);
+			conn_free(c);
+			return;
+		}
+		if (r == 0) {
+			if (g->eof) {
+				fprintf(stderr, "pv-upstream: conn %lu: CGI ended without a head\n",
+					c->id);
+				conn_free(c);
+			}
+			return;
+		}
+	}
+	n = evbuffer_get_length(in);
+	if (n > 0 && !is_head(c)) {
+		if (evbuffer_add_printf(out, "%zx\r\n", n) < 0 ||
+		    evbuffer_remove_buffer(in, out, n) != (int)n || evbuffer_add(out, "\r\n", 2) < 0) {
+			conn_free(c);
+			return;
+		}
+	} else {
+		evbuffer_drain(in, n);
+	}
+	/* Back-pressure: stop reading the CGI while the client lags. */
+	if (evbuffer_get_length(out) > STREAM_HIGH)
+		bufferevent_disable(g->bev, EV_READ);
+	if (g->eof) {
+		if (!is_head(c) && evbuffer_add(out, "0\r\n\r\n", 5) < 0) {
+			conn_free(c);
+			return;
+		}
+		cgi_free(g);
+		finish_response(c);
+		if (c->state == CS_READ_REQ)
+			process_input(c);
+	}
+}
+
+static void cgi_readcb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	cgi_pump(arg);
+}
+
+static void cgi_writecb(struct bufferevent *bev, void *arg)
+{
+	(void)arg;
+	/* The whole request body is written: the CGI sees end of input. */
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		shutdown(bufferevent_getfd(bev), SHUT_WR);
+}
+
+static void cgi_eventcb(struct bufferevent *bev, short what, void *arg)
+{
+	struct cgi *g = arg;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		g->eof = true;
+		bufferevent_disable(g->bev, EV_READ | EV_WRITE);
+		cgi_pump(g);
+	}
+}
+
+static int setenv_checked(const char *k, const char *v)
+{
+	return setenv(k, v, 1);
+}
+
+static int start_cgi(struct conn *c, const char *path_info, const char *query)
+{
+	struct server *srv = c->srv;
+	struct cgi *g;
+	int sv[2];
+	char clen[32];
+
+	if (srv->git_root == NULL)
+		return respond_text(c, 404, "no --git-root\n");
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(g);
+		return -1;
+	}
+	snprintf(clen, sizeof(clen), "%zu", evbuffer_get_length(c->body));
+	g->pid = fork();
+	if (g->pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		free(g);
+		return -1;
+	}
+	if (g->pid == 0) {
+		const char *meth = llhttp_method_name((llhttp_method_t)llhttp_get_method(&c->parser));
+
+		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 ||
+		    setenv_checked("GIT_PROJECT_ROOT", srv->git_root) < 0 ||
+		    setenv_checked("GIT_HTTP_EXPORT_ALL", "1") < 0 ||
+		    setenv_checked("GATEWAY_INTERFACE", "CGI/1.1") < 0 ||
+		    setenv_checked("SERVER_PROTOCOL", "HTTP/1.1") < 0 ||
+		    setenv_checked("REQUEST_METHOD", meth) < 0 ||
+		    setenv_checked("PATH_INFO", path_info) < 0 ||
+		    setenv_checked("QUERY_STRING", query ? query : "") < 0 ||
+		    setenv_checked("REMOTE_ADDR", "127.0.0.1") < 0 ||
+		    setenv_checked("CONTENT_LENGTH", clen) < 0 ||
+		    (c->content_type[0] && setenv_checked("CONTENT_TYPE", c->content_type) < 0) ||
+		    (c->content_encoding[0] &&
+		     setenv_checked("HTTP_CONTENT_ENCODING", c->content_encoding) < 0) ||
+		    (c->git_protocol[0] && setenv_checked("GIT_PROTOCOL", c->git_protocol) < 0))
+			_exit(127);
+		execlp("git", "git", "http-backend", (char *)NULL);
+		fprintf(stderr, "pv-upstream: exec git http-backend: %s\n", strerror(errno));
+		_exit(127);
+	}
+	close(sv[1]);
+	if (evutil_make_socket_nonblocking(sv[0]) < 0) {
+		close(sv[0]);
+		kill(g->pid, SIGKILL);
+		free(g);
+		return -1;
+	}
+	g->bev = bufferevent_socket_new(srv->base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+	if (g->bev == NULL) {
+		close(sv[0]);
+		kill(g->pid, SIGKILL);
+		free(g);
+		return -1;
+	}
+	g->c = c;
+	c->cgi = g;
+	c->state = CS_CGI;
+	bufferevent_setcb(g->bev, cgi_readcb, cgi_writecb, cgi_eventcb, g);
+	if (evbuffer_add_buffer(bufferevent_get_output(g->bev), c->body) < 0 ||
+	    bufferevent_enable(g->bev, EV_READ | EV_WRITE) < 0)
+		return -1;
+	if (evbuffer_get_length(bufferevent_get_output(g->bev)) == 0)
+		shutdown(sv[0], SHUT_WR);
+	return 0;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+/* Handles one complete request. Returns 0, or -1 if the response could
+ * not be queued (the caller frees the connection). */
+static int dispatch(struct conn *c)
+{
+	char path[8192];
+	const char *query;
+	char *q;
+
+	c->close_after = !llhttp_should_keep_alive(&c->parser);
+	memcpy(path, c->url, c->url_len);
+	path[c->url_len] = '\0';
+	q = strchr(path, '?');
+	query = NULL;
+	if (q != NULL) {
+		*q = '\0';
+		query = q + 1;
+	}
+	record_flush(c, true, false);
+
+	if (strcmp(path, "/ws") == 0)
+		return start_ws(c);
+	if (llhttp_get_upgrade(&c->parser)) {
+		/* An upgrade we do not speak: answer and close. */
+		c->close_after = true;
+		if (respond_text(c, 404, "no such upgrade\n") < 0)
+			return -1;
+		finish_response(c);
+		return 0;
+	}
+	if (strncmp(path, "/git/", 5) == 0) {
+		if (start_cgi(c, path + 4, query) < 0)
+			return -1;
+		if (c->state == CS_CGI)
+			return 0;
+	} else if (strcmp(path, "/hello") == 0) {
+		if (respond_text(c, 200, "hello\n") < 0)
+			return -1;
+	} else if (strncmp(path, "/bytes/", 7) == 0) {
+		if (start_stream(c, path + 7, false) < 0)
+			return -1;
+		return 0; /* stream_refill finishes it */
+	} else if (strncmp(path, "/chunked/", 9) == 0) {
+		if (start_stream(c, path + 9, true) < 0)
+			return -1;
+		return 0;
+	} else if (strcmp(path, "/echo") == 0) {
+		if (respond_echo(c) < 0)
+			return -1;
+	} else if (strncmp(path, "/status/", 8) == 0) {
+		uint64_t st;
+		char body[32];
+
+		if (parse_u64(path + 8, &st) < 0 || st < 200 || st > 599) {
+			if (respond_text(c, 400, "bad status\n") < 0)
+				return -1;
+		} else {
+			snprintf(body, sizeof(body), "status %u\n", (unsigned)st);
+			if (respond_text(c, (int)st, body) < 0)
+				return -1;
+		}
+	} else if (strcmp(path, "/close") == 0) {
+		c->close_after = true;
+		if (respond_text(c, 200, "bye\n") < 0)
+			return -1;
+	} else if (strcmp(path, "/headers") == 0) {
+		if (respond_headers(c, query) < 0)
+			return -1;
+	} else if (strcmp(path, "/sink") == 0) {
+		char body[32];
+
+		snprintf(body, sizeof(body), "%llu\n", (unsigned long long)c->body_bytes);
+		if (respond_text(c, 200, body) < 0)
+			return -1;
+	} else {
+		if (respond_text(c, 404, "not found\n") < 0)
+			return -1;
+	}
+	if (c->state == CS_READ_REQ)
+		finish_response(c);
+	return 0;
+}
+
+/* ------------------------------------------------------------ llhttp */
+
+static int on_message_begin(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->nreq++;
+	c->in_request = true;
+	c->complete = false;
+	c->too_large = false;
+	c->head_bytes = 0;
+	c->url_len = 0;
+	c->hname_len = 0;
+	c->hval_len = 0;
+	c->ws_key[0] = '\0';
+	c->content_type[0] = '\0';
+	c->content_encoding[0] = '\0';
+	c->git_protocol[0] = '\0';
+	c->expect_continue = false;
+	c->body_bytes = 0;
+	c->keep_body = false;
+	evbuffer_drain(c->body, evbuffer_get_length(c->body));
+	evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
+	c->raw_total = 0;
+	c->raw_truncated = false;
+	c->rec_header_written = false;
+	return 0;
+}
+
+static int head_add(struct conn *c, size_t len)
+{
+	c->head_bytes += len;
+	if (c->head_bytes > HEAD_MAX) {
+		c->too_large = true;
+		llhttp_set_error_reason(&c->parser, "request head too large");
+		return HPE_USER;
+	}
+	return 0;
+}
+
+/* Appends to a bounded buffer, silently truncating (the limit on the whole
+ * head is enforced by head_add). */
+static void bounded_add(char *buf, size_t *len, size_t cap, const char *at, size_t n)
+{
+	if (*len + n > cap - 1)
+		n = cap - 1 - *len;
+	memcpy(buf + *len, at, n);
+	*len += n;
+	buf[*len] = '\0';
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+	struct conn *c = p->data;
+
+	if (head_add(c, len) != 0)
+		return HPE_USER;
+	if (c->url_len + len > sizeof(c->url) - 1) {
+		c->too_large = true;
+		llhttp_set_error_reason(p, "URL too long");
+		return HPE_USER;
+	}
+	bounded_add(c->url, &c->url_len, sizeof(c->url), at, len);
+	return 0;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+	struct conn *c = p->data;
+
+	if (head_add(c, len) != 0)
+		return HPE_USER;
+	bounded_add(c->hname, &c->hname_len, sizeof(c->hname), at, len);
+	return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+	struct conn *c = p->data;
+
+	if (head_add(c, len) != 0)
+		return HPE_USER;
+	bounded_add(c->hval, &c->hval_len, sizeof(c->hval), at, len);
+	return 0;
+}
+
+static void copy_value(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n > cap - 1)
+		n = cap - 1; /* truncated: these values are only hints */
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	if (strcasecmp(c->hname, "sec-websocket-key") == 0)
+		copy_value(c->ws_key, sizeof(c->ws_key), c->hval);
+	else if (strcasecmp(c->hname, "expect") == 0 && strcasecmp(c->hval, "100-continue") == 0)
+		c->expect_continue = true;
+	else if (strcasecmp(c->hname, "content-type") == 0)
+		copy_value(c->content_type, sizeof(c->content_type), c->hval);
+	else if (strcasecmp(c->hname, "content-encoding") == 0)
+		copy_value(c->content_encoding, sizeof(c->content_encoding), c->hval);
+	else if (strcasecmp(c->hname, "git-protocol") == 0)
+		copy_value(c->git_protocol, sizeof(c->git_protocol), c->hval);
+	c->hname_len = 0;
+	c->hval_len = 0;
+	c->hname[0] = '\0';
+	c->hval[0] = '\0';
+	return 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->keep_body = strncmp(c->url, "/git/", 5) == 0;
+	if (c->expect_continue &&
+	    evbuffer_add_printf(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n") < 0)
+		return -1;
+	return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+	struct conn *c = p->data;
+
+	c->body_bytes += len;
+	if (c->keep_body) {
+		if (evbuffer_get_length(c->body) + len > CGI_BODY_MAX) {
+			llhttp_set_error_reason(p, "body too large for CGI");
+			return HPE_USER;
+		}
+		if (evbuffer_add(c->body, at, len) < 0)
+			return HPE_USER;
+	}
+	return 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->complete = true;
+	return HPE_PAUSED;
+}
+
+/* ------------------------------------------------------------ connection */
+
+static void conn_free(struct conn *c)
+{
+	struct server *srv = c->srv;
+
+	if (c->in_request && (evbuffer_get_length(c->raw) > 0 || c->raw_total > 0))
+		record_flush(c, false, true);
+	cgi_free(c->cgi);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		srv->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	srv->nconns--;
+	bufferevent_free(c->bev);
+	evbuffer_free(c->raw);
+	evbuffer_free(c->body);
+	free(c);
+}
+
+/* A request that cannot be parsed: 400 (or 431) and close. */
+static int bad_request(struct conn *c, enum llhttp_errno e)
+{
+	fprintf(stderr, "pv-upstream: conn %lu req %lu: %s (%s)\n", c->id, c->nreq,
+		llhttp_errno_name(e), llhttp_get_error_reason(&c->parser));
+	record_flush(c, false, true);
+	c->in_request = false;
+	c->close_after = true;
+	if (respond_text(c, c->too_large ? 431 : 400,
+			 c->too_large ? "request head too large\n" : "bad request\n") < 0) {
+		conn_free(c);
+		return -1;
+	}
+	finish_response(c);
+	return 0;
+}
+
+/* Parses and answers buffered requests while the connection reads
+ * requests. Returns -1 if c was freed. */
+static int process_input(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+
+	while (c->state == CS_READ_REQ && evbuffer_get_length(in) > 0) {
+		struct evbuffer_iovec v;
+		enum llhttp_errno e;
+		size_t used;
+
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		e = llhttp_execute(&c->parser, v.iov_base, v.iov_len);
+		used = v.iov_len;
+		if (e == HPE_PAUSED) {
+			used = (size_t)(llhttp_get_error_pos(&c->parser) - (const char *)v.iov_base);
+		} else if (e != HPE_OK) {
+			capture(c, v.iov_base, v.iov_len);
+			evbuffer_drain(in, v.iov_len);
+			return bad_request(c, e);
+		}
+		capture(c, v.iov_base, used);
+		evbuffer_drain(in, used);
+		if (e == HPE_PAUSED) {
+			if (!c->complete) {
+				fprintf(stderr, "pv-upstream: conn %lu: parser paused unexpectedly\n",
+					c->id);
+				conn_free(c);
+				return -1;
+			}
+			c->complete = false;
+			if (dispatch(c) < 0) {
+				conn_free(c);
+				return -1;
+			}
+		}
+	}
+	if (c->state == CS_WS)
+		return ws_process(c);
+	return 0;
+}
+
+static void conn_readcb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	switch (c->state) {
+	case CS_READ_REQ:
+	case CS_WS:
+		process_input(c);
+		break;
+	case CS_STREAM:
+	case CS_CGI:
+	case CS_FLUSH_CLOSE:
+		/* Pipelined input waits until the current response is out; the
+		 * read high watermark bounds it. */
+		break;
+	}
+}
+
+static void conn_writecb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	switch (c->state) {
+	case CS_STREAM:
+		if (stream_refill(c) < 0) {
+			conn_free(c);
+			return;
+		}
+		if (c->state == CS_READ_REQ)
+			process_input(c);
+		break;
+	case CS_FLUSH_CLOSE:
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			conn_free(c);
+		break;
+	case CS_CGI:
+		if (c->cgi != NULL && !c->cgi->eof &&
+		    evbuffer_get_length(bufferevent_get_output(bev)) <= STREAM_HIGH / 2)
+			bufferevent_enable(c->cgi->bev, EV_READ);
+		break;
+	case CS_READ_REQ:
+	case CS_WS:
+		break;
+	}
+}
+
+static void conn_eventcb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		unsigned long e;
+
+		while ((e = bufferevent_get_openssl_error(c->bev)) != 0) {
+			char buf[256];
+
+			ERR_error_string_n(e, buf, sizeof(buf));
+			fprintf(stderr, "pv-upstream: conn %lu: TLS: %s\n", c->id, buf);
+		}
+		conn_free(c);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		/* The client finished sending. A response being streamed still
+		 * goes out (write errors end it); otherwise we are done. */
+		if (c->state == CS_STREAM || c->state == CS_CGI ||
+		    (c->state == CS_FLUSH_CLOSE &&
+		     evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)) {
+			c->close_after = true;
+			return;
+		}
+		conn_free(c);
+	}
+}
+
+static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+		       const unsigned char *in, unsigned int inlen, void *arg)
+{
+	static const unsigned char ours[] = "\x08http/1.1";
+
+	(void)ssl;
+	(void)arg;
+	if (SSL_select_next_proto((unsigned char **)out, outlen, ours, sizeof(ours) - 1, in,
+				  inlen) != OPENSSL_NPN_NEGOTIATED)
+		return SSL_TLSEXT_ERR_NOACK;
+	return SSL_TLSEXT_ERR_OK;
+}
+
+static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+		      int salen, void *arg)
+{
+	struct server *srv = arg;
+	struct conn *c;
+	int one = 1;
+
+	(void)lis;
+	(void)sa;
+	(void)salen;
+	if (srv->nconns >= MAX_CONNS) {
+		fprintf(stderr, "pv-upstream: too many connections\n");
+		evutil_closesocket(fd);
+		return;
+	}
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		fprintf(stderr, "pv-upstream: TCP_NODELAY: %s\n", strerror(errno));
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->srv = srv;
+	c->raw = evbuffer_new();
+	c->body = evbuffer_new();
+	if (srv->ssl_ctx != NULL) {
+		SSL *ssl = SSL_new(srv->ssl_ctx);
+
+		if (ssl != NULL)
+			c->bev = bufferevent_openssl_socket_new(srv->base, fd, ssl,
+								BUFFEREVENT_SSL_ACCEPTING,
+								BEV_OPT_CLOSE_ON_FREE);
+		if (c->bev == NULL && ssl != NULL)
+			SSL_free(ssl);
+		if (c->bev != NULL)
+			bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+	} else {
+		c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	}
+	if (c->bev == NULL || c->raw == NULL || c->body == NULL) {
+		fprintf(stderr, "pv-upstream: cannot set up a connection\n");
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		else
+			evutil_closesocket(fd);
+		if (c->raw != NULL)
+			evbuffer_free(c->raw);
+		if (c->body != NULL)
+			evbuffer_free(c->body);
+		free(c);
+		return;
+	}
+	c->id = ++srv->next_conn;
+	c->state = CS_READ_REQ;
+	llhttp_init(&c->parser, HTTP_REQUEST, &srv->settings);
+	c->parser.data = c;
+	c->next = srv->conns;
+	if (srv->conns != NULL)
+		srv->conns->prev = c;
+	srv->conns = c;
+	srv->nconns++;
+	bufferevent_setcb(c->bev, conn_readcb, conn_writecb, conn_eventcb, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, INPUT_HIGH);
+	bufferevent_setwatermark(c->bev, EV_WRITE, STREAM_HIGH / 2, 0);
+	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) < 0)
+		conn_free(c);
+}
+
+/* ------------------------------------------------------------ main */
+
+static void stop_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	(void)sig;
+	(void)what;
+	event_base_loopbreak(srv->base);
+}
+
+static void chld_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	(void)arg;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static SSL_CTX *make_ssl_ctx(const char *dir, const char *name)
+{
+	char cert[4096], key[4096];
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+	if (ctx == NULL)
+		return NULL;
+	snprintf(cert, sizeof(cert), "%s/%s.pem", dir, name);
+	snprintf(key, sizeof(key), "%s/%s.key", dir, name);
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+	    SSL_CTX_use_certificate_chain_file(ctx, cert) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_check_private_key(ctx) != 1) {
+		ERR_print_errors_fp(stderr);
+		fprintf(stderr, "pv-upstream: cannot load %s / %s\n", cert, key);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	return ctx;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: pv-upstream [--listen 127.0.0.1:0] [--tls CERTDIR "
+			"[--cert-name NAME]] [--record FILE] [--git-root DIR]\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct server srv;
+	const char *listen_s = "127.0.0.1:0", *tls_dir = NULL, *cert_name = "server";
+	const char *record_path = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof(ss);
+	struct event *ev_term = NULL, *ev_int = NULL, *ev_chld = NULL;
+	char host[64], shown[INET6_ADDRSTRLEN];
+	uint16_t port;
+	int i, rc = 1;
+
+	memset(&srv, 0, sizeof(srv));
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (i + 1 >= argc) {
+			usage();
+			return 2;
+		}
+		if (strcmp(a, "--listen") == 0)
+			listen_s = argv[++i];
+		else if (strcmp(a, "--tls") == 0)
+			tls_dir = argv[++i];
+		else if (strcmp(a, "--cert-name") == 0)
+			cert_name = argv[++i];
+		else if (strcmp(a, "--record") == 0)
+			record_path = argv[++i];
+		else if (strcmp(a, "--git-root") == 0)
+			srv.git_root = argv[++i];
+		else {
+			usage();
+			return 2;
+		}
+	}
+	for (i = 0; i < PATTERN_CHUNK + PATTERN_PERIOD; i++)
+		pattern_buf[i] = pattern_chars[i % PATTERN_PERIOD];
+
+	memset(&ss, 0, sizeof(ss));
+	{
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		uint16_t p;
+
+		/* Port 0 is allowed here, unlike test_parse_hostport. */
+		const char *colon = strrchr(listen_s, ':');
+
+		if (colon == NULL || colon[1] == '\0') {
+			fprintf(stderr, "pv-upstream: bad --listen %s\n", listen_s);
+			return 2;
+		}
+		if (strcmp(colon + 1, "0") == 0) {
+			char tmp[128];
+
+			snprintf(tmp, sizeof(tmp), "%.*s:1", (int)(colon - listen_s), listen_s);
+			if (test_parse_hostport(tmp, host, sizeof(host), &p) < 0) {
+				fprintf(stderr, "pv-upstream: bad --listen %s\n", listen_s);
+				return 2;
+			}
+			p = 0;
+		} else if (test_parse_hostport(listen_s, host, sizeof(host), &p) < 0) {
+			fprintf(stderr, "pv-upstream: bad --listen %s\n", listen_s);
+			return 2;
+		}
+		if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+			if ((ntohl(s4->sin_addr.s_addr) >> 24) != 127) {
+				fprintf(stderr, "pv-upstream: refusing to bind a non-loopback address\n");
+				return 2;
+			}
+			s4->sin_family = AF_INET;
+			s4->sin_port = htons(p);
+			sslen = sizeof(*s4);
+		} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+			if (!IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr)) {
+				fprintf(stderr, "pv-upstream: refusing to bind a non-loopback address\n");
+				return 2;
+			}
+			s6->sin6_family = AF_INET6;
+			s6->sin6_port = htons(p);
+			sslen = sizeof(*s6);
+		} else {
+			fprintf(stderr, "pv-upstream: --listen needs an IP literal\n");
+			return 2;
+		}
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	llhttp_settings_init(&srv.settings);
+	srv.settings.on_message_begin = on_message_begin;
+	srv.settings.on_url = on_url;
+	srv.settings.on_header_field = on_header_field;
+	srv.settings.on_header_value = on_header_value;
+	srv.settings.on_header_value_complete = on_header_value_complete;
+	srv.settings.on_headers_complete = on_headers_complete;
+	srv.settings.on_body = on_body;
+	srv.settings.on_message_complete = on_message_complete;
+
+	if (record_path != NULL) {
+		srv.record = fopen(record_path, "ab");
+		if (srv.record == NULL) {
+			fprintf(stderr, "pv-upstream: %s: %s\n", record_path, strerror(errno));
+			return 1;
+		}
+	}
+	if (tls_dir != NULL) {
+		srv.ssl_ctx = make_ssl_ctx(tls_dir, cert_name);
+		if (srv.ssl_ctx == NULL)
+			goto out;
+	}
+	srv.base = event_base_new();
+	if (srv.base == NULL)
+		goto out;
+	srv.lis = evconnlistener_new_bind(srv.base, accept_cb, &srv,
+					  LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+						  LEV_OPT_CLOSE_ON_EXEC,
+					  512, (struct sockaddr *)&ss, (int)sslen);
+	if (srv.lis == NULL) {
+		fprintf(stderr, "pv-upstream: cannot listen on %s: %s\n", listen_s, strerror(errno));
+		goto out;
+	}
+	ev_term = evsignal_new(srv.base, SIGTERM, stop_cb, &srv);
+	ev_int = evsignal_new(srv.base, SIGINT, stop_cb, &srv);
+	ev_chld = evsignal_new(srv.base, SIGCHLD, chld_cb, &srv);
+	if (ev_term == NULL || ev_int == NULL || ev_chld == NULL || evsignal_add(ev_term, NULL) < 0 ||
+	    evsignal_add(ev_int, NULL) < 0 || evsignal_add(ev_chld, NULL) < 0)
+		goto out;
+
+	sslen = sizeof(ss);
+	if (getsockname(evconnlistener_get_fd(srv.lis), (struct sockaddr *)&ss, &sslen) < 0)
+		goto out;
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, shown, sizeof(shown));
+		port = ntohs(s4->sin_port);
+		printf("listening on %s:%u\n", shown, (unsigned)port);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, shown, sizeof(shown));
+		port = ntohs(s6->sin6_port);
+		printf("listening on [%s]:%u\n", shown, (unsigned)port);
+	}
+	if (fflush(stdout) != 0)
+		goto out;
+
+	if (event_base_dispatch(srv.base) < 0)
+		goto out;
+	rc = 0;
+out:
+	while (srv.conns != NULL)
+		conn_free(srv.conns);
+	if (ev_term != NULL)
+		event_free(ev_term);
+	if (ev_int != NULL)
+		event_free(ev_int);
+	if (ev_chld != NULL)
+		event_free(ev_chld);
+	if (srv.lis != NULL)
+		evconnlistener_free(srv.lis);
+	if (srv.base != NULL)
+		event_base_free(srv.base);
+	if (srv.ssl_ctx != NULL)
+		SSL_CTX_free(srv.ssl_ctx);
+	if (srv.record != NULL && fclose(srv.record) != 0) {
+		fprintf(stderr, "pv-upstream: closing record: %s\n", strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
