@@ -58,6 +58,10 @@ struct policy_cred_ent {
 	char *extract;
 	struct policy_hostlist inject_hosts; /* empty when defaulted */
 	struct policy_mark mark;
+	/* Loader additions: pub.inject_hosts points here (a copy of the
+	 * patterns of inject_hosts, or of allowedDomains when defaulted). */
+	struct policy_hostpat *inject_pats;
+	struct policy_mark inject_in_mark; /* the injectIn key, for warnings */
 };
 
 struct policy {
@@ -90,6 +94,9 @@ struct policy {
 
 	/* warnings collected at load (§3.7 and unimplemented srt keys) */
 	struct policy_strlist warnings;
+
+	/* Loader additions: where allowPlaintextInject was set (warnings). */
+	struct policy_mark plaintext_mark;
 };
 
 #endif

@@ -1,0 +1,614 @@
+/*
+ * validate.c - the semantic pass of the policy loader (SPEC §3), run after
+ * config.c has filled struct policy from the document:
+ *
+ *  - credentials: duplicates, injectHosts defaulted to allowedDomains, each
+ *    injectHosts entry reachable through allowedDomains and not denied;
+ *  - rules the proxy could not enforce (a method restriction on a host whose
+ *    TLS is not terminated, masking without TLS termination);
+ *  - the filesystem denies added to every policy (credential stores for
+ *    reading, shell start-up files, .gitconfig and the policy file itself
+ *    for writing);
+ *  - masked values: read now, refused when too short to mask (§4.1);
+ *  - the warnings of §3.7.
+ *
+ * Errors and warnings carry the position of the entry they are about.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../mask/mask.h"
+#include "loader_int.h"
+
+/* ------------------------------------------------------------------ */
+/* Pattern coverage                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Whether host lies strictly under suffix ("a.b.c" under "b.c"). */
+static bool under_suffix(const char *host, const char *suffix)
+{
+	size_t h = strlen(host), s = strlen(suffix);
+
+	return h > s + 1 && host[h - s - 1] == '.' && strcmp(host + h - s, suffix) == 0;
+}
+
+/*
+ * Whether every host matched by inner is matched by outer, ignoring ports
+ * (callers compare ports as they need). A wildcard covers exact names and
+ * narrower wildcards under its suffix; bare "*" covers everything.
+ */
+static bool covers_hosts(const struct policy_hostpat *outer, const struct policy_hostpat *inner)
+{
+	switch (outer->kind) {
+	case HOSTPAT_ANY:
+		return true;
+	case HOSTPAT_WILDCARD:
+		if (inner->kind == HOSTPAT_EXACT)
+			return under_suffix(inner->host, outer->host);
+		if (inner->kind == HOSTPAT_WILDCARD)
+			return strcmp(inner->host, outer->host) == 0 ||
+			       under_suffix(inner->host, outer->host);
+		return false;
+	case HOSTPAT_EXACT:
+	case HOSTPAT_IPV4:
+	case HOSTPAT_IPV6:
+		return inner->kind == outer->kind && strcmp(inner->host, outer->host) == 0;
+	}
+	return false;
+}
+
+/* Ports that can both hold (either is "every port", or they are equal). */
+static bool ports_meet(uint16_t a, uint16_t b)
+{
+	return a == 0 || b == 0 || a == b;
+}
+
+/* Whether outer covers inner's hosts and every port inner names. */
+static bool covers(const struct policy_hostpat *outer, const struct policy_hostpat *inner)
+{
+	return covers_hosts(outer, inner) && (outer->port == 0 || outer->port == inner->port);
+}
+
+/* Whether some host and port match both patterns. */
+static bool overlaps(const struct policy_hostpat *a, const struct policy_hostpat *b)
+{
+	return ports_meet(a->port, b->port) && (covers_hosts(a, b) || covers_hosts(b, a));
+}
+
+/* Specificity of a pattern for "most specific wins" (§3.1 allowedMethods),
+ * ordered as decide.c orders it: exact names and IP literals beat every
+ * wildcard, a longer wildcard suffix beats a shorter one, bare "*" is
+ * last, and a pattern with a port beats the same pattern without one. */
+static unsigned long specificity(const struct policy_hostpat *p)
+{
+	unsigned long kind = 3, len = 0;
+
+	switch (p->kind) {
+	case HOSTPAT_ANY:
+		kind = 1;
+		break;
+	case HOSTPAT_WILDCARD:
+		kind = 2;
+		len = strlen(p->host);
+		break;
+	case HOSTPAT_EXACT:
+	case HOSTPAT_IPV4:
+	case HOSTPAT_IPV6:
+		break;
+	}
+	return (kind << 16) | (len << 1) | (p->port != 0 ? 1u : 0u);
+}
+
+/* ------------------------------------------------------------------ */
+/* Credentials                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Sets the public view of every credential and fills defaulted
+ * injectHosts from allowedDomains. */
+static void creds_finish(struct ldr *l)
+{
+	struct policy *p = l->p;
+
+	for (size_t i = 0; i < p->n_creds; i++) {
+		struct policy_cred_ent *c = &p->creds[i];
+		const struct policy_hostlist *src = &c->inject_hosts;
+
+		c->pub.name = c->name;
+		c->pub.path = c->path;
+		c->pub.extract = c->extract;
+		if (c->pub.mode != CRED_MASK)
+			continue;
+		if (c->inject_hosts.n == 0) {
+			c->pub.inject_hosts_defaulted = true;
+			src = &p->allowed;
+		}
+		if (src->n == 0)
+			continue;
+		c->inject_pats = calloc(src->n, sizeof(*c->inject_pats));
+		if (c->inject_pats == NULL) {
+			ldr_error(l, c->mark, "out of memory, expected to load the credentials");
+			return;
+		}
+		for (size_t j = 0; j < src->n; j++)
+			c->inject_pats[j] = src->v[j].pat;
+		c->pub.inject_hosts = c->inject_pats;
+		c->pub.n_inject_hosts = src->n;
+	}
+}
+
+/* Same variable or file listed twice: ambiguous, refuse. */
+static void creds_dups(struct ldr *l)
+{
+	struct policy *p = l->p;
+
+	for (size_t i = 0; i < p->n_creds; i++)
+		for (size_t j = 0; j < i; j++) {
+			const struct policy_cred_ent *a = &p->creds[j], *b = &p->creds[i];
+			if (a->pub.kind != b->pub.kind || a->name == NULL || b->name == NULL)
+				continue;
+			if (a->pub.kind == CRED_ENV ? strcmp(a->name, b->name) != 0
+						    : (a->path == NULL || b->path == NULL ||
+						       strcmp(a->path, b->path) != 0))
+				continue;
+			ldr_error(l, b->mark,
+				  "credential %s again (first at line %u), expected each credential "
+				  "once",
+				  b->name, a->mark.line);
+			break;
+		}
+}
+
+/* Every injectHosts entry must be reachable through allowedDomains and
+ * not denied; explicit entries may not be tunnelled opaquely. */
+static void creds_reach(struct ldr *l)
+{
+	struct policy *p = l->p;
+
+	for (size_t i = 0; i < p->n_creds; i++) {
+		const struct policy_cred_ent *c = &p->creds[i];
+		for (size_t j = 0; j < c->inject_hosts.n; j++) {
+			const struct policy_hostent *h = &c->inject_hosts.v[j];
+			bool reach = false;
+			for (size_t k = 0; k < p->allowed.n && !reach; k++) {
+				const struct policy_hostpat *a = &p->allowed.v[k].pat;
+				reach = covers_hosts(a, &h->pat) && ports_meet(a->port, h->pat.port);
+			}
+			if (!reach) {
+				ldr_error(l, h->mark,
+					  "injectHosts entry \"%s\" of credential %s that no "
+					  "network.allowedDomains entry reaches, expected a host that "
+					  "allowedDomains allows",
+					  h->text, c->name ? c->name : "?");
+				continue;
+			}
+			for (size_t k = 0; k < p->denied.n; k++)
+				if (covers(&p->denied.v[k].pat, &h->pat)) {
+					ldr_error(l, h->mark,
+						  "injectHosts entry \"%s\" of credential %s denied by "
+						  "%s, expected a host that is not denied",
+						  h->text, c->name ? c->name : "?",
+						  p->denied.v[k].rule);
+					break;
+				}
+			for (size_t k = 0; k < p->tls_exclude.n; k++)
+				if (overlaps(&p->tls_exclude.v[k].pat, &h->pat)) {
+					ldr_error(l, h->mark,
+						  "injectHosts entry \"%s\" of credential %s also in "
+						  "%s (an opaque tunnel: nothing can be injected), "
+						  "expected hosts whose TLS is terminated",
+						  h->text, c->name ? c->name : "?",
+						  p->tls_exclude.v[k].rule);
+					break;
+				}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Unenforceable method rules (§3.1)                                   */
+/* ------------------------------------------------------------------ */
+
+/* The allowedMethods rule that decides for every host of pattern e, among
+ * the rules covering all of e; NULL when none does. */
+static const struct policy_method_rule *method_decider(const struct policy *p,
+						       const struct policy_hostpat *e)
+{
+	const struct policy_method_rule *best = NULL;
+
+	for (size_t i = 0; i < p->n_methods; i++) {
+		const struct policy_method_rule *r = &p->methods[i];
+		if (!covers_hosts(&r->host.pat, e) || !ports_meet(r->host.pat.port, e->port))
+			continue;
+		if (best == NULL || specificity(&r->host.pat) > specificity(&best->host.pat))
+			best = r;
+	}
+	return best;
+}
+
+static void methods_enforceable(struct ldr *l)
+{
+	const struct policy *p = l->p;
+
+	if (!p->tls_terminate) {
+		for (size_t i = 0; i < p->n_methods; i++)
+			if (!p->methods[i].any_method)
+				ldr_error(l, p->methods[i].host.mark,
+					  "a method restriction on \"%s\" with tlsTerminate off, "
+					  "expected tlsTerminate on (methods inside TLS cannot be "
+					  "seen otherwise)",
+					  p->methods[i].host.text);
+		for (size_t i = 0; i < p->n_creds; i++)
+			if (p->creds[i].pub.mode == CRED_MASK)
+				ldr_error(l, p->creds[i].mark,
+					  "credential %s with mode: mask and tlsTerminate off, "
+					  "expected tlsTerminate on (or mode: deny)",
+					  p->creds[i].name ? p->creds[i].name : "?");
+		return;
+	}
+	for (size_t i = 0; i < p->tls_exclude.n; i++) {
+		const struct policy_hostent *e = &p->tls_exclude.v[i];
+		const struct policy_method_rule *d = method_decider(p, &e->pat);
+		if (d != NULL && !d->any_method) {
+			ldr_error(l, e->mark,
+				  "\"%s\" in network.tlsTerminate.excludeDomains restricted by "
+				  "%s, expected a host without a method restriction (an opaque "
+				  "tunnel cannot enforce one)",
+				  e->text, d->host.rule);
+			continue;
+		}
+		/* A narrower restricted rule inside an excluded wildcard. */
+		for (size_t j = 0; j < p->n_methods; j++) {
+			const struct policy_method_rule *r = &p->methods[j];
+			if (r->any_method || r == d || !covers_hosts(&e->pat, &r->host.pat) ||
+			    !ports_meet(e->pat.port, r->host.pat.port))
+				continue;
+			ldr_error(l, e->mark,
+				  "\"%s\" in network.tlsTerminate.excludeDomains covers %s, expected "
+				  "no method restriction on excluded hosts",
+				  e->text, r->host.rule);
+			break;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Filesystem                                                          */
+/* ------------------------------------------------------------------ */
+
+/* SPEC §3.6: denied for reading in every policy unless allowRead names
+ * the store itself. */
+static const char *const credential_stores[] = {
+	"~/.ssh",        "~/.aws",         "~/.gnupg",          "~/.config/gh",
+	"~/.docker/config.json", "~/.kube", "~/.netrc",         "~/.npmrc",
+	"~/.pypirc",     "~/.git-credentials", "~/.config/gcloud", "~/.azure",
+};
+
+/* SPEC §3.3: mandatory write denies known at load time. Those relative to
+ * writable directories (.git/hooks, .vscode/, ...) and the session
+ * directory are added by the launcher. */
+static const char *const home_write_denies[] = {
+	"~/.bashrc", "~/.bash_profile", "~/.profile", "~/.zshrc", "~/.zprofile", "~/.gitconfig",
+};
+
+/* Adds path (expanded) to list unless present. */
+static void fs_add(struct ldr *l, struct policy_strlist *list, const char *path)
+{
+	const char *err;
+	char *abs = ldr_path_expand(path, &err);
+
+	if (abs == NULL) {
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "cannot add the mandatory deny \"%s\": %s", path, err);
+		return;
+	}
+	if (!ldr_strlist_has(list, abs) && ldr_strlist_add(list, abs) != 0)
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "out of memory, expected to add the mandatory deny \"%s\"", path);
+	free(abs);
+}
+
+static void fs_mandatory(struct ldr *l)
+{
+	struct policy *p = l->p;
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+
+	for (size_t i = 0; i < ARRAY_LEN(credential_stores); i++) {
+		const char *err;
+		char *abs = ldr_path_expand(credential_stores[i], &err);
+		bool named = abs != NULL && ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs);
+		free(abs);
+		if (!named)
+			fs_add(l, &p->fs[FS_DENY_READ], credential_stores[i]);
+	}
+	for (size_t i = 0; i < ARRAY_LEN(home_write_denies); i++)
+		fs_add(l, &p->fs[FS_DENY_WRITE], home_write_denies[i]);
+	/* The policy file and the place the lookup of §2 would find one next
+	 * time: a sandbox that could write either would pick its own policy
+	 * for the next run. */
+	if (p->file != NULL) {
+		char *real = realpath(p->file, NULL);
+		fs_add(l, &p->fs[FS_DENY_WRITE], p->file);
+		if (real != NULL) {
+			fs_add(l, &p->fs[FS_DENY_WRITE], real);
+			free(real);
+		}
+	}
+	if (xdg != NULL && xdg[0] == '/') {
+		char *path = NULL;
+		if (asprintf(&path, "%s/passavant", xdg) >= 0) {
+			fs_add(l, &p->fs[FS_DENY_WRITE], path);
+			free(path);
+		}
+	} else {
+		fs_add(l, &p->fs[FS_DENY_WRITE], "~/.config/passavant");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Secret values (§3.2, §4.1)                                          */
+/* ------------------------------------------------------------------ */
+
+/* Reads a regular file of at most LDR_MAX_SECRET_BYTES into a malloc'd
+ * NUL-terminated buffer. Returns NULL with errno set; the caller wipes and
+ * frees the result. */
+static char *read_secret_file(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t off = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > LDR_MAX_SECRET_BYTES) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf == NULL) {
+		close(fd);
+		return NULL;
+	}
+	while (off < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + off, (size_t)st.st_size - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int saved = errno;
+			explicit_bzero(buf, off);
+			free(buf);
+			close(fd);
+			errno = saved;
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	*len = off;
+	return buf;
+}
+
+/* Refuses a masked value with too few random bits. Never prints it. */
+static void check_bits(struct ldr *l, const struct policy_cred_ent *c, const char *v, size_t n,
+		       const char *what)
+{
+	unsigned bits = mask_sentinel_bits(v, n);
+
+	if (bits < MASK_MIN_SENTINEL_BITS)
+		ldr_error(l, c->mark,
+			  "credential %s: %s too short to mask (%u random bits in a sentinel), "
+			  "expected at least %d; use mode: deny",
+			  c->name ? c->name : "?", what, bits, MASK_MIN_SENTINEL_BITS);
+}
+
+/* Applies the extract pattern and checks every group-1 match. */
+static void check_extract(struct ldr *l, const struct policy_cred_ent *c, const char *buf)
+{
+	regex_t re;
+	regmatch_t m[2];
+	const char *s = buf;
+	unsigned found = 0;
+	int flags = 0;
+
+	if (regcomp(&re, c->extract, REG_EXTENDED) != 0)
+		return; /* config.c already reported it */
+	while (*s != '\0' && found < 1024 && regexec(&re, s, 2, m, flags) == 0) {
+		if (m[1].rm_so >= 0) {
+			found++;
+			check_bits(l, c, s + m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so),
+				   "a value extracted (group 1) is");
+		}
+		s += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
+		flags = REG_NOTBOL;
+	}
+	regfree(&re);
+	if (found == 0)
+		(void)ldr_warn(l, c->mark,
+			       "credential %s: extract matches nothing in the file now, so nothing "
+			       "would be masked",
+			       c->name ? c->name : "?");
+}
+
+static void creds_values(struct ldr *l)
+{
+	const struct policy *p = l->p;
+
+	for (size_t i = 0; i < p->n_creds; i++) {
+		const struct policy_cred_ent *c = &p->creds[i];
+		if (c->pub.mode != CRED_MASK || c->name == NULL)
+			continue;
+		if (c->pub.kind == CRED_ENV) {
+			const char *v = getenv(c->name);
+			if (v == NULL) {
+				/* Nothing to leak: the sandbox will not see it either. */
+				(void)ldr_warn(l, c->mark,
+					       "credential %s is not set in this environment; its "
+					       "length could not be checked",
+					       c->name);
+				continue;
+			}
+			check_bits(l, c, v, strlen(v), "the value is");
+		} else if (c->path != NULL) {
+			size_t len = 0;
+			char *buf = read_secret_file(c->path, &len);
+			if (buf == NULL) {
+				if (errno == ENOENT)
+					(void)ldr_warn(l, c->mark,
+						       "credential %s does not exist; its length "
+						       "could not be checked",
+						       c->name);
+				else
+					ldr_error(l, c->mark,
+						  "credential %s cannot be read (%s), expected a "
+						  "readable regular file of at most %d bytes",
+						  c->name, strerror(errno), LDR_MAX_SECRET_BYTES);
+				continue;
+			}
+			if (c->extract != NULL)
+				check_extract(l, c, buf);
+			else
+				check_bits(l, c, buf, len, "the file content is");
+			explicit_bzero(buf, len);
+			free(buf);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Warnings (§3.7)                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Domains that serve content anyone can upload or host: a wildcard allow
+ * reaching them is an exfiltration channel (post a gist, push to a bucket,
+ * deploy a worker). The list is documented in docs/config.md.
+ */
+static const char *const user_content_domains[] = {
+	"github.com", "githubusercontent.com", "github.io", "gitlab.com", "gitlab.io",
+	"bitbucket.org", "bitbucket.io", "amazonaws.com", "cloudfront.net",
+	"storage.googleapis.com", "googleusercontent.com", "appspot.com", "web.app",
+	"firebaseapp.com", "run.app", "cloudfunctions.net", "blob.core.windows.net",
+	"azurewebsites.net", "windows.net", "r2.dev", "r2.cloudflarestorage.com",
+	"digitaloceanspaces.com", "backblazeb2.com", "pastebin.com", "paste.ee",
+	"hastebin.com", "dpaste.org", "ghostbin.com", "termbin.com", "transfer.sh", "file.io",
+	"herokuapp.com", "vercel.app", "netlify.app", "pages.dev", "workers.dev", "fly.dev",
+	"glitch.me", "replit.dev", "repl.co", "ngrok.io", "ngrok.app", "ngrok-free.app",
+	"trycloudflare.com", "loca.lt", "serveo.net", "webhook.site", "pipedream.net",
+	"requestbin.com", "discord.com", "discordapp.com", "hooks.slack.com", "huggingface.co",
+	"dropbox.com", "dropboxusercontent.com", "docs.google.com", "drive.google.com",
+	"supabase.co", "npmjs.org", "pypi.org",
+};
+
+static void warn_user_content(struct ldr *l, const struct policy_hostent *e)
+{
+	if (e->pat.kind != HOSTPAT_WILDCARD)
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(user_content_domains); i++) {
+		const char *d = user_content_domains[i];
+		if (strcmp(e->pat.host, d) == 0 || under_suffix(d, e->pat.host) ||
+		    under_suffix(e->pat.host, d)) {
+			(void)ldr_warn(l, e->mark,
+				       "allowedDomains entry \"%s\" reaches %s, which hosts content "
+				       "anyone can upload (an exfiltration channel); allow the exact "
+				       "hosts you need",
+				       e->text, d);
+			return;
+		}
+	}
+}
+
+/* Whether an explicit injectHosts list is exactly the allowlist. */
+static bool same_as_allowlist(const struct policy *p, const struct policy_hostlist *h)
+{
+	if (h->n != p->allowed.n || h->n < 2)
+		return false;
+	for (size_t i = 0; i < h->n; i++) {
+		bool found = false;
+		for (size_t j = 0; j < p->allowed.n && !found; j++)
+			found = covers(&h->v[i].pat, &p->allowed.v[j].pat) &&
+				covers(&p->allowed.v[j].pat, &h->v[i].pat);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void warnings(struct ldr *l)
+{
+	const struct policy *p = l->p;
+
+	for (size_t i = 0; i < p->allowed.n; i++) {
+		const struct policy_hostent *e = &p->allowed.v[i];
+		if (e->pat.kind == HOSTPAT_ANY)
+			(void)ldr_warn(l, e->mark,
+				       "allowedDomains has a bare \"*\": every host is reachable "
+				       "(only deniedDomains and allowedMethods restrict egress)");
+		else
+			warn_user_content(l, e);
+	}
+	for (size_t i = 0; i < p->n_creds; i++) {
+		const struct policy_cred_ent *c = &p->creds[i];
+		const char *name = c->name ? c->name : "?";
+		if (c->pub.mode != CRED_MASK)
+			continue;
+		if (c->pub.inject_hosts_defaulted && p->allowed.n > 0)
+			(void)ldr_warn(l, c->mark,
+				       "credential %s has no injectHosts: its real value goes to "
+				       "every allowed domain; list the hosts that need it",
+				       name);
+		else if (same_as_allowlist(p, &c->inject_hosts))
+			(void)ldr_warn(l, c->mark,
+				       "credential %s: injectHosts is the whole allowlist; list only "
+				       "the hosts that need it",
+				       name);
+		if (c->pub.inject_in & INJECT_BODY)
+			(void)ldr_warn(l, c->inject_in_mark.line ? c->inject_in_mark : c->mark,
+				       "credential %s may be injected into request bodies: a "
+				       "sandboxed process can store the real value on an inject host "
+				       "(a gist, an issue) and read it back",
+				       name);
+	}
+	if (p->allow_plaintext_inject)
+		(void)ldr_warn(l, p->plaintext_mark,
+			       "allowPlaintextInject: real values may be sent over plain HTTP or to "
+			       "unverified upstreams, where anyone on the path can read them");
+	for (size_t i = 0; i < p->tls_exclude.n; i++)
+		(void)ldr_warn(l, p->tls_exclude.v[i].mark,
+			       "\"%s\" is tunnelled opaquely (excludeDomains): its requests are not "
+			       "seen, audited, method-checked or masked",
+			       p->tls_exclude.v[i].text);
+	for (size_t i = 0; i < p->tls_exclude.n; i++) {
+		const struct policy_hostent *e = &p->tls_exclude.v[i];
+		bool reach = false;
+		for (size_t k = 0; k < p->allowed.n && !reach; k++)
+			reach = overlaps(&p->allowed.v[k].pat, &e->pat);
+		if (!reach)
+			(void)ldr_warn(l, e->mark,
+				       "excludeDomains entry \"%s\" is not in allowedDomains, so it "
+				       "is never reached",
+				       e->text);
+	}
+}
+
+void policy_validate(struct ldr *l)
+{
+	creds_finish(l);
+	creds_dups(l);
+	creds_reach(l);
+	methods_enforceable(l);
+	fs_mandatory(l);
+	/* Secret values are read last and only for an otherwise valid policy:
+	 * nothing is read on behalf of a file that is wrong anyway. */
+	if (l->nerrors == 0 && !l->embedded)
+		creds_values(l);
+	warnings(l);
+}
