@@ -1,0 +1,420 @@
+/*
+ * test_upstream.c - self-test of the test fixtures: pv-upstream, the test
+ * certificates and the process helpers, checked with real curl directly
+ * against the upstream (no proxy involved). Suite "upstream_selftest".
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/proc.h"
+#include "tests/support/testlib.h"
+#include "tests/support/upstream.h"
+
+static char *dir;              /* temp dir with certs and records */
+static char record_path[4096];
+static struct test_upstream up;     /* plain HTTP, --record */
+static struct test_upstream up_tls; /* HTTPS, server.pem */
+static struct test_upstream up_bad; /* HTTPS, bad.pem (other CA) */
+
+static int suite_init(void)
+{
+	static const char *const names[] = { "127.0.0.1", "localhost", NULL };
+	struct test_upstream_opts o;
+
+	dir = test_mkdtemp();
+	if (dir == NULL || test_certs_make(dir, names) < 0)
+		return -1;
+	snprintf(record_path, sizeof(record_path), "%s/record.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.record_path = record_path;
+	if (test_upstream_start(&up, &o) < 0)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	if (test_upstream_start(&up_tls, &o) < 0)
+		return -1;
+	o.cert_name = "bad";
+	if (test_upstream_start(&up_bad, &o) < 0)
+		return -1;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	int bad = 0;
+
+	bad |= test_upstream_stop(&up) != 0;
+	bad |= test_upstream_stop(&up_tls) != 0;
+	bad |= test_upstream_stop(&up_bad) != 0;
+	test_rmtree(dir);
+	free(dir);
+	return bad ? -1 : 0;
+}
+
+/* curl -sS --max-time 20 followed by the arguments up to a NULL (at most
+ * 12); returns the exit status, the stdout in *out (caller frees). */
+static int curl(char **out, ...) __attribute__((sentinel));
+static int curl(char **out, ...)
+{
+	char *argv[20];
+	char *err = NULL, *a;
+	int n = 0, rc;
+	va_list ap;
+
+	argv[n++] = "curl";
+	argv[n++] = "-sS";
+	argv[n++] = "--max-time";
+	argv[n++] = "20";
+	va_start(ap, out);
+	while ((a = va_arg(ap, char *)) != NULL && n < 16)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	rc = test_run_capture(argv, out, &err, 30000);
+	if (rc != 0)
+		fprintf(stderr, "curl exited %d: %s\n", rc, err ? err : "");
+	free(err);
+	return rc;
+}
+
+static char *url(const struct test_upstream *u, const char *path)
+{
+	static char buf[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
+	return buf[i];
+}
+
+/* Returns the value of the n-th (0-based) "X-Upstream-Conn: " in s, -1. */
+static long conn_header(const char *s, int nth)
+{
+	const char *p = s;
+
+	for (int i = 0; p != NULL; i++) {
+		p = strstr(p, "X-Upstream-Conn: ");
+		if (p == NULL)
+			return -1;
+		p += strlen("X-Upstream-Conn: ");
+		if (i == nth)
+			return strtol(p, NULL, 10);
+	}
+	return -1;
+}
+
+static bool is_pattern(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != test_upstream_pattern(i))
+			return false;
+	return true;
+}
+
+static void test_hello(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", url(&up, "/hello"), NULL, NULL, NULL, NULL, NULL,
+				   NULL), 0);
+	CU_ASSERT(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0);
+	CU_ASSERT(conn_header(out, 0) > 0);
+	CU_ASSERT(strstr(out, "\r\n\r\nhello\n") != NULL);
+	free(out);
+}
+
+static void test_keepalive_reuse(void)
+{
+	char *out = NULL;
+	long a, b;
+
+	/* One curl, two URLs: curl reuses the connection. */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/hello"), url(&up, "/hello"), NULL,
+				   NULL, NULL, NULL), 0);
+	a = conn_header(out, 0);
+	b = conn_header(out, 1);
+	CU_ASSERT(a > 0);
+	CU_ASSERT_EQUAL(a, b);
+	free(out);
+	/* A new curl process gets a new connection number. */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/hello"), NULL, NULL, NULL, NULL,
+				   NULL), 0);
+	CU_ASSERT(conn_header(out, 0) > b);
+	free(out);
+}
+
+static void test_bytes(void)
+{
+	char *out = NULL, path[4096];
+	size_t len = 0;
+	char *body;
+
+	snprintf(path, sizeof(path), "%s/bytes.out", dir);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", path, "-w", "%{size_download} %{http_code}",
+				   url(&up, "/bytes/1000003"), NULL, NULL, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "1000003 200");
+	free(out);
+	body = test_read_file(path, &len);
+	CU_ASSERT_FATAL(body != NULL);
+	CU_ASSERT_EQUAL(len, 1000003);
+	CU_ASSERT(is_pattern(body, len));
+	free(body);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{size_download}",
+				   url(&up, "/bytes/0"), NULL, NULL, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "0");
+	free(out);
+}
+
+static void test_chunked(void)
+{
+	char *out = NULL, *body, path[4096];
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/chunked.out", dir);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", "-o", path, url(&up, "/chunked/200000"), NULL,
+				   NULL, NULL), 0);
+	CU_ASSERT(strstr(out, "Transfer-Encoding: chunked\r\n") != NULL);
+	CU_ASSERT(strstr(out, "Content-Length") == NULL);
+	free(out);
+	body = test_read_file(path, &len);
+	CU_ASSERT_FATAL(body != NULL);
+	CU_ASSERT_EQUAL(len, 200000);
+	CU_ASSERT(is_pattern(body, len));
+	free(body);
+	/* The raw framing, as a proxy would see it. */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "--raw", url(&up, "/chunked/5"), NULL, NULL, NULL, NULL,
+				   NULL, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "5\r\n01234\r\n0\r\n\r\n");
+	free(out);
+}
+
+static void test_echo(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-H", "X-Test: yes", "--data-binary", "payload-123",
+				   url(&up, "/echo"), NULL, NULL, NULL), 0);
+	CU_ASSERT(strncmp(out, "POST /echo HTTP/1.1\r\n", 21) == 0);
+	CU_ASSERT(strstr(out, "\r\nX-Test: yes\r\n") != NULL);
+	CU_ASSERT(strstr(out, "\r\nContent-Length: 11\r\n") != NULL);
+	CU_ASSERT(strlen(out) > 15 && strcmp(out + strlen(out) - 15, "\r\n\r\npayload-123") == 0);
+	free(out);
+}
+
+static void test_status_headers_close_sink(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+				   url(&up, "/status/503"), NULL, NULL, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "503");
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+				   url(&up, "/nothing-here"), NULL, NULL, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "404");
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/headers?X-One=1&X-Two=a%20b"),
+				   NULL, NULL, NULL, NULL, NULL), 0);
+	CU_ASSERT(strstr(out, "\r\nX-One: 1\r\n") != NULL);
+	CU_ASSERT(strstr(out, "\r\nX-Two: a b\r\n") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+				   url(&up, "/headers?X-Bad=a%0d%0aInjected:%201"), NULL, NULL,
+				   NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "400");
+	free(out);
+	/* /close: the second request needs a new connection. */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/close"), url(&up, "/hello"), NULL,
+				   NULL, NULL, NULL), 0);
+	CU_ASSERT(strstr(out, "Connection: close\r\n") != NULL);
+	CU_ASSERT(conn_header(out, 1) > conn_header(out, 0));
+	free(out);
+	/* /sink counts a chunked upload of 3 MB (curl -T - sends chunked). */
+	{
+		char path[4096], *data = calloc(1, 3000000);
+
+		CU_ASSERT_FATAL(data != NULL);
+		snprintf(path, sizeof(path), "%s/upload.bin", dir);
+		CU_ASSERT_FATAL(test_write_file(path, data, 3000000) == 0);
+		free(data);
+		CU_ASSERT_EQUAL_FATAL(curl(&out, "-H", "Transfer-Encoding: chunked", "-T", path,
+					   url(&up, "/sink"), NULL, NULL, NULL), 0);
+		CU_ASSERT_STRING_EQUAL(out, "3000000\n");
+		free(out);
+	}
+}
+
+static void test_record(void)
+{
+	char *rec, *out = NULL, rpath[4096];
+	struct test_upstream u;
+	struct test_upstream_opts o;
+	size_t len = 0;
+
+	/* Our own upstream with its own record: nothing received, file empty. */
+	snprintf(rpath, sizeof(rpath), "%s/record2.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.record_path = rpath;
+	CU_ASSERT_FATAL(test_upstream_start(&u, &o) == 0);
+	rec = test_read_file(rpath, &len);
+	CU_ASSERT(rec != NULL && len == 0);
+	free(rec);
+	/* A chunked POST is recorded with its framing, then a GET. */
+	CU_ASSERT_EQUAL(curl(&out, "-H", "Transfer-Encoding: chunked", "--data-binary", "hello",
+			     url(&u, "/echo"), url(&u, "/hello"), "-X", "POST", NULL), 0);
+	free(out);
+	CU_ASSERT_EQUAL(test_upstream_stop(&u), 0);
+	rec = test_read_file(rpath, &len);
+	CU_ASSERT_FATAL(rec != NULL);
+	CU_ASSERT(strncmp(rec, "=== conn 1 req 1 ===\nPOST /echo HTTP/1.1\r\n", 42) == 0);
+	CU_ASSERT(strstr(rec, "\r\nTransfer-Encoding: chunked\r\n") != NULL);
+	CU_ASSERT(strstr(rec, "\r\n\r\n5\r\nhello\r\n0\r\n\r\n=== conn 1 req 2 ===\nPOST /hello") !=
+		  NULL);
+	free(rec);
+	/* The shared upstream recorded the earlier tests' requests. */
+	rec = test_read_file(record_path, &len);
+	CU_ASSERT_FATAL(rec != NULL);
+	CU_ASSERT(strstr(rec, "=== conn 1 req 1 ===\nGET /hello HTTP/1.1\r\n") != NULL);
+	CU_ASSERT(strstr(rec, "X-Test: yes\r\n") != NULL);
+	free(rec);
+}
+
+static void test_https(void)
+{
+	char cafile[4096], *out = NULL;
+
+	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "--cacert", cafile, "-D", "-", url(&up_tls, "/hello"),
+				   url(&up_tls, "/hello"), NULL, NULL), 0);
+	CU_ASSERT(strstr(out, "hello\n") != NULL);
+	CU_ASSERT(conn_header(out, 0) > 0);
+	CU_ASSERT_EQUAL(conn_header(out, 0), conn_header(out, 1));
+	free(out);
+	/* The name localhost is in the SAN too. */
+	{
+		char u[256];
+
+		snprintf(u, sizeof(u), "https://localhost:%u/bytes/100000", (unsigned)up_tls.port);
+		CU_ASSERT_EQUAL(curl(&out, "--cacert", cafile, "-o", "/dev/null", "-w",
+				     "%{size_download}", u, NULL), 0);
+		CU_ASSERT_STRING_EQUAL(out ? out : "", "100000");
+		free(out);
+	}
+}
+
+static void test_bad_cert_rejected(void)
+{
+	char cafile[4096], *out = NULL, *err = NULL;
+	char *argv[] = { "curl", "-sS", "--max-time", "10", "--cacert", cafile,
+			 url(&up_bad, "/hello"), NULL };
+
+	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
+	/* 60: peer certificate cannot be authenticated with known CA certificates */
+	CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, 20000), 60);
+	CU_ASSERT(out != NULL && out[0] == '\0');
+	free(out);
+	free(err);
+	/* ... but it does verify against its own CA. */
+	snprintf(cafile, sizeof(cafile), "%s/bad-ca.pem", dir);
+	CU_ASSERT_EQUAL(curl(&out, "--cacert", cafile, url(&up_bad, "/hello"), NULL, NULL, NULL,
+			     NULL, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out ? out : "", "hello\n");
+	free(out);
+}
+
+static void test_certs_files(void)
+{
+	static const char *const names[] = { "::1", "example.test", NULL };
+	char *d = test_mkdtemp(), path[4096];
+	struct stat st;
+
+	CU_ASSERT_FATAL(d != NULL);
+	CU_ASSERT_FATAL(test_certs_make(d, names) == 0);
+	snprintf(path, sizeof(path), "%s/ca.key", d);
+	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 077) == 0);
+	snprintf(path, sizeof(path), "%s/server.key", d);
+	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 077) == 0);
+	snprintf(path, sizeof(path), "%s/bad.key", d);
+	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 077) == 0);
+	/* openssl verify agrees on the chain, and on the bad leaf. */
+	{
+		char ca[4096], leaf[4096], bad[4096], *out = NULL;
+		char *v1[] = { "openssl", "verify", "-CAfile", ca, leaf, NULL };
+		char *v2[] = { "openssl", "verify", "-CAfile", ca, bad, NULL };
+
+		snprintf(ca, sizeof(ca), "%s/ca.pem", d);
+		snprintf(leaf, sizeof(leaf), "%s/server.pem", d);
+		snprintf(bad, sizeof(bad), "%s/bad.pem", d);
+		CU_ASSERT_EQUAL(test_run_capture(v1, &out, NULL, 10000), 0);
+		free(out);
+		CU_ASSERT_NOT_EQUAL(test_run_capture(v2, &out, NULL, 10000), 0);
+		free(out);
+	}
+	test_rmtree(d);
+	free(d);
+}
+
+static void test_proc_helpers(void)
+{
+	char host[64], rest[64];
+	uint16_t port;
+	struct test_proc *p;
+	char *argv[] = { "sh", "-c", "echo before; echo 'ready: yes'; echo oops >&2; "
+				     "trap 'echo bye; exit 3' TERM; while :; do sleep 0.05; done",
+			 NULL };
+	char *out, *err;
+
+	CU_ASSERT(test_parse_hostport("127.0.0.1:8080", host, sizeof(host), &port) == 0);
+	CU_ASSERT_STRING_EQUAL(host, "127.0.0.1");
+	CU_ASSERT_EQUAL(port, 8080);
+	CU_ASSERT(test_parse_hostport("[::1]:443", host, sizeof(host), &port) == 0);
+	CU_ASSERT_STRING_EQUAL(host, "::1");
+	CU_ASSERT_EQUAL(port, 443);
+	CU_ASSERT(test_parse_hostport("::1:443", host, sizeof(host), &port) < 0);
+	CU_ASSERT(test_parse_hostport("h:0", host, sizeof(host), &port) < 0);
+	CU_ASSERT(test_parse_hostport("h:65536", host, sizeof(host), &port) < 0);
+	CU_ASSERT(test_parse_hostport("h:1x", host, sizeof(host), &port) < 0);
+	CU_ASSERT(test_parse_hostport(":80", host, sizeof(host), &port) < 0);
+
+	p = test_proc_start(argv, "ready: ", rest, sizeof(rest), 5000);
+	CU_ASSERT_FATAL(p != NULL);
+	CU_ASSERT_STRING_EQUAL(rest, "yes");
+	CU_ASSERT_EQUAL(test_proc_stop(p, SIGTERM, 5000), 3);
+	out = test_proc_stdout(p);
+	err = test_proc_stderr(p);
+	CU_ASSERT_STRING_EQUAL(out ? out : "", "before\nready: yes\nbye\n");
+	CU_ASSERT_STRING_EQUAL(err ? err : "", "oops\n");
+	free(out);
+	free(err);
+	test_proc_free(p);
+
+	/* A child that exits without the ready line: NULL, quickly. */
+	{
+		char *argv2[] = { "sh", "-c", "echo nope; exit 1", NULL };
+
+		fprintf(stderr, "(expected: a report of a child without its ready line)\n");
+		CU_ASSERT(test_proc_start(argv2, "ready: ", rest, sizeof(rest), 5000) == NULL);
+	}
+}
+
+TEST_REGISTRAR(upstream_selftest_register)
+{
+	CU_pSuite s = test_suite("upstream_selftest", suite_init, suite_cleanup);
+
+	test_add(s, "proc helpers", test_proc_helpers);
+	test_add(s, "certificates", test_certs_files);
+	test_add(s, "GET /hello", test_hello);
+	test_add(s, "keep-alive reuse visible in X-Upstream-Conn", test_keepalive_reuse);
+	test_add(s, "/bytes/N", test_bytes);
+	test_add(s, "/chunked/N", test_chunked);
+	test_add(s, "/echo", test_echo);
+	test_add(s, "/status /headers /close /sink", test_status_headers_close_sink);
+	test_add(s, "--record", test_record);
+	test_add(s, "HTTPS with the test CA", test_https);
+	test_add(s, "certificate from another CA rejected", test_bad_cert_rejected);
+}
