@@ -237,8 +237,10 @@ static bool v4_view(int family, const uint8_t addr[16], uint8_t v4[4])
  * Whether an IP-literal pattern names the address. strict: only the same
  * family and bytes (the allow exception); otherwise the IPv4 views are
  * compared too, so a denied 192.0.2.1 also refuses ::ffff:192.0.2.1,
- * 64:ff9b::c000:201 and the rest (a deny is read broadly, an exception
- * narrowly). The port is checked by the caller.
+ * 64:ff9b::c000:201 and the rest, and a denied IPv6 literal embedding an
+ * IPv4 address (mapped, NAT64, 6to4...) refuses that IPv4 address in every
+ * form: a deny is read broadly, an exception narrowly. The port is checked
+ * by the caller.
  */
 static bool literal_names(const struct policy_hostpat *pat, int family, const uint8_t addr[16],
 			  bool strict)
