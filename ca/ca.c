@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
@@ -22,6 +23,11 @@
  * CA_LEAF_CACHE_DEFAULT_ENTRIES contexts (OpenSSL's default is 20480).
  * TLS 1.3 resumption uses stateless tickets and needs no cache. */
 #define CA_LEAF_SESSION_CACHE_ENTRIES 64
+/* OpenSSL secure heap (mlock'd, MADV_DONTDUMP, guard pages) for private
+ * key scalars: a power of two, ample for two P-256 keys plus whatever else
+ * the process keeps there; the smallest block it hands out. */
+#define CA_SECURE_HEAP_BYTES (64 * 1024)
+#define CA_SECURE_HEAP_MIN_BYTES 32
 /* RFC 6761 reserves "invalid": a DNS constraint of it permits no real
  * name. Used when the allowlist has IP literals but no names. */
 #define CA_NC_NOTHING_DNS "invalid"
@@ -334,6 +340,16 @@ ca_t *ca_new(const struct ca_config *cfg, char *err, size_t errlen)
 	}
 	if (parse_allowlist(ca, cfg, err, errlen) != 0)
 		goto fail;
+	/*
+	 * OpenSSL allocates EC private scalars with BN_secure_new(), which
+	 * uses the secure heap once it exists: the keys then live in pages
+	 * that are locked (never swapped) and left out of core dumps (SPEC
+	 * §4.4). Process-wide and one-shot; a failure (no mmap, or a
+	 * RLIMIT_MEMLOCK too small to lock, result 2) only loses that
+	 * protection, so it is not fatal.
+	 */
+	if (!CRYPTO_secure_malloc_initialized())
+		(void)CRYPTO_secure_malloc_init(CA_SECURE_HEAP_BYTES, CA_SECURE_HEAP_MIN_BYTES);
 	/* EVP_EC_gen: a named-curve P-256 key from the default provider's
 	 * DRBG (seeded from the kernel). */
 	ca->key = EVP_EC_gen("P-256");

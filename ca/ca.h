@@ -63,7 +63,9 @@ struct ca_config {
 };
 
 /*
- * Generates a session CA and the shared leaf key, in memory only. A pattern
+ * Generates a session CA and the shared leaf key, in memory only. The first
+ * call sets up OpenSSL's secure heap (process-wide, if nobody has) so both
+ * private keys sit in locked pages left out of core dumps. A pattern
  * that is not a valid name or IP literal is an error naming it. With no
  * allowed names at all (no network) the CA is constrained to nothing.
  * Returns a CA the caller frees with ca_free(), or NULL (message in err).

@@ -267,6 +267,9 @@ static void test_ca_two_sessions_differ(void)
 	CU_ASSERT(ASN1_INTEGER_cmp(X509_get_serialNumber(ca_cert(a)),
 				   X509_get_serialNumber(ca_cert(b))) != 0);
 	CU_ASSERT(EVP_PKEY_eq(X509_get0_pubkey(ca_cert(a)), X509_get0_pubkey(ca_cert(b))) != 1);
+	/* The private scalars live in OpenSSL's secure heap. */
+	CU_ASSERT(CRYPTO_secure_malloc_initialized() == 1);
+	CU_ASSERT(CRYPTO_secure_used() > 0);
 	ca_free(a);
 	ca_free(b);
 	ca_free(NULL);
@@ -1057,6 +1060,8 @@ static void expect_clients_reject(const char *trust, SSL_CTX *ctx, const char *n
 	snprintf(msg, sizeof(msg), "%s subtree violation", why);
 	CU_ASSERT_FATAL(server_start(&srv, ctx) == 0);
 	rc = run_curl(trust, name, srv.port, &out, &err);
+	if (getenv("CA_TEST_VERBOSE") != NULL)
+		fprintf(stderr, "curl %s: rc %d: %s", name, rc, err != NULL ? err : "\n");
 	CU_ASSERT(rc == 60); /* CURLE_PEER_FAILED_VERIFICATION */
 	CU_ASSERT(err != NULL && strstr(err, msg) != NULL);
 	CU_ASSERT(out == NULL || strstr(out, WIRE_BODY) == NULL);
@@ -1066,6 +1071,8 @@ static void expect_clients_reject(const char *trust, SSL_CTX *ctx, const char *n
 	free(err);
 	out = err = NULL;
 	rc = run_python(trust, name, srv.port, &out, &err);
+	if (getenv("CA_TEST_VERBOSE") != NULL)
+		fprintf(stderr, "python3 %s: rc %d: %s", name, rc, out != NULL ? out : "\n");
 	CU_ASSERT(rc == 3);
 	CU_ASSERT(out != NULL && strstr(out, msg) != NULL);
 	if (out == NULL || strstr(out, msg) == NULL)
@@ -1090,8 +1097,9 @@ static void test_ca_wire_clients(void)
 		{"wild.test", "permitted"},     /* apex of a wildcard */
 		{"sub.localhost", "excluded"},  /* under an exact name */
 		{"10.9.9.9", "permitted"},      /* unlisted IPv4 literal */
+		{"::2", "permitted"},           /* unlisted IPv6 literal */
 	};
-	static const char *const good[] = {"localhost", "api.wild.test", "127.0.0.1"};
+	static const char *const good[] = {"localhost", "api.wild.test", "127.0.0.1", "::1"};
 	SSL_CTX *ctx;
 	size_t i;
 
