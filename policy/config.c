@@ -35,23 +35,27 @@
 
 void ldr_error(struct ldr *l, struct policy_mark m, const char *fmt, ...)
 {
+	char *msg = NULL, *line = NULL;
 	va_list ap;
+	int rc;
 
 	l->nerrors++;
-	if (l->nerrors > LDR_MAX_ERRORS_SHOWN) {
-		if (l->nerrors == LDR_MAX_ERRORS_SHOWN + 1)
-			fprintf(l->diag, "%s: error: too many errors; only counting the rest\n",
-				l->fname);
+	if (l->errs.n >= LDR_MAX_ERRORS_SHOWN)
 		return;
-	}
-	if (m.line > 0)
-		fprintf(l->diag, "%s:%u:%u: error: ", l->fname, m.line, m.col);
-	else
-		fprintf(l->diag, "%s: error: ", l->fname);
 	va_start(ap, fmt);
-	vfprintf(l->diag, fmt, ap);
+	rc = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', l->diag);
+	if (rc >= 0) {
+		if (m.line > 0)
+			rc = asprintf(&line, "%s:%u:%u: error: %s", l->fname, m.line, m.col, msg);
+		else
+			rc = asprintf(&line, "%s: error: %s", l->fname, msg);
+		free(msg);
+	}
+	if (rc < 0 || ldr_strlist_add(&l->errs, line) != 0)
+		fprintf(l->diag, "%s: error: out of memory while reporting errors\n", l->fname);
+	if (rc >= 0)
+		free(line);
 }
 
 int ldr_warn(struct ldr *l, struct policy_mark m, const char *fmt, ...)
@@ -1127,17 +1131,23 @@ static void parse_pathlist(struct ldr *l, const struct ynode *v, const char *whe
 			continue;
 		}
 		if (check_read) {
+			/* stat first: opening a device node can have side effects. */
 			struct stat st;
-			int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-			bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-			int saved = errno;
+			const char *why = NULL;
+			int fd = -1;
+			if (stat(path, &st) != 0)
+				why = strerror(errno);
+			else if (!S_ISREG(st.st_mode))
+				why = "not a regular file";
+			else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+				why = strerror(errno);
 			if (fd >= 0)
 				close(fd);
-			if (!ok) {
+			if (why != NULL) {
 				scalar_excerpt(s, ex, sizeof(ex));
 				ldr_error(l, n->mark,
 					  "\"%s\" in %s (%s), expected a readable PEM file", ex, where,
-					  fd < 0 ? strerror(saved) : "not a regular file");
+					  why);
 				free(path);
 				continue;
 			}
@@ -1665,6 +1675,39 @@ static size_t all_keytabs(const struct keytab *const **out)
 /* Loading                                                             */
 /* ------------------------------------------------------------------ */
 
+/* Position of a recorded warning "FNAME:LINE:COL: ..." as one number
+ * (0 for a warning without a position). */
+static unsigned long warning_pos(const struct ldr *l, const char *w)
+{
+	size_t n = strlen(l->fname);
+	unsigned long line, col;
+	char *end;
+
+	if (strncmp(w, l->fname, n) != 0 || w[n] != ':')
+		return 0;
+	line = strtoul(w + n + 1, &end, 10);
+	if (*end != ':')
+		return 0;
+	col = strtoul(end + 1, &end, 10);
+	return line * 100000ul + col;
+}
+
+/* Orders recorded lines by position (stable), so they read top to
+ * bottom whichever pass found them. */
+static void lines_sort(const struct ldr *l, struct policy_strlist *w)
+{
+	for (size_t i = 1; i < w->n; i++) {
+		char *x = w->v[i];
+		unsigned long px = warning_pos(l, x);
+		size_t j = i;
+		while (j > 0 && warning_pos(l, w->v[j - 1]) > px) {
+			w->v[j] = w->v[j - 1];
+			j--;
+		}
+		w->v[j] = x;
+	}
+}
+
 /* A fresh policy with every default of SPEC §3 filled in. */
 static policy_t *policy_new(void)
 {
@@ -1720,8 +1763,17 @@ policy_t *ldr_load(const char *file, const char *fname, const char *data, size_t
 	/* The semantic pass also runs after syntax errors in values, so a
 	 * single run reports as much as possible; it checks what loaded. */
 	policy_validate(&l);
+	lines_sort(&l, &l.p->warnings);
 out:
 	ynode_free(root);
+	lines_sort(&l, &l.errs);
+	for (size_t i = 0; i < l.errs.n; i++) {
+		fprintf(diag, "%s\n", l.errs.v[i]);
+		free(l.errs.v[i]);
+	}
+	free(l.errs.v);
+	if (l.nerrors > l.errs.n)
+		fprintf(diag, "%s: error: %u more errors not shown\n", fname, l.nerrors - (unsigned)l.errs.n);
 	*nerrors = l.nerrors;
 	if (l.nerrors > 0) {
 		policy_free(l.p);

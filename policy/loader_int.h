@@ -27,12 +27,13 @@ struct ldr {
 	unsigned nerrors;  /* errors so far (printed or not) */
 	policy_t *p;       /* the policy being filled */
 	bool embedded;     /* loading the embedded default (no file name) */
+	struct policy_strlist errs; /* the first errors, printed sorted at the end */
 };
 
 /*
- * Reports one error as "FILE:LINE:COL: error: MESSAGE" on l->diag (only the
- * first LDR_MAX_ERRORS_SHOWN are printed) and counts it. A mark with line 0
- * prints as "FILE: error: ...".
+ * Records one error "FILE:LINE:COL: error: MESSAGE" and counts it. The
+ * first LDR_MAX_ERRORS_SHOWN are printed on l->diag at the end of the load,
+ * ordered by position. A mark with line 0 reads "FILE: error: ...".
  */
 void ldr_error(struct ldr *l, struct policy_mark m, const char *fmt, ...) PRINTF(3, 4) NONNULL(1, 3);
 

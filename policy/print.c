@@ -69,8 +69,11 @@ static void put_network(const struct policy *p, FILE *out)
 			fputs("    ", out);
 			put_quoted(out, r->host.text);
 			fputs(": [", out);
-			for (size_t j = 0; j < r->n_methods; j++)
-				fprintf(out, "%s%s", j ? ", " : "", r->methods[j]);
+			for (size_t j = 0; j < r->n_methods; j++) {
+				/* Quoted: tchar allows YAML indicators such as '#'. */
+				fputs(j ? ", " : "", out);
+				put_quoted(out, r->methods[j]);
+			}
 			if (r->any_method)
 				fprintf(out, "%s\"*\"", r->n_methods ? ", " : "");
 			fputs("]\n", out);

@@ -361,8 +361,17 @@ static char *read_secret_file(const char *path, size_t *len)
 	struct stat st;
 	char *buf;
 	size_t off = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd;
 
+	/* stat first: opening a device node or FIFO can block or have side
+	 * effects; only regular files are secrets passavant can mask. */
+	if (stat(path, &st) != 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > LDR_MAX_SECRET_BYTES) {
