@@ -194,6 +194,17 @@ static bool pattern_seen(const ca_t *ca, size_t i)
 	return false;
 }
 
+/* Whether an exact name is already permitted by a wildcard above it. */
+static bool covered_by_wildcard(const ca_t *ca, const struct ca_pattern *p)
+{
+	size_t j;
+
+	for (j = 0; j < ca->n_pats; j++)
+		if (ca->pats[j].wildcard && dns_under(p->host.text, ca->pats[j].host.text))
+			return true;
+	return false;
+}
+
 /*
  * Whether an exact name may also be excluded below (".name"), turning
  * RFC 5280's "name and all its subdomains" into "exactly name". Not when
@@ -247,6 +258,10 @@ static int add_name_constraints(ca_t *ca)
 		switch (p->host.kind) {
 		case CA_HOST_DNS:
 			have_dns = true;
+			/* "a.x.com" under "*.x.com": the wildcard's subtree
+			 * already holds it, and no exclusion applies. */
+			if (!p->wildcard && covered_by_wildcard(ca, p))
+				break;
 			if (push_dns(&nc->permittedSubtrees, p->host.text, p->wildcard) != 0)
 				goto out;
 			if (!p->wildcard && exact_can_exclude_subdomains(ca, p) &&

@@ -520,6 +520,13 @@ static void test_ca_name_constraints_nested(void)
 	CU_ASSERT(verify_minted(u, "b.a.example.com") == X509_V_OK);
 	CU_ASSERT(verify_minted(u, "a.example.com") == X509_V_OK);
 	CU_ASSERT(verify_forged(u, "example.com") == X509_V_ERR_PERMITTED_VIOLATION);
+	nc = X509_get_ext_d2i(ca_cert(u), NID_name_constraints, NULL, NULL);
+	CU_ASSERT_FATAL(nc != NULL);
+	/* a.example.com adds nothing next to *.example.com. */
+	CU_ASSERT(sk_GENERAL_SUBTREE_num(nc->permittedSubtrees) == 1);
+	CU_ASSERT(has_dns_subtree(nc->permittedSubtrees, ".example.com"));
+	CU_ASSERT(!has_dns_subtree(nc->permittedSubtrees, "a.example.com"));
+	NAME_CONSTRAINTS_free(nc);
 	ca_free(n);
 	ca_free(b);
 	ca_free(u);
