@@ -77,6 +77,10 @@ static int parse_allowlist(ca_t *ca, const struct ca_config *cfg, char *err, siz
 	ca->allow_any = cfg->allow_any;
 	if (cfg->n_allowed == 0)
 		return 0;
+	if (cfg->allowed == NULL) {
+		ca_err(err, errlen, "session CA: %zu allowed hosts but no array", cfg->n_allowed);
+		return -1;
+	}
 	ca->pats = calloc(cfg->n_allowed, sizeof(*ca->pats));
 	if (ca->pats == NULL) {
 		ca_err(err, errlen, "session CA: out of memory");
