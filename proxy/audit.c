@@ -1,0 +1,234 @@
+/*
+ * audit.c - JSON Lines writer. Each line is built in a buffer owned by the
+ * audit_t (grown as needed, reused, so no allocation per line once warm)
+ * and written with one write(2): O_APPEND makes each line land whole even
+ * when two processes share the file.
+ */
+#include "audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct audit {
+	int fd;          /* O_APPEND file */
+	char *session;   /* session id */
+	char *buf;       /* line being built */
+	size_t cap;      /* bytes allocated in buf */
+};
+
+audit_t *audit_open(const char *path, const char *session)
+{
+	audit_t *a = calloc(1, sizeof(*a));
+	int saved;
+
+	if (a == NULL)
+		return NULL;
+	a->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (a->fd < 0)
+		goto fail_free;
+	a->session = strdup(session);
+	if (a->session == NULL)
+		goto fail_close;
+	return a;
+fail_close:
+	saved = errno;
+	(void)close(a->fd);
+	errno = saved;
+fail_free:
+	saved = errno;
+	free(a);
+	errno = saved;
+	return NULL;
+}
+
+void audit_free(audit_t *a)
+{
+	if (a == NULL)
+		return;
+	if (a->fd >= 0)
+		(void)close(a->fd);
+	free(a->session);
+	free(a->buf);
+	free(a);
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t len)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n > len)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+size_t audit_json_escape(char *out, size_t outlen, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t o = 0, i = 0;
+
+	if (outlen == 0)
+		return 0;
+	while (i < len) {
+		char esc[8];
+		const char *piece = esc;
+		size_t plen, adv = 1;
+
+		if (u[i] == '"' || u[i] == '\\') {
+			esc[0] = '\\', esc[1] = (char)u[i], plen = 2;
+		} else if (u[i] == '\n') {
+			memcpy(esc, "\\n", 2), plen = 2;
+		} else if (u[i] == '\r') {
+			memcpy(esc, "\\r", 2), plen = 2;
+		} else if (u[i] == '\t') {
+			memcpy(esc, "\\t", 2), plen = 2;
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			(void)snprintf(esc, sizeof(esc), "\\u%04x", u[i]);
+			plen = 6;
+		} else if (u[i] < 0x80) {
+			piece = s + i, plen = 1;
+		} else if ((adv = utf8_len(u + i, len - i)) != 0) {
+			piece = s + i, plen = adv;
+		} else {
+			/* Invalid byte: U+FFFD keeps the line valid JSON. */
+			piece = "\xef\xbf\xbd", plen = 3, adv = 1;
+		}
+		if (o + plen > outlen - 1)
+			break;
+		memcpy(out + o, piece, plen);
+		o += plen;
+		i += adv;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* Makes room for len more bytes (plus a NUL) at pos. -1 on ENOMEM. */
+static int reserve(audit_t *a, size_t pos, size_t len)
+{
+	if (pos + len + 1 > a->cap) {
+		size_t cap = a->cap ? a->cap : 1024;
+		char *nb;
+
+		while (cap < pos + len + 1)
+			cap *= 2;
+		nb = realloc(a->buf, cap);
+		if (nb == NULL)
+			return -1;
+		a->buf = nb;
+		a->cap = cap;
+	}
+	return 0;
+}
+
+/* Appends text to a->buf at *pos, growing it. -1 on ENOMEM. */
+static int put(audit_t *a, size_t *pos, const char *text, size_t len)
+{
+	if (reserve(a, *pos, len) < 0)
+		return -1;
+	memcpy(a->buf + *pos, text, len);
+	*pos += len;
+	return 0;
+}
+
+/* Appends "key":"escaped" or "key":null. */
+static int put_str(audit_t *a, size_t *pos, const char *key, const char *v, size_t vlen)
+{
+	char head[32];
+	int n;
+
+	n = snprintf(head, sizeof(head), ",\"%s\":", key);
+	if (put(a, pos, head, (size_t)n) < 0)
+		return -1;
+	if (v == NULL)
+		return put(a, pos, "null", 4);
+	/* Reserve the worst case, then escape in place. */
+	if (put(a, pos, "\"", 1) < 0 || reserve(a, *pos, 6 * vlen + 2) < 0)
+		return -1;
+	*pos += audit_json_escape(a->buf + *pos, 6 * vlen + 1, v, vlen);
+	return put(a, pos, "\"", 1);
+}
+
+static int put_num(audit_t *a, size_t *pos, const char *key, int64_t v, bool is_null)
+{
+	char tmp[64];
+	int n;
+
+	if (is_null)
+		n = snprintf(tmp, sizeof(tmp), ",\"%s\":null", key);
+	else
+		n = snprintf(tmp, sizeof(tmp), ",\"%s\":%" PRId64, key, v);
+	return put(a, pos, tmp, (size_t)n);
+}
+
+static int put_cstr(audit_t *a, size_t *pos, const char *key, const char *v)
+{
+	return put_str(a, pos, key, v, v != NULL ? strlen(v) : 0);
+}
+
+int audit_write(audit_t *a, const struct audit_rec *r)
+{
+	struct timespec ts;
+	struct tm tm;
+	char tsbuf[64];
+	size_t pos = 0, off;
+	ssize_t w;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || gmtime_r(&ts.tv_sec, &tm) == NULL)
+		return -1;
+	off = strftime(tsbuf, sizeof(tsbuf), "{\"ts\":\"%Y-%m-%dT%H:%M:%S", &tm);
+	(void)snprintf(tsbuf + off, sizeof(tsbuf) - off, ".%03ldZ\"", ts.tv_nsec / 1000000);
+	if (put(a, &pos, tsbuf, strlen(tsbuf)) < 0 || put_cstr(a, &pos, "session", a->session) < 0 ||
+	    put_cstr(a, &pos, "kind", r->kind) < 0 || put_cstr(a, &pos, "method", r->method) < 0 ||
+	    put_cstr(a, &pos, "scheme", r->scheme) < 0 || put_cstr(a, &pos, "host", r->host) < 0 ||
+	    put_num(a, &pos, "port", r->port, r->port == 0) < 0 ||
+	    put_str(a, &pos, "target", r->target, r->target_len) < 0 ||
+	    put_num(a, &pos, "status", r->status, r->status == 0) < 0 ||
+	    put_cstr(a, &pos, "decision", r->decision) < 0 ||
+	    put_cstr(a, &pos, "reason", r->reason) < 0 || put_cstr(a, &pos, "rule", r->rule) < 0 ||
+	    put(a, &pos, r->inspected ? ",\"injected\":[]" : ",\"injected\":null",
+		r->inspected ? 14 : 16) < 0 ||
+	    put_num(a, &pos, "remasked", 0, !r->inspected) < 0 ||
+	    put_num(a, &pos, "bytesUp", r->bytes_up, r->bytes_up < 0) < 0 ||
+	    put_num(a, &pos, "bytesDown", r->bytes_down, r->bytes_down < 0) < 0 ||
+	    put_num(a, &pos, "ms", r->ms, r->ms < 0) < 0 || put_cstr(a, &pos, "tls", r->tls) < 0 ||
+	    put(a, &pos, "}\n", 2) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* One write: a short write on a regular file means the disk is full. */
+	w = write(a->fd, a->buf, pos);
+	if (w < 0)
+		return -1;
+	if ((size_t)w != pos) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}

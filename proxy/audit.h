@@ -1,0 +1,64 @@
+/*
+ * audit.h - the JSON Lines audit log of SPEC §6: one object per request or
+ * refused connection, the exact field set, null for fields that do not
+ * apply, flushed per line with one write(2) to an O_APPEND file.
+ *
+ * Never pass a secret to these functions: there is no redaction inside.
+ * Every function may be called from event-loop callbacks.
+ */
+#ifndef PASSAVANT_AUDIT_H
+#define PASSAVANT_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attrib.h"
+
+typedef struct audit audit_t;
+
+/* One audit line. NULL strings, port 0, status 0 and negative numbers are
+ * written as null. */
+struct audit_rec {
+	const char *kind;     /* "request", "connect" or "tunnel" */
+	const char *method;   /* request method, "CONNECT" */
+	const char *scheme;   /* "http", "https" or NULL */
+	const char *host;     /* normalised host */
+	uint16_t port;
+	const char *target;   /* path and query (not NUL-terminated) */
+	size_t target_len;
+	int status;           /* status sent to the client */
+	const char *decision; /* "allow" or "deny" */
+	const char *reason;   /* why refused or failed, NULL otherwise */
+	const char *rule;     /* the deciding policy rule */
+	bool inspected;       /* request seen in clear: injected [] and remasked 0 */
+	int64_t bytes_up;     /* client to upstream body or tunnel bytes; <0: null */
+	int64_t bytes_down;   /* upstream to client; <0: null */
+	int64_t ms;           /* duration; <0: null */
+	const char *tls;      /* "terminated", "passthrough", "none" */
+};
+
+/*
+ * Opens (creates 0600, appends to) the audit file at path for session id
+ * session (copied). Returns an audit_t the caller frees with audit_free(),
+ * or NULL with errno set.
+ */
+audit_t *audit_open(const char *path, const char *session) NONNULL(1, 2) WUNRES;
+
+/* Closes the file and frees. NULL is a no-op. */
+void audit_free(audit_t *a);
+
+/* Writes one line. Returns 0, or -1 with errno set (the caller logs it;
+ * the request is not failed for it). */
+int audit_write(audit_t *a, const struct audit_rec *r) NONNULL(1, 2);
+
+/*
+ * JSON-escapes len bytes of s into out as the inside of a JSON string
+ * (quotes not included): ", \ and control characters escaped, invalid
+ * UTF-8 replaced by U+FFFD. Writes at most outlen - 1 bytes plus NUL,
+ * never splitting an escape; returns the length written. An outlen of
+ * 6 * len + 1 always suffices.
+ */
+size_t audit_json_escape(char *out, size_t outlen, const char *s, size_t len) NONNULL(1, 3);
+
+#endif

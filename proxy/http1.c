@@ -1,0 +1,599 @@
+/*
+ * http1.c - llhttp glue with head limits and the head rewriter.
+ *
+ * The head is fed to llhttp only up to its end (found by our own scanner,
+ * which also refuses bare CR, bare LF and obs-fold that the non-strict
+ * llhttp build would let through), so HTTP1_HEAD always reports the exact
+ * head length; body bytes are then fed in place and on_message_complete
+ * pauses llhttp at the message boundary, so pipelined bytes are never
+ * consumed with the current message.
+ */
+#include "http1.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <llhttp.h>
+
+#include "defaults.h"
+
+/* Where the head scanner is within the current line. */
+enum scan_state {
+	SCAN_LINE,       /* inside a line */
+	SCAN_CR,         /* after CR: only LF may follow */
+	SCAN_LINE_START, /* after CRLF: SP/HT here would be obs-fold */
+	SCAN_END_CR,     /* CR at the start of a line: the empty line */
+	SCAN_DONE        /* the head is complete */
+};
+
+/* Offsets into h->buf of one header field. */
+struct hdr {
+	uint32_t noff, nlen, voff, vlen;
+};
+
+/* Which span callback ran last (a field or value may arrive in pieces). */
+enum last_cb { LAST_NONE, LAST_FIELD, LAST_VALUE };
+
+struct http1 {
+	llhttp_t parser;             /* llhttp state; parser.data points here */
+	enum http1_kind kind;        /* requests or responses */
+	size_t max_head;             /* head byte limit (maxHeaderBytes) */
+	char *buf;                   /* URL, reason, names and values */
+	size_t len, cap;             /* bytes used / allocated in buf */
+	struct hdr hdr[PASSAVANT_MAX_HEADER_COUNT]; /* fields in order */
+	size_t nhdr;                 /* fields used */
+	enum last_cb last;           /* for joining split spans */
+	uint32_t url_off, url_len;   /* request target in buf */
+	uint32_t reason_off, reason_len; /* response reason phrase in buf */
+	enum scan_state scan;        /* head scanner state */
+	size_t head_bytes;           /* head bytes scanned so far */
+	bool head_done;              /* on_headers_complete ran */
+	bool msg_done;               /* on_message_complete ran */
+	bool is_head_req;            /* response to HEAD: no body */
+	int err_status;              /* 0, or 400/431 after an error */
+	const char *err_reason;      /* static reason of the error */
+};
+
+static void set_error(http1_t *h, int status, const char *reason)
+{
+	if (h->err_status == 0) {
+		h->err_status = status;
+		h->err_reason = reason;
+	}
+}
+
+/* Appends to buf within the head limit; -1 (and a 431) past it. */
+static int append(http1_t *h, const char *at, size_t n)
+{
+	if (h->len + n > h->max_head) {
+		set_error(h, 431, "request header fields too large");
+		return -1;
+	}
+	if (h->len + n > h->cap) {
+		size_t cap = h->cap * 2;
+		char *nb;
+
+		while (cap < h->len + n)
+			cap *= 2;
+		if (cap > h->max_head)
+			cap = h->max_head;
+		nb = realloc(h->buf, cap);
+		if (nb == NULL) {
+			set_error(h, 400, "out of memory");
+			return -1;
+		}
+		h->buf = nb;
+		h->cap = cap;
+	}
+	memcpy(h->buf + h->len, at, n);
+	h->len += n;
+	return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t n)
+{
+	http1_t *h = p->data;
+
+	if (h->url_len == 0)
+		h->url_off = (uint32_t)h->len;
+	if (append(h, at, n) < 0)
+		return HPE_USER;
+	h->url_len += (uint32_t)n;
+	return 0;
+}
+
+static int on_status(llhttp_t *p, const char *at, size_t n)
+{
+	http1_t *h = p->data;
+
+	if (h->reason_len == 0)
+		h->reason_off = (uint32_t)h->len;
+	if (append(h, at, n) < 0)
+		return HPE_USER;
+	h->reason_len += (uint32_t)n;
+	return 0;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t n)
+{
+	http1_t *h = p->data;
+
+	if (h->last != LAST_FIELD) {
+		if (h->nhdr == PASSAVANT_MAX_HEADER_COUNT) {
+			set_error(h, 431, "too many header fields");
+			return HPE_USER;
+		}
+		h->hdr[h->nhdr].noff = (uint32_t)h->len;
+		h->hdr[h->nhdr].nlen = 0;
+		h->hdr[h->nhdr].voff = (uint32_t)h->len;
+		h->hdr[h->nhdr].vlen = 0;
+		h->nhdr++;
+		h->last = LAST_FIELD;
+	}
+	if (append(h, at, n) < 0)
+		return HPE_USER;
+	h->hdr[h->nhdr - 1].nlen += (uint32_t)n;
+	return 0;
+}
+
+/* RFC 9110 tchar. */
+static bool is_tchar(unsigned char c)
+{
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+		return true;
+	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* The non-strict llhttp build accepts spaces in field names ("Ho st",
+ * "Host :"): a classic smuggling vector, so names are checked here. */
+static int on_header_field_complete(llhttp_t *p)
+{
+	http1_t *h = p->data;
+	const struct hdr *f = &h->hdr[h->nhdr - 1];
+	uint32_t i;
+
+	if (f->nlen == 0) {
+		set_error(h, 400, "empty header field name");
+		return HPE_USER;
+	}
+	for (i = 0; i < f->nlen; i++) {
+		if (!is_tchar((unsigned char)h->buf[f->noff + i])) {
+			set_error(h, 400, "invalid character in a header field name");
+			return HPE_USER;
+		}
+	}
+	return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t n)
+{
+	http1_t *h = p->data;
+
+	if (h->nhdr == 0)
+		return HPE_USER;
+	if (h->last != LAST_VALUE) {
+		h->hdr[h->nhdr - 1].voff = (uint32_t)h->len;
+		h->last = LAST_VALUE;
+	}
+	if (append(h, at, n) < 0)
+		return HPE_USER;
+	h->hdr[h->nhdr - 1].vlen += (uint32_t)n;
+	return 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+	http1_t *h = p->data;
+
+	h->head_done = true;
+	/* 1: "this message has no body" (llhttp settings contract). */
+	return h->kind == HTTP1_RESPONSE && h->is_head_req ? 1 : 0;
+}
+
+/* Pausing here stops llhttp exactly at the message boundary. */
+static int on_message_complete(llhttp_t *p)
+{
+	http1_t *h = p->data;
+
+	h->msg_done = true;
+	return HPE_PAUSED;
+}
+
+static const llhttp_settings_t settings = {
+	.on_url = on_url,
+	.on_status = on_status,
+	.on_header_field = on_header_field,
+	.on_header_field_complete = on_header_field_complete,
+	.on_header_value = on_header_value,
+	.on_headers_complete = on_headers_complete,
+	.on_message_complete = on_message_complete,
+};
+
+http1_t *http1_new(enum http1_kind kind, size_t max_header_bytes)
+{
+	http1_t *h = calloc(1, sizeof(*h));
+
+	if (h == NULL)
+		return NULL;
+	h->kind = kind;
+	h->max_head = max_header_bytes < 256 ? 256 : max_header_bytes;
+	h->cap = 1024 < h->max_head ? 1024 : h->max_head;
+	h->buf = malloc(h->cap);
+	if (h->buf == NULL) {
+		free(h);
+		return NULL;
+	}
+	llhttp_init(&h->parser, kind == HTTP1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE, &settings);
+	h->parser.data = h;
+	return h;
+}
+
+void http1_free(http1_t *h)
+{
+	if (h == NULL)
+		return;
+	free(h->buf);
+	free(h);
+}
+
+void http1_reset(http1_t *h)
+{
+	llhttp_init(&h->parser, h->kind == HTTP1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE, &settings);
+	h->parser.data = h;
+	h->len = 0;
+	h->nhdr = 0;
+	h->last = LAST_NONE;
+	h->url_off = h->url_len = 0;
+	h->reason_off = h->reason_len = 0;
+	h->scan = SCAN_LINE;
+	h->head_bytes = 0;
+	h->head_done = h->msg_done = h->is_head_req = false;
+	h->err_status = 0;
+	h->err_reason = NULL;
+}
+
+void http1_set_head_request(http1_t *h, bool is_head)
+{
+	h->is_head_req = is_head;
+}
+
+/*
+ * Scans head bytes for the end of the head; returns how many of the len
+ * bytes belong to the head, or (size_t)-1 on a framing error (set).
+ */
+static size_t scan_head(http1_t *h, const char *data, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && h->scan != SCAN_DONE; i++) {
+		unsigned char c = (unsigned char)data[i];
+
+		switch (h->scan) {
+		case SCAN_LINE:
+			if (c == '\r')
+				h->scan = SCAN_CR;
+			else if (c == '\n')
+				goto bare_lf;
+			break;
+		case SCAN_CR:
+			if (c != '\n')
+				goto bare_cr;
+			h->scan = SCAN_LINE_START;
+			break;
+		case SCAN_LINE_START:
+			if (c == ' ' || c == '\t') {
+				set_error(h, 400, "obsolete line folding in the head");
+				return (size_t)-1;
+			}
+			if (c == '\r')
+				h->scan = SCAN_END_CR;
+			else if (c == '\n')
+				goto bare_lf;
+			else
+				h->scan = SCAN_LINE;
+			break;
+		case SCAN_END_CR:
+			if (c != '\n')
+				goto bare_cr;
+			h->scan = SCAN_DONE;
+			break;
+		case SCAN_DONE:
+			break;
+		}
+	}
+	h->head_bytes += i;
+	if (h->head_bytes > h->max_head) {
+		set_error(h, 431, "request header fields too large");
+		return (size_t)-1;
+	}
+	return i;
+bare_cr:
+	set_error(h, 400, "bare CR in the head");
+	return (size_t)-1;
+bare_lf:
+	set_error(h, 400, "bare LF in the head");
+	return (size_t)-1;
+}
+
+/* Tokens of the Connection fields that name framing fields cannot be
+ * honoured (removing Content-Length would desynchronise the framing). */
+static bool connection_names_framing(const http1_t *h)
+{
+	static const char *const framing[] = {"content-length", "transfer-encoding", "host"};
+	size_t i, k;
+
+	for (i = 0; i < h->nhdr; i++) {
+		const char *v;
+		size_t vl, p = 0;
+
+		if (h->hdr[i].nlen != 10 || strncasecmp(h->buf + h->hdr[i].noff, "connection", 10) != 0)
+			continue;
+		v = h->buf + h->hdr[i].voff;
+		vl = h->hdr[i].vlen;
+		while (p < vl) {
+			size_t s, e;
+
+			while (p < vl && (v[p] == ' ' || v[p] == '\t' || v[p] == ','))
+				p++;
+			s = p;
+			while (p < vl && v[p] != ',' && v[p] != ' ' && v[p] != '\t')
+				p++;
+			e = p;
+			for (k = 0; k < ARRAY_LEN(framing); k++)
+				if (e - s == strlen(framing[k]) && strncasecmp(v + s, framing[k], e - s) == 0)
+					return true;
+		}
+	}
+	return false;
+}
+
+enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *consumed)
+{
+	llhttp_errno_t e;
+	size_t n;
+
+	*consumed = 0;
+	if (h->err_status != 0)
+		return HTTP1_ERROR;
+	if (h->msg_done)
+		return HTTP1_DONE;
+	if (!h->head_done) {
+		n = scan_head(h, data, len);
+		if (n == (size_t)-1)
+			return HTTP1_ERROR;
+		e = llhttp_execute(&h->parser, data, n);
+		if (e != HPE_OK && e != HPE_PAUSED && e != HPE_PAUSED_UPGRADE) {
+			/* Our callbacks set a more precise error first. */
+			set_error(h, 400, llhttp_get_error_reason(&h->parser) != NULL
+						  ? llhttp_get_error_reason(&h->parser)
+						  : "malformed head");
+			return HTTP1_ERROR;
+		}
+		*consumed = n;
+		if (h->scan != SCAN_DONE)
+			return HTTP1_MORE;
+		if (!h->head_done) {
+			set_error(h, 400, "malformed head");
+			return HTTP1_ERROR;
+		}
+		if (connection_names_framing(h)) {
+			set_error(h, 400, "Connection names a framing header");
+			return HTTP1_ERROR;
+		}
+		return HTTP1_HEAD;
+	}
+	e = llhttp_execute(&h->parser, data, len);
+	if (e == HPE_OK) {
+		*consumed = len;
+		return HTTP1_MORE;
+	}
+	if (e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE) {
+		*consumed = (size_t)(llhttp_get_error_pos(&h->parser) - data);
+		return HTTP1_DONE;
+	}
+	set_error(h, 400, llhttp_get_error_reason(&h->parser) != NULL ? llhttp_get_error_reason(&h->parser)
+								      : "malformed body");
+	return HTTP1_ERROR;
+}
+
+enum http1_result http1_finish(http1_t *h)
+{
+	llhttp_errno_t e;
+
+	if (h->msg_done)
+		return HTTP1_DONE;
+	if (h->err_status != 0 || !h->head_done)
+		return HTTP1_ERROR;
+	e = llhttp_finish(&h->parser);
+	if ((e == HPE_OK || e == HPE_PAUSED) && h->msg_done)
+		return HTTP1_DONE;
+	set_error(h, 400, "message cut short by end of stream");
+	return HTTP1_ERROR;
+}
+
+int http1_error_status(const http1_t *h)
+{
+	return h->err_status != 0 ? h->err_status : 400;
+}
+
+const char *http1_error_reason(const http1_t *h)
+{
+	return h->err_reason != NULL ? h->err_reason : "malformed message";
+}
+
+bool http1_head_done(const http1_t *h)
+{
+	return h->head_done;
+}
+
+bool http1_message_done(const http1_t *h)
+{
+	return h->msg_done;
+}
+
+bool http1_keep_alive(const http1_t *h)
+{
+	return llhttp_should_keep_alive(&h->parser) != 0;
+}
+
+bool http1_needs_eof(const http1_t *h)
+{
+	return llhttp_message_needs_eof(&h->parser) != 0;
+}
+
+bool http1_upgrade(const http1_t *h)
+{
+	return h->parser.upgrade != 0;
+}
+
+size_t http1_head_bytes(const http1_t *h)
+{
+	return h->head_bytes;
+}
+
+const char *http1_method(const http1_t *h)
+{
+	return llhttp_method_name((llhttp_method_t)h->parser.method);
+}
+
+bool http1_method_is(const http1_t *h, const char *m)
+{
+	return strcmp(http1_method(h), m) == 0;
+}
+
+const char *http1_url(const http1_t *h, size_t *len)
+{
+	*len = h->url_len;
+	return h->buf + h->url_off;
+}
+
+int http1_status(const http1_t *h)
+{
+	return h->parser.status_code;
+}
+
+unsigned http1_version_minor(const http1_t *h)
+{
+	return h->parser.http_minor;
+}
+
+size_t http1_header_count(const http1_t *h)
+{
+	return h->nhdr;
+}
+
+void http1_header(const http1_t *h, size_t i, const char **name, size_t *nlen, const char **val,
+		  size_t *vlen)
+{
+	*name = h->buf + h->hdr[i].noff;
+	*nlen = h->hdr[i].nlen;
+	*val = h->buf + h->hdr[i].voff;
+	*vlen = h->hdr[i].vlen;
+}
+
+static bool name_is(const http1_t *h, size_t i, const char *name)
+{
+	size_t n = strlen(name);
+
+	return h->hdr[i].nlen == n && strncasecmp(h->buf + h->hdr[i].noff, name, n) == 0;
+}
+
+size_t http1_header_find(const http1_t *h, const char *name, size_t *first)
+{
+	size_t i, count = 0;
+
+	for (i = 0; i < h->nhdr; i++) {
+		if (!name_is(h, i, name))
+			continue;
+		if (count == 0 && first != NULL)
+			*first = i;
+		count++;
+	}
+	return count;
+}
+
+/* Whether a Connection field of h lists the field name of index i. */
+static bool named_by_connection(const http1_t *h, size_t i)
+{
+	const char *name = h->buf + h->hdr[i].noff;
+	size_t nlen = h->hdr[i].nlen, j;
+
+	for (j = 0; j < h->nhdr; j++) {
+		const char *v;
+		size_t vl, p = 0;
+
+		if (!name_is(h, j, "connection"))
+			continue;
+		v = h->buf + h->hdr[j].voff;
+		vl = h->hdr[j].vlen;
+		while (p < vl) {
+			size_t s;
+
+			while (p < vl && (v[p] == ' ' || v[p] == '\t' || v[p] == ','))
+				p++;
+			s = p;
+			while (p < vl && v[p] != ',' && v[p] != ' ' && v[p] != '\t')
+				p++;
+			if (p - s == nlen && strncasecmp(v + s, name, nlen) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Hop-by-hop per RFC 9110 §7.6.1, plus Proxy-Authorization (SPEC §5: it
+ * never goes upstream; it is meant for us). */
+static bool is_hop_by_hop(const http1_t *h, size_t i)
+{
+	static const char *const hop[] = {"connection", "keep-alive", "proxy-connection", "te",
+					  "trailer", "upgrade", "proxy-authorization"};
+	size_t k;
+
+	for (k = 0; k < ARRAY_LEN(hop); k++)
+		if (name_is(h, i, hop[k]))
+			return true;
+	return named_by_connection(h, i);
+}
+
+/* Appends every end-to-end field of h to out, skipping "skip" too. */
+static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip)
+{
+	size_t i;
+
+	for (i = 0; i < h->nhdr; i++) {
+		if (is_hop_by_hop(h, i) || (skip != NULL && name_is(h, i, skip)))
+			continue;
+		if (evbuffer_add(out, h->buf + h->hdr[i].noff, h->hdr[i].nlen) < 0 ||
+		    evbuffer_add(out, ": ", 2) < 0 ||
+		    evbuffer_add(out, h->buf + h->hdr[i].voff, h->hdr[i].vlen) < 0 ||
+		    evbuffer_add(out, "\r\n", 2) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
+			     size_t path_len, const char *authority)
+{
+	if (evbuffer_add_printf(out, "%s %s%.*s HTTP/1.%u\r\nHost: %s\r\n", http1_method(h),
+				path_len > 0 && path[0] == '?' ? "/" : "", (int)path_len, path,
+				h->parser.http_minor, authority) < 0)
+		return -1;
+	if (write_fields(h, out, "host") < 0)
+		return -1;
+	return evbuffer_add(out, "\r\n", 2);
+}
+
+int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close)
+{
+	if (evbuffer_add_printf(out, "HTTP/1.%u %03d %.*s\r\n", h->parser.http_minor,
+				h->parser.status_code, (int)h->reason_len, h->buf + h->reason_off) < 0)
+		return -1;
+	if (write_fields(h, out, NULL) < 0)
+		return -1;
+	if (add_close && evbuffer_add(out, "Connection: close\r\n", 19) < 0)
+		return -1;
+	return evbuffer_add(out, "\r\n", 2);
+}

@@ -1,0 +1,124 @@
+/*
+ * http1.h - llhttp glue: one parser per side of a connection (requests from
+ * the client, responses from the upstream), the head kept with limits, and
+ * the rewritten head serialised for the other side.
+ *
+ * The caller owns the bytes: http1_feed() only reports how many it
+ * consumed, so the caller moves exactly those between evbuffers (the body
+ * is relayed as received, chunked framing included, after llhttp validated
+ * it) and never copies a body.
+ *
+ * Strictness (request smuggling, SPEC §5): llhttp's lenient flags are never
+ * enabled; on top of llhttp, the head is scanned for bare CR, bare LF and
+ * obs-fold, header names must be tokens, and a Connection header may not
+ * name a framing header (Content-Length, Transfer-Encoding, Host).
+ *
+ * Not thread-safe per object; every function may be called from callbacks.
+ */
+#ifndef PASSAVANT_HTTP1_H
+#define PASSAVANT_HTTP1_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <event2/buffer.h>
+
+#include "attrib.h"
+
+typedef struct http1 http1_t;
+
+enum http1_kind { HTTP1_REQUEST, HTTP1_RESPONSE };
+
+enum http1_result {
+	HTTP1_MORE,    /* all input consumed; the message goes on */
+	HTTP1_HEAD,    /* the head is complete: consumed ends at its last byte */
+	HTTP1_DONE,    /* the message is complete: consumed ends at its last byte */
+	HTTP1_ERROR    /* malformed or over a limit: http1_error_status() */
+};
+
+/*
+ * Creates a parser of the given kind whose head may be at most
+ * max_header_bytes long (request line or status line included) and have
+ * at most PASSAVANT_MAX_HEADER_COUNT fields. Caller frees with
+ * http1_free(). NULL on ENOMEM.
+ */
+http1_t *http1_new(enum http1_kind kind, size_t max_header_bytes) MALLOC WUNRES;
+
+/* Frees the parser. NULL is a no-op. */
+void http1_free(http1_t *h);
+
+/* Forgets the current message, ready for the next one on the connection
+ * (keeps the buffers: no allocation per request). */
+void http1_reset(http1_t *h) NONNULL(1);
+
+/*
+ * Parses up to len bytes. *consumed receives how many belong to the current
+ * message (the caller drops the head bytes it consumed after HTTP1_HEAD,
+ * since the head is re-serialised, and moves body bytes to the peer).
+ * HTTP1_HEAD is returned once per message; when the message has no body
+ * (or is a CONNECT), http1_message_done() is already true at that point.
+ * After HTTP1_DONE nothing more is consumed until http1_reset().
+ */
+enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *consumed)
+	NONNULL(1, 4) WUNRES;
+
+/*
+ * The peer closed: completes a close-delimited response. Returns
+ * HTTP1_DONE if the message is thereby complete, HTTP1_ERROR if it was
+ * cut short (then it must not be treated as complete).
+ */
+enum http1_result http1_finish(http1_t *h) NONNULL(1) WUNRES;
+
+/* Tells a response parser that the request was HEAD (its response has no
+ * body whatever the headers say). Reset by http1_reset(). */
+void http1_set_head_request(http1_t *h, bool is_head) NONNULL(1);
+
+/* After HTTP1_ERROR: the status to answer with (400 malformed, 431 head
+ * too large) and a static one-line reason. */
+int http1_error_status(const http1_t *h) NONNULL(1);
+const char *http1_error_reason(const http1_t *h) NONNULL(1);
+
+/* State of the current message. */
+bool http1_head_done(const http1_t *h) NONNULL(1);
+bool http1_message_done(const http1_t *h) NONNULL(1);
+/* Whether the connection may carry another message after this one
+ * (llhttp_should_keep_alive: version, Connection header, framing). */
+bool http1_keep_alive(const http1_t *h) NONNULL(1);
+/* Whether the message body ends only at EOF (close-delimited response). */
+bool http1_needs_eof(const http1_t *h) NONNULL(1);
+/* Whether the head asked for an upgrade (Upgrade header or CONNECT). */
+bool http1_upgrade(const http1_t *h) NONNULL(1);
+/* Bytes of the head as received (request/status line and fields). */
+size_t http1_head_bytes(const http1_t *h) NONNULL(1);
+
+/* Head accessors; strings belong to the parser and are valid until
+ * http1_reset()/http1_free(). Not NUL-terminated unless said so. */
+const char *http1_method(const http1_t *h) NONNULL(1);          /* NUL-terminated, "GET" */
+bool http1_method_is(const http1_t *h, const char *m) NONNULL(1, 2);
+const char *http1_url(const http1_t *h, size_t *len) NONNULL(1, 2);
+int http1_status(const http1_t *h) NONNULL(1);
+unsigned http1_version_minor(const http1_t *h) NONNULL(1);
+size_t http1_header_count(const http1_t *h) NONNULL(1);
+void http1_header(const http1_t *h, size_t i, const char **name, size_t *nlen, const char **val,
+		  size_t *vlen) NONNULL(1, 3, 4, 5, 6);
+/* Number of fields named name (case-insensitive); *first (may be NULL)
+ * receives the index of the first. */
+size_t http1_header_find(const http1_t *h, const char *name, size_t *first) NONNULL(1, 2);
+
+/*
+ * Writes the request head for the upstream: "METHOD path HTTP/1.x", then
+ * "Host: authority" in place of the client's Host fields, then every field
+ * except the hop-by-hop ones (Connection and the fields it names,
+ * Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade) and
+ * Proxy-Authorization. path may start with '?' (then "/" is prepended).
+ * Returns 0, or -1 on ENOMEM.
+ */
+int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
+			     size_t path_len, const char *authority) NONNULL(1, 2, 3, 5) WUNRES;
+
+/* Writes the response head for the client without hop-by-hop fields, plus
+ * "Connection: close" when add_close. Returns 0 or -1 on ENOMEM. */
+int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close)
+	NONNULL(1, 2) WUNRES;
+
+#endif

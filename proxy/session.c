@@ -1,0 +1,171 @@
+/*
+ * session.c - the session directory and its env file.
+ *
+ * TODO(TLS issue): write ca.pem (the session CA certificate, never its
+ * key) and trust.pem (CA + system roots + extraCaCertPaths) here, and add
+ * the trust variables of SPEC §7 (SSL_CERT_FILE, CURL_CA_BUNDLE, ...) to
+ * env. They are left out while CONNECT is an opaque tunnel: pointing the
+ * clients at a trust file that does not exist would break every TLS
+ * client. TODO(masking issue): files/ with sentinel copies and the
+ * sentinels of masked variables in env.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct session {
+	char *dir;     /* session directory */
+	char id[17];   /* 16 hex digits */
+};
+
+/* Creates dir 0700, or adopts an existing directory that we own. */
+static int make_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) == 0)
+		return 0;
+	if (errno != EEXIST) {
+		log_warn("session directory %s", dir);
+		return -1;
+	}
+	if (lstat(dir, &st) < 0) {
+		log_warn("session directory %s", dir);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		log_warnx("session directory %s: not a directory owned by us", dir);
+		return -1;
+	}
+	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) < 0) {
+		log_warn("session directory %s: chmod 0700", dir);
+		return -1;
+	}
+	return 0;
+}
+
+session_t *session_new(const char *dir)
+{
+	session_t *s = calloc(1, sizeof(*s));
+	unsigned char rnd[8];
+	size_t i;
+
+	if (s == NULL) {
+		log_warn("session");
+		return NULL;
+	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		log_warn("session id: getrandom");
+		goto fail;
+	}
+	for (i = 0; i < sizeof(rnd); i++)
+		(void)snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+	if (dir != NULL) {
+		if (make_dir(dir) < 0)
+			goto fail;
+		s->dir = strdup(dir);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+		char path[4096];
+
+		if (tmp == NULL || tmp[0] != '/')
+			tmp = "/tmp";
+		if (snprintf(path, sizeof(path), "%s/passavant-XXXXXX", tmp) >= (int)sizeof(path)) {
+			log_warnx("session directory: $TMPDIR too long");
+			goto fail;
+		}
+		/* mkdtemp creates it 0700. */
+		if (mkdtemp(path) == NULL) {
+			log_warn("session directory %s", path);
+			goto fail;
+		}
+		s->dir = strdup(path);
+	}
+	if (s->dir == NULL) {
+		log_warn("session");
+		goto fail;
+	}
+	return s;
+fail:
+	free(s);
+	return NULL;
+}
+
+void session_free(session_t *s)
+{
+	if (s == NULL)
+		return;
+	free(s->dir);
+	free(s);
+}
+
+const char *session_dir(const session_t *s)
+{
+	return s->dir;
+}
+
+const char *session_id(const session_t *s)
+{
+	return s->id;
+}
+
+int session_write_env(session_t *s, const char *host, uint16_t port)
+{
+	static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY",
+						 "http_proxy", "https_proxy", "all_proxy", "grpc_proxy"};
+	char path[4096], tmp[4096], url[128];
+	FILE *f;
+	size_t i;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/env", s->dir) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.env.tmp", s->dir) >= (int)sizeof(tmp)) {
+		log_warnx("session directory path too long");
+		return -1;
+	}
+	(void)snprintf(url, sizeof(url), strchr(host, ':') ? "http://[%s]:%u" : "http://%s:%u", host,
+		       (unsigned)port);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		log_warn("%s", tmp);
+		return -1;
+	}
+	f = fdopen(fd, "w");
+	if (f == NULL) {
+		log_warn("%s", tmp);
+		(void)close(fd);
+		goto fail_unlink;
+	}
+	fprintf(f, "# passavant session %s: source this file to use the proxy\n", s->id);
+	for (i = 0; i < ARRAY_LEN(proxy_vars); i++)
+		fprintf(f, "export %s='%s'\n", proxy_vars[i], url);
+	fprintf(f, "export NO_PROXY='localhost,127.0.0.1,::1'\n");
+	fprintf(f, "export no_proxy='localhost,127.0.0.1,::1'\n");
+	fprintf(f, "export NODE_USE_ENV_PROXY=1\n");
+	if (fflush(f) != 0 || ferror(f)) {
+		log_warn("%s", tmp);
+		(void)fclose(f);
+		goto fail_unlink;
+	}
+	if (fclose(f) != 0) {
+		log_warn("%s", tmp);
+		goto fail_unlink;
+	}
+	if (rename(tmp, path) < 0) {
+		log_warn("%s", path);
+		goto fail_unlink;
+	}
+	return 0;
+fail_unlink:
+	(void)unlink(tmp);
+	return -1;
+}

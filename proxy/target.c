@@ -1,0 +1,153 @@
+/*
+ * target.c - request-target parsing for CONNECT and absolute-form requests.
+ *
+ * Every host goes through policy_host_normalize(), the same normaliser the
+ * policy patterns were built with, so that "EXAMPLE.com." and "example.com"
+ * are one host to the policy and the numeric spellings inet_aton() would
+ * accept ("127.1", "0x7f.1") are refused instead of guessed at.
+ */
+#include "target.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Parses a decimal port of 1-65535 made of digits only (no sign, no
+ * spaces). Returns NULL or a static message. */
+static const char *parse_port(const char *s, size_t len, uint16_t *port)
+{
+	unsigned long v = 0;
+	size_t i;
+
+	if (len == 0)
+		return "expected a port after ':'";
+	if (len > 5)
+		return "expected a port of 1-65535";
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return "expected a decimal port";
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v == 0 || v > 65535)
+		return "expected a port of 1-65535";
+	*port = (uint16_t)v;
+	return NULL;
+}
+
+/*
+ * Splits an authority "host[:port]" or "[v6][:port]" into host and port
+ * text. need_port: the port is required. Fills out->host/port/is_ip and
+ * the authority for the Host header (default_port omitted from it).
+ */
+static const char *parse_authority(const char *s, size_t len, bool need_port, uint16_t default_port,
+				   struct target *out)
+{
+	const char *host = s, *err, *colon;
+	size_t host_len;
+	uint16_t port = default_port;
+
+	if (len == 0)
+		return "expected a host";
+	if (s[0] == '[') {
+		const char *close = memchr(s, ']', len);
+
+		if (close == NULL)
+			return "expected ']' closing the IPv6 literal";
+		host_len = (size_t)(close - s) + 1;
+		if (host_len < len) {
+			if (close[1] != ':')
+				return "expected ':' after the IPv6 literal";
+			if ((err = parse_port(close + 2, len - host_len - 1, &port)) != NULL)
+				return err;
+		} else if (need_port) {
+			return "expected host:port";
+		}
+	} else {
+		colon = memchr(s, ':', len);
+		if (colon == NULL) {
+			if (need_port)
+				return "expected host:port";
+			host_len = len;
+		} else {
+			host_len = (size_t)(colon - s);
+			if ((err = parse_port(colon + 1, len - host_len - 1, &port)) != NULL)
+				return err;
+		}
+	}
+	if (host_len == 0)
+		return "expected a host before the port";
+	err = policy_host_normalize(host, host_len, out->host, sizeof(out->host));
+	if (err != NULL)
+		return err;
+	out->port = port;
+	out->is_ipv6 = strchr(out->host, ':') != NULL;
+	/* policy_host_normalize() accepts only dotted-quad IPv4 literals, so a
+	 * host made of digits and dots is one. */
+	out->is_ip = out->is_ipv6 || strspn(out->host, "0123456789.") == strlen(out->host);
+	if (port == default_port)
+		(void)snprintf(out->authority, sizeof(out->authority), out->is_ipv6 ? "[%s]" : "%s",
+			       out->host);
+	else
+		(void)snprintf(out->authority, sizeof(out->authority),
+			       out->is_ipv6 ? "[%s]:%u" : "%s:%u", out->host, (unsigned)port);
+	return NULL;
+}
+
+const char *target_parse_connect(const char *s, size_t len, struct target *out)
+{
+	struct target t;
+	const char *err;
+
+	memset(&t, 0, sizeof(t));
+	if (memchr(s, '/', len) != NULL || memchr(s, '@', len) != NULL)
+		return "expected host:port as the CONNECT target";
+	/* Port 0 as "default" can never match: CONNECT requires a port. */
+	if ((err = parse_authority(s, len, true, 0, &t)) != NULL)
+		return err;
+	*out = t;
+	return NULL;
+}
+
+const char *target_parse_absolute(const char *s, size_t len, struct target *out)
+{
+	static const char scheme[] = "http://";
+	const size_t slen = sizeof(scheme) - 1;
+	struct target t;
+	const char *auth, *end, *err;
+	size_t i, alen;
+
+	memset(&t, 0, sizeof(t));
+	if (len == 0 || s[0] == '/')
+		return "expected an absolute-form target (http://host/path)";
+	if (len < slen || strncasecmp(s, scheme, slen) != 0) {
+		if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
+			return "expected an http:// target (use CONNECT for https)";
+		return "expected an http:// target";
+	}
+	auth = s + slen;
+	/* The authority ends at the first '/', '?' or '#'. */
+	for (i = slen; i < len && s[i] != '/' && s[i] != '?' && s[i] != '#'; i++)
+		;
+	end = s + i;
+	alen = (size_t)(end - auth);
+	if (memchr(auth, '@', alen) != NULL)
+		return "expected no userinfo (user@) in the target";
+	if (memchr(s, '#', len) != NULL)
+		return "expected no fragment (#) in the target";
+	if ((err = parse_authority(auth, alen, false, 80, &t)) != NULL)
+		return err;
+	if (i == len) {
+		t.path = "/";
+		t.path_len = 1;
+	} else if (s[i] == '?') {
+		/* "http://h?q": the origin form needs a leading '/', which the
+		 * caller writes before the query (path_len counts from '?'). */
+		t.path = end;
+		t.path_len = len - i;
+	} else {
+		t.path = end;
+		t.path_len = len - i;
+	}
+	*out = t;
+	return NULL;
+}
