@@ -178,7 +178,7 @@ static int ybuild_attach(struct ybuild *b, struct ynode *n)
 		return 0;
 	}
 	parent = b->stack[b->depth - 1];
-	if (parent->n >= 2 * (size_t)LDR_MAX_LIST) {
+	if (parent->n >= (parent->type == YN_MAP ? 2 : 1) * (size_t)LDR_MAX_LIST) {
 		ldr_error(b->l, n->mark, "more than %d entries, expected a shorter list or mapping",
 			  LDR_MAX_LIST);
 		return -1;
@@ -1333,6 +1333,7 @@ static void k_cred_mode(struct ldr *l, const struct ynode *v, void *ctx)
 	const char *s;
 
 	snprintf(where, sizeof(where), "%s.mode", cc->section);
+	cc->seen_mode = true; /* even when wrong: one error, not two */
 	s = (v->type == YN_SCALAR && scalar_class(v) == SC_STR) ? v->str : NULL;
 	if (s != NULL && strcmp(s, "deny") == 0) {
 		cc->c->pub.mode = CRED_DENY;
@@ -1342,7 +1343,6 @@ static void k_cred_mode(struct ldr *l, const struct ynode *v, void *ctx)
 		wrong_type(l, v, "deny or mask", where);
 		return;
 	}
-	cc->seen_mode = true;
 }
 
 static void k_cred_hosts(struct ldr *l, const struct ynode *v, void *ctx)
@@ -1393,39 +1393,50 @@ static void k_cred_in(struct ldr *l, const struct ynode *v, void *ctx)
 }
 
 /* Refuses extract patterns that could make regcomp/regexec blow up:
- * backreferences (exponential matching) and large repetition counts
- * (glibc expands {m,n} by copying the sub-expression). */
+ * backreferences (exponential matching) and repetition that glibc expands
+ * by copying the sub-expression: "x{m,n}" copies it up to max(m, n) times
+ * and "x+" once more, so nested or stacked ones multiply ("((a+)+)+",
+ * "a++++" grow as 2^n; found by the fuzzer). The product of all such
+ * factors is capped, which is conservative for sequences ("a+b+") and
+ * generous for real extract patterns (one or two "+"). */
 static const char *extract_safe(const char *re)
 {
 	unsigned long product = 1;
 
-	if (strlen(re) > 512)
-		return "expected a pattern of at most 512 bytes";
+	if (strlen(re) > 256)
+		return "expected a pattern of at most 256 bytes";
 	for (const char *s = re; *s != '\0'; s++) {
+		unsigned long factor = 1;
 		if (s[0] == '\\' && s[1] >= '1' && s[1] <= '9')
 			return "expected no backreferences (\\1 ... \\9)";
 		if (s[0] == '\\' && s[1] != '\0') {
 			s++;
 			continue;
 		}
-		if (*s == '{') {
-			unsigned long bound = 0;
-			for (s++; *s != '\0' && *s != '}'; s++)
+		if (*s == '+') {
+			factor = 2;
+		} else if (*s == '{') {
+			unsigned long bound = 0, most = 0;
+			for (s++; *s != '\0' && *s != '}'; s++) {
 				if (*s >= '0' && *s <= '9') {
-					bound = bound * 10 + (unsigned long)(*s - '0');
-					if (bound > 1000)
-						break;
-				} else if (*s == ',') {
+					if (bound <= 1000)
+						bound = bound * 10 + (unsigned long)(*s - '0');
+				} else {
 					bound = 0;
 				}
-			if (bound > 255)
+				if (bound > most)
+					most = bound;
+			}
+			if (most > 255)
 				return "expected repetition counts of at most 255";
-			product *= bound > 1 ? bound : 1;
-			if (product > 4096)
-				return "expected smaller nested repetition counts";
+			factor = most > 1 ? most : 1;
 			if (*s == '\0')
-				break;
+				s--; /* let the loop end; regcomp reports the brace */
 		}
+		product *= factor;
+		if (product > 4096)
+			return "expected fewer or smaller repetitions (\"+\" and {m,n} are "
+			       "expanded by copying)";
 	}
 	return NULL;
 }

@@ -128,10 +128,7 @@ static void put_cred(const struct policy *p, const struct policy_cred_ent *c, FI
 	else if (p->allowed.n == 0)
 		fputs("      # injectHosts: not set; allowedDomains is empty, so no host\n", out);
 	else
-	{
 		fputs("      # injectHosts not set: every allowedDomains entry\n", out);
-		put_hostlist(out, "      ", "injectHosts", &p->allowed);
-	}
 	fputs("      injectIn: [", out);
 	for (unsigned i = 0; i < ARRAY_LEN(where); i++)
 		if (c->pub.inject_in & (1u << i)) {
