@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -303,6 +304,7 @@ static int make_ca_cert(ca_t *ca, char *err, size_t errlen)
 {
 	unsigned char id[CA_ID_BYTES];
 	char cn[64], hex[2 * CA_ID_BYTES + 1];
+	time_t now = time(NULL);
 	X509_NAME *name;
 	X509 *x;
 	size_t i;
@@ -326,9 +328,10 @@ static int make_ca_cert(ca_t *ca, char *err, size_t errlen)
 				       -1, 0) != 1 ||
 	    X509_set_issuer_name(x, name) != 1)
 		goto fail;
-	/* From one hour ago, for seven days from then. */
-	if (X509_gmtime_adj(X509_getm_notBefore(x), -CA_BACKDATE_SECONDS) == NULL ||
-	    X509_gmtime_adj(X509_getm_notAfter(x), CA_VALIDITY_SECONDS - CA_BACKDATE_SECONDS) ==
+	/* From one hour ago, for seven days from then: one clock reading for
+	 * both, so the span is exactly seven days. */
+	if (X509_time_adj(X509_getm_notBefore(x), -CA_BACKDATE_SECONDS, &now) == NULL ||
+	    X509_time_adj(X509_getm_notAfter(x), CA_VALIDITY_SECONDS - CA_BACKDATE_SECONDS, &now) ==
 		    NULL ||
 	    X509_set_pubkey(x, ca->key) != 1)
 		goto fail;

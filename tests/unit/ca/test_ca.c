@@ -429,7 +429,10 @@ static void test_ca_leaf_refused_outside(void)
 		CU_ASSERT(ca_leaf_ctx(ca, outside[i], err, sizeof(err)) == NULL);
 		CU_ASSERT(err[0] != '\0');
 	}
-	CU_ASSERT(strstr(err, "a b") != NULL || strstr(err, "a?b") != NULL);
+	CU_ASSERT(strstr(err, "a?b") != NULL);
+	err[0] = '\0';
+	CU_ASSERT(ca_leaf_ctx(ca, "evil.test", err, sizeof(err)) == NULL);
+	CU_ASSERT(strstr(err, "evil.test") != NULL && strstr(err, "not in allowedDomains") != NULL);
 	CU_ASSERT(ca_host_permitted(ca, "EXAMPLE.com."));
 	CU_ASSERT(ca_host_permitted(ca, "[2001:db8:0::1]"));
 	ca_free(ca);
@@ -812,6 +815,22 @@ static void test_ca_write_files_errors(void)
 	CU_ASSERT(strstr(err, "not a regular file") != NULL);
 	snprintf(keyonly, sizeof(keyonly), "%s/ca.pem", dir);
 	CU_ASSERT(access(keyonly, F_OK) != 0);
+	/* A missing system bundle says what to do. */
+	{
+		char *saved = getenv("SSL_CERT_FILE") != NULL ? strdup(getenv("SSL_CERT_FILE")) : NULL;
+
+		CU_ASSERT(setenv("SSL_CERT_FILE", missing, 1) == 0);
+		err[0] = '\0';
+		CU_ASSERT(ca_write_files(ca, dir, NULL, 0, err, sizeof(err)) == -1);
+		CU_ASSERT(strstr(err, missing) != NULL && strstr(err, "ca-certificates") != NULL);
+		CU_ASSERT(ca_upstream_ctx(NULL, 0, err, sizeof(err)) == NULL);
+		if (saved != NULL) {
+			CU_ASSERT(setenv("SSL_CERT_FILE", saved, 1) == 0);
+		} else {
+			CU_ASSERT(unsetenv("SSL_CERT_FILE") == 0);
+		}
+		free(saved);
+	}
 	/* A session directory that does not exist. */
 	err[0] = '\0';
 	CU_ASSERT(ca_write_files(ca, missing, NULL, 0, err, sizeof(err)) == -1);
@@ -1177,6 +1196,30 @@ static void test_ca_wire_upstream(void)
 			CU_ASSERT(ok != 1);
 			CU_ASSERT(SSL_get_verify_result(ssl) == X509_V_ERR_HOSTNAME_MISMATCH);
 		}
+		SSL_free(ssl);
+		close(fd);
+		ERR_clear_error();
+	}
+	/* A client offering only h2 gets no ALPN answer, not a failure. */
+	{
+		static const unsigned char h2[] = "\x02h2";
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+		const unsigned char *alpn = NULL;
+		unsigned int alpn_len = 0;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		SSL *ssl = SSL_new(up);
+
+		sin.sin_port = htons((uint16_t)srv.port);
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		CU_ASSERT_FATAL(fd >= 0 && ssl != NULL);
+		CU_ASSERT_FATAL(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+		CU_ASSERT(SSL_set_alpn_protos(ssl, h2, sizeof(h2) - 1) == 0);
+		CU_ASSERT(SSL_set1_host(ssl, "localhost") == 1);
+		CU_ASSERT(SSL_set_fd(ssl, fd) == 1);
+		CU_ASSERT(SSL_connect(ssl) == 1);
+		SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
+		CU_ASSERT(alpn_len == 0);
+		CU_ASSERT(SSL_write(ssl, "GET / HTTP/1.1\r\n\r\n", 18) == 18);
 		SSL_free(ssl);
 		close(fd);
 		ERR_clear_error();
