@@ -240,9 +240,9 @@ static bool exact_can_exclude_subdomains(const ca_t *ca, const struct ca_pattern
  *   exact name     permitted DNS:name (+ excluded DNS:.name when possible)
  *   *.suffix       permitted DNS:.suffix
  *   IPv4 / IPv6    permitted IP:addr/32 or /128
- * A family absent from the allowlist is shut: no names -> permitted
- * DNS:invalid; no IPv4 -> excluded 0.0.0.0/0; no IPv6 -> excluded ::/0.
- * Without that, a constraint on one name type leaves the others free.
+ * A name type absent from the allowlist is shut: no names -> permitted
+ * DNS:invalid; no IP literal -> excluded 0.0.0.0/0 and ::/0. Without that,
+ * a constraint on one name type leaves the other free.
  */
 static int add_name_constraints(ca_t *ca)
 {
@@ -287,9 +287,17 @@ static int add_name_constraints(ca_t *ca)
 	}
 	if (!have_dns && push_dns(&nc->permittedSubtrees, CA_NC_NOTHING_DNS, false) != 0)
 		goto out;
-	if (!have_v4 && push_ip(&nc->excludedSubtrees, zero, 4, false) != 0)
-		goto out;
-	if (!have_v6 && push_ip(&nc->excludedSubtrees, zero, 16, false) != 0)
+	/*
+	 * IP literals are shut only when none is allowed. With any iPAddress
+	 * subtree permitted, an address of the other family matches none of
+	 * them and is refused already (OpenSSL, Go, Java); an explicit
+	 * exclusion of the other family would then only hurt: Java's
+	 * IPAddressName throws comparing an IPv4 address with an IPv6
+	 * subtree, rejecting a permitted leaf. IPv4 first for the same reason.
+	 */
+	if (!have_v4 && !have_v6 &&
+	    (push_ip(&nc->excludedSubtrees, zero, 4, false) != 0 ||
+	     push_ip(&nc->excludedSubtrees, zero, 16, false) != 0))
 		goto out;
 	/* RFC 5280 4.2.1.10: conforming CAs MUST mark it critical. */
 	if (X509_add1_ext_i2d(ca->cert, NID_name_constraints, nc, 1, X509V3_ADD_DEFAULT) == 1)

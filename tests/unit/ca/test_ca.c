@@ -230,8 +230,8 @@ static void test_ca_extensions(void)
 	CU_ASSERT(inet_pton(AF_INET6, "2001:db8::1", v6) == 1);
 	memset(v6 + 16, 0xff, 16);
 	CU_ASSERT(has_ip_subtree(nc->permittedSubtrees, v6, 32));
-	/* The exact name is made exact by excluding its subdomains; both IP
-	 * families are present, so none is shut. */
+	/* The exact name is made exact by excluding its subdomains; IP
+	 * literals are listed, so the IP families are not shut. */
 	CU_ASSERT(sk_GENERAL_SUBTREE_num(nc->excludedSubtrees) == 1);
 	CU_ASSERT(has_dns_subtree(nc->excludedSubtrees, ".example.com"));
 	NAME_CONSTRAINTS_free(nc);
@@ -478,15 +478,28 @@ static void test_ca_name_constraints_families(void)
 	CU_ASSERT(verify_forged(d, "::1") == X509_V_ERR_EXCLUDED_VIOLATION);
 	CU_ASSERT(verify_minted(i4, "192.0.2.1") == X509_V_OK);
 	CU_ASSERT(verify_forged(i4, "example.com") == X509_V_ERR_PERMITTED_VIOLATION);
-	/* OpenSSL checks permitted subtrees first, and an IPv4 subtree never
-	 * matches an IPv6 address: refused before the exclusion is reached. */
+	/* An IPv4 subtree never matches an IPv6 address: refused as a
+	 * permitted violation, no exclusion of the other family needed. */
 	CU_ASSERT(verify_forged(i4, "::1") == X509_V_ERR_PERMITTED_VIOLATION);
 	CU_ASSERT(verify_minted(i6, "::1") == X509_V_OK);
 	CU_ASSERT(verify_forged(i6, "127.0.0.1") == X509_V_ERR_PERMITTED_VIOLATION);
 	CU_ASSERT(verify_forged(i6, "example.com") == X509_V_ERR_PERMITTED_VIOLATION);
 	CU_ASSERT(verify_forged(none, "example.com") == X509_V_ERR_PERMITTED_VIOLATION);
 	CU_ASSERT(verify_forged(none, "127.0.0.1") == X509_V_ERR_EXCLUDED_VIOLATION);
+	CU_ASSERT(verify_forged(none, "::1") == X509_V_ERR_EXCLUDED_VIOLATION);
 	CU_ASSERT(ca_leaf_ctx(none, "example.com", err, sizeof(err)) == NULL);
+	/* Exclusions only where no IP literal is allowed (see ca.c). */
+	{
+		NAME_CONSTRAINTS *nc = X509_get_ext_d2i(ca_cert(i4), NID_name_constraints, NULL, NULL);
+
+		CU_ASSERT_FATAL(nc != NULL);
+		CU_ASSERT(nc->excludedSubtrees == NULL); /* absent, not empty */
+		NAME_CONSTRAINTS_free(nc);
+		nc = X509_get_ext_d2i(ca_cert(d), NID_name_constraints, NULL, NULL);
+		CU_ASSERT_FATAL(nc != NULL);
+		CU_ASSERT(sk_GENERAL_SUBTREE_num(nc->excludedSubtrees) == 3);
+		NAME_CONSTRAINTS_free(nc);
+	}
 	ca_free(d);
 	ca_free(i4);
 	ca_free(i6);
