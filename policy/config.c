@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -588,7 +589,12 @@ char *ldr_path_expand(const char *in, const char **err)
 			*err = "expected \"~\" or \"~/...\" (\"~user\" is not supported)";
 			return NULL;
 		}
+		/* As the shell does: $HOME, else the password database. */
 		home = getenv("HOME");
+		if (home == NULL || home[0] == '\0') {
+			struct passwd *pw = getpwuid(getuid());
+			home = pw != NULL ? pw->pw_dir : NULL;
+		}
 		if (home == NULL || home[0] != '/') {
 			*err = "expected $HOME to be an absolute path to expand \"~\"";
 			return NULL;

@@ -315,10 +315,20 @@ static void fs_add(struct ldr *l, struct policy_strlist *list, const char *path)
 static void fs_mandatory(struct ldr *l)
 {
 	struct policy *p = l->p;
-	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *err;
+	char *home = ldr_path_expand("~", &err);
+
+	/* One error, not one per path, when there is no home to expand. */
+	if (home == NULL) {
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "no home directory (%s), expected one to deny the credential stores "
+			  "and start-up files in it",
+			  err);
+		return;
+	}
+	free(home);
 
 	for (size_t i = 0; i < ARRAY_LEN(credential_stores); i++) {
-		const char *err;
 		char *abs = ldr_path_expand(credential_stores[i], &err);
 		bool named = abs != NULL && ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs);
 		free(abs);

@@ -304,6 +304,27 @@ static void test_credentials(void)
 	policy_free(p);
 }
 
+static void test_audit(void)
+{
+	policy_t *p;
+	char *want;
+
+	CU_ASSERT_EQUAL_FATAL(chdir(tmp_home), 0);
+	p = load_ok("audit:\n  path: logs/../audit.jsonl\n  bodies: headers\n");
+	CU_ASSERT_EQUAL(chdir(saved_cwd), 0);
+	CU_ASSERT_FATAL(asprintf(&want, "%s/audit.jsonl", tmp_home) > 0);
+	CU_ASSERT_STRING_EQUAL(policy_audit_path(p), want);
+	CU_ASSERT_EQUAL(policy_audit_bodies(p), AUDIT_BODIES_HEADERS);
+	free(want);
+	policy_free(p);
+	p = load_ok("audit: {bodies: none}\n");
+	CU_ASSERT_PTR_NULL(policy_audit_path(p));
+	CU_ASSERT_EQUAL(policy_audit_bodies(p), AUDIT_BODIES_NONE);
+	policy_free(p);
+	load_err("audit: {path: [a]}\n", 1, "t.yaml:1:15: error: a list, expected a path for audit.path");
+	load_err("audit: {paht: a}\n", 1, "(did you mean \"path\"?)");
+}
+
 static void test_credential_errors(void)
 {
 	load_err("credentials:\n  envVars:\n    - {name: X}\n", 1,
@@ -530,8 +551,15 @@ static void test_paths(void)
 	CU_ASSERT_PTR_NULL(ldr_path_expand("~root/x", &err));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "~user"));
 	CU_ASSERT_PTR_NULL(ldr_path_expand("", &err));
-	unsetenv("HOME");
+	/* Without $HOME, "~" is the home of the password database. */
+	setenv("HOME", "relative/home", 1);
 	CU_ASSERT_PTR_NULL(ldr_path_expand("~/x", &err));
+	unsetenv("HOME");
+	s = ldr_path_expand("~/x", &err);
+	CU_ASSERT_PTR_NOT_NULL(s);
+	if (s != NULL)
+		CU_ASSERT_EQUAL(s[0], '/');
+	free(s);
 	setenv("HOME", tmp_home, 1);
 	load_err("filesystem: {allowWrite: [\"\"]}\n", 1,
 		 "t.yaml:1:27: error: a string \"\", expected a path");
@@ -889,6 +917,7 @@ TEST_REGISTRAR(register_policy_config)
 	test_add(s, "tlsTerminate forms", test_tls_forms);
 	test_add(s, "credentials keys", test_credentials);
 	test_add(s, "credential errors", test_credential_errors);
+	test_add(s, "audit keys", test_audit);
 	test_add(s, "cross-checks", test_cross_checks);
 	test_add(s, "error kinds with FILE:LINE:COL", test_error_kinds);
 	test_add(s, "size, depth and list caps", test_limits_caps);
