@@ -34,6 +34,9 @@
 /* Diagnostics                                                         */
 /* ------------------------------------------------------------------ */
 
+/* Contract in loader_int.h. Errors are buffered, not printed at once, so
+ * the two passes' errors come out in file order; only the first
+ * LDR_MAX_ERRORS_SHOWN are kept, so a hostile file cannot grow the buffer. */
 void ldr_error(struct ldr *l, struct policy_mark m, const char *fmt, ...)
 {
 	char *msg = NULL, *line = NULL;
@@ -59,6 +62,8 @@ void ldr_error(struct ldr *l, struct policy_mark m, const char *fmt, ...)
 		free(line);
 }
 
+/* Contract in loader_int.h. The warning is owned by the policy and freed
+ * with it; an allocation failure becomes an error (never a lost warning). */
 int ldr_warn(struct ldr *l, struct policy_mark m, const char *fmt, ...)
 {
 	char *msg = NULL, *line = NULL;
@@ -88,6 +93,7 @@ enomem:
 	return -1;
 }
 
+/* Contract in loader_int.h. Linear: lists are capped at LDR_MAX_LIST. */
 bool ldr_strlist_has(const struct policy_strlist *l, const char *s)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -96,6 +102,8 @@ bool ldr_strlist_has(const struct policy_strlist *l, const char *s)
 	return false;
 }
 
+/* Contract in loader_int.h. The list owns the copy; on failure the list
+ * is unchanged. */
 int ldr_strlist_add(struct policy_strlist *l, const char *s)
 {
 	char **nv;
@@ -129,6 +137,8 @@ struct ynode {
 	size_t n, cap;
 };
 
+/* Frees a node and its subtree; NULL is a no-op. Recursion is bounded by
+ * LDR_MAX_DEPTH. */
 static void ynode_free(struct ynode *n)
 {
 	if (n == NULL)
@@ -140,6 +150,7 @@ static void ynode_free(struct ynode *n)
 	free(n);
 }
 
+/* The 1-based position of a libyaml mark. */
 static struct policy_mark mark_of(yaml_mark_t m)
 {
 	struct policy_mark pm;
@@ -241,6 +252,7 @@ static void ybuild_check_dups(struct ybuild *b, const struct ynode *map)
 	}
 }
 
+/* A fresh empty node at mark m, or NULL after reporting ENOMEM. */
 static struct ynode *ynode_new(struct ybuild *b, enum ynode_type t, yaml_mark_t m)
 {
 	struct ynode *n = calloc(1, sizeof(*n));
@@ -446,6 +458,13 @@ static int ybuild_parse(struct ldr *l, const char *data, size_t len, struct ynod
 
 enum sclass { SC_NULL, SC_BOOL, SC_NUM, SC_STR };
 
+/*
+ * What a scalar is, by the YAML 1.1 core rules libyaml users expect, but
+ * narrower: only the spellings below are null or boolean ("yes", "on" and
+ * friends stay strings, and a key that wants a boolean refuses them), and
+ * a number is whatever strtod() reads whole. Quoted scalars are strings,
+ * so JSON's "true" (a string) and true (a boolean) differ as they should.
+ */
 static enum sclass scalar_class(const struct ynode *n)
 {
 	static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
@@ -573,6 +592,10 @@ static int want_uint(struct ldr *l, const struct ynode *n, const char *where, un
 /* Paths                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Contract in loader_int.h. Purely lexical: symlinks are not resolved
+ * (the path may not exist yet, and a later symlink swap would make a
+ * resolution at load meaningless anyway; the launcher resolves what it
+ * binds). ".." above "/" stays at "/", as the kernel does. */
 char *ldr_path_expand(const char *in, const char **err)
 {
 	char *raw = NULL, *out, *o;
@@ -715,6 +738,7 @@ static size_t edit_distance(const char *a, const char *b)
 }
 
 /* Every key table (defined after the tables, at the end of the list). */
+/* Every table, for the cross-section suggestions of unknown_key(). */
 static size_t all_keytabs(const struct keytab *const **out);
 
 /* Reports an unknown key, with a suggestion from this table or, failing
@@ -762,6 +786,7 @@ static void unknown_key(struct ldr *l, const struct ynode *k, const struct keyta
 		ldr_error(l, k->mark, "unknown key \"%s\", expected %s", ex, where);
 }
 
+/* Generic wording of a node type, when a key table has no better one. */
 static const char *type_word(enum ynode_type t)
 {
 	switch (t) {
@@ -908,6 +933,8 @@ static void k_allowed(struct ldr *l, const struct ynode *v, void *ctx)
 	parse_hostlist(l, v, "network.allowedDomains", true, &l->p->allowed);
 }
 
+/* network.deniedDomains: bare "*" allowed (deny everything not allowed
+ * elsewhere is the default anyway, but srt files use it). */
 static void k_denied(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	(void)ctx;
@@ -985,6 +1012,11 @@ static void parse_methods(struct ldr *l, const struct ynode *v, struct policy_me
 	}
 }
 
+/*
+ * network.allowedMethods: a mapping pattern -> methods. Two spellings of the
+ * same pattern ("a.com", "A.COM.") are an error, not a merge: which list
+ * applies would otherwise depend on the order in the file.
+ */
 static void k_methods(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	static const char where[] = "network.allowedMethods";
@@ -1071,6 +1103,7 @@ static const char *cidr_parse(const char *s, struct policy_cidr *c)
 	return NULL;
 }
 
+/* network.deniedResolvedAddresses: a list of CIDRs (cidr_parse). */
 static void k_denied_addrs(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	static const char where[] = "network.deniedResolvedAddresses";
@@ -1107,12 +1140,15 @@ static void k_denied_addrs(struct ldr *l, const struct ynode *v, void *ctx)
 	}
 }
 
+/* tlsTerminate.enabled (mapping form). */
 static void k_tls_enabled(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	(void)ctx;
 	(void)want_bool(l, v, "network.tlsTerminate.enabled", &l->p->tls_terminate);
 }
 
+/* tlsTerminate.excludeDomains: no bare "*" (that is tlsTerminate: false,
+ * and saying so is clearer). */
 static void k_tls_exclude(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	(void)ctx;
@@ -1164,6 +1200,7 @@ static void parse_pathlist(struct ldr *l, const struct ynode *v, const char *whe
 	}
 }
 
+/* tlsTerminate.extraCaCertPaths: each must be readable now. */
 static void k_tls_extra_ca(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	(void)ctx;
@@ -1193,6 +1230,8 @@ static void k_tls(struct ldr *l, const struct ynode *v, void *ctx)
 		   "network.tlsTerminate");
 }
 
+/* network.limits.*: ranges from proxy/defaults.h; out of range is an
+ * error, never a clamp. */
 static void k_lim_tunnels(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	unsigned long x;
@@ -1238,11 +1277,13 @@ static const struct keydef limit_keys[] = {
 };
 static const struct keytab limit_tab = {"network.limits", limit_keys, ARRAY_LEN(limit_keys)};
 
+/* network.limits: a mapping of the four limits above. */
 static void k_limits(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	walk_map(l, v, &limit_tab, ctx);
 }
 
+/* network.allowAllUnixSockets (same key and meaning as sandbox-runtime). */
 static void k_unix(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	(void)ctx;
@@ -1268,6 +1309,7 @@ static const struct keydef network_keys[] = {
 };
 static const struct keytab network_tab = {"network", network_keys, ARRAY_LEN(network_keys)};
 
+/* The network section. */
 static void k_network(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	walk_map(l, v, &network_tab, ctx);
@@ -1284,6 +1326,8 @@ struct cred_ctx {
 	bool seen_name, seen_mode, seen_hosts, seen_extract;
 };
 
+/* envVars[].name: a portable variable name, since it is looked up in
+ * passavant's environment and set (or unset) in the sandbox's. */
 static void k_cred_name(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	struct cred_ctx *cc = ctx;
@@ -1312,6 +1356,7 @@ static void k_cred_name(struct ldr *l, const struct ynode *v, void *ctx)
 		ldr_error(l, v->mark, "out of memory, expected to read credentials.envVars.name");
 }
 
+/* files[].path: kept as written (for messages) and expanded (for use). */
 static void k_cred_path(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	struct cred_ctx *cc = ctx;
@@ -1332,6 +1377,7 @@ static void k_cred_path(struct ldr *l, const struct ynode *v, void *ctx)
 		ldr_error(l, v->mark, "out of memory, expected to read credentials.files.path");
 }
 
+/* mode: deny | mask. Required: parse_creds reports a missing one. */
 static void k_cred_mode(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	struct cred_ctx *cc = ctx;
@@ -1351,6 +1397,9 @@ static void k_cred_mode(struct ldr *l, const struct ynode *v, void *ctx)
 	}
 }
 
+/* injectHosts: an explicit empty list is refused (it would silently mean
+ * "never inject", or be mistaken for the default). Reachability is
+ * checked by validate.c once allowedDomains is known. */
 static void k_cred_hosts(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	struct cred_ctx *cc = ctx;
@@ -1368,6 +1417,8 @@ static void k_cred_hosts(struct ldr *l, const struct ynode *v, void *ctx)
 	parse_hostlist(l, v, where, true, &cc->c->inject_hosts);
 }
 
+/* injectIn: a set of places; the key's mark is kept for the body-injection
+ * warning. */
 static void k_cred_in(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	struct cred_ctx *cc = ctx;
@@ -1447,6 +1498,8 @@ static const char *extract_safe(const char *re)
 	return NULL;
 }
 
+/* files[].extract: compiled here only to validate it (and its group 1);
+ * the proxy compiles its own copy when it reads the file. */
 static void k_cred_extract(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	struct cred_ctx *cc = ctx;
@@ -1550,6 +1603,7 @@ static void parse_creds(struct ldr *l, const struct ynode *v, enum policy_cred_k
 	}
 }
 
+/* credentials.envVars and credentials.files. */
 static void k_envvars(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	(void)ctx;
@@ -1562,6 +1616,7 @@ static void k_files(struct ldr *l, const struct ynode *v, void *ctx)
 	parse_creds(l, v, CRED_FILE);
 }
 
+/* credentials.allowPlaintextInject; its mark is kept for the warning. */
 static void k_plaintext(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	(void)ctx;
@@ -1576,6 +1631,7 @@ static const struct keydef cred_keys[] = {
 };
 static const struct keytab cred_tab = {"credentials", cred_keys, ARRAY_LEN(cred_keys)};
 
+/* The credentials section. */
 static void k_credentials(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	walk_map(l, v, &cred_tab, ctx);
@@ -1617,11 +1673,14 @@ static const struct keydef fs_keys[] = {
 };
 static const struct keytab fs_tab = {"filesystem", fs_keys, ARRAY_LEN(fs_keys)};
 
+/* The filesystem section: four path lists (mandatory entries are added
+ * by validate.c). */
 static void k_filesystem(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	walk_map(l, v, &fs_tab, ctx);
 }
 
+/* audit.path: expanded like every path; created by the proxy, not here. */
 static void k_audit_path(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	const char *s = want_string(l, v, "a path", "audit.path"), *err;
@@ -1638,6 +1697,7 @@ static void k_audit_path(struct ldr *l, const struct ynode *v, void *ctx)
 	}
 }
 
+/* audit.bodies: none | headers. */
 static void k_audit_bodies(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	const char *s = (v->type == YN_SCALAR && scalar_class(v) == SC_STR) ? v->str : NULL;
@@ -1657,6 +1717,7 @@ static const struct keydef audit_keys[] = {
 };
 static const struct keytab audit_tab = {"audit", audit_keys, ARRAY_LEN(audit_keys)};
 
+/* The audit section. */
 static void k_audit(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	walk_map(l, v, &audit_tab, ctx);
@@ -1741,6 +1802,10 @@ static policy_t *policy_new(void)
 	return p;
 }
 
+/* Contract in loader_int.h. The order matters: the tree is built first
+ * (syntax errors stop there: nothing after them has a trustworthy
+ * position), then the key tables fill the policy, then the semantic pass
+ * runs on whatever loaded, so one run shows every independent error. */
 policy_t *ldr_load(const char *file, const char *fname, const char *data, size_t len, FILE *diag,
 		   unsigned *nerrors)
 {
@@ -1799,6 +1864,9 @@ out:
 	return l.p;
 }
 
+/* Contract in policy.h. data need not be NUL-terminated; name is also
+ * what policy_file() returns and what the policy's own denyWrite entry is
+ * built from. Caller frees the result with policy_free(). */
 policy_t *policy_load_buffer(const char *name, const char *data, size_t len, FILE *diag,
 			     unsigned *nerrors)
 {
@@ -1810,6 +1878,10 @@ policy_t *policy_load_buffer(const char *name, const char *data, size_t len, FIL
 	return ldr_load(name, name, data ? data : "", len, diag, nerrors);
 }
 
+/* Contract in policy.h. Reads the whole file (at most POLICY_FILE_MAX_BYTES)
+ * and loads it with path as its name. Only a regular file is read: a FIFO
+ * or device named as the policy is refused rather than read or waited on.
+ * Caller frees the result with policy_free(). */
 policy_t *policy_load_file(const char *path, FILE *diag, unsigned *nerrors)
 {
 	struct stat st;

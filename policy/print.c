@@ -25,6 +25,8 @@ static void put_quoted(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* A host list as a block sequence of the patterns as written (quoted:
+ * "*" and "[::1]" are YAML indicators), or "[]". */
 static void put_hostlist(FILE *out, const char *indent, const char *key,
 			 const struct policy_hostlist *l)
 {
@@ -40,6 +42,7 @@ static void put_hostlist(FILE *out, const char *indent, const char *key,
 	}
 }
 
+/* A path or string list, same layout. */
 static void put_strlist(FILE *out, const char *indent, const char *key,
 			const struct policy_strlist *l)
 {
@@ -55,6 +58,8 @@ static void put_strlist(FILE *out, const char *indent, const char *key,
 	}
 }
 
+/* The network section with every default spelt out; comments say what an
+ * empty value means, since "[]" reads differently per key. */
 static void put_network(const struct policy *p, FILE *out)
 {
 	fputs("network:\n", out);
@@ -103,6 +108,9 @@ static void put_network(const struct policy *p, FILE *out)
 	fprintf(out, "  allowAllUnixSockets: %s\n", p->allow_unix_sockets ? "true" : "false");
 }
 
+/* One credential: name or expanded path, mode, and for mask entries the
+ * effective extract, injectHosts and injectIn. A defaulted injectHosts is
+ * printed as a comment so the output loads back to the same policy. */
 static void put_cred(const struct policy *p, const struct policy_cred_ent *c, FILE *out)
 {
 	static const char *const where[] = {"header", "query", "body"};
@@ -138,6 +146,7 @@ static void put_cred(const struct policy *p, const struct policy_cred_ent *c, FI
 	fputs("]\n", out);
 }
 
+/* The credentials section, envVars first, then files (order kept). */
 static void put_credentials(const struct policy *p, FILE *out)
 {
 	bool any[2] = {false, false};

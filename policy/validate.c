@@ -230,6 +230,13 @@ static const struct policy_method_rule *method_decider(const struct policy *p,
 	return best;
 }
 
+/*
+ * SPEC §3.1: a rule the proxy cannot enforce is refused. Without TLS
+ * termination no request is seen, so every method restriction and every
+ * mask is unenforceable; with it, an excluded host is unenforceable when
+ * the rule deciding for it restricts methods, or when a narrower
+ * restricted rule lies inside an excluded wildcard.
+ */
 static void methods_enforceable(struct ldr *l)
 {
 	const struct policy *p = l->p;
@@ -312,6 +319,7 @@ static void fs_add(struct ldr *l, struct policy_strlist *list, const char *path)
 	free(abs);
 }
 
+/* Adds the filesystem entries every policy gets (SPEC §3.3, §3.6). */
 static void fs_mandatory(struct ldr *l)
 {
 	struct policy *p = l->p;
@@ -364,9 +372,9 @@ static void fs_mandatory(struct ldr *l)
 /* ------------------------------------------------------------------ */
 
 /* Reads a regular file of at most LDR_MAX_SECRET_BYTES into a malloc'd
- * NUL-terminated buffer. Returns NULL with errno set; the caller wipes and
- * frees the result. */
-static char *read_secret_file(const char *path, size_t *len)
+ * NUL-terminated buffer; *mode gets its st_mode. Returns NULL with errno
+ * set; the caller wipes (explicit_bzero) and frees the result. */
+static char *read_secret_file(const char *path, size_t *len, unsigned *mode)
 {
 	struct stat st;
 	char *buf;
@@ -389,6 +397,7 @@ static char *read_secret_file(const char *path, size_t *len)
 		errno = EINVAL;
 		return NULL;
 	}
+	*mode = (unsigned)st.st_mode;
 	buf = malloc((size_t)st.st_size + 1);
 	if (buf == NULL) {
 		close(fd);
@@ -457,6 +466,11 @@ static void check_extract(struct ldr *l, const struct policy_cred_ent *c, const 
 			       c->name ? c->name : "?");
 }
 
+/*
+ * Reads each masked value the way the proxy will at start and refuses one
+ * too short to mask (SPEC §3.2, §4.1). Values are never copied, printed or
+ * kept; file buffers are wiped before they are freed.
+ */
 static void creds_values(struct ldr *l)
 {
 	const struct policy *p = l->p;
@@ -478,7 +492,8 @@ static void creds_values(struct ldr *l)
 			check_bits(l, c, v, strlen(v), "the value is");
 		} else if (c->path != NULL) {
 			size_t len = 0;
-			char *buf = read_secret_file(c->path, &len);
+			unsigned mode_bits = 0;
+			char *buf = read_secret_file(c->path, &len, &mode_bits);
 			if (buf == NULL) {
 				if (errno == ENOENT)
 					(void)ldr_warn(l, c->mark,
@@ -492,6 +507,13 @@ static void creds_values(struct ldr *l)
 						  c->name, strerror(errno), LDR_MAX_SECRET_BYTES);
 				continue;
 			}
+			/* STYLE 11: a secret others can read is already exposed
+			 * to them; say so (masking cannot help with that). */
+			if (mode_bits & (S_IRWXG | S_IRWXO))
+				(void)ldr_warn(l, c->mark,
+					       "credential %s is accessible to group or others (mode "
+					       "%03o); chmod 600 it",
+					       c->name, mode_bits & 0777u);
 			if (c->extract != NULL)
 				check_extract(l, c, buf);
 			else
@@ -527,6 +549,8 @@ static const char *const user_content_domains[] = {
 	"supabase.co", "npmjs.org", "pypi.org",
 };
 
+/* Warns when a wildcard entry reaches a user-content domain: equal to it,
+ * broader than it ("*.com"), or inside it ("*.s3.amazonaws.com"). */
 static void warn_user_content(struct ldr *l, const struct policy_hostent *e)
 {
 	if (e->pat.kind != HOSTPAT_WILDCARD)
@@ -561,6 +585,7 @@ static bool same_as_allowlist(const struct policy *p, const struct policy_hostli
 	return true;
 }
 
+/* The warnings of SPEC §3.7 (plus a few the loader adds). */
 static void warnings(struct ldr *l)
 {
 	const struct policy *p = l->p;
@@ -618,6 +643,7 @@ static void warnings(struct ldr *l)
 	}
 }
 
+/* Contract in loader_int.h. */
 void policy_validate(struct ldr *l)
 {
 	creds_finish(l);

@@ -719,7 +719,14 @@ static void test_secrets(void)
 				       "\"token: ([A-Za-z0-9_]+)\"}]}\n",
 				 file) > 0);
 	p = load_ok(doc);
+	CU_ASSERT_FALSE(has_warning(p, "accessible to group or others"));
 	policy_free(p);
+	/* A secret file others can read: a warning. */
+	CU_ASSERT_EQUAL(chmod(file, 0644), 0);
+	p = load_ok(doc);
+	CU_ASSERT_TRUE(has_warning(p, "is accessible to group or others (mode 644)"));
+	policy_free(p);
+	CU_ASSERT_EQUAL(chmod(file, 0600), 0);
 	free(doc);
 	CU_ASSERT_FATAL(asprintf(&doc, "credentials: {files: [{path: %s, mode: mask, extract: "
 				       "\"user: ([a-z]+)\"}]}\n",
