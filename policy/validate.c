@@ -356,15 +356,17 @@ static void fs_mandatory(struct ldr *l)
 			free(real);
 		}
 	}
+	/* Both places: a later run may have a different $XDG_CONFIG_HOME. */
 	if (xdg != NULL && xdg[0] == '/') {
 		char *path = NULL;
-		if (asprintf(&path, "%s/passavant", xdg) >= 0) {
+		if (asprintf(&path, "%s/passavant", xdg) < 0)
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "out of memory, expected to add the mandatory denies");
+		else
 			fs_add(l, &p->fs[FS_DENY_WRITE], path);
-			free(path);
-		}
-	} else {
-		fs_add(l, &p->fs[FS_DENY_WRITE], "~/.config/passavant");
+		free(path);
 	}
+	fs_add(l, &p->fs[FS_DENY_WRITE], "~/.config/passavant");
 }
 
 /* ------------------------------------------------------------------ */
@@ -604,6 +606,12 @@ static void warnings(struct ldr *l)
 		const char *name = c->name ? c->name : "?";
 		if (c->pub.mode != CRED_MASK)
 			continue;
+		for (size_t j = 0; j < c->inject_hosts.n; j++)
+			if (c->inject_hosts.v[j].pat.kind == HOSTPAT_ANY)
+				(void)ldr_warn(l, c->inject_hosts.v[j].mark,
+					       "credential %s: injectHosts \"*\" sends its real value to "
+					       "every allowed host",
+					       name);
 		if (c->pub.inject_hosts_defaulted && p->allowed.n > 0)
 			(void)ldr_warn(l, c->mark,
 				       "credential %s has no injectHosts: its real value goes to "
@@ -620,6 +628,19 @@ static void warnings(struct ldr *l)
 				       "sandboxed process can store the real value on an inject host "
 				       "(a gist, an issue) and read it back",
 				       name);
+	}
+	/* STYLE 10: unreachable rules. A method rule no allowed host can
+	 * match never applies, which is most likely a typo. */
+	for (size_t i = 0; i < p->n_methods; i++) {
+		const struct policy_hostent *e = &p->methods[i].host;
+		bool reach = e->pat.kind == HOSTPAT_ANY;
+		for (size_t k = 0; k < p->allowed.n && !reach; k++)
+			reach = overlaps(&p->allowed.v[k].pat, &e->pat);
+		if (!reach)
+			(void)ldr_warn(l, e->mark,
+				       "allowedMethods entry \"%s\" matches no allowed host, so it "
+				       "never applies",
+				       e->text);
 	}
 	if (p->allow_plaintext_inject)
 		(void)ldr_warn(l, p->plaintext_mark,

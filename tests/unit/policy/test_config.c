@@ -772,6 +772,17 @@ static void test_warnings(void)
 		    "  injectHosts: [b.example.com, a.example.com]}]}\n");
 	CU_ASSERT_TRUE(has_warning(p, "credential PV_W2: injectHosts is the whole allowlist"));
 	policy_free(p);
+	/* A method rule for a host nothing allows; an injectHosts "*". */
+	p = load_ok("network:\n  allowedDomains: [\"*\"]\n  allowedMethods: {a.example.com: [GET]}\n"
+		    "credentials: {envVars: [{name: PV_W3, mode: mask, injectHosts: [\"*\"]}]}\n");
+	CU_ASSERT_FALSE(has_warning(p, "never applies"));
+	CU_ASSERT_TRUE(has_warning(p, "t.yaml:4:65: credential PV_W3: injectHosts \"*\" sends"));
+	policy_free(p);
+	p = load_ok("network:\n  allowedDomains: [b.example.com]\n"
+		    "  allowedMethods: {a.example.com: [GET]}\n");
+	CU_ASSERT_TRUE(has_warning(p, "t.yaml:3:20: allowedMethods entry \"a.example.com\" matches "
+				      "no allowed host"));
+	policy_free(p);
 	/* Warnings come out in file order. */
 	p = load_ok("network: {allowedDomains: [\"*\"], allowUnixSockets: []}\n");
 	CU_ASSERT_EQUAL_FATAL(policy_warning_count(p), 2);
