@@ -2,14 +2,20 @@
  * passavant.c - main(): the subcommands of SPEC §2. The only file where
  * exit() is allowed (STYLE.md 8). Each cmd_* returns the process status.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../policy/policy.h"
+#include "audit.h"
 #include "log.h"
+#include "proxy.h"
+#include "session.h"
 
 #define EXIT_USAGE 2
 /* SPEC §2: run exits 125 when passavant failed before the command started. */
@@ -37,6 +43,11 @@ static const char help_text[] =
 	"\n"
 	"Options:\n"
 	"  -p, --policy FILE     policy file (YAML, or a sandbox-runtime JSON file)\n"
+	"      --listen HOST:PORT  proxy: address to listen on (default 127.0.0.1:3128;\n"
+	"                        port 0 picks a free one)\n"
+	"      --session-dir DIR proxy: session directory (default: a fresh temporary one)\n"
+	"      --audit FILE      JSON Lines audit log (overrides audit.path)\n"
+	"  -v, --verbose         more diagnostics on stderr (twice: debug)\n"
 	"  -h, --help            this help\n"
 	"      --version         print the version\n"
 	"\n"
@@ -127,12 +138,141 @@ static int cmd_check(int argc, char **argv)
 	return 0;
 }
 
+/* Default for `passavant proxy --listen`: loopback on the conventional
+ * proxy port, the same port the sandbox listens on inside (SPEC §7).
+ * Port 0 picks a free one; the "listening on" line always tells. */
+#define PROXY_DEFAULT_LISTEN "127.0.0.1:3128"
+
+/* Splits "HOST:PORT" or "[V6]:PORT"; port 0 allowed. Returns 0 or -1. */
+static int parse_listen(const char *s, char *host, size_t hostlen, uint16_t *port)
+{
+	const char *colon, *h = s;
+	size_t hl;
+	char *end;
+	unsigned long v;
+
+	colon = strrchr(s, ':');
+	if (colon == NULL || colon[1] == '\0')
+		return -1;
+	hl = (size_t)(colon - s);
+	if (s[0] == '[') {
+		if (hl < 2 || s[hl - 1] != ']')
+			return -1;
+		h = s + 1;
+		hl -= 2;
+	}
+	if (hl == 0 || hl >= hostlen)
+		return -1;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	errno = 0;
+	v = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || v > 65535 || colon[1] < '0' || colon[1] > '9')
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
 static int cmd_proxy(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	log_warnx("proxy: not available in this build yet");
-	return 1;
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"listen", required_argument, NULL, 'l'},
+		{"session-dir", required_argument, NULL, 's'},
+		{"audit", required_argument, NULL, 'a'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *policy_path = NULL, *listen_arg = PROXY_DEFAULT_LISTEN, *session_dir_arg = NULL;
+	const char *audit_path = NULL;
+	char host[INET6_ADDRSTRLEN + 2], bound[INET6_ADDRSTRLEN];
+	uint16_t port = 0, bound_port = 0;
+	session_t *sess = NULL;
+	audit_t *audit = NULL;
+	proxy_t *px = NULL;
+	bool invalid;
+	policy_t *p;
+	int c, rc = 1;
+
+	while ((c = getopt_long(argc, argv, "+p:vqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy_path = optarg;
+			break;
+		case 'l':
+			listen_arg = optarg;
+			break;
+		case 's':
+			session_dir_arg = optarg;
+			break;
+		case 'a':
+			audit_path = optarg;
+			break;
+		case 'v':
+			log_set_level(log_get_level() >= LOG_LEVEL_INFO ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+			break;
+		case 'q':
+			log_set_level(LOG_LEVEL_QUIET);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "passavant proxy: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (parse_listen(listen_arg, host, sizeof(host), &port) < 0) {
+		fprintf(stderr, "passavant proxy: --listen: expected HOST:PORT or [V6]:PORT, got '%s'\n",
+			listen_arg);
+		return EXIT_USAGE;
+	}
+	p = load_policy(policy_path, &invalid);
+	if (p == NULL)
+		return 1;
+	sess = session_new(session_dir_arg);
+	if (sess == NULL) {
+		policy_free(p);
+		return 1;
+	}
+	if (audit_path == NULL)
+		audit_path = policy_audit_path(p);
+	if (audit_path != NULL) {
+		audit = audit_open(audit_path, session_id(sess));
+		if (audit == NULL) {
+			log_warn("audit log %s", audit_path);
+			policy_free(p);
+			goto out;
+		}
+	}
+	/* proxy_new takes p and audit, also on failure. */
+	px = proxy_new(p, policy_file(p), audit, session_id(sess));
+	if (px == NULL)
+		goto out;
+	if (proxy_listen(px, host, port) < 0 ||
+	    proxy_local_addr(px, bound, sizeof(bound), &bound_port) < 0 ||
+	    session_write_env(sess, bound, bound_port) < 0)
+		goto out;
+	/* The one line on stdout (SPEC §2); everything else goes to stderr. */
+	if (printf(strchr(bound, ':') ? "listening on [%s]:%u\n" : "listening on %s:%u\n", bound,
+		   (unsigned)bound_port) < 0 ||
+	    fflush(stdout) != 0) {
+		log_warn("stdout");
+		goto out;
+	}
+	log_info("session %s in %s", session_id(sess), session_dir(sess));
+	rc = proxy_run(px) == 0 ? 0 : 1;
+out:
+	proxy_free(px);
+	session_free(sess);
+	return rc;
 }
 
 static int cmd_run(int argc, char **argv)

@@ -1,0 +1,1050 @@
+/*
+ * conn.c - one client connection: the state machine, the copy paths with
+ * back-pressure, half-close and the single teardown.
+ *
+ *   ACCEPTED -> READ_HEAD -> DECIDE -+-> TUNNEL_CONNECTING -> [TLS_ACCEPT] -> RELAY (opaque)
+ *                  ^                 +-> UPSTREAM_CONNECTING -> RELAY (http) -+
+ *                  |                 +-> (refusal) DRAINING -> CLOSED         |
+ *                  +--------------- keep-alive: next request <----------------+
+ *
+ * Every callback only records what happened (EOF, error) and calls
+ * drive(), which makes all the progress the buffers allow, state by state,
+ * and finally recomputes which side may read (update_io()). The rule for
+ * back-pressure is one place: a side reads only while the peer's output
+ * buffer is below PASSAVANT_OUTBUF_HIGH_BYTES; the peer's write callback
+ * fires at half of that (its low watermark) and drives again.
+ *
+ * TLS_ACCEPT is where the TLS issue terminates TLS: after "200 Connection
+ * Established" the bytes the client sent after the CONNECT head are still
+ * in the client input buffer, untouched, so an SSL filter layered over the
+ * client bufferevent there sees the ClientHello.
+ */
+#include "conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "audit.h"
+#include "defaults.h"
+#include "http1.h"
+#include "log.h"
+#include "target.h"
+#include "upstream.h"
+
+/* How long a refused client gets to read our answer and close, once our
+ * write side is shut (lingering close: closing with unread input would
+ * send a RST that can destroy the response in flight). */
+#define CONN_LINGER_MS 2000
+
+/* Head of a reason line; the policy refusals of SPEC §5 start with it. */
+#define REASON_MAX 1024
+
+enum conn_state {
+	CONN_ACCEPTED,            /* socket taken over, nothing read */
+	CONN_READ_HEAD,           /* reading a request head (first or next) */
+	CONN_DECIDE,              /* head complete: policy decisions */
+	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
+	CONN_TLS_ACCEPT,          /* reserved: TLS termination (next issue) */
+	CONN_UPSTREAM_CONNECTING, /* plain request allowed: resolving/connecting */
+	CONN_RELAY,               /* request/response or tunnel bytes flowing */
+	CONN_DRAINING,            /* flushing one side before closing */
+	CONN_CLOSED               /* torn down; never observed after free */
+};
+
+/* What a drive step asks for next. */
+enum step { STEP_STOP, STEP_AGAIN, STEP_CLOSED };
+
+struct conn_side {
+	struct bufferevent *bev; /* socket bufferevent, NULL when not connected */
+	struct ssl_st *ssl;      /* TLS on this side (always NULL until the TLS issue) */
+	http1_t *http;           /* client: request parser; upstream: response parser */
+	char peer[64];           /* "addr:port" or "host:port" for logs */
+	uint64_t bytes;          /* bytes read from this side and passed on */
+	bool eof;                /* this side will send nothing more (EOF or error) */
+};
+
+struct conn {
+	struct conn *next;          /** registry: next connection */
+	struct conn **pprev;        /** registry: the pointer that points to us */
+	proxy_t *px;                /** the proxy (loop, resolver, audit, slots) */
+	proxy_policy_t *pol;        /** policy reference this connection decides with */
+	enum conn_state state;      /** where we are; changed only by conn_set_state() */
+	struct conn_side client;    /** the workload's side */
+	struct conn_side up;        /** the upstream's side */
+	struct event *timer;        /** head, idle, drain or linger deadline */
+	upstream_req_t *dial;       /** pending resolve+connect, or NULL */
+	struct target tgt;          /** target of the current request or tunnel */
+	bool have_target;           /** tgt parsed for the current request */
+	bool tunnel;                /** CONNECT: opaque relay after the 200 */
+	bool slot;                  /** holds one of the proxy's maxTunnels slots */
+	bool first_request;         /** the first head is still awaited */
+	bool head_started;          /** bytes of the current head have arrived */
+	bool req_done;              /** the current request was passed on in full */
+	bool resp_done;             /** the current response was passed on in full */
+	bool resp_started;          /** a response head went to the client */
+	bool client_close;          /** close the client after this response */
+	bool up_reusable;           /** upstream connection may carry the next request */
+	bool audited;               /** the current request/tunnel has its audit line */
+	bool shut_wr;               /** client write side shut (lingering) */
+	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
+	uint16_t up_port;           /** port the upstream bev is connected for */
+	struct conn_side *drain;    /** DRAINING: the side being flushed */
+	int status;                 /** status sent for the current request */
+	const char *rule;           /** deciding rule (policy or static storage) */
+	struct timeval t0;          /** start of the current request or tunnel */
+	struct timeval last;        /** last time bytes moved (idle timeout) */
+	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
+	unsigned idle_ms;           /** idleTimeoutMs of our policy */
+};
+
+static void drive(conn_t *c);
+
+static const char *state_name(enum conn_state s)
+{
+	switch (s) {
+	case CONN_ACCEPTED:
+		return "ACCEPTED";
+	case CONN_READ_HEAD:
+		return "READ_HEAD";
+	case CONN_DECIDE:
+		return "DECIDE";
+	case CONN_TUNNEL_CONNECTING:
+		return "TUNNEL_CONNECTING";
+	case CONN_TLS_ACCEPT:
+		return "TLS_ACCEPT";
+	case CONN_UPSTREAM_CONNECTING:
+		return "UPSTREAM_CONNECTING";
+	case CONN_RELAY:
+		return "RELAY";
+	case CONN_DRAINING:
+		return "DRAINING";
+	case CONN_CLOSED:
+		return "CLOSED";
+	}
+	return "?";
+}
+
+/* The only place the state changes. */
+static void conn_set_state(conn_t *c, enum conn_state s)
+{
+	if (log_get_level() >= LOG_LEVEL_DEBUG)
+		log_debug("conn %s: %s -> %s", c->client.peer, state_name(c->state), state_name(s));
+	c->state = s;
+}
+
+static const policy_t *pol(const conn_t *c)
+{
+	return proxy_policy(c->pol);
+}
+
+static int64_t ms_since(const conn_t *c, const struct timeval *t)
+{
+	struct timeval now;
+
+	if (event_base_gettimeofday_cached(proxy_base(c->px), &now) < 0)
+		return 0;
+	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_usec - t->tv_usec) / 1000;
+}
+
+static void touch(conn_t *c)
+{
+	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->last);
+}
+
+static void arm_timer(conn_t *c, unsigned ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	if (event_add(c->timer, &tv) < 0)
+		log_warnx("conn %s: cannot arm timer", c->client.peer);
+}
+
+static struct evbuffer *in_of(struct conn_side *s)
+{
+	return bufferevent_get_input(s->bev);
+}
+
+static struct evbuffer *out_of(struct conn_side *s)
+{
+	return bufferevent_get_output(s->bev);
+}
+
+/* Target of the current request for audit lines and reasons. */
+static void audit_line(conn_t *c, const char *kind, const char *decision, const char *reason,
+		       const char *rule)
+{
+	audit_t *a = proxy_audit(c->px);
+	struct audit_rec r;
+	size_t ulen = 0;
+
+	if (a == NULL || c->audited)
+		return;
+	c->audited = true;
+	memset(&r, 0, sizeof(r));
+	r.kind = kind;
+	r.method = c->client.http != NULL && http1_head_done(c->client.http)
+			   ? http1_method(c->client.http)
+			   : NULL;
+	if (c->have_target) {
+		r.host = c->tgt.host;
+		r.port = c->tgt.port;
+		if (!c->tunnel) {
+			r.scheme = "http";
+			r.target = c->tgt.path;
+			r.target_len = c->tgt.path_len;
+		}
+	} else if (c->client.http != NULL && http1_head_done(c->client.http) && !c->tunnel) {
+		/* Unparseable target: record what was sent, escaped. */
+		r.target = http1_url(c->client.http, &ulen);
+		r.target_len = ulen;
+	}
+	r.status = c->status;
+	r.decision = decision;
+	r.reason = reason;
+	r.rule = rule;
+	r.inspected = !c->tunnel && strcmp(kind, "request") == 0;
+	r.bytes_up = -1;
+	r.bytes_down = -1;
+	if (strcmp(kind, "connect") != 0 && reason == NULL) {
+		r.bytes_up = (int64_t)c->client.bytes;
+		r.bytes_down = (int64_t)c->up.bytes;
+	}
+	r.ms = ms_since(c, &c->t0);
+	r.tls = strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
+	if (audit_write(a, &r) < 0)
+		log_warn("audit write");
+}
+
+static const char *status_text(int status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 405:
+		return "Method Not Allowed";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	default:
+		return "Error";
+	}
+}
+
+/* Frees the upstream side (connection and parser state), keeping the
+ * parser object for reuse. */
+static void drop_upstream(conn_t *c)
+{
+	if (c->dial != NULL) {
+		upstream_cancel(c->dial);
+		c->dial = NULL;
+	}
+	if (c->up.bev != NULL) {
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
+	}
+	c->up.eof = false;
+	c->up_reusable = false;
+	c->up_host[0] = '\0';
+	c->up_port = 0;
+}
+
+/* Starts flushing side s, then closing (client: lingering close). */
+static enum step enter_draining(conn_t *c, struct conn_side *s)
+{
+	if (s == &c->client)
+		drop_upstream(c);
+	c->drain = s;
+	conn_set_state(c, CONN_DRAINING);
+	/* Write callback as soon as the output is empty. */
+	bufferevent_setwatermark(s->bev, EV_WRITE, 0, 0);
+	arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
+/*
+ * Answers the current request with an error and drains: audit line, the
+ * response of SPEC §5 (xerr: X-Proxy-Error value or NULL), then close. If
+ * a response already started, the connection is just closed.
+ */
+static enum step refuse(conn_t *c, int status, const char *xerr, const char *kind, const char *rule,
+			const char *fmt, ...) PRINTF(6, 7);
+static enum step refuse(conn_t *c, int status, const char *xerr, const char *kind, const char *rule,
+			const char *fmt, ...)
+{
+	char reason[REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (c->resp_started) {
+		conn_close(c, reason, true);
+		return STEP_CLOSED;
+	}
+	c->status = status;
+	audit_line(c, kind, status == 502 || status == 504 ? "allow" : "deny", reason, rule);
+	log_info("%s", reason);
+	if (evbuffer_add_printf(out_of(&c->client),
+				"HTTP/1.1 %d %s\r\n%s%s%sContent-Type: text/plain\r\n"
+				"Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
+				status, status_text(status), xerr != NULL ? "X-Proxy-Error: " : "",
+				xerr != NULL ? xerr : "", xerr != NULL ? "\r\n" : "", strlen(reason) + 1,
+				reason) < 0) {
+		conn_close(c, "out of memory writing a refusal", true);
+		return STEP_CLOSED;
+	}
+	c->resp_started = true;
+	return enter_draining(c, &c->client);
+}
+
+/* "GET http://host:port/path" or "CONNECT host:port" for reasons; the
+ * path is cut at 200 bytes. */
+static const char *what(const conn_t *c, char *buf, size_t len)
+{
+	if (c->tunnel)
+		(void)snprintf(buf, len, "CONNECT %s:%u", c->tgt.host, (unsigned)c->tgt.port);
+	else
+		(void)snprintf(buf, len, "%s http://%s%s%.*s", http1_method(c->client.http),
+			       c->tgt.authority, c->tgt.path[0] == '?' ? "/" : "",
+			       (int)(c->tgt.path_len > 200 ? 200 : c->tgt.path_len), c->tgt.path);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Upstream callbacks                                                  */
+/* ------------------------------------------------------------------ */
+
+static void up_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	drive(arg);
+}
+
+static void up_write_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	drive(arg);
+}
+
+static void up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		/* An upstream error is handled like EOF: what was received is
+		 * passed on, then the missing rest decides (502 or close). */
+		if (what & BEV_EVENT_ERROR)
+			log_debug("conn %s: upstream %s: %s", c->client.peer, c->up.peer,
+				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		c->up.eof = true;
+		c->up_reusable = false;
+	}
+	drive(c);
+}
+
+/* Takes the connected upstream bufferevent into the conn. */
+static void adopt_upstream(conn_t *c, struct bufferevent *bev)
+{
+	c->up.bev = bev;
+	c->up.eof = false;
+	c->up_reusable = false;
+	(void)snprintf(c->up_host, sizeof(c->up_host), "%s", c->tgt.host);
+	c->up_port = c->tgt.port;
+	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
+	bufferevent_setcb(bev, up_read_cb, up_write_cb, up_event_cb, c);
+	bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
+	if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
+		log_warnx("conn %s: cannot enable upstream reads", c->client.peer);
+}
+
+/* Sends the rewritten request head upstream and starts relaying. */
+static enum step send_request(conn_t *c)
+{
+	http1_reset(c->up.http);
+	http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
+	if (http1_write_request_head(c->client.http, out_of(&c->up), c->tgt.path, c->tgt.path_len,
+				     c->tgt.authority) < 0) {
+		conn_close(c, "out of memory writing a request head", true);
+		return STEP_CLOSED;
+	}
+	conn_set_state(c, CONN_RELAY);
+	touch(c);
+	arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
+static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev, const char *detail,
+		    const char *rule)
+{
+	conn_t *c = arg;
+	char w[512];
+	enum step st = STEP_AGAIN;
+
+	c->dial = NULL;
+	if (res != UPSTREAM_OK) {
+		int status = upstream_status(res);
+
+		if (status == 403)
+			st = refuse(c, 403, "blocked-by-sandbox-runtime", c->tunnel ? "connect" : "request",
+				    rule, "passavant: %s refused by %s: %s", what(c, w, sizeof(w)), rule,
+				    detail);
+		else
+			st = refuse(c, status, NULL, c->tunnel ? "connect" : "request", c->rule,
+				    "passavant: %s: %s", what(c, w, sizeof(w)), detail);
+		if (st != STEP_CLOSED)
+			drive(c);
+		return;
+	}
+	adopt_upstream(c, bev);
+	if (c->tunnel) {
+		c->status = 200;
+		if (evbuffer_add_printf(out_of(&c->client), "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
+			conn_close(c, "out of memory", true);
+			return;
+		}
+		c->resp_started = true;
+		/* TODO(TLS issue): when the decision says terminate_tls, go to
+		 * CONN_TLS_ACCEPT here and layer the SSL filter over the
+		 * client bev; the client input buffer still holds every byte
+		 * sent after the CONNECT head. */
+		conn_set_state(c, CONN_RELAY);
+		(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->t0);
+		touch(c);
+		arm_timer(c, c->idle_ms);
+	} else if (send_request(c) == STEP_CLOSED) {
+		return;
+	}
+	drive(c);
+}
+
+/* Starts resolving/connecting for the current target. */
+static enum step dial(conn_t *c, enum conn_state connecting)
+{
+	conn_set_state(c, connecting);
+	event_del(c->timer);
+	c->dial = upstream_connect(proxy_base(c->px), proxy_dns(c->px), pol(c), c->tgt.host, c->tgt.port,
+				   c->tgt.is_ip, dial_cb, c);
+	if (c->dial == NULL) {
+		conn_close(c, "out of memory starting a connection", true);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}
+
+/* ------------------------------------------------------------------ */
+/* DECIDE                                                              */
+/* ------------------------------------------------------------------ */
+
+static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
+{
+	struct policy_decision d;
+	const char *err, *mrule = NULL;
+	char w[512];
+
+	c->tunnel = true;
+	if ((err = target_parse_connect(url, ulen, &c->tgt)) != NULL)
+		return refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
+			      (int)(ulen > 200 ? 200 : ulen), url, err);
+	c->have_target = true;
+	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
+	c->rule = d.rule;
+	if (d.verdict != POLICY_ALLOW)
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", d.rule,
+			      "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
+	if (d.method_restricted) {
+		/* SPEC §3.1: a method rule cannot be enforced inside an
+		 * opaque tunnel; refuse rather than skip it. */
+		(void)policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, "CONNECT", &mrule);
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", mrule,
+			      "passavant: %s refused by %s: methods cannot be enforced in an opaque tunnel",
+			      what(c, w, sizeof(w)), mrule);
+	}
+	if (!c->slot) {
+		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels))
+			return refuse(c, 503, "too-many-tunnels", "connect", "limits: maxTunnels",
+				      "passavant: %s refused: too many tunnels (maxTunnels %u)",
+				      what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+		c->slot = true;
+	}
+	return dial(c, CONN_TUNNEL_CONNECTING);
+}
+
+static enum step decide_request(conn_t *c, const char *url, size_t ulen)
+{
+	struct policy_decision d;
+	const char *err, *mrule = NULL;
+	char w[512];
+
+	c->tunnel = false;
+	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
+		return refuse(c, 405, NULL, "request", NULL, "passavant: %s refused: method not allowed through the proxy",
+			      http1_method(c->client.http));
+	if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL)
+		return refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s",
+			      http1_method(c->client.http), (int)(ulen > 200 ? 200 : ulen), url, err);
+	c->have_target = true;
+	/* RFC 9112 §3.2.2: with an absolute-form target the proxy replaces
+	 * Host with the URL's authority; two Host fields are ambiguous. */
+	if (http1_header_find(c->client.http, "host", NULL) > 1)
+		return refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
+			      what(c, w, sizeof(w)));
+	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
+	c->rule = d.rule;
+	if (d.verdict != POLICY_ALLOW)
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
+			      "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
+	if (!policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, http1_method(c->client.http), &mrule)) {
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		c->rule = mrule;
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
+			      "passavant: %s refused by %s", what(c, w, sizeof(w)), mrule);
+	}
+	if (!c->slot) {
+		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels))
+			return refuse(c, 503, "too-many-tunnels", "request", "limits: maxTunnels",
+				      "passavant: %s refused: too many connections (maxTunnels %u)",
+				      what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+		c->slot = true;
+	}
+	c->req_done = http1_message_done(c->client.http);
+	c->resp_done = false;
+	c->resp_started = false;
+	c->client.bytes = 0;
+	c->up.bytes = 0;
+	if (c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
+	    strcmp(c->up_host, c->tgt.host) == 0)
+		return send_request(c);
+	drop_upstream(c);
+	return dial(c, CONN_UPSTREAM_CONNECTING);
+}
+
+/* A complete head is in client.http: decide what to do with it. */
+static enum step decide(conn_t *c)
+{
+	const char *url;
+	size_t ulen;
+
+	conn_set_state(c, CONN_DECIDE);
+	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->t0);
+	/* Each request is decided under the current policy: a SIGHUP
+	 * reload applies from the next request on (live tunnels keep the
+	 * policy they were decided with). */
+	proxy_policy_put(c->pol);
+	c->pol = proxy_policy_get(c->px);
+	url = http1_url(c->client.http, &ulen);
+	if (http1_method_is(c->client.http, "CONNECT"))
+		return decide_connect(c, url, ulen);
+	return decide_request(c, url, ulen);
+}
+
+/* ------------------------------------------------------------------ */
+/* Steps                                                               */
+/* ------------------------------------------------------------------ */
+
+static enum step step_read_head(conn_t *c)
+{
+	struct evbuffer *in = in_of(&c->client);
+
+	/* An idle upstream kept for reuse that closed or spoke out of turn
+	 * cannot carry the next request. */
+	if (c->up.bev != NULL && (c->up.eof || evbuffer_get_length(in_of(&c->up)) > 0))
+		drop_upstream(c);
+	while (evbuffer_get_length(in) > 0) {
+		struct evbuffer_iovec v;
+		enum http1_result r;
+		size_t n = 0;
+
+		if (!c->head_started) {
+			c->head_started = true;
+			/* A keep-alive client waited under the idle timeout;
+			 * from its first byte the head timeout applies. */
+			if (!c->first_request)
+				arm_timer(c, c->head_ms);
+		}
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
+		if (evbuffer_drain(in, n) < 0) {
+			conn_close(c, "evbuffer_drain failed", true);
+			return STEP_CLOSED;
+		}
+		switch (r) {
+		case HTTP1_MORE:
+			continue;
+		case HTTP1_HEAD:
+		case HTTP1_DONE:
+			return decide(c);
+		case HTTP1_ERROR:
+			return refuse(c, http1_error_status(c->client.http), NULL, "request", NULL,
+				      "passavant: malformed request: %s", http1_error_reason(c->client.http));
+		}
+	}
+	if (c->client.eof) {
+		conn_close(c, c->head_started ? "client closed in the middle of a head" : "client closed",
+			   c->head_started);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}
+
+/* The response went out in full: audit, then the next request or close. */
+static enum step finish_request(conn_t *c)
+{
+	audit_line(c, "request", "allow", NULL, c->rule);
+	c->up_reusable = c->req_done && !c->up.eof && http1_keep_alive(c->up.http);
+	if (!c->up_reusable)
+		drop_upstream(c);
+	if (c->client_close || !c->req_done || c->client.eof)
+		return enter_draining(c, &c->client);
+	http1_reset(c->client.http);
+	c->have_target = false;
+	c->head_started = false;
+	c->first_request = false;
+	c->audited = false;
+	c->resp_started = false;
+	c->status = 0;
+	conn_set_state(c, CONN_READ_HEAD);
+	arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
+/* Moves n bytes from src to dst (chains are moved, not copied). */
+static int move(struct evbuffer *src, struct evbuffer *dst, size_t n)
+{
+	return evbuffer_remove_buffer(src, dst, n) == (int)n ? 0 : -1;
+}
+
+static enum step step_http(conn_t *c)
+{
+	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
+	struct evbuffer *uin = in_of(&c->up), *uout = out_of(&c->up);
+	struct evbuffer_iovec v;
+	enum http1_result r;
+	size_t n;
+
+	/* Request body, client -> upstream. */
+	while (!c->req_done && evbuffer_get_length(cin) > 0 &&
+	       evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (evbuffer_peek(cin, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
+		if (r == HTTP1_ERROR)
+			return refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
+				      http1_error_reason(c->client.http));
+		if (move(cin, uout, n) < 0) {
+			conn_close(c, "evbuffer move failed", true);
+			return STEP_CLOSED;
+		}
+		c->client.bytes += n;
+		touch(c);
+		if (r == HTTP1_DONE)
+			c->req_done = true;
+	}
+	/* Response, upstream -> client. */
+	while (!c->resp_done && evbuffer_get_length(uin) > 0 &&
+	       evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		bool in_head = !http1_head_done(c->up.http);
+
+		if (evbuffer_peek(uin, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->up.http, v.iov_base, v.iov_len, &n);
+		touch(c);
+		if (r == HTTP1_ERROR)
+			return refuse(c, 502, NULL, "request", c->rule,
+				      "passavant: malformed response from %s: %s", c->up.peer,
+				      http1_error_reason(c->up.http));
+		if (!in_head) {
+			if (move(uin, cout, n) < 0) {
+				conn_close(c, "evbuffer move failed", true);
+				return STEP_CLOSED;
+			}
+			c->up.bytes += n;
+			if (r == HTTP1_DONE)
+				c->resp_done = true;
+			continue;
+		}
+		(void)evbuffer_drain(uin, n);
+		if (r == HTTP1_MORE)
+			continue;
+		c->status = http1_status(c->up.http);
+		if (c->status == 101)
+			/* We never forward Upgrade, so a 101 is a protocol
+			 * violation by the upstream. */
+			return refuse(c, 502, NULL, "request", c->rule,
+				      "passavant: unexpected 101 from %s", c->up.peer);
+		if (c->status >= 100 && c->status < 200) {
+			/* Interim response (100 Continue): relay, then wait
+			 * for the final one. */
+			if (http1_write_response_head(c->up.http, cout, false) < 0)
+				goto oom;
+			http1_reset(c->up.http);
+			http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
+			continue;
+		}
+		c->client_close = c->client_close || !http1_keep_alive(c->client.http) ||
+				  http1_needs_eof(c->up.http);
+		if (http1_write_response_head(c->up.http, cout, c->client_close) < 0)
+			goto oom;
+		c->resp_started = true;
+		if (http1_message_done(c->up.http))
+			c->resp_done = true;
+	}
+	if (c->resp_done)
+		return finish_request(c);
+	if (c->up.eof && evbuffer_get_length(uin) == 0) {
+		if (http1_head_done(c->up.http)) {
+			if (http1_finish(c->up.http) == HTTP1_DONE) {
+				c->resp_done = true;
+				return finish_request(c);
+			}
+			conn_close(c, "upstream closed in the middle of a response", true);
+			return STEP_CLOSED;
+		}
+		return refuse(c, 502, NULL, "request", c->rule,
+			      "passavant: %s closed the connection without a response", c->up.peer);
+	}
+	if (c->client.eof && !c->req_done && evbuffer_get_length(cin) == 0) {
+		conn_close(c, "client closed in the middle of a request", true);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+oom:
+	conn_close(c, "out of memory writing a response head", true);
+	return STEP_CLOSED;
+}
+
+static enum step step_tunnel(conn_t *c)
+{
+	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
+	struct evbuffer *uin = in_of(&c->up), *uout = out_of(&c->up);
+	size_t n;
+
+	if ((n = evbuffer_get_length(cin)) > 0 && evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (move(cin, uout, n) < 0)
+			goto fail;
+		c->client.bytes += n;
+		touch(c);
+	}
+	if ((n = evbuffer_get_length(uin)) > 0 && evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (move(uin, cout, n) < 0)
+			goto fail;
+		c->up.bytes += n;
+		touch(c);
+	}
+	/* Half-close: once one side ended and all it sent is passed on,
+	 * flush the other side's output, then close. */
+	if (c->client.eof && evbuffer_get_length(cin) == 0) {
+		if (evbuffer_get_length(uout) == 0) {
+			conn_close(c, "client closed the tunnel", false);
+			return STEP_CLOSED;
+		}
+		return enter_draining(c, &c->up);
+	}
+	if (c->up.eof && evbuffer_get_length(uin) == 0)
+		return enter_draining(c, &c->client);
+	return STEP_STOP;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	return STEP_CLOSED;
+}
+
+static enum step step_drain(conn_t *c)
+{
+	if (c->drain == &c->up) {
+		if (evbuffer_get_length(out_of(&c->up)) == 0 || c->up.eof) {
+			conn_close(c, "tunnel closed", false);
+			return STEP_CLOSED;
+		}
+		return STEP_STOP;
+	}
+	/* Lingering close of the client: discard what it still sends. */
+	(void)evbuffer_drain(in_of(&c->client), evbuffer_get_length(in_of(&c->client)));
+	if (!c->shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
+		c->shut_wr = true;
+		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0) {
+			conn_close(c, "client gone", false);
+			return STEP_CLOSED;
+		}
+		arm_timer(c, CONN_LINGER_MS);
+	}
+	if (c->shut_wr && c->client.eof) {
+		conn_close(c, "done", false);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}
+
+/* Which sides may read: the back-pressure rule of the file comment. */
+static void update_io(conn_t *c)
+{
+	bool client_read, up_read;
+
+	client_read = !c->client.eof;
+	if (c->state == CONN_DRAINING && c->drain == &c->up)
+		client_read = false;
+	if (c->up.bev != NULL && evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		client_read = false;
+	if (client_read)
+		(void)bufferevent_enable(c->client.bev, EV_READ);
+	else
+		(void)bufferevent_disable(c->client.bev, EV_READ);
+	if (c->up.bev == NULL)
+		return;
+	up_read = !c->up.eof && evbuffer_get_length(out_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES;
+	if (up_read)
+		(void)bufferevent_enable(c->up.bev, EV_READ);
+	else
+		(void)bufferevent_disable(c->up.bev, EV_READ);
+}
+
+/* Makes all the progress the buffers allow. May free c. */
+static void drive(conn_t *c)
+{
+	enum step st = STEP_AGAIN;
+
+	while (st == STEP_AGAIN) {
+		switch (c->state) {
+		case CONN_READ_HEAD:
+			st = step_read_head(c);
+			break;
+		case CONN_RELAY:
+			st = c->tunnel ? step_tunnel(c) : step_http(c);
+			break;
+		case CONN_DRAINING:
+			st = step_drain(c);
+			break;
+		case CONN_ACCEPTED:
+		case CONN_DECIDE:
+		case CONN_TUNNEL_CONNECTING:
+		case CONN_TLS_ACCEPT:
+		case CONN_UPSTREAM_CONNECTING:
+			st = STEP_STOP;
+			break;
+		case CONN_CLOSED:
+			return;
+		}
+	}
+	if (st == STEP_CLOSED)
+		return;
+	update_io(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Client callbacks, timer                                              */
+/* ------------------------------------------------------------------ */
+
+static void client_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	drive(arg);
+}
+
+static void client_write_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	drive(arg);
+}
+
+static void client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		/* Reset or write failure: nothing more can reach the client. */
+		conn_close(c, "client connection error", false);
+		return;
+	}
+	if (what & BEV_EVENT_EOF)
+		c->client.eof = true;
+	drive(c);
+}
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	conn_t *c = arg;
+	int64_t idle;
+
+	(void)fd;
+	(void)what;
+	switch (c->state) {
+	case CONN_READ_HEAD:
+		conn_close(c, c->head_started ? "request head timeout" : "idle timeout", false);
+		return;
+	case CONN_RELAY:
+		/* The timer is not re-armed per byte: check the real idle time
+		 * and sleep again for the remainder. */
+		idle = ms_since(c, &c->last);
+		if (idle < (int64_t)c->idle_ms) {
+			arm_timer(c, c->idle_ms - (unsigned)idle);
+			return;
+		}
+		conn_close(c, "idle timeout", false);
+		return;
+	case CONN_DRAINING:
+		conn_close(c, c->shut_wr ? "linger timeout" : "drain timeout", false);
+		return;
+	case CONN_ACCEPTED:
+	case CONN_DECIDE:
+	case CONN_TUNNEL_CONNECTING:
+	case CONN_TLS_ACCEPT:
+	case CONN_UPSTREAM_CONNECTING:
+	case CONN_CLOSED:
+		conn_close(c, "timeout", false);
+		return;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Life cycle                                                          */
+/* ------------------------------------------------------------------ */
+
+/* "addr:port" of a peer for logs. */
+static void format_peer(const struct sockaddr *sa, int len, char *buf, size_t buflen)
+{
+	char text[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+
+		(void)inet_ntop(AF_INET, &s4->sin_addr, text, sizeof(text));
+		(void)snprintf(buf, buflen, "%s:%u", text, (unsigned)ntohs(s4->sin_port));
+	} else if (sa->sa_family == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+		(void)inet_ntop(AF_INET6, &s6->sin6_addr, text, sizeof(text));
+		(void)snprintf(buf, buflen, "[%s]:%u", text, (unsigned)ntohs(s6->sin6_port));
+	} else {
+		(void)snprintf(buf, buflen, "(unix)");
+	}
+}
+
+conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, int peerlen)
+{
+	const struct policy_limits *lim;
+	struct conn **list;
+	conn_t *c;
+	int one = 1;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		log_warn("accept");
+		(void)evutil_closesocket(fd);
+		return NULL;
+	}
+	c->px = px;
+	c->state = CONN_ACCEPTED;
+	c->first_request = true;
+	c->pol = proxy_policy_get(px);
+	lim = policy_limits(pol(c));
+	c->head_ms = lim->handshake_timeout_ms;
+	c->idle_ms = lim->idle_timeout_ms;
+	format_peer(peer, peerlen, c->client.peer, sizeof(c->client.peer));
+	/* Linked first, so that conn_close() can unlink on any failure. */
+	list = proxy_conn_list(px);
+	c->next = *list;
+	if (c->next != NULL)
+		c->next->pprev = &c->next;
+	c->pprev = list;
+	*list = c;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		log_warn("client %s: TCP_NODELAY", c->client.peer);
+	c->client.bev = bufferevent_socket_new(proxy_base(px), fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->client.bev == NULL) {
+		(void)evutil_closesocket(fd);
+		goto fail;
+	}
+	c->client.http = http1_new(HTTP1_REQUEST, lim->max_header_bytes);
+	c->up.http = http1_new(HTTP1_RESPONSE, lim->max_header_bytes);
+	c->timer = evtimer_new(proxy_base(px), timer_cb, c);
+	if (c->client.http == NULL || c->up.http == NULL || c->timer == NULL)
+		goto fail;
+	bufferevent_setcb(c->client.bev, client_read_cb, client_write_cb, client_event_cb, c);
+	bufferevent_setwatermark(c->client.bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+	bufferevent_setwatermark(c->client.bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
+	if (bufferevent_enable(c->client.bev, EV_READ | EV_WRITE) < 0)
+		goto fail;
+	conn_set_state(c, CONN_READ_HEAD);
+	arm_timer(c, c->head_ms);
+	return c;
+fail:
+	conn_close(c, "out of memory accepting a connection", true);
+	return NULL;
+}
+
+void conn_close(conn_t *c, const char *reason, bool is_error)
+{
+	if (c->state == CONN_CLOSED)
+		return;
+	/* An opaque tunnel is audited when it ends, with its byte counts. */
+	if (c->tunnel && c->resp_started && c->status == 200)
+		audit_line(c, "tunnel", "allow", NULL, c->rule);
+	conn_set_state(c, CONN_CLOSED);
+	if (is_error)
+		log_warnx("conn %s: %s", c->client.peer, reason);
+	else
+		log_debug("conn %s: closed: %s", c->client.peer, reason);
+	if (c->dial != NULL) {
+		upstream_cancel(c->dial);
+		c->dial = NULL;
+	}
+	if (c->up.bev != NULL) {
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
+	}
+	if (c->client.bev != NULL) {
+		bufferevent_free(c->client.bev);
+		c->client.bev = NULL;
+	}
+	http1_free(c->client.http);
+	c->client.http = NULL;
+	http1_free(c->up.http);
+	c->up.http = NULL;
+	if (c->timer != NULL) {
+		event_free(c->timer);
+		c->timer = NULL;
+	}
+	if (c->slot) {
+		proxy_tunnel_release(c->px);
+		c->slot = false;
+	}
+	if (c->pprev != NULL) {
+		*c->pprev = c->next;
+		if (c->next != NULL)
+			c->next->pprev = c->pprev;
+		c->pprev = NULL;
+	}
+	proxy_policy_put(c->pol);
+	c->pol = NULL;
+	free(c);
+}
+
+void conn_close_all(struct conn **list)
+{
+	while (*list != NULL)
+		conn_close(*list, "proxy stopping", false);
+}

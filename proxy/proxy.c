@@ -1,0 +1,367 @@
+/*
+ * proxy.c - the event loop, listeners, signals, the refcounted policy
+ * holder, the tunnel slots and the EMFILE pause.
+ */
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/dns.h>
+#include <event2/listener.h>
+
+#include "conn.h"
+#include "defaults.h"
+#include "log.h"
+
+/* A policy and the number of holders: the proxy (while current) and every
+ * connection that decided with it. */
+struct proxy_policy {
+	policy_t *p;      /* the policy (owned) */
+	unsigned refs;    /* holders */
+};
+
+struct proxy {
+	struct event_base *base;        /* the loop */
+	struct evdns_base *dns;         /* resolver (never blocks the loop) */
+	struct evconnlistener *lis;     /* the listener (bound or adopted) */
+	struct event *sig_int, *sig_term, *sig_hup; /* signal events */
+	struct event *accept_pause;     /* re-enables the listener after EMFILE */
+	proxy_policy_t *cur;            /* current policy (our reference) */
+	char *policy_path;              /* re-read on SIGHUP; NULL: embedded */
+	audit_t *audit;                 /* audit log or NULL */
+	char *session;                  /* session id */
+	unsigned tunnels;               /* tunnel slots in use */
+	struct conn *conns;             /* registry of live connections */
+};
+
+static proxy_policy_t *holder_new(policy_t *p)
+{
+	proxy_policy_t *pp = calloc(1, sizeof(*pp));
+
+	if (pp == NULL)
+		return NULL;
+	pp->p = p;
+	pp->refs = 1;
+	return pp;
+}
+
+proxy_policy_t *proxy_policy_get(proxy_t *px)
+{
+	px->cur->refs++;
+	return px->cur;
+}
+
+void proxy_policy_put(proxy_policy_t *pp)
+{
+	if (pp == NULL || --pp->refs > 0)
+		return;
+	policy_free(pp->p);
+	free(pp);
+}
+
+const policy_t *proxy_policy(const proxy_policy_t *pp)
+{
+	return pp->p;
+}
+
+struct event_base *proxy_base(proxy_t *px)
+{
+	return px->base;
+}
+
+struct evdns_base *proxy_dns(proxy_t *px)
+{
+	return px->dns;
+}
+
+audit_t *proxy_audit(proxy_t *px)
+{
+	return px->audit;
+}
+
+bool proxy_tunnel_acquire(proxy_t *px, unsigned max)
+{
+	if (px->tunnels >= max)
+		return false;
+	px->tunnels++;
+	return true;
+}
+
+void proxy_tunnel_release(proxy_t *px)
+{
+	if (px->tunnels > 0)
+		px->tunnels--;
+}
+
+struct conn **proxy_conn_list(proxy_t *px)
+{
+	return &px->conns;
+}
+
+void proxy_stop(proxy_t *px)
+{
+	(void)event_base_loopbreak(px->base);
+}
+
+int proxy_reload(proxy_t *px)
+{
+	proxy_policy_t *pp;
+	unsigned nerrors = 0;
+	policy_t *p;
+
+	if (px->policy_path == NULL) {
+		log_info("SIGHUP: the embedded default policy has nothing to re-read");
+		return 0;
+	}
+	p = policy_load_file(px->policy_path, stderr, &nerrors);
+	if (p == NULL) {
+		log_warnx("SIGHUP: %s: %u error%s; keeping the previous policy", px->policy_path, nerrors,
+			  nerrors == 1 ? "" : "s");
+		return -1;
+	}
+	pp = holder_new(p);
+	if (pp == NULL) {
+		log_warn("SIGHUP: keeping the previous policy");
+		policy_free(p);
+		return -1;
+	}
+	/* New decisions use pp; connections holding the old policy keep it
+	 * alive until they close. */
+	proxy_policy_put(px->cur);
+	px->cur = pp;
+	log_info("SIGHUP: reloaded the network policy from %s", px->policy_path);
+	return 0;
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	proxy_t *px = arg;
+
+	(void)what;
+	if (sig == SIGHUP) {
+		(void)proxy_reload(px);
+		return;
+	}
+	log_info("signal %d: stopping", (int)sig);
+	proxy_stop(px);
+}
+
+static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int len,
+		      void *arg)
+{
+	(void)lis;
+	(void)conn_new(arg, fd, sa, len);
+}
+
+static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	proxy_t *px = arg;
+
+	(void)fd;
+	(void)what;
+	if (px->lis != NULL && evconnlistener_enable(px->lis) < 0)
+		log_warnx("cannot re-enable the listener");
+}
+
+/* Out of descriptors: accepting again at once would spin on the same
+ * error, so pause the listener for a moment (relayd does the same). */
+static void accept_error_cb(struct evconnlistener *lis, void *arg)
+{
+	struct timeval tv = {0, PASSAVANT_ACCEPT_PAUSE_MS * 1000};
+	proxy_t *px = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+		log_warnx("accept: %s; pausing the listener for %d ms", strerror(err),
+			  PASSAVANT_ACCEPT_PAUSE_MS);
+		(void)evconnlistener_disable(lis);
+		if (event_add(px->accept_pause, &tv) < 0)
+			(void)evconnlistener_enable(lis);
+		return;
+	}
+	log_warnx("accept: %s", strerror(err));
+}
+
+proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const char *session)
+{
+	proxy_t *px = calloc(1, sizeof(*px));
+
+	if (px == NULL) {
+		log_warn("proxy");
+		policy_free(pol);
+		audit_free(audit);
+		return NULL;
+	}
+	px->audit = audit;
+	px->cur = holder_new(pol);
+	if (px->cur == NULL) {
+		log_warn("proxy");
+		policy_free(pol);
+		goto fail;
+	}
+	px->session = strdup(session);
+	px->policy_path = policy_path != NULL ? strdup(policy_path) : NULL;
+	if (px->session == NULL || (policy_path != NULL && px->policy_path == NULL)) {
+		log_warn("proxy");
+		goto fail;
+	}
+	/* A peer that closes while we write must not kill the process. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+		log_warn("signal(SIGPIPE)");
+		goto fail;
+	}
+	px->base = event_base_new();
+	if (px->base == NULL) {
+		log_warnx("cannot create the event base");
+		goto fail;
+	}
+	/* Reads /etc/resolv.conf and /etc/hosts; DISABLE_WHEN_INACTIVE lets
+	 * the loop end when nothing is pending. */
+	px->dns = evdns_base_new(px->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
+						   EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	if (px->dns == NULL) {
+		/* No resolv.conf: still usable for /etc/hosts and literals. */
+		px->dns = evdns_base_new(px->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		if (px->dns == NULL || evdns_base_load_hosts(px->dns, NULL) < 0) {
+			log_warnx("cannot create the resolver");
+			goto fail;
+		}
+	}
+	px->sig_int = evsignal_new(px->base, SIGINT, signal_cb, px);
+	px->sig_term = evsignal_new(px->base, SIGTERM, signal_cb, px);
+	px->sig_hup = evsignal_new(px->base, SIGHUP, signal_cb, px);
+	px->accept_pause = evtimer_new(px->base, accept_resume_cb, px);
+	if (px->sig_int == NULL || px->sig_term == NULL || px->sig_hup == NULL ||
+	    px->accept_pause == NULL || event_add(px->sig_int, NULL) < 0 ||
+	    event_add(px->sig_term, NULL) < 0 || event_add(px->sig_hup, NULL) < 0) {
+		log_warnx("cannot install the signal handlers");
+		goto fail;
+	}
+	return px;
+fail:
+	proxy_free(px);
+	return NULL;
+}
+
+void proxy_free(proxy_t *px)
+{
+	if (px == NULL)
+		return;
+	conn_close_all(&px->conns);
+	if (px->lis != NULL)
+		evconnlistener_free(px->lis);
+	if (px->sig_int != NULL)
+		event_free(px->sig_int);
+	if (px->sig_term != NULL)
+		event_free(px->sig_term);
+	if (px->sig_hup != NULL)
+		event_free(px->sig_hup);
+	if (px->accept_pause != NULL)
+		event_free(px->accept_pause);
+	if (px->dns != NULL)
+		evdns_base_free(px->dns, 0);
+	if (px->base != NULL)
+		event_base_free(px->base);
+	proxy_policy_put(px->cur);
+	audit_free(px->audit);
+	free(px->policy_path);
+	free(px->session);
+	free(px);
+}
+
+/* Backlog: the kernel's maximum (SOMAXCONN caps it). */
+#define PROXY_BACKLOG 4096
+
+int proxy_listen(proxy_t *px, const char *host, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)&ss)->sin_port = htons(port);
+		len = sizeof(struct sockaddr_in);
+	} else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+		len = sizeof(struct sockaddr_in6);
+	} else {
+		log_warnx("--listen: expected an IP address, got '%s'", host);
+		return -1;
+	}
+	px->lis = evconnlistener_new_bind(px->base, accept_cb, px,
+					  LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+					  PROXY_BACKLOG, (struct sockaddr *)&ss, (int)len);
+	if (px->lis == NULL) {
+		log_warn("cannot listen on %s:%u", host, (unsigned)port);
+		return -1;
+	}
+	evconnlistener_set_error_cb(px->lis, accept_error_cb);
+	return 0;
+}
+
+int proxy_adopt_listener(proxy_t *px, int fd)
+{
+	int accepting = 0;
+	socklen_t len = sizeof(accepting);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) < 0 || !accepting) {
+		log_warnx("adopted descriptor %d is not a listening socket", fd);
+		(void)close(fd);
+		return -1;
+	}
+	if (evutil_make_socket_nonblocking(fd) < 0 || evutil_make_socket_closeonexec(fd) < 0) {
+		log_warn("adopted listener");
+		(void)close(fd);
+		return -1;
+	}
+	/* Backlog 0: the socket is already listening; do not call listen(). */
+	px->lis = evconnlistener_new(px->base, accept_cb, px, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+	if (px->lis == NULL) {
+		log_warnx("cannot adopt listener %d", fd);
+		(void)close(fd);
+		return -1;
+	}
+	evconnlistener_set_error_cb(px->lis, accept_error_cb);
+	return 0;
+}
+
+int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	const void *bits;
+
+	if (px->lis == NULL ||
+	    getsockname(evconnlistener_get_fd(px->lis), (struct sockaddr *)&ss, &len) < 0)
+		return -1;
+	if (ss.ss_family == AF_INET) {
+		bits = &((struct sockaddr_in *)&ss)->sin_addr;
+		*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	} else if (ss.ss_family == AF_INET6) {
+		bits = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	} else {
+		return -1;
+	}
+	return inet_ntop(ss.ss_family, bits, host, (socklen_t)hostlen) != NULL ? 0 : -1;
+}
+
+int proxy_run(proxy_t *px)
+{
+	if (event_base_dispatch(px->base) < 0) {
+		log_warnx("event loop failed");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,93 @@
+/*
+ * proxy.h - the proxy process: one event loop, its listeners, signals,
+ * the current network policy, the connection registry and global limits.
+ *
+ * The policy is held in a refcounted proxy_policy_t: SIGHUP loads a new
+ * policy and makes it current for new decisions, while connections that
+ * hold the old one (opaque tunnels) keep it alive until they close.
+ * Credentials are not reloaded (SPEC §2: SIGHUP re-reads the network part).
+ *
+ * All functions run on the loop thread; those marked so may be called
+ * from callbacks.
+ */
+#ifndef PASSAVANT_PROXY_H
+#define PASSAVANT_PROXY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+
+#include "../policy/policy.h"
+#include "attrib.h"
+#include "audit.h"
+
+typedef struct proxy proxy_t;
+typedef struct proxy_policy proxy_policy_t;
+struct conn;
+
+/*
+ * Creates the proxy: event base, resolver, signal handlers (SIGINT/SIGTERM
+ * stop, SIGHUP reload), SIGPIPE ignored. Takes ownership of pol (freed
+ * when the last reference goes) and of audit (may be NULL). policy_path is
+ * re-read on SIGHUP (NULL: the embedded default, nothing to re-read);
+ * session is the session id for logs. Returns NULL after logging why (pol
+ * and audit are freed then too).
+ */
+proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const char *session)
+	NONNULL(1, 4) WUNRES;
+
+/* Closes every connection and listener, frees everything. NULL: no-op. */
+void proxy_free(proxy_t *px);
+
+/*
+ * Binds and listens on host:port (an IPv4 or IPv6 literal; port 0 picks
+ * one). Returns 0, or -1 after logging why.
+ */
+int proxy_listen(proxy_t *px, const char *host, uint16_t port) NONNULL(1, 2) WUNRES;
+
+/*
+ * Adopts fd, a socket already bound and listening (the launcher's, passed
+ * from the sandbox); it is made non-blocking and close-on-exec and is
+ * closed with the proxy. Returns 0, or -1 after logging why (fd is closed
+ * then too).
+ */
+int proxy_adopt_listener(proxy_t *px, int fd) NONNULL(1) WUNRES;
+
+/* The address the (first) listener is bound to, for the "listening on"
+ * line and the env file. Returns 0 or -1. host gets the bare address. */
+int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *port) NONNULL(1, 2, 4);
+
+/* Runs the loop until SIGINT/SIGTERM (or proxy_stop()). Returns 0, -1 on
+ * an event-loop failure. */
+int proxy_run(proxy_t *px) NONNULL(1);
+
+/* Stops the loop at the next iteration. From callbacks: yes. */
+void proxy_stop(proxy_t *px) NONNULL(1);
+
+/*
+ * Re-reads the policy file and makes it current; on error keeps the old
+ * one and logs every error. Returns 0 or -1. From callbacks: yes.
+ */
+int proxy_reload(proxy_t *px) NONNULL(1);
+
+/* --- for conn.c (callbacks: yes) --- */
+struct event_base *proxy_base(proxy_t *px) NONNULL(1);
+struct evdns_base *proxy_dns(proxy_t *px) NONNULL(1);
+audit_t *proxy_audit(proxy_t *px) NONNULL(1); /* NULL: no audit */
+
+/* A new reference to the current policy; release with proxy_policy_put(). */
+proxy_policy_t *proxy_policy_get(proxy_t *px) NONNULL(1);
+/* Drops a reference; the last one frees the policy. NULL is a no-op. */
+void proxy_policy_put(proxy_policy_t *pp);
+const policy_t *proxy_policy(const proxy_policy_t *pp) NONNULL(1);
+
+/* Takes a tunnel slot if fewer than max are in use. */
+bool proxy_tunnel_acquire(proxy_t *px, unsigned max) NONNULL(1);
+void proxy_tunnel_release(proxy_t *px) NONNULL(1);
+
+/* Head of the connection registry (conn.c links and unlinks). */
+struct conn **proxy_conn_list(proxy_t *px) NONNULL(1);
+
+#endif
