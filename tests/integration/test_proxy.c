@@ -1,0 +1,1133 @@
+/*
+ * test_proxy.c - `passavant proxy` on the wire (issue 3): real curl and raw
+ * sockets through the real binary to pv-upstream on loopback.
+ *
+ * Suites: proxy_http (plain HTTP forwarding, refusals, audit), proxy_connect
+ * (tunnels, maxTunnels, reload), proxy_smuggling (each case refused with
+ * nothing extra reaching the upstream), proxy_limits (slowloris, stalled
+ * 1 GiB download).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/proc.h"
+#include "tests/support/testlib.h"
+#include "tests/support/upstream.h"
+
+/* ------------------------------------------------------------------ */
+/* Fixtures                                                            */
+/* ------------------------------------------------------------------ */
+
+static char *dir;                 /* temp dir: certs, records, policies */
+static char record_path[4096];    /* pv-upstream --record file */
+static struct test_upstream up;   /* plain HTTP, recording */
+static struct test_upstream up_tls; /* HTTPS with the test CA */
+static int fixtures_users;        /* suites sharing the fixtures */
+
+/* One running `passavant proxy`. */
+struct px {
+	struct test_proc *proc;
+	char addr[80];          /* "127.0.0.1:PORT" */
+	char url[96];           /* "http://127.0.0.1:PORT" */
+	char policy[4096];      /* policy file */
+	char audit[4096];       /* audit file */
+	char session[4096];     /* session directory */
+};
+
+static int fixtures_up(void)
+{
+	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
+	struct test_upstream_opts o;
+
+	if (fixtures_users++ > 0)
+		return 0;
+	dir = test_mkdtemp();
+	if (dir == NULL || test_certs_make(dir, names) < 0)
+		return -1;
+	snprintf(record_path, sizeof(record_path), "%s/record.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.record_path = record_path;
+	if (test_upstream_start(&up, &o) < 0)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	return test_upstream_start(&up_tls, &o);
+}
+
+static int fixtures_down(void)
+{
+	int bad = 0;
+
+	if (--fixtures_users > 0)
+		return 0;
+	bad |= test_upstream_stop(&up) != 0;
+	bad |= test_upstream_stop(&up_tls) != 0;
+	test_rmtree(dir);
+	free(dir);
+	dir = NULL;
+	return bad ? -1 : 0;
+}
+
+/* Starts a proxy on a policy given as printf format. Returns 0 or -1. */
+static int px_start(struct px *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int px_start(struct px *p, const char *fmt, ...)
+{
+	static int n;
+	char yaml[4096];
+	char *argv[16];
+	va_list ap;
+	int len, i = 0;
+
+	memset(p, 0, sizeof(*p));
+	va_start(ap, fmt);
+	len = vsnprintf(yaml, sizeof(yaml), fmt, ap);
+	va_end(ap);
+	n++;
+	snprintf(p->policy, sizeof(p->policy), "%s/policy-%d.yaml", dir, n);
+	snprintf(p->audit, sizeof(p->audit), "%s/audit-%d.jsonl", dir, n);
+	snprintf(p->session, sizeof(p->session), "%s/session-%d", dir, n);
+	if (test_write_file(p->policy, yaml, (size_t)len) < 0)
+		return -1;
+	argv[i++] = (char *)test_passavant_bin();
+	argv[i++] = "proxy";
+	argv[i++] = "-p";
+	argv[i++] = p->policy;
+	argv[i++] = "--listen";
+	argv[i++] = "127.0.0.1:0";
+	argv[i++] = "--session-dir";
+	argv[i++] = p->session;
+	argv[i++] = "--audit";
+	argv[i++] = p->audit;
+	argv[i] = NULL;
+	p->proc = test_proc_start(argv, "listening on ", p->addr, sizeof(p->addr), 10000);
+	if (p->proc == NULL)
+		return -1;
+	snprintf(p->url, sizeof(p->url), "http://%s", p->addr);
+	return 0;
+}
+
+/* SIGTERM; returns the exit status (0 expected: clean stop). */
+static int px_stop(struct px *p)
+{
+	int st;
+
+	if (p->proc == NULL)
+		return -1;
+	st = test_proc_stop(p->proc, SIGTERM, 5000);
+	if (st != 0) {
+		char *err = test_proc_stderr(p->proc);
+
+		fprintf(stderr, "proxy exited %d; stderr:\n%s\n", st, err ? err : "");
+		free(err);
+	}
+	test_proc_free(p->proc);
+	p->proc = NULL;
+	return st;
+}
+
+/* The default proxy of the HTTP suite: 127.0.0.1 allowed, evil denied. */
+static struct px px_main;
+
+static int http_init(void)
+{
+	if (fixtures_up() < 0)
+		return -1;
+	return px_start(&px_main, "network:\n"
+				  "  allowedDomains: [\"127.0.0.1\", \"*.allowed.test\"]\n"
+				  "  deniedDomains: [\"evil.example\", \"*.evil.example\"]\n");
+}
+
+static int http_cleanup(void)
+{
+	int bad = px_stop(&px_main) != 0;
+
+	return fixtures_down() < 0 || bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clients                                                             */
+/* ------------------------------------------------------------------ */
+
+/* curl -sS --max-time 20 ARGS... (NULL-terminated); stdout in *out. */
+static int curl(char **out, ...) __attribute__((sentinel));
+static int curl(char **out, ...)
+{
+	char *argv[24];
+	char *err = NULL, *a;
+	int n = 0, rc;
+	va_list ap;
+
+	argv[n++] = "curl";
+	argv[n++] = "-sS";
+	argv[n++] = "--max-time";
+	argv[n++] = "20";
+	va_start(ap, out);
+	while ((a = va_arg(ap, char *)) != NULL && n < 22)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	rc = test_run_capture(argv, out, &err, 30000);
+	if (rc != 0)
+		fprintf(stderr, "curl exited %d: %s\n", rc, err ? err : "");
+	free(err);
+	return rc;
+}
+
+static char *upurl(const struct test_upstream *u, const char *path)
+{
+	static char buf[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
+	return buf[i];
+}
+
+static int raw_connect(const char *addr)
+{
+	struct sockaddr_in sa;
+	char host[64];
+	uint16_t port;
+	int fd;
+
+	if (test_parse_hostport(addr, host, sizeof(host), &port) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return -1;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int raw_send(int fd, const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Reads until EOF (or reset), or until stop is found (stop may be NULL),
+ * or timeout_ms. Returns a NUL-terminated malloc'd buffer; *eof tells
+ * whether the peer closed.
+ */
+static char *raw_read(int fd, const char *stop, int timeout_ms, bool *eof)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap + 1);
+	long long deadline = now_ms() + timeout_ms;
+
+	if (eof != NULL)
+		*eof = false;
+	if (buf == NULL)
+		return NULL;
+	buf[0] = '\0';
+	for (;;) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		long long left = deadline - now_ms();
+		ssize_t r;
+
+		if (stop != NULL && strstr(buf, stop) != NULL)
+			break;
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			break;
+		if (len == cap)
+			break;
+		r = recv(fd, buf + len, cap - len, 0);
+		if (r <= 0) {
+			if (eof != NULL)
+				*eof = true;
+			break;
+		}
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	return buf;
+}
+
+/* Sends req on a fresh connection and reads the whole answer (to EOF). */
+static char *raw_exchange(const char *addr, const char *req, size_t len, bool *eof)
+{
+	int fd = raw_connect(addr);
+	char *resp;
+
+	if (fd < 0)
+		return NULL;
+	if (raw_send(fd, req, len) < 0) {
+		close(fd);
+		return NULL;
+	}
+	resp = raw_read(fd, NULL, 5000, eof);
+	close(fd);
+	return resp;
+}
+
+static size_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* The n-th (0-based) value of header name in s, as a long; -1. */
+static long header_long(const char *s, const char *name, int nth)
+{
+	const char *p = s;
+	size_t nl = strlen(name);
+
+	for (int i = 0; p != NULL; i++) {
+		p = strcasestr(p, name);
+		if (p == NULL)
+			return -1;
+		p += nl;
+		if (i == nth)
+			return strtol(p, NULL, 10);
+	}
+	return -1;
+}
+
+/* Waits up to ms for the audit file to have at least n lines. */
+static char *audit_lines(const struct px *p, int n, int ms)
+{
+	long long deadline = now_ms() + ms;
+
+	for (;;) {
+		char *s = test_read_file(p->audit, NULL);
+		int lines = 0;
+
+		for (const char *q = s; q != NULL && (q = strchr(q, '\n')) != NULL; q++)
+			lines++;
+		if (lines >= n || now_ms() > deadline)
+			return s;
+		free(s);
+		usleep(50000);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* proxy_http                                                          */
+/* ------------------------------------------------------------------ */
+
+static void test_get_allowed(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0);
+	CU_ASSERT(strstr(out, "\r\n\r\nhello\n") != NULL);
+	free(out);
+}
+
+static void test_keepalive_reuse(void)
+{
+	char *out = NULL;
+	long a, b;
+
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", "-o", "/dev/null", "-x", px_main.url,
+				   upurl(&up, "/hello"), upurl(&up, "/bytes/100"), NULL), 0);
+	a = header_long(out, "X-Upstream-Conn: ", 0);
+	b = header_long(out, "X-Upstream-Conn: ", 1);
+	CU_ASSERT(a > 0);
+	CU_ASSERT_EQUAL(a, b);
+	free(out);
+}
+
+static void test_streamed_bodies(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
+				   px_main.url, upurl(&up, "/bytes/3000001"), NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "3000001 200");
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
+				   px_main.url, upurl(&up, "/chunked/1000003"), NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "1000003 200");
+	free(out);
+	/* A 2 MB request body streamed to the sink. */
+	{
+		char path[4096], *big = malloc(2000000);
+
+		CU_ASSERT_FATAL(big != NULL);
+		memset(big, 'x', 2000000);
+		snprintf(path, sizeof(path), "%s/big.bin", dir);
+		CU_ASSERT_EQUAL_FATAL(test_write_file(path, big, 2000000), 0);
+		free(big);
+		snprintf(path, sizeof(path), "@%s/big.bin", dir);
+		CU_ASSERT_EQUAL_FATAL(curl(&out, "--data-binary", path, "-x", px_main.url,
+					   upurl(&up, "/sink"), NULL), 0);
+		CU_ASSERT_STRING_EQUAL(out, "2000000\n");
+		free(out);
+	}
+	/* Close-delimited response (/close): the client gets it in full. */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-x", px_main.url, upurl(&up, "/close"), NULL), 0);
+	CU_ASSERT_STRING_EQUAL(out, "bye\n");
+	free(out);
+}
+
+static void test_rewrite_head(void)
+{
+	char req[1024], *resp, *rec;
+	size_t before = file_size(record_path);
+	int n;
+
+	/* Absolute form in, origin form out; Host from the URL; hop-by-hop
+	 * and Proxy-Authorization removed. */
+	n = snprintf(req, sizeof(req),
+		     "GET http://%s/echo?q=1 HTTP/1.1\r\nHost: wrong.example\r\n"
+		     "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\n"
+		     "Connection: close, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: 5\r\nTE: trailers\r\n"
+		     "X-End: kept\r\n\r\n",
+		     up.addr);
+	resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	CU_ASSERT(strstr(resp, "Connection: close\r\n") != NULL);
+	free(resp);
+	rec = test_read_file(record_path, NULL);
+	CU_ASSERT_FATAL(rec != NULL && strlen(rec) > before);
+	{
+		const char *got = rec + before;
+		char host[128];
+
+		snprintf(host, sizeof(host), "Host: %s\r\n", up.addr);
+		CU_ASSERT(strstr(got, "GET /echo?q=1 HTTP/1.1\r\n") != NULL);
+		CU_ASSERT(strstr(got, host) != NULL);
+		CU_ASSERT(strstr(got, "wrong.example") == NULL);
+		CU_ASSERT(strcasestr(got, "Proxy-Authorization") == NULL);
+		CU_ASSERT(strcasestr(got, "Proxy-Connection") == NULL);
+		CU_ASSERT(strcasestr(got, "X-Hop") == NULL);
+		CU_ASSERT(strcasestr(got, "Keep-Alive") == NULL);
+		CU_ASSERT(strcasestr(got, "TE: ") == NULL);
+		CU_ASSERT(strstr(got, "X-End: kept\r\n") != NULL);
+	}
+	free(rec);
+}
+
+static void test_denied_host(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, "http://evil.example/x", NULL), 0);
+	CU_ASSERT(strncmp(out, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	CU_ASSERT(strstr(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
+	CU_ASSERT(strstr(out, "\r\nContent-Type: text/plain\r\n") != NULL);
+	CU_ASSERT(strstr(out, "\r\n\r\npassavant: GET http://evil.example/x refused by "
+			      "network.deniedDomains: evil.example\n") != NULL);
+	free(out);
+	/* Not listed at all: the allow list refuses. */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, "http://other.test/", NULL), 0);
+	CU_ASSERT(strncmp(out, "HTTP/1.1 403", 12) == 0);
+	CU_ASSERT(strstr(out, "refused by allowedDomains") != NULL);
+	free(out);
+}
+
+static void test_refused_name_not_resolved(void)
+{
+	char *out = NULL;
+
+	/* *.allowed.test is allowed but does not resolve: 502, proving the
+	 * resolver is only asked for allowed names (a denied one is 403
+	 * above without any lookup delay). */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, "http://nx.allowed.test/", NULL), 0);
+	CU_ASSERT(strncmp(out, "HTTP/1.1 502", 12) == 0 || strncmp(out, "HTTP/1.1 504", 12) == 0);
+	free(out);
+}
+
+static void test_trace_and_bad_targets(void)
+{
+	char req[512], *resp;
+	int n;
+
+	n = snprintf(req, sizeof(req), "TRACE http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+	resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 405", 12) == 0);
+	free(resp);
+	/* Origin form is not a proxy request. */
+	resp = raw_exchange(px_main.addr, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n", 32, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 400", 12) == 0);
+	free(resp);
+	/* https:// in absolute form must use CONNECT. */
+	n = snprintf(req, sizeof(req), "GET https://%s/ HTTP/1.1\r\nHost: x\r\n\r\n", up.addr);
+	resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 400", 12) == 0);
+	free(resp);
+	/* Two Host fields are ambiguous. */
+	n = snprintf(req, sizeof(req), "GET http://%s/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", up.addr);
+	resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 400", 12) == 0);
+	free(resp);
+}
+
+static void test_header_too_large(void)
+{
+	size_t big = 70 * 1024, n;
+	char *req = malloc(big + 512), *resp;
+
+	CU_ASSERT_FATAL(req != NULL);
+	n = (size_t)snprintf(req, 512, "GET http://%s/hello HTTP/1.1\r\nX-Big: ", up.addr);
+	memset(req + n, 'a', big);
+	n += big;
+	memcpy(req + n, "\r\n\r\n", 4);
+	n += 4;
+	resp = raw_exchange(px_main.addr, req, n, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 431", 12) == 0);
+	free(resp);
+	free(req);
+}
+
+static void test_unreachable(void)
+{
+	char *out = NULL;
+	int fd = raw_connect(up.addr), port;
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	char url[128];
+
+	/* A port that was just free: connection refused -> 502. */
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, url, NULL), 0);
+	CU_ASSERT(strncmp(out, "HTTP/1.1 502", 12) == 0);
+	free(out);
+}
+
+static void test_session_dir(void)
+{
+	char path[4200], *env;
+	struct stat st;
+
+	CU_ASSERT_EQUAL_FATAL(stat(px_main.session, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0700);
+	snprintf(path, sizeof(path), "%s/env", px_main.session);
+	env = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(env != NULL);
+	snprintf(path, sizeof(path), "export HTTPS_PROXY='http://%s'\n", px_main.addr);
+	CU_ASSERT(strstr(env, path) != NULL);
+	snprintf(path, sizeof(path), "export http_proxy='http://%s'\n", px_main.addr);
+	CU_ASSERT(strstr(env, path) != NULL);
+	CU_ASSERT(strstr(env, "export NO_PROXY='localhost,127.0.0.1,::1'\n") != NULL);
+	CU_ASSERT(strstr(env, "export NODE_USE_ENV_PROXY=1\n") != NULL);
+	free(env);
+}
+
+/* Checks the exact key set and order of an audit line. */
+static bool audit_keys_ok(const char *line)
+{
+	static const char *const keys[] = {"ts", "session", "kind", "method", "scheme", "host", "port",
+					   "target", "status", "decision", "reason", "rule", "injected",
+					   "remasked", "bytesUp", "bytesDown", "ms", "tls"};
+	const char *p = line;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "%s\"%s\":", i == 0 ? "{" : ",", keys[i]);
+		p = strstr(p, k);
+		if (p == NULL) {
+			fprintf(stderr, "audit: key %s missing or out of order in %s\n", keys[i], line);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The line of text containing needle (malloc'd), or NULL. */
+static char *line_with(const char *text, const char *needle)
+{
+	const char *p = text != NULL ? strstr(text, needle) : NULL, *s, *e;
+	char *l;
+
+	if (p == NULL)
+		return NULL;
+	for (s = p; s > text && s[-1] != '\n'; s--)
+		;
+	e = strchr(p, '\n');
+	if (e == NULL)
+		e = p + strlen(p);
+	l = strndup(s, (size_t)(e - s));
+	return l;
+}
+
+static void test_audit_fields(void)
+{
+	struct px p;
+	char *out = NULL, *log, *l, want[512];
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					   "  deniedDomains: [\"evil.example\"]\n"), 0);
+	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, upurl(&up, "/bytes/1234?x=\"q\""), NULL), 0);
+	free(out);
+	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, "http://evil.example/", NULL), 0);
+	free(out);
+	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, "https://evil.example/", NULL), 56);
+	free(out);
+	{
+		char ca[4200];
+
+		snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+		CU_ASSERT_EQUAL(curl(&out, "--cacert", ca, "-x", p.url, upurl(&up_tls, "/hello"), NULL), 0);
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	log = audit_lines(&p, 4, 2000);
+	CU_ASSERT_FATAL(log != NULL);
+
+	/* The allowed request. */
+	l = line_with(log, "\"target\":\"/bytes/1234");
+	CU_ASSERT_FATAL(l != NULL);
+	CU_ASSERT(audit_keys_ok(l));
+	CU_ASSERT(strncmp(l, "{\"ts\":\"20", 9) == 0 && l[strlen(l) - 1] == '}');
+	CU_ASSERT(strstr(l, "Z\",\"session\":\"") != NULL);
+	CU_ASSERT(strstr(l, "\"kind\":\"request\",\"method\":\"GET\",\"scheme\":\"http\","
+			    "\"host\":\"127.0.0.1\"") != NULL);
+	snprintf(want, sizeof(want), "\"port\":%u,", (unsigned)up.port);
+	CU_ASSERT(strstr(l, want) != NULL);
+	CU_ASSERT(strstr(l, "\"target\":\"/bytes/1234?x=%22q%22\"") != NULL ||
+		  strstr(l, "\"target\":\"/bytes/1234?x=\\\"q\\\"\"") != NULL);
+	CU_ASSERT(strstr(l, "\"status\":200,\"decision\":\"allow\",\"reason\":null,"
+			    "\"rule\":\"network.allowedDomains: 127.0.0.1\",\"injected\":[],"
+			    "\"remasked\":0,\"bytesUp\":0,\"bytesDown\":1234,\"ms\":") != NULL);
+	CU_ASSERT(strstr(l, "\"tls\":\"none\"}") != NULL);
+	free(l);
+
+	/* The refused request. */
+	l = line_with(log, "\"host\":\"evil.example\",\"port\":80");
+	CU_ASSERT_FATAL(l != NULL);
+	CU_ASSERT(audit_keys_ok(l));
+	CU_ASSERT(strstr(l, "\"kind\":\"request\"") != NULL);
+	CU_ASSERT(strstr(l, "\"status\":403,\"decision\":\"deny\",\"reason\":\"passavant: GET "
+			    "http://evil.example/ refused by network.deniedDomains: evil.example\","
+			    "\"rule\":\"network.deniedDomains: evil.example\"") != NULL);
+	CU_ASSERT(strstr(l, "\"bytesUp\":null,\"bytesDown\":null") != NULL);
+	free(l);
+
+	/* The refused CONNECT. */
+	l = line_with(log, "\"kind\":\"connect\"");
+	CU_ASSERT_FATAL(l != NULL);
+	CU_ASSERT(audit_keys_ok(l));
+	CU_ASSERT(strstr(l, "\"method\":\"CONNECT\",\"scheme\":null,\"host\":\"evil.example\","
+			    "\"port\":443,\"target\":null,\"status\":403,\"decision\":\"deny\"") != NULL);
+	CU_ASSERT(strstr(l, "\"injected\":null,\"remasked\":null") != NULL);
+	free(l);
+
+	/* The tunnel, logged when it ended, with its byte counts. */
+	l = line_with(log, "\"kind\":\"tunnel\"");
+	CU_ASSERT_FATAL(l != NULL);
+	CU_ASSERT(audit_keys_ok(l));
+	CU_ASSERT(strstr(l, "\"status\":200,\"decision\":\"allow\",\"reason\":null") != NULL);
+	CU_ASSERT(strstr(l, "\"bytesUp\":0") == NULL);
+	CU_ASSERT(strstr(l, "\"tls\":\"passthrough\"}") != NULL);
+	free(l);
+	free(log);
+}
+
+/* A name that resolves to loopback is refused by the address guard,
+ * unless the IP literal is allowed. */
+static void test_localhost(void)
+{
+	struct px p;
+	char *out = NULL, url[128];
+
+	snprintf(url, sizeof(url), "http://localhost:%u/hello", (unsigned)up.port);
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [localhost]\n"), 0);
+	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, url, NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
+	CU_ASSERT(out != NULL && strstr(out, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "localhost resolves to ") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "(loopback)") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [localhost, \"127.0.0.1:%u\"]\n",
+				       (unsigned)up.port), 0);
+	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, url, NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200", 12) == 0);
+	free(out);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+static void test_method_refused(void)
+{
+	struct px p;
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					   "  allowedMethods: {\"*\": [GET, HEAD]}\n"), 0);
+	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, "--data-binary", "x=1", upurl(&up, "/sink"), NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
+	CU_ASSERT(out != NULL && strstr(out, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "passavant: POST http://127.0.0.1:") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "refused by") != NULL && strstr(out, "allowedMethods") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL(curl(&out, "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
+	free(out);
+	CU_ASSERT_EQUAL(curl(&out, "-I", "-x", p.url, upurl(&up, "/bytes/10"), NULL), 0);
+	CU_ASSERT(out != NULL && strstr(out, "Content-Length: 10\r\n") != NULL);
+	free(out);
+	/* A method rule cannot be enforced in an opaque tunnel: refused. */
+	CU_ASSERT_EQUAL(curl(&out, "-x", p.url, upurl(&up_tls, "/hello"), NULL), 56);
+	free(out);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* proxy_connect                                                       */
+/* ------------------------------------------------------------------ */
+
+static int connect_init(void)
+{
+	return fixtures_up();
+}
+
+static int connect_cleanup(void)
+{
+	return fixtures_down();
+}
+
+static void test_connect_tunnel(void)
+{
+	struct px p;
+	char *out = NULL, ca[4200];
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	CU_ASSERT_EQUAL(curl(&out, "--cacert", ca, "-x", p.url, upurl(&up_tls, "/hello"),
+			     upurl(&up_tls, "/bytes/500000"), "-o", "/dev/null", "-o", "/dev/null",
+			     "-w", "%{http_code} ", NULL), 0);
+	CU_ASSERT(out != NULL && strcmp(out, "200 200 ") == 0);
+	free(out);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+static void test_connect_denied(void)
+{
+	struct px p;
+	char *resp;
+	bool eof;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					   "  deniedDomains: [\"*.example\"]\n"), 0);
+	resp = raw_exchange(p.addr, "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n",
+			    61, &eof);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	CU_ASSERT(strstr(resp, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
+	CU_ASSERT(strstr(resp, "Content-Type: text/plain\r\n") != NULL);
+	CU_ASSERT(strstr(resp, "\r\n\r\npassavant: CONNECT evil.example:443 refused by "
+			       "network.deniedDomains: *.example\n") != NULL);
+	CU_ASSERT(eof);
+	free(resp);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Opens a CONNECT tunnel to addr through the proxy; returns the fd with
+ * the 200 read, or -1 (*status gets the status seen). */
+static int open_tunnel(const char *proxy, const char *addr, int *status)
+{
+	char req[256], *resp;
+	int fd = raw_connect(proxy), n;
+
+	*status = 0;
+	if (fd < 0)
+		return -1;
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
+	if (raw_send(fd, req, (size_t)n) < 0) {
+		close(fd);
+		return -1;
+	}
+	resp = raw_read(fd, "\r\n\r\n", 5000, NULL);
+	if (resp != NULL && strncmp(resp, "HTTP/1.1 ", 9) == 0)
+		*status = atoi(resp + 9);
+	if (resp != NULL && *status == 503 && strstr(resp, "X-Proxy-Error: too-many-tunnels\r\n") == NULL)
+		*status = -503;
+	free(resp);
+	if (*status != 200) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* GET /hello through an open tunnel to the plain upstream. */
+static bool tunnel_hello(int fd)
+{
+	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+	char *resp;
+	bool ok;
+
+	if (raw_send(fd, req, sizeof(req) - 1) < 0)
+		return false;
+	resp = raw_read(fd, "hello\n", 5000, NULL);
+	ok = resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0 && strstr(resp, "hello\n") != NULL;
+	free(resp);
+	return ok;
+}
+
+static void test_max_tunnels(void)
+{
+	struct px p;
+	int a, b, c, st;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					   "  limits: {maxTunnels: 2}\n"), 0);
+	a = open_tunnel(p.addr, up.addr, &st);
+	CU_ASSERT(a >= 0);
+	b = open_tunnel(p.addr, up.addr, &st);
+	CU_ASSERT(b >= 0);
+	c = open_tunnel(p.addr, up.addr, &st);
+	CU_ASSERT(c < 0);
+	CU_ASSERT_EQUAL(st, 503);
+	/* The two tunnels work; closing one frees a slot. */
+	CU_ASSERT(a >= 0 && tunnel_hello(a));
+	CU_ASSERT(b >= 0 && tunnel_hello(b));
+	if (a >= 0)
+		close(a);
+	usleep(200000);
+	c = open_tunnel(p.addr, up.addr, &st);
+	CU_ASSERT(c >= 0);
+	CU_ASSERT(c >= 0 && tunnel_hello(c));
+	if (b >= 0)
+		close(b);
+	if (c >= 0)
+		close(c);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+static void test_reload(void)
+{
+	struct px p;
+	char *out = NULL, yaml[256];
+	int t, st, n;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	t = open_tunnel(p.addr, up.addr, &st);
+	CU_ASSERT_FATAL(t >= 0);
+	CU_ASSERT(tunnel_hello(t));
+	/* New policy: nothing allowed. */
+	n = snprintf(yaml, sizeof(yaml), "network:\n  allowedDomains: [\"only.example\"]\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
+	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
+	usleep(300000);
+	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
+	free(out);
+	/* The live tunnel keeps working. */
+	CU_ASSERT(tunnel_hello(t));
+	close(t);
+	/* A broken policy file keeps the current one. */
+	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, "network: [\n", 11), 0);
+	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
+	usleep(300000);
+	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, "http://only.example/", NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) != 0);
+	free(out);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+static void test_bytes_after_connect_head(void)
+{
+	struct px p;
+	char req[256], *resp;
+	int fd, n;
+
+	/* The request inside the tunnel arrives in the same packet as the
+	 * CONNECT head: it must be relayed, not lost. */
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n",
+		     up.addr);
+	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
+	resp = raw_read(fd, "hello\n", 5000, NULL);
+	CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200", 51) == 0);
+	free(resp);
+	close(fd);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* proxy_smuggling                                                     */
+/* ------------------------------------------------------------------ */
+
+static struct px px_smug;
+
+static int smuggling_init(void)
+{
+	if (fixtures_up() < 0)
+		return -1;
+	return px_start(&px_smug, "network:\n  allowedDomains: [\"127.0.0.1\"]\n");
+}
+
+static int smuggling_cleanup(void)
+{
+	int bad = px_stop(&px_smug) != 0;
+
+	return fixtures_down() < 0 || bad ? -1 : 0;
+}
+
+/*
+ * Sends one crafted request (%s = the upstream address) and checks: the
+ * proxy answers 400 (or want) and closes, and the upstream record never
+ * shows the smuggled request; with head_level, it shows nothing at all.
+ */
+static void smuggle(const char *fmt, int want, bool head_level)
+{
+	char req[2048], *resp, *rec;
+	size_t before = file_size(record_path);
+	bool eof = false;
+	int n;
+
+	n = snprintf(req, sizeof(req), fmt, up.addr, up.addr);
+	resp = raw_exchange(px_smug.addr, req, (size_t)n, &eof);
+	CU_ASSERT_FATAL(resp != NULL);
+	if (strncmp(resp, "HTTP/1.1 ", 9) != 0 || atoi(resp + 9) != want)
+		fprintf(stderr, "smuggling case got: %.80s\n  for: %.120s\n", resp, req);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 ", 9) == 0 && atoi(resp + 9) == want);
+	CU_ASSERT(eof);
+	CU_ASSERT(strstr(resp, "X-Upstream-Conn") == NULL);
+	free(resp);
+	usleep(100000);
+	rec = test_read_file(record_path, NULL);
+	CU_ASSERT(rec == NULL || strstr(rec + before, "/smuggled") == NULL);
+	if (head_level)
+		CU_ASSERT_EQUAL(file_size(record_path), before);
+	free(rec);
+}
+
+static void test_cl_and_te(void)
+{
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: 4\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+		400, true);
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n"
+		"Content-Length: 4\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+		400, true);
+}
+
+static void test_duplicate_cl(void)
+{
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400, true);
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: 1, 1\r\n\r\nx"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+}
+
+static void test_bad_chunks(void)
+{
+	/* The head went upstream before the body was seen; what follows the
+	 * bad chunk never does. */
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"zz\r\nGET /smuggled HTTP/1.1\r\n\r\n0\r\n\r\n", 400, false);
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"fffffffffffffffff1\r\nGET /smuggled HTTP/1.1\r\n\r\n", 400, false);
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked, identity\r\n\r\n"
+		"0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: identity\r\n\r\n"
+		"0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+}
+
+static void test_obs_fold(void)
+{
+	smuggle("GET http://%s/hello HTTP/1.1\r\nHost: %s\r\nX-A: b\r\n folded\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	smuggle("GET http://%s/hello HTTP/1.1\r\nHost: %s\r\nX-A: b\r\n\tContent-Length: 5\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+}
+
+static void test_bare_cr_lf(void)
+{
+	smuggle("GET http://%s/hello HTTP/1.1\r\nHost: %s\r\nX-A: b\rContent-Length: 5\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	smuggle("GET http://%s/hello HTTP/1.1\r\nHost: %s\nContent-Length: 5\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	smuggle("GET http://%s/hello HTTP/1.1\nHost: %s\n\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+}
+
+static void test_invalid_header_chars(void)
+{
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length : 26\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nTransfer Encoding: chunked\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	smuggle("GET http://%s/hello HTTP/1.1\r\nHost: %s\r\nX-A: b\x01\r\n\r\n"
+		"GET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+	/* Connection may not strip a framing header. */
+	smuggle("POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nConnection: Content-Length\r\n"
+		"Content-Length: 26\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n", 400, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* proxy_limits                                                        */
+/* ------------------------------------------------------------------ */
+
+static int limits_init(void)
+{
+	return fixtures_up();
+}
+
+static int limits_cleanup(void)
+{
+	return fixtures_down();
+}
+
+static void test_slowloris(void)
+{
+	static const char head[] = "GET http://127.0.0.1/hello HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaa";
+	struct px p;
+	long long t0, t;
+	bool closed = false;
+	int fd;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					   "  limits: {handshakeTimeoutMs: 1000}\n"), 0);
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	t0 = now_ms();
+	/* One byte every 100 ms: a read timeout would never fire. */
+	for (size_t i = 0; i < sizeof(head) - 1 && now_ms() - t0 < 5000; i++) {
+		char *r;
+
+		if (raw_send(fd, head + i, 1) < 0) {
+			closed = true;
+			break;
+		}
+		r = raw_read(fd, NULL, 100, &closed);
+		free(r);
+		if (closed)
+			break;
+	}
+	t = now_ms() - t0;
+	CU_ASSERT(closed);
+	CU_ASSERT(t >= 900 && t < 3000);
+	close(fd);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* VmRSS of pid in KiB, -1 on error. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], *s, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = test_read_file(path, NULL);
+	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
+		v = strtol(p + 6, NULL, 10);
+	free(s);
+	return v;
+}
+
+static void test_stalled_download(void)
+{
+	struct px p;
+	char req[256], *r;
+	long before, after;
+	int fd, n, rcv = 4096;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	before = rss_kib(test_proc_pid(p.proc));
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	n = snprintf(req, sizeof(req), "GET http://%s/bytes/1073741824 HTTP/1.1\r\nHost: x\r\n\r\n", up.addr);
+	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
+	/* Read a little, then stop reading altogether. */
+	r = raw_read(fd, NULL, 500, NULL);
+	free(r);
+	sleep(2);
+	after = rss_kib(test_proc_pid(p.proc));
+	fprintf(stderr, "\n    proxy VmRSS: %ld KiB before, %ld KiB with a stalled 1 GiB download\n",
+		before, after);
+	CU_ASSERT(before > 0 && after > 0);
+	CU_ASSERT(after - before < 8 * 1024);
+	close(fd);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+TEST_REGISTRAR(proxy_suites)
+{
+	CU_pSuite s;
+
+	s = test_suite("proxy_http", http_init, http_cleanup);
+	test_add(s, "allowed GET over http", test_get_allowed);
+	test_add(s, "keep-alive reuse on both sides", test_keepalive_reuse);
+	test_add(s, "bodies streamed (length, chunked, close, upload)", test_streamed_bodies);
+	test_add(s, "head rewritten: origin form, Host, hop-by-hop", test_rewrite_head);
+	test_add(s, "denied host: 403, header, reason", test_denied_host);
+	test_add(s, "allowed name that does not resolve: 502", test_refused_name_not_resolved);
+	test_add(s, "TRACE 405, bad targets 400", test_trace_and_bad_targets);
+	test_add(s, "head over maxHeaderBytes: 431", test_header_too_large);
+	test_add(s, "unreachable upstream: 502", test_unreachable);
+	test_add(s, "session dir 0700 and env", test_session_dir);
+	test_add(s, "audit lines field by field", test_audit_fields);
+	test_add(s, "localhost refused unless the IP literal is allowed", test_localhost);
+	test_add(s, "method refused by allowedMethods", test_method_refused);
+
+	s = test_suite("proxy_connect", connect_init, connect_cleanup);
+	test_add(s, "CONNECT tunnel to an HTTPS upstream", test_connect_tunnel);
+	test_add(s, "CONNECT to a denied host refused", test_connect_denied);
+	test_add(s, "bytes after the CONNECT head are relayed", test_bytes_after_connect_head);
+	test_add(s, "maxTunnels+1 gets 503", test_max_tunnels);
+	test_add(s, "SIGHUP reload keeps live tunnels", test_reload);
+
+	s = test_suite("proxy_smuggling", smuggling_init, smuggling_cleanup);
+	test_add(s, "Content-Length with Transfer-Encoding", test_cl_and_te);
+	test_add(s, "duplicate or conflicting Content-Length", test_duplicate_cl);
+	test_add(s, "bad chunk sizes and transfer codings", test_bad_chunks);
+	test_add(s, "obs-fold", test_obs_fold);
+	test_add(s, "bare CR and bare LF", test_bare_cr_lf);
+	test_add(s, "invalid header characters", test_invalid_header_chars);
+
+	s = test_suite("proxy_limits", limits_init, limits_cleanup);
+	test_add(s, "slowloris dropped at handshakeTimeoutMs", test_slowloris);
+	test_add(s, "stalled 1 GiB download keeps RSS bounded", test_stalled_download);
+}
