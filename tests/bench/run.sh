@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# tests/bench/run.sh - `make bench`: direct vs through-the-proxy figures,
+# measured in the same run with the project's own load client (pv-load) and
+# upstream (pv-upstream). Benchmarks are not timed tests: this prints
+# figures and ratios; it fails only if the fixtures themselves cannot run.
+#
+# Environment:
+#   PASSAVANT_BIN    passavant binary (required; the GNUmakefile sets it)
+#   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs (required)
+#   BENCH_SECS       seconds per measurement (default 5)
+#   PIN=1            pin the proxy to CPU 0 (taskset -c 0), pv-load and the
+#                    upstreams to CPU 1; needs 2 CPUs and taskset
+#   BENCH_ONLY       only scenarios whose name contains this string
+#
+# A scenario the proxy cannot do yet (pv-load completes no request through
+# it) shows "n/a" in the proxy columns; errors are always shown.
+# Adding a scenario is one line at the bottom: scenario NAME SCHEME ARGS...
+set -euo pipefail
+
+: "${PASSAVANT_BIN:?PASSAVANT_BIN must name the passavant binary}"
+: "${PASSAVANT_TOOLS:?PASSAVANT_TOOLS must name the test tools directory}"
+SECS=${BENCH_SECS:-5}
+PIN=${PIN:-0}
+ONLY=${BENCH_ONLY:-}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pv-bench.XXXXXX")
+pids=()
+
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p in "${pids[@]}"; do
+		# bounded wait: SIGKILL whatever has not stopped within 5 s
+		for _ in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+for t in pv-upstream pv-load pv-certs; do
+	[ -x "$PASSAVANT_TOOLS/$t" ] || die "missing $PASSAVANT_TOOLS/$t"
+done
+
+# CPU pinning
+pin_proxy=()
+pin_other=()
+if [ "$PIN" = 1 ]; then
+	if ! command -v taskset >/dev/null; then
+		die "PIN=1 needs taskset"
+	fi
+	if [ "$(nproc)" -lt 2 ]; then
+		die "PIN=1 needs 2 CPUs, this machine has $(nproc)"
+	fi
+	pin_proxy=(taskset -c 0)
+	pin_other=(taskset -c 1)
+fi
+
+# start_bg NAME CMD... : runs CMD in the background (stdout to
+# $tmp/NAME.out, stderr to $tmp/NAME.err), waits up to 10 s for its
+# "listening on HOST:PORT" line and sets ADDR. Returns 1 if it never came.
+ADDR=
+start_bg() {
+	local name=$1 pid i
+	shift
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	pid=$!
+	pids+=("$pid")
+	for i in $(seq 100); do
+		ADDR=$(sed -n 's/^listening on //p' "$tmp/$name.out" | head -n 1)
+		[ -n "$ADDR" ] && return 0
+		if ! kill -0 "$pid" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	echo "bench: $name did not start; its stderr:" >&2
+	sed 's/^/  /' "$tmp/$name.err" >&2
+	return 1
+}
+
+# ---------------------------------------------------------------- fixtures
+mkdir -p "$tmp/certs"
+"$PASSAVANT_TOOLS/pv-certs" "$tmp/certs" 127.0.0.1 localhost || die "pv-certs failed"
+
+start_bg upstream-http "${pin_other[@]}" "$PASSAVANT_TOOLS/pv-upstream" --listen 127.0.0.1:0 ||
+	die "pv-upstream (http) failed"
+HTTP_ADDR=$ADDR
+start_bg upstream-https "${pin_other[@]}" "$PASSAVANT_TOOLS/pv-upstream" --listen 127.0.0.1:0 \
+	--tls "$tmp/certs" || die "pv-upstream (https) failed"
+HTTPS_ADDR=$ADDR
+
+cat >"$tmp/policy.yaml" <<EOF
+network:
+  allowedDomains: ["127.0.0.1"]
+  tlsTerminate:
+    extraCaCertPaths: ["$tmp/certs/ca.pem"]
+  limits:
+    maxTunnels: 4096
+EOF
+
+PROXY_ADDR=
+PROXY_PID=
+if start_bg proxy "${pin_proxy[@]}" "$PASSAVANT_BIN" proxy -p "$tmp/policy.yaml" \
+	--listen 127.0.0.1:0 --session-dir "$tmp/session"; then
+	PROXY_ADDR=$ADDR
+	PROXY_PID=${pids[-1]}
+else
+	echo "bench: the proxy did not start: proxy columns are n/a" >&2
+fi
+# What a client of the proxy trusts: the session's trust.pem (session CA,
+# system roots, extraCaCertPaths); without it, only the test CA (then TLS
+# through the proxy works only for tunnels the proxy does not terminate).
+PROXY_TRUST="$tmp/session/trust.pem"
+[ -f "$PROXY_TRUST" ] || PROXY_TRUST="$tmp/certs/ca.pem"
+
+# ---------------------------------------------------------------- measuring
+# field NAME LINE: the value of NAME=... in a pv-load result line.
+field() {
+	sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"
+}
+
+# load OUTVAR ARGS...: runs pv-load, stores its result line in OUTVAR ("" if
+# it completed no request); its stderr goes to $tmp/load.err and is shown
+# when there were errors.
+load() {
+	local __out=$1 line rc=0
+	shift
+	line=$(timeout $((SECS + 120)) "${pin_other[@]}" "$PASSAVANT_TOOLS/pv-load" "$@" \
+		2>"$tmp/load.err") || rc=$?
+	if [ "$rc" != 0 ]; then
+		line=""
+	fi
+	if [ -s "$tmp/load.err" ]; then
+		sed 's/^/    pv-load: /' "$tmp/load.err" | head -n 5 >&2
+	fi
+	printf -v "$__out" '%s' "$line"
+}
+
+# cell LINE METRIC: "VALUE p50 p99 [E err]" or "n/a"
+cell() {
+	local line=$1 metric=$2 errs
+	if [ -z "$line" ]; then
+		printf '%-32s' "n/a"
+		return
+	fi
+	errs=$(field errors "$line")
+	if [ "$metric" = mbps ]; then
+		printf '%-32s' "$(printf '%8s MB/s %s' "$(field mbps "$line")" \
+			"$([ "$errs" != 0 ] && echo "($errs err)")")"
+	else
+		printf '%-32s' "$(printf '%8s %6s %7s %s' "$(field rps "$line")" \
+			"$(field p50_ms "$line")" "$(field p99_ms "$line")" \
+			"$([ "$errs" != 0 ] && echo "($errs err)")")"
+	fi
+}
+
+header_printed=0
+print_header() {
+	[ "$header_printed" = 1 ] && return
+	header_printed=1
+	printf '\n%-28s %-32s %-32s %s\n' "scenario" "direct  (req/s p50ms p99ms)" \
+		"proxy   (req/s p50ms p99ms)" "ratio"
+	printf '%-28s %-32s %-32s %s\n' "--------" "------" "-----" "-----"
+}
+
+# scenario NAME SCHEME [pv-load args...]
+#   SCHEME http|https|http-tunnel (plain HTTP inside a CONNECT tunnel)
+# Runs pv-load directly against the upstream, then through the proxy, and
+# prints one table row. --download/--upload rows compare MB/s, others req/s.
+scenario() {
+	local name=$1 scheme=$2 url direct proxied metric=rps d p ratio
+	shift 2
+	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
+		return 0
+	fi
+	local direct_args=() proxy_args=()
+	case "$scheme" in
+	http)
+		url="http://$HTTP_ADDR/hello"
+		proxy_args=(--proxy "$PROXY_ADDR")
+		;;
+	http-tunnel)
+		url="http://$HTTP_ADDR/hello"
+		proxy_args=(--proxy "$PROXY_ADDR" --connect-tunnel)
+		;;
+	https)
+		url="https://$HTTPS_ADDR/hello"
+		direct_args=(--tls "$tmp/certs/ca.pem")
+		proxy_args=(--proxy "$PROXY_ADDR" --tls "$PROXY_TRUST")
+		;;
+	*) die "scenario $name: unknown scheme $scheme" ;;
+	esac
+	local time_args=(-d "$SECS")
+	case " $* " in
+	*" --download "* | *" --upload "*)
+		metric=mbps
+		time_args=() # transfers run to completion (pv-load's own bound)
+		;;
+	esac
+	print_header
+	load direct --url "$url" "${time_args[@]}" "${direct_args[@]}" "$@"
+	proxied=""
+	if [ -n "$PROXY_ADDR" ]; then
+		if ! kill -0 "$PROXY_PID" 2>/dev/null; then
+			echo "bench: the proxy has exited; its stderr:" >&2
+			tail -n 20 "$tmp/proxy.err" >&2
+			PROXY_ADDR=""
+		else
+			load proxied --url "$url" "${time_args[@]}" "${proxy_args[@]}" "$@"
+		fi
+	fi
+	ratio="n/a"
+	if [ -n "$direct" ] && [ -n "$proxied" ]; then
+		d=$(field "$metric" "$direct")
+		p=$(field "$metric" "$proxied")
+		ratio=$(awk -v d="$d" -v p="$p" 'BEGIN { if (d > 0) printf "%.2f", p / d; else print "n/a" }')
+	fi
+	printf '%-28s %s %s %s\n' "$name" "$(cell "$direct" "$metric")" \
+		"$(cell "$proxied" "$metric")" "$ratio"
+}
+
+echo "bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -srm), $(nproc) CPUs, ${SECS}s per measurement," \
+	"PIN=$PIN"
+echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-none}" \
+	"($("$PASSAVANT_BIN" --version 2>/dev/null | head -n 1 || echo "version unknown"))"
+
+# ---------------------------------------------------------------- scenarios
+# One line each. SCHEME: http (absolute-form through the proxy), http-tunnel
+# (CONNECT, plain HTTP inside), https (CONNECT + TLS, terminated by the proxy).
+scenario "http keep-alive c=1" http -c 1
+scenario "http keep-alive c=32" http -c 32
+scenario "http in tunnel c=32" http-tunnel -c 32
+scenario "https keep-alive c=32" https -c 32
+scenario "https new tunnel c=32" https -c 32 --new-conn
+scenario "https download 64MiB" https --download 67108864 -n 3
+scenario "https upload 64MiB" https --upload 67108864 -n 3
