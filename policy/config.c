@@ -339,13 +339,18 @@ static int ybuild_event(struct ybuild *b, yaml_event_t *ev)
 		return 1;
 	case YAML_SEQUENCE_END_EVENT:
 	case YAML_MAPPING_END_EVENT:
-		if (b->depth == 0)
-			return -1; /* libyaml guarantees balance; be defensive */
+		if (b->depth == 0) {
+			/* libyaml guarantees balance; be defensive, and loud. */
+			ldr_error(b->l, mark_of(ev->start_mark),
+				  "an unbalanced end of a collection, expected valid YAML");
+			return -1;
+		}
 		n = b->stack[--b->depth];
 		if (n->type == YN_MAP)
 			ybuild_check_dups(b, n);
 		return 1;
 	}
+	ldr_error(b->l, mark_of(ev->start_mark), "an unknown YAML event, expected valid YAML");
 	return -1;
 }
 
