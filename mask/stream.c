@@ -1,0 +1,1076 @@
+/*
+ * stream.c - streaming multi-pattern substituter (SPEC §4.2, §4.3).
+ *
+ * An Aho-Corasick automaton over bytes, built once per pattern set in one
+ * locked, undumpable arena, and a per-stream scanner that turns its
+ * "pattern ends here" reports into leftmost-longest non-overlapping
+ * replacements without ever looking back at input it no longer holds.
+ * docs/masking.md explains the design; the key facts:
+ *
+ *  - A position s is *final* once no pattern starting at s can still end
+ *    in future input. With the automaton in state q after position i, that
+ *    holds for every s < i + 1 - live(q), where live(q) is the depth of the
+ *    longest suffix state of q (q itself or along its failure chain) that
+ *    has a child. live(q) <= maxlen - 1, which bounds the hold-back.
+ *  - Each report (pattern of length L ends at i) is stored as "longest
+ *    match starting at s = i + 1 - L" in a ring indexed by s. Final
+ *    positions are resolved in order: a start with a stored match is
+ *    replaced and everything it covers skipped; other bytes are literal.
+ *  - In the root state (no partial match) nothing is pending, so runs of
+ *    bytes that start no pattern are skipped with memchr / SSE2 compares
+ *    and appended as one span.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "stream.h"
+
+/* Vector skip handles up to this many distinct first bytes. */
+#define SKIP_VEC_MAX 16
+
+/* evbuffer_remove_buffer() returns an int: move at most this per call. */
+#define MOVE_STEP_BYTES (1u << 30)
+
+/* One automaton state; node 0 is the root. */
+struct mask_node {
+	uint32_t fail;   /* Aho-Corasick failure link (root: 0) */
+	uint32_t out;    /* nearest state on the failure chain ending a pattern, 0: none */
+	uint32_t pat;    /* 1 + index of the pattern spelled by this state, 0: none */
+	uint32_t depth;  /* length of the string this state spells */
+	uint32_t live;   /* depth of the longest suffix state with a child */
+	uint32_t edge0;  /* first outgoing edge in edge_byte/edge_child */
+	uint32_t nedges; /* number of outgoing edges */
+};
+
+/* One compiled pattern; offsets into set->bytes. */
+struct mask_pat {
+	uint32_t from_off;
+	uint32_t from_len;
+	uint32_t to_off;
+	uint32_t to_len;
+	uint32_t origin; /* index of the pair it comes from (counters) */
+};
+
+struct mask_set {
+	unsigned char *arena;     /* mmap'd; every table below lives in it */
+	size_t arena_len;         /* mapped length (page multiple) */
+	unsigned hygiene;         /* MASK_HYG_* achieved */
+	size_t npairs;            /* pairs given by the caller */
+	size_t npats;             /* patterns: pairs plus percent forms */
+	size_t maxlen;            /* longest from_len */
+	bool equal_len;           /* every pattern has from_len == to_len */
+	uint32_t nnodes;          /* automaton states in use */
+	unsigned nfirst;          /* distinct first bytes of the patterns */
+	struct mask_node *node;   /* [nnodes] */
+	uint32_t *edge_child;     /* [nnodes] target of each edge (CSR) */
+	unsigned char *edge_byte; /* [nnodes] label of each edge */
+	uint32_t *root_next;      /* [256] root transitions, failure folded in */
+	unsigned char *first;     /* [256] 1 if some pattern starts with the byte */
+	unsigned char *first_list;/* [SKIP_VEC_MAX] the distinct first bytes */
+	struct mask_pat *pat;     /* [npats] */
+	unsigned char *bytes;     /* from and to strings of every pattern */
+};
+
+struct mask_stream {
+	const mask_set_t *set; /* not owned */
+	uint32_t state;        /* automaton state after the last byte scanned */
+	uint64_t pos;          /* message position of the next input byte */
+	uint64_t lit;          /* first position neither emitted nor replaced */
+	uint64_t scan;         /* first position not yet final; lit <= scan <= pos */
+	uint32_t *ring;        /* [ring_mask + 1]: 1 + longest pattern starting at s */
+	uint32_t ring_mask;    /* ring size - 1 (size: power of two >= maxlen) */
+	size_t npending;       /* nonzero ring entries */
+	unsigned char *hold;   /* input bytes [lit, pos) kept between calls */
+	size_t hold_len;       /* == pos - lit between calls */
+	size_t hold_cap;       /* maxlen - 1, at least 1 */
+	uint64_t *counts;      /* [npairs] replacements per pair; NULL: not kept */
+	uint64_t total;        /* replacements, all pairs */
+	bool failed;           /* an append failed: only reset or free may follow */
+};
+
+/* Where the bytes of the positions being emitted live during one call. */
+struct feed_ctx {
+	struct evbuffer *out;       /* destination; NULL: in place */
+	unsigned char *data;        /* this call's input (pointer and in-place modes) */
+	struct evbuffer *in;        /* this call's input (buffer mode), front at max(lit, in_base) */
+	uint64_t in_base;           /* position of the first input byte of this call */
+	uint64_t hold_base;         /* position of hold[0] (== lit at call start) */
+	const unsigned char *hold;  /* bytes [hold_base, in_base) */
+};
+
+#ifdef MASK_STREAM_TEST_HOOKS
+/* Unit tests (which #include this file) observe memory just after it is
+ * wiped and before it is released, to check the wipe. */
+static void (*test_wipe_hook)(const void *p, size_t len, const char *what);
+#define WIPED(p, len, what)                                                     \
+	do {                                                                   \
+		if (test_wipe_hook != NULL)                                    \
+			test_wipe_hook((p), (len), (what));                    \
+	} while (0)
+#else
+#define WIPED(p, len, what) ((void)0)
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Percent-encoded forms                                                */
+/* ------------------------------------------------------------------ */
+
+/* RFC 3986 unreserved: what every URL encoder leaves alone. */
+static bool pct_unreserved(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Number of bytes of s that an encoder may escape. */
+static size_t pct_nspecial(const unsigned char *s, size_t len)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < len; i++)
+		k += !pct_unreserved(s[i]);
+	return k;
+}
+
+/*
+ * Number of percent forms generated for a `from` (the raw form excluded):
+ * with k escapable bytes, every non-empty subset of them escaped when
+ * k <= MASK_PCT_MIX_MAX, else only all of them; each in upper and lower
+ * hex. Clients escape consistently, so mixed hex case is not generated.
+ */
+static size_t pct_nvariants(const unsigned char *from, size_t len)
+{
+	size_t k = pct_nspecial(from, len);
+
+	if (k == 0)
+		return 0;
+	if (k <= MASK_PCT_MIX_MAX)
+		return 2 * (((size_t)1 << k) - 1);
+	return 2;
+}
+
+/* Writes s with the bytes selected by esc (NULL: every escapable byte)
+ * escaped, to out when not NULL; returns the length. */
+static size_t pct_encode(const unsigned char *s, size_t len, const bool *esc, bool lower,
+			 unsigned char *out)
+{
+	const char *hex = lower ? "0123456789abcdef" : "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		bool e = esc != NULL ? esc[i] : !pct_unreserved(s[i]);
+		if (!e) {
+			if (out != NULL)
+				out[n] = s[i];
+			n++;
+			continue;
+		}
+		if (out != NULL) {
+			out[n] = '%';
+			out[n + 1] = (unsigned char)hex[s[i] >> 4];
+			out[n + 2] = (unsigned char)hex[s[i] & 15];
+		}
+		n += 3;
+	}
+	return n;
+}
+
+/*
+ * Variant v (0 <= v < pct_nvariants) of pair p: its `from` with a subset of
+ * its escapable bytes escaped, and its `to` escaped to match. When to has
+ * from's length and the same bytes at the escaped positions (a sentinel
+ * and its real value keep punctuation in place, SPEC §4.1), exactly those
+ * positions of `to` are escaped; otherwise every escapable byte of `to`.
+ * Writes to fout/tout when not NULL; the lengths always. esc is scratch of
+ * from_len entries.
+ */
+static void pct_variant(const struct mask_pair *p, size_t v, bool *esc, unsigned char *fout,
+			size_t *flen, unsigned char *tout, size_t *tlen)
+{
+	const unsigned char *f = p->from, *t = p->to;
+	size_t k = pct_nspecial(f, p->from_len);
+	bool lower = (v & 1) != 0;
+	size_t subset = (v >> 1) + 1; /* 1 .. 2^k - 1 */
+	bool same_places = p->to_len == p->from_len;
+	size_t bit = 0;
+
+	for (size_t i = 0; i < p->from_len; i++) {
+		esc[i] = false;
+		if (pct_unreserved(f[i]))
+			continue;
+		esc[i] = k > MASK_PCT_MIX_MAX || (subset >> bit & 1) != 0;
+		bit++;
+		if (esc[i] && same_places && t[i] != f[i])
+			same_places = false;
+	}
+	*flen = pct_encode(f, p->from_len, esc, lower, fout);
+	*tlen = pct_encode(t, p->to_len, same_places ? esc : NULL, lower, tout);
+}
+
+/* ------------------------------------------------------------------ */
+/* The compiled set                                                     */
+/* ------------------------------------------------------------------ */
+
+const char *mask_set_strerror(enum mask_set_result res)
+{
+	switch (res) {
+	case MASK_SET_OK:
+		return "no error";
+	case MASK_SET_ERR_ARGS:
+		return "invalid arguments (too many pairs, or missing bytes)";
+	case MASK_SET_ERR_EMPTY:
+		return "a value to match is empty";
+	case MASK_SET_ERR_TOO_LONG:
+		return "a value is longer than the masking limit";
+	case MASK_SET_ERR_TOO_BIG:
+		return "the values together exceed the masking limit";
+	case MASK_SET_ERR_NOMEM:
+		return "out of memory";
+	case MASK_SET_ERR_MLOCK:
+		return "cannot lock secret memory";
+	case MASK_SET_ERR_MADVISE:
+		return "cannot exclude secret memory from core dumps";
+	}
+	return "unknown error";
+}
+
+/* Child of non-root state q on byte c, 0 if none. */
+static inline uint32_t node_child(const mask_set_t *set, uint32_t q, unsigned char c)
+{
+	const struct mask_node *n = &set->node[q];
+	const unsigned char *b = set->edge_byte + n->edge0;
+	const unsigned char *hit;
+
+	if (n->nedges == 1)
+		return b[0] == c ? set->edge_child[n->edge0] : 0;
+	if (n->nedges == 0)
+		return 0;
+	hit = memchr(b, c, n->nedges);
+	return hit != NULL ? set->edge_child[n->edge0 + (uint32_t)(hit - b)] : 0;
+}
+
+/* The automaton's transition: goto, else follow failure links. Amortised
+ * O(1) per byte (each failure step lowers the depth gained by one goto). */
+static inline uint32_t step(const mask_set_t *set, uint32_t q, unsigned char c)
+{
+	for (;;) {
+		uint32_t r;
+
+		if (q == 0)
+			return set->root_next[c];
+		r = node_child(set, q, c);
+		if (r != 0)
+			return r;
+		q = set->node[q].fail;
+	}
+}
+
+/* Byte offsets of every table in the arena, computed before mapping it. */
+struct arena_layout {
+	size_t node, edge_child, first_child, next_sib, queue, root_next, pat;
+	size_t edge_byte, node_byte, first, first_list, bytes, total;
+};
+
+/* Appends n elements of size sz (aligned to 8) at *off; false on overflow. */
+static bool layout_add(size_t *off, size_t *field, size_t n, size_t sz)
+{
+	size_t a = (*off + 7) & ~(size_t)7;
+
+	if (a < *off || (sz != 0 && n > (SIZE_MAX - a) / sz))
+		return false;
+	*field = a;
+	*off = a + n * sz;
+	return true;
+}
+
+static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, size_t nbytes)
+{
+	size_t off = 0;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (page <= 0)
+		page = 4096;
+	if (!layout_add(&off, &l->node, nnodes, sizeof(struct mask_node)) ||
+	    !layout_add(&off, &l->edge_child, nnodes, sizeof(uint32_t)) ||
+	    !layout_add(&off, &l->first_child, nnodes, sizeof(uint32_t)) ||
+	    !layout_add(&off, &l->next_sib, nnodes, sizeof(uint32_t)) ||
+	    !layout_add(&off, &l->queue, nnodes, sizeof(uint32_t)) ||
+	    !layout_add(&off, &l->root_next, 256, sizeof(uint32_t)) ||
+	    !layout_add(&off, &l->pat, npats, sizeof(struct mask_pat)) ||
+	    !layout_add(&off, &l->edge_byte, nnodes, 1) || !layout_add(&off, &l->node_byte, nnodes, 1) ||
+	    !layout_add(&off, &l->first, 256, 1) || !layout_add(&off, &l->first_list, SKIP_VEC_MAX, 1) ||
+	    !layout_add(&off, &l->bytes, nbytes, 1))
+		return false;
+	if (off > SIZE_MAX - (size_t)page)
+		return false;
+	l->total = (off + (size_t)page - 1) & ~((size_t)page - 1);
+	return true;
+}
+
+/*
+ * Maps the arena and protects it: MADV_DONTDUMP (required), MADV_WIPEONFORK
+ * (best effort: a forked child that has not exec'd yet must not inherit
+ * the secrets; the flag records whether the kernel knew it), then mlock
+ * (unless NO_MLOCK) which may be refused for lack of privilege or
+ * RLIMIT_MEMLOCK quota: then the set works unlocked and says so.
+ */
+static enum mask_set_result arena_map(mask_set_t *set, size_t len, unsigned flags)
+{
+	int saved;
+
+	set->arena = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (set->arena == MAP_FAILED) {
+		set->arena = NULL;
+		return MASK_SET_ERR_NOMEM;
+	}
+	set->arena_len = len;
+	if (madvise(set->arena, len, MADV_DONTDUMP) != 0)
+		goto fail_madvise;
+	set->hygiene |= MASK_HYG_DONTDUMP;
+#ifdef MADV_WIPEONFORK
+	if (madvise(set->arena, len, MADV_WIPEONFORK) == 0)
+		set->hygiene |= MASK_HYG_WIPEONFORK;
+	else if (errno != EINVAL)
+		goto fail_madvise;
+#endif
+	if ((flags & MASK_SET_NO_MLOCK) != 0)
+		return MASK_SET_OK;
+	if (mlock(set->arena, len) == 0) {
+		set->hygiene |= MASK_HYG_LOCKED;
+		return MASK_SET_OK;
+	}
+	/* No CAP_IPC_LOCK and over RLIMIT_MEMLOCK, or transiently short of
+	 * lockable pages: degrade, visibly (mask_set_hygiene). */
+	if (errno == EPERM || errno == ENOMEM || errno == EAGAIN)
+		return MASK_SET_OK;
+	saved = errno;
+	(void)munmap(set->arena, len);
+	set->arena = NULL;
+	errno = saved;
+	return MASK_SET_ERR_MLOCK;
+
+fail_madvise:
+	saved = errno;
+	(void)munmap(set->arena, len);
+	set->arena = NULL;
+	errno = saved;
+	return MASK_SET_ERR_MADVISE;
+}
+
+/* Inserts pattern k (its bytes already in the arena) into the trie kept as
+ * first-child / next-sibling lists during the build. */
+static void trie_insert(mask_set_t *set, uint32_t *first_child, uint32_t *next_sib,
+			unsigned char *node_byte, uint32_t k)
+{
+	const struct mask_pat *p = &set->pat[k];
+	const unsigned char *s = set->bytes + p->from_off;
+	uint32_t q = 0;
+
+	for (uint32_t i = 0; i < p->from_len; i++) {
+		uint32_t c = first_child[q];
+
+		while (c != 0 && node_byte[c] != s[i])
+			c = next_sib[c];
+		if (c == 0) {
+			c = set->nnodes++;
+			node_byte[c] = s[i];
+			set->node[c].depth = set->node[q].depth + 1;
+			next_sib[c] = first_child[q];
+			first_child[q] = c;
+		}
+		q = c;
+	}
+	/* Equal `from` strings: the lowest index (inserted first) wins. */
+	if (set->node[q].pat == 0)
+		set->node[q].pat = k + 1;
+}
+
+/*
+ * Breadth-first pass: lays each state's edges out contiguously (CSR),
+ * fills the root's dense table, and computes failure links, output links
+ * and live depths. BFS order guarantees every state on a failure chain is
+ * complete before it is used.
+ */
+static void trie_finish(mask_set_t *set, const uint32_t *first_child, const uint32_t *next_sib,
+			const unsigned char *node_byte, uint32_t *queue)
+{
+	uint32_t head = 0, tail = 0, nedge = 0;
+
+	queue[tail++] = 0;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+		struct mask_node *nu = &set->node[u];
+
+		nu->edge0 = nedge;
+		for (uint32_t c = first_child[u]; c != 0; c = next_sib[c]) {
+			set->edge_byte[nedge] = node_byte[c];
+			set->edge_child[nedge] = c;
+			nedge++;
+			queue[tail++] = c;
+		}
+		nu->nedges = nedge - nu->edge0;
+		if (u == 0) {
+			for (uint32_t e = 0; e < nu->nedges; e++)
+				set->root_next[set->edge_byte[e]] = set->edge_child[e];
+		}
+		/* Live depth: this state if it can still grow, else the
+		 * longest suffix state that can (its failure state is done). */
+		nu->live = nu->nedges != 0 ? nu->depth : set->node[nu->fail].live;
+		for (uint32_t e = nu->edge0; e < nu->edge0 + nu->nedges; e++) {
+			uint32_t v = set->edge_child[e];
+			struct mask_node *nv = &set->node[v];
+			uint32_t f = u == 0 ? 0 : step(set, nu->fail, set->edge_byte[e]);
+
+			nv->fail = f;
+			nv->out = set->node[f].pat != 0 ? f : set->node[f].out;
+		}
+	}
+}
+
+/* Builds the first-byte table used to skip input in the root state. */
+static void first_bytes(mask_set_t *set)
+{
+	set->nfirst = 0;
+	for (unsigned c = 0; c < 256; c++) {
+		if (set->root_next[c] == 0)
+			continue;
+		set->first[c] = 1;
+		if (set->nfirst < SKIP_VEC_MAX)
+			set->first_list[set->nfirst] = (unsigned char)c;
+		set->nfirst++;
+	}
+}
+
+/* Copies pair bytes (or percent variant v, when v != SIZE_MAX) into the
+ * arena at *boff as pattern k. esc: scratch for pct_variant. */
+static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, size_t pair, size_t v,
+		      bool *esc, size_t *boff)
+{
+	struct mask_pat *pt = &set->pat[k];
+	unsigned char *b = set->bytes + *boff;
+	size_t flen, tlen;
+
+	if (v == SIZE_MAX) {
+		flen = p->from_len;
+		tlen = p->to_len;
+		memcpy(b, p->from, flen);
+		if (tlen != 0)
+			memcpy(b + flen, p->to, tlen);
+	} else {
+		pct_variant(p, v, esc, b, &flen, NULL, &tlen);
+		pct_variant(p, v, esc, NULL, &flen, b + flen, &tlen);
+	}
+	pt->from_off = (uint32_t)*boff;
+	pt->from_len = (uint32_t)flen;
+	pt->to_off = (uint32_t)(*boff + flen);
+	pt->to_len = (uint32_t)tlen;
+	pt->origin = (uint32_t)pair;
+	*boff += flen + tlen;
+	if (flen > set->maxlen)
+		set->maxlen = flen;
+	if (flen != tlen)
+		set->equal_len = false;
+}
+
+/* Checks the pairs and sums patterns and bytes, percent forms included. */
+static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t npairs,
+					  unsigned flags, bool *esc, size_t *npats,
+					  size_t *from_bytes, size_t *all_bytes)
+{
+	*npats = 0;
+	*from_bytes = 0;
+	*all_bytes = 0;
+	if (npairs > MASK_SET_MAX_PAIRS || (npairs != 0 && pairs == NULL))
+		return MASK_SET_ERR_ARGS;
+	for (size_t i = 0; i < npairs; i++) {
+		const struct mask_pair *p = &pairs[i];
+		size_t nv;
+
+		if (p->from_len == 0)
+			return MASK_SET_ERR_EMPTY;
+		if (p->from == NULL || (p->to_len != 0 && p->to == NULL))
+			return MASK_SET_ERR_ARGS;
+		if (p->from_len > MASK_PATTERN_MAX_BYTES || p->to_len > MASK_PATTERN_MAX_BYTES)
+			return MASK_SET_ERR_TOO_LONG;
+		/* Bounded: at most MAX_PAIRS * (2^(MIX_MAX+1) - 1) * 6 * 16 KiB,
+		 * far below SIZE_MAX, and checked against MAX_BYTES below. */
+		*npats += 1;
+		*from_bytes += p->from_len;
+		*all_bytes += p->from_len + p->to_len;
+		nv = (flags & MASK_SET_PERCENT) != 0 ? pct_nvariants(p->from, p->from_len) : 0;
+		for (size_t v = 0; v < nv; v++) {
+			size_t fl, tl;
+
+			pct_variant(p, v, esc, NULL, &fl, NULL, &tl);
+			*npats += 1;
+			*from_bytes += fl;
+			*all_bytes += fl + tl;
+		}
+		if (*all_bytes > MASK_SET_MAX_BYTES)
+			return MASK_SET_ERR_TOO_BIG;
+	}
+	return MASK_SET_OK;
+}
+
+mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned flags,
+			 enum mask_set_result *res)
+{
+	struct arena_layout l;
+	mask_set_t *set;
+	bool *esc;
+	size_t npats, from_bytes, all_bytes, boff = 0;
+	uint32_t *first_child, *next_sib;
+	unsigned char *node_byte;
+	uint32_t k;
+
+	*res = MASK_SET_OK;
+	/* Scratch for pct_variant: one flag per byte of the longest from. */
+	esc = malloc(MASK_PATTERN_MAX_BYTES * sizeof(*esc));
+	if (esc == NULL) {
+		*res = MASK_SET_ERR_NOMEM;
+		return NULL;
+	}
+	*res = pairs_measure(pairs, npairs, flags, esc, &npats, &from_bytes, &all_bytes);
+	if (*res != MASK_SET_OK)
+		goto fail_esc;
+	set = calloc(1, sizeof(*set));
+	if (set == NULL) {
+		*res = MASK_SET_ERR_NOMEM;
+		goto fail_esc;
+	}
+	/* States: the root plus at most one per `from` byte; as many edges. */
+	if (!layout_make(&l, from_bytes + 1, npats, all_bytes)) {
+		*res = MASK_SET_ERR_TOO_BIG;
+		goto fail_set;
+	}
+	*res = arena_map(set, l.total, flags);
+	if (*res != MASK_SET_OK)
+		goto fail_set;
+
+	set->npairs = npairs;
+	set->npats = npats;
+	set->equal_len = true;
+	set->node = (struct mask_node *)(void *)(set->arena + l.node);
+	set->edge_child = (uint32_t *)(void *)(set->arena + l.edge_child);
+	set->root_next = (uint32_t *)(void *)(set->arena + l.root_next);
+	set->pat = (struct mask_pat *)(void *)(set->arena + l.pat);
+	set->edge_byte = set->arena + l.edge_byte;
+	set->first = set->arena + l.first;
+	set->first_list = set->arena + l.first_list;
+	set->bytes = set->arena + l.bytes;
+	first_child = (uint32_t *)(void *)(set->arena + l.first_child);
+	next_sib = (uint32_t *)(void *)(set->arena + l.next_sib);
+	node_byte = set->arena + l.node_byte;
+	set->nnodes = 1;
+
+	/* Pair i is pattern i; percent forms follow, so a raw `from` always
+	 * wins over an equal percent form of another pair. */
+	for (k = 0; k < npairs; k++)
+		pat_store(set, k, &pairs[k], k, SIZE_MAX, esc, &boff);
+	if ((flags & MASK_SET_PERCENT) != 0) {
+		for (size_t i = 0; i < npairs; i++) {
+			size_t nv = pct_nvariants(pairs[i].from, pairs[i].from_len);
+
+			for (size_t v = 0; v < nv; v++)
+				pat_store(set, k++, &pairs[i], i, v, esc, &boff);
+		}
+	}
+	for (k = 0; k < npats; k++)
+		trie_insert(set, first_child, next_sib, node_byte, k);
+	trie_finish(set, first_child, next_sib, node_byte, (uint32_t *)(void *)(set->arena + l.queue));
+	first_bytes(set);
+	/* The build lists spell the secrets too: wipe them now. */
+	explicit_bzero(first_child, (size_t)set->nnodes * sizeof(uint32_t));
+	explicit_bzero(next_sib, (size_t)set->nnodes * sizeof(uint32_t));
+	explicit_bzero(node_byte, set->nnodes);
+	free(esc);
+	return set;
+
+fail_set:
+	free(set);
+fail_esc:
+	free(esc);
+	return NULL;
+}
+
+void mask_set_free(mask_set_t *set)
+{
+	if (set == NULL)
+		return;
+	if (set->arena != NULL) {
+		explicit_bzero(set->arena, set->arena_len);
+		WIPED(set->arena, set->arena_len, "set");
+		/* munmap also unlocks. It cannot fail on a mapping we made
+		 * whole; if it did, the pages are zero already. */
+		(void)munmap(set->arena, set->arena_len);
+	}
+	free(set);
+}
+
+unsigned mask_set_hygiene(const mask_set_t *set)
+{
+	return set->hygiene;
+}
+
+size_t mask_set_npairs(const mask_set_t *set)
+{
+	return set->npairs;
+}
+
+size_t mask_set_maxlen(const mask_set_t *set)
+{
+	return set->maxlen;
+}
+
+/* ------------------------------------------------------------------ */
+/* Scanning                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Offset of the first byte of p[0..n) that starts some pattern, n if none. */
+static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (set->nfirst == 0)
+		return n;
+	if (set->nfirst == 1) {
+		const unsigned char *hit = memchr(p, set->first_list[0], n);
+		return hit != NULL ? (size_t)(hit - p) : n;
+	}
+#ifdef __SSE2__
+	if (set->nfirst <= SKIP_VEC_MAX) {
+		__m128i v[SKIP_VEC_MAX];
+		unsigned nf = set->nfirst;
+
+		for (unsigned j = 0; j < nf; j++)
+			v[j] = _mm_set1_epi8((char)set->first_list[j]);
+		for (; i + 16 <= n; i += 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+			__m128i m = _mm_cmpeq_epi8(x, v[0]);
+			int bits;
+
+			for (unsigned j = 1; j < nf; j++)
+				m = _mm_or_si128(m, _mm_cmpeq_epi8(x, v[j]));
+			bits = _mm_movemask_epi8(m);
+			if (bits != 0)
+				return i + (size_t)__builtin_ctz((unsigned)bits);
+		}
+	}
+#endif
+	for (; i + 4 <= n; i += 4) {
+		if (set->first[p[i]] | set->first[p[i + 1]] | set->first[p[i + 2]] |
+		    set->first[p[i + 3]])
+			break;
+	}
+	for (; i < n; i++) {
+		if (set->first[p[i]])
+			return i;
+	}
+	return n;
+}
+
+/* Appends the input bytes of positions [a, b) to the output (or leaves
+ * them in place), from the hold-back and/or this call's input. */
+static int emit_literal(const struct feed_ctx *ctx, uint64_t a, uint64_t b)
+{
+	if (a >= b)
+		return 0;
+	if (a < ctx->in_base) {
+		uint64_t e = b < ctx->in_base ? b : ctx->in_base;
+
+		if (ctx->out != NULL &&
+		    evbuffer_add(ctx->out, ctx->hold + (a - ctx->hold_base), (size_t)(e - a)) != 0)
+			return -1;
+		a = e;
+	}
+	if (a >= b || ctx->out == NULL)
+		return 0;
+	if (ctx->in == NULL)
+		return evbuffer_add(ctx->out, ctx->data + (a - ctx->in_base), (size_t)(b - a));
+	/* Buffer mode: in's front is at a; move, relinking whole chains. */
+	while (a < b) {
+		size_t n = b - a > MOVE_STEP_BYTES ? MOVE_STEP_BYTES : (size_t)(b - a);
+
+		if (evbuffer_remove_buffer(ctx->in, ctx->out, n) != (int)n)
+			return -1;
+		a += n;
+	}
+	return 0;
+}
+
+/* Replaces positions [p, p + from_len) with pattern k's `to`. */
+static int emit_replace(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t p, uint32_t k)
+{
+	const mask_set_t *set = st->set;
+	const struct mask_pat *pt = &set->pat[k];
+	const unsigned char *to = set->bytes + pt->to_off;
+	uint64_t end = p + pt->from_len;
+
+	if (ctx->in != NULL && end > ctx->in_base) {
+		uint64_t a = p > ctx->in_base ? p : ctx->in_base;
+
+		if (evbuffer_drain(ctx->in, (size_t)(end - a)) != 0)
+			return -1;
+	}
+	if (ctx->out == NULL) {
+		/* In place: equal lengths, and [p, end) is all in data. */
+		memcpy(ctx->data + (p - ctx->in_base), to, pt->to_len);
+	} else if (pt->to_len != 0 && evbuffer_add(ctx->out, to, pt->to_len) != 0) {
+		return -1;
+	}
+	if (st->counts != NULL)
+		st->counts[pt->origin]++;
+	st->total++;
+	return 0;
+}
+
+/*
+ * Records the patterns ending at position pos - 1 in state q: for each,
+ * its start s keeps the longest pattern seen starting there. Starts
+ * before lit are inside an earlier replacement and ignored. The output
+ * chain goes from the longest pattern to the shortest.
+ */
+static inline void record(mask_stream_t *st, uint32_t q)
+{
+	const mask_set_t *set = st->set;
+	uint32_t r = set->node[q].pat != 0 ? q : set->node[q].out;
+
+	for (; r != 0; r = set->node[r].out) {
+		const struct mask_node *n = &set->node[r];
+		uint64_t s = st->pos - n->depth;
+		uint32_t *slot;
+
+		if (s < st->lit)
+			continue;
+		slot = &st->ring[s & st->ring_mask];
+		if (*slot == 0) {
+			*slot = n->pat;
+			st->npending++;
+		} else if (set->pat[*slot - 1].from_len < n->depth) {
+			*slot = n->pat;
+		}
+	}
+}
+
+/*
+ * Resolves every position before f, in order: a position with a recorded
+ * match is replaced (literal run before it first) and the positions it
+ * covers dropped; the others stay pending literal in [lit, scan), emitted
+ * later as one run. Returns 0 or -1 (append failed).
+ */
+static int finalize(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t f)
+{
+	while (st->scan < f) {
+		uint64_t p = st->scan;
+		uint32_t e;
+		uint64_t end;
+
+		if (st->npending == 0) {
+			st->scan = f;
+			break;
+		}
+		e = st->ring[p & st->ring_mask];
+		if (e == 0) {
+			st->scan++;
+			continue;
+		}
+		if (emit_literal(ctx, st->lit, p) != 0 || emit_replace(st, ctx, p, e - 1) != 0)
+			return -1;
+		end = p + st->set->pat[e - 1].from_len;
+		/* Starts inside the replaced span can no longer match. */
+		for (uint64_t x = p; x < end; x++) {
+			uint32_t *slot = &st->ring[x & st->ring_mask];
+			if (*slot != 0) {
+				*slot = 0;
+				st->npending--;
+			}
+		}
+		st->lit = st->scan = end;
+	}
+	return 0;
+}
+
+/* Scans n bytes at seg, the input of positions [pos, pos + n). */
+static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const unsigned char *seg,
+			size_t n)
+{
+	const mask_set_t *set = st->set;
+	uint32_t q = st->state;
+	size_t i = 0;
+
+	while (i < n) {
+		const struct mask_node *nq;
+		uint64_t f;
+
+		if (q == 0) {
+			/* Nothing pending in the root: skip to a first byte. */
+			size_t j = skip_root(set, seg + i, n - i);
+
+			i += j;
+			st->pos += j;
+			st->scan = st->pos;
+			if (i == n)
+				break;
+		}
+		q = step(set, q, seg[i]);
+		i++;
+		st->pos++;
+		nq = &set->node[q];
+		if (nq->pat != 0 || nq->out != 0)
+			record(st, q);
+		f = st->pos - nq->live;
+		if (st->scan < f && finalize(st, ctx, f) != 0) {
+			st->state = q;
+			return -1;
+		}
+	}
+	st->state = q;
+	return 0;
+}
+
+/* End of a feed: emits the final literal run [lit, scan) and keeps
+ * [lit, pos) as the hold-back, copied out of this call's input. */
+static int feed_end(mask_stream_t *st, const struct feed_ctx *ctx)
+{
+	size_t keep_old = 0, keep_new, old_len = st->hold_len;
+
+	if (emit_literal(ctx, st->lit, st->scan) != 0)
+		return -1;
+	st->lit = st->scan;
+	if (st->lit < ctx->in_base) {
+		keep_old = (size_t)(ctx->in_base - st->lit);
+		memmove(st->hold, st->hold + (st->lit - ctx->hold_base), keep_old);
+	}
+	keep_new = (size_t)(st->pos - st->lit) - keep_old;
+	if (keep_new != 0) {
+		if (ctx->in != NULL) {
+			if (evbuffer_remove(ctx->in, st->hold + keep_old, keep_new) != (int)keep_new)
+				return -1;
+		} else {
+			memcpy(st->hold + keep_old, ctx->data + (st->pos - keep_new - ctx->in_base),
+			       keep_new);
+		}
+	}
+	st->hold_len = keep_old + keep_new;
+	/* What is no longer held may be part of a secret. */
+	if (old_len > st->hold_len)
+		explicit_bzero(st->hold + st->hold_len, old_len - st->hold_len);
+	return 0;
+}
+
+/* Context for a call whose input starts at the current position. */
+static void ctx_init(struct feed_ctx *ctx, const mask_stream_t *st, struct evbuffer *out)
+{
+	ctx->out = out;
+	ctx->data = NULL;
+	ctx->in = NULL;
+	ctx->in_base = st->pos;
+	ctx->hold_base = st->lit;
+	ctx->hold = st->hold;
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams                                                              */
+/* ------------------------------------------------------------------ */
+
+mask_stream_t *mask_stream_new(const mask_set_t *set)
+{
+	mask_stream_t *st;
+	size_t ring = 1;
+
+	while (ring < set->maxlen)
+		ring <<= 1;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return NULL;
+	st->set = set;
+	st->ring_mask = (uint32_t)(ring - 1);
+	st->hold_cap = set->maxlen > 1 ? set->maxlen - 1 : 1;
+	st->ring = calloc(ring, sizeof(*st->ring));
+	st->hold = malloc(st->hold_cap);
+	st->counts = calloc(set->npairs != 0 ? set->npairs : 1, sizeof(*st->counts));
+	if (st->ring == NULL || st->hold == NULL || st->counts == NULL) {
+		mask_stream_free(st);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return st;
+}
+
+void mask_stream_free(mask_stream_t *st)
+{
+	if (st == NULL)
+		return;
+	if (st->hold != NULL) {
+		explicit_bzero(st->hold, st->hold_cap);
+		WIPED(st->hold, st->hold_cap, "hold");
+	}
+	free(st->hold);
+	free(st->ring);
+	free(st->counts);
+	free(st);
+}
+
+int mask_stream_feed(mask_stream_t *st, const void *data, size_t len, struct evbuffer *out)
+{
+	struct feed_ctx ctx;
+
+	if (st->failed) {
+		errno = EINVAL;
+		return -1;
+	}
+	ctx_init(&ctx, st, out);
+	ctx.data = (unsigned char *)(uintptr_t)data; /* read only: out != NULL */
+	if (len != 0 && scan_segment(st, &ctx, data, len) != 0)
+		goto fail;
+	if (feed_end(st, &ctx) != 0)
+		goto fail;
+	return 0;
+fail:
+	st->failed = true;
+	return -1;
+}
+
+int mask_stream_feed_buffer(mask_stream_t *st, struct evbuffer *in, size_t len,
+			    struct evbuffer *out)
+{
+	struct feed_ctx ctx;
+	size_t done = 0;
+
+	if (st->failed || in == out || len > evbuffer_get_length(in)) {
+		errno = EINVAL;
+		return -1;
+	}
+	ctx_init(&ctx, st, out);
+	ctx.in = in;
+	while (done < len) {
+		struct evbuffer_ptr ptr;
+		struct evbuffer_iovec v;
+		uint64_t front = st->lit > ctx.in_base ? st->lit : ctx.in_base;
+		size_t n;
+
+		/* Re-peek from the scan position each time: emitting moved or
+		 * drained in's front, which invalidates earlier peeks. */
+		if (evbuffer_ptr_set(in, &ptr, (size_t)(st->pos - front), EVBUFFER_PTR_SET) != 0 ||
+		    evbuffer_peek(in, (ev_ssize_t)(len - done), &ptr, &v, 1) < 1 || v.iov_len == 0)
+			goto fail;
+		n = v.iov_len < len - done ? v.iov_len : len - done;
+		if (scan_segment(st, &ctx, v.iov_base, n) != 0)
+			goto fail;
+		done += n;
+	}
+	if (feed_end(st, &ctx) != 0)
+		goto fail;
+	return 0;
+fail:
+	st->failed = true;
+	return -1;
+}
+
+int mask_stream_finish(mask_stream_t *st, struct evbuffer *out)
+{
+	struct feed_ctx ctx;
+
+	if (st->failed) {
+		errno = EINVAL;
+		return -1;
+	}
+	ctx_init(&ctx, st, out);
+	/* No more input: every position is final. */
+	if (finalize(st, &ctx, st->pos) != 0 || emit_literal(&ctx, st->lit, st->pos) != 0) {
+		st->failed = true;
+		return -1;
+	}
+	st->lit = st->scan = st->pos;
+	st->state = 0;
+	explicit_bzero(st->hold, st->hold_len);
+	st->hold_len = 0;
+	return 0;
+}
+
+void mask_stream_reset(mask_stream_t *st)
+{
+	memset(st->ring, 0, ((size_t)st->ring_mask + 1) * sizeof(*st->ring));
+	st->npending = 0;
+	st->state = 0;
+	st->lit = st->scan = st->pos;
+	explicit_bzero(st->hold, st->hold_cap);
+	st->hold_len = 0;
+	memset(st->counts, 0, (st->set->npairs != 0 ? st->set->npairs : 1) * sizeof(*st->counts));
+	st->total = 0;
+	st->failed = false;
+}
+
+size_t mask_stream_held(const mask_stream_t *st)
+{
+	return st->hold_len;
+}
+
+uint64_t mask_stream_count(const mask_stream_t *st, size_t pair)
+{
+	return pair < st->set->npairs ? st->counts[pair] : 0;
+}
+
+uint64_t mask_stream_total(const mask_stream_t *st)
+{
+	return st->total;
+}
+
+/* ------------------------------------------------------------------ */
+/* One-shot                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Runs a whole buffer through a temporary stream (no hold-back needed:
+ * all of it is at hand). out NULL: in place. */
+static int replace_once(const mask_set_t *set, unsigned char *buf, size_t len,
+			struct evbuffer *out, uint64_t *counts, size_t *total)
+{
+	struct mask_stream st;
+	struct feed_ctx ctx;
+	size_t ring = 1;
+	int rc = 0;
+
+	while (ring < set->maxlen)
+		ring <<= 1;
+	memset(&st, 0, sizeof(st));
+	st.set = set;
+	st.ring_mask = (uint32_t)(ring - 1);
+	st.counts = counts;
+	st.ring = calloc(ring, sizeof(*st.ring));
+	if (st.ring == NULL)
+		return -1;
+	ctx_init(&ctx, &st, out);
+	ctx.data = buf;
+	if (len != 0 && scan_segment(&st, &ctx, buf, len) != 0)
+		rc = -1;
+	else if (finalize(&st, &ctx, st.pos) != 0 || emit_literal(&ctx, st.lit, st.pos) != 0)
+		rc = -1;
+	free(st.ring);
+	if (total != NULL)
+		*total = (size_t)st.total;
+	return rc;
+}
+
+int mask_replace_buf(const mask_set_t *set, const void *in, size_t len, struct evbuffer *out,
+		     uint64_t *counts, size_t *total)
+{
+	/* Read only: with out != NULL nothing is written through buf. */
+	return replace_once(set, (unsigned char *)(uintptr_t)in, len, out, counts, total);
+}
+
+int mask_replace_inplace(const mask_set_t *set, void *buf, size_t len, uint64_t *counts,
+			 size_t *total)
+{
+	if (!set->equal_len || (buf == NULL && len != 0)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return replace_once(set, buf, len, NULL, counts, total);
+}

@@ -1,0 +1,943 @@
+/*
+ * test_stream.c - mask/stream.c: the streaming multi-pattern substituter.
+ *
+ * Includes the source to reach its statics and its wipe hook. Every case
+ * is checked against ref_replace(), a naive scan that states the
+ * semantics of stream.h literally: at each position the longest `from`
+ * (lowest index on equal strings) is replaced, else one byte is copied.
+ *
+ * Suites:
+ *   mask_stream        table cases through every entry point and split
+ *   mask_stream_prop   random sets, inputs and split points (seeded:
+ *                      MASK_STREAM_SEED=N reproduces a run; the seed is
+ *                      printed on failure)
+ *   mask_stream_set    construction errors, hygiene, wiping, percent forms
+ */
+#define MASK_STREAM_TEST_HOOKS 1
+#include "../../../mask/stream.c"
+
+#include "../../support/testlib.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                              */
+/* ------------------------------------------------------------------ */
+
+/* A pattern set as the tests write it: NUL-terminated from/to strings. */
+struct tpair {
+	const char *from;
+	const char *to;
+};
+
+#define MAXP 16
+
+/* Failure with a formatted message (formatted only on failure). */
+static void fail_msg(const char *file, unsigned line, const char *fmt, ...) PRINTF(3, 4);
+static void fail_msg(const char *file, unsigned line, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	CU_assertImplementation(CU_FALSE, line, msg, file, "", CU_FALSE);
+}
+#define FAILF(...) fail_msg(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Growable byte string for expected outputs. */
+struct bytes {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static void bytes_add(struct bytes *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap < b->len + n)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (b->p == NULL)
+			abort();
+		b->cap = cap;
+	}
+	if (n != 0)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+/*
+ * The reference: naive leftmost-longest scan over the set's compiled
+ * pattern list (pairs first, then percent forms, as stream.c orders
+ * them). counts has set->npairs entries and is incremented.
+ */
+static void ref_replace(const mask_set_t *set, const unsigned char *in, size_t len,
+			struct bytes *out, uint64_t *counts)
+{
+	size_t p = 0;
+
+	while (p < len) {
+		size_t best = SIZE_MAX, best_len = 0;
+
+		for (size_t k = 0; k < set->npats; k++) {
+			const struct mask_pat *pt = &set->pat[k];
+			if (pt->from_len > best_len && pt->from_len <= len - p &&
+			    memcmp(in + p, set->bytes + pt->from_off, pt->from_len) == 0) {
+				best = k;
+				best_len = pt->from_len;
+			}
+		}
+		if (best == SIZE_MAX) {
+			bytes_add(out, in + p, 1);
+			p++;
+			continue;
+		}
+		bytes_add(out, set->bytes + set->pat[best].to_off, set->pat[best].to_len);
+		counts[set->pat[best].origin]++;
+		p += best_len;
+	}
+}
+
+static mask_set_t *tset_new(const struct tpair *tp, size_t n, unsigned flags)
+{
+	struct mask_pair pairs[MAXP];
+	enum mask_set_result res;
+	mask_set_t *set;
+
+	CU_ASSERT_FATAL(n <= MAXP);
+	for (size_t i = 0; i < n; i++) {
+		pairs[i].from = tp[i].from;
+		pairs[i].from_len = strlen(tp[i].from);
+		pairs[i].to = tp[i].to;
+		pairs[i].to_len = strlen(tp[i].to);
+	}
+	set = mask_set_new(pairs, n, flags | MASK_SET_NO_MLOCK, &res);
+	if (set == NULL)
+		FAILF("mask_set_new: %s", mask_set_strerror(res));
+	return set;
+}
+
+static bool evbuf_equals(struct evbuffer *b, const void *p, size_t len)
+{
+	unsigned char *d;
+
+	if (evbuffer_get_length(b) != len)
+		return false;
+	if (len == 0)
+		return true;
+	d = evbuffer_pullup(b, -1);
+	return d != NULL && memcmp(d, p, len) == 0;
+}
+
+/* Printable rendering of a short byte string for failure messages. */
+static const char *show(const void *p, size_t len, char *buf, size_t cap)
+{
+	const unsigned char *s = p;
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 5 < cap; i++) {
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
+			buf[o++] = (char)s[i];
+		else
+			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", s[i]);
+	}
+	buf[o < cap ? o : cap - 1] = '\0';
+	return buf;
+}
+
+/*
+ * Feeds in through a fresh stream in the chunks given by cuts (sorted
+ * offsets strictly inside (0, len)), with the pointer API or (by_buffer)
+ * through an evbuffer made of separate chains. Checks the hold-back bound
+ * after every call. Returns the output and fills counts; NULL on an API
+ * failure (already reported).
+ */
+static struct evbuffer *run_stream(const mask_set_t *set, const unsigned char *in, size_t len,
+				   const size_t *cuts, size_t ncuts, bool by_buffer,
+				   uint64_t *counts)
+{
+	mask_stream_t *st = mask_stream_new(set);
+	struct evbuffer *out = evbuffer_new(), *src = evbuffer_new();
+	size_t prev = 0, maxhold = set->maxlen ? set->maxlen - 1 : 0;
+
+	CU_ASSERT_FATAL(st != NULL && out != NULL && src != NULL);
+	if (by_buffer) {
+		/* One chain per chunk: moving through chain edges is the
+		 * interesting part of feed_buffer. */
+		for (size_t c = 0; c <= ncuts; c++) {
+			size_t end = c < ncuts ? cuts[c] : len;
+			struct evbuffer *piece = evbuffer_new();
+			CU_ASSERT_FATAL(piece != NULL);
+			CU_ASSERT_FATAL(evbuffer_add(piece, in + prev, end - prev) == 0);
+			CU_ASSERT_FATAL(evbuffer_add_buffer(src, piece) == 0);
+			evbuffer_free(piece);
+			prev = end;
+		}
+		prev = 0;
+	}
+	for (size_t c = 0; c <= ncuts; c++) {
+		size_t end = c < ncuts ? cuts[c] : len;
+		int rc;
+
+		if (by_buffer)
+			rc = mask_stream_feed_buffer(st, src, end - prev, out);
+		else
+			rc = mask_stream_feed(st, in + prev, end - prev, out);
+		if (rc != 0) {
+			FAILF("feed failed at chunk %zu", c);
+			goto fail;
+		}
+		if (by_buffer && evbuffer_get_length(src) != len - end) {
+			FAILF("feed_buffer drained %zu, not %zu", len - evbuffer_get_length(src), end);
+			goto fail;
+		}
+		if (mask_stream_held(st) > maxhold) {
+			FAILF("held %zu > maxlen - 1 = %zu", mask_stream_held(st), maxhold);
+			goto fail;
+		}
+		prev = end;
+	}
+	if (mask_stream_finish(st, out) != 0) {
+		FAILF("finish failed");
+		goto fail;
+	}
+	if (mask_stream_held(st) != 0)
+		FAILF("held %zu after finish", mask_stream_held(st));
+	for (size_t i = 0; i < set->npairs; i++)
+		counts[i] = mask_stream_count(st, i);
+	mask_stream_free(st);
+	evbuffer_free(src);
+	return out;
+fail:
+	mask_stream_free(st);
+	evbuffer_free(src);
+	evbuffer_free(out);
+	return NULL;
+}
+
+/* Compares one run's output and counts with the reference. */
+static bool same_result(struct evbuffer *got, const uint64_t *gc, const struct bytes *want,
+			const uint64_t *wc, size_t npairs)
+{
+	if (got == NULL || !evbuf_equals(got, want->p, want->len))
+		return false;
+	for (size_t i = 0; i < npairs; i++)
+		if (gc[i] != wc[i])
+			return false;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* mask_stream: table cases                                             */
+/* ------------------------------------------------------------------ */
+
+struct tcase {
+	const char *name;
+	struct tpair p[4];
+	size_t np;
+	const char *in;
+	const char *want;
+	uint64_t counts[4];
+};
+
+static const struct tcase tcases[] = {
+	{ "no match", { { "abc", "XYZ" } }, 1, "hello world", "hello world", { 0 } },
+	{ "empty input", { { "abc", "XYZ" } }, 1, "", "", { 0 } },
+	{ "whole input", { { "abc", "XYZ" } }, 1, "abc", "XYZ", { 1 } },
+	{ "at start", { { "abc", "XYZ" } }, 1, "abc--", "XYZ--", { 1 } },
+	{ "at end", { { "abc", "XYZ" } }, 1, "--abc", "--XYZ", { 1 } },
+	{ "adjacent", { { "abc", "XYZ" } }, 1, "abcabcabc", "XYZXYZXYZ", { 3 } },
+	{ "partial at end", { { "abc", "XYZ" } }, 1, "xxab", "xxab", { 0 } },
+	{ "partial then match", { { "abc", "XYZ" } }, 1, "ababcab", "abXYZab", { 1 } },
+	{ "repeated bytes aaab", { { "aaab", "WXYZ" } }, 1, "aaaaaab-aaab", "aaaWXYZ-WXYZ", { 2 } },
+	{ "self-overlap non-overlapping", { { "aa", "XY" } }, 1, "aaaaa", "XYXYa", { 2 } },
+	{ "overlap: leftmost wins", { { "bcd", "123" }, { "abc", "XYZ" } }, 2, "abcd", "XYZd",
+	  { 0, 1 } },
+	{ "overlap: later is leftmost", { { "abc", "XYZ" }, { "cde", "123" } }, 2, "abcde",
+	  "XYZde", { 1, 0 } },
+	{ "prefix: longest wins", { { "ab", "12" }, { "abcd", "WXYZ" } }, 2, "abcd abc ab",
+	  "WXYZ 12c 12", { 2, 1 } },
+	{ "prefix: longest wins either order", { { "abcd", "WXYZ" }, { "ab", "12" } }, 2,
+	  "abcd abc ab", "WXYZ 12c 12", { 1, 2 } },
+	{ "suffix inside a dead prefix", { { "abcd", "WXYZ" }, { "bc", "12" } }, 2, "abce",
+	  "a12e", { 0, 1 } },
+	{ "inner matches of a dead candidate", { { "0123456789X", "-" }, { "12", "a" },
+	  { "45", "b" }, { "78", "c" } }, 4, "0123456789Y", "0a3b6c9Y", { 0, 1, 1, 1 } },
+	{ "long candidate completes", { { "0123456789X", "-" }, { "12", "a" } }, 2,
+	  "0123456789X12", "-a", { 1, 1 } },
+	{ "duplicate from: lowest index", { { "ab", "11" }, { "ab", "22" } }, 2, "abab", "1111",
+	  { 2, 0 } },
+	{ "single byte patterns", { { "a", "b" }, { "b", "a" } }, 2, "abba", "baab", { 2, 2 } },
+	{ "different lengths", { { "ab", "" }, { "c", "LONG" } }, 2, "xabcx", "xLONGx",
+	  { 1, 1 } },
+	{ "sentinel-like", { { "ghp_AAAABBBBCCCC", "ghp_realrealreal" } }, 1,
+	  "Authorization: token ghp_AAAABBBBCCCC\r\nX: ghp_AAAABBBBCCC\r\n",
+	  "Authorization: token ghp_realrealreal\r\nX: ghp_AAAABBBBCCC\r\n", { 1 } },
+	{ "shared prefix", { { "ghp_aaaa", "1111" }, { "ghp_aaab", "2222" }, { "ghp_b", "333" } },
+	  3, "ghp_aaabghp_aaaaghp_bghp_", "22221111333ghp_", { 1, 1, 1 } },
+};
+
+/* Runs one case through every entry point: one-shot, in place, stream in
+ * one piece, 1-byte chunks, every two-chunk split, by buffer. */
+static void check_case(const struct tcase *tc)
+{
+	mask_set_t *set = tset_new(tc->p, tc->np, 0);
+	const unsigned char *in = (const unsigned char *)tc->in;
+	size_t len = strlen(tc->in), wlen = strlen(tc->want);
+	size_t cuts[256];
+	uint64_t counts[4];
+	struct evbuffer *out;
+	struct bytes ref = { 0 };
+	uint64_t rc[4] = { 0 };
+	char b1[256], b2[256];
+
+	CU_ASSERT_FATAL(set != NULL && len < 256);
+	/* The reference agrees with the table: checks the test itself. */
+	ref_replace(set, in, len, &ref, rc);
+	if (ref.len != wlen || memcmp(ref.p, tc->want, wlen) != 0 ||
+	    memcmp(rc, tc->counts, tc->np * sizeof(rc[0])) != 0)
+		FAILF("%s: reference gives \"%s\"", tc->name, show(ref.p, ref.len, b1, sizeof(b1)));
+
+	/* one-shot */
+	{
+		uint64_t oc[4] = { 0 };
+		size_t total = 99, want_total = 0;
+
+		out = evbuffer_new();
+		CU_ASSERT_FATAL(out != NULL);
+		CU_ASSERT(mask_replace_buf(set, in, len, out, oc, &total) == 0);
+		for (size_t i = 0; i < tc->np; i++)
+			want_total += tc->counts[i];
+		if (!evbuf_equals(out, tc->want, wlen) || total != want_total ||
+		    memcmp(oc, tc->counts, tc->np * sizeof(oc[0])) != 0)
+			FAILF("%s: replace_buf gives \"%s\"", tc->name,
+			      show(evbuffer_pullup(out, -1), evbuffer_get_length(out), b2, sizeof(b2)));
+		evbuffer_free(out);
+	}
+	/* in place, when lengths allow */
+	if (set->equal_len) {
+		unsigned char buf[256];
+
+		memcpy(buf, in, len);
+		CU_ASSERT(mask_replace_inplace(set, buf, len, NULL, NULL) == 0);
+		if (len != wlen || memcmp(buf, tc->want, wlen) != 0)
+			FAILF("%s: in place gives \"%s\"", tc->name, show(buf, len, b1, sizeof(b1)));
+	} else {
+		unsigned char buf[256];
+
+		memcpy(buf, in, len);
+		errno = 0;
+		CU_ASSERT(mask_replace_inplace(set, buf, len, NULL, NULL) == -1 && errno == EINVAL);
+		CU_ASSERT(memcmp(buf, in, len) == 0);
+	}
+	for (int by_buffer = 0; by_buffer <= 1; by_buffer++) {
+		/* whole, then 1-byte chunks */
+		out = run_stream(set, in, len, NULL, 0, by_buffer, counts);
+		if (!same_result(out, counts, &ref, rc, tc->np))
+			FAILF("%s: stream (buffer=%d) in one chunk", tc->name, by_buffer);
+		evbuffer_free(out);
+		for (size_t i = 1; i < len; i++)
+			cuts[i - 1] = i;
+		out = run_stream(set, in, len, cuts, len ? len - 1 : 0, by_buffer, counts);
+		if (!same_result(out, counts, &ref, rc, tc->np))
+			FAILF("%s: stream (buffer=%d) in 1-byte chunks", tc->name, by_buffer);
+		evbuffer_free(out);
+		/* every two-chunk split */
+		for (size_t i = 1; i < len; i++) {
+			cuts[0] = i;
+			out = run_stream(set, in, len, cuts, 1, by_buffer, counts);
+			if (!same_result(out, counts, &ref, rc, tc->np))
+				FAILF("%s: stream (buffer=%d) split at %zu", tc->name, by_buffer, i);
+			evbuffer_free(out);
+		}
+	}
+	free(ref.p);
+	mask_set_free(set);
+}
+
+static void test_table(void)
+{
+	for (size_t i = 0; i < ARRAY_LEN(tcases); i++)
+		check_case(&tcases[i]);
+}
+
+/* A set with no pairs passes everything through and holds nothing. */
+static void test_empty_set(void)
+{
+	enum mask_set_result res;
+	mask_set_t *set = mask_set_new(NULL, 0, MASK_SET_NO_MLOCK, &res);
+	mask_stream_t *st;
+	struct evbuffer *out = evbuffer_new();
+
+	CU_ASSERT_FATAL(set != NULL && out != NULL);
+	CU_ASSERT(mask_set_maxlen(set) == 0);
+	CU_ASSERT(mask_set_npairs(set) == 0);
+	st = mask_stream_new(set);
+	CU_ASSERT_FATAL(st != NULL);
+	CU_ASSERT(mask_stream_feed(st, "abc", 3, out) == 0);
+	CU_ASSERT(mask_stream_held(st) == 0);
+	CU_ASSERT(mask_stream_finish(st, out) == 0);
+	CU_ASSERT(evbuf_equals(out, "abc", 3));
+	CU_ASSERT(mask_stream_total(st) == 0);
+	CU_ASSERT(mask_stream_count(st, 0) == 0);
+	mask_stream_free(st);
+	evbuffer_free(out);
+	mask_set_free(set);
+}
+
+/* Hold-back, finish in the middle of a candidate, counters, reset, reuse
+ * across messages, and a failed stream refusing further calls. */
+static void test_lifecycle(void)
+{
+	static const struct tpair tp[] = { { "secret", "SENTNL" }, { "sec", "XYZ" } };
+	mask_set_t *set = tset_new(tp, 2, 0);
+	mask_stream_t *st;
+	struct evbuffer *out = evbuffer_new(), *src = evbuffer_new();
+
+	CU_ASSERT_FATAL(set != NULL && out != NULL && src != NULL);
+	st = mask_stream_new(set);
+	CU_ASSERT_FATAL(st != NULL);
+	CU_ASSERT(mask_stream_feed(st, "a secr", 6, out) == 0);
+	CU_ASSERT(evbuf_equals(out, "a ", 2)); /* "secr" may still become "secret" */
+	CU_ASSERT(mask_stream_held(st) == 4);
+	CU_ASSERT(mask_stream_finish(st, out) == 0);
+	CU_ASSERT(evbuf_equals(out, "a XYZr", 6)); /* resolved as "sec" + "r" */
+	CU_ASSERT(mask_stream_count(st, 1) == 1);
+	CU_ASSERT(mask_stream_count(st, 0) == 0);
+	CU_ASSERT(mask_stream_count(st, 7) == 0);
+	/* next message on the same stream: nothing carried over */
+	evbuffer_drain(out, evbuffer_get_length(out));
+	CU_ASSERT(mask_stream_feed(st, "ret secret", 10, out) == 0);
+	CU_ASSERT(mask_stream_finish(st, out) == 0);
+	CU_ASSERT(evbuf_equals(out, "ret SENTNL", 10));
+	CU_ASSERT(mask_stream_count(st, 0) == 1);
+	CU_ASSERT(mask_stream_total(st) == 2);
+	/* reset drops held bytes and counters */
+	evbuffer_drain(out, evbuffer_get_length(out));
+	CU_ASSERT(mask_stream_feed(st, "xsecre", 6, out) == 0);
+	CU_ASSERT(mask_stream_held(st) == 5);
+	mask_stream_reset(st);
+	CU_ASSERT(mask_stream_held(st) == 0);
+	CU_ASSERT(mask_stream_total(st) == 0);
+	CU_ASSERT(mask_stream_feed(st, "t", 1, out) == 0);
+	CU_ASSERT(mask_stream_finish(st, out) == 0);
+	CU_ASSERT(evbuf_equals(out, "xt", 2));
+	/* feed_buffer argument checks, before anything is consumed */
+	CU_ASSERT(evbuffer_add(src, "abc", 3) == 0);
+	errno = 0;
+	CU_ASSERT(mask_stream_feed_buffer(st, src, 4, out) == -1 && errno == EINVAL);
+	mask_stream_reset(st);
+	errno = 0;
+	CU_ASSERT(mask_stream_feed_buffer(st, src, 1, src) == -1 && errno == EINVAL);
+	/* a failed append (frozen output) fails the stream until reset */
+	mask_stream_reset(st);
+	evbuffer_drain(out, evbuffer_get_length(out));
+	CU_ASSERT(evbuffer_freeze(out, 0) == 0);
+	CU_ASSERT(mask_stream_feed(st, "abc", 3, out) == -1);
+	CU_ASSERT(evbuffer_unfreeze(out, 0) == 0);
+	CU_ASSERT(mask_stream_feed(st, "a", 1, out) == -1);
+	CU_ASSERT(mask_stream_finish(st, out) == -1);
+	mask_stream_reset(st);
+	CU_ASSERT(mask_stream_feed_buffer(st, src, 3, out) == 0);
+	CU_ASSERT(evbuffer_get_length(src) == 0);
+	CU_ASSERT(mask_stream_finish(st, out) == 0);
+	CU_ASSERT(evbuf_equals(out, "abc", 3));
+	/* a failing replacement in the one-shot call reports it */
+	CU_ASSERT(evbuffer_freeze(out, 0) == 0);
+	CU_ASSERT(mask_replace_buf(set, "secret", 6, out, NULL, NULL) == -1);
+	CU_ASSERT(evbuffer_unfreeze(out, 0) == 0);
+	mask_stream_free(st);
+	mask_stream_free(NULL);
+	evbuffer_free(out);
+	evbuffer_free(src);
+	mask_set_free(set);
+	mask_set_free(NULL);
+}
+
+/* A few MiB through 16 KiB chunks with sentinels straddling chunk edges,
+ * both APIs, against the reference. */
+static void test_large(void)
+{
+	static const struct tpair tp[] = {
+		{ "ghp_Q7fK2mZp9LwX4rTb8NcVd1YhJ6sGe3Ua0Oi5", "ghp_realvalue00000000000000000000000000a" },
+		{ "sk-proj-AbCdEfGh12345678", "sk-proj-zzzzzzzzzzzzzzzz" },
+	};
+	const size_t len = 3u << 20, chunk = 16384;
+	mask_set_t *set = tset_new(tp, 2, 0);
+	unsigned char *in = malloc(len);
+	size_t ncuts = len / chunk, *cuts = calloc(ncuts, sizeof(*cuts));
+	uint64_t x = 88172645463325252ull, rc[2] = { 0 }, counts[2];
+	struct bytes ref = { 0 };
+
+	CU_ASSERT_FATAL(set != NULL && in != NULL && cuts != NULL);
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		in[i] = (unsigned char)(' ' + x % 90);
+	}
+	/* plant sentinels across every chunk boundary, at varying offsets */
+	for (size_t b = chunk, k = 0; b + 64 < len; b += chunk, k++) {
+		const char *s = tp[k & 1].from;
+		size_t sl = strlen(s);
+		memcpy(in + b - (k % sl), s, sl);
+	}
+	for (size_t i = 0; i < ncuts; i++)
+		cuts[i] = (i + 1) * chunk - (i + 1 == ncuts ? 1 : 0);
+	ref_replace(set, in, len, &ref, rc);
+	CU_ASSERT(rc[0] + rc[1] >= ncuts - 2);
+	for (int by_buffer = 0; by_buffer <= 1; by_buffer++) {
+		struct evbuffer *out = run_stream(set, in, len, cuts, ncuts - 1, by_buffer, counts);
+		CU_ASSERT(same_result(out, counts, &ref, rc, 2));
+		evbuffer_free(out);
+	}
+	free(ref.p);
+	free(cuts);
+	free(in);
+	mask_set_free(set);
+}
+
+TEST_REGISTRAR(register_mask_stream)
+{
+	CU_pSuite s = test_suite("mask_stream", NULL, NULL);
+
+	test_add(s, "table cases through every entry point and split", test_table);
+	test_add(s, "empty set passes through", test_empty_set);
+	test_add(s, "hold-back, finish, counters, reset, failure", test_lifecycle);
+	test_add(s, "3 MiB in 16 KiB chunks with split sentinels", test_large);
+}
+
+/* ------------------------------------------------------------------ */
+/* mask_stream_prop: random sets, inputs and splits vs the reference    */
+/* ------------------------------------------------------------------ */
+
+static uint64_t prng_state;
+
+/* splitmix64: tiny, seedable, good enough for test inputs. */
+static uint64_t prng(void)
+{
+	uint64_t z = (prng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static size_t rnd(size_t n)
+{
+	return n ? (size_t)(prng() % n) : 0;
+}
+
+static uint64_t prop_seed(void)
+{
+	const char *e = getenv("MASK_STREAM_SEED");
+
+	if (e != NULL && *e != '\0')
+		return strtoull(e, NULL, 0);
+	return (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+}
+
+#define PROP_ITERS 3000
+
+/* One random trial; returns false (after reporting) on a mismatch. */
+static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
+{
+	/* Tiny alphabets force overlaps, prefixes and self-repetition. */
+	static const char *alphabets[] = { "ab", "abc", "a/b%", "xyz01" };
+	const char *alpha = alphabets[rnd(ARRAY_LEN(alphabets))];
+	size_t alen = strlen(alpha), np = 1 + rnd(6), len, ncuts;
+	unsigned char fb[MAXP][8], tb[MAXP][8], in[300];
+	struct mask_pair pairs[MAXP];
+	size_t cuts[300];
+	uint64_t rc[MAXP] = { 0 }, counts[MAXP];
+	struct bytes ref = { 0 };
+	enum mask_set_result res;
+	mask_set_t *set;
+	bool ok = true;
+	char b1[400];
+
+	for (size_t i = 0; i < np; i++) {
+		pairs[i].from_len = 1 + rnd(6);
+		pairs[i].to_len = rnd(3) == 0 ? rnd(8) : pairs[i].from_len;
+		for (size_t j = 0; j < pairs[i].from_len; j++)
+			fb[i][j] = (unsigned char)alpha[rnd(alen)];
+		for (size_t j = 0; j < pairs[i].to_len; j++)
+			tb[i][j] = (unsigned char)('A' + rnd(26));
+		if (i > 0 && rnd(8) == 0) /* exact duplicate of an earlier from */
+			memcpy(fb[i], fb[i - 1], pairs[i].from_len = pairs[i - 1].from_len);
+		pairs[i].from = fb[i];
+		pairs[i].to = tb[i];
+	}
+	set = mask_set_new(pairs, np, flags | MASK_SET_NO_MLOCK, &res);
+	if (set == NULL) {
+		FAILF("seed %" PRIu64 " iter %u: mask_set_new: %s", seed, iter, mask_set_strerror(res));
+		return false;
+	}
+	/* Inputs: mostly short; built from the alphabet plus pattern pieces. */
+	len = rnd(4) == 0 ? rnd(300) : rnd(40);
+	for (size_t i = 0; i < len;) {
+		if (rnd(3) == 0) {
+			const struct mask_pat *pt = &set->pat[rnd(set->npats)];
+			size_t n = pt->from_len - rnd(2);
+			if (n > len - i)
+				n = len - i;
+			memcpy(in + i, set->bytes + pt->from_off, n);
+			i += n;
+		} else {
+			in[i++] = (unsigned char)alpha[rnd(alen)];
+		}
+	}
+	ref_replace(set, in, len, &ref, rc);
+
+	/* one-shot */
+	{
+		struct evbuffer *out = evbuffer_new();
+		uint64_t oc[MAXP] = { 0 };
+		CU_ASSERT_FATAL(out != NULL);
+		if (mask_replace_buf(set, in, len, out, oc, NULL) != 0 ||
+		    !same_result(out, oc, &ref, rc, np)) {
+			FAILF("seed %" PRIu64 " iter %u: replace_buf differs on \"%s\"", seed, iter,
+			      show(in, len, b1, sizeof(b1)));
+			ok = false;
+		}
+		evbuffer_free(out);
+	}
+	for (int by_buffer = 0; ok && by_buffer <= 1; by_buffer++) {
+		struct evbuffer *out;
+
+		/* random chunking */
+		ncuts = 0;
+		for (size_t i = 1; i < len; i++)
+			if (rnd(4) == 0)
+				cuts[ncuts++] = i;
+		out = run_stream(set, in, len, cuts, ncuts, by_buffer, counts);
+		if (!same_result(out, counts, &ref, rc, np)) {
+			FAILF("seed %" PRIu64 " iter %u: random chunks (buffer=%d) differ on \"%s\"",
+			      seed, iter, by_buffer, show(in, len, b1, sizeof(b1)));
+			ok = false;
+		}
+		evbuffer_free(out);
+		/* 1-byte chunks */
+		for (size_t i = 1; i < len; i++)
+			cuts[i - 1] = i;
+		out = run_stream(set, in, len, cuts, len ? len - 1 : 0, by_buffer, counts);
+		if (ok && !same_result(out, counts, &ref, rc, np)) {
+			FAILF("seed %" PRIu64 " iter %u: 1-byte chunks (buffer=%d) differ on \"%s\"",
+			      seed, iter, by_buffer, show(in, len, b1, sizeof(b1)));
+			ok = false;
+		}
+		evbuffer_free(out);
+		/* every split offset, for small inputs */
+		for (size_t i = 1; ok && len <= 40 && i < len; i++) {
+			cuts[0] = i;
+			out = run_stream(set, in, len, cuts, 1, by_buffer, counts);
+			if (!same_result(out, counts, &ref, rc, np)) {
+				FAILF("seed %" PRIu64 " iter %u: split at %zu (buffer=%d) differs on \"%s\"",
+				      seed, iter, i, by_buffer, show(in, len, b1, sizeof(b1)));
+				ok = false;
+			}
+			evbuffer_free(out);
+		}
+	}
+	free(ref.p);
+	mask_set_free(set);
+	return ok;
+}
+
+static void prop_run(unsigned flags)
+{
+	uint64_t seed = prop_seed();
+
+	prng_state = seed;
+	for (unsigned i = 0; i < PROP_ITERS; i++) {
+		if (!prop_trial(seed, i, flags)) {
+			fprintf(stderr, "mask_stream_prop: failed; rerun with MASK_STREAM_SEED=%" PRIu64
+					"\n", seed);
+			return;
+		}
+	}
+	CU_PASS("property held");
+}
+
+static void test_prop_plain(void)
+{
+	prop_run(0);
+}
+
+/* The same with percent forms compiled in (the reference then scans the
+ * compiled pattern list, so this checks the automaton, not the forms). */
+static void test_prop_percent(void)
+{
+	prop_run(MASK_SET_PERCENT);
+}
+
+TEST_REGISTRAR(register_mask_stream_prop)
+{
+	CU_pSuite s = test_suite("mask_stream_prop", NULL, NULL);
+
+	test_add(s, "random sets, inputs, splits == reference", test_prop_plain);
+	test_add(s, "same with percent forms", test_prop_percent);
+}
+
+/* ------------------------------------------------------------------ */
+/* mask_stream_set: construction, hygiene, wiping, percent forms        */
+/* ------------------------------------------------------------------ */
+
+static void test_set_errors(void)
+{
+	static const char big[MASK_PATTERN_MAX_BYTES + 1];
+	struct mask_pair p = { "abc", 3, "xyz", 3 };
+	enum mask_set_result res;
+	struct mask_pair *many;
+
+	p.from_len = 0;
+	CU_ASSERT(mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res) == NULL && res == MASK_SET_ERR_EMPTY);
+	p.from_len = 3;
+	p.from = NULL;
+	CU_ASSERT(mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res) == NULL && res == MASK_SET_ERR_ARGS);
+	p.from = "abc";
+	p.to = NULL;
+	CU_ASSERT(mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res) == NULL && res == MASK_SET_ERR_ARGS);
+	p.to = big;
+	p.to_len = sizeof(big);
+	CU_ASSERT(mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res) == NULL && res == MASK_SET_ERR_TOO_LONG);
+	CU_ASSERT(mask_set_new(NULL, 1, MASK_SET_NO_MLOCK, &res) == NULL && res == MASK_SET_ERR_ARGS);
+	many = calloc(MASK_SET_MAX_PAIRS + 1, sizeof(*many));
+	CU_ASSERT_FATAL(many != NULL);
+	CU_ASSERT(mask_set_new(many, MASK_SET_MAX_PAIRS + 1, MASK_SET_NO_MLOCK, &res) == NULL &&
+		  res == MASK_SET_ERR_ARGS);
+	/* 400 pairs of 16 KiB each: over MASK_SET_MAX_BYTES */
+	for (size_t i = 0; i < 400; i++) {
+		many[i].from = big;
+		many[i].from_len = MASK_PATTERN_MAX_BYTES;
+	}
+	CU_ASSERT(mask_set_new(many, 400, MASK_SET_NO_MLOCK, &res) == NULL && res == MASK_SET_ERR_TOO_BIG);
+	free(many);
+	/* a maximal pattern is fine; to of length 0 with NULL too */
+	p.from = big;
+	p.from_len = MASK_PATTERN_MAX_BYTES;
+	p.to = NULL;
+	p.to_len = 0;
+	{
+		mask_set_t *set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res);
+		CU_ASSERT(set != NULL && mask_set_maxlen(set) == MASK_PATTERN_MAX_BYTES);
+		mask_set_free(set);
+	}
+	for (int r = MASK_SET_OK; r <= MASK_SET_ERR_MADVISE; r++)
+		CU_ASSERT(mask_set_strerror((enum mask_set_result)r) != NULL);
+}
+
+/* VmFlags of the mapping that starts at addr, from /proc/self/smaps. */
+static bool vmflags_of(const void *addr, char *flags, size_t cap)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false, found = false;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t n = strspn(line, "0123456789abcdef");
+
+		/* a mapping header: "start-end perms offset dev inode path" */
+		if (n > 0 && line[n] == '-') {
+			in = strtoul(line, NULL, 16) == (unsigned long)(uintptr_t)addr;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			snprintf(flags, cap, "%s", line + 8);
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The arena is excluded from dumps (and locked when allowed); the flags
+ * say what was achieved, and the kernel agrees. */
+static void test_set_hygiene(void)
+{
+	struct mask_pair p = { "ghp_secretsecret", 16, "ghp_sentinelxxxx", 16 };
+	enum mask_set_result res;
+	mask_set_t *set = mask_set_new(&p, 1, 0, &res);
+	char flags[512];
+
+	CU_ASSERT_FATAL(set != NULL);
+	CU_ASSERT((mask_set_hygiene(set) & MASK_HYG_DONTDUMP) != 0);
+	if (vmflags_of(set->arena, flags, sizeof(flags))) {
+		CU_ASSERT(strstr(flags, " dd") != NULL);
+		/* locked exactly when the set says so */
+		CU_ASSERT(((mask_set_hygiene(set) & MASK_HYG_LOCKED) != 0) ==
+			  (strstr(flags, " lo") != NULL));
+		if ((mask_set_hygiene(set) & MASK_HYG_WIPEONFORK) != 0)
+			CU_ASSERT(strstr(flags, " wf") != NULL);
+	}
+	if ((mask_set_hygiene(set) & MASK_HYG_LOCKED) == 0)
+		fprintf(stderr, "mask_stream_set: note: mlock refused here (the set says so)\n");
+	mask_set_free(set);
+	set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res);
+	CU_ASSERT_FATAL(set != NULL);
+	CU_ASSERT((mask_set_hygiene(set) & MASK_HYG_LOCKED) == 0);
+	mask_set_free(set);
+}
+
+/* Wipe observations from the hook. */
+static size_t wiped_set_calls, wiped_hold_calls;
+static bool wiped_all_zero;
+
+static void wipe_probe(const void *p, size_t len, const char *what)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != 0)
+			wiped_all_zero = false;
+	if (strcmp(what, "set") == 0)
+		wiped_set_calls++;
+	else
+		wiped_hold_calls++;
+}
+
+static bool contains(const void *hay, size_t n, const void *needle, size_t m)
+{
+	return memmem(hay, n, needle, m) != NULL;
+}
+
+/* The secret bytes are in the arena while the set lives, and every byte
+ * of the arena and of a stream's hold-back is zero when it is released. */
+static void test_set_wipe(void)
+{
+	static const char secret[] = "github_pat_11AAAAAAA0realrealrealrealreal";
+	struct mask_pair p = { secret, sizeof(secret) - 1, "x", 1 };
+	enum mask_set_result res;
+	mask_set_t *set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK | MASK_SET_PERCENT, &res);
+	mask_stream_t *st;
+	struct evbuffer *out = evbuffer_new();
+
+	CU_ASSERT_FATAL(set != NULL && out != NULL);
+	CU_ASSERT(contains(set->arena, set->arena_len, secret, sizeof(secret) - 1));
+	st = mask_stream_new(set);
+	CU_ASSERT_FATAL(st != NULL);
+	CU_ASSERT(mask_stream_feed(st, secret, 20, out) == 0); /* a held prefix */
+	CU_ASSERT(mask_stream_held(st) == 20);
+	CU_ASSERT(contains(st->hold, st->hold_cap, secret, 20));
+
+	test_wipe_hook = wipe_probe;
+	wiped_set_calls = wiped_hold_calls = 0;
+	wiped_all_zero = true;
+	mask_stream_free(st);
+	mask_set_free(set);
+	test_wipe_hook = NULL;
+	CU_ASSERT(wiped_hold_calls == 1);
+	CU_ASSERT(wiped_set_calls == 1);
+	CU_ASSERT(wiped_all_zero);
+	evbuffer_free(out);
+}
+
+/* finish() and a shrinking hold-back wipe what they drop. */
+static void test_hold_wipe(void)
+{
+	struct mask_pair p = { "0123456789", 10, "abcdefghij", 10 };
+	enum mask_set_result res;
+	mask_set_t *set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res);
+	mask_stream_t *st;
+	struct evbuffer *out = evbuffer_new();
+
+	CU_ASSERT_FATAL(set != NULL && out != NULL);
+	st = mask_stream_new(set);
+	CU_ASSERT_FATAL(st != NULL);
+	CU_ASSERT(mask_stream_feed(st, "012345678", 9, out) == 0);
+	CU_ASSERT(mask_stream_held(st) == 9);
+	CU_ASSERT(mask_stream_feed(st, "x01", 3, out) == 0);
+	CU_ASSERT(mask_stream_held(st) == 2);
+	for (size_t i = 2; i < st->hold_cap; i++)
+		CU_ASSERT(st->hold[i] == 0);
+	CU_ASSERT(mask_stream_finish(st, out) == 0);
+	for (size_t i = 0; i < st->hold_cap; i++)
+		CU_ASSERT(st->hold[i] == 0);
+	CU_ASSERT(evbuf_equals(out, "012345678x01", 12));
+	mask_stream_free(st);
+	evbuffer_free(out);
+	mask_set_free(set);
+}
+
+/* Percent forms: what is generated and what it becomes. */
+struct pcase {
+	const char *from, *to, *in, *want;
+	uint64_t count;
+};
+
+static const struct pcase pcases[] = {
+	/* raw, upper, lower, mixed raw/escaped */
+	{ "a/b+c", "x/y+z", "q=a/b+c", "q=x/y+z", 1 },
+	{ "a/b+c", "x/y+z", "q=a%2Fb%2Bc&r=a%2fb%2bc", "q=x%2Fy%2Bz&r=x%2fy%2bz", 2 },
+	{ "a/b+c", "x/y+z", "a/b%2Bc a%2Fb+c", "x/y%2Bz x%2Fy+z", 2 },
+	/* mixed hex case is not generated */
+	{ "a/b+c", "x/y+z", "a%2fb%2Bc", "a%2fb%2Bc", 0 },
+	/* unreserved bytes are never escaped; escaped unreserved not matched */
+	{ "ab-c", "xy-z", "ab-c ab%2Dc", "xy-z ab%2Dc", 1 },
+	/* to differs at the escaped place: all of to's specials escaped */
+	{ "a/b", "x:y", "a%2Fb", "x%3Ay", 1 },
+	{ "a/b", "xyz", "a%2fb", "xyz", 1 },
+	/* more than MASK_PCT_MIX_MAX specials: all raw or all escaped only */
+	{ "a/b/c/d/e/f", "1/2/3/4/5/6", "a%2Fb%2Fc%2Fd%2Fe%2Ff", "1%2F2%2F3%2F4%2F5%2F6", 1 },
+	{ "a/b/c/d/e/f", "1/2/3/4/5/6", "a/b%2Fc%2Fd%2Fe%2Ff", "a/b%2Fc%2Fd%2Fe%2Ff", 0 },
+	/* a literal % in a secret */
+	{ "p%w", "s%t", "p%25w", "s%25t", 1 },
+	{ "sp ace", "xx yyy", "sp%20ace", "xx%20yyy", 1 },
+};
+
+static void test_percent(void)
+{
+	for (size_t i = 0; i < ARRAY_LEN(pcases); i++) {
+		const struct pcase *pc = &pcases[i];
+		struct tpair tp = { pc->from, pc->to };
+		mask_set_t *set = tset_new(&tp, 1, MASK_SET_PERCENT);
+		struct evbuffer *out = evbuffer_new();
+		uint64_t c = 0;
+		char b[256];
+
+		CU_ASSERT_FATAL(set != NULL && out != NULL);
+		CU_ASSERT(mask_replace_buf(set, pc->in, strlen(pc->in), out, &c, NULL) == 0);
+		if (!evbuf_equals(out, pc->want, strlen(pc->want)) || c != pc->count)
+			FAILF("percent %zu: \"%s\" -> \"%s\" (count %" PRIu64 ")", i, pc->in,
+			      show(evbuffer_pullup(out, -1), evbuffer_get_length(out), b, sizeof(b)),
+			      c);
+		evbuffer_free(out);
+		mask_set_free(set);
+	}
+	/* counts of percent forms go to their pair; no forms without flag */
+	{
+		static const struct tpair tp[] = { { "k/1", "v/1" }, { "k/2", "v/2" } };
+		mask_set_t *set = tset_new(tp, 2, MASK_SET_PERCENT);
+		mask_set_t *raw = tset_new(tp, 2, 0);
+		uint64_t c[2] = { 0 };
+
+		CU_ASSERT_FATAL(set != NULL && raw != NULL);
+		CU_ASSERT(mask_set_npairs(set) == 2);
+		CU_ASSERT(set->npats == 2 + 2 * 2);
+		CU_ASSERT(raw->npats == 2);
+		CU_ASSERT(mask_set_maxlen(set) == 5);
+		CU_ASSERT(mask_replace_inplace(set, (char[]){ "k%2F2k/1k%2f1" }, 13, c, NULL) == 0);
+		CU_ASSERT(c[0] == 2 && c[1] == 1);
+		mask_set_free(set);
+		mask_set_free(raw);
+	}
+}
+
+TEST_REGISTRAR(register_mask_stream_set)
+{
+	CU_pSuite s = test_suite("mask_stream_set", NULL, NULL);
+
+	test_add(s, "construction errors", test_set_errors);
+	test_add(s, "arena hygiene: dontdump, mlock or flagged", test_set_hygiene);
+	test_add(s, "arena and hold-back wiped at free", test_set_wipe);
+	test_add(s, "hold-back wiped as it shrinks and at finish", test_hold_wipe);
+	test_add(s, "percent-encoded forms", test_percent);
+}
