@@ -235,8 +235,9 @@ scenario() {
 
 echo "bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -srm), $(nproc) CPUs, ${SECS}s per measurement," \
 	"PIN=$PIN"
+version=$("$PASSAVANT_BIN" --version 2>/dev/null) || version="version unknown"
 echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-none}" \
-	"($("$PASSAVANT_BIN" --version 2>/dev/null | head -n 1 || echo "version unknown"))"
+	"(${version%%$'\n'*})"
 
 # ---------------------------------------------------------------- scenarios
 # One line each. SCHEME: http (absolute-form through the proxy), http-tunnel

@@ -364,8 +364,8 @@ static void test_proc_helpers(void)
 	char host[64], rest[64];
 	uint16_t port;
 	struct test_proc *p;
-	char *argv[] = { "sh", "-c", "echo before; echo 'ready: yes'; echo oops >&2; "
-				     "trap 'echo bye; exit 3' TERM; while :; do sleep 0.05; done",
+	char *argv[] = { "sh", "-c", "trap 'echo bye; exit 3' TERM; echo before; echo oops >&2; "
+				     "echo 'ready: yes'; while :; do sleep 0.05; done",
 			 NULL };
 	char *out, *err;
 
@@ -402,6 +402,107 @@ static void test_proc_helpers(void)
 	}
 }
 
+static void test_git_clone(void)
+{
+	char root[4096], dest[4096], cafile[4096], ca_env[4200], repo_url[256], *out = NULL;
+	char *err = NULL, *got;
+	struct test_upstream g;
+	struct test_upstream_opts o;
+	size_t len = 0;
+
+	snprintf(root, sizeof(root), "%s/gitroot", dir);
+	CU_ASSERT_FATAL(mkdir(root, 0700) == 0);
+	CU_ASSERT_FATAL(test_git_fixture(root, "repo", 3 * 1024 * 1024) == 0);
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	o.git_root = root;
+	CU_ASSERT_FATAL(test_upstream_start(&g, &o) == 0);
+	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
+	/* GIT_SSL_CAINFO beats http.sslCAInfo, and the environment may set it. */
+	snprintf(ca_env, sizeof(ca_env), "GIT_SSL_CAINFO=%s", cafile);
+	snprintf(repo_url, sizeof(repo_url), "%s/git/repo.git", g.url);
+	snprintf(dest, sizeof(dest), "%s/clone", dir);
+	{
+		char *argv[] = { "env", ca_env, "git", "clone", "-q", repo_url, dest, NULL };
+
+		CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, 60000), 0);
+		if (err != NULL && err[0] != '\0')
+			fprintf(stderr, "git clone: %s\n", err);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { "env", ca_env, "git", "ls-remote", repo_url, NULL };
+
+		CU_ASSERT_EQUAL(test_run_capture(argv, &out, NULL, 60000), 0);
+		CU_ASSERT(out != NULL && strstr(out, "\trefs/heads/main\n") != NULL);
+		free(out);
+	}
+	CU_ASSERT_EQUAL(test_upstream_stop(&g), 0);
+	snprintf(dest, sizeof(dest), "%s/clone/hello.txt", dir);
+	got = test_read_file(dest, &len);
+	CU_ASSERT_STRING_EQUAL(got ? got : "", "hello from git\n");
+	free(got);
+	snprintf(dest, sizeof(dest), "%s/clone/big.bin", dir);
+	got = test_read_file(dest, &len);
+	CU_ASSERT(got != NULL && len == 3 * 1024 * 1024);
+	free(got);
+}
+
+/* A minimal RFC 6455 client in python3: upgrade, text, 70000-byte binary,
+ * ping, close; prints "ok" when every echo is right. */
+static const char ws_client[] =
+	"import socket,sys,os,base64,hashlib\n"
+	"s=socket.create_connection((sys.argv[1],int(sys.argv[2])),timeout=10)\n"
+	"key=base64.b64encode(os.urandom(16)).decode()\n"
+	"s.sendall(('GET /ws HTTP/1.1\\r\\nHost: x\\r\\nUpgrade: websocket\\r\\n'\n"
+	"  'Connection: Upgrade\\r\\nSec-WebSocket-Key: %s\\r\\n'\n"
+	"  'Sec-WebSocket-Version: 13\\r\\n\\r\\n' % key).encode())\n"
+	"d=b''\n"
+	"while b'\\r\\n\\r\\n' not in d:\n"
+	"  x=s.recv(4096)\n"
+	"  assert x, 'closed during the handshake'\n"
+	"  d+=x\n"
+	"head,d=d.split(b'\\r\\n\\r\\n',1)\n"
+	"assert head.startswith(b'HTTP/1.1 101 '), head\n"
+	"acc=base64.b64encode(hashlib.sha1((key+'258EAFA5-E914-47DA-95CA-C5AB0DC85B11')\n"
+	"  .encode()).digest())\n"
+	"assert b'Sec-WebSocket-Accept: '+acc in head, head\n"
+	"def frame(op,p):\n"
+	"  m=os.urandom(4); n=len(p)\n"
+	"  if n<126: h=bytes([0x80|op,0x80|n])\n"
+	"  elif n<65536: h=bytes([0x80|op,0xfe])+n.to_bytes(2,'big')\n"
+	"  else: h=bytes([0x80|op,0xff])+n.to_bytes(8,'big')\n"
+	"  return h+m+bytes(b^m[i%4] for i,b in enumerate(p))\n"
+	"def plain(op,p):\n"
+	"  n=len(p)\n"
+	"  if n<126: return bytes([0x80|op,n])+p\n"
+	"  if n<65536: return bytes([0x80|op,126])+n.to_bytes(2,'big')+p\n"
+	"  return bytes([0x80|op,127])+n.to_bytes(8,'big')+p\n"
+	"big=os.urandom(70000)\n"
+	"s.sendall(frame(1,b'hi there')+frame(2,big)+frame(9,b'pp')+frame(8,b'\\x03\\xe8'))\n"
+	"while True:\n"
+	"  x=s.recv(65536)\n"
+	"  if not x: break\n"
+	"  d+=x\n"
+	"want=plain(1,b'hi there')+plain(2,big)+plain(10,b'pp')+plain(8,b'\\x03\\xe8')\n"
+	"assert d==want, (len(d),len(want))\n"
+	"print('ok')\n";
+
+static void test_websocket(void)
+{
+	char port[16], *out = NULL, *err = NULL;
+	char *argv[] = { "python3", "-c", (char *)ws_client, up.host, port, NULL };
+
+	snprintf(port, sizeof(port), "%u", (unsigned)up.port);
+	CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, 30000), 0);
+	CU_ASSERT_STRING_EQUAL(out ? out : "", "ok\n");
+	if (err != NULL && err[0] != '\0')
+		fprintf(stderr, "ws client: %s\n", err);
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(upstream_selftest_register)
 {
 	CU_pSuite s = test_suite("upstream_selftest", suite_init, suite_cleanup);
@@ -417,4 +518,6 @@ TEST_REGISTRAR(upstream_selftest_register)
 	test_add(s, "--record", test_record);
 	test_add(s, "HTTPS with the test CA", test_https);
 	test_add(s, "certificate from another CA rejected", test_bad_cert_rejected);
+	test_add(s, "WebSocket echo (python3 client)", test_websocket);
+	test_add(s, "git clone over HTTPS (git http-backend)", test_git_clone);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/testlib.h"
 
@@ -90,4 +91,70 @@ int test_upstream_stop(struct test_upstream *u)
 	test_proc_free(u->proc);
 	u->proc = NULL;
 	return st;
+}
+
+/* Runs a git command line; returns 0 or -1 (printing its stderr). */
+static int run_git(char *const argv[])
+{
+	char *err = NULL;
+	int rc = test_run_capture(argv, NULL, &err, 60000);
+
+	if (rc != 0)
+		fprintf(stderr, "upstream: %s %s failed (%d): %s\n", argv[0], argv[1], rc,
+			err ? err : "");
+	free(err);
+	return rc == 0 ? 0 : -1;
+}
+
+int test_git_fixture(const char *root, const char *name, size_t big_bytes)
+{
+	char work[4000], file[4096], bare[4096];
+	int rc = -1;
+
+	if (snprintf(work, sizeof(work), "%s/%s.work", root, name) >= (int)sizeof(work) ||
+	    snprintf(bare, sizeof(bare), "%s/%s.git", root, name) >= (int)sizeof(bare))
+		return -1;
+	{
+		char *init[] = { "git", "init", "-q", "-b", "main", work, NULL };
+
+		if (run_git(init) < 0)
+			return -1;
+	}
+	snprintf(file, sizeof(file), "%s/hello.txt", work);
+	if (test_write_file(file, "hello from git\n", 15) < 0)
+		goto out;
+	if (big_bytes > 0) {
+		char *big = malloc(big_bytes);
+		uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+		if (big == NULL)
+			goto out;
+		for (size_t i = 0; i < big_bytes; i++) {
+			/* xorshift64: incompressible enough for zlib */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			big[i] = (char)(x >> 56);
+		}
+		snprintf(file, sizeof(file), "%s/big.bin", work);
+		if (test_write_file(file, big, big_bytes) < 0) {
+			free(big);
+			goto out;
+		}
+		free(big);
+	}
+	{
+		char *add[] = { "git", "-C", work, "add", "-A", NULL };
+		char *commit[] = { "git", "-C", work, "-c", "user.name=passavant tests",
+				   "-c", "user.email=tests@passavant.invalid", "-c",
+				   "commit.gpgsign=false", "commit", "-q", "-m", "fixture", NULL };
+		char *clone[] = { "git", "clone", "-q", "--bare", work, bare, NULL };
+
+		if (run_git(add) < 0 || run_git(commit) < 0 || run_git(clone) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	test_rmtree(work);
+	return rc;
 }

@@ -58,6 +58,15 @@ int test_upstream_start(struct test_upstream *u, const struct test_upstream_opts
  * (0 on a clean stop). Safe on a zeroed or already stopped struct. */
 int test_upstream_stop(struct test_upstream *u);
 
+/*
+ * Creates ROOT/NAME.git, a bare repository for --git-root, with one commit
+ * on branch main (its HEAD) holding hello.txt ("hello from git\n") and, when
+ * big_bytes > 0, big.bin of that many pseudo-random (incompressible)
+ * bytes, so a clone moves a pack of about that size. ROOT must exist.
+ * Uses the git CLI. Returns 0, or -1 with the reason on stderr.
+ */
+int test_git_fixture(const char *root, const char *name, size_t big_bytes);
+
 /* "$PASSAVANT_TOOLS/<name>" in a static buffer (overwritten on each call). */
 const char *test_tool_path(const char *name);
 
