@@ -1,0 +1,104 @@
+/*
+ * test_audit.c - proxy/audit.c (suite "proxy_audit"): JSON escaping and
+ * the exact field set of a line.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/audit.h"
+#include "tests/support/testlib.h"
+
+static void esc(const char *in, size_t len, const char *want)
+{
+	char out[256];
+	size_t n = audit_json_escape(out, sizeof(out), in, len);
+
+	CU_ASSERT_EQUAL(n, strlen(out));
+	if (strcmp(out, want) != 0)
+		fprintf(stderr, "escape: got [%s] want [%s]\n", out, want);
+	CU_ASSERT_STRING_EQUAL(out, want);
+}
+
+static void test_escape(void)
+{
+	esc("plain", 5, "plain");
+	esc("a\"b\\c", 5, "a\\\"b\\\\c");
+	esc("\r\n\t", 3, "\\r\\n\\t");
+	esc("\x01\x1f\x7f", 3, "\\u0001\\u001f\\u007f");
+	esc("a\0b", 3, "a\\u0000b");
+	esc("caf\xc3\xa9", 5, "caf\xc3\xa9");           /* valid UTF-8 kept */
+	esc("\xe2\x82\xac", 3, "\xe2\x82\xac");         /* euro sign */
+	esc("\xff", 1, "\xef\xbf\xbd");                 /* invalid byte */
+	esc("\xc3", 1, "\xef\xbf\xbd");                 /* truncated sequence */
+	esc("\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"); /* overlong */
+	esc("\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* surrogate */
+}
+
+static void test_escape_bounds(void)
+{
+	char out[8];
+
+	/* Never splits an escape: "\u0001" needs 6 bytes. */
+	CU_ASSERT_EQUAL(audit_json_escape(out, sizeof(out), "ab\x01", 3), 2);
+	CU_ASSERT_STRING_EQUAL(out, "ab");
+	CU_ASSERT_EQUAL(audit_json_escape(out, 1, "abc", 3), 0);
+	CU_ASSERT_STRING_EQUAL(out, "");
+}
+
+static void test_line(void)
+{
+	char *dir = test_mkdtemp(), path[4096], *s;
+	struct audit_rec r;
+	audit_t *a;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	a = audit_open(path, "0123456789abcdef");
+	CU_ASSERT_FATAL(a != NULL);
+	memset(&r, 0, sizeof(r));
+	r.kind = "request";
+	r.method = "GET";
+	r.scheme = "http";
+	r.host = "example.com";
+	r.port = 80;
+	r.target = "/a\"b";
+	r.target_len = 4;
+	r.status = 200;
+	r.decision = "allow";
+	r.rule = "allowedDomains: example.com";
+	r.inspected = true;
+	r.bytes_up = 0;
+	r.bytes_down = 12;
+	r.ms = 3;
+	r.tls = "none";
+	CU_ASSERT_EQUAL(audit_write(a, &r), 0);
+	memset(&r, 0, sizeof(r));
+	r.kind = "connect";
+	r.bytes_up = r.bytes_down = r.ms = -1;
+	CU_ASSERT_EQUAL(audit_write(a, &r), 0);
+	audit_free(a);
+	s = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(s != NULL);
+	CU_ASSERT(strncmp(s, "{\"ts\":\"", 7) == 0);
+	CU_ASSERT(strstr(s, "Z\",\"session\":\"0123456789abcdef\",\"kind\":\"request\",\"method\":\"GET\","
+			    "\"scheme\":\"http\",\"host\":\"example.com\",\"port\":80,\"target\":\"/a\\\"b\","
+			    "\"status\":200,\"decision\":\"allow\",\"reason\":null,"
+			    "\"rule\":\"allowedDomains: example.com\",\"injected\":[],\"remasked\":0,"
+			    "\"bytesUp\":0,\"bytesDown\":12,\"ms\":3,\"tls\":\"none\"}\n") != NULL);
+	CU_ASSERT(strstr(s, "\"kind\":\"connect\",\"method\":null,\"scheme\":null,\"host\":null,"
+			    "\"port\":null,\"target\":null,\"status\":null,\"decision\":null,"
+			    "\"reason\":null,\"rule\":null,\"injected\":null,\"remasked\":null,"
+			    "\"bytesUp\":null,\"bytesDown\":null,\"ms\":null,\"tls\":null}\n") != NULL);
+	free(s);
+	test_rmtree(dir);
+	free(dir);
+}
+
+TEST_REGISTRAR(proxy_audit_suite)
+{
+	CU_pSuite s = test_suite("proxy_audit", NULL, NULL);
+
+	test_add(s, "JSON escaping", test_escape);
+	test_add(s, "escaping never overflows or splits", test_escape_bounds);
+	test_add(s, "line field set and nulls", test_line);
+}

@@ -1,0 +1,184 @@
+/*
+ * test_http1.c - proxy/http1.c (suite "proxy_http1"): head limits,
+ * strictness, message boundaries and the rewritten heads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "proxy/defaults.h"
+#include "proxy/http1.h"
+#include "tests/support/testlib.h"
+
+/* Feeds s whole; returns the result and the consumed count. */
+static enum http1_result feed(http1_t *h, const char *s, size_t *n)
+{
+	return http1_feed(h, s, strlen(s), n);
+}
+
+static void test_head_and_body_boundaries(void)
+{
+	static const char req[] = "POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcGET";
+	http1_t *h = http1_new(HTTP1_REQUEST, 1024);
+	size_t n = 0, head = strlen(req) - 6;
+
+	CU_ASSERT_FATAL(h != NULL);
+	CU_ASSERT_EQUAL(feed(h, req, &n), HTTP1_HEAD);
+	CU_ASSERT_EQUAL(n, head);
+	CU_ASSERT(!http1_message_done(h));
+	CU_ASSERT(http1_method_is(h, "POST"));
+	CU_ASSERT_EQUAL(http1_header_count(h), 2);
+	/* The body stops at its last byte; "GET" is the next message. */
+	CU_ASSERT_EQUAL(http1_feed(h, req + head, 6, &n), HTTP1_DONE);
+	CU_ASSERT_EQUAL(n, 3);
+	http1_reset(h);
+	/* Head split byte by byte. */
+	{
+		static const char g[] = "GET http://b/x HTTP/1.1\r\nHost: b\r\n\r\n";
+		size_t i, total = 0;
+		enum http1_result r = HTTP1_MORE;
+
+		for (i = 0; i < sizeof(g) - 1 && r == HTTP1_MORE; i++) {
+			r = http1_feed(h, g + i, 1, &n);
+			total += n;
+		}
+		CU_ASSERT_EQUAL(r, HTTP1_HEAD);
+		CU_ASSERT_EQUAL(total, sizeof(g) - 1);
+		CU_ASSERT(http1_message_done(h));
+		{
+			size_t ul;
+			const char *u = http1_url(h, &ul);
+
+			CU_ASSERT(ul == 10 && strncmp(u, "http://b/x", 10) == 0);
+		}
+	}
+	http1_free(h);
+}
+
+static void expect_error(const char *req, int status, size_t limit)
+{
+	http1_t *h = http1_new(HTTP1_REQUEST, limit);
+	enum http1_result r;
+	size_t n = 0;
+
+	CU_ASSERT_FATAL(h != NULL);
+	r = feed(h, req, &n);
+	if (r == HTTP1_HEAD && !http1_message_done(h)) {
+		const char *body = req + n;
+
+		r = http1_feed(h, body, strlen(body), &n);
+	}
+	if (r != HTTP1_ERROR || http1_error_status(h) != status)
+		fprintf(stderr, "case: %.60s -> %d %d (%s)\n", req, r, http1_error_status(h),
+			http1_error_reason(h));
+	CU_ASSERT_EQUAL(r, HTTP1_ERROR);
+	CU_ASSERT_EQUAL(http1_error_status(h), status);
+	http1_free(h);
+}
+
+static void test_strictness(void)
+{
+	expect_error("POST http://a/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, 4096);
+	expect_error("POST http://a/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", 400, 4096);
+	expect_error("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, 4096);
+	expect_error("GET http://a/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400, 4096);
+	expect_error("GET http://a/ HTTP/1.1\r\nX: a\rb\r\n\r\n", 400, 4096);
+	expect_error("GET http://a/ HTTP/1.1\nX: a\r\n\r\n", 400, 4096);
+	expect_error("GET http://a/ HTTP/1.1\r\nX : a\r\n\r\n", 400, 4096);
+	expect_error("GET http://a/ HTTP/1.1\r\nX\x01: a\r\n\r\n", 400, 4096);
+	expect_error("GET http://a/ HTTP/1.1\r\nConnection: transfer-encoding\r\n\r\n", 400, 4096);
+	expect_error("\r\n\r\n", 400, 4096);
+}
+
+static void test_limits(void)
+{
+	char *big = malloc(8192);
+	size_t n;
+
+	CU_ASSERT_FATAL(big != NULL);
+	/* Head bytes: 431 past the limit, even before the head ends. */
+	n = (size_t)snprintf(big, 8192, "GET http://a/ HTTP/1.1\r\nX: ");
+	memset(big + n, 'a', 3000);
+	big[n + 3000] = '\0';
+	expect_error(big, 431, 2048);
+	/* Field count. */
+	n = (size_t)snprintf(big, 8192, "GET http://a/ HTTP/1.1\r\n");
+	for (int i = 0; i <= PASSAVANT_MAX_HEADER_COUNT; i++)
+		n += (size_t)snprintf(big + n, 8192 - n, "A%d: 1\r\n", i % 10);
+	(void)snprintf(big + n, 8192 - n, "\r\n");
+	expect_error(big, 431, 8192);
+	free(big);
+}
+
+static void test_rewrite(void)
+{
+	static const char req[] =
+		"GET http://a.example:81/p?q HTTP/1.1\r\nHost: evil\r\nConnection: keep-alive, X-Drop\r\n"
+		"X-Drop: 1\r\nProxy-Authorization: Basic eA==\r\nTE: trailers\r\nUpgrade: h2c\r\n"
+		"X-Keep: 2\r\n\r\n";
+	static const char resp[] = "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nContent-Length: 0\r\n\r\n";
+	http1_t *h = http1_new(HTTP1_REQUEST, 4096), *r = http1_new(HTTP1_RESPONSE, 4096);
+	struct evbuffer *out = evbuffer_new();
+	size_t n;
+	char *s;
+
+	CU_ASSERT_FATAL(h != NULL && r != NULL && out != NULL);
+	CU_ASSERT_EQUAL_FATAL(feed(h, req, &n), HTTP1_HEAD);
+	CU_ASSERT_EQUAL(http1_write_request_head(h, out, "/p?q", 4, "a.example:81"), 0);
+	CU_ASSERT_EQUAL(evbuffer_add(out, "", 1), 0);
+	s = (char *)evbuffer_pullup(out, -1);
+	CU_ASSERT_STRING_EQUAL(s, "GET /p?q HTTP/1.1\r\nHost: a.example:81\r\nX-Keep: 2\r\n\r\n");
+	evbuffer_drain(out, evbuffer_get_length(out));
+	/* "?q" alone gets a leading slash. */
+	CU_ASSERT_EQUAL(http1_write_request_head(h, out, "?q", 2, "a"), 0);
+	CU_ASSERT_EQUAL(evbuffer_add(out, "", 1), 0);
+	CU_ASSERT(strncmp((char *)evbuffer_pullup(out, -1), "GET /?q HTTP/1.1\r\n", 18) == 0);
+	evbuffer_drain(out, evbuffer_get_length(out));
+
+	CU_ASSERT_EQUAL_FATAL(feed(r, resp, &n), HTTP1_HEAD);
+	CU_ASSERT(http1_message_done(r));
+	CU_ASSERT_EQUAL(http1_status(r), 200);
+	CU_ASSERT_EQUAL(http1_write_response_head(r, out, true), 0);
+	CU_ASSERT_EQUAL(evbuffer_add(out, "", 1), 0);
+	s = (char *)evbuffer_pullup(out, -1);
+	CU_ASSERT_STRING_EQUAL(s, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+	evbuffer_free(out);
+	http1_free(h);
+	http1_free(r);
+}
+
+static void test_response_framing(void)
+{
+	http1_t *r = http1_new(HTTP1_RESPONSE, 4096);
+	size_t n;
+
+	CU_ASSERT_FATAL(r != NULL);
+	/* Close-delimited: done only at EOF. */
+	CU_ASSERT_EQUAL(feed(r, "HTTP/1.1 200 OK\r\n\r\n", &n), HTTP1_HEAD);
+	CU_ASSERT(http1_needs_eof(r));
+	CU_ASSERT_EQUAL(feed(r, "abc", &n), HTTP1_MORE);
+	CU_ASSERT_EQUAL(http1_finish(r), HTTP1_DONE);
+	/* HEAD response: no body whatever Content-Length says. */
+	http1_reset(r);
+	http1_set_head_request(r, true);
+	CU_ASSERT_EQUAL(feed(r, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", &n), HTTP1_HEAD);
+	CU_ASSERT(http1_message_done(r));
+	/* Cut short. */
+	http1_reset(r);
+	CU_ASSERT_EQUAL(feed(r, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", &n), HTTP1_HEAD);
+	CU_ASSERT_EQUAL(feed(r, "abc", &n), HTTP1_MORE);
+	CU_ASSERT_EQUAL(http1_finish(r), HTTP1_ERROR);
+	http1_free(r);
+}
+
+TEST_REGISTRAR(proxy_http1_suite)
+{
+	CU_pSuite s = test_suite("proxy_http1", NULL, NULL);
+
+	test_add(s, "head and body boundaries", test_head_and_body_boundaries);
+	test_add(s, "smuggling vectors refused", test_strictness);
+	test_add(s, "header bytes and count limits: 431", test_limits);
+	test_add(s, "rewritten request and response heads", test_rewrite);
+	test_add(s, "response framing: EOF, HEAD, cut short", test_response_framing);
+}
