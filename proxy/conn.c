@@ -362,6 +362,17 @@ static void up_event_cb(struct bufferevent *bev, short what, void *arg)
 	drive(c);
 }
 
+/* libevent reads and writes at most 16 KiB per call by default; bulk
+ * transfers through a tunnel are several times faster with larger calls.
+ * Memory stays bounded by the watermarks. */
+#define CONN_MAX_SINGLE_IO_BYTES (128 * 1024)
+
+static void tune_io(struct bufferevent *bev)
+{
+	(void)bufferevent_set_max_single_read(bev, CONN_MAX_SINGLE_IO_BYTES);
+	(void)bufferevent_set_max_single_write(bev, CONN_MAX_SINGLE_IO_BYTES);
+}
+
 /* Takes the connected upstream bufferevent into the conn. */
 static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 {
@@ -372,6 +383,7 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	c->up_port = c->tgt.port;
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	bufferevent_setcb(bev, up_read_cb, up_write_cb, up_event_cb, c);
+	tune_io(bev);
 	bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
@@ -984,6 +996,7 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 	if (c->client.http == NULL || c->up.http == NULL || c->timer == NULL)
 		goto fail;
 	bufferevent_setcb(c->client.bev, client_read_cb, client_write_cb, client_event_cb, c);
+	tune_io(c->client.bev);
 	bufferevent_setwatermark(c->client.bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(c->client.bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_enable(c->client.bev, EV_READ | EV_WRITE) < 0)
