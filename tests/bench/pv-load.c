@@ -840,6 +840,7 @@ int main(int argc, char **argv)
 		SSL_CTX_set_verify(L.ssl_ctx, SSL_VERIFY_PEER, NULL);
 		SSL_CTX_set_session_cache_mode(L.ssl_ctx, SSL_SESS_CACHE_OFF);
 		SSL_CTX_set_mode(L.ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+		SSL_CTX_set_options(L.ssl_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	}
 	if (build_request(&L) < 0) {
 		fprintf(stderr, "pv-load: URL too long\n");
@@ -889,7 +890,8 @@ int main(int argc, char **argv)
 			sum += L.lat[k] / 1000.0;
 		secs = sum;
 	}
-	qsort(L.lat, L.nlat, sizeof(*L.lat), cmp_double);
+	if (L.nlat > 0)
+		qsort(L.lat, L.nlat, sizeof(*L.lat), cmp_double);
 	printf("reqs=%llu secs=%.3f rps=%.1f p50_ms=%.3f p99_ms=%.3f mbps=%.1f errors=%llu\n",
 	       (unsigned long long)L.done, secs, secs > 0 ? (double)L.done / secs : 0.0,
 	       percentile(L.lat, L.nlat, 0.50), percentile(L.lat, L.nlat, 0.99),
@@ -907,8 +909,11 @@ out:
 	}
 	if (L.timer != NULL)
 		event_free(L.timer);
-	if (L.base != NULL)
+	if (L.base != NULL) {
+		/* Let freed bufferevents finish their deferred finalisation. */
+		event_base_loop(L.base, EVLOOP_NONBLOCK);
 		event_base_free(L.base);
+	}
 	if (L.ssl_ctx != NULL)
 		SSL_CTX_free(L.ssl_ctx);
 	free(L.lat);

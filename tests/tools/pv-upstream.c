@@ -1201,6 +1201,8 @@ static void conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		while ((e = bufferevent_get_openssl_error(c->bev)) != 0) {
 			char buf[256];
 
+			if (ERR_GET_LIB(e) == 0)
+				continue; /* libevent's errno marker, not OpenSSL's */
 			ERR_error_string_n(e, buf, sizeof(buf));
 			fprintf(stderr, "pv-upstream: conn %lu: TLS: %s\n", c->id, buf);
 		}
@@ -1341,6 +1343,8 @@ static SSL_CTX *make_ssl_ctx(const char *dir, const char *name)
 	}
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	/* A client closing without close_notify is an EOF, not an error. */
+	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	return ctx;
 }
 
@@ -1510,8 +1514,11 @@ out:
 		event_free(ev_chld);
 	if (srv.lis != NULL)
 		evconnlistener_free(srv.lis);
-	if (srv.base != NULL)
+	if (srv.base != NULL) {
+		/* Let freed bufferevents finish their deferred finalisation. */
+		event_base_loop(srv.base, EVLOOP_NONBLOCK);
 		event_base_free(srv.base);
+	}
 	if (srv.ssl_ctx != NULL)
 		SSL_CTX_free(srv.ssl_ctx);
 	if (srv.record != NULL && fclose(srv.record) != 0) {
