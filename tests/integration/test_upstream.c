@@ -228,6 +228,11 @@ static void test_status_headers_close_sink(void)
 				   NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "400");
 	free(out);
+	/* /delay/MS answers after MS ms. */
+	CU_ASSERT_EQUAL_FATAL(curl(&out, "-w", " %{time_total}", url(&up, "/delay/200"), NULL), 0);
+	CU_ASSERT(strncmp(out, "delayed 200\n ", 13) == 0);
+	CU_ASSERT(strtod(out + 13, NULL) >= 0.2);
+	free(out);
 	/* /close: the second request needs a new connection. */
 	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/close"), url(&up, "/hello"), NULL,
 				   NULL, NULL, NULL), 0);

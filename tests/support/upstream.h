@@ -11,6 +11,7 @@
  *   /close          200 with Connection: close, then closes
  *   /headers?k=v&.. 200 with each k: v as a response header
  *   /sink           reads a request body of any size, replies "N\n"
+ *   /delay/MS       200 "delayed MS\n" after MS ms (at most 600000)
  *   /ws             WebSocket upgrade (101), then echoes frames unmodified
  *   /git/...        git http-backend (only with --git-root)
  *   anything else   404

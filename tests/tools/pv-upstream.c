@@ -40,6 +40,8 @@
  *                   (percent-decoded; CR, LF and NUL refused with 400)
  *   /sink           reads a request body of any size without keeping it,
  *                   replies "N\n" (N = body bytes after de-chunking)
+ *   /delay/MS       200 "delayed MS\n" after MS milliseconds (at most
+ *                   600000), for timeout tests
  *   /ws             WebSocket (RFC 6455): 101, then every frame is sent back
  *                   with the same FIN/RSV/opcode and payload, unmasked (a
  *                   ping is answered with a pong; a close is echoed, then
@@ -102,6 +104,7 @@ enum conn_state {
 	CS_CGI,         /* relaying git http-backend output */
 	CS_WS,          /* WebSocket echo */
 	CS_FLUSH_CLOSE, /* writing the last bytes, then close */
+	CS_DELAY,       /* /delay/MS: waiting before answering */
 };
 
 struct server;
@@ -145,6 +148,9 @@ struct conn {
 	bool stream_chunked;
 	/* CGI */
 	struct cgi *cgi;
+	/* /delay */
+	struct event *delay;
+	unsigned delay_ms;
 };
 
 struct cgi {
@@ -827,6 +833,24 @@ static int start_cgi(struct conn *c, const char *path_info, const char *query)
 
 /* ------------------------------------------------------------ dispatch */
 
+/* The /delay timer: answer now, then parse any pipelined input. */
+static void delay_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	char body[48];
+
+	(void)fd;
+	(void)what;
+	snprintf(body, sizeof(body), "delayed %u\n", c->delay_ms);
+	if (respond_text(c, 200, body) < 0) {
+		conn_free(c);
+		return;
+	}
+	finish_response(c);
+	if (c->state == CS_READ_REQ)
+		process_input(c);
+}
+
 /* Handles one complete request. Returns 0, or -1 if the response could
  * not be queued (the caller frees the connection). */
 static int dispatch(struct conn *c)
@@ -894,6 +918,26 @@ static int dispatch(struct conn *c)
 	} else if (strcmp(path, "/headers") == 0) {
 		if (respond_headers(c, query) < 0)
 			return -1;
+	} else if (strncmp(path, "/delay/", 7) == 0) {
+		uint64_t ms;
+		struct timeval tv;
+
+		if (parse_u64(path + 7, &ms) < 0 || ms > 600000) {
+			if (respond_text(c, 400, "bad delay\n") < 0)
+				return -1;
+		} else {
+			if (c->delay == NULL)
+				c->delay = evtimer_new(c->srv->base, delay_cb, c);
+			if (c->delay == NULL)
+				return -1;
+			c->delay_ms = (unsigned)ms;
+			tv.tv_sec = (time_t)(ms / 1000);
+			tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+			if (evtimer_add(c->delay, &tv) < 0)
+				return -1;
+			c->state = CS_DELAY;
+			return 0;
+		}
 	} else if (strcmp(path, "/sink") == 0) {
 		char body[32];
 
@@ -1070,6 +1114,8 @@ static void conn_free(struct conn *c)
 	if (c->in_request && (evbuffer_get_length(c->raw) > 0 || c->raw_total > 0))
 		record_flush(c, false, true);
 	cgi_free(c->cgi);
+	if (c->delay != NULL)
+		event_free(c->delay);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -1156,6 +1202,7 @@ static void conn_readcb(struct bufferevent *bev, void *arg)
 	case CS_STREAM:
 	case CS_CGI:
 	case CS_FLUSH_CLOSE:
+	case CS_DELAY:
 		/* Pipelined input waits until the current response is out; the
 		 * read high watermark bounds it. */
 		break;
@@ -1186,6 +1233,7 @@ static void conn_writecb(struct bufferevent *bev, void *arg)
 		break;
 	case CS_READ_REQ:
 	case CS_WS:
+	case CS_DELAY:
 		break;
 	}
 }
@@ -1212,7 +1260,7 @@ static void conn_eventcb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_EOF) {
 		/* The client finished sending. A response being streamed still
 		 * goes out (write errors end it); otherwise we are done. */
-		if (c->state == CS_STREAM || c->state == CS_CGI ||
+		if (c->state == CS_STREAM || c->state == CS_CGI || c->state == CS_DELAY ||
 		    (c->state == CS_FLUSH_CLOSE &&
 		     evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)) {
 			c->close_after = true;
