@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -94,6 +95,10 @@ struct conn {
 	bool resp_started;          /** a response head went to the client */
 	bool client_close;          /** close the client after this response */
 	bool up_reusable;           /** upstream connection may carry the next request */
+	bool reused;                /** the current request went out on a reused upstream */
+	bool retried;               /** the current request was already re-sent once */
+	bool upgrade;               /** the current request asks for a WebSocket upgrade we relay */
+	bool upgraded;              /** a 101 came: opaque relay from now on */
 	bool audited;               /** the current request/tunnel has its audit line */
 	bool shut_wr;               /** client write side shut (lingering) */
 	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
@@ -396,7 +401,7 @@ static enum step send_request(conn_t *c)
 	http1_reset(c->up.http);
 	http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
 	if (http1_write_request_head(c->client.http, out_of(&c->up), c->tgt.path, c->tgt.path_len,
-				     c->tgt.authority) < 0) {
+				     c->tgt.authority, c->upgrade) < 0) {
 		conn_close(c, "out of memory writing a request head", true);
 		return STEP_CLOSED;
 	}
@@ -504,6 +509,18 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 	return dial(c, CONN_TUNNEL_CONNECTING);
 }
 
+/* Whether the request's Upgrade field is exactly "websocket". */
+static bool is_websocket_upgrade(const http1_t *h)
+{
+	const char *name, *val;
+	size_t nlen, vlen, i;
+
+	if (http1_header_find(h, "upgrade", &i) != 1)
+		return false;
+	http1_header(h, i, &name, &nlen, &val, &vlen);
+	return vlen == 9 && strncasecmp(val, "websocket", 9) == 0;
+}
+
 static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 {
 	struct policy_decision d;
@@ -545,10 +562,19 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	c->req_done = http1_message_done(c->client.http);
 	c->resp_done = false;
 	c->resp_started = false;
+	c->retried = false;
 	c->client.bytes = 0;
 	c->up.bytes = 0;
-	if (c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
-	    strcmp(c->up_host, c->tgt.host) == 0)
+	/* A WebSocket upgrade is relayed (SPEC §5) unless a method rule
+	 * applies to the host: like a CONNECT, an opaque relay could not
+	 * enforce it, so the Upgrade is then dropped as hop-by-hop and the
+	 * upstream answers the plain request. Other upgrades (h2c, ...) would
+	 * hide requests from the policy and are always dropped. */
+	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
+		     is_websocket_upgrade(c->client.http);
+	c->reused = c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
+		    strcmp(c->up_host, c->tgt.host) == 0;
+	if (c->reused)
 		return send_request(c);
 	drop_upstream(c);
 	return dial(c, CONN_UPSTREAM_CONNECTING);
@@ -703,15 +729,24 @@ static enum step step_http(conn_t *c)
 		if (r == HTTP1_MORE)
 			continue;
 		c->status = http1_status(c->up.http);
-		if (c->status == 101)
-			/* We never forward Upgrade, so a 101 is a protocol
-			 * violation by the upstream. */
-			return refuse(c, 502, NULL, "request", c->rule,
-				      "passavant: unexpected 101 from %s", c->up.peer);
+		if (c->status == 101) {
+			/* Only an upgrade we forwarded may be accepted. */
+			if (!c->upgrade)
+				return refuse(c, 502, NULL, "request", c->rule,
+					      "passavant: unexpected 101 from %s", c->up.peer);
+			if (http1_write_response_head(c->up.http, cout, false, true) < 0)
+				goto oom;
+			c->resp_started = true;
+			c->upgraded = true;
+			audit_line(c, "request", "allow", NULL, c->rule);
+			/* Bytes after either head stay in the input buffers
+			 * and are relayed by step_tunnel(). */
+			return STEP_AGAIN;
+		}
 		if (c->status >= 100 && c->status < 200) {
 			/* Interim response (100 Continue): relay, then wait
 			 * for the final one. */
-			if (http1_write_response_head(c->up.http, cout, false) < 0)
+			if (http1_write_response_head(c->up.http, cout, false, false) < 0)
 				goto oom;
 			http1_reset(c->up.http);
 			http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
@@ -719,7 +754,7 @@ static enum step step_http(conn_t *c)
 		}
 		c->client_close = c->client_close || !http1_keep_alive(c->client.http) ||
 				  http1_needs_eof(c->up.http);
-		if (http1_write_response_head(c->up.http, cout, c->client_close) < 0)
+		if (http1_write_response_head(c->up.http, cout, c->client_close, false) < 0)
 			goto oom;
 		c->resp_started = true;
 		if (http1_message_done(c->up.http))
@@ -735,6 +770,15 @@ static enum step step_http(conn_t *c)
 			}
 			conn_close(c, "upstream closed in the middle of a response", true);
 			return STEP_CLOSED;
+		}
+		/* A kept-alive upstream may close just as a request goes out
+		 * (its idle timeout): re-send once on a fresh connection, but
+		 * only a request without a body, which is fully replayable. */
+		if (c->reused && !c->retried && c->req_done && c->client.bytes == 0) {
+			c->retried = true;
+			c->reused = false;
+			drop_upstream(c);
+			return dial(c, CONN_UPSTREAM_CONNECTING);
 		}
 		return refuse(c, 502, NULL, "request", c->rule,
 			      "passavant: %s closed the connection without a response", c->up.peer);
@@ -844,7 +888,7 @@ static void drive(conn_t *c)
 			st = step_read_head(c);
 			break;
 		case CONN_RELAY:
-			st = c->tunnel ? step_tunnel(c) : step_http(c);
+			st = c->tunnel || c->upgraded ? step_tunnel(c) : step_http(c);
 			break;
 		case CONN_DRAINING:
 			st = step_drain(c);

@@ -52,7 +52,9 @@ struct http1 {
 	bool head_done;              /* on_headers_complete ran */
 	bool msg_done;               /* on_message_complete ran */
 	bool is_head_req;            /* response to HEAD: no body */
-	int err_status;              /* 0, or 400/431 after an error */
+	char start[8];               /* first bytes of the head (method) */
+	size_t start_len;            /* bytes in start */
+	int err_status;              /* 0, or 400/405/431 after an error */
 	const char *err_reason;      /* static reason of the error */
 };
 
@@ -249,6 +251,7 @@ void http1_reset(http1_t *h)
 	h->reason_off = h->reason_len = 0;
 	h->scan = SCAN_LINE;
 	h->head_bytes = 0;
+	h->start_len = 0;
 	h->head_done = h->msg_done = h->is_head_req = false;
 	h->err_status = 0;
 	h->err_reason = NULL;
@@ -269,6 +272,9 @@ static size_t scan_head(http1_t *h, const char *data, size_t len)
 
 	for (i = 0; i < len && h->scan != SCAN_DONE; i++) {
 		unsigned char c = (unsigned char)data[i];
+
+		if (h->start_len < sizeof(h->start))
+			h->start[h->start_len++] = (char)c;
 
 		switch (h->scan) {
 		case SCAN_LINE:
@@ -364,6 +370,12 @@ enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *c
 		if (n == (size_t)-1)
 			return HTTP1_ERROR;
 		e = llhttp_execute(&h->parser, data, n);
+		if (e == HPE_INVALID_METHOD && h->start_len >= 6 && memcmp(h->start, "TRACK ", 6) == 0) {
+			/* llhttp does not know TRACK; SPEC §5 wants it refused
+			 * like TRACE, not as malformed. */
+			set_error(h, 405, "TRACK is not allowed through the proxy");
+			return HTTP1_ERROR;
+		}
 		if (e != HPE_OK && e != HPE_PAUSED && e != HPE_PAUSED_UPGRADE) {
 			/* Our callbacks set a more precise error first. */
 			set_error(h, 400, llhttp_get_error_reason(&h->parser) != NULL
@@ -544,9 +556,13 @@ static bool named_by_connection(const http1_t *h, size_t i)
 }
 
 /* Hop-by-hop per RFC 9110 §7.6.1, plus Proxy-Authorization (SPEC §5: it
- * never goes upstream; it is meant for us). */
-static bool is_hop_by_hop(const http1_t *h, size_t i)
+ * never goes upstream; it is meant for us). With keep_upgrade, Upgrade is
+ * end-to-end (an upgrade being relayed) and Connection is rewritten by
+ * the caller. */
+static bool is_hop_by_hop(const http1_t *h, size_t i, bool keep_upgrade)
 {
+	if (keep_upgrade && name_is(h, i, "upgrade"))
+		return false;
 	static const char *const hop[] = {"connection", "keep-alive", "proxy-connection", "te",
 					  "trailer", "upgrade", "proxy-authorization"};
 	size_t k;
@@ -558,12 +574,12 @@ static bool is_hop_by_hop(const http1_t *h, size_t i)
 }
 
 /* Appends every end-to-end field of h to out, skipping "skip" too. */
-static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip)
+static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip, bool keep_upgrade)
 {
 	size_t i;
 
 	for (i = 0; i < h->nhdr; i++) {
-		if (is_hop_by_hop(h, i) || (skip != NULL && name_is(h, i, skip)))
+		if (is_hop_by_hop(h, i, keep_upgrade) || (skip != NULL && name_is(h, i, skip)))
 			continue;
 		if (evbuffer_add(out, h->buf + h->hdr[i].noff, h->hdr[i].nlen) < 0 ||
 		    evbuffer_add(out, ": ", 2) < 0 ||
@@ -575,23 +591,28 @@ static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip
 }
 
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
-			     size_t path_len, const char *authority)
+			     size_t path_len, const char *authority, bool keep_upgrade)
 {
 	if (evbuffer_add_printf(out, "%s %s%.*s HTTP/1.%u\r\nHost: %s\r\n", http1_method(h),
 				path_len > 0 && path[0] == '?' ? "/" : "", (int)path_len, path,
 				h->parser.http_minor, authority) < 0)
 		return -1;
-	if (write_fields(h, out, "host") < 0)
+	if (write_fields(h, out, "host", keep_upgrade) < 0)
+		return -1;
+	if (keep_upgrade && evbuffer_add(out, "Connection: Upgrade\r\n", 21) < 0)
 		return -1;
 	return evbuffer_add(out, "\r\n", 2);
 }
 
-int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close)
+int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close,
+			      bool keep_upgrade)
 {
 	if (evbuffer_add_printf(out, "HTTP/1.%u %03d %.*s\r\n", h->parser.http_minor,
 				h->parser.status_code, (int)h->reason_len, h->buf + h->reason_off) < 0)
 		return -1;
-	if (write_fields(h, out, NULL) < 0)
+	if (write_fields(h, out, NULL, keep_upgrade) < 0)
+		return -1;
+	if (keep_upgrade && evbuffer_add(out, "Connection: Upgrade\r\n", 21) < 0)
 		return -1;
 	if (add_close && evbuffer_add(out, "Connection: close\r\n", 19) < 0)
 		return -1;

@@ -73,8 +73,9 @@ enum http1_result http1_finish(http1_t *h) NONNULL(1) WUNRES;
  * body whatever the headers say). Reset by http1_reset(). */
 void http1_set_head_request(http1_t *h, bool is_head) NONNULL(1);
 
-/* After HTTP1_ERROR: the status to answer with (400 malformed, 431 head
- * too large) and a static one-line reason. */
+/* After HTTP1_ERROR: the status to answer with (400 malformed, 405 TRACK,
+ * which llhttp cannot parse, 431 head too large) and a static one-line
+ * reason. */
 int http1_error_status(const http1_t *h) NONNULL(1);
 const char *http1_error_reason(const http1_t *h) NONNULL(1);
 
@@ -111,14 +112,18 @@ size_t http1_header_find(const http1_t *h, const char *name, size_t *first) NONN
  * except the hop-by-hop ones (Connection and the fields it names,
  * Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade) and
  * Proxy-Authorization. path may start with '?' (then "/" is prepended).
- * Returns 0, or -1 on ENOMEM.
+ * keep_upgrade (an upgrade being relayed, e.g. WebSocket): the Upgrade
+ * fields are kept and "Connection: Upgrade" is written. Returns 0, or -1
+ * on ENOMEM.
  */
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
-			     size_t path_len, const char *authority) NONNULL(1, 2, 3, 5) WUNRES;
+			     size_t path_len, const char *authority, bool keep_upgrade)
+	NONNULL(1, 2, 3, 5) WUNRES;
 
 /* Writes the response head for the client without hop-by-hop fields, plus
- * "Connection: close" when add_close. Returns 0 or -1 on ENOMEM. */
-int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close)
-	NONNULL(1, 2) WUNRES;
+ * "Connection: close" when add_close; keep_upgrade as above (for a 101).
+ * Returns 0 or -1 on ENOMEM. */
+int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close,
+			      bool keep_upgrade) NONNULL(1, 2) WUNRES;
 
 #endif

@@ -499,6 +499,48 @@ static void test_trace_and_bad_targets(void)
 	free(resp);
 }
 
+static void test_track(void)
+{
+	char req[256], *resp;
+	int n;
+
+	/* llhttp does not know TRACK: still 405, not 400. */
+	n = snprintf(req, sizeof(req), "TRACK http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+	resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 405", 12) == 0);
+	free(resp);
+}
+
+/* A WebSocket upgrade over plain HTTP: 101, then frames relayed. */
+static void test_websocket(void)
+{
+	static const unsigned char frame[] = {0x81, 0x82, 1, 2, 3, 4, 'h' ^ 1, 'i' ^ 2};
+	char req[512], *resp;
+	int fd, n;
+
+	fd = raw_connect(px_main.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req),
+		     "GET http://%s/ws HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\n"
+		     "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+		     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+		     up.addr, up.addr);
+	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
+	resp = raw_read(fd, "\r\n\r\n", 5000, NULL);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 101", 12) == 0);
+	CU_ASSERT(strcasestr(resp, "Upgrade: websocket\r\n") != NULL);
+	CU_ASSERT(strstr(resp, "Connection: Upgrade\r\n") != NULL);
+	CU_ASSERT(strstr(resp, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n") != NULL);
+	free(resp);
+	CU_ASSERT_EQUAL(raw_send(fd, (const char *)frame, sizeof(frame)), 0);
+	resp = raw_read(fd, "hi", 5000, NULL);
+	CU_ASSERT(resp != NULL && memcmp(resp, "\x81\x02hi", 4) == 0);
+	free(resp);
+	close(fd);
+}
+
 static void test_header_too_large(void)
 {
 	size_t big = 70 * 1024, n;
@@ -710,6 +752,23 @@ static void test_method_refused(void)
 	CU_ASSERT_EQUAL(curl(&out, "-I", "-x", p.url, upurl(&up, "/bytes/10"), NULL), 0);
 	CU_ASSERT(out != NULL && strstr(out, "Content-Length: 10\r\n") != NULL);
 	free(out);
+	/* Nor in an upgraded connection: the Upgrade is dropped, no 101. */
+	{
+		char req[512], *resp;
+		int n = snprintf(req, sizeof(req),
+				 "GET http://%s/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+				 "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+				 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", up.addr);
+		int fd = raw_connect(p.addr);
+
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
+		resp = raw_read(fd, "\r\n\r\n", 5000, NULL);
+		CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 ", 9) == 0 &&
+			  strncmp(resp, "HTTP/1.1 101", 12) != 0);
+		free(resp);
+		close(fd);
+	}
 	/* A method rule cannot be enforced in an opaque tunnel: refused. */
 	CU_ASSERT_EQUAL(curl(&out, "-x", p.url, upurl(&up_tls, "/hello"), NULL), 56);
 	free(out);
@@ -1111,6 +1170,8 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "denied host: 403, header, reason", test_denied_host);
 	test_add(s, "allowed name that does not resolve: 502", test_refused_name_not_resolved);
 	test_add(s, "TRACE 405, bad targets 400", test_trace_and_bad_targets);
+	test_add(s, "TRACK 405", test_track);
+	test_add(s, "WebSocket upgrade relayed after 101", test_websocket);
 	test_add(s, "head over maxHeaderBytes: 431", test_header_too_large);
 	test_add(s, "unreachable upstream: 502", test_unreachable);
 	test_add(s, "session dir 0700 and env", test_session_dir);
