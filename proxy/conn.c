@@ -940,13 +940,13 @@ static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 	drive(c);
 }
 
-static void timer_cb(evutil_socket_t fd, short what, void *arg)
+static void timer_cb(evutil_socket_t fd, short events, void *arg)
 {
 	conn_t *c = arg;
 	int64_t idle;
 
 	(void)fd;
-	(void)what;
+	(void)events;
 	switch (c->state) {
 	case CONN_READ_HEAD:
 		conn_close(c, c->head_started ? "request head timeout" : "idle timeout", false);
@@ -957,6 +957,17 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 		idle = ms_since(c, &c->last);
 		if (idle < (int64_t)c->idle_ms) {
 			arm_timer(c, c->idle_ms - (unsigned)idle);
+			return;
+		}
+		if (!c->tunnel && !c->upgraded && !c->resp_started) {
+			/* The upstream took the request and went quiet: tell
+			 * the client (504) rather than just hanging up. */
+			char w[512];
+
+			if (refuse(c, 504, NULL, "request", c->rule,
+				   "passavant: %s: no response from %s within %u ms",
+				   what(c, w, sizeof(w)), c->up.peer, c->idle_ms) != STEP_CLOSED)
+				drive(c);
 			return;
 		}
 		conn_close(c, "idle timeout", false);

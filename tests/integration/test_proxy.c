@@ -1111,6 +1111,36 @@ static void test_slowloris(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+static void test_upstream_timeout(void)
+{
+	struct px p;
+	char *out = NULL;
+	long long t0;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					   "  limits: {idleTimeoutMs: 500}\n"), 0);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, upurl(&up, "/delay/5000"), NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 504", 12) == 0);
+	CU_ASSERT(now_ms() - t0 < 3000);
+	free(out);
+	/* A tunnel idle past the limit is closed. */
+	{
+		char *r;
+		bool eof = false;
+		int st, fd = open_tunnel(p.addr, up.addr, &st);
+
+		CU_ASSERT_FATAL(fd >= 0);
+		t0 = now_ms();
+		r = raw_read(fd, NULL, 3000, &eof);
+		free(r);
+		CU_ASSERT(eof);
+		CU_ASSERT(now_ms() - t0 >= 400 && now_ms() - t0 < 2500);
+		close(fd);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* VmRSS of pid in KiB, -1 on error. */
 static long rss_kib(pid_t pid)
 {
@@ -1197,4 +1227,5 @@ TEST_REGISTRAR(proxy_suites)
 	s = test_suite("proxy_limits", limits_init, limits_cleanup);
 	test_add(s, "slowloris dropped at handshakeTimeoutMs", test_slowloris);
 	test_add(s, "stalled 1 GiB download keeps RSS bounded", test_stalled_download);
+	test_add(s, "idle upstream: 504; idle tunnel closed", test_upstream_timeout);
 }
