@@ -26,8 +26,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#ifdef __SSE2__
+#if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>
+#include <tmmintrin.h>
+#define HAVE_TEDDY 1
 #endif
 
 #include "stream.h"
@@ -68,12 +70,23 @@ struct mask_set {
 	bool equal_len;           /* every pattern has from_len == to_len */
 	uint32_t nnodes;          /* automaton states in use */
 	unsigned nfirst;          /* distinct first bytes of the patterns */
+	unsigned nsecond;         /* distinct second bytes; > SKIP_VEC_MAX: any
+				   * (also when a pattern is one byte long) */
 	struct mask_node *node;   /* [nnodes] */
 	uint32_t *edge_child;     /* [nnodes] target of each edge (CSR) */
 	unsigned char *edge_byte; /* [nnodes] label of each edge */
 	uint32_t *root_next;      /* [256] root transitions, failure folded in */
 	unsigned char *first;     /* [256] 1 if some pattern starts with the byte */
-	unsigned char *first_list;/* [SKIP_VEC_MAX] the distinct first bytes */
+	unsigned char *first_list;/* [2 * SKIP_VEC_MAX] distinct first bytes, then
+				   * distinct second bytes */
+	unsigned char *bigram;    /* [8192] bit (a << 8 | b): some pattern starts "ab",
+				   * or is the single byte "a" */
+#ifdef HAVE_TEDDY
+	__m128i *first_vec;       /* [SKIP_VEC_MAX] first_list bytes broadcast */
+	__m128i *second_vec;      /* [SKIP_VEC_MAX] distinct second bytes broadcast */
+	__m128i *teddy;           /* [4] nibble tables: lo1, hi1, lo2, hi2 */
+	bool use_teddy;           /* the CPU has SSSE3 (pshufb) */
+#endif
 	struct mask_pat *pat;     /* [npats] */
 	unsigned char *bytes;     /* from and to strings of every pattern */
 };
@@ -274,14 +287,14 @@ static inline uint32_t step(const mask_set_t *set, uint32_t q, unsigned char c)
 
 /* Byte offsets of every table in the arena, computed before mapping it. */
 struct arena_layout {
-	size_t node, edge_child, first_child, next_sib, queue, root_next, pat;
-	size_t edge_byte, node_byte, first, first_list, bytes, total;
+	size_t vec, node, edge_child, first_child, next_sib, queue, root_next, pat;
+	size_t edge_byte, node_byte, first, first_list, bigram, bytes, total;
 };
 
-/* Appends n elements of size sz (aligned to 8) at *off; false on overflow. */
+/* Appends n elements of size sz (aligned to 16) at *off; false on overflow. */
 static bool layout_add(size_t *off, size_t *field, size_t n, size_t sz)
 {
-	size_t a = (*off + 7) & ~(size_t)7;
+	size_t a = (*off + 15) & ~(size_t)15;
 
 	if (a < *off || (sz != 0 && n > (SIZE_MAX - a) / sz))
 		return false;
@@ -297,7 +310,8 @@ static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, siz
 
 	if (page <= 0)
 		page = 4096;
-	if (!layout_add(&off, &l->node, nnodes, sizeof(struct mask_node)) ||
+	if (!layout_add(&off, &l->vec, 2 * SKIP_VEC_MAX + 4, 16) ||
+	    !layout_add(&off, &l->node, nnodes, sizeof(struct mask_node)) ||
 	    !layout_add(&off, &l->edge_child, nnodes, sizeof(uint32_t)) ||
 	    !layout_add(&off, &l->first_child, nnodes, sizeof(uint32_t)) ||
 	    !layout_add(&off, &l->next_sib, nnodes, sizeof(uint32_t)) ||
@@ -305,7 +319,8 @@ static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, siz
 	    !layout_add(&off, &l->root_next, 256, sizeof(uint32_t)) ||
 	    !layout_add(&off, &l->pat, npats, sizeof(struct mask_pat)) ||
 	    !layout_add(&off, &l->edge_byte, nnodes, 1) || !layout_add(&off, &l->node_byte, nnodes, 1) ||
-	    !layout_add(&off, &l->first, 256, 1) || !layout_add(&off, &l->first_list, SKIP_VEC_MAX, 1) ||
+	    !layout_add(&off, &l->first, 256, 1) || !layout_add(&off, &l->first_list, 2 * SKIP_VEC_MAX, 1) ||
+	    !layout_add(&off, &l->bigram, 8192, 1) ||
 	    !layout_add(&off, &l->bytes, nbytes, 1))
 		return false;
 	if (off > SIZE_MAX - (size_t)page)
@@ -434,7 +449,77 @@ static void trie_finish(mask_set_t *set, const uint32_t *first_child, const uint
 	}
 }
 
-/* Builds the first-byte table used to skip input in the root state. */
+#ifdef HAVE_TEDDY
+/*
+ * Nibble tables for the "Teddy" pre-filter (after Hyperscan's): every
+ * distinct first-two-bytes pair (a, b) of the patterns goes to one of 8
+ * buckets, and bit k of lo1[a & 15], hi1[a >> 4], lo2[b & 15], hi2[b >> 4]
+ * is set for its bucket k. A lane passes when the four lookups share a
+ * bit: exact for buckets holding one pair, a superset otherwise, so the
+ * bigram bitmap still confirms each candidate. A one-byte pattern accepts
+ * any second byte.
+ */
+static void teddy_build(mask_set_t *set)
+{
+	unsigned char t[4][16];
+	unsigned nb = 0;
+
+	memset(t, 0, sizeof(t));
+	for (unsigned ab = 0; ab < 65536; ab++) {
+		unsigned a = ab >> 8, b = ab & 255, bit;
+
+		if ((set->bigram[ab >> 3] >> (ab & 7) & 1) == 0)
+			continue;
+		bit = 1u << (nb++ % 8);
+		t[0][a & 15] |= (unsigned char)bit;
+		t[1][a >> 4] |= (unsigned char)bit;
+		t[2][b & 15] |= (unsigned char)bit;
+		t[3][b >> 4] |= (unsigned char)bit;
+	}
+	for (unsigned k = 0; k < 4; k++)
+		set->teddy[k] = _mm_loadu_si128((const __m128i *)(const void *)t[k]);
+	explicit_bzero(t, sizeof(t));
+	set->use_teddy = __builtin_cpu_supports("ssse3") != 0;
+}
+
+/* Offset in p[0..n) (n >= 17) of the first lane, among the full 16-byte
+ * blocks, that passes the Teddy filter and the exact bigram check; sets
+ * *done to the offset scanning stopped at when there is none. */
+__attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
+							   const unsigned char *p, size_t n,
+							   size_t *done)
+{
+	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
+	const __m128i lo2 = set->teddy[2], hi2 = set->teddy[3];
+	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+	size_t i = 0;
+
+	for (; i + 17 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
+		__m128i r = _mm_and_si128(
+			_mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
+				      _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib))),
+			_mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
+				      _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib))));
+		unsigned bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
+
+		while (bits != 0) {
+			size_t j = i + (size_t)__builtin_ctz(bits);
+			unsigned ab = (unsigned)p[j] << 8 | p[j + 1];
+
+			if ((set->bigram[ab >> 3] >> (ab & 7) & 1) != 0)
+				return j;
+			bits &= bits - 1;
+		}
+	}
+	*done = i;
+	return n;
+}
+#endif
+
+/* Builds the tables used to skip input in the root state: first bytes
+ * (list, table, SSE2 broadcasts) and the first-two-bytes bitmap. */
 static void first_bytes(mask_set_t *set)
 {
 	set->nfirst = 0;
@@ -442,10 +527,49 @@ static void first_bytes(mask_set_t *set)
 		if (set->root_next[c] == 0)
 			continue;
 		set->first[c] = 1;
-		if (set->nfirst < SKIP_VEC_MAX)
+		if (set->nfirst < SKIP_VEC_MAX) {
 			set->first_list[set->nfirst] = (unsigned char)c;
+#ifdef HAVE_TEDDY
+			set->first_vec[set->nfirst] = _mm_set1_epi8((char)c);
+#endif
+		}
 		set->nfirst++;
 	}
+	set->nsecond = 0;
+	for (size_t k = 0; k < set->npats; k++) {
+		const unsigned char *f = set->bytes + set->pat[k].from_off;
+		unsigned ab;
+
+		if (set->pat[k].from_len == 1) {
+			for (unsigned b = 0; b < 256; b++)
+				set->bigram[(f[0] << 8 | b) >> 3] |= (unsigned char)(1u << (b & 7));
+			set->nsecond = SKIP_VEC_MAX + 1; /* any second byte */
+			continue;
+		}
+		ab = (unsigned)f[0] << 8 | f[1];
+		set->bigram[ab >> 3] |= (unsigned char)(1u << (ab & 7));
+		if (set->nsecond > SKIP_VEC_MAX)
+			continue;
+		/* distinct second bytes, for the vector pre-filter */
+		{
+			unsigned j = 0;
+
+			while (j < set->nsecond && set->first_list[SKIP_VEC_MAX + j] != f[1])
+				j++;
+			if (j < set->nsecond)
+				continue;
+			if (set->nsecond < SKIP_VEC_MAX) {
+				set->first_list[SKIP_VEC_MAX + j] = f[1];
+#ifdef HAVE_TEDDY
+				set->second_vec[j] = _mm_set1_epi8((char)f[1]);
+#endif
+			}
+			set->nsecond++;
+		}
+	}
+#ifdef HAVE_TEDDY
+	teddy_build(set);
+#endif
 }
 
 /* Copies pair bytes (or percent variant v, when v != SIZE_MAX) into the
@@ -564,6 +688,12 @@ mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned 
 	set->edge_byte = set->arena + l.edge_byte;
 	set->first = set->arena + l.first;
 	set->first_list = set->arena + l.first_list;
+	set->bigram = set->arena + l.bigram;
+#ifdef HAVE_TEDDY
+	set->first_vec = (__m128i *)(void *)(set->arena + l.vec);
+	set->second_vec = set->first_vec + SKIP_VEC_MAX;
+	set->teddy = set->first_vec + 2 * SKIP_VEC_MAX;
+#endif
 	set->bytes = set->arena + l.bytes;
 	first_child = (uint32_t *)(void *)(set->arena + l.first_child);
 	next_sib = (uint32_t *)(void *)(set->arena + l.next_sib);
@@ -633,44 +763,96 @@ size_t mask_set_maxlen(const mask_set_t *set)
 /* Scanning                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Offset of the first byte of p[0..n) that starts some pattern, n if none. */
+/*
+ * May a match start at p[j]? Its first byte already starts a pattern;
+ * now the first two bytes must too. At the end of the segment the next
+ * byte is unknown: yes (the automaton then carries the state over).
+ */
+static inline bool skip_cand(const mask_set_t *set, const unsigned char *p, size_t j, size_t n)
+{
+	unsigned ab;
+
+	if (j + 1 >= n)
+		return true;
+	ab = (unsigned)p[j] << 8 | p[j + 1];
+	return (set->bigram[ab >> 3] >> (ab & 7) & 1) != 0;
+}
+
+/*
+ * Offset of the first byte of p[0..n) at which a match may start (its
+ * first two bytes begin some pattern), n if none. Skipping a byte at
+ * which no match starts leaves the automaton correctly in the root: the
+ * longest suffix that is a pattern prefix starts after it. One first byte:
+ * memchr; up to SKIP_VEC_MAX: SSE2 compares 16 bytes at a time; more: a
+ * table lookup per byte.
+ */
 static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 {
 	size_t i = 0;
 
 	if (set->nfirst == 0)
 		return n;
-	if (set->nfirst == 1) {
-		const unsigned char *hit = memchr(p, set->first_list[0], n);
-		return hit != NULL ? (size_t)(hit - p) : n;
-	}
-#ifdef __SSE2__
-	if (set->nfirst <= SKIP_VEC_MAX) {
-		__m128i v[SKIP_VEC_MAX];
-		unsigned nf = set->nfirst;
+#ifdef HAVE_TEDDY
+	if (set->use_teddy && n >= 17) {
+		size_t j = skip_teddy(set, p, n, &i);
 
-		for (unsigned j = 0; j < nf; j++)
-			v[j] = _mm_set1_epi8((char)set->first_list[j]);
-		for (; i + 16 <= n; i += 16) {
+		if (j < n)
+			return j;
+		goto tail;
+	}
+#endif
+	if (set->nfirst == 1) {
+		while (i < n) {
+			const unsigned char *hit = memchr(p + i, set->first_list[0], n - i);
+
+			if (hit == NULL)
+				return n;
+			i = (size_t)(hit - p);
+			if (skip_cand(set, p, i, n))
+				return i;
+			i++;
+		}
+		return n;
+	}
+#ifdef HAVE_TEDDY
+	if (set->nfirst <= SKIP_VEC_MAX) {
+		const __m128i *v = set->first_vec, *w = set->second_vec;
+		unsigned nf = set->nfirst, ns = set->nsecond;
+
+		/* Lane j: p[i + j] is a first byte and p[i + j + 1] a second
+		 * byte (of possibly different patterns); the exact pair is
+		 * checked for the few lanes that pass. */
+		for (; i + 17 <= n; i += 16) {
 			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 			__m128i m = _mm_cmpeq_epi8(x, v[0]);
-			int bits;
+			unsigned bits;
 
 			for (unsigned j = 1; j < nf; j++)
 				m = _mm_or_si128(m, _mm_cmpeq_epi8(x, v[j]));
-			bits = _mm_movemask_epi8(m);
-			if (bits != 0)
-				return i + (size_t)__builtin_ctz((unsigned)bits);
+			if (ns <= SKIP_VEC_MAX) {
+				__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
+				__m128i m2 = _mm_cmpeq_epi8(y, w[0]);
+
+				for (unsigned j = 1; j < ns; j++)
+					m2 = _mm_or_si128(m2, _mm_cmpeq_epi8(y, w[j]));
+				m = _mm_and_si128(m, m2);
+			}
+			bits = (unsigned)_mm_movemask_epi8(m);
+			while (bits != 0) {
+				size_t j = i + (size_t)__builtin_ctz(bits);
+
+				if (skip_cand(set, p, j, n))
+					return j;
+				bits &= bits - 1;
+			}
 		}
 	}
 #endif
-	for (; i + 4 <= n; i += 4) {
-		if (set->first[p[i]] | set->first[p[i + 1]] | set->first[p[i + 2]] |
-		    set->first[p[i + 3]])
-			break;
-	}
+#ifdef HAVE_TEDDY
+tail:
+#endif
 	for (; i < n; i++) {
-		if (set->first[p[i]])
+		if (set->first[p[i]] && skip_cand(set, p, i, n))
 			return i;
 	}
 	return n;

@@ -502,6 +502,67 @@ static void test_large(void)
 	mask_set_free(set);
 }
 
+/*
+ * The root-state skip has several implementations (Teddy nibble filter,
+ * memchr for one first byte, SSE2 compares for up to 16 first bytes, a
+ * table past that); the CPU picks one, so force each in turn on sets with
+ * 1, 5 and 24 distinct first bytes, over input dense in near misses.
+ */
+static void test_skip_paths(void)
+{
+	static const char alpha[] = "abcdefghijklmnopqrstuvwxyzABCDEF";
+	const size_t len = 20000;
+	unsigned char from[24][6], to[24][6], *in = malloc(len);
+	struct mask_pair pairs[24];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	static const size_t sizes[] = { 1, 5, 24 };
+
+	CU_ASSERT_FATAL(in != NULL);
+	for (size_t k = 0; k < 24; k++) {
+		from[k][0] = (unsigned char)alpha[k];
+		for (size_t j = 1; j < 6; j++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			from[k][j] = (unsigned char)alpha[(x >> 33) % 4];
+			to[k][j] = (unsigned char)('0' + k % 10);
+		}
+		to[k][0] = '#';
+		pairs[k] = (struct mask_pair){ from[k], 2 + k % 5, to[k], 2 + k % 5 };
+	}
+	for (size_t i = 0; i < len; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		in[i] = (unsigned char)alpha[(x >> 33) % 26];
+	}
+	for (size_t si = 0; si < ARRAY_LEN(sizes); si++) {
+		for (int mode = 0; mode < 2; mode++) {
+			enum mask_set_result res;
+			mask_set_t *set = mask_set_new(pairs, sizes[si], MASK_SET_NO_MLOCK, &res);
+			struct bytes ref = { 0 };
+			uint64_t rc[24] = { 0 }, counts[24];
+			size_t cuts[64], ncuts = 0;
+			struct evbuffer *out;
+
+			CU_ASSERT_FATAL(set != NULL);
+			CU_ASSERT(set->nfirst == sizes[si]);
+#ifdef HAVE_TEDDY
+			if (mode == 1)
+				set->use_teddy = false;
+#else
+			(void)mode;
+#endif
+			ref_replace(set, in, len, &ref, rc);
+			for (size_t c = 1; c < 64; c++)
+				cuts[ncuts++] = c * 311 + c % 7;
+			out = run_stream(set, in, len, cuts, ncuts, false, counts);
+			if (!same_result(out, counts, &ref, rc, sizes[si]))
+				FAILF("skip paths: %zu first bytes, mode %d differ", sizes[si], mode);
+			evbuffer_free(out);
+			free(ref.p);
+			mask_set_free(set);
+		}
+	}
+	free(in);
+}
+
 TEST_REGISTRAR(register_mask_stream)
 {
 	CU_pSuite s = test_suite("mask_stream", NULL, NULL);
@@ -510,6 +571,7 @@ TEST_REGISTRAR(register_mask_stream)
 	test_add(s, "empty set passes through", test_empty_set);
 	test_add(s, "hold-back, finish, counters, reset, failure", test_lifecycle);
 	test_add(s, "3 MiB in 16 KiB chunks with split sentinels", test_large);
+	test_add(s, "every root-skip implementation", test_skip_paths);
 }
 
 /* ------------------------------------------------------------------ */
@@ -578,6 +640,11 @@ static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
 		FAILF("seed %" PRIu64 " iter %u: mask_set_new: %s", seed, iter, mask_set_strerror(res));
 		return false;
 	}
+#ifdef HAVE_TEDDY
+	/* half the time, the portable skip instead of the CPU's best */
+	if (rnd(2) == 0)
+		set->use_teddy = false;
+#endif
 	/* Inputs: mostly short; built from the alphabet plus pattern pieces. */
 	len = rnd(4) == 0 ? rnd(300) : rnd(40);
 	for (size_t i = 0; i < len;) {
