@@ -1,0 +1,152 @@
+/*
+ * child.c - the sandbox child: one ordered pipeline (STYLE.md 13).
+ *
+ * The child was cloned into new user, mount, PID, network, IPC and UTS
+ * namespaces. Each step below says why it sits where it does. Any failure
+ * is reported to the parent over the CLOEXEC report pipe, with a message
+ * naming the step, and the child exits 125 before the command ever runs:
+ * the command never starts with less of a boundary than planned.
+ *
+ * The child reads the plan the parent prepared and allocates nothing (see
+ * sbx_int.h). It forks with the raw clone syscall for the same reason:
+ * glibc's fork() takes the allocator's locks, which another thread of the
+ * parent may have held when we were cloned.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/fdpass.h"
+#include "sandbox/sbx_int.h"
+
+extern char **environ;
+
+/* Sends the report and exits with its code. */
+NORETURN static void child_fail(const struct sbx_plan *pl, int code, const char *msg)
+{
+	struct sbx_report r;
+	ssize_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.code = code;
+	strncpy(r.msg, msg, sizeof(r.msg) - 1);
+	/* One write below PIPE_BUF: atomic, the parent reads it whole. */
+	do
+		n = write(pl->err_wr, &r, sizeof(r));
+	while (n < 0 && errno == EINTR);
+	_exit(code);
+}
+
+/* The command's process: the last cuts, then execve. */
+NORETURN static void run_command(const struct sbx_plan *pl, const sigset_t *oldmask)
+{
+	char err[SBX_ERRLEN];
+	int sig, saved;
+
+	/* The init above us holds its copy of the handlers and the mask;
+	 * the command starts with default dispositions (a caller that
+	 * ignores SIGPIPE must not pass that on) and the mask we had. */
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)signal(sig, SIG_DFL);
+	if (sigprocmask(SIG_SETMASK, oldmask, NULL) < 0)
+		child_fail(pl, 125, "cannot restore the signal mask");
+	/* PDEATHSIG is not inherited through fork: set it again, with
+	 * no_new_privs (already set, idempotent). */
+	if (sbx_caps_nnp_pdeathsig(err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	/* Capabilities after everything that needed them (mounts, netns),
+	 * before seccomp (capset is not filtered, but order keeps the
+	 * filter the very last call). */
+	if (sbx_caps_drop(err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	/* Stray fds: everything but stdio and the report pipe. */
+	if (sbx_close_stray_fds(pl->err_wr, err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	/* Seccomp last: from here on, even a bug of ours cannot mount or
+	 * unshare. execvp needs none of the refused calls. */
+	if (sbx_seccomp_install(&pl->prog, err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	environ = pl->envp;
+	execvp(pl->argv[0], pl->argv);
+	saved = errno;
+	/* 127 when the command was not found, 126 when found but not
+	 * runnable: what a shell reports (SPEC §2). */
+	sbx_seterr(err, sizeof(err), saved, "cannot run %s", pl->argv[0]);
+	child_fail(pl, saved == ENOENT || saved == ENOTDIR ? 127 : 126, err);
+}
+
+NORETURN void sbx_child_main(const struct sbx_plan *pl)
+{
+	char err[SBX_ERRLEN];
+	sigset_t set, oldmask;
+	ssize_t n;
+	pid_t cmd;
+	char c;
+	int lfd;
+
+	/* 0. no_new_privs first (bubblewrap.c 2914): nothing we run from
+	 * here can gain privileges. Parent-death signal: if the proxy dies
+	 * during setup, we die (the sync read below also sees EOF). */
+	if (sbx_caps_nnp_pdeathsig(err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	/* 1. Wait for the maps: until the parent wrote uid_map, we have no
+	 * uid in our namespace and mount and netns calls would fail. */
+	do
+		n = read(pl->sync_rd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		child_fail(pl, 125, "the parent did not finish the user namespace maps");
+	close(pl->sync_rd);
+	/* The UTS namespace is ours: a neutral hostname hides the host's. */
+	if (sethostname("passavant", strlen("passavant")) < 0) {
+		sbx_seterr(err, sizeof(err), errno, "cannot set the hostname in the UTS namespace");
+		child_fail(pl, 125, err);
+	}
+	/* 2. Network before mounts: the listener needs nothing from the
+	 * filesystem, and the proxy can adopt it while we keep working. */
+	lfd = sbx_netns_setup(pl->port, err, sizeof(err));
+	if (lfd < 0)
+		child_fail(pl, 125, err);
+	/* 3. Hand the listener out and drop our copy: the command must not
+	 * be able to accept its own connections. */
+	if (fdpass_send(pl->sock_wr, lfd) < 0) {
+		sbx_seterr(err, sizeof(err), errno, "cannot pass the listener to the proxy");
+		child_fail(pl, 125, err);
+	}
+	close(lfd);
+	close(pl->sock_wr);
+	/* 4. The filesystem view; /proc needs us to be PID 1 of the new PID
+	 * namespace, which we are since clone. */
+	if (sbx_mountns_setup(pl, err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	/* 5. The environment is the parent's prepared array: assigned in
+	 * run_command() just before execvp, so PATH lookup uses it. */
+	/* 6. Fork the command; we stay as PID 1. Signals are blocked before
+	 * the fork so none is lost between fork and init's sigwaitinfo. */
+	sbx_init_sigset(&set);
+	if (sigprocmask(SIG_BLOCK, &set, &oldmask) < 0)
+		child_fail(pl, 125, "cannot block signals for the init");
+	cmd = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+	if (cmd < 0) {
+		sbx_seterr(err, sizeof(err), errno, "cannot fork the command");
+		child_fail(pl, 125, err);
+	}
+	if (cmd == 0)
+		run_command(pl, &oldmask); /* 7., 8. */
+	/* The init keeps no fd but stdio: the report pipe must reach EOF
+	 * when the command execs. It is not dumpable, so the command cannot
+	 * open /proc/1/mem, and it drops its capabilities; it needs none to
+	 * signal and reap its own child. */
+	(void)close_range(3, ~0U, 0);
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (sbx_caps_drop(err, sizeof(err)) < 0) {
+		/* Defence in depth only: the command is confined on its own,
+		 * and undumpable, capable init is out of its reach anyway. */
+	}
+	sbx_init_run(cmd);
+}

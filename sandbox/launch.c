@@ -1,0 +1,768 @@
+/*
+ * launch.c - the parent's side of the sandbox: plan, clone, maps, fd,
+ * status (STYLE.md "Launcher path").
+ *
+ * sbx_start() does all the privileged and allocating work first (paths
+ * checked and canonicalised, placeholders made, environment built, seccomp
+ * compiled), then clones the child into its namespaces, writes its id
+ * maps, receives its listener and waits for the report pipe to tell it the
+ * command was exec'd (EOF: the pipe is close-on-exec) or what failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/fdpass.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sbx_int.h"
+
+/* The namespaces of SPEC §7. */
+#define SBX_CLONE_FLAGS \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+
+struct sbx {
+	pid_t pid;                  /* the sandbox's init, as seen outside */
+	int listen_fd;              /* until sbx_take_listen_fd() */
+	int status;                 /* -1 until reaped */
+	char *exec_err;             /* execve failure message, or NULL */
+	struct sbx_placeholder *ph; /* made on the host, removed after */
+	size_t n_ph;
+};
+
+void sbx_seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	size_t len;
+	int n;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		err[0] = '\0';
+	len = strlen(err);
+	/* strerrordesc_np: a constant string, no locale, no allocation. */
+	if (errnum != 0 && len < errlen)
+		snprintf(err + len, errlen - len, ": %s",
+			 strerrordesc_np(errnum) ? strerrordesc_np(errnum) : "unknown error");
+}
+
+/* ------------------------------------------------------------ the plan */
+
+/* A path list of the config must hold absolute paths without "." or ".."
+ * components or empty ones. Returns NULL or the reason. */
+static const char *bad_path(const char *p)
+{
+	const char *c;
+
+	if (p[0] != '/')
+		return "is not absolute";
+	for (c = p; *c != '\0'; c++) {
+		if (*c != '/')
+			continue;
+		if (c[1] == '/')
+			return "has an empty component";
+		if (c[1] == '.' && (c[2] == '/' || c[2] == '\0'))
+			return "has a '.' component";
+		if (c[1] == '.' && c[2] == '.' && (c[3] == '/' || c[3] == '\0'))
+			return "has a '..' component";
+	}
+	return NULL;
+}
+
+/* Is path equal to prefix or below it (component-wise)? */
+static bool under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strcmp(prefix, "/") == 0)
+		return true;
+	return strncmp(path, prefix, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Copy of p without trailing slashes (but "/" stays "/"). */
+static char *strip_slashes(const char *p)
+{
+	char *s = strdup(p);
+	size_t n;
+
+	if (s == NULL)
+		return NULL;
+	n = strlen(s);
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+/*
+ * Canonical form of an absolute path that may not exist: realpath() of
+ * its longest existing prefix, plus the rest. *missing is set to the
+ * length of the canonical existing prefix when the path does not exist
+ * (0 when it does). Canonical paths matter in the child: an absolute
+ * symlink under /oldroot would resolve against the setup root, not the
+ * host's. Returns malloc'd or NULL (errno).
+ */
+static char *canon(const char *p, size_t *missing)
+{
+	char *copy, *slash, *r, *out;
+	size_t rest;
+
+	*missing = 0;
+	r = realpath(p, NULL);
+	if (r != NULL)
+		return r;
+	if (errno != ENOENT && errno != ENOTDIR)
+		return NULL;
+	copy = strdup(p);
+	if (copy == NULL)
+		return NULL;
+	for (;;) {
+		slash = strrchr(copy, '/');
+		if (slash == NULL) {
+			free(copy);
+			errno = ENOENT;
+			return NULL;
+		}
+		*slash = '\0';
+		r = realpath(slash == copy ? "/" : copy, NULL);
+		if (r != NULL)
+			break;
+		if (errno != ENOENT && errno != ENOTDIR) {
+			free(copy);
+			return NULL;
+		}
+	}
+	rest = (size_t)(slash - copy);
+	*missing = strcmp(r, "/") == 0 ? 0 : strlen(r);
+	if (asprintf(&out, "%s%s", strcmp(r, "/") == 0 ? "" : r, p + rest) < 0)
+		out = NULL;
+	free(r);
+	free(copy);
+	return out;
+}
+
+/* Growable arrays of the plan. */
+struct builder {
+	struct sbx_op *ops;
+	size_t n_ops, cap_ops;
+	struct sbx_placeholder *ph;
+	size_t n_ph, cap_ph;
+	char **writable; /* canonical allow_write paths (borrowed from ops) */
+	size_t n_writable;
+};
+
+/* Appends an op; takes ownership of path and src (freed on failure). */
+static int add_op(struct builder *b, enum sbx_op_kind kind, char *path, char *src, bool is_dir)
+{
+	struct sbx_op *n;
+
+	if (b->n_ops == b->cap_ops) {
+		b->cap_ops = b->cap_ops ? 2 * b->cap_ops : 16;
+		n = realloc(b->ops, b->cap_ops * sizeof(*n));
+		if (n == NULL) {
+			free(path);
+			free(src);
+			return -1;
+		}
+		b->ops = n;
+	}
+	b->ops[b->n_ops].kind = kind;
+	b->ops[b->n_ops].path = path;
+	b->ops[b->n_ops].src = src;
+	b->ops[b->n_ops].is_dir = is_dir;
+	b->n_ops++;
+	return 0;
+}
+
+static void free_ops(struct sbx_op *ops, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(ops[i].path);
+		free(ops[i].src);
+	}
+	free(ops);
+}
+
+/* Removes the placeholders, newest first, if they are still ours and
+ * still empty. */
+static void remove_placeholders(struct sbx_placeholder *ph, size_t n)
+{
+	struct stat st;
+	size_t i;
+
+	for (i = n; i-- > 0;) {
+		if (lstat(ph[i].path, &st) == 0 && st.st_dev == ph[i].dev && st.st_ino == ph[i].ino) {
+			if (ph[i].is_dir)
+				(void)rmdir(ph[i].path);
+			else if (S_ISREG(st.st_mode) && st.st_size == 0)
+				(void)unlink(ph[i].path);
+		}
+		free(ph[i].path);
+	}
+	free(ph);
+}
+
+/* Would the command be able to create entries in dir (canonical)? */
+static bool sandbox_writable(const struct builder *b, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_writable; i++)
+		if (under(dir, b->writable[i]))
+			return true;
+	return false;
+}
+
+/* Is dir one of our placeholders (or below one)? */
+static bool in_placeholder(const struct builder *b, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_ph; i++)
+		if (b->ph[i].is_dir && under(dir, b->ph[i].path))
+			return true;
+	return false;
+}
+
+/*
+ * Plans the write protection of p (deny_write or a mandatory deny).
+ * Existing: protect its canonical path. A symlink in a writable directory
+ * cannot be pinned (mounts follow symlinks), so that fails closed.
+ * Missing, in a directory the command may write: the first missing
+ * component gets a placeholder on the host (an empty file when it is p
+ * itself, an empty directory when it is a parent of p), which the child
+ * covers read-only, so the command can create neither p nor any parent
+ * of it. The parent removes the placeholders after the run.
+ */
+static int plan_protect(struct builder *b, const char *p, char *err, size_t errlen)
+{
+	char *c, *first, *slash, *dir;
+	struct sbx_placeholder *nph;
+	size_t missing;
+	struct stat st;
+	bool is_dir;
+	int fd;
+
+	if (lstat(p, &st) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			dir = strdup(p);
+			if (dir == NULL)
+				goto nomem;
+			*strrchr(dir, '/') = '\0';
+			c = canon(dir[0] ? dir : "/", &missing);
+			free(dir);
+			if (c == NULL) {
+				sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+				return -1;
+			}
+			is_dir = sandbox_writable(b, c);
+			free(c);
+			if (is_dir) {
+				sbx_seterr(err, errlen, 0,
+					   "cannot protect %s: it is a symbolic link in a writable directory", p);
+				return -1;
+			}
+		}
+		c = realpath(p, NULL);
+		if (c == NULL)
+			return errno == ENOENT ? 0 : (sbx_seterr(err, errlen, errno, "cannot resolve %s", p), -1);
+		return add_op(b, SBX_OP_PROTECT, c, NULL, false) < 0 ? -1 : 0;
+	}
+	if (errno != ENOENT && errno != ENOTDIR) {
+		sbx_seterr(err, errlen, errno, "cannot check %s", p);
+		return -1;
+	}
+	c = canon(p, &missing);
+	if (c == NULL) {
+		sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+		return -1;
+	}
+	/* c[0..missing) exists; the first missing component follows. */
+	first = strdup(c);
+	if (first == NULL) {
+		free(c);
+		goto nomem;
+	}
+	slash = strchr(first + missing + 1, '/');
+	is_dir = slash != NULL;
+	if (slash != NULL)
+		*slash = '\0';
+	free(c);
+	dir = strndup(first, missing ? missing : 1);
+	if (dir == NULL) {
+		free(first);
+		goto nomem;
+	}
+	if (!sandbox_writable(b, dir) || in_placeholder(b, dir)) {
+		/* Read-only there (or inside a read-only placeholder): the
+		 * command cannot create it. */
+		free(dir);
+		free(first);
+		return 0;
+	}
+	free(dir);
+	if (b->n_ph == b->cap_ph) {
+		b->cap_ph = b->cap_ph ? 2 * b->cap_ph : 8;
+		nph = realloc(b->ph, b->cap_ph * sizeof(*nph));
+		if (nph == NULL) {
+			free(first);
+			goto nomem;
+		}
+		b->ph = nph;
+	}
+	if (is_dir)
+		fd = mkdir(first, 0555);
+	else {
+		fd = open(first, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		if (fd >= 0)
+			fd = close(fd);
+	}
+	if (fd < 0 || lstat(first, &st) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot create a placeholder to protect %s at %s", p, first);
+		free(first);
+		return -1;
+	}
+	b->ph[b->n_ph].path = first;
+	b->ph[b->n_ph].dev = st.st_dev;
+	b->ph[b->n_ph].ino = st.st_ino;
+	b->ph[b->n_ph].is_dir = is_dir;
+	b->n_ph++;
+	c = strdup(first);
+	if (c == NULL)
+		goto nomem;
+	return add_op(b, SBX_OP_PROTECT, c, NULL, is_dir);
+nomem:
+	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
+}
+
+/* Plans one path list of the config. */
+static int plan_list(struct builder *b, const char *const *list, enum sbx_op_kind kind,
+		     const char *name, char *err, size_t errlen)
+{
+	const char *why;
+	char *s, *c;
+	struct stat st;
+	size_t i, missing;
+	int rc;
+
+	for (i = 0; list != NULL && list[i] != NULL; i++) {
+		why = bad_path(list[i]);
+		if (why != NULL) {
+			sbx_seterr(err, errlen, 0, "%s path %s %s", name, list[i], why);
+			return -1;
+		}
+		s = strip_slashes(list[i]);
+		if (s == NULL)
+			goto nomem;
+		if (kind == SBX_OP_PROTECT) {
+			rc = plan_protect(b, s, err, errlen);
+			free(s);
+			if (rc < 0)
+				return -1;
+			continue;
+		}
+		c = canon(s, &missing);
+		if (c == NULL || stat(c, &st) < 0) {
+			rc = errno;
+			free(c);
+			if (kind == SBX_OP_ALLOW_WRITE) {
+				sbx_seterr(err, errlen, rc, "allow_write path %s", s);
+				free(s);
+				return -1;
+			}
+			free(s);
+			continue; /* nothing to hide or re-allow */
+		}
+		free(s);
+		if (add_op(b, kind, c, NULL, S_ISDIR(st.st_mode)) < 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
+}
+
+/* Order of application: phase (allow/deny read and write by depth, then
+ * masks, then protections), depth (parents first), kind, list order. */
+static int op_phase(const struct sbx_op *o)
+{
+	return o->kind == SBX_OP_MASK ? 1 : o->kind == SBX_OP_PROTECT ? 2 : 0;
+}
+
+static size_t op_depth(const struct sbx_op *o)
+{
+	size_t d = 0;
+	const char *c;
+
+	for (c = o->path; *c != '\0'; c++)
+		d += *c == '/';
+	return strcmp(o->path, "/") == 0 ? 0 : d;
+}
+
+/* Stable insertion sort: plans hold tens of paths. */
+static void sort_ops(struct sbx_op *ops, size_t n)
+{
+	struct sbx_op t;
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		t = ops[i];
+		for (j = i; j > 0; j--) {
+			const struct sbx_op *p = &ops[j - 1];
+			int pa = op_phase(p), pb = op_phase(&t);
+			size_t da = op_depth(p), db = op_depth(&t);
+
+			if (pa < pb || (pa == pb && (da < db || (da == db && p->kind <= t.kind))))
+				break;
+			ops[j] = ops[j - 1];
+		}
+		ops[j] = t;
+	}
+}
+
+/* Builds everything the child needs. On failure, placeholders already
+ * made are removed. */
+static int plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct builder *b,
+		      char *err, size_t errlen)
+{
+	size_t i, missing;
+	char *h, *s;
+	struct stat st;
+
+	memset(b, 0, sizeof(*b));
+	if (plan_list(b, cfg->allow_write, SBX_OP_ALLOW_WRITE, "allow_write", err, errlen) < 0)
+		goto fail;
+	b->n_writable = b->n_ops;
+	b->writable = calloc(b->n_writable + 1, sizeof(char *));
+	if (b->writable == NULL)
+		goto nomem;
+	for (i = 0; i < b->n_writable; i++)
+		b->writable[i] = b->ops[i].path;
+	if (plan_list(b, cfg->deny_read, SBX_OP_DENY_READ, "deny_read", err, errlen) < 0 ||
+	    plan_list(b, cfg->allow_read, SBX_OP_ALLOW_READ, "allow_read", err, errlen) < 0)
+		goto fail;
+	for (i = 0; i < cfg->n_masks; i++) {
+		if (bad_path(cfg->masks[i].host_path) || bad_path(cfg->masks[i].sentinel_path)) {
+			sbx_seterr(err, errlen, 0, "masked file paths must be absolute: %s",
+				   cfg->masks[i].host_path);
+			goto fail;
+		}
+		h = canon(cfg->masks[i].host_path, &missing);
+		s = realpath(cfg->masks[i].sentinel_path, NULL);
+		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || !S_ISREG(st.st_mode)) {
+			sbx_seterr(err, errlen, errno, "cannot mask %s with %s",
+				   cfg->masks[i].host_path, cfg->masks[i].sentinel_path);
+			free(h);
+			free(s);
+			goto fail;
+		}
+		if (add_op(b, SBX_OP_MASK, h, s, false) < 0)
+			goto nomem;
+	}
+	/* The writable set is known: plan the protections (and make their
+	 * placeholders) last. */
+	if (plan_list(b, cfg->deny_write, SBX_OP_PROTECT, "deny_write", err, errlen) < 0 ||
+	    plan_list(b, cfg->protect, SBX_OP_PROTECT, "protect", err, errlen) < 0)
+		goto fail;
+	free(b->writable);
+	b->writable = NULL;
+	sort_ops(b->ops, b->n_ops);
+	pl->ops = b->ops;
+	pl->n_ops = b->n_ops;
+	pl->envp = sbx_env_build(cfg->env_base, cfg->env_remove, cfg->env_add);
+	if (pl->envp == NULL) {
+		sbx_seterr(err, errlen, 0, "cannot build the environment (out of memory or an entry without '=')");
+		goto fail;
+	}
+	if (sbx_seccomp_compile(cfg->allow_unix_sockets, &pl->prog, err, errlen) < 0)
+		goto fail;
+	return 0;
+nomem:
+	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+fail:
+	free(b->writable);
+	b->writable = NULL;
+	sbx_env_free(pl->envp);
+	pl->envp = NULL;
+	free_ops(b->ops, b->n_ops);
+	pl->ops = NULL;
+	pl->n_ops = 0;
+	remove_placeholders(b->ph, b->n_ph);
+	b->ph = NULL;
+	b->n_ph = 0;
+	return -1;
+}
+
+/* ------------------------------------------------------------ running */
+
+/* waitpid without EINTR; maps the status per SPEC §2. */
+static int reap(pid_t pid, int flags, int *status)
+{
+	pid_t r;
+	int st;
+
+	do
+		r = waitpid(pid, &st, flags);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		return (int)r;
+	if (WIFEXITED(st))
+		*status = WEXITSTATUS(st);
+	else if (WIFSIGNALED(st))
+		*status = 128 + WTERMSIG(st);
+	else
+		*status = 125;
+	return 1;
+}
+
+/* Reads one report: 1 got it, 0 EOF (the command was exec'd), -1 error. */
+static int read_report(int fd, struct sbx_report *r)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, r, sizeof(*r));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if ((size_t)n != sizeof(*r)) {
+		errno = EPROTO;
+		return -1;
+	}
+	r->msg[sizeof(r->msg) - 1] = '\0';
+	return 1;
+}
+
+/* Closes *fd if open. */
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t errlen)
+{
+	struct sbx_plan pl;
+	struct builder b;
+	struct sbx_report rep;
+	struct sbx *s = NULL;
+	int sp[2] = { -1, -1 }, syncp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	pid_t pid = -1;
+	int rc, status;
+	char c = 'M';
+
+	*out = NULL;
+	memset(&pl, 0, sizeof(pl));
+	if (cfg->argv == NULL || cfg->argv[0] == NULL || cfg->argv[0][0] == '\0') {
+		sbx_seterr(err, errlen, 0, "no command to run");
+		return -1;
+	}
+	if (cfg->cwd != NULL && cfg->cwd[0] != '/') {
+		sbx_seterr(err, errlen, 0, "working directory %s is not absolute", cfg->cwd);
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		sbx_seterr(err, errlen, ENOMEM, "cannot start the sandbox");
+		return -1;
+	}
+	s->listen_fd = -1;
+	s->status = -1;
+	/* 1. Everything that allocates or needs the host's view. */
+	if (plan_build(cfg, &pl, &b, err, errlen) < 0) {
+		free(s);
+		return -1;
+	}
+	s->ph = b.ph;
+	s->n_ph = b.n_ph;
+	pl.argv = cfg->argv;
+	pl.cwd = cfg->cwd;
+	pl.port = cfg->listen_port ? cfg->listen_port : SBX_DEFAULT_PORT;
+	pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
+	/* 2. The channels: listener socketpair, maps-ready pipe, report
+	 * pipe. All CLOEXEC: the command inherits none of them. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+	    pipe2(syncp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot create the sandbox's channels");
+		goto fail;
+	}
+	pl.sync_rd = syncp[0];
+	pl.err_wr = errp[1];
+	pl.sock_wr = sp[1];
+	/* 3. Clone into the namespaces. The raw syscall with no stack is a
+	 * fork that also creates namespaces; unlike glibc's fork() it runs
+	 * no atfork handlers (see sbx_int.h on allocation in the child). */
+	pid = (pid_t)syscall(SYS_clone, SBX_CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid < 0) {
+		sbx_seterr(err, errlen, errno, "cannot create namespaces (user, mount, PID, network, IPC, UTS)");
+		goto fail;
+	}
+	if (pid == 0) {
+		close(sp[0]);
+		close(syncp[1]);
+		close(errp[0]);
+		sbx_child_main(&pl);
+	}
+	s->pid = pid;
+	close_fd(&sp[1]);
+	close_fd(&syncp[0]);
+	close_fd(&errp[1]);
+	/* 4. The maps, then "go". */
+	if (sbx_userns_write_maps(pid, getuid(), getgid(), err, errlen) < 0)
+		goto fail;
+	if (write(syncp[1], &c, 1) != 1) {
+		sbx_seterr(err, errlen, errno, "cannot signal the sandbox child");
+		goto fail;
+	}
+	close_fd(&syncp[1]);
+	/* 5. The listener. If the child failed first, its report says why. */
+	s->listen_fd = fdpass_recv(sp[0]);
+	if (s->listen_fd < 0) {
+		rc = errno;
+		if (read_report(errp[0], &rep) == 1)
+			sbx_seterr(err, errlen, 0, "%s", rep.msg);
+		else
+			sbx_seterr(err, errlen, rc, "cannot receive the sandbox's listener");
+		goto fail;
+	}
+	close_fd(&sp[0]);
+	/* 6. Wait until the command is exec'd (EOF) or a report comes. */
+	rc = read_report(errp[0], &rep);
+	if (rc < 0) {
+		sbx_seterr(err, errlen, errno, "cannot read the sandbox's report");
+		goto fail;
+	}
+	if (rc == 1 && rep.code == 125) {
+		sbx_seterr(err, errlen, 0, "%s", rep.msg);
+		goto fail;
+	}
+	if (rc == 1) {
+		s->exec_err = strdup(rep.msg);
+		if (s->exec_err == NULL) {
+			sbx_seterr(err, errlen, ENOMEM, "cannot start the sandbox");
+			goto fail;
+		}
+	}
+	close_fd(&errp[0]);
+	sbx_env_free(pl.envp);
+	free_ops(pl.ops, pl.n_ops);
+	sbx_seccomp_free(&pl.prog);
+	*out = s;
+	return 0;
+fail:
+	if (pid > 0) {
+		(void)kill(pid, SIGKILL);
+		(void)reap(pid, 0, &status);
+	}
+	close_fd(&sp[0]);
+	close_fd(&sp[1]);
+	close_fd(&syncp[0]);
+	close_fd(&syncp[1]);
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
+	close_fd(&s->listen_fd);
+	sbx_env_free(pl.envp);
+	free_ops(pl.ops, pl.n_ops);
+	sbx_seccomp_free(&pl.prog);
+	remove_placeholders(s->ph, s->n_ph);
+	free(s);
+	return -1;
+}
+
+pid_t sbx_pid(const struct sbx *s)
+{
+	return s->pid;
+}
+
+int sbx_take_listen_fd(struct sbx *s)
+{
+	int fd = s->listen_fd;
+
+	s->listen_fd = -1;
+	return fd;
+}
+
+const char *sbx_exec_error(const struct sbx *s)
+{
+	return s->exec_err;
+}
+
+int sbx_kill(struct sbx *s, int sig)
+{
+	if (s->status >= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(s->pid, sig);
+}
+
+/* After the sandbox ended: the placeholders go. */
+static void finish(struct sbx *s)
+{
+	remove_placeholders(s->ph, s->n_ph);
+	s->ph = NULL;
+	s->n_ph = 0;
+}
+
+int sbx_wait(struct sbx *s)
+{
+	int status;
+
+	if (s->status >= 0)
+		return s->status;
+	if (reap(s->pid, 0, &status) != 1)
+		return -1;
+	s->status = status;
+	finish(s);
+	return status;
+}
+
+int sbx_try_wait(struct sbx *s, int *status)
+{
+	int rc;
+
+	if (s->status >= 0) {
+		*status = s->status;
+		return 1;
+	}
+	rc = reap(s->pid, WNOHANG, status);
+	if (rc == 1) {
+		s->status = *status;
+		finish(s);
+	}
+	return rc;
+}
+
+void sbx_free(struct sbx *s)
+{
+	if (s == NULL)
+		return;
+	if (s->status < 0) {
+		(void)kill(s->pid, SIGKILL);
+		(void)sbx_wait(s);
+	}
+	finish(s);
+	close_fd(&s->listen_fd);
+	free(s->exec_err);
+	free(s);
+}

@@ -1,0 +1,498 @@
+/*
+ * mountns.c - the sandbox's filesystem view (SPEC §3.3, §7).
+ *
+ * Runs in the child, in its new mount namespace, with the capabilities of
+ * its new user namespace. The order:
+ *
+ *  1. "/" becomes a slave mount tree: nothing we mount propagates back to
+ *     the host, while the host's unmounts still reach us.
+ *  2. A setup tmpfs on /tmp becomes the root (pivot_root), with the host
+ *     root under /oldroot. The host's /tmp is visible again there, which
+ *     is what lets an allow_write path under /tmp be bound in.
+ *  3. /oldroot is bound recursively on /newroot and made read-only, every
+ *     submount included (mount_setattr AT_RECURSIVE; a remount walk of
+ *     /proc/self/mountinfo on kernels before 5.12).
+ *  4. Fresh /proc (we are already PID 1 of the new PID namespace), a
+ *     minimal /dev, a private /tmp.
+ *  5. The plan's operations, in the parent's order: by path depth,
+ *     parents first, so the most specific path decides; masks after; the
+ *     write protections last, so that deny wins over allow.
+ *  6. The deny_read tmpfs covers turn read-only (they stay writable until
+ *     here so that allow_read mount points can be made inside them).
+ *  7. pivot_root into /newroot; the setup tmpfs and the host root under it
+ *     are detached; chdir to the working directory.
+ *
+ * No allocation anywhere (see sbx_int.h): paths are built in stack buffers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/sbx_int.h"
+
+/* The empty file bound over denied files (made in the setup tmpfs). */
+#define EMPTY_FILE "/.empty"
+
+/* Joins prefix and an absolute path into buf. -1 (ENAMETOOLONG) if it
+ * does not fit. */
+static int join(char *buf, size_t len, const char *prefix, const char *path)
+{
+	int n = snprintf(buf, len, "%s%s", prefix, strcmp(path, "/") == 0 ? "" : path);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* mount(2) with the error message naming what and where. */
+static int do_mount(const char *src, const char *dst, const char *type, unsigned long flags,
+		    const char *data, const char *what, char *err, size_t errlen)
+{
+	if (mount(src, dst, type, flags, data) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot %s %s", what, dst);
+		return -1;
+	}
+	return 0;
+}
+
+/* Maps statvfs flags to the mount flags a remount must keep: the kernel
+ * refuses to clear nosuid/nodev/noexec/atime flags it locked when the
+ * mount was inherited into our user namespace. */
+static unsigned long kept_flags(const char *path)
+{
+	struct statvfs sv;
+	unsigned long f = 0;
+
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	if (sv.f_flag & ST_NOSUID)
+		f |= MS_NOSUID;
+	if (sv.f_flag & ST_NODEV)
+		f |= MS_NODEV;
+	if (sv.f_flag & ST_NOEXEC)
+		f |= MS_NOEXEC;
+	if (sv.f_flag & ST_NOATIME)
+		f |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		f |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		f |= MS_RELATIME;
+	return f;
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	while (*s != '\0') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+			s += 4;
+		} else
+			*w++ = *s++;
+	}
+	*w = '\0';
+}
+
+/* mountinfo copy for the fallback (static: the child must not allocate,
+ * and its stack should stay small). */
+static char mountinfo[1 << 20];
+
+/*
+ * Fallback of make_ro() for kernels without mount_setattr: remounts
+ * read-only the mount at path and, when recursive, each mount below it,
+ * as listed in /proc/self/mountinfo. A submount hidden under a later mount
+ * at the same place is not reachable by path; the visible one is what the
+ * command can use, and that one is covered.
+ */
+static int make_ro_fallback(const char *path, bool recursive, char *err, size_t errlen)
+{
+	size_t plen = strlen(path), used = 0;
+	char *line, *next, *mp, *sp;
+	ssize_t n;
+	int fd, i;
+
+	if (do_mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags(path), NULL,
+		     "remount read-only", err, errlen) < 0)
+		return -1;
+	if (!recursive)
+		return 0;
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		sbx_seterr(err, errlen, errno, "cannot open /proc/self/mountinfo");
+		return -1;
+	}
+	while ((n = read(fd, mountinfo + used, sizeof(mountinfo) - 1 - used)) > 0)
+		used += (size_t)n;
+	close(fd);
+	if (n < 0 || used >= sizeof(mountinfo) - 1) {
+		sbx_seterr(err, errlen, n < 0 ? errno : EFBIG, "cannot read /proc/self/mountinfo");
+		return -1;
+	}
+	mountinfo[used] = '\0';
+	for (line = mountinfo; *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		if (next == NULL)
+			next = line + strlen(line);
+		else
+			*next++ = '\0';
+		/* Field 5 is the mount point. */
+		mp = line;
+		for (i = 0; i < 4 && mp != NULL; i++) {
+			mp = strchr(mp, ' ');
+			if (mp != NULL)
+				mp++;
+		}
+		if (mp == NULL)
+			continue;
+		sp = strchr(mp, ' ');
+		if (sp != NULL)
+			*sp = '\0';
+		unescape(mp);
+		if (strncmp(mp, path, plen) != 0 || mp[plen] != '/')
+			continue;
+		if (mount(NULL, mp, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags(mp), NULL) < 0) {
+			/* A mount point we cannot reach (EACCES, ENOENT
+			 * under another mount) is not visible either. */
+			if (errno == ENOENT || errno == EACCES)
+				continue;
+			sbx_seterr(err, errlen, errno, "cannot remount read-only %s", mp);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Makes the mount at path (and, if recursive, every mount below it)
+ * read-only. */
+static int make_ro(const struct sbx_plan *pl, const char *path, bool recursive, char *err,
+		   size_t errlen)
+{
+#ifdef SYS_mount_setattr
+	struct mount_attr attr;
+
+	if (!pl->no_mount_setattr) {
+		memset(&attr, 0, sizeof(attr));
+		attr.attr_set = MOUNT_ATTR_RDONLY;
+		if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr,
+			    sizeof(attr)) == 0)
+			return 0;
+		if (errno != ENOSYS) {
+			sbx_seterr(err, errlen, errno, "cannot make %s read-only", path);
+			return -1;
+		}
+	}
+#else
+	(void)pl;
+#endif
+	return make_ro_fallback(path, recursive, err, errlen);
+}
+
+/* mkdir -p of the parents of path, then path itself as a directory or an
+ * empty file, unless it exists. For mount points inside tmpfs covers and
+ * the private /tmp. */
+static int ensure_mountpoint(const char *path, bool is_dir, char *err, size_t errlen)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *p;
+	int fd;
+
+	if (lstat(path, &st) == 0)
+		return 0;
+	if (join(buf, sizeof(buf), "", path) < 0)
+		goto fail;
+	for (p = buf + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			goto fail;
+		*p = '/';
+	}
+	if (is_dir) {
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			goto fail;
+	} else {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		if (fd < 0) {
+			if (errno != EEXIST)
+				goto fail;
+		} else
+			close(fd);
+	}
+	return 0;
+fail:
+	sbx_seterr(err, errlen, errno, "cannot create the mount point %s", path);
+	return -1;
+}
+
+/* Replaces /newroot/proc with a proc of our PID namespace, and makes the
+ * parts of it that reach the kernel as a whole read-only (bubblewrap does
+ * the same): with root mapped to root, some sysctls check only the uid. */
+static int setup_proc(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	static const char *const ro_paths[] = { "sys", "sysrq-trigger", "irq", "bus" };
+	char path[PATH_MAX];
+	size_t i;
+
+	if (do_mount("proc", SBX_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
+		     "mount a fresh proc on", err, errlen) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_LEN(ro_paths); i++) {
+		snprintf(path, sizeof(path), SBX_NEWROOT "/proc/%s", ro_paths[i]);
+		if (access(path, F_OK) < 0)
+			continue;
+		if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
+		    make_ro(pl, path, true, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A minimal /dev: a tmpfs with the harmless character devices bound from
+ * the host (null, zero, full, random, urandom, tty), a new devpts instance
+ * for terminals, a private /dev/shm and the usual symlinks. No disks, no
+ * /dev/mem, no host ptys. The tmpfs itself is read-only at the end.
+ */
+static int setup_dev(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", "tty" };
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", "fd" },	   { "/proc/self/fd/0", "stdin" },
+		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
+		{ "pts/ptmx", "ptmx" },
+	};
+	char src[PATH_MAX], dst[PATH_MAX];
+	size_t i;
+
+	if (do_mount("tmpfs", SBX_NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755",
+		     "mount a tmpfs on", err, errlen) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_LEN(devs); i++) {
+		snprintf(src, sizeof(src), SBX_OLDROOT "/dev/%s", devs[i]);
+		snprintf(dst, sizeof(dst), SBX_NEWROOT "/dev/%s", devs[i]);
+		if (access(src, F_OK) < 0)
+			continue;
+		if (ensure_mountpoint(dst, false, err, errlen) < 0 ||
+		    do_mount(src, dst, NULL, MS_BIND, NULL, "bind the device", err, errlen) < 0)
+			return -1;
+	}
+	for (i = 0; i < ARRAY_LEN(links); i++) {
+		snprintf(dst, sizeof(dst), SBX_NEWROOT "/dev/%s", links[i][1]);
+		if (symlink(links[i][0], dst) < 0) {
+			sbx_seterr(err, errlen, errno, "cannot create %s", dst);
+			return -1;
+		}
+	}
+	if (ensure_mountpoint(SBX_NEWROOT "/dev/pts", true, err, errlen) < 0 ||
+	    ensure_mountpoint(SBX_NEWROOT "/dev/shm", true, err, errlen) < 0)
+		return -1;
+	if (do_mount("devpts", SBX_NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		     "newinstance,ptmxmode=0666,mode=620", "mount a devpts on", err, errlen) < 0)
+		return -1;
+	if (do_mount("tmpfs", SBX_NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777",
+		     "mount a tmpfs on", err, errlen) < 0)
+		return -1;
+	return make_ro(pl, SBX_NEWROOT "/dev", false, err, errlen);
+}
+
+/* Is the directory holding path on a writable mount? */
+static bool parent_writable(const char *path)
+{
+	char buf[PATH_MAX];
+	struct statvfs sv;
+	char *slash;
+
+	if (join(buf, sizeof(buf), "", path) < 0)
+		return true;
+	slash = strrchr(buf, '/');
+	if (slash == NULL || slash == buf)
+		return true;
+	*slash = '\0';
+	if (statvfs(buf, &sv) < 0)
+		return true; /* unknown: treat as writable, pin anyway */
+	return (sv.f_flag & ST_RDONLY) == 0;
+}
+
+/*
+ * A write protection of path (already prefixed with /newroot): a
+ * read-only self-bind that copies the sandbox's current view under it
+ * (so deny_read covers inside stay covered), then "pins" each ancestor
+ * whose own parent is writable by binding it onto itself. A mount point
+ * cannot be renamed or removed (EBUSY), so the command cannot move
+ * .git aside and make a new .git with hooks, nor replace ~/.bashrc.
+ */
+static int protect(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (lstat(path, &st) < 0)
+		return 0; /* not in the sandbox's view (private /tmp, cover) */
+	if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
+	    make_ro(pl, path, true, err, errlen) < 0)
+		return -1;
+	if (join(buf, sizeof(buf), "", path) < 0) {
+		sbx_seterr(err, errlen, errno, "path too long: %s", path);
+		return -1;
+	}
+	for (;;) {
+		slash = strrchr(buf, '/');
+		if (slash == NULL || (size_t)(slash - buf) <= strlen(SBX_NEWROOT))
+			break;
+		*slash = '\0';
+		if (!parent_writable(buf))
+			break;
+		if (do_mount(buf, buf, NULL, MS_BIND | MS_REC, NULL, "pin", err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Applies one operation of the plan. */
+static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *err, size_t errlen)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+	struct stat st;
+
+	if (join(dst, sizeof(dst), SBX_NEWROOT, op->path) < 0 ||
+	    join(src, sizeof(src), SBX_OLDROOT, op->kind == SBX_OP_MASK ? op->src : op->path) < 0) {
+		sbx_seterr(err, errlen, errno, "path too long: %s", op->path);
+		return -1;
+	}
+	switch (op->kind) {
+	case SBX_OP_ALLOW_WRITE:
+		/* From the host tree: the host mount's own flags (writable),
+		 * not the read-only copy. */
+		if (ensure_mountpoint(dst, op->is_dir, err, errlen) < 0)
+			return -1;
+		return do_mount(src, dst, NULL, MS_BIND | MS_REC, NULL, "bind writable", err, errlen);
+	case SBX_OP_DENY_READ:
+		if (lstat(dst, &st) < 0)
+			return 0; /* nothing there to hide in this view */
+		if (S_ISDIR(st.st_mode))
+			return do_mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+					"mode=0755,size=1m", "cover with a tmpfs", err, errlen);
+		if (do_mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL, "cover with an empty file", err,
+			     errlen) < 0)
+			return -1;
+		return make_ro(pl, dst, false, err, errlen);
+	case SBX_OP_ALLOW_READ:
+	case SBX_OP_MASK:
+		if (ensure_mountpoint(dst, op->is_dir, err, errlen) < 0 ||
+		    do_mount(src, dst, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0)
+			return -1;
+		return make_ro(pl, dst, true, err, errlen);
+	case SBX_OP_PROTECT:
+		return protect(pl, dst, err, errlen);
+	}
+	sbx_seterr(err, errlen, EINVAL, "unknown mount operation");
+	return -1;
+}
+
+/* Step 2: the setup tmpfs becomes the root, the host root goes to
+ * /oldroot (bubblewrap's base directory). */
+static int setup_base(char *err, size_t errlen)
+{
+	int fd;
+
+	if (do_mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755",
+		     "mount the setup tmpfs on", err, errlen) < 0)
+		return -1;
+	if (chdir("/tmp") < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot prepare the setup tmpfs");
+		return -1;
+	}
+	fd = open(".empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0) {
+		sbx_seterr(err, errlen, errno, "cannot create the empty cover file");
+		return -1;
+	}
+	close(fd);
+	if (syscall(SYS_pivot_root, ".", "oldroot") < 0) {
+		sbx_seterr(err, errlen, errno, "cannot pivot_root into the setup tmpfs");
+		return -1;
+	}
+	if (chdir("/") < 0) {
+		sbx_seterr(err, errlen, errno, "cannot chdir to the setup root");
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	char dst[PATH_MAX];
+	size_t i;
+
+	/* 1. Nothing we do propagates back to the host. */
+	if (do_mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL, "make a slave mount of", err,
+		     errlen) < 0)
+		return -1;
+	/* 2. */
+	if (setup_base(err, errlen) < 0)
+		return -1;
+	/* 3. The read-only view of the host. */
+	if (do_mount(SBX_OLDROOT, SBX_NEWROOT, NULL, MS_BIND | MS_REC, NULL, "bind the host root on",
+		     err, errlen) < 0 ||
+	    make_ro(pl, SBX_NEWROOT, true, err, errlen) < 0)
+		return -1;
+	/* 4. /proc, /dev, /tmp: before the plan's operations, so that an
+	 * allow_write under the host's /tmp lands inside the private one. */
+	if (setup_proc(pl, err, errlen) < 0 || setup_dev(pl, err, errlen) < 0)
+		return -1;
+	if (do_mount("tmpfs", SBX_NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777",
+		     "mount the private tmpfs on", err, errlen) < 0)
+		return -1;
+	/* 5. */
+	for (i = 0; i < pl->n_ops; i++)
+		if (apply_op(pl, &pl->ops[i], err, errlen) < 0)
+			return -1;
+	/* 6. Each cover (a tmpfs on a deny_read directory) becomes read-only
+	 * now that every mount point inside it exists. If a later operation
+	 * mounted at the same place, this reaches that mount instead, which
+	 * is read-only already. */
+	for (i = 0; i < pl->n_ops; i++) {
+		if (pl->ops[i].kind != SBX_OP_DENY_READ || !pl->ops[i].is_dir)
+			continue;
+		if (join(dst, sizeof(dst), SBX_NEWROOT, pl->ops[i].path) < 0 || access(dst, F_OK) < 0)
+			continue;
+		if (make_ro(pl, dst, false, err, errlen) < 0)
+			return -1;
+	}
+	/* 7. pivot_root(".", ".") stacks the old root on the new one; the
+	 * detach then drops the setup tmpfs with the host tree under it. */
+	if (chdir(SBX_NEWROOT) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot chdir to the new root");
+		return -1;
+	}
+	if (syscall(SYS_pivot_root, ".", ".") < 0) {
+		sbx_seterr(err, errlen, errno, "cannot pivot_root into the new root");
+		return -1;
+	}
+	if (umount2(".", MNT_DETACH) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot detach the old root");
+		return -1;
+	}
+	if (chdir("/") < 0) {
+		sbx_seterr(err, errlen, errno, "cannot chdir to /");
+		return -1;
+	}
+	if (pl->cwd != NULL && chdir(pl->cwd) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot chdir to %s in the sandbox", pl->cwd);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,155 @@
+/*
+ * sandbox.h - the namespace launcher of `passavant run` (SPEC §7, §3.3).
+ *
+ * sbx_start() runs a command in fresh user, mount, PID, network, IPC and
+ * UTS namespaces. Inside, loopback is up and a socket listens on
+ * 127.0.0.1:<listen_port>; its fd comes back to the caller over
+ * SCM_RIGHTS, and the caller (the proxy) accepts on it from outside. The
+ * filesystem is a read-only view of / with the binds the config asks for,
+ * a private /tmp, a fresh /proc and a minimal /dev; a seccomp filter and an
+ * empty capability set are in force before the command's first
+ * instruction. docs/sandbox.md explains every decision.
+ *
+ * The module never weakens the boundary: when any step cannot be done,
+ * sbx_start() fails with a message naming the step, and the caller exits
+ * 125 (SPEC §2).
+ */
+#ifndef PASSAVANT_SANDBOX_H
+#define PASSAVANT_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proxy/attrib.h"
+
+/* Default port of the in-sandbox listener (SPEC §7). */
+#define SBX_DEFAULT_PORT 3128
+
+/* One masked file: the command sees sentinel_path's bytes at host_path,
+ * read-only. Both are absolute host paths; both must exist. */
+struct sbx_mask {
+	const char *host_path;
+	const char *sentinel_path;
+};
+
+/*
+ * What to run and how to confine it. Path lists are NULL-terminated arrays
+ * of absolute paths (NULL: empty list). Nothing here is copied past
+ * sbx_start(): the caller may free it once sbx_start() returns.
+ */
+struct sbx_config {
+	/** NULL-terminated argv; argv[0] is searched in the new PATH. */
+	char *const *argv;
+	/** Working directory inside the sandbox (NULL: the caller's). */
+	const char *cwd;
+	/** Covered: a directory by an empty read-only tmpfs, a file by an
+	 *  empty read-only file. Missing paths are skipped. */
+	const char *const *deny_read;
+	/** Re-allowed (read-only) inside a deny_read region. */
+	const char *const *allow_read;
+	/** Bound writable; each must exist (else sbx_start() fails). */
+	const char *const *allow_write;
+	/** Read-only over everything else, whether or not it exists yet. */
+	const char *const *deny_write;
+	/** The mandatory write denies of SPEC §3.3 (shell start-up files,
+	 *  .git/hooks, ..., the policy file, the session dir): treated as
+	 *  deny_write, kept apart so the caller can list them separately. */
+	const char *const *protect;
+	/** Masked files, n_masks entries. */
+	const struct sbx_mask *masks;
+	size_t n_masks;
+	/** Base environment (NULL: the caller's environ). */
+	char *const *env_base;
+	/** "NAME=value" entries set (replacing) in the command's env. */
+	const char *const *env_add;
+	/** Names removed from the command's env (before env_add applies). */
+	const char *const *env_remove;
+	/** Let the command create AF_UNIX sockets (allowAllUnixSockets). */
+	bool allow_unix_sockets;
+	/** Port of the in-sandbox listener on 127.0.0.1 (0: 3128). */
+	uint16_t listen_port;
+};
+
+/* A running sandbox; opaque. */
+struct sbx;
+
+/*
+ * Starts cfg->argv in a new sandbox. Returns 0 once the boundary is
+ * complete and the command was handed to execve: *out is the running
+ * sandbox (free with sbx_free()). If execve itself failed, the sandbox
+ * still returns 0; sbx_exec_error() holds the message and sbx_wait()
+ * returns 126 or 127. Returns -1 when anything failed before that
+ * (validation, namespaces, mounts, seccomp): err holds one line naming
+ * what, e.g. "cannot create namespaces: Operation not permitted", nothing
+ * is left running, and the caller should exit 125.
+ *
+ * The calling thread must outlive the sandbox: the kernel's parent-death
+ * signal follows the thread that forked (PR_SET_PDEATHSIG). Not for use
+ * from event-loop callbacks (it blocks until the child has set up).
+ */
+int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t errlen)
+	NONNULL(1, 2, 3) WUNRES;
+
+/* The in-sandbox init's pid, as seen from outside. */
+pid_t sbx_pid(const struct sbx *s) NONNULL(1);
+
+/*
+ * Hands over the listening socket (non-blocking, CLOEXEC, AF_INET,
+ * already listening, validated): the caller owns and closes it. Returns -1
+ * if it was already taken.
+ */
+int sbx_take_listen_fd(struct sbx *s) NONNULL(1) WUNRES;
+
+/* The execve failure message, or NULL when the command was started. */
+const char *sbx_exec_error(const struct sbx *s) NONNULL(1);
+
+/*
+ * Forwards sig to the sandbox: the init passes SIGINT, SIGTERM and SIGHUP
+ * on to the command; SIGKILL ends the whole sandbox. Returns 0 or -1
+ * (errno). Safe from a signal handler or event callback.
+ */
+int sbx_kill(struct sbx *s, int sig) NONNULL(1);
+
+/*
+ * Waits for the sandbox to end and returns the exit status of SPEC §2: the
+ * command's own, 128+N if it died of signal N, 126/127 for exec failures.
+ * Removes the placeholders made for not-yet-existing protected paths.
+ * Returns -1 only if waitpid fails. Calling it again returns the same.
+ */
+int sbx_wait(struct sbx *s) NONNULL(1);
+
+/*
+ * Non-blocking sbx_wait(): returns 1 and stores the status in *status when
+ * the sandbox has ended, 0 while it runs, -1 on error. For the caller's
+ * SIGCHLD handling in an event loop.
+ */
+int sbx_try_wait(struct sbx *s, int *status) NONNULL(1, 2) WUNRES;
+
+/* Kills (SIGKILL) and reaps a sandbox still running, removes placeholders,
+ * closes the listener if not taken, frees. NULL is a no-op. */
+void sbx_free(struct sbx *s);
+
+/*
+ * Builds the SPEC §7 environment additions for a proxy on
+ * 127.0.0.1:port and a session trust bundle at trust_pem: the proxy
+ * variables (upper and lower case), NO_PROXY, NODE_USE_ENV_PROXY and every
+ * trust variable. Pure. Returns a NULL-terminated malloc'd array of
+ * malloc'd "NAME=value" strings (free with sbx_env_free()), NULL on ENOMEM.
+ */
+char **sbx_proxy_env(uint16_t port, const char *trust_pem) NONNULL(2) MALLOC WUNRES;
+
+/*
+ * The command's environment: base minus the names in remove, then add
+ * applied (replacing a variable of the same name, in add's order). Pure.
+ * Returns a NULL-terminated malloc'd array (free with sbx_env_free()),
+ * NULL on ENOMEM or an add entry without '='.
+ */
+char **sbx_env_build(char *const *base, const char *const *remove, const char *const *add)
+	MALLOC WUNRES;
+
+/* Frees an array of sbx_proxy_env()/sbx_env_build(). NULL is a no-op. */
+void sbx_env_free(char **env);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * sbx_int.h - private interfaces between the files of sandbox/.
+ *
+ * launch.c builds a struct sbx_plan in the parent, before clone: every
+ * string, the environment, the mount operations in their order and the
+ * compiled seccomp program. The child only reads the plan. It calls no
+ * malloc: it was cloned from a process that may have other threads, and
+ * one of them may have held the allocator's lock at that instant.
+ */
+#ifndef PASSAVANT_SBX_INT_H
+#define PASSAVANT_SBX_INT_H
+
+#include <linux/filter.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proxy/attrib.h"
+
+/* Where the child builds the new root, and where the host root sits while
+ * it does (both inside the setup tmpfs, gone after the final pivot). */
+#define SBX_NEWROOT "/newroot"
+#define SBX_OLDROOT "/oldroot"
+/* Error messages are one line of at most this many bytes. */
+#define SBX_ERRLEN 512
+
+/* Mount operations, in the order of application for one path depth. */
+enum sbx_op_kind {
+	SBX_OP_ALLOW_WRITE, /* bind host path writable */
+	SBX_OP_DENY_READ,   /* cover: empty ro tmpfs / empty ro file */
+	SBX_OP_ALLOW_READ,  /* bind host path back, read-only */
+	SBX_OP_MASK,        /* bind sentinel copy read-only over the path */
+	SBX_OP_PROTECT,     /* self-bind read-only, pin writable ancestors */
+};
+
+/* One mount operation on a canonical host path. */
+struct sbx_op {
+	enum sbx_op_kind kind;
+	char *path;   /* canonical absolute host path (owned by the plan) */
+	char *src;    /* SBX_OP_MASK: canonical sentinel copy path */
+	bool is_dir;  /* the host path is a directory */
+};
+
+/* A file or directory made on the host so a protected path that did not
+ * exist can be covered; removed again by the parent after the run. */
+struct sbx_placeholder {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	bool is_dir;
+};
+
+/* Everything the child needs, prepared by the parent. */
+struct sbx_plan {
+	char *const *argv;
+	const char *cwd;          /* NULL: stay in the caller's directory */
+	char **envp;              /* the command's complete environment */
+	struct sbx_op *ops;       /* in application order */
+	size_t n_ops;
+	struct sock_fprog prog;   /* compiled seccomp filter */
+	uint16_t port;
+	bool no_mount_setattr;    /* test hook: use the remount fallback */
+	int sync_rd;              /* parent writes one byte: maps are ready */
+	int err_wr;               /* CLOEXEC: setup/exec failure reports */
+	int sock_wr;              /* SOCK_SEQPACKET end for the listener */
+};
+
+/* A failure report on the err pipe: exit status the parent should give
+ * (125 setup, 126/127 exec) and a NUL-terminated one-line message. */
+struct sbx_report {
+	int code;
+	char msg[SBX_ERRLEN];
+};
+
+/* Formats "what: strerror(errnum)" (errnum 0: just "what") into err.
+ * Uses no allocation, so the child may call it. */
+void sbx_seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
+	NONNULL(1, 4) PRINTF(4, 5);
+
+/* child.c: the child's pipeline; never returns. */
+NORETURN void sbx_child_main(const struct sbx_plan *pl) NONNULL(1);
+
+/* userns.c (parent): setgroups deny, then uid_map and gid_map of pid,
+ * mapping uid and gid to themselves. 0 or -1 with err set. */
+int sbx_userns_write_maps(pid_t pid, uid_t uid, gid_t gid, char *err, size_t errlen)
+	NONNULL(4) WUNRES;
+
+/* netns.c (child): brings lo up, returns a CLOEXEC socket listening on
+ * 127.0.0.1:port, or -1 with err set. */
+int sbx_netns_setup(uint16_t port, char *err, size_t errlen) NONNULL(2) WUNRES;
+
+/* mountns.c (child): builds the new root from pl->ops, pivots into it,
+ * mounts /proc, /dev, /tmp, chdirs to pl->cwd. 0 or -1 with err set. */
+int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+
+/* seccomp.c (parent): compiles the filter of SPEC §7 into out->filter
+ * (malloc'd; free with sbx_seccomp_free()). 0 or -1 with err set. */
+int sbx_seccomp_compile(bool allow_unix, struct sock_fprog *out, char *err, size_t errlen)
+	NONNULL(2, 3) WUNRES;
+void sbx_seccomp_free(struct sock_fprog *prog) NONNULL(1);
+/* seccomp.c (child): installs prog; no_new_privs must be set. 0 or -1. */
+int sbx_seccomp_install(const struct sock_fprog *prog, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+
+/* caps.c (child): empties the bounding, ambient, effective, permitted and
+ * inheritable sets and locks the securebits. 0 or -1 with err set. */
+int sbx_caps_drop(char *err, size_t errlen) NONNULL(1) WUNRES;
+/* caps.c (child): sets no_new_privs and the parent-death signal. */
+int sbx_caps_nnp_pdeathsig(char *err, size_t errlen) NONNULL(1) WUNRES;
+/* caps.c (child): closes every fd above 2 except keep (-1: none). */
+int sbx_close_stray_fds(int keep, char *err, size_t errlen) NONNULL(2) WUNRES;
+
+/* init.c (child, PID 1): reaps, forwards SIGINT/SIGTERM/SIGHUP to cmd,
+ * exits with cmd's status (128+N for signal N). The signals must be
+ * blocked by the caller before it forked cmd. */
+NORETURN void sbx_init_run(pid_t cmd);
+/* The signal set init forwards, plus SIGCHLD. */
+void sbx_init_sigset(sigset_t *set) NONNULL(1);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * seccomp.c - the syscall filter of SPEC §7, compiled in the parent,
+ * installed last in the child.
+ *
+ * The parent builds the filter with libseccomp before clone (STYLE.md 12)
+ * and exports it as a raw BPF program. The child installs that program
+ * with prctl(PR_SET_SECCOMP) instead of calling seccomp_load(): loading
+ * through libseccomp generates the program then, with malloc, and the
+ * child must not allocate (see sbx_int.h). The effect is the same filter,
+ * installed at the same place: the last call before execve.
+ *
+ * Everything not listed is allowed; listed calls fail with EPERM, except
+ * clone3 (ENOSYS, below). The architecture is the native one; a syscall
+ * made through another ABI (int 0x80, x32) kills the process, libseccomp's
+ * default for a foreign architecture.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/sbx_int.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* Refused outright with EPERM. Names libseccomp does not know on this
+ * architecture are skipped (e.g. "umount" on x86_64). */
+static const char *const denied_calls[] = {
+	/* mounts and the filesystem view */
+	"mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount",
+	"fspick", "move_mount", "open_tree", "mount_setattr",
+	/* other namespaces */
+	"setns",
+	/* reaching into other processes */
+	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+	/* kernel keyrings */
+	"keyctl", "add_key", "request_key",
+	/* large kernel attack surface */
+	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+	"io_uring_register",
+	/* modules, kexec */
+	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+	/* bypasses of path checks */
+	"open_by_handle_at", "name_to_handle_at",
+};
+
+/* Namespace flags refused in clone and unshare. CLONE_NEWTIME shares its
+ * bit with the exit-signal byte of clone, so it is checked in unshare only;
+ * clone cannot create a time namespace anyway. */
+static const unsigned long ns_flags[] = {
+	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
+	CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP,
+};
+
+/* Adds "call fails with errnum when (arg & mask) == val". */
+static int rule_masked(scmp_filter_ctx ctx, int errnum, const char *call, unsigned arg,
+		       uint64_t mask, uint64_t val)
+{
+	int nr = seccomp_syscall_resolve_name(call);
+
+	if (nr == __NR_SCMP_ERROR)
+		return -EINVAL;
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(errnum), nr, 1,
+				SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, mask, val));
+}
+
+/* Builds the rules into ctx. 0 or a negative errno with *what naming the
+ * call that failed. */
+static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
+{
+	size_t i;
+	int nr, rc;
+
+	for (i = 0; i < ARRAY_LEN(denied_calls); i++) {
+		*what = denied_calls[i];
+		nr = seccomp_syscall_resolve_name(denied_calls[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		if (rc < 0)
+			return rc;
+	}
+	/* clone3 passes its flags in a struct in memory, which a seccomp
+	 * filter cannot read. ENOSYS (not EPERM) makes glibc and other libcs
+	 * fall back to clone, whose flags are a register we can check. */
+	*what = "clone3";
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < ARRAY_LEN(ns_flags); i++) {
+		*what = "clone";
+		rc = rule_masked(ctx, EPERM, "clone", 0, ns_flags[i], ns_flags[i]);
+		if (rc < 0)
+			return rc;
+		*what = "unshare";
+		rc = rule_masked(ctx, EPERM, "unshare", 0, ns_flags[i], ns_flags[i]);
+		if (rc < 0)
+			return rc;
+	}
+	rc = rule_masked(ctx, EPERM, "unshare", 0, CLONE_NEWTIME, CLONE_NEWTIME);
+	if (rc < 0)
+		return rc;
+	/* The kernel reads the ioctl request as 32 bits; compare only those,
+	 * or TIOCSTI | 1<<32 would pass the filter and still inject input
+	 * (CVE-2017-5226). */
+	*what = "ioctl";
+	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, TIOCSTI);
+	if (rc < 0)
+		return rc;
+	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, TIOCLINUX);
+	if (rc < 0)
+		return rc;
+	/* AF_UNIX sockets reach host services through socket files that a
+	 * read-only mount does not protect (docker.sock, agent sockets).
+	 * socketpair(AF_UNIX) stays allowed: the pair connects only to
+	 * itself, and runtimes (Python, Node, ssh) use it for child pipes. */
+	if (!allow_unix) {
+		*what = "socket";
+		rc = rule_masked(ctx, EPERM, "socket", 0, 0xffffffffULL, AF_UNIX);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int sbx_seccomp_compile(bool allow_unix, struct sock_fprog *out, char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx;
+	const char *what = "init";
+	struct stat st;
+	void *buf = NULL;
+	ssize_t n;
+	int fd = -1, rc;
+
+	memset(out, 0, sizeof(*out));
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (ctx == NULL) {
+		sbx_seterr(err, errlen, ENOMEM, "cannot create the seccomp filter");
+		return -1;
+	}
+	rc = add_rules(ctx, allow_unix, &what);
+	if (rc < 0) {
+		sbx_seterr(err, errlen, -rc, "cannot add the seccomp rule for %s", what);
+		goto fail;
+	}
+	/* Export into an anonymous file and read it back: libseccomp 2.5 has
+	 * no export-to-memory call. */
+	fd = memfd_create("passavant-seccomp", MFD_CLOEXEC);
+	if (fd < 0) {
+		sbx_seterr(err, errlen, errno, "cannot create a memfd for the seccomp filter");
+		goto fail;
+	}
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0) {
+		sbx_seterr(err, errlen, -rc, "cannot export the seccomp filter");
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
+	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+		sbx_seterr(err, errlen, errno ? errno : EINVAL, "exported seccomp filter has a bad size");
+		goto fail;
+	}
+	buf = malloc((size_t)st.st_size);
+	if (buf == NULL) {
+		sbx_seterr(err, errlen, ENOMEM, "cannot allocate the seccomp filter");
+		goto fail;
+	}
+	n = pread(fd, buf, (size_t)st.st_size, 0);
+	if (n != st.st_size) {
+		sbx_seterr(err, errlen, n < 0 ? errno : EIO, "cannot read back the seccomp filter");
+		goto fail;
+	}
+	close(fd);
+	seccomp_release(ctx);
+	out->filter = buf;
+	out->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
+	return 0;
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	seccomp_release(ctx);
+	return -1;
+}
+
+void sbx_seccomp_free(struct sock_fprog *prog)
+{
+	free(prog->filter);
+	prog->filter = NULL;
+	prog->len = 0;
+}
+
+int sbx_seccomp_install(const struct sock_fprog *prog, char *err, size_t errlen)
+{
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot install the seccomp filter");
+		return -1;
+	}
+	return 0;
+}

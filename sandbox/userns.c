@@ -1,0 +1,66 @@
+/*
+ * userns.c - the parent's half of the user namespace: the id maps.
+ *
+ * The parent writes the maps because it is still in the initial user
+ * namespace (bubblewrap.c 3161-3185); the child cannot map ids it does
+ * not hold. Each id maps to itself, so files keep their owners on both
+ * sides, and root stays root (SPEC §7).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/sbx_int.h"
+
+/* Writes text into /proc/PID/name in one write. 0 or -1 (errno). */
+static int write_proc(pid_t pid, const char *name, const char *text)
+{
+	char path[64];
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, saved;
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, len);
+	saved = errno;
+	if (close(fd) < 0 && n >= 0)
+		return -1;
+	if (n < 0) {
+		errno = saved;
+		return -1;
+	}
+	if ((size_t)n != len) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_userns_write_maps(pid_t pid, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	char line[64];
+
+	/* setgroups must be denied before an unprivileged parent may write
+	 * gid_map; we deny it for root too, so the command cannot drop a
+	 * supplementary group that a file's permissions exclude. */
+	if (write_proc(pid, "setgroups", "deny") < 0 && errno != ENOENT) {
+		sbx_seterr(err, errlen, errno, "cannot write setgroups of the user namespace");
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%lu %lu 1\n", (unsigned long)uid, (unsigned long)uid);
+	if (write_proc(pid, "uid_map", line) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot write uid_map of the user namespace");
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%lu %lu 1\n", (unsigned long)gid, (unsigned long)gid);
+	if (write_proc(pid, "gid_map", line) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot write gid_map of the user namespace");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,328 @@
+/*
+ * pv-probe - tries one thing inside the sandbox and says through its exit
+ * status what happened (nsjail's and bubblewrap's try-syscall style).
+ *
+ *   pv-probe connect HOST PORT [MSG]  TCP connect; with MSG, send it and
+ *                                     print the reply line
+ *   pv-probe read PATH                print the file
+ *   pv-probe ls DIR                   0 when DIR has entries, 1 when empty
+ *   pv-probe write PATH               append "probe\n" (O_CREAT)
+ *   pv-probe mkdir PATH
+ *   pv-probe rename FROM TO
+ *   pv-probe socket-unix | unshare-user | clone-newuser | clone3 | mount |
+ *            ptrace | keyctl | tiocsti | bpf | io-uring
+ *   pv-probe getpid                   exit getpid(); prints "pid ppid"
+ *   pv-probe pids                     exit the number of /proc/<pid> dirs
+ *   pv-probe caps                     0 when CapEff/CapPrm/CapBnd are 0
+ *   pv-probe env NAME                 print the value; 1 when unset
+ *   pv-probe sigwait FILE             handle INT/TERM/HUP, create FILE,
+ *                                     wait; exit 100+signal
+ *   pv-probe sleep SECONDS
+ *   pv-probe exit N
+ *   pv-probe kill-self SIG
+ *
+ * Exit status: 0 the thing worked; 1 a "negative" outcome named above;
+ * 2 usage; otherwise the errno class of the failure:
+ *   10 EPERM  11 EACCES  12 EROFS  13 ENOENT  14 ECONNREFUSED
+ *   15 ENETUNREACH  16 ENOSYS  17 ENOTDIR/EISDIR  19 EBUSY  18 other errno
+ *
+ * Results leave through _exit(): under ASan, LeakSanitizer's exit-time
+ * check stops the world with ptrace, which the sandbox refuses.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/keyctl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Maps errno to the exit status documented above. */
+static int errcode(int e)
+{
+	switch (e) {
+	case EPERM:
+		return 10;
+	case EACCES:
+		return 11;
+	case EROFS:
+		return 12;
+	case ENOENT:
+		return 13;
+	case ECONNREFUSED:
+		return 14;
+	case ENETUNREACH:
+		return 15;
+	case ENOSYS:
+		return 16;
+	case ENOTDIR:
+	case EISDIR:
+		return 17;
+	case EBUSY:
+		return 19;
+	default:
+		return 18;
+	}
+}
+
+/* Reports a failed call on stderr and exits with its class. */
+static void fail(const char *what)
+{
+	int e = errno;
+
+	fprintf(stderr, "pv-probe: %s: %s\n", what, strerror(e));
+	fflush(stderr);
+	_exit(errcode(e));
+}
+
+/* Exits 0 when rc is not negative, the errno class otherwise. */
+static void result(long rc, const char *what)
+{
+	if (rc < 0)
+		fail(what);
+	fflush(stdout);
+	_exit(0);
+}
+
+static int do_connect(const char *host, const char *port, const char *msg)
+{
+	struct sockaddr_in sin;
+	char buf[256];
+	ssize_t n;
+	int fd;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+		return 2;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		fail("socket");
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+		fail("connect");
+	if (msg != NULL) {
+		if (write(fd, msg, strlen(msg)) < 0)
+			fail("write");
+		n = read(fd, buf, sizeof(buf) - 1);
+		if (n < 0)
+			fail("read");
+		buf[n] = '\0';
+		printf("%s", buf);
+		fflush(stdout);
+		_exit(n > 0 ? 0 : 1);
+	}
+	_exit(0);
+}
+
+static int do_read(const char *path)
+{
+	char buf[4096];
+	ssize_t n;
+	size_t total = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		fail("open");
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		fwrite(buf, 1, (size_t)n, stdout);
+		total += (size_t)n;
+	}
+	if (n < 0)
+		fail("read");
+	fflush(stdout);
+	_exit(total > 0 ? 0 : 1);
+}
+
+static int do_ls(const char *path)
+{
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir(path);
+
+	if (dir == NULL)
+		fail("opendir");
+	while ((d = readdir(dir)) != NULL)
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0) {
+			printf("%s\n", d->d_name);
+			n++;
+		}
+	fflush(stdout);
+	_exit(n > 0 ? 0 : 1);
+}
+
+static int do_pids(void)
+{
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir("/proc");
+
+	if (dir == NULL)
+		fail("opendir /proc");
+	while ((d = readdir(dir)) != NULL)
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9') {
+			printf("%s\n", d->d_name);
+			n++;
+		}
+	fflush(stdout);
+	_exit(n > 99 ? 99 : n);
+}
+
+/* 0 when CapEff, CapPrm and CapBnd of /proc/self/status are all zero. */
+static int do_caps(void)
+{
+	char line[256];
+	int bad = 0, seen = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		fail("fopen /proc/self/status");
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "CapEff:", 7) == 0 || strncmp(line, "CapPrm:", 7) == 0 ||
+		    strncmp(line, "CapBnd:", 7) == 0 || strncmp(line, "CapAmb:", 7) == 0) {
+			seen++;
+			printf("%s", line);
+			if (strtoull(line + 7, NULL, 16) != 0)
+				bad = 1;
+		}
+		if (strncmp(line, "Seccomp:", 8) == 0 || strncmp(line, "NoNewPrivs:", 11) == 0)
+			printf("%s", line);
+	}
+	fclose(f);
+	fflush(stdout);
+	_exit(bad || seen != 4 ? 1 : 0);
+}
+
+static volatile sig_atomic_t got_sig;
+
+static void on_sig(int sig)
+{
+	got_sig = sig;
+}
+
+static int do_sigwait(const char *file)
+{
+	struct sigaction sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		fail("open ready file");
+	close(fd);
+	while (got_sig == 0)
+		pause();
+	_exit(100 + got_sig);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+	static char params[256];
+	struct clone_args ca;
+	union bpf_attr attr;
+	char c = 'x';
+	int fd;
+
+	if (strcmp(cmd, "connect") == 0 && argc >= 4)
+		return do_connect(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
+	if (strcmp(cmd, "read") == 0 && argc == 3)
+		return do_read(argv[2]);
+	if (strcmp(cmd, "ls") == 0 && argc == 3)
+		return do_ls(argv[2]);
+	if (strcmp(cmd, "write") == 0 && argc == 3) {
+		fd = open(argv[2], O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd < 0)
+			fail("open");
+		result(write(fd, "probe\n", 6), "write");
+	}
+	if (strcmp(cmd, "rename") == 0 && argc == 4)
+		result(rename(argv[2], argv[3]), "rename");
+	if (strcmp(cmd, "mkdir") == 0 && argc == 3)
+		result(mkdir(argv[2], 0755), "mkdir");
+	if (strcmp(cmd, "socket-unix") == 0)
+		result(socket(AF_UNIX, SOCK_STREAM, 0), "socket(AF_UNIX)");
+	if (strcmp(cmd, "unshare-user") == 0)
+		result(unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)");
+	if (strcmp(cmd, "clone-newuser") == 0) {
+		long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+
+		if (pid == 0)
+			_exit(0);
+		result(pid, "clone(CLONE_NEWUSER)");
+	}
+	if (strcmp(cmd, "clone3") == 0) {
+		memset(&ca, 0, sizeof(ca));
+		ca.exit_signal = SIGCHLD;
+		long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+
+		if (pid == 0)
+			_exit(0);
+		result(pid, "clone3");
+	}
+	if (strcmp(cmd, "mount") == 0)
+		result(mount("none", "/tmp", "tmpfs", 0, NULL), "mount");
+	if (strcmp(cmd, "ptrace") == 0)
+		result(ptrace(PTRACE_ATTACH, 1, NULL, NULL), "ptrace(PTRACE_ATTACH, 1)");
+	if (strcmp(cmd, "keyctl") == 0)
+		result(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0),
+		       "keyctl");
+	if (strcmp(cmd, "tiocsti") == 0)
+		/* On stdin; the test passes a tty or not: only EPERM proves
+		 * the filter, ENOTTY would mean it let the call through. */
+		result(ioctl(0, TIOCSTI, &c), "ioctl(TIOCSTI)");
+	if (strcmp(cmd, "bpf") == 0) {
+		memset(&attr, 0, sizeof(attr));
+		result(syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr)), "bpf");
+	}
+	if (strcmp(cmd, "io-uring") == 0)
+		result(syscall(SYS_io_uring_setup, 1, params), "io_uring_setup");
+	if (strcmp(cmd, "getpid") == 0) {
+		printf("%ld %ld\n", (long)getpid(), (long)getppid());
+		fflush(stdout);
+		_exit(getpid() > 250 ? 250 : getpid());
+	}
+	if (strcmp(cmd, "pids") == 0)
+		return do_pids();
+	if (strcmp(cmd, "caps") == 0)
+		return do_caps();
+	if (strcmp(cmd, "env") == 0 && argc == 3) {
+		const char *v = getenv(argv[2]);
+
+		if (v != NULL)
+			printf("%s\n", v);
+		fflush(stdout);
+		_exit(v != NULL ? 0 : 1);
+	}
+	if (strcmp(cmd, "sigwait") == 0 && argc == 3)
+		return do_sigwait(argv[2]);
+	if (strcmp(cmd, "sleep") == 0 && argc == 3) {
+		sleep((unsigned)atoi(argv[2]));
+		_exit(0);
+	}
+	if (strcmp(cmd, "exit") == 0 && argc == 3)
+		_exit(atoi(argv[2]));
+	if (strcmp(cmd, "kill-self") == 0 && argc == 3) {
+		kill(getpid(), atoi(argv[2]));
+		pause();
+		_exit(1);
+	}
+	fprintf(stderr, "pv-probe: bad usage (see the comment at the top of pv-probe.c)\n");
+	_exit(2);
+}
