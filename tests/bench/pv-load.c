@@ -4,6 +4,7 @@
  *   pv-load --url http[s]://HOST:PORT/PATH [--proxy HOST:PORT]
  *           [--connect-tunnel] [--tls CAFILE] [-c CONC] [-d SECONDS]
  *           [-n REQUESTS] [--new-conn] [--download N | --upload N]
+ *           [--hold SECONDS]
  *
  * Request mode (default): CONC connections each send a small GET, wait for
  * the complete response, then send the next on the same connection
@@ -25,6 +26,11 @@
  * that exactly N body bytes arrive. --upload N: POST /sink with N bytes of
  * body (Content-Length), checks that the reply counts N. Both do -n
  * transfers (default 1) one after another and report MB/s (10^6 bytes).
+ *
+ * --hold SECONDS: each of the CONC connections does one request and then
+ * stays open and idle; once all CONC have answered, pv-load prints
+ * "pv-load: holding CONC connections" on stderr, keeps them SECONDS, then
+ * reports (for measuring the proxy's memory per open tunnel).
  *
  * Output: exactly one line on stdout
  *   reqs=R secs=S rps=X p50_ms=A p99_ms=B mbps=M errors=E
@@ -125,6 +131,8 @@ struct load {
 	uint64_t max_reqs;      /* 0: no limit */
 	bool new_conn;
 	uint64_t xfer;          /* --download/--upload size */
+	double hold;            /* --hold: seconds to keep the connections */
+	struct event *hold_timer;
 	/* results */
 	uint64_t issued, done, errors;
 	uint64_t bytes;
@@ -292,6 +300,21 @@ static void response_done(struct lconn *c)
 	L->bytes += L->mode == MODE_UPLOAD ? L->xfer : c->body;
 	add_latency(L, (t - (L->new_conn ? c->t_conn : c->t_req)) * 1000.0);
 	c->state = LS_READY;
+	llhttp_resume(&c->parser);
+	if (L->hold > 0) {
+		/* One request per connection, then keep it open and idle. */
+		if (L->done == (uint64_t)L->conc) {
+			struct timeval tv;
+
+			tv.tv_sec = (time_t)L->hold;
+			tv.tv_usec = (suseconds_t)((L->hold - (double)tv.tv_sec) * 1e6);
+			fprintf(stderr, "pv-load: holding %d connections\n", L->conc);
+			fflush(stderr);
+			if (evtimer_add(L->hold_timer, &tv) < 0)
+				stop_all(L);
+		}
+		return;
+	}
 	if (L->max_reqs > 0 && L->done >= L->max_reqs) {
 		stop_all(L);
 		return;
@@ -303,7 +326,6 @@ static void response_done(struct lconn *c)
 		conn_start(c);
 		return;
 	}
-	llhttp_resume(&c->parser);
 	send_request(c);
 }
 
@@ -531,6 +553,10 @@ static void eventcb(struct bufferevent *bev, short what, void *arg)
 			response_done(c);
 			return;
 		}
+		if (c->state == LS_READY && L->hold > 0) {
+			conn_error(c, "held connection closed by the peer%s", NULL);
+			return;
+		}
 		if (c->state == LS_READY) {
 			/* Server closed an idle keep-alive connection: reconnect. */
 			conn_close(c);
@@ -729,7 +755,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pv-load --url http[s]://HOST:PORT/PATH [--proxy HOST:PORT] [--connect-tunnel]\n"
 		"               [--tls CAFILE] [-c CONC] [-d SECONDS] [-n REQUESTS] [--new-conn]\n"
-		"               [--download N | --upload N]\n");
+		"               [--download N | --upload N] [--hold SECONDS]\n");
 }
 
 static int parse_num(const char *s, double *out)
@@ -782,6 +808,8 @@ int main(int argc, char **argv)
 			have_d = true;
 		} else if (strcmp(a, "-n") == 0 && parse_num(val, &v) == 0 && v >= 1)
 			L.max_reqs = (uint64_t)v;
+		else if (strcmp(a, "--hold") == 0 && parse_num(val, &v) == 0 && v > 0)
+			L.hold = v;
 		else if (strcmp(a, "--download") == 0 && parse_num(val, &v) == 0) {
 			L.mode = MODE_DOWNLOAD;
 			L.xfer = (uint64_t)v;
@@ -803,6 +831,11 @@ int main(int argc, char **argv)
 			L.max_reqs = 1;
 		if (!have_d)
 			L.duration = 600;
+	} else if (L.hold > 0) {
+		L.max_reqs = 0;
+		L.new_conn = false;
+		if (!have_d)
+			L.duration = L.hold + 120; /* bound on setting up + holding */
 	} else if (L.max_reqs > 0 && !have_d) {
 		L.duration = 3600;
 	}
@@ -855,7 +888,8 @@ int main(int argc, char **argv)
 	if (L.base == NULL || L.conns == NULL)
 		goto out;
 	L.timer = evtimer_new(L.base, timer_cb, &L);
-	if (L.timer == NULL)
+	L.hold_timer = evtimer_new(L.base, timer_cb, &L);
+	if (L.timer == NULL || L.hold_timer == NULL)
 		goto out;
 	{
 		struct timeval tv;
@@ -909,6 +943,8 @@ out:
 	}
 	if (L.timer != NULL)
 		event_free(L.timer);
+	if (L.hold_timer != NULL)
+		event_free(L.hold_timer);
 	if (L.base != NULL) {
 		/* Let freed bufferevents finish their deferred finalisation. */
 		event_base_loop(L.base, EVLOOP_NONBLOCK);

@@ -7,7 +7,10 @@
 # Environment:
 #   PASSAVANT_BIN    passavant binary (required; the GNUmakefile sets it)
 #   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs (required)
-#   BENCH_SECS       seconds per measurement (default 5)
+#   BENCH_SECS       seconds per measurement (default 3)
+#   BENCH_ROUNDS     direct and proxied measurements alternate this many
+#                    times per scenario; the median of each side is shown
+#                    (default 3; the machine is shared, one round is noisy)
 #   PIN=1            pin the proxy to CPU 0 (taskset -c 0), pv-load and the
 #                    upstreams to CPU 1; needs 2 CPUs and taskset
 #   BENCH_ONLY       only scenarios whose name contains this string
@@ -15,11 +18,14 @@
 # A scenario the proxy cannot do yet (pv-load completes no request through
 # it) shows "n/a" in the proxy columns; errors are always shown.
 # Adding a scenario is one line at the bottom: scenario NAME SCHEME ARGS...
+# (or memory NAME COUNT SCHEME for the proxy's resident memory per open
+# connection).
 set -euo pipefail
 
 : "${PASSAVANT_BIN:?PASSAVANT_BIN must name the passavant binary}"
 : "${PASSAVANT_TOOLS:?PASSAVANT_TOOLS must name the test tools directory}"
-SECS=${BENCH_SECS:-5}
+SECS=${BENCH_SECS:-3}
+ROUNDS=${BENCH_ROUNDS:-3}
 PIN=${PIN:-0}
 ONLY=${BENCH_ONLY:-}
 
@@ -150,6 +156,18 @@ load() {
 	printf -v "$__out" '%s' "$line"
 }
 
+# median METRIC LINE...: the line whose METRIC is the median among the
+# non-empty lines ("" if every line is empty).
+median() {
+	local metric=$1 l
+	shift
+	for l in "$@"; do
+		if [ -n "$l" ]; then
+			printf '%s\t%s\n' "$(field "$metric" "$l")" "$l"
+		fi
+	done | sort -g -k1,1 | awk -F'\t' '{ a[NR] = $2 } END { if (NR) print a[int((NR + 1) / 2)] }'
+}
+
 # cell LINE METRIC: "VALUE p50 p99 [E err]" or "n/a"
 cell() {
 	local line=$1 metric=$2 errs
@@ -212,17 +230,28 @@ scenario() {
 		;;
 	esac
 	print_header
-	load direct --url "$url" "${time_args[@]}" "${direct_args[@]}" "$@"
-	proxied=""
-	if [ -n "$PROXY_ADDR" ]; then
-		if ! kill -0 "$PROXY_PID" 2>/dev/null; then
-			echo "bench: the proxy has exited; its stderr:" >&2
-			tail -n 20 "$tmp/proxy.err" >&2
-			PROXY_ADDR=""
-		else
-			load proxied --url "$url" "${time_args[@]}" "${proxy_args[@]}" "$@"
+	local r ds=() ps=()
+	for r in $(seq "$ROUNDS"); do
+		load direct --url "$url" "${time_args[@]}" "${direct_args[@]}" "$@"
+		ds+=("$direct")
+		proxied=""
+		if [ -n "$PROXY_ADDR" ]; then
+			if ! kill -0 "$PROXY_PID" 2>/dev/null; then
+				echo "bench: the proxy has exited; its stderr:" >&2
+				tail -n 20 "$tmp/proxy.err" >&2
+				PROXY_ADDR=""
+			else
+				load proxied --url "$url" "${time_args[@]}" "${proxy_args[@]}" "$@"
+			fi
 		fi
-	fi
+		ps+=("$proxied")
+		# a proxy that cannot do it once will not do it in later rounds
+		if [ -z "$proxied" ] && [ "$r" = 1 ] && [ -n "$direct" ]; then
+			break
+		fi
+	done
+	direct=$(median "$metric" "${ds[@]}")
+	proxied=$(median "$metric" "${ps[@]}")
 	ratio="n/a"
 	if [ -n "$direct" ] && [ -n "$proxied" ]; then
 		d=$(field "$metric" "$direct")
@@ -233,8 +262,67 @@ scenario() {
 		"$(cell "$proxied" "$metric")" "$ratio"
 }
 
+# memory NAME COUNT SCHEME: the proxy's resident memory per open connection.
+# A fresh proxy (so memory freed by earlier scenarios does not hide the
+# cost) is started; pv-load opens COUNT connections through it, one request
+# each, and holds them; VmRSS of the proxy is read before and while they
+# are held.
+memory() {
+	local name=$1 n=$2 scheme=$3 url base held per rc=0 i
+	local args=()
+	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
+		return 0
+	fi
+	print_header
+	case "$scheme" in
+	http) url="http://$HTTP_ADDR/hello" ;;
+	http-tunnel)
+		url="http://$HTTP_ADDR/hello"
+		args=(--connect-tunnel)
+		;;
+	https)
+		url="https://$HTTPS_ADDR/hello"
+		args=(--tls "$PROXY_TRUST")
+		;;
+	*) die "memory $name: unknown scheme $scheme" ;;
+	esac
+	local mp maddr
+	if ! start_bg "proxy-mem-$n-$scheme" "${pin_proxy[@]}" "$PASSAVANT_BIN" proxy \
+		-p "$tmp/policy.yaml" --listen 127.0.0.1:0 --session-dir "$tmp/session-mem-$n-$scheme"; then
+		printf '%-28s %-32s %-32s %s\n' "$name" "-" "n/a" "-"
+		return 0
+	fi
+	mp=${pids[-1]}
+	maddr=$ADDR
+	sleep 0.5
+	base=$(awk '/^VmRSS/ { print $2 }' "/proc/$mp/status")
+	"${pin_other[@]}" "$PASSAVANT_TOOLS/pv-load" --url "$url" --proxy "$maddr" \
+		-c "$n" --hold 2 "${args[@]}" >"$tmp/hold.out" 2>"$tmp/hold.err" &
+	local lp=$!
+	held=""
+	for i in $(seq 600); do
+		if grep -q '^pv-load: holding' "$tmp/hold.err"; then
+			held=$(awk '/^VmRSS/ { print $2 }' "/proc/$mp/status")
+			break
+		fi
+		kill -0 "$lp" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$lp" || rc=$?
+	kill -TERM "$mp" 2>/dev/null || true
+	wait "$mp" 2>/dev/null || true
+	if [ -z "$held" ] || [ "$rc" != 0 ]; then
+		{ grep -v '^pv-load: holding' "$tmp/hold.err" || true; } | head -n 5 | sed 's/^/    pv-load: /' >&2
+		printf '%-28s %-32s %-32s %s\n' "$name" "-" "n/a" "-"
+		return 0
+	fi
+	per=$(awk -v b="$base" -v h="$held" -v n="$n" 'BEGIN { printf "%.1f", (h - b) / n }')
+	printf '%-28s %-32s %-32s %s\n' "$name" "-" \
+		"$(printf '%8s KiB/conn (RSS %s->%s KiB)' "$per" "$base" "$held")" "-"
+}
+
 echo "bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -srm), $(nproc) CPUs, ${SECS}s per measurement," \
-	"PIN=$PIN"
+	"median of $ROUNDS alternating rounds, PIN=$PIN"
 version=$("$PASSAVANT_BIN" --version 2>/dev/null) || version="version unknown"
 echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-none}" \
 	"(${version%%$'\n'*})"
@@ -242,6 +330,7 @@ echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-no
 # ---------------------------------------------------------------- scenarios
 # One line each. SCHEME: http (absolute-form through the proxy), http-tunnel
 # (CONNECT, plain HTTP inside), https (CONNECT + TLS, terminated by the proxy).
+# memory NAME COUNT SCHEME: proxy RSS per held-open connection.
 scenario "http keep-alive c=1" http -c 1
 scenario "http keep-alive c=32" http -c 32
 scenario "http in tunnel c=32" http-tunnel -c 32
@@ -249,3 +338,5 @@ scenario "https keep-alive c=32" https -c 32
 scenario "https new tunnel c=32" https -c 32 --new-conn
 scenario "https download 64MiB" https --download 67108864 -n 3
 scenario "https upload 64MiB" https --upload 67108864 -n 3
+memory "http tunnels open x1000" 1000 http-tunnel
+memory "https tunnels open x1000" 1000 https
