@@ -80,12 +80,12 @@ fi
 # "listening on HOST:PORT" line and sets ADDR. Returns 1 if it never came.
 ADDR=
 start_bg() {
-	local name=$1 pid i
+	local name=$1 pid
 	shift
 	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	pid=$!
 	pids+=("$pid")
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		ADDR=$(sed -n 's/^listening on //p' "$tmp/$name.out" | head -n 1)
 		[ -n "$ADDR" ] && return 0
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -268,7 +268,7 @@ scenario() {
 # each, and holds them; VmRSS of the proxy is read before and while they
 # are held.
 memory() {
-	local name=$1 n=$2 scheme=$3 url base held per rc=0 i
+	local name=$1 n=$2 scheme=$3 url base held per rc=0
 	local args=()
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
 		return 0
@@ -300,7 +300,7 @@ memory() {
 		-c "$n" --hold 2 "${args[@]}" >"$tmp/hold.out" 2>"$tmp/hold.err" &
 	local lp=$!
 	held=""
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		if grep -q '^pv-load: holding' "$tmp/hold.err"; then
 			held=$(awk '/^VmRSS/ { print $2 }' "/proc/$mp/status")
 			break
