@@ -869,6 +869,10 @@ static int dispatch(struct conn *c)
 		query = q + 1;
 	}
 	record_flush(c, true, false);
+	/* Received in full and recorded: nothing "incomplete" to record if the
+	 * connection ends while we answer. raw stays for /echo until the next
+	 * request begins. */
+	c->in_request = false;
 
 	if (strcmp(path, "/ws") == 0)
 		return start_ws(c);
