@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/support/certs.h"
+#include "tests/support/net.h"
 #include "tests/support/proc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/upstream.h"
@@ -508,6 +510,63 @@ static void test_websocket(void)
 	free(err);
 }
 
+static void test_raw_pipelining_and_incomplete(void)
+{
+	static const char reqs[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+				   "GET /bytes/10 HTTP/1.1\r\nHost: x\r\n\r\n"
+				   "GET /chunked/5 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	static const char partial[] = "POST /sink HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc";
+	char rpath[4096], *got, *rec;
+	struct test_upstream u;
+	struct test_upstream_opts o;
+	bool eof = false;
+	int fd;
+
+	snprintf(rpath, sizeof(rpath), "%s/record3.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.record_path = rpath;
+	CU_ASSERT_FATAL(test_upstream_start(&u, &o) == 0);
+	/* Three pipelined requests in one write, answered in order. */
+	fd = test_tcp_connect(u.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(test_send_all(fd, reqs, sizeof(reqs) - 1) == 0);
+	got = test_recv_until(fd, NULL, 5000, NULL, &eof);
+	close(fd);
+	CU_ASSERT(eof);
+	CU_ASSERT(got != NULL && strstr(got, "\r\n\r\nhello\nHTTP/1.1 200 OK\r\n") != NULL);
+	CU_ASSERT(got != NULL && strstr(got, "\r\n\r\n0123456789HTTP/1.1 200 OK\r\n") != NULL);
+	CU_ASSERT(got != NULL && strstr(got, "Connection: close\r\n\r\n5\r\n01234\r\n0\r\n\r\n") != NULL);
+	free(got);
+	/* A request cut short is recorded as incomplete, once. */
+	fd = test_tcp_connect(u.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(test_send_all(fd, partial, sizeof(partial) - 1) == 0);
+	close(fd);
+	/* A download aborted mid-body: its request is recorded once, complete. */
+	{
+		char big[] = "GET /bytes/100000000 HTTP/1.1\r\nHost: x\r\n\r\n";
+
+		fd = test_tcp_connect(u.addr, 5000);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT(test_send_all(fd, big, sizeof(big) - 1) == 0);
+		got = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+		free(got);
+		close(fd);
+	}
+	CU_ASSERT_EQUAL(test_upstream_stop(&u), 0);
+	rec = test_read_file(rpath, NULL);
+	CU_ASSERT_FATAL(rec != NULL);
+	CU_ASSERT(strstr(rec, "=== conn 1 req 1 ===\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+			      "=== conn 1 req 2 ===\nGET /bytes/10 ") != NULL);
+	CU_ASSERT(strstr(rec, "=== conn 1 req 3 ===\nGET /chunked/5 ") != NULL);
+	CU_ASSERT(strstr(rec, "=== conn 2 req 1 incomplete ===\nPOST /sink HTTP/1.1\r\n"
+			      "Host: x\r\nContent-Length: 100\r\n\r\nabc") != NULL);
+	CU_ASSERT(strstr(rec, "=== conn 3 req 1 ===\nGET /bytes/100000000 HTTP/1.1\r\nHost: x\r\n\r\n") != NULL);
+	CU_ASSERT(strstr(rec, "conn 3 req 1 incomplete") == NULL);
+	CU_ASSERT(strstr(rec, "\r\n\r\nGET /bytes/100000000") == NULL);
+	free(rec);
+}
+
 TEST_REGISTRAR(upstream_selftest_register)
 {
 	CU_pSuite s = test_suite("upstream_selftest", suite_init, suite_cleanup);
@@ -521,6 +580,7 @@ TEST_REGISTRAR(upstream_selftest_register)
 	test_add(s, "/echo", test_echo);
 	test_add(s, "/status /headers /close /sink", test_status_headers_close_sink);
 	test_add(s, "--record", test_record);
+	test_add(s, "raw: pipelining, incomplete and aborted requests", test_raw_pipelining_and_incomplete);
 	test_add(s, "HTTPS with the test CA", test_https);
 	test_add(s, "certificate from another CA rejected", test_bad_cert_rejected);
 	test_add(s, "WebSocket echo (python3 client)", test_websocket);

@@ -1,0 +1,155 @@
+/*
+ * net.c - raw TCP client helpers (net.h).
+ */
+#include "tests/support/net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/support/proc.h"
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int test_tcp_connect(const char *hostport, int timeout_ms)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	char host[64];
+	uint16_t port;
+	int fd, one = 1, err = 0;
+	socklen_t errlen = sizeof(err);
+	struct pollfd pfd;
+
+	memset(&ss, 0, sizeof(ss));
+	if (test_parse_hostport(hostport, host, sizeof(host), &port) < 0) {
+		fprintf(stderr, "net: bad address '%s'\n", hostport);
+		return -1;
+	}
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)&ss)->sin_port = htons(port);
+		sslen = sizeof(struct sockaddr_in);
+	} else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+		sslen = sizeof(struct sockaddr_in6);
+	} else {
+		fprintf(stderr, "net: '%s' is not an IP literal\n", host);
+		return -1;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		fprintf(stderr, "net: socket: %s\n", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&ss, sslen) < 0) {
+		if (errno != EINPROGRESS) {
+			fprintf(stderr, "net: connect %s: %s\n", hostport, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, timeout_ms) != 1 ||
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) < 0 || err != 0) {
+			fprintf(stderr, "net: connect %s: %s\n", hostport,
+				err ? strerror(err) : "timed out");
+			close(fd);
+			return -1;
+		}
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
+		fprintf(stderr, "net: socket options: %s\n", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int test_send_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+char *test_recv_until(int fd, const char *stop, int timeout_ms, size_t *len, bool *eof)
+{
+	long long deadline = mono_ms() + timeout_ms;
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (eof != NULL)
+		*eof = false;
+	if (buf == NULL)
+		return NULL;
+	buf[0] = '\0';
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		long long left = deadline - mono_ms();
+		ssize_t r;
+
+		if (stop != NULL && strstr(buf, stop) != NULL)
+			break;
+		if (left <= 0)
+			break;
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0)
+			continue;
+		if (n + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (nb == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = recv(fd, buf + n, cap - n - 1, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			/* An error (e.g. reset) ends the stream like end of file. */
+			if (eof != NULL)
+				*eof = true;
+			break;
+		}
+		n += (size_t)r;
+		buf[n] = '\0';
+	}
+	if (len != NULL)
+		*len = n;
+	return buf;
+}
