@@ -128,7 +128,10 @@ static int make_ro_fallback(const char *path, bool recursive, char *err, size_t 
 		return -1;
 	if (!recursive)
 		return 0;
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	/* The host's proc under /oldroot: until the final pivot our own
+	 * root has no /proc. It lists our namespace's mounts, relative to
+	 * our root, since "self" is us in every ancestor PID namespace. */
+	fd = open(SBX_OLDROOT "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		sbx_seterr(err, errlen, errno, "cannot open /proc/self/mountinfo");
 		return -1;

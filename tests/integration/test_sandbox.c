@@ -1,0 +1,771 @@
+/*
+ * test_sandbox.c - the sandbox seen from inside: pv-probe runs under
+ * sbx_start() and reports through its exit status what it could do
+ * (STYLE.md 19). Suites "sandbox_net", "sandbox_fs", "sandbox_seccomp",
+ * "sandbox_proc", "sandbox_status", "sandbox_bench".
+ *
+ * Without user namespaces every test is skipped with the reason printed,
+ * unless PASSAVANT_SANDBOX_MUST_WORK=1, when that is a failure.
+ *
+ * The test tree lives under /var/tmp, not /tmp: the sandbox's /tmp is a
+ * private tmpfs, so a tree under the host's /tmp would not be visible.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "tests/support/testlib.h"
+
+static bool skip;             /* no user namespaces: every test returns */
+static char *root;            /* /var/tmp/pv-sbx.XXXXXX */
+static char probe[PATH_MAX];  /* $PASSAVANT_TOOLS/pv-probe */
+static char outpath[PATH_MAX]; /* the probe's stdout, per run */
+
+/* Paths of the test tree (under root). */
+static char p_home[PATH_MAX], p_home2[PATH_MAX], p_work[PATH_MAX], p_work2[PATH_MAX];
+static char p_secret[PATH_MAX], p_secretfile[PATH_MAX], p_pub[PATH_MAX], p_ro[PATH_MAX];
+static char p_masked[PATH_MAX], p_sentinel[PATH_MAX];
+
+/* Builds root/rel into buf. */
+static char *at(char *buf, const char *rel)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
+	return buf;
+}
+
+/* Can this process create the namespaces? Tries in a throwaway child. */
+static bool userns_available(char *why, size_t len)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			      CLONE_NEWUTS) == 0 ? 0 : errno);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		snprintf(why, len, "probe child failed");
+		return false;
+	}
+	if (WEXITSTATUS(st) != 0) {
+		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
+		return false;
+	}
+	return true;
+}
+
+static int mkfile(const char *path, const char *text)
+{
+	return test_write_file(path, text, strlen(text));
+}
+
+static int suite_init(void)
+{
+	static const char *const dirs[] = { "home", "home2", "work", "work/.git", "work/ro", "work2",
+					    "secret", "secret/pub", NULL };
+	char why[256], buf[PATH_MAX];
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+	size_t i;
+
+	if (!userns_available(why, sizeof(why))) {
+		if (must != NULL && strcmp(must, "1") == 0) {
+			fprintf(stderr, "sandbox: namespaces unavailable (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
+			return -1;
+		}
+		fprintf(stderr, "sandbox: SKIP: user namespaces unavailable: %s\n", why);
+		skip = true;
+		return 0;
+	}
+	if (root != NULL)
+		return 0; /* several suites share one tree */
+	root = strdup("/var/tmp/pv-sbx.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL)
+		return -1;
+	snprintf(probe, sizeof(probe), "%s/pv-probe", test_tools_dir());
+	if (access(probe, X_OK) < 0) {
+		fprintf(stderr, "sandbox: %s: %s\n", probe, strerror(errno));
+		return -1;
+	}
+	for (i = 0; dirs[i] != NULL; i++)
+		if (mkdir(at(buf, dirs[i]), 0755) < 0)
+			return -1;
+	at(p_home, "home");
+	at(p_home2, "home2");
+	at(p_work, "work");
+	at(p_work2, "work2");
+	at(p_secret, "secret");
+	at(p_pub, "secret/pub");
+	at(p_secretfile, "secretfile");
+	at(p_ro, "work/ro");
+	at(p_masked, "masked.txt");
+	at(p_sentinel, "sentinel.txt");
+	at(outpath, "probe.out");
+	if (mkfile(at(buf, "home/.bashrc"), "original\n") < 0 || mkfile(at(buf, "secret/key"), "TOPSECRET\n") < 0 ||
+	    mkfile(at(buf, "secret/pub/public"), "public\n") < 0 || mkfile(p_secretfile, "TOPSECRET\n") < 0 ||
+	    mkfile(p_masked, "REALVALUE\n") < 0 || mkfile(p_sentinel, "SENTINEL1\n") < 0 ||
+	    mkfile(at(buf, "work/.git/config"), "[core]\n") < 0)
+		return -1;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	return 0;
+}
+
+/* Called once at exit: the tree is shared by the suites. */
+__attribute__((destructor)) static void remove_tree(void)
+{
+	if (root != NULL) {
+		test_rmtree(root);
+		free(root);
+		root = NULL;
+	}
+}
+
+/* ------------------------------------------------------------ harness */
+
+/* The accept thread: answers "pong" to each connection on the passed fd
+ * until told to stop; counts connections. */
+struct acceptor {
+	int fd;
+	int count;
+	volatile int stop;
+	pthread_t th;
+};
+
+static void *accept_loop(void *arg)
+{
+	struct acceptor *a = arg;
+	struct pollfd pfd = { .fd = a->fd, .events = POLLIN };
+	char buf[64];
+	int c;
+
+	while (!a->stop) {
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		c = accept(a->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		a->count++;
+		/* The accepted socket inherits O_NONBLOCK on Linux? No: it
+		 * does not; read blocks until the probe writes. */
+		if (read(c, buf, sizeof(buf)) > 0 && write(c, "pong\n", 5) != 5)
+			fprintf(stderr, "acceptor: short write\n");
+		close(c);
+	}
+	return NULL;
+}
+
+/* The config most tests use: the test tree's lists. */
+static const char *l_allow_write[4], *l_deny_read[3], *l_allow_read[2], *l_deny_write[2];
+static const char *l_protect[8];
+static char pr_bashrc[PATH_MAX], pr_bashrc2[PATH_MAX], pr_hooks[PATH_MAX], pr_hooks2[PATH_MAX];
+static char pr_gitcfg2[PATH_MAX];
+static struct sbx_mask l_masks[1];
+
+static void base_config(struct sbx_config *c, char *const *argv)
+{
+	memset(c, 0, sizeof(*c));
+	c->argv = argv;
+	c->cwd = p_work;
+	l_allow_write[0] = p_work;
+	l_allow_write[1] = p_work2;
+	l_allow_write[2] = p_home2;
+	l_allow_write[3] = NULL;
+	l_deny_read[0] = p_secret;
+	l_deny_read[1] = p_secretfile;
+	l_deny_read[2] = NULL;
+	l_allow_read[0] = p_pub;
+	l_allow_read[1] = NULL;
+	l_deny_write[0] = p_ro;
+	l_deny_write[1] = NULL;
+	at(pr_bashrc, "home/.bashrc");
+	at(pr_bashrc2, "home2/.bashrc");
+	at(pr_hooks, "work/.git/hooks");
+	at(pr_hooks2, "work2/.git/hooks");
+	at(pr_gitcfg2, "work2/.git/config");
+	l_protect[0] = pr_bashrc;
+	l_protect[1] = pr_bashrc2;
+	l_protect[2] = pr_hooks;
+	l_protect[3] = pr_hooks2;
+	l_protect[4] = pr_gitcfg2;
+	l_protect[5] = NULL;
+	l_masks[0].host_path = p_masked;
+	l_masks[0].sentinel_path = p_sentinel;
+	c->allow_write = l_allow_write;
+	c->deny_read = l_deny_read;
+	c->allow_read = l_allow_read;
+	c->deny_write = l_deny_write;
+	c->protect = l_protect;
+	c->masks = l_masks;
+	c->n_masks = 1;
+}
+
+/* Result of one sandboxed run. */
+struct run {
+	int status;   /* sbx_wait(), or -125 when sbx_start() failed */
+	char err[512];
+	char *out;    /* the probe's stdout (malloc'd) */
+	int accepted; /* connections the acceptor took */
+};
+
+/*
+ * Starts cfg (argv from the config), its stdout into outpath, with an
+ * accept thread on the passed fd; waits; fills r. If sigafter is set,
+ * sends it with sbx_kill once readyfile exists.
+ */
+static void run_cfg(struct sbx_config *cfg, struct run *r, int sig, const char *readyfile)
+{
+	struct acceptor a;
+	struct sbx *s = NULL;
+	int saved, ofd, i;
+
+	memset(r, 0, sizeof(*r));
+	memset(&a, 0, sizeof(a));
+	ofd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CU_ASSERT_FATAL(ofd >= 0);
+	fflush(stdout);
+	saved = dup(1);
+	CU_ASSERT_FATAL(saved >= 0);
+	CU_ASSERT_FATAL(dup2(ofd, 1) == 1);
+	i = sbx_start(cfg, &s, r->err, sizeof(r->err));
+	CU_ASSERT_FATAL(dup2(saved, 1) == 1);
+	close(saved);
+	close(ofd);
+	if (i < 0) {
+		r->status = -125;
+		r->out = strdup("");
+		return;
+	}
+	a.fd = sbx_take_listen_fd(s);
+	CU_ASSERT(a.fd >= 0);
+	CU_ASSERT_FATAL(pthread_create(&a.th, NULL, accept_loop, &a) == 0);
+	if (sig != 0) {
+		for (i = 0; i < 1000 && access(readyfile, F_OK) < 0; i++)
+			usleep(10000);
+		CU_ASSERT(access(readyfile, F_OK) == 0);
+		CU_ASSERT(sbx_kill(s, sig) == 0);
+	}
+	r->status = sbx_wait(s);
+	a.stop = 1;
+	pthread_join(a.th, NULL);
+	r->accepted = a.count;
+	close(a.fd);
+	if (sbx_exec_error(s) != NULL)
+		snprintf(r->err, sizeof(r->err), "%s", sbx_exec_error(s));
+	sbx_free(s);
+	r->out = test_read_file(outpath, NULL);
+	if (r->out == NULL)
+		r->out = strdup("");
+}
+
+/* Runs pv-probe with the arguments (NULL-terminated) in the base config
+ * and returns its status; *out gets its stdout if out is not NULL. */
+static int probe_run(char **out, ...) __attribute__((sentinel));
+static int probe_run(char **out, ...)
+{
+	char *argv[8];
+	struct sbx_config cfg;
+	struct run r;
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = probe;
+	va_start(ap, out);
+	while (n < 7 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	base_config(&cfg, argv);
+	run_cfg(&cfg, &r, 0, NULL);
+	if (r.status == -125)
+		fprintf(stderr, "sbx_start failed: %s\n", r.err);
+	if (out != NULL)
+		*out = r.out;
+	else
+		free(r.out);
+	return r.status;
+}
+
+#define SKIP_IF_NEEDED() \
+	do {             \
+		if (skip)    \
+			return;  \
+	} while (0)
+
+/* ------------------------------------------------------------ network */
+
+/* The command reaches 127.0.0.1:3128, and it is the test's acceptor on
+ * the passed fd that answers. */
+static void test_proxy_port(void)
+{
+	char *argv[] = { probe, "connect", "127.0.0.1", "3128", "ping\n", NULL };
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	base_config(&cfg, argv);
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 0);
+	CU_ASSERT_EQUAL(r.accepted, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "pong"));
+	free(r.out);
+}
+
+/* A server on the host's loopback is not the sandbox's loopback. */
+static void test_host_loopback_unreachable(void)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	char port[16];
+	int fd, c;
+
+	SKIP_IF_NEEDED();
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	CU_ASSERT_FATAL(listen(fd, 8) == 0);
+	CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&sin, &len) == 0);
+	snprintf(port, sizeof(port), "%u", ntohs(sin.sin_port));
+	CU_ASSERT_EQUAL(probe_run(NULL, "connect", "127.0.0.1", port, NULL), 14); /* ECONNREFUSED */
+	c = accept(fd, NULL, NULL);
+	CU_ASSERT(c < 0 && errno == EAGAIN);
+	if (c >= 0)
+		close(c);
+	close(fd);
+	/* Anything off the loopback has no route at all. */
+	CU_ASSERT_EQUAL(probe_run(NULL, "connect", "192.0.2.1", "80", NULL), 15); /* ENETUNREACH */
+}
+
+/* ------------------------------------------------------------ filesystem */
+
+static void test_deny_read(void)
+{
+	char buf[PATH_MAX], *out = NULL;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	/* A denied directory is an empty read-only tmpfs but for the
+	 * re-allowed path's mount point. */
+	rc = probe_run(&out, "ls", p_secret, NULL);
+	CU_ASSERT(rc == 0 && strstr(out, "key") == NULL);
+	free(out);
+	CU_ASSERT_EQUAL(probe_run(NULL, "read", at(buf, "secret/key"), NULL), 13);
+	/* A denied file reads empty. */
+	rc = probe_run(&out, "read", p_secretfile, NULL);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT(strstr(out, "TOPSECRET") == NULL);
+	free(out);
+	/* allow_read re-allows inside the denied region. */
+	rc = probe_run(&out, "read", at(buf, "secret/pub/public"), NULL);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "public"));
+	free(out);
+	/* Nor can the cover be written. */
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", at(buf, "secret/new"), NULL), 12);
+}
+
+static void test_masked_file(void)
+{
+	char *out = NULL;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL(probe_run(&out, "read", p_masked, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "SENTINEL1"));
+	CU_ASSERT(strstr(out, "REALVALUE") == NULL);
+	free(out);
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", p_masked, NULL), 12);
+}
+
+static void test_allow_write_persists(void)
+{
+	char buf[PATH_MAX], *text;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", at(buf, "work/out.txt"), NULL), 0);
+	text = test_read_file(buf, NULL);
+	CU_ASSERT(text != NULL && strcmp(text, "probe\n") == 0);
+	free(text);
+	/* The rest of the host is read-only. */
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", at(buf, "newfile"), NULL), 12);
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", "/etc/pv-probe-test", NULL), 12);
+	CU_ASSERT(access(buf, F_OK) < 0);
+	/* deny_write wins inside allow_write. */
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", at(buf, "work/ro/x"), NULL), 12);
+	CU_ASSERT(access(buf, F_OK) < 0);
+}
+
+static void test_private_tmp(void)
+{
+	char name[64];
+
+	SKIP_IF_NEEDED();
+	snprintf(name, sizeof(name), "/tmp/pv-sbx-private-%ld", (long)getpid());
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", name, NULL), 0);
+	CU_ASSERT(access(name, F_OK) < 0 && errno == ENOENT);
+}
+
+static void test_protect_existing(void)
+{
+	char *text;
+
+	SKIP_IF_NEEDED();
+	/* ~/.bashrc exists, HOME read-only around it. */
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", pr_bashrc, NULL), 12);
+	text = test_read_file(pr_bashrc, NULL);
+	CU_ASSERT(text != NULL && strcmp(text, "original\n") == 0);
+	free(text);
+}
+
+static void test_protect_missing(void)
+{
+	char buf[PATH_MAX], buf2[PATH_MAX];
+
+	SKIP_IF_NEEDED();
+	/* HOME writable, ~/.bashrc does not exist: cannot be created. */
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "write", pr_bashrc2, NULL), 0);
+	CU_ASSERT(access(pr_bashrc2, F_OK) < 0 && errno == ENOENT);
+	/* .git exists, .git/hooks does not: neither the directory nor a
+	 * hook in it can be created. */
+	at(buf, "work/.git/hooks/pre-commit");
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "mkdir", pr_hooks, NULL), 0);
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "write", buf, NULL), 0);
+	CU_ASSERT(access(pr_hooks, F_OK) < 0 && errno == ENOENT);
+	/* No .git at all in work2: .git itself cannot be made. */
+	at(buf, "work2/.git");
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "mkdir", buf, NULL), 0);
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "write", pr_gitcfg2, NULL), 0);
+	CU_ASSERT(access(buf, F_OK) < 0 && errno == ENOENT);
+	/* .git cannot be moved aside to make a new one with hooks. */
+	at(buf, "work/.git");
+	at(buf2, "work/.git-moved");
+	CU_ASSERT_EQUAL(probe_run(NULL, "rename", buf, buf2, NULL), 19); /* EBUSY */
+	CU_ASSERT(access(buf, F_OK) == 0);
+	/* Writes elsewhere in the same directories still work. */
+	at(buf, "home2/notes");
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", buf, NULL), 0);
+}
+
+/* The remount fallback (kernels without mount_setattr) gives the same
+ * read-only view. */
+static void test_ro_fallback(void)
+{
+	char buf[PATH_MAX];
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NO_MOUNT_SETATTR", "1", 1) == 0);
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", "/etc/pv-probe-test", NULL), 12);
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", at(buf, "work/out2.txt"), NULL), 0);
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", pr_bashrc, NULL), 12);
+	CU_ASSERT_EQUAL(probe_run(NULL, "read", p_secretfile, NULL), 1);
+	unsetenv("PASSAVANT_SBX_NO_MOUNT_SETATTR");
+}
+
+/* ------------------------------------------------------------ seccomp */
+
+static void test_seccomp(void)
+{
+	static const char *const eperm[] = { "socket-unix", "unshare-user", "clone-newuser", "mount",
+					     "ptrace", "keyctl", "bpf", "io-uring", "tiocsti", NULL };
+	char *out = NULL;
+	size_t i;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	for (i = 0; eperm[i] != NULL; i++) {
+		rc = probe_run(NULL, eperm[i], NULL);
+		if (rc != 10)
+			fprintf(stderr, "seccomp: %s exited %d, want 10 (EPERM)\n", eperm[i], rc);
+		CU_ASSERT_EQUAL(rc, 10);
+	}
+	/* clone3 is ENOSYS so that libc falls back to clone. */
+	CU_ASSERT_EQUAL(probe_run(NULL, "clone3", NULL), 16);
+	/* No capability left in any set. */
+	rc = probe_run(&out, "caps", NULL);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc != 0)
+		fprintf(stderr, "caps:\n%s", out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "NoNewPrivs:\t1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Seccomp:\t2"));
+	free(out);
+}
+
+static void test_unix_allowed(void)
+{
+	char *argv[] = { probe, "socket-unix", NULL };
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	base_config(&cfg, argv);
+	cfg.allow_unix_sockets = true;
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 0);
+	free(r.out);
+}
+
+/* ------------------------------------------------------------ processes */
+
+static void test_pid_namespace(void)
+{
+	char *out = NULL;
+
+	SKIP_IF_NEEDED();
+	/* The command is PID 2, child of our init. */
+	CU_ASSERT_EQUAL(probe_run(&out, "getpid", NULL), 2);
+	CU_ASSERT(strcmp(out, "2 1\n") == 0);
+	free(out);
+	/* /proc shows the init and the probe, nothing of the host. */
+	CU_ASSERT_EQUAL(probe_run(&out, "pids", NULL), 2);
+	free(out);
+}
+
+static void test_env(void)
+{
+	static const char *add[] = { "PV_ADDED=yes", "HTTPS_PROXY=http://127.0.0.1:3128", NULL };
+	static const char *rem[] = { "PV_SECRET_TOKEN", NULL };
+	char *argv[] = { probe, "env", "PV_ADDED", NULL };
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(setenv("PV_SECRET_TOKEN", "hunter2", 1) == 0);
+	base_config(&cfg, argv);
+	cfg.env_add = add;
+	cfg.env_remove = rem;
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 0);
+	CU_ASSERT(strcmp(r.out, "yes\n") == 0);
+	free(r.out);
+	argv[2] = "PV_SECRET_TOKEN";
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 1);
+	free(r.out);
+	unsetenv("PV_SECRET_TOKEN");
+}
+
+/* ------------------------------------------------------------ status */
+
+static void test_exit_statuses(void)
+{
+	char *argv[] = { "no-such-command-pv", NULL };
+	char buf[PATH_MAX];
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL(probe_run(NULL, "exit", "0", NULL), 0);
+	CU_ASSERT_EQUAL(probe_run(NULL, "exit", "3", NULL), 3);
+	CU_ASSERT_EQUAL(probe_run(NULL, "kill-self", "9", NULL), 137);
+	/* 127: no such command, with the message. */
+	base_config(&cfg, argv);
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 127);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no-such-command-pv"));
+	free(r.out);
+	/* 126: found, not executable. */
+	argv[0] = p_sentinel;
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 126);
+	free(r.out);
+	/* 125 class: setup fails, sbx_start says what. */
+	argv[0] = probe;
+	base_config(&cfg, argv);
+	l_allow_write[1] = at(buf, "does-not-exist");
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, -125);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "does-not-exist"));
+	free(r.out);
+	base_config(&cfg, argv);
+	cfg.cwd = buf;
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, -125);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "cannot chdir"));
+	free(r.out);
+}
+
+static void test_signals(void)
+{
+	char ready[PATH_MAX];
+	char *argv[] = { probe, "sigwait", ready, NULL };
+	char *argv2[] = { probe, "sleep", "60", NULL };
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	/* SIGTERM reaches the command, which handles it. */
+	at(ready, "work/ready");
+	unlink(ready);
+	base_config(&cfg, argv);
+	run_cfg(&cfg, &r, SIGTERM, ready);
+	CU_ASSERT_EQUAL(r.status, 100 + SIGTERM);
+	free(r.out);
+	/* Unhandled, it ends the command: 128+15. Its readiness is its
+	 * process existing, so wait a moment instead of a ready file. */
+	base_config(&cfg, argv2);
+	unlink(ready);
+	if (mkfile(ready, "") == 0) {
+		run_cfg(&cfg, &r, SIGTERM, ready);
+		CU_ASSERT_EQUAL(r.status, 128 + SIGTERM);
+		free(r.out);
+	}
+}
+
+/* Does any host process have marker in its command line? */
+static bool process_with(const char *marker)
+{
+	char path[300], buf[512];
+	struct dirent *d;
+	bool found = false;
+	DIR *dir = opendir("/proc");
+	ssize_t n, i;
+	int fd;
+
+	if (dir == NULL)
+		return false;
+	while (!found && (d = readdir(dir)) != NULL) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", d->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		found = strstr(buf, marker) != NULL;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* A background process the command leaves behind dies with the sandbox. */
+static void test_no_leftovers(void)
+{
+	char script[PATH_MAX + 64];
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	snprintf(script, sizeof(script), "%s sleep 4243 & exit 5", probe);
+	base_config(&cfg, argv);
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 5);
+	free(r.out);
+	usleep(100000);
+	CU_ASSERT_FALSE(process_with("sleep 4243"));
+}
+
+/* ------------------------------------------------------------ bench */
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Median launch-to-exit time of /bin/true in the sandbox and directly. */
+static void test_bench_true(void)
+{
+	char *argv[] = { "/bin/true", NULL };
+	long long sbx_us[50], direct_us[50], t;
+	struct sbx_config cfg;
+	struct sbx *s;
+	char err[512];
+	pid_t pid;
+	int i, st, fd;
+
+	SKIP_IF_NEEDED();
+	base_config(&cfg, argv);
+	for (i = 0; i < 50; i++) {
+		t = now_us();
+		CU_ASSERT_FATAL(sbx_start(&cfg, &s, err, sizeof(err)) == 0);
+		fd = sbx_take_listen_fd(s);
+		CU_ASSERT_EQUAL(sbx_wait(s), 0);
+		sbx_us[i] = now_us() - t;
+		close(fd);
+		sbx_free(s);
+		t = now_us();
+		pid = fork();
+		if (pid == 0) {
+			execv("/bin/true", argv);
+			_exit(127);
+		}
+		CU_ASSERT_FATAL(pid > 0 && waitpid(pid, &st, 0) == pid);
+		direct_us[i] = now_us() - t;
+	}
+	qsort(sbx_us, 50, sizeof(sbx_us[0]), cmp_ll);
+	qsort(direct_us, 50, sizeof(direct_us[0]), cmp_ll);
+	printf("\nsandbox_bench: /bin/true median of 50: sandboxed %.2f ms, direct %.2f ms, "
+	       "added %.2f ms (the test tree's config)\n",
+	       (double)sbx_us[25] / 1000.0, (double)direct_us[25] / 1000.0,
+	       (double)(sbx_us[25] - direct_us[25]) / 1000.0);
+}
+
+TEST_REGISTRAR(register_sandbox)
+{
+	CU_pSuite s;
+
+	s = test_suite("sandbox_net", suite_init, suite_cleanup);
+	test_add(s, "proxy port reaches the passed listener", test_proxy_port);
+	test_add(s, "host loopback and outside unreachable", test_host_loopback_unreachable);
+	s = test_suite("sandbox_fs", suite_init, suite_cleanup);
+	test_add(s, "deny_read covers, allow_read re-allows", test_deny_read);
+	test_add(s, "masked file shows the sentinel, read-only", test_masked_file);
+	test_add(s, "allow_write persists, rest read-only, deny_write wins", test_allow_write_persists);
+	test_add(s, "private /tmp", test_private_tmp);
+	test_add(s, "protected existing file", test_protect_existing);
+	test_add(s, "protected paths that do not exist yet", test_protect_missing);
+	test_add(s, "read-only remount fallback", test_ro_fallback);
+	s = test_suite("sandbox_seccomp", suite_init, suite_cleanup);
+	test_add(s, "refused calls and no capabilities", test_seccomp);
+	test_add(s, "allow_unix_sockets", test_unix_allowed);
+	s = test_suite("sandbox_proc", suite_init, suite_cleanup);
+	test_add(s, "PID namespace", test_pid_namespace);
+	test_add(s, "environment additions and removals", test_env);
+	s = test_suite("sandbox_status", suite_init, suite_cleanup);
+	test_add(s, "exit statuses 0 3 137 127 126 125", test_exit_statuses);
+	test_add(s, "SIGTERM forwarded", test_signals);
+	test_add(s, "no process left after exit", test_no_leftovers);
+	s = test_suite("sandbox_bench", suite_init, suite_cleanup);
+	test_add(s, "launch overhead of /bin/true", test_bench_true);
+}
