@@ -29,6 +29,11 @@ struct test_proc;
  *
  * ready_prefix NULL means "do not wait": return as soon as the child runs.
  *
+ * The child gets PR_SET_PDEATHSIG(SIGKILL): it dies when the calling
+ * thread ends (so a crashed test run leaves no server behind). Start
+ * children from a thread that lives as long as they should (the CUnit
+ * thread).
+ *
  * Returns NULL if the child cannot be started, exits, or does not print
  * the line within timeout_ms; in that case the child is killed and reaped,
  * and what it wrote to stdout and stderr is printed to our stderr, so the
