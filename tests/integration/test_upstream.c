@@ -235,6 +235,29 @@ static void test_status_headers_close_sink(void)
 	CU_ASSERT(strncmp(out, "delayed 200\n ", 13) == 0);
 	CU_ASSERT(strtod(out + 13, NULL) >= 0.2);
 	free(out);
+	/* /rawhex: exactly these bytes come back, then the connection closes. */
+	{
+		static const char raw[] = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n"
+					  "Content-Length: 4\r\n\r\nabcd";
+		char path[512];
+		bool eof = false;
+		int fd;
+
+		CU_ASSERT_FATAL(test_upstream_rawhex_path(path, sizeof(path), raw, sizeof(raw) - 1) == 0);
+		fd = test_tcp_connect(up.addr, 5000);
+		CU_ASSERT_FATAL(fd >= 0);
+		{
+			char req[600];
+			int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+
+			CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
+		}
+		out = test_recv_until(fd, NULL, 5000, NULL, &eof);
+		close(fd);
+		CU_ASSERT(eof);
+		CU_ASSERT_STRING_EQUAL(out ? out : "", raw);
+		free(out);
+	}
 	/* /close: the second request needs a new connection. */
 	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/close"), url(&up, "/hello"), NULL,
 				   NULL, NULL, NULL), 0);

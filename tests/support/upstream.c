@@ -19,6 +19,24 @@ char test_upstream_pattern(uint64_t i)
 	return pattern_chars[i % (sizeof(pattern_chars) - 1)];
 }
 
+int test_upstream_rawhex_path(char *path, size_t cap, const void *bytes, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *b = bytes;
+	size_t i, o;
+
+	if (cap < 8 + 2 * len + 1)
+		return -1;
+	memcpy(path, "/rawhex/", 8);
+	o = 8;
+	for (i = 0; i < len; i++) {
+		path[o++] = hex[b[i] >> 4];
+		path[o++] = hex[b[i] & 15];
+	}
+	path[o] = '\0';
+	return 0;
+}
+
 const char *test_tool_path(const char *name)
 {
 	static char path[4096];

@@ -9,9 +9,12 @@
  *   /echo           200, body = the raw request head + body as received
  *   /status/N       status N, short body
  *   /close          200 with Connection: close, then closes
- *   /headers?k=v&.. 200 with each k: v as a response header
+ *   /headers?k=v&.. 200 with each k: v as a response header (percent-
+ *                   decoded; framing headers not filtered, on purpose)
  *   /sink           reads a request body of any size, replies "N\n"
  *   /delay/MS       200 "delayed MS\n" after MS ms (at most 600000)
+ *   /rawhex/HEX     the bytes HEX encodes, verbatim, as the whole response
+ *                   (at most 32 KiB), then close: malformed responses
  *   /ws             WebSocket upgrade (101), then echoes frames unmodified
  *   /git/...        git http-backend (only with --git-root)
  *   anything else   404
@@ -25,6 +28,7 @@
 #ifndef PASSAVANT_TEST_UPSTREAM_H
 #define PASSAVANT_TEST_UPSTREAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tests/support/proc.h"
@@ -67,6 +71,10 @@ int test_upstream_stop(struct test_upstream *u);
  * Uses the git CLI. Returns 0, or -1 with the reason on stderr.
  */
 int test_git_fixture(const char *root, const char *name, size_t big_bytes);
+
+/* Writes "/rawhex/<hex of bytes>" into path (cap bytes). Returns 0, or -1
+ * if it does not fit. */
+int test_upstream_rawhex_path(char *path, size_t cap, const void *bytes, size_t len);
 
 /* "$PASSAVANT_TOOLS/<name>" in a static buffer (overwritten on each call). */
 const char *test_tool_path(const char *name);

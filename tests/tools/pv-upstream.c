@@ -37,11 +37,16 @@
  *                   and 304)
  *   /close          200 "bye\n" with Connection: close, then closes
  *   /headers?k=v..  200 "ok\n" with a response header k: v per pair
- *                   (percent-decoded; CR, LF and NUL refused with 400)
+ *                   (percent-decoded; CR, LF and NUL refused with 400;
+ *                   framing headers are not filtered, so a test can send
+ *                   e.g. a second Content-Length on purpose)
  *   /sink           reads a request body of any size without keeping it,
  *                   replies "N\n" (N = body bytes after de-chunking)
  *   /delay/MS       200 "delayed MS\n" after MS milliseconds (at most
  *                   600000), for timeout tests
+ *   /rawhex/HEX     writes the bytes HEX encodes (at most 32 KiB), verbatim,
+ *                   as the whole response, then closes: for malformed or
+ *                   ambiguous responses (no X-Upstream-Conn here)
  *   /ws             WebSocket (RFC 6455): 101, then every frame is sent back
  *                   with the same FIN/RSV/opcode and payload, unmasked (a
  *                   ping is answered with a pong; a close is echoed, then
@@ -922,6 +927,32 @@ static int dispatch(struct conn *c)
 	} else if (strcmp(path, "/headers") == 0) {
 		if (respond_headers(c, query) < 0)
 			return -1;
+	} else if (strncmp(path, "/rawhex/", 8) == 0) {
+		const char *h = path + 8;
+		size_t n = strlen(h);
+		unsigned char raw[32768];
+
+		if (n % 2 != 0 || n / 2 > sizeof(raw)) {
+			if (respond_text(c, 400, "bad hex\n") < 0)
+				return -1;
+		} else {
+			for (size_t i = 0; i < n / 2; i++) {
+				int hi = hexval((unsigned char)h[2 * i]);
+				int lo = hexval((unsigned char)h[2 * i + 1]);
+
+				if (hi < 0 || lo < 0) {
+					c->close_after = true;
+					if (respond_text(c, 400, "bad hex\n") < 0)
+						return -1;
+					finish_response(c);
+					return 0;
+				}
+				raw[i] = (unsigned char)(hi * 16 + lo);
+			}
+			if (evbuffer_add(bufferevent_get_output(c->bev), raw, n / 2) < 0)
+				return -1;
+			c->close_after = true;
+		}
 	} else if (strncmp(path, "/delay/", 7) == 0) {
 		uint64_t ms;
 		struct timeval tv;
