@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -97,11 +98,10 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 	/* 1. Wait for the maps: until the parent wrote uid_map, we have no
 	 * uid in our namespace and mount and netns calls would fail. */
 	do
-		n = read(pl->sync_rd, &c, 1);
+		n = recv(pl->sock, &c, 1, 0);
 	while (n < 0 && errno == EINTR);
 	if (n != 1)
 		child_fail(pl, 125, "the parent did not finish the user namespace maps");
-	close(pl->sync_rd);
 	/* The UTS namespace is ours: a neutral hostname hides the host's. */
 	if (sethostname("passavant", strlen("passavant")) < 0) {
 		sbx_seterr(err, sizeof(err), errno, "cannot set the hostname in the UTS namespace");
@@ -114,12 +114,12 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 		child_fail(pl, 125, err);
 	/* 3. Hand the listener out and drop our copy: the command must not
 	 * be able to accept its own connections. */
-	if (fdpass_send(pl->sock_wr, lfd) < 0) {
+	if (fdpass_send(pl->sock, lfd) < 0) {
 		sbx_seterr(err, sizeof(err), errno, "cannot pass the listener to the proxy");
 		child_fail(pl, 125, err);
 	}
 	close(lfd);
-	close(pl->sock_wr);
+	close(pl->sock);
 	/* 4. The filesystem view; /proc needs us to be PID 1 of the new PID
 	 * namespace, which we are since clone. */
 	if (sbx_mountns_setup(pl, err, sizeof(err)) < 0)

@@ -566,7 +566,7 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	struct builder b;
 	struct sbx_report rep;
 	struct sbx *s = NULL;
-	int sp[2] = { -1, -1 }, syncp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int sp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	pid_t pid = -1;
 	int rc, status;
 	char c = 'M';
@@ -599,16 +599,17 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	pl.cwd = cfg->cwd;
 	pl.port = cfg->listen_port ? cfg->listen_port : SBX_DEFAULT_PORT;
 	pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
-	/* 2. The channels: listener socketpair, maps-ready pipe, report
-	 * pipe. All CLOEXEC: the command inherits none of them. */
+	/* 2. The channels: a socketpair ("maps ready" one way, the listener
+	 * the other) and the report pipe. All CLOEXEC: the command inherits
+	 * none of them. The "go" byte travels on the socket, not a pipe, so
+	 * that a child that died early costs us an EPIPE, not a SIGPIPE. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
-	    pipe2(syncp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+	    pipe2(errp, O_CLOEXEC) < 0) {
 		sbx_seterr(err, errlen, errno, "cannot create the sandbox's channels");
 		goto fail;
 	}
-	pl.sync_rd = syncp[0];
 	pl.err_wr = errp[1];
-	pl.sock_wr = sp[1];
+	pl.sock = sp[1];
 	/* 3. Clone into the namespaces. The raw syscall with no stack is a
 	 * fork that also creates namespaces; unlike glibc's fork() it runs
 	 * no atfork handlers (see sbx_int.h on allocation in the child). */
@@ -619,22 +620,23 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	}
 	if (pid == 0) {
 		close(sp[0]);
-		close(syncp[1]);
 		close(errp[0]);
 		sbx_child_main(&pl);
 	}
 	s->pid = pid;
 	close_fd(&sp[1]);
-	close_fd(&syncp[0]);
 	close_fd(&errp[1]);
 	/* 4. The maps, then "go". */
 	if (sbx_userns_write_maps(pid, getuid(), getgid(), err, errlen) < 0)
 		goto fail;
-	if (write(syncp[1], &c, 1) != 1) {
-		sbx_seterr(err, errlen, errno, "cannot signal the sandbox child");
+	if (send(sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
+		rc = errno;
+		if (read_report(errp[0], &rep) == 1)
+			sbx_seterr(err, errlen, 0, "%s", rep.msg);
+		else
+			sbx_seterr(err, errlen, rc, "cannot signal the sandbox child");
 		goto fail;
 	}
-	close_fd(&syncp[1]);
 	/* 5. The listener. If the child failed first, its report says why. */
 	s->listen_fd = fdpass_recv(sp[0]);
 	if (s->listen_fd < 0) {
@@ -676,8 +678,6 @@ fail:
 	}
 	close_fd(&sp[0]);
 	close_fd(&sp[1]);
-	close_fd(&syncp[0]);
-	close_fd(&syncp[1]);
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
 	close_fd(&s->listen_fd);

@@ -62,9 +62,8 @@ struct sbx_plan {
 	struct sock_fprog prog;   /* compiled seccomp filter */
 	uint16_t port;
 	bool no_mount_setattr;    /* test hook: use the remount fallback */
-	int sync_rd;              /* parent writes one byte: maps are ready */
+	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, listener out */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */
-	int sock_wr;              /* SOCK_SEQPACKET end for the listener */
 };
 
 /* A failure report on the err pipe: exit status the parent should give
