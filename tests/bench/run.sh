@@ -301,7 +301,7 @@ memory() {
 	local lp=$!
 	held=""
 	for _ in $(seq 600); do
-		if grep -q '^pv-load: holding' "$tmp/hold.err"; then
+		if grep -qs '^pv-load: holding' "$tmp/hold.err"; then
 			held=$(awk '/^VmRSS/ { print $2 }' "/proc/$mp/status")
 			break
 		fi
