@@ -13,11 +13,15 @@
  * parent may have held when we were cloned.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,6 +44,38 @@ NORETURN static void child_fail(const struct sbx_plan *pl, int code, const char 
 		n = write(pl->err_wr, &r, sizeof(r));
 	while (n < 0 && errno == EINTR);
 	_exit(code);
+}
+
+/*
+ * After execvp failed: is there a file named argv[0] at all? execvp
+ * reports EACCES when some PATH directory was unreadable even though no
+ * file of that name exists anywhere; a shell calls that "not found" (127),
+ * and so do we. A name with a slash is looked up as is.
+ */
+static bool found_in_path(const struct sbx_plan *pl)
+{
+	const char *name = pl->argv[0], *path = "/bin:/usr/bin", *p, *end;
+	char buf[PATH_MAX];
+	struct stat st;
+	size_t i, len;
+
+	if (strchr(name, '/') != NULL)
+		return stat(name, &st) == 0;
+	for (i = 0; pl->envp[i] != NULL; i++)
+		if (strncmp(pl->envp[i], "PATH=", 5) == 0)
+			path = pl->envp[i] + 5;
+	for (p = path; *p != '\0'; p = *end ? end + 1 : end) {
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		/* An empty entry is the current directory. */
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)(len ? len : 1), len ? p : ".", name) <
+			    (int)sizeof(buf) &&
+		    stat(buf, &st) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* The command's process: the last cuts, then execve. */
@@ -78,7 +114,7 @@ NORETURN static void run_command(const struct sbx_plan *pl, const sigset_t *oldm
 	/* 127 when the command was not found, 126 when found but not
 	 * runnable: what a shell reports (SPEC §2). */
 	sbx_seterr(err, sizeof(err), saved, "cannot run %s", pl->argv[0]);
-	child_fail(pl, saved == ENOENT || saved == ENOTDIR ? 127 : 126, err);
+	child_fail(pl, saved == ENOENT || saved == ENOTDIR || !found_in_path(pl) ? 127 : 126, err);
 }
 
 NORETURN void sbx_child_main(const struct sbx_plan *pl)

@@ -668,15 +668,32 @@ static bool process_with(const char *marker)
 	return found;
 }
 
-/* A background process the command leaves behind dies with the sandbox. */
+/* Lines of the host's /proc/self/mountinfo (our mount namespace). */
+static int host_mounts(void)
+{
+	char *text = test_read_file("/proc/self/mountinfo", NULL), *c;
+	int n = 0;
+
+	if (text == NULL)
+		return -1;
+	for (c = text; *c != '\0'; c++)
+		n += *c == '\n';
+	free(text);
+	return n;
+}
+
+/* A background process the command leaves behind dies with the sandbox;
+ * no mount reaches the host, no placeholder stays. */
 static void test_no_leftovers(void)
 {
-	char script[PATH_MAX + 64];
+	char script[PATH_MAX + 64], buf[PATH_MAX];
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sbx_config cfg;
 	struct run r;
+	int before;
 
 	SKIP_IF_NEEDED();
+	before = host_mounts();
 	snprintf(script, sizeof(script), "%s sleep 4243 & exit 5", probe);
 	base_config(&cfg, argv);
 	run_cfg(&cfg, &r, 0, NULL);
@@ -684,6 +701,9 @@ static void test_no_leftovers(void)
 	free(r.out);
 	usleep(100000);
 	CU_ASSERT_FALSE(process_with("sleep 4243"));
+	CU_ASSERT(before > 0 && host_mounts() == before);
+	CU_ASSERT(access(pr_bashrc2, F_OK) < 0 && access(pr_hooks, F_OK) < 0 &&
+		  access(at(buf, "work2/.git"), F_OK) < 0);
 }
 
 /* ------------------------------------------------------------ bench */
