@@ -293,21 +293,26 @@ static int plan_protect(struct builder *b, const char *p, char *err, size_t errl
 		return -1;
 	}
 	/* c[0..missing) exists; the first missing component follows. */
+	dir = strndup(c, missing ? missing : 1);
 	first = strdup(c);
-	if (first == NULL) {
-		free(c);
+	free(c);
+	if (dir == NULL || first == NULL) {
+		free(dir);
+		free(first);
 		goto nomem;
+	}
+	/* The deepest existing component is not a directory: a .git *file*
+	 * (worktrees, submodules) when .git/hooks is protected. Nothing can
+	 * be created under it, but it could be replaced by a directory with
+	 * hooks: protect the file itself. */
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		free(first);
+		return add_op(b, SBX_OP_PROTECT, dir, NULL, false) < 0 ? -1 : 0;
 	}
 	slash = strchr(first + missing + 1, '/');
 	is_dir = slash != NULL;
 	if (slash != NULL)
 		*slash = '\0';
-	free(c);
-	dir = strndup(first, missing ? missing : 1);
-	if (dir == NULL) {
-		free(first);
-		goto nomem;
-	}
 	if (!sandbox_writable(b, dir) || in_placeholder(b, dir)) {
 		/* Read-only there (or inside a read-only placeholder): the
 		 * command cannot create it. */

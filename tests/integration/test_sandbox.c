@@ -39,7 +39,7 @@ static char probe[PATH_MAX];  /* $PASSAVANT_TOOLS/pv-probe */
 static char outpath[PATH_MAX]; /* the probe's stdout, per run */
 
 /* Paths of the test tree (under root). */
-static char p_home[PATH_MAX], p_home2[PATH_MAX], p_work[PATH_MAX], p_work2[PATH_MAX];
+static char p_home[PATH_MAX], p_home2[PATH_MAX], p_work[PATH_MAX], p_work2[PATH_MAX], p_work3[PATH_MAX];
 static char p_secret[PATH_MAX], p_secretfile[PATH_MAX], p_pub[PATH_MAX], p_ro[PATH_MAX];
 static char p_masked[PATH_MAX], p_sentinel[PATH_MAX];
 
@@ -82,7 +82,7 @@ static int mkfile(const char *path, const char *text)
 static int suite_init(void)
 {
 	static const char *const dirs[] = { "home", "home2", "work", "work/.git", "work/ro", "work2",
-					    "secret", "secret/pub", NULL };
+					    "work3", "secret", "secret/pub", NULL };
 	char why[256], buf[PATH_MAX];
 	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
 	size_t i;
@@ -113,6 +113,7 @@ static int suite_init(void)
 	at(p_home2, "home2");
 	at(p_work, "work");
 	at(p_work2, "work2");
+	at(p_work3, "work3");
 	at(p_secret, "secret");
 	at(p_pub, "secret/pub");
 	at(p_secretfile, "secretfile");
@@ -123,7 +124,8 @@ static int suite_init(void)
 	if (mkfile(at(buf, "home/.bashrc"), "original\n") < 0 || mkfile(at(buf, "secret/key"), "TOPSECRET\n") < 0 ||
 	    mkfile(at(buf, "secret/pub/public"), "public\n") < 0 || mkfile(p_secretfile, "TOPSECRET\n") < 0 ||
 	    mkfile(p_masked, "REALVALUE\n") < 0 || mkfile(p_sentinel, "SENTINEL1\n") < 0 ||
-	    mkfile(at(buf, "work/.git/config"), "[core]\n") < 0)
+	    mkfile(at(buf, "work/.git/config"), "[core]\n") < 0 ||
+	    mkfile(at(buf, "work3/.git"), "gitdir: /nowhere\n") < 0)
 		return -1;
 	return 0;
 }
@@ -178,10 +180,10 @@ static void *accept_loop(void *arg)
 }
 
 /* The config most tests use: the test tree's lists. */
-static const char *l_allow_write[4], *l_deny_read[3], *l_allow_read[2], *l_deny_write[2];
+static const char *l_allow_write[5], *l_deny_read[3], *l_allow_read[2], *l_deny_write[2];
 static const char *l_protect[8];
 static char pr_bashrc[PATH_MAX], pr_bashrc2[PATH_MAX], pr_hooks[PATH_MAX], pr_hooks2[PATH_MAX];
-static char pr_gitcfg2[PATH_MAX];
+static char pr_gitcfg2[PATH_MAX], pr_hooks3[PATH_MAX];
 static struct sbx_mask l_masks[1];
 
 static void base_config(struct sbx_config *c, char *const *argv)
@@ -192,7 +194,8 @@ static void base_config(struct sbx_config *c, char *const *argv)
 	l_allow_write[0] = p_work;
 	l_allow_write[1] = p_work2;
 	l_allow_write[2] = p_home2;
-	l_allow_write[3] = NULL;
+	l_allow_write[3] = p_work3;
+	l_allow_write[4] = NULL;
 	l_deny_read[0] = p_secret;
 	l_deny_read[1] = p_secretfile;
 	l_deny_read[2] = NULL;
@@ -210,7 +213,9 @@ static void base_config(struct sbx_config *c, char *const *argv)
 	l_protect[2] = pr_hooks;
 	l_protect[3] = pr_hooks2;
 	l_protect[4] = pr_gitcfg2;
-	l_protect[5] = NULL;
+	at(pr_hooks3, "work3/.git/hooks");
+	l_protect[5] = pr_hooks3;
+	l_protect[6] = NULL;
 	l_masks[0].host_path = p_masked;
 	l_masks[0].sentinel_path = p_sentinel;
 	c->allow_write = l_allow_write;
@@ -414,6 +419,9 @@ static void test_allow_write_persists(void)
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", at(buf, "newfile"), NULL), 12);
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", "/etc/pv-probe-test", NULL), 12);
 	CU_ASSERT(access(buf, F_OK) < 0);
+	/* The minimal /dev works. */
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", "/dev/null", NULL), 0);
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", "/dev/sda", NULL), 12);
 	/* deny_write wins inside allow_write. */
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", at(buf, "work/ro/x"), NULL), 12);
 	CU_ASSERT(access(buf, F_OK) < 0);
@@ -465,6 +473,12 @@ static void test_protect_missing(void)
 	at(buf2, "work/.git-moved");
 	CU_ASSERT_EQUAL(probe_run(NULL, "rename", buf, buf2, NULL), 19); /* EBUSY */
 	CU_ASSERT(access(buf, F_OK) == 0);
+	/* A .git file (worktree, submodule) cannot be replaced by a .git
+	 * directory with hooks: the file itself is protected. */
+	at(buf, "work3/.git");
+	CU_ASSERT_EQUAL(probe_run(NULL, "write", buf, NULL), 12);
+	CU_ASSERT_EQUAL(probe_run(NULL, "rename", buf, at(buf2, "work3/moved"), NULL), 19);
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "mkdir", pr_hooks3, NULL), 0);
 	/* Writes elsewhere in the same directories still work. */
 	at(buf, "home2/notes");
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", buf, NULL), 0);
