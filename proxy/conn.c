@@ -559,6 +559,11 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 				      what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
 		c->slot = true;
 	}
+	/* A keep-alive connection may have carried plain requests before:
+	 * their idle upstream and byte counts are not the tunnel's. */
+	drop_upstream(c);
+	c->client.bytes = 0;
+	c->up.bytes = 0;
 	return dial(c, CONN_TUNNEL_CONNECTING);
 }
 

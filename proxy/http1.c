@@ -70,7 +70,7 @@ static void set_error(http1_t *h, int status, const char *reason)
 static int append(http1_t *h, const char *at, size_t n)
 {
 	if (h->len + n > h->max_head) {
-		set_error(h, 431, "request header fields too large");
+		set_error(h, 431, "header fields too large");
 		return -1;
 	}
 	if (h->len + n > h->cap) {
@@ -311,7 +311,7 @@ static size_t scan_head(http1_t *h, const char *data, size_t len)
 	}
 	h->head_bytes += i;
 	if (h->head_bytes > h->max_head) {
-		set_error(h, 431, "request header fields too large");
+		set_error(h, 431, "header fields too large");
 		return (size_t)-1;
 	}
 	return i;

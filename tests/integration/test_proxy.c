@@ -929,6 +929,31 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* A plain request, then a CONNECT on the same client connection. */
+static void test_connect_after_keepalive(void)
+{
+	struct px p;
+	char req[512], *resp;
+	int fd, n;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "GET http://%s/hello HTTP/1.1\r\nHost: x\r\n\r\n", up.addr);
+	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
+	resp = raw_read(fd, "hello\n", 5000, NULL);
+	CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	free(resp);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\n\r\n", up.addr);
+	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
+	resp = raw_read(fd, "\r\n\r\n", 5000, NULL);
+	CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 200 Connection Established", 35) == 0);
+	free(resp);
+	CU_ASSERT(tunnel_hello(fd));
+	close(fd);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 static void test_bytes_after_connect_head(void)
 {
 	struct px p;
@@ -1213,6 +1238,7 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "CONNECT tunnel to an HTTPS upstream", test_connect_tunnel);
 	test_add(s, "CONNECT to a denied host refused", test_connect_denied);
 	test_add(s, "bytes after the CONNECT head are relayed", test_bytes_after_connect_head);
+	test_add(s, "CONNECT after a plain request on one connection", test_connect_after_keepalive);
 	test_add(s, "maxTunnels+1 gets 503", test_max_tunnels);
 	test_add(s, "SIGHUP reload keeps live tunnels", test_reload);
 
