@@ -63,9 +63,9 @@ static const char *const class_rule[] = {
 };
 
 #define RULE_FAMILY "resolved address is not IPv4 or IPv6"
-#define RULE_DENIED_LITERAL "deniedDomains"
-#define RULE_ALLOWED_LITERAL "allowedDomains"
-#define RULE_DENIED_CIDR "deniedResolvedAddresses"
+#define RULE_DENIED_LITERAL "network.deniedDomains"
+#define RULE_ALLOWED_LITERAL "network.allowedDomains"
+#define RULE_DENIED_CIDR "network.deniedResolvedAddresses"
 
 static enum policy_addr_class classify_v4(const uint8_t a[4])
 {

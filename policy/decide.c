@@ -14,10 +14,10 @@
 #include <string.h>
 
 /* Used when an entry carries no prebuilt rule string (hand-built policies). */
-#define RULE_DENIED "deniedDomains"
-#define RULE_ALLOWED "allowedDomains"
-#define RULE_METHODS "allowedMethods"
-#define RULE_NO_ALLOW "allowedDomains (no entry matches)"
+#define RULE_DENIED "network.deniedDomains"
+#define RULE_ALLOWED "network.allowedDomains"
+#define RULE_METHODS "network.allowedMethods"
+#define RULE_NO_ALLOW "network.allowedDomains (no entry matches)"
 
 /* The first entry of a list that matches host:port, or NULL. */
 static const struct policy_hostent *list_match(const struct policy_hostlist *l, const char *host,
@@ -40,7 +40,7 @@ static const struct policy_hostent *list_match(const struct policy_hostlist *l, 
  *      a narrower set of connections; the port is never weighed against
  *      the kind, so "api.example.com" beats "*.example.com:443").
  */
-static unsigned long specificity(const struct policy_hostpat *pat)
+unsigned long policy_hostpat_specificity(const struct policy_hostpat *pat)
 {
 	unsigned long kind = 0, len = 0;
 
@@ -78,7 +78,7 @@ static const struct policy_method_rule *method_rule(const policy_t *p, const cha
 
 		if (!policy_hostpat_match(&r->host.pat, host, port))
 			continue;
-		spec = specificity(&r->host.pat);
+		spec = policy_hostpat_specificity(&r->host.pat);
 		if (best == NULL || spec > best_spec) {
 			best = r;
 			best_spec = spec;

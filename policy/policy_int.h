@@ -99,4 +99,13 @@ struct policy {
 	struct policy_mark plaintext_mark;
 };
 
+/*
+ * Specificity of a pattern for "most specific wins" (§3.1 allowedMethods):
+ * a larger value is more specific. Exact names and IP literals beat every
+ * wildcard, a longer wildcard suffix beats a shorter one, bare "*" is last,
+ * and a pattern with a port beats the same pattern without one. Pure;
+ * defined in decide.c, used by validate.c for the enforceability check.
+ */
+unsigned long policy_hostpat_specificity(const struct policy_hostpat *pat) NONNULL(1);
+
 #endif

@@ -80,30 +80,6 @@ static bool overlaps(const struct policy_hostpat *a, const struct policy_hostpat
 	return ports_meet(a->port, b->port) && (covers_hosts(a, b) || covers_hosts(b, a));
 }
 
-/* Specificity of a pattern for "most specific wins" (§3.1 allowedMethods),
- * ordered as decide.c orders it: exact names and IP literals beat every
- * wildcard, a longer wildcard suffix beats a shorter one, bare "*" is
- * last, and a pattern with a port beats the same pattern without one. */
-static unsigned long specificity(const struct policy_hostpat *p)
-{
-	unsigned long kind = 3, len = 0;
-
-	switch (p->kind) {
-	case HOSTPAT_ANY:
-		kind = 1;
-		break;
-	case HOSTPAT_WILDCARD:
-		kind = 2;
-		len = strlen(p->host);
-		break;
-	case HOSTPAT_EXACT:
-	case HOSTPAT_IPV4:
-	case HOSTPAT_IPV6:
-		break;
-	}
-	return (kind << 16) | (len << 1) | (p->port != 0 ? 1u : 0u);
-}
-
 /* ------------------------------------------------------------------ */
 /* Credentials                                                         */
 /* ------------------------------------------------------------------ */
@@ -224,7 +200,7 @@ static const struct policy_method_rule *method_decider(const struct policy *p,
 		const struct policy_method_rule *r = &p->methods[i];
 		if (!covers_hosts(&r->host.pat, e) || !ports_meet(r->host.pat.port, e->port))
 			continue;
-		if (best == NULL || specificity(&r->host.pat) > specificity(&best->host.pat))
+		if (best == NULL || policy_hostpat_specificity(&r->host.pat) > policy_hostpat_specificity(&best->host.pat))
 			best = r;
 	}
 	return best;

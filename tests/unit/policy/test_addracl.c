@@ -532,11 +532,11 @@ static void test_guard_misc(void)
 	fx.allowed[3].rule = NULL;
 	fx.cidr[0].rule = NULL;
 	CU_ASSERT_FALSE(policy_addr_allowed(&fx.p, mksa(&ss, "192.0.2.66", 80), &rule));
-	CU_ASSERT_STRING_EQUAL(rule, "deniedDomains");
+	CU_ASSERT_STRING_EQUAL(rule, "network.deniedDomains");
 	CU_ASSERT_TRUE(policy_addr_allowed(&fx.p, mksa(&ss, "10.1.2.3", 80), &rule));
-	CU_ASSERT_STRING_EQUAL(rule, "allowedDomains");
+	CU_ASSERT_STRING_EQUAL(rule, "network.allowedDomains");
 	CU_ASSERT_FALSE(policy_addr_allowed(&fx.p, mksa(&ss, "10.1.2.4", 80), &rule));
-	CU_ASSERT_STRING_EQUAL(rule, "deniedResolvedAddresses");
+	CU_ASSERT_STRING_EQUAL(rule, "network.deniedResolvedAddresses");
 }
 
 TEST_REGISTRAR(policy_addr_register)

@@ -173,7 +173,7 @@ struct decide_case {
 
 #define ALLOW POLICY_ALLOW
 #define DENY POLICY_DENY
-#define NO_ENTRY "allowedDomains (no entry matches)"
+#define NO_ENTRY "network.allowedDomains (no entry matches)"
 
 static const struct decide_case main_cases[] = {
 	{ "api.github.com", 443, ALLOW, "allowedDomains: api.github.com", true, true },
@@ -318,12 +318,12 @@ static void test_decide_norule(void)
 	fx.methods[0].host.rule = NULL;
 	policy_decide(&fx.p, "example.com", 443, &d);
 	CU_ASSERT_EQUAL(d.verdict, POLICY_ALLOW);
-	CU_ASSERT_STRING_EQUAL(d.rule, "allowedDomains");
+	CU_ASSERT_STRING_EQUAL(d.rule, "network.allowedDomains");
 	policy_decide(&fx.p, "bad.example.com", 443, &d);
 	CU_ASSERT_EQUAL(d.verdict, POLICY_DENY);
-	CU_ASSERT_STRING_EQUAL(d.rule, "deniedDomains");
+	CU_ASSERT_STRING_EQUAL(d.rule, "network.deniedDomains");
 	CU_ASSERT_FALSE(policy_method_allowed(&fx.p, "example.com", 443, "POST", &rule));
-	CU_ASSERT_STRING_EQUAL(rule, "allowedMethods");
+	CU_ASSERT_STRING_EQUAL(rule, "network.allowedMethods");
 }
 
 /* ------------------------------------------------------------------ */
