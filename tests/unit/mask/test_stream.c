@@ -299,7 +299,7 @@ static void check_case(const struct tcase *tc)
 	CU_ASSERT_FATAL(set != NULL && len < 256);
 	/* The reference agrees with the table: checks the test itself. */
 	ref_replace(set, in, len, &ref, rc);
-	if (ref.len != wlen || memcmp(ref.p, tc->want, wlen) != 0 ||
+	if (ref.len != wlen || (wlen != 0 && memcmp(ref.p, tc->want, wlen) != 0) ||
 	    memcmp(rc, tc->counts, tc->np * sizeof(rc[0])) != 0)
 		FAILF("%s: reference gives \"%s\"", tc->name, show(ref.p, ref.len, b1, sizeof(b1)));
 
@@ -839,9 +839,16 @@ static void test_set_hygiene(void)
 	CU_ASSERT((mask_set_hygiene(set) & MASK_HYG_DONTDUMP) != 0);
 	if (vmflags_of(set->arena, flags, sizeof(flags))) {
 		CU_ASSERT(strstr(flags, " dd") != NULL);
-		/* locked exactly when the set says so */
+		/* locked exactly when the set says so; AddressSanitizer
+		 * intercepts mlock() as a no-op that returns 0, so there only
+		 * "not locked" can be checked */
+#if defined(__SANITIZE_ADDRESS__)
+		if ((mask_set_hygiene(set) & MASK_HYG_LOCKED) == 0)
+			CU_ASSERT(strstr(flags, " lo") == NULL);
+#else
 		CU_ASSERT(((mask_set_hygiene(set) & MASK_HYG_LOCKED) != 0) ==
 			  (strstr(flags, " lo") != NULL));
+#endif
 		if ((mask_set_hygiene(set) & MASK_HYG_WIPEONFORK) != 0)
 			CU_ASSERT(strstr(flags, " wf") != NULL);
 	}
