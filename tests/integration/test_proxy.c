@@ -1166,6 +1166,75 @@ static void test_upstream_timeout(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* utime + stime of pid in clock ticks, -1 on error. */
+static long cpu_ticks(pid_t pid)
+{
+	char path[64], *s, *p;
+	unsigned long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	s = test_read_file(path, NULL);
+	p = s != NULL ? strrchr(s, ')') : NULL;
+	/* Fields after the command: state is 3rd, utime 14th, stime 15th. */
+	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) {
+		free(s);
+		return -1;
+	}
+	free(s);
+	return (long)(ut + st);
+}
+
+/* Out of descriptors: the listener pauses instead of spinning on EMFILE,
+ * and accepts again once descriptors are free. */
+static void test_emfile_pause(void)
+{
+	static const char pol[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
+	char policy[4200], sess[4200], addr[80], *argv[12], *out = NULL, url[120];
+	struct test_proc *proc;
+	int fds[40], i, n = 0;
+	long t0, t1;
+
+	snprintf(policy, sizeof(policy), "%s/emfile.yaml", dir);
+	snprintf(sess, sizeof(sess), "%s/emfile-session", dir);
+	CU_ASSERT_FATAL(test_write_file(policy, pol, sizeof(pol) - 1) == 0);
+	i = 0;
+	argv[i++] = "prlimit";
+	argv[i++] = "--nofile=24";
+	argv[i++] = (char *)test_passavant_bin();
+	argv[i++] = "proxy";
+	argv[i++] = "-p";
+	argv[i++] = policy;
+	argv[i++] = "--listen";
+	argv[i++] = "127.0.0.1:0";
+	argv[i++] = "--session-dir";
+	argv[i++] = sess;
+	argv[i] = NULL;
+	proc = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(proc != NULL);
+	for (i = 0; i < 40; i++) {
+		fds[i] = raw_connect(addr);
+		if (fds[i] >= 0)
+			n++;
+	}
+	CU_ASSERT(n > 24);
+	usleep(300000);
+	t0 = cpu_ticks(test_proc_pid(proc));
+	sleep(1);
+	t1 = cpu_ticks(test_proc_pid(proc));
+	fprintf(stderr, "\n    proxy CPU while out of descriptors: %ld ticks in 1 s\n", t1 - t0);
+	CU_ASSERT(t0 >= 0 && t1 - t0 < 30); /* a spinning loop burns ~100 */
+	for (i = 0; i < 40; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	usleep(500000);
+	snprintf(url, sizeof(url), "http://%s", addr);
+	CU_ASSERT_EQUAL(curl(&out, "-x", url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
+	free(out);
+	CU_ASSERT_EQUAL(test_proc_stop(proc, SIGTERM, 5000), 0);
+	test_proc_free(proc);
+}
+
 /* VmRSS of pid in KiB, -1 on error. */
 static long rss_kib(pid_t pid)
 {
@@ -1254,4 +1323,5 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "slowloris dropped at handshakeTimeoutMs", test_slowloris);
 	test_add(s, "stalled 1 GiB download keeps RSS bounded", test_stalled_download);
 	test_add(s, "idle upstream: 504; idle tunnel closed", test_upstream_timeout);
+	test_add(s, "EMFILE pauses the listener, then accepts again", test_emfile_pause);
 }
