@@ -79,18 +79,21 @@ static bool found_in_path(const struct sbx_plan *pl)
 }
 
 /* The command's process: the last cuts, then execve. */
-NORETURN static void run_command(const struct sbx_plan *pl, const sigset_t *oldmask)
+NORETURN static void run_command(const struct sbx_plan *pl)
 {
 	char err[SBX_ERRLEN];
+	sigset_t none;
 	int sig, saved;
 
-	/* The init above us holds its copy of the handlers and the mask;
-	 * the command starts with default dispositions (a caller that
-	 * ignores SIGPIPE must not pass that on) and the mask we had. */
+	/* The init above us keeps its handlers and mask; the command starts
+	 * with default dispositions and nothing blocked, whatever the
+	 * caller's thread had: an ignored SIGPIPE or a blocked SIGTERM
+	 * would change how the command behaves and defeat forwarding. */
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)signal(sig, SIG_DFL);
-	if (sigprocmask(SIG_SETMASK, oldmask, NULL) < 0)
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		child_fail(pl, 125, "cannot restore the signal mask");
 	/* PDEATHSIG is not inherited through fork: set it again, with
 	 * no_new_privs (already set, idempotent). */
@@ -120,7 +123,7 @@ NORETURN static void run_command(const struct sbx_plan *pl, const sigset_t *oldm
 NORETURN void sbx_child_main(const struct sbx_plan *pl)
 {
 	char err[SBX_ERRLEN];
-	sigset_t set, oldmask;
+	sigset_t set;
 	ssize_t n;
 	pid_t cmd;
 	char c;
@@ -165,7 +168,7 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 	/* 6. Fork the command; we stay as PID 1. Signals are blocked before
 	 * the fork so none is lost between fork and init's sigwaitinfo. */
 	sbx_init_sigset(&set);
-	if (sigprocmask(SIG_BLOCK, &set, &oldmask) < 0)
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		child_fail(pl, 125, "cannot block signals for the init");
 	cmd = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
 	if (cmd < 0) {
@@ -173,7 +176,7 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 		child_fail(pl, 125, err);
 	}
 	if (cmd == 0)
-		run_command(pl, &oldmask); /* 7., 8. */
+		run_command(pl); /* 7., 8. */
 	/* The init keeps no fd but stdio: the report pipe must reach EOF
 	 * when the command execs. It is not dumpable, so the command cannot
 	 * open /proc/1/mem, and it drops its capabilities; it needs none to

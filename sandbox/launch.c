@@ -249,7 +249,48 @@ static bool in_placeholder(const struct builder *b, const char *dir)
  * covers read-only, so the command can create neither p nor any parent
  * of it. The parent removes the placeholders after the run.
  */
-static int plan_protect(struct builder *b, const char *p, char *err, size_t errlen)
+static int plan_protect(struct builder *b, const char *p, unsigned depth, char *err, size_t errlen);
+
+/*
+ * A dangling symlink p (in a read-only directory): whoever creates its
+ * target changes what p says, so the target is protected in its place
+ * (with a placeholder if its directory is writable). Targets with "." or
+ * ".." components, or chains deeper than 8 links, fail closed.
+ */
+static int protect_link_target(struct builder *b, const char *p, unsigned depth, char *err,
+			       size_t errlen)
+{
+	char target[PATH_MAX], *abs = NULL;
+	const char *slash;
+	ssize_t n;
+	int rc;
+
+	n = readlink(p, target, sizeof(target) - 1);
+	if (n < 0) {
+		sbx_seterr(err, errlen, errno, "cannot read the symbolic link %s", p);
+		return -1;
+	}
+	target[n] = '\0';
+	slash = strrchr(p, '/');
+	if (target[0] == '/')
+		abs = strdup(target);
+	else if (asprintf(&abs, "%.*s/%s", (int)(slash - p), p, target) < 0)
+		abs = NULL;
+	if (abs == NULL) {
+		sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	if (depth >= 8 || bad_path(abs) != NULL) {
+		sbx_seterr(err, errlen, 0, "cannot protect %s: it is a dangling symbolic link to %s", p, target);
+		free(abs);
+		return -1;
+	}
+	rc = plan_protect(b, abs, depth + 1, err, errlen);
+	free(abs);
+	return rc;
+}
+
+static int plan_protect(struct builder *b, const char *p, unsigned depth, char *err, size_t errlen)
 {
 	char *c, *first, *slash, *dir;
 	struct sbx_placeholder *nph;
@@ -279,8 +320,12 @@ static int plan_protect(struct builder *b, const char *p, char *err, size_t errl
 			}
 		}
 		c = realpath(p, NULL);
-		if (c == NULL)
-			return errno == ENOENT ? 0 : (sbx_seterr(err, errlen, errno, "cannot resolve %s", p), -1);
+		if (c == NULL && errno == ENOENT && S_ISLNK(st.st_mode))
+			return protect_link_target(b, p, depth, err, errlen);
+		if (c == NULL) {
+			sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+			return -1;
+		}
 		return add_op(b, SBX_OP_PROTECT, c, NULL, false) < 0 ? -1 : 0;
 	}
 	if (errno != ENOENT && errno != ENOTDIR) {
@@ -376,7 +421,7 @@ static int plan_list(struct builder *b, const char *const *list, enum sbx_op_kin
 		if (s == NULL)
 			goto nomem;
 		if (kind == SBX_OP_PROTECT) {
-			rc = plan_protect(b, s, err, errlen);
+			rc = plan_protect(b, s, 0, err, errlen);
 			free(s);
 			if (rc < 0)
 				return -1;

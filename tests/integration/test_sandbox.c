@@ -41,7 +41,7 @@ static char outpath[PATH_MAX]; /* the probe's stdout, per run */
 /* Paths of the test tree (under root). */
 static char p_home[PATH_MAX], p_home2[PATH_MAX], p_work[PATH_MAX], p_work2[PATH_MAX], p_work3[PATH_MAX];
 static char p_secret[PATH_MAX], p_secretfile[PATH_MAX], p_pub[PATH_MAX], p_ro[PATH_MAX];
-static char p_masked[PATH_MAX], p_sentinel[PATH_MAX];
+static char p_masked[PATH_MAX], p_sentinel[PATH_MAX], p_profile[PATH_MAX];
 
 /* Builds root/rel into buf. */
 static char *at(char *buf, const char *rel)
@@ -126,6 +126,10 @@ static int suite_init(void)
 	    mkfile(p_masked, "REALVALUE\n") < 0 || mkfile(p_sentinel, "SENTINEL1\n") < 0 ||
 	    mkfile(at(buf, "work/.git/config"), "[core]\n") < 0 ||
 	    mkfile(at(buf, "work3/.git"), "gitdir: /nowhere\n") < 0)
+		return -1;
+	/* A dangling ~/.profile link in the read-only HOME, pointing into
+	 * a writable directory. */
+	if (symlink(at(buf, "work/dotfiles-profile"), at(p_profile, "home/.profile")) < 0)
 		return -1;
 	return 0;
 }
@@ -215,7 +219,8 @@ static void base_config(struct sbx_config *c, char *const *argv)
 	l_protect[4] = pr_gitcfg2;
 	at(pr_hooks3, "work3/.git/hooks");
 	l_protect[5] = pr_hooks3;
-	l_protect[6] = NULL;
+	l_protect[6] = p_profile;
+	l_protect[7] = NULL;
 	l_masks[0].host_path = p_masked;
 	l_masks[0].sentinel_path = p_sentinel;
 	c->allow_write = l_allow_write;
@@ -479,6 +484,10 @@ static void test_protect_missing(void)
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", buf, NULL), 12);
 	CU_ASSERT_EQUAL(probe_run(NULL, "rename", buf, at(buf2, "work3/moved"), NULL), 19);
 	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "mkdir", pr_hooks3, NULL), 0);
+	/* The target of a dangling protected link cannot be created. */
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "write", p_profile, NULL), 0);
+	CU_ASSERT_NOT_EQUAL(probe_run(NULL, "write", at(buf, "work/dotfiles-profile"), NULL), 0);
+	CU_ASSERT(access(buf, F_OK) < 0);
 	/* Writes elsewhere in the same directories still work. */
 	at(buf, "home2/notes");
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", buf, NULL), 0);
@@ -770,9 +779,10 @@ static void test_bench_true(void)
 	qsort(sbx_us, 50, sizeof(sbx_us[0]), cmp_ll);
 	qsort(direct_us, 50, sizeof(direct_us[0]), cmp_ll);
 	printf("\nsandbox_bench: /bin/true median of 50: sandboxed %.2f ms, direct %.2f ms, "
-	       "added %.2f ms (the test tree's config)\n",
+	       "added %.2f ms (fastest: %.2f vs %.2f ms; the test tree's config)\n",
 	       (double)sbx_us[25] / 1000.0, (double)direct_us[25] / 1000.0,
-	       (double)(sbx_us[25] - direct_us[25]) / 1000.0);
+	       (double)(sbx_us[25] - direct_us[25]) / 1000.0, (double)sbx_us[0] / 1000.0,
+	       (double)direct_us[0] / 1000.0);
 }
 
 TEST_REGISTRAR(register_sandbox)
