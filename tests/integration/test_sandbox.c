@@ -567,6 +567,18 @@ static void test_pid_namespace(void)
 	free(out);
 }
 
+/* Only stdin, stdout and stderr cross into the command, even when the
+ * caller has other fds open without close-on-exec. */
+static void test_stray_fds(void)
+{
+	int fd = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(probe_run(NULL, "fds", NULL), 3);
+	close(fd);
+}
+
 static void test_env(void)
 {
 	static const char *add[] = { "PV_ADDED=yes", "HTTPS_PROXY=http://127.0.0.1:3128", NULL };
@@ -646,6 +658,15 @@ static void test_signals(void)
 	base_config(&cfg, argv);
 	run_cfg(&cfg, &r, SIGTERM, ready);
 	CU_ASSERT_EQUAL(r.status, 100 + SIGTERM);
+	free(r.out);
+	/* SIGINT and SIGHUP too. */
+	unlink(ready);
+	run_cfg(&cfg, &r, SIGINT, ready);
+	CU_ASSERT_EQUAL(r.status, 100 + SIGINT);
+	free(r.out);
+	unlink(ready);
+	run_cfg(&cfg, &r, SIGHUP, ready);
+	CU_ASSERT_EQUAL(r.status, 100 + SIGHUP);
 	free(r.out);
 	/* Unhandled, it ends the command: 128+15. Its readiness is its
 	 * process existing, so wait a moment instead of a ready file. */
@@ -805,10 +826,11 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "allow_unix_sockets", test_unix_allowed);
 	s = test_suite("sandbox_proc", suite_init, suite_cleanup);
 	test_add(s, "PID namespace", test_pid_namespace);
+	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "environment additions and removals", test_env);
 	s = test_suite("sandbox_status", suite_init, suite_cleanup);
 	test_add(s, "exit statuses 0 3 137 127 126 125", test_exit_statuses);
-	test_add(s, "SIGTERM forwarded", test_signals);
+	test_add(s, "SIGTERM, SIGINT, SIGHUP forwarded", test_signals);
 	test_add(s, "no process left after exit", test_no_leftovers);
 	s = test_suite("sandbox_bench", suite_init, suite_cleanup);
 	test_add(s, "launch overhead of /bin/true", test_bench_true);

@@ -13,6 +13,7 @@
  *            ptrace | keyctl | tiocsti | bpf | io-uring
  *   pv-probe getpid                   exit getpid(); prints "pid ppid"
  *   pv-probe pids                     exit the number of /proc/<pid> dirs
+ *   pv-probe fds                      exit the number of open fds
  *   pv-probe caps                     0 when CapEff/CapPrm/CapBnd are 0
  *   pv-probe env NAME                 print the value; 1 when unset
  *   pv-probe sigwait FILE             handle INT/TERM/HUP, create FILE,
@@ -180,6 +181,25 @@ static int do_pids(void)
 	_exit(n > 99 ? 99 : n);
 }
 
+/* Exits with the number of open fds, not counting the one reading
+ * /proc/self/fd; prints them. */
+static int do_fds(void)
+{
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (dir == NULL)
+		fail("opendir /proc/self/fd");
+	while ((d = readdir(dir)) != NULL)
+		if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && atoi(d->d_name) != dirfd(dir)) {
+			printf("%s\n", d->d_name);
+			n++;
+		}
+	fflush(stdout);
+	_exit(n);
+}
+
 /* 0 when CapEff, CapPrm and CapBnd of /proc/self/status are all zero. */
 static int do_caps(void)
 {
@@ -300,6 +320,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "pids") == 0)
 		return do_pids();
+	if (strcmp(cmd, "fds") == 0)
+		return do_fds();
 	if (strcmp(cmd, "caps") == 0)
 		return do_caps();
 	if (strcmp(cmd, "env") == 0 && argc == 3) {
