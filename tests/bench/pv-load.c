@@ -215,7 +215,10 @@ static void conn_error(struct lconn *c, const char *fmt, const char *detail)
 	}
 	if (L->max_reqs > 0 && L->issued > 0)
 		L->issued--; /* the failed request is issued again */
-	event_add(c->retry, &tv);
+	if (event_add(c->retry, &tv) < 0) {
+		fprintf(stderr, "pv-load: cannot schedule a retry\n");
+		stop_all(L);
+	}
 }
 
 static void tls_error(struct lconn *c, const char *what)
@@ -455,7 +458,10 @@ static void readcb(struct bufferevent *bev, void *arg)
 			return;
 		}
 		n = (size_t)end.pos + 4 < sizeof(head) - 1 ? (size_t)end.pos + 4 : sizeof(head) - 1;
-		evbuffer_copyout(in, head, n);
+		if (evbuffer_copyout(in, head, n) < 0) {
+			conn_error(c, "reading the CONNECT answer failed%s", NULL);
+			return;
+		}
 		head[n] = '\0';
 		if (sscanf(head, "HTTP/1.%*d %d", &status) != 1 || status != 200) {
 			char *nl = strpbrk(head, "\r\n");

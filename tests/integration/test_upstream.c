@@ -584,7 +584,8 @@ static void test_raw_pipelining_and_incomplete(void)
 	CU_ASSERT(strstr(rec, "=== conn 1 req 3 ===\nGET /chunked/5 ") != NULL);
 	CU_ASSERT(strstr(rec, "=== conn 2 req 1 incomplete ===\nPOST /sink HTTP/1.1\r\n"
 			      "Host: x\r\nContent-Length: 100\r\n\r\nabc") != NULL);
-	CU_ASSERT(strstr(rec, "=== conn 3 req 1 ===\nGET /bytes/100000000 HTTP/1.1\r\nHost: x\r\n\r\n") != NULL);
+	CU_ASSERT(strstr(rec, "=== conn 3 req 1 ===\nGET /bytes/100000000 HTTP/1.1\r\n"
+			      "Host: x\r\n\r\n") != NULL);
 	CU_ASSERT(strstr(rec, "conn 3 req 1 incomplete") == NULL);
 	CU_ASSERT(strstr(rec, "\r\n\r\nGET /bytes/100000000") == NULL);
 	free(rec);
@@ -603,7 +604,8 @@ TEST_REGISTRAR(upstream_selftest_register)
 	test_add(s, "/echo", test_echo);
 	test_add(s, "/status /headers /close /sink", test_status_headers_close_sink);
 	test_add(s, "--record", test_record);
-	test_add(s, "raw: pipelining, incomplete and aborted requests", test_raw_pipelining_and_incomplete);
+	test_add(s, "raw: pipelining, incomplete and aborted requests",
+		 test_raw_pipelining_and_incomplete);
 	test_add(s, "HTTPS with the test CA", test_https);
 	test_add(s, "certificate from another CA rejected", test_bad_cert_rejected);
 	test_add(s, "WebSocket echo (python3 client)", test_websocket);

@@ -744,7 +744,8 @@ static void cgi_writecb(struct bufferevent *bev, void *arg)
 	(void)arg;
 	/* The whole request body is written: the CGI sees end of input. */
 	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		shutdown(bufferevent_getfd(bev), SHUT_WR);
+		if (shutdown(bufferevent_getfd(bev), SHUT_WR) < 0 && errno != ENOTCONN)
+			fprintf(stderr, "pv-upstream: CGI stdin shutdown: %s\n", strerror(errno));
 }
 
 static void cgi_eventcb(struct bufferevent *bev, short what, void *arg)
@@ -832,7 +833,8 @@ static int start_cgi(struct conn *c, const char *path_info, const char *query)
 	    bufferevent_enable(g->bev, EV_READ | EV_WRITE) < 0)
 		return -1;
 	if (evbuffer_get_length(bufferevent_get_output(g->bev)) == 0)
-		shutdown(sv[0], SHUT_WR);
+		if (shutdown(sv[0], SHUT_WR) < 0)
+			fprintf(stderr, "pv-upstream: CGI stdin shutdown: %s\n", strerror(errno));
 	return 0;
 }
 
@@ -1264,7 +1266,8 @@ static void conn_writecb(struct bufferevent *bev, void *arg)
 	case CS_CGI:
 		if (c->cgi != NULL && !c->cgi->eof &&
 		    evbuffer_get_length(bufferevent_get_output(bev)) <= STREAM_HIGH / 2)
-			bufferevent_enable(c->cgi->bev, EV_READ);
+			if (bufferevent_enable(c->cgi->bev, EV_READ) < 0)
+				conn_free(c);
 		break;
 	case CS_READ_REQ:
 	case CS_WS:
@@ -1570,13 +1573,15 @@ int main(int argc, char **argv)
 	if (ss.ss_family == AF_INET) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 
-		inet_ntop(AF_INET, &s4->sin_addr, shown, sizeof(shown));
+		if (inet_ntop(AF_INET, &s4->sin_addr, shown, sizeof(shown)) == NULL)
+			goto out;
 		port = ntohs(s4->sin_port);
 		printf("listening on %s:%u\n", shown, (unsigned)port);
 	} else {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 
-		inet_ntop(AF_INET6, &s6->sin6_addr, shown, sizeof(shown));
+		if (inet_ntop(AF_INET6, &s6->sin6_addr, shown, sizeof(shown)) == NULL)
+			goto out;
 		port = ntohs(s6->sin6_port);
 		printf("listening on [%s]:%u\n", shown, (unsigned)port);
 	}
