@@ -86,8 +86,12 @@ struct sbx;
  * is left running, and the caller should exit 125.
  *
  * The calling thread must outlive the sandbox: the kernel's parent-death
- * signal follows the thread that forked (PR_SET_PDEATHSIG). Not for use
- * from event-loop callbacks (it blocks until the child has set up).
+ * signal follows the thread that forked (PR_SET_PDEATHSIG). SIGCHLD must
+ * not be ignored (SIG_IGN), or the kernel reaps the sandbox behind
+ * sbx_wait()'s back. Not for use from event-loop callbacks: it blocks
+ * until the child has set up (a few ms). An allow_read path under the
+ * host's /tmp is bound read-only into the private /tmp: the way to show
+ * the command a session directory that lives there.
  */
 int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t errlen)
 	NONNULL(1, 2, 3) WUNRES;

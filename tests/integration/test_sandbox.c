@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -164,6 +165,7 @@ static void *accept_loop(void *arg)
 {
 	struct acceptor *a = arg;
 	struct pollfd pfd = { .fd = a->fd, .events = POLLIN };
+	struct timeval tv = { .tv_sec = 10, .tv_usec = 0 };
 	char buf[64];
 	int c;
 
@@ -174,8 +176,10 @@ static void *accept_loop(void *arg)
 		if (c < 0)
 			continue;
 		a->count++;
-		/* The accepted socket inherits O_NONBLOCK on Linux? No: it
-		 * does not; read blocks until the probe writes. */
+		/* Blocking read (accepted sockets do not inherit O_NONBLOCK),
+		 * bounded so a silent client cannot hang the test. */
+		if (setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+			fprintf(stderr, "acceptor: SO_RCVTIMEO: %s\n", strerror(errno));
 		if (read(c, buf, sizeof(buf)) > 0 && write(c, "pong\n", 5) != 5)
 			fprintf(stderr, "acceptor: short write\n");
 		close(c);
@@ -434,12 +438,36 @@ static void test_allow_write_persists(void)
 
 static void test_private_tmp(void)
 {
-	char name[64];
+	char name[64], session[64], pem[96], *out = NULL;
+	char *argv[] = { probe, "read", pem, NULL };
+	const char *allow_read[] = { session, NULL };
+	struct sbx_config cfg;
+	struct run r;
 
 	SKIP_IF_NEEDED();
 	snprintf(name, sizeof(name), "/tmp/pv-sbx-private-%ld", (long)getpid());
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", name, NULL), 0);
 	CU_ASSERT(access(name, F_OK) < 0 && errno == ENOENT);
+	/* A session directory under the host's /tmp is made visible,
+	 * read-only, inside the private /tmp through allow_read. */
+	snprintf(session, sizeof(session), "/tmp/pv-sbx-session-%ld", (long)getpid());
+	snprintf(pem, sizeof(pem), "%s/trust.pem", session);
+	CU_ASSERT_FATAL(mkdir(session, 0700) == 0);
+	CU_ASSERT_FATAL(mkfile(pem, "-----BEGIN CERTIFICATE-----\n") == 0);
+	base_config(&cfg, argv);
+	cfg.allow_read = allow_read;
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "BEGIN CERTIFICATE"));
+	free(r.out);
+	argv[1] = "write";
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 12);
+	free(r.out);
+	out = test_read_file(pem, NULL);
+	CU_ASSERT(out != NULL && strcmp(out, "-----BEGIN CERTIFICATE-----\n") == 0);
+	free(out);
+	test_rmtree(session);
 }
 
 static void test_protect_existing(void)
@@ -817,7 +845,7 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "deny_read covers, allow_read re-allows", test_deny_read);
 	test_add(s, "masked file shows the sentinel, read-only", test_masked_file);
 	test_add(s, "allow_write persists, rest read-only, deny_write wins", test_allow_write_persists);
-	test_add(s, "private /tmp", test_private_tmp);
+	test_add(s, "private /tmp; allow_read binds a host /tmp path in", test_private_tmp);
 	test_add(s, "protected existing file", test_protect_existing);
 	test_add(s, "protected paths that do not exist yet", test_protect_missing);
 	test_add(s, "read-only remount fallback", test_ro_fallback);
