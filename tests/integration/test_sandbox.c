@@ -188,7 +188,7 @@ static void *accept_loop(void *arg)
 }
 
 /* The config most tests use: the test tree's lists. */
-static const char *l_allow_write[5], *l_deny_read[3], *l_allow_read[2], *l_deny_write[2];
+static const char *l_allow_write[5], *l_deny_read[3], *l_allow_read[3], *l_deny_write[2];
 static const char *l_protect[8];
 static char pr_bashrc[PATH_MAX], pr_bashrc2[PATH_MAX], pr_hooks[PATH_MAX], pr_hooks2[PATH_MAX];
 static char pr_gitcfg2[PATH_MAX], pr_hooks3[PATH_MAX];
@@ -208,7 +208,10 @@ static void base_config(struct sbx_config *c, char *const *argv)
 	l_deny_read[1] = p_secretfile;
 	l_deny_read[2] = NULL;
 	l_allow_read[0] = p_pub;
-	l_allow_read[1] = NULL;
+	/* The probe itself: visible even when the build tree is under the
+	 * host's /tmp, which the private /tmp would hide. */
+	l_allow_read[1] = test_tools_dir();
+	l_allow_read[2] = NULL;
 	l_deny_write[0] = p_ro;
 	l_deny_write[1] = NULL;
 	at(pr_bashrc, "home/.bashrc");
