@@ -591,6 +591,63 @@ static void test_raw_pipelining_and_incomplete(void)
 	free(rec);
 }
 
+/* Runs pv-load with the given arguments (NULL-terminated); returns its exit
+ * status and its stdout in *out. */
+static int pv_load(char **out, ...) __attribute__((sentinel));
+static int pv_load(char **out, ...)
+{
+	char bin[4096], *argv[24], *err = NULL, *a;
+	int n = 0, rc;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s", test_tool_path("pv-load"));
+	argv[n++] = bin;
+	va_start(ap, out);
+	while ((a = va_arg(ap, char *)) != NULL && n < 22)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	rc = test_run_capture(argv, out, &err, 60000);
+	if (err != NULL && err[0] != '\0')
+		fprintf(stderr, "pv-load stderr: %s", err);
+	free(err);
+	return rc;
+}
+
+static void test_pv_load(void)
+{
+	char cafile[4096], *out = NULL;
+
+	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
+	/* keep-alive GETs: exactly -n requests, one result line */
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up, "/hello"), "-c", "4", "-n", "200", NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=200 secs=", 14) == 0);
+	CU_ASSERT(out != NULL && strstr(out, " errors=0\n") != NULL && strstr(out, " p99_ms=") != NULL);
+	free(out);
+	/* new TLS connection per request */
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up_tls, "/hello"), "--tls", cafile, "-c", "2",
+				"-n", "10", "--new-conn", NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=10 ", 8) == 0 && strstr(out, " errors=0\n"));
+	free(out);
+	/* transfers, checked end to end by pv-load */
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up_tls, "/"), "--tls", cafile, "--download",
+				"5000000", NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=1 ", 7) == 0 && strstr(out, " errors=0\n"));
+	free(out);
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up, "/"), "--upload", "5000000", NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=1 ", 7) == 0 && strstr(out, " errors=0\n"));
+	free(out);
+	/* errors are counted, and a setup that never works gives up: exit 1 */
+	fprintf(stderr, "(expected: pv-load reporting 404s and a certificate error)\n");
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up, "/nothing"), "-d", "10", NULL), 1);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=0 ", 7) == 0 && strstr(out, " errors=20\n"));
+	free(out);
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up_bad, "/hello"), "--tls", cafile, "-n", "1",
+				NULL), 1);
+	CU_ASSERT(out != NULL && strstr(out, "reqs=0 ") == out);
+	free(out);
+}
+
 TEST_REGISTRAR(upstream_selftest_register)
 {
 	CU_pSuite s = test_suite("upstream_selftest", suite_init, suite_cleanup);
@@ -609,5 +666,6 @@ TEST_REGISTRAR(upstream_selftest_register)
 	test_add(s, "HTTPS with the test CA", test_https);
 	test_add(s, "certificate from another CA rejected", test_bad_cert_rejected);
 	test_add(s, "WebSocket echo (python3 client)", test_websocket);
+	test_add(s, "pv-load against the upstream", test_pv_load);
 	test_add(s, "git clone over HTTPS (git http-backend)", test_git_clone);
 }
