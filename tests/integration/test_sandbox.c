@@ -443,7 +443,7 @@ static void test_private_tmp(void)
 {
 	char name[64], session[64], pem[96], *out = NULL;
 	char *argv[] = { probe, "read", pem, NULL };
-	const char *allow_read[] = { session, NULL };
+	const char *allow_read[] = { session, test_tools_dir(), NULL };
 	struct sbx_config cfg;
 	struct run r;
 
