@@ -616,6 +616,7 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	struct builder b;
 	struct sbx_report rep;
 	struct sbx *s = NULL;
+	char *cwd_copy = NULL;
 	int sp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	pid_t pid = -1;
 	int rc, status;
@@ -646,7 +647,14 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	s->ph = b.ph;
 	s->n_ph = b.n_ph;
 	pl.argv = cfg->argv;
-	pl.cwd = cfg->cwd;
+	/* NULL: the caller's directory, by name (the child's old cwd is on
+	 * the detached tree after pivot_root). */
+	cwd_copy = cfg->cwd == NULL ? getcwd(NULL, 0) : NULL;
+	if (cfg->cwd == NULL && cwd_copy == NULL) {
+		sbx_seterr(err, errlen, errno, "cannot get the working directory");
+		goto fail;
+	}
+	pl.cwd = cfg->cwd != NULL ? cfg->cwd : cwd_copy;
 	pl.port = cfg->listen_port ? cfg->listen_port : SBX_DEFAULT_PORT;
 	pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
 	/* 2. The channels: a socketpair ("maps ready" one way, the listener
@@ -719,6 +727,7 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	sbx_env_free(pl.envp);
 	free_ops(pl.ops, pl.n_ops);
 	sbx_seccomp_free(&pl.prog);
+	free(cwd_copy);
 	*out = s;
 	return 0;
 fail:
@@ -734,6 +743,7 @@ fail:
 	sbx_env_free(pl.envp);
 	free_ops(pl.ops, pl.n_ops);
 	sbx_seccomp_free(&pl.prog);
+	free(cwd_copy);
 	remove_placeholders(s->ph, s->n_ph);
 	free(s);
 	return -1;

@@ -674,6 +674,26 @@ static void test_exit_statuses(void)
 	free(r.out);
 }
 
+/* Without cwd, the command starts in the caller's directory. */
+static void test_cwd_default(void)
+{
+	char *argv[] = { probe, "write", "cwd-default.txt", NULL };
+	char buf[PATH_MAX], old[PATH_MAX];
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(getcwd(old, sizeof(old)) != NULL);
+	CU_ASSERT_FATAL(chdir(p_work2) == 0);
+	base_config(&cfg, argv);
+	cfg.cwd = NULL;
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_FATAL(chdir(old) == 0);
+	CU_ASSERT_EQUAL(r.status, 0);
+	CU_ASSERT(access(at(buf, "work2/cwd-default.txt"), F_OK) == 0);
+	free(r.out);
+}
+
 static void test_signals(void)
 {
 	char ready[PATH_MAX];
@@ -861,6 +881,7 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "environment additions and removals", test_env);
 	s = test_suite("sandbox_status", suite_init, suite_cleanup);
 	test_add(s, "exit statuses 0 3 137 127 126 125", test_exit_statuses);
+	test_add(s, "default working directory", test_cwd_default);
 	test_add(s, "SIGTERM, SIGINT, SIGHUP forwarded", test_signals);
 	test_add(s, "no process left after exit", test_no_leftovers);
 	s = test_suite("sandbox_bench", suite_init, suite_cleanup);
