@@ -23,6 +23,9 @@ static struct test_upstream up;     /* plain HTTP, --record */
 static struct test_upstream up_tls; /* HTTPS, server.pem */
 static struct test_upstream up_bad; /* HTTPS, bad.pem (other CA) */
 
+static int suite_cleanup(void);
+
+/* CUnit does not call the cleanup of a suite whose init failed: undo here. */
 static int suite_init(void)
 {
 	static const char *const names[] = { "127.0.0.1", "localhost", NULL };
@@ -30,20 +33,23 @@ static int suite_init(void)
 
 	dir = test_mkdtemp();
 	if (dir == NULL || test_certs_make(dir, names) < 0)
-		return -1;
+		goto fail;
 	snprintf(record_path, sizeof(record_path), "%s/record.txt", dir);
 	memset(&o, 0, sizeof(o));
 	o.record_path = record_path;
 	if (test_upstream_start(&up, &o) < 0)
-		return -1;
+		goto fail;
 	memset(&o, 0, sizeof(o));
 	o.tls_certdir = dir;
 	if (test_upstream_start(&up_tls, &o) < 0)
-		return -1;
+		goto fail;
 	o.cert_name = "bad";
 	if (test_upstream_start(&up_bad, &o) < 0)
-		return -1;
+		goto fail;
 	return 0;
+fail:
+	suite_cleanup();
+	return -1;
 }
 
 static int suite_cleanup(void)
@@ -55,6 +61,7 @@ static int suite_cleanup(void)
 	bad |= test_upstream_stop(&up_bad) != 0;
 	test_rmtree(dir);
 	free(dir);
+	dir = NULL;
 	return bad ? -1 : 0;
 }
 
@@ -360,10 +367,12 @@ static void test_bad_cert_rejected(void)
 static void test_certs_files(void)
 {
 	static const char *const names[] = { "::1", "example.test", NULL };
-	char *d = test_mkdtemp(), path[4096];
+	char d[4000], path[4096];
 	struct stat st;
 
-	CU_ASSERT_FATAL(d != NULL);
+	/* inside the suite's directory, so a failed assert leaves no litter */
+	snprintf(d, sizeof(d), "%s/certs2", dir);
+	CU_ASSERT_FATAL(mkdir(d, 0700) == 0);
 	CU_ASSERT_FATAL(test_certs_make(d, names) == 0);
 	snprintf(path, sizeof(path), "%s/ca.key", d);
 	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 077) == 0);
@@ -386,7 +395,6 @@ static void test_certs_files(void)
 		free(out);
 	}
 	test_rmtree(d);
-	free(d);
 }
 
 static void test_proc_helpers(void)
