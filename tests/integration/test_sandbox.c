@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
+#include "sandbox/sbx_int.h"
 #include "tests/support/testlib.h"
 
 static bool skip;             /* no user namespaces: every test returns */
@@ -674,6 +676,38 @@ static void test_exit_statuses(void)
 	free(r.out);
 }
 
+/* Namespaces refused (here by a seccomp filter on the caller, as a
+ * hardened container would): sbx_start() fails, naming what, and runs
+ * nothing. Done in a child process, whose filter cannot be removed. */
+static void test_no_namespaces(void)
+{
+	char *argv[] = { probe, "exit", "0", NULL };
+	struct sock_fprog prog;
+	struct sbx_config cfg;
+	struct sbx *s;
+	char err[512];
+	pid_t pid;
+	int st;
+
+	SKIP_IF_NEEDED();
+	base_config(&cfg, argv);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		if (sbx_seccomp_compile(false, &prog, err, sizeof(err)) < 0 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    sbx_seccomp_install(&prog, err, sizeof(err)) < 0)
+			_exit(2);
+		if (sbx_start(&cfg, &s, err, sizeof(err)) == 0)
+			_exit(3);
+		fprintf(stderr, "(expected) %s\n", err);
+		_exit(strstr(err, "cannot create namespaces") != NULL &&
+			      strstr(err, "Operation not permitted") != NULL ? 0 : 4);
+	}
+	CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* Without cwd, the command starts in the caller's directory. */
 static void test_cwd_default(void)
 {
@@ -881,6 +915,7 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "environment additions and removals", test_env);
 	s = test_suite("sandbox_status", suite_init, suite_cleanup);
 	test_add(s, "exit statuses 0 3 137 127 126 125", test_exit_statuses);
+	test_add(s, "namespaces refused: setup error", test_no_namespaces);
 	test_add(s, "default working directory", test_cwd_default);
 	test_add(s, "SIGTERM, SIGINT, SIGHUP forwarded", test_signals);
 	test_add(s, "no process left after exit", test_no_leftovers);
