@@ -26,7 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #include <emmintrin.h>
 #include <tmmintrin.h>
 #define HAVE_TEDDY 1
