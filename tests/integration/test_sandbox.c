@@ -589,6 +589,7 @@ static void test_unix_allowed(void)
 static void test_pid_namespace(void)
 {
 	char *out = NULL;
+	int rc;
 
 	SKIP_IF_NEEDED();
 	/* The command is PID 2, child of our init. */
@@ -598,6 +599,12 @@ static void test_pid_namespace(void)
 	/* /proc shows the init and the probe, nothing of the host. */
 	CU_ASSERT_EQUAL(probe_run(&out, "pids", NULL), 2);
 	free(out);
+	/* The init is a copy of the caller's memory (secrets, in passavant
+	 * run): the command can read neither its memory nor its env. */
+	rc = probe_run(NULL, "read", "/proc/1/mem", NULL);
+	CU_ASSERT(rc == 10 || rc == 11);
+	rc = probe_run(NULL, "read", "/proc/1/environ", NULL);
+	CU_ASSERT(rc == 10 || rc == 11);
 }
 
 /* Only stdin, stdout and stderr cross into the command, even when the
