@@ -822,7 +822,7 @@ static int host_mounts(void)
  * no mount reaches the host, no placeholder stays. */
 static void test_no_leftovers(void)
 {
-	char script[PATH_MAX + 64], buf[PATH_MAX];
+	char script[PATH_MAX + 64], buf[PATH_MAX], marker[32];
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sbx_config cfg;
 	struct run r;
@@ -830,13 +830,16 @@ static void test_no_leftovers(void)
 
 	SKIP_IF_NEEDED();
 	before = host_mounts();
-	snprintf(script, sizeof(script), "%s sleep 4243 & exit 5", probe);
+	/* The sleep's length marks it as ours: another test run on the
+	 * same host must not be mistaken for a leftover. */
+	snprintf(marker, sizeof(marker), "sleep %ld", 100000L + (long)getpid());
+	snprintf(script, sizeof(script), "%s %s & exit 5", probe, marker);
 	base_config(&cfg, argv);
 	run_cfg(&cfg, &r, 0, NULL);
 	CU_ASSERT_EQUAL(r.status, 5);
 	free(r.out);
 	usleep(100000);
-	CU_ASSERT_FALSE(process_with("sleep 4243"));
+	CU_ASSERT_FALSE(process_with(marker));
 	CU_ASSERT(before > 0 && host_mounts() == before);
 	CU_ASSERT(access(pr_bashrc2, F_OK) < 0 && access(pr_hooks, F_OK) < 0 &&
 		  access(at(buf, "work2/.git"), F_OK) < 0);
