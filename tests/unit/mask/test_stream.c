@@ -743,12 +743,71 @@ static void test_prop_percent(void)
 	prop_run(MASK_SET_PERCENT);
 }
 
+/*
+ * Long, heavily self-overlapping patterns over {a, b} (deep failure
+ * chains, hold-back near maxlen - 1 for long stretches) on longer inputs
+ * in random chunks.
+ */
+static void test_prop_long(void)
+{
+	uint64_t seed = prop_seed() ^ 0x5bd1e995u;
+
+	prng_state = seed;
+	for (unsigned iter = 0; iter < 60; iter++) {
+		unsigned char fb[8][64], tb[8][64], *in;
+		struct mask_pair pairs[8];
+		size_t np = 1 + rnd(8), len = 500 + rnd(4000), cuts[600], ncuts = 0;
+		uint64_t rc[8] = { 0 }, counts[8];
+		struct bytes ref = { 0 };
+		enum mask_set_result res;
+		mask_set_t *set;
+
+		for (size_t i = 0; i < np; i++) {
+			pairs[i].from_len = 1 + rnd(64);
+			pairs[i].to_len = pairs[i].from_len;
+			/* mostly 'a' with a rare 'b': "aaaa...ab" shapes */
+			for (size_t j = 0; j < pairs[i].from_len; j++) {
+				fb[i][j] = rnd(6) == 0 ? 'b' : 'a';
+				tb[i][j] = (unsigned char)('A' + i);
+			}
+			pairs[i].from = fb[i];
+			pairs[i].to = tb[i];
+		}
+		set = mask_set_new(pairs, np, MASK_SET_NO_MLOCK, &res);
+		in = malloc(len);
+		CU_ASSERT_FATAL(set != NULL && in != NULL);
+		for (size_t i = 0; i < len; i++)
+			in[i] = rnd(8) == 0 ? 'b' : 'a';
+		for (size_t i = 1; i < len && ncuts < ARRAY_LEN(cuts); i += 1 + rnd(40))
+			cuts[ncuts++] = i;
+		ref_replace(set, in, len, &ref, rc);
+		for (int by_buffer = 0; by_buffer <= 1; by_buffer++) {
+			struct evbuffer *out = run_stream(set, in, len, cuts, ncuts, by_buffer, counts);
+			bool ok = same_result(out, counts, &ref, rc, np);
+
+			evbuffer_free(out);
+			if (!ok) {
+				FAILF("seed %" PRIu64 " iter %u (buffer=%d): long patterns differ", seed,
+				      iter, by_buffer);
+				fprintf(stderr, "mask_stream_prop: rerun with MASK_STREAM_SEED=%" PRIu64 "\n",
+					seed ^ 0x5bd1e995u);
+				iter = 1000;
+				break;
+			}
+		}
+		free(ref.p);
+		free(in);
+		mask_set_free(set);
+	}
+}
+
 TEST_REGISTRAR(register_mask_stream_prop)
 {
 	CU_pSuite s = test_suite("mask_stream_prop", NULL, NULL);
 
 	test_add(s, "random sets, inputs, splits == reference", test_prop_plain);
 	test_add(s, "same with percent forms", test_prop_percent);
+	test_add(s, "long self-overlapping patterns, long inputs", test_prop_long);
 }
 
 /* ------------------------------------------------------------------ */
