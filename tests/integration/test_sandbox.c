@@ -822,7 +822,7 @@ static int host_mounts(void)
  * no mount reaches the host, no placeholder stays. */
 static void test_no_leftovers(void)
 {
-	char script[PATH_MAX + 64], buf[PATH_MAX], marker[32];
+	char script[3 * PATH_MAX + 64], buf[PATH_MAX], marker[PATH_MAX], rel[64];
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sbx_config cfg;
 	struct run r;
@@ -830,16 +830,22 @@ static void test_no_leftovers(void)
 
 	SKIP_IF_NEEDED();
 	before = host_mounts();
-	/* The sleep's length marks it as ours: another test run on the
-	 * same host must not be mistaken for a leftover. */
-	snprintf(marker, sizeof(marker), "sleep %ld", 100000L + (long)getpid());
-	snprintf(script, sizeof(script), "%s %s & exit 5", probe, marker);
+	/* The background probe is surely running (its ready file exists)
+	 * when the shell exits. Its ready path, unique per test run, is the
+	 * marker looked for among the host's processes afterwards. */
+	snprintf(rel, sizeof(rel), "work/leftover-%ld", (long)getpid());
+	at(marker, rel);
+	unlink(marker);
+	snprintf(script, sizeof(script),
+		 "%s sigwait %s & while [ ! -e %s ]; do sleep 0.01; done; exit 5", probe, marker, marker);
 	base_config(&cfg, argv);
 	run_cfg(&cfg, &r, 0, NULL);
 	CU_ASSERT_EQUAL(r.status, 5);
 	free(r.out);
 	usleep(100000);
+	CU_ASSERT(access(marker, F_OK) == 0);
 	CU_ASSERT_FALSE(process_with(marker));
+	unlink(marker);
 	CU_ASSERT(before > 0 && host_mounts() == before);
 	CU_ASSERT(access(pr_bashrc2, F_OK) < 0 && access(pr_hooks, F_OK) < 0 &&
 		  access(at(buf, "work2/.git"), F_OK) < 0);
