@@ -101,10 +101,10 @@ struct conn {
 	bool upgrade;               /** the current request asks for a WebSocket upgrade we relay */
 	bool upgraded;              /** a 101 came: opaque relay from now on */
 	bool audited;               /** the current request/tunnel has its audit line */
-	bool shut_wr;               /** client write side shut (lingering) */
+	bool shut_wr;               /** client write side shut (lingering close, half-close) */
+	bool up_shut_wr;            /** upstream write side shut (tunnel half-close) */
 	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
 	uint16_t up_port;           /** port the upstream bev is connected for */
-	struct conn_side *drain;    /** DRAINING: the side being flushed */
 	int status;                 /** status sent for the current request */
 	const char *rule;           /** deciding rule (policy or static storage) */
 	struct timeval t0;          /** start of the current request or tunnel */
@@ -323,15 +323,14 @@ static void drop_upstream(conn_t *c)
 	c->up_port = 0;
 }
 
-/* Starts flushing side s, then closing (client: lingering close). */
-static enum step enter_draining(conn_t *c, struct conn_side *s)
+/* Answer sent or response complete: flush the client's output, then close
+ * it lingering (step_drain()). The upstream is no longer needed. */
+static enum step enter_draining(conn_t *c)
 {
-	if (s == &c->client)
-		drop_upstream(c);
-	c->drain = s;
+	drop_upstream(c);
 	conn_set_state(c, CONN_DRAINING);
 	/* Write callback as soon as the output is empty. */
-	bufferevent_setwatermark(s->bev, EV_WRITE, 0, 0);
+	bufferevent_setwatermark(c->client.bev, EV_WRITE, 0, 0);
 	arm_timer(c, c->idle_ms);
 	return STEP_AGAIN;
 }
@@ -371,7 +370,7 @@ static enum step refuse(conn_t *c, int status, const char *xerr, const char *kin
 		return STEP_CLOSED;
 	}
 	c->resp_started = true;
-	return enter_draining(c, &c->client);
+	return enter_draining(c);
 }
 
 /* "GET http://host:port/path" or "CONNECT host:port" for reasons; the
@@ -715,7 +714,7 @@ static enum step finish_request(conn_t *c)
 	if (!c->up_reusable)
 		drop_upstream(c);
 	if (c->client_close || !c->req_done || c->client.eof)
-		return enter_draining(c, &c->client);
+		return enter_draining(c);
 	http1_reset(c->client.http);
 	c->have_target = false;
 	c->head_started = false;
@@ -863,17 +862,25 @@ static enum step step_tunnel(conn_t *c)
 		c->up.bytes += n;
 		touch(c);
 	}
-	/* Half-close: once one side ended and all it sent is passed on,
-	 * flush the other side's output, then close. */
-	if (c->client.eof && evbuffer_get_length(cin) == 0) {
-		if (evbuffer_get_length(uout) == 0) {
-			conn_close(c, "client closed the tunnel", false);
-			return STEP_CLOSED;
-		}
-		return enter_draining(c, &c->up);
+	/* Half-close (TCP semantics kept end to end): once one side ended
+	 * and all it sent reached the other, shut the other's write side and
+	 * keep relaying the opposite direction; close when both ended. */
+	if (c->client.eof && evbuffer_get_length(cin) == 0 && evbuffer_get_length(uout) == 0 &&
+	    !c->up_shut_wr) {
+		c->up_shut_wr = true;
+		if (shutdown(bufferevent_getfd(c->up.bev), SHUT_WR) < 0)
+			c->up.eof = true; /* upstream already gone */
 	}
-	if (c->up.eof && evbuffer_get_length(uin) == 0)
-		return enter_draining(c, &c->client);
+	if (c->up.eof && evbuffer_get_length(uin) == 0 && evbuffer_get_length(cout) == 0 &&
+	    !c->shut_wr) {
+		c->shut_wr = true;
+		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0)
+			c->client.eof = true;
+	}
+	if (c->shut_wr && c->up_shut_wr) {
+		conn_close(c, "tunnel closed by both sides", false);
+		return STEP_CLOSED;
+	}
 	return STEP_STOP;
 fail:
 	conn_close(c, "evbuffer move failed", true);
@@ -882,13 +889,6 @@ fail:
 
 static enum step step_drain(conn_t *c)
 {
-	if (c->drain == &c->up) {
-		if (evbuffer_get_length(out_of(&c->up)) == 0 || c->up.eof) {
-			conn_close(c, "tunnel closed", false);
-			return STEP_CLOSED;
-		}
-		return STEP_STOP;
-	}
 	/* Lingering close of the client: discard what it still sends. */
 	(void)evbuffer_drain(in_of(&c->client), evbuffer_get_length(in_of(&c->client)));
 	if (!c->shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
@@ -912,8 +912,6 @@ static void update_io(conn_t *c)
 	bool client_read, up_read;
 
 	client_read = !c->client.eof;
-	if (c->state == CONN_DRAINING && c->drain == &c->up)
-		client_read = false;
 	if (c->up.bev != NULL && evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
 		client_read = false;
 	if (client_read)
