@@ -16,7 +16,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -295,12 +297,68 @@ static void fs_add(struct ldr *l, struct policy_strlist *list, const char *path)
 	free(abs);
 }
 
+/*
+ * A "~/x" entry under home, expanded and normalised; malloc'd, or NULL
+ * after reporting.
+ */
+static char *home_path(struct ldr *l, const char *home, const char *tilde)
+{
+	char *raw = NULL, *abs;
+	const char *err;
+
+	if (asprintf(&raw, "%s/%s", home, tilde + 2) < 0) {
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "out of memory, expected to add the mandatory denies");
+		return NULL;
+	}
+	abs = ldr_path_expand(raw, &err);
+	if (abs == NULL)
+		ldr_error(l, (struct policy_mark){0, 0}, "cannot add the mandatory deny \"%s\": %s",
+			  raw, err);
+	free(raw);
+	return abs;
+}
+
+/*
+ * The home-relative denies ("~/x" entries of credential_stores and
+ * home_write_denies) under one home directory, an absolute normalised path.
+ */
+static void fs_home_denies(struct ldr *l, const char *home)
+{
+	struct policy *p = l->p;
+	char *abs;
+
+	for (size_t i = 0; i < ARRAY_LEN(credential_stores); i++) {
+		abs = home_path(l, home, credential_stores[i]);
+		if (abs == NULL)
+			return;
+		if (!ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
+			fs_add(l, &p->fs[FS_DENY_READ], abs);
+		free(abs);
+	}
+	for (size_t i = 0; i < ARRAY_LEN(home_write_denies); i++) {
+		abs = home_path(l, home, home_write_denies[i]);
+		if (abs == NULL)
+			return;
+		fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+		free(abs);
+	}
+	/* Where the lookup of §2 finds a policy when $XDG_CONFIG_HOME is not
+	 * set: a sandbox that could write there would pick its own policy
+	 * for the next run. */
+	abs = home_path(l, home, "~/.config/passavant");
+	if (abs != NULL)
+		fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+	free(abs);
+}
+
 /* Adds the filesystem entries every policy gets (SPEC §3.3, §3.6). */
 static void fs_mandatory(struct ldr *l)
 {
 	struct policy *p = l->p;
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *err;
 	char *home = ldr_path_expand("~", &err);
+	struct passwd *pw;
 
 	/* One error, not one per path, when there is no home to expand. */
 	if (home == NULL) {
@@ -310,17 +368,18 @@ static void fs_mandatory(struct ldr *l)
 			  err);
 		return;
 	}
-	free(home);
-
-	for (size_t i = 0; i < ARRAY_LEN(credential_stores); i++) {
-		char *abs = ldr_path_expand(credential_stores[i], &err);
-		bool named = abs != NULL && ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs);
-		free(abs);
-		if (!named)
-			fs_add(l, &p->fs[FS_DENY_READ], credential_stores[i]);
+	fs_home_denies(l, home);
+	/* "~" follows $HOME, which is only an environment variable: run with
+	 * HOME=/somewhere/else, the real stores in the home directory of the
+	 * password database would be left open. Deny them there too. */
+	pw = getpwuid(getuid());
+	if (pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/') {
+		char *pwhome = ldr_path_expand(pw->pw_dir, &err);
+		if (pwhome != NULL && strcmp(pwhome, home) != 0)
+			fs_home_denies(l, pwhome);
+		free(pwhome);
 	}
-	for (size_t i = 0; i < ARRAY_LEN(home_write_denies); i++)
-		fs_add(l, &p->fs[FS_DENY_WRITE], home_write_denies[i]);
+	free(home);
 	/* The policy file and the place the lookup of §2 would find one next
 	 * time: a sandbox that could write either would pick its own policy
 	 * for the next run. */
@@ -342,7 +401,6 @@ static void fs_mandatory(struct ldr *l)
 			fs_add(l, &p->fs[FS_DENY_WRITE], path);
 		free(path);
 	}
-	fs_add(l, &p->fs[FS_DENY_WRITE], "~/.config/passavant");
 }
 
 /* ------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -596,6 +597,37 @@ static void test_filesystem(void)
 	free(self);
 }
 
+/* $HOME is only an environment variable: the stores and start-up files in
+ * the home directory of the password database are denied too. */
+static void test_passwd_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	char *ssh, *rc, *cfg, *diag = NULL;
+	size_t len;
+	FILE *f;
+	policy_t *p;
+
+	if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/' ||
+	    strcmp(pw->pw_dir, tmp_home) == 0)
+		return; /* nothing to tell apart */
+	CU_ASSERT_FATAL(asprintf(&ssh, "%s/.ssh", strcmp(pw->pw_dir, "/") ? pw->pw_dir : "") > 0);
+	CU_ASSERT_FATAL(asprintf(&rc, "%s/.bashrc", strcmp(pw->pw_dir, "/") ? pw->pw_dir : "") > 0);
+	CU_ASSERT_FATAL(asprintf(&cfg, "%s/.config/passavant",
+				 strcmp(pw->pw_dir, "/") ? pw->pw_dir : "") > 0);
+	f = open_memstream(&diag, &len);
+	p = policy_load_default(f);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_TRUE(fs_has(p, FS_DENY_READ, ssh));
+	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, rc));
+	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, cfg));
+	policy_free(p);
+	free(diag);
+	free(ssh);
+	free(rc);
+	free(cfg);
+}
+
 static void test_embedded_default(void)
 {
 	char *diag = NULL, *cwd = getcwd(NULL, 0), *ssh;
@@ -612,7 +644,8 @@ static void test_embedded_default(void)
 	CU_ASSERT_TRUE(fs_has(p, FS_ALLOW_WRITE, cwd));
 	CU_ASSERT_FATAL(asprintf(&ssh, "%s/.ssh", tmp_home) > 0);
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_READ, ssh));
-	CU_ASSERT_EQUAL(policy_fs_count(p, FS_DENY_READ), 12);
+	/* 12 stores under $HOME, 12 more under the passwd home if it differs */
+	CU_ASSERT_EQUAL(policy_fs_count(p, FS_DENY_READ) % 12, 0);
 	CU_ASSERT_EQUAL(policy_warning_count(p), 0);
 	free(ssh);
 	free(cwd);
@@ -948,6 +981,7 @@ TEST_REGISTRAR(register_policy_config)
 	test_add(s, "path expansion", test_paths);
 	test_add(s, "filesystem lists and mandatory denies", test_filesystem);
 	test_add(s, "embedded default", test_embedded_default);
+	test_add(s, "stores of the password database home too", test_passwd_home);
 	test_add(s, "lookup order", test_lookup);
 	test_add(s, "secrets: length checked, never printed", test_secrets);
 	test_add(s, "warnings", test_warnings);
