@@ -391,6 +391,13 @@ static void fs_mandatory(struct ldr *l)
 			free(real);
 		}
 	}
+	/* Files the next run trusts or the user reads afterwards: a sandbox
+	 * that could write them could forge the audit log of its own egress
+	 * or plant a root CA the proxy would verify upstreams against. */
+	if (p->audit_path != NULL)
+		fs_add(l, &p->fs[FS_DENY_WRITE], p->audit_path);
+	for (size_t i = 0; i < p->extra_ca.n; i++)
+		fs_add(l, &p->fs[FS_DENY_WRITE], p->extra_ca.v[i]);
 	/* Both places: a later run may have a different $XDG_CONFIG_HOME. */
 	if (xdg != NULL && xdg[0] == '/') {
 		char *path = NULL;

@@ -591,6 +591,15 @@ static void test_filesystem(void)
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, rc));
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, self)); /* the policy file itself */
 	policy_free(p);
+	/* The audit log and the extra CA roots: a sandbox writing them could
+	 * rewrite the record of its egress or plant a root for the next run. */
+	CU_ASSERT_EQUAL_FATAL(test_write_file("/tmp/pv-test-extra-ca.pem", "x\n", 2), 0);
+	p = load_ok("network:\n  tlsTerminate: {extraCaCertPaths: [/tmp/pv-test-extra-ca.pem]}\n"
+		    "audit: {path: /srv/log/../audit.jsonl}\n");
+	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, "/srv/audit.jsonl"));
+	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, "/tmp/pv-test-extra-ca.pem"));
+	policy_free(p);
+	unlink("/tmp/pv-test-extra-ca.pem");
 	free(ssh);
 	free(aws);
 	free(rc);
