@@ -52,6 +52,15 @@ enum policy_source policy_lookup(const char *cli_path, char *buf, size_t buflen)
 
 	if (cli_path != NULL)
 		return named(cli_path, "-p", buf, buflen);
+	/* A relative $PASSAVANT_POLICY names a file in whatever directory
+	 * passavant happens to start in, which the agent may write: the
+	 * working directory by implication. -p is typed for one run and may
+	 * be relative; a variable set once for every run may not. */
+	if (env != NULL && env[0] != '\0' && env[0] != '/')
+		return put(buf, buflen, POLICY_SOURCE_ERROR,
+			   "$PASSAVANT_POLICY=%s: expected an absolute path (a relative one names a "
+			   "file in the working directory)%s",
+			   env, "");
 	if (env != NULL && env[0] != '\0')
 		return named(env, "$PASSAVANT_POLICY", buf, buflen);
 	/* The XDG base directory spec ignores a relative $XDG_CONFIG_HOME. */

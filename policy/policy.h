@@ -32,7 +32,8 @@ typedef struct policy policy_t;
 enum policy_source {
 	POLICY_SOURCE_FILE,     /* a file was found; its path is in the buffer */
 	POLICY_SOURCE_EMBEDDED, /* nothing configured: use the embedded default */
-	POLICY_SOURCE_ERROR     /* -p or $PASSAVANT_POLICY names a missing file */
+	POLICY_SOURCE_ERROR     /* -p or $PASSAVANT_POLICY names a missing file, or
+				   $PASSAVANT_POLICY is relative */
 };
 
 /*

@@ -697,6 +697,11 @@ static void test_lookup(void)
 	setenv("PASSAVANT_POLICY", cwd_pol, 1);
 	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
 	CU_ASSERT_STRING_EQUAL(buf, cwd_pol);
+	/* ... but never a relative one, even when the file is there: it would
+	 * name a file in whatever directory passavant starts in. */
+	setenv("PASSAVANT_POLICY", "policy.yaml", 1);
+	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "expected an absolute path"));
 	setenv("PASSAVANT_POLICY", "/nonexistent/p.yaml", 1);
 	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_ERROR);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "/nonexistent/p.yaml"));
