@@ -17,7 +17,8 @@
  *    positions are resolved in order: a start with a stored match is
  *    replaced and everything it covers skipped; other bytes are literal.
  *  - In the root state (no partial match) nothing is pending, so runs of
- *    bytes that start no pattern are skipped with memchr / SSE2 compares
+ *    bytes at which no pattern's first two bytes start are skipped 16 at a
+ *    time (SSSE3 nibble filter, else memchr / SSE2 compares / a table)
  *    and appended as one span.
  */
 #include <errno.h>
@@ -782,9 +783,11 @@ static inline bool skip_cand(const mask_set_t *set, const unsigned char *p, size
  * Offset of the first byte of p[0..n) at which a match may start (its
  * first two bytes begin some pattern), n if none. Skipping a byte at
  * which no match starts leaves the automaton correctly in the root: the
- * longest suffix that is a pattern prefix starts after it. One first byte:
- * memchr; up to SKIP_VEC_MAX: SSE2 compares 16 bytes at a time; more: a
- * table lookup per byte.
+ * longest suffix that is a pattern prefix starts after it. With SSSE3:
+ * the nibble filter (skip_teddy). Else one first byte: memchr; up to
+ * SKIP_VEC_MAX first bytes: SSE2 compares of 16 bytes (first and second
+ * byte sets); more: a table lookup per byte. Every candidate is confirmed
+ * with the exact two-byte bitmap.
  */
 static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 {
