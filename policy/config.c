@@ -266,10 +266,32 @@ static struct ynode *ynode_new(struct ybuild *b, enum ynode_type t, yaml_mark_t 
 	return n;
 }
 
+/*
+ * Refuses an explicit tag on a node (reported, then the node is kept so
+ * the walk goes on): "!!binary fi8uc3No" would otherwise be read as the
+ * path "fi8uc3No", "!!int 10" as a string, and a local tag ignored. Only
+ * "!!str" on a scalar passes: it means what quoting means. Returns whether
+ * the tag was refused.
+ */
+static bool ybuild_check_tag(struct ybuild *b, const yaml_char_t *tag, bool scalar, yaml_mark_t m)
+{
+	char ex[160];
+
+	if (tag == NULL || (scalar && strcmp((const char *)tag, YAML_STR_TAG) == 0))
+		return false;
+	scalar_excerpt((const char *)tag, ex, sizeof(ex));
+	ldr_error(b->l, mark_of(m),
+		  "a tag <%s>, expected an untagged value (tags are not supported; quote a "
+		  "string instead)",
+		  ex);
+	return true;
+}
+
 /* Handles one event. Returns 1 to go on, 0 at the end, -1 on error. */
 static int ybuild_event(struct ybuild *b, yaml_event_t *ev)
 {
 	struct ynode *n;
+	bool tag_refused;
 
 	switch (ev->type) {
 	case YAML_STREAM_START_EVENT:
@@ -293,6 +315,7 @@ static int ybuild_event(struct ybuild *b, yaml_event_t *ev)
 			  "supported)");
 		return -1;
 	case YAML_SCALAR_EVENT:
+		tag_refused = ybuild_check_tag(b, ev->data.scalar.tag, true, ev->start_mark);
 		n = ynode_new(b, YN_SCALAR, ev->start_mark);
 		if (n == NULL)
 			return -1;
@@ -307,8 +330,10 @@ static int ybuild_event(struct ybuild *b, yaml_event_t *ev)
 		}
 		n->str = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
 		/* A plain scalar without an explicit tag may be null, a boolean
-		 * or a number; anything quoted (or tagged) is a string. */
-		n->plain = ev->data.scalar.plain_implicit && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		 * or a number; anything quoted (or tagged !!str) is a string. A
+		 * refused tag is read as absent, so it is reported once. */
+		n->plain = (ev->data.scalar.plain_implicit || tag_refused) &&
+			   ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		if (n->str == NULL) {
 			ldr_error(b->l, n->mark, "out of memory, expected to read the policy");
 			ynode_free(n);
@@ -321,6 +346,10 @@ static int ybuild_event(struct ybuild *b, yaml_event_t *ev)
 		return 1;
 	case YAML_SEQUENCE_START_EVENT:
 	case YAML_MAPPING_START_EVENT:
+		ybuild_check_tag(b,
+				 ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.tag
+								       : ev->data.mapping_start.tag,
+				 false, ev->start_mark);
 		n = ynode_new(b, ev->type == YAML_SEQUENCE_START_EVENT ? YN_SEQ : YN_MAP,
 			      ev->start_mark);
 		if (n == NULL)

@@ -453,6 +453,14 @@ static void test_error_kinds(void)
 	load_err("network: {}\n---\nnetwork: {}\n", 1, "t.yaml:2:1: error: a second document");
 	load_err("- 1\n", 1, "t.yaml:1:1: error: a list, expected a mapping of network");
 	load_err("? [a]\n: 1\n", 1, "t.yaml:1:3: error: a list as a key, expected a key name");
+	/* Tags: never a silent reinterpretation ("!!binary fi8uc3No" is not
+	 * the path "fi8uc3No"); every tagged node is reported; !!str is quoting. */
+	load_err("filesystem:\n  denyRead: [!!binary fi8uc3No]\n", 1,
+		 "t.yaml:2:14: error: a tag <tag:yaml.org,2002:binary>, expected an untagged value");
+	load_err("network: !!map\n  limits: {maxTunnels: !!int 10}\n"
+		 "  allowedDomains: !local [a.com]\n",
+		 3, "t.yaml:2:24: error: a tag <tag:yaml.org,2002:int>");
+	policy_free(load_ok("network:\n  allowedDomains: [!!str a.com]\n"));
 	/* Errors are all reported, in file order. */
 	load_err("network:\n  bad1: 1\n  allowedDomains: [\"x..y\"]\naudit: {bodies: 3}\n", 3,
 		 "t.yaml:2:3: error: unknown key \"bad1\"");
