@@ -607,6 +607,13 @@ static int want_uint(struct ldr *l, const struct ynode *n, const char *where, un
 		wrong_type(l, n, exp, where);
 		return -1;
 	}
+	/* YAML 1.1 reads "010" as octal 8, JSON refuses it: ambiguous. */
+	if (n->str[0] == '0' && n->str[1] != '\0') {
+		snprintf(exp, sizeof(exp), "an integer from %lu to %lu without leading zeros "
+			 "(YAML 1.1 reads them as octal)", lo, hi);
+		wrong_type(l, n, exp, where);
+		return -1;
+	}
 	for (s = n->str; *s != '\0'; s++) {
 		if (*s < '0' || *s > '9' || v > hi) {
 			wrong_type(l, n, exp, where);

@@ -445,6 +445,11 @@ static void test_error_kinds(void)
 	load_err("network:\n  limits: {maxHeaderBytes: 99999999999999999999}\n", 1,
 		 "expected an integer from 1024 to 1048576");
 	load_err("network:\n  limits: {idleTimeoutMs: -5}\n", 1, "expected an integer from 1 to");
+	/* 010 is 8 to YAML 1.1 and an error to JSON: neither 10 nor 8 here. */
+	load_err("network:\n  limits: {maxTunnels: 010}\n", 1,
+		 "t.yaml:2:24: error: a number (010), expected an integer from 1 to 1000000 without "
+		 "leading zeros");
+	policy_free(load_ok("network:\n  limits: {maxTunnels: 10}\n"));
 	load_err("network:\n  allowAllUnixSockets: 1\n", 1,
 		 "t.yaml:2:24: error: a number (1), expected true or false");
 	load_err("audit: {bodies: full}\n", 1, "t.yaml:1:17: error: a string \"full\", expected none or headers");
