@@ -19,8 +19,12 @@
  *   64:ff9b::/96        NAT64 well-known       last 32 bits
  *   64:ff9b:1::/48      NAT64 local-use        last 32 bits
  *   2002::/16           6to4                   bits 16-47
- * Teredo (2001::/32) is not unwrapped: its client address is obfuscated and
- * reached only through a Teredo relay; it is judged as plain IPv6.
+ * Teredo (2001:0::/32) carries its server's IPv4 in bits 32-63 and its
+ * client's, inverted, in the last 32 bits. It is reached only through a
+ * Teredo relay (UDP), so it is no channel to a local TCP service; still,
+ * no real Teredo address embeds an always-denied IPv4 address, so the
+ * classes judge both parts (deny broadly; nothing legitimate is lost). The
+ * CIDRs and literals compare the forms above only.
  *
  * Pure functions: no allocation, no global state; callable from callbacks.
  */
@@ -37,6 +41,7 @@
  *   169.254.170.2     AWS ECS task metadata / credentials
  *   100.100.100.200   Alibaba Cloud
  *   168.63.129.16     Azure WireServer (host agent; not link-local)
+ *   192.0.0.192       Oracle Cloud, legacy metadata (IETF protocol block)
  *   fd00:ec2::254     AWS IMDS over IPv6 (Nitro)
  *   fd20:ce::254      GCP metadata server over IPv6
  */
@@ -45,6 +50,7 @@ static const uint8_t metadata_v4[][4] = {
 	{ 169, 254, 170, 2 },
 	{ 100, 100, 100, 200 },
 	{ 168, 63, 129, 16 },
+	{ 192, 0, 0, 192 },
 };
 static const uint8_t metadata_v6[][16] = {
 	{ 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 },
@@ -143,6 +149,14 @@ static enum policy_addr_class classify_v6(const uint8_t a[16])
 		return ADDR_MULTICAST; /* ff00::/8 */
 	if (embedded_v4(a, v4))
 		return classify_v4(v4);
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) {
+		enum policy_addr_class c;
+		for (i = 0; i < 4; i++)
+			v4[i] = (uint8_t)~a[12 + i]; /* Teredo client, obfuscated */
+		if ((c = classify_v4(v4)) != ADDR_PUBLIC)
+			return c;
+		return classify_v4(a + 4); /* Teredo server */
+	}
 	return ADDR_PUBLIC;
 }
 

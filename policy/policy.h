@@ -171,7 +171,8 @@ enum policy_addr_class {
 };
 
 /* The always-denied class of an address; IPv4 embedded in IPv6 (mapped,
- * compatible, NAT64, 6to4) is classified by its IPv4 part. Pure. */
+ * compatible, NAT64, 6to4; Teredo server and client) is classified by its
+ * IPv4 part. Pure. */
 enum policy_addr_class policy_addr_classify(const struct sockaddr *sa) NONNULL(1);
 
 /* Human name of a class ("loopback", ...). */

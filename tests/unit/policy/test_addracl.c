@@ -196,7 +196,20 @@ static const struct class_case class_cases[] = {
 	{ "2002:a83f:8110::1", META },
 	{ "2002:808:808::1", PUB },
 	{ "2003:7f00:1::", PUB },
-	{ "2001:0:7f00:1::", PUB }, /* Teredo is not unwrapped */
+	/* Teredo 2001:0::/32: server IPv4 in bits 32-63, client IPv4 inverted
+	 * in the last 32 bits; both judged */
+	{ "2001:0:4136:e378:8000:63bf:3fff:fdd2", PUB }, /* RFC 4380 example */
+	{ "2001:0:4136:e378:8000:63bf:80ff:fffe", LOOP }, /* client 127.0.0.1 */
+	{ "2001:0:4136:e378::5601:5601", META },	   /* client 169.254.169.254 */
+	{ "2001:0:4136:e378::1fff:ff04", MC },		   /* client 224.0.0.251 */
+	{ "2001:0:7f00:1::3fff:fdd2", LOOP },		   /* server 127.0.0.1 */
+	{ "2001:0:a9fe:101::3fff:fdd2", LL },		   /* server 169.254.1.1 */
+	{ "2001:0:7f00:1::", BC },			   /* client 255.255.255.255 */
+	{ "2001:1:7f00:1::80ff:fffe", PUB },		   /* not Teredo */
+	/* Oracle Cloud's legacy metadata address */
+	{ "192.0.0.192", META },
+	{ "192.0.0.191", PUB },
+	{ "::ffff:192.0.0.192", META },
 };
 
 static void test_classify(void)
