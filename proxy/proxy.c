@@ -236,6 +236,10 @@ proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const
 			goto fail;
 		}
 	}
+	/* Query exactly the name the policy allowed: a resolv.conf "search"
+	 * list would also send "name.corp.example" and the like to the
+	 * resolver, names no rule was asked about. */
+	evdns_base_search_clear(px->dns);
 	px->sig_int = evsignal_new(px->base, SIGINT, signal_cb, px);
 	px->sig_term = evsignal_new(px->base, SIGTERM, signal_cb, px);
 	px->sig_hup = evsignal_new(px->base, SIGHUP, signal_cb, px);

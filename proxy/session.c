@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,9 @@
 #include "log.h"
 
 struct session {
-	char *dir;     /* session directory */
-	char id[17];   /* 16 hex digits */
+	char *dir;       /* session directory */
+	char id[17];     /* 16 hex digits */
+	bool temporary;  /* we made dir with mkdtemp: remove it at the end */
 };
 
 /* Creates dir 0700, or adopts an existing directory that we own. */
@@ -89,6 +91,7 @@ session_t *session_new(const char *dir)
 			goto fail;
 		}
 		s->dir = strdup(path);
+		s->temporary = true;
 	}
 	if (s->dir == NULL) {
 		log_warn("session");
@@ -102,8 +105,18 @@ fail:
 
 void session_free(session_t *s)
 {
+	char path[4096];
+
 	if (s == NULL)
 		return;
+	/* A directory we invented is ours to remove; only the files we wrote
+	 * are unlinked, so rmdir fails (and keeps it) if anything else is
+	 * there. A directory the user named is left alone. */
+	if (s->temporary && s->dir != NULL &&
+	    snprintf(path, sizeof(path), "%s/env", s->dir) < (int)sizeof(path)) {
+		(void)unlink(path);
+		(void)rmdir(s->dir);
+	}
 	free(s->dir);
 	free(s);
 }

@@ -20,12 +20,13 @@ typedef struct session session_t;
  * directory under $TMPDIR or /tmp). An existing dir must be a directory
  * owned by us; its mode is set to 0700. Also draws the session id (16 hex
  * digits from the kernel CSPRNG). Returns a session_t the caller frees with
- * session_free() (which leaves the directory in place), or NULL after
- * logging why.
+ * session_free(), or NULL after logging why.
  */
 session_t *session_new(const char *dir) WUNRES;
 
-/* Frees the session; the directory and its files stay. NULL is a no-op. */
+/* Frees the session. A directory given to session_new() stays with its
+ * files; a temporary one it created is removed (with the files written
+ * here). NULL is a no-op. */
 void session_free(session_t *s);
 
 /* Absolute or given path of the directory; the session id. */
