@@ -27,7 +27,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+/* MASK_STREAM_NO_SIMD: build the portable skip only (tests it anywhere). */
+#if defined(__x86_64__) && !defined(MASK_STREAM_NO_SIMD)
 #include <emmintrin.h>
 #include <tmmintrin.h>
 #define HAVE_TEDDY 1
@@ -452,35 +453,28 @@ static void trie_finish(mask_set_t *set, const uint32_t *first_child, const uint
 
 #ifdef HAVE_TEDDY
 /*
- * Nibble tables for the "Teddy" pre-filter (after Hyperscan's): every
- * distinct first-two-bytes pair (a, b) of the patterns goes to one of 8
- * buckets, and bit k of lo1[a & 15], hi1[a >> 4], lo2[b & 15], hi2[b >> 4]
+ * Adds one bucket to the nibble tables of the "Teddy" pre-filter (after
+ * Hyperscan's): every distinct first-two-bytes pair (a, b) of the
+ * patterns goes to one of 8 buckets (round robin), and bit k of lo1[a & 15], hi1[a >> 4], lo2[b & 15], hi2[b >> 4]
  * is set for its bucket k. A lane passes when the four lookups share a
  * bit: exact for buckets holding one pair, a superset otherwise, so the
  * bigram bitmap still confirms each candidate. A one-byte pattern accepts
  * any second byte.
  */
-static void teddy_build(mask_set_t *set)
+static void teddy_add(mask_set_t *set, unsigned a, unsigned b, bool any_second, unsigned *nb)
 {
-	unsigned char t[4][16];
-	unsigned nb = 0;
+	unsigned char *t = (unsigned char *)set->teddy; /* lo1 hi1 lo2 hi2 */
+	unsigned char bit = (unsigned char)(1u << (*nb % 8));
 
-	memset(t, 0, sizeof(t));
-	for (unsigned ab = 0; ab < 65536; ab++) {
-		unsigned a = ab >> 8, b = ab & 255, bit;
-
-		if ((set->bigram[ab >> 3] >> (ab & 7) & 1) == 0)
-			continue;
-		bit = 1u << (nb++ % 8);
-		t[0][a & 15] |= (unsigned char)bit;
-		t[1][a >> 4] |= (unsigned char)bit;
-		t[2][b & 15] |= (unsigned char)bit;
-		t[3][b >> 4] |= (unsigned char)bit;
+	(*nb)++;
+	t[a & 15] |= bit;
+	t[16 + (a >> 4)] |= bit;
+	for (unsigned x = 0; x < 16; x++) {
+		if (any_second || x == (b & 15))
+			t[32 + x] |= bit;
+		if (any_second || x == (b >> 4))
+			t[48 + x] |= bit;
 	}
-	for (unsigned k = 0; k < 4; k++)
-		set->teddy[k] = _mm_loadu_si128((const __m128i *)(const void *)t[k]);
-	explicit_bzero(t, sizeof(t));
-	set->use_teddy = __builtin_cpu_supports("ssse3") != 0;
 }
 
 /* Offset in p[0..n) (n >= 17) of the first lane, among the full 16-byte
@@ -523,6 +517,8 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
  * (list, table, SSE2 broadcasts) and the first-two-bytes bitmap. */
 static void first_bytes(mask_set_t *set)
 {
+	unsigned nb = 0; /* Teddy buckets handed out */
+
 	set->nfirst = 0;
 	for (unsigned c = 0; c < 256; c++) {
 		if (set->root_next[c] == 0)
@@ -545,9 +541,17 @@ static void first_bytes(mask_set_t *set)
 			for (unsigned b = 0; b < 256; b++)
 				set->bigram[(f[0] << 8 | b) >> 3] |= (unsigned char)(1u << (b & 7));
 			set->nsecond = SKIP_VEC_MAX + 1; /* any second byte */
+#ifdef HAVE_TEDDY
+			teddy_add(set, f[0], 0, true, &nb);
+#endif
 			continue;
 		}
 		ab = (unsigned)f[0] << 8 | f[1];
+#ifdef HAVE_TEDDY
+		/* each distinct pair gets the next bucket */
+		if ((set->bigram[ab >> 3] >> (ab & 7) & 1) == 0)
+			teddy_add(set, f[0], f[1], false, &nb);
+#endif
 		set->bigram[ab >> 3] |= (unsigned char)(1u << (ab & 7));
 		if (set->nsecond > SKIP_VEC_MAX)
 			continue;
@@ -569,7 +573,9 @@ static void first_bytes(mask_set_t *set)
 		}
 	}
 #ifdef HAVE_TEDDY
-	teddy_build(set);
+	set->use_teddy = __builtin_cpu_supports("ssse3") != 0;
+#else
+	(void)nb;
 #endif
 }
 
