@@ -431,6 +431,59 @@ static int json_untab(const char *data, size_t len, char **copy)
 	return 0;
 }
 
+/*
+ * In a JSON-looking document (first significant byte '{' or '['), reports
+ * each comma followed only by white space and a closing '}' or ']'. YAML
+ * flow syntax accepts one there, JSON does not: a settings file with one
+ * would be refused by sandbox-runtime, so it is refused here too, at the
+ * comma's position (columns counted in characters, as libyaml does).
+ */
+static void json_trailing_commas(struct ldr *l, const char *data, size_t len)
+{
+	size_t i = 0, j;
+	unsigned line = 1, col = 1;
+	bool in_str = false, esc = false;
+
+	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	for (j = i; j < len && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r');
+	     j++)
+		;
+	if (j == len || (data[j] != '{' && data[j] != '['))
+		return;
+	for (; i < len; i++) {
+		unsigned char c = (unsigned char)data[i];
+		if (c == '\n' || (c == '\r' && (i + 1 == len || data[i + 1] != '\n'))) {
+			line++;
+			col = 1;
+			in_str = false; /* libyaml reports the broken string */
+			continue;
+		}
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == ',') {
+			for (j = i + 1; j < len && (data[j] == ' ' || data[j] == '\t' ||
+						    data[j] == '\n' || data[j] == '\r');
+			     j++)
+				;
+			if (j < len && (data[j] == '}' || data[j] == ']'))
+				ldr_error(l, (struct policy_mark){line, col},
+					  "a trailing comma before '%c', expected a value after ',' "
+					  "(JSON has no trailing commas)",
+					  data[j]);
+		}
+		if ((c & 0xc0) != 0x80 && c != '\r')
+			col++;
+	}
+}
+
 /* Parses data into a node tree. Returns 0 (root may be NULL for an empty
  * document) or -1 after reporting the error. */
 static int ybuild_parse(struct ldr *l, const char *data, size_t len, struct ynode **root)
@@ -443,6 +496,7 @@ static int ybuild_parse(struct ldr *l, const char *data, size_t len, struct ynod
 	memset(&b, 0, sizeof(b));
 	b.l = l;
 	*root = NULL;
+	json_trailing_commas(l, data, len);
 	if (json_untab(data, len, &copy) != 0) {
 		ldr_error(l, (struct policy_mark){0, 0}, "out of memory, expected to read the policy");
 		return -1;

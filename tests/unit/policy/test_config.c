@@ -536,6 +536,17 @@ static void test_json(void)
 		 "t.yaml:3:32: error: \"b\\x09ad\" in network.allowedDomains");
 	/* A TAB inside a JSON string is kept as it is (and refused as a host). */
 	load_err("{\"network\": {\"allowedDomains\": [\"a\tb\"]}}", 1, "t.yaml:1:33: error:");
+	/* Trailing commas: YAML flow syntax takes them, JSON does not. Each
+	 * one is reported at its position; a comma inside a string is text. */
+	load_err("{\"network\": {\"allowedDomains\": [\"a.com\",\n  ]},\n}\n", 2,
+		 "t.yaml:1:40: error: a trailing comma before ']'");
+	load_err("{\"network\": {\"allowedDomains\": [\"a.com\",\n  ]},\n}\n", 2,
+		 "t.yaml:2:5: error: a trailing comma before '}'");
+	load_err("{\"network\": {\"allowedDomains\": [\"\xc3\xa9\", \"b.com\",]}}", 2,
+		 "t.yaml:1:45: error: a trailing comma before ']'");
+	p = load_ok("{\"network\": {\"allowedDomains\": [\"a.com\"]},\n"
+		    " \"filesystem\": {\"denyRead\": [\",]\\\",}\"]}}\n");
+	policy_free(p);
 	load_err("{\"network\": {\"allowedDomains\": \"a.com\"}}", 1,
 		 "t.yaml:1:32: error: a string \"a.com\", expected a list of host patterns");
 }
