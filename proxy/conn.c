@@ -402,15 +402,15 @@ static void up_write_cb(struct bufferevent *bev, void *arg)
 	drive(arg);
 }
 
-static void up_event_cb(struct bufferevent *bev, short what, void *arg)
+static void up_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
 
 	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		/* An upstream error is handled like EOF: what was received is
 		 * passed on, then the missing rest decides (502 or close). */
-		if (what & BEV_EVENT_ERROR)
+		if (events & BEV_EVENT_ERROR)
 			log_debug("conn %s: upstream %s: %s", c->client.peer, c->up.peer,
 				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		c->up.eof = true;
@@ -660,6 +660,19 @@ static enum step decide(conn_t *c)
 /* Steps                                                               */
 /* ------------------------------------------------------------------ */
 
+/* How a head error reads: 405 is a refusal, 431 a limit, 400 malformed. */
+static const char *head_error_prefix(int status)
+{
+	switch (status) {
+	case 405:
+		return "";
+	case 431:
+		return "request head refused by limits.maxHeaderBytes: ";
+	default:
+		return "malformed request: ";
+	}
+}
+
 static enum step step_read_head(conn_t *c)
 {
 	struct evbuffer *in = in_of(&c->client);
@@ -695,7 +708,8 @@ static enum step step_read_head(conn_t *c)
 			return decide(c);
 		case HTTP1_ERROR:
 			return refuse(c, http1_error_status(c->client.http), NULL, "request", NULL,
-				      "passavant: malformed request: %s", http1_error_reason(c->client.http));
+				      "passavant: %s%s", head_error_prefix(http1_error_status(c->client.http)),
+				      http1_error_reason(c->client.http));
 		}
 	}
 	if (c->client.eof) {
@@ -979,17 +993,17 @@ static void client_write_cb(struct bufferevent *bev, void *arg)
 	drive(arg);
 }
 
-static void client_event_cb(struct bufferevent *bev, short what, void *arg)
+static void client_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
 
 	(void)bev;
-	if (what & BEV_EVENT_ERROR) {
+	if (events & BEV_EVENT_ERROR) {
 		/* Reset or write failure: nothing more can reach the client. */
 		conn_close(c, "client connection error", false);
 		return;
 	}
-	if (what & BEV_EVENT_EOF)
+	if (events & BEV_EVENT_EOF)
 		c->client.eof = true;
 	drive(c);
 }
