@@ -667,7 +667,7 @@ static const char *head_error_prefix(int status)
 	case 405:
 		return "";
 	case 431:
-		return "request head refused by limits.maxHeaderBytes: ";
+		return "request head refused (limits.maxHeaderBytes, 256 fields): ";
 	default:
 		return "malformed request: ";
 	}
