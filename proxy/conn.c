@@ -660,6 +660,9 @@ static enum step decide(conn_t *c)
 /* Steps                                                               */
 /* ------------------------------------------------------------------ */
 
+#define CONN_STR_(x) #x
+#define CONN_STR(x) CONN_STR_(x)
+
 /* How a head error reads: 405 is a refusal, 431 a limit, 400 malformed. */
 static const char *head_error_prefix(int status)
 {
@@ -667,7 +670,7 @@ static const char *head_error_prefix(int status)
 	case 405:
 		return "";
 	case 431:
-		return "request head refused (limits.maxHeaderBytes, 256 fields): ";
+		return "request head refused (limits.maxHeaderBytes, " CONN_STR(PASSAVANT_MAX_HEADER_COUNT) " fields): ";
 	default:
 		return "malformed request: ";
 	}
