@@ -5,7 +5,8 @@
  *
  * Pure functions of (policy, host, port[, method]): no allocation, no
  * global state, safe from event-loop callbacks. Hosts are expected already
- * normalised by policy_host_normalize(). Returned rule strings point into
+ * normalised by policy_host_normalize(); they are normalised again here
+ * (idempotent), and one that does not normalise is refused. Returned rule strings point into
  * the policy (the `rule` of the deciding entry, built by the loader as
  * "<list>: <text>") or to static storage.
  */
@@ -18,6 +19,23 @@
 #define RULE_ALLOWED "network.allowedDomains"
 #define RULE_METHODS "network.allowedMethods"
 #define RULE_NO_ALLOW "network.allowedDomains (no entry matches)"
+#define RULE_BAD_HOST "host is not a valid DNS name or IP literal"
+
+/*
+ * Normalises host into out (POLICY_HOST_MAX + 1 bytes). The decisions are
+ * specified on normalised hosts, but they are the last line: a caller that
+ * passes a raw host (an SNI, a Host header) must not get "x..a.com" or
+ * "evil/x.a.com" matched by "*.a.com", or any garbage by "*". Normalising
+ * is idempotent, so a normalised host is unchanged. Returns whether host
+ * is a valid name or IP literal.
+ */
+static bool host_norm(const char *host, char *out)
+{
+	size_t len = strnlen(host, POLICY_HOST_MAX + 2);
+
+	return len <= POLICY_HOST_MAX + 1 &&
+	       policy_host_normalize(host, len, out, POLICY_HOST_MAX + 1) == NULL;
+}
 
 /* The first entry of a list that matches host:port, or NULL. */
 static const struct policy_hostent *list_match(const struct policy_hostlist *l, const char *host,
@@ -88,18 +106,24 @@ static const struct policy_method_rule *method_rule(const policy_t *p, const cha
 }
 
 /*
- * Contract in policy.h. Precedence: a deniedDomains match denies whatever
- * allowedDomains says; then an allowedDomains match allows; nothing
- * matching denies. terminate_tls and method_restricted are filled only on
+ * Contract in policy.h. Precedence: a host that does not normalise is
+ * denied; a deniedDomains match denies whatever allowedDomains says; then
+ * an allowedDomains match allows; nothing matching denies. terminate_tls and method_restricted are filled only on
  * ALLOW (false on DENY). Pure; callable from callbacks.
  */
 void policy_decide(const policy_t *p, const char *host, uint16_t port, struct policy_decision *out)
 {
 	const struct policy_hostent *e;
 	const struct policy_method_rule *mr;
+	char norm[POLICY_HOST_MAX + 1];
 
 	memset(out, 0, sizeof(*out));
 	out->verdict = POLICY_DENY;
+	if (!host_norm(host, norm)) {
+		out->rule = RULE_BAD_HOST;
+		return;
+	}
+	host = norm;
 
 	if ((e = list_match(&p->denied, host, port)) != NULL) {
 		out->rule = e->rule != NULL ? e->rule : RULE_DENIED;
@@ -123,16 +147,24 @@ void policy_decide(const policy_t *p, const char *host, uint16_t port, struct po
  * to a host limited to [GET] is refused rather than waved through as a
  * method the upstream may treat differently. *rule gets the deciding
  * entry's rule ("allowedMethods: PATTERN") whether it allows or refuses,
- * NULL when no pattern matched (every method allowed). Pure.
+ * NULL when no pattern matched (every method allowed). A host that does
+ * not normalise is refused. Pure.
  */
 bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, const char *method,
 			   const char **rule)
 {
-	const struct policy_method_rule *mr = method_rule(p, host, port);
+	const struct policy_method_rule *mr;
+	char norm[POLICY_HOST_MAX + 1];
 	size_t i;
 
 	if (rule != NULL)
 		*rule = NULL;
+	if (!host_norm(host, norm)) {
+		if (rule != NULL)
+			*rule = RULE_BAD_HOST;
+		return false;
+	}
+	mr = method_rule(p, norm, port);
 	if (mr == NULL)
 		return true;
 	if (rule != NULL)

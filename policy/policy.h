@@ -146,7 +146,9 @@ struct policy_decision {
 	bool method_restricted;
 };
 
-/* Connection decision for host:port (steps 1 and 2 of §3.5). */
+/* Connection decision for host:port (steps 1 and 2 of §3.5). The host is
+ * normalised again (policy_host_normalize()); one that does not normalise
+ * is denied, rule "host is not a valid DNS name or IP literal". */
 void policy_decide(const policy_t *p, const char *host, uint16_t port, struct policy_decision *out)
 	NONNULL(1, 2, 4);
 
@@ -154,7 +156,8 @@ void policy_decide(const policy_t *p, const char *host, uint16_t port, struct po
  * allowedMethods decision (step 3 of §3.5): the most specific matching
  * pattern decides (exact > longest wildcard > "*"); no match allows every
  * method. *rule (may be NULL) receives the deciding entry, e.g.
- * "allowedMethods: *" or NULL when no pattern matched.
+ * "allowedMethods: *" or NULL when no pattern matched. A host that does
+ * not normalise is refused.
  */
 bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, const char *method,
 			   const char **rule) NONNULL(1, 2, 4);

@@ -272,6 +272,43 @@ static const struct decide_case anyallow_cases[] = {
 	{ "smtp.test", 25, DENY, "deniedDomains: *:25", false, false },
 };
 
+/* Raw hosts a careless caller might pass (an SNI, a Host header): never
+ * matched by a wildcard or by "*" unless they normalise. */
+#define BAD_HOST "host is not a valid DNS name or IP literal"
+static const struct decide_case raw_cases[] = {
+	{ "x..evil.test", 443, DENY, BAD_HOST, false, false },
+	{ "x..good.test", 443, DENY, BAD_HOST, false, false },
+	{ "evil.com/x.good.test", 443, DENY, BAD_HOST, false, false },
+	{ "a b.good.test", 443, DENY, BAD_HOST, false, false },
+	{ "user@x.good.test", 443, DENY, BAD_HOST, false, false },
+	{ "127.1", 80, DENY, BAD_HOST, false, false },
+	{ "[::1]", 443, DENY, "deniedDomains: [::1]", false, false },
+	{ "X.GOOD.TEST.", 443, ALLOW, "allowedDomains: *", true, false },
+	{ "", 443, DENY, BAD_HOST, false, false },
+};
+
+static void test_decide_raw(void)
+{
+	const char *rule = "x";
+	char longhost[600];
+
+	fx_reset(true);
+	fx_add(&fx.p.allowed, "allowedDomains", "*");
+	fx_add(&fx.p.denied, "deniedDomains", "*.evil.test");
+	fx_add(&fx.p.denied, "deniedDomains", "[::1]");
+	run_decide("decide raw hosts", raw_cases, ARRAY_LEN(raw_cases));
+	fx_reset(true);
+	fx_add(&fx.p.allowed, "allowedDomains", "*.good.test");
+	fx_methods("*.good.test", "GET");
+	run_decide("decide raw hosts, wildcard", raw_cases + 1, 4);
+	CU_ASSERT_FALSE(policy_method_allowed(&fx.p, "x..good.test", 443, "GET", &rule));
+	CU_ASSERT_STRING_EQUAL(rule, BAD_HOST);
+	CU_ASSERT_TRUE(policy_method_allowed(&fx.p, "X.Good.Test.", 443, "GET", &rule));
+	memset(longhost, 'a', sizeof(longhost) - 1);
+	longhost[sizeof(longhost) - 1] = '\0';
+	CU_ASSERT_FALSE(policy_method_allowed(&fx.p, longhost, 443, "GET", &rule));
+}
+
 static void test_decide_anyallow(void)
 {
 	fx_reset(true);
@@ -532,6 +569,7 @@ TEST_REGISTRAR(policy_decide_register)
 	test_add(s, "decide: precedence table", test_decide_main);
 	test_add(s, "decide: tlsTerminate off", test_decide_noterm);
 	test_add(s, "decide: allowedDomains *", test_decide_anyallow);
+	test_add(s, "decide: raw hosts are normalised or refused", test_decide_raw);
 	test_add(s, "decide: no allow entries, deniedDomains *", test_decide_empty);
 	test_add(s, "decide: entries without rule strings", test_decide_norule);
 	test_add(s, "methods: specificity table", test_methods_main);
