@@ -46,6 +46,18 @@ bool policy_tls_terminate(const policy_t *p)
 }
 
 /* Contract in policy.h. */
+size_t policy_allowed_count(const policy_t *p)
+{
+	return p->allowed.n;
+}
+
+/* Contract in policy.h; NULL when i >= policy_allowed_count(). */
+const struct policy_hostpat *policy_allowed(const policy_t *p, size_t i)
+{
+	return i < p->allowed.n ? &p->allowed.v[i].pat : NULL;
+}
+
+/* Contract in policy.h. */
 size_t policy_extra_ca_count(const policy_t *p)
 {
 	return p->extra_ca.n;

@@ -204,6 +204,10 @@ struct policy_limits {
 const struct policy_limits *policy_limits(const policy_t *p) NONNULL(1);
 
 bool policy_tls_terminate(const policy_t *p) NONNULL(1);
+/* allowedDomains entries in file order (for the session CA's name
+ * constraints): their count, and entry i (NULL when i is out of range). */
+size_t policy_allowed_count(const policy_t *p) NONNULL(1);
+const struct policy_hostpat *policy_allowed(const policy_t *p, size_t i) NONNULL(1);
 size_t policy_extra_ca_count(const policy_t *p) NONNULL(1);
 const char *policy_extra_ca(const policy_t *p, size_t i) NONNULL(1); /* absolute path */
 bool policy_allow_unix_sockets(const policy_t *p) NONNULL(1);

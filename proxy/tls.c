@@ -1,0 +1,297 @@
+/*
+ * tls.c - the proxy's side of TLS termination: the session (CA + upstream
+ * verification context), the ClientHello sniff and the two SSL filters.
+ * The state machine that uses them is in conn.c; the CA in ca/.
+ */
+#include "tls.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+#include "../ca/ca.h"
+
+struct tls_session {
+	ca_t *ca;          /* the session CA (leaf contexts per host) */
+	SSL_CTX *up_ctx;   /* verifying client context for upstreams */
+};
+
+/* Longest "*." + host pattern handed to ca_new(). */
+#define TLS_PATTERN_MAX (POLICY_HOST_MAX + 3)
+
+tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, char *err, size_t errlen)
+{
+	struct ca_config cfg;
+	tls_session_t *t = NULL;
+	const char **extra = NULL;
+	char (*pats)[TLS_PATTERN_MAX] = NULL;
+	const char **names = NULL;
+	size_t n_allowed = policy_allowed_count(pol), n_extra = policy_extra_ca_count(pol), i, n = 0;
+
+	t = calloc(1, sizeof(*t));
+	/* +1: never calloc(0) (may return NULL). */
+	pats = calloc(n_allowed + 1, sizeof(*pats));
+	names = calloc(n_allowed + 1, sizeof(*names));
+	extra = calloc(n_extra + 1, sizeof(*extra));
+	if (t == NULL || pats == NULL || names == NULL || extra == NULL) {
+		(void)snprintf(err, errlen, "out of memory building the session CA");
+		goto fail;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	/* The mapping of docs/tls.md: ports are not part of a constraint. */
+	for (i = 0; i < n_allowed; i++) {
+		const struct policy_hostpat *hp = policy_allowed(pol, i);
+
+		switch (hp->kind) {
+		case HOSTPAT_ANY:
+			cfg.allow_any = true;
+			continue;
+		case HOSTPAT_WILDCARD:
+			(void)snprintf(pats[n], sizeof(pats[n]), "*.%s", hp->host);
+			break;
+		case HOSTPAT_EXACT:
+		case HOSTPAT_IPV4:
+		case HOSTPAT_IPV6:
+			(void)snprintf(pats[n], sizeof(pats[n]), "%s", hp->host);
+			break;
+		}
+		names[n] = pats[n];
+		n++;
+	}
+	cfg.allowed = names;
+	cfg.n_allowed = n;
+	for (i = 0; i < n_extra; i++)
+		extra[i] = policy_extra_ca(pol, i);
+	t->ca = ca_new(&cfg, err, errlen);
+	if (t->ca == NULL)
+		goto fail;
+	if (ca_write_files(t->ca, session_dir, extra, n_extra, err, errlen) < 0)
+		goto fail;
+	t->up_ctx = ca_upstream_ctx(extra, n_extra, err, errlen);
+	if (t->up_ctx == NULL)
+		goto fail;
+	/* An idle kept-alive upstream holds no TLS buffers. */
+	(void)SSL_CTX_set_mode(t->up_ctx, SSL_MODE_RELEASE_BUFFERS);
+	free(pats);
+	free(names);
+	free(extra);
+	return t;
+fail:
+	tls_session_free(t);
+	free(pats);
+	free(names);
+	free(extra);
+	return NULL;
+}
+
+void tls_session_free(tls_session_t *t)
+{
+	if (t == NULL)
+		return;
+	ca_free(t->ca);
+	SSL_CTX_free(t->up_ctx);
+	free(t);
+}
+
+enum tls_sniff tls_sniff(const unsigned char *p, size_t n)
+{
+	/* TLS record header: content type 22 (handshake), then the legacy
+	 * record version 3.x; x is 0 (SSL 3.0 framing some clients use for
+	 * the first record) to 4. */
+	if (n >= 1 && p[0] != 0x16)
+		return TLS_SNIFF_OTHER;
+	if (n >= 2 && p[1] != 0x03)
+		return TLS_SNIFF_OTHER;
+	if (n >= 3)
+		return p[2] <= 0x04 ? TLS_SNIFF_TLS : TLS_SNIFF_OTHER;
+	return TLS_SNIFF_MORE;
+}
+
+/* One line from OpenSSL's error queue (or a fallback) appended to err. */
+static void ossl_reason(char *err, size_t errlen, const char *what)
+{
+	unsigned long e = ERR_get_error();
+	char buf[256];
+
+	if (e != 0) {
+		ERR_error_string_n(e, buf, sizeof(buf));
+		(void)snprintf(err, errlen, "%s: %s", what, buf);
+	} else {
+		(void)snprintf(err, errlen, "%s", what);
+	}
+	ERR_clear_error();
+}
+
+/*
+ * Hands ssl to a new filter over under. libevent takes ssl whether or not
+ * it succeeds (BEV_OPT_CLOSE_ON_FREE, STYLE.md 4): never free it here.
+ *
+ * Why the input is set aside: libevent starts the handshake inside
+ * bufferevent_openssl_filter_new(); if a ClientHello pipelined behind the
+ * CONNECT head is already in under's input and is malformed, the
+ * handshake fails right there, libevent frees the half-built filter and,
+ * with it, under, and reports the error to callbacks nobody has set yet.
+ * With an empty input the handshake only asks for more (accepting) or
+ * writes the ClientHello (connecting). The bytes are put back afterwards
+ * and the filter's read path is triggered (deferred, so from the loop, not
+ * from inside this call): pipelined bytes survive and a failure arrives as
+ * BEV_EVENT_ERROR on the filter like any other.
+ *
+ * On NULL *under_lost is true: after a failure past the point where
+ * libevent adopted under it has been freed, before it it has not, and the
+ * two cannot be told apart from here; forgetting it can only leak (on
+ * ENOMEM), never free twice.
+ */
+static struct bufferevent *filter(struct event_base *base, struct bufferevent *under, SSL *ssl,
+				  enum bufferevent_ssl_state state, bool *under_lost)
+{
+	struct evbuffer *in = bufferevent_get_input(under), *saved;
+	struct bufferevent *bev;
+	size_t pending = evbuffer_get_length(in);
+
+	*under_lost = false;
+	saved = evbuffer_new();
+	if (saved == NULL) {
+		SSL_free(ssl); /* not handed over yet */
+		return NULL;
+	}
+	if (pending > 0 && evbuffer_add_buffer(saved, in) < 0) {
+		SSL_free(ssl);
+		evbuffer_free(saved);
+		return NULL;
+	}
+	bev = bufferevent_openssl_filter_new(base, under, ssl, state, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
+		*under_lost = true;
+		evbuffer_free(saved);
+		return NULL;
+	}
+	/* A peer that closes without close_notify ends the stream like EOF
+	 * (the HTTP framing above decides whether that cut a message). */
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	if (pending > 0) {
+		if (evbuffer_prepend_buffer(in, saved) < 0) {
+			/* The ClientHello is lost: the handshake times out. */
+			evbuffer_free(saved);
+			return bev;
+		}
+		bufferevent_trigger(under, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+	}
+	evbuffer_free(saved);
+	return bev;
+}
+
+struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
+				    struct bufferevent *under, const char *host, bool *under_lost,
+				    char *err, size_t errlen)
+{
+	SSL_CTX *ctx;
+	SSL *ssl;
+	struct bufferevent *bev;
+
+	*under_lost = false;
+	ctx = ca_leaf_ctx(t->ca, host, err, errlen);
+	if (ctx == NULL)
+		return NULL;
+	ssl = SSL_new(ctx);
+	/* The SSL holds its own reference to the context. */
+	SSL_CTX_free(ctx);
+	if (ssl == NULL) {
+		ossl_reason(err, errlen, "SSL_new");
+		return NULL;
+	}
+	(void)SSL_set_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
+	bev = filter(base, under, ssl, BUFFEREVENT_SSL_ACCEPTING, under_lost);
+	if (bev == NULL)
+		(void)snprintf(err, errlen, "cannot create the TLS filter (out of memory)");
+	return bev;
+}
+
+struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
+				      struct bufferevent *under, const char *host, bool is_ip,
+				      bool *under_lost, char *err, size_t errlen)
+{
+	struct bufferevent *bev;
+	SSL *ssl;
+	int ok;
+
+	*under_lost = false;
+	ssl = SSL_new(t->up_ctx);
+	if (ssl == NULL) {
+		ossl_reason(err, errlen, "SSL_new");
+		return NULL;
+	}
+	/* SNI carries DNS names only (RFC 6066 §3); an IP literal is checked
+	 * against the certificate's IP SANs instead of a name. */
+	if (is_ip)
+		ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1;
+	else
+		ok = SSL_set_tlsext_host_name(ssl, host) == 1 && SSL_set1_host(ssl, host) == 1;
+	if (!ok) {
+		ossl_reason(err, errlen, "cannot set the upstream name check");
+		SSL_free(ssl);
+		return NULL;
+	}
+	bev = filter(base, under, ssl, BUFFEREVENT_SSL_CONNECTING, under_lost);
+	if (bev == NULL)
+		(void)snprintf(err, errlen, "cannot create the TLS filter (out of memory)");
+	return bev;
+}
+
+void tls_failure_reason(struct bufferevent *bev, char *buf, size_t len)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	unsigned long e, first = 0;
+	long vr;
+
+	/* Drain libevent's copy of the OpenSSL errors; keep the oldest
+	 * (the last one popped: the queue is popped newest first). */
+	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+		first = e;
+	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
+		(void)snprintf(buf, len, "certificate verify failed: %s",
+			       X509_verify_cert_error_string(vr));
+		return;
+	}
+	if (first != 0) {
+		char s[256];
+
+		ERR_error_string_n(first, s, sizeof(s));
+		(void)snprintf(buf, len, "TLS error: %s", s);
+		return;
+	}
+	(void)snprintf(buf, len, "connection closed during the TLS handshake");
+}
+
+bool tls_peer_verified(struct bufferevent *bev)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	X509 *peer;
+
+	if (ssl == NULL || SSL_get_verify_result(ssl) != X509_V_OK)
+		return false;
+	peer = SSL_get1_peer_certificate(ssl);
+	if (peer == NULL)
+		return false;
+	X509_free(peer);
+	return true;
+}
+
+bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	const char *sni;
+
+	if (ssl == NULL || (sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) == NULL)
+		return false;
+	if (len < POLICY_HOST_MAX + 1 || policy_host_normalize(sni, strlen(sni), buf, len) != NULL)
+		(void)snprintf(buf, len, "%s", sni);
+	return true;
+}

@@ -1,0 +1,110 @@
+/*
+ * tls.h - TLS termination for the proxy (SPEC §5 TLS, §3.1 tlsTerminate,
+ * docs/tls.md): the session's CA and upstream verification context, the
+ * ClientHello sniff after an allowed CONNECT, the server-side SSL filter
+ * over the client's bufferevent and the verifying client-side SSL filter
+ * over the upstream's.
+ *
+ * A tls_session_t is built once at start-up (setup code, not from
+ * callbacks) and then only read from the event loop. The wrap functions
+ * may be called from callbacks.
+ */
+#ifndef PASSAVANT_TLS_H
+#define PASSAVANT_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "../policy/policy.h"
+#include "attrib.h"
+
+typedef struct tls_session tls_session_t;
+
+/*
+ * Generates the session CA from the policy's allowedDomains (name
+ * constraints, docs/tls.md), writes ca.pem and trust.pem into the existing
+ * directory session_dir (trust.pem: the CA, the system roots and every
+ * extraCaCertPaths file; never a private key) and builds the upstream
+ * verification context (system roots plus extraCaCertPaths). Returns the
+ * session (caller frees with tls_session_free()), or NULL with one line in
+ * err. Setup code: not from callbacks.
+ */
+tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, char *err, size_t errlen)
+	NONNULL(1, 2) WUNRES;
+
+/* Frees the session: the CA (its key wiped) and the upstream context.
+ * Connections still holding SSLs keep their own references. NULL: no-op. */
+void tls_session_free(tls_session_t *t);
+
+/* What the first bytes a client sent after "200 Connection Established"
+ * look like. */
+enum tls_sniff {
+	TLS_SNIFF_MORE,  /* too few bytes to tell (a prefix of a TLS record header) */
+	TLS_SNIFF_TLS,   /* a TLS handshake record header: 0x16 0x03 0x00-0x04 */
+	TLS_SNIFF_OTHER  /* anything else (plain HTTP, SSH, ...) */
+};
+
+/* Classifies the first n bytes of a tunnel. Pure. */
+enum tls_sniff tls_sniff(const unsigned char *p, size_t n) NONNULL(1);
+
+/*
+ * Layers a server-side TLS filter over the client's bufferevent under, in
+ * the accepting state, presenting a leaf minted by the session CA for host
+ * (the normalised CONNECT host). Bytes already in under's input (a
+ * ClientHello pipelined behind the CONNECT head) are read by the handshake,
+ * which starts at once. TLS buffers are released while idle
+ * (SSL_MODE_RELEASE_BUFFERS).
+ *
+ * Returns the filter bufferevent, which now owns under (BEV_OPT_CLOSE_ON_FREE):
+ * freeing the filter frees under. On failure returns NULL with one line in
+ * err and *under_lost tells whether under must be forgotten (true when
+ * libevent failed after under was handed to it: it may or may not have
+ * freed it, so the caller must not touch it again; it may leak on ENOMEM,
+ * it is never freed twice). False: under is untouched and still the
+ * caller's. From callbacks: yes (the handshake of bytes already in under's
+ * input runs from a deferred callback, never inside this call).
+ */
+struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
+				    struct bufferevent *under, const char *host, bool *under_lost,
+				    char *err, size_t errlen) NONNULL(1, 2, 3, 4, 5) WUNRES;
+
+/*
+ * Layers a client-side TLS filter over the connected upstream bufferevent
+ * under, in the connecting state: SNI = host (DNS names only), host name
+ * check with SSL_set1_host (or the IP address check for an IP literal),
+ * chain verified against the system roots plus extraCaCertPaths. The
+ * ClientHello goes out at once; BEV_EVENT_CONNECTED on the filter means
+ * the chain and name verified, BEV_EVENT_ERROR a failure
+ * (tls_failure_reason() says which). Ownership as tls_wrap_client().
+ */
+struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
+				      struct bufferevent *under, const char *host, bool is_ip,
+				      bool *under_lost, char *err, size_t errlen)
+	NONNULL(1, 2, 3, 4, 6) WUNRES;
+
+/*
+ * After a BEV_EVENT_ERROR on a TLS filter: one line saying why, e.g.
+ * "certificate verify failed: unable to get local issuer certificate" when
+ * the peer's certificate did not verify (X509_verify_cert_error_string()),
+ * else the first OpenSSL error queued on the bufferevent, else
+ * "connection closed during the TLS handshake". Drains the bufferevent's
+ * OpenSSL error queue. From callbacks: yes.
+ */
+void tls_failure_reason(struct bufferevent *bev, char *buf, size_t len) NONNULL(1, 2);
+
+/* Whether the peer's certificate verified (an upstream filter after its
+ * handshake). */
+bool tls_peer_verified(struct bufferevent *bev) NONNULL(1);
+
+/*
+ * The SNI the client sent on a server-side filter, normalised (lower case,
+ * no trailing dot) into buf; returns false when it sent none (clients send
+ * none for IP literals). A name that does not normalise is returned as
+ * sent, truncated, so it compares unequal. From callbacks: yes.
+ */
+bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len) NONNULL(1, 2);
+
+#endif
