@@ -3,7 +3,7 @@
  *
  * The input describes a pattern set, a chunking and a message:
  *
- *   byte 0        number of pairs, 1 + b % 8
+ *   byte 0        number of pairs, 1 + b % 8; bit 3: MASK_SET_PERCENT
  *   per pair      from_len (1 + b % 12), to_len (b % 16)
  *   then          the from and to bytes of every pair, in order
  *   1 byte        nchunks: 0 + b % 16 chunk lengths follow
@@ -13,7 +13,9 @@
  * The message goes through mask_stream_feed() and mask_stream_feed_buffer()
  * in those chunks, through mask_replace_buf() and, when every pair has
  * equal lengths, mask_replace_inplace(). Each output and the per-pair
- * counts must equal a naive leftmost-longest scan; the hold-back must
+ * counts must equal a naive leftmost-longest scan (with percent forms
+ * generated here, independently of stream.c, from the rules in
+ * docs/masking.md); the hold-back must
  * never exceed the longest pattern minus one. Any difference aborts.
  *
  * Build with `make fuzz`; run e.g.
@@ -32,9 +34,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define NPAIRS_MAX 8
 #define NCHUNKS_MAX 16
 
+/* One pattern of the reference's expanded list. */
+struct rpat {
+	const uint8_t *from, *to;
+	size_t flen, tlen, origin;
+};
+
+/* Per pair: the raw form plus at most 2 * (2^4 - 1) percent forms. */
+#define RPAT_MAX (NPAIRS_MAX * 31)
+
 struct spec {
 	struct mask_pair pairs[NPAIRS_MAX];
 	size_t npairs;
+	bool percent;
+	struct rpat rp[RPAT_MAX];
+	size_t nrp;
 	size_t chunk[NCHUNKS_MAX];
 	size_t nchunks;
 	const uint8_t *msg;
@@ -49,7 +63,8 @@ static bool spec_parse(const uint8_t *d, size_t n, struct spec *s)
 
 	if (n < 1)
 		return false;
-	s->npairs = 1 + d[o++] % NPAIRS_MAX;
+	s->npairs = 1 + d[o] % NPAIRS_MAX;
+	s->percent = (d[o++] & 8) != 0;
 	s->maxlen = 0;
 	if (n - o < 2 * s->npairs)
 		return false;
@@ -79,8 +94,90 @@ static bool spec_parse(const uint8_t *d, size_t n, struct spec *s)
 	return true;
 }
 
+static bool unreserved(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Escapes the bytes of s whose bit is set in esc (all escapable bytes when
+ * esc_all), with hex of the given case, into out; returns the length. */
+static size_t escape(const uint8_t *s, size_t len, uint32_t esc, bool esc_all, bool lower,
+		     uint8_t *out)
+{
+	const char *hex = lower ? "0123456789abcdef" : "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (esc_all ? unreserved(s[i]) : (esc >> i & 1) == 0) {
+			out[n++] = s[i];
+			continue;
+		}
+		out[n++] = '%';
+		out[n++] = (uint8_t)hex[s[i] >> 4];
+		out[n++] = (uint8_t)hex[s[i] & 15];
+	}
+	return n;
+}
+
+/* The reference's pattern list: pairs in order, then each pair's percent
+ * forms: every non-empty subset of its escapable bytes when there are at
+ * most 4, else all of them; upper then lower hex per subset; `to` escaped
+ * at the same places if it has the same bytes there, else everywhere. */
+static void expand(struct spec *s)
+{
+	static uint8_t buf[RPAT_MAX * (36 + 45)];
+	size_t used = 0;
+
+	s->nrp = 0;
+	s->maxlen = 0;
+	for (size_t i = 0; i < s->npairs; i++) {
+		const struct mask_pair *p = &s->pairs[i];
+		s->rp[s->nrp++] = (struct rpat){ p->from, p->to, p->from_len, p->to_len, i };
+		if (p->from_len > s->maxlen)
+			s->maxlen = p->from_len;
+	}
+	for (size_t i = 0; s->percent && i < s->npairs; i++) {
+		const struct mask_pair *p = &s->pairs[i];
+		const uint8_t *f = p->from, *t = p->to;
+		size_t pos[12], k = 0, nsub;
+
+		for (size_t j = 0; j < p->from_len; j++)
+			if (!unreserved(f[j]))
+				pos[k++] = j;
+		if (k == 0)
+			continue;
+		nsub = k <= 4 ? ((size_t)1 << k) - 1 : 1;
+		for (size_t sub = 1; sub <= nsub; sub++) {
+			uint32_t esc = 0;
+			bool same;
+
+			for (size_t b = 0; b < k; b++)
+				if (k > 4 || (sub >> b & 1) != 0)
+					esc |= 1u << pos[b];
+			same = p->to_len == p->from_len;
+			for (size_t j = 0; same && j < p->from_len; j++)
+				if ((esc >> j & 1) != 0 && t[j] != f[j])
+					same = false;
+			for (int lower = 0; lower <= 1; lower++) {
+				struct rpat *r = &s->rp[s->nrp++];
+
+				r->from = buf + used;
+				r->flen = escape(f, p->from_len, esc, false, lower, buf + used);
+				used += r->flen;
+				r->to = buf + used;
+				r->tlen = escape(t, p->to_len, esc, !same, lower, buf + used);
+				used += r->tlen;
+				r->origin = i;
+				if (r->flen > s->maxlen)
+					s->maxlen = r->flen;
+			}
+		}
+	}
+}
+
 /* The semantics, literally: longest from at each position, lowest index
- * on equal strings. out has room for len * 16 bytes. */
+ * on equal strings. out has room for len * 45 bytes. */
 static size_t reference(const struct spec *s, uint8_t *out, uint64_t *counts)
 {
 	size_t p = 0, w = 0;
@@ -88,21 +185,22 @@ static size_t reference(const struct spec *s, uint8_t *out, uint64_t *counts)
 	while (p < s->len) {
 		size_t best = SIZE_MAX, blen = 0;
 
-		for (size_t k = 0; k < s->npairs; k++) {
-			const struct mask_pair *pr = &s->pairs[k];
-			if (pr->from_len > blen && pr->from_len <= s->len - p &&
-			    memcmp(s->msg + p, pr->from, pr->from_len) == 0) {
+		for (size_t k = 0; k < s->nrp; k++) {
+			const struct rpat *r = &s->rp[k];
+			if (r->flen > blen && r->flen <= s->len - p &&
+			    memcmp(s->msg + p, r->from, r->flen) == 0) {
 				best = k;
-				blen = pr->from_len;
+				blen = r->flen;
 			}
 		}
 		if (best == SIZE_MAX) {
 			out[w++] = s->msg[p++];
 			continue;
 		}
-		memcpy(out + w, s->pairs[best].to, s->pairs[best].to_len);
-		w += s->pairs[best].to_len;
-		counts[best]++;
+		if (s->rp[best].tlen != 0)
+			memcpy(out + w, s->rp[best].to, s->rp[best].tlen);
+		w += s->rp[best].tlen;
+		counts[s->rp[best].origin]++;
 		p += blen;
 	}
 	return w;
@@ -164,10 +262,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!spec_parse(data, size, &s))
 		return 0;
-	set = mask_set_new(s.pairs, s.npairs, MASK_SET_NO_MLOCK, &res);
+	expand(&s);
+	set = mask_set_new(s.pairs, s.npairs, MASK_SET_NO_MLOCK | (s.percent ? MASK_SET_PERCENT : 0),
+			   &res);
 	if (set == NULL)
 		abort(); /* every parsed spec is a valid set */
-	want = malloc(s.len * 16 + 1);
+	if (mask_set_maxlen(set) != s.maxlen)
+		abort(); /* the percent forms disagree in length */
+	want = malloc(s.len * 45 + 1);
 	if (want == NULL)
 		abort();
 	wlen = reference(&s, want, wc);
@@ -191,8 +293,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		evbuffer_free(out);
 	}
-	for (size_t k = 0; k < s.npairs; k++)
-		equal = equal && s.pairs[k].from_len == s.pairs[k].to_len;
+	for (size_t k = 0; k < s.nrp; k++)
+		equal = equal && s.rp[k].flen == s.rp[k].tlen;
 	if (equal) {
 		uint8_t *buf = malloc(s.len + 1);
 
