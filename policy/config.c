@@ -1250,6 +1250,20 @@ static void k_tls_exclude(struct ldr *l, const struct ynode *v, void *ctx)
 	parse_hostlist(l, v, "network.tlsTerminate.excludeDomains", false, &l->p->tls_exclude);
 }
 
+/*
+ * Refuses a path that reads as a glob. sandbox-runtime expands "*" and "?"
+ * in its filesystem lists ("**\/.env"); passavant takes paths literally,
+ * so such an entry would silently deny (or hide) nothing at all. Returns
+ * NULL or a static message.
+ */
+static const char *path_glob(const char *s)
+{
+	if (strpbrk(s, "*?") != NULL)
+		return "expected a literal path, not a glob pattern (passavant does not expand "
+		       "'*' or '?'; list each path)";
+	return NULL;
+}
+
 /* Expands every path of a list node into out. check_read: each must be a
  * readable regular file now (CA bundles are read when the proxy starts). */
 static void parse_pathlist(struct ldr *l, const struct ynode *v, const char *where, bool check_read,
@@ -1261,7 +1275,7 @@ static void parse_pathlist(struct ldr *l, const struct ynode *v, const char *whe
 		char ex[200], *path;
 		if (s == NULL)
 			continue;
-		path = ldr_path_expand(s, &err);
+		path = (err = path_glob(s)) != NULL ? NULL : ldr_path_expand(s, &err);
 		if (path == NULL) {
 			scalar_excerpt(s, ex, sizeof(ex));
 			ldr_error(l, n->mark, "\"%s\" in %s, %s", ex, where, err);
@@ -1461,7 +1475,7 @@ static void k_cred_path(struct ldr *l, const struct ynode *v, void *ctx)
 	if (s == NULL)
 		return;
 	cc->seen_name = true;
-	cc->c->path = ldr_path_expand(s, &err);
+	cc->c->path = (err = path_glob(s)) != NULL ? NULL : ldr_path_expand(s, &err);
 	if (cc->c->path == NULL) {
 		scalar_excerpt(s, ex, sizeof(ex));
 		ldr_error(l, v->mark, "\"%s\" in credentials.files.path, %s", ex, err);

@@ -593,6 +593,16 @@ static void test_paths(void)
 	setenv("HOME", tmp_home, 1);
 	load_err("filesystem: {allowWrite: [\"\"]}\n", 1,
 		 "t.yaml:1:27: error: a string \"\", expected a path");
+	/* sandbox-runtime expands globs; taken literally, "**\/.env" would deny
+	 * nothing, silently. Every list and credential file path refuses them. */
+	load_err("{\"filesystem\": {\"denyRead\": [\"**/.env\", \"~/.config/*.json\"],\n"
+		 " \"denyWrite\": [\"/srv/?\"], \"allowRead\": [\"*\"], \"allowWrite\": [\"/a*\"]},\n"
+		 " \"credentials\": {\"files\": [{\"path\": \"**/.npmrc\", \"mode\": \"deny\"}]}}\n",
+		 6, "t.yaml:1:30: error: \"**/.env\" in filesystem.denyRead, expected a literal path, "
+		    "not a glob pattern");
+	load_err("credentials:\n  files: [{path: \"~/.aws/*\", mode: deny}]\n", 1,
+		 "t.yaml:2:18: error: \"~/.aws/*\" in credentials.files.path, expected a literal path");
+	policy_free(load_ok("filesystem: {denyRead: [\"/srv/[wip] app\"]}\n"));
 }
 
 static void test_filesystem(void)
