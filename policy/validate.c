@@ -146,9 +146,24 @@ static void creds_dups(struct ldr *l)
 static void creds_reach(struct ldr *l)
 {
 	struct policy *p = l->p;
+	const struct policy_hostent *any = NULL;
 
+	for (size_t k = 0; k < p->allowed.n && any == NULL; k++)
+		if (p->allowed.v[k].pat.kind == HOSTPAT_ANY)
+			any = &p->allowed.v[k];
 	for (size_t i = 0; i < p->n_creds; i++) {
 		const struct policy_cred_ent *c = &p->creds[i];
+		/* Defaulted to an allowlist holding a bare "*", the real value
+		 * would go to any host the sandbox names: masking would protect
+		 * nothing. Saying so takes an explicit injectHosts: ["*"]. */
+		if (any != NULL && c->pub.mode == CRED_MASK && c->inject_hosts.n == 0 &&
+		    c->name != NULL)
+			ldr_error(l, c->mark,
+				  "credential %s without injectHosts while %s (line %u) allows every "
+				  "host: its real value would go anywhere, expected an injectHosts "
+				  "list of the hosts that need it",
+				  c->name, any->rule ? any->rule : "network.allowedDomains \"*\"",
+				  any->mark.line);
 		for (size_t j = 0; j < c->inject_hosts.n; j++) {
 			const struct policy_hostent *h = &c->inject_hosts.v[j];
 			bool reach = false;

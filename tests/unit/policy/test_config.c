@@ -852,6 +852,12 @@ static void test_warnings(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "injectIn: [header, body]"));
 	free(out);
 	policy_free(p);
+	/* No injectHosts with a bare "*" allowed: the value would go anywhere.
+	 * An error, not a warning; an explicit ["*"] stays a warning. */
+	load_err("network: {allowedDomains: [a.example.com, \"*\"]}\n"
+		 "credentials: {envVars: [{name: PV_W0, mode: mask}]}\n",
+		 1, "t.yaml:2:25: error: credential PV_W0 without injectHosts while "
+		    "network.allowedDomains: * (line 1) allows every host");
 	/* An explicit injectHosts equal to the whole allowlist. */
 	p = load_ok("network: {allowedDomains: [a.example.com, b.example.com]}\n"
 		    "credentials: {envVars: [{name: PV_W2, mode: mask,\n"
