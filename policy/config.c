@@ -1799,7 +1799,7 @@ static void k_audit_path(struct ldr *l, const struct ynode *v, void *ctx)
 	if (s == NULL)
 		return;
 	free(l->p->audit_path);
-	l->p->audit_path = ldr_path_expand(s, &err);
+	l->p->audit_path = (err = path_glob(s)) != NULL ? NULL : ldr_path_expand(s, &err);
 	if (l->p->audit_path == NULL) {
 		scalar_excerpt(s, ex, sizeof(ex));
 		ldr_error(l, v->mark, "\"%s\" in audit.path, %s", ex, err);

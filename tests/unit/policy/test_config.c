@@ -600,6 +600,10 @@ static void test_paths(void)
 		 " \"credentials\": {\"files\": [{\"path\": \"**/.npmrc\", \"mode\": \"deny\"}]}}\n",
 		 6, "t.yaml:1:30: error: \"**/.env\" in filesystem.denyRead, expected a literal path, "
 		    "not a glob pattern");
+	/* audit.path too: it is a write deny, and the printed policy must load
+	 * again (found by the fuzzer's round trip). */
+	load_err("audit: {path: \"/tmp/?audit.jsonl\"}\n", 1,
+		 "t.yaml:1:15: error: \"/tmp/?audit.jsonl\" in audit.path, expected a literal path");
 	load_err("credentials:\n  files: [{path: \"~/.aws/*\", mode: deny}]\n", 1,
 		 "t.yaml:2:18: error: \"~/.aws/*\" in credentials.files.path, expected a literal path");
 	policy_free(load_ok("filesystem: {denyRead: [\"/srv/[wip] app\"]}\n"));
