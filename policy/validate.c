@@ -604,7 +604,7 @@ static const char *const user_content_domains[] = {
 	"trycloudflare.com", "loca.lt", "serveo.net", "webhook.site", "pipedream.net",
 	"requestbin.com", "discord.com", "discordapp.com", "hooks.slack.com", "huggingface.co",
 	"dropbox.com", "dropboxusercontent.com", "docs.google.com", "drive.google.com",
-	"supabase.co", "npmjs.org", "pypi.org",
+	"supabase.co",
 };
 
 /* Warns when a wildcard entry reaches a user-content domain: equal to it,

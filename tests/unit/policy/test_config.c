@@ -515,7 +515,7 @@ static void test_limits_caps(void)
 
 static void test_json(void)
 {
-	policy_t *p = load_ok("{\"network\": {\"allowedDomains\": [\"github.com\", \"*.npmjs.org\"],\n"
+	policy_t *p = load_ok("{\"network\": {\"allowedDomains\": [\"github.com\", \"*.vercel.app\"],\n"
 			      " \"deniedDomains\": [], \"allowLocalBinding\": false},\n"
 			      " \"filesystem\": {\"denyRead\": [\"~/.ssh\"], \"allowWrite\": [\".\"],\n"
 			      "  \"denyWrite\": [\".env\"]},\n"
@@ -524,7 +524,7 @@ static void test_json(void)
 	CU_ASSERT_EQUAL(p->allowed.n, 2);
 	CU_ASSERT_TRUE(has_warning(p, "t.yaml:2:23: sandbox-runtime key network.allowLocalBinding"));
 	CU_ASSERT_TRUE(has_warning(p, "t.yaml:5:2: sandbox-runtime key enableWeakerNestedSandbox"));
-	CU_ASSERT_TRUE(has_warning(p, "\"*.npmjs.org\" reaches npmjs.org"));
+	CU_ASSERT_TRUE(has_warning(p, "\"*.vercel.app\" reaches vercel.app"));
 	policy_free(p);
 	/* TABs where libyaml refuses them: positions must stay exact. */
 	p = load_ok("{\n\t\"network\": {\n\t\t\"allowedDomains\":\t[\"a.com\"]\n\t}\n}\n");
