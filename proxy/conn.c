@@ -2,8 +2,10 @@
  * conn.c - one client connection: the state machine, the copy paths with
  * back-pressure, half-close and the single teardown.
  *
- *   ACCEPTED -> READ_HEAD -> DECIDE -+-> TUNNEL_CONNECTING -> [TLS_ACCEPT] -> RELAY (opaque)
- *                  ^                 +-> UPSTREAM_CONNECTING -> RELAY (http) -+
+ *   ACCEPTED -> READ_HEAD -> DECIDE -+-> TUNNEL_CONNECTING -+-> RELAY (opaque tunnel)
+ *                  ^                 |                      +-> TLS_SNIFF -+-> RELAY (opaque)
+ *                  |                 |                                     +-> TLS_ACCEPT -> READ_HEAD (inside TLS)
+ *                  |                 +-> UPSTREAM_CONNECTING -> RELAY (http) -+
  *                  |                 +-> (refusal) DRAINING -> CLOSED         |
  *                  +--------------- keep-alive: next request <----------------+
  *
@@ -14,10 +16,19 @@
  * buffer is below PASSAVANT_OUTBUF_HIGH_BYTES; the peer's write callback
  * fires at half of that (its low watermark) and drives again.
  *
- * TLS_ACCEPT is where the TLS issue terminates TLS: after "200 Connection
- * Established" the bytes the client sent after the CONNECT head are still
- * in the client input buffer, untouched, so an SSL filter layered over the
- * client bufferevent there sees the ClientHello.
+ * TLS termination (SPEC §5, docs/tls.md): after "200 Connection
+ * Established" to a host the policy terminates, TLS_SNIFF looks at the
+ * first bytes the client sends (they are still in the client input buffer,
+ * untouched). A TLS ClientHello gets an SSL filter layered over the client
+ * bufferevent (accepting, leaf for the CONNECT host) and one over the
+ * already connected upstream (connecting, verified); both handshakes run
+ * at once (TLS_ACCEPT). Then the conn is "mitm": it reads origin-form
+ * requests inside the TLS stream and runs each through the same pipeline
+ * as plain HTTP (decide_inner(): TRACE, Host/SNI against the CONNECT
+ * target, allowedDomains, allowedMethods), relaying them on the verified
+ * upstream, reused while both sides keep alive, re-dialled (with TLS)
+ * when not. Anything else than TLS is tunnelled opaquely, or refused when
+ * the host has a method restriction (SPEC §3.1).
  */
 #include "conn.h"
 
@@ -34,12 +45,16 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "audit.h"
 #include "defaults.h"
 #include "http1.h"
 #include "log.h"
 #include "target.h"
+#include "tls.h"
 #include "upstream.h"
 
 /* How long a refused client gets to read our answer and close, once our
@@ -55,7 +70,8 @@ enum conn_state {
 	CONN_READ_HEAD,           /* reading a request head (first or next) */
 	CONN_DECIDE,              /* head complete: policy decisions */
 	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
-	CONN_TLS_ACCEPT,          /* reserved: TLS termination (next issue) */
+	CONN_TLS_SNIFF,           /* 200 sent to a terminated host: waiting for the first bytes */
+	CONN_TLS_ACCEPT,          /* TLS handshakes with the client (and the upstream) running */
 	CONN_UPSTREAM_CONNECTING, /* plain request allowed: resolving/connecting */
 	CONN_RELAY,               /* request/response or tunnel bytes flowing */
 	CONN_DRAINING,            /* flushing one side before closing */
@@ -67,7 +83,7 @@ enum step { STEP_STOP, STEP_AGAIN, STEP_CLOSED };
 
 struct conn_side {
 	struct bufferevent *bev; /* socket bufferevent, NULL when not connected */
-	struct ssl_st *ssl;      /* TLS on this side (always NULL until the TLS issue) */
+	struct ssl_st *ssl;      /* TLS on this side (bev is then the SSL filter), else NULL */
 	http1_t *http;           /* client: request parser; upstream: response parser */
 	char peer[64];           /* "addr:port" or "host:port" for logs */
 	struct evbuffer *pending; /* head (+ body) assembled in a step, flushed after it */
@@ -103,6 +119,14 @@ struct conn {
 	bool audited;               /** the current request/tunnel has its audit line */
 	bool shut_wr;               /** client write side shut (lingering close, half-close) */
 	bool up_shut_wr;            /** upstream write side shut (tunnel half-close) */
+	bool terminate;             /** CONNECT decision: terminate TLS if the client speaks it */
+	bool restricted;            /** CONNECT host has a method restriction (no opaque relay) */
+	bool mitm;                  /** TLS terminated: origin-form requests inside for tgt */
+	bool up_tls_ready;          /** upstream TLS handshake done and verified */
+	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
+	bool tls_closing;           /** close_notify queued to the client (draining) */
+	char sni[POLICY_HOST_MAX + 1]; /** SNI the client sent, normalised ("" if none) */
+	char up_tls_err[256];       /** why the upstream TLS handshake failed ("" if not) */
 	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
 	uint16_t up_port;           /** port the upstream bev is connected for */
 	int status;                 /** status sent for the current request */
@@ -114,6 +138,10 @@ struct conn {
 };
 
 static void drive(conn_t *c);
+static void client_read_cb(struct bufferevent *bev, void *arg);
+static void client_write_cb(struct bufferevent *bev, void *arg);
+static void client_event_cb(struct bufferevent *bev, short events, void *arg);
+static int adopt_upstream_tls(conn_t *c, struct bufferevent *bev);
 
 static const char *state_name(enum conn_state s)
 {
@@ -126,6 +154,8 @@ static const char *state_name(enum conn_state s)
 		return "DECIDE";
 	case CONN_TUNNEL_CONNECTING:
 		return "TUNNEL_CONNECTING";
+	case CONN_TLS_SNIFF:
+		return "TLS_SNIFF";
 	case CONN_TLS_ACCEPT:
 		return "TLS_ACCEPT";
 	case CONN_UPSTREAM_CONNECTING:
@@ -254,7 +284,7 @@ static void audit_line(conn_t *c, const char *kind, const char *decision, const 
 		r.host = c->tgt.host;
 		r.port = c->tgt.port;
 		if (!c->tunnel) {
-			r.scheme = "http";
+			r.scheme = c->mitm ? "https" : "http";
 			r.target = c->tgt.path;
 			r.target_len = c->tgt.path_len;
 		}
@@ -275,7 +305,7 @@ static void audit_line(conn_t *c, const char *kind, const char *decision, const 
 		r.bytes_down = (int64_t)c->up.bytes;
 	}
 	r.ms = ms_since(c, &c->t0);
-	r.tls = strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
+	r.tls = c->mitm ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
 	if (audit_write(a, &r) < 0)
 		log_warn("audit write");
 }
@@ -291,6 +321,8 @@ static const char *status_text(int status)
 		return "Forbidden";
 	case 405:
 		return "Method Not Allowed";
+	case 421:
+		return "Misdirected Request";
 	case 431:
 		return "Request Header Fields Too Large";
 	case 502:
@@ -317,8 +349,10 @@ static void drop_upstream(conn_t *c)
 		c->up.bev = NULL;
 	}
 	(void)evbuffer_drain(c->up.pending, evbuffer_get_length(c->up.pending));
+	c->up.ssl = NULL;
 	c->up.eof = false;
 	c->up_reusable = false;
+	c->up_tls_ready = false;
 	c->up_host[0] = '\0';
 	c->up_port = 0;
 }
@@ -379,6 +413,10 @@ static const char *what(const conn_t *c, char *buf, size_t len)
 {
 	if (c->tunnel)
 		(void)snprintf(buf, len, "CONNECT %s:%u", c->tgt.host, (unsigned)c->tgt.port);
+	else if (c->mitm)
+		(void)snprintf(buf, len, "%s https://%s%.*s", http1_method(c->client.http),
+			       c->tgt.authority,
+			       (int)(c->tgt.path_len > 200 ? 200 : c->tgt.path_len), c->tgt.path);
 	else
 		(void)snprintf(buf, len, "%s http://%s%s%.*s", http1_method(c->client.http),
 			       c->tgt.authority, c->tgt.path[0] == '?' ? "/" : "",
@@ -402,11 +440,55 @@ static void up_write_cb(struct bufferevent *bev, void *arg)
 	drive(arg);
 }
 
+static enum step send_request(conn_t *c);
+
+/*
+ * The upstream TLS handshake of a terminated tunnel ended: on success the
+ * waiting request goes out; on failure the reason is kept and a waiting
+ * request gets the 502 (a later one gets it from decide_inner()). Nothing
+ * was sent upstream before the certificate verified.
+ */
+static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
+{
+	char w[512];
+	enum step st = STEP_AGAIN;
+
+	if (ok && !tls_peer_verified(bev)) {
+		ok = false;
+		(void)snprintf(c->up_tls_err, sizeof(c->up_tls_err), "no verified certificate");
+	}
+	if (!ok) {
+		if (c->up_tls_err[0] == '\0')
+			tls_failure_reason(bev, c->up_tls_err, sizeof(c->up_tls_err));
+		log_info("conn %s: TLS with %s failed: %s", c->client.peer, c->up.peer, c->up_tls_err);
+		drop_upstream(c);
+		if (c->state == CONN_UPSTREAM_CONNECTING)
+			st = refuse(c, 502, NULL, "request", c->rule,
+				    "passavant: %s: the certificate of %s:%u does not verify: %s",
+				    what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+		if (st != STEP_CLOSED)
+			drive(c);
+		return;
+	}
+	c->up_tls_ready = true;
+	if (c->state == CONN_UPSTREAM_CONNECTING && send_request(c) == STEP_CLOSED)
+		return;
+	drive(c);
+}
+
 static void up_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
 
-	(void)bev;
+	if (c->up.ssl != NULL && !c->up_tls_ready) {
+		/* Only a TLS filter reports CONNECTED (the socket was
+		 * connected by upstream.c): the handshake is done. */
+		if (events & BEV_EVENT_CONNECTED)
+			up_tls_done(c, bev, true);
+		else if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+			up_tls_done(c, bev, false);
+		return;
+	}
 	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		/* An upstream error is handled like EOF: what was received is
 		 * passed on, then the missing rest decides (502 or close). */
@@ -430,6 +512,24 @@ static void tune_io(struct bufferevent *bev)
 	(void)bufferevent_set_max_single_write(bev, CONN_MAX_SINGLE_IO_BYTES);
 }
 
+/*
+ * For a TLS filter: the bytes it encrypts wait in the underlying
+ * bufferevent's output, which libevent lets grow without bound unless its
+ * write high watermark is set (be_underlying_writebuf_full()); with it the
+ * filter stops at HIGH and its own output (which update_io() watches) fills
+ * instead. STYLE.md 5: back-pressure through both layers.
+ */
+static void bound_underlying(struct bufferevent *bev)
+{
+	struct bufferevent *under = bufferevent_get_underlying(bev);
+
+	if (under == NULL)
+		return;
+	tune_io(under);
+	bufferevent_setwatermark(under, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2,
+				 PASSAVANT_OUTBUF_HIGH_BYTES);
+}
+
 /* Takes the connected upstream bufferevent into the conn. */
 static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 {
@@ -441,6 +541,7 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	bufferevent_setcb(bev, up_read_cb, up_write_cb, up_event_cb, c);
 	tune_io(bev);
+	bound_underlying(bev);
 	bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
@@ -485,6 +586,15 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 			drive(c);
 		return;
 	}
+	if (c->mitm) {
+		/* A terminated tunnel re-dials its upstream with TLS; the
+		 * request waits in UPSTREAM_CONNECTING for the handshake. */
+		if (adopt_upstream_tls(c, bev) < 0)
+			return;
+		arm_timer(c, PASSAVANT_UPSTREAM_CONNECT_TIMEOUT_MS);
+		drive(c);
+		return;
+	}
 	adopt_upstream(c, bev);
 	if (c->tunnel) {
 		c->status = 200;
@@ -493,18 +603,49 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 			return;
 		}
 		c->resp_started = true;
-		/* TODO(TLS issue): when the decision says terminate_tls, go to
-		 * CONN_TLS_ACCEPT here and layer the SSL filter over the
-		 * client bev; the client input buffer still holds every byte
-		 * sent after the CONNECT head. */
-		conn_set_state(c, CONN_RELAY);
 		(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->t0);
 		touch(c);
-		arm_timer(c, c->idle_ms);
+		if (c->terminate) {
+			/* The bytes after the CONNECT head decide
+			 * (step_tls_sniff()); a tunnel nobody speaks in is
+			 * idle as much as it is a slow handshake. */
+			conn_set_state(c, CONN_TLS_SNIFF);
+			arm_timer(c, c->head_ms < c->idle_ms ? c->head_ms : c->idle_ms);
+		} else {
+			conn_set_state(c, CONN_RELAY);
+			arm_timer(c, c->idle_ms);
+		}
 	} else if (send_request(c) == STEP_CLOSED) {
 		return;
 	}
 	drive(c);
+}
+
+/*
+ * Layers verified TLS over bev, the connected upstream of a terminated
+ * tunnel, and adopts the filter; the handshake runs and ends in
+ * up_tls_done(). c->up.bev must not hold bev. Returns 0, or -1 after
+ * closing c.
+ */
+static int adopt_upstream_tls(conn_t *c, struct bufferevent *bev)
+{
+	struct bufferevent *fb;
+	char err[256];
+	bool lost = false;
+
+	fb = tls_wrap_upstream(proxy_tls(c->px), proxy_base(c->px), bev, c->tgt.host, c->tgt.is_ip,
+			       &lost, err, sizeof(err));
+	if (fb == NULL) {
+		if (!lost)
+			bufferevent_free(bev);
+		conn_close(c, err, true);
+		return -1;
+	}
+	adopt_upstream(c, fb);
+	c->up.ssl = bufferevent_openssl_get_ssl(fb);
+	c->up_tls_ready = false;
+	c->up_tls_err[0] = '\0';
+	return 0;
 }
 
 /* Starts resolving/connecting for the current target. */
@@ -541,9 +682,13 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 	if (d.verdict != POLICY_ALLOW)
 		return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", d.rule,
 			      "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
-	if (d.method_restricted) {
+	c->terminate = d.terminate_tls && proxy_tls(c->px) != NULL;
+	c->restricted = d.method_restricted;
+	if (d.method_restricted && !c->terminate) {
 		/* SPEC §3.1: a method rule cannot be enforced inside an
-		 * opaque tunnel; refuse rather than skip it. */
+		 * opaque tunnel; refuse rather than skip it. (With TLS
+		 * termination the tunnel is refused later if it does not
+		 * carry TLS: step_tls_sniff().) */
 		(void)policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, "CONNECT", &mrule);
 		if (mrule == NULL)
 			mrule = "allowedMethods";
@@ -637,6 +782,137 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	return dial(c, CONN_UPSTREAM_CONNECTING);
 }
 
+/*
+ * Whether a Host field value names the CONNECT target t: "host[:port]" or
+ * "[v6][:port]", the port 443 when absent, the host compared normalised.
+ */
+static bool host_names_target(const char *v, size_t vlen, const struct target *t)
+{
+	char norm[POLICY_HOST_MAX + 1];
+	const char *h = v, *colon = NULL;
+	size_t hl = vlen, i;
+	unsigned long port = 443;
+
+	if (vlen > 0 && v[0] == '[') {
+		const char *rb = memchr(v, ']', vlen);
+
+		if (rb == NULL)
+			return false;
+		h = v + 1;
+		hl = (size_t)(rb - h);
+		if (rb + 1 < v + vlen) {
+			if (rb[1] != ':')
+				return false;
+			colon = rb + 1;
+		}
+	} else if ((colon = memchr(v, ':', vlen)) != NULL) {
+		hl = (size_t)(colon - v);
+	}
+	if (colon != NULL) {
+		size_t plen = vlen - (size_t)(colon + 1 - v);
+
+		if (plen == 0 || plen > 5)
+			return false;
+		port = 0;
+		for (i = 0; i < plen; i++) {
+			if (colon[1 + i] < '0' || colon[1 + i] > '9')
+				return false;
+			port = port * 10 + (unsigned long)(colon[1 + i] - '0');
+		}
+	}
+	if (hl == 0 || hl > POLICY_HOST_MAX || policy_host_normalize(h, hl, norm, sizeof(norm)) != NULL)
+		return false;
+	return port == t->port && strcmp(norm, t->host) == 0;
+}
+
+/*
+ * A request inside a terminated tunnel: the pipeline of decide_request()
+ * with the CONNECT target fixed. Origin form only; Host (when sent) and
+ * SNI (when sent) must name the CONNECT target (421), because the policy
+ * decided that target and the leaf names it; then allowedDomains (under
+ * the current policy, like every request) and allowedMethods. The request
+ * goes out on the verified upstream, reused while it keeps alive.
+ */
+static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
+{
+	struct policy_decision d;
+	const char *mrule = NULL, *name, *val;
+	size_t nlen, vlen, hi, nhost;
+	char w[512];
+
+	c->tgt.path = "";
+	c->tgt.path_len = 0;
+	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
+		return refuse(c, 405, NULL, "request", NULL,
+			      "passavant: %s refused: method not allowed through the proxy",
+			      http1_method(c->client.http));
+	if (http1_method_is(c->client.http, "CONNECT"))
+		return refuse(c, 400, NULL, "request", NULL,
+			      "passavant: CONNECT inside the TLS tunnel to %s:%u refused",
+			      c->tgt.host, (unsigned)c->tgt.port);
+	if (!(ulen > 0 && url[0] == '/') &&
+	    !(ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS")))
+		return refuse(c, 400, NULL, "request", NULL,
+			      "passavant: %s %.*s: a request inside a tunnel must have an origin-form target",
+			      http1_method(c->client.http), (int)(ulen > 200 ? 200 : ulen), url);
+	c->tgt.path = url;
+	c->tgt.path_len = ulen;
+	nhost = http1_header_find(c->client.http, "host", &hi);
+	if (nhost > 1)
+		return refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
+			      what(c, w, sizeof(w)));
+	if (nhost == 1) {
+		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
+		if (!host_names_target(val, vlen, &c->tgt))
+			return refuse(c, 421, NULL, "request", c->rule,
+				      "passavant: %s: Host %.*s does not name the CONNECT target %s:%u",
+				      what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val,
+				      c->tgt.host, (unsigned)c->tgt.port);
+	}
+	if (c->sni_mismatch)
+		return refuse(c, 421, NULL, "request", c->rule,
+			      "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
+			      what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
+	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
+	c->rule = d.rule;
+	if (d.verdict != POLICY_ALLOW)
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
+			      "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
+	if (!policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, http1_method(c->client.http), &mrule)) {
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		c->rule = mrule;
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
+			      "passavant: %s refused by %s", what(c, w, sizeof(w)), mrule);
+	}
+	c->req_done = http1_message_done(c->client.http);
+	c->resp_done = false;
+	c->resp_started = false;
+	c->retried = false;
+	c->client.bytes = 0;
+	c->up.bytes = 0;
+	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
+		     is_websocket_upgrade(c->client.http);
+	if (c->up_tls_err[0] != '\0')
+		return refuse(c, 502, NULL, "request", c->rule,
+			      "passavant: %s: the certificate of %s:%u does not verify: %s",
+			      what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+	if (c->up.bev == NULL || c->up.eof) {
+		drop_upstream(c);
+		c->reused = false;
+		return dial(c, CONN_UPSTREAM_CONNECTING);
+	}
+	c->reused = c->up_reusable && c->up_tls_ready;
+	if (!c->up_tls_ready) {
+		/* The handshake started with the client's; up_tls_done()
+		 * sends the request. */
+		conn_set_state(c, CONN_UPSTREAM_CONNECTING);
+		arm_timer(c, PASSAVANT_UPSTREAM_CONNECT_TIMEOUT_MS);
+		return STEP_STOP;
+	}
+	return send_request(c);
+}
+
 /* A complete head is in client.http: decide what to do with it. */
 static enum step decide(conn_t *c)
 {
@@ -651,6 +927,8 @@ static enum step decide(conn_t *c)
 	proxy_policy_put(c->pol);
 	c->pol = proxy_policy_get(c->px);
 	url = http1_url(c->client.http, &ulen);
+	if (c->mitm)
+		return decide_inner(c, url, ulen);
 	if (http1_method_is(c->client.http, "CONNECT"))
 		return decide_connect(c, url, ulen);
 	return decide_request(c, url, ulen);
@@ -733,7 +1011,8 @@ static enum step finish_request(conn_t *c)
 	if (c->client_close || !c->req_done || c->client.eof)
 		return enter_draining(c);
 	http1_reset(c->client.http);
-	c->have_target = false;
+	/* Inside a terminated tunnel the target stays the CONNECT's. */
+	c->have_target = c->mitm;
 	c->head_started = false;
 	c->first_request = false;
 	c->audited = false;
@@ -879,6 +1158,20 @@ static enum step step_tunnel(conn_t *c)
 		c->up.bytes += n;
 		touch(c);
 	}
+	if (c->client.ssl != NULL) {
+		/* An upgraded stream inside a terminated tunnel: TLS has no
+		 * half-close to carry over (close_notify ends both ways), so
+		 * once the upstream ended and all it sent was passed on, the
+		 * client is drained and closed; once the client ended, the
+		 * stream is over. */
+		if (c->up.eof && evbuffer_get_length(uin) == 0)
+			return enter_draining(c);
+		if (c->client.eof && evbuffer_get_length(cin) == 0) {
+			conn_close(c, "client ended the upgraded stream", false);
+			return STEP_CLOSED;
+		}
+		return STEP_STOP;
+	}
 	/* Half-close (TCP semantics kept end to end): once one side ended
 	 * and all it sent reached the other, shut the other's write side and
 	 * keep relaying the opposite direction; close when both ended. */
@@ -904,10 +1197,129 @@ fail:
 	return STEP_CLOSED;
 }
 
+/*
+ * Terminates TLS on the tunnel: a server-side filter over the client bev
+ * (leaf for the CONNECT host; the ClientHello already buffered is kept)
+ * and a verifying client-side filter over the connected upstream, both
+ * handshakes running at once. From here on the conn reads requests
+ * inside TLS (tls_accepted(), decide_inner()).
+ */
+static enum step start_mitm(conn_t *c)
+{
+	struct bufferevent *fb, *ub;
+	char err[256];
+	bool lost = false;
+
+	fb = tls_wrap_client(proxy_tls(c->px), proxy_base(c->px), c->client.bev, c->tgt.host, &lost,
+			     err, sizeof(err));
+	if (fb == NULL) {
+		if (lost)
+			c->client.bev = NULL;
+		conn_close(c, err, true);
+		return STEP_CLOSED;
+	}
+	c->client.bev = fb;
+	c->client.ssl = bufferevent_openssl_get_ssl(fb);
+	bufferevent_setcb(fb, client_read_cb, client_write_cb, client_event_cb, c);
+	tune_io(fb);
+	bound_underlying(fb);
+	bufferevent_setwatermark(fb, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+	bufferevent_setwatermark(fb, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
+	if (bufferevent_enable(fb, EV_READ | EV_WRITE) < 0) {
+		conn_close(c, "cannot enable the client TLS filter", true);
+		return STEP_CLOSED;
+	}
+	c->tunnel = false;
+	c->mitm = true;
+	c->status = 0;
+	c->resp_started = false;
+	/* The Host the upstream gets: the CONNECT authority, without the
+	 * scheme's default port. */
+	if (c->tgt.port == 443)
+		(void)snprintf(c->tgt.authority, sizeof(c->tgt.authority), c->tgt.is_ipv6 ? "[%s]" : "%s",
+			       c->tgt.host);
+	else
+		(void)snprintf(c->tgt.authority, sizeof(c->tgt.authority),
+			       c->tgt.is_ipv6 ? "[%s]:%u" : "%s:%u", c->tgt.host, (unsigned)c->tgt.port);
+	c->tgt.path = "";
+	c->tgt.path_len = 0;
+	ub = c->up.bev;
+	c->up.bev = NULL;
+	if (ub != NULL && adopt_upstream_tls(c, ub) < 0)
+		return STEP_CLOSED;
+	conn_set_state(c, CONN_TLS_ACCEPT);
+	arm_timer(c, c->head_ms);
+	return STEP_STOP;
+}
+
+/*
+ * TLS_SNIFF: the first bytes of a tunnel to a host the policy terminates.
+ * A TLS record header is terminated; anything else (or an upstream that
+ * speaks first, as SSH and SMTP do) is relayed opaquely, unless the host
+ * has a method restriction, which an opaque relay could not enforce: then
+ * it is refused (SPEC §3.1), in plain HTTP, which is what a client that
+ * does not speak TLS most likely reads.
+ */
+static enum step step_tls_sniff(conn_t *c)
+{
+	struct evbuffer *in = in_of(&c->client);
+	unsigned char head[3];
+	ev_ssize_t n = 0;
+	enum tls_sniff k = TLS_SNIFF_MORE;
+	const char *mrule = NULL;
+	char w[512];
+
+	if (evbuffer_get_length(in) > 0) {
+		n = evbuffer_copyout(in, head, sizeof(head));
+		if (n < 0) {
+			conn_close(c, "evbuffer_copyout failed", true);
+			return STEP_CLOSED;
+		}
+		k = tls_sniff(head, (size_t)n);
+	}
+	if (k == TLS_SNIFF_MORE && (c->client.eof || c->up.eof || evbuffer_get_length(in_of(&c->up)) > 0))
+		k = TLS_SNIFF_OTHER;
+	switch (k) {
+	case TLS_SNIFF_MORE:
+		return STEP_STOP;
+	case TLS_SNIFF_TLS:
+		return start_mitm(c);
+	case TLS_SNIFF_OTHER:
+		break;
+	}
+	if (c->restricted) {
+		(void)policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, "CONNECT", &mrule);
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		/* The 200 went out, but no answer inside the tunnel yet. */
+		c->resp_started = false;
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", mrule,
+			      "passavant: %s refused by %s: the tunnel does not carry TLS, so methods "
+			      "cannot be enforced",
+			      what(c, w, sizeof(w)), mrule);
+	}
+	conn_set_state(c, CONN_RELAY);
+	arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
 static enum step step_drain(conn_t *c)
 {
 	/* Lingering close of the client: discard what it still sends. */
 	(void)evbuffer_drain(in_of(&c->client), evbuffer_get_length(in_of(&c->client)));
+	if (!c->shut_wr && evbuffer_get_length(out_of(&c->client)) == 0 && c->client.ssl != NULL) {
+		/*
+		 * TLS: the answer may still sit encrypted in the underlying
+		 * bufferevent's output, which libevent keeps flushing while
+		 * the conn lives; a shutdown(2) now could cut it. Queue
+		 * close_notify behind it and wait for the client to close
+		 * (or the linger timer).
+		 */
+		c->shut_wr = true;
+		(void)SSL_shutdown(c->client.ssl);
+		ERR_clear_error();
+		arm_timer(c, CONN_LINGER_MS);
+	}
 	if (!c->shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
 		c->shut_wr = true;
 		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0) {
@@ -960,10 +1372,20 @@ static void drive(conn_t *c)
 		case CONN_DRAINING:
 			st = step_drain(c);
 			break;
+		case CONN_TLS_SNIFF:
+			st = step_tls_sniff(c);
+			break;
+		case CONN_TLS_ACCEPT:
+			/* The handshake's end comes as an event (client_event_cb). */
+			if (c->client.eof) {
+				conn_close(c, "client closed during the TLS handshake", false);
+				return;
+			}
+			st = STEP_STOP;
+			break;
 		case CONN_ACCEPTED:
 		case CONN_DECIDE:
 		case CONN_TUNNEL_CONNECTING:
-		case CONN_TLS_ACCEPT:
 		case CONN_UPSTREAM_CONNECTING:
 			st = STEP_STOP;
 			break;
@@ -996,11 +1418,46 @@ static void client_write_cb(struct bufferevent *bev, void *arg)
 	drive(arg);
 }
 
+/*
+ * The client's TLS handshake completed: note whether its SNI names the
+ * CONNECT host (a mismatch is answered 421 to its first request, inside
+ * TLS, so it can read why), then read requests inside the tunnel.
+ */
+static void tls_accepted(conn_t *c)
+{
+	c->sni[0] = '\0';
+	c->sni_mismatch = tls_client_sni(c->client.bev, c->sni, sizeof(c->sni)) &&
+			  strcmp(c->sni, c->tgt.host) != 0;
+	http1_reset(c->client.http);
+	c->head_started = false;
+	c->first_request = false;
+	c->audited = false;
+	c->resp_started = false;
+	c->status = 0;
+	conn_set_state(c, CONN_READ_HEAD);
+	arm_timer(c, c->idle_ms);
+	drive(c);
+}
+
 static void client_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
 
-	(void)bev;
+	if (c->state == CONN_TLS_ACCEPT) {
+		if (events & BEV_EVENT_CONNECTED) {
+			tls_accepted(c);
+			return;
+		}
+		if (events & BEV_EVENT_ERROR) {
+			char why[256];
+
+			tls_failure_reason(bev, why, sizeof(why));
+			log_info("conn %s: TLS handshake with the client for %s failed: %s",
+				 c->client.peer, c->tgt.host, why);
+			conn_close(c, "client TLS handshake failed", false);
+			return;
+		}
+	}
 	if (events & BEV_EVENT_ERROR) {
 		/* Reset or write failure: nothing more can reach the client. */
 		conn_close(c, "client connection error", false);
@@ -1046,10 +1503,13 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 	case CONN_DRAINING:
 		conn_close(c, c->shut_wr ? "linger timeout" : "drain timeout", false);
 		return;
+	case CONN_TLS_SNIFF:
+	case CONN_TLS_ACCEPT:
+		conn_close(c, "TLS handshake timeout", false);
+		return;
 	case CONN_ACCEPTED:
 	case CONN_DECIDE:
 	case CONN_TUNNEL_CONNECTING:
-	case CONN_TLS_ACCEPT:
 	case CONN_UPSTREAM_CONNECTING:
 	case CONN_CLOSED:
 		conn_close(c, "timeout", false);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "proxy.h"
 #include "session.h"
+#include "tls.h"
 
 #define EXIT_USAGE 2
 /* SPEC §2: run exits 125 when passavant failed before the command started. */
@@ -191,6 +192,8 @@ static int cmd_proxy(int argc, char **argv)
 	uint16_t port = 0, bound_port = 0;
 	session_t *sess = NULL;
 	audit_t *audit = NULL;
+	tls_session_t *tls;
+	char err[1024];
 	proxy_t *px = NULL;
 	bool invalid;
 	policy_t *p;
@@ -252,10 +255,22 @@ static int cmd_proxy(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* The session CA, ca.pem and trust.pem (SPEC §2, §5) before anything
+	 * listens: a client must never meet a proxy without its trust file. */
+	tls = tls_session_new(p, session_dir(sess), err, sizeof(err));
+	if (tls == NULL) {
+		log_warnx("session CA: %s", err);
+		policy_free(p);
+		audit_free(audit);
+		goto out;
+	}
 	/* proxy_new takes p and audit, also on failure. */
 	px = proxy_new(p, policy_file(p), audit, session_id(sess));
-	if (px == NULL)
+	if (px == NULL) {
+		tls_session_free(tls);
 		goto out;
+	}
+	proxy_set_tls(px, tls);
 	if (proxy_listen(px, host, port) < 0 ||
 	    proxy_local_addr(px, bound, sizeof(bound), &bound_port) < 0 ||
 	    session_write_env(sess, bound, bound_port) < 0)

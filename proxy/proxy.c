@@ -41,6 +41,7 @@ struct proxy {
 	char *session;                  /* session id */
 	unsigned tunnels;               /* tunnel slots in use */
 	struct conn *conns;             /* registry of live connections */
+	tls_session_t *tls;             /* session CA + upstream context, or NULL */
 };
 
 static proxy_policy_t *holder_new(policy_t *p)
@@ -86,6 +87,17 @@ struct evdns_base *proxy_dns(proxy_t *px)
 audit_t *proxy_audit(proxy_t *px)
 {
 	return px->audit;
+}
+
+void proxy_set_tls(proxy_t *px, tls_session_t *tls)
+{
+	tls_session_free(px->tls);
+	px->tls = tls;
+}
+
+tls_session_t *proxy_tls(proxy_t *px)
+{
+	return px->tls;
 }
 
 bool proxy_tunnel_acquire(proxy_t *px, unsigned max)
@@ -276,6 +288,8 @@ void proxy_free(proxy_t *px)
 	if (px->base != NULL)
 		event_base_free(px->base);
 	proxy_policy_put(px->cur);
+	/* After every conn: their SSLs hold their own context references. */
+	tls_session_free(px->tls);
 	audit_free(px->audit);
 	free(px->policy_path);
 	free(px->session);

@@ -22,6 +22,7 @@
 #include "../policy/policy.h"
 #include "attrib.h"
 #include "audit.h"
+#include "tls.h"
 
 typedef struct proxy proxy_t;
 typedef struct proxy_policy proxy_policy_t;
@@ -72,7 +73,15 @@ void proxy_stop(proxy_t *px) NONNULL(1);
  */
 int proxy_reload(proxy_t *px) NONNULL(1);
 
+/*
+ * Gives the proxy the session's TLS termination context (ownership moves;
+ * freed with the proxy). Without one, CONNECT tunnels are opaque. Setup
+ * code, before proxy_run().
+ */
+void proxy_set_tls(proxy_t *px, tls_session_t *tls) NONNULL(1);
+
 /* --- for conn.c (callbacks: yes) --- */
+tls_session_t *proxy_tls(proxy_t *px) NONNULL(1); /* NULL: no termination */
 struct event_base *proxy_base(proxy_t *px) NONNULL(1);
 struct evdns_base *proxy_dns(proxy_t *px) NONNULL(1);
 audit_t *proxy_audit(proxy_t *px) NONNULL(1); /* NULL: no audit */

@@ -1,17 +1,16 @@
 /*
  * session.c - the session directory and its env file.
  *
- * TODO(TLS issue): write ca.pem (the session CA certificate, never its
- * key) and trust.pem (CA + system roots + extraCaCertPaths) here, and add
- * the trust variables of SPEC §7 (SSL_CERT_FILE, CURL_CA_BUNDLE, ...) to
- * env. They are left out while CONNECT is an opaque tunnel: pointing the
- * clients at a trust file that does not exist would break every TLS
- * client. TODO(masking issue): files/ with sentinel copies and the
- * sentinels of masked variables in env.
+ * ca.pem and trust.pem are written by the session CA (proxy/tls.c,
+ * ca_write_files()) before env, whose trust variables of SPEC §7
+ * (SSL_CERT_FILE, CURL_CA_BUNDLE, ...) name trust.pem.
+ * TODO(masking issue): files/ with sentinel copies and the sentinels of
+ * masked variables in env.
  */
 #include "session.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -112,9 +111,13 @@ void session_free(session_t *s)
 	/* A directory we invented is ours to remove; only the files we wrote
 	 * are unlinked, so rmdir fails (and keeps it) if anything else is
 	 * there. A directory the user named is left alone. */
-	if (s->temporary && s->dir != NULL &&
-	    snprintf(path, sizeof(path), "%s/env", s->dir) < (int)sizeof(path)) {
-		(void)unlink(path);
+	if (s->temporary && s->dir != NULL) {
+		static const char *const files[] = {"env", "ca.pem", "trust.pem"};
+		size_t i;
+
+		for (i = 0; i < ARRAY_LEN(files); i++)
+			if (snprintf(path, sizeof(path), "%s/%s", s->dir, files[i]) < (int)sizeof(path))
+				(void)unlink(path);
 		(void)rmdir(s->dir);
 	}
 	free(s->dir);
@@ -135,7 +138,7 @@ int session_write_env(session_t *s, const char *host, uint16_t port)
 {
 	static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY",
 						 "http_proxy", "https_proxy", "all_proxy", "grpc_proxy"};
-	char path[4096], tmp[4096], url[128];
+	char path[4096], tmp[4096], url[128], abs[PATH_MAX];
 	FILE *f;
 	size_t i;
 	int fd;
@@ -164,6 +167,19 @@ int session_write_env(session_t *s, const char *host, uint16_t port)
 	fprintf(f, "export NO_PROXY='localhost,127.0.0.1,::1'\n");
 	fprintf(f, "export no_proxy='localhost,127.0.0.1,::1'\n");
 	fprintf(f, "export NODE_USE_ENV_PROXY=1\n");
+	/* SPEC §7: every trust variable names the session's trust.pem
+	 * (absolute, so the file works from any directory). */
+	if (realpath(s->dir, abs) != NULL) {
+		static const char *const trust_vars[] = {
+			"SSL_CERT_FILE", "NIX_SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
+			"PIP_CERT", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE",
+			"CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"};
+
+		for (i = 0; i < ARRAY_LEN(trust_vars); i++)
+			fprintf(f, "export %s='%s/trust.pem'\n", trust_vars[i], abs);
+	} else {
+		log_warn("session directory %s: realpath", s->dir);
+	}
 	if (fflush(f) != 0 || ferror(f)) {
 		log_warn("%s", tmp);
 		(void)fclose(f);

@@ -640,8 +640,11 @@ static void test_audit_fields(void)
 	struct px p;
 	char *out = NULL, *log, *l, want[512];
 
+	/* excludeDomains: the HTTPS request below is an opaque tunnel
+	 * (terminated tunnels are audited per request: test_tls.c). */
 	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  deniedDomains: [\"evil.example\"]\n"), 0);
+					   "  deniedDomains: [\"evil.example\"]\n"
+					   "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
 	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, upurl(&up, "/bytes/1234?x=\"q\""), NULL), 0);
 	free(out);
 	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, "http://evil.example/", NULL), 0);
@@ -769,9 +772,22 @@ static void test_method_refused(void)
 		free(resp);
 		close(fd);
 	}
-	/* A method rule cannot be enforced in an opaque tunnel: refused. */
-	CU_ASSERT_EQUAL(curl(&out, "-x", p.url, upurl(&up_tls, "/hello"), NULL), 56);
-	free(out);
+	/* A method rule cannot be enforced in an opaque tunnel: a tunnel
+	 * that does not carry TLS is refused (TLS is terminated and checked
+	 * per request: test_tls.c). */
+	{
+		char req[512], *resp;
+		int n = snprintf(req, sizeof(req),
+				 "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\nPOST /sink HTTP/1.1\r\nHost: x\r\n"
+				 "Content-Length: 1\r\n\r\nx", up.addr, up.addr);
+
+		resp = raw_exchange(p.addr, req, (size_t)n, NULL);
+		CU_ASSERT_FATAL(resp != NULL);
+		CU_ASSERT(strncmp(resp, "HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 403", 51) == 0);
+		CU_ASSERT(strstr(resp, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
+		CU_ASSERT(strstr(resp, "does not carry TLS") != NULL);
+		free(resp);
+	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
@@ -795,7 +811,10 @@ static void test_connect_tunnel(void)
 	char *out = NULL, ca[4200];
 
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	/* Excluded from termination: the client sees the upstream's own
+	 * certificate through an opaque tunnel. */
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					   "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
 	CU_ASSERT_EQUAL(curl(&out, "--cacert", ca, "-x", p.url, upurl(&up_tls, "/hello"),
 			     upurl(&up_tls, "/bytes/500000"), "-o", "/dev/null", "-o", "/dev/null",
 			     "-w", "%{http_code} ", NULL), 0);

@@ -1,0 +1,655 @@
+/*
+ * test_tls.c - TLS termination on the wire (issue 4): real clients (curl,
+ * python3 urllib and ssl, openssl s_client, git) trusting only the
+ * session's trust.pem reach pv-upstream --tls through `passavant proxy`.
+ *
+ * Suites: tls_terminate (certificates, requests inside TLS, refusals,
+ * audit, upstream verification), tls_clients (python3, s_client,
+ * WebSocket, pipelined ClientHello, git clone).
+ *
+ * This machine sets SSL_CERT_FILE, CURL_CA_BUNDLE, GIT_SSL_CAINFO and the
+ * like globally: every client runs under `env -u ...` with the trust file
+ * named explicitly, so what it trusts is exactly what the test says.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/proc.h"
+#include "tests/support/testlib.h"
+#include "tests/support/upstream.h"
+
+static char *dir;                    /* certs, records, policies, sessions */
+static char rec_good[4096];          /* --record of the good upstream */
+static char rec_bad[4096];           /* --record of the bad-certificate upstream */
+static struct test_upstream up;      /* HTTPS, test CA, recording, git */
+static struct test_upstream up_bad;  /* HTTPS, certificate from an unknown CA */
+static int users;
+
+/* One running `passavant proxy`. */
+struct px {
+	struct test_proc *proc;
+	char url[96];       /* http://127.0.0.1:PORT */
+	char addr[80];      /* 127.0.0.1:PORT */
+	char session[4096]; /* session directory */
+	char trust[4200];   /* session trust.pem */
+	char ca[4200];      /* session ca.pem */
+	char audit[4096];
+};
+
+static struct px px_main; /* allowedDomains 127.0.0.1 + localhost, test CA trusted */
+
+/* The variables that would otherwise decide what a client trusts. */
+#define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
+		  "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
+		  "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
+		  "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
+
+static int px_start(struct px *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int px_start(struct px *p, const char *fmt, ...)
+{
+	static int n;
+	char yaml[4096], policy[4096];
+	char *argv[16];
+	va_list ap;
+	int len, i = 0;
+
+	memset(p, 0, sizeof(*p));
+	va_start(ap, fmt);
+	len = vsnprintf(yaml, sizeof(yaml), fmt, ap);
+	va_end(ap);
+	n++;
+	snprintf(policy, sizeof(policy), "%s/policy-%d.yaml", dir, n);
+	snprintf(p->session, sizeof(p->session), "%s/session-%d", dir, n);
+	snprintf(p->audit, sizeof(p->audit), "%s/audit-%d.jsonl", dir, n);
+	snprintf(p->trust, sizeof(p->trust), "%s/trust.pem", p->session);
+	snprintf(p->ca, sizeof(p->ca), "%s/ca.pem", p->session);
+	if (test_write_file(policy, yaml, (size_t)len) < 0)
+		return -1;
+	argv[i++] = (char *)test_passavant_bin();
+	argv[i++] = "proxy";
+	argv[i++] = "-p";
+	argv[i++] = policy;
+	argv[i++] = "--listen";
+	argv[i++] = "127.0.0.1:0";
+	argv[i++] = "--session-dir";
+	argv[i++] = p->session;
+	argv[i++] = "--audit";
+	argv[i++] = p->audit;
+	argv[i] = NULL;
+	p->proc = test_proc_start(argv, "listening on ", p->addr, sizeof(p->addr), 10000);
+	if (p->proc == NULL)
+		return -1;
+	snprintf(p->url, sizeof(p->url), "http://%s", p->addr);
+	return 0;
+}
+
+static int px_stop(struct px *p)
+{
+	int st;
+
+	if (p->proc == NULL)
+		return -1;
+	st = test_proc_stop(p->proc, SIGTERM, 5000);
+	if (st != 0) {
+		char *err = test_proc_stderr(p->proc);
+
+		fprintf(stderr, "proxy exited %d; stderr:\n%s\n", st, err ? err : "");
+		free(err);
+	}
+	test_proc_free(p->proc);
+	p->proc = NULL;
+	return st;
+}
+
+static int fixtures_up(void)
+{
+	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
+	struct test_upstream_opts o;
+	char git_root[4096];
+
+	if (users++ > 0)
+		return 0;
+	dir = test_mkdtemp();
+	if (dir == NULL || test_certs_make(dir, names) < 0)
+		return -1;
+	snprintf(git_root, sizeof(git_root), "%s/git", dir);
+	if (mkdir(git_root, 0700) < 0 || test_git_fixture(git_root, "repo", 0) < 0)
+		return -1;
+	snprintf(rec_good, sizeof(rec_good), "%s/rec-good.txt", dir);
+	snprintf(rec_bad, sizeof(rec_bad), "%s/rec-bad.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	o.record_path = rec_good;
+	o.git_root = git_root;
+	if (test_upstream_start(&up, &o) < 0)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	o.cert_name = "bad";
+	o.record_path = rec_bad;
+	if (test_upstream_start(&up_bad, &o) < 0)
+		return -1;
+	return px_start(&px_main,
+			"network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+			"  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+			dir);
+}
+
+static int fixtures_down(void)
+{
+	int bad = 0;
+
+	if (--users > 0)
+		return 0;
+	bad |= px_stop(&px_main) != 0;
+	bad |= test_upstream_stop(&up) != 0;
+	bad |= test_upstream_stop(&up_bad) != 0;
+	test_rmtree(dir);
+	free(dir);
+	dir = NULL;
+	return bad ? -1 : 0;
+}
+
+/* Runs a NULL-terminated argv; stdout in *out, stderr in *err (either may
+ * be NULL). Returns the exit status. */
+static int run(char **out, char **err, ...) __attribute__((sentinel));
+static int run(char **out, char **err, ...)
+{
+	char *argv[64], *a;
+	char *e = NULL;
+	int n = 0, rc;
+	va_list ap;
+
+	va_start(ap, err);
+	while ((a = va_arg(ap, char *)) != NULL && n < 63)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	rc = test_run_capture(argv, out, &e, 60000);
+	if (rc != 0) {
+		int i;
+
+		fprintf(stderr, "command exited %d:", rc);
+		for (i = 0; i < n; i++)
+			if (strcmp(argv[i], "-u") != 0 && (i == 0 || strcmp(argv[i - 1], "-u") != 0))
+				fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, "\n%s\n", e ? e : "");
+	}
+	if (err != NULL)
+		*err = e;
+	else
+		free(e);
+	return rc;
+}
+
+static const char *url_of(const struct test_upstream *u, const char *path)
+{
+	static char buf[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
+	return buf[i];
+}
+
+static size_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* tls_terminate                                                       */
+/* ------------------------------------------------------------------ */
+
+static void test_session_files(void)
+{
+	DIR *d = opendir(px_main.session);
+	struct dirent *e;
+	int files = 0;
+	char *env;
+
+	CU_ASSERT_FATAL(d != NULL);
+	CU_ASSERT(file_size(px_main.ca) > 0);
+	CU_ASSERT(file_size(px_main.trust) > file_size(px_main.ca));
+	/* No private key anywhere in the session directory. */
+	while ((e = readdir(d)) != NULL) {
+		char path[8192], *s;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", px_main.session, e->d_name);
+		s = test_read_file(path, NULL);
+		CU_ASSERT(s != NULL);
+		CU_ASSERT(s == NULL || strstr(s, "PRIVATE KEY") == NULL);
+		free(s);
+		files++;
+	}
+	closedir(d);
+	CU_ASSERT(files >= 3);
+	/* env names trust.pem for every client family. */
+	{
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/env", px_main.session);
+		env = test_read_file(path, NULL);
+	}
+	CU_ASSERT_FATAL(env != NULL);
+	CU_ASSERT(strstr(env, "export SSL_CERT_FILE='") != NULL);
+	CU_ASSERT(strstr(env, "export GIT_SSL_CAINFO='") != NULL);
+	CU_ASSERT(strstr(env, "/trust.pem'\n") != NULL);
+	free(env);
+}
+
+static void test_curl_terminated(void)
+{
+	char *out = NULL, *err = NULL;
+
+	/* Two requests on one tunnel: session-CA leaf, upstream reused. */
+	CU_ASSERT_EQUAL_FATAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
+				  px_main.trust, "-x", px_main.url, "-D", "-", url_of(&up, "/hello"),
+				  url_of(&up, "/bytes/100000"), "-o", "/dev/null", "-o", "/dev/null", NULL),
+			      0);
+	CU_ASSERT(err != NULL && strstr(err, "issuer: O=passavant; CN=passavant session CA ") != NULL);
+	CU_ASSERT(err != NULL && strstr(err, "SSL certificate verify ok") != NULL);
+	CU_ASSERT(err != NULL && strstr(err, "ALPN: server accepted http/1.1") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "X-Upstream-Conn: ") != NULL);
+	if (out != NULL) {
+		const char *a = strstr(out, "X-Upstream-Conn: "), *b = a ? strstr(a + 1, "X-Upstream-Conn: ") : NULL;
+
+		CU_ASSERT(a != NULL && b != NULL && atol(a + 17) == atol(b + 17));
+	}
+	free(out);
+	free(err);
+}
+
+static void test_curl_localhost(void)
+{
+	char *out = NULL, *err = NULL, url[256];
+
+	snprintf(url, sizeof(url), "https://localhost:%u/hello", (unsigned)up.port);
+	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
+			    px_main.trust, "-x", px_main.url, url, NULL),
+			0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
+	CU_ASSERT(err != NULL && strstr(err, "subject: O=passavant; CN=localhost") != NULL);
+	free(out);
+	free(err);
+}
+
+static void test_big_bodies(void)
+{
+	char *out = NULL, path[4200], *big;
+
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
+			    "-x", px_main.url, "-o", "/dev/null", "-w", "%{size_download} %{http_code}",
+			    url_of(&up, "/bytes/5000003"), NULL),
+			0);
+	CU_ASSERT(out != NULL && strcmp(out, "5000003 200") == 0);
+	free(out);
+	big = malloc(3000000);
+	CU_ASSERT_FATAL(big != NULL);
+	memset(big, 'y', 3000000);
+	snprintf(path, sizeof(path), "%s/big.bin", dir);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(path, big, 3000000), 0);
+	free(big);
+	snprintf(path, sizeof(path), "@%s/big.bin", dir);
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
+			    "-x", px_main.url, "--data-binary", path, url_of(&up, "/sink"), NULL),
+			0);
+	CU_ASSERT(out != NULL && strcmp(out, "3000000\n") == 0);
+	free(out);
+}
+
+static void test_method_refused_inside(void)
+{
+	struct px p;
+	char *out = NULL;
+	size_t before;
+
+	CU_ASSERT_EQUAL_FATAL(px_start(&p,
+				       "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+				       "  allowedMethods: {\"127.0.0.1\": [GET, HEAD]}\n"
+				       "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+				       dir),
+			      0);
+	before = file_size(rec_good);
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
+			    "-x", p.url, "--data-binary", "secret=1", url_of(&up, "/sink"), NULL),
+			0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200 Connection Established", 35) == 0);
+	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 403 Forbidden\r\n") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "passavant: POST https://127.0.0.1:") != NULL &&
+		  strstr(out, "/sink refused by network.allowedMethods: 127.0.0.1\n") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL(file_size(rec_good), before);
+	/* GET is allowed there. */
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p.trust, "-x",
+			    p.url, url_of(&up, "/hello"), NULL),
+			0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
+	free(out);
+	/* TRACE inside TLS: 405. */
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
+			    "-x", p.url, "-X", "TRACE", url_of(&up, "/hello"), NULL),
+			0);
+	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 405 ") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+static void test_host_mismatch(void)
+{
+	char *out = NULL;
+	size_t before = file_size(rec_good);
+
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+			    px_main.trust, "-x", px_main.url, "-H", "Host: localhost", url_of(&up, "/hello"),
+			    NULL),
+			0);
+	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 421 Misdirected Request\r\n") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "does not name the CONNECT target 127.0.0.1:") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL(file_size(rec_good), before);
+}
+
+static void test_upstream_unverified(void)
+{
+	struct px p;
+	char *out = NULL;
+
+	/* A certificate from a CA nobody trusts: 502, nothing forwarded. */
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+			    px_main.trust, "-x", px_main.url, url_of(&up_bad, "/hello"), NULL),
+			0);
+	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "the certificate of 127.0.0.1:") != NULL &&
+		  strstr(out, "does not verify: certificate verify failed: unable to get local issuer "
+			      "certificate") != NULL);
+	free(out);
+	CU_ASSERT_EQUAL(file_size(rec_bad), 0);
+	/* The good upstream, but its CA is not in extraCaCertPaths. */
+	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	{
+		size_t before = file_size(rec_good);
+
+		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+				    p.trust, "-x", p.url, url_of(&up, "/hello"), NULL),
+				0);
+		CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
+		free(out);
+		CU_ASSERT_EQUAL(file_size(rec_good), before);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+static void test_excluded_host(void)
+{
+	struct px p;
+	char *out = NULL, *err = NULL, ca[4200];
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	CU_ASSERT_EQUAL_FATAL(px_start(&p,
+				       "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+				       "  tlsTerminate:\n    excludeDomains: [\"127.0.0.1\"]\n"),
+			      0);
+	/* The upstream's own certificate: only the test CA is trusted. */
+	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert", ca, "-x",
+			    p.url, url_of(&up, "/hello"), NULL),
+			0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
+	CU_ASSERT(err != NULL && strstr(err, "passavant session CA") == NULL);
+	free(out);
+	free(err);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	{
+		char *log = test_read_file(p.audit, NULL);
+
+		CU_ASSERT(log != NULL && strstr(log, "\"tls\":\"passthrough\"") != NULL);
+		free(log);
+	}
+}
+
+static void test_audit_terminated(void)
+{
+	char *log, *l;
+
+	CU_ASSERT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
+			    "-x", px_main.url, url_of(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
+			0);
+	usleep(200000);
+	log = test_read_file(px_main.audit, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	l = strstr(log, "\"target\":\"/hello?audit=1\"");
+	CU_ASSERT_FATAL(l != NULL);
+	while (l > log && l[-1] != '\n')
+		l--;
+	CU_ASSERT(strstr(l, "\"kind\":\"request\",\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"127.0.0.1\"") !=
+		  NULL);
+	CU_ASSERT(strstr(l, "\"status\":200,\"decision\":\"allow\"") != NULL);
+	CU_ASSERT(strstr(l, "\"tls\":\"terminated\"}") != NULL);
+	free(log);
+}
+
+/* ------------------------------------------------------------------ */
+/* tls_clients                                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * python3 helper: argv[1] mode, then proxy host:port, target host:port,
+ * cafile, extra. Modes:
+ *   urllib     GET /hello with urllib, a ProxyHandler and cafile
+ *   pipelined  CONNECT head and the ClientHello in one write, then GET
+ *   ws         WebSocket /ws inside TLS: one masked text frame, echoed
+ *   sni        TLS with server_hostname=extra (no name check), GET /hello
+ */
+static const char py_helper[] =
+	"import socket, ssl, sys, urllib.request, os, base64\n"
+	"mode, proxy, target, cafile = sys.argv[1:5]\n"
+	"ph, pp = proxy.rsplit(':', 1); th, tp = target.rsplit(':', 1)\n"
+	"ctx = ssl.create_default_context(cafile=cafile)\n"
+	"def connect():\n"
+	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
+	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()))\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'):\n"
+	"        c = s.recv(1)\n"
+	"        if not c: raise SystemExit('proxy closed')\n"
+	"        head += c\n"
+	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
+	"    return s\n"
+	"def read_all(t):\n"
+	"    data = b''\n"
+	"    while True:\n"
+	"        try: c = t.recv(65536)\n"
+	"        except (ssl.SSLEOFError, ConnectionResetError): break\n"
+	"        if not c: break\n"
+	"        data += c\n"
+	"    return data\n"
+	"req = b'GET /hello HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' % target.encode()\n"
+	"if mode == 'urllib':\n"
+	"    op = urllib.request.build_opener(urllib.request.ProxyHandler({'https': 'http://' + proxy}),\n"
+	"        urllib.request.HTTPSHandler(context=ctx))\n"
+	"    sys.stdout.write(op.open('https://%s/hello' % target).read().decode())\n"
+	"elif mode == 'sni':\n"
+	"    ctx.check_hostname = False\n"
+	"    t = ctx.wrap_socket(connect(), server_hostname=sys.argv[5])\n"
+	"    t.sendall(req); sys.stdout.write(read_all(t).decode())\n"
+	"elif mode == 'pipelined':\n"
+	"    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()\n"
+	"    o = ctx.wrap_bio(inc, out, server_hostname=th)\n"
+	"    try: o.do_handshake()\n"
+	"    except ssl.SSLWantReadError: pass\n"
+	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
+	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()) + out.read())\n"
+	"    buf = b''\n"
+	"    while b'\\r\\n\\r\\n' not in buf: buf += s.recv(65536)\n"
+	"    head, rest = buf.split(b'\\r\\n\\r\\n', 1)\n"
+	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
+	"    inc.write(rest)\n"
+	"    while True:\n"
+	"        try:\n"
+	"            o.do_handshake(); break\n"
+	"        except ssl.SSLWantReadError:\n"
+	"            s.sendall(out.read()); c = s.recv(65536)\n"
+	"            if not c: raise SystemExit('closed in handshake')\n"
+	"            inc.write(c)\n"
+	"    o.write(req); s.sendall(out.read())\n"
+	"    data = b''\n"
+	"    while b'hello\\n' not in data:\n"
+	"        c = s.recv(65536)\n"
+	"        if not c: break\n"
+	"        inc.write(c)\n"
+	"        while True:\n"
+	"            try: d = o.read(65536)\n"
+	"            except (ssl.SSLWantReadError, ssl.SSLZeroReturnError): break\n"
+	"            if not d: break\n"
+	"            data += d\n"
+	"    sys.stdout.write(data.decode())\n"
+	"elif mode == 'ws':\n"
+	"    t = ctx.wrap_socket(connect(), server_hostname=th)\n"
+	"    key = base64.b64encode(os.urandom(16))\n"
+	"    t.sendall(b'GET /ws HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
+	"              b'Sec-WebSocket-Version: 13\\r\\nSec-WebSocket-Key: %s\\r\\n\\r\\n' % (target.encode(), key))\n"
+	"    head = b''\n"
+	"    while b'\\r\\n\\r\\n' not in head: head += t.recv(1)\n"
+	"    assert head.startswith(b'HTTP/1.1 101'), head\n"
+	"    payload = b'hello through TLS'; mask = b'\\x01\\x02\\x03\\x04'\n"
+	"    t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))\n"
+	"    fr = b''\n"
+	"    while len(fr) < 2 + len(payload): fr += t.recv(65536)\n"
+	"    assert fr[0] == 0x81 and fr[1] == len(payload), fr\n"
+	"    sys.stdout.write(fr[2:2 + len(payload)].decode())\n";
+
+static char py_path[4200];
+
+static int clients_init(void)
+{
+	if (fixtures_up() < 0)
+		return -1;
+	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
+	return test_write_file(py_path, py_helper, sizeof(py_helper) - 1);
+}
+
+static int clients_cleanup(void)
+{
+	return fixtures_down();
+}
+
+static int py(char **out, const char *mode, const char *cafile, const char *extra)
+{
+	return run(out, NULL, ENV_CLEAN, "python3", py_path, (char *)mode, px_main.addr, up.addr,
+		   (char *)cafile, (char *)extra, NULL);
+}
+
+static void test_python_urllib(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(py(&out, "urllib", px_main.trust, NULL), 0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
+	free(out);
+	/* Issued by the session CA: ca.pem alone (no test CA) suffices. */
+	CU_ASSERT_EQUAL(py(&out, "urllib", px_main.ca, NULL), 0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
+	free(out);
+}
+
+static void test_pipelined_client_hello(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(py(&out, "pipelined", px_main.trust, NULL), 0);
+	CU_ASSERT(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL && strstr(out, "hello\n") != NULL);
+	free(out);
+}
+
+static void test_sni_mismatch(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(py(&out, "sni", px_main.trust, "localhost"), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 421 Misdirected Request\r\n", 34) == 0);
+	CU_ASSERT(out != NULL && strstr(out, "TLS server name localhost does not name the CONNECT target") != NULL);
+	free(out);
+}
+
+static void test_websocket(void)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(py(&out, "ws", px_main.trust, NULL), 0);
+	CU_ASSERT(out != NULL && strcmp(out, "hello through TLS") == 0);
+	free(out);
+}
+
+static void test_openssl_s_client(void)
+{
+	char *out = NULL, cmd[8192];
+
+	snprintf(cmd, sizeof(cmd),
+		 "printf 'GET /hello HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' | "
+		 "openssl s_client -proxy %s -connect %s -CAfile %s -verify_return_error -ign_eof 2>&1",
+		 up.addr, px_main.addr, up.addr, px_main.trust);
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "sh", "-c", cmd, NULL), 0);
+	CU_ASSERT(out != NULL && strstr(out, "issuer=O = passavant, CN = passavant session CA ") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "Verify return code: 0 (ok)") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "\r\n\r\nhello\n") != NULL);
+	free(out);
+}
+
+static void test_git_clone(void)
+{
+	char *out = NULL, url[512], dest[4200], cainfo[4300], proxy[160], file[4400], *s;
+
+	snprintf(url, sizeof(url), "%s/git/repo.git", up.url);
+	snprintf(dest, sizeof(dest), "%s/clone", dir);
+	snprintf(cainfo, sizeof(cainfo), "GIT_SSL_CAINFO=%s", px_main.trust);
+	snprintf(proxy, sizeof(proxy), "http.proxy=%s", px_main.url);
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			    "GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "clone", "-q", url, dest, NULL),
+			0);
+	free(out);
+	snprintf(file, sizeof(file), "%s/hello.txt", dest);
+	s = test_read_file(file, NULL);
+	CU_ASSERT(s != NULL && strcmp(s, "hello from git\n") == 0);
+	free(s);
+	/* ls-remote on the same terminated path. */
+	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			    "GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL),
+			0);
+	CU_ASSERT(out != NULL && strstr(out, "refs/heads/main") != NULL);
+	free(out);
+}
+
+TEST_REGISTRAR(tls_suites)
+{
+	CU_pSuite s;
+
+	s = test_suite("tls_terminate", fixtures_up, fixtures_down);
+	test_add(s, "session dir: ca.pem, trust.pem, env; no private key", test_session_files);
+	test_add(s, "curl: session-CA leaf, keep-alive, upstream reused", test_curl_terminated);
+	test_add(s, "curl: a host name gets its own leaf", test_curl_localhost);
+	test_add(s, "5 MB down, 3 MB up inside TLS", test_big_bodies);
+	test_add(s, "method refused inside TLS: readable 403, nothing forwarded", test_method_refused_inside);
+	test_add(s, "Host not naming the CONNECT target: 421", test_host_mismatch);
+	test_add(s, "upstream certificate does not verify: 502, nothing forwarded", test_upstream_unverified);
+	test_add(s, "excluded host: the upstream's own certificate", test_excluded_host);
+	test_add(s, "audit: tls terminated, scheme https", test_audit_terminated);
+	s = test_suite("tls_clients", clients_init, clients_cleanup);
+	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
+	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
+	test_add(s, "SNI not naming the CONNECT target: 421", test_sni_mismatch);
+	test_add(s, "WebSocket echo inside TLS", test_websocket);
+	test_add(s, "openssl s_client -proxy", test_openssl_s_client);
+	test_add(s, "git clone over HTTPS", test_git_clone);
+}
