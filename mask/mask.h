@@ -1,16 +1,35 @@
 /*
- * mask.h - credential masking (SPEC §4). For now only what the policy
- * loader needs at load time: the table of well-known token prefixes a
- * sentinel keeps, and how many random bits a sentinel for a value would
- * carry, so a value too short to mask is refused before anything runs.
- * The sentinel table and the streaming substituter come later.
+ * mask.h - credential masking (SPEC §4): the public face of mask/ for the
+ * credential side.
+ *
+ *  - Sentinel shape rules and generation (sentinel.c, §4.1).
+ *  - Secret storage (secret.c, §4.4): a locked, undumpable arena that
+ *    holds real values and sentinels and is wiped when freed.
+ *  - The credential table (table.c, §3.2, §4.2, §4.3): real values read
+ *    from passavant's own environment and files, one sentinel per
+ *    distinct real value, the sandbox-facing outputs (env lines, sentinel
+ *    copies of files), and the substitution sets the proxy feeds to the
+ *    streaming substituter of mask/stream.h, per host eligibility.
+ *  - Authorization: Basic helpers (table.c).
+ *
+ * Nothing in mask/ logs, and no error message or output of this module
+ * carries a real value, except the `to` side of outbound sets.
  */
 #ifndef PASSAVANT_MASK_H
 #define PASSAVANT_MASK_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
+#include "../policy/policy.h"
 #include "../proxy/attrib.h"
+#include "stream.h"
+
+/* ------------------------------------------------------------------ */
+/* Sentinels (sentinel.c)                                               */
+/* ------------------------------------------------------------------ */
 
 /* SPEC §4.1: fewer random bits than this and the value is refused. */
 #define MASK_MIN_SENTINEL_BITS 64
@@ -29,5 +48,207 @@ size_t mask_known_prefix(const char *value, size_t len) NONNULL(1);
  * of the sum of log2 of those choices. Pure; never stores or prints value.
  */
 unsigned mask_sentinel_bits(const char *value, size_t len) NONNULL(1);
+
+/* Why mask_sentinel_make() failed (STYLE.md 8). */
+enum mask_sentinel_result {
+	MASK_SENTINEL_OK = 0,
+	MASK_SENTINEL_TOO_SHORT, /* < MASK_MIN_SENTINEL_BITS random bits */
+	MASK_SENTINEL_RANDOM,    /* getrandom() failed (errno kept) */
+	MASK_SENTINEL_EQUAL,     /* kept drawing the real value (cannot happen
+				    with >= 64 bits unless the CSPRNG is broken) */
+};
+
+/*
+ * Writes to out (len bytes, no NUL added) a fresh sentinel for value:
+ * the known prefix kept, every other ASCII letter and digit replaced by
+ * one drawn uniformly (rejection sampling, no modulo bias) from its class
+ * (a-z, A-Z, 0-9) with the kernel CSPRNG (getrandom), every other byte
+ * kept. Never equal to value (redrawn). On failure out is wiped. Not for
+ * event-loop callbacks (it may block until the CSPRNG is seeded, at boot).
+ */
+enum mask_sentinel_result mask_sentinel_make(const char *value, size_t len, char *out)
+	NONNULL(1, 3) WUNRES;
+
+/* Static English text for a result; never NULL, never names a value. */
+const char *mask_sentinel_strerror(enum mask_sentinel_result res);
+
+/* ------------------------------------------------------------------ */
+/* Secret storage (secret.c)                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An append-only arena of anonymous mmap'd chunks, each MADV_DONTDUMP
+ * (required), MADV_WIPEONFORK (best effort) and mlock'ed when the kernel
+ * allows it. Allocations live until mask_secrets_free(), which wipes
+ * every chunk (explicit_bzero), unlocks and unmaps it. There is no
+ * function that prints or formats the contents.
+ */
+typedef struct mask_secrets mask_secrets_t;
+
+/* Creates an empty arena. Returns NULL with errno on failure. The caller
+ * owns it and frees it with mask_secrets_free(). */
+mask_secrets_t *mask_secrets_new(void) WUNRES MALLOC;
+
+/*
+ * Returns len zeroed bytes in the arena (len may be 0: one byte is
+ * reserved), 16-byte aligned, owned by the arena. NULL with errno on
+ * failure: ENOMEM (mmap), or what madvise(MADV_DONTDUMP) or mlock said
+ * when mlock failed other than for lack of privilege or quota.
+ */
+void *mask_secrets_alloc(mask_secrets_t *s, size_t len) NONNULL(1) WUNRES;
+
+/*
+ * MASK_HYG_* (stream.h) bits that hold for every chunk mapped so far
+ * (all of them for an arena with no chunk yet). Without MASK_HYG_LOCKED
+ * the caller must warn: mlock was refused (EPERM/ENOMEM/EAGAIN).
+ */
+unsigned mask_secrets_hygiene(const mask_secrets_t *s) NONNULL(1);
+
+/* Bytes mapped (and locked, if MASK_HYG_LOCKED) so far. Pure. */
+size_t mask_secrets_mapped(const mask_secrets_t *s) NONNULL(1);
+
+/* Wipes, unlocks and unmaps every chunk and frees the arena. NULL: no-op. */
+void mask_secrets_free(mask_secrets_t *s);
+
+/* ------------------------------------------------------------------ */
+/* The credential table (table.c)                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A mask_table_t is built once from a policy at start (privileged setup,
+ * before the event loop). It copies what it needs (names, paths, inject
+ * hosts), so the policy may be freed or reloaded afterwards. Not
+ * thread-safe: mask_table_outbound() fills a cache. One event loop.
+ *
+ * Terms: a *credential* is a policy credential in mode mask whose source
+ * exists (set variable, readable file); a *value* is a distinct real
+ * value (a whole variable, a whole file, or one extract group 1 match);
+ * each value has one sentinel. Several credentials may share a value.
+ */
+typedef struct mask_table mask_table_t;
+
+/*
+ * Reads every masked credential of p: env vars from this process's
+ * environment, files whole or through `extract` (group 1 of each match;
+ * the same scan as the policy loader's check). An unset variable or a
+ * missing file is skipped (the loader has warned). Generates the
+ * sentinels. Returns the table (the caller frees it with
+ * mask_table_free()), or NULL with a one-line message in err naming the
+ * credential, never its value (e.g. a value too short to mask).
+ */
+mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen) NONNULL(1, 2) WUNRES MALLOC;
+
+/* Wipes every real value and sentinel, frees every set. NULL: no-op.
+ * Sets returned by the table must no longer be in use. */
+void mask_table_free(mask_table_t *t);
+
+/* MASK_HYG_* bits of the secret storage and of every set built so far. */
+unsigned mask_table_hygiene(const mask_table_t *t) NONNULL(1);
+
+/* Credentials (index order is policy order among those kept) and values. */
+size_t mask_table_cred_count(const mask_table_t *t) NONNULL(1);
+/* The env var name or the file path as written in the policy. */
+const char *mask_table_cred_name(const mask_table_t *t, size_t cred) NONNULL(1);
+size_t mask_table_value_count(const mask_table_t *t) NONNULL(1);
+/* The first credential holding value i (for naming it). */
+size_t mask_table_value_cred(const mask_table_t *t, size_t value) NONNULL(1);
+
+/*
+ * Writes one `export NAME='SENTINEL'` line per masked env var (single
+ * quotes; a quote in a sentinel is written '\''). Returns 0, or -1 on a
+ * write error (errno kept).
+ */
+int mask_table_env_lines(const mask_table_t *t, FILE *out) NONNULL(1, 2) WUNRES;
+
+/*
+ * Writes into dir (which must exist) one 0600 file per masked file
+ * credential: the original content with each secret replaced by its
+ * sentinel, byte for byte. Names are "N-BASENAME" (N: credential index);
+ * an existing entry of that name is replaced (unlinked first, then
+ * created O_EXCL|O_NOFOLLOW). Returns 0, or -1 with a message in err.
+ * The mapping is then available through mask_table_file_copy().
+ */
+int mask_table_write_files(mask_table_t *t, const char *dir, char *err, size_t errlen)
+	NONNULL(1, 2, 3) WUNRES;
+
+/* Number of masked file credentials, and the i-th: its host path (return
+ * value) and, once mask_table_write_files() succeeded, its copy (*copy,
+ * else NULL). Strings owned by the table. NULL when i is out of range. */
+size_t mask_table_file_count(const mask_table_t *t) NONNULL(1);
+const char *mask_table_file_copy(const mask_table_t *t, size_t i, const char **copy) NONNULL(1, 3);
+
+/*
+ * What may be injected on one request: set has one pair per value,
+ * pair i = value i. For a value some credential may inject here
+ * (inject[i] != 0) the pair is sentinel -> real; for any other value it is
+ * sentinel -> sentinel, so its count reveals a sentinel going where it
+ * may not (403 in headers and the target, recorded in bodies).
+ * cred[i] names the credential of pair i: the injecting one, else the
+ * first holder. Everything is owned by the table and lives until
+ * mask_table_free(); sets have equal-length pairs (mask_replace_inplace).
+ */
+struct mask_outbound {
+	const mask_set_t *set;
+	size_t npairs;
+	const unsigned char *inject; /* [npairs] */
+	const uint32_t *cred;        /* [npairs] */
+	bool any;                    /* some inject[i] != 0 */
+};
+
+/*
+ * Eligibility of a request to host:port (host as the client sent it; it
+ * is normalised here, one that does not normalise gets no injection),
+ * over TLS whose upstream certificate was verified (tls_verified) or not
+ * (then only with allowPlaintextInject), for one place `where` (one of
+ * INJECT_HEADER, INJECT_QUERY, INJECT_BODY; the INJECT_QUERY set also
+ * matches the percent-encoded forms, MASK_SET_PERCENT). A credential is
+ * eligible when one of its injectHosts matches and its injectIn has
+ * `where`. Sets are cached by (eligible credentials, percent): exact
+ * inject hosts are built by mask_table_new(), any other combination on
+ * first use; after that no allocation. Returns 0, or -1 with errno when
+ * a set could not be built (ENOMEM). Event-loop safe once warm.
+ */
+int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool tls_verified,
+			unsigned where, struct mask_outbound *out) NONNULL(1, 2, 6) WUNRES;
+
+/*
+ * The remask set for every response from every host (§4.3): real ->
+ * sentinel for every value, pair i = value i, percent forms included.
+ * Owned by the table.
+ */
+const mask_set_t *mask_table_inbound_set(const mask_table_t *t) NONNULL(1);
+
+/*
+ * Whether a sentinel (raw or percent-encoded) occurs in buf: returns the
+ * credential index of the first value found (lowest value index), or -1
+ * when none (or on ENOMEM, errno set). Meant for a header value or target
+ * *after* the eligible substitution, so what is left may not go there.
+ */
+long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
+
+/* ------------------------------------------------------------------ */
+/* Authorization: Basic (table.c)                                       */
+/* ------------------------------------------------------------------ */
+
+/* Strict standard base64 (RFC 4648 §4, padded, no whitespace). Decodes
+ * into out (room for len / 4 * 3 bytes); returns the decoded length, or
+ * -1 when in is not base64. Pure. */
+long mask_b64_decode(const char *in, size_t len, unsigned char *out, size_t outcap) NONNULL(1, 3);
+
+/* Encodes len bytes into out (room for 4 * ((len + 2) / 3) bytes, no NUL
+ * added); returns the encoded length, or -1 if out is too small. Pure. */
+long mask_b64_encode(const unsigned char *in, size_t len, char *out, size_t outcap) NONNULL(1, 3);
+
+/*
+ * Substitutes in place inside the base64 credentials of an
+ * `Authorization: Basic` value (b64 points after "Basic "; its length is
+ * kept, since set has equal-length pairs): decodes user:password,
+ * mask_replace_inplace() with counts/total as there, re-encodes. The
+ * decoded scratch is wiped. Returns 0 (also when nothing matched), 1
+ * when b64 is not strict base64 (left untouched), -1 on ENOMEM or a set
+ * with unequal pairs (errno).
+ */
+int mask_basic_replace(const mask_set_t *set, char *b64, size_t len, uint64_t *counts,
+		       size_t *total) NONNULL(1, 2) WUNRES;
 
 #endif
