@@ -413,6 +413,13 @@ static void fs_mandatory(struct ldr *l)
 		fs_add(l, &p->fs[FS_DENY_WRITE], p->audit_path);
 	for (size_t i = 0; i < p->extra_ca.n; i++)
 		fs_add(l, &p->fs[FS_DENY_WRITE], p->extra_ca.v[i]);
+	/* A credential file in mode deny must be unreadable in the sandbox
+	 * (SPEC §3.2): it is a read deny like the stores, so a launcher that
+	 * goes by the filesystem lists alone cannot miss it. */
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (p->creds[i].pub.kind == CRED_FILE && p->creds[i].pub.mode == CRED_DENY &&
+		    p->creds[i].path != NULL)
+			fs_add(l, &p->fs[FS_DENY_READ], p->creds[i].path);
 	/* Both places: a later run may have a different $XDG_CONFIG_HOME. */
 	if (xdg != NULL && xdg[0] == '/') {
 		char *path = NULL;

@@ -637,6 +637,14 @@ static void test_filesystem(void)
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, "/srv/audit.jsonl"));
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, "/tmp/pv-test-extra-ca.pem"));
 	policy_free(p);
+	/* A credential file in mode deny is a read deny; a masked one is not
+	 * (the sandbox sees its sentinel copy). */
+	p = load_ok("credentials:\n  files:\n    - {path: /srv/x/../token, mode: deny}\n"
+		    "    - {path: /srv/masked, mode: mask, injectHosts: [a.example.com]}\n"
+		    "network: {allowedDomains: [a.example.com]}\n");
+	CU_ASSERT_TRUE(fs_has(p, FS_DENY_READ, "/srv/token"));
+	CU_ASSERT_FALSE(fs_has(p, FS_DENY_READ, "/srv/masked"));
+	policy_free(p);
 	unlink("/tmp/pv-test-extra-ca.pem");
 	free(ssh);
 	free(aws);
