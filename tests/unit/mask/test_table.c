@@ -1,0 +1,624 @@
+/*
+ * test_table.c - mask/table.c and mask/secret.c: the credential table
+ * built from a policy, its sandbox-facing outputs, per-host eligibility,
+ * remasking, Basic auth and the secret arena's hygiene.
+ *
+ * Includes both sources to reach the table's values (to compare with the
+ * expected sentinels) and the arena's wipe hook. The "real" values here
+ * are synthetic, but treated as secrets anyway: no assertion message
+ * contains one, only memcmp/memmem results.
+ */
+#define MASK_SECRET_TEST_HOOKS 1
+#include "../../../mask/secret.c"
+#include "../../../mask/table.c"
+
+#include "../../support/testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <event2/buffer.h>
+
+/* Synthetic secrets. Q has quotes and punctuation a URL encoder escapes. */
+#define REAL_GH "ghp_R3alT0kenValue0123456789abcdefABCD"
+#define REAL_Q "Qx7'kz\"Pm/9+Lw=Tr4Yb8Nc2Vd6Hs1"
+#define REAL_WHOLE "whole-file-secret-AbCdEf0123456789XyZwVu\n"
+#define REAL_TOK2 "Zq9Wv8Ut7Sr6Qp5On4Ml3Kj2"
+#define CFG_TEXT "# config\nuser=alice\ntoken=" REAL_GH "\nother = 1\ntoken=" REAL_TOK2 "\ntail"
+
+static const char *const reals[] = { REAL_GH, REAL_Q, REAL_WHOLE, REAL_TOK2 };
+
+/* Whether needle occurs in hay (binary-safe). */
+static bool contains(const void *hay, size_t hlen, const char *needle)
+{
+	return memmem(hay, hlen, needle, strlen(needle)) != NULL;
+}
+
+/* Asserts that no real value occurs in buf; names only the index. */
+static void assert_no_real(const void *buf, size_t len, const char *what)
+{
+	for (size_t i = 0; i < ARRAY_LEN(reals); i++) {
+		if (contains(buf, len, reals[i])) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "real value #%zu found in %s", i, what);
+			CU_FAIL(msg);
+		}
+	}
+}
+
+/* RFC 3986 unreserved: what a URL encoder leaves alone. */
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Index of the value equal to real (test access to the table). */
+static size_t value_of(const mask_table_t *t, const char *real)
+{
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (t->value[i].len == strlen(real) && memcmp(t->value[i].real, real, t->value[i].len) == 0)
+			return i;
+	CU_FAIL("value not in the table");
+	return SIZE_MAX;
+}
+
+/* Test fixture: a temp dir with the two files and a loaded policy. */
+struct fx {
+	char *dir;
+	policy_t *p;
+	mask_table_t *t;
+};
+
+static int fx_setup(struct fx *f)
+{
+	char path[512], doc[2048];
+	unsigned nerr = 0;
+	char err[256];
+	int n;
+
+	memset(f, 0, sizeof(*f));
+	f->dir = test_mkdtemp();
+	if (f->dir == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/whole", f->dir);
+	if (test_write_file(path, REAL_WHOLE, strlen(REAL_WHOLE)) != 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/cfg", f->dir);
+	if (test_write_file(path, CFG_TEXT, strlen(CFG_TEXT)) != 0)
+		return -1;
+	setenv("PV_MT_GH", REAL_GH, 1);
+	setenv("PV_MT_Q", REAL_Q, 1);
+	unsetenv("PV_MT_UNSET");
+	setenv("PV_MT_DENY", "whatever", 1);
+	n = snprintf(doc, sizeof(doc),
+		     "network:\n"
+		     "  allowedDomains: [api.github.com, other.example.com, \"*.corp.example\"]\n"
+		     "credentials:\n"
+		     "  envVars:\n"
+		     "    - {name: PV_MT_GH, mode: mask, injectHosts: [api.github.com]}\n"
+		     "    - {name: PV_MT_Q, mode: mask, injectHosts: [other.example.com],\n"
+		     "       injectIn: [header, query]}\n"
+		     "    - {name: PV_MT_UNSET, mode: mask, injectHosts: [api.github.com]}\n"
+		     "    - {name: PV_MT_DENY, mode: deny}\n"
+		     "  files:\n"
+		     "    - {path: %s/whole, mode: mask, injectHosts: [\"*.corp.example\"],\n"
+		     "       injectIn: [body]}\n"
+		     "    - {path: %s/cfg, mode: mask, extract: \"token=([A-Za-z0-9_]+)\",\n"
+		     "       injectHosts: [api.github.com]}\n",
+		     f->dir, f->dir);
+	if (n < 0 || (size_t)n >= sizeof(doc))
+		return -1;
+	f->p = policy_load_buffer("t.yaml", doc, (size_t)n, stderr, &nerr);
+	if (f->p == NULL)
+		return -1;
+	f->t = mask_table_new(f->p, err, sizeof(err));
+	if (f->t == NULL) {
+		fprintf(stderr, "mask_table_new: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void fx_teardown(struct fx *f)
+{
+	mask_table_free(f->t);
+	policy_free(f->p);
+	if (f->dir != NULL)
+		test_rmtree(f->dir);
+	free(f->dir);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_build(void)
+{
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	/* Unset and deny credentials are not kept. */
+	CU_ASSERT_EQUAL(mask_table_cred_count(f.t), 4);
+	CU_ASSERT_STRING_EQUAL(mask_table_cred_name(f.t, 0), "PV_MT_GH");
+	CU_ASSERT_STRING_EQUAL(mask_table_cred_name(f.t, 1), "PV_MT_Q");
+	CU_ASSERT_PTR_NULL(mask_table_cred_name(f.t, 4));
+	/* The cfg token equal to PV_MT_GH shares its value and sentinel. */
+	CU_ASSERT_EQUAL(mask_table_value_count(f.t), 4);
+	for (size_t i = 0; i < ARRAY_LEN(reals); i++) {
+		size_t v = value_of(f.t, reals[i]);
+		const struct tvalue *tv;
+		if (v == SIZE_MAX)
+			continue;
+		tv = &f.t->value[v];
+		/* Same length, never the real value, distinct from others. */
+		CU_ASSERT_EQUAL(strlen(tv->sent), tv->len);
+		CU_ASSERT_NOT_EQUAL(memcmp(tv->sent, tv->real, tv->len), 0);
+		for (size_t j = 0; j < f.t->nvalues; j++)
+			if (j != v && f.t->value[j].len == tv->len)
+				CU_ASSERT_NOT_EQUAL(memcmp(f.t->value[j].sent, tv->sent, tv->len), 0);
+	}
+	CU_ASSERT_EQUAL(mask_table_value_cred(f.t, value_of(f.t, REAL_GH)), 0);
+	CU_ASSERT_EQUAL(mask_table_value_cred(f.t, value_of(f.t, REAL_TOK2)), 3);
+	CU_ASSERT_EQUAL(memcmp(f.t->value[value_of(f.t, REAL_GH)].sent, "ghp_", 4), 0);
+	CU_ASSERT(mask_table_hygiene(f.t) & MASK_HYG_DONTDUMP);
+	fx_teardown(&f);
+}
+
+static void test_env_lines(void)
+{
+	struct fx f;
+	char path[512], *out = NULL, *text;
+	size_t len = 0;
+	FILE *fp;
+	const struct tvalue *vq;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	snprintf(path, sizeof(path), "%s/env", f.dir);
+	fp = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_EQUAL(mask_table_env_lines(f.t, fp), 0);
+	CU_ASSERT_EQUAL(fclose(fp), 0);
+	text = test_read_file(path, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	assert_no_real(text, len, "env lines");
+	CU_ASSERT_EQUAL(strncmp(text, "export PV_MT_GH='ghp_", 21), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "'\\''")); /* the quote in Q's shape */
+	CU_ASSERT_PTR_NULL(strstr(text, "PV_MT_UNSET"));
+	CU_ASSERT_PTR_NULL(strstr(text, "PV_MT_DENY"));
+	/* A shell reads back exactly the sentinel. */
+	{
+		char script[700];
+		snprintf(script, sizeof(script), ". '%s' && printf %%s \"$PV_MT_Q\"", path);
+		char *const argv[] = { "sh", "-c", script, NULL };
+		CU_ASSERT_EQUAL(test_run_capture(argv, &out, NULL, 10000), 0);
+	}
+	vq = &f.t->value[value_of(f.t, REAL_Q)];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	CU_ASSERT_EQUAL(strlen(out), vq->len);
+	CU_ASSERT_EQUAL(memcmp(out, vq->sent, vq->len), 0);
+	free(out);
+	free(text);
+	fx_teardown(&f);
+}
+
+static void test_files(void)
+{
+	struct fx f;
+	char dir[512], err[256], expect[512];
+	const char *copy = NULL, *host;
+	size_t len;
+	char *got;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	snprintf(dir, sizeof(dir), "%s/files", f.dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+	CU_ASSERT_EQUAL(mask_table_file_count(f.t), 2);
+	host = mask_table_file_copy(f.t, 0, &copy);
+	CU_ASSERT_PTR_NOT_NULL(host);
+	CU_ASSERT_PTR_NULL(copy);
+	CU_ASSERT_EQUAL_FATAL(mask_table_write_files(f.t, dir, err, sizeof(err)), 0);
+	/* Twice: the copies are replaced, not refused. */
+	CU_ASSERT_EQUAL_FATAL(mask_table_write_files(f.t, dir, err, sizeof(err)), 0);
+
+	/* Whole file: exactly its sentinel. */
+	host = mask_table_file_copy(f.t, 0, &copy);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+	CU_ASSERT_PTR_NOT_NULL(strstr(host, "/whole"));
+	got = test_read_file(copy, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_EQUAL(len, strlen(REAL_WHOLE));
+	CU_ASSERT_EQUAL(memcmp(got, f.t->value[value_of(f.t, REAL_WHOLE)].sent, len), 0);
+	CU_ASSERT_EQUAL(got[len - 1], '\n');
+	assert_no_real(got, len, "whole copy");
+	{
+		struct stat st;
+		CU_ASSERT_EQUAL(stat(copy, &st), 0);
+		CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	}
+	free(got);
+
+	/* Extract: everything but the two tokens byte for byte. */
+	host = mask_table_file_copy(f.t, 1, &copy);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+	CU_ASSERT_PTR_NOT_NULL(strstr(copy, "/files/3-cfg"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(host, "/cfg"));
+	snprintf(expect, sizeof(expect), "# config\nuser=alice\ntoken=%s\nother = 1\ntoken=%s\ntail",
+		 f.t->value[value_of(f.t, REAL_GH)].sent, f.t->value[value_of(f.t, REAL_TOK2)].sent);
+	got = test_read_file(copy, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_EQUAL(len, strlen(CFG_TEXT));
+	CU_ASSERT_EQUAL(len, strlen(expect));
+	CU_ASSERT_EQUAL(memcmp(got, expect, len), 0);
+	assert_no_real(got, len, "cfg copy");
+	free(got);
+	CU_ASSERT_PTR_NULL(mask_table_file_copy(f.t, 2, &copy));
+	CU_ASSERT_PTR_NULL(copy);
+	fx_teardown(&f);
+}
+
+/* Substitutes in place with the outbound set; returns the total. */
+static size_t subst(const struct mask_outbound *ob, char *buf, uint64_t *counts)
+{
+	size_t total = 0;
+
+	if (counts != NULL)
+		memset(counts, 0, ob->npairs * sizeof(uint64_t));
+	CU_ASSERT_EQUAL(mask_replace_inplace(ob->set, buf, strlen(buf), counts, &total), 0);
+	return total;
+}
+
+static void test_outbound(void)
+{
+	struct fx f;
+	struct mask_outbound ob, ob2;
+	uint64_t counts[8];
+	char buf[256];
+	size_t vgh, vq, vwhole, vtok2;
+	size_t ncache;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	vgh = value_of(f.t, REAL_GH);
+	vq = value_of(f.t, REAL_Q);
+	vwhole = value_of(f.t, REAL_WHOLE);
+	vtok2 = value_of(f.t, REAL_TOK2);
+	const char *sgh = f.t->value[vgh].sent, *sq = f.t->value[vq].sent;
+
+	/* Inject host: the GH sentinel becomes the real value in a header. */
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(f.t, "api.github.com", 443, true, INJECT_HEADER, &ob), 0);
+	CU_ASSERT_EQUAL(ob.npairs, 4);
+	CU_ASSERT_TRUE(ob.any);
+	CU_ASSERT_EQUAL(ob.inject[vgh], 1);
+	CU_ASSERT_EQUAL(ob.inject[vtok2], 1);
+	CU_ASSERT_EQUAL(ob.inject[vq], 0);
+	CU_ASSERT_EQUAL(ob.inject[vwhole], 0);
+	CU_ASSERT_EQUAL(ob.cred[vgh], 0);
+	CU_ASSERT_EQUAL(ob.cred[vtok2], 3);
+	snprintf(buf, sizeof(buf), "Bearer %s", sgh);
+	CU_ASSERT_EQUAL(subst(&ob, buf, counts), 1);
+	CU_ASSERT_EQUAL(strcmp(buf + 7, REAL_GH), 0);
+	CU_ASSERT_EQUAL(counts[vgh], 1);
+	/* Q's sentinel there is counted but stays (detect: refuse). */
+	snprintf(buf, sizeof(buf), "X: %s", sq);
+	CU_ASSERT_EQUAL(subst(&ob, buf, counts), 1);
+	CU_ASSERT_EQUAL(counts[vq], 1);
+	CU_ASSERT_EQUAL(strcmp(buf + 3, sq), 0);
+	CU_ASSERT_EQUAL(mask_table_find_sentinel(f.t, buf, strlen(buf)), 1);
+
+	/* Cached: the same eligibility gives the same set, no new build;
+	 * host spelling is normalised. */
+	ncache = f.t->ncache;
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "API.GitHub.com.", 443, true, INJECT_HEADER, &ob2), 0);
+	CU_ASSERT_PTR_EQUAL(ob2.set, ob.set);
+	CU_ASSERT_EQUAL(f.t->ncache, ncache);
+
+	/* Another allowed host: GH is not injected, its sentinel is seen. */
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "other.example.com", 443, true, INJECT_HEADER, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[vgh], 0);
+	CU_ASSERT_EQUAL(ob.inject[vq], 1);
+	snprintf(buf, sizeof(buf), "Bearer %s", sgh);
+	CU_ASSERT_EQUAL(subst(&ob, buf, counts), 1);
+	CU_ASSERT_EQUAL(counts[vgh], 1);
+	CU_ASSERT_EQUAL(strcmp(buf + 7, sgh), 0);
+	CU_ASSERT_EQUAL(mask_table_find_sentinel(f.t, buf, strlen(buf)), 0);
+	assert_no_real(buf, strlen(buf), "header to a non-inject host");
+
+	/* injectIn: Q is header+query, not body. */
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "other.example.com", 443, true, INJECT_BODY, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[vq], 0);
+	CU_ASSERT_FALSE(ob.any);
+	snprintf(buf, sizeof(buf), "data=%s", sq);
+	CU_ASSERT_EQUAL(subst(&ob, buf, counts), 1);
+	assert_no_real(buf, strlen(buf), "body where injectIn lacks body");
+	/* GH is header only: no query injection at its host. */
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "api.github.com", 443, true, INJECT_QUERY, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[vgh], 0);
+
+	/* Query at Q's host: raw and percent-encoded forms both injected. */
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "other.example.com", 443, true, INJECT_QUERY, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[vq], 1);
+	{
+		char enc_s[128], enc_r[128];
+		struct evbuffer *eb;
+		/* Percent-encode every byte outside the unreserved set. */
+		static const char hexd[] = "0123456789ABCDEF";
+		size_t k = 0, kr = 0;
+		for (const char *c = sq; *c; c++) {
+			if (unreserved((unsigned char)*c))
+				enc_s[k++] = *c;
+			else {
+				enc_s[k++] = '%';
+				enc_s[k++] = hexd[(unsigned char)*c >> 4];
+				enc_s[k++] = hexd[*c & 15];
+			}
+		}
+		enc_s[k] = '\0';
+		for (const char *c = REAL_Q; *c; c++) {
+			if (unreserved((unsigned char)*c))
+				enc_r[kr++] = *c;
+			else {
+				enc_r[kr++] = '%';
+				enc_r[kr++] = hexd[(unsigned char)*c >> 4];
+				enc_r[kr++] = hexd[*c & 15];
+			}
+		}
+		enc_r[kr] = '\0';
+		snprintf(buf, sizeof(buf), "/x?t=%s&u=1", enc_s);
+		CU_ASSERT_EQUAL(subst(&ob, buf, counts), 1);
+		CU_ASSERT_EQUAL(counts[vq], 1);
+		CU_ASSERT_EQUAL(strncmp(buf + 5, enc_r, kr), 0);
+		CU_ASSERT_EQUAL(strcmp(buf + 5 + kr, "&u=1"), 0);
+		/* find_sentinel sees the percent form as well. */
+		snprintf(buf, sizeof(buf), "/x?t=%s", enc_s);
+		CU_ASSERT_EQUAL(mask_table_find_sentinel(f.t, buf, strlen(buf)), 1);
+		/* The inbound set turns the encoded real value back. */
+		eb = evbuffer_new();
+		CU_ASSERT_PTR_NOT_NULL_FATAL(eb);
+		CU_ASSERT_EQUAL(mask_replace_buf(mask_table_inbound_set(f.t), enc_r, kr, eb, NULL, NULL), 0);
+		CU_ASSERT_EQUAL(evbuffer_get_length(eb), k);
+		CU_ASSERT_EQUAL(memcmp(evbuffer_pullup(eb, -1), enc_s, k), 0);
+		evbuffer_free(eb);
+	}
+
+	/* Wildcard inject host, body only: a subdomain yes, the apex no. */
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "x.corp.example", 443, true, INJECT_BODY, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[vwhole], 1);
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "x.corp.example", 443, true, INJECT_HEADER, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[vwhole], 0);
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "corp.example", 443, true, INJECT_BODY, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[vwhole], 0);
+
+	/* Plain HTTP without allowPlaintextInject: nothing injects. */
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "api.github.com", 80, false, INJECT_HEADER, &ob), 0);
+	CU_ASSERT_FALSE(ob.any);
+	/* A host that does not normalise: nothing injects. */
+	CU_ASSERT_EQUAL(mask_table_outbound(f.t, "api.github.com/x", 443, true, INJECT_HEADER, &ob), 0);
+	CU_ASSERT_FALSE(ob.any);
+
+	/* Nothing there: -1. */
+	CU_ASSERT_EQUAL(mask_table_find_sentinel(f.t, "plain text", 10), -1);
+	fx_teardown(&f);
+}
+
+static void test_inbound(void)
+{
+	struct fx f;
+	char buf[512];
+	size_t total = 0;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	snprintf(buf, sizeof(buf), "{\"a\":\"%s\",\"b\":\"%s\",\"c\":\"%s\"}", REAL_GH, REAL_Q, REAL_TOK2);
+	CU_ASSERT_EQUAL(mask_replace_inplace(mask_table_inbound_set(f.t), buf, strlen(buf), NULL, &total), 0);
+	CU_ASSERT_EQUAL(total, 3);
+	assert_no_real(buf, strlen(buf), "remasked response");
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, f.t->value[value_of(f.t, REAL_GH)].sent));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, f.t->value[value_of(f.t, REAL_Q)].sent));
+	fx_teardown(&f);
+}
+
+static void test_b64(void)
+{
+	static const char *const vec[][2] = {
+		{ "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" }, { "foo", "Zm9v" },
+		{ "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+	};
+	unsigned char dec[64];
+	char enc[64];
+
+	for (size_t i = 0; i < ARRAY_LEN(vec); i++) {
+		size_t pl = strlen(vec[i][0]), el = strlen(vec[i][1]);
+		CU_ASSERT_EQUAL(mask_b64_encode((const unsigned char *)vec[i][0], pl, enc, sizeof(enc)), (long)el);
+		CU_ASSERT_EQUAL(memcmp(enc, vec[i][1], el), 0);
+		CU_ASSERT_EQUAL(mask_b64_decode(vec[i][1], el, dec, sizeof(dec)), (long)pl);
+		CU_ASSERT_EQUAL(memcmp(dec, vec[i][0], pl), 0);
+	}
+	CU_ASSERT_EQUAL(mask_b64_decode("Zg=", 3, dec, sizeof(dec)), -1);
+	CU_ASSERT_EQUAL(mask_b64_decode("Z===", 4, dec, sizeof(dec)), -1);
+	CU_ASSERT_EQUAL(mask_b64_decode("Zg=a", 4, dec, sizeof(dec)), -1);
+	CU_ASSERT_EQUAL(mask_b64_decode("Zg==Zg==", 8, dec, sizeof(dec)), -1);
+	CU_ASSERT_EQUAL(mask_b64_decode("Zm 9", 4, dec, sizeof(dec)), -1);
+	CU_ASSERT_EQUAL(mask_b64_decode("Zm9vYmFy", 8, dec, 5), -1);
+	CU_ASSERT_EQUAL(mask_b64_encode((const unsigned char *)"foo", 3, enc, 3), -1);
+}
+
+static void test_basic(void)
+{
+	struct fx f;
+	struct mask_outbound ob;
+	char user[256], b64[400], want[400];
+	unsigned char dec[300];
+	uint64_t counts[8] = { 0 };
+	size_t total = 0;
+	long n, el;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	/* git-style https://x-access-token:SENTINEL@api.github.com/ */
+	snprintf(user, sizeof(user), "x-access-token:%s", f.t->value[value_of(f.t, REAL_GH)].sent);
+	el = mask_b64_encode((unsigned char *)user, strlen(user), b64, sizeof(b64));
+	CU_ASSERT_FATAL(el > 0);
+	b64[el] = '\0';
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(f.t, "api.github.com", 443, true, INJECT_HEADER, &ob), 0);
+	CU_ASSERT_EQUAL(mask_basic_replace(ob.set, b64, (size_t)el, counts, &total), 0);
+	CU_ASSERT_EQUAL(total, 1);
+	CU_ASSERT_EQUAL(counts[value_of(f.t, REAL_GH)], 1);
+	CU_ASSERT_EQUAL(strlen(b64), (size_t)el);
+	n = mask_b64_decode(b64, (size_t)el, dec, sizeof(dec));
+	CU_ASSERT_EQUAL_FATAL(n, (long)strlen(user));
+	snprintf(want, sizeof(want), "x-access-token:%s", REAL_GH);
+	CU_ASSERT_EQUAL(memcmp(dec, want, (size_t)n), 0);
+	/* Elsewhere: untouched (the sentinel is counted, for the 403). */
+	el = mask_b64_encode((unsigned char *)user, strlen(user), b64, sizeof(b64));
+	b64[el] = '\0';
+	strcpy(want, b64);
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(f.t, "other.example.com", 443, true, INJECT_HEADER, &ob), 0);
+	memset(counts, 0, sizeof(counts));
+	CU_ASSERT_EQUAL(mask_basic_replace(ob.set, b64, (size_t)el, counts, &total), 0);
+	CU_ASSERT_EQUAL(strcmp(b64, want), 0);
+	CU_ASSERT_EQUAL(counts[value_of(f.t, REAL_GH)], 1);
+	/* Not base64: 1, untouched. */
+	strcpy(b64, "not base64!!");
+	CU_ASSERT_EQUAL(mask_basic_replace(ob.set, b64, strlen(b64), NULL, &total), 1);
+	CU_ASSERT_EQUAL(strcmp(b64, "not base64!!"), 0);
+	CU_ASSERT_EQUAL(mask_basic_replace(ob.set, b64, 3, NULL, NULL), 1);
+	fx_teardown(&f);
+}
+
+static void test_refusals(void)
+{
+	struct fx f;
+	char err[256];
+	mask_table_t *t;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	/* The policy was loaded with a long value; at start it is short. */
+	setenv("PV_MT_Q", "short6", 1);
+	t = mask_table_new(f.p, err, sizeof(err));
+	CU_ASSERT_PTR_NULL(t);
+	mask_table_free(t);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "PV_MT_Q"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "too short to mask; use mode: deny"));
+	CU_ASSERT_PTR_NULL(strstr(err, "short6"));
+	setenv("PV_MT_Q", REAL_Q, 1);
+	/* A missing file is skipped (the loader warned), not an error. */
+	{
+		char path[512];
+		snprintf(path, sizeof(path), "%s/whole", f.dir);
+		CU_ASSERT_EQUAL(unlink(path), 0);
+		t = mask_table_new(f.p, err, sizeof(err));
+		CU_ASSERT_PTR_NOT_NULL(t);
+		if (t != NULL)
+			CU_ASSERT_EQUAL(mask_table_cred_count(t), 3);
+		mask_table_free(t);
+	}
+	fx_teardown(&f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Secret storage                                                       */
+/* ------------------------------------------------------------------ */
+
+/* VmLck of this process in kB, from /proc/self/status; -1 if unknown. */
+static long vmlck_kb(void)
+{
+	FILE *fp = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (fp == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(fp);
+	return kb;
+}
+
+static size_t wiped_chunks, dirty_chunks;
+
+static void wipe_check(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != 0) {
+			dirty_chunks++;
+			return;
+		}
+	wiped_chunks++;
+}
+
+static void test_secrets(void)
+{
+	mask_secrets_t *s = mask_secrets_new();
+	long before = vmlck_kb(), after;
+	unsigned char *a, *b, *c;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	a = mask_secrets_alloc(s, 100);
+	b = mask_secrets_alloc(s, 0);
+	c = mask_secrets_alloc(s, 200 * 1024); /* its own chunk */
+	CU_ASSERT_FATAL(a != NULL && b != NULL && c != NULL);
+	CU_ASSERT_EQUAL((uintptr_t)a % 16, 0);
+	CU_ASSERT_EQUAL((uintptr_t)b % 16, 0);
+	CU_ASSERT(b >= a + 100);
+	CU_ASSERT_EQUAL(a[99], 0);
+	memset(a, 0xA5, 100);
+	memset(c, 0x5A, 200 * 1024);
+	CU_ASSERT(mask_secrets_mapped(s) >= 264 * 1024);
+	CU_ASSERT(mask_secrets_hygiene(s) & MASK_HYG_DONTDUMP);
+	after = vmlck_kb();
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan intercepts mlock() as a no-op returning 0: VmLck says nothing. */
+	(void)before;
+	(void)after;
+#else
+	if (mask_secrets_hygiene(s) & MASK_HYG_LOCKED) {
+		CU_ASSERT(after - before >= (long)(mask_secrets_mapped(s) / 1024));
+	} else {
+		fprintf(stderr, "mask_table: note: mlock refused here (the arena says so)\n");
+	}
+#endif
+	wiped_chunks = dirty_chunks = 0;
+	secret_wipe_hook = wipe_check;
+	mask_secrets_free(s);
+	secret_wipe_hook = NULL;
+	CU_ASSERT_EQUAL(wiped_chunks, 2);
+	CU_ASSERT_EQUAL(dirty_chunks, 0);
+#if !defined(__SANITIZE_ADDRESS__)
+	if (before >= 0)
+		CU_ASSERT_EQUAL(vmlck_kb(), before);
+#endif
+	mask_secrets_free(NULL);
+}
+
+/* The table's arena is wiped at free, real values included. */
+static void test_table_wiped(void)
+{
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	CU_ASSERT(mask_secrets_mapped(f.t->sec) > 0);
+	wiped_chunks = dirty_chunks = 0;
+	secret_wipe_hook = wipe_check;
+	mask_table_free(f.t);
+	f.t = NULL;
+	secret_wipe_hook = NULL;
+	CU_ASSERT(wiped_chunks >= 1);
+	CU_ASSERT_EQUAL(dirty_chunks, 0);
+	fx_teardown(&f);
+	mask_table_free(NULL);
+}
+
+TEST_REGISTRAR(register_mask_table)
+{
+	CU_pSuite s = test_suite("mask_table", NULL, NULL);
+
+	test_add(s, "built from a policy: creds, values, sentinels", test_build);
+	test_add(s, "env lines: quoting, read back by sh", test_env_lines);
+	test_add(s, "sentinel copies of files byte for byte", test_files);
+	test_add(s, "outbound eligibility: host, injectIn, TLS, cache", test_outbound);
+	test_add(s, "inbound remask", test_inbound);
+	test_add(s, "base64", test_b64);
+	test_add(s, "Authorization: Basic substitution", test_basic);
+	test_add(s, "refusals: short at start, missing file", test_refusals);
+	test_add(s, "secret arena: locked, aligned, wiped", test_secrets);
+	test_add(s, "table arena wiped at free", test_table_wiped);
+}
