@@ -161,6 +161,18 @@ size_t mask_table_value_cred(const mask_table_t *t, size_t value) NONNULL(1);
 int mask_table_env_lines(const mask_table_t *t, FILE *out) NONNULL(1, 2) WUNRES;
 
 /*
+ * Overwrites, in place, the value of each masked variable in this
+ * process's environment with its sentinel (same length), when it still
+ * holds the real value read by mask_table_new(). The real value then
+ * lives only in the locked arena: not in /proc/self/environ (initial
+ * variables are rewritten where the kernel put them), and not in the
+ * environment any child inherits, which sees the sentinel. Returns the
+ * number of variables rewritten. Setup code only (not thread-safe with
+ * getenv/setenv in other threads).
+ */
+size_t mask_table_scrub_environ(const mask_table_t *t) NONNULL(1);
+
+/*
  * Writes into dir (which must exist) one 0600 file per masked file
  * credential: the original content with each secret replaced by its
  * sentinel, byte for byte. Names are "N-BASENAME" (N: credential index);

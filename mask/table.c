@@ -727,6 +727,31 @@ int mask_table_env_lines(const mask_table_t *t, FILE *out)
 	return 0;
 }
 
+size_t mask_table_scrub_environ(const mask_table_t *t)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < t->ncreds; c++) {
+		const struct tcred *cr = &t->cred[c];
+		const struct tvalue *v;
+		char *e;
+
+		if (cr->kind != CRED_ENV || cr->nvals == 0)
+			continue;
+		v = &t->value[cr->vals[0]];
+		e = getenv(cr->name);
+		/* Changed since the table was built: not ours to touch. */
+		if (e == NULL || strlen(e) != v->len || memcmp(e, v->real, v->len) != 0)
+			continue;
+		/* getenv() points into the environment block itself (the
+		 * initial stack area, or setenv's copy), so this rewrites
+		 * the variable for this process and every later child. */
+		memcpy(e, v->sent, v->len);
+		n++;
+	}
+	return n;
+}
+
 /* Writes len bytes fully; 0 or -1 with errno. */
 static int write_all(int fd, const void *p, size_t len)
 {

@@ -14,8 +14,12 @@
 
 #include "../../support/testlib.h"
 
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <event2/buffer.h>
 
@@ -607,6 +611,108 @@ static void test_table_wiped(void)
 	mask_table_free(NULL);
 }
 
+static void test_scrub_environ(void)
+{
+	struct fx f;
+	const struct tvalue *v;
+	const char *e;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	v = &f.t->value[value_of(f.t, REAL_GH)];
+	CU_ASSERT_EQUAL(mask_table_scrub_environ(f.t), 2);
+	e = getenv("PV_MT_GH");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	CU_ASSERT_EQUAL(strlen(e), v->len);
+	CU_ASSERT_EQUAL(memcmp(e, v->sent, v->len), 0);
+	CU_ASSERT_NOT_EQUAL(strcmp(getenv("PV_MT_Q"), REAL_Q), 0);
+	/* Already scrubbed: nothing left to rewrite. */
+	CU_ASSERT_EQUAL(mask_table_scrub_environ(f.t), 0);
+	/* A child inherits only sentinels. */
+	{
+		char *out = NULL;
+		char *const argv[] = { "sh", "-c", "printf %s \"$PV_MT_GH$PV_MT_Q\"", NULL };
+		CU_ASSERT_EQUAL(test_run_capture(argv, &out, NULL, 10000), 0);
+		CU_ASSERT_PTR_NOT_NULL(out);
+		if (out != NULL)
+			assert_no_real(out, strlen(out), "a child's environment");
+		free(out);
+	}
+	fx_teardown(&f);
+}
+
+/* A child forked before exec (the sandbox launcher) sees zeros where the
+ * real values are, when the kernel knows MADV_WIPEONFORK. */
+static void test_wipe_on_fork(void)
+{
+	struct fx f;
+	pid_t pid;
+	int st = 0;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	if ((mask_secrets_hygiene(f.t->sec) & MASK_HYG_WIPEONFORK) == 0) {
+		fprintf(stderr, "mask_table: note: no MADV_WIPEONFORK here\n");
+		fx_teardown(&f);
+		return;
+	}
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		for (size_t i = 0; i < f.t->nvalues; i++)
+			for (size_t k = 0; k < f.t->value[i].len; k++)
+				if (f.t->value[i].real[k] != 0)
+					_exit(1);
+		_exit(0);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* The parent still has them. */
+	CU_ASSERT_EQUAL(memcmp(f.t->value[value_of(f.t, REAL_GH)].real, REAL_GH, strlen(REAL_GH)), 0);
+	fx_teardown(&f);
+}
+
+/* Without CAP_IPC_LOCK and with RLIMIT_MEMLOCK 0, mlock is refused: the
+ * arena still works and says it is not locked (the caller warns). */
+static void test_mlock_refused(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan's mlock() is a no-op that succeeds: nothing to observe. */
+	return;
+#else
+	pid_t pid = fork();
+	int st = 0;
+
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		struct rlimit rl = { 0, 0 };
+		mask_secrets_t *s;
+		void *p;
+
+		if (syscall(SYS_capget, &h, d) != 0)
+			_exit(10);
+		d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+		if (syscall(SYS_capset, &h, d) != 0 || setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+			_exit(11);
+		s = mask_secrets_new();
+		if (s == NULL)
+			_exit(12);
+		p = mask_secrets_alloc(s, 64);
+		if (p == NULL)
+			_exit(13);
+		if (mask_secrets_hygiene(s) & MASK_HYG_LOCKED)
+			_exit(14);
+		if ((mask_secrets_hygiene(s) & MASK_HYG_DONTDUMP) == 0)
+			_exit(15);
+		mask_secrets_free(s);
+		_exit(0);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+	CU_ASSERT(WIFEXITED(st));
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+#endif
+}
+
 TEST_REGISTRAR(register_mask_table)
 {
 	CU_pSuite s = test_suite("mask_table", NULL, NULL);
@@ -621,4 +727,7 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "refusals: short at start, missing file", test_refusals);
 	test_add(s, "secret arena: locked, aligned, wiped", test_secrets);
 	test_add(s, "table arena wiped at free", test_table_wiped);
+	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
+	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
+	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
 }
