@@ -294,6 +294,10 @@ memory() {
 	fi
 	mp=${pids[-1]}
 	maddr=$ADDR
+	# A fresh proxy has its own session CA: trust its trust.pem.
+	if [ "$scheme" = https ] && [ -f "$tmp/session-mem-$n-$scheme/trust.pem" ]; then
+		args=(--tls "$tmp/session-mem-$n-$scheme/trust.pem")
+	fi
 	sleep 0.5
 	base=$(awk '/^VmRSS/ { print $2 }' "/proc/$mp/status")
 	"${pin_other[@]}" "$PASSAVANT_TOOLS/pv-load" --url "$url" --proxy "$maddr" \
