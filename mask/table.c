@@ -544,7 +544,7 @@ mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
 		struct tcred *c = &t->cred[t->ncreds];
 		uint32_t ci = (uint32_t)t->ncreds;
 
-		if (pc->mode != CRED_MASK)
+		if (pc->mode != CRED_MASK || pc->name == NULL)
 			continue;
 		if (cred_copy(c, pc) != 0) {
 			cred_release(c);
