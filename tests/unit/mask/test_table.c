@@ -611,6 +611,89 @@ static void test_table_wiped(void)
 	mask_table_free(NULL);
 }
 
+/* A body fed one byte at a time through a stream on the outbound set. */
+static void test_body_stream(void)
+{
+	struct fx f;
+	struct mask_outbound ob;
+	mask_stream_t *st;
+	struct evbuffer *out;
+	char body[256];
+	size_t vw;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	vw = value_of(f.t, REAL_WHOLE);
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(f.t, "up.corp.example", 443, true, INJECT_BODY, &ob), 0);
+	snprintf(body, sizeof(body), "key=%s&x=%s", f.t->value[vw].sent,
+		 f.t->value[value_of(f.t, REAL_GH)].sent);
+	st = mask_stream_new(ob.set);
+	out = evbuffer_new();
+	CU_ASSERT_FATAL(st != NULL && out != NULL);
+	for (size_t i = 0; body[i] != '\0'; i++)
+		CU_ASSERT_EQUAL(mask_stream_feed(st, body + i, 1, out), 0);
+	CU_ASSERT_EQUAL(mask_stream_finish(st, out), 0);
+	CU_ASSERT_EQUAL(evbuffer_get_length(out), strlen(body));
+	/* The whole-file secret went in; GH (not eligible here) was seen. */
+	CU_ASSERT_EQUAL(mask_stream_count(st, vw), 1);
+	CU_ASSERT_EQUAL(mask_stream_count(st, value_of(f.t, REAL_GH)), 1);
+	CU_ASSERT_EQUAL(ob.inject[vw], 1);
+	CU_ASSERT_EQUAL(ob.inject[value_of(f.t, REAL_GH)], 0);
+	CU_ASSERT(contains(evbuffer_pullup(out, -1), strlen(body), REAL_WHOLE));
+	CU_ASSERT_FALSE(contains(evbuffer_pullup(out, -1), strlen(body), REAL_GH));
+	mask_stream_free(st);
+	evbuffer_free(out);
+	fx_teardown(&f);
+}
+
+/* More than 64 credentials: the eligibility bitset spans words. */
+static void test_many_creds(void)
+{
+	enum { N = 70 };
+	char *doc = malloc(N * 160 + 256);
+	char name[32], val[64], err[256], buf[128];
+	size_t off = 0;
+	unsigned nerr = 0;
+	policy_t *p;
+	mask_table_t *t;
+	struct mask_outbound ob;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	off += (size_t)sprintf(doc + off, "network:\n  allowedDomains: [\"*.example.com\"]\n"
+					  "credentials:\n  envVars:\n");
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "PV_MB_%d", i);
+		/* Distinct synthetic values, long enough to mask. */
+		snprintf(val, sizeof(val), "tok%02dAbCdEfGhIjKlMnOpQrStUvWx", i);
+		setenv(name, val, 1);
+		off += (size_t)sprintf(doc + off, "    - {name: %s, mode: mask, injectHosts: [h%d.example.com]}\n",
+				       name, i);
+	}
+	p = policy_load_buffer("many.yaml", doc, off, stderr, &nerr);
+	free(doc);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT_EQUAL(mask_table_cred_count(t), N);
+	CU_ASSERT_EQUAL(t->nwords, 2);
+	for (int i = 0; i < N; i += 23) {
+		snprintf(buf, sizeof(buf), "h%d.example.com", i);
+		CU_ASSERT_EQUAL_FATAL(mask_table_outbound(t, buf, 443, true, INJECT_HEADER, &ob), 0);
+		for (int k = 0; k < N; k++)
+			CU_ASSERT_EQUAL(ob.inject[k], k == i);
+		CU_ASSERT_EQUAL(ob.cred[i], (uint32_t)i);
+	}
+	/* Credential 69 lives in the second word. */
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(t, "h69.example.com", 443, true, INJECT_HEADER, &ob), 0);
+	CU_ASSERT_EQUAL(ob.inject[69], 1);
+	CU_ASSERT_EQUAL(ob.inject[5], 0);
+	mask_table_free(t);
+	policy_free(p);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "PV_MB_%d", i);
+		unsetenv(name);
+	}
+}
+
 static void test_scrub_environ(void)
 {
 	struct fx f;
@@ -727,6 +810,8 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "refusals: short at start, missing file", test_refusals);
 	test_add(s, "secret arena: locked, aligned, wiped", test_secrets);
 	test_add(s, "table arena wiped at free", test_table_wiped);
+	test_add(s, "body streamed a byte at a time", test_body_stream);
+	test_add(s, "more than 64 credentials", test_many_creds);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
