@@ -506,6 +506,22 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
  * Memory stays bounded by the watermarks. */
 #define CONN_MAX_SINGLE_IO_BYTES (128 * 1024)
 
+/*
+ * An SSL filter reads one TLS record (at most 16 KiB of plaintext) per
+ * SSL_read, but libevent reserves its whole read allowance in the input
+ * buffer before each one (bytes_to_read(), evbuffer_reserve_space()):
+ * with 128 KiB that is a 128 KiB allocation, at glibc's mmap threshold,
+ * per record. One record's worth is enough; the filter loops until the
+ * TLS layer has nothing more.
+ */
+#define CONN_TLS_SINGLE_READ_BYTES (16 * 1024)
+
+static void tune_tls_io(struct bufferevent *bev)
+{
+	(void)bufferevent_set_max_single_read(bev, CONN_TLS_SINGLE_READ_BYTES);
+	(void)bufferevent_set_max_single_write(bev, CONN_MAX_SINGLE_IO_BYTES);
+}
+
 static void tune_io(struct bufferevent *bev)
 {
 	(void)bufferevent_set_max_single_read(bev, CONN_MAX_SINGLE_IO_BYTES);
@@ -540,7 +556,10 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	c->up_port = c->tgt.port;
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	bufferevent_setcb(bev, up_read_cb, up_write_cb, up_event_cb, c);
-	tune_io(bev);
+	if (bufferevent_get_underlying(bev) != NULL)
+		tune_tls_io(bev);
+	else
+		tune_io(bev);
 	bound_underlying(bev);
 	bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
@@ -1221,7 +1240,7 @@ static enum step start_mitm(conn_t *c)
 	c->client.bev = fb;
 	c->client.ssl = bufferevent_openssl_get_ssl(fb);
 	bufferevent_setcb(fb, client_read_cb, client_write_cb, client_event_cb, c);
-	tune_io(fb);
+	tune_tls_io(fb);
 	bound_underlying(fb);
 	bufferevent_setwatermark(fb, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(fb, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
