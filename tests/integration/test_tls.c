@@ -20,7 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include "tests/support/certs.h"
+#include "tests/support/net.h"
 #include "tests/support/proc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/upstream.h"
@@ -440,6 +443,57 @@ static void test_audit_terminated(void)
 	free(log);
 }
 
+/* VmRSS of pid in KiB, -1 on error. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], *s, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = test_read_file(path, NULL);
+	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
+		v = strtol(p + 6, NULL, 10);
+	free(s);
+	return v;
+}
+
+/* A client that asks for 1 GiB inside TLS and stops reading: the proxy's
+ * memory stays bounded (back-pressure through both TLS layers). */
+static void test_slow_reader(void)
+{
+	SSL_CTX *ctx;
+	SSL *ssl;
+	char req[256], buf[4096], *resp;
+	long before, after;
+	int fd, n;
+
+	fd = test_tcp_connect(px_main.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+	CU_ASSERT_FATAL(test_send_all(fd, req, (size_t)n) == 0);
+	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+	CU_ASSERT_FATAL(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	free(resp);
+	ctx = SSL_CTX_new(TLS_client_method());
+	CU_ASSERT_FATAL(ctx != NULL);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_FATAL(ssl != NULL && SSL_set_fd(ssl, fd) == 1);
+	CU_ASSERT_FATAL(SSL_connect(ssl) == 1);
+	n = snprintf(req, sizeof(req), "GET /bytes/1073741824 HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
+	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
+	CU_ASSERT(SSL_read(ssl, buf, sizeof(buf)) > 0);
+	usleep(500000);
+	before = rss_kib(test_proc_pid(px_main.proc));
+	sleep(2);
+	after = rss_kib(test_proc_pid(px_main.proc));
+	fprintf(stderr, "\n    proxy VmRSS with a stalled 1 GiB download inside TLS: %ld then %ld KiB\n",
+		before, after);
+	CU_ASSERT(before > 0 && after > 0 && after - before < 4096);
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	close(fd);
+}
+
 /* ------------------------------------------------------------------ */
 /* tls_clients                                                         */
 /* ------------------------------------------------------------------ */
@@ -645,6 +699,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "upstream certificate does not verify: 502, nothing forwarded", test_upstream_unverified);
 	test_add(s, "excluded host: the upstream's own certificate", test_excluded_host);
 	test_add(s, "audit: tls terminated, scheme https", test_audit_terminated);
+	test_add(s, "stalled 1 GiB download inside TLS keeps RSS bounded", test_slow_reader);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
 	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
