@@ -127,6 +127,7 @@ struct conn {
 	bool tls_closing;           /** close_notify queued to the client (draining) */
 	char sni[POLICY_HOST_MAX + 1]; /** SNI the client sent, normalised ("" if none) */
 	char up_tls_err[256];       /** why the upstream TLS handshake failed ("" if not) */
+	struct event *peek_ev;      /** TLS_SNIFF: MSG_PEEK watch of the client socket, or NULL */
 	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
 	uint16_t up_port;           /** port the upstream bev is connected for */
 	int status;                 /** status sent for the current request */
@@ -142,6 +143,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg);
 static void client_write_cb(struct bufferevent *bev, void *arg);
 static void client_event_cb(struct bufferevent *bev, short events, void *arg);
 static int adopt_upstream_tls(conn_t *c, struct bufferevent *bev);
+static void start_peek(conn_t *c);
 
 static const char *state_name(enum conn_state s)
 {
@@ -558,7 +560,7 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	c->up_port = c->tgt.port;
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	bufferevent_setcb(bev, up_read_cb, up_write_cb, up_event_cb, c);
-	if (bufferevent_get_underlying(bev) != NULL)
+	if (bufferevent_openssl_get_ssl(bev) != NULL)
 		tune_tls_io(bev);
 	else
 		tune_io(bev);
@@ -632,6 +634,7 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 			 * idle as much as it is a slow handshake. */
 			conn_set_state(c, CONN_TLS_SNIFF);
 			arm_timer(c, c->head_ms < c->idle_ms ? c->head_ms : c->idle_ms);
+			start_peek(c);
 		} else {
 			conn_set_state(c, CONN_RELAY);
 			arm_timer(c, c->idle_ms);
@@ -1273,6 +1276,60 @@ static enum step start_mitm(conn_t *c)
 	return STEP_STOP;
 }
 
+static void stop_peek(conn_t *c)
+{
+	if (c->peek_ev != NULL) {
+		event_free(c->peek_ev);
+		c->peek_ev = NULL;
+	}
+}
+
+/*
+ * TLS_SNIFF, peek mode: the first bytes are looked at with MSG_PEEK, left
+ * in the socket. A ClientHello there lets TLS run on the socket itself
+ * (tls_wrap_client() on a bufferevent with nothing buffered), the cheap
+ * path; anything else, or fewer than three bytes, is read by the
+ * bufferevent as usual and step_tls_sniff() decides (a TLS filter then
+ * takes bytes already read).
+ */
+static void peek_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+	unsigned char head[3];
+	ssize_t n;
+
+	(void)events;
+	n = recv(fd, head, sizeof(head), MSG_PEEK);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return; /* persistent event: wait for the next readiness */
+	stop_peek(c);
+	if (n == (ssize_t)sizeof(head) && tls_sniff(head, (size_t)n) == TLS_SNIFF_TLS &&
+	    evbuffer_get_length(out_of(&c->client)) == 0 && evbuffer_get_length(in_of(&c->client)) == 0) {
+		if (start_mitm(c) == STEP_CLOSED)
+			return;
+	}
+	drive(c);
+}
+
+/* Enters peek mode when nothing after the CONNECT head was read yet (the
+ * usual case: clients wait for the 200). Best effort: without it the
+ * bufferevent reads and step_tls_sniff() decides. */
+static void start_peek(conn_t *c)
+{
+	evutil_socket_t fd = bufferevent_getfd(c->client.bev);
+
+	if (fd < 0 || evbuffer_get_length(in_of(&c->client)) > 0 || c->client.eof)
+		return;
+	c->peek_ev = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST, peek_cb, c);
+	if (c->peek_ev == NULL)
+		return;
+	if (event_add(c->peek_ev, NULL) < 0) {
+		stop_peek(c);
+		return;
+	}
+	(void)bufferevent_disable(c->client.bev, EV_READ);
+}
+
 /*
  * TLS_SNIFF: the first bytes of a tunnel to a host the policy terminates.
  * A TLS record header is terminated; anything else (or an upstream that
@@ -1300,6 +1357,8 @@ static enum step step_tls_sniff(conn_t *c)
 	}
 	if (k == TLS_SNIFF_MORE && (c->client.eof || c->up.eof || evbuffer_get_length(in_of(&c->up)) > 0))
 		k = TLS_SNIFF_OTHER;
+	if (k != TLS_SNIFF_MORE)
+		stop_peek(c);
 	switch (k) {
 	case TLS_SNIFF_MORE:
 		return STEP_STOP;
@@ -1361,7 +1420,8 @@ static void update_io(conn_t *c)
 {
 	bool client_read, up_read;
 
-	client_read = !c->client.eof;
+	/* In peek mode the socket's bytes stay unread (peek_cb()). */
+	client_read = !c->client.eof && c->peek_ev == NULL;
 	if (c->up.bev != NULL && evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
 		client_read = false;
 	if (client_read)
@@ -1651,6 +1711,7 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		event_free(c->timer);
 		c->timer = NULL;
 	}
+	stop_peek(c);
 	if (c->client.pending != NULL) {
 		evbuffer_free(c->client.pending);
 		c->client.pending = NULL;

@@ -58,8 +58,10 @@ enum tls_sniff tls_sniff(const unsigned char *p, size_t n) NONNULL(1);
  * which starts at once. TLS buffers are released while idle
  * (SSL_MODE_RELEASE_BUFFERS).
  *
- * Returns the filter bufferevent, which now owns under (BEV_OPT_CLOSE_ON_FREE):
- * freeing the filter frees under. On failure returns NULL with one line in
+ * Returns the TLS bufferevent: when under holds no bytes, TLS runs on its
+ * socket directly (under is freed, its socket kept, the result is a socket
+ * SSL bufferevent); otherwise a filter that now owns under
+ * (BEV_OPT_CLOSE_ON_FREE): freeing it frees under. On failure returns NULL with one line in
  * err and *under_lost tells whether under must be forgotten (true when
  * libevent failed after under was handed to it: it may or may not have
  * freed it, so the caller must not touch it again; it may leak on ENOMEM,
@@ -78,7 +80,11 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
  * chain verified against the system roots plus extraCaCertPaths. The
  * ClientHello goes out at once; BEV_EVENT_CONNECTED on the filter means
  * the chain and name verified, BEV_EVENT_ERROR a failure
- * (tls_failure_reason() says which). Ownership as tls_wrap_client().
+ * (tls_failure_reason() says which). When under holds no bytes (a fresh
+ * connection), TLS runs on its socket directly: under is freed (its
+ * socket kept) and the result is a socket SSL bufferevent, not a filter.
+ * Ownership as tls_wrap_client(): on success under belongs to (or was
+ * replaced by) the result; on NULL, *under_lost says whether it is gone.
  */
 struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 				      struct bufferevent *under, const char *host, bool is_ip,
