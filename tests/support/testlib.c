@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,4 +314,19 @@ int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);
+}
+
+void test_row_check(bool ok, const char *file, unsigned line, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	if (ok) {
+		CU_assertImplementation(CU_TRUE, line, "row", file, "", CU_FALSE);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	CU_assertImplementation(CU_FALSE, line, msg, file, "", CU_FALSE);
 }

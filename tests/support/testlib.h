@@ -59,4 +59,12 @@ char *test_read_file(const char *path, size_t *len);
  */
 int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms);
 
+/*
+ * One CUnit assertion per table row: passes silently, or fails with the
+ * printf-formatted message (formatted only on failure). Use through ROW().
+ */
+void test_row_check(bool ok, const char *file, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define ROW(ok, ...) test_row_check((ok), __FILE__, __LINE__, __VA_ARGS__)
+
 #endif

@@ -19,23 +19,6 @@
 #include <string.h>
 #include <sys/un.h>
 
-/* One assertion per row; the message is only formatted on failure. */
-static void row_check(bool ok, const char *file, unsigned line, const char *fmt, ...) PRINTF(4, 5);
-static void row_check(bool ok, const char *file, unsigned line, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	if (ok) {
-		CU_assertImplementation(CU_TRUE, line, "row", file, "", CU_FALSE);
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	CU_assertImplementation(CU_FALSE, line, msg, file, "", CU_FALSE);
-}
-#define ROW(ok, ...) row_check((ok), __FILE__, __LINE__, __VA_ARGS__)
 
 #define S(x) ((x) != NULL ? (x) : "(null)")
 
