@@ -192,6 +192,28 @@ static int put_cstr(audit_t *a, size_t *pos, const char *key, const char *v)
 	return put_str(a, pos, key, v, v != NULL ? strlen(v) : 0);
 }
 
+/* Appends "injected":[names...], or null when the request was not seen
+ * in clear. */
+static int put_injected(audit_t *a, size_t *pos, const struct audit_rec *r)
+{
+	size_t i, len;
+
+	if (!r->inspected)
+		return put(a, pos, ",\"injected\":null", 16);
+	if (put(a, pos, ",\"injected\":[", 13) < 0)
+		return -1;
+	for (i = 0; i < r->n_injected; i++) {
+		len = strlen(r->injected[i]);
+		if ((i > 0 && put(a, pos, ",", 1) < 0) || put(a, pos, "\"", 1) < 0 ||
+		    reserve(a, *pos, 6 * len + 2) < 0)
+			return -1;
+		*pos += audit_json_escape(a->buf + *pos, 6 * len + 1, r->injected[i], len);
+		if (put(a, pos, "\"", 1) < 0)
+			return -1;
+	}
+	return put(a, pos, "]", 1);
+}
+
 int audit_write(audit_t *a, const struct audit_rec *r)
 {
 	struct timespec ts;
@@ -212,9 +234,8 @@ int audit_write(audit_t *a, const struct audit_rec *r)
 	    put_num(a, &pos, "status", r->status, r->status == 0) < 0 ||
 	    put_cstr(a, &pos, "decision", r->decision) < 0 ||
 	    put_cstr(a, &pos, "reason", r->reason) < 0 || put_cstr(a, &pos, "rule", r->rule) < 0 ||
-	    put(a, &pos, r->inspected ? ",\"injected\":[]" : ",\"injected\":null",
-		r->inspected ? 14 : 16) < 0 ||
-	    put_num(a, &pos, "remasked", 0, !r->inspected) < 0 ||
+	    put_injected(a, &pos, r) < 0 ||
+	    put_num(a, &pos, "remasked", (int64_t)r->remasked, !r->inspected) < 0 ||
 	    put_num(a, &pos, "bytesUp", r->bytes_up, r->bytes_up < 0) < 0 ||
 	    put_num(a, &pos, "bytesDown", r->bytes_down, r->bytes_down < 0) < 0 ||
 	    put_num(a, &pos, "ms", r->ms, r->ms < 0) < 0 || put_cstr(a, &pos, "tls", r->tls) < 0 ||

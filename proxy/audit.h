@@ -31,7 +31,10 @@ struct audit_rec {
 	const char *decision; /* "allow" or "deny" */
 	const char *reason;   /* why refused or failed, NULL otherwise */
 	const char *rule;     /* the deciding policy rule */
-	bool inspected;       /* request seen in clear: injected [] and remasked 0 */
+	bool inspected;       /* request seen in clear: injected and remasked written */
+	const char *const *injected; /* credential names injected (n_injected of them) */
+	size_t n_injected;
+	uint64_t remasked;    /* real values turned back into sentinels */
 	int64_t bytes_up;     /* client to upstream body or tunnel bytes; <0: null */
 	int64_t bytes_down;   /* upstream to client; <0: null */
 	int64_t ms;           /* duration; <0: null */

@@ -270,11 +270,10 @@ static int flush_pending(struct conn_side *s)
 static void audit_line(conn_t *c, const char *kind, const char *decision, const char *reason,
 		       const char *rule)
 {
-	audit_t *a = proxy_audit(c->px);
 	struct audit_rec r;
 	size_t ulen = 0;
 
-	if (a == NULL || c->audited)
+	if (c->audited)
 		return;
 	c->audited = true;
 	memset(&r, 0, sizeof(r));
@@ -308,8 +307,7 @@ static void audit_line(conn_t *c, const char *kind, const char *decision, const 
 	}
 	r.ms = ms_since(c, &c->t0);
 	r.tls = c->mitm ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
-	if (audit_write(a, &r) < 0)
-		log_warn("audit write");
+	proxy_record(c->px, &r);
 }
 
 static const char *status_text(int status)

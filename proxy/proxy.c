@@ -18,6 +18,7 @@
 #include <event2/dns.h>
 #include <event2/listener.h>
 
+#include "../mask/mask.h"
 #include "conn.h"
 #include "defaults.h"
 #include "log.h"
@@ -42,6 +43,11 @@ struct proxy {
 	unsigned tunnels;               /* tunnel slots in use */
 	struct conn *conns;             /* registry of live connections */
 	tls_session_t *tls;             /* session CA + upstream context, or NULL */
+	mask_table_t *masks;            /* credential table, or NULL */
+	proxy_observer_fn observer;     /* audit record observer, or NULL */
+	void *observer_arg;
+	proxy_signal_fn sig_hook;       /* signal hook, or NULL */
+	void *sig_hook_arg;
 };
 
 static proxy_policy_t *holder_new(policy_t *p)
@@ -154,11 +160,44 @@ int proxy_reload(proxy_t *px)
 	return 0;
 }
 
+void proxy_set_masks(proxy_t *px, mask_table_t *masks)
+{
+	mask_table_free(px->masks);
+	px->masks = masks;
+}
+
+mask_table_t *proxy_masks(proxy_t *px)
+{
+	return px->masks;
+}
+
+void proxy_set_observer(proxy_t *px, proxy_observer_fn fn, void *arg)
+{
+	px->observer = fn;
+	px->observer_arg = arg;
+}
+
+void proxy_set_signal_hook(proxy_t *px, proxy_signal_fn fn, void *arg)
+{
+	px->sig_hook = fn;
+	px->sig_hook_arg = arg;
+}
+
+void proxy_record(proxy_t *px, const struct audit_rec *r)
+{
+	if (px->audit != NULL && audit_write(px->audit, r) < 0)
+		log_warn("audit write");
+	if (px->observer != NULL)
+		px->observer(px->observer_arg, r);
+}
+
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	proxy_t *px = arg;
 
 	(void)what;
+	if (px->sig_hook != NULL && px->sig_hook(px->sig_hook_arg, (int)sig))
+		return;
 	if (sig == SIGHUP) {
 		(void)proxy_reload(px);
 		return;
@@ -290,6 +329,7 @@ void proxy_free(proxy_t *px)
 	proxy_policy_put(px->cur);
 	/* After every conn: their SSLs hold their own context references. */
 	tls_session_free(px->tls);
+	mask_table_free(px->masks);
 	audit_free(px->audit);
 	free(px->policy_path);
 	free(px->session);

@@ -24,6 +24,8 @@
 #include "audit.h"
 #include "tls.h"
 
+struct mask_table;
+
 typedef struct proxy proxy_t;
 typedef struct proxy_policy proxy_policy_t;
 struct conn;
@@ -80,7 +82,35 @@ int proxy_reload(proxy_t *px) NONNULL(1);
  */
 void proxy_set_tls(proxy_t *px, tls_session_t *tls) NONNULL(1);
 
+/*
+ * Gives the proxy the session's credential table (ownership moves; freed
+ * with the proxy, after every connection). Without one, nothing is
+ * masked. Setup code, before proxy_run().
+ */
+void proxy_set_masks(proxy_t *px, struct mask_table *masks) NONNULL(1);
+
+/*
+ * Observer of every audit record (written to the audit file or not): the
+ * `run` command prints refusals and counts requests with it. The record
+ * and its strings live only during the call; fn must not call back into
+ * the proxy except proxy_stop(). NULL fn removes it.
+ */
+typedef void (*proxy_observer_fn)(void *arg, const struct audit_rec *r);
+void proxy_set_observer(proxy_t *px, proxy_observer_fn fn, void *arg) NONNULL(1);
+
+/*
+ * Signal hook: SIGINT, SIGTERM and SIGHUP are first offered to fn; when it
+ * returns true the proxy does nothing more with the signal (the `run`
+ * command forwards them to the command instead of stopping or reloading).
+ * NULL fn restores the default (stop, stop, reload).
+ */
+typedef bool (*proxy_signal_fn)(void *arg, int sig);
+void proxy_set_signal_hook(proxy_t *px, proxy_signal_fn fn, void *arg) NONNULL(1);
+
 /* --- for conn.c (callbacks: yes) --- */
+struct mask_table *proxy_masks(proxy_t *px) NONNULL(1); /* NULL: no masking */
+/* Writes r to the audit file (if any) and passes it to the observer. */
+void proxy_record(proxy_t *px, const struct audit_rec *r) NONNULL(1, 2);
 tls_session_t *proxy_tls(proxy_t *px) NONNULL(1); /* NULL: no termination */
 struct event_base *proxy_base(proxy_t *px) NONNULL(1);
 struct evdns_base *proxy_dns(proxy_t *px) NONNULL(1);
