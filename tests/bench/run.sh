@@ -344,3 +344,11 @@ scenario "https download 64MiB" https --download 67108864 -n 3
 scenario "https upload 64MiB" https --upload 67108864 -n 3
 memory "http tunnels open x1000" 1000 http-tunnel
 memory "https tunnels open x1000" 1000 https
+
+# Further scenario files, one per feature (tests/bench/bench-*.sh), sourced
+# here so they share the fixtures above (upstreams, proxy, helpers).
+for extra in "$(dirname "$0")"/bench-*.sh; do
+	[ -f "$extra" ] || continue
+	# shellcheck source=/dev/null
+	. "$extra"
+done
