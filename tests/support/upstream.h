@@ -16,6 +16,12 @@
  *   /rawhex/HEX     the bytes HEX encodes, verbatim, as the whole response
  *                   (at most 32 KiB), then close: malformed responses
  *   /ws             WebSocket upgrade (101), then echoes frames unmodified
+ *                   (/ws?x=HEX: first pushes one text frame of those bytes)
+ *   /reflect/MODE?x=HEX or ?h=NAME
+ *                   200 with "X-Reflect: VALUE" and body "reflect:VALUE\n";
+ *                   VALUE = the bytes HEX encodes or the request's NAME
+ *                   header value; MODE cl | chunked (one byte per chunk) |
+ *                   close (close-delimited)
  *   /git/...        git http-backend (only with --git-root)
  *   anything else   404
  * Every response carries X-Upstream-Conn: <connection number, from 1>.

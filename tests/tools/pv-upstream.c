@@ -51,6 +51,20 @@
  *                   with the same FIN/RSV/opcode and payload, unmasked (a
  *                   ping is answered with a pong; a close is echoed, then
  *                   the connection closes). Frames up to WS_MAX_FRAME.
+ *                   /ws?x=HEX: the same, but right after the 101 the server
+ *                   first sends one text frame whose payload is the bytes
+ *                   HEX encodes (an upstream that pushes a value).
+ *   /reflect/MODE?x=HEX or ?h=NAME
+ *                   reflects a value back: the bytes HEX encodes, or the
+ *                   value of the request's first NAME header (as received,
+ *                   case-insensitive name). The response carries it in a
+ *                   header "X-Reflect: VALUE" and in its body
+ *                   "reflect:VALUE\n" (each value appears exactly twice).
+ *                   MODE says how the body is framed: cl (Content-Length),
+ *                   chunked (the value one byte per chunk, so a scanner
+ *                   must carry a match across chunk boundaries), close (no
+ *                   length: the body ends when the connection closes). A value with CR, LF or NUL,
+ *                   a missing header or a bad MODE: 400. At most 2048 bytes.
  *   anything else   404
  * Requests with Expect: 100-continue get "100 Continue" first. A request
  * head over HEAD_MAX bytes gets 431, a malformed request 400; both close.
@@ -594,7 +608,9 @@ static int ws_process(struct conn *c)
 	return 0;
 }
 
-static int start_ws(struct conn *c)
+/* /ws: 101, then echo. push (push_len bytes, may be 0) is sent first as
+ * one text frame. */
+static int start_ws(struct conn *c, const unsigned char *push, size_t push_len)
 {
 	char accept[32], extra[256];
 
@@ -609,6 +625,23 @@ static int start_ws(struct conn *c)
 		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", accept);
 	if (write_head(c, 101, extra, "") < 0)
 		return -1;
+	if (push_len > 0) {
+		/* One unmasked text frame before any echo (RFC 6455 5.2). */
+		unsigned char fh[4] = { 0x81, 0, 0, 0 };
+		size_t fhlen = 2;
+
+		if (push_len < 126) {
+			fh[1] = (unsigned char)push_len;
+		} else {
+			fh[1] = 126;
+			fh[2] = (unsigned char)(push_len >> 8);
+			fh[3] = (unsigned char)push_len;
+			fhlen = 4;
+		}
+		if (evbuffer_add(bufferevent_get_output(c->bev), fh, fhlen) < 0 ||
+		    evbuffer_add(bufferevent_get_output(c->bev), push, push_len) < 0)
+			return -1;
+	}
 	c->state = CS_WS;
 	/* Whole frames of up to WS_MAX_FRAME must fit in the input. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, WS_MAX_FRAME + 64);
@@ -838,6 +871,146 @@ static int start_cgi(struct conn *c, const char *path_info, const char *query)
 	return 0;
 }
 
+/* ------------------------------------------------------------ /reflect */
+
+#define REFLECT_MAX 2048
+
+/* Decodes hex s into out (cap bytes). Returns the length, -1 if malformed
+ * or too long. */
+static int hex_decode(const char *s, size_t len, unsigned char *out, size_t cap)
+{
+	if (len % 2 != 0 || len / 2 > cap)
+		return -1;
+	for (size_t i = 0; i < len / 2; i++) {
+		int hi = hexval((unsigned char)s[2 * i]), lo = hexval((unsigned char)s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (unsigned char)(hi * 16 + lo);
+	}
+	return (int)(len / 2);
+}
+
+/* The value of query parameter name (not decoded), its length in *len;
+ * NULL when absent. */
+static const char *query_param(const char *query, const char *name, size_t *len)
+{
+	size_t nlen = strlen(name);
+
+	while (query != NULL && *query != '\0') {
+		const char *amp = strchr(query, '&');
+		size_t plen = amp ? (size_t)(amp - query) : strlen(query);
+
+		if (plen > nlen && memcmp(query, name, nlen) == 0 && query[nlen] == '=') {
+			*len = plen - nlen - 1;
+			return query + nlen + 1;
+		}
+		query = amp ? amp + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* Copies the value of the first request header called name (as received,
+ * surrounding blanks removed) from the raw capture into out. Returns its
+ * length, -1 if absent or too long. */
+static int raw_header(struct conn *c, const char *name, unsigned char *out, size_t cap)
+{
+	struct evbuffer_ptr end = evbuffer_search(c->raw, "\r\n\r\n", 4, NULL);
+	size_t nlen = strlen(name);
+	const char *head, *line, *stop;
+
+	if (end.pos < 0)
+		return -1;
+	head = (const char *)evbuffer_pullup(c->raw, end.pos + 2);
+	if (head == NULL)
+		return -1;
+	stop = head + end.pos + 2;
+	line = memchr(head, '\n', (size_t)(stop - head)); /* skip the request line */
+	while (line != NULL && line + 1 < stop) {
+		const char *l = line + 1, *eol = memchr(l, '\n', (size_t)(stop - l)), *v, *ve;
+
+		if (eol == NULL)
+			break;
+		if ((size_t)(eol - l) > nlen && strncasecmp(l, name, nlen) == 0 && l[nlen] == ':') {
+			v = l + nlen + 1;
+			ve = eol;
+			if (ve > v && ve[-1] == '\r')
+				ve--;
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			if ((size_t)(ve - v) > cap)
+				return -1;
+			memcpy(out, v, (size_t)(ve - v));
+			return (int)(ve - v);
+		}
+		line = eol;
+	}
+	return -1;
+}
+
+/* The value /reflect and /ws?x= work on: x=HEX or h=NAME. Returns its
+ * length, -1 if neither is given or it is malformed. */
+static int reflect_value(struct conn *c, const char *query, unsigned char *out, size_t cap)
+{
+	const char *v;
+	size_t len;
+	char name[128];
+
+	if ((v = query_param(query, "x", &len)) != NULL)
+		return hex_decode(v, len, out, cap);
+	if ((v = query_param(query, "h", &len)) != NULL) {
+		if (pct_decode(v, len, name, sizeof(name)) <= 0 || !is_token(name))
+			return -1;
+		return raw_header(c, name, out, cap);
+	}
+	return -1;
+}
+
+static int respond_reflect(struct conn *c, const char *mode, const char *query)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	unsigned char val[REFLECT_MAX];
+	char extra[REFLECT_MAX + 64], framing[64];
+	int n = reflect_value(c, query, val, sizeof(val));
+	size_t len;
+
+	if (n < 0 || memchr(val, '\r', (size_t)n) != NULL || memchr(val, '\n', (size_t)n) != NULL ||
+	    memchr(val, '\0', (size_t)n) != NULL ||
+	    (strcmp(mode, "cl") != 0 && strcmp(mode, "chunked") != 0 && strcmp(mode, "close") != 0))
+		return respond_text(c, 400, "bad /reflect request\n");
+	len = (size_t)n;
+	snprintf(extra, sizeof(extra), "Content-Type: text/plain\r\nX-Reflect: %.*s\r\n", n,
+		 (const char *)val);
+	if (strcmp(mode, "cl") == 0) {
+		snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", 8 + len + 1);
+	} else if (strcmp(mode, "chunked") == 0) {
+		snprintf(framing, sizeof(framing), "Transfer-Encoding: chunked\r\n");
+	} else {
+		c->close_after = true; /* write_head then says Connection: close */
+		framing[0] = '\0';
+	}
+	if (write_head(c, 200, extra, framing) < 0)
+		return -1;
+	if (is_head(c))
+		return 0;
+	if (strcmp(mode, "chunked") == 0) {
+		if (evbuffer_add(out, "8\r\nreflect:\r\n", 13) < 0)
+			return -1;
+		for (size_t i = 0; i < len; i++)
+			if (evbuffer_add_printf(out, "1\r\n%c\r\n", val[i]) < 0)
+				return -1;
+		if (evbuffer_add(out, "1\r\n\n\r\n0\r\n\r\n", 11) < 0)
+			return -1;
+		return 0;
+	}
+	if (evbuffer_add(out, "reflect:", 8) < 0 || evbuffer_add(out, val, len) < 0 ||
+	    evbuffer_add(out, "\n", 1) < 0)
+		return -1;
+	return 0;
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 /* The /delay timer: answer now, then parse any pipelined input. */
@@ -881,8 +1054,17 @@ static int dispatch(struct conn *c)
 	 * request begins. */
 	c->in_request = false;
 
-	if (strcmp(path, "/ws") == 0)
-		return start_ws(c);
+	if (strcmp(path, "/ws") == 0) {
+		unsigned char push[REFLECT_MAX];
+		int n = 0;
+
+		if (query != NULL && query_param(query, "x", &(size_t){ 0 }) != NULL &&
+		    (n = reflect_value(c, query, push, sizeof(push))) < 0) {
+			c->close_after = true;
+			return respond_text(c, 400, "bad /ws?x= value\n");
+		}
+		return start_ws(c, push, (size_t)n);
+	}
 	if (llhttp_get_upgrade(&c->parser)) {
 		/* An upgrade we do not speak: answer and close. */
 		c->close_after = true;
@@ -975,6 +1157,9 @@ static int dispatch(struct conn *c)
 			c->state = CS_DELAY;
 			return 0;
 		}
+	} else if (strncmp(path, "/reflect/", 9) == 0) {
+		if (respond_reflect(c, path + 9, query) < 0)
+			return -1;
 	} else if (strcmp(path, "/sink") == 0) {
 		char body[32];
 
