@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../mask/mask.h"
 #include "../policy/policy.h"
 #include "audit.h"
 #include "log.h"
@@ -139,6 +140,46 @@ static int cmd_check(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The credential side of a session (SPEC §2, §4), shared by proxy and run:
+ * reads every masked credential of p into a table (real values in locked
+ * memory), warns once when that memory cannot be locked, rewrites the
+ * masked variables of our own environment to their sentinels (so no child
+ * and no /proc/PID/environ reader sees a real value), and writes the
+ * sentinel copies of masked files into <session>/files/. The caller writes
+ * the env file with the table, then hands it to the proxy
+ * (proxy_set_masks) or frees it. Returns NULL after printing why; the
+ * message never carries a value.
+ */
+static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
+{
+	char err[1024];
+	const char *files;
+	mask_table_t *t;
+
+	t = mask_table_new(p, err, sizeof(err));
+	if (t == NULL) {
+		log_warnx("credentials: %s", err);
+		return NULL;
+	}
+	if ((mask_table_hygiene(t) & MASK_HYG_LOCKED) == 0)
+		log_warnx("warning: cannot lock secret memory (mlock): real credential values may "
+			  "be swapped to disk; raise the locked-memory limit (ulimit -l) or grant "
+			  "CAP_IPC_LOCK");
+	(void)mask_table_scrub_environ(t);
+	files = session_files_dir(sess);
+	if (files == NULL)
+		goto fail;
+	if (mask_table_write_files(t, files, err, sizeof(err)) < 0) {
+		log_warnx("credentials: %s", err);
+		goto fail;
+	}
+	return t;
+fail:
+	mask_table_free(t);
+	return NULL;
+}
+
 /* Default for `passavant proxy --listen`: loopback on the conventional
  * proxy port, the same port the sandbox listens on inside (SPEC §7).
  * Port 0 picks a free one; the "listening on" line always tells. */
@@ -192,6 +233,7 @@ static int cmd_proxy(int argc, char **argv)
 	uint16_t port = 0, bound_port = 0;
 	session_t *sess = NULL;
 	audit_t *audit = NULL;
+	mask_table_t *masks = NULL;
 	tls_session_t *tls;
 	char err[1024];
 	proxy_t *px = NULL;
@@ -245,6 +287,11 @@ static int cmd_proxy(int argc, char **argv)
 		policy_free(p);
 		return 1;
 	}
+	masks = masks_setup(p, sess);
+	if (masks == NULL) {
+		policy_free(p);
+		goto out;
+	}
 	if (audit_path == NULL)
 		audit_path = policy_audit_path(p);
 	if (audit_path != NULL) {
@@ -273,8 +320,11 @@ static int cmd_proxy(int argc, char **argv)
 	proxy_set_tls(px, tls);
 	if (proxy_listen(px, host, port) < 0 ||
 	    proxy_local_addr(px, bound, sizeof(bound), &bound_port) < 0 ||
-	    session_write_env(sess, bound, bound_port) < 0)
+	    session_write_env(sess, bound, bound_port, masks) < 0)
 		goto out;
+	/* The proxy owns the table from here (freed after every connection). */
+	proxy_set_masks(px, masks);
+	masks = NULL;
 	/* The one line on stdout (SPEC §2); everything else goes to stderr. */
 	if (printf(strchr(bound, ':') ? "listening on [%s]:%u\n" : "listening on %s:%u\n", bound,
 		   (unsigned)bound_port) < 0 ||
@@ -286,6 +336,7 @@ static int cmd_proxy(int argc, char **argv)
 	rc = proxy_run(px) == 0 ? 0 : 1;
 out:
 	proxy_free(px);
+	mask_table_free(masks);
 	session_free(sess);
 	return rc;
 }

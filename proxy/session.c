@@ -3,12 +3,13 @@
  *
  * ca.pem and trust.pem are written by the session CA (proxy/tls.c,
  * ca_write_files()) before env, whose trust variables of SPEC §7
- * (SSL_CERT_FILE, CURL_CA_BUNDLE, ...) name trust.pem.
- * TODO(masking issue): files/ with sentinel copies and the sentinels of
- * masked variables in env.
+ * (SSL_CERT_FILE, CURL_CA_BUNDLE, ...) name trust.pem. files/ holds the
+ * sentinel copies of masked files (mask_table_write_files()); env ends
+ * with the sentinels of masked variables (mask_table_env_lines()).
  */
 #include "session.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -20,10 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../mask/mask.h"
 #include "log.h"
 
 struct session {
 	char *dir;       /* session directory */
+	char *files;     /* <dir>/files once session_files_dir() made it */
 	char id[17];     /* 16 hex digits */
 	bool temporary;  /* we made dir with mkdtemp: remove it at the end */
 };
@@ -102,6 +105,25 @@ fail:
 	return NULL;
 }
 
+/* Unlinks every non-directory entry of dir (the sentinel copies) and
+ * removes dir; a subdirectory someone else made keeps it. */
+static void remove_files_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		/* unlinkat without AT_REMOVEDIR never removes a directory. */
+		(void)unlinkat(dirfd(d), e->d_name, 0);
+	}
+	(void)closedir(d);
+	(void)rmdir(dir);
+}
+
 void session_free(session_t *s)
 {
 	char path[4096];
@@ -118,10 +140,32 @@ void session_free(session_t *s)
 		for (i = 0; i < ARRAY_LEN(files); i++)
 			if (snprintf(path, sizeof(path), "%s/%s", s->dir, files[i]) < (int)sizeof(path))
 				(void)unlink(path);
+		if (snprintf(path, sizeof(path), "%s/files", s->dir) < (int)sizeof(path))
+			remove_files_dir(path);
 		(void)rmdir(s->dir);
 	}
+	free(s->files);
 	free(s->dir);
 	free(s);
+}
+
+const char *session_files_dir(session_t *s)
+{
+	char path[4096];
+
+	if (s->files != NULL)
+		return s->files;
+	if (snprintf(path, sizeof(path), "%s/files", s->dir) >= (int)sizeof(path)) {
+		log_warnx("session directory path too long");
+		return NULL;
+	}
+	/* Same rules as the session directory: 0700, ours, not a link. */
+	if (make_dir(path) < 0)
+		return NULL;
+	s->files = strdup(path);
+	if (s->files == NULL)
+		log_warn("session");
+	return s->files;
 }
 
 const char *session_dir(const session_t *s)
@@ -134,7 +178,7 @@ const char *session_id(const session_t *s)
 	return s->id;
 }
 
-int session_write_env(session_t *s, const char *host, uint16_t port)
+int session_write_env(session_t *s, const char *host, uint16_t port, const struct mask_table *masks)
 {
 	static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY",
 						 "http_proxy", "https_proxy", "all_proxy", "grpc_proxy"};
@@ -179,6 +223,13 @@ int session_write_env(session_t *s, const char *host, uint16_t port)
 			fprintf(f, "export %s='%s/trust.pem'\n", trust_vars[i], abs);
 	} else {
 		log_warn("session directory %s: realpath", s->dir);
+	}
+	/* SPEC §2: the sentinel of every masked variable (the file is 0600
+	 * and holds no real value). */
+	if (masks != NULL && mask_table_env_lines(masks, f) != 0) {
+		log_warn("%s", tmp);
+		(void)fclose(f);
+		goto fail_unlink;
 	}
 	if (fflush(f) != 0 || ferror(f)) {
 		log_warn("%s", tmp);

@@ -1,7 +1,9 @@
 /*
- * session.h - the session directory of SPEC §2 (`passavant proxy`): created
- * 0700 (a fresh temporary one if none is given), holding `env` now, and
- * `ca.pem`, `trust.pem` and `files/` once TLS termination and masking land.
+ * session.h - the session directory of SPEC §2 (`passavant proxy`, and the
+ * one `passavant run` shows the sandbox read-only): created 0700 (a fresh
+ * temporary one if none is given), holding `env`, `ca.pem`, `trust.pem`
+ * (written by proxy/tls.c) and `files/` (sentinel copies of masked files,
+ * written by mask/).
  *
  * Setup code: called from main() before the event loop, never from
  * callbacks.
@@ -12,6 +14,8 @@
 #include <stdint.h>
 
 #include "attrib.h"
+
+struct mask_table;
 
 typedef struct session session_t;
 
@@ -25,8 +29,9 @@ typedef struct session session_t;
 session_t *session_new(const char *dir) WUNRES;
 
 /* Frees the session. A directory given to session_new() stays with its
- * files; a temporary one it created is removed (with the files written
- * here). NULL is a no-op. */
+ * files; a temporary one it created is removed: env, ca.pem, trust.pem and
+ * the entries of files/ are unlinked, then files/ and the directory are
+ * removed (rmdir: anything else put there keeps it). NULL is a no-op. */
 void session_free(session_t *s);
 
 /* Absolute or given path of the directory; the session id. */
@@ -34,10 +39,21 @@ const char *session_dir(const session_t *s) NONNULL(1);
 const char *session_id(const session_t *s) NONNULL(1);
 
 /*
+ * Creates <dir>/files (0700; an existing directory must be ours and is set
+ * to 0700) for the sentinel copies of masked files. Returns its path,
+ * owned by the session, or NULL after logging why.
+ */
+const char *session_files_dir(session_t *s) NONNULL(1) WUNRES;
+
+/*
  * Writes <dir>/env (0600, replaced atomically): `export` lines for every
  * proxy variable of SPEC §7 pointing at http://host:port (host may be an
- * IPv6 literal without brackets). Returns 0, or -1 after logging why.
+ * IPv6 literal without brackets), every trust variable naming
+ * <dir>/trust.pem, and, when masks is not NULL, the sentinel of every
+ * masked variable (mask_table_env_lines(); never a real value). Returns 0,
+ * or -1 after logging why.
  */
-int session_write_env(session_t *s, const char *host, uint16_t port) NONNULL(1, 2) WUNRES;
+int session_write_env(session_t *s, const char *host, uint16_t port, const struct mask_table *masks)
+	NONNULL(1, 2) WUNRES;
 
 #endif
