@@ -5,14 +5,20 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
 
 #include "../mask/mask.h"
 #include "../policy/policy.h"
+#include "../sandbox/sandbox.h"
 #include "audit.h"
 #include "log.h"
 #include "proxy.h"
@@ -341,13 +347,572 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* passavant run                                                        */
+/* ------------------------------------------------------------------ */
+
+/* A growable NULL-terminated array of malloc'd strings. */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+
+/* Appends a copy of str; 0, or -1 after logging (ENOMEM). */
+static int strv_add(struct strv *sv, const char *str)
+{
+	char *copy;
+
+	if (sv->n + 2 > sv->cap) {
+		size_t cap = sv->cap != 0 ? 2 * sv->cap : 16;
+		char **v = realloc(sv->v, cap * sizeof(*v));
+		if (v == NULL) {
+			log_warn("run");
+			return -1;
+		}
+		sv->v = v;
+		sv->cap = cap;
+	}
+	copy = strdup(str);
+	if (copy == NULL) {
+		log_warn("run");
+		return -1;
+	}
+	sv->v[sv->n++] = copy;
+	sv->v[sv->n] = NULL;
+	return 0;
+}
+
+/* Appends "dir/name"; 0 or -1. */
+static int strv_add_join(struct strv *sv, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, name) >=
+	    (int)sizeof(path)) {
+		log_warnx("path too long: %s/%s", dir, name);
+		return -1;
+	}
+	return strv_add(sv, path);
+}
+
+/* The array for an sbx_config field: never NULL once something was
+ * added, NULL (an empty list) otherwise. */
+static const char *const *strv_list(const struct strv *sv)
+{
+	return (const char *const *)sv->v;
+}
+
+static void strv_free(struct strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+/* Every path of one filesystem list of the policy. */
+static int strv_add_fs(struct strv *sv, const policy_t *p, enum policy_fs_list which)
+{
+	for (size_t i = 0; i < policy_fs_count(p, which); i++)
+		if (strv_add(sv, policy_fs_path(p, which, i)) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * SPEC §3.3: the per-repository mandatory write denies (.git/hooks,
+ * .git/config, .vscode/, .idea/, .mcp.json) under dir, and under the
+ * nearest ancestor of dir that holds a .git (the repository dir is in),
+ * whether or not they exist (the sandbox makes placeholders for missing
+ * ones in writable places, so they cannot be created).
+ */
+static int protect_repo(struct strv *sv, const char *dir)
+{
+	static const char *const names[] = {".git/hooks", ".git/config", ".vscode", ".idea",
+					    ".mcp.json"};
+	char real[PATH_MAX], up[PATH_MAX], probe[PATH_MAX];
+	char *slash;
+	size_t i;
+
+	if (realpath(dir, real) == NULL)
+		return 0; /* missing: sbx_start() reports an allow_write that is */
+	for (i = 0; i < ARRAY_LEN(names); i++)
+		if (strv_add_join(sv, real, names[i]) < 0)
+			return -1;
+	memcpy(up, real, sizeof(up));
+	while ((slash = strrchr(up, '/')) != NULL && slash != up) {
+		*slash = '\0';
+		if (snprintf(probe, sizeof(probe), "%s/.git", up) >= (int)sizeof(probe))
+			break;
+		if (access(probe, F_OK) == 0) {
+			for (i = 0; i < ARRAY_LEN(names); i++)
+				if (strv_add_join(sv, up, names[i]) < 0)
+					return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The sentinel of every masked variable as "NAME=SENTINEL" entries, parsed
+ * back from mask_table_env_lines() (`export NAME='...'`, a quote written
+ * '\''), so the command gets them whatever our environment holds.
+ */
+static int add_sentinel_env(struct strv *sv, const mask_table_t *t)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = -1;
+
+	if (f == NULL) {
+		log_warn("run: masked variables");
+		return -1;
+	}
+	if (mask_table_env_lines(t, f) != 0) {
+		log_warn("run: masked variables");
+		(void)fclose(f);
+		free(buf);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		log_warn("run: masked variables");
+		free(buf);
+		return -1;
+	}
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *eq, *r, *w;
+
+		if (strncmp(line, "export ", 7) != 0 || (eq = strchr(line, '=')) == NULL ||
+		    eq[1] != '\'') {
+			log_warnx("run: unexpected masked variable line (internal error)");
+			goto out;
+		}
+		/* Unquote in place: NAME=value. */
+		w = eq + 1;
+		for (r = eq + 2; *r != '\0';) {
+			if (strncmp(r, "'\\''", 4) == 0) {
+				*w++ = '\'';
+				r += 4;
+			} else if (*r == '\'' && r[1] == '\0') {
+				r++;
+			} else {
+				*w++ = *r++;
+			}
+		}
+		*w = '\0';
+		if (strv_add(sv, line + 7) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	/* Sentinels only, but wipe the scratch like any credential text. */
+	if (buf != NULL)
+		explicit_bzero(buf, len);
+	free(buf);
+	return rc;
+}
+
+/* State of one `passavant run`, shared by the event callbacks. */
+struct run {
+	proxy_t *px;
+	struct sbx *sbx;
+	struct event *sigchld;
+	bool quiet;             /* -q: no refusal lines */
+	bool ended;             /* the sandbox has ended: status is final */
+	int status;             /* its SPEC §2 status once ended */
+	unsigned long allowed;  /* audit records with decision "allow" */
+	unsigned long refused;  /* ... with decision "deny" */
+	unsigned long injected; /* credentials injected, over all requests */
+};
+
+/* Appends len bytes of s to out (at *n, cap bytes) with every byte that
+ * is not printable ASCII written as \xNN: a refusal line must not carry
+ * terminal escapes the command chose. */
+static void put_sanitized(char *out, size_t cap, size_t *n, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len && *n + 5 < cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch < 0x7f) {
+			out[(*n)++] = (char)ch;
+		} else {
+			(void)snprintf(out + *n, cap - *n, "\\x%02x", ch);
+			*n += 4;
+		}
+	}
+}
+
+static void put_str(char *out, size_t cap, size_t *n, const char *s)
+{
+	put_sanitized(out, cap, n, s, strlen(s));
+}
+
+/* proxy observer: counts every record, prints each refusal (SPEC §2:
+ * the host, method and rule), e.g.
+ * "passavant: blocked POST https://host/path: allowedMethods". */
+static void run_observer(void *arg, const struct audit_rec *r)
+{
+	struct run *run = arg;
+	char line[1024], port[16];
+	const char *why;
+	size_t n = 0;
+	bool connect;
+
+	if (r->decision != NULL && strcmp(r->decision, "allow") == 0)
+		run->allowed++;
+	else if (r->decision != NULL && strcmp(r->decision, "deny") == 0)
+		run->refused++;
+	run->injected += r->n_injected;
+	if (run->quiet || r->decision == NULL || strcmp(r->decision, "deny") != 0)
+		return;
+	connect = (r->kind != NULL && strcmp(r->kind, "connect") == 0) ||
+		  (r->method != NULL && strcmp(r->method, "CONNECT") == 0) || r->scheme == NULL;
+	why = r->rule != NULL ? r->rule : r->reason != NULL ? r->reason : "refused";
+	put_str(line, sizeof(line), &n, "passavant: blocked ");
+	put_str(line, sizeof(line), &n, r->method != NULL ? r->method : connect ? "CONNECT" : "?");
+	put_str(line, sizeof(line), &n, " ");
+	if (!connect) {
+		put_str(line, sizeof(line), &n, r->scheme);
+		put_str(line, sizeof(line), &n, "://");
+	}
+	if (r->host != NULL) {
+		bool v6 = strchr(r->host, ':') != NULL;
+		bool dflt = !connect && ((strcmp(r->scheme, "https") == 0 && r->port == 443) ||
+					 (strcmp(r->scheme, "http") == 0 && r->port == 80));
+		if (v6)
+			put_str(line, sizeof(line), &n, "[");
+		put_str(line, sizeof(line), &n, r->host);
+		if (v6)
+			put_str(line, sizeof(line), &n, "]");
+		if (!dflt && r->port != 0) {
+			(void)snprintf(port, sizeof(port), ":%u", (unsigned)r->port);
+			put_str(line, sizeof(line), &n, port);
+		}
+	}
+	if (!connect && r->target != NULL) {
+		/* Long targets are cut: the audit log has them in full. */
+		size_t tl = r->target_len > 200 ? 200 : r->target_len;
+		put_sanitized(line, sizeof(line), &n, r->target, tl);
+		if (tl < r->target_len)
+			put_str(line, sizeof(line), &n, "...");
+	}
+	put_str(line, sizeof(line), &n, ": ");
+	put_str(line, sizeof(line), &n, why);
+	if (n >= sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	/* One write per line, like log.c: no interleaving with the command. */
+	(void)fwrite(line, 1, n, stderr);
+	(void)fflush(stderr);
+}
+
+/* SIGCHLD (and one forced check at start): has the sandbox ended? */
+static void run_sigchld_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct run *run = arg;
+	int st;
+
+	(void)sig;
+	(void)what;
+	if (run->ended)
+		return;
+	switch (sbx_try_wait(run->sbx, &st)) {
+	case 1:
+		run->ended = true;
+		run->status = st;
+		proxy_stop(run->px);
+		break;
+	case 0:
+		break;
+	default:
+		log_warn("run: waiting for the sandbox");
+		(void)sbx_kill(run->sbx, SIGKILL);
+		proxy_stop(run->px);
+		break;
+	}
+}
+
+/* SIGINT, SIGTERM and SIGHUP go to the command (SPEC §2), not to the proxy:
+ * it stops when the command ends. */
+static bool run_signal_hook(void *arg, int sig)
+{
+	struct run *run = arg;
+
+	if (!run->ended && sbx_kill(run->sbx, sig) < 0)
+		log_warn("run: cannot pass signal %d to the command", sig);
+	return true;
+}
+
+/*
+ * Builds the sandbox of SPEC §7 for policy p and starts argv in it:
+ * filesystem lists of the policy plus the launcher's mandatory denies,
+ * masked files, the environment (proxy and trust variables for the
+ * in-sandbox listener, sentinels, denied variables removed). Returns the
+ * running sandbox, or NULL after printing why.
+ */
+static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
+				     const mask_table_t *masks, char **argv)
+{
+	struct strv deny_read = {0}, allow_read = {0}, allow_write = {0}, deny_write = {0};
+	struct strv protect = {0}, env_add = {0}, env_remove = {0};
+	struct sbx_mask *mv = NULL;
+	struct sbx_config cfg;
+	struct sbx *s = NULL;
+	char sessdir[PATH_MAX], trust[PATH_MAX + 16], self[PATH_MAX], err[1024];
+	char **proxy_env = NULL;
+	size_t i, nfiles;
+	ssize_t sl;
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (realpath(session_dir(sess), sessdir) == NULL) {
+		log_warn("session directory %s", session_dir(sess));
+		return NULL;
+	}
+	(void)snprintf(trust, sizeof(trust), "%s/trust.pem", sessdir);
+	if (strv_add_fs(&deny_read, p, FS_DENY_READ) < 0 ||
+	    strv_add_fs(&allow_read, p, FS_ALLOW_READ) < 0 ||
+	    strv_add_fs(&allow_write, p, FS_ALLOW_WRITE) < 0 ||
+	    strv_add_fs(&deny_write, p, FS_DENY_WRITE) < 0)
+		goto out;
+	/* The session directory: readable (trust.pem, the sentinel copies;
+	 * under the host's /tmp it is bound into the private /tmp), never
+	 * writable. */
+	if (strv_add(&allow_read, sessdir) < 0 || strv_add(&protect, sessdir) < 0)
+		goto out;
+	/* Our own binary: the next run would trust what the command wrote. */
+	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl > 0) {
+		self[sl] = '\0';
+		if (self[0] == '/' && strv_add(&protect, self) < 0)
+			goto out;
+	}
+	/* .git/hooks and the like: in the working directory and in every
+	 * writable directory, and in the repositories they are in. */
+	if (protect_repo(&protect, ".") < 0)
+		goto out;
+	for (i = 0; i < allow_write.n; i++)
+		if (protect_repo(&protect, allow_write.v[i]) < 0)
+			goto out;
+	/* Masked files: the command sees the sentinel copy, read-only. */
+	nfiles = mask_table_file_count(masks);
+	if (nfiles > 0) {
+		mv = calloc(nfiles, sizeof(*mv));
+		if (mv == NULL) {
+			log_warn("run");
+			goto out;
+		}
+	}
+	for (i = 0; i < nfiles; i++) {
+		const char *copy = NULL;
+		const char *host = mask_table_file_copy(masks, i, &copy);
+		if (host == NULL || copy == NULL) {
+			log_warnx("masked file %s: no sentinel copy; the command was not started",
+				  host != NULL ? host : "?");
+			goto out;
+		}
+		mv[cfg.n_masks].host_path = host;
+		mv[cfg.n_masks].sentinel_path = copy;
+		cfg.n_masks++;
+	}
+	/* Environment: SPEC §7 variables, then the sentinels; mode: deny
+	 * variables removed. */
+	proxy_env = sbx_proxy_env(SBX_DEFAULT_PORT, trust);
+	if (proxy_env == NULL) {
+		log_warn("run: environment");
+		goto out;
+	}
+	for (i = 0; proxy_env[i] != NULL; i++)
+		if (strv_add(&env_add, proxy_env[i]) < 0)
+			goto out;
+	if (add_sentinel_env(&env_add, masks) < 0)
+		goto out;
+	for (i = 0; i < policy_cred_count(p); i++) {
+		const struct policy_cred *c = policy_cred(p, i);
+		if (c->kind == CRED_ENV && c->mode == CRED_DENY && c->name != NULL &&
+		    strv_add(&env_remove, c->name) < 0)
+			goto out;
+	}
+	cfg.argv = argv;
+	cfg.cwd = NULL;
+	cfg.deny_read = strv_list(&deny_read);
+	cfg.allow_read = strv_list(&allow_read);
+	cfg.allow_write = strv_list(&allow_write);
+	cfg.deny_write = strv_list(&deny_write);
+	cfg.protect = strv_list(&protect);
+	cfg.masks = mv;
+	cfg.env_base = NULL;
+	cfg.env_add = strv_list(&env_add);
+	cfg.env_remove = strv_list(&env_remove);
+	cfg.allow_unix_sockets = policy_allow_unix_sockets(p);
+	cfg.listen_port = SBX_DEFAULT_PORT;
+	if (sbx_start(&cfg, &s, err, sizeof(err)) < 0) {
+		log_warnx("%s; the command was not started", err);
+		s = NULL;
+	}
+out:
+	sbx_env_free(proxy_env);
+	free(mv);
+	strv_free(&deny_read);
+	strv_free(&allow_read);
+	strv_free(&allow_write);
+	strv_free(&deny_write);
+	strv_free(&protect);
+	strv_free(&env_add);
+	strv_free(&env_remove);
+	return s;
+}
+
 static int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	log_warnx("run: the sandbox launcher is not available in this build yet; "
-		  "the command was not started");
-	return EXIT_RUN_SETUP;
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"audit", required_argument, NULL, 'a'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *policy_path = NULL, *audit_path = NULL;
+	struct run run = {0};
+	session_t *sess = NULL;
+	audit_t *audit = NULL;
+	mask_table_t *masks = NULL;
+	tls_session_t *tls;
+	proxy_policy_t *pp = NULL;
+	char err[1024];
+	unsigned verbose = 0;
+	bool invalid;
+	policy_t *p;
+	int c, rc = EXIT_RUN_SETUP;
+
+	while ((c = getopt_long(argc, argv, "+p:vqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy_path = optarg;
+			break;
+		case 'a':
+			audit_path = optarg;
+			break;
+		case 'v':
+			verbose++;
+			if (verbose >= 2)
+				log_set_level(LOG_LEVEL_DEBUG);
+			break;
+		case 'q':
+			run.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_RUN_SETUP;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "passavant run: no command given\n");
+		usage(stderr);
+		return EXIT_RUN_SETUP;
+	}
+	p = load_policy(policy_path, &invalid);
+	if (p == NULL) {
+		log_warnx("the command was not started");
+		return EXIT_RUN_SETUP;
+	}
+	sess = session_new(NULL);
+	if (sess == NULL) {
+		policy_free(p);
+		return EXIT_RUN_SETUP;
+	}
+	masks = masks_setup(p, sess);
+	if (masks == NULL) {
+		policy_free(p);
+		goto out;
+	}
+	if (audit_path == NULL)
+		audit_path = policy_audit_path(p);
+	if (audit_path != NULL) {
+		audit = audit_open(audit_path, session_id(sess));
+		if (audit == NULL) {
+			log_warn("audit log %s", audit_path);
+			policy_free(p);
+			goto out;
+		}
+	}
+	tls = tls_session_new(p, session_dir(sess), err, sizeof(err));
+	if (tls == NULL) {
+		log_warnx("session CA: %s", err);
+		policy_free(p);
+		audit_free(audit);
+		goto out;
+	}
+	/* proxy_new takes p and audit, also on failure; its signal handlers
+	 * are in place before the command starts, so a SIGTERM from now on
+	 * is passed on, not lost. */
+	run.px = proxy_new(p, policy_file(p), audit, session_id(sess));
+	if (run.px == NULL) {
+		tls_session_free(tls);
+		goto out;
+	}
+	proxy_set_tls(run.px, tls);
+	/* The env file, for reference inside (the session directory is
+	 * visible read-only there): the in-sandbox listener's address. */
+	if (session_write_env(sess, "127.0.0.1", SBX_DEFAULT_PORT, masks) < 0)
+		goto out;
+	/* Everything the child needs is prepared here, before the fork: the
+	 * secret arena is wiped in children (MADV_WIPEONFORK). The policy
+	 * stays alive through our reference while the config is built. */
+	pp = proxy_policy_get(run.px);
+	run.sbx = run_start_sandbox(proxy_policy(pp), sess, masks, argv + optind);
+	proxy_policy_put(pp);
+	if (run.sbx == NULL)
+		goto out;
+	if (sbx_exec_error(run.sbx) != NULL)
+		log_warnx("%s", sbx_exec_error(run.sbx));
+	proxy_set_masks(run.px, masks);
+	masks = NULL;
+	if (proxy_adopt_listener(run.px, sbx_take_listen_fd(run.sbx)) < 0)
+		goto kill;
+	proxy_set_observer(run.px, run_observer, &run);
+	proxy_set_signal_hook(run.px, run_signal_hook, &run);
+	run.sigchld = evsignal_new(proxy_base(run.px), SIGCHLD, run_sigchld_cb, &run);
+	if (run.sigchld == NULL || event_add(run.sigchld, NULL) < 0) {
+		log_warnx("run: cannot watch SIGCHLD");
+		goto kill;
+	}
+	/* The command may have ended before the handler was in place: check
+	 * once from inside the loop (a stop before the loop runs is lost). */
+	event_active(run.sigchld, EV_SIGNAL, 1);
+	if (proxy_run(run.px) < 0)
+		log_warnx("run: the proxy failed; ending the command");
+	if (!run.ended) {
+		(void)sbx_kill(run.sbx, SIGKILL);
+		run.status = sbx_wait(run.sbx);
+	}
+	rc = run.status < 0 ? EXIT_RUN_SETUP : run.status;
+	if (verbose > 0)
+		fprintf(stderr, "passavant: %lu request%s allowed, %lu refused, %lu credential%s injected\n",
+			run.allowed, run.allowed == 1 ? "" : "s", run.refused, run.injected,
+			run.injected == 1 ? "" : "s");
+	goto out;
+kill:
+	/* The command was started but cannot reach its proxy: end it. */
+	log_warnx("the command was stopped");
+	(void)sbx_kill(run.sbx, SIGKILL);
+	(void)sbx_wait(run.sbx);
+	rc = EXIT_RUN_SETUP;
+out:
+	if (run.sigchld != NULL)
+		event_free(run.sigchld);
+	/* The proxy first (its connections), then the sandbox (reaped,
+	 * placeholders removed), then the session directory. */
+	proxy_free(run.px);
+	sbx_free(run.sbx);
+	mask_table_free(masks);
+	session_free(sess);
+	return rc;
 }
 
 int main(int argc, char **argv)
