@@ -1,0 +1,1193 @@
+/*
+ * test_mask.c - credential masking on the wire (issue 5; SPEC §3.2, §4, §6):
+ * real clients (curl, python3, raw sockets) through the real `passavant
+ * proxy`, started with masked credentials in its own environment, to
+ * pv-upstream --record, which shows what really arrived upstream.
+ *
+ * Suite: mask_wire. Every test starts its own proxy on its own policy and
+ * stops it with px_stop(), which also sweeps the audit file, the proxy's
+ * stdout and stderr and the whole session directory for any real value
+ * (SPEC §4.4): a test that leaks fails there, whatever it checked itself.
+ *
+ * Fixtures: a test CA and a leaf for 127.0.0.1 and localhost; pv-upstream
+ * over TLS (recording) and over plain HTTP (recording). The policies allow
+ * both 127.0.0.1 and localhost (the same upstream) and make only 127.0.0.1
+ * an inject host, so "localhost" is an allowed host outside injectHosts.
+ *
+ * Real values are drawn at random per run (none is written in this file):
+ *   GH_TOKEN   "ghp_" + 36 letters and digits
+ *   PV_SECRET  40 bytes with a '/' and a '+' (an AWS-secret-like shape, so
+ *              its percent-encoded form differs from its raw form)
+ *   creds.ini  a masked file with two "token = fk_..." lines (extract)
+ * Sentinels are read from the session's env file (and files/ copy), as a
+ * sandboxed process would get them.
+ *
+ * As everywhere in the integration tests, clients run under `env -u` of the
+ * variables that would change what they trust or which proxy they use.
+ */
+#include <dirent.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/net.h"
+#include "tests/support/proc.h"
+#include "tests/support/testlib.h"
+#include "tests/support/upstream.h"
+
+#define TOK_LEN 40
+#define FTOK_LEN 35
+
+static char *dir;                  /* certs, records, policies, sessions */
+static char rec_tls[4096];         /* --record of the HTTPS upstream */
+static char rec_plain[4096];       /* --record of the plain upstream */
+static char creds_path[4096];      /* the masked file */
+static char py_path[4200];         /* python3 helper */
+static struct test_upstream up;    /* HTTPS, test CA */
+static struct test_upstream upp;   /* plain HTTP */
+
+static char tok_real[TOK_LEN + 1];     /* GH_TOKEN */
+static char sec_real[TOK_LEN + 1];     /* PV_SECRET, with '/' and '+' */
+static char sec_real_pct[TOK_LEN + 5]; /* its %2F/%2B form */
+static char ftok_real[2][FTOK_LEN + 1]; /* the two tokens in creds.ini */
+static char *creds_text;               /* content of creds.ini */
+
+/* One running `passavant proxy`. */
+struct px {
+	struct test_proc *proc;
+	char url[96];        /* http://127.0.0.1:PORT */
+	char addr[80];       /* 127.0.0.1:PORT */
+	char session[4096];  /* session directory */
+	char trust[4200];    /* session trust.pem */
+	char audit[4096];
+	char tok[TOK_LEN + 1]; /* GH_TOKEN's sentinel from <session>/env ("" if none) */
+	char sec[TOK_LEN + 1]; /* PV_SECRET's sentinel */
+};
+
+/* The variables that would otherwise decide what a client trusts. */
+#define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
+		  "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
+		  "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
+		  "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+/* n random characters of set (rejection sampling is not needed here:
+ * test values only have to be unguessable per run, not uniform). Aborts
+ * if the kernel gives no randomness: nothing sensible can follow. */
+static void random_chars(char *out, size_t n, const char *set)
+{
+	unsigned char r[256];
+	size_t m = strlen(set);
+
+	if (n > sizeof(r) || getrandom(r, n, 0) != (ssize_t)n)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		out[i] = set[r[i] % m];
+	out[n] = '\0';
+}
+
+static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+static void to_hex(const char *s, char *out)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		out[2 * i] = hx[(unsigned char)s[i] >> 4];
+		out[2 * i + 1] = hx[(unsigned char)s[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+/* '/' -> %2F, '+' -> %2B (the only escapable bytes of PV_SECRET's shape). */
+static void pct_form(const char *s, char *out)
+{
+	for (; *s; s++) {
+		if (*s == '/') {
+			memcpy(out, "%2F", 3);
+			out += 3;
+		} else if (*s == '+') {
+			memcpy(out, "%2B", 3);
+			out += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+static size_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* What a record file got after offset mark (malloc'd, "" if nothing). */
+static char *rec_since(const char *path, size_t mark)
+{
+	size_t len = 0;
+	char *s = test_read_file(path, &len), *r;
+
+	if (s == NULL)
+		return strdup("");
+	r = strdup(mark <= len ? s + mark : "");
+	free(s);
+	return r;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; p != NULL && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * The de-chunked body of the first request in rec (a record excerpt that
+ * starts at a "=== conn" line): head up to CRLFCRLF, then chunks. NULL if
+ * the framing is not complete chunked framing.
+ */
+static char *dechunk_first(const char *rec)
+{
+	const char *p = strstr(rec, "\r\n\r\n");
+	char *body, *end;
+	size_t n = 0;
+
+	if (p == NULL || (body = malloc(strlen(rec) + 1)) == NULL)
+		return NULL;
+	p += 4;
+	for (;;) {
+		unsigned long sz = strtoul(p, &end, 16);
+
+		if (end == p || (end = strstr(end, "\r\n")) == NULL)
+			goto bad;
+		p = end + 2;
+		if (sz == 0)
+			break;
+		if (strlen(p) < sz + 2 || memcmp(p + sz, "\r\n", 2) != 0)
+			goto bad;
+		memcpy(body + n, p, sz);
+		n += sz;
+		p += sz + 2;
+	}
+	body[n] = '\0';
+	return body;
+bad:
+	free(body);
+	return NULL;
+}
+
+/* Runs a NULL-terminated argv (at most 63 entries); stdout in *out (may
+ * be NULL); stderr is shown when the exit status is not 0. */
+static int runv(char **out, char **argv)
+{
+	char *e = NULL;
+	int rc = test_run_capture(argv, out, &e, 60000);
+
+	if (rc != 0) {
+		fprintf(stderr, "\n    command exited %d:", rc);
+		for (int i = 0; argv[i] != NULL; i++)
+			if (strcmp(argv[i], "-u") != 0 && (i == 0 || strcmp(argv[i - 1], "-u") != 0))
+				fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, "\n%s\n", e ? e : "");
+	}
+	free(e);
+	return rc;
+}
+
+/* curl through p trusting only p's trust.pem, with the extra arguments. */
+static int curl_px(const struct px *p, char **out, ...) __attribute__((sentinel));
+static int curl_px(const struct px *p, char **out, ...)
+{
+	char *argv[80] = {ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->trust,
+			  "-x", (char *)p->url};
+	int n = 0;
+	va_list ap;
+	char *a;
+
+	while (argv[n] != NULL)
+		n++;
+	va_start(ap, out);
+	while ((a = va_arg(ap, char *)) != NULL && n < 78)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return runv(out, argv);
+}
+
+static const char *url_of(const struct test_upstream *u, const char *host, const char *path)
+{
+	static char buf[6][8192];
+	static int i;
+
+	i = (i + 1) % 6;
+	snprintf(buf[i], sizeof(buf[i]), "%s://%s:%u%s", u == &up ? "https" : "http", host,
+		 (unsigned)u->port, path);
+	return buf[i];
+}
+
+/* The body of the last response in a curl -i output (after the last head). */
+static const char *body_of(const char *out, const char *status_line)
+{
+	const char *h = out != NULL ? strstr(out, status_line) : NULL;
+	const char *b = h != NULL ? strstr(h, "\r\n\r\n") : NULL;
+
+	return b != NULL ? b + 4 : "";
+}
+
+/* Checks a refusal of a sentinel: 403, the marker header, a one-line reason
+ * naming the credential and the host. */
+static void check_refusal(const char *out, const char *cred, const char *host)
+{
+	const char *body = body_of(out, "HTTP/1.1 403 ");
+
+	ROW(out != NULL && strstr(out, "HTTP/1.1 403 ") != NULL, "no 403 in: %.400s", out ? out : "");
+	ROW(out != NULL && strstr(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL,
+	    "no X-Proxy-Error: blocked-by-sandbox-runtime in: %.400s", out ? out : "");
+	ROW(strstr(body, cred) != NULL && strstr(body, host) != NULL,
+	    "the reason does not name %s and %s: '%s'", cred, host, body);
+	ROW(*body != '\0' && strchr(body, '\n') == body + strlen(body) - 1,
+	    "the reason is not one line: '%s'", body);
+}
+
+/* ------------------------------------------------------------------ */
+/* Proxies                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Reads `export NAME='VALUE'` from env text into out (cap bytes). */
+static bool env_value(const char *env, const char *name, char *out, size_t cap)
+{
+	char key[128];
+	const char *p, *q;
+
+	snprintf(key, sizeof(key), "export %s='", name);
+	p = env != NULL ? strstr(env, key) : NULL;
+	if (p == NULL)
+		return false;
+	p += strlen(key);
+	q = strchr(p, '\'');
+	if (q == NULL || (size_t)(q - p) >= cap)
+		return false;
+	memcpy(out, p, (size_t)(q - p));
+	out[q - p] = '\0';
+	return true;
+}
+
+/*
+ * Starts `env GH_TOKEN=.. PV_SECRET=.. passavant proxy` on the policy
+ * (printf format). extra_env (may be NULL) is one more NAME=VALUE. Fills
+ * p->tok and p->sec from <session>/env ("" when missing). 0 or -1.
+ */
+static int px_start_env(struct px *p, const char *extra_env, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int px_start_env(struct px *p, const char *extra_env, const char *fmt, ...)
+{
+	static int n;
+	char yaml[8192], policy[4096], envtok[64], envsec[64], path[4200], *env;
+	char *argv[24];
+	va_list ap;
+	int len, i = 0;
+
+	memset(p, 0, sizeof(*p));
+	va_start(ap, fmt);
+	len = vsnprintf(yaml, sizeof(yaml), fmt, ap);
+	va_end(ap);
+	n++;
+	snprintf(policy, sizeof(policy), "%s/policy-%d.yaml", dir, n);
+	snprintf(p->session, sizeof(p->session), "%s/session-%d", dir, n);
+	snprintf(p->audit, sizeof(p->audit), "%s/audit-%d.jsonl", dir, n);
+	snprintf(p->trust, sizeof(p->trust), "%s/trust.pem", p->session);
+	if (test_write_file(policy, yaml, (size_t)len) < 0)
+		return -1;
+	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", tok_real);
+	snprintf(envsec, sizeof(envsec), "PV_SECRET=%s", sec_real);
+	argv[i++] = "env";
+	argv[i++] = envtok;
+	argv[i++] = envsec;
+	if (extra_env != NULL)
+		argv[i++] = (char *)extra_env;
+	argv[i++] = (char *)test_passavant_bin();
+	argv[i++] = "proxy";
+	argv[i++] = "-p";
+	argv[i++] = policy;
+	argv[i++] = "--listen";
+	argv[i++] = "127.0.0.1:0";
+	argv[i++] = "--session-dir";
+	argv[i++] = p->session;
+	argv[i++] = "--audit";
+	argv[i++] = p->audit;
+	argv[i] = NULL;
+	p->proc = test_proc_start(argv, "listening on ", p->addr, sizeof(p->addr), 10000);
+	if (p->proc == NULL)
+		return -1;
+	snprintf(p->url, sizeof(p->url), "http://%s", p->addr);
+	snprintf(path, sizeof(path), "%s/env", p->session);
+	env = test_read_file(path, NULL);
+	if (!env_value(env, "GH_TOKEN", p->tok, sizeof(p->tok)))
+		fprintf(stderr, "\n    %s has no export GH_TOKEN='...' line\n", path);
+	if (!env_value(env, "PV_SECRET", p->sec, sizeof(p->sec)) && strstr(yaml, "PV_SECRET") != NULL)
+		fprintf(stderr, "\n    %s has no export PV_SECRET='...' line\n", path);
+	free(env);
+	return 0;
+}
+
+/* The usual policy: both hosts allowed, 127.0.0.1 the inject host of
+ * GH_TOKEN (tok_in) and PV_SECRET (sec_in), plaintext injection as given. */
+static int px_start(struct px *p, const char *tok_in, const char *sec_in, bool plaintext)
+{
+	return px_start_env(p, NULL,
+			    "network:\n"
+			    "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+			    "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+			    "credentials:\n"
+			    "  envVars:\n"
+			    "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: %s}\n"
+			    "    - {name: PV_SECRET, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: %s}\n"
+			    "  allowPlaintextInject: %s\n",
+			    dir, tok_in, sec_in, plaintext ? "true" : "false");
+}
+
+/* Whether a sentinel was handed out; a failed assertion otherwise (the
+ * session-dir glue of §2 is missing). */
+static bool have_sentinels(const struct px *p)
+{
+	ROW(strlen(p->tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p->session);
+	ROW(strlen(p->sec) == TOK_LEN, "no PV_SECRET sentinel in %s/env", p->session);
+	return strlen(p->tok) == TOK_LEN && strlen(p->sec) == TOK_LEN;
+}
+
+/* Every real value, raw and percent-encoded, for the leak sweep. */
+static const char *real_values(size_t i)
+{
+	const char *v[] = {tok_real, sec_real, sec_real_pct, ftok_real[0], ftok_real[1]};
+
+	return i < sizeof(v) / sizeof(v[0]) ? v[i] : NULL;
+}
+
+/* ROW failure for each real value in text (what names where it was). */
+static void no_real_value_in(const char *text, size_t len, const char *what)
+{
+	for (size_t i = 0; real_values(i) != NULL; i++) {
+		const char *v = real_values(i);
+
+		ROW(text == NULL || memmem(text, len, v, strlen(v)) == NULL,
+		    "a real value (#%zu) is in %s", i, what);
+	}
+}
+
+static int sweep_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)ftw;
+	if (flag == FTW_F && S_ISREG(sb->st_mode)) {
+		size_t len = 0;
+		char *s = test_read_file(path, &len);
+
+		ROW(s != NULL, "cannot read %s", path);
+		no_real_value_in(s, len, path);
+		free(s);
+	}
+	return 0;
+}
+
+/* SIGTERM (a clean stop expected), then the §4.4 sweep. */
+static int px_stop(struct px *p)
+{
+	char *s;
+	int st;
+
+	if (p->proc == NULL)
+		return -1;
+	st = test_proc_stop(p->proc, SIGTERM, 5000);
+	s = test_proc_stdout(p->proc);
+	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stdout");
+	free(s);
+	s = test_proc_stderr(p->proc);
+	if (st != 0)
+		fprintf(stderr, "proxy exited %d; stderr:\n%s\n", st, s ? s : "");
+	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stderr");
+	free(s);
+	s = test_read_file(p->audit, NULL);
+	no_real_value_in(s, s ? strlen(s) : 0, "the audit file");
+	free(s);
+	nftw(p->session, sweep_cb, 16, FTW_PHYS);
+	test_proc_free(p->proc);
+	p->proc = NULL;
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fixtures                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char py_helper[] =
+	"import socket, ssl, sys, os, base64\n"
+	"mode, proxy, target, cafile = sys.argv[1:5]\n"
+	"ph, pp = proxy.rsplit(':', 1); th, tp = target.rsplit(':', 1)\n"
+	"ctx = ssl.create_default_context(cafile=cafile)\n"
+	"def connect():\n"
+	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
+	"    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
+	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()))\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'):\n"
+	"        c = s.recv(1)\n"
+	"        if not c: raise SystemExit('proxy closed')\n"
+	"        head += c\n"
+	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
+	"    return ctx.wrap_socket(s, server_hostname=th)\n"
+	"def read_all(t):\n"
+	"    data = b''\n"
+	"    while True:\n"
+	"        try: c = t.recv(65536)\n"
+	"        except (ssl.SSLEOFError, ConnectionResetError): break\n"
+	"        if not c: break\n"
+	"        data += c\n"
+	"    return data\n"
+	"def recv_n(t, n):\n"
+	"    b = b''\n"
+	"    while len(b) < n:\n"
+	"        c = t.recv(n - len(b))\n"
+	"        if not c: raise SystemExit('closed after %r' % b)\n"
+	"        b += c\n"
+	"    return b\n"
+	"def frame(t):\n"
+	"    h = recv_n(t, 2); n = h[1] & 0x7f\n"
+	"    if n == 126: n = int.from_bytes(recv_n(t, 2), 'big')\n"
+	"    return h[0], recv_n(t, n)\n"
+	"if mode == 'chunked':\n"
+	"    # argv[5]: the body, sent one byte per chunk, one TLS record each\n"
+	"    t = connect()\n"
+	"    t.sendall(b'POST /sink HTTP/1.1\\r\\nHost: %s\\r\\nTransfer-Encoding: chunked\\r\\n'\n"
+	"              b'Connection: close\\r\\n\\r\\n' % target.encode())\n"
+	"    for b in sys.argv[5].encode():\n"
+	"        t.sendall(b'1\\r\\n' + bytes([b]) + b'\\r\\n')\n"
+	"    t.sendall(b'0\\r\\n\\r\\n')\n"
+	"    sys.stdout.write(read_all(t).decode())\n"
+	"elif mode == 'ws':\n"
+	"    # argv[5]: the hex the upstream pushes after the 101\n"
+	"    t = connect()\n"
+	"    key = base64.b64encode(os.urandom(16))\n"
+	"    t.sendall(b'GET /ws?x=%s HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
+	"              b'Sec-WebSocket-Version: 13\\r\\nSec-WebSocket-Key: %s\\r\\n\\r\\n'\n"
+	"              % (sys.argv[5].encode(), target.encode(), key))\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'): head += recv_n(t, 1)\n"
+	"    assert head.startswith(b'HTTP/1.1 101'), head\n"
+	"    op, pushed = frame(t)\n"
+	"    assert op == 0x81, op\n"
+	"    payload = b'still open'; mask = b'\\x01\\x02\\x03\\x04'\n"
+	"    t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))\n"
+	"    op, echo = frame(t)\n"
+	"    sys.stdout.write(pushed.decode() + '|' + echo.decode())\n";
+
+static int fixtures_up(void)
+{
+	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
+	struct test_upstream_opts o;
+	char mid[64];
+
+	dir = test_mkdtemp();
+	if (dir == NULL || test_certs_make(dir, names) < 0)
+		return -1;
+	/* Real values, fresh per run. */
+	memcpy(tok_real, "ghp_", 4);
+	random_chars(tok_real + 4, TOK_LEN - 4, alnum);
+	random_chars(sec_real, TOK_LEN, alnum);
+	sec_real[17] = '/';
+	sec_real[29] = '+';
+	pct_form(sec_real, sec_real_pct);
+	for (int i = 0; i < 2; i++) {
+		memcpy(ftok_real[i], "fk_", 3);
+		random_chars(ftok_real[i] + 3, FTOK_LEN - 3, alnum);
+	}
+	random_chars(mid, 20, alnum);
+	if (asprintf(&creds_text,
+		     "# test credentials: everything but the tokens is kept byte for byte\n"
+		     "[default]\nuser = alice\ntoken = %s\n\n[other]\t; %s\ntoken = %s\n"
+		     "trailing line without a newline",
+		     ftok_real[0], mid, ftok_real[1]) < 0)
+		return -1;
+	snprintf(creds_path, sizeof(creds_path), "%s/creds.ini", dir);
+	if (test_write_file(creds_path, creds_text, strlen(creds_text)) < 0)
+		return -1;
+	snprintf(rec_tls, sizeof(rec_tls), "%s/rec-tls.txt", dir);
+	snprintf(rec_plain, sizeof(rec_plain), "%s/rec-plain.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	o.record_path = rec_tls;
+	if (test_upstream_start(&up, &o) < 0)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.record_path = rec_plain;
+	if (test_upstream_start(&upp, &o) < 0)
+		return -1;
+	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
+	return test_write_file(py_path, py_helper, sizeof(py_helper) - 1);
+}
+
+static int fixtures_down(void)
+{
+	int bad = 0;
+
+	bad |= test_upstream_stop(&up) != 0;
+	bad |= test_upstream_stop(&upp) != 0;
+	test_rmtree(dir);
+	free(dir);
+	dir = NULL;
+	free(creds_text);
+	creds_text = NULL;
+	return bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+/* A sentinel has the real value's length and shape (§4.1). */
+static void check_shape(const char *real, const char *sent, size_t keep_prefix, const char *what)
+{
+	bool same_class = strlen(real) == strlen(sent);
+
+	for (size_t i = 0; same_class && real[i]; i++) {
+		char a = real[i], b = sent[i];
+
+		if (i < keep_prefix || !((a >= 'a' && a <= 'z') || (a >= 'A' && a <= 'Z') || (a >= '0' && a <= '9')))
+			same_class = a == b;
+		else if (a >= 'a' && a <= 'z')
+			same_class = b >= 'a' && b <= 'z';
+		else if (a >= 'A' && a <= 'Z')
+			same_class = b >= 'A' && b <= 'Z';
+		else
+			same_class = b >= '0' && b <= '9';
+	}
+	ROW(same_class, "the %s sentinel '%s' does not have the real value's shape", what, sent);
+	ROW(strcmp(real, sent) != 0, "the %s sentinel is the real value", what);
+}
+
+static void test_session_env(void)
+{
+	struct px p;
+	char cmd[4400], *out = NULL;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		check_shape(tok_real, p.tok, 4, "GH_TOKEN");
+		check_shape(sec_real, p.sec, 0, "PV_SECRET");
+		ROW(strcmp(p.tok, p.sec) != 0, "two credentials share a sentinel");
+		/* A shell sourcing the file gets exactly the sentinel. */
+		snprintf(cmd, sizeof(cmd), ". '%s/env' && printf '%%s|%%s' \"$GH_TOKEN\" \"$PV_SECRET\"",
+			 p.session);
+		{
+			char *argv[] = {"env", "-i", "sh", "-c", cmd, NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+		}
+		{
+			char want[2 * TOK_LEN + 2];
+
+			snprintf(want, sizeof(want), "%s|%s", p.tok, p.sec);
+			ROW(out != NULL && strcmp(out, want) == 0, "sourcing env gives '%s'", out ? out : "");
+		}
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Bearer sentinel to the inject host: the real value arrives; /echo sends
+ * it back and the client sees the sentinel again. */
+static void test_bearer_inject(void)
+{
+	struct px p;
+	char hdr[128], want[128], *out = NULL, *rec;
+	size_t mark = file_size(rec_tls);
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "127.0.0.1", "/echo"), NULL), 0);
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", out);
+		rec = rec_since(rec_tls, mark);
+		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
+		ROW(strstr(rec, want) != NULL, "the upstream did not get the real value: %.600s", rec);
+		ROW(strstr(rec, p.tok) == NULL, "the upstream got the sentinel");
+		ROW(count_of(rec, "=== conn ") == 1, "%d requests recorded", count_of(rec, "=== conn "));
+		/* The echo carried the real value back: remasked. */
+		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", p.tok);
+		ROW(out != NULL && strstr(out, want) != NULL, "the client does not see its sentinel echoed");
+		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
+		free(rec);
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* The same sentinel to allowed hosts outside injectHosts: 403, nothing
+ * sent upstream, over TLS and over plain HTTP. */
+static void test_bearer_other_host(void)
+{
+	struct px p;
+	char hdr[128], *out = NULL, *rec;
+	size_t mark = file_size(rec_tls), mark_p = file_size(rec_plain);
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "localhost", "/echo"), NULL), 0);
+		check_refusal(out, "GH_TOKEN", "localhost");
+		free(out);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "localhost", "/echo"), NULL), 0);
+		check_refusal(out, "GH_TOKEN", "localhost");
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		ROW(*rec == '\0', "the upstream got a request: %.300s", rec);
+		free(rec);
+		rec = rec_since(rec_plain, mark_p);
+		ROW(*rec == '\0', "the plain upstream got a request: %.300s", rec);
+		free(rec);
+		/* Without a sentinel the same host is fine (the 403 was the sentinel's). */
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "localhost", "/hello"), NULL), 0);
+		ROW(out != NULL && strcmp(out, "hello\n") == 0, "localhost /hello: '%s'", out ? out : "");
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* git-style credentials: curl -u and user:password in the URL send
+ * Authorization: Basic; upstream gets the real password, re-encoded. */
+static void test_basic_auth(void)
+{
+	struct px p;
+	char up_arg[128], url[256], plain[128], b64[192], want[256], *out = NULL, *rec;
+	size_t mark;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(plain, sizeof(plain), "x-access-token:%s", tok_real);
+		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)strlen(plain));
+		snprintf(want, sizeof(want), "\r\nAuthorization: Basic %s\r\n", b64);
+		snprintf(up_arg, sizeof(up_arg), "x-access-token:%s", p.tok);
+		snprintf(url, sizeof(url), "https://x-access-token:%s@127.0.0.1:%u/hello", p.tok,
+			 (unsigned)up.port);
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-u", up_arg, url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
+		ROW(out != NULL && strcmp(out, "hello\n") == 0, "curl -u: '%s'", out ? out : "");
+		free(out);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url, NULL), 0);
+		ROW(out != NULL && strcmp(out, "hello\n") == 0, "user:password@ URL: '%s'", out ? out : "");
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		ROW(count_of(rec, want) == 2, "Basic with the real password arrived %d times of 2: %.600s",
+		    count_of(rec, want), rec);
+		free(rec);
+		/* Basic with the sentinel to a host outside injectHosts: refused. */
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-u", up_arg, url_of(&up, "localhost", "/hello"), NULL), 0);
+		check_refusal(out, "GH_TOKEN", "localhost");
+		free(out);
+		ROW(file_size(rec_tls) == mark, "the refused Basic request reached the upstream");
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Query: refused without `query` in injectIn, substituted (raw and
+ * percent-encoded) with it. */
+static void test_query(void)
+{
+	struct px p;
+	char path[512], pct[TOK_LEN + 5], want[512], *out = NULL, *rec;
+	size_t mark;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(path, sizeof(path), "/hello?token=%s", p.tok);
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", path), NULL), 0);
+		check_refusal(out, "GH_TOKEN", "127.0.0.1");
+		free(out);
+		pct_form(p.sec, pct);
+		snprintf(path, sizeof(path), "/hello?k=%s", pct);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", path), NULL), 0);
+		check_refusal(out, "PV_SECRET", "127.0.0.1");
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		ROW(*rec == '\0', "a refused target reached the upstream: %.300s", rec);
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+
+	CU_ASSERT_FATAL(px_start(&p, "[header, query]", "[header, query]", false) == 0);
+	if (have_sentinels(&p)) {
+		pct_form(p.sec, pct);
+		snprintf(path, sizeof(path), "/hello?token=%s&k=%s&raw=%s", p.tok, pct, p.sec);
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL), 0);
+		ROW(out != NULL && strcmp(out, "hello\n") == 0, "query injection: '%s'", out ? out : "");
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		snprintf(want, sizeof(want), "GET /hello?token=%s&k=%s&raw=%s HTTP/1.1\r\n", tok_real, sec_real_pct,
+			 sec_real);
+		ROW(strstr(rec, want) != NULL, "the upstream's target is not '%.*s': %.300s",
+		    (int)strlen(want) - 2, want, rec);
+		free(rec);
+		/* The query set is not the header set: a query-only credential
+		 * does not make a header sentinel go to a non-inject host. */
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Body: left as is (not refused) without `body`; substituted with it, in a
+ * Content-Length body and in a chunked body split into 1-byte chunks. */
+static void test_body(void)
+{
+	struct px p;
+	char data[128], want[128], *out = NULL, *rec, *b;
+	size_t mark;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(data, sizeof(data), "token=%s&end=1", p.tok);
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", data, url_of(&up, "127.0.0.1", "/echo"),
+					NULL),
+				0);
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL,
+		    "a sentinel in a body where it may not go was refused: %.300s", out);
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", p.tok);
+		ROW(strstr(rec, want) != NULL, "the body did not arrive as sent: %.400s", rec);
+		ROW(strstr(rec, tok_real) == NULL, "the real value went into a body without injectIn: body");
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+
+	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(data, sizeof(data), "token=%s&end=1", p.tok);
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", data, url_of(&up, "127.0.0.1", "/echo"),
+					NULL),
+				0);
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", out);
+		/* /echo returned the real body: the client sees the sentinel. */
+		ROW(out != NULL && strstr(out, data) != NULL, "the echoed body is not remasked");
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", tok_real);
+		ROW(strstr(rec, want) != NULL, "Content-Length body not substituted: %.400s", rec);
+		ROW(strstr(rec, "\r\nContent-Length: ") != NULL, "no Content-Length upstream");
+		free(rec);
+
+		/* 1-byte chunks, one TLS record each. */
+		mark = file_size(rec_tls);
+		{
+			char *argv[] = {ENV_CLEAN, "python3", py_path, "chunked", p.addr, up.addr, p.trust, data, NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+		}
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "chunked upload: %.300s", out);
+		snprintf(want, sizeof(want), "\r\n\r\n%zu\n", strlen(data));
+		ROW(out != NULL && strstr(out, want) != NULL, "/sink did not count %zu bytes: %.300s",
+		    strlen(data), out);
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		b = dechunk_first(rec);
+		snprintf(want, sizeof(want), "token=%s&end=1", tok_real);
+		ROW(b != NULL && strcmp(b, want) == 0, "de-chunked upstream body is '%s'", b ? b : "(bad framing)");
+		free(b);
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Plain HTTP to the inject host: refused without allowPlaintextInject,
+ * injected with it (header, and a body in 1-byte chunks over a raw
+ * socket). */
+static void test_plaintext(void)
+{
+	struct px p;
+	char hdr[128], want[256], *out = NULL, *rec, *b;
+	size_t mark = file_size(rec_plain);
+
+	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "127.0.0.1", "/echo"), NULL), 0);
+		check_refusal(out, "GH_TOKEN", "127.0.0.1");
+		free(out);
+		rec = rec_since(rec_plain, mark);
+		ROW(*rec == '\0', "a refused plain request reached the upstream: %.300s", rec);
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+
+	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", true) == 0);
+	if (have_sentinels(&p)) {
+		char req[1024], body[128];
+		int fd, n;
+
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		mark = file_size(rec_plain);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "127.0.0.1", "/echo"), NULL), 0);
+		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0, "not 200: %.300s", out);
+		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
+		free(out);
+		rec = rec_since(rec_plain, mark);
+		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
+		ROW(strstr(rec, want) != NULL, "plain HTTP with allowPlaintextInject: not injected: %.400s", rec);
+		free(rec);
+
+		/* A chunked body, one byte per chunk and per write. */
+		mark = file_size(rec_plain);
+		snprintf(body, sizeof(body), "token=%s&end=1", p.tok);
+		fd = test_tcp_connect(p.addr, 5000);
+		CU_ASSERT_FATAL(fd >= 0);
+		n = snprintf(req, sizeof(req),
+			     "POST http://127.0.0.1:%u/sink HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+			     "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+			     (unsigned)upp.port, (unsigned)upp.port);
+		CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
+		for (const char *c = body; *c; c++) {
+			char ch[8];
+
+			n = snprintf(ch, sizeof(ch), "1\r\n%c\r\n", *c);
+			CU_ASSERT(test_send_all(fd, ch, (size_t)n) == 0);
+			usleep(2000);
+		}
+		CU_ASSERT(test_send_all(fd, "0\r\n\r\n", 5) == 0);
+		out = test_recv_until(fd, NULL, 10000, NULL, NULL);
+		close(fd);
+		snprintf(want, sizeof(want), "\r\n\r\n%zu\n", strlen(body));
+		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0 && strstr(out, want) != NULL,
+		    "chunked plain upload: %.300s", out);
+		free(out);
+		rec = rec_since(rec_plain, mark);
+		b = dechunk_first(rec);
+		snprintf(want, sizeof(want), "token=%s&end=1", tok_real);
+		ROW(b != NULL && strcmp(b, want) == 0, "de-chunked plain body is '%s'", b ? b : "(bad framing)");
+		free(b);
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* An upstream echoing the real value in a header and in a Content-Length,
+ * chunked (1-byte chunks) or close-delimited body: the client sees only the
+ * sentinel, from the inject host and from any other host, TLS or not. */
+static void test_remask_bodies(void)
+{
+	static const char *const modes[] = {"cl", "chunked", "close"};
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		for (int v = 0; v < 2; v++) {
+			const char *real = v == 0 ? tok_real : sec_real, *sent = v == 0 ? p.tok : p.sec;
+			char hex[2 * TOK_LEN + 1], path[256], wh[128], wb[128];
+
+			to_hex(real, hex);
+			snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", sent);
+			snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", sent);
+			for (size_t m = 0; m < 3; m++) {
+				for (int h = 0; h < 4; h++) {
+					const struct test_upstream *u = h < 2 ? &up : &upp;
+					const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
+					char *out = NULL;
+
+					snprintf(path, sizeof(path), "/reflect/%s?x=%s", modes[m], hex);
+					CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(u, host, path), NULL), 0);
+					ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL,
+					    "%s %s %s: not 200: %.300s", u == &up ? "https" : "http", host, modes[m],
+					    out);
+					ROW(out != NULL && strstr(out, real) == NULL,
+					    "%s %s %s: the client saw the real value of %s",
+					    u == &up ? "https" : "http", host, modes[m], v ? "PV_SECRET" : "GH_TOKEN");
+					ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
+					    "%s %s %s: the sentinel is not in both header and body: %.400s",
+					    u == &up ? "https" : "http", host, modes[m], out);
+					free(out);
+				}
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* After a WebSocket 101 the upstream pushes the real value: the client
+ * gets the sentinel, and the tunnel still echoes. */
+static void test_remask_websocket(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		for (int h = 0; h < 2; h++) {
+			char hex[2 * TOK_LEN + 1], target[128], want[128], *out = NULL;
+
+			to_hex(tok_real, hex);
+			snprintf(target, sizeof(target), "%s:%u", h == 0 ? "127.0.0.1" : "localhost", (unsigned)up.port);
+			{
+				char *argv[] = {ENV_CLEAN, "python3", py_path, "ws", p.addr, target, p.trust, hex, NULL};
+
+				CU_ASSERT_EQUAL(runv(&out, argv), 0);
+			}
+			snprintf(want, sizeof(want), "%s|still open", p.tok);
+			ROW(out != NULL && strcmp(out, want) == 0, "WebSocket via %s: got '%s'", target,
+			    out ? out : "");
+			free(out);
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Requests to an inject host ask for identity; the client's own
+ * Accept-Encoding does not go there. */
+static void test_accept_encoding(void)
+{
+	struct px p;
+	char hdr[128], *out = NULL, *rec;
+	size_t mark;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	mark = file_size(rec_tls);
+	CU_ASSERT_EQUAL(curl_px(&p, &out, "--compressed", url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
+	free(out);
+	if (p.tok[0] != '\0') {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", "Accept-Encoding: gzip, br", "-H", hdr,
+					url_of(&up, "127.0.0.1", "/hello"), NULL),
+				0);
+		free(out);
+	}
+	rec = rec_since(rec_tls, mark);
+	ROW(count_of(rec, "=== conn ") == (p.tok[0] ? 2 : 1), "requests recorded: %d", count_of(rec, "=== conn "));
+	ROW(count_of(rec, "\r\nAccept-Encoding: identity\r\n") == count_of(rec, "=== conn "),
+	    "not every request to the inject host asked for identity: %.800s", rec);
+	ROW(strstr(rec, "gzip") == NULL, "the client's gzip went to the inject host: %.800s", rec);
+	free(rec);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* The audit line of the request whose target contains needle (malloc'd). */
+static char *audit_line(const char *log, const char *needle)
+{
+	const char *p = log != NULL ? strstr(log, needle) : NULL, *s, *e;
+
+	if (p == NULL)
+		return NULL;
+	for (s = p; s > log && s[-1] != '\n'; s--)
+		;
+	e = strchr(p, '\n');
+	return strndup(s, e ? (size_t)(e - s) : strlen(s));
+}
+
+/* Audit: injected names the credential on the injecting request only,
+ * remasked counts the values turned back. */
+static void test_audit(void)
+{
+	struct px p;
+	char hdr[128], hex[2 * TOK_LEN + 1], path[256], *out = NULL, *log, *l;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", hdr, url_of(&up, "127.0.0.1", "/hello?a=inj"), NULL), 0);
+		free(out);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "127.0.0.1", "/hello?a=none"), NULL), 0);
+		free(out);
+		to_hex(tok_real, hex);
+		snprintf(path, sizeof(path), "/reflect/cl?a=re&x=%s", hex);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "localhost", path), NULL), 0);
+		free(out);
+		snprintf(path, sizeof(path), "/reflect/chunked?a=rc&x=%s", hex);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL), 0);
+		free(out);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", hdr, url_of(&up, "localhost", "/hello?a=deny"), NULL), 0);
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	if (p.tok[0] == '\0')
+		return;
+	log = test_read_file(p.audit, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	l = audit_line(log, "\"target\":\"/hello?a=inj\"");
+	ROW(l != NULL && strstr(l, "\"status\":200") != NULL && strstr(l, "\"injected\":[\"GH_TOKEN\"]") != NULL &&
+		    strstr(l, "\"remasked\":0") != NULL,
+	    "injecting request: %s", l ? l : "(no line)");
+	free(l);
+	l = audit_line(log, "\"target\":\"/hello?a=none\"");
+	ROW(l != NULL && strstr(l, "\"injected\":[],\"remasked\":0,") != NULL, "plain request: %s", l ? l : "(no line)");
+	free(l);
+	l = audit_line(log, "?a=re&x=");
+	ROW(l != NULL && strstr(l, "\"host\":\"localhost\"") != NULL &&
+		    strstr(l, "\"injected\":[],\"remasked\":2,") != NULL,
+	    "reflected value (Content-Length): %s", l ? l : "(no line)");
+	free(l);
+	l = audit_line(log, "?a=rc&x=");
+	ROW(l != NULL && strstr(l, "\"injected\":[],\"remasked\":2,") != NULL, "reflected value (chunked): %s",
+	    l ? l : "(no line)");
+	free(l);
+	l = audit_line(log, "\"target\":\"/hello?a=deny\"");
+	ROW(l != NULL && strstr(l, "\"status\":403,\"decision\":\"deny\"") != NULL && strstr(l, "GH_TOKEN") != NULL,
+	    "refused sentinel: %s", l ? l : "(no line)");
+	free(l);
+	free(log);
+}
+
+/* A 6-character secret is refused at load by check and by proxy, with a
+ * message naming the credential and not the value. */
+static void test_too_short(void)
+{
+	char short_val[7], envarg[32], policy[4096], session[4200], yaml[512], *out = NULL, *err = NULL;
+	int rc;
+
+	random_chars(short_val, 6, alnum);
+	snprintf(envarg, sizeof(envarg), "GH_TOKEN=%s", short_val);
+	snprintf(policy, sizeof(policy), "%s/policy-short.yaml", dir);
+	snprintf(session, sizeof(session), "%s/session-short", dir);
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "credentials:\n  envVars:\n"
+		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n");
+	CU_ASSERT_FATAL(test_write_file(policy, yaml, strlen(yaml)) == 0);
+	{
+		char *argv[] = {"env", envarg, (char *)test_passavant_bin(), "check", "-p", policy, NULL};
+
+		rc = test_run_capture(argv, &out, &err, 20000);
+	}
+	ROW(rc == 1, "check exited %d", rc);
+	ROW(err != NULL && strstr(err, "GH_TOKEN") != NULL && strstr(err, "too short to mask") != NULL,
+	    "check's message: %s", err ? err : "");
+	ROW((out == NULL || strstr(out, short_val) == NULL) && (err == NULL || strstr(err, short_val) == NULL),
+	    "check printed the value");
+	free(out);
+	free(err);
+	{
+		char *argv[] = {"env", envarg, (char *)test_passavant_bin(), "proxy", "-p", policy, "--listen",
+				"127.0.0.1:0", "--session-dir", session, NULL};
+
+		rc = test_run_capture(argv, &out, &err, 20000);
+	}
+	ROW(rc == 1, "proxy exited %d", rc);
+	ROW(out == NULL || strstr(out, "listening on") == NULL, "proxy started: %s", out ? out : "");
+	ROW(err != NULL && strstr(err, "GH_TOKEN") != NULL && strstr(err, "too short to mask") != NULL,
+	    "proxy's message: %s", err ? err : "");
+	ROW((out == NULL || strstr(out, short_val) == NULL) && (err == NULL || strstr(err, short_val) == NULL),
+	    "proxy printed the value");
+	free(out);
+	free(err);
+}
+
+/* A masked file with extract: files/ holds the copy with each token
+ * replaced by a sentinel and every other byte kept; that sentinel gets
+ * the real token upstream. */
+static void test_masked_file(void)
+{
+	struct px p;
+	char files[4200], copy_path[8400] = "", *copy = NULL, *out = NULL, *rec;
+	size_t clen = 0, mark;
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int found = 0;
+
+	CU_ASSERT_FATAL(px_start_env(&p, NULL,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+				     "  files:\n"
+				     "    - {path: \"%s\", mode: mask, extract: \"token = ([A-Za-z0-9_]+)\",\n"
+				     "       injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
+				     dir, creds_path) == 0);
+	snprintf(files, sizeof(files), "%s/files", p.session);
+	d = opendir(files);
+	ROW(d != NULL, "no %s directory", files);
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+
+		if (n > 10 && strcmp(e->d_name + n - 10, "-creds.ini") == 0) {
+			snprintf(copy_path, sizeof(copy_path), "%s/%s", files, e->d_name);
+			found++;
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	ROW(found == 1, "%d copies of creds.ini in files/", found);
+	if (found == 1) {
+		const char *t0 = strstr(creds_text, ftok_real[0]), *t1 = strstr(creds_text, ftok_real[1]);
+		size_t o0 = (size_t)(t0 - creds_text), o1 = (size_t)(t1 - creds_text);
+		bool rest_same = true;
+		char s0[FTOK_LEN + 1], s1[FTOK_LEN + 1], hdr[128], want[128];
+
+		copy = test_read_file(copy_path, &clen);
+		CU_ASSERT_FATAL(copy != NULL);
+		ROW(stat(copy_path, &st) == 0 && (st.st_mode & 077) == 0, "the copy is readable by others");
+		ROW(clen == strlen(creds_text), "the copy has %zu bytes, the file %zu", clen, strlen(creds_text));
+		if (clen == strlen(creds_text)) {
+			for (size_t i = 0; i < clen; i++)
+				if (!((i >= o0 && i < o0 + FTOK_LEN) || (i >= o1 && i < o1 + FTOK_LEN)) &&
+				    copy[i] != creds_text[i])
+					rest_same = false;
+			ROW(rest_same, "bytes outside the extracted tokens changed");
+			memcpy(s0, copy + o0, FTOK_LEN);
+			s0[FTOK_LEN] = '\0';
+			memcpy(s1, copy + o1, FTOK_LEN);
+			s1[FTOK_LEN] = '\0';
+			check_shape(ftok_real[0], s0, 0, "first file token");
+			check_shape(ftok_real[1], s1, 0, "second file token");
+			ROW(strcmp(s0, s1) != 0, "two tokens share a sentinel");
+			/* The sentinel from the copy, used in a request. */
+			snprintf(hdr, sizeof(hdr), "Authorization: token %s", s1);
+			mark = file_size(rec_tls);
+			CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", hdr, url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
+			ROW(out != NULL && strcmp(out, "hello\n") == 0, "request with the file sentinel: '%s'",
+			    out ? out : "");
+			free(out);
+			rec = rec_since(rec_tls, mark);
+			snprintf(want, sizeof(want), "\r\nAuthorization: token %s\r\n", ftok_real[1]);
+			ROW(strstr(rec, want) != NULL, "the upstream did not get the real file token: %.400s", rec);
+			free(rec);
+		}
+		free(copy);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+TEST_REGISTRAR(mask_suites)
+{
+	CU_pSuite s = test_suite("mask_wire", fixtures_up, fixtures_down);
+
+	test_add(s, "session env: a sentinel of the same shape per masked variable", test_session_env);
+	test_add(s, "Bearer sentinel to the inject host: real value upstream, remasked echo", test_bearer_inject);
+	test_add(s, "sentinel to an allowed host outside injectHosts: 403, nothing sent", test_bearer_other_host);
+	test_add(s, "Basic auth (curl -u, user:password@ URL): real password upstream", test_basic_auth);
+	test_add(s, "query: 403 without injectIn query, raw and %-encoded injection with it", test_query);
+	test_add(s, "body: kept without injectIn body; injected with it, also in 1-byte chunks", test_body);
+	test_add(s, "plain HTTP: 403 without allowPlaintextInject, injected with it", test_plaintext);
+	test_add(s, "remask: header + Content-Length/chunked/close bodies, every host", test_remask_bodies);
+	test_add(s, "remask: WebSocket frames after 101", test_remask_websocket);
+	test_add(s, "Accept-Encoding: identity to the inject host", test_accept_encoding);
+	test_add(s, "audit: injected and remasked", test_audit);
+	test_add(s, "a 6-character secret is refused at load (check, proxy)", test_too_short);
+	test_add(s, "masked file with extract: byte-exact copy in files/, injected upstream", test_masked_file);
+}
