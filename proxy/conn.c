@@ -50,6 +50,7 @@
 #include <openssl/ssl.h>
 
 #include "audit.h"
+#include "cmask.h"
 #include "defaults.h"
 #include "http1.h"
 #include "log.h"
@@ -136,6 +137,11 @@ struct conn {
 	struct timeval last;        /** last time bytes moved (idle timeout) */
 	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
 	unsigned idle_ms;           /** idleTimeoutMs of our policy */
+	cmask_t *mask;              /** credential masking state, or NULL (none in this session) */
+	struct evbuffer *head_out;  /** the request head for the upstream, substituted, until sent */
+	bool identity;              /** the request to an inject host asked for Accept-Encoding: identity */
+	bool mask_req_body;         /** the request body goes through the outbound substituter */
+	bool mask_resp_body;        /** the response body goes through the inbound substituter */
 };
 
 static void drive(conn_t *c);
@@ -270,6 +276,7 @@ static int flush_pending(struct conn_side *s)
 static void audit_line(conn_t *c, const char *kind, const char *decision, const char *reason,
 		       const char *rule)
 {
+	const char *injected[64];
 	struct audit_rec r;
 	size_t ulen = 0;
 
@@ -299,9 +306,16 @@ static void audit_line(conn_t *c, const char *kind, const char *decision, const 
 	r.reason = reason;
 	r.rule = rule;
 	r.inspected = !c->tunnel && strcmp(kind, "request") == 0;
+	if (r.inspected && c->mask != NULL) {
+		r.n_injected = cmask_injected(c->mask, injected, sizeof(injected) / sizeof(injected[0]));
+		r.injected = injected;
+		r.remasked = cmask_remasked(c->mask);
+	}
 	r.bytes_up = -1;
 	r.bytes_down = -1;
-	if (strcmp(kind, "connect") != 0 && reason == NULL) {
+	/* Byte counts for what was relayed (a request with a recorded note
+	 * was relayed in full too); refusals have none. */
+	if (strcmp(kind, "connect") != 0 && (reason == NULL || c->resp_done)) {
 		r.bytes_up = (int64_t)c->client.bytes;
 		r.bytes_down = (int64_t)c->up.bytes;
 	}
@@ -574,8 +588,8 @@ static enum step send_request(conn_t *c)
 {
 	http1_reset(c->up.http);
 	http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
-	if (http1_write_request_head(c->client.http, c->up.pending, c->tgt.path, c->tgt.path_len,
-				     c->tgt.authority, c->upgrade) < 0) {
+	/* The head was written (and substituted) by prepare_request(). */
+	if (evbuffer_add_buffer(c->up.pending, c->head_out) < 0) {
 		conn_close(c, "out of memory writing a request head", true);
 		return STEP_CLOSED;
 	}
@@ -688,6 +702,75 @@ static enum step dial(conn_t *c, enum conn_state connecting)
 /* DECIDE                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Wipes what an evbuffer holds (it may carry real values) and frees it. */
+static void wipe_free(struct evbuffer *b)
+{
+	size_t n;
+	unsigned char *p;
+
+	if (b == NULL)
+		return;
+	n = evbuffer_get_length(b);
+	if (n > 0 && (p = evbuffer_pullup(b, -1)) != NULL)
+		explicit_bzero(p, n);
+	evbuffer_free(b);
+}
+
+/*
+ * The allowed request's head for the upstream, into c->head_out: hop-by-
+ * hop fields removed, Accept-Encoding: identity towards inject hosts, and
+ * credential masking (SPEC §4.2): sentinels in the target and the header
+ * values replaced where the policy allows it, the request refused (403)
+ * when a sentinel sits where it may not go; the body substituter armed
+ * when a body follows. Real values go only into verified TLS (plain HTTP
+ * only with allowPlaintextInject: the table decides with verified false).
+ * Returns STEP_AGAIN to go on, else what the refusal returned.
+ */
+static enum step prepare_request(conn_t *c)
+{
+	char reason[512], w[512];
+	const char *rule = NULL;
+	bool oom = false, verified = c->mitm;
+	int r;
+
+	if (c->head_out == NULL && (c->head_out = evbuffer_new()) == NULL)
+		goto oom;
+	(void)evbuffer_drain(c->head_out, evbuffer_get_length(c->head_out));
+	if (c->mask == NULL && proxy_masks(c->px) != NULL) {
+		c->mask = cmask_new(proxy_masks(c->px), &oom);
+		if (oom)
+			goto oom;
+	}
+	c->mask_req_body = false;
+	c->identity = c->mask != NULL && cmask_inject_host(c->mask, c->tgt.host, c->tgt.port);
+	if (http1_write_request_head(c->client.http, c->head_out, c->tgt.path, c->tgt.path_len,
+				     c->tgt.authority, c->upgrade, c->identity) < 0)
+		goto oom;
+	if (c->mask == NULL)
+		return STEP_AGAIN;
+	r = cmask_request_head(c->mask, c->head_out, c->tgt.host, c->tgt.port, verified, reason,
+			       sizeof(reason), &rule);
+	if (r < 0)
+		goto oom;
+	if (r == 1) {
+		cmask_begin_request(c->mask); /* nothing was injected */
+		c->rule = rule;
+		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", rule,
+			      "passavant: %s refused by %s: %s", what(c, w, sizeof(w)), rule, reason);
+	}
+	if (!c->req_done) {
+		if (cmask_body_begin(c->mask, CMASK_OUT, c->tgt.host, c->tgt.port, verified,
+				     http1_chunked(c->client.http)) < 0)
+			goto oom;
+		http1_set_body_sink(c->client.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_OUT));
+		c->mask_req_body = true;
+	}
+	return STEP_AGAIN;
+oom:
+	conn_close(c, "out of memory preparing a request head", true);
+	return STEP_CLOSED;
+}
+
 static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 {
 	struct policy_decision d;
@@ -750,6 +833,7 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	struct policy_decision d;
 	const char *err, *mrule = NULL;
 	char w[512];
+	enum step st;
 
 	c->tunnel = false;
 	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
@@ -796,6 +880,8 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	 * hide requests from the policy and are always dropped. */
 	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
 		     is_websocket_upgrade(c->client.http);
+	if ((st = prepare_request(c)) != STEP_AGAIN)
+		return st;
 	c->reused = c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
 		    strcmp(c->up_host, c->tgt.host) == 0;
 	if (c->reused)
@@ -861,6 +947,7 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
 	const char *mrule = NULL, *name, *val;
 	size_t nlen, vlen, hi, nhost;
 	char w[512];
+	enum step st;
 
 	c->tgt.path = "";
 	c->tgt.path_len = 0;
@@ -919,6 +1006,8 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
 		return refuse(c, 502, NULL, "request", c->rule,
 			      "passavant: %s: the certificate of %s:%u does not verify: %s",
 			      what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+	if ((st = prepare_request(c)) != STEP_AGAIN)
+		return st;
 	if (c->up.bev == NULL || c->up.eof) {
 		drop_upstream(c);
 		c->reused = false;
@@ -948,6 +1037,11 @@ static enum step decide(conn_t *c)
 	 * policy they were decided with). */
 	proxy_policy_put(c->pol);
 	c->pol = proxy_policy_get(c->px);
+	if (c->mask != NULL)
+		cmask_begin_request(c->mask);
+	c->mask_req_body = false;
+	c->mask_resp_body = false;
+	c->identity = false;
 	url = http1_url(c->client.http, &ulen);
 	if (c->mitm)
 		return decide_inner(c, url, ulen);
@@ -1026,7 +1120,18 @@ static enum step step_read_head(conn_t *c)
 /* The response went out in full: audit, then the next request or close. */
 static enum step finish_request(conn_t *c)
 {
-	audit_line(c, "request", "allow", NULL, c->rule);
+	const char *left = c->mask != NULL ? cmask_body_left(c->mask) : NULL;
+	char note[POLICY_HOST_MAX + 256];
+
+	if (left != NULL) {
+		/* SPEC §4.2: left as is in a body, and recorded. */
+		(void)snprintf(note, sizeof(note),
+			       "passavant: the sentinel of %s was left as is in the request body to %s:%u "
+			       "(injection there is not allowed by injectHosts/injectIn)",
+			       left, c->tgt.host, (unsigned)c->tgt.port);
+		log_info("%s", note);
+	}
+	audit_line(c, "request", "allow", left != NULL ? note : NULL, c->rule);
 	c->up_reusable = c->req_done && !c->up.eof && http1_keep_alive(c->up.http);
 	if (!c->up_reusable)
 		drop_upstream(c);
@@ -1043,6 +1148,36 @@ static enum step finish_request(conn_t *c)
 	conn_set_state(c, CONN_READ_HEAD);
 	arm_timer(c, c->idle_ms);
 	return STEP_AGAIN;
+}
+
+/* Writes the response head for the client into client.pending, remasked
+ * (SPEC §4.3: real values in headers become sentinels). */
+static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade)
+{
+	size_t from = evbuffer_get_length(c->client.pending);
+
+	if (http1_write_response_head(c->up.http, c->client.pending, add_close, keep_upgrade) < 0)
+		return -1;
+	return c->mask != NULL ? cmask_response_head(c->mask, c->client.pending, from) : 0;
+}
+
+/* Whether a response body is sent as is: no Content-Encoding field, or
+ * only "identity". */
+static bool identity_coded(const http1_t *h)
+{
+	const char *name, *val;
+	size_t nlen, vlen, i;
+
+	for (i = 0; i < http1_header_count(h); i++) {
+		http1_header(h, i, &name, &nlen, &val, &vlen);
+		if (nlen != 16 || strncasecmp(name, "content-encoding", 16) != 0)
+			continue;
+		while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+			vlen--;
+		if (vlen != 0 && !(vlen == 8 && strncasecmp(val, "identity", 8) == 0))
+			return false;
+	}
+	return true;
 }
 
 static enum step step_http(conn_t *c)
@@ -1062,7 +1197,17 @@ static enum step step_http(conn_t *c)
 		if (r == HTTP1_ERROR)
 			return refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
 				      http1_error_reason(c->client.http));
-		if (pass_on(&c->up, cin, n) < 0) {
+		if (c->mask_req_body) {
+			/* The sink wrote the substituted body; the raw bytes go. */
+			struct evbuffer *mo = cmask_out(c->mask, CMASK_OUT);
+
+			if (evbuffer_drain(cin, n) < 0 ||
+			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0) ||
+			    pass_on(&c->up, mo, evbuffer_get_length(mo)) < 0) {
+				conn_close(c, "out of memory substituting a request body", true);
+				return STEP_CLOSED;
+			}
+		} else if (pass_on(&c->up, cin, n) < 0) {
 			conn_close(c, "evbuffer move failed", true);
 			return STEP_CLOSED;
 		}
@@ -1085,7 +1230,16 @@ static enum step step_http(conn_t *c)
 				      "passavant: malformed response from %s: %s", c->up.peer,
 				      http1_error_reason(c->up.http));
 		if (!in_head) {
-			if (pass_on(&c->client, uin, n) < 0) {
+			if (c->mask_resp_body) {
+				struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
+
+				if (evbuffer_drain(uin, n) < 0 ||
+				    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_IN) < 0) ||
+				    pass_on(&c->client, mo, evbuffer_get_length(mo)) < 0) {
+					conn_close(c, "out of memory remasking a response body", true);
+					return STEP_CLOSED;
+				}
+			} else if (pass_on(&c->client, uin, n) < 0) {
 				conn_close(c, "evbuffer move failed", true);
 				return STEP_CLOSED;
 			}
@@ -1103,7 +1257,11 @@ static enum step step_http(conn_t *c)
 			if (!c->upgrade)
 				return refuse(c, 502, NULL, "request", c->rule,
 					      "passavant: unexpected 101 from %s", c->up.peer);
-			if (http1_write_response_head(c->up.http, c->client.pending, false, true) < 0)
+			if (write_response_head(c, false, true) < 0)
+				goto oom;
+			/* The upgraded stream is remasked inbound (SPEC §5). */
+			if (c->mask != NULL &&
+			    cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, false) < 0)
 				goto oom;
 			c->resp_started = true;
 			c->upgraded = true;
@@ -1115,19 +1273,31 @@ static enum step step_http(conn_t *c)
 		if (c->status >= 100 && c->status < 200) {
 			/* Interim response (100 Continue): relay, then wait
 			 * for the final one. */
-			if (http1_write_response_head(c->up.http, c->client.pending, false, false) < 0)
+			if (write_response_head(c, false, false) < 0)
 				goto oom;
 			http1_reset(c->up.http);
 			http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
 			continue;
 		}
+		if (c->identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http))
+			return refuse(c, 502, NULL, "request", c->rule,
+				      "passavant: %s answered with a Content-Encoding although asked for "
+				      "identity: a coded body cannot be scanned for real values",
+				      c->up.peer);
 		c->client_close = c->client_close || !http1_keep_alive(c->client.http) ||
 				  http1_needs_eof(c->up.http);
-		if (http1_write_response_head(c->up.http, c->client.pending, c->client_close, false) < 0)
+		if (write_response_head(c, c->client_close, false) < 0)
 			goto oom;
 		c->resp_started = true;
-		if (http1_message_done(c->up.http))
+		if (http1_message_done(c->up.http)) {
 			c->resp_done = true;
+		} else if (c->mask != NULL) {
+			if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false,
+					     http1_chunked(c->up.http)) < 0)
+				goto oom;
+			http1_set_body_sink(c->up.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_IN));
+			c->mask_resp_body = true;
+		}
 	}
 	if (c->resp_done)
 		return finish_request(c);
@@ -1135,6 +1305,13 @@ static enum step step_http(conn_t *c)
 		if (http1_head_done(c->up.http)) {
 			if (http1_finish(c->up.http) == HTTP1_DONE) {
 				c->resp_done = true;
+				if (c->mask_resp_body) {
+					struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
+
+					if (cmask_body_end(c->mask, CMASK_IN) < 0 ||
+					    pass_on(&c->client, mo, evbuffer_get_length(mo)) < 0)
+						goto oom;
+				}
 				return finish_request(c);
 			}
 			conn_close(c, "upstream closed in the middle of a response", true);
@@ -1144,9 +1321,14 @@ static enum step step_http(conn_t *c)
 		 * (its idle timeout): re-send once on a fresh connection, but
 		 * only a request without a body, which is fully replayable. */
 		if (c->reused && !c->retried && c->req_done && c->client.bytes == 0) {
+			enum step st;
+
 			c->retried = true;
 			c->reused = false;
 			drop_upstream(c);
+			/* The head went out with the lost connection: again. */
+			if ((st = prepare_request(c)) != STEP_AGAIN)
+				return st;
 			return dial(c, CONN_UPSTREAM_CONNECTING);
 		}
 		return refuse(c, 502, NULL, "request", c->rule,
@@ -1175,10 +1357,26 @@ static enum step step_tunnel(conn_t *c)
 		touch(c);
 	}
 	if ((n = evbuffer_get_length(uin)) > 0 && evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (send_to(&c->client, uin, n) < 0)
+		if (c->upgraded && c->mask != NULL) {
+			/* An upgraded stream is remasked inbound (SPEC §5). */
+			struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
+
+			if (cmask_stream_in(c->mask, uin, n) < 0 ||
+			    send_to(&c->client, mo, evbuffer_get_length(mo)) < 0)
+				goto fail;
+		} else if (send_to(&c->client, uin, n) < 0) {
 			goto fail;
+		}
 		c->up.bytes += n;
 		touch(c);
+	}
+	if (c->upgraded && c->mask != NULL && c->up.eof && evbuffer_get_length(uin) == 0) {
+		/* The stream ended: what the substituter held back goes now. */
+		struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
+
+		if (cmask_body_end(c->mask, CMASK_IN) < 0 ||
+		    send_to(&c->client, mo, evbuffer_get_length(mo)) < 0)
+			goto fail;
 	}
 	if (c->client.ssl != NULL) {
 		/* An upgraded stream inside a terminated tunnel: TLS has no
@@ -1718,6 +1916,10 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		evbuffer_free(c->up.pending);
 		c->up.pending = NULL;
 	}
+	wipe_free(c->head_out);
+	c->head_out = NULL;
+	cmask_free(c->mask);
+	c->mask = NULL;
 	if (c->slot) {
 		proxy_tunnel_release(c->px);
 		c->slot = false;

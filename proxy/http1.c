@@ -54,6 +54,8 @@ struct http1 {
 	bool is_head_req;            /* response to HEAD: no body */
 	char start[8];               /* first bytes of the head (method) */
 	size_t start_len;            /* bytes in start */
+	http1_body_fn sink;          /* body span sink, or NULL */
+	void *sink_arg;
 	int err_status;              /* 0, or 400/405/431 after an error */
 	const char *err_reason;      /* static reason of the error */
 };
@@ -194,6 +196,17 @@ static int on_headers_complete(llhttp_t *p)
 	return h->kind == HTTP1_RESPONSE && h->is_head_req ? 1 : 0;
 }
 
+static int on_body(llhttp_t *p, const char *at, size_t n)
+{
+	http1_t *h = p->data;
+
+	if (h->sink != NULL && h->sink(h->sink_arg, at, n) != 0) {
+		set_error(h, 400, "body substitution failed");
+		return HPE_USER;
+	}
+	return 0;
+}
+
 /* Pausing here stops llhttp exactly at the message boundary. */
 static int on_message_complete(llhttp_t *p)
 {
@@ -210,6 +223,7 @@ static const llhttp_settings_t settings = {
 	.on_header_field_complete = on_header_field_complete,
 	.on_header_value = on_header_value,
 	.on_headers_complete = on_headers_complete,
+	.on_body = on_body,
 	.on_message_complete = on_message_complete,
 };
 
@@ -255,6 +269,19 @@ void http1_reset(http1_t *h)
 	h->head_done = h->msg_done = h->is_head_req = false;
 	h->err_status = 0;
 	h->err_reason = NULL;
+	h->sink = NULL;
+	h->sink_arg = NULL;
+}
+
+void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg)
+{
+	h->sink = fn;
+	h->sink_arg = arg;
+}
+
+bool http1_chunked(const http1_t *h)
+{
+	return (h->parser.flags & F_CHUNKED) != 0;
 }
 
 void http1_set_head_request(http1_t *h, bool is_head)
@@ -573,13 +600,18 @@ static bool is_hop_by_hop(const http1_t *h, size_t i, bool keep_upgrade)
 	return named_by_connection(h, i);
 }
 
-/* Appends every end-to-end field of h to out, skipping "skip" too. */
-static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip, bool keep_upgrade)
+/* Appends every end-to-end field of h to out, skipping "skip" too, and
+ * with identity the fields that negotiate compression. */
+static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip, bool keep_upgrade,
+			bool identity)
 {
 	size_t i;
 
 	for (i = 0; i < h->nhdr; i++) {
 		if (is_hop_by_hop(h, i, keep_upgrade) || (skip != NULL && name_is(h, i, skip)))
+			continue;
+		if (identity &&
+		    (name_is(h, i, "accept-encoding") || name_is(h, i, "sec-websocket-extensions")))
 			continue;
 		if (evbuffer_add(out, h->buf + h->hdr[i].noff, h->hdr[i].nlen) < 0 ||
 		    evbuffer_add(out, ": ", 2) < 0 ||
@@ -591,13 +623,16 @@ static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip
 }
 
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
-			     size_t path_len, const char *authority, bool keep_upgrade)
+			     size_t path_len, const char *authority, bool keep_upgrade,
+			     bool identity)
 {
 	if (evbuffer_add_printf(out, "%s %s%.*s HTTP/1.%u\r\nHost: %s\r\n", http1_method(h),
 				path_len > 0 && path[0] == '?' ? "/" : "", (int)path_len, path,
 				h->parser.http_minor, authority) < 0)
 		return -1;
-	if (write_fields(h, out, "host", keep_upgrade) < 0)
+	if (write_fields(h, out, "host", keep_upgrade, identity) < 0)
+		return -1;
+	if (identity && evbuffer_add(out, "Accept-Encoding: identity\r\n", 27) < 0)
 		return -1;
 	if (keep_upgrade && evbuffer_add(out, "Connection: Upgrade\r\n", 21) < 0)
 		return -1;
@@ -610,7 +645,7 @@ int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_c
 	if (evbuffer_add_printf(out, "HTTP/1.%u %03d %.*s\r\n", h->parser.http_minor,
 				h->parser.status_code, (int)h->reason_len, h->buf + h->reason_off) < 0)
 		return -1;
-	if (write_fields(h, out, NULL, keep_upgrade) < 0)
+	if (write_fields(h, out, NULL, keep_upgrade, false) < 0)
 		return -1;
 	if (keep_upgrade && evbuffer_add(out, "Connection: Upgrade\r\n", 21) < 0)
 		return -1;

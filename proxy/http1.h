@@ -69,6 +69,22 @@ enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *c
  */
 enum http1_result http1_finish(http1_t *h) NONNULL(1) WUNRES;
 
+/*
+ * Body sink: from now on (until http1_reset() or another call), each span
+ * of the message body as llhttp decodes it (chunk data without the
+ * chunked framing; Content-Length and close-delimited bodies as they are)
+ * is passed to fn(arg, data, len) during http1_feed()/http1_finish(). A
+ * non-zero return fails the feed (HTTP1_ERROR, 502/400 as for a malformed
+ * body, reason "body substitution failed"). NULL fn: no sink. The bytes
+ * reported consumed still include the spans: the caller drains them.
+ */
+typedef int (*http1_body_fn)(void *arg, const char *data, size_t len);
+void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg) NONNULL(1);
+
+/* Whether the message body uses chunked transfer coding (valid once the
+ * head is done). */
+bool http1_chunked(const http1_t *h) NONNULL(1);
+
 /* Tells a response parser that the request was HEAD (its response has no
  * body whatever the headers say). Reset by http1_reset(). */
 void http1_set_head_request(http1_t *h, bool is_head) NONNULL(1);
@@ -113,12 +129,15 @@ size_t http1_header_find(const http1_t *h, const char *name, size_t *first) NONN
  * Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade) and
  * Proxy-Authorization. path may start with '?' (then "/" is prepended).
  * keep_upgrade (an upgrade being relayed, e.g. WebSocket): the Upgrade
- * fields are kept and "Connection: Upgrade" is written. Returns 0, or -1
- * on ENOMEM.
+ * fields are kept and "Connection: Upgrade" is written. identity (SPEC
+ * §4.3, requests to inject hosts): Accept-Encoding and
+ * Sec-WebSocket-Extensions fields are dropped and "Accept-Encoding:
+ * identity" is written, so the response can be scanned in clear. Returns
+ * 0, or -1 on ENOMEM.
  */
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
-			     size_t path_len, const char *authority, bool keep_upgrade)
-	NONNULL(1, 2, 3, 5) WUNRES;
+			     size_t path_len, const char *authority, bool keep_upgrade,
+			     bool identity) NONNULL(1, 2, 3, 5) WUNRES;
 
 /* Writes the response head for the client without hop-by-hop fields, plus
  * "Connection: close" when add_close; keep_upgrade as above (for a 101).

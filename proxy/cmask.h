@@ -1,0 +1,106 @@
+/*
+ * cmask.h - credential masking on one connection (SPEC §4.2, §4.3): the
+ * glue between conn.c and mask/. Private to proxy/.
+ *
+ * A cmask_t exists only when the session has masked values. It holds, for
+ * the current request:
+ *  - the outbound check and substitution of the serialised request head
+ *    (target with percent forms, every header value, the decoded
+ *    user:password of Authorization: Basic), in place since sentinels and
+ *    real values have the same length;
+ *  - one body direction per side: a streaming substituter fed by the
+ *    llhttp body sink (http1_set_body_sink()), which re-frames chunked
+ *    bodies, so a sentinel or real value split across reads, TLS records
+ *    or chunks is found;
+ *  - the audit figures: credentials injected, real values remasked, a
+ *    sentinel left in a body.
+ *
+ * Nothing here logs or formats a real value. Every function may be called
+ * from event-loop callbacks; none allocates per byte.
+ */
+#ifndef PASSAVANT_CMASK_H
+#define PASSAVANT_CMASK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "../mask/mask.h"
+#include "attrib.h"
+
+typedef struct cmask cmask_t;
+
+/* Body directions. */
+enum cmask_dir { CMASK_OUT = 0, CMASK_IN = 1 };
+
+/* Creates the state for one connection on table t (not owned). Returns
+ * NULL when t has no masked value (nothing to do) or on ENOMEM (*oom). */
+cmask_t *cmask_new(mask_table_t *t, bool *oom) NONNULL(1, 2) WUNRES;
+
+/* Frees (wiping the streams' hold-back). NULL is a no-op. */
+void cmask_free(cmask_t *m);
+
+/* A new request: forgets the previous one's figures and body state. */
+void cmask_begin_request(cmask_t *m) NONNULL(1);
+
+/* Whether some credential may be injected towards host:port anywhere (the
+ * request then asks for Accept-Encoding: identity, §4.3). */
+bool cmask_inject_host(cmask_t *m, const char *host, uint16_t port) NONNULL(1, 2);
+
+/*
+ * Checks and substitutes the serialised request head in head (nothing
+ * else in it) for host:port, over verified TLS or not. Returns 0 (head
+ * ready; injected credentials recorded), 1 when a sentinel sits in a
+ * header or the target where it may not go (head wiped and emptied;
+ * reason gets "its sentinel may not be sent to HOST:PORT in a header"
+ * style text naming the credential, *rule a rule string owned by m), or
+ * -1 on ENOMEM (head emptied).
+ */
+int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint16_t port,
+		       bool verified, char *reason, size_t reasonlen, const char **rule)
+	NONNULL(1, 2, 3, 6, 8) WUNRES;
+
+/* Remasks (real -> sentinel) in place the bytes of buf from offset from on
+ * (a response head just written there). Returns 0 or -1 (ENOMEM). */
+int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from) NONNULL(1, 2) WUNRES;
+
+/*
+ * Starts substituting the body of the current message in direction d:
+ * outbound with the body set of host:port (injection where injectIn has
+ * body, detection elsewhere), inbound with the remask set. chunked: the
+ * output is re-framed as chunks. Returns 0 or -1 (ENOMEM).
+ */
+int cmask_body_begin(cmask_t *m, enum cmask_dir d, const char *host, uint16_t port, bool verified,
+		     bool chunked) NONNULL(1) WUNRES;
+
+/* The http1 body sink for direction d: cmask_sink_arg(m, d) is its arg. */
+int cmask_body_sink(void *arg, const char *data, size_t len);
+void *cmask_sink_arg(cmask_t *m, enum cmask_dir d) NONNULL(1);
+
+/* Substituted bytes of direction d, ready to pass on (the caller moves
+ * them out). */
+struct evbuffer *cmask_out(cmask_t *m, enum cmask_dir d) NONNULL(1);
+
+/* End of the message in direction d: held-back bytes resolved, the last
+ * chunk and the chunked terminator written; figures recorded. Returns 0
+ * or -1. */
+int cmask_body_end(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
+
+/* Upgraded stream, inbound: remasks n bytes of src into cmask_out(IN). At
+ * the end of the stream, cmask_body_end(IN). Call cmask_body_begin(IN,
+ * ..., false) first. Returns 0 or -1. */
+int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n) NONNULL(1, 2) WUNRES;
+
+/* Audit figures of the current request. names gets up to max credential
+ * names (owned by the table); returns how many. */
+size_t cmask_injected(const cmask_t *m, const char **names, size_t max) NONNULL(1);
+uint64_t cmask_remasked(const cmask_t *m) NONNULL(1);
+/* The credential whose sentinel was left in the request body where it may
+ * not be injected (recorded, not refused), or NULL. */
+const char *cmask_body_left(const cmask_t *m) NONNULL(1);
+/* Number of credentials (bound for cmask_injected()). */
+size_t cmask_cred_count(const cmask_t *m) NONNULL(1);
+
+#endif
