@@ -1,0 +1,762 @@
+/*
+ * test_run.c - `passavant run` end to end (issue 6, SPEC §2, §3.3, §7):
+ * real programs (sh, curl, python3, ps, unshare) run inside the sandbox
+ * behind the proxy, against the project's own HTTPS upstream (pv-upstream
+ * --tls, recording what it received). Suite "run"; "run_unprivileged"
+ * repeats the core checks as uid 65534 when the runner is root and
+ * setpriv exists.
+ *
+ * Each test writes a small shell script, runs
+ *   env -C WORK HOME=HOME PATH=... GH_TOKEN=REAL passavant run -p POLICY -- sh SCRIPT
+ * and asserts on what the script printed (stdout), on passavant's stderr,
+ * on the exit status and on the host's files afterwards.
+ *
+ * Without user namespaces every test is skipped with the reason printed,
+ * unless PASSAVANT_SANDBOX_MUST_WORK=1 (then that is a failure). The tree
+ * lives under /var/tmp: the sandbox's /tmp is private.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/proc.h"
+#include "tests/support/testlib.h"
+#include "tests/support/upstream.h"
+
+#define RUN_TIMEOUT_MS 60000
+/* The test upstream is on 127.0.0.1, which NO_PROXY exempts (SPEC §7:
+ * the sandbox's own loopback): clear it so curl goes through the proxy. */
+#define VIA_PROXY "NO_PROXY= no_proxy= "
+#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static bool skip;                 /* no user namespaces */
+static bool ready;                /* fixtures up */
+static char *root;                /* /var/tmp/pv-run.XXXXXX */
+static struct test_upstream up;   /* HTTPS, records requests */
+static char p_home[PATH_MAX], p_work[PATH_MAX], p_policy[PATH_MAX], p_badpolicy[PATH_MAX];
+static char p_cred[PATH_MAX], p_record[PATH_MAX], p_certs[PATH_MAX];
+static char real_token[41];       /* ghp_ + 36: the masked variable's real value */
+static char real_file[33];        /* the masked file's real content */
+static const char *python = "python3";
+static unsigned nscript;
+
+static char *at(char *buf, const char *rel)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
+	return buf;
+}
+
+/* Random alphanumerics (kernel CSPRNG): values no other test uses. */
+static int random_alnum(char *out, size_t n)
+{
+	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char rnd[64];
+
+	if (n > sizeof(rnd) || getrandom(rnd, n, 0) != (ssize_t)n)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = cs[rnd[i] % (sizeof(cs) - 1)];
+	out[n] = '\0';
+	return 0;
+}
+
+static bool userns_available(char *why, size_t len)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			      CLONE_NEWUTS) == 0 ? 0 : errno);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		snprintf(why, len, "probe child failed");
+		return false;
+	}
+	if (WEXITSTATUS(st) != 0) {
+		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
+		return false;
+	}
+	return true;
+}
+
+static int mkfile(const char *path, const char *text, mode_t mode)
+{
+	if (test_write_file(path, text, strlen(text)) < 0)
+		return -1;
+	return chmod(path, mode);
+}
+
+/* The run policy: the upstream allowed (GET/HEAD only everywhere), its
+ * test CA trusted, GH_TOKEN and the cred file masked for 127.0.0.1,
+ * PV_DENIED removed, the work directory writable. */
+static int write_policy(void)
+{
+	char text[4 * PATH_MAX];
+
+	snprintf(text, sizeof(text),
+		 "network:\n"
+		 "  allowedDomains: [\"127.0.0.1\"]\n"
+		 "  allowedMethods:\n"
+		 "    \"*\": [GET, HEAD]\n"
+		 "  tlsTerminate:\n"
+		 "    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+		 "credentials:\n"
+		 "  envVars:\n"
+		 "    - name: GH_TOKEN\n"
+		 "      mode: mask\n"
+		 "      injectHosts: [\"127.0.0.1\"]\n"
+		 "    - name: PV_DENIED\n"
+		 "      mode: deny\n"
+		 "  files:\n"
+		 "    - path: %s\n"
+		 "      mode: mask\n"
+		 "      injectHosts: [\"127.0.0.1\"]\n"
+		 "filesystem:\n"
+		 "  allowWrite: [\"%s\"]\n",
+		 p_certs, p_cred, p_work);
+	return mkfile(p_policy, text, 0644);
+}
+
+static int suite_init(void)
+{
+	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+	struct test_upstream_opts o;
+	char why[256], buf[PATH_MAX];
+
+	if (ready || skip)
+		return 0;
+	if (!userns_available(why, sizeof(why))) {
+		if (must != NULL && strcmp(must, "1") == 0) {
+			fprintf(stderr, "run: namespaces unavailable (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n",
+				why);
+			return -1;
+		}
+		fprintf(stderr, "run: SKIP: user namespaces unavailable: %s\n", why);
+		skip = true;
+		return 0;
+	}
+	if (access("/usr/bin/python3", X_OK) == 0)
+		python = "/usr/bin/python3";
+	root = strdup("/var/tmp/pv-run.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	at(p_home, "home");
+	at(p_work, "work");
+	at(p_policy, "policy.yaml");
+	at(p_badpolicy, "bad.yaml");
+	at(p_cred, "cred.txt");
+	at(p_record, "record.txt");
+	at(p_certs, "certs");
+	if (mkdir(p_home, 0755) < 0 || mkdir(at(buf, "home/.ssh"), 0700) < 0 || mkdir(p_work, 0755) < 0 ||
+	    mkdir(at(buf, "work/.git"), 0755) < 0 || mkdir(at(buf, "scripts"), 0755) < 0 ||
+	    mkdir(p_certs, 0755) < 0)
+		return -1;
+	if (random_alnum(real_token + 4, 36) < 0 || random_alnum(real_file, 32) < 0)
+		return -1;
+	memcpy(real_token, "ghp_", 4);
+	if (mkfile(at(buf, "home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n", 0600) < 0 ||
+	    mkfile(at(buf, "home/.bashrc"), "original bashrc\n", 0644) < 0 ||
+	    mkfile(at(buf, "work/.git/config"), "[core]\n", 0644) < 0 ||
+	    mkfile(p_cred, real_file, 0600) < 0 ||
+	    mkfile(p_badpolicy, "network:\n  allowedDomainz: []\n", 0644) < 0)
+		return -1;
+	if (test_certs_make(p_certs, names) < 0 || write_policy() < 0)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = p_certs;
+	o.record_path = p_record;
+	if (test_upstream_start(&up, &o) < 0)
+		return -1;
+	ready = true;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	return 0; /* both suites share the fixtures: see run_fixtures_down */
+}
+
+/* Writes script text (printf format) to a fresh file; returns its path
+ * in buf. */
+static char *write_script(char *buf, const char *text)
+{
+	snprintf(buf, PATH_MAX, "%s/scripts/%u.sh", root, nscript++);
+	if (mkfile(buf, text, 0644) < 0)
+		return NULL;
+	return buf;
+}
+
+/*
+ * Runs `passavant run [opts...] -p policy -- sh SCRIPT` in the work
+ * directory with the test HOME, GH_TOKEN = real_token, PV_DENIED set.
+ * opts is NULL-terminated (may be NULL). Returns the exit status.
+ */
+static int run_in(const char *policy, const char *const *opts, const char *script, char **out,
+		  char **err)
+{
+	char home[PATH_MAX + 8], tok[64], path[PATH_MAX], *argv[32];
+	size_t n = 0;
+
+	snprintf(home, sizeof(home), "HOME=%s", p_home);
+	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real_token);
+	if (write_script(path, script) == NULL)
+		return -1;
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = p_work;
+	argv[n++] = home;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = tok;
+	argv[n++] = "PV_DENIED=denied-value-xyz";
+	argv[n++] = "TMPDIR=/tmp";
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	for (size_t i = 0; opts != NULL && opts[i] != NULL && n < 24; i++)
+		argv[n++] = (char *)opts[i];
+	argv[n++] = "-p";
+	argv[n++] = (char *)policy;
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = path;
+	argv[n] = NULL;
+	return test_run_capture(argv, out, err, RUN_TIMEOUT_MS);
+}
+
+/* run_in with the standard policy and a script formatted from fmt. */
+static int run_sh(const char *const *opts, char **out, char **err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int run_sh(const char *const *opts, char **out, char **err, const char *fmt, ...)
+{
+	char script[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(script, sizeof(script), fmt, ap);
+	va_end(ap);
+	return run_in(p_policy, opts, script, out, err);
+}
+
+#define SKIP_IF_NEEDED()                                                                           \
+	do {                                                                                       \
+		if (skip)                                                                          \
+			return;                                                                    \
+		CU_ASSERT_FATAL(ready);                                                            \
+	} while (0)
+
+static bool has(const char *hay, const char *needle)
+{
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+/* The value of "KEY=" at the start of a line of out (static copy). */
+static const char *value_of(const char *out, const char *key)
+{
+	static char val[512];
+	const char *p = out;
+	size_t kl = strlen(key);
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			const char *e = strchr(p + kl + 1, '\n');
+			size_t len = e != NULL ? (size_t)(e - p - kl - 1) : strlen(p + kl + 1);
+			if (len >= sizeof(val))
+				len = sizeof(val) - 1;
+			memcpy(val, p + kl + 1, len);
+			val[len] = '\0';
+			return val;
+		}
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return NULL;
+}
+
+static void show(int st, const char *out, const char *err)
+{
+	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
+		err ? err : "(null)");
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_curl_through_proxy(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err, VIA_PROXY "curl -sS --max-time 20 %s/hello\necho curl=$?\n", up.url);
+	ROW(st == 0 && has(out, "hello\n") && has(out, "curl=0"), "curl via the proxy");
+	if (st != 0 || !has(out, "hello\n"))
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+static void test_no_direct_connection(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err,
+		    "curl -sS --noproxy '*' --max-time 5 %s/hello >/dev/null 2>&1\necho curl=$?\n"
+		    "%s -c 'import socket\ns = socket.socket()\ns.settimeout(5)\n"
+		    "try:\n    s.connect((\"127.0.0.1\", %u)); print(\"py=connected\")\n"
+		    "except OSError as e:\n    print(\"py=%%d\" %% e.errno)\n'\n",
+		    up.url, python, (unsigned)up.port);
+	ROW(st == 0, "status %d", st);
+	ROW(value_of(out, "curl") != NULL && strcmp(value_of(out, "curl"), "0") != 0,
+	    "curl --noproxy must fail, got curl=%s", value_of(out, "curl") ? value_of(out, "curl") : "?");
+	/* ECONNREFUSED: the sandbox's loopback is not the host's. */
+	ROW(value_of(out, "py") != NULL && strcmp(value_of(out, "py"), "111") == 0,
+	    "python connect: py=%s", value_of(out, "py") ? value_of(out, "py") : "?");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+static void test_credential_store_hidden(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err, "cat ~/.ssh/id_rsa 2>/dev/null\necho cat=$?\n"
+				      "echo entries=$(ls -A ~/.ssh 2>/dev/null | wc -l)\n");
+	ROW(st == 0, "status %d", st);
+	ROW(!has(out, "PLANTED-PRIVATE-KEY"), "~/.ssh/id_rsa was readable: %s", out ? out : "");
+	ROW(has(out, "entries=0"), "~/.ssh lists entries: %s", out ? out : "");
+	free(out);
+	free(err);
+}
+
+static void test_write_denies(void)
+{
+	char *out = NULL, *err = NULL, buf[PATH_MAX], *text;
+	char *pol_before = test_read_file(p_policy, NULL);
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err,
+		    "echo evil >> ~/.bashrc 2>/dev/null; echo bashrc=$?\n"
+		    "mkdir -p .git/hooks 2>/dev/null; echo evil > .git/hooks/pre-commit 2>/dev/null;"
+		    " echo hook=$?\n"
+		    "echo evil >> %s 2>/dev/null; echo policy=$?\n"
+		    "echo kept > out.txt; echo cwd=$?\n",
+		    p_policy);
+	ROW(st == 0, "status %d", st);
+	ROW(value_of(out, "bashrc") && strcmp(value_of(out, "bashrc"), "0") != 0, "~/.bashrc writable");
+	ROW(value_of(out, "hook") && strcmp(value_of(out, "hook"), "0") != 0, "pre-commit creatable");
+	ROW(value_of(out, "policy") && strcmp(value_of(out, "policy"), "0") != 0, "policy writable");
+	ROW(value_of(out, "cwd") && strcmp(value_of(out, "cwd"), "0") == 0, "cwd not writable");
+	text = test_read_file(at(buf, "home/.bashrc"), NULL);
+	ROW(text && strcmp(text, "original bashrc\n") == 0, "~/.bashrc changed on the host");
+	free(text);
+	ROW(access(at(buf, "work/.git/hooks/pre-commit"), F_OK) < 0, "pre-commit exists on the host");
+	ROW(access(at(buf, "work/.git/hooks"), F_OK) < 0, "placeholder .git/hooks left behind");
+	text = test_read_file(p_policy, NULL);
+	ROW(text && pol_before && strcmp(text, pol_before) == 0, "policy changed on the host");
+	free(text);
+	text = test_read_file(at(buf, "work/out.txt"), NULL);
+	ROW(text && strcmp(text, "kept\n") == 0, "work/out.txt did not persist");
+	free(text);
+	if (st != 0)
+		show(st, out, err);
+	free(pol_before);
+	free(out);
+	free(err);
+}
+
+static void test_masked_values(void)
+{
+	char *out = NULL, *err = NULL;
+	const char *v;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err,
+		    "printf 'env=%%s\\n' \"$GH_TOKEN\"\n"
+		    "printf 'file=%%s\\n' \"$(cat %s)\"\n"
+		    "echo denied=${PV_DENIED-unset}\n"
+		    "echo '--- view'\n"
+		    "env; tr '\\0' '\\n' </proc/self/environ; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'\n"
+		    "d=$(dirname \"$SSL_CERT_FILE\"); cat \"$d/env\" \"$d\"/files/* 2>&1\n"
+		    "cat %s\n",
+		    p_cred, p_cred);
+	ROW(st == 0, "status %d", st);
+	v = value_of(out, "env");
+	ROW(v && strlen(v) == strlen(real_token) && strncmp(v, "ghp_", 4) == 0 &&
+		    strcmp(v, real_token) != 0,
+	    "GH_TOKEN inside is not a sentinel of the real shape: %s", v ? v : "(none)");
+	v = value_of(out, "file");
+	ROW(v && strlen(v) == strlen(real_file) && strcmp(v, real_file) != 0,
+	    "masked file inside is not a sentinel: %s", v ? v : "(none)");
+	ROW(has(out, "denied=unset"), "PV_DENIED reached the command");
+	ROW(!has(out, real_token), "the real token is visible inside");
+	ROW(!has(out, real_file), "the real file content is visible inside");
+	ROW(!has(out, "denied-value-xyz"), "the denied value is visible inside");
+	ROW(!has(err, real_token) && !has(err, real_file), "a real value on passavant's stderr");
+	free(out);
+	free(err);
+}
+
+static void test_seccomp(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err,
+		    "%s -c 'import socket\ntry:\n    socket.socket(socket.AF_UNIX); print(\"unix=ok\")\n"
+		    "except OSError as e:\n    print(\"unix=%%d\" %% e.errno)\n'\n"
+		    "unshare -U true 2>&1; echo unshare=$?\n",
+		    python);
+	ROW(st == 0, "status %d", st);
+	ROW(has(out, "unix=1\n"), "socket(AF_UNIX) not EPERM: %s", out ? out : "");
+	ROW(has(out, "Operation not permitted") && value_of(out, "unshare") &&
+		    strcmp(value_of(out, "unshare"), "0") != 0,
+	    "unshare -U not refused with EPERM: %s", out ? out : "");
+	free(out);
+	free(err);
+}
+
+static void test_ps(void)
+{
+	char *out = NULL, *err = NULL, *line, *save = NULL;
+	unsigned n = 0, maxpid = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err, "ps -e -o pid=\n");
+	ROW(st == 0, "status %d", st);
+	for (line = out ? strtok_r(out, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned pid = (unsigned)strtoul(line, NULL, 10);
+		n++;
+		if (pid > maxpid)
+			maxpid = pid;
+	}
+	/* init (1), sh (2), ps (3): nothing of the host. */
+	ROW(n >= 2 && n <= 4 && maxpid <= 4, "ps shows %u processes, highest pid %u", n, maxpid);
+	free(out);
+	free(err);
+}
+
+static void test_exit_statuses(void)
+{
+	static const struct {
+		const char *script;
+		int want;
+	} rows[] = {
+		{"true\n", 0},
+		{"exit 3\n", 3},
+		{"kill -9 $$\n", 137},
+		{"exec /nonexistent-command-xyz\n", 127},
+	};
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		st = run_in(p_policy, NULL, rows[i].script, NULL, NULL);
+		ROW(st == rows[i].want, "%s: status %d, expected %d", rows[i].script, st, rows[i].want);
+	}
+	/* An invalid policy: 125, the command never runs, the error names
+	 * the file. */
+	st = run_in(p_badpolicy, NULL, "echo ran\n", &out, &err);
+	ROW(st == 125, "invalid policy: status %d, expected 125", st);
+	ROW(!has(out, "ran"), "the command ran under an invalid policy");
+	ROW(has(err, "bad.yaml"), "the error does not name the policy file: %s", err ? err : "");
+	free(out);
+	free(err);
+}
+
+static void test_sigterm_forwarded(void)
+{
+	char script[PATH_MAX], home[PATH_MAX + 8], tok[64], rest[64];
+	char *argv[16];
+	struct test_proc *p;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (write_script(script, "trap 'echo got-term; exit 42' TERM\necho ready\n"
+				 "while :; do sleep 0.05; done\n") == NULL) {
+		CU_FAIL("script");
+		return;
+	}
+	snprintf(home, sizeof(home), "HOME=%s", p_home);
+	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real_token);
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = p_work;
+	argv[n++] = home;
+	argv[n++] = tok;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	argv[n++] = "-p";
+	argv[n++] = p_policy;
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = script;
+	argv[n] = NULL;
+	p = test_proc_start(argv, "ready", rest, sizeof(rest), 20000);
+	CU_ASSERT_FATAL(p != NULL);
+	/* env exec'd passavant: the pid is passavant's. */
+	st = test_proc_stop(p, SIGTERM, 10000);
+	ROW(st == 42, "status %d after SIGTERM, expected 42 (the command's trap)", st);
+	{
+		char *o = test_proc_stdout(p);
+		ROW(has(o, "got-term"), "the command did not see SIGTERM: %s", o ? o : "");
+		free(o);
+	}
+	test_proc_free(p);
+}
+
+/* Is a process with this exact argv[1] alive on the host? */
+static bool process_with_arg(const char *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	if (d == NULL)
+		return false;
+	while (!found && (e = readdir(d)) != NULL) {
+		char path[300], buf[256];
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		if ((size_t)len > strlen(buf) + 1 && strcmp(buf + strlen(buf) + 1, arg) == 0)
+			found = true;
+	}
+	closedir(d);
+	return found;
+}
+
+static void test_nothing_left(void)
+{
+	char *out = NULL, *err = NULL, buf[PATH_MAX];
+	char *mounts_before = test_read_file("/proc/self/mountinfo", NULL), *mounts_after;
+	const char *sess;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err, "sleep 3007 &\necho sess=$(dirname \"$SSL_CERT_FILE\")\n");
+	ROW(st == 0, "status %d", st);
+	usleep(100 * 1000);
+	ROW(!process_with_arg("3007"), "the background sleep outlived the run");
+	mounts_after = test_read_file("/proc/self/mountinfo", NULL);
+	ROW(mounts_before && mounts_after && strcmp(mounts_before, mounts_after) == 0,
+	    "the host's mount table changed");
+	sess = value_of(out, "sess");
+	ROW(sess != NULL && strncmp(sess, "/tmp/passavant-", 15) == 0 && access(sess, F_OK) < 0,
+	    "session directory %s left behind", sess ? sess : "(none)");
+	ROW(access(at(buf, "work/.vscode"), F_OK) < 0 && access(at(buf, "work/.idea"), F_OK) < 0 &&
+		    access(at(buf, "work/.mcp.json"), F_OK) < 0 &&
+		    access(at(buf, "work/.git/hooks"), F_OK) < 0,
+	    "a placeholder was left in the work directory");
+	free(mounts_before);
+	free(mounts_after);
+	free(out);
+	free(err);
+}
+
+static void test_refusal_lines(void)
+{
+	static const char *const quiet[] = {"-q", NULL};
+	static const char *const verbose[] = {"-v", NULL};
+	const char *script = VIA_PROXY "curl -sS -X POST -d a=b --max-time 20 %s/hello -o /dev/null "
+			     "-w 'code=%%{http_code}\\n'\n";
+	char *out = NULL, *err = NULL, want[256];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(want, sizeof(want), "passavant: blocked POST https://127.0.0.1:%u/hello: ",
+		 (unsigned)up.port);
+	st = run_sh(NULL, &out, &err, script, up.url);
+	ROW(st == 0 && has(out, "code=403"), "POST not refused with 403: %s", out ? out : "");
+	ROW(has(err, want), "no refusal line \"%s\" in: %s", want, err ? err : "");
+	ROW(has(err, "allowedMethods"), "the refusal line does not name the rule: %s", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	st = run_sh(quiet, &out, &err, script, up.url);
+	ROW(st == 0 && has(out, "code=403"), "-q: POST not refused: %s", out ? out : "");
+	ROW(!has(err, "blocked"), "-q still prints: %s", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	st = run_sh(verbose, &out, &err,
+		    VIA_PROXY "curl -sS --max-time 20 %s/hello -o /dev/null\n" VIA_PROXY
+		    "curl -sS -X POST -d a=b --max-time 20 %s/hello -o /dev/null\n",
+		    up.url, up.url);
+	ROW(st == 0, "status %d", st);
+	ROW(has(err, "passavant: 1 request allowed, 1 refused, 0 credentials injected"),
+	    "-v summary missing or wrong: %s", err ? err : "");
+	free(out);
+	free(err);
+}
+
+static void test_token_injected(void)
+{
+	char *out = NULL, *err = NULL, *rec;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(NULL, &out, &err,
+		    VIA_PROXY "curl -sS --max-time 20 -H \"Authorization: Bearer $GH_TOKEN\" %s/echo\n", up.url);
+	ROW(st == 0, "status %d", st);
+	rec = test_read_file(p_record, NULL);
+	ROW(has(rec, real_token), "the upstream did not receive the real token");
+	ROW(!has(out, real_token), "the real token came back into the sandbox");
+	free(rec);
+	free(out);
+	free(err);
+}
+
+/* ------------------------------------------------------------------ */
+/* As an unprivileged user                                              */
+/* ------------------------------------------------------------------ */
+
+static void test_unprivileged(void)
+{
+	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
+	char henv[PATH_MAX + 8], text[3 * PATH_MAX], *out = NULL, *err = NULL, *argv[24], *t;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		fprintf(stderr, "run_unprivileged: SKIP: needs root and setpriv to become uid 65534\n");
+		return;
+	}
+	/* A tree owned by 65534: its HOME, work directory, policy. */
+	at(home, "u-home");
+	at(work, "u-work");
+	at(pol, "u-policy.yaml");
+	snprintf(text, sizeof(text),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+		 "filesystem:\n  allowWrite: [\"%s\"]\n",
+		 p_certs, work);
+	CU_ASSERT_FATAL(mkdir(home, 0755) == 0 && mkdir(at(buf, "u-home/.ssh"), 0700) == 0 &&
+			mkdir(work, 0755) == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "u-home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n", 0600) == 0 &&
+			mkfile(at(buf, "u-home/.bashrc"), "original bashrc\n", 0644) == 0 &&
+			mkfile(pol, text, 0644) == 0);
+	CU_ASSERT_FATAL(chown(home, 65534, 65534) == 0 && chown(at(buf, "u-home/.ssh"), 65534, 65534) == 0 &&
+			chown(at(buf, "u-home/.ssh/id_rsa"), 65534, 65534) == 0 &&
+			chown(at(buf, "u-home/.bashrc"), 65534, 65534) == 0 && chown(work, 65534, 65534) == 0 &&
+			chown(pol, 65534, 65534) == 0);
+	if (write_script(script, "id -u\n" VIA_PROXY "curl -sS --max-time 20 \"$1\"/hello\n"
+				 "cat ~/.ssh/id_rsa 2>/dev/null; echo cat=$?\n"
+				 "echo evil >> ~/.bashrc 2>/dev/null; echo bashrc=$?\n"
+				 "echo kept > out.txt; echo cwd=$?\nexit 3\n") == NULL) {
+		CU_FAIL("script");
+		return;
+	}
+	snprintf(henv, sizeof(henv), "HOME=%s", home);
+	argv[n++] = "setpriv";
+	argv[n++] = "--reuid=65534";
+	argv[n++] = "--regid=65534";
+	argv[n++] = "--clear-groups";
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = work;
+	argv[n++] = henv;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = "TMPDIR=/tmp";
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	argv[n++] = "-p";
+	argv[n++] = pol;
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = script;
+	argv[n++] = up.url;
+	argv[n] = NULL;
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	if (st == 125 && has(err, "namespaces")) {
+		fprintf(stderr, "run_unprivileged: SKIP: uid 65534 cannot create namespaces: %s\n", err);
+		goto out;
+	}
+	ROW(st == 3, "status %d, expected 3", st);
+	ROW(has(out, "65534\n"), "not running as 65534: %s", out ? out : "");
+	ROW(has(out, "hello\n"), "curl via the proxy failed as 65534");
+	ROW(!has(out, "PLANTED-PRIVATE-KEY"), "~/.ssh/id_rsa readable as 65534");
+	ROW(value_of(out, "bashrc") && strcmp(value_of(out, "bashrc"), "0") != 0, "~/.bashrc writable");
+	ROW(value_of(out, "cwd") && strcmp(value_of(out, "cwd"), "0") == 0, "cwd not writable");
+	t = test_read_file(at(buf, "u-work/out.txt"), NULL);
+	ROW(t && strcmp(t, "kept\n") == 0, "u-work/out.txt did not persist");
+	free(t);
+	if (st != 3)
+		show(st, out, err);
+out:
+	free(out);
+	free(err);
+}
+
+static int run_fixtures_down(void)
+{
+	if (ready) {
+		(void)test_upstream_stop(&up);
+		test_rmtree(root);
+		free(root);
+		root = NULL;
+		ready = false;
+	}
+	return 0;
+}
+
+TEST_REGISTRAR(register_run)
+{
+	CU_pSuite s = test_suite("run", suite_init, suite_cleanup);
+
+	test_add(s, "curl through the proxy to an allowed HTTPS upstream", test_curl_through_proxy);
+	test_add(s, "no direct connection (curl --noproxy, python socket)", test_no_direct_connection);
+	test_add(s, "credential store hidden (~/.ssh/id_rsa)", test_credential_store_hidden);
+	test_add(s, "mandatory write denies; work directory writable", test_write_denies);
+	test_add(s, "masked variable and file show sentinels; denied variable unset",
+		 test_masked_values);
+	test_add(s, "socket(AF_UNIX) and unshare -U refused (EPERM)", test_seccomp);
+	test_add(s, "ps shows only the sandbox", test_ps);
+	test_add(s, "exit statuses 0 3 137 127 125", test_exit_statuses);
+	test_add(s, "SIGTERM to passavant reaches the command", test_sigterm_forwarded);
+	test_add(s, "no process, mount, session dir or placeholder left", test_nothing_left);
+	test_add(s, "refusal lines on stderr, -q, -v summary", test_refusal_lines);
+	test_add(s, "the upstream receives the real token", test_token_injected);
+	s = test_suite("run_unprivileged", suite_init, run_fixtures_down);
+	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
+}
