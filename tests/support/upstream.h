@@ -21,7 +21,12 @@
  *                   200 with "X-Reflect: VALUE" and body "reflect:VALUE\n";
  *                   VALUE = the bytes HEX encodes or the request's NAME
  *                   header value; MODE cl | chunked (one byte per chunk) |
- *                   close (close-delimited)
+ *                   close (close-delimited) | trailer (chunked, the value
+ *                   also in trailer X-Reflect-Trailer); &drip=MS writes the
+ *                   response one byte every MS ms (split across reads)
+ *   /repeat/MODE/COUNT?x=HEX
+ *                   body = COUNT x (bytes of HEX + "\n"); MODE cl | chunked
+ *                   (997-byte chunks)
  *   /git/...        git http-backend (only with --git-root)
  *   anything else   404
  * Every response carries X-Upstream-Conn: <connection number, from 1>.

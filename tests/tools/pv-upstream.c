@@ -65,6 +65,16 @@
  *                   must carry a match across chunk boundaries), close (no
  *                   length: the body ends when the connection closes). A value with CR, LF or NUL,
  *                   a missing header or a bad MODE: 400. At most 2048 bytes.
+ *                   MODE trailer: chunked, and the value also goes in a
+ *                   trailer field "X-Reflect-Trailer: VALUE" (three times).
+ *                   &drip=MS (1-100): the whole response is written one
+ *                   byte every MS milliseconds, so a value reaches the
+ *                   reader split across many reads.
+ *   /repeat/MODE/COUNT?x=HEX
+ *                   200, body = COUNT times the bytes HEX encodes followed
+ *                   by "\n" (at most 64 MiB); MODE cl (Content-Length) or
+ *                   chunked (997-byte chunks, so chunk edges fall inside
+ *                   values at every offset).
  *   anything else   404
  * Requests with Expect: 100-continue get "100 Continue" first. A request
  * head over HEAD_MAX bytes gets 431, a malformed request 400; both close.
@@ -124,6 +134,7 @@ enum conn_state {
 	CS_WS,          /* WebSocket echo */
 	CS_FLUSH_CLOSE, /* writing the last bytes, then close */
 	CS_DELAY,       /* /delay/MS: waiting before answering */
+	CS_DRIP,        /* /reflect?drip=MS: writing the response a byte at a time */
 };
 
 struct server;
@@ -169,6 +180,9 @@ struct conn {
 	struct cgi *cgi;
 	/* /delay */
 	struct event *delay;
+	/* /reflect?drip=MS */
+	struct event *drip_ev;
+	struct evbuffer *drip;
 	unsigned delay_ms;
 };
 
@@ -287,15 +301,19 @@ static bool is_head(struct conn *c)
 
 /* Writes a status line, X-Upstream-Conn, extra (CRLF-terminated lines or
  * ""), framing and Connection: close when the connection ends after this. */
-static int write_head(struct conn *c, int status, const char *extra, const char *framing)
+static int write_head_to(struct conn *c, struct evbuffer *out, int status, const char *extra,
+			 const char *framing)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-
 	if (evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nX-Upstream-Conn: %lu\r\n%s%s%s\r\n",
 				status, reason_phrase(status), c->id, extra, framing,
 				c->close_after ? "Connection: close\r\n" : "") < 0)
 		return -1;
 	return 0;
+}
+
+static int write_head(struct conn *c, int status, const char *extra, const char *framing)
+{
+	return write_head_to(c, bufferevent_get_output(c->bev), status, extra, framing);
 }
 
 /* A complete response with a fixed body. */
@@ -968,33 +986,151 @@ static int reflect_value(struct conn *c, const char *query, unsigned char *out, 
 	return -1;
 }
 
+
+/* /reflect?drip=MS: moves one byte of the pending response to the output
+ * per tick; after the last one the response is finished. */
+static void drip_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	(void)fd;
+	(void)what;
+	if (evbuffer_remove_buffer(c->drip, out, 1) < 0) {
+		conn_free(c);
+		return;
+	}
+	if (evbuffer_get_length(c->drip) > 0)
+		return;
+	event_del(c->drip_ev);
+	finish_response(c);
+	if (c->state == CS_READ_REQ)
+		process_input(c);
+}
+
+/* Starts writing c->drip (the whole response) one byte per ms. */
+static int start_drip(struct conn *c, unsigned ms)
+{
+	struct timeval tv = { 0, (suseconds_t)ms * 1000 };
+
+	if (c->drip_ev == NULL)
+		c->drip_ev = event_new(c->srv->base, -1, EV_PERSIST, drip_cb, c);
+	if (c->drip_ev == NULL || event_add(c->drip_ev, &tv) < 0)
+		return -1;
+	c->state = CS_DRIP;
+	return 0;
+}
+
+static int respond_repeat(struct conn *c, const char *arg, const char *query)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	unsigned char val[REFLECT_MAX + 1];
+	char framing[64], mode[16];
+	const char *slash = strchr(arg, '/'), *x;
+	size_t xlen, total;
+	uint64_t count;
+	int n;
+
+	if (slash == NULL || (size_t)(slash - arg) >= sizeof(mode) || parse_u64(slash + 1, &count) < 0 ||
+	    (x = query_param(query, "x", &xlen)) == NULL || (n = hex_decode(x, xlen, val, REFLECT_MAX)) <= 0)
+		return respond_text(c, 400, "bad /repeat request\n");
+	memcpy(mode, arg, (size_t)(slash - arg));
+	mode[slash - arg] = '\0';
+	val[n++] = '\n';
+	if (count > (64u << 20) / (unsigned)n ||
+	    (strcmp(mode, "cl") != 0 && strcmp(mode, "chunked") != 0))
+		return respond_text(c, 400, "bad /repeat request\n");
+	total = (size_t)count * (size_t)n;
+	if (strcmp(mode, "cl") == 0)
+		snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", total);
+	else
+		snprintf(framing, sizeof(framing), "Transfer-Encoding: chunked\r\n");
+	if (write_head(c, 200, "Content-Type: text/plain\r\n", framing) < 0)
+		return -1;
+	if (is_head(c))
+		return 0;
+	if (strcmp(mode, "cl") == 0) {
+		for (uint64_t i = 0; i < count; i++)
+			if (evbuffer_add(out, val, (size_t)n) < 0)
+				return -1;
+		return 0;
+	}
+	{
+		struct evbuffer *body = evbuffer_new();
+		int rc = 0;
+
+		if (body == NULL)
+			return -1;
+		for (uint64_t i = 0; i < count && rc == 0; i++)
+			rc = evbuffer_add(body, val, (size_t)n);
+		while (rc == 0 && evbuffer_get_length(body) > 0) {
+			size_t k = evbuffer_get_length(body) < 997 ? evbuffer_get_length(body) : 997;
+
+			if (evbuffer_add_printf(out, "%zx\r\n", k) < 0 ||
+			    evbuffer_remove_buffer(body, out, k) != (int)k || evbuffer_add(out, "\r\n", 2) < 0)
+				rc = -1;
+		}
+		evbuffer_free(body);
+		if (rc < 0 || evbuffer_add(out, "0\r\n\r\n", 5) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int respond_reflect(struct conn *c, const char *mode, const char *query)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	unsigned char val[REFLECT_MAX];
 	char extra[REFLECT_MAX + 64], framing[64];
 	int n = reflect_value(c, query, val, sizeof(val));
-	size_t len;
+	size_t len, dlen;
+	const char *d = query_param(query, "drip", &dlen);
+	unsigned drip_ms = 0;
+	bool trailer = strcmp(mode, "trailer") == 0;
 
+	if (d != NULL) {
+		char num[8];
+		uint64_t ms;
+
+		if (dlen == 0 || dlen >= sizeof(num))
+			return respond_text(c, 400, "bad drip\n");
+		memcpy(num, d, dlen);
+		num[dlen] = '\0';
+		if (parse_u64(num, &ms) < 0 || ms < 1 || ms > 100)
+			return respond_text(c, 400, "bad drip\n");
+		drip_ms = (unsigned)ms;
+		/* Compose the response aside; drip_cb moves it out (the output
+		 * buffer of a bufferevent cannot be drained by us). */
+		if (c->drip == NULL && (c->drip = evbuffer_new()) == NULL)
+			return -1;
+		out = c->drip;
+	}
 	if (n < 0 || memchr(val, '\r', (size_t)n) != NULL || memchr(val, '\n', (size_t)n) != NULL ||
 	    memchr(val, '\0', (size_t)n) != NULL ||
-	    (strcmp(mode, "cl") != 0 && strcmp(mode, "chunked") != 0 && strcmp(mode, "close") != 0))
+	    (strcmp(mode, "cl") != 0 && strcmp(mode, "chunked") != 0 && strcmp(mode, "close") != 0 &&
+	     !trailer))
 		return respond_text(c, 400, "bad /reflect request\n");
 	len = (size_t)n;
-	snprintf(extra, sizeof(extra), "Content-Type: text/plain\r\nX-Reflect: %.*s\r\n", n,
-		 (const char *)val);
+	snprintf(extra, sizeof(extra), "Content-Type: text/plain\r\nX-Reflect: %.*s\r\n%s", n,
+		 (const char *)val, trailer ? "Trailer: X-Reflect-Trailer\r\n" : "");
 	if (strcmp(mode, "cl") == 0) {
 		snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", 8 + len + 1);
-	} else if (strcmp(mode, "chunked") == 0) {
+	} else if (strcmp(mode, "chunked") == 0 || trailer) {
 		snprintf(framing, sizeof(framing), "Transfer-Encoding: chunked\r\n");
 	} else {
 		c->close_after = true; /* write_head then says Connection: close */
 		framing[0] = '\0';
 	}
-	if (write_head(c, 200, extra, framing) < 0)
+	if (write_head_to(c, out, 200, extra, framing) < 0)
 		return -1;
 	if (is_head(c))
-		return 0;
+		return drip_ms ? start_drip(c, drip_ms) : 0;
+	if (trailer) {
+		if (evbuffer_add_printf(out, "%zx\r\nreflect:%.*s\n\r\n0\r\nX-Reflect-Trailer: %.*s\r\n\r\n",
+					8 + len + 1, n, (const char *)val, n, (const char *)val) < 0)
+			return -1;
+		return drip_ms ? start_drip(c, drip_ms) : 0;
+	}
 	if (strcmp(mode, "chunked") == 0) {
 		if (evbuffer_add(out, "8\r\nreflect:\r\n", 13) < 0)
 			return -1;
@@ -1003,12 +1139,12 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 				return -1;
 		if (evbuffer_add(out, "1\r\n\n\r\n0\r\n\r\n", 11) < 0)
 			return -1;
-		return 0;
+		return drip_ms ? start_drip(c, drip_ms) : 0;
 	}
 	if (evbuffer_add(out, "reflect:", 8) < 0 || evbuffer_add(out, val, len) < 0 ||
 	    evbuffer_add(out, "\n", 1) < 0)
 		return -1;
-	return 0;
+	return drip_ms ? start_drip(c, drip_ms) : 0;
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -1159,6 +1295,9 @@ static int dispatch(struct conn *c)
 		}
 	} else if (strncmp(path, "/reflect/", 9) == 0) {
 		if (respond_reflect(c, path + 9, query) < 0)
+			return -1;
+	} else if (strncmp(path, "/repeat/", 8) == 0) {
+		if (respond_repeat(c, path + 8, query) < 0)
 			return -1;
 	} else if (strcmp(path, "/sink") == 0) {
 		char body[32];
@@ -1338,6 +1477,10 @@ static void conn_free(struct conn *c)
 	cgi_free(c->cgi);
 	if (c->delay != NULL)
 		event_free(c->delay);
+	if (c->drip_ev != NULL)
+		event_free(c->drip_ev);
+	if (c->drip != NULL)
+		evbuffer_free(c->drip);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -1425,6 +1568,7 @@ static void conn_readcb(struct bufferevent *bev, void *arg)
 	case CS_CGI:
 	case CS_FLUSH_CLOSE:
 	case CS_DELAY:
+	case CS_DRIP:
 		/* Pipelined input waits until the current response is out; the
 		 * read high watermark bounds it. */
 		break;
@@ -1457,6 +1601,7 @@ static void conn_writecb(struct bufferevent *bev, void *arg)
 	case CS_READ_REQ:
 	case CS_WS:
 	case CS_DELAY:
+	case CS_DRIP:
 		break;
 	}
 }
@@ -1484,6 +1629,7 @@ static void conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		/* The client finished sending. A response being streamed still
 		 * goes out (write errors end it); otherwise we are done. */
 		if (c->state == CS_STREAM || c->state == CS_CGI || c->state == CS_DELAY ||
+		    c->state == CS_DRIP ||
 		    (c->state == CS_FLUSH_CLOSE &&
 		     evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)) {
 			c->close_after = true;
