@@ -673,9 +673,22 @@ static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
 	(void)snprintf(trust, sizeof(trust), "%s/trust.pem", sessdir);
 	if (strv_add_fs(&deny_read, p, FS_DENY_READ) < 0 ||
 	    strv_add_fs(&allow_read, p, FS_ALLOW_READ) < 0 ||
-	    strv_add_fs(&allow_write, p, FS_ALLOW_WRITE) < 0 ||
 	    strv_add_fs(&deny_write, p, FS_DENY_WRITE) < 0)
 		goto out;
+	/* A missing allowWrite path is left out, with a warning: it would
+	 * have to be created on the host to be bound, and leaving it out
+	 * only makes the sandbox stricter. */
+	for (i = 0; i < policy_fs_count(p, FS_ALLOW_WRITE); i++) {
+		const char *w = policy_fs_path(p, FS_ALLOW_WRITE, i);
+		if (access(w, F_OK) < 0 && errno == ENOENT) {
+			log_warnx("allowWrite %s does not exist: not writable in the sandbox "
+				  "(create it first to allow writes there)",
+				  w);
+			continue;
+		}
+		if (strv_add(&allow_write, w) < 0)
+			goto out;
+	}
 	/* The session directory: readable (trust.pem, the sentinel copies;
 	 * under the host's /tmp it is bound into the private /tmp), never
 	 * writable. */
