@@ -515,6 +515,16 @@ out:
 	return rc;
 }
 
+/* Is path dir itself or inside it? Both absolute and normalised. */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t dl = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, dl) == 0 && (path[dl] == '\0' || path[dl] == '/');
+}
+
 /* State of one `passavant run`, shared by the event callbacks. */
 struct run {
 	proxy_t *px;
@@ -694,6 +704,20 @@ static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
 	 * writable. */
 	if (strv_add(&allow_read, sessdir) < 0 || strv_add(&protect, sessdir) < 0)
 		goto out;
+	/* A working directory under the host's /tmp is not in the sandbox's
+	 * view (its /tmp is private): bind it in read-only, as it would be
+	 * seen anywhere else, unless a denyRead covers it. (An allowWrite
+	 * "." under /tmp is bound writable by the sandbox itself.) */
+	if (getcwd(self, sizeof(self)) != NULL && strncmp(self, "/tmp/", 5) == 0) {
+		bool skip = false;
+		for (i = 0; i < deny_read.n; i++)
+			skip = skip || path_under(self, deny_read.v[i]);
+		/* Under an allowWrite: bound writable already. */
+		for (i = 0; i < allow_write.n; i++)
+			skip = skip || path_under(self, allow_write.v[i]);
+		if (!skip && strv_add(&allow_read, self) < 0)
+			goto out;
+	}
 	/* Our own binary: the next run would trust what the command wrote. */
 	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (sl > 0) {
