@@ -227,7 +227,10 @@ static void record_flush(struct conn *c, bool complete, bool drain)
 			fprintf(stderr, "pv-upstream: writing record: %s\n", strerror(errno));
 		c->rec_header_written = true;
 	}
-	n = evbuffer_peek(c->raw, -1, NULL, v, 64);
+	/* Why not len -1: evbuffer_peek() then stops counting at n_vec
+	 * extents, so n would never exceed 64 and a request of more chains
+	 * (about 512 KiB) was recorded truncated. A length counts them all. */
+	n = evbuffer_peek(c->raw, (ev_ssize_t)evbuffer_get_length(c->raw), NULL, v, 64);
 	if (n > 64) {
 		/* Too fragmented for one peek: linearise. */
 		unsigned char *p = evbuffer_pullup(c->raw, -1);
@@ -509,7 +512,8 @@ static int respond_echo(struct conn *c)
 		return -1;
 	if (!is_head(c)) {
 		struct evbuffer_iovec v[64];
-		int n = evbuffer_peek(c->raw, -1, NULL, v, 64), i;
+		/* A length, not -1: see record_flush(). */
+		int n = evbuffer_peek(c->raw, (ev_ssize_t)evbuffer_get_length(c->raw), NULL, v, 64), i;
 
 		if (n > 64) {
 			unsigned char *p = evbuffer_pullup(c->raw, -1);
