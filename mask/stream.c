@@ -34,7 +34,7 @@
 #define HAVE_TEDDY 1
 #endif
 
-#include "stream.h"
+#include "mask.h"
 
 /* Vector skip handles up to this many distinct first bytes. */
 #define SKIP_VEC_MAX 16

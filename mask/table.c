@@ -8,7 +8,7 @@
  * real values, sentinels and file contents live in the locked secret
  * arena (secret.c). The table then answers, per request, which
  * sentinel -> real substitutions are allowed (by credential eligibility,
- * cached as compiled sets of mask/stream.h), and gives the real -> sentinel
+ * cached as compiled sets, see mask.h), and gives the real -> sentinel
  * set for every response.
  *
  * Nothing here prints a real value; error messages name credentials.

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -417,6 +418,16 @@ int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *po
 
 int proxy_run(proxy_t *px)
 {
+	/* SPEC §4.4: real values pass through libevent's buffers in the
+	 * ordinary heap (an injected request head, a response body before it
+	 * is remasked), which MADV_DONTDUMP cannot cover. A process that is
+	 * not dumpable writes no core dump at all (even to a core_pattern
+	 * pipe) and cannot be ptraced or have its memory read through
+	 * /proc/PID/mem by processes of the same user. Set here, after any
+	 * sandbox was started: a child forked later would inherit it. */
+	if (px->masks != NULL && mask_table_value_count(px->masks) > 0 &&
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		log_warn("cannot make the proxy non-dumpable (prctl PR_SET_DUMPABLE)");
 	if (event_base_dispatch(px->base) < 0) {
 		log_warnx("event loop failed");
 		return -1;

@@ -20,7 +20,7 @@
 
 #include <event2/buffer.h>
 
-#include "../../mask/stream.h"
+#include "../../mask/mask.h"
 
 #define CHUNK_BYTES 16384
 #define NPAT_MAX 10

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../mask/stream.h"
+#include "../../mask/mask.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

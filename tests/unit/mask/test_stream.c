@@ -3,7 +3,7 @@
  *
  * Includes the source to reach its statics and its wipe hook. Every case
  * is checked against ref_replace(), a naive scan that states the
- * semantics of stream.h literally: at each position the longest `from`
+ * semantics of mask.h (streaming substitution) literally: at each position the longest `from`
  * (lowest index on equal strings) is replaced, else one byte is copied.
  *
  * Suites:
