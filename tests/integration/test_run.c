@@ -728,6 +728,168 @@ out:
 	free(err);
 }
 
+/* ------------------------------------------------------------------ */
+/* passavant proxy: the masking sources of the session directory        */
+/* ------------------------------------------------------------------ */
+
+/* Concatenation of every regular file under dir (one level of
+ * subdirectories), for grepping. malloc'd. */
+static char *slurp_tree(const char *dir)
+{
+	char *all = NULL, *sub = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&all, &len);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (f == NULL)
+		return NULL;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (e->d_name[0] == '.' && (e->d_name[1] == '\0' || e->d_name[1] == '.'))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			sub = slurp_tree(path);
+			if (sub != NULL)
+				fputs(sub, f);
+			free(sub);
+		} else if (S_ISREG(st.st_mode)) {
+			char *text = test_read_file(path, NULL);
+			if (text != NULL)
+				fputs(text, f);
+			free(text);
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	fclose(f);
+	return all;
+}
+
+static void test_proxy_session_masks(void)
+{
+	char dir[] = "/var/tmp/pv-pxm.XXXXXX";
+	char pol[PATH_MAX], cred[PATH_MAX], sess[PATH_MAX], tmpd[PATH_MAX], text[3 * PATH_MAX];
+	char tok[64], tmpenv[PATH_MAX + 8], real[41], realf[33], rest[128], *argv[16];
+	char *env = NULL, *all = NULL, *out = NULL, *err = NULL, *copy = NULL;
+	struct test_proc *p;
+	struct stat st;
+	size_t n = 0;
+	const char *line;
+	DIR *d;
+	struct dirent *e;
+	int left = 0;
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	CU_ASSERT_FATAL(random_alnum(real + 4, 36) == 0 && random_alnum(realf, 32) == 0);
+	memcpy(real, "ghp_", 4);
+	snprintf(pol, sizeof(pol), "%s/policy.yaml", dir);
+	snprintf(cred, sizeof(cred), "%s/cred.txt", dir);
+	snprintf(sess, sizeof(sess), "%s/session", dir);
+	snprintf(tmpd, sizeof(tmpd), "%s/tmp", dir);
+	snprintf(text, sizeof(text),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "credentials:\n  envVars:\n    - name: GH_TOKEN\n      mode: mask\n"
+		 "  files:\n    - path: %s\n      mode: mask\n",
+		 cred);
+	CU_ASSERT_FATAL(mkfile(pol, text, 0600) == 0 && mkfile(cred, realf, 0600) == 0 &&
+			mkdir(tmpd, 0700) == 0);
+	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real);
+	/* 1. A named session directory: env and files/ stay for inspection. */
+	argv[n++] = "env";
+	argv[n++] = tok;
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "proxy";
+	argv[n++] = "-p";
+	argv[n++] = pol;
+	argv[n++] = "--listen";
+	argv[n++] = "127.0.0.1:0";
+	argv[n++] = "--session-dir";
+	argv[n++] = sess;
+	argv[n] = NULL;
+	p = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000);
+	CU_ASSERT_FATAL(p != NULL);
+	/* While it runs: its /proc/PID/environ holds the sentinel only. */
+	{
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)test_proc_pid(p));
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		char buf[65536];
+		ssize_t got = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		ROW(got > 0 && memmem(buf, (size_t)got, real, strlen(real)) == NULL &&
+			    memmem(buf, (size_t)got, "GH_TOKEN=ghp_", 13) != NULL,
+		    "the proxy's environ still holds the real token (or no GH_TOKEN at all)");
+	}
+	ROW(test_proc_stop(p, SIGTERM, 10000) == 0, "proxy did not stop cleanly");
+	out = test_proc_stdout(p);
+	err = test_proc_stderr(p);
+	test_proc_free(p);
+	snprintf(text, sizeof(text), "%s/env", sess);
+	env = test_read_file(text, NULL);
+	ROW(stat(text, &st) == 0 && (st.st_mode & 0777) == 0600, "env is not 0600");
+	line = env != NULL ? strstr(env, "export GH_TOKEN='ghp_") : NULL;
+	ROW(line != NULL && strlen(line) > 17 + 40 && line[17 + 40] == '\'',
+	    "env has no sentinel line for GH_TOKEN: %s", env ? env : "(none)");
+	snprintf(text, sizeof(text), "%s/files", sess);
+	ROW(stat(text, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
+	    "files/ missing or not 0700");
+	d = opendir(text);
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(text, sizeof(text), "%s/files/%s", sess, e->d_name);
+		free(copy);
+		copy = test_read_file(text, NULL);
+	}
+	if (d != NULL)
+		closedir(d);
+	ROW(copy != NULL && strlen(copy) == strlen(realf) && strcmp(copy, realf) != 0,
+	    "files/ has no sentinel copy of the masked file");
+	all = slurp_tree(sess);
+	ROW(all != NULL && strstr(all, real) == NULL && strstr(all, realf) == NULL,
+	    "a real value is in the session directory");
+	ROW(!has(out, real) && !has(out, realf) && !has(err, real) && !has(err, realf),
+	    "a real value on the proxy's stdout or stderr");
+	free(env);
+	free(all);
+	free(copy);
+	free(out);
+	free(err);
+	/* 2. A temporary session directory (no --session-dir) is removed with
+	 * its files/ at exit. */
+	snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmpd);
+	n = 0;
+	argv[n++] = "env";
+	argv[n++] = tok;
+	argv[n++] = tmpenv;
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "proxy";
+	argv[n++] = "-p";
+	argv[n++] = pol;
+	argv[n++] = "--listen";
+	argv[n++] = "127.0.0.1:0";
+	argv[n] = NULL;
+	p = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000);
+	CU_ASSERT_FATAL(p != NULL);
+	ROW(test_proc_stop(p, SIGTERM, 10000) == 0, "proxy did not stop cleanly");
+	test_proc_free(p);
+	d = opendir(tmpd);
+	while (d != NULL && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			left++;
+	if (d != NULL)
+		closedir(d);
+	ROW(d != NULL && left == 0, "%d entries left in the temporary session parent", left);
+	test_rmtree(dir);
+}
+
 static int run_fixtures_down(void)
 {
 	if (ready) {
@@ -757,6 +919,9 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "no process, mount, session dir or placeholder left", test_nothing_left);
 	test_add(s, "refusal lines on stderr, -q, -v summary", test_refusal_lines);
 	test_add(s, "the upstream receives the real token", test_token_injected);
+	s = test_suite("run_proxy_masks", NULL, NULL);
+	test_add(s, "proxy: sentinels in env and files/, no real value, temp dir removed",
+		 test_proxy_session_masks);
 	s = test_suite("run_unprivileged", suite_init, run_fixtures_down);
 	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
 }
