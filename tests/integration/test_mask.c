@@ -504,10 +504,29 @@ static const char py_helper[] =
 	"    assert head.startswith(b'HTTP/1.1 101'), head\n"
 	"    op, pushed = frame(t)\n"
 	"    assert op == 0x81, op\n"
-	"    payload = b'still open'; mask = b'\\x01\\x02\\x03\\x04'\n"
+	"    # ends with '.': no suffix of it can begin a real value (see wsecho)\n"
+	"    payload = b'still open.'; mask = b'\\x01\\x02\\x03\\x04'\n"
 	"    t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))\n"
 	"    op, echo = frame(t)\n"
 	"    sys.stdout.write(pushed.decode() + '|' + echo.decode())\n"
+	"elif mode == 'wsecho':\n"
+	"    # argv[5]: a payload; prints 'PAYLOAD-ECHOED|MS' or 'TIMEOUT|MS'\n"
+	"    import time\n"
+	"    t = connect()\n"
+	"    key = base64.b64encode(os.urandom(16))\n"
+	"    t.sendall(b'GET /ws HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
+	"              b'Sec-WebSocket-Version: 13\\r\\nSec-WebSocket-Key: %s\\r\\n\\r\\n' % (target.encode(), key))\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'): head += recv_n(t, 1)\n"
+	"    assert head.startswith(b'HTTP/1.1 101'), head\n"
+	"    payload = sys.argv[5].encode(); mask = b'\\x01\\x02\\x03\\x04'\n"
+	"    t.settimeout(5)\n"
+	"    t0 = time.monotonic()\n"
+	"    t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))\n"
+	"    try:\n"
+	"        op, echo = frame(t); res = echo.decode()\n"
+	"    except (TimeoutError, socket.timeout): res = 'TIMEOUT'\n"
+	"    sys.stdout.write('%s|%d' % (res, (time.monotonic() - t0) * 1000))\n"
 	"elif mode == 'pipelined':\n"
 	"    # argv[5]: Authorization value of request 1; argv[6]: body of request 2\n"
 	"    t = connect()\n"
@@ -979,11 +998,78 @@ static void test_remask_websocket(void)
 
 				CU_ASSERT_EQUAL(runv(&out, argv), 0);
 			}
-			snprintf(want, sizeof(want), "%s|still open", p.tok);
+			snprintf(want, sizeof(want), "%s|still open.", p.tok);
 			ROW(out != NULL && strcmp(out, want) == 0, "WebSocket via %s: got '%s'", target,
 			    out ? out : "");
 			free(out);
 		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Runs the wsecho helper: the echo of payload, "PAYLOAD|MS" or
+ * "TIMEOUT|MS" (malloc'd). */
+static char *ws_echo(const struct px *p, const char *payload)
+{
+	char target[128], *out = NULL;
+	char *argv[] = {ENV_CLEAN, "python3", py_path, "wsecho", (char *)p->addr, target, (char *)p->trust,
+			(char *)payload, NULL};
+
+	snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+	CU_ASSERT_EQUAL(runv(&out, argv), 0);
+	return out;
+}
+
+/* Whether an echo came back unchanged within slack ms of the control's. */
+static bool ws_echo_ok(const char *out, const char *payload, const char *ctl)
+{
+	size_t n = strlen(payload);
+
+	return out != NULL && ctl != NULL && strncmp(out, payload, n) == 0 && out[n] == '|' &&
+	       strchr(ctl, '|') != NULL && atol(out + n + 1) < atol(strchr(ctl, '|') + 1) + 1000;
+}
+
+/*
+ * Liveness of an upgraded stream, and the oracle it would open: the
+ * upstream (an echo) sends back a frame whose last bytes could begin a
+ * real value. If the remask stream holds such bytes back until more data
+ * comes, the echo stalls while other frames do not. The sandbox knows the
+ * kept prefix "ghp_" from its sentinel; it can then guess the 5th byte,
+ * the 6th, ... watching for the stall, and so learn the real value
+ * (defeating SPEC §4.3). Every echo must come back unchanged and about
+ * as fast as a control frame.
+ */
+static void test_ws_holdback_oracle(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char right[64], wrong[64], *ctl, *r1, *r5, *w5, c = 'a';
+
+		/* A wrong 5th byte that begins no real value by itself. */
+		while (c == tok_real[4] || c == tok_real[0] || c == sec_real[0])
+			c++;
+		snprintf(right, sizeof(right), "probe %.5s", tok_real);
+		snprintf(wrong, sizeof(wrong), "probe %.4s%c", tok_real, c);
+		ctl = ws_echo(&p, "control.");
+		r1 = ws_echo(&p, "probe g");
+		r5 = ws_echo(&p, right);
+		w5 = ws_echo(&p, wrong);
+		ROW(ctl != NULL && strncmp(ctl, "control.|", 9) == 0, "control frame: '%s'", ctl ? ctl : "");
+		ROW(ws_echo_ok(r1, "probe g", ctl),
+		    "a frame ending in \"g\" (could begin GH_TOKEN's value) is held: '%s' (control '%s')", r1 ? r1 : "",
+		    ctl ? ctl : "");
+		ROW(ws_echo_ok(r5, right, ctl) || !ws_echo_ok(w5, wrong, ctl),
+		    "oracle: a frame ending in \"ghp_\" + the real 5th byte stalls ('%.*s...|%s') and one with a "
+		    "wrong 5th byte does not ('%s'): the sandbox learns the real value byte by byte",
+		    6, r5 ? r5 : "", r5 && strchr(r5, '|') ? strchr(r5, '|') + 1 : "", w5 ? w5 : "");
+		ROW(ws_echo_ok(r5, right, ctl), "a frame ending in 5 bytes of a real value is held: '%.6s...'",
+		    r5 ? r5 : "");
+		free(ctl);
+		free(r1);
+		free(r5);
+		free(w5);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1194,6 +1280,120 @@ static void test_pipelined(void)
 		ROW(strstr(rec, want) != NULL, "request 2's body did not keep the sentinel: %.600s", rec);
 		ROW(count_of(rec, tok_real) == 1, "the real value arrived %d times, once expected", count_of(rec, tok_real));
 		ROW(count_of(rec, "=== conn ") == 3, "%d requests recorded", count_of(rec, "=== conn "));
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Heads the upstream writes verbatim (/rawhex): a 103 interim response and
+ * the final status line, reason phrase included, carry the real value. */
+static void test_remask_heads(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char raw[1024], path[3000], want[128];
+		int n = snprintf(raw, sizeof(raw),
+				 "HTTP/1.1 103 Early %s\r\nLink: </x?t=%s>\r\n\r\n"
+				 "HTTP/1.1 200 OK %s\r\nX-A: %s\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+				 tok_real, tok_real, tok_real, tok_real);
+
+		CU_ASSERT_FATAL(test_upstream_rawhex_path(path, sizeof(path), raw, (size_t)n) == 0);
+		for (int h = 0; h < 2; h++) {
+			char *out = NULL;
+
+			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL), 0);
+			ROW(out != NULL && strstr(out, tok_real) == NULL, "host %d: the client saw the real value: %.500s", h,
+			    out);
+			snprintf(want, sizeof(want), "HTTP/1.1 200 OK %s\r\n", p.tok);
+			ROW(out != NULL && strstr(out, want) != NULL, "host %d: no remasked status line: %.500s", h, out);
+			snprintf(want, sizeof(want), "\r\nX-A: %s\r\n", p.tok);
+			ROW(out != NULL && strstr(out, want) != NULL && strstr(out, "\r\n\r\nhello") != NULL,
+			    "host %d: no remasked header or no body: %.500s", h, out);
+			free(out);
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* An inject host that answers with a Content-Encoding although identity
+ * was asked for: the body cannot be scanned, so it must not be passed on
+ * (docs/masking.md: 502). */
+static void test_coded_response(void)
+{
+	struct px p;
+	char *out = NULL;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", "/headers?Content-Encoding=gzip"), NULL), 0);
+	ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 502 ") != NULL && strstr(out, "\r\nok\n") == NULL,
+	    "a coded body from the inject host was passed on: %.400s", out);
+	free(out);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* injectHosts with a port: only that port gets the real value. */
+static void test_inject_host_port(void)
+{
+	struct px p;
+	char hdr[128], want[128], *out = NULL, *rec;
+	size_t mark, mark_p;
+
+	CU_ASSERT_FATAL(px_start_env(&p, NULL,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1:%u\"]}\n"
+				     "  allowPlaintextInject: true\n",
+				     dir, (unsigned)upp.port) == 0);
+	ROW(strlen(p.tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p.session);
+	if (strlen(p.tok) == TOK_LEN) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
+		check_refusal(out, "GH_TOKEN", "127.0.0.1");
+		free(out);
+		ROW(file_size(rec_tls) == mark, "the other port got the request");
+		mark_p = file_size(rec_plain);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", hdr, url_of(&upp, "127.0.0.1", "/hello"), NULL), 0);
+		ROW(out != NULL && strcmp(out, "hello\n") == 0, "the inject port: '%s'", out ? out : "");
+		free(out);
+		rec = rec_since(rec_plain, mark_p);
+		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
+		ROW(strstr(rec, want) != NULL, "the inject port did not get the real value: %.400s", rec);
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Plain HTTP inside a CONNECT tunnel (curl -p): SPEC §4.3 says every
+ * response from any host is scanned, §4.2 that a sentinel in a header to
+ * a host outside injectHosts gets the request refused. */
+static void test_plain_in_connect(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char hex[2 * TOK_LEN + 1], path[256], hdr[128], *out = NULL, *rec;
+		size_t mark;
+
+		to_hex(tok_real, hex);
+		snprintf(path, sizeof(path), "/reflect/cl?x=%s", hex);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-p", url_of(&upp, "127.0.0.1", path), NULL), 0);
+		ROW(out != NULL && strstr(out, tok_real) == NULL,
+		    "plain HTTP in a CONNECT tunnel: the client saw the real value (response not remasked)");
+		free(out);
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		mark = file_size(rec_plain);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-p", "-H", hdr, url_of(&upp, "localhost", "/hello"), NULL), 0);
+		free(out);
+		rec = rec_since(rec_plain, mark);
+		ROW(strstr(rec, p.tok) == NULL,
+		    "plain HTTP in a CONNECT tunnel: a sentinel in a header reached a host outside injectHosts");
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1428,11 +1628,16 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "plain HTTP: 403 without allowPlaintextInject, injected with it", test_plaintext);
 	test_add(s, "remask: header + Content-Length/chunked/close bodies, every host", test_remask_bodies);
 	test_add(s, "remask: WebSocket frames after 101", test_remask_websocket);
+	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
 	test_add(s, "remask: 50000 values in a 2 MB body, counted in the audit", test_remask_large);
 	test_add(s, "2 MB upload with a sentinel every 9973 bytes (CL, chunked)", test_upload_large);
 	test_add(s, "three pipelined requests: injection and body rules per request", test_pipelined);
+	test_add(s, "remask: 103 interim and final status lines and headers", test_remask_heads);
+	test_add(s, "a coded body from the inject host is not passed on", test_coded_response);
+	test_add(s, "injectHosts with a port: only that port", test_inject_host_port);
+	test_add(s, "plain HTTP inside CONNECT: remasked, sentinel refused off-host", test_plain_in_connect);
 	test_add(s, "Accept-Encoding: identity to the inject host", test_accept_encoding);
 	test_add(s, "audit: injected and remasked", test_audit);
 	test_add(s, "a 6-character secret is refused at load (check, proxy)", test_too_short);
