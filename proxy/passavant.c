@@ -382,7 +382,7 @@ static int strv_add(struct strv *sv, const char *str)
 	return 0;
 }
 
-/* Appends "dir/name"; 0 or -1. */
+/* Appends "dir/name" unless already there; 0 or -1. */
 static int strv_add_join(struct strv *sv, const char *dir, const char *name)
 {
 	char path[PATH_MAX];
@@ -392,6 +392,11 @@ static int strv_add_join(struct strv *sv, const char *dir, const char *name)
 		log_warnx("path too long: %s/%s", dir, name);
 		return -1;
 	}
+	/* The working directory is often an allowWrite directory too: one
+	 * protection per path (each costs mounts in the sandbox). */
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], path) == 0)
+			return 0;
 	return strv_add(sv, path);
 }
 

@@ -329,6 +329,21 @@ static bool parent_writable(const char *path)
 }
 
 /*
+ * Is path the root of a mount in our namespace? A mount point cannot be
+ * renamed or removed (EBUSY), so pinning it again adds nothing. statx's
+ * STATX_ATTR_MOUNT_ROOT (Linux 5.8) tells; without it, false (pin anyway).
+ */
+static bool is_mount_root(const char *path)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0, &stx) < 0)
+		return false;
+	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
+/*
  * A write protection of path (already prefixed with /newroot): a
  * read-only self-bind that copies the sandbox's current view under it
  * (so deny_read covers inside stay covered), then "pins" each ancestor
@@ -358,6 +373,12 @@ static int protect(const struct sbx_plan *pl, const char *path, char *err, size_
 		*slash = '\0';
 		if (!parent_writable(buf))
 			break;
+		/* Pinned already (by an earlier protection under the same
+		 * ancestor, or a bind of the plan): one mount is enough, and
+		 * stacking one per protected path costs a mount each. Its
+		 * own ancestors are still checked. */
+		if (is_mount_root(buf))
+			continue;
 		if (do_mount(buf, buf, NULL, MS_BIND | MS_REC, NULL, "pin", err, errlen) < 0)
 			return -1;
 	}
