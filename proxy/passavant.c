@@ -649,12 +649,29 @@ static void run_sigchld_cb(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
+/*
+ * Is our process group the foreground group of our terminal? Then a
+ * SIGINT most likely came from ^C, which the kernel sent to the whole
+ * group: the sandbox's init is in it and passes it on (or the command,
+ * still in it, got it directly).
+ */
+static bool terminal_foreground(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (isatty(fd))
+			return tcgetpgrp(fd) == getpgrp();
+	return false;
+}
+
 /* SIGINT, SIGTERM and SIGHUP go to the command (SPEC §2), not to the proxy:
  * it stops when the command ends. */
 static bool run_signal_hook(void *arg, int sig)
 {
 	struct run *run = arg;
 
+	/* ^C: delivered once, by the kernel and the init (docs/run.md). */
+	if (sig == SIGINT && terminal_foreground())
+		return true;
 	if (!run->ended && sbx_kill(run->sbx, sig) < 0)
 		log_warn("run: cannot pass signal %d to the command", sig);
 	return true;

@@ -65,6 +65,14 @@ NORETURN void sbx_init_run(pid_t cmd)
 			}
 		}
 		if (sig != SIGCHLD) {
+			/* A signal from the terminal (^C, hangup: SI_KERNEL)
+			 * goes to its whole foreground process group. When
+			 * the command is still in ours it got this one from
+			 * the kernel already: passing it on would deliver it
+			 * twice. A command that moved to a process group of
+			 * its own gets it from us. */
+			if (si.si_code == SI_KERNEL && getpgid(cmd) == getpgrp())
+				continue;
 			(void)kill(cmd, sig);
 			continue;
 		}

@@ -533,6 +533,75 @@ static void test_sigterm_forwarded(void)
 	test_proc_free(p);
 }
 
+/*
+ * ^C on a terminal reaches the command exactly once (the kernel sends it
+ * to the whole foreground process group: neither passavant nor the
+ * sandbox's init passes a second one on), and a SIGINT sent to passavant
+ * without a terminal is passed on. The terminal is script(1)'s pty; the
+ * command counts SIGINTs with sigtimedwait (python3).
+ */
+static void test_sigint_once(void)
+{
+	static const char counter[] =
+		"import signal, sys\n"
+		"signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+		"open(sys.argv[1], 'w').close()\n"
+		"print('go', flush=True)\n"
+		"n, t = 0, 20\n"
+		"while True:\n"
+		"    si = signal.sigtimedwait({signal.SIGINT}, t)\n"
+		"    if si is None:\n"
+		"        break\n"
+		"    n, t = n + 1, 1.5\n"
+		"    print('INT code=%d' % si.si_code, flush=True)\n"
+		"print('total=%d' % n, flush=True)\n";
+	char py[PATH_MAX], rdy[PATH_MAX], inner[8 * PATH_MAX], driver[16 * PATH_MAX];
+	char *out = NULL, *err = NULL, *argv[4], rest[16];
+	struct test_proc *p;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(py, sizeof(py), "%s/scripts/count-int.py", root);
+	at(rdy, "work/int-ready");
+	CU_ASSERT_FATAL(mkfile(py, counter, 0644) == 0);
+	if (access("/usr/bin/script", X_OK) == 0) {
+		(void)unlink(rdy);
+		snprintf(inner, sizeof(inner), "env -C %s HOME=%s PATH=%s %s run -p %s -- %s %s %s", p_work,
+			 p_home, SAFE_PATH, test_passavant_bin(), p_policy, python, py, rdy);
+		/* Wait until the counter blocks SIGINT, then type ^C. */
+		snprintf(driver, sizeof(driver),
+			 "( i=0; while [ ! -e %s ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done;"
+			 " printf '\003'; sleep 4 ) | script -qec '%s' /dev/null",
+			 rdy, inner);
+		argv[0] = "sh";
+		argv[1] = "-c";
+		argv[2] = driver;
+		argv[3] = NULL;
+		st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		ROW(st == 0, "status %d", st);
+		ROW(has(out, "total=1"), "^C on the terminal: not exactly one SIGINT: %s", out ? out : "");
+		/* SI_KERNEL (0x80): the terminal's, not a forwarded copy. */
+		ROW(has(out, "INT code=128"), "^C did not come from the terminal: %s", out ? out : "");
+		free(out);
+		free(err);
+	} else {
+		fprintf(stderr, "run: ^C part skipped: no /usr/bin/script\n");
+	}
+	/* Without a terminal: kill -INT passavant reaches the command. */
+	(void)unlink(rdy);
+	{
+		char *full[] = {"env", "-C", p_work, (char *)test_passavant_bin(), "run", "-p", p_policy,
+				"--", (char *)python, py, rdy, NULL};
+		p = test_proc_start(full, "go", rest, sizeof(rest), 20000);
+	}
+	CU_ASSERT_FATAL(p != NULL);
+	st = test_proc_stop(p, SIGINT, 15000);
+	out = test_proc_stdout(p);
+	ROW(st == 0 && has(out, "total=1"), "kill -INT passavant: status %d, %s", st, out ? out : "");
+	free(out);
+	test_proc_free(p);
+}
+
 /* Is a process with this exact argv[1] alive on the host? */
 static bool process_with_arg(const char *arg)
 {
@@ -916,6 +985,7 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "ps shows only the sandbox", test_ps);
 	test_add(s, "exit statuses 0 3 137 127 125", test_exit_statuses);
 	test_add(s, "SIGTERM to passavant reaches the command", test_sigterm_forwarded);
+	test_add(s, "SIGINT: ^C once; kill -INT without a terminal passed on", test_sigint_once);
 	test_add(s, "no process, mount, session dir or placeholder left", test_nothing_left);
 	test_add(s, "refusal lines on stderr, -q, -v summary", test_refusal_lines);
 	test_add(s, "the upstream receives the real token", test_token_injected);
