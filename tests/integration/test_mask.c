@@ -155,11 +155,17 @@ static char *rec_since(const char *path, size_t mark)
 	size_t len = 0;
 	char *s = test_read_file(path, &len), *r;
 
-	if (s == NULL)
-		return strdup("");
-	r = strdup(mark <= len ? s + mark : "");
+	r = strdup(s != NULL && mark <= len ? s + mark : "");
 	free(s);
+	if (r == NULL)
+		abort();
 	return r;
+}
+
+/* For %s arguments of failure messages. */
+static const char *nz(const char *s)
+{
+	return s != NULL ? s : "(null)";
 }
 
 static int count_of(const char *hay, const char *needle)
@@ -274,9 +280,9 @@ static void check_refusal(const char *out, const char *cred, const char *host)
 	ROW(out != NULL && strstr(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL,
 	    "no X-Proxy-Error: blocked-by-sandbox-runtime in: %.400s", out ? out : "");
 	ROW(strstr(body, cred) != NULL && strstr(body, host) != NULL,
-	    "the reason does not name %s and %s: '%s'", cred, host, body);
+	    "the reason does not name %s and %s: '%s'", cred, host, nz(body));
 	ROW(*body != '\0' && strchr(body, '\n') == body + strlen(body) - 1,
-	    "the reason is not one line: '%s'", body);
+	    "the reason is not one line: '%s'", nz(body));
 }
 
 /* ------------------------------------------------------------------ */
@@ -662,10 +668,10 @@ static void test_bearer_inject(void)
 	if (have_sentinels(&p)) {
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "127.0.0.1", "/echo"), NULL), 0);
-		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", out);
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", nz(out));
 		rec = rec_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
-		ROW(strstr(rec, want) != NULL, "the upstream did not get the real value: %.600s", rec);
+		ROW(strstr(rec, want) != NULL, "the upstream did not get the real value: %.600s", nz(rec));
 		ROW(strstr(rec, p.tok) == NULL, "the upstream got the sentinel");
 		ROW(count_of(rec, "=== conn ") == 1, "%d requests recorded", count_of(rec, "=== conn "));
 		/* The echo carried the real value back: remasked. */
@@ -696,10 +702,10 @@ static void test_bearer_other_host(void)
 		check_refusal(out, "GH_TOKEN", "localhost");
 		free(out);
 		rec = rec_since(rec_tls, mark);
-		ROW(*rec == '\0', "the upstream got a request: %.300s", rec);
+		ROW(*rec == '\0', "the upstream got a request: %.300s", nz(rec));
 		free(rec);
 		rec = rec_since(rec_plain, mark_p);
-		ROW(*rec == '\0', "the plain upstream got a request: %.300s", rec);
+		ROW(*rec == '\0', "the plain upstream got a request: %.300s", nz(rec));
 		free(rec);
 		/* Without a sentinel the same host is fine (the 403 was the sentinel's). */
 		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "localhost", "/hello"), NULL), 0);
@@ -734,7 +740,7 @@ static void test_basic_auth(void)
 		free(out);
 		rec = rec_since(rec_tls, mark);
 		ROW(count_of(rec, want) == 2, "Basic with the real password arrived %d times of 2: %.600s",
-		    count_of(rec, want), rec);
+		    count_of(rec, want), nz(rec));
 		free(rec);
 		/* Basic with the sentinel to a host outside injectHosts: refused. */
 		mark = file_size(rec_tls);
@@ -767,7 +773,7 @@ static void test_query(void)
 		check_refusal(out, "PV_SECRET", "127.0.0.1");
 		free(out);
 		rec = rec_since(rec_tls, mark);
-		ROW(*rec == '\0', "a refused target reached the upstream: %.300s", rec);
+		ROW(*rec == '\0', "a refused target reached the upstream: %.300s", nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -784,7 +790,7 @@ static void test_query(void)
 		snprintf(want, sizeof(want), "GET /hello?token=%s&k=%s&raw=%s HTTP/1.1\r\n", tok_real, sec_real_pct,
 			 sec_real);
 		ROW(strstr(rec, want) != NULL, "the upstream's target is not '%.*s': %.300s",
-		    (int)strlen(want) - 2, want, rec);
+		    (int)strlen(want) - 2, want, nz(rec));
 		free(rec);
 		/* The query set is not the header set: a query-only credential
 		 * does not make a header sentinel go to a non-inject host. */
@@ -808,11 +814,11 @@ static void test_body(void)
 					NULL),
 				0);
 		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL,
-		    "a sentinel in a body where it may not go was refused: %.300s", out);
+		    "a sentinel in a body where it may not go was refused: %.300s", nz(out));
 		free(out);
 		rec = rec_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", p.tok);
-		ROW(strstr(rec, want) != NULL, "the body did not arrive as sent: %.400s", rec);
+		ROW(strstr(rec, want) != NULL, "the body did not arrive as sent: %.400s", nz(rec));
 		ROW(strstr(rec, tok_real) == NULL, "the real value went into a body without injectIn: body");
 		free(rec);
 	}
@@ -825,13 +831,13 @@ static void test_body(void)
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", data, url_of(&up, "127.0.0.1", "/echo"),
 					NULL),
 				0);
-		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", out);
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", nz(out));
 		/* /echo returned the real body: the client sees the sentinel. */
 		ROW(out != NULL && strstr(out, data) != NULL, "the echoed body is not remasked");
 		free(out);
 		rec = rec_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", tok_real);
-		ROW(strstr(rec, want) != NULL, "Content-Length body not substituted: %.400s", rec);
+		ROW(strstr(rec, want) != NULL, "Content-Length body not substituted: %.400s", nz(rec));
 		ROW(strstr(rec, "\r\nContent-Length: ") != NULL, "no Content-Length upstream");
 		free(rec);
 
@@ -842,10 +848,10 @@ static void test_body(void)
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
 		}
-		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "chunked upload: %.300s", out);
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "chunked upload: %.300s", nz(out));
 		snprintf(want, sizeof(want), "\r\n\r\n%zu\n", strlen(data));
 		ROW(out != NULL && strstr(out, want) != NULL, "/sink did not count %zu bytes: %.300s",
-		    strlen(data), out);
+		    strlen(data), nz(out));
 		free(out);
 		rec = rec_since(rec_tls, mark);
 		b = dechunk_first(rec);
@@ -873,7 +879,7 @@ static void test_plaintext(void)
 		check_refusal(out, "GH_TOKEN", "127.0.0.1");
 		free(out);
 		rec = rec_since(rec_plain, mark);
-		ROW(*rec == '\0', "a refused plain request reached the upstream: %.300s", rec);
+		ROW(*rec == '\0', "a refused plain request reached the upstream: %.300s", nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -886,12 +892,12 @@ static void test_plaintext(void)
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
 		mark = file_size(rec_plain);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "127.0.0.1", "/echo"), NULL), 0);
-		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0, "not 200: %.300s", out);
+		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0, "not 200: %.300s", nz(out));
 		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
 		free(out);
 		rec = rec_since(rec_plain, mark);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
-		ROW(strstr(rec, want) != NULL, "plain HTTP with allowPlaintextInject: not injected: %.400s", rec);
+		ROW(strstr(rec, want) != NULL, "plain HTTP with allowPlaintextInject: not injected: %.400s", nz(rec));
 		free(rec);
 
 		/* A chunked body, one byte per chunk and per write. */
@@ -916,7 +922,7 @@ static void test_plaintext(void)
 		close(fd);
 		snprintf(want, sizeof(want), "\r\n\r\n%zu\n", strlen(body));
 		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0 && strstr(out, want) != NULL,
-		    "chunked plain upload: %.300s", out);
+		    "chunked plain upload: %.300s", nz(out));
 		free(out);
 		rec = rec_since(rec_plain, mark);
 		b = dechunk_first(rec);
@@ -965,13 +971,13 @@ static void test_remask_bodies(void)
 					CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(u, host, path), NULL), 0);
 					ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL,
 					    "%s %s %s: not 200: %.300s", u == &up ? "https" : "http", host, modes[m],
-					    out);
+					    nz(out));
 					ROW(out != NULL && strstr(out, real) == NULL,
 					    "%s %s %s: the client saw real value #%d", u == &up ? "https" : "http", host,
 					    modes[m], v);
 					ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
 					    "%s %s %s: the sentinel is not in both header and body: %.400s",
-					    u == &up ? "https" : "http", host, modes[m], out);
+					    u == &up ? "https" : "http", host, modes[m], nz(out));
 					free(out);
 				}
 			}
@@ -1098,12 +1104,12 @@ static void test_remask_split_reads(void)
 				snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=1", modes[m], hex);
 				CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(u, host, path), NULL), 0);
 				ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s",
-				    u == &up ? "https" : "http", host, modes[m], out);
+				    u == &up ? "https" : "http", host, modes[m], nz(out));
 				ROW(out != NULL && strstr(out, tok_real) == NULL, "%s %s %s: the client saw the real value",
 				    u == &up ? "https" : "http", host, modes[m]);
 				ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
 				    "%s %s %s: the sentinel is not in both header and body: %.400s",
-				    u == &up ? "https" : "http", host, modes[m], out);
+				    u == &up ? "https" : "http", host, modes[m], nz(out));
 				free(out);
 			}
 		}
@@ -1131,15 +1137,15 @@ static void test_remask_trailer(void)
 
 			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--raw", url_of(u, host, path), NULL), 0);
 			ROW(out != NULL && strstr(out, tok_real) == NULL, "%s %s: the client saw the real value: %.500s",
-			    u == &up ? "https" : "http", host, out);
+			    u == &up ? "https" : "http", host, nz(out));
 			/* SPEC §4.3 asks that the real value never gets in; it does
 			 * not say trailers are kept. The proxy drops them today
 			 * (re-framed chunked body); one that is kept must be
 			 * remasked. */
 			ROW(out == NULL || strstr(out, "X-Reflect-Trailer:") == NULL || strstr(out, want) != NULL,
-			    "%s %s: a trailer that is not remasked: %.500s", u == &up ? "https" : "http", host, out);
+			    "%s %s: a trailer that is not remasked: %.500s", u == &up ? "https" : "http", host, nz(out));
 			ROW(out != NULL && strstr(out, "\r\n0\r\n") != NULL, "%s %s: the chunked body did not end: %.500s",
-			    u == &up ? "https" : "http", host, out);
+			    u == &up ? "https" : "http", host, nz(out));
 			free(out);
 		}
 	}
@@ -1269,15 +1275,15 @@ static void test_pipelined(void)
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
 		}
-		ROW(out != NULL && count_of(out, "HTTP/1.1 200 OK\r\n") == 3, "not three 200s: %.600s", out);
+		ROW(out != NULL && count_of(out, "HTTP/1.1 200 OK\r\n") == 3, "not three 200s: %.600s", nz(out));
 		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
 		free(out);
 		rec = rec_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "GET /hello?p=1 HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n", up.addr,
 			 tok_real);
-		ROW(strstr(rec, want) != NULL, "request 1 not injected: %.600s", rec);
+		ROW(strstr(rec, want) != NULL, "request 1 not injected: %.600s", nz(rec));
 		snprintf(want, sizeof(want), "\r\n\r\nt=%s", p.tok);
-		ROW(strstr(rec, want) != NULL, "request 2's body did not keep the sentinel: %.600s", rec);
+		ROW(strstr(rec, want) != NULL, "request 2's body did not keep the sentinel: %.600s", nz(rec));
 		ROW(count_of(rec, tok_real) == 1, "the real value arrived %d times, once expected", count_of(rec, tok_real));
 		ROW(count_of(rec, "=== conn ") == 3, "%d requests recorded", count_of(rec, "=== conn "));
 		free(rec);
@@ -1305,12 +1311,12 @@ static void test_remask_heads(void)
 
 			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL), 0);
 			ROW(out != NULL && strstr(out, tok_real) == NULL, "host %d: the client saw the real value: %.500s", h,
-			    out);
+			    nz(out));
 			snprintf(want, sizeof(want), "HTTP/1.1 200 OK %s\r\n", p.tok);
-			ROW(out != NULL && strstr(out, want) != NULL, "host %d: no remasked status line: %.500s", h, out);
+			ROW(out != NULL && strstr(out, want) != NULL, "host %d: no remasked status line: %.500s", h, nz(out));
 			snprintf(want, sizeof(want), "\r\nX-A: %s\r\n", p.tok);
 			ROW(out != NULL && strstr(out, want) != NULL && strstr(out, "\r\n\r\nhello") != NULL,
-			    "host %d: no remasked header or no body: %.500s", h, out);
+			    "host %d: no remasked header or no body: %.500s", h, nz(out));
 			free(out);
 		}
 	}
@@ -1328,7 +1334,7 @@ static void test_coded_response(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", "/headers?Content-Encoding=gzip"), NULL), 0);
 	ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 502 ") != NULL && strstr(out, "\r\nok\n") == NULL,
-	    "a coded body from the inject host was passed on: %.400s", out);
+	    "a coded body from the inject host was passed on: %.400s", nz(out));
 	free(out);
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1363,7 +1369,7 @@ static void test_inject_host_port(void)
 		free(out);
 		rec = rec_since(rec_plain, mark_p);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
-		ROW(strstr(rec, want) != NULL, "the inject port did not get the real value: %.400s", rec);
+		ROW(strstr(rec, want) != NULL, "the inject port did not get the real value: %.400s", nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1421,8 +1427,8 @@ static void test_accept_encoding(void)
 	rec = rec_since(rec_tls, mark);
 	ROW(count_of(rec, "=== conn ") == (p.tok[0] ? 2 : 1), "requests recorded: %d", count_of(rec, "=== conn "));
 	ROW(count_of(rec, "\r\nAccept-Encoding: identity\r\n") == count_of(rec, "=== conn "),
-	    "not every request to the inject host asked for identity: %.800s", rec);
-	ROW(strstr(rec, "gzip") == NULL, "the client's gzip went to the inject host: %.800s", rec);
+	    "not every request to the inject host asked for identity: %.800s", nz(rec));
+	ROW(strstr(rec, "gzip") == NULL, "the client's gzip went to the inject host: %.800s", nz(rec));
 	free(rec);
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1607,7 +1613,7 @@ static void test_masked_file(void)
 			free(out);
 			rec = rec_since(rec_tls, mark);
 			snprintf(want, sizeof(want), "\r\nAuthorization: token %s\r\n", ftok_real[1]);
-			ROW(strstr(rec, want) != NULL, "the upstream did not get the real file token: %.400s", rec);
+			ROW(strstr(rec, want) != NULL, "the upstream did not get the real file token: %.400s", nz(rec));
 			free(rec);
 		}
 		free(copy);
