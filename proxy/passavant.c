@@ -679,13 +679,14 @@ static bool run_signal_hook(void *arg, int sig)
 
 /*
  * Builds the sandbox of SPEC §7 for policy p and starts argv in it:
- * filesystem lists of the policy plus the launcher's mandatory denies,
+ * filesystem lists of the policy plus the launcher's mandatory denies
+ * (audit_path, may be NULL, among them),
  * masked files, the environment (proxy and trust variables for the
  * in-sandbox listener, sentinels, denied variables removed). Returns the
  * running sandbox, or NULL after printing why.
  */
 static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
-				     const mask_table_t *masks, char **argv)
+				     const mask_table_t *masks, const char *audit_path, char **argv)
 {
 	struct strv deny_read = {0}, allow_read = {0}, allow_write = {0}, deny_write = {0};
 	struct strv protect = {0}, env_add = {0}, env_remove = {0};
@@ -740,6 +741,11 @@ static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
 		if (!skip && strv_add(&allow_read, self) < 0)
 			goto out;
 	}
+	/* The audit file (also when named by --audit, which the policy's
+	 * own denies do not know): the command must not rewrite the record
+	 * of its own egress. audit_open() has created it. */
+	if (audit_path != NULL && realpath(audit_path, self) != NULL && strv_add(&protect, self) < 0)
+		goto out;
 	/* Our own binary: the next run would trust what the command wrote. */
 	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (sl > 0) {
@@ -924,7 +930,7 @@ static int cmd_run(int argc, char **argv)
 	 * secret arena is wiped in children (MADV_WIPEONFORK). The policy
 	 * stays alive through our reference while the config is built. */
 	pp = proxy_policy_get(run.px);
-	run.sbx = run_start_sandbox(proxy_policy(pp), sess, masks, argv + optind);
+	run.sbx = run_start_sandbox(proxy_policy(pp), sess, masks, audit_path, argv + optind);
 	proxy_policy_put(pp);
 	if (run.sbx == NULL)
 		goto out;

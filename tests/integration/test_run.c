@@ -387,6 +387,36 @@ static void test_write_denies(void)
 	free(err);
 }
 
+/* --audit FILE in the writable work directory: the command cannot
+ * rewrite it, and it records the command's request. */
+static void test_audit_protected(void)
+{
+	char path[PATH_MAX], *out = NULL, *err = NULL, *text;
+	const char *opts[] = {"--audit", path, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(path, "work/audit.jsonl");
+	st = run_sh(opts, &out, &err,
+		    VIA_PROXY "curl -sS --max-time 20 %s/hello -o /dev/null; echo curl=$?\n"
+		    "echo forged >> audit.jsonl 2>/dev/null; echo append=$?\n"
+		    "rm -f audit.jsonl 2>/dev/null; mv audit.jsonl x 2>/dev/null; echo gone=$?\n",
+		    up.url);
+	ROW(st == 0 && has(out, "curl=0"), "status %d: %s", st, out ? out : "");
+	ROW(value_of(out, "append") && strcmp(value_of(out, "append"), "0") != 0,
+	    "the command could append to the audit file");
+	ROW(value_of(out, "gone") && strcmp(value_of(out, "gone"), "0") != 0,
+	    "the command could move the audit file away");
+	text = test_read_file(path, NULL);
+	ROW(text != NULL && !has(text, "forged") && has(text, "\"decision\":\"allow\"") &&
+		    has(text, "/hello"),
+	    "audit file wrong: %s", text ? text : "(missing)");
+	free(text);
+	(void)unlink(path);
+	free(out);
+	free(err);
+}
+
 static void test_masked_values(void)
 {
 	char *out = NULL, *err = NULL;
@@ -979,6 +1009,7 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "no direct connection (curl --noproxy, python socket)", test_no_direct_connection);
 	test_add(s, "credential store hidden (~/.ssh/id_rsa)", test_credential_store_hidden);
 	test_add(s, "mandatory write denies; work directory writable", test_write_denies);
+	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);
 	test_add(s, "socket(AF_UNIX) and unshare -U refused (EPERM)", test_seccomp);
