@@ -74,6 +74,10 @@ int test_upstream_start(struct test_upstream *u, const struct test_upstream_opts
 	if (o != NULL && o->git_root != NULL) {
 		argv[n++] = "--git-root";
 		argv[n++] = (char *)o->git_root;
+		if (o->git_auth != NULL) {
+			argv[n++] = "--git-auth";
+			argv[n++] = (char *)o->git_auth;
+		}
 	}
 	argv[n] = NULL;
 	u->proc = test_proc_start(argv, "listening on ", rest, sizeof(rest), 10000);

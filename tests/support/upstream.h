@@ -30,6 +30,8 @@
  *   /git/...        git http-backend (only with --git-root)
  *   anything else   404
  * Every response carries X-Upstream-Conn: <connection number, from 1>.
+ * --git-auth USER (with --git-root): /git/ needs Basic auth for USER, else
+ * 401 with WWW-Authenticate: Basic (git then sends its URL's user:password).
  * --record FILE appends each request as received on the wire, preceded by
  * a line "=== conn N req M ===\n".
  *
@@ -62,6 +64,7 @@ struct test_upstream_opts {
 	const char *cert_name;   /* with tls: "server" (default) or "bad" */
 	const char *record_path; /* NULL: no --record */
 	const char *git_root;    /* NULL: no --git-root */
+	const char *git_auth;    /* with git_root: --git-auth USER (401 without Basic for USER) */
 };
 
 /*

@@ -2,7 +2,7 @@
  * pv-upstream - the project's own upstream server for tests and benchmarks.
  *
  *   pv-upstream [--listen 127.0.0.1:0] [--tls CERTDIR [--cert-name NAME]]
- *               [--record FILE] [--git-root DIR]
+ *               [--record FILE] [--git-root DIR [--git-auth USER]]
  *
  * HTTP/1.1 with keep-alive and pipelining on libevent; requests parsed with
  * llhttp. Binds loopback addresses only. When ready it prints exactly one
@@ -23,6 +23,10 @@
  *                 recorded.
  * --git-root DIR  requests under /git/ are run through `git http-backend`
  *                 (CGI, GIT_PROJECT_ROOT=DIR, GIT_HTTP_EXPORT_ALL=1).
+ * --git-auth USER /git/ requests need `Authorization: Basic` for user USER
+ *                 (any password); others get 401 with WWW-Authenticate:
+ *                 Basic, so git sends the user:password of its URL (it
+ *                 sends none before a 401).
  *
  * Endpoints (every response carries X-Upstream-Conn: N, the 1-based number
  * of the connection in accept order; HEAD gets the same heads, no body):
@@ -200,6 +204,7 @@ struct server {
 	SSL_CTX *ssl_ctx;
 	FILE *record;
 	const char *git_root;
+	const char *git_auth;         /* --git-auth USER, or NULL */
 	unsigned long next_conn;
 	unsigned nconns;
 	struct conn *conns;
@@ -1171,6 +1176,19 @@ static void delay_cb(evutil_socket_t fd, short what, void *arg)
 		process_input(c);
 }
 
+/* Whether the request has Authorization: Basic for the --git-auth user. */
+static bool basic_user_ok(struct conn *c)
+{
+	unsigned char v[1024], dec[1024];
+	int n = raw_header(c, "Authorization", v, sizeof(v) - 1), d;
+	size_t ulen = strlen(c->srv->git_auth);
+
+	if (n < 6 || strncasecmp((const char *)v, "Basic ", 6) != 0 || (n - 6) % 4 != 0)
+		return false;
+	d = EVP_DecodeBlock(dec, v + 6, n - 6);
+	return d > (int)ulen && memcmp(dec, c->srv->git_auth, ulen) == 0 && dec[ulen] == ':';
+}
+
 /* Handles one complete request. Returns 0, or -1 if the response could
  * not be queued (the caller frees the connection). */
 static int dispatch(struct conn *c)
@@ -1213,7 +1231,12 @@ static int dispatch(struct conn *c)
 		finish_response(c);
 		return 0;
 	}
-	if (strncmp(path, "/git/", 5) == 0) {
+	if (strncmp(path, "/git/", 5) == 0 && c->srv->git_auth != NULL && !basic_user_ok(c)) {
+		if (respond(c, 401, "WWW-Authenticate: Basic realm=\"pv-upstream\"\r\n"
+				    "Content-Type: text/plain\r\n",
+			    "authentication required\n", 24) < 0)
+			return -1;
+	} else if (strncmp(path, "/git/", 5) == 0) {
 		if (start_cgi(c, path + 4, query) < 0)
 			return -1;
 		if (c->state == CS_CGI)
@@ -1772,7 +1795,7 @@ static SSL_CTX *make_ssl_ctx(const char *dir, const char *name)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pv-upstream [--listen 127.0.0.1:0] [--tls CERTDIR "
-			"[--cert-name NAME]] [--record FILE] [--git-root DIR]\n");
+			"[--cert-name NAME]] [--record FILE] [--git-root DIR [--git-auth USER]]\n");
 }
 
 int main(int argc, char **argv)
@@ -1805,6 +1828,8 @@ int main(int argc, char **argv)
 			record_path = argv[++i];
 		else if (strcmp(a, "--git-root") == 0)
 			srv.git_root = argv[++i];
+		else if (strcmp(a, "--git-auth") == 0)
+			srv.git_auth = argv[++i];
 		else {
 			usage();
 			return 2;
