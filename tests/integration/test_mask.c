@@ -51,10 +51,12 @@
 static char *dir;                  /* certs, records, policies, sessions */
 static char rec_tls[4096];         /* --record of the HTTPS upstream */
 static char rec_plain[4096];       /* --record of the plain upstream */
+static char rec_git[4096];         /* --record of the git upstream */
 static char creds_path[4096];      /* the masked file */
 static char py_path[4200];         /* python3 helper */
 static struct test_upstream up;    /* HTTPS, test CA */
 static struct test_upstream upp;   /* plain HTTP */
+static struct test_upstream upg;   /* HTTPS, --git-root with --git-auth x-access-token */
 
 static char tok_real[TOK_LEN + 1];     /* GH_TOKEN */
 static char sec_real[TOK_LEN + 1];     /* PV_SECRET, with '/' and '+' */
@@ -584,6 +586,21 @@ static int fixtures_up(void)
 	o.record_path = rec_plain;
 	if (test_upstream_start(&upp, &o) < 0)
 		return -1;
+	{
+		char git_root[4096];
+
+		snprintf(git_root, sizeof(git_root), "%s/git", dir);
+		snprintf(rec_git, sizeof(rec_git), "%s/rec-git.txt", dir);
+		if (mkdir(git_root, 0700) < 0 || test_git_fixture(git_root, "repo", 0) < 0)
+			return -1;
+		memset(&o, 0, sizeof(o));
+		o.tls_certdir = dir;
+		o.record_path = rec_git;
+		o.git_root = git_root;
+		o.git_auth = "x-access-token";
+		if (test_upstream_start(&upg, &o) < 0)
+			return -1;
+	}
 	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
 	return test_write_file(py_path, py_helper, sizeof(py_helper) - 1);
 }
@@ -594,6 +611,7 @@ static int fixtures_down(void)
 
 	bad |= test_upstream_stop(&up) != 0;
 	bad |= test_upstream_stop(&upp) != 0;
+	bad |= test_upstream_stop(&upg) != 0;
 	test_rmtree(dir);
 	free(dir);
 	dir = NULL;
@@ -752,6 +770,86 @@ static void test_basic_auth(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* git itself, with git's own credential form: ls-remote and clone of
+ * https://x-access-token:SENTINEL@127.0.0.1/... (the upstream asks for
+ * Basic auth with a 401, as GitHub does); the same to localhost is
+ * refused and the sentinel never arrives. */
+static void test_git_basic(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char url[512], cainfo[4300], proxy[160], dest[4200], file[4400], plain[128], b64[192], want[256];
+		char *out = NULL, *rec, *s;
+		size_t mark = file_size(rec_git);
+		int rc;
+
+		snprintf(cainfo, sizeof(cainfo), "GIT_SSL_CAINFO=%s", p.trust);
+		snprintf(proxy, sizeof(proxy), "http.proxy=%s", p.url);
+		snprintf(url, sizeof(url), "https://x-access-token:%s@127.0.0.1:%u/git/repo.git", p.tok,
+			 (unsigned)upg.port);
+		{
+			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+		}
+		ROW(out != NULL && strstr(out, "refs/heads/main") != NULL, "git ls-remote: '%s'", nz(out));
+		free(out);
+		out = NULL;
+		snprintf(dest, sizeof(dest), "%s/clone", dir);
+		{
+			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "clone", "-q", url, dest, NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+		}
+		free(out);
+		out = NULL;
+		snprintf(file, sizeof(file), "%s/hello.txt", dest);
+		s = test_read_file(file, NULL);
+		ROW(s != NULL && strcmp(s, "hello from git\n") == 0, "git clone: hello.txt is '%s'", nz(s));
+		free(s);
+		/* Whatever the clone keeps of its URL, never the real value. */
+		snprintf(file, sizeof(file), "%s/.git/config", dest);
+		s = test_read_file(file, NULL);
+		ROW(s != NULL && strstr(s, tok_real) == NULL, "the clone's config holds the real value");
+		free(s);
+		test_rmtree(dest);
+		rec = rec_since(rec_git, mark);
+		snprintf(plain, sizeof(plain), "x-access-token:%s", tok_real);
+		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)strlen(plain));
+		snprintf(want, sizeof(want), "\r\nAuthorization: Basic %s\r\n", b64);
+		ROW(count_of(rec, want) >= 2, "git's Basic auth with the real password arrived %d times: %.500s",
+		    count_of(rec, want), nz(rec));
+		snprintf(plain, sizeof(plain), "x-access-token:%s", p.tok);
+		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)strlen(plain));
+		ROW(strstr(rec, b64) == NULL, "the upstream got git's Basic auth with the sentinel");
+		free(rec);
+
+		/* The same credentials to a host outside injectHosts. */
+		mark = file_size(rec_git);
+		snprintf(url, sizeof(url), "https://x-access-token:%s@localhost:%u/git/repo.git", p.tok,
+			 (unsigned)upg.port);
+		{
+			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL};
+			char *err = NULL;
+
+			rc = test_run_capture(argv, &out, &err, 60000);
+			ROW(rc != 0, "git ls-remote with the sentinel to localhost succeeded");
+			ROW(err != NULL && strstr(err, "403") != NULL, "git's error does not show the 403: %s", nz(err));
+			free(err);
+		}
+		free(out);
+		rec = rec_since(rec_git, mark);
+		ROW(strstr(rec, b64) == NULL, "localhost got git's Basic auth with the sentinel: %.400s", nz(rec));
+		free(rec);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* Query: refused without `query` in injectIn, substituted (raw and
  * percent-encoded) with it. */
 static void test_query(void)
@@ -821,8 +919,36 @@ static void test_body(void)
 		ROW(strstr(rec, want) != NULL, "the body did not arrive as sent: %.400s", nz(rec));
 		ROW(strstr(rec, tok_real) == NULL, "the real value went into a body without injectIn: body");
 		free(rec);
+		/* ...and to a host outside injectHosts: left as is too. */
+		mark = file_size(rec_tls);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "--data-binary", data, url_of(&up, "localhost", "/sink?b=2"), NULL), 0);
+		free(out);
+		rec = rec_since(rec_tls, mark);
+		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", p.tok);
+		ROW(strstr(rec, want) != NULL, "the body to localhost did not arrive as sent: %.400s", nz(rec));
+		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	if (p.tok[0] != '\0') {
+		/* "In a body it is left as is and recorded" (issue 5): the audit
+		 * line names the credential and the host. */
+		char *log = test_read_file(p.audit, NULL), *l = NULL;
+		const char *t = log != NULL ? strstr(log, "\"target\":\"/sink?b=2\"") : NULL;
+
+		if (t != NULL) {
+			const char *ls = t, *e = strchr(t, '\n');
+
+			while (ls > log && ls[-1] != '\n')
+				ls--;
+			l = strndup(ls, e ? (size_t)(e - ls) : strlen(ls));
+		}
+		ROW(l != NULL && strstr(l, "\"status\":200") != NULL && strstr(l, "\"reason\":\"") != NULL &&
+			    strstr(l, "GH_TOKEN") != NULL && strstr(l, "localhost") != NULL &&
+			    strstr(l, "\"injected\":[]") != NULL,
+		    "the sentinel left in a body is not recorded: %s", nz(l));
+		free(l);
+		free(log);
+	}
 
 	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
@@ -1629,6 +1755,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "Bearer sentinel to the inject host: real value upstream, remasked echo", test_bearer_inject);
 	test_add(s, "sentinel to an allowed host outside injectHosts: 403, nothing sent", test_bearer_other_host);
 	test_add(s, "Basic auth (curl -u, user:password@ URL): real password upstream", test_basic_auth);
+	test_add(s, "git ls-remote/clone with x-access-token:SENTINEL@ (401 first)", test_git_basic);
 	test_add(s, "query: 403 without injectIn query, raw and %-encoded injection with it", test_query);
 	test_add(s, "body: kept without injectIn body; injected with it, also in 1-byte chunks", test_body);
 	test_add(s, "plain HTTP: 403 without allowPlaintextInject, injected with it", test_plaintext);
