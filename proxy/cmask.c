@@ -18,10 +18,11 @@ struct cdir {
 	mask_stream_t *st;       /* stream on set, or NULL */
 	const mask_set_t *set;   /* set st runs on */
 	struct mask_outbound ob; /* CMASK_OUT: eligibility of the body set */
-	struct evbuffer *out;    /* substituted bytes, ready to pass on */
-	struct evbuffer *chunk;  /* chunked: the data of the chunk being framed */
+	struct evbuffer *out;    /* substituted (and framed) bytes to pass on */
+	struct evbuffer *chunk;  /* chunked: substituted data not yet framed */
 	bool on;                 /* the current message is being substituted */
 	bool chunked;            /* re-frame as chunks */
+	bool release;            /* inbound: the tail was released, send it all */
 };
 
 struct cmask {
@@ -332,6 +333,7 @@ int cmask_body_begin(cmask_t *m, enum cmask_dir dd, const char *host, uint16_t p
 	}
 	d->on = true;
 	d->chunked = chunked;
+	d->release = false;
 	return 0;
 }
 
@@ -345,30 +347,56 @@ struct evbuffer *cmask_out(cmask_t *m, enum cmask_dir d)
 	return m->dir[d].out;
 }
 
-/* Chunked: frames what the stream produced into one chunk. */
-static int frame_chunk(struct cdir *d)
-{
-	size_t n = evbuffer_get_length(d->chunk);
-
-	if (n == 0)
-		return 0;
-	if (evbuffer_add_printf(d->out, "%zx\r\n", n) < 0 || evbuffer_add_buffer(d->out, d->chunk) < 0 ||
-	    evbuffer_add(d->out, "\r\n", 2) < 0)
-		return -1;
-	return 0;
-}
-
 int cmask_body_sink(void *arg, const char *data, size_t len)
 {
 	struct cdir *d = arg;
 
 	if (!d->on)
 		return -1;
-	if (!d->chunked)
-		return mask_stream_feed(d->st, data, len, d->out);
-	if (mask_stream_feed(d->st, data, len, d->chunk) < 0)
+	d->release = false;
+	return mask_stream_feed(d->st, data, len, d->chunked ? d->chunk : d->out);
+}
+
+int cmask_tunnel_begin(cmask_t *m)
+{
+	struct cdir *d = &m->dir[CMASK_OUT];
+
+	/* A host that does not normalise is eligible for nothing: every pair
+	 * maps a sentinel to itself. Nothing is ever injected in a tunnel. */
+	if (mask_table_outbound(m->t, "", 0, false, INJECT_HEADER, &d->ob) < 0)
 		return -1;
-	return frame_chunk(d);
+	if (d->st != NULL && d->set != d->ob.set) {
+		mask_stream_free(d->st);
+		d->st = NULL;
+	}
+	if (d->st == NULL && (d->st = mask_stream_new(d->ob.set)) == NULL)
+		return -1;
+	d->set = d->ob.set;
+	mask_stream_reset(d->st);
+	d->on = true;
+	d->chunked = false;
+	d->release = false;
+	return 0;
+}
+
+int cmask_tunnel_out(cmask_t *m, struct evbuffer *src, size_t n, const char **cred)
+{
+	struct cdir *d = &m->dir[CMASK_OUT];
+	size_t i;
+
+	*cred = NULL;
+	if (!d->on || mask_stream_feed_buffer(d->st, src, n, d->out) < 0)
+		return -1;
+	if (mask_stream_total(d->st) == 0)
+		return 0;
+	for (i = 0; i < d->ob.npairs; i++) {
+		if (mask_stream_count(d->st, i) > 0) {
+			*cred = mask_table_cred_name(m->t, d->ob.cred[i]);
+			break;
+		}
+	}
+	(void)evbuffer_drain(d->out, evbuffer_get_length(d->out));
+	return 1;
 }
 
 int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n)
@@ -377,7 +405,81 @@ int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n)
 
 	if (!d->on)
 		return -1;
+	d->release = false;
 	return mask_stream_feed_buffer(d->st, src, n, d->out);
+}
+
+/* Chunked: frames the first n bytes of d->chunk as one chunk into out. */
+static int frame_n(struct cdir *d, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (evbuffer_add_printf(d->out, "%zx\r\n", n) < 0 ||
+	    evbuffer_remove_buffer(d->chunk, d->out, n) != (int)n || evbuffer_add(d->out, "\r\n", 2) < 0)
+		return -1;
+	return 0;
+}
+
+int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
+{
+	struct cdir *d = &m->dir[dd];
+	struct evbuffer *raw = d->chunked ? d->chunk : d->out;
+	size_t pending, keep = 0, go;
+
+	*n = evbuffer_get_length(d->out);
+	if (!d->on) {
+		/* Message over: cmask_body_end() framed everything. */
+		return 0;
+	}
+	if (dd == CMASK_IN && !d->release) {
+		/*
+		 * Hold the last maxlen - 1 bytes of what the upstream sent:
+		 * the stream itself holds those that could begin a real value,
+		 * the rest waits here. The amount depends only on how many
+		 * bytes came, never on whether they match, so neither timing
+		 * nor chunk sizes tell the sandbox that its bytes begin a real
+		 * value (which would let it guess one byte at a time).
+		 */
+		size_t k = mask_set_maxlen(d->set), held = mask_stream_held(d->st);
+
+		k = k > 0 ? k - 1 : 0;
+		keep = k > held ? k - held : 0;
+	}
+	pending = evbuffer_get_length(raw);
+	go = pending > keep ? pending - keep : 0;
+	if (!d->chunked) {
+		*n = go;
+		return 0;
+	}
+	if (frame_n(d, go) < 0)
+		return -1;
+	*n = evbuffer_get_length(d->out);
+	return 0;
+}
+
+bool cmask_waiting(const cmask_t *m, enum cmask_dir dd)
+{
+	const struct cdir *d = &m->dir[dd];
+
+	if (!d->on)
+		return false;
+	return mask_stream_held(d->st) > 0 ||
+	       evbuffer_get_length(d->chunked ? d->chunk : d->out) > 0;
+}
+
+int cmask_release(cmask_t *m, enum cmask_dir dd)
+{
+	struct cdir *d = &m->dir[dd];
+
+	if (!d->on)
+		return 0;
+	/* What is held is resolved as at the end of a message: a partial
+	 * value goes as it is (the same bytes whether or not it begins a
+	 * real value), and the stream starts afresh. */
+	if (mask_stream_finish(d->st, d->chunked ? d->chunk : d->out) < 0)
+		return -1;
+	d->release = true;
+	return 0;
 }
 
 int cmask_body_end(cmask_t *m, enum cmask_dir dd)
@@ -390,7 +492,8 @@ int cmask_body_end(cmask_t *m, enum cmask_dir dd)
 	d->on = false;
 	if (mask_stream_finish(d->st, d->chunked ? d->chunk : d->out) < 0)
 		return -1;
-	if (d->chunked && (frame_chunk(d) < 0 || evbuffer_add(d->out, "0\r\n\r\n", 5) < 0))
+	if (d->chunked && (frame_n(d, evbuffer_get_length(d->chunk)) < 0 ||
+			   evbuffer_add(d->out, "0\r\n\r\n", 5) < 0))
 		return -1;
 	if (dd == CMASK_IN) {
 		m->remasked += mask_stream_total(d->st);

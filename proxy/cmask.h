@@ -79,9 +79,40 @@ int cmask_body_begin(cmask_t *m, enum cmask_dir d, const char *host, uint16_t po
 int cmask_body_sink(void *arg, const char *data, size_t len);
 void *cmask_sink_arg(cmask_t *m, enum cmask_dir d) NONNULL(1);
 
-/* Substituted bytes of direction d, ready to pass on (the caller moves
- * them out). */
+/* Substituted (and framed) bytes of direction d; the caller moves out the
+ * number cmask_ready() gives, never more. */
 struct evbuffer *cmask_out(cmask_t *m, enum cmask_dir d) NONNULL(1);
+
+/*
+ * How many bytes at the front of cmask_out(d) may go now (*n). Outbound
+ * and after the end of a message: all. Inbound: all but the last
+ * (longest value - 1) bytes the upstream sent, held (partly inside the
+ * stream) until more bytes come, the message ends, or the caller's timer
+ * calls cmask_in_release(): the delay is the same whatever the bytes,
+ * so it tells the sandbox nothing. Chunked output is framed here. Returns
+ * 0 or -1 (ENOMEM).
+ */
+int cmask_ready(cmask_t *m, enum cmask_dir d, size_t *n) NONNULL(1, 3) WUNRES;
+
+/* Whether bytes of direction d are being held (the caller's timer should
+ * run). */
+bool cmask_waiting(const cmask_t *m, enum cmask_dir d) NONNULL(1);
+
+/* The timer ran out with no new bytes: what is held in direction d goes
+ * as it is (a value cut by such a pause is not recognised) and the next
+ * cmask_ready() gives everything. Returns 0 or -1. */
+int cmask_release(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
+
+/*
+ * An opaque tunnel without TLS (SPEC §4.2): the client's bytes are scanned
+ * for sentinels, and never substituted. cmask_tunnel_begin() arms the
+ * outbound direction; cmask_tunnel_out() scans n bytes of src into
+ * cmask_out(OUT) and returns 0, or 1 when a sentinel came (the output is
+ * dropped: nothing of it may go; *cred names the credential), or -1.
+ */
+int cmask_tunnel_begin(cmask_t *m) NONNULL(1) WUNRES;
+int cmask_tunnel_out(cmask_t *m, struct evbuffer *src, size_t n, const char **cred)
+	NONNULL(1, 2, 4) WUNRES;
 
 /* End of the message in direction d: held-back bytes resolved, the last
  * chunk and the chunked terminator written; figures recorded. Returns 0

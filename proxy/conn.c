@@ -63,6 +63,15 @@
  * send a RST that can destroy the response in flight). */
 #define CONN_LINGER_MS 2000
 
+/*
+ * Inbound masking holds the last bytes of a response (at most the longest
+ * real value minus one) while more may complete a real value; after this
+ * long without new bytes they go as they are. Every pause costs the same
+ * delay, whatever the bytes (cmask.h). A real value that the upstream
+ * interrupts for longer than this is not recognised.
+ */
+#define CONN_MASK_TAIL_MS 20
+
 /* Head of a reason line; the policy refusals of SPEC §5 start with it. */
 #define REASON_MAX 1024
 
@@ -142,6 +151,9 @@ struct conn {
 	bool identity;              /** the request to an inject host asked for Accept-Encoding: identity */
 	bool mask_req_body;         /** the request body goes through the outbound substituter */
 	bool mask_resp_body;        /** the response body goes through the inbound substituter */
+	bool mask_tunnel;           /** an opaque tunnel without TLS: its inbound bytes are remasked */
+	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
+	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a tunnel refused for a sentinel */
 };
 
 static void drive(conn_t *c);
@@ -1150,6 +1162,50 @@ static enum step finish_request(conn_t *c)
 	return STEP_AGAIN;
 }
 
+static void tail_cb(evutil_socket_t fd, short events, void *arg);
+
+/*
+ * Passes on what the substituter of direction d may send now (cmask_ready()).
+ * Inbound, while bytes are held, the tail timer runs from the last bytes
+ * that came (re-armed here); when it fires they go as they are.
+ */
+static int mask_pass(conn_t *c, enum cmask_dir d)
+{
+	struct timeval tv = {0, CONN_MASK_TAIL_MS * 1000};
+	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
+	size_t n;
+
+	if (cmask_ready(c->mask, d, &n) < 0 || (n > 0 && pass_on(to, cmask_out(c->mask, d), n) < 0))
+		return -1;
+	if (!cmask_waiting(c->mask, CMASK_IN) && !cmask_waiting(c->mask, CMASK_OUT)) {
+		if (c->tail_ev != NULL)
+			(void)event_del(c->tail_ev);
+		return 0;
+	}
+	if (c->tail_ev == NULL && (c->tail_ev = evtimer_new(proxy_base(c->px), tail_cb, c)) == NULL)
+		return -1;
+	return event_add(c->tail_ev, &tv);
+}
+
+/* Bytes were held CONN_MASK_TAIL_MS with nothing new: they go. */
+static void tail_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)fd;
+	(void)events;
+	if (c->mask == NULL)
+		return;
+	if ((cmask_waiting(c->mask, CMASK_IN) &&
+	     (cmask_release(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)) ||
+	    (cmask_waiting(c->mask, CMASK_OUT) &&
+	     (cmask_release(c->mask, CMASK_OUT) < 0 || mask_pass(c, CMASK_OUT) < 0))) {
+		conn_close(c, "out of memory releasing held bytes", true);
+		return;
+	}
+	drive(c);
+}
+
 /* Writes the response head for the client into client.pending, remasked
  * (SPEC §4.3: real values in headers become sentinels). */
 static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade)
@@ -1199,11 +1255,9 @@ static enum step step_http(conn_t *c)
 				      http1_error_reason(c->client.http));
 		if (c->mask_req_body) {
 			/* The sink wrote the substituted body; the raw bytes go. */
-			struct evbuffer *mo = cmask_out(c->mask, CMASK_OUT);
-
 			if (evbuffer_drain(cin, n) < 0 ||
 			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0) ||
-			    pass_on(&c->up, mo, evbuffer_get_length(mo)) < 0) {
+			    mask_pass(c, CMASK_OUT) < 0) {
 				conn_close(c, "out of memory substituting a request body", true);
 				return STEP_CLOSED;
 			}
@@ -1231,11 +1285,9 @@ static enum step step_http(conn_t *c)
 				      http1_error_reason(c->up.http));
 		if (!in_head) {
 			if (c->mask_resp_body) {
-				struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
-
 				if (evbuffer_drain(uin, n) < 0 ||
 				    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_IN) < 0) ||
-				    pass_on(&c->client, mo, evbuffer_get_length(mo)) < 0) {
+				    mask_pass(c, CMASK_IN) < 0) {
 					conn_close(c, "out of memory remasking a response body", true);
 					return STEP_CLOSED;
 				}
@@ -1305,13 +1357,9 @@ static enum step step_http(conn_t *c)
 		if (http1_head_done(c->up.http)) {
 			if (http1_finish(c->up.http) == HTTP1_DONE) {
 				c->resp_done = true;
-				if (c->mask_resp_body) {
-					struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
-
-					if (cmask_body_end(c->mask, CMASK_IN) < 0 ||
-					    pass_on(&c->client, mo, evbuffer_get_length(mo)) < 0)
-						goto oom;
-				}
+				if (c->mask_resp_body &&
+				    (cmask_body_end(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0))
+					goto oom;
 				return finish_request(c);
 			}
 			conn_close(c, "upstream closed in the middle of a response", true);
@@ -1351,18 +1399,39 @@ static enum step step_tunnel(conn_t *c)
 	size_t n;
 
 	if ((n = evbuffer_get_length(cin)) > 0 && evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (send_to(&c->up, cin, n) < 0)
+		if (c->mask_tunnel && c->mask != NULL) {
+			const char *cred = NULL;
+			int r = cmask_tunnel_out(c->mask, cin, n, &cred);
+			char w[512];
+
+			if (r < 0)
+				goto fail;
+			if (r == 1) {
+				/* SPEC §4.2: a sentinel to a host where it may
+				 * not go; nothing of it left. As in
+				 * step_tls_sniff(), the 200 went out but no
+				 * answer inside the tunnel yet. */
+				c->resp_started = false;
+				(void)snprintf(c->mask_rule, sizeof(c->mask_rule),
+					       "credentials %s: injectHosts", cred != NULL ? cred : "?");
+				return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+					      "passavant: %s refused by %s: the sentinel of %s may not be "
+					      "sent to %s:%u in a tunnel without TLS",
+					      what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?",
+					      c->tgt.host, (unsigned)c->tgt.port);
+			}
+			if (mask_pass(c, CMASK_OUT) < 0)
+				goto fail;
+		} else if (send_to(&c->up, cin, n) < 0) {
 			goto fail;
+		}
 		c->client.bytes += n;
 		touch(c);
 	}
 	if ((n = evbuffer_get_length(uin)) > 0 && evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (c->upgraded && c->mask != NULL) {
+		if ((c->upgraded || c->mask_tunnel) && c->mask != NULL) {
 			/* An upgraded stream is remasked inbound (SPEC §5). */
-			struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
-
-			if (cmask_stream_in(c->mask, uin, n) < 0 ||
-			    send_to(&c->client, mo, evbuffer_get_length(mo)) < 0)
+			if (cmask_stream_in(c->mask, uin, n) < 0 || mask_pass(c, CMASK_IN) < 0)
 				goto fail;
 		} else if (send_to(&c->client, uin, n) < 0) {
 			goto fail;
@@ -1370,12 +1439,23 @@ static enum step step_tunnel(conn_t *c)
 		c->up.bytes += n;
 		touch(c);
 	}
-	if (c->upgraded && c->mask != NULL && c->up.eof && evbuffer_get_length(uin) == 0) {
+	if (c->mask_tunnel && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
+	    cmask_waiting(c->mask, CMASK_OUT)) {
+		/* The client ended: what the scan held back goes (a sentinel
+		 * completed only now is dropped with the tunnel). */
+		if (cmask_body_end(c->mask, CMASK_OUT) < 0)
+			goto fail;
+		if (cmask_body_left(c->mask) != NULL) {
+			conn_close(c, "a sentinel at the end of a tunnel without TLS was dropped", true);
+			return STEP_CLOSED;
+		}
+		if (mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	}
+	if ((c->upgraded || c->mask_tunnel) && c->mask != NULL && c->up.eof &&
+	    evbuffer_get_length(uin) == 0) {
 		/* The stream ended: what the substituter held back goes now. */
-		struct evbuffer *mo = cmask_out(c->mask, CMASK_IN);
-
-		if (cmask_body_end(c->mask, CMASK_IN) < 0 ||
-		    send_to(&c->client, mo, evbuffer_get_length(mo)) < 0)
+		if (cmask_body_end(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)
 			goto fail;
 	}
 	if (c->client.ssl != NULL) {
@@ -1573,6 +1653,22 @@ static enum step step_tls_sniff(conn_t *c)
 			      "passavant: %s refused by %s: the tunnel does not carry TLS, so methods "
 			      "cannot be enforced",
 			      what(c, w, sizeof(w)), mrule);
+	}
+	/* Plain bytes in the tunnel (SPEC §4.3: every response from every
+	 * host): what the upstream sends is remasked like an upgraded
+	 * stream. Nothing is injected into it. */
+	if (proxy_masks(c->px) != NULL) {
+		bool oom = false;
+
+		if (c->mask == NULL)
+			c->mask = cmask_new(proxy_masks(c->px), &oom);
+		if (oom || (c->mask != NULL &&
+			    (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, false) < 0 ||
+			     cmask_tunnel_begin(c->mask) < 0))) {
+			conn_close(c, "out of memory starting to remask a tunnel", true);
+			return STEP_CLOSED;
+		}
+		c->mask_tunnel = c->mask != NULL;
 	}
 	conn_set_state(c, CONN_RELAY);
 	arm_timer(c, c->idle_ms);
@@ -1918,6 +2014,10 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	}
 	wipe_free(c->head_out);
 	c->head_out = NULL;
+	if (c->tail_ev != NULL) {
+		event_free(c->tail_ev);
+		c->tail_ev = NULL;
+	}
 	cmask_free(c->mask);
 	c->mask = NULL;
 	if (c->slot) {
