@@ -850,6 +850,60 @@ static void test_git_basic(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * The proxy puts the real value into `Authorization: Basic` as base64 of
+ * user:password. An inject host that echoes request headers (/echo here;
+ * httpbin-style services, error pages, debug endpoints) sends that base64
+ * back, and the sandbox only has to decode it: SPEC §4.3 says the real
+ * value never enters the sandbox, so the response must not carry the
+ * encoded form the proxy itself produced either.
+ */
+static void test_basic_echo(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char up_arg[128], plain[128], b64_real[192], b64_sent[192], *out = NULL;
+
+		snprintf(up_arg, sizeof(up_arg), "x-access-token:%s", p.tok);
+		snprintf(plain, sizeof(plain), "x-access-token:%s", tok_real);
+		EVP_EncodeBlock((unsigned char *)b64_real, (const unsigned char *)plain, (int)strlen(plain));
+		EVP_EncodeBlock((unsigned char *)b64_sent, (const unsigned char *)up_arg, (int)strlen(up_arg));
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-u", up_arg, url_of(&up, "127.0.0.1", "/echo"), NULL), 0);
+		ROW(out != NULL && strstr(out, "\r\nAuthorization: Basic ") != NULL, "no echo: %.300s", nz(out));
+		ROW(out != NULL && strstr(out, b64_real) == NULL,
+		    "the echoed Authorization: Basic carries base64(user:REAL VALUE) to the client: one base64 "
+		    "decode gives the sandbox the real value");
+		ROW(out != NULL && strstr(out, b64_sent) != NULL, "the echo does not show the sentinel's Basic form");
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* SPEC §4.2: a sentinel "in headers" to a host outside injectHosts gets
+ * the request refused; in a header's name as well as in its value. */
+static void test_sentinel_in_header_name(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char hdr[128], *out = NULL, *rec;
+		size_t mark = file_size(rec_tls);
+
+		snprintf(hdr, sizeof(hdr), "X-%s: 1", p.tok);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "localhost", "/hello"), NULL), 0);
+		rec = rec_since(rec_tls, mark);
+		ROW(strstr(rec, p.tok) == NULL,
+		    "a sentinel in a header name reached a host outside injectHosts (not refused): %.200s",
+		    nz(out));
+		free(rec);
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* Query: refused without `query` in injectIn, substituted (raw and
  * percent-encoded) with it. */
 static void test_query(void)
@@ -890,6 +944,22 @@ static void test_query(void)
 		ROW(strstr(rec, want) != NULL, "the upstream's target is not '%.*s': %.300s",
 		    (int)strlen(want) - 2, want, nz(rec));
 		free(rec);
+		/* Lower-case hex escapes: the real value escaped the same way. */
+		{
+			char lc[TOK_LEN + 5], real_lc[TOK_LEN + 5];
+
+			lower_pct(pct, lc);
+			lower_pct(sec_real_pct, real_lc);
+			snprintf(path, sizeof(path), "/hello?lc=%s", lc);
+			mark = file_size(rec_tls);
+			CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL), 0);
+			free(out);
+			rec = rec_since(rec_tls, mark);
+			snprintf(want, sizeof(want), "GET /hello?lc=%s HTTP/1.1\r\n", real_lc);
+			ROW(strstr(rec, want) != NULL, "lower-case %%xx: the upstream's target is not '%.*s': %.300s",
+			    (int)strlen(want) - 2, want, nz(rec));
+			free(rec);
+		}
 		/* The query set is not the header set: a query-only credential
 		 * does not make a header sentinel go to a non-inject host. */
 	}
@@ -1238,6 +1308,39 @@ static void test_remask_split_reads(void)
 				    u == &up ? "https" : "http", host, modes[m], nz(out));
 				free(out);
 			}
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
+ * A slow upstream: one byte every 30 ms, longer than any short "flush
+ * what is held after a pause" timer. A real value in the body arrives over
+ * about 1.2 s; it must still reach the client as its sentinel (SPEC §4.3:
+ * the real value never enters the sandbox), not flushed piece by piece.
+ */
+static void test_remask_slow_upstream(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char hex[2 * TOK_LEN + 1], path[256], wb[128];
+
+		to_hex(tok_real, hex);
+		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
+		for (int h = 0; h < 2; h++) {
+			char *out = NULL;
+
+			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=30", h ? "close" : "cl", hex);
+			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--max-time", "30",
+						url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL),
+					0);
+			ROW(out != NULL && strstr(out, tok_real) == NULL,
+			    "%s: a real value sent one byte per 30 ms reached the client unmasked", h ? "close" : "cl");
+			ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
+			    nz(out));
+			free(out);
 		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1756,6 +1859,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "sentinel to an allowed host outside injectHosts: 403, nothing sent", test_bearer_other_host);
 	test_add(s, "Basic auth (curl -u, user:password@ URL): real password upstream", test_basic_auth);
 	test_add(s, "git ls-remote/clone with x-access-token:SENTINEL@ (401 first)", test_git_basic);
+	test_add(s, "an echoed Authorization: Basic does not carry base64(user:real)", test_basic_echo);
+	test_add(s, "a sentinel in a header name to a non-inject host is refused", test_sentinel_in_header_name);
 	test_add(s, "query: 403 without injectIn query, raw and %-encoded injection with it", test_query);
 	test_add(s, "body: kept without injectIn body; injected with it, also in 1-byte chunks", test_body);
 	test_add(s, "plain HTTP: 403 without allowPlaintextInject, injected with it", test_plaintext);
@@ -1764,6 +1869,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
+	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
 	test_add(s, "remask: 50000 values in a 2 MB body, counted in the audit", test_remask_large);
 	test_add(s, "2 MB upload with a sentinel every 9973 bytes (CL, chunked)", test_upload_large);
 	test_add(s, "three pipelined requests: injection and body rules per request", test_pipelined);
