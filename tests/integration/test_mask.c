@@ -10,9 +10,13 @@
  * (SPEC §4.4): a test that leaks fails there, whatever it checked itself.
  *
  * Fixtures: a test CA and a leaf for 127.0.0.1 and localhost; pv-upstream
- * over TLS (recording) and over plain HTTP (recording). The policies allow
- * both 127.0.0.1 and localhost (the same upstream) and make only 127.0.0.1
- * an inject host, so "localhost" is an allowed host outside injectHosts.
+ * over TLS (recording), over plain HTTP (recording), and over TLS with a
+ * git repository behind Basic auth (--git-auth: 401 first, as GitHub). The
+ * policies allow both 127.0.0.1 and localhost (the same upstreams) and
+ * make only 127.0.0.1 an inject host, so "localhost" is an allowed host
+ * outside injectHosts. The upstream's /reflect, /repeat, /rawhex and
+ * /ws?x= endpoints send real values back (given hex-encoded in the target,
+ * so that the request itself carries none).
  *
  * Real values are drawn at random per run (none is written in this file):
  *   GH_TOKEN   "ghp_" + 36 letters and digits
