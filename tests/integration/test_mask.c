@@ -1350,6 +1350,39 @@ static void test_remask_slow_upstream(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * JSON encoders commonly write '/' as "\/" (PHP's json_encode by default,
+ * and others on request). PV_SECRET has a '/': an API that returns it in
+ * JSON (a gist read back after a body injection, an echo of a request
+ * field) gives the sandbox the real value after one unescape, which SPEC
+ * §4.3 rules out. (docs/masking.md lists JSON escapes as not done.)
+ */
+static void test_remask_json_escape(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char esc[2 * TOK_LEN + 1], hex[4 * TOK_LEN + 1], path[512], *out = NULL, *o;
+		const char *c;
+
+		for (o = esc, c = sec_real; *c; c++) {
+			if (*c == '/')
+				*o++ = '\\';
+			*o++ = *c;
+		}
+		*o = '\0';
+		to_hex(esc, hex);
+		snprintf(path, sizeof(path), "/reflect/cl?x=%s", hex);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "localhost", path), NULL), 0);
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", nz(out));
+		ROW(out != NULL && strstr(out, esc) == NULL,
+		    "the JSON-escaped real value (\"\\/\" for '/') reached the client unmasked");
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* A chunked trailer carries the real value: it must not reach the client
  * (kept and remasked like a header, or dropped). */
 static void test_remask_trailer(void)
@@ -1874,6 +1907,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
 	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
+	test_add(s, "remask: a JSON-escaped real value (\\/)", test_remask_json_escape);
 	test_add(s, "remask: 50000 values in a 2 MB body, counted in the audit", test_remask_large);
 	test_add(s, "2 MB upload with a sentinel every 9973 bytes (CL, chunked)", test_upload_large);
 	test_add(s, "three pipelined requests: injection and body rules per request", test_pipelined);
