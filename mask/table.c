@@ -393,6 +393,163 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 	return set;
 }
 
+/* Values longer than this get no base64 forms in the remask set (a whole
+ * file used as a secret would make the set too big for nothing). */
+#define B64_FORM_MAX_VALUE 4096
+
+/*
+ * The base64 forms of value bytes v[0..n) that start at offset `align`
+ * (0, 1, 2) of the encoded data: only the characters that depend on v
+ * alone (an edge character mixes bits of the neighbours). url: the
+ * URL-safe alphabet. Writes them into out (room for n / 3 * 4 + 8) and
+ * returns their number; scratch (room for n + 2 bytes) ends wiped.
+ */
+static size_t b64_form(const char *v, size_t n, unsigned align, bool url, bool tail,
+		       unsigned char *scratch, char *out)
+{
+	size_t first = (8 * align + 5) / 6, last, enc, i;
+	long w;
+
+	memset(scratch, 0, align);
+	memcpy(scratch + align, v, n);
+	w = mask_b64_encode(scratch, align + n, out, n / 3 * 4 + 8);
+	explicit_bzero(scratch, align + n);
+	if (w < 0)
+		return 0;
+	enc = (size_t)w;
+	/* Character j covers bits [6j, 6j + 6); v covers [8 align, 8 (align + n)). */
+	last = (8 * (align + n) - 6) / 6;
+	/* tail: v ends the encoded data; the rest of its last character is
+	 * zero padding, and '=' follow: all determined by v. */
+	if (tail)
+		last = enc - 1;
+	if (last >= enc || last < first)
+		return 0;
+	if (url)
+		for (i = first; i <= last; i++)
+			out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+	memmove(out, out + first, last - first + 1);
+	explicit_bzero(out + (last - first + 1), enc - (last - first + 1));
+	return last - first + 1;
+}
+
+/*
+ * The remask set (SPEC §4.3): pair i = value i, real -> sentinel, then the
+ * JSON-escaped form of each value when it differs ('/' as "\/", '"' and
+ * '\\' escaped), then its base64 forms (three alignments, in the middle
+ * of the data or ending it with its padding, standard and URL-safe
+ * alphabets) -> the same forms of its sentinel, so an upstream that
+ * echoes `Authorization: Basic base64(user:REAL)` or any base64 of a real
+ * value does not hand the sandbox the value one decode away. Percent
+ * forms of everything (MASK_SET_PERCENT). The forms live in the secret
+ * arena.
+ */
+static mask_set_t *build_inbound(mask_table_t *t)
+{
+	struct mask_pair *pairs;
+	enum mask_set_result res;
+	unsigned char *scratch = NULL;
+	size_t np = 0, i, maxlen = 0;
+	mask_set_t *set;
+
+	for (i = 0; i < t->nvalues; i++)
+		if (t->value[i].len <= B64_FORM_MAX_VALUE && t->value[i].len > maxlen)
+			maxlen = t->value[i].len;
+	pairs = calloc(t->nvalues * 14 + 1, sizeof(*pairs));
+	if (pairs == NULL || (maxlen > 0 && (scratch = mask_secrets_alloc(t->sec, maxlen + 2)) == NULL)) {
+		free(pairs);
+		t->set_res = MASK_SET_ERR_NOMEM;
+		return NULL;
+	}
+	for (i = 0; i < t->nvalues; i++) {
+		pairs[np].from = t->value[i].real;
+		pairs[np].to = t->value[i].sent;
+		pairs[np].from_len = pairs[np].to_len = t->value[i].len;
+		np++;
+	}
+	for (i = 0; i < t->nvalues; i++) {
+		const struct tvalue *v = &t->value[i];
+		size_t extra = 0, k2;
+
+		for (k2 = 0; k2 < v->len; k2++)
+			extra += v->real[k2] == '/' || v->real[k2] == '"' || v->real[k2] == '\\';
+		if (extra == 0 || v->len > B64_FORM_MAX_VALUE)
+			continue;
+		{
+			char *rj = mask_secrets_alloc(t->sec, v->len + extra);
+			char *sj = mask_secrets_alloc(t->sec, v->len + extra);
+			size_t o = 0;
+
+			if (rj == NULL || sj == NULL) {
+				free(pairs);
+				t->set_res = MASK_SET_ERR_NOMEM;
+				return NULL;
+			}
+			/* Sentinels keep punctuation: the escapes fall at the
+			 * same places in both. */
+			for (k2 = 0; k2 < v->len; k2++) {
+				char r = v->real[k2];
+
+				if (r == '/' || r == '"' || r == '\\') {
+					rj[o] = sj[o] = '\\';
+					o++;
+				}
+				rj[o] = r;
+				sj[o] = v->sent[k2];
+				o++;
+			}
+			pairs[np].from = rj;
+			pairs[np].to = sj;
+			pairs[np].from_len = pairs[np].to_len = o;
+			np++;
+		}
+	}
+	for (i = 0; i < t->nvalues; i++) {
+		const struct tvalue *v = &t->value[i];
+		const char *stdf[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+		size_t stdn[6] = {0, 0, 0, 0, 0, 0};
+
+		if (v->len > B64_FORM_MAX_VALUE)
+			continue;
+		for (unsigned k = 0; k < 12; k++) {
+			char *rf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
+			char *sf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
+			size_t rn, sn;
+
+			if (rf == NULL || sf == NULL) {
+				free(pairs);
+				t->set_res = MASK_SET_ERR_NOMEM;
+				return NULL;
+			}
+			/* k % 3: alignment; k / 3 % 2: ends the data; k >= 6:
+			 * URL-safe alphabet. */
+			rn = b64_form(v->real, v->len, k % 3, k >= 6, k / 3 % 2 == 1, scratch, rf);
+			sn = b64_form(v->sent, v->len, k % 3, k >= 6, k / 3 % 2 == 1, scratch, sf);
+			/* Too short to tell anything, or (URL-safe alphabet
+			 * with neither '+' nor '/') the same as a standard one. */
+			if (rn < 8 || rn != sn ||
+			    (k >= 6 && stdn[k - 6] == rn && memcmp(rf, stdf[k - 6], rn) == 0))
+				continue;
+			if (k < 6) {
+				stdf[k] = rf;
+				stdn[k] = rn;
+			}
+			pairs[np].from = rf;
+			pairs[np].to = sf;
+			pairs[np].from_len = pairs[np].to_len = rn;
+			np++;
+		}
+	}
+	set = mask_set_new(pairs, np, MASK_SET_PERCENT, &res);
+	free(pairs);
+	if (set == NULL) {
+		t->set_res = res;
+		return NULL;
+	}
+	t->set_hygiene &= mask_set_hygiene(set);
+	return set;
+}
+
 /* Whether credential c may be injected towards the normalised host. */
 static bool cred_eligible(const mask_table_t *t, const struct tcred *c, const char *host,
 			  uint16_t port, bool tls_verified, unsigned where)
@@ -500,7 +657,7 @@ static int build_static_sets(mask_table_t *t)
 	static const unsigned wheres[] = { INJECT_HEADER, INJECT_QUERY, INJECT_BODY };
 	struct mask_outbound ob;
 
-	t->inbound = build_set(t, NULL, true, MASK_SET_PERCENT);
+	t->inbound = build_inbound(t);
 	if (t->inbound == NULL)
 		return -1;
 	t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);

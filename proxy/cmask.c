@@ -261,7 +261,8 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 			if (br < 0)
 				goto oom;
 		}
-		if (mask_replace_inplace(h.set, v, vlen, m->counts, &total) < 0)
+		/* The whole field: a sentinel in a name goes nowhere either. */
+		if (mask_replace_inplace(h.set, p, (size_t)(le - p), m->counts, &total) < 0)
 			goto oom;
 		if ((bad = settle(m, &h)) >= 0)
 			badob = &h;
@@ -355,6 +356,20 @@ int cmask_body_sink(void *arg, const char *data, size_t len)
 		return -1;
 	d->release = false;
 	return mask_stream_feed(d->st, data, len, d->chunked ? d->chunk : d->out);
+}
+
+int cmask_body_take(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
+{
+	struct cdir *d = &m->dir[dd];
+
+	if (!d->on)
+		return -1;
+	if (d->chunked) {
+		/* The sink already took the decoded spans. */
+		return evbuffer_drain(src, n);
+	}
+	d->release = false;
+	return mask_stream_feed_buffer(d->st, src, n, d->out);
 }
 
 int cmask_tunnel_begin(cmask_t *m)

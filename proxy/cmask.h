@@ -75,7 +75,18 @@ int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from) NONNULL(1
 int cmask_body_begin(cmask_t *m, enum cmask_dir d, const char *host, uint16_t port, bool verified,
 		     bool chunked) NONNULL(1) WUNRES;
 
-/* The http1 body sink for direction d: cmask_sink_arg(m, d) is its arg. */
+/*
+ * After http1_feed() consumed n body bytes at the front of src: takes
+ * them. A chunked body was already fed through the sink (set it for
+ * chunked bodies only), so they are dropped; any other body is scanned
+ * straight from src (runs without a match move as libevent chains, no
+ * copy). Returns 0 or -1.
+ */
+int cmask_body_take(cmask_t *m, enum cmask_dir d, struct evbuffer *src, size_t n)
+	NONNULL(1, 3) WUNRES;
+
+/* The http1 body sink for direction d (chunked bodies):
+ * cmask_sink_arg(m, d) is its arg. */
 int cmask_body_sink(void *arg, const char *data, size_t len);
 void *cmask_sink_arg(cmask_t *m, enum cmask_dir d) NONNULL(1);
 

@@ -70,7 +70,7 @@
  * delay, whatever the bytes (cmask.h). A real value that the upstream
  * interrupts for longer than this is not recognised.
  */
-#define CONN_MASK_TAIL_MS 20
+#define CONN_MASK_TAIL_MS 100
 
 /* Head of a reason line; the policy refusals of SPEC §5 start with it. */
 #define REASON_MAX 1024
@@ -774,7 +774,9 @@ static enum step prepare_request(conn_t *c)
 		if (cmask_body_begin(c->mask, CMASK_OUT, c->tgt.host, c->tgt.port, verified,
 				     http1_chunked(c->client.http)) < 0)
 			goto oom;
-		http1_set_body_sink(c->client.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_OUT));
+		if (http1_chunked(c->client.http))
+			http1_set_body_sink(c->client.http, cmask_body_sink,
+					    cmask_sink_arg(c->mask, CMASK_OUT));
 		c->mask_req_body = true;
 	}
 	return STEP_AGAIN;
@@ -1171,7 +1173,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg);
  */
 static int mask_pass(conn_t *c, enum cmask_dir d)
 {
-	struct timeval tv = {0, CONN_MASK_TAIL_MS * 1000};
+	struct timeval tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK_TAIL_MS % 1000) * 1000};
 	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
 	size_t n;
 
@@ -1196,6 +1198,22 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	(void)events;
 	if (c->mask == NULL)
 		return;
+	/*
+	 * Only a pause of the upstream releases inbound bytes: while the
+	 * upstream has sent more (unread input) or we stopped reading it
+	 * because the client does not read (its output at the high mark),
+	 * the held bytes wait. Otherwise the sandbox could cut a real value
+	 * in two at will, by not reading at the right moment.
+	 */
+	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
+	    (evbuffer_get_length(in_of(&c->up)) > 0 ||
+	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)) {
+		struct timeval tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK_TAIL_MS % 1000) * 1000};
+
+		if (event_add(c->tail_ev, &tv) < 0)
+			conn_close(c, "cannot re-arm the masking timer", true);
+		return;
+	}
 	if ((cmask_waiting(c->mask, CMASK_IN) &&
 	     (cmask_release(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)) ||
 	    (cmask_waiting(c->mask, CMASK_OUT) &&
@@ -1254,8 +1272,7 @@ static enum step step_http(conn_t *c)
 			return refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
 				      http1_error_reason(c->client.http));
 		if (c->mask_req_body) {
-			/* The sink wrote the substituted body; the raw bytes go. */
-			if (evbuffer_drain(cin, n) < 0 ||
+			if (cmask_body_take(c->mask, CMASK_OUT, cin, n) < 0 ||
 			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0) ||
 			    mask_pass(c, CMASK_OUT) < 0) {
 				conn_close(c, "out of memory substituting a request body", true);
@@ -1270,9 +1287,14 @@ static enum step step_http(conn_t *c)
 		if (r == HTTP1_DONE)
 			c->req_done = true;
 	}
-	/* Response, upstream -> client. */
+	/* Response, upstream -> client. With masking, the substituted body
+	 * collects in the substituter's output and is passed on once, after
+	 * the loop (cmask_ready() splits a chain to hold the tail back: once
+	 * per step, not once per chain). */
 	while (!c->resp_done && evbuffer_get_length(uin) > 0 &&
-	       evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+	       evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES &&
+	       (!c->mask_resp_body ||
+		evbuffer_get_length(cmask_out(c->mask, CMASK_IN)) < PASSAVANT_OUTBUF_HIGH_BYTES)) {
 		bool in_head = !http1_head_done(c->up.http);
 
 		if (evbuffer_peek(uin, -1, NULL, &v, 1) < 1)
@@ -1285,9 +1307,9 @@ static enum step step_http(conn_t *c)
 				      http1_error_reason(c->up.http));
 		if (!in_head) {
 			if (c->mask_resp_body) {
-				if (evbuffer_drain(uin, n) < 0 ||
-				    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_IN) < 0) ||
-				    mask_pass(c, CMASK_IN) < 0) {
+				if (cmask_body_take(c->mask, CMASK_IN, uin, n) < 0 ||
+				    (r == HTTP1_DONE && (cmask_body_end(c->mask, CMASK_IN) < 0 ||
+							 mask_pass(c, CMASK_IN) < 0))) {
 					conn_close(c, "out of memory remasking a response body", true);
 					return STEP_CLOSED;
 				}
@@ -1347,10 +1369,14 @@ static enum step step_http(conn_t *c)
 			if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false,
 					     http1_chunked(c->up.http)) < 0)
 				goto oom;
-			http1_set_body_sink(c->up.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_IN));
+			if (http1_chunked(c->up.http))
+				http1_set_body_sink(c->up.http, cmask_body_sink,
+						    cmask_sink_arg(c->mask, CMASK_IN));
 			c->mask_resp_body = true;
 		}
 	}
+	if (c->mask_resp_body && !c->resp_done && mask_pass(c, CMASK_IN) < 0)
+		goto oom;
 	if (c->resp_done)
 		return finish_request(c);
 	if (c->up.eof && evbuffer_get_length(uin) == 0) {
