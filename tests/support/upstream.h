@@ -23,7 +23,9 @@
  *                   header value; MODE cl | chunked (one byte per chunk) |
  *                   close (close-delimited) | trailer (chunked, the value
  *                   also in trailer X-Reflect-Trailer); &drip=MS writes the
- *                   response one byte every MS ms (split across reads)
+ *                   response one byte every MS ms (split across reads);
+ *                   &pause=MS (cl, close) stops MS ms in the middle of the
+ *                   value
  *   /repeat/MODE/COUNT?x=HEX
  *                   body = COUNT x (bytes of HEX + "\n"); MODE cl | chunked
  *                   (997-byte chunks)

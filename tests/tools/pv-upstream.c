@@ -74,6 +74,10 @@
  *                   &drip=MS (1-100): the whole response is written one
  *                   byte every MS milliseconds, so a value reaches the
  *                   reader split across many reads.
+ *                   &pause=MS (1-10000, modes cl and close): the response
+ *                   is written up to the middle of the value in the body,
+ *                   then the rest MS milliseconds later (a network stall,
+ *                   e.g. a TCP retransmission, inside a value).
  *   /repeat/MODE/COUNT?x=HEX
  *                   200, body = COUNT times the bytes HEX encodes followed
  *                   by "\n" (at most 64 MiB); MODE cl (Content-Length) or
@@ -187,6 +191,7 @@ struct conn {
 	/* /reflect?drip=MS */
 	struct event *drip_ev;
 	struct evbuffer *drip;
+	bool drip_all;                /* /reflect?pause=MS: the next tick sends the rest */
 	unsigned delay_ms;
 };
 
@@ -1005,16 +1010,35 @@ static void drip_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (evbuffer_remove_buffer(c->drip, out, 1) < 0) {
+	if (evbuffer_remove_buffer(c->drip, out, c->drip_all ? evbuffer_get_length(c->drip) : 1) < 0) {
 		conn_free(c);
 		return;
 	}
 	if (evbuffer_get_length(c->drip) > 0)
 		return;
+	c->drip_all = false;
 	event_del(c->drip_ev);
 	finish_response(c);
 	if (c->state == CS_READ_REQ)
 		process_input(c);
+}
+
+/* /reflect?pause=MS: sends all of c->drip but its last tail bytes now,
+ * those MS milliseconds later. */
+static int start_pause(struct conn *c, unsigned ms, size_t tail)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	size_t now = evbuffer_get_length(c->drip) - tail;
+
+	if (c->drip_ev == NULL)
+		c->drip_ev = event_new(c->srv->base, -1, EV_PERSIST, drip_cb, c);
+	if (c->drip_ev == NULL ||
+	    evbuffer_remove_buffer(c->drip, bufferevent_get_output(c->bev), now) != (int)now ||
+	    event_add(c->drip_ev, &tv) < 0)
+		return -1;
+	c->drip_all = true;
+	c->state = CS_DRIP;
+	return 0;
 }
 
 /* Starts writing c->drip (the whole response) one byte per ms. */
@@ -1094,20 +1118,28 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 	int n = reflect_value(c, query, val, sizeof(val));
 	size_t len, dlen;
 	const char *d = query_param(query, "drip", &dlen);
-	unsigned drip_ms = 0;
+	unsigned drip_ms = 0, pause_ms = 0;
 	bool trailer = strcmp(mode, "trailer") == 0;
 
+	if (d == NULL && (d = query_param(query, "pause", &dlen)) != NULL) {
+		if (strcmp(mode, "cl") != 0 && strcmp(mode, "close") != 0)
+			return respond_text(c, 400, "pause needs mode cl or close\n");
+		pause_ms = 1;
+	}
 	if (d != NULL) {
 		char num[8];
 		uint64_t ms;
 
 		if (dlen == 0 || dlen >= sizeof(num))
-			return respond_text(c, 400, "bad drip\n");
+			return respond_text(c, 400, "bad drip or pause\n");
 		memcpy(num, d, dlen);
 		num[dlen] = '\0';
-		if (parse_u64(num, &ms) < 0 || ms < 1 || ms > 100)
-			return respond_text(c, 400, "bad drip\n");
-		drip_ms = (unsigned)ms;
+		if (parse_u64(num, &ms) < 0 || ms < 1 || ms > (pause_ms ? 10000 : 100))
+			return respond_text(c, 400, "bad drip or pause\n");
+		if (pause_ms)
+			pause_ms = (unsigned)ms;
+		else
+			drip_ms = (unsigned)ms;
 		/* Compose the response aside; drip_cb moves it out (the output
 		 * buffer of a bufferevent cannot be drained by us). */
 		if (c->drip == NULL && (c->drip = evbuffer_new()) == NULL)
@@ -1133,7 +1165,7 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 	if (write_head_to(c, out, 200, extra, framing) < 0)
 		return -1;
 	if (is_head(c))
-		return drip_ms ? start_drip(c, drip_ms) : 0;
+		return drip_ms || pause_ms ? start_drip(c, drip_ms ? drip_ms : 1) : 0;
 	if (trailer) {
 		if (evbuffer_add_printf(out, "%zx\r\nreflect:%.*s\n\r\n0\r\nX-Reflect-Trailer: %.*s\r\n\r\n",
 					8 + len + 1, n, (const char *)val, n, (const char *)val) < 0)
@@ -1153,6 +1185,8 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 	if (evbuffer_add(out, "reflect:", 8) < 0 || evbuffer_add(out, val, len) < 0 ||
 	    evbuffer_add(out, "\n", 1) < 0)
 		return -1;
+	if (pause_ms)
+		return start_pause(c, pause_ms, len - len / 2 + 1);
 	return drip_ms ? start_drip(c, drip_ms) : 0;
 }
 
