@@ -1351,6 +1351,41 @@ static void test_remask_slow_upstream(void)
 }
 
 /*
+ * A stall inside a real value: the upstream sends the body up to the
+ * middle of the value, then the rest 400 ms later (longer than a TCP
+ * retransmission timeout, so this happens on real networks without anyone
+ * arranging it). Releasing the held bytes "as they are" after a pause hands
+ * the sandbox half of the real value; SPEC §4.3 allows none of it.
+ */
+static void test_remask_stalled_upstream(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char hex[2 * TOK_LEN + 1], path[256], half[TOK_LEN / 2 + 1], wb[128];
+
+		to_hex(tok_real, hex);
+		memcpy(half, tok_real, TOK_LEN / 2);
+		half[TOK_LEN / 2] = '\0';
+		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
+		for (int h = 0; h < 2; h++) {
+			char *out = NULL;
+
+			snprintf(path, sizeof(path), "/reflect/%s?x=%s&pause=400", h ? "close" : "cl", hex);
+			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL), 0);
+			ROW(out != NULL && strstr(out, half) == NULL,
+			    "%s: after a 400 ms stall inside the value the client got its first %d bytes unmasked",
+			    h ? "close" : "cl", TOK_LEN / 2);
+			ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
+			    nz(out));
+			free(out);
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
  * JSON encoders commonly write '/' as "\/" (PHP's json_encode by default,
  * and others on request). PV_SECRET has a '/': an API that returns it in
  * JSON (a gist read back after a body injection, an echo of a request
@@ -1907,6 +1942,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
 	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
+	test_add(s, "remask: a 400 ms stall inside a value", test_remask_stalled_upstream);
 	test_add(s, "remask: a JSON-escaped real value (\\/)", test_remask_json_escape);
 	test_add(s, "remask: 50000 values in a 2 MB body, counted in the audit", test_remask_large);
 	test_add(s, "2 MB upload with a sentinel every 9973 bytes (CL, chunked)", test_upload_large);
