@@ -2,11 +2,14 @@
  * trust.c - the session files (ca.pem, trust.pem) and the upstream
  * verification context: everything about which roots are trusted.
  *
- * Input PEM files are never copied as bytes. Each is parsed certificate by
+ * Only CERTIFICATE blocks ever reach trust.pem, which every process in the
+ * sandbox may read: a private key, an encrypted block or junk in an input
+ * file cannot. extraCaCertPaths files are parsed certificate by
  * certificate with PEM_read_bio_X509 (which skips blocks of any other
- * type) and the certificates are re-encoded, so a private key, an
- * encrypted block or junk in an extraCaCertPaths file cannot reach
- * trust.pem, which every process in the sandbox may read.
+ * type), so a malformed one is an error naming the file, and re-encoded.
+ * The system bundle (a few hundred certificates from the distribution)
+ * is copied block by block as text, without decoding: parsing and
+ * re-encoding it cost tens of milliseconds at every start of `run`.
  */
 #include "ca_int.h"
 
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -176,10 +180,77 @@ fail:
 }
 
 /*
+ * Appends every "-----BEGIN CERTIFICATE-----" ... "-----END
+ * CERTIFICATE-----" block of the file at path to mem, as text, each ending
+ * with a newline; nothing else of the file. Returns the number of blocks,
+ * or -1 (message in err).
+ */
+static int copy_cert_blocks(const char *path, BIO *mem, char *err, size_t errlen)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	static const char end[] = "-----END CERTIFICATE-----";
+	char *buf = NULL, *p, *b, *e;
+	size_t len = 0, cap = 0;
+	int n = 0;
+	FILE *f;
+
+	f = open_pem(path, err, errlen);
+	if (f == NULL)
+		return -1;
+	for (;;) {
+		size_t r;
+
+		if (cap - len < 65536) {
+			char *nb = realloc(buf, cap + 262144 + 1);
+
+			if (nb == NULL) {
+				ca_err(err, errlen, "%s: out of memory", path);
+				goto fail;
+			}
+			buf = nb;
+			cap += 262144;
+		}
+		r = fread(buf + len, 1, cap - len, f);
+		len += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(f)) {
+		ca_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	buf[len] = '\0';
+	for (p = buf; (b = strstr(p, begin)) != NULL; p = e) {
+		/* A block starts a line. */
+		if (b != buf && b[-1] != '\n') {
+			e = b + sizeof(begin) - 1;
+			continue;
+		}
+		e = strstr(b + sizeof(begin) - 1, end);
+		if (e == NULL)
+			break;
+		e += sizeof(end) - 1;
+		if (BIO_write(mem, b, (int)(e - b)) != (int)(e - b) || BIO_write(mem, "\n", 1) != 1) {
+			ca_ssl_err(err, errlen, "trust.pem: out of memory");
+			goto fail;
+		}
+		n++;
+	}
+	free(buf);
+	fclose(f);
+	return n;
+fail:
+	free(buf);
+	fclose(f);
+	return -1;
+}
+
+/*
  * Writes the memory BIO's bytes to dir/name atomically: a temporary file
  * in the same directory (same file system, so rename() is atomic), mode
- * fixed with fchmod (mkstemp creates 0600), fsync, then rename. A reader
- * sees the old file or the whole new one, never a prefix.
+ * fixed with fchmod (mkstemp creates 0600), then rename. A reader sees
+ * the old file or the whole new one, never a prefix. No fsync: the files
+ * live as long as the session, and a crash ends the session.
  */
 static int write_atomic(const char *dir, const char *name, BIO *mem, char *err, size_t errlen)
 {
@@ -221,10 +292,6 @@ static int write_atomic(const char *dir, const char *name, BIO *mem, char *err, 
 			goto fail;
 		off += (size_t)w;
 	}
-	if (fsync(fd) != 0) {
-		what = "fsync";
-		goto fail;
-	}
 	if (close(fd) != 0) {
 		fd = -1;
 		goto fail;
@@ -249,13 +316,25 @@ int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *e
 {
 	STACK_OF(X509) *roots = NULL;
 	BIO *ca_mem = NULL, *trust_mem = NULL;
-	int i, rc = -1;
+	const char *sys = trust_system_bundle();
+	int i, rc = -1, nsys;
+	size_t k;
 
 	/* Load everything before writing anything: an error in an extra file
 	 * leaves no half-made session directory behind. */
-	roots = load_roots(extra_ca_paths, extra_ca_paths != NULL ? n_extra : 0, err, errlen);
-	if (roots == NULL)
+	roots = sk_X509_new_null();
+	if (roots == NULL) {
+		ca_err(err, errlen, "out of memory loading CA certificates");
 		return -1;
+	}
+	for (k = 0; extra_ca_paths != NULL && k < n_extra; k++) {
+		if (extra_ca_paths[k] == NULL) {
+			ca_err(err, errlen, "extraCaCertPaths entry %zu is NULL", k);
+			goto out;
+		}
+		if (trust_load_certs(extra_ca_paths[k], roots, true, err, errlen) < 0)
+			goto out;
+	}
 	ca_mem = BIO_new(BIO_s_mem());
 	trust_mem = BIO_new(BIO_s_mem());
 	if (ca_mem == NULL || trust_mem == NULL) {
@@ -267,6 +346,20 @@ int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *e
 	if (PEM_write_bio_X509(ca_mem, ca_cert(ca)) != 1 ||
 	    PEM_write_bio_X509(trust_mem, ca_cert(ca)) != 1) {
 		ca_ssl_err(err, errlen, "session files: cannot encode the CA certificate");
+		goto out;
+	}
+	nsys = copy_cert_blocks(sys, trust_mem, err, errlen);
+	if (nsys <= 0) {
+		if (nsys == 0)
+			ca_err(err, errlen, "%s holds no \"BEGIN CERTIFICATE\" block", sys);
+		if (err != NULL) {
+			size_t used = strlen(err);
+
+			if (used < errlen)
+				snprintf(err + used, errlen - used,
+					 " (system root bundle: install ca-certificates or set "
+					 "SSL_CERT_FILE)");
+		}
 		goto out;
 	}
 	for (i = 0; i < sk_X509_num(roots); i++) {
@@ -286,16 +379,70 @@ out:
 	return rc;
 }
 
+/*
+ * The system's hashed certificate directory ($SSL_CERT_DIR, else
+ * OpenSSL's default, /usr/lib/ssl/certs -> /etc/ssl/certs on Debian) when
+ * no $SSL_CERT_FILE overrides the bundle and the directory holds at least
+ * one "HASH.N" entry (update-ca-certificates made them); else NULL.
+ */
+static const char *hashed_dir(void)
+{
+	const char *file_env = getenv(X509_get_default_cert_file_env());
+	const char *dir = getenv(X509_get_default_cert_dir_env());
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (file_env != NULL && *file_env != '\0')
+		return NULL;
+	if (dir == NULL || *dir == '\0')
+		dir = X509_get_default_cert_dir();
+	if (dir == NULL || strchr(dir, ':') != NULL || (d = opendir(dir)) == NULL)
+		return NULL;
+	while (!found && (de = readdir(d)) != NULL) {
+		size_t i, n = strlen(de->d_name);
+
+		if (n < 10 || de->d_name[8] != '.')
+			continue;
+		found = true;
+		for (i = 0; i < 8; i++)
+			if (strchr("0123456789abcdef", de->d_name[i]) == NULL)
+				found = false;
+	}
+	closedir(d);
+	return found ? dir : NULL;
+}
+
 SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char *err,
 			 size_t errlen)
 {
 	static const unsigned char alpn[] = "\x08http/1.1";
 	STACK_OF(X509) *roots;
+	const char *dir = hashed_dir();
 	X509_STORE *store;
 	SSL_CTX *ctx;
 	int i;
 
-	roots = load_roots(extra_ca_paths, extra_ca_paths != NULL ? n_extra : 0, err, errlen);
+	/* With the hashed directory, a root is read when a chain needs it
+	 * (not the whole bundle at start); the extra files are read here. */
+	if (dir != NULL) {
+		roots = sk_X509_new_null();
+		if (roots == NULL) {
+			ca_err(err, errlen, "out of memory loading CA certificates");
+			return NULL;
+		}
+		for (size_t k = 0; extra_ca_paths != NULL && k < n_extra; k++) {
+			if (extra_ca_paths[k] == NULL ||
+			    trust_load_certs(extra_ca_paths[k], roots, true, err, errlen) < 0) {
+				if (extra_ca_paths[k] == NULL)
+					ca_err(err, errlen, "extraCaCertPaths entry %zu is NULL", k);
+				sk_X509_pop_free(roots, X509_free);
+				return NULL;
+			}
+		}
+	} else {
+		roots = load_roots(extra_ca_paths, extra_ca_paths != NULL ? n_extra : 0, err, errlen);
+	}
 	if (roots == NULL)
 		return NULL;
 	ctx = SSL_CTX_new(TLS_client_method());
@@ -304,6 +451,14 @@ SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char
 		goto fail;
 	}
 	store = SSL_CTX_get_cert_store(ctx);
+	if (dir != NULL) {
+		X509_LOOKUP *lk = X509_STORE_add_lookup(store, X509_LOOKUP_hash_dir());
+
+		if (lk == NULL || X509_LOOKUP_add_dir(lk, dir, X509_FILETYPE_PEM) != 1) {
+			ca_ssl_err(err, errlen, "upstream TLS context: system roots in %s", dir);
+			goto fail;
+		}
+	}
 	for (i = 0; i < sk_X509_num(roots); i++) {
 		/* The store takes its own reference. */
 		if (X509_STORE_add_cert(store, sk_X509_value(roots, i)) != 1) {

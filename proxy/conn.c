@@ -64,11 +64,13 @@
 #define CONN_LINGER_MS 2000
 
 /*
- * Inbound masking holds the last bytes of a response (at most the longest
- * real value minus one) while more may complete a real value; after this
- * long without new bytes they go as they are. Every pause costs the same
- * delay, whatever the bytes (cmask.h). A real value that the upstream
- * interrupts for longer than this is not recognised.
+ * Inbound masking holds the last bytes the upstream sent (the longest
+ * form of a real value minus one) at every pause, whatever they are
+ * (cmask.h): in an HTTP message until more bytes or its end; in a stream
+ * without a visible end (after a 101, a tunnel without TLS), after this
+ * long without new bytes they go as they are. A real value that the
+ * upstream of such a stream interrupts for longer than this is not
+ * recognised.
  */
 #define CONN_MASK_TAIL_MS 100
 
@@ -1180,7 +1182,13 @@ static int mask_pass(conn_t *c, enum cmask_dir d)
 
 	if (cmask_ready(c->mask, d, &n) < 0 || (n > 0 && pass_on(to, cmask_out(c->mask, d), n) < 0))
 		return -1;
-	if (!cmask_waiting(c->mask, CMASK_IN) && !cmask_waiting(c->mask, CMASK_OUT)) {
+	/* Only a byte stream without an end we can see (an upgraded stream,
+	 * a tunnel without TLS) releases held bytes after a pause: an HTTP
+	 * message keeps them until more bytes or its end, so an upstream
+	 * that stalls inside a real value does not get it through in two
+	 * pieces. */
+	if ((!c->upgraded && !c->mask_tunnel) ||
+	    (!cmask_waiting(c->mask, CMASK_IN) && !cmask_waiting(c->mask, CMASK_OUT))) {
 		if (c->tail_ev != NULL)
 			(void)event_del(c->tail_ev);
 		return 0;

@@ -20,7 +20,9 @@
 
 struct tls_session {
 	ca_t *ca;          /* the session CA (leaf contexts per host) */
-	SSL_CTX *up_ctx;   /* verifying client context for upstreams */
+	SSL_CTX *up_ctx;   /* verifying client context for upstreams, made at first use */
+	char **extra;      /* extraCaCertPaths (copies), for up_ctx */
+	size_t n_extra;
 };
 
 /* TLS 1.3 suites in our order of preference (tls_wrap_client()). */
@@ -75,13 +77,25 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 	t->ca = ca_new(&cfg, err, errlen);
 	if (t->ca == NULL)
 		goto fail;
+	/* trust.pem also checks every extra file (an error names it): the
+	 * upstream context, made at the first upstream connection (a `run`
+	 * whose command never connects does not pay for it), reads the same
+	 * files. */
 	if (ca_write_files(t->ca, session_dir, extra, n_extra, err, errlen) < 0)
 		goto fail;
-	t->up_ctx = ca_upstream_ctx(extra, n_extra, err, errlen);
-	if (t->up_ctx == NULL)
+	t->extra = calloc(n_extra + 1, sizeof(*t->extra));
+	if (t->extra == NULL) {
+		(void)snprintf(err, errlen, "out of memory building the session CA");
 		goto fail;
-	/* An idle kept-alive upstream holds no TLS buffers. */
-	(void)SSL_CTX_set_mode(t->up_ctx, SSL_MODE_RELEASE_BUFFERS);
+	}
+	t->n_extra = n_extra; /* entries not yet copied are NULL: free() is fine */
+	for (i = 0; i < n_extra; i++) {
+		t->extra[i] = strdup(extra[i]);
+		if (t->extra[i] == NULL) {
+			(void)snprintf(err, errlen, "out of memory building the session CA");
+			goto fail;
+		}
+	}
 	free(pats);
 	free(names);
 	free(extra);
@@ -100,6 +114,9 @@ void tls_session_free(tls_session_t *t)
 		return;
 	ca_free(t->ca);
 	SSL_CTX_free(t->up_ctx);
+	for (size_t i = 0; t->extra != NULL && i < t->n_extra; i++)
+		free(t->extra[i]);
+	free(t->extra);
 	free(t);
 }
 
@@ -265,6 +282,13 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 	int ok;
 
 	*under_lost = false;
+	if (t->up_ctx == NULL) {
+		t->up_ctx = ca_upstream_ctx((const char *const *)t->extra, t->n_extra, err, errlen);
+		if (t->up_ctx == NULL)
+			return NULL;
+		/* An idle kept-alive upstream holds no TLS buffers. */
+		(void)SSL_CTX_set_mode(t->up_ctx, SSL_MODE_RELEASE_BUFFERS);
+	}
 	ssl = SSL_new(t->up_ctx);
 	if (ssl == NULL) {
 		ossl_reason(err, errlen, "SSL_new");
