@@ -1878,9 +1878,18 @@ static void client_event_cb(struct bufferevent *bev, short events, void *arg)
 		if (events & BEV_EVENT_ERROR) {
 			char why[256];
 
+			char reason[REASON_MAX];
+
 			tls_failure_reason(bev, why, sizeof(why));
-			log_info("conn %s: TLS handshake with the client for %s failed: %s",
-				 c->client.peer, c->tgt.host, why);
+			(void)snprintf(reason, sizeof(reason),
+				       "passavant: TLS handshake with the client for %s:%u failed: %s "
+				       "(a client must trust the session's trust.pem)",
+				       c->tgt.host, (unsigned)c->tgt.port, why);
+			log_info("conn %s: %s", c->client.peer, reason);
+			/* SPEC §6: one line per refused connection; a client
+			 * that does not trust the session CA shows up here. */
+			c->audited = false;
+			audit_line(c, "connect", "allow", reason, c->rule);
 			conn_close(c, "client TLS handshake failed", false);
 			return;
 		}

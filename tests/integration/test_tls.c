@@ -443,6 +443,32 @@ static void test_audit_terminated(void)
 	free(log);
 }
 
+/* A client that does not trust the session CA: its handshake fails and
+ * the attempt is one audit line (kind connect, with the reason). */
+static void test_audit_failed_handshake(void)
+{
+	char *log, *l, ca_path[4200];
+	size_t before = 0;
+
+	snprintf(ca_path, sizeof(ca_path), "%s/ca.pem", dir);
+	free(test_read_file(px_main.audit, &before));
+	/* curl trusts only the upstream's own CA, not the session CA. */
+	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
+				"-x", px_main.url, url_of(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
+			    0);
+	usleep(300000);
+	log = test_read_file(px_main.audit, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	l = strstr(log + before, "TLS handshake with the client for 127.0.0.1:");
+	CU_ASSERT_FATAL(l != NULL);
+	while (l > log && l[-1] != '\n')
+		l--;
+	CU_ASSERT(strstr(l, "\"kind\":\"connect\",\"method\":\"CONNECT\"") != NULL);
+	CU_ASSERT(strstr(l, "trust.pem") != NULL);
+	CU_ASSERT(strstr(l, "\"tls\":\"terminated\"}") != NULL);
+	free(log);
+}
+
 /* VmRSS of pid in KiB, -1 on error. */
 static long rss_kib(pid_t pid)
 {
@@ -699,6 +725,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "upstream certificate does not verify: 502, nothing forwarded", test_upstream_unverified);
 	test_add(s, "excluded host: the upstream's own certificate", test_excluded_host);
 	test_add(s, "audit: tls terminated, scheme https", test_audit_terminated);
+	test_add(s, "audit: a failed client handshake is one line", test_audit_failed_handshake);
 	test_add(s, "stalled 1 GiB download inside TLS keeps RSS bounded", test_slow_reader);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
