@@ -46,6 +46,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/bufferevent_struct.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -255,14 +256,30 @@ static int move(struct evbuffer *src, struct evbuffer *dst, size_t n)
 static int send_to(struct conn_side *s, struct evbuffer *src, size_t n)
 {
 	struct evbuffer *out = bufferevent_get_output(s->bev);
+	bool was_empty = evbuffer_get_length(out) == 0;
 	int w;
 
-	if (n > 0 && s->ssl == NULL && evbuffer_get_length(out) == 0) {
+	if (n > 0 && s->ssl == NULL && was_empty) {
 		w = evbuffer_write_atmost(src, bufferevent_getfd(s->bev), (ev_ssize_t)n);
 		if (w > 0)
 			n -= (size_t)w;
 	}
-	return n > 0 ? move(src, out, n) : 0;
+	if (n == 0)
+		return 0;
+	if (move(src, out, n) < 0)
+		return -1;
+	/*
+	 * A TLS bufferevent on a socket (libevent 2.1) only arms its write
+	 * event when bytes are queued and writes on the next EPOLLOUT: one
+	 * more trip through epoll_wait and two epoll_ctl per message. Making
+	 * the write event active runs that write in this loop iteration, and
+	 * the change list (proxy.c) then folds the arm and disarm away. Not
+	 * for a filter, whose write event is a timeout and which writes at
+	 * once anyway.
+	 */
+	if (s->ssl != NULL && was_empty && bufferevent_get_underlying(s->bev) == NULL)
+		event_active(&s->bev->ev_write, EV_WRITE, 1);
+	return 0;
 }
 
 /* Body bytes follow a head still pending for s in the same buffer, so

@@ -243,6 +243,28 @@ static void accept_error_cb(struct evconnlistener *lis, void *arg)
 	log_warnx("accept: %s", strerror(err));
 }
 
+/*
+ * The loop, with epoll's change list: libevent then applies the changes of
+ * one iteration in a batch when it next waits, and an add undone in the
+ * same iteration costs no system call. Every TLS write adds and then
+ * removes its write event (bufferevent_openssl arms EPOLLOUT when bytes
+ * are queued and disarms it once SSL_write took them): two epoll_ctl per
+ * response and side without it. libevent warns that the change list
+ * misbehaves with fds that share a file description (dup()); the proxy
+ * never dups a socket it registers. Falls back to a default base.
+ */
+static struct event_base *new_base(void)
+{
+	struct event_config *cfg = event_config_new();
+	struct event_base *b = NULL;
+
+	if (cfg != NULL && event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) == 0)
+		b = event_base_new_with_config(cfg);
+	if (cfg != NULL)
+		event_config_free(cfg);
+	return b != NULL ? b : event_base_new();
+}
+
 proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const char *session)
 {
 	proxy_t *px = calloc(1, sizeof(*px));
@@ -271,7 +293,7 @@ proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const
 		log_warn("signal(SIGPIPE)");
 		goto fail;
 	}
-	px->base = event_base_new();
+	px->base = new_base();
 	if (px->base == NULL) {
 		log_warnx("cannot create the event base");
 		goto fail;
