@@ -253,6 +253,27 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 		while (v < le && (*v == ' ' || *v == '\t'))
 			v++;
 		vlen = (size_t)(le - v);
+		if (colon - p == 4 && strncasecmp(p, "host", 4) == 0) {
+			/* The authority the policy decided: never substituted;
+			 * a sentinel there goes nowhere. */
+			long cred = mask_table_find_sentinel(m->t, p, (size_t)(le - p));
+
+			if (cred >= 0) {
+				const char *name = mask_table_cred_name(m->t, (size_t)cred);
+
+				(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: injectIn",
+					       name != NULL ? name : "?");
+				*rule = m->rule;
+				(void)snprintf(reason, reasonlen,
+					       "the sentinel of %s may not be sent to %s:%u in the host name",
+					       name != NULL ? name : "a masked credential", host,
+					       (unsigned)port);
+				explicit_bzero(buf, len);
+				(void)evbuffer_drain(head, len);
+				return 1;
+			}
+			continue;
+		}
 		clear_counts(m);
 		if (colon - p == 13 && strncasecmp(p, "authorization", 13) == 0 && vlen > 6 &&
 		    strncasecmp(v, "basic ", 6) == 0) {

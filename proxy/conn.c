@@ -1187,6 +1187,23 @@ static enum step finish_request(conn_t *c)
 static void tail_cb(evutil_socket_t fd, short events, void *arg);
 
 /*
+ * Whether held inbound bytes may be released after a pause: in a stream
+ * without a visible end (after a 101, a tunnel without TLS), or in a
+ * chunked response standing between two chunks (a boundary the upstream
+ * chose: server-sent events, MCP's streamable HTTP and watch streams end
+ * each reply with a chunk and wait for the client). Inside a chunk, a
+ * Content-Length body or a close-delimited one, the bytes wait for more
+ * or for the end, so an upstream that stalls in the middle of a real
+ * value does not get it through in two pieces.
+ */
+static bool release_ok(const conn_t *c)
+{
+	if (c->upgraded || c->mask_tunnel)
+		return true;
+	return c->mask_resp_body && !c->resp_done && http1_between_chunks(c->up.http);
+}
+
+/*
  * Passes on what the substituter of direction d may send now (cmask_ready()).
  * Inbound, while bytes are held, the tail timer runs from the last bytes
  * that came (re-armed here); when it fires they go as they are.
@@ -1204,8 +1221,8 @@ static int mask_pass(conn_t *c, enum cmask_dir d)
 	 * message keeps them until more bytes or its end, so an upstream
 	 * that stalls inside a real value does not get it through in two
 	 * pieces. */
-	if ((!c->upgraded && !c->mask_tunnel) ||
-	    (!cmask_waiting(c->mask, CMASK_IN) && !cmask_waiting(c->mask, CMASK_OUT))) {
+	if (!release_ok(c) || (!cmask_waiting(c->mask, CMASK_IN) &&
+				(!c->mask_tunnel || !cmask_waiting(c->mask, CMASK_OUT)))) {
 		if (c->tail_ev != NULL)
 			(void)event_del(c->tail_ev);
 		return 0;
@@ -1231,6 +1248,8 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	 * the held bytes wait. Otherwise the sandbox could cut a real value
 	 * in two at will, by not reading at the right moment.
 	 */
+	if (!release_ok(c))
+		return;
 	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
 	    (evbuffer_get_length(in_of(&c->up)) > 0 ||
 	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)) {
@@ -1242,7 +1261,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	}
 	if ((cmask_waiting(c->mask, CMASK_IN) &&
 	     (cmask_release(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)) ||
-	    (cmask_waiting(c->mask, CMASK_OUT) &&
+	    (c->mask_tunnel && cmask_waiting(c->mask, CMASK_OUT) &&
 	     (cmask_release(c->mask, CMASK_OUT) < 0 || mask_pass(c, CMASK_OUT) < 0))) {
 		conn_close(c, "out of memory releasing held bytes", true);
 		return;
@@ -1262,7 +1281,7 @@ static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade)
 }
 
 /* Whether a response body is sent as is: no Content-Encoding field, or
- * only "identity". */
+ * only "identity", and no transfer coding but chunked. */
 static bool identity_coded(const http1_t *h)
 {
 	const char *name, *val;
@@ -1270,6 +1289,13 @@ static bool identity_coded(const http1_t *h)
 
 	for (i = 0; i < http1_header_count(h); i++) {
 		http1_header(h, i, &name, &nlen, &val, &vlen);
+		if (nlen == 17 && strncasecmp(name, "transfer-encoding", 17) == 0) {
+			while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+				vlen--;
+			if (!(vlen == 7 && strncasecmp(val, "chunked", 7) == 0))
+				return false;
+			continue;
+		}
 		if (nlen != 16 || strncasecmp(name, "content-encoding", 16) != 0)
 			continue;
 		while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
@@ -1357,6 +1383,12 @@ static enum step step_http(conn_t *c)
 			if (!c->upgrade)
 				return refuse(c, 502, NULL, "request", c->rule,
 					      "passavant: unexpected 101 from %s", c->up.peer);
+			if (c->identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
+				return refuse(c, 502, NULL, "request", c->rule,
+					      "passavant: %s accepted the upgrade with a WebSocket extension "
+					      "although none was offered: compressed frames cannot be scanned "
+					      "for real values",
+					      c->up.peer);
 			if (write_response_head(c, false, true) < 0)
 				goto oom;
 			/* The upgraded stream is remasked inbound (SPEC §5). */

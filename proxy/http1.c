@@ -51,6 +51,7 @@ struct http1 {
 	size_t head_bytes;           /* head bytes scanned so far */
 	bool head_done;              /* on_headers_complete ran */
 	bool msg_done;               /* on_message_complete ran */
+	bool in_chunk;               /* chunked body: inside a chunk (size line read, data + CRLF not yet) */
 	bool is_head_req;            /* response to HEAD: no body */
 	char start[8];               /* first bytes of the head (method) */
 	size_t start_len;            /* bytes in start */
@@ -207,6 +208,18 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
 	return 0;
 }
 
+static int on_chunk_header(llhttp_t *p)
+{
+	((http1_t *)p->data)->in_chunk = true;
+	return 0;
+}
+
+static int on_chunk_complete(llhttp_t *p)
+{
+	((http1_t *)p->data)->in_chunk = false;
+	return 0;
+}
+
 /* Pausing here stops llhttp exactly at the message boundary. */
 static int on_message_complete(llhttp_t *p)
 {
@@ -224,6 +237,8 @@ static const llhttp_settings_t settings = {
 	.on_header_value = on_header_value,
 	.on_headers_complete = on_headers_complete,
 	.on_body = on_body,
+	.on_chunk_header = on_chunk_header,
+	.on_chunk_complete = on_chunk_complete,
 	.on_message_complete = on_message_complete,
 };
 
@@ -266,7 +281,7 @@ void http1_reset(http1_t *h)
 	h->scan = SCAN_LINE;
 	h->head_bytes = 0;
 	h->start_len = 0;
-	h->head_done = h->msg_done = h->is_head_req = false;
+	h->head_done = h->msg_done = h->is_head_req = h->in_chunk = false;
 	h->err_status = 0;
 	h->err_reason = NULL;
 	h->sink = NULL;
@@ -277,6 +292,11 @@ void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg)
 {
 	h->sink = fn;
 	h->sink_arg = arg;
+}
+
+bool http1_between_chunks(const http1_t *h)
+{
+	return http1_chunked(h) && !h->in_chunk;
 }
 
 bool http1_chunked(const http1_t *h)

@@ -85,6 +85,10 @@ void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg) NONNULL(1);
  * head is done). */
 bool http1_chunked(const http1_t *h) NONNULL(1);
 
+/* Whether a chunked body stands between two chunks (every chunk so far
+ * complete, its data and CRLF consumed): a boundary the sender chose. */
+bool http1_between_chunks(const http1_t *h) NONNULL(1);
+
 /* Tells a response parser that the request was HEAD (its response has no
  * body whatever the headers say). Reset by http1_reset(). */
 void http1_set_head_request(http1_t *h, bool is_head) NONNULL(1);

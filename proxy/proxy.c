@@ -158,6 +158,12 @@ int proxy_reload(proxy_t *px)
 	proxy_policy_put(px->cur);
 	px->cur = pp;
 	log_info("SIGHUP: reloaded the network policy from %s", px->policy_path);
+	/* SPEC §2: only the network part is re-read. The credential table
+	 * (values, sentinels, injectHosts, injectIn) stays as it was loaded:
+	 * say so, since an operator narrowing injectHosts expects it to apply. */
+	if (px->masks != NULL && mask_table_value_count(px->masks) > 0)
+		log_warnx("SIGHUP: credentials are read only at start; a change to the credentials "
+			  "section (injectHosts, injectIn, allowPlaintextInject) applies after a restart");
 	return 0;
 }
 

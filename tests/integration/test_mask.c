@@ -1418,6 +1418,43 @@ static void test_remask_json_escape(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * A chunked response that ends a reply with a chunk and then waits
+ * (server-sent events, MCP's streamable HTTP, watch streams): the held
+ * tail is released at the chunk boundary once the upstream is idle, so
+ * the event reaches the client while the upstream waits.
+ */
+static void test_sse_chunk_released(void)
+{
+	static const char script[] =
+		"import socket,time\n"
+		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(1)\n"
+		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
+		"c,_=s.accept(); c.recv(65536)\n"
+		"c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: text/event-stream\\r\\n"
+		"Transfer-Encoding: chunked\\r\\n\\r\\n')\n"
+		"ev=b'data: one\\n\\n'; c.sendall(b'%x\\r\\n' % len(ev) + ev + b'\\r\\n')\n"
+		"time.sleep(4)\n"
+		"c.sendall(b'0\\r\\n\\r\\n'); c.close()\n";
+	char *argv[] = {"python3", "-c", (char *)script, NULL};
+	char addr[64], url[128], *out = NULL;
+	struct test_proc *sse;
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	sse = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(sse != NULL);
+	snprintf(url, sizeof(url), "http://%s/events", addr);
+	/* curl gives up after 2 s (exit 28): the event must be there by then. */
+	(void)curl_px(&p, &out, "-N", "--max-time", "2", url, NULL);
+	ROW(out != NULL && strstr(out, "data: one") != NULL,
+	    "the first event did not reach the client while the upstream waited: '%s'", nz(out));
+	free(out);
+	(void)test_proc_stop(sse, SIGTERM, 5000);
+	test_proc_free(sse);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* A chunked trailer carries the real value: it must not reach the client
  * (kept and remasked like a header, or dropped). */
 static void test_remask_trailer(void)
@@ -1941,6 +1978,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
+	test_add(s, "remask: a chunk that ends a reply is released while the upstream waits (SSE)",
+		 test_sse_chunk_released);
 	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
 	test_add(s, "remask: a 400 ms stall inside a value", test_remask_stalled_upstream);
 	test_add(s, "remask: a JSON-escaped real value (\\/)", test_remask_json_escape);
