@@ -19,7 +19,10 @@
  *  - In the root state (no partial match) nothing is pending, so runs of
  *    bytes at which no pattern's first two bytes start are skipped 16 at a
  *    time (SSSE3 nibble filter, else memchr / SSE2 compares / a table)
- *    and appended as one span.
+ *    and appended as one span. A position that passes is confirmed on its
+ *    first four bytes (a hashed bitmap of the patterns' 4-byte prefixes)
+ *    before the automaton runs, so data where 2-byte prefixes are common
+ *    ("gh" of "ghp_" in English text) stays on the fast path.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +41,10 @@
 
 /* Vector skip handles up to this many distinct first bytes. */
 #define SKIP_VEC_MAX 16
+
+/* Bits in the hashed bitmap of 4-byte pattern prefixes (a power of two;
+ * 2^16 bits = 8 KiB: a few hundred prefixes leave it sparse). */
+#define QUAD_HASH_BITS 16
 
 /* evbuffer_remove_buffer() returns an int: move at most this per call. */
 #define MOVE_STEP_BYTES (1u << 30)
@@ -83,6 +90,9 @@ struct mask_set {
 				   * distinct second bytes */
 	unsigned char *bigram;    /* [8192] bit (a << 8 | b): some pattern starts "ab",
 				   * or is the single byte "a" */
+	unsigned char *short2;    /* [8192] the same for patterns of 1 to 3 bytes only */
+	unsigned char *quad;      /* [2^QUAD_HASH_BITS / 8] bit quad_hash(first 4 bytes)
+				   * of every pattern of 4 bytes or more */
 #ifdef HAVE_TEDDY
 	__m128i *first_vec;       /* [SKIP_VEC_MAX] first_list bytes broadcast */
 	__m128i *second_vec;      /* [SKIP_VEC_MAX] distinct second bytes broadcast */
@@ -290,7 +300,7 @@ static inline uint32_t step(const mask_set_t *set, uint32_t q, unsigned char c)
 /* Byte offsets of every table in the arena, computed before mapping it. */
 struct arena_layout {
 	size_t vec, node, edge_child, first_child, next_sib, queue, root_next, pat;
-	size_t edge_byte, node_byte, first, first_list, bigram, bytes, total;
+	size_t edge_byte, node_byte, first, first_list, bigram, short2, quad, bytes, total;
 };
 
 /* Appends n elements of size sz (aligned to 16) at *off; false on overflow. */
@@ -322,7 +332,8 @@ static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, siz
 	    !layout_add(&off, &l->pat, npats, sizeof(struct mask_pat)) ||
 	    !layout_add(&off, &l->edge_byte, nnodes, 1) || !layout_add(&off, &l->node_byte, nnodes, 1) ||
 	    !layout_add(&off, &l->first, 256, 1) || !layout_add(&off, &l->first_list, 2 * SKIP_VEC_MAX, 1) ||
-	    !layout_add(&off, &l->bigram, 8192, 1) ||
+	    !layout_add(&off, &l->bigram, 8192, 1) || !layout_add(&off, &l->short2, 8192, 1) ||
+	    !layout_add(&off, &l->quad, (size_t)1 << (QUAD_HASH_BITS - 3), 1) ||
 	    !layout_add(&off, &l->bytes, nbytes, 1))
 		return false;
 	if (off > SIZE_MAX - (size_t)page)
@@ -451,6 +462,51 @@ static void trie_finish(mask_set_t *set, const uint32_t *first_child, const uint
 	}
 }
 
+/* Bit i of a bitmap. */
+static inline bool bit_get(const unsigned char *map, uint32_t i)
+{
+	return (map[i >> 3] >> (i & 7) & 1) != 0;
+}
+
+static inline void bit_set(unsigned char *map, uint32_t i)
+{
+	map[i >> 3] |= (unsigned char)(1u << (i & 7));
+}
+
+/* Bit of set->quad for 4 bytes read in native byte order (the build and
+ * the scan both memcpy them, so the order does not matter). Fibonacci
+ * hashing: the top bits of the product depend on all four bytes. */
+static inline uint32_t quad_hash(uint32_t u)
+{
+	return (u * 0x9e3779b1u) >> (32 - QUAD_HASH_BITS);
+}
+
+/*
+ * May a match start at p[j] (j < n)? The skips call this for positions
+ * whose first byte (or first two) begin some pattern. Yes when a pattern
+ * of 1 to 3 bytes starts with the first two bytes (short2; one byte: any
+ * second byte) or a longer one with the first four (quad; hashed, so a
+ * few false yeses, which only cost a trip through the automaton). Near
+ * the end of the segment the next bytes are unknown: with one byte left,
+ * yes; with two or three, when the first two begin some pattern (bigram).
+ * The automaton then carries the state into the next call exactly as
+ * without the skip, so the hold-back stays as small as ever.
+ */
+static inline bool skip_cand(const mask_set_t *set, const unsigned char *p, size_t j, size_t n)
+{
+	uint32_t ab, u;
+
+	if (j + 1 >= n)
+		return true;
+	ab = (uint32_t)p[j] << 8 | p[j + 1];
+	if (bit_get(set->short2, ab))
+		return true;
+	if (j + 4 > n)
+		return bit_get(set->bigram, ab);
+	memcpy(&u, p + j, 4);
+	return bit_get(set->quad, quad_hash(u));
+}
+
 #ifdef HAVE_TEDDY
 /*
  * Adds one bucket to the nibble tables of the "Teddy" pre-filter (after
@@ -478,8 +534,8 @@ static void teddy_add(mask_set_t *set, unsigned a, unsigned b, bool any_second, 
 }
 
 /* Offset in p[0..n) (n >= 17) of the first lane, among the full 16-byte
- * blocks, that passes the Teddy filter and the exact bigram check; sets
- * *done to the offset scanning stopped at when there is none. */
+ * blocks, that passes the Teddy filter and skip_cand(); sets *done to the
+ * offset scanning stopped at when there is none. */
 __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 							   const unsigned char *p, size_t n,
 							   size_t *done)
@@ -501,9 +557,8 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 
 		while (bits != 0) {
 			size_t j = i + (size_t)__builtin_ctz(bits);
-			unsigned ab = (unsigned)p[j] << 8 | p[j + 1];
 
-			if ((set->bigram[ab >> 3] >> (ab & 7) & 1) != 0)
+			if (skip_cand(set, p, j, n))
 				return j;
 			bits &= bits - 1;
 		}
@@ -514,7 +569,8 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 #endif
 
 /* Builds the tables used to skip input in the root state: first bytes
- * (list, table, SSE2 broadcasts) and the first-two-bytes bitmap. */
+ * (list, table, SSE2 broadcasts), the first-two-bytes bitmaps and the
+ * hashed first-four-bytes bitmap. */
 static void first_bytes(mask_set_t *set)
 {
 	unsigned nb = 0; /* Teddy buckets handed out */
@@ -538,8 +594,10 @@ static void first_bytes(mask_set_t *set)
 		unsigned ab;
 
 		if (set->pat[k].from_len == 1) {
-			for (unsigned b = 0; b < 256; b++)
-				set->bigram[(f[0] << 8 | b) >> 3] |= (unsigned char)(1u << (b & 7));
+			for (unsigned b = 0; b < 256; b++) {
+				bit_set(set->bigram, (uint32_t)f[0] << 8 | b);
+				bit_set(set->short2, (uint32_t)f[0] << 8 | b);
+			}
 			set->nsecond = SKIP_VEC_MAX + 1; /* any second byte */
 #ifdef HAVE_TEDDY
 			teddy_add(set, f[0], 0, true, &nb);
@@ -547,6 +605,14 @@ static void first_bytes(mask_set_t *set)
 			continue;
 		}
 		ab = (unsigned)f[0] << 8 | f[1];
+		if (set->pat[k].from_len < 4) {
+			bit_set(set->short2, ab);
+		} else {
+			uint32_t u;
+
+			memcpy(&u, f, 4);
+			bit_set(set->quad, quad_hash(u));
+		}
 #ifdef HAVE_TEDDY
 		/* each distinct pair gets the next bucket */
 		if ((set->bigram[ab >> 3] >> (ab & 7) & 1) == 0)
@@ -696,6 +762,8 @@ mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned 
 	set->first = set->arena + l.first;
 	set->first_list = set->arena + l.first_list;
 	set->bigram = set->arena + l.bigram;
+	set->short2 = set->arena + l.short2;
+	set->quad = set->arena + l.quad;
 #ifdef HAVE_TEDDY
 	set->first_vec = (__m128i *)(void *)(set->arena + l.vec);
 	set->second_vec = set->first_vec + SKIP_VEC_MAX;
@@ -771,29 +839,14 @@ size_t mask_set_maxlen(const mask_set_t *set)
 /* ------------------------------------------------------------------ */
 
 /*
- * May a match start at p[j]? Its first byte already starts a pattern;
- * now the first two bytes must too. At the end of the segment the next
- * byte is unknown: yes (the automaton then carries the state over).
- */
-static inline bool skip_cand(const mask_set_t *set, const unsigned char *p, size_t j, size_t n)
-{
-	unsigned ab;
-
-	if (j + 1 >= n)
-		return true;
-	ab = (unsigned)p[j] << 8 | p[j + 1];
-	return (set->bigram[ab >> 3] >> (ab & 7) & 1) != 0;
-}
-
-/*
  * Offset of the first byte of p[0..n) at which a match may start (its
- * first two bytes begin some pattern), n if none. Skipping a byte at
- * which no match starts leaves the automaton correctly in the root: the
- * longest suffix that is a pattern prefix starts after it. With SSSE3:
- * the nibble filter (skip_teddy). Else one first byte: memchr; up to
- * SKIP_VEC_MAX first bytes: SSE2 compares of 16 bytes (first and second
- * byte sets); more: a table lookup per byte. Every candidate is confirmed
- * with the exact two-byte bitmap.
+ * first four bytes begin some pattern, see skip_cand), n if none.
+ * Skipping a byte at which no match starts leaves the automaton correctly
+ * in the root: the longest suffix that is a pattern prefix starts after
+ * it. With SSSE3: the nibble filter on two bytes (skip_teddy). Else one
+ * first byte: memchr; up to SKIP_VEC_MAX first bytes: SSE2 compares of 16
+ * bytes (first and second byte sets); more: a table lookup per byte.
+ * Every candidate is confirmed with skip_cand().
  */
 static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 {

@@ -9,7 +9,13 @@
  * patterns; and, as the baseline, plain evbuffer_add() of the same chunks.
  * Data sets: "nomatch" is random printable ASCII (so pattern first bytes
  * and short partial matches occur all the time, but no pattern), "matches"
- * is the same with one pattern planted every 4 KiB across chunk edges.
+ * is the same with one pattern planted every 4 KiB across chunk edges,
+ * "bytes63" is pv-upstream's /bytes pattern (the 62 alphanumerics and a
+ * newline, repeated: "gh" every 63 bytes) and "english" is words of
+ * English text (with "right", "through", ...). The "ghp" set is the one the
+ * proxy remasks a response with for one GitHub token: the 40-byte ghp_
+ * value compiled with MASK_SET_PERCENT. The ghp cases also run through
+ * mask_replace_buf() on each chunk.
  * Best of 3 runs; prints one line per case with MB/s (10^6 bytes/s) and
  * exits 0. Not part of `make test`.
  */
@@ -63,7 +69,39 @@ static void make_patterns(unsigned char from[NPAT_MAX][PAT_LEN], unsigned char t
 	}
 }
 
-/* One timed pass; mode 0: baseline copy, 1: feed, 2: feed_buffer. */
+/* English-like text: words separated by spaces, punctuation, newlines. */
+static void make_english(unsigned char *p, size_t len)
+{
+	static const char *words[] = {
+		"the", "right", "through", "night", "thought", "high", "enough", "light",
+		"of", "and", "a", "to", "in", "is", "you", "that", "it", "he", "was", "for",
+		"on", "are", "as", "with", "his", "they", "at", "be", "this", "have", "from",
+		"or", "one", "had", "by", "word", "but", "not", "what", "all", "were", "we",
+		"when", "your", "can", "said", "there", "use", "an", "each", "which", "she",
+		"do", "how", "their", "if", "will", "up", "other", "about", "out", "many",
+		"then", "them", "these", "so", "some", "her", "would", "make", "like", "him",
+		"into", "time", "has", "look", "two", "more", "write", "go", "see", "number",
+		"no", "way", "could", "people", "my", "than", "first", "water", "been",
+		"call", "who", "oil", "its", "now", "find", "long", "down", "day", "did",
+		"get", "come", "made", "may", "part", "although", "laugh", "weight", "fight",
+		"daughter", "brought", "eight", "tough", "sigh", "straight", "GitHub",
+	};
+	size_t i = 0;
+
+	while (i < len) {
+		const char *w = words[next_rand() % (sizeof(words) / sizeof(words[0]))];
+		size_t wl = strlen(w);
+		uint64_t r = next_rand() % 20;
+
+		for (size_t k = 0; k < wl && i < len; k++)
+			p[i++] = (unsigned char)w[k];
+		if (i < len)
+			p[i++] = r == 0 ? '\n' : r == 1 ? '.' : r == 2 ? ',' : ' ';
+	}
+}
+
+/* One timed pass; mode 0: baseline copy, 1: feed, 2: feed_buffer,
+ * 3: mask_replace_buf() on each chunk. */
 static double run_once(mask_set_t *set, const unsigned char *data, size_t len, int mode,
 		       uint64_t *replaced)
 {
@@ -84,6 +122,8 @@ static double run_once(mask_set_t *set, const unsigned char *data, size_t len, i
 			rc = evbuffer_add(out, data + off, n);
 		} else if (mode == 1) {
 			rc = mask_stream_feed(st, data + off, n, out);
+		} else if (mode == 3) {
+			rc = mask_replace_buf(set, data + off, n, out, NULL, NULL);
 		} else {
 			/* as a socket read would leave it: one chain per read */
 			rc = evbuffer_add(in, data + off, n);
@@ -127,8 +167,10 @@ int main(int argc, char **argv)
 	unsigned char from[NPAT_MAX][PAT_LEN], to[NPAT_MAX][PAT_LEN];
 	struct mask_pair pairs[NPAT_MAX];
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64, len;
-	unsigned char *nomatch, *matches;
-	mask_set_t *set1, *set10;
+	unsigned char *nomatch, *matches, *bytes63, *english;
+	static const char alnum63[] =
+		"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n";
+	mask_set_t *set1, *set10, *setghp;
 	enum mask_set_result res;
 	char name[64];
 
@@ -139,7 +181,9 @@ int main(int argc, char **argv)
 	len = mib << 20;
 	nomatch = malloc(len);
 	matches = malloc(len);
-	if (nomatch == NULL || matches == NULL) {
+	bytes63 = malloc(len);
+	english = malloc(len);
+	if (nomatch == NULL || matches == NULL || bytes63 == NULL || english == NULL) {
 		fprintf(stderr, "mask-bench: out of memory\n");
 		return 1;
 	}
@@ -152,9 +196,16 @@ int main(int argc, char **argv)
 	for (size_t off = 4096, k = 0; off + PAT_LEN < len; off += 4096, k++)
 		memcpy(matches + off - k % PAT_LEN, from[k % NPAT_MAX], PAT_LEN);
 
+	for (size_t i = 0; i < len; i++)
+		bytes63[i] = (unsigned char)alnum63[i % 63];
+	make_english(english, len);
+
 	set1 = mask_set_new(pairs, 1, MASK_SET_NO_MLOCK, &res);
 	set10 = set1 != NULL ? mask_set_new(pairs, NPAT_MAX, MASK_SET_NO_MLOCK, &res) : NULL;
-	if (set10 == NULL) {
+	/* pairs[0] is the ghp_ token */
+	setghp = set10 != NULL ? mask_set_new(pairs, 1, MASK_SET_NO_MLOCK | MASK_SET_PERCENT, &res)
+			       : NULL;
+	if (setghp == NULL) {
 		fprintf(stderr, "mask-bench: %s\n", mask_set_strerror(res));
 		return 1;
 	}
@@ -170,10 +221,23 @@ int main(int argc, char **argv)
 		bench(name, set10, nomatch, len, m);
 		snprintf(name, sizeof(name), "%s 10 patterns matches", api);
 		bench(name, set10, matches, len, m);
+		snprintf(name, sizeof(name), "%s 10 patterns english", api);
+		bench(name, set10, english, len, m);
+	}
+	for (int m = 1; m <= 3; m++) {
+		const char *api = m == 1 ? "feed" : m == 2 ? "feed_buffer" : "replace_buf";
+
+		snprintf(name, sizeof(name), "%s ghp+pct bytes63", api);
+		bench(name, setghp, bytes63, len, m);
+		snprintf(name, sizeof(name), "%s ghp+pct english", api);
+		bench(name, setghp, english, len, m);
 	}
 	mask_set_free(set1);
 	mask_set_free(set10);
+	mask_set_free(setghp);
 	free(nomatch);
 	free(matches);
+	free(bytes63);
+	free(english);
 	return 0;
 }

@@ -801,6 +801,110 @@ static void test_prop_long(void)
 	}
 }
 
+/*
+ * Frequent prefix hits, rare matches: patterns sharing their first two or
+ * three bytes (as "ghp_" shares "gh" with English text), over input full
+ * of their truncated prefixes, cut 0 to 4 bytes after a first byte so
+ * that root-skip candidates fall at every distance from the chunk end
+ * (where skip_cand cannot read four bytes). Inputs are long enough for the
+ * vector skips; each trial also runs with the portable skip and with the
+ * 4-byte prefix bitmap saturated (every candidate a false yes).
+ */
+static void test_prop_edges(void)
+{
+	static const char alpha[] = "ghp_ij%5F";
+	uint64_t seed = prop_seed() ^ 0x27d4eb2fu;
+
+	prng_state = seed;
+	for (unsigned iter = 0; iter < 400; iter++) {
+		unsigned char fb[6][24], tb[6][24], in[1500];
+		struct mask_pair pairs[6];
+		size_t np = 1 + rnd(6), len = 18 + rnd(sizeof(in) - 18), cuts[400], ncuts = 0;
+		uint64_t rc[6] = { 0 }, counts[6];
+		struct bytes ref = { 0 };
+		enum mask_set_result res;
+		unsigned flags = MASK_SET_NO_MLOCK | (rnd(2) ? MASK_SET_PERCENT : 0u);
+		mask_set_t *set;
+		bool ok = true;
+
+		for (size_t i = 0; i < np; i++) {
+			/* mostly 4 to 24 bytes, sometimes 1 to 3 */
+			pairs[i].from_len = rnd(5) == 0 ? 1 + rnd(3) : 4 + rnd(21);
+			pairs[i].to_len = rnd(4) == 0 ? rnd(24) : pairs[i].from_len;
+			for (size_t j = 0; j < pairs[i].from_len; j++)
+				fb[i][j] = j < 2 ? (unsigned char)"gh"[j]
+						 : (unsigned char)alpha[rnd(sizeof(alpha) - 1)];
+			for (size_t j = 0; j < pairs[i].to_len; j++)
+				tb[i][j] = (unsigned char)('A' + rnd(26));
+			pairs[i].from = fb[i];
+			pairs[i].to = tb[i];
+		}
+		set = mask_set_new(pairs, np, flags, &res);
+		CU_ASSERT_FATAL(set != NULL);
+		/* input: filler, truncated prefixes, now and then a whole pattern */
+		for (size_t i = 0; i < len;) {
+			size_t r = rnd(8);
+
+			if (r < 3) {
+				const struct mask_pat *pt = &set->pat[rnd(set->npats)];
+				size_t n = r == 0 ? pt->from_len : 1 + rnd(pt->from_len);
+
+				if (n > len - i)
+					n = len - i;
+				memcpy(in + i, set->bytes + pt->from_off, n);
+				i += n;
+			} else {
+				in[i++] = (unsigned char)alpha[rnd(sizeof(alpha) - 1)];
+			}
+		}
+		/* cuts 0..4 bytes after first bytes, plus random ones */
+		for (size_t i = 1; i < len && ncuts < ARRAY_LEN(cuts); i++) {
+			if (in[i - 1] == 'g' && rnd(3) == 0) {
+				size_t c = i + rnd(4);
+
+				if (c < len && (ncuts == 0 || c > cuts[ncuts - 1]))
+					cuts[ncuts++] = c;
+				i = c;
+			} else if (rnd(64) == 0 && (ncuts == 0 || i > cuts[ncuts - 1])) {
+				cuts[ncuts++] = i;
+			}
+		}
+		ref_replace(set, in, len, &ref, rc);
+		for (int mode = 0; ok && mode < 3; mode++) {
+#ifdef HAVE_TEDDY
+			set->use_teddy = mode == 0 && __builtin_cpu_supports("ssse3");
+#endif
+			if (mode == 2)
+				memset(set->quad, 0xff, (size_t)1 << (QUAD_HASH_BITS - 3));
+			for (int by_buffer = 0; ok && by_buffer <= 1; by_buffer++) {
+				struct evbuffer *out = run_stream(set, in, len, cuts, ncuts, by_buffer,
+								  counts);
+
+				ok = same_result(out, counts, &ref, rc, np);
+				evbuffer_free(out);
+			}
+			if (ok) {
+				struct evbuffer *out = evbuffer_new();
+				uint64_t oc[6] = { 0 };
+
+				CU_ASSERT_FATAL(out != NULL);
+				ok = mask_replace_buf(set, in, len, out, oc, NULL) == 0 &&
+				     same_result(out, oc, &ref, rc, np);
+				evbuffer_free(out);
+			}
+			if (!ok) {
+				FAILF("seed %" PRIu64 " iter %u mode %d: prefix-dense input differs", seed,
+				      iter, mode);
+				fprintf(stderr, "mask_stream_prop: rerun with MASK_STREAM_SEED=%" PRIu64 "\n",
+					seed ^ 0x27d4eb2fu);
+				iter = 1000;
+			}
+		}
+		free(ref.p);
+		mask_set_free(set);
+	}
+}
+
 TEST_REGISTRAR(register_mask_stream_prop)
 {
 	CU_pSuite s = test_suite("mask_stream_prop", NULL, NULL);
@@ -808,6 +912,7 @@ TEST_REGISTRAR(register_mask_stream_prop)
 	test_add(s, "random sets, inputs, splits == reference", test_prop_plain);
 	test_add(s, "same with percent forms", test_prop_percent);
 	test_add(s, "long self-overlapping patterns, long inputs", test_prop_long);
+	test_add(s, "frequent prefix hits, candidates at chunk edges", test_prop_edges);
 }
 
 /* ------------------------------------------------------------------ */
