@@ -89,6 +89,19 @@ void cmask_free(cmask_t *m)
 	free(m);
 }
 
+/* Empties b, wiping what it held first (it may hold real values). */
+static void wipe_drain(struct evbuffer *b)
+{
+	size_t n = evbuffer_get_length(b);
+	unsigned char *p;
+
+	if (n == 0)
+		return;
+	if ((p = evbuffer_pullup(b, -1)) != NULL)
+		explicit_bzero(p, n);
+	(void)evbuffer_drain(b, n);
+}
+
 void cmask_begin_request(cmask_t *m)
 {
 	int i;
@@ -102,8 +115,8 @@ void cmask_begin_request(cmask_t *m)
 		d->on = false;
 		if (d->st != NULL)
 			mask_stream_reset(d->st);
-		(void)evbuffer_drain(d->out, evbuffer_get_length(d->out));
-		(void)evbuffer_drain(d->chunk, evbuffer_get_length(d->chunk));
+		wipe_drain(d->out);
+		wipe_drain(d->chunk);
 	}
 }
 

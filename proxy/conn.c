@@ -767,7 +767,14 @@ static enum step prepare_request(conn_t *c)
 
 	if (c->head_out == NULL && (c->head_out = evbuffer_new()) == NULL)
 		goto oom;
-	(void)evbuffer_drain(c->head_out, evbuffer_get_length(c->head_out));
+	if (evbuffer_get_length(c->head_out) > 0) {
+		/* A head never sent (a 502 after a failed verification). */
+		unsigned char *h = evbuffer_pullup(c->head_out, -1);
+
+		if (h != NULL)
+			explicit_bzero(h, evbuffer_get_length(c->head_out));
+		(void)evbuffer_drain(c->head_out, evbuffer_get_length(c->head_out));
+	}
 	if (c->mask == NULL && proxy_masks(c->px) != NULL) {
 		c->mask = cmask_new(proxy_masks(c->px), &oom);
 		if (oom)
