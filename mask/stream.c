@@ -17,12 +17,13 @@
  *    positions are resolved in order: a start with a stored match is
  *    replaced and everything it covers skipped; other bytes are literal.
  *  - In the root state (no partial match) nothing is pending, so runs of
- *    bytes at which no pattern's first two bytes start are skipped 16 at a
- *    time (SSSE3 nibble filter, else memchr / SSE2 compares / a table)
- *    and appended as one span. A position that passes is confirmed on its
- *    first four bytes (a hashed bitmap of the patterns' 4-byte prefixes)
- *    before the automaton runs, so data where 2-byte prefixes are common
- *    ("gh" of "ghp_" in English text) stays on the fast path.
+ *    bytes at which no pattern starts are skipped 16 at a time (SSSE3
+ *    nibble filter on three bytes, else memchr / SSE2 compares / a table
+ *    on one or two) and appended as one span. A position that passes is
+ *    confirmed on its first four bytes (a hashed bitmap of the patterns'
+ *    4-byte prefixes) before the automaton runs, so data where 2-byte
+ *    prefixes are common ("gh" of "ghp_" in English text) stays on the
+ *    fast path.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,7 +97,7 @@ struct mask_set {
 #ifdef HAVE_TEDDY
 	__m128i *first_vec;       /* [SKIP_VEC_MAX] first_list bytes broadcast */
 	__m128i *second_vec;      /* [SKIP_VEC_MAX] distinct second bytes broadcast */
-	__m128i *teddy;           /* [4] nibble tables: lo1, hi1, lo2, hi2 */
+	__m128i *teddy;           /* [6] nibble tables: lo1, hi1, lo2, hi2, lo3, hi3 */
 	bool use_teddy;           /* the CPU has SSSE3 (pshufb) */
 #endif
 	struct mask_pat *pat;     /* [npats] */
@@ -322,7 +323,7 @@ static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, siz
 
 	if (page <= 0)
 		page = 4096;
-	if (!layout_add(&off, &l->vec, 2 * SKIP_VEC_MAX + 4, 16) ||
+	if (!layout_add(&off, &l->vec, 2 * SKIP_VEC_MAX + 6, 16) ||
 	    !layout_add(&off, &l->node, nnodes, sizeof(struct mask_node)) ||
 	    !layout_add(&off, &l->edge_child, nnodes, sizeof(uint32_t)) ||
 	    !layout_add(&off, &l->first_child, nnodes, sizeof(uint32_t)) ||
@@ -509,31 +510,64 @@ static inline bool skip_cand(const mask_set_t *set, const unsigned char *p, size
 
 #ifdef HAVE_TEDDY
 /*
- * Adds one bucket to the nibble tables of the "Teddy" pre-filter (after
- * Hyperscan's): every distinct first-two-bytes pair (a, b) of the
- * patterns goes to one of 8 buckets (round robin), and bit k of lo1[a & 15], hi1[a >> 4], lo2[b & 15], hi2[b >> 4]
- * is set for its bucket k. A lane passes when the four lookups share a
- * bit: exact for buckets holding one pair, a superset otherwise, so the
- * bigram bitmap still confirms each candidate. A one-byte pattern accepts
- * any second byte.
+ * Adds one prefix to bucket k of the "Teddy" pre-filter (after
+ * Hyperscan's): bit k of lo1[a & 15], hi1[a >> 4], lo2[b & 15], hi2[b >> 4],
+ * lo3[c & 15] and hi3[c >> 4] is set. Only the first nfixed of a, b, c
+ * are fixed; the others accept any byte. A lane passes when the six
+ * lookups share a bit: a superset of the prefixes (a bucket mixes the
+ * nibbles of its prefixes), so skip_cand() still confirms each candidate.
  */
-static void teddy_add(mask_set_t *set, unsigned a, unsigned b, bool any_second, unsigned *nb)
+static void teddy_add(mask_set_t *set, unsigned a, unsigned b, unsigned c, unsigned nfixed,
+		      unsigned k)
 {
-	unsigned char *t = (unsigned char *)set->teddy; /* lo1 hi1 lo2 hi2 */
-	unsigned char bit = (unsigned char)(1u << (*nb % 8));
+	unsigned char *t = (unsigned char *)set->teddy; /* lo1 hi1 lo2 hi2 lo3 hi3 */
+	unsigned char bit = (unsigned char)(1u << (k % 8));
 
-	(*nb)++;
 	t[a & 15] |= bit;
 	t[16 + (a >> 4)] |= bit;
 	for (unsigned x = 0; x < 16; x++) {
-		if (any_second || x == (b & 15))
+		if (nfixed < 2 || x == (b & 15))
 			t[32 + x] |= bit;
-		if (any_second || x == (b >> 4))
+		if (nfixed < 2 || x == (b >> 4))
 			t[48 + x] |= bit;
+		if (nfixed < 3 || x == (c & 15))
+			t[64 + x] |= bit;
+		if (nfixed < 3 || x == (c >> 4))
+			t[80 + x] |= bit;
 	}
 }
 
-/* Offset in p[0..n) (n >= 17) of the first lane, among the full 16-byte
+/*
+ * Fills the Teddy tables from the trie's first three levels: each
+ * distinct 2-byte prefix gets the next of the 8 buckets (round robin),
+ * with the third bytes that follow it in some pattern; a pattern of one
+ * or two bytes leaves the bytes after it free.
+ */
+static void teddy_build(mask_set_t *set)
+{
+	const struct mask_node *n0 = &set->node[0];
+	unsigned nb = 0;
+
+	for (uint32_t e1 = n0->edge0; e1 < n0->edge0 + n0->nedges; e1++) {
+		unsigned a = set->edge_byte[e1];
+		const struct mask_node *n1 = &set->node[set->edge_child[e1]];
+
+		if (n1->pat != 0)
+			teddy_add(set, a, 0, 0, 1, nb++);
+		for (uint32_t e2 = n1->edge0; e2 < n1->edge0 + n1->nedges; e2++) {
+			unsigned b = set->edge_byte[e2];
+			const struct mask_node *n2 = &set->node[set->edge_child[e2]];
+			unsigned k = nb++;
+
+			if (n2->pat != 0)
+				teddy_add(set, a, b, 0, 2, k);
+			for (uint32_t e3 = n2->edge0; e3 < n2->edge0 + n2->nedges; e3++)
+				teddy_add(set, a, b, set->edge_byte[e3], 3, k);
+		}
+	}
+}
+
+/* Offset in p[0..n) (n >= 18) of the first lane, among the full 16-byte
  * blocks, that passes the Teddy filter and skip_cand(); sets *done to the
  * offset scanning stopped at when there is none. */
 __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
@@ -542,19 +576,25 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 {
 	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
 	const __m128i lo2 = set->teddy[2], hi2 = set->teddy[3];
+	const __m128i lo3 = set->teddy[4], hi3 = set->teddy[5];
 	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
 	size_t i = 0;
 
-	for (; i + 17 <= n; i += 16) {
+	for (; i + 18 <= n; i += 16) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
+		__m128i z = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 2));
 		__m128i r = _mm_and_si128(
 			_mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
 				      _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib))),
 			_mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
 				      _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib))));
-		unsigned bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
+		unsigned bits;
 
+		r = _mm_and_si128(
+			r, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
+					 _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
+		bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
 		while (bits != 0) {
 			size_t j = i + (size_t)__builtin_ctz(bits);
 
@@ -573,8 +613,6 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
  * hashed first-four-bytes bitmap. */
 static void first_bytes(mask_set_t *set)
 {
-	unsigned nb = 0; /* Teddy buckets handed out */
-
 	set->nfirst = 0;
 	for (unsigned c = 0; c < 256; c++) {
 		if (set->root_next[c] == 0)
@@ -599,9 +637,6 @@ static void first_bytes(mask_set_t *set)
 				bit_set(set->short2, (uint32_t)f[0] << 8 | b);
 			}
 			set->nsecond = SKIP_VEC_MAX + 1; /* any second byte */
-#ifdef HAVE_TEDDY
-			teddy_add(set, f[0], 0, true, &nb);
-#endif
 			continue;
 		}
 		ab = (unsigned)f[0] << 8 | f[1];
@@ -613,11 +648,6 @@ static void first_bytes(mask_set_t *set)
 			memcpy(&u, f, 4);
 			bit_set(set->quad, quad_hash(u));
 		}
-#ifdef HAVE_TEDDY
-		/* each distinct pair gets the next bucket */
-		if ((set->bigram[ab >> 3] >> (ab & 7) & 1) == 0)
-			teddy_add(set, f[0], f[1], false, &nb);
-#endif
 		set->bigram[ab >> 3] |= (unsigned char)(1u << (ab & 7));
 		if (set->nsecond > SKIP_VEC_MAX)
 			continue;
@@ -639,9 +669,8 @@ static void first_bytes(mask_set_t *set)
 		}
 	}
 #ifdef HAVE_TEDDY
+	teddy_build(set);
 	set->use_teddy = __builtin_cpu_supports("ssse3") != 0;
-#else
-	(void)nb;
 #endif
 }
 
@@ -843,7 +872,7 @@ size_t mask_set_maxlen(const mask_set_t *set)
  * first four bytes begin some pattern, see skip_cand), n if none.
  * Skipping a byte at which no match starts leaves the automaton correctly
  * in the root: the longest suffix that is a pattern prefix starts after
- * it. With SSSE3: the nibble filter on two bytes (skip_teddy). Else one
+ * it. With SSSE3: the nibble filter on three bytes (skip_teddy). Else one
  * first byte: memchr; up to SKIP_VEC_MAX first bytes: SSE2 compares of 16
  * bytes (first and second byte sets); more: a table lookup per byte.
  * Every candidate is confirmed with skip_cand().
@@ -855,7 +884,7 @@ static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 	if (set->nfirst == 0)
 		return n;
 #ifdef HAVE_TEDDY
-	if (set->use_teddy && n >= 17) {
+	if (set->use_teddy && n >= 18) {
 		size_t j = skip_teddy(set, p, n, &i);
 
 		if (j < n)
