@@ -89,8 +89,7 @@ void cmask_free(cmask_t *m)
 	free(m);
 }
 
-/* Empties b, wiping what it held first (it may hold real values). */
-static void wipe_drain(struct evbuffer *b)
+void cmask_wipe_drain(struct evbuffer *b)
 {
 	size_t n = evbuffer_get_length(b);
 	unsigned char *p;
@@ -115,8 +114,8 @@ void cmask_begin_request(cmask_t *m)
 		d->on = false;
 		if (d->st != NULL)
 			mask_stream_reset(d->st);
-		wipe_drain(d->out);
-		wipe_drain(d->chunk);
+		cmask_wipe_drain(d->out);
+		cmask_wipe_drain(d->chunk);
 	}
 }
 
@@ -281,8 +280,7 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 					       "the sentinel of %s may not be sent to %s:%u in the host name",
 					       name != NULL ? name : "a masked credential", host,
 					       (unsigned)port);
-				explicit_bzero(buf, len);
-				(void)evbuffer_drain(head, len);
+				cmask_wipe_drain(head);
 				return 1;
 			}
 			continue;
@@ -312,14 +310,10 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 			       name != NULL ? name : "a masked credential", host, (unsigned)port,
 			       where_name(where));
 	}
-	explicit_bzero(buf, len);
-	(void)evbuffer_drain(head, len);
+	cmask_wipe_drain(head);
 	return 1;
 oom:
-	buf = (char *)evbuffer_pullup(head, -1);
-	if (buf != NULL)
-		explicit_bzero(buf, len);
-	(void)evbuffer_drain(head, len);
+	cmask_wipe_drain(head);
 	errno = ENOMEM;
 	return -1;
 }

@@ -39,6 +39,9 @@ enum cmask_dir { CMASK_OUT = 0, CMASK_IN = 1 };
  * NULL when t has no masked value (nothing to do) or on ENOMEM (*oom). */
 cmask_t *cmask_new(mask_table_t *t, bool *oom) NONNULL(1, 2) WUNRES;
 
+/* Empties b, wiping what it held first (it may hold real values). */
+void cmask_wipe_drain(struct evbuffer *b) NONNULL(1);
+
 /* Frees (wiping the streams' hold-back). NULL is a no-op. */
 void cmask_free(cmask_t *m);
 

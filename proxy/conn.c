@@ -74,6 +74,7 @@
  * recognised.
  */
 #define CONN_MASK_TAIL_MS 100
+static const struct timeval mask_tail_tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK_TAIL_MS % 1000) * 1000};
 
 /* Head of a reason line; the policy refusals of SPEC §5 start with it. */
 #define REASON_MAX 1024
@@ -737,14 +738,9 @@ static enum step dial(conn_t *c, enum conn_state connecting)
 /* Wipes what an evbuffer holds (it may carry real values) and frees it. */
 static void wipe_free(struct evbuffer *b)
 {
-	size_t n;
-	unsigned char *p;
-
 	if (b == NULL)
 		return;
-	n = evbuffer_get_length(b);
-	if (n > 0 && (p = evbuffer_pullup(b, -1)) != NULL)
-		explicit_bzero(p, n);
+	cmask_wipe_drain(b);
 	evbuffer_free(b);
 }
 
@@ -767,14 +763,8 @@ static enum step prepare_request(conn_t *c)
 
 	if (c->head_out == NULL && (c->head_out = evbuffer_new()) == NULL)
 		goto oom;
-	if (evbuffer_get_length(c->head_out) > 0) {
-		/* A head never sent (a 502 after a failed verification). */
-		unsigned char *h = evbuffer_pullup(c->head_out, -1);
-
-		if (h != NULL)
-			explicit_bzero(h, evbuffer_get_length(c->head_out));
-		(void)evbuffer_drain(c->head_out, evbuffer_get_length(c->head_out));
-	}
+	/* A head never sent (a 502 after a failed verification). */
+	cmask_wipe_drain(c->head_out);
 	if (c->mask == NULL && proxy_masks(c->px) != NULL) {
 		c->mask = cmask_new(proxy_masks(c->px), &oom);
 		if (oom)
@@ -1217,7 +1207,6 @@ static bool release_ok(const conn_t *c)
  */
 static int mask_pass(conn_t *c, enum cmask_dir d)
 {
-	struct timeval tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK_TAIL_MS % 1000) * 1000};
 	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
 	size_t n;
 
@@ -1236,7 +1225,7 @@ static int mask_pass(conn_t *c, enum cmask_dir d)
 	}
 	if (c->tail_ev == NULL && (c->tail_ev = evtimer_new(proxy_base(c->px), tail_cb, c)) == NULL)
 		return -1;
-	return event_add(c->tail_ev, &tv);
+	return event_add(c->tail_ev, &mask_tail_tv);
 }
 
 /* Bytes were held CONN_MASK_TAIL_MS with nothing new: they go. */
@@ -1260,9 +1249,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
 	    (evbuffer_get_length(in_of(&c->up)) > 0 ||
 	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)) {
-		struct timeval tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK_TAIL_MS % 1000) * 1000};
-
-		if (event_add(c->tail_ev, &tv) < 0)
+		if (event_add(c->tail_ev, &mask_tail_tv) < 0)
 			conn_close(c, "cannot re-arm the masking timer", true);
 		return;
 	}

@@ -186,6 +186,57 @@ fail:
 	return NULL;
 }
 
+/*
+ * The session's proxy, for `proxy` and `run`: the credential table
+ * (masks_setup()), the audit log (*audit_path, else the policy's; the
+ * path used is left in *audit_path), the session CA with ca.pem and
+ * trust.pem (SPEC §2, §5: before anything listens, a client must never
+ * meet a proxy without its trust file), then the proxy with TLS set.
+ * Takes p (freed on failure too). *masks gets the table, still the
+ * caller's: it writes the env file with it, then hands it to the proxy.
+ * Returns the proxy, or NULL after printing why (*masks is then NULL).
+ */
+static proxy_t *session_proxy(policy_t *p, session_t *sess, const char **audit_path,
+			      mask_table_t **masks)
+{
+	audit_t *audit = NULL;
+	tls_session_t *tls;
+	char err[1024];
+	proxy_t *px;
+
+	*masks = masks_setup(p, sess);
+	if (*masks == NULL) {
+		policy_free(p);
+		return NULL;
+	}
+	if (*audit_path == NULL)
+		*audit_path = policy_audit_path(p);
+	if (*audit_path != NULL && (audit = audit_open(*audit_path, session_id(sess))) == NULL) {
+		log_warn("audit log %s", *audit_path);
+		policy_free(p);
+		goto fail;
+	}
+	tls = tls_session_new(p, session_dir(sess), err, sizeof(err));
+	if (tls == NULL) {
+		log_warnx("session CA: %s", err);
+		policy_free(p);
+		audit_free(audit);
+		goto fail;
+	}
+	/* proxy_new takes p and audit, also on failure. */
+	px = proxy_new(p, policy_file(p), audit, session_id(sess));
+	if (px == NULL) {
+		tls_session_free(tls);
+		goto fail;
+	}
+	proxy_set_tls(px, tls);
+	return px;
+fail:
+	mask_table_free(*masks);
+	*masks = NULL;
+	return NULL;
+}
+
 /* Default for `passavant proxy --listen`: loopback on the conventional
  * proxy port, the same port the sandbox listens on inside (SPEC §7).
  * Port 0 picks a free one; the "listening on" line always tells. */
@@ -238,10 +289,7 @@ static int cmd_proxy(int argc, char **argv)
 	char host[INET6_ADDRSTRLEN + 2], bound[INET6_ADDRSTRLEN];
 	uint16_t port = 0, bound_port = 0;
 	session_t *sess = NULL;
-	audit_t *audit = NULL;
 	mask_table_t *masks = NULL;
-	tls_session_t *tls;
-	char err[1024];
 	proxy_t *px = NULL;
 	bool invalid;
 	policy_t *p;
@@ -293,37 +341,9 @@ static int cmd_proxy(int argc, char **argv)
 		policy_free(p);
 		return 1;
 	}
-	masks = masks_setup(p, sess);
-	if (masks == NULL) {
-		policy_free(p);
+	px = session_proxy(p, sess, &audit_path, &masks);
+	if (px == NULL)
 		goto out;
-	}
-	if (audit_path == NULL)
-		audit_path = policy_audit_path(p);
-	if (audit_path != NULL) {
-		audit = audit_open(audit_path, session_id(sess));
-		if (audit == NULL) {
-			log_warn("audit log %s", audit_path);
-			policy_free(p);
-			goto out;
-		}
-	}
-	/* The session CA, ca.pem and trust.pem (SPEC §2, §5) before anything
-	 * listens: a client must never meet a proxy without its trust file. */
-	tls = tls_session_new(p, session_dir(sess), err, sizeof(err));
-	if (tls == NULL) {
-		log_warnx("session CA: %s", err);
-		policy_free(p);
-		audit_free(audit);
-		goto out;
-	}
-	/* proxy_new takes p and audit, also on failure. */
-	px = proxy_new(p, policy_file(p), audit, session_id(sess));
-	if (px == NULL) {
-		tls_session_free(tls);
-		goto out;
-	}
-	proxy_set_tls(px, tls);
 	if (proxy_listen(px, host, port) < 0 ||
 	    proxy_local_addr(px, bound, sizeof(bound), &bound_port) < 0 ||
 	    session_write_env(sess, bound, bound_port, masks) < 0)
@@ -842,11 +862,8 @@ static int cmd_run(int argc, char **argv)
 	const char *policy_path = NULL, *audit_path = NULL;
 	struct run run = {0};
 	session_t *sess = NULL;
-	audit_t *audit = NULL;
 	mask_table_t *masks = NULL;
-	tls_session_t *tls;
 	proxy_policy_t *pp = NULL;
-	char err[1024];
 	unsigned verbose = 0;
 	bool invalid;
 	policy_t *p;
@@ -891,37 +908,11 @@ static int cmd_run(int argc, char **argv)
 		policy_free(p);
 		return EXIT_RUN_SETUP;
 	}
-	masks = masks_setup(p, sess);
-	if (masks == NULL) {
-		policy_free(p);
+	/* The proxy's signal handlers are in place before the command
+	 * starts, so a SIGTERM from now on is passed on, not lost. */
+	run.px = session_proxy(p, sess, &audit_path, &masks);
+	if (run.px == NULL)
 		goto out;
-	}
-	if (audit_path == NULL)
-		audit_path = policy_audit_path(p);
-	if (audit_path != NULL) {
-		audit = audit_open(audit_path, session_id(sess));
-		if (audit == NULL) {
-			log_warn("audit log %s", audit_path);
-			policy_free(p);
-			goto out;
-		}
-	}
-	tls = tls_session_new(p, session_dir(sess), err, sizeof(err));
-	if (tls == NULL) {
-		log_warnx("session CA: %s", err);
-		policy_free(p);
-		audit_free(audit);
-		goto out;
-	}
-	/* proxy_new takes p and audit, also on failure; its signal handlers
-	 * are in place before the command starts, so a SIGTERM from now on
-	 * is passed on, not lost. */
-	run.px = proxy_new(p, policy_file(p), audit, session_id(sess));
-	if (run.px == NULL) {
-		tls_session_free(tls);
-		goto out;
-	}
-	proxy_set_tls(run.px, tls);
 	/* The env file, for reference inside (the session directory is
 	 * visible read-only there): the in-sandbox listener's address. */
 	if (session_write_env(sess, "127.0.0.1", SBX_DEFAULT_PORT, masks) < 0)
