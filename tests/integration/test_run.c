@@ -596,12 +596,12 @@ static void test_sigint_once(void)
 	CU_ASSERT_FATAL(mkfile(py, counter, 0644) == 0);
 	if (access("/usr/bin/script", X_OK) == 0) {
 		(void)unlink(rdy);
-		snprintf(inner, sizeof(inner), "env -C %s HOME=%s PATH=%s %s run -p %s -- %s %s %s", p_work,
+		snprintf(inner, sizeof(inner), "exec env -C %s HOME=%s PATH=%s %s run -p %s -- %s %s %s", p_work,
 			 p_home, SAFE_PATH, test_passavant_bin(), p_policy, python, py, rdy);
 		/* Wait until the counter blocks SIGINT, then type ^C. */
 		snprintf(driver, sizeof(driver),
 			 "( i=0; while [ ! -e %s ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done;"
-			 " printf '\003'; sleep 4 ) | script -qec '%s' /dev/null",
+			 " printf '\003'; sleep 4 ) | SHELL=/bin/sh script -qec '%s' /dev/null",
 			 rdy, inner);
 		argv[0] = "sh";
 		argv[1] = "-c";

@@ -60,6 +60,21 @@ void test_add(CU_pSuite s, const char *name, CU_TestFunc fn)
 	}
 }
 
+/* The failures again, after CUnit's summary: a log read from its end
+ * (CI keeps the tail) still says which test failed and where. */
+static void print_failures(const char *title)
+{
+	const CU_FailureRecord *f = CU_get_failure_list();
+
+	for (; f != NULL; f = f->pNext)
+		if (f->type != CUF_SuiteInactive && f->type != CUF_TestInactive)
+			printf("%s: FAILED %s / %s: %s:%u: %s\n", title,
+			       f->pSuite != NULL && f->pSuite->pName != NULL ? f->pSuite->pName : "?",
+			       f->pTest != NULL && f->pTest->pName != NULL ? f->pTest->pName : "?",
+			       f->strFileName != NULL ? f->strFileName : "?", f->uiLineNumber,
+			       f->strCondition != NULL ? f->strCondition : "?");
+}
+
 int test_run_all(const char *title)
 {
 	unsigned failed, ran;
@@ -77,6 +92,7 @@ int test_run_all(const char *title)
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
 	ran = CU_get_number_of_tests_run();
+	print_failures(title);
 	printf("\n%s: %u tests run, %u asserts, %u failures\n", title, ran,
 	       CU_get_number_of_asserts(), CU_get_number_of_tests_failed());
 	CU_cleanup_registry();
