@@ -21,9 +21,17 @@
  * (a client caching intermediates by name cannot mix them up). */
 #define CA_ID_BYTES 8
 /* TLS 1.2 session-ID cache per leaf context: bounded, since there may be
- * CA_LEAF_CACHE_DEFAULT_ENTRIES contexts (OpenSSL's default is 20480).
- * TLS 1.3 resumption uses stateless tickets and needs no cache. */
+ * CA_LEAF_CACHE_DEFAULT_ENTRIES contexts (OpenSSL's default is 20480). */
 #define CA_LEAF_SESSION_CACHE_ENTRIES 64
+/* TLS 1.3 suites in our order of preference: the proxy encrypts and
+ * decrypts every byte twice, so the cheapest suite with AES hardware
+ * (AES-128-GCM) first, ChaCha20 for a client that prefers it (no AES
+ * hardware, SSL_OP_PRIORITIZE_CHACHA). Set on the context, not per SSL:
+ * a per-SSL list is two cipher stacks copied per connection. */
+/* OpenSSL's read buffer with read-ahead: four full records per read(). */
+#define CA_TLS_READ_AHEAD_BYTES (4 * (16384 + 256))
+#define CA_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
+
 /* OpenSSL secure heap (mlock'd, MADV_DONTDUMP, guard pages) for private
  * key scalars: a power of two, ample for two P-256 keys plus whatever else
  * the process keeps there; the smallest block it hands out. */
@@ -499,8 +507,31 @@ SSL_CTX *ca_server_ctx(X509 *leaf, EVP_PKEY *key, char *err, size_t errlen)
 		return NULL;
 	}
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
-					 SSL_OP_CIPHER_SERVER_PREFERENCE);
+					 SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA);
+	if (SSL_CTX_set_ciphersuites(ctx, CA_TLS13_SUITES) != 1) {
+		ca_ssl_err(err, errlen, "leaf TLS context: TLS 1.3 suites");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	/* An idle tunnel holds no record buffers; a busy one reads several
+	 * records per read() (the proxy then kicks libevent to decrypt the
+	 * ones left buffered: proxy/conn.c, kick_tls_read()). */
+	(void)SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_read_ahead(ctx, 1);
+	SSL_CTX_set_default_read_buffer_len(ctx, CA_TLS_READ_AHEAD_BYTES);
 	SSL_CTX_sess_set_cache_size(ctx, CA_LEAF_SESSION_CACHE_ENTRIES);
+	/*
+	 * No TLS 1.3 session tickets: each tunnel would pay two post-handshake
+	 * messages, and the handshake buffer OpenSSL keeps for them after
+	 * writing (about 4 KiB per open tunnel). Sandboxed programs are mostly
+	 * short-lived processes that never resume; keep-alive inside a tunnel
+	 * is what saves handshakes. TLS 1.2 clients keep the session-ID cache.
+	 */
+	if (SSL_CTX_set_num_tickets(ctx, 0) != 1) {
+		ca_ssl_err(err, errlen, "leaf TLS context: session tickets");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
 	return ctx;
 }

@@ -103,6 +103,7 @@ struct conn_side {
 	struct evbuffer *pending; /* head (+ body) assembled in a step, flushed after it */
 	uint64_t bytes;          /* bytes read from this side and passed on */
 	bool eof;                /* this side will send nothing more (EOF or error) */
+	bool kicked;             /* TLS: a read was started for bytes OpenSSL holds (kick_tls_read()) */
 };
 
 struct conn {
@@ -476,8 +477,11 @@ static const char *what(const conn_t *c, char *buf, size_t len)
 
 static void up_read_cb(struct bufferevent *bev, void *arg)
 {
+	conn_t *c = arg;
+
 	(void)bev;
-	drive(arg);
+	c->up.kicked = false;
+	drive(c);
 }
 
 static void up_write_cb(struct bufferevent *bev, void *arg)
@@ -563,7 +567,7 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
  * throughput on 64 MiB transfers). 16000 + libevent's chain header fits a
  * 16 KiB allocation.
  */
-#define CONN_TLS_SINGLE_READ_BYTES 16000
+#define CONN_TLS_SINGLE_READ_BYTES 16384
 
 static void tune_tls_io(struct bufferevent *bev)
 {
@@ -1802,6 +1806,44 @@ static void drop_empty_chains(struct conn_side *s)
 		(void)evbuffer_drain(in, 0);
 }
 
+/* Enables or disables reading on s; a side whose reading comes back may
+ * need a kick again (kick_tls_read()). */
+static void set_reading(struct conn_side *s, bool on)
+{
+	if (on) {
+		if ((bufferevent_get_enabled(s->bev) & EV_READ) == 0)
+			s->kicked = false;
+		(void)bufferevent_enable(s->bev, EV_READ);
+	} else {
+		(void)bufferevent_disable(s->bev, EV_READ);
+	}
+}
+
+/*
+ * OpenSSL reads ahead (ca_server_ctx(), tls.c): one read() takes several
+ * records, and the ones not yet decrypted wait inside the SSL object, where
+ * epoll cannot see them. libevent's SSL bufferevent on a socket only reads
+ * again when the socket is readable, so without a nudge those records would
+ * wait for the peer's next bytes, or forever at the end of a response.
+ * When reading is on, the input has room and OpenSSL holds bytes, the read
+ * event is made active: libevent runs its SSL_read loop in this loop
+ * iteration, with no system call. kicked stops a kick that found only part
+ * of a record from repeating: it is cleared by the next read callback (the
+ * socket brought the rest) or when reading is switched back on.
+ */
+static void kick_tls_read(struct conn_side *s)
+{
+	if (s->bev == NULL || s->ssl == NULL || s->kicked || bufferevent_get_underlying(s->bev) != NULL)
+		return;
+	if ((bufferevent_get_enabled(s->bev) & EV_READ) == 0 ||
+	    evbuffer_get_length(bufferevent_get_input(s->bev)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		return;
+	if (SSL_has_pending(s->ssl) != 1)
+		return;
+	s->kicked = true;
+	event_active(&s->bev->ev_read, EV_READ, 1);
+}
+
 /* Which sides may read: the back-pressure rule of the file comment. */
 static void update_io(conn_t *c)
 {
@@ -1811,17 +1853,13 @@ static void update_io(conn_t *c)
 	client_read = !c->client.eof && c->peek_ev == NULL;
 	if (c->up.bev != NULL && evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
 		client_read = false;
-	if (client_read)
-		(void)bufferevent_enable(c->client.bev, EV_READ);
-	else
-		(void)bufferevent_disable(c->client.bev, EV_READ);
+	set_reading(&c->client, client_read);
+	kick_tls_read(&c->client);
 	if (c->up.bev == NULL)
 		return;
 	up_read = !c->up.eof && evbuffer_get_length(out_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES;
-	if (up_read)
-		(void)bufferevent_enable(c->up.bev, EV_READ);
-	else
-		(void)bufferevent_disable(c->up.bev, EV_READ);
+	set_reading(&c->up, up_read);
+	kick_tls_read(&c->up);
 }
 
 /* Makes all the progress the buffers allow. May free c. */
@@ -1878,8 +1916,11 @@ static void drive(conn_t *c)
 
 static void client_read_cb(struct bufferevent *bev, void *arg)
 {
+	conn_t *c = arg;
+
 	(void)bev;
-	drive(arg);
+	c->client.kicked = false;
+	drive(c);
 }
 
 static void client_write_cb(struct bufferevent *bev, void *arg)

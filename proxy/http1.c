@@ -42,8 +42,8 @@ struct http1 {
 	size_t max_head;             /* head byte limit (maxHeaderBytes) */
 	char *buf;                   /* URL, reason, names and values */
 	size_t len, cap;             /* bytes used / allocated in buf */
-	struct hdr hdr[PASSAVANT_MAX_HEADER_COUNT]; /* fields in order */
-	size_t nhdr;                 /* fields used */
+	struct hdr *hdr;             /* fields in order */
+	size_t nhdr, hcap;           /* fields used / allocated (grows to PASSAVANT_MAX_HEADER_COUNT) */
 	enum last_cb last;           /* for joining split spans */
 	uint32_t url_off, url_len;   /* request target in buf */
 	uint32_t reason_off, reason_len; /* response reason phrase in buf */
@@ -121,6 +121,29 @@ static int on_status(llhttp_t *p, const char *at, size_t n)
 	return 0;
 }
 
+/*
+ * Field slots grow on demand: most heads have a few fields, and an idle
+ * connection keeps two parsers (memory per open tunnel, docs/tls.md).
+ */
+#define HTTP1_FIELDS_INITIAL 16
+
+static int grow_fields(http1_t *h)
+{
+	size_t cap = h->hcap * 2;
+	struct hdr *nh;
+
+	if (cap > PASSAVANT_MAX_HEADER_COUNT)
+		cap = PASSAVANT_MAX_HEADER_COUNT;
+	nh = realloc(h->hdr, cap * sizeof(*nh));
+	if (nh == NULL) {
+		set_error(h, 431, "out of memory for header fields");
+		return -1;
+	}
+	h->hdr = nh;
+	h->hcap = cap;
+	return 0;
+}
+
 static int on_header_field(llhttp_t *p, const char *at, size_t n)
 {
 	http1_t *h = p->data;
@@ -130,6 +153,8 @@ static int on_header_field(llhttp_t *p, const char *at, size_t n)
 			set_error(h, 431, "too many header fields");
 			return HPE_USER;
 		}
+		if (h->nhdr == h->hcap && grow_fields(h) < 0)
+			return HPE_USER;
 		h->hdr[h->nhdr].noff = (uint32_t)h->len;
 		h->hdr[h->nhdr].nlen = 0;
 		h->hdr[h->nhdr].voff = (uint32_t)h->len;
@@ -252,7 +277,11 @@ http1_t *http1_new(enum http1_kind kind, size_t max_header_bytes)
 	h->max_head = max_header_bytes < 256 ? 256 : max_header_bytes;
 	h->cap = 1024 < h->max_head ? 1024 : h->max_head;
 	h->buf = malloc(h->cap);
-	if (h->buf == NULL) {
+	h->hcap = HTTP1_FIELDS_INITIAL;
+	h->hdr = malloc(h->hcap * sizeof(*h->hdr));
+	if (h->buf == NULL || h->hdr == NULL) {
+		free(h->buf);
+		free(h->hdr);
 		free(h);
 		return NULL;
 	}
@@ -266,6 +295,7 @@ void http1_free(http1_t *h)
 	if (h == NULL)
 		return;
 	free(h->buf);
+	free(h->hdr);
 	free(h);
 }
 

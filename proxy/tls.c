@@ -25,8 +25,12 @@ struct tls_session {
 	size_t n_extra;
 };
 
-/* TLS 1.3 suites in our order of preference (tls_wrap_client()). */
+/* TLS 1.3 suites offered upstream, in our order of preference (the leaf
+ * contexts use the same list, ca/ca.c). */
 #define TLS_SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
+
+/* OpenSSL's read buffer with read-ahead: four full records per read(). */
+#define TLS_READ_AHEAD_BYTES (4 * (16384 + 256))
 
 /* Longest "*." + host pattern handed to ca_new(). */
 #define TLS_PATTERN_MAX (POLICY_HOST_MAX + 3)
@@ -253,14 +257,8 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
 		ossl_reason(err, errlen, "SSL_new");
 		return NULL;
 	}
-	(void)SSL_set_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
-	/* The proxy encrypts and decrypts every byte twice: prefer the
-	 * cheapest suite with AES hardware (AES-128-GCM), ChaCha20 for a
-	 * client that prefers it (no AES hardware). All three are TLS 1.3's
-	 * standard suites; TLS 1.2 keeps the context's list. */
-	if (SSL_set_ciphersuites(ssl, TLS_SUITES) != 1)
-		ERR_clear_error();
-	(void)SSL_set_options(ssl, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA);
+	/* Suites, buffer release and tickets are the leaf context's
+	 * (ca_server_ctx()). */
 	bev = on_socket(base, under, ssl, BUFFEREVENT_SSL_ACCEPTING, under_lost);
 	if (bev != NULL || *under_lost) {
 		if (bev == NULL)
@@ -286,8 +284,20 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 		t->up_ctx = ca_upstream_ctx((const char *const *)t->extra, t->n_extra, err, errlen);
 		if (t->up_ctx == NULL)
 			return NULL;
-		/* An idle kept-alive upstream holds no TLS buffers. */
+		/* An idle kept-alive upstream holds no TLS buffers; a busy
+		 * one reads several records per read() (conn.c,
+		 * kick_tls_read()). */
 		(void)SSL_CTX_set_mode(t->up_ctx, SSL_MODE_RELEASE_BUFFERS);
+		SSL_CTX_set_read_ahead(t->up_ctx, 1);
+		SSL_CTX_set_default_read_buffer_len(t->up_ctx, TLS_READ_AHEAD_BYTES);
+		/* AES-128-GCM first (every byte is encrypted twice), set once
+		 * on the context rather than copied into every SSL. */
+		if (SSL_CTX_set_ciphersuites(t->up_ctx, TLS_SUITES) != 1) {
+			ossl_reason(err, errlen, "upstream TLS context: TLS 1.3 suites");
+			SSL_CTX_free(t->up_ctx);
+			t->up_ctx = NULL;
+			return NULL;
+		}
 	}
 	ssl = SSL_new(t->up_ctx);
 	if (ssl == NULL) {
@@ -305,9 +315,6 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 		SSL_free(ssl);
 		return NULL;
 	}
-	if (SSL_set_ciphersuites(ssl, TLS_SUITES) != 1)
-		ERR_clear_error();
-	(void)SSL_set_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
 	/*
 	 * Nothing was read from a fresh upstream: TLS can run on its socket
 	 * directly (no second buffer layer, two copies fewer per byte). The

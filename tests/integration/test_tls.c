@@ -288,6 +288,36 @@ static void test_curl_localhost(void)
 	free(err);
 }
 
+/*
+ * The proxy reads several TLS records per read() (read-ahead) and must
+ * decrypt those left in OpenSSL's buffer without waiting for the socket
+ * (conn.c, kick_tls_read()). A client reading slowly makes the proxy stop
+ * and resume reading the upstream many times; each body must still arrive
+ * whole, ending where the upstream stopped sending, and the kept-alive
+ * connection must carry the next request.
+ */
+static void test_slow_reader_bodies_whole(void)
+{
+	static const char *const sizes[] = {"1", "16384", "65537", "300001", "3000017"};
+	char *out = NULL, want[128], u1[256], u2[256];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(u1, sizeof(u1), "%s", url_of(&up, "/bytes/"));
+		snprintf(u1 + strlen(u1), sizeof(u1) - strlen(u1), "%s", sizes[i]);
+		snprintf(u2, sizeof(u2), "%s", u1);
+		snprintf(want, sizeof(want), "%s 200 1;%s 200 0;", sizes[i], sizes[i]);
+		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert",
+				    px_main.trust, "-x", px_main.url, "--limit-rate", "4M", "-o", "/dev/null",
+				    "-o", "/dev/null", "-w", "%{size_download} %{http_code} %{num_connects};", u1,
+				    u2, NULL),
+				0);
+		ROW(out != NULL && strcmp(out, want) == 0, "slow reader, %s bytes twice on one connection: '%s'",
+		    sizes[i], out ? out : "");
+		free(out);
+		out = NULL;
+	}
+}
+
 static void test_big_bodies(void)
 {
 	char *out = NULL, path[4200], *big;
@@ -727,6 +757,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "audit: tls terminated, scheme https", test_audit_terminated);
 	test_add(s, "audit: a failed client handshake is one line", test_audit_failed_handshake);
 	test_add(s, "stalled 1 GiB download inside TLS keeps RSS bounded", test_slow_reader);
+	test_add(s, "slow reader: bodies arrive whole on a kept-alive tunnel (read-ahead)", test_slow_reader_bodies_whole);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
 	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
