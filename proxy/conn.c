@@ -1844,6 +1844,48 @@ static void kick_tls_read(struct conn_side *s)
 	event_active(&s->bev->ev_read, EV_READ, 1);
 }
 
+/*
+ * Decrypts the records OpenSSL already holds (read-ahead) into s's input
+ * now, rather than one record per trip through the event loop: a step
+ * then passes several records on at once, and the other side's TLS writes
+ * them with one send (wbio.h). A record only partly buffered makes
+ * SSL_read() try the socket once (non-blocking); "need more" then sets
+ * kicked, so no further pull or kick tries again before the socket brings
+ * bytes (the read callback clears it). Anything but data or "need more"
+ * (close_notify, an alert, a key update to answer) is left to libevent:
+ * its read handler is made active and meets the same result.
+ */
+static int pull_tls(struct conn_side *s)
+{
+	struct evbuffer *in;
+	struct evbuffer_iovec v;
+	int n;
+
+	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || bufferevent_get_underlying(s->bev) != NULL ||
+	    (bufferevent_get_enabled(s->bev) & EV_READ) == 0 || SSL_is_init_finished(s->ssl) != 1)
+		return 0;
+	in = bufferevent_get_input(s->bev);
+	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES && SSL_has_pending(s->ssl) == 1) {
+		if (evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, &v, 1) < 1)
+			return -1;
+		ERR_clear_error();
+		n = SSL_read(s->ssl, v.iov_base,
+			     v.iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v.iov_len : CONN_TLS_SINGLE_READ_BYTES);
+		if (n > 0) {
+			v.iov_len = (size_t)n;
+			if (evbuffer_commit_space(in, &v, 1) < 0)
+				return -1;
+			continue;
+		}
+		s->kicked = true;
+		if (SSL_get_error(s->ssl, n) != SSL_ERROR_WANT_READ)
+			event_active(&s->bev->ev_read, EV_READ, 1);
+		ERR_clear_error();
+		break;
+	}
+	return 0;
+}
+
 /* Which sides may read: the back-pressure rule of the file comment. */
 static void update_io(conn_t *c)
 {
@@ -1868,6 +1910,10 @@ static void drive(conn_t *c)
 	enum step st = STEP_AGAIN;
 
 	while (st == STEP_AGAIN) {
+		if (pull_tls(&c->client) < 0 || pull_tls(&c->up) < 0) {
+			conn_close(c, "out of memory reading TLS records", true);
+			return;
+		}
 		switch (c->state) {
 		case CONN_READ_HEAD:
 			st = step_read_head(c);

@@ -17,10 +17,12 @@
 #include <openssl/x509_vfy.h>
 
 #include "../ca/ca.h"
+#include "wbio.h"
 
 struct tls_session {
 	ca_t *ca;          /* the session CA (leaf contexts per host) */
 	SSL_CTX *up_ctx;   /* verifying client context for upstreams, made at first use */
+	BIO_METHOD *wbio;  /* the gathering write BIO of TLS on a socket (wbio.h) */
 	char **extra;      /* extraCaCertPaths (copies), for up_ctx */
 	size_t n_extra;
 };
@@ -81,6 +83,11 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 	t->ca = ca_new(&cfg, err, errlen);
 	if (t->ca == NULL)
 		goto fail;
+	t->wbio = wbio_method_new();
+	if (t->wbio == NULL) {
+		(void)snprintf(err, errlen, "out of memory building the TLS write method");
+		goto fail;
+	}
 	/* trust.pem also checks every extra file (an error names it): the
 	 * upstream context, made at the first upstream connection (a `run`
 	 * whose command never connects does not pay for it), reads the same
@@ -118,6 +125,7 @@ void tls_session_free(tls_session_t *t)
 		return;
 	ca_free(t->ca);
 	SSL_CTX_free(t->up_ctx);
+	wbio_method_free(t->wbio);
 	for (size_t i = 0; t->extra != NULL && i < t->n_extra; i++)
 		free(t->extra[i]);
 	free(t->extra);
@@ -220,21 +228,39 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
  * possible (bytes buffered; ssl still the caller's), true when it failed
  * after under was freed (ssl and the socket went with the failure).
  */
-static struct bufferevent *on_socket(struct event_base *base, struct bufferevent *under, SSL *ssl,
-				     enum bufferevent_ssl_state state, bool *under_lost)
+static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, struct bufferevent *under,
+				     SSL *ssl, enum bufferevent_ssl_state state, bool *under_lost)
 {
 	struct bufferevent *bev;
 	evutil_socket_t fd = bufferevent_getfd(under);
+	BIO *rb, *wb;
 
 	*under_lost = false;
 	if (fd < 0 || evbuffer_get_length(bufferevent_get_input(under)) > 0 ||
-	    evbuffer_get_length(bufferevent_get_output(under)) > 0 || bufferevent_setfd(under, -1) < 0)
+	    evbuffer_get_length(bufferevent_get_output(under)) > 0)
 		return NULL;
+	/* Records are read straight from the socket and written through the
+	 * gathering BIO (wbio.h); libevent finds the socket through it. */
+	rb = BIO_new_socket((int)fd, BIO_NOCLOSE);
+	wb = wbio_new(t->wbio, base, fd);
+	if (rb == NULL || wb == NULL) {
+		BIO_free(rb);
+		BIO_free(wb);
+		return NULL;
+	}
+	if (bufferevent_setfd(under, -1) < 0) {
+		BIO_free(rb);
+		BIO_free(wb);
+		return NULL;
+	}
+	SSL_set_bio(ssl, rb, wb);
 	bufferevent_free(under);
 	*under_lost = true;
 	bev = bufferevent_openssl_socket_new(base, fd, ssl, state, BEV_OPT_CLOSE_ON_FREE);
-	if (bev != NULL)
+	if (bev != NULL) {
 		bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+		wbio_set_bufferevent(wb, bev);
+	}
 	return bev;
 }
 
@@ -259,7 +285,7 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
 	}
 	/* Suites, buffer release and tickets are the leaf context's
 	 * (ca_server_ctx()). */
-	bev = on_socket(base, under, ssl, BUFFEREVENT_SSL_ACCEPTING, under_lost);
+	bev = on_socket(t, base, under, ssl, BUFFEREVENT_SSL_ACCEPTING, under_lost);
 	if (bev != NULL || *under_lost) {
 		if (bev == NULL)
 			(void)snprintf(err, errlen, "cannot create the TLS bufferevent (out of memory)");
@@ -321,7 +347,7 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 	 * socket is taken from under, which is then freed without closing
 	 * it. A filter remains the fallback when under holds bytes.
 	 */
-	bev = on_socket(base, under, ssl, BUFFEREVENT_SSL_CONNECTING, under_lost);
+	bev = on_socket(t, base, under, ssl, BUFFEREVENT_SSL_CONNECTING, under_lost);
 	if (bev != NULL || *under_lost) {
 		if (bev == NULL)
 			(void)snprintf(err, errlen, "cannot create the TLS bufferevent (out of memory)");

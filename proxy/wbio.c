@@ -1,0 +1,247 @@
+/*
+ * wbio.c - the gathering write BIO of wbio.h.
+ *
+ * State per BIO (struct wbio): the socket, the buffer (NULL while empty),
+ * the send event, the kept error. The send event is one non-persistent
+ * EV_WRITE event on the socket: made active to send within the current
+ * loop iteration, added to wait until the socket takes more.
+ */
+#include "wbio.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <openssl/err.h>
+
+struct wbio {
+	evutil_socket_t fd;       /* the socket (not ours to close) */
+	struct event *send_ev;    /* sends the buffer (active) or waits for room (added) */
+	struct bufferevent *bev;  /* owner of the SSL, for error events; may be NULL */
+	unsigned char *buf;       /* gathered bytes, NULL when empty */
+	size_t off, len;          /* unsent bytes are buf[off, len) */
+	int err;                  /* errno of a failed send, 0 */
+	bool scheduled;           /* send_ev is active or added */
+};
+
+/* Sends what the socket takes. 0: all sent; 1: the socket is full; -1: a
+ * send failed (w->err set, the buffer dropped). */
+static int send_some(struct wbio *w)
+{
+	ssize_t n;
+
+	while (w->off < w->len) {
+		n = send(w->fd, w->buf + w->off, w->len - w->off, MSG_NOSIGNAL);
+		if (n > 0) {
+			w->off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		w->err = n < 0 ? errno : EPIPE;
+		w->off = w->len;
+		break;
+	}
+	/* Empty: no buffer is kept (memory of an idle connection). */
+	free(w->buf);
+	w->buf = NULL;
+	w->off = w->len = 0;
+	return w->err != 0 ? -1 : 0;
+}
+
+static void send_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct wbio *w = arg;
+	int r;
+
+	(void)fd;
+	(void)what;
+	w->scheduled = false;
+	r = send_some(w);
+	if (r > 0) {
+		if (event_add(w->send_ev, NULL) == 0)
+			w->scheduled = true;
+		else
+			w->err = ENOMEM;
+	}
+	/* Last: the error callback may free the bufferevent, the SSL and
+	 * this BIO (deferred, so not from inside this call). */
+	if (w->err != 0 && w->bev != NULL)
+		bufferevent_trigger_event(w->bev, BEV_EVENT_ERROR | BEV_EVENT_WRITING, BEV_TRIG_DEFER_CALLBACKS);
+}
+
+static void schedule(struct wbio *w)
+{
+	if (w->scheduled)
+		return;
+	w->scheduled = true;
+	event_active(w->send_ev, EV_WRITE, 1);
+}
+
+static int wbio_write(BIO *b, const char *data, int dlen)
+{
+	struct wbio *w = BIO_get_data(b);
+	size_t n, room;
+
+	BIO_clear_retry_flags(b);
+	if (w == NULL || dlen < 0)
+		return -1;
+	if (w->err != 0) {
+		errno = w->err;
+		return -1;
+	}
+	if (dlen == 0)
+		return 0;
+	if (w->buf != NULL && w->len + (size_t)dlen > WBIO_BUFFER_BYTES) {
+		/* Full: send now, then take what fits. */
+		if (send_some(w) < 0) {
+			errno = w->err;
+			return -1;
+		}
+		if (w->buf != NULL && w->off > 0) {
+			memmove(w->buf, w->buf + w->off, w->len - w->off);
+			w->len -= w->off;
+			w->off = 0;
+		}
+	}
+	if (w->buf == NULL) {
+		w->buf = malloc(WBIO_BUFFER_BYTES);
+		if (w->buf == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		w->off = w->len = 0;
+	}
+	room = WBIO_BUFFER_BYTES - w->len;
+	if (room == 0) {
+		/* The socket is full: libevent retries on EPOLLOUT. */
+		BIO_set_retry_write(b);
+		schedule(w);
+		return -1;
+	}
+	n = (size_t)dlen < room ? (size_t)dlen : room;
+	memcpy(w->buf + w->len, data, n);
+	w->len += n;
+	schedule(w);
+	return (int)n;
+}
+
+static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	struct wbio *w = BIO_get_data(b);
+	int r;
+
+	(void)ptr;
+	if (w == NULL)
+		return 0;
+	switch (cmd) {
+	case BIO_C_GET_FD:
+		if (ptr != NULL)
+			*(int *)ptr = (int)w->fd;
+		return (long)w->fd;
+	case BIO_CTRL_GET_CLOSE:
+		return BIO_NOCLOSE;
+	case BIO_CTRL_SET_CLOSE:
+		(void)num; /* the socket is never the BIO's to close */
+		return 1;
+	case BIO_CTRL_WPENDING:
+		return (long)(w->len - w->off);
+	case BIO_CTRL_PENDING:
+		return 0;
+	case BIO_CTRL_FLUSH:
+		BIO_clear_retry_flags(b);
+		if (w->buf == NULL)
+			return w->err != 0 ? 0 : 1;
+		r = send_some(w);
+		if (r == 0)
+			return 1;
+		if (r > 0) {
+			BIO_set_retry_write(b);
+			schedule(w);
+			return -1;
+		}
+		return 0;
+	case BIO_CTRL_DUP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int wbio_create(BIO *b)
+{
+	BIO_set_init(b, 0);
+	BIO_set_data(b, NULL);
+	return 1;
+}
+
+static int wbio_destroy(BIO *b)
+{
+	struct wbio *w;
+
+	if (b == NULL)
+		return 0;
+	w = BIO_get_data(b);
+	if (w != NULL) {
+		if (w->send_ev != NULL)
+			event_free(w->send_ev);
+		free(w->buf);
+		free(w);
+	}
+	BIO_set_data(b, NULL);
+	BIO_set_init(b, 0);
+	return 1;
+}
+
+BIO_METHOD *wbio_method_new(void)
+{
+	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "passavant gathering writer");
+
+	if (m == NULL)
+		return NULL;
+	if (BIO_meth_set_write(m, wbio_write) != 1 || BIO_meth_set_ctrl(m, wbio_ctrl) != 1 ||
+	    BIO_meth_set_create(m, wbio_create) != 1 || BIO_meth_set_destroy(m, wbio_destroy) != 1) {
+		BIO_meth_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void wbio_method_free(BIO_METHOD *m)
+{
+	BIO_meth_free(m);
+}
+
+BIO *wbio_new(BIO_METHOD *m, struct event_base *base, evutil_socket_t fd)
+{
+	struct wbio *w = calloc(1, sizeof(*w));
+	BIO *b;
+
+	if (w == NULL)
+		return NULL;
+	w->fd = fd;
+	w->send_ev = event_new(base, fd, EV_WRITE, send_cb, w);
+	b = BIO_new(m);
+	if (w->send_ev == NULL || b == NULL) {
+		if (w->send_ev != NULL)
+			event_free(w->send_ev);
+		free(w);
+		BIO_free(b);
+		return NULL;
+	}
+	BIO_set_data(b, w);
+	BIO_set_init(b, 1);
+	return b;
+}
+
+void wbio_set_bufferevent(BIO *b, struct bufferevent *bev)
+{
+	struct wbio *w = BIO_get_data(b);
+
+	if (w != NULL)
+		w->bev = bev;
+}

@@ -1,0 +1,53 @@
+/*
+ * wbio.h - the write side of a TLS connection on a socket: an OpenSSL BIO
+ * that gathers the records one loop iteration produces and writes them
+ * with one send(2) (private to proxy/).
+ *
+ * libevent's SSL bufferevent calls SSL_write() once per buffer chain, and
+ * OpenSSL hands each record to its BIO at once: on a socket BIO that is one
+ * write(2), one TCP segment train and one wakeup of the peer per 16 KiB
+ * record. This BIO copies records into a buffer of WBIO_BUFFER_BYTES and
+ * sends it when it is full or, at the latest, from an event made active
+ * when the first record went in: that event runs after the callbacks
+ * already queued in the same loop iteration (libevent runs active events
+ * in order), so nothing waits for a later iteration. When the socket is
+ * full the event waits for it to be writable; meanwhile the BIO refuses
+ * more (retry), so back-pressure reaches libevent's output buffer as
+ * before. The buffer exists only while it holds bytes: an idle connection
+ * has none.
+ *
+ * BIO_flush() (OpenSSL's end of a handshake flight, SSL_shutdown()) sends
+ * at once. A send error is kept: the next write fails, and the
+ * bufferevent, once set with wbio_set_bufferevent(), gets
+ * BEV_EVENT_ERROR|BEV_EVENT_WRITING (deferred: the callback never runs
+ * inside OpenSSL or inside this BIO).
+ */
+#ifndef PASSAVANT_PROXY_WBIO_H
+#define PASSAVANT_PROXY_WBIO_H
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <openssl/bio.h>
+
+#include "attrib.h"
+
+/* Bytes gathered before a send: four full TLS records. */
+#define WBIO_BUFFER_BYTES (4 * (16384 + 256))
+
+/* The method, made once per proxy (wbio_method_free() at exit); NULL when
+ * OpenSSL cannot allocate it. */
+BIO_METHOD *wbio_method_new(void) WUNRES;
+void wbio_method_free(BIO_METHOD *m);
+
+/*
+ * A write BIO on fd (not closed by the BIO) whose send event lives on
+ * base; NULL when out of memory. BIO_get_fd() answers fd, as
+ * bufferevent_openssl_socket_new() requires. Owned by the SSL after
+ * SSL_set_bio().
+ */
+BIO *wbio_new(BIO_METHOD *m, struct event_base *base, evutil_socket_t fd) NONNULL(1, 2) WUNRES;
+
+/* The bufferevent that owns the SSL holding b (for error events). */
+void wbio_set_bufferevent(BIO *b, struct bufferevent *bev) NONNULL(1);
+
+#endif
