@@ -853,6 +853,27 @@ static void test_ca_write_files_errors(void)
 	ca_free(ca);
 }
 
+#define SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
+/* Does ctx's store verify the first certificate of the system bundle (a
+ * self-signed root: it verifies only if the store trusts it)? */
+static bool system_root_trusted(SSL_CTX *ctx)
+{
+	FILE *f = fopen(SYSTEM_BUNDLE, "r");
+	X509 *root = f != NULL ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+	X509_STORE_CTX *vc = X509_STORE_CTX_new();
+	bool ok = false;
+
+	if (f != NULL)
+		fclose(f);
+	if (root != NULL && vc != NULL && X509_STORE_CTX_init(vc, SSL_CTX_get_cert_store(ctx), root, NULL) == 1)
+		ok = X509_verify_cert(vc) == 1;
+	X509_STORE_CTX_free(vc);
+	X509_free(root);
+	ERR_clear_error();
+	return ok;
+}
+
 static void test_ca_upstream_ctx(void)
 {
 	char *dir = test_mkdtemp();
@@ -883,8 +904,31 @@ static void test_ca_upstream_ctx(void)
 			found = true;
 	}
 	CU_ASSERT(found);
-	CU_ASSERT(sk_X509_OBJECT_num(objs) > 10);
+	CU_ASSERT(system_root_trusted(ctx));
 	SSL_CTX_free(ctx);
+	/* Both ways of finding the system roots: the bundle named by
+	 * $SSL_CERT_FILE (read whole), and the hashed directory looked up
+	 * when a chain needs it (when $SSL_CERT_FILE is not set: CI). */
+	{
+		char *saved = getenv("SSL_CERT_FILE") != NULL ? strdup(getenv("SSL_CERT_FILE")) : NULL;
+
+		for (int mode = 0; mode < 2; mode++) {
+			if (mode == 0) {
+				CU_ASSERT(setenv("SSL_CERT_FILE", SYSTEM_BUNDLE, 1) == 0);
+			} else {
+				CU_ASSERT(unsetenv("SSL_CERT_FILE") == 0);
+			}
+			ctx = ca_upstream_ctx(extras, 1, err, sizeof(err));
+			CU_ASSERT_FATAL(ctx != NULL);
+			ROW(system_root_trusted(ctx), "%s: the first root of %s does not verify",
+			    mode == 0 ? "SSL_CERT_FILE set" : "hashed directory", SYSTEM_BUNDLE);
+			SSL_CTX_free(ctx);
+		}
+		if (saved != NULL) {
+			CU_ASSERT(setenv("SSL_CERT_FILE", saved, 1) == 0);
+		}
+		free(saved);
+	}
 	extras[0] = "/nonexistent/extra.pem";
 	err[0] = '\0';
 	CU_ASSERT(ca_upstream_ctx(extras, 1, err, sizeof(err)) == NULL);
