@@ -58,6 +58,7 @@
 #include "target.h"
 #include "tls.h"
 #include "upstream.h"
+#include "wbio.h"
 
 /* How long a refused client gets to read our answer and close, once our
  * write side is shut (lingering close: closing with unread input would
@@ -159,6 +160,7 @@ struct conn {
 	bool mask_tunnel;           /** an opaque tunnel without TLS: its inbound bytes are remasked */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
 	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a tunnel refused for a sentinel */
+	size_t drain_left;          /** DRAINING: encrypted bytes unsent when the timer last fired */
 };
 
 static void drive(conn_t *c);
@@ -392,12 +394,15 @@ static void drop_upstream(conn_t *c)
 		c->dial = NULL;
 	}
 	if (c->up.bev != NULL) {
+		if (c->up.ssl != NULL)
+			wbio_detach(c->up.ssl);
 		bufferevent_free(c->up.bev);
 		c->up.bev = NULL;
 	}
 	(void)evbuffer_drain(c->up.pending, evbuffer_get_length(c->up.pending));
 	c->up.ssl = NULL;
 	c->up.eof = false;
+	c->up.kicked = false;
 	c->up_reusable = false;
 	c->up_tls_ready = false;
 	c->up_host[0] = '\0';
@@ -521,6 +526,7 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 		return;
 	}
 	c->up_tls_ready = true;
+	c->up.kicked = false;
 	if (c->state == CONN_UPSTREAM_CONNECTING && send_request(c) == STEP_CLOSED)
 		return;
 	drive(c);
@@ -564,8 +570,10 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
  * (drop_empty_chains()), so the allowance can be a whole TLS record:
  * chains of 16 KiB become records of 16 KiB on the other side (at 4 KiB,
  * 8 KiB chains made 8 KiB records and twice the writes; 10 to 15% less
- * throughput on 64 MiB transfers). 16000 + libevent's chain header fits a
- * 16 KiB allocation.
+ * throughput on 64 MiB transfers). 16384 is a whole record's plaintext
+ * (16000 split every record in two on the way out); with libevent's chain
+ * header each reserve is a 32 KiB allocation, so bytes in flight take up
+ * to twice their size (bounded by the watermarks; idle tunnels hold none).
  */
 #define CONN_TLS_SINGLE_READ_BYTES 16384
 
@@ -1782,6 +1790,12 @@ static enum step step_drain(conn_t *c)
 		}
 		arm_timer(c, CONN_LINGER_MS);
 	}
+	if (c->client.ssl != NULL && wbio_pending(c->client.ssl) > 0) {
+		/* Encrypted bytes still wait for the socket (wbio.h): the
+		 * write callback comes back when they are sent. */
+		wbio_notify_empty(c->client.ssl);
+		return STEP_STOP;
+	}
 	if (c->shut_wr && c->client.eof) {
 		conn_close(c, "done", false);
 		return STEP_CLOSED;
@@ -1833,7 +1847,9 @@ static void set_reading(struct conn_side *s, bool on)
  */
 static void kick_tls_read(struct conn_side *s)
 {
-	if (s->bev == NULL || s->ssl == NULL || s->kicked || bufferevent_get_underlying(s->bev) != NULL)
+	/* During a handshake OpenSSL consumes what it buffered itself. */
+	if (s->bev == NULL || s->ssl == NULL || s->kicked || bufferevent_get_underlying(s->bev) != NULL ||
+	    SSL_is_init_finished(s->ssl) != 1)
 		return;
 	if ((bufferevent_get_enabled(s->bev) & EV_READ) == 0 ||
 	    evbuffer_get_length(bufferevent_get_input(s->bev)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
@@ -1851,10 +1867,13 @@ static void kick_tls_read(struct conn_side *s)
  * them with one send (wbio.h). A record only partly buffered makes
  * SSL_read() try the socket once (non-blocking); "need more" then sets
  * kicked, so no further pull or kick tries again before the socket brings
- * bytes (the read callback clears it). Anything but data or "need more"
- * (close_notify, an alert, a key update to answer) is left to libevent:
- * its read handler is made active and meets the same result.
+ * bytes (the read callback clears it). close_notify and errors are
+ * handled here, not left to libevent (its read event could be switched
+ * off before it runs, and OpenSSL reports close_notify only once).
+ * Returns 0, 1 when s ended cleanly (close_notify), 2 when it failed
+ * (eof set in both cases), -1 when out of memory.
  */
+static int pull_tls(struct conn_side *s) WUNRES;
 static int pull_tls(struct conn_side *s)
 {
 	struct evbuffer *in;
@@ -1877,11 +1896,33 @@ static int pull_tls(struct conn_side *s)
 				return -1;
 			continue;
 		}
-		s->kicked = true;
-		if (SSL_get_error(s->ssl, n) != SSL_ERROR_WANT_READ)
+		switch (SSL_get_error(s->ssl, n)) {
+		case SSL_ERROR_WANT_READ:
+			s->kicked = true;
+			return 0;
+		case SSL_ERROR_ZERO_RETURN:
+			/* close_notify: the peer sends nothing more. */
+			s->eof = true;
+			return 1;
+		case SSL_ERROR_SSL:
+		case SSL_ERROR_SYSCALL: {
+			unsigned long e = ERR_peek_error();
+			char why[160] = "connection closed without close_notify";
+
+			if (e != 0)
+				ERR_error_string_n(e, why, sizeof(why));
+			log_debug("TLS read from %s: %s", s->peer, why);
+			ERR_clear_error();
+			s->eof = true;
+			return 2;
+		}
+		default:
+			/* WANT_WRITE (a key update to answer while the socket
+			 * is full) and the like: libevent's handler retries. */
+			ERR_clear_error();
 			event_active(&s->bev->ev_read, EV_READ, 1);
-		ERR_clear_error();
-		break;
+			return 0;
+		}
 	}
 	return 0;
 }
@@ -1910,10 +1951,19 @@ static void drive(conn_t *c)
 	enum step st = STEP_AGAIN;
 
 	while (st == STEP_AGAIN) {
-		if (pull_tls(&c->client) < 0 || pull_tls(&c->up) < 0) {
+		int pc = pull_tls(&c->client), pu = pull_tls(&c->up);
+
+		if (pc < 0 || pu < 0) {
 			conn_close(c, "out of memory reading TLS records", true);
 			return;
 		}
+		if (pc == 2) {
+			/* As client_event_cb() on an error. */
+			conn_close(c, "client TLS error", false);
+			return;
+		}
+		if (pu > 0) /* as up_event_cb(): what came is passed on */
+			c->up_reusable = false;
 		switch (c->state) {
 		case CONN_READ_HEAD:
 			st = step_read_head(c);
@@ -1982,6 +2032,7 @@ static void client_write_cb(struct bufferevent *bev, void *arg)
  */
 static void tls_accepted(conn_t *c)
 {
+	c->client.kicked = false;
 	c->sni[0] = '\0';
 	c->sni_mismatch = tls_client_sni(c->client.bev, c->sni, sizeof(c->sni)) &&
 			  strcmp(c->sni, c->tgt.host) != 0;
@@ -2067,6 +2118,13 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		conn_close(c, "idle timeout", false);
 		return;
 	case CONN_DRAINING:
+		if (c->client.ssl != NULL && wbio_pending(c->client.ssl) > 0 &&
+		    wbio_pending(c->client.ssl) != c->drain_left) {
+			/* The client still takes the answer, slowly: wait. */
+			c->drain_left = wbio_pending(c->client.ssl);
+			arm_timer(c, CONN_LINGER_MS);
+			return;
+		}
 		conn_close(c, c->shut_wr ? "linger timeout" : "drain timeout", false);
 		return;
 	case CONN_TLS_SNIFF:
@@ -2181,10 +2239,14 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		c->dial = NULL;
 	}
 	if (c->up.bev != NULL) {
+		if (c->up.ssl != NULL)
+			wbio_detach(c->up.ssl);
 		bufferevent_free(c->up.bev);
 		c->up.bev = NULL;
 	}
 	if (c->client.bev != NULL) {
+		if (c->client.ssl != NULL)
+			wbio_detach(c->client.ssl);
 		bufferevent_free(c->client.bev);
 		c->client.bev = NULL;
 	}

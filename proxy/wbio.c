@@ -24,7 +24,20 @@ struct wbio {
 	size_t off, len;          /* unsent bytes are buf[off, len) */
 	int err;                  /* errno of a failed send, 0 */
 	bool scheduled;           /* send_ev is active or added */
+	bool notify;              /* run bev's write callback once the buffer is empty */
 };
+
+#define WBIO_NAME "passavant gathering writer"
+
+/* ssl's write BIO state, or NULL when that BIO is not a wbio. */
+static struct wbio *of_ssl(SSL *ssl)
+{
+	BIO *b = SSL_get_wbio(ssl);
+
+	if (b == NULL || BIO_method_name(b) == NULL || strcmp(BIO_method_name(b), WBIO_NAME) != 0)
+		return NULL;
+	return BIO_get_data(b);
+}
 
 /* Sends what the socket takes. 0: all sent; 1: the socket is full; -1: a
  * send failed (w->err set, the buffer dropped). */
@@ -68,10 +81,16 @@ static void send_cb(evutil_socket_t fd, short what, void *arg)
 		else
 			w->err = ENOMEM;
 	}
-	/* Last: the error callback may free the bufferevent, the SSL and
-	 * this BIO (deferred, so not from inside this call). */
-	if (w->err != 0 && w->bev != NULL)
+	/* Last, and deferred: the callbacks may free the bufferevent, the
+	 * SSL and this BIO (not from inside this call). */
+	if (w->bev == NULL)
+		return;
+	if (w->err != 0) {
 		bufferevent_trigger_event(w->bev, BEV_EVENT_ERROR | BEV_EVENT_WRITING, BEV_TRIG_DEFER_CALLBACKS);
+	} else if (r == 0 && w->notify) {
+		w->notify = false;
+		bufferevent_trigger(w->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+	}
 }
 
 static void schedule(struct wbio *w)
@@ -199,8 +218,12 @@ static int wbio_destroy(BIO *b)
 
 BIO_METHOD *wbio_method_new(void)
 {
-	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "passavant gathering writer");
+	int idx = BIO_get_new_index();
+	BIO_METHOD *m;
 
+	if (idx < 0)
+		return NULL;
+	m = BIO_meth_new(idx | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, WBIO_NAME);
 	if (m == NULL)
 		return NULL;
 	if (BIO_meth_set_write(m, wbio_write) != 1 || BIO_meth_set_ctrl(m, wbio_ctrl) != 1 ||
@@ -244,4 +267,34 @@ void wbio_set_bufferevent(BIO *b, struct bufferevent *bev)
 
 	if (w != NULL)
 		w->bev = bev;
+}
+
+size_t wbio_pending(SSL *ssl)
+{
+	struct wbio *w = of_ssl(ssl);
+
+	return w != NULL ? w->len - w->off : 0;
+}
+
+void wbio_notify_empty(SSL *ssl)
+{
+	struct wbio *w = of_ssl(ssl);
+
+	if (w != NULL && w->len > w->off)
+		w->notify = true;
+}
+
+void wbio_detach(SSL *ssl)
+{
+	struct wbio *w = of_ssl(ssl);
+
+	if (w == NULL)
+		return;
+	w->bev = NULL;
+	w->notify = false;
+	if (w->buf != NULL && w->err == 0)
+		(void)send_some(w);
+	/* The socket is closed before the BIO is freed: no send after. */
+	(void)event_del(w->send_ev);
+	w->scheduled = false;
 }

@@ -28,6 +28,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <openssl/bio.h>
+#include <openssl/ssl.h>
 
 #include "attrib.h"
 
@@ -49,5 +50,22 @@ BIO *wbio_new(BIO_METHOD *m, struct event_base *base, evutil_socket_t fd) NONNUL
 
 /* The bufferevent that owns the SSL holding b (for error events). */
 void wbio_set_bufferevent(BIO *b, struct bufferevent *bev) NONNULL(1);
+
+/* Bytes ssl's write BIO still holds (0 when it is not a wbio). */
+size_t wbio_pending(SSL *ssl) NONNULL(1);
+
+/* Once the BIO of ssl has sent everything, run the bufferevent's write
+ * callback once (deferred): a conn that drains before closing waits for
+ * it. */
+void wbio_notify_empty(SSL *ssl) NONNULL(1);
+
+/*
+ * Before the bufferevent owning ssl is freed (which closes the socket and
+ * frees the BIO): forget the bufferevent and send, without blocking, what
+ * the socket still takes. Bytes the socket does not take are lost, as
+ * bytes left in a bufferevent's output are; conns drain first
+ * (wbio_pending()) where the bytes matter.
+ */
+void wbio_detach(SSL *ssl) NONNULL(1);
 
 #endif

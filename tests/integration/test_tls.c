@@ -642,11 +642,205 @@ static const char py_helper[] =
 
 static char py_path[4200];
 
+/*
+ * python3 helper for the TLS edge cases of the proxy's own TLS I/O
+ * (read-ahead, records pulled from OpenSSL, gathered writes: docs/tls.md):
+ * argv[1] mode, proxy host:port, target host:port, cafile, then:
+ *   split               ClientHello in two sends 0.5 s apart; the client
+ *                       Finished and a GET in one send: prints the status
+ *                       line, or STALL
+ *   halfclose N         GET /bytes/N, then close_notify at once (TLS
+ *                       half-close), reads 1 s later: "got N notify True"
+ *   late N              GET /bytes/N with Connection: close, reads 3 s
+ *                       later: "got N"
+ *   serve N CERT KEY    a TLS upstream (target unused): each connection
+ *                       gets N bytes close-delimited, then close_notify,
+ *                       and the TCP close only after the peer's
+ *                       close_notify (Python's unwrap())
+ *   slow N RATE         GET / from target (a `serve` upstream), read at
+ *                       RATE bytes/s: "got N eof" or "STALL got K"
+ */
+static const char py_edge[] =
+	"import socket, ssl, sys, time, threading\n"
+	"mode, proxy, target, cafile = sys.argv[1:5]\n"
+	"ph, pp = proxy.rsplit(':', 1); th = target.rsplit(':', 1)[0]\n"
+	"def tunnel():\n"
+	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
+	"    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
+	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()))\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'):\n"
+	"        c = s.recv(1)\n"
+	"        if not c: raise SystemExit('proxy closed')\n"
+	"        head += c\n"
+	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
+	"    return s\n"
+	"def bio():\n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()\n"
+	"    return inc, out, ctx.wrap_bio(inc, out, server_hostname=th)\n"
+	"def handshake(s, inc, out, o):\n"
+	"    while True:\n"
+	"        try:\n"
+	"            o.do_handshake(); return\n"
+	"        except ssl.SSLWantReadError:\n"
+	"            s.sendall(out.read()); c = s.recv(65536)\n"
+	"            if not c: raise SystemExit('closed in handshake')\n"
+	"            inc.write(c)\n"
+	"def drain(s, inc, o, until=None):\n"
+	"    data, notify = b'', False\n"
+	"    while until is None or until not in data:\n"
+	"        c = s.recv(65536)\n"
+	"        if not c: break\n"
+	"        inc.write(c)\n"
+	"        try:\n"
+	"            while True:\n"
+	"                d = o.read(65536)\n"
+	"                if not d: notify = True; break\n"
+	"                data += d\n"
+	"        except ssl.SSLWantReadError: pass\n"
+	"        except ssl.SSLZeroReturnError: notify = True\n"
+	"    return data, notify\n"
+	"if mode == 'split':\n"
+	"    s = tunnel(); inc, out, o = bio()\n"
+	"    try: o.do_handshake()\n"
+	"    except ssl.SSLWantReadError: pass\n"
+	"    ch = out.read(); s.sendall(ch[:10]); time.sleep(0.5); s.sendall(ch[10:])\n"
+	"    while True:\n"
+	"        c = s.recv(65536)\n"
+	"        if not c: raise SystemExit('closed in handshake')\n"
+	"        inc.write(c)\n"
+	"        try:\n"
+	"            o.do_handshake(); break\n"
+	"        except ssl.SSLWantReadError: pass\n"
+	"    o.write(b'GET /hello HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % target.encode())\n"
+	"    s.sendall(out.read()); s.settimeout(5)\n"
+	"    try: data, _ = drain(s, inc, o, b'hello\\n')\n"
+	"    except socket.timeout: data = b'STALL'\n"
+	"    print(data.split(b'\\r\\n')[0].decode())\n"
+	"elif mode in ('halfclose', 'late'):\n"
+	"    n = int(sys.argv[5]); s = tunnel(); inc, out, o = bio(); handshake(s, inc, out, o)\n"
+	"    close = b'Connection: close\\r\\n' if mode == 'late' else b''\n"
+	"    o.write(b'GET /bytes/%d HTTP/1.1\\r\\nHost: %s\\r\\n%s\\r\\n' % (n, target.encode(), close))\n"
+	"    if mode == 'halfclose':\n"
+	"        try: o.unwrap()\n"
+	"        except ssl.SSLWantReadError: pass\n"
+	"    s.sendall(out.read()); time.sleep(1 if mode == 'halfclose' else 3)\n"
+	"    data, notify = drain(s, inc, o)\n"
+	"    body = data.partition(b'\\r\\n\\r\\n')[2]\n"
+	"    print('got %d notify %s' % (len(body), notify) if mode == 'halfclose' else 'got %d' % len(body))\n"
+	"elif mode == 'serve':\n"
+	"    n, cert, key = int(sys.argv[5]), sys.argv[6], sys.argv[7]\n"
+	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
+	"    ls = socket.socket(); ls.bind(('127.0.0.1', 0)); ls.listen(16)\n"
+	"    print('listening on 127.0.0.1:%d' % ls.getsockname()[1], flush=True)\n"
+	"    def one(c):\n"
+	"        try:\n"
+	"            t = sctx.wrap_socket(c, server_side=True); req = b''\n"
+	"            while b'\\r\\n\\r\\n' not in req:\n"
+	"                d = t.recv(4096)\n"
+	"                if not d: return\n"
+	"                req += d\n"
+	"            t.sendall(b'HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\n' + b'x' * n)\n"
+	"            t.settimeout(30); t.unwrap(); c.close()\n"
+	"        except Exception as e: print('serve:', e, file=sys.stderr, flush=True)\n"
+	"    while True:\n"
+	"        c, _ = ls.accept(); threading.Thread(target=one, args=(c,), daemon=True).start()\n"
+	"elif mode == 'slow':\n"
+	"    n, rate = int(sys.argv[5]), float(sys.argv[6])\n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
+	"    t.sendall(b'GET / HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % target.encode()); t.settimeout(8)\n"
+	"    data = b''\n"
+	"    try:\n"
+	"        while True:\n"
+	"            d = t.recv(16384)\n"
+	"            if not d: break\n"
+	"            data += d; time.sleep(len(d) / rate)\n"
+	"        print('got %d eof' % len(data.partition(b'\\r\\n\\r\\n')[2]))\n"
+	"    except socket.timeout:\n"
+	"        print('STALL got %d' % len(data.partition(b'\\r\\n\\r\\n')[2]))\n";
+
+static char py_edge_path[4200];
+
+static int edge(char **out, const char *mode, const char *target, const char *a, const char *b)
+{
+	return run(out, NULL, ENV_CLEAN, "python3", py_edge_path, (char *)mode, px_main.addr, (char *)target,
+		   px_main.trust, (char *)a, (char *)b, NULL);
+}
+
+/* The client's Finished and its first request in one read, after a
+ * ClientHello that came in two pieces: the request must not wait in
+ * OpenSSL's buffer for the socket. */
+static void test_edge_split_hello(void)
+{
+	char *out = NULL;
+
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(edge(&out, "split", up.addr, NULL, NULL), 0);
+		ROW(out != NULL && strcmp(out, "HTTP/1.1 200 OK\n") == 0, "split ClientHello, then Finished + GET: '%s'",
+		    out ? out : "");
+		free(out);
+		out = NULL;
+	}
+}
+
+/* A client that half-closes TLS after its request, or reads only 3 s
+ * after a Connection: close request: the whole body still arrives, the
+ * proxy's last encrypted bytes are not dropped when it closes. Sizes
+ * around what the kernel's socket buffers hold (about 4 MB here), where
+ * the tail is in the proxy when the client starts reading. */
+static void test_edge_close_delivers(void)
+{
+	static const char *const sizes[] = {"4120000", "4150000", "4180000"};
+	char *out = NULL, want[64];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(want, sizeof(want), "got %s notify True\n", sizes[i]);
+		CU_ASSERT_EQUAL(edge(&out, "halfclose", up.addr, sizes[i], NULL), 0);
+		ROW(out != NULL && strcmp(out, want) == 0, "TLS half-close, %s bytes: '%s'", sizes[i], out ? out : "");
+		free(out);
+		out = NULL;
+	}
+	CU_ASSERT_EQUAL(edge(&out, "late", up.addr, "4140000", NULL), 0);
+	ROW(out != NULL && strcmp(out, "got 4140000\n") == 0, "Connection: close, read 3 s later: '%s'",
+	    out ? out : "");
+	free(out);
+}
+
+/* An upstream that ends a close-delimited body with close_notify and
+ * waits for ours before closing TCP: a slow client still gets the end
+ * of the body (close_notify must not be lost while reading is off). */
+static void test_edge_close_notify_upstream(void)
+{
+	char cert[4300], key[4300], addr[64], *out = NULL;
+	char *argv[] = {"python3", py_edge_path, "serve", (char *)px_main.addr, "-", (char *)px_main.trust,
+			"3000000", cert, key, NULL};
+	struct test_proc *srv;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
+	snprintf(key, sizeof(key), "%s/server.key", dir);
+	srv = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(srv != NULL);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(edge(&out, "slow", addr, "3000000", "3000000"), 0);
+		ROW(out != NULL && strcmp(out, "got 3000000 eof\n") == 0,
+		    "close-delimited body ending in close_notify, slow client: '%s'", out ? out : "");
+		free(out);
+		out = NULL;
+	}
+	(void)test_proc_stop(srv, SIGTERM, 5000);
+	test_proc_free(srv);
+}
+
 static int clients_init(void)
 {
 	if (fixtures_up() < 0)
 		return -1;
 	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
+	snprintf(py_edge_path, sizeof(py_edge_path), "%s/edge.py", dir);
+	if (test_write_file(py_edge_path, py_edge, sizeof(py_edge) - 1) < 0)
+		return -1;
 	return test_write_file(py_path, py_helper, sizeof(py_helper) - 1);
 }
 
@@ -760,6 +954,9 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "slow reader: bodies arrive whole on a kept-alive tunnel (read-ahead)", test_slow_reader_bodies_whole);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
+	test_add(s, "TLS: Finished and a request in one read after a split ClientHello", test_edge_split_hello);
+	test_add(s, "TLS: half-close and late readers get the whole body", test_edge_close_delivers);
+	test_add(s, "TLS: an upstream's close_notify reaches a slow client", test_edge_close_notify_upstream);
 	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
 	test_add(s, "SNI not naming the CONNECT target: 421", test_sni_mismatch);
 	test_add(s, "WebSocket echo inside TLS", test_websocket);
