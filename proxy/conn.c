@@ -508,6 +508,7 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	char w[512];
 	enum step st = STEP_AGAIN;
 
+	proxy_note_churn(c->px);
 	if (ok && !tls_peer_verified(bev)) {
 		ok = false;
 		(void)snprintf(c->up_tls_err, sizeof(c->up_tls_err), "no verified certificate");
@@ -2032,6 +2033,7 @@ static void client_write_cb(struct bufferevent *bev, void *arg)
  */
 static void tls_accepted(conn_t *c)
 {
+	proxy_note_churn(c->px);
 	c->client.kicked = false;
 	c->sni[0] = '\0';
 	c->sni_mismatch = tls_client_sni(c->client.bev, c->sni, sizeof(c->sni)) &&
@@ -2230,6 +2232,7 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	if (c->tunnel && c->resp_started && c->status == 200)
 		audit_line(c, "tunnel", "allow", NULL, c->rule);
 	conn_set_state(c, CONN_CLOSED);
+	proxy_note_churn(c->px);
 	if (is_error)
 		log_warnx("conn %s: %s", c->client.peer, reason);
 	else

@@ -112,6 +112,10 @@ struct mask_table *proxy_masks(proxy_t *px) NONNULL(1); /* NULL: no masking */
 /* Writes r to the audit file (if any) and passes it to the observer. */
 void proxy_record(proxy_t *px, const struct audit_rec *r) NONNULL(1, 2);
 tls_session_t *proxy_tls(proxy_t *px) NONNULL(1); /* NULL: no termination */
+
+/* Connections came, went or finished a TLS handshake: freed heap pages
+ * are returned (malloc_trim) once this has been quiet for a second. */
+void proxy_note_churn(proxy_t *px) NONNULL(1);
 struct event_base *proxy_base(proxy_t *px) NONNULL(1);
 struct evdns_base *proxy_dns(proxy_t *px) NONNULL(1);
 audit_t *proxy_audit(proxy_t *px) NONNULL(1); /* NULL: no audit */
