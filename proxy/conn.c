@@ -160,7 +160,9 @@ struct conn {
 	bool mask_tunnel;           /** an opaque tunnel without TLS: its inbound bytes are remasked */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
 	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a tunnel refused for a sentinel */
-	size_t drain_left;          /** DRAINING: encrypted bytes unsent when the timer last fired */
+	uint64_t drain_sent;        /** DRAINING: wbio_sent() of the client when the timer last fired */
+	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
+	struct evbuffer_cb_entry *under_cb; /** DRAINING, TLS filter: under_drained_cb() on its underlying output */
 };
 
 static void drive(conn_t *c);
@@ -533,6 +535,18 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	drive(c);
 }
 
+/*
+ * libevent's SSL bufferevent stops writing when it reads the peer's
+ * close_notify (or EOF), and starts again only when bytes go into an
+ * empty output: what is already queued would wait forever. A TLS
+ * half-close from a client still reading is legal; the answer must go.
+ */
+static void rearm_tls_write(struct conn_side *s)
+{
+	if (s->bev != NULL && s->ssl != NULL && evbuffer_get_length(bufferevent_get_output(s->bev)) > 0)
+		(void)bufferevent_enable(s->bev, EV_WRITE);
+}
+
 static void up_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
@@ -554,6 +568,7 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
 				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		c->up.eof = true;
 		c->up_reusable = false;
+		rearm_tls_write(&c->up);
 	}
 	drive(c);
 }
@@ -1558,6 +1573,15 @@ static enum step step_tunnel(conn_t *c)
 		if (c->up.eof && evbuffer_get_length(uin) == 0)
 			return enter_draining(c);
 		if (c->client.eof && evbuffer_get_length(cin) == 0) {
+			/* What the client sent last still goes to the
+			 * upstream (the write callback comes back when it has;
+			 * the idle timer bounds the wait). */
+			if (evbuffer_get_length(uout) > 0)
+				return STEP_STOP;
+			if (c->up.ssl != NULL && wbio_pending(c->up.ssl) > 0) {
+				wbio_notify_empty(c->up.ssl);
+				return STEP_STOP;
+			}
 			conn_close(c, "client ended the upgraded stream", false);
 			return STEP_CLOSED;
 		}
@@ -1766,6 +1790,27 @@ static enum step step_tls_sniff(conn_t *c)
 	return STEP_AGAIN;
 }
 
+/* Encrypted bytes of a TLS filter client still in its underlying
+ * bufferevent's output (0 for TLS on the socket, or plain). */
+static size_t under_left(const conn_t *c)
+{
+	struct bufferevent *under = c->client.bev != NULL ? bufferevent_get_underlying(c->client.bev) : NULL;
+
+	return under != NULL ? evbuffer_get_length(bufferevent_get_output(under)) : 0;
+}
+
+/* The underlying output of a draining TLS filter changed: once empty,
+ * the conn's write callback runs (deferred: never inside libevent's
+ * write). */
+static void under_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)info;
+	if (evbuffer_get_length(buf) == 0 && c->client.bev != NULL)
+		bufferevent_trigger(c->client.bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
 static enum step step_drain(conn_t *c)
 {
 	/* Lingering close of the client: discard what it still sends. */
@@ -1779,9 +1824,14 @@ static enum step step_drain(conn_t *c)
 		 * (or the linger timer).
 		 */
 		c->shut_wr = true;
-		(void)SSL_shutdown(c->client.ssl);
-		ERR_clear_error();
 		arm_timer(c, CONN_LINGER_MS);
+	}
+	if (c->shut_wr && c->client.ssl != NULL && !c->tls_closing) {
+		/* close_notify is queued, or retried when the write BIO,
+		 * full right now, has room (its empty notice comes back). */
+		if (SSL_shutdown(c->client.ssl) >= 0)
+			c->tls_closing = true;
+		ERR_clear_error();
 	}
 	if (!c->shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
 		c->shut_wr = true;
@@ -1793,9 +1843,24 @@ static enum step step_drain(conn_t *c)
 	}
 	if (c->client.ssl != NULL && wbio_pending(c->client.ssl) > 0) {
 		/* Encrypted bytes still wait for the socket (wbio.h): the
-		 * write callback comes back when they are sent. */
+		 * write callback comes back when they are sent, and the
+		 * linger starts over from there. */
 		wbio_notify_empty(c->client.ssl);
+		c->drain_wait = true;
 		return STEP_STOP;
+	}
+	if (c->client.ssl != NULL && under_left(c) > 0) {
+		/* A TLS filter: the encrypted bytes wait in the underlying
+		 * bufferevent's output; under_drained_cb() brings us back. */
+		if (c->under_cb == NULL)
+			c->under_cb = evbuffer_add_cb(bufferevent_get_output(bufferevent_get_underlying(c->client.bev)),
+						      under_drained_cb, c);
+		c->drain_wait = true;
+		return STEP_STOP;
+	}
+	if (c->drain_wait && c->shut_wr) {
+		c->drain_wait = false;
+		arm_timer(c, CONN_LINGER_MS);
 	}
 	if (c->shut_wr && c->client.eof) {
 		conn_close(c, "done", false);
@@ -1869,8 +1934,9 @@ static void kick_tls_read(struct conn_side *s)
  * SSL_read() try the socket once (non-blocking); "need more" then sets
  * kicked, so no further pull or kick tries again before the socket brings
  * bytes (the read callback clears it). close_notify and errors are
- * handled here, not left to libevent (its read event could be switched
- * off before it runs, and OpenSSL reports close_notify only once).
+ * handled here, not left to libevent: its read event could be switched
+ * off (update_io()) before it runs, and the socket, drained, would never
+ * wake it again.
  * Returns 0, 1 when s ended cleanly (close_notify), 2 when it failed
  * (eof set in both cases), -1 when out of memory.
  */
@@ -2082,8 +2148,10 @@ static void client_event_cb(struct bufferevent *bev, short events, void *arg)
 		conn_close(c, "client connection error", false);
 		return;
 	}
-	if (events & BEV_EVENT_EOF)
+	if (events & BEV_EVENT_EOF) {
 		c->client.eof = true;
+		rearm_tls_write(&c->client);
+	}
 	drive(c);
 }
 
@@ -2120,11 +2188,15 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		conn_close(c, "idle timeout", false);
 		return;
 	case CONN_DRAINING:
-		if (c->client.ssl != NULL && wbio_pending(c->client.ssl) > 0 &&
-		    wbio_pending(c->client.ssl) != c->drain_left) {
-			/* The client still takes the answer, slowly: wait. */
-			c->drain_left = wbio_pending(c->client.ssl);
-			arm_timer(c, CONN_LINGER_MS);
+		if (c->client.ssl != NULL &&
+		    (wbio_pending(c->client.ssl) > 0 || under_left(c) > 0 ||
+		     evbuffer_get_length(out_of(&c->client)) > 0) &&
+		    wbio_sent(c->client.ssl) + under_left(c) != c->drain_sent) {
+			/* The client still takes the answer, slowly: wait
+			 * while bytes keep going out (idleTimeoutMs without
+			 * any ends it, as before). */
+			c->drain_sent = wbio_sent(c->client.ssl) + under_left(c);
+			arm_timer(c, c->idle_ms);
 			return;
 		}
 		conn_close(c, c->shut_wr ? "linger timeout" : "drain timeout", false);
@@ -2250,6 +2322,10 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	if (c->client.bev != NULL) {
 		if (c->client.ssl != NULL)
 			wbio_detach(c->client.ssl);
+		if (c->under_cb != NULL && bufferevent_get_underlying(c->client.bev) != NULL)
+			(void)evbuffer_remove_cb_entry(bufferevent_get_output(bufferevent_get_underlying(c->client.bev)),
+						       c->under_cb);
+		c->under_cb = NULL;
 		bufferevent_free(c->client.bev);
 		c->client.bev = NULL;
 	}

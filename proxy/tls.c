@@ -199,7 +199,15 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
 		evbuffer_free(saved);
 		return NULL;
 	}
-	bev = bufferevent_openssl_filter_new(base, under, ssl, state, BEV_OPT_CLOSE_ON_FREE);
+	/*
+	 * Deferred callbacks: a filter reads from under's input as soon as
+	 * reading is re-enabled, which an evbuffer_drain() of the filter's
+	 * input does from inside conn.c's drive() (libevent's watermark
+	 * callback); its event callback would then re-enter drive() and could
+	 * free the conn under the outer call.
+	 */
+	bev = bufferevent_openssl_filter_new(base, under, ssl, state,
+					     BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
 	if (bev == NULL) {
 		*under_lost = true;
 		evbuffer_free(saved);

@@ -22,6 +22,7 @@ struct wbio {
 	struct bufferevent *bev;  /* owner of the SSL, for error events; may be NULL */
 	unsigned char *buf;       /* gathered bytes, NULL when empty */
 	size_t off, len;          /* unsent bytes are buf[off, len) */
+	uint64_t sent;            /* bytes sent so far */
 	int err;                  /* errno of a failed send, 0 */
 	bool scheduled;           /* send_ev is active or added */
 	bool notify;              /* run bev's write callback once the buffer is empty */
@@ -49,6 +50,7 @@ static int send_some(struct wbio *w)
 		n = send(w->fd, w->buf + w->off, w->len - w->off, MSG_NOSIGNAL);
 		if (n > 0) {
 			w->off += (size_t)n;
+			w->sent += (uint64_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -274,6 +276,13 @@ size_t wbio_pending(SSL *ssl)
 	struct wbio *w = of_ssl(ssl);
 
 	return w != NULL ? w->len - w->off : 0;
+}
+
+uint64_t wbio_sent(SSL *ssl)
+{
+	struct wbio *w = of_ssl(ssl);
+
+	return w != NULL ? w->sent : 0;
 }
 
 void wbio_notify_empty(SSL *ssl)

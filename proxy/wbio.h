@@ -25,6 +25,8 @@
 #ifndef PASSAVANT_PROXY_WBIO_H
 #define PASSAVANT_PROXY_WBIO_H
 
+#include <stdint.h>
+
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <openssl/bio.h>
@@ -53,6 +55,10 @@ void wbio_set_bufferevent(BIO *b, struct bufferevent *bev) NONNULL(1);
 
 /* Bytes ssl's write BIO still holds (0 when it is not a wbio). */
 size_t wbio_pending(SSL *ssl) NONNULL(1);
+
+/* Bytes ssl's write BIO has sent so far (0 when it is not a wbio): grows
+ * while the peer takes bytes. */
+uint64_t wbio_sent(SSL *ssl) NONNULL(1);
 
 /* Once the BIO of ssl has sent everything, run the bufferevent's write
  * callback once (deferred): a conn that drains before closing waits for

@@ -729,6 +729,59 @@ static const char py_edge[] =
 	"    data, notify = drain(s, inc, o)\n"
 	"    body = data.partition(b'\\r\\n\\r\\n')[2]\n"
 	"    print('got %d notify %s' % (len(body), notify) if mode == 'halfclose' else 'got %d' % len(body))\n"
+	"elif mode == 'filterhalf':\n"
+	"    n = int(sys.argv[5]); inc, out, o = bio()\n"
+	"    try: o.do_handshake()\n"
+	"    except ssl.SSLWantReadError: pass\n"
+	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
+	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()) + out.read())\n"
+	"    buf = b''\n"
+	"    while b'\\r\\n\\r\\n' not in buf: buf += s.recv(1)\n"
+	"    handshake(s, inc, out, o); s.sendall(out.read())\n"
+	"    o.write(b'GET /bytes/%d HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (n, target.encode()))\n"
+	"    try: o.unwrap()\n"
+	"    except ssl.SSLWantReadError: pass\n"
+	"    s.sendall(out.read()); time.sleep(1)\n"
+	"    data, notify = drain(s, inc, o)\n"
+	"    print('got %d notify %s' % (len(data.partition(b'\\r\\n\\r\\n')[2]), notify))\n"
+	"elif mode == 'lateclose':\n"
+	"    n = int(sys.argv[5]); s = tunnel(); inc, out, o = bio(); handshake(s, inc, out, o)\n"
+	"    o.write(b'GET /bytes/%d HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (n, target.encode())); s.sendall(out.read())\n"
+	"    time.sleep(1)\n"
+	"    try: o.unwrap()\n"
+	"    except ssl.SSLWantReadError: pass\n"
+	"    s.sendall(out.read()); s.settimeout(15)\n"
+	"    try: data, notify = drain(s, inc, o)\n"
+	"    except socket.timeout: print('STALL'); sys.exit(0)\n"
+	"    print('got %d notify %s' % (len(data.partition(b'\\r\\n\\r\\n')[2]), notify))\n"
+	"elif mode == 'wssend':\n"
+	"    n = int(sys.argv[5]); s = tunnel(); inc, out, o = bio(); handshake(s, inc, out, o)\n"
+	"    o.write(b'GET /ws HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
+	"            b'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n' % target.encode())\n"
+	"    s.sendall(out.read()); data, _ = drain(s, inc, o, b'\\r\\n\\r\\n')\n"
+	"    assert data.startswith(b'HTTP/1.1 101'), data\n"
+	"    o.write(b'y' * n)\n"
+	"    try: o.unwrap()\n"
+	"    except ssl.SSLWantReadError: pass\n"
+	"    s.sendall(out.read()); time.sleep(2); print('sent %d' % n)\n"
+	"elif mode == 'servews':\n"
+	"    cert, key = sys.argv[5], sys.argv[6]\n"
+	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
+	"    ls = socket.socket(); ls.bind(('127.0.0.1', 0)); ls.listen(16)\n"
+	"    print('listening on 127.0.0.1:%d' % ls.getsockname()[1], flush=True)\n"
+	"    def one(c):\n"
+	"        t = sctx.wrap_socket(c, server_side=True); req = b''\n"
+	"        while b'\\r\\n\\r\\n' not in req: req += t.recv(4096)\n"
+	"        t.sendall(b'HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n\\r\\n')\n"
+	"        tot = len(req.partition(b'\\r\\n\\r\\n')[2])\n"
+	"        while True:\n"
+	"            try: d = t.recv(65536)\n"
+	"            except (ssl.SSLError, OSError): break\n"
+	"            if not d: break\n"
+	"            tot += len(d)\n"
+	"        print('ws got %d' % tot, flush=True)\n"
+	"    while True:\n"
+	"        c, _ = ls.accept(); threading.Thread(target=one, args=(c,), daemon=True).start()\n"
 	"elif mode == 'serve':\n"
 	"    n, cert, key = int(sys.argv[5]), sys.argv[6], sys.argv[7]\n"
 	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
@@ -806,6 +859,52 @@ static void test_edge_close_delivers(void)
 	ROW(out != NULL && strcmp(out, "got 4140000\n") == 0, "Connection: close, read 3 s later: '%s'",
 	    out ? out : "");
 	free(out);
+}
+
+/* TLS half-close with a filter under the client's TLS (CONNECT and
+ * ClientHello in one write), and a close_notify that comes in its own
+ * segment while the proxy is backed up: the whole body, then the
+ * proxy's close_notify. (The first crashed the proxy: a re-entered
+ * drive(); the second stalled: libevent stops writing on close_notify.) */
+static void test_edge_half_close_more(void)
+{
+	char *out = NULL;
+
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(edge(&out, "filterhalf", up.addr, "4000000", NULL), 0);
+		ROW(out != NULL && strcmp(out, "got 4000000 notify True\n") == 0,
+		    "filter under TLS, half-close with the request: '%s'", out ? out : "");
+		free(out);
+		out = NULL;
+	}
+	CU_ASSERT_EQUAL(edge(&out, "lateclose", up.addr, "8000000", NULL), 0);
+	ROW(out != NULL && strcmp(out, "got 8000000 notify True\n") == 0, "close_notify 1 s after the request: '%s'",
+	    out ? out : "");
+	free(out);
+}
+
+/* An upgraded stream inside TLS: the client sends 2 MB and close_notify;
+ * the upstream receives all of it before the proxy closes. */
+static void test_edge_ws_last_bytes(void)
+{
+	char cert[4300], key[4300], addr[64], *out = NULL, *got;
+	char *argv[] = {"python3", py_edge_path, "servews", (char *)px_main.addr, "-", (char *)px_main.trust,
+			cert, key, NULL};
+	struct test_proc *srv;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
+	snprintf(key, sizeof(key), "%s/server.key", dir);
+	srv = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(srv != NULL);
+	CU_ASSERT_EQUAL(edge(&out, "wssend", addr, "2000000", NULL), 0);
+	CU_ASSERT(out != NULL && strcmp(out, "sent 2000000\n") == 0);
+	free(out);
+	(void)test_proc_stop(srv, SIGTERM, 5000);
+	got = test_proc_stdout(srv);
+	ROW(got != NULL && strstr(got, "ws got 2000000\n") != NULL, "upstream of the upgraded stream: '%s'",
+	    got ? got : "");
+	free(got);
+	test_proc_free(srv);
 }
 
 /* An upstream that ends a close-delimited body with close_notify and
@@ -957,6 +1056,8 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "TLS: Finished and a request in one read after a split ClientHello", test_edge_split_hello);
 	test_add(s, "TLS: half-close and late readers get the whole body", test_edge_close_delivers);
 	test_add(s, "TLS: an upstream's close_notify reaches a slow client", test_edge_close_notify_upstream);
+	test_add(s, "TLS: half-close through a filter, close_notify in its own segment", test_edge_half_close_more);
+	test_add(s, "TLS: an upgraded stream's last client bytes reach the upstream", test_edge_ws_last_bytes);
 	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
 	test_add(s, "SNI not naming the CONNECT target: 421", test_sni_mismatch);
 	test_add(s, "WebSocket echo inside TLS", test_websocket);
