@@ -141,6 +141,8 @@ struct conn {
 	bool up_tls_ready;          /** upstream TLS handshake done and verified */
 	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
 	bool tls_closing;           /** close_notify queued to the client (draining) */
+	bool up_failed;             /** the upstream connection ended in an error (not a clean EOF) */
+	bool truncated;             /** a close-delimited body ended by an upstream error: no close_notify */
 	char sni[POLICY_HOST_MAX + 1]; /** SNI the client sent, normalised ("" if none) */
 	char up_tls_err[256];       /** why the upstream TLS handshake failed ("" if not) */
 	struct event *peek_ev;      /** TLS_SNIFF: MSG_PEEK watch of the client socket, or NULL */
@@ -406,6 +408,7 @@ static void drop_upstream(conn_t *c)
 	c->up.eof = false;
 	c->up.kicked = false;
 	c->up_reusable = false;
+	c->up_failed = false;
 	c->up_tls_ready = false;
 	c->up_host[0] = '\0';
 	c->up_port = 0;
@@ -568,6 +571,12 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
 				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		c->up.eof = true;
 		c->up_reusable = false;
+		/* An error, or a TLS end without close_notify (libevent
+		 * reports that "dirty" end as EOF): the upstream may have cut
+		 * a body that ends with the connection. */
+		if ((events & BEV_EVENT_ERROR) ||
+		    (c->up.ssl != NULL && (SSL_get_shutdown(c->up.ssl) & SSL_RECEIVED_SHUTDOWN) == 0))
+			c->up_failed = true;
 		rearm_tls_write(&c->up);
 	}
 	drive(c);
@@ -1463,6 +1472,16 @@ static enum step step_http(conn_t *c)
 		if (http1_head_done(c->up.http)) {
 			if (http1_finish(c->up.http) == HTTP1_DONE) {
 				c->resp_done = true;
+				/* A body that ends with the connection, ended by
+				 * an error (no close_notify, a reset): the client
+				 * must see the truncation as it would directly,
+				 * not a clean end (step_drain()). */
+				if (c->up_failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
+					c->truncated = true;
+					log_info("conn %s: %s ended a close-delimited body with an error: "
+						 "closing the client without close_notify",
+						 c->client.peer, c->up.peer);
+				}
 				if (c->mask_resp_body &&
 				    (cmask_body_end(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0))
 					goto oom;
@@ -1826,7 +1845,7 @@ static enum step step_drain(conn_t *c)
 		c->shut_wr = true;
 		arm_timer(c, CONN_LINGER_MS);
 	}
-	if (c->shut_wr && c->client.ssl != NULL && !c->tls_closing) {
+	if (c->shut_wr && c->client.ssl != NULL && !c->tls_closing && !c->truncated) {
 		/* close_notify is queued, or retried when the write BIO,
 		 * full right now, has room (its empty notice comes back). */
 		if (SSL_shutdown(c->client.ssl) >= 0)
@@ -1858,6 +1877,14 @@ static enum step step_drain(conn_t *c)
 		c->drain_wait = true;
 		return STEP_STOP;
 	}
+	if (c->truncated && c->shut_wr && !c->tls_closing) {
+		/* Everything sent: end TCP without close_notify. */
+		c->tls_closing = true;
+		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0) {
+			conn_close(c, "client gone", false);
+			return STEP_CLOSED;
+		}
+	}
 	if (c->drain_wait && c->shut_wr) {
 		c->drain_wait = false;
 		arm_timer(c, CONN_LINGER_MS);
@@ -1871,19 +1898,22 @@ static enum step step_drain(conn_t *c)
 
 /*
  * An empty input buffer may still hold the chain libevent reserved for a
- * read that found nothing (up to a TLS record for an SSL side). Draining
- * an empty evbuffer frees its chains (evbuffer_drain() with a length not
- * below the buffer's): idle connections then hold no buffer memory.
+ * read that found nothing (a 32 KiB allocation for an SSL side, which
+ * reserves a whole record before each SSL_read). Draining a non-empty
+ * evbuffer by its whole length frees its chains (an empty one is left as
+ * it is): idle terminated tunnels then hold no buffer memory.
  */
 static void drop_empty_chains(struct conn_side *s)
 {
 	struct evbuffer *in;
 
-	if (s->bev == NULL)
+	if (s->bev == NULL || s->ssl == NULL)
 		return;
 	in = bufferevent_get_input(s->bev);
-	if (evbuffer_get_length(in) == 0)
-		(void)evbuffer_drain(in, 0);
+	/* evbuffer_drain() returns at once on an empty buffer; draining one
+	 * byte added to it frees every chain (it lands in the reserved one). */
+	if (evbuffer_get_length(in) == 0 && evbuffer_add(in, "", 1) == 0)
+		(void)evbuffer_drain(in, 1);
 }
 
 /* Enables or disables reading on s; a side whose reading comes back may
@@ -2031,6 +2061,8 @@ static void drive(conn_t *c)
 		}
 		if (pu > 0) /* as up_event_cb(): what came is passed on */
 			c->up_reusable = false;
+		if (pu == 2)
+			c->up_failed = true;
 		switch (c->state) {
 		case CONN_READ_HEAD:
 			st = step_read_head(c);

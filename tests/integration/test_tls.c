@@ -782,6 +782,29 @@ static const char py_edge[] =
 	"        print('ws got %d' % tot, flush=True)\n"
 	"    while True:\n"
 	"        c, _ = ls.accept(); threading.Thread(target=one, args=(c,), daemon=True).start()\n"
+	"elif mode == 'servecut':\n"
+	"    n, cert, key = int(sys.argv[5]), sys.argv[6], sys.argv[7]\n"
+	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
+	"    ls = socket.socket(); ls.bind(('127.0.0.1', 0)); ls.listen(16)\n"
+	"    print('listening on 127.0.0.1:%d' % ls.getsockname()[1], flush=True)\n"
+	"    while True:\n"
+	"        c, _ = ls.accept(); t = sctx.wrap_socket(c, server_side=True); req = b''\n"
+	"        while b'\\r\\n\\r\\n' not in req: req += t.recv(4096)\n"
+	"        t.sendall(b'HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\n' + b'x' * n)\n"
+	"        c.shutdown(socket.SHUT_RDWR); c.close()\n"
+	"elif mode == 'readend':\n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    t = ctx.wrap_socket(tunnel(), server_hostname=th, suppress_ragged_eofs=False)\n"
+	"    t.sendall(b'GET / HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % target.encode()); t.settimeout(10)\n"
+	"    data = b''; how = 'clean'\n"
+	"    try:\n"
+	"        while True:\n"
+	"            d = t.recv(65536)\n"
+	"            if not d: break\n"
+	"            data += d\n"
+	"    except ssl.SSLEOFError: how = 'cut'\n"
+	"    except ssl.SSLError as e: how = 'cut'\n"
+	"    print('%s %d' % (how, len(data.partition(b'\\r\\n\\r\\n')[2])))\n"
 	"elif mode == 'serve':\n"
 	"    n, cert, key = int(sys.argv[5]), sys.argv[6], sys.argv[7]\n"
 	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
@@ -904,6 +927,29 @@ static void test_edge_ws_last_bytes(void)
 	ROW(got != NULL && strstr(got, "ws got 2000000\n") != NULL, "upstream of the upgraded stream: '%s'",
 	    got ? got : "");
 	free(got);
+	test_proc_free(srv);
+}
+
+/* An upstream that ends a close-delimited body by closing TCP without
+ * close_notify: the body may be cut short, and the client must be able to
+ * tell, as it would on a direct connection (no close_notify from the
+ * proxy either). With close_notify (the test below) the end is clean. */
+static void test_edge_truncation_passed_on(void)
+{
+	char cert[4300], key[4300], addr[64], *out = NULL;
+	char *argv[] = {"python3", py_edge_path, "servecut", (char *)px_main.addr, "-", (char *)px_main.trust,
+			"200000", cert, key, NULL};
+	struct test_proc *srv;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
+	snprintf(key, sizeof(key), "%s/server.key", dir);
+	srv = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(srv != NULL);
+	CU_ASSERT_EQUAL(edge(&out, "readend", addr, NULL, NULL), 0);
+	ROW(out != NULL && strcmp(out, "cut 200000\n") == 0,
+	    "upstream closed TCP without close_notify after a close-delimited body: '%s'", out ? out : "");
+	free(out);
+	(void)test_proc_stop(srv, SIGTERM, 5000);
 	test_proc_free(srv);
 }
 
@@ -1058,6 +1104,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "TLS: an upstream's close_notify reaches a slow client", test_edge_close_notify_upstream);
 	test_add(s, "TLS: half-close through a filter, close_notify in its own segment", test_edge_half_close_more);
 	test_add(s, "TLS: an upgraded stream's last client bytes reach the upstream", test_edge_ws_last_bytes);
+	test_add(s, "TLS: an upstream's truncation of a close-delimited body is passed on", test_edge_truncation_passed_on);
 	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
 	test_add(s, "SNI not naming the CONNECT target: 421", test_sni_mismatch);
 	test_add(s, "WebSocket echo inside TLS", test_websocket);
