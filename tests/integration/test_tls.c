@@ -794,6 +794,7 @@ static const char py_edge[] =
 	"        c.shutdown(socket.SHUT_RDWR); c.close()\n"
 	"elif mode == 'readend':\n"
 	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    ctx.options &= ~getattr(ssl, 'OP_IGNORE_UNEXPECTED_EOF', 0)  # some builds set it: see the cut\n"
 	"    t = ctx.wrap_socket(tunnel(), server_hostname=th, suppress_ragged_eofs=False)\n"
 	"    t.sendall(b'GET / HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % target.encode()); t.settimeout(10)\n"
 	"    data = b''; how = 'clean'\n"
