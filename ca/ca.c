@@ -23,14 +23,6 @@
 /* TLS 1.2 session-ID cache per leaf context: bounded, since there may be
  * CA_LEAF_CACHE_DEFAULT_ENTRIES contexts (OpenSSL's default is 20480). */
 #define CA_LEAF_SESSION_CACHE_ENTRIES 64
-/* TLS 1.3 suites in our order of preference: the proxy encrypts and
- * decrypts every byte twice, so the cheapest suite with AES hardware
- * (AES-128-GCM) first, ChaCha20 for a client that prefers it (no AES
- * hardware, SSL_OP_PRIORITIZE_CHACHA). Set on the context, not per SSL:
- * a per-SSL list is two cipher stacks copied per connection. */
-/* OpenSSL's read buffer with read-ahead: four full records per read(). */
-#define CA_TLS_READ_AHEAD_BYTES (4 * (16384 + 256))
-#define CA_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
 
 /* OpenSSL secure heap (mlock'd, MADV_DONTDUMP, guard pages) for private
  * key scalars: a power of two, ample for two P-256 keys plus whatever else

@@ -93,6 +93,18 @@ size_t leafcache_evictions(const struct leafcache *lc) NONNULL(1);
 
 /* ------------------------------------------------------------ ca.c */
 
+
+/* TLS 1.3 suites in our order of preference, for the leaf contexts and the
+ * upstream context alike: the proxy encrypts and decrypts every byte
+ * twice, so the cheapest suite with AES hardware (AES-128-GCM) first,
+ * ChaCha20 for a client that prefers it (no AES hardware,
+ * SSL_OP_PRIORITIZE_CHACHA). Set on the context, not per SSL: a per-SSL
+ * list is two cipher stacks copied per connection. */
+#define CA_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
+/* OpenSSL's read buffer with read-ahead: four full records per read()
+ * (the proxy decrypts the buffered ones itself: proxy/conn.c, pull_tls()). */
+#define CA_TLS_READ_AHEAD_BYTES (4 * (16384 + 256))
+
 /*
  * The server SSL_CTX for a leaf (TLS 1.2+, ALPN http/1.1, the shared leaf
  * key). Takes its own references on leaf and key. Returns a new SSL_CTX the

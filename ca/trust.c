@@ -477,6 +477,15 @@ SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char
 					X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+	if (SSL_CTX_set_ciphersuites(ctx, CA_TLS13_SUITES) != 1) {
+		ca_ssl_err(err, errlen, "upstream TLS context: TLS 1.3 suites");
+		goto fail;
+	}
+	/* An idle kept-alive upstream holds no record buffers; a busy one
+	 * reads several records per read(). */
+	(void)SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_read_ahead(ctx, 1);
+	SSL_CTX_set_default_read_buffer_len(ctx, CA_TLS_READ_AHEAD_BYTES);
 	sk_X509_pop_free(roots, X509_free);
 	return ctx;
 fail:

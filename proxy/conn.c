@@ -1818,6 +1818,12 @@ static size_t under_left(const conn_t *c)
 	return under != NULL ? evbuffer_get_length(bufferevent_get_output(under)) : 0;
 }
 
+/* Encrypted bytes for a TLS client not yet handed to its socket. */
+static size_t tls_unsent(const conn_t *c)
+{
+	return c->client.ssl != NULL ? wbio_pending(c->client.ssl) + under_left(c) : 0;
+}
+
 /* The underlying output of a draining TLS filter changed: once empty,
  * the conn's write callback runs (deferred: never inside libevent's
  * write). */
@@ -1860,18 +1866,15 @@ static enum step step_drain(conn_t *c)
 		}
 		arm_timer(c, CONN_LINGER_MS);
 	}
-	if (c->client.ssl != NULL && wbio_pending(c->client.ssl) > 0) {
-		/* Encrypted bytes still wait for the socket (wbio.h): the
-		 * write callback comes back when they are sent, and the
-		 * linger starts over from there. */
-		wbio_notify_empty(c->client.ssl);
-		c->drain_wait = true;
-		return STEP_STOP;
-	}
-	if (c->client.ssl != NULL && under_left(c) > 0) {
-		/* A TLS filter: the encrypted bytes wait in the underlying
-		 * bufferevent's output; under_drained_cb() brings us back. */
-		if (c->under_cb == NULL)
+	if (tls_unsent(c) > 0) {
+		/* Encrypted bytes still wait for the socket: in the write BIO
+		 * (wbio.h) or, for a TLS filter, in the underlying
+		 * bufferevent's output. The write callback comes back when
+		 * they are sent (wbio_notify_empty(), under_drained_cb()), and
+		 * the linger starts over from there. */
+		if (wbio_pending(c->client.ssl) > 0)
+			wbio_notify_empty(c->client.ssl);
+		else if (c->under_cb == NULL)
 			c->under_cb = evbuffer_add_cb(bufferevent_get_output(bufferevent_get_underlying(c->client.bev)),
 						      under_drained_cb, c);
 		c->drain_wait = true;
@@ -2220,9 +2223,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		conn_close(c, "idle timeout", false);
 		return;
 	case CONN_DRAINING:
-		if (c->client.ssl != NULL &&
-		    (wbio_pending(c->client.ssl) > 0 || under_left(c) > 0 ||
-		     evbuffer_get_length(out_of(&c->client)) > 0) &&
+		if (c->client.ssl != NULL && (tls_unsent(c) > 0 || evbuffer_get_length(out_of(&c->client)) > 0) &&
 		    wbio_sent(c->client.ssl) + under_left(c) != c->drain_sent) {
 			/* The client still takes the answer, slowly: wait
 			 * while bytes keep going out (idleTimeoutMs without

@@ -27,13 +27,6 @@ struct tls_session {
 	size_t n_extra;
 };
 
-/* TLS 1.3 suites offered upstream, in our order of preference (the leaf
- * contexts use the same list, ca/ca.c). */
-#define TLS_SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
-
-/* OpenSSL's read buffer with read-ahead: four full records per read(). */
-#define TLS_READ_AHEAD_BYTES (4 * (16384 + 256))
-
 /* Longest "*." + host pattern handed to ca_new(). */
 #define TLS_PATTERN_MAX (POLICY_HOST_MAX + 3)
 
@@ -318,20 +311,6 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 		t->up_ctx = ca_upstream_ctx((const char *const *)t->extra, t->n_extra, err, errlen);
 		if (t->up_ctx == NULL)
 			return NULL;
-		/* An idle kept-alive upstream holds no TLS buffers; a busy
-		 * one reads several records per read() (conn.c,
-		 * kick_tls_read()). */
-		(void)SSL_CTX_set_mode(t->up_ctx, SSL_MODE_RELEASE_BUFFERS);
-		SSL_CTX_set_read_ahead(t->up_ctx, 1);
-		SSL_CTX_set_default_read_buffer_len(t->up_ctx, TLS_READ_AHEAD_BYTES);
-		/* AES-128-GCM first (every byte is encrypted twice), set once
-		 * on the context rather than copied into every SSL. */
-		if (SSL_CTX_set_ciphersuites(t->up_ctx, TLS_SUITES) != 1) {
-			ossl_reason(err, errlen, "upstream TLS context: TLS 1.3 suites");
-			SSL_CTX_free(t->up_ctx);
-			t->up_ctx = NULL;
-			return NULL;
-		}
 	}
 	ssl = SSL_new(t->up_ctx);
 	if (ssl == NULL) {

@@ -846,6 +846,24 @@ static int edge(char **out, const char *mode, const char *target, const char *a,
 		   px_main.trust, (char *)a, (char *)b, NULL);
 }
 
+/* Starts py_edge's server mode with the test leaf (server.pem/key) and
+ * arg (a size, or NULL); *addr gets its "host:port". */
+static struct test_proc *edge_server(const char *mode, const char *arg, char *addr, size_t addrlen)
+{
+	char cert[4300], key[4300];
+	char *argv[] = {"python3", py_edge_path, (char *)mode, (char *)px_main.addr, "-", (char *)px_main.trust,
+			(char *)arg, cert, key, NULL};
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
+	snprintf(key, sizeof(key), "%s/server.key", dir);
+	if (arg == NULL) { /* no size: cert and key move up */
+		argv[6] = cert;
+		argv[7] = key;
+		argv[8] = NULL;
+	}
+	return test_proc_start(argv, "listening on ", addr, addrlen, 10000);
+}
+
 /* The client's Finished and its first request in one read, after a
  * ClientHello that came in two pieces: the request must not wait in
  * OpenSSL's buffer for the socket. */
@@ -911,14 +929,9 @@ static void test_edge_half_close_more(void)
  * the upstream receives all of it before the proxy closes. */
 static void test_edge_ws_last_bytes(void)
 {
-	char cert[4300], key[4300], addr[64], *out = NULL, *got;
-	char *argv[] = {"python3", py_edge_path, "servews", (char *)px_main.addr, "-", (char *)px_main.trust,
-			cert, key, NULL};
-	struct test_proc *srv;
+	char addr[64], *out = NULL, *got;
+	struct test_proc *srv = edge_server("servews", NULL, addr, sizeof(addr));
 
-	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
-	snprintf(key, sizeof(key), "%s/server.key", dir);
-	srv = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
 	CU_ASSERT_FATAL(srv != NULL);
 	CU_ASSERT_EQUAL(edge(&out, "wssend", addr, "2000000", NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "sent 2000000\n") == 0);
@@ -937,14 +950,9 @@ static void test_edge_ws_last_bytes(void)
  * proxy either). With close_notify (the test below) the end is clean. */
 static void test_edge_truncation_passed_on(void)
 {
-	char cert[4300], key[4300], addr[64], *out = NULL;
-	char *argv[] = {"python3", py_edge_path, "servecut", (char *)px_main.addr, "-", (char *)px_main.trust,
-			"200000", cert, key, NULL};
-	struct test_proc *srv;
+	char addr[64], *out = NULL;
+	struct test_proc *srv = edge_server("servecut", "200000", addr, sizeof(addr));
 
-	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
-	snprintf(key, sizeof(key), "%s/server.key", dir);
-	srv = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
 	CU_ASSERT_FATAL(srv != NULL);
 	CU_ASSERT_EQUAL(edge(&out, "readend", addr, NULL, NULL), 0);
 	ROW(out != NULL && strcmp(out, "cut 200000\n") == 0,
@@ -959,14 +967,9 @@ static void test_edge_truncation_passed_on(void)
  * of the body (close_notify must not be lost while reading is off). */
 static void test_edge_close_notify_upstream(void)
 {
-	char cert[4300], key[4300], addr[64], *out = NULL;
-	char *argv[] = {"python3", py_edge_path, "serve", (char *)px_main.addr, "-", (char *)px_main.trust,
-			"3000000", cert, key, NULL};
-	struct test_proc *srv;
+	char addr[64], *out = NULL;
+	struct test_proc *srv = edge_server("serve", "3000000", addr, sizeof(addr));
 
-	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
-	snprintf(key, sizeof(key), "%s/server.key", dir);
-	srv = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
 	CU_ASSERT_FATAL(srv != NULL);
 	for (int i = 0; i < 4; i++) {
 		CU_ASSERT_EQUAL(edge(&out, "slow", addr, "3000000", "3000000"), 0);
