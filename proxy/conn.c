@@ -12,9 +12,10 @@
  * Every callback only records what happened (EOF, error) and calls
  * drive(), which makes all the progress the buffers allow, state by state,
  * and finally recomputes which side may read (update_io()). The rule for
- * back-pressure is one place: a side reads only while the peer's output
- * buffer is below PASSAVANT_OUTBUF_HIGH_BYTES; the peer's write callback
- * fires at half of that (its low watermark) and drives again.
+ * back-pressure is one place: a side reads only while its own input and
+ * the peer's output buffer are below PASSAVANT_OUTBUF_HIGH_BYTES; the
+ * peer's write callback fires at half of that (its low watermark) and
+ * drives again.
  *
  * TLS termination (SPEC §5, docs/tls.md): after "200 Connection
  * Established" to a host the policy terminates, TLS_SNIFF looks at the
@@ -647,7 +648,10 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	else
 		tune_io(bev);
 	bound_underlying(bev);
-	bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+	/* A TLS side keeps libevent's read watermark: its read loop stops at
+	 * it. A plain socket's input is bounded by update_io(). */
+	if (bufferevent_openssl_get_ssl(bev) != NULL)
+		bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
 		log_warnx("conn %s: cannot enable upstream reads", c->client.peer);
@@ -1205,7 +1209,18 @@ static enum step finish_request(conn_t *c)
 		drop_upstream(c);
 	if (c->client_close || !c->req_done || c->client.eof)
 		return enter_draining(c);
-	http1_reset(c->client.http);
+	if (c->mitm) {
+		/* An idle terminated tunnel keeps its parsers without head
+		 * buffers (memory per open tunnel; send_request() resets the
+		 * response parser before it is used again). Plain HTTP keeps
+		 * them: no allocation per request where a request costs the
+		 * least. */
+		http1_release(c->client.http);
+		if (c->up_reusable)
+			http1_release(c->up.http);
+	} else {
+		http1_reset(c->client.http);
+	}
 	/* Inside a terminated tunnel the target stays the CONNECT's. */
 	c->have_target = c->mitm;
 	c->head_started = false;
@@ -1906,6 +1921,23 @@ static enum step step_drain(conn_t *c)
  * evbuffer by its whole length frees its chains (an empty one is left as
  * it is): idle terminated tunnels then hold no buffer memory.
  */
+static bool free_buffers_safe(void)
+{
+	/* Before these releases SSL_free_buffers() could free a buffer
+	 * holding part of a record (CVE-2024-4741): then it is not called. */
+	unsigned long v = OpenSSL_version_num();
+
+	if (v >= 0x30400000UL)
+		return true;
+	if (v >= 0x30300000UL)
+		return v >= 0x30300010UL; /* 3.3.1 */
+	if (v >= 0x30200000UL)
+		return v >= 0x30200020UL; /* 3.2.2 */
+	if (v >= 0x30100000UL)
+		return v >= 0x30100060UL; /* 3.1.6 */
+	return v >= 0x300000e0UL; /* 3.0.14 */
+}
+
 static void drop_empty_chains(struct conn_side *s)
 {
 	struct evbuffer *in;
@@ -1917,17 +1949,31 @@ static void drop_empty_chains(struct conn_side *s)
 	 * byte added to it frees every chain (it lands in the reserved one). */
 	if (evbuffer_get_length(in) == 0 && evbuffer_add(in, "", 1) == 0)
 		(void)evbuffer_drain(in, 1);
+	/* SSL_MODE_RELEASE_BUFFERS frees OpenSSL's read buffer only after a
+	 * record was consumed; the SSL_read() that then found the socket
+	 * empty (or read only a session ticket) allocated it again, 16.5 KiB
+	 * with read-ahead, held for as long as the tunnel stays idle.
+	 * SSL_free_buffers() frees it unless it holds bytes not yet
+	 * processed. */
+	if (SSL_is_init_finished(s->ssl) == 1 && free_buffers_safe())
+		(void)SSL_free_buffers(s->ssl);
 }
 
 /* Enables or disables reading on s; a side whose reading comes back may
  * need a kick again (kick_tls_read()). */
 static void set_reading(struct conn_side *s, bool on)
 {
+	bool enabled = (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
+
+	/* libevent adds the event again on every enable (twice per step and
+	 * side): only a change is passed on. A filter's enable also reads what
+	 * its underlying holds, so it is always passed on. */
 	if (on) {
-		if ((bufferevent_get_enabled(s->bev) & EV_READ) == 0)
+		if (!enabled)
 			s->kicked = false;
-		(void)bufferevent_enable(s->bev, EV_READ);
-	} else {
+		if (!enabled || bufferevent_get_underlying(s->bev) != NULL)
+			(void)bufferevent_enable(s->bev, EV_READ);
+	} else if (enabled || bufferevent_get_underlying(s->bev) != NULL) {
 		(void)bufferevent_disable(s->bev, EV_READ);
 	}
 }
@@ -2033,14 +2079,16 @@ static void update_io(conn_t *c)
 	bool client_read, up_read;
 
 	/* In peek mode the socket's bytes stay unread (peek_cb()). */
-	client_read = !c->client.eof && c->peek_ev == NULL;
+	client_read = !c->client.eof && c->peek_ev == NULL &&
+		      evbuffer_get_length(in_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES;
 	if (c->up.bev != NULL && evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
 		client_read = false;
 	set_reading(&c->client, client_read);
 	kick_tls_read(&c->client);
 	if (c->up.bev == NULL)
 		return;
-	up_read = !c->up.eof && evbuffer_get_length(out_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES;
+	up_read = !c->up.eof && evbuffer_get_length(out_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES &&
+		  evbuffer_get_length(in_of(&c->up)) < PASSAVANT_OUTBUF_HIGH_BYTES;
 	set_reading(&c->up, up_read);
 	kick_tls_read(&c->up);
 }
@@ -2317,7 +2365,9 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 		goto fail;
 	bufferevent_setcb(c->client.bev, client_read_cb, client_write_cb, client_event_cb, c);
 	tune_io(c->client.bev);
-	bufferevent_setwatermark(c->client.bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+	/* No read watermark on a plain socket: update_io() bounds the input
+	 * (libevent's watermark callback re-adds the read event at every
+	 * drain, five times per request). */
 	bufferevent_setwatermark(c->client.bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_enable(c->client.bev, EV_READ | EV_WRITE) < 0)
 		goto fail;

@@ -69,6 +69,14 @@ static void set_error(http1_t *h, int status, const char *reason)
 	}
 }
 
+/*
+ * Head bytes and field slots are allocated at a message's first bytes and
+ * grow on demand; http1_release() frees them while a connection waits for
+ * its next message (memory per open tunnel, docs/tls.md).
+ */
+#define HTTP1_BUF_INITIAL 1024
+#define HTTP1_FIELDS_INITIAL 16
+
 /* Appends to buf within the head limit; -1 (and a 431) past it. */
 static int append(http1_t *h, const char *at, size_t n)
 {
@@ -77,7 +85,7 @@ static int append(http1_t *h, const char *at, size_t n)
 		return -1;
 	}
 	if (h->len + n > h->cap) {
-		size_t cap = h->cap * 2;
+		size_t cap = h->cap > 0 ? h->cap * 2 : HTTP1_BUF_INITIAL;
 		char *nb;
 
 		while (cap < h->len + n)
@@ -121,15 +129,9 @@ static int on_status(llhttp_t *p, const char *at, size_t n)
 	return 0;
 }
 
-/*
- * Field slots grow on demand: most heads have a few fields, and an idle
- * connection keeps two parsers (memory per open tunnel, docs/tls.md).
- */
-#define HTTP1_FIELDS_INITIAL 16
-
 static int grow_fields(http1_t *h)
 {
-	size_t cap = h->hcap * 2;
+	size_t cap = h->hcap > 0 ? h->hcap * 2 : HTTP1_FIELDS_INITIAL;
 	struct hdr *nh;
 
 	if (cap > PASSAVANT_MAX_HEADER_COUNT)
@@ -168,12 +170,14 @@ static int on_header_field(llhttp_t *p, const char *at, size_t n)
 	return 0;
 }
 
-/* RFC 9110 tchar. */
+/* RFC 9110 tchar: ALPHA, DIGIT and these. */
+#define TCHAR_PUNCT "!#$%&'*+-.^_`|~"
+
 static bool is_tchar(unsigned char c)
 {
-	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+	if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
 		return true;
-	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+	return c != '\0' && memchr(TCHAR_PUNCT, c, sizeof(TCHAR_PUNCT) - 1) != NULL;
 }
 
 /* The non-strict llhttp build accepts spaces in field names ("Ho st",
@@ -275,16 +279,6 @@ http1_t *http1_new(enum http1_kind kind, size_t max_header_bytes)
 		return NULL;
 	h->kind = kind;
 	h->max_head = max_header_bytes < 256 ? 256 : max_header_bytes;
-	h->cap = 1024 < h->max_head ? 1024 : h->max_head;
-	h->buf = malloc(h->cap);
-	h->hcap = HTTP1_FIELDS_INITIAL;
-	h->hdr = malloc(h->hcap * sizeof(*h->hdr));
-	if (h->buf == NULL || h->hdr == NULL) {
-		free(h->buf);
-		free(h->hdr);
-		free(h);
-		return NULL;
-	}
 	llhttp_init(&h->parser, kind == HTTP1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE, &settings);
 	h->parser.data = h;
 	return h;
@@ -318,6 +312,16 @@ void http1_reset(http1_t *h)
 	h->sink_arg = NULL;
 }
 
+void http1_release(http1_t *h)
+{
+	http1_reset(h);
+	free(h->buf);
+	free(h->hdr);
+	h->buf = NULL;
+	h->hdr = NULL;
+	h->cap = h->hcap = 0;
+}
+
 void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg)
 {
 	h->sink = fn;
@@ -347,19 +351,29 @@ static size_t scan_head(http1_t *h, const char *data, size_t len)
 {
 	size_t i;
 
+	/* The first bytes of the head (the method), for TRACK. */
+	while (h->start_len < sizeof(h->start) && h->start_len - h->head_bytes < len)
+		h->start[h->start_len] = data[h->start_len - h->head_bytes], h->start_len++;
 	for (i = 0; i < len && h->scan != SCAN_DONE; i++) {
 		unsigned char c = (unsigned char)data[i];
 
-		if (h->start_len < sizeof(h->start))
-			h->start[h->start_len++] = (char)c;
-
 		switch (h->scan) {
-		case SCAN_LINE:
-			if (c == '\r')
-				h->scan = SCAN_CR;
-			else if (c == '\n')
+		case SCAN_LINE: {
+			/* Most bytes are inside a line: find its CR with
+			 * memchr(), and refuse an LF before it. */
+			const char *cr = memchr(data + i, '\r', len - i);
+			size_t stop = cr != NULL ? (size_t)(cr - data) : len;
+
+			if (memchr(data + i, '\n', stop - i) != NULL)
 				goto bare_lf;
+			if (cr == NULL) {
+				i = len - 1;
+				break;
+			}
+			i = stop;
+			h->scan = SCAN_CR;
 			break;
+		}
 		case SCAN_CR:
 			if (c != '\n')
 				goto bare_cr;
@@ -582,12 +596,18 @@ void http1_header(const http1_t *h, size_t i, const char **name, size_t *nlen, c
 	*vlen = h->hdr[i].vlen;
 }
 
-static bool name_is(const http1_t *h, size_t i, const char *name)
+static bool name_is_n(const http1_t *h, size_t i, const char *name, size_t n)
 {
-	size_t n = strlen(name);
-
 	return h->hdr[i].nlen == n && strncasecmp(h->buf + h->hdr[i].noff, name, n) == 0;
 }
+
+static bool name_is(const http1_t *h, size_t i, const char *name)
+{
+	return name_is_n(h, i, name, strlen(name));
+}
+
+/* A literal name: its length is known at compile time. */
+#define NAME_IS(h, i, lit) name_is_n((h), (i), "" lit, sizeof(lit) - 1)
 
 size_t http1_header_find(const http1_t *h, const char *name, size_t *first)
 {
@@ -613,7 +633,7 @@ static bool named_by_connection(const http1_t *h, size_t i)
 		const char *v;
 		size_t vl, p = 0;
 
-		if (!name_is(h, j, "connection"))
+		if (!NAME_IS(h, j, "connection"))
 			continue;
 		v = h->buf + h->hdr[j].voff;
 		vl = h->hdr[j].vlen;
@@ -635,71 +655,150 @@ static bool named_by_connection(const http1_t *h, size_t i)
 /* Hop-by-hop per RFC 9110 §7.6.1, plus Proxy-Authorization (SPEC §5: it
  * never goes upstream; it is meant for us). With keep_upgrade, Upgrade is
  * end-to-end (an upgrade being relayed) and Connection is rewritten by
- * the caller. */
-static bool is_hop_by_hop(const http1_t *h, size_t i, bool keep_upgrade)
+ * the caller. has_connection: the head has a Connection field (whose
+ * tokens name more hop-by-hop fields). */
+static bool is_hop_by_hop(const http1_t *h, size_t i, bool keep_upgrade, bool has_connection)
 {
-	if (keep_upgrade && name_is(h, i, "upgrade"))
+	if (keep_upgrade && NAME_IS(h, i, "upgrade"))
 		return false;
-	static const char *const hop[] = {"connection", "keep-alive", "proxy-connection", "te",
-					  "trailer", "upgrade", "proxy-authorization"};
-	size_t k;
-
-	for (k = 0; k < ARRAY_LEN(hop); k++)
-		if (name_is(h, i, hop[k]))
-			return true;
-	return named_by_connection(h, i);
+	if (NAME_IS(h, i, "connection") || NAME_IS(h, i, "keep-alive") || NAME_IS(h, i, "proxy-connection") ||
+	    NAME_IS(h, i, "te") || NAME_IS(h, i, "trailer") || NAME_IS(h, i, "upgrade") ||
+	    NAME_IS(h, i, "proxy-authorization"))
+		return true;
+	return has_connection && named_by_connection(h, i);
 }
 
-/* Appends every end-to-end field of h to out, skipping "skip" too, and
- * with identity the fields that negotiate compression. */
-static int write_fields(const http1_t *h, struct evbuffer *out, const char *skip, bool keep_upgrade,
-			bool identity)
-{
-	size_t i;
+/*
+ * A head is serialised with one evbuffer reservation sized from the
+ * parsed head (every field's bytes plus ": " and CRLF, the start line and
+ * the fields added here) and plain copies into it: no formatting, one
+ * chain.
+ */
+struct head_writer {
+	char *p, *end; /* next byte, end of the reservation */
+};
 
-	for (i = 0; i < h->nhdr; i++) {
-		if (is_hop_by_hop(h, i, keep_upgrade) || (skip != NULL && name_is(h, i, skip)))
-			continue;
-		if (identity &&
-		    (name_is(h, i, "accept-encoding") || name_is(h, i, "sec-websocket-extensions")))
-			continue;
-		if (evbuffer_add(out, h->buf + h->hdr[i].noff, h->hdr[i].nlen) < 0 ||
-		    evbuffer_add(out, ": ", 2) < 0 ||
-		    evbuffer_add(out, h->buf + h->hdr[i].voff, h->hdr[i].vlen) < 0 ||
-		    evbuffer_add(out, "\r\n", 2) < 0)
-			return -1;
+static void put(struct head_writer *w, const void *src, size_t n)
+{
+	/* Sized beforehand (head_reserve()): never past end. */
+	if (n > (size_t)(w->end - w->p)) {
+		w->p = w->end + 1; /* head_commit() refuses it */
+		return;
 	}
+	memcpy(w->p, src, n);
+	w->p += n;
+}
+
+static void put_str(struct head_writer *w, const char *s)
+{
+	put(w, s, strlen(s));
+}
+
+static int head_reserve(struct evbuffer *out, size_t size, struct head_writer *w, struct evbuffer_iovec *v)
+{
+	if (evbuffer_reserve_space(out, (ev_ssize_t)size, v, 1) < 1 || v->iov_len < size)
+		return -1;
+	w->p = v->iov_base;
+	w->end = w->p + size;
 	return 0;
 }
+
+static int head_commit(struct evbuffer *out, const struct head_writer *w, struct evbuffer_iovec *v)
+{
+	if (w->p > w->end)
+		return -1;
+	v->iov_len = (size_t)(w->p - (char *)v->iov_base);
+	return evbuffer_commit_space(out, v, 1);
+}
+
+/* The bytes write_fields() can write at most. */
+static size_t fields_size(const http1_t *h)
+{
+	return h->len + 4 * h->nhdr;
+}
+
+/* Writes every end-to-end field of h, skipping "skip" too, and with
+ * identity the fields that negotiate compression. */
+static void write_fields(const http1_t *h, struct head_writer *w, const char *skip, bool keep_upgrade,
+			 bool identity)
+{
+	bool has_connection = false;
+	size_t i;
+
+	for (i = 0; i < h->nhdr && !has_connection; i++)
+		has_connection = NAME_IS(h, i, "connection");
+	for (i = 0; i < h->nhdr; i++) {
+		if (is_hop_by_hop(h, i, keep_upgrade, has_connection) || (skip != NULL && name_is(h, i, skip)))
+			continue;
+		if (identity &&
+		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions")))
+			continue;
+		put(w, h->buf + h->hdr[i].noff, h->hdr[i].nlen);
+		put(w, ": ", 2);
+		put(w, h->buf + h->hdr[i].voff, h->hdr[i].vlen);
+		put(w, "\r\n", 2);
+	}
+}
+
+#define ACCEPT_IDENTITY "Accept-Encoding: identity\r\n"
+#define CONNECTION_UPGRADE "Connection: Upgrade\r\n"
+#define CONNECTION_CLOSE "Connection: close\r\n"
+/* Start line and added fields: the room they need beyond the parts. */
+#define HEAD_EXTRA (sizeof(ACCEPT_IDENTITY) + sizeof(CONNECTION_UPGRADE) + sizeof(CONNECTION_CLOSE) + 64)
 
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
 			     size_t path_len, const char *authority, bool keep_upgrade,
 			     bool identity)
 {
-	if (evbuffer_add_printf(out, "%s %s%.*s HTTP/1.%u\r\nHost: %s\r\n", http1_method(h),
-				path_len > 0 && path[0] == '?' ? "/" : "", (int)path_len, path,
-				h->parser.http_minor, authority) < 0)
+	const char *method = http1_method(h);
+	char version[] = " HTTP/1.0\r\nHost: ";
+	struct head_writer w;
+	struct evbuffer_iovec v;
+
+	if (head_reserve(out, strlen(method) + path_len + strlen(authority) + fields_size(h) + HEAD_EXTRA, &w,
+			 &v) < 0)
 		return -1;
-	if (write_fields(h, out, "host", keep_upgrade, identity) < 0)
-		return -1;
-	if (identity && evbuffer_add(out, "Accept-Encoding: identity\r\n", 27) < 0)
-		return -1;
-	if (keep_upgrade && evbuffer_add(out, "Connection: Upgrade\r\n", 21) < 0)
-		return -1;
-	return evbuffer_add(out, "\r\n", 2);
+	version[8] = (char)('0' + (h->parser.http_minor % 10));
+	put_str(&w, method);
+	put(&w, " ", 1);
+	if (path_len > 0 && path[0] == '?')
+		put(&w, "/", 1);
+	put(&w, path, path_len);
+	put(&w, version, sizeof(version) - 1);
+	put_str(&w, authority);
+	put(&w, "\r\n", 2);
+	write_fields(h, &w, "host", keep_upgrade, identity);
+	if (identity)
+		put(&w, ACCEPT_IDENTITY, sizeof(ACCEPT_IDENTITY) - 1);
+	if (keep_upgrade)
+		put(&w, CONNECTION_UPGRADE, sizeof(CONNECTION_UPGRADE) - 1);
+	put(&w, "\r\n", 2);
+	return head_commit(out, &w, &v);
 }
 
 int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close,
 			      bool keep_upgrade)
 {
-	if (evbuffer_add_printf(out, "HTTP/1.%u %03d %.*s\r\n", h->parser.http_minor,
-				h->parser.status_code, (int)h->reason_len, h->buf + h->reason_off) < 0)
+	char line[] = "HTTP/1.1 000 ";
+	unsigned status = (unsigned)h->parser.status_code % 1000;
+	struct head_writer w;
+	struct evbuffer_iovec v;
+
+	if (head_reserve(out, h->reason_len + fields_size(h) + HEAD_EXTRA, &w, &v) < 0)
 		return -1;
-	if (write_fields(h, out, NULL, keep_upgrade, false) < 0)
-		return -1;
-	if (keep_upgrade && evbuffer_add(out, "Connection: Upgrade\r\n", 21) < 0)
-		return -1;
-	if (add_close && evbuffer_add(out, "Connection: close\r\n", 19) < 0)
-		return -1;
-	return evbuffer_add(out, "\r\n", 2);
+	line[7] = (char)('0' + (h->parser.http_minor % 10));
+	line[9] = (char)('0' + status / 100);
+	line[10] = (char)('0' + status / 10 % 10);
+	line[11] = (char)('0' + status % 10);
+	put(&w, line, sizeof(line) - 1);
+	if (h->reason_len > 0)
+		put(&w, h->buf + h->reason_off, h->reason_len);
+	put(&w, "\r\n", 2);
+	write_fields(h, &w, NULL, keep_upgrade, false);
+	if (keep_upgrade)
+		put(&w, CONNECTION_UPGRADE, sizeof(CONNECTION_UPGRADE) - 1);
+	if (add_close)
+		put(&w, CONNECTION_CLOSE, sizeof(CONNECTION_CLOSE) - 1);
+	put(&w, "\r\n", 2);
+	return head_commit(out, &w, &v);
 }

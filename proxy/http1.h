@@ -51,6 +51,11 @@ void http1_free(http1_t *h);
  * (keeps the buffers: no allocation per request). */
 void http1_reset(http1_t *h) NONNULL(1);
 
+/* http1_reset(), and frees the head buffers too: for a connection that
+ * goes idle between messages (allocated again at the next message's first
+ * bytes). */
+void http1_release(http1_t *h) NONNULL(1);
+
 /*
  * Parses up to len bytes. *consumed receives how many belong to the current
  * message (the caller drops the head bytes it consumed after HTTP1_HEAD,

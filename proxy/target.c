@@ -34,6 +34,31 @@ static const char *parse_port(const char *s, size_t len, uint16_t *port)
 	return NULL;
 }
 
+/* out->authority from out->host (bracketed if IPv6) and, with_port,
+ * ":port"; the host is at most POLICY_HOST_MAX bytes, so it always fits. */
+static void write_authority(struct target *out, bool with_port)
+{
+	char *p = out->authority, digits[8];
+	size_t hl = strlen(out->host), nd = 0;
+	unsigned port = out->port;
+
+	if (out->is_ipv6)
+		*p++ = '[';
+	memcpy(p, out->host, hl);
+	p += hl;
+	if (out->is_ipv6)
+		*p++ = ']';
+	if (with_port) {
+		*p++ = ':';
+		do
+			digits[nd++] = (char)('0' + port % 10);
+		while ((port /= 10) > 0);
+		while (nd > 0)
+			*p++ = digits[--nd];
+	}
+	*p = '\0';
+}
+
 /*
  * Splits an authority "host[:port]" or "[v6][:port]" into host and port
  * text. need_port: the port is required. Fills out->host/port/is_ip and
@@ -84,12 +109,7 @@ static const char *parse_authority(const char *s, size_t len, bool need_port, ui
 	/* policy_host_normalize() accepts only dotted-quad IPv4 literals, so a
 	 * host made of digits and dots is one. */
 	out->is_ip = out->is_ipv6 || strspn(out->host, "0123456789.") == strlen(out->host);
-	if (port == default_port)
-		(void)snprintf(out->authority, sizeof(out->authority), out->is_ipv6 ? "[%s]" : "%s",
-			       out->host);
-	else
-		(void)snprintf(out->authority, sizeof(out->authority),
-			       out->is_ipv6 ? "[%s]:%u" : "%s:%u", out->host, (unsigned)port);
+	write_authority(out, port != default_port);
 	return NULL;
 }
 
