@@ -106,6 +106,8 @@ struct conn_side {
 	uint64_t bytes;          /* bytes read from this side and passed on */
 	bool eof;                /* this side will send nothing more (EOF or error) */
 	bool kicked;             /* TLS: a read was started for bytes OpenSSL holds (kick_tls_read()) */
+	struct event *rd;        /* plain socket: our read event (plain_read()); NULL on a TLS side */
+	bool reading;            /* rd is added */
 };
 
 struct conn {
@@ -169,6 +171,11 @@ struct conn {
 };
 
 static void drive(conn_t *c);
+static int plain_reader_new(conn_t *c, struct conn_side *s);
+static void plain_reader_free(struct conn_side *s);
+static void up_event_cb(struct bufferevent *bev, short events, void *arg);
+static void update_io(conn_t *c);
+static void set_reading(struct conn_side *s, bool on);
 static void client_read_cb(struct bufferevent *bev, void *arg);
 static void client_write_cb(struct bufferevent *bev, void *arg);
 static void client_event_cb(struct bufferevent *bev, short events, void *arg);
@@ -398,6 +405,7 @@ static void drop_upstream(conn_t *c)
 		upstream_cancel(c->dial);
 		c->dial = NULL;
 	}
+	plain_reader_free(&c->up);
 	if (c->up.bev != NULL) {
 		if (c->up.ssl != NULL)
 			wbio_detach(c->up.ssl);
@@ -653,6 +661,12 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	if (bufferevent_openssl_get_ssl(bev) != NULL)
 		bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
+	if (c->up.ssl == NULL && bufferevent_openssl_get_ssl(bev) == NULL) {
+		/* Plain: read by plain_read(); update_io() starts it. */
+		if (plain_reader_new(c, &c->up) < 0 || bufferevent_enable(bev, EV_WRITE) < 0)
+			log_warnx("conn %s: cannot watch the upstream %s", c->client.peer, c->up.peer);
+		return;
+	}
 	if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
 		log_warnx("conn %s: cannot enable upstream reads", c->client.peer);
 }
@@ -1659,6 +1673,9 @@ static enum step start_mitm(conn_t *c)
 	char err[256];
 	bool lost = false;
 
+	/* TLS reads the sockets from here on (tls.c). */
+	plain_reader_free(&c->client);
+	plain_reader_free(&c->up);
 	fb = tls_wrap_client(proxy_tls(c->px), proxy_base(c->px), c->client.bev, c->tgt.host, &lost,
 			     err, sizeof(err));
 	if (fb == NULL) {
@@ -1752,7 +1769,7 @@ static void start_peek(conn_t *c)
 		stop_peek(c);
 		return;
 	}
-	(void)bufferevent_disable(c->client.bev, EV_READ);
+	set_reading(&c->client, false);
 }
 
 /*
@@ -1963,7 +1980,16 @@ static void drop_empty_chains(struct conn_side *s)
  * need a kick again (kick_tls_read()). */
 static void set_reading(struct conn_side *s, bool on)
 {
-	bool enabled = (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
+	bool enabled;
+
+	if (s->rd != NULL) {
+		if (on && !s->reading)
+			s->reading = event_add(s->rd, NULL) == 0;
+		else if (!on && s->reading && event_del(s->rd) == 0)
+			s->reading = false;
+		return;
+	}
+	enabled = (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
 
 	/* libevent adds the event again on every enable (twice per step and
 	 * side): only a change is passed on. A filter's enable also reads what
@@ -2071,6 +2097,103 @@ static int pull_tls(struct conn_side *s)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Plain sockets are read here, not by libevent's socket bufferevent: its
+ * evbuffer_read() asks the kernel how much is waiting (ioctl FIONREAD)
+ * before every read and reads at most 4 KiB. One recv() of up to
+ * CONN_PLAIN_READ_BYTES replaces both; the bytes are copied into the
+ * input (a chain sized to them: a larger chain reserved for a short read
+ * would travel half empty to the other side's output). The bufferevent
+ * keeps writing. EOF and errors reach the event callbacks as libevent
+ * reports them (BEV_EVENT_READING with EOF or ERROR), reading stopped.
+ */
+#define CONN_PLAIN_READ_BYTES (64 * 1024)
+
+static void plain_read(conn_t *c, struct conn_side *s)
+{
+	char buf[CONN_PLAIN_READ_BYTES];
+	size_t len = evbuffer_get_length(in_of(s)), room;
+	ssize_t n;
+
+	room = len < PASSAVANT_OUTBUF_HIGH_BYTES ? PASSAVANT_OUTBUF_HIGH_BYTES - len : 0;
+	if (room > sizeof(buf))
+		room = sizeof(buf);
+	if (room == 0) {
+		update_io(c);
+		return;
+	}
+	n = recv(event_get_fd(s->rd), buf, room, 0);
+	if (n > 0) {
+		int r;
+
+		/* libevent freezes the end of a socket bufferevent's input
+		 * and unfreezes it around its own reads; so do we. */
+		(void)evbuffer_unfreeze(in_of(s), 0);
+		r = evbuffer_add(in_of(s), buf, (size_t)n);
+		(void)evbuffer_freeze(in_of(s), 0);
+
+		/* Plain bytes may carry real values (an upstream's answer
+		 * before remasking): no copy stays behind. */
+		if (c->mask != NULL)
+			explicit_bzero(buf, (size_t)n);
+		if (r < 0) {
+			conn_close(c, "out of memory reading a socket", true);
+			return;
+		}
+		drive(c);
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	set_reading(s, false);
+	if (s == &c->client)
+		client_event_cb(s->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+	else
+		up_event_cb(s->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+}
+
+static void client_plain_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)fd;
+	(void)events;
+	plain_read(c, &c->client);
+}
+
+static void up_plain_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)fd;
+	(void)events;
+	plain_read(c, &c->up);
+}
+
+/* Gives the plain side s (bev connected, no TLS) its read event; reading
+ * starts with set_reading(). */
+static int plain_reader_new(conn_t *c, struct conn_side *s)
+{
+	evutil_socket_t fd = bufferevent_getfd(s->bev);
+
+	if (fd < 0)
+		return -1;
+	plain_reader_free(s);
+	(void)bufferevent_disable(s->bev, EV_READ);
+	s->rd = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST,
+			  s == &c->client ? client_plain_cb : up_plain_cb, c);
+	return s->rd != NULL ? 0 : -1;
+}
+
+static void plain_reader_free(struct conn_side *s)
+{
+	if (s->rd != NULL) {
+		event_free(s->rd);
+		s->rd = NULL;
+	}
+	s->reading = false;
 }
 
 /* Which sides may read: the back-pressure rule of the file comment. */
@@ -2369,8 +2492,9 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 	 * (libevent's watermark callback re-adds the read event at every
 	 * drain, five times per request). */
 	bufferevent_setwatermark(c->client.bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
-	if (bufferevent_enable(c->client.bev, EV_READ | EV_WRITE) < 0)
+	if (plain_reader_new(c, &c->client) < 0 || bufferevent_enable(c->client.bev, EV_WRITE) < 0)
 		goto fail;
+	set_reading(&c->client, true);
 	conn_set_state(c, CONN_READ_HEAD);
 	arm_timer(c, c->head_ms);
 	return c;
@@ -2396,6 +2520,8 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		upstream_cancel(c->dial);
 		c->dial = NULL;
 	}
+	plain_reader_free(&c->up);
+	plain_reader_free(&c->client);
 	if (c->up.bev != NULL) {
 		if (c->up.ssl != NULL)
 			wbio_detach(c->up.ssl);
