@@ -125,6 +125,7 @@ struct conn {
 	bool tunnel;                /** CONNECT: opaque relay after the 200 */
 	bool slot;                  /** holds one of the proxy's maxTunnels slots */
 	bool first_request;         /** the first head is still awaited */
+	bool answered;              /** a terminated tunnel completed its first request */
 	bool head_started;          /** bytes of the current head have arrived */
 	bool req_done;              /** the current request was passed on in full */
 	bool resp_done;             /** the current response was passed on in full */
@@ -1223,6 +1224,12 @@ static enum step finish_request(conn_t *c)
 		drop_upstream(c);
 	if (c->client_close || !c->req_done || c->client.eof)
 		return enter_draining(c);
+	if (c->mitm && !c->answered) {
+		/* The first request of a new tunnel frees buffers too: the
+		 * proxy trims the heap after them as after handshakes. */
+		c->answered = true;
+		proxy_note_churn(c->px);
+	}
 	if (c->mitm) {
 		/* An idle terminated tunnel keeps its parsers without head
 		 * buffers (memory per open tunnel; send_request() resets the

@@ -170,14 +170,17 @@ static int on_header_field(llhttp_t *p, const char *at, size_t n)
 	return 0;
 }
 
-/* RFC 9110 tchar: ALPHA, DIGIT and these. */
-#define TCHAR_PUNCT "!#$%&'*+-.^_`|~"
+/* RFC 9110 tchar: ALPHA, DIGIT and "!#$%&'*+-.^_`|~". */
+static const bool tchar[256] = {
+	['0' ... '9'] = true, ['A' ... 'Z'] = true, ['a' ... 'z'] = true,
+	['!'] = true, ['#'] = true, ['$'] = true, ['%'] = true, ['&'] = true, ['\''] = true,
+	['*'] = true, ['+'] = true, ['-'] = true, ['.'] = true, ['^'] = true, ['_'] = true,
+	['`'] = true, ['|'] = true, ['~'] = true,
+};
 
 static bool is_tchar(unsigned char c)
 {
-	if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
-		return true;
-	return c != '\0' && memchr(TCHAR_PUNCT, c, sizeof(TCHAR_PUNCT) - 1) != NULL;
+	return tchar[c];
 }
 
 /* The non-strict llhttp build accepts spaces in field names ("Ho st",

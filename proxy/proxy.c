@@ -39,7 +39,8 @@ struct proxy {
 	struct event *sig_int, *sig_term, *sig_hup; /* signal events */
 	struct event *accept_pause;     /* re-enables the listener after EMFILE */
 	struct event *settle;           /* returns freed heap pages once accepting settles */
-	struct timeval last_churn;      /* last accept, close or TLS handshake end (loop time) */
+	bool churned;                   /* an accept, close or TLS handshake end since the last trim */
+	struct timeval last_churn;      /* the last of them (loop time) */
 	proxy_policy_t *cur;            /* current policy (our reference) */
 	char *policy_path;              /* re-read on SIGHUP; NULL: embedded */
 	audit_t *audit;                 /* audit log or NULL */
@@ -220,27 +221,37 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
  * Heap pages freed by TLS handshakes. A burst of connections leaves holes
  * between the long-lived allocations of the tunnels it opened (handshake
  * buffers, certificate parsing, key shares); glibc gives back only the top
- * of the heap, so the holes stay resident. PROXY_SETTLE_MS after the
- * last accept, close or end of a TLS handshake (proxy_note_churn()),
- * malloc_trim() returns their whole pages (measured: 12 to 30 KiB per
- * open terminated tunnel after 1000 opened at once, docs/tls.md). Armed
- * by those events only: an idle proxy never wakes up for it, and a steady
- * stream of new connections trims once the stream pauses.
+ * of the heap, so the holes stay resident. While accepts, closes and ends
+ * of TLS handshakes come (proxy_note_churn()), malloc_trim() returns their
+ * whole pages every PROXY_TRIM_MS; once more PROXY_SETTLE_MS after the
+ * last of them, for what the first requests of the new tunnels freed
+ * (measured: about 25 KiB per open terminated tunnel after 1000 opened at
+ * once, docs/tls.md). Armed by those events only: an idle proxy wakes up
+ * for it at most twice after its last connection came or went.
  */
+#define PROXY_TRIM_MS 100
 #define PROXY_SETTLE_MS 1000
 
 static void settle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	proxy_t *px = arg;
-	struct timeval now, since, left, settle = {PROXY_SETTLE_MS / 1000, (PROXY_SETTLE_MS % 1000) * 1000};
+	struct timeval now, since, left, trim = {0, PROXY_TRIM_MS * 1000},
+					 settle = {PROXY_SETTLE_MS / 1000, (PROXY_SETTLE_MS % 1000) * 1000};
 
 	(void)fd;
 	(void)what;
-	/* Re-armed for what is left since the last churn: the trim comes
-	 * PROXY_SETTLE_MS after it. */
+	if (px->churned) {
+		/* Churn since the last trim: trim, and look again soon. */
+		px->churned = false;
+		(void)malloc_trim(0);
+		(void)event_add(px->settle, &trim);
+		return;
+	}
 	if (event_base_gettimeofday_cached(px->base, &now) == 0) {
 		timersub(&now, &px->last_churn, &since);
 		if (timercmp(&since, &settle, <)) {
+			/* Quiet since the last trim: the settling one comes
+			 * PROXY_SETTLE_MS after the last churn. */
 			timersub(&settle, &since, &left);
 			(void)event_add(px->settle, &left);
 			return;
@@ -261,10 +272,11 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 
 void proxy_note_churn(proxy_t *px)
 {
-	struct timeval tv = {PROXY_SETTLE_MS / 1000, (PROXY_SETTLE_MS % 1000) * 1000};
+	struct timeval tv = {PROXY_TRIM_MS / 1000, (PROXY_TRIM_MS % 1000) * 1000};
 
 	if (px->settle == NULL)
 		return;
+	px->churned = true;
 	(void)event_base_gettimeofday_cached(px->base, &px->last_churn);
 	if (!evtimer_pending(px->settle, NULL))
 		(void)event_add(px->settle, &tv);
