@@ -1235,7 +1235,11 @@ static enum step finish_request(conn_t *c)
 		 * buffers (memory per open tunnel; send_request() resets the
 		 * response parser before it is used again). Plain HTTP keeps
 		 * them: no allocation per request where a request costs the
-		 * least. */
+		 * least. c->tgt.path points into the request's head
+		 * (decide_inner()): it goes with the buffer, so a refusal
+		 * before the next head is decided records no freed target. */
+		c->tgt.path = "";
+		c->tgt.path_len = 0;
 		http1_release(c->client.http);
 		if (c->up_reusable)
 			http1_release(c->up.http);

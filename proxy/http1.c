@@ -464,7 +464,10 @@ enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *c
 		if (n == (size_t)-1)
 			return HTTP1_ERROR;
 		e = llhttp_execute(&h->parser, data, n);
-		if (e == HPE_INVALID_METHOD && h->start_len >= 6 && memcmp(h->start, "TRACK ", 6) == 0) {
+		/* llhttp fails at the K: with the head arriving a byte at a
+		 * time, the 5 bytes read so far are all there is. */
+		if (e == HPE_INVALID_METHOD && ((h->start_len >= 6 && memcmp(h->start, "TRACK ", 6) == 0) ||
+						(h->start_len == 5 && memcmp(h->start, "TRACK", 5) == 0))) {
 			/* llhttp does not know TRACK; SPEC §5 wants it refused
 			 * like TRACE, not as malformed. */
 			set_error(h, 405, "TRACK is not allowed through the proxy");
@@ -679,13 +682,14 @@ static bool is_hop_by_hop(const http1_t *h, size_t i, bool keep_upgrade, bool ha
  */
 struct head_writer {
 	char *p, *end; /* next byte, end of the reservation */
+	bool overflow; /* a put() did not fit: head_commit() refuses */
 };
 
 static void put(struct head_writer *w, const void *src, size_t n)
 {
 	/* Sized beforehand (head_reserve()): never past end. */
-	if (n > (size_t)(w->end - w->p)) {
-		w->p = w->end + 1; /* head_commit() refuses it */
+	if (w->overflow || n > (size_t)(w->end - w->p)) {
+		w->overflow = true;
 		return;
 	}
 	memcpy(w->p, src, n);
@@ -703,12 +707,13 @@ static int head_reserve(struct evbuffer *out, size_t size, struct head_writer *w
 		return -1;
 	w->p = v->iov_base;
 	w->end = w->p + size;
+	w->overflow = false;
 	return 0;
 }
 
 static int head_commit(struct evbuffer *out, const struct head_writer *w, struct evbuffer_iovec *v)
 {
-	if (w->p > w->end)
+	if (w->overflow)
 		return -1;
 	v->iov_len = (size_t)(w->p - (char *)v->iov_base);
 	return evbuffer_commit_space(out, v, 1);

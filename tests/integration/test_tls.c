@@ -806,6 +806,25 @@ static const char py_edge[] =
 	"    except ssl.SSLEOFError: how = 'cut'\n"
 	"    except ssl.SSLError as e: how = 'cut'\n"
 	"    print('%s %d' % (how, len(data.partition(b'\\r\\n\\r\\n')[2])))\n"
+	"elif mode == 'badnext':\n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    t = ctx.wrap_socket(tunnel(), server_hostname=th); t.settimeout(10)\n"
+	"    t.sendall(b'GET /hello?first=%s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (b'a' * 200, target.encode()))\n"
+	"    data = b''\n"
+	"    while b'hello\\n' not in data:\n"
+	"        d = t.recv(65536)\n"
+	"        if not d: break\n"
+	"        data += d\n"
+	"    print(data.split(b'\\r\\n')[0].decode())\n"
+	"    t.sendall(b'GET /x HTTP/1.1\\r\\nHost: %s\\nBad: y\\r\\n\\r\\n' % target.encode())\n"
+	"    data = b''\n"
+	"    try:\n"
+	"        while b'\\r\\n' not in data:\n"
+	"            d = t.recv(65536)\n"
+	"            if not d: break\n"
+	"            data += d\n"
+	"    except ssl.SSLError: pass\n"
+	"    print(data.split(b'\\r\\n')[0].decode())\n"
 	"elif mode == 'serve':\n"
 	"    n, cert, key = int(sys.argv[5]), sys.argv[6], sys.argv[7]\n"
 	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
@@ -962,6 +981,32 @@ static void test_edge_truncation_passed_on(void)
 	test_proc_free(srv);
 }
 
+/* A head refused right after a completed request in a terminated tunnel
+ * (bare LF): the parser's buffers were freed with the first request, and
+ * the refusal's audit line must not read that request's target from
+ * them (under ASan this was a use-after-free). */
+static void test_edge_refusal_after_request(void)
+{
+	char *out = NULL, *log, *l;
+
+	CU_ASSERT_EQUAL(edge(&out, "badnext", up.addr, NULL, NULL), 0);
+	ROW(out != NULL && strcmp(out, "HTTP/1.1 200 OK\nHTTP/1.1 400 Bad Request\n") == 0,
+	    "a good request, then a head with a bare LF in the same tunnel: '%s'", out ? out : "");
+	free(out);
+	usleep(200000);
+	log = test_read_file(px_main.audit, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	l = strstr(log, "bare LF");
+	CU_ASSERT_FATAL(l != NULL);
+	while (l > log && l[-1] != '\n')
+		l--;
+	if (strchr(l, '\n') != NULL)
+		*strchr(l, '\n') = '\0';
+	CU_ASSERT(strstr(l, "\"status\":400") != NULL);
+	ROW(strstr(l, "\"target\":\"\"") != NULL, "the refusal's audit line names no target: %s", l);
+	free(log);
+}
+
 /* An upstream that ends a close-delimited body with close_notify and
  * waits for ours before closing TCP: a slow client still gets the end
  * of the body (close_notify must not be lost while reading is off). */
@@ -1109,6 +1154,8 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "TLS: half-close through a filter, close_notify in its own segment", test_edge_half_close_more);
 	test_add(s, "TLS: an upgraded stream's last client bytes reach the upstream", test_edge_ws_last_bytes);
 	test_add(s, "TLS: an upstream's truncation of a close-delimited body is passed on", test_edge_truncation_passed_on);
+	test_add(s, "TLS: a head refused after a completed request (freed head buffers)",
+		 test_edge_refusal_after_request);
 	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
 	test_add(s, "SNI not naming the CONNECT target: 421", test_sni_mismatch);
 	test_add(s, "WebSocket echo inside TLS", test_websocket);
