@@ -34,6 +34,7 @@
 /* MASK_STREAM_NO_SIMD: build the portable skip only (tests it anywhere). */
 #if defined(__x86_64__) && !defined(MASK_STREAM_NO_SIMD)
 #include <emmintrin.h>
+#include <immintrin.h>
 #include <tmmintrin.h>
 #define HAVE_TEDDY 1
 #endif
@@ -99,6 +100,7 @@ struct mask_set {
 	__m128i *second_vec;      /* [SKIP_VEC_MAX] distinct second bytes broadcast */
 	__m128i *teddy;           /* [6] nibble tables: lo1, hi1, lo2, hi2, lo3, hi3 */
 	bool use_teddy;           /* the CPU has SSSE3 (pshufb) */
+	bool use_teddy32;         /* ... and AVX2: 32 lanes per step */
 #endif
 	struct mask_pat *pat;     /* [npats] */
 	unsigned char *bytes;     /* from and to strings of every pattern */
@@ -606,6 +608,47 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 	*done = i;
 	return n;
 }
+
+/* skip_teddy() with AVX2: the same tables in both 128-bit halves, 32
+ * lanes per step (n >= 34). */
+__attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set, const unsigned char *p,
+							   size_t n, size_t *done)
+{
+	const __m256i lo1 = _mm256_broadcastsi128_si256(set->teddy[0]);
+	const __m256i hi1 = _mm256_broadcastsi128_si256(set->teddy[1]);
+	const __m256i lo2 = _mm256_broadcastsi128_si256(set->teddy[2]);
+	const __m256i hi2 = _mm256_broadcastsi128_si256(set->teddy[3]);
+	const __m256i lo3 = _mm256_broadcastsi128_si256(set->teddy[4]);
+	const __m256i hi3 = _mm256_broadcastsi128_si256(set->teddy[5]);
+	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+	size_t i = 0;
+
+	for (; i + 34 <= n; i += 32) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
+		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 1));
+		__m256i z = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 2));
+		__m256i r = _mm256_and_si256(
+			_mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
+					 _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib))),
+			_mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
+					 _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib))));
+		uint32_t bits;
+
+		r = _mm256_and_si256(
+			r, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
+					    _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
+		bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
+		while (bits != 0) {
+			size_t j = i + (size_t)__builtin_ctz(bits);
+
+			if (skip_cand(set, p, j, n))
+				return j;
+			bits &= bits - 1;
+		}
+	}
+	*done = i;
+	return n;
+}
 #endif
 
 /* Builds the tables used to skip input in the root state: first bytes
@@ -671,6 +714,7 @@ static void first_bytes(mask_set_t *set)
 #ifdef HAVE_TEDDY
 	teddy_build(set);
 	set->use_teddy = __builtin_cpu_supports("ssse3") != 0;
+	set->use_teddy32 = set->use_teddy && __builtin_cpu_supports("avx2") != 0;
 #endif
 }
 
@@ -872,7 +916,8 @@ size_t mask_set_maxlen(const mask_set_t *set)
  * first four bytes begin some pattern, see skip_cand), n if none.
  * Skipping a byte at which no match starts leaves the automaton correctly
  * in the root: the longest suffix that is a pattern prefix starts after
- * it. With SSSE3: the nibble filter on three bytes (skip_teddy). Else one
+ * it. With SSSE3: the nibble filter on three bytes (skip_teddy; with AVX2
+ * 32 bytes per step, skip_teddy32). Else one
  * first byte: memchr; up to SKIP_VEC_MAX first bytes: SSE2 compares of 16
  * bytes (first and second byte sets); more: a table lookup per byte.
  * Every candidate is confirmed with skip_cand().
@@ -885,8 +930,24 @@ static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 		return n;
 #ifdef HAVE_TEDDY
 	if (set->use_teddy && n >= 18) {
-		size_t j = skip_teddy(set, p, n, &i);
+		size_t j;
 
+		if (set->use_teddy32 && n >= 34) {
+			/* The 16-lane loop takes what is left of 32-byte steps. */
+			size_t k;
+
+			j = skip_teddy32(set, p, n, &i);
+			if (j < n)
+				return j;
+			if (n - i >= 18) {
+				j = skip_teddy(set, p + i, n - i, &k);
+				if (j < n - i)
+					return i + j;
+				i += k;
+			}
+			goto tail;
+		}
+		j = skip_teddy(set, p, n, &i);
 		if (j < n)
 			return j;
 		goto tail;

@@ -503,8 +503,8 @@ static void test_large(void)
 }
 
 /*
- * The root-state skip has several implementations (Teddy nibble filter,
- * memchr for one first byte, SSE2 compares for up to 16 first bytes, a
+ * The root-state skip has several implementations (Teddy nibble filter
+ * on 32 or 16 lanes, memchr for one first byte, SSE2 compares for up to 16 first bytes, a
  * table past that); the CPU picks one, so force each in turn on sets with
  * 1, 5 and 24 distinct first bytes, over input dense in near misses.
  */
@@ -533,7 +533,7 @@ static void test_skip_paths(void)
 		in[i] = (unsigned char)alpha[(x >> 33) % 26];
 	}
 	for (size_t si = 0; si < ARRAY_LEN(sizes); si++) {
-		for (int mode = 0; mode < 2; mode++) {
+		for (int mode = 0; mode < 3; mode++) {
 			enum mask_set_result res;
 			mask_set_t *set = mask_set_new(pairs, sizes[si], MASK_SET_NO_MLOCK, &res);
 			struct bytes ref = { 0 };
@@ -546,6 +546,8 @@ static void test_skip_paths(void)
 #ifdef HAVE_TEDDY
 			if (mode == 1)
 				set->use_teddy = false;
+			if (mode == 2) /* SSSE3 only, 16 lanes */
+				set->use_teddy32 = false;
 #else
 			(void)mode;
 #endif
