@@ -663,9 +663,12 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 		bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (c->up.ssl == NULL && bufferevent_openssl_get_ssl(bev) == NULL) {
-		/* Plain: read by plain_read(); update_io() starts it. */
-		if (plain_reader_new(c, &c->up) < 0 || bufferevent_enable(bev, EV_WRITE) < 0)
+		/* Plain: read by plain_read(); update_io() starts it (without
+		 * a read event, set_reading() lets libevent read). */
+		if (plain_reader_new(c, &c->up) < 0)
 			log_warnx("conn %s: cannot watch the upstream %s", c->client.peer, c->up.peer);
+		if (bufferevent_enable(bev, EV_WRITE) < 0)
+			log_warnx("conn %s: cannot write to the upstream %s", c->client.peer, c->up.peer);
 		return;
 	}
 	if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
@@ -2147,7 +2150,7 @@ static void plain_read(conn_t *c, struct conn_side *s)
 
 		/* Plain bytes may carry real values (an upstream's answer
 		 * before remasking): no copy stays behind. */
-		if (c->mask != NULL)
+		if (proxy_masks(c->px) != NULL)
 			explicit_bzero(buf, (size_t)n);
 		if (r < 0) {
 			conn_close(c, "out of memory reading a socket", true);
