@@ -569,6 +569,21 @@ static void teddy_build(mask_set_t *set)
 	}
 }
 
+/* The first lane i + k, for the bits k set in bits (lanes that passed the
+ * Teddy filter), that skip_cand() confirms; n if none. */
+static inline size_t teddy_confirm(const mask_set_t *set, const unsigned char *p, size_t n, size_t i,
+				   uint32_t bits)
+{
+	while (bits != 0) {
+		size_t j = i + (size_t)__builtin_ctz(bits);
+
+		if (skip_cand(set, p, j, n))
+			return j;
+		bits &= bits - 1;
+	}
+	return n;
+}
+
 /* Offset in p[0..n) (n >= 18) of the first lane, among the full 16-byte
  * blocks, that passes the Teddy filter and skip_cand(); sets *done to the
  * offset scanning stopped at when there is none. */
@@ -592,18 +607,14 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 			_mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
 				      _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib))));
 		unsigned bits;
+		size_t j;
 
 		r = _mm_and_si128(
 			r, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
 					 _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
 		bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
-		while (bits != 0) {
-			size_t j = i + (size_t)__builtin_ctz(bits);
-
-			if (skip_cand(set, p, j, n))
-				return j;
-			bits &= bits - 1;
-		}
+		if (bits != 0 && (j = teddy_confirm(set, p, n, i, bits)) < n)
+			return j;
 	}
 	*done = i;
 	return n;
@@ -633,18 +644,14 @@ __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set
 			_mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
 					 _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib))));
 		uint32_t bits;
+		size_t j;
 
 		r = _mm256_and_si256(
 			r, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
 					    _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
 		bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
-		while (bits != 0) {
-			size_t j = i + (size_t)__builtin_ctz(bits);
-
-			if (skip_cand(set, p, j, n))
-				return j;
-			bits &= bits - 1;
-		}
+		if (bits != 0 && (j = teddy_confirm(set, p, n, i, bits)) < n)
+			return j;
 	}
 	*done = i;
 	return n;

@@ -452,6 +452,21 @@ static void test_excluded_host(void)
 	}
 }
 
+/* The audit line of log (from offset from on) that contains needle, cut
+ * at its end (log is modified), or NULL. */
+static char *audit_line_with(char *log, size_t from, const char *needle)
+{
+	char *l = strstr(log + from, needle), *end;
+
+	if (l == NULL)
+		return NULL;
+	while (l > log && l[-1] != '\n')
+		l--;
+	if ((end = strchr(l, '\n')) != NULL)
+		*end = '\0';
+	return l;
+}
+
 static void test_audit_terminated(void)
 {
 	char *log, *l;
@@ -462,10 +477,8 @@ static void test_audit_terminated(void)
 	usleep(200000);
 	log = test_read_file(px_main.audit, NULL);
 	CU_ASSERT_FATAL(log != NULL);
-	l = strstr(log, "\"target\":\"/hello?audit=1\"");
+	l = audit_line_with(log, 0, "\"target\":\"/hello?audit=1\"");
 	CU_ASSERT_FATAL(l != NULL);
-	while (l > log && l[-1] != '\n')
-		l--;
 	CU_ASSERT(strstr(l, "\"kind\":\"request\",\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"127.0.0.1\"") !=
 		  NULL);
 	CU_ASSERT(strstr(l, "\"status\":200,\"decision\":\"allow\"") != NULL);
@@ -489,10 +502,8 @@ static void test_audit_failed_handshake(void)
 	usleep(300000);
 	log = test_read_file(px_main.audit, NULL);
 	CU_ASSERT_FATAL(log != NULL);
-	l = strstr(log + before, "TLS handshake with the client for 127.0.0.1:");
+	l = audit_line_with(log, before, "TLS handshake with the client for 127.0.0.1:");
 	CU_ASSERT_FATAL(l != NULL);
-	while (l > log && l[-1] != '\n')
-		l--;
 	CU_ASSERT(strstr(l, "\"kind\":\"connect\",\"method\":\"CONNECT\"") != NULL);
 	CU_ASSERT(strstr(l, "trust.pem") != NULL);
 	CU_ASSERT(strstr(l, "\"tls\":\"terminated\"}") != NULL);
@@ -996,12 +1007,8 @@ static void test_edge_refusal_after_request(void)
 	usleep(200000);
 	log = test_read_file(px_main.audit, NULL);
 	CU_ASSERT_FATAL(log != NULL);
-	l = strstr(log, "bare LF");
+	l = audit_line_with(log, 0, "bare LF");
 	CU_ASSERT_FATAL(l != NULL);
-	while (l > log && l[-1] != '\n')
-		l--;
-	if (strchr(l, '\n') != NULL)
-		*strchr(l, '\n') = '\0';
 	CU_ASSERT(strstr(l, "\"status\":400") != NULL);
 	ROW(strstr(l, "\"target\":\"\"") != NULL, "the refusal's audit line names no target: %s", l);
 	free(log);
