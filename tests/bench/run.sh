@@ -9,7 +9,9 @@
 #   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs (required)
 #   BENCH_SECS       seconds per measurement (default 3)
 #   BENCH_ROUNDS     direct and proxied measurements alternate this many
-#                    times per scenario; the median of each side is shown
+#                    times per scenario; the median of each side is shown,
+#                    and the ratio is followed by the range of the rounds'
+#                    own ratios (the machine's noise)
 #                    (default 3; the machine is shared, one round is noisy)
 #   PIN=1            pin the proxy to CPU 0 (taskset -c 0), pv-load and the
 #                    upstreams to CPU 1; needs 2 CPUs and taskset
@@ -257,6 +259,20 @@ scenario() {
 		d=$(field "$metric" "$direct")
 		p=$(field "$metric" "$proxied")
 		ratio=$(awk -v d="$d" -v p="$p" 'BEGIN { if (d > 0) printf "%.2f", p / d; else print "n/a" }')
+		# The spread of the rounds' own ratios (each proxied run over the
+		# direct run just before it): how much the machine moved.
+		local i lo="" hi="" q
+		for i in "${!ds[@]}"; do
+			[ -n "${ds[$i]}" ] && [ -n "${ps[$i]:-}" ] || continue
+			q=$(awk -v d="$(field "$metric" "${ds[$i]}")" -v p="$(field "$metric" "${ps[$i]}")" \
+				'BEGIN { if (d > 0) printf "%.2f", p / d }')
+			[ -n "$q" ] || continue
+			if [ -z "$lo" ] || awk -v a="$q" -v b="$lo" 'BEGIN { exit !(a < b) }'; then lo=$q; fi
+			if [ -z "$hi" ] || awk -v a="$q" -v b="$hi" 'BEGIN { exit !(a > b) }'; then hi=$q; fi
+		done
+		if [ "$ROUNDS" -gt 1 ] && [ -n "$lo" ]; then
+			ratio="$ratio (rounds $lo-$hi)"
+		fi
 	fi
 	printf '%-28s %s %s %s\n' "$name" "$(cell "$direct" "$metric")" \
 		"$(cell "$proxied" "$metric")" "$ratio"
