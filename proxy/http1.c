@@ -121,6 +121,16 @@ static int on_status(llhttp_t *p, const char *at, size_t n)
 {
 	http1_t *h = p->data;
 
+	/* reason-phrase = *( HTAB / SP / VCHAR / obs-text ) (RFC 9112 §4):
+	 * llhttp lets other control bytes through, a NUL included. */
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)at[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			set_error(h, 400, "control character in the reason phrase");
+			return HPE_USER;
+		}
+	}
 	if (h->reason_len == 0)
 		h->reason_off = (uint32_t)h->len;
 	if (append(h, at, n) < 0)

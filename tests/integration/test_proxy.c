@@ -529,6 +529,33 @@ static void test_track(void)
 	close(fd);
 }
 
+/* A reason phrase with a control byte (a NUL, SOH) is a malformed
+ * response: 502, nothing of it passed on; a tab is allowed. */
+static void test_reason_control_bytes(void)
+{
+	static const char *const reasons[] = {"O\0K", "O\001K", "O\tK"};
+	static const size_t lens[] = {3, 3, 3};
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		char raw[128], path[512], req[1024], *resp;
+		int n = snprintf(raw, sizeof(raw), "HTTP/1.1 200 ");
+
+		memcpy(raw + n, reasons[i], lens[i]);
+		n += (int)lens[i];
+		n += snprintf(raw + n, sizeof(raw) - (size_t)n, "\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
+		CU_ASSERT_FATAL(test_upstream_rawhex_path(path, sizeof(path), raw, (size_t)n) == 0);
+		n = snprintf(req, sizeof(req), "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, path, up.addr);
+		resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+		CU_ASSERT_FATAL(resp != NULL);
+		if (i < 2)
+			ROW(strncmp(resp, "HTTP/1.1 502", 12) == 0 && strstr(resp, "hi") == NULL,
+			    "reason with byte %d: '%.60s'", (int)(unsigned char)reasons[i][1], resp);
+		else
+			ROW(strncmp(resp, "HTTP/1.1 200 O\tK\r\n", 18) == 0, "reason with a tab: '%.60s'", resp);
+		free(resp);
+	}
+}
+
 /* A WebSocket upgrade over plain HTTP: 101, then frames relayed. */
 static void test_websocket(void)
 {
@@ -1357,6 +1384,7 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "allowed name that does not resolve: 502", test_refused_name_not_resolved);
 	test_add(s, "TRACE 405, bad targets 400", test_trace_and_bad_targets);
 	test_add(s, "TRACK 405", test_track);
+	test_add(s, "control bytes in a reason phrase: 502", test_reason_control_bytes);
 	test_add(s, "WebSocket upgrade relayed after 101", test_websocket);
 	test_add(s, "head over maxHeaderBytes: 431", test_header_too_large);
 	test_add(s, "unreachable upstream: 502", test_unreachable);
