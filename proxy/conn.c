@@ -602,7 +602,7 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
  * before each SSL_read (libevent's bytes_to_read(), evbuffer_reserve_space())
  * and keeps the reserved chain when SSL_read has nothing: every idle
  * terminated tunnel held two such empty chains. drive() frees them
- * (drop_empty_chains()), so the allowance can be a whole TLS record:
+ * (release_idle_buffers()), so the allowance can be a whole TLS record:
  * chains of 16 KiB become records of 16 KiB on the other side (at 4 KiB,
  * 8 KiB chains made 8 KiB records and twice the writes; 10 to 15% less
  * throughput on 64 MiB transfers). 16384 is a whole record's plaintext
@@ -652,27 +652,25 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	c->up_port = c->tgt.port;
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	bufferevent_setcb(bev, up_read_cb, up_write_cb, up_event_cb, c);
-	if (bufferevent_openssl_get_ssl(bev) != NULL)
-		tune_tls_io(bev);
-	else
-		tune_io(bev);
-	bound_underlying(bev);
-	/* A TLS side keeps libevent's read watermark: its read loop stops at
-	 * it. A plain socket's input is bounded by update_io(). */
-	if (bufferevent_openssl_get_ssl(bev) != NULL)
-		bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
-	if (c->up.ssl == NULL && bufferevent_openssl_get_ssl(bev) == NULL) {
-		/* Plain: read by plain_read(); update_io() starts it (without
-		 * a read event, set_reading() lets libevent read). */
-		if (plain_reader_new(c, &c->up) < 0)
-			log_warnx("conn %s: cannot watch the upstream %s", c->client.peer, c->up.peer);
-		if (bufferevent_enable(bev, EV_WRITE) < 0)
-			log_warnx("conn %s: cannot write to the upstream %s", c->client.peer, c->up.peer);
+	if (bufferevent_openssl_get_ssl(bev) != NULL) {
+		/* A TLS side keeps libevent's read watermark: its read loop
+		 * stops at it. */
+		tune_tls_io(bev);
+		bound_underlying(bev);
+		bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+		if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
+			log_warnx("conn %s: cannot enable upstream reads", c->client.peer);
 		return;
 	}
-	if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
-		log_warnx("conn %s: cannot enable upstream reads", c->client.peer);
+	/* Plain: read by plain_read(), its input bounded by update_io(),
+	 * which starts it (without a read event, set_reading() lets libevent
+	 * read). */
+	tune_io(bev);
+	if (plain_reader_new(c, &c->up) < 0)
+		log_warnx("conn %s: cannot watch the upstream %s", c->client.peer, c->up.peer);
+	if (bufferevent_enable(bev, EV_WRITE) < 0)
+		log_warnx("conn %s: cannot write to the upstream %s", c->client.peer, c->up.peer);
 }
 
 /* Sends the rewritten request head upstream and starts relaying. */
@@ -1227,13 +1225,13 @@ static enum step finish_request(conn_t *c)
 		drop_upstream(c);
 	if (c->client_close || !c->req_done || c->client.eof)
 		return enter_draining(c);
-	if (c->mitm && !c->answered) {
+	if (c->mitm) {
 		/* The first request of a new tunnel frees buffers too: the
 		 * proxy trims the heap after them as after handshakes. */
-		c->answered = true;
-		proxy_note_churn(c->px);
-	}
-	if (c->mitm) {
+		if (!c->answered) {
+			c->answered = true;
+			proxy_note_churn(c->px);
+		}
 		/* An idle terminated tunnel keeps its parsers without head
 		 * buffers (memory per open tunnel; send_request() resets the
 		 * response parser before it is used again). Plain HTTP keeps
@@ -1715,12 +1713,7 @@ static enum step start_mitm(conn_t *c)
 	c->resp_started = false;
 	/* The Host the upstream gets: the CONNECT authority, without the
 	 * scheme's default port. */
-	if (c->tgt.port == 443)
-		(void)snprintf(c->tgt.authority, sizeof(c->tgt.authority), c->tgt.is_ipv6 ? "[%s]" : "%s",
-			       c->tgt.host);
-	else
-		(void)snprintf(c->tgt.authority, sizeof(c->tgt.authority),
-			       c->tgt.is_ipv6 ? "[%s]:%u" : "%s:%u", c->tgt.host, (unsigned)c->tgt.port);
+	target_set_authority(&c->tgt, 443);
 	c->tgt.path = "";
 	c->tgt.path_len = 0;
 	ub = c->up.bev;
@@ -1950,26 +1943,10 @@ static enum step step_drain(conn_t *c)
  * read that found nothing (a 32 KiB allocation for an SSL side, which
  * reserves a whole record before each SSL_read). Draining a non-empty
  * evbuffer by its whole length frees its chains (an empty one is left as
- * it is): idle terminated tunnels then hold no buffer memory.
+ * it is). OpenSSL's own record buffers go too (tls_release_buffers()):
+ * idle terminated tunnels then hold no buffer memory.
  */
-static bool free_buffers_safe(void)
-{
-	/* Before these releases SSL_free_buffers() could free a buffer
-	 * holding part of a record (CVE-2024-4741): then it is not called. */
-	unsigned long v = OpenSSL_version_num();
-
-	if (v >= 0x30400000UL)
-		return true;
-	if (v >= 0x30300000UL)
-		return v >= 0x30300010UL; /* 3.3.1 */
-	if (v >= 0x30200000UL)
-		return v >= 0x30200020UL; /* 3.2.2 */
-	if (v >= 0x30100000UL)
-		return v >= 0x30100060UL; /* 3.1.6 */
-	return v >= 0x300000e0UL; /* 3.0.14 */
-}
-
-static void drop_empty_chains(struct conn_side *s)
+static void release_idle_buffers(conn_t *c, struct conn_side *s)
 {
 	struct evbuffer *in;
 
@@ -1980,14 +1957,8 @@ static void drop_empty_chains(struct conn_side *s)
 	 * byte added to it frees every chain (it lands in the reserved one). */
 	if (evbuffer_get_length(in) == 0 && evbuffer_add(in, "", 1) == 0)
 		(void)evbuffer_drain(in, 1);
-	/* SSL_MODE_RELEASE_BUFFERS frees OpenSSL's read buffer only after a
-	 * record was consumed; the SSL_read() that then found the socket
-	 * empty (or read only a session ticket) allocated it again, 16.5 KiB
-	 * with read-ahead, held for as long as the tunnel stays idle.
-	 * SSL_free_buffers() frees it unless it holds bytes not yet
-	 * processed. */
-	if (SSL_is_init_finished(s->ssl) == 1 && free_buffers_safe())
-		(void)SSL_free_buffers(s->ssl);
+	if (SSL_is_init_finished(s->ssl) == 1)
+		tls_release_buffers(proxy_tls(c->px), s->ssl);
 }
 
 /* Enables or disables reading on s; a side whose reading comes back may
@@ -2168,22 +2139,13 @@ static void plain_read(conn_t *c, struct conn_side *s)
 		up_event_cb(s->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
 }
 
-static void client_plain_cb(evutil_socket_t fd, short events, void *arg)
+/* The read event of either plain side: the socket tells which. */
+static void plain_cb(evutil_socket_t fd, short events, void *arg)
 {
 	conn_t *c = arg;
 
-	(void)fd;
 	(void)events;
-	plain_read(c, &c->client);
-}
-
-static void up_plain_cb(evutil_socket_t fd, short events, void *arg)
-{
-	conn_t *c = arg;
-
-	(void)fd;
-	(void)events;
-	plain_read(c, &c->up);
+	plain_read(c, c->client.rd != NULL && event_get_fd(c->client.rd) == fd ? &c->client : &c->up);
 }
 
 /* Gives the plain side s (bev connected, no TLS) its read event; reading
@@ -2196,8 +2158,7 @@ static int plain_reader_new(conn_t *c, struct conn_side *s)
 		return -1;
 	plain_reader_free(s);
 	(void)bufferevent_disable(s->bev, EV_READ);
-	s->rd = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST,
-			  s == &c->client ? client_plain_cb : up_plain_cb, c);
+	s->rd = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST, plain_cb, c);
 	return s->rd != NULL ? 0 : -1;
 }
 
@@ -2288,8 +2249,8 @@ static void drive(conn_t *c)
 			return;
 		}
 	}
-	drop_empty_chains(&c->client);
-	drop_empty_chains(&c->up);
+	release_idle_buffers(c, &c->client);
+	release_idle_buffers(c, &c->up);
 	update_io(c);
 }
 

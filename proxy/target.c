@@ -34,9 +34,9 @@ static const char *parse_port(const char *s, size_t len, uint16_t *port)
 	return NULL;
 }
 
-/* out->authority from out->host (bracketed if IPv6) and, with_port,
- * ":port"; the host is at most POLICY_HOST_MAX bytes, so it always fits. */
-static void write_authority(struct target *out, bool with_port)
+/* Contract in target.h. The host is at most POLICY_HOST_MAX bytes, so
+ * the authority always fits. */
+void target_set_authority(struct target *out, uint16_t default_port)
 {
 	char *p = out->authority, digits[8];
 	size_t hl = strlen(out->host), nd = 0;
@@ -48,7 +48,7 @@ static void write_authority(struct target *out, bool with_port)
 	p += hl;
 	if (out->is_ipv6)
 		*p++ = ']';
-	if (with_port) {
+	if (out->port != default_port) {
 		*p++ = ':';
 		do
 			digits[nd++] = (char)('0' + port % 10);
@@ -109,7 +109,7 @@ static const char *parse_authority(const char *s, size_t len, bool need_port, ui
 	/* policy_host_normalize() accepts only dotted-quad IPv4 literals, so a
 	 * host made of digits and dots is one. */
 	out->is_ip = out->is_ipv6 || strspn(out->host, "0123456789.") == strlen(out->host);
-	write_authority(out, port != default_port);
+	target_set_authority(out, default_port);
 	return NULL;
 }
 

@@ -52,4 +52,8 @@ const char *target_parse_connect(const char *s, size_t len, struct target *out) 
  */
 const char *target_parse_absolute(const char *s, size_t len, struct target *out) NONNULL(1, 3) WUNRES;
 
+/* Sets t->authority from t->host and t->port (what the Host header must
+ * say): IPv6 in brackets, ":port" unless the port is default_port. */
+void target_set_authority(struct target *t, uint16_t default_port) NONNULL(1);
+
 #endif

@@ -25,7 +25,31 @@ struct tls_session {
 	BIO_METHOD *wbio;  /* the gathering write BIO of TLS on a socket (wbio.h) */
 	char **extra;      /* extraCaCertPaths (copies), for up_ctx */
 	size_t n_extra;
+	bool free_buffers; /* this OpenSSL's SSL_free_buffers() is safe (tls_release_buffers()) */
 };
+
+/* Before these releases SSL_free_buffers() could free a buffer holding
+ * part of a record (CVE-2024-4741). */
+static bool free_buffers_safe(void)
+{
+	unsigned long v = OpenSSL_version_num();
+
+	if (v >= 0x30400000UL)
+		return true;
+	if (v >= 0x30300000UL)
+		return v >= 0x30300010UL; /* 3.3.1 */
+	if (v >= 0x30200000UL)
+		return v >= 0x30200020UL; /* 3.2.2 */
+	if (v >= 0x30100000UL)
+		return v >= 0x30100060UL; /* 3.1.6 */
+	return v >= 0x300000e0UL; /* 3.0.14 */
+}
+
+void tls_release_buffers(const tls_session_t *t, SSL *ssl)
+{
+	if (t->free_buffers)
+		(void)SSL_free_buffers(ssl);
+}
 
 /* Longest "*." + host pattern handed to ca_new(). */
 #define TLS_PATTERN_MAX (POLICY_HOST_MAX + 3)
@@ -73,6 +97,7 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 	cfg.n_allowed = n;
 	for (i = 0; i < n_extra; i++)
 		extra[i] = policy_extra_ca(pol, i);
+	t->free_buffers = free_buffers_safe();
 	t->ca = ca_new(&cfg, err, errlen);
 	if (t->ca == NULL)
 		goto fail;

@@ -22,6 +22,7 @@
 #include "attrib.h"
 
 typedef struct tls_session tls_session_t;
+struct ssl_st;
 
 /*
  * Generates the session CA from the policy's allowedDomains (name
@@ -112,5 +113,16 @@ bool tls_peer_verified(struct bufferevent *bev) NONNULL(1);
  * sent, truncated, so it compares unequal. From callbacks: yes.
  */
 bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len) NONNULL(1, 2);
+
+/*
+ * Frees the record buffers of ssl (handshake done) unless they hold bytes
+ * not yet processed. SSL_MODE_RELEASE_BUFFERS frees the read buffer only
+ * after a record was consumed; the SSL_read() that then found the socket
+ * empty (or read only a session ticket) allocated it again, 16.5 KiB with
+ * read-ahead, kept as long as the tunnel stays idle. Does nothing with an
+ * OpenSSL whose SSL_free_buffers() could free a partly read record
+ * (CVE-2024-4741; decided once, in tls_session_new()).
+ */
+void tls_release_buffers(const tls_session_t *t, struct ssl_st *ssl) NONNULL(1, 2);
 
 #endif

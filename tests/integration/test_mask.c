@@ -47,6 +47,7 @@
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
 #include "tests/support/testlib.h"
+#include "tests/support/pyscript.h"
 #include "tests/support/upstream.h"
 
 #define TOK_LEN 40
@@ -461,21 +462,10 @@ static int px_stop(struct px *p)
 /* ------------------------------------------------------------------ */
 
 static const char py_helper[] =
-	"import socket, ssl, sys, os, base64\n"
-	"mode, proxy, target, cafile = sys.argv[1:5]\n"
-	"ph, pp = proxy.rsplit(':', 1); th, tp = target.rsplit(':', 1)\n"
+	"import os, base64\n"
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
 	"def connect():\n"
-	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
-	"    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
-	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()))\n"
-	"    head = b''\n"
-	"    while not head.endswith(b'\\r\\n\\r\\n'):\n"
-	"        c = s.recv(1)\n"
-	"        if not c: raise SystemExit('proxy closed')\n"
-	"        head += c\n"
-	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
-	"    return ctx.wrap_socket(s, server_hostname=th)\n"
+	"    return ctx.wrap_socket(tunnel(), server_hostname=th)\n"
 	"def read_all(t):\n"
 	"    data = b''\n"
 	"    while True:\n"
@@ -606,7 +596,7 @@ static int fixtures_up(void)
 			return -1;
 	}
 	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
-	return test_write_file(py_path, py_helper, sizeof(py_helper) - 1);
+	return test_write_py(py_path, py_helper, sizeof(py_helper) - 1);
 }
 
 static int fixtures_down(void)

@@ -26,6 +26,7 @@
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
 #include "tests/support/testlib.h"
+#include "tests/support/pyscript.h"
 #include "tests/support/upstream.h"
 
 static char *dir;                    /* certs, records, policies, sessions */
@@ -574,20 +575,8 @@ static void test_slow_reader(void)
  *   sni        TLS with server_hostname=extra (no name check), GET /hello
  */
 static const char py_helper[] =
-	"import socket, ssl, sys, urllib.request, os, base64\n"
-	"mode, proxy, target, cafile = sys.argv[1:5]\n"
-	"ph, pp = proxy.rsplit(':', 1); th, tp = target.rsplit(':', 1)\n"
+	"import urllib.request, os, base64\n"
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
-	"def connect():\n"
-	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
-	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()))\n"
-	"    head = b''\n"
-	"    while not head.endswith(b'\\r\\n\\r\\n'):\n"
-	"        c = s.recv(1)\n"
-	"        if not c: raise SystemExit('proxy closed')\n"
-	"        head += c\n"
-	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
-	"    return s\n"
 	"def read_all(t):\n"
 	"    data = b''\n"
 	"    while True:\n"
@@ -603,20 +592,14 @@ static const char py_helper[] =
 	"    sys.stdout.write(op.open('https://%s/hello' % target).read().decode())\n"
 	"elif mode == 'sni':\n"
 	"    ctx.check_hostname = False\n"
-	"    t = ctx.wrap_socket(connect(), server_hostname=sys.argv[5])\n"
+	"    t = ctx.wrap_socket(tunnel(), server_hostname=sys.argv[5])\n"
 	"    t.sendall(req); sys.stdout.write(read_all(t).decode())\n"
 	"elif mode == 'pipelined':\n"
 	"    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()\n"
 	"    o = ctx.wrap_bio(inc, out, server_hostname=th)\n"
 	"    try: o.do_handshake()\n"
 	"    except ssl.SSLWantReadError: pass\n"
-	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
-	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()) + out.read())\n"
-	"    buf = b''\n"
-	"    while b'\\r\\n\\r\\n' not in buf: buf += s.recv(65536)\n"
-	"    head, rest = buf.split(b'\\r\\n\\r\\n', 1)\n"
-	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
-	"    inc.write(rest)\n"
+	"    s = tunnel(out.read())\n"
 	"    while True:\n"
 	"        try:\n"
 	"            o.do_handshake(); break\n"
@@ -637,7 +620,7 @@ static const char py_helper[] =
 	"            data += d\n"
 	"    sys.stdout.write(data.decode())\n"
 	"elif mode == 'ws':\n"
-	"    t = ctx.wrap_socket(connect(), server_hostname=th)\n"
+	"    t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
 	"    key = base64.b64encode(os.urandom(16))\n"
 	"    t.sendall(b'GET /ws HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
 	"              b'Sec-WebSocket-Version: 13\\r\\nSec-WebSocket-Key: %s\\r\\n\\r\\n' % (target.encode(), key))\n"
@@ -672,20 +655,7 @@ static char py_path[4200];
  *                       RATE bytes/s: "got N eof" or "STALL got K"
  */
 static const char py_edge[] =
-	"import socket, ssl, sys, time, threading\n"
-	"mode, proxy, target, cafile = sys.argv[1:5]\n"
-	"ph, pp = proxy.rsplit(':', 1); th = target.rsplit(':', 1)[0]\n"
-	"def tunnel():\n"
-	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
-	"    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
-	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()))\n"
-	"    head = b''\n"
-	"    while not head.endswith(b'\\r\\n\\r\\n'):\n"
-	"        c = s.recv(1)\n"
-	"        if not c: raise SystemExit('proxy closed')\n"
-	"        head += c\n"
-	"    assert head.startswith(b'HTTP/1.1 200'), head\n"
-	"    return s\n"
+	"import time, threading\n"
 	"def bio():\n"
 	"    ctx = ssl.create_default_context(cafile=cafile)\n"
 	"    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()\n"
@@ -744,10 +714,7 @@ static const char py_edge[] =
 	"    n = int(sys.argv[5]); inc, out, o = bio()\n"
 	"    try: o.do_handshake()\n"
 	"    except ssl.SSLWantReadError: pass\n"
-	"    s = socket.create_connection((ph, int(pp)), timeout=20)\n"
-	"    s.sendall(b'CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target.encode(), target.encode()) + out.read())\n"
-	"    buf = b''\n"
-	"    while b'\\r\\n\\r\\n' not in buf: buf += s.recv(1)\n"
+	"    s = tunnel(out.read())\n"
 	"    handshake(s, inc, out, o); s.sendall(out.read())\n"
 	"    o.write(b'GET /bytes/%d HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (n, target.encode()))\n"
 	"    try: o.unwrap()\n"
@@ -876,6 +843,18 @@ static int edge(char **out, const char *mode, const char *target, const char *a,
 		   px_main.trust, (char *)a, (char *)b, NULL);
 }
 
+/* Runs edge() and checks that it exits 0 printing exactly want; what
+ * names the case in a failure. */
+static void edge_expect(const char *mode, const char *target, const char *a, const char *b, const char *want,
+			const char *what)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(edge(&out, mode, target, a, b), 0);
+	ROW(out != NULL && strcmp(out, want) == 0, "%s: '%s'", what, out ? out : "");
+	free(out);
+}
+
 /* Starts py_edge's server mode with the test leaf (server.pem/key) and
  * arg (a size, or NULL); *addr gets its "host:port". */
 static struct test_proc *edge_server(const char *mode, const char *arg, char *addr, size_t addrlen)
@@ -899,15 +878,8 @@ static struct test_proc *edge_server(const char *mode, const char *arg, char *ad
  * OpenSSL's buffer for the socket. */
 static void test_edge_split_hello(void)
 {
-	char *out = NULL;
-
-	for (int i = 0; i < 2; i++) {
-		CU_ASSERT_EQUAL(edge(&out, "split", up.addr, NULL, NULL), 0);
-		ROW(out != NULL && strcmp(out, "HTTP/1.1 200 OK\n") == 0, "split ClientHello, then Finished + GET: '%s'",
-		    out ? out : "");
-		free(out);
-		out = NULL;
-	}
+	for (int i = 0; i < 2; i++)
+		edge_expect("split", up.addr, NULL, NULL, "HTTP/1.1 200 OK\n", "split ClientHello, then Finished + GET");
 }
 
 /* A client that half-closes TLS after its request, or reads only 3 s
@@ -918,19 +890,14 @@ static void test_edge_split_hello(void)
 static void test_edge_close_delivers(void)
 {
 	static const char *const sizes[] = {"4120000", "4150000", "4180000"};
-	char *out = NULL, want[64];
+	char want[64], what[64];
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		snprintf(want, sizeof(want), "got %s notify True\n", sizes[i]);
-		CU_ASSERT_EQUAL(edge(&out, "halfclose", up.addr, sizes[i], NULL), 0);
-		ROW(out != NULL && strcmp(out, want) == 0, "TLS half-close, %s bytes: '%s'", sizes[i], out ? out : "");
-		free(out);
-		out = NULL;
+		snprintf(what, sizeof(what), "TLS half-close, %s bytes", sizes[i]);
+		edge_expect("halfclose", up.addr, sizes[i], NULL, want, what);
 	}
-	CU_ASSERT_EQUAL(edge(&out, "late", up.addr, "4140000", NULL), 0);
-	ROW(out != NULL && strcmp(out, "got 4140000\n") == 0, "Connection: close, read 3 s later: '%s'",
-	    out ? out : "");
-	free(out);
+	edge_expect("late", up.addr, "4140000", NULL, "got 4140000\n", "Connection: close, read 3 s later");
 }
 
 /* TLS half-close with a filter under the client's TLS (CONNECT and
@@ -940,19 +907,11 @@ static void test_edge_close_delivers(void)
  * drive(); the second stalled: libevent stops writing on close_notify.) */
 static void test_edge_half_close_more(void)
 {
-	char *out = NULL;
-
-	for (int i = 0; i < 2; i++) {
-		CU_ASSERT_EQUAL(edge(&out, "filterhalf", up.addr, "4000000", NULL), 0);
-		ROW(out != NULL && strcmp(out, "got 4000000 notify True\n") == 0,
-		    "filter under TLS, half-close with the request: '%s'", out ? out : "");
-		free(out);
-		out = NULL;
-	}
-	CU_ASSERT_EQUAL(edge(&out, "lateclose", up.addr, "8000000", NULL), 0);
-	ROW(out != NULL && strcmp(out, "got 8000000 notify True\n") == 0, "close_notify 1 s after the request: '%s'",
-	    out ? out : "");
-	free(out);
+	for (int i = 0; i < 2; i++)
+		edge_expect("filterhalf", up.addr, "4000000", NULL, "got 4000000 notify True\n",
+			    "filter under TLS, half-close with the request");
+	edge_expect("lateclose", up.addr, "8000000", NULL, "got 8000000 notify True\n",
+		    "close_notify 1 s after the request");
 }
 
 /* An upgraded stream inside TLS: the client sends 2 MB and close_notify;
@@ -980,14 +939,12 @@ static void test_edge_ws_last_bytes(void)
  * proxy either). With close_notify (the test below) the end is clean. */
 static void test_edge_truncation_passed_on(void)
 {
-	char addr[64], *out = NULL;
+	char addr[64];
 	struct test_proc *srv = edge_server("servecut", "200000", addr, sizeof(addr));
 
 	CU_ASSERT_FATAL(srv != NULL);
-	CU_ASSERT_EQUAL(edge(&out, "readend", addr, NULL, NULL), 0);
-	ROW(out != NULL && strcmp(out, "cut 200000\n") == 0,
-	    "upstream closed TCP without close_notify after a close-delimited body: '%s'", out ? out : "");
-	free(out);
+	edge_expect("readend", addr, NULL, NULL, "cut 200000\n",
+		    "upstream closed TCP without close_notify after a close-delimited body");
 	(void)test_proc_stop(srv, SIGTERM, 5000);
 	test_proc_free(srv);
 }
@@ -998,12 +955,10 @@ static void test_edge_truncation_passed_on(void)
  * them (under ASan this was a use-after-free). */
 static void test_edge_refusal_after_request(void)
 {
-	char *out = NULL, *log, *l;
+	char *log, *l;
 
-	CU_ASSERT_EQUAL(edge(&out, "badnext", up.addr, NULL, NULL), 0);
-	ROW(out != NULL && strcmp(out, "HTTP/1.1 200 OK\nHTTP/1.1 400 Bad Request\n") == 0,
-	    "a good request, then a head with a bare LF in the same tunnel: '%s'", out ? out : "");
-	free(out);
+	edge_expect("badnext", up.addr, NULL, NULL, "HTTP/1.1 200 OK\nHTTP/1.1 400 Bad Request\n",
+		    "a good request, then a head with a bare LF in the same tunnel");
 	usleep(200000);
 	log = test_read_file(px_main.audit, NULL);
 	CU_ASSERT_FATAL(log != NULL);
@@ -1019,17 +974,13 @@ static void test_edge_refusal_after_request(void)
  * of the body (close_notify must not be lost while reading is off). */
 static void test_edge_close_notify_upstream(void)
 {
-	char addr[64], *out = NULL;
+	char addr[64];
 	struct test_proc *srv = edge_server("serve", "3000000", addr, sizeof(addr));
 
 	CU_ASSERT_FATAL(srv != NULL);
-	for (int i = 0; i < 4; i++) {
-		CU_ASSERT_EQUAL(edge(&out, "slow", addr, "3000000", "3000000"), 0);
-		ROW(out != NULL && strcmp(out, "got 3000000 eof\n") == 0,
-		    "close-delimited body ending in close_notify, slow client: '%s'", out ? out : "");
-		free(out);
-		out = NULL;
-	}
+	for (int i = 0; i < 4; i++)
+		edge_expect("slow", addr, "3000000", "3000000", "got 3000000 eof\n",
+			    "close-delimited body ending in close_notify, slow client");
 	(void)test_proc_stop(srv, SIGTERM, 5000);
 	test_proc_free(srv);
 }
@@ -1040,9 +991,9 @@ static int clients_init(void)
 		return -1;
 	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
 	snprintf(py_edge_path, sizeof(py_edge_path), "%s/edge.py", dir);
-	if (test_write_file(py_edge_path, py_edge, sizeof(py_edge) - 1) < 0)
+	if (test_write_py(py_edge_path, py_edge, sizeof(py_edge) - 1) < 0)
 		return -1;
-	return test_write_file(py_path, py_helper, sizeof(py_helper) - 1);
+	return test_write_py(py_path, py_helper, sizeof(py_helper) - 1);
 }
 
 static int clients_cleanup(void)
