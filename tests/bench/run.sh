@@ -59,7 +59,7 @@ die() {
 	exit 1
 }
 
-for t in pv-upstream pv-load pv-certs; do
+for t in pv-upstream pv-load pv-certs pv-relay; do
 	[ -x "$PASSAVANT_TOOLS/$t" ] || die "missing $PASSAVANT_TOOLS/$t"
 done
 
@@ -110,6 +110,13 @@ HTTP_ADDR=$ADDR
 start_bg upstream-https "${pin_other[@]}" "$PASSAVANT_TOOLS/pv-upstream" --listen 127.0.0.1:0 \
 	--tls "$tmp/certs" || die "pv-upstream (https) failed"
 HTTPS_ADDR=$ADDR
+RELAY_ADDR=
+if start_bg relay "${pin_proxy[@]}" "$PASSAVANT_TOOLS/pv-relay" --listen 127.0.0.1:0 \
+	--to "$HTTP_ADDR"; then
+	RELAY_ADDR=$ADDR
+else
+	echo "bench: pv-relay did not start: no floor row" >&2
+fi
 
 cat >"$tmp/policy.yaml" <<EOF
 network:
@@ -197,21 +204,57 @@ print_header() {
 	printf '%-28s %-32s %-32s %s\n' "--------" "------" "-----" "-----"
 }
 
+# ratio_of METRIC DIRECT_LINE PROXIED_LINE: proxied over direct ("" if either
+# is missing or direct is 0).
+ratio_of() {
+	[ -n "$2" ] && [ -n "$3" ] || return 0
+	awk -v d="$(field "$1" "$2")" -v p="$(field "$1" "$3")" \
+		'BEGIN { if (d > 0) printf "%.2f", p / d }'
+}
+
+# spread METRIC N D1..DN P1..PN: "(rounds LO-HI)", the range of each round's
+# own ratio (each proxied run over the direct run just before it): how much
+# the machine moved. Empty with one round.
+spread() {
+	local metric=$1 n=$2 i q lo="" hi=""
+	shift 2
+	local all=("$@")
+	for ((i = 0; i < n; i++)); do
+		q=$(ratio_of "$metric" "${all[$i]}" "${all[$((n + i))]}")
+		[ -n "$q" ] || continue
+		if [ -z "$lo" ] || awk -v a="$q" -v b="$lo" 'BEGIN { exit !(a < b) }'; then lo=$q; fi
+		if [ -z "$hi" ] || awk -v a="$q" -v b="$hi" 'BEGIN { exit !(a > b) }'; then hi=$q; fi
+	done
+	if [ "$ROUNDS" -gt 1 ] && [ -n "$lo" ]; then
+		printf '(rounds %s-%s)' "$lo" "$hi"
+	fi
+}
+
 # scenario NAME SCHEME [pv-load args...]
 #   SCHEME http|https|http-tunnel (plain HTTP inside a CONNECT tunnel)
+#   http+floor: http, and each round also measures pv-relay (a bare TCP
+#   relay: one recv and one send per event, nothing parsed) between the
+#   direct and the proxied run; a second row shows it. What the relay
+#   loses against direct is the cost of one more loopback hop on this
+#   machine, which no user-space proxy can avoid; proxy/relay is what is
+#   left for the proxy's own work.
 # Runs pv-load directly against the upstream, then through the proxy, and
 # prints one table row. --download/--upload rows compare MB/s, others req/s.
 scenario() {
-	local name=$1 scheme=$2 url direct proxied metric=rps d p ratio
+	local name=$1 scheme=$2 url direct proxied relayed metric=rps r_ratio
+	local floor=0
 	shift 2
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
 		return 0
 	fi
 	local direct_args=() proxy_args=()
 	case "$scheme" in
-	http)
+	http | http+floor)
 		url="http://$HTTP_ADDR/hello"
 		proxy_args=(--proxy "$PROXY_ADDR")
+		if [ "$scheme" = http+floor ] && [ -n "$RELAY_ADDR" ]; then
+			floor=1
+		fi
 		;;
 	http-tunnel)
 		url="http://$HTTP_ADDR/hello"
@@ -232,10 +275,16 @@ scenario() {
 		;;
 	esac
 	print_header
-	local r ds=() ps=()
+	local r ds=() ps=() rs=()
 	for r in $(seq "$ROUNDS"); do
 		load direct --url "$url" "${time_args[@]}" "${direct_args[@]}" "$@"
 		ds+=("$direct")
+		if [ "$floor" = 1 ]; then
+			# the relay forwards bytes to the upstream: the request is
+			# the direct one, only the address differs
+			load relayed --url "http://$RELAY_ADDR/hello" "${time_args[@]}" "$@"
+			rs+=("$relayed")
+		fi
 		proxied=""
 		if [ -n "$PROXY_ADDR" ]; then
 			if ! kill -0 "$PROXY_PID" 2>/dev/null; then
@@ -248,34 +297,34 @@ scenario() {
 		fi
 		ps+=("$proxied")
 		# a proxy that cannot do it once will not do it in later rounds
-		if [ -z "$proxied" ] && [ "$r" = 1 ] && [ -n "$direct" ]; then
+		if [ -z "$proxied" ] && [ "$r" = 1 ] && [ -n "$direct" ] && [ "$floor" = 0 ]; then
 			break
 		fi
 	done
 	direct=$(median "$metric" "${ds[@]}")
 	proxied=$(median "$metric" "${ps[@]}")
-	ratio="n/a"
-	if [ -n "$direct" ] && [ -n "$proxied" ]; then
-		d=$(field "$metric" "$direct")
-		p=$(field "$metric" "$proxied")
-		ratio=$(awk -v d="$d" -v p="$p" 'BEGIN { if (d > 0) printf "%.2f", p / d; else print "n/a" }')
-		# The spread of the rounds' own ratios (each proxied run over the
-		# direct run just before it): how much the machine moved.
-		local i lo="" hi="" q
-		for i in "${!ds[@]}"; do
-			[ -n "${ds[$i]}" ] && [ -n "${ps[$i]:-}" ] || continue
-			q=$(awk -v d="$(field "$metric" "${ds[$i]}")" -v p="$(field "$metric" "${ps[$i]}")" \
-				'BEGIN { if (d > 0) printf "%.2f", p / d }')
-			[ -n "$q" ] || continue
-			if [ -z "$lo" ] || awk -v a="$q" -v b="$lo" 'BEGIN { exit !(a < b) }'; then lo=$q; fi
-			if [ -z "$hi" ] || awk -v a="$q" -v b="$hi" 'BEGIN { exit !(a > b) }'; then hi=$q; fi
-		done
-		if [ "$ROUNDS" -gt 1 ] && [ -n "$lo" ]; then
-			ratio="$ratio (rounds $lo-$hi)"
-		fi
+	local ratio
+	ratio=$(ratio_of "$metric" "$direct" "$proxied")
+	if [ -n "$ratio" ]; then
+		ratio="$ratio $(spread "$metric" "${#ds[@]}" "${ds[@]}" "${ps[@]}")"
+	else
+		ratio="n/a"
 	fi
 	printf '%-28s %s %s %s\n' "$name" "$(cell "$direct" "$metric")" \
 		"$(cell "$proxied" "$metric")" "$ratio"
+	[ "$floor" = 1 ] || return 0
+	relayed=$(median "$metric" "${rs[@]}")
+	r_ratio=$(ratio_of "$metric" "$direct" "$relayed")
+	if [ -n "$r_ratio" ]; then
+		r_ratio="$r_ratio $(spread "$metric" "${#ds[@]}" "${ds[@]}" "${rs[@]}")"
+		local pr
+		pr=$(ratio_of "$metric" "$relayed" "$proxied")
+		[ -z "$pr" ] || r_ratio="$r_ratio; proxy/relay $pr"
+	else
+		r_ratio="n/a"
+	fi
+	printf '%-28s %s %s %s\n' "  bare TCP relay (floor)" "$(cell "$direct" "$metric")" \
+		"$(cell "$relayed" "$metric")" "$r_ratio"
 }
 
 # memory NAME COUNT SCHEME: the proxy's resident memory per open connection.
@@ -358,7 +407,7 @@ echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-no
 # (CONNECT, plain HTTP inside), https (CONNECT + TLS, terminated by the proxy).
 # memory NAME COUNT SCHEME: proxy RSS per held-open connection.
 scenario "http keep-alive c=1" http -c 1
-scenario "http keep-alive c=32" http -c 32
+scenario "http keep-alive c=32" http+floor -c 32
 scenario "http in tunnel c=32" http-tunnel -c 32
 scenario "https keep-alive c=32" https -c 32
 scenario "https new tunnel c=32" https -c 32 --new-conn
