@@ -1,7 +1,7 @@
 /*
  * pv-relay - the floor of any user-space TCP proxy, for `make bench`.
  *
- *   pv-relay --listen HOST:PORT --to HOST:PORT      (IPv4 literals)
+ *   pv-relay --listen IP:PORT --to IP:PORT      ([IPV6]:PORT for IPv6)
  *
  * Each accepted connection gets its own connection to --to, and bytes are
  * copied both ways with one recv() and one send() per readable event: no
@@ -30,6 +30,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tests/support/proc.h"
+
 #define RELAY_CHUNK 65536
 #define RELAY_EVENTS 64
 
@@ -45,27 +47,6 @@ struct pair {
 	struct side a, b;       /* a: accepted client, b: connection to --to */
 	struct pair *next_dead; /* closed in this batch of events, freed after it */
 };
-
-static int parse_addr(const char *s, struct sockaddr_in *sa)
-{
-	const char *colon = strrchr(s, ':');
-	char host[64];
-	char *end;
-	long port;
-
-	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (errno != 0 || *end != '\0' || end == colon + 1 || port < 0 || port > 65535)
-		return -1;
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)port);
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
-}
 
 /* Reading unless the peer has bytes parked; writing while this side has. */
 static int arm(int ep, struct side *s, int op)
@@ -154,7 +135,7 @@ static int relay_once(int ep, struct side *s, char *buf)
 	return 0;
 }
 
-static void accept_one(int ep, int ls, const struct sockaddr_in *to)
+static void accept_one(int ep, int ls, const struct sockaddr_storage *to, socklen_t tolen)
 {
 	int one = 1;
 	struct pair *p;
@@ -164,8 +145,8 @@ static void accept_one(int ep, int ls, const struct sockaddr_in *to)
 	if (c < 0)
 		return;
 	/* Loopback: a blocking connect() answers at once. */
-	u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (u < 0 || connect(u, (const struct sockaddr *)to, sizeof(*to)) < 0) {
+	u = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (u < 0 || connect(u, (const struct sockaddr *)to, tolen) < 0) {
 		fprintf(stderr, "pv-relay: connect to the upstream: %s\n", strerror(errno));
 		if (u >= 0)
 			close(u);
@@ -187,15 +168,30 @@ static void accept_one(int ep, int ls, const struct sockaddr_in *to)
 		pair_free(p);
 }
 
+/* "listening on HOST:PORT" for the bound address a. */
+static int print_listening(const struct sockaddr_storage *a)
+{
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	char shown[INET6_ADDRSTRLEN];
+	bool v6 = a->ss_family == AF_INET6;
+
+	if (inet_ntop(a->ss_family, v6 ? (const void *)&a6->sin6_addr : (const void *)&a4->sin_addr,
+		      shown, sizeof(shown)) == NULL)
+		return -1;
+	printf(v6 ? "listening on [%s]:%u\n" : "listening on %s:%u\n", shown,
+	       (unsigned)ntohs(v6 ? a6->sin6_port : a4->sin_port));
+	return fflush(stdout) == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-	struct sockaddr_in at, to;
-	socklen_t alen = sizeof(at);
+	struct sockaddr_storage at, to;
+	socklen_t alen, tolen, bound = sizeof(struct sockaddr_storage);
 	struct side listener = { .fd = -1 };
 	struct epoll_event evs[RELAY_EVENTS], ev;
 	static char buf[RELAY_CHUNK];
 	const char *listen_s = NULL, *to_s = NULL;
-	char shown[INET_ADDRSTRLEN];
 	int one = 1, ep, i;
 
 	for (i = 1; i + 1 < argc; i += 2) {
@@ -206,18 +202,19 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (i != argc || listen_s == NULL || to_s == NULL || parse_addr(listen_s, &at) < 0 ||
-	    parse_addr(to_s, &to) < 0) {
-		fprintf(stderr, "usage: pv-relay --listen IPV4:PORT --to IPV4:PORT\n");
+	if (i != argc || listen_s == NULL || to_s == NULL ||
+	    test_parse_sockaddr(listen_s, true, &at, &alen) < 0 ||
+	    test_parse_sockaddr(to_s, false, &to, &tolen) < 0) {
+		fprintf(stderr, "usage: pv-relay --listen IP:PORT --to IP:PORT ([IPV6]:PORT)\n");
 		return 2;
 	}
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		return 1;
-	listener.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	listener.fd = socket(at.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (listener.fd < 0 ||
 	    setsockopt(listener.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(listener.fd, (struct sockaddr *)&at, sizeof(at)) < 0 || listen(listener.fd, 1024) < 0 ||
-	    getsockname(listener.fd, (struct sockaddr *)&at, &alen) < 0) {
+	    bind(listener.fd, (struct sockaddr *)&at, alen) < 0 || listen(listener.fd, 1024) < 0 ||
+	    getsockname(listener.fd, (struct sockaddr *)&at, &bound) < 0) {
 		fprintf(stderr, "pv-relay: cannot listen on %s: %s\n", listen_s, strerror(errno));
 		return 1;
 	}
@@ -227,13 +224,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pv-relay: epoll: %s\n", strerror(errno));
 		return 1;
 	}
-	if (inet_ntop(AF_INET, &at.sin_addr, shown, sizeof(shown)) == NULL)
-		return 1;
-	printf("listening on %s:%u\n", shown, ntohs(at.sin_port));
-	if (fflush(stdout) != 0)
+	if (print_listening(&at) < 0)
 		return 1;
 	for (;;) {
 		int n = epoll_wait(ep, evs, RELAY_EVENTS, -1);
+		struct pair *dead = NULL;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -241,14 +236,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pv-relay: epoll_wait: %s\n", strerror(errno));
 			return 1;
 		}
-		struct pair *dead = NULL;
-
 		for (i = 0; i < n; i++) {
 			struct side *s = evs[i].data.ptr;
 			int rc = 0;
 
 			if (s == &listener) {
-				accept_one(ep, listener.fd, &to);
+				accept_one(ep, listener.fd, &to, tolen);
 				continue;
 			}
 			if (s->fd < 0) /* closed by an earlier event of this batch */

@@ -6,15 +6,16 @@
 #
 # Environment:
 #   PASSAVANT_BIN    passavant binary (required; the GNUmakefile sets it)
-#   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs (required)
+#   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs, pv-relay
+#                    (required)
 #   BENCH_SECS       seconds per measurement (default 3)
 #   BENCH_ROUNDS     direct and proxied measurements alternate this many
 #                    times per scenario; the median of each side is shown,
 #                    and the ratio is followed by the range of the rounds'
 #                    own ratios (the machine's noise)
 #                    (default 3; the machine is shared, one round is noisy)
-#   PIN=1            pin the proxy to CPU 0 (taskset -c 0), pv-load and the
-#                    upstreams to CPU 1; needs 2 CPUs and taskset
+#   PIN=1            pin the proxy and pv-relay to CPU 0 (taskset -c 0), pv-load
+#                    and the upstreams to CPU 1; needs 2 CPUs and taskset
 #   BENCH_ONLY       only scenarios whose name contains this string
 #
 # A scenario the proxy cannot do yet (pv-load completes no request through
@@ -230,6 +231,26 @@ spread() {
 	fi
 }
 
+# row NAME METRIC SUFFIX N D1..DN P1..PN: one table row, the medians of
+# the direct and the proxied runs, their ratio, the rounds' spread and
+# SUFFIX (after the ratio, when there is one).
+row() {
+	local name=$1 metric=$2 suffix=$3 n=$4 direct proxied ratio sp
+	shift 4
+	local all=("$@")
+	direct=$(median "$metric" "${all[@]:0:n}")
+	proxied=$(median "$metric" "${all[@]:n}")
+	ratio=$(ratio_of "$metric" "$direct" "$proxied")
+	if [ -n "$ratio" ]; then
+		sp=$(spread "$metric" "$n" "$@")
+		ratio="$ratio${sp:+ $sp}$suffix"
+	else
+		ratio="n/a"
+	fi
+	printf '%-28s %s %s %s\n' "$name" "$(cell "$direct" "$metric")" \
+		"$(cell "$proxied" "$metric")" "$ratio"
+}
+
 # scenario NAME SCHEME [pv-load args...]
 #   SCHEME http|https|http-tunnel (plain HTTP inside a CONNECT tunnel)
 #   http+floor: http, and each round also measures pv-relay (a bare TCP
@@ -241,8 +262,7 @@ spread() {
 # Runs pv-load directly against the upstream, then through the proxy, and
 # prints one table row. --download/--upload rows compare MB/s, others req/s.
 scenario() {
-	local name=$1 scheme=$2 url direct proxied relayed metric=rps r_ratio
-	local floor=0
+	local name=$1 scheme=$2 url direct proxied relayed metric=rps floor=0
 	shift 2
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
 		return 0
@@ -297,34 +317,16 @@ scenario() {
 		fi
 		ps+=("$proxied")
 		# a proxy that cannot do it once will not do it in later rounds
-		if [ -z "$proxied" ] && [ "$r" = 1 ] && [ -n "$direct" ] && [ "$floor" = 0 ]; then
+		if [ -z "$proxied" ] && [ "$r" = 1 ] && [ -n "$direct" ]; then
 			break
 		fi
 	done
-	direct=$(median "$metric" "${ds[@]}")
-	proxied=$(median "$metric" "${ps[@]}")
-	local ratio
-	ratio=$(ratio_of "$metric" "$direct" "$proxied")
-	if [ -n "$ratio" ]; then
-		ratio="$ratio $(spread "$metric" "${#ds[@]}" "${ds[@]}" "${ps[@]}")"
-	else
-		ratio="n/a"
-	fi
-	printf '%-28s %s %s %s\n' "$name" "$(cell "$direct" "$metric")" \
-		"$(cell "$proxied" "$metric")" "$ratio"
+	row "$name" "$metric" "" "${#ds[@]}" "${ds[@]}" "${ps[@]}"
 	[ "$floor" = 1 ] || return 0
-	relayed=$(median "$metric" "${rs[@]}")
-	r_ratio=$(ratio_of "$metric" "$direct" "$relayed")
-	if [ -n "$r_ratio" ]; then
-		r_ratio="$r_ratio $(spread "$metric" "${#ds[@]}" "${ds[@]}" "${rs[@]}")"
-		local pr
-		pr=$(ratio_of "$metric" "$relayed" "$proxied")
-		[ -z "$pr" ] || r_ratio="$r_ratio; proxy/relay $pr"
-	else
-		r_ratio="n/a"
-	fi
-	printf '%-28s %s %s %s\n' "  bare TCP relay (floor)" "$(cell "$direct" "$metric")" \
-		"$(cell "$relayed" "$metric")" "$r_ratio"
+	local pr
+	pr=$(ratio_of "$metric" "$(median "$metric" "${rs[@]}")" "$(median "$metric" "${ps[@]}")")
+	row "  bare TCP relay (floor)" "$metric" "${pr:+; proxy/relay $pr}" "${#ds[@]}" \
+		"${ds[@]}" "${rs[@]}"
 }
 
 # memory NAME COUNT SCHEME: the proxy's resident memory per open connection.

@@ -9,6 +9,7 @@
  * DRAIN_LINGER_MS without data).
  */
 #include "tests/support/proc.h"
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -428,7 +429,8 @@ void test_proc_free(struct test_proc *p)
 	free(p);
 }
 
-int test_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port)
+/* test_parse_hostport(), with port 0 accepted when port0_ok. */
+static int split_hostport(const char *s, char *host, size_t hostlen, uint16_t *port, bool port0_ok)
 {
 	const char *h, *colon, *end;
 	size_t n;
@@ -457,10 +459,40 @@ int test_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *por
 		return -1;
 	errno = 0;
 	v = strtoul(colon + 1, &ep, 10);
-	if (errno != 0 || *ep != '\0' || v == 0 || v > 65535)
+	if (errno != 0 || *ep != '\0' || (v == 0 && !port0_ok) || v > 65535)
 		return -1;
 	memcpy(host, h, n);
 	host[n] = '\0';
 	*port = (uint16_t)v;
 	return 0;
+}
+
+int test_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port)
+{
+	return split_hostport(s, host, hostlen, port, false);
+}
+
+int test_parse_sockaddr(const char *s, bool port0_ok, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	char host[INET6_ADDRSTRLEN];
+	uint16_t port;
+
+	if (split_hostport(s, host, sizeof(host), &port, port0_ok) < 0)
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		*len = sizeof(*s4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		*len = sizeof(*s6);
+		return 0;
+	}
+	return -1;
 }

@@ -14,8 +14,10 @@
 #ifndef PASSAVANT_TEST_PROC_H
 #define PASSAVANT_TEST_PROC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 struct test_proc;
@@ -77,5 +79,10 @@ void test_proc_free(struct test_proc *p);
  * not fit in hostlen.
  */
 int test_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
+
+/* The same "HOST:PORT" or "[V6]:PORT" as a socket address, HOST an IP
+ * literal; port 0 ("any free port", for a listener) only when port0_ok.
+ * Returns 0 (*ss and *len set), or -1 if malformed or not an IP literal. */
+int test_parse_sockaddr(const char *s, bool port0_ok, struct sockaddr_storage *ss, socklen_t *len);
 
 #endif

@@ -1840,7 +1840,7 @@ int main(int argc, char **argv)
 	struct sockaddr_storage ss;
 	socklen_t sslen = sizeof(ss);
 	struct event *ev_term = NULL, *ev_int = NULL, *ev_chld = NULL;
-	char host[64], shown[INET6_ADDRSTRLEN];
+	char shown[INET6_ADDRSTRLEN];
 	uint16_t port;
 	int i, rc = 1;
 
@@ -1872,52 +1872,15 @@ int main(int argc, char **argv)
 	for (i = 0; i < PATTERN_CHUNK + PATTERN_PERIOD; i++)
 		pattern_buf[i] = pattern_chars[i % PATTERN_PERIOD];
 
-	memset(&ss, 0, sizeof(ss));
-	{
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		uint16_t p;
-
-		/* Port 0 is allowed here, unlike test_parse_hostport. */
-		const char *colon = strrchr(listen_s, ':');
-
-		if (colon == NULL || colon[1] == '\0') {
-			fprintf(stderr, "pv-upstream: bad --listen %s\n", listen_s);
-			return 2;
-		}
-		if (strcmp(colon + 1, "0") == 0) {
-			char tmp[128];
-
-			snprintf(tmp, sizeof(tmp), "%.*s:1", (int)(colon - listen_s), listen_s);
-			if (test_parse_hostport(tmp, host, sizeof(host), &p) < 0) {
-				fprintf(stderr, "pv-upstream: bad --listen %s\n", listen_s);
-				return 2;
-			}
-			p = 0;
-		} else if (test_parse_hostport(listen_s, host, sizeof(host), &p) < 0) {
-			fprintf(stderr, "pv-upstream: bad --listen %s\n", listen_s);
-			return 2;
-		}
-		if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
-			if ((ntohl(s4->sin_addr.s_addr) >> 24) != 127) {
-				fprintf(stderr, "pv-upstream: refusing to bind a non-loopback address\n");
-				return 2;
-			}
-			s4->sin_family = AF_INET;
-			s4->sin_port = htons(p);
-			sslen = sizeof(*s4);
-		} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
-			if (!IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr)) {
-				fprintf(stderr, "pv-upstream: refusing to bind a non-loopback address\n");
-				return 2;
-			}
-			s6->sin6_family = AF_INET6;
-			s6->sin6_port = htons(p);
-			sslen = sizeof(*s6);
-		} else {
-			fprintf(stderr, "pv-upstream: --listen needs an IP literal\n");
-			return 2;
-		}
+	if (test_parse_sockaddr(listen_s, true, &ss, &sslen) < 0) {
+		fprintf(stderr, "pv-upstream: bad --listen %s: IP:PORT or [IPV6]:PORT\n", listen_s);
+		return 2;
+	}
+	if (ss.ss_family == AF_INET ?
+		    (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) != 127 :
+		    !IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr)) {
+		fprintf(stderr, "pv-upstream: refusing to bind a non-loopback address\n");
+		return 2;
 	}
 
 	signal(SIGPIPE, SIG_IGN);
