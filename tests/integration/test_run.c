@@ -255,8 +255,10 @@ static int run_sh(const char *const *opts, char **out, char **err, const char *f
 
 #define SKIP_IF_NEEDED()                                                                           \
 	do {                                                                                       \
-		if (skip)                                                                          \
+		if (skip) {                                                                        \
+			TEST_SKIP("user namespaces unavailable");                                  \
 			return;                                                                    \
+		}                                                                                  \
 		CU_ASSERT_FATAL(ready);                                                            \
 	} while (0)
 
@@ -615,7 +617,7 @@ static void test_sigint_once(void)
 		free(out);
 		free(err);
 	} else {
-		fprintf(stderr, "run: ^C part skipped: no /usr/bin/script\n");
+		TEST_SKIP("the terminal ^C part needs /usr/bin/script (util-linux)");
 	}
 	/* Without a terminal: kill -INT passavant reaches the command. */
 	(void)unlink(rdy);
@@ -753,14 +755,25 @@ static void test_unprivileged(void)
 {
 	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
 	char henv[PATH_MAX + 8], text[3 * PATH_MAX], *out = NULL, *err = NULL, *argv[24], *t;
-	size_t n = 0;
+	char ubin[PATH_MAX], *bin;
+	size_t n = 0, binlen = 0;
 	int st;
 
 	SKIP_IF_NEEDED();
 	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
-		fprintf(stderr, "run_unprivileged: SKIP: needs root and setpriv to become uid 65534\n");
+		TEST_SKIP("needs root and setpriv to become uid 65534");
 		return;
 	}
+	/* uid 65534 runs a copy of the binary from the test tree: the clone
+	 * may live where that user cannot reach (Debian's /root is 0700). */
+	at(ubin, "u-bin");
+	CU_ASSERT_FATAL(mkdir(ubin, 0755) == 0);
+	at(ubin, "u-bin/passavant");
+	bin = test_read_file(test_passavant_bin(), &binlen);
+	CU_ASSERT_FATAL(bin != NULL);
+	st = test_write_file(ubin, bin, binlen);
+	free(bin);
+	CU_ASSERT_FATAL(st == 0 && chmod(ubin, 0755) == 0);
 	/* A tree owned by 65534: its HOME, work directory, policy. */
 	at(home, "u-home");
 	at(work, "u-work");
@@ -797,7 +810,7 @@ static void test_unprivileged(void)
 	argv[n++] = henv;
 	argv[n++] = "PATH=" SAFE_PATH;
 	argv[n++] = "TMPDIR=/tmp";
-	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = ubin;
 	argv[n++] = "run";
 	argv[n++] = "-p";
 	argv[n++] = pol;
@@ -808,7 +821,7 @@ static void test_unprivileged(void)
 	argv[n] = NULL;
 	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
 	if (st == 125 && has(err, "namespaces")) {
-		fprintf(stderr, "run_unprivileged: SKIP: uid 65534 cannot create namespaces: %s\n", err);
+		TEST_SKIP("uid 65534 cannot create namespaces: %s", err);
 		goto out;
 	}
 	ROW(st == 3, "status %d, expected 3", st);

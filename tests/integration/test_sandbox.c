@@ -327,10 +327,12 @@ static int probe_run(char **out, ...)
 	return r.status;
 }
 
-#define SKIP_IF_NEEDED() \
-	do {             \
-		if (skip)    \
-			return;  \
+#define SKIP_IF_NEEDED()                                        \
+	do {                                                    \
+		if (skip) {                                     \
+			TEST_SKIP("user namespaces unavailable"); \
+			return;                                 \
+		}                                               \
 	} while (0)
 
 /* ------------------------------------------------------------ network */
