@@ -543,21 +543,27 @@ static int drop_secret_env(struct strv *env_remove, const struct strv *env_add,
 	for (char **e = environ; e != NULL && *e != NULL; e++) {
 		const char *why = policy_env_secret_reason(*e);
 		size_t len = strcspn(*e, "=");
-		char name[256];
 		bool set = false;
+		char *name;
 
-		if (why == NULL || len == 0 || len >= sizeof(name) || policy_env_named(p, *e, len))
+		if (why == NULL || len == 0 || policy_env_named(p, *e, len))
 			continue;
 		for (size_t i = 0; i < env_add->n && !set; i++)
 			set = strncmp(env_add->v[i], *e, len) == 0 && env_add->v[i][len] == '=';
 		if (set)
 			continue;
-		memcpy(name, *e, len);
-		name[len] = '\0';
-		if (strv_add(env_remove, name) < 0 || strv_add(&dropped, name) < 0)
+		name = strndup(*e, len);
+		if (name == NULL) {
+			log_warn("run: environment");
 			goto out;
+		}
+		if (strv_add(env_remove, name) < 0 || strv_add(&dropped, name) < 0) {
+			free(name);
+			goto out;
+		}
 		if (verbose > 0)
 			fprintf(stderr, "passavant: environment: %s dropped: %s\n", name, why);
+		free(name);
 	}
 	if (verbose > 0) {
 		fputs("passavant: environment rule:\n", stderr);

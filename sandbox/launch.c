@@ -118,18 +118,23 @@ static char *strip_slashes(const char *p)
 static char *canon(const char *p, size_t *missing)
 {
 	char *copy, *slash, *r, *out;
+	struct stat pst;
 	size_t rest;
 
 	*missing = 0;
-	r = realpath(p, NULL);
-	if (r != NULL)
-		return r;
+	if (stat(p, &pst) == 0)
+		return realpath(p, NULL);
 	if (errno != ENOENT && errno != ENOTDIR)
 		return NULL;
 	copy = strdup(p);
 	if (copy == NULL)
 		return NULL;
+	/* The longest existing prefix by stat (one call each), then one
+	 * realpath of it: realpath reads every component, and the mandatory
+	 * denies are a hundred mostly missing paths. */
 	for (;;) {
+		struct stat st;
+
 		slash = strrchr(copy, '/');
 		if (slash == NULL) {
 			free(copy);
@@ -137,13 +142,17 @@ static char *canon(const char *p, size_t *missing)
 			return NULL;
 		}
 		*slash = '\0';
-		r = realpath(slash == copy ? "/" : copy, NULL);
-		if (r != NULL)
+		if (stat(slash == copy ? "/" : copy, &st) == 0)
 			break;
 		if (errno != ENOENT && errno != ENOTDIR) {
 			free(copy);
 			return NULL;
 		}
+	}
+	r = realpath(slash == copy ? "/" : copy, NULL);
+	if (r == NULL) {
+		free(copy);
+		return NULL;
 	}
 	rest = (size_t)(slash - copy);
 	*missing = strcmp(r, "/") == 0 ? 0 : strlen(r);
@@ -162,6 +171,10 @@ struct builder {
 	size_t n_ph, cap_ph;
 	char **writable; /* canonical allow_write paths (borrowed from ops) */
 	size_t n_writable;
+	/* check_links(): the last directory the last walk reached, made of
+	 * existing non-link components only ("" none); a later path under it
+	 * needs no second look at them (the table's paths share HOME). */
+	char clean[PATH_MAX];
 };
 
 /* Appends an op; takes ownership of path and src (freed on failure). */
@@ -266,13 +279,13 @@ static bool in_placeholder(const struct builder *b, const char *dir)
  * stops existing part-way is fine: there is nothing left to follow.
  * what names the list for the message. 0, or -1 with err set.
  */
-static int check_links(const struct builder *b, const char *what, const char *p, char *err,
+static int check_links(struct builder *b, const char *what, const char *p, char *err,
 		       size_t errlen)
 {
 	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	size_t clen = 0, keep = strlen(b->clean);
 	unsigned links = 0;
 	struct stat st;
-	size_t clen = 0;
 	ssize_t n;
 	char *comp, *tail;
 
@@ -280,7 +293,15 @@ static int check_links(const struct builder *b, const char *what, const char *p,
 		goto toolong;
 	cur[0] = '\0'; /* "" is "/": cur never ends with a slash */
 	tail = rest;
+	/* Start below the last walk's link-free prefix when p shares it. */
+	if (keep > 0 && strncmp(p, b->clean, keep) == 0 && (p[keep] == '/' || p[keep] == '\0')) {
+		memcpy(cur, b->clean, keep + 1);
+		clen = keep;
+		tail = rest + keep;
+	}
 	for (;;) {
+		/* cur is always an existing path of non-link components. */
+		memcpy(b->clean, cur, clen + 1);
 		while (*tail == '/')
 			tail++;
 		if (*tail == '\0')
@@ -341,7 +362,7 @@ toolong:
 }
 
 /* check_links() on every path of a NULL-terminated list. */
-static int check_list_links(const struct builder *b, const char *const *list, const char *what,
+static int check_list_links(struct builder *b, const char *const *list, const char *what,
 			    char *err, size_t errlen)
 {
 	for (size_t i = 0; list != NULL && list[i] != NULL; i++)
@@ -544,6 +565,13 @@ static int plan_list(struct builder *b, const char *const *list, enum sbx_op_kin
 			free(s);
 			if (rc < 0)
 				return -1;
+			continue;
+		}
+		/* Nothing there (through any link): nothing to hide or
+		 * re-allow; an allow_write is reported below. */
+		if (kind != SBX_OP_ALLOW_WRITE && stat(s, &st) < 0 &&
+		    (errno == ENOENT || errno == ENOTDIR)) {
+			free(s);
 			continue;
 		}
 		c = canon(s, &missing);
