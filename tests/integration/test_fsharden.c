@@ -149,12 +149,13 @@ static int suite_init(void)
 	real_token[40] = '\0';
 	/* home: the symlink and store tests (a ~/.ssh with a key);
 	 * home2: the persistence tests (writable, no ~/.ssh). */
-	if (mkdirs("home/.ssh") < 0 || mkdirs("home2") < 0 || mkdirs("work") < 0 ||
+	if (mkdirs("home/.ssh") < 0 || mkdirs("home2/.config") < 0 || mkdirs("work") < 0 ||
 	    mkdirs("work/bin") < 0 || mkdirs("scripts") < 0 || mkdirs("ro") < 0 ||
 	    mkdirs("plain") < 0)
 		return -1;
 	if (mkfile(at(buf, "home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n") < 0 ||
 	    mkfile(at(buf, "home2/.bashrc"), "original bashrc\n") < 0 ||
+	    mkfile(at(buf, "home2/.config/app.conf"), "x\n") < 0 ||
 	    mkfile(at(buf, "work/.mcp.json"), "{}\n") < 0 ||
 	    mkfile(at(buf, "plain/file.txt"), "plain file\n") < 0)
 		return -1;
@@ -446,7 +447,16 @@ static void test_persistence_home(void)
 
 	SKIP_IF_NEEDED();
 	try_writes(script, sizeof(script), "~", home_files, sizeof(home_files) / sizeof(home_files[0]));
+	/* Around the protections: move the existing ~/.config aside (then
+	 * ~/.config/git would be free), or put a link where ~/.ssh goes. */
+	strncat(script,
+		"mv ~/.config ~/.cfg-old 2>/dev/null; echo mv=$?\n"
+		"rm -rf ~/.ssh 2>/dev/null; ln -s /tmp ~/.ssh 2>/dev/null; echo ln=$?\n",
+		sizeof(script) - strlen(script) - 1);
 	st = run_fsh("home2", NULL, NULL, NULL, "home.yaml", script, &out, &err);
+	ROW(has(out, "mv=") && !has(out, "mv=0"), "~/.config could be moved aside");
+	ROW(has(out, "ln=") && !has(out, "ln=0"), "~/.ssh could be replaced by a link");
+	ROW(!exists("home2/.cfg-old"), "~/.config was moved on the host");
 	ROW(st == 0 && has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
 	if (st != 0)
 		show(st, out, err);
@@ -463,8 +473,9 @@ static void test_persistence_home(void)
 		}
 	}
 	/* Placeholders are gone, the control file stayed. */
-	ROW(!exists("home2/.ssh") && !exists("home2/.config") && !exists("home2/.bash_login"),
+	ROW(!exists("home2/.ssh") && !exists("home2/.config/git") && !exists("home2/.bash_login"),
 	    "a placeholder was left in HOME");
+	ROW(exists("home2/.config/app.conf"), "~/.config lost its file");
 	ROW(exists("home2/ok.txt"), "the control write did not reach the host");
 	drop("home2/ok.txt");
 	free(out);
@@ -478,7 +489,10 @@ static void test_persistence_workspace(void)
 
 	SKIP_IF_NEEDED();
 	try_writes(script, sizeof(script), ".", work_files, sizeof(work_files) / sizeof(work_files[0]));
+	strncat(script, "mv .claude .claude-old 2>/dev/null; echo mv=$?\n",
+		sizeof(script) - strlen(script) - 1);
 	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(has(out, "mv=") && !has(out, "mv=0"), "./.claude could be moved aside");
 	ROW(st == 0 && has(out, "ok=0"), "workspace: status %d", st);
 	if (st != 0)
 		show(st, out, err);
