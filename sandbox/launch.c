@@ -659,7 +659,7 @@ static int plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct 
 	    check_list_links(b, cfg->deny_read, "deny_read", err, errlen) < 0 ||
 	    check_list_links(b, cfg->allow_read, "allow_read", err, errlen) < 0 ||
 	    check_list_links(b, cfg->deny_write, "deny_write", err, errlen) < 0 ||
-	    check_list_links(b, cfg->protect, "protect", err, errlen) < 0)
+	    check_list_links(b, cfg->protect, "mandatory deny", err, errlen) < 0)
 		goto fail;
 	for (i = 0; i < cfg->n_masks; i++)
 		if (check_links(b, "masked file", cfg->masks[i].host_path, err, errlen) < 0)
