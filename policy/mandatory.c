@@ -319,7 +319,7 @@ void policy_print_env_rule(FILE *out, const char *lead)
 void policy_print_mandatory(const policy_t *p, FILE *out)
 {
 	fputs("# Mandatory rules, added to every policy (SPEC 3.3, 3.6; docs/config.md):\n", out);
-	fputs("#   deny   where        path                             what\n", out);
+	fputs("#   deny   where        path                                 what\n", out);
 	for (size_t i = 0; i < ARRAY_LEN(mandatory); i++) {
 		const struct policy_mandatory *m = &mandatory[i];
 		char where[32];
@@ -329,7 +329,7 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 				       ? "+"
 				       : "",
 			       (m->where & POLICY_MAND_WORKSPACE) ? "workspace" : "");
-		fprintf(out, "#   %-6s %-12s %-32s %s\n",
+		fprintf(out, "#   %-6s %-12s %-36s %s\n",
 			(m->deny & POLICY_MAND_READ) ? "read+w" : "write", where, m->path, m->why);
 	}
 	fputs("#   (~: under $HOME and under the home directory of the password database;\n"
