@@ -64,6 +64,7 @@ void policy_free(policy_t *p)
 	free(p->creds);
 	for (int i = 0; i < FS_LIST_COUNT; i++)
 		strlist_free(&p->fs[i]);
+	strlist_free(&p->path_dirs);
 	free(p->audit_path);
 	strlist_free(&p->warnings);
 	free(p);

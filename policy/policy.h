@@ -245,4 +245,48 @@ enum policy_fs_list { FS_DENY_READ, FS_ALLOW_READ, FS_ALLOW_WRITE, FS_DENY_WRITE
 size_t policy_fs_count(const policy_t *p, enum policy_fs_list which) NONNULL(1);
 const char *policy_fs_path(const policy_t *p, enum policy_fs_list which, size_t i) NONNULL(1);
 
+/* ------------------------------------------------------------------ */
+/* Mandatory rules (SPEC §3.3, §3.6): one table, mandatory.c           */
+/* ------------------------------------------------------------------ */
+
+/* What a mandatory row denies. */
+enum { POLICY_MAND_READ = 1u << 0, POLICY_MAND_WRITE = 1u << 1 };
+/* Where its path is taken from: under HOME (both $HOME and the password
+ * database's home; the loader adds these to denyRead/denyWrite), or under
+ * each writable workspace (`run` adds these: the working directory, each
+ * allowWrite directory and the repository each is in). */
+enum { POLICY_MAND_HOME = 1u << 0, POLICY_MAND_WORKSPACE = 1u << 1 };
+
+struct policy_mandatory {
+	const char *path;  /* relative, e.g. ".ssh", ".config/git", ".vscode" */
+	unsigned deny;     /* POLICY_MAND_READ | POLICY_MAND_WRITE bits */
+	unsigned where;    /* POLICY_MAND_HOME | POLICY_MAND_WORKSPACE bits */
+	const char *why;   /* one phrase for `check -v` */
+};
+
+/* The table: its size, and row i (NULL past the end). Static storage. */
+size_t policy_mandatory_count(void);
+const struct policy_mandatory *policy_mandatory_get(size_t i);
+
+/*
+ * The environment rule of SPEC §3.6 for one "NAME=value" entry: NULL when
+ * it may pass, else a static phrase saying why it is dropped ("its name
+ * looks like a credential", "its value starts with a known token prefix",
+ * ...), never quoting the value. Names are matched without regard to case;
+ * PASSAVANT_* is always kept. Whether the policy names the variable is the
+ * caller's question (policy_env_named()). Pure.
+ */
+const char *policy_env_secret_reason(const char *entry) NONNULL(1);
+
+/* Whether credentials.envVars names the variable name[0..len). Pure. */
+bool policy_env_named(const policy_t *p, const char *name, size_t len) NONNULL(1, 2);
+
+/* Prints the environment rule in words, each line starting with lead. */
+void policy_print_env_rule(FILE *out, const char *lead) NONNULL(1, 2);
+
+/* `check -v`: the mandatory table, the PATH directories denied for
+ * writing in p, and the environment rule, as YAML comment lines (the
+ * output stays a loadable policy). */
+void policy_print_mandatory(const policy_t *p, FILE *out) NONNULL(1, 2);
+
 #endif

@@ -87,6 +87,8 @@ struct policy {
 
 	/* filesystem (§3.3), absolute paths */
 	struct policy_strlist fs[FS_LIST_COUNT];
+	/* the directories of $PATH added to fs[FS_DENY_WRITE] (for check -v) */
+	struct policy_strlist path_dirs;
 
 	/* audit (§3.4) */
 	char *audit_path;

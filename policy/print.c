@@ -161,6 +161,10 @@ static void put_credentials(const struct policy *p, FILE *out)
 				put_cred(p, &p->creds[i], out);
 	}
 	fprintf(out, "  allowPlaintextInject: %s\n", p->allow_plaintext_inject ? "true" : "false");
+	/* SPEC §3.6: what happens to the variables not listed here. */
+	fputs("  # Variables not listed in envVars pass through, except those whose name or value\n"
+	      "  # looks like a credential: dropped (check -v shows the rule).\n",
+	      out);
 }
 
 /* Contract in policy.h. */

@@ -6,9 +6,10 @@
  *    injectHosts entry reachable through allowedDomains and not denied;
  *  - rules the proxy could not enforce (a method restriction on a host whose
  *    TLS is not terminated, masking without TLS termination);
- *  - the filesystem denies added to every policy (credential stores for
- *    reading, shell start-up files, .gitconfig and the policy file itself
- *    for writing);
+ *  - the filesystem denies added to every policy: the HOME rows of the
+ *    mandatory table (mandatory.c: credential stores for reading and
+ *    writing, start-up files and other persistence for writing), the
+ *    directories on $PATH, the policy file itself;
  *  - masked values: read now, refused when too short to mask (§4.1);
  *  - the warnings of §3.7.
  *
@@ -280,21 +281,6 @@ static void methods_enforceable(struct ldr *l)
 /* Filesystem                                                          */
 /* ------------------------------------------------------------------ */
 
-/* SPEC §3.6: denied for reading in every policy unless allowRead names
- * the store itself. */
-static const char *const credential_stores[] = {
-	"~/.ssh",        "~/.aws",         "~/.gnupg",          "~/.config/gh",
-	"~/.docker/config.json", "~/.kube", "~/.netrc",         "~/.npmrc",
-	"~/.pypirc",     "~/.git-credentials", "~/.config/gcloud", "~/.azure",
-};
-
-/* SPEC §3.3: mandatory write denies known at load time. Those relative to
- * writable directories (.git/hooks, .vscode/, ...) and the session
- * directory are added by the launcher. */
-static const char *const home_write_denies[] = {
-	"~/.bashrc", "~/.bash_profile", "~/.profile", "~/.zshrc", "~/.zprofile", "~/.gitconfig",
-};
-
 /* Adds path (expanded) to list unless present. */
 static void fs_add(struct ldr *l, struct policy_strlist *list, const char *path)
 {
@@ -313,15 +299,15 @@ static void fs_add(struct ldr *l, struct policy_strlist *list, const char *path)
 }
 
 /*
- * A "~/x" entry under home, expanded and normalised; malloc'd, or NULL
- * after reporting.
+ * A path relative to home ("x/y"), expanded and normalised; malloc'd, or
+ * NULL after reporting.
  */
-static char *home_path(struct ldr *l, const char *home, const char *tilde)
+static char *home_path(struct ldr *l, const char *home, const char *rel)
 {
 	char *raw = NULL, *abs;
 	const char *err;
 
-	if (asprintf(&raw, "%s/%s", home, tilde + 2) < 0) {
+	if (asprintf(&raw, "%s/%s", home, rel) < 0) {
 		ldr_error(l, (struct policy_mark){0, 0},
 			  "out of memory, expected to add the mandatory denies");
 		return NULL;
@@ -335,36 +321,69 @@ static char *home_path(struct ldr *l, const char *home, const char *tilde)
 }
 
 /*
- * The home-relative denies ("~/x" entries of credential_stores and
- * home_write_denies) under one home directory, an absolute normalised path.
+ * The HOME rows of the mandatory table (mandatory.c) under one home
+ * directory, an absolute normalised path: a read row is a read deny unless
+ * allowRead names that exact path, and a write deny too; a write row is a
+ * write deny.
  */
 static void fs_home_denies(struct ldr *l, const char *home)
 {
 	struct policy *p = l->p;
 	char *abs;
 
-	for (size_t i = 0; i < ARRAY_LEN(credential_stores); i++) {
-		abs = home_path(l, home, credential_stores[i]);
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		if ((m->where & POLICY_MAND_HOME) == 0)
+			continue;
+		abs = home_path(l, home, m->path);
 		if (abs == NULL)
 			return;
-		if (!ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
+		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
 			fs_add(l, &p->fs[FS_DENY_READ], abs);
+		if (m->deny & POLICY_MAND_WRITE)
+			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
 		free(abs);
 	}
-	for (size_t i = 0; i < ARRAY_LEN(home_write_denies); i++) {
-		abs = home_path(l, home, home_write_denies[i]);
-		if (abs == NULL)
+}
+
+/*
+ * SPEC §3.3: each directory on the host user's $PATH is a write deny
+ * unless an allowWrite entry names that exact directory: a program the
+ * sandbox planted there would be run by the host's next shell. Empty and
+ * relative entries are taken from the working directory, as a shell
+ * does from wherever it runs.
+ */
+static void fs_path_denies(struct ldr *l)
+{
+	struct policy *p = l->p;
+	const char *path = getenv("PATH"), *s, *e, *err;
+
+	if (path == NULL)
+		return;
+	for (s = path;; s = e + 1) {
+		char *dir, *abs;
+		e = strchr(s, ':');
+		if (e == NULL)
+			e = s + strlen(s);
+		dir = strndup(s == e ? "." : s, s == e ? 1 : (size_t)(e - s));
+		if (dir == NULL) {
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "out of memory, expected to add the mandatory denies");
 			return;
-		fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+		}
+		abs = ldr_path_expand(dir, &err);
+		free(dir);
+		if (abs != NULL && !ldr_strlist_has(&p->fs[FS_ALLOW_WRITE], abs)) {
+			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+			if (!ldr_strlist_has(&p->path_dirs, abs) &&
+			    ldr_strlist_add(&p->path_dirs, abs) != 0)
+				ldr_error(l, (struct policy_mark){0, 0},
+					  "out of memory, expected to add the mandatory denies");
+		}
 		free(abs);
+		if (*e == '\0')
+			break;
 	}
-	/* Where the lookup of §2 finds a policy when $XDG_CONFIG_HOME is not
-	 * set: a sandbox that could write there would pick its own policy
-	 * for the next run. */
-	abs = home_path(l, home, "~/.config/passavant");
-	if (abs != NULL)
-		fs_add(l, &p->fs[FS_DENY_WRITE], abs);
-	free(abs);
 }
 
 /* Adds the filesystem entries every policy gets (SPEC §3.3, §3.6). */
@@ -395,6 +414,7 @@ static void fs_mandatory(struct ldr *l)
 		free(pwhome);
 	}
 	free(home);
+	fs_path_denies(l);
 	/* The policy file and the place the lookup of §2 would find one next
 	 * time: a sandbox that could write either would pick its own policy
 	 * for the next run. */

@@ -32,7 +32,7 @@
 static const char usage_text[] =
 	"usage: passavant run   [-p POLICY] [--audit FILE] [-v|-q] [--] COMMAND [ARG...]\n"
 	"       passavant proxy [-p POLICY] [--listen HOST:PORT] [--session-dir DIR] [--audit FILE]\n"
-	"       passavant check [-p POLICY]\n"
+	"       passavant check [-p POLICY] [-v]\n"
 	"       passavant --version | --help\n";
 
 static const char help_text[] =
@@ -47,7 +47,8 @@ static const char help_text[] =
 	"  run      run COMMAND in the sandbox, behind the proxy\n"
 	"  proxy    run the proxy alone; prints 'listening on HOST:PORT' when ready\n"
 	"  check    validate the policy, print the effective policy and warnings;\n"
-	"           exit 0 if valid, 1 if not\n"
+	"           exit 0 if valid, 1 if not; with -v also the mandatory denies\n"
+	"           and the environment rule every policy gets\n"
 	"\n"
 	"Options:\n"
 	"  -p, --policy FILE     policy file (YAML, or a sandbox-runtime JSON file)\n"
@@ -106,18 +107,22 @@ static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"policy", required_argument, NULL, 'p'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *policy_path = NULL;
-	bool invalid;
+	bool invalid, verbose = false;
 	policy_t *p;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_path = optarg;
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -137,6 +142,10 @@ static int cmd_check(int argc, char **argv)
 		return 1;
 	printf("# effective policy from %s\n", policy_file(p) ? policy_file(p) : "the embedded default");
 	rc = policy_print(p, stdout);
+	/* SPEC §3.3: the one table of mandatory denies, and the environment
+	 * rule of §3.6, as comments (the output stays a loadable policy). */
+	if (verbose)
+		policy_print_mandatory(p, stdout);
 	policy_print_warnings(p, stderr);
 	policy_free(p);
 	if (rc != 0 || fflush(stdout) != 0) {
@@ -481,6 +490,113 @@ static int protect_repo(struct strv *sv, const char *dir)
 }
 
 /*
+ * SPEC §3.3: the workspace rows of the mandatory table (policy.h:
+ * .claude/settings.json, .vscode, .mcp.json, ...) under dir and under the
+ * nearest ancestor of dir that holds a .git (the repository dir is in),
+ * whether or not they exist (the sandbox makes placeholders for missing
+ * ones in writable places, so they cannot be created).
+ */
+static int protect_workspace(struct strv *sv, const char *dir)
+{
+	char real[PATH_MAX], up[PATH_MAX], probe[PATH_MAX];
+	const char *roots[2] = {real, NULL};
+	char *slash;
+
+	if (realpath(dir, real) == NULL)
+		return 0; /* missing: sbx_start() reports an allow_write that is */
+	memcpy(up, real, sizeof(up));
+	while ((slash = strrchr(up, '/')) != NULL && slash != up) {
+		*slash = '\0';
+		if (snprintf(probe, sizeof(probe), "%s/.git", up) >= (int)sizeof(probe))
+			break;
+		if (access(probe, F_OK) == 0) {
+			roots[1] = up;
+			break;
+		}
+	}
+	for (size_t r = 0; r < ARRAY_LEN(roots) && roots[r] != NULL; r++)
+		for (size_t i = 0; i < policy_mandatory_count(); i++) {
+			const struct policy_mandatory *m = policy_mandatory_get(i);
+			if ((m->where & POLICY_MAND_WORKSPACE) && strv_add_join(sv, roots[r], m->path) < 0)
+				return -1;
+		}
+	return 0;
+}
+
+/*
+ * SPEC §3.6: the variables of our environment the command does not get
+ * because their name or value looks like a credential and the policy does
+ * not name them; added to env_remove. Variables env_add sets anyway
+ * (proxy, trust, sentinels) are left to it. Prints one notice line with
+ * the names, never a value, unless quiet; with verbose, the rule and each
+ * name's reason. Returns 0, or -1 after logging.
+ */
+static int drop_secret_env(struct strv *env_remove, const struct strv *env_add,
+			   const policy_t *p, bool quiet, unsigned verbose)
+{
+	struct strv dropped = {0};
+	char *names = NULL;
+	size_t nlen = 0;
+	FILE *f;
+	int rc = -1;
+
+	for (char **e = environ; e != NULL && *e != NULL; e++) {
+		const char *why = policy_env_secret_reason(*e);
+		size_t len = strcspn(*e, "=");
+		bool set = false;
+		char *name;
+
+		if (why == NULL || len == 0 || policy_env_named(p, *e, len))
+			continue;
+		for (size_t i = 0; i < env_add->n && !set; i++)
+			set = strncmp(env_add->v[i], *e, len) == 0 && env_add->v[i][len] == '=';
+		if (set)
+			continue;
+		name = strndup(*e, len);
+		if (name == NULL) {
+			log_warn("run: environment");
+			goto out;
+		}
+		if (strv_add(env_remove, name) < 0 || strv_add(&dropped, name) < 0) {
+			free(name);
+			goto out;
+		}
+		if (verbose > 0)
+			fprintf(stderr, "passavant: environment: %s dropped: %s\n", name, why);
+		free(name);
+	}
+	if (verbose > 0) {
+		fputs("passavant: environment rule:\n", stderr);
+		policy_print_env_rule(stderr, "passavant:   ");
+	}
+	if (dropped.n == 0 || quiet) {
+		rc = 0;
+		goto out;
+	}
+	f = open_memstream(&names, &nlen);
+	if (f == NULL) {
+		log_warn("run: environment");
+		goto out;
+	}
+	for (size_t i = 0; i < dropped.n; i++)
+		fprintf(f, "%s%s", i ? ", " : "", dropped.v[i]);
+	if (fclose(f) != 0) {
+		log_warn("run: environment");
+		goto out;
+	}
+	/* One line, one write (log.c's rule): no interleaving. */
+	fprintf(stderr,
+		"passavant: not passed to the command, as their names or values look like "
+		"credentials: %s (to pass one masked, list it in credentials.envVars)\n",
+		names);
+	rc = 0;
+out:
+	free(names);
+	strv_free(&dropped);
+	return rc;
+}
+
+/*
  * The sentinel of every masked variable as "NAME=SENTINEL" entries, parsed
  * back from mask_table_env_lines() (`export NAME='...'`, a quote written
  * '\''), so the command gets them whatever our environment holds.
@@ -702,11 +818,14 @@ static bool run_signal_hook(void *arg, int sig)
  * filesystem lists of the policy plus the launcher's mandatory denies
  * (audit_path, may be NULL, among them),
  * masked files, the environment (proxy and trust variables for the
- * in-sandbox listener, sentinels, denied variables removed). Returns the
+ * in-sandbox listener, sentinels, denied variables and unnamed ones that
+ * look like credentials removed; quiet and verbose as -q and -v say how
+ * much is said about those). Returns the
  * running sandbox, or NULL after printing why.
  */
 static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
-				     const mask_table_t *masks, const char *audit_path, char **argv)
+				     const mask_table_t *masks, const char *audit_path, char **argv,
+				     bool quiet, unsigned verbose)
 {
 	struct strv deny_read = {0}, allow_read = {0}, allow_write = {0}, deny_write = {0};
 	struct strv protect = {0}, env_add = {0}, env_remove = {0};
@@ -780,6 +899,12 @@ static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
 	for (i = 0; i < allow_write.n; i++)
 		if (protect_repo(&protect, allow_write.v[i]) < 0)
 			goto out;
+	/* Agent and editor settings that run commands, in the same places. */
+	if (protect_workspace(&protect, ".") < 0)
+		goto out;
+	for (i = 0; i < allow_write.n; i++)
+		if (protect_workspace(&protect, allow_write.v[i]) < 0)
+			goto out;
 	/* Masked files: the command sees the sentinel copy, read-only. */
 	nfiles = mask_table_file_count(masks);
 	if (nfiles > 0) {
@@ -819,6 +944,9 @@ static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
 		    strv_add(&env_remove, c->name) < 0)
 			goto out;
 	}
+	/* Variables the policy does not name that look like credentials. */
+	if (drop_secret_env(&env_remove, &env_add, p, quiet, verbose) < 0)
+		goto out;
 	cfg.argv = argv;
 	cfg.cwd = NULL;
 	cfg.deny_read = strv_list(&deny_read);
@@ -921,7 +1049,8 @@ static int cmd_run(int argc, char **argv)
 	 * secret arena is wiped in children (MADV_WIPEONFORK). The policy
 	 * stays alive through our reference while the config is built. */
 	pp = proxy_policy_get(run.px);
-	run.sbx = run_start_sandbox(proxy_policy(pp), sess, masks, audit_path, argv + optind);
+	run.sbx = run_start_sandbox(proxy_policy(pp), sess, masks, audit_path, argv + optind,
+				    run.quiet, verbose);
 	proxy_policy_put(pp);
 	if (run.sbx == NULL)
 		goto out;

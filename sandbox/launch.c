@@ -118,18 +118,23 @@ static char *strip_slashes(const char *p)
 static char *canon(const char *p, size_t *missing)
 {
 	char *copy, *slash, *r, *out;
+	struct stat pst;
 	size_t rest;
 
 	*missing = 0;
-	r = realpath(p, NULL);
-	if (r != NULL)
-		return r;
+	if (stat(p, &pst) == 0)
+		return realpath(p, NULL);
 	if (errno != ENOENT && errno != ENOTDIR)
 		return NULL;
 	copy = strdup(p);
 	if (copy == NULL)
 		return NULL;
+	/* The longest existing prefix by stat (one call each), then one
+	 * realpath of it: realpath reads every component, and the mandatory
+	 * denies are a hundred mostly missing paths. */
 	for (;;) {
+		struct stat st;
+
 		slash = strrchr(copy, '/');
 		if (slash == NULL) {
 			free(copy);
@@ -137,13 +142,17 @@ static char *canon(const char *p, size_t *missing)
 			return NULL;
 		}
 		*slash = '\0';
-		r = realpath(slash == copy ? "/" : copy, NULL);
-		if (r != NULL)
+		if (stat(slash == copy ? "/" : copy, &st) == 0)
 			break;
 		if (errno != ENOENT && errno != ENOTDIR) {
 			free(copy);
 			return NULL;
 		}
+	}
+	r = realpath(slash == copy ? "/" : copy, NULL);
+	if (r == NULL) {
+		free(copy);
+		return NULL;
 	}
 	rest = (size_t)(slash - copy);
 	*missing = strcmp(r, "/") == 0 ? 0 : strlen(r);
@@ -162,6 +171,10 @@ struct builder {
 	size_t n_ph, cap_ph;
 	char **writable; /* canonical allow_write paths (borrowed from ops) */
 	size_t n_writable;
+	/* check_links(): the last directory the last walk reached, made of
+	 * existing non-link components only ("" none); a later path under it
+	 * needs no second look at them (the table's paths share HOME). */
+	char clean[PATH_MAX];
 };
 
 /* Appends an op; takes ownership of path and src (freed on failure). */
@@ -228,6 +241,18 @@ static bool sandbox_writable(const struct builder *b, const char *dir)
 	return false;
 }
 
+/* Does a writable tree lie strictly below path (canonical)? Then
+ * protecting path still matters though path itself is read-only. */
+static bool writable_below(const struct builder *b, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_writable; i++)
+		if (strcmp(b->writable[i], path) != 0 && under(b->writable[i], path))
+			return true;
+	return false;
+}
+
 /* Is dir one of our placeholders (or below one)? */
 static bool in_placeholder(const struct builder *b, const char *dir)
 {
@@ -237,6 +262,113 @@ static bool in_placeholder(const struct builder *b, const char *dir)
 		if (b->ph[i].is_dir && under(dir, b->ph[i].path))
 			return true;
 	return false;
+}
+
+/* Links followed while walking one path before giving up (the kernel's
+ * own limit is 40). */
+#define SBX_MAX_LINKS 40
+
+/*
+ * SPEC §3.3: no policy path is resolved through a symlink the sandbox
+ * could have written. Walks p (absolute) component by component as the
+ * kernel would, following each symlink met, and fails when one lies in a
+ * directory the command can write (under an allow_write tree): an earlier
+ * run may have planted it (an allowWrite path turned into a link to
+ * $HOME, an allowRead one into a link to ~/.ssh), and the bind would
+ * follow it. Links in read-only directories are followed. A path that
+ * stops existing part-way is fine: there is nothing left to follow.
+ * what names the list for the message. 0, or -1 with err set.
+ */
+static int check_links(struct builder *b, const char *what, const char *p, char *err,
+		       size_t errlen)
+{
+	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	size_t clen = 0, keep = strlen(b->clean);
+	unsigned links = 0;
+	struct stat st;
+	ssize_t n;
+	char *comp, *tail;
+
+	if (snprintf(rest, sizeof(rest), "%s", p) >= (int)sizeof(rest))
+		goto toolong;
+	cur[0] = '\0'; /* "" is "/": cur never ends with a slash */
+	tail = rest;
+	/* Start below the last walk's link-free prefix when p shares it. */
+	if (keep > 0 && strncmp(p, b->clean, keep) == 0 && (p[keep] == '/' || p[keep] == '\0')) {
+		memcpy(cur, b->clean, keep + 1);
+		clen = keep;
+		tail = rest + keep;
+	}
+	for (;;) {
+		/* cur is always an existing path of non-link components. */
+		memcpy(b->clean, cur, clen + 1);
+		while (*tail == '/')
+			tail++;
+		if (*tail == '\0')
+			return 0;
+		comp = tail;
+		tail += strcspn(tail, "/");
+		if (*tail != '\0')
+			*tail++ = '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			char *slash = strrchr(cur, '/');
+			if (slash != NULL)
+				*slash = '\0';
+			clen = strlen(cur);
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
+			goto toolong;
+		if (lstat(next, &st) < 0)
+			return 0; /* missing (or unreadable): nothing to follow */
+		if (!S_ISLNK(st.st_mode)) {
+			memcpy(cur, next, strlen(next) + 1);
+			clen = strlen(cur);
+			continue;
+		}
+		if (sandbox_writable(b, clen ? cur : "/")) {
+			sbx_seterr(err, errlen, 0,
+				   "%s path %s goes through %s, a symbolic link in %s, which the "
+				   "sandbox can write (an earlier run may have planted it); replace the "
+				   "link by what it points to, or do not allow writes to %s",
+				   what, p, next, clen ? cur : "/", clen ? cur : "/");
+			return -1;
+		}
+		if (++links > SBX_MAX_LINKS) {
+			sbx_seterr(err, errlen, ELOOP, "%s path %s", what, p);
+			return -1;
+		}
+		n = readlink(next, target, sizeof(target) - 1);
+		if (n < 0) {
+			sbx_seterr(err, errlen, errno, "cannot read the symbolic link %s", next);
+			return -1;
+		}
+		target[n] = '\0';
+		/* The rest of the walk: the link's target, then what followed. */
+		if (snprintf(next, sizeof(next), "%s/%s", target, tail) >= (int)sizeof(next))
+			goto toolong;
+		memcpy(rest, next, strlen(next) + 1);
+		tail = rest;
+		if (target[0] == '/') {
+			cur[0] = '\0';
+			clen = 0;
+		}
+	}
+toolong:
+	sbx_seterr(err, errlen, ENAMETOOLONG, "%s path %s", what, p);
+	return -1;
+}
+
+/* check_links() on every path of a NULL-terminated list. */
+static int check_list_links(struct builder *b, const char *const *list, const char *what,
+			    char *err, size_t errlen)
+{
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+		if (check_links(b, what, list[i], err, errlen) < 0)
+			return -1;
+	return 0;
 }
 
 /*
@@ -325,6 +457,14 @@ static int plan_protect(struct builder *b, const char *p, unsigned depth, char *
 		if (c == NULL) {
 			sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
 			return -1;
+		}
+		/* Read-only in the sandbox's view already, and no writable
+		 * tree below it: a protection would add mounts and nothing
+		 * else (the mandatory table holds a hundred paths, most of
+		 * them in a read-only HOME). */
+		if (!sandbox_writable(b, c) && !writable_below(b, c)) {
+			free(c);
+			return 0;
 		}
 		return add_op(b, SBX_OP_PROTECT, c, NULL, false) < 0 ? -1 : 0;
 	}
@@ -427,6 +567,13 @@ static int plan_list(struct builder *b, const char *const *list, enum sbx_op_kin
 				return -1;
 			continue;
 		}
+		/* Nothing there (through any link): nothing to hide or
+		 * re-allow; an allow_write is reported below. */
+		if (kind != SBX_OP_ALLOW_WRITE && stat(s, &st) < 0 &&
+		    (errno == ENOENT || errno == ENOTDIR)) {
+			free(s);
+			continue;
+		}
 		c = canon(s, &missing);
 		if (c == NULL || stat(c, &st) < 0) {
 			rc = errno;
@@ -505,6 +652,18 @@ static int plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct 
 		goto nomem;
 	for (i = 0; i < b->n_writable; i++)
 		b->writable[i] = b->ops[i].path;
+	/* The writable set is known: refuse any path that goes through a
+	 * symlink the command could have planted, before anything is bound
+	 * or created (allow_write itself included). */
+	if (check_list_links(b, cfg->allow_write, "allow_write", err, errlen) < 0 ||
+	    check_list_links(b, cfg->deny_read, "deny_read", err, errlen) < 0 ||
+	    check_list_links(b, cfg->allow_read, "allow_read", err, errlen) < 0 ||
+	    check_list_links(b, cfg->deny_write, "deny_write", err, errlen) < 0 ||
+	    check_list_links(b, cfg->protect, "mandatory deny", err, errlen) < 0)
+		goto fail;
+	for (i = 0; i < cfg->n_masks; i++)
+		if (check_links(b, "masked file", cfg->masks[i].host_path, err, errlen) < 0)
+			goto fail;
 	if (plan_list(b, cfg->deny_read, SBX_OP_DENY_READ, "deny_read", err, errlen) < 0 ||
 	    plan_list(b, cfg->allow_read, SBX_OP_ALLOW_READ, "allow_read", err, errlen) < 0)
 		goto fail;

@@ -1,0 +1,349 @@
+/*
+ * mandatory.c - the rules every policy gets, whatever it says (SPEC §3.3,
+ * §3.6), kept in one place so that the loader, `run` and `check -v` read
+ * the same list:
+ *
+ *  - one table of filesystem paths: credential stores (denied for reading
+ *    and for writing) and the files through which the host runs code later
+ *    (shell start-up files, git's global config, ~/.ssh, autostart
+ *    entries, systemd user units, agent and editor settings: denied for
+ *    writing, also when they do not exist yet). Each row says whether it
+ *    lies under HOME, under each writable workspace, or both;
+ *  - the environment rule: a variable the policy does not name is dropped
+ *    when its name or its value looks like a credential.
+ *
+ * validate.c expands the HOME rows into the policy's denyRead/denyWrite
+ * lists; `run` (proxy/passavant.c) adds the workspace rows under the
+ * working directory and each allowWrite directory, and applies the
+ * environment rule. Every function here is pure. docs/config.md says why
+ * each row is there.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../mask/mask.h"
+#include "policy_int.h"
+
+/* Short aliases for the table. */
+#define R POLICY_MAND_READ
+#define W POLICY_MAND_WRITE
+#define H POLICY_MAND_HOME
+#define S POLICY_MAND_WORKSPACE
+
+static const struct policy_mandatory mandatory[] = {
+	/* Credential stores (§3.6): unreadable, and unwritable too, since
+	 * most are also configuration the host trusts: ~/.ssh/config
+	 * (ProxyCommand), ~/.aws/config (credential_process), ~/.kube/config
+	 * (exec plugins), ~/.docker/config.json (credsStore),
+	 * ~/.gnupg/gpg-agent.conf (pinentry-program). */
+	{".ssh", R | W, H, "ssh keys; authorized_keys, rc and config run commands"},
+	{".aws", R | W, H, "AWS credentials; config can run credential_process"},
+	{".gnupg", R | W, H, "GnuPG keys; agent config names programs"},
+	{".config/gh", R | W, H, "GitHub CLI token"},
+	{".config/hub", R | W, H, "hub (GitHub) token"},
+	{".config/glab-cli", R | W, H, "GitLab CLI token"},
+	{".docker/config.json", R | W, H, "registry credentials; credsStore names a program"},
+	{".config/containers/auth.json", R | W, H, "podman/buildah registry credentials"},
+	{".kube", R | W, H, "Kubernetes credentials; exec plugins run commands"},
+	{".netrc", R | W, H, "passwords for curl, git, ftp"},
+	{".npmrc", R | W, H, "npm token; node-options and script-shell run code"},
+	{".yarnrc.yml", R | W, H, "yarn npmAuthToken"},
+	{".pypirc", R | W, H, "PyPI upload token"},
+	{".gem/credentials", R | W, H, "RubyGems API key"},
+	{".cargo/credentials.toml", R | W, H, "crates.io token"},
+	{".cargo/credentials", R | W, H, "crates.io token (old name)"},
+	{".git-credentials", R | W, H, "git credential store"},
+	{".config/git/credentials", R | W, H, "git credential store (XDG)"},
+	{".pgpass", R | W, H, "PostgreSQL passwords"},
+	{".my.cnf", R | W, H, "MySQL password"},
+	{".vault-token", R | W, H, "HashiCorp Vault token"},
+	{".terraform.d/credentials.tfrc.json", R | W, H, "Terraform Cloud token"},
+	{".config/gcloud", R | W, H, "Google Cloud credentials"},
+	{".azure", R | W, H, "Azure CLI tokens"},
+	{".oci", R | W, H, "Oracle Cloud keys"},
+	{".config/doctl", R | W, H, "DigitalOcean token"},
+	{".pulumi/credentials.json", R | W, H, "Pulumi token"},
+	{".databrickscfg", R | W, H, "Databricks token"},
+	{".kaggle/kaggle.json", R | W, H, "Kaggle API key"},
+	{".cache/huggingface/token", R | W, H, "Hugging Face token"},
+	{".huggingface/token", R | W, H, "Hugging Face token (old place)"},
+	{".m2/settings.xml", R | W, H, "Maven server passwords"},
+	{".m2/settings-security.xml", R | W, H, "Maven master password"},
+	{".gradle/gradle.properties", R | W, H, "Gradle publishing credentials"},
+	{".s3cfg", R | W, H, "s3cmd keys"},
+	{".config/rclone", R | W, H, "rclone remotes' credentials"},
+	{".config/op", R | W, H, "1Password CLI"},
+	{".password-store", R | W, H, "pass password store"},
+	{".local/share/keyrings", R | W, H, "GNOME keyring"},
+	{".claude/.credentials.json", R | W, H, "Claude CLI credentials"},
+	{".codex/auth.json", R | W, H, "Codex CLI credentials"},
+	{".gemini/oauth_creds.json", R | W, H, "Gemini CLI credentials"},
+	{".config/github-copilot", R | W, H, "GitHub Copilot tokens"},
+	{".mozilla", R | W, H, "Firefox profiles: cookies, saved passwords"},
+	{".config/google-chrome", R | W, H, "Chrome profiles: cookies, saved passwords"},
+	{".config/chromium", R | W, H, "Chromium profiles: cookies, saved passwords"},
+	{".config/BraveSoftware", R | W, H, "Brave profiles: cookies, saved passwords"},
+	{".config/microsoft-edge", R | W, H, "Edge profiles: cookies, saved passwords"},
+
+	/* Shell start-up and logout files (bash, zsh, fish, sh, ksh, csh). */
+	{".bashrc", W, H, "bash start-up"},
+	{".bash_profile", W, H, "bash login start-up"},
+	{".bash_login", W, H, "bash login start-up"},
+	{".bash_logout", W, H, "bash logout"},
+	{".bash_aliases", W, H, "sourced by the usual .bashrc"},
+	{".profile", W, H, "sh/bash/dash login start-up"},
+	{".inputrc", W, H, "readline: key bindings type commands"},
+	{".zshenv", W, H, "zsh start-up (every zsh)"},
+	{".zshrc", W, H, "zsh start-up"},
+	{".zprofile", W, H, "zsh login start-up"},
+	{".zlogin", W, H, "zsh login start-up"},
+	{".zlogout", W, H, "zsh logout"},
+	{".config/fish", W, H, "fish: config.fish, conf.d, functions"},
+	{".kshrc", W, H, "ksh start-up"},
+	{".mkshrc", W, H, "mksh start-up"},
+	{".shrc", W, H, "sh start-up (via $ENV)"},
+	{".cshrc", W, H, "csh start-up"},
+	{".tcshrc", W, H, "tcsh start-up"},
+	{".login", W, H, "csh login start-up"},
+	{".logout", W, H, "csh logout"},
+	/* Session start-up: X, PAM and systemd environments, autostart. */
+	{".xprofile", W, H, "X session start-up"},
+	{".xsession", W, H, "X session start-up"},
+	{".xsessionrc", W, H, "X session start-up"},
+	{".xinitrc", W, H, "startx start-up"},
+	{".pam_environment", W, H, "login environment (LD_PRELOAD...)"},
+	{".config/environment.d", W, H, "systemd user environment"},
+	{".config/autostart", W, H, "desktop autostart entries"},
+	{".config/systemd", W, H, "systemd user units"},
+	{".local/share/systemd", W, H, "systemd user units"},
+	/* Code other programs load from HOME. */
+	{".gitconfig", W, H, "git global config (fsmonitor, hooksPath, aliases)"},
+	{".config/git", W, H, "git global config, attributes, hooks (XDG)"},
+	{".local/lib", W, H, "pip --user packages: a .pth file runs at every python start"},
+	{".cargo/config.toml", W, H, "cargo config: runners and rustc wrappers"},
+	{".cargo/config", W, H, "cargo config (old name)"},
+	{".config/passavant", W, H, "where the policy lookup finds the next policy"},
+	/* Agent and editor settings that run commands (in HOME and in every
+	 * writable workspace). */
+	{".claude/settings.json", W, H | S, "Claude Code hooks and permissions"},
+	{".claude/settings.local.json", W, H | S, "Claude Code hooks and permissions"},
+	{".claude/commands", W, H | S, "Claude Code commands"},
+	{".claude/agents", W, H | S, "Claude Code agents"},
+	{".claude/plugins", W, H, "Claude Code plugins (hooks, MCP servers)"},
+	{".claude.json", W, H, "Claude Code state: user MCP servers run commands"},
+	{".cursor", W, H | S, "Cursor settings, rules and MCP servers"},
+	{".vscode", W, H | S, "VS Code tasks, settings and extensions"},
+	{".config/Code/User", W, H, "VS Code user settings and tasks"},
+	{".config/Cursor/User", W, H, "Cursor user settings and tasks"},
+	{".idea", W, S, "JetBrains run configurations and tools"},
+	{".mcp.json", W, S, "project MCP servers run commands"},
+	{".gitmodules", W, S, "submodule URLs and update commands"},
+};
+
+#undef R
+#undef W
+#undef H
+#undef S
+
+/* Contract in policy.h. */
+size_t policy_mandatory_count(void)
+{
+	return ARRAY_LEN(mandatory);
+}
+
+/* Contract in policy.h. */
+const struct policy_mandatory *policy_mandatory_get(size_t i)
+{
+	return i < ARRAY_LEN(mandatory) ? &mandatory[i] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The environment rule (SPEC §3.6)                                     */
+/* ------------------------------------------------------------------ */
+
+/* Name patterns, compared without regard to case. */
+static const char *const name_contains[] = {
+	"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE_KEY",
+};
+static const char *const name_suffixes[] = {
+	"TOKEN", "_KEY", "_APIKEY", "_PASS", "_PWD", "_AUTH", "_COOKIE",
+};
+static const char *const name_exact[] = {
+	"APIKEY", "API_KEY",
+};
+/* A name ending so holds where a credential is, not the credential:
+ * passed on (the filesystem rules decide whether it can be read). The
+ * value rule still applies. */
+static const char *const name_location_suffixes[] = {
+	"_FILE", "_FILES", "_PATH", "_DIR", "_DIRS",
+};
+
+/* Whether the len bytes of name end with suffix (case-insensitive). */
+static bool ends_with(const char *name, size_t len, const char *suffix)
+{
+	size_t s = strlen(suffix);
+
+	return len >= s && strncasecmp(name + len - s, suffix, s) == 0;
+}
+
+/* Whether the len bytes of name contain needle (case-insensitive). */
+static bool contains(const char *name, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (strncasecmp(name + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
+/* A byte that may appear in a token after its prefix. */
+static bool token_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.' || c == '/' || c == '+' || c == '=';
+}
+
+/* Minimum length of what follows a known prefix for the value to count as
+ * a token ("sk-" alone or "AKIA" in a word is not one). */
+#define ENV_TOKEN_MIN_TAIL 8
+
+/* Whether value starts with a known token prefix (mask/'s table, the one
+ * sentinels keep) followed by a token, with no space in it. */
+static bool value_has_prefix(const char *v)
+{
+	size_t len = strlen(v), pre = mask_known_prefix(v, len);
+
+	if (pre == 0 || len - pre < ENV_TOKEN_MIN_TAIL)
+		return false;
+	for (size_t i = pre; i < len; i++)
+		if (!token_char((unsigned char)v[i]))
+			return false;
+	return true;
+}
+
+/* Whether value is a URL whose user information holds a password
+ * ("postgres://user:pass@host/db"). */
+static bool value_url_password(const char *v)
+{
+	const char *p = v, *colon, *at;
+	size_t auth;
+
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+	       *p == '+' || *p == '-' || *p == '.')
+		p++;
+	if (p == v || strncmp(p, "://", 3) != 0)
+		return false;
+	p += 3;
+	auth = strcspn(p, "/?#");
+	at = memchr(p, '@', auth);
+	if (at == NULL)
+		return false;
+	colon = memchr(p, ':', (size_t)(at - p));
+	return colon != NULL && colon + 1 < at;
+}
+
+/* Contract in policy.h. */
+const char *policy_env_secret_reason(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	size_t len = eq != NULL ? (size_t)(eq - entry) : strlen(entry);
+	bool location = false;
+
+	if (len == 0 || eq == NULL)
+		return NULL;
+	if (strncmp(entry, "PASSAVANT_", 10) == 0)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_LEN(name_location_suffixes) && !location; i++)
+		location = ends_with(entry, len, name_location_suffixes[i]);
+	if (!location) {
+		for (size_t i = 0; i < ARRAY_LEN(name_contains); i++)
+			if (contains(entry, len, name_contains[i]))
+				return "its name looks like a credential";
+		for (size_t i = 0; i < ARRAY_LEN(name_suffixes); i++)
+			if (ends_with(entry, len, name_suffixes[i]))
+				return "its name looks like a credential";
+		for (size_t i = 0; i < ARRAY_LEN(name_exact); i++)
+			if (strlen(name_exact[i]) == len && strncasecmp(entry, name_exact[i], len) == 0)
+				return "its name looks like a credential";
+	}
+	if (value_has_prefix(eq + 1))
+		return "its value starts with a known token prefix";
+	if (strncmp(eq + 1, "-----BEGIN", 10) == 0)
+		return "its value is a PEM block";
+	if (value_url_password(eq + 1))
+		return "its value is a URL with a password";
+	return NULL;
+}
+
+/* Contract in policy.h. */
+bool policy_env_named(const policy_t *p, const char *name, size_t len)
+{
+	for (size_t i = 0; i < p->n_creds; i++) {
+		const struct policy_cred_ent *c = &p->creds[i];
+		if (c->pub.kind == CRED_ENV && c->name != NULL && strlen(c->name) == len &&
+		    strncmp(c->name, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Writes the patterns of one list, "A, B, C". */
+static void put_list(FILE *out, const char *const *v, size_t n, const char *pre, const char *post)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%s%s%s", i ? ", " : "", pre, v[i], post);
+}
+
+/* Contract in policy.h. */
+void policy_print_env_rule(FILE *out, const char *lead)
+{
+	fprintf(out, "%sa variable credentials.envVars does not name is dropped when its name\n", lead);
+	fprintf(out, "%s(any case) contains ", lead);
+	put_list(out, name_contains, ARRAY_LEN(name_contains), "", "");
+	fprintf(out, ",\n%sor ends with ", lead);
+	put_list(out, name_suffixes, ARRAY_LEN(name_suffixes), "", "");
+	fprintf(out, ",\n%sor is ", lead);
+	put_list(out, name_exact, ARRAY_LEN(name_exact), "", "");
+	fprintf(out, " (not when it ends with ");
+	put_list(out, name_location_suffixes, ARRAY_LEN(name_location_suffixes), "", "");
+	fprintf(out, "),\n%sor when its value starts with a known token prefix (ghp_, github_pat_, "
+		     "glpat-, sk-, sk-ant-,\n%sxoxb-, AKIA, ASIA, AIza, npm_, pypi-, hf_, ...) followed "
+		     "by at least %d token characters,\n%sis a PEM block (-----BEGIN) or a URL with a "
+		     "password (scheme://user:pass@host);\n%sPASSAVANT_* variables are kept.\n",
+		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead);
+}
+
+/* Contract in policy.h. */
+void policy_print_mandatory(const policy_t *p, FILE *out)
+{
+	fputs("# Mandatory rules, added to every policy (SPEC 3.3, 3.6; docs/config.md):\n", out);
+	fputs("#   deny   where        path                                 what\n", out);
+	for (size_t i = 0; i < ARRAY_LEN(mandatory); i++) {
+		const struct policy_mandatory *m = &mandatory[i];
+		char where[32];
+		(void)snprintf(where, sizeof(where), "%s%s%s",
+			       (m->where & POLICY_MAND_HOME) ? "~" : "",
+			       (m->where & POLICY_MAND_HOME) && (m->where & POLICY_MAND_WORKSPACE)
+				       ? "+"
+				       : "",
+			       (m->where & POLICY_MAND_WORKSPACE) ? "workspace" : "");
+		fprintf(out, "#   %-6s %-12s %-36s %s\n",
+			(m->deny & POLICY_MAND_READ) ? "read+w" : "write", where, m->path, m->why);
+	}
+	fputs("#   (~: under $HOME and under the home directory of the password database;\n"
+	      "#    workspace: under the working directory, each allowWrite directory and\n"
+	      "#    the git repository each is in. A credential store named by an allowRead\n"
+	      "#    entry stays readable.)\n",
+	      out);
+	fputs("#   write  PATH         each directory on $PATH, unless an allowWrite entry names it\n",
+	      out);
+	for (size_t i = 0; i < p->path_dirs.n; i++)
+		fprintf(out, "#            %s\n", p->path_dirs.v[i]);
+	fputs("#   write  the policy file, the audit file, extraCaCertPaths, the session\n"
+	      "#          directory and, in every repository, git's control files\n",
+	      out);
+	fputs("# Environment:\n", out);
+	policy_print_env_rule(out, "#   ");
+}

@@ -1,0 +1,712 @@
+/*
+ * test_fsharden.c - issue 13, classes 2, 5 and 6, end to end: the real
+ * `passavant run` binary, then checks on the host's filesystem.
+ *
+ *  - symlinks (SPEC §3.3): a link planted by one session in a writable
+ *    tree makes the next session refuse to start (125, naming the link)
+ *    when a policy path goes through it: allowWrite, allowRead (to
+ *    ~/.ssh), a link in an intermediate component, a link reached through
+ *    a host-made link; a host-made link in a read-only directory is still
+ *    followed;
+ *  - persistence (§3.3): with HOME writable, every shell start-up and
+ *    logout file, git's global config, autostart, systemd user units,
+ *    ~/.ssh (missing), agent and editor settings cannot be created or
+ *    changed; the same agent/editor files in the writable working
+ *    directory; a directory on PATH cannot be written unless allowWrite
+ *    names it exactly;
+ *  - credential stores (§3.6): the newly listed stores cannot be read;
+ *  - environment (§3.6): variables whose name or value looks like a
+ *    credential are dropped, with one notice naming them and no value;
+ *    policy-named ones are kept (masked) or removed as the policy says;
+ *  - `check -v` prints the mandatory table and the environment rule.
+ *
+ * Suite "fsharden". Without user namespaces every test is skipped with
+ * the reason printed, unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree lives
+ * under /var/tmp: the sandbox's /tmp is private.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/testlib.h"
+
+#define RUN_TIMEOUT_MS 60000
+#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static bool skip;          /* no user namespaces */
+static bool ready;         /* fixtures up */
+static char *root;         /* /var/tmp/pv-fsh.XXXXXX */
+static unsigned nscript;
+static char real_token[41]; /* ghp_ + 36, the masked variable's real value */
+
+/* root/rel into buf (PATH_MAX bytes); "" if it does not fit. */
+static char *at(char *buf, const char *rel)
+{
+	if (snprintf(buf, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
+		buf[0] = '\0';
+	return buf;
+}
+
+static bool userns_available(char *why, size_t len)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			      CLONE_NEWUTS) == 0 ? 0 : errno);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		snprintf(why, len, "probe child failed");
+		return false;
+	}
+	if (WEXITSTATUS(st) != 0) {
+		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
+		return false;
+	}
+	return true;
+}
+
+static int mkfile(const char *path, const char *text)
+{
+	if (test_write_file(path, text, strlen(text)) < 0)
+		return -1;
+	return chmod(path, 0644);
+}
+
+/* mkdir -p of rel under root. */
+static int mkdirs(const char *rel)
+{
+	char buf[PATH_MAX], *p;
+
+	at(buf, rel);
+	for (p = buf + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Writes policy rel under root from a printf format; %1$s in it is root. */
+static int write_policy(const char *rel, const char *fmt)
+{
+	char buf[PATH_MAX], text[8192];
+
+	snprintf(text, sizeof(text), fmt, root);
+	return mkfile(at(buf, rel), text);
+}
+
+/* The files stores.sh reads back: each holds PLANTED-<its name>. */
+static const char *const new_stores[] = {
+	".config/git/credentials", ".config/containers/auth.json", ".cargo/credentials.toml",
+	".pgpass", ".vault-token", ".claude/.credentials.json", ".config/hub",
+	".terraform.d/credentials.tfrc.json", ".gradle/gradle.properties", ".m2/settings.xml",
+	".config/op/config", ".password-store/site.gpg", ".local/share/keyrings/login.keyring",
+	".mozilla/firefox/profile/logins.json", ".config/google-chrome/Default/Cookies",
+	".docker/config.json", ".kube/config",
+};
+
+static int suite_init(void)
+{
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+	char why[256], buf[PATH_MAX], path[PATH_MAX];
+	unsigned char rnd[36];
+	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+	if (ready || skip)
+		return 0;
+	if (!userns_available(why, sizeof(why))) {
+		if (must != NULL && strcmp(must, "1") == 0) {
+			fprintf(stderr, "fsharden: namespaces unavailable (%s) and "
+					"PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
+			return -1;
+		}
+		fprintf(stderr, "fsharden: SKIP: user namespaces unavailable: %s\n", why);
+		skip = true;
+		return 0;
+	}
+	root = strdup("/var/tmp/pv-fsh.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -1;
+	memcpy(real_token, "ghp_", 4);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		real_token[4 + i] = cs[rnd[i] % (sizeof(cs) - 1)];
+	real_token[40] = '\0';
+	/* home: the symlink and store tests (a ~/.ssh with a key);
+	 * home2: the persistence tests (writable, no ~/.ssh). */
+	if (mkdirs("home/.ssh") < 0 || mkdirs("home2/.config") < 0 || mkdirs("work") < 0 ||
+	    mkdirs("work/bin") < 0 || mkdirs("scripts") < 0 || mkdirs("ro") < 0 ||
+	    mkdirs("plain") < 0)
+		return -1;
+	if (mkfile(at(buf, "home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n") < 0 ||
+	    mkfile(at(buf, "home2/.bashrc"), "original bashrc\n") < 0 ||
+	    mkfile(at(buf, "home2/.config/app.conf"), "x\n") < 0 ||
+	    mkfile(at(buf, "work/.mcp.json"), "{}\n") < 0 ||
+	    mkfile(at(buf, "plain/file.txt"), "plain file\n") < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(new_stores) / sizeof(new_stores[0]); i++) {
+		char rel[PATH_MAX], text[PATH_MAX], *slash;
+		snprintf(rel, sizeof(rel), "home/%s", new_stores[i]);
+		slash = strrchr(rel, '/');
+		*slash = '\0';
+		if (mkdirs(rel) < 0)
+			return -1;
+		*slash = '/';
+		snprintf(text, sizeof(text), "PLANTED-%s\n", new_stores[i]);
+		if (mkfile(at(buf, rel), text) < 0)
+			return -1;
+	}
+	/* Host-made links in a read-only directory: one to a plain
+	 * directory (followed), one into the writable work tree (where the
+	 * next link is what counts). */
+	if (symlink(at(path, "plain"), at(buf, "ro/okl")) < 0 ||
+	    symlink(at(path, "work/x"), at(buf, "ro/link")) < 0)
+		return -1;
+	if (write_policy("work.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\"]\n") < 0 ||
+	    write_policy("aw-link.yaml",
+			 "filesystem:\n  allowWrite: [\"%1$s/work\", \"%1$s/work/out\"]\n") < 0 ||
+	    write_policy("ar-link.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\"]\n"
+					 "  allowRead: [\"%1$s/work/data\"]\n") < 0 ||
+	    write_policy("mid-link.yaml",
+			 "filesystem:\n  allowWrite: [\"%1$s/work\", \"%1$s/work/sub/.ssh\"]\n") < 0 ||
+	    write_policy("chain.yaml",
+			 "filesystem:\n  allowWrite: [\"%1$s/work\", \"%1$s/ro/link/.ssh\"]\n") < 0 ||
+	    write_policy("ro-ok.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\"]\n"
+				       "  allowRead: [\"%1$s/ro/okl\"]\n") < 0 ||
+	    write_policy("home.yaml",
+			 "filesystem:\n  allowWrite: [\"%1$s/home2\", \"%1$s/work\"]\n") < 0 ||
+	    write_policy("bin.yaml",
+			 "filesystem:\n  allowWrite: [\"%1$s/work\", \"%1$s/work/bin\"]\n") < 0 ||
+	    write_policy("env.yaml", "credentials:\n  envVars:\n"
+				     "    - {name: GH_TOKEN, mode: mask}\n"
+				     "    - {name: NAMED_SECRET, mode: deny}\n"
+				     "filesystem:\n  allowWrite: [\"%1$s/work\"]\n") < 0)
+		return -1;
+	ready = true;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	if (ready)
+		test_rmtree(root);
+	free(root);
+	root = NULL;
+	ready = false;
+	return 0;
+}
+
+/* One `passavant run` in root/work: HOME=home (relative to root), PATH=path
+ * (NULL: SAFE_PATH), the extra NAME=value entries of env (NULL-terminated,
+ * may be NULL), options opts (may be NULL), policy rel under root, and
+ * script run by sh. Returns the exit status. */
+static int run_fsh(const char *home, const char *path, const char *const *env,
+		   const char *const *opts, const char *policy, const char *script, char **out,
+		   char **err)
+{
+	char h[PATH_MAX + 8], pth[2 * PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	char *argv[48], asan[512] = "", ubsan[512] = "";
+	size_t n = 0;
+
+	if (getenv("ASAN_OPTIONS") != NULL)
+		snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s", getenv("ASAN_OPTIONS"));
+	if (getenv("UBSAN_OPTIONS") != NULL)
+		snprintf(ubsan, sizeof(ubsan), "UBSAN_OPTIONS=%s", getenv("UBSAN_OPTIONS"));
+	snprintf(h, sizeof(h), "HOME=%s/%s", root, home);
+	snprintf(pth, sizeof(pth), "PATH=%s", path != NULL ? path : SAFE_PATH);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	if (mkfile(sc, script) < 0)
+		return -1;
+	argv[n++] = "env";
+	argv[n++] = "-i";
+	argv[n++] = "-C";
+	argv[n++] = at(work, "work");
+	argv[n++] = h;
+	argv[n++] = pth;
+	argv[n++] = "TMPDIR=/tmp";
+	/* env -i keeps the runner's variables out of the notice; the
+	 * sanitizer settings of `make test-asan` still apply. */
+	if (asan[0] != '\0')
+		argv[n++] = asan;
+	if (ubsan[0] != '\0')
+		argv[n++] = ubsan;
+	for (size_t i = 0; env != NULL && env[i] != NULL && n < 30; i++)
+		argv[n++] = (char *)env[i];
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	for (size_t i = 0; opts != NULL && opts[i] != NULL && n < 40; i++)
+		argv[n++] = (char *)opts[i];
+	argv[n++] = "-p";
+	argv[n++] = at(pol, policy);
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = sc;
+	argv[n] = NULL;
+	return test_run_capture(argv, out, err, RUN_TIMEOUT_MS);
+}
+
+#define SKIP_IF_NEEDED()                                                                           \
+	do {                                                                                       \
+		if (skip)                                                                          \
+			return;                                                                    \
+		CU_ASSERT_FATAL(ready);                                                            \
+	} while (0)
+
+static bool has(const char *hay, const char *needle)
+{
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+static bool exists(const char *rel)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	return lstat(at(buf, rel), &st) == 0;
+}
+
+static void show(int st, const char *out, const char *err)
+{
+	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
+		err ? err : "(null)");
+}
+
+/* Removes rel under root if it is there (a link or a file). */
+static void drop(const char *rel)
+{
+	char buf[PATH_MAX];
+
+	(void)unlink(at(buf, rel));
+}
+
+/* ------------------------------------------------------------------ */
+/* Class 2: symlinks                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Session 1 (work writable) runs plant; then session 2 under policy runs
+ * a script that would exploit the link. Session 2 must refuse with 125,
+ * name the link, and not run. */
+static void planted_then_refused(const char *plant, const char *policy, const char *exploit,
+				 const char *link, const char *label)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", plant, &out, &err);
+	ROW(st == 0, "%s: planting session: status %d", label, st);
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+	st = run_fsh("home", NULL, NULL, NULL, policy, exploit, &out, &err);
+	ROW(st == 125, "%s: next session: status %d, expected 125", label, st);
+	ROW(!has(out, "RAN"), "%s: the command ran through the planted link", label);
+	ROW(has(err, link) && has(err, "symbolic link"), "%s: the refusal does not name %s: %s",
+	    label, link, err ? err : "");
+	if (st != 125)
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+/* allowWrite: work/out created as a link to $HOME; the next session
+ * would bind $HOME writable. */
+static void test_link_allow_write(void)
+{
+	char link[PATH_MAX], script[2 * PATH_MAX];
+
+	SKIP_IF_NEEDED();
+	snprintf(script, sizeof(script), "ln -s %s/home out\n", root);
+	planted_then_refused(script, "aw-link.yaml",
+			     "echo RAN; echo evil > out/planted.txt; echo evil >> out/.bashrc\n",
+			     at(link, "work/out"), "allowWrite link");
+	ROW(!exists("home/planted.txt") && !exists("home/.bashrc"), "a file was written into HOME");
+	drop("work/out");
+}
+
+/* allowRead: work/data created as a link to ~/.ssh; the next session
+ * would bind the key store back over its cover. */
+static void test_link_allow_read(void)
+{
+	char link[PATH_MAX], script[2 * PATH_MAX];
+
+	SKIP_IF_NEEDED();
+	snprintf(script, sizeof(script), "ln -s %s/home/.ssh data\n", root);
+	planted_then_refused(script, "ar-link.yaml",
+			     "echo RAN; cat data/id_rsa ~/.ssh/id_rsa 2>/dev/null\n",
+			     at(link, "work/data"), "allowRead link to ~/.ssh");
+	drop("work/data");
+}
+
+/* A link in an intermediate component: work/sub -> $HOME, policy
+ * allowWrite work/sub/.ssh (~/.ssh writable: authorized_keys). */
+static void test_link_intermediate(void)
+{
+	char link[PATH_MAX], script[2 * PATH_MAX];
+
+	SKIP_IF_NEEDED();
+	snprintf(script, sizeof(script), "ln -s %s/home sub\n", root);
+	planted_then_refused(script, "mid-link.yaml",
+			     "echo RAN; echo ssh-ed25519 AAAA evil >> sub/.ssh/authorized_keys\n",
+			     at(link, "work/sub"), "intermediate link");
+	ROW(!exists("home/.ssh/authorized_keys"), "authorized_keys was planted in ~/.ssh");
+	drop("work/sub");
+}
+
+/* A chain: ro/link (host-made, read-only directory) -> work/x, and
+ * work/x planted as a link to $HOME: the planted one is named. */
+static void test_link_chain(void)
+{
+	char link[PATH_MAX], script[2 * PATH_MAX];
+
+	SKIP_IF_NEEDED();
+	snprintf(script, sizeof(script), "ln -s %s/home x\n", root);
+	planted_then_refused(script, "chain.yaml",
+			     "echo RAN; echo ssh-ed25519 AAAA evil >> /dev/null\n",
+			     at(link, "work/x"), "link to a planted link");
+	ROW(!exists("home/.ssh/authorized_keys"), "authorized_keys was planted in ~/.ssh");
+	drop("work/x");
+}
+
+/* A host-made link in a directory the sandbox cannot write is followed:
+ * the session starts and reads through it. */
+static void test_link_read_only_followed(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_fsh("home", NULL, NULL, NULL, "ro-ok.yaml", "cat ../ro/okl/file.txt\n", &out, &err);
+	ROW(st == 0 && has(out, "plain file"), "a link in a read-only directory: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Class 5: persistence                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Persistence files under a writable HOME (home2, no ~/.ssh): none may
+ * be created or changed. */
+static const char *const home_files[] = {
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshenv",
+	".zshrc", ".zprofile", ".zlogin", ".zlogout", ".config/fish/config.fish",
+	".config/fish/conf.d/x.fish", ".gitconfig", ".config/git/config", ".config/git/hooks/x",
+	".config/autostart/x.desktop", ".config/systemd/user/x.service",
+	".local/share/systemd/user/x.service", ".ssh/authorized_keys", ".ssh/rc",
+	".claude/settings.json", ".claude/commands/x.md", ".claude/agents/x.md", ".cursor/mcp.json",
+	".vscode/tasks.json", ".claude.json", ".pam_environment", ".xsession",
+	".local/lib/python3/site-packages/x.pth", ".aws/config", ".kube/config",
+};
+
+/* The same for the writable working directory. */
+static const char *const work_files[] = {
+	".claude/settings.json", ".claude/settings.local.json", ".claude/commands/x.md",
+	".claude/agents/x.md", ".cursor/rules", ".vscode/tasks.json", ".idea/workspace.xml",
+	".mcp.json", ".gitmodules",
+};
+
+/* A script that tries to create or append to each file (mkdir -p of its
+ * directory first) and prints "w:<file>=<status>". */
+static void try_writes(char *script, size_t len, const char *base, const char *const *files,
+		       size_t n)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(script + off, len - off,
+					"f=%s/%s; mkdir -p \"$(dirname \"$f\")\" 2>/dev/null; "
+					"echo evil >> \"$f\" 2>/dev/null; echo \"w:%s=$?\"\n",
+					base, files[i], files[i]);
+	if (off < len)
+		(void)snprintf(script + off, len - off, "echo ok > %s/ok.txt; echo \"ok=$?\"\n", base);
+}
+
+static void test_persistence_home(void)
+{
+	char script[16384], line[PATH_MAX], rel[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	try_writes(script, sizeof(script), "~", home_files, sizeof(home_files) / sizeof(home_files[0]));
+	/* Around the protections: move the existing ~/.config aside (then
+	 * ~/.config/git would be free), or put a link where ~/.ssh goes. */
+	strncat(script,
+		"mv ~/.config ~/.cfg-old 2>/dev/null; echo mv=$?\n"
+		"rm -rf ~/.ssh 2>/dev/null; ln -s /tmp ~/.ssh 2>/dev/null; echo ln=$?\n",
+		sizeof(script) - strlen(script) - 1);
+	st = run_fsh("home2", NULL, NULL, NULL, "home.yaml", script, &out, &err);
+	ROW(has(out, "mv=") && !has(out, "mv=0"), "~/.config could be moved aside");
+	ROW(has(out, "ln=") && !has(out, "ln=0"), "~/.ssh could be replaced by a link");
+	ROW(!exists("home2/.cfg-old"), "~/.config was moved on the host");
+	ROW(st == 0 && has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(home_files) / sizeof(home_files[0]); i++) {
+		snprintf(line, sizeof(line), "w:%s=0\n", home_files[i]);
+		ROW(!has(out, line), "~/%s could be written in the sandbox", home_files[i]);
+		snprintf(rel, sizeof(rel), "home2/%s", home_files[i]);
+		if (strcmp(home_files[i], ".bashrc") == 0) {
+			text = test_read_file(at(line, rel), NULL);
+			ROW(text && strcmp(text, "original bashrc\n") == 0, "~/.bashrc changed");
+			free(text);
+		} else {
+			ROW(!exists(rel), "~/%s exists on the host afterwards", home_files[i]);
+		}
+	}
+	/* Placeholders are gone, the control file stayed. */
+	ROW(!exists("home2/.ssh") && !exists("home2/.config/git") && !exists("home2/.bash_login"),
+	    "a placeholder was left in HOME");
+	ROW(exists("home2/.config/app.conf"), "~/.config lost its file");
+	ROW(exists("home2/ok.txt"), "the control write did not reach the host");
+	drop("home2/ok.txt");
+	free(out);
+	free(err);
+}
+
+static void test_persistence_workspace(void)
+{
+	char script[8192], line[PATH_MAX], rel[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	try_writes(script, sizeof(script), ".", work_files, sizeof(work_files) / sizeof(work_files[0]));
+	strncat(script, "mv .claude .claude-old 2>/dev/null; echo mv=$?\n",
+		sizeof(script) - strlen(script) - 1);
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(has(out, "mv=") && !has(out, "mv=0"), "./.claude could be moved aside");
+	ROW(st == 0 && has(out, "ok=0"), "workspace: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(work_files) / sizeof(work_files[0]); i++) {
+		snprintf(line, sizeof(line), "w:%s=0\n", work_files[i]);
+		ROW(!has(out, line), "./%s could be written in the sandbox", work_files[i]);
+		snprintf(rel, sizeof(rel), "work/%s", work_files[i]);
+		if (strcmp(work_files[i], ".mcp.json") == 0) {
+			text = test_read_file(at(line, rel), NULL);
+			ROW(text && strcmp(text, "{}\n") == 0, "./.mcp.json changed");
+			free(text);
+		} else {
+			ROW(!exists(rel), "./%s exists on the host afterwards", work_files[i]);
+		}
+	}
+	ROW(exists("work/ok.txt"), "the control write did not reach the host");
+	drop("work/ok.txt");
+	free(out);
+	free(err);
+}
+
+/* A directory on PATH inside the writable tree (and a missing one) cannot
+ * be written unless allowWrite names it exactly. */
+static void test_path_dirs(void)
+{
+	char path[4 * PATH_MAX], b1[PATH_MAX], b2[PATH_MAX], *out = NULL, *err = NULL;
+	const char *script = "echo evil > bin/ls 2>/dev/null; echo bin=$?\n"
+			     "mkdir -p bin2 2>/dev/null; echo evil > bin2/git 2>/dev/null; "
+			     "echo bin2=$?\necho x > other.txt; echo other=$?\n";
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(path, sizeof(path), "%s:%s:" SAFE_PATH, at(b1, "work/bin"), at(b2, "work/bin2"));
+	st = run_fsh("home", path, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && has(out, "other=0"), "PATH dirs: status %d", st);
+	ROW(has(out, "bin=") && !has(out, "bin=0"), "a PATH directory was writable: %s",
+	    out ? out : "");
+	ROW(has(out, "bin2=") && !has(out, "bin2=0"), "a missing PATH directory could be created");
+	ROW(!exists("work/bin/ls") && !exists("work/bin2"), "a PATH program reached the host");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* Named exactly by allowWrite: writable. */
+	st = run_fsh("home", path, NULL, NULL, "bin.yaml", script, &out, &err);
+	ROW(st == 0 && has(out, "bin=0"), "allowWrite naming the PATH dir: status %d, %s", st,
+	    out ? out : "");
+	ROW(exists("work/bin/ls"), "the allowed PATH write did not reach the host");
+	drop("work/bin/ls");
+	drop("work/other.txt");
+	free(out);
+	free(err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Class 6: credential stores and environment                            */
+/* ------------------------------------------------------------------ */
+
+static void test_stores_unreadable(void)
+{
+	char script[8192], *out = NULL, *err = NULL;
+	size_t off = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(new_stores) / sizeof(new_stores[0]); i++)
+		off += (size_t)snprintf(script + off, sizeof(script) - off,
+					"cat ~/%s 2>/dev/null; echo\n", new_stores[i]);
+	snprintf(script + off, sizeof(script) - off, "echo done\n");
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && has(out, "done"), "stores: status %d", st);
+	for (size_t i = 0; i < sizeof(new_stores) / sizeof(new_stores[0]); i++) {
+		char planted[PATH_MAX];
+		snprintf(planted, sizeof(planted), "PLANTED-%s", new_stores[i]);
+		ROW(!has(out, planted), "~/%s was readable in the sandbox", new_stores[i]);
+	}
+	free(out);
+	free(err);
+}
+
+static void test_env_dropped(void)
+{
+	static const char script[] =
+		"for v in GITHUB_TOKEN FOO_SECRET my_password OPENAI_API_KEY TOKEN_HOLDER DB_URL "
+		"PEMKEY NAMED_SECRET PLAIN_VAR TOKENIZERS_PARALLELISM SECRETS_DIR PASSAVANT_X; do\n"
+		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n"
+		"printf 'GH_TOKEN=%s\\n' \"$GH_TOKEN\"\n";
+	char gh[64], *out = NULL, *err = NULL;
+	const char *env[] = {
+		gh, "GITHUB_TOKEN=plain-value-1234", "FOO_SECRET=value-of-foo-secret",
+		"my_password=hunter2hunter2", "OPENAI_API_KEY=sk-proj-abcdefghijklmnop",
+		"TOKEN_HOLDER=ghp_Q0wDXk3mLr9TzP2vNb7YhJ4sGc8aEf6uKd1i",
+		"DB_URL=postgres://app:s3cr3tpw@db.internal/app", "PEMKEY=-----BEGIN PRIVATE KEY-----",
+		"NAMED_SECRET=named-deny-value", "PLAIN_VAR=hello", "TOKENIZERS_PARALLELISM=false",
+		"SECRETS_DIR=/srv/secrets", "PASSAVANT_X=kept-own", NULL,
+	};
+	const char *quiet[] = {"-q", NULL}, *verbose[] = {"-v", NULL};
+	const char *values[] = {"plain-value-1234", "value-of-foo-secret", "hunter2hunter2",
+				"abcdefghijklmnop", "s3cr3tpw", "named-deny-value", real_token,
+				"Q0wDXk3mLr9TzP2vNb7YhJ4sGc8aEf6uKd1i"};
+	const char *gone[] = {"GITHUB_TOKEN", "FOO_SECRET", "my_password", "OPENAI_API_KEY",
+			      "TOKEN_HOLDER", "DB_URL", "PEMKEY", "NAMED_SECRET"};
+	const char *kept[] = {"PLAIN_VAR=hello", "TOKENIZERS_PARALLELISM=false",
+			      "SECRETS_DIR=/srv/secrets", "PASSAVANT_X=kept-own"};
+	char want[128];
+	const char *line, *v;
+	unsigned lines = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	st = run_fsh("home", NULL, env, NULL, "env.yaml", script, &out, &err);
+	ROW(st == 0, "env: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(want, sizeof(want), "%s=unset\n", gone[i]);
+		ROW(has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
+	}
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		ROW(has(out, kept[i]), "%s did not reach the command", kept[i]);
+	/* The policy-named masked variable: a sentinel of the same shape. */
+	v = out != NULL ? strstr(out, "GH_TOKEN=") : NULL;
+	ROW(v != NULL && strncmp(v + 9, "ghp_", 4) == 0 && strncmp(v + 9, real_token, 40) != 0,
+	    "GH_TOKEN inside is not a sentinel");
+	/* One notice line naming the dropped variables the policy does not
+	 * name, and no value anywhere on stderr. */
+	for (line = err; line != NULL && *line != '\0';) {
+		if (strncmp(line, "passavant: not passed to the command", 36) == 0)
+			lines++;
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	ROW(lines == 1, "expected one notice line, got %u: %s", lines, err ? err : "");
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		if (strcmp(gone[i], "NAMED_SECRET") != 0)
+			ROW(has(err, gone[i]), "the notice does not name %s: %s", gone[i], err ? err : "");
+	ROW(!has(err, "NAMED_SECRET"), "the notice names a variable the policy names");
+	ROW(!has(err, "GH_TOKEN"), "the notice names the masked variable");
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		ROW(!has(err, values[i]) && !has(out, values[i]), "a value leaked: %s", values[i]);
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* -q: dropped all the same, nothing said. */
+	st = run_fsh("home", NULL, env, quiet, "env.yaml", script, &out, &err);
+	ROW(st == 0 && has(out, "GITHUB_TOKEN=unset"), "-q: status %d", st);
+	ROW(!has(err, "not passed to the command"), "-q printed the notice: %s", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* -v: the rule, and each name with its reason (no value). */
+	st = run_fsh("home", NULL, env, verbose, "env.yaml", script, &out, &err);
+	ROW(st == 0, "-v: status %d", st);
+	ROW(has(err, "environment rule") && has(err, "TOKEN_HOLDER dropped: its value starts with"),
+	    "-v does not show the rule: %s", err ? err : "");
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		ROW(!has(err, values[i]), "-v: a value leaked: %s", values[i]);
+	free(out);
+	free(err);
+}
+
+/* `check -v`: the mandatory table (new rows among them), this run's PATH
+ * directories and the environment rule; plain `check` stays short. */
+static void test_check_verbose(void)
+{
+	char pol[PATH_MAX], pathenv[2 * PATH_MAX], bin[PATH_MAX], home[PATH_MAX + 8];
+	char *out = NULL, *err = NULL;
+	char *argv[] = {"env", "-i", home, pathenv, (char *)test_passavant_bin(), "check", "-v",
+			"-p", at(pol, "work.yaml"), NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	snprintf(pathenv, sizeof(pathenv), "PATH=%s:" SAFE_PATH, at(bin, "work/bin"));
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0, "check -v: status %d: %s", st, err ? err : "");
+	ROW(has(out, "Mandatory rules") && has(out, ".bash_login") &&
+		    has(out, ".config/containers/auth.json") && has(out, ".claude/settings.json") &&
+		    has(out, ".config/systemd"),
+	    "check -v does not print the table: %s", out ? out : "");
+	ROW(has(out, bin), "check -v does not list the PATH directory %s", bin);
+	ROW(has(out, "Environment:") && has(out, "SECRET") && has(out, "ghp_"),
+	    "check -v does not print the environment rule");
+	free(out);
+	free(err);
+	out = err = NULL;
+	argv[6] = "-p"; /* plain check */
+	argv[7] = pol;
+	argv[8] = NULL;
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && !has(out, "Mandatory rules") && has(out, "looks like a credential"),
+	    "plain check: status %d", st);
+	free(out);
+	free(err);
+}
+
+TEST_REGISTRAR(register_fsharden)
+{
+	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
+
+	test_add(s, "symlink: planted allowWrite link refused (125, named)", test_link_allow_write);
+	test_add(s, "symlink: planted allowRead link to ~/.ssh refused", test_link_allow_read);
+	test_add(s, "symlink: planted intermediate component refused", test_link_intermediate);
+	test_add(s, "symlink: host link to a planted link refused", test_link_chain);
+	test_add(s, "symlink: host link in a read-only directory followed",
+		 test_link_read_only_followed);
+	test_add(s, "persistence: writable HOME, start-up/ssh/git/autostart/agent files",
+		 test_persistence_home);
+	test_add(s, "persistence: agent and editor files in the workspace",
+		 test_persistence_workspace);
+	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
+	test_add(s, "credential stores: the new ones are unreadable", test_stores_unreadable);
+	test_add(s, "environment: credential-looking variables dropped, one notice",
+		 test_env_dropped);
+	test_add(s, "check -v: mandatory table, PATH, environment rule", test_check_verbose);
+}

@@ -1,0 +1,270 @@
+/*
+ * test_mandatory.c - policy/mandatory.c: the one table of mandatory
+ * filesystem denies (SPEC §3.3, §3.6) and the environment rule.
+ *
+ * Table rows are checked one CUnit assertion each, with a message naming
+ * the row, so a red run says which entry or input broke.
+ */
+#include "../../../policy/policy_int.h"
+#include "../../support/testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The row for path, or NULL. */
+static const struct policy_mandatory *row(const char *path)
+{
+	for (size_t i = 0; i < policy_mandatory_count(); i++)
+		if (strcmp(policy_mandatory_get(i)->path, path) == 0)
+			return policy_mandatory_get(i);
+	return NULL;
+}
+
+/* Every entry is relative, normalised, once; has a reason; denies
+ * something somewhere. */
+static void test_table_shape(void)
+{
+	size_t n = policy_mandatory_count();
+
+	CU_ASSERT(n > 80);
+	CU_ASSERT_PTR_NULL(policy_mandatory_get(n));
+	for (size_t i = 0; i < n; i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		size_t len = strlen(m->path);
+		ROW(len > 0 && m->path[0] != '/' && m->path[0] != '~' && m->path[len - 1] != '/' &&
+			    strstr(m->path, "//") == NULL && strstr(m->path, "/./") == NULL &&
+			    strstr(m->path, "..") == NULL && strchr(m->path, '*') == NULL,
+		    "row %zu: \"%s\" is not a plain relative path", i, m->path);
+		ROW(m->why != NULL && m->why[0] != '\0', "row %s has no reason", m->path);
+		ROW(m->deny != 0 && m->where != 0, "row %s denies nothing or nowhere", m->path);
+		/* A store that can be read can be rewritten too. */
+		ROW(!(m->deny & POLICY_MAND_READ) || (m->deny & POLICY_MAND_WRITE),
+		    "credential store %s is not write-denied", m->path);
+		for (size_t j = 0; j < i; j++)
+			ROW(strcmp(policy_mandatory_get(j)->path, m->path) != 0, "%s listed twice",
+			    m->path);
+	}
+}
+
+/* The entries issue 13 and SPEC §3.3/§3.6 name, with their bits. */
+static void test_table_required(void)
+{
+	static const struct {
+		const char *path;
+		unsigned deny, where;
+	} want[] = {
+		/* §3.6 credential stores */
+		{".ssh", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".aws", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".gnupg", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/gh", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".docker/config.json", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/containers/auth.json", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".kube", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".netrc", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".npmrc", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".pypirc", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".git-credentials", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/git/credentials", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".cargo/credentials.toml", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".pgpass", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".vault-token", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/gcloud", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".azure", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".claude/.credentials.json", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		/* §3.3 shell start-up and logout */
+		{".bashrc", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".bash_profile", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".bash_login", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".bash_logout", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".profile", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".zshenv", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".zshrc", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".zprofile", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".zlogin", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".zlogout", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/fish", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		/* git, autostart, systemd */
+		{".gitconfig", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/git", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/autostart", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/systemd", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".local/share/systemd", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".config/passavant", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		/* agent and editor settings */
+		{".claude/settings.json", POLICY_MAND_WRITE, POLICY_MAND_HOME | POLICY_MAND_WORKSPACE},
+		{".claude/commands", POLICY_MAND_WRITE, POLICY_MAND_HOME | POLICY_MAND_WORKSPACE},
+		{".claude/agents", POLICY_MAND_WRITE, POLICY_MAND_HOME | POLICY_MAND_WORKSPACE},
+		{".cursor", POLICY_MAND_WRITE, POLICY_MAND_HOME | POLICY_MAND_WORKSPACE},
+		{".vscode", POLICY_MAND_WRITE, POLICY_MAND_HOME | POLICY_MAND_WORKSPACE},
+		{".idea", POLICY_MAND_WRITE, POLICY_MAND_WORKSPACE},
+		{".mcp.json", POLICY_MAND_WRITE, POLICY_MAND_WORKSPACE},
+		{".gitmodules", POLICY_MAND_WRITE, POLICY_MAND_WORKSPACE},
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct policy_mandatory *m = row(want[i].path);
+		ROW(m != NULL, "%s is not in the mandatory table", want[i].path);
+		if (m == NULL)
+			continue;
+		ROW(m->deny == want[i].deny, "%s: deny bits %u, expected %u", want[i].path, m->deny,
+		    want[i].deny);
+		ROW((m->where & want[i].where) == want[i].where, "%s: where bits %u, expected %u",
+		    want[i].path, m->where, want[i].where);
+	}
+}
+
+/* The environment rule: NULL (kept) or a reason (dropped). */
+static void test_env_rule(void)
+{
+	static const struct {
+		const char *entry;
+		bool dropped;
+	} cases[] = {
+		/* names */
+		{"GITHUB_TOKEN=x", true},
+		{"GH_TOKEN=x", true},
+		{"AWS_SESSION_TOKEN=x", true},
+		{"npm_token=x", true},
+		{"SLACKTOKEN=x", true},
+		{"FOO_SECRET=x", true},
+		{"SECRET=x", true},
+		{"MySecretThing=x", true},
+		{"AWS_SECRET_ACCESS_KEY=x", true},
+		{"DB_PASSWORD=x", true},
+		{"password=x", true},
+		{"PGPASSWD=x", true},
+		{"GPG_PASSPHRASE=x", true},
+		{"OPENAI_API_KEY=x", true},
+		{"STRIPE_APIKEY=x", true},
+		{"APIKEY=x", true},
+		{"api_key=x", true},
+		{"SIGNING_KEY=x", true},
+		{"GIT_CREDENTIALS=x", true},
+		{"AZURE_CREDENTIAL=x", true},
+		{"DEPLOY_PRIVATE_KEY=x", true},
+		{"DB_PASS=x", true},
+		{"DB_PWD=x", true},
+		{"NPM_CONFIG__AUTH=x", true},
+		{"SESSION_COOKIE=x", true},
+		/* names that only look alike */
+		{"PWD=/home/u", false},
+		{"OLDPWD=/home/u", false},
+		{"TOKENIZERS_PARALLELISM=false", false},
+		{"SSH_AUTH_SOCK=/run/user/1000/ssh", false},
+		{"GIT_ASKPASS=/usr/bin/ksshaskpass", false},
+		{"KEYBOARD=us", false},
+		{"HOME=/home/u", false},
+		{"PATH=/usr/bin:/bin", false},
+		{"LANG=C.UTF-8", false},
+		/* a location, not the credential */
+		{"GOOGLE_APPLICATION_CREDENTIALS_FILE=/k.json", false},
+		{"PASSWORD_STORE_DIR=/home/u/.password-store", false},
+		{"SECRETS_PATH=/srv/s", false},
+		{"ANSIBLE_VAULT_PASSWORD_FILE=/home/u/.vault", false},
+		/* ours */
+		{"PASSAVANT_POLICY=/etc/p.yaml", false},
+		{"PASSAVANT_SECRET=x", false},
+		/* values */
+		{"X=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", true},
+		{"X=github_pat_11ABCDEFG0abcdefghijkl_mnopqrstu", true},
+		{"X=glpat-abcdefghij0123456789", true},
+		{"X=sk-ant-api03-abcdefghijklmnop", true},
+		{"X=sk-proj-abcdefghijklmnop", true},
+		{"X=xoxb-1234567890-abcdefghij", true},
+		{"X=AKIAIOSFODNN7EXAMPLE", true},
+		{"X=ASIAIOSFODNN7EXAMPLE", true},
+		{"X=AIzaSyA-abcdefghijklmnopqrstuv", true},
+		{"X=npm_abcdefghijklmnopqrstuvwxyz0123456789", true},
+		{"X=pypi-AgEIcHlwaS5vcmcCJGFiY2Rl", true},
+		{"X=hf_abcdefghijklmnopqrstuvwxyz", true},
+		{"KEYLIKE=-----BEGIN OPENSSH PRIVATE KEY-----", true},
+		{"DATABASE_URL=postgres://app:pw@db/app", true},
+		{"REDIS=redis://:pw@localhost:6379", true}, /* an empty user, a password */
+		/* values that only look alike */
+		{"X=sk-", false},
+		{"X=sk-short", false},
+		{"X=ASIAN_FOOD", false},
+		{"X=ghp_ has a space in it", false},
+		{"X=AKIA", false},
+		{"URL=https://example.com/a@b", false},
+		{"URL=https://user@example.com/", false},
+		{"URL=https://example.com:8443/x", false},
+		{"X=", false},
+		{"=x", false},
+		{"NOEQUALS", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = policy_env_secret_reason(cases[i].entry);
+		ROW((why != NULL) == cases[i].dropped, "\"%s\": %s, expected %s", cases[i].entry,
+		    why ? why : "kept", cases[i].dropped ? "dropped" : "kept");
+		/* The reason never quotes the value. */
+		if (why != NULL && strchr(cases[i].entry, '=') != NULL &&
+		    strlen(strchr(cases[i].entry, '=') + 1) > 3)
+			ROW(strstr(why, strchr(cases[i].entry, '=') + 1) == NULL,
+			    "the reason quotes the value of %s", cases[i].entry);
+	}
+}
+
+/* policy_env_named: credentials.envVars names, either mode, exact length. */
+static void test_env_named(void)
+{
+	unsigned nerr = 0;
+	char *diag = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&diag, &len);
+	static const char doc[] = "credentials:\n  envVars:\n"
+				  "    - {name: NAMED_DENY, mode: deny}\n";
+	policy_t *p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, f, &nerr);
+
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_TRUE(policy_env_named(p, "NAMED_DENY=x", 10));
+	CU_ASSERT_FALSE(policy_env_named(p, "NAMED_DENY_2=x", 12));
+	CU_ASSERT_FALSE(policy_env_named(p, "NAMED", 5));
+	policy_free(p);
+	free(diag);
+}
+
+/* check -v's text: every row, the PATH part and the environment rule. */
+static void test_print(void)
+{
+	char *text = NULL, *diag = NULL;
+	size_t len = 0, dlen = 0;
+	FILE *d = open_memstream(&diag, &dlen), *f;
+	policy_t *p = policy_load_default(d);
+
+	fclose(d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	f = open_memstream(&text, &len);
+	policy_print_mandatory(p, f);
+	fclose(f);
+	for (size_t i = 0; i < policy_mandatory_count(); i++)
+		ROW(strstr(text, policy_mandatory_get(i)->path) != NULL, "check -v misses %s",
+		    policy_mandatory_get(i)->path);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "$PATH"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "Environment:"));
+	/* Comment lines only: the output stays a loadable policy. */
+	for (char *l = text; l != NULL && *l != '\0';) {
+		ROW(l[0] == '#', "not a comment line: %.60s", l);
+		l = strchr(l, '\n');
+		if (l != NULL)
+			l++;
+	}
+	policy_free(p);
+	free(text);
+	free(diag);
+}
+
+TEST_REGISTRAR(policy_mandatory_register)
+{
+	CU_pSuite s = test_suite("policy_mandatory", NULL, NULL);
+
+	test_add(s, "table: shape of every row", test_table_shape);
+	test_add(s, "table: the rows SPEC 3.3/3.6 and issue 13 name", test_table_required);
+	test_add(s, "environment rule table", test_env_rule);
+	test_add(s, "policy_env_named", test_env_named);
+	test_add(s, "check -v text", test_print);
+}
