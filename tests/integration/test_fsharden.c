@@ -262,8 +262,10 @@ static int run_fsh(const char *home, const char *path, const char *const *env,
 
 #define SKIP_IF_NEEDED()                                                                           \
 	do {                                                                                       \
-		if (skip)                                                                          \
+		if (skip) {                                                                        \
+			TEST_SKIP("user namespaces unavailable");                                  \
 			return;                                                                    \
+		}                                                                                  \
 		CU_ASSERT_FATAL(ready);                                                            \
 	} while (0)
 
