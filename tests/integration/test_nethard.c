@@ -1,0 +1,433 @@
+/*
+ * test_nethard.c - issue 13, classes 3 and 4, on the wire and on the host.
+ *
+ * Suite "nethard_sockets" (class 3): `passavant run -- pv-probe ...` tries
+ * socket families and every way to a host unix socket it knows; the test
+ * then looks on the host at what arrived. Host sockets are bound in the
+ * working directory (writable inside) and in a directory the sandbox sees
+ * read-only: a socket file can lie anywhere, so the defence must be the
+ * mechanism (seccomp), not the place. A control run of the same probe
+ * outside the sandbox proves that the check sees a delivery when there is
+ * one.
+ *
+ * Suite "nethard_local" (class 4): `passavant proxy` with allowedDomains
+ * ["*"] runs in a fresh user + network namespace where the test gives a
+ * veth interface addresses (v4 and v6) and a service listens on all of
+ * them. The proxy must refuse the machine's own addresses like loopback,
+ * including an address added after it started, and still reach one whose
+ * IP literal the policy lists.
+ *
+ * Without user namespaces every test is skipped with the reason printed,
+ * unless PASSAVANT_SANDBOX_MUST_WORK=1 (then that is a failure). The tree
+ * lives under /var/tmp: the sandbox's /tmp is private.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/testlib.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#define RUN_TIMEOUT_MS 30000
+
+static bool skip;           /* no user namespaces */
+static bool ready;          /* fixtures up */
+static char *root;          /* /var/tmp/pv-nethard.XXXXXX */
+static char probe[PATH_MAX]; /* $PASSAVANT_TOOLS/pv-probe */
+static char p_work[PATH_MAX], p_ro[PATH_MAX], p_policy[PATH_MAX], p_unix_policy[PATH_MAX];
+
+static char *at(char *buf, const char *rel)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
+	return buf;
+}
+
+/* Can this process create the namespaces? Tries in a throwaway child. */
+static bool userns_available(char *why, size_t len)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			      CLONE_NEWUTS) == 0 ? 0 : errno);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		snprintf(why, len, "probe child failed");
+		return false;
+	}
+	if (WEXITSTATUS(st) != 0) {
+		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
+		return false;
+	}
+	return true;
+}
+
+/* Skips (false) without namespaces, or fails when they must work. */
+static int check_userns(const char *suite)
+{
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+	char why[256];
+
+	if (userns_available(why, sizeof(why)))
+		return 0;
+	if (must != NULL && strcmp(must, "1") == 0) {
+		fprintf(stderr, "%s: namespaces unavailable (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n",
+			suite, why);
+		return -1;
+	}
+	fprintf(stderr, "%s: SKIP: user namespaces unavailable: %s\n", suite, why);
+	skip = true;
+	return 0;
+}
+
+static int sockets_init(void)
+{
+	char text[2 * PATH_MAX], buf[PATH_MAX];
+
+	if (ready || skip)
+		return 0;
+	if (check_userns("nethard_sockets") < 0)
+		return -1;
+	if (skip)
+		return 0;
+	snprintf(probe, sizeof(probe), "%s/pv-probe", test_tools_dir());
+	root = strdup("/var/tmp/pv-nethard.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	at(p_work, "work");
+	at(p_ro, "ro");
+	at(p_policy, "policy.yaml");
+	at(p_unix_policy, "unix.yaml");
+	if (mkdir(p_work, 0755) < 0 || mkdir(p_ro, 0755) < 0 || mkdir(at(buf, "home"), 0755) < 0)
+		return -1;
+	snprintf(text, sizeof(text), "filesystem:\n  allowWrite: [\"%s\"]\n", p_work);
+	if (test_write_file(p_policy, text, strlen(text)) < 0)
+		return -1;
+	snprintf(text, sizeof(text),
+		 "network:\n  allowAllUnixSockets: true\nfilesystem:\n  allowWrite: [\"%s\"]\n", p_work);
+	if (test_write_file(p_unix_policy, text, strlen(text)) < 0)
+		return -1;
+	ready = true;
+	return 0;
+}
+
+static int sockets_cleanup(void)
+{
+	if (root != NULL) {
+		test_rmtree(root);
+		free(root);
+		root = NULL;
+	}
+	ready = false;
+	return 0;
+}
+
+#define SKIP_IF_NEEDED()                                                                           \
+	do {                                                                                       \
+		if (skip)                                                                          \
+			return;                                                                    \
+		CU_ASSERT_FATAL(ready);                                                            \
+	} while (0)
+
+/* Whether out has the line "KEY=VAL". */
+static bool line_is(const char *out, const char *key, const char *val)
+{
+	char want[PATH_MAX + 64];
+	const char *p;
+	size_t n;
+
+	snprintf(want, sizeof(want), "%s=%s\n", key, val);
+	n = strlen(want);
+	for (p = out; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p != NULL ? p + 1 : NULL)
+		if (strncmp(p, want, n) == 0)
+			return true;
+	return false;
+}
+
+/* Whether out has a line starting "KEY=". */
+static bool has_line(const char *out, const char *key)
+{
+	const char *p;
+	size_t n = strlen(key);
+
+	for (p = out; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p != NULL ? p + 1 : NULL)
+		if (strncmp(p, key, n) == 0 && p[n] == '=')
+			return true;
+	return false;
+}
+
+/*
+ * Runs `passavant run -p POLICY -- ARGS...` in the work directory with
+ * HOME = root/home. args NULL-terminated. Returns the exit status; out
+ * and err are the captured streams (caller frees).
+ */
+static int run_probe(const char *policy, char **out, char **err, ...)
+{
+	char home[PATH_MAX + 8], *argv[40];
+	const char *a;
+	size_t n = 0;
+	va_list ap;
+
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = p_work;
+	argv[n++] = home;
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	argv[n++] = "-q";
+	argv[n++] = "-p";
+	argv[n++] = (char *)policy;
+	argv[n++] = "--";
+	va_start(ap, err);
+	while ((a = va_arg(ap, const char *)) != NULL && n < 38)
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n] = NULL;
+	return test_run_capture(argv, out, err, RUN_TIMEOUT_MS);
+}
+
+static void show(int st, const char *out, const char *err)
+{
+	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
+		err ? err : "(null)");
+}
+
+/* ------------------------------------------------------------------ */
+/* Class 3: socket families                                            */
+/* ------------------------------------------------------------------ */
+
+static void test_families(void)
+{
+	/* What must be refused, and what must keep working. */
+	static const char *const refused[] = {
+		"netlink-audit", "netlink-uevent", "netlink-diag", "netlink-route-hi", "unix",
+		"unix-dgram", "unix-hi", "vsock", "vsock-hi", "packet", "inet-sock-packet", "alg",
+		"key", "bluetooth", "xdp", "tipc", "can", "unspec", "family-63", "family-neg",
+		"pair-dgram", "pair-dgram-flags", "pair-raw", "pair-dgram-hi", "pair-tipc",
+		"pair-vsock",
+	};
+	static const char *const allowed[] = {
+		"inet", "inet6", "netlink-route", "pair-stream", "pair-stream-flags", "pair-seqpacket",
+	};
+	char *out = NULL, *err = NULL;
+	size_t i;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_probe(p_policy, &out, &err, probe, "sockets", NULL);
+	ROW(st == 0, "pv-probe sockets: status %d: %s", st, err ? err : "");
+	for (i = 0; i < ARRAY_LEN(refused); i++)
+		ROW(line_is(out, refused[i], "EPERM"), "%s not refused with EPERM", refused[i]);
+	for (i = 0; i < ARRAY_LEN(allowed); i++)
+		ROW(line_is(out, allowed[i], "ok"), "%s refused", allowed[i]);
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+/* allowAllUnixSockets opens AF_UNIX, and nothing else. */
+static void test_families_allow_unix(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_probe(p_unix_policy, &out, &err, probe, "sockets", NULL);
+	ROW(st == 0, "pv-probe sockets: status %d: %s", st, err ? err : "");
+	ROW(line_is(out, "unix", "ok") && line_is(out, "unix-dgram", "ok") &&
+		    line_is(out, "pair-dgram", "ok"),
+	    "allowAllUnixSockets: AF_UNIX still refused: %s", out ? out : "");
+	ROW(line_is(out, "vsock", "EPERM") && line_is(out, "packet", "EPERM") &&
+		    line_is(out, "netlink-audit", "EPERM") && line_is(out, "pair-vsock", "EPERM"),
+	    "allowAllUnixSockets opened another family: %s", out ? out : "");
+	free(out);
+	free(err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Class 3: host socket files                                          */
+/* ------------------------------------------------------------------ */
+
+/* A bound unix socket of type at path (listening for the connected
+ * types), non-blocking. -1 on error. */
+static int host_socket(const char *path, int type)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -1;
+	memcpy(sun.sun_path, path, strlen(path));
+	(void)unlink(path);
+	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0777) < 0 || (type != SOCK_DGRAM && listen(fd, 16) < 0)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What reached a host socket since the last call: datagrams received,
+ * connections accepted (each connection's first bytes appended). Returns
+ * the count; what holds the messages. */
+static int drain(int fd, int type, char *what, size_t len)
+{
+	char buf[256];
+	ssize_t n;
+	int c, count = 0;
+
+	what[0] = '\0';
+	for (;;) {
+		if (type == SOCK_DGRAM) {
+			n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+			if (n < 0)
+				break;
+		} else {
+			c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (c < 0)
+				break;
+			n = recv(c, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+			close(c);
+			if (n < 0)
+				n = 0;
+		}
+		buf[n] = '\0';
+		if (strlen(what) + (size_t)n + 2 < len) {
+			strcat(what, buf);
+			strcat(what, n > 0 && buf[n - 1] == '\n' ? "" : "\n");
+		}
+		count++;
+	}
+	return count;
+}
+
+/*
+ * Host datagram and stream sockets in the working directory and in a
+ * read-only directory: nothing the sandbox sends reaches them, by any
+ * route pv-probe knows (socketpair of every type with sendto, sendmsg
+ * with a name, connect, connect after the peer closed; socket()).
+ */
+static void test_host_sockets(void)
+{
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM, SOCK_SEQPACKET };
+	static const char *const tnames[] = { "dgram", "stream", "seqpacket" };
+	char paths[6][108], what[2048], *out = NULL, *err = NULL, *argv[12];
+	int fds[6], i, n, st;
+
+	SKIP_IF_NEEDED();
+	for (i = 0; i < 6; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%.80s/%.9s.sock", i < 3 ? p_work : p_ro, tnames[i % 3]);
+		fds[i] = host_socket(paths[i], types[i % 3]);
+		CU_ASSERT_FATAL(fds[i] >= 0);
+	}
+	/* Control: outside the sandbox the same probe reaches them, so the
+	 * check below can see a delivery. */
+	argv[0] = probe;
+	argv[1] = "unix-reach";
+	for (i = 0; i < 6; i++)
+		argv[2 + i] = paths[i];
+	argv[8] = NULL;
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0, "control probe: status %d", st);
+	for (i = 0; i < 6; i++) {
+		n = drain(fds[i], types[i % 3], what, sizeof(what));
+		ROW(n > 0, "control: nothing reached %s outside the sandbox: %s", paths[i],
+		    out ? out : "");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* The sandbox. */
+	st = run_probe(p_policy, &out, &err, probe, "unix-reach", paths[0], paths[1], paths[2],
+		       paths[3], paths[4], paths[5], NULL);
+	ROW(st == 0, "unix-reach: status %d: %s", st, err ? err : "");
+	for (i = 0; i < 6; i++) {
+		n = drain(fds[i], types[i % 3], what, sizeof(what));
+		ROW(n == 0, "%d message(s) or connection(s) reached the host socket %s: %s", n,
+		    paths[i], what);
+	}
+	/* The routes themselves, as the probe saw them. */
+	for (i = 0; i < 6; i++) {
+		char key[160];
+
+		snprintf(key, sizeof(key), "dgram-sendto:%.107s", paths[i]);
+		ROW(line_is(out, key, "EPERM"), "socketpair(SOCK_DGRAM) not refused (%s)", key);
+		snprintf(key, sizeof(key), "raw-sendmsg:%.107s", paths[i]);
+		ROW(line_is(out, key, "EPERM"), "socketpair(SOCK_RAW) not refused (%s)", key);
+		/* A connected pair never connects again: EISCONN on a socket
+		 * of its own type (EPROTOTYPE on another), also after its
+		 * peer closed. */
+		for (int t = 1; t < 3; t++) {
+			for (int h = 0; h < 2; h++) {
+				snprintf(key, sizeof(key), "%s-%sconnect:%.100s", tnames[t],
+					 h ? "closed-" : "", paths[i]);
+				ROW(has_line(out, key) && !line_is(out, key, "ok"),
+				    "%s: connect() worked", key);
+				if (i % 3 == t)
+					ROW(line_is(out, key, "err106"), "%s: connect() not EISCONN", key);
+			}
+		}
+		snprintf(key, sizeof(key), "socket-dgram:%.107s", paths[i]);
+		ROW(line_is(out, key, "EPERM"), "socket(AF_UNIX) not refused (%s)", key);
+	}
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	for (i = 0; i < 6; i++) {
+		close(fds[i]);
+		(void)unlink(paths[i]);
+	}
+}
+
+/* /run (and /var/run through it) is a private, empty tmpfs inside. */
+static void test_private_run(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_probe(p_policy, &out, &err, probe, "ls", "/run", NULL);
+	ROW(st == 1, "/run inside is not empty (status %d): %s", st, out ? out : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	st = run_probe(p_policy, &out, &err, probe, "ls", "/var/run", NULL);
+	ROW(st == 1 || st == 13, "/var/run inside is not empty (status %d): %s", st, out ? out : "");
+	free(out);
+	free(err);
+}
+
+TEST_REGISTRAR(register_nethard)
+{
+	CU_pSuite s = test_suite("nethard_sockets", sockets_init, sockets_cleanup);
+
+	test_add(s, "only inet, inet6, netlink-route; socketpair(AF_UNIX) stream/seqpacket",
+		 test_families);
+	test_add(s, "allowAllUnixSockets opens AF_UNIX only", test_families_allow_unix);
+	test_add(s, "host unix sockets in the work and a read-only dir: nothing arrives",
+		 test_host_sockets);
+	test_add(s, "/run and /var/run private", test_private_run);
+}
