@@ -191,6 +191,46 @@ const char *policy_addr_class_name(enum policy_addr_class c);
 bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const char **rule)
 	NONNULL(1, 2);
 
+/* One address of this machine's interfaces: family AF_INET (addr holds 4
+ * bytes) or AF_INET6 (16). */
+struct policy_ipaddr {
+	int family;
+	uint8_t addr[16];
+};
+
+/* This machine's own addresses, as the caller last read them (the proxy:
+ * getifaddrs(), kept current from netlink). The policy module keeps no
+ * copy: the set is passed in on every call. */
+struct policy_addrset {
+	size_t n;
+	const struct policy_ipaddr *v;
+};
+
+/* The refusal rule for one of this machine's own addresses. */
+#define POLICY_RULE_LOCAL_ADDR "resolved address is one of this machine's own addresses"
+
+/*
+ * Whether sa is one of the addresses in local: the same family and bytes,
+ * or the same IPv4 address in another form (an IPv4-mapped, NAT64, 6to4...
+ * IPv6 address embedding a local IPv4 one, as in policy_addr_classify()).
+ * local may be NULL (no address). Pure.
+ */
+bool policy_addr_is_local(const struct sockaddr *sa, const struct policy_addrset *local)
+	NONNULL(1);
+
+/*
+ * policy_addr_allowed() that also treats every address of this machine's
+ * interfaces (local, may be NULL) like loopback (issue 13 class 4): a
+ * service bound to all interfaces is reached through any of them, so an
+ * allowed name resolving to one, or allowedDomains ["*"], must not reach
+ * it. Refused with *rule POLICY_RULE_LOCAL_ADDR, unless the address is an
+ * IP literal listed in allowedDomains (the same exception as for
+ * loopback); a deniedDomains literal still wins. Pure; callable from
+ * callbacks.
+ */
+bool policy_addr_allowed_local(const policy_t *p, const struct sockaddr *sa,
+			       const struct policy_addrset *local, const char **rule) NONNULL(1, 2);
+
 /* ------------------------------------------------------------------ */
 /* Effective settings                                                  */
 /* ------------------------------------------------------------------ */

@@ -29,12 +29,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support/net.h"
+#include "tests/support/proc.h"
 #include "tests/support/testlib.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -420,6 +426,359 @@ static void test_private_run(void)
 	free(err);
 }
 
+/* ------------------------------------------------------------------ */
+/* Class 4: this machine's own addresses                               */
+/* ------------------------------------------------------------------ */
+
+static const char *ip_bin;   /* the ip(8) binary, or NULL */
+static char *ldir;           /* /var/tmp/pv-nethard-local.XXXXXX */
+
+static int local_init(void)
+{
+	static const char *const ips[] = { "/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip" };
+	size_t i;
+
+	if (check_userns("nethard_local") < 0)
+		return -1;
+	if (skip)
+		return 0;
+	for (i = 0; i < ARRAY_LEN(ips) && ip_bin == NULL; i++)
+		if (access(ips[i], X_OK) == 0)
+			ip_bin = ips[i];
+	ldir = strdup("/var/tmp/pv-nethard-local.XXXXXX");
+	if (ldir == NULL || mkdtemp(ldir) == NULL)
+		return -1;
+	return 0;
+}
+
+static int local_cleanup(void)
+{
+	if (ldir != NULL) {
+		test_rmtree(ldir);
+		free(ldir);
+		ldir = NULL;
+	}
+	return 0;
+}
+
+/* Writes text to a /proc file of this process. */
+static int write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Runs ip(8) with the arguments (NULL-terminated); 0 when it exits 0. */
+static int run_ip(const char *first, ...)
+{
+	char *argv[16];
+	const char *a;
+	size_t n = 0;
+	va_list ap;
+	pid_t pid;
+	int st;
+
+	argv[n++] = (char *)ip_bin;
+	argv[n++] = (char *)first;
+	va_start(ap, first);
+	while ((a = va_arg(ap, const char *)) != NULL && n < 15)
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execv(ip_bin, argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "nethard_local: ip %s ... failed\n", first);
+		return -1;
+	}
+	return 0;
+}
+
+/* One request through the proxy at paddr: "GET http://AUTH/hello" or,
+ * with connect, "CONNECT AUTH". Writes "NAME=STATUS[,xpe][,local]" to
+ * out: xpe when X-Proxy-Error is there, local when the reason names the
+ * rule for this machine's addresses. */
+static void probe_req(int out, const char *paddr, const char *name, const char *auth, bool connect)
+{
+	char req[512], line[256];
+	char *resp = NULL;
+	int fd, status = 0;
+
+	if (connect)
+		snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", auth, auth);
+	else
+		snprintf(req, sizeof(req),
+			 "GET http://%s/hello HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", auth,
+			 auth);
+	fd = test_tcp_connect(paddr, 5000);
+	if (fd >= 0 && test_send_all(fd, req, strlen(req)) == 0)
+		resp = test_recv_until(fd, connect ? "\r\n\r\n" : NULL, 10000, NULL, NULL);
+	if (fd >= 0)
+		close(fd);
+	if (resp != NULL && strncmp(resp, "HTTP/1.1 ", 9) == 0)
+		status = atoi(resp + 9);
+	snprintf(line, sizeof(line), "%s=%d%s%s\n", name, status,
+		 resp != NULL && strstr(resp, "\r\nX-Proxy-Error: ") != NULL ? ",xpe" : "",
+		 resp != NULL && (strstr(resp, "(this machine)") != NULL ||
+				  strstr(resp, "this machine's own addresses") != NULL)
+			 ? ",local"
+			 : "");
+	if (write(out, line, strlen(line)) < 0)
+		_exit(3);
+	free(resp);
+}
+
+/* GET /hello straight to the upstream at auth: "NAME=ok" when it answers
+ * 200 (the address works without the proxy), "NAME=fail" otherwise. */
+static void direct_req(int out, const char *name, const char *auth)
+{
+	char req[256], line[128], *resp = NULL;
+	int fd = test_tcp_connect(auth, 5000);
+
+	snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	if (fd >= 0 && test_send_all(fd, req, strlen(req)) == 0)
+		resp = test_recv_until(fd, NULL, 5000, NULL, NULL);
+	if (fd >= 0)
+		close(fd);
+	snprintf(line, sizeof(line), "%s=%s\n", name,
+		 resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0 ? "ok" : "fail");
+	if (write(out, line, strlen(line)) < 0)
+		_exit(3);
+	free(resp);
+}
+
+/*
+ * A service on [::]:0 with IPV6_V6ONLY off, so on every address of every
+ * interface, v4 and v6, like a host daemon bound to all interfaces: each
+ * connection gets "200 hello" and is closed. Runs in a forked process;
+ * returns its pid (to kill) and the port, or -1.
+ */
+static pid_t start_any_server(uint16_t *port)
+{
+	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"
+				   "hello\n";
+	struct sockaddr_in6 sin6;
+	socklen_t len = sizeof(sin6);
+	int fd, c, off = 0;
+	char buf[2048];
+	pid_t pid;
+
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memset(&sin6, 0, sizeof(sin6));
+	sin6.sin6_family = AF_INET6;
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sin6, sizeof(sin6)) < 0 || listen(fd, 64) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin6, &len) < 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sin6.sin6_port);
+	pid = fork();
+	if (pid != 0) {
+		close(fd);
+		return pid;
+	}
+	for (;;) {
+		c = accept(fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		/* The head of the request, then the answer. */
+		(void)!read(c, buf, sizeof(buf));
+		(void)!write(c, resp, sizeof(resp) - 1);
+		close(c);
+	}
+}
+
+/*
+ * The child: a user, network and mount namespace of its own; a veth pair
+ * with 10.213.0.1, 10.213.0.9, fd42:213::1, fd42:213::9 on v0; /etc/hosts
+ * naming them; a service on [::]:0 (every address); `passavant proxy`
+ * with allowedDomains ["*", "10.213.0.9", "[fd42:213::9]"]. Requests, then
+ * 10.214.0.2 and fd43::2 are added while the proxy runs, and requests
+ * again. Results go to out, one line each. Exit 0 when it could run.
+ */
+static int local_child(int out)
+{
+	char buf[256], policy[PATH_MAX], hosts[PATH_MAX], session[PATH_MAX], paddr[128];
+	char auth[128];
+	struct test_proc *pxp = NULL;
+	char *argv[12];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	uint16_t uport = 0;
+	pid_t srv = -1;
+	int rc = 1;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
+		return 10;
+	snprintf(buf, sizeof(buf), "0 %lu 1\n", (unsigned long)uid);
+	if (write_proc("/proc/self/setgroups", "deny") < 0 || write_proc("/proc/self/uid_map", buf) < 0)
+		return 11;
+	snprintf(buf, sizeof(buf), "0 %lu 1\n", (unsigned long)gid);
+	if (write_proc("/proc/self/gid_map", buf) < 0)
+		return 12;
+	/* Names that resolve to the machine's own addresses. */
+	snprintf(hosts, sizeof(hosts), "%s/hosts", ldir);
+	snprintf(buf, sizeof(buf),
+		 "10.213.0.1 own4.test\nfd42:213::1 own6.test\n10.214.0.2 later4.test\n");
+	if (test_write_file(hosts, buf, strlen(buf)) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0)
+		return 13;
+	if (run_ip("link", "set", "lo", "up", NULL) < 0 ||
+	    run_ip("link", "add", "v0", "type", "veth", "peer", "name", "v1", NULL) < 0 ||
+	    run_ip("link", "set", "v0", "up", NULL) < 0 || run_ip("link", "set", "v1", "up", NULL) < 0 ||
+	    run_ip("addr", "add", "10.213.0.1/24", "dev", "v0", NULL) < 0 ||
+	    run_ip("addr", "add", "10.213.0.9/24", "dev", "v0", NULL) < 0 ||
+	    run_ip("-6", "addr", "add", "fd42:213::1/64", "dev", "v0", "nodad", NULL) < 0 ||
+	    run_ip("-6", "addr", "add", "fd42:213::9/64", "dev", "v0", "nodad", NULL) < 0)
+		return 14;
+	/* The service bound to all interfaces. */
+	srv = start_any_server(&uport);
+	if (srv < 0)
+		goto out;
+	snprintf(policy, sizeof(policy), "%s/policy.yaml", ldir);
+	snprintf(buf, sizeof(buf),
+		 "network:\n  allowedDomains: [\"*\", \"10.213.0.9\", \"[fd42:213::9]\"]\n");
+	if (test_write_file(policy, buf, strlen(buf)) < 0)
+		goto out;
+	snprintf(session, sizeof(session), "%s/session", ldir);
+	argv[0] = (char *)test_passavant_bin();
+	argv[1] = "proxy";
+	argv[2] = "-p";
+	argv[3] = policy;
+	argv[4] = "--listen";
+	argv[5] = "127.0.0.1:0";
+	argv[6] = "--session-dir";
+	argv[7] = session;
+	argv[8] = NULL;
+	pxp = test_proc_start(argv, "listening on ", paddr, sizeof(paddr), 10000);
+	if (pxp == NULL)
+		goto out;
+#define AUTH(fmt) (snprintf(auth, sizeof(auth), fmt, (unsigned)uport), auth)
+	direct_req(out, "direct-v4", AUTH("10.213.0.1:%u"));
+	direct_req(out, "direct-v6", AUTH("[fd42:213::1]:%u"));
+	probe_req(out, paddr, "v4", AUTH("10.213.0.1:%u"), false);
+	probe_req(out, paddr, "v6", AUTH("[fd42:213::1]:%u"), false);
+	probe_req(out, paddr, "v4-connect", AUTH("10.213.0.1:%u"), true);
+	probe_req(out, paddr, "v6-connect", AUTH("[fd42:213::1]:%u"), true);
+	probe_req(out, paddr, "v4-mapped", AUTH("[::ffff:10.213.0.1]:%u"), false);
+	probe_req(out, paddr, "name4", AUTH("own4.test:%u"), false);
+	probe_req(out, paddr, "name6", AUTH("own6.test:%u"), false);
+	probe_req(out, paddr, "listed4", AUTH("10.213.0.9:%u"), false);
+	probe_req(out, paddr, "listed6", AUTH("[fd42:213::9]:%u"), false);
+	probe_req(out, paddr, "loopback", AUTH("127.0.0.1:%u"), false);
+	/* New addresses while the proxy runs. */
+	if (run_ip("addr", "add", "10.214.0.2/32", "dev", "v0", NULL) < 0 ||
+	    run_ip("-6", "addr", "add", "fd43::2/128", "dev", "v0", "nodad", NULL) < 0)
+		goto out;
+	direct_req(out, "direct-later4", AUTH("10.214.0.2:%u"));
+	direct_req(out, "direct-later6", AUTH("[fd43::2]:%u"));
+	probe_req(out, paddr, "later4", AUTH("10.214.0.2:%u"), false);
+	probe_req(out, paddr, "later6", AUTH("[fd43::2]:%u"), false);
+	probe_req(out, paddr, "later4-connect", AUTH("10.214.0.2:%u"), true);
+	probe_req(out, paddr, "later-name4", AUTH("later4.test:%u"), false);
+	/* And one taken away is no longer the machine's: 502 (nothing
+	 * answers there), not 403. */
+	if (run_ip("addr", "del", "10.214.0.2/32", "dev", "v0", NULL) < 0)
+		goto out;
+	probe_req(out, paddr, "removed4", AUTH("10.214.0.2:%u"), false);
+#undef AUTH
+	rc = 0;
+out:
+	if (pxp != NULL && test_proc_stop(pxp, SIGTERM, 5000) != 0 && rc == 0) {
+		char *e = test_proc_stderr(pxp);
+
+		fprintf(stderr, "nethard_local: proxy stderr:\n%s\n", e ? e : "");
+		free(e);
+		rc = 2;
+	}
+	test_proc_free(pxp);
+	if (srv > 0) {
+		(void)kill(srv, SIGKILL);
+		(void)waitpid(srv, NULL, 0);
+	}
+	return rc;
+}
+
+/*
+ * allowedDomains ["*"]: the machine's own addresses, v4 and v6, by
+ * literal, by name, through CONNECT and in the IPv4-mapped form, are
+ * refused with 403 like loopback, also for addresses added after the
+ * proxy started; listed IP literals still work.
+ */
+static void test_own_addresses(void)
+{
+	static const char *const refused[] = {
+		"v4", "v6", "v4-connect", "v6-connect", "v4-mapped", "name4", "name6",
+		"later4", "later6", "later4-connect", "later-name4",
+	};
+	static const char *const directs[] = {
+		"direct-v4", "direct-v6", "direct-later4", "direct-later6",
+	};
+	char out[4096], key[64];
+	size_t len = 0, i;
+	struct pollfd pf;
+	int pfd[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	if (skip)
+		return;
+	if (ip_bin == NULL) {
+		fprintf(stderr, "nethard_local: SKIP: no ip(8) binary\n");
+		return;
+	}
+	CU_ASSERT_FATAL(pipe2(pfd, O_CLOEXEC) == 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		_exit(local_child(pfd[1]));
+	}
+	close(pfd[1]);
+	pf.fd = pfd[0];
+	pf.events = POLLIN;
+	while (len < sizeof(out) - 1 && poll(&pf, 1, 60000) > 0) {
+		n = read(pfd[0], out + len, sizeof(out) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	out[len] = '\0';
+	close(pfd[0]);
+	if (waitpid(pid, &st, 0) < 0)
+		st = -1;
+	ROW(WIFEXITED(st) && WEXITSTATUS(st) == 0, "namespace child failed (status %d): %s", st, out);
+	for (i = 0; i < ARRAY_LEN(directs); i++)
+		ROW(line_is(out, directs[i], "ok"), "%s: the upstream does not answer there: %s",
+		    directs[i], out);
+	for (i = 0; i < ARRAY_LEN(refused); i++) {
+		snprintf(key, sizeof(key), "%s", refused[i]);
+		ROW(line_is(out, key, "403,xpe,local"),
+		    "%s: not refused as one of this machine's addresses: %s", key, out);
+	}
+	ROW(line_is(out, "listed4", "200"), "listed IPv4 literal refused: %s", out);
+	ROW(line_is(out, "listed6", "200"), "listed IPv6 literal refused: %s", out);
+	ROW(has_line(out, "loopback") && strstr(out, "loopback=403,xpe") != NULL,
+	    "loopback not refused: %s", out);
+	ROW(line_is(out, "removed4", "502"), "a removed address is still treated as local: %s",
+	    out);
+}
+
 TEST_REGISTRAR(register_nethard)
 {
 	CU_pSuite s = test_suite("nethard_sockets", sockets_init, sockets_cleanup);
@@ -430,4 +789,8 @@ TEST_REGISTRAR(register_nethard)
 	test_add(s, "host unix sockets in the work and a read-only dir: nothing arrives",
 		 test_host_sockets);
 	test_add(s, "/run and /var/run private", test_private_run);
+	s = test_suite("nethard_local", local_init, local_cleanup);
+	test_add(s, "proxy: own v4/v6 addresses refused like loopback, also added later; listed "
+		    "literal works",
+		 test_own_addresses);
 }
