@@ -310,11 +310,11 @@ static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t a
 	return prefix_equal(mapped, c->addr, c->prefix);
 }
 
-/* Whether (family, addr) is in local; the IPv4 views compared too (see
- * policy_addr_is_local()). */
+/* Whether an entry of local covers (family, addr): IPv4 entries through
+ * the IPv4 view of the address (see policy_addr_is_local()). */
 static bool local_names(const struct policy_addrset *local, int family, const uint8_t addr[16])
 {
-	uint8_t a4[4], l4[4];
+	uint8_t a4[4];
 	bool has4;
 	size_t i;
 
@@ -324,11 +324,11 @@ static bool local_names(const struct policy_addrset *local, int family, const ui
 	for (i = 0; i < local->n; i++) {
 		const struct policy_ipaddr *e = &local->v[i];
 
-		if (e->family == family &&
-		    memcmp(e->addr, addr, family == AF_INET ? 4 : 16) == 0)
+		if (e->family == AF_INET && e->prefix <= 32 && has4 &&
+		    prefix_equal(a4, e->addr, e->prefix))
 			return true;
-		if (has4 && (e->family == AF_INET || e->family == AF_INET6) &&
-		    v4_view(e->family, e->addr, l4) && memcmp(a4, l4, 4) == 0)
+		if (e->family == AF_INET6 && e->prefix <= 128 && family == AF_INET6 &&
+		    prefix_equal(addr, e->addr, e->prefix))
 			return true;
 	}
 	return false;

@@ -4,11 +4,13 @@
  *
  * A service bound to all interfaces (0.0.0.0, ::) answers on every address
  * of every interface, not only on loopback. So the guard refuses them all
- * like loopback (policy_addr_allowed_local()). The set is read with
- * getifaddrs() and re-read when a NETLINK_ROUTE socket subscribed to the
- * IPv4 and IPv6 address groups says something changed: from the event
- * loop, and once more, without blocking, whenever the set is asked for,
- * so that an address added just before a request is already in it.
+ * like loopback (policy_addr_allowed_local()). The set is the interface
+ * addresses (getifaddrs()) and the routes of type local or anycast (AnyIP
+ * prefixes, IPv6 anycast), re-read when a NETLINK_ROUTE socket subscribed
+ * to the IPv4 and IPv6 address and route groups says something relevant
+ * changed: from the event loop, and once more, without blocking, whenever
+ * the set is asked for, so that an address added just before a request is
+ * already in it.
  */
 #ifndef PASSAVANT_LOCALADDR_H
 #define PASSAVANT_LOCALADDR_H

@@ -604,10 +604,13 @@ static pid_t start_any_server(uint16_t *port)
 
 /*
  * The child: a user, network and mount namespace of its own; a veth pair
- * with 10.213.0.1, 10.213.0.9, fd42:213::1, fd42:213::9 on v0; /etc/hosts
+ * with 10.213.0.1, 10.213.0.9, fd42:213::1, fd42:213::9 on v0, an AnyIP
+ * route (local 10.215.0.0/24: no interface's address, delivered here all
+ * the same); /etc/hosts
  * naming them; a service on [::]:0 (every address); `passavant proxy`
  * with allowedDomains ["*", "10.213.0.9", "[fd42:213::9]"]. Requests, then
- * 10.214.0.2 and fd43::2 are added while the proxy runs, and requests
+ * 10.214.0.2, fd43::2 and local 10.216.0.0/24 are added while the proxy
+ * runs, and requests
  * again. Results go to out, one line each. Exit 0 when it could run.
  */
 static int local_child(int out)
@@ -644,7 +647,8 @@ static int local_child(int out)
 	    run_ip("addr", "add", "10.213.0.1/24", "dev", "v0", NULL) < 0 ||
 	    run_ip("addr", "add", "10.213.0.9/24", "dev", "v0", NULL) < 0 ||
 	    run_ip("-6", "addr", "add", "fd42:213::1/64", "dev", "v0", "nodad", NULL) < 0 ||
-	    run_ip("-6", "addr", "add", "fd42:213::9/64", "dev", "v0", "nodad", NULL) < 0)
+	    run_ip("-6", "addr", "add", "fd42:213::9/64", "dev", "v0", "nodad", NULL) < 0 ||
+	    run_ip("route", "add", "local", "10.215.0.0/24", "dev", "lo", NULL) < 0)
 		return 14;
 	/* The service bound to all interfaces. */
 	srv = start_any_server(&uport);
@@ -681,10 +685,15 @@ static int local_child(int out)
 	probe_req(out, paddr, "listed4", AUTH("10.213.0.9:%u"), false);
 	probe_req(out, paddr, "listed6", AUTH("[fd42:213::9]:%u"), false);
 	probe_req(out, paddr, "loopback", AUTH("127.0.0.1:%u"), false);
+	direct_req(out, "direct-anyip", AUTH("10.215.0.7:%u"));
+	probe_req(out, paddr, "anyip", AUTH("10.215.0.7:%u"), false);
 	/* New addresses while the proxy runs. */
 	if (run_ip("addr", "add", "10.214.0.2/32", "dev", "v0", NULL) < 0 ||
-	    run_ip("-6", "addr", "add", "fd43::2/128", "dev", "v0", "nodad", NULL) < 0)
+	    run_ip("-6", "addr", "add", "fd43::2/128", "dev", "v0", "nodad", NULL) < 0 ||
+	    run_ip("route", "add", "local", "10.216.0.0/24", "dev", "lo", NULL) < 0)
 		goto out;
+	direct_req(out, "direct-later-anyip", AUTH("10.216.0.5:%u"));
+	probe_req(out, paddr, "later-anyip", AUTH("10.216.0.5:%u"), false);
 	direct_req(out, "direct-later4", AUTH("10.214.0.2:%u"));
 	direct_req(out, "direct-later6", AUTH("[fd43::2]:%u"));
 	probe_req(out, paddr, "later4", AUTH("10.214.0.2:%u"), false);
@@ -724,10 +733,11 @@ static void test_own_addresses(void)
 {
 	static const char *const refused[] = {
 		"v4", "v6", "v4-connect", "v6-connect", "v4-mapped", "name4", "name6",
-		"later4", "later6", "later4-connect", "later-name4",
+		"later4", "later6", "later4-connect", "later-name4", "anyip", "later-anyip",
 	};
 	static const char *const directs[] = {
-		"direct-v4", "direct-v6", "direct-later4", "direct-later6",
+		"direct-v4", "direct-v6", "direct-later4", "direct-later6", "direct-anyip",
+		"direct-later-anyip",
 	};
 	char out[4096], key[64];
 	size_t len = 0, i;

@@ -551,8 +551,13 @@ static void mkset(struct policy_addrset *set, struct policy_ipaddr *v, const cha
 
 	for (i = 0; i < n; i++) {
 		memset(&v[i], 0, sizeof(v[i]));
-		v[i].family = strchr(texts[i], ':') != NULL ? AF_INET6 : AF_INET;
-		if (inet_pton(v[i].family, texts[i], v[i].addr) != 1)
+		char a[64];
+		const char *slash = strchr(texts[i], '/');
+
+		snprintf(a, sizeof(a), "%.*s", slash ? (int)(slash - texts[i]) : 63, texts[i]);
+		v[i].family = strchr(a, ':') != NULL ? AF_INET6 : AF_INET;
+		v[i].prefix = slash ? (unsigned)atoi(slash + 1) : v[i].family == AF_INET ? 32 : 128;
+		if (inet_pton(v[i].family, a, v[i].addr) != 1)
 			CU_FAIL_FATAL("fixture local address refused");
 	}
 	set->n = n;
@@ -592,13 +597,24 @@ static const struct guard_case local_cases[] = {
 	/* a deniedResolvedAddresses CIDR comes after */
 	{ "10.213.0.5", 443, false, C_LOCAL },
 	{ "10.213.0.6", 443, false, R("10.213.0.6/32") },
+	/* local and anycast routes: prefixes, edge bits */
+	{ "10.215.0.0", 443, false, C_LOCAL },
+	{ "10.215.0.255", 443, false, C_LOCAL },
+	{ "::ffff:10.215.0.77", 443, false, C_LOCAL },
+	{ "10.215.1.0", 443, true, NULL },
+	{ "10.214.255.255", 443, true, NULL },
+	{ "fd42:214::", 443, false, C_LOCAL },
+	{ "fd42:214::1", 443, true, NULL },
+	{ "fd42:216:0:ff::1", 443, false, C_LOCAL },
+	{ "fd42:216:1::1", 443, true, NULL },
 };
 
 static void test_guard_local(void)
 {
 	static const char *const texts[] = {
 		"10.213.0.1", "198.51.100.7", "fd42:213::1", "2001:db8:5::5", "10.213.0.3",
-		"fd42:213::3", "10.213.0.4", "10.213.0.5",
+		"fd42:213::3", "10.213.0.4", "10.213.0.5", "10.215.0.0/24", "fd42:214::/128",
+		"fd42:216::/48",
 	};
 	struct policy_ipaddr v[ARRAY_LEN(texts)];
 	struct policy_addrset set;
