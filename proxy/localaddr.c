@@ -262,7 +262,8 @@ static void refresh(localaddr_t *la)
 	for (;;) {
 		r = recv(la->fd, u.buf, sizeof(u.buf), MSG_DONTWAIT);
 		if (r > 0) {
-			if (notices_matter(u.buf, r))
+			/* A full buffer may have cut a message: assume it mattered. */
+			if ((size_t)r >= sizeof(u.buf) || notices_matter(u.buf, r))
 				changed = true;
 			continue;
 		}
@@ -333,7 +334,8 @@ fail_sys:
 	saved = errno;
 	(void)snprintf(err, errlen,
 		       "cannot read this machine's addresses (netlink route socket, getifaddrs): %s; "
-		       "without them the proxy could reach services on this machine, so it does not start",
+		       "without them the proxy could reach services on this machine, so it does not "
+		       "start; run it where AF_NETLINK/NETLINK_ROUTE sockets are allowed",
 		       strerror(saved));
 	localaddr_free(la);
 	errno = saved;

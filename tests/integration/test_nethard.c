@@ -333,7 +333,8 @@ static int drain(int fd, int type, char *what, size_t len)
  * Host datagram and stream sockets in the working directory and in a
  * read-only directory: nothing the sandbox sends reaches them, by any
  * route pv-probe knows (socketpair of every type with sendto, sendmsg
- * with a name, connect, connect after the peer closed; socket()).
+ * with a name, connect, connect or sendto after the peer closed;
+ * socket()).
  */
 static void test_host_sockets(void)
 {

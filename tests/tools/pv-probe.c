@@ -18,8 +18,9 @@
  *                                     "reach VARIANT" to the host unix
  *                                     socket at each PATH (socketpair of
  *                                     each type + sendto, sendmsg with a
- *                                     name, connect, connect after the
- *                                     peer closed; socket()); prints
+ *                                     name, connect, connect or sendto
+ *                                     after the peer closed; socket());
+ *                                     prints
  *                                     VARIANT:PATH=ok|EPERM|errN; exit 0.
  *                                     The host checks what arrived.
  *   pv-probe getpid                   exit getpid(); prints "pid ppid"
@@ -332,8 +333,8 @@ static bool unix_addr(struct sockaddr_un *sun, const char *path)
 }
 
 /* One socketpair of type, then how: "sendto", "sendmsg", "connect" (then
- * send) or "closed-connect" (close the peer first). Prints the outcome of
- * the step that decided. */
+ * send), "closed-connect" or "closed-sendto" (close the peer and send
+ * once first). Prints the outcome of the step that decided. */
 static void reach(const char *tname, int type, const char *how, const char *path)
 {
 	struct sockaddr_un sun;
@@ -364,10 +365,18 @@ static void reach(const char *tname, int type, const char *how, const char *path
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
 		rc = sendmsg(sv[0], &mh, 0);
+	} else if (strcmp(how, "closed-sendto") == 0) {
+		/* Peer gone, one send to make the kernel notice, then an
+		 * address: a socket that forgot its peer must not take one. */
+		close(sv[1]);
+		sv[1] = -1;
+		(void)send(sv[0], msg, strlen(msg), MSG_NOSIGNAL);
+		rc = sendto(sv[0], msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sun, sizeof(sun));
 	} else {
 		if (strcmp(how, "closed-connect") == 0) {
 			close(sv[1]);
 			sv[1] = -1;
+			(void)send(sv[0], msg, strlen(msg), MSG_NOSIGNAL);
 		}
 		rc = connect(sv[0], (struct sockaddr *)&sun, sizeof(sun));
 		if (rc == 0)
@@ -386,7 +395,8 @@ static int do_unix_reach(int n, char **paths)
 		int type;
 	} types[] = { { "dgram", SOCK_DGRAM }, { "raw", SOCK_RAW }, { "stream", SOCK_STREAM },
 		      { "seqpacket", SOCK_SEQPACKET } };
-	static const char *const hows[] = { "sendto", "sendmsg", "connect", "closed-connect" };
+	static const char *const hows[] = { "sendto", "sendmsg", "connect", "closed-connect",
+					    "closed-sendto" };
 	struct sockaddr_un sun;
 	size_t t, h;
 	long fd;
