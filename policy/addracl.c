@@ -26,7 +26,10 @@
  * classes judge both parts (deny broadly; nothing legitimate is lost). The
  * CIDRs and literals compare the forms above only.
  *
- * Pure functions: no allocation, no global state; callable from callbacks.
+ * This machine's own interface addresses are refused like loopback
+ * (policy_addr_allowed_local()): the caller passes the set in, so these
+ * stay pure functions: no allocation, no global state; callable from
+ * callbacks.
  */
 #include "policy_int.h"
 
@@ -307,6 +310,40 @@ static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t a
 	return prefix_equal(mapped, c->addr, c->prefix);
 }
 
+/* Whether an entry of local covers (family, addr): IPv4 entries through
+ * the IPv4 view of the address (see policy_addr_is_local()). */
+static bool local_names(const struct policy_addrset *local, int family, const uint8_t addr[16])
+{
+	uint8_t a4[4];
+	bool has4;
+	size_t i;
+
+	if (local == NULL)
+		return false;
+	has4 = v4_view(family, addr, a4);
+	for (i = 0; i < local->n; i++) {
+		const struct policy_ipaddr *e = &local->v[i];
+
+		if (e->family == AF_INET && e->prefix <= 32 && has4 &&
+		    prefix_equal(a4, e->addr, e->prefix))
+			return true;
+		if (e->family == AF_INET6 && e->prefix <= 128 && family == AF_INET6 &&
+		    prefix_equal(addr, e->addr, e->prefix))
+			return true;
+	}
+	return false;
+}
+
+/* Contract in policy.h. */
+bool policy_addr_is_local(const struct sockaddr *sa, const struct policy_addrset *local)
+{
+	uint8_t addr[16] = { 0 };
+	uint16_t port;
+	int family;
+
+	return sa_addr(sa, &family, addr, &port) && local_names(local, family, addr);
+}
+
 /*
  * Contract in policy.h. Order, first to decide wins:
  *   1. an IP literal of deniedDomains naming the address (and port; the
@@ -315,11 +352,14 @@ static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t a
  *      family and bytes; its port 0 or the sockaddr's) -> allowed, its
  *      rule: the one explicit exception, over the classes and the CIDRs;
  *   3. an always-denied class -> refused, "resolved address is CLASS";
- *   4. a deniedResolvedAddresses CIDR -> refused, its rule;
- *   5. otherwise allowed, *rule = NULL.
+ *   4. one of this machine's own addresses (local) -> refused,
+ *      POLICY_RULE_LOCAL_ADDR: loopback by another name;
+ *   5. a deniedResolvedAddresses CIDR -> refused, its rule;
+ *   6. otherwise allowed, *rule = NULL.
  * A family other than IPv4/IPv6 is refused. Pure; callable from callbacks.
  */
-bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const char **rule)
+bool policy_addr_allowed_local(const policy_t *p, const struct sockaddr *sa,
+			       const struct policy_addrset *local, const char **rule)
 {
 	const struct policy_hostent *e;
 	enum policy_addr_class c;
@@ -351,6 +391,10 @@ bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const cha
 				: "resolved address is in an always-denied class";
 		return false;
 	}
+	if (local_names(local, family, addr)) {
+		*rule = POLICY_RULE_LOCAL_ADDR;
+		return false;
+	}
 	for (i = 0; i < p->n_denied_addrs; i++) {
 		if (cidr_covers(&p->denied_addrs[i], family, addr)) {
 			*rule = p->denied_addrs[i].rule != NULL ? p->denied_addrs[i].rule
@@ -359,4 +403,10 @@ bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const cha
 		}
 	}
 	return true;
+}
+
+/* Contract in policy.h: the guard without a set of local addresses. */
+bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const char **rule)
+{
+	return policy_addr_allowed_local(p, sa, NULL, rule);
 }

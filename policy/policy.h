@@ -191,6 +191,50 @@ const char *policy_addr_class_name(enum policy_addr_class c);
 bool policy_addr_allowed(const policy_t *p, const struct sockaddr *sa, const char **rule)
 	NONNULL(1, 2);
 
+/* Addresses this machine delivers to itself: family AF_INET (addr holds 4
+ * bytes, prefix 0-32) or AF_INET6 (16, 0-128). An interface address is a
+ * /32 or /128; a route of type local or anycast in the kernel's local
+ * table can be a wider prefix (AnyIP: `ip route add local 10.0.0.0/8 dev
+ * lo`; the IPv6 subnet-router anycast address). */
+struct policy_ipaddr {
+	int family;
+	uint8_t addr[16];
+	unsigned prefix;
+};
+
+/* This machine's own addresses, as the caller last read them (the proxy:
+ * getifaddrs() and the local routing table, kept current from netlink).
+ * The policy module keeps no copy: the set is passed in on every call. */
+struct policy_addrset {
+	size_t n;
+	const struct policy_ipaddr *v;
+};
+
+/* The refusal rule for one of this machine's own addresses. */
+#define POLICY_RULE_LOCAL_ADDR "resolved address is one of this machine's own addresses"
+
+/*
+ * Whether sa is covered by an entry of local: an IPv4 entry covers the
+ * IPv4 address in every form (IPv4-mapped, NAT64, 6to4... IPv6 addresses
+ * embedding it, as in policy_addr_classify()), an IPv6 entry the IPv6
+ * address. local may be NULL (no address). Pure.
+ */
+bool policy_addr_is_local(const struct sockaddr *sa, const struct policy_addrset *local)
+	NONNULL(1);
+
+/*
+ * policy_addr_allowed() that also treats every address of this machine's
+ * interfaces (local, may be NULL) like loopback (issue 13 class 4): a
+ * service bound to all interfaces is reached through any of them, so an
+ * allowed name resolving to one, or allowedDomains ["*"], must not reach
+ * it. Refused with *rule POLICY_RULE_LOCAL_ADDR, unless the address is an
+ * IP literal listed in allowedDomains (the same exception as for
+ * loopback); a deniedDomains literal still wins. Pure; callable from
+ * callbacks.
+ */
+bool policy_addr_allowed_local(const policy_t *p, const struct sockaddr *sa,
+			       const struct policy_addrset *local, const char **rule) NONNULL(1, 2);
+
 /* ------------------------------------------------------------------ */
 /* Effective settings                                                  */
 /* ------------------------------------------------------------------ */

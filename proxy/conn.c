@@ -779,8 +779,8 @@ static enum step dial(conn_t *c, enum conn_state connecting)
 {
 	conn_set_state(c, connecting);
 	event_del(c->timer);
-	c->dial = upstream_connect(proxy_base(c->px), proxy_dns(c->px), pol(c), c->tgt.host, c->tgt.port,
-				   c->tgt.is_ip, dial_cb, c);
+	c->dial = upstream_connect(proxy_base(c->px), proxy_dns(c->px), proxy_local(c->px), pol(c),
+				   c->tgt.host, c->tgt.port, c->tgt.is_ip, dial_cb, c);
 	if (c->dial == NULL) {
 		conn_close(c, "out of memory starting a connection", true);
 		return STEP_CLOSED;

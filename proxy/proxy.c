@@ -1,6 +1,7 @@
 /*
  * proxy.c - the event loop, listeners, signals, the refcounted policy
- * holder, the tunnel slots and the EMFILE pause.
+ * holder, the tunnel slots, the EMFILE pause and the watcher of this
+ * machine's own addresses (localaddr.c).
  */
 #include "proxy.h"
 
@@ -35,6 +36,7 @@ struct proxy_policy {
 struct proxy {
 	struct event_base *base;        /* the loop */
 	struct evdns_base *dns;         /* resolver (never blocks the loop) */
+	localaddr_t *local;             /* this machine's own addresses, kept current */
 	struct evconnlistener *lis;     /* the listener (bound or adopted) */
 	struct event *sig_int, *sig_term, *sig_hup; /* signal events */
 	struct event *accept_pause;     /* re-enables the listener after EMFILE */
@@ -93,6 +95,11 @@ struct event_base *proxy_base(proxy_t *px)
 struct evdns_base *proxy_dns(proxy_t *px)
 {
 	return px->dns;
+}
+
+localaddr_t *proxy_local(proxy_t *px)
+{
+	return px->local;
 }
 
 audit_t *proxy_audit(proxy_t *px)
@@ -379,6 +386,17 @@ proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const
 			goto fail;
 		}
 	}
+	/* The guard refuses this machine's own addresses like loopback; the
+	 * watcher keeps them current as interfaces come and go. */
+	{
+		char err[512];
+
+		px->local = localaddr_new(px->base, err, sizeof(err));
+		if (px->local == NULL) {
+			log_warnx("%s", err);
+			goto fail;
+		}
+	}
 	/* Query exactly the name the policy allowed: a resolv.conf "search"
 	 * list would also send "name.corp.example" and the like to the
 	 * resolver, names no rule was asked about. */
@@ -419,6 +437,7 @@ void proxy_free(proxy_t *px)
 		event_free(px->settle);
 	if (px->dns != NULL)
 		evdns_base_free(px->dns, 0);
+	localaddr_free(px->local);
 	if (px->base != NULL)
 		event_base_free(px->base);
 	proxy_policy_put(px->cur);

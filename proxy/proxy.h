@@ -22,6 +22,7 @@
 #include "../policy/policy.h"
 #include "attrib.h"
 #include "audit.h"
+#include "localaddr.h"
 #include "tls.h"
 
 struct mask_table;
@@ -118,6 +119,8 @@ tls_session_t *proxy_tls(proxy_t *px) NONNULL(1); /* NULL: no termination */
 void proxy_note_churn(proxy_t *px) NONNULL(1);
 struct event_base *proxy_base(proxy_t *px) NONNULL(1);
 struct evdns_base *proxy_dns(proxy_t *px) NONNULL(1);
+/* This machine's own addresses for the guard (owned by the proxy). */
+localaddr_t *proxy_local(proxy_t *px) NONNULL(1);
 audit_t *proxy_audit(proxy_t *px) NONNULL(1); /* NULL: no audit */
 
 /* A new reference to the current policy; release with proxy_policy_put(). */

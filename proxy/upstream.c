@@ -30,6 +30,7 @@
 struct upstream_req {
 	struct event_base *base;           /* loop */
 	struct evdns_base *dns;            /* resolver */
+	localaddr_t *local;                /* this machine's addresses (proxy's) */
 	const policy_t *pol;               /* guard policy (caller's reference) */
 	char host[POLICY_HOST_MAX + 1];    /* normalised host */
 	uint16_t port;                     /* port to dial */
@@ -172,14 +173,16 @@ static void try_next(upstream_req_t *r)
 	finish(r, UPSTREAM_UNREACHABLE);
 }
 
-/* Puts one resolved address through the guard; keeps it if it passes. */
-static void consider(upstream_req_t *r, const struct sockaddr *sa, socklen_t len)
+/* Puts one resolved address through the guard, with local the machine's
+ * own addresses; keeps it if it passes. */
+static void consider(upstream_req_t *r, const struct sockaddr *sa, socklen_t len,
+		     const struct policy_addrset *local)
 {
 	char text[INET6_ADDRSTRLEN];
 	const void *bits;
 	const char *rule = NULL;
 
-	if (policy_addr_allowed(r->pol, sa, &rule)) {
+	if (policy_addr_allowed_local(r->pol, sa, local, &rule)) {
 		if (r->naddrs < UPSTREAM_MAX_ADDRS && len <= sizeof(r->addrs[0])) {
 			memcpy(&r->addrs[r->naddrs], sa, len);
 			r->addr_len[r->naddrs++] = len;
@@ -196,6 +199,9 @@ static void consider(upstream_req_t *r, const struct sockaddr *sa, socklen_t len
 	if (policy_addr_classify(sa) != ADDR_PUBLIC)
 		(void)snprintf(r->detail, sizeof(r->detail), "%s resolves to %s (%s)", r->host, text,
 			       policy_addr_class_name(policy_addr_classify(sa)));
+	else if (policy_addr_is_local(sa, local))
+		(void)snprintf(r->detail, sizeof(r->detail), "%s resolves to %s (this machine)",
+			       r->host, text);
 	else
 		(void)snprintf(r->detail, sizeof(r->detail), "%s resolves to %s", r->host, text);
 }
@@ -221,6 +227,7 @@ static void start_connecting(upstream_req_t *r)
 static void gai_cb(int err, struct evutil_addrinfo *res, void *arg)
 {
 	upstream_req_t *r = arg;
+	const struct policy_addrset *local;
 	struct evutil_addrinfo *ai;
 
 	if (err == EVUTIL_EAI_CANCEL || r->cb == NULL || r->gai == NULL) {
@@ -238,9 +245,11 @@ static void gai_cb(int err, struct evutil_addrinfo *res, void *arg)
 		finish(r, UPSTREAM_UNRESOLVED);
 		return;
 	}
+	/* The machine's addresses as they are now, not when the lookup began. */
+	local = localaddr_get(r->local);
 	for (ai = res; ai != NULL; ai = ai->ai_next)
 		if (ai->ai_family == AF_INET || ai->ai_family == AF_INET6)
-			consider(r, ai->ai_addr, (socklen_t)ai->ai_addrlen);
+			consider(r, ai->ai_addr, (socklen_t)ai->ai_addrlen, local);
 	if (res != NULL)
 		evutil_freeaddrinfo(res);
 	if (r->naddrs == 0 && r->rule == NULL)
@@ -249,8 +258,8 @@ static void gai_cb(int err, struct evutil_addrinfo *res, void *arg)
 }
 
 upstream_req_t *upstream_connect(struct event_base *base, struct evdns_base *dns,
-				 const policy_t *pol, const char *host, uint16_t port, bool is_ip,
-				 upstream_cb cb, void *arg)
+				 localaddr_t *local, const policy_t *pol, const char *host,
+				 uint16_t port, bool is_ip, upstream_cb cb, void *arg)
 {
 	struct timeval dns_tv = {PASSAVANT_DNS_TIMEOUT_MS / 1000, (PASSAVANT_DNS_TIMEOUT_MS % 1000) * 1000};
 	struct evutil_addrinfo hints;
@@ -263,6 +272,7 @@ upstream_req_t *upstream_connect(struct event_base *base, struct evdns_base *dns
 		return NULL;
 	r->base = base;
 	r->dns = dns;
+	r->local = local;
 	r->pol = pol;
 	(void)snprintf(r->host, sizeof(r->host), "%s", host);
 	r->port = port;
@@ -282,11 +292,11 @@ upstream_req_t *upstream_connect(struct event_base *base, struct evdns_base *dns
 		if (inet_pton(AF_INET6, host, &s6.sin6_addr) == 1) {
 			s6.sin6_family = AF_INET6;
 			s6.sin6_port = htons(port);
-			consider(r, (struct sockaddr *)&s6, sizeof(s6));
+			consider(r, (struct sockaddr *)&s6, sizeof(s6), localaddr_get(local));
 		} else if (inet_pton(AF_INET, host, &s4.sin_addr) == 1) {
 			s4.sin_family = AF_INET;
 			s4.sin_port = htons(port);
-			consider(r, (struct sockaddr *)&s4, sizeof(s4));
+			consider(r, (struct sockaddr *)&s4, sizeof(s4), localaddr_get(local));
 		} else {
 			(void)snprintf(r->detail, sizeof(r->detail), "%s is not an IP address", host);
 		}

@@ -1,9 +1,11 @@
 /*
  * upstream.h - dialling an upstream the policy allowed by name (SPEC §3.5
  * step 4): resolve with evdns (never a blocking getaddrinfo on the event
- * loop), pass every resolved address through policy_addr_allowed(), and
- * connect, non-blocking with a timeout, only to an address that passed.
- * IP literals are not resolved; they go through the guard too.
+ * loop), pass every resolved address through policy_addr_allowed_local()
+ * with this machine's own addresses as they are at that moment
+ * (localaddr.h), and connect, non-blocking with a timeout, only to an
+ * address that passed. IP literals are not resolved; they go through the
+ * guard too.
  *
  * Only call this for a host policy_decide() allowed: a refused name must
  * never be looked up (it could carry data out through DNS).
@@ -20,6 +22,7 @@
 
 #include "../policy/policy.h"
 #include "attrib.h"
+#include "localaddr.h"
 
 typedef struct upstream_req upstream_req_t;
 
@@ -47,12 +50,15 @@ typedef void (*upstream_cb)(void *arg, enum upstream_result result, struct buffe
 /*
  * Starts resolving and connecting to host:port (host normalised; is_ip
  * when it is an IP literal) under policy pol, which must outlive the
- * request. Returns a handle to cancel with upstream_cancel(), or NULL on
- * ENOMEM (cb is then never called).
+ * request, refusing this machine's own addresses as local knows them when
+ * the addresses are judged; local must outlive the request too. Returns a
+ * handle to cancel with upstream_cancel(), or NULL on ENOMEM (cb is then
+ * never called).
  */
 upstream_req_t *upstream_connect(struct event_base *base, struct evdns_base *dns,
-				 const policy_t *pol, const char *host, uint16_t port, bool is_ip,
-				 upstream_cb cb, void *arg) NONNULL(1, 2, 3, 4, 7) WUNRES;
+				 localaddr_t *local, const policy_t *pol, const char *host,
+				 uint16_t port, bool is_ip, upstream_cb cb, void *arg)
+	NONNULL(1, 2, 3, 4, 5, 8) WUNRES;
 
 /* Cancels a pending request: cb is not called, everything is freed. Must
  * not be called after cb ran. NULL is a no-op. */

@@ -13,7 +13,7 @@
  *     submount included (mount_setattr AT_RECURSIVE; a remount walk of
  *     /proc/self/mountinfo on kernels before 5.12).
  *  4. Fresh /proc (we are already PID 1 of the new PID namespace), a
- *     minimal /dev, a private /tmp.
+ *     minimal /dev, a private /tmp, a private /run.
  *  5. The plan's operations, in the parent's order: by path depth,
  *     parents first, so the most specific path decides; masks after; the
  *     write protections last, so that deny wins over allow.
@@ -310,6 +310,35 @@ static int setup_dev(const struct sbx_plan *pl, char *err, size_t errlen)
 	return make_ro(pl, SBX_NEWROOT "/dev", false, err, errlen);
 }
 
+/*
+ * A private /run (and /var/run when it is a directory of its own rather
+ * than the usual symlink to /run): the host's runtime sockets and state
+ * (the D-Bus and systemd sockets, /run/user/UID with the user's agents,
+ * docker.sock, the syslog socket /run/systemd/journal/dev-log that
+ * /dev/log names) are not even visible. Hygiene, not the defence: a
+ * socket file can lie in any tree the sandbox sees, so the seccomp filter
+ * closes the mechanism itself (seccomp.c, add_socket_rules()). /dev/log
+ * needs nothing: the minimal /dev has no such entry. Mounted before the
+ * plan's operations, so that an allowRead or allowWrite under /run still
+ * binds what it names. A symlink is left alone: what it points to is
+ * covered or is a path of the plan.
+ */
+static int setup_run(char *err, size_t errlen)
+{
+	static const char *const dirs[] = { SBX_NEWROOT "/run", SBX_NEWROOT "/var/run" };
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(dirs); i++) {
+		if (lstat(dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (do_mount("tmpfs", dirs[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			     "mode=0755,size=1m", "mount a private tmpfs on", err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Is the directory holding path on a writable mount? */
 static bool parent_writable(const char *path)
 {
@@ -479,6 +508,8 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 		return -1;
 	if (do_mount("tmpfs", SBX_NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777",
 		     "mount the private tmpfs on", err, errlen) < 0)
+		return -1;
+	if (setup_run(err, errlen) < 0)
 		return -1;
 	/* 5. */
 	for (i = 0; i < pl->n_ops; i++)

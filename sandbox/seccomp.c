@@ -10,7 +10,9 @@
  * installed at the same place: the last call before execve.
  *
  * Everything not listed is allowed; listed calls fail with EPERM, except
- * clone3 (ENOSYS, below). The architecture is the native one; a syscall
+ * clone3 (ENOSYS, below). Socket families are the exception to "not
+ * listed is allowed": socket() and socketpair() create only the families
+ * of an allowlist (add_socket_rules()). The architecture is the native one; a syscall
  * made through another ABI (int 0x80, x32) kills the process, libseccomp's
  * default for a foreign architecture.
  */
@@ -27,6 +29,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <linux/netlink.h>
 
 #include "sandbox/sbx_int.h"
 
@@ -75,6 +79,110 @@ static int rule_masked(scmp_filter_ctx ctx, int errnum, const char *call, unsign
 				SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, mask, val));
 }
 
+/*
+ * Socket families (SPEC §7, issue 13 class 3). An allowlist: only what a
+ * networked command behind the proxy needs may be created, and every
+ * family the kernel adds later is refused too.
+ *
+ *   AF_INET, AF_INET6    the sandbox's own network namespace, whose only
+ *                        way out is the proxy (SOCK_PACKET excepted: the
+ *                        kernel turns socket(AF_INET, SOCK_PACKET) into an
+ *                        AF_PACKET socket)
+ *   AF_NETLINK           NETLINK_ROUTE only (getaddrinfo's AI_ADDRCONFIG,
+ *                        getifaddrs, `ip addr`), answered by the sandbox's
+ *                        own network namespace
+ *   AF_UNIX              socket() only with allowAllUnixSockets;
+ *                        socketpair() with SOCK_STREAM or SOCK_SEQPACKET
+ *
+ * Refused with EPERM: everything else, AF_VSOCK (not network-namespaced:
+ * it reaches the hypervisor and the host's vsock services), AF_PACKET,
+ * AF_ALG, AF_KEY, AF_XDP, AF_BLUETOOTH, AF_TIPC...
+ *
+ * Why socketpair(AF_UNIX) only for the connected types: a socket file of
+ * the host can lie in any tree the sandbox sees, the working directory
+ * included, and no mount plan can foresee them all. The one way to reach
+ * such a file without socket() is an unconnected datagram socket from
+ * socketpair(SOCK_DGRAM) (or SOCK_RAW, which unix sockets turn into
+ * SOCK_DGRAM): sendto()/sendmsg() with a path or connect() to it delivers
+ * to any host datagram socket (syslog, journald, notify sockets). A stream
+ * or seqpacket pair is connected from birth: connect() fails with EISCONN
+ * even after the peer closed (the state stays established),
+ * unix_stream_sendmsg() refuses an address (EISCONN), and
+ * unix_seqpacket_sendmsg() ignores it and sends to the peer. listen() on
+ * either needs an unconnected socket (EINVAL). So the mechanism is closed,
+ * not the places.
+ *
+ * Comparisons are on the full 64-bit argument: a family above
+ * AF_NETLINK as a 64-bit number is refused, so upper bits set in the
+ * register (the kernel reads an int) cannot smuggle a refused family past
+ * an equality test; the type is compared through SOCK_TYPE_MASK (0xf),
+ * which also drops SOCK_NONBLOCK and SOCK_CLOEXEC.
+ */
+#define SOCK_TYPE_BITS 0xfULL
+
+static bool family_allowed(unsigned fam, bool allow_unix)
+{
+	return fam == AF_INET || fam == AF_INET6 || fam == AF_NETLINK ||
+	       (fam == AF_UNIX && allow_unix);
+}
+
+static int add_socket_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
+{
+	unsigned fam, type;
+	int rc;
+
+	*what = "socket";
+	/* Families 0..AF_NETLINK one by one, every family above at once. */
+	for (fam = 0; fam <= AF_NETLINK; fam++) {
+		if (family_allowed(fam, allow_unix))
+			continue;
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_EQ, fam));
+		if (rc < 0)
+			return rc;
+	}
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+			      SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
+	if (rc < 0)
+		return rc;
+	/* Netlink: the routing family only. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+			      SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE));
+	if (rc < 0)
+		return rc;
+	/* SOCK_PACKET on an inet family is a packet socket. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+			      SCMP_A0(SCMP_CMP_EQ, AF_INET),
+			      SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_BITS, SOCK_PACKET));
+	if (rc < 0)
+		return rc;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+			      SCMP_A0(SCMP_CMP_EQ, AF_INET6),
+			      SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_BITS, SOCK_PACKET));
+	if (rc < 0)
+		return rc;
+	/* socketpair: AF_UNIX only (the other family that implements it,
+	 * AF_TIPC, is refused above) and, unless the policy opened AF_UNIX as
+	 * a whole, only the connected types. */
+	*what = "socketpair";
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
+			      SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	if (rc < 0)
+		return rc;
+	if (allow_unix)
+		return 0;
+	for (type = 0; type <= SOCK_TYPE_BITS; type++) {
+		if (type == SOCK_STREAM || type == SOCK_SEQPACKET)
+			continue;
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 2,
+				      SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_BITS, type));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Builds the rules into ctx. 0 or a negative errno with *what naming the
  * call that failed. */
 static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
@@ -121,16 +229,7 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, TIOCLINUX);
 	if (rc < 0)
 		return rc;
-	/* AF_UNIX sockets reach host services through socket files that a
-	 * read-only mount does not protect (docker.sock, agent sockets).
-	 * socketpair(AF_UNIX) stays allowed: the pair connects only to
-	 * itself, and runtimes (Python, Node, ssh) use it for child pipes. */
-	if (!allow_unix) {
-		*what = "socket";
-		rc = rule_masked(ctx, EPERM, "socket", 0, 0xffffffffULL, AF_UNIX);
-		if (rc < 0)
-			return rc;
-	}
+	return add_socket_rules(ctx, allow_unix, what);
 	return 0;
 }
 

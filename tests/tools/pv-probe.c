@@ -11,6 +11,18 @@
  *   pv-probe rename FROM TO
  *   pv-probe socket-unix | unshare-user | clone-newuser | clone3 | mount |
  *            ptrace | keyctl | tiocsti | bpf | io-uring
+ *   pv-probe sockets                  tries socket()/socketpair() of many
+ *                                     families and types; prints one line
+ *                                     NAME=ok|EPERM|errN each; exit 0
+ *   pv-probe unix-reach PATH...       tries every way it knows to send
+ *                                     "reach VARIANT" to the host unix
+ *                                     socket at each PATH (socketpair of
+ *                                     each type + sendto, sendmsg with a
+ *                                     name, connect, connect or sendto
+ *                                     after the peer closed; socket());
+ *                                     prints
+ *                                     VARIANT:PATH=ok|EPERM|errN; exit 0.
+ *                                     The host checks what arrived.
  *   pv-probe getpid                   exit getpid(); prints "pid ppid"
  *   pv-probe pids                     exit the number of /proc/<pid> dirs
  *   pv-probe fds                      exit the number of open fds
@@ -39,6 +51,7 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +61,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* Maps errno to the exit status documented above. */
@@ -225,6 +239,185 @@ static int do_caps(void)
 	_exit(bad || seen != 4 ? 1 : 0);
 }
 
+/* "ok" for rc >= 0, else the errno as EPERM or errN (static). */
+static const char *outcome(long rc)
+{
+	static char buf[16];
+
+	if (rc >= 0)
+		return "ok";
+	if (errno == EPERM)
+		return "EPERM";
+	snprintf(buf, sizeof(buf), "err%d", errno);
+	return buf;
+}
+
+/* One socket() try through the raw system call, so that the test controls
+ * all 64 bits of each argument; closes what it got. */
+static void try_socket(const char *name, long fam, long type, long proto)
+{
+	long fd = syscall(SYS_socket, fam, type, proto);
+
+	printf("%s=%s\n", name, outcome(fd));
+	if (fd >= 0)
+		close((int)fd);
+}
+
+static void try_socketpair(const char *name, long fam, long type)
+{
+	int sv[2];
+	long rc = syscall(SYS_socketpair, fam, type, 0L, sv);
+
+	printf("%s=%s\n", name, outcome(rc));
+	if (rc >= 0) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+}
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+/* Families and types a sandboxed command might reach for. */
+static int do_sockets(void)
+{
+	try_socket("inet", AF_INET, SOCK_STREAM, 0);
+	try_socket("inet6", AF_INET6, SOCK_DGRAM, 0);
+	try_socket("netlink-route", AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */);
+	try_socket("netlink-audit", AF_NETLINK, SOCK_RAW, 9 /* NETLINK_AUDIT */);
+	try_socket("netlink-uevent", AF_NETLINK, SOCK_DGRAM, 15 /* NETLINK_KOBJECT_UEVENT */);
+	try_socket("netlink-diag", AF_NETLINK, SOCK_RAW, 4 /* NETLINK_SOCK_DIAG */);
+	try_socket("netlink-route-hi", AF_NETLINK, SOCK_RAW, 0x100000000L);
+	try_socket("unix", AF_UNIX, SOCK_STREAM, 0);
+	try_socket("unix-dgram", AF_UNIX, SOCK_DGRAM, 0);
+	try_socket("unix-hi", 0x100000000L | AF_UNIX, SOCK_DGRAM, 0);
+	try_socket("vsock", AF_VSOCK, SOCK_STREAM, 0);
+	try_socket("vsock-hi", 0x100000000L | AF_VSOCK, SOCK_STREAM, 0);
+	try_socket("packet", AF_PACKET, SOCK_RAW, 0);
+	try_socket("inet-sock-packet", AF_INET, SOCK_PACKET, 0x0300 /* htons(ETH_P_ALL) */);
+	try_socket("alg", AF_ALG, SOCK_SEQPACKET, 0);
+	try_socket("key", AF_KEY, SOCK_RAW, 2 /* PF_KEY_V2 */);
+	try_socket("bluetooth", AF_BLUETOOTH, SOCK_STREAM, 0);
+	try_socket("xdp", AF_XDP, SOCK_RAW, 0);
+	try_socket("tipc", AF_TIPC, SOCK_RDM, 0);
+	try_socket("can", AF_CAN, SOCK_RAW, 1);
+	try_socket("unspec", AF_UNSPEC, SOCK_STREAM, 0);
+	try_socket("family-63", 63, SOCK_STREAM, 0);
+	try_socket("family-neg", -1L, SOCK_STREAM, 0);
+	try_socketpair("pair-stream", AF_UNIX, SOCK_STREAM);
+	try_socketpair("pair-stream-flags", AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
+	try_socketpair("pair-seqpacket", AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC);
+	try_socketpair("pair-dgram", AF_UNIX, SOCK_DGRAM);
+	try_socketpair("pair-dgram-flags", AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK);
+	try_socketpair("pair-raw", AF_UNIX, SOCK_RAW);
+	try_socketpair("pair-dgram-hi", AF_UNIX, 0x100000000L | SOCK_DGRAM);
+	try_socketpair("pair-tipc", AF_TIPC, SOCK_SEQPACKET);
+	try_socketpair("pair-vsock", AF_VSOCK, SOCK_STREAM);
+	fflush(stdout);
+	_exit(0);
+}
+
+/* Fills sun with path; false when it does not fit. */
+static bool unix_addr(struct sockaddr_un *sun, const char *path)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path))
+		return false;
+	memcpy(sun->sun_path, path, strlen(path));
+	return true;
+}
+
+/* One socketpair of type, then how: "sendto", "sendmsg", "connect" (then
+ * send), "closed-connect" or "closed-sendto" (close the peer and send
+ * once first). Prints the outcome of the step that decided. */
+static void reach(const char *tname, int type, const char *how, const char *path)
+{
+	struct sockaddr_un sun;
+	char msg[160];
+	struct iovec iov;
+	struct msghdr mh;
+	int sv[2];
+	long rc;
+
+	snprintf(msg, sizeof(msg), "reach %s-%s\n", tname, how);
+	if (!unix_addr(&sun, path)) {
+		printf("%s-%s:%s=toolong\n", tname, how, path);
+		return;
+	}
+	rc = socketpair(AF_UNIX, type | SOCK_NONBLOCK, 0, sv);
+	if (rc < 0) {
+		printf("%s-%s:%s=%s\n", tname, how, path, outcome(rc));
+		return;
+	}
+	if (strcmp(how, "sendto") == 0) {
+		rc = sendto(sv[0], msg, strlen(msg), 0, (struct sockaddr *)&sun, sizeof(sun));
+	} else if (strcmp(how, "sendmsg") == 0) {
+		iov.iov_base = msg;
+		iov.iov_len = strlen(msg);
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_name = &sun;
+		mh.msg_namelen = sizeof(sun);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		rc = sendmsg(sv[0], &mh, 0);
+	} else if (strcmp(how, "closed-sendto") == 0) {
+		/* Peer gone, one send to make the kernel notice, then an
+		 * address: a socket that forgot its peer must not take one. */
+		close(sv[1]);
+		sv[1] = -1;
+		(void)send(sv[0], msg, strlen(msg), MSG_NOSIGNAL);
+		rc = sendto(sv[0], msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sun, sizeof(sun));
+	} else {
+		if (strcmp(how, "closed-connect") == 0) {
+			close(sv[1]);
+			sv[1] = -1;
+			(void)send(sv[0], msg, strlen(msg), MSG_NOSIGNAL);
+		}
+		rc = connect(sv[0], (struct sockaddr *)&sun, sizeof(sun));
+		if (rc == 0)
+			rc = send(sv[0], msg, strlen(msg), MSG_NOSIGNAL);
+	}
+	printf("%s-%s:%s=%s\n", tname, how, path, outcome(rc));
+	close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+}
+
+static int do_unix_reach(int n, char **paths)
+{
+	static const struct {
+		const char *name;
+		int type;
+	} types[] = { { "dgram", SOCK_DGRAM }, { "raw", SOCK_RAW }, { "stream", SOCK_STREAM },
+		      { "seqpacket", SOCK_SEQPACKET } };
+	static const char *const hows[] = { "sendto", "sendmsg", "connect", "closed-connect",
+					    "closed-sendto" };
+	struct sockaddr_un sun;
+	size_t t, h;
+	long fd;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		for (t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+			for (h = 0; h < sizeof(hows) / sizeof(hows[0]); h++)
+				reach(types[t].name, types[t].type, hows[h], paths[i]);
+		/* And a socket of its own, for each type. */
+		for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+			fd = socket(AF_UNIX, types[t].type, 0);
+			if (fd >= 0 && unix_addr(&sun, paths[i]))
+				fd = connect((int)fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ? -1 : fd;
+			printf("socket-%s:%s=%s\n", types[t].name, paths[i], outcome(fd));
+		}
+	}
+	fflush(stdout);
+	_exit(0);
+}
+
 static volatile sig_atomic_t got_sig;
 
 static void on_sig(int sig)
@@ -313,6 +506,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "io-uring") == 0)
 		result(syscall(SYS_io_uring_setup, 1, params), "io_uring_setup");
+	if (strcmp(cmd, "sockets") == 0)
+		return do_sockets();
+	if (strcmp(cmd, "unix-reach") == 0 && argc >= 3)
+		return do_unix_reach(argc - 2, argv + 2);
 	if (strcmp(cmd, "getpid") == 0) {
 		printf("%ld %ld\n", (long)getpid(), (long)getppid());
 		fflush(stdout);

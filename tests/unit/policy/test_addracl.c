@@ -535,6 +535,121 @@ static void test_guard_misc(void)
 	CU_ASSERT_STRING_EQUAL(rule, "network.deniedResolvedAddresses");
 }
 
+/* ------------------------------------------------------------------ */
+/* policy_addr_allowed_local: this machine's own addresses (issue 13.4) */
+/* ------------------------------------------------------------------ */
+
+#define C_LOCAL POLICY_RULE_LOCAL_ADDR
+#define A(x) "allowedDomains: " x
+#define D(x) "deniedDomains: " x
+
+/* Fills set from address texts. */
+static void mkset(struct policy_addrset *set, struct policy_ipaddr *v, const char *const *texts,
+		  size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		char a[64];
+		const char *slash = strchr(texts[i], '/');
+
+		snprintf(a, sizeof(a), "%.*s", slash ? (int)(slash - texts[i]) : 63, texts[i]);
+		v[i].family = strchr(a, ':') != NULL ? AF_INET6 : AF_INET;
+		v[i].prefix = slash ? (unsigned)atoi(slash + 1) : v[i].family == AF_INET ? 32 : 128;
+		if (inet_pton(v[i].family, a, v[i].addr) != 1)
+			CU_FAIL_FATAL("fixture local address refused");
+	}
+	set->n = n;
+	set->v = v;
+}
+
+static const struct guard_case local_cases[] = {
+	/* the addresses themselves, v4 and v6, public-looking ones too */
+	{ "10.213.0.1", 443, false, C_LOCAL },
+	{ "198.51.100.7", 443, false, C_LOCAL },
+	{ "fd42:213::1", 443, false, C_LOCAL },
+	{ "2001:db8:5::5", 443, false, C_LOCAL },
+	/* a local IPv4 address in every IPv6 form that reaches it */
+	{ "::ffff:10.213.0.1", 443, false, C_LOCAL },
+	{ "::ffff:0:10.213.0.1", 443, false, C_LOCAL },
+	{ "::10.213.0.1", 443, false, C_LOCAL },
+	{ "64:ff9b::10.213.0.1", 443, false, C_LOCAL },
+	{ "64:ff9b:1::10.213.0.1", 443, false, C_LOCAL },
+	{ "2002:0ad5:0001::1", 443, false, C_LOCAL },
+	{ "::ffff:198.51.100.7", 443, false, C_LOCAL },
+	/* neighbours are not local */
+	{ "10.213.0.2", 443, true, NULL },
+	{ "198.51.100.8", 443, true, NULL },
+	{ "fd42:213::2", 443, true, NULL },
+	{ "2001:db8:5::6", 443, true, NULL },
+	{ "::ffff:10.213.0.2", 443, true, NULL },
+	/* the classes keep their own reasons */
+	{ "127.0.0.1", 443, false, C_LOOP },
+	{ "::1", 443, false, C_LOOP },
+	/* a listed IP literal is the exception (exact family and bytes, its
+	 * port); a deniedDomains literal wins over everything */
+	{ "10.213.0.3", 443, true, A("10.213.0.3") },
+	{ "::ffff:10.213.0.3", 443, false, C_LOCAL },
+	{ "fd42:213::3", 8080, true, A("[fd42:213::3]:8080") },
+	{ "fd42:213::3", 443, false, C_LOCAL },
+	{ "10.213.0.4", 443, false, D("10.213.0.4") },
+	/* a deniedResolvedAddresses CIDR comes after */
+	{ "10.213.0.5", 443, false, C_LOCAL },
+	{ "10.213.0.6", 443, false, R("10.213.0.6/32") },
+	/* local and anycast routes: prefixes, edge bits */
+	{ "10.215.0.0", 443, false, C_LOCAL },
+	{ "10.215.0.255", 443, false, C_LOCAL },
+	{ "::ffff:10.215.0.77", 443, false, C_LOCAL },
+	{ "10.215.1.0", 443, true, NULL },
+	{ "10.214.255.255", 443, true, NULL },
+	{ "fd42:214::", 443, false, C_LOCAL },
+	{ "fd42:214::1", 443, true, NULL },
+	{ "fd42:216:0:ff::1", 443, false, C_LOCAL },
+	{ "fd42:216:1::1", 443, true, NULL },
+};
+
+static void test_guard_local(void)
+{
+	static const char *const texts[] = {
+		"10.213.0.1", "198.51.100.7", "fd42:213::1", "2001:db8:5::5", "10.213.0.3",
+		"fd42:213::3", "10.213.0.4", "10.213.0.5", "10.215.0.0/24", "fd42:214::/128",
+		"fd42:216::/48",
+	};
+	struct policy_ipaddr v[ARRAY_LEN(texts)];
+	struct policy_addrset set;
+	struct sockaddr_storage ss;
+	size_t i;
+
+	fx_reset();
+	fx_host(&fx.p.allowed, "allowedDomains", "*");
+	fx_host(&fx.p.allowed, "allowedDomains", "10.213.0.3");
+	fx_host(&fx.p.allowed, "allowedDomains", "[fd42:213::3]:8080");
+	fx_host(&fx.p.denied, "deniedDomains", "10.213.0.4");
+	fx_cidr("10.213.0.5/32");
+	fx_cidr("10.213.0.6/32");
+	mkset(&set, v, texts, ARRAY_LEN(texts));
+	for (i = 0; i < ARRAY_LEN(local_cases); i++) {
+		const struct guard_case *c = &local_cases[i];
+		const char *rule = "unset";
+		bool got = policy_addr_allowed_local(&fx.p, mksa(&ss, c->addr, c->port), &set, &rule);
+
+		ROW(got == c->allowed && str_eq(rule, c->rule),
+		    "local row %zu [%s]:%u: expected %s by \"%s\", got %s by \"%s\"", i, c->addr,
+		    c->port, c->allowed ? "allowed" : "refused", S(c->rule),
+		    got ? "allowed" : "refused", S(rule));
+	}
+	/* is_local: the same comparison, without the policy */
+	CU_ASSERT_TRUE(policy_addr_is_local(mksa(&ss, "64:ff9b::10.213.0.1", 1), &set));
+	CU_ASSERT_FALSE(policy_addr_is_local(mksa(&ss, "10.213.0.2", 1), &set));
+	CU_ASSERT_FALSE(policy_addr_is_local(mksa(&ss, "10.213.0.1", 1), NULL));
+	/* without a set (or an empty one) nothing is local */
+	CU_ASSERT_TRUE(policy_addr_allowed_local(&fx.p, mksa(&ss, "10.213.0.1", 443), NULL, NULL));
+	set.n = 0;
+	CU_ASSERT_TRUE(policy_addr_allowed_local(&fx.p, mksa(&ss, "10.213.0.1", 443), &set, NULL));
+	CU_ASSERT_TRUE(policy_addr_allowed(&fx.p, mksa(&ss, "10.213.0.1", 443), NULL));
+}
+
 TEST_REGISTRAR(policy_addr_register)
 {
 	CU_pSuite s = test_suite("policy_addr", NULL, NULL);
@@ -544,4 +659,5 @@ TEST_REGISTRAR(policy_addr_register)
 	test_add(s, "guard table: exception, denied literals, classes, CIDRs", test_guard_main);
 	test_add(s, "guard: prefix 0", test_guard_prefix0);
 	test_add(s, "guard: empty policy, other families, missing rules", test_guard_misc);
+	test_add(s, "guard: this machine's own addresses like loopback", test_guard_local);
 }
