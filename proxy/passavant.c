@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -30,7 +31,7 @@
 #define EXIT_RUN_SETUP 125
 
 static const char usage_text[] =
-	"usage: passavant run   [-p POLICY] [--audit FILE] [-v|-q] [--] COMMAND [ARG...]\n"
+	"usage: passavant run   [-p POLICY] [--audit FILE] [--keep-git-config] [-v|-q] [--] COMMAND [ARG...]\n"
 	"       passavant proxy [-p POLICY] [--listen HOST:PORT] [--session-dir DIR] [--audit FILE]\n"
 	"       passavant check [-p POLICY]\n"
 	"       passavant --version | --help\n";
@@ -55,6 +56,9 @@ static const char help_text[] =
 	"                        port 0 picks a free one)\n"
 	"      --session-dir DIR proxy: session directory (default: a fresh temporary one)\n"
 	"      --audit FILE      JSON Lines audit log (overrides audit.path)\n"
+	"      --keep-git-config run: leave in place the git hooks and config the command\n"
+	"                        wrote that can make git run a program (by default they\n"
+	"                        are renamed to NAME.passavant-quarantine after the run)\n"
 	"  -v, --verbose         more diagnostics on stderr (twice: debug)\n"
 	"  -h, --help            this help\n"
 	"      --version         print the version\n"
@@ -420,6 +424,18 @@ static int strv_add_join(struct strv *sv, const char *dir, const char *name)
 	return strv_add(sv, path);
 }
 
+/* sbx_path_fn: appends path (arg: a struct strv) unless already there;
+ * 0 or -1. */
+static int strv_add_unique(void *arg, const char *path)
+{
+	struct strv *sv = arg;
+
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], path) == 0)
+			return 0;
+	return strv_add(sv, path);
+}
+
 /* The array for an sbx_config field: never NULL once something was
  * added, NULL (an empty list) otherwise. */
 static const char *const *strv_list(const struct strv *sv)
@@ -450,7 +466,10 @@ static int strv_add_fs(struct strv *sv, const policy_t *p, enum policy_fs_list w
  * .git/config, .vscode/, .idea/, .mcp.json) under dir, and under the
  * nearest ancestor of dir that holds a .git (the repository dir is in),
  * whether or not they exist (the sandbox makes placeholders for missing
- * ones in writable places, so they cannot be created).
+ * ones in writable places, so they cannot be created); and there, every
+ * git control file of sbx_git_protect() (config.worktree, commondir,
+ * info/, modules/, worktrees/, what a .git file points to, a bare
+ * repository's own).
  */
 static int protect_repo(struct strv *sv, const char *dir)
 {
@@ -465,6 +484,9 @@ static int protect_repo(struct strv *sv, const char *dir)
 	for (i = 0; i < ARRAY_LEN(names); i++)
 		if (strv_add_join(sv, real, names[i]) < 0)
 			return -1;
+	/* Every git control file of a repository here (issue 13). */
+	if (sbx_git_protect(real, strv_add_unique, sv) < 0)
+		return -1;
 	memcpy(up, real, sizeof(up));
 	while ((slash = strrchr(up, '/')) != NULL && slash != up) {
 		*slash = '\0';
@@ -474,6 +496,8 @@ static int protect_repo(struct strv *sv, const char *dir)
 			for (i = 0; i < ARRAY_LEN(names); i++)
 				if (strv_add_join(sv, up, names[i]) < 0)
 					return -1;
+			if (sbx_git_protect(up, strv_add_unique, sv) < 0)
+				return -1;
 			break;
 		}
 	}
@@ -556,6 +580,7 @@ struct run {
 	struct sbx *sbx;
 	struct event *sigchld;
 	bool quiet;             /* -q: no refusal lines */
+	bool keep_git;          /* --keep-git-config: report, do not move */
 	bool ended;             /* the sandbox has ended: status is final */
 	int status;             /* its SPEC §2 status once ended */
 	unsigned long allowed;  /* audit records with decision "allow" */
@@ -695,6 +720,107 @@ static bool run_signal_hook(void *arg, int sig)
 	if (!run->ended && sbx_kill(run->sbx, sig) < 0)
 		log_warn("run: cannot pass signal %d to the command", sig);
 	return true;
+}
+
+/* The options of cmd_run() that have no short form. */
+enum { OPT_KEEP_GIT_CONFIG = 256 };
+
+/* sbx_git_report_fn of the post-run git check: one stderr line per
+ * control file (path and setting, never contents; sanitised like the
+ * refusal lines), one audit record (kind "git"). */
+static void run_git_report(void *arg, const struct sbx_git_finding *f)
+{
+	struct run *run = arg;
+	struct audit_rec r;
+	audit_t *audit = proxy_audit(run->px);
+	char line[2048];
+	size_t n = 0;
+
+	if (f->setting == NULL) {
+		put_str(line, sizeof(line), &n, "passavant: cannot check ");
+		put_str(line, sizeof(line), &n, f->path);
+		put_str(line, sizeof(line), &n, " for planted git programs: ");
+		put_str(line, sizeof(line), &n, f->error != NULL ? f->error : "?");
+		put_str(line, sizeof(line), &n, "; look for planted hooks and config there before running git");
+	} else {
+		put_str(line, sizeof(line), &n,
+			f->moved_to != NULL ? "passavant: quarantined "
+			: f->error != NULL  ? "passavant: cannot quarantine "
+					    : "passavant: kept (--keep-git-config) ");
+		put_str(line, sizeof(line), &n, f->path);
+		put_str(line, sizeof(line), &n, ": ");
+		put_str(line, sizeof(line), &n, f->setting);
+		if (f->moved_to != NULL) {
+			put_str(line, sizeof(line), &n, " (moved to ");
+			put_str(line, sizeof(line), &n, f->moved_to);
+			put_str(line, sizeof(line), &n, ")");
+		} else if (f->error != NULL) {
+			put_str(line, sizeof(line), &n, ": ");
+			put_str(line, sizeof(line), &n, f->error);
+			put_str(line, sizeof(line), &n, "; move it aside before running git there");
+		}
+	}
+	if (n >= sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)fwrite(line, 1, n, stderr);
+	(void)fflush(stderr);
+	if (audit == NULL)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.kind = "git";
+	r.target = f->path;
+	r.target_len = strlen(f->path);
+	r.decision = f->setting != NULL && f->moved_to == NULL && f->error == NULL ? "allow" : "deny";
+	r.reason = f->setting != NULL ? f->setting : f->error;
+	r.rule = f->setting == NULL ? "git check failed"
+		 : f->moved_to != NULL ? "quarantined"
+		 : f->error != NULL    ? "quarantine failed"
+				       : "--keep-git-config";
+	r.bytes_up = r.bytes_down = r.ms = -1;
+	if (audit_write(audit, &r) < 0)
+		log_warn("audit write");
+}
+
+/*
+ * The post-run git check (SPEC §3.3) over the writable trees roots, for
+ * what changed since `since`. Prints and audits each finding
+ * (run_git_report); with -v a line with the work done.
+ */
+static void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since,
+			  unsigned verbose)
+{
+	struct sbx_git_stats st;
+	struct timespec t0, t1;
+
+	if (roots->n == 0)
+		return;
+	memset(&st, 0, sizeof(st));
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (sbx_gitguard_check(strv_list(roots), since, run->keep_git, run_git_report, run, &st) < 0)
+		log_warnx("the check for planted git programs did not finish everywhere (lines above, "
+			  "or out of memory): look for planted hooks and config before running git in "
+			  "the writable trees");
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (verbose > 0)
+		fprintf(stderr,
+			"passavant: git check: %lu directories, %lu git directories, %lu configs, "
+			"%lu control files %s, %.1f ms\n",
+			st.dirs, st.repos, st.configs, st.findings, run->keep_git ? "kept" : "quarantined",
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+}
+
+/* The writable trees the post-run git check walks: each existing
+ * allowWrite path of p, canonical. */
+static int git_roots(const policy_t *p, struct strv *roots)
+{
+	char real[PATH_MAX];
+
+	for (size_t i = 0; i < policy_fs_count(p, FS_ALLOW_WRITE); i++)
+		if (realpath(policy_fs_path(p, FS_ALLOW_WRITE, i), real) != NULL &&
+		    strv_add_unique(roots, real) < 0)
+			return -1;
+	return 0;
 }
 
 /*
@@ -856,10 +982,13 @@ static int cmd_run(int argc, char **argv)
 		{"audit", required_argument, NULL, 'a'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"keep-git-config", no_argument, NULL, OPT_KEEP_GIT_CONFIG},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *policy_path = NULL, *audit_path = NULL;
+	struct strv git_trees = {0};
+	struct timespec since;
 	struct run run = {0};
 	session_t *sess = NULL;
 	mask_table_t *masks = NULL;
@@ -884,6 +1013,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'q':
 			run.quiet = true;
+			break;
+		case OPT_KEEP_GIT_CONFIG:
+			run.keep_git = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -921,6 +1053,14 @@ static int cmd_run(int argc, char **argv)
 	 * secret arena is wiped in children (MADV_WIPEONFORK). The policy
 	 * stays alive through our reference while the config is built. */
 	pp = proxy_policy_get(run.px);
+	/* The session starts here for the git check: whatever the command
+	 * writes gets a ctime at or after this (the coarse clock is the one
+	 * the kernel stamps inodes with). */
+	if (git_roots(proxy_policy(pp), &git_trees) < 0 ||
+	    clock_gettime(CLOCK_REALTIME_COARSE, &since) < 0) {
+		proxy_policy_put(pp);
+		goto out;
+	}
 	run.sbx = run_start_sandbox(proxy_policy(pp), sess, masks, audit_path, argv + optind);
 	proxy_policy_put(pp);
 	if (run.sbx == NULL)
@@ -948,6 +1088,9 @@ static int cmd_run(int argc, char **argv)
 		run.status = sbx_wait(run.sbx);
 	}
 	rc = run.status < 0 ? EXIT_RUN_SETUP : run.status;
+	/* Every process of the sandbox is gone: nothing writes under the
+	 * trees while they are checked. Before the proxy goes (its audit). */
+	run_git_check(&run, &git_trees, &since, verbose);
 	if (verbose > 0)
 		fprintf(stderr, "passavant: %lu request%s allowed, %lu refused, %lu credential%s injected\n",
 			run.allowed, run.allowed == 1 ? "" : "s", run.refused, run.injected,
@@ -958,8 +1101,10 @@ kill:
 	log_warnx("the command was stopped");
 	(void)sbx_kill(run.sbx, SIGKILL);
 	(void)sbx_wait(run.sbx);
+	run_git_check(&run, &git_trees, &since, verbose);
 	rc = EXIT_RUN_SETUP;
 out:
+	strv_free(&git_trees);
 	if (run.sigchld != NULL)
 		event_free(run.sigchld);
 	/* The proxy first (its connections), then the sandbox (reaped,
