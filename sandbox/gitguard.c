@@ -664,15 +664,15 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 }
 
 /* Does the file dfd/name (regular, not through a symlink, at most
- * GG_CONFIG_MAX_BYTES) mention word, in any case? A cheap filter before
- * running git on a config nobody changed. */
-static bool file_mentions(int dfd, const char *name, const char *word)
+ * GG_CONFIG_MAX_BYTES) mention one of words, in any case? A cheap filter
+ * before running git on a config nobody changed. */
+static bool file_mentions(int dfd, const char *name, const char *const *words)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool found = false;
 	struct stat st;
 	char *buf;
 	ssize_t n, total = 0;
-	bool found;
 
 	if (fd < 0)
 		return false;
@@ -685,28 +685,58 @@ static bool file_mentions(int dfd, const char *name, const char *word)
 		total += n;
 	(void)close(fd);
 	buf[total] = '\0';
-	/* A NUL ends the search early: git stops there too. */
-	found = strcasestr(buf, word) != NULL;
+	/* A NUL ends the search early: git stops reading there too. */
+	for (; *words != NULL && !found; words++)
+		found = strcasestr(buf, *words) != NULL;
 	free(buf);
 	return found;
 }
 
-/*
- * core.hooksPath of a config that stays (the user's, unchanged): the
- * hooks there are checked like hooks/, when they are in a writable tree.
- * A relative path is relative to the work tree (the git directory's
- * parent for DIR/.git, else the git directory).
- */
-static void check_hooks_path(struct gg *g, int gfd)
+/* An included file (value of include.path or includeIf.*.path in the
+ * config of g->path): when it is in a writable tree and was written in
+ * the session, it is checked like a config of its own. */
+static void check_include(struct gg *g, const char *value)
 {
+	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX];
+	const char *home = getenv("HOME"), *slash;
+	int dfd;
+
+	if (strncmp(value, "~/", 2) == 0) {
+		if (home == NULL || snprintf(raw, sizeof(raw), "%s/%s", home, value + 2) >= (int)sizeof(raw))
+			return;
+	} else if (snprintf(raw, sizeof(raw), "%s", value) >= (int)sizeof(raw)) {
+		return;
+	}
+	if (!resolve_pointer(g->path, raw, target) || !under_roots(g, target) ||
+	    (slash = strrchr(target, '/')) == NULL)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (changed(g, dfd, slash + 1))
+		check_config(g, dfd, dir, slash + 1, false);
+	(void)close(dfd);
+}
+
+/*
+ * A config that stays (the user's, unchanged) may reach into a writable
+ * tree: the hooks of its core.hooksPath are checked like hooks/, and the
+ * files it includes like configs. A relative hooks path is relative to
+ * the work tree (the git directory's parent for DIR/.git, else the git
+ * directory); an include is relative to the config's directory.
+ */
+static void check_kept_config(struct gg *g, int gfd)
+{
+	static const char *const words[] = {"hookspath", "include", NULL};
 	char cfg[PATH_MAX], base[PATH_MAX], value[PATH_MAX] = "", target[PATH_MAX];
-	const char *why, *rec, *end, *slash;
+	const char *why, *rec, *end, *slash, *nl;
 	struct stat st;
 	size_t len;
 	char *out;
 	int hfd;
 
-	if (!file_mentions(gfd, "config", "hookspath") || !join(cfg, sizeof(cfg), g->path, "config"))
+	if (!file_mentions(gfd, "config", words) || !join(cfg, sizeof(cfg), g->path, "config"))
 		return;
 	out = git_config_list(g, cfg, &len, &why);
 	if (out == NULL)
@@ -715,9 +745,20 @@ static void check_hooks_path(struct gg *g, int gfd)
 		end = memchr(rec, '\0', (size_t)(out + len - rec));
 		if (end == NULL)
 			end = out + len;
-		if (strncmp(rec, "core.hookspath\n", 15) == 0 && (size_t)(end - rec - 15) < sizeof(value)) {
-			memcpy(value, rec + 15, (size_t)(end - rec - 15));
-			value[end - rec - 15] = '\0'; /* the last one wins, as in git */
+		nl = memchr(rec, '\n', (size_t)(end - rec));
+		if (nl == NULL || (size_t)(end - nl - 1) >= sizeof(value))
+			continue;
+		if ((size_t)(nl - rec) == 14 && strncmp(rec, "core.hookspath", 14) == 0) {
+			memcpy(value, nl + 1, (size_t)(end - nl - 1));
+			value[end - nl - 1] = '\0'; /* the last one wins, as in git */
+		} else if (((size_t)(nl - rec) == 12 && strncmp(rec, "include.path", 12) == 0) ||
+			   (strncmp(rec, "includeif.", 10) == 0 && (size_t)(nl - rec) > 15 &&
+			    strncmp(nl - 5, ".path", 5) == 0)) {
+			char inc[PATH_MAX];
+
+			memcpy(inc, nl + 1, (size_t)(end - nl - 1));
+			inc[end - nl - 1] = '\0';
+			check_include(g, inc);
 		}
 	}
 	free(out);
@@ -833,9 +874,9 @@ static void check_gitdir(struct gg *g, int gfd)
 	check_commondir(g, gfd, all);
 	check_hooks(g, gfd, g->path, "hooks", all);
 	check_info(g, gfd, all);
-	/* A config that stayed may name hooks in a writable tree. */
+	/* A config that stayed may reach into a writable tree. */
 	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		check_hooks_path(g, gfd);
+		check_kept_config(g, gfd);
 }
 
 /* Is the canonical path under one of the writable roots? */

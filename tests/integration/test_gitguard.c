@@ -356,17 +356,24 @@ static void test_hooks_path(void)
 }
 
 /* The user's own core.hooksPath (set before the session, into the work
- * tree, as husky does): a hook there rewritten in the session. */
+ * tree, as husky does): a hook there rewritten in the session; and the
+ * user's own include.path of a work tree file, rewritten. */
 static void test_user_hooks_path(void)
 {
-	static const char *const want[] = {"/work/.hk/pre-commit: hook pre-commit", NULL};
+	static const char *const want[] = {"/work/.hk/pre-commit: hook pre-commit",
+					   "/work/shared.cfg: core.fsmonitor", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c,
 				 "mkdir work/.hk && printf '#!/bin/sh\\ntrue\\n' > work/.hk/pre-commit && "
-				 "chmod +x work/.hk/pre-commit && git -C work config core.hooksPath .hk",
-				 NULL, NULL, HOOK(".hk/pre-commit", "hook"), GIT_USE("work")) == 0);
+				 "chmod +x work/.hk/pre-commit && git -C work config core.hooksPath .hk && "
+				 "printf '[user]\\n\\tname = x\\n' > work/shared.cfg && "
+				 "git -C work config include.path ../shared.cfg",
+				 NULL, NULL,
+				 HOOK(".hk/pre-commit", "hook") " && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("include") "\\n' > shared.cfg",
+				 GIT_USE("work")) == 0);
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/.git/config"));
 	gcase_free(&c);
@@ -551,7 +558,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "repro a: planted commondir (config, hooks)", test_commondir);
 	test_add(s, "repro b: nested repository, gitlink; .git/modules", test_nested_repo);
 	test_add(s, "core.hooksPath; hooks of a new repository", test_hooks_path);
-	test_add(s, "the user's core.hooksPath: a hook there rewritten", test_user_hooks_path);
+	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
