@@ -405,6 +405,27 @@ static void test_config_variants(void)
 	gcase_free(&c);
 }
 
+/* A bare repository created in the session (an alias there), and a
+ * repository that existed before the session given core.sshCommand. */
+static void test_bare_and_old_repo(void)
+{
+	static const char *const want[] = {"/work/b.git/config: alias.x",
+					   "/work/old/.git/config: core.sshcommand", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "git init -q work/old && git -C work/old commit -q --allow-empty -m x && "
+				 "git -C work/old remote add o ssh://example.invalid/r.git",
+				 NULL, NULL,
+				 "git init -q --bare b.git && git -C b.git config alias.x \"!touch \\\"\\$M/alias\\\"\"; "
+				 "git -C old config core.sshCommand \"touch \\\"\\$M/ssh\\\"; false\"",
+				 "git -C work/b.git x >/dev/null 2>&1; git -C work/old fetch -q o >/dev/null 2>&1; "
+				 GIT_USE("work/old")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* A linked worktree's commondir repointed at a planted common directory
  * (no HEAD there, so it is no git directory of its own). */
 static void test_worktree_commondir(void)
@@ -560,6 +581,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "core.hooksPath; hooks of a new repository", test_hooks_path);
 	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
+	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
