@@ -220,6 +220,9 @@ struct gg {
 	size_t rootlen;              /* strlen of its path */
 	char path[PATH_MAX];         /* absolute path of the directory at hand */
 	char git[PATH_MAX];          /* the host's git, "" if none on PATH */
+	/* getdents64 buffer, shared: a directory is read to the end before
+	 * its subdirectories are walked. */
+	_Alignas(8) char dents[32768];
 	int rc;                      /* -1 once something could not be checked */
 };
 
@@ -939,79 +942,101 @@ static void free_ents(struct ent *e, size_t n)
 	free(e);
 }
 
+/* Directories below this depth keep their descriptor open while their
+ * subdirectories are walked (openat from it: one lookup each); deeper
+ * ones are closed first and their subdirectories reopened from the root,
+ * so the walk never holds more than this many descriptors. */
+#define GG_FD_DEPTH 64
+
+/* The type of dfd/name when getdents gave none. */
+static unsigned char type_of(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return DT_UNKNOWN;
+	return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
+}
+
 /*
- * Walks the directory g->path: checks it if it is a git directory, checks
- * a .git file in it, then descends into each subdirectory. Holds one
- * directory open at a time (each is reopened from the root), so depth is
- * bounded by PATH_MAX, not by the file descriptor limit.
+ * Walks the directory g->path (parentfd/name when parentfd >= 0, else
+ * reopened from the root): checks it if it is a git directory, checks a
+ * .git file in it, then descends into each subdirectory, never through a
+ * symlink. Depth is bounded by PATH_MAX, descriptors by GG_FD_DEPTH.
  */
-static void walk(struct gg *g)
+static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 {
 	bool head = false, objects = false, common = false;
 	unsigned char dotgit = DT_UNKNOWN;
 	struct ent *ents = NULL, *ne;
 	size_t n = 0, cap = 0, i, len;
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd, dfd;
+	char *buf = g->dents;
+	ssize_t got;
+	int fd;
 
-	fd = open_below_root(g);
+	fd = parentfd >= 0 ? openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			   : open_below_root(g);
 	if (fd < 0) {
 		report_error(g, g->path, "", "cannot open to check for git repositories", errno);
 		return;
 	}
-	dfd = dup(fd);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (d == NULL) {
-		if (dfd >= 0)
-			(void)close(dfd);
-		report_error(g, g->path, "", "cannot read to check for git repositories", errno);
-		(void)close(fd);
-		return;
-	}
 	g->st->dirs++;
-	while ((de = readdir(d)) != NULL) {
-		unsigned char t = de->d_type;
+	/* getdents64 directly: no DIR allocation per directory. */
+	while ((got = getdents64(fd, buf, sizeof(g->dents))) > 0) {
+		for (ssize_t off = 0; off < got;) {
+			struct dirent64 *de = (struct dirent64 *)(buf + off);
+			unsigned char t = de->d_type;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		g->st->entries++;
-		if (t == DT_UNKNOWN)
-			t = fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN
-			    : S_ISDIR(st.st_mode)				    ? DT_DIR
-			    : S_ISLNK(st.st_mode)				    ? DT_LNK
-			    : S_ISREG(st.st_mode)				    ? DT_REG
-										    : DT_FIFO;
-		head = head || strcmp(de->d_name, "HEAD") == 0;
-		objects = objects || strcmp(de->d_name, "objects") == 0;
-		common = common || strcmp(de->d_name, "commondir") == 0;
-		if (strcmp(de->d_name, ".git") == 0)
-			dotgit = t;
-		if (t != DT_DIR)
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			ne = realloc(ents, cap * sizeof(*ents));
-			if (ne == NULL)
+			off += de->d_reclen;
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			g->st->entries++;
+			if (t == DT_UNKNOWN)
+				t = type_of(fd, de->d_name);
+			switch (de->d_name[0]) {
+			case 'H':
+				head = head || strcmp(de->d_name, "HEAD") == 0;
 				break;
-			ents = ne;
+			case 'o':
+				objects = objects || strcmp(de->d_name, "objects") == 0;
+				break;
+			case 'c':
+				common = common || strcmp(de->d_name, "commondir") == 0;
+				break;
+			case '.':
+				if (strcmp(de->d_name, ".git") == 0)
+					dotgit = t;
+				break;
+			default:
+				break;
+			}
+			if (t != DT_DIR)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 32;
+				ne = realloc(ents, cap * sizeof(*ents));
+				if (ne == NULL)
+					goto nomem;
+				ents = ne;
+			}
+			ents[n].name = strdup(de->d_name);
+			if (ents[n].name == NULL)
+				goto nomem;
+			ents[n++].type = t;
 		}
-		ents[n].name = strdup(de->d_name);
-		if (ents[n].name == NULL)
-			break;
-		ents[n++].type = t;
 	}
-	if (de != NULL)
-		report_error(g, g->path, "", "cannot check for git repositories", ENOMEM);
-	(void)closedir(d);
+	if (got < 0)
+		report_error(g, g->path, "", "cannot read to check for git repositories", errno);
 	/* HEAD, and objects or a commondir: what git needs to take a
 	 * directory as a git directory (bare ones included). */
 	if (head && (objects || common))
 		check_gitdir(g, fd);
 	if (dotgit != DT_UNKNOWN && dotgit != DT_DIR)
 		check_dotgit_file(g, fd, dotgit);
-	(void)close(fd);
+	if (depth >= GG_FD_DEPTH) {
+		(void)close(fd);
+		fd = -1;
+	}
 	len = strlen(g->path);
 	for (i = 0; i < n; i++) {
 		if (!join(g->path + len, sizeof(g->path) - len, "", ents[i].name)) {
@@ -1019,11 +1044,17 @@ static void walk(struct gg *g)
 			report_error(g, g->path, ents[i].name, "path too long to check", 0);
 			continue;
 		}
-		/* join() with "" wrote "/name" (the root is never "/" here
-		 * but through rootlen, so this is the plain append). */
-		walk(g);
+		/* join() with "" wrote "/name": the plain append. */
+		walk(g, fd, ents[i].name, depth + 1);
 		g->path[len] = '\0';
 	}
+	if (fd >= 0)
+		(void)close(fd);
+	free_ents(ents, n);
+	return;
+nomem:
+	report_error(g, g->path, "", "cannot check for git repositories", ENOMEM);
+	(void)close(fd);
 	free_ents(ents, n);
 }
 
@@ -1071,7 +1102,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		}
 		strcpy(g->path, strcmp(roots[i], "/") == 0 ? "" : roots[i]);
 		g->rootlen = strlen(g->path);
-		walk(g);
+		walk(g, -1, NULL, 0);
 		(void)close(g->rootfd);
 	}
 	rc = g->rc;

@@ -488,6 +488,22 @@ static void test_other_tree(void)
 	gcase_free(&c);
 }
 
+/* A repository nested 100 directories deep (past the depth where the
+ * walk stops holding a descriptor per level). */
+static void test_deep_repo(void)
+{
+	static const char *const want[] = {"/d/d/d/d/r/.git/config: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "p=$(printf 'd/%.0s' $(seq 100))r && mkdir -p $p && git init -q $p && "
+				 "git -C $p config core.fsmonitor \"touch \\\"\\$M/deep\\\";:\" && ln -s $p deep",
+				 "cd work/deep && " GIT_USE(".")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* Hooks that existed before the session, moved into place by renaming
  * their directory: the files keep their old times; the directory's
  * ctime tells. */
@@ -585,6 +601,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
+	test_add(s, "a repository 100 directories deep", test_deep_repo);
 	test_add(s, "old hooks renamed into place with their directory", test_renamed_dir);
 	test_add(s, "mount plan: control files not writable, nothing left", test_mount_plan);
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
