@@ -414,11 +414,13 @@ static bool setting_harmless(const char *name, bool in_modules)
 	return false;
 }
 
-/* The first PATH entry holding an executable git, into g->git. */
+/* The first PATH entry holding an executable git, into g->git; never one
+ * in a writable tree (the command could have planted it there, and this
+ * check runs it on the host). */
 static void find_git(struct gg *g)
 {
 	const char *path = getenv("PATH"), *s, *e;
-	char cand[PATH_MAX];
+	char cand[PATH_MAX], real[PATH_MAX];
 
 	g->git[0] = '\0';
 	if (path == NULL)
@@ -428,8 +430,9 @@ static void find_git(struct gg *g)
 		if (e == s || (size_t)(e - s) + 5 >= sizeof(cand))
 			continue;
 		snprintf(cand, sizeof(cand), "%.*s/git", (int)(e - s), s);
-		if (cand[0] == '/' && access(cand, X_OK) == 0) {
-			memcpy(g->git, cand, strlen(cand) + 1);
+		if (cand[0] == '/' && access(cand, X_OK) == 0 && realpath(cand, real) != NULL &&
+		    !under_roots(g, real) && !under_roots(g, cand)) {
+			memcpy(g->git, real, strlen(real) + 1);
 			return;
 		}
 	}

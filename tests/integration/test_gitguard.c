@@ -42,6 +42,8 @@ static bool skip;    /* no user namespaces, or no git */
 static bool ready;
 static char *root;   /* /var/tmp/pv-gitguard.XXXXXX */
 static unsigned ncase;
+static const char *path_first; /* a CASE-relative directory put first on
+				  passavant's PATH, or NULL */
 
 static bool userns_available(char *why, size_t len)
 {
@@ -164,6 +166,7 @@ static int run_case(struct gcase *c, const char *setup, const char *policy, cons
 		    const char *inside, const char *host)
 {
 	char work[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], pol[PATH_MAX + 16];
+	char path[2 * PATH_MAX];
 	char text[4096], *argv[40], *out = NULL;
 	size_t n = 0;
 
@@ -193,7 +196,11 @@ static int run_case(struct gcase *c, const char *setup, const char *policy, cons
 	argv[n++] = "-C";
 	argv[n++] = work;
 	argv[n++] = home;
-	argv[n++] = "PATH=" GG_PATH;
+	if (path_first != NULL)
+		snprintf(path, sizeof(path), "PATH=%s/%s:" GG_PATH, c->dir, path_first);
+	else
+		snprintf(path, sizeof(path), "PATH=" GG_PATH);
+	argv[n++] = path;
 	argv[n++] = "GIT_CONFIG_NOSYSTEM=1";
 	argv[n++] = "GIT_AUTHOR_NAME=t";
 	argv[n++] = "GIT_AUTHOR_EMAIL=t@example.org";
@@ -488,6 +495,28 @@ static void test_other_tree(void)
 	gcase_free(&c);
 }
 
+/* The check parses configs with the host's git: never with a git the
+ * command planted in a writable directory on passavant's PATH. */
+static void test_planted_git_binary(void)
+{
+	static const char *const want[] = {"/work/n/.git/config: core.fsmonitor", NULL};
+	struct gcase c;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	path_first = "work/bin";
+	rc = run_case(&c, "mkdir work/bin", NULL, NULL,
+		      /* $M expanded now: the check runs git with an environment of its own. */
+		      "printf '#!/bin/sh\\ntouch %s/fakegit\\nexec /usr/bin/git \"$@\"\\n' \"$M\" > bin/git && "
+		      "chmod +x bin/git && /usr/bin/git init -q n && "
+		      "/usr/bin/git -C n config core.fsmonitor \"touch \\\"\\$M/fsmonitor\\\";:\"",
+		      GIT_USE("work/n"));
+	path_first = NULL;
+	CU_ASSERT_FATAL(rc == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* A repository nested 100 directories deep (past the depth where the
  * walk stops holding a descriptor per level). */
 static void test_deep_repo(void)
@@ -602,6 +631,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
 	test_add(s, "a repository 100 directories deep", test_deep_repo);
+	test_add(s, "a git planted on PATH is not run by the check", test_planted_git_binary);
 	test_add(s, "old hooks renamed into place with their directory", test_renamed_dir);
 	test_add(s, "mount plan: control files not writable, nothing left", test_mount_plan);
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
