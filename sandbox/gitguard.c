@@ -639,7 +639,7 @@ static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, bool all_fr
 /* The hooks directory dfd/name of a git directory. */
 static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name, bool all_fresh)
 {
-	char hdir[PATH_MAX];
+	char hdir[PATH_MAX], real[PATH_MAX];
 	struct statx sx;
 	int hfd;
 
@@ -649,11 +649,12 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 		if (all_fresh || changed(g, dfd, name))
 			quarantine(g, dfd, dir, name,
 				   S_ISLNK(sx.stx_mode) ? "hooks is a symbolic link" : "hooks is not a directory");
-		else if (S_ISLNK(sx.stx_mode) && (hfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-			/* An old link (the user's): what it points to may
-			 * have changed. */
-			if (join(hdir, sizeof(hdir), dir, name))
-				check_hooks_dir(g, hfd, hdir, false);
+		else if (S_ISLNK(sx.stx_mode) && join(hdir, sizeof(hdir), dir, name) &&
+			 realpath(hdir, real) != NULL && under_roots(g, real) &&
+			 (hfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			/* An old link (the user's) into a writable tree: what
+			 * it points to may have changed. */
+			check_hooks_dir(g, hfd, real, false);
 			(void)close(hfd);
 		}
 		return;
