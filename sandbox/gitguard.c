@@ -844,6 +844,65 @@ static void check_info(struct gg *g, int gfd, bool all_fresh)
 	(void)close(ifd);
 }
 
+/* Does the todo list text hold a command that runs a shell: a line whose
+ * first word is "x" or "exec" (git's rebase todo syntax)? */
+static bool todo_runs_command(const char *text)
+{
+	const char *line = text;
+
+	while (line != NULL && *line != '\0') {
+		line += strspn(line, " \t");
+		if ((line[0] == 'x' && (line[1] == ' ' || line[1] == '\t')) ||
+		    (strncmp(line, "exec", 4) == 0 && (line[4] == ' ' || line[4] == '\t')))
+			return true;
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return false;
+}
+
+/*
+ * An interactive rebase in progress (rebase-merge/git-rebase-todo),
+ * written in the session, whose todo list runs a command: `git rebase
+ * --continue` on the host would run it. The todo list moves aside; git
+ * then refuses to continue and runs nothing.
+ */
+static void check_rebase_todo(struct gg *g, int gfd, bool all_fresh)
+{
+	static const char todo[] = "git-rebase-todo";
+	char rdir[PATH_MAX], *text;
+	struct stat st;
+	ssize_t n, total = 0;
+	int rfd, fd;
+
+	rfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd < 0)
+		return;
+	if (!all_fresh && !changed(g, rfd, todo) && !changed(g, gfd, "rebase-merge")) {
+		(void)close(rfd);
+		return;
+	}
+	fd = openat(rfd, todo, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > GG_CONFIG_MAX_BYTES ||
+	    (text = malloc((size_t)st.st_size + 1)) == NULL) {
+		if (fd >= 0)
+			(void)close(fd);
+		if (faccessat(rfd, todo, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && join(rdir, sizeof(rdir), g->path, "rebase-merge"))
+			quarantine(g, rfd, rdir, todo, "rebase todo list that cannot be checked");
+		(void)close(rfd);
+		return;
+	}
+	while (total < st.st_size && (n = read(fd, text + total, (size_t)(st.st_size - total))) > 0)
+		total += n;
+	(void)close(fd);
+	text[total] = '\0';
+	if (todo_runs_command(text) && join(rdir, sizeof(rdir), g->path, "rebase-merge"))
+		quarantine(g, rfd, rdir, todo, "rebase todo list with exec (runs on git rebase --continue)");
+	free(text);
+	(void)close(rfd);
+}
+
 /*
  * Was the git directory open as gfd created in the session? Its own
  * birth time, or its objects directory's, or a commondir written in the
@@ -881,6 +940,7 @@ static void check_gitdir(struct gg *g, int gfd)
 	check_commondir(g, gfd, all);
 	check_hooks(g, gfd, g->path, "hooks", all);
 	check_info(g, gfd, all);
+	check_rebase_todo(g, gfd, all);
 	/* A config that stayed may reach into a writable tree. */
 	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		check_kept_config(g, gfd);

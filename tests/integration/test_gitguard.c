@@ -412,6 +412,25 @@ static void test_config_variants(void)
 	gcase_free(&c);
 }
 
+/* An interactive rebase left stopped, its todo list given an exec line:
+ * `git rebase --continue` on the host would run it. */
+static void test_rebase_exec(void)
+{
+	static const char *const want[] = {"/work/n/.git/rebase-merge/git-rebase-todo: rebase todo list with exec",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && cd n && git commit -q --allow-empty -m a && "
+				 "git commit -q --allow-empty -m b && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~1 >/dev/null 2>&1; "
+				 "echo \"exec touch '$M/rebase'\" >> .git/rebase-merge/git-rebase-todo",
+				 "git -C work/n rebase --continue >/dev/null 2>&1") == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* A bare repository created in the session (an alias there), and a
  * repository that existed before the session given core.sshCommand. */
 static void test_bare_and_old_repo(void)
@@ -627,6 +646,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
+	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
