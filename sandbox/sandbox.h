@@ -211,8 +211,12 @@ struct sbx_git_stats {
  * (CLOCK_REALTIME_COARSE, taken before the sandbox started; compared with
  * ctime) that can make git run a program: hooks, a config with any
  * setting outside the allowlist (parsed by the host's git), a commondir
- * other than the one `git worktree add` writes, info/attributes, a .git
- * file pointing out of the roots or a .git symlink. Each is renamed to
+ * other than the one `git worktree add` writes, info/attributes, a rebase
+ * todo list with exec lines, a .git file pointing out of the roots or a
+ * .git symlink; and, for a config that stays, hooks changed in its
+ * core.hooksPath directory and included files that name a program, when
+ * they are under roots. The git run is the first on PATH outside the
+ * roots. Each is renamed to
  * NAME SBX_GIT_QUARANTINE_SUFFIX, unless keep (then only reported), and
  * passed to report(). Errors are reported too (finding.error). Returns 0,
  * or -1 when something could not be checked or moved (reported) or on
