@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -30,7 +31,7 @@
 #define EXIT_RUN_SETUP 125
 
 static const char usage_text[] =
-	"usage: passavant run   [-p POLICY] [--audit FILE] [-v|-q] [--] COMMAND [ARG...]\n"
+	"usage: passavant run   [-p POLICY] [--audit FILE] [--keep-git-config] [-v|-q] [--] COMMAND [ARG...]\n"
 	"       passavant proxy [-p POLICY] [--listen HOST:PORT] [--session-dir DIR] [--audit FILE]\n"
 	"       passavant check [-p POLICY] [-v]\n"
 	"       passavant --version | --help\n";
@@ -56,6 +57,9 @@ static const char help_text[] =
 	"                        port 0 picks a free one)\n"
 	"      --session-dir DIR proxy: session directory (default: a fresh temporary one)\n"
 	"      --audit FILE      JSON Lines audit log (overrides audit.path)\n"
+	"      --keep-git-config run: leave in place the git hooks and config the command\n"
+	"                        wrote that can make git run a program (by default they\n"
+	"                        are renamed to NAME.passavant-quarantine after the run)\n"
 	"  -v, --verbose         more diagnostics on stderr (twice: debug)\n"
 	"  -h, --help            this help\n"
 	"      --version         print the version\n"
@@ -429,6 +433,18 @@ static int strv_add_join(struct strv *sv, const char *dir, const char *name)
 	return strv_add(sv, path);
 }
 
+/* sbx_path_fn: appends path (arg: a struct strv) unless already there;
+ * 0 or -1. */
+static int strv_add_unique(void *arg, const char *path)
+{
+	struct strv *sv = arg;
+
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], path) == 0)
+			return 0;
+	return strv_add(sv, path);
+}
+
 /* The array for an sbx_config field: never NULL once something was
  * added, NULL (an empty list) otherwise. */
 static const char *const *strv_list(const struct strv *sv)
@@ -455,49 +471,18 @@ static int strv_add_fs(struct strv *sv, const policy_t *p, enum policy_fs_list w
 }
 
 /*
- * SPEC §3.3: the per-repository mandatory write denies (.git/hooks,
- * .git/config, .vscode/, .idea/, .mcp.json) under dir, and under the
- * nearest ancestor of dir that holds a .git (the repository dir is in),
- * whether or not they exist (the sandbox makes placeholders for missing
- * ones in writable places, so they cannot be created).
+ * SPEC §3.3: the per-directory mandatory write denies under dir and under
+ * the nearest ancestor of dir that holds a .git (the repository dir is
+ * in), whether or not they exist (the sandbox makes placeholders for
+ * missing ones in writable places, so they cannot be created): .git/hooks
+ * and .git/config, every git control file of sbx_git_protect()
+ * (config.worktree, commondir, info/, modules/, worktrees/, what a .git
+ * file points to, a bare repository's own), and the workspace rows of the
+ * mandatory table (policy.h: .claude/settings.json, .vscode, .mcp.json...).
  */
-static int protect_repo(struct strv *sv, const char *dir)
+static int protect_dir(struct strv *sv, const char *dir)
 {
-	static const char *const names[] = {".git/hooks", ".git/config", ".vscode", ".idea",
-					    ".mcp.json"};
-	char real[PATH_MAX], up[PATH_MAX], probe[PATH_MAX];
-	char *slash;
-	size_t i;
-
-	if (realpath(dir, real) == NULL)
-		return 0; /* missing: sbx_start() reports an allow_write that is */
-	for (i = 0; i < ARRAY_LEN(names); i++)
-		if (strv_add_join(sv, real, names[i]) < 0)
-			return -1;
-	memcpy(up, real, sizeof(up));
-	while ((slash = strrchr(up, '/')) != NULL && slash != up) {
-		*slash = '\0';
-		if (snprintf(probe, sizeof(probe), "%s/.git", up) >= (int)sizeof(probe))
-			break;
-		if (access(probe, F_OK) == 0) {
-			for (i = 0; i < ARRAY_LEN(names); i++)
-				if (strv_add_join(sv, up, names[i]) < 0)
-					return -1;
-			break;
-		}
-	}
-	return 0;
-}
-
-/*
- * SPEC §3.3: the workspace rows of the mandatory table (policy.h:
- * .claude/settings.json, .vscode, .mcp.json, ...) under dir and under the
- * nearest ancestor of dir that holds a .git (the repository dir is in),
- * whether or not they exist (the sandbox makes placeholders for missing
- * ones in writable places, so they cannot be created).
- */
-static int protect_workspace(struct strv *sv, const char *dir)
-{
+	static const char *const git_names[] = {".git/hooks", ".git/config"};
 	char real[PATH_MAX], up[PATH_MAX], probe[PATH_MAX];
 	const char *roots[2] = {real, NULL};
 	char *slash;
@@ -514,12 +499,18 @@ static int protect_workspace(struct strv *sv, const char *dir)
 			break;
 		}
 	}
-	for (size_t r = 0; r < ARRAY_LEN(roots) && roots[r] != NULL; r++)
+	for (size_t r = 0; r < ARRAY_LEN(roots) && roots[r] != NULL; r++) {
+		for (size_t i = 0; i < ARRAY_LEN(git_names); i++)
+			if (strv_add_join(sv, roots[r], git_names[i]) < 0)
+				return -1;
+		if (sbx_git_protect(roots[r], strv_add_unique, sv) < 0)
+			return -1;
 		for (size_t i = 0; i < policy_mandatory_count(); i++) {
 			const struct policy_mandatory *m = policy_mandatory_get(i);
 			if ((m->where & POLICY_MAND_WORKSPACE) && strv_add_join(sv, roots[r], m->path) < 0)
 				return -1;
 		}
+	}
 	return 0;
 }
 
@@ -672,6 +663,7 @@ struct run {
 	struct sbx *sbx;
 	struct event *sigchld;
 	bool quiet;             /* -q: no refusal lines */
+	bool keep_git;          /* --keep-git-config: report, do not move */
 	bool ended;             /* the sandbox has ended: status is final */
 	int status;             /* its SPEC §2 status once ended */
 	unsigned long allowed;  /* audit records with decision "allow" */
@@ -813,6 +805,107 @@ static bool run_signal_hook(void *arg, int sig)
 	return true;
 }
 
+/* The options of cmd_run() that have no short form. */
+enum { OPT_KEEP_GIT_CONFIG = 256 };
+
+/* sbx_git_report_fn of the post-run git check: one stderr line per
+ * control file (path and setting, never contents; sanitised like the
+ * refusal lines), one audit record (kind "git"). */
+static void run_git_report(void *arg, const struct sbx_git_finding *f)
+{
+	struct run *run = arg;
+	struct audit_rec r;
+	audit_t *audit = proxy_audit(run->px);
+	char line[2048];
+	size_t n = 0;
+
+	if (f->setting == NULL) {
+		put_str(line, sizeof(line), &n, "passavant: cannot check ");
+		put_str(line, sizeof(line), &n, f->path);
+		put_str(line, sizeof(line), &n, " for planted git programs: ");
+		put_str(line, sizeof(line), &n, f->error != NULL ? f->error : "?");
+		put_str(line, sizeof(line), &n, "; look for planted hooks and config there before running git");
+	} else {
+		put_str(line, sizeof(line), &n,
+			f->moved_to != NULL ? "passavant: quarantined "
+			: f->error != NULL  ? "passavant: cannot quarantine "
+					    : "passavant: kept (--keep-git-config) ");
+		put_str(line, sizeof(line), &n, f->path);
+		put_str(line, sizeof(line), &n, ": ");
+		put_str(line, sizeof(line), &n, f->setting);
+		if (f->moved_to != NULL) {
+			put_str(line, sizeof(line), &n, " (moved to ");
+			put_str(line, sizeof(line), &n, f->moved_to);
+			put_str(line, sizeof(line), &n, ")");
+		} else if (f->error != NULL) {
+			put_str(line, sizeof(line), &n, ": ");
+			put_str(line, sizeof(line), &n, f->error);
+			put_str(line, sizeof(line), &n, "; move it aside before running git there");
+		}
+	}
+	if (n >= sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)fwrite(line, 1, n, stderr);
+	(void)fflush(stderr);
+	if (audit == NULL)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.kind = "git";
+	r.target = f->path;
+	r.target_len = strlen(f->path);
+	r.decision = f->setting != NULL && f->moved_to == NULL && f->error == NULL ? "allow" : "deny";
+	r.reason = f->setting != NULL ? f->setting : f->error;
+	r.rule = f->setting == NULL ? "git check failed"
+		 : f->moved_to != NULL ? "quarantined"
+		 : f->error != NULL    ? "quarantine failed"
+				       : "--keep-git-config";
+	r.bytes_up = r.bytes_down = r.ms = -1;
+	if (audit_write(audit, &r) < 0)
+		log_warn("audit write");
+}
+
+/*
+ * The post-run git check (SPEC §3.3) over the writable trees roots, for
+ * what changed since `since`. Prints and audits each finding
+ * (run_git_report); with -v a line with the work done.
+ */
+static void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since,
+			  unsigned verbose)
+{
+	struct sbx_git_stats st;
+	struct timespec t0, t1;
+
+	if (roots->n == 0)
+		return;
+	memset(&st, 0, sizeof(st));
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (sbx_gitguard_check(strv_list(roots), since, run->keep_git, run_git_report, run, &st) < 0)
+		log_warnx("the check for planted git programs did not finish everywhere (lines above, "
+			  "or out of memory): look for planted hooks and config before running git in "
+			  "the writable trees");
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (verbose > 0)
+		fprintf(stderr,
+			"passavant: git check: %lu directories, %lu git directories, %lu configs, "
+			"%lu control files %s, %.1f ms\n",
+			st.dirs, st.repos, st.configs, st.findings, run->keep_git ? "kept" : "quarantined",
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+}
+
+/* The writable trees the post-run git check walks: each existing
+ * allowWrite path of p, canonical. */
+static int git_roots(const policy_t *p, struct strv *roots)
+{
+	char real[PATH_MAX];
+
+	for (size_t i = 0; i < policy_fs_count(p, FS_ALLOW_WRITE); i++)
+		if (realpath(policy_fs_path(p, FS_ALLOW_WRITE, i), real) != NULL &&
+		    strv_add_unique(roots, real) < 0)
+			return -1;
+	return 0;
+}
+
 /*
  * Builds the sandbox of SPEC §7 for policy p and starts argv in it:
  * filesystem lists of the policy plus the launcher's mandatory denies
@@ -892,18 +985,13 @@ static struct sbx *run_start_sandbox(const policy_t *p, const session_t *sess,
 		if (self[0] == '/' && strv_add(&protect, self) < 0)
 			goto out;
 	}
-	/* .git/hooks and the like: in the working directory and in every
-	 * writable directory, and in the repositories they are in. */
-	if (protect_repo(&protect, ".") < 0)
+	/* Git control files, agent and editor settings that run commands: in
+	 * the working directory and in every writable directory, and in the
+	 * repositories they are in. */
+	if (protect_dir(&protect, ".") < 0)
 		goto out;
 	for (i = 0; i < allow_write.n; i++)
-		if (protect_repo(&protect, allow_write.v[i]) < 0)
-			goto out;
-	/* Agent and editor settings that run commands, in the same places. */
-	if (protect_workspace(&protect, ".") < 0)
-		goto out;
-	for (i = 0; i < allow_write.n; i++)
-		if (protect_workspace(&protect, allow_write.v[i]) < 0)
+		if (protect_dir(&protect, allow_write.v[i]) < 0)
 			goto out;
 	/* Masked files: the command sees the sentinel copy, read-only. */
 	nfiles = mask_table_file_count(masks);
@@ -984,10 +1072,13 @@ static int cmd_run(int argc, char **argv)
 		{"audit", required_argument, NULL, 'a'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"keep-git-config", no_argument, NULL, OPT_KEEP_GIT_CONFIG},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *policy_path = NULL, *audit_path = NULL;
+	struct strv git_trees = {0};
+	struct timespec since;
 	struct run run = {0};
 	session_t *sess = NULL;
 	mask_table_t *masks = NULL;
@@ -1012,6 +1103,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'q':
 			run.quiet = true;
+			break;
+		case OPT_KEEP_GIT_CONFIG:
+			run.keep_git = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1049,6 +1143,14 @@ static int cmd_run(int argc, char **argv)
 	 * secret arena is wiped in children (MADV_WIPEONFORK). The policy
 	 * stays alive through our reference while the config is built. */
 	pp = proxy_policy_get(run.px);
+	/* The session starts here for the git check: whatever the command
+	 * writes gets a ctime at or after this (the coarse clock is the one
+	 * the kernel stamps inodes with). */
+	if (git_roots(proxy_policy(pp), &git_trees) < 0 ||
+	    clock_gettime(CLOCK_REALTIME_COARSE, &since) < 0) {
+		proxy_policy_put(pp);
+		goto out;
+	}
 	run.sbx = run_start_sandbox(proxy_policy(pp), sess, masks, audit_path, argv + optind,
 				    run.quiet, verbose);
 	proxy_policy_put(pp);
@@ -1077,6 +1179,9 @@ static int cmd_run(int argc, char **argv)
 		run.status = sbx_wait(run.sbx);
 	}
 	rc = run.status < 0 ? EXIT_RUN_SETUP : run.status;
+	/* Every process of the sandbox is gone: nothing writes under the
+	 * trees while they are checked. Before the proxy goes (its audit). */
+	run_git_check(&run, &git_trees, &since, verbose);
 	if (verbose > 0)
 		fprintf(stderr, "passavant: %lu request%s allowed, %lu refused, %lu credential%s injected\n",
 			run.allowed, run.allowed == 1 ? "" : "s", run.refused, run.injected,
@@ -1087,8 +1192,10 @@ kill:
 	log_warnx("the command was stopped");
 	(void)sbx_kill(run.sbx, SIGKILL);
 	(void)sbx_wait(run.sbx);
+	run_git_check(&run, &git_trees, &since, verbose);
 	rc = EXIT_RUN_SETUP;
 out:
+	strv_free(&git_trees);
 	if (run.sigchld != NULL)
 		event_free(run.sigchld);
 	/* The proxy first (its connections), then the sandbox (reaped,

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "proxy/attrib.h"
 
@@ -155,5 +156,75 @@ char **sbx_env_build(char *const *base, const char *const *remove, const char *c
 
 /* Frees an array of sbx_proxy_env()/sbx_env_build(). NULL is a no-op. */
 void sbx_env_free(char **env);
+
+/* ------------------------------------------------------------------ */
+/* git control files (SPEC §3.3; sandbox/gitguard.c)                    */
+/* ------------------------------------------------------------------ */
+
+/* Receives one path; returns 0, or -1 to stop (the caller's error). */
+typedef int (*sbx_path_fn)(void *arg, const char *path);
+
+/*
+ * Names to add(), for the mount plan's protect list, every control path
+ * of the repository at dir (canonical; its work tree, or the git
+ * directory itself when bare): config, config.worktree, hooks, info and an
+ * existing commondir of its git directory and of the common directory
+ * commondir names; modules/ and worktrees/ when missing, else the control
+ * paths of each git directory in them; a .git file itself and the git
+ * directory it names. With no repository at dir, dir/.git/config (so a
+ * .git cannot be created there). Reads a few entries; no walk. Returns 0,
+ * or -1 when add() did.
+ */
+int sbx_git_protect(const char *dir, sbx_path_fn add, void *arg) NONNULL(1, 2) WUNRES;
+
+/* What a quarantined control file is renamed to: its name plus this
+ * (then ".2", ".3"... if taken). git reads no such name. */
+#define SBX_GIT_QUARANTINE_SUFFIX ".passavant-quarantine"
+
+/* One finding of sbx_gitguard_check(). */
+struct sbx_git_finding {
+	const char *path;     /* absolute path of the control file */
+	const char *setting;  /* what can make git run a program ("core.fsmonitor",
+				 "hook pre-commit", ...); NULL with error */
+	const char *moved_to; /* where it is now; NULL when kept or failed */
+	const char *error;    /* why it could not be moved or checked, else NULL */
+};
+
+typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);
+
+/* Work done by one sbx_gitguard_check(). */
+struct sbx_git_stats {
+	unsigned long dirs;     /* directories read */
+	unsigned long entries;  /* entries seen */
+	unsigned long repos;    /* git directories checked */
+	unsigned long configs;  /* config files parsed */
+	unsigned long findings; /* control files quarantined (or kept) */
+};
+
+/*
+ * The post-run check of SPEC §3.3. Call it after the sandbox has ended
+ * (nothing may write under roots meanwhile). Walks each root (a
+ * NULL-terminated list of canonical absolute paths: the writable trees),
+ * never through a symlink, finds every git directory (HEAD and objects or
+ * commondir, bare ones and those in .git/modules and .git/worktrees
+ * included), and for each control file created or changed since `since`
+ * (CLOCK_REALTIME_COARSE, taken before the sandbox started; compared with
+ * ctime) that can make git run a program: hooks, a config with any
+ * setting outside the allowlist (parsed by the host's git), a commondir
+ * other than the one `git worktree add` writes, info/attributes, a rebase
+ * todo list with exec lines, a .git file pointing out of the roots or a
+ * .git symlink; and, for a config that stays, hooks changed in its
+ * core.hooksPath directory and included files that name a program, when
+ * they are under roots. The git run is the first on PATH outside the
+ * roots. Each is renamed to
+ * NAME SBX_GIT_QUARANTINE_SUFFIX, unless keep (then only reported), and
+ * passed to report(). Errors are reported too (finding.error). Returns 0,
+ * or -1 when something could not be checked or moved (reported) or on
+ * ENOMEM. stats may be NULL. Blocks; runs `git config` for each config
+ * it parses; not for event-loop callbacks.
+ */
+int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
+		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
+	NONNULL(1, 2, 4) WUNRES;
 
 #endif

@@ -1,0 +1,665 @@
+/*
+ * test_gitguard.c - a sandboxed command cannot make git on the host run a
+ * program later (issue 13 class 1, SPEC §3.3). Suite "gitguard".
+ *
+ * Each case gets a fresh directory CASE with a git repository CASE/work
+ * (one commit) and an empty CASE/m. It runs, with a test HOME and
+ * GIT_CONFIG_NOSYSTEM=1,
+ *   env -C CASE/work ... M=CASE/m passavant run [OPTS] -- sh INSIDE
+ * where INSIDE plants something that would run `touch $M/NAME` through
+ * git, then on the host, outside any sandbox, runs the HOST script (git
+ * status, git commit, ... in the repositories concerned) and asserts
+ * that CASE/m is still empty: nothing planted ran. Each attack case also
+ * asserts the "passavant: quarantined PATH: SETTING" line. The planted
+ * command is "touch $M/NAME;:" (git appends arguments to it).
+ *
+ * The legitimate cases assert the opposite: harmless git work in the
+ * session (init, commit, remote, worktree) leaves every file in place
+ * and prints no quarantine line; --keep-git-config keeps a planted file
+ * and says so.
+ *
+ * Without user namespaces every test is skipped with the reason printed,
+ * unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree lives under /var/tmp
+ * (the sandbox's /tmp is private).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/testlib.h"
+
+#define GG_TIMEOUT_MS 60000
+#define GG_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static bool skip;    /* no user namespaces, or no git */
+static bool ready;
+static char *root;   /* /var/tmp/pv-gitguard.XXXXXX */
+static unsigned ncase;
+static const char *path_first; /* a CASE-relative directory put first on
+				  passavant's PATH, or NULL */
+
+static bool userns_available(char *why, size_t len)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			      CLONE_NEWUTS) == 0 ? 0 : errno);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		snprintf(why, len, "probe child failed");
+		return false;
+	}
+	if (WEXITSTATUS(st) != 0) {
+		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
+		return false;
+	}
+	return true;
+}
+
+static int suite_init(void)
+{
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+	char why[256], home[PATH_MAX];
+
+	if (ready || skip)
+		return 0;
+	if (!userns_available(why, sizeof(why)) ||
+	    (access("/usr/bin/git", X_OK) < 0 && access("/usr/local/bin/git", X_OK) < 0 &&
+	     snprintf(why, sizeof(why), "no git") > 0)) {
+		if (must != NULL && strcmp(must, "1") == 0) {
+			fprintf(stderr, "gitguard: cannot run (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
+			return -1;
+		}
+		fprintf(stderr, "gitguard: SKIP: %s\n", why);
+		skip = true;
+		return 0;
+	}
+	root = strdup("/var/tmp/pv-gitguard.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	snprintf(home, sizeof(home), "%s/home", root);
+	if (mkdir(home, 0755) < 0)
+		return -1;
+	ready = true;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	if (ready) {
+		/* PV_GITGUARD_KEEP=1 leaves the tree for a look. */
+		if (getenv("PV_GITGUARD_KEEP") == NULL)
+			test_rmtree(root);
+		free(root);
+		root = NULL;
+		ready = false;
+	}
+	return 0;
+}
+
+/* One case's directory and the outcome of its run. */
+struct gcase {
+	char dir[PATH_MAX];
+	int status;  /* passavant's exit status */
+	char *out;   /* its stdout */
+	char *err;   /* its stderr */
+	char *host;  /* the host script's output (stdout and stderr) */
+};
+
+static void gcase_free(struct gcase *c)
+{
+	free(c->out);
+	free(c->err);
+	free(c->host);
+}
+
+/* Runs sh -c script with the case's environment in dir; output into
+ * *out (stdout then stderr, via 2>&1 in the script). */
+static int host_sh(const struct gcase *c, const char *cwd, const char *script, char **out)
+{
+	char home[PATH_MAX + 8], m[PATH_MAX + 8], *err = NULL;
+	char *argv[] = {"env",
+			"-C",
+			(char *)cwd,
+			home,
+			"PATH=" GG_PATH,
+			"GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=t",
+			"GIT_AUTHOR_EMAIL=t@example.org",
+			"GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.org",
+			"TMPDIR=/tmp",
+			m,
+			"sh",
+			"-c",
+			(char *)script,
+			NULL};
+	int st;
+
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	snprintf(m, sizeof(m), "M=%s/m", c->dir);
+	st = test_run_capture(argv, out, &err, GG_TIMEOUT_MS);
+	free(err);
+	return st;
+}
+
+/*
+ * The case: a fresh CASE with the repository work (and setup, a host
+ * script run in CASE before the session, may be NULL), then `passavant
+ * run [opts] [-p policy] -- sh -c inside` in work, then the host script
+ * in CASE (its output kept). policy: NULL for the embedded default; else
+ * its text with %s for CASE (twice at most).
+ */
+static int run_case(struct gcase *c, const char *setup, const char *policy, const char *const *opts,
+		    const char *inside, const char *host)
+{
+	char work[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], pol[PATH_MAX + 16];
+	char path[2 * PATH_MAX];
+	char text[4096], *argv[40], *out = NULL;
+	size_t n = 0;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->dir, sizeof(c->dir), "%s/c%u", root, ncase++);
+	if (mkdir(c->dir, 0755) < 0 || snprintf(m, sizeof(m), "%s/m", c->dir) < 0 || mkdir(m, 0755) < 0)
+		return -1;
+	if (host_sh(c, c->dir,
+		    "git init -q work && git -C work commit -q --allow-empty -m init && echo ok", &out) != 0 ||
+	    strstr(out, "ok") == NULL) {
+		fprintf(stderr, "\n  setup: %s\n", out ? out : "");
+		free(out);
+		return -1;
+	}
+	free(out);
+	out = NULL;
+	if (setup != NULL && host_sh(c, c->dir, setup, &out) != 0) {
+		fprintf(stderr, "\n  setup: %s\n", out ? out : "");
+		free(out);
+		return -1;
+	}
+	free(out);
+	snprintf(work, sizeof(work), "%s/work", c->dir);
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	snprintf(m, sizeof(m), "M=%s/m", c->dir);
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = work;
+	argv[n++] = home;
+	if (path_first != NULL)
+		snprintf(path, sizeof(path), "PATH=%s/%s:" GG_PATH, c->dir, path_first);
+	else
+		snprintf(path, sizeof(path), "PATH=" GG_PATH);
+	argv[n++] = path;
+	argv[n++] = "GIT_CONFIG_NOSYSTEM=1";
+	argv[n++] = "GIT_AUTHOR_NAME=t";
+	argv[n++] = "GIT_AUTHOR_EMAIL=t@example.org";
+	argv[n++] = "GIT_COMMITTER_NAME=t";
+	argv[n++] = "GIT_COMMITTER_EMAIL=t@example.org";
+	argv[n++] = "TMPDIR=/tmp";
+	argv[n++] = m;
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	for (size_t i = 0; opts != NULL && opts[i] != NULL && n < 30; i++)
+		argv[n++] = (char *)opts[i];
+	if (policy != NULL) {
+		snprintf(pol, sizeof(pol), "%s/policy.yaml", c->dir);
+		snprintf(text, sizeof(text), policy, c->dir, c->dir);
+		if (test_write_file(pol, text, strlen(text)) < 0)
+			return -1;
+		argv[n++] = "-p";
+		argv[n++] = pol;
+	}
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = (char *)inside;
+	argv[n] = NULL;
+	c->status = test_run_capture(argv, &c->out, &c->err, GG_TIMEOUT_MS);
+	if (host != NULL && host_sh(c, c->dir, host, &c->host) < 0)
+		return -1;
+	return 0;
+}
+
+/* What CASE/m holds: "" when nothing planted ran (static buffer). */
+static const char *markers(const struct gcase *c)
+{
+	static char names[1024];
+	char m[PATH_MAX + 8], *out = NULL;
+
+	snprintf(m, sizeof(m), "%s/m", c->dir);
+	names[0] = '\0';
+	if (host_sh(c, m, "ls -A .", &out) == 0 && out != NULL)
+		snprintf(names, sizeof(names), "%s", out);
+	free(out);
+	return names;
+}
+
+static bool has(const char *hay, const char *needle)
+{
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+static bool exists(const struct gcase *c, const char *rel)
+{
+	char p[PATH_MAX * 2];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", c->dir, rel);
+	return lstat(p, &st) == 0;
+}
+
+static void show(const struct gcase *c)
+{
+	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n  host: %s\n  markers: %s\n", c->status,
+		c->out ? c->out : "(null)", c->err ? c->err : "(null)", c->host ? c->host : "(null)",
+		markers(c));
+}
+
+#define SKIP_IF_NEEDED()                                                                           \
+	do {                                                                                       \
+		if (skip) {                                                                        \
+			TEST_SKIP("user namespaces unavailable or no git");                        \
+			return;                                                                    \
+		}                                                                                  \
+		CU_ASSERT_FATAL(ready);                                                            \
+	} while (0)
+
+/* Asserts nothing planted ran and each quarantine line of want[] is
+ * there (substrings of stderr). */
+static void expect_safe(struct gcase *c, const char *const *want)
+{
+	bool ok = markers(c)[0] == '\0';
+
+	CU_ASSERT(ok);
+	for (size_t i = 0; want != NULL && want[i] != NULL; i++) {
+		bool seen = has(c->err, want[i]);
+		CU_ASSERT(seen);
+		ok = ok && seen;
+	}
+	if (!ok)
+		show(c);
+}
+
+/* The planted command as it is written in a config value or hook. */
+#define PLANT(name) "touch \\\"$M/" name "\\\";:"
+/* A script that makes the hook file F run `touch $M/name`. */
+#define HOOK(file, name) "printf '#!/bin/sh\\ntouch \"$M/" name "\"\\n' > " file " && chmod +x " file
+/* On the host: status and a commit in repository D (in CASE). */
+#define GIT_USE(d) "git -C " d " status >/dev/null 2>&1; git -C " d " commit -q --allow-empty -m host >/dev/null 2>&1; "
+
+/* Repro (a) of issue 13: a planted common directory. */
+static void test_commondir(void)
+{
+	static const char *const want[] = {"quarantined ", "/work/.git/commondir: commondir", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p .x/hooks && cp -a .git/objects .git/refs .x/ && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("fsmonitor") "\\n' > .x/config && "
+				 HOOK(".x/hooks/pre-commit", "hook") " && echo ../.x > .git/commondir",
+				 GIT_USE("work")) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/.git/commondir.passavant-quarantine"));
+	gcase_free(&c);
+}
+
+/* Repro (b): a repository created in the session, added as a gitlink;
+ * and a planted .git/modules/NAME. */
+static void test_nested_repo(void)
+{
+	static const char *const want[] = {"/work/vendor/lib/.git/config: core.fsmonitor", NULL};
+	static const char *const opts[] = {"--audit", "../audit.jsonl", NULL};
+	struct gcase c;
+	char *audit = NULL, p[PATH_MAX * 2];
+	size_t len;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, opts,
+				 "mkdir -p vendor/lib && cd vendor/lib && git init -q && "
+				 "git commit -q --allow-empty -m x && "
+				 "git config core.fsmonitor \"touch \\\"\\$M/fsmonitor\\\";:\" && cd ../.. && "
+				 "git add vendor/lib; "
+				 "mkdir -p .git/modules/lib/hooks && " HOOK(".git/modules/lib/hooks/pre-commit", "modhook"),
+				 GIT_USE("work") GIT_USE("work/vendor/lib")) == 0);
+	expect_safe(&c, want);
+	/* One audit line per file: kind git, the path, the setting. */
+	snprintf(p, sizeof(p), "%s/audit.jsonl", c.dir);
+	audit = test_read_file(p, &len);
+	CU_ASSERT(audit != NULL);
+	CU_ASSERT(has(audit, "\"kind\":\"git\""));
+	CU_ASSERT(has(audit, "/work/vendor/lib/.git/config\""));
+	CU_ASSERT(has(audit, "\"reason\":\"core.fsmonitor\""));
+	if (!has(audit, "\"kind\":\"git\""))
+		fprintf(stderr, "\n  audit: %s\n", audit ? audit : "(none)");
+	free(audit);
+	gcase_free(&c);
+}
+
+/* core.hooksPath into the work tree, and hooks in a new repository. */
+static void test_hooks_path(void)
+{
+	static const char *const want[] = {"/work/n/.git/config: core.hookspath",
+					   "/work/h/.git/hooks/pre-commit: hook pre-commit", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && mkdir n/hk && " HOOK("n/hk/pre-commit", "hookspath") " && "
+				 "git -C n config core.hooksPath hk && "
+				 "git init -q h && " HOOK("h/.git/hooks/pre-commit", "hook"),
+				 GIT_USE("work/n") GIT_USE("work/h")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* The user's own core.hooksPath (set before the session, into the work
+ * tree, as husky does): a hook there rewritten in the session; and the
+ * user's own include.path of a work tree file, rewritten. */
+static void test_user_hooks_path(void)
+{
+	static const char *const want[] = {"/work/.hk/pre-commit: hook pre-commit",
+					   "/work/shared.cfg: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir work/.hk && printf '#!/bin/sh\\ntrue\\n' > work/.hk/pre-commit && "
+				 "chmod +x work/.hk/pre-commit && git -C work config core.hooksPath .hk && "
+				 "printf '[user]\\n\\tname = x\\n' > work/shared.cfg && "
+				 "git -C work config include.path ../shared.cfg",
+				 NULL, NULL,
+				 HOOK(".hk/pre-commit", "hook") " && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("include") "\\n' > shared.cfg",
+				 GIT_USE("work")) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/.git/config"));
+	gcase_free(&c);
+}
+
+/* config.worktree, include.path, a `!` alias, a filter driver selected
+ * by .gitattributes, each in a repository of its own. */
+static void test_config_variants(void)
+{
+	static const char *const want[] = {"/work/w/.git/config.worktree: core.fsmonitor",
+					   "/work/i/.git/config: include.path",
+					   "/work/a/.git/config: alias.st",
+					   "/work/f/.git/config: filter.x.clean", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "for r in w i a f; do git init -q $r && git -C $r commit -q --allow-empty -m x; done; "
+				 "git -C w config extensions.worktreeConfig true && "
+				 "git -C w config --worktree core.fsmonitor \"touch \\\"\\$M/worktree\\\";:\"; "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("include") "\\n' > inc.cfg && "
+				 "git -C i config include.path ../../inc.cfg; "
+				 "git -C a config alias.st \"!touch \\\"\\$M/alias\\\"\"; "
+				 "git -C f config filter.x.clean \"touch \\\"\\$M/filter\\\"; cat\" && "
+				 "echo '* filter=x' > f/.gitattributes && echo data > f/file",
+				 GIT_USE("work/w") GIT_USE("work/i") "git -C work/a st >/dev/null 2>&1; "
+				 "git -C work/f add . >/dev/null 2>&1; " GIT_USE("work/f")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* An interactive rebase left stopped, its todo list given an exec line:
+ * `git rebase --continue` on the host would run it. */
+static void test_rebase_exec(void)
+{
+	static const char *const want[] = {"/work/n/.git/rebase-merge/git-rebase-todo: rebase todo list with exec",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && cd n && git commit -q --allow-empty -m a && "
+				 "git commit -q --allow-empty -m b && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~1 >/dev/null 2>&1; "
+				 "echo \"exec touch '$M/rebase'\" >> .git/rebase-merge/git-rebase-todo",
+				 "git -C work/n rebase --continue >/dev/null 2>&1") == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* A bare repository created in the session (an alias there), and a
+ * repository that existed before the session given core.sshCommand. */
+static void test_bare_and_old_repo(void)
+{
+	static const char *const want[] = {"/work/b.git/config: alias.x",
+					   "/work/old/.git/config: core.sshcommand", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "git init -q work/old && git -C work/old commit -q --allow-empty -m x && "
+				 "git -C work/old remote add o ssh://example.invalid/r.git",
+				 NULL, NULL,
+				 "git init -q --bare b.git && git -C b.git config alias.x \"!touch \\\"\\$M/alias\\\"\"; "
+				 "git -C old config core.sshCommand \"touch \\\"\\$M/ssh\\\"; false\"",
+				 "git -C work/b.git x >/dev/null 2>&1; git -C work/old fetch -q o >/dev/null 2>&1; "
+				 GIT_USE("work/old")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* A linked worktree's commondir repointed at a planted common directory
+ * (no HEAD there, so it is no git directory of its own). */
+static void test_worktree_commondir(void)
+{
+	static const char *const want[] = {"/work/n/.git/worktrees/wt/commondir: commondir", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && git -C n commit -q --allow-empty -m x && "
+				 "git -C n worktree add -q ../wt && mkdir -p p/hooks && "
+				 "cp -a n/.git/objects n/.git/refs p/ && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("fsmonitor") "\\n' > p/config && "
+				 HOOK("p/hooks/pre-commit", "hook") " && "
+				 "echo \"$PWD/p\" > n/.git/worktrees/wt/commondir",
+				 GIT_USE("work/wt")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* A .git file and a .git symlink pointing at a planted git directory;
+ * a .git file pointing out of the writable trees. */
+static void test_gitdir_pointers(void)
+{
+	static const char *const want[] = {"/work/.hidden/config: core.fsmonitor",
+					   "/work/.hidden/hooks/pre-commit: hook pre-commit",
+					   "/work/l/.git: .git is a symbolic link",
+					   "/work/o/.git: gitdir: (points outside", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git init -q --bare outside.git", NULL, NULL,
+				 "mkdir -p .hidden/hooks s l o && cp -a .git/objects .git/refs .git/HEAD .hidden/ && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("fsmonitor") "\\n' > .hidden/config && "
+				 HOOK(".hidden/hooks/pre-commit", "hook") " && "
+				 "echo 'gitdir: ../.hidden' > s/.git && ln -s ../.hidden l/.git && "
+				 "echo \"gitdir: $PWD/../outside.git\" > o/.git",
+				 GIT_USE("work/s") GIT_USE("work/l")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* A repository in an allowWrite tree other than the working directory,
+ * one created in the session and one at the tree's root. */
+static void test_other_tree(void)
+{
+	static const char *const want[] = {"/other/r/.git/config: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git init -q other && git -C other commit -q --allow-empty -m x",
+				 "filesystem:\n  allowWrite: [\"%s/work\", \"%s/other\"]\n", NULL,
+				 "cd ../other && git init -q r && "
+				 "git -C r config core.fsmonitor \"touch \\\"\\$M/fsmonitor\\\";:\"; "
+				 "git config core.fsmonitor \"touch \\\"\\$M/root\\\";:\"; "
+				 HOOK(".git/hooks/pre-commit", "roothook") "; "
+				 "git config --worktree core.pager x 2>/dev/null; mkdir .git/worktrees/x 2>/dev/null; true",
+				 GIT_USE("other/r") GIT_USE("other")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* The check parses configs with the host's git: never with a git the
+ * command planted in a writable directory on passavant's PATH. */
+static void test_planted_git_binary(void)
+{
+	static const char *const want[] = {"/work/n/.git/config: core.fsmonitor", NULL};
+	struct gcase c;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	/* A directory on PATH is writable only when allowWrite names it
+	 * exactly (the mandatory table): name it, so the plant succeeds and
+	 * the check itself is what is tested. */
+	path_first = "work/bin";
+	rc = run_case(&c, "mkdir work/bin",
+		      "filesystem:\n  allowWrite: [\"%s/work\", \"%s/work/bin\"]\n", NULL,
+		      /* $M expanded now: the check runs git with an environment of its own. */
+		      "printf '#!/bin/sh\\ntouch %s/fakegit\\nexec /usr/bin/git \"$@\"\\n' \"$M\" > bin/git && "
+		      "chmod +x bin/git && /usr/bin/git init -q n && "
+		      "/usr/bin/git -C n config core.fsmonitor \"touch \\\"\\$M/fsmonitor\\\";:\"",
+		      GIT_USE("work/n"));
+	path_first = NULL;
+	CU_ASSERT_FATAL(rc == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* A repository nested 100 directories deep (past the depth where the
+ * walk stops holding a descriptor per level). */
+static void test_deep_repo(void)
+{
+	static const char *const want[] = {"/d/d/d/d/r/.git/config: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "p=$(printf 'd/%.0s' $(seq 100))r && mkdir -p $p && git init -q $p && "
+				 "git -C $p config core.fsmonitor \"touch \\\"\\$M/deep\\\";:\" && ln -s $p deep",
+				 "cd work/deep && " GIT_USE(".")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* Hooks that existed before the session, moved into place by renaming
+ * their directory: the files keep their old times; the directory's
+ * ctime tells. */
+static void test_renamed_dir(void)
+{
+	static const char *const want[] = {"/work/n/.git/hooks/pre-commit: hook pre-commit", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "git init -q work/n && git -C work/n commit -q --allow-empty -m x && "
+				 "mkdir -p work/stash/hooks && " HOOK("work/stash/hooks/pre-commit", "hook"),
+				 NULL, NULL, "rm -rf n/.git/hooks && mv stash/hooks n/.git/hooks", GIT_USE("work/n")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* The mount plan: in the working directory's repository the control
+ * files cannot be written or created during the session (and no
+ * placeholder is left). */
+static void test_mount_plan(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "for f in config config.worktree info/attributes modules/x/config worktrees/x/commondir "
+				 "hooks/pre-commit; do (echo x > .git/$f) 2>/dev/null && echo WROTE $f; done; "
+				 "git commit -q --allow-empty -m inside && echo COMMITTED",
+				 "ls -A work/.git") == 0);
+	CU_ASSERT(c.status == 0);
+	CU_ASSERT(!has(c.out, "WROTE"));
+	CU_ASSERT(has(c.out, "COMMITTED"));
+	CU_ASSERT(!has(c.host, "modules") && !has(c.host, "worktrees") && !has(c.host, "config.worktree"));
+	if (has(c.out, "WROTE") || !has(c.out, "COMMITTED") || has(c.host, "modules"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/* Ordinary work leaves everything in place: init, commit, a remote, a
+ * branch, a linked worktree, files edited; no quarantine line. */
+static void test_legit_session(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "echo hello > file && git add file && git commit -q -m file && "
+				 "git init -q n && cd n && echo x > y && git add y && git commit -q -m y && "
+				 "git remote add origin https://example.org/x.git && "
+				 "git branch -q --set-upstream-to=origin/main 2>/dev/null; "
+				 "git config branch.master.remote origin && git worktree add -q ../wt && "
+				 "git config user.name someone && echo DONE",
+				 "git -C work/n log --oneline | wc -l; git -C work/wt status --short; "
+				 "git -C work/n config remote.origin.url") == 0);
+	CU_ASSERT(has(c.out, "DONE"));
+	CU_ASSERT(!has(c.err, "quarantine"));
+	CU_ASSERT(exists(&c, "work/n/.git/config"));
+	CU_ASSERT(exists(&c, "work/n/.git/worktrees/wt/commondir"));
+	CU_ASSERT(exists(&c, "work/n/.git/hooks/pre-commit.sample"));
+	CU_ASSERT(has(c.host, "https://example.org/x.git"));
+	if (!has(c.out, "DONE") || has(c.err, "quarantine") || !has(c.host, "example.org"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/* --keep-git-config keeps a planted file, and says so. */
+static void test_keep_flag(void)
+{
+	static const char *const opts[] = {"--keep-git-config", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, opts,
+				 "git init -q n && git -C n config core.pager \"touch \\\"\\$M/pager\\\"\"", NULL) == 0);
+	CU_ASSERT(has(c.err, "kept (--keep-git-config) "));
+	CU_ASSERT(has(c.err, "/work/n/.git/config: core.pager"));
+	CU_ASSERT(exists(&c, "work/n/.git/config"));
+	CU_ASSERT(!exists(&c, "work/n/.git/config.passavant-quarantine"));
+	if (!has(c.err, "kept"))
+		show(&c);
+	gcase_free(&c);
+}
+
+TEST_REGISTRAR(register_gitguard)
+{
+	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
+
+	test_add(s, "repro a: planted commondir (config, hooks)", test_commondir);
+	test_add(s, "repro b: nested repository, gitlink; .git/modules", test_nested_repo);
+	test_add(s, "core.hooksPath; hooks of a new repository", test_hooks_path);
+	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
+	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
+	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
+	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
+	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
+	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
+	test_add(s, "repository in another allowWrite tree", test_other_tree);
+	test_add(s, "a repository 100 directories deep", test_deep_repo);
+	test_add(s, "a git planted on PATH is not run by the check", test_planted_git_binary);
+	test_add(s, "old hooks renamed into place with their directory", test_renamed_dir);
+	test_add(s, "mount plan: control files not writable, nothing left", test_mount_plan);
+	test_add(s, "legitimate session: nothing moved", test_legit_session);
+	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
+}
