@@ -45,29 +45,6 @@ static unsigned ncase;
 static const char *path_first; /* a CASE-relative directory put first on
 				  passavant's PATH, or NULL */
 
-static bool userns_available(char *why, size_t len)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0) {
-		snprintf(why, len, "fork: %s", strerror(errno));
-		return false;
-	}
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-			      CLONE_NEWUTS) == 0 ? 0 : errno);
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
-		snprintf(why, len, "probe child failed");
-		return false;
-	}
-	if (WEXITSTATUS(st) != 0) {
-		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
-		return false;
-	}
-	return true;
-}
-
 static int suite_init(void)
 {
 	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
@@ -75,7 +52,7 @@ static int suite_init(void)
 
 	if (ready || skip)
 		return 0;
-	if (!userns_available(why, sizeof(why)) ||
+	if (!test_userns_available(why, sizeof(why)) ||
 	    (access("/usr/bin/git", X_OK) < 0 && access("/usr/local/bin/git", X_OK) < 0 &&
 	     snprintf(why, sizeof(why), "no git") > 0)) {
 		if (must != NULL && strcmp(must, "1") == 0) {

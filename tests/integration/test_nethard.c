@@ -59,37 +59,13 @@ static char *at(char *buf, const char *rel)
 	return buf;
 }
 
-/* Can this process create the namespaces? Tries in a throwaway child. */
-static bool userns_available(char *why, size_t len)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0) {
-		snprintf(why, len, "fork: %s", strerror(errno));
-		return false;
-	}
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-			      CLONE_NEWUTS) == 0 ? 0 : errno);
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
-		snprintf(why, len, "probe child failed");
-		return false;
-	}
-	if (WEXITSTATUS(st) != 0) {
-		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
-		return false;
-	}
-	return true;
-}
-
 /* Skips (false) without namespaces, or fails when they must work. */
 static int check_userns(const char *suite)
 {
 	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
 	char why[256];
 
-	if (userns_available(why, sizeof(why)))
+	if (test_userns_available(why, sizeof(why)))
 		return 0;
 	if (must != NULL && strcmp(must, "1") == 0) {
 		fprintf(stderr, "%s: namespaces unavailable (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n",

@@ -53,30 +53,6 @@ static char *at(char *buf, const char *rel)
 	return buf;
 }
 
-/* Can this process create the namespaces? Tries in a throwaway child. */
-static bool userns_available(char *why, size_t len)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0) {
-		snprintf(why, len, "fork: %s", strerror(errno));
-		return false;
-	}
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-			      CLONE_NEWUTS) == 0 ? 0 : errno);
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
-		snprintf(why, len, "probe child failed");
-		return false;
-	}
-	if (WEXITSTATUS(st) != 0) {
-		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
-		return false;
-	}
-	return true;
-}
-
 static int mkfile(const char *path, const char *text)
 {
 	return test_write_file(path, text, strlen(text));
@@ -90,7 +66,7 @@ static int suite_init(void)
 	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
 	size_t i;
 
-	if (!userns_available(why, sizeof(why))) {
+	if (!test_userns_available(why, sizeof(why))) {
 		if (must != NULL && strcmp(must, "1") == 0) {
 			fprintf(stderr, "sandbox: namespaces unavailable (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
 			return -1;

@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,29 @@ void test_skip_at(const char *file, unsigned line, const char *fmt, ...)
 			fprintf(stderr, "testlib: cannot write %s (TEST_SKIP_LOG): %s\n", logpath,
 				strerror(errno));
 	}
+}
+
+bool test_userns_available(char *why, size_t len)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			      CLONE_NEWUTS) == 0 ? 0 : errno);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		snprintf(why, len, "probe child failed");
+		return false;
+	}
+	if (WEXITSTATUS(st) != 0) {
+		snprintf(why, len, "unshare(CLONE_NEWUSER|...): %s", strerror(WEXITSTATUS(st)));
+		return false;
+	}
+	return true;
 }
 
 int test_run_all(const char *title)

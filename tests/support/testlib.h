@@ -43,6 +43,10 @@ void test_skip_at(const char *file, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 #define TEST_SKIP(...) test_skip_at(__FILE__, __LINE__, __VA_ARGS__)
 
+/* Whether this process can create the namespaces passavant run needs
+ * (tried with unshare() in a throwaway child). When not, why says why. */
+bool test_userns_available(char *why, size_t len);
+
 /* Adds a suite, failing the run loudly if CUnit refuses. */
 CU_pSuite test_suite(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup);
 void test_add(CU_pSuite s, const char *name, CU_TestFunc fn);
