@@ -531,9 +531,11 @@ const char *cmask_leak(const cmask_t *m, enum cmask_dir dd)
 
 int cmask_find_real(cmask_t *m, const void *buf, size_t len, const char **cred)
 {
-	long c = mask_table_find_real(m->t, buf, len);
+	long c;
 
 	*cred = NULL;
+	errno = 0;
+	c = mask_table_find_real(m->t, buf, len);
 	if (c < 0)
 		return errno == ENOMEM ? -1 : 0;
 	*cred = mask_table_cred_name(m->t, (size_t)c);

@@ -1142,8 +1142,8 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
  */
 static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum step *st)
 {
-	const char *cred = NULL, *where = "the request target", *name, *val;
-	size_t i, nlen, vlen;
+	const char *cred = NULL, *where = "the request target", *name = NULL, *text;
+	size_t tlen;
 	bool oom = false;
 	char w[512];
 	int r;
@@ -1155,13 +1155,12 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 		conn_close(c, "out of memory checking a request head", true);
 		return true;
 	}
-	r = cmask_find_real(c->mask, url, ulen, &cred);
-	for (i = 0; r == 0 && i < http1_header_count(c->client.http); i++) {
-		http1_header(c->client.http, i, &name, &nlen, &val, &vlen);
-		if ((r = cmask_find_real(c->mask, name, nlen, &cred)) == 0)
-			r = cmask_find_real(c->mask, val, vlen, &cred);
+	/* One search over the target, names and values as the parser keeps
+	 * them (one buffer); where it was is only looked up for the reason. */
+	text = http1_head_text(c->client.http, &tlen);
+	r = cmask_find_real(c->mask, text, tlen, &cred);
+	if (r == 1 && cmask_find_real(c->mask, url, ulen, &name) == 0)
 		where = "a header";
-	}
 	if (r < 0) {
 		conn_close(c, "out of memory checking a request head", true);
 		return true;

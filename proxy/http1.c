@@ -639,6 +639,12 @@ const char *http1_url(const http1_t *h, size_t *len)
 	return h->buf + h->url_off;
 }
 
+const char *http1_head_text(const http1_t *h, size_t *len)
+{
+	*len = h->len - h->url_off;
+	return h->buf != NULL ? h->buf + h->url_off : "";
+}
+
 int http1_status(const http1_t *h)
 {
 	return h->parser.status_code;

@@ -125,6 +125,9 @@ size_t http1_head_bytes(const http1_t *h) NONNULL(1);
 const char *http1_method(const http1_t *h) NONNULL(1);          /* NUL-terminated, "GET" */
 bool http1_method_is(const http1_t *h, const char *m) NONNULL(1, 2);
 const char *http1_url(const http1_t *h, size_t *len) NONNULL(1, 2);
+/* A request's target, field names and field values as kept, one after
+ * the other without separators (one buffer to search them all). */
+const char *http1_head_text(const http1_t *h, size_t *len) NONNULL(1, 2);
 int http1_status(const http1_t *h) NONNULL(1);
 unsigned http1_version_minor(const http1_t *h) NONNULL(1);
 size_t http1_header_count(const http1_t *h) NONNULL(1);
