@@ -827,7 +827,8 @@ static void wipe_free(struct evbuffer *b)
  * when a sentinel sits where it may not go; the body substituter armed
  * when a body follows. Real values go only into verified TLS (plain HTTP
  * only with allowPlaintextInject: the table decides with verified false).
- * Returns STEP_AGAIN to go on, else what the refusal returned.
+ * Returns STEP_AGAIN to go on, else what the refusal returned (a refusal
+ * returns STEP_AGAIN too, with the conn DRAINING: callers check both).
  */
 static enum step prepare_request(conn_t *c)
 {
@@ -986,7 +987,7 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	 * hide requests from the policy and are always dropped. */
 	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
 		     is_websocket_upgrade(c->client.http);
-	if ((st = prepare_request(c)) != STEP_AGAIN)
+	if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
 		return st;
 	c->reused = c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
 		    strcmp(c->up_host, c->tgt.host) == 0;
@@ -1112,7 +1113,7 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
 		return refuse(c, 502, NULL, "request", c->rule,
 			      "passavant: %s: the certificate of %s:%u does not verify: %s",
 			      what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
-	if ((st = prepare_request(c)) != STEP_AGAIN)
+	if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
 		return st;
 	if (c->up.bev == NULL || c->up.eof) {
 		drop_upstream(c);
@@ -1665,7 +1666,7 @@ static enum step step_http(conn_t *c)
 			c->reused = false;
 			drop_upstream(c);
 			/* The head went out with the lost connection: again. */
-			if ((st = prepare_request(c)) != STEP_AGAIN)
+			if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
 				return st;
 			return dial(c, CONN_UPSTREAM_CONNECTING);
 		}
