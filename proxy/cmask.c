@@ -713,11 +713,15 @@ static int ws_emit(struct cdir *d, size_t go)
 	unsigned char tmp[4096];
 
 	while (evbuffer_get_length(w->q) >= sizeof(struct wsseg)) {
-		struct wsseg *sg = (struct wsseg *)(void *)evbuffer_pullup(w->q, sizeof(struct wsseg));
+		/* Records sit at any alignment in the queue: copied out, and
+		 * back when a payload is only partly sent. */
+		unsigned char *at = evbuffer_pullup(w->q, sizeof(struct wsseg));
+		struct wsseg seg, *sg = &seg;
 		size_t take;
 
-		if (sg == NULL)
+		if (at == NULL)
 			return -1;
+		memcpy(&seg, at, sizeof(seg));
 		if (sg->literal) {
 			size_t len = (size_t)sg->n;
 
@@ -752,8 +756,10 @@ static int ws_emit(struct cdir *d, size_t go)
 			explicit_bzero(tmp, sizeof(tmp));
 		}
 		sg->n -= take;
-		if (sg->n != 0)
+		if (sg->n != 0) {
+			memcpy(at, &seg, sizeof(seg));
 			break;
+		}
 		if (evbuffer_drain(w->q, sizeof(*sg)) < 0)
 			return -1;
 	}
