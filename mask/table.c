@@ -893,6 +893,7 @@ static int scratch_reserve(mask_table_t *t, size_t len)
 	return 0;
 }
 
+/* The value of a hex digit (either case), or -1. Pure. */
 static int hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
