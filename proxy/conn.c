@@ -1145,7 +1145,7 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 {
 	const char *cred = NULL, *where = "the request target", *name = NULL, *text;
 	size_t tlen;
-	bool oom = false;
+	bool oom = false, in_header = false;
 	char w[512];
 	int r;
 
@@ -1160,8 +1160,10 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	 * them (one buffer); where it was is only looked up for the reason. */
 	text = http1_head_text(c->client.http, &tlen);
 	r = cmask_find_real(c->mask, text, tlen, &cred);
-	if (r == 1 && cmask_find_real(c->mask, url, ulen, &name) == 0)
+	if (r == 1 && cmask_find_real(c->mask, url, ulen, &name) == 0) {
 		where = "a header";
+		in_header = true;
+	}
 	if (r < 0) {
 		conn_close(c, "out of memory checking a request head", true);
 		return true;
@@ -1171,14 +1173,12 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	c->redact = true;
 	c->tunnel = http1_method_is(c->client.http, "CONNECT");
 	if (!c->mitm) {
-		/* The host, for the audit, when it parses and is clean
-		 * itself (the value may sit in the authority). */
-		const char *perr = c->tunnel ? target_parse_connect(url, ulen, &c->tgt)
-					     : target_parse_absolute(url, ulen, &c->tgt);
-		const char *hc = NULL;
-
-		c->have_target = perr == NULL &&
-				 cmask_find_real(c->mask, c->tgt.host, strlen(c->tgt.host), &hc) == 0;
+		/* The host, for the audit, only when the value sits in a
+		 * header: in the target it may be in the authority, and the
+		 * normalised host (lower case) would no longer match it. */
+		c->have_target = in_header &&
+				 (c->tunnel ? target_parse_connect(url, ulen, &c->tgt)
+					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
 	}
 	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
 		       cred != NULL ? cred : "?");

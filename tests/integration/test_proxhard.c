@@ -720,6 +720,32 @@ static void test_real_in_headers(void)
 			free(audit_since(&m));
 		}
 	}
+	/* In a CONNECT's Proxy-Authorization, and in the URL's authority
+	 * (the audit gets no host then: lower-cased, it would still show). */
+	{
+		char req[1024], *out, *a;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+			 "Proxy-Authorization: Basic %s\r\n\r\n", (unsigned)up.port, (unsigned)up.port, tok_b64);
+		out = raw_pxs(req);
+		check_leak_refusal(out, "GH_TOKEN", "CONNECT Proxy-Authorization");
+		free(out);
+		snprintf(req, sizeof(req), "GET http://%s.localhost:%u/hello HTTP/1.1\r\nHost: x\r\n\r\n", tok_real,
+			 (unsigned)upp.port);
+		out = raw_pxs(req);
+		check_leak_refusal(out, "GH_TOKEN", "authority");
+		free(out);
+		a = audit_since(&m);
+		{
+			char low[TOK_LEN + 1];
+
+			for (size_t k = 0; k <= TOK_LEN; k++)
+				low[k] = (char)(tok_real[k] >= 'A' && tok_real[k] <= 'Z' ? tok_real[k] + 32 : tok_real[k]);
+			ROW(strstr(a, low + 4) == NULL, "the audit holds the value lower-cased: %s", a);
+		}
+		free(a);
+	}
 	{
 		char req[512], *out, *rec;
 
