@@ -905,54 +905,71 @@ static void test_real_in_tunnel(void)
  * server would echo. */
 static void test_real_in_websocket(void)
 {
-	char req[1024], frame[256], *out;
-	unsigned char key[4] = {0x11, 0x22, 0x33, 0x44};
+	static const unsigned char key[4] = {0x11, 0x22, 0x33, 0x44};
+	char req[1024], frame[256], *out, *a;
 	struct marks m;
-	size_t len, n = 0, plen = strlen(tok_real);
+	size_t len, plen = strlen(tok_real);
 	int fd;
 
 	NEED_READY();
-	mark(&m);
-	len = (size_t)snprintf(req, sizeof(req),
-			       "GET %s/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-			       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-			       plain_url(false));
-	/* Two fragments: the value split across them. */
-	frame[n++] = 0x01;
-	frame[n++] = (char)(0x80 | 10);
-	memcpy(frame + n, key, 4);
-	n += 4;
-	for (size_t i = 0; i < 10; i++)
-		frame[n++] = (char)(tok_real[i] ^ key[i % 4]);
-	frame[n++] = (char)0x80;
-	frame[n++] = (char)(0x80 | (plen - 10));
-	memcpy(frame + n, key, 4);
-	n += 4;
-	for (size_t i = 10; i < plen; i++)
-		frame[n++] = (char)(tok_real[i] ^ key[(i - 10) % 4]);
-	frame[n++] = (char)0x88;
-	frame[n++] = (char)0x80;
-	memcpy(frame + n, key, 4);
-	n += 4;
-	fd = test_tcp_connect(px_addr, 5000);
-	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT(test_send_all(fd, req, len) == 0);
-	out = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
-	ROW(has(out, "HTTP/1.1 101 "), "no 101: %.200s", nz(out));
-	free(out);
-	CU_ASSERT(test_send_all(fd, frame, n) == 0);
-	{
-		size_t got = 0;
-		char *rest = test_recv_until(fd, NULL, 5000, &got, NULL);
+	/* v 0: two fragments, the value split across them; v 1: the same
+	 * with a ping between the fragments. */
+	for (int v = 0; v < 2; v++) {
+		size_t n = 0;
 
-		/* The echo of a text frame starts with 0x01 (its first
-		 * fragment) or 0x81. */
-		ROW(rest == NULL || got == 0 || ((unsigned char)rest[0] != 0x01 && (unsigned char)rest[0] != 0x81),
-		    "the frames with the real value were relayed (%zu bytes came back)", got);
-		free(rest);
+		mark(&m);
+		len = (size_t)snprintf(req, sizeof(req),
+				       "GET %s/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+				       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+				       plain_url(false));
+		frame[n++] = 0x01;
+		frame[n++] = (char)(0x80 | 10);
+		memcpy(frame + n, key, 4);
+		n += 4;
+		for (size_t i = 0; i < 10; i++)
+			frame[n++] = (char)(tok_real[i] ^ key[i % 4]);
+		if (v == 1) {
+			frame[n++] = (char)0x89;
+			frame[n++] = (char)(0x80 | 4);
+			memcpy(frame + n, key, 4);
+			n += 4;
+			for (size_t i = 0; i < 4; i++)
+				frame[n++] = (char)("ping"[i] ^ key[i % 4]);
+		}
+		frame[n++] = (char)0x80;
+		frame[n++] = (char)(0x80 | (plen - 10));
+		memcpy(frame + n, key, 4);
+		n += 4;
+		for (size_t i = 10; i < plen; i++)
+			frame[n++] = (char)(tok_real[i] ^ key[(i - 10) % 4]);
+		frame[n++] = (char)0x88;
+		frame[n++] = (char)0x80;
+		memcpy(frame + n, key, 4);
+		n += 4;
+		fd = test_tcp_connect(px_addr, 5000);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT(test_send_all(fd, req, len) == 0);
+		out = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+		ROW(has(out, "HTTP/1.1 101 "), "v%d: no 101: %.200s", v, nz(out));
+		free(out);
+		CU_ASSERT(test_send_all(fd, frame, n) == 0);
+		{
+			size_t got = 0;
+			char *rest = test_recv_until(fd, NULL, 3000, &got, NULL);
+
+			/* The echo of a text frame starts with 0x01 (its first
+			 * fragment) or 0x81. */
+			ROW(rest == NULL || got == 0 ||
+				    ((unsigned char)rest[0] != 0x01 && (unsigned char)rest[0] != 0x81),
+			    "v%d: the frames with the real value were relayed (%zu bytes came back)", v, got);
+			free(rest);
+		}
+		close(fd);
+		a = audit_since(&m);
+		ROW(has(a, "\"decision\":\"deny\"") && has(a, "GH_TOKEN"),
+		    "v%d: no audit line refusing it: %s", v, a);
+		free(a);
 	}
-	close(fd);
-	free(audit_since(&m));
 }
 
 /* ------------------------------------------------------------------ */
