@@ -129,6 +129,16 @@ typedef struct mask_stream mask_stream_t;
 mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned flags,
 			 enum mask_set_result *res) NONNULL(4) WUNRES MALLOC;
 
+/*
+ * The same, where only the pairs from index pct_from on also match their
+ * percent-encoded forms (mask_set_new() with MASK_SET_PERCENT is
+ * pct_from 0, without it pct_from npairs); MASK_SET_PERCENT in flags is
+ * ignored. The outbound sets use it: sentinels raw only, the real-value
+ * forms that refuse a request in every encoding (table.c).
+ */
+mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_t pct_from,
+			     unsigned flags, enum mask_set_result *res) NONNULL(5) WUNRES MALLOC;
+
 /* Wipes the arena (explicit_bzero), unlocks and unmaps it, frees the set.
  * NULL is a no-op. Every stream on the set must be freed first. */
 void mask_set_free(mask_set_t *set);
@@ -401,6 +411,13 @@ struct mask_outbound {
 	const unsigned char *inject; /* [npairs] */
 	const uint32_t *cred;        /* [npairs] */
 	bool any;                    /* some inject[i] != 0 */
+	/* Pairs npairs .. npairs + nforms - 1 of set are the real values in
+	 * every form the remask set knows (raw, JSON-escaped, base64; with
+	 * their percent forms in every set), each mapped to the same form of
+	 * its sentinel: a count there is a real value on its way out (SPEC
+	 * §4.2: refused). form_value[k] is the value of pair npairs + k. */
+	size_t nforms;
+	const uint32_t *form_value;  /* [nforms] */
 };
 
 /*
@@ -433,6 +450,30 @@ const mask_set_t *mask_table_inbound_set(const mask_table_t *t) NONNULL(1);
  * *after* the eligible substitution, so what is left may not go there.
  */
 long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
+
+/*
+ * Whether a real value, in any form the remask set knows (raw,
+ * JSON-escaped, base64, and their percent forms), occurs in buf as it is
+ * or, when buf holds a '%', in buf with every %XX decoded (%67hp_ for
+ * ghp_): returns the credential index of the value found, or -1 when none
+ * (or on ENOMEM, errno set). For a request head, before anything of it
+ * goes anywhere (SPEC §4.2). Copies into a scratch of the table that is
+ * wiped after use.
+ */
+long mask_table_find_real(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
+
+/*
+ * Adds to counts[v] (mask_table_value_count() entries) the sentinels of
+ * each value v in buf with every %XX decoded; nothing when buf has no
+ * '%'. For the request target after substitution: a sentinel spelled with
+ * escapes no encoder writes is found too. Returns 0 or -1 (ENOMEM).
+ */
+int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, uint64_t *counts)
+	NONNULL(1, 4) WUNRES;
+
+/* Number of real-value forms (pairs of mask_table_inbound_set()); an
+ * outbound set has at most mask_table_value_count() + this many pairs. */
+size_t mask_table_form_count(const mask_table_t *t) NONNULL(1);
 
 /* ------------------------------------------------------------------ */
 /* Authorization: Basic (table.c)                                       */

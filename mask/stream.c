@@ -213,11 +213,13 @@ static size_t pct_encode(const unsigned char *s, size_t len, const bool *esc, bo
 /*
  * Variant v (0 <= v < pct_nvariants) of pair p: its `from` with a subset of
  * its escapable bytes escaped, and its `to` escaped to match. When to has
- * from's length and the same bytes at the escaped positions (a sentinel
- * and its real value keep punctuation in place, SPEC §4.1), exactly those
- * positions of `to` are escaped; otherwise every escapable byte of `to`.
- * Writes to fout/tout when not NULL; the lengths always. esc is scratch of
- * from_len entries.
+ * from's length, exactly the same positions of `to` are escaped, whatever
+ * bytes sit there (a sentinel and its real value keep punctuation in
+ * place, SPEC §4.1, so these are mostly the same bytes; where they are
+ * not, as in the base64 forms, %XX of any byte still decodes to it), so
+ * the variant keeps the pair's equal lengths and in-place substitution
+ * works; otherwise every escapable byte of `to`. Writes to fout/tout when
+ * not NULL; the lengths always. esc is scratch of from_len entries.
  */
 static void pct_variant(const struct mask_pair *p, size_t v, bool *esc, unsigned char *fout,
 			size_t *flen, unsigned char *tout, size_t *tlen)
@@ -235,8 +237,6 @@ static void pct_variant(const struct mask_pair *p, size_t v, bool *esc, unsigned
 			continue;
 		esc[i] = k > MASK_PCT_MIX_MAX || (subset >> bit & 1) != 0;
 		bit++;
-		if (esc[i] && same_places && t[i] != f[i])
-			same_places = false;
 	}
 	*flen = pct_encode(f, p->from_len, esc, lower, fout);
 	*tlen = pct_encode(t, p->to_len, same_places ? esc : NULL, lower, tout);
@@ -756,9 +756,10 @@ static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, si
 		set->equal_len = false;
 }
 
-/* Checks the pairs and sums patterns and bytes, percent forms included. */
+/* Checks the pairs and sums patterns and bytes, percent forms (of the
+ * pairs from pct_from on) included. */
 static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t npairs,
-					  unsigned flags, bool *esc, size_t *npats,
+					  size_t pct_from, bool *esc, size_t *npats,
 					  size_t *from_bytes, size_t *all_bytes)
 {
 	*npats = 0;
@@ -781,7 +782,7 @@ static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t 
 		*npats += 1;
 		*from_bytes += p->from_len;
 		*all_bytes += p->from_len + p->to_len;
-		nv = (flags & MASK_SET_PERCENT) != 0 ? pct_nvariants(p->from, p->from_len) : 0;
+		nv = i >= pct_from ? pct_nvariants(p->from, p->from_len) : 0;
 		for (size_t v = 0; v < nv; v++) {
 			size_t fl, tl;
 
@@ -799,6 +800,13 @@ static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t 
 mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned flags,
 			 enum mask_set_result *res)
 {
+	return mask_set_new_pct(pairs, npairs, (flags & MASK_SET_PERCENT) != 0 ? 0 : npairs,
+				flags & ~(unsigned)MASK_SET_PERCENT, res);
+}
+
+mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_t pct_from,
+			     unsigned flags, enum mask_set_result *res)
+{
 	struct arena_layout l;
 	mask_set_t *set;
 	bool *esc;
@@ -814,7 +822,7 @@ mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned 
 		*res = MASK_SET_ERR_NOMEM;
 		return NULL;
 	}
-	*res = pairs_measure(pairs, npairs, flags, esc, &npats, &from_bytes, &all_bytes);
+	*res = pairs_measure(pairs, npairs, pct_from, esc, &npats, &from_bytes, &all_bytes);
 	if (*res != MASK_SET_OK)
 		goto fail_esc;
 	set = calloc(1, sizeof(*set));
@@ -859,8 +867,8 @@ mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned 
 	 * wins over an equal percent form of another pair. */
 	for (k = 0; k < npairs; k++)
 		pat_store(set, k, &pairs[k], k, SIZE_MAX, esc, &boff);
-	if ((flags & MASK_SET_PERCENT) != 0) {
-		for (size_t i = 0; i < npairs; i++) {
+	{
+		for (size_t i = pct_from; i < npairs; i++) {
 			size_t nv = pct_nvariants(pairs[i].from, pairs[i].from_len);
 
 			for (size_t v = 0; v < nv; v++)

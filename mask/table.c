@@ -86,9 +86,13 @@ struct mask_table {
 	struct tcache *cache;   /* [ncache] */
 	size_t ncache;
 	size_t cachecap;
-	mask_set_t *inbound;    /* real -> sentinel, percent forms */
-	mask_set_t *detect;     /* sentinel -> sentinel, percent forms */
-	uint64_t *detect_counts;/* [nvalues] */
+	struct mask_pair *form; /* [nform] the real-value forms the remasker knows
+				 * (raw first, pair i = value i), -> sentinel forms */
+	uint32_t *form_value;   /* [nform] value of each form */
+	size_t nform;
+	mask_set_t *inbound;    /* real -> sentinel forms, percent forms */
+	mask_set_t *detect;     /* sentinel -> sentinel, then the forms; percent forms */
+	uint64_t *detect_counts;/* [nvalues + nform] */
 	unsigned char *scratch; /* find_sentinel copy; wiped after use */
 	size_t scratch_cap;
 	unsigned set_hygiene;   /* MASK_HYG_* common to every set built */
@@ -355,8 +359,18 @@ static int make_sentinels(mask_table_t *t, char *err, size_t errlen)
 /* Sets                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* Forms appended to outbound sets: all of them, or the raw values only
+ * when all would pass the set's pair limit. */
+static size_t set_forms(const mask_table_t *t)
+{
+	if (t->nvalues + t->nform <= MASK_SET_MAX_PAIRS)
+		return t->nform;
+	return t->nvalues * 2 <= MASK_SET_MAX_PAIRS ? t->nvalues : 0;
+}
+
 /* Builds a set over every value; direction: 0 sent->sent, 1 real->sent,
- * or per-value inject flags (sent->real where set). */
+ * or per-value inject flags (sent->real where set). Outbound sets (not
+ * inbound) get the real-value forms after the values (set_forms()). */
 static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool inbound,
 			     unsigned flags)
 {
@@ -364,8 +378,10 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 	enum mask_set_result res;
 	mask_set_t *set;
 
+	size_t nforms = inbound ? 0 : set_forms(t);
+
 	if (t->nvalues != 0) {
-		pairs = calloc(t->nvalues, sizeof(*pairs));
+		pairs = calloc(t->nvalues + nforms, sizeof(*pairs));
 		if (pairs == NULL) {
 			t->set_res = MASK_SET_ERR_NOMEM;
 			return NULL;
@@ -379,7 +395,14 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 		pairs[i].to = inbound || !real_to ? v->sent : v->real;
 		pairs[i].to_len = v->len;
 	}
-	set = mask_set_new(pairs, t->nvalues, flags, &res);
+	/* Outbound: a real value in any form the remasker knows, going out,
+	 * becomes its sentinel and is counted (the request is refused,
+	 * SPEC §4.2); in every percent encoding, wherever it is. */
+	if (nforms != 0)
+		memcpy(pairs + t->nvalues, t->form, nforms * sizeof(*pairs));
+	set = mask_set_new_pct(pairs, t->nvalues + nforms,
+			       (flags & MASK_SET_PERCENT) != 0 ? 0 : t->nvalues,
+			       flags & ~(unsigned)MASK_SET_PERCENT, &res);
 	/* pairs holds pointers only; the set copied the bytes. */
 	free(pairs);
 	if (set == NULL) {
@@ -396,6 +419,8 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 /* Values longer than this get no base64 forms in the remask set (a whole
  * file used as a secret would make the set too big for nothing). */
 #define B64_FORM_MAX_VALUE 4096
+
+static int build_forms(mask_table_t *t);
 
 /*
  * The base64 forms of value bytes v[0..n) that start at offset `align`
@@ -446,22 +471,43 @@ static size_t b64_form(const char *v, size_t n, unsigned align, bool url, bool t
  */
 static mask_set_t *build_inbound(mask_table_t *t)
 {
-	struct mask_pair *pairs;
 	enum mask_set_result res;
+	mask_set_t *set;
+
+	if (build_forms(t) != 0)
+		return NULL;
+	set = mask_set_new(t->form, t->nform, MASK_SET_PERCENT, &res);
+	if (set == NULL) {
+		t->set_res = res;
+		return NULL;
+	}
+	t->set_hygiene &= mask_set_hygiene(set);
+	return set;
+}
+
+/* The pairs of the remask set (build_inbound()) into t->form, with the
+ * value of each in t->form_value. 0, or -1 (ENOMEM, t->set_res set). */
+static int build_forms(mask_table_t *t)
+{
+	struct mask_pair *pairs;
 	unsigned char *scratch = NULL;
 	size_t np = 0, i, maxlen = 0;
-	mask_set_t *set;
+	uint32_t *fv;
 
 	for (i = 0; i < t->nvalues; i++)
 		if (t->value[i].len <= B64_FORM_MAX_VALUE && t->value[i].len > maxlen)
 			maxlen = t->value[i].len;
 	pairs = calloc(t->nvalues * 14 + 1, sizeof(*pairs));
-	if (pairs == NULL || (maxlen > 0 && (scratch = mask_secrets_alloc(t->sec, maxlen + 2)) == NULL)) {
+	fv = calloc(t->nvalues * 14 + 1, sizeof(*fv));
+	if (pairs == NULL || fv == NULL ||
+	    (maxlen > 0 && (scratch = mask_secrets_alloc(t->sec, maxlen + 2)) == NULL)) {
 		free(pairs);
+		free(fv);
 		t->set_res = MASK_SET_ERR_NOMEM;
-		return NULL;
+		return -1;
 	}
 	for (i = 0; i < t->nvalues; i++) {
+		fv[np] = (uint32_t)i;
 		pairs[np].from = t->value[i].real;
 		pairs[np].to = t->value[i].sent;
 		pairs[np].from_len = pairs[np].to_len = t->value[i].len;
@@ -482,8 +528,9 @@ static mask_set_t *build_inbound(mask_table_t *t)
 
 			if (rj == NULL || sj == NULL) {
 				free(pairs);
+				free(fv);
 				t->set_res = MASK_SET_ERR_NOMEM;
-				return NULL;
+				return -1;
 			}
 			/* Sentinels keep punctuation: the escapes fall at the
 			 * same places in both. */
@@ -498,6 +545,7 @@ static mask_set_t *build_inbound(mask_table_t *t)
 				sj[o] = v->sent[k2];
 				o++;
 			}
+			fv[np] = (uint32_t)i;
 			pairs[np].from = rj;
 			pairs[np].to = sj;
 			pairs[np].from_len = pairs[np].to_len = o;
@@ -518,8 +566,9 @@ static mask_set_t *build_inbound(mask_table_t *t)
 
 			if (rf == NULL || sf == NULL) {
 				free(pairs);
+				free(fv);
 				t->set_res = MASK_SET_ERR_NOMEM;
-				return NULL;
+				return -1;
 			}
 			/* k % 3: alignment; k / 3 % 2: ends the data; k >= 6:
 			 * URL-safe alphabet. */
@@ -534,20 +583,19 @@ static mask_set_t *build_inbound(mask_table_t *t)
 				stdf[k] = rf;
 				stdn[k] = rn;
 			}
+			fv[np] = (uint32_t)i;
 			pairs[np].from = rf;
 			pairs[np].to = sf;
 			pairs[np].from_len = pairs[np].to_len = rn;
 			np++;
 		}
 	}
-	set = mask_set_new(pairs, np, MASK_SET_PERCENT, &res);
-	free(pairs);
-	if (set == NULL) {
-		t->set_res = res;
-		return NULL;
-	}
-	t->set_hygiene &= mask_set_hygiene(set);
-	return set;
+	/* The pairs point into the arena; the list is kept for the
+	 * outbound sets built later. */
+	t->form = pairs;
+	t->form_value = fv;
+	t->nform = np;
+	return 0;
 }
 
 /* Whether credential c may be injected towards the normalised host. */
@@ -570,6 +618,8 @@ static void outbound_fill(const mask_table_t *t, const struct tcache *e, struct 
 	out->inject = e->inject;
 	out->cred = e->cred;
 	out->any = e->any;
+	out->nforms = set_forms(t);
+	out->form_value = t->form_value;
 }
 
 /* Builds and appends the cache entry for t->tmpkey. NULL with errno. */
@@ -663,6 +713,11 @@ static int build_static_sets(mask_table_t *t)
 	t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
 	if (t->detect == NULL)
 		return -1;
+	t->detect_counts = calloc(mask_set_npairs(t->detect) + 1, sizeof(uint64_t));
+	if (t->detect_counts == NULL) {
+		t->set_res = MASK_SET_ERR_NOMEM;
+		return -1;
+	}
 	for (size_t c = 0; c < t->ncreds; c++) {
 		for (size_t h = 0; h < t->cred[c].nhosts; h++) {
 			const struct policy_hostpat *hp = &t->cred[c].hosts[h];
@@ -741,8 +796,7 @@ mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
 	}
 	t->nwords = t->ncreds / 64 + 1;
 	t->tmpkey = calloc(t->nwords, sizeof(uint64_t));
-	t->detect_counts = calloc(t->nvalues + 1, sizeof(uint64_t));
-	if (t->tmpkey == NULL || t->detect_counts == NULL)
+	if (t->tmpkey == NULL)
 		goto fail_nomem;
 	if (make_sentinels(t, err, errlen) != 0)
 		goto fail;
@@ -773,6 +827,8 @@ void mask_table_free(mask_table_t *t)
 	free(t->cache);
 	mask_set_free(t->inbound);
 	mask_set_free(t->detect);
+	free(t->form);
+	free(t->form_value);
 	for (size_t i = 0; i < t->ncreds; i++)
 		cred_release(&t->cred[i]);
 	free(t->cred);
@@ -821,6 +877,122 @@ const mask_set_t *mask_table_inbound_set(const mask_table_t *t)
 	return t->inbound;
 }
 
+/* Makes t->scratch hold at least len bytes. 0 or -1 (ENOMEM). */
+static int scratch_reserve(mask_table_t *t, size_t len)
+{
+	if (len > t->scratch_cap) {
+		unsigned char *n = malloc(len);
+		if (n == NULL)
+			return -1;
+		if (t->scratch != NULL)
+			explicit_bzero(t->scratch, t->scratch_cap);
+		free(t->scratch);
+		t->scratch = n;
+		t->scratch_cap = len;
+	}
+	return 0;
+}
+
+/* The value of a hex digit (either case), or -1. Pure. */
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Copies buf into t->scratch, every %XX decoded when decode; returns the
+ * copy's length, or -1 (ENOMEM). */
+static long scratch_fill(mask_table_t *t, const unsigned char *buf, size_t len, bool decode)
+{
+	size_t o = 0;
+
+	if (scratch_reserve(t, len) != 0)
+		return -1;
+	if (!decode) {
+		memcpy(t->scratch, buf, len);
+		return (long)len;
+	}
+	for (size_t i = 0; i < len; i++) {
+		int hi, lo;
+
+		if (buf[i] == '%' && i + 2 < len && (hi = hexval(buf[i + 1])) >= 0 &&
+		    (lo = hexval(buf[i + 2])) >= 0) {
+			t->scratch[o++] = (unsigned char)(hi << 4 | lo);
+			i += 2;
+			continue;
+		}
+		t->scratch[o++] = buf[i];
+	}
+	return (long)o;
+}
+
+/* Runs the detect set over the scratch copy (len bytes), counts into
+ * t->detect_counts (zeroed first), wipes the copy. 0 or -1. */
+static int scratch_detect(mask_table_t *t, size_t len)
+{
+	size_t total = 0;
+	int rc;
+
+	memset(t->detect_counts, 0, mask_set_npairs(t->detect) * sizeof(uint64_t));
+	rc = mask_replace_inplace(t->detect, t->scratch, len, t->detect_counts, &total);
+	explicit_bzero(t->scratch, len);
+	return rc;
+}
+
+/* The credential of the first real-value form counted by the last
+ * scratch_detect(), or -1. */
+static long detected_real(const mask_table_t *t)
+{
+	size_t nf = mask_set_npairs(t->detect) - t->nvalues;
+
+	for (size_t k = 0; k < nf; k++)
+		if (t->detect_counts[t->nvalues + k] != 0)
+			return (long)t->value[t->form_value[k]].cred;
+	return -1;
+}
+
+long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
+{
+	long n, found;
+
+	if (t->nvalues == 0 || len == 0)
+		return -1;
+	/* As it is (raw, and the percent forms an encoder writes), then,
+	 * when it has a '%', with every %XX decoded (%67hp_ for ghp_). */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && memchr(buf, '%', len) == NULL)
+			break;
+		if ((n = scratch_fill(t, buf, len, pass == 1)) < 0 || scratch_detect(t, (size_t)n) != 0)
+			return -1;
+		if ((found = detected_real(t)) >= 0)
+			return found;
+	}
+	return -1;
+}
+
+int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, uint64_t *counts)
+{
+	long n;
+
+	if (t->nvalues == 0 || len == 0 || memchr(buf, '%', len) == NULL)
+		return 0;
+	if ((n = scratch_fill(t, buf, len, true)) < 0 || scratch_detect(t, (size_t)n) != 0)
+		return -1;
+	for (size_t v = 0; v < t->nvalues; v++)
+		counts[v] += t->detect_counts[v];
+	return 0;
+}
+
+size_t mask_table_form_count(const mask_table_t *t)
+{
+	return t->nform;
+}
+
 long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len)
 {
 	size_t total = 0;
@@ -842,7 +1014,7 @@ long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len)
 	 * replacement on a copy only counts; the copy is wiped after, since
 	 * a header may also hold real values injected before this check. */
 	memcpy(t->scratch, buf, len);
-	memset(t->detect_counts, 0, t->nvalues * sizeof(uint64_t));
+	memset(t->detect_counts, 0, mask_set_npairs(t->detect) * sizeof(uint64_t));
 	if (mask_replace_inplace(t->detect, t->scratch, len, t->detect_counts, &total) != 0) {
 		explicit_bzero(t->scratch, len);
 		return -1;

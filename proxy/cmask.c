@@ -11,6 +11,42 @@
 
 #include "../policy/policy.h"
 
+/* Most WebSocket frame headers (and control frames) queued behind held
+ * payload bytes before what is held is released anyway. */
+#define CMASK_WS_QUEUE_MAX (64 * 1024)
+
+/* WebSocket framing of one direction (RFC 6455 §5.2): the payloads of the
+ * data frames are one continuous stream for the substituter, so a value
+ * split across frames, fragments or messages is found; headers and
+ * control frames wait in a queue and go out at their place. */
+struct wsdir {
+	unsigned char hb[14];  /* header of the frame being read */
+	size_t hn;             /* bytes in hb */
+	uint64_t left;         /* payload bytes of the current frame still to read */
+	bool in_payload;       /* reading a payload (hb complete) */
+	bool masked;           /* the current frame is masked (client to server) */
+	unsigned char key[4];  /* its masking key */
+	uint64_t koff;         /* key offset of the next payload byte */
+	bool control;          /* the current frame is a control frame */
+	unsigned char cf[14 + 125]; /* control frame collected whole: header + payload */
+	size_t cfn;            /* bytes in cf */
+	size_t cfh;            /* header bytes in cf */
+	struct evbuffer *q;    /* queue of struct wsseg records (+ their bytes) */
+	size_t qbytes;         /* header and control bytes in q */
+};
+
+/* A queued piece of output: literal bytes (a header, a control frame)
+ * that follow, or n payload bytes taken from the substituted stream and
+ * masked again with key from key offset koff. */
+struct wsseg {
+	uint64_t n;
+	uint64_t koff;
+	unsigned char key[4];
+	unsigned char masked;
+	unsigned char literal;
+	unsigned char pad[2];
+};
+
 /* One direction of body substitution. */
 struct cdir {
 	cmask_t *m;              /* back pointer (sink argument is the dir) */
@@ -23,15 +59,22 @@ struct cdir {
 	bool on;                 /* the current message is being substituted */
 	bool chunked;            /* re-frame as chunks */
 	bool release;            /* inbound: the tail was released, send it all */
+	bool ws;                 /* a WebSocket stream: framed by wsd */
+	struct wsdir wsd;
 };
+
+static int frame_n(struct cdir *d, size_t n);
+static int ws_emit(struct cdir *d, size_t go);
 
 struct cmask {
 	mask_table_t *t;       /* the session's table (not owned) */
 	size_t npairs;         /* values: pairs of every set */
 	size_t ncreds;         /* credentials */
-	uint64_t *counts;      /* [npairs] scratch for one location */
+	size_t ncounts;        /* pairs of the largest outbound set: values + forms */
+	uint64_t *counts;      /* [ncounts] scratch for one location */
 	unsigned char *inj;    /* [ncreds] injected on the current request */
 	long body_left;        /* credential of a sentinel left in a body, or -1 */
+	long ws_leak;          /* credential of a real value in an outbound control frame, or -1 */
 	uint64_t remasked;     /* real values turned into sentinels */
 	struct cdir dir[2];
 	char rule[POLICY_HOST_MAX + 96]; /* rule string of the last refusal */
@@ -51,7 +94,8 @@ cmask_t *cmask_new(mask_table_t *t, bool *oom)
 	m->t = t;
 	m->npairs = mask_table_value_count(t);
 	m->ncreds = mask_table_cred_count(t);
-	m->counts = calloc(m->npairs, sizeof(*m->counts));
+	m->ncounts = m->npairs + mask_table_form_count(t);
+	m->counts = calloc(m->ncounts, sizeof(*m->counts));
 	m->inj = calloc(m->ncreds > 0 ? m->ncreds : 1, 1);
 	if (m->counts == NULL || m->inj == NULL)
 		goto fail;
@@ -83,6 +127,11 @@ void cmask_free(cmask_t *m)
 			evbuffer_free(m->dir[i].out);
 		if (m->dir[i].chunk != NULL)
 			evbuffer_free(m->dir[i].chunk);
+		if (m->dir[i].wsd.q != NULL) {
+			cmask_wipe_drain(m->dir[i].wsd.q);
+			evbuffer_free(m->dir[i].wsd.q);
+		}
+		explicit_bzero(m->dir[i].wsd.cf, sizeof(m->dir[i].wsd.cf));
 	}
 	free(m->counts);
 	free(m->inj);
@@ -112,10 +161,13 @@ void cmask_begin_request(cmask_t *m)
 		struct cdir *d = &m->dir[i];
 
 		d->on = false;
+		d->ws = false;
 		if (d->st != NULL)
 			mask_stream_reset(d->st);
 		cmask_wipe_drain(d->out);
 		cmask_wipe_drain(d->chunk);
+		if (d->wsd.q != NULL)
+			cmask_wipe_drain(d->wsd.q);
 	}
 }
 
@@ -204,7 +256,7 @@ static long settle(cmask_t *m, const struct mask_outbound *ob)
 
 static void clear_counts(cmask_t *m)
 {
-	memset(m->counts, 0, m->npairs * sizeof(*m->counts));
+	memset(m->counts, 0, m->ncounts * sizeof(*m->counts));
 }
 
 /* Ends of the line starting at p (CRLF-terminated, inside [p, end)). */
@@ -242,13 +294,28 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 	while (sp2 > buf && sp2[-1] != ' ')
 		sp2--;
 	if (sp1 != NULL && sp2 - 1 > sp1) {
+		size_t tlen = (size_t)(sp2 - 1 - (sp1 + 1)), i;
+
+		/* A sentinel spelled with escapes no encoder writes (%67hp_)
+		 * is not substituted, but it is found with every %XX decoded
+		 * (SPEC §4.2): refused where it may not go. */
 		clear_counts(m);
-		if (mask_replace_inplace(q.set, sp1 + 1, (size_t)(sp2 - 1 - (sp1 + 1)), m->counts,
-					 &total) < 0)
+		if (mask_table_sentinels_decoded(m->t, sp1 + 1, tlen, m->counts) < 0)
 			goto oom;
-		if (total > 0 && (bad = settle(m, &q)) >= 0) {
+		for (i = 0; i < q.npairs && i < m->npairs && bad < 0; i++)
+			if (m->counts[i] != 0 && !q.inject[i])
+				bad = (long)i;
+		if (bad >= 0) {
 			badob = &q;
 			where = INJECT_QUERY;
+		} else {
+			clear_counts(m);
+			if (mask_replace_inplace(q.set, sp1 + 1, tlen, m->counts, &total) < 0)
+				goto oom;
+			if (total > 0 && (bad = settle(m, &q)) >= 0) {
+				badob = &q;
+				where = INJECT_QUERY;
+			}
 		}
 	}
 	/* Fields: "Name: value" lines up to the empty line. */
@@ -286,6 +353,12 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 			continue;
 		}
 		clear_counts(m);
+		/* The whole field: a sentinel in a name goes nowhere either.
+		 * Before the Basic decode: the header set also holds the
+		 * base64 forms of real values (a real value going out), which
+		 * the re-encoded user:password would now match. */
+		if (mask_replace_inplace(h.set, p, (size_t)(le - p), m->counts, &total) < 0)
+			goto oom;
 		if (colon - p == 13 && strncasecmp(p, "authorization", 13) == 0 && vlen > 6 &&
 		    strncasecmp(v, "basic ", 6) == 0) {
 			/* The decoded user:password (git's x-access-token:TOKEN). */
@@ -293,9 +366,6 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 			if (br < 0)
 				goto oom;
 		}
-		/* The whole field: a sentinel in a name goes nowhere either. */
-		if (mask_replace_inplace(h.set, p, (size_t)(le - p), m->counts, &total) < 0)
-			goto oom;
 		if ((bad = settle(m, &h)) >= 0)
 			badob = &h;
 	}
@@ -363,6 +433,7 @@ int cmask_body_begin(cmask_t *m, enum cmask_dir dd, const char *host, uint16_t p
 	d->on = true;
 	d->chunked = chunked;
 	d->release = false;
+	d->ws = false;
 	return 0;
 }
 
@@ -432,14 +503,68 @@ int cmask_tunnel_out(cmask_t *m, struct evbuffer *src, size_t n, const char **cr
 		return -1;
 	if (mask_stream_total(d->st) == 0)
 		return 0;
+	cmask_wipe_drain(d->out);
+	if ((*cred = cmask_leak(m, CMASK_OUT)) != NULL)
+		return 2;
 	for (i = 0; i < d->ob.npairs; i++) {
 		if (mask_stream_count(d->st, i) > 0) {
 			*cred = mask_table_cred_name(m->t, d->ob.cred[i]);
 			break;
 		}
 	}
-	(void)evbuffer_drain(d->out, evbuffer_get_length(d->out));
 	return 1;
+}
+
+const char *cmask_leak(const cmask_t *m, enum cmask_dir dd)
+{
+	const struct cdir *d = &m->dir[dd];
+	size_t k;
+
+	if (dd != CMASK_OUT || d->st == NULL || mask_stream_total(d->st) == 0)
+		return NULL;
+	for (k = 0; k < d->ob.nforms; k++)
+		if (mask_stream_count(d->st, d->ob.npairs + k) != 0)
+			return mask_table_cred_name(
+				m->t, mask_table_value_cred(m->t, d->ob.form_value[k]));
+	return NULL;
+}
+
+int cmask_find_real(cmask_t *m, const void *buf, size_t len, const char **cred)
+{
+	long c;
+
+	*cred = NULL;
+	errno = 0;
+	c = mask_table_find_real(m->t, buf, len);
+	if (c < 0)
+		return errno == ENOMEM ? -1 : 0;
+	*cred = mask_table_cred_name(m->t, (size_t)c);
+	return 1;
+}
+
+int cmask_body_cut(cmask_t *m, enum cmask_dir dd)
+{
+	struct cdir *d = &m->dir[dd];
+
+	if (!d->on)
+		return 0;
+	d->on = false;
+	if (dd == CMASK_IN)
+		m->remasked += mask_stream_total(d->st);
+	/* The hold-back may begin a real value: wiped, never sent. What
+	 * waits in the output was resolved already and may go. */
+	mask_stream_reset(d->st);
+	if (d->chunked && frame_n(d, evbuffer_get_length(d->chunk)) < 0)
+		return -1;
+	/* Frames go as far as their payload came; what follows a cut
+	 * payload is dropped with it. */
+	if (d->ws && ws_emit(d, evbuffer_get_length(d->chunk)) < 0)
+		return -1;
+	if (d->ws && evbuffer_get_length(d->wsd.q) > 0) {
+		cmask_wipe_drain(d->wsd.q);
+		d->wsd.qbytes = 0;
+	}
+	return 0;
 }
 
 int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n)
@@ -466,7 +591,7 @@ static int frame_n(struct cdir *d, size_t n)
 int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 {
 	struct cdir *d = &m->dir[dd];
-	struct evbuffer *raw = d->chunked ? d->chunk : d->out;
+	struct evbuffer *raw = d->chunked || d->ws ? d->chunk : d->out;
 	size_t pending, keep = 0, go;
 
 	*n = evbuffer_get_length(d->out);
@@ -474,7 +599,7 @@ int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 		/* Message over: cmask_body_end() framed everything. */
 		return 0;
 	}
-	if (dd == CMASK_IN && !d->release) {
+	if ((dd == CMASK_IN || d->ws) && !d->release) {
 		/*
 		 * Hold the last maxlen - 1 bytes of what the upstream sent:
 		 * the stream itself holds those that could begin a real value,
@@ -490,6 +615,12 @@ int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 	}
 	pending = evbuffer_get_length(raw);
 	go = pending > keep ? pending - keep : 0;
+	if (d->ws) {
+		if (ws_emit(d, go) < 0)
+			return -1;
+		*n = evbuffer_get_length(d->out);
+		return 0;
+	}
 	if (!d->chunked) {
 		*n = go;
 		return 0;
@@ -507,7 +638,8 @@ bool cmask_waiting(const cmask_t *m, enum cmask_dir dd)
 	if (!d->on)
 		return false;
 	return mask_stream_held(d->st) > 0 ||
-	       evbuffer_get_length(d->chunked ? d->chunk : d->out) > 0;
+	       evbuffer_get_length(d->chunked || d->ws ? d->chunk : d->out) > 0 ||
+	       (d->ws && evbuffer_get_length(d->wsd.q) > 0);
 }
 
 int cmask_release(cmask_t *m, enum cmask_dir dd)
@@ -519,7 +651,7 @@ int cmask_release(cmask_t *m, enum cmask_dir dd)
 	/* What is held is resolved as at the end of a message: a partial
 	 * value goes as it is (the same bytes whether or not it begins a
 	 * real value), and the stream starts afresh. */
-	if (mask_stream_finish(d->st, d->chunked ? d->chunk : d->out) < 0)
+	if (mask_stream_finish(d->st, d->chunked || d->ws ? d->chunk : d->out) < 0)
 		return -1;
 	d->release = true;
 	return 0;
@@ -533,7 +665,9 @@ int cmask_body_end(cmask_t *m, enum cmask_dir dd)
 	if (!d->on)
 		return 0;
 	d->on = false;
-	if (mask_stream_finish(d->st, d->chunked ? d->chunk : d->out) < 0)
+	if (mask_stream_finish(d->st, d->chunked || d->ws ? d->chunk : d->out) < 0)
+		return -1;
+	if (d->ws && ws_emit(d, evbuffer_get_length(d->chunk)) < 0)
 		return -1;
 	if (d->chunked && (frame_n(d, evbuffer_get_length(d->chunk)) < 0 ||
 			   evbuffer_add(d->out, "0\r\n\r\n", 5) < 0))
@@ -553,6 +687,282 @@ int cmask_body_end(cmask_t *m, enum cmask_dir dd)
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* WebSocket framing                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Queues a record (and len literal bytes after it). 0 or -1. */
+static int ws_queue(struct cdir *d, const struct wsseg *sg, const void *bytes, size_t len)
+{
+	if (evbuffer_add(d->wsd.q, sg, sizeof(*sg)) < 0 || (len > 0 && evbuffer_add(d->wsd.q, bytes, len) < 0))
+		return -1;
+	d->wsd.qbytes += len;
+	return 0;
+}
+
+/*
+ * Moves up to go substituted payload bytes (and the headers and control
+ * frames queued between them) from d->chunk to d->out, in order. Payload
+ * of a masked frame is masked again with its key, at its offset.
+ */
+static int ws_emit(struct cdir *d, size_t go)
+{
+	struct wsdir *w = &d->wsd;
+	unsigned char tmp[4096];
+
+	while (evbuffer_get_length(w->q) >= sizeof(struct wsseg)) {
+		/* Records sit at any alignment in the queue: copied out, and
+		 * back when a payload is only partly sent. */
+		unsigned char *at = evbuffer_pullup(w->q, sizeof(struct wsseg));
+		struct wsseg seg, *sg = &seg;
+		size_t take;
+
+		if (at == NULL)
+			return -1;
+		memcpy(&seg, at, sizeof(seg));
+		if (sg->literal) {
+			size_t len = (size_t)sg->n;
+
+			if (evbuffer_drain(w->q, sizeof(*sg)) < 0 ||
+			    evbuffer_remove_buffer(w->q, d->out, len) != (int)len)
+				return -1;
+			w->qbytes -= len;
+			continue;
+		}
+		take = sg->n < go ? (size_t)sg->n : go;
+		if (take == 0 && sg->n != 0)
+			break;
+		go -= take;
+		if (!sg->masked) {
+			if (take > 0 && evbuffer_remove_buffer(d->chunk, d->out, take) != (int)take)
+				return -1;
+		} else {
+			size_t done = 0;
+
+			while (done < take) {
+				size_t k = take - done < sizeof(tmp) ? take - done : sizeof(tmp);
+
+				if (evbuffer_remove(d->chunk, tmp, k) != (int)k)
+					return -1;
+				for (size_t i = 0; i < k; i++)
+					tmp[i] ^= sg->key[(sg->koff + i) % 4];
+				sg->koff += k;
+				if (evbuffer_add(d->out, tmp, k) < 0)
+					return -1;
+				done += k;
+			}
+			explicit_bzero(tmp, sizeof(tmp));
+		}
+		sg->n -= take;
+		if (sg->n != 0) {
+			memcpy(at, &seg, sizeof(seg));
+			break;
+		}
+		if (evbuffer_drain(w->q, sizeof(*sg)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A complete control frame in w->cf: unmasked, remasked (inbound: real ->
+ * sentinel; outbound: counted, see cmask_leak()), masked again, queued. */
+static int ws_control(cmask_t *m, struct cdir *d)
+{
+	struct wsdir *w = &d->wsd;
+	unsigned char *pl = w->cf + w->cfh;
+	size_t plen = w->cfn - w->cfh, total = 0;
+	struct wsseg sg;
+
+	for (size_t i = 0; w->masked && i < plen; i++)
+		pl[i] ^= w->key[i % 4];
+	memset(m->counts, 0, m->ncounts * sizeof(*m->counts));
+	if (plen > 0 && mask_replace_inplace(d->set, pl, plen, m->counts, &total) < 0)
+		return -1;
+	if (d->d == CMASK_IN) {
+		m->remasked += total;
+	} else if (total > 0) {
+		for (size_t k = 0; k < d->ob.nforms && m->ws_leak < 0; k++)
+			if (m->counts[d->ob.npairs + k] != 0)
+				m->ws_leak = (long)mask_table_value_cred(m->t, d->ob.form_value[k]);
+	}
+	for (size_t i = 0; w->masked && i < plen; i++)
+		pl[i] ^= w->key[i % 4];
+	memset(&sg, 0, sizeof(sg));
+	sg.literal = 1;
+	sg.n = w->cfn;
+	if (ws_queue(d, &sg, w->cf, w->cfn) < 0)
+		return -1;
+	explicit_bzero(w->cf, sizeof(w->cf));
+	w->cfn = 0;
+	return 0;
+}
+
+/* Header bytes a frame needs, from its first two (0: not known yet). */
+static size_t ws_hlen(const unsigned char *hb, size_t hn)
+{
+	size_t n = 2, l7;
+
+	if (hn < 2)
+		return 0;
+	l7 = hb[1] & 0x7f;
+	n += l7 == 126 ? 2 : l7 == 127 ? 8 : 0;
+	n += (hb[1] & 0x80) ? 4 : 0;
+	return n;
+}
+
+/* Takes a complete header from w->hb: payload length, key, kind. 0, or
+ * -1 for a frame that breaks RFC 6455 (a control frame fragmented or over
+ * 125 bytes). */
+static int ws_header(struct cdir *d)
+{
+	struct wsdir *w = &d->wsd;
+	const unsigned char *hb = w->hb;
+	size_t l7 = hb[1] & 0x7f, p = 2;
+	uint64_t len = l7;
+	struct wsseg sg;
+
+	if (l7 == 126) {
+		len = (uint64_t)hb[2] << 8 | hb[3];
+		p = 4;
+	} else if (l7 == 127) {
+		len = 0;
+		for (int i = 0; i < 8; i++)
+			len = len << 8 | hb[2 + i];
+		p = 10;
+	}
+	w->masked = (hb[1] & 0x80) != 0;
+	if (w->masked)
+		memcpy(w->key, hb + p, 4);
+	w->koff = 0;
+	w->left = len;
+	w->control = (hb[0] & 0x08) != 0;
+	w->in_payload = true;
+	if (w->control) {
+		if (len > 125 || (hb[0] & 0x80) == 0)
+			return -1;
+		memcpy(w->cf, hb, w->hn);
+		w->cfh = w->cfn = w->hn;
+		return 0;
+	}
+	/* A data frame: its header, then its payload from the stream. */
+	memset(&sg, 0, sizeof(sg));
+	sg.literal = 1;
+	sg.n = w->hn;
+	if (ws_queue(d, &sg, hb, w->hn) < 0)
+		return -1;
+	memset(&sg, 0, sizeof(sg));
+	sg.n = len;
+	sg.masked = w->masked;
+	memcpy(sg.key, w->key, 4);
+	return ws_queue(d, &sg, NULL, 0);
+}
+
+int cmask_ws_begin(cmask_t *m)
+{
+	struct cdir *o = &m->dir[CMASK_OUT], *i = &m->dir[CMASK_IN];
+
+	/* Outbound: nothing is injected into frames, real values are
+	 * counted (cmask_tunnel_begin()'s set); inbound: remasked. */
+	if (cmask_body_begin(m, CMASK_IN, NULL, 0, false, false) < 0 || cmask_tunnel_begin(m) < 0)
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		struct cdir *d = k == 0 ? o : i;
+
+		if (d->wsd.q == NULL && (d->wsd.q = evbuffer_new()) == NULL)
+			return -1;
+		cmask_wipe_drain(d->wsd.q);
+		memset(d->wsd.hb, 0, sizeof(d->wsd.hb));
+		d->wsd.hn = 0;
+		d->wsd.in_payload = false;
+		d->wsd.cfn = 0;
+		d->wsd.qbytes = 0;
+		d->ws = true;
+	}
+	m->ws_leak = -1;
+	return 0;
+}
+
+int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
+{
+	struct cdir *d = &m->dir[dd];
+	struct wsdir *w = &d->wsd;
+	unsigned char tmp[4096];
+
+	if (!d->on || !d->ws)
+		return -1;
+	d->release = false;
+	while (n > 0) {
+		if (!w->in_payload) {
+			size_t need = ws_hlen(w->hb, w->hn), k;
+
+			if (need == 0)
+				need = 2;
+			k = need - w->hn < n ? need - w->hn : n;
+			if (evbuffer_remove(src, w->hb + w->hn, k) != (int)k)
+				return -1;
+			w->hn += k;
+			n -= k;
+			if (w->hn < 2 || w->hn < ws_hlen(w->hb, w->hn))
+				continue;
+			if (ws_header(d) < 0)
+				return 1;
+			w->hn = 0;
+		} else if (w->control) {
+			size_t k = w->left < n ? (size_t)w->left : n;
+
+			if (evbuffer_remove(src, w->cf + w->cfn, k) != (int)k)
+				return -1;
+			w->cfn += k;
+			w->left -= k;
+			n -= k;
+		} else {
+			size_t k = w->left < n ? (size_t)w->left : n;
+
+			if (!w->masked) {
+				if (k > 0 && mask_stream_feed_buffer(d->st, src, k, d->chunk) < 0)
+					return -1;
+			} else {
+				size_t done = 0;
+
+				while (done < k) {
+					size_t c = k - done < sizeof(tmp) ? k - done : sizeof(tmp);
+
+					if (evbuffer_remove(src, tmp, c) != (int)c)
+						return -1;
+					for (size_t i = 0; i < c; i++)
+						tmp[i] ^= w->key[(w->koff + i) % 4];
+					w->koff += c;
+					if (mask_stream_feed(d->st, tmp, c, d->chunk) < 0) {
+						explicit_bzero(tmp, sizeof(tmp));
+						return -1;
+					}
+					done += c;
+				}
+				explicit_bzero(tmp, sizeof(tmp));
+			}
+			w->left -= k;
+			n -= k;
+		}
+		if (w->in_payload && w->left == 0) {
+			w->in_payload = false;
+			if (w->control && ws_control(m, d) < 0)
+				return -1;
+		}
+	}
+	/* Many frames behind a held tail: what is held goes now, rather
+	 * than the queue growing without bound. */
+	if (w->qbytes > CMASK_WS_QUEUE_MAX && cmask_release(m, dd) < 0)
+		return -1;
+	return 0;
+}
+
+const char *cmask_ws_leak(const cmask_t *m)
+{
+	if (m->ws_leak >= 0)
+		return mask_table_cred_name(m->t, (size_t)m->ws_leak);
+	return cmask_leak(m, CMASK_OUT);
 }
 
 size_t cmask_injected(const cmask_t *m, const char **names, size_t max)

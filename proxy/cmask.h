@@ -125,8 +125,39 @@ int cmask_release(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
  * dropped: nothing of it may go; *cred names the credential), or -1.
  */
 int cmask_tunnel_begin(cmask_t *m) NONNULL(1) WUNRES;
+/* ... and 2 when a real value came (*cred names its credential; SPEC
+ * §4.2: nothing of it may go either). */
 int cmask_tunnel_out(cmask_t *m, struct evbuffer *src, size_t n, const char **cred)
 	NONNULL(1, 2, 4) WUNRES;
+
+/*
+ * A real value on its way out (SPEC §4.2): the credential whose real
+ * value, in any form the remask set knows, the outbound stream of the
+ * current message (a body, a tunnel, an upgraded stream) has met so far,
+ * or NULL. What the stream wrote for it is the sentinel's same form, so
+ * the value itself is never in cmask_out(); the caller refuses the
+ * request and drops what is still waiting. Only meaningful for
+ * CMASK_OUT.
+ */
+const char *cmask_leak(const cmask_t *m, enum cmask_dir d) NONNULL(1);
+
+/*
+ * Whether buf (a request target or one header field) holds a real value,
+ * raw or in any form the remask set knows, as it is or with every %XX
+ * decoded: returns 1 with *cred naming the credential, 0 (none), or -1
+ * (ENOMEM). For the head, before any decision that could echo it.
+ */
+int cmask_find_real(cmask_t *m, const void *buf, size_t len, const char **cred) NONNULL(1, 2, 4) WUNRES;
+
+/*
+ * The message in direction d was cut off by its sender (an upstream that
+ * ended in the middle of a body, or after a close-delimited body or an
+ * upgraded stream: the end of such a message cannot be told from a cut):
+ * the bytes the stream still holds, which may begin a real value, are
+ * wiped and never sent (SPEC §4.3); what it already resolved may go
+ * (a chunked body is not terminated). Returns 0 or -1.
+ */
+int cmask_body_cut(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
 
 /* End of the message in direction d: held-back bytes resolved, the last
  * chunk and the chunked terminator written; figures recorded. Returns 0
@@ -137,6 +168,26 @@ int cmask_body_end(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
  * the end of the stream, cmask_body_end(IN). Call cmask_body_begin(IN,
  * ..., false) first. Returns 0 or -1. */
 int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n) NONNULL(1, 2) WUNRES;
+
+/*
+ * A WebSocket stream after a 101 (SPEC §4.2, §4.3), both directions
+ * framed (RFC 6455): the payloads of the data frames of a direction are
+ * one stream for the substituter, so a value split across frames,
+ * fragments, messages or a control frame between them is found; control
+ * frames are substituted whole; client frames are unmasked to be
+ * scanned and masked again. Inbound: real values become sentinels.
+ * Outbound: nothing is injected, real values are counted
+ * (cmask_ws_leak()). Output goes through cmask_out()/cmask_ready() with
+ * the same uniform hold-back in both directions, and cmask_release() on
+ * the caller's timer. cmask_ws_begin() arms both directions (replacing
+ * cmask_body_begin(IN)); cmask_ws_feed() takes n bytes of src in
+ * direction d and returns 0, 1 for a frame that breaks RFC 6455 (the
+ * caller closes), or -1 (ENOMEM). The end: cmask_body_cut().
+ */
+int cmask_ws_begin(cmask_t *m) NONNULL(1) WUNRES;
+int cmask_ws_feed(cmask_t *m, enum cmask_dir d, struct evbuffer *src, size_t n) NONNULL(1, 3) WUNRES;
+/* The credential of a real value the client sent in the stream, or NULL. */
+const char *cmask_ws_leak(const cmask_t *m) NONNULL(1);
 
 /* Audit figures of the current request. names gets up to max credential
  * names (owned by the table); returns how many. */

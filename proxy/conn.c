@@ -81,6 +81,9 @@ static const struct timeval mask_tail_tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK
 /* Head of a reason line; the policy refusals of SPEC §5 start with it. */
 #define REASON_MAX 1024
 
+/* What a request target that carries a real value is written as. */
+#define REDACTED "/[redacted: it carries a real value]"
+
 enum conn_state {
 	CONN_ACCEPTED,            /* socket taken over, nothing read */
 	CONN_READ_HEAD,           /* reading a request head (first or next) */
@@ -164,6 +167,7 @@ struct conn {
 	bool mask_req_body;         /** the request body goes through the outbound substituter */
 	bool mask_resp_body;        /** the response body goes through the inbound substituter */
 	bool mask_tunnel;           /** an opaque tunnel without TLS: its inbound bytes are remasked */
+	bool redact;                /** the current request carries a real value: its target is never written anywhere */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
 	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a tunnel refused for a sentinel */
 	uint64_t drain_sent;        /** DRAINING: wbio_sent() of the client when the timer last fired */
@@ -344,10 +348,18 @@ static void audit_line(conn_t *c, const char *kind, const char *decision, const 
 			r.target = c->tgt.path;
 			r.target_len = c->tgt.path_len;
 		}
+	} else if (c->redact) {
+		r.scheme = "http";
 	} else if (c->client.http != NULL && http1_head_done(c->client.http) && !c->tunnel) {
 		/* Unparseable target: record what was sent, escaped. */
 		r.target = http1_url(c->client.http, &ulen);
 		r.target_len = ulen;
+	}
+	if (c->redact) {
+		/* SPEC §6: a real value never reaches the audit (nor the
+		 * stderr line built from this record). */
+		r.target = REDACTED;
+		r.target_len = sizeof(REDACTED) - 1;
 	}
 	r.status = c->status;
 	r.decision = decision;
@@ -393,6 +405,8 @@ static const char *status_text(int status)
 		return "Service Unavailable";
 	case 504:
 		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
 	default:
 		return "Error";
 	}
@@ -478,7 +492,11 @@ static enum step refuse(conn_t *c, int status, const char *xerr, const char *kin
  * path is cut at 200 bytes. */
 static const char *what(const conn_t *c, char *buf, size_t len)
 {
-	if (c->tunnel)
+	if (c->redact)
+		(void)snprintf(buf, len, "%s %s://%s%s", http1_method(c->client.http),
+			       c->mitm ? "https" : "http", c->have_target ? c->tgt.authority : "?",
+			       REDACTED);
+	else if (c->tunnel)
 		(void)snprintf(buf, len, "CONNECT %s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	else if (c->mitm)
 		(void)snprintf(buf, len, "%s https://%s%.*s", http1_method(c->client.http),
@@ -809,7 +827,8 @@ static void wipe_free(struct evbuffer *b)
  * when a sentinel sits where it may not go; the body substituter armed
  * when a body follows. Real values go only into verified TLS (plain HTTP
  * only with allowPlaintextInject: the table decides with verified false).
- * Returns STEP_AGAIN to go on, else what the refusal returned.
+ * Returns STEP_AGAIN to go on, else what the refusal returned (a refusal
+ * returns STEP_AGAIN too, with the conn DRAINING: callers check both).
  */
 static enum step prepare_request(conn_t *c)
 {
@@ -968,7 +987,7 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	 * hide requests from the policy and are always dropped. */
 	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
 		     is_websocket_upgrade(c->client.http);
-	if ((st = prepare_request(c)) != STEP_AGAIN)
+	if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
 		return st;
 	c->reused = c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
 		    strcmp(c->up_host, c->tgt.host) == 0;
@@ -1094,7 +1113,7 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
 		return refuse(c, 502, NULL, "request", c->rule,
 			      "passavant: %s: the certificate of %s:%u does not verify: %s",
 			      what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
-	if ((st = prepare_request(c)) != STEP_AGAIN)
+	if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
 		return st;
 	if (c->up.bev == NULL || c->up.eof) {
 		drop_upstream(c);
@@ -1110,6 +1129,65 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
 		return STEP_STOP;
 	}
 	return send_request(c);
+}
+
+/*
+ * SPEC §4.2: the sandbox should never hold a real value, so one on its
+ * way out, to any host, means something leaked. Before any decision (a
+ * refusal's reason could echo the target), the target and every header
+ * field are searched for one, in every form the remask set knows, as
+ * sent and with every %XX decoded; if one is there, the request is
+ * refused with a 403 naming the credential, and its target is written
+ * nowhere (c->redact). Returns false when there is none (go on), else
+ * true with *st the step the refusal (or a failure) returned.
+ */
+static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum step *st)
+{
+	const char *cred = NULL, *where = "the request target", *name = NULL, *text;
+	size_t tlen;
+	bool oom = false, in_header = false;
+	char w[512];
+	int r;
+
+	*st = STEP_CLOSED;
+	if (c->mask == NULL && (c->mask = cmask_new(proxy_masks(c->px), &oom)) == NULL) {
+		if (!oom)
+			return false;
+		conn_close(c, "out of memory checking a request head", true);
+		return true;
+	}
+	/* One search over the target, names and values as the parser keeps
+	 * them (one buffer); where it was is only looked up for the reason. */
+	text = http1_head_text(c->client.http, &tlen);
+	r = cmask_find_real(c->mask, text, tlen, &cred);
+	if (r == 1 && cmask_find_real(c->mask, url, ulen, &name) == 0) {
+		where = "a header";
+		in_header = true;
+	}
+	if (r < 0) {
+		conn_close(c, "out of memory checking a request head", true);
+		return true;
+	}
+	if (r == 0)
+		return false;
+	c->redact = true;
+	c->tunnel = http1_method_is(c->client.http, "CONNECT");
+	if (!c->mitm) {
+		/* The host, for the audit, only when the value sits in a
+		 * header: in the target it may be in the authority, and the
+		 * normalised host (lower case) would no longer match it. */
+		c->have_target = in_header &&
+				 (c->tunnel ? target_parse_connect(url, ulen, &c->tgt)
+					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
+	}
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
+		       cred != NULL ? cred : "?");
+	c->rule = c->mask_rule;
+	*st = refuse(c, 403, "blocked-by-sandbox-runtime", c->tunnel ? "connect" : "request", c->rule,
+		     "passavant: %s refused by %s: a real value of %s is on its way out in %s "
+		     "(the sandbox should never hold one)",
+		     what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);
+	return true;
 }
 
 /* A complete head is in client.http: decide what to do with it. */
@@ -1131,6 +1209,13 @@ static enum step decide(conn_t *c)
 	c->mask_resp_body = false;
 	c->identity = false;
 	url = http1_url(c->client.http, &ulen);
+	c->redact = false;
+	if (proxy_masks(c->px) != NULL) {
+		enum step st;
+
+		if (refuse_real_values(c, url, ulen, &st))
+			return st;
+	}
 	if (c->mitm)
 		return decide_inner(c, url, ulen);
 	if (http1_method_is(c->client.http, "CONNECT"))
@@ -1173,6 +1258,9 @@ static enum step step_read_head(conn_t *c)
 
 		if (!c->head_started) {
 			c->head_started = true;
+			/* A head refused before decide() (malformed, 431) is
+			 * audited with its duration from here (SPEC §6). */
+			(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->t0);
 			/* A keep-alive client waited under the idle timeout;
 			 * from its first byte the head timeout applies. */
 			if (!c->first_request)
@@ -1296,7 +1384,7 @@ static int mask_pass(conn_t *c, enum cmask_dir d)
 	 * that stalls inside a real value does not get it through in two
 	 * pieces. */
 	if (!release_ok(c) || (!cmask_waiting(c->mask, CMASK_IN) &&
-				(!c->mask_tunnel || !cmask_waiting(c->mask, CMASK_OUT)))) {
+				(!(c->mask_tunnel || c->upgraded) || !cmask_waiting(c->mask, CMASK_OUT)))) {
 		if (c->tail_ev != NULL)
 			(void)event_del(c->tail_ev);
 		return 0;
@@ -1333,7 +1421,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	}
 	if ((cmask_waiting(c->mask, CMASK_IN) &&
 	     (cmask_release(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)) ||
-	    (c->mask_tunnel && cmask_waiting(c->mask, CMASK_OUT) &&
+	    ((c->mask_tunnel || c->upgraded) && cmask_waiting(c->mask, CMASK_OUT) &&
 	     (cmask_release(c->mask, CMASK_OUT) < 0 || mask_pass(c, CMASK_OUT) < 0))) {
 		conn_close(c, "out of memory releasing held bytes", true);
 		return;
@@ -1378,6 +1466,32 @@ static bool identity_coded(const http1_t *h)
 	return true;
 }
 
+/*
+ * A real value in a request body (SPEC §4.2). The stream wrote its
+ * sentinel in its place, so no real value went upstream, but the request
+ * must not complete either: what waits for the upstream is wiped, its
+ * connection is reset (SO_LINGER 0: an RST, not a FIN that could end a
+ * close-delimited or partly sent body cleanly), and the client gets the
+ * 403 unless a response already started (then it is just closed).
+ */
+static enum step refuse_body_leak(conn_t *c, const char *cred)
+{
+	struct linger lg = {1, 0};
+	char w[512];
+
+	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
+	cmask_wipe_drain(c->up.pending);
+	if (c->up.bev != NULL && bufferevent_getfd(c->up.bev) >= 0)
+		(void)setsockopt(bufferevent_getfd(c->up.bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	drop_upstream(c);
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
+	c->rule = c->mask_rule;
+	return refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
+		      "passavant: %s refused by %s: a real value of %s is on its way out in the body "
+		      "(the sandbox should never hold one); the upstream connection was reset",
+		      what(c, w, sizeof(w)), c->rule, cred);
+}
+
 static enum step step_http(conn_t *c)
 {
 	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
@@ -1396,9 +1510,16 @@ static enum step step_http(conn_t *c)
 			return refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
 				      http1_error_reason(c->client.http));
 		if (c->mask_req_body) {
+			const char *leak;
+
 			if (cmask_body_take(c->mask, CMASK_OUT, cin, n) < 0 ||
-			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0) ||
-			    mask_pass(c, CMASK_OUT) < 0) {
+			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0)) {
+				conn_close(c, "out of memory substituting a request body", true);
+				return STEP_CLOSED;
+			}
+			if ((leak = cmask_leak(c->mask, CMASK_OUT)) != NULL)
+				return refuse_body_leak(c, leak);
+			if (mask_pass(c, CMASK_OUT) < 0) {
 				conn_close(c, "out of memory substituting a request body", true);
 				return STEP_CLOSED;
 			}
@@ -1463,9 +1584,10 @@ static enum step step_http(conn_t *c)
 					      c->up.peer);
 			if (write_response_head(c, false, true) < 0)
 				goto oom;
-			/* The upgraded stream is remasked inbound (SPEC §5). */
-			if (c->mask != NULL &&
-			    cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, false) < 0)
+			/* The upgraded stream (only WebSocket is relayed) is
+			 * framed both ways: remasked inbound, searched for
+			 * real values outbound (SPEC §4.2, §4.3, §5). */
+			if (c->mask != NULL && cmask_ws_begin(c->mask) < 0)
 				goto oom;
 			c->resp_started = true;
 			c->upgraded = true;
@@ -1523,8 +1645,11 @@ static enum step step_http(conn_t *c)
 						 "closing the client without close_notify",
 						 c->client.peer, c->up.peer);
 				}
+				/* A close-delimited body ends as a cut one does:
+				 * held bytes that may begin a real value are
+				 * dropped (SPEC §4.3). */
 				if (c->mask_resp_body &&
-				    (cmask_body_end(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0))
+				    (cmask_body_cut(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0))
 					goto oom;
 				return finish_request(c);
 			}
@@ -1541,7 +1666,7 @@ static enum step step_http(conn_t *c)
 			c->reused = false;
 			drop_upstream(c);
 			/* The head went out with the lost connection: again. */
-			if ((st = prepare_request(c)) != STEP_AGAIN)
+			if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
 				return st;
 			return dial(c, CONN_UPSTREAM_CONNECTING);
 		}
@@ -1558,6 +1683,33 @@ oom:
 	return STEP_CLOSED;
 }
 
+/*
+ * A real value in a WebSocket frame from the client (SPEC §4.2): the
+ * frame never goes (the substituter put the sentinel in its place, and
+ * what waits is wiped), the upstream connection is reset and the client
+ * closed; one audit line and one stderr line name the credential.
+ */
+static enum step ws_leak_close(conn_t *c, const char *cred)
+{
+	struct linger lg = {1, 0};
+	char reason[REASON_MAX], w[512];
+
+	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
+	cmask_wipe_drain(c->up.pending);
+	if (c->up.bev != NULL && bufferevent_getfd(c->up.bev) >= 0)
+		(void)setsockopt(bufferevent_getfd(c->up.bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
+	(void)snprintf(reason, sizeof(reason),
+		       "passavant: %s: a real value of %s was on its way out in a WebSocket frame "
+		       "(the sandbox should never hold one); the stream was closed",
+		       what(c, w, sizeof(w)), cred);
+	c->audited = false;
+	audit_line(c, "request", "deny", reason, c->mask_rule);
+	log_info("%s", reason);
+	conn_close(c, "a real value in a WebSocket frame", true);
+	return STEP_CLOSED;
+}
+
 static enum step step_tunnel(conn_t *c)
 {
 	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
@@ -1565,13 +1717,37 @@ static enum step step_tunnel(conn_t *c)
 	size_t n;
 
 	if ((n = evbuffer_get_length(cin)) > 0 && evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (c->mask_tunnel && c->mask != NULL) {
+		if (c->upgraded && c->mask != NULL) {
+			const char *leak;
+			int r = cmask_ws_feed(c->mask, CMASK_OUT, cin, n);
+
+			if (r < 0)
+				goto fail;
+			if (r == 1) {
+				conn_close(c, "a WebSocket frame from the client breaks RFC 6455", true);
+				return STEP_CLOSED;
+			}
+			if ((leak = cmask_ws_leak(c->mask)) != NULL)
+				return ws_leak_close(c, leak);
+			if (mask_pass(c, CMASK_OUT) < 0)
+				goto fail;
+		} else if (c->mask_tunnel && c->mask != NULL) {
 			const char *cred = NULL;
 			int r = cmask_tunnel_out(c->mask, cin, n, &cred);
 			char w[512];
 
 			if (r < 0)
 				goto fail;
+			if (r == 2) {
+				/* SPEC §4.2: a real value; nothing of it left. */
+				c->resp_started = false;
+				(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
+					       cred != NULL ? cred : "?");
+				return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+					      "passavant: %s refused by %s: a real value of %s is on its way "
+					      "out in a tunnel without TLS (the sandbox should never hold one)",
+					      what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?");
+			}
 			if (r == 1) {
 				/* SPEC §4.2: a sentinel to a host where it may
 				 * not go; nothing of it left. As in
@@ -1595,8 +1771,17 @@ static enum step step_tunnel(conn_t *c)
 		touch(c);
 	}
 	if ((n = evbuffer_get_length(uin)) > 0 && evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if ((c->upgraded || c->mask_tunnel) && c->mask != NULL) {
-			/* An upgraded stream is remasked inbound (SPEC §5). */
+		if (c->upgraded && c->mask != NULL) {
+			int r = cmask_ws_feed(c->mask, CMASK_IN, uin, n);
+
+			if (r < 0 || (r == 0 && mask_pass(c, CMASK_IN) < 0))
+				goto fail;
+			if (r == 1) {
+				conn_close(c, "a WebSocket frame from the upstream breaks RFC 6455", true);
+				return STEP_CLOSED;
+			}
+		} else if (c->mask_tunnel && c->mask != NULL) {
+			/* A tunnel without TLS is remasked inbound (SPEC §4.3). */
 			if (cmask_stream_in(c->mask, uin, n) < 0 || mask_pass(c, CMASK_IN) < 0)
 				goto fail;
 		} else if (send_to(&c->client, uin, n) < 0) {
@@ -1618,10 +1803,19 @@ static enum step step_tunnel(conn_t *c)
 		if (mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
 	}
+	if (c->upgraded && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
+	    cmask_waiting(c->mask, CMASK_OUT)) {
+		/* The client ended: held bytes may begin a real value; the
+		 * frames before them go. */
+		if (cmask_body_cut(c->mask, CMASK_OUT) < 0 || mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	}
 	if ((c->upgraded || c->mask_tunnel) && c->mask != NULL && c->up.eof &&
 	    evbuffer_get_length(uin) == 0) {
-		/* The stream ended: what the substituter held back goes now. */
-		if (cmask_body_end(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)
+		/* The stream ended, and an end cannot be told from a cut: what
+		 * the substituter held back may begin a real value and is
+		 * dropped (SPEC §4.3); what it resolved goes. */
+		if (cmask_body_cut(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)
 			goto fail;
 	}
 	if (c->client.ssl != NULL) {

@@ -459,6 +459,55 @@ static bool connection_names_framing(const http1_t *h)
 	return false;
 }
 
+/*
+ * SPEC §5, checks llhttp leaves to lenient parsing: a request line must
+ * end in HTTP/1.0 or HTTP/1.1 (llhttp takes a line without a version as
+ * HTTP/0.9 and any digit pair as a version, which the head writer would
+ * turn into another); Transfer-Encoding must be one field that is exactly
+ * "chunked" (llhttp accepts "identity, chunked", "chunked, chunked",
+ * "gzip, chunked" as chunked, which an upstream may read otherwise), and
+ * none at all on HTTP/1.0, which has no chunked coding. Returns 0, or -1
+ * with the error set (505 for a version, 400 for the rest).
+ */
+static int request_strict(http1_t *h)
+{
+	const char *v;
+	size_t i, vl, nte = 0;
+
+	if (h->parser.http_major == 0 && h->parser.http_minor == 9) {
+		set_error(h, 400, "request line without an HTTP version");
+		return -1;
+	}
+	if (h->parser.http_major != 1 || h->parser.http_minor > 1) {
+		set_error(h, 505, "HTTP version not supported (only HTTP/1.0 and HTTP/1.1)");
+		return -1;
+	}
+	for (i = 0; i < h->nhdr; i++) {
+		if (h->hdr[i].nlen != 17 || strncasecmp(h->buf + h->hdr[i].noff, "transfer-encoding", 17) != 0)
+			continue;
+		nte++;
+		v = h->buf + h->hdr[i].voff;
+		vl = h->hdr[i].vlen;
+		while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+			vl--;
+		while (vl > 0 && (v[0] == ' ' || v[0] == '\t'))
+			v++, vl--;
+		if (!(vl == 7 && strncasecmp(v, "chunked", 7) == 0)) {
+			set_error(h, 400, "Transfer-Encoding other than exactly chunked");
+			return -1;
+		}
+	}
+	if (nte > 1) {
+		set_error(h, 400, "more than one Transfer-Encoding field");
+		return -1;
+	}
+	if (nte == 1 && h->parser.http_minor == 0) {
+		set_error(h, 400, "Transfer-Encoding in an HTTP/1.0 request");
+		return -1;
+	}
+	return 0;
+}
+
 enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *consumed)
 {
 	llhttp_errno_t e;
@@ -501,6 +550,8 @@ enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *c
 			set_error(h, 400, "Connection names a framing header");
 			return HTTP1_ERROR;
 		}
+		if (h->kind == HTTP1_REQUEST && request_strict(h) < 0)
+			return HTTP1_ERROR;
 		return HTTP1_HEAD;
 	}
 	e = llhttp_execute(&h->parser, data, len);
@@ -586,6 +637,12 @@ const char *http1_url(const http1_t *h, size_t *len)
 {
 	*len = h->url_len;
 	return h->buf + h->url_off;
+}
+
+const char *http1_head_text(const http1_t *h, size_t *len)
+{
+	*len = h->len - h->url_off;
+	return h->buf != NULL ? h->buf + h->url_off : "";
 }
 
 int http1_status(const http1_t *h)
@@ -748,8 +805,11 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 	for (i = 0; i < h->nhdr; i++) {
 		if (is_hop_by_hop(h, i, keep_upgrade, has_connection) || (skip != NULL && name_is(h, i, skip)))
 			continue;
+		/* Ranges too (SPEC §4.3): two partial responses could each
+		 * hold part of a real value, which no scan would see whole. */
 		if (identity &&
-		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions")))
+		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions") ||
+		     NAME_IS(h, i, "range") || NAME_IS(h, i, "if-range")))
 			continue;
 		put(w, h->buf + h->hdr[i].noff, h->hdr[i].nlen);
 		put(w, ": ", 2);

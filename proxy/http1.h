@@ -11,7 +11,10 @@
  * Strictness (request smuggling, SPEC §5): llhttp's lenient flags are never
  * enabled; on top of llhttp, the head is scanned for bare CR, bare LF and
  * obs-fold, header names must be tokens, and a Connection header may not
- * name a framing header (Content-Length, Transfer-Encoding, Host).
+ * name a framing header (Content-Length, Transfer-Encoding, Host). A
+ * request must be HTTP/1.0 or HTTP/1.1 (400 without a version, 505 for
+ * another) and may carry at most one Transfer-Encoding, exactly
+ * "chunked", and none on HTTP/1.0 (400).
  *
  * Not thread-safe per object; every function may be called from callbacks.
  */
@@ -99,7 +102,7 @@ bool http1_between_chunks(const http1_t *h) NONNULL(1);
 void http1_set_head_request(http1_t *h, bool is_head) NONNULL(1);
 
 /* After HTTP1_ERROR: the status to answer with (400 malformed, 405 TRACK,
- * which llhttp cannot parse, 431 head too large) and a static one-line
+ * which llhttp cannot parse, 431 head too large, 505 HTTP version) and a static one-line
  * reason. */
 int http1_error_status(const http1_t *h) NONNULL(1);
 const char *http1_error_reason(const http1_t *h) NONNULL(1);
@@ -122,6 +125,9 @@ size_t http1_head_bytes(const http1_t *h) NONNULL(1);
 const char *http1_method(const http1_t *h) NONNULL(1);          /* NUL-terminated, "GET" */
 bool http1_method_is(const http1_t *h, const char *m) NONNULL(1, 2);
 const char *http1_url(const http1_t *h, size_t *len) NONNULL(1, 2);
+/* A request's target, field names and field values as kept, one after
+ * the other without separators (one buffer to search them all). */
+const char *http1_head_text(const http1_t *h, size_t *len) NONNULL(1, 2);
 int http1_status(const http1_t *h) NONNULL(1);
 unsigned http1_version_minor(const http1_t *h) NONNULL(1);
 size_t http1_header_count(const http1_t *h) NONNULL(1);
@@ -139,10 +145,10 @@ size_t http1_header_find(const http1_t *h, const char *name, size_t *first) NONN
  * Proxy-Authorization. path may start with '?' (then "/" is prepended).
  * keep_upgrade (an upgrade being relayed, e.g. WebSocket): the Upgrade
  * fields are kept and "Connection: Upgrade" is written. identity (SPEC
- * §4.3, requests to inject hosts): Accept-Encoding and
- * Sec-WebSocket-Extensions fields are dropped and "Accept-Encoding:
- * identity" is written, so the response can be scanned in clear. Returns
- * 0, or -1 on ENOMEM.
+ * §4.3, requests to inject hosts): Accept-Encoding,
+ * Sec-WebSocket-Extensions, Range and If-Range fields are dropped and
+ * "Accept-Encoding: identity" is written, so the response can be scanned
+ * in clear and whole. Returns 0, or -1 on ENOMEM.
  */
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
 			     size_t path_len, const char *authority, bool keep_upgrade,

@@ -1122,9 +1122,10 @@ static const struct pcase pcases[] = {
 	{ "a/b+c", "x/y+z", "a%2fb%2Bc", "a%2fb%2Bc", 0 },
 	/* unreserved bytes are never escaped; escaped unreserved not matched */
 	{ "ab-c", "xy-z", "ab-c ab%2Dc", "xy-z ab%2Dc", 1 },
-	/* to differs at the escaped place: all of to's specials escaped */
+	/* to differs at the escaped place: the same place of to is escaped
+	 * whatever it holds, so equal-length pairs keep equal lengths */
 	{ "a/b", "x:y", "a%2Fb", "x%3Ay", 1 },
-	{ "a/b", "xyz", "a%2fb", "xyz", 1 },
+	{ "a/b", "xyz", "a%2fb", "x%79z", 1 },
 	/* more than MASK_PCT_MIX_MAX specials: all raw or all escaped only */
 	{ "a/b/c/d/e/f", "1/2/3/4/5/6", "a%2Fb%2Fc%2Fd%2Fe%2Ff", "1%2F2%2F3%2F4%2F5%2F6", 1 },
 	{ "a/b/c/d/e/f", "1/2/3/4/5/6", "a/b%2Fc%2Fd%2Fe%2Ff", "a/b%2Fc%2Fd%2Fe%2Ff", 0 },
@@ -1168,6 +1169,33 @@ static void test_percent(void)
 		CU_ASSERT(c[0] == 2 && c[1] == 1);
 		mask_set_free(set);
 		mask_set_free(raw);
+	}
+	/* A pair whose `to` differs where `from` is escaped (base64 forms of
+	 * a value and its sentinel) keeps equal lengths: in-place works. */
+	{
+		static const struct tpair tp[] = { { "ab+cd/fgh", "xyzwvefgh" } };
+		mask_set_t *set = tset_new(tp, 1, MASK_SET_PERCENT);
+		char buf[] = "q=ab%2Bcd%2Ffgh&r=ab+cd/fgh";
+		size_t total = 0;
+
+		CU_ASSERT_FATAL(set != NULL);
+		CU_ASSERT(set->equal_len);
+		CU_ASSERT(mask_replace_inplace(set, buf, strlen(buf), NULL, &total) == 0);
+		CU_ASSERT(total == 2 && strcmp(buf, "q=xy%7Awv%65fgh&r=xyzwvefgh") == 0);
+		mask_set_free(set);
+	}
+	/* mask_set_new_pct(): percent forms for the pairs from pct_from on. */
+	{
+		struct mask_pair p[2] = { { "k/1", 3, "v/1", 3 }, { "k/2", 3, "v/2", 3 } };
+		enum mask_set_result res;
+		mask_set_t *set = mask_set_new_pct(p, 2, 1, MASK_SET_NO_MLOCK, &res);
+		uint64_t c[2] = { 0 };
+
+		CU_ASSERT_FATAL(set != NULL);
+		CU_ASSERT(set->npats == 2 + 2);
+		CU_ASSERT(mask_replace_inplace(set, (char[]){ "k%2F1k%2F2" }, 10, c, NULL) == 0);
+		CU_ASSERT(c[0] == 0 && c[1] == 1);
+		mask_set_free(set);
 	}
 }
 

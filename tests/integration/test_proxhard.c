@@ -1,0 +1,1228 @@
+/*
+ * test_proxhard.c - issue 13, classes 7, 8 and 9 on the wire (SPEC §4.2,
+ * §4.3, §4.4, §5, §6): real values on their way out, re-masking gaps and
+ * protocol strictness, through the real `passavant proxy` (and one
+ * `passavant run`), with raw sockets, python3 (TLS inside a CONNECT) and
+ * pv-upstream --record, which shows what really arrived upstream.
+ *
+ * Suite: proxhard. One proxy serves the suite; each test checks what the
+ * audit file and the proxy's stderr got since it began, and the suite's
+ * end sweeps the audit file, stdout, stderr and the session directory
+ * for every real value and its encoded forms (SPEC §4.4).
+ *
+ * Real values are drawn at random per run (none is written in this
+ * file): GH_TOKEN "ghp_" + 36 letters and digits, PV_SECRET 40 bytes with
+ * a '/' and a '+' (so it has JSON-escaped and percent-encoded forms).
+ * 127.0.0.1 is the inject host of both (header, query and body), localhost
+ * an allowed host outside injectHosts. A test that needs the upstream to
+ * answer with a real value asks pv-upstream's /rawhex/HEX for it: the hex
+ * form is no form the proxy knows, so the request itself carries none.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/net.h"
+#include "tests/support/proc.h"
+#include "tests/support/pyscript.h"
+#include "tests/support/testlib.h"
+#include "tests/support/upstream.h"
+
+#define TOK_LEN 40
+
+static char *dir;                /* certs, records, policy, session */
+static char rec_plain[4096];     /* --record of the plain upstream */
+static char rec_tls[4096];       /* --record of the TLS upstream */
+static char py_path[4200];       /* python3 helper */
+static struct test_upstream upp; /* plain HTTP, recording */
+static struct test_upstream up;  /* HTTPS (test CA), recording */
+static bool ready;
+#define NEED_READY() CU_ASSERT_FATAL(ready)
+
+static struct test_proc *raw_up;  /* python3: answers /HEX with those bytes */
+static char raw_addr[80];         /* its 127.0.0.1:PORT */
+
+static char tok_real[TOK_LEN + 1];   /* GH_TOKEN */
+static char sec_real[TOK_LEN + 1];   /* PV_SECRET, '/' at 17, '+' at 29 */
+static char tok_b64[128];            /* base64("x:" GH_TOKEN) */
+static char tok_pct[3 * TOK_LEN + 1];/* every byte of GH_TOKEN as %XX */
+
+/* The proxy of the suite. */
+static struct test_proc *px;
+static char px_addr[80], px_session[4096], px_audit[4096], px_trust[4200];
+static char tok_sent[TOK_LEN + 1], sec_sent[TOK_LEN + 1];
+
+#define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
+		  "-u", "REQUESTS_CA_BUNDLE", "-u", "HTTPS_PROXY", "-u", "https_proxy",          \
+		  "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", "-u", "all_proxy",  \
+		  "-u", "NO_PROXY", "-u", "no_proxy"
+
+static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+static void random_chars(char *out, size_t n)
+{
+	unsigned char r[256];
+
+	if (n > sizeof(r) || getrandom(r, n, 0) != (ssize_t)n)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		out[i] = alnum[r[i] % (sizeof(alnum) - 1)];
+	out[n] = '\0';
+}
+
+static void to_hex(const void *p, size_t n, char *out)
+{
+	static const char hx[] = "0123456789abcdef";
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hx[s[i] >> 4];
+		out[2 * i + 1] = hx[s[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static void b64(const unsigned char *in, size_t len, char *out)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned b0 = in[i], b1 = i + 1 < len ? in[i + 1] : 0, b2 = i + 2 < len ? in[i + 2] : 0;
+		out[n++] = a[b0 >> 2];
+		out[n++] = a[(b0 & 3) << 4 | b1 >> 4];
+		out[n++] = i + 1 < len ? a[(b1 & 15) << 2 | b2 >> 6] : '=';
+		out[n++] = i + 2 < len ? a[b2 & 63] : '=';
+	}
+	out[n] = '\0';
+}
+
+static const char *nz(const char *s)
+{
+	return s != NULL ? s : "(null)";
+}
+
+static bool has(const char *hay, const char *needle)
+{
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+static size_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* What a file got after offset mark (malloc'd, "" if nothing). */
+static char *file_since(const char *path, size_t mark)
+{
+	size_t len = 0;
+	char *s = test_read_file(path, &len), *r;
+
+	r = strdup(s != NULL && mark <= len ? s + mark : "");
+	free(s);
+	if (r == NULL)
+		abort();
+	return r;
+}
+
+/* Every form of a real value the sweep looks for: raw, the random part
+ * alone (a percent-decoded or cut copy still shows it), base64 of the
+ * Basic form, all-%XX. */
+static void no_real_value_in(const char *text, size_t len, const char *what)
+{
+	const char *forms[] = {tok_real, tok_real + 4, sec_real, tok_b64, tok_pct};
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		ROW(text == NULL || memmem(text, len, forms[i], strlen(forms[i])) == NULL,
+		    "a real value (form #%zu) is in %s", i, what);
+}
+
+/* Marks of the audit file and the proxy's stderr at a test's start. */
+struct marks {
+	size_t audit, err, plain, tls;
+};
+
+static void mark(struct marks *m)
+{
+	m->audit = file_size(px_audit);
+	m->err = file_size(test_proc_stderr_path(px));
+	m->plain = file_size(rec_plain);
+	m->tls = file_size(rec_tls);
+}
+
+/* Audit lines since m (malloc'd); checked for real values. */
+static char *audit_since(const struct marks *m)
+{
+	char *a = file_since(px_audit, m->audit), *e = file_since(test_proc_stderr_path(px), m->err);
+
+	no_real_value_in(a, strlen(a), "the audit file");
+	no_real_value_in(e, strlen(e), "the proxy's stderr");
+	free(e);
+	return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clients                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Whether the proxy closed the last raw_px() connection itself (a
+ * refusal closes at once; a request that went on would keep it open). */
+static bool raw_eof;
+
+/* Sends len bytes to the proxy on a fresh connection and reads until the
+ * proxy closes (3 s at most). malloc'd answer, length in *n. */
+static char *raw_px(const void *req, size_t len, size_t *n)
+{
+	int fd = test_tcp_connect(px_addr, 5000);
+	char *r;
+
+	raw_eof = false;
+	if (fd < 0)
+		return NULL;
+	if (test_send_all(fd, req, len) < 0) {
+		close(fd);
+		return strdup("");
+	}
+	r = test_recv_until(fd, NULL, 3000, n, &raw_eof);
+	close(fd);
+	return r;
+}
+
+static char *raw_pxs(const char *req)
+{
+	return raw_px(req, strlen(req), NULL);
+}
+
+static int runv(char **out, char **argv)
+{
+	char *e = NULL;
+	int rc = test_run_capture(argv, out, &e, 30000);
+
+	if (rc != 0)
+		fprintf(stderr, "\n    %s exited %d: %s\n", argv[0], rc, nz(e));
+	free(e);
+	return rc;
+}
+
+/* Each of the n requests sent inside its own terminated TLS tunnel to the
+ * TLS upstream, all by one python3 (its start is most of the cost); the
+ * answers as latin-1 text, malloc'd, into outs[]. */
+static void tls_px_many(const char *const *reqs, size_t n, char **outs)
+{
+	char target[64], *out = NULL, *argv[64], *p;
+	size_t a = 0, i;
+
+	snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+	{
+		char *env[] = {ENV_CLEAN};
+
+		for (i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+			argv[a++] = env[i];
+	}
+	argv[a++] = "python3";
+	argv[a++] = py_path;
+	argv[a++] = "raw";
+	argv[a++] = px_addr;
+	argv[a++] = target;
+	argv[a++] = px_trust;
+	for (i = 0; i < n && a < 63; i++) {
+		argv[a] = malloc(2 * strlen(reqs[i]) + 1);
+		if (argv[a] == NULL)
+			abort();
+		to_hex(reqs[i], strlen(reqs[i]), argv[a]);
+		a++;
+	}
+	argv[a] = NULL;
+	(void)runv(&out, argv);
+	for (i = 0; i < n; i++)
+		free(argv[a - n + i]);
+	p = out;
+	for (i = 0; i < n; i++) {
+		char *sep = p != NULL ? strstr(p, "\n=====\n") : NULL;
+
+		if (sep != NULL)
+			*sep = '\0';
+		outs[i] = strdup(p != NULL ? p : "");
+		p = sep != NULL ? sep + 7 : NULL;
+	}
+	/* As raw_px(): whether the proxy closed each tunnel by itself. */
+	raw_eof = out != NULL && strstr(out, "TIMEOUT") == NULL;
+	free(out);
+}
+
+/* One request inside TLS (tls_px_many()). */
+static char *tls_px(const char *req, size_t len)
+{
+	char *out = NULL;
+
+	(void)len;
+	tls_px_many(&req, 1, &out);
+	return out;
+}
+
+static const char py_helper[] =
+	"import binascii, os\n"
+	"def read_all(t):\n"
+	"    data = b''\n"
+	"    while True:\n"
+	"        try: c = t.recv(65536)\n"
+	"        except (ssl.SSLEOFError, ConnectionResetError, ssl.SSLZeroReturnError): break\n"
+	"        if not c: break\n"
+	"        data += c\n"
+	"    return data\n"
+	"if mode == 'raw':\n"
+	"    # each argument from argv[5] on: the hex of what to send in one\n"
+	"    # tunnel; the answers are separated by a line '=====' \n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    outs = []\n"
+	"    for h in sys.argv[5:]:\n"
+	"        t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
+	"        t.settimeout(3)\n"
+	"        t.sendall(binascii.unhexlify(h))\n"
+	"        try: outs.append(read_all(t).decode('latin-1'))\n"
+	"        except (TimeoutError, socket.timeout): outs.append('TIMEOUT')\n"
+	"        t.close()\n"
+	"    sys.stdout.write('\\n=====\\n'.join(outs))\n"
+	"elif mode == 'server':\n"
+	"    # answers each request for /HEX with the bytes HEX encodes, then closes\n"
+	"    import threading\n"
+	"    ls = socket.socket(); ls.bind(('127.0.0.1', 0)); ls.listen(16)\n"
+	"    print('listening on 127.0.0.1:%d' % ls.getsockname()[1], flush=True)\n"
+	"    def serve(c):\n"
+	"        h = b''\n"
+	"        while b'\\r\\n\\r\\n' not in h:\n"
+	"            d = c.recv(4096)\n"
+	"            if not d: break\n"
+	"            h += d\n"
+	"        try: c.sendall(binascii.unhexlify(h.split(b' ')[1].rsplit(b'/', 1)[1]))\n"
+	"        except Exception: pass\n"
+	"        c.close()\n"
+	"    while True:\n"
+	"        c, _ = ls.accept()\n"
+	"        threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
+
+/* "http://127.0.0.1:PORT" of the plain upstream, or localhost. */
+static const char *plain_url(bool inject_host)
+{
+	static char buf[2][96];
+	static int i;
+
+	i ^= 1;
+	snprintf(buf[i], sizeof(buf[i]), "http://%s:%u", inject_host ? "127.0.0.1" : "localhost",
+		 (unsigned)upp.port);
+	return buf[i];
+}
+
+/* Checks a refusal for a real value: 403, the marker, the credential
+ * named, no value. */
+static void check_leak_refusal(const char *out, const char *cred, const char *what)
+{
+	ROW(has(out, "HTTP/1.1 403 ") && has(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n"),
+	    "%s: not a 403 blocked-by-sandbox-runtime: %.300s", what, nz(out));
+	ROW(has(out, cred), "%s: the reason does not name %s: %.300s", what, cred, nz(out));
+	ROW(has(out, "real value"), "%s: the reason does not say a real value: %.300s", what, nz(out));
+	ROW(raw_eof, "%s: the proxy did not close the refused connection", what);
+	no_real_value_in(out, out ? strlen(out) : 0, "the refusal");
+}
+
+/* ------------------------------------------------------------------ */
+/* Fixtures                                                             */
+/* ------------------------------------------------------------------ */
+
+static bool env_value(const char *env, const char *name, char *out, size_t cap)
+{
+	char key[128];
+	const char *p, *q;
+
+	snprintf(key, sizeof(key), "export %s='", name);
+	p = env != NULL ? strstr(env, key) : NULL;
+	if (p == NULL)
+		return false;
+	p += strlen(key);
+	q = strchr(p, '\'');
+	if (q == NULL || (size_t)(q - p) >= cap)
+		return false;
+	memcpy(out, p, (size_t)(q - p));
+	out[q - p] = '\0';
+	return true;
+}
+
+static int suite_up(void)
+{
+	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
+	struct test_upstream_opts o;
+	char policy[4096], yaml[4096], envtok[64], envsec[64], path[4200], *env, basic[64];
+	char *argv[20];
+	int i = 0, len;
+
+	dir = test_mkdtemp();
+	if (dir == NULL || test_certs_make(dir, names) < 0)
+		return -1;
+	memcpy(tok_real, "ghp_", 4);
+	random_chars(tok_real + 4, TOK_LEN - 4);
+	random_chars(sec_real, TOK_LEN);
+	sec_real[17] = '/';
+	sec_real[29] = '+';
+	snprintf(basic, sizeof(basic), "x:%s", tok_real);
+	b64((const unsigned char *)basic, strlen(basic), tok_b64);
+	for (size_t k = 0; k < TOK_LEN; k++)
+		snprintf(tok_pct + 3 * k, 4, "%%%02X", (unsigned char)tok_real[k]);
+	snprintf(rec_plain, sizeof(rec_plain), "%s/rec-plain.txt", dir);
+	snprintf(rec_tls, sizeof(rec_tls), "%s/rec-tls.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.record_path = rec_plain;
+	if (test_upstream_start(&upp, &o) < 0)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	o.record_path = rec_tls;
+	if (test_upstream_start(&up, &o) < 0)
+		return -1;
+	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
+	if (test_write_py(py_path, py_helper, sizeof(py_helper) - 1) < 0)
+		return -1;
+	{
+		char *sargv[] = {"python3", py_path, "server", "x:1", "x:1", "-", NULL};
+
+		raw_up = test_proc_start(sargv, "listening on ", raw_addr, sizeof(raw_addr), 10000);
+		if (raw_up == NULL)
+			return -1;
+	}
+	len = snprintf(yaml, sizeof(yaml),
+		       "network:\n"
+		       "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+		       "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+		       "credentials:\n"
+		       "  envVars:\n"
+		       "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
+		       "    - {name: PV_SECRET, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
+		       "  allowPlaintextInject: true\n",
+		       dir);
+	snprintf(policy, sizeof(policy), "%s/policy.yaml", dir);
+	snprintf(px_session, sizeof(px_session), "%s/session", dir);
+	snprintf(px_audit, sizeof(px_audit), "%s/audit.jsonl", dir);
+	snprintf(px_trust, sizeof(px_trust), "%s/trust.pem", px_session);
+	if (test_write_file(policy, yaml, (size_t)len) < 0)
+		return -1;
+	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", tok_real);
+	snprintf(envsec, sizeof(envsec), "PV_SECRET=%s", sec_real);
+	argv[i++] = "env";
+	argv[i++] = envtok;
+	argv[i++] = envsec;
+	argv[i++] = (char *)test_passavant_bin();
+	argv[i++] = "proxy";
+	argv[i++] = "-p";
+	argv[i++] = policy;
+	argv[i++] = "--listen";
+	argv[i++] = "127.0.0.1:0";
+	argv[i++] = "--session-dir";
+	argv[i++] = px_session;
+	argv[i++] = "--audit";
+	argv[i++] = px_audit;
+	argv[i] = NULL;
+	px = test_proc_start(argv, "listening on ", px_addr, sizeof(px_addr), 10000);
+	if (px == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/env", px_session);
+	env = test_read_file(path, NULL);
+	if (!env_value(env, "GH_TOKEN", tok_sent, sizeof(tok_sent)) ||
+	    !env_value(env, "PV_SECRET", sec_sent, sizeof(sec_sent))) {
+		fprintf(stderr, "no sentinels in %s\n", path);
+		free(env);
+		return -1;
+	}
+	free(env);
+	ready = true;
+	return 0;
+}
+
+/* The last test: the proxy stopped, everything it wrote is swept. */
+static void test_sweep(void)
+{
+	char *s;
+	size_t len = 0;
+
+	NEED_READY();
+	ROW(test_proc_stop(px, SIGTERM, 5000) == 0, "the proxy did not stop cleanly");
+	s = test_proc_stdout(px);
+	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stdout");
+	free(s);
+	s = test_proc_stderr(px);
+	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stderr");
+	free(s);
+	s = test_read_file(px_audit, &len);
+	no_real_value_in(s, len, "the audit file");
+	free(s);
+}
+
+static int suite_down(void)
+{
+	int bad = 0;
+
+	if (px != NULL) {
+		bad |= test_proc_stop(px, SIGTERM, 5000) != 0;
+		test_proc_free(px);
+		px = NULL;
+	}
+	test_proc_free(raw_up);
+	raw_up = NULL;
+	bad |= test_upstream_stop(&upp) != 0;
+	bad |= test_upstream_stop(&up) != 0;
+	if (dir != NULL)
+		test_rmtree(dir);
+	free(dir);
+	dir = NULL;
+	ready = false;
+	return bad ? -1 : 0;
+}
+
+
+/* ------------------------------------------------------------------ */
+/* Class 9: protocol strictness                                         */
+/* ------------------------------------------------------------------ */
+
+/* Request lines that are not HTTP/1.0 or HTTP/1.1, in plain HTTP and
+ * inside a terminated tunnel: 400 or 505, nothing upstream. */
+static void test_version(void)
+{
+	static const char *const lines[] = {"", " HTTP/2.0", " HTTP/1.2", " HTTP/0.9", " HTTP/3.0",
+					    " HTTP/1.9"};
+	struct marks m;
+
+	enum { NV = sizeof(lines) / sizeof(lines[0]) };
+	char treq[NV][256], *touts[NV], *rec;
+	const char *tr[NV];
+
+	NEED_READY();
+	mark(&m);
+	for (size_t i = 0; i < NV; i++) {
+		char req[512], *out;
+
+		snprintf(req, sizeof(req), "GET %s/hello?v=%zu%s\r\nHost: 127.0.0.1\r\n\r\n", plain_url(false),
+			 i, lines[i]);
+		out = raw_pxs(req);
+		ROW(has(out, "HTTP/1.1 400 ") || has(out, "HTTP/1.1 505 "), "plain, version '%s': %.200s",
+		    lines[i], nz(out));
+		free(out);
+		snprintf(treq[i], sizeof(treq[i]), "GET /hello?v=%zu%s\r\nHost: 127.0.0.1:%u\r\n\r\n", i,
+			 lines[i], (unsigned)up.port);
+		tr[i] = treq[i];
+	}
+	tls_px_many(tr, NV, touts);
+	for (size_t i = 0; i < NV; i++) {
+		ROW(has(touts[i], "HTTP/1.1 400 ") || has(touts[i], "HTTP/1.1 505 "), "TLS, version '%s': %.200s",
+		    lines[i], nz(touts[i]));
+		free(touts[i]);
+	}
+	rec = file_since(rec_plain, m.plain);
+	ROW(*rec == '\0', "the plain upstream got a request: %.200s", rec);
+	free(rec);
+	rec = file_since(rec_tls, m.tls);
+	ROW(*rec == '\0', "the TLS upstream got a request: %.200s", rec);
+	free(rec);
+	free(audit_since(&m));
+}
+
+/* Transfer-Encoding other than exactly "chunked", or any on HTTP/1.0:
+ * 400, plain and inside TLS; exactly "chunked" still works. */
+static void test_transfer_encoding(void)
+{
+	static const char *const tes[] = {
+		"Transfer-Encoding: identity, chunked\r\n", "Transfer-Encoding: chunked, chunked\r\n",
+		"Transfer-Encoding: gzip, chunked\r\n",
+		"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+		"Transfer-Encoding: ,chunked\r\n", "Transfer-Encoding: chunked\r\n" /* on 1.0 */,
+	};
+	struct marks m;
+
+	enum { NT = sizeof(tes) / sizeof(tes[0]) };
+	char treq[NT][512], *touts[NT], *rec;
+	const char *tr[NT];
+
+	NEED_READY();
+	mark(&m);
+	for (size_t i = 0; i < NT; i++) {
+		const char *ver = i == 5 ? "HTTP/1.0" : "HTTP/1.1";
+		char req[512], *out;
+
+		snprintf(req, sizeof(req), "POST %s/sink?te=%zu %s\r\nHost: localhost\r\n%s\r\n5\r\nhello\r\n0\r\n\r\n",
+			 plain_url(false), i, ver, tes[i]);
+		out = raw_pxs(req);
+		ROW(has(out, "HTTP/1.1 400 "), "plain %s %.40s: %.200s", ver, tes[i], nz(out));
+		free(out);
+		snprintf(treq[i], sizeof(treq[i]),
+			 "POST /sink?te=%zu %s\r\nHost: 127.0.0.1:%u\r\n%s\r\n5\r\nhello\r\n0\r\n\r\n", i, ver,
+			 (unsigned)up.port, tes[i]);
+		tr[i] = treq[i];
+	}
+	tls_px_many(tr, NT, touts);
+	for (size_t i = 0; i < NT; i++) {
+		ROW(has(touts[i], "HTTP/1.1 400 "), "TLS %.40s: %.200s", tes[i], nz(touts[i]));
+		free(touts[i]);
+	}
+	rec = file_since(rec_plain, m.plain);
+	ROW(*rec == '\0', "the plain upstream got: %.200s", rec);
+	free(rec);
+	rec = file_since(rec_tls, m.tls);
+	ROW(*rec == '\0', "the TLS upstream got: %.200s", rec);
+	free(rec);
+	free(audit_since(&m));
+	{
+		char req[512], *out;
+
+		snprintf(req, sizeof(req),
+			 "POST %s/sink HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n"
+			 "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n", plain_url(false));
+		out = raw_pxs(req);
+		ROW(has(out, "HTTP/1.1 200 ") && has(out, "\r\n\r\n5\n"), "exactly chunked: %.200s", nz(out));
+		free(out);
+	}
+}
+
+/* The audit `ms` of a malformed request's 400 is a duration. */
+static void test_malformed_ms(void)
+{
+	struct marks m;
+	char *out, *a, *ms;
+
+	NEED_READY();
+	mark(&m);
+	out = raw_pxs("GET http://localhost/ HTTP/1.1\r\nHo st: x\r\n\r\n");
+	ROW(has(out, "HTTP/1.1 400 "), "not 400: %.200s", nz(out));
+	a = audit_since(&m);
+	ms = strstr(a, "\"ms\":");
+	ROW(ms != NULL && atol(ms + 5) >= 0 && atol(ms + 5) < 60000, "ms of the 400 is not a duration: %s", a);
+	free(out);
+	free(a);
+}
+
+/* ------------------------------------------------------------------ */
+/* Class 7: real values going out                                       */
+/* ------------------------------------------------------------------ */
+
+/* A real value in the request target, raw and fully percent-encoded, to
+ * an inject host and to another host: 403 naming GH_TOKEN, nothing sent,
+ * the audit target and stderr without it. */
+static void test_real_in_target(void)
+{
+	const char *forms[] = {tok_real, tok_pct};
+	struct marks m;
+
+	NEED_READY();
+	for (int h = 0; h < 2; h++) {
+		for (size_t f = 0; f < 2; f++) {
+			char req[1024], *out, *rec, *a;
+
+			mark(&m);
+			snprintf(req, sizeof(req), "GET %s/hello?t=%s HTTP/1.1\r\nHost: x\r\n\r\n",
+				 plain_url(h == 0), forms[f]);
+			out = raw_pxs(req);
+			check_leak_refusal(out, "GH_TOKEN", f == 0 ? "raw in the target" : "%XX in the target");
+			rec = file_since(rec_plain, m.plain);
+			ROW(*rec == '\0', "host %d form %zu: the upstream got a request: %.300s", h, f, rec);
+			a = audit_since(&m);
+			ROW(has(a, "\"status\":403"), "host %d form %zu: no 403 audit line: %s", h, f, a);
+			free(rec);
+			free(a);
+			free(out);
+		}
+	}
+	/* Inside TLS, raw. */
+	{
+		char req[512], *out, *rec;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "GET /hello?t=%s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", tok_real,
+			 (unsigned)up.port);
+		out = tls_px(req, strlen(req));
+		check_leak_refusal(out, "GH_TOKEN", "TLS target");
+		rec = file_since(rec_tls, m.tls);
+		ROW(*rec == '\0', "TLS: the upstream got a request: %.200s", rec);
+		free(rec);
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
+/* A sentinel fully percent-encoded (every byte %XX, %67hp_ for ghp_) in
+ * the target to a host outside injectHosts is found and refused. */
+static void test_sentinel_pct_target(void)
+{
+	char pct[3 * TOK_LEN + 1], req[1024], *out, *rec;
+	struct marks m;
+
+	NEED_READY();
+	mark(&m);
+	for (size_t k = 0; k < TOK_LEN; k++)
+		snprintf(pct + 3 * k, 4, "%%%02x", (unsigned char)tok_sent[k]);
+	snprintf(req, sizeof(req), "GET %s/hello?t=%s HTTP/1.1\r\nHost: x\r\n\r\n", plain_url(false), pct);
+	out = raw_pxs(req);
+	ROW(has(out, "HTTP/1.1 403 ") && has(out, "GH_TOKEN"), "%%-encoded sentinel: %.300s", nz(out));
+	ROW(raw_eof, "the refused connection was not closed (the request went on after its 403)");
+	rec = file_since(rec_plain, m.plain);
+	ROW(*rec == '\0', "the upstream got: %.200s", rec);
+	free(rec);
+	free(out);
+	free(audit_since(&m));
+}
+
+/* Real values in header fields in the forms the re-masker knows: raw,
+ * JSON-escaped (\/), base64 (Authorization: Basic), percent-encoded. */
+static void test_real_in_headers(void)
+{
+	char json[2 * TOK_LEN], pct[3 * TOK_LEN], hdr[4][256];
+	struct marks m;
+	size_t o = 0;
+
+	NEED_READY();
+	for (size_t k = 0; sec_real[k]; k++) {
+		if (sec_real[k] == '/')
+			json[o++] = '\\';
+		json[o++] = sec_real[k];
+	}
+	json[o] = '\0';
+	o = 0;
+	for (size_t k = 0; sec_real[k]; k++) {
+		if (sec_real[k] == '/' || sec_real[k] == '+')
+			o += (size_t)sprintf(pct + o, "%%%02X", (unsigned char)sec_real[k]);
+		else
+			pct[o++] = sec_real[k];
+	}
+	pct[o] = '\0';
+	snprintf(hdr[0], sizeof(hdr[0]), "X-Token: %s", tok_real);
+	snprintf(hdr[1], sizeof(hdr[1]), "X-Json: {\"k\":\"%s\"}", json);
+	snprintf(hdr[2], sizeof(hdr[2]), "Authorization: Basic %s", tok_b64);
+	snprintf(hdr[3], sizeof(hdr[3]), "Cookie: s=%s", pct);
+	for (int i = 0; i < 4; i++) {
+		for (int h = 0; h < 2; h++) {
+			char req[2048], *out, *rec;
+
+			mark(&m);
+			snprintf(req, sizeof(req), "GET %s/hello HTTP/1.1\r\nHost: x\r\n%s\r\n\r\n", plain_url(h == 0),
+				 hdr[i]);
+			out = raw_pxs(req);
+			check_leak_refusal(out, i == 0 || i == 2 ? "GH_TOKEN" : "PV_SECRET", hdr[i]);
+			rec = file_since(rec_plain, m.plain);
+			ROW(*rec == '\0', "%.20s host %d: the upstream got a request", hdr[i], h);
+			free(rec);
+			free(out);
+			free(audit_since(&m));
+		}
+	}
+	/* In a CONNECT's Proxy-Authorization, and in the URL's authority
+	 * (the audit gets no host then: lower-cased, it would still show). */
+	{
+		char req[1024], *out, *a;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+			 "Proxy-Authorization: Basic %s\r\n\r\n", (unsigned)up.port, (unsigned)up.port, tok_b64);
+		out = raw_pxs(req);
+		check_leak_refusal(out, "GH_TOKEN", "CONNECT Proxy-Authorization");
+		free(out);
+		snprintf(req, sizeof(req), "GET http://%s.localhost:%u/hello HTTP/1.1\r\nHost: x\r\n\r\n", tok_real,
+			 (unsigned)upp.port);
+		out = raw_pxs(req);
+		check_leak_refusal(out, "GH_TOKEN", "authority");
+		free(out);
+		a = audit_since(&m);
+		{
+			char low[TOK_LEN + 1];
+
+			for (size_t k = 0; k <= TOK_LEN; k++)
+				low[k] = (char)(tok_real[k] >= 'A' && tok_real[k] <= 'Z' ? tok_real[k] + 32 : tok_real[k]);
+			ROW(strstr(a, low + 4) == NULL, "the audit holds the value lower-cased: %s", a);
+		}
+		free(a);
+	}
+	{
+		char req[512], *out, *rec;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n%s\r\n\r\n",
+			 (unsigned)up.port, hdr[2]);
+		out = tls_px(req, strlen(req));
+		check_leak_refusal(out, "GH_TOKEN", "TLS Basic");
+		rec = file_since(rec_tls, m.tls);
+		ROW(*rec == '\0', "TLS: the upstream got a request: %.200s", rec);
+		free(rec);
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
+/* Real values in bodies: raw (Content-Length), base64'd, split across
+ * 1-byte chunks, percent-encoded in a form, and after 256 KiB that went
+ * out already (the upstream connection is cut, the request never
+ * completes). Never a real value upstream. */
+static void test_real_in_body(void)
+{
+	char body[4][256], b64sec[128];
+	struct marks m;
+
+	NEED_READY();
+	b64((const unsigned char *)sec_real, strlen(sec_real), b64sec);
+	snprintf(body[0], sizeof(body[0]), "{\"token\":\"%s\"}", tok_real);
+	snprintf(body[1], sizeof(body[1]), "data=%s", b64sec);
+	snprintf(body[2], sizeof(body[2]), "split %s end", tok_real);
+	/* A form field: percent-encoded as an encoder writes it (%2F, %2B). */
+	{
+		size_t o = (size_t)snprintf(body[3], sizeof(body[3]), "a=1&t=");
+
+		for (size_t k = 0; sec_real[k]; k++) {
+			if (sec_real[k] == '/' || sec_real[k] == '+')
+				o += (size_t)snprintf(body[3] + o, sizeof(body[3]) - o, "%%%02X",
+						      (unsigned char)sec_real[k]);
+			else
+				body[3][o++] = sec_real[k];
+		}
+		body[3][o] = '\0';
+	}
+	for (int i = 0; i < 4; i++) {
+		for (int h = 0; h < 2; h++) {
+			char req[8192], *out, *rec;
+			int n;
+
+			mark(&m);
+			if (i == 2) {
+				n = snprintf(req, sizeof(req),
+					     "POST %s/sink HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+					     plain_url(h == 0));
+				for (const char *p = body[i]; *p; p++)
+					n += snprintf(req + n, sizeof(req) - (size_t)n, "1\r\n%c\r\n", *p);
+				n += snprintf(req + n, sizeof(req) - (size_t)n, "0\r\n\r\n");
+			} else {
+				n = snprintf(req, sizeof(req),
+					     "POST %s/sink HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%s",
+					     plain_url(h == 0), strlen(body[i]), body[i]);
+			}
+			out = raw_px(req, (size_t)n, NULL);
+			check_leak_refusal(out, i == 1 || i == 3 ? "PV_SECRET" : "GH_TOKEN", body[i]);
+			rec = file_since(rec_plain, m.plain);
+			no_real_value_in(rec, strlen(rec), "the upstream's record");
+			ROW(*rec == '\0' || has(rec, "incomplete"), "body %d host %d: a complete request went up: %.300s",
+			    i, h, rec);
+			free(rec);
+			free(out);
+			free(audit_since(&m));
+		}
+	}
+	/* Streamed: 256 KiB first, then the value in a second write. */
+	{
+		size_t big = 256 * 1024, n;
+		char *req = malloc(big + 1024), *out, *rec, head[256];
+		int fd;
+
+		CU_ASSERT_FATAL(req != NULL);
+		mark(&m);
+		n = (size_t)snprintf(head, sizeof(head),
+				     "POST %s/sink HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", plain_url(true),
+				     big + strlen(tok_real));
+		memcpy(req, head, n);
+		memset(req + n, 'a', big);
+		fd = test_tcp_connect(px_addr, 5000);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT(test_send_all(fd, req, n + big) == 0);
+		/* The first part went upstream before the value comes. */
+		for (int k = 0; k < 200 && file_size(rec_plain) == m.plain; k++)
+			usleep(10000);
+		CU_ASSERT(test_send_all(fd, tok_real, strlen(tok_real)) == 0);
+		out = test_recv_until(fd, NULL, 3000, NULL, &raw_eof);
+		close(fd);
+		check_leak_refusal(out, "GH_TOKEN", "streamed body");
+		for (int k = 0; k < 200; k++) {
+			rec = file_since(rec_plain, m.plain);
+			if (has(rec, "incomplete") || has(rec, "=== conn")) {
+				free(rec);
+				break;
+			}
+			free(rec);
+			usleep(10000);
+		}
+		rec = file_since(rec_plain, m.plain);
+		no_real_value_in(rec, strlen(rec), "the upstream's record");
+		ROW(!has(rec, "=== conn") || has(rec, "incomplete"), "the streamed request completed upstream: %.200s",
+		    rec);
+		free(rec);
+		free(out);
+		free(req);
+		free(audit_since(&m));
+	}
+	/* Inside TLS, in a body. */
+	{
+		char req[512], *out, *rec;
+
+		mark(&m);
+		snprintf(req, sizeof(req),
+			 "POST /sink HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: %zu\r\n\r\n%s",
+			 (unsigned)up.port, strlen(body[0]), body[0]);
+		out = tls_px(req, strlen(req));
+		check_leak_refusal(out, "GH_TOKEN", "TLS body");
+		rec = file_since(rec_tls, m.tls);
+		no_real_value_in(rec, strlen(rec), "the TLS upstream's record");
+		free(rec);
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
+/* A plain-bytes tunnel (CONNECT, no TLS inside) carrying a real value:
+ * refused, the value never arrives. */
+static void test_real_in_tunnel(void)
+{
+	char req[1024], *out, *rec;
+	struct marks m;
+	int n;
+
+	NEED_READY();
+	mark(&m);
+	n = snprintf(req, sizeof(req),
+		     "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n"
+		     "POST /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		     (unsigned)upp.port, (unsigned)upp.port, strlen(tok_real), tok_real);
+	out = raw_px(req, (size_t)n, NULL);
+	ROW(has(out, "HTTP/1.1 403 ") && has(out, "GH_TOKEN"), "tunnel: not refused: %.300s", nz(out));
+	rec = file_since(rec_plain, m.plain);
+	no_real_value_in(rec, strlen(rec), "the upstream's record (tunnel)");
+	free(rec);
+	free(out);
+	free(audit_since(&m));
+}
+
+/* WebSocket, client to server: a masked frame carrying a real value is
+ * not relayed (the connection is cut); then a close frame, which the echo
+ * server would echo. */
+static void test_real_in_websocket(void)
+{
+	static const unsigned char key[4] = {0x11, 0x22, 0x33, 0x44};
+	char req[1024], frame[256], *out, *a;
+	struct marks m;
+	size_t len, plen = strlen(tok_real);
+	int fd;
+
+	NEED_READY();
+	/* v 0: two fragments, the value split across them; v 1: the same
+	 * with a ping between the fragments. */
+	for (int v = 0; v < 2; v++) {
+		size_t n = 0;
+
+		mark(&m);
+		len = (size_t)snprintf(req, sizeof(req),
+				       "GET %s/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+				       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+				       plain_url(false));
+		frame[n++] = 0x01;
+		frame[n++] = (char)(0x80 | 10);
+		memcpy(frame + n, key, 4);
+		n += 4;
+		for (size_t i = 0; i < 10; i++)
+			frame[n++] = (char)(tok_real[i] ^ key[i % 4]);
+		if (v == 1) {
+			frame[n++] = (char)0x89;
+			frame[n++] = (char)(0x80 | 4);
+			memcpy(frame + n, key, 4);
+			n += 4;
+			for (size_t i = 0; i < 4; i++)
+				frame[n++] = (char)("ping"[i] ^ key[i % 4]);
+		}
+		frame[n++] = (char)0x80;
+		frame[n++] = (char)(0x80 | (plen - 10));
+		memcpy(frame + n, key, 4);
+		n += 4;
+		for (size_t i = 10; i < plen; i++)
+			frame[n++] = (char)(tok_real[i] ^ key[(i - 10) % 4]);
+		frame[n++] = (char)0x88;
+		frame[n++] = (char)0x80;
+		memcpy(frame + n, key, 4);
+		n += 4;
+		fd = test_tcp_connect(px_addr, 5000);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT(test_send_all(fd, req, len) == 0);
+		out = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+		ROW(has(out, "HTTP/1.1 101 "), "v%d: no 101: %.200s", v, nz(out));
+		free(out);
+		CU_ASSERT(test_send_all(fd, frame, n) == 0);
+		{
+			size_t got = 0;
+			char *rest = test_recv_until(fd, NULL, 3000, &got, NULL);
+
+			/* The echo of a text frame starts with 0x01 (its first
+			 * fragment) or 0x81. */
+			ROW(rest == NULL || got == 0 ||
+				    ((unsigned char)rest[0] != 0x01 && (unsigned char)rest[0] != 0x81),
+			    "v%d: the frames with the real value were relayed (%zu bytes came back)", v, got);
+			free(rest);
+		}
+		close(fd);
+		a = audit_since(&m);
+		ROW(has(a, "\"decision\":\"deny\"") && has(a, "GH_TOKEN"),
+		    "v%d: no audit line refusing it: %s", v, a);
+		free(a);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Class 8: re-masking gaps                                             */
+/* ------------------------------------------------------------------ */
+
+/* Bytes of a WebSocket frame header + payload into out; returns length. */
+static size_t ws_frame(unsigned char *out, unsigned b0, const char *payload, size_t len)
+{
+	size_t n = 0;
+
+	out[n++] = (unsigned char)b0;
+	out[n++] = (unsigned char)len; /* < 126 */
+	memcpy(out + n, payload, len);
+	return n + len;
+}
+
+/* Asks the python server for resp (the upstream's whole answer, then it closes)
+ * with extra request fields; the client's bytes (malloc'd, *n). */
+static char *via_rawhex(const void *resp, size_t rlen, const char *fields, size_t *n)
+{
+	char *path = malloc(2 * rlen + 64), *req = malloc(2 * rlen + 1024), *out;
+	int len;
+
+	if (path == NULL || req == NULL)
+		abort();
+	path[0] = '/';
+	to_hex(resp, rlen, path + 1);
+	len = snprintf(req, 2 * rlen + 1024, "GET http://%s%s HTTP/1.1\r\nHost: x\r\n%s\r\n", raw_addr, path,
+		       fields);
+	out = raw_px(req, (size_t)len, n);
+	free(path);
+	free(req);
+	return out;
+}
+
+/* Concatenated payloads of the frames after the 101 head (client side). */
+static char *ws_payloads(const char *out, size_t n)
+{
+	const char *h = out != NULL ? strstr(out, "\r\n\r\n") : NULL;
+	char *r = calloc(1, n + 1);
+	size_t p, o = 0;
+
+	if (r == NULL)
+		abort();
+	if (h == NULL)
+		return r;
+	p = (size_t)(h + 4 - out);
+	while (p + 2 <= n) {
+		size_t len = (unsigned char)out[p + 1] & 0x7f;
+
+		if (p + 2 + len > n)
+			break;
+		if (((unsigned char)out[p] & 0x0f) < 8) {
+			memcpy(r + o, out + p + 2, len);
+			o += len;
+		}
+		p += 2 + len;
+	}
+	return r;
+}
+
+/* A real value split across two WebSocket fragments, across a ping
+ * between them, and across two messages: the client sees the sentinel. */
+static void test_ws_split(void)
+{
+	static const char fields[] = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+				     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+	static const char head101[] = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+				      "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+	struct marks m;
+
+	NEED_READY();
+	for (int v = 0; v < 3; v++) {
+		unsigned char resp[1024];
+		size_t n = sizeof(head101) - 1, got = 0;
+		char a[64], b[64], *out, *pl;
+
+		mark(&m);
+		memcpy(resp, head101, n);
+		snprintf(a, sizeof(a), "x%.*s", 17, tok_real);
+		snprintf(b, sizeof(b), "%s.", tok_real + 17);
+		n += ws_frame(resp + n, v == 2 ? 0x81 : 0x01, a, strlen(a));
+		if (v == 1)
+			n += ws_frame(resp + n, 0x89, "ping", 4);
+		n += ws_frame(resp + n, v == 2 ? 0x81 : 0x80, b, strlen(b));
+		n += ws_frame(resp + n, 0x88, "", 0);
+		out = via_rawhex(resp, n, fields, &got);
+		ROW(has(out, "HTTP/1.1 101 "), "variant %d: no 101: %.200s", v, nz(out));
+		pl = ws_payloads(out, got);
+		ROW(out == NULL || memmem(out, got, tok_real + 4, 13) == NULL,
+		    "variant %d: the client got the real value's bytes", v);
+		ROW(has(pl, tok_sent), "variant %d: the client did not get the sentinel: '%s'", v, pl);
+		free(pl);
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
+/* The upstream ends in the middle of a real value: Content-Length short,
+ * chunked unfinished, close-delimited, an upgraded stream. The held
+ * bytes are dropped, never released. */
+static void test_cut_mid_value(void)
+{
+	char half[32];
+	struct marks m;
+
+	NEED_READY();
+	snprintf(half, sizeof(half), "%.24s", tok_real);
+	for (int v = 0; v < 4; v++) {
+		char resp[512], *out;
+		size_t got = 0;
+		int n = 0;
+
+		mark(&m);
+		if (v == 0)
+			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nbody %s", half);
+		else if (v == 1)
+			n = snprintf(resp, sizeof(resp),
+				     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\nbody %s\r\n",
+				     strlen(half) + 5, half);
+		else if (v == 2)
+			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody %s", half);
+		else
+			n = snprintf(resp, sizeof(resp),
+				     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+				     "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n\x81%cbody %s",
+				     (char)(strlen(half) + 5 + 10), half);
+		out = via_rawhex(resp, (size_t)n,
+				 v == 3 ? "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+					  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+					: "",
+				 &got);
+		ROW(out != NULL && memmem(out, got, half + 4, strlen(half) - 4) == NULL,
+		    "variant %d: the held part of the value was released: %.*s", v, (int)got, nz(out));
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
+/* Requests to an inject host lose Range and If-Range; to another host
+ * they keep them. */
+static void test_range_stripped(void)
+{
+	struct marks m;
+
+	NEED_READY();
+	for (int h = 0; h < 2; h++) {
+		char req[512], *out, *rec;
+
+		mark(&m);
+		snprintf(req, sizeof(req),
+			 "GET %s/hello HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nIf-Range: \"e1\"\r\n"
+			 "Connection: close\r\n\r\n", plain_url(h == 0));
+		out = raw_pxs(req);
+		ROW(has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, nz(out));
+		rec = file_since(rec_plain, m.plain);
+		if (h == 0)
+			ROW(!has(rec, "\r\nRange:") && !has(rec, "\r\nIf-Range:"),
+			    "the inject host got Range/If-Range: %.300s", rec);
+		else
+			ROW(has(rec, "\r\nRange: bytes=0-3\r\n") && has(rec, "\r\nIf-Range: \"e1\"\r\n"),
+			    "another host lost Range/If-Range: %.300s", rec);
+		free(rec);
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* passavant run                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Inside `passavant run`, a command that somehow holds the real value
+ * sends it in a query and in a body: both 403, and neither passavant's
+ * stderr nor the audit file holds it. */
+static void test_run_leak(void)
+{
+	char *root, pol[4200], work[4200], script[4200], audit[4200], leak[4300], text[8192], tok[64];
+	char why[256];
+	char *out = NULL, *err = NULL, *a, *rec;
+	size_t mplain;
+	int st;
+
+	NEED_READY();
+	if (!test_userns_available(why, sizeof(why))) {
+		TEST_SKIP("user namespaces unavailable: %s", why);
+		return;
+	}
+	root = strdup("/var/tmp/pv-proxhard.XXXXXX");
+	CU_ASSERT_FATAL(root != NULL && mkdtemp(root) != NULL && chmod(root, 0755) == 0);
+	snprintf(pol, sizeof(pol), "%s/policy.yaml", root);
+	snprintf(work, sizeof(work), "%s/work", root);
+	snprintf(script, sizeof(script), "%s/s.sh", root);
+	snprintf(audit, sizeof(audit), "%s/audit.jsonl", root);
+	snprintf(leak, sizeof(leak), "%s/leaked.txt", work);
+	CU_ASSERT_FATAL(mkdir(work, 0755) == 0);
+	snprintf(text, sizeof(text),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "credentials:\n  envVars:\n    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+		 "filesystem:\n  allowWrite: [\"%s\"]\n", work);
+	CU_ASSERT_FATAL(test_write_file(pol, text, strlen(text)) == 0);
+	CU_ASSERT_FATAL(test_write_file(leak, tok_real, strlen(tok_real)) == 0);
+	CU_ASSERT_FATAL(chmod(leak, 0644) == 0);
+	snprintf(text, sizeof(text),
+		 "v=$(cat %s)\n"
+		 "NO_PROXY= no_proxy= curl -sS --max-time 20 -o /dev/null -w 'q=%%{http_code}\\n' "
+		 "\"http://127.0.0.1:%u/hello?t=$v\"\n"
+		 "NO_PROXY= no_proxy= curl -sS --max-time 20 -o /dev/null -w 'b=%%{http_code}\\n' "
+		 "--data-binary \"k=$v\" http://127.0.0.1:%u/sink\n",
+		 leak, (unsigned)upp.port, (unsigned)upp.port);
+	CU_ASSERT_FATAL(test_write_file(script, text, strlen(text)) == 0);
+	CU_ASSERT_FATAL(chmod(script, 0644) == 0);
+	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", tok_real);
+	mplain = file_size(rec_plain);
+	{
+		char *argv[] = {"env", "-C", work, tok, "PATH=/usr/local/bin:/usr/bin:/bin", (char *)test_passavant_bin(),
+				"run", "--audit", audit, "-p", pol, "--", "sh", script, NULL};
+
+		st = test_run_capture(argv, &out, &err, 60000);
+	}
+	ROW(st == 0, "run exited %d: %s", st, nz(err));
+	ROW(has(out, "q=403") && has(out, "b=403"), "not refused: %s", nz(out));
+	no_real_value_in(err, err ? strlen(err) : 0, "passavant run's stderr");
+	ROW(has(err, "GH_TOKEN"), "stderr does not name the credential: %s", nz(err));
+	a = test_read_file(audit, NULL);
+	no_real_value_in(a, a ? strlen(a) : 0, "run's audit file");
+	rec = file_since(rec_plain, mplain);
+	no_real_value_in(rec, strlen(rec), "the upstream's record (run)");
+	free(rec);
+	free(a);
+	free(out);
+	free(err);
+	test_rmtree(root);
+	free(root);
+}
+
+TEST_REGISTRAR(register_proxhard)
+{
+	CU_pSuite s = test_suite("proxhard", suite_up, suite_down);
+
+	test_add(s, "9: request line not HTTP/1.0 or 1.1: 400/505, plain and TLS", test_version);
+	test_add(s, "9: Transfer-Encoding not exactly chunked, or on 1.0: 400", test_transfer_encoding);
+	test_add(s, "9: the audit ms of a malformed request is a duration", test_malformed_ms);
+	test_add(s, "7: real value in the target (raw, %XX; plain, TLS): 403, redacted", test_real_in_target);
+	test_add(s, "7: sentinel fully %-encoded in the target: found", test_sentinel_pct_target);
+	test_add(s, "7: real value in headers (raw, JSON, Basic, %XX): 403", test_real_in_headers);
+	test_add(s, "7: real value in bodies (raw, base64, chunks, form, streamed, TLS)", test_real_in_body);
+	test_add(s, "7: real value in a tunnel without TLS", test_real_in_tunnel);
+	test_add(s, "7: real value in client WebSocket frames: not relayed", test_real_in_websocket);
+	test_add(s, "8: WebSocket value split across fragments, a ping, messages", test_ws_split);
+	test_add(s, "8: upstream cut mid-value (CL, chunked, close, upgraded): dropped", test_cut_mid_value);
+	test_add(s, "8: Range/If-Range stripped towards inject hosts", test_range_stripped);
+	test_add(s, "7: passavant run: a leaked value in query and body refused, not logged", test_run_leak);
+	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);
+}
