@@ -175,12 +175,27 @@ static const char *nz(const char *s)
 	return s != NULL ? s : "(null)";
 }
 
+/*
+ * Non-overlapping occurrences of needle in hay (a NUL-terminated string;
+ * NULL counts 0), in one pass over hay's bytes. A strstr() per occurrence
+ * would be quadratic under ASan, whose strstr measures the rest of the
+ * haystack on every call (minutes for 50000 values in 2 MB).
+ */
 static int count_of(const char *hay, const char *needle)
 {
+	size_t len = hay != NULL ? strlen(hay) : 0, nlen = strlen(needle);
 	int n = 0;
 
-	for (const char *p = hay; p != NULL && (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
+	if (nlen == 0)
+		return 0;
+	for (size_t i = 0; i + nlen <= len;) {
+		if (hay[i] == needle[0] && memcmp(hay + i, needle, nlen) == 0) {
+			n++;
+			i += nlen;
+		} else {
+			i++;
+		}
+	}
 	return n;
 }
 
@@ -1498,6 +1513,7 @@ static void test_remask_large(void)
 			for (int h = 0; h < 2; h++) {
 				char *out = NULL, *body;
 				size_t len = 0;
+				int sentinels;
 
 				snprintf(path, sizeof(path), "/repeat/%s/50000?x=%s", modes[m], hex);
 				CU_ASSERT_EQUAL(curl_px(&p, &out, "-o", file, url_of(&up, h ? "localhost" : "127.0.0.1", path),
@@ -1508,8 +1524,8 @@ static void test_remask_large(void)
 				ROW(body != NULL && len == 50000 * (TOK_LEN + 1), "%s %d: %zu bytes", modes[m], h, len);
 				ROW(body != NULL && memmem(body, len, tok_real, TOK_LEN) == NULL,
 				    "%s %d: the client got a real value", modes[m], h);
-				ROW(body != NULL && count_of(body, p.tok) == 50000, "%s %d: %d sentinels of 50000", modes[m], h,
-				    body ? count_of(body, p.tok) : -1);
+				sentinels = body != NULL ? count_of(body, p.tok) : -1;
+				ROW(sentinels == 50000, "%s %d: %d sentinels of 50000", modes[m], h, sentinels);
 				free(body);
 				unlink(file);
 			}
