@@ -1049,7 +1049,8 @@ static void test_body(void)
 		/* 1-byte chunks, one TLS record each. */
 		mark = file_size(rec_tls);
 		{
-			char *argv[] = {ENV_CLEAN, "python3", py_path, "chunked", p.addr, up.addr, p.trust, data, NULL};
+			char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "chunked", p.addr, up.addr, p.trust,
+					data, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
 		}
@@ -1205,7 +1206,7 @@ static void test_remask_websocket(void)
 			to_hex(tok_real, hex);
 			snprintf(target, sizeof(target), "%s:%u", h == 0 ? "127.0.0.1" : "localhost", (unsigned)up.port);
 			{
-				char *argv[] = {ENV_CLEAN, "python3", py_path, "ws", p.addr, target, p.trust, hex, NULL};
+				char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "ws", p.addr, target, p.trust, hex, NULL};
 
 				CU_ASSERT_EQUAL(runv(&out, argv), 0);
 			}
@@ -1223,8 +1224,8 @@ static void test_remask_websocket(void)
 static char *ws_echo(const struct px *p, const char *payload)
 {
 	char target[128], *out = NULL;
-	char *argv[] = {ENV_CLEAN, "python3", py_path, "wsecho", (char *)p->addr, target, (char *)p->trust,
-			(char *)payload, NULL};
+	char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "wsecho", (char *)p->addr, target,
+			(char *)p->trust, (char *)payload, NULL};
 
 	snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
 	CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -1441,7 +1442,7 @@ static void test_sse_chunk_released(void)
 		"ev=b'data: one\\n\\n'; c.sendall(b'%x\\r\\n' % len(ev) + ev + b'\\r\\n')\n"
 		"time.sleep(4)\n"
 		"c.sendall(b'0\\r\\n\\r\\n'); c.close()\n";
-	char *argv[] = {"python3", "-c", (char *)script, NULL};
+	char *argv[] = {(char *)test_python(), "-c", (char *)script, NULL};
 	char addr[64], url[128], *out = NULL;
 	struct test_proc *sse;
 	struct px p;
@@ -1615,7 +1616,8 @@ static void test_pipelined(void)
 		snprintf(auth, sizeof(auth), "Bearer %s", p.tok);
 		snprintf(body, sizeof(body), "t=%s", p.tok);
 		{
-			char *argv[] = {ENV_CLEAN, "python3", py_path, "pipelined", p.addr, up.addr, p.trust, auth, body, NULL};
+			char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "pipelined", p.addr, up.addr, p.trust,
+					auth, body, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
 		}
