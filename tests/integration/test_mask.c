@@ -1287,8 +1287,9 @@ static void test_ws_holdback_oracle(void)
 }
 
 /* The value split across reads: the upstream writes its response one byte
- * at a time (header, Content-Length, chunked, close-delimited bodies and a
- * chunked trailer). */
+ * at a time, each once the proxy has read the one before (drip=read), so
+ * every byte is a read of its own (header, Content-Length, chunked,
+ * close-delimited bodies and a chunked trailer). */
 static void test_remask_split_reads(void)
 {
 	static const char *const modes[] = {"cl", "chunked", "close", "trailer"};
@@ -1307,7 +1308,7 @@ static void test_remask_split_reads(void)
 				const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
 				char *out = NULL;
 
-				snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=1", modes[m], hex);
+				snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=read", modes[m], hex);
 				CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(u, host, path), NULL), 0);
 				ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s",
 				    u == &up ? "https" : "http", host, modes[m], nz(out));
@@ -1324,10 +1325,12 @@ static void test_remask_split_reads(void)
 }
 
 /*
- * A slow upstream: one byte every 30 ms, longer than any short "flush
- * what is held after a pause" timer. A real value in the body arrives over
- * about 1.2 s; it must still reach the client as its sentinel (SPEC §4.3:
- * the real value never enters the sandbox), not flushed piece by piece.
+ * A slow upstream: each byte of the real value (in the header and in the
+ * body) 30 ms after the one before, longer than any short "flush what is
+ * held after a pause" timer (the bytes between the values go at once,
+ * drip=30&only=value). A real value in the body arrives over about 1.2 s;
+ * it must still reach the client as its sentinel (SPEC §4.3: the real
+ * value never enters the sandbox), not flushed piece by piece.
  */
 static void test_remask_slow_upstream(void)
 {
@@ -1342,7 +1345,7 @@ static void test_remask_slow_upstream(void)
 		for (int h = 0; h < 2; h++) {
 			char *out = NULL;
 
-			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=30", h ? "close" : "cl", hex);
+			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=30&only=value", h ? "close" : "cl", hex);
 			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--max-time", "30",
 						url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL),
 					0);
