@@ -545,7 +545,18 @@ static void test_reason_control_bytes(void)
 		n += snprintf(raw + n, sizeof(raw) - (size_t)n, "\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
 		CU_ASSERT_FATAL(test_upstream_rawhex_path(path, sizeof(path), raw, (size_t)n) == 0);
 		n = snprintf(req, sizeof(req), "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, path, up.addr);
-		resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+		if (i < 2) {
+			/* The refusal closes the connection: read to its end. */
+			resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+		} else {
+			/* The relayed response keeps the client's connection
+			 * open: read up to its body. */
+			int fd = raw_connect(px_main.addr);
+
+			CU_ASSERT_FATAL(fd >= 0);
+			resp = raw_send(fd, req, (size_t)n) == 0 ? raw_read(fd, "\r\n\r\nhi", 5000, NULL) : NULL;
+			close(fd);
+		}
 		CU_ASSERT_FATAL(resp != NULL);
 		if (i < 2)
 			ROW(strncmp(resp, "HTTP/1.1 502", 12) == 0 && strstr(resp, "hi") == NULL,
@@ -1354,11 +1365,17 @@ static void test_stalled_download(void)
 	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
 	/* Read a little, then stop reading altogether. Without back-pressure
 	 * loopback fills hundreds of MiB per second; with it, RSS settles
-	 * after the first second (sanitizer builds add their own overhead,
-	 * hence the generous absolute bound and the growth check). */
+	 * once the buffers are full (sanitizer builds add their own overhead,
+	 * hence the generous absolute bound and the growth check over 2 s). */
 	r = raw_read(fd, NULL, 500, NULL);
 	free(r);
-	sleep(1);
+	{
+		/* Buffers full: the proxy and the upstream sleep (at most the
+		 * 1 s this used to wait). */
+		const pid_t quiet[] = {test_proc_pid(p.proc), test_proc_pid(up.proc)};
+
+		(void)test_wait_quiet(quiet, 2, fd, 1000);
+	}
 	mid = rss_kib(test_proc_pid(p.proc));
 	sleep(2);
 	after = rss_kib(test_proc_pid(p.proc));

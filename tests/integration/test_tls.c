@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/ssl.h>
@@ -468,6 +469,40 @@ static char *audit_line_with(char *log, size_t from, const char *needle)
 	return l;
 }
 
+/* CLOCK_MONOTONIC in milliseconds. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads the audit file at path until a complete line from offset from on
+ * contains needle, for at most 5 s (the proxy writes it when the exchange
+ * ends, a moment after the client is done). Returns the log (malloc'd,
+ * the caller frees; NULL if unreadable); *line is that line as
+ * audit_line_with() cuts it, or NULL at the deadline. */
+static char *audit_wait(const char *path, size_t from, const char *needle, char **line)
+{
+	long long deadline = now_ms() + 5000;
+
+	for (;;) {
+		size_t len = 0;
+		char *log = test_read_file(path, &len), *l;
+
+		*line = NULL;
+		l = log != NULL && len > from ? strstr(log + from, needle) : NULL;
+		if ((l != NULL && strchr(l, '\n') != NULL) || now_ms() > deadline) {
+			if (l != NULL)
+				*line = audit_line_with(log, from, needle);
+			return log;
+		}
+		free(log);
+		usleep(10000);
+	}
+}
+
 static void test_audit_terminated(void)
 {
 	char *log, *l;
@@ -475,10 +510,8 @@ static void test_audit_terminated(void)
 	CU_ASSERT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
 			    "-x", px_main.url, url_of(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
 			0);
-	usleep(200000);
-	log = test_read_file(px_main.audit, NULL);
+	log = audit_wait(px_main.audit, 0, "\"target\":\"/hello?audit=1\"", &l);
 	CU_ASSERT_FATAL(log != NULL);
-	l = audit_line_with(log, 0, "\"target\":\"/hello?audit=1\"");
 	CU_ASSERT_FATAL(l != NULL);
 	CU_ASSERT(strstr(l, "\"kind\":\"request\",\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"127.0.0.1\"") !=
 		  NULL);
@@ -500,10 +533,8 @@ static void test_audit_failed_handshake(void)
 	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
 				"-x", px_main.url, url_of(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
 			    0);
-	usleep(300000);
-	log = test_read_file(px_main.audit, NULL);
+	log = audit_wait(px_main.audit, before, "TLS handshake with the client for 127.0.0.1:", &l);
 	CU_ASSERT_FATAL(log != NULL);
-	l = audit_line_with(log, before, "TLS handshake with the client for 127.0.0.1:");
 	CU_ASSERT_FATAL(l != NULL);
 	CU_ASSERT(strstr(l, "\"kind\":\"connect\",\"method\":\"CONNECT\"") != NULL);
 	CU_ASSERT(strstr(l, "trust.pem") != NULL);
@@ -550,7 +581,13 @@ static void test_slow_reader(void)
 	n = snprintf(req, sizeof(req), "GET /bytes/1073741824 HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
 	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
 	CU_ASSERT(SSL_read(ssl, buf, sizeof(buf)) > 0);
-	usleep(500000);
+	{
+		/* Buffers full: the proxy and the upstream sleep (at most the
+		 * 0.5 s this used to wait). */
+		const pid_t quiet[] = {test_proc_pid(px_main.proc), test_proc_pid(up.proc)};
+
+		(void)test_wait_quiet(quiet, 2, fd, 500);
+	}
 	before = rss_kib(test_proc_pid(px_main.proc));
 	sleep(2);
 	after = rss_kib(test_proc_pid(px_main.proc));
@@ -975,10 +1012,8 @@ static void test_edge_refusal_after_request(void)
 
 	edge_expect("badnext", up.addr, NULL, NULL, "HTTP/1.1 200 OK\nHTTP/1.1 400 Bad Request\n",
 		    "a good request, then a head with a bare LF in the same tunnel");
-	usleep(200000);
-	log = test_read_file(px_main.audit, NULL);
+	log = audit_wait(px_main.audit, 0, "bare LF", &l);
 	CU_ASSERT_FATAL(log != NULL);
-	l = audit_line_with(log, 0, "bare LF");
 	CU_ASSERT_FATAL(l != NULL);
 	CU_ASSERT(strstr(l, "\"status\":400") != NULL);
 	ROW(strstr(l, "\"target\":\"\"") != NULL, "the refusal's audit line names no target: %s", l);
