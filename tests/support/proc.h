@@ -74,8 +74,9 @@ const char *test_proc_stderr_path(const struct test_proc *p);
 void test_proc_free(struct test_proc *p);
 
 /*
- * Waits until every thread of the n processes in pids (entries <= 0 are
- * skipped) sleeps and the receive queue of fd (FIONREAD; fd < 0: not
+ * Waits until no thread of the n processes in pids (entries <= 0 are
+ * skipped) has run (CPU time in /proc/PID/task/TID/schedstat unchanged)
+ * or waits to run, and the receive queue of fd (FIONREAD; fd < 0: not
  * looked at) has not changed, over three looks 10 ms apart; at most
  * cap_ms. That is the moment a fixed sleep used to wait for: the proxy has
  * done all it can (read what was sent, or filled its buffers against a

@@ -17,11 +17,12 @@
  * (TCP_NODELAY) that sent "CONNECT target" with first appended in the same
  * write, read the proxy's head a byte at a time (nothing after it is
  * consumed) and asserted a 200. It also imports fcntl, os, struct,
- * termios and time, and defines settle(s, cap): returns once every
- * thread of the processes in $PV_SETTLE_PIDS (space-separated pids, set
- * with test_py_settle_pids(); none: only the queue is watched) sleeps and
- * s's receive queue (FIONREAD) has not changed over three looks 10 ms
- * apart, or after cap seconds. That is the moment a fixed sleep used to
+ * termios and time, and defines settle(s, cap): returns once no thread
+ * of the processes in $PV_SETTLE_PIDS (space-separated pids, set with
+ * test_py_settle_pids(); none: only the queue is watched) has run (CPU
+ * time in schedstat unchanged) or waits to run, and s's receive queue
+ * (FIONREAD) has not changed, over three looks 10 ms apart, or after cap
+ * seconds (the same test as test_wait_quiet() in proc.h). That is the moment a fixed sleep used to
  * wait for: the proxy has read what was sent, or is backed up against a
  * client that does not read. Returns 0 or -1.
  */
