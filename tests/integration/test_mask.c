@@ -272,6 +272,47 @@ static int curl_px(const struct px *p, char **out, ...)
 	return runv(out, argv);
 }
 
+#define CURL_ALL_MAX 4
+
+/*
+ * Runs one curl through p per URL in urls (n <= CURL_ALL_MAX), all at once
+ * (each its own connection, as curl_px() one after the other), with the
+ * arguments extra (NULL-terminated) before the URL. outs[i] gets URL i's
+ * stdout (malloc'd, the caller frees; NULL if curl did not start) and
+ * rcs[i] its exit status (-1: did not run); a status not 0 shows curl's
+ * stderr.
+ */
+static void curl_px_all(const struct px *p, const char *const *extra, const char *const *urls, size_t n,
+			char **outs, int *rcs)
+{
+	struct test_proc *procs[CURL_ALL_MAX];
+
+	for (size_t i = 0; i < n && i < CURL_ALL_MAX; i++) {
+		char *argv[80] = {ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->trust,
+				  "-x", (char *)p->url};
+		int k = 0;
+
+		while (argv[k] != NULL)
+			k++;
+		for (size_t j = 0; extra[j] != NULL && k < 78; j++)
+			argv[k++] = (char *)extra[j];
+		argv[k++] = (char *)urls[i];
+		argv[k] = NULL;
+		procs[i] = test_proc_start(argv, NULL, NULL, 0, 10000);
+	}
+	for (size_t i = 0; i < n && i < CURL_ALL_MAX; i++) {
+		rcs[i] = procs[i] != NULL ? test_proc_stop(procs[i], 0, 60000) : -1;
+		outs[i] = procs[i] != NULL ? test_proc_stdout(procs[i]) : NULL;
+		if (rcs[i] != 0) {
+			char *e = procs[i] != NULL ? test_proc_stderr(procs[i]) : NULL;
+
+			fprintf(stderr, "\n    curl %s exited %d:\n%s\n", urls[i], rcs[i], e ? e : "");
+			free(e);
+		}
+		test_proc_free(procs[i]);
+	}
+}
+
 static const char *url_of(const struct test_upstream *u, const char *host, const char *path)
 {
 	static char buf[6][8192];
@@ -1168,13 +1209,22 @@ static void test_remask_bodies(void)
 			snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", sent);
 			snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", sent);
 			for (size_t m = 0; m < 3; m++) {
+				static const char *const extra[] = {"-i", NULL};
+				const char *urls[4];
+				char *outs[4];
+				int rcs[4];
+
+				/* The four hosts at once, each its own curl. */
+				snprintf(path, sizeof(path), "/reflect/%s?x=%s", modes[m], hex);
+				for (int h = 0; h < 4; h++)
+					urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
+				curl_px_all(&p, extra, urls, 4, outs, rcs);
 				for (int h = 0; h < 4; h++) {
 					const struct test_upstream *u = h < 2 ? &up : &upp;
 					const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
-					char *out = NULL;
+					char *out = outs[h];
 
-					snprintf(path, sizeof(path), "/reflect/%s?x=%s", modes[m], hex);
-					CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(u, host, path), NULL), 0);
+					CU_ASSERT_EQUAL(rcs[h], 0);
 					ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL,
 					    "%s %s %s: not 200: %.300s", u == &up ? "https" : "http", host, modes[m],
 					    nz(out));
@@ -1303,13 +1353,22 @@ static void test_remask_split_reads(void)
 		snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", p.tok);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
 		for (size_t m = 0; m < 4; m++) {
+			static const char *const extra[] = {"-i", NULL};
+			const char *urls[4];
+			char *outs[4];
+			int rcs[4];
+
+			/* The four hosts at once, each its own curl. */
+			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=read", modes[m], hex);
+			for (int h = 0; h < 4; h++)
+				urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
+			curl_px_all(&p, extra, urls, 4, outs, rcs);
 			for (int h = 0; h < 4; h++) {
 				const struct test_upstream *u = h < 2 ? &up : &upp;
 				const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
-				char *out = NULL;
+				char *out = outs[h];
 
-				snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=read", modes[m], hex);
-				CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(u, host, path), NULL), 0);
+				CU_ASSERT_EQUAL(rcs[h], 0);
 				ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s",
 				    u == &up ? "https" : "http", host, modes[m], nz(out));
 				ROW(out != NULL && strstr(out, tok_real) == NULL, "%s %s %s: the client saw the real value",
@@ -1338,17 +1397,27 @@ static void test_remask_slow_upstream(void)
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
-		char hex[2 * TOK_LEN + 1], path[256], wb[128];
+		static const char *const extra[] = {"-i", "--max-time", "30", NULL};
+		char hex[2 * TOK_LEN + 1], wb[128];
 
 		to_hex(tok_real, hex);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
-		for (int h = 0; h < 2; h++) {
-			char *out = NULL;
+		char paths[2][256];
+		const char *urls[2];
+		char *outs[2];
+		int rcs[2];
 
-			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=30&only=value", h ? "close" : "cl", hex);
-			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--max-time", "30",
-						url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL),
-					0);
+		for (int h = 0; h < 2; h++) {
+			snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?x=%s&drip=30&only=value", h ? "close" : "cl",
+				 hex);
+			urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
+		}
+		/* Both at once: each response takes about 2.4 s (80 value bytes). */
+		curl_px_all(&p, extra, urls, 2, outs, rcs);
+		for (int h = 0; h < 2; h++) {
+			char *out = outs[h];
+
+			CU_ASSERT_EQUAL(rcs[h], 0);
 			ROW(out != NULL && strstr(out, tok_real) == NULL,
 			    "%s: a real value sent one byte per 30 ms reached the client unmasked", h ? "close" : "cl");
 			ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
@@ -1372,17 +1441,25 @@ static void test_remask_stalled_upstream(void)
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
-		char hex[2 * TOK_LEN + 1], path[256], half[TOK_LEN / 2 + 1], wb[128];
+		static const char *const extra[] = {"-i", NULL};
+		char hex[2 * TOK_LEN + 1], paths[2][256], half[TOK_LEN / 2 + 1], wb[128];
+		const char *urls[2];
+		char *outs[2];
+		int rcs[2];
 
 		to_hex(tok_real, hex);
 		memcpy(half, tok_real, TOK_LEN / 2);
 		half[TOK_LEN / 2] = '\0';
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
 		for (int h = 0; h < 2; h++) {
-			char *out = NULL;
+			snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?x=%s&pause=400", h ? "close" : "cl", hex);
+			urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
+		}
+		curl_px_all(&p, extra, urls, 2, outs, rcs);
+		for (int h = 0; h < 2; h++) {
+			char *out = outs[h];
 
-			snprintf(path, sizeof(path), "/reflect/%s?x=%s&pause=400", h ? "close" : "cl", hex);
-			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL), 0);
+			CU_ASSERT_EQUAL(rcs[h], 0);
 			ROW(out != NULL && strstr(out, half) == NULL,
 			    "%s: after a 400 ms stall inside the value the client got its first %d bytes unmasked",
 			    h ? "close" : "cl", TOK_LEN / 2);
