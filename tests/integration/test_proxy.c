@@ -323,6 +323,15 @@ static long header_long(const char *s, const char *name, int nth)
 	return -1;
 }
 
+/* Waits until p's proxy and the upstream have done all they had to do
+ * (test_wait_quiet()), at most ms. */
+static void quiet_for(const struct px *p, int ms)
+{
+	const pid_t pids[] = {test_proc_pid(p->proc), test_proc_pid(up.proc)};
+
+	(void)test_wait_quiet(pids, 2, -1, ms);
+}
+
 /* Waits up to ms for the audit file to have at least n lines. */
 static char *audit_lines(const struct px *p, int n, int ms)
 {
@@ -545,7 +554,18 @@ static void test_reason_control_bytes(void)
 		n += snprintf(raw + n, sizeof(raw) - (size_t)n, "\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
 		CU_ASSERT_FATAL(test_upstream_rawhex_path(path, sizeof(path), raw, (size_t)n) == 0);
 		n = snprintf(req, sizeof(req), "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, path, up.addr);
-		resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+		if (i < 2) {
+			/* The refusal closes the connection: read to its end. */
+			resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
+		} else {
+			/* The relayed response keeps the client's connection
+			 * open: read up to its body. */
+			int fd = raw_connect(px_main.addr);
+
+			CU_ASSERT_FATAL(fd >= 0);
+			resp = raw_send(fd, req, (size_t)n) == 0 ? raw_read(fd, "\r\n\r\nhi", 5000, NULL) : NULL;
+			close(fd);
+		}
 		CU_ASSERT_FATAL(resp != NULL);
 		if (i < 2)
 			ROW(strncmp(resp, "HTTP/1.1 502", 12) == 0 && strstr(resp, "hi") == NULL,
@@ -950,7 +970,7 @@ static void test_max_tunnels(void)
 	CU_ASSERT(b >= 0 && tunnel_hello(b));
 	if (a >= 0)
 		close(a);
-	usleep(200000);
+	quiet_for(&p, 1000); /* the proxy has seen the close */
 	c = open_tunnel(p.addr, up.addr, &st);
 	CU_ASSERT(c >= 0);
 	CU_ASSERT(c >= 0 && tunnel_hello(c));
@@ -975,7 +995,7 @@ static void test_reload(void)
 	n = snprintf(yaml, sizeof(yaml), "network:\n  allowedDomains: [\"only.example\"]\n");
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
 	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
-	usleep(300000);
+	quiet_for(&p, 1000); /* the reload is done */
 	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, upurl(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	free(out);
@@ -985,7 +1005,7 @@ static void test_reload(void)
 	/* A broken policy file keeps the current one. */
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, "network: [\n", 11), 0);
 	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
-	usleep(300000);
+	quiet_for(&p, 1000); /* the reload is done */
 	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, "http://only.example/", NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) != 0);
 	free(out);
@@ -1105,7 +1125,9 @@ static void smuggle(const char *fmt, int want, bool head_level)
 	CU_ASSERT(eof);
 	CU_ASSERT(strstr(resp, "X-Upstream-Conn") == NULL);
 	free(resp);
-	usleep(100000);
+	/* Anything forwarded would be recorded by the time the proxy and
+	 * the upstream are quiet. */
+	quiet_for(&px_smug, 1000);
 	rec = test_read_file(record_path, NULL);
 	CU_ASSERT(rec == NULL || strstr(rec + before, "/smuggled") == NULL);
 	if (head_level)
@@ -1315,7 +1337,13 @@ static void test_emfile_pause(void)
 	for (i = 0; i < 40; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	usleep(500000);
+	{
+		/* The proxy has closed its side of them (at most the 0.5 s
+		 * this used to wait). */
+		const pid_t pids[] = {test_proc_pid(proc)};
+
+		(void)test_wait_quiet(pids, 1, -1, 500);
+	}
 	snprintf(url, sizeof(url), "http://%s", addr);
 	CU_ASSERT_EQUAL(curl(&out, "-x", url, upurl(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
@@ -1354,11 +1382,17 @@ static void test_stalled_download(void)
 	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
 	/* Read a little, then stop reading altogether. Without back-pressure
 	 * loopback fills hundreds of MiB per second; with it, RSS settles
-	 * after the first second (sanitizer builds add their own overhead,
-	 * hence the generous absolute bound and the growth check). */
+	 * once the buffers are full (sanitizer builds add their own overhead,
+	 * hence the generous absolute bound and the growth check over 2 s). */
 	r = raw_read(fd, NULL, 500, NULL);
 	free(r);
-	sleep(1);
+	{
+		/* Buffers full: the proxy and the upstream sleep (at most the
+		 * 1 s this used to wait). */
+		const pid_t quiet[] = {test_proc_pid(p.proc), test_proc_pid(up.proc)};
+
+		(void)test_wait_quiet(quiet, 2, fd, 1000);
+	}
 	mid = rss_kib(test_proc_pid(p.proc));
 	sleep(2);
 	after = rss_kib(test_proc_pid(p.proc));

@@ -563,8 +563,9 @@ static void test_sigint_once(void)
 		"        break\n"
 		"    n, t = n + 1, 1.5\n"
 		"    print('INT code=%d' % si.si_code, flush=True)\n"
-		"print('total=%d' % n, flush=True)\n";
-	char py[PATH_MAX], rdy[PATH_MAX], inner[8 * PATH_MAX], driver[16 * PATH_MAX];
+		"print('total=%d' % n, flush=True)\n"
+		"open(sys.argv[1] + '.done', 'w').close()\n";
+	char py[PATH_MAX], rdy[PATH_MAX], done[PATH_MAX + 8], inner[8 * PATH_MAX], driver[16 * PATH_MAX];
 	char *out = NULL, *err = NULL, *argv[4], rest[16];
 	struct test_proc *p;
 	int st;
@@ -572,16 +573,20 @@ static void test_sigint_once(void)
 	SKIP_IF_NEEDED();
 	snprintf(py, sizeof(py), "%s/scripts/count-int.py", root);
 	at(rdy, "work/int-ready");
+	snprintf(done, sizeof(done), "%s.done", rdy);
 	CU_ASSERT_FATAL(mkfile(py, counter, 0644) == 0);
 	if (access("/usr/bin/script", X_OK) == 0) {
 		(void)unlink(rdy);
 		snprintf(inner, sizeof(inner), "exec env -C %s HOME=%s PATH=%s %s run -p %s -- %s %s %s", p_work,
 			 p_home, SAFE_PATH, test_passavant_bin(), p_policy, python, py, rdy);
-		/* Wait until the counter blocks SIGINT, then type ^C. */
+		/* Wait until the counter blocks SIGINT, then type ^C; keep the
+		 * terminal's input open until the counter is done (at most 4 s). */
+		(void)unlink(done);
 		snprintf(driver, sizeof(driver),
 			 "( i=0; while [ ! -e %s ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done;"
-			 " printf '\003'; sleep 4 ) | SHELL=/bin/sh script -qec '%s' /dev/null",
-			 rdy, inner);
+			 " printf '\003'; i=0; while [ ! -e %s ] && [ $i -lt 80 ]; do sleep 0.05; i=$((i+1)); done )"
+			 " | SHELL=/bin/sh script -qec '%s' /dev/null",
+			 rdy, done, inner);
 		argv[0] = "sh";
 		argv[1] = "-c";
 		argv[2] = driver;
@@ -653,7 +658,9 @@ static void test_nothing_left(void)
 	SKIP_IF_NEEDED();
 	st = run_sh(NULL, &out, &err, "sleep 3007 &\necho sess=$(dirname \"$SSL_CERT_FILE\")\n");
 	ROW(st == 0, "status %d", st);
-	usleep(100 * 1000);
+	/* Gone now, or within the 100 ms grace this always waited. */
+	for (int i = 0; i < 10 && process_with_arg("3007"); i++)
+		usleep(10 * 1000);
 	ROW(!process_with_arg("3007"), "the background sleep outlived the run");
 	mounts_after = test_read_file("/proc/self/mountinfo", NULL);
 	ROW(mounts_before && mounts_after && strcmp(mounts_before, mounts_after) == 0,

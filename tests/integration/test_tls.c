@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/ssl.h>
@@ -468,6 +469,40 @@ static char *audit_line_with(char *log, size_t from, const char *needle)
 	return l;
 }
 
+/* CLOCK_MONOTONIC in milliseconds. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads the audit file at path until a complete line from offset from on
+ * contains needle, for at most 5 s (the proxy writes it when the exchange
+ * ends, a moment after the client is done). Returns the log (malloc'd,
+ * the caller frees; NULL if unreadable); *line is that line as
+ * audit_line_with() cuts it, or NULL at the deadline. */
+static char *audit_wait(const char *path, size_t from, const char *needle, char **line)
+{
+	long long deadline = now_ms() + 5000;
+
+	for (;;) {
+		size_t len = 0;
+		char *log = test_read_file(path, &len), *l;
+
+		*line = NULL;
+		l = log != NULL && len > from ? strstr(log + from, needle) : NULL;
+		if ((l != NULL && strchr(l, '\n') != NULL) || now_ms() > deadline) {
+			if (l != NULL)
+				*line = audit_line_with(log, from, needle);
+			return log;
+		}
+		free(log);
+		usleep(10000);
+	}
+}
+
 static void test_audit_terminated(void)
 {
 	char *log, *l;
@@ -475,10 +510,8 @@ static void test_audit_terminated(void)
 	CU_ASSERT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
 			    "-x", px_main.url, url_of(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
 			0);
-	usleep(200000);
-	log = test_read_file(px_main.audit, NULL);
+	log = audit_wait(px_main.audit, 0, "\"target\":\"/hello?audit=1\"", &l);
 	CU_ASSERT_FATAL(log != NULL);
-	l = audit_line_with(log, 0, "\"target\":\"/hello?audit=1\"");
 	CU_ASSERT_FATAL(l != NULL);
 	CU_ASSERT(strstr(l, "\"kind\":\"request\",\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"127.0.0.1\"") !=
 		  NULL);
@@ -500,10 +533,8 @@ static void test_audit_failed_handshake(void)
 	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
 				"-x", px_main.url, url_of(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
 			    0);
-	usleep(300000);
-	log = test_read_file(px_main.audit, NULL);
+	log = audit_wait(px_main.audit, before, "TLS handshake with the client for 127.0.0.1:", &l);
 	CU_ASSERT_FATAL(log != NULL);
-	l = audit_line_with(log, before, "TLS handshake with the client for 127.0.0.1:");
 	CU_ASSERT_FATAL(l != NULL);
 	CU_ASSERT(strstr(l, "\"kind\":\"connect\",\"method\":\"CONNECT\"") != NULL);
 	CU_ASSERT(strstr(l, "trust.pem") != NULL);
@@ -550,7 +581,13 @@ static void test_slow_reader(void)
 	n = snprintf(req, sizeof(req), "GET /bytes/1073741824 HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
 	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
 	CU_ASSERT(SSL_read(ssl, buf, sizeof(buf)) > 0);
-	usleep(500000);
+	{
+		/* Buffers full: the proxy and the upstream sleep (at most the
+		 * 0.5 s this used to wait). */
+		const pid_t quiet[] = {test_proc_pid(px_main.proc), test_proc_pid(up.proc)};
+
+		(void)test_wait_quiet(quiet, 2, fd, 500);
+	}
 	before = rss_kib(test_proc_pid(px_main.proc));
 	sleep(2);
 	after = rss_kib(test_proc_pid(px_main.proc));
@@ -640,19 +677,23 @@ static char py_path[4200];
  * python3 helper for the TLS edge cases of the proxy's own TLS I/O
  * (read-ahead, records pulled from OpenSSL, gathered writes: docs/tls.md):
  * argv[1] mode, proxy host:port, target host:port, cafile, then:
- *   split               ClientHello in two sends 0.5 s apart; the client
- *                       Finished and a GET in one send: prints the status
- *                       line, or STALL
+ *   split               ClientHello in two sends, the second once the
+ *                       proxy has read the first and gone back to sleep
+ *                       (settle(), at most 0.5 s); the client Finished and
+ *                       a GET in one send: prints the status line, or STALL
  *   halfclose N         GET /bytes/N, then close_notify at once (TLS
- *                       half-close), reads 1 s later: "got N notify True"
+ *                       half-close), reads once the proxy is backed up
+ *                       (settle(), at most 1 s): "got N notify True"
  *   late N              GET /bytes/N with Connection: close, reads 3 s
  *                       later: "got N"
  *   serve N CERT KEY    a TLS upstream (target unused): each connection
  *                       gets N bytes close-delimited, then close_notify,
  *                       and the TCP close only after the peer's
  *                       close_notify (Python's unwrap())
- *   slow N RATE         GET / from target (a `serve` upstream), read at
- *                       RATE bytes/s: "got N eof" or "STALL got K"
+ *   slow N RATE         GET / from target (a `serve` upstream); once the
+ *                       proxy is backed up (settle(), at most 1 s: the
+ *                       upstream has sent all, close_notify included),
+ *                       read at RATE bytes/s: "got N eof" or "STALL got K"
  */
 static const char py_edge[] =
 	"import time, threading\n"
@@ -669,7 +710,7 @@ static const char py_edge[] =
 	"            if not c: raise SystemExit('closed in handshake')\n"
 	"            inc.write(c)\n"
 	"def drain(s, inc, o, until=None):\n"
-	"    data, notify = b'', False\n"
+	"    data, notify, shut = bytearray(), False, False\n"
 	"    while until is None or until not in data:\n"
 	"        c = s.recv(65536)\n"
 	"        if not c: break\n"
@@ -681,12 +722,16 @@ static const char py_edge[] =
 	"                data += d\n"
 	"        except ssl.SSLWantReadError: pass\n"
 	"        except ssl.SSLZeroReturnError: notify = True\n"
-	"    return data, notify\n"
+	"        if notify and not shut:\n"
+	"            # Nothing follows close_notify: end TCP as a client does,\n"
+	"            # and read on until the proxy closes too.\n"
+	"            s.shutdown(socket.SHUT_WR); shut = True\n"
+	"    return bytes(data), notify\n"
 	"if mode == 'split':\n"
 	"    s = tunnel(); inc, out, o = bio()\n"
 	"    try: o.do_handshake()\n"
 	"    except ssl.SSLWantReadError: pass\n"
-	"    ch = out.read(); s.sendall(ch[:10]); time.sleep(0.5); s.sendall(ch[10:])\n"
+	"    ch = out.read(); s.sendall(ch[:10]); settle(s, 0.5); s.sendall(ch[10:])\n"
 	"    while True:\n"
 	"        c = s.recv(65536)\n"
 	"        if not c: raise SystemExit('closed in handshake')\n"
@@ -706,7 +751,9 @@ static const char py_edge[] =
 	"    if mode == 'halfclose':\n"
 	"        try: o.unwrap()\n"
 	"        except ssl.SSLWantReadError: pass\n"
-	"    s.sendall(out.read()); time.sleep(1 if mode == 'halfclose' else 3)\n"
+	"    s.sendall(out.read())\n"
+	"    if mode == 'halfclose': settle(s, 1)\n"
+	"    else: time.sleep(3)  # past the proxy's 2 s linger (conn.c)\n"
 	"    data, notify = drain(s, inc, o)\n"
 	"    body = data.partition(b'\\r\\n\\r\\n')[2]\n"
 	"    print('got %d notify %s' % (len(body), notify) if mode == 'halfclose' else 'got %d' % len(body))\n"
@@ -719,13 +766,13 @@ static const char py_edge[] =
 	"    o.write(b'GET /bytes/%d HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (n, target.encode()))\n"
 	"    try: o.unwrap()\n"
 	"    except ssl.SSLWantReadError: pass\n"
-	"    s.sendall(out.read()); time.sleep(1)\n"
+	"    s.sendall(out.read()); settle(s, 1)\n"
 	"    data, notify = drain(s, inc, o)\n"
 	"    print('got %d notify %s' % (len(data.partition(b'\\r\\n\\r\\n')[2]), notify))\n"
 	"elif mode == 'lateclose':\n"
 	"    n = int(sys.argv[5]); s = tunnel(); inc, out, o = bio(); handshake(s, inc, out, o)\n"
 	"    o.write(b'GET /bytes/%d HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (n, target.encode())); s.sendall(out.read())\n"
-	"    time.sleep(1)\n"
+	"    settle(s, 1)\n"
 	"    try: o.unwrap()\n"
 	"    except ssl.SSLWantReadError: pass\n"
 	"    s.sendall(out.read()); s.settimeout(15)\n"
@@ -741,7 +788,11 @@ static const char py_edge[] =
 	"    o.write(b'y' * n)\n"
 	"    try: o.unwrap()\n"
 	"    except ssl.SSLWantReadError: pass\n"
-	"    s.sendall(out.read()); time.sleep(2); print('sent %d' % n)\n"
+	"    s.sendall(out.read()); s.settimeout(2)\n"
+	"    try:\n"
+	"        while s.recv(65536): pass\n"
+	"    except OSError: pass\n"
+	"    print('sent %d' % n)\n"
 	"elif mode == 'servews':\n"
 	"    cert, key = sys.argv[5], sys.argv[6]\n"
 	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
@@ -825,7 +876,8 @@ static const char py_edge[] =
 	"    ctx = ssl.create_default_context(cafile=cafile)\n"
 	"    t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
 	"    t.sendall(b'GET / HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % target.encode()); t.settimeout(8)\n"
-	"    data = b''\n"
+	"    settle(t, 1)\n"
+	"    data = bytearray()\n"
 	"    try:\n"
 	"        while True:\n"
 	"            d = t.recv(16384)\n"
@@ -839,8 +891,8 @@ static char py_edge_path[4200];
 
 static int edge(char **out, const char *mode, const char *target, const char *a, const char *b)
 {
-	return run(out, NULL, ENV_CLEAN, "python3", py_edge_path, (char *)mode, px_main.addr, (char *)target,
-		   px_main.trust, (char *)a, (char *)b, NULL);
+	return run(out, NULL, ENV_CLEAN, (char *)test_python(), py_edge_path, (char *)mode, px_main.addr,
+		   (char *)target, px_main.trust, (char *)a, (char *)b, NULL);
 }
 
 /* Runs edge() and checks that it exits 0 printing exactly want; what
@@ -860,8 +912,8 @@ static void edge_expect(const char *mode, const char *target, const char *a, con
 static struct test_proc *edge_server(const char *mode, const char *arg, char *addr, size_t addrlen)
 {
 	char cert[4300], key[4300];
-	char *argv[] = {"python3", py_edge_path, (char *)mode, (char *)px_main.addr, "-", (char *)px_main.trust,
-			(char *)arg, cert, key, NULL};
+	char *argv[] = {(char *)test_python(), py_edge_path, (char *)mode, (char *)px_main.addr, "-",
+			(char *)px_main.trust, (char *)arg, cert, key, NULL};
 
 	snprintf(cert, sizeof(cert), "%s/server.pem", dir);
 	snprintf(key, sizeof(key), "%s/server.key", dir);
@@ -882,11 +934,12 @@ static void test_edge_split_hello(void)
 		edge_expect("split", up.addr, NULL, NULL, "HTTP/1.1 200 OK\n", "split ClientHello, then Finished + GET");
 }
 
-/* A client that half-closes TLS after its request, or reads only 3 s
- * after a Connection: close request: the whole body still arrives, the
- * proxy's last encrypted bytes are not dropped when it closes. Sizes
- * around what the kernel's socket buffers hold (about 4 MB here), where
- * the tail is in the proxy when the client starts reading. */
+/* A client that half-closes TLS after its request and reads once the
+ * proxy is backed up, or reads only 3 s (past the proxy's linger) after a
+ * Connection: close request: the whole body still arrives, the proxy's
+ * last encrypted bytes are not dropped when it closes. Sizes around what
+ * the kernel's socket buffers hold (about 4 MB here), where the tail is in
+ * the proxy when the client starts reading. */
 static void test_edge_close_delivers(void)
 {
 	static const char *const sizes[] = {"4120000", "4150000", "4180000"};
@@ -959,10 +1012,8 @@ static void test_edge_refusal_after_request(void)
 
 	edge_expect("badnext", up.addr, NULL, NULL, "HTTP/1.1 200 OK\nHTTP/1.1 400 Bad Request\n",
 		    "a good request, then a head with a bare LF in the same tunnel");
-	usleep(200000);
-	log = test_read_file(px_main.audit, NULL);
+	log = audit_wait(px_main.audit, 0, "bare LF", &l);
 	CU_ASSERT_FATAL(log != NULL);
-	l = audit_line_with(log, 0, "bare LF");
 	CU_ASSERT_FATAL(l != NULL);
 	CU_ASSERT(strstr(l, "\"status\":400") != NULL);
 	ROW(strstr(l, "\"target\":\"\"") != NULL, "the refusal's audit line names no target: %s", l);
@@ -971,16 +1022,21 @@ static void test_edge_refusal_after_request(void)
 
 /* An upstream that ends a close-delimited body with close_notify and
  * waits for ours before closing TCP: a slow client still gets the end
- * of the body (close_notify must not be lost while reading is off). */
+ * of the body (close_notify must not be lost while reading is off). The
+ * client starts reading only once the proxy is backed up with the
+ * upstream's close_notify sent, then reads 16 KB at a time, slower than
+ * the proxy relays. */
 static void test_edge_close_notify_upstream(void)
 {
 	char addr[64];
 	struct test_proc *srv = edge_server("serve", "3000000", addr, sizeof(addr));
 
 	CU_ASSERT_FATAL(srv != NULL);
+	CU_ASSERT(test_py_settle_pids(test_proc_pid(px_main.proc), test_proc_pid(srv), 0) == 0);
 	for (int i = 0; i < 4; i++)
-		edge_expect("slow", addr, "3000000", "3000000", "got 3000000 eof\n",
+		edge_expect("slow", addr, "3000000", "12000000", "got 3000000 eof\n",
 			    "close-delimited body ending in close_notify, slow client");
+	CU_ASSERT(test_py_settle_pids(test_proc_pid(px_main.proc), test_proc_pid(up.proc), 0) == 0);
 	(void)test_proc_stop(srv, SIGTERM, 5000);
 	test_proc_free(srv);
 }
@@ -991,7 +1047,8 @@ static int clients_init(void)
 		return -1;
 	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
 	snprintf(py_edge_path, sizeof(py_edge_path), "%s/edge.py", dir);
-	if (test_write_py(py_edge_path, py_edge, sizeof(py_edge) - 1) < 0)
+	if (test_write_py(py_edge_path, py_edge, sizeof(py_edge) - 1) < 0 ||
+	    test_py_settle_pids(test_proc_pid(px_main.proc), test_proc_pid(up.proc), 0) < 0)
 		return -1;
 	return test_write_py(py_path, py_helper, sizeof(py_helper) - 1);
 }
@@ -1003,7 +1060,7 @@ static int clients_cleanup(void)
 
 static int py(char **out, const char *mode, const char *cafile, const char *extra)
 {
-	return run(out, NULL, ENV_CLEAN, "python3", py_path, (char *)mode, px_main.addr, up.addr,
+	return run(out, NULL, ENV_CLEAN, (char *)test_python(), py_path, (char *)mode, px_main.addr, up.addr,
 		   (char *)cafile, (char *)extra, NULL);
 }
 

@@ -14,6 +14,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
+#include "tests/support/pyscript.h"
 #include "tests/support/testlib.h"
 #include "tests/support/upstream.h"
 
@@ -530,7 +531,7 @@ static const char ws_client[] =
 static void test_websocket(void)
 {
 	char port[16], *out = NULL, *err = NULL;
-	char *argv[] = { "python3", "-c", (char *)ws_client, up.host, port, NULL };
+	char *argv[] = { (char *)test_python(), "-c", (char *)ws_client, up.host, port, NULL };
 
 	snprintf(port, sizeof(port), "%u", (unsigned)up.port);
 	CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, 30000), 0);

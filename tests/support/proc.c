@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -495,4 +497,85 @@ int test_parse_sockaddr(const char *s, bool port0_ok, struct sockaddr_storage *s
 		return 0;
 	}
 	return -1;
+}
+
+/*
+ * Adds the CPU time (ns, /proc/PID/task/TID/schedstat) of every thread of
+ * pid to *run_ns; returns whether one of them runs or waits to (state R)
+ * or is in an uninterruptible wait (D). A process that is gone adds
+ * nothing and is not busy.
+ */
+static bool proc_busy(pid_t pid, unsigned long long *run_ns)
+{
+	char path[64];
+	struct dirent *e;
+	bool busy = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (d == NULL)
+		return false;
+	while ((e = readdir(d)) != NULL) {
+		char buf[512], *rp;
+		unsigned long long ns = 0;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		/* "pid (comm) S ...": comm may hold spaces and parentheses. */
+		rp = strrchr(buf, ')');
+		if (rp != NULL && rp[1] == ' ' && (rp[2] == 'R' || rp[2] == 'D'))
+			busy = true;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len > 0) {
+			buf[len] = '\0';
+			if (sscanf(buf, "%llu", &ns) == 1)
+				*run_ns += ns;
+		}
+	}
+	closedir(d);
+	return busy;
+}
+
+int test_wait_quiet(const pid_t *pids, size_t n, int fd, int cap_ms)
+{
+	long long deadline = mono_ms() + cap_ms;
+	unsigned long long last_ns = 0;
+	int last = -1, calm = 0;
+
+	while (calm < 3) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		unsigned long long ns = 0;
+		bool busy = false;
+		int q = 0;
+
+		if (mono_ms() >= deadline)
+			return -1;
+		nanosleep(&ts, NULL);
+		for (size_t i = 0; i < n; i++)
+			if (pids[i] > 0 && proc_busy(pids[i], &ns))
+				busy = true;
+		if (fd >= 0 && ioctl(fd, FIONREAD, &q) < 0)
+			q = -2;
+		calm = !busy && q == last && ns == last_ns ? calm + 1 : 0;
+		last = q;
+		last_ns = ns;
+	}
+	return 0;
 }

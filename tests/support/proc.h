@@ -74,6 +74,17 @@ const char *test_proc_stderr_path(const struct test_proc *p);
 void test_proc_free(struct test_proc *p);
 
 /*
+ * Waits until no thread of the n processes in pids (entries <= 0 are
+ * skipped) has run (CPU time in /proc/PID/task/TID/schedstat unchanged)
+ * or waits to run, and the receive queue of fd (FIONREAD; fd < 0: not
+ * looked at) has not changed, over three looks 10 ms apart; at most
+ * cap_ms. That is the moment a fixed sleep used to wait for: the proxy has
+ * done all it can (read what was sent, or filled its buffers against a
+ * client that does not read). Returns 0 once quiet, -1 at cap_ms.
+ */
+int test_wait_quiet(const pid_t *pids, size_t n, int fd, int cap_ms);
+
+/*
  * Splits "HOST:PORT" or "[V6]:PORT" into host (NUL-terminated, brackets
  * removed) and port (1-65535). Returns 0, or -1 if malformed or host does
  * not fit in hostlen.

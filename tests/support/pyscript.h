@@ -7,6 +7,7 @@
 #define PASSAVANT_TEST_PYSCRIPT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Writes test_py_prelude then body (len bytes) to path. The prelude
@@ -15,8 +16,31 @@
  * when target has no ':'), and defines tunnel(first=b''): a TCP socket
  * (TCP_NODELAY) that sent "CONNECT target" with first appended in the same
  * write, read the proxy's head a byte at a time (nothing after it is
- * consumed) and asserted a 200. Returns 0 or -1.
+ * consumed) and asserted a 200. It also imports fcntl, os, struct,
+ * termios and time, and defines settle(s, cap): returns once no thread
+ * of the processes in $PV_SETTLE_PIDS (space-separated pids, set with
+ * test_py_settle_pids(); none: only the queue is watched) has run (CPU
+ * time in schedstat unchanged) or waits to run, and s's receive queue
+ * (FIONREAD) has not changed, over three looks 10 ms apart, or after cap
+ * seconds (the same test as test_wait_quiet() in proc.h). That is the moment a fixed sleep used to
+ * wait for: the proxy has read what was sent, or is backed up against a
+ * client that does not read. Returns 0 or -1.
  */
 int test_write_py(const char *path, const char *body, size_t len);
+
+/*
+ * Sets $PV_SETTLE_PIDS (read by settle() in the helpers) to the given
+ * pids; pids <= 0 are left out. Returns 0 or -1 (setenv failed).
+ */
+int test_py_settle_pids(pid_t a, pid_t b, pid_t c);
+
+/*
+ * The Python interpreter to run the helpers with: /usr/bin/python3 (the
+ * Debian package `make deps` installs) when it is executable, else
+ * "python3" from PATH. A version manager's shim first on PATH (pyenv's is
+ * a shell script) costs about a second per start on a busy machine; the
+ * helpers need only the standard library. A static string.
+ */
+const char *test_python(void);
 
 #endif

@@ -74,6 +74,18 @@
  *                   &drip=MS (1-100): the whole response is written one
  *                   byte every MS milliseconds, so a value reaches the
  *                   reader split across many reads.
+ *                   &drip=read: one byte at a time, each as soon as the
+ *                   reader (a process on this host: the proxy) has read
+ *                   the one before out of its socket (its receive queue,
+ *                   asked of sock_diag every DRIP_POLL_US, is empty), so
+ *                   every byte is a read of its own; when sock_diag
+ *                   cannot tell, or the reader has not read for
+ *                   DRIP_WAIT_MS, the next byte goes anyway.
+ *                   &drip=MS&only=value: only the value's bytes go one per
+ *                   MS milliseconds, where it appears whole (the header,
+ *                   a cl or close body, the trailer); the bytes before
+ *                   each go at once with its first byte. A slow value
+ *                   without waiting MS for every other byte.
  *                   &pause=MS (1-10000, modes cl and close): the response
  *                   is written up to the middle of the value in the body,
  *                   then the rest MS milliseconds later (a network stall,
@@ -100,7 +112,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +143,8 @@
 #define CGI_BODY_MAX (256 * 1024 * 1024) /* request body kept for git */
 #define MAX_CONNS 8192
 #define PATTERN_PERIOD 63
+#define DRIP_POLL_US 100                /* drip=read: how often the reader is looked at */
+#define DRIP_WAIT_MS 100                /* drip=read: the next byte goes after this anyway */
 #define PATTERN_CHUNK (PATTERN_PERIOD * 1024)
 
 static const char pattern_chars[] =
@@ -192,6 +210,12 @@ struct conn {
 	struct event *drip_ev;
 	struct evbuffer *drip;
 	bool drip_all;                /* /reflect?pause=MS: the next tick sends the rest */
+	bool drip_read;               /* /reflect?drip=read: paced by the reader's reads */
+	struct timeval drip_last;     /* drip=read: when the last byte was queued */
+	bool drip_values;             /* only=value: only value bytes are paced */
+	size_t drip_off;              /* bytes of the response moved so far */
+	size_t drip_span[4][2];       /* only=value: [start, end) of each value, ascending */
+	int drip_nspan;
 	unsigned delay_ms;
 };
 
@@ -1001,19 +1025,148 @@ static int reflect_value(struct conn *c, const char *query, unsigned char *out, 
 }
 
 
+/*
+ * Bytes the peer of the TCP socket fd has received and not read yet, when
+ * that peer is a socket on this host (sock_diag looks it up by its
+ * address pair); -1 when that cannot be told (no sock_diag, no such
+ * socket, not IPv4/IPv6).
+ */
+static long peer_unread(int fd)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req;
+	union {
+		struct nlmsghdr nlh;
+		char buf[1024];
+	} resp;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	long unread = -1;
+	ssize_t n;
+	int nl;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 ||
+	    me.ss_family != peer.ss_family || (me.ss_family != AF_INET && me.ss_family != AF_INET6))
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = (unsigned char)me.ss_family;
+	req.r.sdiag_protocol = IPPROTO_TCP;
+	req.r.idiag_states = ~0u;
+	req.r.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+	req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	/* The peer's socket: its source is our destination. */
+	if (me.ss_family == AF_INET) {
+		const struct sockaddr_in *m4 = (const struct sockaddr_in *)&me, *p4 = (const struct sockaddr_in *)&peer;
+
+		req.r.id.idiag_sport = p4->sin_port;
+		req.r.id.idiag_dport = m4->sin_port;
+		memcpy(req.r.id.idiag_src, &p4->sin_addr, 4);
+		memcpy(req.r.id.idiag_dst, &m4->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *m6 = (const struct sockaddr_in6 *)&me, *p6 = (const struct sockaddr_in6 *)&peer;
+
+		req.r.id.idiag_sport = p6->sin6_port;
+		req.r.id.idiag_dport = m6->sin6_port;
+		memcpy(req.r.id.idiag_src, &p6->sin6_addr, 16);
+		memcpy(req.r.id.idiag_dst, &m6->sin6_addr, 16);
+	}
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -1;
+	if (sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) == (ssize_t)sizeof(req) &&
+	    (n = recv(nl, &resp, sizeof(resp), 0)) >= (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) &&
+	    NLMSG_OK(&resp.nlh, (unsigned)n) && resp.nlh.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+		const struct inet_diag_msg *m = NLMSG_DATA(&resp.nlh);
+
+		unread = (long)m->idiag_rqueue;
+	}
+	close(nl);
+	return unread;
+}
+
+/* drip=read: whether the next byte may go: the last one has left our
+ * output and the reader has read it (or cannot be asked, after 1 ms, or
+ * has not read it for DRIP_WAIT_MS). */
+static bool drip_reader_ready(struct conn *c)
+{
+	struct timeval now, d;
+	long ms, unread;
+
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+		return false;
+	if (gettimeofday(&now, NULL) < 0)
+		return true;
+	timersub(&now, &c->drip_last, &d);
+	ms = (long)d.tv_sec * 1000 + (long)d.tv_usec / 1000;
+	unread = peer_unread((int)bufferevent_getfd(c->bev));
+	return unread == 0 || (unread < 0 && ms >= 1) || ms >= DRIP_WAIT_MS;
+}
+
+/* only=value: how many bytes the next tick moves: one inside a value,
+ * else up to and including the next value's first byte (all the rest
+ * when no value follows). */
+static size_t drip_values_next(const struct conn *c)
+{
+	for (int i = 0; i < c->drip_nspan; i++) {
+		if (c->drip_off < c->drip_span[i][0])
+			return c->drip_span[i][0] - c->drip_off + 1;
+		if (c->drip_off < c->drip_span[i][1])
+			return 1;
+	}
+	return evbuffer_get_length(c->drip);
+}
+
+/* only=value: records where the value (len bytes at val) appears whole in
+ * the composed response c->drip (at most 4 places). */
+static void drip_find_values(struct conn *c, const unsigned char *val, size_t len)
+{
+	struct evbuffer_ptr at;
+
+	c->drip_nspan = 0;
+	if (len == 0)
+		return;
+	at = evbuffer_search(c->drip, (const char *)val, len, NULL);
+	while (at.pos >= 0 && c->drip_nspan < 4) {
+		c->drip_span[c->drip_nspan][0] = (size_t)at.pos;
+		c->drip_span[c->drip_nspan][1] = (size_t)at.pos + len;
+		c->drip_nspan++;
+		if (evbuffer_ptr_set(c->drip, &at, len, EVBUFFER_PTR_ADD) < 0)
+			break;
+		at = evbuffer_search(c->drip, (const char *)val, len, &at);
+	}
+}
+
 /* /reflect?drip=MS: moves one byte of the pending response to the output
- * per tick; after the last one the response is finished. */
+ * per tick (drip=read: per tick at which the reader has read the last
+ * one); after the last one the response is finished. */
 static void drip_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t k = 1;
 
 	(void)fd;
 	(void)what;
-	if (evbuffer_remove_buffer(c->drip, out, c->drip_all ? evbuffer_get_length(c->drip) : 1) < 0) {
+	if (c->drip_read && !c->drip_all) {
+		if (!drip_reader_ready(c))
+			return;
+		(void)gettimeofday(&c->drip_last, NULL);
+	}
+	if (c->drip_all)
+		k = evbuffer_get_length(c->drip);
+	else if (c->drip_values)
+		k = drip_values_next(c);
+	if (evbuffer_remove_buffer(c->drip, out, k) != (int)k) {
 		conn_free(c);
 		return;
 	}
+	c->drip_off += k;
 	if (evbuffer_get_length(c->drip) > 0)
 		return;
 	c->drip_all = false;
@@ -1041,10 +1194,14 @@ static int start_pause(struct conn *c, unsigned ms, size_t tail)
 	return 0;
 }
 
-/* Starts writing c->drip (the whole response) one byte per ms. */
+/* Starts writing c->drip (the whole response) one byte per ms, or with
+ * c->drip_read, one byte per read of the reader (looked at every
+ * DRIP_POLL_US). */
 static int start_drip(struct conn *c, unsigned ms)
 {
-	struct timeval tv = { 0, (suseconds_t)ms * 1000 };
+	struct timeval tv = { 0, c->drip_read ? DRIP_POLL_US : (suseconds_t)ms * 1000 };
+
+	c->drip_off = 0;
 
 	if (c->drip_ev == NULL)
 		c->drip_ev = event_new(c->srv->base, -1, EV_PERSIST, drip_cb, c);
@@ -1116,8 +1273,8 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 	unsigned char val[REFLECT_MAX];
 	char extra[REFLECT_MAX + 64], framing[64];
 	int n = reflect_value(c, query, val, sizeof(val));
-	size_t len, dlen;
-	const char *d = query_param(query, "drip", &dlen);
+	size_t len, dlen, olen;
+	const char *d = query_param(query, "drip", &dlen), *only;
 	unsigned drip_ms = 0, pause_ms = 0;
 	bool trailer = strcmp(mode, "trailer") == 0;
 
@@ -1134,8 +1291,17 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 			return respond_text(c, 400, "bad drip or pause\n");
 		memcpy(num, d, dlen);
 		num[dlen] = '\0';
-		if (parse_u64(num, &ms) < 0 || ms < 1 || ms > (pause_ms ? 10000 : 100))
+		c->drip_read = !pause_ms && strcmp(num, "read") == 0;
+		only = query_param(query, "only", &olen);
+		c->drip_values = !pause_ms && !c->drip_read && only != NULL && olen == 5 &&
+				 memcmp(only, "value", 5) == 0;
+		c->drip_nspan = 0;
+		if (c->drip_read) {
+			ms = 1;
+			(void)gettimeofday(&c->drip_last, NULL);
+		} else if (parse_u64(num, &ms) < 0 || ms < 1 || ms > (pause_ms ? 10000 : 100)) {
 			return respond_text(c, 400, "bad drip or pause\n");
+		}
 		if (pause_ms)
 			pause_ms = (unsigned)ms;
 		else
@@ -1170,6 +1336,8 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 		if (evbuffer_add_printf(out, "%zx\r\nreflect:%.*s\n\r\n0\r\nX-Reflect-Trailer: %.*s\r\n\r\n",
 					8 + len + 1, n, (const char *)val, n, (const char *)val) < 0)
 			return -1;
+		if (c->drip_values)
+			drip_find_values(c, val, len);
 		return drip_ms ? start_drip(c, drip_ms) : 0;
 	}
 	if (strcmp(mode, "chunked") == 0) {
@@ -1180,6 +1348,8 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 				return -1;
 		if (evbuffer_add(out, "1\r\n\n\r\n0\r\n\r\n", 11) < 0)
 			return -1;
+		if (c->drip_values)
+			drip_find_values(c, val, len);
 		return drip_ms ? start_drip(c, drip_ms) : 0;
 	}
 	if (evbuffer_add(out, "reflect:", 8) < 0 || evbuffer_add(out, val, len) < 0 ||
@@ -1187,6 +1357,8 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 		return -1;
 	if (pause_ms)
 		return start_pause(c, pause_ms, len - len / 2 + 1);
+	if (c->drip_values)
+		drip_find_values(c, val, len);
 	return drip_ms ? start_drip(c, drip_ms) : 0;
 }
 
@@ -1906,7 +2078,20 @@ int main(int argc, char **argv)
 		if (srv.ssl_ctx == NULL)
 			goto out;
 	}
-	srv.base = event_base_new();
+	{
+		/* Precise timers (timerfd): drip=read looks at its reader every
+		 * DRIP_POLL_US, below epoll's millisecond. */
+		struct event_config *cfg = event_config_new();
+
+		if (cfg == NULL)
+			goto out;
+		if (event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER) < 0) {
+			event_config_free(cfg);
+			goto out;
+		}
+		srv.base = event_base_new_with_config(cfg);
+		event_config_free(cfg);
+	}
 	if (srv.base == NULL)
 		goto out;
 	srv.lis = evconnlistener_new_bind(srv.base, accept_cb, &srv,
