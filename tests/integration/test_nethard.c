@@ -87,10 +87,16 @@ static int sockets_init(void)
 		return -1;
 	if (skip)
 		return 0;
-	snprintf(probe, sizeof(probe), "%s/pv-probe", test_tools_dir());
 	root = strdup("/var/tmp/pv-nethard.XXXXXX");
 	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
 		return -1;
+	/* The probe runs inside the sandbox, where the host's /tmp (where the
+	 * clone may live) is private: a copy in the test tree. */
+	snprintf(buf, sizeof(buf), "%s/pv-probe", test_tools_dir());
+	if (test_copy_file(buf, at(probe, "pv-probe"), 0755) < 0) {
+		fprintf(stderr, "nethard: cannot copy %s into %s: %s\n", buf, root, strerror(errno));
+		return -1;
+	}
 	at(p_work, "work");
 	at(p_ro, "ro");
 	at(p_policy, "policy.yaml");

@@ -739,8 +739,8 @@ static void test_unprivileged(void)
 {
 	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
 	char henv[PATH_MAX + 8], text[3 * PATH_MAX], *out = NULL, *err = NULL, *argv[24], *t;
-	char ubin[PATH_MAX], *bin;
-	size_t n = 0, binlen = 0;
+	char ubin[PATH_MAX];
+	size_t n = 0;
 	int st;
 
 	SKIP_IF_NEEDED();
@@ -752,12 +752,7 @@ static void test_unprivileged(void)
 	 * may live where that user cannot reach (Debian's /root is 0700). */
 	at(ubin, "u-bin");
 	CU_ASSERT_FATAL(mkdir(ubin, 0755) == 0);
-	at(ubin, "u-bin/passavant");
-	bin = test_read_file(test_passavant_bin(), &binlen);
-	CU_ASSERT_FATAL(bin != NULL);
-	st = test_write_file(ubin, bin, binlen);
-	free(bin);
-	CU_ASSERT_FATAL(st == 0 && chmod(ubin, 0755) == 0);
+	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(ubin, "u-bin/passavant"), 0755) == 0);
 	/* A tree owned by 65534: its HOME, work directory, policy. */
 	at(home, "u-home");
 	at(work, "u-work");

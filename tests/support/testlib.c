@@ -114,6 +114,21 @@ void test_skip_at(const char *file, unsigned line, const char *fmt, ...)
 	}
 }
 
+int test_copy_file(const char *src, const char *dst, mode_t mode)
+{
+	size_t len = 0;
+	char *data = test_read_file(src, &len);
+	int rc;
+
+	if (data == NULL)
+		return -1;
+	rc = test_write_file(dst, data, len);
+	free(data);
+	if (rc < 0 || chmod(dst, mode) < 0)
+		return -1;
+	return 0;
+}
+
 bool test_userns_available(char *why, size_t len)
 {
 	pid_t pid = fork();

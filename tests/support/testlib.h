@@ -12,6 +12,7 @@
 #include <CUnit/CUnit.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef void (*test_registrar_fn)(void);
 
@@ -64,6 +65,10 @@ void test_rmtree(const char *path);
 
 /* Writes a file (0600). Returns 0 or -1. */
 int test_write_file(const char *path, const char *data, size_t len);
+/* Copies src to dst with mode (for a binary the sandbox or another user
+ * must reach wherever the clone lives: inside `passavant run` the host's
+ * /tmp is private, and Debian's /root is 0700). Returns 0 or -1. */
+int test_copy_file(const char *src, const char *dst, mode_t mode);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL on error. */
 char *test_read_file(const char *path, size_t *len);
 
