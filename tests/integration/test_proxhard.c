@@ -230,7 +230,7 @@ static void tls_px_many(const char *const *reqs, size_t n, char **outs)
 		for (i = 0; i < sizeof(env) / sizeof(env[0]); i++)
 			argv[a++] = env[i];
 	}
-	argv[a++] = "python3";
+	argv[a++] = (char *)test_python();
 	argv[a++] = py_path;
 	argv[a++] = "raw";
 	argv[a++] = px_addr;
@@ -393,7 +393,7 @@ static int suite_up(void)
 	if (test_write_py(py_path, py_helper, sizeof(py_helper) - 1) < 0)
 		return -1;
 	{
-		char *sargv[] = {"python3", py_path, "server", "x:1", "x:1", "-", NULL};
+		char *sargv[] = {(char *)test_python(), py_path, "server", "x:1", "x:1", "-", NULL};
 
 		raw_up = test_proc_start(sargv, "listening on ", raw_addr, sizeof(raw_addr), 10000);
 		if (raw_up == NULL)

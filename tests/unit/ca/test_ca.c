@@ -3,6 +3,7 @@
  * name constraints (checked by OpenSSL's verifier, then on the wire by
  * real curl and python3), the leaf cache and the session files.
  */
+#include "../../support/pyscript.h"
 #include "../../support/testlib.h"
 #include "../../../ca/ca.h"
 #include "../../../ca/ca_int.h"
@@ -1095,7 +1096,7 @@ static const char py_client[] =
 static int run_python(const char *cafile, const char *name, int port, char **out, char **err)
 {
 	char portbuf[16];
-	char *argv[] = {"python3", "-c", (char *)py_client, (char *)cafile, (char *)name, portbuf,
+	char *argv[] = {(char *)test_python(), "-c", (char *)py_client, (char *)cafile, (char *)name, portbuf,
 			NULL};
 
 	snprintf(portbuf, sizeof(portbuf), "%d", port);
