@@ -123,7 +123,8 @@ static size_t escape(const uint8_t *s, size_t len, uint32_t esc, bool esc_all, b
 /* The reference's pattern list: pairs in order, then each pair's percent
  * forms: every non-empty subset of its escapable bytes when there are at
  * most 4, else all of them; upper then lower hex per subset; `to` escaped
- * at the same places if it has the same bytes there, else everywhere. */
+ * at the same places when it has from's length (whatever bytes sit there),
+ * else everywhere. */
 static void expand(struct spec *s)
 {
 	static uint8_t buf[RPAT_MAX * (36 + 45)];
@@ -156,9 +157,6 @@ static void expand(struct spec *s)
 				if (k > 4 || (sub >> b & 1) != 0)
 					esc |= 1u << pos[b];
 			same = p->to_len == p->from_len;
-			for (size_t j = 0; same && j < p->from_len; j++)
-				if ((esc >> j & 1) != 0 && t[j] != f[j])
-					same = false;
 			for (int lower = 0; lower <= 1; lower++) {
 				struct rpat *r = &s->rp[s->nrp++];
 
