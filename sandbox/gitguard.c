@@ -903,6 +903,68 @@ static void check_rebase_todo(struct gg *g, int gfd, bool all_fresh)
 	(void)close(rfd);
 }
 
+/* Is s a merge strategy built into git? Any other name runs the program
+ * git-merge-NAME, and one with a slash is a path from the work tree
+ * (through a directory named "git-merge-..") to any program. */
+static bool strategy_builtin(const char *s)
+{
+	static const char *const builtin[] = {"ort", "recursive", "resolve", "octopus", "ours", "subtree"};
+
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (strcmp(s, builtin[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The merge strategy a stopped rebase (rebase-merge/strategy) or
+ * cherry-pick/revert (sequencer/opts, options.strategy) keeps for its
+ * --continue, written in the session and not one built into git: the
+ * file moves aside (git then goes on with its default strategy).
+ */
+static void check_strategy(struct gg *g, int gfd, bool all_fresh)
+{
+	char sdir[PATH_MAX], path[PATH_MAX], text[256];
+	const char *why = NULL, *rec, *end;
+	bool bad = false;
+	size_t len;
+	char *out;
+	int sfd;
+
+	sfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd >= 0) {
+		if ((all_fresh || changed(g, sfd, "strategy") || changed(g, gfd, "rebase-merge")) &&
+		    faccessat(sfd, "strategy", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (read_small(sfd, "strategy", text, sizeof(text)) < 0 || !strategy_builtin(text)) &&
+		    join(sdir, sizeof(sdir), g->path, "rebase-merge"))
+			quarantine(g, sfd, sdir, "strategy",
+				   "merge strategy that is a program (runs on git rebase --continue)");
+		(void)close(sfd);
+	}
+	sfd = openat(gfd, "sequencer", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return;
+	if (!(all_fresh || changed(g, sfd, "opts") || changed(g, gfd, "sequencer")) ||
+	    faccessat(sfd, "opts", F_OK, AT_SYMLINK_NOFOLLOW) < 0 || !join(sdir, sizeof(sdir), g->path, "sequencer") ||
+	    !join(path, sizeof(path), sdir, "opts")) {
+		(void)close(sfd);
+		return;
+	}
+	out = git_config_list(g, path, &len, &why);
+	for (rec = out; out != NULL && rec < out + len; rec = end + 1) {
+		end = memchr(rec, '\0', (size_t)(out + len - rec));
+		if (end == NULL)
+			end = out + len;
+		if (strncmp(rec, "options.strategy\n", 17) == 0 && !strategy_builtin(rec + 17))
+			bad = true;
+	}
+	free(out);
+	if (out == NULL || bad)
+		quarantine(g, sfd, sdir, "opts",
+			   out == NULL ? why : "options.strategy (a program, runs on git cherry-pick --continue)");
+	(void)close(sfd);
+}
+
 /*
  * Was the git directory open as gfd created in the session? Its own
  * birth time, or its objects directory's, or a commondir written in the
@@ -941,6 +1003,7 @@ static void check_gitdir(struct gg *g, int gfd)
 	check_hooks(g, gfd, g->path, "hooks", all);
 	check_info(g, gfd, all);
 	check_rebase_todo(g, gfd, all);
+	check_strategy(g, gfd, all);
 	/* A config that stayed may reach into a writable tree. */
 	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		check_kept_config(g, gfd);

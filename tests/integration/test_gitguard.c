@@ -619,6 +619,46 @@ static void test_keep_flag(void)
 	gcase_free(&c);
 }
 
+/* A program planted as the merge strategy of a stopped rebase
+ * (rebase-merge/strategy) and of a stopped cherry-pick (sequencer/opts,
+ * options.strategy): git runs "git-merge-NAME", and NAME "../../x"
+ * beside a directory "git-merge-.." is the work tree's ./x. The host's
+ * `git rebase --continue` / `git cherry-pick --continue` must run it
+ * not; a legitimate `-s ours` stays. */
+static void test_merge_strategy(void)
+{
+	static const char *const want[] = {"/work/r/.git/rebase-merge/strategy: merge strategy",
+					   "/work/p/.git/sequencer/opts: options.strategy", NULL};
+	struct gcase c;
+
+#define PROG(dir, name)                                                                            \
+	"mkdir -p " dir "/git-merge-.. && printf '#!/bin/sh\\ntouch \"$M/" name "\"\\nexit 1\\n' > " dir \
+	"/x && chmod +x " dir "/x"
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q r && cd r && for i in 1 2 3; do echo $i > f$i && git add f$i && "
+				 "git commit -q -m $i; done && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~2 >/dev/null 2>&1; "
+				 "git commit -q --amend --allow-empty -m 1b && cd .. && " PROG("r", "rebase") " && "
+				 "echo ../../x > r/.git/rebase-merge/strategy; "
+				 "git init -q p && cd p && echo 0 > f && git add f && git commit -q -m a && "
+				 "git checkout -q -b side && echo 1 > f && git commit -qam b && echo 2 > h && "
+				 "git add h && git commit -qm c && git checkout -q - && echo 3 > f && "
+				 "git commit -qam m; git cherry-pick side~1 side >/dev/null 2>&1; echo 1 > f && "
+				 "git add f && git config -f .git/sequencer/opts options.strategy ../../x && cd .. && "
+				 PROG("p", "cherry") "; "
+				 "git init -q o && cd o && for i in 1 2 3; do echo $i > f$i && git add f$i && "
+				 "git commit -q -m $i; done && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -s ours -i HEAD~2 >/dev/null 2>&1",
+				 "git -C work/r rebase --continue >/dev/null 2>&1; "
+				 "git -C work/p cherry-pick --continue >/dev/null 2>&1") == 0);
+#undef PROG
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/o/.git/rebase-merge/strategy"));
+	CU_ASSERT(!has(c.err, "/work/o/"));
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -630,6 +670,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
+	test_add(s, "a program as the merge strategy of a stopped rebase, cherry-pick", test_merge_strategy);
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
