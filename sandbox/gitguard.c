@@ -670,12 +670,12 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 	(void)close(hfd);
 }
 
-/* Does the file dfd/name (regular, not through a symlink, at most
- * GG_CONFIG_MAX_BYTES) mention one of words, in any case? A cheap filter
- * before running git on a config nobody changed. */
-static bool file_mentions(int dfd, const char *name, const char *const *words)
+/* Does the file dfd/name (regular, at most GG_CONFIG_MAX_BYTES; through
+ * a final symlink only when follow) mention one of words, in any case? A
+ * cheap filter before running git on a config nobody changed. */
+static bool file_mentions(int dfd, const char *name, bool follow, const char *const *words)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dfd, name, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
 	bool found = false;
 	struct stat st;
 	char *buf;
@@ -699,22 +699,32 @@ static bool file_mentions(int dfd, const char *name, const char *const *words)
 	return found;
 }
 
-/* An included file (value of include.path or includeIf.*.path in the
- * config of g->path): when it is in a writable tree and was written in
- * the session, it is checked like a config of its own. */
-static void check_include(struct gg *g, const char *value)
+/* A path value of a config into out, a leading "~/" taken from HOME, as
+ * git does. False when it does not fit, or HOME is unset for "~/". */
+static bool expand_home(const char *value, char *out, size_t len)
+{
+	const char *home = getenv("HOME");
+	int n;
+
+	if (strncmp(value, "~/", 2) == 0)
+		n = home != NULL ? snprintf(out, len, "%s/%s", home, value + 2) : -1;
+	else
+		n = snprintf(out, len, "%s", value);
+	return n >= 0 && (size_t)n < len;
+}
+
+/* An included file (value of include.path or includeIf.*.path in a
+ * config in the directory base): when it is in a writable tree and was
+ * written in the session, it is checked like a config of its own. */
+static void check_include(struct gg *g, const char *base, const char *value)
 {
 	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX];
-	const char *home = getenv("HOME"), *slash;
+	const char *slash;
 	int dfd;
 
-	if (strncmp(value, "~/", 2) == 0) {
-		if (home == NULL || snprintf(raw, sizeof(raw), "%s/%s", home, value + 2) >= (int)sizeof(raw))
-			return;
-	} else if (snprintf(raw, sizeof(raw), "%s", value) >= (int)sizeof(raw)) {
+	if (!expand_home(value, raw, sizeof(raw)))
 		return;
-	}
-	if (!resolve_pointer(g->path, raw, target) || !under_roots(g, target) ||
+	if (!resolve_pointer(base, raw, target) || !under_roots(g, target) ||
 	    (slash = strrchr(target, '/')) == NULL)
 		return;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
@@ -727,23 +737,27 @@ static void check_include(struct gg *g, const char *value)
 }
 
 /*
- * A config that stays (the user's, unchanged) may reach into a writable
- * tree: the hooks of its core.hooksPath are checked like hooks/, and the
- * files it includes like configs. A relative hooks path is relative to
- * the work tree (the git directory's parent for DIR/.git, else the git
- * directory); an include is relative to the config's directory.
+ * A config that stays (the user's, unchanged: a git directory's, or the
+ * global and system ones) may reach into a writable tree: the hooks of
+ * its core.hooksPath are checked like hooks/, and the files it includes
+ * like configs. cfg is its path (dfd/name: the same, for reading it), dir
+ * the directory it is in (where a relative include starts), hooks_base
+ * where a relative hooks path starts (the work tree), NULL when that
+ * depends on the repository (the global config: only absolute and "~/"
+ * hooks paths are checked).
  */
-static void check_kept_config(struct gg *g, int gfd)
+static void check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
+			      const char *dir, const char *hooks_base)
 {
 	static const char *const words[] = {"hookspath", "include", NULL};
-	char cfg[PATH_MAX], base[PATH_MAX], value[PATH_MAX] = "", target[PATH_MAX];
-	const char *why, *rec, *end, *slash, *nl;
+	char value[PATH_MAX] = "", raw[PATH_MAX], target[PATH_MAX];
+	const char *why, *rec, *end, *nl;
 	struct stat st;
 	size_t len;
 	char *out;
 	int hfd;
 
-	if (!file_mentions(gfd, "config", words) || !join(cfg, sizeof(cfg), g->path, "config"))
+	if (!file_mentions(dfd, name, follow, words))
 		return;
 	out = git_config_list(g, cfg, &len, &why);
 	if (out == NULL)
@@ -765,18 +779,14 @@ static void check_kept_config(struct gg *g, int gfd)
 
 			memcpy(inc, nl + 1, (size_t)(end - nl - 1));
 			inc[end - nl - 1] = '\0';
-			check_include(g, inc);
+			check_include(g, dir, inc);
 		}
 	}
 	free(out);
-	if (value[0] == '\0' || value[0] == '~')
+	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)) || (raw[0] != '/' && hooks_base == NULL))
 		return;
-	slash = strrchr(g->path, '/');
-	if (slash != NULL && strcmp(slash, "/.git") == 0)
-		snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
-	else
-		snprintf(base, sizeof(base), "%s", g->path);
-	if (!resolve_pointer(base[0] ? base : "/", value, target) || !under_roots(g, target) ||
+	if (!resolve_pointer(hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw, target) ||
+	    !under_roots(g, target) ||
 	    stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -991,6 +1001,8 @@ static bool gitdir_new(const struct gg *g, int gfd)
 /* One git directory: g->path, open as gfd. */
 static void check_gitdir(struct gg *g, int gfd)
 {
+	char cfg[PATH_MAX], base[PATH_MAX];
+	const char *slash;
 	bool all = gitdir_new(g, gfd);
 	bool in_modules = strstr(g->path, "/modules/") != NULL;
 
@@ -1005,8 +1017,14 @@ static void check_gitdir(struct gg *g, int gfd)
 	check_rebase_todo(g, gfd, all);
 	check_strategy(g, gfd, all);
 	/* A config that stayed may reach into a writable tree. */
-	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		check_kept_config(g, gfd);
+	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && join(cfg, sizeof(cfg), g->path, "config")) {
+		slash = strrchr(g->path, '/');
+		if (slash != NULL && strcmp(slash, "/.git") == 0)
+			snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
+		else
+			snprintf(base, sizeof(base), "%s", g->path);
+		check_kept_config(g, gfd, "config", false, cfg, g->path, base);
+	}
 }
 
 /* Is the canonical path under one of the writable roots? */
@@ -1185,6 +1203,37 @@ nomem:
 	free_ents(ents, n);
 }
 
+/*
+ * The global and system configs the host's git reads (GIT_CONFIG_GLOBAL,
+ * or ~/.gitconfig and $XDG_CONFIG_HOME/git/config; /etc/gitconfig) stay
+ * as they are, but their includes and core.hooksPath may name a file or
+ * directory in a writable tree (a team config in the work tree, hooks
+ * kept in a dotfiles checkout): checked like a repository's kept config.
+ */
+static void check_global_configs(struct gg *g)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME"), *glob = getenv("GIT_CONFIG_GLOBAL");
+	char files[3][PATH_MAX], dir[PATH_MAX];
+	const char *slash;
+	size_t i, n = 0;
+
+	snprintf(files[n++], PATH_MAX, "/etc/gitconfig");
+	if (glob != NULL && glob[0] == '/' && strlen(glob) < PATH_MAX) {
+		snprintf(files[n++], PATH_MAX, "%s", glob);
+	} else if (glob == NULL && home != NULL && home[0] == '/') {
+		if (snprintf(files[n], PATH_MAX, "%s/.gitconfig", home) < PATH_MAX)
+			n++;
+		if (xdg != NULL && xdg[0] == '/' ? snprintf(files[n], PATH_MAX, "%s/git/config", xdg) < PATH_MAX
+						 : snprintf(files[n], PATH_MAX, "%s/.config/git/config", home) < PATH_MAX)
+			n++;
+	}
+	for (i = 0; i < n; i++) {
+		slash = strrchr(files[i], '/');
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - files[i]), files[i]);
+		check_kept_config(g, AT_FDCWD, files[i], true, files[i], dir[0] ? dir : "/", NULL);
+	}
+}
+
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
 		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
 {
@@ -1232,6 +1281,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		walk(g, -1, NULL, 0);
 		(void)close(g->rootfd);
 	}
+	check_global_configs(g);
 	rc = g->rc;
 	free(g);
 	return rc;

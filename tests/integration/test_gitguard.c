@@ -659,6 +659,32 @@ static void test_merge_strategy(void)
 	gcase_free(&c);
 }
 
+/* The user's global config (~/.gitconfig, unchanged) includes a team
+ * config in the work tree and names a hooks directory there (as "~/..."):
+ * both rewritten in the session. The host's git reads them in every
+ * repository. */
+static void test_global_config_reach(void)
+{
+	static const char *const want[] = {"/work/team.cfg: core.fsmonitor", "/work/hk/pre-commit: hook pre-commit",
+					   NULL};
+	char gc[PATH_MAX];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	snprintf(gc, sizeof(gc), "%s/home/.gitconfig", root);
+	CU_ASSERT_FATAL(run_case(&c,
+				 "echo '[user]' > work/team.cfg && mkdir work/hk && "
+				 "printf '[include]\\n\\tpath = %s/work/team.cfg\\n[core]\\n\\thooksPath = "
+				 "~/../%s/work/hk\\n' \"$PWD\" \"${PWD##*/}\" > \"$HOME/.gitconfig\"",
+				 NULL, NULL,
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("global") "\\n' > team.cfg && "
+				 HOOK("hk/pre-commit", "ghook"),
+				 GIT_USE("work")) == 0);
+	(void)unlink(gc);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -667,6 +693,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "repro b: nested repository, gitlink; .git/modules", test_nested_repo);
 	test_add(s, "core.hooksPath; hooks of a new repository", test_hooks_path);
 	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
+	test_add(s, "the global config's include and hooksPath into the work tree", test_global_config_reach);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
