@@ -394,13 +394,18 @@ static const char *const home_files[] = {
 	".claude/settings.json", ".claude/commands/x.md", ".claude/agents/x.md", ".cursor/mcp.json",
 	".vscode/tasks.json", ".claude.json", ".pam_environment", ".xsession",
 	".local/lib/python3/site-packages/x.pth", ".aws/config", ".kube/config",
+	".local/share/applications/x.desktop", ".bash_completion",
+	".local/share/bash-completion/completions/git", ".config/direnv/direnvrc", ".direnvrc",
+	".vimrc", ".config/nvim/init.lua", ".emacs.d/init.el", ".tmux.conf", ".gdbinit", ".mailcap",
+	".config/plasma-workspace/env/x.sh", ".gemini/settings.json", ".codex/config.toml",
 };
 
 /* The same for the writable working directory. */
 static const char *const work_files[] = {
 	".claude/settings.json", ".claude/settings.local.json", ".claude/commands/x.md",
 	".claude/agents/x.md", ".cursor/rules", ".vscode/tasks.json", ".idea/workspace.xml",
-	".mcp.json", ".gitmodules",
+	".mcp.json", ".gitmodules", ".gemini/settings.json", ".aider.conf.yml",
+	".devcontainer/devcontainer.json", ".devcontainer.json", ".zed/tasks.json",
 };
 
 /* A script that tries to create or append to each file (mkdir -p of its
