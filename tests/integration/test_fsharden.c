@@ -674,6 +674,54 @@ static void test_check_verbose(void)
 	free(err);
 }
 
+/* More spellings of a credential in the environment: names (_PAT, _JWT,
+ * _DSN, API_KEY or _TOKEN_ inside), a token inside a value (after
+ * "bearer ", after "--token="), a JSON Web Token; and look-alikes that
+ * must stay. */
+static void test_env_variants(void)
+{
+	static const char script[] =
+		"for v in GITHUB_PAT CI_JOB_JWT SENTRY_DSN OPENAI_API_KEY_2 NPM_TOKEN_PROD HDR ARGS ID_BLOB "
+		"HF_DATASETS_CACHE LSC DESC; do\n"
+		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n";
+	const char *env[] = {
+		"GITHUB_PAT=plainpat-value-99", "CI_JOB_JWT=jwt-value-plain-77",
+		"SENTRY_DSN=https://dsnkey1234@o1.ingest.example/1", "OPENAI_API_KEY_2=second-key-value-55",
+		"NPM_TOKEN_PROD=prod-token-value-33",
+		"HDR=AUTHORIZATION: bearer ghp_Q0wDXk3mLr9TzP2vNb7YhJ4sGc8aEf6uKd1i",
+		"ARGS=--verbose --token=glpat-Zx81kLmN0pQr5sTuVw2y",
+		"ID_BLOB=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlMTIzNDU",
+		"HF_DATASETS_CACHE=/data/hf_datasets_cache", "LSC=di=01;34:ln=01;36",
+		"DESC=a task-runner-sk-thing here", NULL,
+	};
+	const char *gone[] = {"GITHUB_PAT", "CI_JOB_JWT", "SENTRY_DSN", "OPENAI_API_KEY_2",
+			      "NPM_TOKEN_PROD", "HDR", "ARGS", "ID_BLOB"};
+	const char *kept[] = {"HF_DATASETS_CACHE=/data/hf_datasets_cache", "LSC=di=01;34:ln=01;36",
+			      "DESC=a task-runner-sk-thing here"};
+	const char *values[] = {"plainpat-value-99", "jwt-value-plain-77", "dsnkey1234", "second-key-value-55",
+				"prod-token-value-33", "Q0wDXk3mLr9TzP2vNb7YhJ4sGc8aEf6uKd1i",
+				"Zx81kLmN0pQr5sTuVw2y", "c2lnbmF0dXJlMTIzNDU"};
+	char want[128], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_fsh("home", NULL, env, NULL, "env.yaml", script, &out, &err);
+	ROW(st == 0, "env: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(want, sizeof(want), "%s=unset\n", gone[i]);
+		ROW(has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
+		ROW(has(err, gone[i]), "the notice does not name %s: %s", gone[i], err ? err : "");
+	}
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		ROW(has(out, kept[i]), "%s did not reach the command", kept[i]);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		ROW(!has(err, values[i]) && !has(out, values[i]), "a value leaked: %s", values[i]);
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -686,6 +734,7 @@ TEST_REGISTRAR(register_fsharden)
 		 test_link_read_only_followed);
 	test_add(s, "persistence: writable HOME, start-up/ssh/git/autostart/agent files",
 		 test_persistence_home);
+	test_add(s, "environment: more credential names, tokens inside values, JWTs", test_env_variants);
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
