@@ -1234,6 +1234,51 @@ static void check_global_configs(struct gg *g)
 	}
 }
 
+/*
+ * The repository a root lies in, when its git directory is above the
+ * root (outside the tree the walk sees): its config stays, but its
+ * core.hooksPath or an include may name a directory or file inside the
+ * root (hooks kept in the subproject the session ran in). Checked like a
+ * kept config; a worktree's config is its common directory's.
+ */
+static void check_enclosing_repo(struct gg *g, const char *root)
+{
+	char up[PATH_MAX], gitdir[PATH_MAX], text[PATH_MAX], common[PATH_MAX], cfg[PATH_MAX];
+	struct stat st;
+	char *slash;
+	int fd;
+
+	if (strlen(root) >= sizeof(up))
+		return;
+	strcpy(up, root);
+	while ((slash = strrchr(up, '/')) != NULL && slash != up) {
+		*slash = '\0';
+		if (!join(gitdir, sizeof(gitdir), up, ".git") || lstat(gitdir, &st) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			fd = open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0)
+				return;
+			if (read_small(fd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
+			    !resolve_pointer(up, text + 8, gitdir)) {
+				(void)close(fd);
+				return;
+			}
+			(void)close(fd);
+		}
+		fd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 && read_small(fd, "commondir", text, sizeof(text)) > 0 &&
+		    resolve_pointer(gitdir, text, common))
+			memcpy(gitdir, common, strlen(common) + 1);
+		if (fd >= 0)
+			(void)close(fd);
+		if (under_roots(g, gitdir) || !join(cfg, sizeof(cfg), gitdir, "config"))
+			return; /* walked with its root */
+		check_kept_config(g, AT_FDCWD, cfg, false, cfg, gitdir, up);
+		return;
+	}
+}
+
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
 		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
 {
@@ -1280,6 +1325,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		g->rootlen = strlen(g->path);
 		walk(g, -1, NULL, 0);
 		(void)close(g->rootfd);
+		check_enclosing_repo(g, roots[i]);
 	}
 	check_global_configs(g);
 	rc = g->rc;

@@ -215,8 +215,9 @@ struct sbx_git_stats {
  * todo list with exec lines, a rebase-merge/strategy or sequencer/opts
  * options.strategy naming a strategy not built into git, a .git file
  * pointing out of the roots or a .git symlink; and, for a config that
- * stays (a repository's, or the global and system configs of HOME,
- * XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL), hooks changed in its
+ * stays (a repository's, the one of the repository a root lies in, or
+ * the global and system configs of HOME, XDG_CONFIG_HOME,
+ * GIT_CONFIG_GLOBAL), hooks changed in its
  * core.hooksPath directory and included files that name a program, when
  * they are under roots. The git run is the first on PATH outside the
  * roots. Each is renamed to

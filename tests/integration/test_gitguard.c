@@ -685,6 +685,25 @@ static void test_global_config_reach(void)
 	gcase_free(&c);
 }
 
+/* The writable tree is a subdirectory of a repository whose git
+ * directory lies above it, read-only: that repository's own
+ * core.hooksPath names a hooks directory inside the tree, rewritten in
+ * the session. */
+static void test_enclosing_repo(void)
+{
+	static const char *const want[] = {"/work/sub/hk/pre-commit: hook pre-commit", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p work/sub/hk && printf '#!/bin/sh\\ntrue\\n' > work/sub/hk/pre-commit && "
+				 "chmod +x work/sub/hk/pre-commit && git -C work config core.hooksPath sub/hk",
+				 "filesystem:\n  allowWrite: [\"%s/work/sub\"]\n", NULL,
+				 HOOK("sub/hk/pre-commit", "enclosing"), GIT_USE("work")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -694,6 +713,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "core.hooksPath; hooks of a new repository", test_hooks_path);
 	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
 	test_add(s, "the global config's include and hooksPath into the work tree", test_global_config_reach);
+	test_add(s, "the hooksPath of the repository a writable subdirectory is in", test_enclosing_repo);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
