@@ -407,6 +407,9 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 	      out);
 	for (size_t i = 0; i < p->path_dirs.n; i++)
 		fprintf(out, "#            %s\n", p->path_dirs.v[i]);
+	fputs("#   write  each entry of $LD_LIBRARY_PATH, and $ENV, $BASH_ENV, $ZDOTDIR,\n"
+	      "#          $PYTHONSTARTUP, the same way (code every later process loads)\n",
+	      out);
 	fputs("#   write  the policy file, the audit file, extraCaCertPaths, the session\n"
 	      "#          directory and, in every repository, git's control files\n",
 	      out);

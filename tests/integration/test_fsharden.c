@@ -722,6 +722,43 @@ static void test_env_variants(void)
 	free(err);
 }
 
+/* The host's start-up files and library path named by variables, in a
+ * writable HOME but not at the usual names: $ENV, $BASH_ENV, $ZDOTDIR's
+ * .zshenv, $PYTHONSTARTUP and a library in $LD_LIBRARY_PATH can be
+ * neither created nor changed. */
+static void test_persistence_env_paths(void)
+{
+	static const char *const files[] = {".config/sh/env", ".config/bash/env", ".config/zsh/.zshenv",
+					    ".config/py/startup.py", "lib/libc.so.6"};
+	char script[4096], e[5][PATH_MAX + 32], line[PATH_MAX], rel[PATH_MAX], *out = NULL, *err = NULL;
+	const char *env[6];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(e[0], sizeof(e[0]), "ENV=%s/home2/.config/sh/env", root);
+	snprintf(e[1], sizeof(e[1]), "BASH_ENV=%s/home2/.config/bash/env", root);
+	snprintf(e[2], sizeof(e[2]), "ZDOTDIR=%s/home2/.config/zsh", root);
+	snprintf(e[3], sizeof(e[3]), "PYTHONSTARTUP=%s/home2/.config/py/startup.py", root);
+	snprintf(e[4], sizeof(e[4]), "LD_LIBRARY_PATH=/usr/local/lib:%s/home2/lib", root);
+	for (size_t i = 0; i < 5; i++)
+		env[i] = e[i];
+	env[5] = NULL;
+	try_writes(script, sizeof(script), "~", files, sizeof(files) / sizeof(files[0]));
+	st = run_fsh("home2", NULL, env, NULL, "home.yaml", script, &out, &err);
+	ROW(st == 0 && has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(line, sizeof(line), "w:%s=0\n", files[i]);
+		ROW(!has(out, line), "~/%s could be written in the sandbox", files[i]);
+		snprintf(rel, sizeof(rel), "home2/%s", files[i]);
+		ROW(!exists(rel), "~/%s exists on the host afterwards", files[i]);
+	}
+	drop("home2/ok.txt");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -735,6 +772,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: writable HOME, start-up/ssh/git/autostart/agent files",
 		 test_persistence_home);
 	test_add(s, "environment: more credential names, tokens inside values, JWTs", test_env_variants);
+	test_add(s, "persistence: start-up files and libraries named by ENV, BASH_ENV, ZDOTDIR, "
+		 "PYTHONSTARTUP, LD_LIBRARY_PATH", test_persistence_env_paths);
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
