@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -269,14 +270,43 @@ static void report_error(struct gg *g, const char *dir, const char *name, const 
 }
 
 /*
+ * renameat2(RENAME_NOREPLACE) of dfd/name to dfd/to. When the directory
+ * is ours but not writable (the command can chmod its own directories;
+ * root bypasses this, a user does not), owner write is added for the
+ * rename and the mode put back.
+ */
+static int rename_aside(int dfd, const char *name, const char *to)
+{
+	const mode_t wx = S_IWUSR | S_IXUSR;
+	struct stat st;
+	int rc, saved;
+
+	if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	saved = errno;
+	if ((saved != EACCES && saved != EPERM) || fstat(dfd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & wx) == wx || fchmod(dfd, (st.st_mode & 07777) | wx) < 0) {
+		errno = saved;
+		return -1;
+	}
+	rc = renameat2(dfd, name, dfd, to, RENAME_NOREPLACE);
+	saved = errno;
+	(void)fchmod(dfd, st.st_mode & 07777);
+	errno = saved;
+	return rc;
+}
+
+/*
  * Moves dfd/name (in the directory dir) aside to name.passavant-quarantine
- * (.2 ... when taken), or only reports it under keep. setting says what
- * makes it run a program.
+ * (.2 ... .99 when taken; then a random suffix, so that names planted in
+ * advance cannot keep the file in place), or only reports it under keep.
+ * setting says what makes it run a program.
  */
 static void quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting)
 {
 	char path[PATH_MAX], to[NAME_MAX + 1], moved[PATH_MAX];
 	struct sbx_git_finding f = {0};
+	unsigned long long rnd;
 	int i, n;
 
 	if (!join(path, sizeof(path), dir, name))
@@ -288,15 +318,18 @@ static void quarantine(struct gg *g, int dfd, const char *dir, const char *name,
 		g->report(g->arg, &f);
 		return;
 	}
-	for (i = 1; i < 100; i++) {
-		n = i == 1 ? snprintf(to, sizeof(to), "%s%s", name, SBX_GIT_QUARANTINE_SUFFIX)
-			   : snprintf(to, sizeof(to), "%s%s.%d", name, SBX_GIT_QUARANTINE_SUFFIX, i);
+	for (i = 1; i < 108; i++) {
+		if (i >= 100 && getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			break;
+		n = i == 1   ? snprintf(to, sizeof(to), "%s%s", name, SBX_GIT_QUARANTINE_SUFFIX)
+		    : i < 100 ? snprintf(to, sizeof(to), "%s%s.%d", name, SBX_GIT_QUARANTINE_SUFFIX, i)
+			      : snprintf(to, sizeof(to), "%s%s.%016llx", name, SBX_GIT_QUARANTINE_SUFFIX, rnd);
 		if (n < 0 || (size_t)n >= sizeof(to)) {
 			errno = ENAMETOOLONG;
 			break;
 		}
 		/* RENAME_NOREPLACE: never over an earlier quarantined copy. */
-		if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) == 0) {
+		if (rename_aside(dfd, name, to) == 0) {
 			if (join(moved, sizeof(moved), dir, to))
 				f.moved_to = moved;
 			g->report(g->arg, &f);

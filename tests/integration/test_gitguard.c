@@ -704,6 +704,25 @@ static void test_enclosing_repo(void)
 	gcase_free(&c);
 }
 
+/* Every quarantine name .passavant-quarantine, .2 ... .99 planted in
+ * advance next to a planted config: it still moves aside (to a random
+ * name). */
+static void test_quarantine_names_taken(void)
+{
+	static const char *const want[] = {"quarantined ", "/work/n/.git/config: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && git -C n config core.fsmonitor \"touch \\\"\\$M/taken\\\";:\" && "
+				 "touch n/.git/config.passavant-quarantine && i=2 && while [ $i -le 99 ]; do "
+				 "touch n/.git/config.passavant-quarantine.$i; i=$((i+1)); done",
+				 GIT_USE("work/n")) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(!exists(&c, "work/n/.git/config"));
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -727,4 +746,5 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "mount plan: control files not writable, nothing left", test_mount_plan);
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
+	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
 }
