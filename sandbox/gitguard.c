@@ -1136,6 +1136,14 @@ static unsigned char type_of(int dfd, const char *name)
 	return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
 }
 
+/* Puts back the mode of the directory parentfd/name (g->path) that the
+ * walk opened up; reported when it cannot. */
+static void restore_mode(struct gg *g, int parentfd, const char *name, mode_t mode)
+{
+	if (fchmodat(parentfd, name, mode & 07777, 0) < 0)
+		report_error(g, g->path, "", "cannot put back the mode of", errno);
+}
+
 /*
  * Walks the directory g->path (parentfd/name when parentfd >= 0, else
  * reopened from the root): checks it if it is a git directory, checks a
@@ -1149,13 +1157,28 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 	struct ent *ents = NULL, *ne;
 	size_t n = 0, cap = 0, i, len;
 	char *buf = g->dents;
+	bool restore = false;
+	struct stat dst;
 	ssize_t got;
 	int fd;
 
 	fd = parentfd >= 0 ? openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			   : open_below_root(g);
+	/* A directory of ours the command made unreadable (chmod 000 stops
+	 * a user other than root): read for the walk, its mode put back. */
+	if (fd < 0 && errno == EACCES && parentfd >= 0 &&
+	    fstatat(parentfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode) &&
+	    dst.st_uid == geteuid() &&
+	    fchmodat(parentfd, name, (dst.st_mode & 07777) | S_IRUSR | S_IXUSR, 0) == 0) {
+		restore = true;
+		fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0) {
-		report_error(g, g->path, "", "cannot open to check for git repositories", errno);
+		int e = errno;
+
+		if (restore)
+			restore_mode(g, parentfd, name, dst.st_mode);
+		report_error(g, g->path, "", "cannot open to check for git repositories", e);
 		return;
 	}
 	g->st->dirs++;
@@ -1229,11 +1252,15 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 	if (fd >= 0)
 		(void)close(fd);
 	free_ents(ents, n);
+	if (restore)
+		restore_mode(g, parentfd, name, dst.st_mode);
 	return;
 nomem:
 	report_error(g, g->path, "", "cannot check for git repositories", ENOMEM);
 	(void)close(fd);
 	free_ents(ents, n);
+	if (restore)
+		restore_mode(g, parentfd, name, dst.st_mode);
 }
 
 /*

@@ -723,6 +723,59 @@ static void test_quarantine_names_taken(void)
 	gcase_free(&c);
 }
 
+/* As a user other than root (uid 65534 through setpriv, when the suite
+ * runs as root), where modes bind: a planted repository's git directory
+ * made unwritable (chmod 555, the rename would fail), and another's
+ * parent made unreadable (chmod 000, the walk could not enter). Both
+ * configs move aside, the modes are put back. */
+static void test_unprivileged_modes(void)
+{
+	static const char script[] =
+		"cd \"$D/work\" && git init -q . && git commit -q --allow-empty -m i && "
+		"\"$P\" run -- sh -c 'git init -q a && git -C a config core.fsmonitor \"touch $M/ro555;:\" && "
+		"chmod 555 a/.git && mkdir v && git init -q v/b && "
+		"git -C v/b config core.fsmonitor \"touch $M/hidden000;:\" && chmod 000 v'; "
+		"stat -c 'mode %a' v a/.git; chmod 755 v; "
+		"git -C a status >/dev/null 2>&1; git -C v/b status >/dev/null 2>&1; ls -A \"$M\"";
+	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
+			"PATH=" GG_PATH, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
+			"GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.org", "TMPDIR=/tmp", m, p, "sh", "-c", (char *)script,
+			NULL};
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to run as another user");
+		return;
+	}
+	snprintf(d, sizeof(d), "%s/c%u", root, ncase++);
+	snprintf(dv, sizeof(dv), "D=%s", d);
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	snprintf(m, sizeof(m), "M=%s/m", d);
+	snprintf(p, sizeof(p), "P=%s", test_passavant_bin());
+	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && chown(d, 65534, 65534) == 0);
+	{
+		char w[PATH_MAX + 8], mm[PATH_MAX + 8];
+		snprintf(w, sizeof(w), "%s/work", d);
+		snprintf(mm, sizeof(mm), "%s/m", d);
+		CU_ASSERT_FATAL(mkdir(w, 0755) == 0 && chown(w, 65534, 65534) == 0 && mkdir(mm, 0755) == 0 &&
+				chown(mm, 65534, 65534) == 0);
+	}
+	st = test_run_capture(argv, &out, &err, GG_TIMEOUT_MS);
+	CU_ASSERT(st == 0);
+	CU_ASSERT(has(err, "/work/a/.git/config: core.fsmonitor (moved to"));
+	CU_ASSERT(has(err, "/work/v/b/.git/config: core.fsmonitor (moved to"));
+	CU_ASSERT(has(out, "mode 0\nmode 555\n"));
+	CU_ASSERT(!has(out, "ro555") && !has(out, "hidden000"));
+	if (!has(err, "/work/v/b/.git/config") || has(out, "hidden000") || has(out, "ro555"))
+		fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -747,4 +800,5 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
+	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
 }
