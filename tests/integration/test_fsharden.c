@@ -759,6 +759,44 @@ static void test_persistence_env_paths(void)
 	free(err);
 }
 
+/* Hard links: a start-up file (write deny) and a credential store (read
+ * deny) of a read-only HOME, each with a second name the user made in the
+ * writable work tree. The second name would reach the file past the
+ * rule: the session does not start (125, naming the file), the file is
+ * unchanged, the store's content is not shown. */
+static void test_hard_links(void)
+{
+	static const struct {
+		const char *file, *link, *want;
+	} rows[] = {
+		{"home3/.profile", "work/hl-profile", "cannot apply a write deny to "},
+		{"home3/.pgpass", "work/hl-pgpass", "cannot apply a read deny to "},
+	};
+	char a[PATH_MAX], l[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	ROW(mkdirs("home3") == 0, "mkdir home3");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		ROW(mkfile(at(a, rows[i].file), "PLANTED-hard-link\n") == 0 && link(a, at(l, rows[i].link)) == 0,
+		    "cannot make %s", rows[i].link);
+		st = run_fsh("home3", NULL, NULL, NULL, "work.yaml",
+			     "cat hl-pgpass 2>/dev/null; echo evil >> hl-profile 2>/dev/null; echo ran\n", &out,
+			     &err);
+		ROW(st == 125 && !has(out, "ran"), "%s: status %d, the session ran", rows[i].link, st);
+		ROW(has(err, rows[i].want) && has(err, rows[i].file + 6) && has(err, "hard links"),
+		    "%s: the refusal does not name the file: %s", rows[i].link, err ? err : "");
+		ROW(!has(out, "PLANTED-hard-link"), "%s: the store was read through its second name", rows[i].link);
+		text = test_read_file(a, NULL);
+		ROW(text != NULL && strcmp(text, "PLANTED-hard-link\n") == 0, "%s: the file changed", rows[i].file);
+		free(text);
+		(void)unlink(l);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -774,6 +812,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "environment: more credential names, tokens inside values, JWTs", test_env_variants);
 	test_add(s, "persistence: start-up files and libraries named by ENV, BASH_ENV, ZDOTDIR, "
 		 "PYTHONSTARTUP, LD_LIBRARY_PATH", test_persistence_env_paths);
+	test_add(s, "hard links: a write-denied and a read-denied file with a name in the work tree",
+		 test_hard_links);
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
