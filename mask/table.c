@@ -998,18 +998,8 @@ long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len)
 	size_t total = 0;
 	long found = -1;
 
-	if (t->nvalues == 0 || len == 0)
+	if (t->nvalues == 0 || len == 0 || scratch_reserve(t, len) < 0)
 		return -1;
-	if (len > t->scratch_cap) {
-		unsigned char *n = malloc(len);
-		if (n == NULL)
-			return -1;
-		if (t->scratch != NULL)
-			explicit_bzero(t->scratch, t->scratch_cap);
-		free(t->scratch);
-		t->scratch = n;
-		t->scratch_cap = len;
-	}
 	/* The detect set maps each sentinel to itself, so in-place
 	 * replacement on a copy only counts; the copy is wiped after, since
 	 * a header may also hold real values injected before this check. */

@@ -94,6 +94,8 @@ static const struct policy_mandatory mandatory[] = {
 	{".bash_aliases", W, H, "sourced by the usual .bashrc"},
 	{".profile", W, H, "sh/bash/dash login start-up"},
 	{".inputrc", W, H, "readline: key bindings type commands"},
+	{".bash_completion", W, H, "sourced by bash-completion in every interactive bash"},
+	{".local/share/bash-completion", W, H, "bash-completion loads these on demand"},
 	{".zshenv", W, H, "zsh start-up (every zsh)"},
 	{".zshrc", W, H, "zsh start-up"},
 	{".zprofile", W, H, "zsh login start-up"},
@@ -117,6 +119,9 @@ static const struct policy_mandatory mandatory[] = {
 	{".config/autostart", W, H, "desktop autostart entries"},
 	{".config/systemd", W, H, "systemd user units"},
 	{".local/share/systemd", W, H, "systemd user units"},
+	{".local/share/applications", W, H, "desktop entries: Exec= runs on xdg-open and menus"},
+	{".config/plasma-workspace/env", W, H, "KDE: scripts sourced at login"},
+	{".mailcap", W, H, "programs run per MIME type (mailers, run-mailcap)"},
 	/* Code other programs load from HOME. */
 	{".gitconfig", W, H, "git global config (fsmonitor, hooksPath, aliases)"},
 	{".config/git", W, H, "git global config, attributes, hooks (XDG)"},
@@ -124,6 +129,17 @@ static const struct policy_mandatory mandatory[] = {
 	{".cargo/config.toml", W, H, "cargo config: runners and rustc wrappers"},
 	{".cargo/config", W, H, "cargo config (old name)"},
 	{".config/passavant", W, H, "where the policy lookup finds the next policy"},
+	{".config/direnv", W, H, "direnvrc runs at every prompt; direnv.toml can trust any .envrc"},
+	{".direnvrc", W, H, "direnv: runs at every prompt"},
+	{".vimrc", W, H, "vim start-up (runs commands)"},
+	{".vim", W, H, "vim plugins and start-up"},
+	{".config/nvim", W, H, "neovim start-up and plugins"},
+	{".emacs", W, H, "emacs start-up (Lisp)"},
+	{".emacs.d", W, H, "emacs start-up (Lisp)"},
+	{".config/emacs", W, H, "emacs start-up (Lisp, XDG)"},
+	{".tmux.conf", W, H, "tmux: run-shell, if-shell"},
+	{".config/tmux", W, H, "tmux: run-shell, if-shell (XDG)"},
+	{".gdbinit", W, H, "gdb start-up (shell commands, python)"},
 	/* Agent and editor settings that run commands (in HOME and in every
 	 * writable workspace). */
 	{".claude/settings.json", W, H | S, "Claude Code hooks and permissions"},
@@ -138,6 +154,13 @@ static const struct policy_mandatory mandatory[] = {
 	{".config/Cursor/User", W, H, "Cursor user settings and tasks"},
 	{".idea", W, S, "JetBrains run configurations and tools"},
 	{".mcp.json", W, S, "project MCP servers run commands"},
+	{".gemini/settings.json", W, H | S, "Gemini CLI MCP servers and tool commands"},
+	{".codex/config.toml", W, H, "Codex CLI MCP servers and notify command"},
+	{".aider.conf.yml", W, H | S, "aider lint-cmd and test-cmd run after edits"},
+	{".devcontainer", W, S, "dev container initializeCommand runs on the host"},
+	{".devcontainer.json", W, S, "dev container initializeCommand runs on the host"},
+	{".zed", W, S, "Zed tasks and language server commands"},
+	{".config/zed", W, H, "Zed tasks and language server commands"},
 	{".gitmodules", W, S, "submodule URLs and update commands"},
 };
 
@@ -165,9 +188,11 @@ const struct policy_mandatory *policy_mandatory_get(size_t i)
 /* Name patterns, compared without regard to case. */
 static const char *const name_contains[] = {
 	"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE_KEY",
+	"API_KEY", "APIKEY", "ACCESS_KEY", "_TOKEN_",
 };
 static const char *const name_suffixes[] = {
 	"TOKEN", "_KEY", "_APIKEY", "_PASS", "_PWD", "_AUTH", "_COOKIE",
+	"_PAT", "_JWT", "_DSN", "_CREDS", "_BEARER",
 };
 static const char *const name_exact[] = {
 	"APIKEY", "API_KEY",
@@ -209,18 +234,51 @@ static bool token_char(unsigned char c)
  * a token ("sk-" alone or "AKIA" in a word is not one). */
 #define ENV_TOKEN_MIN_TAIL 8
 
-/* Whether value starts with a known token prefix (mask/'s table, the one
- * sentinels keep) followed by a token, with no space in it. */
-static bool value_has_prefix(const char *v)
-{
-	size_t len = strlen(v), pre = mask_known_prefix(v, len);
+/* Bytes after which a token may start inside a value ("Bearer ghp_...",
+ * "--token=ghp_...", "'ghp_...'", "a:ghp_..."), and bytes at which one
+ * may end. */
+#define TOKEN_BEFORE " \t\"':=,"
+#define TOKEN_AFTER " \t\"',;"
 
-	if (pre == 0 || len - pre < ENV_TOKEN_MIN_TAIL)
+/* Where in value a known token prefix (mask/'s table, the one sentinels
+ * keep) starts a token: at the start or after a TOKEN_BEFORE byte, then at
+ * least ENV_TOKEN_MIN_TAIL token bytes up to the end or a TOKEN_AFTER
+ * byte. -1 when nowhere. */
+static long value_token_at(const char *v)
+{
+	size_t len = strlen(v), pre, end;
+
+	for (size_t i = 0; i < len; i++) {
+		if (i > 0 && strchr(TOKEN_BEFORE, v[i - 1]) == NULL)
+			continue;
+		pre = mask_known_prefix(v + i, len - i);
+		if (pre == 0)
+			continue;
+		for (end = i + pre; end < len && token_char((unsigned char)v[end]); end++)
+			;
+		if (end - i - pre >= ENV_TOKEN_MIN_TAIL && (end == len || strchr(TOKEN_AFTER, v[end]) != NULL))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Whether value is a JSON Web Token: "eyJ" (a base64url '{"'), then three
+ * base64url parts separated by dots. */
+static bool value_jwt(const char *v)
+{
+	unsigned dots = 0;
+	size_t i;
+
+	if (strncmp(v, "eyJ", 3) != 0)
 		return false;
-	for (size_t i = pre; i < len; i++)
-		if (!token_char((unsigned char)v[i]))
+	for (i = 0; v[i] != '\0'; i++) {
+		if (v[i] == '.')
+			dots++;
+		else if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+			   (v[i] >= '0' && v[i] <= '9') || v[i] == '-' || v[i] == '_' || v[i] == '='))
 			return false;
-	return true;
+	}
+	return dots == 2 && i >= 20;
 }
 
 /* Whether value is a URL whose user information holds a password
@@ -250,6 +308,7 @@ const char *policy_env_secret_reason(const char *entry)
 	const char *eq = strchr(entry, '=');
 	size_t len = eq != NULL ? (size_t)(eq - entry) : strlen(entry);
 	bool location = false;
+	long at;
 
 	if (len == 0 || eq == NULL)
 		return NULL;
@@ -268,8 +327,13 @@ const char *policy_env_secret_reason(const char *entry)
 			if (strlen(name_exact[i]) == len && strncasecmp(entry, name_exact[i], len) == 0)
 				return "its name looks like a credential";
 	}
-	if (value_has_prefix(eq + 1))
+	at = value_token_at(eq + 1);
+	if (at == 0)
 		return "its value starts with a known token prefix";
+	if (at > 0)
+		return "its value holds a token with a known prefix";
+	if (value_jwt(eq + 1))
+		return "its value is a JSON Web Token";
 	if (strncmp(eq + 1, "-----BEGIN", 10) == 0)
 		return "its value is a PEM block";
 	if (value_url_password(eq + 1))
@@ -308,11 +372,13 @@ void policy_print_env_rule(FILE *out, const char *lead)
 	put_list(out, name_exact, ARRAY_LEN(name_exact), "", "");
 	fprintf(out, " (not when it ends with ");
 	put_list(out, name_location_suffixes, ARRAY_LEN(name_location_suffixes), "", "");
-	fprintf(out, "),\n%sor when its value starts with a known token prefix (ghp_, github_pat_, "
+	fprintf(out, "),\n%sor when its value holds a known token prefix (ghp_, github_pat_, "
 		     "glpat-, sk-, sk-ant-,\n%sxoxb-, AKIA, ASIA, AIza, npm_, pypi-, hf_, ...) followed "
-		     "by at least %d token characters,\n%sis a PEM block (-----BEGIN) or a URL with a "
-		     "password (scheme://user:pass@host);\n%sPASSAVANT_* variables are kept.\n",
-		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead);
+		     "by at least %d token characters,\n%sat its start or after a space, quote, ':', '=' "
+		     "or ',' (\"Bearer ghp_...\"),\n%sis a JSON Web Token (eyJ...), a PEM block "
+		     "(-----BEGIN) or a URL with a\n%spassword (scheme://user:pass@host); PASSAVANT_* "
+		     "variables are kept.\n",
+		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead);
 }
 
 /* Contract in policy.h. */
@@ -341,6 +407,9 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 	      out);
 	for (size_t i = 0; i < p->path_dirs.n; i++)
 		fprintf(out, "#            %s\n", p->path_dirs.v[i]);
+	fputs("#   write  each entry of $LD_LIBRARY_PATH, and $ENV, $BASH_ENV, $ZDOTDIR,\n"
+	      "#          $PYTHONSTARTUP, the same way (code every later process loads)\n",
+	      out);
 	fputs("#   write  the policy file, the audit file, extraCaCertPaths, the session\n"
 	      "#          directory and, in every repository, git's control files\n",
 	      out);

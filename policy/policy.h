@@ -316,7 +316,8 @@ const struct policy_mandatory *policy_mandatory_get(size_t i);
  * The environment rule of SPEC §3.6 for one "NAME=value" entry: NULL when
  * it may pass, else a static phrase saying why it is dropped ("its name
  * looks like a credential", "its value starts with a known token prefix",
- * ...), never quoting the value. Names are matched without regard to case;
+ * "its value holds a token with a known prefix", "its value is a JSON Web
+ * Token", ...), never quoting the value. Names are matched without regard to case;
  * PASSAVANT_* is always kept. Whether the policy names the variable is the
  * caller's question (policy_env_named()). Pure.
  */

@@ -347,18 +347,34 @@ static void fs_home_denies(struct ldr *l, const char *home)
 }
 
 /*
- * SPEC §3.3: each directory on the host user's $PATH is a write deny
- * unless an allowWrite entry names that exact directory: a program the
- * sandbox planted there would be run by the host's next shell. Empty and
- * relative entries are taken from the working directory, as a shell
+ * Variables of the host user's environment that name where every later
+ * process or shell loads code from, whatever project it is in (a colon
+ * list, or one path): the dynamic linker's library path, and the
+ * start-up files and directory of sh, bash, zsh and interactive python.
+ * A library or script the sandbox planted there would run in the host's
+ * next process; PATH's rule applies to each of their entries. (Module
+ * paths such as PYTHONPATH usually name the project itself, whose code
+ * the user runs anyway: not listed.)
+ */
+static const char *const code_path_vars[] = {
+	"LD_LIBRARY_PATH", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
+};
+
+/*
+ * SPEC §3.3: each directory on the host user's $PATH (var "PATH", kept in
+ * path_dirs for `check -v`), and each entry of the code_path_vars, is a
+ * write deny unless an allowWrite entry names that exact path: a program
+ * the sandbox planted there would be run by the host's next shell. Empty
+ * and relative entries are taken from the working directory, as a shell
  * does from wherever it runs.
  */
-static void fs_path_denies(struct ldr *l)
+static void fs_path_denies(struct ldr *l, const char *var)
 {
 	struct policy *p = l->p;
-	const char *path = getenv("PATH"), *s, *e, *err;
+	const char *path = getenv(var), *s, *e, *err;
+	bool is_path = strcmp(var, "PATH") == 0;
 
-	if (path == NULL)
+	if (path == NULL || (!is_path && path[0] == '\0'))
 		return;
 	for (s = path;; s = e + 1) {
 		char *dir, *abs;
@@ -375,7 +391,7 @@ static void fs_path_denies(struct ldr *l)
 		free(dir);
 		if (abs != NULL && !ldr_strlist_has(&p->fs[FS_ALLOW_WRITE], abs)) {
 			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
-			if (!ldr_strlist_has(&p->path_dirs, abs) &&
+			if (is_path && !ldr_strlist_has(&p->path_dirs, abs) &&
 			    ldr_strlist_add(&p->path_dirs, abs) != 0)
 				ldr_error(l, (struct policy_mark){0, 0},
 					  "out of memory, expected to add the mandatory denies");
@@ -414,7 +430,9 @@ static void fs_mandatory(struct ldr *l)
 		free(pwhome);
 	}
 	free(home);
-	fs_path_denies(l);
+	fs_path_denies(l, "PATH");
+	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)
+		fs_path_denies(l, code_path_vars[i]);
 	/* The policy file and the place the lookup of §2 would find one next
 	 * time: a sandbox that could write either would pick its own policy
 	 * for the next run. */

@@ -1467,6 +1467,22 @@ static bool identity_coded(const http1_t *h)
 }
 
 /*
+ * After a real value was found on its way out: what waits for the
+ * upstream is wiped, and its connection will end with an RST (SO_LINGER
+ * 0), not a FIN that could end a close-delimited or partly sent body
+ * cleanly.
+ */
+static void wipe_reset_upstream(conn_t *c)
+{
+	struct linger lg = {1, 0};
+
+	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
+	cmask_wipe_drain(c->up.pending);
+	if (c->up.bev != NULL && bufferevent_getfd(c->up.bev) >= 0)
+		(void)setsockopt(bufferevent_getfd(c->up.bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+/*
  * A real value in a request body (SPEC §4.2). The stream wrote its
  * sentinel in its place, so no real value went upstream, but the request
  * must not complete either: what waits for the upstream is wiped, its
@@ -1476,13 +1492,9 @@ static bool identity_coded(const http1_t *h)
  */
 static enum step refuse_body_leak(conn_t *c, const char *cred)
 {
-	struct linger lg = {1, 0};
 	char w[512];
 
-	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
-	cmask_wipe_drain(c->up.pending);
-	if (c->up.bev != NULL && bufferevent_getfd(c->up.bev) >= 0)
-		(void)setsockopt(bufferevent_getfd(c->up.bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	wipe_reset_upstream(c);
 	drop_upstream(c);
 	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
 	c->rule = c->mask_rule;
@@ -1691,13 +1703,9 @@ oom:
  */
 static enum step ws_leak_close(conn_t *c, const char *cred)
 {
-	struct linger lg = {1, 0};
 	char reason[REASON_MAX], w[512];
 
-	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
-	cmask_wipe_drain(c->up.pending);
-	if (c->up.bev != NULL && bufferevent_getfd(c->up.bev) >= 0)
-		(void)setsockopt(bufferevent_getfd(c->up.bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	wipe_reset_upstream(c);
 	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
 	(void)snprintf(reason, sizeof(reason),
 		       "passavant: %s: a real value of %s was on its way out in a WebSocket frame "

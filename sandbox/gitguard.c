@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -269,14 +270,43 @@ static void report_error(struct gg *g, const char *dir, const char *name, const 
 }
 
 /*
+ * renameat2(RENAME_NOREPLACE) of dfd/name to dfd/to. When the directory
+ * is ours but not writable (the command can chmod its own directories;
+ * root bypasses this, a user does not), owner write is added for the
+ * rename and the mode put back.
+ */
+static int rename_aside(int dfd, const char *name, const char *to)
+{
+	const mode_t wx = S_IWUSR | S_IXUSR;
+	struct stat st;
+	int rc, saved;
+
+	if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	saved = errno;
+	if ((saved != EACCES && saved != EPERM) || fstat(dfd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & wx) == wx || fchmod(dfd, (st.st_mode & 07777) | wx) < 0) {
+		errno = saved;
+		return -1;
+	}
+	rc = renameat2(dfd, name, dfd, to, RENAME_NOREPLACE);
+	saved = errno;
+	(void)fchmod(dfd, st.st_mode & 07777);
+	errno = saved;
+	return rc;
+}
+
+/*
  * Moves dfd/name (in the directory dir) aside to name.passavant-quarantine
- * (.2 ... when taken), or only reports it under keep. setting says what
- * makes it run a program.
+ * (.2 ... .99 when taken; then a random suffix, so that names planted in
+ * advance cannot keep the file in place), or only reports it under keep.
+ * setting says what makes it run a program.
  */
 static void quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting)
 {
 	char path[PATH_MAX], to[NAME_MAX + 1], moved[PATH_MAX];
 	struct sbx_git_finding f = {0};
+	unsigned long long rnd;
 	int i, n;
 
 	if (!join(path, sizeof(path), dir, name))
@@ -288,15 +318,18 @@ static void quarantine(struct gg *g, int dfd, const char *dir, const char *name,
 		g->report(g->arg, &f);
 		return;
 	}
-	for (i = 1; i < 100; i++) {
-		n = i == 1 ? snprintf(to, sizeof(to), "%s%s", name, SBX_GIT_QUARANTINE_SUFFIX)
-			   : snprintf(to, sizeof(to), "%s%s.%d", name, SBX_GIT_QUARANTINE_SUFFIX, i);
+	for (i = 1; i < 108; i++) {
+		if (i >= 100 && getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			break;
+		n = i == 1   ? snprintf(to, sizeof(to), "%s%s", name, SBX_GIT_QUARANTINE_SUFFIX)
+		    : i < 100 ? snprintf(to, sizeof(to), "%s%s.%d", name, SBX_GIT_QUARANTINE_SUFFIX, i)
+			      : snprintf(to, sizeof(to), "%s%s.%016llx", name, SBX_GIT_QUARANTINE_SUFFIX, rnd);
 		if (n < 0 || (size_t)n >= sizeof(to)) {
 			errno = ENAMETOOLONG;
 			break;
 		}
 		/* RENAME_NOREPLACE: never over an earlier quarantined copy. */
-		if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) == 0) {
+		if (rename_aside(dfd, name, to) == 0) {
 			if (join(moved, sizeof(moved), dir, to))
 				f.moved_to = moved;
 			g->report(g->arg, &f);
@@ -670,12 +703,12 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 	(void)close(hfd);
 }
 
-/* Does the file dfd/name (regular, not through a symlink, at most
- * GG_CONFIG_MAX_BYTES) mention one of words, in any case? A cheap filter
- * before running git on a config nobody changed. */
-static bool file_mentions(int dfd, const char *name, const char *const *words)
+/* Does the file dfd/name (regular, at most GG_CONFIG_MAX_BYTES; through
+ * a final symlink only when follow) mention one of words, in any case? A
+ * cheap filter before running git on a config nobody changed. */
+static bool file_mentions(int dfd, const char *name, bool follow, const char *const *words)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dfd, name, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
 	bool found = false;
 	struct stat st;
 	char *buf;
@@ -699,22 +732,32 @@ static bool file_mentions(int dfd, const char *name, const char *const *words)
 	return found;
 }
 
-/* An included file (value of include.path or includeIf.*.path in the
- * config of g->path): when it is in a writable tree and was written in
- * the session, it is checked like a config of its own. */
-static void check_include(struct gg *g, const char *value)
+/* A path value of a config into out, a leading "~/" taken from HOME, as
+ * git does. False when it does not fit, or HOME is unset for "~/". */
+static bool expand_home(const char *value, char *out, size_t len)
+{
+	const char *home = getenv("HOME");
+	int n;
+
+	if (strncmp(value, "~/", 2) == 0)
+		n = home != NULL ? snprintf(out, len, "%s/%s", home, value + 2) : -1;
+	else
+		n = snprintf(out, len, "%s", value);
+	return n >= 0 && (size_t)n < len;
+}
+
+/* An included file (value of include.path or includeIf.*.path in a
+ * config in the directory base): when it is in a writable tree and was
+ * written in the session, it is checked like a config of its own. */
+static void check_include(struct gg *g, const char *base, const char *value)
 {
 	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX];
-	const char *home = getenv("HOME"), *slash;
+	const char *slash;
 	int dfd;
 
-	if (strncmp(value, "~/", 2) == 0) {
-		if (home == NULL || snprintf(raw, sizeof(raw), "%s/%s", home, value + 2) >= (int)sizeof(raw))
-			return;
-	} else if (snprintf(raw, sizeof(raw), "%s", value) >= (int)sizeof(raw)) {
+	if (!expand_home(value, raw, sizeof(raw)))
 		return;
-	}
-	if (!resolve_pointer(g->path, raw, target) || !under_roots(g, target) ||
+	if (!resolve_pointer(base, raw, target) || !under_roots(g, target) ||
 	    (slash = strrchr(target, '/')) == NULL)
 		return;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
@@ -727,23 +770,27 @@ static void check_include(struct gg *g, const char *value)
 }
 
 /*
- * A config that stays (the user's, unchanged) may reach into a writable
- * tree: the hooks of its core.hooksPath are checked like hooks/, and the
- * files it includes like configs. A relative hooks path is relative to
- * the work tree (the git directory's parent for DIR/.git, else the git
- * directory); an include is relative to the config's directory.
+ * A config that stays (the user's, unchanged: a git directory's, or the
+ * global and system ones) may reach into a writable tree: the hooks of
+ * its core.hooksPath are checked like hooks/, and the files it includes
+ * like configs. cfg is its path (dfd/name: the same, for reading it), dir
+ * the directory it is in (where a relative include starts), hooks_base
+ * where a relative hooks path starts (the work tree), NULL when that
+ * depends on the repository (the global config: only absolute and "~/"
+ * hooks paths are checked).
  */
-static void check_kept_config(struct gg *g, int gfd)
+static void check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
+			      const char *dir, const char *hooks_base)
 {
 	static const char *const words[] = {"hookspath", "include", NULL};
-	char cfg[PATH_MAX], base[PATH_MAX], value[PATH_MAX] = "", target[PATH_MAX];
-	const char *why, *rec, *end, *slash, *nl;
+	char value[PATH_MAX] = "", raw[PATH_MAX], target[PATH_MAX];
+	const char *why, *rec, *end, *nl;
 	struct stat st;
 	size_t len;
 	char *out;
 	int hfd;
 
-	if (!file_mentions(gfd, "config", words) || !join(cfg, sizeof(cfg), g->path, "config"))
+	if (!file_mentions(dfd, name, follow, words))
 		return;
 	out = git_config_list(g, cfg, &len, &why);
 	if (out == NULL)
@@ -765,18 +812,14 @@ static void check_kept_config(struct gg *g, int gfd)
 
 			memcpy(inc, nl + 1, (size_t)(end - nl - 1));
 			inc[end - nl - 1] = '\0';
-			check_include(g, inc);
+			check_include(g, dir, inc);
 		}
 	}
 	free(out);
-	if (value[0] == '\0' || value[0] == '~')
+	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)) || (raw[0] != '/' && hooks_base == NULL))
 		return;
-	slash = strrchr(g->path, '/');
-	if (slash != NULL && strcmp(slash, "/.git") == 0)
-		snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
-	else
-		snprintf(base, sizeof(base), "%s", g->path);
-	if (!resolve_pointer(base[0] ? base : "/", value, target) || !under_roots(g, target) ||
+	if (!resolve_pointer(hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw, target) ||
+	    !under_roots(g, target) ||
 	    stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -903,6 +946,68 @@ static void check_rebase_todo(struct gg *g, int gfd, bool all_fresh)
 	(void)close(rfd);
 }
 
+/* Is s a merge strategy built into git? Any other name runs the program
+ * git-merge-NAME, and one with a slash is a path from the work tree
+ * (through a directory named "git-merge-..") to any program. */
+static bool strategy_builtin(const char *s)
+{
+	static const char *const builtin[] = {"ort", "recursive", "resolve", "octopus", "ours", "subtree"};
+
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (strcmp(s, builtin[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The merge strategy a stopped rebase (rebase-merge/strategy) or
+ * cherry-pick/revert (sequencer/opts, options.strategy) keeps for its
+ * --continue, written in the session and not one built into git: the
+ * file moves aside (git then goes on with its default strategy).
+ */
+static void check_strategy(struct gg *g, int gfd, bool all_fresh)
+{
+	char sdir[PATH_MAX], path[PATH_MAX], text[256];
+	const char *why = NULL, *rec, *end;
+	bool bad = false;
+	size_t len;
+	char *out;
+	int sfd;
+
+	sfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd >= 0) {
+		if ((all_fresh || changed(g, sfd, "strategy") || changed(g, gfd, "rebase-merge")) &&
+		    faccessat(sfd, "strategy", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (read_small(sfd, "strategy", text, sizeof(text)) < 0 || !strategy_builtin(text)) &&
+		    join(sdir, sizeof(sdir), g->path, "rebase-merge"))
+			quarantine(g, sfd, sdir, "strategy",
+				   "merge strategy that is a program (runs on git rebase --continue)");
+		(void)close(sfd);
+	}
+	sfd = openat(gfd, "sequencer", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return;
+	if (!(all_fresh || changed(g, sfd, "opts") || changed(g, gfd, "sequencer")) ||
+	    faccessat(sfd, "opts", F_OK, AT_SYMLINK_NOFOLLOW) < 0 || !join(sdir, sizeof(sdir), g->path, "sequencer") ||
+	    !join(path, sizeof(path), sdir, "opts")) {
+		(void)close(sfd);
+		return;
+	}
+	out = git_config_list(g, path, &len, &why);
+	for (rec = out; out != NULL && rec < out + len; rec = end + 1) {
+		end = memchr(rec, '\0', (size_t)(out + len - rec));
+		if (end == NULL)
+			end = out + len;
+		if (strncmp(rec, "options.strategy\n", 17) == 0 && !strategy_builtin(rec + 17))
+			bad = true;
+	}
+	free(out);
+	if (out == NULL || bad)
+		quarantine(g, sfd, sdir, "opts",
+			   out == NULL ? why : "options.strategy (a program, runs on git cherry-pick --continue)");
+	(void)close(sfd);
+}
+
 /*
  * Was the git directory open as gfd created in the session? Its own
  * birth time, or its objects directory's, or a commondir written in the
@@ -929,6 +1034,8 @@ static bool gitdir_new(const struct gg *g, int gfd)
 /* One git directory: g->path, open as gfd. */
 static void check_gitdir(struct gg *g, int gfd)
 {
+	char cfg[PATH_MAX], base[PATH_MAX];
+	const char *slash;
 	bool all = gitdir_new(g, gfd);
 	bool in_modules = strstr(g->path, "/modules/") != NULL;
 
@@ -941,9 +1048,16 @@ static void check_gitdir(struct gg *g, int gfd)
 	check_hooks(g, gfd, g->path, "hooks", all);
 	check_info(g, gfd, all);
 	check_rebase_todo(g, gfd, all);
+	check_strategy(g, gfd, all);
 	/* A config that stayed may reach into a writable tree. */
-	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		check_kept_config(g, gfd);
+	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && join(cfg, sizeof(cfg), g->path, "config")) {
+		slash = strrchr(g->path, '/');
+		if (slash != NULL && strcmp(slash, "/.git") == 0)
+			snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
+		else
+			snprintf(base, sizeof(base), "%s", g->path);
+		check_kept_config(g, gfd, "config", false, cfg, g->path, base);
+	}
 }
 
 /* Is the canonical path under one of the writable roots? */
@@ -1022,6 +1136,14 @@ static unsigned char type_of(int dfd, const char *name)
 	return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
 }
 
+/* Puts back the mode of the directory parentfd/name (g->path) that the
+ * walk opened up; reported when it cannot. */
+static void restore_mode(struct gg *g, int parentfd, const char *name, mode_t mode)
+{
+	if (fchmodat(parentfd, name, mode & 07777, 0) < 0)
+		report_error(g, g->path, "", "cannot put back the mode of", errno);
+}
+
 /*
  * Walks the directory g->path (parentfd/name when parentfd >= 0, else
  * reopened from the root): checks it if it is a git directory, checks a
@@ -1035,13 +1157,28 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 	struct ent *ents = NULL, *ne;
 	size_t n = 0, cap = 0, i, len;
 	char *buf = g->dents;
+	bool restore = false;
+	struct stat dst;
 	ssize_t got;
 	int fd;
 
 	fd = parentfd >= 0 ? openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			   : open_below_root(g);
+	/* A directory of ours the command made unreadable (chmod 000 stops
+	 * a user other than root): read for the walk, its mode put back. */
+	if (fd < 0 && errno == EACCES && parentfd >= 0 &&
+	    fstatat(parentfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode) &&
+	    dst.st_uid == geteuid() &&
+	    fchmodat(parentfd, name, (dst.st_mode & 07777) | S_IRUSR | S_IXUSR, 0) == 0) {
+		restore = true;
+		fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0) {
-		report_error(g, g->path, "", "cannot open to check for git repositories", errno);
+		int e = errno;
+
+		if (restore)
+			restore_mode(g, parentfd, name, dst.st_mode);
+		report_error(g, g->path, "", "cannot open to check for git repositories", e);
 		return;
 	}
 	g->st->dirs++;
@@ -1115,11 +1252,91 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 	if (fd >= 0)
 		(void)close(fd);
 	free_ents(ents, n);
+	if (restore)
+		restore_mode(g, parentfd, name, dst.st_mode);
 	return;
 nomem:
 	report_error(g, g->path, "", "cannot check for git repositories", ENOMEM);
 	(void)close(fd);
 	free_ents(ents, n);
+	if (restore)
+		restore_mode(g, parentfd, name, dst.st_mode);
+}
+
+/*
+ * The global and system configs the host's git reads (GIT_CONFIG_GLOBAL,
+ * or ~/.gitconfig and $XDG_CONFIG_HOME/git/config; /etc/gitconfig) stay
+ * as they are, but their includes and core.hooksPath may name a file or
+ * directory in a writable tree (a team config in the work tree, hooks
+ * kept in a dotfiles checkout): checked like a repository's kept config.
+ */
+static void check_global_configs(struct gg *g)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME"), *glob = getenv("GIT_CONFIG_GLOBAL");
+	char files[3][PATH_MAX], dir[PATH_MAX];
+	const char *slash;
+	size_t i, n = 0;
+
+	snprintf(files[n++], PATH_MAX, "/etc/gitconfig");
+	if (glob != NULL && glob[0] == '/' && strlen(glob) < PATH_MAX) {
+		snprintf(files[n++], PATH_MAX, "%s", glob);
+	} else if (glob == NULL && home != NULL && home[0] == '/') {
+		if (snprintf(files[n], PATH_MAX, "%s/.gitconfig", home) < PATH_MAX)
+			n++;
+		if (xdg != NULL && xdg[0] == '/' ? snprintf(files[n], PATH_MAX, "%s/git/config", xdg) < PATH_MAX
+						 : snprintf(files[n], PATH_MAX, "%s/.config/git/config", home) < PATH_MAX)
+			n++;
+	}
+	for (i = 0; i < n; i++) {
+		slash = strrchr(files[i], '/');
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - files[i]), files[i]);
+		check_kept_config(g, AT_FDCWD, files[i], true, files[i], dir[0] ? dir : "/", NULL);
+	}
+}
+
+/*
+ * The repository a root lies in, when its git directory is above the
+ * root (outside the tree the walk sees): its config stays, but its
+ * core.hooksPath or an include may name a directory or file inside the
+ * root (hooks kept in the subproject the session ran in). Checked like a
+ * kept config; a worktree's config is its common directory's.
+ */
+static void check_enclosing_repo(struct gg *g, const char *root)
+{
+	char up[PATH_MAX], gitdir[PATH_MAX], text[PATH_MAX], common[PATH_MAX], cfg[PATH_MAX];
+	struct stat st;
+	char *slash;
+	int fd;
+
+	if (strlen(root) >= sizeof(up))
+		return;
+	strcpy(up, root);
+	while ((slash = strrchr(up, '/')) != NULL && slash != up) {
+		*slash = '\0';
+		if (!join(gitdir, sizeof(gitdir), up, ".git") || lstat(gitdir, &st) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			fd = open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0)
+				return;
+			if (read_small(fd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
+			    !resolve_pointer(up, text + 8, gitdir)) {
+				(void)close(fd);
+				return;
+			}
+			(void)close(fd);
+		}
+		fd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 && read_small(fd, "commondir", text, sizeof(text)) > 0 &&
+		    resolve_pointer(gitdir, text, common))
+			memcpy(gitdir, common, strlen(common) + 1);
+		if (fd >= 0)
+			(void)close(fd);
+		if (under_roots(g, gitdir) || !join(cfg, sizeof(cfg), gitdir, "config"))
+			return; /* walked with its root */
+		check_kept_config(g, AT_FDCWD, cfg, false, cfg, gitdir, up);
+		return;
+	}
 }
 
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
@@ -1168,7 +1385,9 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		g->rootlen = strlen(g->path);
 		walk(g, -1, NULL, 0);
 		(void)close(g->rootfd);
+		check_enclosing_repo(g, roots[i]);
 	}
+	check_global_configs(g);
 	rc = g->rc;
 	free(g);
 	return rc;

@@ -384,6 +384,32 @@ static int check_list_links(struct builder *b, const char *const *list, const ch
 static int plan_protect(struct builder *b, const char *p, unsigned depth, char *err, size_t errlen);
 
 /*
+ * A regular file st (at path p, under the rule what) with more than one
+ * name, on the filesystem of a writable tree: another name may lie in
+ * that tree, where a write (or, for a read deny, a read) would reach the
+ * file past the rule, and no mount can cover a name nobody knows. Fails
+ * naming the file; 0 when it is not so.
+ */
+static int check_hard_links(const struct builder *b, const char *what, const char *p, const struct stat *st,
+			    char *err, size_t errlen)
+{
+	struct stat wst;
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
+		return 0;
+	for (size_t i = 0; i < b->n_writable; i++) {
+		if (stat(b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
+			continue;
+		sbx_seterr(err, errlen, 0,
+			   "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which "
+			   "the sandbox can write (same filesystem); replace the extra links by copies",
+			   what, p, (unsigned long)st->st_nlink, b->writable[i]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A dangling symlink p (in a read-only directory): whoever creates its
  * target changes what p says, so the target is protected in its place
  * (with a placeholder if its directory is writable). Targets with "." or
@@ -456,6 +482,10 @@ static int plan_protect(struct builder *b, const char *p, unsigned depth, char *
 			return protect_link_target(b, p, depth, err, errlen);
 		if (c == NULL) {
 			sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+			return -1;
+		}
+		if (stat(c, &st) == 0 && check_hard_links(b, "a write deny", p, &st, err, errlen) < 0) {
+			free(c);
 			return -1;
 		}
 		/* Read-only in the sandbox's view already, and no writable
@@ -587,6 +617,10 @@ static int plan_list(struct builder *b, const char *const *list, enum sbx_op_kin
 			continue; /* nothing to hide or re-allow */
 		}
 		free(s);
+		if (kind == SBX_OP_DENY_READ && check_hard_links(b, "a read deny", c, &st, err, errlen) < 0) {
+			free(c);
+			return -1;
+		}
 		if (add_op(b, kind, c, NULL, S_ISDIR(st.st_mode)) < 0)
 			goto nomem;
 	}
@@ -678,6 +712,11 @@ static int plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct 
 		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || !S_ISREG(st.st_mode)) {
 			sbx_seterr(err, errlen, errno, "cannot mask %s with %s",
 				   cfg->masks[i].host_path, cfg->masks[i].sentinel_path);
+			free(h);
+			free(s);
+			goto fail;
+		}
+		if (check_hard_links(b, "masking", h, &st, err, errlen) < 0) {
 			free(h);
 			free(s);
 			goto fail;

@@ -212,8 +212,12 @@ struct sbx_git_stats {
  * ctime) that can make git run a program: hooks, a config with any
  * setting outside the allowlist (parsed by the host's git), a commondir
  * other than the one `git worktree add` writes, info/attributes, a rebase
- * todo list with exec lines, a .git file pointing out of the roots or a
- * .git symlink; and, for a config that stays, hooks changed in its
+ * todo list with exec lines, a rebase-merge/strategy or sequencer/opts
+ * options.strategy naming a strategy not built into git, a .git file
+ * pointing out of the roots or a .git symlink; and, for a config that
+ * stays (a repository's, the one of the repository a root lies in, or
+ * the global and system configs of HOME, XDG_CONFIG_HOME,
+ * GIT_CONFIG_GLOBAL), hooks changed in its
  * core.hooksPath directory and included files that name a program, when
  * they are under roots. The git run is the first on PATH outside the
  * roots. Each is renamed to

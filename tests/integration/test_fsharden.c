@@ -394,13 +394,18 @@ static const char *const home_files[] = {
 	".claude/settings.json", ".claude/commands/x.md", ".claude/agents/x.md", ".cursor/mcp.json",
 	".vscode/tasks.json", ".claude.json", ".pam_environment", ".xsession",
 	".local/lib/python3/site-packages/x.pth", ".aws/config", ".kube/config",
+	".local/share/applications/x.desktop", ".bash_completion",
+	".local/share/bash-completion/completions/git", ".config/direnv/direnvrc", ".direnvrc",
+	".vimrc", ".config/nvim/init.lua", ".emacs.d/init.el", ".tmux.conf", ".gdbinit", ".mailcap",
+	".config/plasma-workspace/env/x.sh", ".gemini/settings.json", ".codex/config.toml",
 };
 
 /* The same for the writable working directory. */
 static const char *const work_files[] = {
 	".claude/settings.json", ".claude/settings.local.json", ".claude/commands/x.md",
 	".claude/agents/x.md", ".cursor/rules", ".vscode/tasks.json", ".idea/workspace.xml",
-	".mcp.json", ".gitmodules",
+	".mcp.json", ".gitmodules", ".gemini/settings.json", ".aider.conf.yml",
+	".devcontainer/devcontainer.json", ".devcontainer.json", ".zed/tasks.json",
 };
 
 /* A script that tries to create or append to each file (mkdir -p of its
@@ -669,6 +674,129 @@ static void test_check_verbose(void)
 	free(err);
 }
 
+/* More spellings of a credential in the environment: names (_PAT, _JWT,
+ * _DSN, API_KEY or _TOKEN_ inside), a token inside a value (after
+ * "bearer ", after "--token="), a JSON Web Token; and look-alikes that
+ * must stay. */
+static void test_env_variants(void)
+{
+	static const char script[] =
+		"for v in GITHUB_PAT CI_JOB_JWT SENTRY_DSN OPENAI_API_KEY_2 NPM_TOKEN_PROD HDR ARGS ID_BLOB "
+		"HF_DATASETS_CACHE LSC DESC; do\n"
+		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n";
+	const char *env[] = {
+		"GITHUB_PAT=plainpat-value-99", "CI_JOB_JWT=jwt-value-plain-77",
+		"SENTRY_DSN=https://dsnkey1234@o1.ingest.example/1", "OPENAI_API_KEY_2=second-key-value-55",
+		"NPM_TOKEN_PROD=prod-token-value-33",
+		"HDR=AUTHORIZATION: bearer ghp_Q0wDXk3mLr9TzP2vNb7YhJ4sGc8aEf6uKd1i",
+		"ARGS=--verbose --token=glpat-Zx81kLmN0pQr5sTuVw2y",
+		"ID_BLOB=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlMTIzNDU",
+		"HF_DATASETS_CACHE=/data/hf_datasets_cache", "LSC=di=01;34:ln=01;36",
+		"DESC=a task-runner-sk-thing here", NULL,
+	};
+	const char *gone[] = {"GITHUB_PAT", "CI_JOB_JWT", "SENTRY_DSN", "OPENAI_API_KEY_2",
+			      "NPM_TOKEN_PROD", "HDR", "ARGS", "ID_BLOB"};
+	const char *kept[] = {"HF_DATASETS_CACHE=/data/hf_datasets_cache", "LSC=di=01;34:ln=01;36",
+			      "DESC=a task-runner-sk-thing here"};
+	const char *values[] = {"plainpat-value-99", "jwt-value-plain-77", "dsnkey1234", "second-key-value-55",
+				"prod-token-value-33", "Q0wDXk3mLr9TzP2vNb7YhJ4sGc8aEf6uKd1i",
+				"Zx81kLmN0pQr5sTuVw2y", "c2lnbmF0dXJlMTIzNDU"};
+	char want[128], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_fsh("home", NULL, env, NULL, "env.yaml", script, &out, &err);
+	ROW(st == 0, "env: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(want, sizeof(want), "%s=unset\n", gone[i]);
+		ROW(has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
+		ROW(has(err, gone[i]), "the notice does not name %s: %s", gone[i], err ? err : "");
+	}
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		ROW(has(out, kept[i]), "%s did not reach the command", kept[i]);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		ROW(!has(err, values[i]) && !has(out, values[i]), "a value leaked: %s", values[i]);
+	free(out);
+	free(err);
+}
+
+/* The host's start-up files and library path named by variables, in a
+ * writable HOME but not at the usual names: $ENV, $BASH_ENV, $ZDOTDIR's
+ * .zshenv, $PYTHONSTARTUP and a library in $LD_LIBRARY_PATH can be
+ * neither created nor changed. */
+static void test_persistence_env_paths(void)
+{
+	static const char *const files[] = {".config/sh/env", ".config/bash/env", ".config/zsh/.zshenv",
+					    ".config/py/startup.py", "lib/libc.so.6"};
+	char script[4096], e[5][PATH_MAX + 32], line[PATH_MAX], rel[PATH_MAX], *out = NULL, *err = NULL;
+	const char *env[6];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(e[0], sizeof(e[0]), "ENV=%s/home2/.config/sh/env", root);
+	snprintf(e[1], sizeof(e[1]), "BASH_ENV=%s/home2/.config/bash/env", root);
+	snprintf(e[2], sizeof(e[2]), "ZDOTDIR=%s/home2/.config/zsh", root);
+	snprintf(e[3], sizeof(e[3]), "PYTHONSTARTUP=%s/home2/.config/py/startup.py", root);
+	snprintf(e[4], sizeof(e[4]), "LD_LIBRARY_PATH=/usr/local/lib:%s/home2/lib", root);
+	for (size_t i = 0; i < 5; i++)
+		env[i] = e[i];
+	env[5] = NULL;
+	try_writes(script, sizeof(script), "~", files, sizeof(files) / sizeof(files[0]));
+	st = run_fsh("home2", NULL, env, NULL, "home.yaml", script, &out, &err);
+	ROW(st == 0 && has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(line, sizeof(line), "w:%s=0\n", files[i]);
+		ROW(!has(out, line), "~/%s could be written in the sandbox", files[i]);
+		snprintf(rel, sizeof(rel), "home2/%s", files[i]);
+		ROW(!exists(rel), "~/%s exists on the host afterwards", files[i]);
+	}
+	drop("home2/ok.txt");
+	free(out);
+	free(err);
+}
+
+/* Hard links: a start-up file (write deny) and a credential store (read
+ * deny) of a read-only HOME, each with a second name the user made in the
+ * writable work tree. The second name would reach the file past the
+ * rule: the session does not start (125, naming the file), the file is
+ * unchanged, the store's content is not shown. */
+static void test_hard_links(void)
+{
+	static const struct {
+		const char *file, *link, *want;
+	} rows[] = {
+		{"home3/.profile", "work/hl-profile", "cannot apply a write deny to "},
+		{"home3/.pgpass", "work/hl-pgpass", "cannot apply a read deny to "},
+	};
+	char a[PATH_MAX], l[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	ROW(mkdirs("home3") == 0, "mkdir home3");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		ROW(mkfile(at(a, rows[i].file), "PLANTED-hard-link\n") == 0 && link(a, at(l, rows[i].link)) == 0,
+		    "cannot make %s", rows[i].link);
+		st = run_fsh("home3", NULL, NULL, NULL, "work.yaml",
+			     "cat hl-pgpass 2>/dev/null; echo evil >> hl-profile 2>/dev/null; echo ran\n", &out,
+			     &err);
+		ROW(st == 125 && !has(out, "ran"), "%s: status %d, the session ran", rows[i].link, st);
+		ROW(has(err, rows[i].want) && has(err, rows[i].file + 6) && has(err, "hard links"),
+		    "%s: the refusal does not name the file: %s", rows[i].link, err ? err : "");
+		ROW(!has(out, "PLANTED-hard-link"), "%s: the store was read through its second name", rows[i].link);
+		text = test_read_file(a, NULL);
+		ROW(text != NULL && strcmp(text, "PLANTED-hard-link\n") == 0, "%s: the file changed", rows[i].file);
+		free(text);
+		(void)unlink(l);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -681,6 +809,11 @@ TEST_REGISTRAR(register_fsharden)
 		 test_link_read_only_followed);
 	test_add(s, "persistence: writable HOME, start-up/ssh/git/autostart/agent files",
 		 test_persistence_home);
+	test_add(s, "environment: more credential names, tokens inside values, JWTs", test_env_variants);
+	test_add(s, "persistence: start-up files and libraries named by ENV, BASH_ENV, ZDOTDIR, "
+		 "PYTHONSTARTUP, LD_LIBRARY_PATH", test_persistence_env_paths);
+	test_add(s, "hard links: a write-denied and a read-denied file with a name in the work tree",
+		 test_hard_links);
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);

@@ -619,6 +619,163 @@ static void test_keep_flag(void)
 	gcase_free(&c);
 }
 
+/* A program planted as the merge strategy of a stopped rebase
+ * (rebase-merge/strategy) and of a stopped cherry-pick (sequencer/opts,
+ * options.strategy): git runs "git-merge-NAME", and NAME "../../x"
+ * beside a directory "git-merge-.." is the work tree's ./x. The host's
+ * `git rebase --continue` / `git cherry-pick --continue` must run it
+ * not; a legitimate `-s ours` stays. */
+static void test_merge_strategy(void)
+{
+	static const char *const want[] = {"/work/r/.git/rebase-merge/strategy: merge strategy",
+					   "/work/p/.git/sequencer/opts: options.strategy", NULL};
+	struct gcase c;
+
+#define PROG(dir, name)                                                                            \
+	"mkdir -p " dir "/git-merge-.. && printf '#!/bin/sh\\ntouch \"$M/" name "\"\\nexit 1\\n' > " dir \
+	"/x && chmod +x " dir "/x"
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q r && cd r && for i in 1 2 3; do echo $i > f$i && git add f$i && "
+				 "git commit -q -m $i; done && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~2 >/dev/null 2>&1; "
+				 "git commit -q --amend --allow-empty -m 1b && cd .. && " PROG("r", "rebase") " && "
+				 "echo ../../x > r/.git/rebase-merge/strategy; "
+				 "git init -q p && cd p && echo 0 > f && git add f && git commit -q -m a && "
+				 "git checkout -q -b side && echo 1 > f && git commit -qam b && echo 2 > h && "
+				 "git add h && git commit -qm c && git checkout -q - && echo 3 > f && "
+				 "git commit -qam m; git cherry-pick side~1 side >/dev/null 2>&1; echo 1 > f && "
+				 "git add f && git config -f .git/sequencer/opts options.strategy ../../x && cd .. && "
+				 PROG("p", "cherry") "; "
+				 "git init -q o && cd o && for i in 1 2 3; do echo $i > f$i && git add f$i && "
+				 "git commit -q -m $i; done && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -s ours -i HEAD~2 >/dev/null 2>&1",
+				 "git -C work/r rebase --continue >/dev/null 2>&1; "
+				 "git -C work/p cherry-pick --continue >/dev/null 2>&1") == 0);
+#undef PROG
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/o/.git/rebase-merge/strategy"));
+	CU_ASSERT(!has(c.err, "/work/o/"));
+	gcase_free(&c);
+}
+
+/* The user's global config (~/.gitconfig, unchanged) includes a team
+ * config in the work tree and names a hooks directory there (as "~/..."):
+ * both rewritten in the session. The host's git reads them in every
+ * repository. */
+static void test_global_config_reach(void)
+{
+	static const char *const want[] = {"/work/team.cfg: core.fsmonitor", "/work/hk/pre-commit: hook pre-commit",
+					   NULL};
+	char gc[PATH_MAX];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	snprintf(gc, sizeof(gc), "%s/home/.gitconfig", root);
+	CU_ASSERT_FATAL(run_case(&c,
+				 "echo '[user]' > work/team.cfg && mkdir work/hk && "
+				 "printf '[include]\\n\\tpath = %s/work/team.cfg\\n[core]\\n\\thooksPath = "
+				 "~/../%s/work/hk\\n' \"$PWD\" \"${PWD##*/}\" > \"$HOME/.gitconfig\"",
+				 NULL, NULL,
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("global") "\\n' > team.cfg && "
+				 HOOK("hk/pre-commit", "ghook"),
+				 GIT_USE("work")) == 0);
+	(void)unlink(gc);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* The writable tree is a subdirectory of a repository whose git
+ * directory lies above it, read-only: that repository's own
+ * core.hooksPath names a hooks directory inside the tree, rewritten in
+ * the session. */
+static void test_enclosing_repo(void)
+{
+	static const char *const want[] = {"/work/sub/hk/pre-commit: hook pre-commit", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p work/sub/hk && printf '#!/bin/sh\\ntrue\\n' > work/sub/hk/pre-commit && "
+				 "chmod +x work/sub/hk/pre-commit && git -C work config core.hooksPath sub/hk",
+				 "filesystem:\n  allowWrite: [\"%s/work/sub\"]\n", NULL,
+				 HOOK("sub/hk/pre-commit", "enclosing"), GIT_USE("work")) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/* Every quarantine name .passavant-quarantine, .2 ... .99 planted in
+ * advance next to a planted config: it still moves aside (to a random
+ * name). */
+static void test_quarantine_names_taken(void)
+{
+	static const char *const want[] = {"quarantined ", "/work/n/.git/config: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && git -C n config core.fsmonitor \"touch \\\"\\$M/taken\\\";:\" && "
+				 "touch n/.git/config.passavant-quarantine && i=2 && while [ $i -le 99 ]; do "
+				 "touch n/.git/config.passavant-quarantine.$i; i=$((i+1)); done",
+				 GIT_USE("work/n")) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(!exists(&c, "work/n/.git/config"));
+	gcase_free(&c);
+}
+
+/* As a user other than root (uid 65534 through setpriv, when the suite
+ * runs as root), where modes bind: a planted repository's git directory
+ * made unwritable (chmod 555, the rename would fail), and another's
+ * parent made unreadable (chmod 000, the walk could not enter). Both
+ * configs move aside, the modes are put back. */
+static void test_unprivileged_modes(void)
+{
+	static const char script[] =
+		"cd \"$D/work\" && git init -q . && git commit -q --allow-empty -m i && "
+		"\"$P\" run -- sh -c 'git init -q a && git -C a config core.fsmonitor \"touch $M/ro555;:\" && "
+		"chmod 555 a/.git && mkdir v && git init -q v/b && "
+		"git -C v/b config core.fsmonitor \"touch $M/hidden000;:\" && chmod 000 v'; "
+		"stat -c 'mode %a' v a/.git; chmod 755 v; "
+		"git -C a status >/dev/null 2>&1; git -C v/b status >/dev/null 2>&1; ls -A \"$M\"";
+	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
+			"PATH=" GG_PATH, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
+			"GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.org", "TMPDIR=/tmp", m, p, "sh", "-c", (char *)script,
+			NULL};
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to run as another user");
+		return;
+	}
+	snprintf(d, sizeof(d), "%s/c%u", root, ncase++);
+	snprintf(dv, sizeof(dv), "D=%s", d);
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	snprintf(m, sizeof(m), "M=%s/m", d);
+	snprintf(p, sizeof(p), "P=%s", test_passavant_bin());
+	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && chown(d, 65534, 65534) == 0);
+	{
+		char w[PATH_MAX + 8], mm[PATH_MAX + 8];
+		snprintf(w, sizeof(w), "%s/work", d);
+		snprintf(mm, sizeof(mm), "%s/m", d);
+		CU_ASSERT_FATAL(mkdir(w, 0755) == 0 && chown(w, 65534, 65534) == 0 && mkdir(mm, 0755) == 0 &&
+				chown(mm, 65534, 65534) == 0);
+	}
+	st = test_run_capture(argv, &out, &err, GG_TIMEOUT_MS);
+	CU_ASSERT(st == 0);
+	CU_ASSERT(has(err, "/work/a/.git/config: core.fsmonitor (moved to"));
+	CU_ASSERT(has(err, "/work/v/b/.git/config: core.fsmonitor (moved to"));
+	CU_ASSERT(has(out, "mode 0\nmode 555\n"));
+	CU_ASSERT(!has(out, "ro555") && !has(out, "hidden000"));
+	if (!has(err, "/work/v/b/.git/config") || has(out, "hidden000") || has(out, "ro555"))
+		fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -627,9 +784,12 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "repro b: nested repository, gitlink; .git/modules", test_nested_repo);
 	test_add(s, "core.hooksPath; hooks of a new repository", test_hooks_path);
 	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
+	test_add(s, "the global config's include and hooksPath into the work tree", test_global_config_reach);
+	test_add(s, "the hooksPath of the repository a writable subdirectory is in", test_enclosing_repo);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
+	test_add(s, "a program as the merge strategy of a stopped rebase, cherry-pick", test_merge_strategy);
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
@@ -639,4 +799,6 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "mount plan: control files not writable, nothing left", test_mount_plan);
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
+	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
+	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
 }
