@@ -12,7 +12,8 @@
 # Scenarios, each from an empty build directory in a copy of the tree:
 #   1. `make demo` as the very first command: installs, builds, runs the
 #      demo (only the build step when user namespaces are unavailable).
-#   2. `make test-build` (make test's build step), interrupted once it has
+#   2. A bare `make` (the default goal builds ./passavant), then `make
+#      test-build` (make test's build step), interrupted once it has
 #      compiled some objects, then `make test-build` again: the second run
 #      must build everything that links, and nothing from the first run may
 #      be trusted wrongly.
@@ -127,9 +128,16 @@ else
 	tail_log "$work/demo2.log"
 fi
 
-# 2. make test's build step, interrupted, then again.
+# 2. A bare `make` as the first command builds ./passavant (the default
+# goal), then make test's build step, interrupted, then again.
 new_machine
 new_tree || { bad "cannot copy the tree"; exit 1; }
+if run_make "$work/make.log" && "$work/tree/passavant" --version >/dev/null 2>&1; then
+	say "ok: 'make' as the first command builds ./passavant"
+else
+	bad "'make' as the first command did not build a working ./passavant"
+	tail_log "$work/make.log"
+fi
 (
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="$work/bin:$PATH" make -C "$work/tree" --no-print-directory -j"$jobs" OPT="$opt" \
 		LLHTTP_SRC="$work/llhttp/src" LLHTTP_INC="$work/llhttp/include" test-build \
@@ -137,7 +145,7 @@ new_tree || { bad "cannot copy the tree"; exit 1; }
 	mpid=$!
 	# Interrupt once a few objects exist (or the make ended on its own).
 	for _ in $(seq 1 600); do
-		n=$(find "$work/tree/build" -name '*.o' 2>/dev/null | wc -l)
+		n=$(find "$work/tree/build/asan" -name '*.o' 2>/dev/null | wc -l)
 		[ "$n" -ge 8 ] && break
 		kill -0 "$mpid" 2>/dev/null || break
 		sleep 0.1
@@ -150,8 +158,8 @@ new_tree || { bad "cannot copy the tree"; exit 1; }
 	wait "$mpid" 2>/dev/null
 	exit 0
 )
-n=$(find "$work/tree/build" -name '*.o' 2>/dev/null | wc -l)
-say "interrupted the first 'make test-build' with $n objects built"
+n=$(find "$work/tree/build/asan" -name '*.o' 2>/dev/null | wc -l)
+say "interrupted the first 'make test-build' with $n ASan objects built"
 if run_make "$work/build2.log" test-build; then
 	ok=1
 	for f in plain/passavant plain/unit_tests plain/integration_tests asan/passavant \
