@@ -57,9 +57,11 @@ static const char help_text[] =
 	"                        port 0 picks a free one)\n"
 	"      --session-dir DIR proxy: session directory (default: a fresh temporary one)\n"
 	"      --audit FILE      JSON Lines audit log (overrides audit.path)\n"
-	"      --keep-git-config run: leave in place the git hooks and config the command\n"
-	"                        wrote that can make git run a program (by default they\n"
-	"                        are renamed to NAME.passavant-quarantine after the run)\n"
+	"      --keep-git-config run: leave in place the control files the command wrote\n"
+	"                        that can make the host run a program (git hooks and\n"
+	"                        config, editor and agent settings such as .vscode,\n"
+	"                        .claude/settings.json, .mcp.json; by default they are\n"
+	"                        renamed to NAME.passavant-quarantine after the run)\n"
 	"  -v, --verbose         more diagnostics on stderr (twice: debug)\n"
 	"  -h, --help            this help\n"
 	"      --version         print the version\n"
@@ -866,24 +868,62 @@ static void run_git_report(void *arg, const struct sbx_git_finding *f)
 }
 
 /*
- * The post-run git check (SPEC §3.3) over the writable trees roots, for
- * what changed since `since`. Prints and audits each finding
- * (run_git_report); with -v a line with the work done.
+ * The settings rows of the post-run check: every workspace row of the
+ * mandatory table (policy.h), which the mount plan protects only at the
+ * top of each writable tree, with the kind the report names. Returns a
+ * calloc'd list ended by a NULL path (the caller frees it; the strings
+ * are the table's), or NULL after logging.
+ */
+static struct sbx_ctl_path *run_ctl_paths(void)
+{
+	struct sbx_ctl_path *ctl = calloc(policy_mandatory_count() + 1, sizeof(*ctl));
+	size_t n = 0;
+
+	if (ctl == NULL) {
+		log_warn("the list of editor and agent settings to check");
+		return NULL;
+	}
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+
+		if (!(m->where & POLICY_MAND_WORKSPACE))
+			continue;
+		ctl[n].path = m->path;
+		ctl[n++].kind = strcmp(m->path, ".gitmodules") == 0 ? "git submodule settings"
+								     : "editor or agent settings";
+	}
+	return ctl;
+}
+
+/*
+ * The post-run check (SPEC §3.3) over the writable trees roots, for
+ * what changed since `since`: git control files, and the editor and
+ * agent settings of run_ctl_paths() in every directory. Prints and
+ * audits each finding (run_git_report); with -v a line with the work
+ * done.
  */
 static void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since,
 			  unsigned verbose)
 {
+	struct sbx_ctl_path *ctl;
 	struct sbx_git_stats st;
 	struct timespec t0, t1;
+	int rc;
 
 	if (roots->n == 0)
 		return;
 	memset(&st, 0, sizeof(st));
 	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (sbx_gitguard_check(strv_list(roots), since, run->keep_git, run_git_report, run, &st) < 0)
-		log_warnx("the check for planted git programs did not finish everywhere (lines above, "
-			  "or out of memory): look for planted hooks and config before running git in "
-			  "the writable trees");
+	ctl = run_ctl_paths();
+	rc = sbx_gitguard_check(strv_list(roots), since, run->keep_git, ctl, run_git_report, run, &st);
+	if (ctl == NULL)
+		rc = -1;
+	free(ctl);
+	if (rc < 0)
+		log_warnx("the check for planted git programs and editor or agent settings did not "
+			  "finish everywhere (lines above, or out of memory): look for planted hooks, "
+			  "config and settings (.vscode, .claude, .mcp.json...) before running git or "
+			  "opening an editor or agent in the writable trees");
 	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (verbose > 0)
 		fprintf(stderr,

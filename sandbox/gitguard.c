@@ -10,7 +10,11 @@
  * it): it walks every writable tree, finds every git directory, and moves
  * aside each control file created or changed during the session that can
  * make git run a program. docs/sandbox.md ("Git control files") explains
- * the rules; this file follows them.
+ * the rules; this file follows them. The same walk moves aside the
+ * editor and agent settings (.vscode, .claude/settings.json, .mcp.json,
+ * ...: the caller's list) created or changed during the session in any
+ * directory, nested ones included: the mount plan protects them only at
+ * the top of each writable tree.
  *
  * "Changed during the session" is the inode's ctime at or after the
  * session start: the kernel sets it on every write, chmod, link and
@@ -203,10 +207,21 @@ int sbx_git_protect(const char *dir, sbx_path_fn add, void *arg)
 
 /* ------------------------------------------------ the post-run check */
 
-/* One directory entry, as read. */
+/* Where an entry stands against the settings rows (struct sbx_ctl_path). */
+enum { CTL_NONE, CTL_IN, CTL_WAY };
+
+/* One directory entry, as read: a subdirectory, or a non-directory that
+ * stands on a settings row. */
 struct ent {
 	char *name;
-	unsigned char type; /* DT_* (never DT_UNKNOWN) */
+	unsigned char type;              /* DT_* (never DT_UNKNOWN) */
+	unsigned char how;               /* CTL_*: IN a row (the row or below
+					    a directory row), on the WAY to
+					    one (".claude" of ".claude/x") */
+	const struct sbx_ctl_path *row;  /* the row, with how */
+	size_t reloff;                   /* with how: offset in g->path of
+					    the entry's path relative to the
+					    directory its row starts in */
 };
 
 /* The state of one check. */
@@ -217,6 +232,8 @@ struct gg {
 	void *arg;
 	struct sbx_git_stats *st;
 	const char *const *roots;    /* canonical writable roots */
+	const struct sbx_ctl_path *ctl; /* settings rows, NULL-path ended; or NULL */
+	bool ctl_first[256];         /* first bytes of the rows' paths */
 	int rootfd;                  /* the root being walked */
 	size_t rootlen;              /* strlen of its path */
 	char path[PATH_MAX];         /* absolute path of the directory at hand */
@@ -1136,6 +1153,59 @@ static unsigned char type_of(int dfd, const char *name)
 	return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
 }
 
+/*
+ * Where the entry name of a directory whose path relative to the
+ * directory the rows start in is dirrel (NULL: that directory itself)
+ * stands against the settings rows: CTL_IN when dirrel/name is a row,
+ * CTL_WAY when it is a directory on a row's way, else CTL_NONE. *row
+ * gets the row.
+ */
+static unsigned char ctl_match(const struct gg *g, const char *dirrel, const char *name,
+			       const struct sbx_ctl_path **row)
+{
+	size_t dl = dirrel != NULL ? strlen(dirrel) : 0, nl = strlen(name);
+	unsigned char how = CTL_NONE;
+
+	for (const struct sbx_ctl_path *p = g->ctl; p != NULL && p->path != NULL; p++) {
+		const char *r = p->path;
+
+		if (dirrel != NULL) {
+			if (strncmp(r, dirrel, dl) != 0 || r[dl] != '/')
+				continue;
+			r += dl + 1;
+		}
+		if (strncmp(r, name, nl) != 0)
+			continue;
+		if (r[nl] == '\0') {
+			*row = p;
+			return CTL_IN;
+		}
+		if (r[nl] == '/' && how == CTL_NONE) {
+			how = CTL_WAY;
+			*row = p;
+		}
+	}
+	return how;
+}
+
+/*
+ * The settings entries of the directory g->path (open as fd) that are not
+ * directories: each created or changed in the session is moved aside. On
+ * a row's way only a symlink counts (".claude" pointing at a directory of
+ * settings elsewhere); a plain file there is nothing an editor reads.
+ */
+static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (ents[i].how == CTL_NONE || ents[i].type == DT_DIR ||
+		    (ents[i].how == CTL_WAY && ents[i].type != DT_LNK))
+			continue;
+		if (changed(g, fd, ents[i].name))
+			quarantine(g, fd, g->path, ents[i].name,
+				   ents[i].row->kind != NULL ? ents[i].row->kind : "settings that run commands");
+	}
+}
+
 /* Puts back the mode of the directory parentfd/name (g->path) that the
  * walk opened up; reported when it cannot. */
 static void restore_mode(struct gg *g, int parentfd, const char *name, mode_t mode)
@@ -1147,10 +1217,15 @@ static void restore_mode(struct gg *g, int parentfd, const char *name, mode_t mo
 /*
  * Walks the directory g->path (parentfd/name when parentfd >= 0, else
  * reopened from the root): checks it if it is a git directory, checks a
- * .git file in it, then descends into each subdirectory, never through a
- * symlink. Depth is bounded by PATH_MAX, descriptors by GG_FD_DEPTH.
+ * .git file in it and its settings entries, then descends into each
+ * subdirectory, never through a symlink. reloff: 0, or the offset in
+ * g->path of its path relative to the directory a settings row starts in
+ * (it is on that row's way); inrow: the directory row it is in (every
+ * entry counts), or NULL. Depth is bounded by PATH_MAX, descriptors by
+ * GG_FD_DEPTH.
  */
-static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
+static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, size_t reloff,
+		 const struct sbx_ctl_path *inrow)
 {
 	bool head = false, objects = false, common = false;
 	unsigned char dotgit = DT_UNKNOWN;
@@ -1158,6 +1233,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 	size_t n = 0, cap = 0, i, len;
 	char *buf = g->dents;
 	bool restore = false;
+	size_t dlen = strlen(g->path);
 	struct stat dst;
 	ssize_t got;
 	int fd;
@@ -1186,7 +1262,9 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 	while ((got = getdents64(fd, buf, sizeof(g->dents))) > 0) {
 		for (ssize_t off = 0; off < got;) {
 			struct dirent64 *de = (struct dirent64 *)(buf + off);
-			unsigned char t = de->d_type;
+			unsigned char t = de->d_type, how = CTL_NONE;
+			const struct sbx_ctl_path *row = inrow;
+			size_t roff = reloff;
 
 			off += de->d_reclen;
 			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -1211,7 +1289,17 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 			default:
 				break;
 			}
-			if (t != DT_DIR)
+			/* The settings rows: one first-byte test per entry
+			 * outside them. */
+			if (inrow != NULL)
+				how = CTL_IN;
+			else if (reloff != 0)
+				how = ctl_match(g, g->path + reloff, de->d_name, &row);
+			if (how == CTL_NONE && inrow == NULL && g->ctl_first[(unsigned char)de->d_name[0]]) {
+				how = ctl_match(g, NULL, de->d_name, &row);
+				roff = dlen + 1;
+			}
+			if (t != DT_DIR && how == CTL_NONE)
 				continue;
 			if (n == cap) {
 				cap = cap ? 2 * cap : 32;
@@ -1223,6 +1311,9 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 			ents[n].name = strdup(de->d_name);
 			if (ents[n].name == NULL)
 				goto nomem;
+			ents[n].how = how;
+			ents[n].row = how != CTL_NONE ? row : NULL;
+			ents[n].reloff = how != CTL_NONE ? roff : 0;
 			ents[n++].type = t;
 		}
 	}
@@ -1234,19 +1325,23 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth)
 		check_gitdir(g, fd);
 	if (dotgit != DT_UNKNOWN && dotgit != DT_DIR)
 		check_dotgit_file(g, fd, dotgit);
+	check_ctl_files(g, fd, ents, n);
 	if (depth >= GG_FD_DEPTH) {
 		(void)close(fd);
 		fd = -1;
 	}
 	len = strlen(g->path);
 	for (i = 0; i < n; i++) {
+		if (ents[i].type != DT_DIR)
+			continue;
 		if (!join(g->path + len, sizeof(g->path) - len, "", ents[i].name)) {
 			g->path[len] = '\0';
 			report_error(g, g->path, ents[i].name, "path too long to check", 0);
 			continue;
 		}
 		/* join() with "" wrote "/name": the plain append. */
-		walk(g, fd, ents[i].name, depth + 1);
+		walk(g, fd, ents[i].name, depth + 1, ents[i].how == CTL_WAY ? ents[i].reloff : 0,
+		     ents[i].how == CTL_IN ? ents[i].row : NULL);
 		g->path[len] = '\0';
 	}
 	if (fd >= 0)
@@ -1340,7 +1435,8 @@ static void check_enclosing_repo(struct gg *g, const char *root)
 }
 
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
-		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
+		       const struct sbx_ctl_path *ctl, sbx_git_report_fn report, void *arg,
+		       struct sbx_git_stats *stats)
 {
 	struct sbx_git_stats local;
 	struct gg *g;
@@ -1359,6 +1455,9 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 	g->arg = arg;
 	g->st = stats;
 	g->roots = roots;
+	g->ctl = ctl;
+	for (i = 0; ctl != NULL && ctl[i].path != NULL; i++)
+		g->ctl_first[(unsigned char)ctl[i].path[0]] = true;
 	find_git(g);
 	for (i = 0; roots[i] != NULL; i++) {
 		bool nested = false;
@@ -1383,7 +1482,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		}
 		strcpy(g->path, strcmp(roots[i], "/") == 0 ? "" : roots[i]);
 		g->rootlen = strlen(g->path);
-		walk(g, -1, NULL, 0);
+		walk(g, -1, NULL, 0, 0, NULL);
 		(void)close(g->rootfd);
 		check_enclosing_repo(g, roots[i]);
 	}

@@ -192,6 +192,19 @@ struct sbx_git_finding {
 
 typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);
 
+/*
+ * A settings path that makes a program run commands when it is opened in
+ * a directory (an editor's or agent's settings, .gitmodules): relative,
+ * one or more components ("/"-separated, no "." or ".." and no trailing
+ * "/"), e.g. ".vscode" (a whole directory) or ".claude/settings.json".
+ * kind is the phrase the report gives as the finding's setting ("editor
+ * or agent settings"). A list ends with a NULL path.
+ */
+struct sbx_ctl_path {
+	const char *path;
+	const char *kind;
+};
+
 /* Work done by one sbx_gitguard_check(). */
 struct sbx_git_stats {
 	unsigned long dirs;     /* directories read */
@@ -220,7 +233,14 @@ struct sbx_git_stats {
  * GIT_CONFIG_GLOBAL), hooks changed in its
  * core.hooksPath directory and included files that name a program, when
  * they are under roots. The git run is the first on PATH outside the
- * roots. Each is renamed to
+ * roots. And, in every directory of the roots (nested ones included),
+ * each settings path of ctl (NULL: none) created or changed since
+ * `since`: the file of a file row; every file, symlink or other
+ * non-directory below a directory row (".vscode/tasks.json"); a symlink
+ * standing for a row or for a directory on a row's way (".claude" as a
+ * symlink). Names are compared only against the rows' first components,
+ * so a directory without such an entry costs no extra syscall. Each is
+ * renamed to
  * NAME SBX_GIT_QUARANTINE_SUFFIX, unless keep (then only reported), and
  * passed to report(). Errors are reported too (finding.error). Returns 0,
  * or -1 when something could not be checked or moved (reported) or on
@@ -228,7 +248,8 @@ struct sbx_git_stats {
  * it parses; not for event-loop callbacks.
  */
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
-		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
-	NONNULL(1, 2, 4) WUNRES;
+		       const struct sbx_ctl_path *ctl, sbx_git_report_fn report, void *arg,
+		       struct sbx_git_stats *stats)
+	NONNULL(1, 2, 5) WUNRES;
 
 #endif

@@ -13,6 +13,10 @@
  * asserts the "passavant: quarantined PATH: SETTING" line. The planted
  * command is "touch $M/NAME;:" (git appends arguments to it).
  *
+ * Editor and agent settings (.vscode, .claude/settings.json, .mcp.json,
+ * ...) created or changed in nested directories are checked the same
+ * way: moved aside and reported, unchanged ones left.
+ *
  * The legitimate cases assert the opposite: harmless git work in the
  * session (init, commit, remote, worktree) leaves every file in place
  * and prints no quarantine line; --keep-git-config keeps a planted file
@@ -619,6 +623,109 @@ static void test_keep_flag(void)
 	gcase_free(&c);
 }
 
+/* Settings an editor or agent runs commands from, planted in nested
+ * directories of the work tree (the mount plan protects them only at its
+ * top): after the run each created or changed one is moved aside and
+ * reported; a pre-existing unchanged one and a file beside the rows
+ * (.claude/notes.txt) stay. Pre-existing files are committed before the
+ * session starts (their ctime is older than it). */
+#define CTL_SETUP                                                                                  \
+	"mkdir -p work/pkg/.cursor work/old/.vscode && echo 'be nice' > work/pkg/.cursor/rules && "   \
+	"echo '{}' > work/old/.vscode/settings.json && git -C work add -A && "                        \
+	"git -C work commit -q -m settings"
+#define CTL_INSIDE                                                                                 \
+	"mkdir -p sub/.vscode sub/.claude a/b && "                                                    \
+	"printf '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"}}]}' > sub/.vscode/tasks.json && "  \
+	"echo '{\"hooks\":{}}' > sub/.claude/settings.json && echo notes > sub/.claude/notes.txt && "  \
+	"echo '{\"mcpServers\":{}}' > a/b/.mcp.json && echo 'run curl | sh' >> pkg/.cursor/rules && " \
+	"echo DONE"
+#define CTL_LINE(rel) "/work/" rel ": editor or agent settings"
+
+static void test_nested_settings(void)
+{
+	static const char *const want[] = {"quarantined ",
+					   CTL_LINE("sub/.vscode/tasks.json") " (moved to ",
+					   CTL_LINE("sub/.claude/settings.json") " (moved to ",
+					   CTL_LINE("a/b/.mcp.json") " (moved to ",
+					   CTL_LINE("pkg/.cursor/rules") " (moved to ",
+					   NULL};
+	static const char *const moved[] = {"sub/.vscode/tasks.json", "sub/.claude/settings.json", "a/b/.mcp.json",
+					    "pkg/.cursor/rules"};
+	char q[PATH_MAX];
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, CTL_SETUP, NULL, NULL, CTL_INSIDE, NULL) == 0);
+	CU_ASSERT(has(c.out, "DONE"));
+	expect_safe(&c, want);
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		snprintf(q, sizeof(q), "work/%s", moved[i]);
+		CU_ASSERT(!exists(&c, q));
+		snprintf(q, sizeof(q), "work/%s.passavant-quarantine", moved[i]);
+		CU_ASSERT(exists(&c, q));
+	}
+	/* No false positive: unchanged, or not a row. */
+	ok = exists(&c, "work/old/.vscode/settings.json") && exists(&c, "work/sub/.claude/notes.txt") &&
+	     !has(c.err, "/work/old/") && !has(c.err, "notes.txt");
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
+/* Other ways to the same settings: a nested .claude that is a symlink to
+ * a directory holding settings.json, a file deep below a directory row
+ * (.idea/runConfigurations), a Claude command, a dev container file, a
+ * nested .gitmodules, settings in a directory created by a rename. */
+static void test_nested_settings_variants(void)
+{
+	static const char *const want[] = {"/work/t/.claude: editor or agent settings (moved to ",
+					   CTL_LINE("i/.idea/runConfigurations/x/run.xml") " (moved to ",
+					   CTL_LINE("d/.claude/commands/deploy.md") " (moved to ",
+					   CTL_LINE("e/f/.devcontainer.json") " (moved to ",
+					   "/work/g/.gitmodules: git submodule settings (moved to ",
+					   CTL_LINE("r/.zed/tasks.json") " (moved to ",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p stash t i/.idea/runConfigurations/x d/.claude/commands e/f g r zz && "
+				 "echo '{}' > stash/settings.json && ln -s ../stash t/.claude && "
+				 "echo '<x/>' > i/.idea/runConfigurations/x/run.xml && echo x > d/.claude/commands/deploy.md && "
+				 "echo '{}' > e/f/.devcontainer.json && echo '[submodule]' > g/.gitmodules && "
+				 "echo '[]' > zz/tasks.json && mv zz r/.zed && echo DONE",
+				 NULL) == 0);
+	CU_ASSERT(has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!exists(&c, "work/t/.claude") && exists(&c, "work/stash/settings.json"));
+	CU_ASSERT(exists(&c, "work/r/.zed/tasks.json.passavant-quarantine"));
+	gcase_free(&c);
+}
+
+/* --keep-git-config keeps the nested settings too, and says so. */
+static void test_nested_settings_keep(void)
+{
+	static const char *const opts[] = {"--keep-git-config", NULL};
+	static const char *const want[] = {"kept (--keep-git-config) ",
+					   CTL_LINE("sub/.vscode/tasks.json"),
+					   CTL_LINE("sub/.claude/settings.json"),
+					   CTL_LINE("a/b/.mcp.json"),
+					   CTL_LINE("pkg/.cursor/rules"),
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, CTL_SETUP, NULL, opts, CTL_INSIDE, NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(!has(c.err, "quarantined "));
+	CU_ASSERT(exists(&c, "work/sub/.vscode/tasks.json") && exists(&c, "work/sub/.claude/settings.json") &&
+		  exists(&c, "work/a/b/.mcp.json") && exists(&c, "work/pkg/.cursor/rules"));
+	CU_ASSERT(!exists(&c, "work/sub/.vscode/tasks.json.passavant-quarantine"));
+	gcase_free(&c);
+}
+
 /* A program planted as the merge strategy of a stopped rebase
  * (rebase-merge/strategy) and of a stopped cherry-pick (sequencer/opts,
  * options.strategy): git runs "git-merge-NAME", and NAME "../../x"
@@ -799,6 +906,10 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "mount plan: control files not writable, nothing left", test_mount_plan);
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
+	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
+	test_add(s, "nested settings: symlinked .claude, deep rows, .gitmodules, renamed in",
+		 test_nested_settings_variants);
+	test_add(s, "--keep-git-config keeps nested settings and reports", test_nested_settings_keep);
 	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
 	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
 }
