@@ -842,7 +842,7 @@ static void run_git_report(void *arg, const struct sbx_git_finding *f)
 		} else if (f->error != NULL) {
 			put_str(line, sizeof(line), &n, ": ");
 			put_str(line, sizeof(line), &n, f->error);
-			put_str(line, sizeof(line), &n, "; move it aside before running git there");
+			put_str(line, sizeof(line), &n, "; move it aside before running git or opening an editor or agent there");
 		}
 	}
 	if (n >= sizeof(line) - 1)
