@@ -845,6 +845,7 @@ static void test_unprivileged_modes(void)
 		"stat -c 'mode %a' v a/.git; chmod 755 v; "
 		"git -C a status >/dev/null 2>&1; git -C v/b status >/dev/null 2>&1; ls -A \"$M\"";
 	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
+	char bin[PATH_MAX];
 	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
 			"PATH=" GG_PATH, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
 			"GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t",
@@ -862,8 +863,12 @@ static void test_unprivileged_modes(void)
 	snprintf(dv, sizeof(dv), "D=%s", d);
 	snprintf(home, sizeof(home), "HOME=%s/home", root);
 	snprintf(m, sizeof(m), "M=%s/m", d);
-	snprintf(p, sizeof(p), "P=%s", test_passavant_bin());
 	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && chown(d, 65534, 65534) == 0);
+	/* uid 65534 runs a copy of the binary from the test tree: the clone
+	 * may live where that user cannot reach (Debian's /root is 0700). */
+	CU_ASSERT_FATAL(snprintf(bin, sizeof(bin), "%s/passavant", d) < (int)sizeof(bin) &&
+			test_copy_file(test_passavant_bin(), bin, 0755) == 0);
+	snprintf(p, sizeof(p), "P=%s", bin);
 	{
 		char w[PATH_MAX + 8], mm[PATH_MAX + 8];
 		snprintf(w, sizeof(w), "%s/work", d);
