@@ -827,10 +827,11 @@ static void wipe_free(struct evbuffer *b)
  * when a sentinel sits where it may not go; the body substituter armed
  * when a body follows. Real values go only into verified TLS (plain HTTP
  * only with allowPlaintextInject: the table decides with verified false).
- * Returns STEP_AGAIN to go on, else what the refusal returned (a refusal
- * returns STEP_AGAIN too, with the conn DRAINING: callers check both).
+ * Returns true to go on (send the head); false when the request was
+ * refused or the conn closed, with *st the step to return (a refusal's
+ * STEP_AGAIN drives the DRAINING conn on).
  */
-static enum step prepare_request(conn_t *c)
+static bool prepare_request(conn_t *c, enum step *st)
 {
 	char reason[512], w[512];
 	const char *rule = NULL;
@@ -852,7 +853,7 @@ static enum step prepare_request(conn_t *c)
 				     c->tgt.authority, c->upgrade, c->identity) < 0)
 		goto oom;
 	if (c->mask == NULL)
-		return STEP_AGAIN;
+		return true;
 	r = cmask_request_head(c->mask, c->head_out, c->tgt.host, c->tgt.port, verified, reason,
 			       sizeof(reason), &rule);
 	if (r < 0)
@@ -860,8 +861,9 @@ static enum step prepare_request(conn_t *c)
 	if (r == 1) {
 		cmask_begin_request(c->mask); /* nothing was injected */
 		c->rule = rule;
-		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", rule,
-			      "passavant: %s refused by %s: %s", what(c, w, sizeof(w)), rule, reason);
+		*st = refuse(c, 403, "blocked-by-sandbox-runtime", "request", rule,
+			     "passavant: %s refused by %s: %s", what(c, w, sizeof(w)), rule, reason);
+		return false;
 	}
 	if (!c->req_done) {
 		if (cmask_body_begin(c->mask, CMASK_OUT, c->tgt.host, c->tgt.port, verified,
@@ -872,10 +874,11 @@ static enum step prepare_request(conn_t *c)
 					    cmask_sink_arg(c->mask, CMASK_OUT));
 		c->mask_req_body = true;
 	}
-	return STEP_AGAIN;
+	return true;
 oom:
 	conn_close(c, "out of memory preparing a request head", true);
-	return STEP_CLOSED;
+	*st = STEP_CLOSED;
+	return false;
 }
 
 static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
@@ -987,7 +990,7 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	 * hide requests from the policy and are always dropped. */
 	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
 		     is_websocket_upgrade(c->client.http);
-	if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
+	if (!prepare_request(c, &st))
 		return st;
 	c->reused = c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
 		    strcmp(c->up_host, c->tgt.host) == 0;
@@ -1113,7 +1116,7 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
 		return refuse(c, 502, NULL, "request", c->rule,
 			      "passavant: %s: the certificate of %s:%u does not verify: %s",
 			      what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
-	if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
+	if (!prepare_request(c, &st))
 		return st;
 	if (c->up.bev == NULL || c->up.eof) {
 		drop_upstream(c);
@@ -1678,7 +1681,7 @@ static enum step step_http(conn_t *c)
 			c->reused = false;
 			drop_upstream(c);
 			/* The head went out with the lost connection: again. */
-			if ((st = prepare_request(c)) != STEP_AGAIN || c->state == CONN_DRAINING)
+			if (!prepare_request(c, &st))
 				return st;
 			return dial(c, CONN_UPSTREAM_CONNECTING);
 		}

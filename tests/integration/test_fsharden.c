@@ -237,14 +237,7 @@ static int run_fsh(const char *home, const char *path, const char *const *env,
 	return test_run_capture(argv, out, err, RUN_TIMEOUT_MS);
 }
 
-#define SKIP_IF_NEEDED()                                                                           \
-	do {                                                                                       \
-		if (skip) {                                                                        \
-			TEST_SKIP("user namespaces unavailable");                                  \
-			return;                                                                    \
-		}                                                                                  \
-		CU_ASSERT_FATAL(ready);                                                            \
-	} while (0)
+#define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
 static bool has(const char *hay, const char *needle)
 {

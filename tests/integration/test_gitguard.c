@@ -247,14 +247,7 @@ static void show(const struct gcase *c)
 		markers(c));
 }
 
-#define SKIP_IF_NEEDED()                                                                           \
-	do {                                                                                       \
-		if (skip) {                                                                        \
-			TEST_SKIP("user namespaces unavailable or no git");                        \
-			return;                                                                    \
-		}                                                                                  \
-		CU_ASSERT_FATAL(ready);                                                            \
-	} while (0)
+#define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
 /* Asserts nothing planted ran and each quarantine line of want[] is
  * there (substrings of stderr). */

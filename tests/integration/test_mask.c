@@ -149,26 +149,6 @@ static void lower_pct(const char *s, char *out)
 	*out = '\0';
 }
 
-static size_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
-}
-
-/* What a record file got after offset mark (malloc'd, "" if nothing). */
-static char *rec_since(const char *path, size_t mark)
-{
-	size_t len = 0;
-	char *s = test_read_file(path, &len), *r;
-
-	r = strdup(s != NULL && mark <= len ? s + mark : "");
-	free(s);
-	if (r == NULL)
-		abort();
-	return r;
-}
-
 /* For %s arguments of failure messages. */
 static const char *nz(const char *s)
 {
@@ -730,14 +710,14 @@ static void test_bearer_inject(void)
 {
 	struct px p;
 	char hdr[128], want[128], *out = NULL, *rec;
-	size_t mark = file_size(rec_tls);
+	size_t mark = test_file_size(rec_tls);
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "127.0.0.1", "/echo"), NULL), 0);
 		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", nz(out));
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
 		ROW(strstr(rec, want) != NULL, "the upstream did not get the real value: %.600s", nz(rec));
 		ROW(strstr(rec, p.tok) == NULL, "the upstream got the sentinel");
@@ -758,7 +738,7 @@ static void test_bearer_other_host(void)
 {
 	struct px p;
 	char hdr[128], *out = NULL, *rec;
-	size_t mark = file_size(rec_tls), mark_p = file_size(rec_plain);
+	size_t mark = test_file_size(rec_tls), mark_p = test_file_size(rec_plain);
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
@@ -769,10 +749,10 @@ static void test_bearer_other_host(void)
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "localhost", "/echo"), NULL), 0);
 		check_refusal(out, "GH_TOKEN", "localhost");
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		ROW(*rec == '\0', "the upstream got a request: %.300s", nz(rec));
 		free(rec);
-		rec = rec_since(rec_plain, mark_p);
+		rec = test_file_since(rec_plain, mark_p);
 		ROW(*rec == '\0', "the plain upstream got a request: %.300s", nz(rec));
 		free(rec);
 		/* Without a sentinel the same host is fine (the 403 was the sentinel's). */
@@ -799,23 +779,23 @@ static void test_basic_auth(void)
 		snprintf(up_arg, sizeof(up_arg), "x-access-token:%s", p.tok);
 		snprintf(url, sizeof(url), "https://x-access-token:%s@127.0.0.1:%u/hello", p.tok,
 			 (unsigned)up.port);
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-u", up_arg, url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
 		ROW(out != NULL && strcmp(out, "hello\n") == 0, "curl -u: '%s'", out ? out : "");
 		free(out);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, url, NULL), 0);
 		ROW(out != NULL && strcmp(out, "hello\n") == 0, "user:password@ URL: '%s'", out ? out : "");
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		ROW(count_of(rec, want) == 2, "Basic with the real password arrived %d times of 2: %.600s",
 		    count_of(rec, want), nz(rec));
 		free(rec);
 		/* Basic with the sentinel to a host outside injectHosts: refused. */
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-u", up_arg, url_of(&up, "localhost", "/hello"), NULL), 0);
 		check_refusal(out, "GH_TOKEN", "localhost");
 		free(out);
-		ROW(file_size(rec_tls) == mark, "the refused Basic request reached the upstream");
+		ROW(test_file_size(rec_tls) == mark, "the refused Basic request reached the upstream");
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -832,7 +812,7 @@ static void test_git_basic(void)
 	if (have_sentinels(&p)) {
 		char url[512], cainfo[4300], proxy[160], dest[4200], file[4400], plain[128], b64[192], want[256];
 		char *out = NULL, *rec, *s;
-		size_t mark = file_size(rec_git);
+		size_t mark = test_file_size(rec_git);
 		int rc;
 
 		snprintf(cainfo, sizeof(cainfo), "GIT_SSL_CAINFO=%s", p.trust);
@@ -867,7 +847,7 @@ static void test_git_basic(void)
 		ROW(s != NULL && strstr(s, tok_real) == NULL, "the clone's config holds the real value");
 		free(s);
 		test_rmtree(dest);
-		rec = rec_since(rec_git, mark);
+		rec = test_file_since(rec_git, mark);
 		snprintf(plain, sizeof(plain), "x-access-token:%s", tok_real);
 		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)strlen(plain));
 		snprintf(want, sizeof(want), "\r\nAuthorization: Basic %s\r\n", b64);
@@ -879,7 +859,7 @@ static void test_git_basic(void)
 		free(rec);
 
 		/* The same credentials to a host outside injectHosts. */
-		mark = file_size(rec_git);
+		mark = test_file_size(rec_git);
 		snprintf(url, sizeof(url), "https://x-access-token:%s@localhost:%u/git/repo.git", p.tok,
 			 (unsigned)upg.port);
 		{
@@ -893,7 +873,7 @@ static void test_git_basic(void)
 			free(err);
 		}
 		free(out);
-		rec = rec_since(rec_git, mark);
+		rec = test_file_since(rec_git, mark);
 		ROW(strstr(rec, b64) == NULL, "localhost got git's Basic auth with the sentinel: %.400s", nz(rec));
 		free(rec);
 	}
@@ -940,11 +920,11 @@ static void test_sentinel_in_header_name(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		char hdr[128], *out = NULL, *rec;
-		size_t mark = file_size(rec_tls);
+		size_t mark = test_file_size(rec_tls);
 
 		snprintf(hdr, sizeof(hdr), "X-%s: 1", p.tok);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "localhost", "/hello"), NULL), 0);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		ROW(strstr(rec, p.tok) == NULL,
 		    "a sentinel in a header name reached a host outside injectHosts (not refused): %.200s",
 		    nz(out));
@@ -965,7 +945,7 @@ static void test_query(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		snprintf(path, sizeof(path), "/hello?token=%s", p.tok);
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", path), NULL), 0);
 		check_refusal(out, "GH_TOKEN", "127.0.0.1");
 		free(out);
@@ -974,7 +954,7 @@ static void test_query(void)
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", path), NULL), 0);
 		check_refusal(out, "PV_SECRET", "127.0.0.1");
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		ROW(*rec == '\0', "a refused target reached the upstream: %.300s", nz(rec));
 		free(rec);
 	}
@@ -984,11 +964,11 @@ static void test_query(void)
 	if (have_sentinels(&p)) {
 		pct_form(p.sec, pct);
 		snprintf(path, sizeof(path), "/hello?token=%s&k=%s&raw=%s", p.tok, pct, p.sec);
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL), 0);
 		ROW(out != NULL && strcmp(out, "hello\n") == 0, "query injection: '%s'", out ? out : "");
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "GET /hello?token=%s&k=%s&raw=%s HTTP/1.1\r\n", tok_real, sec_real_pct,
 			 sec_real);
 		ROW(strstr(rec, want) != NULL, "the upstream's target is not '%.*s': %.300s",
@@ -1001,10 +981,10 @@ static void test_query(void)
 			lower_pct(pct, lc);
 			lower_pct(sec_real_pct, real_lc);
 			snprintf(path, sizeof(path), "/hello?lc=%s", lc);
-			mark = file_size(rec_tls);
+			mark = test_file_size(rec_tls);
 			CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL), 0);
 			free(out);
-			rec = rec_since(rec_tls, mark);
+			rec = test_file_since(rec_tls, mark);
 			snprintf(want, sizeof(want), "GET /hello?lc=%s HTTP/1.1\r\n", real_lc);
 			ROW(strstr(rec, want) != NULL, "lower-case %%xx: the upstream's target is not '%.*s': %.300s",
 			    (int)strlen(want) - 2, want, nz(rec));
@@ -1027,23 +1007,23 @@ static void test_body(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		snprintf(data, sizeof(data), "token=%s&end=1", p.tok);
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", data, url_of(&up, "127.0.0.1", "/echo"),
 					NULL),
 				0);
 		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL,
 		    "a sentinel in a body where it may not go was refused: %.300s", nz(out));
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", p.tok);
 		ROW(strstr(rec, want) != NULL, "the body did not arrive as sent: %.400s", nz(rec));
 		ROW(strstr(rec, tok_real) == NULL, "the real value went into a body without injectIn: body");
 		free(rec);
 		/* ...and to a host outside injectHosts: left as is too. */
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "--data-binary", data, url_of(&up, "localhost", "/sink?b=2"), NULL), 0);
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", p.tok);
 		ROW(strstr(rec, want) != NULL, "the body to localhost did not arrive as sent: %.400s", nz(rec));
 		free(rec);
@@ -1073,7 +1053,7 @@ static void test_body(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		snprintf(data, sizeof(data), "token=%s&end=1", p.tok);
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", data, url_of(&up, "127.0.0.1", "/echo"),
 					NULL),
 				0);
@@ -1081,14 +1061,14 @@ static void test_body(void)
 		/* /echo returned the real body: the client sees the sentinel. */
 		ROW(out != NULL && strstr(out, data) != NULL, "the echoed body is not remasked");
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", tok_real);
 		ROW(strstr(rec, want) != NULL, "Content-Length body not substituted: %.400s", nz(rec));
 		ROW(strstr(rec, "\r\nContent-Length: ") != NULL, "no Content-Length upstream");
 		free(rec);
 
 		/* 1-byte chunks, one TLS record each. */
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		{
 			char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "chunked", p.addr, up.addr, p.trust,
 					data, NULL};
@@ -1100,7 +1080,7 @@ static void test_body(void)
 		ROW(out != NULL && strstr(out, want) != NULL, "/sink did not count %zu bytes: %.300s",
 		    strlen(data), nz(out));
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		b = dechunk_first(rec);
 		snprintf(want, sizeof(want), "token=%s&end=1", tok_real);
 		ROW(b != NULL && strcmp(b, want) == 0, "de-chunked upstream body is '%s'", b ? b : "(bad framing)");
@@ -1117,7 +1097,7 @@ static void test_plaintext(void)
 {
 	struct px p;
 	char hdr[128], want[256], *out = NULL, *rec, *b;
-	size_t mark = file_size(rec_plain);
+	size_t mark = test_file_size(rec_plain);
 
 	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
@@ -1125,7 +1105,7 @@ static void test_plaintext(void)
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "127.0.0.1", "/echo"), NULL), 0);
 		check_refusal(out, "GH_TOKEN", "127.0.0.1");
 		free(out);
-		rec = rec_since(rec_plain, mark);
+		rec = test_file_since(rec_plain, mark);
 		ROW(*rec == '\0', "a refused plain request reached the upstream: %.300s", nz(rec));
 		free(rec);
 	}
@@ -1137,18 +1117,18 @@ static void test_plaintext(void)
 		int fd, n;
 
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
-		mark = file_size(rec_plain);
+		mark = test_file_size(rec_plain);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "127.0.0.1", "/echo"), NULL), 0);
 		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0, "not 200: %.300s", nz(out));
 		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
 		free(out);
-		rec = rec_since(rec_plain, mark);
+		rec = test_file_since(rec_plain, mark);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
 		ROW(strstr(rec, want) != NULL, "plain HTTP with allowPlaintextInject: not injected: %.400s", nz(rec));
 		free(rec);
 
 		/* A chunked body, one byte per chunk and per write. */
-		mark = file_size(rec_plain);
+		mark = test_file_size(rec_plain);
 		snprintf(body, sizeof(body), "token=%s&end=1", p.tok);
 		fd = test_tcp_connect(p.addr, 5000);
 		CU_ASSERT_FATAL(fd >= 0);
@@ -1171,7 +1151,7 @@ static void test_plaintext(void)
 		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0 && strstr(out, want) != NULL,
 		    "chunked plain upload: %.300s", nz(out));
 		free(out);
-		rec = rec_since(rec_plain, mark);
+		rec = test_file_since(rec_plain, mark);
 		b = dechunk_first(rec);
 		snprintf(want, sizeof(want), "token=%s&end=1", tok_real);
 		ROW(b != NULL && strcmp(b, want) == 0, "de-chunked plain body is '%s'", b ? b : "(bad framing)");
@@ -1657,7 +1637,7 @@ static void test_upload_large(void)
 			}
 			CU_ASSERT_FATAL(test_write_file(file, body, size) == 0);
 			for (int chunked = 0; chunked < 2; chunked++) {
-				size_t mark = file_size(rec_tls), len;
+				size_t mark = test_file_size(rec_tls), len;
 				char *out = NULL, *rec, *got, expect[32];
 
 				CU_ASSERT_EQUAL(curl_px(&p, &out, "--data-binary", at, "-H",
@@ -1668,7 +1648,7 @@ static void test_upload_large(void)
 				ROW(out != NULL && strcmp(out, expect) == 0, "pass %d chunked %d: /sink said '%s'", pass, chunked,
 				    out ? out : "");
 				free(out);
-				rec = rec_since(rec_tls, mark);
+				rec = test_file_since(rec_tls, mark);
 				got = chunked ? dechunk_first(rec) : NULL;
 				if (!chunked && strstr(rec, "\r\n\r\n") != NULL)
 					got = strdup(strstr(rec, "\r\n\r\n") + 4);
@@ -1697,7 +1677,7 @@ static void test_pipelined(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		char auth[128], body[128], want[256], *out = NULL, *rec;
-		size_t mark = file_size(rec_tls);
+		size_t mark = test_file_size(rec_tls);
 
 		snprintf(auth, sizeof(auth), "Bearer %s", p.tok);
 		snprintf(body, sizeof(body), "t=%s", p.tok);
@@ -1710,7 +1690,7 @@ static void test_pipelined(void)
 		ROW(out != NULL && count_of(out, "HTTP/1.1 200 OK\r\n") == 3, "not three 200s: %.600s", nz(out));
 		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
 		free(out);
-		rec = rec_since(rec_tls, mark);
+		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "GET /hello?p=1 HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n", up.addr,
 			 tok_real);
 		ROW(strstr(rec, want) != NULL, "request 1 not injected: %.600s", nz(rec));
@@ -1790,16 +1770,16 @@ static void test_inject_host_port(void)
 	ROW(strlen(p.tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p.session);
 	if (strlen(p.tok) == TOK_LEN) {
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
-		mark = file_size(rec_tls);
+		mark = test_file_size(rec_tls);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
 		check_refusal(out, "GH_TOKEN", "127.0.0.1");
 		free(out);
-		ROW(file_size(rec_tls) == mark, "the other port got the request");
-		mark_p = file_size(rec_plain);
+		ROW(test_file_size(rec_tls) == mark, "the other port got the request");
+		mark_p = test_file_size(rec_plain);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", hdr, url_of(&upp, "127.0.0.1", "/hello"), NULL), 0);
 		ROW(out != NULL && strcmp(out, "hello\n") == 0, "the inject port: '%s'", out ? out : "");
 		free(out);
-		rec = rec_since(rec_plain, mark_p);
+		rec = test_file_since(rec_plain, mark_p);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
 		ROW(strstr(rec, want) != NULL, "the inject port did not get the real value: %.400s", nz(rec));
 		free(rec);
@@ -1826,10 +1806,10 @@ static void test_plain_in_connect(void)
 		    "plain HTTP in a CONNECT tunnel: the client saw the real value (response not remasked)");
 		free(out);
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
-		mark = file_size(rec_plain);
+		mark = test_file_size(rec_plain);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-p", "-H", hdr, url_of(&upp, "localhost", "/hello"), NULL), 0);
 		free(out);
-		rec = rec_since(rec_plain, mark);
+		rec = test_file_since(rec_plain, mark);
 		ROW(strstr(rec, p.tok) == NULL,
 		    "plain HTTP in a CONNECT tunnel: a sentinel in a header reached a host outside injectHosts");
 		free(rec);
@@ -1846,7 +1826,7 @@ static void test_accept_encoding(void)
 	size_t mark;
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
-	mark = file_size(rec_tls);
+	mark = test_file_size(rec_tls);
 	CU_ASSERT_EQUAL(curl_px(&p, &out, "--compressed", url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
 	free(out);
 	if (p.tok[0] != '\0') {
@@ -1856,7 +1836,7 @@ static void test_accept_encoding(void)
 				0);
 		free(out);
 	}
-	rec = rec_since(rec_tls, mark);
+	rec = test_file_since(rec_tls, mark);
 	ROW(count_of(rec, "=== conn ") == (p.tok[0] ? 2 : 1), "requests recorded: %d", count_of(rec, "=== conn "));
 	ROW(count_of(rec, "\r\nAccept-Encoding: identity\r\n") == count_of(rec, "=== conn "),
 	    "not every request to the inject host asked for identity: %.800s", nz(rec));
@@ -2038,12 +2018,12 @@ static void test_masked_file(void)
 			ROW(strcmp(s0, s1) != 0, "two tokens share a sentinel");
 			/* The sentinel from the copy, used in a request. */
 			snprintf(hdr, sizeof(hdr), "Authorization: token %s", s1);
-			mark = file_size(rec_tls);
+			mark = test_file_size(rec_tls);
 			CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", hdr, url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
 			ROW(out != NULL && strcmp(out, "hello\n") == 0, "request with the file sentinel: '%s'",
 			    out ? out : "");
 			free(out);
-			rec = rec_since(rec_tls, mark);
+			rec = test_file_since(rec_tls, mark);
 			snprintf(want, sizeof(want), "\r\nAuthorization: token %s\r\n", ftok_real[1]);
 			ROW(strstr(rec, want) != NULL, "the upstream did not get the real file token: %.400s", nz(rec));
 			free(rec);

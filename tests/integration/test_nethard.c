@@ -125,14 +125,7 @@ static int sockets_cleanup(void)
 	return 0;
 }
 
-#define SKIP_IF_NEEDED()                                                                           \
-	do {                                                                                       \
-		if (skip) {                                                                        \
-			TEST_SKIP("user namespaces unavailable");                                  \
-			return;                                                                    \
-		}                                                                                  \
-		CU_ASSERT_FATAL(ready);                                                            \
-	} while (0)
+#define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
 /* Whether out has the line "KEY=VAL". */
 static bool line_is(const char *out, const char *key, const char *val)

@@ -116,26 +116,6 @@ static bool has(const char *hay, const char *needle)
 	return hay != NULL && strstr(hay, needle) != NULL;
 }
 
-static size_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
-}
-
-/* What a file got after offset mark (malloc'd, "" if nothing). */
-static char *file_since(const char *path, size_t mark)
-{
-	size_t len = 0;
-	char *s = test_read_file(path, &len), *r;
-
-	r = strdup(s != NULL && mark <= len ? s + mark : "");
-	free(s);
-	if (r == NULL)
-		abort();
-	return r;
-}
-
 /* Every form of a real value the sweep looks for: raw, the random part
  * alone (a percent-decoded or cut copy still shows it), base64 of the
  * Basic form, all-%XX. */
@@ -155,16 +135,16 @@ struct marks {
 
 static void mark(struct marks *m)
 {
-	m->audit = file_size(px_audit);
-	m->err = file_size(test_proc_stderr_path(px));
-	m->plain = file_size(rec_plain);
-	m->tls = file_size(rec_tls);
+	m->audit = test_file_size(px_audit);
+	m->err = test_file_size(test_proc_stderr_path(px));
+	m->plain = test_file_size(rec_plain);
+	m->tls = test_file_size(rec_tls);
 }
 
 /* Audit lines since m (malloc'd); checked for real values. */
 static char *audit_since(const struct marks *m)
 {
-	char *a = file_since(px_audit, m->audit), *e = file_since(test_proc_stderr_path(px), m->err);
+	char *a = test_file_since(px_audit, m->audit), *e = test_file_since(test_proc_stderr_path(px), m->err);
 
 	no_real_value_in(a, strlen(a), "the audit file");
 	no_real_value_in(e, strlen(e), "the proxy's stderr");
@@ -525,10 +505,10 @@ static void test_version(void)
 		    lines[i], nz(touts[i]));
 		free(touts[i]);
 	}
-	rec = file_since(rec_plain, m.plain);
+	rec = test_file_since(rec_plain, m.plain);
 	ROW(*rec == '\0', "the plain upstream got a request: %.200s", rec);
 	free(rec);
-	rec = file_since(rec_tls, m.tls);
+	rec = test_file_since(rec_tls, m.tls);
 	ROW(*rec == '\0', "the TLS upstream got a request: %.200s", rec);
 	free(rec);
 	free(audit_since(&m));
@@ -571,10 +551,10 @@ static void test_transfer_encoding(void)
 		ROW(has(touts[i], "HTTP/1.1 400 "), "TLS %.40s: %.200s", tes[i], nz(touts[i]));
 		free(touts[i]);
 	}
-	rec = file_since(rec_plain, m.plain);
+	rec = test_file_since(rec_plain, m.plain);
 	ROW(*rec == '\0', "the plain upstream got: %.200s", rec);
 	free(rec);
-	rec = file_since(rec_tls, m.tls);
+	rec = test_file_since(rec_tls, m.tls);
 	ROW(*rec == '\0', "the TLS upstream got: %.200s", rec);
 	free(rec);
 	free(audit_since(&m));
@@ -629,7 +609,7 @@ static void test_real_in_target(void)
 				 plain_url(h == 0), forms[f]);
 			out = raw_pxs(req);
 			check_leak_refusal(out, "GH_TOKEN", f == 0 ? "raw in the target" : "%XX in the target");
-			rec = file_since(rec_plain, m.plain);
+			rec = test_file_since(rec_plain, m.plain);
 			ROW(*rec == '\0', "host %d form %zu: the upstream got a request: %.300s", h, f, rec);
 			a = audit_since(&m);
 			ROW(has(a, "\"status\":403"), "host %d form %zu: no 403 audit line: %s", h, f, a);
@@ -647,7 +627,7 @@ static void test_real_in_target(void)
 			 (unsigned)up.port);
 		out = tls_px(req, strlen(req));
 		check_leak_refusal(out, "GH_TOKEN", "TLS target");
-		rec = file_since(rec_tls, m.tls);
+		rec = test_file_since(rec_tls, m.tls);
 		ROW(*rec == '\0', "TLS: the upstream got a request: %.200s", rec);
 		free(rec);
 		free(out);
@@ -670,7 +650,7 @@ static void test_sentinel_pct_target(void)
 	out = raw_pxs(req);
 	ROW(has(out, "HTTP/1.1 403 ") && has(out, "GH_TOKEN"), "%%-encoded sentinel: %.300s", nz(out));
 	ROW(raw_eof, "the refused connection was not closed (the request went on after its 403)");
-	rec = file_since(rec_plain, m.plain);
+	rec = test_file_since(rec_plain, m.plain);
 	ROW(*rec == '\0', "the upstream got: %.200s", rec);
 	free(rec);
 	free(out);
@@ -713,7 +693,7 @@ static void test_real_in_headers(void)
 				 hdr[i]);
 			out = raw_pxs(req);
 			check_leak_refusal(out, i == 0 || i == 2 ? "GH_TOKEN" : "PV_SECRET", hdr[i]);
-			rec = file_since(rec_plain, m.plain);
+			rec = test_file_since(rec_plain, m.plain);
 			ROW(*rec == '\0', "%.20s host %d: the upstream got a request", hdr[i], h);
 			free(rec);
 			free(out);
@@ -754,7 +734,7 @@ static void test_real_in_headers(void)
 			 (unsigned)up.port, hdr[2]);
 		out = tls_px(req, strlen(req));
 		check_leak_refusal(out, "GH_TOKEN", "TLS Basic");
-		rec = file_since(rec_tls, m.tls);
+		rec = test_file_since(rec_tls, m.tls);
 		ROW(*rec == '\0', "TLS: the upstream got a request: %.200s", rec);
 		free(rec);
 		free(out);
@@ -809,7 +789,7 @@ static void test_real_in_body(void)
 			}
 			out = raw_px(req, (size_t)n, NULL);
 			check_leak_refusal(out, i == 1 || i == 3 ? "PV_SECRET" : "GH_TOKEN", body[i]);
-			rec = file_since(rec_plain, m.plain);
+			rec = test_file_since(rec_plain, m.plain);
 			no_real_value_in(rec, strlen(rec), "the upstream's record");
 			ROW(*rec == '\0' || has(rec, "incomplete"), "body %d host %d: a complete request went up: %.300s",
 			    i, h, rec);
@@ -835,14 +815,14 @@ static void test_real_in_body(void)
 		CU_ASSERT_FATAL(fd >= 0);
 		CU_ASSERT(test_send_all(fd, req, n + big) == 0);
 		/* The first part went upstream before the value comes. */
-		for (int k = 0; k < 200 && file_size(rec_plain) == m.plain; k++)
+		for (int k = 0; k < 200 && test_file_size(rec_plain) == m.plain; k++)
 			usleep(10000);
 		CU_ASSERT(test_send_all(fd, tok_real, strlen(tok_real)) == 0);
 		out = test_recv_until(fd, NULL, 3000, NULL, &raw_eof);
 		close(fd);
 		check_leak_refusal(out, "GH_TOKEN", "streamed body");
 		for (int k = 0; k < 200; k++) {
-			rec = file_since(rec_plain, m.plain);
+			rec = test_file_since(rec_plain, m.plain);
 			if (has(rec, "incomplete") || has(rec, "=== conn")) {
 				free(rec);
 				break;
@@ -850,7 +830,7 @@ static void test_real_in_body(void)
 			free(rec);
 			usleep(10000);
 		}
-		rec = file_since(rec_plain, m.plain);
+		rec = test_file_since(rec_plain, m.plain);
 		no_real_value_in(rec, strlen(rec), "the upstream's record");
 		ROW(!has(rec, "=== conn") || has(rec, "incomplete"), "the streamed request completed upstream: %.200s",
 		    rec);
@@ -869,7 +849,7 @@ static void test_real_in_body(void)
 			 (unsigned)up.port, strlen(body[0]), body[0]);
 		out = tls_px(req, strlen(req));
 		check_leak_refusal(out, "GH_TOKEN", "TLS body");
-		rec = file_since(rec_tls, m.tls);
+		rec = test_file_since(rec_tls, m.tls);
 		no_real_value_in(rec, strlen(rec), "the TLS upstream's record");
 		free(rec);
 		free(out);
@@ -893,7 +873,7 @@ static void test_real_in_tunnel(void)
 		     (unsigned)upp.port, (unsigned)upp.port, strlen(tok_real), tok_real);
 	out = raw_px(req, (size_t)n, NULL);
 	ROW(has(out, "HTTP/1.1 403 ") && has(out, "GH_TOKEN"), "tunnel: not refused: %.300s", nz(out));
-	rec = file_since(rec_plain, m.plain);
+	rec = test_file_since(rec_plain, m.plain);
 	no_real_value_in(rec, strlen(rec), "the upstream's record (tunnel)");
 	free(rec);
 	free(out);
@@ -1126,7 +1106,7 @@ static void test_range_stripped(void)
 			 "Connection: close\r\n\r\n", plain_url(h == 0));
 		out = raw_pxs(req);
 		ROW(has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, nz(out));
-		rec = file_since(rec_plain, m.plain);
+		rec = test_file_since(rec_plain, m.plain);
 		if (h == 0)
 			ROW(!has(rec, "\r\nRange:") && !has(rec, "\r\nIf-Range:"),
 			    "the inject host got Range/If-Range: %.300s", rec);
@@ -1184,7 +1164,7 @@ static void test_run_leak(void)
 	CU_ASSERT_FATAL(test_write_file(script, text, strlen(text)) == 0);
 	CU_ASSERT_FATAL(chmod(script, 0644) == 0);
 	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", tok_real);
-	mplain = file_size(rec_plain);
+	mplain = test_file_size(rec_plain);
 	{
 		char *argv[] = {"env", "-C", work, tok, "PATH=/usr/local/bin:/usr/bin:/bin", (char *)test_passavant_bin(),
 				"run", "--audit", audit, "-p", pol, "--", "sh", script, NULL};
@@ -1197,7 +1177,7 @@ static void test_run_leak(void)
 	ROW(has(err, "GH_TOKEN"), "stderr does not name the credential: %s", nz(err));
 	a = test_read_file(audit, NULL);
 	no_real_value_in(a, a ? strlen(a) : 0, "run's audit file");
-	rec = file_since(rec_plain, mplain);
+	rec = test_file_since(rec_plain, mplain);
 	no_real_value_in(rec, strlen(rec), "the upstream's record (run)");
 	free(rec);
 	free(a);

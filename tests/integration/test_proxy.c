@@ -299,13 +299,6 @@ static char *raw_exchange(const char *addr, const char *req, size_t len, bool *e
 	return resp;
 }
 
-static size_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
-}
-
 /* The n-th (0-based) value of header name in s, as a long; -1. */
 static long header_long(const char *s, const char *name, int nth)
 {
@@ -414,7 +407,7 @@ static void test_streamed_bodies(void)
 static void test_rewrite_head(void)
 {
 	char req[1024], *resp, *rec;
-	size_t before = file_size(record_path);
+	size_t before = test_file_size(record_path);
 	int n;
 
 	/* Absolute form in, origin form out; Host from the URL; hop-by-hop
@@ -1112,7 +1105,7 @@ static int smuggling_cleanup(void)
 static void smuggle(const char *fmt, int want, bool head_level)
 {
 	char req[2048], *resp, *rec;
-	size_t before = file_size(record_path);
+	size_t before = test_file_size(record_path);
 	bool eof = false;
 	int n;
 
@@ -1131,7 +1124,7 @@ static void smuggle(const char *fmt, int want, bool head_level)
 	rec = test_read_file(record_path, NULL);
 	CU_ASSERT(rec == NULL || strstr(rec + before, "/smuggled") == NULL);
 	if (head_level)
-		CU_ASSERT_EQUAL(file_size(record_path), before);
+		CU_ASSERT_EQUAL(test_file_size(record_path), before);
 	free(rec);
 }
 

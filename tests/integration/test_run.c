@@ -230,14 +230,7 @@ static int run_sh(const char *const *opts, char **out, char **err, const char *f
 	return run_in(p_policy, opts, script, out, err);
 }
 
-#define SKIP_IF_NEEDED()                                                                           \
-	do {                                                                                       \
-		if (skip) {                                                                        \
-			TEST_SKIP("user namespaces unavailable");                                  \
-			return;                                                                    \
-		}                                                                                  \
-		CU_ASSERT_FATAL(ready);                                                            \
-	} while (0)
+#define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
 static bool has(const char *hay, const char *needle)
 {

@@ -204,13 +204,6 @@ static const char *url_of(const struct test_upstream *u, const char *path)
 	return buf[i];
 }
 
-static size_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* tls_terminate                                                       */
 /* ------------------------------------------------------------------ */
@@ -223,8 +216,8 @@ static void test_session_files(void)
 	char *env;
 
 	CU_ASSERT_FATAL(d != NULL);
-	CU_ASSERT(file_size(px_main.ca) > 0);
-	CU_ASSERT(file_size(px_main.trust) > file_size(px_main.ca));
+	CU_ASSERT(test_file_size(px_main.ca) > 0);
+	CU_ASSERT(test_file_size(px_main.trust) > test_file_size(px_main.ca));
 	/* No private key anywhere in the session directory. */
 	while ((e = readdir(d)) != NULL) {
 		char path[8192], *s;
@@ -356,7 +349,7 @@ static void test_method_refused_inside(void)
 				       "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
 				       dir),
 			      0);
-	before = file_size(rec_good);
+	before = test_file_size(rec_good);
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
 			    "-x", p.url, "--data-binary", "secret=1", url_of(&up, "/sink"), NULL),
 			0);
@@ -366,7 +359,7 @@ static void test_method_refused_inside(void)
 	CU_ASSERT(out != NULL && strstr(out, "passavant: POST https://127.0.0.1:") != NULL &&
 		  strstr(out, "/sink refused by network.allowedMethods: 127.0.0.1\n") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(file_size(rec_good), before);
+	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 	/* GET is allowed there. */
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p.trust, "-x",
 			    p.url, url_of(&up, "/hello"), NULL),
@@ -385,7 +378,7 @@ static void test_method_refused_inside(void)
 static void test_host_mismatch(void)
 {
 	char *out = NULL;
-	size_t before = file_size(rec_good);
+	size_t before = test_file_size(rec_good);
 
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
 			    px_main.trust, "-x", px_main.url, "-H", "Host: localhost", url_of(&up, "/hello"),
@@ -394,7 +387,7 @@ static void test_host_mismatch(void)
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 421 Misdirected Request\r\n") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "does not name the CONNECT target 127.0.0.1:") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(file_size(rec_good), before);
+	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 }
 
 static void test_upstream_unverified(void)
@@ -411,18 +404,18 @@ static void test_upstream_unverified(void)
 		  strstr(out, "does not verify: certificate verify failed: unable to get local issuer "
 			      "certificate") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(file_size(rec_bad), 0);
+	CU_ASSERT_EQUAL(test_file_size(rec_bad), 0);
 	/* The good upstream, but its CA is not in extraCaCertPaths. */
 	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	{
-		size_t before = file_size(rec_good);
+		size_t before = test_file_size(rec_good);
 
 		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
 				    p.trust, "-x", p.url, url_of(&up, "/hello"), NULL),
 				0);
 		CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
 		free(out);
-		CU_ASSERT_EQUAL(file_size(rec_good), before);
+		CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }

@@ -114,6 +114,25 @@ void test_skip_at(const char *file, unsigned line, const char *fmt, ...)
 	}
 }
 
+size_t test_file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+char *test_file_since(const char *path, size_t mark)
+{
+	size_t len = 0;
+	char *s = test_read_file(path, &len), *r;
+
+	r = strdup(s != NULL && mark <= len ? s + mark : "");
+	free(s);
+	if (r == NULL)
+		abort();
+	return r;
+}
+
 int test_copy_file(const char *src, const char *dst, mode_t mode)
 {
 	size_t len = 0;

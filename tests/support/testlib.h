@@ -48,6 +48,18 @@ void test_skip_at(const char *file, unsigned line, const char *fmt, ...)
  * (tried with unshare() in a throwaway child). When not, why says why. */
 bool test_userns_available(char *why, size_t len);
 
+/* The first line of a test of a suite that needs the sandbox: skipped
+ * (counted) when the suite found no user namespaces, else the suite must
+ * have set itself up. */
+#define TEST_SKIP_UNLESS_SANDBOX(skip, ready)                      \
+	do {                                                       \
+		if (skip) {                                        \
+			TEST_SKIP("sandbox unavailable (suite setup says why)"); \
+			return;                                    \
+		}                                                  \
+		CU_ASSERT_FATAL(ready);                            \
+	} while (0)
+
 /* Adds a suite, failing the run loudly if CUnit refuses. */
 CU_pSuite test_suite(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup);
 void test_add(CU_pSuite s, const char *name, CU_TestFunc fn);
@@ -69,6 +81,11 @@ int test_write_file(const char *path, const char *data, size_t len);
  * must reach wherever the clone lives: inside `passavant run` the host's
  * /tmp is private, and Debian's /root is 0700). Returns 0 or -1. */
 int test_copy_file(const char *src, const char *dst, mode_t mode);
+/* A file's size in bytes, 0 when it cannot be stat'ed. */
+size_t test_file_size(const char *path);
+/* What a file got past offset mark (an audit or record file that grows):
+ * malloc'd, "" when nothing; aborts when out of memory. */
+char *test_file_since(const char *path, size_t mark);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL on error. */
 char *test_read_file(const char *path, size_t *len);
 
