@@ -30,7 +30,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "../proxy/attrib.h"
+#include "base/attrib.h"
 
 typedef struct ca ca_t;
 

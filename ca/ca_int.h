@@ -13,7 +13,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "../proxy/attrib.h"
+#include "base/attrib.h"
 #include "ca.h"
 
 /* Longest DNS name without the trailing dot (RFC 1035), as policy/. */

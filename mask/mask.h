@@ -28,7 +28,7 @@
 #include <event2/buffer.h>
 
 #include "../policy/policy.h"
-#include "../proxy/attrib.h"
+#include "base/attrib.h"
 
 /* ------------------------------------------------------------------ */
 /* Streaming substitution (stream.c)                                    */

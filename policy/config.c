@@ -27,7 +27,7 @@
 #include <arpa/inet.h>
 #include <yaml.h>
 
-#include "../proxy/defaults.h"
+#include "base/defaults.h"
 #include "loader_int.h"
 
 /* ------------------------------------------------------------------ */

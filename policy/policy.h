@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "../proxy/attrib.h"
+#include "base/attrib.h"
 
 typedef struct policy policy_t;
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attrib.h"
+#include "base/attrib.h"
 
 typedef struct audit audit_t;
 

@@ -28,7 +28,7 @@
 #include <event2/buffer.h>
 
 #include "../mask/mask.h"
-#include "attrib.h"
+#include "base/attrib.h"
 
 typedef struct cmask cmask_t;
 

@@ -53,7 +53,7 @@
 
 #include "audit.h"
 #include "cmask.h"
-#include "defaults.h"
+#include "base/defaults.h"
 #include "http1.h"
 #include "log.h"
 #include "target.h"

@@ -14,7 +14,7 @@
 
 #include <event2/util.h>
 
-#include "attrib.h"
+#include "base/attrib.h"
 #include "proxy.h"
 
 typedef struct conn conn_t;

@@ -17,7 +17,7 @@
 
 #include <llhttp.h>
 
-#include "defaults.h"
+#include "base/defaults.h"
 
 /* Where the head scanner is within the current line. */
 enum scan_state {

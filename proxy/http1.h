@@ -26,7 +26,7 @@
 
 #include <event2/buffer.h>
 
-#include "attrib.h"
+#include "base/attrib.h"
 
 typedef struct http1 http1_t;
 

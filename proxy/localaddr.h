@@ -20,7 +20,7 @@
 #include <event2/event.h>
 
 #include "../policy/policy.h"
-#include "attrib.h"
+#include "base/attrib.h"
 
 typedef struct localaddr localaddr_t;
 

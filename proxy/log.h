@@ -8,7 +8,7 @@
 #ifndef PASSAVANT_LOG_H
 #define PASSAVANT_LOG_H
 
-#include "attrib.h"
+#include "base/attrib.h"
 
 enum log_level { LOG_LEVEL_QUIET = 0, LOG_LEVEL_WARN = 1, LOG_LEVEL_INFO = 2, LOG_LEVEL_DEBUG = 3 };
 

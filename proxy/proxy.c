@@ -23,7 +23,7 @@
 
 #include "../mask/mask.h"
 #include "conn.h"
-#include "defaults.h"
+#include "base/defaults.h"
 #include "log.h"
 
 /* A policy and the number of holders: the proxy (while current) and every

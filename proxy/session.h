@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "attrib.h"
+#include "base/attrib.h"
 
 struct mask_table;
 

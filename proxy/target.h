@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "../policy/policy.h"
-#include "attrib.h"
+#include "base/attrib.h"
 
 /* Longest "[" v6 "]:65535" authority we produce, plus NUL. */
 #define TARGET_AUTHORITY_MAX (POLICY_HOST_MAX + 2 + 6 + 1)

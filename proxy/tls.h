@@ -19,7 +19,7 @@
 #include <event2/event.h>
 
 #include "../policy/policy.h"
-#include "attrib.h"
+#include "base/attrib.h"
 
 typedef struct tls_session tls_session_t;
 struct ssl_st;

@@ -21,7 +21,7 @@
 
 #include <event2/util.h>
 
-#include "defaults.h"
+#include "base/defaults.h"
 #include "log.h"
 
 /* At most this many resolved addresses are considered. */

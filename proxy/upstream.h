@@ -21,7 +21,7 @@
 #include <event2/event.h>
 
 #include "../policy/policy.h"
-#include "attrib.h"
+#include "base/attrib.h"
 #include "localaddr.h"
 
 typedef struct upstream_req upstream_req_t;

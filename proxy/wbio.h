@@ -32,7 +32,7 @@
 #include <openssl/bio.h>
 #include <openssl/ssl.h>
 
-#include "attrib.h"
+#include "base/attrib.h"
 
 /* Bytes gathered before a send: four full TLS records. */
 #define WBIO_BUFFER_BYTES (4 * (16384 + 256))

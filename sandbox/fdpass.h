@@ -6,7 +6,7 @@
 #ifndef PASSAVANT_FDPASS_H
 #define PASSAVANT_FDPASS_H
 
-#include "proxy/attrib.h"
+#include "base/attrib.h"
 
 /*
  * Sends fd over sock (a SOCK_SEQPACKET socket) as one message of one byte

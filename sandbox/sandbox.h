@@ -23,7 +23,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "proxy/attrib.h"
+#include "base/attrib.h"
 
 /* Default port of the in-sandbox listener (SPEC §7). */
 #define SBX_DEFAULT_PORT 3128

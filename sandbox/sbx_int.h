@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proxy/attrib.h"
+#include "base/attrib.h"
 
 /* Where the child builds the new root, and where the host root sits while
  * it does (both inside the setup tmpfs, gone after the final pivot). */

@@ -17,7 +17,7 @@
 
 #include "../../../mask/mask.h"
 #include "../../../policy/loader_int.h"
-#include "../../../proxy/defaults.h"
+#include "../../../base/defaults.h"
 #include "../../support/testlib.h"
 
 /* A HOME of our own for the suite, restored afterwards. */

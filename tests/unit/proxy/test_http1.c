@@ -7,7 +7,7 @@
 
 #include <event2/buffer.h>
 
-#include "proxy/defaults.h"
+#include "base/defaults.h"
 #include "proxy/http1.h"
 #include "tests/support/testlib.h"
 
