@@ -79,12 +79,12 @@ static int parse_allowlist(ca_t *ca, const struct ca_config *cfg, char *err, siz
 	if (cfg->n_allowed == 0)
 		return 0;
 	if (cfg->allowed == NULL) {
-		ca_err(err, errlen, "session CA: %zu allowed hosts but no array", cfg->n_allowed);
+		errbuf_set(err, errlen, "session CA: %zu allowed hosts but no array", cfg->n_allowed);
 		return -1;
 	}
 	ca->pats = calloc(cfg->n_allowed, sizeof(*ca->pats));
 	if (ca->pats == NULL) {
-		ca_err(err, errlen, "session CA: out of memory");
+		errbuf_set(err, errlen, "session CA: out of memory");
 		return -1;
 	}
 	for (i = 0; i < cfg->n_allowed; i++) {
@@ -92,7 +92,7 @@ static int parse_allowlist(ca_t *ca, const struct ca_config *cfg, char *err, siz
 		struct ca_pattern *p = &ca->pats[ca->n_pats];
 
 		if (text == NULL) {
-			ca_err(err, errlen, "session CA: allowed host %zu is NULL", i);
+			errbuf_set(err, errlen, "session CA: allowed host %zu is NULL", i);
 			return -1;
 		}
 		if (strcmp(text, "*") == 0) {
@@ -108,7 +108,7 @@ static int parse_allowlist(ca_t *ca, const struct ca_config *cfg, char *err, siz
 			why = ca_host_parse(text, &p->host);
 		}
 		if (why != NULL) {
-			ca_err(err, errlen, "session CA: allowed host \"%s\": %s",
+			errbuf_set(err, errlen, "session CA: allowed host \"%s\": %s",
 			       quote_host(text, q, sizeof(q)), why);
 			return -1;
 		}
@@ -365,7 +365,7 @@ ca_t *ca_new(const struct ca_config *cfg, char *err, size_t errlen)
 
 	ca = calloc(1, sizeof(*ca));
 	if (ca == NULL) {
-		ca_err(err, errlen, "session CA: out of memory");
+		errbuf_set(err, errlen, "session CA: out of memory");
 		return NULL;
 	}
 	if (parse_allowlist(ca, cfg, err, errlen) != 0)
@@ -397,7 +397,7 @@ ca_t *ca_new(const struct ca_config *cfg, char *err, size_t errlen)
 	ca->cache = leafcache_new(cfg->leaf_cache_entries != 0 ? cfg->leaf_cache_entries
 							      : CA_LEAF_CACHE_DEFAULT_ENTRIES);
 	if (ca->cache == NULL) {
-		ca_err(err, errlen, "session CA: out of memory for the leaf cache");
+		errbuf_set(err, errlen, "session CA: out of memory for the leaf cache");
 		goto fail;
 	}
 	return ca;
@@ -551,12 +551,12 @@ SSL_CTX *ca_leaf_ctx(ca_t *ca, const char *host, char *err, size_t errlen)
 
 	why = ca_host_parse(host, &h);
 	if (why != NULL) {
-		ca_err(err, errlen, "no leaf certificate for \"%s\": %s",
+		errbuf_set(err, errlen, "no leaf certificate for \"%s\": %s",
 		       quote_host(host, q, sizeof(q)), why);
 		return NULL;
 	}
 	if (!host_permitted(ca, &h)) {
-		ca_err(err, errlen,
+		errbuf_set(err, errlen,
 		       "no leaf certificate for %s: not in allowedDomains, so outside the session "
 		       "CA's name constraints",
 		       h.text);
@@ -607,7 +607,7 @@ SSL_CTX *ca_forge_ctx_unchecked(ca_t *ca, const char *host, char *err, size_t er
 
 	why = ca_host_parse(host, &h);
 	if (why != NULL) {
-		ca_err(err, errlen, "forge: %s", why);
+		errbuf_set(err, errlen, "forge: %s", why);
 		return NULL;
 	}
 	return mint_ctx(ca, &h, err, errlen);

@@ -14,6 +14,7 @@
 #include <openssl/x509.h>
 
 #include "base/attrib.h"
+#include "base/errbuf.h"
 #include "ca.h"
 
 /* Longest DNS name without the trailing dot (RFC 1035), as policy/. */
@@ -21,9 +22,7 @@
 
 /* ------------------------------------------------------------ errors */
 
-/* Writes a formatted message into err (when errlen > 0). */
-void ca_err(char *err, size_t errlen, const char *fmt, ...) PRINTF(3, 4);
-/* Same, followed by ": " and the oldest queued OpenSSL error (or "no
+/* errbuf_set() (base/errbuf.h), followed by ": " and the oldest queued OpenSSL error (or "no
  * OpenSSL detail"); then clears the OpenSSL error queue. */
 void ca_ssl_err(char *err, size_t errlen, const char *fmt, ...) PRINTF(3, 4);
 

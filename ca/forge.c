@@ -24,22 +24,10 @@
 /* Longest DNS label (RFC 1035). */
 #define FORGE_LABEL_MAX 63
 
-void ca_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 void ca_ssl_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	char detail[256];
 	unsigned long e;
-	size_t used;
 	va_list ap;
 
 	/* The oldest error is the root cause; later ones are the call stack
@@ -53,11 +41,10 @@ void ca_ssl_err(char *err, size_t errlen, const char *fmt, ...)
 	if (err == NULL || errlen == 0)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	if (vsnprintf(err, errlen, fmt, ap) < 0)
+		err[0] = '\0';
 	va_end(ap);
-	used = strlen(err);
-	if (used < errlen)
-		snprintf(err + used, errlen - used, ": %s", detail);
+	errbuf_append(err, errlen, ": %s", detail);
 }
 
 /* A DNS name: labels of 1-63 letters, digits, '-' or '_', joined by dots;

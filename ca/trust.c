@@ -12,8 +12,10 @@
  * re-encoding it cost tens of milliseconds at every start of `run`.
  */
 #include "ca_int.h"
+#include "base/fileio.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,33 +60,26 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
 	return -1;
 }
 
-/* Opens path for reading if it is a regular file of sane size. */
-static FILE *open_pem(const char *path, char *err, size_t errlen)
+/*
+ * Reads the PEM file at path whole (a regular file of at most
+ * TRUST_FILE_MAX_BYTES). Returns the malloc'd, NUL-terminated text (the
+ * caller frees it) with its length in *len, or NULL (message in err).
+ */
+static char *read_pem(const char *path, size_t *len, char *err, size_t errlen)
 {
 	struct stat st;
-	FILE *f;
+	char *buf;
 
-	f = fopen(path, "re");
-	if (f == NULL) {
-		ca_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fileno(f), &st) != 0) {
-		ca_err(err, errlen, "cannot stat %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ca_err(err, errlen, "%s is not a regular file; name a PEM certificate file", path);
-		goto fail;
-	}
-	if (st.st_size > TRUST_FILE_MAX_BYTES) {
-		ca_err(err, errlen, "%s is larger than %ld bytes; name a PEM certificate file",
-		       path, TRUST_FILE_MAX_BYTES);
-		goto fail;
-	}
-	return f;
-fail:
-	fclose(f);
+	buf = fileio_read(path, TRUST_FILE_MAX_BYTES, 0, len, &st);
+	if (buf != NULL)
+		return buf;
+	if (errno == EINVAL)
+		errbuf_set(err, errlen, "%s is not a regular file; name a PEM certificate file", path);
+	else if (errno == EFBIG)
+		errbuf_set(err, errlen, "%s is larger than %ld bytes; name a PEM certificate file",
+			   path, TRUST_FILE_MAX_BYTES);
+	else
+		errbuf_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
 	return NULL;
 }
 
@@ -92,15 +87,16 @@ int trust_load_certs(const char *path, STACK_OF(X509) *out, bool require_one, ch
 		     size_t errlen)
 {
 	BIO *bio = NULL;
-	FILE *f;
+	char *text;
+	size_t len;
 	int n = 0;
 
-	f = open_pem(path, err, errlen);
-	if (f == NULL)
+	text = read_pem(path, &len, err, errlen);
+	if (text == NULL)
 		return -1;
-	bio = BIO_new_fp(f, BIO_CLOSE);
+	bio = len <= INT_MAX ? BIO_new_mem_buf(text, (int)len) : NULL;
 	if (bio == NULL) {
-		fclose(f);
+		free(text);
 		ca_ssl_err(err, errlen, "cannot read %s", path);
 		return -1;
 	}
@@ -125,14 +121,15 @@ int trust_load_certs(const char *path, STACK_OF(X509) *out, bool require_one, ch
 		}
 		if (sk_X509_push(out, x) == 0) {
 			X509_free(x);
-			ca_err(err, errlen, "%s: out of memory", path);
+			errbuf_set(err, errlen, "%s: out of memory", path);
 			goto fail;
 		}
 		n++;
 	}
 	BIO_free(bio);
+	free(text);
 	if (require_one && n == 0) {
-		ca_err(err, errlen,
+		errbuf_set(err, errlen,
 		       "%s holds no \"BEGIN CERTIFICATE\" block; extraCaCertPaths must name PEM "
 		       "certificate files",
 		       path);
@@ -141,6 +138,7 @@ int trust_load_certs(const char *path, STACK_OF(X509) *out, bool require_one, ch
 	return n;
 fail:
 	BIO_free(bio);
+	free(text);
 	return -1;
 }
 
@@ -153,7 +151,7 @@ static STACK_OF(X509) *load_roots(const char *const *extra, size_t n_extra, char
 	size_t i;
 
 	if (sk == NULL) {
-		ca_err(err, errlen, "out of memory loading CA certificates");
+		errbuf_set(err, errlen, "out of memory loading CA certificates");
 		return NULL;
 	}
 	if (trust_load_certs(sys, sk, true, err, errlen) < 0) {
@@ -167,7 +165,7 @@ static STACK_OF(X509) *load_roots(const char *const *extra, size_t n_extra, char
 	}
 	for (i = 0; i < n_extra; i++) {
 		if (extra[i] == NULL) {
-			ca_err(err, errlen, "extraCaCertPaths entry %zu is NULL", i);
+			errbuf_set(err, errlen, "extraCaCertPaths entry %zu is NULL", i);
 			goto fail;
 		}
 		if (trust_load_certs(extra[i], sk, true, err, errlen) < 0)
@@ -189,37 +187,13 @@ static int copy_cert_blocks(const char *path, BIO *mem, char *err, size_t errlen
 {
 	static const char begin[] = "-----BEGIN CERTIFICATE-----";
 	static const char end[] = "-----END CERTIFICATE-----";
-	char *buf = NULL, *p, *b, *e;
-	size_t len = 0, cap = 0;
+	char *buf, *p, *b, *e;
+	size_t len;
 	int n = 0;
-	FILE *f;
 
-	f = open_pem(path, err, errlen);
-	if (f == NULL)
+	buf = read_pem(path, &len, err, errlen);
+	if (buf == NULL)
 		return -1;
-	for (;;) {
-		size_t r;
-
-		if (cap - len < 65536) {
-			char *nb = realloc(buf, cap + 262144 + 1);
-
-			if (nb == NULL) {
-				ca_err(err, errlen, "%s: out of memory", path);
-				goto fail;
-			}
-			buf = nb;
-			cap += 262144;
-		}
-		r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(f)) {
-		ca_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	buf[len] = '\0';
 	for (p = buf; (b = strstr(p, begin)) != NULL; p = e) {
 		/* A block starts a line. */
 		if (b != buf && b[-1] != '\n') {
@@ -237,11 +211,9 @@ static int copy_cert_blocks(const char *path, BIO *mem, char *err, size_t errlen
 		n++;
 	}
 	free(buf);
-	fclose(f);
 	return n;
 fail:
 	free(buf);
-	fclose(f);
 	return -1;
 }
 
@@ -263,17 +235,17 @@ static int write_atomic(const char *dir, const char *name, BIO *mem, char *err, 
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= sizeof(tmp)) {
-		ca_err(err, errlen, "session directory path too long: %s", dir);
+		errbuf_set(err, errlen, "session directory path too long: %s", dir);
 		return -1;
 	}
 	len = BIO_get_mem_data(mem, &data);
 	if (len < 0 || (len > 0 && data == NULL)) {
-		ca_err(err, errlen, "cannot write %s: no data", path);
+		errbuf_set(err, errlen, "cannot write %s: no data", path);
 		return -1;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		ca_err(err, errlen,
+		errbuf_set(err, errlen,
 		       "cannot create a file in %s: %s; the session directory must exist and be "
 		       "writable",
 		       dir, strerror(errno));
@@ -307,7 +279,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
-	ca_err(err, errlen, "cannot %s %s: %s", what, path, strerror(saved));
+	errbuf_set(err, errlen, "cannot %s %s: %s", what, path, strerror(saved));
 	return -1;
 }
 
@@ -324,12 +296,12 @@ int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *e
 	 * leaves no half-made session directory behind. */
 	roots = sk_X509_new_null();
 	if (roots == NULL) {
-		ca_err(err, errlen, "out of memory loading CA certificates");
+		errbuf_set(err, errlen, "out of memory loading CA certificates");
 		return -1;
 	}
 	for (k = 0; extra_ca_paths != NULL && k < n_extra; k++) {
 		if (extra_ca_paths[k] == NULL) {
-			ca_err(err, errlen, "extraCaCertPaths entry %zu is NULL", k);
+			errbuf_set(err, errlen, "extraCaCertPaths entry %zu is NULL", k);
 			goto out;
 		}
 		if (trust_load_certs(extra_ca_paths[k], roots, true, err, errlen) < 0)
@@ -351,7 +323,7 @@ int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *e
 	nsys = copy_cert_blocks(sys, trust_mem, err, errlen);
 	if (nsys <= 0) {
 		if (nsys == 0)
-			ca_err(err, errlen, "%s holds no \"BEGIN CERTIFICATE\" block", sys);
+			errbuf_set(err, errlen, "%s holds no \"BEGIN CERTIFICATE\" block", sys);
 		if (err != NULL) {
 			size_t used = strlen(err);
 
@@ -428,14 +400,14 @@ SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char
 	if (dir != NULL) {
 		roots = sk_X509_new_null();
 		if (roots == NULL) {
-			ca_err(err, errlen, "out of memory loading CA certificates");
+			errbuf_set(err, errlen, "out of memory loading CA certificates");
 			return NULL;
 		}
 		for (size_t k = 0; extra_ca_paths != NULL && k < n_extra; k++) {
 			if (extra_ca_paths[k] == NULL ||
 			    trust_load_certs(extra_ca_paths[k], roots, true, err, errlen) < 0) {
 				if (extra_ca_paths[k] == NULL)
-					ca_err(err, errlen, "extraCaCertPaths entry %zu is NULL", k);
+					errbuf_set(err, errlen, "extraCaCertPaths entry %zu is NULL", k);
 				sk_X509_pop_free(roots, X509_free);
 				return NULL;
 			}

@@ -7,32 +7,11 @@
  * accept ("127.1", "0x7f.1") are refused instead of guessed at.
  */
 #include "target.h"
+#include "base/authority.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-/* Parses a decimal port of 1-65535 made of digits only (no sign, no
- * spaces). Returns NULL or a static message. */
-static const char *parse_port(const char *s, size_t len, uint16_t *port)
-{
-	unsigned long v = 0;
-	size_t i;
-
-	if (len == 0)
-		return "expected a port after ':'";
-	if (len > 5)
-		return "expected a port of 1-65535";
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return "expected a decimal port";
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v == 0 || v > 65535)
-		return "expected a port of 1-65535";
-	*port = (uint16_t)v;
-	return NULL;
-}
 
 /* Contract in target.h. The host is at most POLICY_HOST_MAX bytes, so
  * the authority always fits. */
@@ -60,51 +39,28 @@ void target_set_authority(struct target *out, uint16_t default_port)
 }
 
 /*
- * Splits an authority "host[:port]" or "[v6][:port]" into host and port
- * text. need_port: the port is required. Fills out->host/port/is_ip and
- * the authority for the Host header (default_port omitted from it).
+ * Splits an authority "host[:port]" or "[v6][:port]" (authority_split())
+ * and normalises the host. need_port: the port is required. Fills
+ * out->host/port/is_ip and the authority for the Host header
+ * (default_port omitted from it).
  */
 static const char *parse_authority(const char *s, size_t len, bool need_port, uint16_t default_port,
 				   struct target *out)
 {
-	const char *host = s, *err, *colon;
-	size_t host_len;
-	uint16_t port = default_port;
+	struct authority a;
+	const char *err;
 
-	if (len == 0)
-		return "expected a host";
-	if (s[0] == '[') {
-		const char *close = memchr(s, ']', len);
-
-		if (close == NULL)
-			return "expected ']' closing the IPv6 literal";
-		host_len = (size_t)(close - s) + 1;
-		if (host_len < len) {
-			if (close[1] != ':')
-				return "expected ':' after the IPv6 literal";
-			if ((err = parse_port(close + 2, len - host_len - 1, &port)) != NULL)
-				return err;
-		} else if (need_port) {
-			return "expected host:port";
-		}
-	} else {
-		colon = memchr(s, ':', len);
-		if (colon == NULL) {
-			if (need_port)
-				return "expected host:port";
-			host_len = len;
-		} else {
-			host_len = (size_t)(colon - s);
-			if ((err = parse_port(colon + 1, len - host_len - 1, &port)) != NULL)
-				return err;
-		}
-	}
-	if (host_len == 0)
-		return "expected a host before the port";
-	err = policy_host_normalize(host, host_len, out->host, sizeof(out->host));
+	if ((err = authority_split(s, len, &a)) != NULL)
+		return err;
+	if (need_port && !a.has_port)
+		return "expected host:port";
+	/* The normaliser sees the brackets: "[name]" is not a host. */
+	err = a.bracketed ? policy_host_normalize(a.host - 1, a.host_len + 2, out->host,
+						  sizeof(out->host))
+			  : policy_host_normalize(a.host, a.host_len, out->host, sizeof(out->host));
 	if (err != NULL)
 		return err;
-	out->port = port;
+	out->port = a.has_port ? a.port : default_port;
 	out->is_ipv6 = strchr(out->host, ':') != NULL;
 	/* policy_host_normalize() accepts only dotted-quad IPv4 literals, so a
 	 * host made of digits and dots is one. */

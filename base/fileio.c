@@ -1,0 +1,95 @@
+/*
+ * fileio.c - whole-file reading (contracts in fileio.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fileio.h"
+
+int fileio_open_regular(const char *path, unsigned flags, struct stat *st)
+{
+	int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int fd, rc;
+
+	rc = (flags & FILEIO_NOFOLLOW) ? lstat(path, st) : stat(path, st);
+	if (rc != 0)
+		return -1;
+	if (!S_ISREG(st->st_mode)) {
+		errno = S_ISLNK(st->st_mode) ? ELOOP : EINVAL;
+		return -1;
+	}
+	if (flags & FILEIO_NOFOLLOW)
+		oflags |= O_NOFOLLOW;
+	fd = open(path, oflags);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		int saved = S_ISREG(st->st_mode) ? errno : EINVAL;
+
+		(void)close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+ssize_t fileio_read_full(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = read(fd, (char *)buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	return (ssize_t)off;
+}
+
+char *fileio_read(const char *path, size_t max, unsigned flags, size_t *len, struct stat *st)
+{
+	struct stat local;
+	char *buf;
+	ssize_t n;
+	size_t size;
+	int fd, saved;
+
+	if (st == NULL)
+		st = &local;
+	fd = fileio_open_regular(path, flags, st);
+	if (fd < 0)
+		return NULL;
+	if (st->st_size < 0 || (unsigned long long)st->st_size > max) {
+		(void)close(fd);
+		errno = EFBIG;
+		return NULL;
+	}
+	size = (size_t)st->st_size;
+	buf = malloc(size + 1);
+	if (buf == NULL) {
+		(void)close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	n = fileio_read_full(fd, buf, size);
+	saved = errno;
+	(void)close(fd);
+	if (n < 0) {
+		if (flags & FILEIO_SECRET)
+			explicit_bzero(buf, size);
+		free(buf);
+		errno = saved;
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}

@@ -1,0 +1,47 @@
+/*
+ * fileio.h - reading whole regular files: the policy, secret files, trust
+ * bundles, git control files. One way to do it, with the same care
+ * everywhere: a FIFO or device named by a user never blocks or triggers
+ * anything, the size is capped, EINTR is retried, a file that grows while
+ * being read is cut at the size first seen.
+ */
+#ifndef PASSAVANT_FILEIO_H
+#define PASSAVANT_FILEIO_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "base/attrib.h"
+
+/* fileio flags */
+#define FILEIO_NOFOLLOW 1u /* a symbolic link as the last component: ELOOP */
+#define FILEIO_SECRET 2u   /* fileio_read(): wipe the buffer on every error path */
+
+/*
+ * Opens path read-only if it is a regular file: stat() first (opening a
+ * FIFO or a device can block or have effects), then open with O_NONBLOCK,
+ * O_CLOEXEC and O_NOCTTY, then fstat() again (the name may have changed
+ * meanwhile). st receives the fstat result. Returns the fd (the caller
+ * closes it) or -1 with errno (EINVAL: not a regular file).
+ */
+int fileio_open_regular(const char *path, unsigned flags, struct stat *st) NONNULL(1, 3) WUNRES;
+
+/*
+ * Reads from fd into buf until len bytes or end of file, retrying EINTR.
+ * Returns the bytes read (fewer than len when the file is shorter) or -1
+ * with errno.
+ */
+ssize_t fileio_read_full(int fd, void *buf, size_t len) NONNULL(2) WUNRES;
+
+/*
+ * Reads the regular file at path into a malloc'd buffer with a NUL after
+ * the content; *len gets the content's length. A file over max bytes is
+ * refused with EFBIG (st->st_size then says its size). st, when not NULL,
+ * receives the file's fstat. Returns the buffer (the caller frees it;
+ * with FILEIO_SECRET the caller also wipes it first) or NULL with errno.
+ */
+char *fileio_read(const char *path, size_t max, unsigned flags, size_t *len, struct stat *st) MALLOC
+	NONNULL(1, 4) WUNRES;
+
+#endif
