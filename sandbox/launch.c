@@ -631,10 +631,10 @@ nomem:
 }
 
 /* Order of application: phase (allow/deny read and write by depth, then
- * masks, then protections), depth (parents first), kind, list order. */
+ * substituted files, then protections), depth (parents first), kind, list order. */
 static int op_phase(const struct sbx_op *o)
 {
-	return o->kind == SBX_OP_MASK ? 1 : o->kind == SBX_OP_PROTECT ? 2 : 0;
+	return o->kind == SBX_OP_FILE ? 1 : o->kind == SBX_OP_PROTECT ? 2 : 0;
 }
 
 static size_t op_depth(const struct sbx_op *o)
@@ -695,33 +695,33 @@ static int plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct 
 	    check_list_links(b, cfg->deny_write, "deny_write", err, errlen) < 0 ||
 	    check_list_links(b, cfg->protect, "mandatory deny", err, errlen) < 0)
 		goto fail;
-	for (i = 0; i < cfg->n_masks; i++)
-		if (check_links(b, "masked file", cfg->masks[i].host_path, err, errlen) < 0)
+	for (i = 0; i < cfg->n_files; i++)
+		if (check_links(b, "substituted file", cfg->files[i].path, err, errlen) < 0)
 			goto fail;
 	if (plan_list(b, cfg->deny_read, SBX_OP_DENY_READ, "deny_read", err, errlen) < 0 ||
 	    plan_list(b, cfg->allow_read, SBX_OP_ALLOW_READ, "allow_read", err, errlen) < 0)
 		goto fail;
-	for (i = 0; i < cfg->n_masks; i++) {
-		if (bad_path(cfg->masks[i].host_path) || bad_path(cfg->masks[i].sentinel_path)) {
-			sbx_seterr(err, errlen, 0, "masked file paths must be absolute: %s",
-				   cfg->masks[i].host_path);
+	for (i = 0; i < cfg->n_files; i++) {
+		if (bad_path(cfg->files[i].path) || bad_path(cfg->files[i].source)) {
+			sbx_seterr(err, errlen, 0, "substituted file paths must be absolute: %s",
+				   cfg->files[i].path);
 			goto fail;
 		}
-		h = canon(cfg->masks[i].host_path, &missing);
-		s = realpath(cfg->masks[i].sentinel_path, NULL);
+		h = canon(cfg->files[i].path, &missing);
+		s = realpath(cfg->files[i].source, NULL);
 		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || !S_ISREG(st.st_mode)) {
-			sbx_seterr(err, errlen, errno, "cannot mask %s with %s",
-				   cfg->masks[i].host_path, cfg->masks[i].sentinel_path);
+			sbx_seterr(err, errlen, errno, "cannot show %s with the content of %s",
+				   cfg->files[i].path, cfg->files[i].source);
 			free(h);
 			free(s);
 			goto fail;
 		}
-		if (check_hard_links(b, "masking", h, &st, err, errlen) < 0) {
+		if (check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
 			free(h);
 			free(s);
 			goto fail;
 		}
-		if (add_op(b, SBX_OP_MASK, h, s, false) < 0)
+		if (add_op(b, SBX_OP_FILE, h, s, false) < 0)
 			goto nomem;
 	}
 	/* The writable set is known: plan the protections (and make their

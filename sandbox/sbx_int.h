@@ -31,7 +31,7 @@ enum sbx_op_kind {
 	SBX_OP_ALLOW_WRITE, /* bind host path writable */
 	SBX_OP_DENY_READ,   /* cover: empty ro tmpfs / empty ro file */
 	SBX_OP_ALLOW_READ,  /* bind host path back, read-only */
-	SBX_OP_MASK,        /* bind sentinel copy read-only over the path */
+	SBX_OP_FILE,        /* bind another file read-only over the path */
 	SBX_OP_PROTECT,     /* self-bind read-only, pin writable ancestors */
 };
 
@@ -39,7 +39,7 @@ enum sbx_op_kind {
 struct sbx_op {
 	enum sbx_op_kind kind;
 	char *path;   /* canonical absolute host path (owned by the plan) */
-	char *src;    /* SBX_OP_MASK: canonical sentinel copy path */
+	char *src;    /* SBX_OP_FILE: canonical path of the file shown */
 	bool is_dir;  /* the host path is a directory */
 };
 
