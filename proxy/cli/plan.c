@@ -351,6 +351,84 @@ static int home_denies(struct run_plan *pl, const char *home, const struct plan_
 	return 0;
 }
 
+/* The value of name in env, or NULL. */
+static const char *env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env != NULL && *env != NULL; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+/*
+ * SPEC §3.3: each directory of the colon list var of the host user's
+ * environment (PATH; the dynamic linker's library path and the start-up
+ * files of sh, bash, zsh and python), is a write deny unless an
+ * allowWrite entry (writes) names that exact path: a program planted
+ * there would be run by the host's next shell. Empty and relative
+ * entries are taken from the working directory, as a shell does.
+ */
+static int path_var_denies(struct run_plan *pl, const char *var, const struct strv *writes,
+			   const struct plan_host *h)
+{
+	const char *v = env_get(h->env, var), *e;
+	char dir[PATH_MAX], abs[PATH_MAX];
+
+	if (v == NULL || (strcmp(var, "PATH") != 0 && v[0] == '\0'))
+		return 0;
+	for (const char *s = v;; s = e + 1) {
+		size_t n;
+
+		e = strchr(s, ':');
+		if (e == NULL)
+			e = s + strlen(s);
+		n = (size_t)(e - s);
+		if (n < sizeof(dir)) {
+			memcpy(dir, n == 0 ? "." : s, n == 0 ? 1 : n);
+			dir[n == 0 ? 1 : n] = '\0';
+			if (expand_path(dir, h, abs, sizeof(abs)) == 0 && !strv_has(writes, abs) &&
+			    strv_add_unique(&pl->deny_write, abs) < 0)
+				return -1;
+		}
+		if (*e == '\0')
+			return 0;
+	}
+}
+
+/*
+ * MERGE: the loader adds these today too (policy/validate.c
+ * fs_mandatory()); once it reads no environment they are the plan's
+ * alone, and idempotent until then. The write denies that depend on the
+ * host: the PATH and start-up variables (path_var_denies()), the policy
+ * file (as named and canonical) and $XDG_CONFIG_HOME/passavant, where
+ * the lookup of SPEC §2 would find a policy next time.
+ */
+static int host_denies(struct run_plan *pl, const policy_t *p, const struct strv *writes,
+		       const struct plan_host *h)
+{
+	static const char *const vars[] = {"PATH",    "LD_LIBRARY_PATH", "ENV",
+					   "BASH_ENV", "ZDOTDIR",        "PYTHONSTARTUP"};
+	const char *xdg = env_get(h->env, "XDG_CONFIG_HOME");
+	char path[PATH_MAX], real[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_LEN(vars); i++)
+		if (path_var_denies(pl, vars[i], writes, h) < 0)
+			return -1;
+	if (policy_file(p) != NULL) {
+		if (add_expanded(&pl->deny_write, policy_file(p), h) < 0)
+			return -1;
+		if (realpath(policy_file(p), real) != NULL && strv_add_unique(&pl->deny_write, real) < 0)
+			return -1;
+	}
+	if (xdg != NULL && xdg[0] == '/' &&
+	    snprintf(path, sizeof(path), "%s/passavant", xdg) < (int)sizeof(path) &&
+	    add_expanded(&pl->deny_write, path, h) < 0)
+		return -1;
+	return 0;
+}
+
 /* Is path dir itself or inside it? Both absolute and normalised. */
 static bool path_under(const char *path, const char *dir)
 {
@@ -386,6 +464,8 @@ static int plan_fs(struct run_plan *pl, const policy_t *p, const struct plan_hos
 		goto out;
 	if (h->pw_home != NULL && h->pw_home[0] == '/' && strcmp(h->pw_home, h->home) != 0 &&
 	    home_denies(pl, h->pw_home, h) < 0)
+		goto out;
+	if (host_denies(pl, p, &writes, h) < 0)
 		goto out;
 	for (size_t i = 0; i < writes.n; i++) {
 		if (access(writes.v[i], F_OK) < 0 && errno == ENOENT) {

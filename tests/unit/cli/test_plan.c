@@ -124,8 +124,9 @@ static int plan_teardown(void)
 static void test_plan_build(void)
 {
 	char doc[1024], path[PATH_MAX];
-	char *env[] = {"PATH=/bin", "GITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd",
-		       "FOO=bar", "DENIED=x", NULL};
+	char pathvar[200];
+	char *env[] = {pathvar, "GITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd",
+		       "FOO=bar", "DENIED=x", "XDG_CONFIG_HOME=/xdg", "LD_LIBRARY_PATH=lib", NULL};
 	struct plan_host h = {.home = t_home, .pw_home = "/nonexistent-pw-home", .cwd = t_work,
 			      .self_exe = "/usr/bin/passavant-test", .env = env};
 	struct plan_session s = {.dir = t_sess, .quiet = true};
@@ -137,6 +138,7 @@ static void test_plan_build(void)
 	policy_t *p;
 	int n;
 
+	snprintf(pathvar, sizeof(pathvar), "PATH=/bin::%s", t_work);
 	n = snprintf(doc, sizeof(doc),
 		     "filesystem:\n"
 		     "  allowWrite: [\"%s\", \"%s/missing\"]\n"
@@ -169,6 +171,14 @@ static void test_plan_build(void)
 	snprintf(path, sizeof(path), "%s/.bashrc", t_home);
 	CU_ASSERT(strv_has(&pl.deny_write, path));
 	CU_ASSERT(!strv_has(&pl.deny_read, path));
+	/* The host's PATH (an empty entry: the working directory) and
+	 * start-up variables, unless allowWrite names the directory; the
+	 * place the next lookup would find a policy. */
+	CU_ASSERT(strv_has(&pl.deny_write, "/bin"));
+	CU_ASSERT(!strv_has(&pl.deny_write, t_work));
+	snprintf(path, sizeof(path), "%s/lib", t_work);
+	CU_ASSERT(strv_has(&pl.deny_write, path));
+	CU_ASSERT(strv_has(&pl.deny_write, "/xdg/passavant"));
 	/* The existing allowWrite only; the session dir read-only. */
 	CU_ASSERT_EQUAL(pl.allow_write.n, 1);
 	CU_ASSERT(strv_has(&pl.allow_write, t_work));
