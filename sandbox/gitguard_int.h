@@ -18,7 +18,6 @@
 
 #include "sandbox/sandbox.h"
 
-
 /* A config larger than this is not parsed but moved aside: no git
  * directory's own config is anywhere near it. */
 #define GG_CONFIG_MAX_BYTES (1024 * 1024)
@@ -81,7 +80,8 @@ bool gg_ts_fresh(const struct gg *g, const struct statx_timestamp *t);
 /* gitrules.c */
 void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type);
 void gg_check_gitdir(struct gg *g, int gfd);
-void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg, const char *dir, const char *hooks_base);
+void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
+			  const char *dir, const char *hooks_base);
 void gg_find_git(struct gg *g);
 bool gg_under_roots(const struct gg *g, const char *path);
 
