@@ -21,8 +21,9 @@
 /* SPEC §2: run exits 125 when passavant failed before the command started. */
 #define EXIT_RUN_SETUP 125
 
-/* main.c: the usage lines, to out. */
+/* usage.c: the usage lines, to out; the text --help adds to them. */
 void cli_usage(FILE *out) NONNULL(1);
+extern const char cli_help_text[];
 
 int cmd_check(int argc, char **argv) NONNULL(2);
 int cmd_proxy(int argc, char **argv) NONNULL(2);
