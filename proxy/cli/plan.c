@@ -252,8 +252,10 @@ static int plan_env(struct run_plan *pl, const policy_t *p, const mask_table_t *
  * MERGE: policy_expand_home. A policy path as the sandbox needs it: "~"
  * or "~/..." under home, a relative path under cwd, then lexically
  * normalised (no empty, "." or ".." components, no trailing slash). An
- * absolute path is left alone, so this holds whether or not the loader
- * expanded it already. 0, or -1 (no home or cwd, or too long).
+ * absolute path is only normalised, so this holds whether or not the
+ * loader expanded it already (the sandbox refuses a path with an empty
+ * component: a PATH entry "/usr//bin" must not stop the run). 0, or -1
+ * (no home or cwd, or too long).
  */
 static int expand_path(const char *path, const struct plan_host *h, char *out, size_t outlen)
 {
@@ -261,17 +263,20 @@ static int expand_path(const char *path, const struct plan_host *h, char *out, s
 	const char *base = NULL, *rest = path, *s;
 	size_t o = 0;
 
-	if (path[0] == '/')
-		return snprintf(out, outlen, "%s", path) < (int)outlen ? 0 : -1;
-	if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
-		base = h->home;
-		rest = path + 1;
+	if (path[0] == '/') {
+		if (snprintf(raw, sizeof(raw), "%s", path) >= (int)sizeof(raw))
+			return -1;
 	} else {
-		base = h->cwd;
+		if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
+			base = h->home;
+			rest = path + 1;
+		} else {
+			base = h->cwd;
+		}
+		if (base == NULL || base[0] != '/' ||
+		    snprintf(raw, sizeof(raw), "%s/%s", base, rest) >= (int)sizeof(raw))
+			return -1;
 	}
-	if (base == NULL || base[0] != '/' ||
-	    snprintf(raw, sizeof(raw), "%s/%s", base, rest) >= (int)sizeof(raw))
-		return -1;
 	for (s = raw; *s != '\0';) {
 		size_t n;
 		while (*s == '/')

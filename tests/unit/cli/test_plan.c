@@ -85,8 +85,10 @@ static void test_expand_path(void)
 	CU_ASSERT(expand_path("~", &h, out, sizeof(out)) == 0 && strcmp(out, "/home/u") == 0);
 	CU_ASSERT(expand_path("./a/../b/", &h, out, sizeof(out)) == 0 && strcmp(out, "/work/p/b") == 0);
 	CU_ASSERT(expand_path(".", &h, out, sizeof(out)) == 0 && strcmp(out, "/work/p") == 0);
-	/* Already absolute: left alone (the loader may have expanded it). */
+	/* Already absolute: only normalised (the loader may have expanded it). */
 	CU_ASSERT(expand_path("/x/y", &h, out, sizeof(out)) == 0 && strcmp(out, "/x/y") == 0);
+	CU_ASSERT(expand_path("/x//y/./", &h, out, sizeof(out)) == 0 && strcmp(out, "/x/y") == 0);
+	CU_ASSERT(expand_path("/", &h, out, sizeof(out)) == 0 && strcmp(out, "/") == 0);
 	/* "~user" is not home. */
 	CU_ASSERT(expand_path("~u/x", &h, out, sizeof(out)) == 0 && strcmp(out, "/work/p/~u/x") == 0);
 	h.home = NULL;
