@@ -3,8 +3,7 @@
  *
  * The launcher does not decide which variables the command gets; its
  * caller does (proxy and trust variables, sentinels, removals of denied
- * variables). sbx_proxy_env() builds the fixed part of SPEC §7 so that
- * every caller sets the same list.
+ * variables: proxy/cli/plan.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,19 +12,6 @@
 #include "sandbox/sandbox.h"
 
 extern char **environ;
-
-/* SPEC §7: the proxy variables, in both cases. */
-static const char *const proxy_vars[] = {
-	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY",
-	"http_proxy", "https_proxy", "all_proxy", "grpc_proxy",
-};
-
-/* SPEC §7: every variable that names a trust bundle. */
-static const char *const trust_vars[] = {
-	"SSL_CERT_FILE", "NIX_SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
-	"PIP_CERT", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE",
-	"CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
-};
 
 void sbx_env_free(char **env)
 {
@@ -36,31 +22,6 @@ void sbx_env_free(char **env)
 	for (i = 0; env[i] != NULL; i++)
 		free(env[i]);
 	free(env);
-}
-
-char **sbx_proxy_env(uint16_t port, const char *trust_pem)
-{
-	size_t n = ARRAY_LEN(proxy_vars) + ARRAY_LEN(trust_vars) + 4, k = 0, i;
-	char **env = calloc(n + 1, sizeof(*env));
-
-	if (env == NULL)
-		return NULL;
-	for (i = 0; i < ARRAY_LEN(proxy_vars); i++)
-		if (asprintf(&env[k++], "%s=http://127.0.0.1:%u", proxy_vars[i], (unsigned)port) < 0)
-			goto fail;
-	if (asprintf(&env[k++], "NO_PROXY=localhost,127.0.0.1,::1") < 0 ||
-	    asprintf(&env[k++], "no_proxy=localhost,127.0.0.1,::1") < 0 ||
-	    asprintf(&env[k++], "NODE_USE_ENV_PROXY=1") < 0)
-		goto fail;
-	for (i = 0; i < ARRAY_LEN(trust_vars); i++)
-		if (asprintf(&env[k++], "%s=%s", trust_vars[i], trust_pem) < 0)
-			goto fail;
-	return env;
-fail:
-	/* asprintf leaves its pointer undefined on failure. */
-	env[k - 1] = NULL;
-	sbx_env_free(env);
-	return NULL;
 }
 
 /* Does entry ("NAME=value") have the name name (length len)? */

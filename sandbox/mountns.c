@@ -15,8 +15,9 @@
  *  4. Fresh /proc (we are already PID 1 of the new PID namespace), a
  *     minimal /dev, a private /tmp, a private /run.
  *  5. The plan's operations, in the parent's order: by path depth,
- *     parents first, so the most specific path decides; masks after; the
- *     write protections last, so that deny wins over allow.
+ *     parents first, so the most specific path decides; substituted
+ *     files after; the write protections last, so that deny wins over
+ *     allow.
  *  6. The deny_read tmpfs covers turn read-only (they stay writable until
  *     here so that allow_read mount points can be made inside them).
  *  7. pivot_root into /newroot; the setup tmpfs and the host root under it
@@ -421,7 +422,7 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 	struct stat st;
 
 	if (join(dst, sizeof(dst), SBX_NEWROOT, op->path) < 0 ||
-	    join(src, sizeof(src), SBX_OLDROOT, op->kind == SBX_OP_MASK ? op->src : op->path) < 0) {
+	    join(src, sizeof(src), SBX_OLDROOT, op->kind == SBX_OP_FILE ? op->src : op->path) < 0) {
 		sbx_seterr(err, errlen, errno, "path too long: %s", op->path);
 		return -1;
 	}
@@ -443,7 +444,7 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 			return -1;
 		return make_ro(pl, dst, false, err, errlen);
 	case SBX_OP_ALLOW_READ:
-	case SBX_OP_MASK:
+	case SBX_OP_FILE:
 		if (ensure_mountpoint(dst, op->is_dir, err, errlen) < 0 ||
 		    do_mount(src, dst, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0)
 			return -1;

@@ -28,11 +28,12 @@
 /* Default port of the in-sandbox listener (SPEC §7). */
 #define SBX_DEFAULT_PORT 3128
 
-/* One masked file: the command sees sentinel_path's bytes at host_path,
- * read-only. Both are absolute host paths; both must exist. */
-struct sbx_mask {
-	const char *host_path;
-	const char *sentinel_path;
+/* One file shown with another's bytes: the command sees source's content
+ * at path, read-only (the caller's use: a masked credential file and its
+ * sentinel copy). Both are absolute host paths; both must exist. */
+struct sbx_file {
+	const char *path;
+	const char *source;
 };
 
 /*
@@ -58,9 +59,9 @@ struct sbx_config {
 	 *  .git/hooks, ..., the policy file, the session dir): treated as
 	 *  deny_write, kept apart so the caller can list them separately. */
 	const char *const *protect;
-	/** Masked files, n_masks entries. */
-	const struct sbx_mask *masks;
-	size_t n_masks;
+	/** Files shown with another file's content, n_files entries. */
+	const struct sbx_file *files;
+	size_t n_files;
 	/** Base environment (NULL: the caller's environ). */
 	char *const *env_base;
 	/** "NAME=value" entries set (replacing) in the command's env. */
@@ -137,15 +138,6 @@ int sbx_try_wait(struct sbx *s, int *status) NONNULL(1, 2) WUNRES;
 void sbx_free(struct sbx *s);
 
 /*
- * Builds the SPEC §7 environment additions for a proxy on
- * 127.0.0.1:port and a session trust bundle at trust_pem: the proxy
- * variables (upper and lower case), NO_PROXY, NODE_USE_ENV_PROXY and every
- * trust variable. Pure. Returns a NULL-terminated malloc'd array of
- * malloc'd "NAME=value" strings (free with sbx_env_free()), NULL on ENOMEM.
- */
-char **sbx_proxy_env(uint16_t port, const char *trust_pem) NONNULL(2) MALLOC WUNRES;
-
-/*
  * The command's environment: base minus the names in remove, then add
  * applied (replacing a variable of the same name, in add's order). Pure.
  * Returns a NULL-terminated malloc'd array (free with sbx_env_free()),
@@ -154,7 +146,7 @@ char **sbx_proxy_env(uint16_t port, const char *trust_pem) NONNULL(2) MALLOC WUN
 char **sbx_env_build(char *const *base, const char *const *remove, const char *const *add)
 	MALLOC WUNRES;
 
-/* Frees an array of sbx_proxy_env()/sbx_env_build(). NULL is a no-op. */
+/* Frees an array of sbx_env_build(). NULL is a no-op. */
 void sbx_env_free(char **env);
 
 /* ------------------------------------------------------------------ */

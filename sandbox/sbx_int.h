@@ -1,20 +1,22 @@
 /*
  * sbx_int.h - private interfaces between the files of sandbox/.
  *
- * launch.c builds a struct sbx_plan in the parent, before clone: every
- * string, the environment, the mount operations in their order and the
- * compiled seccomp program. The child only reads the plan. It calls no
+ * mountplan.c builds a struct sbx_plan in the parent, before launch.c
+ * clones: every string, the environment, the mount operations in their
+ * order and the compiled seccomp program. The child only reads the plan. It calls no
  * malloc: it was cloned from a process that may have other threads, and
  * one of them may have held the allocator's lock at that instant.
  */
 #ifndef PASSAVANT_SBX_INT_H
 #define PASSAVANT_SBX_INT_H
 
+#include <limits.h>
 #include <linux/filter.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "base/attrib.h"
@@ -31,7 +33,7 @@ enum sbx_op_kind {
 	SBX_OP_ALLOW_WRITE, /* bind host path writable */
 	SBX_OP_DENY_READ,   /* cover: empty ro tmpfs / empty ro file */
 	SBX_OP_ALLOW_READ,  /* bind host path back, read-only */
-	SBX_OP_MASK,        /* bind sentinel copy read-only over the path */
+	SBX_OP_FILE,        /* bind another file read-only over the path */
 	SBX_OP_PROTECT,     /* self-bind read-only, pin writable ancestors */
 };
 
@@ -39,7 +41,7 @@ enum sbx_op_kind {
 struct sbx_op {
 	enum sbx_op_kind kind;
 	char *path;   /* canonical absolute host path (owned by the plan) */
-	char *src;    /* SBX_OP_MASK: canonical sentinel copy path */
+	char *src;    /* SBX_OP_FILE: canonical path of the file shown */
 	bool is_dir;  /* the host path is a directory */
 };
 
@@ -72,6 +74,63 @@ struct sbx_report {
 	int code;
 	char msg[SBX_ERRLEN];
 };
+
+/* A running sandbox (sandbox.h), made by sbx_start() (launch.c), run to
+ * its end by status.c. */
+struct sbx {
+	pid_t pid;                  /* the sandbox's init, as seen outside */
+	int listen_fd;              /* until sbx_take_listen_fd() */
+	int status;                 /* -1 until reaped */
+	char *exec_err;             /* execve failure message, or NULL */
+	struct sbx_placeholder *ph; /* made on the host, removed after */
+	size_t n_ph;
+};
+
+/* The growing plan while mountplan.c builds it. */
+struct sbx_builder {
+	struct sbx_op *ops;
+	size_t n_ops, cap_ops;
+	struct sbx_placeholder *ph;
+	size_t n_ph, cap_ph;
+	char **writable; /* canonical allow_write paths (borrowed from ops) */
+	size_t n_writable;
+	/* sbx_check_links(): the last directory the last walk reached, made of
+	 * existing non-link components only ("" none); a later path under it
+	 * needs no second look at them (the table's paths share HOME). */
+	char clean[PATH_MAX];
+};
+
+struct sbx_config;
+
+/* mountplan.c (parent): builds everything the child needs into pl (ops,
+ * envp, seccomp program), b keeping the placeholders made. On failure,
+ * placeholders already made are removed. 0 or -1 with err set. */
+int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx_builder *b,
+		   char *err, size_t errlen) NONNULL(1, 2, 3, 4) WUNRES;
+/* Frees n ops and their paths. */
+void sbx_ops_free(struct sbx_op *ops, size_t n);
+/* Removes the placeholders, newest first, if they are still ours and
+ * still empty; frees the array. */
+void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n);
+/* Is path equal to prefix or below it (component-wise)? */
+bool sbx_path_under(const char *path, const char *prefix) NONNULL(1, 2);
+/* Would the command be able to create entries in dir (canonical)? */
+bool sbx_plan_writable(const struct sbx_builder *b, const char *dir) NONNULL(1, 2);
+
+/* links.c (parent): the symlink and hard-link refusals of SPEC §3.3
+ * (contracts at the definitions). 0, or -1 with err set. */
+int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char *err,
+		    size_t errlen) NONNULL(1, 2, 3, 4) WUNRES;
+int sbx_check_list_links(struct sbx_builder *b, const char *const *list, const char *what,
+			 char *err, size_t errlen) NONNULL(1, 3, 4) WUNRES;
+int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const char *p,
+			 const struct stat *st, char *err, size_t errlen) NONNULL(1, 2, 3, 4, 5) WUNRES;
+
+/* status.c: waitpid without EINTR, the status mapped per SPEC §2
+ * (128+N for signal N). 1 reaped, 0 still running (WNOHANG), -1 error. */
+int sbx_reap(pid_t pid, int flags, int *status) NONNULL(3);
+/* Closes *fd if open and sets it to -1. */
+void sbx_close_fd(int *fd) NONNULL(1);
 
 /* Formats "what: strerror(errnum)" (errnum 0: just "what") into err.
  * Uses no allocation, so the child may call it. */

@@ -170,7 +170,7 @@ static const char *l_allow_write[5], *l_deny_read[3], *l_allow_read[3], *l_deny_
 static const char *l_protect[8];
 static char pr_bashrc[PATH_MAX], pr_bashrc2[PATH_MAX], pr_hooks[PATH_MAX], pr_hooks2[PATH_MAX];
 static char pr_gitcfg2[PATH_MAX], pr_hooks3[PATH_MAX];
-static struct sbx_mask l_masks[1];
+static struct sbx_file l_files[1];
 
 static void base_config(struct sbx_config *c, char *const *argv)
 {
@@ -206,15 +206,15 @@ static void base_config(struct sbx_config *c, char *const *argv)
 	l_protect[5] = pr_hooks3;
 	l_protect[6] = p_profile;
 	l_protect[7] = NULL;
-	l_masks[0].host_path = p_masked;
-	l_masks[0].sentinel_path = p_sentinel;
+	l_files[0].path = p_masked;
+	l_files[0].source = p_sentinel;
 	c->allow_write = l_allow_write;
 	c->deny_read = l_deny_read;
 	c->allow_read = l_allow_read;
 	c->deny_write = l_deny_write;
 	c->protect = l_protect;
-	c->masks = l_masks;
-	c->n_masks = 1;
+	c->files = l_files;
+	c->n_files = 1;
 }
 
 /* Result of one sandboxed run. */

@@ -1,6 +1,6 @@
 /*
- * test_gitguard.c - sandbox/gitguard.c: the allowlist of harmless config
- * settings and the paths the mount plan protects. Suite
+ * test_gitguard.c - sandbox/gitrules.c: the allowlist of harmless config
+ * settings, and gitprotect.c: the paths the mount plan protects. Suite
  * "sandbox_gitguard". The wire tests of the post-run check are in
  * tests/integration/test_gitguard.c.
  */
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../../sandbox/gitguard.c"
+#include "../../../sandbox/gitrules.c"
 #include "tests/support/testlib.h"
 
 static void test_allowlist(void)

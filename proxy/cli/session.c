@@ -5,9 +5,10 @@
  * ca_write_files()) before env, whose trust variables of SPEC §7
  * (SSL_CERT_FILE, CURL_CA_BUNDLE, ...) name trust.pem. files/ holds the
  * sentinel copies of masked files (mask_table_write_files()); env ends
- * with the sentinels of masked variables (mask_table_env_lines()).
+ * with the sentinels of masked variables. What env holds is the plan's
+ * (proxy/cli/plan.c); this file only writes it.
  */
-#include "session.h"
+#include "proxy/cli/session.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,8 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../mask/mask.h"
-#include "log.h"
+#include "proxy/log.h"
 
 struct session {
 	char *dir;       /* session directory */
@@ -178,13 +178,45 @@ const char *session_id(const session_t *s)
 	return s->id;
 }
 
-int session_write_env(session_t *s, const char *host, uint16_t port, const struct mask_table *masks)
+/* Writes "NAME=value" as a shell line: inside single quotes only the
+ * quote itself needs care (close, an escaped quote, reopen). A value of
+ * letters and digits only goes unquoted unless always_quote. */
+static int write_export(FILE *f, const char *entry, bool always_quote)
 {
-	static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "GRPC_PROXY",
-						 "http_proxy", "https_proxy", "all_proxy", "grpc_proxy"};
-	char path[4096], tmp[4096], url[128], abs[PATH_MAX];
+	size_t len = strcspn(entry, "=");
+	const char *v = entry + len + (entry[len] == '=');
+	bool bare = !always_quote && v[0] != '\0' && v[strspn(v, "abcdefghijklmnopqrstuvwxyz"
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")] == '\0';
+
+	if (fprintf(f, "export %.*s=%s", (int)len, entry, bare ? "" : "'") < 0)
+		return -1;
+	for (; *v != '\0'; v++)
+		if ((*v == '\'' ? fputs("'\\''", f) : putc(*v, f)) == EOF)
+			return -1;
+	return fputs(bare ? "\n" : "'\n", f) == EOF ? -1 : 0;
+}
+
+/* The lines of env, to f: the header, vars, sentinels. 0 or -1. */
+static int write_env_lines(FILE *f, const char *id, const char *const *vars,
+			   const char *const *sentinels)
+{
+	if (fprintf(f, "# passavant session %s: source this file to use the proxy\n", id) < 0)
+		return -1;
+	for (size_t i = 0; vars != NULL && vars[i] != NULL; i++)
+		if (write_export(f, vars[i], false) < 0)
+			return -1;
+	/* SPEC §2: the sentinel of every masked variable (the file is 0600
+	 * and holds no real value). */
+	for (size_t i = 0; sentinels != NULL && sentinels[i] != NULL; i++)
+		if (write_export(f, sentinels[i], true) < 0)
+			return -1;
+	return 0;
+}
+
+int session_write_env(session_t *s, const char *const *vars, const char *const *sentinels)
+{
+	char path[4096], tmp[4096];
 	FILE *f;
-	size_t i;
 	int fd;
 
 	if (snprintf(path, sizeof(path), "%s/env", s->dir) >= (int)sizeof(path) ||
@@ -192,8 +224,6 @@ int session_write_env(session_t *s, const char *host, uint16_t port, const struc
 		log_warnx("session directory path too long");
 		return -1;
 	}
-	(void)snprintf(url, sizeof(url), strchr(host, ':') ? "http://[%s]:%u" : "http://%s:%u", host,
-		       (unsigned)port);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		log_warn("%s", tmp);
@@ -205,33 +235,7 @@ int session_write_env(session_t *s, const char *host, uint16_t port, const struc
 		(void)close(fd);
 		goto fail_unlink;
 	}
-	fprintf(f, "# passavant session %s: source this file to use the proxy\n", s->id);
-	for (i = 0; i < ARRAY_LEN(proxy_vars); i++)
-		fprintf(f, "export %s='%s'\n", proxy_vars[i], url);
-	fprintf(f, "export NO_PROXY='localhost,127.0.0.1,::1'\n");
-	fprintf(f, "export no_proxy='localhost,127.0.0.1,::1'\n");
-	fprintf(f, "export NODE_USE_ENV_PROXY=1\n");
-	/* SPEC §7: every trust variable names the session's trust.pem
-	 * (absolute, so the file works from any directory). */
-	if (realpath(s->dir, abs) != NULL) {
-		static const char *const trust_vars[] = {
-			"SSL_CERT_FILE", "NIX_SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
-			"PIP_CERT", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE",
-			"CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"};
-
-		for (i = 0; i < ARRAY_LEN(trust_vars); i++)
-			fprintf(f, "export %s='%s/trust.pem'\n", trust_vars[i], abs);
-	} else {
-		log_warn("session directory %s: realpath", s->dir);
-	}
-	/* SPEC §2: the sentinel of every masked variable (the file is 0600
-	 * and holds no real value). */
-	if (masks != NULL && mask_table_env_lines(masks, f) != 0) {
-		log_warn("%s", tmp);
-		(void)fclose(f);
-		goto fail_unlink;
-	}
-	if (fflush(f) != 0 || ferror(f)) {
+	if (write_env_lines(f, s->id, vars, sentinels) < 0 || fflush(f) != 0 || ferror(f)) {
 		log_warn("%s", tmp);
 		(void)fclose(f);
 		goto fail_unlink;

@@ -15,8 +15,6 @@
 
 #include "base/attrib.h"
 
-struct mask_table;
-
 typedef struct session session_t;
 
 /*
@@ -46,14 +44,14 @@ const char *session_id(const session_t *s) NONNULL(1);
 const char *session_files_dir(session_t *s) NONNULL(1) WUNRES;
 
 /*
- * Writes <dir>/env (0600, replaced atomically): `export` lines for every
- * proxy variable of SPEC §7 pointing at http://host:port (host may be an
- * IPv6 literal without brackets), every trust variable naming
- * <dir>/trust.pem, and, when masks is not NULL, the sentinel of every
- * masked variable (mask_table_env_lines(); never a real value). Returns 0,
- * or -1 after logging why.
+ * Writes <dir>/env (0600, replaced atomically): one `export NAME='value'`
+ * line for each "NAME=value" entry of vars (the variables of SPEC §7,
+ * plan_env_vars(); a value of letters and digits only is written
+ * unquoted), then one for each entry of sentinels (the sentinels of
+ * masked variables, plan_sentinel_env(); never a real value; always
+ * quoted). Either list may be NULL. Returns 0, or -1 after logging why.
  */
-int session_write_env(session_t *s, const char *host, uint16_t port, const struct mask_table *masks)
-	NONNULL(1, 2) WUNRES;
+int session_write_env(session_t *s, const char *const *vars, const char *const *sentinels)
+	NONNULL(1) WUNRES;
 
 #endif

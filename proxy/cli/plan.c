@@ -1,0 +1,687 @@
+/*
+ * plan.c - the policy-to-sandbox plan of `passavant run` (plan.h).
+ *
+ * Order of the work: the policy's lists (`~` expanded) and the HOME rows
+ * of the mandatory table; the allowWrite paths that exist; the session
+ * directory, the working directory under /tmp, the audit file and our
+ * binary; the workspace protections of every writable directory; the
+ * masked files; the environment. docs/run.md has the table of what each
+ * sbx_config field gets.
+ */
+#include "proxy/cli/plan.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proxy/log.h"
+
+/* ------------------------------------------------ the environment */
+
+/* SPEC §7: the one table of the variables every command (and the
+ * session's env file) gets, in this order. */
+enum plan_var_kind { PV_PROXY, PV_FIXED, PV_TRUST };
+static const struct {
+	const char *name;
+	enum plan_var_kind kind;
+	const char *value; /* PV_FIXED */
+} s7_vars[] = {
+	{"HTTP_PROXY", PV_PROXY, NULL},
+	{"HTTPS_PROXY", PV_PROXY, NULL},
+	{"ALL_PROXY", PV_PROXY, NULL},
+	{"GRPC_PROXY", PV_PROXY, NULL},
+	{"http_proxy", PV_PROXY, NULL},
+	{"https_proxy", PV_PROXY, NULL},
+	{"all_proxy", PV_PROXY, NULL},
+	{"grpc_proxy", PV_PROXY, NULL},
+	{"NO_PROXY", PV_FIXED, "localhost,127.0.0.1,::1"},
+	{"no_proxy", PV_FIXED, "localhost,127.0.0.1,::1"},
+	{"NODE_USE_ENV_PROXY", PV_FIXED, "1"},
+	/* Every variable that names a trust bundle. */
+	{"SSL_CERT_FILE", PV_TRUST, NULL},
+	{"NIX_SSL_CERT_FILE", PV_TRUST, NULL},
+	{"CURL_CA_BUNDLE", PV_TRUST, NULL},
+	{"REQUESTS_CA_BUNDLE", PV_TRUST, NULL},
+	{"PIP_CERT", PV_TRUST, NULL},
+	{"GIT_SSL_CAINFO", PV_TRUST, NULL},
+	{"NODE_EXTRA_CA_CERTS", PV_TRUST, NULL},
+	{"AWS_CA_BUNDLE", PV_TRUST, NULL},
+	{"CARGO_HTTP_CAINFO", PV_TRUST, NULL},
+	{"DENO_CERT", PV_TRUST, NULL},
+	{"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", PV_TRUST, NULL},
+};
+
+int plan_env_vars(struct strv *out, const char *host, uint16_t port, const char *trust_pem)
+{
+	char url[128], entry[PATH_MAX + 64];
+	const char *value;
+
+	(void)snprintf(url, sizeof(url), strchr(host, ':') ? "http://[%s]:%u" : "http://%s:%u", host,
+		       (unsigned)port);
+	for (size_t i = 0; i < ARRAY_LEN(s7_vars); i++) {
+		switch (s7_vars[i].kind) {
+		case PV_PROXY:
+			value = url;
+			break;
+		case PV_FIXED:
+			value = s7_vars[i].value;
+			break;
+		case PV_TRUST:
+			value = trust_pem;
+			break;
+		default:
+			value = NULL;
+			break;
+		}
+		if (value == NULL)
+			continue;
+		if (snprintf(entry, sizeof(entry), "%s=%s", s7_vars[i].name, value) >= (int)sizeof(entry)) {
+			log_warnx("%s: value too long", s7_vars[i].name);
+			return -1;
+		}
+		if (strv_add(out, entry) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * MERGE: mask_table_env_get. The sentinel of every masked variable, parsed
+ * back from mask_table_env_lines() (`export NAME='...'`, a quote written
+ * '\''). The one place that reads those lines; the lead swaps it for the
+ * mask table's accessor at merge.
+ */
+int plan_sentinel_env(struct strv *out, const mask_table_t *t)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = -1;
+
+	if (f == NULL) {
+		log_warn("run: masked variables");
+		return -1;
+	}
+	if (mask_table_env_lines(t, f) != 0) {
+		log_warn("run: masked variables");
+		(void)fclose(f);
+		free(buf);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		log_warn("run: masked variables");
+		free(buf);
+		return -1;
+	}
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *eq, *r, *w;
+
+		if (strncmp(line, "export ", 7) != 0 || (eq = strchr(line, '=')) == NULL ||
+		    eq[1] != '\'') {
+			log_warnx("run: unexpected masked variable line (internal error)");
+			goto out;
+		}
+		/* Unquote in place: NAME=value. */
+		w = eq + 1;
+		for (r = eq + 2; *r != '\0';) {
+			if (strncmp(r, "'\\''", 4) == 0) {
+				*w++ = '\'';
+				r += 4;
+			} else if (*r == '\'' && r[1] == '\0') {
+				r++;
+			} else {
+				*w++ = *r++;
+			}
+		}
+		*w = '\0';
+		if (strv_add(out, line + 7) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	/* Sentinels only, but wipe the scratch like any credential text. */
+	if (buf != NULL)
+		explicit_bzero(buf, len);
+	free(buf);
+	return rc;
+}
+
+/* Prints the names of dropped (one line, one write: log.c's rule). */
+static int print_dropped(const struct strv *dropped)
+{
+	char *names = NULL;
+	size_t nlen = 0;
+	FILE *f = open_memstream(&names, &nlen);
+
+	if (f == NULL) {
+		log_warn("run: environment");
+		return -1;
+	}
+	for (size_t i = 0; i < dropped->n; i++)
+		fprintf(f, "%s%s", i ? ", " : "", dropped->v[i]);
+	if (fclose(f) != 0) {
+		log_warn("run: environment");
+		free(names);
+		return -1;
+	}
+	fprintf(stderr,
+		"passavant: not passed to the command, as their names or values look like "
+		"credentials: %s (to pass one masked, list it in credentials.envVars)\n",
+		names);
+	free(names);
+	return 0;
+}
+
+/* Does env_add set the variable name[0..len)? */
+static bool env_sets(const struct strv *env_add, const char *name, size_t len)
+{
+	for (size_t i = 0; i < env_add->n; i++)
+		if (strncmp(env_add->v[i], name, len) == 0 && env_add->v[i][len] == '=')
+			return true;
+	return false;
+}
+
+/*
+ * SPEC §3.6: the variables of env the command does not get because their
+ * name or value looks like a credential and the policy does not name
+ * them; added to pl->env_remove. Variables env_add sets anyway (proxy,
+ * trust, sentinels) are left to it. Prints one notice line with the
+ * names, never a value, unless quiet; with verbose, the rule and each
+ * name's reason. Returns 0, or -1 after logging.
+ */
+static int drop_secret_env(struct run_plan *pl, const policy_t *p, char *const *env, bool quiet,
+			   unsigned verbose)
+{
+	struct strv dropped = {0};
+	int rc = -1;
+
+	for (char *const *e = env; e != NULL && *e != NULL; e++) {
+		const char *why = policy_env_secret_reason(*e);
+		size_t len = strcspn(*e, "=");
+		char *name;
+
+		if (why == NULL || len == 0 || policy_env_named(p, *e, len) ||
+		    env_sets(&pl->env_add, *e, len))
+			continue;
+		name = strndup(*e, len);
+		if (name == NULL) {
+			log_warn("run: environment");
+			goto out;
+		}
+		if (strv_add(&pl->env_remove, name) < 0 || strv_add(&dropped, name) < 0) {
+			free(name);
+			goto out;
+		}
+		if (verbose > 0)
+			fprintf(stderr, "passavant: environment: %s dropped: %s\n", name, why);
+		free(name);
+	}
+	if (verbose > 0) {
+		fputs("passavant: environment rule:\n", stderr);
+		policy_print_env_rule(stderr, "passavant:   ");
+	}
+	rc = dropped.n == 0 || quiet ? 0 : print_dropped(&dropped);
+out:
+	strv_free(&dropped);
+	return rc;
+}
+
+/* Environment: SPEC §7 variables, then the sentinels; the variables the
+ * policy denies and the unnamed credential-looking ones removed. */
+static int plan_env(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
+		    const struct plan_host *h, const struct plan_session *s)
+{
+	if (plan_env_vars(&pl->env_add, "127.0.0.1", SBX_DEFAULT_PORT, pl->trust) < 0)
+		return -1;
+	if (masks != NULL && plan_sentinel_env(&pl->env_add, masks) < 0)
+		return -1;
+	for (size_t i = 0; i < policy_cred_count(p); i++) {
+		const struct policy_cred *c = policy_cred(p, i);
+		if (c->kind == CRED_ENV && c->mode == CRED_DENY && c->name != NULL &&
+		    strv_add(&pl->env_remove, c->name) < 0)
+			return -1;
+	}
+	return drop_secret_env(pl, p, h->env, s->quiet, s->verbose);
+}
+
+/* ------------------------------------------------ paths */
+
+/*
+ * MERGE: policy_expand_home. A policy path as the sandbox needs it: "~"
+ * or "~/..." under home, a relative path under cwd, then lexically
+ * normalised (no empty, "." or ".." components, no trailing slash). An
+ * absolute path is only normalised, so this holds whether or not the
+ * loader expanded it already (the sandbox refuses a path with an empty
+ * component: a PATH entry "/usr//bin" must not stop the run). 0, or -1
+ * (no home or cwd, or too long).
+ */
+static int expand_path(const char *path, const struct plan_host *h, char *out, size_t outlen)
+{
+	char raw[PATH_MAX];
+	const char *base = NULL, *rest = path, *s;
+	size_t o = 0;
+
+	if (path[0] == '/') {
+		if (snprintf(raw, sizeof(raw), "%s", path) >= (int)sizeof(raw))
+			return -1;
+	} else {
+		if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
+			base = h->home;
+			rest = path + 1;
+		} else {
+			base = h->cwd;
+		}
+		if (base == NULL || base[0] != '/' ||
+		    snprintf(raw, sizeof(raw), "%s/%s", base, rest) >= (int)sizeof(raw))
+			return -1;
+	}
+	for (s = raw; *s != '\0';) {
+		size_t n;
+		while (*s == '/')
+			s++;
+		n = strcspn(s, "/");
+		if (n == 0 || (n == 1 && s[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && s[0] == '.' && s[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+		} else {
+			if (o + 1 + n >= outlen)
+				return -1;
+			out[o++] = '/';
+			memcpy(out + o, s, n);
+			o += n;
+		}
+		s += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+/* Appends path expanded (expand_path()) unless already there. */
+static int add_expanded(struct strv *sv, const char *path, const struct plan_host *h)
+{
+	char abs[PATH_MAX];
+
+	if (expand_path(path, h, abs, sizeof(abs)) < 0) {
+		log_warnx("cannot expand the policy path %s (no home or working directory, or too "
+			  "long)",
+			  path);
+		return -1;
+	}
+	return strv_add_unique(sv, abs);
+}
+
+/* Every path of one filesystem list of the policy, expanded. */
+static int add_fs(struct strv *sv, const policy_t *p, enum policy_fs_list which,
+		  const struct plan_host *h)
+{
+	for (size_t i = 0; i < policy_fs_count(p, which); i++)
+		if (add_expanded(sv, policy_fs_path(p, which, i), h) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * SPEC §3.3: the HOME rows of the mandatory table under home (absolute):
+ * a read row is a read deny unless allowRead names that exact path, and
+ * a write deny too; a write row is a write deny.
+ */
+static int home_denies(struct run_plan *pl, const char *home, const struct plan_host *h)
+{
+	char rel[PATH_MAX], abs[PATH_MAX];
+	struct plan_host at = *h;
+
+	at.home = home;
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+
+		if ((m->where & POLICY_MAND_HOME) == 0)
+			continue;
+		if (snprintf(rel, sizeof(rel), "~/%s", m->path) >= (int)sizeof(rel) ||
+		    expand_path(rel, &at, abs, sizeof(abs)) < 0) {
+			log_warnx("cannot add the mandatory deny %s/%s", home, m->path);
+			return -1;
+		}
+		if ((m->deny & POLICY_MAND_READ) && !strv_has(&pl->allow_read, abs) &&
+		    strv_add_unique(&pl->deny_read, abs) < 0)
+			return -1;
+		if ((m->deny & POLICY_MAND_WRITE) && strv_add_unique(&pl->deny_write, abs) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The value of name in env, or NULL. */
+static const char *env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env != NULL && *env != NULL; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+/*
+ * SPEC §3.3: each directory of the colon list var of the host user's
+ * environment (PATH; the dynamic linker's library path and the start-up
+ * files of sh, bash, zsh and python), is a write deny unless an
+ * allowWrite entry (writes) names that exact path: a program planted
+ * there would be run by the host's next shell. Empty and relative
+ * entries are taken from the working directory, as a shell does.
+ */
+static int path_var_denies(struct run_plan *pl, const char *var, const struct strv *writes,
+			   const struct plan_host *h)
+{
+	const char *v = env_get(h->env, var), *e;
+	char dir[PATH_MAX], abs[PATH_MAX];
+
+	if (v == NULL || (strcmp(var, "PATH") != 0 && v[0] == '\0'))
+		return 0;
+	for (const char *s = v;; s = e + 1) {
+		size_t n;
+
+		e = strchr(s, ':');
+		if (e == NULL)
+			e = s + strlen(s);
+		n = (size_t)(e - s);
+		if (n < sizeof(dir)) {
+			memcpy(dir, n == 0 ? "." : s, n == 0 ? 1 : n);
+			dir[n == 0 ? 1 : n] = '\0';
+			if (expand_path(dir, h, abs, sizeof(abs)) == 0 && !strv_has(writes, abs) &&
+			    strv_add_unique(&pl->deny_write, abs) < 0)
+				return -1;
+		}
+		if (*e == '\0')
+			return 0;
+	}
+}
+
+/*
+ * MERGE: the loader adds these today too (policy/validate.c
+ * fs_mandatory()); once it reads no environment they are the plan's
+ * alone, and idempotent until then. The write denies that depend on the
+ * host: the PATH and start-up variables (path_var_denies()), the policy
+ * file (as named and canonical) and $XDG_CONFIG_HOME/passavant, where
+ * the lookup of SPEC §2 would find a policy next time.
+ */
+static int host_denies(struct run_plan *pl, const policy_t *p, const struct strv *writes,
+		       const struct plan_host *h)
+{
+	static const char *const vars[] = {"PATH",    "LD_LIBRARY_PATH", "ENV",
+					   "BASH_ENV", "ZDOTDIR",        "PYTHONSTARTUP"};
+	const char *xdg = env_get(h->env, "XDG_CONFIG_HOME");
+	char path[PATH_MAX], real[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_LEN(vars); i++)
+		if (path_var_denies(pl, vars[i], writes, h) < 0)
+			return -1;
+	if (policy_file(p) != NULL) {
+		if (add_expanded(&pl->deny_write, policy_file(p), h) < 0)
+			return -1;
+		if (realpath(policy_file(p), real) != NULL && strv_add_unique(&pl->deny_write, real) < 0)
+			return -1;
+	}
+	if (xdg != NULL && xdg[0] == '/' &&
+	    snprintf(path, sizeof(path), "%s/passavant", xdg) < (int)sizeof(path) &&
+	    add_expanded(&pl->deny_write, path, h) < 0)
+		return -1;
+	return 0;
+}
+
+/* Is path dir itself or inside it? Both absolute and normalised. */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t dl = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, dl) == 0 && (path[dl] == '\0' || path[dl] == '/');
+}
+
+/*
+ * The filesystem lists of the policy, `~` expanded, and the HOME rows
+ * under $HOME and under the password database's home ("~" follows $HOME,
+ * which is only an environment variable: run with HOME=/elsewhere, the
+ * real stores would be left open). A missing allowWrite path is left
+ * out, with a warning: it would have to be created on the host to be
+ * bound, and leaving it out only makes the sandbox stricter.
+ */
+static int plan_fs(struct run_plan *pl, const policy_t *p, const struct plan_host *h)
+{
+	struct strv writes = {0};
+	int rc = -1;
+
+	if (h->home == NULL || h->home[0] != '/') {
+		log_warnx("no home directory (expected $HOME to be an absolute path), expected one to "
+			  "deny the credential stores and start-up files in it");
+		return -1;
+	}
+	if (add_fs(&pl->deny_read, p, FS_DENY_READ, h) < 0 ||
+	    add_fs(&pl->allow_read, p, FS_ALLOW_READ, h) < 0 ||
+	    add_fs(&pl->deny_write, p, FS_DENY_WRITE, h) < 0 ||
+	    add_fs(&writes, p, FS_ALLOW_WRITE, h) < 0 || home_denies(pl, h->home, h) < 0)
+		goto out;
+	if (h->pw_home != NULL && h->pw_home[0] == '/' && strcmp(h->pw_home, h->home) != 0 &&
+	    home_denies(pl, h->pw_home, h) < 0)
+		goto out;
+	if (host_denies(pl, p, &writes, h) < 0)
+		goto out;
+	for (size_t i = 0; i < writes.n; i++) {
+		if (access(writes.v[i], F_OK) < 0 && errno == ENOENT) {
+			log_warnx("allowWrite %s does not exist: not writable in the sandbox "
+				  "(create it first to allow writes there)",
+				  writes.v[i]);
+			continue;
+		}
+		if (strv_add(&pl->allow_write, writes.v[i]) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	strv_free(&writes);
+	return rc;
+}
+
+/*
+ * SPEC §3.3: the per-directory mandatory write denies under dir and under
+ * the nearest ancestor of dir that holds a .git (the repository dir is
+ * in), whether or not they exist (the sandbox makes placeholders for
+ * missing ones in writable places, so they cannot be created): .git/hooks
+ * and .git/config, every git control file of sbx_git_protect()
+ * (config.worktree, commondir, info/, modules/, worktrees/, what a .git
+ * file points to, a bare repository's own), and the workspace rows of the
+ * mandatory table (policy.h: .claude/settings.json, .vscode, .mcp.json...).
+ */
+static int protect_dir(struct strv *sv, const char *dir)
+{
+	static const char *const git_names[] = {".git/hooks", ".git/config"};
+	char real[PATH_MAX], up[PATH_MAX], probe[PATH_MAX];
+	const char *roots[2] = {real, NULL};
+	char *slash;
+
+	if (realpath(dir, real) == NULL)
+		return 0; /* missing: sbx_start() reports an allow_write that is */
+	memcpy(up, real, sizeof(up));
+	while ((slash = strrchr(up, '/')) != NULL && slash != up) {
+		*slash = '\0';
+		if (snprintf(probe, sizeof(probe), "%s/.git", up) >= (int)sizeof(probe))
+			break;
+		if (access(probe, F_OK) == 0) {
+			roots[1] = up;
+			break;
+		}
+	}
+	for (size_t r = 0; r < ARRAY_LEN(roots) && roots[r] != NULL; r++) {
+		for (size_t i = 0; i < ARRAY_LEN(git_names); i++)
+			if (strv_add_join(sv, roots[r], git_names[i]) < 0)
+				return -1;
+		if (sbx_git_protect(roots[r], strv_add_unique, sv) < 0)
+			return -1;
+		for (size_t i = 0; i < policy_mandatory_count(); i++) {
+			const struct policy_mandatory *m = policy_mandatory_get(i);
+			if ((m->where & POLICY_MAND_WORKSPACE) && strv_add_join(sv, roots[r], m->path) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The protections of the session: the session directory readable (trust
+ * .pem, the sentinel copies; under the host's /tmp it is bound into the
+ * private /tmp) and never writable; a working directory under the host's
+ * /tmp bound read-only (the sandbox's /tmp is private) unless a denyRead
+ * covers it or an allowWrite binds it writable already; the audit file
+ * (also when named by --audit, which the policy's own denies do not
+ * know): the command must not rewrite the record of its own egress; our
+ * binary: the next run would trust what the command wrote; then the
+ * workspace protections of the working directory and every writable one.
+ */
+static int plan_protect(struct run_plan *pl, const struct plan_host *h,
+			const struct plan_session *s)
+{
+	char real[PATH_MAX];
+	bool skip = false;
+
+	if (strv_add(&pl->allow_read, s->dir) < 0 || strv_add(&pl->protect, s->dir) < 0)
+		return -1;
+	if (h->cwd != NULL && strncmp(h->cwd, "/tmp/", 5) == 0) {
+		for (size_t i = 0; i < pl->deny_read.n; i++)
+			skip = skip || path_under(h->cwd, pl->deny_read.v[i]);
+		for (size_t i = 0; i < pl->allow_write.n; i++)
+			skip = skip || path_under(h->cwd, pl->allow_write.v[i]);
+		if (!skip && strv_add(&pl->allow_read, h->cwd) < 0)
+			return -1;
+	}
+	/* audit_open() has created it. */
+	if (s->audit_path != NULL && realpath(s->audit_path, real) != NULL &&
+	    strv_add(&pl->protect, real) < 0)
+		return -1;
+	if (h->self_exe != NULL && h->self_exe[0] == '/' && strv_add(&pl->protect, h->self_exe) < 0)
+		return -1;
+	if (protect_dir(&pl->protect, h->cwd != NULL ? h->cwd : ".") < 0)
+		return -1;
+	for (size_t i = 0; i < pl->allow_write.n; i++)
+		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Masked files: the command sees the sentinel copy, read-only. */
+static int plan_files(struct run_plan *pl, const mask_table_t *masks)
+{
+	size_t n = masks != NULL ? mask_table_file_count(masks) : 0;
+
+	if (n == 0)
+		return 0;
+	pl->files = calloc(n, sizeof(*pl->files));
+	if (pl->files == NULL) {
+		log_warn("run");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *copy = NULL;
+		const char *host = mask_table_file_copy(masks, i, &copy);
+		if (host == NULL || copy == NULL) {
+			log_warnx("masked file %s: no sentinel copy; the command was not started",
+				  host != NULL ? host : "?");
+			return -1;
+		}
+		pl->files[pl->n_files].path = host;
+		pl->files[pl->n_files].source = copy;
+		pl->n_files++;
+	}
+	return 0;
+}
+
+int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
+	       const struct plan_host *h, const struct plan_session *s)
+{
+	memset(pl, 0, sizeof(*pl));
+	if (snprintf(pl->trust, sizeof(pl->trust), "%s/trust.pem", s->dir) >= (int)sizeof(pl->trust)) {
+		log_warnx("session directory path too long");
+		return -1;
+	}
+	if (plan_fs(pl, p, h) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
+	    plan_env(pl, p, masks, h, s) < 0) {
+		plan_free(pl);
+		return -1;
+	}
+	return 0;
+}
+
+void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *argv,
+		     struct sbx_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->argv = argv;
+	cfg->cwd = NULL;
+	cfg->deny_read = strv_list(&pl->deny_read);
+	cfg->allow_read = strv_list(&pl->allow_read);
+	cfg->allow_write = strv_list(&pl->allow_write);
+	cfg->deny_write = strv_list(&pl->deny_write);
+	cfg->protect = strv_list(&pl->protect);
+	cfg->files = pl->files;
+	cfg->n_files = pl->n_files;
+	cfg->env_base = NULL;
+	cfg->env_add = strv_list(&pl->env_add);
+	cfg->env_remove = strv_list(&pl->env_remove);
+	cfg->allow_unix_sockets = policy_allow_unix_sockets(p);
+	cfg->listen_port = SBX_DEFAULT_PORT;
+}
+
+void plan_free(struct run_plan *pl)
+{
+	strv_free(&pl->deny_read);
+	strv_free(&pl->allow_read);
+	strv_free(&pl->allow_write);
+	strv_free(&pl->deny_write);
+	strv_free(&pl->protect);
+	strv_free(&pl->env_add);
+	strv_free(&pl->env_remove);
+	free(pl->files);
+	pl->files = NULL;
+	pl->n_files = 0;
+}
+
+/* ------------------------------------------------ the post-run check */
+
+int plan_git_roots(struct strv *roots, const policy_t *p, const struct plan_host *h)
+{
+	char abs[PATH_MAX], real[PATH_MAX];
+
+	for (size_t i = 0; i < policy_fs_count(p, FS_ALLOW_WRITE); i++) {
+		if (expand_path(policy_fs_path(p, FS_ALLOW_WRITE, i), h, abs, sizeof(abs)) < 0)
+			continue; /* plan_fs() says why */
+		if (realpath(abs, real) != NULL && strv_add_unique(roots, real) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct sbx_ctl_path *plan_ctl_paths(void)
+{
+	struct sbx_ctl_path *ctl = calloc(policy_mandatory_count() + 1, sizeof(*ctl));
+	size_t n = 0;
+
+	if (ctl == NULL) {
+		log_warn("the list of editor and agent settings to check");
+		return NULL;
+	}
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+
+		if (!(m->where & POLICY_MAND_WORKSPACE))
+			continue;
+		ctl[n].path = m->path;
+		ctl[n++].kind = strcmp(m->path, ".gitmodules") == 0 ? "git submodule settings"
+								     : "editor or agent settings";
+	}
+	return ctl;
+}

@@ -1,0 +1,111 @@
+/*
+ * plan.h - the policy-to-sandbox plan of `passavant run` (SPEC §3.3, §7):
+ * everything that turns a policy into a struct sbx_config, in one place.
+ *
+ *   - the filesystem lists of the policy with `~` expanded against the
+ *     home read once by the CLI, plus the HOME rows of the mandatory
+ *     table (policy.h) under that home and under the password database's;
+ *   - the protections: the session directory, the audit file, our own
+ *     binary, and, in the working directory, in every allowWrite
+ *     directory and in the repositories they are in, the git control
+ *     files and the workspace rows of the mandatory table;
+ *   - the masked files (each shown read-only with its sentinel copy);
+ *   - the environment: the variables of SPEC §7 (one table, also used for
+ *     the session's env file), the sentinels of masked variables, the
+ *     denied variables and the unnamed ones that look like credentials
+ *     removed.
+ *
+ * sandbox/ knows nothing of policies or masking: it gets the result.
+ * Setup code, never called from event-loop callbacks.
+ */
+#ifndef PASSAVANT_CLI_PLAN_H
+#define PASSAVANT_CLI_PLAN_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/attrib.h"
+#include "mask/mask.h"
+#include "policy/policy.h"
+#include "proxy/cli/strv.h"
+#include "sandbox/sandbox.h"
+
+/* The facts about this machine and process the plan uses, read once by
+ * the CLI (cli_host_read()); the plan itself reads no environment
+ * variable, so a test can hand it a fake home. */
+struct plan_host {
+	const char *home;     /* $HOME, else the password database's; NULL: none */
+	const char *pw_home;  /* the password database's home; NULL: unknown */
+	const char *cwd;      /* the working directory; NULL: unknown */
+	const char *self_exe; /* our own binary; NULL: unknown */
+	char *const *env;     /* the environment the command would inherit */
+};
+
+/* What the session adds to the plan. */
+struct plan_session {
+	const char *dir;        /* canonical session directory (holds trust.pem) */
+	const char *audit_path; /* the audit file in use, or NULL */
+	bool quiet;             /* -q: no line about dropped variables */
+	unsigned verbose;       /* -v: each dropped variable and the rule */
+};
+
+/* The plan: every list of the sbx_config, owned here. */
+struct run_plan {
+	struct strv deny_read, allow_read, allow_write, deny_write, protect;
+	struct strv env_add, env_remove;
+	struct sbx_file *files; /* masked files: path -> sentinel copy */
+	size_t n_files;
+	char trust[PATH_MAX + 16]; /* <session dir>/trust.pem */
+};
+
+/*
+ * Builds the plan for policy p (masks: its credential table, NULL for
+ * none) on host h for session s. Reads the filesystem (realpath, the
+ * .git of each writable directory) but never the environment. Prints
+ * one notice about dropped variables (s->quiet, s->verbose), never a
+ * value. Returns 0, or -1 after logging why; pl is then empty. Free
+ * with plan_free() in both cases.
+ */
+int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
+	       const struct plan_host *h, const struct plan_session *s) NONNULL(1, 2, 4, 5) WUNRES;
+
+/* Fills cfg (zeroed first) from pl for argv: the lists stay pl's. */
+void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *argv,
+		     struct sbx_config *cfg) NONNULL(1, 2, 3, 4);
+
+/* Frees every list of pl. */
+void plan_free(struct run_plan *pl) NONNULL(1);
+
+/*
+ * The variables of SPEC §7 as "NAME=value" entries appended to out: the
+ * proxy variables (both cases) for http://host:port (host may be an IPv6
+ * literal without brackets), NO_PROXY, NODE_USE_ENV_PROXY and, unless
+ * trust_pem is NULL, every trust variable naming trust_pem. The one table
+ * of them, for the sandbox and the session's env file. 0 or -1 (logged).
+ */
+int plan_env_vars(struct strv *out, const char *host, uint16_t port, const char *trust_pem)
+	NONNULL(1, 2) WUNRES;
+
+/* The sentinel of every masked variable of t as "NAME=SENTINEL" entries
+ * appended to out. 0 or -1 (logged). */
+int plan_sentinel_env(struct strv *out, const mask_table_t *t) NONNULL(1, 2) WUNRES;
+
+/*
+ * The writable trees the post-run git check walks: each existing
+ * allowWrite path of p (`~` expanded with h), canonical, appended to
+ * roots. 0 or -1 (logged).
+ */
+int plan_git_roots(struct strv *roots, const policy_t *p, const struct plan_host *h)
+	NONNULL(1, 2, 3) WUNRES;
+
+/*
+ * The settings rows of the post-run check: every workspace row of the
+ * mandatory table, which the mount plan protects only at the top of each
+ * writable tree, with the kind the report names. A calloc'd list ended by
+ * a NULL path (the caller frees it; the strings are the table's), or
+ * NULL after logging.
+ */
+struct sbx_ctl_path *plan_ctl_paths(void) MALLOC WUNRES;
+
+#endif

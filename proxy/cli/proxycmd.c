@@ -1,0 +1,170 @@
+/*
+ * proxycmd.c - `passavant proxy` (SPEC §2): the proxy alone, on a
+ * listener of its own, with a session directory whose env file points
+ * clients at it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/cli/cli.h"
+#include "proxy/log.h"
+
+/* Default for `passavant proxy --listen`: loopback on the conventional
+ * proxy port, the same port the sandbox listens on inside (SPEC §7).
+ * Port 0 picks a free one; the "listening on" line always tells. */
+#define PROXY_DEFAULT_LISTEN "127.0.0.1:3128"
+
+/* The options of `passavant proxy`. */
+struct proxy_opts {
+	const char *policy_path, *listen, *session_dir, *audit_path;
+};
+
+/* Splits "HOST:PORT" or "[V6]:PORT"; port 0 allowed. Returns 0 or -1. */
+static int parse_listen(const char *s, char *host, size_t hostlen, uint16_t *port)
+{
+	const char *colon, *h = s;
+	size_t hl;
+	char *end;
+	unsigned long v;
+
+	colon = strrchr(s, ':');
+	if (colon == NULL || colon[1] == '\0')
+		return -1;
+	hl = (size_t)(colon - s);
+	if (s[0] == '[') {
+		if (hl < 2 || s[hl - 1] != ']')
+			return -1;
+		h = s + 1;
+		hl -= 2;
+	}
+	if (hl == 0 || hl >= hostlen)
+		return -1;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	errno = 0;
+	v = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || v > 65535 || colon[1] < '0' || colon[1] > '9')
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* Parses the options into o. Returns -1 to go on, else the status. */
+static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
+{
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"listen", required_argument, NULL, 'l'},
+		{"session-dir", required_argument, NULL, 's'},
+		{"audit", required_argument, NULL, 'a'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+p:vqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->policy_path = optarg;
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 's':
+			o->session_dir = optarg;
+			break;
+		case 'a':
+			o->audit_path = optarg;
+			break;
+		case 'v':
+			log_set_level(log_get_level() >= LOG_LEVEL_INFO ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+			break;
+		case 'q':
+			log_set_level(LOG_LEVEL_QUIET);
+			break;
+		case 'h':
+			cli_usage(stdout);
+			return 0;
+		default:
+			cli_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "passavant proxy: unexpected argument '%s'\n", argv[optind]);
+		cli_usage(stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Listens on host:port, writes the env file, hands the table to the
+ * proxy (*masks NULL then), prints the one line on stdout and runs the
+ * loop. Returns the status. */
+static int proxy_serve(proxy_t *px, session_t *sess, const char *host, uint16_t port,
+		       mask_table_t **masks)
+{
+	char bound[INET6_ADDRSTRLEN];
+	uint16_t bound_port = 0;
+
+	if (proxy_listen(px, host, port) < 0 ||
+	    proxy_local_addr(px, bound, sizeof(bound), &bound_port) < 0 ||
+	    cli_write_session_env(sess, bound, bound_port, *masks) < 0)
+		return 1;
+	/* The proxy owns the table from here (freed after every connection). */
+	proxy_set_masks(px, *masks);
+	*masks = NULL;
+	/* The one line on stdout (SPEC §2); everything else goes to stderr. */
+	if (printf(strchr(bound, ':') ? "listening on [%s]:%u\n" : "listening on %s:%u\n", bound,
+		   (unsigned)bound_port) < 0 ||
+	    fflush(stdout) != 0) {
+		log_warn("stdout");
+		return 1;
+	}
+	log_info("session %s in %s", session_id(sess), session_dir(sess));
+	return proxy_run(px) == 0 ? 0 : 1;
+}
+
+int cmd_proxy(int argc, char **argv)
+{
+	struct proxy_opts o = {.listen = PROXY_DEFAULT_LISTEN};
+	char host[INET6_ADDRSTRLEN + 2];
+	uint16_t port = 0;
+	session_t *sess = NULL;
+	mask_table_t *masks = NULL;
+	proxy_t *px = NULL;
+	bool invalid;
+	policy_t *p;
+	int rc;
+
+	rc = proxy_parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (parse_listen(o.listen, host, sizeof(host), &port) < 0) {
+		fprintf(stderr, "passavant proxy: --listen: expected HOST:PORT or [V6]:PORT, got '%s'\n",
+			o.listen);
+		return EXIT_USAGE;
+	}
+	p = cli_load_policy(o.policy_path, &invalid);
+	if (p == NULL)
+		return 1;
+	sess = session_new(o.session_dir);
+	if (sess == NULL) {
+		policy_free(p);
+		return 1;
+	}
+	rc = 1;
+	px = cli_session_proxy(p, sess, &o.audit_path, &masks);
+	if (px != NULL)
+		rc = proxy_serve(px, sess, host, port, &masks);
+	proxy_free(px);
+	mask_table_free(masks);
+	session_free(sess);
+	return rc;
+}

@@ -1,0 +1,291 @@
+/*
+ * run.c - `passavant run` (SPEC §2, §7): the session's proxy, the plan
+ * (plan.c) handed to the sandbox, the event loop until the command ends,
+ * then the post-run git check. docs/run.md tells the whole path.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "proxy/cli/cli.h"
+#include "proxy/cli/run.h"
+#include "proxy/log.h"
+
+/* The options of cmd_run() that have no short form. */
+enum { OPT_KEEP_GIT_CONFIG = 256 };
+
+/* SIGCHLD (and one forced check at start): has the sandbox ended? */
+static void run_sigchld_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct run *run = arg;
+	int st;
+
+	(void)sig;
+	(void)what;
+	if (run->ended)
+		return;
+	switch (sbx_try_wait(run->sbx, &st)) {
+	case 1:
+		run->ended = true;
+		run->status = st;
+		proxy_stop(run->px);
+		break;
+	case 0:
+		break;
+	default:
+		log_warn("run: waiting for the sandbox");
+		(void)sbx_kill(run->sbx, SIGKILL);
+		proxy_stop(run->px);
+		break;
+	}
+}
+
+/*
+ * Is our process group the foreground group of our terminal? Then a
+ * SIGINT most likely came from ^C, which the kernel sent to the whole
+ * group: the sandbox's init is in it and passes it on (or the command,
+ * still in it, got it directly).
+ */
+static bool terminal_foreground(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (isatty(fd))
+			return tcgetpgrp(fd) == getpgrp();
+	return false;
+}
+
+/* SIGINT, SIGTERM and SIGHUP go to the command (SPEC §2), not to the proxy:
+ * it stops when the command ends. */
+static bool run_signal_hook(void *arg, int sig)
+{
+	struct run *run = arg;
+
+	/* ^C: delivered once, by the kernel and the init (docs/run.md). */
+	if (sig == SIGINT && terminal_foreground())
+		return true;
+	if (!run->ended && sbx_kill(run->sbx, sig) < 0)
+		log_warn("run: cannot pass signal %d to the command", sig);
+	return true;
+}
+
+/* Parses the options into run and *policy_path, *audit_path; the command
+ * starts at argv[optind]. Returns -1 to go on, else the status. */
+static int run_parse(int argc, char **argv, struct run *run, const char **policy_path,
+		     const char **audit_path)
+{
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"audit", required_argument, NULL, 'a'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"keep-git-config", no_argument, NULL, OPT_KEEP_GIT_CONFIG},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+p:vqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			*policy_path = optarg;
+			break;
+		case 'a':
+			*audit_path = optarg;
+			break;
+		case 'v':
+			if (++run->verbose >= 2)
+				log_set_level(LOG_LEVEL_DEBUG);
+			break;
+		case 'q':
+			run->quiet = true;
+			break;
+		case OPT_KEEP_GIT_CONFIG:
+			run->keep_git = true;
+			break;
+		case 'h':
+			cli_usage(stdout);
+			return 0;
+		default:
+			cli_usage(stderr);
+			return EXIT_RUN_SETUP;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "passavant run: no command given\n");
+		cli_usage(stderr);
+		return EXIT_RUN_SETUP;
+	}
+	return -1;
+}
+
+/*
+ * Builds the plan (plan.c) of policy p for argv and starts the sandbox.
+ * Returns the running sandbox, or NULL after printing why.
+ */
+static struct sbx *run_start_sandbox(const struct run *run, const policy_t *p,
+				     const session_t *sess, const mask_table_t *masks,
+				     const struct plan_host *h, const char *audit_path,
+				     char **argv)
+{
+	struct plan_session ps = {.audit_path = audit_path, .quiet = run->quiet,
+				  .verbose = run->verbose};
+	char sessdir[PATH_MAX], err[1024];
+	struct sbx_config cfg;
+	struct run_plan pl;
+	struct sbx *s = NULL;
+
+	if (realpath(session_dir(sess), sessdir) == NULL) {
+		log_warn("session directory %s", session_dir(sess));
+		return NULL;
+	}
+	ps.dir = sessdir;
+	if (plan_build(&pl, p, masks, h, &ps) < 0)
+		return NULL;
+	plan_sbx_config(&pl, p, argv, &cfg);
+	if (sbx_start(&cfg, &s, err, sizeof(err)) < 0) {
+		log_warnx("%s; the command was not started", err);
+		s = NULL;
+	}
+	plan_free(&pl);
+	return s;
+}
+
+/*
+ * Everything before the loop: the env file, the git roots and the
+ * session's start time, the sandbox (the secret arena is wiped in
+ * children, MADV_WIPEONFORK, so the plan is built here, before the
+ * fork). The policy stays alive through our reference while the config
+ * is built. 0, or -1 after printing why.
+ */
+static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
+		       const char *audit_path, char **argv, struct strv *roots,
+		       struct timespec *since)
+{
+	struct cli_host ch;
+	proxy_policy_t *pp;
+
+	/* The env file, for reference inside (the session directory is
+	 * visible read-only there): the in-sandbox listener's address. */
+	if (cli_write_session_env(sess, "127.0.0.1", SBX_DEFAULT_PORT, masks) < 0)
+		return -1;
+	/* After the credential table rewrote our masked variables. */
+	cli_host_read(&ch);
+	pp = proxy_policy_get(run->px);
+	/* The session starts here for the git check: whatever the command
+	 * writes gets a ctime at or after this (the coarse clock is the one
+	 * the kernel stamps inodes with). */
+	if (plan_git_roots(roots, proxy_policy(pp), &ch.h) < 0 ||
+	    clock_gettime(CLOCK_REALTIME_COARSE, since) < 0) {
+		proxy_policy_put(pp);
+		return -1;
+	}
+	run->sbx = run_start_sandbox(run, proxy_policy(pp), sess, masks, &ch.h, audit_path, argv);
+	proxy_policy_put(pp);
+	return run->sbx == NULL ? -1 : 0;
+}
+
+/* The proxy adopts the sandbox's listener and runs until the command
+ * ends. 0, or -1 when the command could not be served (to be killed). */
+static int run_loop(struct run *run)
+{
+	if (proxy_adopt_listener(run->px, sbx_take_listen_fd(run->sbx)) < 0)
+		return -1;
+	proxy_set_observer(run->px, run_observer, run);
+	proxy_set_signal_hook(run->px, run_signal_hook, run);
+	run->sigchld = evsignal_new(proxy_base(run->px), SIGCHLD, run_sigchld_cb, run);
+	if (run->sigchld == NULL || event_add(run->sigchld, NULL) < 0) {
+		log_warnx("run: cannot watch SIGCHLD");
+		return -1;
+	}
+	/* The command may have ended before the handler was in place: check
+	 * once from inside the loop (a stop before the loop runs is lost). */
+	event_active(run->sigchld, EV_SIGNAL, 1);
+	if (proxy_run(run->px) < 0)
+		log_warnx("run: the proxy failed; ending the command");
+	if (!run->ended) {
+		(void)sbx_kill(run->sbx, SIGKILL);
+		run->status = sbx_wait(run->sbx);
+	}
+	return 0;
+}
+
+/* Starts the command and serves it; returns the status of SPEC §2. */
+static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
+		       const char *audit_path, char **argv)
+{
+	struct strv roots = {0};
+	struct timespec since;
+	int rc = EXIT_RUN_SETUP;
+
+	if (run_prepare(run, sess, *masks, audit_path, argv, &roots, &since) < 0)
+		goto out;
+	if (sbx_exec_error(run->sbx) != NULL)
+		log_warnx("%s", sbx_exec_error(run->sbx));
+	proxy_set_masks(run->px, *masks);
+	*masks = NULL;
+	if (run_loop(run) < 0) {
+		/* The command was started but cannot reach its proxy: end it. */
+		log_warnx("the command was stopped");
+		(void)sbx_kill(run->sbx, SIGKILL);
+		(void)sbx_wait(run->sbx);
+		run_git_check(run, &roots, &since);
+		goto out;
+	}
+	rc = run->status < 0 ? EXIT_RUN_SETUP : run->status;
+	/* Every process of the sandbox is gone: nothing writes under the
+	 * trees while they are checked. Before the proxy goes (its audit). */
+	run_git_check(run, &roots, &since);
+	if (run->verbose > 0)
+		fprintf(stderr, "passavant: %lu request%s allowed, %lu refused, %lu credential%s injected\n",
+			run->allowed, run->allowed == 1 ? "" : "s", run->refused, run->injected,
+			run->injected == 1 ? "" : "s");
+out:
+	strv_free(&roots);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *policy_path = NULL, *audit_path = NULL;
+	struct run run = {0};
+	session_t *sess = NULL;
+	mask_table_t *masks = NULL;
+	bool invalid;
+	policy_t *p;
+	int rc;
+
+	rc = run_parse(argc, argv, &run, &policy_path, &audit_path);
+	if (rc >= 0)
+		return rc;
+	p = cli_load_policy(policy_path, &invalid);
+	if (p == NULL) {
+		log_warnx("the command was not started");
+		return EXIT_RUN_SETUP;
+	}
+	sess = session_new(NULL);
+	if (sess == NULL) {
+		policy_free(p);
+		return EXIT_RUN_SETUP;
+	}
+	rc = EXIT_RUN_SETUP;
+	/* The proxy's signal handlers are in place before the command
+	 * starts, so a SIGTERM from now on is passed on, not lost. */
+	run.px = cli_session_proxy(p, sess, &audit_path, &masks);
+	if (run.px != NULL)
+		rc = run_session(&run, sess, &masks, audit_path, argv + optind);
+	if (run.sigchld != NULL)
+		event_free(run.sigchld);
+	/* The proxy first (its connections), then the sandbox (reaped,
+	 * placeholders removed), then the session directory. */
+	proxy_free(run.px);
+	sbx_free(run.sbx);
+	mask_table_free(masks);
+	session_free(sess);
+	return rc;
+}

@@ -1,0 +1,50 @@
+/*
+ * run.h - the state of one `passavant run`, shared by run.c (the command,
+ * the sandbox, signals) and runreport.c (what is said about it: refusal
+ * lines, the post-run git check's findings). proxy/cli/ only.
+ */
+#ifndef PASSAVANT_CLI_RUN_H
+#define PASSAVANT_CLI_RUN_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "proxy/audit.h"
+#include "proxy/cli/strv.h"
+#include "proxy/proxy.h"
+#include "sandbox/sandbox.h"
+
+struct event;
+
+/* State of one `passavant run`, shared by the event callbacks. */
+struct run {
+	proxy_t *px;
+	struct sbx *sbx;
+	struct event *sigchld;
+	bool quiet;             /* -q: no refusal lines */
+	bool keep_git;          /* --keep-git-config: report, do not move */
+	unsigned verbose;       /* -v count */
+	bool ended;             /* the sandbox has ended: status is final */
+	int status;             /* its SPEC §2 status once ended */
+	unsigned long allowed;  /* audit records with decision "allow" */
+	unsigned long refused;  /* ... with decision "deny" */
+	unsigned long injected; /* credentials injected, over all requests */
+};
+
+/* proxy observer: counts every record, prints each refusal (SPEC §2:
+ * the host, method and rule), e.g.
+ * "passavant: blocked POST https://host/path: allowedMethods". */
+void run_observer(void *arg, const struct audit_rec *r) NONNULL(1, 2);
+
+/*
+ * The post-run check (SPEC §3.3) over the writable trees roots, for
+ * what changed since `since`: git control files, and the editor and
+ * agent settings of plan_ctl_paths() in every directory. Prints and
+ * audits each finding; with -v a line with the work done. Call it once
+ * every process of the sandbox is gone, before the proxy goes (its
+ * audit).
+ */
+void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
+	NONNULL(1, 2, 3);
+
+#endif

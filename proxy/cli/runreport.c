@@ -1,0 +1,193 @@
+/*
+ * runreport.c - what `passavant run` says on stderr and in the audit log
+ * about the command's session: one line per refusal, and the findings of
+ * the post-run git check. Every line is one write, with bytes the command
+ * chose sanitised.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/cli/plan.h"
+#include "proxy/cli/run.h"
+#include "proxy/log.h"
+
+/* Appends len bytes of s to out (at *n, cap bytes) with every byte that
+ * is not printable ASCII written as \xNN: a refusal line must not carry
+ * terminal escapes the command chose. */
+static void put_sanitized(char *out, size_t cap, size_t *n, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len && *n + 5 < cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch < 0x7f) {
+			out[(*n)++] = (char)ch;
+		} else {
+			(void)snprintf(out + *n, cap - *n, "\\x%02x", ch);
+			*n += 4;
+		}
+	}
+}
+
+static void put_str(char *out, size_t cap, size_t *n, const char *s)
+{
+	put_sanitized(out, cap, n, s, strlen(s));
+}
+
+/* Ends the line at *n with a newline and writes it in one write, like
+ * log.c: no interleaving with the command. */
+static void put_line(char *line, size_t cap, size_t n)
+{
+	if (n >= cap - 1)
+		n = cap - 2;
+	line[n++] = '\n';
+	(void)fwrite(line, 1, n, stderr);
+	(void)fflush(stderr);
+}
+
+/* The "[host]:port" part of a refusal line (default ports left out). */
+static void put_host(char *line, size_t cap, size_t *n, const struct audit_rec *r, bool connect)
+{
+	char port[16];
+	bool v6 = strchr(r->host, ':') != NULL;
+	bool dflt = !connect && ((strcmp(r->scheme, "https") == 0 && r->port == 443) ||
+				 (strcmp(r->scheme, "http") == 0 && r->port == 80));
+
+	if (v6)
+		put_str(line, cap, n, "[");
+	put_str(line, cap, n, r->host);
+	if (v6)
+		put_str(line, cap, n, "]");
+	if (!dflt && r->port != 0) {
+		(void)snprintf(port, sizeof(port), ":%u", (unsigned)r->port);
+		put_str(line, cap, n, port);
+	}
+}
+
+void run_observer(void *arg, const struct audit_rec *r)
+{
+	struct run *run = arg;
+	char line[1024];
+	const char *why;
+	size_t n = 0;
+	bool connect;
+
+	if (r->decision != NULL && strcmp(r->decision, "allow") == 0)
+		run->allowed++;
+	else if (r->decision != NULL && strcmp(r->decision, "deny") == 0)
+		run->refused++;
+	run->injected += r->n_injected;
+	if (run->quiet || r->decision == NULL || strcmp(r->decision, "deny") != 0)
+		return;
+	connect = (r->kind != NULL && strcmp(r->kind, "connect") == 0) ||
+		  (r->method != NULL && strcmp(r->method, "CONNECT") == 0) || r->scheme == NULL;
+	why = r->rule != NULL ? r->rule : r->reason != NULL ? r->reason : "refused";
+	put_str(line, sizeof(line), &n, "passavant: blocked ");
+	put_str(line, sizeof(line), &n, r->method != NULL ? r->method : connect ? "CONNECT" : "?");
+	put_str(line, sizeof(line), &n, " ");
+	if (!connect) {
+		put_str(line, sizeof(line), &n, r->scheme);
+		put_str(line, sizeof(line), &n, "://");
+	}
+	if (r->host != NULL)
+		put_host(line, sizeof(line), &n, r, connect);
+	if (!connect && r->target != NULL) {
+		/* Long targets are cut: the audit log has them in full. */
+		size_t tl = r->target_len > 200 ? 200 : r->target_len;
+		put_sanitized(line, sizeof(line), &n, r->target, tl);
+		if (tl < r->target_len)
+			put_str(line, sizeof(line), &n, "...");
+	}
+	put_str(line, sizeof(line), &n, ": ");
+	put_str(line, sizeof(line), &n, why);
+	put_line(line, sizeof(line), n);
+}
+
+/* The stderr line of one finding (path and setting, never contents). */
+static void git_finding_line(const struct sbx_git_finding *f)
+{
+	char line[2048];
+	size_t n = 0;
+
+	if (f->setting == NULL) {
+		put_str(line, sizeof(line), &n, "passavant: cannot check ");
+		put_str(line, sizeof(line), &n, f->path);
+		put_str(line, sizeof(line), &n, " for planted git programs: ");
+		put_str(line, sizeof(line), &n, f->error != NULL ? f->error : "?");
+		put_str(line, sizeof(line), &n, "; look for planted hooks and config there before running git");
+	} else {
+		put_str(line, sizeof(line), &n,
+			f->moved_to != NULL ? "passavant: quarantined "
+			: f->error != NULL  ? "passavant: cannot quarantine "
+					    : "passavant: kept (--keep-git-config) ");
+		put_str(line, sizeof(line), &n, f->path);
+		put_str(line, sizeof(line), &n, ": ");
+		put_str(line, sizeof(line), &n, f->setting);
+		if (f->moved_to != NULL) {
+			put_str(line, sizeof(line), &n, " (moved to ");
+			put_str(line, sizeof(line), &n, f->moved_to);
+			put_str(line, sizeof(line), &n, ")");
+		} else if (f->error != NULL) {
+			put_str(line, sizeof(line), &n, ": ");
+			put_str(line, sizeof(line), &n, f->error);
+			put_str(line, sizeof(line), &n, "; move it aside before running git or opening an editor or agent there");
+		}
+	}
+	put_line(line, sizeof(line), n);
+}
+
+/* sbx_git_report_fn of the post-run git check: one stderr line per
+ * control file (sanitised like the refusal lines), one audit record
+ * (kind "git"). */
+static void run_git_report(void *arg, const struct sbx_git_finding *f)
+{
+	struct run *run = arg;
+	struct audit_rec r;
+	audit_t *audit = proxy_audit(run->px);
+
+	git_finding_line(f);
+	if (audit == NULL)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.kind = "git";
+	r.target = f->path;
+	r.target_len = strlen(f->path);
+	r.decision = f->setting != NULL && f->moved_to == NULL && f->error == NULL ? "allow" : "deny";
+	r.reason = f->setting != NULL ? f->setting : f->error;
+	r.rule = f->setting == NULL ? "git check failed"
+		 : f->moved_to != NULL ? "quarantined"
+		 : f->error != NULL    ? "quarantine failed"
+				       : "--keep-git-config";
+	r.bytes_up = r.bytes_down = r.ms = -1;
+	if (audit_write(audit, &r) < 0)
+		log_warn("audit write");
+}
+
+void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
+{
+	struct sbx_ctl_path *ctl;
+	struct sbx_git_stats st;
+	struct timespec t0, t1;
+	int rc;
+
+	if (roots->n == 0)
+		return;
+	memset(&st, 0, sizeof(st));
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	ctl = plan_ctl_paths();
+	rc = sbx_gitguard_check(strv_list(roots), since, run->keep_git, ctl, run_git_report, run, &st);
+	if (ctl == NULL)
+		rc = -1;
+	free(ctl);
+	if (rc < 0)
+		log_warnx("the check for planted git programs and editor or agent settings did not "
+			  "finish everywhere (lines above, or out of memory): look for planted hooks, "
+			  "config and settings (.vscode, .claude, .mcp.json...) before running git or "
+			  "opening an editor or agent in the writable trees");
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (run->verbose > 0)
+		fprintf(stderr,
+			"passavant: git check: %lu directories, %lu git directories, %lu configs, "
+			"%lu control files %s, %.1f ms\n",
+			st.dirs, st.repos, st.configs, st.findings, run->keep_git ? "kept" : "quarantined",
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+}

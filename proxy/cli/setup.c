@@ -1,0 +1,174 @@
+/*
+ * setup.c - what the subcommands share: the policy lookup, the session's
+ * credential table, audit log, CA and proxy, the env file, and the
+ * machine facts the run plan uses (read here, once).
+ */
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proxy/audit.h"
+#include "proxy/cli/cli.h"
+#include "proxy/log.h"
+#include "proxy/tls.h"
+
+extern char **environ;
+
+policy_t *cli_load_policy(const char *cli_path, bool *invalid)
+{
+	char path[4096];
+	unsigned nerrors = 0;
+	policy_t *p;
+
+	*invalid = false;
+	switch (policy_lookup(cli_path, path, sizeof(path))) {
+	case POLICY_SOURCE_EMBEDDED:
+		p = policy_load_default(stderr);
+		if (p == NULL)
+			log_warnx("cannot build the embedded default policy (out of memory)");
+		return p;
+	case POLICY_SOURCE_ERROR:
+		log_warnx("%s", path);
+		return NULL;
+	case POLICY_SOURCE_FILE:
+		break;
+	}
+	p = policy_load_file(path, stderr, &nerrors);
+	if (p == NULL) {
+		*invalid = true;
+		fprintf(stderr, "%s: %u error%s; the policy was not loaded\n", path, nerrors,
+			nerrors == 1 ? "" : "s");
+	}
+	return p;
+}
+
+/*
+ * The credential side of a session (SPEC §2, §4): reads every masked
+ * credential of p into a table (real values in locked memory), warns once
+ * when that memory cannot be locked, rewrites the masked variables of our
+ * own environment to their sentinels (so no child and no /proc/PID/environ
+ * reader sees a real value), and writes the sentinel copies of masked
+ * files into <session>/files/. Returns NULL after printing why; the
+ * message never carries a value.
+ */
+static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
+{
+	char err[1024];
+	const char *files;
+	mask_table_t *t;
+
+	t = mask_table_new(p, err, sizeof(err));
+	if (t == NULL) {
+		log_warnx("credentials: %s", err);
+		return NULL;
+	}
+	if ((mask_table_hygiene(t) & MASK_HYG_LOCKED) == 0)
+		log_warnx("warning: cannot lock secret memory (mlock): real credential values may "
+			  "be swapped to disk; raise the locked-memory limit (ulimit -l) or grant "
+			  "CAP_IPC_LOCK");
+	(void)mask_table_scrub_environ(t);
+	files = session_files_dir(sess);
+	if (files == NULL)
+		goto fail;
+	if (mask_table_write_files(t, files, err, sizeof(err)) < 0) {
+		log_warnx("credentials: %s", err);
+		goto fail;
+	}
+	return t;
+fail:
+	mask_table_free(t);
+	return NULL;
+}
+
+proxy_t *cli_session_proxy(policy_t *p, session_t *sess, const char **audit_path,
+			   mask_table_t **masks)
+{
+	audit_t *audit = NULL;
+	tls_session_t *tls;
+	char err[1024];
+	proxy_t *px;
+
+	*masks = masks_setup(p, sess);
+	if (*masks == NULL) {
+		policy_free(p);
+		return NULL;
+	}
+	if (*audit_path == NULL)
+		*audit_path = policy_audit_path(p);
+	if (*audit_path != NULL && (audit = audit_open(*audit_path, session_id(sess))) == NULL) {
+		log_warn("audit log %s", *audit_path);
+		policy_free(p);
+		goto fail;
+	}
+	tls = tls_session_new(p, session_dir(sess), err, sizeof(err));
+	if (tls == NULL) {
+		log_warnx("session CA: %s", err);
+		policy_free(p);
+		audit_free(audit);
+		goto fail;
+	}
+	/* proxy_new takes p and audit, also on failure. */
+	px = proxy_new(p, policy_file(p), audit, session_id(sess));
+	if (px == NULL) {
+		tls_session_free(tls);
+		goto fail;
+	}
+	proxy_set_tls(px, tls);
+	return px;
+fail:
+	mask_table_free(*masks);
+	*masks = NULL;
+	return NULL;
+}
+
+int cli_write_session_env(session_t *sess, const char *host, uint16_t port,
+			  const mask_table_t *masks)
+{
+	struct strv vars = {0}, sentinels = {0};
+	char abs[PATH_MAX], trust[PATH_MAX + 16];
+	const char *trust_pem = NULL;
+	int rc = -1;
+
+	/* Absolute, so the file works from any directory. */
+	if (realpath(session_dir(sess), abs) != NULL) {
+		(void)snprintf(trust, sizeof(trust), "%s/trust.pem", abs);
+		trust_pem = trust;
+	} else {
+		log_warn("session directory %s: realpath", session_dir(sess));
+	}
+	if (plan_env_vars(&vars, host, port, trust_pem) == 0 &&
+	    (masks == NULL || plan_sentinel_env(&sentinels, masks) == 0))
+		rc = session_write_env(sess, strv_list(&vars), strv_list(&sentinels));
+	strv_free(&vars);
+	strv_free(&sentinels);
+	return rc;
+}
+
+/* Copies s into out (PATH_MAX) and returns out, or NULL if s is. */
+static const char *keep(char *out, const char *s)
+{
+	if (s == NULL || snprintf(out, PATH_MAX, "%s", s) >= PATH_MAX)
+		return NULL;
+	return out;
+}
+
+void cli_host_read(struct cli_host *ch)
+{
+	const char *home = getenv("HOME");
+	struct passwd *pw = getpwuid(getuid());
+	ssize_t n;
+
+	memset(ch, 0, sizeof(*ch));
+	/* As the shell does: $HOME, else the password database. */
+	ch->h.pw_home = keep(ch->pw_home, pw != NULL ? pw->pw_dir : NULL);
+	ch->h.home = keep(ch->home, home != NULL && home[0] != '\0' ? home : ch->h.pw_home);
+	ch->h.cwd = getcwd(ch->cwd, sizeof(ch->cwd));
+	n = readlink("/proc/self/exe", ch->self, sizeof(ch->self) - 1);
+	if (n > 0) {
+		ch->self[n] = '\0';
+		ch->h.self_exe = ch->self;
+	}
+	ch->h.env = environ;
+}

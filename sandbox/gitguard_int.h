@@ -1,0 +1,88 @@
+/*
+ * gitguard_int.h - private interfaces between the files of the git guard
+ * (SPEC §3.3): gitprotect.c (the mount plan half, sbx_git_protect()),
+ * gitguard.c (the post-run walk, sbx_gitguard_check()), gitrules.c
+ * (what in a git directory can make git run a program) and
+ * gitquarantine.c (changed since the session start, moved aside,
+ * reported). Contracts at the definitions.
+ */
+#ifndef PASSAVANT_GITGUARD_INT_H
+#define PASSAVANT_GITGUARD_INT_H
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "sandbox/sandbox.h"
+
+/* A config larger than this is not parsed but moved aside: no git
+ * directory's own config is anywhere near it. */
+#define GG_CONFIG_MAX_BYTES (1024 * 1024)
+/* Bytes of `git config --list -z` output read at most. */
+#define GG_GIT_OUT_MAX_BYTES (4 * 1024 * 1024)
+/* Settings named in one report line at most. */
+#define GG_SETTINGS_SHOWN 4
+
+/* ------------------------------------------------ the post-run check */
+
+/* Where an entry stands against the settings rows (struct sbx_ctl_path). */
+enum { CTL_NONE, CTL_IN, CTL_WAY };
+
+/* One directory entry, as read: a subdirectory, or a non-directory that
+ * stands on a settings row. */
+struct ent {
+	char *name;
+	unsigned char type;              /* DT_* (never DT_UNKNOWN) */
+	unsigned char how;               /* CTL_*: IN a row (the row or below
+					    a directory row), on the WAY to
+					    one (".claude" of ".claude/x") */
+	const struct sbx_ctl_path *row;  /* the row, with how */
+	size_t reloff;                   /* with how: offset in g->path of
+					    the entry's path relative to the
+					    directory its row starts in */
+};
+
+/* The state of one check. */
+struct gg {
+	struct timespec since;       /* session start (CLOCK_REALTIME_COARSE) */
+	bool keep;                   /* report only, move nothing */
+	sbx_git_report_fn report;
+	void *arg;
+	struct sbx_git_stats *st;
+	const char *const *roots;    /* canonical writable roots */
+	const struct sbx_ctl_path *ctl; /* settings rows, NULL-path ended; or NULL */
+	bool ctl_first[256];         /* first bytes of the rows' paths */
+	int rootfd;                  /* the root being walked */
+	size_t rootlen;              /* strlen of its path */
+	char path[PATH_MAX];         /* absolute path of the directory at hand */
+	char git[PATH_MAX];          /* the host's git, "" if none on PATH */
+	/* getdents64 buffer, shared: a directory is read to the end before
+	 * its subdirectories are walked. */
+	_Alignas(8) char dents[32768];
+	int rc;                      /* -1 once something could not be checked */
+};
+
+/* gitprotect.c: small helpers shared by both halves. */
+bool gg_join(char *out, size_t len, const char *dir, const char *name);
+ssize_t gg_read_small(int dfd, const char *name, char *buf, size_t len);
+bool gg_resolve_pointer(const char *base, const char *text, char *out);
+
+/* gitquarantine.c */
+bool gg_changed(const struct gg *g, int dfd, const char *name);
+int gg_statx(int dfd, const char *name, int flags, struct statx *sx);
+void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting);
+void gg_report_error(struct gg *g, const char *dir, const char *name, const char *what, int errnum);
+bool gg_ts_fresh(const struct gg *g, const struct statx_timestamp *t);
+
+/* gitrules.c */
+void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type);
+void gg_check_gitdir(struct gg *g, int gfd);
+void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
+			  const char *dir, const char *hooks_base);
+void gg_find_git(struct gg *g);
+bool gg_under_roots(const struct gg *g, const char *path);
+
+#endif

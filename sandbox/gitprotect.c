@@ -1,0 +1,186 @@
+/*
+ * gitprotect.c - the mount plan half of the git guard (SPEC §3.3):
+ * sbx_git_protect() names, before the sandbox starts, the control files
+ * of the repositories the launcher knows about (the working directory's,
+ * the allowWrite roots'), which the mount plan then makes read-only or
+ * impossible to create. gitguard.c is the post-run half.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/gitguard_int.h"
+#include "sandbox/sandbox.h"
+
+
+/* ------------------------------------------------------------ helpers */
+
+/* path/name into out; false when it does not fit. */
+bool gg_join(char *out, size_t len, const char *dir, const char *name)
+{
+	int n = snprintf(out, len, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, name);
+
+	return n > 0 && (size_t)n < len;
+}
+
+/* Reads at most len - 1 bytes of the regular file dfd/name (not through a
+ * symlink) into buf, NUL-terminated, one trailing newline (and CR) cut.
+ * Returns the length or -1. */
+ssize_t gg_read_small(int dfd, const char *name, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		(void)close(fd);
+		return -1;
+	}
+	while ((size_t)total < len - 1 && (n = read(fd, buf + total, len - 1 - (size_t)total)) > 0)
+		total += n;
+	(void)close(fd);
+	buf[total] = '\0';
+	while (total > 0 && (buf[total - 1] == '\n' || buf[total - 1] == '\r'))
+		buf[--total] = '\0';
+	return total;
+}
+
+/* The git directory named by the text of a .git file or commondir (rel
+ * resolved against base), canonical, into out. False when it does not
+ * resolve. */
+bool gg_resolve_pointer(const char *base, const char *text, char *out)
+{
+	char tmp[PATH_MAX];
+
+	if (text[0] == '/') {
+		if (strlen(text) >= sizeof(tmp))
+			return false;
+		strcpy(tmp, text);
+	} else if (!gg_join(tmp, sizeof(tmp), base, text)) {
+		return false;
+	}
+	return realpath(tmp, out) != NULL;
+}
+
+/* ------------------------------------------------- the mount plan half */
+
+/* The control paths of one git directory (SPEC §3.3). commondir is
+ * protected only when it exists: git dies on an empty one ("failed to
+ * read commondir"), so a placeholder would break git in the sandbox; a
+ * commondir created in the session is the post-run check's. */
+static int protect_gitdir(const char *gitdir, sbx_path_fn add, void *arg, unsigned depth)
+{
+	static const char *const names[] = {"config", "config.worktree", "hooks", "info"};
+	static const char *const holders[] = {"modules", "worktrees"};
+	char p[PATH_MAX], sub[PATH_MAX], text[PATH_MAX], common[PATH_MAX];
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (gg_join(p, sizeof(p), gitdir, names[i]) && add(arg, p) < 0)
+			return -1;
+	/* modules/ and worktrees/ hold whole git directories (submodules,
+	 * linked worktrees) whose objects, HEAD and index git must write:
+	 * when they exist, their members' control files are protected;
+	 * when they do not, they cannot be created. */
+	for (i = 0; i < 2 && depth == 0; i++) {
+		if (!gg_join(p, sizeof(p), gitdir, holders[i]))
+			continue;
+		if (lstat(p, &st) < 0) {
+			if (add(arg, p) < 0)
+				return -1;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode) || (d = opendir(p)) == NULL)
+			continue;
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.' || !gg_join(sub, sizeof(sub), p, de->d_name))
+				continue;
+			if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode) &&
+			    protect_gitdir(sub, add, arg, depth + 1) < 0) {
+				(void)closedir(d);
+				return -1;
+			}
+		}
+		(void)closedir(d);
+	}
+	if (!gg_join(p, sizeof(p), gitdir, "commondir") || lstat(p, &st) < 0)
+		return 0;
+	if (add(arg, p) < 0)
+		return -1;
+	/* The common directory's config and hooks are read through it. */
+	fd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (gg_read_small(fd, "commondir", text, sizeof(text)) > 0 && depth < 2 &&
+	    gg_resolve_pointer(gitdir, text, common) && strcmp(common, gitdir) != 0) {
+		(void)close(fd);
+		return protect_gitdir(common, add, arg, depth + 1);
+	}
+	(void)close(fd);
+	return 0;
+}
+
+/* Does dir hold what makes git accept it as a git directory (HEAD, and
+ * objects or a commondir)? */
+static bool looks_like_gitdir_path(const char *dir)
+{
+	char p[PATH_MAX];
+
+	if (!gg_join(p, sizeof(p), dir, "HEAD") || access(p, F_OK) < 0)
+		return false;
+	if (gg_join(p, sizeof(p), dir, "objects") && access(p, F_OK) == 0)
+		return true;
+	return gg_join(p, sizeof(p), dir, "commondir") && access(p, F_OK) == 0;
+}
+
+int sbx_git_protect(const char *dir, sbx_path_fn add, void *arg)
+{
+	char dotgit[PATH_MAX], text[PATH_MAX], gitdir[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!gg_join(dotgit, sizeof(dotgit), dir, ".git"))
+		return 0;
+	if (lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))
+		return protect_gitdir(dotgit, add, arg, 0);
+	if (lstat(dotgit, &st) == 0) {
+		/* A .git file (worktree, submodule): itself read-only, so it
+		 * cannot be pointed elsewhere; then what it points to. */
+		if (add(arg, dotgit) < 0)
+			return -1;
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		n = gg_read_small(fd, ".git", text, sizeof(text));
+		(void)close(fd);
+		if (n > 8 && strncmp(text, "gitdir: ", 8) == 0 &&
+		    gg_resolve_pointer(dir, text + 8, gitdir))
+			return protect_gitdir(gitdir, add, arg, 0);
+		return 0;
+	}
+	if (looks_like_gitdir_path(dir))
+		return protect_gitdir(dir, add, arg, 0); /* a bare repository */
+	/* No repository here: a missing .git cannot be created (its
+	 * placeholder covers every path below it). */
+	return gg_join(dotgit, sizeof(dotgit), dir, ".git/config") ? add(arg, dotgit) : 0;
+}
+

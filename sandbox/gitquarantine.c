@@ -1,0 +1,143 @@
+/*
+ * gitquarantine.c - what the post-run check does with a finding: was the
+ * entry changed during the session (its ctime at or after the session
+ * start: the kernel sets it on every write, chmod, link and rename, and
+ * no unprivileged process can set it back), move it aside to
+ * NAME.passavant-quarantine (unless --keep-git-config), report it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/gitguard_int.h"
+#include "sandbox/sandbox.h"
+
+
+bool gg_ts_fresh(const struct gg *g, const struct statx_timestamp *t)
+{
+	return t->tv_sec > g->since.tv_sec ||
+	       (t->tv_sec == g->since.tv_sec && (long)t->tv_nsec >= g->since.tv_nsec);
+}
+
+/* statx of dfd/name, not following a final symlink. */
+int gg_statx(int dfd, const char *name, int flags, struct statx *sx)
+{
+	return statx(dfd, name, flags | AT_STATX_SYNC_AS_STAT, STATX_BASIC_STATS | STATX_BTIME, sx);
+}
+
+/* Was dfd/name (the link and, for a symlink, what it points to) created
+ * or changed during the session? Missing: false. */
+bool gg_changed(const struct gg *g, int dfd, const char *name)
+{
+	struct statx sx;
+
+	if (gg_statx(dfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+		return false;
+	if (gg_ts_fresh(g, &sx.stx_ctime))
+		return true;
+	return S_ISLNK(sx.stx_mode) && gg_statx(dfd, name, 0, &sx) == 0 && gg_ts_fresh(g, &sx.stx_ctime);
+}
+
+void gg_report_error(struct gg *g, const char *dir, const char *name, const char *what, int errnum)
+{
+	char path[PATH_MAX], msg[256];
+	struct sbx_git_finding f = {0};
+
+	if (name[0] == '\0')
+		snprintf(path, sizeof(path), "%s", dir[0] ? dir : "/");
+	else if (!gg_join(path, sizeof(path), dir, name))
+		snprintf(path, sizeof(path), "%s/...", dir);
+	snprintf(msg, sizeof(msg), "%s%s%s", what, errnum ? ": " : "", errnum ? strerror(errnum) : "");
+	f.path = path;
+	f.setting = NULL;
+	f.error = msg;
+	g->rc = -1;
+	g->report(g->arg, &f);
+}
+
+/*
+ * renameat2(RENAME_NOREPLACE) of dfd/name to dfd/to. When the directory
+ * is ours but not writable (the command can chmod its own directories;
+ * root bypasses this, a user does not), owner write is added for the
+ * rename and the mode put back.
+ */
+static int rename_aside(int dfd, const char *name, const char *to)
+{
+	const mode_t wx = S_IWUSR | S_IXUSR;
+	struct stat st;
+	int rc, saved;
+
+	if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	saved = errno;
+	if ((saved != EACCES && saved != EPERM) || fstat(dfd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & wx) == wx || fchmod(dfd, (st.st_mode & 07777) | wx) < 0) {
+		errno = saved;
+		return -1;
+	}
+	rc = renameat2(dfd, name, dfd, to, RENAME_NOREPLACE);
+	saved = errno;
+	(void)fchmod(dfd, st.st_mode & 07777);
+	errno = saved;
+	return rc;
+}
+
+/*
+ * Moves dfd/name (in the directory dir) aside to name.passavant-quarantine
+ * (.2 ... .99 when taken; then a random suffix, so that names planted in
+ * advance cannot keep the file in place), or only reports it under keep.
+ * setting says what makes it run a program.
+ */
+void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting)
+{
+	char path[PATH_MAX], to[NAME_MAX + 1], moved[PATH_MAX];
+	struct sbx_git_finding f = {0};
+	unsigned long long rnd;
+	int i, n;
+
+	if (!gg_join(path, sizeof(path), dir, name))
+		return;
+	f.path = path;
+	f.setting = setting;
+	g->st->findings++;
+	if (g->keep) {
+		g->report(g->arg, &f);
+		return;
+	}
+	for (i = 1; i < 108; i++) {
+		if (i >= 100 && getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			break;
+		n = i == 1   ? snprintf(to, sizeof(to), "%s%s", name, SBX_GIT_QUARANTINE_SUFFIX)
+		    : i < 100 ? snprintf(to, sizeof(to), "%s%s.%d", name, SBX_GIT_QUARANTINE_SUFFIX, i)
+			      : snprintf(to, sizeof(to), "%s%s.%016llx", name, SBX_GIT_QUARANTINE_SUFFIX, rnd);
+		if (n < 0 || (size_t)n >= sizeof(to)) {
+			errno = ENAMETOOLONG;
+			break;
+		}
+		/* RENAME_NOREPLACE: never over an earlier quarantined copy. */
+		if (rename_aside(dfd, name, to) == 0) {
+			if (gg_join(moved, sizeof(moved), dir, to))
+				f.moved_to = moved;
+			g->report(g->arg, &f);
+			return;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	f.error = strerror(errno);
+	g->rc = -1;
+	g->report(g->arg, &f);
+}
+

@@ -1,0 +1,782 @@
+/*
+ * gitrules.c - what in a git directory can make git run a program (SPEC
+ * §3.3, docs/sandbox.md "Git control files"): config settings outside the
+ * allowlist (parsed by the host's git), hooks, included files, commondir,
+ * info/attributes, rebase todo lists, merge strategies, .git files. Each
+ * finding changed during the session goes to gitquarantine.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/gitguard_int.h"
+#include "sandbox/sandbox.h"
+
+
+/* Section and key of "section.sub.key" (git prints section and key in
+ * lower case, the subsection as written). */
+struct gg_key {
+	const char *section;
+	size_t section_len;
+	bool has_sub;
+	const char *key;
+};
+
+static void split_key(const char *name, struct gg_key *k)
+{
+	const char *first = strchr(name, '.'), *last = strrchr(name, '.');
+
+	k->section = name;
+	k->section_len = first != NULL ? (size_t)(first - name) : strlen(name);
+	k->has_sub = first != NULL && last != first;
+	k->key = last != NULL ? last + 1 : "";
+}
+
+/*
+ * The allowlist: settings git and its porcelain write in ordinary work
+ * (init, clone, remote, branch, submodule) and that name no program. Any
+ * other setting in a config written during the session moves it aside.
+ * A "*" key allows every key of the section.
+ */
+static const struct {
+	const char *section;
+	bool sub; /* a subsection ("remote.NAME.url") */
+	const char *key;
+} harmless[] = {
+	{"core", false, "repositoryformatversion"},
+	{"core", false, "filemode"},
+	{"core", false, "bare"},
+	{"core", false, "logallrefupdates"},
+	{"core", false, "ignorecase"},
+	{"core", false, "precomposeunicode"},
+	{"core", false, "symlinks"},
+	{"core", false, "autocrlf"},
+	{"core", false, "eol"},
+	{"core", false, "safecrlf"},
+	{"core", false, "quotepath"},
+	{"core", false, "sparsecheckout"},
+	{"core", false, "sparsecheckoutcone"},
+	{"core", false, "checkstat"},
+	{"core", false, "trustctime"},
+	{"core", false, "abbrev"},
+	{"core", false, "compression"},
+	{"core", false, "commentchar"},
+	{"extensions", false, "objectformat"},
+	{"extensions", false, "worktreeconfig"},
+	{"extensions", false, "refstorage"},
+	{"user", false, "name"},
+	{"user", false, "email"},
+	{"init", false, "defaultbranch"},
+	{"pull", false, "rebase"},
+	{"pull", false, "ff"},
+	{"push", false, "default"},
+	{"push", false, "autosetupremote"},
+	{"fetch", false, "prune"},
+	{"gc", false, "auto"},
+	{"index", false, "version"},
+	{"color", false, "ui"},
+	{"lfs", false, "repositoryformatversion"},
+	{"advice", false, "*"},
+	{"remote", true, "url"},
+	{"remote", true, "pushurl"},
+	{"remote", true, "fetch"},
+	{"remote", true, "push"},
+	{"remote", true, "mirror"},
+	{"remote", true, "tagopt"},
+	{"remote", true, "prune"},
+	{"branch", true, "remote"},
+	{"branch", true, "merge"},
+	{"branch", true, "rebase"},
+	{"branch", true, "pushremote"},
+	{"branch", true, "description"},
+	{"submodule", true, "url"},
+	{"submodule", true, "active"},
+	{"submodule", true, "branch"},
+};
+
+/* Is the setting name harmless? in_modules: the config of a submodule's
+ * git directory, where `git submodule` itself writes core.worktree. */
+static bool setting_harmless(const char *name, bool in_modules)
+{
+	struct gg_key k;
+	size_t i;
+
+	split_key(name, &k);
+	if (in_modules && !k.has_sub && k.section_len == 4 && strncmp(k.section, "core", 4) == 0 &&
+	    strcmp(k.key, "worktree") == 0)
+		return true;
+	for (i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++) {
+		if (strlen(harmless[i].section) != k.section_len ||
+		    strncmp(harmless[i].section, k.section, k.section_len) != 0 || harmless[i].sub != k.has_sub)
+			continue;
+		if (strcmp(harmless[i].key, "*") == 0 || strcmp(harmless[i].key, k.key) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The first PATH entry holding an executable git, into g->git; never one
+ * in a writable tree (the command could have planted it there, and this
+ * check runs it on the host). */
+void gg_find_git(struct gg *g)
+{
+	const char *path = getenv("PATH"), *s, *e;
+	char cand[PATH_MAX], real[PATH_MAX];
+
+	g->git[0] = '\0';
+	if (path == NULL)
+		path = "/usr/bin:/bin";
+	for (s = path; *s != '\0'; s = *e ? e + 1 : e) {
+		e = strchrnul(s, ':');
+		if (e == s || (size_t)(e - s) + 5 >= sizeof(cand))
+			continue;
+		snprintf(cand, sizeof(cand), "%.*s/git", (int)(e - s), s);
+		if (cand[0] == '/' && access(cand, X_OK) == 0 && realpath(cand, real) != NULL &&
+		    !gg_under_roots(g, real) && !gg_under_roots(g, cand)) {
+			memcpy(g->git, real, strlen(real) + 1);
+			return;
+		}
+	}
+}
+
+/*
+ * Runs the host's git on one config file, the way git itself parses it:
+ *   git config --no-includes --file FILE --list -z
+ * in /, with an environment that reads no other config and finds no
+ * repository (nothing it could run). Returns the malloc'd output (keys
+ * and values; *len bytes) or NULL: *why says what failed.
+ */
+static char *git_config_list(const struct gg *g, const char *file, size_t *len, const char **why)
+{
+	char *const envp[] = {"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			      "HOME=/nonexistent", "GIT_DIR=/nonexistent", "LC_ALL=C", NULL};
+	char *const argv[] = {(char *)"git", "config", "--no-includes", "--file", (char *)file,
+			      "--list", "-z", NULL};
+	char *buf = NULL, *nb;
+	size_t cap = 0;
+	ssize_t n;
+	pid_t pid;
+	int pfd[2], st, devnull;
+
+	*len = 0;
+	if (g->git[0] == '\0') {
+		*why = "git is not on PATH to check it";
+		return NULL;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		*why = "cannot run git to check it";
+		return NULL;
+	}
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	pid = fork();
+	if (pid == 0) {
+		/* Only async-signal-safe calls: we may have threads. */
+		if (dup2(pfd[1], 1) < 0 || (devnull >= 0 && (dup2(devnull, 0) < 0 || dup2(devnull, 2) < 0)) ||
+		    chdir("/") < 0)
+			_exit(127);
+		execve(g->git, argv, envp);
+		_exit(127);
+	}
+	(void)close(pfd[1]);
+	if (devnull >= 0)
+		(void)close(devnull);
+	if (pid < 0) {
+		(void)close(pfd[0]);
+		*why = "cannot run git to check it";
+		return NULL;
+	}
+	for (;;) {
+		if (*len + 4096 > cap) {
+			cap = cap ? 2 * cap : 8192;
+			nb = cap <= GG_GIT_OUT_MAX_BYTES ? realloc(buf, cap + 1) : NULL;
+			if (nb == NULL)
+				break;
+			buf = nb;
+		}
+		n = read(pfd[0], buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
+	(void)close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (buf == NULL || n != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		free(buf);
+		*why = "git cannot parse it";
+		return NULL;
+	}
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* Appends s to the setting list in out (", " between, at most
+ * GG_SETTINGS_SHOWN, then "..."). */
+static void list_setting(char *out, size_t len, unsigned *shown, const char *s)
+{
+	size_t used = strlen(out);
+
+	if (*shown == GG_SETTINGS_SHOWN)
+		snprintf(out + used, len - used, ", ...");
+	else if (*shown < GG_SETTINGS_SHOWN)
+		snprintf(out + used, len - used, "%s%.64s", used ? ", " : "", s);
+	(*shown)++;
+}
+
+/*
+ * A config file dfd/name in dir, changed in the session (or in a new git
+ * directory): any setting outside the allowlist moves it aside (include
+ * paths among them). A symlink, a non-regular file or one too large to
+ * check moves aside unread.
+ */
+static void check_config(struct gg *g, int dfd, const char *dir, const char *name, bool in_modules)
+{
+	char path[PATH_MAX], settings[512] = "";
+	const char *why = NULL, *rec, *end;
+	unsigned shown = 0;
+	struct statx sx;
+	size_t len;
+	char *out;
+
+	if (gg_statx(dfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+		return;
+	g->st->configs++;
+	if (S_ISLNK(sx.stx_mode)) {
+		gg_quarantine(g, dfd, dir, name, "a symbolic link (git reads what it points to)");
+		return;
+	}
+	if (!S_ISREG(sx.stx_mode)) {
+		gg_quarantine(g, dfd, dir, name, "not a regular file");
+		return;
+	}
+	if (sx.stx_size > GG_CONFIG_MAX_BYTES) {
+		gg_quarantine(g, dfd, dir, name, "too large to check");
+		return;
+	}
+	if (!gg_join(path, sizeof(path), dir, name))
+		return;
+	out = git_config_list(g, path, &len, &why);
+	if (out == NULL) {
+		gg_quarantine(g, dfd, dir, name, why);
+		return;
+	}
+	for (rec = out; rec < out + len; rec = end + 1) {
+		char key[256];
+		size_t kl;
+
+		end = memchr(rec, '\0', (size_t)(out + len - rec));
+		if (end == NULL)
+			end = out + len;
+		kl = strcspn(rec, "\n");
+		if (kl >= sizeof(key))
+			kl = sizeof(key) - 1;
+		memcpy(key, rec, kl);
+		key[kl] = '\0';
+		if (!setting_harmless(key, in_modules))
+			list_setting(settings, sizeof(settings), &shown, key);
+	}
+	free(out);
+	if (shown > 0)
+		gg_quarantine(g, dfd, dir, name, settings);
+}
+
+/* Does name end in suffix? */
+static bool ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), s = strlen(suffix);
+
+	return n >= s && strcmp(name + n - s, suffix) == 0;
+}
+
+/*
+ * Every entry of a hooks directory (open as hfd, path hdir) that was
+ * created or changed in the session, or all of them when the directory
+ * itself was (renamed into place, or in a new git directory), except the
+ * *.sample files git init writes and never runs.
+ */
+static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, bool all_fresh)
+{
+	char setting[NAME_MAX + 16];
+	struct dirent *de;
+	int dup_fd = dup(hfd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	char **names = NULL, **nn;
+	size_t n = 0, i;
+
+	if (d == NULL) {
+		if (dup_fd >= 0)
+			(void)close(dup_fd);
+		gg_report_error(g, hdir, "", "cannot read the hooks directory", errno);
+		return;
+	}
+	/* Names first, renames after: renaming while reading a directory
+	 * may show an entry twice. */
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    ends_with(de->d_name, ".sample") || strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+			continue;
+		if (!all_fresh && !gg_changed(g, hfd, de->d_name))
+			continue;
+		nn = realloc(names, (n + 1) * sizeof(*names));
+		if (nn == NULL || (nn[n] = strdup(de->d_name)) == NULL) {
+			names = nn != NULL ? nn : names;
+			gg_report_error(g, hdir, "", "cannot check the hooks directory", ENOMEM);
+			break;
+		}
+		names = nn;
+		n++;
+	}
+	(void)closedir(d);
+	for (i = 0; i < n; i++) {
+		snprintf(setting, sizeof(setting), "hook %s", names[i]);
+		gg_quarantine(g, hfd, hdir, names[i], setting);
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* The hooks directory dfd/name of a git directory. */
+static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name, bool all_fresh)
+{
+	char hdir[PATH_MAX], real[PATH_MAX];
+	struct statx sx;
+	int hfd;
+
+	if (gg_statx(dfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+		return;
+	if (!S_ISDIR(sx.stx_mode)) {
+		if (all_fresh || gg_changed(g, dfd, name))
+			gg_quarantine(g, dfd, dir, name,
+				   S_ISLNK(sx.stx_mode) ? "hooks is a symbolic link" : "hooks is not a directory");
+		else if (S_ISLNK(sx.stx_mode) && gg_join(hdir, sizeof(hdir), dir, name) &&
+			 realpath(hdir, real) != NULL && gg_under_roots(g, real) &&
+			 (hfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			/* An old link (the user's) into a writable tree: what
+			 * it points to may have changed. */
+			check_hooks_dir(g, hfd, real, false);
+			(void)close(hfd);
+		}
+		return;
+	}
+	hfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hfd < 0 || !gg_join(hdir, sizeof(hdir), dir, name)) {
+		if (hfd >= 0)
+			(void)close(hfd);
+		gg_report_error(g, dir, name, "cannot open", errno);
+		return;
+	}
+	check_hooks_dir(g, hfd, hdir, all_fresh || gg_ts_fresh(g, &sx.stx_ctime));
+	(void)close(hfd);
+}
+
+/* Does the file dfd/name (regular, at most GG_CONFIG_MAX_BYTES; through
+ * a final symlink only when follow) mention one of words, in any case? A
+ * cheap filter before running git on a config nobody changed. */
+static bool file_mentions(int dfd, const char *name, bool follow, const char *const *words)
+{
+	int fd = openat(dfd, name, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
+	bool found = false;
+	struct stat st;
+	char *buf;
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > GG_CONFIG_MAX_BYTES ||
+	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		(void)close(fd);
+		return false;
+	}
+	while (total < st.st_size && (n = read(fd, buf + total, (size_t)(st.st_size - total))) > 0)
+		total += n;
+	(void)close(fd);
+	buf[total] = '\0';
+	/* A NUL ends the search early: git stops reading there too. */
+	for (; *words != NULL && !found; words++)
+		found = strcasestr(buf, *words) != NULL;
+	free(buf);
+	return found;
+}
+
+/* A path value of a config into out, a leading "~/" taken from HOME, as
+ * git does. False when it does not fit, or HOME is unset for "~/". */
+static bool expand_home(const char *value, char *out, size_t len)
+{
+	const char *home = getenv("HOME");
+	int n;
+
+	if (strncmp(value, "~/", 2) == 0)
+		n = home != NULL ? snprintf(out, len, "%s/%s", home, value + 2) : -1;
+	else
+		n = snprintf(out, len, "%s", value);
+	return n >= 0 && (size_t)n < len;
+}
+
+/* An included file (value of include.path or includeIf.*.path in a
+ * config in the directory base): when it is in a writable tree and was
+ * written in the session, it is checked like a config of its own. */
+static void check_include(struct gg *g, const char *base, const char *value)
+{
+	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX];
+	const char *slash;
+	int dfd;
+
+	if (!expand_home(value, raw, sizeof(raw)))
+		return;
+	if (!gg_resolve_pointer(base, raw, target) || !gg_under_roots(g, target) ||
+	    (slash = strrchr(target, '/')) == NULL)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (gg_changed(g, dfd, slash + 1))
+		check_config(g, dfd, dir, slash + 1, false);
+	(void)close(dfd);
+}
+
+/*
+ * A config that stays (the user's, unchanged: a git directory's, or the
+ * global and system ones) may reach into a writable tree: the hooks of
+ * its core.hooksPath are checked like hooks/, and the files it includes
+ * like configs. cfg is its path (dfd/name: the same, for reading it), dir
+ * the directory it is in (where a relative include starts), hooks_base
+ * where a relative hooks path starts (the work tree), NULL when that
+ * depends on the repository (the global config: only absolute and "~/"
+ * hooks paths are checked).
+ */
+void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
+			      const char *dir, const char *hooks_base)
+{
+	static const char *const words[] = {"hookspath", "include", NULL};
+	char value[PATH_MAX] = "", raw[PATH_MAX], target[PATH_MAX];
+	const char *why, *rec, *end, *nl;
+	struct stat st;
+	size_t len;
+	char *out;
+	int hfd;
+
+	if (!file_mentions(dfd, name, follow, words))
+		return;
+	out = git_config_list(g, cfg, &len, &why);
+	if (out == NULL)
+		return;
+	for (rec = out; rec < out + len; rec = end + 1) {
+		end = memchr(rec, '\0', (size_t)(out + len - rec));
+		if (end == NULL)
+			end = out + len;
+		nl = memchr(rec, '\n', (size_t)(end - rec));
+		if (nl == NULL || (size_t)(end - nl - 1) >= sizeof(value))
+			continue;
+		if ((size_t)(nl - rec) == 14 && strncmp(rec, "core.hookspath", 14) == 0) {
+			memcpy(value, nl + 1, (size_t)(end - nl - 1));
+			value[end - nl - 1] = '\0'; /* the last one wins, as in git */
+		} else if (((size_t)(nl - rec) == 12 && strncmp(rec, "include.path", 12) == 0) ||
+			   (strncmp(rec, "includeif.", 10) == 0 && (size_t)(nl - rec) > 15 &&
+			    strncmp(nl - 5, ".path", 5) == 0)) {
+			char inc[PATH_MAX];
+
+			memcpy(inc, nl + 1, (size_t)(end - nl - 1));
+			inc[end - nl - 1] = '\0';
+			check_include(g, dir, inc);
+		}
+	}
+	free(out);
+	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)) || (raw[0] != '/' && hooks_base == NULL))
+		return;
+	if (!gg_resolve_pointer(hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw, target) ||
+	    !gg_under_roots(g, target) ||
+	    stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (hfd < 0)
+		return;
+	check_hooks_dir(g, hfd, target, false);
+	(void)close(hfd);
+}
+
+/* Is dir's last component name? */
+static bool parent_named(const char *dir, const char *name)
+{
+	const char *slash = strrchr(dir, '/');
+	size_t nl = strlen(name);
+
+	if (slash == NULL || slash == dir)
+		return false;
+	return (size_t)(slash - dir) > nl && slash[-(long)nl - 1] == '/' &&
+	       strncmp(slash - nl, name, nl) == 0;
+}
+
+/*
+ * commondir of the git directory g->path (open as gfd), changed in the
+ * session: git reads config and hooks from where it points. Only the
+ * shape `git worktree add` writes is left: in DIR/worktrees/NAME,
+ * pointing at DIR.
+ */
+static void check_commondir(struct gg *g, int gfd, bool all_fresh)
+{
+	char text[PATH_MAX], target[PATH_MAX], expect[PATH_MAX], up[PATH_MAX];
+	struct statx sx;
+
+	if (gg_statx(gfd, "commondir", AT_SYMLINK_NOFOLLOW, &sx) < 0)
+		return;
+	if (!all_fresh && !gg_ts_fresh(g, &sx.stx_ctime))
+		return;
+	if (S_ISREG(sx.stx_mode) && parent_named(g->path, "worktrees") &&
+	    gg_read_small(gfd, "commondir", text, sizeof(text)) > 0 && gg_resolve_pointer(g->path, text, target) &&
+	    gg_join(up, sizeof(up), g->path, "../..") && realpath(up, expect) != NULL && strcmp(target, expect) == 0)
+		return;
+	gg_quarantine(g, gfd, g->path, "commondir", "commondir (git reads config and hooks where it points)");
+}
+
+/* info/attributes of a git directory, changed in the session: it selects
+ * filter and diff drivers for every path, and git never writes it. */
+static void check_info(struct gg *g, int gfd, bool all_fresh)
+{
+	char idir[PATH_MAX];
+	struct statx sx;
+	int ifd;
+
+	if (gg_statx(gfd, "info", AT_SYMLINK_NOFOLLOW, &sx) < 0)
+		return;
+	if (!S_ISDIR(sx.stx_mode)) {
+		if (all_fresh || gg_changed(g, gfd, "info"))
+			gg_quarantine(g, gfd, g->path, "info", "info is not a directory");
+		return;
+	}
+	ifd = openat(gfd, "info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ifd < 0)
+		return;
+	if ((all_fresh || gg_ts_fresh(g, &sx.stx_ctime) || gg_changed(g, ifd, "attributes")) &&
+	    faccessat(ifd, "attributes", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(idir, sizeof(idir), g->path, "info"))
+		gg_quarantine(g, ifd, idir, "attributes", "info/attributes (selects filter and diff drivers)");
+	(void)close(ifd);
+}
+
+/* Does the todo list text hold a command that runs a shell: a line whose
+ * first word is "x" or "exec" (git's rebase todo syntax)? */
+static bool todo_runs_command(const char *text)
+{
+	const char *line = text;
+
+	while (line != NULL && *line != '\0') {
+		line += strspn(line, " \t");
+		if ((line[0] == 'x' && (line[1] == ' ' || line[1] == '\t')) ||
+		    (strncmp(line, "exec", 4) == 0 && (line[4] == ' ' || line[4] == '\t')))
+			return true;
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return false;
+}
+
+/*
+ * An interactive rebase in progress (rebase-merge/git-rebase-todo),
+ * written in the session, whose todo list runs a command: `git rebase
+ * --continue` on the host would run it. The todo list moves aside; git
+ * then refuses to continue and runs nothing.
+ */
+static void check_rebase_todo(struct gg *g, int gfd, bool all_fresh)
+{
+	static const char todo[] = "git-rebase-todo";
+	char rdir[PATH_MAX], *text;
+	struct stat st;
+	ssize_t n, total = 0;
+	int rfd, fd;
+
+	rfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd < 0)
+		return;
+	if (!all_fresh && !gg_changed(g, rfd, todo) && !gg_changed(g, gfd, "rebase-merge")) {
+		(void)close(rfd);
+		return;
+	}
+	fd = openat(rfd, todo, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > GG_CONFIG_MAX_BYTES ||
+	    (text = malloc((size_t)st.st_size + 1)) == NULL) {
+		if (fd >= 0)
+			(void)close(fd);
+		if (faccessat(rfd, todo, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(rdir, sizeof(rdir), g->path, "rebase-merge"))
+			gg_quarantine(g, rfd, rdir, todo, "rebase todo list that cannot be checked");
+		(void)close(rfd);
+		return;
+	}
+	while (total < st.st_size && (n = read(fd, text + total, (size_t)(st.st_size - total))) > 0)
+		total += n;
+	(void)close(fd);
+	text[total] = '\0';
+	if (todo_runs_command(text) && gg_join(rdir, sizeof(rdir), g->path, "rebase-merge"))
+		gg_quarantine(g, rfd, rdir, todo, "rebase todo list with exec (runs on git rebase --continue)");
+	free(text);
+	(void)close(rfd);
+}
+
+/* Is s a merge strategy built into git? Any other name runs the program
+ * git-merge-NAME, and one with a slash is a path from the work tree
+ * (through a directory named "git-merge-..") to any program. */
+static bool strategy_builtin(const char *s)
+{
+	static const char *const builtin[] = {"ort", "recursive", "resolve", "octopus", "ours", "subtree"};
+
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (strcmp(s, builtin[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The merge strategy a stopped rebase (rebase-merge/strategy) or
+ * cherry-pick/revert (sequencer/opts, options.strategy) keeps for its
+ * --continue, written in the session and not one built into git: the
+ * file moves aside (git then goes on with its default strategy).
+ */
+static void check_strategy(struct gg *g, int gfd, bool all_fresh)
+{
+	char sdir[PATH_MAX], path[PATH_MAX], text[256];
+	const char *why = NULL, *rec, *end;
+	bool bad = false;
+	size_t len;
+	char *out;
+	int sfd;
+
+	sfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd >= 0) {
+		if ((all_fresh || gg_changed(g, sfd, "strategy") || gg_changed(g, gfd, "rebase-merge")) &&
+		    faccessat(sfd, "strategy", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (gg_read_small(sfd, "strategy", text, sizeof(text)) < 0 || !strategy_builtin(text)) &&
+		    gg_join(sdir, sizeof(sdir), g->path, "rebase-merge"))
+			gg_quarantine(g, sfd, sdir, "strategy",
+				   "merge strategy that is a program (runs on git rebase --continue)");
+		(void)close(sfd);
+	}
+	sfd = openat(gfd, "sequencer", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return;
+	if (!(all_fresh || gg_changed(g, sfd, "opts") || gg_changed(g, gfd, "sequencer")) ||
+	    faccessat(sfd, "opts", F_OK, AT_SYMLINK_NOFOLLOW) < 0 || !gg_join(sdir, sizeof(sdir), g->path, "sequencer") ||
+	    !gg_join(path, sizeof(path), sdir, "opts")) {
+		(void)close(sfd);
+		return;
+	}
+	out = git_config_list(g, path, &len, &why);
+	for (rec = out; out != NULL && rec < out + len; rec = end + 1) {
+		end = memchr(rec, '\0', (size_t)(out + len - rec));
+		if (end == NULL)
+			end = out + len;
+		if (strncmp(rec, "options.strategy\n", 17) == 0 && !strategy_builtin(rec + 17))
+			bad = true;
+	}
+	free(out);
+	if (out == NULL || bad)
+		gg_quarantine(g, sfd, sdir, "opts",
+			   out == NULL ? why : "options.strategy (a program, runs on git cherry-pick --continue)");
+	(void)close(sfd);
+}
+
+/*
+ * Was the git directory open as gfd created in the session? Its own
+ * birth time, or its objects directory's, or a commondir written in the
+ * session. Then every control file in it counts as new, whatever its
+ * own times say (files moved in keep theirs). Without birth times (some
+ * filesystems), only the files' own ctimes count.
+ */
+static bool gitdir_new(const struct gg *g, int gfd)
+{
+	struct statx sx;
+
+	if (gg_statx(gfd, "", AT_EMPTY_PATH, &sx) == 0 && (sx.stx_mask & STATX_BTIME) &&
+	    gg_ts_fresh(g, &sx.stx_btime))
+		return true;
+	if (gg_statx(gfd, "objects", AT_SYMLINK_NOFOLLOW, &sx) == 0 &&
+	    ((sx.stx_mask & STATX_BTIME) ? gg_ts_fresh(g, &sx.stx_btime) : false))
+		return true;
+	if (gg_statx(gfd, "objects", AT_SYMLINK_NOFOLLOW, &sx) == 0 && S_ISLNK(sx.stx_mode) &&
+	    gg_ts_fresh(g, &sx.stx_ctime))
+		return true;
+	return false;
+}
+
+/* One git directory: g->path, open as gfd. */
+void gg_check_gitdir(struct gg *g, int gfd)
+{
+	char cfg[PATH_MAX], base[PATH_MAX];
+	const char *slash;
+	bool all = gitdir_new(g, gfd);
+	bool in_modules = strstr(g->path, "/modules/") != NULL;
+
+	g->st->repos++;
+	if (all || gg_changed(g, gfd, "config"))
+		check_config(g, gfd, g->path, "config", in_modules);
+	if (all || gg_changed(g, gfd, "config.worktree"))
+		check_config(g, gfd, g->path, "config.worktree", in_modules);
+	check_commondir(g, gfd, all);
+	check_hooks(g, gfd, g->path, "hooks", all);
+	check_info(g, gfd, all);
+	check_rebase_todo(g, gfd, all);
+	check_strategy(g, gfd, all);
+	/* A config that stayed may reach into a writable tree. */
+	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, "config")) {
+		slash = strrchr(g->path, '/');
+		if (slash != NULL && strcmp(slash, "/.git") == 0)
+			snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
+		else
+			snprintf(base, sizeof(base), "%s", g->path);
+		gg_check_kept_config(g, gfd, "config", false, cfg, g->path, base);
+	}
+}
+
+/* Is the canonical path under one of the writable roots? */
+bool gg_under_roots(const struct gg *g, const char *path)
+{
+	for (size_t i = 0; g->roots[i] != NULL; i++) {
+		size_t n = strlen(g->roots[i]);
+		if (strcmp(g->roots[i], "/") == 0 ||
+		    (strncmp(path, g->roots[i], n) == 0 && (path[n] == '/' || path[n] == '\0')))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A .git entry that is not a directory, in g->path (open as dfd), written
+ * in the session: a gitdir: file may point only into the writable trees
+ * (where this walk checks what it points to); a symlink or anything else
+ * git never writes is moved aside.
+ */
+void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type)
+{
+	char text[PATH_MAX], target[PATH_MAX];
+
+	if (!gg_changed(g, dfd, ".git"))
+		return;
+	if (type == DT_LNK) {
+		gg_quarantine(g, dfd, g->path, ".git", ".git is a symbolic link (to a git directory elsewhere)");
+		return;
+	}
+	if (type != DT_REG) {
+		gg_quarantine(g, dfd, g->path, ".git", ".git is not a file or a directory");
+		return;
+	}
+	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
+	    !gg_resolve_pointer(g->path, text + 8, target))
+		return; /* git accepts no such .git file */
+	if (!gg_under_roots(g, target))
+		gg_quarantine(g, dfd, g->path, ".git", "gitdir: (points outside the writable trees)");
+}
+
+/* Opens the directory g->path below the root, never through a symlink. */

@@ -1,0 +1,152 @@
+/*
+ * links.c - the refusals of SPEC §3.3 for links the sandbox could have
+ * planted: a policy path resolved through a symbolic link in a writable
+ * tree, and a file with a second name (a hard link) on the filesystem of
+ * a writable tree. Used by the mount plan (mountplan.c) once the
+ * writable set is known, before anything is bound or created.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "sandbox/sbx_int.h"
+
+/* Links followed while walking one path before giving up (the kernel's
+ * own limit is 40). */
+#define SBX_MAX_LINKS 40
+
+/*
+ * SPEC §3.3: no policy path is resolved through a symlink the sandbox
+ * could have written. Walks p (absolute) component by component as the
+ * kernel would, following each symlink met, and fails when one lies in a
+ * directory the command can write (under an allow_write tree): an earlier
+ * run may have planted it (an allowWrite path turned into a link to
+ * $HOME, an allowRead one into a link to ~/.ssh), and the bind would
+ * follow it. Links in read-only directories are followed. A path that
+ * stops existing part-way is fine: there is nothing left to follow.
+ * what names the list for the message. 0, or -1 with err set.
+ */
+int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char *err,
+		       size_t errlen)
+{
+	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	size_t clen = 0, keep = strlen(b->clean);
+	unsigned links = 0;
+	struct stat st;
+	ssize_t n;
+	char *comp, *tail;
+
+	if (snprintf(rest, sizeof(rest), "%s", p) >= (int)sizeof(rest))
+		goto toolong;
+	cur[0] = '\0'; /* "" is "/": cur never ends with a slash */
+	tail = rest;
+	/* Start below the last walk's link-free prefix when p shares it. */
+	if (keep > 0 && strncmp(p, b->clean, keep) == 0 && (p[keep] == '/' || p[keep] == '\0')) {
+		memcpy(cur, b->clean, keep + 1);
+		clen = keep;
+		tail = rest + keep;
+	}
+	for (;;) {
+		/* cur is always an existing path of non-link components. */
+		memcpy(b->clean, cur, clen + 1);
+		while (*tail == '/')
+			tail++;
+		if (*tail == '\0')
+			return 0;
+		comp = tail;
+		tail += strcspn(tail, "/");
+		if (*tail != '\0')
+			*tail++ = '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			char *slash = strrchr(cur, '/');
+			if (slash != NULL)
+				*slash = '\0';
+			clen = strlen(cur);
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
+			goto toolong;
+		if (lstat(next, &st) < 0)
+			return 0; /* missing (or unreadable): nothing to follow */
+		if (!S_ISLNK(st.st_mode)) {
+			memcpy(cur, next, strlen(next) + 1);
+			clen = strlen(cur);
+			continue;
+		}
+		if (sbx_plan_writable(b, clen ? cur : "/")) {
+			sbx_seterr(err, errlen, 0,
+				   "%s path %s goes through %s, a symbolic link in %s, which the "
+				   "sandbox can write (an earlier run may have planted it); replace the "
+				   "link by what it points to, or do not allow writes to %s",
+				   what, p, next, clen ? cur : "/", clen ? cur : "/");
+			return -1;
+		}
+		if (++links > SBX_MAX_LINKS) {
+			sbx_seterr(err, errlen, ELOOP, "%s path %s", what, p);
+			return -1;
+		}
+		n = readlink(next, target, sizeof(target) - 1);
+		if (n < 0) {
+			sbx_seterr(err, errlen, errno, "cannot read the symbolic link %s", next);
+			return -1;
+		}
+		target[n] = '\0';
+		/* The rest of the walk: the link's target, then what followed. */
+		if (snprintf(next, sizeof(next), "%s/%s", target, tail) >= (int)sizeof(next))
+			goto toolong;
+		memcpy(rest, next, strlen(next) + 1);
+		tail = rest;
+		if (target[0] == '/') {
+			cur[0] = '\0';
+			clen = 0;
+		}
+	}
+toolong:
+	sbx_seterr(err, errlen, ENAMETOOLONG, "%s path %s", what, p);
+	return -1;
+}
+
+/* sbx_check_links() on every path of a NULL-terminated list. */
+int sbx_check_list_links(struct sbx_builder *b, const char *const *list, const char *what,
+			    char *err, size_t errlen)
+{
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+		if (sbx_check_links(b, what, list[i], err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * A regular file st (at path p, under the rule what) with more than one
+ * name, on the filesystem of a writable tree: another name may lie in
+ * that tree, where a write (or, for a read deny, a read) would reach the
+ * file past the rule, and no mount can cover a name nobody knows. Fails
+ * naming the file; 0 when it is not so.
+ */
+int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const char *p, const struct stat *st,
+			    char *err, size_t errlen)
+{
+	struct stat wst;
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
+		return 0;
+	for (size_t i = 0; i < b->n_writable; i++) {
+		if (stat(b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
+			continue;
+		sbx_seterr(err, errlen, 0,
+			   "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which "
+			   "the sandbox can write (same filesystem); replace the extra links by copies",
+			   what, p, (unsigned long)st->st_nlink, b->writable[i]);
+		return -1;
+	}
+	return 0;
+}
+

@@ -1,0 +1,611 @@
+/*
+ * mountplan.c - the parent's plan of the child's mounts (sbx_int.h
+ * struct sbx_plan): every path checked and canonicalised, the operations
+ * sorted in their order of application, the placeholders made on the
+ * host for protected paths that do not exist yet (removed again after
+ * the run), the environment built and seccomp compiled. The child only
+ * reads the result.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "sandbox/sbx_int.h"
+
+/* A path list of the config must hold absolute paths without "." or ".."
+ * components or empty ones. Returns NULL or the reason. */
+static const char *bad_path(const char *p)
+{
+	const char *c;
+
+	if (p[0] != '/')
+		return "is not absolute";
+	for (c = p; *c != '\0'; c++) {
+		if (*c != '/')
+			continue;
+		if (c[1] == '/')
+			return "has an empty component";
+		if (c[1] == '.' && (c[2] == '/' || c[2] == '\0'))
+			return "has a '.' component";
+		if (c[1] == '.' && c[2] == '.' && (c[3] == '/' || c[3] == '\0'))
+			return "has a '..' component";
+	}
+	return NULL;
+}
+
+/* Is path equal to prefix or below it (component-wise)? */
+bool sbx_path_under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strcmp(prefix, "/") == 0)
+		return true;
+	return strncmp(path, prefix, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Copy of p without trailing slashes (but "/" stays "/"). */
+static char *strip_slashes(const char *p)
+{
+	char *s = strdup(p);
+	size_t n;
+
+	if (s == NULL)
+		return NULL;
+	n = strlen(s);
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+/*
+ * Canonical form of an absolute path that may not exist: realpath() of
+ * its longest existing prefix, plus the rest. *missing is set to the
+ * length of the canonical existing prefix when the path does not exist
+ * (0 when it does). Canonical paths matter in the child: an absolute
+ * symlink under /oldroot would resolve against the setup root, not the
+ * host's. Returns malloc'd or NULL (errno).
+ */
+static char *canon(const char *p, size_t *missing)
+{
+	char *copy, *slash, *r, *out;
+	struct stat pst;
+	size_t rest;
+
+	*missing = 0;
+	if (stat(p, &pst) == 0)
+		return realpath(p, NULL);
+	if (errno != ENOENT && errno != ENOTDIR)
+		return NULL;
+	copy = strdup(p);
+	if (copy == NULL)
+		return NULL;
+	/* The longest existing prefix by stat (one call each), then one
+	 * realpath of it: realpath reads every component, and the mandatory
+	 * denies are a hundred mostly missing paths. */
+	for (;;) {
+		struct stat st;
+
+		slash = strrchr(copy, '/');
+		if (slash == NULL) {
+			free(copy);
+			errno = ENOENT;
+			return NULL;
+		}
+		*slash = '\0';
+		if (stat(slash == copy ? "/" : copy, &st) == 0)
+			break;
+		if (errno != ENOENT && errno != ENOTDIR) {
+			free(copy);
+			return NULL;
+		}
+	}
+	r = realpath(slash == copy ? "/" : copy, NULL);
+	if (r == NULL) {
+		free(copy);
+		return NULL;
+	}
+	rest = (size_t)(slash - copy);
+	*missing = strcmp(r, "/") == 0 ? 0 : strlen(r);
+	if (asprintf(&out, "%s%s", strcmp(r, "/") == 0 ? "" : r, p + rest) < 0)
+		out = NULL;
+	free(r);
+	free(copy);
+	return out;
+}
+
+/* Appends an op; takes ownership of path and src (freed on failure). */
+static int add_op(struct sbx_builder *b, enum sbx_op_kind kind, char *path, char *src, bool is_dir)
+{
+	struct sbx_op *n;
+
+	if (b->n_ops == b->cap_ops) {
+		b->cap_ops = b->cap_ops ? 2 * b->cap_ops : 16;
+		n = realloc(b->ops, b->cap_ops * sizeof(*n));
+		if (n == NULL) {
+			free(path);
+			free(src);
+			return -1;
+		}
+		b->ops = n;
+	}
+	b->ops[b->n_ops].kind = kind;
+	b->ops[b->n_ops].path = path;
+	b->ops[b->n_ops].src = src;
+	b->ops[b->n_ops].is_dir = is_dir;
+	b->n_ops++;
+	return 0;
+}
+
+void sbx_ops_free(struct sbx_op *ops, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(ops[i].path);
+		free(ops[i].src);
+	}
+	free(ops);
+}
+
+/* Removes the placeholders, newest first, if they are still ours and
+ * still empty. */
+void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n)
+{
+	struct stat st;
+	size_t i;
+
+	for (i = n; i-- > 0;) {
+		if (lstat(ph[i].path, &st) == 0 && st.st_dev == ph[i].dev && st.st_ino == ph[i].ino) {
+			if (ph[i].is_dir)
+				(void)rmdir(ph[i].path);
+			else if (S_ISREG(st.st_mode) && st.st_size == 0)
+				(void)unlink(ph[i].path);
+		}
+		free(ph[i].path);
+	}
+	free(ph);
+}
+
+/* Would the command be able to create entries in dir (canonical)? */
+bool sbx_plan_writable(const struct sbx_builder *b, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_writable; i++)
+		if (sbx_path_under(dir, b->writable[i]))
+			return true;
+	return false;
+}
+
+/* Does a writable tree lie strictly below path (canonical)? Then
+ * protecting path still matters though path itself is read-only. */
+static bool writable_below(const struct sbx_builder *b, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_writable; i++)
+		if (strcmp(b->writable[i], path) != 0 && sbx_path_under(b->writable[i], path))
+			return true;
+	return false;
+}
+
+/* Is dir one of our placeholders (or below one)? */
+static bool in_placeholder(const struct sbx_builder *b, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_ph; i++)
+		if (b->ph[i].is_dir && sbx_path_under(dir, b->ph[i].path))
+			return true;
+	return false;
+}
+
+/*
+ * Plans the write protection of p (deny_write or a mandatory deny).
+ * Existing: protect its canonical path. A symlink in a writable directory
+ * cannot be pinned (mounts follow symlinks), so that fails closed.
+ * Missing, in a directory the command may write: the first missing
+ * component gets a placeholder on the host (an empty file when it is p
+ * itself, an empty directory when it is a parent of p), which the child
+ * covers read-only, so the command can create neither p nor any parent
+ * of it. The parent removes the placeholders after the run.
+ */
+static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, char *err, size_t errlen);
+
+/*
+ * A dangling symlink p (in a read-only directory): whoever creates its
+ * target changes what p says, so the target is protected in its place
+ * (with a placeholder if its directory is writable). Targets with "." or
+ * ".." components, or chains deeper than 8 links, fail closed.
+ */
+static int protect_link_target(struct sbx_builder *b, const char *p, unsigned depth, char *err,
+			       size_t errlen)
+{
+	char target[PATH_MAX], *abs = NULL;
+	const char *slash;
+	ssize_t n;
+	int rc;
+
+	n = readlink(p, target, sizeof(target) - 1);
+	if (n < 0) {
+		sbx_seterr(err, errlen, errno, "cannot read the symbolic link %s", p);
+		return -1;
+	}
+	target[n] = '\0';
+	slash = strrchr(p, '/');
+	if (target[0] == '/')
+		abs = strdup(target);
+	else if (asprintf(&abs, "%.*s/%s", (int)(slash - p), p, target) < 0)
+		abs = NULL;
+	if (abs == NULL) {
+		sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	if (depth >= 8 || bad_path(abs) != NULL) {
+		sbx_seterr(err, errlen, 0, "cannot protect %s: it is a dangling symbolic link to %s", p, target);
+		free(abs);
+		return -1;
+	}
+	rc = plan_protect(b, abs, depth + 1, err, errlen);
+	free(abs);
+	return rc;
+}
+
+/*
+ * plan_protect() of an existing path p (st: its lstat). A symlink in a
+ * writable directory fails closed; a dangling one protects its target;
+ * a file with more hard links on a writable filesystem fails; a path
+ * read-only in the sandbox's view already, with no writable tree below
+ * it, needs nothing (a protection would add mounts and nothing else: the
+ * mandatory table holds a hundred paths, most of them in a read-only
+ * HOME).
+ */
+static int protect_existing(struct sbx_builder *b, const char *p, struct stat *st, unsigned depth,
+			    char *err, size_t errlen)
+{
+	size_t missing;
+	char *c, *dir;
+	bool writable;
+
+	if (S_ISLNK(st->st_mode)) {
+		dir = strdup(p);
+		if (dir == NULL) {
+			sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+			return -1;
+		}
+		*strrchr(dir, '/') = '\0';
+		c = canon(dir[0] ? dir : "/", &missing);
+		free(dir);
+		if (c == NULL) {
+			sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+			return -1;
+		}
+		writable = sbx_plan_writable(b, c);
+		free(c);
+		if (writable) {
+			sbx_seterr(err, errlen, 0,
+				   "cannot protect %s: it is a symbolic link in a writable directory", p);
+			return -1;
+		}
+	}
+	c = realpath(p, NULL);
+	if (c == NULL && errno == ENOENT && S_ISLNK(st->st_mode))
+		return protect_link_target(b, p, depth, err, errlen);
+	if (c == NULL) {
+		sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+		return -1;
+	}
+	if (stat(c, st) == 0 && sbx_check_hard_links(b, "a write deny", p, st, err, errlen) < 0) {
+		free(c);
+		return -1;
+	}
+	if (!sbx_plan_writable(b, c) && !writable_below(b, c)) {
+		free(c);
+		return 0;
+	}
+	return add_op(b, SBX_OP_PROTECT, c, NULL, false) < 0 ? -1 : 0;
+}
+
+/* Makes the placeholder first (an empty directory when is_dir, else an
+ * empty file), read-only, records it and plans its protection. Takes
+ * first. 0 or -1 with err set (p: the path it protects). */
+static int make_placeholder(struct sbx_builder *b, const char *p, char *first, bool is_dir,
+			    char *err, size_t errlen)
+{
+	struct sbx_placeholder *nph;
+	struct stat st;
+	char *c;
+	int fd;
+
+	if (b->n_ph == b->cap_ph) {
+		b->cap_ph = b->cap_ph ? 2 * b->cap_ph : 8;
+		nph = realloc(b->ph, b->cap_ph * sizeof(*nph));
+		if (nph == NULL) {
+			free(first);
+			goto nomem;
+		}
+		b->ph = nph;
+	}
+	if (is_dir)
+		fd = mkdir(first, 0555);
+	else {
+		fd = open(first, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		if (fd >= 0)
+			fd = close(fd);
+	}
+	if (fd < 0 || lstat(first, &st) < 0) {
+		sbx_seterr(err, errlen, errno, "cannot create a placeholder to protect %s at %s", p, first);
+		free(first);
+		return -1;
+	}
+	b->ph[b->n_ph].path = first;
+	b->ph[b->n_ph].dev = st.st_dev;
+	b->ph[b->n_ph].ino = st.st_ino;
+	b->ph[b->n_ph].is_dir = is_dir;
+	b->n_ph++;
+	c = strdup(first);
+	if (c == NULL)
+		goto nomem;
+	return add_op(b, SBX_OP_PROTECT, c, NULL, is_dir);
+nomem:
+	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
+}
+
+static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, char *err, size_t errlen)
+{
+	char *c, *first, *slash, *dir;
+	size_t missing;
+	struct stat st;
+	bool is_dir;
+
+	if (lstat(p, &st) == 0)
+		return protect_existing(b, p, &st, depth, err, errlen);
+	if (errno != ENOENT && errno != ENOTDIR) {
+		sbx_seterr(err, errlen, errno, "cannot check %s", p);
+		return -1;
+	}
+	c = canon(p, &missing);
+	if (c == NULL) {
+		sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+		return -1;
+	}
+	/* c[0..missing) exists; the first missing component follows. */
+	dir = strndup(c, missing ? missing : 1);
+	first = strdup(c);
+	free(c);
+	if (dir == NULL || first == NULL) {
+		free(dir);
+		free(first);
+		sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	/* The deepest existing component is not a directory: a .git *file*
+	 * (worktrees, submodules) when .git/hooks is protected. Nothing can
+	 * be created under it, but it could be replaced by a directory with
+	 * hooks: protect the file itself. */
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		free(first);
+		return add_op(b, SBX_OP_PROTECT, dir, NULL, false) < 0 ? -1 : 0;
+	}
+	slash = strchr(first + missing + 1, '/');
+	is_dir = slash != NULL;
+	if (slash != NULL)
+		*slash = '\0';
+	if (!sbx_plan_writable(b, dir) || in_placeholder(b, dir)) {
+		/* Read-only there (or inside a read-only placeholder): the
+		 * command cannot create it. */
+		free(dir);
+		free(first);
+		return 0;
+	}
+	free(dir);
+	return make_placeholder(b, p, first, is_dir, err, errlen);
+}
+
+/* Plans one path list of the config. */
+static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op_kind kind,
+		     const char *name, char *err, size_t errlen)
+{
+	const char *why;
+	char *s, *c;
+	struct stat st;
+	size_t i, missing;
+	int rc;
+
+	for (i = 0; list != NULL && list[i] != NULL; i++) {
+		why = bad_path(list[i]);
+		if (why != NULL) {
+			sbx_seterr(err, errlen, 0, "%s path %s %s", name, list[i], why);
+			return -1;
+		}
+		s = strip_slashes(list[i]);
+		if (s == NULL)
+			goto nomem;
+		if (kind == SBX_OP_PROTECT) {
+			rc = plan_protect(b, s, 0, err, errlen);
+			free(s);
+			if (rc < 0)
+				return -1;
+			continue;
+		}
+		/* Nothing there (through any link): nothing to hide or
+		 * re-allow; an allow_write is reported below. */
+		if (kind != SBX_OP_ALLOW_WRITE && stat(s, &st) < 0 &&
+		    (errno == ENOENT || errno == ENOTDIR)) {
+			free(s);
+			continue;
+		}
+		c = canon(s, &missing);
+		if (c == NULL || stat(c, &st) < 0) {
+			rc = errno;
+			free(c);
+			if (kind == SBX_OP_ALLOW_WRITE) {
+				sbx_seterr(err, errlen, rc, "allow_write path %s", s);
+				free(s);
+				return -1;
+			}
+			free(s);
+			continue; /* nothing to hide or re-allow */
+		}
+		free(s);
+		if (kind == SBX_OP_DENY_READ && sbx_check_hard_links(b, "a read deny", c, &st, err, errlen) < 0) {
+			free(c);
+			return -1;
+		}
+		if (add_op(b, kind, c, NULL, S_ISDIR(st.st_mode)) < 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
+}
+
+/* Order of application: phase (allow/deny read and write by depth, then
+ * substituted files, then protections), depth (parents first), kind, list order. */
+static int op_phase(const struct sbx_op *o)
+{
+	return o->kind == SBX_OP_FILE ? 1 : o->kind == SBX_OP_PROTECT ? 2 : 0;
+}
+
+static size_t op_depth(const struct sbx_op *o)
+{
+	size_t d = 0;
+	const char *c;
+
+	for (c = o->path; *c != '\0'; c++)
+		d += *c == '/';
+	return strcmp(o->path, "/") == 0 ? 0 : d;
+}
+
+/* Stable insertion sort: plans hold tens of paths. */
+static void sort_ops(struct sbx_op *ops, size_t n)
+{
+	struct sbx_op t;
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		t = ops[i];
+		for (j = i; j > 0; j--) {
+			const struct sbx_op *p = &ops[j - 1];
+			int pa = op_phase(p), pb = op_phase(&t);
+			size_t da = op_depth(p), db = op_depth(&t);
+
+			if (pa < pb || (pa == pb && (da < db || (da == db && p->kind <= t.kind))))
+				break;
+			ops[j] = ops[j - 1];
+		}
+		ops[j] = t;
+	}
+}
+
+/* The substituted files of cfg: each path (an existing regular file, no
+ * second hard link on a writable filesystem) shown with its source's
+ * content. 0 or -1 with err set. */
+static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	size_t missing;
+	struct stat st;
+	char *h, *s;
+
+	for (size_t i = 0; i < cfg->n_files; i++) {
+		if (bad_path(cfg->files[i].path) || bad_path(cfg->files[i].source)) {
+			sbx_seterr(err, errlen, 0, "substituted file paths must be absolute: %s",
+				   cfg->files[i].path);
+			return -1;
+		}
+		h = canon(cfg->files[i].path, &missing);
+		s = realpath(cfg->files[i].source, NULL);
+		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || !S_ISREG(st.st_mode)) {
+			sbx_seterr(err, errlen, errno, "cannot show %s with the content of %s",
+				   cfg->files[i].path, cfg->files[i].source);
+			free(h);
+			free(s);
+			return -1;
+		}
+		if (sbx_check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
+			free(h);
+			free(s);
+			return -1;
+		}
+		if (add_op(b, SBX_OP_FILE, h, s, false) < 0) {
+			sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Contract in sbx_int.h. */
+int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx_builder *b,
+		   char *err, size_t errlen)
+{
+	size_t i;
+
+	memset(b, 0, sizeof(*b));
+	if (plan_list(b, cfg->allow_write, SBX_OP_ALLOW_WRITE, "allow_write", err, errlen) < 0)
+		goto fail;
+	b->n_writable = b->n_ops;
+	b->writable = calloc(b->n_writable + 1, sizeof(char *));
+	if (b->writable == NULL)
+		goto nomem;
+	for (i = 0; i < b->n_writable; i++)
+		b->writable[i] = b->ops[i].path;
+	/* The writable set is known: refuse any path that goes through a
+	 * symlink the command could have planted, before anything is bound
+	 * or created (allow_write itself included). */
+	if (sbx_check_list_links(b, cfg->allow_write, "allow_write", err, errlen) < 0 ||
+	    sbx_check_list_links(b, cfg->deny_read, "deny_read", err, errlen) < 0 ||
+	    sbx_check_list_links(b, cfg->allow_read, "allow_read", err, errlen) < 0 ||
+	    sbx_check_list_links(b, cfg->deny_write, "deny_write", err, errlen) < 0 ||
+	    sbx_check_list_links(b, cfg->protect, "mandatory deny", err, errlen) < 0)
+		goto fail;
+	for (i = 0; i < cfg->n_files; i++)
+		if (sbx_check_links(b, "substituted file", cfg->files[i].path, err, errlen) < 0)
+			goto fail;
+	if (plan_list(b, cfg->deny_read, SBX_OP_DENY_READ, "deny_read", err, errlen) < 0 ||
+	    plan_list(b, cfg->allow_read, SBX_OP_ALLOW_READ, "allow_read", err, errlen) < 0)
+		goto fail;
+	if (plan_files(b, cfg, err, errlen) < 0)
+		goto fail;
+	/* The writable set is known: plan the protections (and make their
+	 * placeholders) last. */
+	if (plan_list(b, cfg->deny_write, SBX_OP_PROTECT, "deny_write", err, errlen) < 0 ||
+	    plan_list(b, cfg->protect, SBX_OP_PROTECT, "protect", err, errlen) < 0)
+		goto fail;
+	free(b->writable);
+	b->writable = NULL;
+	sort_ops(b->ops, b->n_ops);
+	pl->ops = b->ops;
+	pl->n_ops = b->n_ops;
+	pl->envp = sbx_env_build(cfg->env_base, cfg->env_remove, cfg->env_add);
+	if (pl->envp == NULL) {
+		sbx_seterr(err, errlen, 0, "cannot build the environment (out of memory or an entry without '=')");
+		goto fail;
+	}
+	if (sbx_seccomp_compile(cfg->allow_unix_sockets, &pl->prog, err, errlen) < 0)
+		goto fail;
+	return 0;
+nomem:
+	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+fail:
+	free(b->writable);
+	b->writable = NULL;
+	sbx_env_free(pl->envp);
+	pl->envp = NULL;
+	sbx_ops_free(b->ops, b->n_ops);
+	pl->ops = NULL;
+	pl->n_ops = 0;
+	sbx_placeholders_remove(b->ph, b->n_ph);
+	b->ph = NULL;
+	b->n_ph = 0;
+	return -1;
+}
+

@@ -1,0 +1,118 @@
+/*
+ * status.c - a running sandbox after sbx_start(): its exit status as
+ * SPEC §2 maps it, signals, the listener hand-over, and the end (the
+ * placeholders removed once nothing runs in it).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "sandbox/sbx_int.h"
+
+/* waitpid without EINTR; maps the status per SPEC §2. */
+int sbx_reap(pid_t pid, int flags, int *status)
+{
+	pid_t r;
+	int st;
+
+	do
+		r = waitpid(pid, &st, flags);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		return (int)r;
+	if (WIFEXITED(st))
+		*status = WEXITSTATUS(st);
+	else if (WIFSIGNALED(st))
+		*status = 128 + WTERMSIG(st);
+	else
+		*status = 125;
+	return 1;
+}
+
+void sbx_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+pid_t sbx_pid(const struct sbx *s)
+{
+	return s->pid;
+}
+
+int sbx_take_listen_fd(struct sbx *s)
+{
+	int fd = s->listen_fd;
+
+	s->listen_fd = -1;
+	return fd;
+}
+
+const char *sbx_exec_error(const struct sbx *s)
+{
+	return s->exec_err;
+}
+
+int sbx_kill(struct sbx *s, int sig)
+{
+	if (s->status >= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(s->pid, sig);
+}
+
+/* After the sandbox ended: the placeholders go. */
+static void finish(struct sbx *s)
+{
+	sbx_placeholders_remove(s->ph, s->n_ph);
+	s->ph = NULL;
+	s->n_ph = 0;
+}
+
+int sbx_wait(struct sbx *s)
+{
+	int status;
+
+	if (s->status >= 0)
+		return s->status;
+	if (sbx_reap(s->pid, 0, &status) != 1)
+		return -1;
+	s->status = status;
+	finish(s);
+	return status;
+}
+
+int sbx_try_wait(struct sbx *s, int *status)
+{
+	int rc;
+
+	if (s->status >= 0) {
+		*status = s->status;
+		return 1;
+	}
+	rc = sbx_reap(s->pid, WNOHANG, status);
+	if (rc == 1) {
+		s->status = *status;
+		finish(s);
+	}
+	return rc;
+}
+
+void sbx_free(struct sbx *s)
+{
+	if (s == NULL)
+		return;
+	if (s->status < 0) {
+		(void)kill(s->pid, SIGKILL);
+		(void)sbx_wait(s);
+	}
+	finish(s);
+	sbx_close_fd(&s->listen_fd);
+	free(s->exec_err);
+	free(s);
+}

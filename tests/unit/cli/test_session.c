@@ -1,0 +1,80 @@
+/*
+ * test_session.c - proxy/cli/session.c: the env file's lines (the plan's
+ * variables and sentinels as shell `export` lines), and proxy/cli/strv.c,
+ * the CLI's string lists. Suite "cli_session".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/cli/session.c"
+#include "proxy/cli/strv.h"
+#include "tests/support/testlib.h"
+
+/* The env file's text for vars and sentinels (malloc'd). */
+static char *env_text(const char *const *vars, const char *const *sentinels)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return NULL;
+	if (write_env_lines(f, "0123456789abcdef", vars, sentinels) < 0) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void test_env_lines(void)
+{
+	const char *vars[] = {"HTTPS_PROXY=http://127.0.0.1:3128", "NODE_USE_ENV_PROXY=1",
+			      "SSL_CERT_FILE=/s/it's/trust.pem", "EMPTY=", NULL};
+	const char *sentinels[] = {"TOKEN=abc123", "Q=a'b", NULL};
+	char *t = env_text(vars, sentinels);
+
+	CU_ASSERT_FATAL(t != NULL);
+	CU_ASSERT(strncmp(t, "# passavant session 0123456789abcdef: source this file", 54) == 0);
+	CU_ASSERT(strstr(t, "export HTTPS_PROXY='http://127.0.0.1:3128'\n") != NULL);
+	/* Letters and digits only: unquoted, as before the table moved. */
+	CU_ASSERT(strstr(t, "export NODE_USE_ENV_PROXY=1\n") != NULL);
+	CU_ASSERT(strstr(t, "export SSL_CERT_FILE='/s/it'\\''s/trust.pem'\n") != NULL);
+	CU_ASSERT(strstr(t, "export EMPTY=''\n") != NULL);
+	/* Sentinels always quoted (mask_table_env_lines()' form). */
+	CU_ASSERT(strstr(t, "export TOKEN='abc123'\n") != NULL);
+	CU_ASSERT(strstr(t, "export Q='a'\\''b'\n") != NULL);
+	free(t);
+	t = env_text(NULL, NULL);
+	CU_ASSERT_FATAL(t != NULL);
+	CU_ASSERT(strchr(t, '\n') == t + strlen(t) - 1); /* the header only */
+	free(t);
+}
+
+static void test_strv(void)
+{
+	struct strv sv = {0};
+
+	CU_ASSERT_PTR_NULL(strv_list(&sv));
+	CU_ASSERT(strv_add(&sv, "/a") == 0);
+	CU_ASSERT(strv_add_unique(&sv, "/a") == 0);
+	CU_ASSERT(strv_add_join(&sv, "/", "b") == 0);
+	CU_ASSERT(strv_add_join(&sv, "/d", ".git/hooks") == 0);
+	CU_ASSERT(strv_add_join(&sv, "/d", ".git/hooks") == 0);
+	CU_ASSERT_EQUAL(sv.n, 3);
+	CU_ASSERT(strv_has(&sv, "/b") && strv_has(&sv, "/d/.git/hooks") && !strv_has(&sv, "/d"));
+	CU_ASSERT_PTR_NOT_NULL(strv_list(&sv));
+	CU_ASSERT_PTR_NULL(strv_list(&sv)[3]);
+	strv_free(&sv);
+	CU_ASSERT(sv.n == 0 && sv.v == NULL);
+}
+
+TEST_REGISTRAR(cli_session_register)
+{
+	CU_pSuite s = test_suite("cli_session", NULL, NULL);
+
+	test_add(s, "env file: export lines, quoting, sentinels", test_env_lines);
+	test_add(s, "strv: add, unique, join, list, free", test_strv);
+}
