@@ -197,6 +197,50 @@ __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set
 /* Scanning                                                             */
 /* ------------------------------------------------------------------ */
 
+#ifdef HAVE_TEDDY
+/* Up to SKIP_VEC_MAX first bytes, no SSSE3: offset of the first byte of
+ * p[0..n) among the full 16-byte blocks from *i on that passes the SSE2
+ * compares and skip_cand(), n if none; *i ends where scanning stopped. */
+static size_t skip_sse2(const mask_set_t *set, const unsigned char *p, size_t n, size_t *ip)
+{
+	const __m128i *v = set->first_vec, *w = set->second_vec;
+	unsigned nf = set->nfirst, ns = set->nsecond;
+	size_t i = *ip;
+
+	/* Lane j: p[i + j] is a first byte and p[i + j + 1] a second byte
+	 * (of possibly different patterns); the exact pair is checked for
+	 * the few lanes that pass. */
+	for (; i + 17 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i m = _mm_cmpeq_epi8(x, v[0]);
+		unsigned bits;
+
+		for (unsigned j = 1; j < nf; j++)
+			m = _mm_or_si128(m, _mm_cmpeq_epi8(x, v[j]));
+		if (ns <= SKIP_VEC_MAX) {
+			__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
+			__m128i m2 = _mm_cmpeq_epi8(y, w[0]);
+
+			for (unsigned j = 1; j < ns; j++)
+				m2 = _mm_or_si128(m2, _mm_cmpeq_epi8(y, w[j]));
+			m = _mm_and_si128(m, m2);
+		}
+		bits = (unsigned)_mm_movemask_epi8(m);
+		while (bits != 0) {
+			size_t j = i + (size_t)__builtin_ctz(bits);
+
+			if (skip_cand(set, p, j, n)) {
+				*ip = i;
+				return j;
+			}
+			bits &= bits - 1;
+		}
+	}
+	*ip = i;
+	return n;
+}
+#endif
+
 /*
  * Offset of the first byte of p[0..n) at which a match may start (its
  * first four bytes begin some pattern, see skip_cand), n if none.
@@ -254,36 +298,10 @@ static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 	}
 #ifdef HAVE_TEDDY
 	if (set->nfirst <= SKIP_VEC_MAX) {
-		const __m128i *v = set->first_vec, *w = set->second_vec;
-		unsigned nf = set->nfirst, ns = set->nsecond;
+		size_t j = skip_sse2(set, p, n, &i);
 
-		/* Lane j: p[i + j] is a first byte and p[i + j + 1] a second
-		 * byte (of possibly different patterns); the exact pair is
-		 * checked for the few lanes that pass. */
-		for (; i + 17 <= n; i += 16) {
-			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-			__m128i m = _mm_cmpeq_epi8(x, v[0]);
-			unsigned bits;
-
-			for (unsigned j = 1; j < nf; j++)
-				m = _mm_or_si128(m, _mm_cmpeq_epi8(x, v[j]));
-			if (ns <= SKIP_VEC_MAX) {
-				__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
-				__m128i m2 = _mm_cmpeq_epi8(y, w[0]);
-
-				for (unsigned j = 1; j < ns; j++)
-					m2 = _mm_or_si128(m2, _mm_cmpeq_epi8(y, w[j]));
-				m = _mm_and_si128(m, m2);
-			}
-			bits = (unsigned)_mm_movemask_epi8(m);
-			while (bits != 0) {
-				size_t j = i + (size_t)__builtin_ctz(bits);
-
-				if (skip_cand(set, p, j, n))
-					return j;
-				bits &= bits - 1;
-			}
-		}
+		if (j < n)
+			return j;
 	}
 #endif
 #ifdef HAVE_TEDDY
