@@ -335,14 +335,43 @@ typedef struct mask_table mask_table_t;
 
 /*
  * Reads every masked credential of p: env vars from this process's
- * environment, files whole or through `extract` (group 1 of each match;
- * the same scan as the policy loader's check). An unset variable or a
- * missing file is skipped (the loader has warned). Generates the
- * sentinels. Returns the table (the caller frees it with
- * mask_table_free()), or NULL with a one-line message in err naming the
- * credential, never its value (e.g. a value too short to mask).
+ * environment, files whole or through `extract` (group 1 of each match).
+ * An unset variable or a missing file is skipped (mask_table_check()
+ * warns about it). Generates the sentinels. Returns the table (the
+ * caller frees it with mask_table_free()), or NULL with a one-line
+ * message in err naming the credential, never its value (e.g. "credential
+ * NAME: too short to mask; use mode: deny", "credential NAME: cannot read
+ * it: ..."). Setup code only.
  */
 mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen) NONNULL(1, 2) WUNRES MALLOC;
+
+/*
+ * One finding of mask_table_check() about credential policy_cred(p, cred):
+ * an error (the value cannot be masked: `check`, `proxy` and `run` must
+ * refuse the policy) or a warning. msg is one line without location or
+ * newline, naming the credential and never its value; it lives until
+ * the callback returns.
+ */
+typedef void mask_diag_fn(void *arg, size_t cred, bool error, const char *msg);
+
+/*
+ * The checks of SPEC §3.2 and §4.1 on the real values (the policy loader
+ * no longer reads secrets): reads every masked value as mask_table_new()
+ * does and reports through fn, in policy order, with these wordings:
+ *  - error "credential NAME: the value is | the file content is | a value
+ *    extracted (group 1) is too short to mask (N random bits in a
+ *    sentinel), expected at least 64; use mode: deny";
+ *  - error "credential NAME cannot be read (ERRNO TEXT), expected a
+ *    readable regular file of at most 1048576 bytes";
+ *  - warning "credential NAME is not set in this environment; its length
+ *    could not be checked", "credential NAME does not exist; its length
+ *    could not be checked", "credential NAME is accessible to group or
+ *    others (mode 644); chmod 600 it", "credential NAME: extract matches
+ *    nothing in the file now, so nothing would be masked".
+ * Returns the number of errors. Values are read into the secret arena and
+ * wiped before it returns; nothing is kept. Setup code only.
+ */
+unsigned mask_table_check(const policy_t *p, mask_diag_fn *fn, void *arg) NONNULL(1, 2);
 
 /* Wipes every real value and sentinel, frees every set. NULL: no-op.
  * Sets returned by the table must no longer be in use. */
@@ -365,6 +394,16 @@ size_t mask_table_value_cred(const mask_table_t *t, size_t value) NONNULL(1);
  * write error (errno kept).
  */
 int mask_table_env_lines(const mask_table_t *t, FILE *out) NONNULL(1, 2) WUNRES;
+
+/*
+ * The masked variables the sandbox sees, in policy order: how many, and
+ * the i-th one's name (return value) with its sentinel (*sentinel,
+ * NUL-terminated, the real value's length). Strings owned by the table,
+ * valid until mask_table_free(). NULL (and *sentinel NULL) when i is out
+ * of range. Pure.
+ */
+size_t mask_table_env_count(const mask_table_t *t) NONNULL(1);
+const char *mask_table_env_get(const mask_table_t *t, size_t i, const char **sentinel) NONNULL(1, 3);
 
 /*
  * Overwrites, in place, the value of each masked variable in this

@@ -48,6 +48,65 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 
 /*
+ * Where the findings of a load go. mask_table_check() (fn set) reports
+ * every finding of the checks the policy loader made before issue 14,
+ * with its wording, and goes on; mask_table_new() (fn NULL) ignores the
+ * warnings and stops at its first error, in err.
+ */
+struct load {
+	mask_diag_fn *fn; /* check mode when not NULL */
+	void *arg;
+	size_t pcred;     /* policy index of the credential being read */
+	unsigned nerr;    /* errors reported through fn */
+	char *err;        /* mask_table_new(): the first error */
+	size_t errlen;
+};
+
+/* Reports one finding (check mode only). Never given a value's bytes. */
+static void finding(struct load *ld, bool error, const char *fmt, ...) PRINTF(3, 4);
+static void finding(struct load *ld, bool error, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (ld->fn == NULL)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ld->fn(ld->arg, ld->pcred, error, msg);
+	ld->nerr += error;
+}
+
+/* Out of memory while reading credential name: -1 with a message. */
+static int load_nomem(struct load *ld, const char *name)
+{
+	finding(ld, true, "credential %s: out of memory", name);
+	seterr(ld->err, ld->errlen, "credential %s: out of memory", name);
+	return -1;
+}
+
+/*
+ * Check mode: refuses a value with too few random bits for a sentinel
+ * (SPEC §3.2, §4.1), `what` saying which ("the value is"). Never prints
+ * the value. mask_table_new() refuses the same values when it draws the
+ * sentinels (make_sentinels()).
+ */
+static void check_bits(struct load *ld, const char *name, const char *v, size_t n, const char *what)
+{
+	unsigned bits;
+
+	if (ld->fn == NULL)
+		return;
+	bits = mask_sentinel_bits(v, n);
+	if (bits < MASK_MIN_SENTINEL_BITS)
+		finding(ld, true,
+			"credential %s: %s too short to mask (%u random bits in a sentinel), "
+			"expected at least %d; use mode: deny",
+			name, what, bits, MASK_MIN_SENTINEL_BITS);
+}
+
+/*
  * Returns the index of the value equal to real[0..len), adding it (copied
  * into the arena, no sentinel yet) when new. -1 with errno on ENOMEM.
  */
@@ -101,11 +160,11 @@ static int cred_add_value(struct tcred *c, uint32_t vi, size_t off, size_t len)
 }
 
 /*
- * Reads the regular file at path into the arena (NUL-terminated).
- * Returns 0, 1 when it does not exist (skipped, as the loader warned), or
- * -1 with errno.
+ * Reads the regular file at c->path into the arena (NUL-terminated);
+ * *mode gets its st_mode. Returns 0, 1 when it does not exist (skipped),
+ * or -1 with errno (EINVAL: not a regular file; EFBIG: over the cap).
  */
-static int read_file_secret(mask_table_t *t, struct tcred *c)
+static int read_file_secret(mask_table_t *t, struct tcred *c, unsigned *mode)
 {
 	struct stat st;
 	size_t off = 0;
@@ -126,6 +185,7 @@ static int read_file_secret(mask_table_t *t, struct tcred *c)
 		errno = st.st_size > MASK_FILE_MAX_BYTES ? EFBIG : EINVAL;
 		return -1;
 	}
+	*mode = (unsigned)st.st_mode;
 	c->content = mask_secrets_alloc(t->sec, (size_t)st.st_size + 1);
 	if (c->content == NULL) {
 		int saved = errno;
@@ -159,10 +219,11 @@ static int read_file_secret(mask_table_t *t, struct tcred *c)
  * Splits a file credential's content into secrets: the whole content, or
  * group 1 of each extract match (scanned like the policy loader: from the
  * end of each match, one byte on when it is empty, REG_NOTBOL after the
- * first, up to the first NUL). Returns 0 or -1 with a message.
+ * first, up to the first NUL), each checked (check_bits()). Returns 0 or
+ * -1 with a message.
  */
 static int file_values(mask_table_t *t, struct tcred *c, uint32_t ci, const char *extract,
-		       char *err, size_t errlen)
+		       struct load *ld)
 {
 	regex_t re;
 	regmatch_t m[2];
@@ -172,13 +233,17 @@ static int file_values(mask_table_t *t, struct tcred *c, uint32_t ci, const char
 	long vi;
 
 	if (extract == NULL) {
+		check_bits(ld, c->name, c->content, c->content_len, "the file content is");
 		vi = value_intern(t, c->content, c->content_len, ci);
 		if (vi < 0 || cred_add_value(c, (uint32_t)vi, 0, c->content_len) != 0)
-			goto nomem;
+			return load_nomem(ld, c->name);
 		return 0;
 	}
 	if (regcomp(&re, extract, REG_EXTENDED) != 0) {
-		seterr(err, errlen, "credential %s: extract does not compile", c->name);
+		/* `check`: the loader already reported it. */
+		if (ld->fn != NULL)
+			return 0;
+		seterr(ld->err, ld->errlen, "credential %s: extract does not compile", c->name);
 		return -1;
 	}
 	while (*s != '\0' && found < MASK_EXTRACT_MAX && regexec(&re, s, 2, m, flags) == 0) {
@@ -186,20 +251,23 @@ static int file_values(mask_table_t *t, struct tcred *c, uint32_t ci, const char
 			size_t off = (size_t)(s - c->content) + (size_t)m[1].rm_so;
 			size_t len = (size_t)(m[1].rm_eo - m[1].rm_so);
 			found++;
+			check_bits(ld, c->name, c->content + off, len, "a value extracted (group 1) is");
 			vi = value_intern(t, c->content + off, len, ci);
 			if (vi < 0 || cred_add_value(c, (uint32_t)vi, off, len) != 0) {
 				regfree(&re);
-				goto nomem;
+				return load_nomem(ld, c->name);
 			}
 		}
 		s += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
 		flags = REG_NOTBOL;
 	}
 	regfree(&re);
+	if (found == 0)
+		finding(ld, false,
+			"credential %s: extract matches nothing in the file now, so nothing would be "
+			"masked",
+			c->name);
 	return 0;
-nomem:
-	seterr(err, errlen, "credential %s: out of memory", c->name);
-	return -1;
 }
 
 /* Copies the policy credential into c (strings and hosts). 0 or -1. */
@@ -290,7 +358,67 @@ static int make_sentinels(mask_table_t *t, char *err, size_t errlen)
 /* Construction and teardown                                            */
 /* ------------------------------------------------------------------ */
 
-mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
+/* A masked variable from this process's environment. 0 (kept), 1
+ * (unset: skipped) or -1 (ENOMEM, message). */
+static int cred_load_env(mask_table_t *t, struct tcred *c, uint32_t ci, struct load *ld)
+{
+	const char *v = getenv(c->name);
+	long vi;
+
+	if (v == NULL) {
+		/* Nothing to leak: the sandbox does not see it either. */
+		finding(ld, false,
+			"credential %s is not set in this environment; its length could not be checked",
+			c->name);
+		return 1;
+	}
+	check_bits(ld, c->name, v, strlen(v), "the value is");
+	vi = value_intern(t, v, strlen(v), ci);
+	if (vi < 0 || cred_add_value(c, (uint32_t)vi, 0, 0) != 0)
+		return load_nomem(ld, c->name);
+	return 0;
+}
+
+/* A masked file, whole or through extract. 0 (kept), 1 (skipped: missing;
+ * in check mode also unreadable, reported) or -1 (message). */
+static int cred_load_file(mask_table_t *t, struct tcred *c, uint32_t ci, const char *extract,
+			  struct load *ld)
+{
+	unsigned mode = 0;
+	int r = read_file_secret(t, c, &mode);
+
+	if (r == 1) {
+		finding(ld, false, "credential %s does not exist; its length could not be checked",
+			c->name);
+		return 1;
+	}
+	if (r != 0 && ld->fn != NULL) {
+		finding(ld, true,
+			"credential %s cannot be read (%s), expected a readable regular file of at "
+			"most %d bytes",
+			c->name, strerror(errno), MASK_FILE_MAX_BYTES);
+		return 1;
+	}
+	if (r != 0) {
+		seterr(ld->err, ld->errlen, "credential %s: cannot read it: %s", c->name,
+		       strerror(errno));
+		return -1;
+	}
+	/* STYLE 11: a secret others can read is already exposed to them;
+	 * say so (masking cannot help with that). */
+	if (mode & (S_IRWXG | S_IRWXO))
+		finding(ld, false, "credential %s is accessible to group or others (mode %03o); chmod 600 it",
+			c->name, mode & 0777u);
+	return file_values(t, c, ci, extract, ld);
+}
+
+/*
+ * Reads every masked credential of p into a new table (values, no
+ * sentinels or sets yet). NULL on a fatal error (message in ld): out of
+ * memory, or in mask_table_new() mode an unreadable file or a bad
+ * extract.
+ */
+static mask_table_t *table_read(const policy_t *p, struct load *ld)
 {
 	size_t n = policy_cred_count(p);
 	mask_table_t *t = calloc(1, sizeof(*t));
@@ -307,49 +435,50 @@ mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
 		const struct policy_cred *pc = policy_cred(p, i);
 		struct tcred *c = &t->cred[t->ncreds];
 		uint32_t ci = (uint32_t)t->ncreds;
+		int r;
 
 		if (pc->mode != CRED_MASK || pc->name == NULL)
 			continue;
+		ld->pcred = i;
 		if (cred_copy(c, pc) != 0) {
 			cred_release(c);
 			memset(c, 0, sizeof(*c));
 			goto fail_nomem;
 		}
 		t->ncreds++; /* from here on freed with the table */
-		if (pc->kind == CRED_ENV) {
-			const char *v = getenv(pc->name);
-			long vi;
-			if (v == NULL) {
-				/* Unset: the sandbox does not see it either. */
-				cred_release(c);
-				memset(c, 0, sizeof(*c));
-				t->ncreds--;
-				continue;
-			}
-			vi = value_intern(t, v, strlen(v), ci);
-			if (vi < 0 || cred_add_value(c, (uint32_t)vi, 0, 0) != 0)
-				goto fail_nomem;
-		} else {
-			int r = read_file_secret(t, c);
-			if (r == 1) {
-				cred_release(c);
-				memset(c, 0, sizeof(*c));
-				t->ncreds--;
-				continue;
-			}
-			if (r != 0) {
-				seterr(err, errlen, "credential %s: cannot read it: %s", c->name,
-				       strerror(errno));
-				goto fail;
-			}
-			if (file_values(t, c, ci, pc->extract, err, errlen) != 0)
-				goto fail;
+		r = pc->kind == CRED_ENV ? cred_load_env(t, c, ci, ld)
+					 : cred_load_file(t, c, ci, pc->extract, ld);
+		if (r < 0)
+			goto fail;
+		if (r == 1) {
+			cred_release(c);
+			memset(c, 0, sizeof(*c));
+			t->ncreds--;
 		}
 	}
+	return t;
+
+fail_nomem:
+	finding(ld, true, "credentials: out of memory");
+	seterr(ld->err, ld->errlen, "credentials: out of memory");
+fail:
+	mask_table_free(t);
+	return NULL;
+}
+
+mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
+{
+	struct load ld = {.err = err, .errlen = errlen};
+	mask_table_t *t = table_read(p, &ld);
+
+	if (t == NULL)
+		return NULL;
 	t->nwords = t->ncreds / 64 + 1;
 	t->tmpkey = calloc(t->nwords, sizeof(uint64_t));
-	if (t->tmpkey == NULL)
-		goto fail_nomem;
+	if (t->tmpkey == NULL) {
+		seterr(err, errlen, "credentials: out of memory");
+		goto fail;
+	}
 	if (make_sentinels(t, err, errlen) != 0)
 		goto fail;
 	if (table_build_sets(t) != 0) {
@@ -359,11 +488,18 @@ mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
 	}
 	return t;
 
-fail_nomem:
-	seterr(err, errlen, "credentials: out of memory");
 fail:
 	mask_table_free(t);
 	return NULL;
+}
+
+unsigned mask_table_check(const policy_t *p, mask_diag_fn *fn, void *arg)
+{
+	struct load ld = {.fn = fn, .arg = arg};
+
+	/* The values are read into a secret arena, checked, and wiped. */
+	mask_table_free(table_read(p, &ld));
+	return ld.nerr;
 }
 
 void mask_table_free(mask_table_t *t)
@@ -436,6 +572,32 @@ int mask_table_env_lines(const mask_table_t *t, FILE *out)
 			return -1;
 	}
 	return 0;
+}
+
+size_t mask_table_env_count(const mask_table_t *t)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < t->ncreds; c++)
+		n += t->cred[c].kind == CRED_ENV && t->cred[c].nvals != 0;
+	return n;
+}
+
+const char *mask_table_env_get(const mask_table_t *t, size_t i, const char **sentinel)
+{
+	for (size_t c = 0; c < t->ncreds; c++) {
+		const struct tcred *cr = &t->cred[c];
+
+		if (cr->kind != CRED_ENV || cr->nvals == 0)
+			continue;
+		if (i-- == 0) {
+			/* Arena bytes: zeroed beyond len, so NUL-terminated. */
+			*sentinel = t->value[cr->vals[0]].sent;
+			return cr->name;
+		}
+	}
+	*sentinel = NULL;
+	return NULL;
 }
 
 size_t mask_table_scrub_environ(const mask_table_t *t)
