@@ -515,7 +515,7 @@ int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, u
 size_t mask_table_form_count(const mask_table_t *t) NONNULL(1);
 
 /* ------------------------------------------------------------------ */
-/* Authorization: Basic (table.c)                                       */
+/* Authorization: Basic (basic.c)                                       */
 /* ------------------------------------------------------------------ */
 
 /* Strict standard base64 (RFC 4648 §4, padded, no whitespace). Decodes
@@ -538,5 +538,156 @@ long mask_b64_encode(const unsigned char *in, size_t len, char *out, size_t outc
  */
 int mask_basic_replace(const mask_set_t *set, char *b64, size_t len, uint64_t *counts,
 		       size_t *total) NONNULL(1, 2) WUNRES;
+
+/* ------------------------------------------------------------------ */
+/* One connection's exchanges (exchange.c)                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The coarse API the proxy uses (SPEC §4.2, §4.3): one call per request
+ * head, one per response head, one per body chunk, and the audit figures
+ * of the current request. A mask_exch_t holds, for one connection on a
+ * table (not owned, which must outlive it), the scratch counts, the
+ * credentials injected on the current request and one body stream per
+ * direction. One event loop; every function below may be called from
+ * event-loop callbacks (mask_exch_body_begin() builds a stream the first
+ * time a set is met, and mask_table_outbound() may build a set for a
+ * host combination no exact inject host warmed).
+ */
+typedef struct mask_exch mask_exch_t;
+
+/* Body directions: towards the upstream (inject, detect), towards the
+ * client (remask). */
+enum mask_dir { MASK_OUT = 0, MASK_IN = 1 };
+
+/* Creates the state for one connection. NULL on ENOMEM. The caller owns
+ * it and frees it with mask_exch_free(). */
+mask_exch_t *mask_exch_new(mask_table_t *t) NONNULL(1) WUNRES MALLOC;
+
+/* Frees (wiping the streams' hold-back). NULL is a no-op. */
+void mask_exch_free(mask_exch_t *x);
+
+/* A new request: forgets the previous one's figures; both body streams
+ * are reset (held bytes wiped) and inactive. */
+void mask_exch_begin(mask_exch_t *x) NONNULL(1);
+
+/* Whether some credential may be injected towards host:port anywhere. */
+bool mask_exch_inject_host(mask_exch_t *x, const char *host, uint16_t port) NONNULL(1, 2);
+
+/* Where a refused sentinel sat, and which policy setting refuses it. */
+enum mask_where { MASK_WHERE_HEADER, MASK_WHERE_TARGET, MASK_WHERE_HOST };
+enum mask_rule {
+	MASK_RULE_INJECT_HOSTS, /* host:port is not in the credential's injectHosts */
+	MASK_RULE_INJECT_IN,    /* its injectIn does not list the place (or the Host field) */
+	MASK_RULE_PLAINTEXT,    /* plain HTTP without credentials.allowPlaintextInject */
+};
+struct mask_refusal {
+	const char *cred; /* credential name (owned by the table), or NULL */
+	enum mask_where where;
+	enum mask_rule rule;
+};
+
+enum mask_head_result { MASK_HEAD_OK = 0, MASK_HEAD_REFUSED, MASK_HEAD_NOMEM };
+
+/*
+ * Checks and substitutes in place, for host:port over verified TLS or
+ * not, the serialised request head head[0..len) (request line, CRLF
+ * fields, the empty line): the target (its percent forms too, and a
+ * sentinel spelled with any %XX escapes is found), every field, the
+ * decoded user:password of Authorization: Basic; the Host field is never
+ * substituted and may carry no sentinel. Sentinels become real values
+ * where a credential may be injected (recorded for mask_exch_injected());
+ * a real value in any form becomes its sentinel's form (bodies and heads
+ * are refused for that by the caller's mask_exch_find_real()). Returns
+ * MASK_HEAD_OK; MASK_HEAD_REFUSED when a sentinel sits where it may not
+ * go (*why says which credential, where and why; head is then partly
+ * substituted and must be wiped, never sent); MASK_HEAD_NOMEM (errno).
+ */
+enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t len, const char *host,
+					     uint16_t port, bool verified, struct mask_refusal *why)
+	NONNULL(1, 2, 4, 7) WUNRES;
+
+/* Remasks (real -> sentinel) a response head in place; the count goes to
+ * mask_exch_remasked(). Returns 0 or -1 (ENOMEM). */
+int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len) NONNULL(1, 2) WUNRES;
+
+/*
+ * Whether buf (a request target or one header field) holds a real value,
+ * raw or in any form the remask set knows, as it is or with every %XX
+ * decoded: 1 with *cred naming the credential, 0 (none), or -1 (ENOMEM).
+ */
+int mask_exch_find_real(mask_exch_t *x, const void *buf, size_t len, const char **cred)
+	NONNULL(1, 2, 4) WUNRES;
+
+/*
+ * Starts the body of the current message in direction d: MASK_OUT with
+ * the body set of host:port (injection where injectIn has body,
+ * detection elsewhere; host NULL: nothing is injected, as in an opaque
+ * tunnel or a WebSocket stream), MASK_IN with the remask set. Returns 0
+ * or -1 (ENOMEM).
+ */
+int mask_exch_body_begin(mask_exch_t *x, enum mask_dir d, const char *host, uint16_t port,
+			 bool verified) NONNULL(1) WUNRES;
+
+/* Whether direction d has a body begun and not yet ended or cut. Pure. */
+bool mask_exch_body_active(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
+
+/*
+ * One chunk of the body in direction d: len bytes at data, or the first
+ * len bytes of in (drained; runs without a match move as libevent
+ * chains), scanned across chunk boundaries and appended substituted to
+ * out (mask_stream_feed(), mask_stream_feed_buffer()). Bytes that may
+ * begin a value are held (mask_exch_body_held()) until the next chunk,
+ * mask_exch_body_release() or the end. Returns 0 or -1 (no body active,
+ * or ENOMEM).
+ */
+int mask_exch_body_feed(mask_exch_t *x, enum mask_dir d, const void *data, size_t len,
+			struct evbuffer *out) NONNULL(1, 5) WUNRES;
+int mask_exch_body_feed_buffer(mask_exch_t *x, enum mask_dir d, struct evbuffer *in, size_t len,
+			       struct evbuffer *out) NONNULL(1, 3, 5) WUNRES;
+
+/* The held bytes go to out as they are resolved now (a value cut by the
+ * pause is not recognised); the body goes on. Returns 0 or -1. */
+int mask_exch_body_release(mask_exch_t *x, enum mask_dir d, struct evbuffer *out) NONNULL(1, 3) WUNRES;
+
+/* Input bytes held in direction d now, and the most ever held
+ * (longest pattern - 1) by the set last begun there. Pure. */
+size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
+size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
+
+/* The sender cut the message off: the held bytes, which may begin a real
+ * value, are wiped and never sent; inbound replacements are counted. */
+void mask_exch_body_cut(mask_exch_t *x, enum mask_dir d) NONNULL(1);
+
+/* End of the message: the held bytes are resolved into out; outbound,
+ * the injected credentials and a sentinel left where it may not go
+ * (mask_exch_body_left()) are recorded; inbound, the remasked count.
+ * Returns 0 or -1. */
+int mask_exch_body_end(mask_exch_t *x, enum mask_dir d, struct evbuffer *out) NONNULL(1, 3) WUNRES;
+
+/* The credential whose real value, in any form, the outbound stream met
+ * since it began (its sentinel's form was written instead), or NULL. */
+const char *mask_exch_leak(const mask_exch_t *x) NONNULL(1);
+
+/* Whether the outbound stream replaced anything since it began (*met),
+ * and the credential of the first sentinel among them, or NULL. */
+const char *mask_exch_sentinel_met(const mask_exch_t *x, bool *met) NONNULL(1, 2);
+
+/*
+ * A whole control message of direction d (a WebSocket control frame's
+ * unmasked payload), substituted in place with the set last begun there:
+ * inbound remasked, outbound a real value is recorded
+ * (mask_exch_control_leak()). Returns 0 or -1.
+ */
+int mask_exch_control(mask_exch_t *x, enum mask_dir d, void *buf, size_t len) NONNULL(1) WUNRES;
+const char *mask_exch_control_leak(const mask_exch_t *x) NONNULL(1);
+
+/* Audit figures of the current request: names gets up to max credential
+ * names (owned by the table), how many is returned; real values remasked;
+ * the credential of a sentinel left in the request body where it may not
+ * be injected (recorded, not refused), or NULL. */
+size_t mask_exch_injected(const mask_exch_t *x, const char **names, size_t max) NONNULL(1);
+uint64_t mask_exch_remasked(const mask_exch_t *x) NONNULL(1);
+const char *mask_exch_body_left(const mask_exch_t *x) NONNULL(1);
 
 #endif
