@@ -64,7 +64,6 @@ static int frame_n(struct cdir *d, size_t n);
 static int ws_emit(struct cdir *d, size_t go);
 
 struct cmask {
-	mask_table_t *t;       /* the session's table (not owned) */
 	mask_exch_t *x;        /* the exchange state: heads, streams, figures */
 	size_t ncreds;         /* credentials */
 	struct cdir dir[2];
@@ -97,7 +96,6 @@ cmask_t *cmask_new(mask_table_t *t, bool *oom)
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		goto fail;
-	m->t = t;
 	m->ncreds = mask_table_cred_count(t);
 	if ((m->x = mask_exch_new(t)) == NULL)
 		goto fail;
