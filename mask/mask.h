@@ -2,17 +2,20 @@
  * mask.h - credential masking (SPEC §4): the public face of mask/ for the
  * whole module.
  *
+ *  - The streaming substituter: pattern sets compiled by set.c into the
+ *    automaton of automaton.h (private), scanned by stream.c per message.
  *  - Sentinel shape rules and generation (sentinel.c, §4.1).
- *  - Secret storage (secret.c, §4.4): a locked, undumpable arena that
- *    holds real values and sentinels and is wiped when freed.
- *  - The credential table (table.c, §3.2, §4.2, §4.3): real values read
- *    from passavant's own environment and files, one sentinel per
- *    distinct real value, the sandbox-facing outputs (env lines, sentinel
- *    copies of files), and the substitution sets the proxy feeds to the
- *    streaming substituter below, per host eligibility.
- *  - Authorization: Basic helpers (table.c).
- *  - The streaming substituter (stream.c): compiled pattern sets and
- *    per-message streams.
+ *  - Secret storage (secret.c, §4.4): a locked, undumpable arena over
+ *    base/secmem.h that holds real values and sentinels and is wiped
+ *    when freed.
+ *  - The credential table (§3.2, §4.2, §4.3; layout in tablepriv.h): real
+ *    values read from passavant's own environment and files and checked
+ *    (table.c), one sentinel per distinct real value, the sandbox-facing
+ *    outputs (env lines and pairs, sentinel copies of files), and the
+ *    substitution and detection sets per host eligibility (tablesets.c).
+ *  - Base64 and Authorization: Basic (basic.c).
+ *  - One connection's exchanges (exchange.c): the coarse API the proxy
+ *    uses, one call per head and one per body chunk.
  *
  * Nothing in mask/ logs, and no error message or output of this module
  * carries a real value, except the `to` side of outbound sets.
@@ -31,7 +34,7 @@
 #include "base/attrib.h"
 
 /* ------------------------------------------------------------------ */
-/* Streaming substitution (stream.c)                                    */
+/* Streaming substitution (set.c, stream.c)                            */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -40,7 +43,7 @@
  * in docs/masking.md.
  *
  * A mask_set_t is a compiled, immutable set of (from -> to) byte-string
- * pairs. Its memory holds the secret bytes: it is one mmap'd arena,
+ * pairs. Its memory holds the secret bytes: it is one base/secmem.h arena,
  * mlock'ed and MADV_DONTDUMP'ed, wiped with explicit_bzero and unmapped by
  * mask_set_free(). A set may be shared read-only by any number of streams
  * and threads.
@@ -134,7 +137,7 @@ mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned 
  * percent-encoded forms (mask_set_new() with MASK_SET_PERCENT is
  * pct_from 0, without it pct_from npairs); MASK_SET_PERCENT in flags is
  * ignored. The outbound sets use it: sentinels raw only, the real-value
- * forms that refuse a request in every encoding (table.c).
+ * forms that refuse a request in every encoding (tablesets.c).
  */
 mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_t pct_from,
 			     unsigned flags, enum mask_set_result *res) NONNULL(5) WUNRES MALLOC;
@@ -317,7 +320,7 @@ size_t mask_secrets_mapped(const mask_secrets_t *s) NONNULL(1);
 void mask_secrets_free(mask_secrets_t *s);
 
 /* ------------------------------------------------------------------ */
-/* The credential table (table.c)                                       */
+/* The credential table (table.c, tablesets.c)                          */
 /* ------------------------------------------------------------------ */
 
 /*
