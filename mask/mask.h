@@ -2,17 +2,20 @@
  * mask.h - credential masking (SPEC §4): the public face of mask/ for the
  * whole module.
  *
+ *  - The streaming substituter: pattern sets compiled by set.c into the
+ *    automaton of automaton.h (private), scanned by stream.c per message.
  *  - Sentinel shape rules and generation (sentinel.c, §4.1).
- *  - Secret storage (secret.c, §4.4): a locked, undumpable arena that
- *    holds real values and sentinels and is wiped when freed.
- *  - The credential table (table.c, §3.2, §4.2, §4.3): real values read
- *    from passavant's own environment and files, one sentinel per
- *    distinct real value, the sandbox-facing outputs (env lines, sentinel
- *    copies of files), and the substitution sets the proxy feeds to the
- *    streaming substituter below, per host eligibility.
- *  - Authorization: Basic helpers (table.c).
- *  - The streaming substituter (stream.c): compiled pattern sets and
- *    per-message streams.
+ *  - Secret storage (secret.c, §4.4): a locked, undumpable arena over
+ *    base/secmem.h that holds real values and sentinels and is wiped
+ *    when freed.
+ *  - The credential table (§3.2, §4.2, §4.3; layout in tablepriv.h): real
+ *    values read from passavant's own environment and files and checked
+ *    (table.c), one sentinel per distinct real value, the sandbox-facing
+ *    outputs (env lines and pairs, sentinel copies of files), and the
+ *    substitution and detection sets per host eligibility (tablesets.c).
+ *  - Base64 and Authorization: Basic (basic.c).
+ *  - One connection's exchanges (exchange.c): the coarse API the proxy
+ *    uses, one call per head and one per body chunk.
  *
  * Nothing in mask/ logs, and no error message or output of this module
  * carries a real value, except the `to` side of outbound sets.
@@ -31,7 +34,7 @@
 #include "base/attrib.h"
 
 /* ------------------------------------------------------------------ */
-/* Streaming substitution (stream.c)                                    */
+/* Streaming substitution (set.c, stream.c)                            */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -40,7 +43,7 @@
  * in docs/masking.md.
  *
  * A mask_set_t is a compiled, immutable set of (from -> to) byte-string
- * pairs. Its memory holds the secret bytes: it is one mmap'd arena,
+ * pairs. Its memory holds the secret bytes: it is one base/secmem.h arena,
  * mlock'ed and MADV_DONTDUMP'ed, wiped with explicit_bzero and unmapped by
  * mask_set_free(). A set may be shared read-only by any number of streams
  * and threads.
@@ -134,7 +137,7 @@ mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned 
  * percent-encoded forms (mask_set_new() with MASK_SET_PERCENT is
  * pct_from 0, without it pct_from npairs); MASK_SET_PERCENT in flags is
  * ignored. The outbound sets use it: sentinels raw only, the real-value
- * forms that refuse a request in every encoding (table.c).
+ * forms that refuse a request in every encoding (tablesets.c).
  */
 mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_t pct_from,
 			     unsigned flags, enum mask_set_result *res) NONNULL(5) WUNRES MALLOC;
@@ -317,7 +320,7 @@ size_t mask_secrets_mapped(const mask_secrets_t *s) NONNULL(1);
 void mask_secrets_free(mask_secrets_t *s);
 
 /* ------------------------------------------------------------------ */
-/* The credential table (table.c)                                       */
+/* The credential table (table.c, tablesets.c)                          */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -335,14 +338,43 @@ typedef struct mask_table mask_table_t;
 
 /*
  * Reads every masked credential of p: env vars from this process's
- * environment, files whole or through `extract` (group 1 of each match;
- * the same scan as the policy loader's check). An unset variable or a
- * missing file is skipped (the loader has warned). Generates the
- * sentinels. Returns the table (the caller frees it with
- * mask_table_free()), or NULL with a one-line message in err naming the
- * credential, never its value (e.g. a value too short to mask).
+ * environment, files whole or through `extract` (group 1 of each match).
+ * An unset variable or a missing file is skipped (mask_table_check()
+ * warns about it). Generates the sentinels. Returns the table (the
+ * caller frees it with mask_table_free()), or NULL with a one-line
+ * message in err naming the credential, never its value (e.g. "credential
+ * NAME: too short to mask; use mode: deny", "credential NAME: cannot read
+ * it: ..."). Setup code only.
  */
 mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen) NONNULL(1, 2) WUNRES MALLOC;
+
+/*
+ * One finding of mask_table_check() about credential policy_cred(p, cred):
+ * an error (the value cannot be masked: `check`, `proxy` and `run` must
+ * refuse the policy) or a warning. msg is one line without location or
+ * newline, naming the credential and never its value; it lives until
+ * the callback returns.
+ */
+typedef void mask_diag_fn(void *arg, size_t cred, bool error, const char *msg);
+
+/*
+ * The checks of SPEC §3.2 and §4.1 on the real values (the policy loader
+ * no longer reads secrets): reads every masked value as mask_table_new()
+ * does and reports through fn, in policy order, with these wordings:
+ *  - error "credential NAME: the value is | the file content is | a value
+ *    extracted (group 1) is too short to mask (N random bits in a
+ *    sentinel), expected at least 64; use mode: deny";
+ *  - error "credential NAME cannot be read (ERRNO TEXT), expected a
+ *    readable regular file of at most 1048576 bytes";
+ *  - warning "credential NAME is not set in this environment; its length
+ *    could not be checked", "credential NAME does not exist; its length
+ *    could not be checked", "credential NAME is accessible to group or
+ *    others (mode 644); chmod 600 it", "credential NAME: extract matches
+ *    nothing in the file now, so nothing would be masked".
+ * Returns the number of errors. Values are read into the secret arena and
+ * wiped before it returns; nothing is kept. Setup code only.
+ */
+unsigned mask_table_check(const policy_t *p, mask_diag_fn *fn, void *arg) NONNULL(1, 2);
 
 /* Wipes every real value and sentinel, frees every set. NULL: no-op.
  * Sets returned by the table must no longer be in use. */
@@ -365,6 +397,16 @@ size_t mask_table_value_cred(const mask_table_t *t, size_t value) NONNULL(1);
  * write error (errno kept).
  */
 int mask_table_env_lines(const mask_table_t *t, FILE *out) NONNULL(1, 2) WUNRES;
+
+/*
+ * The masked variables the sandbox sees, in policy order: how many, and
+ * the i-th one's name (return value) with its sentinel (*sentinel,
+ * NUL-terminated, the real value's length). Strings owned by the table,
+ * valid until mask_table_free(). NULL (and *sentinel NULL) when i is out
+ * of range. Pure.
+ */
+size_t mask_table_env_count(const mask_table_t *t) NONNULL(1);
+const char *mask_table_env_get(const mask_table_t *t, size_t i, const char **sentinel) NONNULL(1, 3);
 
 /*
  * Overwrites, in place, the value of each masked variable in this
@@ -476,7 +518,7 @@ int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, u
 size_t mask_table_form_count(const mask_table_t *t) NONNULL(1);
 
 /* ------------------------------------------------------------------ */
-/* Authorization: Basic (table.c)                                       */
+/* Authorization: Basic (basic.c)                                       */
 /* ------------------------------------------------------------------ */
 
 /* Strict standard base64 (RFC 4648 §4, padded, no whitespace). Decodes
@@ -499,5 +541,156 @@ long mask_b64_encode(const unsigned char *in, size_t len, char *out, size_t outc
  */
 int mask_basic_replace(const mask_set_t *set, char *b64, size_t len, uint64_t *counts,
 		       size_t *total) NONNULL(1, 2) WUNRES;
+
+/* ------------------------------------------------------------------ */
+/* One connection's exchanges (exchange.c)                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The coarse API the proxy uses (SPEC §4.2, §4.3): one call per request
+ * head, one per response head, one per body chunk, and the audit figures
+ * of the current request. A mask_exch_t holds, for one connection on a
+ * table (not owned, which must outlive it), the scratch counts, the
+ * credentials injected on the current request and one body stream per
+ * direction. One event loop; every function below may be called from
+ * event-loop callbacks (mask_exch_body_begin() builds a stream the first
+ * time a set is met, and mask_table_outbound() may build a set for a
+ * host combination no exact inject host warmed).
+ */
+typedef struct mask_exch mask_exch_t;
+
+/* Body directions: towards the upstream (inject, detect), towards the
+ * client (remask). */
+enum mask_dir { MASK_OUT = 0, MASK_IN = 1 };
+
+/* Creates the state for one connection. NULL on ENOMEM. The caller owns
+ * it and frees it with mask_exch_free(). */
+mask_exch_t *mask_exch_new(mask_table_t *t) NONNULL(1) WUNRES MALLOC;
+
+/* Frees (wiping the streams' hold-back). NULL is a no-op. */
+void mask_exch_free(mask_exch_t *x);
+
+/* A new request: forgets the previous one's figures; both body streams
+ * are reset (held bytes wiped) and inactive. */
+void mask_exch_begin(mask_exch_t *x) NONNULL(1);
+
+/* Whether some credential may be injected towards host:port anywhere. */
+bool mask_exch_inject_host(mask_exch_t *x, const char *host, uint16_t port) NONNULL(1, 2);
+
+/* Where a refused sentinel sat, and which policy setting refuses it. */
+enum mask_where { MASK_WHERE_HEADER, MASK_WHERE_TARGET, MASK_WHERE_HOST };
+enum mask_rule {
+	MASK_RULE_INJECT_HOSTS, /* host:port is not in the credential's injectHosts */
+	MASK_RULE_INJECT_IN,    /* its injectIn does not list the place (or the Host field) */
+	MASK_RULE_PLAINTEXT,    /* plain HTTP without credentials.allowPlaintextInject */
+};
+struct mask_refusal {
+	const char *cred; /* credential name (owned by the table), or NULL */
+	enum mask_where where;
+	enum mask_rule rule;
+};
+
+enum mask_head_result { MASK_HEAD_OK = 0, MASK_HEAD_REFUSED, MASK_HEAD_NOMEM };
+
+/*
+ * Checks and substitutes in place, for host:port over verified TLS or
+ * not, the serialised request head head[0..len) (request line, CRLF
+ * fields, the empty line): the target (its percent forms too, and a
+ * sentinel spelled with any %XX escapes is found), every field, the
+ * decoded user:password of Authorization: Basic; the Host field is never
+ * substituted and may carry no sentinel. Sentinels become real values
+ * where a credential may be injected (recorded for mask_exch_injected());
+ * a real value in any form becomes its sentinel's form (bodies and heads
+ * are refused for that by the caller's mask_exch_find_real()). Returns
+ * MASK_HEAD_OK; MASK_HEAD_REFUSED when a sentinel sits where it may not
+ * go (*why says which credential, where and why; head is then partly
+ * substituted and must be wiped, never sent); MASK_HEAD_NOMEM (errno).
+ */
+enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t len, const char *host,
+					     uint16_t port, bool verified, struct mask_refusal *why)
+	NONNULL(1, 2, 4, 7) WUNRES;
+
+/* Remasks (real -> sentinel) a response head in place; the count goes to
+ * mask_exch_remasked(). Returns 0 or -1 (ENOMEM). */
+int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len) NONNULL(1, 2) WUNRES;
+
+/*
+ * Whether buf (a request target or one header field) holds a real value,
+ * raw or in any form the remask set knows, as it is or with every %XX
+ * decoded: 1 with *cred naming the credential, 0 (none), or -1 (ENOMEM).
+ */
+int mask_exch_find_real(mask_exch_t *x, const void *buf, size_t len, const char **cred)
+	NONNULL(1, 2, 4) WUNRES;
+
+/*
+ * Starts the body of the current message in direction d: MASK_OUT with
+ * the body set of host:port (injection where injectIn has body,
+ * detection elsewhere; host NULL: nothing is injected, as in an opaque
+ * tunnel or a WebSocket stream), MASK_IN with the remask set. Returns 0
+ * or -1 (ENOMEM).
+ */
+int mask_exch_body_begin(mask_exch_t *x, enum mask_dir d, const char *host, uint16_t port,
+			 bool verified) NONNULL(1) WUNRES;
+
+/* Whether direction d has a body begun and not yet ended or cut. Pure. */
+bool mask_exch_body_active(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
+
+/*
+ * One chunk of the body in direction d: len bytes at data, or the first
+ * len bytes of in (drained; runs without a match move as libevent
+ * chains), scanned across chunk boundaries and appended substituted to
+ * out (mask_stream_feed(), mask_stream_feed_buffer()). Bytes that may
+ * begin a value are held (mask_exch_body_held()) until the next chunk,
+ * mask_exch_body_release() or the end. Returns 0 or -1 (no body active,
+ * or ENOMEM).
+ */
+int mask_exch_body_feed(mask_exch_t *x, enum mask_dir d, const void *data, size_t len,
+			struct evbuffer *out) NONNULL(1, 5) WUNRES;
+int mask_exch_body_feed_buffer(mask_exch_t *x, enum mask_dir d, struct evbuffer *in, size_t len,
+			       struct evbuffer *out) NONNULL(1, 3, 5) WUNRES;
+
+/* The held bytes go to out as they are resolved now (a value cut by the
+ * pause is not recognised); the body goes on. Returns 0 or -1. */
+int mask_exch_body_release(mask_exch_t *x, enum mask_dir d, struct evbuffer *out) NONNULL(1, 3) WUNRES;
+
+/* Input bytes held in direction d now, and the most ever held
+ * (longest pattern - 1) by the set last begun there. Pure. */
+size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
+size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
+
+/* The sender cut the message off: the held bytes, which may begin a real
+ * value, are wiped and never sent; inbound replacements are counted. */
+void mask_exch_body_cut(mask_exch_t *x, enum mask_dir d) NONNULL(1);
+
+/* End of the message: the held bytes are resolved into out; outbound,
+ * the injected credentials and a sentinel left where it may not go
+ * (mask_exch_body_left()) are recorded; inbound, the remasked count.
+ * Returns 0 or -1. */
+int mask_exch_body_end(mask_exch_t *x, enum mask_dir d, struct evbuffer *out) NONNULL(1, 3) WUNRES;
+
+/* The credential whose real value, in any form, the outbound stream met
+ * since it began (its sentinel's form was written instead), or NULL. */
+const char *mask_exch_leak(const mask_exch_t *x) NONNULL(1);
+
+/* Whether the outbound stream replaced anything since it began (*met),
+ * and the credential of the first sentinel among them, or NULL. */
+const char *mask_exch_sentinel_met(const mask_exch_t *x, bool *met) NONNULL(1, 2);
+
+/*
+ * A whole control message of direction d (a WebSocket control frame's
+ * unmasked payload), substituted in place with the set last begun there:
+ * inbound remasked, outbound a real value is recorded
+ * (mask_exch_control_leak()). Returns 0 or -1.
+ */
+int mask_exch_control(mask_exch_t *x, enum mask_dir d, void *buf, size_t len) NONNULL(1) WUNRES;
+const char *mask_exch_control_leak(const mask_exch_t *x) NONNULL(1);
+
+/* Audit figures of the current request: names gets up to max credential
+ * names (owned by the table), how many is returned; real values remasked;
+ * the credential of a sentinel left in the request body where it may not
+ * be injected (recorded, not refused), or NULL. */
+size_t mask_exch_injected(const mask_exch_t *x, const char **names, size_t max) NONNULL(1);
+uint64_t mask_exch_remasked(const mask_exch_t *x) NONNULL(1);
+const char *mask_exch_body_left(const mask_exch_t *x) NONNULL(1);
 
 #endif

@@ -47,18 +47,15 @@ struct wsseg {
 	unsigned char pad[2];
 };
 
-/* One direction of body substitution. */
+/* One direction's framing and output around its body stream (the stream
+ * itself is the exchange's, mask_exch_body_*()). */
 struct cdir {
 	cmask_t *m;              /* back pointer (sink argument is the dir) */
 	enum cmask_dir d;
-	mask_stream_t *st;       /* stream on set, or NULL */
-	const mask_set_t *set;   /* set st runs on */
-	struct mask_outbound ob; /* CMASK_OUT: eligibility of the body set */
 	struct evbuffer *out;    /* substituted (and framed) bytes to pass on */
-	struct evbuffer *chunk;  /* chunked: substituted data not yet framed */
-	bool on;                 /* the current message is being substituted */
+	struct evbuffer *chunk;  /* chunked or WebSocket: substituted data not yet framed */
 	bool chunked;            /* re-frame as chunks */
-	bool release;            /* inbound: the tail was released, send it all */
+	bool release;            /* the tail was released, send it all */
 	bool ws;                 /* a WebSocket stream: framed by wsd */
 	struct wsdir wsd;
 };
@@ -67,18 +64,26 @@ static int frame_n(struct cdir *d, size_t n);
 static int ws_emit(struct cdir *d, size_t go);
 
 struct cmask {
-	mask_table_t *t;       /* the session's table (not owned) */
-	size_t npairs;         /* values: pairs of every set */
+	mask_exch_t *x;        /* the exchange state: heads, streams, figures */
 	size_t ncreds;         /* credentials */
-	size_t ncounts;        /* pairs of the largest outbound set: values + forms */
-	uint64_t *counts;      /* [ncounts] scratch for one location */
-	unsigned char *inj;    /* [ncreds] injected on the current request */
-	long body_left;        /* credential of a sentinel left in a body, or -1 */
-	long ws_leak;          /* credential of a real value in an outbound control frame, or -1 */
-	uint64_t remasked;     /* real values turned into sentinels */
 	struct cdir dir[2];
 	char rule[POLICY_HOST_MAX + 96]; /* rule string of the last refusal */
 };
+
+_Static_assert((int)CMASK_OUT == (int)MASK_OUT && (int)CMASK_IN == (int)MASK_IN,
+	       "cmask directions are mask directions");
+
+/* The exchange's direction for d. */
+static enum mask_dir xd(enum cmask_dir d)
+{
+	return (enum mask_dir)d;
+}
+
+/* Where the stream of d writes: the framing queue, or straight out. */
+static struct evbuffer *raw_out(struct cdir *d)
+{
+	return d->chunked || d->ws ? d->chunk : d->out;
+}
 
 cmask_t *cmask_new(mask_table_t *t, bool *oom)
 {
@@ -91,13 +96,8 @@ cmask_t *cmask_new(mask_table_t *t, bool *oom)
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		goto fail;
-	m->t = t;
-	m->npairs = mask_table_value_count(t);
 	m->ncreds = mask_table_cred_count(t);
-	m->ncounts = m->npairs + mask_table_form_count(t);
-	m->counts = calloc(m->ncounts, sizeof(*m->counts));
-	m->inj = calloc(m->ncreds > 0 ? m->ncreds : 1, 1);
-	if (m->counts == NULL || m->inj == NULL)
+	if ((m->x = mask_exch_new(t)) == NULL)
 		goto fail;
 	for (i = 0; i < 2; i++) {
 		m->dir[i].m = m;
@@ -107,7 +107,6 @@ cmask_t *cmask_new(mask_table_t *t, bool *oom)
 		if (m->dir[i].out == NULL || m->dir[i].chunk == NULL)
 			goto fail;
 	}
-	m->body_left = -1;
 	return m;
 fail:
 	*oom = true;
@@ -121,8 +120,8 @@ void cmask_free(cmask_t *m)
 
 	if (m == NULL)
 		return;
+	mask_exch_free(m->x);
 	for (i = 0; i < 2; i++) {
-		mask_stream_free(m->dir[i].st);
 		if (m->dir[i].out != NULL)
 			evbuffer_free(m->dir[i].out);
 		if (m->dir[i].chunk != NULL)
@@ -133,8 +132,6 @@ void cmask_free(cmask_t *m)
 		}
 		explicit_bzero(m->dir[i].wsd.cf, sizeof(m->dir[i].wsd.cf));
 	}
-	free(m->counts);
-	free(m->inj);
 	free(m);
 }
 
@@ -154,16 +151,11 @@ void cmask_begin_request(cmask_t *m)
 {
 	int i;
 
-	memset(m->inj, 0, m->ncreds > 0 ? m->ncreds : 1);
-	m->body_left = -1;
-	m->remasked = 0;
+	mask_exch_begin(m->x);
 	for (i = 0; i < 2; i++) {
 		struct cdir *d = &m->dir[i];
 
-		d->on = false;
 		d->ws = false;
-		if (d->st != NULL)
-			mask_stream_reset(d->st);
 		cmask_wipe_drain(d->out);
 		cmask_wipe_drain(d->chunk);
 		if (d->wsd.q != NULL)
@@ -173,109 +165,48 @@ void cmask_begin_request(cmask_t *m)
 
 bool cmask_inject_host(cmask_t *m, const char *host, uint16_t port)
 {
-	static const unsigned where[] = {INJECT_HEADER, INJECT_QUERY, INJECT_BODY};
-	struct mask_outbound ob;
-	size_t i;
-
-	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++)
-		if (mask_table_outbound(m->t, host, port, true, where[i], &ob) == 0 && ob.any)
-			return true;
-	return false;
+	return mask_exch_inject_host(m->x, host, port);
 }
 
 /* Where a refused sentinel went, for reasons. */
-static const char *where_name(unsigned where)
+static const char *where_name(enum mask_where where)
 {
 	switch (where) {
-	case INJECT_QUERY:
+	case MASK_WHERE_TARGET:
 		return "the request target";
-	case INJECT_BODY:
-		return "the body";
-	default:
-		return "a header";
+	case MASK_WHERE_HOST:
+		return "the host name";
+	case MASK_WHERE_HEADER:
+		break;
 	}
+	return "a header";
 }
 
-/*
- * Why pair i may not be injected at `where` towards host:port: plain HTTP
- * without allowPlaintextInject, a place injectIn does not list, or a host
- * outside injectHosts. Fills m->rule; returns it.
- */
-static const char *refusal_rule(cmask_t *m, size_t pair, uint32_t cred, const char *host,
-				uint16_t port, bool verified, unsigned where)
+/* The rule string of a refusal into m->rule; returns it. */
+static const char *refusal_rule(cmask_t *m, const struct mask_refusal *why)
 {
-	static const unsigned all[] = {INJECT_HEADER, INJECT_QUERY, INJECT_BODY};
-	const char *name = mask_table_cred_name(m->t, cred);
-	const char *why = "injectHosts";
-	struct mask_outbound ob;
-	size_t k;
+	const char *name = why->cred != NULL ? why->cred : "?";
 
-	if (!verified && mask_table_outbound(m->t, host, port, true, where, &ob) == 0 &&
-	    pair < ob.npairs && ob.inject[pair]) {
-		why = "allowPlaintextInject";
-	} else {
-		for (k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
-			if (mask_table_outbound(m->t, host, port, true, all[k], &ob) == 0 &&
-			    pair < ob.npairs && ob.inject[pair]) {
-				why = "injectIn";
-				break;
-			}
-		}
+	switch (why->rule) {
+	case MASK_RULE_PLAINTEXT:
+		(void)snprintf(m->rule, sizeof(m->rule), "credentials.allowPlaintextInject (%s)", name);
+		break;
+	case MASK_RULE_INJECT_IN:
+		(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: injectIn", name);
+		break;
+	case MASK_RULE_INJECT_HOSTS:
+		(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: injectHosts", name);
+		break;
 	}
-	if (strcmp(why, "allowPlaintextInject") == 0)
-		(void)snprintf(m->rule, sizeof(m->rule), "credentials.allowPlaintextInject (%s)",
-			       name != NULL ? name : "?");
-	else
-		(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: %s", name != NULL ? name : "?",
-			       why);
 	return m->rule;
-}
-
-/*
- * After one location was substituted with ob: records injected
- * credentials; returns the first pair whose sentinel may not go there, or
- * -1.
- */
-static long settle(cmask_t *m, const struct mask_outbound *ob)
-{
-	long bad = -1;
-	size_t i;
-
-	for (i = 0; i < ob->npairs && i < m->npairs; i++) {
-		if (m->counts[i] == 0)
-			continue;
-		if (ob->inject[i]) {
-			if (ob->cred[i] < m->ncreds)
-				m->inj[ob->cred[i]] = 1;
-		} else if (bad < 0) {
-			bad = (long)i;
-		}
-	}
-	return bad;
-}
-
-static void clear_counts(cmask_t *m)
-{
-	memset(m->counts, 0, m->ncounts * sizeof(*m->counts));
-}
-
-/* Ends of the line starting at p (CRLF-terminated, inside [p, end)). */
-static char *line_end(char *p, char *end)
-{
-	char *q = memchr(p, '\r', (size_t)(end - p));
-
-	return q != NULL ? q : end;
 }
 
 int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint16_t port,
 		       bool verified, char *reason, size_t reasonlen, const char **rule)
 {
-	struct mask_outbound q, h;
-	size_t len = evbuffer_get_length(head), total;
-	char *buf, *end, *p, *le, *sp1, *sp2;
-	unsigned where = INJECT_HEADER;
-	long bad = -1;
-	const struct mask_outbound *badob = NULL;
+	size_t len = evbuffer_get_length(head);
+	struct mask_refusal why;
+	char *buf;
 
 	*rule = NULL;
 	if (len == 0)
@@ -283,103 +214,18 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 	buf = (char *)evbuffer_pullup(head, -1);
 	if (buf == NULL)
 		goto oom;
-	end = buf + len;
-	if (mask_table_outbound(m->t, host, port, verified, INJECT_QUERY, &q) < 0 ||
-	    mask_table_outbound(m->t, host, port, verified, INJECT_HEADER, &h) < 0)
-		goto oom;
-	/* Request line: METHOD SP target SP HTTP/1.x */
-	le = line_end(buf, end);
-	sp1 = memchr(buf, ' ', (size_t)(le - buf));
-	sp2 = le;
-	while (sp2 > buf && sp2[-1] != ' ')
-		sp2--;
-	if (sp1 != NULL && sp2 - 1 > sp1) {
-		size_t tlen = (size_t)(sp2 - 1 - (sp1 + 1)), i;
-
-		/* A sentinel spelled with escapes no encoder writes (%67hp_)
-		 * is not substituted, but it is found with every %XX decoded
-		 * (SPEC §4.2): refused where it may not go. */
-		clear_counts(m);
-		if (mask_table_sentinels_decoded(m->t, sp1 + 1, tlen, m->counts) < 0)
-			goto oom;
-		for (i = 0; i < q.npairs && i < m->npairs && bad < 0; i++)
-			if (m->counts[i] != 0 && !q.inject[i])
-				bad = (long)i;
-		if (bad >= 0) {
-			badob = &q;
-			where = INJECT_QUERY;
-		} else {
-			clear_counts(m);
-			if (mask_replace_inplace(q.set, sp1 + 1, tlen, m->counts, &total) < 0)
-				goto oom;
-			if (total > 0 && (bad = settle(m, &q)) >= 0) {
-				badob = &q;
-				where = INJECT_QUERY;
-			}
-		}
-	}
-	/* Fields: "Name: value" lines up to the empty line. */
-	for (p = le + 2; bad < 0 && p < end && *p != '\r'; p = le + 2) {
-		char *colon, *v;
-		size_t vlen;
-		int br = 1;
-
-		le = line_end(p, end);
-		colon = memchr(p, ':', (size_t)(le - p));
-		if (colon == NULL)
-			continue;
-		v = colon + 1;
-		while (v < le && (*v == ' ' || *v == '\t'))
-			v++;
-		vlen = (size_t)(le - v);
-		if (colon - p == 4 && strncasecmp(p, "host", 4) == 0) {
-			/* The authority the policy decided: never substituted;
-			 * a sentinel there goes nowhere. */
-			long cred = mask_table_find_sentinel(m->t, p, (size_t)(le - p));
-
-			if (cred >= 0) {
-				const char *name = mask_table_cred_name(m->t, (size_t)cred);
-
-				(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: injectIn",
-					       name != NULL ? name : "?");
-				*rule = m->rule;
-				(void)snprintf(reason, reasonlen,
-					       "the sentinel of %s may not be sent to %s:%u in the host name",
-					       name != NULL ? name : "a masked credential", host,
-					       (unsigned)port);
-				cmask_wipe_drain(head);
-				return 1;
-			}
-			continue;
-		}
-		clear_counts(m);
-		/* The whole field: a sentinel in a name goes nowhere either.
-		 * Before the Basic decode: the header set also holds the
-		 * base64 forms of real values (a real value going out), which
-		 * the re-encoded user:password would now match. */
-		if (mask_replace_inplace(h.set, p, (size_t)(le - p), m->counts, &total) < 0)
-			goto oom;
-		if (colon - p == 13 && strncasecmp(p, "authorization", 13) == 0 && vlen > 6 &&
-		    strncasecmp(v, "basic ", 6) == 0) {
-			/* The decoded user:password (git's x-access-token:TOKEN). */
-			br = mask_basic_replace(h.set, v + 6, vlen - 6, m->counts, &total);
-			if (br < 0)
-				goto oom;
-		}
-		if ((bad = settle(m, &h)) >= 0)
-			badob = &h;
-	}
-	if (bad < 0)
+	switch (mask_exch_request_head(m->x, buf, len, host, port, verified, &why)) {
+	case MASK_HEAD_OK:
 		return 0;
-	{
-		uint32_t cred = badob->cred[bad];
-		const char *name = mask_table_cred_name(m->t, cred);
-
-		*rule = refusal_rule(m, (size_t)bad, cred, host, port, verified, where);
-		(void)snprintf(reason, reasonlen, "the sentinel of %s may not be sent to %s:%u in %s",
-			       name != NULL ? name : "a masked credential", host, (unsigned)port,
-			       where_name(where));
+	case MASK_HEAD_NOMEM:
+		goto oom;
+	case MASK_HEAD_REFUSED:
+		break;
 	}
+	*rule = refusal_rule(m, &why);
+	(void)snprintf(reason, reasonlen, "the sentinel of %s may not be sent to %s:%u in %s",
+		       why.cred != NULL ? why.cred : "a masked credential", host, (unsigned)port,
+		       where_name(why.where));
 	cmask_wipe_drain(head);
 	return 1;
 oom:
@@ -390,7 +236,7 @@ oom:
 
 int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from)
 {
-	size_t len = evbuffer_get_length(buf), total = 0;
+	size_t len = evbuffer_get_length(buf);
 	unsigned char *p;
 
 	if (from >= len)
@@ -398,42 +244,25 @@ int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from)
 	p = evbuffer_pullup(buf, -1);
 	if (p == NULL)
 		return -1;
-	if (mask_replace_inplace(mask_table_inbound_set(m->t), p + from, len - from, NULL, &total) < 0)
-		return -1;
-	m->remasked += total;
-	return 0;
+	return mask_exch_response_head(m->x, p + from, len - from);
+}
+
+/* Arms direction dd's framing for a new message. */
+static void dir_arm(struct cdir *d, bool chunked)
+{
+	d->chunked = chunked;
+	d->release = false;
+	d->ws = false;
 }
 
 int cmask_body_begin(cmask_t *m, enum cmask_dir dd, const char *host, uint16_t port, bool verified,
 		     bool chunked)
 {
-	struct cdir *d = &m->dir[dd];
-	const mask_set_t *set;
-
-	if (dd == CMASK_OUT) {
-		if (host == NULL ||
-		    mask_table_outbound(m->t, host, port, verified, INJECT_BODY, &d->ob) < 0)
-			return -1;
-		set = d->ob.set;
-	} else {
-		set = mask_table_inbound_set(m->t);
-	}
-	if (d->st != NULL && d->set != set) {
-		mask_stream_free(d->st);
-		d->st = NULL;
-	}
-	if (d->st == NULL) {
-		d->st = mask_stream_new(set);
-		if (d->st == NULL)
-			return -1;
-		d->set = set;
-	} else {
-		mask_stream_reset(d->st);
-	}
-	d->on = true;
-	d->chunked = chunked;
-	d->release = false;
-	d->ws = false;
+	if (dd == CMASK_OUT && host == NULL)
+		return -1;
+	if (mask_exch_body_begin(m->x, xd(dd), host, port, verified) < 0)
+		return -1;
+	dir_arm(&m->dir[dd], chunked);
 	return 0;
 }
 
@@ -451,43 +280,32 @@ int cmask_body_sink(void *arg, const char *data, size_t len)
 {
 	struct cdir *d = arg;
 
-	if (!d->on)
-		return -1;
 	d->release = false;
-	return mask_stream_feed(d->st, data, len, d->chunked ? d->chunk : d->out);
+	return mask_exch_body_feed(d->m->x, xd(d->d), data, len, d->chunked ? d->chunk : d->out);
 }
 
 int cmask_body_take(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 {
 	struct cdir *d = &m->dir[dd];
 
-	if (!d->on)
+	if (!mask_exch_body_active(m->x, xd(dd)))
 		return -1;
 	if (d->chunked) {
 		/* The sink already took the decoded spans. */
 		return evbuffer_drain(src, n);
 	}
 	d->release = false;
-	return mask_stream_feed_buffer(d->st, src, n, d->out);
+	return mask_exch_body_feed_buffer(m->x, xd(dd), src, n, d->out);
 }
 
 int cmask_tunnel_begin(cmask_t *m)
 {
 	struct cdir *d = &m->dir[CMASK_OUT];
 
-	/* A host that does not normalise is eligible for nothing: every pair
-	 * maps a sentinel to itself. Nothing is ever injected in a tunnel. */
-	if (mask_table_outbound(m->t, "", 0, false, INJECT_HEADER, &d->ob) < 0)
+	/* Nothing is ever injected in a tunnel: no host, every pair maps a
+	 * sentinel to itself. */
+	if (mask_exch_body_begin(m->x, MASK_OUT, NULL, 0, false) < 0)
 		return -1;
-	if (d->st != NULL && d->set != d->ob.set) {
-		mask_stream_free(d->st);
-		d->st = NULL;
-	}
-	if (d->st == NULL && (d->st = mask_stream_new(d->ob.set)) == NULL)
-		return -1;
-	d->set = d->ob.set;
-	mask_stream_reset(d->st);
-	d->on = true;
 	d->chunked = false;
 	d->release = false;
 	return 0;
@@ -496,64 +314,41 @@ int cmask_tunnel_begin(cmask_t *m)
 int cmask_tunnel_out(cmask_t *m, struct evbuffer *src, size_t n, const char **cred)
 {
 	struct cdir *d = &m->dir[CMASK_OUT];
-	size_t i;
+	bool met;
 
 	*cred = NULL;
-	if (!d->on || mask_stream_feed_buffer(d->st, src, n, d->out) < 0)
+	if (mask_exch_body_feed_buffer(m->x, MASK_OUT, src, n, d->out) < 0)
 		return -1;
-	if (mask_stream_total(d->st) == 0)
+	if ((*cred = mask_exch_leak(m->x)) != NULL) {
+		cmask_wipe_drain(d->out);
+		return 2;
+	}
+	*cred = mask_exch_sentinel_met(m->x, &met);
+	if (!met)
 		return 0;
 	cmask_wipe_drain(d->out);
-	if ((*cred = cmask_leak(m, CMASK_OUT)) != NULL)
-		return 2;
-	for (i = 0; i < d->ob.npairs; i++) {
-		if (mask_stream_count(d->st, i) > 0) {
-			*cred = mask_table_cred_name(m->t, d->ob.cred[i]);
-			break;
-		}
-	}
 	return 1;
 }
 
 const char *cmask_leak(const cmask_t *m, enum cmask_dir dd)
 {
-	const struct cdir *d = &m->dir[dd];
-	size_t k;
-
-	if (dd != CMASK_OUT || d->st == NULL || mask_stream_total(d->st) == 0)
-		return NULL;
-	for (k = 0; k < d->ob.nforms; k++)
-		if (mask_stream_count(d->st, d->ob.npairs + k) != 0)
-			return mask_table_cred_name(
-				m->t, mask_table_value_cred(m->t, d->ob.form_value[k]));
-	return NULL;
+	return dd == CMASK_OUT ? mask_exch_leak(m->x) : NULL;
 }
 
 int cmask_find_real(cmask_t *m, const void *buf, size_t len, const char **cred)
 {
-	long c;
-
-	*cred = NULL;
-	errno = 0;
-	c = mask_table_find_real(m->t, buf, len);
-	if (c < 0)
-		return errno == ENOMEM ? -1 : 0;
-	*cred = mask_table_cred_name(m->t, (size_t)c);
-	return 1;
+	return mask_exch_find_real(m->x, buf, len, cred);
 }
 
 int cmask_body_cut(cmask_t *m, enum cmask_dir dd)
 {
 	struct cdir *d = &m->dir[dd];
 
-	if (!d->on)
+	if (!mask_exch_body_active(m->x, xd(dd)))
 		return 0;
-	d->on = false;
-	if (dd == CMASK_IN)
-		m->remasked += mask_stream_total(d->st);
 	/* The hold-back may begin a real value: wiped, never sent. What
 	 * waits in the output was resolved already and may go. */
-	mask_stream_reset(d->st);
+	mask_exch_body_cut(m->x, xd(dd));
 	if (d->chunked && frame_n(d, evbuffer_get_length(d->chunk)) < 0)
 		return -1;
 	/* Frames go as far as their payload came; what follows a cut
@@ -571,10 +366,8 @@ int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n)
 {
 	struct cdir *d = &m->dir[CMASK_IN];
 
-	if (!d->on)
-		return -1;
 	d->release = false;
-	return mask_stream_feed_buffer(d->st, src, n, d->out);
+	return mask_exch_body_feed_buffer(m->x, MASK_IN, src, n, d->out);
 }
 
 /* Chunked: frames the first n bytes of d->chunk as one chunk into out. */
@@ -591,11 +384,11 @@ static int frame_n(struct cdir *d, size_t n)
 int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 {
 	struct cdir *d = &m->dir[dd];
-	struct evbuffer *raw = d->chunked || d->ws ? d->chunk : d->out;
+	struct evbuffer *raw = raw_out(d);
 	size_t pending, keep = 0, go;
 
 	*n = evbuffer_get_length(d->out);
-	if (!d->on) {
+	if (!mask_exch_body_active(m->x, xd(dd))) {
 		/* Message over: cmask_body_end() framed everything. */
 		return 0;
 	}
@@ -608,9 +401,8 @@ int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 		 * nor chunk sizes tell the sandbox that its bytes begin a real
 		 * value (which would let it guess one byte at a time).
 		 */
-		size_t k = mask_set_maxlen(d->set), held = mask_stream_held(d->st);
+		size_t k = mask_exch_body_holdmax(m->x, xd(dd)), held = mask_exch_body_held(m->x, xd(dd));
 
-		k = k > 0 ? k - 1 : 0;
 		keep = k > held ? k - held : 0;
 	}
 	pending = evbuffer_get_length(raw);
@@ -635,9 +427,9 @@ bool cmask_waiting(const cmask_t *m, enum cmask_dir dd)
 {
 	const struct cdir *d = &m->dir[dd];
 
-	if (!d->on)
+	if (!mask_exch_body_active(m->x, xd(dd)))
 		return false;
-	return mask_stream_held(d->st) > 0 ||
+	return mask_exch_body_held(m->x, xd(dd)) > 0 ||
 	       evbuffer_get_length(d->chunked || d->ws ? d->chunk : d->out) > 0 ||
 	       (d->ws && evbuffer_get_length(d->wsd.q) > 0);
 }
@@ -646,12 +438,12 @@ int cmask_release(cmask_t *m, enum cmask_dir dd)
 {
 	struct cdir *d = &m->dir[dd];
 
-	if (!d->on)
+	if (!mask_exch_body_active(m->x, xd(dd)))
 		return 0;
 	/* What is held is resolved as at the end of a message: a partial
 	 * value goes as it is (the same bytes whether or not it begins a
 	 * real value), and the stream starts afresh. */
-	if (mask_stream_finish(d->st, d->chunked || d->ws ? d->chunk : d->out) < 0)
+	if (mask_exch_body_release(m->x, xd(dd), raw_out(d)) < 0)
 		return -1;
 	d->release = true;
 	return 0;
@@ -660,32 +452,18 @@ int cmask_release(cmask_t *m, enum cmask_dir dd)
 int cmask_body_end(cmask_t *m, enum cmask_dir dd)
 {
 	struct cdir *d = &m->dir[dd];
-	size_t i;
 
-	if (!d->on)
+	if (!mask_exch_body_active(m->x, xd(dd)))
 		return 0;
-	d->on = false;
-	if (mask_stream_finish(d->st, d->chunked || d->ws ? d->chunk : d->out) < 0)
+	/* Held bytes resolved, figures settled (injected, a sentinel left,
+	 * remasked), then the framing closed. */
+	if (mask_exch_body_end(m->x, xd(dd), raw_out(d)) < 0)
 		return -1;
 	if (d->ws && ws_emit(d, evbuffer_get_length(d->chunk)) < 0)
 		return -1;
 	if (d->chunked && (frame_n(d, evbuffer_get_length(d->chunk)) < 0 ||
 			   evbuffer_add(d->out, "0\r\n\r\n", 5) < 0))
 		return -1;
-	if (dd == CMASK_IN) {
-		m->remasked += mask_stream_total(d->st);
-		return 0;
-	}
-	for (i = 0; i < d->ob.npairs; i++) {
-		if (mask_stream_count(d->st, i) == 0)
-			continue;
-		if (d->ob.inject[i]) {
-			if (d->ob.cred[i] < m->ncreds)
-				m->inj[d->ob.cred[i]] = 1;
-		} else if (m->body_left < 0) {
-			m->body_left = (long)d->ob.cred[i];
-		}
-	}
 	return 0;
 }
 
@@ -767,26 +545,18 @@ static int ws_emit(struct cdir *d, size_t go)
 }
 
 /* A complete control frame in w->cf: unmasked, remasked (inbound: real ->
- * sentinel; outbound: counted, see cmask_leak()), masked again, queued. */
+ * sentinel; outbound: counted, see cmask_ws_leak()), masked again, queued. */
 static int ws_control(cmask_t *m, struct cdir *d)
 {
 	struct wsdir *w = &d->wsd;
 	unsigned char *pl = w->cf + w->cfh;
-	size_t plen = w->cfn - w->cfh, total = 0;
+	size_t plen = w->cfn - w->cfh;
 	struct wsseg sg;
 
 	for (size_t i = 0; w->masked && i < plen; i++)
 		pl[i] ^= w->key[i % 4];
-	memset(m->counts, 0, m->ncounts * sizeof(*m->counts));
-	if (plen > 0 && mask_replace_inplace(d->set, pl, plen, m->counts, &total) < 0)
+	if (mask_exch_control(m->x, xd(d->d), pl, plen) < 0)
 		return -1;
-	if (d->d == CMASK_IN) {
-		m->remasked += total;
-	} else if (total > 0) {
-		for (size_t k = 0; k < d->ob.nforms && m->ws_leak < 0; k++)
-			if (m->counts[d->ob.npairs + k] != 0)
-				m->ws_leak = (long)mask_table_value_cred(m->t, d->ob.form_value[k]);
-	}
 	for (size_t i = 0; w->masked && i < plen; i++)
 		pl[i] ^= w->key[i % 4];
 	memset(&sg, 0, sizeof(sg));
@@ -880,7 +650,6 @@ int cmask_ws_begin(cmask_t *m)
 		d->wsd.qbytes = 0;
 		d->ws = true;
 	}
-	m->ws_leak = -1;
 	return 0;
 }
 
@@ -890,7 +659,7 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 	struct wsdir *w = &d->wsd;
 	unsigned char tmp[4096];
 
-	if (!d->on || !d->ws)
+	if (!mask_exch_body_active(m->x, xd(dd)) || !d->ws)
 		return -1;
 	d->release = false;
 	while (n > 0) {
@@ -921,7 +690,7 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 			size_t k = w->left < n ? (size_t)w->left : n;
 
 			if (!w->masked) {
-				if (k > 0 && mask_stream_feed_buffer(d->st, src, k, d->chunk) < 0)
+				if (k > 0 && mask_exch_body_feed_buffer(m->x, xd(dd), src, k, d->chunk) < 0)
 					return -1;
 			} else {
 				size_t done = 0;
@@ -934,7 +703,7 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 					for (size_t i = 0; i < c; i++)
 						tmp[i] ^= w->key[(w->koff + i) % 4];
 					w->koff += c;
-					if (mask_stream_feed(d->st, tmp, c, d->chunk) < 0) {
+					if (mask_exch_body_feed(m->x, xd(dd), tmp, c, d->chunk) < 0) {
 						explicit_bzero(tmp, sizeof(tmp));
 						return -1;
 					}
@@ -960,29 +729,24 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 
 const char *cmask_ws_leak(const cmask_t *m)
 {
-	if (m->ws_leak >= 0)
-		return mask_table_cred_name(m->t, (size_t)m->ws_leak);
-	return cmask_leak(m, CMASK_OUT);
+	const char *cred = mask_exch_control_leak(m->x);
+
+	return cred != NULL ? cred : mask_exch_leak(m->x);
 }
 
 size_t cmask_injected(const cmask_t *m, const char **names, size_t max)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < m->ncreds && n < max; i++)
-		if (m->inj[i])
-			names[n++] = mask_table_cred_name(m->t, i);
-	return n;
+	return mask_exch_injected(m->x, names, max);
 }
 
 uint64_t cmask_remasked(const cmask_t *m)
 {
-	return m->remasked;
+	return mask_exch_remasked(m->x);
 }
 
 const char *cmask_body_left(const cmask_t *m)
 {
-	return m->body_left >= 0 ? mask_table_cred_name(m->t, (size_t)m->body_left) : NULL;
+	return mask_exch_body_left(m->x);
 }
 
 size_t cmask_cred_count(const cmask_t *m)

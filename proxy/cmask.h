@@ -14,6 +14,10 @@
  *    or chunks is found;
  *  - the audit figures: credentials injected, real values remasked, a
  *    sentinel left in a body.
+ * The masking itself is mask/'s coarse API (mask_exch_*, mask/exchange.c):
+ * one call per head, one per body chunk. cmask.c adds what belongs to
+ * HTTP on a connection: chunked re-framing, the uniform hold-back timing
+ * and WebSocket framing.
  *
  * Nothing here logs or formats a real value. Every function may be called
  * from event-loop callbacks; none allocates per byte.

@@ -8,7 +8,6 @@
  * are synthetic, but treated as secrets anyway: no assertion message
  * contains one, only memcmp/memmem results.
  */
-#define MASK_SECRET_TEST_HOOKS 1
 #include "../../../mask/secret.c"
 #include "../../../mask/table.c"
 
@@ -537,6 +536,10 @@ static long vmlck_kb(void)
 
 static size_t wiped_chunks, dirty_chunks;
 
+/* Chunks are base/secmem.h mappings: their wipe is seen by the hook
+ * tests/unit/base/test_secmem.c defines. */
+extern void (*secmem_wipe_hook)(const void *p, size_t len);
+
 static void wipe_check(const void *p, size_t len)
 {
 	const unsigned char *b = p;
@@ -581,9 +584,9 @@ static void test_secrets(void)
 	}
 #endif
 	wiped_chunks = dirty_chunks = 0;
-	secret_wipe_hook = wipe_check;
+	secmem_wipe_hook = wipe_check;
 	mask_secrets_free(s);
-	secret_wipe_hook = NULL;
+	secmem_wipe_hook = NULL;
 	CU_ASSERT_EQUAL(wiped_chunks, 2);
 	CU_ASSERT_EQUAL(dirty_chunks, 0);
 #if !defined(__SANITIZE_ADDRESS__)
@@ -601,10 +604,10 @@ static void test_table_wiped(void)
 	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
 	CU_ASSERT(mask_secrets_mapped(f.t->sec) > 0);
 	wiped_chunks = dirty_chunks = 0;
-	secret_wipe_hook = wipe_check;
+	secmem_wipe_hook = wipe_check;
 	mask_table_free(f.t);
 	f.t = NULL;
-	secret_wipe_hook = NULL;
+	secmem_wipe_hook = NULL;
 	CU_ASSERT(wiped_chunks >= 1);
 	CU_ASSERT_EQUAL(dirty_chunks, 0);
 	fx_teardown(&f);

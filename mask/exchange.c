@@ -1,0 +1,501 @@
+/*
+ * exchange.c - masking one connection's exchanges (SPEC §4.2, §4.3): the
+ * coarse API of mask.h over the table and the streams. A request head is
+ * checked and substituted in one call (target with its percent forms,
+ * every header field, the decoded user:password of Authorization: Basic,
+ * the Host field that may carry no sentinel); a body goes through one
+ * stream per direction fed chunk by chunk; the audit figures (credentials
+ * injected, values remasked, a sentinel left in a body, a real value on
+ * its way out) are settled here.
+ *
+ * Nothing here logs or formats a real value. No function allocates after
+ * mask_exch_new() except a stream on a set first met, and libevent.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mask.h"
+
+/* One direction's body stream. */
+struct xdir {
+	mask_stream_t *st;       /* stream on set, or NULL */
+	const mask_set_t *set;   /* set st runs on */
+	struct mask_outbound ob; /* MASK_OUT: eligibility of the body set */
+	bool on;                 /* a message is being substituted */
+};
+
+struct mask_exch {
+	mask_table_t *t;    /* not owned */
+	size_t npairs;      /* values: pairs of every set */
+	size_t ncreds;      /* credentials */
+	size_t ncounts;     /* pairs of the largest outbound set: values + forms */
+	uint64_t *counts;   /* [ncounts] scratch for one location */
+	unsigned char *inj; /* [ncreds] injected on the current request */
+	long body_left;     /* credential of a sentinel left in a body, or -1 */
+	long ctl_leak;      /* credential of a real value in a control frame, or -1 */
+	uint64_t remasked;  /* real values turned into sentinels */
+	struct xdir dir[2];
+};
+
+mask_exch_t *mask_exch_new(mask_table_t *t)
+{
+	mask_exch_t *x = calloc(1, sizeof(*x));
+
+	if (x == NULL)
+		return NULL;
+	x->t = t;
+	x->npairs = mask_table_value_count(t);
+	x->ncreds = mask_table_cred_count(t);
+	x->ncounts = x->npairs + mask_table_form_count(t);
+	x->counts = calloc(x->ncounts > 0 ? x->ncounts : 1, sizeof(*x->counts));
+	x->inj = calloc(x->ncreds > 0 ? x->ncreds : 1, 1);
+	if (x->counts == NULL || x->inj == NULL) {
+		mask_exch_free(x);
+		errno = ENOMEM;
+		return NULL;
+	}
+	x->body_left = -1;
+	x->ctl_leak = -1;
+	return x;
+}
+
+void mask_exch_free(mask_exch_t *x)
+{
+	if (x == NULL)
+		return;
+	mask_stream_free(x->dir[MASK_OUT].st);
+	mask_stream_free(x->dir[MASK_IN].st);
+	free(x->counts);
+	free(x->inj);
+	free(x);
+}
+
+void mask_exch_begin(mask_exch_t *x)
+{
+	memset(x->inj, 0, x->ncreds > 0 ? x->ncreds : 1);
+	x->body_left = -1;
+	x->ctl_leak = -1;
+	x->remasked = 0;
+	for (int i = 0; i < 2; i++) {
+		x->dir[i].on = false;
+		if (x->dir[i].st != NULL)
+			mask_stream_reset(x->dir[i].st);
+	}
+}
+
+bool mask_exch_inject_host(mask_exch_t *x, const char *host, uint16_t port)
+{
+	static const unsigned where[] = {INJECT_HEADER, INJECT_QUERY, INJECT_BODY};
+	struct mask_outbound ob;
+
+	for (size_t i = 0; i < ARRAY_LEN(where); i++)
+		if (mask_table_outbound(x->t, host, port, true, where[i], &ob) == 0 && ob.any)
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Request head                                                         */
+/* ------------------------------------------------------------------ */
+
+static void clear_counts(mask_exch_t *x)
+{
+	memset(x->counts, 0, x->ncounts * sizeof(*x->counts));
+}
+
+/*
+ * After one location was substituted with ob: records the injected
+ * credentials; returns the first pair whose sentinel may not go there,
+ * or -1.
+ */
+static long settle(mask_exch_t *x, const struct mask_outbound *ob)
+{
+	long bad = -1;
+
+	for (size_t i = 0; i < ob->npairs && i < x->npairs; i++) {
+		if (x->counts[i] == 0)
+			continue;
+		if (ob->inject[i]) {
+			if (ob->cred[i] < x->ncreds)
+				x->inj[ob->cred[i]] = 1;
+		} else if (bad < 0) {
+			bad = (long)i;
+		}
+	}
+	return bad;
+}
+
+/*
+ * Why pair `pair` may not be injected at `where` towards host:port: plain
+ * HTTP without allowPlaintextInject, a place injectIn does not list, or a
+ * host outside injectHosts.
+ */
+static enum mask_rule refusal_rule(mask_exch_t *x, size_t pair, const char *host, uint16_t port,
+				   bool verified, unsigned where)
+{
+	static const unsigned all[] = {INJECT_HEADER, INJECT_QUERY, INJECT_BODY};
+	struct mask_outbound ob;
+
+	if (!verified && mask_table_outbound(x->t, host, port, true, where, &ob) == 0 &&
+	    pair < ob.npairs && ob.inject[pair])
+		return MASK_RULE_PLAINTEXT;
+	for (size_t k = 0; k < ARRAY_LEN(all); k++)
+		if (mask_table_outbound(x->t, host, port, true, all[k], &ob) == 0 && pair < ob.npairs &&
+		    ob.inject[pair])
+			return MASK_RULE_INJECT_IN;
+	return MASK_RULE_INJECT_HOSTS;
+}
+
+/* End of the line starting at p (CRLF-terminated, inside [p, end)). */
+static char *line_end(char *p, char *end)
+{
+	char *q = memchr(p, '\r', (size_t)(end - p));
+
+	return q != NULL ? q : end;
+}
+
+/*
+ * The request target [p, p + len) with the query set q: a sentinel
+ * spelled with escapes no encoder writes (%67hp_) is not substituted but
+ * found with every %XX decoded (SPEC §4.2), then the substitution with
+ * percent forms. Returns the pair refused there, -1 (none) or -2 (ENOMEM).
+ */
+static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, size_t len)
+{
+	size_t total;
+	long bad = -1;
+
+	clear_counts(x);
+	if (mask_table_sentinels_decoded(x->t, p, len, x->counts) < 0)
+		return -2;
+	for (size_t i = 0; i < q->npairs && i < x->npairs && bad < 0; i++)
+		if (x->counts[i] != 0 && !q->inject[i])
+			bad = (long)i;
+	if (bad >= 0)
+		return bad;
+	clear_counts(x);
+	if (mask_replace_inplace(q->set, p, len, x->counts, &total) < 0)
+		return -2;
+	return total > 0 ? settle(x, q) : -1;
+}
+
+/*
+ * One header field [p, le) with the header set h: the whole field (a
+ * sentinel in a name goes nowhere either), then, for Authorization:
+ * Basic, the decoded user:password. Before the Basic decode: the header
+ * set also holds the base64 forms of real values (a real value going
+ * out), which the re-encoded user:password would now match. Returns the
+ * pair refused there, -1 or -2 (ENOMEM).
+ */
+static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, char *colon, char *le)
+{
+	char *v = colon + 1;
+	size_t vlen, total;
+
+	while (v < le && (*v == ' ' || *v == '\t'))
+		v++;
+	vlen = (size_t)(le - v);
+	clear_counts(x);
+	if (mask_replace_inplace(h->set, p, (size_t)(le - p), x->counts, &total) < 0)
+		return -2;
+	/* The decoded user:password (git's x-access-token:TOKEN). */
+	if (colon - p == 13 && strncasecmp(p, "authorization", 13) == 0 && vlen > 6 &&
+	    strncasecmp(v, "basic ", 6) == 0 &&
+	    mask_basic_replace(h->set, v + 6, vlen - 6, x->counts, &total) < 0)
+		return -2;
+	return settle(x, h);
+}
+
+/* Fills why for pair bad refused at where (a mask_table_outbound()
+ * INJECT_* place). */
+static void refuse(mask_exch_t *x, const struct mask_outbound *ob, long bad, const char *host,
+		   uint16_t port, bool verified, unsigned where, struct mask_refusal *why)
+{
+	why->cred = mask_table_cred_name(x->t, ob->cred[bad]);
+	why->where = where == INJECT_QUERY ? MASK_WHERE_TARGET : MASK_WHERE_HEADER;
+	why->rule = refusal_rule(x, (size_t)bad, host, port, verified, where);
+}
+
+enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t len, const char *host,
+					     uint16_t port, bool verified, struct mask_refusal *why)
+{
+	struct mask_outbound q, h;
+	char *end = head + len, *p, *le, *sp1, *sp2;
+	long bad;
+
+	memset(why, 0, sizeof(*why));
+	if (len == 0)
+		return MASK_HEAD_OK;
+	if (mask_table_outbound(x->t, host, port, verified, INJECT_QUERY, &q) < 0 ||
+	    mask_table_outbound(x->t, host, port, verified, INJECT_HEADER, &h) < 0)
+		return MASK_HEAD_NOMEM;
+	/* Request line: METHOD SP target SP HTTP/1.x */
+	le = line_end(head, end);
+	sp1 = memchr(head, ' ', (size_t)(le - head));
+	sp2 = le;
+	while (sp2 > head && sp2[-1] != ' ')
+		sp2--;
+	if (sp1 != NULL && sp2 - 1 > sp1) {
+		bad = head_target(x, &q, sp1 + 1, (size_t)(sp2 - 1 - (sp1 + 1)));
+		if (bad == -2)
+			return MASK_HEAD_NOMEM;
+		if (bad >= 0) {
+			refuse(x, &q, bad, host, port, verified, INJECT_QUERY, why);
+			return MASK_HEAD_REFUSED;
+		}
+	}
+	/* Fields: "Name: value" lines up to the empty line. */
+	for (p = le + 2; p < end && *p != '\r'; p = le + 2) {
+		char *colon;
+		long cred;
+
+		le = line_end(p, end);
+		colon = memchr(p, ':', (size_t)(le - p));
+		if (colon == NULL)
+			continue;
+		if (colon - p == 4 && strncasecmp(p, "host", 4) == 0) {
+			/* The authority the policy decided: never substituted;
+			 * a sentinel there goes nowhere. */
+			cred = mask_table_find_sentinel(x->t, p, (size_t)(le - p));
+			if (cred >= 0) {
+				why->cred = mask_table_cred_name(x->t, (size_t)cred);
+				why->where = MASK_WHERE_HOST;
+				why->rule = MASK_RULE_INJECT_IN;
+				return MASK_HEAD_REFUSED;
+			}
+			continue;
+		}
+		bad = head_field(x, &h, p, colon, le);
+		if (bad == -2)
+			return MASK_HEAD_NOMEM;
+		if (bad >= 0) {
+			refuse(x, &h, bad, host, port, verified, INJECT_HEADER, why);
+			return MASK_HEAD_REFUSED;
+		}
+	}
+	return MASK_HEAD_OK;
+}
+
+int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len)
+{
+	size_t total = 0;
+
+	if (len == 0)
+		return 0;
+	if (mask_replace_inplace(mask_table_inbound_set(x->t), buf, len, NULL, &total) < 0)
+		return -1;
+	x->remasked += total;
+	return 0;
+}
+
+int mask_exch_find_real(mask_exch_t *x, const void *buf, size_t len, const char **cred)
+{
+	long c;
+
+	*cred = NULL;
+	errno = 0;
+	c = mask_table_find_real(x->t, buf, len);
+	if (c < 0)
+		return errno == ENOMEM ? -1 : 0;
+	*cred = mask_table_cred_name(x->t, (size_t)c);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bodies                                                               */
+/* ------------------------------------------------------------------ */
+
+int mask_exch_body_begin(mask_exch_t *x, enum mask_dir dd, const char *host, uint16_t port,
+			 bool verified)
+{
+	struct xdir *d = &x->dir[dd];
+	const mask_set_t *set;
+
+	if (dd == MASK_OUT) {
+		x->ctl_leak = -1;
+		/* No host: one that does not normalise is eligible for
+		 * nothing, every pair maps a sentinel to itself. */
+		if (mask_table_outbound(x->t, host != NULL ? host : "", host != NULL ? port : 0,
+					host != NULL && verified, INJECT_BODY, &d->ob) < 0)
+			return -1;
+		set = d->ob.set;
+	} else {
+		set = mask_table_inbound_set(x->t);
+	}
+	if (d->st != NULL && d->set != set) {
+		mask_stream_free(d->st);
+		d->st = NULL;
+	}
+	if (d->st == NULL) {
+		d->st = mask_stream_new(set);
+		if (d->st == NULL)
+			return -1;
+		d->set = set;
+	} else {
+		mask_stream_reset(d->st);
+	}
+	d->on = true;
+	return 0;
+}
+
+bool mask_exch_body_active(const mask_exch_t *x, enum mask_dir d)
+{
+	return x->dir[d].on;
+}
+
+int mask_exch_body_feed(mask_exch_t *x, enum mask_dir dd, const void *data, size_t len,
+			struct evbuffer *out)
+{
+	struct xdir *d = &x->dir[dd];
+
+	if (!d->on)
+		return -1;
+	return mask_stream_feed(d->st, data, len, out);
+}
+
+int mask_exch_body_feed_buffer(mask_exch_t *x, enum mask_dir dd, struct evbuffer *in, size_t len,
+			       struct evbuffer *out)
+{
+	struct xdir *d = &x->dir[dd];
+
+	if (!d->on)
+		return -1;
+	return mask_stream_feed_buffer(d->st, in, len, out);
+}
+
+int mask_exch_body_release(mask_exch_t *x, enum mask_dir dd, struct evbuffer *out)
+{
+	struct xdir *d = &x->dir[dd];
+
+	if (!d->on)
+		return 0;
+	return mask_stream_finish(d->st, out);
+}
+
+size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d)
+{
+	return x->dir[d].on ? mask_stream_held(x->dir[d].st) : 0;
+}
+
+size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d)
+{
+	size_t k = x->dir[d].set != NULL ? mask_set_maxlen(x->dir[d].set) : 0;
+
+	return k > 0 ? k - 1 : 0;
+}
+
+void mask_exch_body_cut(mask_exch_t *x, enum mask_dir dd)
+{
+	struct xdir *d = &x->dir[dd];
+
+	if (!d->on)
+		return;
+	d->on = false;
+	if (dd == MASK_IN)
+		x->remasked += mask_stream_total(d->st);
+	/* The hold-back may begin a real value: wiped, never sent. */
+	mask_stream_reset(d->st);
+}
+
+int mask_exch_body_end(mask_exch_t *x, enum mask_dir dd, struct evbuffer *out)
+{
+	struct xdir *d = &x->dir[dd];
+
+	if (!d->on)
+		return 0;
+	d->on = false;
+	if (mask_stream_finish(d->st, out) < 0)
+		return -1;
+	if (dd == MASK_IN) {
+		x->remasked += mask_stream_total(d->st);
+		return 0;
+	}
+	for (size_t i = 0; i < d->ob.npairs; i++) {
+		if (mask_stream_count(d->st, i) == 0)
+			continue;
+		if (d->ob.inject[i]) {
+			if (d->ob.cred[i] < x->ncreds)
+				x->inj[d->ob.cred[i]] = 1;
+		} else if (x->body_left < 0) {
+			x->body_left = (long)d->ob.cred[i];
+		}
+	}
+	return 0;
+}
+
+const char *mask_exch_leak(const mask_exch_t *x)
+{
+	const struct xdir *d = &x->dir[MASK_OUT];
+
+	if (d->st == NULL || mask_stream_total(d->st) == 0)
+		return NULL;
+	for (size_t k = 0; k < d->ob.nforms; k++)
+		if (mask_stream_count(d->st, d->ob.npairs + k) != 0)
+			return mask_table_cred_name(x->t,
+						    mask_table_value_cred(x->t, d->ob.form_value[k]));
+	return NULL;
+}
+
+const char *mask_exch_sentinel_met(const mask_exch_t *x, bool *met)
+{
+	const struct xdir *d = &x->dir[MASK_OUT];
+
+	*met = d->st != NULL && mask_stream_total(d->st) != 0;
+	if (!*met)
+		return NULL;
+	for (size_t i = 0; i < d->ob.npairs; i++)
+		if (mask_stream_count(d->st, i) > 0)
+			return mask_table_cred_name(x->t, d->ob.cred[i]);
+	return NULL;
+}
+
+int mask_exch_control(mask_exch_t *x, enum mask_dir dd, void *buf, size_t len)
+{
+	const struct xdir *d = &x->dir[dd];
+	size_t total = 0;
+
+	if (d->set == NULL)
+		return -1;
+	clear_counts(x);
+	if (len > 0 && mask_replace_inplace(d->set, buf, len, x->counts, &total) < 0)
+		return -1;
+	if (dd == MASK_IN) {
+		x->remasked += total;
+	} else if (total > 0) {
+		for (size_t k = 0; k < d->ob.nforms && x->ctl_leak < 0; k++)
+			if (x->counts[d->ob.npairs + k] != 0)
+				x->ctl_leak = (long)mask_table_value_cred(x->t, d->ob.form_value[k]);
+	}
+	return 0;
+}
+
+const char *mask_exch_control_leak(const mask_exch_t *x)
+{
+	return x->ctl_leak >= 0 ? mask_table_cred_name(x->t, (size_t)x->ctl_leak) : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Audit figures                                                        */
+/* ------------------------------------------------------------------ */
+
+size_t mask_exch_injected(const mask_exch_t *x, const char **names, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->ncreds && n < max; i++)
+		if (x->inj[i])
+			names[n++] = mask_table_cred_name(x->t, i);
+	return n;
+}
+
+uint64_t mask_exch_remasked(const mask_exch_t *x)
+{
+	return x->remasked;
+}
+
+const char *mask_exch_body_left(const mask_exch_t *x)
+{
+	return x->body_left >= 0 ? mask_table_cred_name(x->t, (size_t)x->body_left) : NULL;
+}

@@ -1,0 +1,94 @@
+/*
+ * tablepriv.h - the credential table's layout, private to mask/: table.c
+ * reads the sources and writes the sandbox-facing outputs, tablesets.c
+ * builds and caches the sets and answers the detection questions.
+ * Nothing outside mask/ includes this.
+ */
+#ifndef PASSAVANT_MASK_TABLEPRIV_H
+#define PASSAVANT_MASK_TABLEPRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mask.h"
+
+/* A distinct real value and its sentinel, both in the secret arena. */
+struct tvalue {
+	char *real;    /* len bytes + NUL */
+	char *sent;    /* len bytes + NUL */
+	size_t len;
+	uint32_t cred; /* first credential holding it */
+};
+
+/* One secret inside a file's content. */
+struct tspan {
+	size_t off;
+	size_t len;
+	uint32_t value;
+};
+
+/* One kept credential. Strings are malloc'd copies (not secret). */
+struct tcred {
+	enum policy_cred_kind kind;
+	char *name;                   /* env name, or the path as written */
+	char *path;                   /* CRED_FILE: absolute path */
+	unsigned inject_in;           /* INJECT_* */
+	struct policy_hostpat *hosts; /* [nhosts] copy of injectHosts */
+	size_t nhosts;
+	uint32_t *vals;               /* [nvals] values it holds (may repeat) */
+	size_t nvals;
+	/* CRED_FILE only: */
+	char *content;                /* arena: the whole file + NUL */
+	size_t content_len;
+	struct tspan *spans;          /* [nvals] in file order; vals[i] == spans[i].value */
+	char *copy;                   /* path of the sentinel copy, once written */
+};
+
+/* One cached outbound eligibility. */
+struct tcache {
+	uint64_t *key;          /* [nwords] eligible credential bits */
+	bool percent;           /* built with MASK_SET_PERCENT */
+	mask_set_t *set;        /* pair i = value i */
+	unsigned char *inject;  /* [nvalues] */
+	uint32_t *cred;         /* [nvalues] */
+	bool any;
+};
+
+struct mask_table {
+	mask_secrets_t *sec;    /* real values, sentinels, file contents */
+	struct tcred *cred;     /* [ncreds] */
+	size_t ncreds;
+	struct tvalue *value;   /* [nvalues] */
+	size_t nvalues;
+	size_t vcap;
+	bool plaintext_ok;      /* credentials.allowPlaintextInject */
+	size_t nwords;          /* words of a credential bitset */
+	uint64_t *tmpkey;       /* [nwords] lookup scratch */
+	struct tcache *cache;   /* [ncache] */
+	size_t ncache;
+	size_t cachecap;
+	struct mask_pair *form; /* [nform] the real-value forms the remasker knows
+				 * (raw first, pair i = value i), -> sentinel forms */
+	uint32_t *form_value;   /* [nform] value of each form */
+	size_t nform;
+	mask_set_t *inbound;    /* real -> sentinel forms, percent forms */
+	mask_set_t *detect;     /* sentinel -> sentinel, then the forms; percent forms */
+	uint64_t *detect_counts;/* [nvalues + nform] */
+	unsigned char *scratch; /* find_sentinel copy; wiped after use */
+	size_t scratch_cap;
+	unsigned set_hygiene;   /* MASK_HYG_* common to every set built */
+	enum mask_set_result set_res; /* why the last set build failed */
+};
+
+/*
+ * Builds the sets that do not depend on the request (remask, detect, the
+ * real-value forms) and warms the outbound cache for every exact inject
+ * host and IP literal (tablesets.c). Returns 0, or -1 with t->set_res.
+ */
+int table_build_sets(mask_table_t *t) NONNULL(1) WUNRES;
+
+/* Frees what table_build_sets() and mask_table_outbound() built. */
+void table_free_sets(mask_table_t *t) NONNULL(1);
+
+#endif

@@ -1,0 +1,578 @@
+/*
+ * tablesets.c - the sets a credential table builds and what it answers
+ * with them (SPEC §4.2, §4.3): the remask set with every real-value form
+ * it knows (raw, JSON-escaped, base64, percent), the outbound sets cached
+ * per eligible-credential combination, and the detect set that finds a
+ * sentinel or a real value in a head (as it is or percent-decoded).
+ *
+ * Nothing here prints a real value.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tablepriv.h"
+
+/* ------------------------------------------------------------------ */
+/* Sets                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Forms appended to outbound sets: all of them, or the raw values only
+ * when all would pass the set's pair limit. */
+static size_t set_forms(const mask_table_t *t)
+{
+	if (t->nvalues + t->nform <= MASK_SET_MAX_PAIRS)
+		return t->nform;
+	return t->nvalues * 2 <= MASK_SET_MAX_PAIRS ? t->nvalues : 0;
+}
+
+/* Builds a set over every value; direction: 0 sent->sent, 1 real->sent,
+ * or per-value inject flags (sent->real where set). Outbound sets (not
+ * inbound) get the real-value forms after the values (set_forms()). */
+static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool inbound,
+			     unsigned flags)
+{
+	struct mask_pair *pairs = NULL;
+	enum mask_set_result res;
+	mask_set_t *set;
+
+	size_t nforms = inbound ? 0 : set_forms(t);
+
+	if (t->nvalues != 0) {
+		pairs = calloc(t->nvalues + nforms, sizeof(*pairs));
+		if (pairs == NULL) {
+			t->set_res = MASK_SET_ERR_NOMEM;
+			return NULL;
+		}
+	}
+	for (size_t i = 0; i < t->nvalues; i++) {
+		const struct tvalue *v = &t->value[i];
+		bool real_to = inject != NULL && inject[i];
+		pairs[i].from = inbound ? v->real : v->sent;
+		pairs[i].from_len = v->len;
+		pairs[i].to = inbound || !real_to ? v->sent : v->real;
+		pairs[i].to_len = v->len;
+	}
+	/* Outbound: a real value in any form the remasker knows, going out,
+	 * becomes its sentinel and is counted (the request is refused,
+	 * SPEC §4.2); in every percent encoding, wherever it is. */
+	if (nforms != 0)
+		memcpy(pairs + t->nvalues, t->form, nforms * sizeof(*pairs));
+	set = mask_set_new_pct(pairs, t->nvalues + nforms,
+			       (flags & MASK_SET_PERCENT) != 0 ? 0 : t->nvalues,
+			       flags & ~(unsigned)MASK_SET_PERCENT, &res);
+	/* pairs holds pointers only; the set copied the bytes. */
+	free(pairs);
+	if (set == NULL) {
+		t->set_res = res;
+		if (res != MASK_SET_ERR_NOMEM && res != MASK_SET_ERR_MLOCK &&
+		    res != MASK_SET_ERR_MADVISE)
+			errno = E2BIG;
+		return NULL;
+	}
+	t->set_hygiene &= mask_set_hygiene(set);
+	return set;
+}
+
+/* Values longer than this get no base64 forms in the remask set (a whole
+ * file used as a secret would make the set too big for nothing). */
+#define B64_FORM_MAX_VALUE 4096
+
+static int build_forms(mask_table_t *t);
+
+/*
+ * The base64 forms of value bytes v[0..n) that start at offset `align`
+ * (0, 1, 2) of the encoded data: only the characters that depend on v
+ * alone (an edge character mixes bits of the neighbours). url: the
+ * URL-safe alphabet. Writes them into out (room for n / 3 * 4 + 8) and
+ * returns their number; scratch (room for n + 2 bytes) ends wiped.
+ */
+static size_t b64_form(const char *v, size_t n, unsigned align, bool url, bool tail,
+		       unsigned char *scratch, char *out)
+{
+	size_t first = (8 * align + 5) / 6, last, enc, i;
+	long w;
+
+	memset(scratch, 0, align);
+	memcpy(scratch + align, v, n);
+	w = mask_b64_encode(scratch, align + n, out, n / 3 * 4 + 8);
+	explicit_bzero(scratch, align + n);
+	if (w < 0)
+		return 0;
+	enc = (size_t)w;
+	/* Character j covers bits [6j, 6j + 6); v covers [8 align, 8 (align + n)). */
+	last = (8 * (align + n) - 6) / 6;
+	/* tail: v ends the encoded data; the rest of its last character is
+	 * zero padding, and '=' follow: all determined by v. */
+	if (tail)
+		last = enc - 1;
+	if (last >= enc || last < first)
+		return 0;
+	if (url)
+		for (i = first; i <= last; i++)
+			out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+	memmove(out, out + first, last - first + 1);
+	explicit_bzero(out + (last - first + 1), enc - (last - first + 1));
+	return last - first + 1;
+}
+
+/*
+ * The remask set (SPEC §4.3): pair i = value i, real -> sentinel, then the
+ * JSON-escaped form of each value when it differs ('/' as "\/", '"' and
+ * '\\' escaped), then its base64 forms (three alignments, in the middle
+ * of the data or ending it with its padding, standard and URL-safe
+ * alphabets) -> the same forms of its sentinel, so an upstream that
+ * echoes `Authorization: Basic base64(user:REAL)` or any base64 of a real
+ * value does not hand the sandbox the value one decode away. Percent
+ * forms of everything (MASK_SET_PERCENT). The forms live in the secret
+ * arena.
+ */
+static mask_set_t *build_inbound(mask_table_t *t)
+{
+	enum mask_set_result res;
+	mask_set_t *set;
+
+	if (build_forms(t) != 0)
+		return NULL;
+	set = mask_set_new(t->form, t->nform, MASK_SET_PERCENT, &res);
+	if (set == NULL) {
+		t->set_res = res;
+		return NULL;
+	}
+	t->set_hygiene &= mask_set_hygiene(set);
+	return set;
+}
+
+/* The pairs of the remask set being built: pair k, its value fv[k]. */
+struct formlist {
+	struct mask_pair *pairs;
+	uint32_t *fv;
+	size_t n;
+};
+
+/* Appends the pair from -> to (equal lengths) of value v. */
+static void form_add(struct formlist *fl, uint32_t v, const char *from, const char *to, size_t len)
+{
+	fl->fv[fl->n] = v;
+	fl->pairs[fl->n].from = from;
+	fl->pairs[fl->n].to = to;
+	fl->pairs[fl->n].from_len = fl->pairs[fl->n].to_len = len;
+	fl->n++;
+}
+
+/* The JSON-escaped form of value i ('/', '"' and '\\' escaped), when it
+ * differs from the raw one, into the arena. 0 or -1 (ENOMEM). */
+static int form_json(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	const struct tvalue *v = &t->value[i];
+	size_t extra = 0, o = 0;
+	char *rj, *sj;
+
+	for (size_t k = 0; k < v->len; k++)
+		extra += v->real[k] == '/' || v->real[k] == '"' || v->real[k] == '\\';
+	if (extra == 0 || v->len > B64_FORM_MAX_VALUE)
+		return 0;
+	rj = mask_secrets_alloc(t->sec, v->len + extra);
+	sj = mask_secrets_alloc(t->sec, v->len + extra);
+	if (rj == NULL || sj == NULL)
+		return -1;
+	/* Sentinels keep punctuation: the escapes fall at the same places
+	 * in both. */
+	for (size_t k = 0; k < v->len; k++) {
+		char r = v->real[k];
+
+		if (r == '/' || r == '"' || r == '\\') {
+			rj[o] = sj[o] = '\\';
+			o++;
+		}
+		rj[o] = r;
+		sj[o] = v->sent[k];
+		o++;
+	}
+	form_add(fl, (uint32_t)i, rj, sj, o);
+	return 0;
+}
+
+/* The base64 forms of value i (three alignments, in the middle of the
+ * data or ending it, standard and URL-safe alphabets), into the arena.
+ * scratch: room for the longest value + 2. 0 or -1 (ENOMEM). */
+static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned char *scratch)
+{
+	const struct tvalue *v = &t->value[i];
+	const char *stdf[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+	size_t stdn[6] = {0, 0, 0, 0, 0, 0};
+
+	if (v->len > B64_FORM_MAX_VALUE)
+		return 0;
+	for (unsigned k = 0; k < 12; k++) {
+		char *rf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
+		char *sf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
+		size_t rn, sn;
+
+		if (rf == NULL || sf == NULL)
+			return -1;
+		/* k % 3: alignment; k / 3 % 2: ends the data; k >= 6: URL-safe
+		 * alphabet. */
+		rn = b64_form(v->real, v->len, k % 3, k >= 6, k / 3 % 2 == 1, scratch, rf);
+		sn = b64_form(v->sent, v->len, k % 3, k >= 6, k / 3 % 2 == 1, scratch, sf);
+		/* Too short to tell anything, or (URL-safe alphabet with
+		 * neither '+' nor '/') the same as a standard one. */
+		if (rn < 8 || rn != sn ||
+		    (k >= 6 && stdn[k - 6] == rn && memcmp(rf, stdf[k - 6], rn) == 0))
+			continue;
+		if (k < 6) {
+			stdf[k] = rf;
+			stdn[k] = rn;
+		}
+		form_add(fl, (uint32_t)i, rf, sf, rn);
+	}
+	return 0;
+}
+
+/* The pairs of the remask set (build_inbound()) into t->form, with the
+ * value of each in t->form_value: the raw values first (pair i = value
+ * i), then the JSON forms, then the base64 forms. 0, or -1 (ENOMEM,
+ * t->set_res set). */
+static int build_forms(mask_table_t *t)
+{
+	struct formlist fl = {NULL, NULL, 0};
+	unsigned char *scratch = NULL;
+	size_t i, maxlen = 0;
+
+	for (i = 0; i < t->nvalues; i++)
+		if (t->value[i].len <= B64_FORM_MAX_VALUE && t->value[i].len > maxlen)
+			maxlen = t->value[i].len;
+	fl.pairs = calloc(t->nvalues * 14 + 1, sizeof(*fl.pairs));
+	fl.fv = calloc(t->nvalues * 14 + 1, sizeof(*fl.fv));
+	if (fl.pairs == NULL || fl.fv == NULL ||
+	    (maxlen > 0 && (scratch = mask_secrets_alloc(t->sec, maxlen + 2)) == NULL))
+		goto nomem;
+	for (i = 0; i < t->nvalues; i++)
+		form_add(&fl, (uint32_t)i, t->value[i].real, t->value[i].sent, t->value[i].len);
+	for (i = 0; i < t->nvalues; i++)
+		if (form_json(t, &fl, i) != 0)
+			goto nomem;
+	for (i = 0; i < t->nvalues; i++)
+		if (form_b64(t, &fl, i, scratch) != 0)
+			goto nomem;
+	/* The pairs point into the arena; the list is kept for the
+	 * outbound sets built later. */
+	t->form = fl.pairs;
+	t->form_value = fl.fv;
+	t->nform = fl.n;
+	return 0;
+nomem:
+	free(fl.pairs);
+	free(fl.fv);
+	t->set_res = MASK_SET_ERR_NOMEM;
+	return -1;
+}
+
+/* Whether credential c may be injected towards the normalised host. */
+static bool cred_eligible(const mask_table_t *t, const struct tcred *c, const char *host,
+			  uint16_t port, bool tls_verified, unsigned where)
+{
+	if ((c->inject_in & where) == 0 || (!tls_verified && !t->plaintext_ok))
+		return false;
+	for (size_t h = 0; h < c->nhosts; h++)
+		if (policy_hostpat_match(&c->hosts[h], host, port))
+			return true;
+	return false;
+}
+
+/* Fills out from a cache entry. */
+static void outbound_fill(const mask_table_t *t, const struct tcache *e, struct mask_outbound *out)
+{
+	out->set = e->set;
+	out->npairs = t->nvalues;
+	out->inject = e->inject;
+	out->cred = e->cred;
+	out->any = e->any;
+	out->nforms = set_forms(t);
+	out->form_value = t->form_value;
+}
+
+/* Builds and appends the cache entry for t->tmpkey. NULL with errno. */
+static struct tcache *cache_add(mask_table_t *t, bool percent)
+{
+	struct tcache *e;
+
+	if (t->ncache == t->cachecap) {
+		size_t cap = t->cachecap ? t->cachecap * 2 : 8;
+		struct tcache *n = realloc(t->cache, cap * sizeof(*n));
+		if (n == NULL)
+			return NULL;
+		t->cache = n;
+		t->cachecap = cap;
+	}
+	e = &t->cache[t->ncache];
+	memset(e, 0, sizeof(*e));
+	e->percent = percent;
+	e->key = malloc(t->nwords * sizeof(uint64_t));
+	e->inject = calloc(t->nvalues + 1, 1);
+	e->cred = calloc(t->nvalues + 1, sizeof(uint32_t));
+	if (e->key == NULL || e->inject == NULL || e->cred == NULL)
+		goto fail;
+	memcpy(e->key, t->tmpkey, t->nwords * sizeof(uint64_t));
+	for (size_t v = 0; v < t->nvalues; v++)
+		e->cred[v] = t->value[v].cred;
+	/* An eligible credential injects every value it holds; the first
+	 * eligible holder names the pair. */
+	for (size_t c = t->ncreds; c-- > 0;) {
+		if ((t->tmpkey[c / 64] >> (c % 64) & 1) == 0)
+			continue;
+		for (size_t k = 0; k < t->cred[c].nvals; k++) {
+			uint32_t v = t->cred[c].vals[k];
+			e->inject[v] = 1;
+			e->cred[v] = (uint32_t)c;
+			e->any = true;
+		}
+	}
+	e->set = build_set(t, e->inject, false, percent ? MASK_SET_PERCENT : 0);
+	if (e->set == NULL)
+		goto fail;
+	t->ncache++;
+	return e;
+fail:
+	free(e->key);
+	free(e->inject);
+	free(e->cred);
+	return NULL;
+}
+
+int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool tls_verified,
+			unsigned where, struct mask_outbound *out)
+{
+	char norm[POLICY_HOST_MAX + 1];
+	bool ok = policy_host_normalize(host, strlen(host), norm, sizeof(norm)) == NULL;
+	bool percent = where == INJECT_QUERY;
+	struct tcache *e;
+
+	memset(t->tmpkey, 0, t->nwords * sizeof(uint64_t));
+	for (size_t c = 0; ok && c < t->ncreds; c++)
+		if (cred_eligible(t, &t->cred[c], norm, port, tls_verified, where))
+			t->tmpkey[c / 64] |= (uint64_t)1 << (c % 64);
+	for (size_t i = 0; i < t->ncache; i++) {
+		e = &t->cache[i];
+		if (e->percent == percent &&
+		    memcmp(e->key, t->tmpkey, t->nwords * sizeof(uint64_t)) == 0) {
+			outbound_fill(t, e, out);
+			return 0;
+		}
+	}
+	e = cache_add(t, percent);
+	if (e == NULL)
+		return -1;
+	outbound_fill(t, e, out);
+	return 0;
+}
+
+/* Warming the cache at start: a proxy whose credentials name their hosts
+ * never builds a set per request. */
+int table_build_sets(mask_table_t *t)
+{
+	static const unsigned wheres[] = { INJECT_HEADER, INJECT_QUERY, INJECT_BODY };
+	struct mask_outbound ob;
+
+	t->inbound = build_inbound(t);
+	if (t->inbound == NULL)
+		return -1;
+	t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
+	if (t->detect == NULL)
+		return -1;
+	t->detect_counts = calloc(mask_set_npairs(t->detect) + 1, sizeof(uint64_t));
+	if (t->detect_counts == NULL) {
+		t->set_res = MASK_SET_ERR_NOMEM;
+		return -1;
+	}
+	for (size_t c = 0; c < t->ncreds; c++) {
+		for (size_t h = 0; h < t->cred[c].nhosts; h++) {
+			const struct policy_hostpat *hp = &t->cred[c].hosts[h];
+			if (hp->kind != HOSTPAT_EXACT && hp->kind != HOSTPAT_IPV4 &&
+			    hp->kind != HOSTPAT_IPV6)
+				continue;
+			for (size_t w = 0; w < ARRAY_LEN(wheres); w++) {
+				uint16_t port = hp->port != 0 ? hp->port : 443;
+				if (mask_table_outbound(t, hp->host, port, true, wheres[w], &ob) != 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+void table_free_sets(mask_table_t *t)
+{
+	for (size_t i = 0; i < t->ncache; i++) {
+		mask_set_free(t->cache[i].set);
+		free(t->cache[i].key);
+		free(t->cache[i].inject);
+		free(t->cache[i].cred);
+	}
+	free(t->cache);
+	t->cache = NULL;
+	t->ncache = t->cachecap = 0;
+	mask_set_free(t->inbound);
+	mask_set_free(t->detect);
+	t->inbound = t->detect = NULL;
+	free(t->form);
+	free(t->form_value);
+	t->form = NULL;
+	t->form_value = NULL;
+	free(t->detect_counts);
+	t->detect_counts = NULL;
+	if (t->scratch != NULL)
+		explicit_bzero(t->scratch, t->scratch_cap);
+	free(t->scratch);
+	t->scratch = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Detection                                                            */
+/* ------------------------------------------------------------------ */
+
+const mask_set_t *mask_table_inbound_set(const mask_table_t *t)
+{
+	return t->inbound;
+}
+
+/* Makes t->scratch hold at least len bytes. 0 or -1 (ENOMEM). */
+static int scratch_reserve(mask_table_t *t, size_t len)
+{
+	if (len > t->scratch_cap) {
+		unsigned char *n = malloc(len);
+		if (n == NULL)
+			return -1;
+		if (t->scratch != NULL)
+			explicit_bzero(t->scratch, t->scratch_cap);
+		free(t->scratch);
+		t->scratch = n;
+		t->scratch_cap = len;
+	}
+	return 0;
+}
+
+/* The value of a hex digit (either case), or -1. Pure. */
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Copies buf into t->scratch, every %XX decoded when decode; returns the
+ * copy's length, or -1 (ENOMEM). */
+static long scratch_fill(mask_table_t *t, const unsigned char *buf, size_t len, bool decode)
+{
+	size_t o = 0;
+
+	if (scratch_reserve(t, len) != 0)
+		return -1;
+	if (!decode) {
+		memcpy(t->scratch, buf, len);
+		return (long)len;
+	}
+	for (size_t i = 0; i < len; i++) {
+		int hi, lo;
+
+		if (buf[i] == '%' && i + 2 < len && (hi = hexval(buf[i + 1])) >= 0 &&
+		    (lo = hexval(buf[i + 2])) >= 0) {
+			t->scratch[o++] = (unsigned char)(hi << 4 | lo);
+			i += 2;
+			continue;
+		}
+		t->scratch[o++] = buf[i];
+	}
+	return (long)o;
+}
+
+/* Runs the detect set over the scratch copy (len bytes), counts into
+ * t->detect_counts (zeroed first), wipes the copy. 0 or -1. */
+static int scratch_detect(mask_table_t *t, size_t len)
+{
+	size_t total = 0;
+	int rc;
+
+	memset(t->detect_counts, 0, mask_set_npairs(t->detect) * sizeof(uint64_t));
+	rc = mask_replace_inplace(t->detect, t->scratch, len, t->detect_counts, &total);
+	explicit_bzero(t->scratch, len);
+	return rc;
+}
+
+/* The credential of the first real-value form counted by the last
+ * scratch_detect(), or -1. */
+static long detected_real(const mask_table_t *t)
+{
+	size_t nf = mask_set_npairs(t->detect) - t->nvalues;
+
+	for (size_t k = 0; k < nf; k++)
+		if (t->detect_counts[t->nvalues + k] != 0)
+			return (long)t->value[t->form_value[k]].cred;
+	return -1;
+}
+
+long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
+{
+	long n, found;
+
+	if (t->nvalues == 0 || len == 0)
+		return -1;
+	/* As it is (raw, and the percent forms an encoder writes), then,
+	 * when it has a '%', with every %XX decoded (%67hp_ for ghp_). */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && memchr(buf, '%', len) == NULL)
+			break;
+		if ((n = scratch_fill(t, buf, len, pass == 1)) < 0 || scratch_detect(t, (size_t)n) != 0)
+			return -1;
+		if ((found = detected_real(t)) >= 0)
+			return found;
+	}
+	return -1;
+}
+
+int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, uint64_t *counts)
+{
+	long n;
+
+	if (t->nvalues == 0 || len == 0 || memchr(buf, '%', len) == NULL)
+		return 0;
+	if ((n = scratch_fill(t, buf, len, true)) < 0 || scratch_detect(t, (size_t)n) != 0)
+		return -1;
+	for (size_t v = 0; v < t->nvalues; v++)
+		counts[v] += t->detect_counts[v];
+	return 0;
+}
+
+size_t mask_table_form_count(const mask_table_t *t)
+{
+	return t->nform;
+}
+
+long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len)
+{
+	size_t total = 0;
+	long found = -1;
+
+	if (t->nvalues == 0 || len == 0 || scratch_reserve(t, len) < 0)
+		return -1;
+	/* The detect set maps each sentinel to itself, so in-place
+	 * replacement on a copy only counts; the copy is wiped after, since
+	 * a header may also hold real values injected before this check. */
+	memcpy(t->scratch, buf, len);
+	memset(t->detect_counts, 0, mask_set_npairs(t->detect) * sizeof(uint64_t));
+	if (mask_replace_inplace(t->detect, t->scratch, len, t->detect_counts, &total) != 0) {
+		explicit_bzero(t->scratch, len);
+		return -1;
+	}
+	explicit_bzero(t->scratch, len);
+	for (size_t v = 0; total != 0 && v < t->nvalues; v++)
+		if (t->detect_counts[v] != 0) {
+			found = (long)t->value[v].cred;
+			break;
+		}
+	return found;
+}

@@ -1,0 +1,371 @@
+/*
+ * test_exchange.c - mask/exchange.c's coarse API and the table's
+ * check/accessor functions, public API only:
+ *  - one mask_exch_request_head() call substitutes the target, several
+ *    fields and the decoded user:password of Authorization: Basic, and
+ *    records the credentials injected; a sentinel where it may not go is
+ *    refused with the credential, the place and the rule;
+ *  - one body fed in two chunks that split a sentinel (and a real value
+ *    inbound) comes out whole, with the figures settled at the end;
+ *  - mask_table_env_count()/mask_table_env_get() and mask_table_check().
+ * The "real" values are synthetic; no assertion message contains one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "mask/mask.h"
+#include "policy/policy.h"
+#include "tests/support/testlib.h"
+
+#define XR_HDR "ghp_Xr7Hd9Qm2Lp4Vt6Nw8Bc1Zs3Ky5Fj0Gh2Tq"
+#define XR_BODY "sk-Xr4Bo6Dy8Pa2Qs1We3Rt5Yu7Io9Kl0Zx2Cv4"
+
+struct xfx {
+	policy_t *p;
+	mask_table_t *t;
+	mask_exch_t *x;
+	char hdr_sent[64];  /* sentinel of PV_XR_HDR */
+	char body_sent[64]; /* sentinel of PV_XR_BODY */
+};
+
+static int xfx_setup(struct xfx *f)
+{
+	static const char doc[] = "network:\n"
+				  "  allowedDomains: [api.example.com, other.example.com]\n"
+				  "credentials:\n"
+				  "  envVars:\n"
+				  "    - {name: PV_XR_HDR, mode: mask, injectHosts: [api.example.com],\n"
+				  "       injectIn: [header, query]}\n"
+				  "    - {name: PV_XR_BODY, mode: mask, injectHosts: [api.example.com],\n"
+				  "       injectIn: [body]}\n";
+	unsigned nerr = 0;
+	char err[256];
+
+	memset(f, 0, sizeof(*f));
+	setenv("PV_XR_HDR", XR_HDR, 1);
+	setenv("PV_XR_BODY", XR_BODY, 1);
+	f->p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	if (f->p == NULL || (f->t = mask_table_new(f->p, err, sizeof(err))) == NULL ||
+	    (f->x = mask_exch_new(f->t)) == NULL)
+		return -1;
+	for (size_t i = 0; i < mask_table_env_count(f->t); i++) {
+		const char *sent, *name = mask_table_env_get(f->t, i, &sent);
+
+		if (strcmp(name, "PV_XR_HDR") == 0)
+			snprintf(f->hdr_sent, sizeof(f->hdr_sent), "%s", sent);
+		else if (strcmp(name, "PV_XR_BODY") == 0)
+			snprintf(f->body_sent, sizeof(f->body_sent), "%s", sent);
+	}
+	return f->hdr_sent[0] != '\0' && f->body_sent[0] != '\0' ? 0 : -1;
+}
+
+static void xfx_teardown(struct xfx *f)
+{
+	mask_exch_free(f->x);
+	mask_table_free(f->t);
+	policy_free(f->p);
+	unsetenv("PV_XR_HDR");
+	unsetenv("PV_XR_BODY");
+}
+
+static void b64(const char *in, char *out)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t len = strlen(in), n = 0;
+	const unsigned char *u = (const unsigned char *)in;
+
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned b0 = u[i], b1 = i + 1 < len ? u[i + 1] : 0, b2 = i + 2 < len ? u[i + 2] : 0;
+		out[n++] = a[b0 >> 2];
+		out[n++] = a[(b0 & 3) << 4 | b1 >> 4];
+		out[n++] = i + 1 < len ? a[(b1 & 15) << 2 | b2 >> 6] : '=';
+		out[n++] = i + 2 < len ? a[b2 & 63] : '=';
+	}
+	out[n] = '\0';
+}
+
+/* Occurrences of needle in hay. */
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The env accessor: both variables, their sentinels of the real values'
+ * lengths and never equal to them; out of range: NULL. */
+static void test_env_accessor(void)
+{
+	struct xfx f;
+	const char *sent = "x";
+
+	CU_ASSERT_FATAL(xfx_setup(&f) == 0);
+	CU_ASSERT_EQUAL(mask_table_env_count(f.t), 2);
+	CU_ASSERT_EQUAL(strlen(f.hdr_sent), strlen(XR_HDR));
+	CU_ASSERT_EQUAL(strlen(f.body_sent), strlen(XR_BODY));
+	CU_ASSERT(strcmp(f.hdr_sent, XR_HDR) != 0 && strncmp(f.hdr_sent, "ghp_", 4) == 0);
+	CU_ASSERT(strcmp(f.body_sent, XR_BODY) != 0 && strncmp(f.body_sent, "sk-", 3) == 0);
+	CU_ASSERT_PTR_NULL(mask_table_env_get(f.t, 2, &sent));
+	CU_ASSERT_PTR_NULL(sent);
+	xfx_teardown(&f);
+}
+
+/* One call: target, two fields and Basic substituted, Host untouched,
+ * the credential recorded once. */
+static void test_head_substitutes(void)
+{
+	char head[1024], up[128], enc[128], want[128];
+	const char *names[4];
+	struct mask_refusal why;
+	struct xfx f;
+
+	CU_ASSERT_FATAL(xfx_setup(&f) == 0);
+	snprintf(up, sizeof(up), "x-access-token:%s", f.hdr_sent);
+	b64(up, enc);
+	snprintf(head, sizeof(head),
+		 "GET /x?t=%s HTTP/1.1\r\nHost: api.example.com\r\nX-A: %s\r\nX-B: pre %s post\r\n"
+		 "Authorization: Basic %s\r\n\r\n",
+		 f.hdr_sent, f.hdr_sent, f.hdr_sent, enc);
+	mask_exch_begin(f.x);
+	CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, strlen(head), "api.example.com", 443, true, &why),
+			MASK_HEAD_OK);
+	CU_ASSERT_EQUAL(count_of(head, XR_HDR), 3);
+	CU_ASSERT_EQUAL(count_of(head, f.hdr_sent), 0);
+	snprintf(up, sizeof(up), "x-access-token:%s", XR_HDR);
+	b64(up, want);
+	CU_ASSERT(strstr(head, want) != NULL);
+	CU_ASSERT(strstr(head, "Host: api.example.com\r\n") != NULL);
+	CU_ASSERT_EQUAL(mask_exch_injected(f.x, names, 4), 1);
+	CU_ASSERT_STRING_EQUAL(names[0], "PV_XR_HDR");
+	/* A new request forgets it. */
+	mask_exch_begin(f.x);
+	CU_ASSERT_EQUAL(mask_exch_injected(f.x, names, 4), 0);
+	xfx_teardown(&f);
+}
+
+/* Refusals say which credential, where and which rule. */
+static void test_head_refusals(void)
+{
+	char head[1024];
+	struct mask_refusal why;
+	struct xfx f;
+
+	CU_ASSERT_FATAL(xfx_setup(&f) == 0);
+	/* Another host: the target. */
+	snprintf(head, sizeof(head), "GET /x?t=%s HTTP/1.1\r\nHost: other.example.com\r\n\r\n", f.hdr_sent);
+	CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, strlen(head), "other.example.com", 443, true, &why),
+			MASK_HEAD_REFUSED);
+	CU_ASSERT_STRING_EQUAL(why.cred, "PV_XR_HDR");
+	CU_ASSERT_EQUAL(why.where, MASK_WHERE_TARGET);
+	CU_ASSERT_EQUAL(why.rule, MASK_RULE_INJECT_HOSTS);
+	/* The right host, a place injectIn does not list (body credential in
+	 * a header). */
+	snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: api.example.com\r\nX-A: %s\r\n\r\n", f.body_sent);
+	CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, strlen(head), "api.example.com", 443, true, &why),
+			MASK_HEAD_REFUSED);
+	CU_ASSERT_STRING_EQUAL(why.cred, "PV_XR_BODY");
+	CU_ASSERT_EQUAL(why.where, MASK_WHERE_HEADER);
+	CU_ASSERT_EQUAL(why.rule, MASK_RULE_INJECT_IN);
+	/* Plain HTTP without allowPlaintextInject. */
+	snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: api.example.com\r\nX-A: %s\r\n\r\n", f.hdr_sent);
+	CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, strlen(head), "api.example.com", 80, false, &why),
+			MASK_HEAD_REFUSED);
+	CU_ASSERT_EQUAL(why.rule, MASK_RULE_PLAINTEXT);
+	/* A sentinel in the Host field goes nowhere. */
+	snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: %s.example.com\r\n\r\n", f.hdr_sent);
+	CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, strlen(head), "api.example.com", 443, true, &why),
+			MASK_HEAD_REFUSED);
+	CU_ASSERT_EQUAL(why.where, MASK_WHERE_HOST);
+	CU_ASSERT_STRING_EQUAL(why.cred, "PV_XR_HDR");
+	xfx_teardown(&f);
+}
+
+/* A body in two chunks that split the sentinel (pointer and buffer
+ * feeds), and a response body that splits the real value. */
+static void test_body_split(void)
+{
+	char body[256], got[256];
+	const char *names[4];
+	struct evbuffer *out = evbuffer_new(), *in = evbuffer_new();
+	size_t n, cut;
+	struct xfx f;
+
+	CU_ASSERT_FATAL(xfx_setup(&f) == 0 && out != NULL && in != NULL);
+	mask_exch_begin(f.x);
+	snprintf(body, sizeof(body), "{\"k\":\"%s\"}", f.body_sent);
+	cut = 6 + strlen(f.body_sent) / 2;
+	CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_OUT, "api.example.com", 443, true) == 0);
+	CU_ASSERT(mask_exch_body_active(f.x, MASK_OUT));
+	CU_ASSERT(mask_exch_body_feed(f.x, MASK_OUT, body, cut, out) == 0);
+	CU_ASSERT(mask_exch_body_held(f.x, MASK_OUT) > 0);
+	CU_ASSERT(mask_exch_body_held(f.x, MASK_OUT) <= mask_exch_body_holdmax(f.x, MASK_OUT));
+	CU_ASSERT(evbuffer_add(in, body + cut, strlen(body) - cut) == 0);
+	CU_ASSERT(mask_exch_body_feed_buffer(f.x, MASK_OUT, in, strlen(body) - cut, out) == 0);
+	CU_ASSERT(mask_exch_body_end(f.x, MASK_OUT, out) == 0);
+	CU_ASSERT(!mask_exch_body_active(f.x, MASK_OUT));
+	n = evbuffer_get_length(out);
+	CU_ASSERT_FATAL(n == strlen(body));
+	CU_ASSERT(evbuffer_remove(out, got, n) == (int)n);
+	got[n] = '\0';
+	CU_ASSERT(strstr(got, XR_BODY) != NULL && strstr(got, f.body_sent) == NULL);
+	CU_ASSERT_EQUAL(mask_exch_injected(f.x, names, 4), 1);
+	CU_ASSERT_STRING_EQUAL(names[0], "PV_XR_BODY");
+	CU_ASSERT_PTR_NULL(mask_exch_body_left(f.x));
+	CU_ASSERT_PTR_NULL(mask_exch_leak(f.x));
+	explicit_bzero(got, sizeof(got));
+	/* Inbound: the real value split, remasked, counted at the end. */
+	snprintf(body, sizeof(body), "echo %s!", XR_HDR);
+	CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_IN, NULL, 0, false) == 0);
+	CU_ASSERT(mask_exch_body_feed(f.x, MASK_IN, body, 12, out) == 0);
+	CU_ASSERT(mask_exch_body_feed(f.x, MASK_IN, body + 12, strlen(body) - 12, out) == 0);
+	CU_ASSERT(mask_exch_body_end(f.x, MASK_IN, out) == 0);
+	n = evbuffer_get_length(out);
+	CU_ASSERT_FATAL(n == strlen(body));
+	CU_ASSERT(evbuffer_remove(out, got, n) == (int)n);
+	got[n] = '\0';
+	CU_ASSERT(strstr(got, f.hdr_sent) != NULL && strstr(got, XR_HDR) == NULL);
+	CU_ASSERT_EQUAL(mask_exch_remasked(f.x), 1);
+	explicit_bzero(body, sizeof(body));
+	explicit_bzero(got, sizeof(got));
+	evbuffer_free(out);
+	evbuffer_free(in);
+	xfx_teardown(&f);
+}
+
+/* The outbound body of another host: the sentinel is left (recorded), a
+ * real value is met (leak); a cut drops what is held. */
+static void test_body_left_leak_cut(void)
+{
+	char body[256];
+	struct evbuffer *out = evbuffer_new();
+	bool met = false;
+	struct xfx f;
+
+	CU_ASSERT_FATAL(xfx_setup(&f) == 0 && out != NULL);
+	mask_exch_begin(f.x);
+	snprintf(body, sizeof(body), "a=%s&b=%s", f.body_sent, XR_HDR);
+	CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_OUT, "other.example.com", 443, true) == 0);
+	CU_ASSERT(mask_exch_body_feed(f.x, MASK_OUT, body, strlen(body), out) == 0);
+	CU_ASSERT_STRING_EQUAL(mask_exch_leak(f.x), "PV_XR_HDR");
+	CU_ASSERT(mask_exch_sentinel_met(f.x, &met) != NULL && met);
+	CU_ASSERT(mask_exch_body_end(f.x, MASK_OUT, out) == 0);
+	CU_ASSERT_STRING_EQUAL(mask_exch_body_left(f.x), "PV_XR_BODY");
+	CU_ASSERT(evbuffer_drain(out, evbuffer_get_length(out)) == 0);
+	/* A cut: the held start of a sentinel is dropped. */
+	CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_OUT, "api.example.com", 443, true) == 0);
+	CU_ASSERT(mask_exch_body_feed(f.x, MASK_OUT, f.body_sent, 10, out) == 0);
+	CU_ASSERT(mask_exch_body_held(f.x, MASK_OUT) == 10);
+	mask_exch_body_cut(f.x, MASK_OUT);
+	CU_ASSERT(!mask_exch_body_active(f.x, MASK_OUT));
+	CU_ASSERT_EQUAL(evbuffer_get_length(out), 0);
+	explicit_bzero(body, sizeof(body));
+	evbuffer_free(out);
+	xfx_teardown(&f);
+}
+
+/* Findings of mask_table_check(), collected. */
+struct findings {
+	char text[2048];
+	unsigned errors, warnings;
+};
+
+static void collect(void *arg, size_t cred, bool error, const char *msg)
+{
+	struct findings *fd = arg;
+	size_t n = strlen(fd->text);
+
+	(void)cred;
+	if (error)
+		fd->errors++;
+	else
+		fd->warnings++;
+	snprintf(fd->text + n, sizeof(fd->text) - n, "%s: %s\n", error ? "error" : "warning", msg);
+}
+
+/* The policy loader's checks on real values, with its wording. */
+static void test_check(void)
+{
+	char *dir = test_mkdtemp(), file[512], doc[2048];
+	struct findings fd;
+	unsigned nerr = 0;
+	policy_t *p;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	snprintf(file, sizeof(file), "%s/hosts.yml", dir);
+	CU_ASSERT_FATAL(test_write_file(file, "token: " XR_HDR "\n", strlen("token: " XR_HDR "\n")) == 0);
+	CU_ASSERT_FATAL(chmod(file, 0600) == 0);
+	snprintf(doc, sizeof(doc),
+		 "credentials:\n  envVars:\n    - {name: PV_XR_HDR, mode: mask}\n"
+		 "    - {name: PV_XR_UNSET, mode: mask}\n"
+		 "  files:\n    - {path: %s, mode: mask, extract: \"token: ([A-Za-z0-9_]+)\"}\n"
+		 "    - {path: %s/whole, mode: mask}\n",
+		 file, dir);
+	setenv("PV_XR_HDR", XR_HDR, 1);
+	unsetenv("PV_XR_UNSET");
+	CU_ASSERT_FATAL(test_write_file(file, "token: " XR_HDR "\n", strlen("token: " XR_HDR "\n")) == 0);
+	{
+		char whole[600];
+
+		snprintf(whole, sizeof(whole), "%s/whole", dir);
+		CU_ASSERT_FATAL(test_write_file(whole, XR_BODY, strlen(XR_BODY)) == 0);
+		CU_ASSERT_FATAL(chmod(whole, 0600) == 0);
+		p = policy_load_buffer("t.yaml", doc, strlen(doc), stderr, &nerr);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+		/* All good but the unset variable. */
+		memset(&fd, 0, sizeof(fd));
+		CU_ASSERT_EQUAL(mask_table_check(p, collect, &fd), 0);
+		CU_ASSERT_EQUAL(fd.warnings, 1);
+		CU_ASSERT(strstr(fd.text, "warning: credential PV_XR_UNSET is not set in this environment; its "
+					  "length could not be checked") != NULL);
+		/* Now: a short value, a readable-by-others file that matches
+		 * nothing, a directory where the whole file was. */
+		setenv("PV_XR_HDR", "ghp_Shortish123", 1);
+		CU_ASSERT(test_write_file(file, "user: me\n", 9) == 0);
+		CU_ASSERT(chmod(file, 0644) == 0);
+		CU_ASSERT(unlink(whole) == 0 && mkdir(whole, 0700) == 0);
+		memset(&fd, 0, sizeof(fd));
+		CU_ASSERT_EQUAL(mask_table_check(p, collect, &fd), 2);
+		CU_ASSERT(strstr(fd.text, "error: credential PV_XR_HDR: the value is too short to mask (") != NULL);
+		CU_ASSERT(strstr(fd.text, "random bits in a sentinel), expected at least 64; use mode: deny") != NULL);
+		CU_ASSERT(strstr(fd.text, "is accessible to group or others (mode 644); chmod 600 it") != NULL);
+		CU_ASSERT(strstr(fd.text, "extract matches nothing in the file now, so nothing would be masked") != NULL);
+		CU_ASSERT(strstr(fd.text, "/whole cannot be read (") != NULL);
+		CU_ASSERT(strstr(fd.text, "expected a readable regular file of at most 1048576 bytes") != NULL);
+		CU_ASSERT(strstr(fd.text, "Shortish") == NULL);
+		/* A short whole file, and a short extract group. */
+		CU_ASSERT(rmdir(whole) == 0 && test_write_file(whole, "abc123", 6) == 0);
+		CU_ASSERT(test_write_file(file, "token: me\n", 10) == 0);
+		memset(&fd, 0, sizeof(fd));
+		CU_ASSERT_EQUAL(mask_table_check(p, collect, &fd), 3);
+		CU_ASSERT(strstr(fd.text, "the file content is too short to mask (") != NULL);
+		CU_ASSERT(strstr(fd.text, "a value extracted (group 1) is too short to mask (") != NULL);
+		/* A missing file. */
+		CU_ASSERT(unlink(whole) == 0);
+		memset(&fd, 0, sizeof(fd));
+		(void)mask_table_check(p, collect, &fd);
+		CU_ASSERT(strstr(fd.text, "/whole does not exist; its length could not be checked") != NULL);
+		policy_free(p);
+	}
+	unsetenv("PV_XR_HDR");
+	test_rmtree(dir);
+	free(dir);
+}
+
+TEST_REGISTRAR(register_mask_exchange)
+{
+	CU_pSuite s = test_suite("mask_exchange", NULL, NULL);
+
+	test_add(s, "env accessor: name -> sentinel pairs", test_env_accessor);
+	test_add(s, "one head call: target, fields, Basic", test_head_substitutes);
+	test_add(s, "head refusals: credential, place, rule", test_head_refusals);
+	test_add(s, "one body across a split, both ways", test_body_split);
+	test_add(s, "body: left sentinel, real value met, cut", test_body_left_leak_cut);
+	test_add(s, "table check: the loader's value checks and wording", test_check);
+}
