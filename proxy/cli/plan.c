@@ -87,65 +87,26 @@ int plan_env_vars(struct strv *out, const char *host, uint16_t port, const char 
 	return 0;
 }
 
-/*
- * MERGE: mask_table_env_get. The sentinel of every masked variable, parsed
- * back from mask_table_env_lines() (`export NAME='...'`, a quote written
- * '\''). The one place that reads those lines; the lead swaps it for the
- * mask table's accessor at merge.
- */
+/* The sentinel of every masked variable, as NAME=SENTINEL entries. */
 int plan_sentinel_env(struct strv *out, const mask_table_t *t)
 {
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int rc = -1;
+	for (size_t i = 0; i < mask_table_env_count(t); i++) {
+		const char *sentinel, *name = mask_table_env_get(t, i, &sentinel);
+		char *entry = NULL;
+		int rc;
 
-	if (f == NULL) {
-		log_warn("run: masked variables");
-		return -1;
-	}
-	if (mask_table_env_lines(t, f) != 0) {
-		log_warn("run: masked variables");
-		(void)fclose(f);
-		free(buf);
-		return -1;
-	}
-	if (fclose(f) != 0) {
-		log_warn("run: masked variables");
-		free(buf);
-		return -1;
-	}
-	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char *eq, *r, *w;
-
-		if (strncmp(line, "export ", 7) != 0 || (eq = strchr(line, '=')) == NULL ||
-		    eq[1] != '\'') {
-			log_warnx("run: unexpected masked variable line (internal error)");
-			goto out;
+		if (asprintf(&entry, "%s=%s", name, sentinel) < 0) {
+			log_warn("run: masked variable %s", name);
+			return -1;
 		}
-		/* Unquote in place: NAME=value. */
-		w = eq + 1;
-		for (r = eq + 2; *r != '\0';) {
-			if (strncmp(r, "'\\''", 4) == 0) {
-				*w++ = '\'';
-				r += 4;
-			} else if (*r == '\'' && r[1] == '\0') {
-				r++;
-			} else {
-				*w++ = *r++;
-			}
-		}
-		*w = '\0';
-		if (strv_add(out, line + 7) < 0)
-			goto out;
+		rc = strv_add(out, entry);
+		/* Sentinels only, but wipe the scratch like any credential text. */
+		explicit_bzero(entry, strlen(entry));
+		free(entry);
+		if (rc < 0)
+			return -1;
 	}
-	rc = 0;
-out:
-	/* Sentinels only, but wipe the scratch like any credential text. */
-	if (buf != NULL)
-		explicit_bzero(buf, len);
-	free(buf);
-	return rc;
+	return 0;
 }
 
 /* Prints the names of dropped (one line, one write: log.c's rule). */
