@@ -11,11 +11,15 @@
 
 int fileio_open_regular(const char *path, unsigned flags, struct stat *st)
 {
-	int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	int fd, rc;
+	return fileio_open_regular_at(AT_FDCWD, path, flags, st);
+}
 
-	rc = (flags & FILEIO_NOFOLLOW) ? lstat(path, st) : stat(path, st);
-	if (rc != 0)
+int fileio_open_regular_at(int dfd, const char *path, unsigned flags, struct stat *st)
+{
+	int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int fd;
+
+	if (fstatat(dfd, path, st, (flags & FILEIO_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0) != 0)
 		return -1;
 	if (!S_ISREG(st->st_mode)) {
 		errno = S_ISLNK(st->st_mode) ? ELOOP : EINVAL;
@@ -23,7 +27,7 @@ int fileio_open_regular(const char *path, unsigned flags, struct stat *st)
 	}
 	if (flags & FILEIO_NOFOLLOW)
 		oflags |= O_NOFOLLOW;
-	fd = open(path, oflags);
+	fd = openat(dfd, path, oflags);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
@@ -56,6 +60,12 @@ ssize_t fileio_read_full(int fd, void *buf, size_t len)
 
 char *fileio_read(const char *path, size_t max, unsigned flags, size_t *len, struct stat *st)
 {
+	return fileio_read_at(AT_FDCWD, path, max, flags, len, st);
+}
+
+char *fileio_read_at(int dfd, const char *path, size_t max, unsigned flags, size_t *len,
+		     struct stat *st)
+{
 	struct stat local;
 	char *buf;
 	ssize_t n;
@@ -64,7 +74,7 @@ char *fileio_read(const char *path, size_t max, unsigned flags, size_t *len, str
 
 	if (st == NULL)
 		st = &local;
-	fd = fileio_open_regular(path, flags, st);
+	fd = fileio_open_regular_at(dfd, path, flags, st);
 	if (fd < 0)
 		return NULL;
 	if (st->st_size < 0 || (unsigned long long)st->st_size > max) {

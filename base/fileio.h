@@ -27,6 +27,11 @@
  */
 int fileio_open_regular(const char *path, unsigned flags, struct stat *st) NONNULL(1, 3) WUNRES;
 
+/* The same, with name relative to the directory dfd (openat()'s rules;
+ * AT_FDCWD for the working directory). */
+int fileio_open_regular_at(int dfd, const char *name, unsigned flags, struct stat *st)
+	NONNULL(2, 4) WUNRES;
+
 /*
  * Reads from fd into buf until len bytes or end of file, retrying EINTR.
  * Returns the bytes read (fewer than len when the file is shorter) or -1
@@ -43,5 +48,9 @@ ssize_t fileio_read_full(int fd, void *buf, size_t len) NONNULL(2) WUNRES;
  */
 char *fileio_read(const char *path, size_t max, unsigned flags, size_t *len, struct stat *st) MALLOC
 	NONNULL(1, 4) WUNRES;
+
+/* fileio_read() with name relative to the directory dfd. */
+char *fileio_read_at(int dfd, const char *name, size_t max, unsigned flags, size_t *len,
+		     struct stat *st) MALLOC NONNULL(2, 5) WUNRES;
 
 #endif

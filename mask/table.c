@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "tablepriv.h"
+#include "base/errbuf.h"
+#include "base/fileio.h"
 
 /* Largest masked file read (the policy loader has the same cap). */
 #define MASK_FILE_MAX_BYTES (1024 * 1024)
@@ -30,18 +32,6 @@
 #define MASK_EXTRACT_MAX 1024
 
 
-/* Formats a one-line error into err. Never given a value's bytes. */
-static void seterr(char *err, size_t errlen, const char *fmt, ...) PRINTF(3, 4);
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	(void)vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ------------------------------------------------------------------ */
 /* Reading the sources                                                  */
@@ -82,7 +72,7 @@ static void finding(struct load *ld, bool error, const char *fmt, ...)
 static int load_nomem(struct load *ld, const char *name)
 {
 	finding(ld, true, "credential %s: out of memory", name);
-	seterr(ld->err, ld->errlen, "credential %s: out of memory", name);
+	errbuf_set(ld->err, ld->errlen, "credential %s: out of memory", name);
 	return -1;
 }
 
@@ -167,51 +157,30 @@ static int cred_add_value(struct tcred *c, uint32_t vi, size_t off, size_t len)
 static int read_file_secret(mask_table_t *t, struct tcred *c, unsigned *mode)
 {
 	struct stat st;
-	size_t off = 0;
-	int fd;
+	ssize_t n;
+	int fd, saved;
 
-	/* stat first: opening a FIFO or device can block or have effects. */
-	if (stat(c->path, &st) != 0)
-		return errno == ENOENT ? 1 : -1;
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		return -1;
-	}
-	fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = fileio_open_regular(c->path, 0, &st);
 	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MASK_FILE_MAX_BYTES) {
+		return errno == ENOENT ? 1 : -1;
+	if (st.st_size > MASK_FILE_MAX_BYTES) {
 		(void)close(fd);
-		errno = st.st_size > MASK_FILE_MAX_BYTES ? EFBIG : EINVAL;
+		errno = EFBIG;
 		return -1;
 	}
 	*mode = (unsigned)st.st_mode;
-	c->content = mask_secrets_alloc(t->sec, (size_t)st.st_size + 1);
-	if (c->content == NULL) {
-		int saved = errno;
-		(void)close(fd);
-		errno = saved;
-		return -1;
-	}
 	/* Read straight into locked memory: the content never sits in an
 	 * unlocked heap buffer. A file that grows meanwhile is cut at the
 	 * size fstat saw. */
-	while (off < (size_t)st.st_size) {
-		ssize_t n = read(fd, c->content + off, (size_t)st.st_size - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int saved = errno;
-			(void)close(fd);
-			errno = saved;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-	}
+	c->content = mask_secrets_alloc(t->sec, (size_t)st.st_size + 1);
+	n = c->content != NULL ? fileio_read_full(fd, c->content, (size_t)st.st_size) : -1;
+	saved = errno;
 	(void)close(fd);
-	c->content_len = off;
+	if (n < 0) {
+		errno = saved;
+		return -1;
+	}
+	c->content_len = (size_t)n;
 	return 0;
 }
 
@@ -243,7 +212,7 @@ static int file_values(mask_table_t *t, struct tcred *c, uint32_t ci, const char
 		/* `check`: the loader already reported it. */
 		if (ld->fn != NULL)
 			return 0;
-		seterr(ld->err, ld->errlen, "credential %s: extract does not compile", c->name);
+		errbuf_set(ld->err, ld->errlen, "credential %s: extract does not compile", c->name);
 		return -1;
 	}
 	while (*s != '\0' && found < MASK_EXTRACT_MAX && regexec(&re, s, 2, m, flags) == 0) {
@@ -320,21 +289,21 @@ static int make_sentinels(mask_table_t *t, char *err, size_t errlen)
 		/* The substituter bounds its patterns; a whole file that big
 		 * is not a token anyway. */
 		if (v->len > MASK_PATTERN_MAX_BYTES) {
-			seterr(err, errlen,
+			errbuf_set(err, errlen,
 			       "credential %s: a secret of %zu bytes is longer than %d; use extract",
 			       who, v->len, MASK_PATTERN_MAX_BYTES);
 			return -1;
 		}
 		v->sent = mask_secrets_alloc(t->sec, v->len + 1);
 		if (v->sent == NULL) {
-			seterr(err, errlen, "credential %s: cannot allocate locked memory: %s", who,
+			errbuf_set(err, errlen, "credential %s: cannot allocate locked memory: %s", who,
 			       strerror(errno));
 			return -1;
 		}
 		do {
 			enum mask_sentinel_result r = mask_sentinel_make(v->real, v->len, v->sent);
 			if (r != MASK_SENTINEL_OK) {
-				seterr(err, errlen, "credential %s: %s", who, mask_sentinel_strerror(r));
+				errbuf_set(err, errlen, "credential %s: %s", who, mask_sentinel_strerror(r));
 				return -1;
 			}
 			clash = false;
@@ -347,7 +316,7 @@ static int make_sentinels(mask_table_t *t, char *err, size_t errlen)
 			}
 		} while (clash && ++tries < 8);
 		if (clash) {
-			seterr(err, errlen, "credential %s: could not draw a distinct sentinel", who);
+			errbuf_set(err, errlen, "credential %s: could not draw a distinct sentinel", who);
 			return -1;
 		}
 	}
@@ -400,7 +369,7 @@ static int cred_load_file(mask_table_t *t, struct tcred *c, uint32_t ci, const c
 		return 1;
 	}
 	if (r != 0) {
-		seterr(ld->err, ld->errlen, "credential %s: cannot read it: %s", c->name,
+		errbuf_set(ld->err, ld->errlen, "credential %s: cannot read it: %s", c->name,
 		       strerror(errno));
 		return -1;
 	}
@@ -460,7 +429,7 @@ static mask_table_t *table_read(const policy_t *p, struct load *ld)
 
 fail_nomem:
 	finding(ld, true, "credentials: out of memory");
-	seterr(ld->err, ld->errlen, "credentials: out of memory");
+	errbuf_set(ld->err, ld->errlen, "credentials: out of memory");
 fail:
 	mask_table_free(t);
 	return NULL;
@@ -476,13 +445,13 @@ mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
 	t->nwords = t->ncreds / 64 + 1;
 	t->tmpkey = calloc(t->nwords, sizeof(uint64_t));
 	if (t->tmpkey == NULL) {
-		seterr(err, errlen, "credentials: out of memory");
+		errbuf_set(err, errlen, "credentials: out of memory");
 		goto fail;
 	}
 	if (make_sentinels(t, err, errlen) != 0)
 		goto fail;
 	if (table_build_sets(t) != 0) {
-		seterr(err, errlen, "cannot build the masking sets: %s",
+		errbuf_set(err, errlen, "cannot build the masking sets: %s",
 		       mask_set_strerror(t->set_res));
 		goto fail;
 	}
@@ -670,7 +639,7 @@ int mask_table_write_files(mask_table_t *t, const char *dir, char *err, size_t e
 		base = strrchr(cr->path, '/');
 		base = base != NULL ? base + 1 : cr->path;
 		if (asprintf(&path, "%s/%zu-%s", dir, c, base) < 0) {
-			seterr(err, errlen, "credential %s: out of memory", cr->name);
+			errbuf_set(err, errlen, "credential %s: out of memory", cr->name);
 			return -1;
 		}
 		/* Replace, never follow: whatever sits at that name (a stale
@@ -695,7 +664,7 @@ int mask_table_write_files(mask_table_t *t, const char *dir, char *err, size_t e
 		cr->copy = path;
 		continue;
 fail_path:
-		seterr(err, errlen, "credential %s: cannot write its sentinel copy %s: %s", cr->name,
+		errbuf_set(err, errlen, "credential %s: cannot write its sentinel copy %s: %s", cr->name,
 		       path, strerror(errno));
 		free(path);
 		return -1;

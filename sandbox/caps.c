@@ -23,13 +23,13 @@ int sbx_caps_nnp_pdeathsig(char *err, size_t errlen)
 	/* No setuid or file-capability binary may raise privileges from here
 	 * on; seccomp also requires it of an unprivileged loader. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot set no_new_privs");
+		errbuf_set_errno(err, errlen, errno, "cannot set no_new_privs");
 		return -1;
 	}
 	/* If whoever forked us dies, so do we: a sandbox never outlives the
 	 * proxy that is its only way out. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot set the parent-death signal");
+		errbuf_set_errno(err, errlen, errno, "cannot set the parent-death signal");
 		return -1;
 	}
 	return 0;
@@ -48,12 +48,12 @@ int sbx_caps_drop(char *err, size_t errlen)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
 			if (errno == EINVAL)
 				break;
-			sbx_seterr(err, errlen, errno, "cannot drop capability %lu from the bounding set", cap);
+			errbuf_set_errno(err, errlen, errno, "cannot drop capability %lu from the bounding set", cap);
 			return -1;
 		}
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) {
-		sbx_seterr(err, errlen, errno, "cannot clear the ambient capabilities");
+		errbuf_set_errno(err, errlen, errno, "cannot clear the ambient capabilities");
 		return -1;
 	}
 	/* uid 0 (root mapped to root) would regain a full permitted set at
@@ -61,7 +61,7 @@ int sbx_caps_drop(char *err, size_t errlen)
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 				      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
 		  0, 0, 0) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot lock the securebits");
+		errbuf_set_errno(err, errlen, errno, "cannot lock the securebits");
 		return -1;
 	}
 	memset(&hdr, 0, sizeof(hdr));
@@ -69,7 +69,7 @@ int sbx_caps_drop(char *err, size_t errlen)
 	hdr.version = _LINUX_CAPABILITY_VERSION_3;
 	hdr.pid = 0;
 	if (syscall(SYS_capset, &hdr, data) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot drop capabilities");
+		errbuf_set_errno(err, errlen, errno, "cannot drop capabilities");
 		return -1;
 	}
 	return 0;
@@ -92,7 +92,7 @@ int sbx_close_stray_fds(int keep, char *err, size_t errlen)
 			rc = close_range((unsigned)keep + 1, ~0U, 0);
 	}
 	if (rc < 0) {
-		sbx_seterr(err, errlen, errno, "cannot close inherited file descriptors");
+		errbuf_set_errno(err, errlen, errno, "cannot close inherited file descriptors");
 		return -1;
 	}
 	return 0;

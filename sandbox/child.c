@@ -116,7 +116,7 @@ NORETURN static void run_command(const struct sbx_plan *pl)
 	saved = errno;
 	/* 127 when the command was not found, 126 when found but not
 	 * runnable: what a shell reports (SPEC §2). */
-	sbx_seterr(err, sizeof(err), saved, "cannot run %s", pl->argv[0]);
+	errbuf_set_errno(err, sizeof(err), saved, "cannot run %s", pl->argv[0]);
 	child_fail(pl, saved == ENOENT || saved == ENOTDIR || !found_in_path(pl) ? 127 : 126, err);
 }
 
@@ -143,7 +143,7 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 		child_fail(pl, 125, "the parent did not finish the user namespace maps");
 	/* The UTS namespace is ours: a neutral hostname hides the host's. */
 	if (sethostname("passavant", strlen("passavant")) < 0) {
-		sbx_seterr(err, sizeof(err), errno, "cannot set the hostname in the UTS namespace");
+		errbuf_set_errno(err, sizeof(err), errno, "cannot set the hostname in the UTS namespace");
 		child_fail(pl, 125, err);
 	}
 	/* 2. Network before mounts: the listener needs nothing from the
@@ -154,7 +154,7 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 	/* 3. Hand the listener out and drop our copy: the command must not
 	 * be able to accept its own connections. */
 	if (fdpass_send(pl->sock, lfd) < 0) {
-		sbx_seterr(err, sizeof(err), errno, "cannot pass the listener to the proxy");
+		errbuf_set_errno(err, sizeof(err), errno, "cannot pass the listener to the proxy");
 		child_fail(pl, 125, err);
 	}
 	close(lfd);
@@ -172,7 +172,7 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 		child_fail(pl, 125, "cannot block signals for the init");
 	cmd = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
 	if (cmd < 0) {
-		sbx_seterr(err, sizeof(err), errno, "cannot fork the command");
+		errbuf_set_errno(err, sizeof(err), errno, "cannot fork the command");
 		child_fail(pl, 125, err);
 	}
 	if (cmd == 0)

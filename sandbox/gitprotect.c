@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "sandbox/gitguard_int.h"
 #include "sandbox/sandbox.h"
 
@@ -40,19 +41,16 @@ bool gg_join(char *out, size_t len, const char *dir, const char *name)
  * Returns the length or -1. */
 ssize_t gg_read_small(int dfd, const char *name, char *buf, size_t len)
 {
-	ssize_t n, total = 0;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
+	ssize_t total;
+	int fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, &st);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		(void)close(fd);
-		return -1;
-	}
-	while ((size_t)total < len - 1 && (n = read(fd, buf + total, len - 1 - (size_t)total)) > 0)
-		total += n;
+	total = fileio_read_full(fd, buf, len - 1);
 	(void)close(fd);
+	if (total < 0)
+		return -1;
 	buf[total] = '\0';
 	while (total > 0 && (buf[total - 1] == '\n' || buf[total - 1] == '\r'))
 		buf[--total] = '\0';

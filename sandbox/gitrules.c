@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "sandbox/gitguard_int.h"
 #include "sandbox/sandbox.h"
 
@@ -388,23 +389,13 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
  * cheap filter before running git on a config nobody changed. */
 static bool file_mentions(int dfd, const char *name, bool follow, const char *const *words)
 {
-	int fd = openat(dfd, name, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
 	bool found = false;
-	struct stat st;
-	char *buf;
-	ssize_t n, total = 0;
+	size_t len;
+	char *buf = fileio_read_at(dfd, name, GG_CONFIG_MAX_BYTES, follow ? 0 : FILEIO_NOFOLLOW, &len,
+				   NULL);
 
-	if (fd < 0)
+	if (buf == NULL)
 		return false;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > GG_CONFIG_MAX_BYTES ||
-	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		(void)close(fd);
-		return false;
-	}
-	while (total < st.st_size && (n = read(fd, buf + total, (size_t)(st.st_size - total))) > 0)
-		total += n;
-	(void)close(fd);
-	buf[total] = '\0';
 	/* A NUL ends the search early: git stops reading there too. */
 	for (; *words != NULL && !found; words++)
 		found = strcasestr(buf, *words) != NULL;
@@ -595,9 +586,8 @@ static void check_rebase_todo(struct gg *g, int gfd, bool all_fresh)
 {
 	static const char todo[] = "git-rebase-todo";
 	char rdir[PATH_MAX], *text;
-	struct stat st;
-	ssize_t n, total = 0;
-	int rfd, fd;
+	size_t len;
+	int rfd;
 
 	rfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rfd < 0)
@@ -606,20 +596,13 @@ static void check_rebase_todo(struct gg *g, int gfd, bool all_fresh)
 		(void)close(rfd);
 		return;
 	}
-	fd = openat(rfd, todo, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > GG_CONFIG_MAX_BYTES ||
-	    (text = malloc((size_t)st.st_size + 1)) == NULL) {
-		if (fd >= 0)
-			(void)close(fd);
+	text = fileio_read_at(rfd, todo, GG_CONFIG_MAX_BYTES, FILEIO_NOFOLLOW, &len, NULL);
+	if (text == NULL) {
 		if (faccessat(rfd, todo, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(rdir, sizeof(rdir), g->path, "rebase-merge"))
 			gg_quarantine(g, rfd, rdir, todo, "rebase todo list that cannot be checked");
 		(void)close(rfd);
 		return;
 	}
-	while (total < st.st_size && (n = read(fd, text + total, (size_t)(st.st_size - total))) > 0)
-		total += n;
-	(void)close(fd);
-	text[total] = '\0';
 	if (todo_runs_command(text) && gg_join(rdir, sizeof(rdir), g->path, "rebase-merge"))
 		gg_quarantine(g, rfd, rdir, todo, "rebase todo list with exec (runs on git rebase --continue)");
 	free(text);

@@ -29,26 +29,6 @@
 #define SBX_CLONE_FLAGS \
 	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 
-void sbx_seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-	size_t len;
-	int n;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		err[0] = '\0';
-	len = strlen(err);
-	/* strerrordesc_np: a constant string, no locale, no allocation. */
-	if (errnum != 0 && len < errlen)
-		snprintf(err + len, errlen - len, ": %s",
-			 strerrordesc_np(errnum) ? strerrordesc_np(errnum) : "unknown error");
-}
-
 /* Reads one report: 1 got it, 0 EOF (the command was exec'd), -1 error. */
 static int read_report(int fd, struct sbx_report *r)
 {
@@ -85,9 +65,9 @@ static void child_failed(struct launch *l, int errnum, const char *what, char *e
 	struct sbx_report rep;
 
 	if (read_report(l->errp[0], &rep) == 1)
-		sbx_seterr(err, errlen, 0, "%s", rep.msg);
+		errbuf_set_errno(err, errlen, 0, "%s", rep.msg);
 	else
-		sbx_seterr(err, errlen, errnum, "%s", what);
+		errbuf_set_errno(err, errlen, errnum, "%s", what);
 }
 
 /*
@@ -101,7 +81,7 @@ static int launch_clone(struct launch *l, char *err, size_t errlen)
 {
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sp) < 0 ||
 	    pipe2(l->errp, O_CLOEXEC) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot create the sandbox's channels");
+		errbuf_set_errno(err, errlen, errno, "cannot create the sandbox's channels");
 		return -1;
 	}
 	l->pl.err_wr = l->errp[1];
@@ -111,7 +91,7 @@ static int launch_clone(struct launch *l, char *err, size_t errlen)
 	 * sbx_int.h on allocation in the child). */
 	l->pid = (pid_t)syscall(SYS_clone, SBX_CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, 0);
 	if (l->pid < 0) {
-		sbx_seterr(err, errlen, errno, "cannot create namespaces (user, mount, PID, network, IPC, UTS)");
+		errbuf_set_errno(err, errlen, errno, "cannot create namespaces (user, mount, PID, network, IPC, UTS)");
 		return -1;
 	}
 	if (l->pid == 0) {
@@ -149,17 +129,17 @@ static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t e
 	sbx_close_fd(&l->sp[0]);
 	rc = read_report(l->errp[0], &rep);
 	if (rc < 0) {
-		sbx_seterr(err, errlen, errno, "cannot read the sandbox's report");
+		errbuf_set_errno(err, errlen, errno, "cannot read the sandbox's report");
 		return -1;
 	}
 	if (rc == 1 && rep.code == 125) {
-		sbx_seterr(err, errlen, 0, "%s", rep.msg);
+		errbuf_set_errno(err, errlen, 0, "%s", rep.msg);
 		return -1;
 	}
 	if (rc == 1) {
 		s->exec_err = strdup(rep.msg);
 		if (s->exec_err == NULL) {
-			sbx_seterr(err, errlen, ENOMEM, "cannot start the sandbox");
+			errbuf_set_errno(err, errlen, ENOMEM, "cannot start the sandbox");
 			return -1;
 		}
 	}
@@ -181,7 +161,7 @@ static int launch_plan(const struct sbx_config *cfg, struct launch *l, struct sb
 	l->pl.argv = cfg->argv;
 	l->cwd_copy = cfg->cwd == NULL ? getcwd(NULL, 0) : NULL;
 	if (cfg->cwd == NULL && l->cwd_copy == NULL) {
-		sbx_seterr(err, errlen, errno, "cannot get the working directory");
+		errbuf_set_errno(err, errlen, errno, "cannot get the working directory");
 		return -1;
 	}
 	l->pl.cwd = cfg->cwd != NULL ? cfg->cwd : l->cwd_copy;
@@ -222,16 +202,16 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 
 	*out = NULL;
 	if (cfg->argv == NULL || cfg->argv[0] == NULL || cfg->argv[0][0] == '\0') {
-		sbx_seterr(err, errlen, 0, "no command to run");
+		errbuf_set_errno(err, errlen, 0, "no command to run");
 		return -1;
 	}
 	if (cfg->cwd != NULL && cfg->cwd[0] != '/') {
-		sbx_seterr(err, errlen, 0, "working directory %s is not absolute", cfg->cwd);
+		errbuf_set_errno(err, errlen, 0, "working directory %s is not absolute", cfg->cwd);
 		return -1;
 	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
-		sbx_seterr(err, errlen, ENOMEM, "cannot start the sandbox");
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot start the sandbox");
 		return -1;
 	}
 	s->listen_fd = -1;

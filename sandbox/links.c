@@ -82,7 +82,7 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 			continue;
 		}
 		if (sbx_plan_writable(b, clen ? cur : "/")) {
-			sbx_seterr(err, errlen, 0,
+			errbuf_set_errno(err, errlen, 0,
 				   "%s path %s goes through %s, a symbolic link in %s, which the "
 				   "sandbox can write (an earlier run may have planted it); replace the "
 				   "link by what it points to, or do not allow writes to %s",
@@ -90,12 +90,12 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 			return -1;
 		}
 		if (++links > SBX_MAX_LINKS) {
-			sbx_seterr(err, errlen, ELOOP, "%s path %s", what, p);
+			errbuf_set_errno(err, errlen, ELOOP, "%s path %s", what, p);
 			return -1;
 		}
 		n = readlink(next, target, sizeof(target) - 1);
 		if (n < 0) {
-			sbx_seterr(err, errlen, errno, "cannot read the symbolic link %s", next);
+			errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", next);
 			return -1;
 		}
 		target[n] = '\0';
@@ -110,7 +110,7 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 		}
 	}
 toolong:
-	sbx_seterr(err, errlen, ENAMETOOLONG, "%s path %s", what, p);
+	errbuf_set_errno(err, errlen, ENAMETOOLONG, "%s path %s", what, p);
 	return -1;
 }
 
@@ -141,7 +141,7 @@ int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const ch
 	for (size_t i = 0; i < b->n_writable; i++) {
 		if (stat(b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
 			continue;
-		sbx_seterr(err, errlen, 0,
+		errbuf_set_errno(err, errlen, 0,
 			   "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which "
 			   "the sandbox can write (same filesystem); replace the extra links by copies",
 			   what, p, (unsigned long)st->st_nlink, b->writable[i]);

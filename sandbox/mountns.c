@@ -59,7 +59,7 @@ static int do_mount(const char *src, const char *dst, const char *type, unsigned
 		    const char *data, const char *what, char *err, size_t errlen)
 {
 	if (mount(src, dst, type, flags, data) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot %s %s", what, dst);
+		errbuf_set_errno(err, errlen, errno, "cannot %s %s", what, dst);
 		return -1;
 	}
 	return 0;
@@ -134,14 +134,14 @@ static int make_ro_fallback(const char *path, bool recursive, char *err, size_t 
 	 * our root, since "self" is us in every ancestor PID namespace. */
 	fd = open(SBX_OLDROOT "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		sbx_seterr(err, errlen, errno, "cannot open /proc/self/mountinfo");
+		errbuf_set_errno(err, errlen, errno, "cannot open /proc/self/mountinfo");
 		return -1;
 	}
 	while ((n = read(fd, mountinfo + used, sizeof(mountinfo) - 1 - used)) > 0)
 		used += (size_t)n;
 	close(fd);
 	if (n < 0 || used >= sizeof(mountinfo) - 1) {
-		sbx_seterr(err, errlen, n < 0 ? errno : EFBIG, "cannot read /proc/self/mountinfo");
+		errbuf_set_errno(err, errlen, n < 0 ? errno : EFBIG, "cannot read /proc/self/mountinfo");
 		return -1;
 	}
 	mountinfo[used] = '\0';
@@ -171,7 +171,7 @@ static int make_ro_fallback(const char *path, bool recursive, char *err, size_t 
 			 * under another mount) is not visible either. */
 			if (errno == ENOENT || errno == EACCES)
 				continue;
-			sbx_seterr(err, errlen, errno, "cannot remount read-only %s", mp);
+			errbuf_set_errno(err, errlen, errno, "cannot remount read-only %s", mp);
 			return -1;
 		}
 	}
@@ -193,7 +193,7 @@ static int make_ro(const struct sbx_plan *pl, const char *path, bool recursive, 
 			    sizeof(attr)) == 0)
 			return 0;
 		if (errno != ENOSYS) {
-			sbx_seterr(err, errlen, errno, "cannot make %s read-only", path);
+			errbuf_set_errno(err, errlen, errno, "cannot make %s read-only", path);
 			return -1;
 		}
 	}
@@ -236,7 +236,7 @@ static int ensure_mountpoint(const char *path, bool is_dir, char *err, size_t er
 	}
 	return 0;
 fail:
-	sbx_seterr(err, errlen, errno, "cannot create the mount point %s", path);
+	errbuf_set_errno(err, errlen, errno, "cannot create the mount point %s", path);
 	return -1;
 }
 
@@ -295,7 +295,7 @@ static int setup_dev(const struct sbx_plan *pl, char *err, size_t errlen)
 	for (i = 0; i < ARRAY_LEN(links); i++) {
 		snprintf(dst, sizeof(dst), SBX_NEWROOT "/dev/%s", links[i][1]);
 		if (symlink(links[i][0], dst) < 0) {
-			sbx_seterr(err, errlen, errno, "cannot create %s", dst);
+			errbuf_set_errno(err, errlen, errno, "cannot create %s", dst);
 			return -1;
 		}
 	}
@@ -393,7 +393,7 @@ static int protect(const struct sbx_plan *pl, const char *path, char *err, size_
 	    make_ro(pl, path, true, err, errlen) < 0)
 		return -1;
 	if (join(buf, sizeof(buf), "", path) < 0) {
-		sbx_seterr(err, errlen, errno, "path too long: %s", path);
+		errbuf_set_errno(err, errlen, errno, "path too long: %s", path);
 		return -1;
 	}
 	for (;;) {
@@ -423,7 +423,7 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 
 	if (join(dst, sizeof(dst), SBX_NEWROOT, op->path) < 0 ||
 	    join(src, sizeof(src), SBX_OLDROOT, op->kind == SBX_OP_FILE ? op->src : op->path) < 0) {
-		sbx_seterr(err, errlen, errno, "path too long: %s", op->path);
+		errbuf_set_errno(err, errlen, errno, "path too long: %s", op->path);
 		return -1;
 	}
 	switch (op->kind) {
@@ -452,7 +452,7 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 	case SBX_OP_PROTECT:
 		return protect(pl, dst, err, errlen);
 	}
-	sbx_seterr(err, errlen, EINVAL, "unknown mount operation");
+	errbuf_set_errno(err, errlen, EINVAL, "unknown mount operation");
 	return -1;
 }
 
@@ -466,21 +466,21 @@ static int setup_base(char *err, size_t errlen)
 		     "mount the setup tmpfs on", err, errlen) < 0)
 		return -1;
 	if (chdir("/tmp") < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot prepare the setup tmpfs");
+		errbuf_set_errno(err, errlen, errno, "cannot prepare the setup tmpfs");
 		return -1;
 	}
 	fd = open(".empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0) {
-		sbx_seterr(err, errlen, errno, "cannot create the empty cover file");
+		errbuf_set_errno(err, errlen, errno, "cannot create the empty cover file");
 		return -1;
 	}
 	close(fd);
 	if (syscall(SYS_pivot_root, ".", "oldroot") < 0) {
-		sbx_seterr(err, errlen, errno, "cannot pivot_root into the setup tmpfs");
+		errbuf_set_errno(err, errlen, errno, "cannot pivot_root into the setup tmpfs");
 		return -1;
 	}
 	if (chdir("/") < 0) {
-		sbx_seterr(err, errlen, errno, "cannot chdir to the setup root");
+		errbuf_set_errno(err, errlen, errno, "cannot chdir to the setup root");
 		return -1;
 	}
 	return 0;
@@ -531,23 +531,23 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 	/* 7. pivot_root(".", ".") stacks the old root on the new one; the
 	 * detach then drops the setup tmpfs with the host tree under it. */
 	if (chdir(SBX_NEWROOT) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot chdir to the new root");
+		errbuf_set_errno(err, errlen, errno, "cannot chdir to the new root");
 		return -1;
 	}
 	if (syscall(SYS_pivot_root, ".", ".") < 0) {
-		sbx_seterr(err, errlen, errno, "cannot pivot_root into the new root");
+		errbuf_set_errno(err, errlen, errno, "cannot pivot_root into the new root");
 		return -1;
 	}
 	if (umount2(".", MNT_DETACH) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot detach the old root");
+		errbuf_set_errno(err, errlen, errno, "cannot detach the old root");
 		return -1;
 	}
 	if (chdir("/") < 0) {
-		sbx_seterr(err, errlen, errno, "cannot chdir to /");
+		errbuf_set_errno(err, errlen, errno, "cannot chdir to /");
 		return -1;
 	}
 	if (pl->cwd != NULL && chdir(pl->cwd) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot chdir to %s in the sandbox", pl->cwd);
+		errbuf_set_errno(err, errlen, errno, "cannot chdir to %s in the sandbox", pl->cwd);
 		return -1;
 	}
 	return 0;

@@ -234,7 +234,7 @@ static int protect_link_target(struct sbx_builder *b, const char *p, unsigned de
 
 	n = readlink(p, target, sizeof(target) - 1);
 	if (n < 0) {
-		sbx_seterr(err, errlen, errno, "cannot read the symbolic link %s", p);
+		errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", p);
 		return -1;
 	}
 	target[n] = '\0';
@@ -244,11 +244,11 @@ static int protect_link_target(struct sbx_builder *b, const char *p, unsigned de
 	else if (asprintf(&abs, "%.*s/%s", (int)(slash - p), p, target) < 0)
 		abs = NULL;
 	if (abs == NULL) {
-		sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 		return -1;
 	}
 	if (depth >= 8 || bad_path(abs) != NULL) {
-		sbx_seterr(err, errlen, 0, "cannot protect %s: it is a dangling symbolic link to %s", p, target);
+		errbuf_set_errno(err, errlen, 0, "cannot protect %s: it is a dangling symbolic link to %s", p, target);
 		free(abs);
 		return -1;
 	}
@@ -276,20 +276,20 @@ static int protect_existing(struct sbx_builder *b, const char *p, struct stat *s
 	if (S_ISLNK(st->st_mode)) {
 		dir = strdup(p);
 		if (dir == NULL) {
-			sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 			return -1;
 		}
 		*strrchr(dir, '/') = '\0';
 		c = canon(dir[0] ? dir : "/", &missing);
 		free(dir);
 		if (c == NULL) {
-			sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+			errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
 			return -1;
 		}
 		writable = sbx_plan_writable(b, c);
 		free(c);
 		if (writable) {
-			sbx_seterr(err, errlen, 0,
+			errbuf_set_errno(err, errlen, 0,
 				   "cannot protect %s: it is a symbolic link in a writable directory", p);
 			return -1;
 		}
@@ -298,7 +298,7 @@ static int protect_existing(struct sbx_builder *b, const char *p, struct stat *s
 	if (c == NULL && errno == ENOENT && S_ISLNK(st->st_mode))
 		return protect_link_target(b, p, depth, err, errlen);
 	if (c == NULL) {
-		sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+		errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
 		return -1;
 	}
 	if (stat(c, st) == 0 && sbx_check_hard_links(b, "a write deny", p, st, err, errlen) < 0) {
@@ -340,7 +340,7 @@ static int make_placeholder(struct sbx_builder *b, const char *p, char *first, b
 			fd = close(fd);
 	}
 	if (fd < 0 || lstat(first, &st) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot create a placeholder to protect %s at %s", p, first);
+		errbuf_set_errno(err, errlen, errno, "cannot create a placeholder to protect %s at %s", p, first);
 		free(first);
 		return -1;
 	}
@@ -354,7 +354,7 @@ static int make_placeholder(struct sbx_builder *b, const char *p, char *first, b
 		goto nomem;
 	return add_op(b, SBX_OP_PROTECT, c, NULL, is_dir);
 nomem:
-	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 	return -1;
 }
 
@@ -368,12 +368,12 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	if (lstat(p, &st) == 0)
 		return protect_existing(b, p, &st, depth, err, errlen);
 	if (errno != ENOENT && errno != ENOTDIR) {
-		sbx_seterr(err, errlen, errno, "cannot check %s", p);
+		errbuf_set_errno(err, errlen, errno, "cannot check %s", p);
 		return -1;
 	}
 	c = canon(p, &missing);
 	if (c == NULL) {
-		sbx_seterr(err, errlen, errno, "cannot resolve %s", p);
+		errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
 		return -1;
 	}
 	/* c[0..missing) exists; the first missing component follows. */
@@ -383,7 +383,7 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	if (dir == NULL || first == NULL) {
 		free(dir);
 		free(first);
-		sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 		return -1;
 	}
 	/* The deepest existing component is not a directory: a .git *file*
@@ -422,7 +422,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 	for (i = 0; list != NULL && list[i] != NULL; i++) {
 		why = bad_path(list[i]);
 		if (why != NULL) {
-			sbx_seterr(err, errlen, 0, "%s path %s %s", name, list[i], why);
+			errbuf_set_errno(err, errlen, 0, "%s path %s %s", name, list[i], why);
 			return -1;
 		}
 		s = strip_slashes(list[i]);
@@ -447,7 +447,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			rc = errno;
 			free(c);
 			if (kind == SBX_OP_ALLOW_WRITE) {
-				sbx_seterr(err, errlen, rc, "allow_write path %s", s);
+				errbuf_set_errno(err, errlen, rc, "allow_write path %s", s);
 				free(s);
 				return -1;
 			}
@@ -464,7 +464,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 	}
 	return 0;
 nomem:
-	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 	return -1;
 }
 
@@ -517,14 +517,14 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 
 	for (size_t i = 0; i < cfg->n_files; i++) {
 		if (bad_path(cfg->files[i].path) || bad_path(cfg->files[i].source)) {
-			sbx_seterr(err, errlen, 0, "substituted file paths must be absolute: %s",
+			errbuf_set_errno(err, errlen, 0, "substituted file paths must be absolute: %s",
 				   cfg->files[i].path);
 			return -1;
 		}
 		h = canon(cfg->files[i].path, &missing);
 		s = realpath(cfg->files[i].source, NULL);
 		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || !S_ISREG(st.st_mode)) {
-			sbx_seterr(err, errlen, errno, "cannot show %s with the content of %s",
+			errbuf_set_errno(err, errlen, errno, "cannot show %s with the content of %s",
 				   cfg->files[i].path, cfg->files[i].source);
 			free(h);
 			free(s);
@@ -536,7 +536,7 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 			return -1;
 		}
 		if (add_op(b, SBX_OP_FILE, h, s, false) < 0) {
-			sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 			return -1;
 		}
 	}
@@ -587,14 +587,14 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	pl->n_ops = b->n_ops;
 	pl->envp = sbx_env_build(cfg->env_base, cfg->env_remove, cfg->env_add);
 	if (pl->envp == NULL) {
-		sbx_seterr(err, errlen, 0, "cannot build the environment (out of memory or an entry without '=')");
+		errbuf_set_errno(err, errlen, 0, "cannot build the environment (out of memory or an entry without '=')");
 		goto fail;
 	}
 	if (sbx_seccomp_compile(cfg->allow_unix_sockets, &pl->prog, err, errlen) < 0)
 		goto fail;
 	return 0;
 nomem:
-	sbx_seterr(err, errlen, ENOMEM, "cannot plan the sandbox");
+	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 fail:
 	free(b->writable);
 	b->writable = NULL;

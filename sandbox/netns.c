@@ -26,7 +26,7 @@ static int lo_up(char *err, size_t errlen)
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		sbx_seterr(err, errlen, errno, "cannot open a socket to configure loopback");
+		errbuf_set_errno(err, errlen, errno, "cannot open a socket to configure loopback");
 		return -1;
 	}
 	memset(&ifr, 0, sizeof(ifr));
@@ -41,7 +41,7 @@ static int lo_up(char *err, size_t errlen)
 fail:
 	saved = errno;
 	close(fd);
-	sbx_seterr(err, errlen, saved, "cannot bring up loopback in the network namespace");
+	errbuf_set_errno(err, errlen, saved, "cannot bring up loopback in the network namespace");
 	return -1;
 }
 
@@ -54,7 +54,7 @@ int sbx_netns_setup(uint16_t port, char *err, size_t errlen)
 		return -1;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		sbx_seterr(err, errlen, errno, "cannot create the proxy listener socket");
+		errbuf_set_errno(err, errlen, errno, "cannot create the proxy listener socket");
 		return -1;
 	}
 	memset(&sin, 0, sizeof(sin));
@@ -64,13 +64,13 @@ int sbx_netns_setup(uint16_t port, char *err, size_t errlen)
 	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
 		saved = errno;
 		close(fd);
-		sbx_seterr(err, errlen, saved, "cannot bind 127.0.0.1:%u in the sandbox", (unsigned)port);
+		errbuf_set_errno(err, errlen, saved, "cannot bind 127.0.0.1:%u in the sandbox", (unsigned)port);
 		return -1;
 	}
 	if (listen(fd, SOMAXCONN) < 0) {
 		saved = errno;
 		close(fd);
-		sbx_seterr(err, errlen, saved, "cannot listen on 127.0.0.1:%u in the sandbox", (unsigned)port);
+		errbuf_set_errno(err, errlen, saved, "cannot listen on 127.0.0.1:%u in the sandbox", (unsigned)port);
 		return -1;
 	}
 	return fd;

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "base/attrib.h"
+#include "base/errbuf.h"
 
 /* Where the child builds the new root, and where the host root sits while
  * it does (both inside the setup tmpfs, gone after the final pivot). */
@@ -131,11 +132,6 @@ int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const ch
 int sbx_reap(pid_t pid, int flags, int *status) NONNULL(3);
 /* Closes *fd if open and sets it to -1. */
 void sbx_close_fd(int *fd) NONNULL(1);
-
-/* Formats "what: strerror(errnum)" (errnum 0: just "what") into err.
- * Uses no allocation, so the child may call it. */
-void sbx_seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
-	NONNULL(1, 4) PRINTF(4, 5);
 
 /* child.c: the child's pipeline; never returns. */
 NORETURN void sbx_child_main(const struct sbx_plan *pl) NONNULL(1);

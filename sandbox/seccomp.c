@@ -245,39 +245,39 @@ int sbx_seccomp_compile(bool allow_unix, struct sock_fprog *out, char *err, size
 	memset(out, 0, sizeof(*out));
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (ctx == NULL) {
-		sbx_seterr(err, errlen, ENOMEM, "cannot create the seccomp filter");
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot create the seccomp filter");
 		return -1;
 	}
 	rc = add_rules(ctx, allow_unix, &what);
 	if (rc < 0) {
-		sbx_seterr(err, errlen, -rc, "cannot add the seccomp rule for %s", what);
+		errbuf_set_errno(err, errlen, -rc, "cannot add the seccomp rule for %s", what);
 		goto fail;
 	}
 	/* Export into an anonymous file and read it back: libseccomp 2.5 has
 	 * no export-to-memory call. */
 	fd = memfd_create("passavant-seccomp", MFD_CLOEXEC);
 	if (fd < 0) {
-		sbx_seterr(err, errlen, errno, "cannot create a memfd for the seccomp filter");
+		errbuf_set_errno(err, errlen, errno, "cannot create a memfd for the seccomp filter");
 		goto fail;
 	}
 	rc = seccomp_export_bpf(ctx, fd);
 	if (rc < 0) {
-		sbx_seterr(err, errlen, -rc, "cannot export the seccomp filter");
+		errbuf_set_errno(err, errlen, -rc, "cannot export the seccomp filter");
 		goto fail;
 	}
 	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
 	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS) {
-		sbx_seterr(err, errlen, errno ? errno : EINVAL, "exported seccomp filter has a bad size");
+		errbuf_set_errno(err, errlen, errno ? errno : EINVAL, "exported seccomp filter has a bad size");
 		goto fail;
 	}
 	buf = malloc((size_t)st.st_size);
 	if (buf == NULL) {
-		sbx_seterr(err, errlen, ENOMEM, "cannot allocate the seccomp filter");
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot allocate the seccomp filter");
 		goto fail;
 	}
 	n = pread(fd, buf, (size_t)st.st_size, 0);
 	if (n != st.st_size) {
-		sbx_seterr(err, errlen, n < 0 ? errno : EIO, "cannot read back the seccomp filter");
+		errbuf_set_errno(err, errlen, n < 0 ? errno : EIO, "cannot read back the seccomp filter");
 		goto fail;
 	}
 	close(fd);
@@ -303,7 +303,7 @@ void sbx_seccomp_free(struct sock_fprog *prog)
 int sbx_seccomp_install(const struct sock_fprog *prog, char *err, size_t errlen)
 {
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot install the seccomp filter");
+		errbuf_set_errno(err, errlen, errno, "cannot install the seccomp filter");
 		return -1;
 	}
 	return 0;

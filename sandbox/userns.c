@@ -49,17 +49,17 @@ int sbx_userns_write_maps(pid_t pid, uid_t uid, gid_t gid, char *err, size_t err
 	 * gid_map; we deny it for root too, so the command cannot drop a
 	 * supplementary group that a file's permissions exclude. */
 	if (write_proc(pid, "setgroups", "deny") < 0 && errno != ENOENT) {
-		sbx_seterr(err, errlen, errno, "cannot write setgroups of the user namespace");
+		errbuf_set_errno(err, errlen, errno, "cannot write setgroups of the user namespace");
 		return -1;
 	}
 	snprintf(line, sizeof(line), "%lu %lu 1\n", (unsigned long)uid, (unsigned long)uid);
 	if (write_proc(pid, "uid_map", line) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot write uid_map of the user namespace");
+		errbuf_set_errno(err, errlen, errno, "cannot write uid_map of the user namespace");
 		return -1;
 	}
 	snprintf(line, sizeof(line), "%lu %lu 1\n", (unsigned long)gid, (unsigned long)gid);
 	if (write_proc(pid, "gid_map", line) < 0) {
-		sbx_seterr(err, errlen, errno, "cannot write gid_map of the user namespace");
+		errbuf_set_errno(err, errlen, errno, "cannot write gid_map of the user namespace");
 		return -1;
 	}
 	return 0;

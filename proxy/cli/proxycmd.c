@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/authority.h"
 #include "proxy/cli/cli.h"
 #include "proxy/log.h"
 
@@ -23,33 +24,20 @@ struct proxy_opts {
 	const char *policy_path, *listen, *session_dir, *audit_path;
 };
 
-/* Splits "HOST:PORT" or "[V6]:PORT"; port 0 allowed. Returns 0 or -1. */
+/* Splits "HOST:PORT" or "[V6]:PORT" (authority_split()); port 0 (any
+ * free port) allowed. Returns 0 or -1. */
 static int parse_listen(const char *s, char *host, size_t hostlen, uint16_t *port)
 {
-	const char *colon, *h = s;
-	size_t hl;
-	char *end;
-	unsigned long v;
+	size_t len = strlen(s);
+	bool any = len > 2 && strcmp(s + len - 2, ":0") == 0;
+	struct authority a;
 
-	colon = strrchr(s, ':');
-	if (colon == NULL || colon[1] == '\0')
+	if (authority_split(s, any ? len - 2 : len, &a) != NULL || a.has_port == any ||
+	    a.host_len >= hostlen)
 		return -1;
-	hl = (size_t)(colon - s);
-	if (s[0] == '[') {
-		if (hl < 2 || s[hl - 1] != ']')
-			return -1;
-		h = s + 1;
-		hl -= 2;
-	}
-	if (hl == 0 || hl >= hostlen)
-		return -1;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	errno = 0;
-	v = strtoul(colon + 1, &end, 10);
-	if (errno != 0 || *end != '\0' || v > 65535 || colon[1] < '0' || colon[1] > '9')
-		return -1;
-	*port = (uint16_t)v;
+	memcpy(host, a.host, a.host_len);
+	host[a.host_len] = '\0';
+	*port = any ? 0 : a.port;
 	return 0;
 }
 
