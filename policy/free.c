@@ -53,6 +53,7 @@ void policy_free(policy_t *p)
 	free(p->denied_addrs);
 	hostlist_free(&p->tls_exclude);
 	strlist_free(&p->extra_ca);
+	free(p->extra_ca_marks);
 	for (size_t i = 0; i < p->n_creds; i++) {
 		struct policy_cred_ent *c = &p->creds[i];
 		free(c->name);

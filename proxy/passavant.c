@@ -4,6 +4,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pwd.h>
+#include <sys/stat.h>
 
 #include <event2/event.h>
 
@@ -76,23 +79,95 @@ static void usage(FILE *out)
 	fputs(usage_text, out);
 }
 
+/* 0 when path exists, else stat(2)'s errno (policy_lookup()). */
+static int path_probe(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? 0 : errno;
+}
+
+/* Why path cannot be read as a file now, or NULL (policy_bind(): the
+ * extraCaCertPaths are read when the proxy starts). stat first: opening a
+ * device node can have side effects. */
+static const char *file_problem(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) != 0)
+		return strerror(errno);
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return strerror(errno);
+	close(fd);
+	return NULL;
+}
+
+static const char *host_env(const char *name)
+{
+	return getenv(name);
+}
+
+/* The password database's home of our uid, or NULL. */
+static const char *pw_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	return pw != NULL && pw->pw_dir != NULL ? pw->pw_dir : NULL;
+}
+
+/* policy_bind() with this machine: "~" is $HOME, as the shell does, else
+ * the password database's home. Returns the number of errors printed. */
+static unsigned bind_policy(policy_t *p)
+{
+	const char *home = getenv("HOME"), *pwh = pw_home();
+	char *cwd = getcwd(NULL, 0);
+	char *real = policy_file(p) != NULL ? realpath(policy_file(p), NULL) : NULL;
+	struct policy_host h = {
+		.home = home != NULL && home[0] != '\0' ? home : pwh,
+		.pw_home = pwh,
+		.cwd = cwd,
+		.policy_real = real,
+		.env = host_env,
+		.file_problem = file_problem,
+	};
+	unsigned n = policy_bind(p, &h, stderr);
+
+	free(cwd);
+	free(real);
+	return n;
+}
+
 /*
- * Finds and loads the policy per SPEC §2. On failure prints why and
- * returns NULL; *invalid tells whether the policy itself was invalid
- * (errors printed) rather than missing.
+ * Finds and loads the policy per SPEC §2, and binds it to this machine.
+ * On failure prints why and returns NULL; *invalid tells whether the
+ * policy itself was invalid (errors printed) rather than missing.
  */
 static policy_t *load_policy(const char *cli_path, bool *invalid)
 {
+	struct policy_lookup_env le = {
+		.passavant_policy = getenv("PASSAVANT_POLICY"),
+		.xdg_config_home = getenv("XDG_CONFIG_HOME"),
+		.home = getenv("HOME"),
+		.pw_home = pw_home(),
+		.probe = path_probe,
+	};
 	char path[4096];
 	unsigned nerrors = 0;
 	policy_t *p;
 
 	*invalid = false;
-	switch (policy_lookup(cli_path, path, sizeof(path))) {
+	switch (policy_lookup(cli_path, &le, path, sizeof(path))) {
 	case POLICY_SOURCE_EMBEDDED:
 		p = policy_load_default(stderr);
-		if (p == NULL)
-			log_warnx("cannot build the embedded default policy (out of memory)");
+		if (p == NULL || bind_policy(p) != 0) {
+			log_warnx("cannot build the embedded default policy");
+			policy_free(p);
+			return NULL;
+		}
 		return p;
 	case POLICY_SOURCE_ERROR:
 		log_warnx("%s", path);
@@ -101,6 +176,10 @@ static policy_t *load_policy(const char *cli_path, bool *invalid)
 		break;
 	}
 	p = policy_load_file(path, stderr, &nerrors);
+	if (p != NULL && (nerrors = bind_policy(p)) != 0) {
+		policy_free(p);
+		p = NULL;
+	}
 	if (p == NULL) {
 		*invalid = true;
 		fprintf(stderr, "%s: %u error%s; the policy was not loaded\n", path, nerrors,
@@ -146,6 +225,18 @@ static int cmd_check(int argc, char **argv)
 	p = load_policy(policy_path, &invalid);
 	if (p == NULL)
 		return 1;
+	/* Masked values are checked where they are read (mask/): build the
+	 * table once, as run would, so check reports what run would refuse. */
+	{
+		char err[1024];
+		mask_table_t *t = mask_table_new(p, err, sizeof(err));
+		if (t == NULL) {
+			log_warnx("credentials: %s", err);
+			policy_free(p);
+			return 1;
+		}
+		mask_table_free(t);
+	}
 	printf("# effective policy from %s\n", policy_file(p) ? policy_file(p) : "the embedded default");
 	rc = policy_print(p, stdout);
 	/* SPEC §3.3: the one table of mandatory denies, and the environment
