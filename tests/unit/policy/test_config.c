@@ -619,7 +619,141 @@ static void test_json(void)
 	policy_free(p);
 	load_err("{\"network\": {\"allowedDomains\": \"a.com\"}}", 1,
 		 "t.yaml:1:32: error: a string \"a.com\", expected a list of host patterns");
+	/* Strict RFC 8259 (jansson): what YAML's flow syntax would take, or
+	 * read differently, is refused at the token where it starts. */
+	static const struct {
+		const char *doc, *want;
+	} bad[] = {
+		{"{\"network\": {\"allowedDomains\": [\"a.com\"]} // comment\n}",
+		 "t.yaml:1:43: error: '}' expected near '/'"},
+		{"{\"network\": /* c */ {}}", "t.yaml:1:13: error: invalid token near '/'"},
+		{"{\"network\": {\"allowedDomains\": ['a.com']}}",
+		 "t.yaml:1:33: error: invalid token near '''"},
+		{"{\"network\": {\"allowedDomains\": [\"a\x01\" \"b\"]}}",
+		 "t.yaml:1:33: error: control character 0x1 near '\"a'"},
+		{"{\"network\": {\"limits\": {\"maxTunnels\": NaN}}}",
+		 "t.yaml:1:39: error: invalid token near 'NaN'"},
+		{"{\"network\": {\"limits\": {\"maxTunnels\": 010}}}",
+		 "t.yaml:1:39: error: invalid token near '0'"},
+		{"{\"network\": {\"allowedDomains\": [\"a.com",
+		 "t.yaml:1:33: error: premature end of input near '\"a.com'"},
+		{"{\"network\": {},\n \"network\": {}}",
+		 "t.yaml:2:2: error: duplicate object key near '\"network\"'"},
+		{"{\"network\": {\"allowedDomains\": [\"a.com\"]",
+		 "t.yaml:1:40: error: '}' expected near end of file, expected valid JSON (RFC 8259)"},
+		{"[1, 2]", "t.yaml:1:1: error: a list, expected a mapping of network"},
+		{"{\"network\": {\"allowedDomains\": [\"a.com\",]}}",
+		 "t.yaml:1:40: error: a trailing comma before ']'"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		load_err(bad[i].doc, 1, bad[i].want);
+	/* Valid JSON whose TABs sit between tokens loads, positions intact. */
+	p = load_ok("{\t\"network\":\t{\"allowedDomains\":\t[\t\"a.com\"\t]\t}\t}\n");
+	CU_ASSERT_EQUAL_FATAL(p->allowed.n, 1);
+	CU_ASSERT_EQUAL(p->allowed.v[0].mark.col, 35); /* a TAB is one column */
+	policy_free(p);
 }
+
+/* The effective policy alone (no warnings); caller frees. */
+static char *printed_policy(const policy_t *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(policy_print(p, f), 0);
+	fclose(f);
+	return buf;
+}
+
+/* A sandbox-runtime settings file read through jansson loads to the same
+ * effective policy as the same settings written in YAML. */
+static void test_json_srt_same(void)
+{
+	static const char yaml[] =
+		"network:\n"
+		"  allowedDomains: [github.com, \"*.github.com\", lfs.github.com, api.github.com,\n"
+		"                   example.com, \"*.vercel.app\"]\n"
+		"  deniedDomains: [malicious.example]\n"
+		"filesystem:\n"
+		"  denyRead: [~/.ssh]\n"
+		"  allowWrite: [., src/, test/, /tmp]\n"
+		"  denyWrite: [.env, config/production.json]\n";
+	char *path, *json, *a, *b;
+	size_t len = 0;
+	policy_t *p, *q;
+
+	CU_ASSERT_FATAL(asprintf(&path, "%s/examples/srt-settings.json", test_srcdir()) > 0);
+	json = test_read_file(path, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+	p = load_ok(json);
+	q = load_ok(yaml);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	a = printed_policy(p);
+	b = printed_policy(q);
+	CU_ASSERT_STRING_EQUAL(a, b);
+	free(a);
+	free(b);
+	free(json);
+	free(path);
+	policy_free(p);
+	policy_free(q);
+}
+
+/* Every example and test policy that loads prints a policy that loads
+ * again to the same print (the printer is libyaml's emitter; `check -p`
+ * of its output must give the same policy). */
+static void test_round_trip_files(void)
+{
+	static const char *const dirs[] = {"examples", "tests/policies"};
+	unsigned files = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		char *dir, name[4200];
+		FILE *ls;
+
+		CU_ASSERT_FATAL(asprintf(&dir, "%s/%s", test_srcdir(), dirs[d]) > 0);
+		snprintf(name, sizeof(name), "ls -1 '%s'", dir);
+		ls = popen(name, "r");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ls);
+		while (fgets(name, sizeof(name), ls) != NULL) {
+			char *path, *doc, *one, *two, *diag;
+			size_t len = 0;
+			unsigned n;
+			policy_t *p, *q;
+
+			name[strcspn(name, "\n")] = '\0';
+			CU_ASSERT_FATAL(asprintf(&path, "%s/%s", dir, name) > 0);
+			doc = test_read_file(path, &len);
+			free(path);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+			p = load(doc, &diag, &n);
+			free(diag);
+			free(doc);
+			if (p == NULL)
+				continue; /* a bad-*.yaml */
+			files++;
+			one = printed_policy(p);
+			q = load(one, &diag, &n);
+			if (q == NULL)
+				fprintf(stderr, "\n%s: the print does not load:\n%s\n%s", name, one, diag);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+			free(diag);
+			two = printed_policy(q);
+			CU_ASSERT_STRING_EQUAL(one, two);
+			free(one);
+			free(two);
+			policy_free(p);
+			policy_free(q);
+		}
+		pclose(ls);
+		free(dir);
+	}
+	CU_ASSERT(files >= 12);
+}
+
 
 /* Resolves with the suite's HOME and the working directory. */
 static char *expand(const char *in, const char **err)
@@ -1132,6 +1266,8 @@ TEST_REGISTRAR(register_policy_config)
 	test_add(s, "error kinds with FILE:LINE:COL", test_error_kinds);
 	test_add(s, "size, depth and list caps", test_limits_caps);
 	test_add(s, "JSON and TABs", test_json);
+	test_add(s, "JSON: a sandbox-runtime file as its YAML twin", test_json_srt_same);
+	test_add(s, "print round trip of every example and test policy", test_round_trip_files);
 	test_add(s, "path expansion", test_paths);
 	test_add(s, "filesystem lists and mandatory denies", test_filesystem);
 	test_add(s, "embedded default", test_embedded_default);
