@@ -1,7 +1,7 @@
 /*
- * sentinel.c - sentinels of SPEC §4.1: which type prefixes a sentinel
- * keeps, how much entropy its random part has for a given value, and
- * drawing one from the kernel CSPRNG with the value's length and shape.
+ * sentinel.c - sentinels of SPEC §4.1: drawing one from the kernel CSPRNG
+ * with the value's length and shape. Which type prefixes a sentinel keeps
+ * and how much entropy its random part has are policy/tokens.c's.
  */
 #include <errno.h>
 #include <string.h>

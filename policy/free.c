@@ -1,7 +1,8 @@
 /*
  * free.c - policy_free(): the one place a loaded policy is released. Every
- * allocation config.c and validate.c make hangs off struct policy and is
- * freed here; a partially filled policy (after load errors) is fine too.
+ * allocation the loader (load.c, keys_*.c, validate.c, bind.c) makes hangs
+ * off struct policy and is freed here; a partially filled policy (after
+ * load errors) is fine too.
  */
 #include <stdlib.h>
 

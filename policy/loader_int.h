@@ -1,8 +1,9 @@
 /*
- * loader_int.h - private to the policy loader (config.c, validate.c,
- * print.c, lookup.c, default.c, free.c): the load context shared by the
- * syntactic pass (config.c) and the semantic pass (validate.c), and the
- * small helpers both use. Not included by the matchers or other modules.
+ * loader_int.h - private to the policy loader: the load context shared by
+ * the syntactic pass (load.c, json.c, nodes.c, keytab.c, keys_*.c), the
+ * semantic pass (validate.c) and the binding to a machine (bind.c); the
+ * node tree and key tables the syntactic pass walks; path helpers
+ * (paths.c). Not included by the matchers or other modules.
  */
 #ifndef PASSAVANT_POLICY_LOADER_INT_H
 #define PASSAVANT_POLICY_LOADER_INT_H

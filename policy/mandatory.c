@@ -12,8 +12,9 @@
  *  - the environment rule: a variable the policy does not name is dropped
  *    when its name or its value looks like a credential.
  *
- * validate.c expands the HOME rows into the policy's denyRead/denyWrite
- * lists; `run` (proxy/passavant.c) adds the workspace rows under the
+ * policy_bind() (bind.c) expands the HOME rows into the policy's
+ * denyRead/denyWrite lists with the home the caller read; `run`
+ * (proxy/passavant.c) adds the workspace rows under the
  * working directory and each allowWrite directory, and applies the
  * environment rule. Every function here is pure. docs/config.md says why
  * each row is there.

@@ -1,6 +1,6 @@
 /*
  * validate.c - the semantic pass of the policy loader (SPEC §3), run after
- * config.c has filled struct policy from the document:
+ * the key tables (keys_*.c) have filled struct policy from the document:
  *
  *  - credentials: duplicates, injectHosts defaulted to allowedDomains, each
  *    injectHosts entry reachable through allowedDomains and not denied;

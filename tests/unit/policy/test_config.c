@@ -1,6 +1,7 @@
 /*
- * test_config.c - the policy loader (policy/config.c, validate.c, print.c,
- * lookup.c, default.c) through its public API: every key, every error
+ * test_config.c - the policy loader (policy/load.c, json.c, nodes.c,
+ * keytab.c, keys_*.c, paths.c, validate.c, bind.c, print.c, lookup.c,
+ * default.c) through its public API: every key, every error
  * kind with its FILE:LINE:COL, JSON input, the lookup order, path
  * expansion, defaults, warnings, and that secret values never show. The
  * acceptance cases run the real binary (`passavant check`).
