@@ -408,7 +408,7 @@ bool policy_env_named(const policy_t *p, const char *name, size_t len) NONNULL(1
 void policy_print_env_rule(FILE *out, const char *lead) NONNULL(1, 2);
 
 /* `check -v`: the mandatory table, the PATH directories denied for
- * writing in p, and the environment rule, as YAML comment lines (the
+ * writing in p (policy_bind() finds them), and the environment rule, as YAML comment lines (the
  * output stays a loadable policy). */
 void policy_print_mandatory(const policy_t *p, FILE *out) NONNULL(1, 2);
 
