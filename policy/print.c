@@ -49,43 +49,39 @@ static void key(struct pr *w, const char *k)
 	scalar(w, k, false);
 }
 
-static void map_start(struct pr *w, bool flow)
+/* Starts a mapping or a sequence, block or flow style. */
+static void coll_start(struct pr *w, bool map, bool flow)
 {
 	yaml_event_t ev;
 
-	if (w->ok)
+	if (!w->ok)
+		return;
+	if (map)
 		emit(w, &ev,
 		     yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
 							 flow ? YAML_FLOW_MAPPING_STYLE
 							      : YAML_BLOCK_MAPPING_STYLE));
-}
-
-static void map_end(struct pr *w)
-{
-	yaml_event_t ev;
-
-	if (w->ok)
-		emit(w, &ev, yaml_mapping_end_event_initialize(&ev));
-}
-
-static void seq_start(struct pr *w, bool flow)
-{
-	yaml_event_t ev;
-
-	if (w->ok)
+	else
 		emit(w, &ev,
 		     yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
 							  flow ? YAML_FLOW_SEQUENCE_STYLE
 							       : YAML_BLOCK_SEQUENCE_STYLE));
 }
 
-static void seq_end(struct pr *w)
+/* Ends the innermost mapping or sequence. */
+static void coll_end(struct pr *w, bool map)
 {
 	yaml_event_t ev;
 
 	if (w->ok)
-		emit(w, &ev, yaml_sequence_end_event_initialize(&ev));
+		emit(w, &ev, map ? yaml_mapping_end_event_initialize(&ev)
+				 : yaml_sequence_end_event_initialize(&ev));
 }
+
+#define map_start(w, flow) coll_start((w), true, (flow))
+#define map_end(w) coll_end((w), true)
+#define seq_start(w, flow) coll_start((w), false, (flow))
+#define seq_end(w) coll_end((w), false)
 
 /* Writes text (comments) after what was emitted so far. */
 static void comment(struct pr *w, const char *text)

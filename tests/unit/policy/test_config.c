@@ -197,8 +197,9 @@ static bool has_warning(const policy_t *p, const char *s)
 	return false;
 }
 
-/* The effective policy as text (caller frees). */
-static char *printed(const policy_t *p)
+/* The effective policy as text, then its warnings unless policy_only
+ * (caller frees). */
+static char *print_text(const policy_t *p, bool policy_only)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -206,9 +207,15 @@ static char *printed(const policy_t *p)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	CU_ASSERT_EQUAL(policy_print(p, f), 0);
-	policy_print_warnings(p, f);
+	if (!policy_only)
+		policy_print_warnings(p, f);
 	fclose(f);
 	return buf;
+}
+
+static char *printed(const policy_t *p)
+{
+	return print_text(p, false);
 }
 
 static bool fs_has(const policy_t *p, enum policy_fs_list w, const char *path)
@@ -655,19 +662,6 @@ static void test_json(void)
 	policy_free(p);
 }
 
-/* The effective policy alone (no warnings); caller frees. */
-static char *printed_policy(const policy_t *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	CU_ASSERT_EQUAL(policy_print(p, f), 0);
-	fclose(f);
-	return buf;
-}
-
 /* A sandbox-runtime settings file read through jansson loads to the same
  * effective policy as the same settings written in YAML. */
 static void test_json_srt_same(void)
@@ -692,8 +686,8 @@ static void test_json_srt_same(void)
 	q = load_ok(yaml);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
-	a = printed_policy(p);
-	b = printed_policy(q);
+	a = print_text(p, true);
+	b = print_text(q, true);
 	CU_ASSERT_STRING_EQUAL(a, b);
 	free(a);
 	free(b);
@@ -736,13 +730,13 @@ static void test_round_trip_files(void)
 			if (p == NULL)
 				continue; /* a bad-*.yaml */
 			files++;
-			one = printed_policy(p);
+			one = print_text(p, true);
 			q = load(one, &diag, &n);
 			if (q == NULL)
 				fprintf(stderr, "\n%s: the print does not load:\n%s\n%s", name, one, diag);
 			CU_ASSERT_PTR_NOT_NULL_FATAL(q);
 			free(diag);
-			two = printed_policy(q);
+			two = print_text(q, true);
 			CU_ASSERT_STRING_EQUAL(one, two);
 			free(one);
 			free(two);
