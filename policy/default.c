@@ -2,8 +2,8 @@
  * default.c - the embedded default policy of SPEC §3.6: no network, writes
  * only to the working directory (and the private /tmp every sandbox has),
  * reads everywhere except the credential stores. It goes through the same
- * loader as a file, so the stores and mandatory write denies that
- * validate.c adds to every policy are added here the same way.
+ * loader as a file, and policy_bind() adds the stores and mandatory write
+ * denies to it as to every policy.
  */
 #include <string.h>
 

@@ -1,7 +1,8 @@
 /*
  * free.c - policy_free(): the one place a loaded policy is released. Every
- * allocation config.c and validate.c make hangs off struct policy and is
- * freed here; a partially filled policy (after load errors) is fine too.
+ * allocation the loader (load.c, keys_*.c, validate.c, bind.c) makes hangs
+ * off struct policy and is freed here; a partially filled policy (after
+ * load errors) is fine too.
  */
 #include <stdlib.h>
 
@@ -53,6 +54,7 @@ void policy_free(policy_t *p)
 	free(p->denied_addrs);
 	hostlist_free(&p->tls_exclude);
 	strlist_free(&p->extra_ca);
+	free(p->extra_ca_marks);
 	for (size_t i = 0; i < p->n_creds; i++) {
 		struct policy_cred_ent *c = &p->creds[i];
 		free(c->name);

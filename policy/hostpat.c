@@ -228,17 +228,75 @@ static const char *parse_port(const char *s, uint16_t *port)
 	return NULL;
 }
 
+/* A bracketed IPv6 literal "[ADDR]" or "[ADDR]:PORT" into out. */
+static const char *parse_bracketed(const char *text, struct policy_hostpat *out)
+{
+	const char *close = strchr(text, ']'), *err;
+
+	if (close == NULL)
+		return "expected ']' closing the IPv6 literal";
+	if (close[1] == ':') {
+		if ((err = parse_port(close + 2, &out->port)) != NULL)
+			return err;
+	} else if (close[1] != '\0') {
+		return "expected \":PORT\" or nothing after ']'";
+	}
+	if ((err = parse_v6(text + 1, (size_t)(close - text - 1), out->addr, out->host,
+			    sizeof(out->host))) != NULL)
+		return err;
+	out->kind = HOSTPAT_IPV6;
+	return NULL;
+}
+
+/* The host part (hlen bytes, "*." already removed when wildcard) into
+ * out: a dotted-quad IPv4 address or a DNS name, lower-cased, without a
+ * trailing dot. */
+static const char *parse_hostname(const char *host, size_t hlen, bool wildcard,
+				  struct policy_hostpat *out)
+{
+	char buf[POLICY_HOST_MAX + 2];
+	const char *err;
+	int num;
+
+	/* Room for the name plus one trailing dot; longer cannot be valid. */
+	if (hlen > POLICY_HOST_MAX + 1)
+		return "expected a host name of at most 253 characters";
+	for (size_t i = 0; i < hlen; i++)
+		buf[i] = ascii_lower(host[i]);
+	if (hlen > 0 && buf[hlen - 1] == '.')
+		hlen--;
+	buf[hlen] = '\0';
+
+	num = numeric_form(buf, hlen, out->addr);
+	if (num != 0 && wildcard)
+		return "expected a domain after \"*.\", not an IP address (addresses have no "
+		       "subdomains)";
+	if (num < 0)
+		return "expected a host name or a dotted-quad IPv4 address (four decimal parts "
+		       "0-255, no leading zeros; \"127.1\", octal and hex forms are ambiguous)";
+	if (num > 0) {
+		out->kind = HOSTPAT_IPV4;
+		memcpy(out->host, buf, hlen + 1);
+		return NULL;
+	}
+	if ((err = check_name(buf, hlen)) != NULL)
+		return err;
+	if (wildcard && hlen + 2 > POLICY_HOST_MAX)
+		return "expected a host pattern of at most 253 characters";
+	out->kind = wildcard ? HOSTPAT_WILDCARD : HOSTPAT_EXACT;
+	memcpy(out->host, buf, hlen + 1);
+	return NULL;
+}
+
 /*
  * Contract in policy.h. out is zeroed first and is meaningful only when
  * NULL is returned. Pure; may be called from anywhere.
  */
 const char *policy_hostpat_parse(const char *text, bool allow_any, struct policy_hostpat *out)
 {
-	char buf[POLICY_HOST_MAX + 2];
 	const char *host, *colon, *err;
-	size_t len, hlen, i;
+	size_t len, hlen;
 	bool wildcard = false;
-	int num;
 
 	memset(out, 0, sizeof(*out));
 	len = strlen(text);
@@ -250,25 +308,9 @@ const char *policy_hostpat_parse(const char *text, bool allow_any, struct policy
 		return "expected a host name, not a URL: drop the scheme (\"https://\")";
 	if (strchr(text, '/') != NULL)
 		return "expected a host name without a path";
-
 	/* Bracketed IPv6 literal, with an optional port after the bracket. */
-	if (text[0] == '[') {
-		const char *close = strchr(text, ']');
-
-		if (close == NULL)
-			return "expected ']' closing the IPv6 literal";
-		if (close[1] == ':') {
-			if ((err = parse_port(close + 2, &out->port)) != NULL)
-				return err;
-		} else if (close[1] != '\0') {
-			return "expected \":PORT\" or nothing after ']'";
-		}
-		if ((err = parse_v6(text + 1, (size_t)(close - text - 1), out->addr, out->host,
-				    sizeof(out->host))) != NULL)
-			return err;
-		out->kind = HOSTPAT_IPV6;
-		return NULL;
-	}
+	if (text[0] == '[')
+		return parse_bracketed(text, out);
 
 	/* Anything else has at most one ':' (the port separator). */
 	colon = strchr(text, ':');
@@ -298,34 +340,7 @@ const char *policy_hostpat_parse(const char *text, bool allow_any, struct policy
 		if (hlen == 0 || (hlen == 1 && host[0] == '.'))
 			return "expected a domain after \"*.\", as in *.example.com";
 	}
-	/* Room for the name plus one trailing dot; longer cannot be valid. */
-	if (hlen > POLICY_HOST_MAX + 1)
-		return "expected a host name of at most 253 characters";
-	for (i = 0; i < hlen; i++)
-		buf[i] = ascii_lower(host[i]);
-	if (hlen > 0 && buf[hlen - 1] == '.')
-		hlen--;
-	buf[hlen] = '\0';
-
-	num = numeric_form(buf, hlen, out->addr);
-	if (num != 0 && wildcard)
-		return "expected a domain after \"*.\", not an IP address (addresses have no "
-		       "subdomains)";
-	if (num < 0)
-		return "expected a host name or a dotted-quad IPv4 address (four decimal parts "
-		       "0-255, no leading zeros; \"127.1\", octal and hex forms are ambiguous)";
-	if (num > 0) {
-		out->kind = HOSTPAT_IPV4;
-		memcpy(out->host, buf, hlen + 1);
-		return NULL;
-	}
-	if ((err = check_name(buf, hlen)) != NULL)
-		return err;
-	if (wildcard && hlen + 2 > POLICY_HOST_MAX)
-		return "expected a host pattern of at most 253 characters";
-	out->kind = wildcard ? HOSTPAT_WILDCARD : HOSTPAT_EXACT;
-	memcpy(out->host, buf, hlen + 1);
-	return NULL;
+	return parse_hostname(host, hlen, wildcard, out);
 }
 
 /*

@@ -3,14 +3,12 @@
  * $XDG_CONFIG_HOME/passavant/policy.yaml (~/.config/passavant/...), else
  * the embedded default. Never a file in the working directory by
  * implication: the sandboxed agent can write there, and a policy it wrote
- * would apply to the next run.
+ * would apply to the next run. Pure: the environment, the home of the
+ * password database and whether a file exists come from the caller.
  */
 #include <errno.h>
-#include <pwd.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "loader_int.h"
 
@@ -27,31 +25,32 @@ static enum policy_source put(char *buf, size_t buflen, enum policy_source src, 
 
 /* An explicitly named policy must exist: a typo must not silently fall
  * back to a weaker or stronger policy than the user meant. */
-static enum policy_source named(const char *path, const char *how, char *buf, size_t buflen)
+static enum policy_source named(const struct policy_lookup_env *env, const char *path,
+			       const char *how, char *buf, size_t buflen)
 {
-	struct stat st;
+	int e;
 
 	if (strlen(path) >= buflen)
 		return put(buf, buflen, POLICY_SOURCE_ERROR, "%s: policy path too long (%s)", how,
 			   "");
-	if (stat(path, &st) != 0)
-		return put(buf, buflen, POLICY_SOURCE_ERROR, "%s: %s", path, strerror(errno));
+	if ((e = env->probe(path)) != 0)
+		return put(buf, buflen, POLICY_SOURCE_ERROR, "%s: %s", path, strerror(e));
 	(void)how;
 	return put(buf, buflen, POLICY_SOURCE_FILE, "%s%s", path, "");
 }
 
 /* Contract in policy.h. */
-enum policy_source policy_lookup(const char *cli_path, char *buf, size_t buflen)
+enum policy_source policy_lookup(const char *cli_path, const struct policy_lookup_env *le,
+				 char *buf, size_t buflen)
 {
-	const char *env = getenv("PASSAVANT_POLICY");
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
+	const char *env = le->passavant_policy;
+	const char *xdg = le->xdg_config_home;
+	const char *home = le->home;
 	char path[4096];
-	struct stat st;
-	int n;
+	int n, e;
 
 	if (cli_path != NULL)
-		return named(cli_path, "-p", buf, buflen);
+		return named(le, cli_path, "-p", buf, buflen);
 	/* A relative $PASSAVANT_POLICY names a file in whatever directory
 	 * passavant happens to start in, which the agent may write: the
 	 * working directory by implication. -p is typed for one run and may
@@ -62,15 +61,13 @@ enum policy_source policy_lookup(const char *cli_path, char *buf, size_t buflen)
 			   "file in the working directory)%s",
 			   env, "");
 	if (env != NULL && env[0] != '\0')
-		return named(env, "$PASSAVANT_POLICY", buf, buflen);
+		return named(le, env, "$PASSAVANT_POLICY", buf, buflen);
 	/* The XDG base directory spec ignores a relative $XDG_CONFIG_HOME. */
 	if (xdg != NULL && xdg[0] == '/') {
 		n = snprintf(path, sizeof(path), "%s/passavant/policy.yaml", xdg);
 	} else {
-		if (home == NULL || home[0] != '/') {
-			struct passwd *pw = getpwuid(getuid());
-			home = pw != NULL ? pw->pw_dir : NULL;
-		}
+		if (home == NULL || home[0] != '/')
+			home = le->pw_home;
 		if (home == NULL || home[0] != '/')
 			return put(buf, buflen, POLICY_SOURCE_EMBEDDED, "%s%s", "", "");
 		n = snprintf(path, sizeof(path), "%s/.config/passavant/policy.yaml", home);
@@ -80,10 +77,10 @@ enum policy_source policy_lookup(const char *cli_path, char *buf, size_t buflen)
 			   "configuration directory path too long%s%s", "", "");
 	/* A configured file that exists but cannot be read is an error the
 	 * loader reports; only a file that is not there falls back. */
-	if (stat(path, &st) != 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
+	if ((e = le->probe(path)) != 0) {
+		if (e == ENOENT || e == ENOTDIR)
 			return put(buf, buflen, POLICY_SOURCE_EMBEDDED, "%s%s", "", "");
-		return put(buf, buflen, POLICY_SOURCE_ERROR, "%s: %s", path, strerror(errno));
+		return put(buf, buflen, POLICY_SOURCE_ERROR, "%s: %s", path, strerror(e));
 	}
 	if (strlen(path) >= buflen)
 		return put(buf, buflen, POLICY_SOURCE_ERROR, "policy path too long%s%s", "", "");

@@ -12,8 +12,9 @@
  *  - the environment rule: a variable the policy does not name is dropped
  *    when its name or its value looks like a credential.
  *
- * validate.c expands the HOME rows into the policy's denyRead/denyWrite
- * lists; `run` (proxy/passavant.c) adds the workspace rows under the
+ * policy_bind() (bind.c) expands the HOME rows into the policy's
+ * denyRead/denyWrite lists with the home the caller read; `run`
+ * (proxy/passavant.c) adds the workspace rows under the
  * working directory and each allowWrite directory, and applies the
  * environment rule. Every function here is pure. docs/config.md says why
  * each row is there.
@@ -22,7 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../mask/mask.h"
 #include "policy_int.h"
 
 /* Short aliases for the table. */
@@ -240,7 +240,7 @@ static bool token_char(unsigned char c)
 #define TOKEN_BEFORE " \t\"':=,"
 #define TOKEN_AFTER " \t\"',;"
 
-/* Where in value a known token prefix (mask/'s table, the one sentinels
+/* Where in value a known token prefix (tokens.c, the table sentinels
  * keep) starts a token: at the start or after a TOKEN_BEFORE byte, then at
  * least ENV_TOKEN_MIN_TAIL token bytes up to the end or a TOKEN_AFTER
  * byte. -1 when nowhere. */
@@ -251,7 +251,7 @@ static long value_token_at(const char *v)
 	for (size_t i = 0; i < len; i++) {
 		if (i > 0 && strchr(TOKEN_BEFORE, v[i - 1]) == NULL)
 			continue;
-		pre = mask_known_prefix(v + i, len - i);
+		pre = policy_token_prefix_len(v + i, len - i);
 		if (pre == 0)
 			continue;
 		for (end = i + pre; end < len && token_char((unsigned char)v[end]); end++)

@@ -36,21 +36,36 @@ enum policy_source {
 				   $PASSAVANT_POLICY is relative */
 };
 
+/* What the lookup of SPEC §2 needs to know, read by the caller (the CLI):
+ * lookup.c reads nothing of the machine itself. */
+struct policy_lookup_env {
+	const char *passavant_policy; /* $PASSAVANT_POLICY, or NULL */
+	const char *xdg_config_home;  /* $XDG_CONFIG_HOME, or NULL */
+	const char *home;             /* $HOME, or NULL */
+	const char *pw_home;          /* the password database's home, or NULL */
+	/* 0 when path exists, else an errno value (stat(2)'s). */
+	int (*probe)(const char *path);
+};
+
 /*
  * Applies the lookup order of SPEC §2: cli_path (may be NULL), then
  * $PASSAVANT_POLICY, then $XDG_CONFIG_HOME/passavant/policy.yaml (default
- * ~/.config/passavant/policy.yaml), then the embedded default. Never the
- * working directory by implication. On POLICY_SOURCE_FILE the path is
- * written to buf; on POLICY_SOURCE_ERROR a one-line explanation is.
+ * ~/.config/passavant/policy.yaml, "~" being $HOME, else pw_home), then the
+ * embedded default. Never the working directory by implication. On
+ * POLICY_SOURCE_FILE the path is written to buf; on POLICY_SOURCE_ERROR a
+ * one-line explanation is. Pure apart from env->probe.
  */
-enum policy_source policy_lookup(const char *cli_path, char *buf, size_t buflen) NONNULL(2);
+enum policy_source policy_lookup(const char *cli_path, const struct policy_lookup_env *env,
+				 char *buf, size_t buflen) NONNULL(2, 3);
 
 /*
  * Loads and validates the policy at path (YAML, or JSON such as a
- * sandbox-runtime settings file). Relative paths inside it are expanded
- * against the current working directory, `~` against $HOME. Errors go to
- * diag; *nerrors receives their count. Returns a policy the caller frees
- * with policy_free(), or NULL when there was at least one error.
+ * sandbox-runtime settings file). Pure: the result depends on the file's
+ * bytes and path only. Paths in it stay as written, normalised ("~/x",
+ * "x", "/x"): policy_bind() resolves them. Secret values are not read
+ * (mask/ checks them when it reads them). Errors go to diag; *nerrors
+ * receives their count. Returns a policy the caller frees with
+ * policy_free(), or NULL when there was at least one error.
  */
 policy_t *policy_load_file(const char *path, FILE *diag, unsigned *nerrors) NONNULL(1, 2, 3) WUNRES;
 
@@ -66,6 +81,44 @@ policy_t *policy_load_default(FILE *diag) NONNULL(1) WUNRES;
 
 /* Frees a policy. NULL is a no-op. */
 void policy_free(policy_t *p);
+
+/* What policy_bind() needs to know of the machine, read by the caller
+ * (the CLI): nothing of the machine is read by policy/ itself. */
+struct policy_host {
+	const char *home;        /* "~": $HOME, else the password database's; NULL: none */
+	const char *pw_home;     /* the password database's home, or NULL */
+	const char *cwd;         /* for relative paths; NULL: unknown */
+	const char *policy_real; /* the policy file with symlinks resolved, or NULL */
+	/* An environment variable (PATH, XDG_CONFIG_HOME, LD_LIBRARY_PATH, ENV,
+	 * BASH_ENV, ZDOTDIR, PYTHONSTARTUP), or NULL; env NULL: none is set. */
+	const char *(*env)(const char *name);
+	/* Why path cannot be read as a file now (a short phrase such as
+	 * strerror() gives), or NULL when it can; NULL: not checked. */
+	const char *(*file_problem)(const char *path);
+};
+
+/*
+ * Binds a freshly loaded policy to the machine h describes (SPEC §3.3),
+ * once, before it is shared: every "~" and relative path becomes absolute
+ * (against h->home and h->cwd), each extraCaCertPaths entry must pass
+ * h->file_problem, and the filesystem denies every policy gets are added
+ * to denyRead/denyWrite: the HOME rows of the mandatory table under
+ * h->home and h->pw_home, the directories of $PATH and the other code
+ * paths, the policy file, $XDG_CONFIG_HOME/passavant, the audit log, the
+ * extra CA roots, the credential files in mode deny. Pure given h.
+ * Errors are printed on diag like the loader's; returns their count (the
+ * policy must not be used unless 0). A second call does nothing.
+ */
+unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag) NONNULL(1, 2, 3) WUNRES;
+
+/*
+ * Expands a policy path written with "~" ("~" or "~/...") against home (an
+ * absolute path) into out, normalised; any other path is only normalised
+ * (a relative one stays relative). Pure. Returns 0, or -1 when home is
+ * not absolute, the path is invalid ("~user") or out is too small.
+ */
+int policy_expand_home(const char *path, const char *home, char *out, size_t outlen)
+	NONNULL(1, 3);
 
 /* The file the policy came from, or NULL for the embedded default. */
 const char *policy_file(const policy_t *p) NONNULL(1);
@@ -253,7 +306,7 @@ bool policy_tls_terminate(const policy_t *p) NONNULL(1);
 size_t policy_allowed_count(const policy_t *p) NONNULL(1);
 const struct policy_hostpat *policy_allowed(const policy_t *p, size_t i) NONNULL(1);
 size_t policy_extra_ca_count(const policy_t *p) NONNULL(1);
-const char *policy_extra_ca(const policy_t *p, size_t i) NONNULL(1); /* absolute path */
+const char *policy_extra_ca(const policy_t *p, size_t i) NONNULL(1); /* absolute once bound */
 bool policy_allow_unix_sockets(const policy_t *p) NONNULL(1);
 
 enum policy_audit_bodies { AUDIT_BODIES_NONE, AUDIT_BODIES_HEADERS };
@@ -271,7 +324,7 @@ enum {
 struct policy_cred {
 	enum policy_cred_kind kind;
 	const char *name;    /* env var name, or the file path as written */
-	const char *path;    /* CRED_FILE: absolute path; else NULL */
+	const char *path;    /* CRED_FILE: the path, absolute once bound; else NULL */
 	enum policy_cred_mode mode;
 	const char *extract; /* CRED_FILE: POSIX ERE or NULL */
 	unsigned inject_in;  /* INJECT_* bits; default INJECT_HEADER */
@@ -284,10 +337,35 @@ size_t policy_cred_count(const policy_t *p) NONNULL(1);
 const struct policy_cred *policy_cred(const policy_t *p, size_t i) NONNULL(1);
 bool policy_allow_plaintext_inject(const policy_t *p) NONNULL(1);
 
-/* Filesystem lists (SPEC §3.3), paths absolute after expansion. */
+/* Filesystem lists (SPEC §3.3): absolute once bound (policy_bind()), as
+ * written ("~/x", "x") before. */
 enum policy_fs_list { FS_DENY_READ, FS_ALLOW_READ, FS_ALLOW_WRITE, FS_DENY_WRITE, FS_LIST_COUNT };
 size_t policy_fs_count(const policy_t *p, enum policy_fs_list which) NONNULL(1);
 const char *policy_fs_path(const policy_t *p, enum policy_fs_list which, size_t i) NONNULL(1);
+
+/* ------------------------------------------------------------------ */
+/* Token shapes (SPEC §4.1): tokens.c, used by mask/ for sentinels      */
+/* ------------------------------------------------------------------ */
+
+/* SPEC §4.1: a masked value whose sentinel would carry fewer random bits
+ * than this is refused. */
+#define POLICY_MIN_SENTINEL_BITS 64
+
+/*
+ * Length of the well-known type prefix at the start of value ("ghp_",
+ * "github_pat_", "sk-", "xoxb-", "AKIA", ...), longest match first; 0 when
+ * there is none (or when the value is nothing but the prefix). A sentinel
+ * keeps this prefix verbatim. Pure.
+ */
+size_t policy_token_prefix_len(const char *value, size_t len) NONNULL(1);
+
+/*
+ * Random bits a sentinel for value would carry: after the known prefix,
+ * each lower-case letter and each upper-case letter is replaced by one of
+ * 26, each digit by one of 10, everything else is kept. Returns the floor
+ * of the sum of log2 of those choices. Pure; never stores or prints value.
+ */
+unsigned policy_sentinel_bits(const char *value, size_t len) NONNULL(1);
 
 /* ------------------------------------------------------------------ */
 /* Mandatory rules (SPEC §3.3, §3.6): one table, mandatory.c           */
@@ -296,7 +374,7 @@ const char *policy_fs_path(const policy_t *p, enum policy_fs_list which, size_t 
 /* What a mandatory row denies. */
 enum { POLICY_MAND_READ = 1u << 0, POLICY_MAND_WRITE = 1u << 1 };
 /* Where its path is taken from: under HOME (both $HOME and the password
- * database's home; the loader adds these to denyRead/denyWrite), or under
+ * database's home; policy_bind() adds these to denyRead/denyWrite), or under
  * each writable workspace (`run` adds these: the working directory, each
  * allowWrite directory and the repository each is in). */
 enum { POLICY_MAND_HOME = 1u << 0, POLICY_MAND_WORKSPACE = 1u << 1 };
@@ -330,7 +408,7 @@ bool policy_env_named(const policy_t *p, const char *name, size_t len) NONNULL(1
 void policy_print_env_rule(FILE *out, const char *lead) NONNULL(1, 2);
 
 /* `check -v`: the mandatory table, the PATH directories denied for
- * writing in p, and the environment rule, as YAML comment lines (the
+ * writing in p (policy_bind() finds them), and the environment rule, as YAML comment lines (the
  * output stays a loadable policy). */
 void policy_print_mandatory(const policy_t *p, FILE *out) NONNULL(1, 2);
 

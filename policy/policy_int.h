@@ -1,6 +1,6 @@
 /*
  * policy_int.h - private to policy/: the body of struct policy, shared by
- * the loader (config.c, validate.c, print.c, lookup.c) and the decision
+ * the loader (load.c, keys_*.c, validate.c, bind.c, print.c) and the decision
  * functions (hostpat.c, decide.c, addracl.c). No other module includes it;
  * tests under tests/unit/policy/ may.
  */
@@ -76,7 +76,8 @@ struct policy {
 	size_t n_denied_addrs;
 	bool tls_terminate;
 	struct policy_hostlist tls_exclude;
-	struct policy_strlist extra_ca; /* absolute paths */
+	struct policy_strlist extra_ca; /* absolute once bound */
+	struct policy_mark *extra_ca_marks; /* extra_ca.n positions, for policy_bind() */
 	struct policy_limits limits;
 	bool allow_unix_sockets;
 
@@ -85,7 +86,8 @@ struct policy {
 	size_t n_creds;
 	bool allow_plaintext_inject;
 
-	/* filesystem (§3.3), absolute paths */
+	/* filesystem (§3.3): normalised paths as written ("~/x", "x", "/x")
+	 * until policy_bind() makes them absolute and adds the mandatory ones */
 	struct policy_strlist fs[FS_LIST_COUNT];
 	/* the directories of $PATH added to fs[FS_DENY_WRITE] (for check -v) */
 	struct policy_strlist path_dirs;
@@ -99,6 +101,7 @@ struct policy {
 
 	/* Loader additions: where allowPlaintextInject was set (warnings). */
 	struct policy_mark plaintext_mark;
+	bool bound; /* policy_bind() ran */
 };
 
 /*

@@ -1,193 +1,301 @@
 /*
  * print.c - `passavant check` output: the effective policy as YAML, every
- * default filled in, and the warnings. The output is itself a valid policy
- * (loading it again gives the same policy). Secret values are never held
- * by struct policy, so they cannot be printed here.
+ * default filled in, and the warnings. The YAML is written by libyaml's
+ * emitter, so quoting and escaping are libyaml's; the output is itself a
+ * valid policy (loading it again gives the same policy). Secret values are
+ * never held by struct policy, so they cannot be printed here.
+ *
+ * libyaml has no comment events; the few comments that say what a default
+ * means are written straight to the stream between events, after
+ * yaml_emitter_flush(): the emitter writes a line's break before the next
+ * node, so a comment written after a value ends that line.
  */
 #include <stdio.h>
 #include <string.h>
+#include <yaml.h>
 
 #include "loader_int.h"
 
-/* Writes s as a double-quoted YAML scalar. */
-static void put_quoted(FILE *out, const char *s)
+/* One emitter run; ok turns false at the first failed event. */
+struct pr {
+	yaml_emitter_t em;
+	FILE *out;
+	bool ok;
+};
+
+/* Emits ev (consumed either way). */
+static void emit(struct pr *w, yaml_event_t *ev, int made)
 {
-	fputc('"', out);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	if (!made || !yaml_emitter_emit(&w->em, ev))
+		w->ok = false;
 }
 
-/* A host list as a block sequence of the patterns as written (quoted:
- * "*" and "[::1]" are YAML indicators), or "[]". */
-static void put_hostlist(FILE *out, const char *indent, const char *key,
-			 const struct policy_hostlist *l)
+/* A scalar; quoted: double-quoted (host patterns, paths and methods may
+ * hold YAML indicators such as '*', '#', '[' or ':'), else plain. */
+static void scalar(struct pr *w, const char *s, bool quoted)
 {
-	if (l->n == 0) {
-		fprintf(out, "%s%s: []\n", indent, key);
+	yaml_event_t ev;
+
+	if (!w->ok)
+		return;
+	emit(w, &ev,
+	     yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), !quoted, 1,
+					  quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+						 : YAML_PLAIN_SCALAR_STYLE));
+}
+
+static void key(struct pr *w, const char *k)
+{
+	scalar(w, k, false);
+}
+
+/* Starts a mapping or a sequence, block or flow style. */
+static void coll_start(struct pr *w, bool map, bool flow)
+{
+	yaml_event_t ev;
+
+	if (!w->ok)
+		return;
+	if (map)
+		emit(w, &ev,
+		     yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+							 flow ? YAML_FLOW_MAPPING_STYLE
+							      : YAML_BLOCK_MAPPING_STYLE));
+	else
+		emit(w, &ev,
+		     yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							  flow ? YAML_FLOW_SEQUENCE_STYLE
+							       : YAML_BLOCK_SEQUENCE_STYLE));
+}
+
+/* Ends the innermost mapping or sequence. */
+static void coll_end(struct pr *w, bool map)
+{
+	yaml_event_t ev;
+
+	if (w->ok)
+		emit(w, &ev, map ? yaml_mapping_end_event_initialize(&ev)
+				 : yaml_sequence_end_event_initialize(&ev));
+}
+
+#define map_start(w, flow) coll_start((w), true, (flow))
+#define map_end(w) coll_end((w), true)
+#define seq_start(w, flow) coll_start((w), false, (flow))
+#define seq_end(w) coll_end((w), false)
+
+/* Writes text (comments) after what was emitted so far. */
+static void comment(struct pr *w, const char *text)
+{
+	if (!w->ok)
+		return;
+	if (!yaml_emitter_flush(&w->em)) {
+		w->ok = false;
 		return;
 	}
-	fprintf(out, "%s%s:\n", indent, key);
-	for (size_t i = 0; i < l->n; i++) {
-		fprintf(out, "%s  - ", indent);
-		put_quoted(out, l->v[i].text);
-		fputc('\n', out);
-	}
+	fputs(text, w->out);
+}
+
+/* "key: value" with a plain value (numbers, booleans, keywords). */
+static void kv_plain(struct pr *w, const char *k, const char *v)
+{
+	key(w, k);
+	scalar(w, v, false);
+}
+
+static void kv_bool(struct pr *w, const char *k, bool v)
+{
+	kv_plain(w, k, v ? "true" : "false");
+}
+
+static void kv_uint(struct pr *w, const char *k, unsigned long long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", v);
+	kv_plain(w, k, buf);
+}
+
+/* A host list as a block sequence of the patterns as written, or []. */
+static void put_hostlist(struct pr *w, const char *k, const struct policy_hostlist *l)
+{
+	key(w, k);
+	seq_start(w, l->n == 0);
+	for (size_t i = 0; i < l->n; i++)
+		scalar(w, l->v[i].text, true);
+	seq_end(w);
 }
 
 /* A path or string list, same layout. */
-static void put_strlist(FILE *out, const char *indent, const char *key,
-			const struct policy_strlist *l)
+static void put_strlist(struct pr *w, const char *k, const struct policy_strlist *l)
 {
-	if (l->n == 0) {
-		fprintf(out, "%s%s: []\n", indent, key);
-		return;
+	key(w, k);
+	seq_start(w, l->n == 0);
+	for (size_t i = 0; i < l->n; i++)
+		scalar(w, l->v[i], true);
+	seq_end(w);
+}
+
+/* network.allowedMethods: pattern -> methods, "*" last. */
+static void put_methods(struct pr *w, const struct policy *p)
+{
+	key(w, "allowedMethods");
+	map_start(w, p->n_methods == 0);
+	for (size_t i = 0; i < p->n_methods; i++) {
+		const struct policy_method_rule *r = &p->methods[i];
+		scalar(w, r->host.text, true);
+		seq_start(w, true);
+		for (size_t j = 0; j < r->n_methods; j++)
+			scalar(w, r->methods[j], true);
+		if (r->any_method)
+			scalar(w, "*", true);
+		seq_end(w);
 	}
-	fprintf(out, "%s%s:\n", indent, key);
-	for (size_t i = 0; i < l->n; i++) {
-		fprintf(out, "%s  - ", indent);
-		put_quoted(out, l->v[i]);
-		fputc('\n', out);
-	}
+	map_end(w);
+	if (p->n_methods == 0)
+		comment(w, "  # every host allows every method");
 }
 
 /* The network section with every default spelt out; comments say what an
  * empty value means, since "[]" reads differently per key. */
-static void put_network(const struct policy *p, FILE *out)
+static void put_network(struct pr *w, const struct policy *p)
 {
-	fputs("network:\n", out);
-	put_hostlist(out, "  ", "allowedDomains", &p->allowed);
-	put_hostlist(out, "  ", "deniedDomains", &p->denied);
-	if (p->n_methods == 0) {
-		fputs("  allowedMethods: {}  # every host allows every method\n", out);
-	} else {
-		fputs("  allowedMethods:\n", out);
-		for (size_t i = 0; i < p->n_methods; i++) {
-			const struct policy_method_rule *r = &p->methods[i];
-			fputs("    ", out);
-			put_quoted(out, r->host.text);
-			fputs(": [", out);
-			for (size_t j = 0; j < r->n_methods; j++) {
-				/* Quoted: tchar allows YAML indicators such as '#'. */
-				fputs(j ? ", " : "", out);
-				put_quoted(out, r->methods[j]);
-			}
-			if (r->any_method)
-				fprintf(out, "%s\"*\"", r->n_methods ? ", " : "");
-			fputs("]\n", out);
-		}
-	}
-	if (p->n_denied_addrs == 0) {
-		fputs("  deniedResolvedAddresses: []  # loopback, link-local, metadata... are "
-		      "always denied\n",
-		      out);
-	} else {
-		fputs("  deniedResolvedAddresses:\n", out);
-		for (size_t i = 0; i < p->n_denied_addrs; i++) {
-			fputs("    - ", out);
-			put_quoted(out, p->denied_addrs[i].text);
-			fputc('\n', out);
-		}
-	}
-	fputs("  tlsTerminate:\n", out);
-	fprintf(out, "    enabled: %s\n", p->tls_terminate ? "true" : "false");
-	put_hostlist(out, "    ", "excludeDomains", &p->tls_exclude);
-	put_strlist(out, "    ", "extraCaCertPaths", &p->extra_ca);
-	fputs("  limits:\n", out);
-	fprintf(out, "    maxTunnels: %u\n", p->limits.max_tunnels);
-	fprintf(out, "    handshakeTimeoutMs: %u\n", p->limits.handshake_timeout_ms);
-	fprintf(out, "    idleTimeoutMs: %u\n", p->limits.idle_timeout_ms);
-	fprintf(out, "    maxHeaderBytes: %zu\n", p->limits.max_header_bytes);
-	fprintf(out, "  allowAllUnixSockets: %s\n", p->allow_unix_sockets ? "true" : "false");
+	key(w, "network");
+	map_start(w, false);
+	put_hostlist(w, "allowedDomains", &p->allowed);
+	put_hostlist(w, "deniedDomains", &p->denied);
+	put_methods(w, p);
+	key(w, "deniedResolvedAddresses");
+	seq_start(w, p->n_denied_addrs == 0);
+	for (size_t i = 0; i < p->n_denied_addrs; i++)
+		scalar(w, p->denied_addrs[i].text, true);
+	seq_end(w);
+	if (p->n_denied_addrs == 0)
+		comment(w, "  # loopback, link-local, metadata... are always denied");
+	key(w, "tlsTerminate");
+	map_start(w, false);
+	kv_bool(w, "enabled", p->tls_terminate);
+	put_hostlist(w, "excludeDomains", &p->tls_exclude);
+	put_strlist(w, "extraCaCertPaths", &p->extra_ca);
+	map_end(w);
+	key(w, "limits");
+	map_start(w, false);
+	kv_uint(w, "maxTunnels", p->limits.max_tunnels);
+	kv_uint(w, "handshakeTimeoutMs", p->limits.handshake_timeout_ms);
+	kv_uint(w, "idleTimeoutMs", p->limits.idle_timeout_ms);
+	kv_uint(w, "maxHeaderBytes", p->limits.max_header_bytes);
+	map_end(w);
+	kv_bool(w, "allowAllUnixSockets", p->allow_unix_sockets);
+	map_end(w);
 }
 
-/* One credential: name or expanded path, mode, and for mask entries the
- * effective extract, injectHosts and injectIn. A defaulted injectHosts is
- * printed as a comment so the output loads back to the same policy. */
-static void put_cred(const struct policy *p, const struct policy_cred_ent *c, FILE *out)
+/* One credential: name or path, mode, and for mask entries the effective
+ * extract, injectHosts and injectIn. A defaulted injectHosts is written as
+ * a comment so the output loads back to the same policy. */
+static void put_cred(struct pr *w, const struct policy *p, const struct policy_cred_ent *c)
 {
 	static const char *const where[] = {"header", "query", "body"};
-	bool first = true;
 
-	if (c->pub.kind == CRED_ENV) {
-		fputs("    - name: ", out);
-		put_quoted(out, c->name ? c->name : "");
-	} else {
-		fputs("    - path: ", out);
-		put_quoted(out, c->path ? c->path : "");
-	}
-	fprintf(out, "\n      mode: %s\n", c->pub.mode == CRED_MASK ? "mask" : "deny");
-	if (c->pub.mode != CRED_MASK)
-		return;
-	if (c->extract != NULL) {
-		fputs("      extract: ", out);
-		put_quoted(out, c->extract);
-		fputc('\n', out);
-	}
-	if (!c->pub.inject_hosts_defaulted)
-		put_hostlist(out, "      ", "injectHosts", &c->inject_hosts);
-	else if (p->allowed.n == 0)
-		fputs("      # injectHosts: not set; allowedDomains is empty, so no host\n", out);
-	else
-		fputs("      # injectHosts not set: every allowedDomains entry\n", out);
-	fputs("      injectIn: [", out);
-	for (unsigned i = 0; i < ARRAY_LEN(where); i++)
-		if (c->pub.inject_in & (1u << i)) {
-			fprintf(out, "%s%s", first ? "" : ", ", where[i]);
-			first = false;
+	map_start(w, false);
+	key(w, c->pub.kind == CRED_ENV ? "name" : "path");
+	scalar(w, c->pub.kind == CRED_ENV ? (c->name ? c->name : "") : (c->path ? c->path : ""), true);
+	kv_plain(w, "mode", c->pub.mode == CRED_MASK ? "mask" : "deny");
+	if (c->pub.mode == CRED_MASK) {
+		if (c->extract != NULL) {
+			key(w, "extract");
+			scalar(w, c->extract, true);
 		}
-	fputs("]\n", out);
+		if (!c->pub.inject_hosts_defaulted)
+			put_hostlist(w, "injectHosts", &c->inject_hosts);
+		else if (p->allowed.n == 0)
+			comment(w, "  # injectHosts: not set; allowedDomains is empty, so no host");
+		else
+			comment(w, "  # injectHosts not set: every allowedDomains entry");
+		key(w, "injectIn");
+		seq_start(w, true);
+		for (unsigned i = 0; i < ARRAY_LEN(where); i++)
+			if (c->pub.inject_in & (1u << i))
+				scalar(w, where[i], false);
+		seq_end(w);
+	}
+	map_end(w);
 }
 
 /* The credentials section, envVars first, then files (order kept). */
-static void put_credentials(const struct policy *p, FILE *out)
+static void put_credentials(struct pr *w, const struct policy *p)
 {
 	bool any[2] = {false, false};
 
-	fputs("credentials:\n", out);
+	key(w, "credentials");
+	map_start(w, false);
 	for (size_t i = 0; i < p->n_creds; i++)
 		any[p->creds[i].pub.kind == CRED_FILE] = true;
 	for (int k = 0; k < 2; k++) {
-		fprintf(out, "  %s:%s\n", k == 0 ? "envVars" : "files", any[k] ? "" : " []");
+		key(w, k == 0 ? "envVars" : "files");
+		seq_start(w, !any[k]);
 		for (size_t i = 0; i < p->n_creds; i++)
 			if ((p->creds[i].pub.kind == CRED_FILE) == (k == 1))
-				put_cred(p, &p->creds[i], out);
+				put_cred(w, p, &p->creds[i]);
+		seq_end(w);
 	}
-	fprintf(out, "  allowPlaintextInject: %s\n", p->allow_plaintext_inject ? "true" : "false");
+	kv_bool(w, "allowPlaintextInject", p->allow_plaintext_inject);
 	/* SPEC §3.6: what happens to the variables not listed here. */
-	fputs("  # Variables not listed in envVars pass through, except those whose name or value\n"
-	      "  # looks like a credential: dropped (check -v shows the rule).\n",
-	      out);
+	comment(w, "\n  # Variables not listed in envVars pass through, except those whose name or "
+		   "value\n  # looks like a credential: dropped (check -v shows the rule).");
+	map_end(w);
+}
+
+/* The filesystem and audit sections. */
+static void put_fs_audit(struct pr *w, const struct policy *p)
+{
+	static const char *const fs_names[FS_LIST_COUNT] = {"denyRead", "allowRead", "allowWrite",
+							     "denyWrite"};
+
+	comment(w, "\n# filesystem: /tmp is always a private tmpfs");
+	key(w, "filesystem");
+	map_start(w, false);
+	for (int i = 0; i < FS_LIST_COUNT; i++)
+		put_strlist(w, fs_names[i], &p->fs[i]);
+	map_end(w);
+	key(w, "audit");
+	map_start(w, false);
+	if (p->audit_path != NULL) {
+		key(w, "path");
+		scalar(w, p->audit_path, true);
+	}
+	kv_plain(w, "bodies", p->audit_bodies == AUDIT_BODIES_HEADERS ? "headers" : "none");
+	map_end(w);
+	if (p->audit_path == NULL)
+		comment(w, "\n# audit.path: not set, no audit log");
 }
 
 /* Contract in policy.h. */
 int policy_print(const policy_t *p, FILE *out)
 {
-	static const char *const fs_names[FS_LIST_COUNT] = {"denyRead", "allowRead", "allowWrite",
-							     "denyWrite"};
+	struct pr w = {.out = out, .ok = true};
+	yaml_event_t ev;
 
-	put_network(p, out);
-	put_credentials(p, out);
-	fputs("filesystem:  # /tmp is always a private tmpfs\n", out);
-	for (int i = 0; i < FS_LIST_COUNT; i++)
-		put_strlist(out, "  ", fs_names[i], &p->fs[i]);
-	fputs("audit:\n", out);
-	if (p->audit_path != NULL) {
-		fputs("  path: ", out);
-		put_quoted(out, p->audit_path);
-		fputc('\n', out);
-	} else {
-		fputs("  # path: not set, no audit log\n", out);
-	}
-	fprintf(out, "  bodies: %s\n", p->audit_bodies == AUDIT_BODIES_HEADERS ? "headers" : "none");
-	return ferror(out) ? -1 : 0;
+	if (!yaml_emitter_initialize(&w.em))
+		return -1;
+	yaml_emitter_set_output_file(&w.em, out);
+	yaml_emitter_set_unicode(&w.em, 1);
+	yaml_emitter_set_width(&w.em, -1); /* no folding: comments shift its columns */
+	yaml_emitter_set_indent(&w.em, 2);
+	emit(&w, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
+	if (w.ok)
+		emit(&w, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
+	map_start(&w, false);
+	put_network(&w, p);
+	put_credentials(&w, p);
+	put_fs_audit(&w, p);
+	map_end(&w);
+	if (w.ok)
+		emit(&w, &ev, yaml_document_end_event_initialize(&ev, 1));
+	if (w.ok)
+		emit(&w, &ev, yaml_stream_end_event_initialize(&ev));
+	if (w.ok && !yaml_emitter_flush(&w.em))
+		w.ok = false;
+	yaml_emitter_delete(&w.em);
+	return w.ok && !ferror(out) ? 0 : -1;
 }
 
 /* Contract in policy.h. */

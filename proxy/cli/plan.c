@@ -210,188 +210,17 @@ static int plan_env(struct run_plan *pl, const policy_t *p, const mask_table_t *
 /* ------------------------------------------------ paths */
 
 /*
- * MERGE: policy_expand_home. A policy path as the sandbox needs it: "~"
- * or "~/..." under home, a relative path under cwd, then lexically
- * normalised (no empty, "." or ".." components, no trailing slash). An
- * absolute path is only normalised, so this holds whether or not the
- * loader expanded it already (the sandbox refuses a path with an empty
- * component: a PATH entry "/usr//bin" must not stop the run). 0, or -1
- * (no home or cwd, or too long).
+ * Every path of one filesystem list of the policy. policy_bind() made
+ * them absolute and normalised, and added the mandatory denies of SPEC
+ * §3.3 that depend on the machine (HOME rows, $PATH and the code-path
+ * variables, the policy file, $XDG_CONFIG_HOME/passavant): the lists
+ * `passavant check` prints are the ones the sandbox gets.
  */
-static int expand_path(const char *path, const struct plan_host *h, char *out, size_t outlen)
-{
-	char raw[PATH_MAX];
-	const char *base = NULL, *rest = path, *s;
-	size_t o = 0;
-
-	if (path[0] == '/') {
-		if (snprintf(raw, sizeof(raw), "%s", path) >= (int)sizeof(raw))
-			return -1;
-	} else {
-		if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
-			base = h->home;
-			rest = path + 1;
-		} else {
-			base = h->cwd;
-		}
-		if (base == NULL || base[0] != '/' ||
-		    snprintf(raw, sizeof(raw), "%s/%s", base, rest) >= (int)sizeof(raw))
-			return -1;
-	}
-	for (s = raw; *s != '\0';) {
-		size_t n;
-		while (*s == '/')
-			s++;
-		n = strcspn(s, "/");
-		if (n == 0 || (n == 1 && s[0] == '.')) {
-			/* nothing */
-		} else if (n == 2 && s[0] == '.' && s[1] == '.') {
-			while (o > 0 && out[--o] != '/')
-				;
-		} else {
-			if (o + 1 + n >= outlen)
-				return -1;
-			out[o++] = '/';
-			memcpy(out + o, s, n);
-			o += n;
-		}
-		s += n;
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
-	return 0;
-}
-
-/* Appends path expanded (expand_path()) unless already there. */
-static int add_expanded(struct strv *sv, const char *path, const struct plan_host *h)
-{
-	char abs[PATH_MAX];
-
-	if (expand_path(path, h, abs, sizeof(abs)) < 0) {
-		log_warnx("cannot expand the policy path %s (no home or working directory, or too "
-			  "long)",
-			  path);
-		return -1;
-	}
-	return strv_add_unique(sv, abs);
-}
-
-/* Every path of one filesystem list of the policy, expanded. */
-static int add_fs(struct strv *sv, const policy_t *p, enum policy_fs_list which,
-		  const struct plan_host *h)
+static int add_fs(struct strv *sv, const policy_t *p, enum policy_fs_list which)
 {
 	for (size_t i = 0; i < policy_fs_count(p, which); i++)
-		if (add_expanded(sv, policy_fs_path(p, which, i), h) < 0)
+		if (strv_add_unique(sv, policy_fs_path(p, which, i)) < 0)
 			return -1;
-	return 0;
-}
-
-/*
- * SPEC §3.3: the HOME rows of the mandatory table under home (absolute):
- * a read row is a read deny unless allowRead names that exact path, and
- * a write deny too; a write row is a write deny.
- */
-static int home_denies(struct run_plan *pl, const char *home, const struct plan_host *h)
-{
-	char rel[PATH_MAX], abs[PATH_MAX];
-	struct plan_host at = *h;
-
-	at.home = home;
-	for (size_t i = 0; i < policy_mandatory_count(); i++) {
-		const struct policy_mandatory *m = policy_mandatory_get(i);
-
-		if ((m->where & POLICY_MAND_HOME) == 0)
-			continue;
-		if (snprintf(rel, sizeof(rel), "~/%s", m->path) >= (int)sizeof(rel) ||
-		    expand_path(rel, &at, abs, sizeof(abs)) < 0) {
-			log_warnx("cannot add the mandatory deny %s/%s", home, m->path);
-			return -1;
-		}
-		if ((m->deny & POLICY_MAND_READ) && !strv_has(&pl->allow_read, abs) &&
-		    strv_add_unique(&pl->deny_read, abs) < 0)
-			return -1;
-		if ((m->deny & POLICY_MAND_WRITE) && strv_add_unique(&pl->deny_write, abs) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* The value of name in env, or NULL. */
-static const char *env_get(char *const *env, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; env != NULL && *env != NULL; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
-
-/*
- * SPEC §3.3: each directory of the colon list var of the host user's
- * environment (PATH; the dynamic linker's library path and the start-up
- * files of sh, bash, zsh and python), is a write deny unless an
- * allowWrite entry (writes) names that exact path: a program planted
- * there would be run by the host's next shell. Empty and relative
- * entries are taken from the working directory, as a shell does.
- */
-static int path_var_denies(struct run_plan *pl, const char *var, const struct strv *writes,
-			   const struct plan_host *h)
-{
-	const char *v = env_get(h->env, var), *e;
-	char dir[PATH_MAX], abs[PATH_MAX];
-
-	if (v == NULL || (strcmp(var, "PATH") != 0 && v[0] == '\0'))
-		return 0;
-	for (const char *s = v;; s = e + 1) {
-		size_t n;
-
-		e = strchr(s, ':');
-		if (e == NULL)
-			e = s + strlen(s);
-		n = (size_t)(e - s);
-		if (n < sizeof(dir)) {
-			memcpy(dir, n == 0 ? "." : s, n == 0 ? 1 : n);
-			dir[n == 0 ? 1 : n] = '\0';
-			if (expand_path(dir, h, abs, sizeof(abs)) == 0 && !strv_has(writes, abs) &&
-			    strv_add_unique(&pl->deny_write, abs) < 0)
-				return -1;
-		}
-		if (*e == '\0')
-			return 0;
-	}
-}
-
-/*
- * MERGE: the loader adds these today too (policy/validate.c
- * fs_mandatory()); once it reads no environment they are the plan's
- * alone, and idempotent until then. The write denies that depend on the
- * host: the PATH and start-up variables (path_var_denies()), the policy
- * file (as named and canonical) and $XDG_CONFIG_HOME/passavant, where
- * the lookup of SPEC §2 would find a policy next time.
- */
-static int host_denies(struct run_plan *pl, const policy_t *p, const struct strv *writes,
-		       const struct plan_host *h)
-{
-	static const char *const vars[] = {"PATH",    "LD_LIBRARY_PATH", "ENV",
-					   "BASH_ENV", "ZDOTDIR",        "PYTHONSTARTUP"};
-	const char *xdg = env_get(h->env, "XDG_CONFIG_HOME");
-	char path[PATH_MAX], real[PATH_MAX];
-
-	for (size_t i = 0; i < ARRAY_LEN(vars); i++)
-		if (path_var_denies(pl, vars[i], writes, h) < 0)
-			return -1;
-	if (policy_file(p) != NULL) {
-		if (add_expanded(&pl->deny_write, policy_file(p), h) < 0)
-			return -1;
-		if (realpath(policy_file(p), real) != NULL && strv_add_unique(&pl->deny_write, real) < 0)
-			return -1;
-	}
-	if (xdg != NULL && xdg[0] == '/' &&
-	    snprintf(path, sizeof(path), "%s/passavant", xdg) < (int)sizeof(path) &&
-	    add_expanded(&pl->deny_write, path, h) < 0)
-		return -1;
 	return 0;
 }
 
@@ -406,32 +235,18 @@ static bool path_under(const char *path, const char *dir)
 }
 
 /*
- * The filesystem lists of the policy, `~` expanded, and the HOME rows
- * under $HOME and under the password database's home ("~" follows $HOME,
- * which is only an environment variable: run with HOME=/elsewhere, the
- * real stores would be left open). A missing allowWrite path is left
- * out, with a warning: it would have to be created on the host to be
+ * The filesystem lists of the bound policy. A missing allowWrite path is
+ * left out, with a warning: it would have to be created on the host to be
  * bound, and leaving it out only makes the sandbox stricter.
  */
-static int plan_fs(struct run_plan *pl, const policy_t *p, const struct plan_host *h)
+static int plan_fs(struct run_plan *pl, const policy_t *p)
 {
 	struct strv writes = {0};
 	int rc = -1;
 
-	if (h->home == NULL || h->home[0] != '/') {
-		log_warnx("no home directory (expected $HOME to be an absolute path), expected one to "
-			  "deny the credential stores and start-up files in it");
-		return -1;
-	}
-	if (add_fs(&pl->deny_read, p, FS_DENY_READ, h) < 0 ||
-	    add_fs(&pl->allow_read, p, FS_ALLOW_READ, h) < 0 ||
-	    add_fs(&pl->deny_write, p, FS_DENY_WRITE, h) < 0 ||
-	    add_fs(&writes, p, FS_ALLOW_WRITE, h) < 0 || home_denies(pl, h->home, h) < 0)
-		goto out;
-	if (h->pw_home != NULL && h->pw_home[0] == '/' && strcmp(h->pw_home, h->home) != 0 &&
-	    home_denies(pl, h->pw_home, h) < 0)
-		goto out;
-	if (host_denies(pl, p, &writes, h) < 0)
+	if (add_fs(&pl->deny_read, p, FS_DENY_READ) < 0 ||
+	    add_fs(&pl->allow_read, p, FS_ALLOW_READ) < 0 ||
+	    add_fs(&pl->deny_write, p, FS_DENY_WRITE) < 0 || add_fs(&writes, p, FS_ALLOW_WRITE) < 0)
 		goto out;
 	for (size_t i = 0; i < writes.n; i++) {
 		if (access(writes.v[i], F_OK) < 0 && errno == ENOENT) {
@@ -569,7 +384,7 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		log_warnx("session directory path too long");
 		return -1;
 	}
-	if (plan_fs(pl, p, h) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
+	if (plan_fs(pl, p) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
 	    plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
 		return -1;
@@ -613,14 +428,13 @@ void plan_free(struct run_plan *pl)
 
 /* ------------------------------------------------ the post-run check */
 
-int plan_git_roots(struct strv *roots, const policy_t *p, const struct plan_host *h)
+int plan_git_roots(struct strv *roots, const policy_t *p)
 {
-	char abs[PATH_MAX], real[PATH_MAX];
+	char real[PATH_MAX];
 
 	for (size_t i = 0; i < policy_fs_count(p, FS_ALLOW_WRITE); i++) {
-		if (expand_path(policy_fs_path(p, FS_ALLOW_WRITE, i), h, abs, sizeof(abs)) < 0)
-			continue; /* plan_fs() says why */
-		if (realpath(abs, real) != NULL && strv_add_unique(roots, real) < 0)
+		if (realpath(policy_fs_path(p, FS_ALLOW_WRITE, i), real) != NULL &&
+		    strv_add_unique(roots, real) < 0)
 			return -1;
 	}
 	return 0;

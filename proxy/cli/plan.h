@@ -93,11 +93,10 @@ int plan_sentinel_env(struct strv *out, const mask_table_t *t) NONNULL(1, 2) WUN
 
 /*
  * The writable trees the post-run git check walks: each existing
- * allowWrite path of p (`~` expanded with h), canonical, appended to
+ * allowWrite path of the bound policy p, canonical, appended to
  * roots. 0 or -1 (logged).
  */
-int plan_git_roots(struct strv *roots, const policy_t *p, const struct plan_host *h)
-	NONNULL(1, 2, 3) WUNRES;
+int plan_git_roots(struct strv *roots, const policy_t *p) NONNULL(1, 2) WUNRES;
 
 /*
  * The settings rows of the post-run check: every workspace row of the

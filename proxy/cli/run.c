@@ -180,7 +180,7 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	/* The session starts here for the git check: whatever the command
 	 * writes gets a ctime at or after this (the coarse clock is the one
 	 * the kernel stamps inodes with). */
-	if (plan_git_roots(roots, proxy_policy(pp), &ch.h) < 0 ||
+	if (plan_git_roots(roots, proxy_policy(pp)) < 0 ||
 	    clock_gettime(CLOCK_REALTIME_COARSE, since) < 0) {
 		proxy_policy_put(pp);
 		return -1;

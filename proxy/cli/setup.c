@@ -3,12 +3,15 @@
  * credential table, audit log, CA and proxy, the env file, and the
  * machine facts the run plan uses (read here, once).
  */
+#include <errno.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "proxy/audit.h"
 #include "proxy/cli/cli.h"
 #include "proxy/log.h"
@@ -16,18 +19,84 @@
 
 extern char **environ;
 
+/* 0 when path exists, else stat(2)'s errno (policy_lookup()). */
+static int path_probe(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? 0 : errno;
+}
+
+/* Why path cannot be read as a file now, or NULL (policy_bind(): the
+ * extraCaCertPaths are read when the proxy starts). */
+static const char *file_problem(const char *path)
+{
+	struct stat st;
+	int fd = fileio_open_regular(path, 0, &st);
+
+	if (fd < 0)
+		return errno == EINVAL ? "not a regular file" : strerror(errno);
+	(void)close(fd);
+	return NULL;
+}
+
+static const char *host_env(const char *name)
+{
+	return getenv(name);
+}
+
+/* policy_bind() with this machine (cli_host_read()). Returns the number
+ * of errors printed. */
+static unsigned bind_policy(policy_t *p)
+{
+	struct cli_host ch;
+	char *real = policy_file(p) != NULL ? realpath(policy_file(p), NULL) : NULL;
+	struct policy_host h;
+	unsigned n;
+
+	cli_host_read(&ch);
+	h = (struct policy_host){.home = ch.h.home,
+				 .pw_home = ch.h.pw_home,
+				 .cwd = ch.h.cwd,
+				 .policy_real = real,
+				 .env = host_env,
+				 .file_problem = file_problem};
+	n = policy_bind(p, &h, stderr);
+	free(real);
+	return n;
+}
+
+/* mask_diag_fn of cli_load_policy(): one line per finding on a masked
+ * value, against the policy's file (arg). */
+static void print_value_finding(void *arg, size_t cred, bool error, const char *msg)
+{
+	(void)cred;
+	fprintf(stderr, "%s: %s: %s\n", (const char *)arg, error ? "error" : "warning", msg);
+}
+
 policy_t *cli_load_policy(const char *cli_path, bool *invalid)
 {
+	struct passwd *pw = getpwuid(getuid());
+	struct policy_lookup_env le = {
+		.passavant_policy = getenv("PASSAVANT_POLICY"),
+		.xdg_config_home = getenv("XDG_CONFIG_HOME"),
+		.home = getenv("HOME"),
+		.pw_home = pw != NULL ? pw->pw_dir : NULL,
+		.probe = path_probe,
+	};
 	char path[4096];
 	unsigned nerrors = 0;
 	policy_t *p;
 
 	*invalid = false;
-	switch (policy_lookup(cli_path, path, sizeof(path))) {
+	switch (policy_lookup(cli_path, &le, path, sizeof(path))) {
 	case POLICY_SOURCE_EMBEDDED:
 		p = policy_load_default(stderr);
-		if (p == NULL)
-			log_warnx("cannot build the embedded default policy (out of memory)");
+		if (p == NULL || bind_policy(p) != 0) {
+			log_warnx("cannot build the embedded default policy");
+			policy_free(p);
+			return NULL;
+		}
 		return p;
 	case POLICY_SOURCE_ERROR:
 		log_warnx("%s", path);
@@ -36,6 +105,14 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
 		break;
 	}
 	p = policy_load_file(path, stderr, &nerrors);
+	/* Bound to this machine, then the masked values checked where mask/
+	 * reads them: the same errors for check, proxy and run. */
+	if (p != NULL &&
+	    ((nerrors = bind_policy(p)) != 0 ||
+	     (nerrors = mask_table_check(p, print_value_finding, path)) != 0)) {
+		policy_free(p);
+		p = NULL;
+	}
 	if (p == NULL) {
 		*invalid = true;
 		fprintf(stderr, "%s: %u error%s; the policy was not loaded\n", path, nerrors,

@@ -1,7 +1,8 @@
 /*
  * fuzz_policy.c - libFuzzer driver for the policy loader: any byte string
  * goes through policy_load_buffer() (YAML or JSON, the whole syntactic and
- * semantic pass); a policy that loads is printed to /dev/null and freed.
+ * semantic pass); a policy that loads is printed (round trip), bound to a
+ * fixed made-up machine with policy_bind(), printed again and freed.
  * Build with `make fuzz`; run with `make fuzz-run` or directly:
  *   build/fuzz/fuzz_policy -dict=tests/fuzz/fuzz_policy.dict \
  *       build/fuzz/corpus-fuzz_policy tests/fuzz/corpus/fuzz_policy
@@ -19,7 +20,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 static FILE *sink;
 
 /* Diagnostics and output go to /dev/null: only crashes, leaks and
- * sanitizer reports matter here. HOME is pinned so "~" always expands. */
+ * sanitizer reports matter here. The loader reads nothing of the machine,
+ * and the binding gets a made-up one (fuzz_host), so runs reproduce. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -27,10 +29,35 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	sink = fopen("/dev/null", "w");
 	if (sink == NULL)
 		abort();
-	if (setenv("HOME", "/nonexistent-fuzz-home", 1) != 0)
-		abort();
 	return 0;
 }
+
+/* The made-up machine's environment: a PATH with relative, empty and "~"
+ * entries, and the other variables policy_bind() asks for. */
+static const char *fuzz_env(const char *name)
+{
+	if (strcmp(name, "PATH") == 0)
+		return "/usr/bin::bin:~/bin:~x/y:/a/../b";
+	if (strcmp(name, "XDG_CONFIG_HOME") == 0)
+		return "/fuzz-home/.cfg";
+	if (strcmp(name, "LD_LIBRARY_PATH") == 0)
+		return "lib:/opt/lib";
+	return NULL;
+}
+
+static const char *fuzz_file_problem(const char *path)
+{
+	return strstr(path, "bad") != NULL ? "not a regular file" : NULL;
+}
+
+static const struct policy_host fuzz_host = {
+	.home = "/fuzz-home",
+	.pw_home = "/fuzz-pw-home",
+	.cwd = "/fuzz-cwd/sub",
+	.policy_real = "/fuzz-cwd/real.yaml",
+	.env = fuzz_env,
+	.file_problem = fuzz_file_problem,
+};
 
 /*
  * The printed effective policy is itself a policy: it must load without
@@ -80,6 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* a policy is returned only without errors */
 	round_trip(p);
 	(void)policy_print_warnings(p, sink);
+	if (policy_bind(p, &fuzz_host, sink) == 0 && policy_print(p, sink) != 0)
+		abort();
 	policy_free(p);
 	return 0;
 }

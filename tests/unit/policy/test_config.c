@@ -1,24 +1,17 @@
 /*
- * test_config.c - the policy loader (policy/config.c, validate.c, print.c,
- * lookup.c, default.c) through its public API: every key, every error
- * kind with its FILE:LINE:COL, JSON input, the lookup order, path
- * expansion, defaults, warnings, and that secret values never show. The
- * acceptance cases run the real binary (`passavant check`).
+ * test_config.c - the policy loader (policy/load.c, nodes.c, keytab.c,
+ * keys_*.c, paths.c, validate.c, bind.c, lookup.c, default.c) through its
+ * public API: every key, every error kind with its FILE:LINE:COL, the
+ * lookup order, path expansion, defaults, warnings, and that secret
+ * values never show. The acceptance cases run the real binary (`passavant
+ * check`). JSON input is test_json.c's, the printer test_print.c's. Over
+ * 900 lines: one suite per public entry point, sharing the private HOME
+ * fixture, reads better whole than split by line count.
  *
  * Suites: policy_config (loader), policy_config_check (the binary).
  */
-#include <CUnit/CUnit.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "../../../mask/mask.h"
-#include "../../../policy/loader_int.h"
 #include "../../../base/defaults.h"
-#include "../../support/testlib.h"
+#include "loader_test.h"
 
 /* A HOME of our own for the suite, restored afterwards. */
 static char *saved_home, *saved_xdg, *saved_pp, *tmp_home, *saved_cwd;
@@ -63,90 +56,6 @@ static int suite_cleanup(void)
 	free(saved_pp);
 	free(saved_cwd);
 	return 0;
-}
-
-/* Loads a document; *diag receives everything printed (caller frees). */
-static policy_t *load(const char *doc, char **diag, unsigned *nerr)
-{
-	size_t dlen = 0;
-	FILE *f;
-	policy_t *p;
-	unsigned n = 0;
-
-	*diag = NULL;
-	f = open_memstream(diag, &dlen);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	p = policy_load_buffer("t.yaml", doc, strlen(doc), f, &n);
-	fclose(f);
-	if (nerr != NULL)
-		*nerr = n;
-	return p;
-}
-
-/* Loads a document that must load; returns the policy. */
-static policy_t *load_ok(const char *doc)
-{
-	char *diag;
-	unsigned n;
-	policy_t *p = load(doc, &diag, &n);
-
-	if (p == NULL || n != 0)
-		fprintf(stderr, "\nunexpected errors:\n%s", diag);
-	CU_ASSERT_PTR_NOT_NULL(p);
-	CU_ASSERT_EQUAL(n, 0);
-	free(diag);
-	return p;
-}
-
-/* Asserts a document fails with exactly nerr errors and that the
- * diagnostics contain want (a whole "t.yaml:L:C: error: ..." prefix). */
-static void load_err(const char *doc, unsigned nerr, const char *want)
-{
-	char *diag;
-	unsigned n;
-	policy_t *p = load(doc, &diag, &n);
-
-	CU_ASSERT_PTR_NULL(p);
-	CU_ASSERT_EQUAL(n, nerr);
-	if (want != NULL && strstr(diag, want) == NULL) {
-		fprintf(stderr, "\nwanted: %s\ngot:\n%s", want, diag);
-		CU_FAIL("diagnostic not found");
-	}
-	if (n != nerr)
-		fprintf(stderr, "\nwanted %u errors, got %u:\n%s", nerr, n, diag);
-	policy_free(p);
-	free(diag);
-}
-
-/* Whether any warning of p contains s. */
-static bool has_warning(const policy_t *p, const char *s)
-{
-	for (size_t i = 0; i < policy_warning_count(p); i++)
-		if (strstr(policy_warning(p, i), s) != NULL)
-			return true;
-	return false;
-}
-
-/* The effective policy as text (caller frees). */
-static char *printed(const policy_t *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	CU_ASSERT_EQUAL(policy_print(p, f), 0);
-	policy_print_warnings(p, f);
-	fclose(f);
-	return buf;
-}
-
-static bool fs_has(const policy_t *p, enum policy_fs_list w, const char *path)
-{
-	for (size_t i = 0; i < policy_fs_count(p, w); i++)
-		if (strcmp(policy_fs_path(p, w, i), path) == 0)
-			return true;
-	return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -305,8 +214,9 @@ static void test_credentials(void)
 	CU_ASSERT_TRUE(policy_allow_plaintext_inject(p));
 	CU_ASSERT_TRUE(has_warning(p, "t.yaml:11:25: allowPlaintextInject"));
 	CU_ASSERT_TRUE(has_warning(p, "t.yaml:8:7: credential PV_TEST_NOT_SET2 has no injectHosts"));
-	CU_ASSERT_TRUE(has_warning(p, "credential PV_TEST_NOT_SET is not set"));
-	CU_ASSERT_TRUE(has_warning(p, "credential ~/tok does not exist"));
+	/* Masked values are not read by the loader any more (mask/ reads and
+	 * checks them): no warning about PV_TEST_NOT_SET or ~/tok here. */
+	CU_ASSERT_FALSE(has_warning(p, "is not set"));
 	policy_free(p);
 }
 
@@ -513,83 +423,79 @@ static void test_limits_caps(void)
 	free(big);
 }
 
-static void test_json(void)
+/* Resolves with the suite's HOME and the working directory. */
+static char *expand(const char *in, const char **err)
 {
-	policy_t *p = load_ok("{\"network\": {\"allowedDomains\": [\"github.com\", \"*.vercel.app\"],\n"
-			      " \"deniedDomains\": [], \"allowLocalBinding\": false},\n"
-			      " \"filesystem\": {\"denyRead\": [\"~/.ssh\"], \"allowWrite\": [\".\"],\n"
-			      "  \"denyWrite\": [\".env\"]},\n"
-			      " \"enableWeakerNestedSandbox\": false}\n");
+	char *cwd = getcwd(NULL, 0), *norm = ldr_path_normalize(in, err), *s = NULL;
 
-	CU_ASSERT_EQUAL(p->allowed.n, 2);
-	CU_ASSERT_TRUE(has_warning(p, "t.yaml:2:23: sandbox-runtime key network.allowLocalBinding"));
-	CU_ASSERT_TRUE(has_warning(p, "t.yaml:5:2: sandbox-runtime key enableWeakerNestedSandbox"));
-	CU_ASSERT_TRUE(has_warning(p, "\"*.vercel.app\" reaches vercel.app"));
-	policy_free(p);
-	/* TABs where libyaml refuses them: positions must stay exact. */
-	p = load_ok("{\n\t\"network\": {\n\t\t\"allowedDomains\":\t[\"a.com\"]\n\t}\n}\n");
-	CU_ASSERT_EQUAL_FATAL(p->allowed.n, 1);
-	CU_ASSERT_EQUAL(p->allowed.v[0].mark.line, 3);
-	CU_ASSERT_EQUAL(p->allowed.v[0].mark.col, 22);
-	policy_free(p);
-	load_err("{\n\t\"network\": {\n\t\t\"allowedDomains\": [\"ok.com\",\t\"b\\tad\"]\n\t}\n}\n", 1,
-		 "t.yaml:3:32: error: \"b\\x09ad\" in network.allowedDomains");
-	/* A TAB inside a JSON string is kept as it is (and refused as a host). */
-	load_err("{\"network\": {\"allowedDomains\": [\"a\tb\"]}}", 1, "t.yaml:1:33: error:");
-	/* Trailing commas: YAML flow syntax takes them, JSON does not. Each
-	 * one is reported at its position; a comma inside a string is text. */
-	load_err("{\"network\": {\"allowedDomains\": [\"a.com\",\n  ]},\n}\n", 2,
-		 "t.yaml:1:40: error: a trailing comma before ']'");
-	load_err("{\"network\": {\"allowedDomains\": [\"a.com\",\n  ]},\n}\n", 2,
-		 "t.yaml:2:5: error: a trailing comma before '}'");
-	load_err("{\"network\": {\"allowedDomains\": [\"\xc3\xa9\", \"b.com\",]}}", 2,
-		 "t.yaml:1:45: error: a trailing comma before ']'");
-	p = load_ok("{\"network\": {\"allowedDomains\": [\"a.com\"]},\n"
-		    " \"filesystem\": {\"denyRead\": [\",]\\\",}\"]}}\n");
-	policy_free(p);
-	load_err("{\"network\": {\"allowedDomains\": \"a.com\"}}", 1,
-		 "t.yaml:1:32: error: a string \"a.com\", expected a list of host patterns");
+	if (norm != NULL)
+		s = ldr_path_resolve(norm, getenv("HOME"), cwd, err);
+	free(norm);
+	free(cwd);
+	return s;
 }
 
 static void test_paths(void)
 {
 	const char *err;
-	char *s, *want;
+	char *s, *want, out[64];
 
-	s = ldr_path_expand("~", &err);
+	s = expand("~", &err);
 	CU_ASSERT_STRING_EQUAL(s, tmp_home);
 	free(s);
-	s = ldr_path_expand("~/a//b/./c/../d/", &err);
+	s = expand("~/a//b/./c/../d/", &err);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_EQUAL_FATAL(asprintf(&want, "%s/a/b/d", tmp_home) > 0, 1);
 	CU_ASSERT_STRING_EQUAL(s, want);
 	free(want);
 	free(s);
-	s = ldr_path_expand("/../../x/..", &err);
+	s = expand("/../../x/..", &err);
 	CU_ASSERT_STRING_EQUAL(s, "/");
 	free(s);
 	CU_ASSERT_EQUAL_FATAL(chdir(tmp_home), 0);
-	s = ldr_path_expand("sub/../w", &err);
+	s = expand("sub/../w", &err);
 	CU_ASSERT_EQUAL_FATAL(asprintf(&want, "%s/w", tmp_home) > 0, 1);
 	CU_ASSERT_STRING_EQUAL(s, want);
 	free(want);
 	free(s);
-	s = ldr_path_expand(".", &err);
+	s = expand(".", &err);
 	CU_ASSERT_STRING_EQUAL(s, tmp_home);
 	free(s);
 	CU_ASSERT_EQUAL(chdir(saved_cwd), 0);
-	CU_ASSERT_PTR_NULL(ldr_path_expand("~root/x", &err));
+	CU_ASSERT_PTR_NULL(expand("~root/x", &err));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "~user"));
-	CU_ASSERT_PTR_NULL(ldr_path_expand("", &err));
-	/* Without $HOME, "~" is the home of the password database. */
+	CU_ASSERT_PTR_NULL(expand("", &err));
+	/* A relative home cannot expand "~" (the CLI falls back to the
+	 * password database only when $HOME is unset or empty). */
 	setenv("HOME", "relative/home", 1);
-	CU_ASSERT_PTR_NULL(ldr_path_expand("~/x", &err));
-	unsetenv("HOME");
-	s = ldr_path_expand("~/x", &err);
-	CU_ASSERT_PTR_NOT_NULL(s);
-	if (s != NULL)
-		CU_ASSERT_EQUAL(s[0], '/');
-	free(s);
+	CU_ASSERT_PTR_NULL(expand("~/x", &err));
+	setenv("HOME", tmp_home, 1);
+	/* The loader keeps three forms, the same on every machine. */
+	static const char *const forms[][2] = {
+		{"~", "~"}, {"~/", "~"}, {"~/a/./b//", "~/a/b"}, {"~/a/../..", "~/.."},
+		{".", "."}, {"./x/", "x"}, {"a/../../b", "../b"}, {"sub/..", "."},
+		{"/a/../../b", "/b"}, {"//", "/"}, {"../../x", "../../x"},
+	};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		s = ldr_path_normalize(forms[i][0], &err);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+		if (strcmp(s, forms[i][1]) != 0)
+			fprintf(stderr, "\n%s: got %s, wanted %s\n", forms[i][0], s, forms[i][1]);
+		CU_ASSERT_STRING_EQUAL(s, forms[i][1]);
+		free(s);
+	}
+	/* policy_expand_home(): "~" against the given home, nothing else read. */
+	CU_ASSERT_EQUAL(policy_expand_home("~/.ssh", "/h/u", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "/h/u/.ssh");
+	CU_ASSERT_EQUAL(policy_expand_home("~", "/h/u/", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "/h/u");
+	CU_ASSERT_EQUAL(policy_expand_home("/srv/./x", "/h/u", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "/srv/x");
+	CU_ASSERT_EQUAL(policy_expand_home("rel/x", "/h/u", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "rel/x");
+	CU_ASSERT_EQUAL(policy_expand_home("~/x", "relative", out, sizeof(out)), -1);
+	CU_ASSERT_EQUAL(policy_expand_home("~u/x", "/h/u", out, sizeof(out)), -1);
+	CU_ASSERT_EQUAL(policy_expand_home("~/x", "/h/u", out, 5), -1);
 	setenv("HOME", tmp_home, 1);
 	load_err("filesystem: {allowWrite: [\"\"]}\n", 1,
 		 "t.yaml:1:27: error: a string \"\", expected a path");
@@ -617,7 +523,7 @@ static void test_filesystem(void)
 	CU_ASSERT_FATAL(asprintf(&ssh, "%s/.ssh", tmp_home) > 0);
 	CU_ASSERT_FATAL(asprintf(&aws, "%s/.aws", tmp_home) > 0);
 	CU_ASSERT_FATAL(asprintf(&rc, "%s/.bashrc", tmp_home) > 0);
-	self = ldr_path_expand("t.yaml", &(const char *){NULL});
+	self = expand("t.yaml", &(const char *){NULL});
 	p = load_ok("filesystem:\n  denyRead: [/srv/x]\n  allowRead: [~/.aws, /srv/x/y]\n"
 		    "  allowWrite: [/tmp/w/, /tmp/w]\n  denyWrite: [.env]\n");
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_READ, "/srv/x"));
@@ -671,8 +577,9 @@ static void test_passwd_home(void)
 				 strcmp(pw->pw_dir, "/") ? pw->pw_dir : "") > 0);
 	f = open_memstream(&diag, &len);
 	p = policy_load_default(f);
-	fclose(f);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL(bind_here(p, f), 0);
+	fclose(f);
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_READ, ssh));
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, rc));
 	CU_ASSERT_TRUE(fs_has(p, FS_DENY_WRITE, cfg));
@@ -690,8 +597,13 @@ static void test_embedded_default(void)
 	FILE *f = open_memstream(&diag, &len);
 	policy_t *p = policy_load_default(f);
 
-	fclose(f);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	/* Pure: before binding, "." stays "." and no store is listed. */
+	CU_ASSERT_TRUE(fs_has(p, FS_ALLOW_WRITE, "."));
+	CU_ASSERT_EQUAL(policy_fs_count(p, FS_DENY_READ), 0);
+	CU_ASSERT_EQUAL(bind_here(p, f), 0);
+	CU_ASSERT_EQUAL(bind_here(p, f), 0); /* a second bind does nothing */
+	fclose(f);
 	CU_ASSERT_STRING_EQUAL(diag, "");
 	CU_ASSERT_PTR_NULL(policy_file(p));
 	CU_ASSERT_EQUAL(p->allowed.n, 0); /* no network */
@@ -725,42 +637,42 @@ static void test_lookup(void)
 	/* A policy in the working directory is never picked up. */
 	CU_ASSERT_EQUAL(test_write_file(cwd_pol, "network: {}\n", 12), 0);
 	CU_ASSERT_EQUAL_FATAL(chdir(tmp_home), 0);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_EMBEDDED);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_EMBEDDED);
 	/* ~/.config/passavant/policy.yaml when XDG_CONFIG_HOME is unset. */
 	CU_ASSERT_EQUAL(mkdir(".config", 0700), 0);
 	CU_ASSERT_EQUAL(mkdir(".config/passavant", 0700), 0);
 	CU_ASSERT_EQUAL(test_write_file(home_pol, "{}\n", 3), 0);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
 	CU_ASSERT_STRING_EQUAL(buf, home_pol);
 	/* $XDG_CONFIG_HOME replaces ~/.config; nothing there: the default. */
 	setenv("XDG_CONFIG_HOME", xdg, 1);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_EMBEDDED);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_EMBEDDED);
 	CU_ASSERT_EQUAL(mkdir("xdg", 0700), 0);
 	CU_ASSERT_EQUAL(mkdir("xdg/passavant", 0700), 0);
 	CU_ASSERT_EQUAL(test_write_file(pol, "{}\n", 3), 0);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
 	CU_ASSERT_STRING_EQUAL(buf, pol);
 	/* A relative XDG_CONFIG_HOME is ignored (XDG base directory spec). */
 	setenv("XDG_CONFIG_HOME", "xdg", 1);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
 	CU_ASSERT_STRING_EQUAL(buf, home_pol);
 	setenv("XDG_CONFIG_HOME", xdg, 1);
 	/* $PASSAVANT_POLICY beats both; a missing one is an error. */
 	setenv("PASSAVANT_POLICY", cwd_pol, 1);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_FILE);
 	CU_ASSERT_STRING_EQUAL(buf, cwd_pol);
 	/* ... but never a relative one, even when the file is there: it would
 	 * name a file in whatever directory passavant starts in. */
 	setenv("PASSAVANT_POLICY", "policy.yaml", 1);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_ERROR);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_ERROR);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "expected an absolute path"));
 	setenv("PASSAVANT_POLICY", "/nonexistent/p.yaml", 1);
-	CU_ASSERT_EQUAL(policy_lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_ERROR);
+	CU_ASSERT_EQUAL(lookup(NULL, buf, sizeof(buf)), POLICY_SOURCE_ERROR);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "/nonexistent/p.yaml"));
 	/* -p beats everything; a missing one is an error too. */
-	CU_ASSERT_EQUAL(policy_lookup(pol, buf, sizeof(buf)), POLICY_SOURCE_FILE);
+	CU_ASSERT_EQUAL(lookup(pol, buf, sizeof(buf)), POLICY_SOURCE_FILE);
 	CU_ASSERT_STRING_EQUAL(buf, pol);
-	CU_ASSERT_EQUAL(policy_lookup("nope.yaml", buf, sizeof(buf)), POLICY_SOURCE_ERROR);
+	CU_ASSERT_EQUAL(lookup("nope.yaml", buf, sizeof(buf)), POLICY_SOURCE_ERROR);
 	unsetenv("PASSAVANT_POLICY");
 	unsetenv("XDG_CONFIG_HOME");
 	CU_ASSERT_EQUAL(chdir(saved_cwd), 0);
@@ -779,14 +691,15 @@ static void test_secrets(void)
 	unsigned n;
 	policy_t *p;
 
-	CU_ASSERT_EQUAL(mask_known_prefix(LONG_SECRET, strlen(LONG_SECRET)), 4);
-	CU_ASSERT_EQUAL(mask_known_prefix("github_pat_ABC", 14), 11);
-	CU_ASSERT_EQUAL(mask_known_prefix("sk-ant-api03-x", 14), 13);
-	CU_ASSERT_EQUAL(mask_known_prefix("ghp_", 4), 0);
-	CU_ASSERT_EQUAL(mask_sentinel_bits("ghp_", 4), 14); /* no prefix: g, h, p */
-	CU_ASSERT_EQUAL(mask_sentinel_bits("0123456789", 10), 33);
-	CU_ASSERT_EQUAL(mask_sentinel_bits("a-b-c", 5), 14);
-	CU_ASSERT(mask_sentinel_bits(LONG_SECRET, strlen(LONG_SECRET)) >= 64);
+	/* Token shapes (tokens.c), shared with mask/'s sentinels. */
+	CU_ASSERT_EQUAL(policy_token_prefix_len(LONG_SECRET, strlen(LONG_SECRET)), 4);
+	CU_ASSERT_EQUAL(policy_token_prefix_len("github_pat_ABC", 14), 11);
+	CU_ASSERT_EQUAL(policy_token_prefix_len("sk-ant-api03-x", 14), 13);
+	CU_ASSERT_EQUAL(policy_token_prefix_len("ghp_", 4), 0);
+	CU_ASSERT_EQUAL(policy_sentinel_bits("ghp_", 4), 14); /* no prefix: g, h, p */
+	CU_ASSERT_EQUAL(policy_sentinel_bits("0123456789", 10), 33);
+	CU_ASSERT_EQUAL(policy_sentinel_bits("a-b-c", 5), 14);
+	CU_ASSERT(policy_sentinel_bits(LONG_SECRET, strlen(LONG_SECRET)) >= POLICY_MIN_SENTINEL_BITS);
 
 	setenv("PV_TEST_SECRET", LONG_SECRET, 1);
 	p = load("network: {allowedDomains: [api.github.com]}\n"
@@ -800,51 +713,22 @@ static void test_secrets(void)
 	free(diag);
 	policy_free(p);
 
-	/* Too short to mask: an error naming the credential, not the value. */
+	/* The loader is pure: it never reads a masked value, so a value too
+	 * short to mask loads here (mask_table_new() refuses it, and `check`
+	 * builds the table: test_mask's "too short" case). */
 	setenv("PV_TEST_SECRET", "ghp_Shortish123", 1);
-	p = load("credentials: {envVars: [{name: PV_TEST_SECRET, mode: mask}]}\n", &diag, &n);
-	CU_ASSERT_PTR_NULL(p);
-	CU_ASSERT_EQUAL(n, 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(diag, "t.yaml:1:25: error: credential PV_TEST_SECRET: the "
-					    "value is too short to mask ("));
-	CU_ASSERT_PTR_NOT_NULL(strstr(diag, "use mode: deny"));
-	CU_ASSERT_PTR_NULL(strstr(diag, "Shortish"));
-	free(diag);
-	/* mode: deny never reads the value. */
+	policy_free(load_ok("credentials: {envVars: [{name: PV_TEST_SECRET, mode: mask}]}\n"));
 	policy_free(load_ok("credentials: {envVars: [{name: PV_TEST_SECRET, mode: deny}]}\n"));
 	unsetenv("PV_TEST_SECRET");
-
-	/* Files: the whole content, or each extract group 1. */
 	CU_ASSERT_FATAL(asprintf(&file, "%s/hosts.yml", tmp_home) > 0);
-	CU_ASSERT_EQUAL(test_write_file(file, "token: " LONG_SECRET "\nuser: me\n",
-					strlen("token: " LONG_SECRET "\nuser: me\n")),
-			0);
-	CU_ASSERT_FATAL(asprintf(&doc, "credentials: {files: [{path: %s, mode: mask, extract: "
-				       "\"token: ([A-Za-z0-9_]+)\"}]}\n",
-				 file) > 0);
-	p = load_ok(doc);
-	CU_ASSERT_FALSE(has_warning(p, "accessible to group or others"));
-	policy_free(p);
-	/* A secret file others can read: a warning. */
+	CU_ASSERT_EQUAL(test_write_file(file, "user: me\n", 9), 0);
 	CU_ASSERT_EQUAL(chmod(file, 0644), 0);
-	p = load_ok(doc);
-	CU_ASSERT_TRUE(has_warning(p, "is accessible to group or others (mode 644)"));
-	policy_free(p);
-	CU_ASSERT_EQUAL(chmod(file, 0600), 0);
-	free(doc);
 	CU_ASSERT_FATAL(asprintf(&doc, "credentials: {files: [{path: %s, mode: mask, extract: "
 				       "\"user: ([a-z]+)\"}]}\n",
 				 file) > 0);
-	p = load(doc, &diag, &n);
-	CU_ASSERT_PTR_NULL(p);
-	CU_ASSERT_PTR_NOT_NULL(strstr(diag, "a value extracted (group 1) is too short to mask"));
-	CU_ASSERT_PTR_NULL(strstr(diag, "me\n"));
-	free(diag);
-	free(doc);
-	/* An unreadable masked file is an error (here: a directory). */
-	CU_ASSERT_FATAL(asprintf(&doc, "credentials: {files: [{path: %s, mode: mask}]}\n",
-				 tmp_home) > 0);
-	load_err(doc, 1, "cannot be read");
+	p = load_ok(doc);
+	CU_ASSERT_EQUAL(policy_warning_count(p), 0);
+	policy_free(p);
 	free(doc);
 	free(file);
 }
@@ -900,39 +784,6 @@ static void test_warnings(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(policy_warning(p, 1), "t.yaml:1:34: sandbox-runtime key "
 							    "network.allowUnixSockets"));
 	policy_free(p);
-}
-
-/* The printed policy loads again to the same printed policy. */
-static void test_round_trip(void)
-{
-	const char *doc = "network:\n"
-			  "  allowedDomains: [api.github.com, \"*.example.org\", \"[::1]:8080\"]\n"
-			  "  deniedDomains: [\"*.bad.example.org\"]\n"
-			  "  allowedMethods: {\"*\": [GET, \"#X\"], api.github.com: [\"*\", POST],\n"
-			  "                   pinned.example.org: [\"*\"]}\n"
-			  "  deniedResolvedAddresses: [\"fc00::/7\"]\n"
-			  "  tlsTerminate: {excludeDomains: [pinned.example.org]}\n"
-			  "  limits: {maxTunnels: 9}\n"
-			  "credentials:\n"
-			  "  envVars: [{name: PV_RT, mode: mask, injectIn: [query]}]\n"
-			  "  files: [{path: ~/x, mode: deny}]\n"
-			  "filesystem: {allowWrite: [., \"we\\\"ird\"]}\n"
-			  "audit: {path: a.jsonl, bodies: headers}\n";
-	policy_t *p = load_ok(doc), *q;
-	char *one, *two;
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-	one = printed(p);
-	*strstr(one, "warning: ") = '\0'; /* only the policy part */
-	q = load_ok(one);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
-	two = printed(q);
-	*strstr(two, "warning: ") = '\0';
-	CU_ASSERT_STRING_EQUAL(one, two);
-	free(one);
-	free(two);
-	policy_free(p);
-	policy_free(q);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1049,7 +900,6 @@ TEST_REGISTRAR(register_policy_config)
 	test_add(s, "cross-checks", test_cross_checks);
 	test_add(s, "error kinds with FILE:LINE:COL", test_error_kinds);
 	test_add(s, "size, depth and list caps", test_limits_caps);
-	test_add(s, "JSON and TABs", test_json);
 	test_add(s, "path expansion", test_paths);
 	test_add(s, "filesystem lists and mandatory denies", test_filesystem);
 	test_add(s, "embedded default", test_embedded_default);
@@ -1057,7 +907,6 @@ TEST_REGISTRAR(register_policy_config)
 	test_add(s, "lookup order", test_lookup);
 	test_add(s, "secrets: length checked, never printed", test_secrets);
 	test_add(s, "warnings", test_warnings);
-	test_add(s, "print round trip", test_round_trip);
 
 	s = test_suite("policy_config_check", suite_init, suite_cleanup);
 	test_add(s, "four errors, exact lines", test_check_four_errors);

@@ -1,0 +1,300 @@
+/*
+ * bind.c - a loaded policy meets the machine (SPEC §3.3, §3.6). Loading is
+ * pure: the same bytes give the same policy anywhere, with "~" and relative
+ * paths kept as written. policy_bind() then takes what the caller read of
+ * the machine (struct policy_host: the home directories, the working
+ * directory, some environment variables, the policy file's real path, a
+ * file check) and, still without reading anything itself:
+ *
+ *  - resolves every path of the policy to an absolute one;
+ *  - checks that each extraCaCertPaths entry is a readable file now;
+ *  - adds the filesystem denies every policy gets: the HOME rows of the
+ *    mandatory table (mandatory.c: credential stores for reading and
+ *    writing, start-up files and other persistence for writing) under each
+ *    home, the directories on $PATH and the other code paths, the policy
+ *    file itself, the configuration directory, the audit log, the extra CA
+ *    roots and the credential files in mode deny.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader_int.h"
+
+/* A variable of the host, or NULL (h->env may be NULL: none set). */
+static const char *host_env(const struct policy_host *h, const char *name)
+{
+	return h->env != NULL ? h->env(name) : NULL;
+}
+
+/* Adds path (absolute, normalised) to list unless present. */
+static void fs_add(struct ldr *l, struct policy_strlist *list, const char *path)
+{
+	if (!ldr_strlist_has(list, path) && ldr_strlist_add(list, path) != 0)
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "out of memory, expected to add the mandatory deny \"%s\"", path);
+}
+
+/* Resolves one path in place (*s, malloc'd); reports and returns -1 when
+ * it cannot be. where names the key for the message. */
+static int resolve_one(struct ldr *l, const struct policy_host *h, char **s, const char *where,
+		       struct policy_mark m)
+{
+	const char *err;
+	char *abs = ldr_path_resolve(*s, h->home, h->cwd, &err);
+
+	if (abs == NULL) {
+		ldr_error(l, m, "\"%s\" in %s, %s", *s, where, err);
+		return -1;
+	}
+	free(*s);
+	*s = abs;
+	return 0;
+}
+
+/* Resolves every entry of a path list, keeping the first of equal ones
+ * (two spellings may name one path: "~/x" and "/home/u/x"); marks (may be
+ * NULL) follow their entries. */
+static void resolve_list(struct ldr *l, const struct policy_host *h, struct policy_strlist *list,
+			 struct policy_mark *marks, const char *where)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < list->n; i++) {
+		struct policy_mark m = marks != NULL ? marks[i] : (struct policy_mark){0, 0};
+		bool dup = false;
+		if (resolve_one(l, h, &list->v[i], where, m) != 0) {
+			free(list->v[i]);
+			continue;
+		}
+		for (size_t j = 0; j < o && !dup; j++)
+			dup = strcmp(list->v[j], list->v[i]) == 0;
+		if (dup) {
+			free(list->v[i]);
+			continue;
+		}
+		if (marks != NULL)
+			marks[o] = m;
+		list->v[o++] = list->v[i];
+	}
+	list->n = o;
+}
+
+/* Every path of the policy made absolute; each extra CA file checked. */
+static void resolve_paths(struct ldr *l, const struct policy_host *h)
+{
+	static const char *const fs_where[FS_LIST_COUNT] = {
+		"filesystem.denyRead", "filesystem.allowRead", "filesystem.allowWrite",
+		"filesystem.denyWrite"};
+	static const char ca_where[] = "network.tlsTerminate.extraCaCertPaths";
+	struct policy *p = l->p;
+
+	for (int i = 0; i < FS_LIST_COUNT; i++)
+		resolve_list(l, h, &p->fs[i], NULL, fs_where[i]);
+	resolve_list(l, h, &p->extra_ca, p->extra_ca_marks, ca_where);
+	for (size_t i = 0; i < p->extra_ca.n && h->file_problem != NULL; i++) {
+		const char *why = h->file_problem(p->extra_ca.v[i]);
+		if (why != NULL)
+			ldr_error(l, p->extra_ca_marks ? p->extra_ca_marks[i] : (struct policy_mark){0, 0},
+				  "\"%s\" in %s (%s), expected a readable PEM file", p->extra_ca.v[i],
+				  ca_where, why);
+	}
+	if (p->audit_path != NULL &&
+	    resolve_one(l, h, &p->audit_path, "audit.path", (struct policy_mark){0, 0}) != 0) {
+		free(p->audit_path);
+		p->audit_path = NULL;
+	}
+	for (size_t i = 0; i < p->n_creds; i++) {
+		struct policy_cred_ent *c = &p->creds[i];
+		if (c->path != NULL && resolve_one(l, h, &c->path, "credentials.files.path", c->mark) != 0) {
+			free(c->path);
+			c->path = NULL;
+		}
+		c->pub.path = c->path;
+	}
+}
+
+/*
+ * The HOME rows of the mandatory table (mandatory.c) under one home
+ * directory, an absolute normalised path: a read row is a read deny unless
+ * allowRead names that exact path, and a write deny too; a write row is a
+ * write deny.
+ */
+static void fs_home_denies(struct ldr *l, const char *home)
+{
+	struct policy *p = l->p;
+
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		const char *err;
+		char *abs;
+		if ((m->where & POLICY_MAND_HOME) == 0)
+			continue;
+		abs = ldr_path_resolve(m->path, NULL, home, &err); /* relative to home */
+		if (abs == NULL) {
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "cannot add the mandatory deny \"%s/%s\": %s", home, m->path, err);
+			return;
+		}
+		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
+			fs_add(l, &p->fs[FS_DENY_READ], abs);
+		if (m->deny & POLICY_MAND_WRITE)
+			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+		free(abs);
+	}
+}
+
+/*
+ * Variables of the host user's environment that name where every later
+ * process or shell loads code from, whatever project it is in (a colon
+ * list, or one path): the dynamic linker's library path, and the
+ * start-up files and directory of sh, bash, zsh and interactive python.
+ * A library or script the sandbox planted there would run in the host's
+ * next process; PATH's rule applies to each of their entries. (Module
+ * paths such as PYTHONPATH usually name the project itself, whose code
+ * the user runs anyway: not listed.)
+ */
+static const char *const code_path_vars[] = {
+	"LD_LIBRARY_PATH", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
+};
+
+/*
+ * SPEC §3.3: each directory on the host user's $PATH (var "PATH", kept in
+ * path_dirs for `check -v`), and each entry of the code_path_vars, is a
+ * write deny unless an allowWrite entry names that exact path: a program
+ * the sandbox planted there would be run by the host's next shell. Empty
+ * and relative entries are taken from the working directory, as a shell
+ * does from wherever it runs.
+ */
+static void fs_path_denies(struct ldr *l, const struct policy_host *h, const char *var)
+{
+	struct policy *p = l->p;
+	const char *path = host_env(h, var), *s, *e, *err;
+	bool is_path = strcmp(var, "PATH") == 0;
+
+	if (path == NULL || (!is_path && path[0] == '\0'))
+		return;
+	for (s = path;; s = e + 1) {
+		char *dir, *abs;
+		e = strchr(s, ':');
+		if (e == NULL)
+			e = s + strlen(s);
+		dir = strndup(s == e ? "." : s, s == e ? 1 : (size_t)(e - s));
+		if (dir == NULL) {
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "out of memory, expected to add the mandatory denies");
+			return;
+		}
+		/* "~/bin" is expanded as in a policy path; "~user" is skipped. */
+		abs = dir[0] == '~' && dir[1] != '\0' && dir[1] != '/'
+			      ? NULL
+			      : ldr_path_resolve(dir, h->home, h->cwd, &err);
+		free(dir);
+		if (abs != NULL && !ldr_strlist_has(&p->fs[FS_ALLOW_WRITE], abs)) {
+			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+			if (is_path && !ldr_strlist_has(&p->path_dirs, abs) &&
+			    ldr_strlist_add(&p->path_dirs, abs) != 0)
+				ldr_error(l, (struct policy_mark){0, 0},
+					  "out of memory, expected to add the mandatory denies");
+		}
+		free(abs);
+		if (*e == '\0')
+			break;
+	}
+}
+
+/* Adds path, resolved against the working directory, to list. */
+static void fs_add_resolved(struct ldr *l, const struct policy_host *h,
+			    struct policy_strlist *list, const char *path)
+{
+	const char *err;
+	char *abs = ldr_path_resolve(path, NULL, h->cwd, &err);
+
+	if (abs == NULL) {
+		ldr_error(l, (struct policy_mark){0, 0}, "cannot add the mandatory deny \"%s\": %s",
+			  path, err);
+		return;
+	}
+	fs_add(l, list, abs);
+	free(abs);
+}
+
+/* Adds the filesystem entries every policy gets (SPEC §3.3, §3.6). */
+static void fs_mandatory(struct ldr *l, const struct policy_host *h)
+{
+	struct policy *p = l->p;
+	const char *xdg = host_env(h, "XDG_CONFIG_HOME"), *err;
+	char *home = ldr_path_resolve("~", h->home, NULL, &err);
+
+	/* One error, not one per path, when there is no home to expand. */
+	if (home == NULL) {
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "no home directory (%s), expected one to deny the credential stores "
+			  "and start-up files in it",
+			  err);
+		return;
+	}
+	fs_home_denies(l, home);
+	/* "~" follows $HOME, which is only an environment variable: run with
+	 * HOME=/somewhere/else, the real stores in the home directory of the
+	 * password database would be left open. Deny them there too. */
+	if (h->pw_home != NULL && h->pw_home[0] == '/') {
+		char *pwhome = ldr_path_resolve(h->pw_home, NULL, NULL, &err);
+		if (pwhome != NULL && strcmp(pwhome, home) != 0)
+			fs_home_denies(l, pwhome);
+		free(pwhome);
+	}
+	free(home);
+	fs_path_denies(l, h, "PATH");
+	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)
+		fs_path_denies(l, h, code_path_vars[i]);
+	/* The policy file and the place the lookup of §2 would find one next
+	 * time: a sandbox that could write either would pick its own policy
+	 * for the next run. */
+	if (p->file != NULL) {
+		fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], p->file);
+		if (h->policy_real != NULL)
+			fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], h->policy_real);
+	}
+	/* Files the next run trusts or the user reads afterwards: a sandbox
+	 * that could write them could forge the audit log of its own egress
+	 * or plant a root CA the proxy would verify upstreams against. */
+	if (p->audit_path != NULL)
+		fs_add(l, &p->fs[FS_DENY_WRITE], p->audit_path);
+	for (size_t i = 0; i < p->extra_ca.n; i++)
+		fs_add(l, &p->fs[FS_DENY_WRITE], p->extra_ca.v[i]);
+	/* A credential file in mode deny must be unreadable in the sandbox
+	 * (SPEC §3.2): it is a read deny like the stores, so a launcher that
+	 * goes by the filesystem lists alone cannot miss it. */
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (p->creds[i].pub.kind == CRED_FILE && p->creds[i].pub.mode == CRED_DENY &&
+		    p->creds[i].path != NULL)
+			fs_add(l, &p->fs[FS_DENY_READ], p->creds[i].path);
+	/* Both places: a later run may have a different $XDG_CONFIG_HOME. */
+	if (xdg != NULL && xdg[0] == '/') {
+		char *path = NULL;
+		if (asprintf(&path, "%s/passavant", xdg) < 0)
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "out of memory, expected to add the mandatory denies");
+		else
+			fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], path);
+		free(path);
+	}
+}
+
+/* Contract in policy.h. Errors are reported like the loader's, against
+ * the policy's file name. */
+unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag)
+{
+	struct ldr l = {.fname = p->file != NULL ? p->file : "<embedded default>",
+			.diag = diag,
+			.p = p,
+			.embedded = p->file == NULL};
+
+	if (p->bound)
+		return 0;
+	p->bound = true;
+	resolve_paths(&l, h);
+	fs_mandatory(&l, h);
+	return ldr_flush_errors(&l);
+}
