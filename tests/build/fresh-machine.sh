@@ -90,8 +90,10 @@ SH
 new_tree() {
 	rm -rf "$work/tree"
 	mkdir -p "$work/tree"
+	# The whole tree as a clone has it (every top-level folder, also ones
+	# added later), without build products.
 	(cd "$src" && tar cf - --exclude=./build --exclude='./build*' --exclude=./passavant \
-		--exclude=./.git GNUmakefile README.md proxy ca mask sandbox policy tests examples docs) |
+		--exclude=./.git .) |
 		(cd "$work/tree" && tar xf -) || return 1
 }
 
