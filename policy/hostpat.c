@@ -31,6 +31,7 @@
  * Everything here is pure: no allocation, no global state; callable from
  * event-loop callbacks.
  */
+#include "base/authority.h"
 #include "policy_int.h"
 
 #include <arpa/inet.h>
@@ -207,47 +208,6 @@ static const char *parse_v6(const char *s, size_t n, uint8_t addr[16], char *tex
 	return NULL;
 }
 
-/* Parses a decimal port 1..65535 from a NUL-terminated string. */
-static const char *parse_port(const char *s, uint16_t *port)
-{
-	unsigned v = 0;
-	size_t i;
-
-	if (*s == '\0')
-		return "expected a port number after ':'";
-	for (i = 0; s[i] != '\0'; i++) {
-		if (!is_digit(s[i]))
-			return "expected a decimal port number between 1 and 65535 after ':'";
-		if (i >= 5)
-			return "expected a port number between 1 and 65535";
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	if (v == 0 || v > 65535)
-		return "expected a port number between 1 and 65535";
-	*port = (uint16_t)v;
-	return NULL;
-}
-
-/* A bracketed IPv6 literal "[ADDR]" or "[ADDR]:PORT" into out. */
-static const char *parse_bracketed(const char *text, struct policy_hostpat *out)
-{
-	const char *close = strchr(text, ']'), *err;
-
-	if (close == NULL)
-		return "expected ']' closing the IPv6 literal";
-	if (close[1] == ':') {
-		if ((err = parse_port(close + 2, &out->port)) != NULL)
-			return err;
-	} else if (close[1] != '\0') {
-		return "expected \":PORT\" or nothing after ']'";
-	}
-	if ((err = parse_v6(text + 1, (size_t)(close - text - 1), out->addr, out->host,
-			    sizeof(out->host))) != NULL)
-		return err;
-	out->kind = HOSTPAT_IPV6;
-	return NULL;
-}
-
 /* The host part (hlen bytes, "*." already removed when wildcard) into
  * out: a dotted-quad IPv4 address or a DNS name, lower-cased, without a
  * trailing dot. */
@@ -294,7 +254,8 @@ static const char *parse_hostname(const char *host, size_t hlen, bool wildcard,
  */
 const char *policy_hostpat_parse(const char *text, bool allow_any, struct policy_hostpat *out)
 {
-	const char *host, *colon, *err;
+	struct authority a;
+	const char *host, *err;
 	size_t len, hlen;
 	bool wildcard = false;
 
@@ -308,21 +269,18 @@ const char *policy_hostpat_parse(const char *text, bool allow_any, struct policy
 		return "expected a host name, not a URL: drop the scheme (\"https://\")";
 	if (strchr(text, '/') != NULL)
 		return "expected a host name without a path";
-	/* Bracketed IPv6 literal, with an optional port after the bracket. */
-	if (text[0] == '[')
-		return parse_bracketed(text, out);
-
-	/* Anything else has at most one ':' (the port separator). */
-	colon = strchr(text, ':');
-	if (colon != NULL && strchr(colon + 1, ':') != NULL)
-		return "expected an IPv6 literal in brackets, e.g. [2001:db8::1] or [2001:db8::1]:443";
-	hlen = colon != NULL ? (size_t)(colon - text) : len;
-	if (colon != NULL && (err = parse_port(colon + 1, &out->port)) != NULL)
+	if ((err = authority_split(text, len, &a)) != NULL)
 		return err;
-	if (hlen == 0)
-		return "expected a host name before ':'";
-
-	host = text;
+	out->port = a.has_port ? a.port : 0;
+	/* Bracketed: an IPv6 literal, nothing else. */
+	if (a.bracketed) {
+		err = parse_v6(a.host, a.host_len, out->addr, out->host, sizeof(out->host));
+		if (err == NULL)
+			out->kind = HOSTPAT_IPV6;
+		return err;
+	}
+	host = a.host;
+	hlen = a.host_len;
 	if (hlen == 1 && host[0] == '*') {
 		if (!allow_any)
 			return "expected a host name or a *.domain pattern (a bare \"*\" is not "

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "base/defaults.h"
 #include "loader_int.h"
 
@@ -278,54 +279,27 @@ policy_t *policy_load_buffer(const char *name, const char *data, size_t len, FIL
  * Caller frees the result with policy_free(). */
 policy_t *policy_load_file(const char *path, FILE *diag, unsigned *nerrors)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t off = 0;
+	struct stat st = {0};
+	size_t len;
 	policy_t *p;
-	int fd;
+	char *buf;
 
 	*nerrors = 1;
-	/* O_NONBLOCK: a FIFO named as the policy must not hang check. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		fprintf(diag, "%s: error: %s, expected a readable policy file\n", path,
-			strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		fprintf(diag, "%s: error: not a regular file, expected a policy file\n", path);
-		goto fail;
-	}
-	if (st.st_size > POLICY_FILE_MAX_BYTES) {
-		fprintf(diag, "%s: error: a file of %lld bytes, expected at most %d bytes\n", path,
-			(long long)st.st_size, POLICY_FILE_MAX_BYTES);
-		goto fail;
-	}
-	buf = malloc((size_t)st.st_size + 1);
+	/* A FIFO named as the policy must not hang check (fileio.h). */
+	buf = fileio_read(path, POLICY_FILE_MAX_BYTES, 0, &len, &st);
 	if (buf == NULL) {
-		fprintf(diag, "%s: error: out of memory, expected to read the policy\n", path);
-		goto fail;
-	}
-	while (off < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + off, (size_t)st.st_size - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
+		if (errno == EINVAL)
+			fprintf(diag, "%s: error: not a regular file, expected a policy file\n", path);
+		else if (errno == EFBIG)
+			fprintf(diag, "%s: error: a file of %lld bytes, expected at most %d bytes\n",
+				path, (long long)st.st_size, POLICY_FILE_MAX_BYTES);
+		else
 			fprintf(diag, "%s: error: %s, expected a readable policy file\n", path,
 				strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break; /* the file shrank: parse what is there */
-		off += (size_t)n;
+		return NULL;
 	}
-	close(fd);
-	p = ldr_load(path, path, buf, off, diag, nerrors);
+	p = ldr_load(path, path, buf, len, diag, nerrors);
 	free(buf);
 	return p;
-fail:
-	free(buf);
-	close(fd);
-	return NULL;
 }
 
