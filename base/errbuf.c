@@ -31,10 +31,9 @@ void errbuf_set_errno(char *err, size_t errlen, int errnum, const char *fmt, ...
 	const char *desc;
 	va_list ap;
 
-	if (err == NULL || errlen == 0)
-		return;
 	va_start(ap, fmt);
-	errbuf_vappend(err, errlen, 0, fmt, ap);
+	if (err != NULL && errlen > 0)
+		errbuf_vappend(err, errlen, 0, fmt, ap);
 	va_end(ap);
 	if (errnum != 0) {
 		desc = strerrordesc_np(errnum);

@@ -37,11 +37,8 @@ int cmd_check(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "passavant check: unexpected argument '%s'\n", argv[optind]);
-		cli_usage(stderr);
+	if (cli_no_operands("check", argc, argv) != 0)
 		return EXIT_USAGE;
-	}
 	p = cli_load_policy(policy_path, &invalid);
 	if (p == NULL)
 		return 1;

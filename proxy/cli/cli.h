@@ -24,6 +24,10 @@
 /* usage.c: the usage lines, to out; the text --help adds to them. */
 void cli_usage(FILE *out) NONNULL(1);
 extern const char cli_help_text[];
+/* After getopt: 0 when no operand is left (optind == argc), else prints
+ * "passavant CMD: unexpected argument 'X'" and the usage, and returns
+ * EXIT_USAGE. */
+int cli_no_operands(const char *cmd, int argc, char **argv) NONNULL(1, 3);
 
 int cmd_check(int argc, char **argv) NONNULL(2);
 int cmd_proxy(int argc, char **argv) NONNULL(2);

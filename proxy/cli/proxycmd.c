@@ -84,11 +84,8 @@ static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "passavant proxy: unexpected argument '%s'\n", argv[optind]);
-		cli_usage(stderr);
+	if (cli_no_operands("proxy", argc, argv) != 0)
 		return EXIT_USAGE;
-	}
 	return -1;
 }
 

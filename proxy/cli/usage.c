@@ -3,6 +3,7 @@
  * main() so that every subcommand (and a fuzz build, which links no
  * main.c) can print them.
  */
+#include <getopt.h>
 #include <stdio.h>
 
 #include "proxy/cli/cli.h"
@@ -51,4 +52,13 @@ const char cli_help_text[] =
 void cli_usage(FILE *out)
 {
 	fputs(usage_text, out);
+}
+
+int cli_no_operands(const char *cmd, int argc, char **argv)
+{
+	if (optind == argc)
+		return 0;
+	fprintf(stderr, "passavant %s: unexpected argument '%s'\n", cmd, argv[optind]);
+	cli_usage(stderr);
+	return EXIT_USAGE;
 }
