@@ -84,6 +84,7 @@ static const struct timeval mask_tail_tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK
 /* What a request target that carries a real value is written as. */
 #define REDACTED "/[redacted: it carries a real value]"
 
+/* Where the connection is; changed only by conn_set_state(). */
 enum conn_state {
 	CONN_ACCEPTED,            /* socket taken over, nothing read */
 	CONN_READ_HEAD,           /* reading a request head (first or next) */
@@ -91,87 +92,139 @@ enum conn_state {
 	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
 	CONN_TLS_SNIFF,           /* 200 sent to a terminated host: waiting for the first bytes */
 	CONN_TLS_ACCEPT,          /* TLS handshakes with the client (and the upstream) running */
-	CONN_UPSTREAM_CONNECTING, /* plain request allowed: resolving/connecting */
+	CONN_UPSTREAM_CONNECTING, /* request allowed: resolving/connecting (or upstream TLS) */
 	CONN_RELAY,               /* request/response or tunnel bytes flowing */
 	CONN_DRAINING,            /* flushing one side before closing */
 	CONN_CLOSED               /* torn down; never observed after free */
 };
 
+/* What the client's bytes are; changed only by conn_set_mode(). */
+enum conn_mode {
+	CONN_MODE_HTTP,       /* plain proxy requests (absolute form), one exchange at a time */
+	CONN_MODE_TUNNEL,     /* after a CONNECT's 200: opaque bytes (remasked: tunnel_masked) */
+	CONN_MODE_TERMINATED, /* TLS with the client terminated: origin-form requests inside */
+	CONN_MODE_UPGRADED    /* after a 101: an opaque WebSocket stream (inside TLS if client.ssl) */
+};
+
 /* What a drive step asks for next. */
 enum step { STEP_STOP, STEP_AGAIN, STEP_CLOSED };
 
-struct conn_side {
-	struct bufferevent *bev; /* socket bufferevent, NULL when not connected */
-	struct ssl_st *ssl;      /* TLS on this side (bev is then the SSL filter), else NULL */
-	http1_t *http;           /* client: request parser; upstream: response parser */
-	char peer[64];           /* "addr:port" or "host:port" for logs */
-	struct evbuffer *pending; /* head (+ body) assembled in a step, flushed after it */
-	uint64_t bytes;          /* bytes read from this side and passed on */
-	bool eof;                /* this side will send nothing more (EOF or error) */
-	bool kicked;             /* TLS: a read was started for bytes OpenSSL holds (kick_tls_read()) */
-	struct event *rd;        /* plain socket: our read event (plain_read()); NULL on a TLS side */
-	bool reading;            /* rd is added */
+/* Where one request/response exchange is. The request body may still
+ * flow in the later phases (exchange.req_done says when it ended). */
+enum exchange_phase {
+	EX_IDLE,          /* no byte of a request head yet */
+	EX_REQ_HEAD,      /* bytes of a request head have arrived */
+	EX_WAIT_RESPONSE, /* decided and sent on; nothing went to the client yet */
+	EX_RESPONDING,    /* a response head or an answer went to the client */
+	EX_DONE           /* the response was passed on in full */
 };
 
+/* What the current request is. */
+enum exchange_kind {
+	EX_KIND_REQUEST, /* an HTTP request (absolute form, or origin form inside TLS) */
+	EX_KIND_UPGRADE, /* a request asking for a WebSocket upgrade we relay */
+	EX_KIND_CONNECT  /* a CONNECT (audited as "connect", then "tunnel") */
+};
+
+/* How the current request uses the upstream connection. */
+enum exchange_upstream {
+	EX_UP_FRESH,   /* a new connection (or none yet) */
+	EX_UP_REUSED,  /* an idle kept-alive connection: re-sent once if it closes at once */
+	EX_UP_RETRIED  /* already re-sent once on a fresh connection */
+};
+
+/* What a CONNECT to a host decided, for TLS_SNIFF. */
+enum tunnel_plan {
+	TUNNEL_OPAQUE,          /* relay the bytes as they are */
+	TUNNEL_TERMINATE,       /* terminate TLS; relay anything else opaquely */
+	TUNNEL_TERMINATE_ONLY   /* terminate TLS; refuse anything else (method rule, SPEC §3.1) */
+};
+
+/*
+ * One request and its response on a connection; exchange_reset() makes a
+ * new one (keep-alive, a new TLS stream). The booleans are independent of
+ * the phase and of each other: the request body runs beside the response,
+ * and masking is decided per direction.
+ */
+struct exchange {
+	enum exchange_phase phase;  /** how far the exchange went */
+	enum exchange_kind kind;    /** request, WebSocket upgrade or CONNECT */
+	enum exchange_upstream up_use; /** fresh, reused or retried upstream connection */
+	bool req_done;              /** the request was passed on in full */
+	bool client_close;          /** close the client after this response */
+	bool audited;               /** the exchange has its audit line */
+	bool have_target;           /** tgt was parsed for this request (inside TLS it is always the CONNECT's) */
+	bool redact;                /** the request carries a real value: its target is never written anywhere */
+	bool identity;              /** the request to an inject host asked for Accept-Encoding: identity */
+	bool mask_req_body;         /** the request body goes through the outbound substituter */
+	bool mask_resp_body;        /** the response body goes through the inbound substituter */
+	int status;                 /** status sent for the request */
+	struct timeval t0;          /** start of the request or tunnel */
+	uint64_t bytes_up;          /** bytes passed on from the client */
+	uint64_t bytes_down;        /** bytes passed on from the upstream */
+};
+
+/* A new exchange: every field back to its initial value. */
+void exchange_reset(struct exchange *ex) NONNULL(1);
+
+/* One side of the connection: its socket, TLS and parser. */
+struct conn_side {
+	struct bufferevent *bev;  /** socket bufferevent, NULL when not connected */
+	struct ssl_st *ssl;       /** TLS on this side (bev is then the SSL filter), else NULL */
+	http1_t *http;            /** client: request parser; upstream: response parser */
+	char peer[64];            /** "addr:port" or "host:port" for logs */
+	struct evbuffer *pending; /** head (+ body) assembled in a step, flushed after it */
+	struct event *rd;         /** plain socket: our read event (sockio.c); NULL on a TLS side */
+	bool reading;             /** rd is added */
+	bool kicked;              /** TLS: a read was started for bytes OpenSSL holds (sockio.c) */
+	bool eof;                 /** this side will send nothing more (EOF or error) */
+	bool shut_wr;             /** our write side to it is shut (half-close, lingering close) */
+	bool failed;              /** upstream: ended in an error, not a clean EOF */
+	bool reusable;            /** upstream: may carry the next request */
+	bool tls_ready;           /** upstream: TLS handshake done and verified */
+};
+
+/*
+ * One client connection. The independent booleans left are each one fact
+ * of their own: the slot held, the first head, the first answer inside
+ * TLS, the SNI check, and the steps of a TLS close.
+ */
 struct conn {
 	struct conn *next;          /** registry: next connection */
 	struct conn **pprev;        /** registry: the pointer that points to us */
 	proxy_t *px;                /** the proxy (loop, resolver, audit, slots) */
 	proxy_policy_t *pol;        /** policy reference this connection decides with */
 	enum conn_state state;      /** where we are; changed only by conn_set_state() */
+	enum conn_mode mode;        /** what the client's bytes are; changed only by conn_set_mode() */
+	struct exchange ex;         /** the current request/response */
 	struct conn_side client;    /** the workload's side */
 	struct conn_side up;        /** the upstream's side */
 	struct event *timer;        /** head, idle, drain or linger deadline */
 	upstream_req_t *dial;       /** pending resolve+connect, or NULL */
 	struct target tgt;          /** target of the current request or tunnel */
-	bool have_target;           /** tgt parsed for the current request */
-	bool tunnel;                /** CONNECT: opaque relay after the 200 */
+	const char *rule;           /** rule of the last decision (policy or static storage) */
+	enum tunnel_plan plan;      /** CONNECT: what TLS_SNIFF does with the first bytes */
 	bool slot;                  /** holds one of the proxy's maxTunnels slots */
 	bool first_request;         /** the first head is still awaited */
 	bool answered;              /** a terminated tunnel completed its first request */
-	bool head_started;          /** bytes of the current head have arrived */
-	bool req_done;              /** the current request was passed on in full */
-	bool resp_done;             /** the current response was passed on in full */
-	bool resp_started;          /** a response head went to the client */
-	bool client_close;          /** close the client after this response */
-	bool up_reusable;           /** upstream connection may carry the next request */
-	bool reused;                /** the current request went out on a reused upstream */
-	bool retried;               /** the current request was already re-sent once */
-	bool upgrade;               /** the current request asks for a WebSocket upgrade we relay */
-	bool upgraded;              /** a 101 came: opaque relay from now on */
-	bool audited;               /** the current request/tunnel has its audit line */
-	bool shut_wr;               /** client write side shut (lingering close, half-close) */
-	bool up_shut_wr;            /** upstream write side shut (tunnel half-close) */
-	bool terminate;             /** CONNECT decision: terminate TLS if the client speaks it */
-	bool restricted;            /** CONNECT host has a method restriction (no opaque relay) */
-	bool mitm;                  /** TLS terminated: origin-form requests inside for tgt */
-	bool up_tls_ready;          /** upstream TLS handshake done and verified */
+	bool tunnel_masked;         /** TUNNEL mode without TLS: inbound remasked, outbound scanned */
 	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
 	bool tls_closing;           /** close_notify queued to the client (draining) */
-	bool up_failed;             /** the upstream connection ended in an error (not a clean EOF) */
 	bool truncated;             /** a close-delimited body ended by an upstream error: no close_notify */
+	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
 	char sni[POLICY_HOST_MAX + 1]; /** SNI the client sent, normalised ("" if none) */
 	char up_tls_err[256];       /** why the upstream TLS handshake failed ("" if not) */
 	struct event *peek_ev;      /** TLS_SNIFF: MSG_PEEK watch of the client socket, or NULL */
 	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
 	uint16_t up_port;           /** port the upstream bev is connected for */
-	int status;                 /** status sent for the current request */
-	const char *rule;           /** deciding rule (policy or static storage) */
-	struct timeval t0;          /** start of the current request or tunnel */
 	struct timeval last;        /** last time bytes moved (idle timeout) */
 	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
 	unsigned idle_ms;           /** idleTimeoutMs of our policy */
 	cmask_t *mask;              /** credential masking state, or NULL (none in this session) */
 	struct evbuffer *head_out;  /** the request head for the upstream, substituted, until sent */
-	bool identity;              /** the request to an inject host asked for Accept-Encoding: identity */
-	bool mask_req_body;         /** the request body goes through the outbound substituter */
-	bool mask_resp_body;        /** the response body goes through the inbound substituter */
-	bool mask_tunnel;           /** an opaque tunnel without TLS: its inbound bytes are remasked */
-	bool redact;                /** the current request carries a real value: its target is never written anywhere */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
-	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a tunnel refused for a sentinel */
+	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a refusal for a real value or a sentinel */
 	uint64_t drain_sent;        /** DRAINING: wbio_sent() of the client when the timer last fired */
-	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
 	struct evbuffer_cb_entry *under_cb; /** DRAINING, TLS filter: under_drained_cb() on its underlying output */
 };
 
@@ -220,6 +273,58 @@ static void conn_set_state(conn_t *c, enum conn_state s)
 	if (log_get_level() >= LOG_LEVEL_DEBUG)
 		log_debug("conn %s: %s -> %s", c->client.peer, state_name(c->state), state_name(s));
 	c->state = s;
+}
+
+static const char *mode_name(enum conn_mode m)
+{
+	switch (m) {
+	case CONN_MODE_HTTP:
+		return "HTTP";
+	case CONN_MODE_TUNNEL:
+		return "TUNNEL";
+	case CONN_MODE_TERMINATED:
+		return "TERMINATED";
+	case CONN_MODE_UPGRADED:
+		return "UPGRADED";
+	}
+	return "?";
+}
+
+/* The only place the mode changes. */
+static void conn_set_mode(conn_t *c, enum conn_mode m)
+{
+	if (log_get_level() >= LOG_LEVEL_DEBUG)
+		log_debug("conn %s: mode %s -> %s", c->client.peer, mode_name(c->mode), mode_name(m));
+	c->mode = m;
+}
+
+/* A new exchange: every field back to its initial value. */
+void exchange_reset(struct exchange *ex)
+{
+	memset(ex, 0, sizeof(*ex));
+	ex->phase = EX_IDLE;
+	ex->kind = EX_KIND_REQUEST;
+	ex->up_use = EX_UP_FRESH;
+}
+
+/* Whether TLS with the client is terminated here (mode TERMINATED, or
+ * UPGRADED inside it). */
+static bool terminated(const conn_t *c)
+{
+	return c->client.ssl != NULL;
+}
+
+/* Whether something (an answer, a response head) went to the client in
+ * this exchange. */
+static bool responding(const conn_t *c)
+{
+	return c->ex.phase >= EX_RESPONDING;
+}
+
+/* Whether tgt holds the current request's target. */
+static bool have_target(const conn_t *c)
+{
+	return c->ex.have_target || c->mode == CONN_MODE_TERMINATED;
 }
 
 static const policy_t *pol(const conn_t *c)
@@ -332,40 +437,41 @@ static void audit_line(conn_t *c, const char *kind, const char *decision, const 
 	struct audit_rec r;
 	size_t ulen = 0;
 
-	if (c->audited)
+	if (c->ex.audited)
 		return;
-	c->audited = true;
+	c->ex.audited = true;
 	memset(&r, 0, sizeof(r));
 	r.kind = kind;
 	r.method = c->client.http != NULL && http1_head_done(c->client.http)
 			   ? http1_method(c->client.http)
 			   : NULL;
-	if (c->have_target) {
+	if (have_target(c)) {
 		r.host = c->tgt.host;
 		r.port = c->tgt.port;
-		if (!c->tunnel) {
-			r.scheme = c->mitm ? "https" : "http";
+		if (c->ex.kind != EX_KIND_CONNECT) {
+			r.scheme = terminated(c) ? "https" : "http";
 			r.target = c->tgt.path;
 			r.target_len = c->tgt.path_len;
 		}
-	} else if (c->redact) {
+	} else if (c->ex.redact) {
 		r.scheme = "http";
-	} else if (c->client.http != NULL && http1_head_done(c->client.http) && !c->tunnel) {
+	} else if (c->client.http != NULL && http1_head_done(c->client.http) &&
+		   c->ex.kind != EX_KIND_CONNECT) {
 		/* Unparseable target: record what was sent, escaped. */
 		r.target = http1_url(c->client.http, &ulen);
 		r.target_len = ulen;
 	}
-	if (c->redact) {
+	if (c->ex.redact) {
 		/* SPEC §6: a real value never reaches the audit (nor the
 		 * stderr line built from this record). */
 		r.target = REDACTED;
 		r.target_len = sizeof(REDACTED) - 1;
 	}
-	r.status = c->status;
+	r.status = c->ex.status;
 	r.decision = decision;
 	r.reason = reason;
 	r.rule = rule;
-	r.inspected = !c->tunnel && strcmp(kind, "request") == 0;
+	r.inspected = c->ex.kind != EX_KIND_CONNECT && strcmp(kind, "request") == 0;
 	if (r.inspected && c->mask != NULL) {
 		r.n_injected = cmask_injected(c->mask, injected, sizeof(injected) / sizeof(injected[0]));
 		r.injected = injected;
@@ -375,12 +481,12 @@ static void audit_line(conn_t *c, const char *kind, const char *decision, const 
 	r.bytes_down = -1;
 	/* Byte counts for what was relayed (a request with a recorded note
 	 * was relayed in full too); refusals have none. */
-	if (strcmp(kind, "connect") != 0 && (reason == NULL || c->resp_done)) {
-		r.bytes_up = (int64_t)c->client.bytes;
-		r.bytes_down = (int64_t)c->up.bytes;
+	if (strcmp(kind, "connect") != 0 && (reason == NULL || c->ex.phase == EX_DONE)) {
+		r.bytes_up = (int64_t)c->ex.bytes_up;
+		r.bytes_down = (int64_t)c->ex.bytes_down;
 	}
-	r.ms = ms_since(c, &c->t0);
-	r.tls = c->mitm ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
+	r.ms = ms_since(c, &c->ex.t0);
+	r.tls = terminated(c) ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
 	proxy_record(c->px, &r);
 }
 
@@ -431,9 +537,9 @@ static void drop_upstream(conn_t *c)
 	c->up.ssl = NULL;
 	c->up.eof = false;
 	c->up.kicked = false;
-	c->up_reusable = false;
-	c->up_failed = false;
-	c->up_tls_ready = false;
+	c->up.reusable = false;
+	c->up.failed = false;
+	c->up.tls_ready = false;
 	c->up_host[0] = '\0';
 	c->up_port = 0;
 }
@@ -466,13 +572,13 @@ static enum step refuse(conn_t *c, int status, const char *xerr, const char *kin
 	va_start(ap, fmt);
 	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	if (c->resp_started) {
+	if (responding(c)) {
 		conn_close(c, reason, true);
 		return STEP_CLOSED;
 	}
 	/* An interim (1xx) head not yet sent is dropped with the exchange. */
 	(void)evbuffer_drain(c->client.pending, evbuffer_get_length(c->client.pending));
-	c->status = status;
+	c->ex.status = status;
 	audit_line(c, kind, status == 502 || status == 504 ? "allow" : "deny", reason, rule);
 	log_info("%s", reason);
 	if (evbuffer_add_printf(out_of(&c->client),
@@ -484,7 +590,7 @@ static enum step refuse(conn_t *c, int status, const char *xerr, const char *kin
 		conn_close(c, "out of memory writing a refusal", true);
 		return STEP_CLOSED;
 	}
-	c->resp_started = true;
+	c->ex.phase = EX_RESPONDING;
 	return enter_draining(c);
 }
 
@@ -492,13 +598,13 @@ static enum step refuse(conn_t *c, int status, const char *xerr, const char *kin
  * path is cut at 200 bytes. */
 static const char *what(const conn_t *c, char *buf, size_t len)
 {
-	if (c->redact)
+	if (c->ex.redact)
 		(void)snprintf(buf, len, "%s %s://%s%s", http1_method(c->client.http),
-			       c->mitm ? "https" : "http", c->have_target ? c->tgt.authority : "?",
+			       terminated(c) ? "https" : "http", have_target(c) ? c->tgt.authority : "?",
 			       REDACTED);
-	else if (c->tunnel)
+	else if (c->ex.kind == EX_KIND_CONNECT)
 		(void)snprintf(buf, len, "CONNECT %s:%u", c->tgt.host, (unsigned)c->tgt.port);
-	else if (c->mitm)
+	else if (terminated(c))
 		(void)snprintf(buf, len, "%s https://%s%.*s", http1_method(c->client.http),
 			       c->tgt.authority,
 			       (int)(c->tgt.path_len > 200 ? 200 : c->tgt.path_len), c->tgt.path);
@@ -559,7 +665,7 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 			drive(c);
 		return;
 	}
-	c->up_tls_ready = true;
+	c->up.tls_ready = true;
 	c->up.kicked = false;
 	if (c->state == CONN_UPSTREAM_CONNECTING && send_request(c) == STEP_CLOSED)
 		return;
@@ -582,7 +688,7 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
 
-	if (c->up.ssl != NULL && !c->up_tls_ready) {
+	if (c->up.ssl != NULL && !c->up.tls_ready) {
 		/* Only a TLS filter reports CONNECTED (the socket was
 		 * connected by upstream.c): the handshake is done. */
 		if (events & BEV_EVENT_CONNECTED)
@@ -598,13 +704,13 @@ static void up_event_cb(struct bufferevent *bev, short events, void *arg)
 			log_debug("conn %s: upstream %s: %s", c->client.peer, c->up.peer,
 				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		c->up.eof = true;
-		c->up_reusable = false;
+		c->up.reusable = false;
 		/* An error, or a TLS end without close_notify (libevent
 		 * reports that "dirty" end as EOF): the upstream may have cut
 		 * a body that ends with the connection. */
 		if ((events & BEV_EVENT_ERROR) ||
 		    (c->up.ssl != NULL && (SSL_get_shutdown(c->up.ssl) & SSL_RECEIVED_SHUTDOWN) == 0))
-			c->up_failed = true;
+			c->up.failed = true;
 		rearm_tls_write(&c->up);
 	}
 	drive(c);
@@ -665,7 +771,7 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 {
 	c->up.bev = bev;
 	c->up.eof = false;
-	c->up_reusable = false;
+	c->up.reusable = false;
 	(void)snprintf(c->up_host, sizeof(c->up_host), "%s", c->tgt.host);
 	c->up_port = c->tgt.port;
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
@@ -719,17 +825,17 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 		int status = upstream_status(res);
 
 		if (status == 403)
-			st = refuse(c, 403, "blocked-by-sandbox-runtime", c->tunnel ? "connect" : "request",
+			st = refuse(c, 403, "blocked-by-sandbox-runtime", c->ex.kind == EX_KIND_CONNECT ? "connect" : "request",
 				    rule, "passavant: %s refused by %s: %s", what(c, w, sizeof(w)), rule,
 				    detail);
 		else
-			st = refuse(c, status, NULL, c->tunnel ? "connect" : "request", c->rule,
+			st = refuse(c, status, NULL, c->ex.kind == EX_KIND_CONNECT ? "connect" : "request", c->rule,
 				    "passavant: %s: %s", what(c, w, sizeof(w)), detail);
 		if (st != STEP_CLOSED)
 			drive(c);
 		return;
 	}
-	if (c->mitm) {
+	if (terminated(c)) {
 		/* A terminated tunnel re-dials its upstream with TLS; the
 		 * request waits in UPSTREAM_CONNECTING for the handshake. */
 		if (adopt_upstream_tls(c, bev) < 0)
@@ -739,16 +845,17 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 		return;
 	}
 	adopt_upstream(c, bev);
-	if (c->tunnel) {
-		c->status = 200;
+	if (c->ex.kind == EX_KIND_CONNECT) {
+		conn_set_mode(c, CONN_MODE_TUNNEL);
+		c->ex.status = 200;
 		if (evbuffer_add_printf(out_of(&c->client), "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
 			conn_close(c, "out of memory", true);
 			return;
 		}
-		c->resp_started = true;
-		(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->t0);
+		c->ex.phase = EX_RESPONDING;
+		(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
 		touch(c);
-		if (c->terminate) {
+		if (c->plan != TUNNEL_OPAQUE) {
 			/* The bytes after the CONNECT head decide
 			 * (step_tls_sniff()); a tunnel nobody speaks in is
 			 * idle as much as it is a slow handshake. */
@@ -787,7 +894,7 @@ static int adopt_upstream_tls(conn_t *c, struct bufferevent *bev)
 	}
 	adopt_upstream(c, fb);
 	c->up.ssl = bufferevent_openssl_get_ssl(fb);
-	c->up_tls_ready = false;
+	c->up.tls_ready = false;
 	c->up_tls_err[0] = '\0';
 	return 0;
 }
@@ -835,7 +942,7 @@ static bool prepare_request(conn_t *c, enum step *st)
 {
 	char reason[512], w[512];
 	const char *rule = NULL;
-	bool oom = false, verified = c->mitm;
+	bool oom = false, verified = terminated(c);
 	int r;
 
 	if (c->head_out == NULL && (c->head_out = evbuffer_new()) == NULL)
@@ -847,10 +954,11 @@ static bool prepare_request(conn_t *c, enum step *st)
 		if (oom)
 			goto oom;
 	}
-	c->mask_req_body = false;
-	c->identity = c->mask != NULL && cmask_inject_host(c->mask, c->tgt.host, c->tgt.port);
+	c->ex.mask_req_body = false;
+	c->ex.identity = c->mask != NULL && cmask_inject_host(c->mask, c->tgt.host, c->tgt.port);
 	if (http1_write_request_head(c->client.http, c->head_out, c->tgt.path, c->tgt.path_len,
-				     c->tgt.authority, c->upgrade, c->identity) < 0)
+				     c->tgt.authority, c->ex.kind == EX_KIND_UPGRADE,
+				     c->ex.identity) < 0)
 		goto oom;
 	if (c->mask == NULL)
 		return true;
@@ -865,14 +973,14 @@ static bool prepare_request(conn_t *c, enum step *st)
 			     "passavant: %s refused by %s: %s", what(c, w, sizeof(w)), rule, reason);
 		return false;
 	}
-	if (!c->req_done) {
+	if (!c->ex.req_done) {
 		if (cmask_body_begin(c->mask, CMASK_OUT, c->tgt.host, c->tgt.port, verified,
 				     http1_chunked(c->client.http)) < 0)
 			goto oom;
 		if (http1_chunked(c->client.http))
 			http1_set_body_sink(c->client.http, cmask_body_sink,
 					    cmask_sink_arg(c->mask, CMASK_OUT));
-		c->mask_req_body = true;
+		c->ex.mask_req_body = true;
 	}
 	return true;
 oom:
@@ -887,19 +995,21 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 	const char *err, *mrule = NULL;
 	char w[512];
 
-	c->tunnel = true;
+	c->ex.kind = EX_KIND_CONNECT;
 	if ((err = target_parse_connect(url, ulen, &c->tgt)) != NULL)
 		return refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
 			      (int)(ulen > 200 ? 200 : ulen), url, err);
-	c->have_target = true;
+	c->ex.have_target = true;
 	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
 	c->rule = d.rule;
 	if (d.verdict != POLICY_ALLOW)
 		return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", d.rule,
 			      "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
-	c->terminate = d.terminate_tls && proxy_tls(c->px) != NULL;
-	c->restricted = d.method_restricted;
-	if (d.method_restricted && !c->terminate) {
+	if (!d.terminate_tls || proxy_tls(c->px) == NULL)
+		c->plan = TUNNEL_OPAQUE;
+	else
+		c->plan = d.method_restricted ? TUNNEL_TERMINATE_ONLY : TUNNEL_TERMINATE;
+	if (d.method_restricted && c->plan == TUNNEL_OPAQUE) {
 		/* SPEC §3.1: a method rule cannot be enforced inside an
 		 * opaque tunnel; refuse rather than skip it. (With TLS
 		 * termination the tunnel is refused later if it does not
@@ -921,8 +1031,6 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 	/* A keep-alive connection may have carried plain requests before:
 	 * their idle upstream and byte counts are not the tunnel's. */
 	drop_upstream(c);
-	c->client.bytes = 0;
-	c->up.bytes = 0;
 	return dial(c, CONN_TUNNEL_CONNECTING);
 }
 
@@ -938,193 +1046,170 @@ static bool is_websocket_upgrade(const http1_t *h)
 	return vlen == 9 && strncasecmp(val, "websocket", 9) == 0;
 }
 
-static enum step decide_request(conn_t *c, const char *url, size_t ulen)
+/*
+ * The request target. Plain HTTP: the absolute form, parsed into tgt.
+ * Inside a terminated tunnel: the origin form (or "*" for OPTIONS), the
+ * host and port staying the CONNECT's; a CONNECT there is refused.
+ * Returns true to go on, else false with *st the refusal's step.
+ */
+static bool take_target(conn_t *c, const char *url, size_t ulen, enum step *st)
 {
-	struct policy_decision d;
-	const char *err, *mrule = NULL;
-	char w[512];
-	enum step st;
+	const char *err, *m = http1_method(c->client.http);
+	int cut = (int)(ulen > 200 ? 200 : ulen);
 
-	c->tunnel = false;
-	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
-		return refuse(c, 405, NULL, "request", NULL, "passavant: %s refused: method not allowed through the proxy",
-			      http1_method(c->client.http));
-	if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL)
-		return refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s",
-			      http1_method(c->client.http), (int)(ulen > 200 ? 200 : ulen), url, err);
-	c->have_target = true;
-	/* RFC 9112 §3.2.2: with an absolute-form target the proxy replaces
-	 * Host with the URL's authority; two Host fields are ambiguous. */
-	if (http1_header_find(c->client.http, "host", NULL) > 1)
-		return refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
-			      what(c, w, sizeof(w)));
-	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
-	c->rule = d.rule;
-	if (d.verdict != POLICY_ALLOW)
-		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
-			      "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
-	if (!policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, http1_method(c->client.http), &mrule)) {
-		if (mrule == NULL)
-			mrule = "allowedMethods";
-		c->rule = mrule;
-		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
-			      "passavant: %s refused by %s", what(c, w, sizeof(w)), mrule);
+	if (c->mode != CONN_MODE_TERMINATED) {
+		if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL) {
+			*st = refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s", m, cut, url, err);
+			return false;
+		}
+		c->ex.have_target = true;
+		return true;
 	}
-	if (!c->slot) {
-		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels))
-			return refuse(c, 503, "too-many-tunnels", "request", "limits: maxTunnels",
-				      "passavant: %s refused: too many connections (maxTunnels %u)",
-				      what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
-		c->slot = true;
+	c->tgt.path = "";
+	c->tgt.path_len = 0;
+	if (http1_method_is(c->client.http, "CONNECT")) {
+		*st = refuse(c, 400, NULL, "request", NULL,
+			     "passavant: CONNECT inside the TLS tunnel to %s:%u refused", c->tgt.host,
+			     (unsigned)c->tgt.port);
+		return false;
 	}
-	c->req_done = http1_message_done(c->client.http);
-	c->resp_done = false;
-	c->resp_started = false;
-	c->retried = false;
-	c->client.bytes = 0;
-	c->up.bytes = 0;
-	/* A WebSocket upgrade is relayed (SPEC §5) unless a method rule
-	 * applies to the host: like a CONNECT, an opaque relay could not
-	 * enforce it, so the Upgrade is then dropped as hop-by-hop and the
-	 * upstream answers the plain request. Other upgrades (h2c, ...) would
-	 * hide requests from the policy and are always dropped. */
-	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
-		     is_websocket_upgrade(c->client.http);
-	if (!prepare_request(c, &st))
-		return st;
-	c->reused = c->up.bev != NULL && c->up_reusable && !c->up.eof && c->up_port == c->tgt.port &&
-		    strcmp(c->up_host, c->tgt.host) == 0;
-	if (c->reused)
-		return send_request(c);
-	drop_upstream(c);
-	return dial(c, CONN_UPSTREAM_CONNECTING);
+	if (!(ulen > 0 && url[0] == '/') &&
+	    !(ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))) {
+		*st = refuse(c, 400, NULL, "request", NULL,
+			     "passavant: %s %.*s: a request inside a tunnel must have an origin-form target",
+			     m, cut, url);
+		return false;
+	}
+	c->tgt.path = url;
+	c->tgt.path_len = ulen;
+	return true;
 }
 
 /*
  * Whether a Host field value names the CONNECT target t: "host[:port]" or
- * "[v6][:port]", the port 443 when absent, the host compared normalised.
+ * "[v6][:port]", the port 443 when absent, the host normalised
+ * (target_parse_connect(); a value without a port is parsed again with
+ * ":443", which changes nothing for one that fails otherwise).
  */
 static bool host_names_target(const char *v, size_t vlen, const struct target *t)
 {
-	char norm[POLICY_HOST_MAX + 1];
-	const char *h = v, *colon = NULL;
-	size_t hl = vlen, i;
-	unsigned long port = 443;
+	char buf[TARGET_AUTHORITY_MAX + 8];
+	struct target h;
 
-	if (vlen > 0 && v[0] == '[') {
-		const char *rb = memchr(v, ']', vlen);
-
-		if (rb == NULL)
-			return false;
-		h = v + 1;
-		hl = (size_t)(rb - h);
-		if (rb + 1 < v + vlen) {
-			if (rb[1] != ':')
-				return false;
-			colon = rb + 1;
-		}
-	} else if ((colon = memchr(v, ':', vlen)) != NULL) {
-		hl = (size_t)(colon - v);
-	}
-	if (colon != NULL) {
-		size_t plen = vlen - (size_t)(colon + 1 - v);
-
-		if (plen == 0 || plen > 5)
-			return false;
-		port = 0;
-		for (i = 0; i < plen; i++) {
-			if (colon[1 + i] < '0' || colon[1 + i] > '9')
-				return false;
-			port = port * 10 + (unsigned long)(colon[1 + i] - '0');
-		}
-	}
-	if (hl == 0 || hl > POLICY_HOST_MAX || policy_host_normalize(h, hl, norm, sizeof(norm)) != NULL)
+	if (vlen + sizeof(":443") > sizeof(buf))
 		return false;
-	return port == t->port && strcmp(norm, t->host) == 0;
+	if (target_parse_connect(v, vlen, &h) != NULL) {
+		memcpy(buf, v, vlen);
+		memcpy(buf + vlen, ":443", sizeof(":443"));
+		if (target_parse_connect(buf, vlen + 4, &h) != NULL)
+			return false;
+	}
+	return h.port == t->port && strcmp(h.host, t->host) == 0;
 }
 
 /*
- * A request inside a terminated tunnel: the pipeline of decide_request()
- * with the CONNECT target fixed. Origin form only; Host (when sent) and
- * SNI (when sent) must name the CONNECT target (421), because the policy
- * decided that target and the leaf names it; then allowedDomains (under
- * the current policy, like every request) and allowedMethods. The request
- * goes out on the verified upstream, reused while it keeps alive.
+ * One Host field at most (RFC 9112 §3.2.2: with an absolute-form target
+ * the proxy replaces Host with the URL's authority; two are ambiguous).
+ * Inside a terminated tunnel, Host (when sent) and SNI (when sent) must
+ * name the CONNECT target (421), because the policy decided that target
+ * and the leaf names it. Returns true to go on.
  */
-static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
+static bool check_host(conn_t *c, enum step *st)
 {
-	struct policy_decision d;
-	const char *mrule = NULL, *name, *val;
+	const char *name, *val;
 	size_t nlen, vlen, hi, nhost;
 	char w[512];
-	enum step st;
 
-	c->tgt.path = "";
-	c->tgt.path_len = 0;
-	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
-		return refuse(c, 405, NULL, "request", NULL,
-			      "passavant: %s refused: method not allowed through the proxy",
-			      http1_method(c->client.http));
-	if (http1_method_is(c->client.http, "CONNECT"))
-		return refuse(c, 400, NULL, "request", NULL,
-			      "passavant: CONNECT inside the TLS tunnel to %s:%u refused",
-			      c->tgt.host, (unsigned)c->tgt.port);
-	if (!(ulen > 0 && url[0] == '/') &&
-	    !(ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS")))
-		return refuse(c, 400, NULL, "request", NULL,
-			      "passavant: %s %.*s: a request inside a tunnel must have an origin-form target",
-			      http1_method(c->client.http), (int)(ulen > 200 ? 200 : ulen), url);
-	c->tgt.path = url;
-	c->tgt.path_len = ulen;
 	nhost = http1_header_find(c->client.http, "host", &hi);
-	if (nhost > 1)
-		return refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
-			      what(c, w, sizeof(w)));
+	if (nhost > 1) {
+		*st = refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
+			     what(c, w, sizeof(w)));
+		return false;
+	}
+	if (c->mode != CONN_MODE_TERMINATED)
+		return true;
 	if (nhost == 1) {
 		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
-		if (!host_names_target(val, vlen, &c->tgt))
-			return refuse(c, 421, NULL, "request", c->rule,
-				      "passavant: %s: Host %.*s does not name the CONNECT target %s:%u",
-				      what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val,
-				      c->tgt.host, (unsigned)c->tgt.port);
+		if (!host_names_target(val, vlen, &c->tgt)) {
+			*st = refuse(c, 421, NULL, "request", c->rule,
+				     "passavant: %s: Host %.*s does not name the CONNECT target %s:%u",
+				     what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val, c->tgt.host,
+				     (unsigned)c->tgt.port);
+			return false;
+		}
 	}
-	if (c->sni_mismatch)
-		return refuse(c, 421, NULL, "request", c->rule,
-			      "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
-			      what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
+	if (c->sni_mismatch) {
+		*st = refuse(c, 421, NULL, "request", c->rule,
+			     "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
+			     what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * allowedDomains (under the current policy, like every request), then
+ * allowedMethods; plain HTTP also takes a maxTunnels slot. *restricted
+ * says whether a method rule applies to the host. Returns true to go on.
+ */
+static bool check_policy(conn_t *c, bool *restricted, enum step *st)
+{
+	struct policy_decision d;
+	const char *mrule = NULL;
+	char w[512];
+
 	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
 	c->rule = d.rule;
-	if (d.verdict != POLICY_ALLOW)
-		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
-			      "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
+	*restricted = d.method_restricted;
+	if (d.verdict != POLICY_ALLOW) {
+		*st = refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
+			     "passavant: %s refused by %s", what(c, w, sizeof(w)), d.rule);
+		return false;
+	}
 	if (!policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, http1_method(c->client.http), &mrule)) {
 		if (mrule == NULL)
 			mrule = "allowedMethods";
 		c->rule = mrule;
-		return refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
-			      "passavant: %s refused by %s", what(c, w, sizeof(w)), mrule);
+		*st = refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
+			     "passavant: %s refused by %s", what(c, w, sizeof(w)), mrule);
+		return false;
 	}
-	c->req_done = http1_message_done(c->client.http);
-	c->resp_done = false;
-	c->resp_started = false;
-	c->retried = false;
-	c->client.bytes = 0;
-	c->up.bytes = 0;
-	c->upgrade = http1_upgrade(c->client.http) && c->req_done && !d.method_restricted &&
-		     is_websocket_upgrade(c->client.http);
-	if (c->up_tls_err[0] != '\0')
-		return refuse(c, 502, NULL, "request", c->rule,
-			      "passavant: %s: the certificate of %s:%u does not verify: %s",
-			      what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
-	if (!prepare_request(c, &st))
-		return st;
+	if (c->mode != CONN_MODE_TERMINATED && !c->slot) {
+		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels)) {
+			*st = refuse(c, 503, "too-many-tunnels", "request", "limits: maxTunnels",
+				     "passavant: %s refused: too many connections (maxTunnels %u)",
+				     what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+			return false;
+		}
+		c->slot = true;
+	}
+	return true;
+}
+
+/* Sends the prepared request: plain HTTP on the idle upstream kept for
+ * the same host and port, else on a new connection. */
+static enum step send_plain(conn_t *c)
+{
+	if (c->up.bev != NULL && c->up.reusable && !c->up.eof && c->up_port == c->tgt.port &&
+	    strcmp(c->up_host, c->tgt.host) == 0) {
+		c->ex.up_use = EX_UP_REUSED;
+		return send_request(c);
+	}
+	drop_upstream(c);
+	return dial(c, CONN_UPSTREAM_CONNECTING);
+}
+
+/* Sends the prepared request inside a terminated tunnel: on the verified
+ * upstream, reused while it keeps alive, re-dialled (with TLS) when not. */
+static enum step send_inner(conn_t *c)
+{
 	if (c->up.bev == NULL || c->up.eof) {
 		drop_upstream(c);
-		c->reused = false;
 		return dial(c, CONN_UPSTREAM_CONNECTING);
 	}
-	c->reused = c->up_reusable && c->up_tls_ready;
-	if (!c->up_tls_ready) {
+	if (c->up.reusable && c->up.tls_ready)
+		c->ex.up_use = EX_UP_REUSED;
+	if (!c->up.tls_ready) {
 		/* The handshake started with the client's; up_tls_done()
 		 * sends the request. */
 		conn_set_state(c, CONN_UPSTREAM_CONNECTING);
@@ -1135,13 +1220,49 @@ static enum step decide_inner(conn_t *c, const char *url, size_t ulen)
 }
 
 /*
+ * The one pipeline of every HTTP request, plain (absolute form) or inside
+ * a terminated tunnel (origin form, the CONNECT target fixed): TRACE and
+ * TRACK refused, the target, Host (and SNI), allowedDomains and
+ * allowedMethods, then the head prepared (masking) and sent.
+ */
+static enum step decide_request(conn_t *c, const char *url, size_t ulen)
+{
+	bool restricted = false;
+	char w[512];
+	enum step st;
+
+	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
+		return refuse(c, 405, NULL, "request", NULL,
+			      "passavant: %s refused: method not allowed through the proxy",
+			      http1_method(c->client.http));
+	if (!take_target(c, url, ulen, &st) || !check_host(c, &st) || !check_policy(c, &restricted, &st))
+		return st;
+	c->ex.req_done = http1_message_done(c->client.http);
+	/* A WebSocket upgrade is relayed (SPEC §5) unless a method rule
+	 * applies to the host: like a CONNECT, an opaque relay could not
+	 * enforce it, so the Upgrade is then dropped as hop-by-hop and the
+	 * upstream answers the plain request. Other upgrades (h2c, ...) would
+	 * hide requests from the policy and are always dropped. */
+	if (http1_upgrade(c->client.http) && c->ex.req_done && !restricted &&
+	    is_websocket_upgrade(c->client.http))
+		c->ex.kind = EX_KIND_UPGRADE;
+	if (c->mode == CONN_MODE_TERMINATED && c->up_tls_err[0] != '\0')
+		return refuse(c, 502, NULL, "request", c->rule,
+			      "passavant: %s: the certificate of %s:%u does not verify: %s",
+			      what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+	if (!prepare_request(c, &st))
+		return st;
+	return c->mode == CONN_MODE_TERMINATED ? send_inner(c) : send_plain(c);
+}
+
+/*
  * SPEC §4.2: the sandbox should never hold a real value, so one on its
  * way out, to any host, means something leaked. Before any decision (a
  * refusal's reason could echo the target), the target and every header
  * field are searched for one, in every form the remask set knows, as
  * sent and with every %XX decoded; if one is there, the request is
  * refused with a 403 naming the credential, and its target is written
- * nowhere (c->redact). Returns false when there is none (go on), else
+ * nowhere (c->ex.redact). Returns false when there is none (go on), else
  * true with *st the step the refusal (or a failure) returned.
  */
 static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum step *st)
@@ -1173,20 +1294,21 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	}
 	if (r == 0)
 		return false;
-	c->redact = true;
-	c->tunnel = http1_method_is(c->client.http, "CONNECT");
-	if (!c->mitm) {
+	c->ex.redact = true;
+	if (http1_method_is(c->client.http, "CONNECT"))
+		c->ex.kind = EX_KIND_CONNECT;
+	if (!terminated(c)) {
 		/* The host, for the audit, only when the value sits in a
 		 * header: in the target it may be in the authority, and the
 		 * normalised host (lower case) would no longer match it. */
-		c->have_target = in_header &&
-				 (c->tunnel ? target_parse_connect(url, ulen, &c->tgt)
+		c->ex.have_target = in_header &&
+				 (c->ex.kind == EX_KIND_CONNECT ? target_parse_connect(url, ulen, &c->tgt)
 					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
 	}
 	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
 		       cred != NULL ? cred : "?");
 	c->rule = c->mask_rule;
-	*st = refuse(c, 403, "blocked-by-sandbox-runtime", c->tunnel ? "connect" : "request", c->rule,
+	*st = refuse(c, 403, "blocked-by-sandbox-runtime", c->ex.kind == EX_KIND_CONNECT ? "connect" : "request", c->rule,
 		     "passavant: %s refused by %s: a real value of %s is on its way out in %s "
 		     "(the sandbox should never hold one)",
 		     what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);
@@ -1200,7 +1322,7 @@ static enum step decide(conn_t *c)
 	size_t ulen;
 
 	conn_set_state(c, CONN_DECIDE);
-	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->t0);
+	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
 	/* Each request is decided under the current policy: a SIGHUP
 	 * reload applies from the next request on (live tunnels keep the
 	 * policy they were decided with). */
@@ -1208,20 +1330,14 @@ static enum step decide(conn_t *c)
 	c->pol = proxy_policy_get(c->px);
 	if (c->mask != NULL)
 		cmask_begin_request(c->mask);
-	c->mask_req_body = false;
-	c->mask_resp_body = false;
-	c->identity = false;
 	url = http1_url(c->client.http, &ulen);
-	c->redact = false;
 	if (proxy_masks(c->px) != NULL) {
 		enum step st;
 
 		if (refuse_real_values(c, url, ulen, &st))
 			return st;
 	}
-	if (c->mitm)
-		return decide_inner(c, url, ulen);
-	if (http1_method_is(c->client.http, "CONNECT"))
+	if (c->mode != CONN_MODE_TERMINATED && http1_method_is(c->client.http, "CONNECT"))
 		return decide_connect(c, url, ulen);
 	return decide_request(c, url, ulen);
 }
@@ -1259,11 +1375,11 @@ static enum step step_read_head(conn_t *c)
 		enum http1_result r;
 		size_t n = 0;
 
-		if (!c->head_started) {
-			c->head_started = true;
+		if (c->ex.phase == EX_IDLE) {
+			c->ex.phase = EX_REQ_HEAD;
 			/* A head refused before decide() (malformed, 431) is
 			 * audited with its duration from here (SPEC §6). */
-			(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->t0);
+			(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
 			/* A keep-alive client waited under the idle timeout;
 			 * from its first byte the head timeout applies. */
 			if (!c->first_request)
@@ -1289,8 +1405,8 @@ static enum step step_read_head(conn_t *c)
 		}
 	}
 	if (c->client.eof) {
-		conn_close(c, c->head_started ? "client closed in the middle of a head" : "client closed",
-			   c->head_started);
+		conn_close(c, c->ex.phase != EX_IDLE ? "client closed in the middle of a head" : "client closed",
+			   c->ex.phase != EX_IDLE);
 		return STEP_CLOSED;
 	}
 	return STEP_STOP;
@@ -1311,12 +1427,12 @@ static enum step finish_request(conn_t *c)
 		log_info("%s", note);
 	}
 	audit_line(c, "request", "allow", left != NULL ? note : NULL, c->rule);
-	c->up_reusable = c->req_done && !c->up.eof && http1_keep_alive(c->up.http);
-	if (!c->up_reusable)
+	c->up.reusable = c->ex.req_done && !c->up.eof && http1_keep_alive(c->up.http);
+	if (!c->up.reusable)
 		drop_upstream(c);
-	if (c->client_close || !c->req_done || c->client.eof)
+	if (c->ex.client_close || !c->ex.req_done || c->client.eof)
 		return enter_draining(c);
-	if (c->mitm) {
+	if (c->mode == CONN_MODE_TERMINATED) {
 		/* The first request of a new tunnel frees buffers too: the
 		 * proxy trims the heap after them as after handshakes. */
 		if (!c->answered) {
@@ -1328,23 +1444,20 @@ static enum step finish_request(conn_t *c)
 		 * response parser before it is used again). Plain HTTP keeps
 		 * them: no allocation per request where a request costs the
 		 * least. c->tgt.path points into the request's head
-		 * (decide_inner()): it goes with the buffer, so a refusal
+		 * (take_target()): it goes with the buffer, so a refusal
 		 * before the next head is decided records no freed target. */
 		c->tgt.path = "";
 		c->tgt.path_len = 0;
 		http1_release(c->client.http);
-		if (c->up_reusable)
+		if (c->up.reusable)
 			http1_release(c->up.http);
 	} else {
 		http1_reset(c->client.http);
 	}
-	/* Inside a terminated tunnel the target stays the CONNECT's. */
-	c->have_target = c->mitm;
-	c->head_started = false;
+	/* Inside a terminated tunnel the target stays the CONNECT's
+	 * (have_target()). */
+	exchange_reset(&c->ex);
 	c->first_request = false;
-	c->audited = false;
-	c->resp_started = false;
-	c->status = 0;
 	conn_set_state(c, CONN_READ_HEAD);
 	arm_timer(c, c->idle_ms);
 	return STEP_AGAIN;
@@ -1364,9 +1477,9 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg);
  */
 static bool release_ok(const conn_t *c)
 {
-	if (c->upgraded || c->mask_tunnel)
+	if (c->mode == CONN_MODE_UPGRADED || c->tunnel_masked)
 		return true;
-	return c->mask_resp_body && !c->resp_done && http1_between_chunks(c->up.http);
+	return c->ex.mask_resp_body && c->ex.phase != EX_DONE && http1_between_chunks(c->up.http);
 }
 
 /*
@@ -1387,7 +1500,7 @@ static int mask_pass(conn_t *c, enum cmask_dir d)
 	 * that stalls inside a real value does not get it through in two
 	 * pieces. */
 	if (!release_ok(c) || (!cmask_waiting(c->mask, CMASK_IN) &&
-				(!(c->mask_tunnel || c->upgraded) || !cmask_waiting(c->mask, CMASK_OUT)))) {
+				(!(c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) || !cmask_waiting(c->mask, CMASK_OUT)))) {
 		if (c->tail_ev != NULL)
 			(void)event_del(c->tail_ev);
 		return 0;
@@ -1424,7 +1537,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	}
 	if ((cmask_waiting(c->mask, CMASK_IN) &&
 	     (cmask_release(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0)) ||
-	    ((c->mask_tunnel || c->upgraded) && cmask_waiting(c->mask, CMASK_OUT) &&
+	    ((c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) && cmask_waiting(c->mask, CMASK_OUT) &&
 	     (cmask_release(c->mask, CMASK_OUT) < 0 || mask_pass(c, CMASK_OUT) < 0))) {
 		conn_close(c, "out of memory releasing held bytes", true);
 		return;
@@ -1516,7 +1629,7 @@ static enum step step_http(conn_t *c)
 	size_t n;
 
 	/* Request body, client -> upstream. */
-	while (!c->req_done && evbuffer_get_length(cin) > 0 &&
+	while (!c->ex.req_done && evbuffer_get_length(cin) > 0 &&
 	       evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
 		if (evbuffer_peek(cin, -1, NULL, &v, 1) < 1)
 			break;
@@ -1524,7 +1637,7 @@ static enum step step_http(conn_t *c)
 		if (r == HTTP1_ERROR)
 			return refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
 				      http1_error_reason(c->client.http));
-		if (c->mask_req_body) {
+		if (c->ex.mask_req_body) {
 			const char *leak;
 
 			if (cmask_body_take(c->mask, CMASK_OUT, cin, n) < 0 ||
@@ -1542,18 +1655,18 @@ static enum step step_http(conn_t *c)
 			conn_close(c, "evbuffer move failed", true);
 			return STEP_CLOSED;
 		}
-		c->client.bytes += n;
+		c->ex.bytes_up += n;
 		touch(c);
 		if (r == HTTP1_DONE)
-			c->req_done = true;
+			c->ex.req_done = true;
 	}
 	/* Response, upstream -> client. With masking, the substituted body
 	 * collects in the substituter's output and is passed on once, after
 	 * the loop (cmask_ready() splits a chain to hold the tail back: once
 	 * per step, not once per chain). */
-	while (!c->resp_done && evbuffer_get_length(uin) > 0 &&
+	while (c->ex.phase != EX_DONE && evbuffer_get_length(uin) > 0 &&
 	       evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES &&
-	       (!c->mask_resp_body ||
+	       (!c->ex.mask_resp_body ||
 		evbuffer_get_length(cmask_out(c->mask, CMASK_IN)) < PASSAVANT_OUTBUF_HIGH_BYTES)) {
 		bool in_head = !http1_head_done(c->up.http);
 
@@ -1566,7 +1679,7 @@ static enum step step_http(conn_t *c)
 				      "passavant: malformed response from %s: %s", c->up.peer,
 				      http1_error_reason(c->up.http));
 		if (!in_head) {
-			if (c->mask_resp_body) {
+			if (c->ex.mask_resp_body) {
 				if (cmask_body_take(c->mask, CMASK_IN, uin, n) < 0 ||
 				    (r == HTTP1_DONE && (cmask_body_end(c->mask, CMASK_IN) < 0 ||
 							 mask_pass(c, CMASK_IN) < 0))) {
@@ -1577,21 +1690,21 @@ static enum step step_http(conn_t *c)
 				conn_close(c, "evbuffer move failed", true);
 				return STEP_CLOSED;
 			}
-			c->up.bytes += n;
+			c->ex.bytes_down += n;
 			if (r == HTTP1_DONE)
-				c->resp_done = true;
+				c->ex.phase = EX_DONE;
 			continue;
 		}
 		(void)evbuffer_drain(uin, n);
 		if (r == HTTP1_MORE)
 			continue;
-		c->status = http1_status(c->up.http);
-		if (c->status == 101) {
+		c->ex.status = http1_status(c->up.http);
+		if (c->ex.status == 101) {
 			/* Only an upgrade we forwarded may be accepted. */
-			if (!c->upgrade)
+			if (c->ex.kind != EX_KIND_UPGRADE)
 				return refuse(c, 502, NULL, "request", c->rule,
 					      "passavant: unexpected 101 from %s", c->up.peer);
-			if (c->identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
+			if (c->ex.identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
 				return refuse(c, 502, NULL, "request", c->rule,
 					      "passavant: %s accepted the upgrade with a WebSocket extension "
 					      "although none was offered: compressed frames cannot be scanned "
@@ -1604,14 +1717,14 @@ static enum step step_http(conn_t *c)
 			 * real values outbound (SPEC §4.2, §4.3, §5). */
 			if (c->mask != NULL && cmask_ws_begin(c->mask) < 0)
 				goto oom;
-			c->resp_started = true;
-			c->upgraded = true;
+			c->ex.phase = EX_RESPONDING;
+			conn_set_mode(c, CONN_MODE_UPGRADED);
 			audit_line(c, "request", "allow", NULL, c->rule);
 			/* Bytes after either head stay in the input buffers
 			 * and are relayed by step_tunnel(). */
 			return STEP_AGAIN;
 		}
-		if (c->status >= 100 && c->status < 200) {
+		if (c->ex.status >= 100 && c->ex.status < 200) {
 			/* Interim response (100 Continue): relay, then wait
 			 * for the final one. */
 			if (write_response_head(c, false, false) < 0)
@@ -1620,18 +1733,18 @@ static enum step step_http(conn_t *c)
 			http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
 			continue;
 		}
-		if (c->identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http))
+		if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http))
 			return refuse(c, 502, NULL, "request", c->rule,
 				      "passavant: %s answered with a Content-Encoding although asked for "
 				      "identity: a coded body cannot be scanned for real values",
 				      c->up.peer);
-		c->client_close = c->client_close || !http1_keep_alive(c->client.http) ||
+		c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
 				  http1_needs_eof(c->up.http);
-		if (write_response_head(c, c->client_close, false) < 0)
+		if (write_response_head(c, c->ex.client_close, false) < 0)
 			goto oom;
-		c->resp_started = true;
+		c->ex.phase = EX_RESPONDING;
 		if (http1_message_done(c->up.http)) {
-			c->resp_done = true;
+			c->ex.phase = EX_DONE;
 		} else if (c->mask != NULL) {
 			if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false,
 					     http1_chunked(c->up.http)) < 0)
@@ -1639,22 +1752,22 @@ static enum step step_http(conn_t *c)
 			if (http1_chunked(c->up.http))
 				http1_set_body_sink(c->up.http, cmask_body_sink,
 						    cmask_sink_arg(c->mask, CMASK_IN));
-			c->mask_resp_body = true;
+			c->ex.mask_resp_body = true;
 		}
 	}
-	if (c->mask_resp_body && !c->resp_done && mask_pass(c, CMASK_IN) < 0)
+	if (c->ex.mask_resp_body && c->ex.phase != EX_DONE && mask_pass(c, CMASK_IN) < 0)
 		goto oom;
-	if (c->resp_done)
+	if (c->ex.phase == EX_DONE)
 		return finish_request(c);
 	if (c->up.eof && evbuffer_get_length(uin) == 0) {
 		if (http1_head_done(c->up.http)) {
 			if (http1_finish(c->up.http) == HTTP1_DONE) {
-				c->resp_done = true;
+				c->ex.phase = EX_DONE;
 				/* A body that ends with the connection, ended by
 				 * an error (no close_notify, a reset): the client
 				 * must see the truncation as it would directly,
 				 * not a clean end (step_drain()). */
-				if (c->up_failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
+				if (c->up.failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
 					c->truncated = true;
 					log_info("conn %s: %s ended a close-delimited body with an error: "
 						 "closing the client without close_notify",
@@ -1663,7 +1776,7 @@ static enum step step_http(conn_t *c)
 				/* A close-delimited body ends as a cut one does:
 				 * held bytes that may begin a real value are
 				 * dropped (SPEC §4.3). */
-				if (c->mask_resp_body &&
+				if (c->ex.mask_resp_body &&
 				    (cmask_body_cut(c->mask, CMASK_IN) < 0 || mask_pass(c, CMASK_IN) < 0))
 					goto oom;
 				return finish_request(c);
@@ -1674,11 +1787,10 @@ static enum step step_http(conn_t *c)
 		/* A kept-alive upstream may close just as a request goes out
 		 * (its idle timeout): re-send once on a fresh connection, but
 		 * only a request without a body, which is fully replayable. */
-		if (c->reused && !c->retried && c->req_done && c->client.bytes == 0) {
+		if (c->ex.up_use == EX_UP_REUSED && c->ex.req_done && c->ex.bytes_up == 0) {
 			enum step st;
 
-			c->retried = true;
-			c->reused = false;
+			c->ex.up_use = EX_UP_RETRIED;
 			drop_upstream(c);
 			/* The head went out with the lost connection: again. */
 			if (!prepare_request(c, &st))
@@ -1688,7 +1800,7 @@ static enum step step_http(conn_t *c)
 		return refuse(c, 502, NULL, "request", c->rule,
 			      "passavant: %s closed the connection without a response", c->up.peer);
 	}
-	if (c->client.eof && !c->req_done && evbuffer_get_length(cin) == 0) {
+	if (c->client.eof && !c->ex.req_done && evbuffer_get_length(cin) == 0) {
 		conn_close(c, "client closed in the middle of a request", true);
 		return STEP_CLOSED;
 	}
@@ -1714,7 +1826,7 @@ static enum step ws_leak_close(conn_t *c, const char *cred)
 		       "passavant: %s: a real value of %s was on its way out in a WebSocket frame "
 		       "(the sandbox should never hold one); the stream was closed",
 		       what(c, w, sizeof(w)), cred);
-	c->audited = false;
+	c->ex.audited = false;
 	audit_line(c, "request", "deny", reason, c->mask_rule);
 	log_info("%s", reason);
 	conn_close(c, "a real value in a WebSocket frame", true);
@@ -1728,7 +1840,7 @@ static enum step step_tunnel(conn_t *c)
 	size_t n;
 
 	if ((n = evbuffer_get_length(cin)) > 0 && evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (c->upgraded && c->mask != NULL) {
+		if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
 			const char *leak;
 			int r = cmask_ws_feed(c->mask, CMASK_OUT, cin, n);
 
@@ -1742,7 +1854,7 @@ static enum step step_tunnel(conn_t *c)
 				return ws_leak_close(c, leak);
 			if (mask_pass(c, CMASK_OUT) < 0)
 				goto fail;
-		} else if (c->mask_tunnel && c->mask != NULL) {
+		} else if (c->tunnel_masked && c->mask != NULL) {
 			const char *cred = NULL;
 			int r = cmask_tunnel_out(c->mask, cin, n, &cred);
 			char w[512];
@@ -1751,7 +1863,7 @@ static enum step step_tunnel(conn_t *c)
 				goto fail;
 			if (r == 2) {
 				/* SPEC §4.2: a real value; nothing of it left. */
-				c->resp_started = false;
+				c->ex.phase = EX_WAIT_RESPONSE;
 				(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
 					       cred != NULL ? cred : "?");
 				return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
@@ -1764,7 +1876,7 @@ static enum step step_tunnel(conn_t *c)
 				 * not go; nothing of it left. As in
 				 * step_tls_sniff(), the 200 went out but no
 				 * answer inside the tunnel yet. */
-				c->resp_started = false;
+				c->ex.phase = EX_WAIT_RESPONSE;
 				(void)snprintf(c->mask_rule, sizeof(c->mask_rule),
 					       "credentials %s: injectHosts", cred != NULL ? cred : "?");
 				return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
@@ -1778,11 +1890,11 @@ static enum step step_tunnel(conn_t *c)
 		} else if (send_to(&c->up, cin, n) < 0) {
 			goto fail;
 		}
-		c->client.bytes += n;
+		c->ex.bytes_up += n;
 		touch(c);
 	}
 	if ((n = evbuffer_get_length(uin)) > 0 && evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (c->upgraded && c->mask != NULL) {
+		if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
 			int r = cmask_ws_feed(c->mask, CMASK_IN, uin, n);
 
 			if (r < 0 || (r == 0 && mask_pass(c, CMASK_IN) < 0))
@@ -1791,17 +1903,17 @@ static enum step step_tunnel(conn_t *c)
 				conn_close(c, "a WebSocket frame from the upstream breaks RFC 6455", true);
 				return STEP_CLOSED;
 			}
-		} else if (c->mask_tunnel && c->mask != NULL) {
+		} else if (c->tunnel_masked && c->mask != NULL) {
 			/* A tunnel without TLS is remasked inbound (SPEC §4.3). */
 			if (cmask_stream_in(c->mask, uin, n) < 0 || mask_pass(c, CMASK_IN) < 0)
 				goto fail;
 		} else if (send_to(&c->client, uin, n) < 0) {
 			goto fail;
 		}
-		c->up.bytes += n;
+		c->ex.bytes_down += n;
 		touch(c);
 	}
-	if (c->mask_tunnel && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
+	if (c->tunnel_masked && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
 	    cmask_waiting(c->mask, CMASK_OUT)) {
 		/* The client ended: what the scan held back goes (a sentinel
 		 * completed only now is dropped with the tunnel). */
@@ -1814,14 +1926,14 @@ static enum step step_tunnel(conn_t *c)
 		if (mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
 	}
-	if (c->upgraded && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
+	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
 	    cmask_waiting(c->mask, CMASK_OUT)) {
 		/* The client ended: held bytes may begin a real value; the
 		 * frames before them go. */
 		if (cmask_body_cut(c->mask, CMASK_OUT) < 0 || mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
 	}
-	if ((c->upgraded || c->mask_tunnel) && c->mask != NULL && c->up.eof &&
+	if ((c->mode == CONN_MODE_UPGRADED || c->tunnel_masked) && c->mask != NULL && c->up.eof &&
 	    evbuffer_get_length(uin) == 0) {
 		/* The stream ended, and an end cannot be told from a cut: what
 		 * the substituter held back may begin a real value and is
@@ -1856,18 +1968,18 @@ static enum step step_tunnel(conn_t *c)
 	 * and all it sent reached the other, shut the other's write side and
 	 * keep relaying the opposite direction; close when both ended. */
 	if (c->client.eof && evbuffer_get_length(cin) == 0 && evbuffer_get_length(uout) == 0 &&
-	    !c->up_shut_wr) {
-		c->up_shut_wr = true;
+	    !c->up.shut_wr) {
+		c->up.shut_wr = true;
 		if (shutdown(bufferevent_getfd(c->up.bev), SHUT_WR) < 0)
 			c->up.eof = true; /* upstream already gone */
 	}
 	if (c->up.eof && evbuffer_get_length(uin) == 0 && evbuffer_get_length(cout) == 0 &&
-	    !c->shut_wr) {
-		c->shut_wr = true;
+	    !c->client.shut_wr) {
+		c->client.shut_wr = true;
 		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0)
 			c->client.eof = true;
 	}
-	if (c->shut_wr && c->up_shut_wr) {
+	if (c->client.shut_wr && c->up.shut_wr) {
 		conn_close(c, "tunnel closed by both sides", false);
 		return STEP_CLOSED;
 	}
@@ -1912,10 +2024,15 @@ static enum step start_mitm(conn_t *c)
 		conn_close(c, "cannot enable the client TLS filter", true);
 		return STEP_CLOSED;
 	}
-	c->tunnel = false;
-	c->mitm = true;
-	c->status = 0;
-	c->resp_started = false;
+	conn_set_mode(c, CONN_MODE_TERMINATED);
+	/* The CONNECT's exchange ended with its 200; a failed handshake is
+	 * still timed from the tunnel's start. */
+	{
+		struct timeval t0 = c->ex.t0;
+
+		exchange_reset(&c->ex);
+		c->ex.t0 = t0;
+	}
 	/* The Host the upstream gets: the CONNECT authority, without the
 	 * scheme's default port. */
 	target_set_authority(&c->tgt, 443);
@@ -2021,12 +2138,12 @@ static enum step step_tls_sniff(conn_t *c)
 	case TLS_SNIFF_OTHER:
 		break;
 	}
-	if (c->restricted) {
+	if (c->plan == TUNNEL_TERMINATE_ONLY) {
 		(void)policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, "CONNECT", &mrule);
 		if (mrule == NULL)
 			mrule = "allowedMethods";
 		/* The 200 went out, but no answer inside the tunnel yet. */
-		c->resp_started = false;
+		c->ex.phase = EX_WAIT_RESPONSE;
 		return refuse(c, 403, "blocked-by-sandbox-runtime", "connect", mrule,
 			      "passavant: %s refused by %s: the tunnel does not carry TLS, so methods "
 			      "cannot be enforced",
@@ -2046,7 +2163,7 @@ static enum step step_tls_sniff(conn_t *c)
 			conn_close(c, "out of memory starting to remask a tunnel", true);
 			return STEP_CLOSED;
 		}
-		c->mask_tunnel = c->mask != NULL;
+		c->tunnel_masked = c->mask != NULL;
 	}
 	conn_set_state(c, CONN_RELAY);
 	arm_timer(c, c->idle_ms);
@@ -2084,7 +2201,7 @@ static enum step step_drain(conn_t *c)
 {
 	/* Lingering close of the client: discard what it still sends. */
 	(void)evbuffer_drain(in_of(&c->client), evbuffer_get_length(in_of(&c->client)));
-	if (!c->shut_wr && evbuffer_get_length(out_of(&c->client)) == 0 && c->client.ssl != NULL) {
+	if (!c->client.shut_wr && evbuffer_get_length(out_of(&c->client)) == 0 && c->client.ssl != NULL) {
 		/*
 		 * TLS: the answer may still sit encrypted in the underlying
 		 * bufferevent's output, which libevent keeps flushing while
@@ -2092,18 +2209,18 @@ static enum step step_drain(conn_t *c)
 		 * close_notify behind it and wait for the client to close
 		 * (or the linger timer).
 		 */
-		c->shut_wr = true;
+		c->client.shut_wr = true;
 		arm_timer(c, CONN_LINGER_MS);
 	}
-	if (c->shut_wr && c->client.ssl != NULL && !c->tls_closing && !c->truncated) {
+	if (c->client.shut_wr && c->client.ssl != NULL && !c->tls_closing && !c->truncated) {
 		/* close_notify is queued, or retried when the write BIO,
 		 * full right now, has room (its empty notice comes back). */
 		if (SSL_shutdown(c->client.ssl) >= 0)
 			c->tls_closing = true;
 		ERR_clear_error();
 	}
-	if (!c->shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
-		c->shut_wr = true;
+	if (!c->client.shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
+		c->client.shut_wr = true;
 		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0) {
 			conn_close(c, "client gone", false);
 			return STEP_CLOSED;
@@ -2124,7 +2241,7 @@ static enum step step_drain(conn_t *c)
 		c->drain_wait = true;
 		return STEP_STOP;
 	}
-	if (c->truncated && c->shut_wr && !c->tls_closing) {
+	if (c->truncated && c->client.shut_wr && !c->tls_closing) {
 		/* Everything sent: end TCP without close_notify. */
 		c->tls_closing = true;
 		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0) {
@@ -2132,11 +2249,11 @@ static enum step step_drain(conn_t *c)
 			return STEP_CLOSED;
 		}
 	}
-	if (c->drain_wait && c->shut_wr) {
+	if (c->drain_wait && c->client.shut_wr) {
 		c->drain_wait = false;
 		arm_timer(c, CONN_LINGER_MS);
 	}
-	if (c->shut_wr && c->client.eof) {
+	if (c->client.shut_wr && c->client.eof) {
 		conn_close(c, "done", false);
 		return STEP_CLOSED;
 	}
@@ -2414,15 +2531,15 @@ static void drive(conn_t *c)
 			return;
 		}
 		if (pu > 0) /* as up_event_cb(): what came is passed on */
-			c->up_reusable = false;
+			c->up.reusable = false;
 		if (pu == 2)
-			c->up_failed = true;
+			c->up.failed = true;
 		switch (c->state) {
 		case CONN_READ_HEAD:
 			st = step_read_head(c);
 			break;
 		case CONN_RELAY:
-			st = c->tunnel || c->upgraded ? step_tunnel(c) : step_http(c);
+			st = c->mode == CONN_MODE_TUNNEL || c->mode == CONN_MODE_UPGRADED ? step_tunnel(c) : step_http(c);
 			break;
 		case CONN_DRAINING:
 			st = step_drain(c);
@@ -2491,11 +2608,8 @@ static void tls_accepted(conn_t *c)
 	c->sni_mismatch = tls_client_sni(c->client.bev, c->sni, sizeof(c->sni)) &&
 			  strcmp(c->sni, c->tgt.host) != 0;
 	http1_reset(c->client.http);
-	c->head_started = false;
+	exchange_reset(&c->ex);
 	c->first_request = false;
-	c->audited = false;
-	c->resp_started = false;
-	c->status = 0;
 	conn_set_state(c, CONN_READ_HEAD);
 	arm_timer(c, c->idle_ms);
 	drive(c);
@@ -2523,7 +2637,7 @@ static void client_event_cb(struct bufferevent *bev, short events, void *arg)
 			log_info("conn %s: %s", c->client.peer, reason);
 			/* SPEC §6: one line per refused connection; a client
 			 * that does not trust the session CA shows up here. */
-			c->audited = false;
+			c->ex.audited = false;
 			audit_line(c, "connect", "allow", reason, c->rule);
 			conn_close(c, "client TLS handshake failed", false);
 			return;
@@ -2550,7 +2664,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 	(void)events;
 	switch (c->state) {
 	case CONN_READ_HEAD:
-		conn_close(c, c->head_started ? "request head timeout" : "idle timeout", false);
+		conn_close(c, c->ex.phase != EX_IDLE ? "request head timeout" : "idle timeout", false);
 		return;
 	case CONN_RELAY:
 		/* The timer is not re-armed per byte: check the real idle time
@@ -2560,7 +2674,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 			arm_timer(c, c->idle_ms - (unsigned)idle);
 			return;
 		}
-		if (!c->tunnel && !c->upgraded && !c->resp_started) {
+		if ((c->mode == CONN_MODE_HTTP || c->mode == CONN_MODE_TERMINATED) && !responding(c)) {
 			/* The upstream took the request and went quiet: tell
 			 * the client (504) rather than just hanging up. */
 			char w[512];
@@ -2583,7 +2697,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 			arm_timer(c, c->idle_ms);
 			return;
 		}
-		conn_close(c, c->shut_wr ? "linger timeout" : "drain timeout", false);
+		conn_close(c, c->client.shut_wr ? "linger timeout" : "drain timeout", false);
 		return;
 	case CONN_TLS_SNIFF:
 	case CONN_TLS_ACCEPT:
@@ -2638,6 +2752,8 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 	}
 	c->px = px;
 	c->state = CONN_ACCEPTED;
+	c->mode = CONN_MODE_HTTP;
+	exchange_reset(&c->ex);
 	c->first_request = true;
 	c->pol = proxy_policy_get(px);
 	lim = policy_limits(pol(c));
@@ -2688,7 +2804,7 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	if (c->state == CONN_CLOSED)
 		return;
 	/* An opaque tunnel is audited when it ends, with its byte counts. */
-	if (c->tunnel && c->resp_started && c->status == 200)
+	if (c->mode == CONN_MODE_TUNNEL && responding(c) && c->ex.status == 200)
 		audit_line(c, "tunnel", "allow", NULL, c->rule);
 	conn_set_state(c, CONN_CLOSED);
 	proxy_note_churn(c->px);
