@@ -1,0 +1,417 @@
+/*
+ * exchange.c - one request/response exchange on a connection: the request
+ * head read (READ_HEAD), the HTTP relay with masking (RELAY in modes HTTP
+ * and TERMINATED: request body up, response head and body down), and the
+ * end of the exchange (audit, keep-alive: exchange_reset()).
+ */
+#include "conn_int.h"
+
+#include <sys/socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "audit.h"
+#include "base/defaults.h"
+#include "log.h"
+#include "sockio.h"
+#include "tls.h"
+#include "wbio.h"
+
+/* A new exchange: every field back to its initial value. */
+void exchange_reset(struct exchange *ex)
+{
+	memset(ex, 0, sizeof(*ex));
+	ex->phase = EX_IDLE;
+	ex->kind = EX_KIND_REQUEST;
+	ex->up_use = EX_UP_FRESH;
+}
+
+#define CONN_STR_(x) #x
+#define CONN_STR(x) CONN_STR_(x)
+
+/* How a head error reads: 405 is a refusal, 431 a limit, 400 malformed. */
+static const char *head_error_prefix(int status)
+{
+	switch (status) {
+	case 405:
+		return "";
+	case 431:
+		return "request head refused (limits.maxHeaderBytes, " CONN_STR(PASSAVANT_MAX_HEADER_COUNT) " fields): ";
+	default:
+		return "malformed request: ";
+	}
+}
+
+enum step conn_step_read_head(conn_t *c)
+{
+	struct evbuffer *in = in_of(&c->client);
+
+	/* An idle upstream kept for reuse that closed or spoke out of turn
+	 * cannot carry the next request. */
+	if (c->up.bev != NULL && (c->up.eof || evbuffer_get_length(in_of(&c->up)) > 0))
+		conn_drop_upstream(c);
+	while (evbuffer_get_length(in) > 0) {
+		struct evbuffer_iovec v;
+		enum http1_result r;
+		size_t n = 0;
+
+		if (c->ex.phase == EX_IDLE) {
+			c->ex.phase = EX_REQ_HEAD;
+			/* A head refused before conn_decide() (malformed, 431) is
+			 * audited with its duration from here (SPEC §6). */
+			(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+			/* A keep-alive client waited under the idle timeout;
+			 * from its first byte the head timeout applies. */
+			if (!c->first_request)
+				conn_arm_timer(c, c->head_ms);
+		}
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
+		if (evbuffer_drain(in, n) < 0) {
+			conn_close(c, "evbuffer_drain failed", true);
+			return STEP_CLOSED;
+		}
+		switch (r) {
+		case HTTP1_MORE:
+			continue;
+		case HTTP1_HEAD:
+		case HTTP1_DONE:
+			return conn_decide(c);
+		case HTTP1_ERROR:
+			return conn_refuse(c, http1_error_status(c->client.http), NULL, "request", NULL,
+				      "passavant: %s%s", head_error_prefix(http1_error_status(c->client.http)),
+				      http1_error_reason(c->client.http));
+		}
+	}
+	if (c->client.eof) {
+		conn_close(c, c->ex.phase != EX_IDLE ? "client closed in the middle of a head" : "client closed",
+			   c->ex.phase != EX_IDLE);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}
+
+/* The response went out in full: audit, then the next request or close. */
+static enum step finish_request(conn_t *c)
+{
+	const char *left = c->mask != NULL ? cmask_body_left(c->mask) : NULL;
+	char note[POLICY_HOST_MAX + 256];
+
+	if (left != NULL) {
+		/* SPEC §4.2: left as is in a body, and recorded. */
+		(void)snprintf(note, sizeof(note),
+			       "passavant: the sentinel of %s was left as is in the request body to %s:%u "
+			       "(injection there is not allowed by injectHosts/injectIn)",
+			       left, c->tgt.host, (unsigned)c->tgt.port);
+		log_info("%s", note);
+	}
+	conn_audit(c, "request", "allow", left != NULL ? note : NULL, c->rule);
+	c->up.reusable = c->ex.req_done && !c->up.eof && http1_keep_alive(c->up.http);
+	if (!c->up.reusable)
+		conn_drop_upstream(c);
+	if (c->ex.client_close || !c->ex.req_done || c->client.eof)
+		return conn_enter_draining(c);
+	if (c->mode == CONN_MODE_TERMINATED) {
+		/* The first request of a new tunnel frees buffers too: the
+		 * proxy trims the heap after them as after handshakes. */
+		if (!c->answered) {
+			c->answered = true;
+			proxy_note_churn(c->px);
+		}
+		/* An idle terminated tunnel keeps its parsers without head
+		 * buffers (memory per open tunnel; conn_send_request() resets the
+		 * response parser before it is used again). Plain HTTP keeps
+		 * them: no allocation per request where a request costs the
+		 * least. c->tgt.path points into the request's head
+		 * (take_target()): it goes with the buffer, so a refusal
+		 * before the next head is decided records no freed target. */
+		c->tgt.path = "";
+		c->tgt.path_len = 0;
+		http1_release(c->client.http);
+		if (c->up.reusable)
+			http1_release(c->up.http);
+	} else {
+		http1_reset(c->client.http);
+	}
+	/* Inside a terminated tunnel the target stays the CONNECT's
+	 * (have_target()). */
+	exchange_reset(&c->ex);
+	c->first_request = false;
+	conn_set_state(c, CONN_READ_HEAD);
+	conn_arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
+/* Writes the response head for the client into client.pending, remasked
+ * (SPEC §4.3: real values in headers become sentinels). */
+static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade)
+{
+	size_t from = evbuffer_get_length(c->client.pending);
+
+	if (http1_write_response_head(c->up.http, c->client.pending, add_close, keep_upgrade) < 0)
+		return -1;
+	return c->mask != NULL ? cmask_response_head(c->mask, c->client.pending, from) : 0;
+}
+
+/* Whether a response body is sent as is: no Content-Encoding field, or
+ * only "identity", and no transfer coding but chunked. */
+static bool identity_coded(const http1_t *h)
+{
+	const char *name, *val;
+	size_t nlen, vlen, i;
+
+	for (i = 0; i < http1_header_count(h); i++) {
+		http1_header(h, i, &name, &nlen, &val, &vlen);
+		if (nlen == 17 && strncasecmp(name, "transfer-encoding", 17) == 0) {
+			while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+				vlen--;
+			if (!(vlen == 7 && strncasecmp(val, "chunked", 7) == 0))
+				return false;
+			continue;
+		}
+		if (nlen != 16 || strncasecmp(name, "content-encoding", 16) != 0)
+			continue;
+		while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+			vlen--;
+		if (vlen != 0 && !(vlen == 8 && strncasecmp(val, "identity", 8) == 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * After a real value was found on its way out: what waits for the
+ * upstream is wiped, and its connection will end with an RST (SO_LINGER
+ * 0), not a FIN that could end a close-delimited or partly sent body
+ * cleanly.
+ */
+void conn_wipe_reset_upstream(conn_t *c)
+{
+	struct linger lg = {1, 0};
+
+	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
+	cmask_wipe_drain(c->up.pending);
+	if (c->up.bev != NULL && bufferevent_getfd(c->up.bev) >= 0)
+		(void)setsockopt(bufferevent_getfd(c->up.bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+/*
+ * A real value in a request body (SPEC §4.2). The stream wrote its
+ * sentinel in its place, so no real value went upstream, but the request
+ * must not complete either: what waits for the upstream is wiped, its
+ * connection is reset (SO_LINGER 0: an RST, not a FIN that could end a
+ * close-delimited or partly sent body cleanly), and the client gets the
+ * 403 unless a response already started (then it is just closed).
+ */
+static enum step refuse_body_leak(conn_t *c, const char *cred)
+{
+	char w[512];
+
+	conn_wipe_reset_upstream(c);
+	conn_drop_upstream(c);
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
+	c->rule = c->mask_rule;
+	return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
+		      "passavant: %s refused by %s: a real value of %s is on its way out in the body "
+		      "(the sandbox should never hold one); the upstream connection was reset",
+		      conn_what(c, w, sizeof(w)), c->rule, cred);
+}
+
+enum step conn_step_http(conn_t *c)
+{
+	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
+	struct evbuffer *uin = in_of(&c->up), *uout = out_of(&c->up);
+	struct evbuffer_iovec v;
+	enum http1_result r;
+	size_t n;
+
+	/* Request body, client -> upstream. */
+	while (!c->ex.req_done && evbuffer_get_length(cin) > 0 &&
+	       evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (evbuffer_peek(cin, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
+		if (r == HTTP1_ERROR)
+			return conn_refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
+				      http1_error_reason(c->client.http));
+		if (c->ex.mask_req_body) {
+			const char *leak;
+
+			if (cmask_body_take(c->mask, CMASK_OUT, cin, n) < 0 ||
+			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0)) {
+				conn_close(c, "out of memory substituting a request body", true);
+				return STEP_CLOSED;
+			}
+			if ((leak = cmask_leak(c->mask, CMASK_OUT)) != NULL)
+				return refuse_body_leak(c, leak);
+			if (conn_mask_pass(c, CMASK_OUT) < 0) {
+				conn_close(c, "out of memory substituting a request body", true);
+				return STEP_CLOSED;
+			}
+		} else if (sockio_pass_on(&c->up, cin, n) < 0) {
+			conn_close(c, "evbuffer move failed", true);
+			return STEP_CLOSED;
+		}
+		c->ex.bytes_up += n;
+		conn_touch(c);
+		if (r == HTTP1_DONE)
+			c->ex.req_done = true;
+	}
+	/* Response, upstream -> client. With masking, the substituted body
+	 * collects in the substituter's output and is passed on once, after
+	 * the loop (cmask_ready() splits a chain to hold the tail back: once
+	 * per step, not once per chain). */
+	while (c->ex.phase != EX_DONE && evbuffer_get_length(uin) > 0 &&
+	       evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES &&
+	       (!c->ex.mask_resp_body ||
+		evbuffer_get_length(cmask_out(c->mask, CMASK_IN)) < PASSAVANT_OUTBUF_HIGH_BYTES)) {
+		bool in_head = !http1_head_done(c->up.http);
+
+		if (evbuffer_peek(uin, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->up.http, v.iov_base, v.iov_len, &n);
+		conn_touch(c);
+		if (r == HTTP1_ERROR)
+			return conn_refuse(c, 502, NULL, "request", c->rule,
+				      "passavant: malformed response from %s: %s", c->up.peer,
+				      http1_error_reason(c->up.http));
+		if (!in_head) {
+			if (c->ex.mask_resp_body) {
+				if (cmask_body_take(c->mask, CMASK_IN, uin, n) < 0 ||
+				    (r == HTTP1_DONE && (cmask_body_end(c->mask, CMASK_IN) < 0 ||
+							 conn_mask_pass(c, CMASK_IN) < 0))) {
+					conn_close(c, "out of memory remasking a response body", true);
+					return STEP_CLOSED;
+				}
+			} else if (sockio_pass_on(&c->client, uin, n) < 0) {
+				conn_close(c, "evbuffer move failed", true);
+				return STEP_CLOSED;
+			}
+			c->ex.bytes_down += n;
+			if (r == HTTP1_DONE)
+				c->ex.phase = EX_DONE;
+			continue;
+		}
+		(void)evbuffer_drain(uin, n);
+		if (r == HTTP1_MORE)
+			continue;
+		c->ex.status = http1_status(c->up.http);
+		if (c->ex.status == 101) {
+			/* Only an upgrade we forwarded may be accepted. */
+			if (c->ex.kind != EX_KIND_UPGRADE)
+				return conn_refuse(c, 502, NULL, "request", c->rule,
+					      "passavant: unexpected 101 from %s", c->up.peer);
+			if (c->ex.identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
+				return conn_refuse(c, 502, NULL, "request", c->rule,
+					      "passavant: %s accepted the upgrade with a WebSocket extension "
+					      "although none was offered: compressed frames cannot be scanned "
+					      "for real values",
+					      c->up.peer);
+			if (write_response_head(c, false, true) < 0)
+				goto oom;
+			/* The upgraded stream (only WebSocket is relayed) is
+			 * framed both ways: remasked inbound, searched for
+			 * real values outbound (SPEC §4.2, §4.3, §5). */
+			if (c->mask != NULL && cmask_ws_begin(c->mask) < 0)
+				goto oom;
+			c->ex.phase = EX_RESPONDING;
+			conn_set_mode(c, CONN_MODE_UPGRADED);
+			conn_audit(c, "request", "allow", NULL, c->rule);
+			/* Bytes after either head stay in the input buffers
+			 * and are relayed by conn_step_tunnel(). */
+			return STEP_AGAIN;
+		}
+		if (c->ex.status >= 100 && c->ex.status < 200) {
+			/* Interim response (100 Continue): relay, then wait
+			 * for the final one. */
+			if (write_response_head(c, false, false) < 0)
+				goto oom;
+			http1_reset(c->up.http);
+			http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
+			continue;
+		}
+		if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http))
+			return conn_refuse(c, 502, NULL, "request", c->rule,
+				      "passavant: %s answered with a Content-Encoding although asked for "
+				      "identity: a coded body cannot be scanned for real values",
+				      c->up.peer);
+		c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
+				  http1_needs_eof(c->up.http);
+		if (write_response_head(c, c->ex.client_close, false) < 0)
+			goto oom;
+		c->ex.phase = EX_RESPONDING;
+		if (http1_message_done(c->up.http)) {
+			c->ex.phase = EX_DONE;
+		} else if (c->mask != NULL) {
+			if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false,
+					     http1_chunked(c->up.http)) < 0)
+				goto oom;
+			if (http1_chunked(c->up.http))
+				http1_set_body_sink(c->up.http, cmask_body_sink,
+						    cmask_sink_arg(c->mask, CMASK_IN));
+			c->ex.mask_resp_body = true;
+		}
+	}
+	if (c->ex.mask_resp_body && c->ex.phase != EX_DONE && conn_mask_pass(c, CMASK_IN) < 0)
+		goto oom;
+	if (c->ex.phase == EX_DONE)
+		return finish_request(c);
+	if (c->up.eof && evbuffer_get_length(uin) == 0) {
+		if (http1_head_done(c->up.http)) {
+			if (http1_finish(c->up.http) == HTTP1_DONE) {
+				c->ex.phase = EX_DONE;
+				/* A body that ends with the connection, ended by
+				 * an error (no close_notify, a reset): the client
+				 * must see the truncation as it would directly,
+				 * not a clean end (conn_step_drain()). */
+				if (c->up.failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
+					c->truncated = true;
+					log_info("conn %s: %s ended a close-delimited body with an error: "
+						 "closing the client without close_notify",
+						 c->client.peer, c->up.peer);
+				}
+				/* A close-delimited body ends as a cut one does:
+				 * held bytes that may begin a real value are
+				 * dropped (SPEC §4.3). */
+				if (c->ex.mask_resp_body &&
+				    (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0))
+					goto oom;
+				return finish_request(c);
+			}
+			conn_close(c, "upstream closed in the middle of a response", true);
+			return STEP_CLOSED;
+		}
+		/* A kept-alive upstream may close just as a request goes out
+		 * (its idle timeout): re-send once on a fresh connection, but
+		 * only a request without a body, which is fully replayable. */
+		if (c->ex.up_use == EX_UP_REUSED && c->ex.req_done && c->ex.bytes_up == 0) {
+			enum step st;
+
+			c->ex.up_use = EX_UP_RETRIED;
+			conn_drop_upstream(c);
+			/* The head went out with the lost connection: again. */
+			if (!conn_prepare_request(c, &st))
+				return st;
+			return conn_dial(c, CONN_UPSTREAM_CONNECTING);
+		}
+		return conn_refuse(c, 502, NULL, "request", c->rule,
+			      "passavant: %s closed the connection without a response", c->up.peer);
+	}
+	if (c->client.eof && !c->ex.req_done && evbuffer_get_length(cin) == 0) {
+		conn_close(c, "client closed in the middle of a request", true);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+oom:
+	conn_close(c, "out of memory writing a response head", true);
+	return STEP_CLOSED;
+}

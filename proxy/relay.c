@@ -1,0 +1,297 @@
+/*
+ * relay.c - byte streams: an opaque tunnel (mode TUNNEL, remasked when it
+ * does not carry TLS) and an upgraded WebSocket stream (mode UPGRADED,
+ * framed both ways), with half-close; and the masking glue both share
+ * with the HTTP relay (conn_mask_pass(), the tail timer).
+ */
+#include "conn_int.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "audit.h"
+#include "base/defaults.h"
+#include "log.h"
+#include "sockio.h"
+#include "tls.h"
+#include "wbio.h"
+
+/*
+ * Inbound masking holds the last bytes the upstream sent (the longest
+ * form of a real value minus one) at every pause, whatever they are
+ * (cmask.h): in an HTTP message until more bytes or its end; in a stream
+ * without a visible end (after a 101, a tunnel without TLS), after this
+ * long without new bytes they go as they are. A real value that the
+ * upstream of such a stream interrupts for longer than this is not
+ * recognised.
+ */
+#define CONN_MASK_TAIL_MS 100
+static const struct timeval mask_tail_tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK_TAIL_MS % 1000) * 1000};
+
+static void tail_cb(evutil_socket_t fd, short events, void *arg);
+
+/*
+ * Whether held inbound bytes may be released after a pause: in a stream
+ * without a visible end (after a 101, a tunnel without TLS), or in a
+ * chunked response standing between two chunks (a boundary the upstream
+ * chose: server-sent events, MCP's streamable HTTP and watch streams end
+ * each reply with a chunk and wait for the client). Inside a chunk, a
+ * Content-Length body or a close-delimited one, the bytes wait for more
+ * or for the end, so an upstream that stalls in the middle of a real
+ * value does not get it through in two pieces.
+ */
+static bool release_ok(const conn_t *c)
+{
+	if (c->mode == CONN_MODE_UPGRADED || c->tunnel_masked)
+		return true;
+	return c->ex.mask_resp_body && c->ex.phase != EX_DONE && http1_between_chunks(c->up.http);
+}
+
+/*
+ * Passes on what the substituter of direction d may send now (cmask_ready()).
+ * Inbound, while bytes are held, the tail timer runs from the last bytes
+ * that came (re-armed here); when it fires they go as they are.
+ */
+int conn_mask_pass(conn_t *c, enum cmask_dir d)
+{
+	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
+	size_t n;
+
+	if (cmask_ready(c->mask, d, &n) < 0 || (n > 0 && sockio_pass_on(to, cmask_out(c->mask, d), n) < 0))
+		return -1;
+	/* Only a byte stream without an end we can see (an upgraded stream,
+	 * a tunnel without TLS) releases held bytes after a pause: an HTTP
+	 * message keeps them until more bytes or its end, so an upstream
+	 * that stalls inside a real value does not get it through in two
+	 * pieces. */
+	if (!release_ok(c) || (!cmask_waiting(c->mask, CMASK_IN) &&
+				(!(c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) || !cmask_waiting(c->mask, CMASK_OUT)))) {
+		if (c->tail_ev != NULL)
+			(void)event_del(c->tail_ev);
+		return 0;
+	}
+	if (c->tail_ev == NULL && (c->tail_ev = evtimer_new(proxy_base(c->px), tail_cb, c)) == NULL)
+		return -1;
+	return event_add(c->tail_ev, &mask_tail_tv);
+}
+
+/* Bytes were held CONN_MASK_TAIL_MS with nothing new: they go. */
+static void tail_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)fd;
+	(void)events;
+	if (c->mask == NULL)
+		return;
+	/*
+	 * Only a pause of the upstream releases inbound bytes: while the
+	 * upstream has sent more (unread input) or we stopped reading it
+	 * because the client does not read (its output at the high mark),
+	 * the held bytes wait. Otherwise the sandbox could cut a real value
+	 * in two at will, by not reading at the right moment.
+	 */
+	if (!release_ok(c))
+		return;
+	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
+	    (evbuffer_get_length(in_of(&c->up)) > 0 ||
+	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)) {
+		if (event_add(c->tail_ev, &mask_tail_tv) < 0)
+			conn_close(c, "cannot re-arm the masking timer", true);
+		return;
+	}
+	if ((cmask_waiting(c->mask, CMASK_IN) &&
+	     (cmask_release(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) ||
+	    ((c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) && cmask_waiting(c->mask, CMASK_OUT) &&
+	     (cmask_release(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0))) {
+		conn_close(c, "out of memory releasing held bytes", true);
+		return;
+	}
+	conn_drive(c);
+}
+
+/*
+ * A real value in a WebSocket frame from the client (SPEC §4.2): the
+ * frame never goes (the substituter put the sentinel in its place, and
+ * what waits is wiped), the upstream connection is reset and the client
+ * closed; one audit line and one stderr line name the credential.
+ */
+static enum step ws_leak_close(conn_t *c, const char *cred)
+{
+	char reason[REASON_MAX], w[512];
+
+	conn_wipe_reset_upstream(c);
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
+	(void)snprintf(reason, sizeof(reason),
+		       "passavant: %s: a real value of %s was on its way out in a WebSocket frame "
+		       "(the sandbox should never hold one); the stream was closed",
+		       conn_what(c, w, sizeof(w)), cred);
+	c->ex.audited = false;
+	conn_audit(c, "request", "deny", reason, c->mask_rule);
+	log_info("%s", reason);
+	conn_close(c, "a real value in a WebSocket frame", true);
+	return STEP_CLOSED;
+}
+
+enum step conn_step_tunnel(conn_t *c)
+{
+	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
+	struct evbuffer *uin = in_of(&c->up), *uout = out_of(&c->up);
+	size_t n;
+
+	if ((n = evbuffer_get_length(cin)) > 0 && evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
+			const char *leak;
+			int r = cmask_ws_feed(c->mask, CMASK_OUT, cin, n);
+
+			if (r < 0)
+				goto fail;
+			if (r == 1) {
+				conn_close(c, "a WebSocket frame from the client breaks RFC 6455", true);
+				return STEP_CLOSED;
+			}
+			if ((leak = cmask_ws_leak(c->mask)) != NULL)
+				return ws_leak_close(c, leak);
+			if (conn_mask_pass(c, CMASK_OUT) < 0)
+				goto fail;
+		} else if (c->tunnel_masked && c->mask != NULL) {
+			const char *cred = NULL;
+			int r = cmask_tunnel_out(c->mask, cin, n, &cred);
+			char w[512];
+
+			if (r < 0)
+				goto fail;
+			if (r == 2) {
+				/* SPEC §4.2: a real value; nothing of it left. */
+				c->ex.phase = EX_WAIT_RESPONSE;
+				(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
+					       cred != NULL ? cred : "?");
+				return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+					      "passavant: %s refused by %s: a real value of %s is on its way "
+					      "out in a tunnel without TLS (the sandbox should never hold one)",
+					      conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?");
+			}
+			if (r == 1) {
+				/* SPEC §4.2: a sentinel to a host where it may
+				 * not go; nothing of it left. As in
+				 * conn_step_tls_sniff(), the 200 went out but no
+				 * answer inside the tunnel yet. */
+				c->ex.phase = EX_WAIT_RESPONSE;
+				(void)snprintf(c->mask_rule, sizeof(c->mask_rule),
+					       "credentials %s: injectHosts", cred != NULL ? cred : "?");
+				return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+					      "passavant: %s refused by %s: the sentinel of %s may not be "
+					      "sent to %s:%u in a tunnel without TLS",
+					      conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?",
+					      c->tgt.host, (unsigned)c->tgt.port);
+			}
+			if (conn_mask_pass(c, CMASK_OUT) < 0)
+				goto fail;
+		} else if (sockio_send(&c->up, cin, n) < 0) {
+			goto fail;
+		}
+		c->ex.bytes_up += n;
+		conn_touch(c);
+	}
+	if ((n = evbuffer_get_length(uin)) > 0 && evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
+			int r = cmask_ws_feed(c->mask, CMASK_IN, uin, n);
+
+			if (r < 0 || (r == 0 && conn_mask_pass(c, CMASK_IN) < 0))
+				goto fail;
+			if (r == 1) {
+				conn_close(c, "a WebSocket frame from the upstream breaks RFC 6455", true);
+				return STEP_CLOSED;
+			}
+		} else if (c->tunnel_masked && c->mask != NULL) {
+			/* A tunnel without TLS is remasked inbound (SPEC §4.3). */
+			if (cmask_stream_in(c->mask, uin, n) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+				goto fail;
+		} else if (sockio_send(&c->client, uin, n) < 0) {
+			goto fail;
+		}
+		c->ex.bytes_down += n;
+		conn_touch(c);
+	}
+	if (c->tunnel_masked && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
+	    cmask_waiting(c->mask, CMASK_OUT)) {
+		/* The client ended: what the scan held back goes (a sentinel
+		 * completed only now is dropped with the tunnel). */
+		if (cmask_body_end(c->mask, CMASK_OUT) < 0)
+			goto fail;
+		if (cmask_body_left(c->mask) != NULL) {
+			conn_close(c, "a sentinel at the end of a tunnel without TLS was dropped", true);
+			return STEP_CLOSED;
+		}
+		if (conn_mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	}
+	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
+	    cmask_waiting(c->mask, CMASK_OUT)) {
+		/* The client ended: held bytes may begin a real value; the
+		 * frames before them go. */
+		if (cmask_body_cut(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	}
+	if ((c->mode == CONN_MODE_UPGRADED || c->tunnel_masked) && c->mask != NULL && c->up.eof &&
+	    evbuffer_get_length(uin) == 0) {
+		/* The stream ended, and an end cannot be told from a cut: what
+		 * the substituter held back may begin a real value and is
+		 * dropped (SPEC §4.3); what it resolved goes. */
+		if (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+			goto fail;
+	}
+	if (c->client.ssl != NULL) {
+		/* An upgraded stream inside a terminated tunnel: TLS has no
+		 * half-close to carry over (close_notify ends both ways), so
+		 * once the upstream ended and all it sent was passed on, the
+		 * client is drained and closed; once the client ended, the
+		 * stream is over. */
+		if (c->up.eof && evbuffer_get_length(uin) == 0)
+			return conn_enter_draining(c);
+		if (c->client.eof && evbuffer_get_length(cin) == 0) {
+			/* What the client sent last still goes to the
+			 * upstream (the write callback comes back when it has;
+			 * the idle timer bounds the wait). */
+			if (evbuffer_get_length(uout) > 0)
+				return STEP_STOP;
+			if (c->up.ssl != NULL && wbio_pending(c->up.ssl) > 0) {
+				wbio_notify_empty(c->up.ssl);
+				return STEP_STOP;
+			}
+			conn_close(c, "client ended the upgraded stream", false);
+			return STEP_CLOSED;
+		}
+		return STEP_STOP;
+	}
+	/* Half-close (TCP semantics kept end to end): once one side ended
+	 * and all it sent reached the other, shut the other's write side and
+	 * keep relaying the opposite direction; close when both ended. */
+	if (c->client.eof && evbuffer_get_length(cin) == 0 && evbuffer_get_length(uout) == 0 &&
+	    !c->up.shut_wr) {
+		c->up.shut_wr = true;
+		if (shutdown(bufferevent_getfd(c->up.bev), SHUT_WR) < 0)
+			c->up.eof = true; /* upstream already gone */
+	}
+	if (c->up.eof && evbuffer_get_length(uin) == 0 && evbuffer_get_length(cout) == 0 &&
+	    !c->client.shut_wr) {
+		c->client.shut_wr = true;
+		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0)
+			c->client.eof = true;
+	}
+	if (c->client.shut_wr && c->up.shut_wr) {
+		conn_close(c, "tunnel closed by both sides", false);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	return STEP_CLOSED;
+}
