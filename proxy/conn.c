@@ -339,7 +339,7 @@ enum step conn_step_drain(conn_t *c)
 	}
 	if (!c->client.shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
 		c->client.shut_wr = true;
-		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0) {
+		if (sockio_shutdown_wr(&c->client) < 0) {
 			conn_close(c, "client gone", false);
 			return STEP_CLOSED;
 		}
@@ -362,7 +362,7 @@ enum step conn_step_drain(conn_t *c)
 	if (c->truncated && c->client.shut_wr && !c->tls_closing) {
 		/* Everything sent: end TCP without close_notify. */
 		c->tls_closing = true;
-		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0) {
+		if (sockio_shutdown_wr(&c->client) < 0) {
 			conn_close(c, "client gone", false);
 			return STEP_CLOSED;
 		}
@@ -658,28 +658,12 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		log_warnx("conn %s: %s", c->client.peer, reason);
 	else
 		log_debug("conn %s: closed: %s", c->client.peer, reason);
-	if (c->dial != NULL) {
-		upstream_cancel(c->dial);
-		c->dial = NULL;
-	}
-	sockio_reader_free(&c->up);
-	sockio_reader_free(&c->client);
-	if (c->up.bev != NULL) {
-		if (c->up.ssl != NULL)
-			wbio_detach(c->up.ssl);
-		bufferevent_free(c->up.bev);
-		c->up.bev = NULL;
-	}
-	if (c->client.bev != NULL) {
-		if (c->client.ssl != NULL)
-			wbio_detach(c->client.ssl);
-		if (c->under_cb != NULL && bufferevent_get_underlying(c->client.bev) != NULL)
-			(void)evbuffer_remove_cb_entry(bufferevent_get_output(bufferevent_get_underlying(c->client.bev)),
-						       c->under_cb);
-		c->under_cb = NULL;
-		bufferevent_free(c->client.bev);
-		c->client.bev = NULL;
-	}
+	conn_drop_upstream(c);
+	if (c->client.bev != NULL && c->under_cb != NULL && bufferevent_get_underlying(c->client.bev) != NULL)
+		(void)evbuffer_remove_cb_entry(bufferevent_get_output(bufferevent_get_underlying(c->client.bev)),
+					       c->under_cb);
+	c->under_cb = NULL;
+	sockio_side_free(&c->client);
 	http1_free(c->client.http);
 	c->client.http = NULL;
 	http1_free(c->up.http);

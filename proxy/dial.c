@@ -30,14 +30,9 @@ void conn_drop_upstream(conn_t *c)
 		upstream_cancel(c->dial);
 		c->dial = NULL;
 	}
-	sockio_reader_free(&c->up);
-	if (c->up.bev != NULL) {
-		if (c->up.ssl != NULL)
-			wbio_detach(c->up.ssl);
-		bufferevent_free(c->up.bev);
-		c->up.bev = NULL;
-	}
-	(void)evbuffer_drain(c->up.pending, evbuffer_get_length(c->up.pending));
+	sockio_side_free(&c->up);
+	if (c->up.pending != NULL)
+		(void)evbuffer_drain(c->up.pending, evbuffer_get_length(c->up.pending));
 	c->up.ssl = NULL;
 	c->up.eof = false;
 	c->up.kicked = false;

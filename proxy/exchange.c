@@ -196,12 +196,9 @@ static bool identity_coded(const http1_t *h)
  */
 void conn_wipe_reset_upstream(conn_t *c)
 {
-	struct linger lg = {1, 0};
-
 	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
 	cmask_wipe_drain(c->up.pending);
-	if (c->up.bev != NULL && bufferevent_getfd(c->up.bev) >= 0)
-		(void)setsockopt(bufferevent_getfd(c->up.bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	sockio_reset_on_close(&c->up);
 }
 
 /*
@@ -226,50 +223,146 @@ static enum step refuse_body_leak(conn_t *c, const char *cred)
 		      conn_what(c, w, sizeof(w)), c->rule, cred);
 }
 
-enum step conn_step_http(conn_t *c)
+/*
+ * Request body, client -> upstream, while the upstream's output has room.
+ * Returns true to go on, else false with *st the step to return.
+ */
+static bool relay_request_body(conn_t *c, enum step *st)
 {
-	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
-	struct evbuffer *uin = in_of(&c->up), *uout = out_of(&c->up);
+	struct evbuffer *cin = in_of(&c->client), *uout = out_of(&c->up);
 	struct evbuffer_iovec v;
 	enum http1_result r;
 	size_t n;
 
-	/* Request body, client -> upstream. */
 	while (!c->ex.req_done && evbuffer_get_length(cin) > 0 &&
 	       evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
 		if (evbuffer_peek(cin, -1, NULL, &v, 1) < 1)
 			break;
 		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
-		if (r == HTTP1_ERROR)
-			return conn_refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
-				      http1_error_reason(c->client.http));
+		if (r == HTTP1_ERROR) {
+			*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
+					  http1_error_reason(c->client.http));
+			return false;
+		}
 		if (c->ex.mask_req_body) {
 			const char *leak;
 
 			if (cmask_body_take(c->mask, CMASK_OUT, cin, n) < 0 ||
-			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0)) {
-				conn_close(c, "out of memory substituting a request body", true);
-				return STEP_CLOSED;
+			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0))
+				goto oom;
+			if ((leak = cmask_leak(c->mask, CMASK_OUT)) != NULL) {
+				*st = refuse_body_leak(c, leak);
+				return false;
 			}
-			if ((leak = cmask_leak(c->mask, CMASK_OUT)) != NULL)
-				return refuse_body_leak(c, leak);
-			if (conn_mask_pass(c, CMASK_OUT) < 0) {
-				conn_close(c, "out of memory substituting a request body", true);
-				return STEP_CLOSED;
-			}
+			if (conn_mask_pass(c, CMASK_OUT) < 0)
+				goto oom;
 		} else if (sockio_pass_on(&c->up, cin, n) < 0) {
 			conn_close(c, "evbuffer move failed", true);
-			return STEP_CLOSED;
+			*st = STEP_CLOSED;
+			return false;
 		}
 		c->ex.bytes_up += n;
 		conn_touch(c);
 		if (r == HTTP1_DONE)
 			c->ex.req_done = true;
 	}
-	/* Response, upstream -> client. With masking, the substituted body
-	 * collects in the substituter's output and is passed on once, after
-	 * the loop (cmask_ready() splits a chain to hold the tail back: once
-	 * per step, not once per chain). */
+	return true;
+oom:
+	conn_close(c, "out of memory substituting a request body", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/*
+ * A 101 to the upgrade we forwarded: the head goes to the client and the
+ * exchange becomes an UPGRADED stream, framed both ways: remasked
+ * inbound, searched for real values outbound (SPEC §4.2, §4.3, §5). Bytes
+ * after either head stay in the input buffers for conn_step_tunnel().
+ */
+static enum step take_upgrade(conn_t *c)
+{
+	/* Only an upgrade we forwarded may be accepted. */
+	if (c->ex.kind != EX_KIND_UPGRADE)
+		return conn_refuse(c, 502, NULL, "request", c->rule, "passavant: unexpected 101 from %s",
+				   c->up.peer);
+	if (c->ex.identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
+		return conn_refuse(c, 502, NULL, "request", c->rule,
+				   "passavant: %s accepted the upgrade with a WebSocket extension "
+				   "although none was offered: compressed frames cannot be scanned "
+				   "for real values",
+				   c->up.peer);
+	if (write_response_head(c, false, true) < 0 || (c->mask != NULL && cmask_ws_begin(c->mask) < 0)) {
+		conn_close(c, "out of memory writing a response head", true);
+		return STEP_CLOSED;
+	}
+	c->ex.phase = EX_RESPONDING;
+	conn_set_mode(c, CONN_MODE_UPGRADED);
+	conn_audit(c, "request", "allow", NULL, c->rule);
+	return STEP_AGAIN;
+}
+
+/*
+ * A whole response head came: an upgrade, an interim response (relayed,
+ * then the final one is awaited) or the final head, whose body the
+ * inbound substituter then takes. Returns true to go on reading, else
+ * false with *st the step to return.
+ */
+static bool take_response_head(conn_t *c, enum step *st)
+{
+	c->ex.status = http1_status(c->up.http);
+	if (c->ex.status == 101) {
+		*st = take_upgrade(c);
+		return false;
+	}
+	if (c->ex.status >= 100 && c->ex.status < 200) {
+		if (write_response_head(c, false, false) < 0)
+			goto oom;
+		http1_reset(c->up.http);
+		http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
+		return true;
+	}
+	if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http)) {
+		*st = conn_refuse(c, 502, NULL, "request", c->rule,
+				  "passavant: %s answered with a Content-Encoding although asked for "
+				  "identity: a coded body cannot be scanned for real values",
+				  c->up.peer);
+		return false;
+	}
+	c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
+			     http1_needs_eof(c->up.http);
+	if (write_response_head(c, c->ex.client_close, false) < 0)
+		goto oom;
+	c->ex.phase = EX_RESPONDING;
+	if (http1_message_done(c->up.http)) {
+		c->ex.phase = EX_DONE;
+	} else if (c->mask != NULL) {
+		if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, http1_chunked(c->up.http)) < 0)
+			goto oom;
+		if (http1_chunked(c->up.http))
+			http1_set_body_sink(c->up.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_IN));
+		c->ex.mask_resp_body = true;
+	}
+	return true;
+oom:
+	conn_close(c, "out of memory writing a response head", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/*
+ * Response, upstream -> client, while the client's output has room. With
+ * masking, the substituted body collects in the substituter's output and
+ * is passed on once, after the loop (cmask_ready() splits a chain to hold
+ * the tail back: once per step, not once per chain). Returns true to go
+ * on, else false with *st the step to return.
+ */
+static bool relay_response(conn_t *c, enum step *st)
+{
+	struct evbuffer *uin = in_of(&c->up), *cout = out_of(&c->client);
+	struct evbuffer_iovec v;
+	enum http1_result r;
+	size_t n;
+
 	while (c->ex.phase != EX_DONE && evbuffer_get_length(uin) > 0 &&
 	       evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES &&
 	       (!c->ex.mask_resp_body ||
@@ -280,138 +373,104 @@ enum step conn_step_http(conn_t *c)
 			break;
 		r = http1_feed(c->up.http, v.iov_base, v.iov_len, &n);
 		conn_touch(c);
-		if (r == HTTP1_ERROR)
-			return conn_refuse(c, 502, NULL, "request", c->rule,
-				      "passavant: malformed response from %s: %s", c->up.peer,
-				      http1_error_reason(c->up.http));
-		if (!in_head) {
-			if (c->ex.mask_resp_body) {
-				if (cmask_body_take(c->mask, CMASK_IN, uin, n) < 0 ||
-				    (r == HTTP1_DONE && (cmask_body_end(c->mask, CMASK_IN) < 0 ||
-							 conn_mask_pass(c, CMASK_IN) < 0))) {
-					conn_close(c, "out of memory remasking a response body", true);
-					return STEP_CLOSED;
-				}
-			} else if (sockio_pass_on(&c->client, uin, n) < 0) {
-				conn_close(c, "evbuffer move failed", true);
-				return STEP_CLOSED;
+		if (r == HTTP1_ERROR) {
+			*st = conn_refuse(c, 502, NULL, "request", c->rule,
+					  "passavant: malformed response from %s: %s", c->up.peer,
+					  http1_error_reason(c->up.http));
+			return false;
+		}
+		if (in_head) {
+			(void)evbuffer_drain(uin, n);
+			if (r != HTTP1_MORE && !take_response_head(c, st))
+				return false;
+			continue;
+		}
+		if (c->ex.mask_resp_body) {
+			if (cmask_body_take(c->mask, CMASK_IN, uin, n) < 0 ||
+			    (r == HTTP1_DONE &&
+			     (cmask_body_end(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0))) {
+				conn_close(c, "out of memory remasking a response body", true);
+				*st = STEP_CLOSED;
+				return false;
 			}
-			c->ex.bytes_down += n;
-			if (r == HTTP1_DONE)
-				c->ex.phase = EX_DONE;
-			continue;
+		} else if (sockio_pass_on(&c->client, uin, n) < 0) {
+			conn_close(c, "evbuffer move failed", true);
+			*st = STEP_CLOSED;
+			return false;
 		}
-		(void)evbuffer_drain(uin, n);
-		if (r == HTTP1_MORE)
-			continue;
-		c->ex.status = http1_status(c->up.http);
-		if (c->ex.status == 101) {
-			/* Only an upgrade we forwarded may be accepted. */
-			if (c->ex.kind != EX_KIND_UPGRADE)
-				return conn_refuse(c, 502, NULL, "request", c->rule,
-					      "passavant: unexpected 101 from %s", c->up.peer);
-			if (c->ex.identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
-				return conn_refuse(c, 502, NULL, "request", c->rule,
-					      "passavant: %s accepted the upgrade with a WebSocket extension "
-					      "although none was offered: compressed frames cannot be scanned "
-					      "for real values",
-					      c->up.peer);
-			if (write_response_head(c, false, true) < 0)
-				goto oom;
-			/* The upgraded stream (only WebSocket is relayed) is
-			 * framed both ways: remasked inbound, searched for
-			 * real values outbound (SPEC §4.2, §4.3, §5). */
-			if (c->mask != NULL && cmask_ws_begin(c->mask) < 0)
-				goto oom;
-			c->ex.phase = EX_RESPONDING;
-			conn_set_mode(c, CONN_MODE_UPGRADED);
-			conn_audit(c, "request", "allow", NULL, c->rule);
-			/* Bytes after either head stay in the input buffers
-			 * and are relayed by conn_step_tunnel(). */
-			return STEP_AGAIN;
-		}
-		if (c->ex.status >= 100 && c->ex.status < 200) {
-			/* Interim response (100 Continue): relay, then wait
-			 * for the final one. */
-			if (write_response_head(c, false, false) < 0)
-				goto oom;
-			http1_reset(c->up.http);
-			http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
-			continue;
-		}
-		if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http))
-			return conn_refuse(c, 502, NULL, "request", c->rule,
-				      "passavant: %s answered with a Content-Encoding although asked for "
-				      "identity: a coded body cannot be scanned for real values",
-				      c->up.peer);
-		c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
-				  http1_needs_eof(c->up.http);
-		if (write_response_head(c, c->ex.client_close, false) < 0)
-			goto oom;
-		c->ex.phase = EX_RESPONDING;
-		if (http1_message_done(c->up.http)) {
+		c->ex.bytes_down += n;
+		if (r == HTTP1_DONE)
 			c->ex.phase = EX_DONE;
-		} else if (c->mask != NULL) {
-			if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false,
-					     http1_chunked(c->up.http)) < 0)
-				goto oom;
-			if (http1_chunked(c->up.http))
-				http1_set_body_sink(c->up.http, cmask_body_sink,
-						    cmask_sink_arg(c->mask, CMASK_IN));
-			c->ex.mask_resp_body = true;
-		}
 	}
-	if (c->ex.mask_resp_body && c->ex.phase != EX_DONE && conn_mask_pass(c, CMASK_IN) < 0)
-		goto oom;
-	if (c->ex.phase == EX_DONE)
-		return finish_request(c);
-	if (c->up.eof && evbuffer_get_length(uin) == 0) {
-		if (http1_head_done(c->up.http)) {
-			if (http1_finish(c->up.http) == HTTP1_DONE) {
-				c->ex.phase = EX_DONE;
-				/* A body that ends with the connection, ended by
-				 * an error (no close_notify, a reset): the client
-				 * must see the truncation as it would directly,
-				 * not a clean end (conn_step_drain()). */
-				if (c->up.failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
-					c->truncated = true;
-					log_info("conn %s: %s ended a close-delimited body with an error: "
-						 "closing the client without close_notify",
-						 c->client.peer, c->up.peer);
-				}
-				/* A close-delimited body ends as a cut one does:
-				 * held bytes that may begin a real value are
-				 * dropped (SPEC §4.3). */
-				if (c->ex.mask_resp_body &&
-				    (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0))
-					goto oom;
-				return finish_request(c);
-			}
+	if (c->ex.mask_resp_body && c->ex.phase != EX_DONE && conn_mask_pass(c, CMASK_IN) < 0) {
+		conn_close(c, "out of memory writing a response head", true);
+		*st = STEP_CLOSED;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The upstream ended and all it sent was read: a close-delimited body
+ * ends with it; a head cut short closes; no response at all is re-sent
+ * once when the upstream was a reused one, else answered 502.
+ */
+static enum step upstream_ended(conn_t *c)
+{
+	enum step st;
+
+	if (http1_head_done(c->up.http)) {
+		if (http1_finish(c->up.http) != HTTP1_DONE) {
 			conn_close(c, "upstream closed in the middle of a response", true);
 			return STEP_CLOSED;
 		}
-		/* A kept-alive upstream may close just as a request goes out
-		 * (its idle timeout): re-send once on a fresh connection, but
-		 * only a request without a body, which is fully replayable. */
-		if (c->ex.up_use == EX_UP_REUSED && c->ex.req_done && c->ex.bytes_up == 0) {
-			enum step st;
-
-			c->ex.up_use = EX_UP_RETRIED;
-			conn_drop_upstream(c);
-			/* The head went out with the lost connection: again. */
-			if (!conn_prepare_request(c, &st))
-				return st;
-			return conn_dial(c, CONN_UPSTREAM_CONNECTING);
+		c->ex.phase = EX_DONE;
+		/* A body that ends with the connection, ended by an error (no
+		 * close_notify, a reset): the client must see the truncation
+		 * as it would directly, not a clean end (conn_step_drain()). */
+		if (c->up.failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
+			c->truncated = true;
+			log_info("conn %s: %s ended a close-delimited body with an error: "
+				 "closing the client without close_notify",
+				 c->client.peer, c->up.peer);
 		}
-		return conn_refuse(c, 502, NULL, "request", c->rule,
-			      "passavant: %s closed the connection without a response", c->up.peer);
+		/* A close-delimited body ends as a cut one does: held bytes
+		 * that may begin a real value are dropped (SPEC §4.3). */
+		if (c->ex.mask_resp_body &&
+		    (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) {
+			conn_close(c, "out of memory writing a response head", true);
+			return STEP_CLOSED;
+		}
+		return finish_request(c);
 	}
-	if (c->client.eof && !c->ex.req_done && evbuffer_get_length(cin) == 0) {
+	/* A kept-alive upstream may close just as a request goes out (its
+	 * idle timeout): re-send once on a fresh connection, but only a
+	 * request without a body, which is fully replayable. */
+	if (c->ex.up_use == EX_UP_REUSED && c->ex.req_done && c->ex.bytes_up == 0) {
+		c->ex.up_use = EX_UP_RETRIED;
+		conn_drop_upstream(c);
+		/* The head went out with the lost connection: again. */
+		if (!conn_prepare_request(c, &st))
+			return st;
+		return conn_dial(c, CONN_UPSTREAM_CONNECTING);
+	}
+	return conn_refuse(c, 502, NULL, "request", c->rule,
+			   "passavant: %s closed the connection without a response", c->up.peer);
+}
+
+enum step conn_step_http(conn_t *c)
+{
+	enum step st;
+
+	if (!relay_request_body(c, &st) || !relay_response(c, &st))
+		return st;
+	if (c->ex.phase == EX_DONE)
+		return finish_request(c);
+	if (c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
+		return upstream_ended(c);
+	if (c->client.eof && !c->ex.req_done && evbuffer_get_length(in_of(&c->client)) == 0) {
 		conn_close(c, "client closed in the middle of a request", true);
 		return STEP_CLOSED;
 	}
 	return STEP_STOP;
-oom:
-	conn_close(c, "out of memory writing a response head", true);
-	return STEP_CLOSED;
 }

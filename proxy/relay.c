@@ -140,150 +140,204 @@ static enum step ws_leak_close(conn_t *c, const char *cred)
 	return STEP_CLOSED;
 }
 
-enum step conn_step_tunnel(conn_t *c)
+/*
+ * A tunnel without TLS, client -> upstream (SPEC §4.2): sentinels are
+ * replaced where the policy allows it; a real value, or a sentinel to a
+ * host where it may not go, refuses the tunnel with nothing of it sent.
+ * As in conn_step_tls_sniff(), the 200 went out but no answer inside the
+ * tunnel yet. Returns 0, 1 when *st holds a refusal's step, -1 on failure.
+ */
+static int tunnel_masked_out(conn_t *c, struct evbuffer *cin, size_t n, enum step *st)
 {
-	struct evbuffer *cin = in_of(&c->client), *cout = out_of(&c->client);
-	struct evbuffer *uin = in_of(&c->up), *uout = out_of(&c->up);
-	size_t n;
+	const char *cred = NULL;
+	char w[512];
+	int r = cmask_tunnel_out(c->mask, cin, n, &cred);
 
-	if ((n = evbuffer_get_length(cin)) > 0 && evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
-			const char *leak;
-			int r = cmask_ws_feed(c->mask, CMASK_OUT, cin, n);
-
-			if (r < 0)
-				goto fail;
-			if (r == 1) {
-				conn_close(c, "a WebSocket frame from the client breaks RFC 6455", true);
-				return STEP_CLOSED;
-			}
-			if ((leak = cmask_ws_leak(c->mask)) != NULL)
-				return ws_leak_close(c, leak);
-			if (conn_mask_pass(c, CMASK_OUT) < 0)
-				goto fail;
-		} else if (c->tunnel_masked && c->mask != NULL) {
-			const char *cred = NULL;
-			int r = cmask_tunnel_out(c->mask, cin, n, &cred);
-			char w[512];
-
-			if (r < 0)
-				goto fail;
-			if (r == 2) {
-				/* SPEC §4.2: a real value; nothing of it left. */
-				c->ex.phase = EX_WAIT_RESPONSE;
-				(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
-					       cred != NULL ? cred : "?");
-				return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
-					      "passavant: %s refused by %s: a real value of %s is on its way "
-					      "out in a tunnel without TLS (the sandbox should never hold one)",
-					      conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?");
-			}
-			if (r == 1) {
-				/* SPEC §4.2: a sentinel to a host where it may
-				 * not go; nothing of it left. As in
-				 * conn_step_tls_sniff(), the 200 went out but no
-				 * answer inside the tunnel yet. */
-				c->ex.phase = EX_WAIT_RESPONSE;
-				(void)snprintf(c->mask_rule, sizeof(c->mask_rule),
-					       "credentials %s: injectHosts", cred != NULL ? cred : "?");
-				return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
-					      "passavant: %s refused by %s: the sentinel of %s may not be "
-					      "sent to %s:%u in a tunnel without TLS",
-					      conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?",
-					      c->tgt.host, (unsigned)c->tgt.port);
-			}
-			if (conn_mask_pass(c, CMASK_OUT) < 0)
-				goto fail;
-		} else if (sockio_send(&c->up, cin, n) < 0) {
-			goto fail;
-		}
-		c->ex.bytes_up += n;
-		conn_touch(c);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return conn_mask_pass(c, CMASK_OUT) < 0 ? -1 : 0;
+	c->ex.phase = EX_WAIT_RESPONSE;
+	if (r == 2) {
+		(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
+			       cred != NULL ? cred : "?");
+		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+				  "passavant: %s refused by %s: a real value of %s is on its way "
+				  "out in a tunnel without TLS (the sandbox should never hold one)",
+				  conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?");
+		return 1;
 	}
-	if ((n = evbuffer_get_length(uin)) > 0 && evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
-			int r = cmask_ws_feed(c->mask, CMASK_IN, uin, n);
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: injectHosts",
+		       cred != NULL ? cred : "?");
+	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+			  "passavant: %s refused by %s: the sentinel of %s may not be "
+			  "sent to %s:%u in a tunnel without TLS",
+			  conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?", c->tgt.host,
+			  (unsigned)c->tgt.port);
+	return 1;
+}
 
-			if (r < 0 || (r == 0 && conn_mask_pass(c, CMASK_IN) < 0))
-				goto fail;
-			if (r == 1) {
-				conn_close(c, "a WebSocket frame from the upstream breaks RFC 6455", true);
-				return STEP_CLOSED;
-			}
-		} else if (c->tunnel_masked && c->mask != NULL) {
-			/* A tunnel without TLS is remasked inbound (SPEC §4.3). */
-			if (cmask_stream_in(c->mask, uin, n) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
-				goto fail;
-		} else if (sockio_send(&c->client, uin, n) < 0) {
+/* Client -> upstream: WebSocket frames searched for real values, a
+ * tunnel without TLS scanned, else the bytes as they are. Returns true to
+ * go on, else false with *st the step to return. */
+static bool stream_out(conn_t *c, enum step *st)
+{
+	struct evbuffer *cin = in_of(&c->client);
+	size_t n = evbuffer_get_length(cin);
+	const char *leak;
+	int r;
+
+	if (n == 0 || evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		return true;
+	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
+		if ((r = cmask_ws_feed(c->mask, CMASK_OUT, cin, n)) < 0)
 			goto fail;
+		if (r == 1) {
+			conn_close(c, "a WebSocket frame from the client breaks RFC 6455", true);
+			*st = STEP_CLOSED;
+			return false;
 		}
-		c->ex.bytes_down += n;
-		conn_touch(c);
+		if ((leak = cmask_ws_leak(c->mask)) != NULL) {
+			*st = ws_leak_close(c, leak);
+			return false;
+		}
+		if (conn_mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	} else if (c->tunnel_masked && c->mask != NULL) {
+		if ((r = tunnel_masked_out(c, cin, n, st)) < 0)
+			goto fail;
+		if (r == 1)
+			return false;
+	} else if (sockio_send(&c->up, cin, n) < 0) {
+		goto fail;
 	}
-	if (c->tunnel_masked && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
-	    cmask_waiting(c->mask, CMASK_OUT)) {
+	c->ex.bytes_up += n;
+	conn_touch(c);
+	return true;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/* Upstream -> client: WebSocket frames and a tunnel without TLS remasked
+ * (SPEC §4.3), else the bytes as they are. */
+static bool stream_in(conn_t *c, enum step *st)
+{
+	struct evbuffer *uin = in_of(&c->up);
+	size_t n = evbuffer_get_length(uin);
+	int r;
+
+	if (n == 0 || evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		return true;
+	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
+		r = cmask_ws_feed(c->mask, CMASK_IN, uin, n);
+		if (r < 0 || (r == 0 && conn_mask_pass(c, CMASK_IN) < 0))
+			goto fail;
+		if (r == 1) {
+			conn_close(c, "a WebSocket frame from the upstream breaks RFC 6455", true);
+			*st = STEP_CLOSED;
+			return false;
+		}
+	} else if (c->tunnel_masked && c->mask != NULL) {
+		if (cmask_stream_in(c->mask, uin, n) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+			goto fail;
+	} else if (sockio_send(&c->client, uin, n) < 0) {
+		goto fail;
+	}
+	c->ex.bytes_down += n;
+	conn_touch(c);
+	return true;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/* A side of a masked stream ended: what the substituters held back goes
+ * or is dropped. Returns true to go on, else false with *st. */
+static bool stream_ends(conn_t *c, enum step *st)
+{
+	bool cin_empty = evbuffer_get_length(in_of(&c->client)) == 0;
+
+	*st = STEP_CLOSED;
+	if (c->mask == NULL)
+		return true;
+	if (c->tunnel_masked && c->client.eof && cin_empty && cmask_waiting(c->mask, CMASK_OUT)) {
 		/* The client ended: what the scan held back goes (a sentinel
 		 * completed only now is dropped with the tunnel). */
 		if (cmask_body_end(c->mask, CMASK_OUT) < 0)
 			goto fail;
 		if (cmask_body_left(c->mask) != NULL) {
 			conn_close(c, "a sentinel at the end of a tunnel without TLS was dropped", true);
-			return STEP_CLOSED;
+			return false;
 		}
 		if (conn_mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
 	}
-	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL && c->client.eof && evbuffer_get_length(cin) == 0 &&
-	    cmask_waiting(c->mask, CMASK_OUT)) {
+	if (c->mode == CONN_MODE_UPGRADED && c->client.eof && cin_empty && cmask_waiting(c->mask, CMASK_OUT)) {
 		/* The client ended: held bytes may begin a real value; the
 		 * frames before them go. */
 		if (cmask_body_cut(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
 	}
-	if ((c->mode == CONN_MODE_UPGRADED || c->tunnel_masked) && c->mask != NULL && c->up.eof &&
-	    evbuffer_get_length(uin) == 0) {
+	if ((c->mode == CONN_MODE_UPGRADED || c->tunnel_masked) && c->up.eof &&
+	    evbuffer_get_length(in_of(&c->up)) == 0) {
 		/* The stream ended, and an end cannot be told from a cut: what
 		 * the substituter held back may begin a real value and is
 		 * dropped (SPEC §4.3); what it resolved goes. */
 		if (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
 			goto fail;
 	}
-	if (c->client.ssl != NULL) {
-		/* An upgraded stream inside a terminated tunnel: TLS has no
-		 * half-close to carry over (close_notify ends both ways), so
-		 * once the upstream ended and all it sent was passed on, the
-		 * client is drained and closed; once the client ended, the
-		 * stream is over. */
-		if (c->up.eof && evbuffer_get_length(uin) == 0)
-			return conn_enter_draining(c);
-		if (c->client.eof && evbuffer_get_length(cin) == 0) {
-			/* What the client sent last still goes to the
-			 * upstream (the write callback comes back when it has;
-			 * the idle timer bounds the wait). */
-			if (evbuffer_get_length(uout) > 0)
-				return STEP_STOP;
-			if (c->up.ssl != NULL && wbio_pending(c->up.ssl) > 0) {
-				wbio_notify_empty(c->up.ssl);
-				return STEP_STOP;
-			}
-			conn_close(c, "client ended the upgraded stream", false);
-			return STEP_CLOSED;
+	return true;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	return false;
+}
+
+/*
+ * An upgraded stream inside a terminated tunnel: TLS has no half-close to
+ * carry over (close_notify ends both ways), so once the upstream ended and
+ * all it sent was passed on, the client is drained and closed; once the
+ * client ended, the stream is over.
+ */
+static enum step stream_end_tls(conn_t *c)
+{
+	if (c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
+		return conn_enter_draining(c);
+	if (c->client.eof && evbuffer_get_length(in_of(&c->client)) == 0) {
+		/* What the client sent last still goes to the upstream (the
+		 * write callback comes back when it has; the idle timer bounds
+		 * the wait). */
+		if (evbuffer_get_length(out_of(&c->up)) > 0)
+			return STEP_STOP;
+		if (c->up.ssl != NULL && wbio_pending(c->up.ssl) > 0) {
+			wbio_notify_empty(c->up.ssl);
+			return STEP_STOP;
 		}
-		return STEP_STOP;
+		conn_close(c, "client ended the upgraded stream", false);
+		return STEP_CLOSED;
 	}
-	/* Half-close (TCP semantics kept end to end): once one side ended
-	 * and all it sent reached the other, shut the other's write side and
-	 * keep relaying the opposite direction; close when both ended. */
-	if (c->client.eof && evbuffer_get_length(cin) == 0 && evbuffer_get_length(uout) == 0 &&
-	    !c->up.shut_wr) {
+	return STEP_STOP;
+}
+
+/*
+ * Half-close (TCP semantics kept end to end): once one side ended and all
+ * it sent reached the other, shut the other's write side and keep
+ * relaying the opposite direction; close when both ended.
+ */
+static enum step stream_half_close(conn_t *c)
+{
+	if (c->client.eof && evbuffer_get_length(in_of(&c->client)) == 0 &&
+	    evbuffer_get_length(out_of(&c->up)) == 0 && !c->up.shut_wr) {
 		c->up.shut_wr = true;
-		if (shutdown(bufferevent_getfd(c->up.bev), SHUT_WR) < 0)
+		if (sockio_shutdown_wr(&c->up) < 0)
 			c->up.eof = true; /* upstream already gone */
 	}
-	if (c->up.eof && evbuffer_get_length(uin) == 0 && evbuffer_get_length(cout) == 0 &&
-	    !c->client.shut_wr) {
+	if (c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0 &&
+	    evbuffer_get_length(out_of(&c->client)) == 0 && !c->client.shut_wr) {
 		c->client.shut_wr = true;
-		if (shutdown(bufferevent_getfd(c->client.bev), SHUT_WR) < 0)
+		if (sockio_shutdown_wr(&c->client) < 0)
 			c->client.eof = true;
 	}
 	if (c->client.shut_wr && c->up.shut_wr) {
@@ -291,7 +345,13 @@ enum step conn_step_tunnel(conn_t *c)
 		return STEP_CLOSED;
 	}
 	return STEP_STOP;
-fail:
-	conn_close(c, "evbuffer move failed", true);
-	return STEP_CLOSED;
+}
+
+enum step conn_step_tunnel(conn_t *c)
+{
+	enum step st;
+
+	if (!stream_out(c, &st) || !stream_in(c, &st) || !stream_ends(c, &st))
+		return st;
+	return c->client.ssl != NULL ? stream_end_tls(c) : stream_half_close(c);
 }

@@ -433,3 +433,29 @@ void sockio_update(conn_t *c)
 	sockio_set_reading(&c->up, up_read);
 	sockio_kick_tls_read(&c->up);
 }
+
+int sockio_shutdown_wr(struct conn_side *s)
+{
+	if (s->bev == NULL)
+		return -1;
+	return shutdown(bufferevent_getfd(s->bev), SHUT_WR);
+}
+
+void sockio_reset_on_close(struct conn_side *s)
+{
+	struct linger lg = {1, 0};
+
+	if (s->bev != NULL && bufferevent_getfd(s->bev) >= 0)
+		(void)setsockopt(bufferevent_getfd(s->bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+void sockio_side_free(struct conn_side *s)
+{
+	sockio_reader_free(s);
+	if (s->bev == NULL)
+		return;
+	if (s->ssl != NULL)
+		wbio_detach(s->ssl);
+	bufferevent_free(s->bev);
+	s->bev = NULL;
+}
