@@ -1,7 +1,9 @@
 /*
  * conn.c - one client connection: its state and mode, the audit line and
- * the refusals, drive(), draining and the single teardown (conn_close()).
- * The other parts are listed in conn_int.h.
+ * the refusals, conn_drive(), draining and the single teardown
+ * (conn_close()). The other parts are listed in conn_int.h.
+ *
+ * States (conn_set_state()):
  *
  *   ACCEPTED -> READ_HEAD -> DECIDE -+-> TUNNEL_CONNECTING -+-> RELAY (opaque tunnel)
  *                  ^                 |                      +-> TLS_SNIFF -+-> RELAY (opaque)
@@ -10,27 +12,30 @@
  *                  |                 +-> (refusal) DRAINING -> CLOSED         |
  *                  +--------------- keep-alive: next request <----------------+
  *
+ * Modes (conn_set_mode()): what the client's bytes are. HTTP (absolute-
+ * form requests) until a CONNECT's 200 makes it a TUNNEL; TLS_SNIFF turns
+ * a tunnel that speaks TLS to a terminated host into TERMINATED (origin-
+ * form requests inside TLS); a 101 makes HTTP or TERMINATED an UPGRADED
+ * stream. RELAY runs conn_step_http() in HTTP and TERMINATED, and
+ * conn_step_tunnel() in TUNNEL and UPGRADED. Each request/response is one
+ * struct exchange (exchange.c), reset for the next on keep-alive.
+ *
  * Every callback only records what happened (EOF, error) and calls
- * drive(), which makes all the progress the buffers allow, state by state,
- * and finally recomputes which side may read (update_io()). The rule for
- * back-pressure is one place: a side reads only while its own input and
- * the peer's output buffer are below PASSAVANT_OUTBUF_HIGH_BYTES; the
- * peer's write callback fires at half of that (its low watermark) and
+ * conn_drive(), which makes all the progress the buffers allow, state by
+ * state, and finally recomputes which side may read (sockio_update()).
+ * The rule for back-pressure is one place: a side reads only while its own
+ * input and the peer's output buffer are below PASSAVANT_OUTBUF_HIGH_BYTES;
+ * the peer's write callback fires at half of that (its low watermark) and
  * drives again.
  *
- * TLS termination (SPEC §5, docs/tls.md): after "200 Connection
+ * TLS termination (SPEC §5, docs/tls.md, mitm.c): after "200 Connection
  * Established" to a host the policy terminates, TLS_SNIFF looks at the
- * first bytes the client sends (they are still in the client input buffer,
- * untouched). A TLS ClientHello gets an SSL filter layered over the client
- * bufferevent (accepting, leaf for the CONNECT host) and one over the
- * already connected upstream (connecting, verified); both handshakes run
- * at once (TLS_ACCEPT). Then the conn is "mitm": it reads origin-form
- * requests inside the TLS stream and runs each through the same pipeline
- * as plain HTTP (decide_inner(): TRACE, Host/SNI against the CONNECT
- * target, allowedDomains, allowedMethods), relaying them on the verified
- * upstream, reused while both sides keep alive, re-dialled (with TLS)
- * when not. Anything else than TLS is tunnelled opaquely, or refused when
- * the host has a method restriction (SPEC §3.1).
+ * first bytes the client sends. A TLS ClientHello gets TLS over the client
+ * (accepting, leaf for the CONNECT host) and over the already connected
+ * upstream (connecting, verified); both handshakes run at once
+ * (TLS_ACCEPT). Requests inside go through the same pipeline as plain
+ * HTTP (decide.c). Anything else than TLS is tunnelled opaquely, or
+ * refused when the host has a method restriction (SPEC §3.1).
  */
 #include "conn_int.h"
 
@@ -630,9 +635,8 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 		goto fail;
 	bufferevent_setcb(c->client.bev, conn_client_read_cb, conn_client_write_cb, conn_client_event_cb, c);
 	sockio_tune(c->client.bev);
-	/* No read watermark on a plain socket: sockio_update() bounds the input
-	 * (libevent's watermark callback re-adds the read event at every
-	 * drain, five times per request). */
+	/* No read watermark on a plain socket: sockio_update() bounds the
+	 * input (docs/notes-proxy-io.md). */
 	bufferevent_setwatermark(c->client.bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (sockio_reader_new(c, &c->client) < 0 || bufferevent_enable(c->client.bev, EV_WRITE) < 0)
 		goto fail;

@@ -2,7 +2,7 @@
  * conn_int.h - the connection's insides, shared by the files that make up
  * one connection (private to proxy/; conn.h is the public face):
  *
- *   conn.c      state and mode, audit line, refusals, drive(), draining,
+ *   conn.c      state and mode, audit line, refusals, conn_drive(), draining,
  *               callbacks of the client side and the timer, new and close
  *   exchange.c  one request/response: the head read, the HTTP relay, the end
  *   decide.c    the decisions: CONNECT, and one pipeline for every request

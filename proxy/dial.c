@@ -62,7 +62,7 @@ static void up_write_cb(struct bufferevent *bev, void *arg)
 /*
  * The upstream TLS handshake of a terminated tunnel ended: on success the
  * waiting request goes out; on failure the reason is kept and a waiting
- * request gets the 502 (a later one gets it from decide_inner()). Nothing
+ * request gets the 502 (a later one gets it from conn_decide()). Nothing
  * was sent upstream before the certificate verified.
  */
 static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
@@ -148,7 +148,7 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 			log_warnx("conn %s: cannot enable upstream reads", c->client.peer);
 		return;
 	}
-	/* Plain: read by sockio_plain_read(), its input bounded by sockio_update(),
+	/* Plain: read by sockio.c's reader, its input bounded by sockio_update(),
 	 * which starts it (without a read event, sockio_set_reading() lets libevent
 	 * read). */
 	sockio_tune(bev);
@@ -168,6 +168,7 @@ enum step conn_send_request(conn_t *c)
 		conn_close(c, "out of memory writing a request head", true);
 		return STEP_CLOSED;
 	}
+	c->ex.phase = EX_WAIT_RESPONSE;
 	conn_set_state(c, CONN_RELAY);
 	conn_touch(c);
 	conn_arm_timer(c, c->idle_ms);

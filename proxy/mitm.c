@@ -32,7 +32,7 @@
  * (leaf for the CONNECT host; the ClientHello already buffered is kept)
  * and a verifying client-side filter over the connected upstream, both
  * handshakes running at once. From here on the conn reads requests
- * inside TLS (conn_tls_accepted(), decide_inner()).
+ * inside TLS (conn_tls_accepted(), conn_decide()).
  */
 static enum step conn_start_mitm(conn_t *c)
 {

@@ -47,13 +47,12 @@ int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
 }
 
 /*
- * Passes the first n bytes of src to side s. When nothing is queued for s
- * they go straight to its socket: queuing them on the bufferevent would
- * make libevent arm EPOLLOUT and disarm it after the write, two epoll_ctl
- * calls per message, a quarter of the proxy's syscalls on small keep-alive
- * requests. Whatever the socket does not take is queued as usual (a write
- * error is then met, and reported, by the bufferevent). Never for a TLS
- * side, whose bytes must go through the SSL filter. Returns 0 or -1.
+ * Passes the first n bytes of src to side s. When nothing is queued for a
+ * plain side they go straight to its socket (no EPOLLOUT armed and
+ * disarmed per message); whatever the socket does not take is queued, and
+ * a write error is then met by the bufferevent. A TLS side's bytes go
+ * through OpenSSL, its write run in this loop iteration. Returns 0 or -1.
+ * docs/notes-proxy-io.md: what each saves.
  */
 int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 {
@@ -70,15 +69,8 @@ int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 		return 0;
 	if (sockio_move(src, out, n) < 0)
 		return -1;
-	/*
-	 * A TLS bufferevent on a socket (libevent 2.1) only arms its write
-	 * event when bytes are queued and writes on the next EPOLLOUT: one
-	 * more trip through epoll_wait and two epoll_ctl per message. Making
-	 * the write event active runs that write in this loop iteration, and
-	 * the change list (proxy.c) then folds the arm and disarm away. Not
-	 * for a filter, whose write event is a timeout and which writes at
-	 * once anyway.
-	 */
+	/* TLS on a socket would write on the next EPOLLOUT only; a filter
+	 * writes at once anyway. */
 	if (s->ssl != NULL && was_empty && bufferevent_get_underlying(s->bev) == NULL)
 		event_active(&s->bev->ev_write, EV_WRITE, 1);
 	return 0;
@@ -117,24 +109,13 @@ void sockio_rearm_tls_write(struct conn_side *s)
 		(void)bufferevent_enable(s->bev, EV_WRITE);
 }
 
-/* libevent reads and writes at most 16 KiB per call by default; bulk
- * transfers through a tunnel are several times faster with larger calls.
- * Memory stays bounded by the watermarks. */
+/* Larger reads and writes than libevent's 16 KiB (bulk transfers are
+ * faster); memory stays bounded by the watermarks. */
 #define CONN_MAX_SINGLE_IO_BYTES (128 * 1024)
 
-/*
- * An SSL bufferevent reserves its whole read allowance in its input buffer
- * before each SSL_read (libevent's bytes_to_read(), evbuffer_reserve_space())
- * and keeps the reserved chain when SSL_read has nothing: every idle
- * terminated tunnel held two such empty chains. conn_drive() frees them
- * (sockio_release_idle()), so the allowance can be a whole TLS record:
- * chains of 16 KiB become records of 16 KiB on the other side (at 4 KiB,
- * 8 KiB chains made 8 KiB records and twice the writes; 10 to 15% less
- * throughput on 64 MiB transfers). 16384 is a whole record's plaintext
- * (16000 split every record in two on the way out); with libevent's chain
- * header each reserve is a 32 KiB allocation, so bytes in flight take up
- * to twice their size (bounded by the watermarks; idle tunnels hold none).
- */
+/* A whole TLS record's plaintext per SSL_read, so that records stay whole
+ * on the other side; the reserve an idle side keeps is freed
+ * (sockio_release_idle()). docs/notes-proxy-io.md: the measurements. */
 #define CONN_TLS_SINGLE_READ_BYTES 16384
 
 void sockio_tune_tls(struct bufferevent *bev)
@@ -183,12 +164,9 @@ size_t sockio_tls_unsent(const conn_t *c)
 }
 
 /*
- * An empty input buffer may still hold the chain libevent reserved for a
- * read that found nothing (a 32 KiB allocation for an SSL side, which
- * reserves a whole record before each SSL_read). Draining a non-empty
- * evbuffer by its whole length frees its chains (an empty one is left as
- * it is). OpenSSL's own record buffers go too (tls_release_buffers()):
- * idle terminated tunnels then hold no buffer memory.
+ * An idle TLS side holds no buffer memory: the chain libevent reserved
+ * in its empty input for a read that found nothing, and OpenSSL's record
+ * buffers (tls_release_buffers()), are freed.
  */
 void sockio_release_idle(conn_t *c, struct conn_side *s)
 {
@@ -197,8 +175,9 @@ void sockio_release_idle(conn_t *c, struct conn_side *s)
 	if (s->bev == NULL || s->ssl == NULL)
 		return;
 	in = bufferevent_get_input(s->bev);
-	/* evbuffer_drain() returns at once on an empty buffer; draining one
-	 * byte added to it frees every chain (it lands in the reserved one). */
+	/* evbuffer_drain() leaves an empty buffer's chains and no public
+	 * call frees them: one byte added (into the reserved chain) and
+	 * drained frees every chain (docs/notes-proxy-io.md). */
 	if (evbuffer_get_length(in) == 0 && evbuffer_add(in, "", 1) == 0)
 		(void)evbuffer_drain(in, 1);
 	if (SSL_is_init_finished(s->ssl) == 1)
@@ -220,9 +199,9 @@ void sockio_set_reading(struct conn_side *s, bool on)
 	}
 	enabled = (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
 
-	/* libevent adds the event again on every enable (twice per step and
-	 * side): only a change is passed on. A filter's enable also reads what
-	 * its underlying holds, so it is always passed on. */
+	/* libevent adds the event again on every enable: only a change is
+	 * passed on. A filter's enable also reads what its underlying holds,
+	 * so it is always passed on. */
 	if (on) {
 		if (!enabled)
 			s->kicked = false;
@@ -234,16 +213,13 @@ void sockio_set_reading(struct conn_side *s, bool on)
 }
 
 /*
- * OpenSSL reads ahead (ca_server_ctx(), tls.c): one read() takes several
- * records, and the ones not yet decrypted wait inside the SSL object, where
- * epoll cannot see them. libevent's SSL bufferevent on a socket only reads
- * again when the socket is readable, so without a nudge those records would
- * wait for the peer's next bytes, or forever at the end of a response.
- * When reading is on, the input has room and OpenSSL holds bytes, the read
- * event is made active: libevent runs its SSL_read loop in this loop
- * iteration, with no system call. kicked stops a kick that found only part
- * of a record from repeating: it is cleared by the next read callback (the
- * socket brought the rest) or when reading is switched back on.
+ * Records OpenSSL read ahead wait inside the SSL object, where epoll
+ * cannot see them, and libevent's SSL bufferevent reads again only when
+ * the socket is readable: when reading is on, the input has room and
+ * OpenSSL holds bytes, its read event is made active (its SSL_read loop
+ * runs in this iteration). kicked stops a kick that found only part of a
+ * record from repeating; the next read callback, or reading switched back
+ * on, clears it.
  */
 static void sockio_kick_tls_read(struct conn_side *s)
 {
@@ -328,14 +304,12 @@ int sockio_pull_tls(struct conn_side *s)
 }
 
 /*
- * Plain sockets are read here, not by libevent's socket bufferevent: its
- * evbuffer_read() asks the kernel how much is waiting (ioctl FIONREAD)
- * before every read and reads at most 4 KiB. One recv() of up to
- * CONN_PLAIN_READ_BYTES replaces both; the bytes are copied into the
- * input (a chain sized to them: a larger chain reserved for a short read
- * would travel half empty to the other side's output). The bufferevent
- * keeps writing. EOF and errors reach the event callbacks as libevent
- * reports them (BEV_EVENT_READING with EOF or ERROR), reading stopped.
+ * Plain sockets are read here, with one recv() of up to
+ * CONN_PLAIN_READ_BYTES into a chain sized to the bytes (libevent's
+ * reader asks FIONREAD first and reads 4 KiB: docs/notes-proxy-io.md).
+ * The bufferevent keeps writing. EOF and errors reach the event callbacks
+ * as libevent reports them (BEV_EVENT_READING with EOF or ERROR), reading
+ * stopped.
  */
 #define CONN_PLAIN_READ_BYTES (64 * 1024)
 
