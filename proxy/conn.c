@@ -152,7 +152,7 @@ void conn_arm_timer(conn_t *c, unsigned ms)
 
 /* Target of the current request for audit lines and reasons. */
 void conn_audit(conn_t *c, const char *kind, const char *decision, const char *reason,
-		       const char *rule)
+		const char *rule)
 {
 	const char *injected[64];
 	struct audit_rec r;
@@ -257,7 +257,7 @@ enum step conn_enter_draining(conn_t *c)
  * a response already started, the connection is just closed.
  */
 enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind, const char *rule,
-			const char *fmt, ...)
+		      const char *fmt, ...)
 {
 	char reason[REASON_MAX];
 	va_list ap;
@@ -409,7 +409,10 @@ void conn_drive(conn_t *c)
 			st = conn_step_read_head(c);
 			break;
 		case CONN_RELAY:
-			st = c->mode == CONN_MODE_TUNNEL || c->mode == CONN_MODE_UPGRADED ? conn_step_tunnel(c) : conn_step_http(c);
+			if (c->mode == CONN_MODE_TUNNEL || c->mode == CONN_MODE_UPGRADED)
+				st = conn_step_tunnel(c);
+			else
+				st = conn_step_http(c);
 			break;
 		case CONN_DRAINING:
 			st = conn_step_drain(c);
@@ -526,8 +529,8 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 			char w[512];
 
 			if (conn_refuse(c, 504, NULL, "request", c->rule,
-				   "passavant: %s: no response from %s within %u ms",
-				   conn_what(c, w, sizeof(w)), c->up.peer, c->idle_ms) != STEP_CLOSED)
+					"passavant: %s: no response from %s within %u ms",
+					conn_what(c, w, sizeof(w)), c->up.peer, c->idle_ms) != STEP_CLOSED)
 				conn_drive(c);
 			return;
 		}

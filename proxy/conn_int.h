@@ -208,6 +208,12 @@ static inline bool have_target(const conn_t *c)
 	return c->ex.have_target || terminated(c);
 }
 
+/* The audit kind of a refusal of the current request. */
+static inline const char *refusal_kind(const conn_t *c)
+{
+	return c->ex.kind == EX_KIND_CONNECT ? "connect" : "request";
+}
+
 static inline struct evbuffer *in_of(struct conn_side *s)
 {
 	return bufferevent_get_input(s->bev);

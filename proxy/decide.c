@@ -97,13 +97,13 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 	c->ex.kind = EX_KIND_CONNECT;
 	if ((err = target_parse_connect(url, ulen, &c->tgt)) != NULL)
 		return conn_refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
-			      (int)(ulen > 200 ? 200 : ulen), url, err);
+				   (int)(ulen > 200 ? 200 : ulen), url, err);
 	c->ex.have_target = true;
 	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
 	c->rule = d.rule;
 	if (d.verdict != POLICY_ALLOW)
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", d.rule,
-			      "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), d.rule);
+				   "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), d.rule);
 	if (!d.terminate_tls || proxy_tls(c->px) == NULL)
 		c->plan = TUNNEL_OPAQUE;
 	else
@@ -117,14 +117,14 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 		if (mrule == NULL)
 			mrule = "allowedMethods";
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", mrule,
-			      "passavant: %s refused by %s: methods cannot be enforced in an opaque tunnel",
-			      conn_what(c, w, sizeof(w)), mrule);
+				   "passavant: %s refused by %s: methods cannot be enforced in an opaque tunnel",
+				   conn_what(c, w, sizeof(w)), mrule);
 	}
 	if (!c->slot) {
 		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels))
 			return conn_refuse(c, 503, "too-many-tunnels", "connect", "limits: maxTunnels",
-				      "passavant: %s refused: too many tunnels (maxTunnels %u)",
-				      conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+					   "passavant: %s refused: too many tunnels (maxTunnels %u)",
+					   conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
 		c->slot = true;
 	}
 	/* A keep-alive connection may have carried plain requests before:
@@ -332,8 +332,8 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 
 	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
 		return conn_refuse(c, 405, NULL, "request", NULL,
-			      "passavant: %s refused: method not allowed through the proxy",
-			      http1_method(c->client.http));
+				   "passavant: %s refused: method not allowed through the proxy",
+				   http1_method(c->client.http));
 	if (!take_target(c, url, ulen, &st) || !check_host(c, &st) || !check_policy(c, &restricted, &st))
 		return st;
 	c->ex.req_done = http1_message_done(c->client.http);
@@ -347,8 +347,8 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 		c->ex.kind = EX_KIND_UPGRADE;
 	if (c->mode == CONN_MODE_TERMINATED && c->up_tls_err[0] != '\0')
 		return conn_refuse(c, 502, NULL, "request", c->rule,
-			      "passavant: %s: the certificate of %s:%u does not verify: %s",
-			      conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+				   "passavant: %s: the certificate of %s:%u does not verify: %s",
+				   conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
 	if (!conn_prepare_request(c, &st))
 		return st;
 	return c->mode == CONN_MODE_TERMINATED ? send_inner(c) : send_plain(c);
@@ -407,7 +407,7 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
 		       cred != NULL ? cred : "?");
 	c->rule = c->mask_rule;
-	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", c->ex.kind == EX_KIND_CONNECT ? "connect" : "request", c->rule,
+	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", refusal_kind(c), c->rule,
 		     "passavant: %s refused by %s: a real value of %s is on its way out in %s "
 		     "(the sandbox should never hold one)",
 		     conn_what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);

@@ -82,8 +82,8 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 		conn_drop_upstream(c);
 		if (c->state == CONN_UPSTREAM_CONNECTING)
 			st = conn_refuse(c, 502, NULL, "request", c->rule,
-				    "passavant: %s: the certificate of %s:%u does not verify: %s",
-				    conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+					 "passavant: %s: the certificate of %s:%u does not verify: %s",
+					 conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
 		if (st != STEP_CLOSED)
 			conn_drive(c);
 		return;
@@ -187,12 +187,12 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 		int status = upstream_status(res);
 
 		if (status == 403)
-			st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", c->ex.kind == EX_KIND_CONNECT ? "connect" : "request",
-				    rule, "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule,
-				    detail);
+			st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", refusal_kind(c),
+					 rule, "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule,
+					 detail);
 		else
-			st = conn_refuse(c, status, NULL, c->ex.kind == EX_KIND_CONNECT ? "connect" : "request", c->rule,
-				    "passavant: %s: %s", conn_what(c, w, sizeof(w)), detail);
+			st = conn_refuse(c, status, NULL, refusal_kind(c), c->rule,
+					 "passavant: %s: %s", conn_what(c, w, sizeof(w)), detail);
 		if (st != STEP_CLOSED)
 			conn_drive(c);
 		return;

@@ -88,8 +88,8 @@ enum step conn_step_read_head(conn_t *c)
 			return conn_decide(c);
 		case HTTP1_ERROR:
 			return conn_refuse(c, http1_error_status(c->client.http), NULL, "request", NULL,
-				      "passavant: %s%s", head_error_prefix(http1_error_status(c->client.http)),
-				      http1_error_reason(c->client.http));
+					   "passavant: %s%s", head_error_prefix(http1_error_status(c->client.http)),
+					   http1_error_reason(c->client.http));
 		}
 	}
 	if (c->client.eof) {
@@ -218,9 +218,9 @@ static enum step refuse_body_leak(conn_t *c, const char *cred)
 	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
 	c->rule = c->mask_rule;
 	return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
-		      "passavant: %s refused by %s: a real value of %s is on its way out in the body "
-		      "(the sandbox should never hold one); the upstream connection was reset",
-		      conn_what(c, w, sizeof(w)), c->rule, cred);
+			   "passavant: %s refused by %s: a real value of %s is on its way out in the body "
+			   "(the sandbox should never hold one); the upstream connection was reset",
+			   conn_what(c, w, sizeof(w)), c->rule, cred);
 }
 
 /*

@@ -183,9 +183,9 @@ enum step conn_step_tls_sniff(conn_t *c)
 		/* The 200 went out, but no answer inside the tunnel yet. */
 		c->ex.phase = EX_WAIT_RESPONSE;
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", mrule,
-			      "passavant: %s refused by %s: the tunnel does not carry TLS, so methods "
-			      "cannot be enforced",
-			      conn_what(c, w, sizeof(w)), mrule);
+				   "passavant: %s refused by %s: the tunnel does not carry TLS, so methods "
+				   "cannot be enforced",
+				   conn_what(c, w, sizeof(w)), mrule);
 	}
 	/* Plain bytes in the tunnel (SPEC §4.3: every response from every
 	 * host): what the upstream sends is remasked like an upgraded

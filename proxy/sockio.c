@@ -37,7 +37,7 @@
  */
 #if !defined(LIBEVENT_VERSION_NUMBER) || LIBEVENT_VERSION_NUMBER < 0x02010c00 || \
 	LIBEVENT_VERSION_NUMBER >= 0x02020000
-#error "sockio.c was verified with libevent 2.1.12 only: check docs/notes-proxy-io.md before building with another version"
+#error "sockio.c was verified with libevent 2.1.12 only: see docs/notes-proxy-io.md"
 #endif
 
 /* Moves n bytes from src to dst (chains are moved, not copies). */
