@@ -320,7 +320,8 @@ static void under_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info
 		bufferevent_trigger(c->client.bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
-enum step conn_step_drain(conn_t *c)
+/* DRAINING: flush the client, close_notify or shutdown, linger. */
+static enum step conn_step_drain(conn_t *c)
 {
 	/* Lingering close of the client: discard what it still sends. */
 	(void)evbuffer_drain(in_of(&c->client), evbuffer_get_length(in_of(&c->client)));

@@ -136,9 +136,11 @@ struct conn_side {
 };
 
 /*
- * One client connection. The independent booleans left are each one fact
- * of their own: the slot held, the first head, the first answer inside
- * TLS, the SNI check, and the steps of a TLS close.
+ * One client connection. What it is doing is state, mode and ex.phase;
+ * the booleans left are each one fact of their own that no enum orders:
+ * the slot held, the first head, the first answer inside TLS, a remasked
+ * tunnel, the SNI check, and the steps of a TLS close (close_notify
+ * queued, left out after a truncation, waiting for the write BIO).
  */
 struct conn {
 	struct conn *next;          /** registry: next connection */
@@ -252,9 +254,6 @@ enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind,
 
 /* "GET http://host:port/path" or "CONNECT host:port" for reasons. */
 const char *conn_what(const conn_t *c, char *buf, size_t len) NONNULL(1, 2);
-
-/* DRAINING: flush the client, close_notify or shutdown, linger. */
-enum step conn_step_drain(conn_t *c) NONNULL(1);
 
 /* Makes all the progress the buffers allow. May free c. */
 void conn_drive(conn_t *c) NONNULL(1);

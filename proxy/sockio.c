@@ -41,7 +41,7 @@
 #endif
 
 /* Moves n bytes from src to dst (chains are moved, not copies). */
-int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
+static int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
 {
 	return evbuffer_remove_buffer(src, dst, n) == (int)n ? 0 : -1;
 }

@@ -23,9 +23,6 @@
 #include "base/attrib.h"
 #include "conn_int.h"
 
-/* Moves n bytes from src to dst (chains are moved, not copies); 0 or -1. */
-int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n) NONNULL(1, 2) WUNRES;
-
 /* Passes the first n bytes of src to side s: straight to its socket when
  * nothing is queued, else queued; 0 or -1. */
 int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n) NONNULL(1, 2) WUNRES;
