@@ -7,23 +7,15 @@
  * sent on a reused or a new upstream.
  */
 #include "conn_int.h"
+
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
-#include "audit.h"
 #include "base/defaults.h"
-#include "log.h"
 #include "sockio.h"
-#include "tls.h"
-#include "wbio.h"
 
 /*
  * The allowed request's head for the upstream, into c->head_out: hop-by-
@@ -69,7 +61,7 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 		cmask_begin_request(c->mask); /* nothing was injected */
 		c->rule = rule;
 		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", rule,
-			     "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule, reason);
+				  "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule, reason);
 		return false;
 	}
 	if (!c->ex.req_done) {
@@ -128,7 +120,8 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 		c->slot = true;
 	}
 	/* A keep-alive connection may have carried plain requests before:
-	 * their idle upstream and byte counts are not the tunnel's. */
+	 * their idle upstream is not the tunnel's (their byte counts went
+	 * with their exchange). */
 	conn_drop_upstream(c);
 	return conn_dial(c, CONN_TUNNEL_CONNECTING);
 }
@@ -168,15 +161,15 @@ static bool take_target(conn_t *c, const char *url, size_t ulen, enum step *st)
 	c->tgt.path_len = 0;
 	if (http1_method_is(c->client.http, "CONNECT")) {
 		*st = conn_refuse(c, 400, NULL, "request", NULL,
-			     "passavant: CONNECT inside the TLS tunnel to %s:%u refused", c->tgt.host,
-			     (unsigned)c->tgt.port);
+				  "passavant: CONNECT inside the TLS tunnel to %s:%u refused", c->tgt.host,
+				  (unsigned)c->tgt.port);
 		return false;
 	}
 	if (!(ulen > 0 && url[0] == '/') &&
 	    !(ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))) {
 		*st = conn_refuse(c, 400, NULL, "request", NULL,
-			     "passavant: %s %.*s: a request inside a tunnel must have an origin-form target",
-			     m, cut, url);
+				  "passavant: %s %.*s: a request inside a tunnel must have an origin-form target",
+				  m, cut, url);
 		return false;
 	}
 	c->tgt.path = url;
@@ -222,7 +215,7 @@ static bool check_host(conn_t *c, enum step *st)
 	nhost = http1_header_find(c->client.http, "host", &hi);
 	if (nhost > 1) {
 		*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
-			     conn_what(c, w, sizeof(w)));
+				  conn_what(c, w, sizeof(w)));
 		return false;
 	}
 	if (c->mode != CONN_MODE_TERMINATED)
@@ -231,16 +224,16 @@ static bool check_host(conn_t *c, enum step *st)
 		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
 		if (!host_names_target(val, vlen, &c->tgt)) {
 			*st = conn_refuse(c, 421, NULL, "request", c->rule,
-				     "passavant: %s: Host %.*s does not name the CONNECT target %s:%u",
-				     conn_what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val, c->tgt.host,
-				     (unsigned)c->tgt.port);
+					  "passavant: %s: Host %.*s does not name the CONNECT target %s:%u",
+					  conn_what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val, c->tgt.host,
+					  (unsigned)c->tgt.port);
 			return false;
 		}
 	}
 	if (c->sni_mismatch) {
 		*st = conn_refuse(c, 421, NULL, "request", c->rule,
-			     "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
-			     conn_what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
+				  "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
+				  conn_what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
 		return false;
 	}
 	return true;
@@ -262,7 +255,7 @@ static bool check_policy(conn_t *c, bool *restricted, enum step *st)
 	*restricted = d.method_restricted;
 	if (d.verdict != POLICY_ALLOW) {
 		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
-			     "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), d.rule);
+				  "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), d.rule);
 		return false;
 	}
 	if (!policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, http1_method(c->client.http), &mrule)) {
@@ -270,14 +263,14 @@ static bool check_policy(conn_t *c, bool *restricted, enum step *st)
 			mrule = "allowedMethods";
 		c->rule = mrule;
 		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
-			     "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), mrule);
+				  "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), mrule);
 		return false;
 	}
 	if (c->mode != CONN_MODE_TERMINATED && !c->slot) {
 		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels)) {
 			*st = conn_refuse(c, 503, "too-many-tunnels", "request", "limits: maxTunnels",
-				     "passavant: %s refused: too many connections (maxTunnels %u)",
-				     conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+					  "passavant: %s refused: too many connections (maxTunnels %u)",
+					  conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
 			return false;
 		}
 		c->slot = true;
@@ -408,9 +401,9 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 		       cred != NULL ? cred : "?");
 	c->rule = c->mask_rule;
 	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", refusal_kind(c), c->rule,
-		     "passavant: %s refused by %s: a real value of %s is on its way out in %s "
-		     "(the sandbox should never hold one)",
-		     conn_what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);
+			  "passavant: %s refused by %s: a real value of %s is on its way out in %s "
+			  "(the sandbox should never hold one)",
+			  conn_what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);
 	return true;
 }
 

@@ -4,23 +4,18 @@
  * a terminated tunnel), its callbacks, and dropping it.
  */
 #include "conn_int.h"
+
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "audit.h"
 #include "base/defaults.h"
 #include "log.h"
 #include "sockio.h"
 #include "tls.h"
-#include "wbio.h"
 
 /* Frees the upstream side (connection and parser state), keeping the
  * parser object for reuse. */
@@ -57,7 +52,6 @@ static void up_write_cb(struct bufferevent *bev, void *arg)
 	(void)bev;
 	conn_drive(arg);
 }
-
 
 /*
  * The upstream TLS handshake of a terminated tunnel ended: on success the

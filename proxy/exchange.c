@@ -6,24 +6,15 @@
  */
 #include "conn_int.h"
 
-#include <sys/socket.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
-#include "audit.h"
 #include "base/defaults.h"
 #include "log.h"
 #include "sockio.h"
-#include "tls.h"
-#include "wbio.h"
 
 /* A new exchange: every field back to its initial value. */
 void exchange_reset(struct exchange *ex)

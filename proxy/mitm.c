@@ -8,24 +8,16 @@
 #include "conn_int.h"
 
 #include <errno.h>
-#include <sys/socket.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
-#include "audit.h"
 #include "base/defaults.h"
-#include "log.h"
 #include "sockio.h"
 #include "tls.h"
-#include "wbio.h"
 
 /*
  * Terminates TLS on the tunnel: a server-side filter over the client bev

@@ -7,22 +7,16 @@
 #include "sockio.h"
 
 #include <errno.h>
-#include <sys/socket.h>
-
-#include <event2/bufferevent_struct.h>
-#include <event2/event.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
+#include <event2/bufferevent_struct.h>
+#include <event2/event.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "audit.h"
 #include "base/defaults.h"
 #include "log.h"
 #include "tls.h"
@@ -33,7 +27,7 @@
  * bufferevent_struct.h) and the behaviour of its socket and OpenSSL
  * implementations were verified with libevent 2.1.12-stable (Debian 12).
  * Another 2.1 release must be checked again (docs/notes-proxy-io.md says
- * what to check); 2.2 changed the SSL bufferevent.
+ * what to check); 2.2 reorganised the SSL bufferevent.
  */
 #if !defined(LIBEVENT_VERSION_NUMBER) || LIBEVENT_VERSION_NUMBER < 0x02010c00 || \
 	LIBEVENT_VERSION_NUMBER >= 0x02020000
