@@ -334,11 +334,11 @@ static enum step conn_step_drain(conn_t *c)
 		c->client.shut_wr = true;
 		conn_arm_timer(c, CONN_LINGER_MS);
 	}
-	if (c->client.shut_wr && c->client.ssl != NULL && !c->tls_closing && !c->truncated) {
+	if (c->client.shut_wr && c->client.ssl != NULL && c->tls_end == TLS_END_OPEN) {
 		/* close_notify is queued, or retried when the write BIO,
 		 * full right now, has room (its empty notice comes back). */
 		if (SSL_shutdown(c->client.ssl) >= 0)
-			c->tls_closing = true;
+			c->tls_end = TLS_END_NOTIFIED;
 		ERR_clear_error();
 	}
 	if (!c->client.shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
@@ -363,9 +363,9 @@ static enum step conn_step_drain(conn_t *c)
 		c->drain_wait = true;
 		return STEP_STOP;
 	}
-	if (c->truncated && c->client.shut_wr && !c->tls_closing) {
+	if (c->tls_end == TLS_END_TRUNCATE && c->client.shut_wr) {
 		/* Everything sent: end TCP without close_notify. */
-		c->tls_closing = true;
+		c->tls_end = TLS_END_CUT;
 		if (sockio_shutdown_wr(&c->client) < 0) {
 			conn_close(c, "client gone", false);
 			return STEP_CLOSED;

@@ -87,6 +87,14 @@ enum exchange_upstream {
 	EX_UP_RETRIED  /* already re-sent once on a fresh connection */
 };
 
+/* How the TLS stream to the client ends (DRAINING, conn_step_drain()). */
+enum tls_end {
+	TLS_END_OPEN,     /* not ending yet: close_notify will end it */
+	TLS_END_TRUNCATE, /* the upstream cut a close-delimited body: end without close_notify */
+	TLS_END_NOTIFIED, /* close_notify queued */
+	TLS_END_CUT       /* everything sent, then FIN without close_notify */
+};
+
 /* What a CONNECT to a host decided, for TLS_SNIFF. */
 enum tunnel_plan {
 	TUNNEL_OPAQUE,          /* relay the bytes as they are */
@@ -139,8 +147,7 @@ struct conn_side {
  * One client connection. What it is doing is state, mode and ex.phase;
  * the booleans left are each one fact of their own that no enum orders:
  * the slot held, the first head, the first answer inside TLS, a remasked
- * tunnel, the SNI check, and the steps of a TLS close (close_notify
- * queued, left out after a truncation, waiting for the write BIO).
+ * tunnel, the SNI check, and a drain waiting for the write BIO.
  */
 struct conn {
 	struct conn *next;          /** registry: next connection */
@@ -162,8 +169,7 @@ struct conn {
 	bool answered;              /** a terminated tunnel completed its first request */
 	bool tunnel_masked;         /** TUNNEL mode without TLS: inbound remasked, outbound scanned */
 	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
-	bool tls_closing;           /** close_notify queued to the client (draining) */
-	bool truncated;             /** a close-delimited body ended by an upstream error: no close_notify */
+	enum tls_end tls_end;       /** how the TLS stream to the client ends */
 	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
 	char sni[POLICY_HOST_MAX + 1]; /** SNI the client sent, normalised ("" if none) */
 	char up_tls_err[256];       /** why the upstream TLS handshake failed ("" if not) */

@@ -420,7 +420,7 @@ static enum step upstream_ended(conn_t *c)
 		 * close_notify, a reset): the client must see the truncation
 		 * as it would directly, not a clean end (conn_step_drain()). */
 		if (c->up.failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
-			c->truncated = true;
+			c->tls_end = TLS_END_TRUNCATE;
 			log_info("conn %s: %s ended a close-delimited body with an error: "
 				 "closing the client without close_notify",
 				 c->client.peer, c->up.peer);
