@@ -3,7 +3,7 @@
  * state machine of docs/architecture.md (accept, read the head, decide,
  * connect, relay, drain, close).
  *
- * The struct is private to conn.c. A conn owns its two bufferevents, its
+ * The struct is private to the proxy (conn_int.h). A conn owns its two bufferevents, its
  * parsers, its timer and its pending upstream request; conn_close() is the
  * only place that frees any of them.
  */

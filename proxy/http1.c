@@ -2,9 +2,10 @@
  * http1.c - llhttp glue with head limits and the head rewriter.
  *
  * The head is fed to llhttp only up to its end (found by our own scanner,
- * which also refuses bare CR, bare LF and obs-fold that the non-strict
- * llhttp build would let through), so HTTP1_HEAD always reports the exact
- * head length; body bytes are then fed in place and on_message_complete
+ * which also refuses bare CR, bare LF and obs-fold: llhttp, even built
+ * with LLHTTP_STRICT_MODE, lets obs-fold and a bare LF ending the request
+ * line or the head through; test_http1.c's test_head_layers() shows which
+ * layer refuses what), so HTTP1_HEAD always reports the exact head length; body bytes are then fed in place and on_message_complete
  * pauses llhttp at the message boundary, so pipelined bytes are never
  * consumed with the current message.
  */

@@ -220,8 +220,8 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
 	/*
 	 * Deferred callbacks: a filter reads from under's input as soon as
 	 * reading is re-enabled, which an evbuffer_drain() of the filter's
-	 * input does from inside conn.c's drive() (libevent's watermark
-	 * callback); its event callback would then re-enter drive() and could
+	 * input does from inside conn_drive() (libevent's watermark
+	 * callback); its event callback would then re-enter conn_drive() and could
 	 * free the conn under the outer call.
 	 */
 	bev = bufferevent_openssl_filter_new(base, under, ssl, state,

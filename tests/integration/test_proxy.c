@@ -461,6 +461,57 @@ static void test_denied_host(void)
 	free(out);
 }
 
+/*
+ * Two pipelined keep-alive requests, one refused (403). Allowed first:
+ * both are answered, in order, the 403 last with Connection: close. Refused
+ * first: the 403 (Connection: close) is the only answer and the allowed
+ * request behind it never reaches the upstream (a refusal ends the
+ * connection; the exchange of the next request is never started).
+ */
+static void test_pipelined_refusal(void)
+{
+	char req[1024], *resp, *rec, *second;
+	size_t before;
+	bool eof = false;
+	int n;
+
+	n = snprintf(req, sizeof(req),
+		     "GET http://%s/hello HTTP/1.1\r\nHost: %s\r\n\r\n"
+		     "GET http://evil.example/x HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+		     up.addr, up.addr);
+	resp = raw_exchange(px_main.addr, req, (size_t)n, &eof);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(eof);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 200 OK\r\n", 17) == 0);
+	CU_ASSERT(strstr(resp, "\r\n\r\nhello\n") != NULL);
+	second = strstr(resp, "hello\nHTTP/1.1 ");
+	CU_ASSERT_FATAL(second != NULL);
+	second += 6;
+	CU_ASSERT(strncmp(second, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	CU_ASSERT(strstr(second, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
+	CU_ASSERT(strstr(second, "\r\nConnection: close\r\n") != NULL);
+	CU_ASSERT(strstr(second, "refused by network.deniedDomains: evil.example\n") != NULL);
+	free(resp);
+
+	before = test_file_size(record_path);
+	n = snprintf(req, sizeof(req),
+		     "GET http://evil.example/x HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+		     "GET http://%s/echo?pipelined-after-403 HTTP/1.1\r\nHost: %s\r\n\r\n",
+		     up.addr, up.addr);
+	eof = false;
+	resp = raw_exchange(px_main.addr, req, (size_t)n, &eof);
+	CU_ASSERT_FATAL(resp != NULL);
+	CU_ASSERT(eof);
+	CU_ASSERT(strncmp(resp, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	CU_ASSERT(strstr(resp, "\r\nConnection: close\r\n") != NULL);
+	CU_ASSERT(strstr(resp + 1, "HTTP/1.1 ") == NULL);
+	free(resp);
+	quiet_for(&px_main, 2000);
+	rec = test_read_file(record_path, NULL);
+	CU_ASSERT(rec == NULL || strlen(rec) < before || strstr(rec + before, "pipelined-after-403") == NULL);
+	free(rec);
+}
+
 static void test_refused_name_not_resolved(void)
 {
 	char *out = NULL;
@@ -1408,6 +1459,7 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "bodies streamed (length, chunked, close, upload)", test_streamed_bodies);
 	test_add(s, "head rewritten: origin form, Host, hop-by-hop", test_rewrite_head);
 	test_add(s, "denied host: 403, header, reason", test_denied_host);
+	test_add(s, "pipelined requests, one refused: the right answers", test_pipelined_refusal);
 	test_add(s, "allowed name that does not resolve: 502", test_refused_name_not_resolved);
 	test_add(s, "TRACE 405, bad targets 400", test_trace_and_bad_targets);
 	test_add(s, "TRACK 405", test_track);

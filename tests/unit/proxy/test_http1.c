@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <llhttp.h>
 
 #include "base/defaults.h"
 #include "proxy/http1.h"
@@ -173,12 +174,92 @@ static void test_response_framing(void)
 	http1_free(r);
 }
 
+/*
+ * Which layer refuses what in a head. llhttp is compiled by us (GNUmakefile),
+ * and LLHTTP_STRICT_MODE is a compile-time switch of node-llhttp 8.1 that
+ * selects a second generated parser (the runtime llhttp_set_lenient_*()
+ * calls only loosen, and are all off). With or without it llhttp accepts
+ * obs-fold, a bare LF ending the request line and a bare LF ending the
+ * head; strict mode adds only a CR after the last field line without its
+ * LF, and SP in or before a field name. Our scanner (scan_head()) refuses
+ * every bare CR, bare LF and obs-fold, and on_header_field_complete() every
+ * field name that is not a token, before llhttp could: the scanner stays
+ * whole (it also finds the exact end of the head), and strict mode would
+ * refuse nothing more. Each case says what llhttp alone does in either
+ * build (the column of the build this test is compiled with is checked)
+ * and what http1 answers.
+ */
+struct head_case {
+	const char *name;
+	const char *head;
+	bool llhttp_ok;     /* llhttp alone, default (lenient) build, accepts it */
+	bool strict_ok;     /* llhttp alone, LLHTTP_STRICT_MODE build, accepts it */
+	const char *reason; /* http1's refusal reason starts with this */
+};
+
+static bool llhttp_alone_accepts(const char *s)
+{
+	llhttp_settings_t st;
+	llhttp_t p;
+	llhttp_errno_t e;
+
+	llhttp_settings_init(&st);
+	llhttp_init(&p, HTTP_REQUEST, &st);
+	e = llhttp_execute(&p, s, strlen(s));
+	return e == HPE_OK || e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE;
+}
+
+static void test_head_layers(void)
+{
+	static const struct head_case cases[] = {
+		{"obs-fold", "GET http://a/ HTTP/1.1\r\nHost: a\r\nX: b\r\n c\r\n\r\n", true, true,
+		 "obsolete line folding"},
+		{"obs-fold with HT", "GET http://a/ HTTP/1.1\r\nHost: a\r\nX: b\r\n\tc\r\n\r\n", true, true,
+		 "obsolete line folding"},
+		{"bare LF ending the head", "GET http://a/ HTTP/1.1\r\nHost: a\r\n\n", true, true, "bare LF"},
+		{"bare LF ending the request line", "GET http://a/ HTTP/1.1\nHost: a\r\n\r\n", true, true,
+		 "bare LF"},
+		{"bare LF ending a field line", "GET http://a/ HTTP/1.1\r\nHost: a\n\r\n", false, false,
+		 "bare LF"},
+		{"bare LF everywhere", "GET http://a/ HTTP/1.1\nHost: a\n\n", false, false, "bare LF"},
+		{"bare CR in a value", "GET http://a/ HTTP/1.1\r\nHost: a\rb\r\n\r\n", false, false, "bare CR"},
+		{"bare CR ending a field line", "GET http://a/ HTTP/1.1\r\nHost: a\r\r\n\r\n", false, false,
+		 "bare CR"},
+		{"CR after the last field line", "GET http://a/ HTTP/1.1\r\nHost: a\r\n\rX", true, false,
+		 "bare CR"},
+		{"SP before the colon", "GET http://a/ HTTP/1.1\r\nHost : a\r\n\r\n", true, false, NULL},
+		{"SP in a field name", "GET http://a/ HTTP/1.1\r\nHo st: a\r\n\r\n", true, false, NULL},
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct head_case *c = &cases[i];
+		http1_t *h = http1_new(HTTP1_REQUEST, 4096);
+		bool want = LLHTTP_STRICT_MODE ? c->strict_ok : c->llhttp_ok;
+		enum http1_result r;
+
+		CU_ASSERT_FATAL(h != NULL);
+		if (llhttp_alone_accepts(c->head) != want)
+			fprintf(stderr, "%s: llhttp alone %s it\n", c->name, want ? "refuses" : "accepts");
+		CU_ASSERT_EQUAL(llhttp_alone_accepts(c->head), want);
+		r = feed(h, c->head, &n);
+		CU_ASSERT_EQUAL(r, HTTP1_ERROR);
+		CU_ASSERT_EQUAL(http1_error_status(h), 400);
+		if (c->reason != NULL && strncmp(http1_error_reason(h), c->reason, strlen(c->reason)) != 0)
+			fprintf(stderr, "%s: refused with \"%s\"\n", c->name, http1_error_reason(h));
+		if (c->reason != NULL)
+			CU_ASSERT(strncmp(http1_error_reason(h), c->reason, strlen(c->reason)) == 0);
+		http1_free(h);
+	}
+}
+
 TEST_REGISTRAR(proxy_http1_suite)
 {
 	CU_pSuite s = test_suite("proxy_http1", NULL, NULL);
 
 	test_add(s, "head and body boundaries", test_head_and_body_boundaries);
 	test_add(s, "smuggling vectors refused", test_strictness);
+	test_add(s, "head bytes: llhttp (strict or not) and our scanner", test_head_layers);
 	test_add(s, "header bytes and count limits: 431", test_limits);
 	test_add(s, "rewritten request and response heads", test_rewrite);
 	test_add(s, "response framing: EOF, HEAD, cut short", test_response_framing);

@@ -1,0 +1,335 @@
+/*
+ * conn_int.h - the connection's insides, shared by the files that make up
+ * one connection (private to proxy/; conn.h is the public face):
+ *
+ *   conn.c      state and mode, audit line, refusals, conn_drive(), draining,
+ *               callbacks of the client side and the timer, new and close
+ *   exchange.c  one request/response: the head read, the HTTP relay, the end
+ *   decide.c    the decisions: CONNECT, and one pipeline for every request
+ *   dial.c      the upstream side: dialling, adopting, its callbacks
+ *   mitm.c      TLS termination: sniffing the first bytes, the handshakes
+ *   relay.c     byte streams (tunnels, upgraded streams) and their masking
+ *   sockio.c    the I/O layer: sockets, TLS records and buffers (sockio.h)
+ *
+ * The state machine is drawn in conn.c; docs/architecture.md tells the
+ * whole path of a request.
+ */
+#ifndef PASSAVANT_PROXY_CONN_INT_H
+#define PASSAVANT_PROXY_CONN_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "base/attrib.h"
+#include "cmask.h"
+#include "conn.h"
+#include "http1.h"
+#include "proxy.h"
+#include "target.h"
+#include "upstream.h"
+
+/* Room for a reason line; the policy refusals of SPEC §5 start with it. */
+#define REASON_MAX 1024
+
+struct ssl_st;
+
+/* Where the connection is; changed only by conn_set_state(). */
+enum conn_state {
+	CONN_ACCEPTED,            /* socket taken over, nothing read */
+	CONN_READ_HEAD,           /* reading a request head (first or next) */
+	CONN_DECIDE,              /* head complete: policy decisions */
+	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
+	CONN_TLS_SNIFF,           /* 200 sent to a terminated host: waiting for the first bytes */
+	CONN_TLS_ACCEPT,          /* TLS handshakes with the client (and the upstream) running */
+	CONN_UPSTREAM_CONNECTING, /* request allowed: resolving/connecting (or upstream TLS) */
+	CONN_RELAY,               /* request/response or tunnel bytes flowing */
+	CONN_DRAINING,            /* flushing one side before closing */
+	CONN_CLOSED               /* torn down; never observed after free */
+};
+
+/* What the client's bytes are; changed only by conn_set_mode(). */
+enum conn_mode {
+	CONN_MODE_HTTP,       /* plain proxy requests (absolute form), one exchange at a time */
+	CONN_MODE_TUNNEL,     /* after a CONNECT's 200: opaque bytes (remasked: tunnel_masked) */
+	CONN_MODE_TERMINATED, /* TLS with the client terminated: origin-form requests inside */
+	CONN_MODE_UPGRADED    /* after a 101: an opaque WebSocket stream (inside TLS if client.ssl) */
+};
+
+/* What a drive step asks for next. */
+enum step { STEP_STOP, STEP_AGAIN, STEP_CLOSED };
+
+/* Where one request/response exchange is. The request body may still
+ * flow in the later phases (exchange.req_done says when it ended). */
+enum exchange_phase {
+	EX_IDLE,          /* no byte of a request head yet */
+	EX_REQ_HEAD,      /* bytes of a request head have arrived */
+	EX_WAIT_RESPONSE, /* decided and sent on; nothing went to the client yet */
+	EX_RESPONDING,    /* a response head or an answer went to the client */
+	EX_DONE           /* the response was passed on in full */
+};
+
+/* What the current request is. */
+enum exchange_kind {
+	EX_KIND_REQUEST, /* an HTTP request (absolute form, or origin form inside TLS) */
+	EX_KIND_UPGRADE, /* a request asking for a WebSocket upgrade we relay */
+	EX_KIND_CONNECT  /* a CONNECT (audited as "connect", then "tunnel") */
+};
+
+/* How the current request uses the upstream connection. */
+enum exchange_upstream {
+	EX_UP_FRESH,   /* a new connection (or none yet) */
+	EX_UP_REUSED,  /* an idle kept-alive connection: re-sent once if it closes at once */
+	EX_UP_RETRIED  /* already re-sent once on a fresh connection */
+};
+
+/* How the TLS stream to the client ends (DRAINING, conn_step_drain()). */
+enum tls_end {
+	TLS_END_OPEN,     /* not ending yet: close_notify will end it */
+	TLS_END_TRUNCATE, /* the upstream cut a close-delimited body: end without close_notify */
+	TLS_END_NOTIFIED, /* close_notify queued */
+	TLS_END_CUT       /* everything sent, then FIN without close_notify */
+};
+
+/* What a CONNECT to a host decided, for TLS_SNIFF. */
+enum tunnel_plan {
+	TUNNEL_OPAQUE,          /* relay the bytes as they are */
+	TUNNEL_TERMINATE,       /* terminate TLS; relay anything else opaquely */
+	TUNNEL_TERMINATE_ONLY   /* terminate TLS; refuse anything else (method rule, SPEC §3.1) */
+};
+
+/*
+ * One request and its response on a connection; exchange_reset() makes a
+ * new one (keep-alive, a new TLS stream). The booleans are independent of
+ * the phase and of each other: the request body runs beside the response,
+ * and masking is decided per direction.
+ */
+struct exchange {
+	enum exchange_phase phase;  /** how far the exchange went */
+	enum exchange_kind kind;    /** request, WebSocket upgrade or CONNECT */
+	enum exchange_upstream up_use; /** fresh, reused or retried upstream connection */
+	bool req_done;              /** the request was passed on in full */
+	bool client_close;          /** close the client after this response */
+	bool audited;               /** the exchange has its audit line */
+	bool have_target;           /** tgt was parsed for this request (inside TLS it is always the CONNECT's) */
+	bool redact;                /** the request carries a real value: its target is never written anywhere */
+	bool identity;              /** the request to an inject host asked for Accept-Encoding: identity */
+	bool mask_req_body;         /** the request body goes through the outbound substituter */
+	bool mask_resp_body;        /** the response body goes through the inbound substituter */
+	int status;                 /** status sent for the request */
+	struct timeval t0;          /** start of the request or tunnel */
+	uint64_t bytes_up;          /** bytes passed on from the client */
+	uint64_t bytes_down;        /** bytes passed on from the upstream */
+};
+
+/* One side of the connection: its socket, TLS and parser. */
+struct conn_side {
+	struct bufferevent *bev;  /** socket bufferevent, NULL when not connected */
+	struct ssl_st *ssl;       /** TLS on this side (bev is then the SSL filter), else NULL */
+	http1_t *http;            /** client: request parser; upstream: response parser */
+	char peer[64];            /** "addr:port" or "host:port" for logs */
+	struct evbuffer *pending; /** head (+ body) assembled in a step, flushed after it */
+	struct event *rd;         /** plain socket: our read event (sockio.c); NULL on a TLS side */
+	bool reading;             /** rd is added */
+	bool kicked;              /** TLS: a read was started for bytes OpenSSL holds (sockio.c) */
+	bool eof;                 /** this side will send nothing more (EOF or error) */
+	bool shut_wr;             /** our write side to it is shut (half-close, lingering close) */
+	bool failed;              /** upstream: ended in an error, not a clean EOF */
+	bool reusable;            /** upstream: may carry the next request */
+	bool tls_ready;           /** upstream: TLS handshake done and verified */
+};
+
+/*
+ * One client connection. What it is doing is state, mode and ex.phase;
+ * the booleans left are each one fact of their own that no enum orders:
+ * the slot held, the first head, the first answer inside TLS, a remasked
+ * tunnel, the SNI check, and a drain waiting for the write BIO.
+ */
+struct conn {
+	struct conn *next;          /** registry: next connection */
+	struct conn **pprev;        /** registry: the pointer that points to us */
+	proxy_t *px;                /** the proxy (loop, resolver, audit, slots) */
+	proxy_policy_t *pol;        /** policy reference this connection decides with */
+	enum conn_state state;      /** where we are; changed only by conn_set_state() */
+	enum conn_mode mode;        /** what the client's bytes are; changed only by conn_set_mode() */
+	struct exchange ex;         /** the current request/response */
+	struct conn_side client;    /** the workload's side */
+	struct conn_side up;        /** the upstream's side */
+	struct event *timer;        /** head, idle, drain or linger deadline */
+	upstream_req_t *dial;       /** pending resolve+connect, or NULL */
+	struct target tgt;          /** target of the current request or tunnel */
+	const char *rule;           /** rule of the last decision (policy or static storage) */
+	enum tunnel_plan plan;      /** CONNECT: what TLS_SNIFF does with the first bytes */
+	bool slot;                  /** holds one of the proxy's maxTunnels slots */
+	bool first_request;         /** the first head is still awaited */
+	bool answered;              /** a terminated tunnel completed its first request */
+	bool tunnel_masked;         /** TUNNEL mode without TLS: inbound remasked, outbound scanned */
+	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
+	enum tls_end tls_end;       /** how the TLS stream to the client ends */
+	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
+	char sni[POLICY_HOST_MAX + 1]; /** SNI the client sent, normalised ("" if none) */
+	char up_tls_err[256];       /** why the upstream TLS handshake failed ("" if not) */
+	struct event *peek_ev;      /** TLS_SNIFF: MSG_PEEK watch of the client socket, or NULL */
+	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
+	uint16_t up_port;           /** port the upstream bev is connected for */
+	struct timeval last;        /** last time bytes moved (idle timeout) */
+	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
+	unsigned idle_ms;           /** idleTimeoutMs of our policy */
+	cmask_t *mask;              /** credential masking state, or NULL (none in this session) */
+	struct evbuffer *head_out;  /** the request head for the upstream, substituted, until sent */
+	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
+	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a refusal for a real value or a sentinel */
+	uint64_t drain_sent;        /** DRAINING: wbio_sent() of the client when the timer last fired */
+	struct evbuffer_cb_entry *under_cb; /** DRAINING, TLS filter: under_drained_cb() on its underlying output */
+};
+
+/* ---- inline helpers -------------------------------------------------- */
+
+/* The policy this connection decides with. */
+static inline const policy_t *pol(const conn_t *c)
+{
+	return proxy_policy(c->pol);
+}
+
+/* Whether TLS with the client is terminated here (mode TERMINATED, or
+ * UPGRADED inside it). */
+static inline bool terminated(const conn_t *c)
+{
+	return c->client.ssl != NULL;
+}
+
+/* Whether something (an answer, a response head) went to the client in
+ * this exchange. */
+static inline bool responding(const conn_t *c)
+{
+	return c->ex.phase >= EX_RESPONDING;
+}
+
+/* Whether tgt holds the current request's target: parsed for it, or the
+ * CONNECT's inside a terminated tunnel. */
+static inline bool have_target(const conn_t *c)
+{
+	return c->ex.have_target || terminated(c);
+}
+
+/* The audit kind of a refusal of the current request. */
+static inline const char *refusal_kind(const conn_t *c)
+{
+	return c->ex.kind == EX_KIND_CONNECT ? "connect" : "request";
+}
+
+static inline struct evbuffer *in_of(struct conn_side *s)
+{
+	return bufferevent_get_input(s->bev);
+}
+
+static inline struct evbuffer *out_of(struct conn_side *s)
+{
+	return bufferevent_get_output(s->bev);
+}
+
+/* ---- conn.c ------------------------------------------------------------ */
+
+/* The only places the state and the mode change (debug log old -> new). */
+void conn_set_state(conn_t *c, enum conn_state s) NONNULL(1);
+void conn_set_mode(conn_t *c, enum conn_mode m) NONNULL(1);
+
+/* Bytes moved now (idle timeout); (re)arms the conn's timer for ms. */
+void conn_touch(conn_t *c) NONNULL(1);
+void conn_arm_timer(conn_t *c, unsigned ms) NONNULL(1);
+
+/* The audit line of the current exchange (once: ex.audited); kind is
+ * "request", "connect" or "tunnel". */
+void conn_audit(conn_t *c, const char *kind, const char *decision, const char *reason, const char *rule)
+	NONNULL(1, 2, 3);
+
+/* Answer sent or response complete: flush the client, close lingering. */
+enum step conn_enter_draining(conn_t *c) NONNULL(1);
+
+/*
+ * Answers the current request with an error and drains: audit line, the
+ * response of SPEC §5 (xerr: X-Proxy-Error value or NULL), then close. If
+ * a response already started, the connection is just closed.
+ */
+enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind, const char *rule,
+		      const char *fmt, ...) NONNULL(1, 4, 6) PRINTF(6, 7);
+
+/* "GET http://host:port/path" or "CONNECT host:port" for reasons. */
+const char *conn_what(const conn_t *c, char *buf, size_t len) NONNULL(1, 2);
+
+/* Makes all the progress the buffers allow. May free c. */
+void conn_drive(conn_t *c) NONNULL(1);
+
+/* The client bufferevent's callbacks (arg is the conn). */
+void conn_client_read_cb(struct bufferevent *bev, void *arg);
+void conn_client_write_cb(struct bufferevent *bev, void *arg);
+void conn_client_event_cb(struct bufferevent *bev, short events, void *arg);
+
+/* ---- exchange.c -------------------------------------------------------- */
+
+/* A new exchange: every field back to its initial value. */
+void exchange_reset(struct exchange *ex) NONNULL(1);
+
+/* READ_HEAD: parse the client's bytes up to a whole head, then decide. */
+enum step conn_step_read_head(conn_t *c) NONNULL(1);
+
+/* RELAY of an HTTP exchange: request body up, response down. */
+enum step conn_step_http(conn_t *c) NONNULL(1);
+
+/* A real value was on its way out: wipe what waits for the upstream and
+ * make its close an RST. */
+void conn_wipe_reset_upstream(conn_t *c) NONNULL(1);
+
+/* ---- relay.c ----------------------------------------------------------- */
+
+/* Passes on what the substituter of direction d may send now; 0 or -1. */
+int conn_mask_pass(conn_t *c, enum cmask_dir d) NONNULL(1) WUNRES;
+
+/* RELAY of a byte stream (TUNNEL, UPGRADED), half-close included. */
+enum step conn_step_tunnel(conn_t *c) NONNULL(1);
+
+/* ---- decide.c ---------------------------------------------------------- */
+
+/* A complete head is in client.http: decide what to do with it. */
+enum step conn_decide(conn_t *c) NONNULL(1);
+
+/* The allowed request's head for the upstream, into c->head_out (masked);
+ * true to go on, else false with *st the step to return. */
+bool conn_prepare_request(conn_t *c, enum step *st) NONNULL(1, 2);
+
+/* ---- dial.c ------------------------------------------------------------ */
+
+/* Frees the upstream side (connection and parser state), keeping the
+ * parser object for reuse. */
+void conn_drop_upstream(conn_t *c) NONNULL(1);
+
+/* Starts resolving/connecting for tgt in state connecting. */
+enum step conn_dial(conn_t *c, enum conn_state connecting) NONNULL(1);
+
+/* Sends the prepared request head upstream and starts relaying. */
+enum step conn_send_request(conn_t *c) NONNULL(1);
+
+/* Layers verified TLS over bev (the connected upstream of a terminated
+ * tunnel) and adopts it; 0, or -1 after closing c. */
+int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev) NONNULL(1, 2);
+
+/* The upstream bufferevent's event callback (arg is the conn). */
+void conn_up_event_cb(struct bufferevent *bev, short events, void *arg);
+
+/* ---- mitm.c ------------------------------------------------------------ */
+
+/* TLS_SNIFF: what the first bytes of a tunnel to a terminated host are. */
+enum step conn_step_tls_sniff(conn_t *c) NONNULL(1);
+
+/* Peek mode of TLS_SNIFF: watch the client socket with MSG_PEEK. */
+void conn_start_peek(conn_t *c) NONNULL(1);
+void conn_stop_peek(conn_t *c) NONNULL(1);
+
+/* The client's TLS handshake completed: read requests inside. */
+void conn_tls_accepted(conn_t *c) NONNULL(1);
+
+#endif

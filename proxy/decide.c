@@ -1,0 +1,435 @@
+/*
+ * decide.c - what a complete request head gets (SPEC §3, §4.2, §5): the
+ * search for real values on their way out, the CONNECT decision, and one
+ * pipeline for every HTTP request, plain (absolute form) or inside a
+ * terminated tunnel (origin form): methods, target, Host and SNI,
+ * allowedDomains, allowedMethods, the head prepared with masking, then
+ * sent on a reused or a new upstream.
+ */
+#include "conn_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+
+#include "base/defaults.h"
+#include "sockio.h"
+
+/*
+ * The allowed request's head for the upstream, into c->head_out: hop-by-
+ * hop fields removed, Accept-Encoding: identity towards inject hosts, and
+ * credential masking (SPEC §4.2): sentinels in the target and the header
+ * values replaced where the policy allows it, the request refused (403)
+ * when a sentinel sits where it may not go; the body substituter armed
+ * when a body follows. Real values go only into verified TLS (plain HTTP
+ * only with allowPlaintextInject: the table decides with verified false).
+ * Returns true to go on (send the head); false when the request was
+ * refused or the conn closed, with *st the step to return (a refusal's
+ * STEP_AGAIN drives the DRAINING conn on).
+ */
+bool conn_prepare_request(conn_t *c, enum step *st)
+{
+	char reason[512], w[512];
+	const char *rule = NULL;
+	bool oom = false, verified = terminated(c);
+	int r;
+
+	if (c->head_out == NULL && (c->head_out = evbuffer_new()) == NULL)
+		goto oom;
+	/* A head never sent (a 502 after a failed verification). */
+	cmask_wipe_drain(c->head_out);
+	if (c->mask == NULL && proxy_masks(c->px) != NULL) {
+		c->mask = cmask_new(proxy_masks(c->px), &oom);
+		if (oom)
+			goto oom;
+	}
+	c->ex.mask_req_body = false;
+	c->ex.identity = c->mask != NULL && cmask_inject_host(c->mask, c->tgt.host, c->tgt.port);
+	if (http1_write_request_head(c->client.http, c->head_out, c->tgt.path, c->tgt.path_len,
+				     c->tgt.authority, c->ex.kind == EX_KIND_UPGRADE,
+				     c->ex.identity) < 0)
+		goto oom;
+	if (c->mask == NULL)
+		return true;
+	r = cmask_request_head(c->mask, c->head_out, c->tgt.host, c->tgt.port, verified, reason,
+			       sizeof(reason), &rule);
+	if (r < 0)
+		goto oom;
+	if (r == 1) {
+		cmask_begin_request(c->mask); /* nothing was injected */
+		c->rule = rule;
+		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", rule,
+				  "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule, reason);
+		return false;
+	}
+	if (!c->ex.req_done) {
+		if (cmask_body_begin(c->mask, CMASK_OUT, c->tgt.host, c->tgt.port, verified,
+				     http1_chunked(c->client.http)) < 0)
+			goto oom;
+		if (http1_chunked(c->client.http))
+			http1_set_body_sink(c->client.http, cmask_body_sink,
+					    cmask_sink_arg(c->mask, CMASK_OUT));
+		c->ex.mask_req_body = true;
+	}
+	return true;
+oom:
+	conn_close(c, "out of memory preparing a request head", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
+{
+	struct policy_decision d;
+	const char *err, *mrule = NULL;
+	char w[512];
+
+	c->ex.kind = EX_KIND_CONNECT;
+	if ((err = target_parse_connect(url, ulen, &c->tgt)) != NULL)
+		return conn_refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
+				   (int)(ulen > 200 ? 200 : ulen), url, err);
+	c->ex.have_target = true;
+	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
+	c->rule = d.rule;
+	if (d.verdict != POLICY_ALLOW)
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", d.rule,
+				   "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), d.rule);
+	if (!d.terminate_tls || proxy_tls(c->px) == NULL)
+		c->plan = TUNNEL_OPAQUE;
+	else
+		c->plan = d.method_restricted ? TUNNEL_TERMINATE_ONLY : TUNNEL_TERMINATE;
+	if (d.method_restricted && c->plan == TUNNEL_OPAQUE) {
+		/* SPEC §3.1: a method rule cannot be enforced inside an
+		 * opaque tunnel; refuse rather than skip it. (With TLS
+		 * termination the tunnel is refused later if it does not
+		 * carry TLS: conn_step_tls_sniff().) */
+		(void)policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, "CONNECT", &mrule);
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", mrule,
+				   "passavant: %s refused by %s: methods cannot be enforced in an opaque tunnel",
+				   conn_what(c, w, sizeof(w)), mrule);
+	}
+	if (!c->slot) {
+		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels))
+			return conn_refuse(c, 503, "too-many-tunnels", "connect", "limits: maxTunnels",
+					   "passavant: %s refused: too many tunnels (maxTunnels %u)",
+					   conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+		c->slot = true;
+	}
+	/* A keep-alive connection may have carried plain requests before:
+	 * their idle upstream is not the tunnel's (their byte counts went
+	 * with their exchange). */
+	conn_drop_upstream(c);
+	return conn_dial(c, CONN_TUNNEL_CONNECTING);
+}
+
+/* Whether the request's Upgrade field is exactly "websocket". */
+static bool is_websocket_upgrade(const http1_t *h)
+{
+	const char *name, *val;
+	size_t nlen, vlen, i;
+
+	if (http1_header_find(h, "upgrade", &i) != 1)
+		return false;
+	http1_header(h, i, &name, &nlen, &val, &vlen);
+	return vlen == 9 && strncasecmp(val, "websocket", 9) == 0;
+}
+
+/*
+ * The request target. Plain HTTP: the absolute form, parsed into tgt.
+ * Inside a terminated tunnel: the origin form (or "*" for OPTIONS), the
+ * host and port staying the CONNECT's; a CONNECT there is refused.
+ * Returns true to go on, else false with *st the refusal's step.
+ */
+static bool take_target(conn_t *c, const char *url, size_t ulen, enum step *st)
+{
+	const char *err, *m = http1_method(c->client.http);
+	int cut = (int)(ulen > 200 ? 200 : ulen);
+
+	if (c->mode != CONN_MODE_TERMINATED) {
+		if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL) {
+			*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s", m, cut, url, err);
+			return false;
+		}
+		c->ex.have_target = true;
+		return true;
+	}
+	c->tgt.path = "";
+	c->tgt.path_len = 0;
+	if (http1_method_is(c->client.http, "CONNECT")) {
+		*st = conn_refuse(c, 400, NULL, "request", NULL,
+				  "passavant: CONNECT inside the TLS tunnel to %s:%u refused", c->tgt.host,
+				  (unsigned)c->tgt.port);
+		return false;
+	}
+	if (!(ulen > 0 && url[0] == '/') &&
+	    !(ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))) {
+		*st = conn_refuse(c, 400, NULL, "request", NULL,
+				  "passavant: %s %.*s: a request inside a tunnel must have an origin-form target",
+				  m, cut, url);
+		return false;
+	}
+	c->tgt.path = url;
+	c->tgt.path_len = ulen;
+	return true;
+}
+
+/*
+ * Whether a Host field value names the CONNECT target t: "host[:port]" or
+ * "[v6][:port]", the port 443 when absent, the host normalised
+ * (target_parse_connect(); a value without a port is parsed again with
+ * ":443", which changes nothing for one that fails otherwise).
+ */
+static bool host_names_target(const char *v, size_t vlen, const struct target *t)
+{
+	char buf[TARGET_AUTHORITY_MAX + 8];
+	struct target h;
+
+	if (vlen + sizeof(":443") > sizeof(buf))
+		return false;
+	if (target_parse_connect(v, vlen, &h) != NULL) {
+		memcpy(buf, v, vlen);
+		memcpy(buf + vlen, ":443", sizeof(":443"));
+		if (target_parse_connect(buf, vlen + 4, &h) != NULL)
+			return false;
+	}
+	return h.port == t->port && strcmp(h.host, t->host) == 0;
+}
+
+/*
+ * One Host field at most (RFC 9112 §3.2.2: with an absolute-form target
+ * the proxy replaces Host with the URL's authority; two are ambiguous).
+ * Inside a terminated tunnel, Host (when sent) and SNI (when sent) must
+ * name the CONNECT target (421), because the policy decided that target
+ * and the leaf names it. Returns true to go on.
+ */
+static bool check_host(conn_t *c, enum step *st)
+{
+	const char *name, *val;
+	size_t nlen, vlen, hi, nhost;
+	char w[512];
+
+	nhost = http1_header_find(c->client.http, "host", &hi);
+	if (nhost > 1) {
+		*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
+				  conn_what(c, w, sizeof(w)));
+		return false;
+	}
+	if (c->mode != CONN_MODE_TERMINATED)
+		return true;
+	if (nhost == 1) {
+		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
+		if (!host_names_target(val, vlen, &c->tgt)) {
+			*st = conn_refuse(c, 421, NULL, "request", c->rule,
+					  "passavant: %s: Host %.*s does not name the CONNECT target %s:%u",
+					  conn_what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val, c->tgt.host,
+					  (unsigned)c->tgt.port);
+			return false;
+		}
+	}
+	if (c->sni_mismatch) {
+		*st = conn_refuse(c, 421, NULL, "request", c->rule,
+				  "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
+				  conn_what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * allowedDomains (under the current policy, like every request), then
+ * allowedMethods; plain HTTP also takes a maxTunnels slot. *restricted
+ * says whether a method rule applies to the host. Returns true to go on.
+ */
+static bool check_policy(conn_t *c, bool *restricted, enum step *st)
+{
+	struct policy_decision d;
+	const char *mrule = NULL;
+	char w[512];
+
+	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
+	c->rule = d.rule;
+	*restricted = d.method_restricted;
+	if (d.verdict != POLICY_ALLOW) {
+		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
+				  "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), d.rule);
+		return false;
+	}
+	if (!policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, http1_method(c->client.http), &mrule)) {
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		c->rule = mrule;
+		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
+				  "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), mrule);
+		return false;
+	}
+	if (c->mode != CONN_MODE_TERMINATED && !c->slot) {
+		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels)) {
+			*st = conn_refuse(c, 503, "too-many-tunnels", "request", "limits: maxTunnels",
+					  "passavant: %s refused: too many connections (maxTunnels %u)",
+					  conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+			return false;
+		}
+		c->slot = true;
+	}
+	return true;
+}
+
+/* Sends the prepared request: plain HTTP on the idle upstream kept for
+ * the same host and port, else on a new connection. */
+static enum step send_plain(conn_t *c)
+{
+	if (c->up.bev != NULL && c->up.reusable && !c->up.eof && c->up_port == c->tgt.port &&
+	    strcmp(c->up_host, c->tgt.host) == 0) {
+		c->ex.up_use = EX_UP_REUSED;
+		return conn_send_request(c);
+	}
+	conn_drop_upstream(c);
+	return conn_dial(c, CONN_UPSTREAM_CONNECTING);
+}
+
+/* Sends the prepared request inside a terminated tunnel: on the verified
+ * upstream, reused while it keeps alive, re-dialled (with TLS) when not. */
+static enum step send_inner(conn_t *c)
+{
+	if (c->up.bev == NULL || c->up.eof) {
+		conn_drop_upstream(c);
+		return conn_dial(c, CONN_UPSTREAM_CONNECTING);
+	}
+	if (c->up.reusable && c->up.tls_ready)
+		c->ex.up_use = EX_UP_REUSED;
+	if (!c->up.tls_ready) {
+		/* The handshake started with the client's; up_tls_done()
+		 * sends the request. */
+		conn_set_state(c, CONN_UPSTREAM_CONNECTING);
+		conn_arm_timer(c, PASSAVANT_UPSTREAM_CONNECT_TIMEOUT_MS);
+		return STEP_STOP;
+	}
+	return conn_send_request(c);
+}
+
+/*
+ * The one pipeline of every HTTP request, plain (absolute form) or inside
+ * a terminated tunnel (origin form, the CONNECT target fixed): TRACE and
+ * TRACK refused, the target, Host (and SNI), allowedDomains and
+ * allowedMethods, then the head prepared (masking) and sent.
+ */
+static enum step decide_request(conn_t *c, const char *url, size_t ulen)
+{
+	bool restricted = false;
+	char w[512];
+	enum step st;
+
+	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
+		return conn_refuse(c, 405, NULL, "request", NULL,
+				   "passavant: %s refused: method not allowed through the proxy",
+				   http1_method(c->client.http));
+	if (!take_target(c, url, ulen, &st) || !check_host(c, &st) || !check_policy(c, &restricted, &st))
+		return st;
+	c->ex.req_done = http1_message_done(c->client.http);
+	/* A WebSocket upgrade is relayed (SPEC §5) unless a method rule
+	 * applies to the host: like a CONNECT, an opaque relay could not
+	 * enforce it, so the Upgrade is then dropped as hop-by-hop and the
+	 * upstream answers the plain request. Other upgrades (h2c, ...) would
+	 * hide requests from the policy and are always dropped. */
+	if (http1_upgrade(c->client.http) && c->ex.req_done && !restricted &&
+	    is_websocket_upgrade(c->client.http))
+		c->ex.kind = EX_KIND_UPGRADE;
+	if (c->mode == CONN_MODE_TERMINATED && c->up_tls_err[0] != '\0')
+		return conn_refuse(c, 502, NULL, "request", c->rule,
+				   "passavant: %s: the certificate of %s:%u does not verify: %s",
+				   conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+	if (!conn_prepare_request(c, &st))
+		return st;
+	return c->mode == CONN_MODE_TERMINATED ? send_inner(c) : send_plain(c);
+}
+
+/*
+ * SPEC §4.2: the sandbox should never hold a real value, so one on its
+ * way out, to any host, means something leaked. Before any decision (a
+ * refusal's reason could echo the target), the target and every header
+ * field are searched for one, in every form the remask set knows, as
+ * sent and with every %XX decoded; if one is there, the request is
+ * refused with a 403 naming the credential, and its target is written
+ * nowhere (c->ex.redact). Returns false when there is none (go on), else
+ * true with *st the step the refusal (or a failure) returned.
+ */
+static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum step *st)
+{
+	const char *cred = NULL, *where = "the request target", *name = NULL, *text;
+	size_t tlen;
+	bool oom = false, in_header = false;
+	char w[512];
+	int r;
+
+	*st = STEP_CLOSED;
+	if (c->mask == NULL && (c->mask = cmask_new(proxy_masks(c->px), &oom)) == NULL) {
+		if (!oom)
+			return false;
+		conn_close(c, "out of memory checking a request head", true);
+		return true;
+	}
+	/* One search over the target, names and values as the parser keeps
+	 * them (one buffer); where it was is only looked up for the reason. */
+	text = http1_head_text(c->client.http, &tlen);
+	r = cmask_find_real(c->mask, text, tlen, &cred);
+	if (r == 1 && cmask_find_real(c->mask, url, ulen, &name) == 0) {
+		where = "a header";
+		in_header = true;
+	}
+	if (r < 0) {
+		conn_close(c, "out of memory checking a request head", true);
+		return true;
+	}
+	if (r == 0)
+		return false;
+	c->ex.redact = true;
+	if (http1_method_is(c->client.http, "CONNECT"))
+		c->ex.kind = EX_KIND_CONNECT;
+	if (!terminated(c)) {
+		/* The host, for the audit, only when the value sits in a
+		 * header: in the target it may be in the authority, and the
+		 * normalised host (lower case) would no longer match it. */
+		c->ex.have_target = in_header &&
+				 (c->ex.kind == EX_KIND_CONNECT ? target_parse_connect(url, ulen, &c->tgt)
+					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
+	}
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
+		       cred != NULL ? cred : "?");
+	c->rule = c->mask_rule;
+	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", refusal_kind(c), c->rule,
+			  "passavant: %s refused by %s: a real value of %s is on its way out in %s "
+			  "(the sandbox should never hold one)",
+			  conn_what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);
+	return true;
+}
+
+/* A complete head is in client.http: decide what to do with it. */
+enum step conn_decide(conn_t *c)
+{
+	const char *url;
+	size_t ulen;
+
+	conn_set_state(c, CONN_DECIDE);
+	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+	/* Each request is decided under the current policy: a SIGHUP
+	 * reload applies from the next request on (live tunnels keep the
+	 * policy they were decided with). */
+	proxy_policy_put(c->pol);
+	c->pol = proxy_policy_get(c->px);
+	if (c->mask != NULL)
+		cmask_begin_request(c->mask);
+	url = http1_url(c->client.http, &ulen);
+	if (proxy_masks(c->px) != NULL) {
+		enum step st;
+
+		if (refuse_real_values(c, url, ulen, &st))
+			return st;
+	}
+	if (c->mode != CONN_MODE_TERMINATED && http1_method_is(c->client.http, "CONNECT"))
+		return decide_connect(c, url, ulen);
+	return decide_request(c, url, ulen);
+}

@@ -1,0 +1,270 @@
+/*
+ * dial.c - the upstream side of a connection: dialling (upstream.h),
+ * adopting the connected bufferevent (plain, or with verified TLS inside
+ * a terminated tunnel), its callbacks, and dropping it.
+ */
+#include "conn_int.h"
+
+#include <stdio.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/ssl.h>
+
+#include "base/defaults.h"
+#include "log.h"
+#include "sockio.h"
+#include "tls.h"
+
+/* Frees the upstream side (connection and parser state), keeping the
+ * parser object for reuse. */
+void conn_drop_upstream(conn_t *c)
+{
+	if (c->dial != NULL) {
+		upstream_cancel(c->dial);
+		c->dial = NULL;
+	}
+	sockio_side_free(&c->up);
+	if (c->up.pending != NULL)
+		(void)evbuffer_drain(c->up.pending, evbuffer_get_length(c->up.pending));
+	c->up.ssl = NULL;
+	c->up.eof = false;
+	c->up.kicked = false;
+	c->up.reusable = false;
+	c->up.failed = false;
+	c->up.tls_ready = false;
+	c->up_host[0] = '\0';
+	c->up_port = 0;
+}
+
+static void up_read_cb(struct bufferevent *bev, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)bev;
+	c->up.kicked = false;
+	conn_drive(c);
+}
+
+static void up_write_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	conn_drive(arg);
+}
+
+/*
+ * The upstream TLS handshake of a terminated tunnel ended: on success the
+ * waiting request goes out; on failure the reason is kept and a waiting
+ * request gets the 502 (a later one gets it from conn_decide()). Nothing
+ * was sent upstream before the certificate verified.
+ */
+static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
+{
+	char w[512];
+	enum step st = STEP_AGAIN;
+
+	proxy_note_churn(c->px);
+	if (ok && !tls_peer_verified(bev)) {
+		ok = false;
+		(void)snprintf(c->up_tls_err, sizeof(c->up_tls_err), "no verified certificate");
+	}
+	if (!ok) {
+		if (c->up_tls_err[0] == '\0')
+			tls_failure_reason(bev, c->up_tls_err, sizeof(c->up_tls_err));
+		log_info("conn %s: TLS with %s failed: %s", c->client.peer, c->up.peer, c->up_tls_err);
+		conn_drop_upstream(c);
+		if (c->state == CONN_UPSTREAM_CONNECTING)
+			st = conn_refuse(c, 502, NULL, "request", c->rule,
+					 "passavant: %s: the certificate of %s:%u does not verify: %s",
+					 conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+		if (st != STEP_CLOSED)
+			conn_drive(c);
+		return;
+	}
+	c->up.tls_ready = true;
+	c->up.kicked = false;
+	if (c->state == CONN_UPSTREAM_CONNECTING && conn_send_request(c) == STEP_CLOSED)
+		return;
+	conn_drive(c);
+}
+
+void conn_up_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	conn_t *c = arg;
+
+	if (c->up.ssl != NULL && !c->up.tls_ready) {
+		/* Only a TLS filter reports CONNECTED (the socket was
+		 * connected by upstream.c): the handshake is done. */
+		if (events & BEV_EVENT_CONNECTED)
+			up_tls_done(c, bev, true);
+		else if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+			up_tls_done(c, bev, false);
+		return;
+	}
+	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		/* An upstream error is handled like EOF: what was received is
+		 * passed on, then the missing rest decides (502 or close). */
+		if (events & BEV_EVENT_ERROR)
+			log_debug("conn %s: upstream %s: %s", c->client.peer, c->up.peer,
+				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		c->up.eof = true;
+		c->up.reusable = false;
+		/* An error, or a TLS end without close_notify (libevent
+		 * reports that "dirty" end as EOF): the upstream may have cut
+		 * a body that ends with the connection. */
+		if ((events & BEV_EVENT_ERROR) ||
+		    (c->up.ssl != NULL && (SSL_get_shutdown(c->up.ssl) & SSL_RECEIVED_SHUTDOWN) == 0))
+			c->up.failed = true;
+		sockio_rearm_tls_write(&c->up);
+	}
+	conn_drive(c);
+}
+
+/* Takes the connected upstream bufferevent into the conn. */
+static void adopt_upstream(conn_t *c, struct bufferevent *bev)
+{
+	c->up.bev = bev;
+	c->up.eof = false;
+	c->up.reusable = false;
+	(void)snprintf(c->up_host, sizeof(c->up_host), "%s", c->tgt.host);
+	c->up_port = c->tgt.port;
+	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
+	bufferevent_setcb(bev, up_read_cb, up_write_cb, conn_up_event_cb, c);
+	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
+	if (bufferevent_openssl_get_ssl(bev) != NULL) {
+		/* A TLS side keeps libevent's read watermark: its read loop
+		 * stops at it. */
+		sockio_tune_tls(bev);
+		sockio_bound_underlying(bev);
+		bufferevent_setwatermark(bev, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+		if (bufferevent_enable(bev, EV_READ | EV_WRITE) < 0)
+			log_warnx("conn %s: cannot enable upstream reads", c->client.peer);
+		return;
+	}
+	/* Plain: read by sockio.c's reader, its input bounded by sockio_update(),
+	 * which starts it (without a read event, sockio_set_reading() lets libevent
+	 * read). */
+	sockio_tune(bev);
+	if (sockio_reader_new(c, &c->up) < 0)
+		log_warnx("conn %s: cannot watch the upstream %s", c->client.peer, c->up.peer);
+	if (bufferevent_enable(bev, EV_WRITE) < 0)
+		log_warnx("conn %s: cannot write to the upstream %s", c->client.peer, c->up.peer);
+}
+
+/* Sends the rewritten request head upstream and starts relaying. */
+enum step conn_send_request(conn_t *c)
+{
+	http1_reset(c->up.http);
+	http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
+	/* The head was written (and substituted) by conn_prepare_request(). */
+	if (evbuffer_add_buffer(c->up.pending, c->head_out) < 0) {
+		conn_close(c, "out of memory writing a request head", true);
+		return STEP_CLOSED;
+	}
+	c->ex.phase = EX_WAIT_RESPONSE;
+	conn_set_state(c, CONN_RELAY);
+	conn_touch(c);
+	conn_arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
+static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev, const char *detail,
+		    const char *rule)
+{
+	conn_t *c = arg;
+	char w[512];
+	enum step st = STEP_AGAIN;
+
+	c->dial = NULL;
+	if (res != UPSTREAM_OK) {
+		int status = upstream_status(res);
+
+		if (status == 403)
+			st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", refusal_kind(c),
+					 rule, "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule,
+					 detail);
+		else
+			st = conn_refuse(c, status, NULL, refusal_kind(c), c->rule,
+					 "passavant: %s: %s", conn_what(c, w, sizeof(w)), detail);
+		if (st != STEP_CLOSED)
+			conn_drive(c);
+		return;
+	}
+	if (terminated(c)) {
+		/* A terminated tunnel re-dials its upstream with TLS; the
+		 * request waits in UPSTREAM_CONNECTING for the handshake. */
+		if (conn_adopt_upstream_tls(c, bev) < 0)
+			return;
+		conn_arm_timer(c, PASSAVANT_UPSTREAM_CONNECT_TIMEOUT_MS);
+		conn_drive(c);
+		return;
+	}
+	adopt_upstream(c, bev);
+	if (c->ex.kind == EX_KIND_CONNECT) {
+		conn_set_mode(c, CONN_MODE_TUNNEL);
+		c->ex.status = 200;
+		if (evbuffer_add_printf(out_of(&c->client), "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
+			conn_close(c, "out of memory", true);
+			return;
+		}
+		c->ex.phase = EX_RESPONDING;
+		(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+		conn_touch(c);
+		if (c->plan != TUNNEL_OPAQUE) {
+			/* The bytes after the CONNECT head decide
+			 * (conn_step_tls_sniff()); a tunnel nobody speaks in is
+			 * idle as much as it is a slow handshake. */
+			conn_set_state(c, CONN_TLS_SNIFF);
+			conn_arm_timer(c, c->head_ms < c->idle_ms ? c->head_ms : c->idle_ms);
+			conn_start_peek(c);
+		} else {
+			conn_set_state(c, CONN_RELAY);
+			conn_arm_timer(c, c->idle_ms);
+		}
+	} else if (conn_send_request(c) == STEP_CLOSED) {
+		return;
+	}
+	conn_drive(c);
+}
+
+/*
+ * Layers verified TLS over bev, the connected upstream of a terminated
+ * tunnel, and adopts the filter; the handshake runs and ends in
+ * up_tls_done(). c->up.bev must not hold bev. Returns 0, or -1 after
+ * closing c.
+ */
+int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev)
+{
+	struct bufferevent *fb;
+	char err[256];
+	bool lost = false;
+
+	fb = tls_wrap_upstream(proxy_tls(c->px), proxy_base(c->px), bev, c->tgt.host, c->tgt.is_ip,
+			       &lost, err, sizeof(err));
+	if (fb == NULL) {
+		if (!lost)
+			bufferevent_free(bev);
+		conn_close(c, err, true);
+		return -1;
+	}
+	adopt_upstream(c, fb);
+	c->up.ssl = bufferevent_openssl_get_ssl(fb);
+	c->up.tls_ready = false;
+	c->up_tls_err[0] = '\0';
+	return 0;
+}
+
+/* Starts resolving/connecting for the current target. */
+enum step conn_dial(conn_t *c, enum conn_state connecting)
+{
+	conn_set_state(c, connecting);
+	event_del(c->timer);
+	c->dial = upstream_connect(proxy_base(c->px), proxy_dns(c->px), proxy_local(c->px), pol(c),
+				   c->tgt.host, c->tgt.port, c->tgt.is_ip, dial_cb, c);
+	if (c->dial == NULL) {
+		conn_close(c, "out of memory starting a connection", true);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}

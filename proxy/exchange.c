@@ -1,0 +1,467 @@
+/*
+ * exchange.c - one request/response exchange on a connection: the request
+ * head read (READ_HEAD), the HTTP relay with masking (RELAY in modes HTTP
+ * and TERMINATED: request body up, response head and body down), and the
+ * end of the exchange (audit, keep-alive: exchange_reset()).
+ */
+#include "conn_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+
+#include "base/defaults.h"
+#include "log.h"
+#include "sockio.h"
+
+/* A new exchange: every field back to its initial value. */
+void exchange_reset(struct exchange *ex)
+{
+	memset(ex, 0, sizeof(*ex));
+	ex->phase = EX_IDLE;
+	ex->kind = EX_KIND_REQUEST;
+	ex->up_use = EX_UP_FRESH;
+}
+
+#define CONN_STR_(x) #x
+#define CONN_STR(x) CONN_STR_(x)
+
+/* How a head error reads: 405 is a refusal, 431 a limit, 400 malformed. */
+static const char *head_error_prefix(int status)
+{
+	switch (status) {
+	case 405:
+		return "";
+	case 431:
+		return "request head refused (limits.maxHeaderBytes, " CONN_STR(PASSAVANT_MAX_HEADER_COUNT) " fields): ";
+	default:
+		return "malformed request: ";
+	}
+}
+
+enum step conn_step_read_head(conn_t *c)
+{
+	struct evbuffer *in = in_of(&c->client);
+
+	/* An idle upstream kept for reuse that closed or spoke out of turn
+	 * cannot carry the next request. */
+	if (c->up.bev != NULL && (c->up.eof || evbuffer_get_length(in_of(&c->up)) > 0))
+		conn_drop_upstream(c);
+	while (evbuffer_get_length(in) > 0) {
+		struct evbuffer_iovec v;
+		enum http1_result r;
+		size_t n = 0;
+
+		if (c->ex.phase == EX_IDLE) {
+			c->ex.phase = EX_REQ_HEAD;
+			/* A head refused before conn_decide() (malformed, 431) is
+			 * audited with its duration from here (SPEC §6). */
+			(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+			/* A keep-alive client waited under the idle timeout;
+			 * from its first byte the head timeout applies. */
+			if (!c->first_request)
+				conn_arm_timer(c, c->head_ms);
+		}
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
+		if (evbuffer_drain(in, n) < 0) {
+			conn_close(c, "evbuffer_drain failed", true);
+			return STEP_CLOSED;
+		}
+		switch (r) {
+		case HTTP1_MORE:
+			continue;
+		case HTTP1_HEAD:
+		case HTTP1_DONE:
+			return conn_decide(c);
+		case HTTP1_ERROR:
+			return conn_refuse(c, http1_error_status(c->client.http), NULL, "request", NULL,
+					   "passavant: %s%s", head_error_prefix(http1_error_status(c->client.http)),
+					   http1_error_reason(c->client.http));
+		}
+	}
+	if (c->client.eof) {
+		conn_close(c, c->ex.phase != EX_IDLE ? "client closed in the middle of a head" : "client closed",
+			   c->ex.phase != EX_IDLE);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}
+
+/* The response went out in full: audit, then the next request or close. */
+static enum step finish_request(conn_t *c)
+{
+	const char *left = c->mask != NULL ? cmask_body_left(c->mask) : NULL;
+	char note[POLICY_HOST_MAX + 256];
+
+	if (left != NULL) {
+		/* SPEC §4.2: left as is in a body, and recorded. */
+		(void)snprintf(note, sizeof(note),
+			       "passavant: the sentinel of %s was left as is in the request body to %s:%u "
+			       "(injection there is not allowed by injectHosts/injectIn)",
+			       left, c->tgt.host, (unsigned)c->tgt.port);
+		log_info("%s", note);
+	}
+	conn_audit(c, "request", "allow", left != NULL ? note : NULL, c->rule);
+	c->up.reusable = c->ex.req_done && !c->up.eof && http1_keep_alive(c->up.http);
+	if (!c->up.reusable)
+		conn_drop_upstream(c);
+	if (c->ex.client_close || !c->ex.req_done || c->client.eof)
+		return conn_enter_draining(c);
+	if (c->mode == CONN_MODE_TERMINATED) {
+		/* The first request of a new tunnel frees buffers too: the
+		 * proxy trims the heap after them as after handshakes. */
+		if (!c->answered) {
+			c->answered = true;
+			proxy_note_churn(c->px);
+		}
+		/* An idle terminated tunnel keeps its parsers without head
+		 * buffers (memory per open tunnel; conn_send_request() resets the
+		 * response parser before it is used again). Plain HTTP keeps
+		 * them: no allocation per request where a request costs the
+		 * least. c->tgt.path points into the request's head
+		 * (take_target()): it goes with the buffer, so a refusal
+		 * before the next head is decided records no freed target. */
+		c->tgt.path = "";
+		c->tgt.path_len = 0;
+		http1_release(c->client.http);
+		if (c->up.reusable)
+			http1_release(c->up.http);
+	} else {
+		http1_reset(c->client.http);
+	}
+	/* Inside a terminated tunnel the target stays the CONNECT's
+	 * (have_target()). */
+	exchange_reset(&c->ex);
+	c->first_request = false;
+	conn_set_state(c, CONN_READ_HEAD);
+	conn_arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
+/* Writes the response head for the client into client.pending, remasked
+ * (SPEC §4.3: real values in headers become sentinels). */
+static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade)
+{
+	size_t from = evbuffer_get_length(c->client.pending);
+
+	if (http1_write_response_head(c->up.http, c->client.pending, add_close, keep_upgrade) < 0)
+		return -1;
+	return c->mask != NULL ? cmask_response_head(c->mask, c->client.pending, from) : 0;
+}
+
+/* Whether a response body is sent as is: no Content-Encoding field, or
+ * only "identity", and no transfer coding but chunked. */
+static bool identity_coded(const http1_t *h)
+{
+	const char *name, *val;
+	size_t nlen, vlen, i;
+
+	for (i = 0; i < http1_header_count(h); i++) {
+		http1_header(h, i, &name, &nlen, &val, &vlen);
+		if (nlen == 17 && strncasecmp(name, "transfer-encoding", 17) == 0) {
+			while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+				vlen--;
+			if (!(vlen == 7 && strncasecmp(val, "chunked", 7) == 0))
+				return false;
+			continue;
+		}
+		if (nlen != 16 || strncasecmp(name, "content-encoding", 16) != 0)
+			continue;
+		while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+			vlen--;
+		if (vlen != 0 && !(vlen == 8 && strncasecmp(val, "identity", 8) == 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * After a real value was found on its way out: what waits for the
+ * upstream is wiped, and its connection will end with an RST (SO_LINGER
+ * 0), not a FIN that could end a close-delimited or partly sent body
+ * cleanly.
+ */
+void conn_wipe_reset_upstream(conn_t *c)
+{
+	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
+	cmask_wipe_drain(c->up.pending);
+	sockio_reset_on_close(&c->up);
+}
+
+/*
+ * A real value in a request body (SPEC §4.2). The stream wrote its
+ * sentinel in its place, so no real value went upstream, but the request
+ * must not complete either: what waits for the upstream is wiped, its
+ * connection is reset (SO_LINGER 0: an RST, not a FIN that could end a
+ * close-delimited or partly sent body cleanly), and the client gets the
+ * 403 unless a response already started (then it is just closed).
+ */
+static enum step refuse_body_leak(conn_t *c, const char *cred)
+{
+	char w[512];
+
+	conn_wipe_reset_upstream(c);
+	conn_drop_upstream(c);
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
+	c->rule = c->mask_rule;
+	return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
+			   "passavant: %s refused by %s: a real value of %s is on its way out in the body "
+			   "(the sandbox should never hold one); the upstream connection was reset",
+			   conn_what(c, w, sizeof(w)), c->rule, cred);
+}
+
+/*
+ * Request body, client -> upstream, while the upstream's output has room.
+ * Returns true to go on, else false with *st the step to return.
+ */
+static bool relay_request_body(conn_t *c, enum step *st)
+{
+	struct evbuffer *cin = in_of(&c->client), *uout = out_of(&c->up);
+	struct evbuffer_iovec v;
+	enum http1_result r;
+	size_t n;
+
+	while (!c->ex.req_done && evbuffer_get_length(cin) > 0 &&
+	       evbuffer_get_length(uout) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (evbuffer_peek(cin, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
+		if (r == HTTP1_ERROR) {
+			*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
+					  http1_error_reason(c->client.http));
+			return false;
+		}
+		if (c->ex.mask_req_body) {
+			const char *leak;
+
+			if (cmask_body_take(c->mask, CMASK_OUT, cin, n) < 0 ||
+			    (r == HTTP1_DONE && cmask_body_end(c->mask, CMASK_OUT) < 0))
+				goto oom;
+			if ((leak = cmask_leak(c->mask, CMASK_OUT)) != NULL) {
+				*st = refuse_body_leak(c, leak);
+				return false;
+			}
+			if (conn_mask_pass(c, CMASK_OUT) < 0)
+				goto oom;
+		} else if (sockio_pass_on(&c->up, cin, n) < 0) {
+			conn_close(c, "evbuffer move failed", true);
+			*st = STEP_CLOSED;
+			return false;
+		}
+		c->ex.bytes_up += n;
+		conn_touch(c);
+		if (r == HTTP1_DONE)
+			c->ex.req_done = true;
+	}
+	return true;
+oom:
+	conn_close(c, "out of memory substituting a request body", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/*
+ * A 101 to the upgrade we forwarded: the head goes to the client and the
+ * exchange becomes an UPGRADED stream, framed both ways: remasked
+ * inbound, searched for real values outbound (SPEC §4.2, §4.3, §5). Bytes
+ * after either head stay in the input buffers for conn_step_tunnel().
+ */
+static enum step take_upgrade(conn_t *c)
+{
+	/* Only an upgrade we forwarded may be accepted. */
+	if (c->ex.kind != EX_KIND_UPGRADE)
+		return conn_refuse(c, 502, NULL, "request", c->rule, "passavant: unexpected 101 from %s",
+				   c->up.peer);
+	if (c->ex.identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
+		return conn_refuse(c, 502, NULL, "request", c->rule,
+				   "passavant: %s accepted the upgrade with a WebSocket extension "
+				   "although none was offered: compressed frames cannot be scanned "
+				   "for real values",
+				   c->up.peer);
+	if (write_response_head(c, false, true) < 0 || (c->mask != NULL && cmask_ws_begin(c->mask) < 0)) {
+		conn_close(c, "out of memory writing a response head", true);
+		return STEP_CLOSED;
+	}
+	c->ex.phase = EX_RESPONDING;
+	conn_set_mode(c, CONN_MODE_UPGRADED);
+	conn_audit(c, "request", "allow", NULL, c->rule);
+	return STEP_AGAIN;
+}
+
+/*
+ * A whole response head came: an upgrade, an interim response (relayed,
+ * then the final one is awaited) or the final head, whose body the
+ * inbound substituter then takes. Returns true to go on reading, else
+ * false with *st the step to return.
+ */
+static bool take_response_head(conn_t *c, enum step *st)
+{
+	c->ex.status = http1_status(c->up.http);
+	if (c->ex.status == 101) {
+		*st = take_upgrade(c);
+		return false;
+	}
+	if (c->ex.status >= 100 && c->ex.status < 200) {
+		if (write_response_head(c, false, false) < 0)
+			goto oom;
+		http1_reset(c->up.http);
+		http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
+		return true;
+	}
+	if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http)) {
+		*st = conn_refuse(c, 502, NULL, "request", c->rule,
+				  "passavant: %s answered with a Content-Encoding although asked for "
+				  "identity: a coded body cannot be scanned for real values",
+				  c->up.peer);
+		return false;
+	}
+	c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
+			     http1_needs_eof(c->up.http);
+	if (write_response_head(c, c->ex.client_close, false) < 0)
+		goto oom;
+	c->ex.phase = EX_RESPONDING;
+	if (http1_message_done(c->up.http)) {
+		c->ex.phase = EX_DONE;
+	} else if (c->mask != NULL) {
+		if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, http1_chunked(c->up.http)) < 0)
+			goto oom;
+		if (http1_chunked(c->up.http))
+			http1_set_body_sink(c->up.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_IN));
+		c->ex.mask_resp_body = true;
+	}
+	return true;
+oom:
+	conn_close(c, "out of memory writing a response head", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/*
+ * Response, upstream -> client, while the client's output has room. With
+ * masking, the substituted body collects in the substituter's output and
+ * is passed on once, after the loop (cmask_ready() splits a chain to hold
+ * the tail back: once per step, not once per chain). Returns true to go
+ * on, else false with *st the step to return.
+ */
+static bool relay_response(conn_t *c, enum step *st)
+{
+	struct evbuffer *uin = in_of(&c->up), *cout = out_of(&c->client);
+	struct evbuffer_iovec v;
+	enum http1_result r;
+	size_t n;
+
+	while (c->ex.phase != EX_DONE && evbuffer_get_length(uin) > 0 &&
+	       evbuffer_get_length(cout) < PASSAVANT_OUTBUF_HIGH_BYTES &&
+	       (!c->ex.mask_resp_body ||
+		evbuffer_get_length(cmask_out(c->mask, CMASK_IN)) < PASSAVANT_OUTBUF_HIGH_BYTES)) {
+		bool in_head = !http1_head_done(c->up.http);
+
+		if (evbuffer_peek(uin, -1, NULL, &v, 1) < 1)
+			break;
+		r = http1_feed(c->up.http, v.iov_base, v.iov_len, &n);
+		conn_touch(c);
+		if (r == HTTP1_ERROR) {
+			*st = conn_refuse(c, 502, NULL, "request", c->rule,
+					  "passavant: malformed response from %s: %s", c->up.peer,
+					  http1_error_reason(c->up.http));
+			return false;
+		}
+		if (in_head) {
+			(void)evbuffer_drain(uin, n);
+			if (r != HTTP1_MORE && !take_response_head(c, st))
+				return false;
+			continue;
+		}
+		if (c->ex.mask_resp_body) {
+			if (cmask_body_take(c->mask, CMASK_IN, uin, n) < 0 ||
+			    (r == HTTP1_DONE &&
+			     (cmask_body_end(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0))) {
+				conn_close(c, "out of memory remasking a response body", true);
+				*st = STEP_CLOSED;
+				return false;
+			}
+		} else if (sockio_pass_on(&c->client, uin, n) < 0) {
+			conn_close(c, "evbuffer move failed", true);
+			*st = STEP_CLOSED;
+			return false;
+		}
+		c->ex.bytes_down += n;
+		if (r == HTTP1_DONE)
+			c->ex.phase = EX_DONE;
+	}
+	if (c->ex.mask_resp_body && c->ex.phase != EX_DONE && conn_mask_pass(c, CMASK_IN) < 0) {
+		conn_close(c, "out of memory writing a response head", true);
+		*st = STEP_CLOSED;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The upstream ended and all it sent was read: a close-delimited body
+ * ends with it; a head cut short closes; no response at all is re-sent
+ * once when the upstream was a reused one, else answered 502.
+ */
+static enum step upstream_ended(conn_t *c)
+{
+	enum step st;
+
+	if (http1_head_done(c->up.http)) {
+		if (http1_finish(c->up.http) != HTTP1_DONE) {
+			conn_close(c, "upstream closed in the middle of a response", true);
+			return STEP_CLOSED;
+		}
+		c->ex.phase = EX_DONE;
+		/* A body that ends with the connection, ended by an error (no
+		 * close_notify, a reset): the client must see the truncation
+		 * as it would directly, not a clean end (conn_step_drain()). */
+		if (c->up.failed && http1_needs_eof(c->up.http) && c->client.ssl != NULL) {
+			c->tls_end = TLS_END_TRUNCATE;
+			log_info("conn %s: %s ended a close-delimited body with an error: "
+				 "closing the client without close_notify",
+				 c->client.peer, c->up.peer);
+		}
+		/* A close-delimited body ends as a cut one does: held bytes
+		 * that may begin a real value are dropped (SPEC §4.3). */
+		if (c->ex.mask_resp_body &&
+		    (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) {
+			conn_close(c, "out of memory writing a response head", true);
+			return STEP_CLOSED;
+		}
+		return finish_request(c);
+	}
+	/* A kept-alive upstream may close just as a request goes out (its
+	 * idle timeout): re-send once on a fresh connection, but only a
+	 * request without a body, which is fully replayable. */
+	if (c->ex.up_use == EX_UP_REUSED && c->ex.req_done && c->ex.bytes_up == 0) {
+		c->ex.up_use = EX_UP_RETRIED;
+		conn_drop_upstream(c);
+		/* The head went out with the lost connection: again. */
+		if (!conn_prepare_request(c, &st))
+			return st;
+		return conn_dial(c, CONN_UPSTREAM_CONNECTING);
+	}
+	return conn_refuse(c, 502, NULL, "request", c->rule,
+			   "passavant: %s closed the connection without a response", c->up.peer);
+}
+
+enum step conn_step_http(conn_t *c)
+{
+	enum step st;
+
+	if (!relay_request_body(c, &st) || !relay_response(c, &st))
+		return st;
+	if (c->ex.phase == EX_DONE)
+		return finish_request(c);
+	if (c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
+		return upstream_ended(c);
+	if (c->client.eof && !c->ex.req_done && evbuffer_get_length(in_of(&c->client)) == 0) {
+		conn_close(c, "client closed in the middle of a request", true);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}

@@ -1,0 +1,221 @@
+/*
+ * mitm.c - TLS termination on a CONNECT tunnel (SPEC §5, docs/tls.md):
+ * TLS_SNIFF looks at the first bytes the client sends (MSG_PEEK while
+ * nothing was read, else the input buffer); a ClientHello gets TLS on both
+ * sides (TLS_ACCEPT), anything else an opaque relay or, under a method
+ * rule, a refusal.
+ */
+#include "conn_int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+
+#include "base/defaults.h"
+#include "sockio.h"
+#include "tls.h"
+
+/*
+ * Terminates TLS on the tunnel: a server-side filter over the client bev
+ * (leaf for the CONNECT host; the ClientHello already buffered is kept)
+ * and a verifying client-side filter over the connected upstream, both
+ * handshakes running at once. From here on the conn reads requests
+ * inside TLS (conn_tls_accepted(), conn_decide()).
+ */
+static enum step conn_start_mitm(conn_t *c)
+{
+	struct bufferevent *fb, *ub;
+	char err[256];
+	bool lost = false;
+
+	/* TLS reads the sockets from here on (tls.c). */
+	sockio_reader_free(&c->client);
+	sockio_reader_free(&c->up);
+	fb = tls_wrap_client(proxy_tls(c->px), proxy_base(c->px), c->client.bev, c->tgt.host, &lost,
+			     err, sizeof(err));
+	if (fb == NULL) {
+		if (lost)
+			c->client.bev = NULL;
+		conn_close(c, err, true);
+		return STEP_CLOSED;
+	}
+	c->client.bev = fb;
+	c->client.ssl = bufferevent_openssl_get_ssl(fb);
+	bufferevent_setcb(fb, conn_client_read_cb, conn_client_write_cb, conn_client_event_cb, c);
+	sockio_tune_tls(fb);
+	sockio_bound_underlying(fb);
+	bufferevent_setwatermark(fb, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);
+	bufferevent_setwatermark(fb, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
+	if (bufferevent_enable(fb, EV_READ | EV_WRITE) < 0) {
+		conn_close(c, "cannot enable the client TLS filter", true);
+		return STEP_CLOSED;
+	}
+	conn_set_mode(c, CONN_MODE_TERMINATED);
+	/* The CONNECT's exchange ended with its 200; a failed handshake is
+	 * still timed from the tunnel's start. */
+	{
+		struct timeval t0 = c->ex.t0;
+
+		exchange_reset(&c->ex);
+		c->ex.t0 = t0;
+	}
+	/* The Host the upstream gets: the CONNECT authority, without the
+	 * scheme's default port. */
+	target_set_authority(&c->tgt, 443);
+	c->tgt.path = "";
+	c->tgt.path_len = 0;
+	ub = c->up.bev;
+	c->up.bev = NULL;
+	if (ub != NULL && conn_adopt_upstream_tls(c, ub) < 0)
+		return STEP_CLOSED;
+	conn_set_state(c, CONN_TLS_ACCEPT);
+	conn_arm_timer(c, c->head_ms);
+	return STEP_STOP;
+}
+
+void conn_stop_peek(conn_t *c)
+{
+	if (c->peek_ev != NULL) {
+		event_free(c->peek_ev);
+		c->peek_ev = NULL;
+	}
+}
+
+/*
+ * TLS_SNIFF, peek mode: the first bytes are looked at with MSG_PEEK, left
+ * in the socket. A ClientHello there lets TLS run on the socket itself
+ * (tls_wrap_client() on a bufferevent with nothing buffered), the cheap
+ * path; anything else, or fewer than three bytes, is read by the
+ * bufferevent as usual and conn_step_tls_sniff() decides (a TLS filter then
+ * takes bytes already read).
+ */
+static void peek_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+	unsigned char head[3];
+	ssize_t n;
+
+	(void)events;
+	n = recv(fd, head, sizeof(head), MSG_PEEK);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return; /* persistent event: wait for the next readiness */
+	conn_stop_peek(c);
+	if (n == (ssize_t)sizeof(head) && tls_sniff(head, (size_t)n) == TLS_SNIFF_TLS &&
+	    evbuffer_get_length(out_of(&c->client)) == 0 && evbuffer_get_length(in_of(&c->client)) == 0) {
+		if (conn_start_mitm(c) == STEP_CLOSED)
+			return;
+	}
+	conn_drive(c);
+}
+
+/* Enters peek mode when nothing after the CONNECT head was read yet (the
+ * usual case: clients wait for the 200). Best effort: without it the
+ * bufferevent reads and conn_step_tls_sniff() decides. */
+void conn_start_peek(conn_t *c)
+{
+	evutil_socket_t fd = bufferevent_getfd(c->client.bev);
+
+	if (fd < 0 || evbuffer_get_length(in_of(&c->client)) > 0 || c->client.eof)
+		return;
+	c->peek_ev = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST, peek_cb, c);
+	if (c->peek_ev == NULL)
+		return;
+	if (event_add(c->peek_ev, NULL) < 0) {
+		conn_stop_peek(c);
+		return;
+	}
+	sockio_set_reading(&c->client, false);
+}
+
+/*
+ * TLS_SNIFF: the first bytes of a tunnel to a host the policy terminates.
+ * A TLS record header is terminated; anything else (or an upstream that
+ * speaks first, as SSH and SMTP do) is relayed opaquely, unless the host
+ * has a method restriction, which an opaque relay could not enforce: then
+ * it is refused (SPEC §3.1), in plain HTTP, which is what a client that
+ * does not speak TLS most likely reads.
+ */
+enum step conn_step_tls_sniff(conn_t *c)
+{
+	struct evbuffer *in = in_of(&c->client);
+	unsigned char head[3];
+	ev_ssize_t n = 0;
+	enum tls_sniff k = TLS_SNIFF_MORE;
+	const char *mrule = NULL;
+	char w[512];
+
+	if (evbuffer_get_length(in) > 0) {
+		n = evbuffer_copyout(in, head, sizeof(head));
+		if (n < 0) {
+			conn_close(c, "evbuffer_copyout failed", true);
+			return STEP_CLOSED;
+		}
+		k = tls_sniff(head, (size_t)n);
+	}
+	if (k == TLS_SNIFF_MORE && (c->client.eof || c->up.eof || evbuffer_get_length(in_of(&c->up)) > 0))
+		k = TLS_SNIFF_OTHER;
+	if (k != TLS_SNIFF_MORE)
+		conn_stop_peek(c);
+	switch (k) {
+	case TLS_SNIFF_MORE:
+		return STEP_STOP;
+	case TLS_SNIFF_TLS:
+		return conn_start_mitm(c);
+	case TLS_SNIFF_OTHER:
+		break;
+	}
+	if (c->plan == TUNNEL_TERMINATE_ONLY) {
+		(void)policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, "CONNECT", &mrule);
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		/* The 200 went out, but no answer inside the tunnel yet. */
+		c->ex.phase = EX_WAIT_RESPONSE;
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", mrule,
+				   "passavant: %s refused by %s: the tunnel does not carry TLS, so methods "
+				   "cannot be enforced",
+				   conn_what(c, w, sizeof(w)), mrule);
+	}
+	/* Plain bytes in the tunnel (SPEC §4.3: every response from every
+	 * host): what the upstream sends is remasked like an upgraded
+	 * stream. Nothing is injected into it. */
+	if (proxy_masks(c->px) != NULL) {
+		bool oom = false;
+
+		if (c->mask == NULL)
+			c->mask = cmask_new(proxy_masks(c->px), &oom);
+		if (oom || (c->mask != NULL &&
+			    (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, false) < 0 ||
+			     cmask_tunnel_begin(c->mask) < 0))) {
+			conn_close(c, "out of memory starting to remask a tunnel", true);
+			return STEP_CLOSED;
+		}
+		c->tunnel_masked = c->mask != NULL;
+	}
+	conn_set_state(c, CONN_RELAY);
+	conn_arm_timer(c, c->idle_ms);
+	return STEP_AGAIN;
+}
+
+/*
+ * The client's TLS handshake completed: note whether its SNI names the
+ * CONNECT host (a mismatch is answered 421 to its first request, inside
+ * TLS, so it can read why), then read requests inside the tunnel.
+ */
+void conn_tls_accepted(conn_t *c)
+{
+	proxy_note_churn(c->px);
+	c->client.kicked = false;
+	c->sni[0] = '\0';
+	c->sni_mismatch = tls_client_sni(c->client.bev, c->sni, sizeof(c->sni)) &&
+			  strcmp(c->sni, c->tgt.host) != 0;
+	http1_reset(c->client.http);
+	exchange_reset(&c->ex);
+	c->first_request = false;
+	conn_set_state(c, CONN_READ_HEAD);
+	conn_arm_timer(c, c->idle_ms);
+	conn_drive(c);
+}

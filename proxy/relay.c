@@ -1,0 +1,350 @@
+/*
+ * relay.c - byte streams: an opaque tunnel (mode TUNNEL, remasked when it
+ * does not carry TLS) and an upgraded WebSocket stream (mode UPGRADED,
+ * framed both ways), with half-close; and the masking glue both share
+ * with the HTTP relay (conn_mask_pass(), the tail timer).
+ */
+#include "conn_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "base/defaults.h"
+#include "log.h"
+#include "sockio.h"
+#include "wbio.h"
+
+/*
+ * Inbound masking holds the last bytes the upstream sent (the longest
+ * form of a real value minus one) at every pause, whatever they are
+ * (cmask.h): in an HTTP message until more bytes or its end; in a stream
+ * without a visible end (after a 101, a tunnel without TLS), after this
+ * long without new bytes they go as they are. A real value that the
+ * upstream of such a stream interrupts for longer than this is not
+ * recognised.
+ */
+#define CONN_MASK_TAIL_MS 100
+static const struct timeval mask_tail_tv = {CONN_MASK_TAIL_MS / 1000, (CONN_MASK_TAIL_MS % 1000) * 1000};
+
+static void tail_cb(evutil_socket_t fd, short events, void *arg);
+
+/*
+ * Whether held inbound bytes may be released after a pause: in a stream
+ * without a visible end (after a 101, a tunnel without TLS), or in a
+ * chunked response standing between two chunks (a boundary the upstream
+ * chose: server-sent events, MCP's streamable HTTP and watch streams end
+ * each reply with a chunk and wait for the client). Inside a chunk, a
+ * Content-Length body or a close-delimited one, the bytes wait for more
+ * or for the end, so an upstream that stalls in the middle of a real
+ * value does not get it through in two pieces.
+ */
+static bool release_ok(const conn_t *c)
+{
+	if (c->mode == CONN_MODE_UPGRADED || c->tunnel_masked)
+		return true;
+	return c->ex.mask_resp_body && c->ex.phase != EX_DONE && http1_between_chunks(c->up.http);
+}
+
+/*
+ * Passes on what the substituter of direction d may send now (cmask_ready()).
+ * Inbound, while bytes are held, the tail timer runs from the last bytes
+ * that came (re-armed here); when it fires they go as they are.
+ */
+int conn_mask_pass(conn_t *c, enum cmask_dir d)
+{
+	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
+	size_t n;
+
+	if (cmask_ready(c->mask, d, &n) < 0 || (n > 0 && sockio_pass_on(to, cmask_out(c->mask, d), n) < 0))
+		return -1;
+	/* Only a byte stream without an end we can see (an upgraded stream,
+	 * a tunnel without TLS) releases held bytes after a pause: an HTTP
+	 * message keeps them until more bytes or its end, so an upstream
+	 * that stalls inside a real value does not get it through in two
+	 * pieces. */
+	if (!release_ok(c) || (!cmask_waiting(c->mask, CMASK_IN) &&
+				(!(c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) || !cmask_waiting(c->mask, CMASK_OUT)))) {
+		if (c->tail_ev != NULL)
+			(void)event_del(c->tail_ev);
+		return 0;
+	}
+	if (c->tail_ev == NULL && (c->tail_ev = evtimer_new(proxy_base(c->px), tail_cb, c)) == NULL)
+		return -1;
+	return event_add(c->tail_ev, &mask_tail_tv);
+}
+
+/* Bytes were held CONN_MASK_TAIL_MS with nothing new: they go. */
+static void tail_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)fd;
+	(void)events;
+	if (c->mask == NULL)
+		return;
+	/*
+	 * Only a pause of the upstream releases inbound bytes: while the
+	 * upstream has sent more (unread input) or we stopped reading it
+	 * because the client does not read (its output at the high mark),
+	 * the held bytes wait. Otherwise the sandbox could cut a real value
+	 * in two at will, by not reading at the right moment.
+	 */
+	if (!release_ok(c))
+		return;
+	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
+	    (evbuffer_get_length(in_of(&c->up)) > 0 ||
+	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)) {
+		if (event_add(c->tail_ev, &mask_tail_tv) < 0)
+			conn_close(c, "cannot re-arm the masking timer", true);
+		return;
+	}
+	if ((cmask_waiting(c->mask, CMASK_IN) &&
+	     (cmask_release(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) ||
+	    ((c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) && cmask_waiting(c->mask, CMASK_OUT) &&
+	     (cmask_release(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0))) {
+		conn_close(c, "out of memory releasing held bytes", true);
+		return;
+	}
+	conn_drive(c);
+}
+
+/*
+ * A real value in a WebSocket frame from the client (SPEC §4.2): the
+ * frame never goes (the substituter put the sentinel in its place, and
+ * what waits is wiped), the upstream connection is reset and the client
+ * closed; one audit line and one stderr line name the credential.
+ */
+static enum step ws_leak_close(conn_t *c, const char *cred)
+{
+	char reason[REASON_MAX], w[512];
+
+	conn_wipe_reset_upstream(c);
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
+	(void)snprintf(reason, sizeof(reason),
+		       "passavant: %s: a real value of %s was on its way out in a WebSocket frame "
+		       "(the sandbox should never hold one); the stream was closed",
+		       conn_what(c, w, sizeof(w)), cred);
+	c->ex.audited = false;
+	conn_audit(c, "request", "deny", reason, c->mask_rule);
+	log_info("%s", reason);
+	conn_close(c, "a real value in a WebSocket frame", true);
+	return STEP_CLOSED;
+}
+
+/*
+ * A tunnel without TLS, client -> upstream (SPEC §4.2): sentinels are
+ * replaced where the policy allows it; a real value, or a sentinel to a
+ * host where it may not go, refuses the tunnel with nothing of it sent.
+ * As in conn_step_tls_sniff(), the 200 went out but no answer inside the
+ * tunnel yet. Returns 0, 1 when *st holds a refusal's step, -1 on failure.
+ */
+static int tunnel_masked_out(conn_t *c, struct evbuffer *cin, size_t n, enum step *st)
+{
+	const char *cred = NULL;
+	char w[512];
+	int r = cmask_tunnel_out(c->mask, cin, n, &cred);
+
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return conn_mask_pass(c, CMASK_OUT) < 0 ? -1 : 0;
+	c->ex.phase = EX_WAIT_RESPONSE;
+	if (r == 2) {
+		(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
+			       cred != NULL ? cred : "?");
+		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+				  "passavant: %s refused by %s: a real value of %s is on its way "
+				  "out in a tunnel without TLS (the sandbox should never hold one)",
+				  conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?");
+		return 1;
+	}
+	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: injectHosts",
+		       cred != NULL ? cred : "?");
+	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+			  "passavant: %s refused by %s: the sentinel of %s may not be "
+			  "sent to %s:%u in a tunnel without TLS",
+			  conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?", c->tgt.host,
+			  (unsigned)c->tgt.port);
+	return 1;
+}
+
+/* Client -> upstream: WebSocket frames searched for real values, a
+ * tunnel without TLS scanned, else the bytes as they are. Returns true to
+ * go on, else false with *st the step to return. */
+static bool stream_out(conn_t *c, enum step *st)
+{
+	struct evbuffer *cin = in_of(&c->client);
+	size_t n = evbuffer_get_length(cin);
+	const char *leak;
+	int r;
+
+	if (n == 0 || evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		return true;
+	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
+		if ((r = cmask_ws_feed(c->mask, CMASK_OUT, cin, n)) < 0)
+			goto fail;
+		if (r == 1) {
+			conn_close(c, "a WebSocket frame from the client breaks RFC 6455", true);
+			*st = STEP_CLOSED;
+			return false;
+		}
+		if ((leak = cmask_ws_leak(c->mask)) != NULL) {
+			*st = ws_leak_close(c, leak);
+			return false;
+		}
+		if (conn_mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	} else if (c->tunnel_masked && c->mask != NULL) {
+		if ((r = tunnel_masked_out(c, cin, n, st)) < 0)
+			goto fail;
+		if (r == 1)
+			return false;
+	} else if (sockio_send(&c->up, cin, n) < 0) {
+		goto fail;
+	}
+	c->ex.bytes_up += n;
+	conn_touch(c);
+	return true;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/* Upstream -> client: WebSocket frames and a tunnel without TLS remasked
+ * (SPEC §4.3), else the bytes as they are. */
+static bool stream_in(conn_t *c, enum step *st)
+{
+	struct evbuffer *uin = in_of(&c->up);
+	size_t n = evbuffer_get_length(uin);
+	int r;
+
+	if (n == 0 || evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		return true;
+	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
+		r = cmask_ws_feed(c->mask, CMASK_IN, uin, n);
+		if (r < 0 || (r == 0 && conn_mask_pass(c, CMASK_IN) < 0))
+			goto fail;
+		if (r == 1) {
+			conn_close(c, "a WebSocket frame from the upstream breaks RFC 6455", true);
+			*st = STEP_CLOSED;
+			return false;
+		}
+	} else if (c->tunnel_masked && c->mask != NULL) {
+		if (cmask_stream_in(c->mask, uin, n) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+			goto fail;
+	} else if (sockio_send(&c->client, uin, n) < 0) {
+		goto fail;
+	}
+	c->ex.bytes_down += n;
+	conn_touch(c);
+	return true;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	*st = STEP_CLOSED;
+	return false;
+}
+
+/* A side of a masked stream ended: what the substituters held back goes
+ * or is dropped. Returns true to go on, else false with *st. */
+static bool stream_ends(conn_t *c, enum step *st)
+{
+	bool cin_empty = evbuffer_get_length(in_of(&c->client)) == 0;
+
+	*st = STEP_CLOSED;
+	if (c->mask == NULL)
+		return true;
+	if (c->tunnel_masked && c->client.eof && cin_empty && cmask_waiting(c->mask, CMASK_OUT)) {
+		/* The client ended: what the scan held back goes (a sentinel
+		 * completed only now is dropped with the tunnel). */
+		if (cmask_body_end(c->mask, CMASK_OUT) < 0)
+			goto fail;
+		if (cmask_body_left(c->mask) != NULL) {
+			conn_close(c, "a sentinel at the end of a tunnel without TLS was dropped", true);
+			return false;
+		}
+		if (conn_mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	}
+	if (c->mode == CONN_MODE_UPGRADED && c->client.eof && cin_empty && cmask_waiting(c->mask, CMASK_OUT)) {
+		/* The client ended: held bytes may begin a real value; the
+		 * frames before them go. */
+		if (cmask_body_cut(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0)
+			goto fail;
+	}
+	if ((c->mode == CONN_MODE_UPGRADED || c->tunnel_masked) && c->up.eof &&
+	    evbuffer_get_length(in_of(&c->up)) == 0) {
+		/* The stream ended, and an end cannot be told from a cut: what
+		 * the substituter held back may begin a real value and is
+		 * dropped (SPEC §4.3); what it resolved goes. */
+		if (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+			goto fail;
+	}
+	return true;
+fail:
+	conn_close(c, "evbuffer move failed", true);
+	return false;
+}
+
+/*
+ * An upgraded stream inside a terminated tunnel: TLS has no half-close to
+ * carry over (close_notify ends both ways), so once the upstream ended and
+ * all it sent was passed on, the client is drained and closed; once the
+ * client ended, the stream is over.
+ */
+static enum step stream_end_tls(conn_t *c)
+{
+	if (c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
+		return conn_enter_draining(c);
+	if (c->client.eof && evbuffer_get_length(in_of(&c->client)) == 0) {
+		/* What the client sent last still goes to the upstream (the
+		 * write callback comes back when it has; the idle timer bounds
+		 * the wait). */
+		if (evbuffer_get_length(out_of(&c->up)) > 0)
+			return STEP_STOP;
+		if (c->up.ssl != NULL && wbio_pending(c->up.ssl) > 0) {
+			wbio_notify_empty(c->up.ssl);
+			return STEP_STOP;
+		}
+		conn_close(c, "client ended the upgraded stream", false);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}
+
+/*
+ * Half-close (TCP semantics kept end to end): once one side ended and all
+ * it sent reached the other, shut the other's write side and keep
+ * relaying the opposite direction; close when both ended.
+ */
+static enum step stream_half_close(conn_t *c)
+{
+	if (c->client.eof && evbuffer_get_length(in_of(&c->client)) == 0 &&
+	    evbuffer_get_length(out_of(&c->up)) == 0 && !c->up.shut_wr) {
+		c->up.shut_wr = true;
+		if (sockio_shutdown_wr(&c->up) < 0)
+			c->up.eof = true; /* upstream already gone */
+	}
+	if (c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0 &&
+	    evbuffer_get_length(out_of(&c->client)) == 0 && !c->client.shut_wr) {
+		c->client.shut_wr = true;
+		if (sockio_shutdown_wr(&c->client) < 0)
+			c->client.eof = true;
+	}
+	if (c->client.shut_wr && c->up.shut_wr) {
+		conn_close(c, "tunnel closed by both sides", false);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
+}
+
+enum step conn_step_tunnel(conn_t *c)
+{
+	enum step st;
+
+	if (!stream_out(c, &st) || !stream_in(c, &st) || !stream_ends(c, &st))
+		return st;
+	return c->client.ssl != NULL ? stream_end_tls(c) : stream_half_close(c);
+}

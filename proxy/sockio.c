@@ -1,0 +1,429 @@
+/*
+ * sockio.c - the connection's I/O layer (sockio.h): the only file that
+ * knows how libevent's bufferevents work inside, checked against the
+ * versions it was verified with below. docs/notes-proxy-io.md has the
+ * measurements behind each piece.
+ */
+#include "sockio.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_struct.h>
+#include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "base/defaults.h"
+#include "log.h"
+#include "tls.h"
+#include "wbio.h"
+
+/*
+ * event_active() on a bufferevent's ev_read/ev_write (struct bufferevent,
+ * bufferevent_struct.h) and the behaviour of its socket and OpenSSL
+ * implementations were verified with libevent 2.1.12-stable (Debian 12).
+ * Another 2.1 release must be checked again (docs/notes-proxy-io.md says
+ * what to check); 2.2 reorganised the SSL bufferevent.
+ */
+#if !defined(LIBEVENT_VERSION_NUMBER) || LIBEVENT_VERSION_NUMBER < 0x02010c00 || \
+	LIBEVENT_VERSION_NUMBER >= 0x02020000
+#error "sockio.c was verified with libevent 2.1.12 only: see docs/notes-proxy-io.md"
+#endif
+
+/* Moves n bytes from src to dst (chains are moved, not copies). */
+static int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
+{
+	return evbuffer_remove_buffer(src, dst, n) == (int)n ? 0 : -1;
+}
+
+/*
+ * Passes the first n bytes of src to side s. When nothing is queued for a
+ * plain side they go straight to its socket (no EPOLLOUT armed and
+ * disarmed per message); whatever the socket does not take is queued, and
+ * a write error is then met by the bufferevent. A TLS side's bytes go
+ * through OpenSSL, its write run in this loop iteration. Returns 0 or -1.
+ * docs/notes-proxy-io.md: what each saves.
+ */
+int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
+{
+	struct evbuffer *out = bufferevent_get_output(s->bev);
+	bool was_empty = evbuffer_get_length(out) == 0;
+	int w;
+
+	if (n > 0 && s->ssl == NULL && was_empty) {
+		w = evbuffer_write_atmost(src, bufferevent_getfd(s->bev), (ev_ssize_t)n);
+		if (w > 0)
+			n -= (size_t)w;
+	}
+	if (n == 0)
+		return 0;
+	if (sockio_move(src, out, n) < 0)
+		return -1;
+	/* TLS on a socket would write on the next EPOLLOUT only; a filter
+	 * writes at once anyway. */
+	if (s->ssl != NULL && was_empty && bufferevent_get_underlying(s->bev) == NULL)
+		event_active(&s->bev->ev_write, EV_WRITE, 1);
+	return 0;
+}
+
+/* Body bytes follow a head still pending for s in the same buffer, so
+ * head and body leave in one writev; otherwise straight on. */
+int sockio_pass_on(struct conn_side *s, struct evbuffer *src, size_t n)
+{
+	if (evbuffer_get_length(s->pending) > 0)
+		return sockio_move(src, s->pending, n);
+	return sockio_send(s, src, n);
+}
+
+/* Sends what a step assembled for s. */
+int sockio_flush_pending(struct conn_side *s)
+{
+	size_t n = evbuffer_get_length(s->pending);
+
+	if (n == 0)
+		return 0;
+	if (s->bev == NULL)
+		return evbuffer_drain(s->pending, n);
+	return sockio_send(s, s->pending, n);
+}
+
+/*
+ * libevent's SSL bufferevent stops writing when it reads the peer's
+ * close_notify (or EOF), and starts again only when bytes go into an
+ * empty output: what is already queued would wait forever. A TLS
+ * half-close from a client still reading is legal; the answer must go.
+ */
+void sockio_rearm_tls_write(struct conn_side *s)
+{
+	if (s->bev != NULL && s->ssl != NULL && evbuffer_get_length(bufferevent_get_output(s->bev)) > 0)
+		(void)bufferevent_enable(s->bev, EV_WRITE);
+}
+
+/* Larger reads and writes than libevent's 16 KiB (bulk transfers are
+ * faster); memory stays bounded by the watermarks. */
+#define CONN_MAX_SINGLE_IO_BYTES (128 * 1024)
+
+/* A whole TLS record's plaintext per SSL_read, so that records stay whole
+ * on the other side; the reserve an idle side keeps is freed
+ * (sockio_release_idle()). docs/notes-proxy-io.md: the measurements. */
+#define CONN_TLS_SINGLE_READ_BYTES 16384
+
+void sockio_tune_tls(struct bufferevent *bev)
+{
+	(void)bufferevent_set_max_single_read(bev, CONN_TLS_SINGLE_READ_BYTES);
+	(void)bufferevent_set_max_single_write(bev, CONN_MAX_SINGLE_IO_BYTES);
+}
+
+void sockio_tune(struct bufferevent *bev)
+{
+	(void)bufferevent_set_max_single_read(bev, CONN_MAX_SINGLE_IO_BYTES);
+	(void)bufferevent_set_max_single_write(bev, CONN_MAX_SINGLE_IO_BYTES);
+}
+
+/*
+ * For a TLS filter: the bytes it encrypts wait in the underlying
+ * bufferevent's output, which libevent lets grow without bound unless its
+ * write high watermark is set (be_underlying_writebuf_full()); with it the
+ * filter stops at HIGH and its own output (which sockio_update() watches) fills
+ * instead. STYLE.md 5: back-pressure through both layers.
+ */
+void sockio_bound_underlying(struct bufferevent *bev)
+{
+	struct bufferevent *under = bufferevent_get_underlying(bev);
+
+	if (under == NULL)
+		return;
+	sockio_tune(under);
+	bufferevent_setwatermark(under, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2,
+				 PASSAVANT_OUTBUF_HIGH_BYTES);
+}
+
+/* Encrypted bytes of a TLS filter client still in its underlying
+ * bufferevent's output (0 for TLS on the socket, or plain). */
+size_t sockio_under_left(const conn_t *c)
+{
+	struct bufferevent *under = c->client.bev != NULL ? bufferevent_get_underlying(c->client.bev) : NULL;
+
+	return under != NULL ? evbuffer_get_length(bufferevent_get_output(under)) : 0;
+}
+
+/* Encrypted bytes for a TLS client not yet handed to its socket. */
+size_t sockio_tls_unsent(const conn_t *c)
+{
+	return c->client.ssl != NULL ? wbio_pending(c->client.ssl) + sockio_under_left(c) : 0;
+}
+
+/*
+ * An idle TLS side holds no buffer memory: the chain libevent reserved
+ * in its empty input for a read that found nothing, and OpenSSL's record
+ * buffers (tls_release_buffers()), are freed.
+ */
+void sockio_release_idle(conn_t *c, struct conn_side *s)
+{
+	struct evbuffer *in;
+
+	if (s->bev == NULL || s->ssl == NULL)
+		return;
+	in = bufferevent_get_input(s->bev);
+	/* evbuffer_drain() leaves an empty buffer's chains and no public
+	 * call frees them: one byte added (into the reserved chain) and
+	 * drained frees every chain (docs/notes-proxy-io.md). */
+	if (evbuffer_get_length(in) == 0 && evbuffer_add(in, "", 1) == 0)
+		(void)evbuffer_drain(in, 1);
+	if (SSL_is_init_finished(s->ssl) == 1)
+		tls_release_buffers(proxy_tls(c->px), s->ssl);
+}
+
+/* Enables or disables reading on s; a side whose reading comes back may
+ * need a kick again (sockio_kick_tls_read()). */
+void sockio_set_reading(struct conn_side *s, bool on)
+{
+	bool enabled;
+
+	if (s->rd != NULL) {
+		if (on && !s->reading)
+			s->reading = event_add(s->rd, NULL) == 0;
+		else if (!on && s->reading && event_del(s->rd) == 0)
+			s->reading = false;
+		return;
+	}
+	enabled = (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
+
+	/* libevent adds the event again on every enable: only a change is
+	 * passed on. A filter's enable also reads what its underlying holds,
+	 * so it is always passed on. */
+	if (on) {
+		if (!enabled)
+			s->kicked = false;
+		if (!enabled || bufferevent_get_underlying(s->bev) != NULL)
+			(void)bufferevent_enable(s->bev, EV_READ);
+	} else if (enabled || bufferevent_get_underlying(s->bev) != NULL) {
+		(void)bufferevent_disable(s->bev, EV_READ);
+	}
+}
+
+/*
+ * Records OpenSSL read ahead wait inside the SSL object, where epoll
+ * cannot see them, and libevent's SSL bufferevent reads again only when
+ * the socket is readable: when reading is on, the input has room and
+ * OpenSSL holds bytes, its read event is made active (its SSL_read loop
+ * runs in this iteration). kicked stops a kick that found only part of a
+ * record from repeating; the next read callback, or reading switched back
+ * on, clears it.
+ */
+static void sockio_kick_tls_read(struct conn_side *s)
+{
+	/* During a handshake OpenSSL consumes what it buffered itself. */
+	if (s->bev == NULL || s->ssl == NULL || s->kicked || bufferevent_get_underlying(s->bev) != NULL ||
+	    SSL_is_init_finished(s->ssl) != 1)
+		return;
+	if ((bufferevent_get_enabled(s->bev) & EV_READ) == 0 ||
+	    evbuffer_get_length(bufferevent_get_input(s->bev)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		return;
+	if (SSL_has_pending(s->ssl) != 1)
+		return;
+	s->kicked = true;
+	event_active(&s->bev->ev_read, EV_READ, 1);
+}
+
+/*
+ * Decrypts the records OpenSSL already holds (read-ahead) into s's input
+ * now, rather than one record per trip through the event loop: a step
+ * then passes several records on at once, and the other side's TLS writes
+ * them with one send (wbio.h). A record only partly buffered makes
+ * SSL_read() try the socket once (non-blocking); "need more" then sets
+ * kicked, so no further pull or kick tries again before the socket brings
+ * bytes (the read callback clears it). close_notify and errors are
+ * handled here, not left to libevent: its read event could be switched
+ * off (sockio_update()) before it runs, and the socket, drained, would never
+ * wake it again.
+ * Returns 0, 1 when s ended cleanly (close_notify), 2 when it failed
+ * (eof set in both cases), -1 when out of memory.
+ */
+int sockio_pull_tls(struct conn_side *s)
+{
+	struct evbuffer *in;
+	struct evbuffer_iovec v;
+	int n;
+
+	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || bufferevent_get_underlying(s->bev) != NULL ||
+	    (bufferevent_get_enabled(s->bev) & EV_READ) == 0 || SSL_is_init_finished(s->ssl) != 1)
+		return 0;
+	in = bufferevent_get_input(s->bev);
+	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES && SSL_has_pending(s->ssl) == 1) {
+		if (evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, &v, 1) < 1)
+			return -1;
+		ERR_clear_error();
+		n = SSL_read(s->ssl, v.iov_base,
+			     v.iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v.iov_len : CONN_TLS_SINGLE_READ_BYTES);
+		if (n > 0) {
+			v.iov_len = (size_t)n;
+			if (evbuffer_commit_space(in, &v, 1) < 0)
+				return -1;
+			continue;
+		}
+		switch (SSL_get_error(s->ssl, n)) {
+		case SSL_ERROR_WANT_READ:
+			s->kicked = true;
+			return 0;
+		case SSL_ERROR_ZERO_RETURN:
+			/* close_notify: the peer sends nothing more. */
+			s->eof = true;
+			return 1;
+		case SSL_ERROR_SSL:
+		case SSL_ERROR_SYSCALL: {
+			unsigned long e = ERR_peek_error();
+			char why[160] = "connection closed without close_notify";
+
+			if (e != 0)
+				ERR_error_string_n(e, why, sizeof(why));
+			log_debug("TLS read from %s: %s", s->peer, why);
+			ERR_clear_error();
+			s->eof = true;
+			return 2;
+		}
+		default:
+			/* WANT_WRITE (a key update to answer while the socket
+			 * is full) and the like: libevent's handler retries. */
+			ERR_clear_error();
+			event_active(&s->bev->ev_read, EV_READ, 1);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Plain sockets are read here, with one recv() of up to
+ * CONN_PLAIN_READ_BYTES into a chain sized to the bytes (libevent's
+ * reader asks FIONREAD first and reads 4 KiB: docs/notes-proxy-io.md).
+ * The bufferevent keeps writing. EOF and errors reach the event callbacks
+ * as libevent reports them (BEV_EVENT_READING with EOF or ERROR), reading
+ * stopped.
+ */
+#define CONN_PLAIN_READ_BYTES (64 * 1024)
+
+static void sockio_plain_read(conn_t *c, struct conn_side *s)
+{
+	char buf[CONN_PLAIN_READ_BYTES];
+	size_t len = evbuffer_get_length(in_of(s)), room;
+	ssize_t n;
+
+	room = len < PASSAVANT_OUTBUF_HIGH_BYTES ? PASSAVANT_OUTBUF_HIGH_BYTES - len : 0;
+	if (room > sizeof(buf))
+		room = sizeof(buf);
+	if (room == 0) {
+		sockio_update(c);
+		return;
+	}
+	n = recv(event_get_fd(s->rd), buf, room, 0);
+	if (n > 0) {
+		int r;
+
+		/* libevent freezes the end of a socket bufferevent's input
+		 * and unfreezes it around its own reads; so do we. */
+		(void)evbuffer_unfreeze(in_of(s), 0);
+		r = evbuffer_add(in_of(s), buf, (size_t)n);
+		(void)evbuffer_freeze(in_of(s), 0);
+
+		/* Plain bytes may carry real values (an upstream's answer
+		 * before remasking): no copy stays behind. */
+		if (proxy_masks(c->px) != NULL)
+			explicit_bzero(buf, (size_t)n);
+		if (r < 0) {
+			conn_close(c, "out of memory reading a socket", true);
+			return;
+		}
+		conn_drive(c);
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	sockio_set_reading(s, false);
+	if (s == &c->client)
+		conn_client_event_cb(s->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+	else
+		conn_up_event_cb(s->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+}
+
+/* The read event of either plain side: the socket tells which. */
+static void sockio_plain_cb(evutil_socket_t fd, short events, void *arg)
+{
+	conn_t *c = arg;
+
+	(void)events;
+	sockio_plain_read(c, c->client.rd != NULL && event_get_fd(c->client.rd) == fd ? &c->client : &c->up);
+}
+
+/* Gives the plain side s (bev connected, no TLS) its read event; reading
+ * starts with sockio_set_reading(). */
+int sockio_reader_new(conn_t *c, struct conn_side *s)
+{
+	evutil_socket_t fd = bufferevent_getfd(s->bev);
+
+	if (fd < 0)
+		return -1;
+	sockio_reader_free(s);
+	(void)bufferevent_disable(s->bev, EV_READ);
+	s->rd = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST, sockio_plain_cb, c);
+	return s->rd != NULL ? 0 : -1;
+}
+
+void sockio_reader_free(struct conn_side *s)
+{
+	if (s->rd != NULL) {
+		event_free(s->rd);
+		s->rd = NULL;
+	}
+	s->reading = false;
+}
+
+/* Which sides may read: the back-pressure rule of the file comment. */
+void sockio_update(conn_t *c)
+{
+	bool client_read, up_read;
+
+	/* In peek mode the socket's bytes stay unread (peek_cb()). */
+	client_read = !c->client.eof && c->peek_ev == NULL &&
+		      evbuffer_get_length(in_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES;
+	if (c->up.bev != NULL && evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		client_read = false;
+	sockio_set_reading(&c->client, client_read);
+	sockio_kick_tls_read(&c->client);
+	if (c->up.bev == NULL)
+		return;
+	up_read = !c->up.eof && evbuffer_get_length(out_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES &&
+		  evbuffer_get_length(in_of(&c->up)) < PASSAVANT_OUTBUF_HIGH_BYTES;
+	sockio_set_reading(&c->up, up_read);
+	sockio_kick_tls_read(&c->up);
+}
+
+int sockio_shutdown_wr(struct conn_side *s)
+{
+	if (s->bev == NULL)
+		return -1;
+	return shutdown(bufferevent_getfd(s->bev), SHUT_WR);
+}
+
+void sockio_reset_on_close(struct conn_side *s)
+{
+	struct linger lg = {1, 0};
+
+	if (s->bev != NULL && bufferevent_getfd(s->bev) >= 0)
+		(void)setsockopt(bufferevent_getfd(s->bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+void sockio_side_free(struct conn_side *s)
+{
+	sockio_reader_free(s);
+	if (s->bev == NULL)
+		return;
+	if (s->ssl != NULL)
+		wbio_detach(s->ssl);
+	bufferevent_free(s->bev);
+	s->bev = NULL;
+}
