@@ -45,6 +45,7 @@ struct proxy {
 	struct timeval last_churn;      /* the last of them (loop time) */
 	proxy_policy_t *cur;            /* current policy (our reference) */
 	char *policy_path;              /* re-read on SIGHUP; NULL: embedded */
+	proxy_bind_fn *bind;            /* applied to a re-read policy, or NULL */
 	audit_t *audit;                 /* audit log or NULL */
 	char *session;                  /* session id */
 	unsigned tunnels;               /* tunnel slots in use */
@@ -142,6 +143,11 @@ void proxy_stop(proxy_t *px)
 	(void)event_base_loopbreak(px->base);
 }
 
+void proxy_set_binder(proxy_t *px, proxy_bind_fn *fn)
+{
+	px->bind = fn;
+}
+
 int proxy_reload(proxy_t *px)
 {
 	proxy_policy_t *pp;
@@ -153,6 +159,10 @@ int proxy_reload(proxy_t *px)
 		return 0;
 	}
 	p = policy_load_file(px->policy_path, stderr, &nerrors);
+	if (p != NULL && px->bind != NULL && (nerrors = px->bind(p)) != 0) {
+		policy_free(p);
+		p = NULL;
+	}
 	if (p == NULL) {
 		log_warnx("SIGHUP: %s: %u error%s; keeping the previous policy", px->policy_path, nerrors,
 			  nerrors == 1 ? "" : "s");

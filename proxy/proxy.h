@@ -76,6 +76,15 @@ void proxy_stop(proxy_t *px) NONNULL(1);
  */
 int proxy_reload(proxy_t *px) NONNULL(1);
 
+/* Binds a freshly loaded policy to the machine (policy_bind() with the
+ * CLI's facts); returns the number of errors it printed. */
+typedef unsigned proxy_bind_fn(policy_t *p);
+
+/* The binder proxy_reload() applies to a re-read policy before it becomes
+ * current (a policy with bind errors is refused like one with load
+ * errors). NULL: none. Setup code. */
+void proxy_set_binder(proxy_t *px, proxy_bind_fn *fn) NONNULL(1);
+
 /*
  * Gives the proxy the session's TLS termination context (ownership moves;
  * freed with the proxy). Without one, CONNECT tunnels are opaque. Setup

@@ -42,6 +42,11 @@ int cmd_run(int argc, char **argv) NONNULL(2);
  */
 policy_t *cli_load_policy(const char *cli_path, bool *invalid) NONNULL(2) WUNRES;
 
+/* policy_bind() with this machine (cli_host_read(), $PATH and the other
+ * variables from our environment): for cli_load_policy() and SIGHUP
+ * reloads. Returns the number of errors printed. */
+unsigned cli_bind_policy(policy_t *p) NONNULL(1);
+
 /*
  * The session's proxy, for `proxy` and `run`: the credential table
  * (real values in locked memory, our own masked variables rewritten to

@@ -45,9 +45,7 @@ static const char *host_env(const char *name)
 	return getenv(name);
 }
 
-/* policy_bind() with this machine (cli_host_read()). Returns the number
- * of errors printed. */
-static unsigned bind_policy(policy_t *p)
+unsigned cli_bind_policy(policy_t *p)
 {
 	struct cli_host ch;
 	char *real = policy_file(p) != NULL ? realpath(policy_file(p), NULL) : NULL;
@@ -92,7 +90,7 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
 	switch (policy_lookup(cli_path, &le, path, sizeof(path))) {
 	case POLICY_SOURCE_EMBEDDED:
 		p = policy_load_default(stderr);
-		if (p == NULL || bind_policy(p) != 0) {
+		if (p == NULL || cli_bind_policy(p) != 0) {
 			log_warnx("cannot build the embedded default policy");
 			policy_free(p);
 			return NULL;
@@ -108,7 +106,7 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
 	/* Bound to this machine, then the masked values checked where mask/
 	 * reads them: the same errors for check, proxy and run. */
 	if (p != NULL &&
-	    ((nerrors = bind_policy(p)) != 0 ||
+	    ((nerrors = cli_bind_policy(p)) != 0 ||
 	     (nerrors = mask_table_check(p, print_value_finding, path)) != 0)) {
 		policy_free(p);
 		p = NULL;
@@ -193,6 +191,7 @@ proxy_t *cli_session_proxy(policy_t *p, session_t *sess, const char **audit_path
 		goto fail;
 	}
 	proxy_set_tls(px, tls);
+	proxy_set_binder(px, cli_bind_policy);
 	return px;
 fail:
 	mask_table_free(*masks);

@@ -1053,6 +1053,19 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, "http://only.example/", NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) != 0);
 	free(out);
+	/* A policy that loads but cannot be bound to this machine (an extra
+	 * CA root that does not exist) keeps the current one too: a reload
+	 * is bound like the first load. Were it taken, 127.0.0.1 would be
+	 * allowed again. */
+	n = snprintf(yaml, sizeof(yaml),
+		     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		     "  tlsTerminate:\n    extraCaCertPaths: [\"/nonexistent/pv-ca.pem\"]\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
+	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
+	quiet_for(&p, 1000); /* the reload is done */
+	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
+	free(out);
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
