@@ -507,7 +507,7 @@ SSL_CTX *ca_server_ctx(X509 *leaf, EVP_PKEY *key, char *err, size_t errlen)
 	}
 	/* An idle tunnel holds no record buffers; a busy one reads several
 	 * records per read() (the proxy then kicks libevent to decrypt the
-	 * ones left buffered: proxy/conn.c, kick_tls_read()). */
+	 * ones left buffered: proxy/sockio.c, sockio_kick_tls_read()). */
 	(void)SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	SSL_CTX_set_read_ahead(ctx, 1);
 	SSL_CTX_set_default_read_buffer_len(ctx, CA_TLS_READ_AHEAD_BYTES);

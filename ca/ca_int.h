@@ -101,7 +101,7 @@ size_t leafcache_evictions(const struct leafcache *lc) NONNULL(1);
  * list is two cipher stacks copied per connection. */
 #define CA_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
 /* OpenSSL's read buffer with read-ahead: four full records per read()
- * (the proxy decrypts the buffered ones itself: proxy/conn.c, pull_tls()). */
+ * (the proxy decrypts the buffered ones itself: proxy/sockio.c, sockio_pull_tls()). */
 #define CA_TLS_READ_AHEAD_BYTES (4 * (16384 + 256))
 
 /*

@@ -14,7 +14,7 @@
  *
  * policy_bind() (bind.c) expands the HOME rows into the policy's
  * denyRead/denyWrite lists with the home the caller read; `run`
- * (proxy/passavant.c) adds the workspace rows under the
+ * (proxy/cli/plan.c) adds the workspace rows under the
  * working directory and each allowWrite directory, and applies the
  * environment rule. Every function here is pure. docs/config.md says why
  * each row is there.

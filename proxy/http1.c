@@ -1,11 +1,12 @@
 /*
  * http1.c - llhttp glue with head limits and the head rewriter.
  *
- * The head is fed to llhttp only up to its end (found by our own scanner,
- * which also refuses bare CR, bare LF and obs-fold: llhttp, even built
- * with LLHTTP_STRICT_MODE, lets obs-fold and a bare LF ending the request
- * line or the head through; test_http1.c's test_head_layers() shows which
- * layer refuses what), so HTTP1_HEAD always reports the exact head length; body bytes are then fed in place and on_message_complete
+ * llhttp is built with LLHTTP_STRICT_MODE (GNUmakefile). The head is fed
+ * to it only up to its end, found by our own scanner, which also refuses
+ * what strict llhttp still lets through: obs-fold and a bare LF ending the
+ * request line or the head (test_http1.c's test_head_layers() shows which
+ * layer refuses what). So HTTP1_HEAD always reports the exact head
+ * length; body bytes are then fed in place and on_message_complete
  * pauses llhttp at the message boundary, so pipelined bytes are never
  * consumed with the current message.
  */
@@ -194,8 +195,9 @@ static bool is_tchar(unsigned char c)
 	return tchar[c];
 }
 
-/* The non-strict llhttp build accepts spaces in field names ("Ho st",
- * "Host :"): a classic smuggling vector, so names are checked here. */
+/* Field names must be tokens. Strict llhttp refuses spaces in names
+ * ("Ho st", "Host :", a classic smuggling vector) too; this check holds
+ * whichever llhttp build is linked. */
 static int on_header_field_complete(llhttp_t *p)
 {
 	http1_t *h = p->data;

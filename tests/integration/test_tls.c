@@ -286,7 +286,7 @@ static void test_curl_localhost(void)
 /*
  * The proxy reads several TLS records per read() (read-ahead) and must
  * decrypt those left in OpenSSL's buffer without waiting for the socket
- * (conn.c, kick_tls_read()). A client reading slowly makes the proxy stop
+ * (sockio.c, sockio_kick_tls_read()). A client reading slowly makes the proxy stop
  * and resume reading the upstream many times; each body must still arrive
  * whole, ending where the upstream stopped sending, and the kept-alive
  * connection must carry the next request.

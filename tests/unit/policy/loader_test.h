@@ -53,7 +53,7 @@ static UNUSED_HELPER const char *host_pw_home(void)
 	return pw != NULL ? pw->pw_dir : NULL;
 }
 
-/* policy_bind() with this process's view of the machine (as passavant.c
+/* policy_bind() with this process's view of the machine (as proxy/cli/setup.c
  * does). Returns the number of errors, printed on diag. */
 static UNUSED_HELPER unsigned bind_here(policy_t *p, FILE *diag)
 {

@@ -184,8 +184,8 @@ static void test_response_framing(void)
  * LF, and SP in or before a field name. Our scanner (scan_head()) refuses
  * every bare CR, bare LF and obs-fold, and on_header_field_complete() every
  * field name that is not a token, before llhttp could: the scanner stays
- * whole (it also finds the exact end of the head), and strict mode would
- * refuse nothing more. Each case says what llhttp alone does in either
+ * whole (it also finds the exact end of the head). The GNUmakefile builds
+ * llhttp strict, a second line for the two cases it adds. Each case says what llhttp alone does in either
  * build (the column of the build this test is compiled with is checked)
  * and what http1 answers.
  */
