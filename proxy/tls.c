@@ -54,32 +54,23 @@ void tls_release_buffers(const tls_session_t *t, SSL *ssl)
 /* Longest "*." + host pattern handed to ca_new(). */
 #define TLS_PATTERN_MAX (POLICY_HOST_MAX + 3)
 
-tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, char *err, size_t errlen)
+/*
+ * The session CA's name constraints from the policy's allowed hosts (the
+ * mapping of docs/tls.md: ports are not part of a constraint): each
+ * pattern written into pats[n], names[n] pointing at it. *any is set by a
+ * bare "*". Returns n.
+ */
+static size_t constraint_names(const policy_t *pol, char (*pats)[TLS_PATTERN_MAX], const char **names,
+			       bool *any)
 {
-	struct ca_config cfg;
-	tls_session_t *t = NULL;
-	const char **extra = NULL;
-	char (*pats)[TLS_PATTERN_MAX] = NULL;
-	const char **names = NULL;
-	size_t n_allowed = policy_allowed_count(pol), n_extra = policy_extra_ca_count(pol), i, n = 0;
+	size_t n = 0;
 
-	t = calloc(1, sizeof(*t));
-	/* +1: never calloc(0) (may return NULL). */
-	pats = calloc(n_allowed + 1, sizeof(*pats));
-	names = calloc(n_allowed + 1, sizeof(*names));
-	extra = calloc(n_extra + 1, sizeof(*extra));
-	if (t == NULL || pats == NULL || names == NULL || extra == NULL) {
-		(void)snprintf(err, errlen, "out of memory building the session CA");
-		goto fail;
-	}
-	memset(&cfg, 0, sizeof(cfg));
-	/* The mapping of docs/tls.md: ports are not part of a constraint. */
-	for (i = 0; i < n_allowed; i++) {
+	for (size_t i = 0; i < policy_allowed_count(pol); i++) {
 		const struct policy_hostpat *hp = policy_allowed(pol, i);
 
 		switch (hp->kind) {
 		case HOSTPAT_ANY:
-			cfg.allow_any = true;
+			*any = true;
 			continue;
 		case HOSTPAT_WILDCARD:
 			(void)snprintf(pats[n], sizeof(pats[n]), "*.%s", hp->host);
@@ -93,8 +84,30 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 		names[n] = pats[n];
 		n++;
 	}
+	return n;
+}
+
+tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, char *err, size_t errlen)
+{
+	struct ca_config cfg;
+	tls_session_t *t = NULL;
+	const char **extra = NULL;
+	char (*pats)[TLS_PATTERN_MAX] = NULL;
+	const char **names = NULL;
+	size_t n_allowed = policy_allowed_count(pol), n_extra = policy_extra_ca_count(pol), i;
+
+	t = calloc(1, sizeof(*t));
+	/* +1: never calloc(0) (may return NULL). */
+	pats = calloc(n_allowed + 1, sizeof(*pats));
+	names = calloc(n_allowed + 1, sizeof(*names));
+	extra = calloc(n_extra + 1, sizeof(*extra));
+	if (t == NULL || pats == NULL || names == NULL || extra == NULL) {
+		(void)snprintf(err, errlen, "out of memory building the session CA");
+		goto fail;
+	}
+	memset(&cfg, 0, sizeof(cfg));
 	cfg.allowed = names;
-	cfg.n_allowed = n;
+	cfg.n_allowed = constraint_names(pol, pats, names, &cfg.allow_any);
 	for (i = 0; i < n_extra; i++)
 		extra[i] = policy_extra_ca(pol, i);
 	t->free_buffers = free_buffers_safe();
