@@ -15,6 +15,12 @@ static void errbuf_vappend(char *err, size_t errlen, size_t at, const char *fmt,
 		err[at] = '\0';
 }
 
+void errbuf_vset(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+	if (err != NULL && errlen > 0)
+		errbuf_vappend(err, errlen, 0, fmt, ap);
+}
+
 void errbuf_set(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

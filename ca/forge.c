@@ -38,11 +38,8 @@ void ca_ssl_err(char *err, size_t errlen, const char *fmt, ...)
 	else
 		snprintf(detail, sizeof(detail), "no OpenSSL detail");
 	ERR_clear_error();
-	if (err == NULL || errlen == 0)
-		return;
 	va_start(ap, fmt);
-	if (vsnprintf(err, errlen, fmt, ap) < 0)
-		err[0] = '\0';
+	errbuf_vset(err, errlen, fmt, ap);
 	va_end(ap);
 	errbuf_append(err, errlen, ": %s", detail);
 }
