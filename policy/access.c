@@ -101,6 +101,13 @@ const struct policy_cred *policy_cred(const policy_t *p, size_t i)
 }
 
 /* Contract in policy.h. */
+void policy_cred_where(const policy_t *p, size_t i, unsigned *line, unsigned *col)
+{
+	*line = i < p->n_creds ? p->creds[i].mark.line : 0;
+	*col = i < p->n_creds ? p->creds[i].mark.col : 0;
+}
+
+/* Contract in policy.h. */
 bool policy_allow_plaintext_inject(const policy_t *p)
 {
 	return p->allow_plaintext_inject;

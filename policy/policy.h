@@ -335,6 +335,10 @@ struct policy_cred {
 };
 size_t policy_cred_count(const policy_t *p) NONNULL(1);
 const struct policy_cred *policy_cred(const policy_t *p, size_t i) NONNULL(1);
+/* Where credential i was written in the policy file (1-based line and
+ * column; 0 and 0 for the embedded default or an index out of range), for
+ * messages about it that other modules make. */
+void policy_cred_where(const policy_t *p, size_t i, unsigned *line, unsigned *col) NONNULL(1, 3, 4);
 bool policy_allow_plaintext_inject(const policy_t *p) NONNULL(1);
 
 /* Filesystem lists (SPEC §3.3): absolute once bound (policy_bind()), as

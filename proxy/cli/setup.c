@@ -64,12 +64,25 @@ unsigned cli_bind_policy(policy_t *p)
 	return n;
 }
 
+/* What print_value_finding() needs: the policy and its file. */
+struct value_findings {
+	const policy_t *p;
+	const char *path;
+};
+
 /* mask_diag_fn of cli_load_policy(): one line per finding on a masked
- * value, against the policy's file (arg). */
+ * value, at the credential's place in the policy file, worded like the
+ * loader's own ("FILE:LINE:COL: error: ...", "warning: FILE:LINE:COL: ..."). */
 static void print_value_finding(void *arg, size_t cred, bool error, const char *msg)
 {
-	(void)cred;
-	fprintf(stderr, "%s: %s: %s\n", (const char *)arg, error ? "error" : "warning", msg);
+	const struct value_findings *vf = arg;
+	unsigned line, col;
+
+	policy_cred_where(vf->p, cred, &line, &col);
+	if (error)
+		fprintf(stderr, "%s:%u:%u: error: %s\n", vf->path, line, col, msg);
+	else
+		fprintf(stderr, "warning: %s:%u:%u: %s\n", vf->path, line, col, msg);
 }
 
 policy_t *cli_load_policy(const char *cli_path, bool *invalid)
@@ -107,7 +120,8 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
 	 * reads them: the same errors for check, proxy and run. */
 	if (p != NULL &&
 	    ((nerrors = cli_bind_policy(p)) != 0 ||
-	     (nerrors = mask_table_check(p, print_value_finding, path)) != 0)) {
+	     (nerrors = mask_table_check(p, print_value_finding,
+					 &(struct value_findings){.p = p, .path = path})) != 0)) {
 		policy_free(p);
 		p = NULL;
 	}
