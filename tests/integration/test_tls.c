@@ -26,6 +26,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/upstream.h"
@@ -37,81 +38,13 @@ static struct test_upstream up;      /* HTTPS, test CA, recording, git */
 static struct test_upstream up_bad;  /* HTTPS, certificate from an unknown CA */
 static int users;
 
-/* One running `passavant proxy`. */
-struct px {
-	struct test_proc *proc;
-	char url[96];       /* http://127.0.0.1:PORT */
-	char addr[80];      /* 127.0.0.1:PORT */
-	char session[4096]; /* session directory */
-	char trust[4200];   /* session trust.pem */
-	char ca[4200];      /* session ca.pem */
-	char audit[4096];
-};
-
-static struct px px_main; /* allowedDomains 127.0.0.1 + localhost, test CA trusted */
+static struct test_px px_main; /* allowedDomains 127.0.0.1 + localhost, test CA trusted */
 
 /* The variables that would otherwise decide what a client trusts. */
 #define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
 		  "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
 		  "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
 		  "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
-
-static int px_start(struct px *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int px_start(struct px *p, const char *fmt, ...)
-{
-	static int n;
-	char yaml[4096], policy[4096];
-	char *argv[16];
-	va_list ap;
-	int len, i = 0;
-
-	memset(p, 0, sizeof(*p));
-	va_start(ap, fmt);
-	len = vsnprintf(yaml, sizeof(yaml), fmt, ap);
-	va_end(ap);
-	n++;
-	snprintf(policy, sizeof(policy), "%s/policy-%d.yaml", dir, n);
-	snprintf(p->session, sizeof(p->session), "%s/session-%d", dir, n);
-	snprintf(p->audit, sizeof(p->audit), "%s/audit-%d.jsonl", dir, n);
-	snprintf(p->trust, sizeof(p->trust), "%s/trust.pem", p->session);
-	snprintf(p->ca, sizeof(p->ca), "%s/ca.pem", p->session);
-	if (test_write_file(policy, yaml, (size_t)len) < 0)
-		return -1;
-	argv[i++] = (char *)test_passavant_bin();
-	argv[i++] = "proxy";
-	argv[i++] = "-p";
-	argv[i++] = policy;
-	argv[i++] = "--listen";
-	argv[i++] = "127.0.0.1:0";
-	argv[i++] = "--session-dir";
-	argv[i++] = p->session;
-	argv[i++] = "--audit";
-	argv[i++] = p->audit;
-	argv[i] = NULL;
-	p->proc = test_proc_start(argv, "listening on ", p->addr, sizeof(p->addr), 10000);
-	if (p->proc == NULL)
-		return -1;
-	snprintf(p->url, sizeof(p->url), "http://%s", p->addr);
-	return 0;
-}
-
-static int px_stop(struct px *p)
-{
-	int st;
-
-	if (p->proc == NULL)
-		return -1;
-	st = test_proc_stop(p->proc, SIGTERM, 5000);
-	if (st != 0) {
-		char *err = test_proc_stderr(p->proc);
-
-		fprintf(stderr, "proxy exited %d; stderr:\n%s\n", st, err ? err : "");
-		free(err);
-	}
-	test_proc_free(p->proc);
-	p->proc = NULL;
-	return st;
-}
 
 static int fixtures_up(void)
 {
@@ -141,10 +74,10 @@ static int fixtures_up(void)
 	o.record_path = rec_bad;
 	if (test_upstream_start(&up_bad, &o) < 0)
 		return -1;
-	return px_start(&px_main,
-			"network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-			"  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
-			dir);
+	return test_px_startf(&px_main, dir,
+			      "network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+			      "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+			      dir);
 }
 
 static int fixtures_down(void)
@@ -153,7 +86,7 @@ static int fixtures_down(void)
 
 	if (--users > 0)
 		return 0;
-	bad |= px_stop(&px_main) != 0;
+	bad |= test_px_stop(&px_main) != 0;
 	bad |= test_upstream_stop(&up) != 0;
 	bad |= test_upstream_stop(&up_bad) != 0;
 	test_rmtree(dir);
@@ -339,15 +272,15 @@ static void test_big_bodies(void)
 
 static void test_method_refused_inside(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL;
 	size_t before;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p,
-				       "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-				       "  allowedMethods: {\"127.0.0.1\": [GET, HEAD]}\n"
-				       "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
-				       dir),
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+					     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					     "  allowedMethods: {\"127.0.0.1\": [GET, HEAD]}\n"
+					     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+					     dir),
 			      0);
 	before = test_file_size(rec_good);
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
@@ -372,7 +305,7 @@ static void test_method_refused_inside(void)
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 405 ") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_host_mismatch(void)
@@ -392,7 +325,7 @@ static void test_host_mismatch(void)
 
 static void test_upstream_unverified(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL;
 
 	/* A certificate from a CA nobody trusts: 502, nothing forwarded. */
@@ -406,7 +339,7 @@ static void test_upstream_unverified(void)
 	free(out);
 	CU_ASSERT_EQUAL(test_file_size(rec_bad), 0);
 	/* The good upstream, but its CA is not in extraCaCertPaths. */
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	{
 		size_t before = test_file_size(rec_good);
 
@@ -417,18 +350,18 @@ static void test_upstream_unverified(void)
 		free(out);
 		CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 	}
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_excluded_host(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL, *err = NULL, ca[4200];
 
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-	CU_ASSERT_EQUAL_FATAL(px_start(&p,
-				       "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-				       "  tlsTerminate:\n    excludeDomains: [\"127.0.0.1\"]\n"),
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+					     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					     "  tlsTerminate:\n    excludeDomains: [\"127.0.0.1\"]\n"),
 			      0);
 	/* The upstream's own certificate: only the test CA is trusted. */
 	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert", ca, "-x",
@@ -438,7 +371,7 @@ static void test_excluded_host(void)
 	CU_ASSERT(err != NULL && strstr(err, "passavant session CA") == NULL);
 	free(out);
 	free(err);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 	{
 		char *log = test_read_file(p.audit, NULL);
 

@@ -14,6 +14,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/testlib.h"
 #include "tests/support/upstream.h"
@@ -66,32 +67,6 @@ static int suite_cleanup(void)
 	return bad ? -1 : 0;
 }
 
-/* curl -sS --max-time 20 followed by the arguments up to a NULL (at most
- * 12); returns the exit status, the stdout in *out (caller frees). */
-static int curl(char **out, ...) __attribute__((sentinel));
-static int curl(char **out, ...)
-{
-	char *argv[20];
-	char *err = NULL, *a;
-	int n = 0, rc;
-	va_list ap;
-
-	argv[n++] = "curl";
-	argv[n++] = "-sS";
-	argv[n++] = "--max-time";
-	argv[n++] = "20";
-	va_start(ap, out);
-	while ((a = va_arg(ap, char *)) != NULL && n < 16)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	rc = test_run_capture(argv, out, &err, 30000);
-	if (rc != 0)
-		fprintf(stderr, "curl exited %d: %s\n", rc, err ? err : "");
-	free(err);
-	return rc;
-}
-
 static char *url(const struct test_upstream *u, const char *path)
 {
 	static char buf[4][256];
@@ -130,8 +105,8 @@ static void test_hello(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", url(&up, "/hello"), NULL, NULL, NULL, NULL, NULL,
-				   NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", url(&up, "/hello"), NULL, NULL, NULL, NULL, NULL,
+					NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0);
 	CU_ASSERT(conn_header(out, 0) > 0);
 	CU_ASSERT(strstr(out, "\r\n\r\nhello\n") != NULL);
@@ -144,16 +119,16 @@ static void test_keepalive_reuse(void)
 	long a, b;
 
 	/* One curl, two URLs: curl reuses the connection. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/hello"), url(&up, "/hello"), NULL,
-				   NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", url(&up, "/hello"), url(&up, "/hello"), NULL,
+					NULL, NULL, NULL), 0);
 	a = conn_header(out, 0);
 	b = conn_header(out, 1);
 	CU_ASSERT(a > 0);
 	CU_ASSERT_EQUAL(a, b);
 	free(out);
 	/* A new curl process gets a new connection number. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/hello"), NULL, NULL, NULL, NULL,
-				   NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", url(&up, "/hello"), NULL, NULL, NULL, NULL,
+					NULL), 0);
 	CU_ASSERT(conn_header(out, 0) > b);
 	free(out);
 }
@@ -165,8 +140,8 @@ static void test_bytes(void)
 	char *body;
 
 	snprintf(path, sizeof(path), "%s/bytes.out", dir);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", path, "-w", "%{size_download} %{http_code}",
-				   url(&up, "/bytes/1000003"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", path, "-w", "%{size_download} %{http_code}",
+					url(&up, "/bytes/1000003"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "1000003 200");
 	free(out);
 	body = test_read_file(path, &len);
@@ -174,8 +149,8 @@ static void test_bytes(void)
 	CU_ASSERT_EQUAL(len, 1000003);
 	CU_ASSERT(is_pattern(body, len));
 	free(body);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{size_download}",
-				   url(&up, "/bytes/0"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{size_download}",
+					url(&up, "/bytes/0"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "0");
 	free(out);
 }
@@ -186,8 +161,8 @@ static void test_chunked(void)
 	size_t len = 0;
 
 	snprintf(path, sizeof(path), "%s/chunked.out", dir);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", "-o", path, url(&up, "/chunked/200000"), NULL,
-				   NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", "-o", path, url(&up, "/chunked/200000"), NULL,
+					NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "Transfer-Encoding: chunked\r\n") != NULL);
 	CU_ASSERT(strstr(out, "Content-Length") == NULL);
 	free(out);
@@ -197,8 +172,8 @@ static void test_chunked(void)
 	CU_ASSERT(is_pattern(body, len));
 	free(body);
 	/* The raw framing, as a proxy would see it. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "--raw", url(&up, "/chunked/5"), NULL, NULL, NULL, NULL,
-				   NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "--raw", url(&up, "/chunked/5"), NULL, NULL, NULL, NULL,
+					NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "5\r\n01234\r\n0\r\n\r\n");
 	free(out);
 }
@@ -207,8 +182,8 @@ static void test_echo(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-H", "X-Test: yes", "--data-binary", "payload-123",
-				   url(&up, "/echo"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-H", "X-Test: yes", "--data-binary", "payload-123",
+					url(&up, "/echo"), NULL, NULL, NULL), 0);
 	CU_ASSERT(strncmp(out, "POST /echo HTTP/1.1\r\n", 21) == 0);
 	CU_ASSERT(strstr(out, "\r\nX-Test: yes\r\n") != NULL);
 	CU_ASSERT(strstr(out, "\r\nContent-Length: 11\r\n") != NULL);
@@ -220,26 +195,26 @@ static void test_status_headers_close_sink(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
-				   url(&up, "/status/503"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+					url(&up, "/status/503"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "503");
 	free(out);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
-				   url(&up, "/nothing-here"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+					url(&up, "/nothing-here"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "404");
 	free(out);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/headers?X-One=1&X-Two=a%20b"),
-				   NULL, NULL, NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", url(&up, "/headers?X-One=1&X-Two=a%20b"),
+					NULL, NULL, NULL, NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "\r\nX-One: 1\r\n") != NULL);
 	CU_ASSERT(strstr(out, "\r\nX-Two: a b\r\n") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
-				   url(&up, "/headers?X-Bad=a%0d%0aInjected:%201"), NULL, NULL,
-				   NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+					url(&up, "/headers?X-Bad=a%0d%0aInjected:%201"), NULL, NULL,
+					NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "400");
 	free(out);
 	/* /delay/MS answers after MS ms. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-w", " %{time_total}", url(&up, "/delay/200"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-w", " %{time_total}", url(&up, "/delay/200"), NULL), 0);
 	CU_ASSERT(strncmp(out, "delayed 200\n ", 13) == 0);
 	CU_ASSERT(strtod(out + 13, NULL) >= 0.2);
 	free(out);
@@ -267,8 +242,8 @@ static void test_status_headers_close_sink(void)
 		free(out);
 	}
 	/* /close: the second request needs a new connection. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/close"), url(&up, "/hello"), NULL,
-				   NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", url(&up, "/close"), url(&up, "/hello"), NULL,
+					NULL, NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "Connection: close\r\n") != NULL);
 	CU_ASSERT(conn_header(out, 1) > conn_header(out, 0));
 	free(out);
@@ -280,8 +255,8 @@ static void test_status_headers_close_sink(void)
 		snprintf(path, sizeof(path), "%s/upload.bin", dir);
 		CU_ASSERT_FATAL(test_write_file(path, data, 3000000) == 0);
 		free(data);
-		CU_ASSERT_EQUAL_FATAL(curl(&out, "-H", "Transfer-Encoding: chunked", "-T", path,
-					   url(&up, "/sink"), NULL, NULL, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-H", "Transfer-Encoding: chunked", "-T", path,
+						url(&up, "/sink"), NULL, NULL, NULL), 0);
 		CU_ASSERT_STRING_EQUAL(out, "3000000\n");
 		free(out);
 	}
@@ -303,8 +278,8 @@ static void test_record(void)
 	CU_ASSERT(rec != NULL && len == 0);
 	free(rec);
 	/* A chunked POST is recorded with its framing, then a GET. */
-	CU_ASSERT_EQUAL(curl(&out, "-H", "Transfer-Encoding: chunked", "--data-binary", "hello",
-			     url(&u, "/echo"), url(&u, "/hello"), "-X", "POST", NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-H", "Transfer-Encoding: chunked", "--data-binary", "hello",
+				  url(&u, "/echo"), url(&u, "/hello"), "-X", "POST", NULL), 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_upstream_stop(&u), 0);
 	rec = test_read_file(rpath, &len);
@@ -327,8 +302,8 @@ static void test_https(void)
 	char cafile[4096], *out = NULL;
 
 	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "--cacert", cafile, "-D", "-", url(&up_tls, "/hello"),
-				   url(&up_tls, "/hello"), NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "--cacert", cafile, "-D", "-", url(&up_tls, "/hello"),
+					url(&up_tls, "/hello"), NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "hello\n") != NULL);
 	CU_ASSERT(conn_header(out, 0) > 0);
 	CU_ASSERT_EQUAL(conn_header(out, 0), conn_header(out, 1));
@@ -338,8 +313,8 @@ static void test_https(void)
 		char u[256];
 
 		snprintf(u, sizeof(u), "https://localhost:%u/bytes/100000", (unsigned)up_tls.port);
-		CU_ASSERT_EQUAL(curl(&out, "--cacert", cafile, "-o", "/dev/null", "-w",
-				     "%{size_download}", u, NULL), 0);
+		CU_ASSERT_EQUAL(test_curl(&out, "--cacert", cafile, "-o", "/dev/null", "-w",
+					  "%{size_download}", u, NULL), 0);
 		CU_ASSERT_STRING_EQUAL(out ? out : "", "100000");
 		free(out);
 	}
@@ -359,8 +334,8 @@ static void test_bad_cert_rejected(void)
 	free(err);
 	/* ... but it does verify against its own CA. */
 	snprintf(cafile, sizeof(cafile), "%s/bad-ca.pem", dir);
-	CU_ASSERT_EQUAL(curl(&out, "--cacert", cafile, url(&up_bad, "/hello"), NULL, NULL, NULL,
-			     NULL, NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "--cacert", cafile, url(&up_bad, "/hello"), NULL, NULL, NULL,
+				  NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out ? out : "", "hello\n");
 	free(out);
 }
