@@ -36,6 +36,7 @@
 #include "tests/support/pxproc.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 #include "tests/support/upstream.h"
 
 #define TOK_LEN 40
@@ -89,21 +90,6 @@ static void to_hex(const void *p, size_t n, char *out)
 		out[2 * i + 1] = hx[s[i] & 15];
 	}
 	out[2 * n] = '\0';
-}
-
-static void b64(const unsigned char *in, size_t len, char *out)
-{
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned b0 = in[i], b1 = i + 1 < len ? in[i + 1] : 0, b2 = i + 2 < len ? in[i + 2] : 0;
-		out[n++] = a[b0 >> 2];
-		out[n++] = a[(b0 & 3) << 4 | b1 >> 4];
-		out[n++] = i + 1 < len ? a[(b1 & 15) << 2 | b2 >> 6] : '=';
-		out[n++] = i + 2 < len ? a[b2 & 63] : '=';
-	}
-	out[n] = '\0';
 }
 
 static const char *nz(const char *s)
@@ -336,7 +322,7 @@ static int suite_up(void)
 	sec_real[17] = '/';
 	sec_real[29] = '+';
 	snprintf(basic, sizeof(basic), "x:%s", tok_real);
-	b64((const unsigned char *)basic, strlen(basic), tok_b64);
+	test_b64(basic, strlen(basic), tok_b64);
 	for (size_t k = 0; k < TOK_LEN; k++)
 		snprintf(tok_pct + 3 * k, 4, "%%%02X", (unsigned char)tok_real[k]);
 	snprintf(rec_plain, sizeof(rec_plain), "%s/rec-plain.txt", dir);
@@ -709,7 +695,7 @@ static void test_real_in_body(void)
 	struct marks m;
 
 	NEED_READY();
-	b64((const unsigned char *)sec_real, strlen(sec_real), b64sec);
+	test_b64(sec_real, strlen(sec_real), b64sec);
 	snprintf(body[0], sizeof(body[0]), "{\"token\":\"%s\"}", tok_real);
 	snprintf(body[1], sizeof(body[1]), "data=%s", b64sec);
 	snprintf(body[2], sizeof(body[2]), "split %s end", tok_real);

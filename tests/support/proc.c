@@ -499,6 +499,21 @@ int test_parse_sockaddr(const char *s, bool port0_ok, struct sockaddr_storage *s
 	return -1;
 }
 
+long test_read_small(const char *path, char *buf, size_t cap)
+{
+	ssize_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, cap - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	return (long)len;
+}
+
 /*
  * Adds the CPU time (ns, /proc/PID/task/TID/schedstat) of every thread of
  * pid to *run_ns; returns whether one of them runs or waits to (state R)
@@ -519,35 +534,19 @@ static bool proc_busy(pid_t pid, unsigned long long *run_ns)
 	while ((e = readdir(d)) != NULL) {
 		char buf[512], *rp;
 		unsigned long long ns = 0;
-		ssize_t len;
-		int fd;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (test_read_small(path, buf, sizeof(buf)) < 0)
 			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
 		/* "pid (comm) S ...": comm may hold spaces and parentheses. */
 		rp = strrchr(buf, ')');
 		if (rp != NULL && rp[1] == ' ' && (rp[2] == 'R' || rp[2] == 'D'))
 			busy = true;
 		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len > 0) {
-			buf[len] = '\0';
-			if (sscanf(buf, "%llu", &ns) == 1)
-				*run_ns += ns;
-		}
+		if (test_read_small(path, buf, sizeof(buf)) >= 0 && sscanf(buf, "%llu", &ns) == 1)
+			*run_ns += ns;
 	}
 	closedir(d);
 	return busy;

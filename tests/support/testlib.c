@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,32 @@ char *test_read_file(const char *path, size_t *len)
 	if (len != NULL)
 		*len = n;
 	return buf;
+}
+
+bool test_vmflags(const void *addr, char *flags, size_t cap)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false, found = false;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t n = strspn(line, "0123456789abcdef");
+
+		/* a mapping header: "start-end perms offset dev inode path" */
+		if (n > 0 && line[n] == '-') {
+			in = strtoul(line, NULL, 16) == (unsigned long)(uintptr_t)addr;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			snprintf(flags, cap, "%s", line + 8);
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
 }
 
 struct capture {
