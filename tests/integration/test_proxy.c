@@ -95,16 +95,6 @@ static int http_cleanup(void)
 /* Clients                                                             */
 /* ------------------------------------------------------------------ */
 
-static char *upurl(const struct test_upstream *u, const char *path)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
-	return buf[i];
-}
-
 static int raw_connect(const char *addr)
 {
 	struct sockaddr_in sa;
@@ -144,14 +134,6 @@ static int raw_send(int fd, const char *s, size_t n)
 	return 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Reads until EOF (or reset), or until stop is found (stop may be NULL),
  * or timeout_ms. Returns a NUL-terminated malloc'd buffer; *eof tells
@@ -161,7 +143,7 @@ static char *raw_read(int fd, const char *stop, int timeout_ms, bool *eof)
 {
 	size_t cap = 65536, len = 0;
 	char *buf = malloc(cap + 1);
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = test_mono_ms() + timeout_ms;
 
 	if (eof != NULL)
 		*eof = false;
@@ -170,7 +152,7 @@ static char *raw_read(int fd, const char *stop, int timeout_ms, bool *eof)
 	buf[0] = '\0';
 	for (;;) {
 		struct pollfd pfd = {fd, POLLIN, 0};
-		long long left = deadline - now_ms();
+		long long left = deadline - test_mono_ms();
 		ssize_t r;
 
 		if (stop != NULL && strstr(buf, stop) != NULL)
@@ -237,7 +219,7 @@ static void quiet_for(const struct test_px *p, int ms)
 /* Waits up to ms for the audit file to have at least n lines. */
 static char *audit_lines(const struct test_px *p, int n, int ms)
 {
-	long long deadline = now_ms() + ms;
+	long long deadline = test_mono_ms() + ms;
 
 	for (;;) {
 		char *s = test_read_file(p->audit, NULL);
@@ -245,7 +227,7 @@ static char *audit_lines(const struct test_px *p, int n, int ms)
 
 		for (const char *q = s; q != NULL && (q = strchr(q, '\n')) != NULL; q++)
 			lines++;
-		if (lines >= n || now_ms() > deadline)
+		if (lines >= n || test_mono_ms() > deadline)
 			return s;
 		free(s);
 		usleep(50000);
@@ -260,7 +242,7 @@ static void test_get_allowed(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", "-x", px_main.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", "-x", px_main.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0);
 	CU_ASSERT(strstr(out, "\r\n\r\nhello\n") != NULL);
 	free(out);
@@ -272,7 +254,7 @@ static void test_keepalive_reuse(void)
 	long a, b;
 
 	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", "-o", "/dev/null", "-x", px_main.url,
-					upurl(&up, "/hello"), upurl(&up, "/bytes/100"), NULL), 0);
+					test_upstream_url(&up, "/hello"), test_upstream_url(&up, "/bytes/100"), NULL), 0);
 	a = header_long(out, "X-Upstream-Conn: ", 0);
 	b = header_long(out, "X-Upstream-Conn: ", 1);
 	CU_ASSERT(a > 0);
@@ -285,11 +267,11 @@ static void test_streamed_bodies(void)
 	char *out = NULL;
 
 	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
-					px_main.url, upurl(&up, "/bytes/3000001"), NULL), 0);
+					px_main.url, test_upstream_url(&up, "/bytes/3000001"), NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "3000001 200");
 	free(out);
 	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
-					px_main.url, upurl(&up, "/chunked/1000003"), NULL), 0);
+					px_main.url, test_upstream_url(&up, "/chunked/1000003"), NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "1000003 200");
 	free(out);
 	/* A 2 MB request body streamed to the sink. */
@@ -303,12 +285,12 @@ static void test_streamed_bodies(void)
 		free(big);
 		snprintf(path, sizeof(path), "@%s/big.bin", dir);
 		CU_ASSERT_EQUAL_FATAL(test_curl(&out, "--data-binary", path, "-x", px_main.url,
-						upurl(&up, "/sink"), NULL), 0);
+						test_upstream_url(&up, "/sink"), NULL), 0);
 		CU_ASSERT_STRING_EQUAL(out, "2000000\n");
 		free(out);
 	}
 	/* Close-delimited response (/close): the client gets it in full. */
-	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-x", px_main.url, upurl(&up, "/close"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-x", px_main.url, test_upstream_url(&up, "/close"), NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "bye\n");
 	free(out);
 }
@@ -662,7 +644,8 @@ static void test_audit_fields(void)
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
 						      "  deniedDomains: [\"evil.example\"]\n"
 						      "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
-	CU_ASSERT_EQUAL(test_curl(&out, "-o", "/dev/null", "-x", p.url, upurl(&up, "/bytes/1234?x=\"q\""), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-o", "/dev/null", "-x", p.url, test_upstream_url(&up, "/bytes/1234?x=\"q\""),
+				  NULL), 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_curl(&out, "-o", "/dev/null", "-x", p.url, "http://evil.example/", NULL), 0);
 	free(out);
@@ -672,7 +655,7 @@ static void test_audit_fields(void)
 		char ca[4200];
 
 		snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-		CU_ASSERT_EQUAL(test_curl(&out, "--cacert", ca, "-x", p.url, upurl(&up_tls, "/hello"), NULL), 0);
+		CU_ASSERT_EQUAL(test_curl(&out, "--cacert", ca, "-x", p.url, test_upstream_url(&up_tls, "/hello"), NULL), 0);
 		free(out);
 	}
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
@@ -760,16 +743,17 @@ static void test_method_refused(void)
 
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
 						      "  allowedMethods: {\"*\": [GET, HEAD]}\n"), 0);
-	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, "--data-binary", "x=1", upurl(&up, "/sink"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, "--data-binary", "x=1", test_upstream_url(&up, "/sink"),
+				  NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	CU_ASSERT(out != NULL && strstr(out, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "passavant: POST http://127.0.0.1:") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "refused by") != NULL && strstr(out, "allowedMethods") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(test_curl(&out, "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
-	CU_ASSERT_EQUAL(test_curl(&out, "-I", "-x", p.url, upurl(&up, "/bytes/10"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-I", "-x", p.url, test_upstream_url(&up, "/bytes/10"), NULL), 0);
 	CU_ASSERT(out != NULL && strstr(out, "Content-Length: 10\r\n") != NULL);
 	free(out);
 	/* Nor in an upgraded connection: the Upgrade is dropped, no 101. */
@@ -832,8 +816,8 @@ static void test_connect_tunnel(void)
 	 * certificate through an opaque tunnel. */
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
 						      "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
-	CU_ASSERT_EQUAL(test_curl(&out, "--cacert", ca, "-x", p.url, upurl(&up_tls, "/hello"),
-				  upurl(&up_tls, "/bytes/500000"), "-o", "/dev/null", "-o", "/dev/null",
+	CU_ASSERT_EQUAL(test_curl(&out, "--cacert", ca, "-x", p.url, test_upstream_url(&up_tls, "/hello"),
+				  test_upstream_url(&up_tls, "/bytes/500000"), "-o", "/dev/null", "-o", "/dev/null",
 				  "-w", "%{http_code} ", NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "200 200 ") == 0);
 	free(out);
@@ -949,7 +933,7 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
 	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
 	quiet_for(&p, 1000); /* the reload is done */
-	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	free(out);
 	/* The live tunnel keeps working. */
@@ -972,7 +956,7 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
 	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
 	quiet_for(&p, 1000); /* the reload is done */
-	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
@@ -1192,9 +1176,9 @@ static void test_slowloris(void)
 						      "  limits: {handshakeTimeoutMs: 1000}\n"), 0);
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
-	t0 = now_ms();
+	t0 = test_mono_ms();
 	/* One byte every 100 ms: a read timeout would never fire. */
-	for (size_t i = 0; i < sizeof(head) - 1 && now_ms() - t0 < 5000; i++) {
+	for (size_t i = 0; i < sizeof(head) - 1 && test_mono_ms() - t0 < 5000; i++) {
 		char *r;
 
 		if (raw_send(fd, head + i, 1) < 0) {
@@ -1206,7 +1190,7 @@ static void test_slowloris(void)
 		if (closed)
 			break;
 	}
-	t = now_ms() - t0;
+	t = test_mono_ms() - t0;
 	CU_ASSERT(closed);
 	CU_ASSERT(t >= 900 && t < 3000);
 	close(fd);
@@ -1221,10 +1205,10 @@ static void test_upstream_timeout(void)
 
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
 						      "  limits: {idleTimeoutMs: 500}\n"), 0);
-	t0 = now_ms();
-	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, upurl(&up, "/delay/5000"), NULL), 0);
+	t0 = test_mono_ms();
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/delay/5000"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 504", 12) == 0);
-	CU_ASSERT(now_ms() - t0 < 3000);
+	CU_ASSERT(test_mono_ms() - t0 < 3000);
 	free(out);
 	/* A tunnel idle past the limit is closed. */
 	{
@@ -1233,11 +1217,11 @@ static void test_upstream_timeout(void)
 		int st, fd = open_tunnel(p.addr, up.addr, &st);
 
 		CU_ASSERT_FATAL(fd >= 0);
-		t0 = now_ms();
+		t0 = test_mono_ms();
 		r = raw_read(fd, NULL, 3000, &eof);
 		free(r);
 		CU_ASSERT(eof);
-		CU_ASSERT(now_ms() - t0 >= 400 && now_ms() - t0 < 2500);
+		CU_ASSERT(test_mono_ms() - t0 >= 400 && test_mono_ms() - t0 < 2500);
 		close(fd);
 	}
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
@@ -1311,25 +1295,11 @@ static void test_emfile_pause(void)
 		(void)test_wait_quiet(pids, 1, -1, 500);
 	}
 	snprintf(url, sizeof(url), "http://%s", addr);
-	CU_ASSERT_EQUAL(test_curl(&out, "-x", url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-x", url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_proc_stop(proc, SIGTERM, 5000), 0);
 	test_proc_free(proc);
-}
-
-/* VmRSS of pid in KiB, -1 on error. */
-static long rss_kib(pid_t pid)
-{
-	char path[64], *s, *p;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	s = test_read_file(path, NULL);
-	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
-		v = strtol(p + 6, NULL, 10);
-	free(s);
-	return v;
 }
 
 static void test_stalled_download(void)
@@ -1340,7 +1310,7 @@ static void test_stalled_download(void)
 	int fd, n, rcv = 4096;
 
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
-	before = rss_kib(test_proc_pid(p.proc));
+	before = test_rss_kib(test_proc_pid(p.proc));
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
@@ -1359,9 +1329,9 @@ static void test_stalled_download(void)
 
 		(void)test_wait_quiet(quiet, 2, fd, 1000);
 	}
-	mid = rss_kib(test_proc_pid(p.proc));
+	mid = test_rss_kib(test_proc_pid(p.proc));
 	sleep(2);
-	after = rss_kib(test_proc_pid(p.proc));
+	after = test_rss_kib(test_proc_pid(p.proc));
 	fprintf(stderr, "\n    proxy VmRSS: %ld KiB idle, %ld then %ld KiB with a stalled 1 GiB download\n",
 		before, mid, after);
 	CU_ASSERT(before > 0 && mid > 0 && after > 0);

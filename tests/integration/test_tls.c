@@ -127,16 +127,6 @@ static int run(char **out, char **err, ...)
 	return rc;
 }
 
-static const char *url_of(const struct test_upstream *u, const char *path)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
-	return buf[i];
-}
-
 /* ------------------------------------------------------------------ */
 /* tls_terminate                                                       */
 /* ------------------------------------------------------------------ */
@@ -186,8 +176,8 @@ static void test_curl_terminated(void)
 
 	/* Two requests on one tunnel: session-CA leaf, upstream reused. */
 	CU_ASSERT_EQUAL_FATAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
-				  px_main.trust, "-x", px_main.url, "-D", "-", url_of(&up, "/hello"),
-				  url_of(&up, "/bytes/100000"), "-o", "/dev/null", "-o", "/dev/null", NULL),
+				  px_main.trust, "-x", px_main.url, "-D", "-", test_upstream_url(&up, "/hello"),
+				  test_upstream_url(&up, "/bytes/100000"), "-o", "/dev/null", "-o", "/dev/null", NULL),
 			      0);
 	CU_ASSERT(err != NULL && strstr(err, "issuer: O=passavant; CN=passavant session CA ") != NULL);
 	CU_ASSERT(err != NULL && strstr(err, "SSL certificate verify ok") != NULL);
@@ -230,7 +220,7 @@ static void test_slow_reader_bodies_whole(void)
 	char *out = NULL, want[128], u1[256], u2[256];
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		snprintf(u1, sizeof(u1), "%s", url_of(&up, "/bytes/"));
+		snprintf(u1, sizeof(u1), "%s", test_upstream_url(&up, "/bytes/"));
 		snprintf(u1 + strlen(u1), sizeof(u1) - strlen(u1), "%s", sizes[i]);
 		snprintf(u2, sizeof(u2), "%s", u1);
 		snprintf(want, sizeof(want), "%s 200 1;%s 200 0;", sizes[i], sizes[i]);
@@ -252,7 +242,7 @@ static void test_big_bodies(void)
 
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
 			    "-x", px_main.url, "-o", "/dev/null", "-w", "%{size_download} %{http_code}",
-			    url_of(&up, "/bytes/5000003"), NULL),
+			    test_upstream_url(&up, "/bytes/5000003"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "5000003 200") == 0);
 	free(out);
@@ -264,7 +254,7 @@ static void test_big_bodies(void)
 	free(big);
 	snprintf(path, sizeof(path), "@%s/big.bin", dir);
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
-			    "-x", px_main.url, "--data-binary", path, url_of(&up, "/sink"), NULL),
+			    "-x", px_main.url, "--data-binary", path, test_upstream_url(&up, "/sink"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "3000000\n") == 0);
 	free(out);
@@ -284,7 +274,7 @@ static void test_method_refused_inside(void)
 			      0);
 	before = test_file_size(rec_good);
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
-			    "-x", p.url, "--data-binary", "secret=1", url_of(&up, "/sink"), NULL),
+			    "-x", p.url, "--data-binary", "secret=1", test_upstream_url(&up, "/sink"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200 Connection Established", 35) == 0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 403 Forbidden\r\n") != NULL);
@@ -295,13 +285,13 @@ static void test_method_refused_inside(void)
 	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 	/* GET is allowed there. */
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p.trust, "-x",
-			    p.url, url_of(&up, "/hello"), NULL),
+			    p.url, test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
 	/* TRACE inside TLS: 405. */
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
-			    "-x", p.url, "-X", "TRACE", url_of(&up, "/hello"), NULL),
+			    "-x", p.url, "-X", "TRACE", test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 405 ") != NULL);
 	free(out);
@@ -314,7 +304,7 @@ static void test_host_mismatch(void)
 	size_t before = test_file_size(rec_good);
 
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
-			    px_main.trust, "-x", px_main.url, "-H", "Host: localhost", url_of(&up, "/hello"),
+			    px_main.trust, "-x", px_main.url, "-H", "Host: localhost", test_upstream_url(&up, "/hello"),
 			    NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 421 Misdirected Request\r\n") != NULL);
@@ -330,7 +320,7 @@ static void test_upstream_unverified(void)
 
 	/* A certificate from a CA nobody trusts: 502, nothing forwarded. */
 	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
-			    px_main.trust, "-x", px_main.url, url_of(&up_bad, "/hello"), NULL),
+			    px_main.trust, "-x", px_main.url, test_upstream_url(&up_bad, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "the certificate of 127.0.0.1:") != NULL &&
@@ -344,7 +334,7 @@ static void test_upstream_unverified(void)
 		size_t before = test_file_size(rec_good);
 
 		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
-				    p.trust, "-x", p.url, url_of(&up, "/hello"), NULL),
+				    p.trust, "-x", p.url, test_upstream_url(&up, "/hello"), NULL),
 				0);
 		CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
 		free(out);
@@ -365,7 +355,7 @@ static void test_excluded_host(void)
 			      0);
 	/* The upstream's own certificate: only the test CA is trusted. */
 	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert", ca, "-x",
-			    p.url, url_of(&up, "/hello"), NULL),
+			    p.url, test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	CU_ASSERT(err != NULL && strstr(err, "passavant session CA") == NULL);
@@ -396,14 +386,6 @@ static char *audit_line_with(char *log, size_t from, const char *needle)
 }
 
 /* CLOCK_MONOTONIC in milliseconds. */
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads the audit file at path until a complete line from offset from on
  * contains needle, for at most 5 s (the proxy writes it when the exchange
  * ends, a moment after the client is done). Returns the log (malloc'd,
@@ -411,7 +393,7 @@ static long long now_ms(void)
  * audit_line_with() cuts it, or NULL at the deadline. */
 static char *audit_wait(const char *path, size_t from, const char *needle, char **line)
 {
-	long long deadline = now_ms() + 5000;
+	long long deadline = test_mono_ms() + 5000;
 
 	for (;;) {
 		size_t len = 0;
@@ -419,7 +401,7 @@ static char *audit_wait(const char *path, size_t from, const char *needle, char 
 
 		*line = NULL;
 		l = log != NULL && len > from ? strstr(log + from, needle) : NULL;
-		if ((l != NULL && strchr(l, '\n') != NULL) || now_ms() > deadline) {
+		if ((l != NULL && strchr(l, '\n') != NULL) || test_mono_ms() > deadline) {
 			if (l != NULL)
 				*line = audit_line_with(log, from, needle);
 			return log;
@@ -434,7 +416,7 @@ static void test_audit_terminated(void)
 	char *log, *l;
 
 	CU_ASSERT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
-			    "-x", px_main.url, url_of(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
+			    "-x", px_main.url, test_upstream_url(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
 			0);
 	log = audit_wait(px_main.audit, 0, "\"target\":\"/hello?audit=1\"", &l);
 	CU_ASSERT_FATAL(log != NULL);
@@ -457,7 +439,7 @@ static void test_audit_failed_handshake(void)
 	free(test_read_file(px_main.audit, &before));
 	/* curl trusts only the upstream's own CA, not the session CA. */
 	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
-				"-x", px_main.url, url_of(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
+				"-x", px_main.url, test_upstream_url(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
 			    0);
 	log = audit_wait(px_main.audit, before, "TLS handshake with the client for 127.0.0.1:", &l);
 	CU_ASSERT_FATAL(log != NULL);
@@ -466,20 +448,6 @@ static void test_audit_failed_handshake(void)
 	CU_ASSERT(strstr(l, "trust.pem") != NULL);
 	CU_ASSERT(strstr(l, "\"tls\":\"terminated\"}") != NULL);
 	free(log);
-}
-
-/* VmRSS of pid in KiB, -1 on error. */
-static long rss_kib(pid_t pid)
-{
-	char path[64], *s, *p;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	s = test_read_file(path, NULL);
-	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
-		v = strtol(p + 6, NULL, 10);
-	free(s);
-	return v;
 }
 
 /* A client that asks for 1 GiB inside TLS and stops reading: the proxy's
@@ -514,9 +482,9 @@ static void test_slow_reader(void)
 
 		(void)test_wait_quiet(quiet, 2, fd, 500);
 	}
-	before = rss_kib(test_proc_pid(px_main.proc));
+	before = test_rss_kib(test_proc_pid(px_main.proc));
 	sleep(2);
-	after = rss_kib(test_proc_pid(px_main.proc));
+	after = test_rss_kib(test_proc_pid(px_main.proc));
 	fprintf(stderr, "\n    proxy VmRSS with a stalled 1 GiB download inside TLS: %ld then %ld KiB\n",
 		before, after);
 	CU_ASSERT(before > 0 && after > 0 && after - before < 4096);
