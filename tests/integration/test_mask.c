@@ -1111,6 +1111,55 @@ static void test_plaintext(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * Fetches path (-i) from the four hosts at once, each its own curl through
+ * p (https and http upstream, by 127.0.0.1 and by localhost), and checks
+ * each answer: 200, real absent, the sentinel in the X-Reflect header (wh)
+ * and in the body (wb). what names the case in failures.
+ */
+static void reflect_four(const struct px *p, const char *path, const char *real, const char *wh, const char *wb,
+			 const char *what)
+{
+	static const char *const extra[] = {"-i", NULL};
+	const char *urls[4];
+	char *outs[4];
+	int rcs[4];
+
+	for (int h = 0; h < 4; h++)
+		urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
+	curl_px_all(p, extra, urls, 4, outs, rcs);
+	for (int h = 0; h < 4; h++) {
+		const char *scheme = h < 2 ? "https" : "http";
+		const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
+		char *out = outs[h];
+
+		CU_ASSERT_EQUAL(rcs[h], 0);
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s", scheme, host,
+		    what, nz(out));
+		ROW(out != NULL && strstr(out, real) == NULL, "%s %s %s: the client saw the real value", scheme, host,
+		    what);
+		ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
+		    "%s %s %s: the sentinel is not in both header and body: %.400s", scheme, host, what, nz(out));
+		free(out);
+	}
+}
+
+/* GETs /reflect/cl?QUERY from the https upstream by 127.0.0.1 (outs[0],
+ * rcs[0]) and /reflect/close?QUERY by localhost (outs[1], rcs[1]), both at
+ * once through p with the curl arguments extra. */
+static void reflect_cl_close(const struct px *p, const char *const *extra, const char *query, char **outs,
+			     int *rcs)
+{
+	char paths[2][256];
+	const char *urls[2];
+
+	for (int h = 0; h < 2; h++) {
+		snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?%s", h ? "close" : "cl", query);
+		urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
+	}
+	curl_px_all(p, extra, urls, 2, outs, rcs);
+}
+
 /* An upstream echoing the real value in a header and in a Content-Length,
  * chunked (1-byte chunks) or close-delimited body: the client sees only the
  * sentinel, from the inject host and from any other host, TLS or not. */
@@ -1139,33 +1188,11 @@ static void test_remask_bodies(void)
 			snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", sent);
 			snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", sent);
 			for (size_t m = 0; m < 3; m++) {
-				static const char *const extra[] = {"-i", NULL};
-				const char *urls[4];
-				char *outs[4];
-				int rcs[4];
+				char what[64];
 
-				/* The four hosts at once, each its own curl. */
 				snprintf(path, sizeof(path), "/reflect/%s?x=%s", modes[m], hex);
-				for (int h = 0; h < 4; h++)
-					urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
-				curl_px_all(&p, extra, urls, 4, outs, rcs);
-				for (int h = 0; h < 4; h++) {
-					const struct test_upstream *u = h < 2 ? &up : &upp;
-					const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
-					char *out = outs[h];
-
-					CU_ASSERT_EQUAL(rcs[h], 0);
-					ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL,
-					    "%s %s %s: not 200: %.300s", u == &up ? "https" : "http", host, modes[m],
-					    nz(out));
-					ROW(out != NULL && strstr(out, real) == NULL,
-					    "%s %s %s: the client saw real value #%d", u == &up ? "https" : "http", host,
-					    modes[m], v);
-					ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
-					    "%s %s %s: the sentinel is not in both header and body: %.400s",
-					    u == &up ? "https" : "http", host, modes[m], nz(out));
-					free(out);
-				}
+				snprintf(what, sizeof(what), "%s, real value #%d", modes[m], v);
+				reflect_four(&p, path, real, wh, wb, what);
 			}
 		}
 	}
@@ -1283,31 +1310,8 @@ static void test_remask_split_reads(void)
 		snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", p.tok);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
 		for (size_t m = 0; m < 4; m++) {
-			static const char *const extra[] = {"-i", NULL};
-			const char *urls[4];
-			char *outs[4];
-			int rcs[4];
-
-			/* The four hosts at once, each its own curl. */
 			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=read", modes[m], hex);
-			for (int h = 0; h < 4; h++)
-				urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
-			curl_px_all(&p, extra, urls, 4, outs, rcs);
-			for (int h = 0; h < 4; h++) {
-				const struct test_upstream *u = h < 2 ? &up : &upp;
-				const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
-				char *out = outs[h];
-
-				CU_ASSERT_EQUAL(rcs[h], 0);
-				ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s",
-				    u == &up ? "https" : "http", host, modes[m], nz(out));
-				ROW(out != NULL && strstr(out, tok_real) == NULL, "%s %s %s: the client saw the real value",
-				    u == &up ? "https" : "http", host, modes[m]);
-				ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
-				    "%s %s %s: the sentinel is not in both header and body: %.400s",
-				    u == &up ? "https" : "http", host, modes[m], nz(out));
-				free(out);
-			}
+			reflect_four(&p, path, tok_real, wh, wb, modes[m]);
 		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1332,18 +1336,12 @@ static void test_remask_slow_upstream(void)
 
 		to_hex(tok_real, hex);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
-		char paths[2][256];
-		const char *urls[2];
-		char *outs[2];
+		char query[256], *outs[2];
 		int rcs[2];
 
-		for (int h = 0; h < 2; h++) {
-			snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?x=%s&drip=30&only=value", h ? "close" : "cl",
-				 hex);
-			urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
-		}
 		/* Both at once: each response takes about 2.4 s (80 value bytes). */
-		curl_px_all(&p, extra, urls, 2, outs, rcs);
+		snprintf(query, sizeof(query), "x=%s&drip=30&only=value", hex);
+		reflect_cl_close(&p, extra, query, outs, rcs);
 		for (int h = 0; h < 2; h++) {
 			char *out = outs[h];
 
@@ -1372,20 +1370,15 @@ static void test_remask_stalled_upstream(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		static const char *const extra[] = {"-i", NULL};
-		char hex[2 * TOK_LEN + 1], paths[2][256], half[TOK_LEN / 2 + 1], wb[128];
-		const char *urls[2];
-		char *outs[2];
+		char hex[2 * TOK_LEN + 1], query[256], half[TOK_LEN / 2 + 1], wb[128], *outs[2];
 		int rcs[2];
 
 		to_hex(tok_real, hex);
 		memcpy(half, tok_real, TOK_LEN / 2);
 		half[TOK_LEN / 2] = '\0';
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
-		for (int h = 0; h < 2; h++) {
-			snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?x=%s&pause=400", h ? "close" : "cl", hex);
-			urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
-		}
-		curl_px_all(&p, extra, urls, 2, outs, rcs);
+		snprintf(query, sizeof(query), "x=%s&pause=400", hex);
+		reflect_cl_close(&p, extra, query, outs, rcs);
 		for (int h = 0; h < 2; h++) {
 			char *out = outs[h];
 
