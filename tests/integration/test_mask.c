@@ -77,12 +77,6 @@ struct px {
 	char sec[TOK_LEN + 1]; /* PV_SECRET's sentinel */
 };
 
-/* The variables that would otherwise decide what a client trusts. */
-#define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
-		  "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
-		  "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
-		  "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
-
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
@@ -232,7 +226,7 @@ static int runv(char **out, char **argv)
 static int curl_px(const struct px *p, char **out, ...) __attribute__((sentinel));
 static int curl_px(const struct px *p, char **out, ...)
 {
-	char *argv[80] = {ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->t.trust,
+	char *argv[80] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->t.trust,
 			  "-x", (char *)p->t.url};
 	int n = 0;
 	va_list ap;
@@ -264,7 +258,7 @@ static void curl_px_all(const struct px *p, const char *const *extra, const char
 	struct test_proc *procs[CURL_ALL_MAX];
 
 	for (size_t i = 0; i < n && i < CURL_ALL_MAX; i++) {
-		char *argv[80] = {ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->t.trust,
+		char *argv[80] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->t.trust,
 				  "-x", (char *)p->t.url};
 		int k = 0;
 
@@ -452,14 +446,6 @@ static const char py_helper[] =
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
 	"def connect():\n"
 	"    return ctx.wrap_socket(tunnel(), server_hostname=th)\n"
-	"def read_all(t):\n"
-	"    data = b''\n"
-	"    while True:\n"
-	"        try: c = t.recv(65536)\n"
-	"        except (ssl.SSLEOFError, ConnectionResetError): break\n"
-	"        if not c: break\n"
-	"        data += c\n"
-	"    return data\n"
 	"def recv_n(t, n):\n"
 	"    b = b''\n"
 	"    while len(b) < n:\n"
@@ -770,7 +756,7 @@ static void test_git_basic(void)
 		snprintf(url, sizeof(url), "https://x-access-token:%s@127.0.0.1:%u/git/repo.git", p.tok,
 			 (unsigned)upg.port);
 		{
-			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			char *argv[] = {TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -780,7 +766,7 @@ static void test_git_basic(void)
 		out = NULL;
 		snprintf(dest, sizeof(dest), "%s/clone", dir);
 		{
-			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			char *argv[] = {TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "clone", "-q", url, dest, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -813,7 +799,7 @@ static void test_git_basic(void)
 		snprintf(url, sizeof(url), "https://x-access-token:%s@localhost:%u/git/repo.git", p.tok,
 			 (unsigned)upg.port);
 		{
-			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			char *argv[] = {TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL};
 			char *err = NULL;
 
@@ -1020,7 +1006,7 @@ static void test_body(void)
 		/* 1-byte chunks, one TLS record each. */
 		mark = test_file_size(rec_tls);
 		{
-			char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "chunked", p.t.addr, up.addr, p.t.trust,
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "chunked", p.t.addr, up.addr, p.t.trust,
 					data, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -1213,7 +1199,7 @@ static void test_remask_websocket(void)
 			to_hex(tok_real, hex);
 			snprintf(target, sizeof(target), "%s:%u", h == 0 ? "127.0.0.1" : "localhost", (unsigned)up.port);
 			{
-				char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "ws", p.t.addr, target, p.t.trust, hex, NULL};
+				char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "ws", p.t.addr, target, p.t.trust, hex, NULL};
 
 				CU_ASSERT_EQUAL(runv(&out, argv), 0);
 			}
@@ -1231,7 +1217,7 @@ static void test_remask_websocket(void)
 static char *ws_echo(const struct px *p, const char *payload)
 {
 	char target[128], *out = NULL;
-	char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "wsecho", (char *)p->t.addr, target,
+	char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsecho", (char *)p->t.addr, target,
 			(char *)p->t.trust, (char *)payload, NULL};
 
 	snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
@@ -1625,7 +1611,7 @@ static void test_pipelined(void)
 		snprintf(auth, sizeof(auth), "Bearer %s", p.tok);
 		snprintf(body, sizeof(body), "t=%s", p.tok);
 		{
-			char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "pipelined", p.t.addr, up.addr, p.t.trust,
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "pipelined", p.t.addr, up.addr, p.t.trust,
 					auth, body, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);

@@ -239,14 +239,6 @@ static char *tls_px(const char *req, size_t len)
 
 static const char py_helper[] =
 	"import binascii, os\n"
-	"def read_all(t):\n"
-	"    data = b''\n"
-	"    while True:\n"
-	"        try: c = t.recv(65536)\n"
-	"        except (ssl.SSLEOFError, ConnectionResetError, ssl.SSLZeroReturnError): break\n"
-	"        if not c: break\n"
-	"        data += c\n"
-	"    return data\n"
 	"if mode == 'raw':\n"
 	"    # each argument from argv[5] on: the hex of what to send in one\n"
 	"    # tunnel; the answers are separated by a line '=====' \n"
@@ -256,7 +248,7 @@ static const char py_helper[] =
 	"        t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
 	"        t.settimeout(3)\n"
 	"        t.sendall(binascii.unhexlify(h))\n"
-	"        try: outs.append(read_all(t).decode('latin-1'))\n"
+	"        try: outs.append(read_all(t, (ssl.SSLZeroReturnError,)).decode('latin-1'))\n"
 	"        except (TimeoutError, socket.timeout): outs.append('TIMEOUT')\n"
 	"        t.close()\n"
 	"    sys.stdout.write('\\n=====\\n'.join(outs))\n"

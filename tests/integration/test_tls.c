@@ -40,12 +40,6 @@ static int users;
 
 static struct test_px px_main; /* allowedDomains 127.0.0.1 + localhost, test CA trusted */
 
-/* The variables that would otherwise decide what a client trusts. */
-#define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
-		  "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
-		  "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
-		  "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
-
 static int fixtures_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
@@ -175,7 +169,7 @@ static void test_curl_terminated(void)
 	char *out = NULL, *err = NULL;
 
 	/* Two requests on one tunnel: session-CA leaf, upstream reused. */
-	CU_ASSERT_EQUAL_FATAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
+	CU_ASSERT_EQUAL_FATAL(run(&out, &err, TEST_ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
 				  px_main.trust, "-x", px_main.url, "-D", "-", test_upstream_url(&up, "/hello"),
 				  test_upstream_url(&up, "/bytes/100000"), "-o", "/dev/null", "-o", "/dev/null", NULL),
 			      0);
@@ -197,7 +191,7 @@ static void test_curl_localhost(void)
 	char *out = NULL, *err = NULL, url[256];
 
 	snprintf(url, sizeof(url), "https://localhost:%u/hello", (unsigned)up.port);
-	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
+	CU_ASSERT_EQUAL(run(&out, &err, TEST_ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
 			    px_main.trust, "-x", px_main.url, url, NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
@@ -224,7 +218,7 @@ static void test_slow_reader_bodies_whole(void)
 		snprintf(u1 + strlen(u1), sizeof(u1) - strlen(u1), "%s", sizes[i]);
 		snprintf(u2, sizeof(u2), "%s", u1);
 		snprintf(want, sizeof(want), "%s 200 1;%s 200 0;", sizes[i], sizes[i]);
-		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert",
+		CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert",
 				    px_main.trust, "-x", px_main.url, "--limit-rate", "4M", "-o", "/dev/null",
 				    "-o", "/dev/null", "-w", "%{size_download} %{http_code} %{num_connects};", u1,
 				    u2, NULL),
@@ -240,7 +234,7 @@ static void test_big_bodies(void)
 {
 	char *out = NULL, path[4200], *big;
 
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
 			    "-x", px_main.url, "-o", "/dev/null", "-w", "%{size_download} %{http_code}",
 			    test_upstream_url(&up, "/bytes/5000003"), NULL),
 			0);
@@ -253,7 +247,7 @@ static void test_big_bodies(void)
 	CU_ASSERT_EQUAL_FATAL(test_write_file(path, big, 3000000), 0);
 	free(big);
 	snprintf(path, sizeof(path), "@%s/big.bin", dir);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
 			    "-x", px_main.url, "--data-binary", path, test_upstream_url(&up, "/sink"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "3000000\n") == 0);
@@ -273,7 +267,7 @@ static void test_method_refused_inside(void)
 					     dir),
 			      0);
 	before = test_file_size(rec_good);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
 			    "-x", p.url, "--data-binary", "secret=1", test_upstream_url(&up, "/sink"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200 Connection Established", 35) == 0);
@@ -284,13 +278,13 @@ static void test_method_refused_inside(void)
 	free(out);
 	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 	/* GET is allowed there. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p.trust, "-x",
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p.trust, "-x",
 			    p.url, test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
 	/* TRACE inside TLS: 405. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
 			    "-x", p.url, "-X", "TRACE", test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 405 ") != NULL);
@@ -303,7 +297,7 @@ static void test_host_mismatch(void)
 	char *out = NULL;
 	size_t before = test_file_size(rec_good);
 
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
 			    px_main.trust, "-x", px_main.url, "-H", "Host: localhost", test_upstream_url(&up, "/hello"),
 			    NULL),
 			0);
@@ -319,7 +313,7 @@ static void test_upstream_unverified(void)
 	char *out = NULL;
 
 	/* A certificate from a CA nobody trusts: 502, nothing forwarded. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
 			    px_main.trust, "-x", px_main.url, test_upstream_url(&up_bad, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
@@ -333,7 +327,7 @@ static void test_upstream_unverified(void)
 	{
 		size_t before = test_file_size(rec_good);
 
-		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+		CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
 				    p.trust, "-x", p.url, test_upstream_url(&up, "/hello"), NULL),
 				0);
 		CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
@@ -354,7 +348,7 @@ static void test_excluded_host(void)
 					     "  tlsTerminate:\n    excludeDomains: [\"127.0.0.1\"]\n"),
 			      0);
 	/* The upstream's own certificate: only the test CA is trusted. */
-	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert", ca, "-x",
+	CU_ASSERT_EQUAL(run(&out, &err, TEST_ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert", ca, "-x",
 			    p.url, test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
@@ -415,7 +409,7 @@ static void test_audit_terminated(void)
 {
 	char *log, *l;
 
-	CU_ASSERT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
+	CU_ASSERT_EQUAL(run(NULL, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
 			    "-x", px_main.url, test_upstream_url(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
 			0);
 	log = audit_wait(px_main.audit, 0, "\"target\":\"/hello?audit=1\"", &l);
@@ -438,7 +432,7 @@ static void test_audit_failed_handshake(void)
 	snprintf(ca_path, sizeof(ca_path), "%s/ca.pem", dir);
 	free(test_read_file(px_main.audit, &before));
 	/* curl trusts only the upstream's own CA, not the session CA. */
-	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
+	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
 				"-x", px_main.url, test_upstream_url(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
 			    0);
 	log = audit_wait(px_main.audit, before, "TLS handshake with the client for 127.0.0.1:", &l);
@@ -508,14 +502,6 @@ static void test_slow_reader(void)
 static const char py_helper[] =
 	"import urllib.request, os, base64\n"
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
-	"def read_all(t):\n"
-	"    data = b''\n"
-	"    while True:\n"
-	"        try: c = t.recv(65536)\n"
-	"        except (ssl.SSLEOFError, ConnectionResetError): break\n"
-	"        if not c: break\n"
-	"        data += c\n"
-	"    return data\n"
 	"req = b'GET /hello HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' % target.encode()\n"
 	"if mode == 'urllib':\n"
 	"    op = urllib.request.build_opener(urllib.request.ProxyHandler({'https': 'http://' + proxy}),\n"
@@ -785,7 +771,7 @@ static char py_edge_path[4200];
 
 static int edge(char **out, const char *mode, const char *target, const char *a, const char *b)
 {
-	return run(out, NULL, ENV_CLEAN, (char *)test_python(), py_edge_path, (char *)mode, px_main.addr,
+	return run(out, NULL, TEST_ENV_CLEAN, (char *)test_python(), py_edge_path, (char *)mode, px_main.addr,
 		   (char *)target, px_main.trust, (char *)a, (char *)b, NULL);
 }
 
@@ -954,7 +940,7 @@ static int clients_cleanup(void)
 
 static int py(char **out, const char *mode, const char *cafile, const char *extra)
 {
-	return run(out, NULL, ENV_CLEAN, (char *)test_python(), py_path, (char *)mode, px_main.addr, up.addr,
+	return run(out, NULL, TEST_ENV_CLEAN, (char *)test_python(), py_path, (char *)mode, px_main.addr, up.addr,
 		   (char *)cafile, (char *)extra, NULL);
 }
 
@@ -1007,7 +993,7 @@ static void test_openssl_s_client(void)
 		 "printf 'GET /hello HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' | "
 		 "openssl s_client -proxy %s -connect %s -CAfile %s -verify_return_error -ign_eof 2>&1",
 		 up.addr, px_main.addr, up.addr, px_main.trust);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "sh", "-c", cmd, NULL), 0);
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "sh", "-c", cmd, NULL), 0);
 	CU_ASSERT(out != NULL && strstr(out, "issuer=O = passavant, CN = passavant session CA ") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "Verify return code: 0 (ok)") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "\r\n\r\nhello\n") != NULL);
@@ -1022,7 +1008,7 @@ static void test_git_clone(void)
 	snprintf(dest, sizeof(dest), "%s/clone", dir);
 	snprintf(cainfo, sizeof(cainfo), "GIT_SSL_CAINFO=%s", px_main.trust);
 	snprintf(proxy, sizeof(proxy), "http.proxy=%s", px_main.url);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			    "GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "clone", "-q", url, dest, NULL),
 			0);
 	free(out);
@@ -1031,7 +1017,7 @@ static void test_git_clone(void)
 	CU_ASSERT(s != NULL && strcmp(s, "hello from git\n") == 0);
 	free(s);
 	/* ls-remote on the same terminated path. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			    "GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "refs/heads/main") != NULL);

@@ -10,6 +10,13 @@
 
 struct test_proc;
 
+/* An argv prefix: `env` without the variables that would otherwise decide
+ * what a client trusts or which proxy it uses. */
+#define TEST_ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
+		       "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
+		       "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
+		       "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
+
 /* One running `passavant proxy`; the paths are filled by test_px_start(). */
 struct test_px {
 	struct test_proc *proc;
