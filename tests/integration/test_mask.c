@@ -1130,20 +1130,33 @@ static void reflect_four(const struct px *p, const char *path, const char *real,
 	}
 }
 
-/* GETs /reflect/cl?QUERY from the https upstream by 127.0.0.1 (outs[0],
- * rcs[0]) and /reflect/close?QUERY by localhost (outs[1], rcs[1]), both at
- * once through p with the curl arguments extra. */
-static void reflect_cl_close(const struct px *p, const char *const *extra, const char *query, char **outs,
-			     int *rcs)
+/*
+ * GETs /reflect/cl?QUERY from the https upstream by 127.0.0.1 and
+ * /reflect/close?QUERY by localhost, both at once through p with the curl
+ * arguments extra, and checks each answer: curl succeeded, absent is not
+ * in it (else the failure says why), the body line wb is.
+ */
+static void reflect_cl_close(const struct px *p, const char *const *extra, const char *query, const char *absent,
+			     const char *wb, const char *why)
 {
-	char paths[2][256];
+	char paths[2][256], *outs[2];
 	const char *urls[2];
+	int rcs[2];
 
 	for (int h = 0; h < 2; h++) {
 		snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?%s", h ? "close" : "cl", query);
 		urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
 	}
 	curl_px_all(p, extra, urls, 2, outs, rcs);
+	for (int h = 0; h < 2; h++) {
+		char *out = outs[h];
+
+		CU_ASSERT_EQUAL(rcs[h], 0);
+		ROW(out != NULL && strstr(out, absent) == NULL, "%s: %s", h ? "close" : "cl", why);
+		ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
+		    nz(out));
+		free(out);
+	}
 }
 
 /* An upstream echoing the real value in a header and in a Content-Length,
@@ -1322,22 +1335,12 @@ static void test_remask_slow_upstream(void)
 
 		to_hex(tok_real, hex);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
-		char query[256], *outs[2];
-		int rcs[2];
+		char query[256];
 
 		/* Both at once: each response takes about 2.4 s (80 value bytes). */
 		snprintf(query, sizeof(query), "x=%s&drip=30&only=value", hex);
-		reflect_cl_close(&p, extra, query, outs, rcs);
-		for (int h = 0; h < 2; h++) {
-			char *out = outs[h];
-
-			CU_ASSERT_EQUAL(rcs[h], 0);
-			ROW(out != NULL && strstr(out, tok_real) == NULL,
-			    "%s: a real value sent one byte per 30 ms reached the client unmasked", h ? "close" : "cl");
-			ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
-			    nz(out));
-			free(out);
-		}
+		reflect_cl_close(&p, extra, query, tok_real, wb,
+				 "a real value sent one byte per 30 ms reached the client unmasked");
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1356,26 +1359,16 @@ static void test_remask_stalled_upstream(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		static const char *const extra[] = {"-i", NULL};
-		char hex[2 * TOK_LEN + 1], query[256], half[TOK_LEN / 2 + 1], wb[128], *outs[2];
-		int rcs[2];
+		char hex[2 * TOK_LEN + 1], query[256], half[TOK_LEN / 2 + 1], wb[128], why[128];
 
 		to_hex(tok_real, hex);
 		memcpy(half, tok_real, TOK_LEN / 2);
 		half[TOK_LEN / 2] = '\0';
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
 		snprintf(query, sizeof(query), "x=%s&pause=400", hex);
-		reflect_cl_close(&p, extra, query, outs, rcs);
-		for (int h = 0; h < 2; h++) {
-			char *out = outs[h];
-
-			CU_ASSERT_EQUAL(rcs[h], 0);
-			ROW(out != NULL && strstr(out, half) == NULL,
-			    "%s: after a 400 ms stall inside the value the client got its first %d bytes unmasked",
-			    h ? "close" : "cl", TOK_LEN / 2);
-			ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
-			    nz(out));
-			free(out);
-		}
+		snprintf(why, sizeof(why), "after a 400 ms stall inside the value the client got its first %d bytes unmasked",
+			 TOK_LEN / 2);
+		reflect_cl_close(&p, extra, query, half, wb, why);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
