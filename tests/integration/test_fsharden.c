@@ -270,15 +270,20 @@ static void drop(const char *rel)
 /* Class 2: symlinks                                                    */
 /* ------------------------------------------------------------------ */
 
-/* Session 1 (work writable) runs plant; then session 2 under policy runs
- * a script that would exploit the link. Session 2 must refuse with 125,
- * name the link, and not run. */
-static void planted_then_refused(const char *plant, const char *policy, const char *exploit,
-				 const char *link, const char *label)
+/* Session 1 (work writable) plants work/NAME as a link to ROOT/TO; then
+ * session 2 under policy runs a script that would exploit the link.
+ * Session 2 must refuse with 125, name the link, and not run. The link
+ * is removed at the end. */
+static void planted_then_refused(const char *to, const char *name, const char *policy, const char *exploit,
+				 const char *label)
 {
+	char link[PATH_MAX], plant[2 * PATH_MAX], rel[64];
 	char *out = NULL, *err = NULL;
 	int st;
 
+	snprintf(plant, sizeof(plant), "ln -s %s/%s %s\n", root, to, name);
+	snprintf(rel, sizeof(rel), "work/%s", name);
+	at(link, rel);
 	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", plant, &out, &err);
 	ROW(st == 0, "%s: planting session: status %d", label, st);
 	if (st != 0)
@@ -295,65 +300,50 @@ static void planted_then_refused(const char *plant, const char *policy, const ch
 		show(st, out, err);
 	free(out);
 	free(err);
+	drop(rel);
 }
 
 /* allowWrite: work/out created as a link to $HOME; the next session
  * would bind $HOME writable. */
 static void test_link_allow_write(void)
 {
-	char link[PATH_MAX], script[2 * PATH_MAX];
-
 	SKIP_IF_NEEDED();
-	snprintf(script, sizeof(script), "ln -s %s/home out\n", root);
-	planted_then_refused(script, "aw-link.yaml",
+	planted_then_refused("home", "out", "aw-link.yaml",
 			     "echo RAN; echo evil > out/planted.txt; echo evil >> out/.bashrc\n",
-			     at(link, "work/out"), "allowWrite link");
+			     "allowWrite link");
 	ROW(!exists("home/planted.txt") && !exists("home/.bashrc"), "a file was written into HOME");
-	drop("work/out");
 }
 
 /* allowRead: work/data created as a link to ~/.ssh; the next session
  * would bind the key store back over its cover. */
 static void test_link_allow_read(void)
 {
-	char link[PATH_MAX], script[2 * PATH_MAX];
-
 	SKIP_IF_NEEDED();
-	snprintf(script, sizeof(script), "ln -s %s/home/.ssh data\n", root);
-	planted_then_refused(script, "ar-link.yaml",
+	planted_then_refused("home/.ssh", "data", "ar-link.yaml",
 			     "echo RAN; cat data/id_rsa ~/.ssh/id_rsa 2>/dev/null\n",
-			     at(link, "work/data"), "allowRead link to ~/.ssh");
-	drop("work/data");
+			     "allowRead link to ~/.ssh");
 }
 
 /* A link in an intermediate component: work/sub -> $HOME, policy
  * allowWrite work/sub/.ssh (~/.ssh writable: authorized_keys). */
 static void test_link_intermediate(void)
 {
-	char link[PATH_MAX], script[2 * PATH_MAX];
-
 	SKIP_IF_NEEDED();
-	snprintf(script, sizeof(script), "ln -s %s/home sub\n", root);
-	planted_then_refused(script, "mid-link.yaml",
+	planted_then_refused("home", "sub", "mid-link.yaml",
 			     "echo RAN; echo ssh-ed25519 AAAA evil >> sub/.ssh/authorized_keys\n",
-			     at(link, "work/sub"), "intermediate link");
+			     "intermediate link");
 	ROW(!exists("home/.ssh/authorized_keys"), "authorized_keys was planted in ~/.ssh");
-	drop("work/sub");
 }
 
 /* A chain: ro/link (host-made, read-only directory) -> work/x, and
  * work/x planted as a link to $HOME: the planted one is named. */
 static void test_link_chain(void)
 {
-	char link[PATH_MAX], script[2 * PATH_MAX];
-
 	SKIP_IF_NEEDED();
-	snprintf(script, sizeof(script), "ln -s %s/home x\n", root);
-	planted_then_refused(script, "chain.yaml",
+	planted_then_refused("home", "x", "chain.yaml",
 			     "echo RAN; echo ssh-ed25519 AAAA evil >> /dev/null\n",
-			     at(link, "work/x"), "link to a planted link");
+			     "link to a planted link");
 	ROW(!exists("home/.ssh/authorized_keys"), "authorized_keys was planted in ~/.ssh");
-	drop("work/x");
 }
 
 /* A host-made link in a directory the sandbox cannot write is followed:

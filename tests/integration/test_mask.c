@@ -46,6 +46,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/upstream.h"
@@ -69,23 +70,12 @@ static char sec_real_pct[TOK_LEN + 5]; /* its %2F/%2B form */
 static char ftok_real[2][FTOK_LEN + 1]; /* the two tokens in creds.ini */
 static char *creds_text;               /* content of creds.ini */
 
-/* One running `passavant proxy`. */
+/* One running `passavant proxy` and the sentinels it handed out. */
 struct px {
-	struct test_proc *proc;
-	char url[96];        /* http://127.0.0.1:PORT */
-	char addr[80];       /* 127.0.0.1:PORT */
-	char session[4096];  /* session directory */
-	char trust[4200];    /* session trust.pem */
-	char audit[4096];
+	struct test_px t;      /* the process, its address and files */
 	char tok[TOK_LEN + 1]; /* GH_TOKEN's sentinel from <session>/env ("" if none) */
 	char sec[TOK_LEN + 1]; /* PV_SECRET's sentinel */
 };
-
-/* The variables that would otherwise decide what a client trusts. */
-#define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
-		  "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
-		  "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
-		  "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
@@ -236,8 +226,8 @@ static int runv(char **out, char **argv)
 static int curl_px(const struct px *p, char **out, ...) __attribute__((sentinel));
 static int curl_px(const struct px *p, char **out, ...)
 {
-	char *argv[80] = {ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->trust,
-			  "-x", (char *)p->url};
+	char *argv[80] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->t.trust,
+			  "-x", (char *)p->t.url};
 	int n = 0;
 	va_list ap;
 	char *a;
@@ -268,8 +258,8 @@ static void curl_px_all(const struct px *p, const char *const *extra, const char
 	struct test_proc *procs[CURL_ALL_MAX];
 
 	for (size_t i = 0; i < n && i < CURL_ALL_MAX; i++) {
-		char *argv[80] = {ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->trust,
-				  "-x", (char *)p->url};
+		char *argv[80] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", (char *)p->t.trust,
+				  "-x", (char *)p->t.url};
 		int k = 0;
 
 		while (argv[k] != NULL)
@@ -332,25 +322,6 @@ static void check_refusal(const char *out, const char *cred, const char *host)
 /* Proxies                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Reads `export NAME='VALUE'` from env text into out (cap bytes). */
-static bool env_value(const char *env, const char *name, char *out, size_t cap)
-{
-	char key[128];
-	const char *p, *q;
-
-	snprintf(key, sizeof(key), "export %s='", name);
-	p = env != NULL ? strstr(env, key) : NULL;
-	if (p == NULL)
-		return false;
-	p += strlen(key);
-	q = strchr(p, '\'');
-	if (q == NULL || (size_t)(q - p) >= cap)
-		return false;
-	memcpy(out, p, (size_t)(q - p));
-	out[q - p] = '\0';
-	return true;
-}
-
 /*
  * Starts `env GH_TOKEN=.. PV_SECRET=.. passavant proxy` on the policy
  * (printf format). extra_env (may be NULL) is one more NAME=VALUE. Fills
@@ -360,50 +331,23 @@ static int px_start_env(struct px *p, const char *extra_env, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 static int px_start_env(struct px *p, const char *extra_env, const char *fmt, ...)
 {
-	static int n;
-	char yaml[8192], policy[4096], envtok[64], envsec[64], path[4200], *env;
-	char *argv[24];
+	char yaml[8192], envtok[64], envsec[64], path[4200], *env;
+	char *wrap[] = {"env", envtok, envsec, (char *)extra_env, NULL};
 	va_list ap;
-	int len, i = 0;
 
 	memset(p, 0, sizeof(*p));
 	va_start(ap, fmt);
-	len = vsnprintf(yaml, sizeof(yaml), fmt, ap);
+	vsnprintf(yaml, sizeof(yaml), fmt, ap);
 	va_end(ap);
-	n++;
-	snprintf(policy, sizeof(policy), "%s/policy-%d.yaml", dir, n);
-	snprintf(p->session, sizeof(p->session), "%s/session-%d", dir, n);
-	snprintf(p->audit, sizeof(p->audit), "%s/audit-%d.jsonl", dir, n);
-	snprintf(p->trust, sizeof(p->trust), "%s/trust.pem", p->session);
-	if (test_write_file(policy, yaml, (size_t)len) < 0)
-		return -1;
 	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", tok_real);
 	snprintf(envsec, sizeof(envsec), "PV_SECRET=%s", sec_real);
-	argv[i++] = "env";
-	argv[i++] = envtok;
-	argv[i++] = envsec;
-	if (extra_env != NULL)
-		argv[i++] = (char *)extra_env;
-	argv[i++] = (char *)test_passavant_bin();
-	argv[i++] = "proxy";
-	argv[i++] = "-p";
-	argv[i++] = policy;
-	argv[i++] = "--listen";
-	argv[i++] = "127.0.0.1:0";
-	argv[i++] = "--session-dir";
-	argv[i++] = p->session;
-	argv[i++] = "--audit";
-	argv[i++] = p->audit;
-	argv[i] = NULL;
-	p->proc = test_proc_start(argv, "listening on ", p->addr, sizeof(p->addr), 10000);
-	if (p->proc == NULL)
+	if (test_px_start(&p->t, dir, wrap, yaml) < 0)
 		return -1;
-	snprintf(p->url, sizeof(p->url), "http://%s", p->addr);
-	snprintf(path, sizeof(path), "%s/env", p->session);
+	snprintf(path, sizeof(path), "%s/env", p->t.session);
 	env = test_read_file(path, NULL);
-	if (!env_value(env, "GH_TOKEN", p->tok, sizeof(p->tok)))
+	if (!test_env_export(env, "GH_TOKEN", p->tok, sizeof(p->tok)))
 		fprintf(stderr, "\n    %s has no export GH_TOKEN='...' line\n", path);
-	if (!env_value(env, "PV_SECRET", p->sec, sizeof(p->sec)) && strstr(yaml, "PV_SECRET") != NULL)
+	if (!test_env_export(env, "PV_SECRET", p->sec, sizeof(p->sec)) && strstr(yaml, "PV_SECRET") != NULL)
 		fprintf(stderr, "\n    %s has no export PV_SECRET='...' line\n", path);
 	free(env);
 	return 0;
@@ -429,8 +373,8 @@ static int px_start(struct px *p, const char *tok_in, const char *sec_in, bool p
  * session-dir glue of §2 is missing). */
 static bool have_sentinels(const struct px *p)
 {
-	ROW(strlen(p->tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p->session);
-	ROW(strlen(p->sec) == TOK_LEN, "no PV_SECRET sentinel in %s/env", p->session);
+	ROW(strlen(p->tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p->t.session);
+	ROW(strlen(p->sec) == TOK_LEN, "no PV_SECRET sentinel in %s/env", p->t.session);
 	return strlen(p->tok) == TOK_LEN && strlen(p->sec) == TOK_LEN;
 }
 
@@ -473,23 +417,23 @@ static int px_stop(struct px *p)
 	char *s;
 	int st;
 
-	if (p->proc == NULL)
+	if (p->t.proc == NULL)
 		return -1;
-	st = test_proc_stop(p->proc, SIGTERM, 5000);
-	s = test_proc_stdout(p->proc);
+	st = test_proc_stop(p->t.proc, SIGTERM, 5000);
+	s = test_proc_stdout(p->t.proc);
 	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stdout");
 	free(s);
-	s = test_proc_stderr(p->proc);
+	s = test_proc_stderr(p->t.proc);
 	if (st != 0)
 		fprintf(stderr, "proxy exited %d; stderr:\n%s\n", st, s ? s : "");
 	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stderr");
 	free(s);
-	s = test_read_file(p->audit, NULL);
+	s = test_read_file(p->t.audit, NULL);
 	no_real_value_in(s, s ? strlen(s) : 0, "the audit file");
 	free(s);
-	nftw(p->session, sweep_cb, 16, FTW_PHYS);
-	test_proc_free(p->proc);
-	p->proc = NULL;
+	nftw(p->t.session, sweep_cb, 16, FTW_PHYS);
+	test_proc_free(p->t.proc);
+	p->t.proc = NULL;
 	return st;
 }
 
@@ -502,14 +446,6 @@ static const char py_helper[] =
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
 	"def connect():\n"
 	"    return ctx.wrap_socket(tunnel(), server_hostname=th)\n"
-	"def read_all(t):\n"
-	"    data = b''\n"
-	"    while True:\n"
-	"        try: c = t.recv(65536)\n"
-	"        except (ssl.SSLEOFError, ConnectionResetError): break\n"
-	"        if not c: break\n"
-	"        data += c\n"
-	"    return data\n"
 	"def recv_n(t, n):\n"
 	"    b = b''\n"
 	"    while len(b) < n:\n"
@@ -687,7 +623,7 @@ static void test_session_env(void)
 		ROW(strcmp(p.tok, p.sec) != 0, "two credentials share a sentinel");
 		/* A shell sourcing the file gets exactly the sentinel. */
 		snprintf(cmd, sizeof(cmd), ". '%s/env' && printf '%%s|%%s' \"$GH_TOKEN\" \"$PV_SECRET\"",
-			 p.session);
+			 p.t.session);
 		{
 			char *argv[] = {"env", "-i", "sh", "-c", cmd, NULL};
 
@@ -815,12 +751,12 @@ static void test_git_basic(void)
 		size_t mark = test_file_size(rec_git);
 		int rc;
 
-		snprintf(cainfo, sizeof(cainfo), "GIT_SSL_CAINFO=%s", p.trust);
-		snprintf(proxy, sizeof(proxy), "http.proxy=%s", p.url);
+		snprintf(cainfo, sizeof(cainfo), "GIT_SSL_CAINFO=%s", p.t.trust);
+		snprintf(proxy, sizeof(proxy), "http.proxy=%s", p.t.url);
 		snprintf(url, sizeof(url), "https://x-access-token:%s@127.0.0.1:%u/git/repo.git", p.tok,
 			 (unsigned)upg.port);
 		{
-			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			char *argv[] = {TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -830,7 +766,7 @@ static void test_git_basic(void)
 		out = NULL;
 		snprintf(dest, sizeof(dest), "%s/clone", dir);
 		{
-			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			char *argv[] = {TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "clone", "-q", url, dest, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -863,7 +799,7 @@ static void test_git_basic(void)
 		snprintf(url, sizeof(url), "https://x-access-token:%s@localhost:%u/git/repo.git", p.tok,
 			 (unsigned)upg.port);
 		{
-			char *argv[] = {ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			char *argv[] = {TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 					"GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL};
 			char *err = NULL;
 
@@ -1032,7 +968,7 @@ static void test_body(void)
 	if (p.tok[0] != '\0') {
 		/* "In a body it is left as is and recorded" (issue 5): the audit
 		 * line names the credential and the host. */
-		char *log = test_read_file(p.audit, NULL), *l = NULL;
+		char *log = test_read_file(p.t.audit, NULL), *l = NULL;
 		const char *t = log != NULL ? strstr(log, "\"target\":\"/sink?b=2\"") : NULL;
 
 		if (t != NULL) {
@@ -1070,7 +1006,7 @@ static void test_body(void)
 		/* 1-byte chunks, one TLS record each. */
 		mark = test_file_size(rec_tls);
 		{
-			char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "chunked", p.addr, up.addr, p.trust,
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "chunked", p.t.addr, up.addr, p.t.trust,
 					data, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -1130,7 +1066,7 @@ static void test_plaintext(void)
 		/* A chunked body, one byte per chunk and per write. */
 		mark = test_file_size(rec_plain);
 		snprintf(body, sizeof(body), "token=%s&end=1", p.tok);
-		fd = test_tcp_connect(p.addr, 5000);
+		fd = test_tcp_connect(p.t.addr, 5000);
 		CU_ASSERT_FATAL(fd >= 0);
 		n = snprintf(req, sizeof(req),
 			     "POST http://127.0.0.1:%u/sink HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
@@ -1161,6 +1097,68 @@ static void test_plaintext(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * Fetches path (-i) from the four hosts at once, each its own curl through
+ * p (https and http upstream, by 127.0.0.1 and by localhost), and checks
+ * each answer: 200, real absent, the sentinel in the X-Reflect header (wh)
+ * and in the body (wb). what names the case in failures.
+ */
+static void reflect_four(const struct px *p, const char *path, const char *real, const char *wh, const char *wb,
+			 const char *what)
+{
+	static const char *const extra[] = {"-i", NULL};
+	const char *urls[4];
+	char *outs[4];
+	int rcs[4];
+
+	for (int h = 0; h < 4; h++)
+		urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
+	curl_px_all(p, extra, urls, 4, outs, rcs);
+	for (int h = 0; h < 4; h++) {
+		const char *scheme = h < 2 ? "https" : "http";
+		const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
+		char *out = outs[h];
+
+		CU_ASSERT_EQUAL(rcs[h], 0);
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s", scheme, host,
+		    what, nz(out));
+		ROW(out != NULL && strstr(out, real) == NULL, "%s %s %s: the client saw the real value", scheme, host,
+		    what);
+		ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
+		    "%s %s %s: the sentinel is not in both header and body: %.400s", scheme, host, what, nz(out));
+		free(out);
+	}
+}
+
+/*
+ * GETs /reflect/cl?QUERY from the https upstream by 127.0.0.1 and
+ * /reflect/close?QUERY by localhost, both at once through p with the curl
+ * arguments extra, and checks each answer: curl succeeded, absent is not
+ * in it (else the failure says why), the body line wb is.
+ */
+static void reflect_cl_close(const struct px *p, const char *const *extra, const char *query, const char *absent,
+			     const char *wb, const char *why)
+{
+	char paths[2][256], *outs[2];
+	const char *urls[2];
+	int rcs[2];
+
+	for (int h = 0; h < 2; h++) {
+		snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?%s", h ? "close" : "cl", query);
+		urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
+	}
+	curl_px_all(p, extra, urls, 2, outs, rcs);
+	for (int h = 0; h < 2; h++) {
+		char *out = outs[h];
+
+		CU_ASSERT_EQUAL(rcs[h], 0);
+		ROW(out != NULL && strstr(out, absent) == NULL, "%s: %s", h ? "close" : "cl", why);
+		ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
+		    nz(out));
+		free(out);
+	}
+}
+
 /* An upstream echoing the real value in a header and in a Content-Length,
  * chunked (1-byte chunks) or close-delimited body: the client sees only the
  * sentinel, from the inject host and from any other host, TLS or not. */
@@ -1189,33 +1187,11 @@ static void test_remask_bodies(void)
 			snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", sent);
 			snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", sent);
 			for (size_t m = 0; m < 3; m++) {
-				static const char *const extra[] = {"-i", NULL};
-				const char *urls[4];
-				char *outs[4];
-				int rcs[4];
+				char what[64];
 
-				/* The four hosts at once, each its own curl. */
 				snprintf(path, sizeof(path), "/reflect/%s?x=%s", modes[m], hex);
-				for (int h = 0; h < 4; h++)
-					urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
-				curl_px_all(&p, extra, urls, 4, outs, rcs);
-				for (int h = 0; h < 4; h++) {
-					const struct test_upstream *u = h < 2 ? &up : &upp;
-					const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
-					char *out = outs[h];
-
-					CU_ASSERT_EQUAL(rcs[h], 0);
-					ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL,
-					    "%s %s %s: not 200: %.300s", u == &up ? "https" : "http", host, modes[m],
-					    nz(out));
-					ROW(out != NULL && strstr(out, real) == NULL,
-					    "%s %s %s: the client saw real value #%d", u == &up ? "https" : "http", host,
-					    modes[m], v);
-					ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
-					    "%s %s %s: the sentinel is not in both header and body: %.400s",
-					    u == &up ? "https" : "http", host, modes[m], nz(out));
-					free(out);
-				}
+				snprintf(what, sizeof(what), "%s, real value #%d", modes[m], v);
+				reflect_four(&p, path, real, wh, wb, what);
 			}
 		}
 	}
@@ -1236,7 +1212,7 @@ static void test_remask_websocket(void)
 			to_hex(tok_real, hex);
 			snprintf(target, sizeof(target), "%s:%u", h == 0 ? "127.0.0.1" : "localhost", (unsigned)up.port);
 			{
-				char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "ws", p.addr, target, p.trust, hex, NULL};
+				char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "ws", p.t.addr, target, p.t.trust, hex, NULL};
 
 				CU_ASSERT_EQUAL(runv(&out, argv), 0);
 			}
@@ -1254,8 +1230,8 @@ static void test_remask_websocket(void)
 static char *ws_echo(const struct px *p, const char *payload)
 {
 	char target[128], *out = NULL;
-	char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "wsecho", (char *)p->addr, target,
-			(char *)p->trust, (char *)payload, NULL};
+	char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsecho", (char *)p->t.addr, target,
+			(char *)p->t.trust, (char *)payload, NULL};
 
 	snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
 	CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -1333,31 +1309,8 @@ static void test_remask_split_reads(void)
 		snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", p.tok);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
 		for (size_t m = 0; m < 4; m++) {
-			static const char *const extra[] = {"-i", NULL};
-			const char *urls[4];
-			char *outs[4];
-			int rcs[4];
-
-			/* The four hosts at once, each its own curl. */
 			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=read", modes[m], hex);
-			for (int h = 0; h < 4; h++)
-				urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
-			curl_px_all(&p, extra, urls, 4, outs, rcs);
-			for (int h = 0; h < 4; h++) {
-				const struct test_upstream *u = h < 2 ? &up : &upp;
-				const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
-				char *out = outs[h];
-
-				CU_ASSERT_EQUAL(rcs[h], 0);
-				ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s",
-				    u == &up ? "https" : "http", host, modes[m], nz(out));
-				ROW(out != NULL && strstr(out, tok_real) == NULL, "%s %s %s: the client saw the real value",
-				    u == &up ? "https" : "http", host, modes[m]);
-				ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
-				    "%s %s %s: the sentinel is not in both header and body: %.400s",
-				    u == &up ? "https" : "http", host, modes[m], nz(out));
-				free(out);
-			}
+			reflect_four(&p, path, tok_real, wh, wb, modes[m]);
 		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1382,28 +1335,12 @@ static void test_remask_slow_upstream(void)
 
 		to_hex(tok_real, hex);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
-		char paths[2][256];
-		const char *urls[2];
-		char *outs[2];
-		int rcs[2];
+		char query[256];
 
-		for (int h = 0; h < 2; h++) {
-			snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?x=%s&drip=30&only=value", h ? "close" : "cl",
-				 hex);
-			urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
-		}
 		/* Both at once: each response takes about 2.4 s (80 value bytes). */
-		curl_px_all(&p, extra, urls, 2, outs, rcs);
-		for (int h = 0; h < 2; h++) {
-			char *out = outs[h];
-
-			CU_ASSERT_EQUAL(rcs[h], 0);
-			ROW(out != NULL && strstr(out, tok_real) == NULL,
-			    "%s: a real value sent one byte per 30 ms reached the client unmasked", h ? "close" : "cl");
-			ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
-			    nz(out));
-			free(out);
-		}
+		snprintf(query, sizeof(query), "x=%s&drip=30&only=value", hex);
+		reflect_cl_close(&p, extra, query, tok_real, wb,
+				 "a real value sent one byte per 30 ms reached the client unmasked");
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1422,31 +1359,16 @@ static void test_remask_stalled_upstream(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	if (have_sentinels(&p)) {
 		static const char *const extra[] = {"-i", NULL};
-		char hex[2 * TOK_LEN + 1], paths[2][256], half[TOK_LEN / 2 + 1], wb[128];
-		const char *urls[2];
-		char *outs[2];
-		int rcs[2];
+		char hex[2 * TOK_LEN + 1], query[256], half[TOK_LEN / 2 + 1], wb[128], why[128];
 
 		to_hex(tok_real, hex);
 		memcpy(half, tok_real, TOK_LEN / 2);
 		half[TOK_LEN / 2] = '\0';
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
-		for (int h = 0; h < 2; h++) {
-			snprintf(paths[h], sizeof(paths[h]), "/reflect/%s?x=%s&pause=400", h ? "close" : "cl", hex);
-			urls[h] = url_of(&up, h ? "localhost" : "127.0.0.1", paths[h]);
-		}
-		curl_px_all(&p, extra, urls, 2, outs, rcs);
-		for (int h = 0; h < 2; h++) {
-			char *out = outs[h];
-
-			CU_ASSERT_EQUAL(rcs[h], 0);
-			ROW(out != NULL && strstr(out, half) == NULL,
-			    "%s: after a 400 ms stall inside the value the client got its first %d bytes unmasked",
-			    h ? "close" : "cl", TOK_LEN / 2);
-			ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
-			    nz(out));
-			free(out);
-		}
+		snprintf(query, sizeof(query), "x=%s&pause=400", hex);
+		snprintf(why, sizeof(why), "after a 400 ms stall inside the value the client got its first %d bytes unmasked",
+			 TOK_LEN / 2);
+		reflect_cl_close(&p, extra, query, half, wb, why);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1513,7 +1435,7 @@ static void test_sse_chunk_released(void)
 	CU_ASSERT_FATAL(sse != NULL);
 	/* The event must be there within 2 s (the upstream sends the end
 	 * after 4 s); read until it is. */
-	fd = test_tcp_connect(p.addr, 5000);
+	fd = test_tcp_connect(p.t.addr, 5000);
 	CU_ASSERT_FATAL(fd >= 0);
 	n = snprintf(req, sizeof(req), "GET http://%s/events HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
 	CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
@@ -1600,7 +1522,7 @@ static void test_remask_large(void)
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 	if (p.tok[0] != '\0') {
-		char *log = test_read_file(p.audit, NULL);
+		char *log = test_read_file(p.t.audit, NULL);
 
 		ROW(count_of(log, "\"target\":\"/repeat/") == 4, "%d /repeat audit lines", count_of(log, "\"target\":\"/repeat/"));
 		ROW(count_of(log, "\"remasked\":50000,") == 4, "not 4 lines with remasked 50000");
@@ -1682,7 +1604,7 @@ static void test_pipelined(void)
 		snprintf(auth, sizeof(auth), "Bearer %s", p.tok);
 		snprintf(body, sizeof(body), "t=%s", p.tok);
 		{
-			char *argv[] = {ENV_CLEAN, (char *)test_python(), py_path, "pipelined", p.addr, up.addr, p.trust,
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "pipelined", p.t.addr, up.addr, p.t.trust,
 					auth, body, NULL};
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
@@ -1767,7 +1689,7 @@ static void test_inject_host_port(void)
 				     "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1:%u\"]}\n"
 				     "  allowPlaintextInject: true\n",
 				     dir, (unsigned)upp.port) == 0);
-	ROW(strlen(p.tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p.session);
+	ROW(strlen(p.tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p.t.session);
 	if (strlen(p.tok) == TOK_LEN) {
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
 		mark = test_file_size(rec_tls);
@@ -1885,7 +1807,7 @@ static void test_audit(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 	if (p.tok[0] == '\0')
 		return;
-	log = test_read_file(p.audit, NULL);
+	log = test_read_file(p.t.audit, NULL);
 	CU_ASSERT_FATAL(log != NULL);
 	l = audit_line(log, "\"target\":\"/hello?a=inj\"");
 	ROW(l != NULL && strstr(l, "\"status\":200") != NULL && strstr(l, "\"injected\":[\"GH_TOKEN\"]") != NULL &&
@@ -1979,7 +1901,7 @@ static void test_masked_file(void)
 				     "    - {path: \"%s\", mode: mask, extract: \"token = ([A-Za-z0-9_]+)\",\n"
 				     "       injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
 				     dir, creds_path) == 0);
-	snprintf(files, sizeof(files), "%s/files", p.session);
+	snprintf(files, sizeof(files), "%s/files", p.t.session);
 	d = opendir(files);
 	ROW(d != NULL, "no %s directory", files);
 	while (d != NULL && (e = readdir(d)) != NULL) {

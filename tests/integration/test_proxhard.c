@@ -33,8 +33,10 @@
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 #include "tests/support/upstream.h"
 
 #define TOK_LEN 40
@@ -57,8 +59,7 @@ static char tok_b64[128];            /* base64("x:" GH_TOKEN) */
 static char tok_pct[3 * TOK_LEN + 1];/* every byte of GH_TOKEN as %XX */
 
 /* The proxy of the suite. */
-static struct test_proc *px;
-static char px_addr[80], px_session[4096], px_audit[4096], px_trust[4200];
+static struct test_px px;
 static char tok_sent[TOK_LEN + 1], sec_sent[TOK_LEN + 1];
 
 #define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
@@ -91,21 +92,6 @@ static void to_hex(const void *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static void b64(const unsigned char *in, size_t len, char *out)
-{
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned b0 = in[i], b1 = i + 1 < len ? in[i + 1] : 0, b2 = i + 2 < len ? in[i + 2] : 0;
-		out[n++] = a[b0 >> 2];
-		out[n++] = a[(b0 & 3) << 4 | b1 >> 4];
-		out[n++] = i + 1 < len ? a[(b1 & 15) << 2 | b2 >> 6] : '=';
-		out[n++] = i + 2 < len ? a[b2 & 63] : '=';
-	}
-	out[n] = '\0';
-}
-
 static const char *nz(const char *s)
 {
 	return s != NULL ? s : "(null)";
@@ -135,8 +121,8 @@ struct marks {
 
 static void mark(struct marks *m)
 {
-	m->audit = test_file_size(px_audit);
-	m->err = test_file_size(test_proc_stderr_path(px));
+	m->audit = test_file_size(px.audit);
+	m->err = test_file_size(test_proc_stderr_path(px.proc));
 	m->plain = test_file_size(rec_plain);
 	m->tls = test_file_size(rec_tls);
 }
@@ -144,7 +130,7 @@ static void mark(struct marks *m)
 /* Audit lines since m (malloc'd); checked for real values. */
 static char *audit_since(const struct marks *m)
 {
-	char *a = test_file_since(px_audit, m->audit), *e = test_file_since(test_proc_stderr_path(px), m->err);
+	char *a = test_file_since(px.audit, m->audit), *e = test_file_since(test_proc_stderr_path(px.proc), m->err);
 
 	no_real_value_in(a, strlen(a), "the audit file");
 	no_real_value_in(e, strlen(e), "the proxy's stderr");
@@ -164,7 +150,7 @@ static bool raw_eof;
  * proxy closes (3 s at most). malloc'd answer, length in *n. */
 static char *raw_px(const void *req, size_t len, size_t *n)
 {
-	int fd = test_tcp_connect(px_addr, 5000);
+	int fd = test_tcp_connect(px.addr, 5000);
 	char *r;
 
 	raw_eof = false;
@@ -213,9 +199,9 @@ static void tls_px_many(const char *const *reqs, size_t n, char **outs)
 	argv[a++] = (char *)test_python();
 	argv[a++] = py_path;
 	argv[a++] = "raw";
-	argv[a++] = px_addr;
+	argv[a++] = px.addr;
 	argv[a++] = target;
-	argv[a++] = px_trust;
+	argv[a++] = px.trust;
 	for (i = 0; i < n && a < 63; i++) {
 		argv[a] = malloc(2 * strlen(reqs[i]) + 1);
 		if (argv[a] == NULL)
@@ -253,14 +239,6 @@ static char *tls_px(const char *req, size_t len)
 
 static const char py_helper[] =
 	"import binascii, os\n"
-	"def read_all(t):\n"
-	"    data = b''\n"
-	"    while True:\n"
-	"        try: c = t.recv(65536)\n"
-	"        except (ssl.SSLEOFError, ConnectionResetError, ssl.SSLZeroReturnError): break\n"
-	"        if not c: break\n"
-	"        data += c\n"
-	"    return data\n"
 	"if mode == 'raw':\n"
 	"    # each argument from argv[5] on: the hex of what to send in one\n"
 	"    # tunnel; the answers are separated by a line '=====' \n"
@@ -270,7 +248,7 @@ static const char py_helper[] =
 	"        t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
 	"        t.settimeout(3)\n"
 	"        t.sendall(binascii.unhexlify(h))\n"
-	"        try: outs.append(read_all(t).decode('latin-1'))\n"
+	"        try: outs.append(read_all(t, (ssl.SSLZeroReturnError,)).decode('latin-1'))\n"
 	"        except (TimeoutError, socket.timeout): outs.append('TIMEOUT')\n"
 	"        t.close()\n"
 	"    sys.stdout.write('\\n=====\\n'.join(outs))\n"
@@ -320,31 +298,12 @@ static void check_leak_refusal(const char *out, const char *cred, const char *wh
 /* Fixtures                                                             */
 /* ------------------------------------------------------------------ */
 
-static bool env_value(const char *env, const char *name, char *out, size_t cap)
-{
-	char key[128];
-	const char *p, *q;
-
-	snprintf(key, sizeof(key), "export %s='", name);
-	p = env != NULL ? strstr(env, key) : NULL;
-	if (p == NULL)
-		return false;
-	p += strlen(key);
-	q = strchr(p, '\'');
-	if (q == NULL || (size_t)(q - p) >= cap)
-		return false;
-	memcpy(out, p, (size_t)(q - p));
-	out[q - p] = '\0';
-	return true;
-}
-
 static int suite_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
 	struct test_upstream_opts o;
-	char policy[4096], yaml[4096], envtok[64], envsec[64], path[4200], *env, basic[64];
-	char *argv[20];
-	int i = 0, len;
+	char yaml[4096], envtok[64], envsec[64], path[4200], *env, basic[64];
+	char *wrap[] = {"env", envtok, envsec, NULL};
 
 	dir = test_mkdtemp();
 	if (dir == NULL || test_certs_make(dir, names) < 0)
@@ -355,7 +314,7 @@ static int suite_up(void)
 	sec_real[17] = '/';
 	sec_real[29] = '+';
 	snprintf(basic, sizeof(basic), "x:%s", tok_real);
-	b64((const unsigned char *)basic, strlen(basic), tok_b64);
+	test_b64(basic, strlen(basic), tok_b64);
 	for (size_t k = 0; k < TOK_LEN; k++)
 		snprintf(tok_pct + 3 * k, 4, "%%%02X", (unsigned char)tok_real[k]);
 	snprintf(rec_plain, sizeof(rec_plain), "%s/rec-plain.txt", dir);
@@ -379,45 +338,24 @@ static int suite_up(void)
 		if (raw_up == NULL)
 			return -1;
 	}
-	len = snprintf(yaml, sizeof(yaml),
-		       "network:\n"
-		       "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-		       "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-		       "credentials:\n"
-		       "  envVars:\n"
-		       "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
-		       "    - {name: PV_SECRET, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
-		       "  allowPlaintextInject: true\n",
-		       dir);
-	snprintf(policy, sizeof(policy), "%s/policy.yaml", dir);
-	snprintf(px_session, sizeof(px_session), "%s/session", dir);
-	snprintf(px_audit, sizeof(px_audit), "%s/audit.jsonl", dir);
-	snprintf(px_trust, sizeof(px_trust), "%s/trust.pem", px_session);
-	if (test_write_file(policy, yaml, (size_t)len) < 0)
-		return -1;
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n"
+		 "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+		 "credentials:\n"
+		 "  envVars:\n"
+		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
+		 "    - {name: PV_SECRET, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
+		 "  allowPlaintextInject: true\n",
+		 dir);
 	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", tok_real);
 	snprintf(envsec, sizeof(envsec), "PV_SECRET=%s", sec_real);
-	argv[i++] = "env";
-	argv[i++] = envtok;
-	argv[i++] = envsec;
-	argv[i++] = (char *)test_passavant_bin();
-	argv[i++] = "proxy";
-	argv[i++] = "-p";
-	argv[i++] = policy;
-	argv[i++] = "--listen";
-	argv[i++] = "127.0.0.1:0";
-	argv[i++] = "--session-dir";
-	argv[i++] = px_session;
-	argv[i++] = "--audit";
-	argv[i++] = px_audit;
-	argv[i] = NULL;
-	px = test_proc_start(argv, "listening on ", px_addr, sizeof(px_addr), 10000);
-	if (px == NULL)
+	if (test_px_start(&px, dir, wrap, yaml) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/env", px_session);
+	snprintf(path, sizeof(path), "%s/env", px.session);
 	env = test_read_file(path, NULL);
-	if (!env_value(env, "GH_TOKEN", tok_sent, sizeof(tok_sent)) ||
-	    !env_value(env, "PV_SECRET", sec_sent, sizeof(sec_sent))) {
+	if (!test_env_export(env, "GH_TOKEN", tok_sent, sizeof(tok_sent)) ||
+	    !test_env_export(env, "PV_SECRET", sec_sent, sizeof(sec_sent))) {
 		fprintf(stderr, "no sentinels in %s\n", path);
 		free(env);
 		return -1;
@@ -434,14 +372,14 @@ static void test_sweep(void)
 	size_t len = 0;
 
 	NEED_READY();
-	ROW(test_proc_stop(px, SIGTERM, 5000) == 0, "the proxy did not stop cleanly");
-	s = test_proc_stdout(px);
+	ROW(test_proc_stop(px.proc, SIGTERM, 5000) == 0, "the proxy did not stop cleanly");
+	s = test_proc_stdout(px.proc);
 	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stdout");
 	free(s);
-	s = test_proc_stderr(px);
+	s = test_proc_stderr(px.proc);
 	no_real_value_in(s, s ? strlen(s) : 0, "the proxy's stderr");
 	free(s);
-	s = test_read_file(px_audit, &len);
+	s = test_read_file(px.audit, &len);
 	no_real_value_in(s, len, "the audit file");
 	free(s);
 }
@@ -450,11 +388,8 @@ static int suite_down(void)
 {
 	int bad = 0;
 
-	if (px != NULL) {
-		bad |= test_proc_stop(px, SIGTERM, 5000) != 0;
-		test_proc_free(px);
-		px = NULL;
-	}
+	if (px.proc != NULL)
+		bad |= test_px_stop(&px) != 0;
 	test_proc_free(raw_up);
 	raw_up = NULL;
 	bad |= test_upstream_stop(&upp) != 0;
@@ -752,7 +687,7 @@ static void test_real_in_body(void)
 	struct marks m;
 
 	NEED_READY();
-	b64((const unsigned char *)sec_real, strlen(sec_real), b64sec);
+	test_b64(sec_real, strlen(sec_real), b64sec);
 	snprintf(body[0], sizeof(body[0]), "{\"token\":\"%s\"}", tok_real);
 	snprintf(body[1], sizeof(body[1]), "data=%s", b64sec);
 	snprintf(body[2], sizeof(body[2]), "split %s end", tok_real);
@@ -811,7 +746,7 @@ static void test_real_in_body(void)
 				     big + strlen(tok_real));
 		memcpy(req, head, n);
 		memset(req + n, 'a', big);
-		fd = test_tcp_connect(px_addr, 5000);
+		fd = test_tcp_connect(px.addr, 5000);
 		CU_ASSERT_FATAL(fd >= 0);
 		CU_ASSERT(test_send_all(fd, req, n + big) == 0);
 		/* The first part went upstream before the value comes. */
@@ -926,7 +861,7 @@ static void test_real_in_websocket(void)
 		frame[n++] = (char)0x80;
 		memcpy(frame + n, key, 4);
 		n += 4;
-		fd = test_tcp_connect(px_addr, 5000);
+		fd = test_tcp_connect(px.addr, 5000);
 		CU_ASSERT_FATAL(fd >= 0);
 		CU_ASSERT(test_send_all(fd, req, len) == 0);
 		out = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);

@@ -24,6 +24,7 @@
 
 #include "tests/support/certs.h"
 #include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/upstream.h"
 
@@ -36,16 +37,6 @@ static char record_path[4096];    /* pv-upstream --record file */
 static struct test_upstream up;   /* plain HTTP, recording */
 static struct test_upstream up_tls; /* HTTPS with the test CA */
 static int fixtures_users;        /* suites sharing the fixtures */
-
-/* One running `passavant proxy`. */
-struct px {
-	struct test_proc *proc;
-	char addr[80];          /* "127.0.0.1:PORT" */
-	char url[96];           /* "http://127.0.0.1:PORT" */
-	char policy[4096];      /* policy file */
-	char audit[4096];       /* audit file */
-	char session[4096];     /* session directory */
-};
 
 static int fixtures_up(void)
 {
@@ -81,78 +72,21 @@ static int fixtures_down(void)
 	return bad ? -1 : 0;
 }
 
-/* Starts a proxy on a policy given as printf format. Returns 0 or -1. */
-static int px_start(struct px *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int px_start(struct px *p, const char *fmt, ...)
-{
-	static int n;
-	char yaml[4096];
-	char *argv[16];
-	va_list ap;
-	int len, i = 0;
-
-	memset(p, 0, sizeof(*p));
-	va_start(ap, fmt);
-	len = vsnprintf(yaml, sizeof(yaml), fmt, ap);
-	va_end(ap);
-	n++;
-	snprintf(p->policy, sizeof(p->policy), "%s/policy-%d.yaml", dir, n);
-	snprintf(p->audit, sizeof(p->audit), "%s/audit-%d.jsonl", dir, n);
-	snprintf(p->session, sizeof(p->session), "%s/session-%d", dir, n);
-	if (test_write_file(p->policy, yaml, (size_t)len) < 0)
-		return -1;
-	argv[i++] = (char *)test_passavant_bin();
-	argv[i++] = "proxy";
-	argv[i++] = "-p";
-	argv[i++] = p->policy;
-	argv[i++] = "--listen";
-	argv[i++] = "127.0.0.1:0";
-	argv[i++] = "--session-dir";
-	argv[i++] = p->session;
-	argv[i++] = "--audit";
-	argv[i++] = p->audit;
-	argv[i] = NULL;
-	p->proc = test_proc_start(argv, "listening on ", p->addr, sizeof(p->addr), 10000);
-	if (p->proc == NULL)
-		return -1;
-	snprintf(p->url, sizeof(p->url), "http://%s", p->addr);
-	return 0;
-}
-
-/* SIGTERM; returns the exit status (0 expected: clean stop). */
-static int px_stop(struct px *p)
-{
-	int st;
-
-	if (p->proc == NULL)
-		return -1;
-	st = test_proc_stop(p->proc, SIGTERM, 5000);
-	if (st != 0) {
-		char *err = test_proc_stderr(p->proc);
-
-		fprintf(stderr, "proxy exited %d; stderr:\n%s\n", st, err ? err : "");
-		free(err);
-	}
-	test_proc_free(p->proc);
-	p->proc = NULL;
-	return st;
-}
-
 /* The default proxy of the HTTP suite: 127.0.0.1 allowed, evil denied. */
-static struct px px_main;
+static struct test_px px_main;
 
 static int http_init(void)
 {
 	if (fixtures_up() < 0)
 		return -1;
-	return px_start(&px_main, "network:\n"
-				  "  allowedDomains: [\"127.0.0.1\", \"*.allowed.test\"]\n"
-				  "  deniedDomains: [\"evil.example\", \"*.evil.example\"]\n");
+	return test_px_startf(&px_main, dir, "network:\n"
+					     "  allowedDomains: [\"127.0.0.1\", \"*.allowed.test\"]\n"
+					     "  deniedDomains: [\"evil.example\", \"*.evil.example\"]\n");
 }
 
 static int http_cleanup(void)
 {
-	int bad = px_stop(&px_main) != 0;
+	int bad = test_px_stop(&px_main) != 0;
 
 	return fixtures_down() < 0 || bad ? -1 : 0;
 }
@@ -160,41 +94,6 @@ static int http_cleanup(void)
 /* ------------------------------------------------------------------ */
 /* Clients                                                             */
 /* ------------------------------------------------------------------ */
-
-/* curl -sS --max-time 20 ARGS... (NULL-terminated); stdout in *out. */
-static int curl(char **out, ...) __attribute__((sentinel));
-static int curl(char **out, ...)
-{
-	char *argv[24];
-	char *err = NULL, *a;
-	int n = 0, rc;
-	va_list ap;
-
-	argv[n++] = "curl";
-	argv[n++] = "-sS";
-	argv[n++] = "--max-time";
-	argv[n++] = "20";
-	va_start(ap, out);
-	while ((a = va_arg(ap, char *)) != NULL && n < 22)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	rc = test_run_capture(argv, out, &err, 30000);
-	if (rc != 0)
-		fprintf(stderr, "curl exited %d: %s\n", rc, err ? err : "");
-	free(err);
-	return rc;
-}
-
-static char *upurl(const struct test_upstream *u, const char *path)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
-	return buf[i];
-}
 
 static int raw_connect(const char *addr)
 {
@@ -235,14 +134,6 @@ static int raw_send(int fd, const char *s, size_t n)
 	return 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Reads until EOF (or reset), or until stop is found (stop may be NULL),
  * or timeout_ms. Returns a NUL-terminated malloc'd buffer; *eof tells
@@ -252,7 +143,7 @@ static char *raw_read(int fd, const char *stop, int timeout_ms, bool *eof)
 {
 	size_t cap = 65536, len = 0;
 	char *buf = malloc(cap + 1);
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = test_mono_ms() + timeout_ms;
 
 	if (eof != NULL)
 		*eof = false;
@@ -261,7 +152,7 @@ static char *raw_read(int fd, const char *stop, int timeout_ms, bool *eof)
 	buf[0] = '\0';
 	for (;;) {
 		struct pollfd pfd = {fd, POLLIN, 0};
-		long long left = deadline - now_ms();
+		long long left = deadline - test_mono_ms();
 		ssize_t r;
 
 		if (stop != NULL && strstr(buf, stop) != NULL)
@@ -318,7 +209,7 @@ static long header_long(const char *s, const char *name, int nth)
 
 /* Waits until p's proxy and the upstream have done all they had to do
  * (test_wait_quiet()), at most ms. */
-static void quiet_for(const struct px *p, int ms)
+static void quiet_for(const struct test_px *p, int ms)
 {
 	const pid_t pids[] = {test_proc_pid(p->proc), test_proc_pid(up.proc)};
 
@@ -326,9 +217,9 @@ static void quiet_for(const struct px *p, int ms)
 }
 
 /* Waits up to ms for the audit file to have at least n lines. */
-static char *audit_lines(const struct px *p, int n, int ms)
+static char *audit_lines(const struct test_px *p, int n, int ms)
 {
-	long long deadline = now_ms() + ms;
+	long long deadline = test_mono_ms() + ms;
 
 	for (;;) {
 		char *s = test_read_file(p->audit, NULL);
@@ -336,7 +227,7 @@ static char *audit_lines(const struct px *p, int n, int ms)
 
 		for (const char *q = s; q != NULL && (q = strchr(q, '\n')) != NULL; q++)
 			lines++;
-		if (lines >= n || now_ms() > deadline)
+		if (lines >= n || test_mono_ms() > deadline)
 			return s;
 		free(s);
 		usleep(50000);
@@ -351,7 +242,7 @@ static void test_get_allowed(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", "-x", px_main.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0);
 	CU_ASSERT(strstr(out, "\r\n\r\nhello\n") != NULL);
 	free(out);
@@ -362,8 +253,8 @@ static void test_keepalive_reuse(void)
 	char *out = NULL;
 	long a, b;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", "-o", "/dev/null", "-x", px_main.url,
-				   upurl(&up, "/hello"), upurl(&up, "/bytes/100"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", "-o", "/dev/null", "-x", px_main.url,
+					test_upstream_url(&up, "/hello"), test_upstream_url(&up, "/bytes/100"), NULL), 0);
 	a = header_long(out, "X-Upstream-Conn: ", 0);
 	b = header_long(out, "X-Upstream-Conn: ", 1);
 	CU_ASSERT(a > 0);
@@ -375,12 +266,12 @@ static void test_streamed_bodies(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
-				   px_main.url, upurl(&up, "/bytes/3000001"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
+					px_main.url, test_upstream_url(&up, "/bytes/3000001"), NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "3000001 200");
 	free(out);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
-				   px_main.url, upurl(&up, "/chunked/1000003"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{size_download} %{http_code}", "-x",
+					px_main.url, test_upstream_url(&up, "/chunked/1000003"), NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "1000003 200");
 	free(out);
 	/* A 2 MB request body streamed to the sink. */
@@ -393,13 +284,13 @@ static void test_streamed_bodies(void)
 		CU_ASSERT_EQUAL_FATAL(test_write_file(path, big, 2000000), 0);
 		free(big);
 		snprintf(path, sizeof(path), "@%s/big.bin", dir);
-		CU_ASSERT_EQUAL_FATAL(curl(&out, "--data-binary", path, "-x", px_main.url,
-					   upurl(&up, "/sink"), NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(test_curl(&out, "--data-binary", path, "-x", px_main.url,
+						test_upstream_url(&up, "/sink"), NULL), 0);
 		CU_ASSERT_STRING_EQUAL(out, "2000000\n");
 		free(out);
 	}
 	/* Close-delimited response (/close): the client gets it in full. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-x", px_main.url, upurl(&up, "/close"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-x", px_main.url, test_upstream_url(&up, "/close"), NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "bye\n");
 	free(out);
 }
@@ -447,7 +338,7 @@ static void test_denied_host(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, "http://evil.example/x", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", "-x", px_main.url, "http://evil.example/x", NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
 	CU_ASSERT(strstr(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
 	CU_ASSERT(strstr(out, "\r\nContent-Type: text/plain\r\n") != NULL);
@@ -455,7 +346,7 @@ static void test_denied_host(void)
 			      "network.deniedDomains: evil.example\n") != NULL);
 	free(out);
 	/* Not listed at all: the allow list refuses. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, "http://other.test/", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", "-x", px_main.url, "http://other.test/", NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 403", 12) == 0);
 	CU_ASSERT(strstr(out, "refused by ") != NULL && strstr(out, "allowedDomains") != NULL);
 	free(out);
@@ -519,7 +410,7 @@ static void test_refused_name_not_resolved(void)
 	/* *.allowed.test is allowed but does not resolve: 502, proving the
 	 * resolver is only asked for allowed names (a denied one is 403
 	 * above without any lookup delay). */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, "http://nx.allowed.test/", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", "-x", px_main.url, "http://nx.allowed.test/", NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 502", 12) == 0 || strncmp(out, "HTTP/1.1 504", 12) == 0);
 	free(out);
 }
@@ -681,7 +572,7 @@ static void test_unreachable(void)
 	port = ntohs(sa.sin_port);
 	close(fd);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", "-x", px_main.url, url, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", "-x", px_main.url, url, NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 502", 12) == 0);
 	free(out);
 }
@@ -745,28 +636,29 @@ static char *line_with(const char *text, const char *needle)
 
 static void test_audit_fields(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL, *log, *l, want[512];
 
 	/* excludeDomains: the HTTPS request below is an opaque tunnel
 	 * (terminated tunnels are audited per request: test_tls.c). */
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  deniedDomains: [\"evil.example\"]\n"
-					   "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
-	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, upurl(&up, "/bytes/1234?x=\"q\""), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						      "  deniedDomains: [\"evil.example\"]\n"
+						      "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-o", "/dev/null", "-x", p.url, test_upstream_url(&up, "/bytes/1234?x=\"q\""),
+				  NULL), 0);
 	free(out);
-	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, "http://evil.example/", NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-o", "/dev/null", "-x", p.url, "http://evil.example/", NULL), 0);
 	free(out);
-	CU_ASSERT_EQUAL(curl(&out, "-o", "/dev/null", "-x", p.url, "https://evil.example/", NULL), 56);
+	CU_ASSERT_EQUAL(test_curl(&out, "-o", "/dev/null", "-x", p.url, "https://evil.example/", NULL), 56);
 	free(out);
 	{
 		char ca[4200];
 
 		snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-		CU_ASSERT_EQUAL(curl(&out, "--cacert", ca, "-x", p.url, upurl(&up_tls, "/hello"), NULL), 0);
+		CU_ASSERT_EQUAL(test_curl(&out, "--cacert", ca, "-x", p.url, test_upstream_url(&up_tls, "/hello"), NULL), 0);
 		free(out);
 	}
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 	log = audit_lines(&p, 4, 2000);
 	CU_ASSERT_FATAL(log != NULL);
 
@@ -823,44 +715,45 @@ static void test_audit_fields(void)
  * unless the IP literal is allowed. */
 static void test_localhost(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL, url[128];
 
 	snprintf(url, sizeof(url), "http://localhost:%u/hello", (unsigned)up.port);
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [localhost]\n"), 0);
-	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, url, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [localhost]\n"), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, url, NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	CU_ASSERT(out != NULL && strstr(out, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "localhost resolves to ") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "(loopback)") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [localhost, \"127.0.0.1:%u\"]\n",
-				       (unsigned)up.port), 0);
-	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, url, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [localhost, \"127.0.0.1:%u\"]\n",
+					     (unsigned)up.port), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, url, NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200", 12) == 0);
 	free(out);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_method_refused(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  allowedMethods: {\"*\": [GET, HEAD]}\n"), 0);
-	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, "--data-binary", "x=1", upurl(&up, "/sink"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						      "  allowedMethods: {\"*\": [GET, HEAD]}\n"), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, "--data-binary", "x=1", test_upstream_url(&up, "/sink"),
+				  NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	CU_ASSERT(out != NULL && strstr(out, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "passavant: POST http://127.0.0.1:") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "refused by") != NULL && strstr(out, "allowedMethods") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(curl(&out, "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
-	CU_ASSERT_EQUAL(curl(&out, "-I", "-x", p.url, upurl(&up, "/bytes/10"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-I", "-x", p.url, test_upstream_url(&up, "/bytes/10"), NULL), 0);
 	CU_ASSERT(out != NULL && strstr(out, "Content-Length: 10\r\n") != NULL);
 	free(out);
 	/* Nor in an upgraded connection: the Upgrade is dropped, no 101. */
@@ -896,7 +789,7 @@ static void test_method_refused(void)
 		CU_ASSERT(strstr(resp, "does not carry TLS") != NULL);
 		free(resp);
 	}
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -915,30 +808,30 @@ static int connect_cleanup(void)
 
 static void test_connect_tunnel(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL, ca[4200];
 
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
 	/* Excluded from termination: the client sees the upstream's own
 	 * certificate through an opaque tunnel. */
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
-	CU_ASSERT_EQUAL(curl(&out, "--cacert", ca, "-x", p.url, upurl(&up_tls, "/hello"),
-			     upurl(&up_tls, "/bytes/500000"), "-o", "/dev/null", "-o", "/dev/null",
-			     "-w", "%{http_code} ", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						      "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n"), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "--cacert", ca, "-x", p.url, test_upstream_url(&up_tls, "/hello"),
+				  test_upstream_url(&up_tls, "/bytes/500000"), "-o", "/dev/null", "-o", "/dev/null",
+				  "-w", "%{http_code} ", NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "200 200 ") == 0);
 	free(out);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_connect_denied(void)
 {
-	struct px p;
+	struct test_px p;
 	char *resp;
 	bool eof;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  deniedDomains: [\"*.example\"]\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						      "  deniedDomains: [\"*.example\"]\n"), 0);
 	resp = raw_exchange(p.addr, "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n",
 			    61, &eof);
 	CU_ASSERT_FATAL(resp != NULL);
@@ -949,7 +842,7 @@ static void test_connect_denied(void)
 			       "network.deniedDomains: *.example\n") != NULL);
 	CU_ASSERT(eof);
 	free(resp);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 /* Opens a CONNECT tunnel to addr through the proxy; returns the fd with
@@ -997,11 +890,11 @@ static bool tunnel_hello(int fd)
 
 static void test_max_tunnels(void)
 {
-	struct px p;
+	struct test_px p;
 	int a, b, c, st;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  limits: {maxTunnels: 2}\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						      "  limits: {maxTunnels: 2}\n"), 0);
 	a = open_tunnel(p.addr, up.addr, &st);
 	CU_ASSERT(a >= 0);
 	b = open_tunnel(p.addr, up.addr, &st);
@@ -1022,16 +915,16 @@ static void test_max_tunnels(void)
 		close(b);
 	if (c >= 0)
 		close(c);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_reload(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL, yaml[256];
 	int t, st, n;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	t = open_tunnel(p.addr, up.addr, &st);
 	CU_ASSERT_FATAL(t >= 0);
 	CU_ASSERT(tunnel_hello(t));
@@ -1040,7 +933,7 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
 	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
 	quiet_for(&p, 1000); /* the reload is done */
-	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	free(out);
 	/* The live tunnel keeps working. */
@@ -1050,7 +943,7 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, "network: [\n", 11), 0);
 	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
 	quiet_for(&p, 1000); /* the reload is done */
-	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, "http://only.example/", NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, "http://only.example/", NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) != 0);
 	free(out);
 	/* A policy that loads but cannot be bound to this machine (an extra
@@ -1063,20 +956,20 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
 	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
 	quiet_for(&p, 1000); /* the reload is done */
-	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	free(out);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 /* A plain request, then a CONNECT on the same client connection. */
 static void test_connect_after_keepalive(void)
 {
-	struct px p;
+	struct test_px p;
 	char req[512], *resp;
 	int fd, n;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
 	n = snprintf(req, sizeof(req), "GET http://%s/hello HTTP/1.1\r\nHost: x\r\n\r\n", up.addr);
@@ -1091,7 +984,7 @@ static void test_connect_after_keepalive(void)
 	free(resp);
 	CU_ASSERT(tunnel_hello(fd));
 	close(fd);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 /* The client half-closes the tunnel after its request: the response
@@ -1101,12 +994,12 @@ static void test_tunnel_half_close(void)
 	/* /hello: pv-upstream cuts a streamed /bytes response short when its
 	 * client half-closes (directly too), so a short response is used. */
 	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct px p;
+	struct test_px p;
 	char *resp;
 	bool eof = false;
 	int fd, st;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	fd = open_tunnel(p.addr, up.addr, &st);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(raw_send(fd, req, sizeof(req) - 1), 0);
@@ -1117,18 +1010,18 @@ static void test_tunnel_half_close(void)
 	CU_ASSERT(eof);
 	free(resp);
 	close(fd);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_bytes_after_connect_head(void)
 {
-	struct px p;
+	struct test_px p;
 	char req[256], *resp;
 	int fd, n;
 
 	/* The request inside the tunnel arrives in the same packet as the
 	 * CONNECT head: it must be relayed, not lost. */
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
 	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -1138,25 +1031,25 @@ static void test_bytes_after_connect_head(void)
 	CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200", 51) == 0);
 	free(resp);
 	close(fd);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 /* ------------------------------------------------------------------ */
 /* proxy_smuggling                                                     */
 /* ------------------------------------------------------------------ */
 
-static struct px px_smug;
+static struct test_px px_smug;
 
 static int smuggling_init(void)
 {
 	if (fixtures_up() < 0)
 		return -1;
-	return px_start(&px_smug, "network:\n  allowedDomains: [\"127.0.0.1\"]\n");
+	return test_px_startf(&px_smug, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n");
 }
 
 static int smuggling_cleanup(void)
 {
-	int bad = px_stop(&px_smug) != 0;
+	int bad = test_px_stop(&px_smug) != 0;
 
 	return fixtures_down() < 0 || bad ? -1 : 0;
 }
@@ -1274,18 +1167,18 @@ static int limits_cleanup(void)
 static void test_slowloris(void)
 {
 	static const char head[] = "GET http://127.0.0.1/hello HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaa";
-	struct px p;
+	struct test_px p;
 	long long t0, t;
 	bool closed = false;
 	int fd;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  limits: {handshakeTimeoutMs: 1000}\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						      "  limits: {handshakeTimeoutMs: 1000}\n"), 0);
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
-	t0 = now_ms();
+	t0 = test_mono_ms();
 	/* One byte every 100 ms: a read timeout would never fire. */
-	for (size_t i = 0; i < sizeof(head) - 1 && now_ms() - t0 < 5000; i++) {
+	for (size_t i = 0; i < sizeof(head) - 1 && test_mono_ms() - t0 < 5000; i++) {
 		char *r;
 
 		if (raw_send(fd, head + i, 1) < 0) {
@@ -1297,25 +1190,25 @@ static void test_slowloris(void)
 		if (closed)
 			break;
 	}
-	t = now_ms() - t0;
+	t = test_mono_ms() - t0;
 	CU_ASSERT(closed);
 	CU_ASSERT(t >= 900 && t < 3000);
 	close(fd);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_upstream_timeout(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL;
 	long long t0;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					   "  limits: {idleTimeoutMs: 500}\n"), 0);
-	t0 = now_ms();
-	CU_ASSERT_EQUAL(curl(&out, "-i", "-x", p.url, upurl(&up, "/delay/5000"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						      "  limits: {idleTimeoutMs: 500}\n"), 0);
+	t0 = test_mono_ms();
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/delay/5000"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 504", 12) == 0);
-	CU_ASSERT(now_ms() - t0 < 3000);
+	CU_ASSERT(test_mono_ms() - t0 < 3000);
 	free(out);
 	/* A tunnel idle past the limit is closed. */
 	{
@@ -1324,14 +1217,14 @@ static void test_upstream_timeout(void)
 		int st, fd = open_tunnel(p.addr, up.addr, &st);
 
 		CU_ASSERT_FATAL(fd >= 0);
-		t0 = now_ms();
+		t0 = test_mono_ms();
 		r = raw_read(fd, NULL, 3000, &eof);
 		free(r);
 		CU_ASSERT(eof);
-		CU_ASSERT(now_ms() - t0 >= 400 && now_ms() - t0 < 2500);
+		CU_ASSERT(test_mono_ms() - t0 >= 400 && test_mono_ms() - t0 < 2500);
 		close(fd);
 	}
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 /* utime + stime of pid in clock ticks, -1 on error. */
@@ -1402,36 +1295,22 @@ static void test_emfile_pause(void)
 		(void)test_wait_quiet(pids, 1, -1, 500);
 	}
 	snprintf(url, sizeof(url), "http://%s", addr);
-	CU_ASSERT_EQUAL(curl(&out, "-x", url, upurl(&up, "/hello"), NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-x", url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_proc_stop(proc, SIGTERM, 5000), 0);
 	test_proc_free(proc);
 }
 
-/* VmRSS of pid in KiB, -1 on error. */
-static long rss_kib(pid_t pid)
-{
-	char path[64], *s, *p;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	s = test_read_file(path, NULL);
-	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
-		v = strtol(p + 6, NULL, 10);
-	free(s);
-	return v;
-}
-
 static void test_stalled_download(void)
 {
-	struct px p;
+	struct test_px p;
 	char req[256], *r;
 	long before, mid, after;
 	int fd, n, rcv = 4096;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
-	before = rss_kib(test_proc_pid(p.proc));
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	before = test_rss_kib(test_proc_pid(p.proc));
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
@@ -1450,16 +1329,16 @@ static void test_stalled_download(void)
 
 		(void)test_wait_quiet(quiet, 2, fd, 1000);
 	}
-	mid = rss_kib(test_proc_pid(p.proc));
+	mid = test_rss_kib(test_proc_pid(p.proc));
 	sleep(2);
-	after = rss_kib(test_proc_pid(p.proc));
+	after = test_rss_kib(test_proc_pid(p.proc));
 	fprintf(stderr, "\n    proxy VmRSS: %ld KiB idle, %ld then %ld KiB with a stalled 1 GiB download\n",
 		before, mid, after);
 	CU_ASSERT(before > 0 && mid > 0 && after > 0);
 	CU_ASSERT(after - before < 16 * 1024);
 	CU_ASSERT(after - mid < 1024);
 	close(fd);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 TEST_REGISTRAR(proxy_suites)

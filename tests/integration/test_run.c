@@ -620,20 +620,14 @@ static bool process_with_arg(const char *arg)
 		return false;
 	while (!found && (e = readdir(d)) != NULL) {
 		char path[300], buf[256];
-		ssize_t len;
-		int fd;
+		long len;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		len = test_read_small(path, buf, sizeof(buf));
+		if (len < 0)
 			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
 		if ((size_t)len > strlen(buf) + 1 && strcmp(buf + strlen(buf) + 1, arg) == 0)
 			found = true;
 	}

@@ -26,6 +26,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/upstream.h"
@@ -37,81 +38,7 @@ static struct test_upstream up;      /* HTTPS, test CA, recording, git */
 static struct test_upstream up_bad;  /* HTTPS, certificate from an unknown CA */
 static int users;
 
-/* One running `passavant proxy`. */
-struct px {
-	struct test_proc *proc;
-	char url[96];       /* http://127.0.0.1:PORT */
-	char addr[80];      /* 127.0.0.1:PORT */
-	char session[4096]; /* session directory */
-	char trust[4200];   /* session trust.pem */
-	char ca[4200];      /* session ca.pem */
-	char audit[4096];
-};
-
-static struct px px_main; /* allowedDomains 127.0.0.1 + localhost, test CA trusted */
-
-/* The variables that would otherwise decide what a client trusts. */
-#define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
-		  "-u", "REQUESTS_CA_BUNDLE", "-u", "GIT_SSL_CAINFO", "-u", "HTTPS_PROXY",       \
-		  "-u", "https_proxy", "-u", "HTTP_PROXY", "-u", "http_proxy", "-u", "ALL_PROXY", \
-		  "-u", "all_proxy", "-u", "NO_PROXY", "-u", "no_proxy"
-
-static int px_start(struct px *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int px_start(struct px *p, const char *fmt, ...)
-{
-	static int n;
-	char yaml[4096], policy[4096];
-	char *argv[16];
-	va_list ap;
-	int len, i = 0;
-
-	memset(p, 0, sizeof(*p));
-	va_start(ap, fmt);
-	len = vsnprintf(yaml, sizeof(yaml), fmt, ap);
-	va_end(ap);
-	n++;
-	snprintf(policy, sizeof(policy), "%s/policy-%d.yaml", dir, n);
-	snprintf(p->session, sizeof(p->session), "%s/session-%d", dir, n);
-	snprintf(p->audit, sizeof(p->audit), "%s/audit-%d.jsonl", dir, n);
-	snprintf(p->trust, sizeof(p->trust), "%s/trust.pem", p->session);
-	snprintf(p->ca, sizeof(p->ca), "%s/ca.pem", p->session);
-	if (test_write_file(policy, yaml, (size_t)len) < 0)
-		return -1;
-	argv[i++] = (char *)test_passavant_bin();
-	argv[i++] = "proxy";
-	argv[i++] = "-p";
-	argv[i++] = policy;
-	argv[i++] = "--listen";
-	argv[i++] = "127.0.0.1:0";
-	argv[i++] = "--session-dir";
-	argv[i++] = p->session;
-	argv[i++] = "--audit";
-	argv[i++] = p->audit;
-	argv[i] = NULL;
-	p->proc = test_proc_start(argv, "listening on ", p->addr, sizeof(p->addr), 10000);
-	if (p->proc == NULL)
-		return -1;
-	snprintf(p->url, sizeof(p->url), "http://%s", p->addr);
-	return 0;
-}
-
-static int px_stop(struct px *p)
-{
-	int st;
-
-	if (p->proc == NULL)
-		return -1;
-	st = test_proc_stop(p->proc, SIGTERM, 5000);
-	if (st != 0) {
-		char *err = test_proc_stderr(p->proc);
-
-		fprintf(stderr, "proxy exited %d; stderr:\n%s\n", st, err ? err : "");
-		free(err);
-	}
-	test_proc_free(p->proc);
-	p->proc = NULL;
-	return st;
-}
+static struct test_px px_main; /* allowedDomains 127.0.0.1 + localhost, test CA trusted */
 
 static int fixtures_up(void)
 {
@@ -141,10 +68,10 @@ static int fixtures_up(void)
 	o.record_path = rec_bad;
 	if (test_upstream_start(&up_bad, &o) < 0)
 		return -1;
-	return px_start(&px_main,
-			"network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-			"  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
-			dir);
+	return test_px_startf(&px_main, dir,
+			      "network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+			      "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+			      dir);
 }
 
 static int fixtures_down(void)
@@ -153,7 +80,7 @@ static int fixtures_down(void)
 
 	if (--users > 0)
 		return 0;
-	bad |= px_stop(&px_main) != 0;
+	bad |= test_px_stop(&px_main) != 0;
 	bad |= test_upstream_stop(&up) != 0;
 	bad |= test_upstream_stop(&up_bad) != 0;
 	test_rmtree(dir);
@@ -192,16 +119,6 @@ static int run(char **out, char **err, ...)
 	else
 		free(e);
 	return rc;
-}
-
-static const char *url_of(const struct test_upstream *u, const char *path)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
-	return buf[i];
 }
 
 /* ------------------------------------------------------------------ */
@@ -252,9 +169,9 @@ static void test_curl_terminated(void)
 	char *out = NULL, *err = NULL;
 
 	/* Two requests on one tunnel: session-CA leaf, upstream reused. */
-	CU_ASSERT_EQUAL_FATAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
-				  px_main.trust, "-x", px_main.url, "-D", "-", url_of(&up, "/hello"),
-				  url_of(&up, "/bytes/100000"), "-o", "/dev/null", "-o", "/dev/null", NULL),
+	CU_ASSERT_EQUAL_FATAL(run(&out, &err, TEST_ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
+				  px_main.trust, "-x", px_main.url, "-D", "-", test_upstream_url(&up, "/hello"),
+				  test_upstream_url(&up, "/bytes/100000"), "-o", "/dev/null", "-o", "/dev/null", NULL),
 			      0);
 	CU_ASSERT(err != NULL && strstr(err, "issuer: O=passavant; CN=passavant session CA ") != NULL);
 	CU_ASSERT(err != NULL && strstr(err, "SSL certificate verify ok") != NULL);
@@ -274,7 +191,7 @@ static void test_curl_localhost(void)
 	char *out = NULL, *err = NULL, url[256];
 
 	snprintf(url, sizeof(url), "https://localhost:%u/hello", (unsigned)up.port);
-	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
+	CU_ASSERT_EQUAL(run(&out, &err, TEST_ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert",
 			    px_main.trust, "-x", px_main.url, url, NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
@@ -297,11 +214,11 @@ static void test_slow_reader_bodies_whole(void)
 	char *out = NULL, want[128], u1[256], u2[256];
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		snprintf(u1, sizeof(u1), "%s", url_of(&up, "/bytes/"));
+		snprintf(u1, sizeof(u1), "%s", test_upstream_url(&up, "/bytes/"));
 		snprintf(u1 + strlen(u1), sizeof(u1) - strlen(u1), "%s", sizes[i]);
 		snprintf(u2, sizeof(u2), "%s", u1);
 		snprintf(want, sizeof(want), "%s 200 1;%s 200 0;", sizes[i], sizes[i]);
-		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert",
+		CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert",
 				    px_main.trust, "-x", px_main.url, "--limit-rate", "4M", "-o", "/dev/null",
 				    "-o", "/dev/null", "-w", "%{size_download} %{http_code} %{num_connects};", u1,
 				    u2, NULL),
@@ -317,9 +234,9 @@ static void test_big_bodies(void)
 {
 	char *out = NULL, path[4200], *big;
 
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
 			    "-x", px_main.url, "-o", "/dev/null", "-w", "%{size_download} %{http_code}",
-			    url_of(&up, "/bytes/5000003"), NULL),
+			    test_upstream_url(&up, "/bytes/5000003"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "5000003 200") == 0);
 	free(out);
@@ -330,8 +247,8 @@ static void test_big_bodies(void)
 	CU_ASSERT_EQUAL_FATAL(test_write_file(path, big, 3000000), 0);
 	free(big);
 	snprintf(path, sizeof(path), "@%s/big.bin", dir);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
-			    "-x", px_main.url, "--data-binary", path, url_of(&up, "/sink"), NULL),
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px_main.trust,
+			    "-x", px_main.url, "--data-binary", path, test_upstream_url(&up, "/sink"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "3000000\n") == 0);
 	free(out);
@@ -339,19 +256,19 @@ static void test_big_bodies(void)
 
 static void test_method_refused_inside(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL;
 	size_t before;
 
-	CU_ASSERT_EQUAL_FATAL(px_start(&p,
-				       "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-				       "  allowedMethods: {\"127.0.0.1\": [GET, HEAD]}\n"
-				       "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
-				       dir),
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+					     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					     "  allowedMethods: {\"127.0.0.1\": [GET, HEAD]}\n"
+					     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+					     dir),
 			      0);
 	before = test_file_size(rec_good);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
-			    "-x", p.url, "--data-binary", "secret=1", url_of(&up, "/sink"), NULL),
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
+			    "-x", p.url, "--data-binary", "secret=1", test_upstream_url(&up, "/sink"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200 Connection Established", 35) == 0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 403 Forbidden\r\n") != NULL);
@@ -361,18 +278,18 @@ static void test_method_refused_inside(void)
 	free(out);
 	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 	/* GET is allowed there. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p.trust, "-x",
-			    p.url, url_of(&up, "/hello"), NULL),
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p.trust, "-x",
+			    p.url, test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
 	/* TRACE inside TLS: 405. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
-			    "-x", p.url, "-X", "TRACE", url_of(&up, "/hello"), NULL),
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert", p.trust,
+			    "-x", p.url, "-X", "TRACE", test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 405 ") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_host_mismatch(void)
@@ -380,8 +297,8 @@ static void test_host_mismatch(void)
 	char *out = NULL;
 	size_t before = test_file_size(rec_good);
 
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
-			    px_main.trust, "-x", px_main.url, "-H", "Host: localhost", url_of(&up, "/hello"),
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+			    px_main.trust, "-x", px_main.url, "-H", "Host: localhost", test_upstream_url(&up, "/hello"),
 			    NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 421 Misdirected Request\r\n") != NULL);
@@ -392,12 +309,12 @@ static void test_host_mismatch(void)
 
 static void test_upstream_unverified(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL;
 
 	/* A certificate from a CA nobody trusts: 502, nothing forwarded. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
-			    px_main.trust, "-x", px_main.url, url_of(&up_bad, "/hello"), NULL),
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+			    px_main.trust, "-x", px_main.url, test_upstream_url(&up_bad, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "the certificate of 127.0.0.1:") != NULL &&
@@ -406,39 +323,39 @@ static void test_upstream_unverified(void)
 	free(out);
 	CU_ASSERT_EQUAL(test_file_size(rec_bad), 0);
 	/* The good upstream, but its CA is not in extraCaCertPaths. */
-	CU_ASSERT_EQUAL_FATAL(px_start(&p, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	{
 		size_t before = test_file_size(rec_good);
 
-		CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
-				    p.trust, "-x", p.url, url_of(&up, "/hello"), NULL),
+		CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+				    p.trust, "-x", p.url, test_upstream_url(&up, "/hello"), NULL),
 				0);
 		CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
 		free(out);
 		CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 	}
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
 static void test_excluded_host(void)
 {
-	struct px p;
+	struct test_px p;
 	char *out = NULL, *err = NULL, ca[4200];
 
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-	CU_ASSERT_EQUAL_FATAL(px_start(&p,
-				       "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-				       "  tlsTerminate:\n    excludeDomains: [\"127.0.0.1\"]\n"),
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+					     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					     "  tlsTerminate:\n    excludeDomains: [\"127.0.0.1\"]\n"),
 			      0);
 	/* The upstream's own certificate: only the test CA is trusted. */
-	CU_ASSERT_EQUAL(run(&out, &err, ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert", ca, "-x",
-			    p.url, url_of(&up, "/hello"), NULL),
+	CU_ASSERT_EQUAL(run(&out, &err, TEST_ENV_CLEAN, "curl", "-sS", "-v", "--max-time", "20", "--cacert", ca, "-x",
+			    p.url, test_upstream_url(&up, "/hello"), NULL),
 			0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	CU_ASSERT(err != NULL && strstr(err, "passavant session CA") == NULL);
 	free(out);
 	free(err);
-	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 	{
 		char *log = test_read_file(p.audit, NULL);
 
@@ -463,14 +380,6 @@ static char *audit_line_with(char *log, size_t from, const char *needle)
 }
 
 /* CLOCK_MONOTONIC in milliseconds. */
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads the audit file at path until a complete line from offset from on
  * contains needle, for at most 5 s (the proxy writes it when the exchange
  * ends, a moment after the client is done). Returns the log (malloc'd,
@@ -478,7 +387,7 @@ static long long now_ms(void)
  * audit_line_with() cuts it, or NULL at the deadline. */
 static char *audit_wait(const char *path, size_t from, const char *needle, char **line)
 {
-	long long deadline = now_ms() + 5000;
+	long long deadline = test_mono_ms() + 5000;
 
 	for (;;) {
 		size_t len = 0;
@@ -486,7 +395,7 @@ static char *audit_wait(const char *path, size_t from, const char *needle, char 
 
 		*line = NULL;
 		l = log != NULL && len > from ? strstr(log + from, needle) : NULL;
-		if ((l != NULL && strchr(l, '\n') != NULL) || now_ms() > deadline) {
+		if ((l != NULL && strchr(l, '\n') != NULL) || test_mono_ms() > deadline) {
 			if (l != NULL)
 				*line = audit_line_with(log, from, needle);
 			return log;
@@ -500,8 +409,8 @@ static void test_audit_terminated(void)
 {
 	char *log, *l;
 
-	CU_ASSERT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
-			    "-x", px_main.url, url_of(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
+	CU_ASSERT_EQUAL(run(NULL, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px_main.trust,
+			    "-x", px_main.url, test_upstream_url(&up, "/hello?audit=1"), "-o", "/dev/null", NULL),
 			0);
 	log = audit_wait(px_main.audit, 0, "\"target\":\"/hello?audit=1\"", &l);
 	CU_ASSERT_FATAL(log != NULL);
@@ -523,8 +432,8 @@ static void test_audit_failed_handshake(void)
 	snprintf(ca_path, sizeof(ca_path), "%s/ca.pem", dir);
 	free(test_read_file(px_main.audit, &before));
 	/* curl trusts only the upstream's own CA, not the session CA. */
-	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
-				"-x", px_main.url, url_of(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
+	CU_ASSERT_NOT_EQUAL(run(NULL, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", ca_path,
+				"-x", px_main.url, test_upstream_url(&up, "/hello?hs=1"), "-o", "/dev/null", NULL),
 			    0);
 	log = audit_wait(px_main.audit, before, "TLS handshake with the client for 127.0.0.1:", &l);
 	CU_ASSERT_FATAL(log != NULL);
@@ -533,20 +442,6 @@ static void test_audit_failed_handshake(void)
 	CU_ASSERT(strstr(l, "trust.pem") != NULL);
 	CU_ASSERT(strstr(l, "\"tls\":\"terminated\"}") != NULL);
 	free(log);
-}
-
-/* VmRSS of pid in KiB, -1 on error. */
-static long rss_kib(pid_t pid)
-{
-	char path[64], *s, *p;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	s = test_read_file(path, NULL);
-	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
-		v = strtol(p + 6, NULL, 10);
-	free(s);
-	return v;
 }
 
 /* A client that asks for 1 GiB inside TLS and stops reading: the proxy's
@@ -581,9 +476,9 @@ static void test_slow_reader(void)
 
 		(void)test_wait_quiet(quiet, 2, fd, 500);
 	}
-	before = rss_kib(test_proc_pid(px_main.proc));
+	before = test_rss_kib(test_proc_pid(px_main.proc));
 	sleep(2);
-	after = rss_kib(test_proc_pid(px_main.proc));
+	after = test_rss_kib(test_proc_pid(px_main.proc));
 	fprintf(stderr, "\n    proxy VmRSS with a stalled 1 GiB download inside TLS: %ld then %ld KiB\n",
 		before, after);
 	CU_ASSERT(before > 0 && after > 0 && after - before < 4096);
@@ -607,14 +502,6 @@ static void test_slow_reader(void)
 static const char py_helper[] =
 	"import urllib.request, os, base64\n"
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
-	"def read_all(t):\n"
-	"    data = b''\n"
-	"    while True:\n"
-	"        try: c = t.recv(65536)\n"
-	"        except (ssl.SSLEOFError, ConnectionResetError): break\n"
-	"        if not c: break\n"
-	"        data += c\n"
-	"    return data\n"
 	"req = b'GET /hello HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' % target.encode()\n"
 	"if mode == 'urllib':\n"
 	"    op = urllib.request.build_opener(urllib.request.ProxyHandler({'https': 'http://' + proxy}),\n"
@@ -884,7 +771,7 @@ static char py_edge_path[4200];
 
 static int edge(char **out, const char *mode, const char *target, const char *a, const char *b)
 {
-	return run(out, NULL, ENV_CLEAN, (char *)test_python(), py_edge_path, (char *)mode, px_main.addr,
+	return run(out, NULL, TEST_ENV_CLEAN, (char *)test_python(), py_edge_path, (char *)mode, px_main.addr,
 		   (char *)target, px_main.trust, (char *)a, (char *)b, NULL);
 }
 
@@ -1053,7 +940,7 @@ static int clients_cleanup(void)
 
 static int py(char **out, const char *mode, const char *cafile, const char *extra)
 {
-	return run(out, NULL, ENV_CLEAN, (char *)test_python(), py_path, (char *)mode, px_main.addr, up.addr,
+	return run(out, NULL, TEST_ENV_CLEAN, (char *)test_python(), py_path, (char *)mode, px_main.addr, up.addr,
 		   (char *)cafile, (char *)extra, NULL);
 }
 
@@ -1106,7 +993,7 @@ static void test_openssl_s_client(void)
 		 "printf 'GET /hello HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' | "
 		 "openssl s_client -proxy %s -connect %s -CAfile %s -verify_return_error -ign_eof 2>&1",
 		 up.addr, px_main.addr, up.addr, px_main.trust);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, "sh", "-c", cmd, NULL), 0);
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "sh", "-c", cmd, NULL), 0);
 	CU_ASSERT(out != NULL && strstr(out, "issuer=O = passavant, CN = passavant session CA ") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "Verify return code: 0 (ok)") != NULL);
 	CU_ASSERT(out != NULL && strstr(out, "\r\n\r\nhello\n") != NULL);
@@ -1121,7 +1008,7 @@ static void test_git_clone(void)
 	snprintf(dest, sizeof(dest), "%s/clone", dir);
 	snprintf(cainfo, sizeof(cainfo), "GIT_SSL_CAINFO=%s", px_main.trust);
 	snprintf(proxy, sizeof(proxy), "http.proxy=%s", px_main.url);
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			    "GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "clone", "-q", url, dest, NULL),
 			0);
 	free(out);
@@ -1130,7 +1017,7 @@ static void test_git_clone(void)
 	CU_ASSERT(s != NULL && strcmp(s, "hello from git\n") == 0);
 	free(s);
 	/* ls-remote on the same terminated path. */
-	CU_ASSERT_EQUAL(run(&out, NULL, ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, cainfo, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			    "GIT_TERMINAL_PROMPT=0", "git", "-c", proxy, "ls-remote", url, NULL),
 			0);
 	CU_ASSERT(out != NULL && strstr(out, "refs/heads/main") != NULL);

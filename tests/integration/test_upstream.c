@@ -14,6 +14,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/testlib.h"
 #include "tests/support/upstream.h"
@@ -66,42 +67,6 @@ static int suite_cleanup(void)
 	return bad ? -1 : 0;
 }
 
-/* curl -sS --max-time 20 followed by the arguments up to a NULL (at most
- * 12); returns the exit status, the stdout in *out (caller frees). */
-static int curl(char **out, ...) __attribute__((sentinel));
-static int curl(char **out, ...)
-{
-	char *argv[20];
-	char *err = NULL, *a;
-	int n = 0, rc;
-	va_list ap;
-
-	argv[n++] = "curl";
-	argv[n++] = "-sS";
-	argv[n++] = "--max-time";
-	argv[n++] = "20";
-	va_start(ap, out);
-	while ((a = va_arg(ap, char *)) != NULL && n < 16)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	rc = test_run_capture(argv, out, &err, 30000);
-	if (rc != 0)
-		fprintf(stderr, "curl exited %d: %s\n", rc, err ? err : "");
-	free(err);
-	return rc;
-}
-
-static char *url(const struct test_upstream *u, const char *path)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
-	return buf[i];
-}
-
 /* Returns the value of the n-th (0-based) "X-Upstream-Conn: " in s, -1. */
 static long conn_header(const char *s, int nth)
 {
@@ -130,8 +95,8 @@ static void test_hello(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-i", url(&up, "/hello"), NULL, NULL, NULL, NULL, NULL,
-				   NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-i", test_upstream_url(&up, "/hello"), NULL, NULL, NULL, NULL, NULL,
+					NULL), 0);
 	CU_ASSERT(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0);
 	CU_ASSERT(conn_header(out, 0) > 0);
 	CU_ASSERT(strstr(out, "\r\n\r\nhello\n") != NULL);
@@ -144,16 +109,16 @@ static void test_keepalive_reuse(void)
 	long a, b;
 
 	/* One curl, two URLs: curl reuses the connection. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/hello"), url(&up, "/hello"), NULL,
-				   NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", test_upstream_url(&up, "/hello"),
+					test_upstream_url(&up, "/hello"), NULL, NULL, NULL, NULL), 0);
 	a = conn_header(out, 0);
 	b = conn_header(out, 1);
 	CU_ASSERT(a > 0);
 	CU_ASSERT_EQUAL(a, b);
 	free(out);
 	/* A new curl process gets a new connection number. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/hello"), NULL, NULL, NULL, NULL,
-				   NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", test_upstream_url(&up, "/hello"), NULL, NULL, NULL, NULL,
+					NULL), 0);
 	CU_ASSERT(conn_header(out, 0) > b);
 	free(out);
 }
@@ -165,8 +130,8 @@ static void test_bytes(void)
 	char *body;
 
 	snprintf(path, sizeof(path), "%s/bytes.out", dir);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", path, "-w", "%{size_download} %{http_code}",
-				   url(&up, "/bytes/1000003"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", path, "-w", "%{size_download} %{http_code}",
+					test_upstream_url(&up, "/bytes/1000003"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "1000003 200");
 	free(out);
 	body = test_read_file(path, &len);
@@ -174,8 +139,8 @@ static void test_bytes(void)
 	CU_ASSERT_EQUAL(len, 1000003);
 	CU_ASSERT(is_pattern(body, len));
 	free(body);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{size_download}",
-				   url(&up, "/bytes/0"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{size_download}",
+					test_upstream_url(&up, "/bytes/0"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "0");
 	free(out);
 }
@@ -186,8 +151,8 @@ static void test_chunked(void)
 	size_t len = 0;
 
 	snprintf(path, sizeof(path), "%s/chunked.out", dir);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", "-o", path, url(&up, "/chunked/200000"), NULL,
-				   NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", "-o", path, test_upstream_url(&up, "/chunked/200000"), NULL,
+					NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "Transfer-Encoding: chunked\r\n") != NULL);
 	CU_ASSERT(strstr(out, "Content-Length") == NULL);
 	free(out);
@@ -197,8 +162,8 @@ static void test_chunked(void)
 	CU_ASSERT(is_pattern(body, len));
 	free(body);
 	/* The raw framing, as a proxy would see it. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "--raw", url(&up, "/chunked/5"), NULL, NULL, NULL, NULL,
-				   NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "--raw", test_upstream_url(&up, "/chunked/5"), NULL, NULL, NULL, NULL,
+					NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "5\r\n01234\r\n0\r\n\r\n");
 	free(out);
 }
@@ -207,8 +172,8 @@ static void test_echo(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-H", "X-Test: yes", "--data-binary", "payload-123",
-				   url(&up, "/echo"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-H", "X-Test: yes", "--data-binary", "payload-123",
+					test_upstream_url(&up, "/echo"), NULL, NULL, NULL), 0);
 	CU_ASSERT(strncmp(out, "POST /echo HTTP/1.1\r\n", 21) == 0);
 	CU_ASSERT(strstr(out, "\r\nX-Test: yes\r\n") != NULL);
 	CU_ASSERT(strstr(out, "\r\nContent-Length: 11\r\n") != NULL);
@@ -220,26 +185,26 @@ static void test_status_headers_close_sink(void)
 {
 	char *out = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
-				   url(&up, "/status/503"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+					test_upstream_url(&up, "/status/503"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "503");
 	free(out);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
-				   url(&up, "/nothing-here"), NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+					test_upstream_url(&up, "/nothing-here"), NULL, NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "404");
 	free(out);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/headers?X-One=1&X-Two=a%20b"),
-				   NULL, NULL, NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", test_upstream_url(&up, "/headers?X-One=1&X-Two=a%20b"),
+					NULL, NULL, NULL, NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "\r\nX-One: 1\r\n") != NULL);
 	CU_ASSERT(strstr(out, "\r\nX-Two: a b\r\n") != NULL);
 	free(out);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
-				   url(&up, "/headers?X-Bad=a%0d%0aInjected:%201"), NULL, NULL,
-				   NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-o", "/dev/null", "-w", "%{http_code}",
+					test_upstream_url(&up, "/headers?X-Bad=a%0d%0aInjected:%201"), NULL, NULL,
+					NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out, "400");
 	free(out);
 	/* /delay/MS answers after MS ms. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-w", " %{time_total}", url(&up, "/delay/200"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-w", " %{time_total}", test_upstream_url(&up, "/delay/200"), NULL), 0);
 	CU_ASSERT(strncmp(out, "delayed 200\n ", 13) == 0);
 	CU_ASSERT(strtod(out + 13, NULL) >= 0.2);
 	free(out);
@@ -267,8 +232,8 @@ static void test_status_headers_close_sink(void)
 		free(out);
 	}
 	/* /close: the second request needs a new connection. */
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "-D", "-", url(&up, "/close"), url(&up, "/hello"), NULL,
-				   NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-D", "-", test_upstream_url(&up, "/close"),
+					test_upstream_url(&up, "/hello"), NULL, NULL, NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "Connection: close\r\n") != NULL);
 	CU_ASSERT(conn_header(out, 1) > conn_header(out, 0));
 	free(out);
@@ -280,8 +245,8 @@ static void test_status_headers_close_sink(void)
 		snprintf(path, sizeof(path), "%s/upload.bin", dir);
 		CU_ASSERT_FATAL(test_write_file(path, data, 3000000) == 0);
 		free(data);
-		CU_ASSERT_EQUAL_FATAL(curl(&out, "-H", "Transfer-Encoding: chunked", "-T", path,
-					   url(&up, "/sink"), NULL, NULL, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(test_curl(&out, "-H", "Transfer-Encoding: chunked", "-T", path,
+						test_upstream_url(&up, "/sink"), NULL, NULL, NULL), 0);
 		CU_ASSERT_STRING_EQUAL(out, "3000000\n");
 		free(out);
 	}
@@ -303,8 +268,8 @@ static void test_record(void)
 	CU_ASSERT(rec != NULL && len == 0);
 	free(rec);
 	/* A chunked POST is recorded with its framing, then a GET. */
-	CU_ASSERT_EQUAL(curl(&out, "-H", "Transfer-Encoding: chunked", "--data-binary", "hello",
-			     url(&u, "/echo"), url(&u, "/hello"), "-X", "POST", NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "-H", "Transfer-Encoding: chunked", "--data-binary", "hello",
+				  test_upstream_url(&u, "/echo"), test_upstream_url(&u, "/hello"), "-X", "POST", NULL), 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_upstream_stop(&u), 0);
 	rec = test_read_file(rpath, &len);
@@ -327,8 +292,8 @@ static void test_https(void)
 	char cafile[4096], *out = NULL;
 
 	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
-	CU_ASSERT_EQUAL_FATAL(curl(&out, "--cacert", cafile, "-D", "-", url(&up_tls, "/hello"),
-				   url(&up_tls, "/hello"), NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(test_curl(&out, "--cacert", cafile, "-D", "-", test_upstream_url(&up_tls, "/hello"),
+					test_upstream_url(&up_tls, "/hello"), NULL, NULL), 0);
 	CU_ASSERT(strstr(out, "hello\n") != NULL);
 	CU_ASSERT(conn_header(out, 0) > 0);
 	CU_ASSERT_EQUAL(conn_header(out, 0), conn_header(out, 1));
@@ -338,8 +303,8 @@ static void test_https(void)
 		char u[256];
 
 		snprintf(u, sizeof(u), "https://localhost:%u/bytes/100000", (unsigned)up_tls.port);
-		CU_ASSERT_EQUAL(curl(&out, "--cacert", cafile, "-o", "/dev/null", "-w",
-				     "%{size_download}", u, NULL), 0);
+		CU_ASSERT_EQUAL(test_curl(&out, "--cacert", cafile, "-o", "/dev/null", "-w",
+					  "%{size_download}", u, NULL), 0);
 		CU_ASSERT_STRING_EQUAL(out ? out : "", "100000");
 		free(out);
 	}
@@ -349,7 +314,7 @@ static void test_bad_cert_rejected(void)
 {
 	char cafile[4096], *out = NULL, *err = NULL;
 	char *argv[] = { "curl", "-sS", "--max-time", "10", "--cacert", cafile,
-			 url(&up_bad, "/hello"), NULL };
+			 test_upstream_url(&up_bad, "/hello"), NULL };
 
 	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
 	/* 60: peer certificate cannot be authenticated with known CA certificates */
@@ -359,8 +324,8 @@ static void test_bad_cert_rejected(void)
 	free(err);
 	/* ... but it does verify against its own CA. */
 	snprintf(cafile, sizeof(cafile), "%s/bad-ca.pem", dir);
-	CU_ASSERT_EQUAL(curl(&out, "--cacert", cafile, url(&up_bad, "/hello"), NULL, NULL, NULL,
-			     NULL, NULL), 0);
+	CU_ASSERT_EQUAL(test_curl(&out, "--cacert", cafile, test_upstream_url(&up_bad, "/hello"), NULL, NULL, NULL,
+				  NULL, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(out ? out : "", "hello\n");
 	free(out);
 }
@@ -629,29 +594,29 @@ static void test_pv_load(void)
 
 	snprintf(cafile, sizeof(cafile), "%s/ca.pem", dir);
 	/* keep-alive GETs: exactly -n requests, one result line */
-	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up, "/hello"), "-c", "4", "-n", "200", NULL), 0);
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up, "/hello"), "-c", "4", "-n", "200", NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "reqs=200 secs=", 14) == 0);
 	CU_ASSERT(out != NULL && strstr(out, " errors=0\n") != NULL && strstr(out, " p99_ms=") != NULL);
 	free(out);
 	/* new TLS connection per request */
-	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up_tls, "/hello"), "--tls", cafile, "-c", "2",
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up_tls, "/hello"), "--tls", cafile, "-c", "2",
 				"-n", "10", "--new-conn", NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "reqs=10 ", 8) == 0 && strstr(out, " errors=0\n"));
 	free(out);
 	/* transfers, checked end to end by pv-load */
-	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up_tls, "/"), "--tls", cafile, "--download",
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up_tls, "/"), "--tls", cafile, "--download",
 				"5000000", NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "reqs=1 ", 7) == 0 && strstr(out, " errors=0\n"));
 	free(out);
-	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up, "/"), "--upload", "5000000", NULL), 0);
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up, "/"), "--upload", "5000000", NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "reqs=1 ", 7) == 0 && strstr(out, " errors=0\n"));
 	free(out);
 	/* errors are counted, and a setup that never works gives up: exit 1 */
 	fprintf(stderr, "(expected: pv-load reporting 404s and a certificate error)\n");
-	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up, "/nothing"), "-d", "10", NULL), 1);
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up, "/nothing"), "-d", "10", NULL), 1);
 	CU_ASSERT(out != NULL && strncmp(out, "reqs=0 ", 7) == 0 && strstr(out, " errors=20\n"));
 	free(out);
-	CU_ASSERT_EQUAL(pv_load(&out, "--url", url(&up_bad, "/hello"), "--tls", cafile, "-n", "1",
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up_bad, "/hello"), "--tls", cafile, "-n", "1",
 				NULL), 1);
 	CU_ASSERT(out != NULL && strstr(out, "reqs=0 ") == out);
 	free(out);

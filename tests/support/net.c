@@ -19,14 +19,6 @@
 
 #include "tests/support/proc.h"
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int test_tcp_connect(const char *hostport, int timeout_ms)
 {
 	struct sockaddr_storage ss;
@@ -104,7 +96,7 @@ int test_send_all(int fd, const void *buf, size_t len)
 
 char *test_recv_until(int fd, const char *stop, int timeout_ms, size_t *len, bool *eof)
 {
-	long long deadline = mono_ms() + timeout_ms;
+	long long deadline = test_mono_ms() + timeout_ms;
 	size_t n = 0, cap = 4096;
 	char *buf = malloc(cap);
 
@@ -115,7 +107,7 @@ char *test_recv_until(int fd, const char *stop, int timeout_ms, size_t *len, boo
 	buf[0] = '\0';
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long long left = deadline - mono_ms();
+		long long left = deadline - test_mono_ms();
 		ssize_t r;
 
 		if (stop != NULL && strstr(buf, stop) != NULL)

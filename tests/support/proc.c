@@ -44,7 +44,7 @@ struct test_proc {
 	int status;                /* exit status once reaped (proc.h encoding) */
 };
 
-static long long mono_ms(void)
+long long test_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -116,8 +116,8 @@ static void *drain_main(void *arg)
 		if (atomic_load(&p->child_gone)) {
 			/* The child is gone; only a grandchild can hold the pipe. */
 			if (idle_since == 0)
-				idle_since = mono_ms();
-			else if (mono_ms() - idle_since > DRAIN_LINGER_MS)
+				idle_since = test_mono_ms();
+			else if (test_mono_ms() - idle_since > DRAIN_LINGER_MS)
 				break;
 		}
 	}
@@ -142,7 +142,7 @@ static int decode_status(int st)
  * 0 still running, -1 error. */
 static int reap(struct test_proc *p, int timeout_ms)
 {
-	long long deadline = mono_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+	long long deadline = test_mono_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
 
 	if (p->reaped)
 		return 1;
@@ -159,7 +159,7 @@ static int reap(struct test_proc *p, int timeout_ms)
 		if (r < 0 && errno != EINTR)
 			return -1;
 		if (r == 0) {
-			if (mono_ms() >= deadline)
+			if (test_mono_ms() >= deadline)
 				return 0;
 			struct timespec ts = { 0, 5 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
@@ -281,10 +281,10 @@ struct test_proc *test_proc_start(char *const argv[], const char *ready_prefix,
 		goto fail;
 	}
 
-	deadline = mono_ms() + timeout_ms;
+	deadline = test_mono_ms() + timeout_ms;
 	while (ready_prefix != NULL && !find_ready(p, &scan, ready_prefix, ready_rest, rest_len)) {
 		struct pollfd pfd = { .fd = p->out_fd, .events = POLLIN };
-		long long left = deadline - mono_ms();
+		long long left = deadline - test_mono_ms();
 		int r;
 
 		if (p->out_fd < 0) {
@@ -499,6 +499,21 @@ int test_parse_sockaddr(const char *s, bool port0_ok, struct sockaddr_storage *s
 	return -1;
 }
 
+long test_read_small(const char *path, char *buf, size_t cap)
+{
+	ssize_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, cap - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	return (long)len;
+}
+
 /*
  * Adds the CPU time (ns, /proc/PID/task/TID/schedstat) of every thread of
  * pid to *run_ns; returns whether one of them runs or waits to (state R)
@@ -519,35 +534,19 @@ static bool proc_busy(pid_t pid, unsigned long long *run_ns)
 	while ((e = readdir(d)) != NULL) {
 		char buf[512], *rp;
 		unsigned long long ns = 0;
-		ssize_t len;
-		int fd;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (test_read_small(path, buf, sizeof(buf)) < 0)
 			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
 		/* "pid (comm) S ...": comm may hold spaces and parentheses. */
 		rp = strrchr(buf, ')');
 		if (rp != NULL && rp[1] == ' ' && (rp[2] == 'R' || rp[2] == 'D'))
 			busy = true;
 		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len > 0) {
-			buf[len] = '\0';
-			if (sscanf(buf, "%llu", &ns) == 1)
-				*run_ns += ns;
-		}
+		if (test_read_small(path, buf, sizeof(buf)) >= 0 && sscanf(buf, "%llu", &ns) == 1)
+			*run_ns += ns;
 	}
 	closedir(d);
 	return busy;
@@ -555,7 +554,7 @@ static bool proc_busy(pid_t pid, unsigned long long *run_ns)
 
 int test_wait_quiet(const pid_t *pids, size_t n, int fd, int cap_ms)
 {
-	long long deadline = mono_ms() + cap_ms;
+	long long deadline = test_mono_ms() + cap_ms;
 	unsigned long long last_ns = 0;
 	int last = -1, calm = 0;
 
@@ -565,7 +564,7 @@ int test_wait_quiet(const pid_t *pids, size_t n, int fd, int cap_ms)
 		bool busy = false;
 		int q = 0;
 
-		if (mono_ms() >= deadline)
+		if (test_mono_ms() >= deadline)
 			return -1;
 		nanosleep(&ts, NULL);
 		for (size_t i = 0; i < n; i++)

@@ -73,6 +73,14 @@ const char *test_proc_stderr_path(const struct test_proc *p);
  * removes the stderr file, frees everything. NULL is a no-op. */
 void test_proc_free(struct test_proc *p);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+long long test_mono_ms(void);
+
+/* One read(2) of at most cap - 1 bytes of a small file (a /proc entry) into
+ * buf, NUL-terminated. Returns the length, or -1 if it cannot be opened,
+ * read, or is empty. */
+long test_read_small(const char *path, char *buf, size_t cap);
+
 /*
  * Waits until no thread of the n processes in pids (entries <= 0 are
  * skipped) has run (CPU time in /proc/PID/task/TID/schedstat unchanged)

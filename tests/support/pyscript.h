@@ -16,8 +16,10 @@
  * when target has no ':'), and defines tunnel(first=b''): a TCP socket
  * (TCP_NODELAY) that sent "CONNECT target" with first appended in the same
  * write, read the proxy's head a byte at a time (nothing after it is
- * consumed) and asserted a 200. It also imports fcntl, os, struct,
- * termios and time, and defines settle(s, cap): returns once no thread
+ * consumed) and asserted a 200, and read_all(t, also=()): t's bytes up
+ * to end of file, a reset, an ssl.SSLEOFError or an exception in also.
+ * It also imports fcntl, os, struct, termios and time, and defines
+ * settle(s, cap): returns once no thread
  * of the processes in $PV_SETTLE_PIDS (space-separated pids, set with
  * test_py_settle_pids(); none: only the queue is watched) has run (CPU
  * time in schedstat unchanged) or waits to run, and s's receive queue

@@ -2,6 +2,7 @@
  * testlib.c - CUnit runner and small process/file helpers shared by tests.
  */
 #include "testlib.h"
+#include "proc.h"
 
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdarg.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +310,45 @@ char *test_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+long test_rss_kib(pid_t pid)
+{
+	char path[64], *s, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = test_read_file(path, NULL);
+	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
+		v = strtol(p + 6, NULL, 10);
+	free(s);
+	return v;
+}
+
+bool test_vmflags(const void *addr, char *flags, size_t cap)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false, found = false;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t n = strspn(line, "0123456789abcdef");
+
+		/* a mapping header: "start-end perms offset dev inode path" */
+		if (n > 0 && line[n] == '-') {
+			in = strtoul(line, NULL, 16) == (unsigned long)(uintptr_t)addr;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			snprintf(flags, cap, "%s", line + 8);
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 struct capture {
 	int fd;
 	char *buf;
@@ -343,19 +384,11 @@ static int capture_read(struct capture *c)
 	return 1;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms)
 {
 	int po[2], pe[2], status;
 	struct capture c[2];
-	long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	long long deadline = timeout_ms > 0 ? test_mono_ms() + timeout_ms : 0;
 	pid_t pid;
 	bool killed = false;
 
@@ -392,7 +425,7 @@ int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms)
 			pfd[i].events = POLLIN;
 		}
 		if (deadline) {
-			long long left = deadline - now_ms();
+			long long left = deadline - test_mono_ms();
 			if (left <= 0) {
 				kill(pid, SIGKILL);
 				killed = true;

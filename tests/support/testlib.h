@@ -88,6 +88,11 @@ size_t test_file_size(const char *path);
 char *test_file_since(const char *path, size_t mark);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL on error. */
 char *test_read_file(const char *path, size_t *len);
+/* The VmFlags line (without "VmFlags:") of this process's mapping that
+ * starts at addr, from /proc/self/smaps, into flags (cap bytes). */
+bool test_vmflags(const void *addr, char *flags, size_t cap);
+/* VmRSS of pid in KiB (/proc/PID/status), -1 on error. */
+long test_rss_kib(pid_t pid);
 
 /*
  * Runs argv[0] with argv (execvp), stdin from /dev/null, capturing stdout

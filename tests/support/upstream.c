@@ -180,3 +180,13 @@ out:
 	test_rmtree(work);
 	return rc;
 }
+
+char *test_upstream_url(const struct test_upstream *u, const char *path)
+{
+	static char buf[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s%s", u->url, path);
+	return buf[i];
+}

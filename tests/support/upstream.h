@@ -92,6 +92,10 @@ int test_git_fixture(const char *root, const char *name, size_t big_bytes);
  * if it does not fit. */
 int test_upstream_rawhex_path(char *path, size_t cap, const void *bytes, size_t len);
 
+/* u's URL followed by path, in one of 4 static buffers used in turn (so
+ * up to 4 can be arguments of one call). */
+char *test_upstream_url(const struct test_upstream *u, const char *path);
+
 /* "$PASSAVANT_TOOLS/<name>" in a static buffer (overwritten on each call). */
 const char *test_tool_path(const char *name);
 

@@ -17,32 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The VmFlags line of the mapping that starts at addr, from smaps. */
-static bool sm_vmflags(const void *addr, char *flags, size_t cap)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	bool in = false, found = false;
-
-	if (f == NULL)
-		return false;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		size_t n = strspn(line, "0123456789abcdef");
-
-		if (n > 0 && line[n] == '-') {
-			in = strtoul(line, NULL, 16) == (unsigned long)(uintptr_t)addr;
-			continue;
-		}
-		if (in && strncmp(line, "VmFlags:", 8) == 0) {
-			snprintf(flags, cap, "%s", line + 8);
-			found = true;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 static size_t sm_wipes, sm_dirty, sm_len;
 
 static void sm_probe(const void *p, size_t len)
@@ -111,7 +85,7 @@ static void test_hygiene(void)
 
 	CU_ASSERT_EQUAL_FATAL(secmem_map(&m, 4096, 0), SECMEM_OK);
 	CU_ASSERT((m.hygiene & SECMEM_DONTDUMP) != 0);
-	if (sm_vmflags(m.base, flags, sizeof(flags))) {
+	if (test_vmflags(m.base, flags, sizeof(flags))) {
 		CU_ASSERT(strstr(flags, " dd") != NULL);
 		/* ASan's mlock() is a no-op that returns 0: there only "not
 		 * locked" can be checked against the kernel. */
@@ -130,7 +104,7 @@ static void test_hygiene(void)
 	CU_ASSERT_EQUAL_FATAL(secmem_map(&m, 4096, SECMEM_NO_MLOCK), SECMEM_OK);
 	CU_ASSERT((m.hygiene & SECMEM_LOCKED) == 0);
 	CU_ASSERT((m.hygiene & SECMEM_DONTDUMP) != 0);
-	if (sm_vmflags(m.base, flags, sizeof(flags)))
+	if (test_vmflags(m.base, flags, sizeof(flags)))
 		CU_ASSERT(strstr(flags, " lo") == NULL);
 	secmem_unmap(&m);
 }

@@ -12,27 +12,7 @@
 
 #include "proxy/cli/plan.c"
 #include "tests/support/testlib.h"
-
-/* Index of "NAME=" in env, or -1. */
-static int find(char **env, const char *name)
-{
-	size_t n = strlen(name);
-	int i;
-
-	for (i = 0; env[i] != NULL; i++)
-		if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
-			return i;
-	return -1;
-}
-
-static int count(char **env)
-{
-	int i = 0;
-
-	while (env[i] != NULL)
-		i++;
-	return i;
-}
+#include "tests/support/textutil.h"
 
 /* The SPEC §7 table (moved from sandbox_env with the table itself). */
 static void test_proxy_env(void)
@@ -53,26 +33,26 @@ static void test_proxy_env(void)
 	env = sv.v;
 	CU_ASSERT_FATAL(env != NULL);
 	for (i = 0; i < ARRAY_LEN(proxy); i++) {
-		k = find(env, proxy[i]);
+		k = test_envv_find(env, proxy[i]);
 		CU_ASSERT(k >= 0 && strcmp(strchr(env[k], '=') + 1, "http://127.0.0.1:3128") == 0);
 	}
 	for (i = 0; i < ARRAY_LEN(trust); i++) {
-		k = find(env, trust[i]);
+		k = test_envv_find(env, trust[i]);
 		CU_ASSERT(k >= 0 && strcmp(strchr(env[k], '=') + 1, "/s/trust.pem") == 0);
 	}
-	k = find(env, "NO_PROXY");
+	k = test_envv_find(env, "NO_PROXY");
 	CU_ASSERT(k >= 0 && strcmp(env[k], "NO_PROXY=localhost,127.0.0.1,::1") == 0);
-	CU_ASSERT(find(env, "no_proxy") >= 0);
-	k = find(env, "NODE_USE_ENV_PROXY");
+	CU_ASSERT(test_envv_find(env, "no_proxy") >= 0);
+	k = test_envv_find(env, "NODE_USE_ENV_PROXY");
 	CU_ASSERT(k >= 0 && strcmp(env[k], "NODE_USE_ENV_PROXY=1") == 0);
-	CU_ASSERT_EQUAL(count(env), (int)(ARRAY_LEN(proxy) + ARRAY_LEN(trust) + 3));
+	CU_ASSERT_EQUAL(test_envv_count(env), (int)(ARRAY_LEN(proxy) + ARRAY_LEN(trust) + 3));
 	strv_free(&sv);
 	/* The session's env file: an IPv6 listener, no trust file known. */
 	CU_ASSERT_FATAL(plan_env_vars(&sv, "::1", 8080, NULL) == 0);
-	CU_ASSERT(find(sv.v, "HTTPS_PROXY") >= 0 &&
-		  strcmp(sv.v[find(sv.v, "HTTPS_PROXY")], "HTTPS_PROXY=http://[::1]:8080") == 0);
-	CU_ASSERT(find(sv.v, "SSL_CERT_FILE") < 0);
-	CU_ASSERT_EQUAL(count(sv.v), (int)(ARRAY_LEN(proxy) + 3));
+	CU_ASSERT(test_envv_find(sv.v, "HTTPS_PROXY") >= 0 &&
+		  strcmp(sv.v[test_envv_find(sv.v, "HTTPS_PROXY")], "HTTPS_PROXY=http://[::1]:8080") == 0);
+	CU_ASSERT(test_envv_find(sv.v, "SSL_CERT_FILE") < 0);
+	CU_ASSERT_EQUAL(test_envv_count(sv.v), (int)(ARRAY_LEN(proxy) + 3));
 	strv_free(&sv);
 }
 

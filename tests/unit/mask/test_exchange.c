@@ -21,6 +21,7 @@
 #include "mask/mask.h"
 #include "policy/policy.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 
 #define XR_HDR "ghp_Xr7Hd9Qm2Lp4Vt6Nw8Bc1Zs3Ky5Fj0Gh2Tq"
 #define XR_BODY "sk-Xr4Bo6Dy8Pa2Qs1We3Rt5Yu7Io9Kl0Zx2Cv4"
@@ -73,22 +74,6 @@ static void xfx_teardown(struct xfx *f)
 	unsetenv("PV_XR_BODY");
 }
 
-static void b64(const char *in, char *out)
-{
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t len = strlen(in), n = 0;
-	const unsigned char *u = (const unsigned char *)in;
-
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned b0 = u[i], b1 = i + 1 < len ? u[i + 1] : 0, b2 = i + 2 < len ? u[i + 2] : 0;
-		out[n++] = a[b0 >> 2];
-		out[n++] = a[(b0 & 3) << 4 | b1 >> 4];
-		out[n++] = i + 1 < len ? a[(b1 & 15) << 2 | b2 >> 6] : '=';
-		out[n++] = i + 2 < len ? a[b2 & 63] : '=';
-	}
-	out[n] = '\0';
-}
-
 /* Occurrences of needle in hay. */
 static size_t count_of(const char *hay, const char *needle)
 {
@@ -128,7 +113,7 @@ static void test_head_substitutes(void)
 
 	CU_ASSERT_FATAL(xfx_setup(&f) == 0);
 	snprintf(up, sizeof(up), "x-access-token:%s", f.hdr_sent);
-	b64(up, enc);
+	test_b64(up, strlen(up), enc);
 	snprintf(head, sizeof(head),
 		 "GET /x?t=%s HTTP/1.1\r\nHost: api.example.com\r\nX-A: %s\r\nX-B: pre %s post\r\n"
 		 "Authorization: Basic %s\r\n\r\n",
@@ -139,7 +124,7 @@ static void test_head_substitutes(void)
 	CU_ASSERT_EQUAL(count_of(head, XR_HDR), 3);
 	CU_ASSERT_EQUAL(count_of(head, f.hdr_sent), 0);
 	snprintf(up, sizeof(up), "x-access-token:%s", XR_HDR);
-	b64(up, want);
+	test_b64(up, strlen(up), want);
 	CU_ASSERT(strstr(head, want) != NULL);
 	CU_ASSERT(strstr(head, "Host: api.example.com\r\n") != NULL);
 	CU_ASSERT_EQUAL(mask_exch_injected(f.x, names, 4), 1);

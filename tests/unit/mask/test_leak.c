@@ -15,6 +15,7 @@
 #include "mask/mask.h"
 #include "policy/policy.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 
 /* '/' and '+' give it JSON-escaped and percent-encoded forms. */
 #define LK_REAL "Lk7/Qz9+Wm3Rt5Yu1Io8Pa2Sd4Fg6Hj0Kl"
@@ -63,22 +64,6 @@ static const char *found(struct lfx *f, const char *s)
 	return c >= 0 ? mask_table_cred_name(f->t, (size_t)c) : "-";
 }
 
-static void b64(const char *in, char *out)
-{
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t len = strlen(in), n = 0;
-	const unsigned char *u = (const unsigned char *)in;
-
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned b0 = u[i], b1 = i + 1 < len ? u[i + 1] : 0, b2 = i + 2 < len ? u[i + 2] : 0;
-		out[n++] = a[b0 >> 2];
-		out[n++] = a[(b0 & 3) << 4 | b1 >> 4];
-		out[n++] = i + 1 < len ? a[(b1 & 15) << 2 | b2 >> 6] : '=';
-		out[n++] = i + 2 < len ? a[b2 & 63] : '=';
-	}
-	out[n] = '\0';
-}
-
 /* Every form is found, as sent and fully %-decoded; other text is not. */
 static void test_find_real(void)
 {
@@ -89,10 +74,10 @@ static void test_find_real(void)
 	CU_ASSERT_STRING_EQUAL(found(&f, "GET /x?t=" LK_TOK), "PV_LK_TOK");
 	CU_ASSERT_STRING_EQUAL(found(&f, "{\"k\":\"Lk7\\/Qz9+Wm3Rt5Yu1Io8Pa2Sd4Fg6Hj0Kl\"}"), "PV_LK_REAL");
 	CU_ASSERT_STRING_EQUAL(found(&f, "s=Lk7%2FQz9%2BWm3Rt5Yu1Io8Pa2Sd4Fg6Hj0Kl"), "PV_LK_REAL");
-	b64("x-access-token:" LK_TOK, enc);
+	test_b64("x-access-token:" LK_TOK, strlen("x-access-token:" LK_TOK), enc);
 	snprintf(buf, sizeof(buf), "Basic %s", enc);
 	CU_ASSERT_STRING_EQUAL(found(&f, buf), "PV_LK_TOK");
-	b64(LK_REAL, enc);
+	test_b64(LK_REAL, strlen(LK_REAL), enc);
 	CU_ASSERT_STRING_EQUAL(found(&f, enc), "PV_LK_REAL");
 	for (size_t k = 0; k < strlen(LK_TOK); k++)
 		snprintf(all + 3 * k, 4, "%%%02x", (unsigned char)LK_TOK[k]);

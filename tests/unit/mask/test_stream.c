@@ -966,33 +966,6 @@ static void test_set_errors(void)
 		CU_ASSERT(mask_set_strerror((enum mask_set_result)r) != NULL);
 }
 
-/* VmFlags of the mapping that starts at addr, from /proc/self/smaps. */
-static bool vmflags_of(const void *addr, char *flags, size_t cap)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	bool in = false, found = false;
-
-	if (f == NULL)
-		return false;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		size_t n = strspn(line, "0123456789abcdef");
-
-		/* a mapping header: "start-end perms offset dev inode path" */
-		if (n > 0 && line[n] == '-') {
-			in = strtoul(line, NULL, 16) == (unsigned long)(uintptr_t)addr;
-			continue;
-		}
-		if (in && strncmp(line, "VmFlags:", 8) == 0) {
-			snprintf(flags, cap, "%s", line + 8);
-			found = true;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 /* The arena is excluded from dumps (and locked when allowed); the flags
  * say what was achieved, and the kernel agrees. */
 static void test_set_hygiene(void)
@@ -1004,7 +977,7 @@ static void test_set_hygiene(void)
 
 	CU_ASSERT_FATAL(set != NULL);
 	CU_ASSERT((mask_set_hygiene(set) & MASK_HYG_DONTDUMP) != 0);
-	if (vmflags_of(set->mem.base, flags, sizeof(flags))) {
+	if (test_vmflags(set->mem.base, flags, sizeof(flags))) {
 		CU_ASSERT(strstr(flags, " dd") != NULL);
 		/* locked exactly when the set says so; AddressSanitizer
 		 * intercepts mlock() as a no-op that returns 0, so there only

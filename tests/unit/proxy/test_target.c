@@ -7,6 +7,22 @@
 #include "proxy/target.h"
 #include "tests/support/testlib.h"
 
+/* Checks a parser's verdict on in: refused (err set) when host is NULL,
+ * accepted otherwise. True when the parsed fields are to be checked. */
+static bool verdict_ok(const char *err, const char *in, const char *host)
+{
+	if (host == NULL) {
+		if (err == NULL)
+			fprintf(stderr, "accepted: %s\n", in);
+		CU_ASSERT_PTR_NOT_NULL(err);
+		return false;
+	}
+	if (err != NULL)
+		fprintf(stderr, "refused: %s: %s\n", in, err);
+	CU_ASSERT_PTR_NULL_FATAL(err);
+	return true;
+}
+
 struct connect_case {
 	const char *in;
 	const char *host; /* NULL: must be refused */
@@ -46,15 +62,8 @@ static void test_connect(void)
 
 		if (i == 4)
 			continue; /* mapped form: the normaliser's business */
-		if (c->host == NULL) {
-			if (err == NULL)
-				fprintf(stderr, "accepted: %s\n", c->in);
-			CU_ASSERT_PTR_NOT_NULL(err);
+		if (!verdict_ok(err, c->in, c->host))
 			continue;
-		}
-		if (err != NULL)
-			fprintf(stderr, "refused: %s: %s\n", c->in, err);
-		CU_ASSERT_PTR_NULL_FATAL(err);
 		CU_ASSERT_STRING_EQUAL(t.host, c->host);
 		CU_ASSERT_EQUAL(t.port, c->port);
 		CU_ASSERT_EQUAL(t.is_ip, c->is_ip);
@@ -96,15 +105,8 @@ static void test_absolute(void)
 		const struct abs_case *c = &cases[i];
 		const char *err = target_parse_absolute(c->in, strlen(c->in), &t);
 
-		if (c->host == NULL) {
-			if (err == NULL)
-				fprintf(stderr, "accepted: %s\n", c->in);
-			CU_ASSERT_PTR_NOT_NULL(err);
+		if (!verdict_ok(err, c->in, c->host))
 			continue;
-		}
-		if (err != NULL)
-			fprintf(stderr, "refused: %s: %s\n", c->in, err);
-		CU_ASSERT_PTR_NULL_FATAL(err);
 		CU_ASSERT_STRING_EQUAL(t.host, c->host);
 		CU_ASSERT_EQUAL(t.port, c->port);
 		CU_ASSERT_EQUAL(t.path_len, strlen(c->path));

@@ -5,27 +5,7 @@
 
 #include "sandbox/sandbox.h"
 #include "tests/support/testlib.h"
-
-/* Index of "NAME=" in env, or -1. */
-static int find(char **env, const char *name)
-{
-	size_t n = strlen(name);
-	int i;
-
-	for (i = 0; env[i] != NULL; i++)
-		if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
-			return i;
-	return -1;
-}
-
-static int count(char **env)
-{
-	int i = 0;
-
-	while (env[i] != NULL)
-		i++;
-	return i;
-}
+#include "tests/support/textutil.h"
 
 static void test_env_build(void)
 {
@@ -37,19 +17,19 @@ static void test_env_build(void)
 
 	env = sbx_env_build(base, rem, add);
 	CU_ASSERT_FATAL(env != NULL);
-	CU_ASSERT(find(env, "SECRET") < 0);
-	CU_ASSERT(find(env, "PATH") >= 0 && find(env, "KEEP") >= 0);
-	CU_ASSERT(find(env, "HOME") >= 0 && strcmp(env[find(env, "HOME")], "HOME=/new") == 0);
+	CU_ASSERT(test_envv_find(env, "SECRET") < 0);
+	CU_ASSERT(test_envv_find(env, "PATH") >= 0 && test_envv_find(env, "KEEP") >= 0);
+	CU_ASSERT(test_envv_find(env, "HOME") >= 0 && strcmp(env[test_envv_find(env, "HOME")], "HOME=/new") == 0);
 	/* The last of two adds wins, and only one copy is kept. */
-	CU_ASSERT(find(env, "A") >= 0 && strcmp(env[find(env, "A")], "A=2") == 0);
-	CU_ASSERT(find(env, "EMPTY") >= 0);
+	CU_ASSERT(test_envv_find(env, "A") >= 0 && strcmp(env[test_envv_find(env, "A")], "A=2") == 0);
+	CU_ASSERT(test_envv_find(env, "EMPTY") >= 0);
 	/* An entry without '=' in the base is dropped. */
-	CU_ASSERT_EQUAL(count(env), 5); /* PATH KEEP HOME A EMPTY */
+	CU_ASSERT_EQUAL(test_envv_count(env), 5); /* PATH KEEP HOME A EMPTY */
 	sbx_env_free(env);
 	CU_ASSERT_PTR_NULL(sbx_env_build(base, NULL, bad));
 	env = sbx_env_build(base, NULL, NULL);
 	CU_ASSERT_FATAL(env != NULL);
-	CU_ASSERT_EQUAL(count(env), 4);
+	CU_ASSERT_EQUAL(test_envv_count(env), 4);
 	sbx_env_free(env);
 	sbx_env_free(NULL);
 }

@@ -1,0 +1,43 @@
+/*
+ * textutil.c - small text helpers shared by tests (textutil.h).
+ */
+#include "tests/support/textutil.h"
+
+#include <string.h>
+
+void test_b64(const void *in, size_t len, char *out)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *u = in;
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned b0 = u[i], b1 = i + 1 < len ? u[i + 1] : 0, b2 = i + 2 < len ? u[i + 2] : 0;
+
+		out[n++] = a[b0 >> 2];
+		out[n++] = a[(b0 & 3) << 4 | b1 >> 4];
+		out[n++] = i + 1 < len ? a[(b1 & 15) << 2 | b2 >> 6] : '=';
+		out[n++] = i + 2 < len ? a[b2 & 63] : '=';
+	}
+	out[n] = '\0';
+}
+
+int test_envv_find(char **env, const char *name)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 0; env[i] != NULL; i++)
+		if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+			return i;
+	return -1;
+}
+
+int test_envv_count(char **env)
+{
+	int i = 0;
+
+	while (env[i] != NULL)
+		i++;
+	return i;
+}
