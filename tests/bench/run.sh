@@ -18,6 +18,9 @@
 #                    and the upstreams to CPU 1; needs 2 CPUs and taskset
 #   BENCH_ONLY       only scenarios whose name contains this string
 #
+# Request rows also show the proxy's CPU time (user+system, from
+# /proc/PID/stat) per request, or per tunnel with --new-conn, median of the
+# proxied rounds.
 # A scenario the proxy cannot do yet (pv-load completes no request through
 # it) shows "n/a" in the proxy columns; errors are always shown.
 # Adding a scenario is one line at the bottom: scenario NAME SCHEME ARGS...
@@ -28,6 +31,7 @@ set -euo pipefail
 : "${PASSAVANT_BIN:?PASSAVANT_BIN must name the passavant binary}"
 : "${PASSAVANT_TOOLS:?PASSAVANT_TOOLS must name the test tools directory}"
 SECS=${BENCH_SECS:-3}
+HZ=$(getconf CLK_TCK)
 ROUNDS=${BENCH_ROUNDS:-3}
 PIN=${PIN:-0}
 ONLY=${BENCH_ONLY:-}
@@ -251,6 +255,34 @@ row() {
 		"$(cell "$proxied" "$metric")" "$ratio"
 }
 
+# proxy_ticks: the proxy's user+system CPU so far, in clock ticks.
+proxy_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$PROXY_PID/stat" 2>/dev/null || echo 0
+}
+
+# with_cpu LINE T0 METRIC: LINE with "cpu_us=N" appended, the proxy's CPU
+# per request (per tunnel with --new-conn) since T0 ticks; LINE unchanged
+# for transfers or when nothing completed.
+with_cpu() {
+	local line=$1 t0=$2 metric=$3 reqs
+	if [ -z "$line" ] || [ "$metric" != rps ]; then
+		printf '%s' "$line"
+		return
+	fi
+	reqs=$(field reqs "$line")
+	printf '%s cpu_us=%s' "$line" "$(awk -v a="$t0" -v b="$(proxy_ticks)" -v hz="$HZ" -v n="$reqs" \
+		'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / hz / n; else printf "0" }')"
+}
+
+# cpu_suffix LINE...: "; proxy CPU N us/req", the median over the proxied
+# rounds that carry cpu_us, or nothing.
+cpu_suffix() {
+	local l
+	l=$(median cpu_us "$@")
+	[ -n "$l" ] && [ -n "$(field cpu_us "$l")" ] || return 0
+	printf '; proxy CPU %s us/req' "$(field cpu_us "$l")"
+}
+
 # scenario NAME SCHEME [pv-load args...]
 #   SCHEME http|https|http-tunnel (plain HTTP inside a CONNECT tunnel)
 #   http+floor: http, and each round also measures pv-relay (a bare TCP
@@ -312,7 +344,10 @@ scenario() {
 				tail -n 20 "$tmp/proxy.err" >&2
 				PROXY_ADDR=""
 			else
+				local t0
+				t0=$(proxy_ticks)
 				load proxied --url "$url" "${time_args[@]}" "${proxy_args[@]}" "$@"
+				proxied=$(with_cpu "$proxied" "$t0" "$metric")
 			fi
 		fi
 		ps+=("$proxied")
@@ -321,7 +356,7 @@ scenario() {
 			break
 		fi
 	done
-	row "$name" "$metric" "" "${#ds[@]}" "${ds[@]}" "${ps[@]}"
+	row "$name" "$metric" "$(cpu_suffix "${ps[@]}")" "${#ds[@]}" "${ds[@]}" "${ps[@]}"
 	[ "$floor" = 1 ] || return 0
 	local pr
 	pr=$(ratio_of "$metric" "$(median "$metric" "${rs[@]}")" "$(median "$metric" "${ps[@]}")")
