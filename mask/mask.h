@@ -240,28 +240,14 @@ int mask_replace_inplace(const mask_set_t *set, void *buf, size_t len, uint64_t 
 /* Sentinels (sentinel.c)                                               */
 /* ------------------------------------------------------------------ */
 
-/* SPEC §4.1: fewer random bits than this and the value is refused. */
-#define MASK_MIN_SENTINEL_BITS 64
-
-/*
- * Length of the well-known type prefix at the start of value ("ghp_",
- * "github_pat_", "sk-", "xoxb-", "AKIA", ...), longest match first; 0 when
- * there is none. A sentinel keeps this prefix verbatim. Pure.
- */
-size_t mask_known_prefix(const char *value, size_t len) NONNULL(1);
-
-/*
- * Random bits a sentinel for value would carry: after the known prefix,
- * each lower-case letter and each upper-case letter is replaced by one of
- * 26, each digit by one of 10, everything else is kept. Returns the floor
- * of the sum of log2 of those choices. Pure; never stores or prints value.
- */
-unsigned mask_sentinel_bits(const char *value, size_t len) NONNULL(1);
+/* A sentinel keeps a value's well-known type prefix and carries at least
+ * POLICY_MIN_SENTINEL_BITS random bits: the token shapes are policy's
+ * (policy_token_prefix_len(), policy_sentinel_bits(), policy/tokens.c). */
 
 /* Why mask_sentinel_make() failed (STYLE.md 8). */
 enum mask_sentinel_result {
 	MASK_SENTINEL_OK = 0,
-	MASK_SENTINEL_TOO_SHORT, /* < MASK_MIN_SENTINEL_BITS random bits */
+	MASK_SENTINEL_TOO_SHORT, /* < POLICY_MIN_SENTINEL_BITS random bits */
 	MASK_SENTINEL_RANDOM,    /* getrandom() failed (errno kept) */
 	MASK_SENTINEL_EQUAL,     /* kept drawing the real value (cannot happen
 				    with >= 64 bits unless the CSPRNG is broken) */
@@ -390,13 +376,6 @@ const char *mask_table_cred_name(const mask_table_t *t, size_t cred) NONNULL(1);
 size_t mask_table_value_count(const mask_table_t *t) NONNULL(1);
 /* The first credential holding value i (for naming it). */
 size_t mask_table_value_cred(const mask_table_t *t, size_t value) NONNULL(1);
-
-/*
- * Writes one `export NAME='SENTINEL'` line per masked env var (single
- * quotes; a quote in a sentinel is written '\''). Returns 0, or -1 on a
- * write error (errno kept).
- */
-int mask_table_env_lines(const mask_table_t *t, FILE *out) NONNULL(1, 2) WUNRES;
 
 /*
  * The masked variables the sandbox sees, in policy order: how many, and

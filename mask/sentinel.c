@@ -16,18 +16,6 @@
  * 2^-64, so a second equal draw means a broken CSPRNG. */
 #define SENTINEL_MAX_DRAWS 8
 
-/* The token shapes live in policy/tokens.c (policy's environment rule
- * needs them too, and policy sits below mask); these keep mask.h's names. */
-size_t mask_known_prefix(const char *value, size_t len)
-{
-	return policy_token_prefix_len(value, len);
-}
-
-unsigned mask_sentinel_bits(const char *value, size_t len)
-{
-	return policy_sentinel_bits(value, len);
-}
-
 /* A buffer of CSPRNG bytes, refilled on demand; wiped by its user. */
 struct rnd_pool {
 	unsigned char b[SENTINEL_POOL_BYTES];
@@ -77,11 +65,11 @@ static int pool_uniform(struct rnd_pool *rp, unsigned n, unsigned *out)
 enum mask_sentinel_result mask_sentinel_make(const char *value, size_t len, char *out)
 {
 	struct rnd_pool rp = { .pos = sizeof(rp.b) };
-	size_t start = mask_known_prefix(value, len);
+	size_t start = policy_token_prefix_len(value, len);
 	enum mask_sentinel_result res = MASK_SENTINEL_EQUAL;
 	int saved = 0;
 
-	if (mask_sentinel_bits(value, len) < MASK_MIN_SENTINEL_BITS)
+	if (policy_sentinel_bits(value, len) < POLICY_MIN_SENTINEL_BITS)
 		return MASK_SENTINEL_TOO_SHORT;
 	for (unsigned draw = 0; draw < SENTINEL_MAX_DRAWS; draw++) {
 		memcpy(out, value, start);

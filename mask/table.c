@@ -88,12 +88,12 @@ static void check_bits(struct load *ld, const char *name, const char *v, size_t 
 
 	if (ld->fn == NULL)
 		return;
-	bits = mask_sentinel_bits(v, n);
-	if (bits < MASK_MIN_SENTINEL_BITS)
+	bits = policy_sentinel_bits(v, n);
+	if (bits < POLICY_MIN_SENTINEL_BITS)
 		finding(ld, true,
 			"credential %s: %s too short to mask (%u random bits in a sentinel), "
 			"expected at least %d; use mode: deny",
-			name, what, bits, MASK_MIN_SENTINEL_BITS);
+			name, what, bits, POLICY_MIN_SENTINEL_BITS);
 }
 
 /*
@@ -518,30 +518,6 @@ size_t mask_table_value_cred(const mask_table_t *t, size_t value)
 /* ------------------------------------------------------------------ */
 /* Sandbox-facing outputs                                               */
 /* ------------------------------------------------------------------ */
-
-int mask_table_env_lines(const mask_table_t *t, FILE *out)
-{
-	for (size_t c = 0; c < t->ncreds; c++) {
-		const struct tcred *cr = &t->cred[c];
-		const struct tvalue *v;
-		if (cr->kind != CRED_ENV || cr->nvals == 0)
-			continue;
-		v = &t->value[cr->vals[0]];
-		/* The policy loader only accepts [A-Za-z_][A-Za-z0-9_]* names. */
-		if (fprintf(out, "export %s='", cr->name) < 0)
-			return -1;
-		/* Inside single quotes only the quote itself needs care:
-		 * close, an escaped quote, reopen. A sentinel has no NUL. */
-		for (size_t i = 0; i < v->len; i++) {
-			int r = v->sent[i] == '\'' ? fputs("'\\''", out) : putc(v->sent[i], out);
-			if (r == EOF)
-				return -1;
-		}
-		if (fputs("'\n", out) == EOF)
-			return -1;
-	}
-	return 0;
-}
 
 size_t mask_table_env_count(const mask_table_t *t)
 {

@@ -140,19 +140,3 @@ char *ldr_path_resolve(const char *in, const char *home, const char *cwd, const 
 	return out;
 }
 
-/* Contract in policy.h. */
-int policy_expand_home(const char *path, const char *home, char *out, size_t outlen)
-{
-	const char *err;
-	char *s = path[0] == '~' ? ldr_path_resolve(path, home, NULL, &err)
-				 : ldr_path_normalize(path, &err);
-	size_t n = s != NULL ? strlen(s) : 0;
-
-	if (s == NULL || n >= outlen) {
-		free(s);
-		return -1;
-	}
-	memcpy(out, s, n + 1);
-	free(s);
-	return 0;
-}

@@ -111,15 +111,6 @@ struct policy_host {
  */
 unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag) NONNULL(1, 2, 3) WUNRES;
 
-/*
- * Expands a policy path written with "~" ("~" or "~/...") against home (an
- * absolute path) into out, normalised; any other path is only normalised
- * (a relative one stays relative). Pure. Returns 0, or -1 when home is
- * not absolute, the path is invalid ("~user") or out is too small.
- */
-int policy_expand_home(const char *path, const char *home, char *out, size_t outlen)
-	NONNULL(1, 3);
-
 /* The file the policy came from, or NULL for the embedded default. */
 const char *policy_file(const policy_t *p) NONNULL(1);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proxy/cli/session.c"
 #include "proxy/cli/strv.h"
@@ -43,9 +44,26 @@ static void test_env_lines(void)
 	CU_ASSERT(strstr(t, "export NODE_USE_ENV_PROXY=1\n") != NULL);
 	CU_ASSERT(strstr(t, "export SSL_CERT_FILE='/s/it'\\''s/trust.pem'\n") != NULL);
 	CU_ASSERT(strstr(t, "export EMPTY=''\n") != NULL);
-	/* Sentinels always quoted (mask_table_env_lines()' form). */
+	/* Sentinels always quoted. */
 	CU_ASSERT(strstr(t, "export TOKEN='abc123'\n") != NULL);
 	CU_ASSERT(strstr(t, "export Q='a'\\''b'\n") != NULL);
+	/* A shell reads back exactly the values, quotes included. */
+	{
+		char path[] = "/tmp/pv-env-XXXXXX", *out = NULL;
+		int fd = mkstemp(path);
+
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_EQUAL((size_t)write(fd, t, strlen(t)), strlen(t));
+		(void)close(fd);
+		char script[256];
+		snprintf(script, sizeof(script), ". '%s' && printf '%%s|%%s' \"$Q\" \"$SSL_CERT_FILE\"",
+			 path);
+		char *const argv[] = {"sh", "-c", script, NULL};
+		CU_ASSERT_EQUAL(test_run_capture(argv, &out, NULL, 10000), 0);
+		CU_ASSERT(out != NULL && strcmp(out, "a'b|/s/it's/trust.pem") == 0);
+		free(out);
+		(void)unlink(path);
+	}
 	free(t);
 	t = env_text(NULL, NULL);
 	CU_ASSERT_FATAL(t != NULL);

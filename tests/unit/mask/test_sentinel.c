@@ -37,7 +37,7 @@ static void rand_value(char *out, size_t len, const char *alphabet)
 /* Checks the §4.1 shape of s against v; reports the first bad position. */
 static void check_shape(const char *v, const char *s, size_t len)
 {
-	size_t pre = mask_known_prefix(v, len);
+	size_t pre = policy_token_prefix_len(v, len);
 	size_t same_random = 0, nrandom = 0;
 
 	CU_ASSERT_EQUAL(memcmp(s, v, pre), 0);
@@ -83,10 +83,10 @@ static void test_shape_many(void)
 
 		memcpy(v, pre, plen);
 		rand_value(v + plen, len - plen, alpha);
-		if (mask_sentinel_bits(v, len) < MASK_MIN_SENTINEL_BITS)
+		if (policy_sentinel_bits(v, len) < POLICY_MIN_SENTINEL_BITS)
 			continue; /* mostly punctuation: refused, checked below */
 		CU_ASSERT_EQUAL_FATAL(mask_sentinel_make(v, len, s), MASK_SENTINEL_OK);
-		CU_ASSERT(mask_known_prefix(v, len) >= plen);
+		CU_ASSERT(policy_token_prefix_len(v, len) >= plen);
 		check_shape(v, s, len);
 	}
 }
