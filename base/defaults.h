@@ -25,6 +25,24 @@
 #define PASSAVANT_ACCEPT_PAUSE_MS 100
 #define PASSAVANT_DNS_TIMEOUT_MS 5000
 
+/*
+ * Interception in `run` (SPEC §7, docs/run.md): the in-sandbox transparent
+ * listener, the in-sandbox resolver, and the synthetic addresses the
+ * resolver hands out (RFC 2544's benchmarking block 198.18.0.0/15, and a
+ * ULA /64 for AAAA). The sandbox's lo also carries PASSAVANT_SANDBOX_V4 so
+ * that getaddrinfo(AI_ADDRCONFIG) sees an IPv4 address; the pool starts
+ * after it. Values in host byte order.
+ */
+#define PASSAVANT_INTERCEPT_PORT 3129
+#define PASSAVANT_DNS_PORT 53
+#define PASSAVANT_SYNTH_V4_NET 0xC6120000u      /* 198.18.0.0 */
+#define PASSAVANT_SYNTH_V4_PREFIXLEN 15
+#define PASSAVANT_SANDBOX_V4 0xC6120001u        /* 198.18.0.1, on the sandbox's lo */
+#define PASSAVANT_SYNTH_V4_FIRST 0xC6120002u    /* first address handed out */
+/* fd70:6173:7376:1::/64 ("pasv"): the first 8 bytes of every synthetic AAAA. */
+#define PASSAVANT_SYNTH_V6_PREFIX {0xfd, 0x70, 0x61, 0x73, 0x73, 0x76, 0x00, 0x01}
+#define PASSAVANT_SYNTH_MAX_NAMES 65536         /* names mapped per session */
+
 /* Policy file size cap: a policy is a few KiB; refuse absurd inputs. */
 #define POLICY_FILE_MAX_BYTES (4 * 1024 * 1024)
 

@@ -59,6 +59,26 @@ int proxy_listen(proxy_t *px, const char *host, uint16_t port) NONNULL(1, 2) WUN
  */
 int proxy_adopt_listener(proxy_t *px, int fd) NONNULL(1) WUNRES;
 
+/*
+ * Adopts fd like proxy_adopt_listener(), as a listener of intercepted
+ * connections (SPEC §5, §7): each accepted connection was redirected by
+ * the sandbox's nftables rule, its original destination is read with
+ * SO_ORIGINAL_DST (IP6T_SO_ORIGINAL_DST for AF_INET6), and the proxy
+ * decides from its first bytes (TLS ClientHello SNI, plain HTTP Host,
+ * anything else refused). AF_INET or AF_INET6. Returns 0, or -1 after
+ * logging why (fd is closed then too).
+ */
+int proxy_adopt_intercept(proxy_t *px, int fd) NONNULL(1) WUNRES;
+
+/*
+ * Serves DNS on fd, a bound UDP socket (the sandbox's 127.0.0.1:53):
+ * allowed names get synthetic addresses (base/defaults.h) that intercepted
+ * connections map back to the name; denied names get NXDOMAIN and a
+ * stderr/audit line, never a lookup (SPEC §3.5, §7). fd is closed with
+ * the proxy. Returns 0, or -1 after logging why (fd is closed then too).
+ */
+int proxy_adopt_resolver(proxy_t *px, int fd) NONNULL(1) WUNRES;
+
 /* The address the (first) listener is bound to, for the "listening on"
  * line and the env file. Returns 0 or -1. host gets the bare address. */
 int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *port) NONNULL(1, 2, 4);
