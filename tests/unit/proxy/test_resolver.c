@@ -381,6 +381,11 @@ static bool str_is(const char *a, const char *b)
 
 #define V4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 
+static void client_cb_ignore(int result, char type, int count, int ttl, void *addresses, void *arg)
+{
+	(void)result, (void)type, (void)count, (void)ttl, (void)addresses, (void)arg;
+}
+
 /* ------------------------------------------------------------------ */
 /* Tests                                                                */
 /* ------------------------------------------------------------------ */
@@ -525,6 +530,39 @@ static void test_denied(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(audit, "\"decision\":\"deny\",\"reason\":\"not in allowedDomains\""));
 	CU_ASSERT_PTR_NULL(strstr(audit, "repeat"));
 	free(audit);
+	fix_stop(&f);
+}
+
+/* The resolver never asks anyone: with the proxy's own (host) resolver
+ * pointed at a socket of ours, neither allowed nor denied questions
+ * reach it. */
+static void test_never_resolves(void)
+{
+	struct sockaddr_in up;
+	uint8_t buf[1500];
+	char ns[64];
+	struct fix f;
+	int upfd;
+
+	fix_start(&f, NULL);
+	upfd = udp_bound(&up);
+	(void)snprintf(ns, sizeof(ns), "127.0.0.1:%u", (unsigned)ntohs(up.sin_port));
+	CU_ASSERT_FATAL(evdns_base_clear_nameservers_and_suspend(proxy_dns(f.px)) == 0);
+	CU_ASSERT_FATAL(evdns_base_nameserver_ip_add(proxy_dns(f.px), ns) == 0);
+	CU_ASSERT_FATAL(evdns_base_resume(proxy_dns(f.px)) == 0);
+	CU_ASSERT_EQUAL(ask_rcode(&f, "evil.test", T_A, NULL), RC_NXDOMAIN);
+	CU_ASSERT_EQUAL(ask_rcode(&f, "evil.test", T_AAAA, NULL), RC_NXDOMAIN);
+	CU_ASSERT_EQUAL(ask_a(&f, "api.test"), V4(198, 18, 0, 2));
+	CU_ASSERT_EQUAL(ask_rcode(&f, "api.test", T_TXT, NULL), RC_NOERROR);
+	(void)fix_recv(&f, buf, sizeof(buf), 100); /* let the loop run a little more */
+	CU_ASSERT_EQUAL(recv(upfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	CU_ASSERT_EQUAL(errno, EAGAIN);
+	/* the test's own check can fail: the host resolver does reach it */
+	CU_ASSERT_PTR_NOT_NULL(evdns_base_resolve_ipv4(proxy_dns(f.px), "probe.test",
+						       DNS_QUERY_NO_SEARCH, client_cb_ignore, NULL));
+	(void)fix_recv(&f, buf, sizeof(buf), 100);
+	CU_ASSERT(recv(upfd, buf, sizeof(buf), MSG_DONTWAIT) > 0);
+	(void)close(upfd);
 	fix_stop(&f);
 }
 
@@ -868,6 +906,7 @@ TEST_REGISTRAR(proxy_resolver_suite)
 	test_add(s, "names allowed on a port, wildcards, denies with and without ports",
 		 test_policy_names);
 	test_add(s, "denied names: NXDOMAIN, audit, stderr throttle", test_denied);
+	test_add(s, "nothing is ever resolved on the host", test_never_resolves);
 	test_add(s, "other types of an allowed name: NOERROR, no answer", test_other_types);
 	test_add(s, "PTR of synthetic addresses", test_ptr);
 	test_add(s, "the map is bounded and never recycles", test_full);
