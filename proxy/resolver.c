@@ -568,6 +568,8 @@ static void server_cb(struct evdns_server_request *req, void *arg)
  */
 #define DNS_HEADER_BYTES 12
 #define UDP_HEADER_BYTES 8
+#define RESOLVER_DRAIN_MAX 4096
+#define RESOLVER_DRAIN_ERRORS_MAX 64
 
 static int attach_short_filter(int fd)
 {
@@ -578,18 +580,30 @@ static int attach_short_filter(int fd)
 		BPF_STMT(BPF_RET | BPF_K, 0),           /* drop it */
 	};
 	struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+	unsigned dropped = 0, errors = 0;
 	uint8_t buf[1];
-	unsigned dropped = 0;
 
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
 		return -1;
-	/* Datagrams queued before the filter (the command may already run
-	 * when the proxy adopts the socket) were not filtered: drop them
-	 * all; a client whose question is among them asks again. */
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC) >= 0)
-		dropped++;
-	if (errno != EAGAIN && errno != EWOULDBLOCK)
-		return -1;
+	/*
+	 * Datagrams queued before the filter (the command may already run
+	 * when the proxy adopts the socket) were not filtered: drop them; a
+	 * client whose question is among them asks again. The queue is FIFO
+	 * and a receive buffer holds a few hundred datagrams at most, so past
+	 * RESOLVER_DRAIN_MAX every one left was filtered: stop there rather
+	 * than spin on a command that keeps sending. A pending socket error
+	 * fails one recv() and is cleared by it.
+	 */
+	while (dropped < RESOLVER_DRAIN_MAX) {
+		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC) >= 0) {
+			dropped++;
+			continue;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			break;
+		if (errno != EINTR && ++errors > RESOLVER_DRAIN_ERRORS_MAX)
+			return -1;
+	}
 	if (dropped > 0)
 		log_debug("in-sandbox resolver: dropped %u question%s sent before it started", dropped,
 			  dropped == 1 ? "" : "s");
