@@ -12,6 +12,8 @@
  */
 #include "policy_int.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
 
 /* Used when an entry carries no prebuilt rule string (hand-built policies). */
@@ -20,6 +22,7 @@
 #define RULE_METHODS "network.allowedMethods"
 #define RULE_NO_ALLOW "network.allowedDomains (no entry matches)"
 #define RULE_BAD_HOST "host is not a valid DNS name or IP literal"
+#define RULE_NOT_A_NAME "an IP address is not a DNS name"
 
 /*
  * Normalises host into out (POLICY_HOST_MAX + 1 bytes). The decisions are
@@ -175,4 +178,54 @@ bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, c
 		if (strcmp(mr->methods[i], method) == 0 || strcmp(mr->methods[i], "*") == 0)
 			return true;
 	return false;
+}
+
+/*
+ * Contract in policy.h. For an allow entry with a port, the name is
+ * allowed when no deny matches it on that port; for one without a port,
+ * when no port-less deny matches it (a deny with a port leaves the other
+ * ports open). A port-less deny is checked first so that it is the rule
+ * named whatever the allow entries say. Pure.
+ */
+enum policy_name_verdict policy_name_decide(const policy_t *p, const char *host, const char **rule)
+{
+	const struct policy_hostent *e, *d, *covered = NULL;
+	char norm[POLICY_HOST_MAX + 1];
+	struct in_addr a4;
+	const char *dummy;
+	size_t i;
+
+	if (rule == NULL)
+		rule = &dummy;
+	*rule = RULE_BAD_HOST;
+	if (!host_norm(host, norm))
+		return POLICY_NAME_INVALID;
+	if (strchr(norm, ':') != NULL || inet_pton(AF_INET, norm, &a4) == 1) {
+		*rule = RULE_NOT_A_NAME;
+		return POLICY_NAME_INVALID;
+	}
+	for (i = 0; i < p->denied.n; i++) {
+		d = &p->denied.v[i];
+		if (d->pat.port == 0 && policy_hostpat_match(&d->pat, norm, 0)) {
+			*rule = d->rule != NULL ? d->rule : RULE_DENIED;
+			return POLICY_NAME_DENIED;
+		}
+	}
+	for (i = 0; i < p->allowed.n; i++) {
+		e = &p->allowed.v[i];
+		if (!policy_hostpat_match(&e->pat, norm, e->pat.port))
+			continue;
+		/* Port-less: some port is left (port-less denies are out). */
+		if (e->pat.port == 0 || (d = list_match(&p->denied, norm, e->pat.port)) == NULL) {
+			*rule = e->rule != NULL ? e->rule : RULE_ALLOWED;
+			return POLICY_NAME_ALLOWED;
+		}
+		covered = d;
+	}
+	if (covered != NULL) {
+		*rule = covered->rule != NULL ? covered->rule : RULE_DENIED;
+		return POLICY_NAME_DENIED;
+	}
+	*rule = RULE_NO_ALLOW;
+	return POLICY_NAME_NOT_ALLOWED;
 }

@@ -206,6 +206,29 @@ void policy_decide(const policy_t *p, const char *host, uint16_t port, struct po
 bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, const char *method,
 			   const char **rule) NONNULL(1, 2, 4);
 
+/* What the in-sandbox resolver may say about a name (SPEC §3.5, §7). */
+enum policy_name_verdict {
+	POLICY_NAME_ALLOWED = 0,  /* an allowedDomains entry matches it on a port no deny covers */
+	POLICY_NAME_DENIED,       /* deniedDomains covers it on every port an allow matches */
+	POLICY_NAME_NOT_ALLOWED,  /* no allowedDomains entry matches it on any port */
+	POLICY_NAME_INVALID       /* not a DNS name (does not normalise, or an IP literal) */
+};
+
+/*
+ * The DNS decision for a name, whatever the port (a resolver is asked for
+ * a name, never a port): ALLOWED when some allowedDomains entry matches
+ * the name on its port (every port for an entry without one) and no
+ * deniedDomains entry matches the name on that port; so a port-less deny
+ * (or a bare "*") denies the name, a deny with a port does not, and
+ * "api.test:8443" alone allows the name api.test. IP literals are not
+ * names: INVALID. *rule (may be NULL) gets the deciding entry: the
+ * allowing one, the deny that covered the last allowing entry, "network.
+ * allowedDomains (no entry matches)" or the invalid-host rule. Pure;
+ * callable from callbacks.
+ */
+enum policy_name_verdict policy_name_decide(const policy_t *p, const char *host, const char **rule)
+	NONNULL(1, 2);
+
 /* Classes of resolved addresses that are always denied (SPEC §3.1). */
 enum policy_addr_class {
 	ADDR_PUBLIC = 0, /* none of the below */

@@ -20,7 +20,7 @@ typedef struct audit audit_t;
 /* One audit line. NULL strings, port 0, status 0 and negative numbers are
  * written as null. */
 struct audit_rec {
-	const char *kind;     /* "request", "connect" or "tunnel" */
+	const char *kind;     /* "request", "connect", "tunnel", "git" or "dns" */
 	const char *method;   /* request method, "CONNECT" */
 	const char *scheme;   /* "http", "https" or NULL */
 	const char *host;     /* normalised host */
@@ -39,6 +39,10 @@ struct audit_rec {
 	int64_t bytes_down;   /* upstream to client; <0: null */
 	int64_t ms;           /* duration; <0: null */
 	const char *tls;      /* "terminated", "passthrough", "none" */
+	/* Not written: for observers only. The same refusal was reported
+	 * less than a second ago (a resolver retrying a denied name), so a
+	 * line on a terminal would repeat it. */
+	bool repeat;
 };
 
 /*

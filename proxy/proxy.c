@@ -25,6 +25,7 @@
 #include "conn.h"
 #include "base/defaults.h"
 #include "log.h"
+#include "resolver.h"
 
 /* A policy and the number of holders: the proxy (while current) and every
  * connection that decided with it. */
@@ -56,6 +57,7 @@ struct proxy {
 	void *observer_arg;
 	proxy_signal_fn sig_hook;       /* signal hook, or NULL */
 	void *sig_hook_arg;
+	resolver_t *resolver;           /* the in-sandbox resolver, or NULL */
 };
 
 static proxy_policy_t *holder_new(policy_t *p)
@@ -445,6 +447,8 @@ void proxy_free(proxy_t *px)
 		event_free(px->accept_pause);
 	if (px->settle != NULL)
 		event_free(px->settle);
+	/* Before the base: its server port has an event on it. */
+	resolver_free(px->resolver);
 	if (px->dns != NULL)
 		evdns_base_free(px->dns, 0);
 	localaddr_free(px->local);
@@ -556,4 +560,50 @@ int proxy_run(proxy_t *px)
 		return -1;
 	}
 	return 0;
+}
+
+int proxy_adopt_resolver(proxy_t *px, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(int), slen = sizeof(ss);
+	int type = 0, domain = 0;
+	uint16_t port = 0;
+
+	if (px->resolver != NULL) {
+		log_warnx("adopted descriptor %d: the proxy already serves DNS; one resolver per proxy",
+			  fd);
+		(void)close(fd);
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
+		type = 0;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+		domain = 0;
+	if (type != SOCK_DGRAM || (domain != AF_INET && domain != AF_INET6)) {
+		log_warnx("adopted descriptor %d is not a UDP socket; cannot serve DNS on it", fd);
+		(void)close(fd);
+		return -1;
+	}
+	if (getsockname(fd, (struct sockaddr *)&ss, &slen) == 0)
+		port = ss.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&ss)->sin_port)
+		       : ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+						  : 0;
+	if (port == 0) {
+		log_warnx("adopted UDP socket %d is not bound to a port; cannot serve DNS on it", fd);
+		(void)close(fd);
+		return -1;
+	}
+	if (evutil_make_socket_nonblocking(fd) < 0 || evutil_make_socket_closeonexec(fd) < 0) {
+		log_warn("adopted resolver socket");
+		(void)close(fd);
+		return -1;
+	}
+	px->resolver = resolver_new(px, fd); /* closes fd on failure */
+	return px->resolver != NULL ? 0 : -1;
+}
+
+resolver_t *proxy_resolver(proxy_t *px)
+{
+	return px->resolver;
 }

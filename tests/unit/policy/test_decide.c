@@ -545,6 +545,133 @@ static void test_access(void)
 	CU_ASSERT_EQUAL(policy_warning_count(&fx.p), 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* policy_name_decide (the in-sandbox resolver's question)              */
+/* ------------------------------------------------------------------ */
+
+struct name_case {
+	const char *host;
+	enum policy_name_verdict verdict;
+	const char *rule;
+};
+
+#define N_OK POLICY_NAME_ALLOWED
+#define N_DENIED POLICY_NAME_DENIED
+#define N_NOT POLICY_NAME_NOT_ALLOWED
+#define N_BAD POLICY_NAME_INVALID
+#define NOT_A_NAME "an IP address is not a DNS name"
+
+static const char *verdict_name(enum policy_name_verdict v)
+{
+	switch (v) {
+	case POLICY_NAME_ALLOWED:
+		return "ALLOWED";
+	case POLICY_NAME_DENIED:
+		return "DENIED";
+	case POLICY_NAME_NOT_ALLOWED:
+		return "NOT_ALLOWED";
+	case POLICY_NAME_INVALID:
+		return "INVALID";
+	}
+	return "?";
+}
+
+static void run_names(const char *name, const struct name_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct name_case *c = &cases[i];
+		const char *rule = "unset";
+		enum policy_name_verdict v = policy_name_decide(&fx.p, c->host, &rule);
+
+		ROW(v == c->verdict && str_eq(rule, c->rule),
+		    "%s row %zu %s: expected %s \"%s\", got %s \"%s\"", name, i, c->host,
+		    verdict_name(c->verdict), S(c->rule), verdict_name(v), S(rule));
+	}
+}
+
+/* The main fixture: a name allowed on one port only is a name the
+ * resolver answers; a deny with a port leaves the name alone unless it
+ * covers every allowing entry; a port-less deny wins. */
+static const struct name_case main_names[] = {
+	{ "api.github.com", N_OK, "allowedDomains: api.github.com" },
+	{ "API.GitHub.COM.", N_OK, "allowedDomains: api.github.com" },
+	{ "github.com", N_NOT, NO_ENTRY },
+	{ "raw.githubusercontent.com", N_OK, "allowedDomains: *.githubusercontent.com" },
+	{ "githubusercontent.com", N_NOT, NO_ENTRY },
+	{ "example.com", N_OK, "allowedDomains: example.com:443" },
+	{ "www.example.com", N_NOT, NO_ENTRY },
+	{ "secret.example.org", N_DENIED, "deniedDomains: secret.example.org" },
+	{ "x.bad.example.org", N_DENIED, "deniedDomains: *.bad.example.org" },
+	{ "bad.example.org", N_OK, "allowedDomains: *.example.org" },
+	/* denied on 443 only: still a name (allowed on other ports) */
+	{ "evil.corp.test", N_OK, "allowedDomains: *.corp.test" },
+	/* IP literals are not names, even allowed ones */
+	{ "192.0.2.10", N_BAD, NOT_A_NAME },
+	{ "2001:db8::10", N_BAD, NOT_A_NAME },
+	{ "[2001:db8::10]", N_BAD, NOT_A_NAME },
+	{ "x..example.org", N_BAD, BAD_HOST },
+	{ "a b.example.org", N_BAD, BAD_HOST },
+	{ "", N_BAD, BAD_HOST },
+	{ "127.1", N_BAD, BAD_HOST },
+};
+
+/* Every allowing entry has a port, and a deny covers each of those ports:
+ * the name can reach nothing, so the resolver must not answer it. */
+static const struct name_case port_names[] = {
+	{ "api.test", N_DENIED, "deniedDomains: api.test:8443" },
+	{ "both.test", N_OK, "allowedDomains: both.test:8080" },
+	{ "x.wild.test", N_OK, "allowedDomains: *.wild.test" },
+	{ "wild.test", N_NOT, NO_ENTRY },
+	{ "smtp.test", N_OK, "allowedDomains: *" },
+	{ "x.evil.test", N_DENIED, "deniedDomains: *.evil.test" },
+};
+
+static const struct name_case denyall_names[] = {
+	{ "example.com", N_DENIED, "deniedDomains: *" },
+	{ "other.test", N_DENIED, "deniedDomains: *" },
+};
+
+static void test_names(void)
+{
+	const char *rule = "unset";
+	char longhost[300];
+
+	fx_main();
+	run_names("names", main_names, ARRAY_LEN(main_names));
+	CU_ASSERT_EQUAL(policy_name_decide(&fx.p, "api.github.com", NULL), POLICY_NAME_ALLOWED);
+
+	fx_reset(true);
+	fx_add(&fx.p.allowed, "allowedDomains", "api.test:8443");
+	fx_add(&fx.p.allowed, "allowedDomains", "both.test:443");
+	fx_add(&fx.p.allowed, "allowedDomains", "both.test:8080");
+	fx_add(&fx.p.allowed, "allowedDomains", "*.wild.test");
+	fx_add(&fx.p.allowed, "allowedDomains", "*");
+	fx_add(&fx.p.denied, "deniedDomains", "api.test:8443");
+	fx_add(&fx.p.denied, "deniedDomains", "both.test:443");
+	fx_add(&fx.p.denied, "deniedDomains", "*.evil.test");
+	fx_add(&fx.p.denied, "deniedDomains", "*:25");
+	/* "*" allows api.test too: drop it for the first rows. */
+	fx.p.allowed.n = 4;
+	run_names("names with ports", port_names, 4);
+	fx.p.allowed.n = 5;
+	run_names("names with ports, allow *", port_names + 4, 2);
+
+	fx_reset(true);
+	run_names("names, no allow", main_names + 2, 1);
+	fx_add(&fx.p.allowed, "allowedDomains", "example.com");
+	fx_add(&fx.p.denied, "deniedDomains", "*");
+	run_names("names, deny *", denyall_names, ARRAY_LEN(denyall_names));
+
+	/* Longer than any name: invalid, never matched by a wildcard. */
+	fx_reset(true);
+	fx_add(&fx.p.allowed, "allowedDomains", "*.a");
+	memset(longhost, 'a', sizeof(longhost) - 1);
+	longhost[sizeof(longhost) - 1] = '\0';
+	longhost[1] = '.';
+	CU_ASSERT_EQUAL(policy_name_decide(&fx.p, longhost, &rule), POLICY_NAME_INVALID);
+	CU_ASSERT_STRING_EQUAL(rule, BAD_HOST);
+}
+
 TEST_REGISTRAR(policy_decide_register)
 {
 	CU_pSuite s = test_suite("policy_decide", NULL, NULL);
@@ -558,4 +685,5 @@ TEST_REGISTRAR(policy_decide_register)
 	test_add(s, "methods: specificity table", test_methods_main);
 	test_add(s, "methods: no pattern matches", test_methods_nomatch);
 	test_add(s, "accessors", test_access);
+	test_add(s, "names: the resolver's question", test_names);
 }
