@@ -78,6 +78,22 @@ void run_observer(void *arg, const struct audit_rec *r)
 	run->injected += r->n_injected;
 	if (run->quiet || r->decision == NULL || strcmp(r->decision, "deny") != 0)
 		return;
+	if (r->kind != NULL && strcmp(r->kind, "dns") == 0) {
+		/* The resolver flags a name it reported less than a second
+		 * ago: resolvers ask A and AAAA together, and ask again. */
+		if (r->repeat)
+			return;
+		put_str(line, sizeof(line), &n, "passavant: blocked DNS lookup of ");
+		if (r->host != NULL)
+			put_sanitized(line, sizeof(line), &n, r->host, strlen(r->host));
+		else
+			put_str(line, sizeof(line), &n, "?");
+		put_str(line, sizeof(line), &n, " (");
+		put_str(line, sizeof(line), &n, r->reason != NULL ? r->reason : "refused");
+		put_str(line, sizeof(line), &n, ")");
+		put_line(line, sizeof(line), n);
+		return;
+	}
 	connect = (r->kind != NULL && strcmp(r->kind, "connect") == 0) ||
 		  (r->method != NULL && strcmp(r->method, "CONNECT") == 0) || r->scheme == NULL;
 	why = r->rule != NULL ? r->rule : r->reason != NULL ? r->reason : "refused";
