@@ -208,9 +208,11 @@ static int spawn_run(char *const argv[], char *const envp[], const char *out_pat
 			    write_proc_file("/proc/self/gid_map", gidmap) < 0)
 				child_fail("uid/gid map of the user namespace");
 		}
-		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		/* The kernel ignores the type of these two (valgrind does
+		 * not like a NULL one). */
+		if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
 			child_fail("mount(/, MS_REC|MS_PRIVATE)");
-		if (mount(p_hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0)
+		if (mount(p_hosts, "/etc/hosts", "none", MS_BIND, NULL) < 0)
 			child_fail("bind-mount of the test hosts file over /etc/hosts");
 		if (chdir(p_work) < 0)
 			child_fail("chdir to the work directory");
@@ -1082,24 +1084,13 @@ static int write_policy(void)
 	return mkfile(p_policy, text, 0644);
 }
 
-static int suite_init(void)
+/* The tree, the upstream and the package fixtures. Returns 0 or -1 (the
+ * caller undoes what was done). */
+static int fixtures_up(void)
 {
-	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
 	struct test_upstream_opts o;
-	char why[256], buf[PATH_MAX], auth[64], npm_base[128], hosts[512], py[PATH_MAX];
+	char buf[PATH_MAX], auth[64], npm_base[128], hosts[512], py[PATH_MAX];
 
-	if (ready || skip)
-		return 0;
-	if (!test_userns_available(why, sizeof(why))) {
-		if (must != NULL && strcmp(must, "1") == 0) {
-			fprintf(stderr, "clients: namespaces unavailable (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n",
-				why);
-			return -1;
-		}
-		fprintf(stderr, "clients: SKIP: user namespaces unavailable: %s\n", why);
-		skip = true;
-		return 0;
-	}
 	root = strdup("/var/tmp/pv-clients.XXXXXX");
 	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
 		return -1;
@@ -1138,8 +1129,35 @@ static int suite_init(void)
 		return -1;
 	snprintf(npm_base, sizeof(npm_base), "https://npm.test:%u/", (unsigned)up.port);
 	snprintf(py, sizeof(py), "%s", access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
-	if (test_pkg_fixtures(py, p_files, npm_base) < 0)
+	return test_pkg_fixtures(py, p_files, npm_base);
+}
+
+static int suite_init(void)
+{
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+	char why[256];
+
+	if (ready || skip)
+		return 0;
+	if (!test_userns_available(why, sizeof(why))) {
+		if (must != NULL && strcmp(must, "1") == 0) {
+			fprintf(stderr, "clients: namespaces unavailable (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n",
+				why);
+			return -1;
+		}
+		fprintf(stderr, "clients: SKIP: user namespaces unavailable: %s\n", why);
+		skip = true;
+		return 0;
+	}
+	if (fixtures_up() < 0) {
+		fprintf(stderr, "clients: the fixtures could not be set up (the lines above say why)\n");
+		(void)test_upstream_stop(&up);
+		if (root != NULL)
+			test_rmtree(root);
+		free(root);
+		root = NULL;
 		return -1;
+	}
 	ready = true;
 	return 0;
 }
