@@ -1167,7 +1167,7 @@ static int suite_cleanup(void)
 	int st = 0;
 
 	if (failed_rows[0] != '\0')
-		fprintf(stderr, "clients: failed rows:%s\n", failed_rows);
+		fprintf(stderr, "\nclients: failed rows:%s\n", failed_rows);
 	if (ready) {
 		st = test_upstream_stop(&up);
 		test_rmtree(root);
