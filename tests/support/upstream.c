@@ -79,6 +79,10 @@ int test_upstream_start(struct test_upstream *u, const struct test_upstream_opts
 			argv[n++] = (char *)o->git_auth;
 		}
 	}
+	if (o != NULL && o->files_root != NULL) {
+		argv[n++] = "--files";
+		argv[n++] = (char *)o->files_root;
+	}
 	argv[n] = NULL;
 	u->proc = test_proc_start(argv, "listening on ", rest, sizeof(rest), 10000);
 	if (u->proc == NULL) {

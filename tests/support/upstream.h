@@ -30,10 +30,13 @@
  *                   body = COUNT x (bytes of HEX + "\n"); MODE cl | chunked
  *                   (997-byte chunks)
  *   /git/...        git http-backend (only with --git-root)
- *   anything else   404
+ *   anything else   a file under --files DIR (a directory: its index.html,
+ *                   else index.json), else 404
  * Every response carries X-Upstream-Conn: <connection number, from 1>.
  * --git-auth USER (with --git-root): /git/ needs Basic auth for USER, else
  * 401 with WWW-Authenticate: Basic (git then sends its URL's user:password).
+ * --git-auth USER:PASSWORD: the password must match too. http-backend gets
+ * REMOTE_USER=USER, so pushes are accepted.
  * --record FILE appends each request as received on the wire, preceded by
  * a line "=== conn N req M ===\n".
  *
@@ -66,7 +69,8 @@ struct test_upstream_opts {
 	const char *cert_name;   /* with tls: "server" (default) or "bad" */
 	const char *record_path; /* NULL: no --record */
 	const char *git_root;    /* NULL: no --git-root */
-	const char *git_auth;    /* with git_root: --git-auth USER (401 without Basic for USER) */
+	const char *git_auth;    /* with git_root: --git-auth USER or USER:PASSWORD (else 401) */
+	const char *files_root;  /* NULL: no --files; else static files served from it */
 };
 
 /*

@@ -2,7 +2,8 @@
  * pv-upstream - the project's own upstream server for tests and benchmarks.
  *
  *   pv-upstream [--listen 127.0.0.1:0] [--tls CERTDIR [--cert-name NAME]]
- *               [--record FILE] [--git-root DIR [--git-auth USER]]
+ *               [--record FILE] [--git-root DIR [--git-auth USER[:PASSWORD]]]
+ *               [--files DIR]
  *
  * HTTP/1.1 with keep-alive and pipelining on libevent; requests parsed with
  * llhttp. Binds loopback addresses only. When ready it prints exactly one
@@ -26,7 +27,16 @@
  * --git-auth USER /git/ requests need `Authorization: Basic` for user USER
  *                 (any password); others get 401 with WWW-Authenticate:
  *                 Basic, so git sends the user:password of its URL (it
- *                 sends none before a 401).
+ *                 sends none before a 401). USER:PASSWORD: the password
+ *                 must match too. Either way git http-backend then gets
+ *                 REMOTE_USER=USER, so it accepts a push (receive-pack).
+ * --files DIR     a GET or HEAD for a path no endpoint below answers is
+ *                 served from DIR: DIR/PATH, or for a directory its
+ *                 index.html, else its index.json (a PEP 503 simple index,
+ *                 an npm registry's packument at /NAME next to its
+ *                 tarballs under /NAME/-/). Content-Type from the
+ *                 extension. A path with "..", ".", an empty segment, a
+ *                 '%' or a '\\', or a symbolic link on the way: 404.
  *
  * Endpoints (every response carries X-Upstream-Conn: N, the 1-based number
  * of the connection in accept order; HEAD gets the same heads, no body):
@@ -95,7 +105,7 @@
  *                   by "\n" (at most 64 MiB); MODE cl (Content-Length) or
  *                   chunked (997-byte chunks, so chunk edges fall inside
  *                   values at every offset).
- *   anything else   404
+ *   anything else   a file of --files DIR, else 404
  * Requests with Expect: 100-continue get "100 Continue" first. A request
  * head over HEAD_MAX bytes gets 431, a malformed request 400; both close.
  */
@@ -116,6 +126,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -141,6 +152,7 @@
 #define INPUT_HIGH (1024 * 1024)        /* stop reading with this much unparsed */
 #define WS_MAX_FRAME (16 * 1024 * 1024)
 #define CGI_BODY_MAX (256 * 1024 * 1024) /* request body kept for git */
+#define FILE_MAX (64 * 1024 * 1024)     /* largest file --files serves */
 #define MAX_CONNS 8192
 #define PATTERN_PERIOD 63
 #define DRIP_POLL_US 100                /* drip=read: how often the reader is looked at */
@@ -233,7 +245,9 @@ struct server {
 	SSL_CTX *ssl_ctx;
 	FILE *record;
 	const char *git_root;
-	const char *git_auth;         /* --git-auth USER, or NULL */
+	const char *git_auth;         /* --git-auth USER[:PASSWORD], or NULL */
+	char git_user[128];           /* its USER part: REMOTE_USER */
+	const char *files_root;       /* --files DIR, or NULL */
 	unsigned long next_conn;
 	unsigned nconns;
 	struct conn *conns;
@@ -894,7 +908,8 @@ static int start_cgi(struct conn *c, const char *path_info, const char *query)
 		    (c->content_type[0] && setenv_checked("CONTENT_TYPE", c->content_type) < 0) ||
 		    (c->content_encoding[0] &&
 		     setenv_checked("HTTP_CONTENT_ENCODING", c->content_encoding) < 0) ||
-		    (c->git_protocol[0] && setenv_checked("GIT_PROTOCOL", c->git_protocol) < 0))
+		    (c->git_protocol[0] && setenv_checked("GIT_PROTOCOL", c->git_protocol) < 0) ||
+		    (srv->git_auth != NULL && setenv_checked("REMOTE_USER", srv->git_user) < 0))
 			_exit(127);
 		execlp("git", "git", "http-backend", (char *)NULL);
 		fprintf(stderr, "pv-upstream: exec git http-backend: %s\n", strerror(errno));
@@ -1382,17 +1397,142 @@ static void delay_cb(evutil_socket_t fd, short what, void *arg)
 		process_input(c);
 }
 
-/* Whether the request has Authorization: Basic for the --git-auth user. */
+/* Whether the request has Authorization: Basic for the --git-auth user
+ * (and, when --git-auth names one, exactly its password). */
 static bool basic_user_ok(struct conn *c)
 {
 	unsigned char v[1024], dec[1024];
 	int n = raw_header(c, "Authorization", v, sizeof(v) - 1), d;
-	size_t ulen = strlen(c->srv->git_auth);
+	const char *want = c->srv->git_auth;
+	size_t ulen = strlen(c->srv->git_user);
 
 	if (n < 6 || strncasecmp((const char *)v, "Basic ", 6) != 0 || (n - 6) % 4 != 0)
 		return false;
 	d = EVP_DecodeBlock(dec, v + 6, n - 6);
-	return d > (int)ulen && memcmp(dec, c->srv->git_auth, ulen) == 0 && dec[ulen] == ':';
+	if (d < 0)
+		return false;
+	/* EVP_DecodeBlock counts the padding as decoded zero bytes. */
+	if (n - 6 >= 4 && v[n - 1] == '=')
+		d--;
+	if (n - 6 >= 4 && v[n - 2] == '=')
+		d--;
+	if (strchr(want, ':') != NULL)
+		return (size_t)d == strlen(want) && memcmp(dec, want, (size_t)d) == 0;
+	return d > (int)ulen && memcmp(dec, want, ulen) == 0 && dec[ulen] == ':';
+}
+
+/* The Content-Type of a --files file, from its name. */
+static const char *file_type(const char *name)
+{
+	static const struct {
+		const char *ext, *type;
+	} types[] = {
+		{".html", "text/html"},
+		{".json", "application/json"},
+		{".txt", "text/plain"},
+		{".tgz", "application/octet-stream"},
+		{".whl", "application/octet-stream"},
+	};
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		size_t el = strlen(types[i].ext);
+
+		if (nl > el && strcmp(name + nl - el, types[i].ext) == 0)
+			return types[i].type;
+	}
+	return "application/octet-stream";
+}
+
+/* Opens root + rel (rel starts with '/') without following a symbolic
+ * link in any component below root. Returns an fd, or -1. */
+static int open_below(const char *root, const char *rel)
+{
+	char seg[4096];
+	int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	const char *p = rel;
+
+	if (dfd < 0)
+		return -1;
+	while (*p == '/')
+		p++;
+	if (*p == '\0')
+		return dfd;
+	for (;;) {
+		const char *e = strchr(p, '/');
+		size_t len = e != NULL ? (size_t)(e - p) : strlen(p);
+
+		if (len == 0 || len >= sizeof(seg)) {
+			close(dfd);
+			return -1;
+		}
+		memcpy(seg, p, len);
+		seg[len] = '\0';
+		fd = openat(dfd, seg, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		close(dfd);
+		if (fd < 0 || e == NULL || e[1] == '\0')
+			return fd;
+		dfd = fd;
+		p = e + 1;
+	}
+}
+
+/* --files: answers a GET or HEAD of path from the directory, or 404.
+ * Returns 0, or -1 if the response could not be queued. */
+static int respond_file(struct conn *c, const char *path)
+{
+	static const char *const index_names[] = {"index.html", "index.json"};
+	const char *name = path;
+	char extra[128];
+	struct stat st;
+	unsigned char *buf;
+	ssize_t got;
+	size_t off = 0;
+	int fd, rc, m = llhttp_get_method(&c->parser);
+
+	if ((m != HTTP_GET && m != HTTP_HEAD) || path[0] != '/' || strstr(path, "//") != NULL ||
+	    strchr(path, '%') != NULL || strchr(path, '\\') != NULL || strstr(path, "/../") != NULL ||
+	    strstr(path, "/./") != NULL || (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/..") == 0) ||
+	    (strlen(path) >= 2 && strcmp(path + strlen(path) - 2, "/.") == 0))
+		return respond_text(c, 404, "not found\n");
+	fd = open_below(c->srv->files_root, path);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		int dfd = fd;
+
+		fd = -1;
+		for (size_t i = 0; i < 2 && fd < 0; i++) {
+			fd = openat(dfd, index_names[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			name = index_names[i];
+		}
+		close(dfd);
+	}
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
+		if (fd >= 0)
+			close(fd);
+		return respond_text(c, 404, "not found\n");
+	}
+	buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+	if (buf == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (off < (size_t)st.st_size) {
+		got = read(fd, buf + off, (size_t)st.st_size - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		off += (size_t)got;
+	}
+	close(fd);
+	if (off != (size_t)st.st_size) {
+		free(buf);
+		return respond_text(c, 500, "cannot read the file\n");
+	}
+	snprintf(extra, sizeof(extra), "Content-Type: %s\r\n", file_type(name));
+	rc = respond(c, 200, extra, buf, off);
+	free(buf);
+	return rc;
 }
 
 /* Handles one complete request. Returns 0, or -1 if the response could
@@ -1537,6 +1677,9 @@ static int dispatch(struct conn *c)
 
 		snprintf(body, sizeof(body), "%llu\n", (unsigned long long)c->body_bytes);
 		if (respond_text(c, 200, body) < 0)
+			return -1;
+	} else if (c->srv->files_root != NULL) {
+		if (respond_file(c, path) < 0)
 			return -1;
 	} else {
 		if (respond_text(c, 404, "not found\n") < 0)
@@ -2001,7 +2144,8 @@ static SSL_CTX *make_ssl_ctx(const char *dir, const char *name)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pv-upstream [--listen 127.0.0.1:0] [--tls CERTDIR "
-			"[--cert-name NAME]] [--record FILE] [--git-root DIR [--git-auth USER]]\n");
+			"[--cert-name NAME]] [--record FILE] [--git-root DIR [--git-auth USER[:PASSWORD]]]\n"
+			"                   [--files DIR]\n");
 }
 
 int main(int argc, char **argv)
@@ -2036,6 +2180,8 @@ int main(int argc, char **argv)
 			srv.git_root = argv[++i];
 		else if (strcmp(a, "--git-auth") == 0)
 			srv.git_auth = argv[++i];
+		else if (strcmp(a, "--files") == 0)
+			srv.files_root = argv[++i];
 		else {
 			usage();
 			return 2;
@@ -2043,6 +2189,17 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < PATTERN_CHUNK + PATTERN_PERIOD; i++)
 		pattern_buf[i] = pattern_chars[i % PATTERN_PERIOD];
+	if (srv.git_auth != NULL) {
+		size_t ul = strcspn(srv.git_auth, ":");
+
+		if (ul == 0 || ul >= sizeof(srv.git_user)) {
+			fprintf(stderr, "pv-upstream: bad --git-auth: USER or USER:PASSWORD, USER 1-%zu bytes\n",
+				sizeof(srv.git_user) - 1);
+			return 2;
+		}
+		memcpy(srv.git_user, srv.git_auth, ul);
+		srv.git_user[ul] = '\0';
+	}
 
 	if (test_parse_sockaddr(listen_s, true, &ss, &sslen) < 0) {
 		fprintf(stderr, "pv-upstream: bad --listen %s: IP:PORT or [IPV6]:PORT\n", listen_s);
