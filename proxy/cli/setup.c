@@ -144,11 +144,27 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
  */
 static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 {
-	char err[1024];
+	char err[1024], dir[PATH_MAX];
 	const char *files;
 	mask_table_t *t;
 
-	t = mask_table_new(p, err, sizeof(err));
+	if (policy_sentinels(p) == POLICY_SENTINELS_PER_SESSION || policy_cred_count(p) == 0) {
+		t = mask_table_new(p, err, sizeof(err));
+	} else {
+		/* SPEC §4.1: stable sentinels from the key in the user's
+		 * state directory (created on first use). */
+		struct cli_host ch;
+
+		cli_host_read(&ch);
+		t = cli_state_dir(getenv("XDG_STATE_HOME"), ch.h.home, dir, sizeof(dir), err,
+				  sizeof(err)) == 0
+			    ? cli_stable_table(p, dir, err, sizeof(err))
+			    : NULL;
+		if (t == NULL) {
+			log_warnx("stable sentinels: %s", err);
+			return NULL;
+		}
+	}
 	if (t == NULL) {
 		log_warnx("credentials: %s", err);
 		return NULL;
