@@ -148,7 +148,12 @@ static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 	const char *files;
 	mask_table_t *t;
 
-	if (policy_sentinels(p) == POLICY_SENTINELS_PER_SESSION || policy_cred_count(p) == 0) {
+	bool masked = false;
+
+	for (size_t i = 0; i < policy_cred_count(p) && !masked; i++)
+		masked = policy_cred(p, i)->mode == CRED_MASK;
+	/* No key is created or read for a policy that masks nothing. */
+	if (policy_sentinels(p) == POLICY_SENTINELS_PER_SESSION || !masked) {
 		t = mask_table_new(p, err, sizeof(err));
 	} else {
 		/* SPEC §4.1: stable sentinels from the key in the user's
