@@ -198,7 +198,12 @@ static const char *refusal_rule(cmask_t *m, const struct mask_refusal *why)
 		(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: injectHosts", name);
 		break;
 	case MASK_RULE_STALE:
-		(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: stale sentinel", name);
+		/* The stderr line of `run` shows the rule: say what to do. */
+		(void)snprintf(m->rule, sizeof(m->rule),
+			       "stale sentinel of credential %s (made for an earlier value or key): "
+			       "update where it was saved (a git remote URL, .npmrc, a config file) "
+			       "with the current %s%s",
+			       name, why->env ? "$" : "sentinel of ", name);
 		break;
 	}
 	return m->rule;
