@@ -126,13 +126,15 @@ int cli_state_open(const char *dir, char *err, size_t errlen)
 static int open_private(int dfd, const char *dir, const char *name, struct stat *st, char *err,
 			size_t errlen)
 {
+	const char *what = strcmp(name, CLI_SENTINEL_KEY) == 0 ? "sentinel key" : "sentinel ledger";
+
 	int fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, st);
 
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return -2;
-		errbuf_set(err, errlen, "%s/%s: %s; expected a regular file of yours, mode 0600; %s",
-			   dir, name,
+		errbuf_set(err, errlen, "%s %s/%s: %s; expected a regular file of yours, mode 0600; %s",
+			   what, dir, name,
 			   errno == ELOOP	? "is a symbolic link"
 			   : errno == EINVAL ? "is not a regular file"
 					     : strerror(errno),
@@ -141,9 +143,9 @@ static int open_private(int dfd, const char *dir, const char *name, struct stat 
 	}
 	if (st->st_uid != geteuid() || (st->st_mode & 077) != 0) {
 		errbuf_set(err, errlen,
-			   "%s/%s: owner %u, mode %03o; expected a file of yours (uid %u) that "
+			   "%s %s/%s: owner %u, mode %03o; expected a file of yours (uid %u) that "
 			   "only you can read (mode 0600); %s",
-			   dir, name, (unsigned)st->st_uid, (unsigned)(st->st_mode & 0777),
+			   what, dir, name, (unsigned)st->st_uid, (unsigned)(st->st_mode & 0777),
 			   (unsigned)geteuid(), SENT_FIX);
 		(void)close(fd);
 		return -1;
@@ -162,7 +164,8 @@ static int key_read(int dfd, const char *dir, unsigned char *key, char *err, siz
 	if (fd < 0)
 		return fd;
 	if (st.st_size != MASK_KEY_BYTES) {
-		errbuf_set(err, errlen, "%s/%s: %lld bytes, expected %d; %s", dir, CLI_SENTINEL_KEY,
+		errbuf_set(err, errlen, "sentinel key %s/%s: %lld bytes, expected %d; %s", dir,
+			   CLI_SENTINEL_KEY,
 			   (long long)st.st_size, MASK_KEY_BYTES, SENT_FIX);
 		(void)close(fd);
 		return -1;
@@ -171,7 +174,8 @@ static int key_read(int dfd, const char *dir, unsigned char *key, char *err, siz
 	(void)close(fd);
 	if (n != MASK_KEY_BYTES) {
 		explicit_bzero(key, MASK_KEY_BYTES);
-		errbuf_set(err, errlen, "%s/%s: cannot read it: %s; %s", dir, CLI_SENTINEL_KEY,
+		errbuf_set(err, errlen, "sentinel key %s/%s: cannot read it: %s; %s", dir,
+			   CLI_SENTINEL_KEY,
 			   n < 0 ? strerror(errno) : "short read", SENT_FIX);
 		return -1;
 	}
@@ -277,7 +281,8 @@ mask_ledger_t *cli_ledger_read(int dfd, const char *dir, char *err, size_t errle
 	text = fileio_read_at(dfd, CLI_SENTINEL_LEDGER, MASK_LEDGER_FILE_MAX, FILEIO_NOFOLLOW, &len,
 			      &st);
 	if (text == NULL) {
-		errbuf_set(err, errlen, "%s/%s: cannot read it: %s; %s", dir, CLI_SENTINEL_LEDGER,
+		errbuf_set(err, errlen, "sentinel ledger %s/%s: cannot read it: %s; %s", dir,
+			   CLI_SENTINEL_LEDGER,
 			   errno == EFBIG ? "larger than the ledger can be" : strerror(errno),
 			   SENT_FIX);
 		return NULL;
@@ -286,8 +291,8 @@ mask_ledger_t *cli_ledger_read(int dfd, const char *dir, char *err, size_t errle
 	free(text);
 	if (lg == NULL)
 		errbuf_set(err, errlen,
-			   "%s/%s: %s; remove it (stale sentinels are then no longer recognised) "
-			   "and run again",
+			   "sentinel ledger %s/%s: %s; remove it (stale sentinels are then no longer "
+			   "recognised) and run again",
 			   dir, CLI_SENTINEL_LEDGER, perr);
 	return lg;
 }

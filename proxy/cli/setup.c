@@ -139,7 +139,9 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
  * when that memory cannot be locked, rewrites the masked variables of our
  * own environment to their sentinels (so no child and no /proc/PID/environ
  * reader sees a real value), and writes the sentinel copies of masked
- * files into <session>/files/. Returns NULL after printing why; the
+ * files into <session>/files/. Sentinels are stable (SPEC §4.1: the key
+ * and ledger of the state directory, proxy/cli/sentinels.c) unless the
+ * policy says per-session. Returns NULL after printing why; the
  * message never carries a value.
  */
 static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
@@ -147,7 +149,6 @@ static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 	char err[1024], dir[PATH_MAX];
 	const char *files;
 	mask_table_t *t;
-
 	bool masked = false;
 
 	for (size_t i = 0; i < policy_cred_count(p) && !masked; i++)
@@ -165,10 +166,6 @@ static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 				  sizeof(err)) == 0
 			    ? cli_stable_table(p, dir, err, sizeof(err))
 			    : NULL;
-		if (t == NULL) {
-			log_warnx("stable sentinels: %s", err);
-			return NULL;
-		}
 	}
 	if (t == NULL) {
 		log_warnx("credentials: %s", err);

@@ -13,7 +13,8 @@
  *  - inside, the key and the ledger cannot be read (cat fails), under
  *    $XDG_STATE_HOME and under ~/.local/state;
  *  - the real values and the key bytes (hex) appear in no stderr, stdout
- *    or audit line.
+ *    or audit line;
+ *  - a key open to others: no session (exit 125), a message saying why.
  *
  * Without user namespaces every test is skipped with the reason printed,
  * unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree lives under /var/tmp:
@@ -393,6 +394,26 @@ static void test_key_unreadable(void)
 	free(err);
 }
 
+/* A key open to others: no session, a message that says what to do. */
+static void test_bad_key_no_session(void)
+{
+	char *out = NULL, *err = NULL, path[PATH_MAX + 32];
+	int rc;
+
+	SKIP_IF_NEEDED();
+	(void)session_tok(p_stable, v1); /* the key exists */
+	snprintf(path, sizeof(path), "%s/passavant/sentinel.key", p_state);
+	CU_ASSERT_FATAL(chmod(path, 0644) == 0);
+	rc = run_sh(p_stable, v1, true, &out, &err, "echo ran\n");
+	ROW(rc == 125 && !has(out, "ran"), "a key open to others: exit 125, nothing run (got %d)", rc);
+	ROW(has(err, "sentinel key") && has(err, "mode 644") && has(err, "per-session"),
+	    "the message names the key, its mode and the way out: %s", err != NULL ? err : "");
+	no_secret_in("stderr", err);
+	CU_ASSERT(chmod(path, 0600) == 0);
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_sentinel)
 {
 	CU_pSuite s = test_suite("sentinel", suite_init, suite_cleanup);
@@ -401,4 +422,5 @@ TEST_REGISTRAR(register_sentinel)
 	test_add(s, "a changed value: new sentinel, the old one refused as stale", test_changed_value_and_stale);
 	test_add(s, "sentinels: per-session: a new one each run", test_per_session);
 	test_add(s, "the sandbox cannot read the key or the ledger", test_key_unreadable);
+	test_add(s, "a key open to others: no session", test_bad_key_no_session);
 }
