@@ -295,9 +295,10 @@ static void put_hex(char *out, size_t *o, const char *s, size_t n)
 
 char *mask_ledger_format(const mask_ledger_t *lg, size_t *len)
 {
-	static const char head[] = "# passavant sentinel ledger: per line the credential name, then its last "
-				   "sentinels (oldest first), in hex.\n# Sentinels only, never a real "
-				   "value. Written by passavant; do not edit.\n";
+	static const char head[] =
+		"# passavant sentinel ledger: per line the credential name, then its last "
+		"sentinels (oldest first), in hex.\n"
+		"# Sentinels only, never a real value. Written by passavant; do not edit.\n";
 	size_t cap = sizeof(head), o = 0;
 	char *out;
 
