@@ -30,7 +30,7 @@ struct mask_exch {
 	mask_table_t *t;    /* not owned */
 	size_t npairs;      /* values: pairs of every set */
 	size_t ncreds;      /* credentials */
-	size_t ncounts;     /* pairs of the largest outbound set: values + forms */
+	size_t ncounts;     /* pairs of the largest outbound set: values + forms + stale */
 	uint64_t *counts;   /* [ncounts] scratch for one location */
 	unsigned char *inj; /* [ncreds] injected on the current request */
 	long body_left;     /* credential of a sentinel left in a body, or -1 */
@@ -48,7 +48,7 @@ mask_exch_t *mask_exch_new(mask_table_t *t)
 	x->t = t;
 	x->npairs = mask_table_value_count(t);
 	x->ncreds = mask_table_cred_count(t);
-	x->ncounts = x->npairs + mask_table_form_count(t);
+	x->ncounts = x->npairs + mask_table_form_count(t) + mask_table_stale_count(t);
 	x->counts = calloc(x->ncounts > 0 ? x->ncounts : 1, sizeof(*x->counts));
 	x->inj = calloc(x->ncreds > 0 ? x->ncreds : 1, 1);
 	if (x->counts == NULL || x->inj == NULL) {
@@ -105,14 +105,29 @@ static void clear_counts(mask_exch_t *x)
 	memset(x->counts, 0, x->ncounts * sizeof(*x->counts));
 }
 
+/* The pair of the first stale sentinel counted at one location with ob
+ * (index npairs + nforms + k), or -1. */
+static long stale_hit(const mask_exch_t *x, const struct mask_outbound *ob)
+{
+	size_t at = ob->npairs + ob->nforms;
+
+	for (size_t k = 0; k < ob->nstale && at + k < x->ncounts; k++)
+		if (x->counts[at + k] != 0)
+			return (long)(at + k);
+	return -1;
+}
+
 /*
  * After one location was substituted with ob: records the injected
- * credentials; returns the first pair whose sentinel may not go there,
- * or -1.
+ * credentials; returns a stale sentinel's pair (stale_hit()), else the
+ * first pair whose sentinel may not go there, or -1.
  */
 static long settle(mask_exch_t *x, const struct mask_outbound *ob)
 {
-	long bad = -1;
+	long bad = stale_hit(x, ob);
+
+	if (bad >= 0)
+		return bad;
 
 	for (size_t i = 0; i < ob->npairs && i < x->npairs; i++) {
 		if (x->counts[i] == 0)
@@ -170,6 +185,7 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 	clear_counts(x);
 	if (mask_table_sentinels_decoded(x->t, p, len, x->counts) < 0)
 		return -2;
+	bad = stale_hit(x, q);
 	for (size_t i = 0; i < q->npairs && i < x->npairs && bad < 0; i++)
 		if (x->counts[i] != 0 && !q->inject[i])
 			bad = (long)i;
@@ -213,8 +229,22 @@ static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, c
 static void refuse(mask_exch_t *x, const struct mask_outbound *ob, long bad, const char *host,
 		   uint16_t port, bool verified, unsigned where, struct mask_refusal *why)
 {
-	why->cred = mask_table_cred_name(x->t, ob->cred[bad]);
+	size_t stale0 = ob->npairs + ob->nforms;
+
 	why->where = where == INJECT_QUERY ? MASK_WHERE_TARGET : MASK_WHERE_HEADER;
+	if ((size_t)bad >= stale0) {
+		/* A stale sentinel: named after the value's first holder. */
+		size_t cred = mask_table_value_cred(x->t, ob->stale_value[(size_t)bad - stale0]);
+		const char *dname, *sent;
+		size_t len;
+
+		why->cred = mask_table_cred_name(x->t, cred);
+		dname = mask_table_value_name(x->t, ob->stale_value[(size_t)bad - stale0], &sent, &len);
+		why->env = dname != NULL && strncmp(dname, "env:", 4) == 0;
+		why->rule = MASK_RULE_STALE;
+		return;
+	}
+	why->cred = mask_table_cred_name(x->t, ob->cred[bad]);
 	why->rule = refusal_rule(x, (size_t)bad, host, port, verified, where);
 }
 

@@ -249,6 +249,7 @@ enum mask_sentinel_result {
 	MASK_SENTINEL_OK = 0,
 	MASK_SENTINEL_TOO_SHORT, /* < POLICY_MIN_SENTINEL_BITS random bits */
 	MASK_SENTINEL_RANDOM,    /* getrandom() failed (errno kept) */
+	MASK_SENTINEL_CRYPTO,    /* the keyed hash (OpenSSL) failed */
 	MASK_SENTINEL_EQUAL,     /* kept drawing the real value (cannot happen
 				    with >= 64 bits unless the CSPRNG is broken) */
 };
@@ -263,6 +264,25 @@ enum mask_sentinel_result {
  */
 enum mask_sentinel_result mask_sentinel_make(const char *value, size_t len, char *out)
 	NONNULL(1, 3) WUNRES;
+
+/* Bytes of the host-held sentinel key (SPEC §4.1). */
+#define MASK_KEY_BYTES 32
+
+/*
+ * Writes to out (len bytes, no NUL added) the stable sentinel of value
+ * for the credential `name` (docs/masking.md: "env:VAR", "file:PATH",
+ * "file:PATH#N" for extract match N): the same shape rules as
+ * mask_sentinel_make(), with the bytes drawn from HMAC-SHA256 under key
+ * in counter mode (HKDF-expand) instead of the CSPRNG, from an input that
+ * encodes (name, value, attempt) unambiguously. A function of its inputs:
+ * the same key, name, value and attempt give the same sentinel in every
+ * session. attempt: 0, or the next one when the caller needs another
+ * (a clash with another value). Never equal to value. On failure out is
+ * wiped. Pure apart from OpenSSL.
+ */
+enum mask_sentinel_result mask_sentinel_derive(const unsigned char key[MASK_KEY_BYTES],
+					       const char *name, const char *value, size_t len,
+					       unsigned attempt, char *out) NONNULL(1, 2, 3, 6) WUNRES;
 
 /* Static English text for a result; never NULL, never names a value. */
 const char *mask_sentinel_strerror(enum mask_sentinel_result res);
@@ -306,6 +326,58 @@ size_t mask_secrets_mapped(const mask_secrets_t *s) NONNULL(1);
 void mask_secrets_free(mask_secrets_t *s);
 
 /* ------------------------------------------------------------------ */
+/* The sentinel ledger (ledger.c)                                        */
+/* ------------------------------------------------------------------ */
+
+/* Sentinels kept per credential name, names kept, longest sentinel
+ * recorded (longer ones, whole files, are not), and the largest ledger
+ * file the CLI reads. */
+#define MASK_LEDGER_PER_NAME 4
+#define MASK_LEDGER_NAMES 128
+#define MASK_LEDGER_SENTINEL_MAX 2048
+#define MASK_LEDGER_FILE_MAX (4u << 20)
+
+/*
+ * For each credential name, the last MASK_LEDGER_PER_NAME stable
+ * sentinels issued for it (SPEC §4.1, docs/masking.md "Stable
+ * sentinels"): those that are no longer its sentinel are stale. Holds
+ * sentinels only, never a real value. Pure: the CLI reads and writes the
+ * file.
+ */
+typedef struct mask_ledger mask_ledger_t;
+
+/* An empty ledger; NULL on ENOMEM. Freed with mask_ledger_free(). */
+mask_ledger_t *mask_ledger_new(void) WUNRES MALLOC;
+
+/* Parses the file format (mask_ledger_format()); len may be 0. NULL with
+ * a message in err ("line N: expected ...", "out of memory"). */
+mask_ledger_t *mask_ledger_parse(const char *text, size_t len, char *err, size_t errlen)
+	NONNULL(3) WUNRES MALLOC;
+
+/* NULL is a no-op. */
+void mask_ledger_free(mask_ledger_t *lg);
+
+/* The sentinels recorded for name, oldest first: how many, and the i-th
+ * (NUL-terminated, *len bytes; NULL when out of range). Pure. */
+size_t mask_ledger_count(const mask_ledger_t *lg, const char *name) NONNULL(1, 2);
+const char *mask_ledger_get(const mask_ledger_t *lg, const char *name, size_t i, size_t *len)
+	NONNULL(1, 2, 4);
+/* Names recorded. Pure. */
+size_t mask_ledger_names(const mask_ledger_t *lg) NONNULL(1);
+
+/* The ledger's text (comment lines, then one line per name), malloc'd,
+ * NUL-terminated, *len bytes; NULL on ENOMEM. */
+char *mask_ledger_format(const mask_ledger_t *lg, size_t *len) NONNULL(1, 2) WUNRES MALLOC;
+
+/* What a stable table needs (mask_table_new_stable()): the host-held key
+ * (MASK_KEY_BYTES, the caller's locked memory, only read while the table
+ * is built) and the ledger read at start (NULL: none). */
+struct mask_stable {
+	const unsigned char *key;
+	const mask_ledger_t *ledger;
+};
+
+/* ------------------------------------------------------------------ */
 /* The credential table (table.c, tablesets.c)                          */
 /* ------------------------------------------------------------------ */
 
@@ -333,6 +405,24 @@ typedef struct mask_table mask_table_t;
  * it: ..."). Setup code only.
  */
 mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen) NONNULL(1, 2) WUNRES MALLOC;
+
+/*
+ * The same with stable sentinels (SPEC §4.1) when st is not NULL: each
+ * value's sentinel is mask_sentinel_derive() under st->key and the
+ * value's name (its first holder's, mask_table_value_name()), and every
+ * sentinel st->ledger recorded under that name that is not its sentinel
+ * now (nor any current sentinel or real value, and with a sentinel's
+ * entropy) is stale: in a request head, on any host, it gets the request
+ * refused (MASK_RULE_STALE). st NULL: mask_table_new() (`sentinels:
+ * per-session`, CSPRNG). The key is not kept.
+ */
+mask_table_t *mask_table_new_stable(const policy_t *p, const struct mask_stable *st, char *err,
+				    size_t errlen) NONNULL(1, 3) WUNRES MALLOC;
+
+/* Records the current sentinel of every value of a stable table under its
+ * name as the newest (a per-session table records nothing). 0 or -1
+ * (ENOMEM). */
+int mask_ledger_record(mask_ledger_t *lg, const mask_table_t *t) NONNULL(1, 2) WUNRES;
 
 /*
  * One finding of mask_table_check() about credential policy_cred(p, cred):
@@ -376,6 +466,15 @@ const char *mask_table_cred_name(const mask_table_t *t, size_t cred) NONNULL(1);
 size_t mask_table_value_count(const mask_table_t *t) NONNULL(1);
 /* The first credential holding value i (for naming it). */
 size_t mask_table_value_cred(const mask_table_t *t, size_t value) NONNULL(1);
+/* Value i's name for derivation and the ledger (return value) and its
+ * sentinel (*sentinel, *len bytes); NULL when out of range. Owned by the
+ * table. */
+const char *mask_table_value_name(const mask_table_t *t, size_t value, const char **sentinel,
+				  size_t *len) NONNULL(1, 3, 4);
+/* Whether the sentinels were derived from a key (mask_table_new_stable()). */
+bool mask_table_stable(const mask_table_t *t) NONNULL(1);
+/* Stale sentinels the table refuses (from the ledger). */
+size_t mask_table_stale_count(const mask_table_t *t) NONNULL(1);
 
 /*
  * The masked variables the sandbox sees, in policy order: how many, and
@@ -439,6 +538,12 @@ struct mask_outbound {
 	 * §4.2: refused). form_value[k] is the value of pair npairs + k. */
 	size_t nforms;
 	const uint32_t *form_value;  /* [nforms] */
+	/* Pairs npairs + nforms .. + nstale - 1 are the stale sentinels
+	 * (each mapped to itself): a count there is a stale sentinel in the
+	 * request (refused in heads, MASK_RULE_STALE). stale_value[k] is the
+	 * value whose name recorded it. */
+	size_t nstale;
+	const uint32_t *stale_value; /* [nstale] */
 };
 
 /*
@@ -484,9 +589,11 @@ long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len) NONN
 long mask_table_find_real(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
 
 /*
- * Adds to counts[v] (mask_table_value_count() entries) the sentinels of
- * each value v in buf with every %XX decoded; nothing when buf has no
- * '%'. For the request target after substitution: a sentinel spelled with
+ * Adds to counts[v] the sentinels of each value v in buf with every %XX
+ * decoded, and the stale sentinels where an outbound set counts them
+ * (struct mask_outbound); nothing when buf has no '%'. counts has
+ * mask_table_value_count() + mask_table_form_count() +
+ * mask_table_stale_count() entries. For the request target after substitution: a sentinel spelled with
  * escapes no encoder writes is found too. Returns 0 or -1 (ENOMEM).
  */
 int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, uint64_t *counts)
@@ -562,9 +669,11 @@ enum mask_rule {
 	MASK_RULE_INJECT_HOSTS, /* host:port is not in the credential's injectHosts */
 	MASK_RULE_INJECT_IN,    /* its injectIn does not list the place (or the Host field) */
 	MASK_RULE_PLAINTEXT,    /* plain HTTP without credentials.allowPlaintextInject */
+	MASK_RULE_STALE,        /* a stale sentinel (earlier key or value, SPEC §4.1), any host */
 };
 struct mask_refusal {
 	const char *cred; /* credential name (owned by the table), or NULL */
+	bool env;         /* cred is an environment variable (for the stale reason) */
 	enum mask_where where;
 	enum mask_rule rule;
 };

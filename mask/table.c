@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -100,7 +101,8 @@ static void check_bits(struct load *ld, const char *name, const char *v, size_t 
  * Returns the index of the value equal to real[0..len), adding it (copied
  * into the arena, no sentinel yet) when new. -1 with errno on ENOMEM.
  */
-static long value_intern(mask_table_t *t, const char *real, size_t len, uint32_t cred)
+static long value_intern(mask_table_t *t, const char *real, size_t len, uint32_t cred,
+			 const char *dname)
 {
 	struct tvalue *v;
 
@@ -122,6 +124,9 @@ static long value_intern(mask_table_t *t, const char *real, size_t len, uint32_t
 	v = &t->value[t->nvalues];
 	v->real = mask_secrets_alloc(t->sec, len + 1);
 	if (v->real == NULL)
+		return -1;
+	v->dname = strdup(dname);
+	if (v->dname == NULL)
 		return -1;
 	memcpy(v->real, real, len);
 	v->sent = NULL;
@@ -201,9 +206,12 @@ static int file_values(mask_table_t *t, struct tcred *c, uint32_t ci, const char
 	int flags = 0;
 	long vi;
 
+	char dname[PATH_MAX + 32];
+
 	if (extract == NULL) {
 		check_bits(ld, c->name, c->content, c->content_len, "the file content is");
-		vi = value_intern(t, c->content, c->content_len, ci);
+		(void)snprintf(dname, sizeof(dname), "file:%s", c->canon);
+		vi = value_intern(t, c->content, c->content_len, ci, dname);
 		if (vi < 0 || cred_add_value(c, (uint32_t)vi, 0, c->content_len) != 0)
 			return load_nomem(ld, c->name);
 		return 0;
@@ -219,9 +227,10 @@ static int file_values(mask_table_t *t, struct tcred *c, uint32_t ci, const char
 		if (m[1].rm_so >= 0) {
 			size_t off = (size_t)(s - c->content) + (size_t)m[1].rm_so;
 			size_t len = (size_t)(m[1].rm_eo - m[1].rm_so);
+			(void)snprintf(dname, sizeof(dname), "file:%s#%u", c->canon, found);
 			found++;
 			check_bits(ld, c->name, c->content + off, len, "a value extracted (group 1) is");
-			vi = value_intern(t, c->content + off, len, ci);
+			vi = value_intern(t, c->content + off, len, ci, dname);
 			if (vi < 0 || cred_add_value(c, (uint32_t)vi, off, len) != 0) {
 				regfree(&re);
 				return load_nomem(ld, c->name);
@@ -251,6 +260,11 @@ static int cred_copy(struct tcred *c, const struct policy_cred *pc)
 		c->path = strdup(pc->path != NULL ? pc->path : pc->name);
 		if (c->path == NULL)
 			return -1;
+		/* The stable sentinel's name: the file's canonical path, so
+		 * another spelling of it in the policy keeps the sentinel. */
+		c->canon = realpath(c->path, NULL);
+		if (c->canon == NULL && (c->canon = strdup(c->path)) == NULL)
+			return -1;
 	}
 	if (pc->n_inject_hosts != 0) {
 		c->hosts = calloc(pc->n_inject_hosts, sizeof(*c->hosts));
@@ -268,6 +282,7 @@ static void cred_release(struct tcred *c)
 {
 	free(c->name);
 	free(c->path);
+	free(c->canon);
 	free(c->hosts);
 	free(c->vals);
 	free(c->spans);
@@ -275,10 +290,12 @@ static void cred_release(struct tcred *c)
 }
 
 /*
- * Draws the sentinel of every value: never equal to any real value or to
- * another sentinel (redrawn), refused when too short. 0 or -1 + message.
+ * Draws the sentinel of every value (derived from key under the value's
+ * name when key is not NULL, from the CSPRNG otherwise): never equal to
+ * any real value or to another sentinel (redrawn: the next attempt),
+ * refused when too short. 0 or -1 + message.
  */
-static int make_sentinels(mask_table_t *t, char *err, size_t errlen)
+static int make_sentinels(mask_table_t *t, const unsigned char *key, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < t->nvalues; i++) {
 		struct tvalue *v = &t->value[i];
@@ -301,7 +318,10 @@ static int make_sentinels(mask_table_t *t, char *err, size_t errlen)
 			return -1;
 		}
 		do {
-			enum mask_sentinel_result r = mask_sentinel_make(v->real, v->len, v->sent);
+			enum mask_sentinel_result r =
+				key != NULL ? mask_sentinel_derive(key, v->dname, v->real, v->len, tries,
+								   v->sent)
+					    : mask_sentinel_make(v->real, v->len, v->sent);
 			if (r != MASK_SENTINEL_OK) {
 				errbuf_set(err, errlen, "credential %s: %s", who, mask_sentinel_strerror(r));
 				return -1;
@@ -341,8 +361,11 @@ static int cred_load_env(mask_table_t *t, struct tcred *c, uint32_t ci, struct l
 			c->name);
 		return 1;
 	}
+	char dname[1024];
+
 	check_bits(ld, c->name, v, strlen(v), "the value is");
-	vi = value_intern(t, v, strlen(v), ci);
+	(void)snprintf(dname, sizeof(dname), "env:%s", c->name);
+	vi = value_intern(t, v, strlen(v), ci, dname);
 	if (vi < 0 || cred_add_value(c, (uint32_t)vi, 0, 0) != 0)
 		return load_nomem(ld, c->name);
 	return 0;
@@ -437,6 +460,64 @@ fail:
 
 mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
 {
+	return mask_table_new_stable(p, NULL, err, errlen);
+}
+
+/*
+ * The stale sentinels of st->ledger (SPEC §4.1): for each value, every
+ * sentinel recorded under its name that is not its sentinel now, nor
+ * any current sentinel or real value, and that has a sentinel's entropy
+ * (a short entry would refuse every request that holds it). Copied into
+ * the arena. 0 or -1 (ENOMEM).
+ */
+static int find_stale(mask_table_t *t, const mask_ledger_t *lg)
+{
+	for (size_t i = 0; i < t->nvalues; i++) {
+		const struct tvalue *v = &t->value[i];
+		size_t n = mask_ledger_count(lg, v->dname);
+
+		for (size_t k = 0; k < n; k++) {
+			size_t len;
+			const char *e = mask_ledger_get(lg, v->dname, k, &len);
+			bool current = false;
+			struct tstale *ns;
+			uint32_t *nv;
+
+			if (e == NULL || len == 0 || len > MASK_LEDGER_SENTINEL_MAX ||
+			    policy_sentinel_bits(e, len) < POLICY_MIN_SENTINEL_BITS)
+				continue;
+			for (size_t j = 0; j < t->nvalues && !current; j++)
+				current = t->value[j].len == len &&
+					  (memcmp(t->value[j].sent, e, len) == 0 ||
+					   memcmp(t->value[j].real, e, len) == 0);
+			for (size_t j = 0; j < t->nstale && !current; j++)
+				current = t->stale[j].len == len && memcmp(t->stale[j].s, e, len) == 0;
+			if (current)
+				continue;
+			ns = realloc(t->stale, (t->nstale + 1) * sizeof(*ns));
+			if (ns == NULL)
+				return -1;
+			t->stale = ns;
+			nv = realloc(t->stale_value, (t->nstale + 1) * sizeof(*nv));
+			if (nv == NULL)
+				return -1;
+			t->stale_value = nv;
+			ns[t->nstale].s = mask_secrets_alloc(t->sec, len + 1);
+			if (ns[t->nstale].s == NULL)
+				return -1;
+			memcpy(ns[t->nstale].s, e, len);
+			ns[t->nstale].len = len;
+			ns[t->nstale].value = (uint32_t)i;
+			nv[t->nstale] = (uint32_t)i;
+			t->nstale++;
+		}
+	}
+	return 0;
+}
+
+mask_table_t *mask_table_new_stable(const policy_t *p, const struct mask_stable *st, char *err,
+				    size_t errlen)
+{
 	struct load ld = {.err = err, .errlen = errlen};
 	mask_table_t *t = table_read(p, &ld);
 
@@ -448,8 +529,13 @@ mask_table_t *mask_table_new(const policy_t *p, char *err, size_t errlen)
 		errbuf_set(err, errlen, "credentials: out of memory");
 		goto fail;
 	}
-	if (make_sentinels(t, err, errlen) != 0)
+	t->stable = st != NULL;
+	if (make_sentinels(t, st != NULL ? st->key : NULL, err, errlen) != 0)
 		goto fail;
+	if (st != NULL && st->ledger != NULL && find_stale(t, st->ledger) != 0) {
+		errbuf_set(err, errlen, "credentials: out of memory");
+		goto fail;
+	}
 	if (table_build_sets(t) != 0) {
 		errbuf_set(err, errlen, "cannot build the masking sets: %s",
 		       mask_set_strerror(t->set_res));
@@ -480,7 +566,11 @@ void mask_table_free(mask_table_t *t)
 		cred_release(&t->cred[i]);
 	free(t->cred);
 	/* Values point into the arena, wiped and unmapped here. */
+	for (size_t i = 0; i < t->nvalues; i++)
+		free(t->value[i].dname);
 	free(t->value);
+	free(t->stale);
+	free(t->stale_value);
 	mask_secrets_free(t->sec);
 	free(t->tmpkey);
 	free(t);
@@ -513,6 +603,29 @@ size_t mask_table_value_count(const mask_table_t *t)
 size_t mask_table_value_cred(const mask_table_t *t, size_t value)
 {
 	return value < t->nvalues ? t->value[value].cred : 0;
+}
+
+const char *mask_table_value_name(const mask_table_t *t, size_t value, const char **sentinel,
+				  size_t *len)
+{
+	if (value >= t->nvalues) {
+		*sentinel = NULL;
+		*len = 0;
+		return NULL;
+	}
+	*sentinel = t->value[value].sent;
+	*len = t->value[value].len;
+	return t->value[value].dname;
+}
+
+bool mask_table_stable(const mask_table_t *t)
+{
+	return t->stable;
+}
+
+size_t mask_table_stale_count(const mask_table_t *t)
+{
+	return t->nstale;
 }
 
 /* ------------------------------------------------------------------ */

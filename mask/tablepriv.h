@@ -19,6 +19,18 @@ struct tvalue {
 	char *sent;    /* len bytes + NUL */
 	size_t len;
 	uint32_t cred; /* first credential holding it */
+	char *dname;   /* malloc'd: its name for derivation and the ledger
+			* ("env:VAR", "file:PATH", "file:PATH#N"), the first
+			* holder's; not secret */
+};
+
+/* A stale sentinel (SPEC §4.1): one the ledger recorded for a value's
+ * name that is not its sentinel now. Refused in request heads on every
+ * host (outbound sets only, after the forms). In the secret arena. */
+struct tstale {
+	char *s;
+	size_t len;
+	uint32_t value; /* the value whose name it was recorded under */
 };
 
 /* One secret inside a file's content. */
@@ -33,6 +45,7 @@ struct tcred {
 	enum policy_cred_kind kind;
 	char *name;                   /* env name, or the path as written */
 	char *path;                   /* CRED_FILE: absolute path */
+	char *canon;                  /* CRED_FILE: realpath() of it (else path) */
 	unsigned inject_in;           /* INJECT_* */
 	struct policy_hostpat *hosts; /* [nhosts] copy of injectHosts */
 	size_t nhosts;
@@ -77,6 +90,10 @@ struct mask_table {
 	uint64_t *detect_counts;/* [nvalues + nform] */
 	unsigned char *scratch; /* find_sentinel copy; wiped after use */
 	size_t scratch_cap;
+	bool stable;            /* sentinels derived from a key (not per-session) */
+	struct tstale *stale;   /* [nstale] */
+	size_t nstale;
+	uint32_t *stale_value;  /* [nstale] stale[k].value (struct mask_outbound) */
 	unsigned set_hygiene;   /* MASK_HYG_* common to every set built */
 	enum mask_set_result set_res; /* why the last set build failed */
 };

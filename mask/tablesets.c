@@ -21,9 +21,9 @@
  * when all would pass the set's pair limit. */
 static size_t set_forms(const mask_table_t *t)
 {
-	if (t->nvalues + t->nform <= MASK_SET_MAX_PAIRS)
+	if (t->nvalues + t->nform + t->nstale <= MASK_SET_MAX_PAIRS)
 		return t->nform;
-	return t->nvalues * 2 <= MASK_SET_MAX_PAIRS ? t->nvalues : 0;
+	return t->nvalues * 2 + t->nstale <= MASK_SET_MAX_PAIRS ? t->nvalues : 0;
 }
 
 /* Builds a set over every value; direction: 0 sent->sent, 1 real->sent,
@@ -37,9 +37,10 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 	mask_set_t *set;
 
 	size_t nforms = inbound ? 0 : set_forms(t);
+	size_t nstale = inbound ? 0 : t->nstale;
 
 	if (t->nvalues != 0) {
-		pairs = calloc(t->nvalues + nforms, sizeof(*pairs));
+		pairs = calloc(t->nvalues + nforms + nstale, sizeof(*pairs));
 		if (pairs == NULL) {
 			t->set_res = MASK_SET_ERR_NOMEM;
 			return NULL;
@@ -58,7 +59,15 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 	 * SPEC §4.2); in every percent encoding, wherever it is. */
 	if (nforms != 0)
 		memcpy(pairs + t->nvalues, t->form, nforms * sizeof(*pairs));
-	set = mask_set_new_pct(pairs, t->nvalues + nforms,
+	/* Outbound: a stale sentinel maps to itself and is counted (refused
+	 * in a request head on any host, SPEC §4.1), in every percent
+	 * encoding too. Never inbound: it is not a secret. */
+	for (size_t k = 0; k < nstale; k++) {
+		struct mask_pair *sp = &pairs[t->nvalues + nforms + k];
+		sp->from = sp->to = t->stale[k].s;
+		sp->from_len = sp->to_len = t->stale[k].len;
+	}
+	set = mask_set_new_pct(pairs, t->nvalues + nforms + nstale,
 			       (flags & MASK_SET_PERCENT) != 0 ? 0 : t->nvalues,
 			       flags & ~(unsigned)MASK_SET_PERCENT, &res);
 	/* pairs holds pointers only; the set copied the bytes. */
@@ -290,6 +299,8 @@ static void outbound_fill(const mask_table_t *t, const struct tcache *e, struct 
 	out->any = e->any;
 	out->nforms = set_forms(t);
 	out->form_value = t->form_value;
+	out->nstale = t->nstale;
+	out->stale_value = t->stale_value;
 }
 
 /* Builds and appends the cache entry for t->tmpkey. NULL with errno. */
@@ -507,7 +518,7 @@ static int scratch_detect(mask_table_t *t, size_t len)
  * scratch_detect(), or -1. */
 static long detected_real(const mask_table_t *t)
 {
-	size_t nf = mask_set_npairs(t->detect) - t->nvalues;
+	size_t nf = set_forms(t);
 
 	for (size_t k = 0; k < nf; k++)
 		if (t->detect_counts[t->nvalues + k] != 0)
@@ -544,6 +555,9 @@ int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, u
 		return -1;
 	for (size_t v = 0; v < t->nvalues; v++)
 		counts[v] += t->detect_counts[v];
+	/* The stale sentinels, where an outbound set counts them. */
+	for (size_t k = 0, at = t->nvalues + set_forms(t); k < t->nstale; k++)
+		counts[at + k] += t->detect_counts[at + k];
 	return 0;
 }
 

@@ -113,6 +113,12 @@ bool policy_allow_plaintext_inject(const policy_t *p)
 	return p->allow_plaintext_inject;
 }
 
+/* Contract in policy.h. */
+enum policy_sentinels policy_sentinels(const policy_t *p)
+{
+	return p->sentinels;
+}
+
 /* Contract in policy.h; 0 for a list value out of range. */
 size_t policy_fs_count(const policy_t *p, enum policy_fs_list which)
 {

@@ -224,6 +224,7 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 {
 	struct policy *p = l->p;
 	const char *xdg = host_env(h, "XDG_CONFIG_HOME"), *err;
+	const char *state = host_env(h, "XDG_STATE_HOME");
 	char *home = ldr_path_resolve("~", h->home, NULL, &err);
 
 	/* One error, not one per path, when there is no home to expand. */
@@ -278,6 +279,21 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 				  "out of memory, expected to add the mandatory denies");
 		else
 			fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], path);
+		free(path);
+	}
+	/* The sentinel key and ledger (SPEC §4.1): never readable (a
+	 * sandbox with the key could forge the sentinel of any value it
+	 * guesses) nor writable, in both places (the mandatory table has
+	 * ~/.local/state/passavant) like the config directory. */
+	if (state != NULL && state[0] == '/') {
+		char *path = NULL;
+		if (asprintf(&path, "%s/passavant", state) < 0) {
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "out of memory, expected to add the mandatory denies");
+		} else {
+			fs_add_resolved(l, h, &p->fs[FS_DENY_READ], path);
+			fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], path);
+		}
 		free(path);
 	}
 }

@@ -316,10 +316,25 @@ static void k_plaintext(struct ldr *l, const struct ynode *v, void *ctx)
 		l->p->plaintext_mark = v->mark;
 }
 
+/* credentials.sentinels: stable | per-session (SPEC §4.1). */
+static void k_sentinels(struct ldr *l, const struct ynode *v, void *ctx)
+{
+	const char *s = (v->type == YN_SCALAR && yn_class(v) == SC_STR) ? v->str : NULL;
+
+	(void)ctx;
+	if (s != NULL && strcmp(s, "stable") == 0)
+		l->p->sentinels = POLICY_SENTINELS_STABLE;
+	else if (s != NULL && strcmp(s, "per-session") == 0)
+		l->p->sentinels = POLICY_SENTINELS_PER_SESSION;
+	else
+		ldr_wrong_type(l, v, "stable or per-session", "credentials.sentinels");
+}
+
 static const struct keydef cred_keys[] = {
 	{"envVars", YN_SEQ, k_envvars, "a list of {name, mode, injectHosts, injectIn}", NULL},
 	{"files", YN_SEQ, k_files, "a list of {path, mode, extract, injectHosts, injectIn}", NULL},
 	{"allowPlaintextInject", YN_SCALAR, k_plaintext, "true or false", NULL},
+	{"sentinels", YN_SCALAR, k_sentinels, "stable or per-session", NULL},
 };
 const struct keytab ldr_cred_tab = {"credentials", cred_keys, ARRAY_LEN(cred_keys)};
 

@@ -77,6 +77,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".password-store", R | W, H, "pass password store"},
 	{".local/share/keyrings", R | W, H, "GNOME keyring"},
 	{".claude/.credentials.json", R | W, H, "Claude CLI credentials"},
+	{".local/state/passavant", R | W, H, "passavant's sentinel key and ledger (stable sentinels)"},
 	{".codex/auth.json", R | W, H, "Codex CLI credentials"},
 	{".gemini/oauth_creds.json", R | W, H, "Gemini CLI credentials"},
 	{".config/github-copilot", R | W, H, "GitHub Copilot tokens"},

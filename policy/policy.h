@@ -89,7 +89,7 @@ struct policy_host {
 	const char *pw_home;     /* the password database's home, or NULL */
 	const char *cwd;         /* for relative paths; NULL: unknown */
 	const char *policy_real; /* the policy file with symlinks resolved, or NULL */
-	/* An environment variable (PATH, XDG_CONFIG_HOME, LD_LIBRARY_PATH, ENV,
+	/* An environment variable (PATH, XDG_CONFIG_HOME, XDG_STATE_HOME, LD_LIBRARY_PATH, ENV,
 	 * BASH_ENV, ZDOTDIR, PYTHONSTARTUP), or NULL; env NULL: none is set. */
 	const char *(*env)(const char *name);
 	/* Why path cannot be read as a file now (a short phrase such as
@@ -104,7 +104,8 @@ struct policy_host {
  * h->file_problem, and the filesystem denies every policy gets are added
  * to denyRead/denyWrite: the HOME rows of the mandatory table under
  * h->home and h->pw_home, the directories of $PATH and the other code
- * paths, the policy file, $XDG_CONFIG_HOME/passavant, the audit log, the
+ * paths, the policy file, $XDG_CONFIG_HOME/passavant, $XDG_STATE_HOME/passavant
+ * (read and write), the audit log, the
  * extra CA roots, the credential files in mode deny. Pure given h.
  * Errors are printed on diag like the loader's; returns their count (the
  * policy must not be used unless 0). A second call does nothing.
@@ -354,6 +355,11 @@ const struct policy_cred *policy_cred(const policy_t *p, size_t i) NONNULL(1);
  * messages about it that other modules make. */
 void policy_cred_where(const policy_t *p, size_t i, unsigned *line, unsigned *col) NONNULL(1, 3, 4);
 bool policy_allow_plaintext_inject(const policy_t *p) NONNULL(1);
+
+/* credentials.sentinels (SPEC §4.1): derived from the host-held key, so
+ * they survive a session (the default), or drawn per session. */
+enum policy_sentinels { POLICY_SENTINELS_STABLE = 0, POLICY_SENTINELS_PER_SESSION };
+enum policy_sentinels policy_sentinels(const policy_t *p) NONNULL(1);
 
 /* Filesystem lists (SPEC §3.3): absolute once bound (policy_bind()), as
  * written ("~/x", "x") before. */

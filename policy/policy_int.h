@@ -85,6 +85,7 @@ struct policy {
 	struct policy_cred_ent *creds;
 	size_t n_creds;
 	bool allow_plaintext_inject;
+	enum policy_sentinels sentinels;
 
 	/* filesystem (§3.3): normalised paths as written ("~/x", "x", "/x")
 	 * until policy_bind() makes them absolute and adds the mandatory ones */

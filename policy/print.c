@@ -238,6 +238,9 @@ static void put_credentials(struct pr *w, const struct policy *p)
 		seq_end(w);
 	}
 	kv_bool(w, "allowPlaintextInject", p->allow_plaintext_inject);
+	/* SPEC §4.1: the effective mode, also when defaulted. */
+	kv_plain(w, "sentinels",
+		 p->sentinels == POLICY_SENTINELS_PER_SESSION ? "per-session" : "stable");
 	/* SPEC §3.6: what happens to the variables not listed here. */
 	comment(w, "\n  # Variables not listed in envVars pass through, except those whose name or "
 		   "value\n  # looks like a credential: dropped (check -v shows the rule).");

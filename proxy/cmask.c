@@ -197,6 +197,14 @@ static const char *refusal_rule(cmask_t *m, const struct mask_refusal *why)
 	case MASK_RULE_INJECT_HOSTS:
 		(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: injectHosts", name);
 		break;
+	case MASK_RULE_STALE:
+		/* The stderr line of `run` shows the rule: say what to do. */
+		(void)snprintf(m->rule, sizeof(m->rule),
+			       "stale sentinel of credential %s (made for an earlier value or key): "
+			       "update where it was saved (a git remote URL, .npmrc, a config file) "
+			       "with the current %s%s",
+			       name, why->env ? "$" : "sentinel of ", name);
+		break;
 	}
 	return m->rule;
 }
@@ -223,9 +231,19 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 		break;
 	}
 	*rule = refusal_rule(m, &why);
-	(void)snprintf(reason, reasonlen, "the sentinel of %s may not be sent to %s:%u in %s",
-		       why.cred != NULL ? why.cred : "a masked credential", host, (unsigned)port,
-		       where_name(why.where));
+	if (why.rule == MASK_RULE_STALE) {
+		/* SPEC §4.1: it cannot be injected; say where to fix it. */
+		const char *name = why.cred != NULL ? why.cred : "?";
+		(void)snprintf(reason, reasonlen,
+			       "stale sentinel of credential %s in %s (made for an earlier value or "
+			       "key): update where it was saved (a git remote URL, .npmrc, a config "
+			       "file) with the current %s%s",
+			       name, where_name(why.where), why.env ? "$" : "sentinel of ", name);
+	} else {
+		(void)snprintf(reason, reasonlen, "the sentinel of %s may not be sent to %s:%u in %s",
+			       why.cred != NULL ? why.cred : "a masked credential", host,
+			       (unsigned)port, where_name(why.where));
+	}
 	cmask_wipe_drain(head);
 	return 1;
 oom:

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "base/attrib.h"
+#include "base/secmem.h"
 #include "mask/mask.h"
 #include "policy/policy.h"
 #include "proxy/cli/plan.h"
@@ -80,5 +81,52 @@ struct cli_host {
 	char home[PATH_MAX], pw_home[PATH_MAX], cwd[PATH_MAX], self[PATH_MAX];
 };
 void cli_host_read(struct cli_host *ch) NONNULL(1);
+
+/* sentinels.c: the host-held state of stable sentinels (SPEC §4.1). */
+
+/* File names in the state directory: the key and the ledger. */
+#define CLI_SENTINEL_KEY "sentinel.key"
+#define CLI_SENTINEL_LEDGER "sentinels"
+
+/* The state directory into out: xdg_state_home/passavant when it is
+ * absolute, else home/.local/state/passavant. 0, or -1 with a message
+ * (neither absolute; too long). Pure. */
+int cli_state_dir(const char *xdg_state_home, const char *home, char *out, size_t outlen,
+		  char *err, size_t errlen) NONNULL(3, 5) WUNRES;
+
+/* Creates dir (missing components mode 0700) and opens it
+ * (O_DIRECTORY|O_NOFOLLOW): a directory of ours, not writable by group or
+ * others. Returns the fd (the caller closes it) or -1 with a message. */
+int cli_state_open(const char *dir, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+
+/*
+ * The key in the state directory dfd (named dir in messages): read, or
+ * created first (32 bytes of getrandom(), a 0600 temporary linked into
+ * place: two sessions starting at once get the same key), into key, a
+ * fresh locked mapping (base/secmem.h) the caller frees with
+ * secmem_unmap() (which wipes it). Refused: a symbolic link, not a
+ * regular file, another owner, group or other permission bits, a size
+ * other than MASK_KEY_BYTES. 0, or -1 with a message (key unmapped).
+ */
+int cli_sentinel_key(int dfd, const char *dir, struct secmem *key, char *err, size_t errlen)
+	NONNULL(2, 3, 4) WUNRES;
+
+/* The ledger in dfd (empty when it does not exist; the key's checks);
+ * NULL with a message. The caller holds the directory's lock. */
+mask_ledger_t *cli_ledger_read(int dfd, const char *dir, char *err, size_t errlen)
+	NONNULL(2, 3) WUNRES;
+
+/* Rewrites the ledger: a 0600 temporary renamed into place. 0 or -1. */
+int cli_ledger_write(int dfd, const char *dir, const mask_ledger_t *lg, char *err, size_t errlen)
+	NONNULL(2, 3, 4) WUNRES;
+
+/*
+ * The stable credential table of p: under an exclusive flock on dir
+ * (cli_state_open()), the key and the ledger read, the table built with
+ * them (mask_table_new_stable()), its sentinels recorded and the ledger
+ * rewritten; the key wiped. NULL with a message; no session then.
+ */
+mask_table_t *cli_stable_table(const policy_t *p, const char *dir, char *err, size_t errlen)
+	NONNULL(1, 2, 3) WUNRES;
 
 #endif

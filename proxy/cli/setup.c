@@ -139,16 +139,34 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
  * when that memory cannot be locked, rewrites the masked variables of our
  * own environment to their sentinels (so no child and no /proc/PID/environ
  * reader sees a real value), and writes the sentinel copies of masked
- * files into <session>/files/. Returns NULL after printing why; the
+ * files into <session>/files/. Sentinels are stable (SPEC §4.1: the key
+ * and ledger of the state directory, proxy/cli/sentinels.c) unless the
+ * policy says per-session. Returns NULL after printing why; the
  * message never carries a value.
  */
 static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 {
-	char err[1024];
+	char err[1024], dir[PATH_MAX];
 	const char *files;
 	mask_table_t *t;
+	bool masked = false;
 
-	t = mask_table_new(p, err, sizeof(err));
+	for (size_t i = 0; i < policy_cred_count(p) && !masked; i++)
+		masked = policy_cred(p, i)->mode == CRED_MASK;
+	/* No key is created or read for a policy that masks nothing. */
+	if (policy_sentinels(p) == POLICY_SENTINELS_PER_SESSION || !masked) {
+		t = mask_table_new(p, err, sizeof(err));
+	} else {
+		/* SPEC §4.1: stable sentinels from the key in the user's
+		 * state directory (created on first use). */
+		struct cli_host ch;
+
+		cli_host_read(&ch);
+		t = cli_state_dir(getenv("XDG_STATE_HOME"), ch.h.home, dir, sizeof(dir), err,
+				  sizeof(err)) == 0
+			    ? cli_stable_table(p, dir, err, sizeof(err))
+			    : NULL;
+	}
 	if (t == NULL) {
 		log_warnx("credentials: %s", err);
 		return NULL;

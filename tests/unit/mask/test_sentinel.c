@@ -204,6 +204,107 @@ static void test_uniformity(void)
 	CU_ASSERT(chi2(pos26, 26, 20000) < 65.0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Stable sentinels: mask_sentinel_derive()                              */
+/* ------------------------------------------------------------------ */
+
+static const unsigned char key_a[MASK_KEY_BYTES] = "0123456789abcdef0123456789abcde";
+static const unsigned char key_b[MASK_KEY_BYTES] = "0123456789abcdef0123456789abcdf";
+
+/* Same inputs, same sentinel; any input changed, another one. */
+static void test_derive_deterministic(void)
+{
+	const char *v = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+	size_t n = strlen(v);
+	char s1[64], s2[64], s3[64];
+
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, "env:GH_TOKEN", v, n, 0, s1), MASK_SENTINEL_OK);
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, "env:GH_TOKEN", v, n, 0, s2), MASK_SENTINEL_OK);
+	CU_ASSERT_EQUAL(memcmp(s1, s2, n), 0);
+	check_shape(v, s1, n);
+	CU_ASSERT_NOT_EQUAL(memcmp(s1, v, n), 0);
+	/* The key, the name, the value, the attempt: each changes it. */
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_b, "env:GH_TOKEN", v, n, 0, s3), MASK_SENTINEL_OK);
+	CU_ASSERT_NOT_EQUAL(memcmp(s1, s3, n), 0);
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, "env:GH_TOKEM", v, n, 0, s3), MASK_SENTINEL_OK);
+	CU_ASSERT_NOT_EQUAL(memcmp(s1, s3, n), 0);
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, "env:GH_TOKEN", "ghp_16C7e42F292c6912E7710c838347Ae178B4b",
+						  n, 0, s3), MASK_SENTINEL_OK);
+	CU_ASSERT_NOT_EQUAL(memcmp(s1, s3, n), 0);
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, "env:GH_TOKEN", v, n, 1, s3), MASK_SENTINEL_OK);
+	CU_ASSERT_NOT_EQUAL(memcmp(s1, s3, n), 0);
+	/* A name/value boundary moved: "env:A" + "Bx..." vs "env:AB" + "x...". */
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, "env:A", "Bxxxxxxxxxxxxxxxxxxxxx", 22, 0, s2),
+			      MASK_SENTINEL_OK);
+	CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, "env:AB", "xxxxxxxxxxxxxxxxxxxxx", 21, 0, s3),
+			      MASK_SENTINEL_OK);
+	CU_ASSERT_NOT_EQUAL(memcmp(s2 + 1, s3, 21), 0);
+	/* Too short: refused as for a drawn one. */
+	CU_ASSERT_EQUAL(mask_sentinel_derive(key_a, "env:X", "hunter", 6, 0, s3), MASK_SENTINEL_TOO_SHORT);
+}
+
+/* A derived sentinel keeps the shape rules over many random values, and
+ * never equals the value. */
+static void test_derive_shape_many(void)
+{
+	static const char *const alph[] = {"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+					   "0123456789", "aZ9-_./+=~"};
+	char v[96], s[96], name[32];
+
+	srand(7);
+	for (unsigned i = 0; i < 2000; i++) {
+		size_t len = 24 + (size_t)rand() % 64;
+		rand_value(v, len, alph[i % 4]);
+		if (i % 5 == 0)
+			memcpy(v, "sk-ant-", 7);
+		snprintf(name, sizeof(name), "env:V%u", i);
+		enum mask_sentinel_result r = mask_sentinel_derive(key_a, name, v, len, 0, s);
+		if (r == MASK_SENTINEL_TOO_SHORT)
+			continue;
+		CU_ASSERT_EQUAL_FATAL(r, MASK_SENTINEL_OK);
+		check_shape(v, s, len);
+		CU_ASSERT_NOT_EQUAL(memcmp(s, v, len), 0);
+	}
+}
+
+/* At the entropy boundary (20 digits: 66.4 bits, accepted; 19: 63.1,
+ * refused) the random part is still derived: two names differ. */
+static void test_derive_bits(void)
+{
+	char s1[21], s2[21];
+
+	CU_ASSERT_EQUAL(mask_sentinel_derive(key_a, "env:P", "01234567890123456789", 20, 0, s1),
+			MASK_SENTINEL_OK);
+	CU_ASSERT_EQUAL(mask_sentinel_derive(key_a, "env:Q", "01234567890123456789", 20, 0, s2),
+			MASK_SENTINEL_OK);
+	CU_ASSERT_NOT_EQUAL(memcmp(s1, s2, 20), 0);
+	CU_ASSERT_EQUAL(mask_sentinel_derive(key_a, "env:P", "0123456789012345678", 19, 0, s1),
+			MASK_SENTINEL_TOO_SHORT);
+}
+
+/* Over many names, each class position is uniform (chi-square): the keyed
+ * stream feeds the same rejection sampling as the CSPRNG. */
+static void test_derive_uniformity(void)
+{
+	unsigned long l26[26] = {0}, u26[26] = {0}, d10[10] = {0};
+	const char *v = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789";
+	size_t n = strlen(v);
+	char s[64], name[32];
+
+	for (unsigned i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "env:N%u", i);
+		CU_ASSERT_EQUAL_FATAL(mask_sentinel_derive(key_a, name, v, n, 0, s), MASK_SENTINEL_OK);
+		CU_ASSERT_FATAL(s[5] >= 'a' && s[5] <= 'z' && s[30] >= 'A' && s[30] <= 'Z' &&
+				s[40] >= '0' && s[40] <= '9');
+		l26[s[5] - 'a']++;
+		u26[s[30] - 'A']++;
+		d10[s[40] - '0']++;
+	}
+	CU_ASSERT(chi2(l26, 26, 20000) < 65.0);
+	CU_ASSERT(chi2(u26, 26, 20000) < 65.0);
+	CU_ASSERT(chi2(d10, 10, 20000) < 40.0);
+}
+
 TEST_REGISTRAR(register_mask_sentinel)
 {
 	CU_pSuite s = test_suite("mask_sentinel", NULL, NULL);
@@ -212,4 +313,8 @@ TEST_REGISTRAR(register_mask_sentinel)
 	test_add(s, "known prefix and punctuation kept", test_prefix_kept);
 	test_add(s, "entropy refusal at the boundary", test_entropy_boundary);
 	test_add(s, "uniform draws (chi-square)", test_uniformity);
+	test_add(s, "derived: same inputs same sentinel, any input changes it", test_derive_deterministic);
+	test_add(s, "derived: shape rules and prefixes kept, never the value", test_derive_shape_many);
+	test_add(s, "derived: the entropy boundary", test_derive_bits);
+	test_add(s, "derived: uniform per class (chi-square)", test_derive_uniformity);
 }

@@ -22,6 +22,8 @@ static const char *fake_env(const char *name)
 		return "/usr/bin:bin::/opt/w/bin";
 	if (strcmp(name, "XDG_CONFIG_HOME") == 0)
 		return "/h/u/xdg";
+	if (strcmp(name, "XDG_STATE_HOME") == 0)
+		return "/h/u/state";
 	if (strcmp(name, "BASH_ENV") == 0)
 		return "/h/u/env.sh";
 	return NULL;
@@ -118,6 +120,13 @@ static void test_bound(void)
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/real/p.yaml"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/h/u/xdg/passavant"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/h/u/.config/passavant"));
+	/* The sentinel key and ledger (SPEC §4.1): unreadable and unwritable
+	 * in both places, under both homes. */
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/state/passavant"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/h/u/state/passavant"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.local/state/passavant"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/h/u/.local/state/passavant"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/pw/u/.local/state/passavant"));
 	/* Bound once: a second call changes nothing. */
 	size_t n = policy_fs_count(p, FS_DENY_WRITE);
 	CU_ASSERT_EQUAL(policy_bind(p, &fake, stderr), 0);

@@ -86,6 +86,8 @@ static void test_defaults(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "    enabled: true\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "  allowAllUnixSockets: false\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "  allowPlaintextInject: false\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "  sentinels: stable\n"));
+	CU_ASSERT_EQUAL(policy_sentinels(p), POLICY_SENTINELS_STABLE);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "  bodies: none\n"));
 	free(out);
 	policy_free(p);
@@ -218,6 +220,27 @@ static void test_credentials(void)
 	 * checks them): no warning about PV_TEST_NOT_SET or ~/tok here. */
 	CU_ASSERT_FALSE(has_warning(p, "is not set"));
 	policy_free(p);
+}
+
+/* credentials.sentinels (SPEC §4.1): stable (default) or per-session;
+ * printed as it is; anything else a load error at its place. */
+static void test_sentinels_key(void)
+{
+	policy_t *p = load_ok("credentials:\n  sentinels: per-session\n");
+	char *out;
+
+	CU_ASSERT_EQUAL(policy_sentinels(p), POLICY_SENTINELS_PER_SESSION);
+	out = printed(p);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "  sentinels: per-session\n"));
+	free(out);
+	policy_free(p);
+	p = load_ok("credentials:\n  sentinels: stable\n");
+	CU_ASSERT_EQUAL(policy_sentinels(p), POLICY_SENTINELS_STABLE);
+	policy_free(p);
+	load_err("credentials:\n  sentinels: persession\n", 1,
+		 "t.yaml:2:14: error: a string \"persession\", expected stable or per-session for "
+		 "credentials.sentinels");
+	load_err("credentials:\n  sentinels: [stable]\n", 1, "t.yaml:2:14: error:");
 }
 
 static void test_audit(void)
@@ -903,6 +926,7 @@ TEST_REGISTRAR(register_policy_config)
 	test_add(s, "tlsTerminate forms", test_tls_forms);
 	test_add(s, "credentials keys", test_credentials);
 	test_add(s, "credential errors", test_credential_errors);
+	test_add(s, "credentials.sentinels", test_sentinels_key);
 	test_add(s, "audit keys", test_audit);
 	test_add(s, "cross-checks", test_cross_checks);
 	test_add(s, "error kinds with FILE:LINE:COL", test_error_kinds);
