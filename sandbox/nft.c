@@ -91,6 +91,10 @@ NORETURN static void helper_main(int userns_fd, int netns_fd, const char *rules,
 		errbuf_set_errno(msg, sizeof(msg), errno, "cannot enter its network namespace");
 		helper_fail(fd, msg);
 	}
+	/* Only now: with NFT_CTX_DEFAULT the context opens its netlink
+	 * socket at once, and a socket belongs to the network namespace it
+	 * was opened in. Opened before setns(), it would change the rules of
+	 * the caller's namespace. */
 	ctx = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (ctx == NULL)
 		helper_fail(fd, "nftables: cannot create a context");
