@@ -125,9 +125,9 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 	char err[SBX_ERRLEN];
 	sigset_t set;
 	ssize_t n;
+	struct fdpass_set fds;
 	pid_t cmd;
 	char c;
-	int lfd;
 
 	/* 0. no_new_privs first (bubblewrap.c 2914): nothing we run from
 	 * here can gain privileges. Parent-death signal: if the proxy dies
@@ -146,23 +146,38 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 		errbuf_set_errno(err, sizeof(err), errno, "cannot set the hostname in the UTS namespace");
 		child_fail(pl, 125, err);
 	}
-	/* 2. Network before mounts: the listener needs nothing from the
-	 * filesystem, and the proxy can adopt it while we keep working. */
-	lfd = sbx_netns_setup(pl->port, err, sizeof(err));
-	if (lfd < 0)
+	/* 2. Network before mounts: the sockets need nothing from the
+	 * filesystem, and the proxy can adopt them while we keep working.
+	 * With interception also the address, the routes, and the
+	 * namespace fds the parent's nftables helper joins. */
+	if (sbx_netns_setup(pl, &fds, err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
-	/* 3. Hand the listener out and drop our copy: the command must not
-	 * be able to accept its own connections. */
-	if (fdpass_send(pl->sock, lfd) < 0) {
-		errbuf_set_errno(err, sizeof(err), errno, "cannot pass the listener to the proxy");
+	/* 3. Hand everything out in one message and drop our copies: the
+	 * command must not be able to accept its own connections or read
+	 * the resolver's queries. */
+	if (fdpass_send(pl->sock, &fds) < 0) {
+		errbuf_set_errno(err, sizeof(err), errno, "cannot pass the sandbox's sockets to the proxy");
 		child_fail(pl, 125, err);
 	}
-	close(lfd);
-	close(pl->sock);
+	fdpass_set_close(&fds);
+	if (!pl->intercept)
+		close(pl->sock);
 	/* 4. The filesystem view; /proc needs us to be PID 1 of the new PID
-	 * namespace, which we are since clone. */
+	 * namespace, which we are since clone. With interception, the
+	 * parent installs the rules meanwhile. */
 	if (sbx_mountns_setup(pl, err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
+	/* 4b. The command must never run without the rules: wait for the
+	 * parent's word that they are in (EOF: it failed, and it reports
+	 * why; we only end). */
+	if (pl->intercept) {
+		do
+			n = recv(pl->sock, &c, 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n != 1 || c != 'R')
+			child_fail(pl, 125, "the interception rules were not installed" SBX_NO_INTERCEPT_HINT);
+		close(pl->sock);
+	}
 	/* 5. The environment is the parent's prepared array: assigned in
 	 * run_command() just before execvp, so PATH lookup uses it. */
 	/* 6. Fork the command; we stay as PID 1. Signals are blocked before

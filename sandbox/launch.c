@@ -5,9 +5,11 @@
  * sbx_start() does all the privileged and allocating work first (the
  * plan of mountplan.c: paths checked and canonicalised, placeholders
  * made, environment built, seccomp compiled), then clones the child into
- * its namespaces, writes its id maps, receives its listener and waits for
- * the report pipe to tell it the command was exec'd (EOF: the pipe is
- * close-on-exec) or what failed. status.c runs the sandbox to its end.
+ * its namespaces, writes its id maps, receives its sockets (with
+ * interception, installs the rule set through the namespaces that come
+ * with them: nft.c) and waits for the report pipe to tell it the command
+ * was exec'd (EOF: the pipe is close-on-exec) or what failed. status.c
+ * runs the sandbox to its end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/defaults.h"
 #include "sandbox/fdpass.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sbx_int.h"
@@ -56,6 +59,8 @@ struct launch {
 	int sp[2];   /* socketpair: [0] ours, [1] the child's */
 	int errp[2]; /* report pipe: [0] ours, [1] the child's */
 	pid_t pid;
+	struct fdpass_set fds; /* what the child passed, until handed on */
+	bool nft_break;        /* test hook: make the nftables step fail */
 };
 
 /* The failure message after the child stopped talking: its report when
@@ -72,7 +77,8 @@ static void child_failed(struct launch *l, int errnum, const char *what, char *e
 
 /*
  * Creates the channels and clones the child into the namespaces: a
- * socketpair ("maps ready" one way, the listener the other) and the
+ * socketpair ("maps ready" and "rules installed" one way, the
+ * sockets the other) and the
  * report pipe, all CLOEXEC (the command inherits none of them). The "go"
  * byte travels on the socket, not a pipe, so that a child that died early
  * costs us an EPIPE, not a SIGPIPE. 0 or -1 with err set.
@@ -105,9 +111,68 @@ static int launch_clone(struct launch *l, char *err, size_t errlen)
 }
 
 /*
- * The parent's half of the handshake: the maps, then "go"; the listener
- * (if the child failed first, its report says why); then the wait until
- * the command is exec'd (EOF) or a report comes. 0 or -1 with err set.
+ * Takes the child's fds: exactly the kinds the plan calls for (the
+ * listener; with interception the IPv4 interception listener, the
+ * resolver and both namespaces, the IPv6 listener where IPv6 works).
+ * Sockets move into s, the namespaces stay in l. 0 or -1 with err set.
+ */
+static int launch_take_fds(struct launch *l, struct sbx *s, char *err, size_t errlen)
+{
+	struct fdpass_set *f = &l->fds;
+	bool missing = false, extra = false, required, allowed;
+
+	if (fdpass_recv(l->sp[0], f) < 0) {
+		child_failed(l, errno, "cannot receive the sandbox's sockets", err, errlen);
+		return -1;
+	}
+	for (size_t k = 0; k < FDPASS_NKINDS; k++) {
+		allowed = k == FDPASS_LISTENER || l->pl.intercept;
+		required = allowed && k != FDPASS_INTERCEPT6;
+		missing |= required && f->fd[k] < 0;
+		extra |= !allowed && f->fd[k] >= 0;
+	}
+	if (missing || extra) {
+		errbuf_set_errno(err, errlen, EBADMSG, "the sandbox passed %s sockets than planned",
+				 missing ? "fewer" : "more");
+		return -1;
+	}
+	s->listen_fd = f->fd[FDPASS_LISTENER];
+	s->icpt4_fd = f->fd[FDPASS_INTERCEPT4];
+	s->icpt6_fd = f->fd[FDPASS_INTERCEPT6];
+	s->dns_fd = f->fd[FDPASS_RESOLVER];
+	f->fd[FDPASS_LISTENER] = f->fd[FDPASS_INTERCEPT4] = f->fd[FDPASS_INTERCEPT6] = -1;
+	f->fd[FDPASS_RESOLVER] = -1;
+	return 0;
+}
+
+/*
+ * Interception: the rule set into the sandbox's network namespace, then
+ * "R" to the child, which waits for it before it forks the command. The
+ * namespace fds are closed either way (holding them would keep the
+ * namespaces alive after the sandbox). 0 or -1 with err set.
+ */
+static int launch_rules(struct launch *l, struct sbx *s, char *err, size_t errlen)
+{
+	char c = 'R';
+	int rc;
+
+	rc = sbx_nft_install(l->fds.fd[FDPASS_USERNS], l->fds.fd[FDPASS_NETNS], l->pl.icpt_port,
+			     s->icpt6_fd >= 0, l->nft_break, err, errlen);
+	fdpass_set_close(&l->fds);
+	if (rc < 0)
+		return -1;
+	if (send(l->sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
+		child_failed(l, errno, "cannot tell the sandbox child the rules are in", err, errlen);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The parent's half of the handshake: the maps, then "go"; the sockets
+ * (if the child failed first, its report says why) and, with
+ * interception, the rules; then the wait until the command is exec'd
+ * (EOF) or a report comes. 0 or -1 with err set.
  */
 static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t errlen)
 {
@@ -121,11 +186,10 @@ static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t e
 		child_failed(l, errno, "cannot signal the sandbox child", err, errlen);
 		return -1;
 	}
-	s->listen_fd = fdpass_recv(l->sp[0]);
-	if (s->listen_fd < 0) {
-		child_failed(l, errno, "cannot receive the sandbox's listener", err, errlen);
+	if (launch_take_fds(l, s, err, errlen) < 0)
 		return -1;
-	}
+	if (l->pl.intercept && launch_rules(l, s, err, errlen) < 0)
+		return -1;
 	sbx_close_fd(&l->sp[0]);
 	rc = read_report(l->errp[0], &rep);
 	if (rc < 0) {
@@ -166,6 +230,9 @@ static int launch_plan(const struct sbx_config *cfg, struct launch *l, struct sb
 	}
 	l->pl.cwd = cfg->cwd != NULL ? cfg->cwd : l->cwd_copy;
 	l->pl.port = cfg->listen_port ? cfg->listen_port : SBX_DEFAULT_PORT;
+	l->pl.intercept = cfg->intercept;
+	l->pl.icpt_port = cfg->intercept_port ? cfg->intercept_port : PASSAVANT_INTERCEPT_PORT;
+	l->nft_break = getenv("PASSAVANT_SBX_NFT_TEST_BREAK") != NULL;
 	l->pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
 	return 0;
 }
@@ -188,8 +255,12 @@ static void launch_end(struct launch *l, struct sbx *s, bool failed)
 	sbx_ops_free(l->pl.ops, l->pl.n_ops);
 	sbx_seccomp_free(&l->pl.prog);
 	free(l->cwd_copy);
+	fdpass_set_close(&l->fds);
 	if (failed) {
 		sbx_close_fd(&s->listen_fd);
+		sbx_close_fd(&s->icpt4_fd);
+		sbx_close_fd(&s->icpt6_fd);
+		sbx_close_fd(&s->dns_fd);
 		sbx_placeholders_remove(s->ph, s->n_ph);
 		free(s);
 	}
@@ -199,6 +270,7 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 {
 	struct launch l = {.sp = {-1, -1}, .errp = {-1, -1}, .pid = -1};
 	struct sbx *s;
+	uint16_t port;
 
 	*out = NULL;
 	if (cfg->argv == NULL || cfg->argv[0] == NULL || cfg->argv[0][0] == '\0') {
@@ -209,16 +281,29 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 		errbuf_set_errno(err, errlen, 0, "working directory %s is not absolute", cfg->cwd);
 		return -1;
 	}
+	port = cfg->listen_port ? cfg->listen_port : SBX_DEFAULT_PORT;
+	if (cfg->intercept &&
+	    (cfg->intercept_port ? cfg->intercept_port : PASSAVANT_INTERCEPT_PORT) == port) {
+		errbuf_set_errno(err, errlen, 0,
+				 "the interception port and the proxy listener's port are both %u; "
+				 "give them different ports",
+				 (unsigned)port);
+		return -1;
+	}
+	fdpass_set_init(&l.fds);
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		errbuf_set_errno(err, errlen, ENOMEM, "cannot start the sandbox");
 		return -1;
 	}
 	s->listen_fd = -1;
+	s->icpt4_fd = -1;
+	s->icpt6_fd = -1;
+	s->dns_fd = -1;
 	s->status = -1;
 	/* 1. Everything that allocates or needs the host's view; 2. the
-	 * channels and the clone; 3. the maps, "go", the listener, the
-	 * report. */
+	 * channels and the clone; 3. the maps, "go", the sockets, the rules,
+	 * the report. */
 	if (launch_plan(cfg, &l, s, err, errlen) < 0 || launch_clone(&l, err, errlen) < 0)
 		goto fail;
 	s->pid = l.pid;

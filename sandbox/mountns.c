@@ -469,7 +469,7 @@ static int setup_base(char *err, size_t errlen)
 		errbuf_set_errno(err, errlen, errno, "cannot prepare the setup tmpfs");
 		return -1;
 	}
-	fd = open(".empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	fd = open(".empty", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot create the empty cover file");
 		return -1;

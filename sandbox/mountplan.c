@@ -333,9 +333,9 @@ static int make_placeholder(struct sbx_builder *b, const char *p, char *first, b
 		b->ph = nph;
 	}
 	if (is_dir)
-		fd = mkdir(first, 0555);
+		fd = mkdir(first, 0755);
 	else {
-		fd = open(first, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		fd = open(first, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd >= 0)
 			fd = close(fd);
 	}

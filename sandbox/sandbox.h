@@ -4,7 +4,11 @@
  * sbx_start() runs a command in fresh user, mount, PID, network, IPC and
  * UTS namespaces. Inside, loopback is up and a socket listens on
  * 127.0.0.1:<listen_port>; its fd comes back to the caller over
- * SCM_RIGHTS, and the caller (the proxy) accepts on it from outside. The
+ * SCM_RIGHTS, and the caller (the proxy) accepts on it from outside. With
+ * interception, every other TCP connection of the command is redirected
+ * to listeners on 127.0.0.1 and [::1]:<intercept_port>, a UDP socket on
+ * 127.0.0.1:53 is the command's resolver, and every other UDP send fails;
+ * those fds come back too. The
  * filesystem is a read-only view of / with the binds the config asks for,
  * a private /tmp, a fresh /proc and a minimal /dev; a seccomp filter and an
  * empty capability set are in force before the command's first
@@ -72,6 +76,15 @@ struct sbx_config {
 	bool allow_unix_sockets;
 	/** Port of the in-sandbox listener on 127.0.0.1 (0: 3128). */
 	uint16_t listen_port;
+	/** Transparent interception (docs/sandbox.md "Network"): an
+	 *  address and default routes on lo, an nftables rule set that
+	 *  redirects every non-loopback TCP connection to the interception
+	 *  listeners and rejects every other non-loopback packet, and the
+	 *  resolver socket on 127.0.0.1:53. Needs nf_tables in the kernel. */
+	bool intercept;
+	/** Port of the interception listeners on 127.0.0.1 and [::1]
+	 *  (0: PASSAVANT_INTERCEPT_PORT); must differ from listen_port. */
+	uint16_t intercept_port;
 };
 
 /* A running sandbox; opaque. */
@@ -108,6 +121,26 @@ pid_t sbx_pid(const struct sbx *s) NONNULL(1);
  */
 int sbx_take_listen_fd(struct sbx *s) NONNULL(1) WUNRES;
 
+/*
+ * Hands over an interception listener of family (AF_INET: 127.0.0.1, or
+ * AF_INET6: [::1] with IPV6_V6ONLY; non-blocking, CLOEXEC, listening,
+ * validated). Accepted connections carry the command's destination in
+ * SO_ORIGINAL_DST (SOL_IP, or SOL_IPV6 with IP6T_SO_ORIGINAL_DST). The
+ * caller owns and closes it. Returns -1 when interception is off, when
+ * the sandbox has no IPv6 (AF_INET6 only), for another family, or when it
+ * was already taken.
+ */
+int sbx_take_intercept_fd(struct sbx *s, int family) NONNULL(1) WUNRES;
+
+/*
+ * Hands over the resolver socket: UDP bound to 127.0.0.1:53 in the
+ * sandbox (the address its /etc/resolv.conf should name), non-blocking,
+ * CLOEXEC, validated. The caller owns and closes it, and answers the
+ * command's queries on it. Returns -1 when interception is off or when it
+ * was already taken.
+ */
+int sbx_take_dns_fd(struct sbx *s) NONNULL(1) WUNRES;
+
 /* The execve failure message, or NULL when the command was started. */
 const char *sbx_exec_error(const struct sbx *s) NONNULL(1);
 
@@ -134,7 +167,8 @@ int sbx_wait(struct sbx *s) NONNULL(1);
 int sbx_try_wait(struct sbx *s, int *status) NONNULL(1, 2) WUNRES;
 
 /* Kills (SIGKILL) and reaps a sandbox still running, removes placeholders,
- * closes the listener if not taken, frees. NULL is a no-op. */
+ * closes the listeners and the resolver socket not taken, frees. NULL is a
+ * no-op. */
 void sbx_free(struct sbx *s);
 
 /*

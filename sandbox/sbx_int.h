@@ -28,6 +28,8 @@
 #define SBX_OLDROOT "/oldroot"
 /* Error messages are one line of at most this many bytes. */
 #define SBX_ERRLEN 512
+/* Appended to every failure of a step that only interception needs. */
+#define SBX_NO_INTERCEPT_HINT "; run with --no-intercept to use the proxy variables only"
 
 /* Mount operations, in the order of application for one path depth. */
 enum sbx_op_kind {
@@ -64,8 +66,11 @@ struct sbx_plan {
 	size_t n_ops;
 	struct sock_fprog prog;   /* compiled seccomp filter */
 	uint16_t port;
+	bool intercept;           /* sbx_config.intercept */
+	uint16_t icpt_port;       /* the interception listeners' port */
 	bool no_mount_setattr;    /* test hook: use the remount fallback */
-	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, listener out */
+	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, fds out,
+				     "rules installed" in (interception) */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */
 };
 
@@ -81,6 +86,8 @@ struct sbx_report {
 struct sbx {
 	pid_t pid;                  /* the sandbox's init, as seen outside */
 	int listen_fd;              /* until sbx_take_listen_fd() */
+	int icpt4_fd, icpt6_fd;     /* until sbx_take_intercept_fd(); -1: none */
+	int dns_fd;                 /* until sbx_take_dns_fd(); -1: none */
 	int status;                 /* -1 until reaped */
 	char *exec_err;             /* execve failure message, or NULL */
 	struct sbx_placeholder *ph; /* made on the host, removed after */
@@ -141,9 +148,25 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl) NONNULL(1);
 int sbx_userns_write_maps(pid_t pid, uid_t uid, gid_t gid, char *err, size_t errlen)
 	NONNULL(4) WUNRES;
 
-/* netns.c (child): brings lo up, returns a CLOEXEC socket listening on
- * 127.0.0.1:port, or -1 with err set. */
-int sbx_netns_setup(uint16_t port, char *err, size_t errlen) NONNULL(2) WUNRES;
+struct fdpass_set;
+
+/* netns.c (child): brings lo up and fills out with a CLOEXEC socket
+ * listening on 127.0.0.1:pl->port; with pl->intercept also adds the
+ * address and default routes and fills in the interception listeners
+ * (the IPv6 one only where IPv6 works), the resolver socket and the user
+ * and network namespace fds. 0, or -1 with err set and nothing left open. */
+int sbx_netns_setup(const struct sbx_plan *pl, struct fdpass_set *out, char *err, size_t errlen)
+	NONNULL(1, 2, 3) WUNRES;
+
+/* nft.c (parent): installs the interception rule set (docs/sandbox.md
+ * "Network") into the network namespace netns_fd, whose owner is userns_fd,
+ * redirecting TCP to port; with v6 the IPv6 loopback rules too. Runs
+ * libnftables in a forked helper that joins both namespaces (the child may
+ * not allocate). Blocks until the helper is done. 0, or -1 with err set
+ * (what nft said, and the --no-intercept hint). test_break adds a rule
+ * nft refuses (test hook). */
+int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool test_break, char *err,
+		    size_t errlen) NONNULL(6) WUNRES;
 
 /* mountns.c (child): builds the new root from pl->ops, pivots into it,
  * mounts /proc, /dev, /tmp, chdirs to pl->cwd. 0 or -1 with err set. */

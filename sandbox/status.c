@@ -1,11 +1,13 @@
 /*
  * status.c - a running sandbox after sbx_start(): its exit status as
- * SPEC §2 maps it, signals, the listener hand-over, and the end (the
- * placeholders removed once nothing runs in it).
+ * SPEC §2 maps it, signals, the hand-over of the listeners and the
+ * resolver socket, and the end (the placeholders removed once nothing
+ * runs in it).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +51,29 @@ int sbx_take_listen_fd(struct sbx *s)
 	int fd = s->listen_fd;
 
 	s->listen_fd = -1;
+	return fd;
+}
+
+int sbx_take_intercept_fd(struct sbx *s, int family)
+{
+	int *slot, fd;
+
+	if (family == AF_INET)
+		slot = &s->icpt4_fd;
+	else if (family == AF_INET6)
+		slot = &s->icpt6_fd;
+	else
+		return -1;
+	fd = *slot;
+	*slot = -1;
+	return fd;
+}
+
+int sbx_take_dns_fd(struct sbx *s)
+{
+	int fd = s->dns_fd;
+
+	s->dns_fd = -1;
 	return fd;
 }
 
@@ -113,6 +138,9 @@ void sbx_free(struct sbx *s)
 	}
 	finish(s);
 	sbx_close_fd(&s->listen_fd);
+	sbx_close_fd(&s->icpt4_fd);
+	sbx_close_fd(&s->icpt6_fd);
+	sbx_close_fd(&s->dns_fd);
 	free(s->exec_err);
 	free(s);
 }
