@@ -39,6 +39,8 @@ struct audit_rec {
 	int64_t bytes_down;   /* upstream to client; <0: null */
 	int64_t ms;           /* duration; <0: null */
 	const char *tls;      /* "terminated", "passthrough", "none" */
+	bool reason_is_line;  /* not written: reason is the whole stderr line `run` prints (an
+			       * intercepted connection refused before any HTTP, TLS on the proxy port) */
 };
 
 /*

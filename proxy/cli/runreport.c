@@ -78,6 +78,13 @@ void run_observer(void *arg, const struct audit_rec *r)
 	run->injected += r->n_injected;
 	if (run->quiet || r->decision == NULL || strcmp(r->decision, "deny") != 0)
 		return;
+	if (r->reason_is_line && r->reason != NULL) {
+		/* The proxy wrote the whole line (an intercepted connection
+		 * refused before any HTTP, TLS on the proxy port). */
+		put_str(line, sizeof(line), &n, r->reason);
+		put_line(line, sizeof(line), n);
+		return;
+	}
 	connect = (r->kind != NULL && strcmp(r->kind, "connect") == 0) ||
 		  (r->method != NULL && strcmp(r->method, "CONNECT") == 0) || r->scheme == NULL;
 	why = r->rule != NULL ? r->rule : r->reason != NULL ? r->reason : "refused";
