@@ -313,8 +313,9 @@ enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind,
 	return conn_enter_draining(c);
 }
 
-/* "GET http://host:port/path" or "CONNECT host:port" for reasons; the
- * path is cut at 200 bytes. */
+/* "GET http://host:port/path" or "CONNECT host:port" ("TLS host:port"
+ * for an intercepted ClientHello) for reasons; the path is cut at 200
+ * bytes. */
 const char *conn_what(const conn_t *c, char *buf, size_t len)
 {
 	if (c->ex.redact)
@@ -322,7 +323,8 @@ const char *conn_what(const conn_t *c, char *buf, size_t len)
 			       terminated(c) ? "https" : "http", have_target(c) ? c->tgt.authority : "?",
 			       REDACTED);
 	else if (c->ex.kind == EX_KIND_CONNECT)
-		(void)snprintf(buf, len, "%s %s:%u", intercepted(c) ? "TLS" : "CONNECT", c->tgt.host,
+		(void)snprintf(buf, len, "%s %s:%u",
+			       intercepted(c) && !http1_head_done(c->client.http) ? "TLS" : "CONNECT", c->tgt.host,
 			       (unsigned)c->tgt.port);
 	else if (terminated(c))
 		(void)snprintf(buf, len, "%s https://%s%.*s", http1_method(c->client.http),
