@@ -33,7 +33,7 @@
 static char *dir;
 static struct test_upstream up_tls, up_plain;
 static char rec_tls[4096], rec_plain[4096];
-static char pol_main[4096], pol_mask[4096];
+static char pol_main[4096], pol_mask[4096], pol_slow[4096];
 static char py_raw[4096], py_split[4096];
 static char tool[4096];
 static bool skip;
@@ -252,6 +252,11 @@ static int suite_init(void)
 		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"localhost\"], injectIn: [header]}\n",
 		 dir);
 	if (test_write_file(pol_mask, pol, strlen(pol)) < 0)
+		return -1;
+	snprintf(pol_slow, sizeof(pol_slow), "%s/slow.yaml", dir);
+	snprintf(pol, sizeof(pol),
+		 "network:\n  allowedDomains: [\"localhost\"]\n  limits: {handshakeTimeoutMs: 1500}\n");
+	if (test_write_file(pol_slow, pol, strlen(pol)) < 0)
 		return -1;
 	if (!test_userns_available(why, sizeof(why))) {
 		skip = true;
@@ -496,15 +501,20 @@ static void test_silent_client(void)
 	ir_free(&r);
 }
 
-/* A synthetic address the resolver gave to no name, and the sandbox's
- * own 198.18.0.1: refused at once. */
+/* A synthetic address the resolver gave to no name, the sandbox's own
+ * 198.18.0.1, and the interception port itself (not redirected: its
+ * original destination is the listener): refused at once. */
 static void test_unmapped_synthetic(void)
 {
 	struct ir r;
 
 	SKIP_UNLESS_READY();
-	icpt(&r, pol_main, NULL, "$PY $RAW 198.18.0.7 443 16; $PY $RAW 198.18.0.1 80 47");
-	ROW(r.out != NULL && count_of(r.out, "got 0 bytes") == 2, "client: %s", nz(r.out));
+	icpt(&r, pol_main, NULL, "$PY $RAW 198.18.0.7 443 16; $PY $RAW 198.18.0.1 80 47; $PY $RAW 127.0.0.1 3129 ''");
+	ROW(r.out != NULL && count_of(r.out, "got 0 bytes") == 3, "client: %s", nz(r.out));
+	ROW(r.err != NULL &&
+		    strstr(r.err, "passavant: blocked TCP 127.0.0.1:3129: that is passavant's interception port itself") !=
+			    NULL,
+	    "stderr: %s", nz(r.err));
 	ROW(r.err != NULL &&
 		    strstr(r.err, "passavant: blocked TCP 198.18.0.7:443: passavant's resolver gave this address to no name") !=
 			    NULL &&
@@ -529,6 +539,27 @@ static void test_huge_hello(void)
 	ROW(r.err != NULL && strstr(r.err, "passavant: blocked TLS 203.0.113.9:443: its ClientHello (1048580 bytes) is "
 					   "larger than limits.maxHeaderBytes (65536)") != NULL &&
 		    strstr(r.err, "passavant: blocked TLS 203.0.113.9:443: its ClientHello (65540 bytes)") != NULL,
+	    "stderr: %s", nz(r.err));
+	ir_free(&r);
+}
+
+/* Timeouts under handshakeTimeoutMs 1500: a ClientHello that stops
+ * halfway is refused at it, from its first byte; a silent client at the
+ * smaller of it and the first-byte wait. */
+static void test_slow_starts(void)
+{
+	struct ir r;
+	double a = -1, b = -1;
+
+	SKIP_UNLESS_READY();
+	icpt(&r, pol_slow, NULL, "$PY $RAW 203.0.113.9 443 1603010200010001fc0303; $PY $RAW 203.0.113.9 25 ''");
+	ROW(r.out != NULL && sscanf(r.out, "got 0 bytes after %lf s\ngot 0 bytes after %lf s", &a, &b) == 2,
+	    "client: %s", nz(r.out));
+	ROW(a >= 1.2 && a < 4 && b >= 1.2 && b < 2.9, "closed after %.1f and %.1f s (want about 1.5 each)", a, b);
+	ROW(r.err != NULL &&
+		    strstr(r.err, "passavant: blocked TLS 203.0.113.9:443: the ClientHello was not complete within 1500 ms "
+				  "(limits.handshakeTimeoutMs)\n") != NULL &&
+		    strstr(r.err, "passavant: blocked TCP 203.0.113.9:25 (neither HTTP nor TLS)\n") != NULL,
 	    "stderr: %s", nz(r.err));
 	ir_free(&r);
 }
@@ -620,6 +651,7 @@ TEST_REGISTRAR(register_intercept)
 	test_add(s, "synthetic address without a name", test_unmapped_synthetic);
 	test_add(s, "huge ClientHello", test_huge_hello);
 	test_add(s, "ClientHello in one-byte writes", test_split_hello);
+	test_add(s, "incomplete hello and silence under a short handshake timeout", test_slow_starts);
 	test_add(s, "TLS on the explicit proxy port", test_tls_on_proxy_port);
 	test_add(s, "masking on an intercepted terminated connection", test_masking);
 }

@@ -146,6 +146,7 @@ static void child(int sock, char **cmd)
 	if (fds[1] < 0)
 		fds[1] = fds[0]; /* no IPv6: the parent sees the same fd twice and adopts one */
 	memset(&mh, 0, sizeof(mh));
+	memset(cbuf, 0, sizeof(cbuf));
 	iov.iov_base = "L";
 	iov.iov_len = 1;
 	mh.msg_iov = &iov;
