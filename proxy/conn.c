@@ -25,7 +25,8 @@
  * a tunnel that speaks TLS to a terminated host into TERMINATED (origin-
  * form requests inside TLS); a 101 makes HTTP or TERMINATED an UPGRADED
  * stream. An intercepted connection is RAW (no HTTP spoken: a refusal
- * closes) until its first bytes make it HTTP or, through its tunnel, TUNNEL. RELAY runs conn_step_http() in HTTP and TERMINATED, and
+ * closes) until its first bytes make it HTTP or, through its tunnel,
+ * TUNNEL. RELAY runs conn_step_http() in HTTP and TERMINATED, and
  * conn_step_tunnel() in TUNNEL and UPGRADED. Each request/response is one
  * struct exchange (exchange.c), reset for the next on keep-alive.
  *
