@@ -43,6 +43,19 @@
 #define PASSAVANT_SYNTH_V6_PREFIX {0xfd, 0x70, 0x61, 0x73, 0x73, 0x76, 0x00, 0x01}
 #define PASSAVANT_SYNTH_MAX_NAMES 65536         /* names mapped per session */
 
+/*
+ * How long an intercepted connection may stay silent before it is refused
+ * as "neither HTTP nor TLS". HTTP and TLS clients send their first bytes
+ * at once (the request line, the ClientHello); a client that sends nothing
+ * speaks a protocol whose server talks first (SMTP, SSH's banner exchange,
+ * FTP, POP3...), which passavant refuses anyway: waiting the whole
+ * handshakeTimeoutMs (10 s) would only make the refusal line late. 3 s
+ * still covers a client whose first write is delayed by a slow start-up
+ * between connect() and send(). From the first byte on, the head or
+ * ClientHello has handshakeTimeoutMs to complete.
+ */
+#define PASSAVANT_INTERCEPT_FIRST_BYTE_MS 3000
+
 /* Policy file size cap: a policy is a few KiB; refuse absurd inputs. */
 #define POLICY_FILE_MAX_BYTES (4 * 1024 * 1024)
 

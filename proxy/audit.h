@@ -43,6 +43,8 @@ struct audit_rec {
 	 * less than a second ago (a resolver retrying a denied name), so a
 	 * line on a terminal would repeat it. */
 	bool repeat;
+	bool reason_is_line;  /* not written: reason is the whole stderr line `run` prints (an
+			       * intercepted connection refused before any HTTP, TLS on the proxy port) */
 };
 
 /*

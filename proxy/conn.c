@@ -12,11 +12,21 @@
  *                  |                 +-> (refusal) DRAINING -> CLOSED         |
  *                  +--------------- keep-alive: next request <----------------+
  *
+ * An intercepted connection (intercept.c; mode RAW until its bytes are
+ * known) starts in INTERCEPT_SNIFF instead of READ_HEAD:
+ *
+ *   ACCEPTED -> INTERCEPT_SNIFF -+-> (ClientHello: SNI) DECIDE -> TUNNEL_CONNECTING -> as a CONNECT,
+ *                                |      without its 200 (mode RAW -> TUNNEL)
+ *                                +-> (HTTP request line) READ_HEAD (mode HTTP, origin form + Host)
+ *                                +-> (anything else, nothing in time) CLOSED, refused
+ *
  * Modes (conn_set_mode()): what the client's bytes are. HTTP (absolute-
  * form requests) until a CONNECT's 200 makes it a TUNNEL; TLS_SNIFF turns
  * a tunnel that speaks TLS to a terminated host into TERMINATED (origin-
  * form requests inside TLS); a 101 makes HTTP or TERMINATED an UPGRADED
- * stream. RELAY runs conn_step_http() in HTTP and TERMINATED, and
+ * stream. An intercepted connection is RAW (no HTTP spoken: a refusal
+ * closes) until its first bytes make it HTTP or, through its tunnel,
+ * TUNNEL. RELAY runs conn_step_http() in HTTP and TERMINATED, and
  * conn_step_tunnel() in TUNNEL and UPGRADED. Each request/response is one
  * struct exchange (exchange.c), reset for the next on keep-alive.
  *
@@ -73,6 +83,8 @@ static const char *state_name(enum conn_state s)
 	switch (s) {
 	case CONN_ACCEPTED:
 		return "ACCEPTED";
+	case CONN_INTERCEPT_SNIFF:
+		return "INTERCEPT_SNIFF";
 	case CONN_READ_HEAD:
 		return "READ_HEAD";
 	case CONN_DECIDE:
@@ -114,6 +126,8 @@ static const char *mode_name(enum conn_mode m)
 		return "TERMINATED";
 	case CONN_MODE_UPGRADED:
 		return "UPGRADED";
+	case CONN_MODE_RAW:
+		return "RAW";
 	}
 	return "?";
 }
@@ -206,6 +220,7 @@ void conn_audit(conn_t *c, const char *kind, const char *decision, const char *r
 	}
 	r.ms = ms_since(c, &c->ex.t0);
 	r.tls = terminated(c) ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
+	r.reason_is_line = c->ex.raw_line && reason != NULL;
 	proxy_record(c->px, &r);
 }
 
@@ -267,6 +282,20 @@ enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind,
 		conn_close(c, reason, true);
 		return STEP_CLOSED;
 	}
+	if (c->mode == CONN_MODE_RAW) {
+		/* Intercepted, no HTTP spoken (a ClientHello waits): an HTTP
+		 * answer would be garbage to the client, and a TLS one would
+		 * need a leaf for a host the policy refused (which the CA's
+		 * name constraints would not let it verify anyway). The
+		 * client sees the connection closed; stderr and the audit
+		 * line say why. */
+		c->ex.status = 0;
+		c->ex.raw_line = true;
+		conn_audit(c, kind, status == 502 || status == 504 ? "allow" : "deny", reason, rule);
+		log_info("%s", reason);
+		conn_close(c, "refused before any HTTP", false);
+		return STEP_CLOSED;
+	}
 	/* An interim (1xx) head not yet sent is dropped with the exchange. */
 	(void)evbuffer_drain(c->client.pending, evbuffer_get_length(c->client.pending));
 	c->ex.status = status;
@@ -285,8 +314,9 @@ enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind,
 	return conn_enter_draining(c);
 }
 
-/* "GET http://host:port/path" or "CONNECT host:port" for reasons; the
- * path is cut at 200 bytes. */
+/* "GET http://host:port/path" or "CONNECT host:port" ("TLS host:port"
+ * for an intercepted ClientHello) for reasons; the path is cut at 200
+ * bytes. */
 const char *conn_what(const conn_t *c, char *buf, size_t len)
 {
 	if (c->ex.redact)
@@ -294,7 +324,9 @@ const char *conn_what(const conn_t *c, char *buf, size_t len)
 			       terminated(c) ? "https" : "http", have_target(c) ? c->tgt.authority : "?",
 			       REDACTED);
 	else if (c->ex.kind == EX_KIND_CONNECT)
-		(void)snprintf(buf, len, "CONNECT %s:%u", c->tgt.host, (unsigned)c->tgt.port);
+		(void)snprintf(buf, len, "%s %s:%u",
+			       intercepted(c) && !http1_head_done(c->client.http) ? "TLS" : "CONNECT", c->tgt.host,
+			       (unsigned)c->tgt.port);
 	else if (terminated(c))
 		(void)snprintf(buf, len, "%s https://%s%.*s", http1_method(c->client.http),
 			       c->tgt.authority,
@@ -406,6 +438,9 @@ void conn_drive(conn_t *c)
 		switch (c->state) {
 		case CONN_READ_HEAD:
 			st = conn_step_read_head(c);
+			break;
+		case CONN_INTERCEPT_SNIFF:
+			st = conn_step_intercept(c);
 			break;
 		case CONN_RELAY:
 			if (c->mode == CONN_MODE_TUNNEL || c->mode == CONN_MODE_UPGRADED)
@@ -550,6 +585,9 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 	case CONN_TLS_SNIFF:
 	case CONN_TLS_ACCEPT:
 		conn_close(c, "TLS handshake timeout", false);
+		return;
+	case CONN_INTERCEPT_SNIFF:
+		conn_intercept_timeout(c);
 		return;
 	case CONN_ACCEPTED:
 	case CONN_DECIDE:

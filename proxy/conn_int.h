@@ -8,6 +8,8 @@
  *   decide.c    the decisions: CONNECT, and one pipeline for every request
  *   dial.c      the upstream side: dialling, adopting, its callbacks
  *   mitm.c      TLS termination: sniffing the first bytes, the handshakes
+ *   intercept.c intercepted connections: the original destination, what
+ *               the first bytes are (ClientHello SNI, HTTP, other)
  *   relay.c     byte streams (tunnels, upgraded streams) and their masking
  *   sockio.c    the I/O layer: sockets, TLS records and buffers (sockio.h)
  *
@@ -19,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <event2/buffer.h>
@@ -41,6 +44,7 @@ struct ssl_st;
 /* Where the connection is; changed only by conn_set_state(). */
 enum conn_state {
 	CONN_ACCEPTED,            /* socket taken over, nothing read */
+	CONN_INTERCEPT_SNIFF,     /* intercepted: waiting for the first bytes (TLS, HTTP or other) */
 	CONN_READ_HEAD,           /* reading a request head (first or next) */
 	CONN_DECIDE,              /* head complete: policy decisions */
 	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
@@ -57,7 +61,9 @@ enum conn_mode {
 	CONN_MODE_HTTP,       /* plain proxy requests (absolute form), one exchange at a time */
 	CONN_MODE_TUNNEL,     /* after a CONNECT's 200: opaque bytes (remasked: tunnel_masked) */
 	CONN_MODE_TERMINATED, /* TLS with the client terminated: origin-form requests inside */
-	CONN_MODE_UPGRADED    /* after a 101: an opaque WebSocket stream (inside TLS if client.ssl) */
+	CONN_MODE_UPGRADED,   /* after a 101: an opaque WebSocket stream (inside TLS if client.ssl) */
+	CONN_MODE_RAW         /* intercepted, no HTTP spoken (first bytes, a ClientHello before its
+			       * tunnel is up): a refusal closes, it cannot be answered */
 };
 
 /* What a drive step asks for next. */
@@ -120,6 +126,7 @@ struct exchange {
 	bool identity;              /** the request to an inject host asked for Accept-Encoding: identity */
 	bool mask_req_body;         /** the request body goes through the outbound substituter */
 	bool mask_resp_body;        /** the response body goes through the inbound substituter */
+	bool raw_line;              /** the refusal reason is the whole stderr line (audit reason_is_line) */
 	int status;                 /** status sent for the request */
 	struct timeval t0;          /** start of the request or tunnel */
 	uint64_t bytes_up;          /** bytes passed on from the client */
@@ -185,9 +192,21 @@ struct conn {
 	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a refusal for a real value or a sentinel */
 	uint64_t drain_sent;        /** DRAINING: wbio_sent() of the client when the timer last fired */
 	struct evbuffer_cb_entry *under_cb; /** DRAINING, TLS filter: under_drained_cb() on its underlying output */
+	const struct intercept *icpt; /** the intercept listener it came from, or NULL (the proxy port) */
+	struct sockaddr_storage orig; /** intercepted: the original destination (SO_ORIGINAL_DST) */
+	char orig_ip[48];           /** intercepted: its address as text (IPv6 without brackets) */
+	uint16_t orig_port;         /** intercepted: its port */
+	char orig_name[POLICY_HOST_MAX + 1]; /** intercepted: the name its synthetic address stands for, or "" */
 };
 
 /* ---- inline helpers -------------------------------------------------- */
+
+/* Whether the connection came through an intercept listener (its
+ * destination is orig, not a proxy request). */
+static inline bool intercepted(const conn_t *c)
+{
+	return c->icpt != NULL;
+}
 
 /* The policy this connection decides with. */
 static inline const policy_t *pol(const conn_t *c)
@@ -319,6 +338,34 @@ int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev) NONNULL(1, 2);
 
 /* The upstream bufferevent's event callback (arg is the conn). */
 void conn_up_event_cb(struct bufferevent *bev, short events, void *arg);
+
+/* The policy decision of a tunnel whose target is in tgt (a CONNECT, or
+ * an intercepted ClientHello): allowed -> TUNNEL_CONNECTING. */
+enum step conn_decide_tunnel(conn_t *c) NONNULL(1);
+
+/* ---- intercept.c ------------------------------------------------------- */
+
+/* The target of an origin-form request on an intercepted plain-HTTP
+ * connection: the Host field's host (or the destination's name or
+ * address without one), the destination's port; 421 when Host names
+ * another port, or another host than the synthetic address stands for.
+ * Returns true to go on, else false with *st the refusal's step. */
+bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *st) NONNULL(1, 2, 4);
+
+/* INTERCEPT_SNIFF: what the first bytes of an intercepted connection are. */
+enum step conn_step_intercept(conn_t *c) NONNULL(1);
+
+/* INTERCEPT_SNIFF timed out: nothing (a protocol whose server speaks
+ * first) or an incomplete start came. Closes c. */
+void conn_intercept_timeout(conn_t *c) NONNULL(1);
+
+/*
+ * Refuses the connection without an answer (no HTTP was spoken, or TLS
+ * came to the proxy port): line is the whole stderr line of `run` and
+ * the audit reason (kind "connect", deny, its own line: reason_is_line),
+ * logged at info level; then closes c.
+ */
+void conn_refuse_raw(conn_t *c, const char *fmt, ...) NONNULL(1, 2) PRINTF(2, 3);
 
 /* ---- mitm.c ------------------------------------------------------------ */
 

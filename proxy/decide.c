@@ -80,17 +80,19 @@ oom:
 	return false;
 }
 
-static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
+/*
+ * The decision of a tunnel to tgt: a CONNECT, or an intercepted TLS
+ * connection whose ClientHello named the host (intercept.c; mode RAW, so
+ * a refusal closes instead of answering). allowedDomains, the method
+ * rule against an opaque tunnel, the plan for TLS_SNIFF, a maxTunnels
+ * slot, then the dial (TUNNEL_CONNECTING).
+ */
+enum step conn_decide_tunnel(conn_t *c)
 {
 	struct policy_decision d;
-	const char *err, *mrule = NULL;
+	const char *mrule = NULL;
 	char w[512];
 
-	c->ex.kind = EX_KIND_CONNECT;
-	if ((err = target_parse_connect(url, ulen, &c->tgt)) != NULL)
-		return conn_refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
-				   (int)(ulen > 200 ? 200 : ulen), url, err);
-	c->ex.have_target = true;
 	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
 	c->rule = d.rule;
 	if (d.verdict != POLICY_ALLOW)
@@ -126,6 +128,18 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 	return conn_dial(c, CONN_TUNNEL_CONNECTING);
 }
 
+static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
+{
+	const char *err;
+
+	c->ex.kind = EX_KIND_CONNECT;
+	if ((err = target_parse_connect(url, ulen, &c->tgt)) != NULL)
+		return conn_refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
+				   (int)(ulen > 200 ? 200 : ulen), url, err);
+	c->ex.have_target = true;
+	return conn_decide_tunnel(c);
+}
+
 /* Whether the request's Upgrade field is exactly "websocket". */
 static bool is_websocket_upgrade(const http1_t *h)
 {
@@ -139,7 +153,9 @@ static bool is_websocket_upgrade(const http1_t *h)
 }
 
 /*
- * The request target. Plain HTTP: the absolute form, parsed into tgt.
+ * The request target. Plain HTTP: the absolute form, parsed into tgt; on
+ * an intercepted connection also the origin form (conn_intercept_target():
+ * Host and the original destination's port).
  * Inside a terminated tunnel: the origin form (or "*" for OPTIONS), the
  * host and port staying the CONNECT's; a CONNECT there is refused.
  * Returns true to go on, else false with *st the refusal's step.
@@ -150,6 +166,9 @@ static bool take_target(conn_t *c, const char *url, size_t ulen, enum step *st)
 	int cut = (int)(ulen > 200 ? 200 : ulen);
 
 	if (c->mode != CONN_MODE_TERMINATED) {
+		if (intercepted(c) && ulen > 0 &&
+		    (url[0] == '/' || (ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))))
+			return conn_intercept_target(c, url, ulen, st);
 		if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL) {
 			*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s", m, cut, url, err);
 			return false;

@@ -202,9 +202,13 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 	}
 	adopt_upstream(c, bev);
 	if (c->ex.kind == EX_KIND_CONNECT) {
+		/* An intercepted ClientHello (mode RAW) asked for no proxy:
+		 * its tunnel starts without a 200 (audited as one). */
+		bool raw = c->mode == CONN_MODE_RAW;
+
 		conn_set_mode(c, CONN_MODE_TUNNEL);
 		c->ex.status = 200;
-		if (evbuffer_add_printf(out_of(&c->client), "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
+		if (!raw && evbuffer_add_printf(out_of(&c->client), "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
 			conn_close(c, "out of memory", true);
 			return;
 		}

@@ -6,9 +6,12 @@
  */
 #include "conn_int.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 
@@ -41,6 +44,43 @@ static const char *head_error_prefix(int status)
 	}
 }
 
+/*
+ * The first byte on the proxy port is a TLS record's (0x16): a client
+ * was told HTTPS_PROXY=https://... and speaks TLS to the proxy. No HTTP
+ * answer would reach it (it reads TLS records), so it is refused with a
+ * line that says what to change; true then (c is closed). A request
+ * line never starts with 0x16.
+ */
+static bool tls_on_proxy_port(conn_t *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN] = "?", addr[INET6_ADDRSTRLEN + 8];
+	unsigned char b0;
+	evutil_socket_t fd = bufferevent_getfd(c->client.bev);
+	bool v6 = false;
+	unsigned port = 0;
+
+	if (evbuffer_copyout(in_of(&c->client), &b0, 1) != 1 || b0 != 0x16)
+		return false;
+	if (fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0) {
+		if (ss.ss_family == AF_INET) {
+			(void)inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
+			port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			(void)inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip));
+			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+			v6 = true;
+		}
+	}
+	(void)snprintf(addr, sizeof(addr), "%s%s%s:%u", v6 ? "[" : "", ip, v6 ? "]" : "", port);
+	conn_refuse_raw(c,
+			"passavant: TLS arrived on the proxy port %s: the proxy speaks plain HTTP; "
+			"set HTTPS_PROXY=http://%s (not https://)",
+			addr, addr);
+	return true;
+}
+
 enum step conn_step_read_head(conn_t *c)
 {
 	struct evbuffer *in = in_of(&c->client);
@@ -63,6 +103,8 @@ enum step conn_step_read_head(conn_t *c)
 			 * from its first byte the head timeout applies. */
 			if (!c->first_request)
 				conn_arm_timer(c, c->head_ms);
+			if (c->first_request && !intercepted(c) && tls_on_proxy_port(c))
+				return STEP_CLOSED;
 		}
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;

@@ -24,6 +24,7 @@
 #include "../mask/mask.h"
 #include "conn.h"
 #include "base/defaults.h"
+#include "intercept.h"
 #include "log.h"
 #include "resolver.h"
 
@@ -58,6 +59,7 @@ struct proxy {
 	proxy_signal_fn sig_hook;       /* signal hook, or NULL */
 	void *sig_hook_arg;
 	resolver_t *resolver;           /* the in-sandbox resolver, or NULL */
+	intercept_t *icpt[2];           /* interception listeners (IPv4, IPv6), or NULL */
 };
 
 static proxy_policy_t *holder_new(policy_t *p)
@@ -437,6 +439,8 @@ void proxy_free(proxy_t *px)
 	conn_close_all(&px->conns);
 	if (px->lis != NULL)
 		evconnlistener_free(px->lis);
+	for (size_t i = 0; i < sizeof(px->icpt) / sizeof(px->icpt[0]); i++)
+		intercept_free(px->icpt[i]);
 	if (px->sig_int != NULL)
 		event_free(px->sig_int);
 	if (px->sig_term != NULL)
@@ -520,6 +524,21 @@ int proxy_adopt_listener(proxy_t *px, int fd)
 	}
 	evconnlistener_set_error_cb(px->lis, accept_error_cb);
 	return 0;
+}
+
+int proxy_adopt_intercept(proxy_t *px, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(px->icpt) / sizeof(px->icpt[0]) && px->icpt[i] != NULL; i++)
+		;
+	if (i == sizeof(px->icpt) / sizeof(px->icpt[0])) {
+		log_warnx("interception: already two listeners (IPv4 and IPv6); descriptor %d refused", fd);
+		(void)close(fd);
+		return -1;
+	}
+	px->icpt[i] = intercept_new(px, fd);
+	return px->icpt[i] != NULL ? 0 : -1;
 }
 
 int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *port)

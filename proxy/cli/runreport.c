@@ -78,6 +78,13 @@ void run_observer(void *arg, const struct audit_rec *r)
 	run->injected += r->n_injected;
 	if (run->quiet || r->decision == NULL || strcmp(r->decision, "deny") != 0)
 		return;
+	if (r->reason_is_line && r->reason != NULL) {
+		/* The proxy wrote the whole line (an intercepted connection
+		 * refused before any HTTP, TLS on the proxy port). */
+		put_sanitized(line, sizeof(line), &n, r->reason, strlen(r->reason));
+		put_line(line, sizeof(line), n);
+		return;
+	}
 	if (r->kind != NULL && strcmp(r->kind, "dns") == 0) {
 		/* The resolver flags a name it reported less than a second
 		 * ago: resolvers ask A and AAAA together, and ask again. */

@@ -1,7 +1,8 @@
 /*
  * test_proxy.c - proxy/proxy.c (suite "proxy_proxy"): adopting an
  * already-listening socket (what the launcher passes from the sandbox),
- * refusing one that is not listening, and the refcounted policy holder.
+ * refusing one that is not listening, interception listeners, and the
+ * refcounted policy holder.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -58,6 +59,67 @@ static void test_adopt_refuses_non_listener(void)
 	proxy_free(px);
 }
 
+/* A listening socket on 127.0.0.1 or ::1 (port 0), or -1. */
+static int listener(int family, int type)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd = socket(family, type | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET6) {
+		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)&ss)->sin6_addr = in6addr_loopback;
+		len = sizeof(struct sockaddr_in6);
+	} else {
+		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)&ss)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(struct sockaddr_in);
+	}
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || (type == SOCK_STREAM && listen(fd, 16) < 0)) {
+		(void)close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Interception listeners: IPv4 and IPv6 adopted (closed with the proxy),
+ * a third refused, and neither a non-listening TCP socket nor a UDP one
+ * nor a Unix one taken (each closed by the refusal). */
+static void test_adopt_intercept(void)
+{
+	proxy_t *px = proxy_new(small_policy(), NULL, NULL, "0000000000000000");
+	int v4 = listener(AF_INET, SOCK_STREAM), v6 = listener(AF_INET6, SOCK_STREAM);
+	int third = listener(AF_INET, SOCK_STREAM), udp = listener(AF_INET, SOCK_DGRAM);
+	int plain = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ux[2];
+
+	CU_ASSERT_FATAL(px != NULL && v4 >= 0 && third >= 0 && udp >= 0 && plain >= 0);
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ux) == 0);
+	CU_ASSERT_EQUAL(proxy_adopt_intercept(px, plain), -1);
+	CU_ASSERT_EQUAL(fcntl(plain, F_GETFD), -1);
+	CU_ASSERT_EQUAL(proxy_adopt_intercept(px, udp), -1);
+	CU_ASSERT_EQUAL(fcntl(udp, F_GETFD), -1);
+	CU_ASSERT_EQUAL(proxy_adopt_intercept(px, ux[0]), -1);
+	CU_ASSERT_EQUAL(fcntl(ux[0], F_GETFD), -1);
+	(void)close(ux[1]);
+	CU_ASSERT_EQUAL(proxy_adopt_intercept(px, v4), 0);
+	if (v6 >= 0) { /* no IPv6 here: one family is enough */
+		CU_ASSERT_EQUAL(proxy_adopt_intercept(px, v6), 0);
+		CU_ASSERT_EQUAL(proxy_adopt_intercept(px, third), -1);
+		CU_ASSERT_EQUAL(fcntl(third, F_GETFD), -1);
+	} else {
+		(void)close(third);
+	}
+	/* Non-blocking, as the loop needs it. */
+	CU_ASSERT((fcntl(v4, F_GETFL) & O_NONBLOCK) != 0);
+	proxy_free(px);
+	CU_ASSERT_EQUAL(fcntl(v4, F_GETFD), -1);
+	if (v6 >= 0)
+		CU_ASSERT_EQUAL(fcntl(v6, F_GETFD), -1);
+}
+
 static void test_policy_refs(void)
 {
 	proxy_t *px = proxy_new(small_policy(), NULL, NULL, "0000000000000000");
@@ -83,5 +145,6 @@ TEST_REGISTRAR(proxy_proxy_suite)
 
 	test_add(s, "adopt an already-listening fd", test_adopt);
 	test_add(s, "refuse a descriptor that is not listening", test_adopt_refuses_non_listener);
+	test_add(s, "adopt interception listeners", test_adopt_intercept);
 	test_add(s, "policy holder outlives reloads and the proxy", test_policy_refs);
 }
