@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -18,7 +19,7 @@
 #include "proxy/log.h"
 
 /* The options of cmd_run() that have no short form. */
-enum { OPT_KEEP_GIT_CONFIG = 256 };
+enum { OPT_KEEP_GIT_CONFIG = 256, OPT_NO_INTERCEPT };
 
 /* SIGCHLD (and one forced check at start): has the sandbox ended? */
 static void run_sigchld_cb(evutil_socket_t sig, short what, void *arg)
@@ -85,6 +86,7 @@ static int run_parse(int argc, char **argv, struct run *run, const char **policy
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"keep-git-config", no_argument, NULL, OPT_KEEP_GIT_CONFIG},
+		{"no-intercept", no_argument, NULL, OPT_NO_INTERCEPT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -107,6 +109,9 @@ static int run_parse(int argc, char **argv, struct run *run, const char **policy
 			break;
 		case OPT_KEEP_GIT_CONFIG:
 			run->keep_git = true;
+			break;
+		case OPT_NO_INTERCEPT:
+			run->no_intercept = true;
 			break;
 		case 'h':
 			cli_usage(stdout);
@@ -148,6 +153,9 @@ static struct sbx *run_start_sandbox(const struct run *run, const policy_t *p,
 	if (plan_build(&pl, p, masks, h, &ps) < 0)
 		return NULL;
 	plan_sbx_config(&pl, p, argv, &cfg);
+	/* SPEC §7: connections that ignore the proxy variables are
+	 * redirected to the proxy, and names resolve through ours. */
+	cfg.intercept = !run->no_intercept;
 	if (sbx_start(&cfg, &s, err, sizeof(err)) < 0) {
 		log_warnx("%s; the command was not started", err);
 		s = NULL;
@@ -194,8 +202,22 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
  * ends. 0, or -1 when the command could not be served (to be killed). */
 static int run_loop(struct run *run)
 {
+	int fd;
+
 	if (proxy_adopt_listener(run->px, sbx_take_listen_fd(run->sbx)) < 0)
 		return -1;
+	if (!run->no_intercept) {
+		/* The IPv4 listener and the resolver always come with
+		 * interception; the IPv6 listener only where the sandbox has
+		 * IPv6. */
+		if (proxy_adopt_intercept(run->px, sbx_take_intercept_fd(run->sbx, AF_INET)) < 0)
+			return -1;
+		fd = sbx_take_intercept_fd(run->sbx, AF_INET6);
+		if (fd >= 0 && proxy_adopt_intercept(run->px, fd) < 0)
+			return -1;
+		if (proxy_adopt_resolver(run->px, sbx_take_dns_fd(run->sbx)) < 0)
+			return -1;
+	}
 	proxy_set_observer(run->px, run_observer, run);
 	proxy_set_signal_hook(run->px, run_signal_hook, run);
 	run->sigchld = evsignal_new(proxy_base(run->px), SIGCHLD, run_sigchld_cb, run);

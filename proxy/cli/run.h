@@ -23,6 +23,7 @@ struct run {
 	struct event *sigchld;
 	bool quiet;             /* -q: no refusal lines */
 	bool keep_git;          /* --keep-git-config: report, do not move */
+	bool no_intercept;      /* --no-intercept: the proxy variables only (no nftables, no resolver) */
 	unsigned verbose;       /* -v count */
 	bool ended;             /* the sandbox has ended: status is final */
 	int status;             /* its SPEC §2 status once ended */

@@ -9,7 +9,7 @@
 #include "proxy/cli/cli.h"
 
 static const char usage_text[] =
-	"usage: passavant run   [-p POLICY] [--audit FILE] [--keep-git-config] [-v|-q] [--] COMMAND [ARG...]\n"
+	"usage: passavant run   [-p POLICY] [--audit FILE] [--keep-git-config] [--no-intercept] [-v|-q] [--] COMMAND [ARG...]\n"
 	"       passavant proxy [-p POLICY] [--listen HOST:PORT] [--session-dir DIR] [--audit FILE]\n"
 	"       passavant check [-p POLICY] [-v]\n"
 	"       passavant --version | --help\n";
@@ -40,6 +40,8 @@ const char cli_help_text[] =
 	"                        config, editor and agent settings such as .vscode,\n"
 	"                        .claude/settings.json, .mcp.json; by default they are\n"
 	"                        renamed to NAME.passavant-quarantine after the run)\n"
+	"      --no-intercept    run: no transparent interception and no in-sandbox resolver;\n"
+	"                        only clients that honour the proxy variables get out\n"
 	"  -v, --verbose         more diagnostics on stderr (twice: debug)\n"
 	"  -h, --help            this help\n"
 	"      --version         print the version\n"
