@@ -59,7 +59,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -1057,6 +1061,158 @@ static void test_fixture_guards(void)
 	CU_ASSERT(unlink(link) == 0);
 }
 
+/* The first non-loopback IPv4 address of this machine ("" if none). */
+static void test_first_host_ipv4(char *out, size_t cap)
+{
+	struct ifaddrs *ifa = NULL;
+
+	out[0] = '\0';
+	if (getifaddrs(&ifa) < 0)
+		return;
+	for (struct ifaddrs *i = ifa; i != NULL && out[0] == '\0'; i = i->ifa_next) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)(const void *)i->ifa_addr;
+
+		if (a != NULL && a->sin_family == AF_INET && (ntohl(a->sin_addr.s_addr) >> 24) != 127)
+			(void)inet_ntop(AF_INET, &a->sin_addr, out, (socklen_t)cap);
+	}
+	freeifaddrs(ifa);
+}
+
+/* ------------------------------------------------------------------ */
+/* What interception refuses                                            */
+/* ------------------------------------------------------------------ */
+
+/* Whether the audit file has a refusal line of kind KIND for host H. */
+static bool audit_denies(const char *path, const char *kind, const char *host)
+{
+	char k[64], h[256];
+	char *log = test_read_file(path, NULL), *line, *save = NULL;
+	bool found = false;
+
+	if (log == NULL)
+		return false;
+	snprintf(k, sizeof(k), "\"kind\":\"%s\"", kind);
+	snprintf(h, sizeof(h), "\"host\":\"%s\"", host);
+	for (line = strtok_r(log, "\n", &save); line != NULL && !found; line = strtok_r(NULL, "\n", &save))
+		found = strstr(line, k) != NULL && strstr(line, h) != NULL &&
+			strstr(line, "\"decision\":\"deny\"") != NULL;
+	free(log);
+	return found;
+}
+
+/*
+ * ssh to a listed host's port 22, with and without the proxy variables
+ * (ssh reads none): the resolver hands out git.test's synthetic address,
+ * the connection is redirected, and the proxy refuses it from its first
+ * bytes (an SSH banner is neither HTTP nor TLS) with the line of SPEC §5
+ * and an audit line. ssh itself fails.
+ */
+static void test_ssh_refused(void)
+{
+	SKIP_IF_NEEDED();
+	if (skip_unless_program("ssh", "ssh", "openssh-client"))
+		return;
+	for (size_t m = 0; m < 2; m++) {
+		struct session s;
+
+		session_run(&s, "ssh", modes[m],
+			    "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+			    "-o ConnectTimeout=10 -p 22 x@git.test true\n"
+			    "echo \"ssh=$?\"\n");
+		ROW(s.status == 0 && has(s.out, "ssh=255"), "ssh %s: status %d, stdout %s", modes[m], s.status,
+		    tail_of(s.out));
+		ROW(has(s.err, "passavant: blocked TCP git.test:22 (neither HTTP nor TLS)"),
+		    "ssh %s: no refusal line on stderr: %s", modes[m], tail_of(s.err));
+		ROW(audit_denies(s.audit, "connect", "git.test"), "ssh %s: no refusal in the audit %s", modes[m],
+		    s.audit);
+		session_free(&s);
+	}
+}
+
+/*
+ * A name the policy does not allow: NXDOMAIN from the in-sandbox resolver
+ * for getent (glibc), Python's getaddrinfo and curl, one stderr line, an
+ * audit line of kind dns; nothing reaches the upstream. And an allowed
+ * name does resolve, to a synthetic address of 198.18.0.0/15.
+ */
+static void test_denied_name(void)
+{
+	struct session s;
+	size_t mark;
+	char *rec;
+
+	SKIP_IF_NEEDED();
+	mark = test_file_size(p_record);
+	session_run(&s, "dns", "intercept",
+		    "getent hosts evil.test; echo \"getent=$?\"\n"
+		    "python3 -c \"import socket\n"
+		    "try:\n"
+		    "    socket.getaddrinfo('evil.test', 443)\n"
+		    "    print('py=resolved')\n"
+		    "except socket.gaierror as e:\n"
+		    "    print('py=gaierror', e.errno == socket.EAI_NONAME)\"\n"
+		    "curl -sS --max-time 10 https://evil.test/ >/dev/null 2>&1; echo \"curl=$?\"\n"
+		    "getent ahostsv4 web.test | head -n 1\n");
+	rec = test_file_since(p_record, mark);
+	ROW(s.status == 0 && has(s.out, "getent=2\n"), "denied name: getent did not say not found: %s",
+	    tail_of(s.out));
+	ROW(has(s.out, "py=gaierror True"), "denied name: python did not get EAI_NONAME: %s", tail_of(s.out));
+	ROW(has(s.out, "curl=6\n"), "denied name: curl did not fail to resolve (6): %s", tail_of(s.out));
+	ROW(has(s.out, "198.18.") || has(s.out, "198.19."), "allowed name: no synthetic address: %s",
+	    tail_of(s.out));
+	ROW(has(s.err, "passavant: blocked DNS lookup of evil.test (not in allowedDomains)"),
+	    "denied name: no stderr line: %s", tail_of(s.err));
+	ROW(audit_denies(s.audit, "dns", "evil.test"), "denied name: no dns refusal in the audit %s", s.audit);
+	ROW(rec != NULL && !has(rec, "evil.test"), "denied name: the upstream saw evil.test");
+	free(rec);
+	session_free(&s);
+}
+
+/*
+ * UDP out of the sandbox, to every kind of destination: a synthetic
+ * address, this machine's own non-loopback address (where a socket of the
+ * test listens) and a public one. Each sendto fails at once (the
+ * sandbox's filter rejects every non-loopback packet that is not TCP), and
+ * the test's socket receives nothing.
+ */
+static void test_udp_nothing_out(void)
+{
+	char host4[64] = "", body[2048], buf[64];
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	struct session s;
+	int fd;
+
+	SKIP_IF_NEEDED();
+	test_first_host_ipv4(host4, sizeof(host4));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	ROW(fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+		    getsockname(fd, (struct sockaddr *)&sin, &len) == 0,
+	    "udp: cannot bind a UDP socket");
+	snprintf(body, sizeof(body),
+		 "python3 -c \"import socket, sys\n"
+		 "for dst in sys.argv[1:]:\n"
+		 "    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+		 "    try:\n"
+		 "        u.sendto(b'pv-udp-probe', (dst, %u))\n"
+		 "        print('sent', dst)\n"
+		 "    except OSError as e:\n"
+		 "        print('refused', dst, e.errno)\" web.test %s 192.0.2.1\n",
+		 (unsigned)ntohs(sin.sin_port), host4[0] ? host4 : "192.0.2.2");
+	session_run(&s, "udp", "intercept", body);
+	ROW(s.status == 0 && !has(s.out, "sent "), "udp: a datagram was sent: %s", tail_of(s.out));
+	ROW(has(s.out, "refused web.test 1\n"), "udp: the synthetic address was not refused with EPERM: %s",
+	    tail_of(s.out));
+	usleep(200 * 1000);
+	ROW(fd >= 0 && recv(fd, buf, sizeof(buf), 0) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK),
+	    "udp: the host's socket received a datagram from the sandbox");
+	if (fd >= 0)
+		close(fd);
+	session_free(&s);
+}
+
 /* ------------------------------------------------------------------ */
 /* Suite                                                                */
 /* ------------------------------------------------------------------ */
@@ -1195,4 +1351,7 @@ TEST_REGISTRAR(clients_suite)
 	test_add(s, "wget", test_wget);
 	test_add(s, "python3 websockets over wss", test_websockets);
 	test_add(s, "java HttpClient", test_java);
+	test_add(s, "ssh to a listed host's port 22: refused with one line", test_ssh_refused);
+	test_add(s, "a denied name: NXDOMAIN, one line, an audit line", test_denied_name);
+	test_add(s, "UDP: nothing leaves the sandbox", test_udp_nothing_out);
 }
