@@ -165,29 +165,17 @@ SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char
 int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, size_t errlen)
 	NONNULL(1, 2) WUNRES;
 
-/* Receives one name; returns 0, or -1 to stop (after logging why). */
-typedef int (*ca_name_fn)(void *arg, const char *name);
-
 /*
- * Makes out_dir (new, mode 0755) a copy of the hashed certificate
- * directory src_dir (OpenSSL's c_rehash layout, e.g. /etc/ssl/certs)
- * plus the session CA, for the sandbox to see in its place:
- *   - each symbolic link as a symbolic link with the same target;
- *   - each regular file copied (never hard-linked: no inode shared with
- *     the host's); except a name listed in empty (NULL-terminated, may be
- *     NULL), which becomes an empty file: a mount point the caller covers
- *     (the system bundle in that directory, which trust.pem replaces);
- *   - each subdirectory as an empty directory, whose name is passed to
- *     subdir(arg, name): a mount point for the caller to bind the host's
- *     directory on (/etc/ssl/certs/java);
- *   - the first certificate of ca_pem (the session CA) as a PEM file
- *     named "HASH.N": HASH its subject-name hash (what OpenSSL's hashed
- *     lookup computes), N the first suffix src_dir does not use.
- * Other entries (sockets, FIFOs) are left out. Returns 0, or -1 (message
- * in err); a partial out_dir is left for the caller to remove.
+ * Makes out_dir (new, mode 0755) hold one file: the first certificate of
+ * ca_pem (the session CA) as PEM, named "HASH.N", HASH its subject-name
+ * hash (what OpenSSL's hashed lookup computes, `openssl rehash`'s
+ * names), N the first suffix the hashed certificate directory host_dir
+ * does not use. The sandbox shows host_dir as the union of out_dir and
+ * host_dir's own entries (struct sbx_file on a directory), so OpenSSL
+ * finds the session CA there next to the system's roots. Returns 0, or -1
+ * (message in err); a partial out_dir is left for the caller to remove.
  */
-int ca_write_cert_dir(const char *src_dir, const char *ca_pem, const char *out_dir,
-		      const char *const *empty, ca_name_fn subdir, void *arg, char *err,
-		      size_t errlen) NONNULL(1, 2, 3, 5) WUNRES;
+int ca_write_hashed_entry(const char *host_dir, const char *ca_pem, const char *out_dir, char *err,
+			  size_t errlen) NONNULL(1, 2, 3) WUNRES;
 
 #endif

@@ -8,8 +8,8 @@
  *     not treat it as a trusted certificate entry, so the default trust
  *     manager trusts nothing), in one unencrypted safe, with a MAC under
  *     the customary "changeit";
- *   - a copy of a hashed certificate directory (OpenSSL's c_rehash
- *     layout) with the session CA added under its subject-hash name.
+ *   - the session CA under its subject-hash name, for the sandbox to add
+ *     to a hashed certificate directory (OpenSSL's c_rehash layout).
  *
  * Both are built with the OpenSSL API: no `openssl` or `keytool` program
  * runs. Setup code (`passavant run` before the sandbox starts), never
@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,11 +43,6 @@
 #define TS_PASSWORD "changeit"
 /* Files the session writes: readable by the workload, never a secret. */
 #define TS_FILE_MODE 0644
-/* A hashed directory with more entries than this is not a certificate
- * directory (or is broken): copying it would make `run` slow to start. */
-#define TS_DIR_MAX_ENTRIES 100000
-/* Copied regular files of a hashed directory (certificates, CRLs). */
-#define TS_COPY_MAX_BYTES (16L * 1024 * 1024)
 
 /* Writes len bytes of data to fd. 0, or -1 (errno). */
 static int write_all(int fd, const void *data, size_t len)
@@ -278,55 +272,6 @@ static int hash_name(X509 *x, const char *dir, char *out, size_t outlen, char *e
 	return -1;
 }
 
-/* Is name one of the NULL-terminated list? */
-static bool listed(const char *const *list, const char *name)
-{
-	for (size_t i = 0; list != NULL && list[i] != NULL; i++)
-		if (strcmp(list[i], name) == 0)
-			return true;
-	return false;
-}
-
-/* Copies the bytes of the regular file name of sfd to a new file of dfd
- * (at most TS_COPY_MAX_BYTES). Never a hard link: the copy must share no
- * inode with the host's file (a second name would also defeat the
- * sandbox's hard-link refusals). 0 or -1 (errno). */
-static int copy_file(int sfd, int dfd, const char *name)
-{
-	char buf[16384];
-	off_t total = 0;
-	ssize_t n;
-	int in, outfd, saved;
-
-	in = openat(sfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (in < 0)
-		return -1;
-	outfd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, TS_FILE_MODE);
-	if (outfd < 0) {
-		saved = errno;
-		close(in);
-		errno = saved;
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (total += n) > TS_COPY_MAX_BYTES || write_all(outfd, buf, (size_t)n) < 0) {
-			saved = n >= 0 && total > TS_COPY_MAX_BYTES ? EFBIG : errno;
-			goto fail;
-		}
-	}
-	close(in);
-	if (close(outfd) != 0)
-		return -1;
-	return 0;
-fail:
-	close(in);
-	close(outfd);
-	errno = saved;
-	return -1;
-}
-
 /* Writes x as PEM to dfd/name. 0 or -1 (message in err). */
 static int write_ca_entry(X509 *x, int dfd, const char *name, char *err, size_t errlen)
 {
@@ -356,19 +301,12 @@ out:
 	return rc;
 }
 
-int ca_write_cert_dir(const char *src_dir, const char *ca_pem, const char *out_dir,
-		      const char *const *empty, ca_name_fn subdir, void *arg, char *err,
-		      size_t errlen)
+int ca_write_hashed_entry(const char *host_dir, const char *ca_pem, const char *out_dir, char *err,
+			  size_t errlen)
 {
-	char name[32], target[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	unsigned long count = 0;
-	DIR *d = NULL;
-	int sfd = -1, dfd = -1, rc = -1;
-	ssize_t n;
-
 	STACK_OF(X509) *certs = sk_X509_new_null();
+	char name[32];
+	int dfd = -1, rc = -1;
 
 	if (certs == NULL) {
 		errbuf_set(err, errlen, "out of memory");
@@ -376,84 +314,17 @@ int ca_write_cert_dir(const char *src_dir, const char *ca_pem, const char *out_d
 	}
 	/* The session CA: ca.pem holds it alone. */
 	if (trust_load_certs(ca_pem, certs, true, err, errlen) < 0 ||
-	    hash_name(sk_X509_value(certs, 0), src_dir, name, sizeof(name), err, errlen) < 0)
+	    hash_name(sk_X509_value(certs, 0), host_dir, name, sizeof(name), err, errlen) < 0)
 		goto out;
-	if (mkdir(out_dir, 0755) != 0 || chmod(out_dir, 0755) != 0) {
+	if (mkdir(out_dir, 0755) != 0 || chmod(out_dir, 0755) != 0 ||
+	    (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
 		errbuf_set(err, errlen, "cannot create %s: %s", out_dir, strerror(errno));
 		goto out;
 	}
-	d = opendir(src_dir);
-	dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (d == NULL || dfd < 0) {
-		errbuf_set(err, errlen, "cannot open %s: %s", d == NULL ? src_dir : out_dir,
-			   strerror(errno));
-		goto out;
-	}
-	sfd = dirfd(d);
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
-		const char *e = de->d_name;
-
-		if (strcmp(e, ".") == 0 || strcmp(e, "..") == 0)
-			continue;
-		if (++count > TS_DIR_MAX_ENTRIES) {
-			errbuf_set(err, errlen,
-				   "%s has more than %d entries: not a certificate directory",
-				   src_dir, TS_DIR_MAX_ENTRIES);
-			goto out;
-		}
-		if (fstatat(sfd, e, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			goto fail_entry;
-		if (S_ISLNK(st.st_mode)) {
-			/* Kept as it is: a relative link names a sibling that
-			 * is copied too, an absolute one a path the sandbox
-			 * sees as on the host. */
-			n = readlinkat(sfd, e, target, sizeof(target) - 1);
-			if (n < 0)
-				goto fail_entry;
-			target[n] = '\0';
-			if (symlinkat(target, dfd, e) != 0)
-				goto fail_entry;
-		} else if (S_ISDIR(st.st_mode)) {
-			/* An empty mount point: the caller binds the host's
-			 * directory there. */
-			if (mkdirat(dfd, e, 0755) != 0)
-				goto fail_entry;
-			if (subdir(arg, e) != 0) {
-				errbuf_set(err, errlen, "%s/%s: cannot plan it", src_dir, e);
-				goto out;
-			}
-		} else if (S_ISREG(st.st_mode)) {
-			if (listed(empty, e)) {
-				/* A mount point the caller covers. */
-				int fd = openat(dfd, e, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-						TS_FILE_MODE);
-
-				if (fd < 0 || close(fd) != 0)
-					goto fail_entry;
-			} else if (copy_file(sfd, dfd, e) != 0) {
-				goto fail_entry;
-			}
-		}
-		/* Anything else (a socket, a FIFO) is no certificate. */
-		errno = 0;
-	}
-	if (errno != 0) {
-		errbuf_set(err, errlen, "cannot read %s: %s", src_dir, strerror(errno));
-		goto out;
-	}
-	if (write_ca_entry(sk_X509_value(certs, 0), dfd, name, err, errlen) < 0)
-		goto out;
-	rc = 0;
-	goto out;
-fail_entry:
-	errbuf_set(err, errlen, "cannot copy %s/%s to %s: %s", src_dir, de->d_name, out_dir,
-		   strerror(errno));
+	rc = write_ca_entry(sk_X509_value(certs, 0), dfd, name, err, errlen);
 out:
 	if (dfd >= 0)
 		close(dfd);
-	if (d != NULL)
-		closedir(d);
 	sk_X509_pop_free(certs, X509_free);
 	return rc;
 }

@@ -508,8 +508,9 @@ static void sort_ops(struct sbx_op *ops, size_t n)
 
 /* The substituted files of cfg: each path (an existing regular file, no
  * second hard link on a writable filesystem, or an existing directory)
- * shown with its source's content (a regular file for a file, a directory
- * for a directory). Both are canonicalised: a path behind a symlink
+ * shown with its source's content (a regular file for a file; for a
+ * directory, the union of the source directory's entries and its own,
+ * mountns.c union_dir()). Both are canonicalised: a path behind a symlink
  * (/etc/resolv.conf -> /run/...) is substituted where the link leads.
  * 0 or -1 with err set. */
 static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char *err, size_t errlen)

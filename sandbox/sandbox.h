@@ -28,18 +28,20 @@
 /* Default port of the in-sandbox listener (SPEC §7). */
 #define SBX_DEFAULT_PORT 3128
 
-/* One file or directory shown with another's content: the command sees
- * source's content at path, read-only (the caller's uses: a masked
- * credential file and its sentinel copy; a system trust bundle and the
- * session's; a hashed certificate directory and the session's copy of
- * it; /etc/resolv.conf). Both are absolute host paths; both must exist
- * and be of one kind (two regular files, or two directories). A path
- * behind symbolic links is substituted where they lead (its canonical
- * path), so the link keeps working inside; that place may be in the
- * sandbox's private /run, where the mount point is made. Entries are
- * applied parents first: a file or directory substituted inside a
- * substituted directory lands on top of it (the copy must hold an entry
- * of that name). */
+/* One file shown with another's bytes, or one directory shown with more
+ * entries: the command sees source's content at path, read-only (the
+ * caller's uses: a masked credential file and its sentinel copy; a
+ * system trust bundle and the session's; /etc/resolv.conf). Both are
+ * absolute host paths; both must exist and be of one kind. Two regular
+ * files: source's bytes at path. Two directories: path shows the union
+ * of source's entries and its own (source's win where both have a name),
+ * made in a tmpfs of the sandbox (links recreated, files and
+ * subdirectories bound read-only; nothing written on the host): a hashed
+ * certificate directory plus the session CA. A path behind symbolic
+ * links is substituted where they lead (its canonical path), so the link
+ * keeps working inside; that place may be in the sandbox's private /run,
+ * where the mount point is made. Entries are applied parents first: a
+ * file substituted inside a substituted directory lands on top of it. */
 struct sbx_file {
 	const char *path;
 	const char *source;

@@ -505,36 +505,6 @@ static int sys_resolve(struct strv *out, const char *const *list, bool want_dir)
 	return 0;
 }
 
-/* Does path lie directly in dir (both canonical)? Then its name. */
-static const char *name_in(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strncmp(path, dir, n) != 0 || path[n] != '/' || strchr(path + n + 1, '/') != NULL)
-		return NULL;
-	return path + n + 1;
-}
-
-/* ca_write_cert_dir()'s callback: a subdirectory of the hashed directory
- * (/etc/ssl/certs/java) shows the host's own, bound over the copy's
- * empty one. */
-struct subdir_ctx {
-	struct run_plan *pl;
-	const char *host_dir;
-};
-
-static int bind_subdir(void *arg, const char *name)
-{
-	struct subdir_ctx *c = arg;
-	char path[PATH_MAX];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->host_dir, name) >= sizeof(path)) {
-		log_warnx("path too long: %s/%s", c->host_dir, name);
-		return -1;
-	}
-	return add_file(c->pl, path, path, true);
-}
-
 /* Writes text to dir/name, mode 0644. 0, or -1 after logging. */
 static int write_session_file(const char *dir, const char *name, const char *text, char *out,
 			      size_t outlen)
@@ -562,16 +532,16 @@ static int write_session_file(const char *dir, const char *name, const char *tex
 
 /*
  * SPEC §7 Trust, for clients that read no variable. Every bundle file
- * shows trust.pem; every hashed directory shows a copy of itself with
- * the session CA added (its bundle entries are empty mount points that
- * the bundle substitutions cover, its subdirectories the host's); every
- * JDK cacerts shows the PKCS12 truststore, built only when one exists
- * (a few ms). Each real file or directory once.
+ * shows trust.pem; every hashed directory shows the union of its own
+ * entries and the session CA's (one file written here; the sandbox makes
+ * the union in its own tmpfs, so nothing else is written on the host);
+ * every JDK cacerts shows the PKCS12 truststore, built only when one
+ * exists (a few ms). Each real file or directory once.
  */
 static int plan_trust(struct run_plan *pl, const struct plan_session *s,
 		      const struct plan_sys_paths *sys, const char *sysdir)
 {
-	struct strv bundles = {0}, dirs = {0}, cacerts = {0}, empty = {0};
+	struct strv bundles = {0}, dirs = {0}, cacerts = {0};
 	char ca_pem[PATH_MAX], out[PATH_MAX], err[1024];
 	int rc = -1;
 
@@ -600,25 +570,15 @@ static int plan_trust(struct run_plan *pl, const struct plan_session *s,
 		goto out;
 	}
 	for (size_t i = 0; i < dirs.n; i++) {
-		struct subdir_ctx ctx = {.pl = pl, .host_dir = dirs.v[i]};
-
-		/* The files covered anyway become empty mount points. */
-		strv_free(&empty);
-		for (size_t k = 0; k < bundles.n + cacerts.n; k++) {
-			const char *f = k < bundles.n ? bundles.v[k] : cacerts.v[k - bundles.n];
-			const char *name = name_in(f, dirs.v[i]);
-
-			if (name != NULL && strv_add(&empty, name) < 0)
-				goto out;
-		}
 		if ((size_t)snprintf(out, sizeof(out), i ? "%s/certs-%zu" : "%s/certs", sysdir,
 				     i + 1) >= sizeof(out)) {
 			log_warnx("session directory path too long: %s", sysdir);
 			goto out;
 		}
-		if (ca_write_cert_dir(dirs.v[i], ca_pem, out, strv_list(&empty), bind_subdir, &ctx,
-				      err, sizeof(err)) < 0) {
-			log_warnx("%s; the command was not started", err);
+		if (ca_write_hashed_entry(dirs.v[i], ca_pem, out, err, sizeof(err)) < 0) {
+			log_warnx("%s (the session CA for the hashed directory %s); the command was "
+				  "not started",
+				  err, dirs.v[i]);
 			goto out;
 		}
 		if (add_file(pl, dirs.v[i], out, true) < 0)
@@ -629,7 +589,6 @@ out:
 	strv_free(&bundles);
 	strv_free(&dirs);
 	strv_free(&cacerts);
-	strv_free(&empty);
 	return rc;
 }
 

@@ -17,6 +17,7 @@
  * Without user namespaces every test is skipped, unless
  * PASSAVANT_SANDBOX_MUST_WORK=1.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -178,6 +179,21 @@ static bool have(const char *prog)
 	return false;
 }
 
+/* Entries of dir, "." and ".." aside; -1 when it cannot be read. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
 #define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 #define NEED(prog)                                                                     \
 	do {                                                                           \
@@ -195,17 +211,20 @@ static bool have(const char *prog)
  * vouches. */
 static void test_curl_bundle(void)
 {
-	char *out = NULL, *err = NULL;
-	int st;
+	char *out = NULL, *err = NULL, want[64];
+	int st, host_entries;
 
 	SKIP_IF_NEEDED();
 	NEED("curl");
+	host_entries = count_entries("/etc/ssl/certs");
 	st = run_sh(&out, &err,
 		    "head -n 30 /etc/ssl/certs/ca-certificates.crt | openssl x509 -noout -subject\n"
 		    "curl -sS --max-time 20 %s/hello; echo curl=$?\n"
 		    "curl -sS --max-time 20 --cacert %s/ca.pem --capath %s %s/hello >/dev/null 2>&1; "
 		    "echo pinned=$?\n"
-		    "curl -sS --max-time 20 --cacert %s/ca.pem %s/hello; echo capath=$?\n",
+		    "curl -sS --max-time 20 --cacert %s/ca.pem %s/hello; echo capath=$?\n"
+		    "touch /etc/ssl/certs/planted.pem 2>/dev/null; echo touch=$?\n"
+		    "ls /etc/ssl/certs | wc -l | sed 's/^/entries=/'\n",
 		    up.url, p_certs, p_certs, up.url, p_certs, up.url);
 	ROW(has(out, "passavant session CA"), "the bundle starts with the session CA");
 	ROW(has(out, "hello\ncurl=0"), "curl with no trust variable");
@@ -213,6 +232,13 @@ static void test_curl_bundle(void)
 	/* curl's compiled-in CA path is the hashed directory: with another
 	 * CA file it still finds the session CA there. */
 	ROW(has(out, "hello\ncapath=0"), "curl with the hashed directory (and a CA file without the session CA)");
+	/* The union is read-only, holds the host's entries plus one, and
+	 * left nothing in the host's directory. */
+	ROW(has(out, "touch=1"), "the hashed directory must be read-only");
+	snprintf(want, sizeof(want), "entries=%d\n", host_entries + 1);
+	ROW(has(out, want), "the hashed directory holds the host's %d entries plus the session CA",
+	    host_entries);
+	ROW(count_entries("/etc/ssl/certs") == host_entries, "nothing written in the host's directory");
 	if (!has(out, "curl=0") || !has(out, "pinned=60"))
 		show(st, out, err);
 	free(out);
