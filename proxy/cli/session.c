@@ -156,8 +156,8 @@ void session_free(session_t *s)
 		if (snprintf(path, sizeof(path), "%s/files", s->dir) < (int)sizeof(path))
 			remove_files_dir(path);
 		/* The run plan's trust and resolver files (plan.h
-		 * PLAN_SYS_SUBDIR), all ours: copies, links and empty
-		 * mount points, never followed (FTW_PHYS). */
+		 * PLAN_SYS_SUBDIR: cacerts.p12, certs/HASH.N, resolv.conf,
+		 * hosts), all ours; links never followed (FTW_PHYS). */
 		if (snprintf(path, sizeof(path), "%s/sys", s->dir) < (int)sizeof(path))
 			(void)nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 		(void)rmdir(s->dir);
