@@ -507,7 +507,8 @@ static void sort_ops(struct sbx_op *ops, size_t n)
 }
 
 /* The substituted files of cfg: each path (an existing regular file, no
- * second hard link on a writable filesystem, or an existing directory)
+ * second hard link on a writable filesystem unless its content is public,
+ * or an existing directory)
  * shown with its source's content (a regular file for a file; for a
  * directory, the union of the source directory's entries and its own,
  * mountns.c union_dir()). Both are canonicalised: a path behind a symlink
@@ -546,7 +547,8 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 			free(s);
 			return -1;
 		}
-		if (sbx_check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
+		if (!cfg->files[i].public_content &&
+		    sbx_check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
 			free(h);
 			free(s);
 			return -1;

@@ -45,6 +45,12 @@
 struct sbx_file {
 	const char *path;
 	const char *source;
+	/* path's own content is no secret (a system trust bundle, a JDK
+	 * cacerts, /etc/hosts): another name of it (a hard link, ostree's
+	 * /usr) only shows that public content, so it is no reason to
+	 * refuse, as it is for a masked file, whose other name would show
+	 * the real value. */
+	bool public_content;
 };
 
 /*

@@ -369,8 +369,9 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 
 /*
  * Appends the substitution path -> source to pl->files. With own, both
- * strings are copied into pl->file_strs; else they must outlive pl (the
- * mask table's). 0, or -1 after logging.
+ * strings are copied into pl->file_strs (and path's content is public:
+ * a system file, sbx_file.public_content); else they must outlive pl
+ * (the mask table's: a credential file). 0, or -1 after logging.
  */
 static int add_file(struct run_plan *pl, const char *path, const char *source, bool own)
 {
@@ -393,6 +394,7 @@ static int add_file(struct run_plan *pl, const char *path, const char *source, b
 	}
 	pl->files[pl->n_files].path = path;
 	pl->files[pl->n_files].source = source;
+	pl->files[pl->n_files].public_content = own;
 	pl->n_files++;
 	return 0;
 }

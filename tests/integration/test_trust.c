@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox.h"
 #include "tests/support/certs.h"
 #include "tests/support/testlib.h"
 #include "tests/support/upstream.h"
@@ -384,6 +385,52 @@ static void test_java(void)
 	free(err);
 }
 
+/* sbx_file.public_content: a substituted file with a second name in a
+ * writable tree (ostree's /usr is full of hard links) is refused for a
+ * masked file, whose other name would show the real value, and accepted
+ * for a system file, whose content is public; the command then sees the
+ * session's content at the path. */
+static void test_public_hard_link(void)
+{
+	char d[300], real[320], alias[320], src[320], work[320], out[320], cmd[1024], err[512];
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	const char *allow_write[] = {work, NULL};
+	struct sbx_file f = {.path = real, .source = src};
+	struct sbx_config cfg;
+	struct sbx *s = NULL;
+	char *text;
+	size_t len;
+
+	SKIP_IF_NEEDED();
+	snprintf(d, sizeof(d), "%s/hardlink", root);
+	snprintf(real, sizeof(real), "%s/real.txt", d);
+	snprintf(work, sizeof(work), "%s/work", d);
+	snprintf(alias, sizeof(alias), "%s/work/alias.txt", d);
+	snprintf(src, sizeof(src), "%s/ours.txt", d);
+	snprintf(out, sizeof(out), "%s/work/out.txt", d);
+	snprintf(cmd, sizeof(cmd), "cat %s > %s", real, out);
+	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && mkdir(work, 0755) == 0);
+	CU_ASSERT_FATAL(mkfile(real, "HOST\n") == 0 && mkfile(src, "OURS\n") == 0);
+	CU_ASSERT_FATAL(link(real, alias) == 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.argv = argv;
+	cfg.cwd = "/";
+	cfg.allow_write = allow_write;
+	cfg.files = &f;
+	cfg.n_files = 1;
+	err[0] = '\0';
+	ROW(sbx_start(&cfg, &s, err, sizeof(err)) == -1 && has(err, "hard links"),
+	    "a file with a second name in a writable tree must be refused: %s", err);
+	f.public_content = true;
+	CU_ASSERT_FATAL(sbx_start(&cfg, &s, err, sizeof(err)) == 0);
+	ROW(sbx_wait(s) == 0, "the command ran");
+	sbx_free(s);
+	text = test_read_file(out, &len);
+	ROW(text != NULL && strcmp(text, "OURS\n") == 0, "the session's content at the path, got %s",
+	    text != NULL ? text : "(none)");
+	free(text);
+}
+
 /* Does `passavant run` intercept (and so show the resolver files)? The
  * CLI switch arrives with interception itself (`--no-intercept`, on by
  * default); until then plan_session.intercept is never set by run. */
@@ -438,4 +485,5 @@ TEST_REGISTRAR(trust_register)
 	test_add(s, "node 20: --use-openssl-ca, not its bundled roots", test_node);
 	test_add(s, "Java HttpClient: the PKCS12 cacerts", test_java);
 	test_add(s, "resolver files: resolv.conf and hosts when intercepting", test_resolver_files);
+	test_add(s, "public_content: a system file with a hard link is substituted", test_public_hard_link);
 }

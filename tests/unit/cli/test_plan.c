@@ -312,8 +312,11 @@ static void test_plan_trust(void)
 	CU_ASSERT(text != NULL && strcmp(text, "127.0.0.1 localhost\n"
 					       "::1 localhost ip6-localhost ip6-loopback\n") == 0);
 	free(text);
-	/* bundle + 2 cacerts + dir + resolv + hosts. */
+	/* bundle + 2 cacerts + dir + resolv + hosts, all public content (a
+	 * hard link to one is no reason to refuse the run). */
 	CU_ASSERT_EQUAL(pl.n_files, 6);
+	for (size_t i = 0; i < pl.n_files; i++)
+		CU_ASSERT(pl.files[i].public_content);
 	plan_free(&pl);
 
 	/* Without interception: the resolver files stay the host's. */
