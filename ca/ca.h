@@ -148,4 +148,34 @@ int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *e
 SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char *err,
 			 size_t errlen) WUNRES;
 
+/* ------------------------------------------- truststore.c (SPEC §7 Trust) */
+
+/*
+ * Writes the PKCS12 truststore Java reads as its cacerts to out_path
+ * (mode 0644, atomically: a temporary file beside it, then rename): every
+ * certificate of the PEM file trust_pem (the session's trust.pem), each
+ * as a certificate bag with a unique friendly name ("passavant-N CN", the
+ * keytool alias) and Oracle's trusted-key-usage attribute
+ * (2.16.840.1.113894.746875.1.1 = anyExtendedKeyUsage), which is what
+ * makes Java treat a bag as a trusted certificate; one unencrypted safe;
+ * a MAC under the password "changeit". Java's default trust manager opens
+ * it with no password; `keytool -list -storepass changeit` lists it.
+ * Returns 0, or -1 (message in err: the file and what failed).
+ */
+int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, size_t errlen)
+	NONNULL(1, 2) WUNRES;
+
+/*
+ * Makes out_dir (new, mode 0755) hold one file: the first certificate of
+ * ca_pem (the session CA) as PEM, named "HASH.N", HASH its subject-name
+ * hash (what OpenSSL's hashed lookup computes, `openssl rehash`'s
+ * names), N the first suffix the hashed certificate directory host_dir
+ * does not use. The sandbox shows host_dir as the union of out_dir and
+ * host_dir's own entries (struct sbx_file on a directory), so OpenSSL
+ * finds the session CA there next to the system's roots. Returns 0, or -1
+ * (message in err); a partial out_dir is left for the caller to remove.
+ */
+int ca_write_hashed_entry(const char *host_dir, const char *ca_pem, const char *out_dir, char *err,
+			  size_t errlen) NONNULL(1, 2, 3) WUNRES;
+
 #endif

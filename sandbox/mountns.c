@@ -16,8 +16,8 @@
  *     minimal /dev, a private /tmp, a private /run.
  *  5. The plan's operations, in the parent's order: by path depth,
  *     parents first, so the most specific path decides; substituted
- *     files after; the write protections last, so that deny wins over
- *     allow.
+ *     files after (a substituted directory is a union in a tmpfs); the
+ *     write protections last, so that deny wins over allow.
  *  6. The deny_read tmpfs covers turn read-only (they stay writable until
  *     here so that allow_read mount points can be made inside them).
  *  7. pivot_root into /newroot; the setup tmpfs and the host root under it
@@ -25,6 +25,7 @@
  *
  * No allocation anywhere (see sbx_int.h): paths are built in stack buffers.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -415,6 +416,115 @@ static int protect(const struct sbx_plan *pl, const char *path, char *err, size_
 	return 0;
 }
 
+/* getdents64 records for union_dir() (static: the child must not
+ * allocate, and its stack should stay small). */
+static char dents[32768];
+
+struct linux_dirent64 {
+	ino64_t d_ino;
+	off64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * Adds to the directory dst (a fresh tmpfs) one entry per entry of the
+ * directory src that dst has no entry of that name for: a symbolic link
+ * as a symbolic link with the same target; a regular file or a
+ * directory as an empty mount point with src's own bound read-only on it
+ * (the bytes stay the host's: nothing is copied); other kinds left out.
+ * 0 or -1 with err set.
+ */
+static int union_entries(const struct sbx_plan *pl, const char *src, const char *dst, char *err,
+			 size_t errlen)
+{
+	char from[PATH_MAX], to[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	long n;
+	int fd;
+
+	fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", src);
+		return -1;
+	}
+	while ((n = syscall(SYS_getdents64, fd, dents, sizeof(dents))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct linux_dirent64 *d = (const void *)(dents + off);
+			const char *name = d->d_name;
+
+			off += d->d_reclen;
+			if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+				continue;
+			if ((size_t)snprintf(from, sizeof(from), "%s/%s", src, name) >= sizeof(from) ||
+			    (size_t)snprintf(to, sizeof(to), "%s/%s", dst, name) >= sizeof(to)) {
+				errbuf_set_errno(err, errlen, ENAMETOOLONG, "path too long: %s/%s", src, name);
+				goto fail;
+			}
+			/* The kind from the record (one syscall less per entry
+			 * of a few hundred); filesystems that do not fill it in
+			 * get an fstatat. */
+			st.st_mode = d->d_type == DT_LNK   ? S_IFLNK
+				     : d->d_type == DT_REG ? S_IFREG
+				     : d->d_type == DT_DIR ? S_IFDIR
+							   : 0;
+			if (d->d_type == DT_UNKNOWN && fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue; /* gone meanwhile */
+			if (S_ISLNK(st.st_mode)) {
+				ssize_t t = readlinkat(fd, name, target, sizeof(target) - 1);
+
+				if (t < 0) {
+					errbuf_set_errno(err, errlen, errno, "cannot read the link %s", from);
+					goto fail;
+				}
+				target[t] = '\0';
+				/* EEXIST: the session has that name; ours win. */
+				if (symlink(target, to) < 0 && errno != EEXIST) {
+					errbuf_set_errno(err, errlen, errno, "cannot create %s", to);
+					goto fail;
+				}
+			} else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+				if (lstat(to, &st) == 0)
+					continue; /* the session has that name; ours win */
+				if (ensure_mountpoint(to, S_ISDIR(st.st_mode), err, errlen) < 0 ||
+				    do_mount(from, to, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
+				    make_ro(pl, to, true, err, errlen) < 0)
+					goto fail;
+			}
+		}
+	}
+	if (n < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot read the directory %s", src);
+		goto fail;
+	}
+	close(fd);
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+/*
+ * A directory substitution (SBX_OP_FILE on a directory): dst shows the
+ * union of src's entries (the session's: they win) and path's own (the
+ * host's), in a tmpfs of this namespace made read-only at the end. A
+ * hashed certificate directory keeps its few hundred links and gains the
+ * session CA's entry without a file written on the host: links cost a
+ * few microseconds each in the tmpfs, files and subdirectories a bind.
+ */
+static int union_dir(const struct sbx_plan *pl, const char *src, const char *host, const char *dst,
+		     char *err, size_t errlen)
+{
+	if (do_mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m",
+		     "mount a tmpfs on", err, errlen) < 0 ||
+	    union_entries(pl, src, dst, err, errlen) < 0 ||
+	    union_entries(pl, host, dst, err, errlen) < 0)
+		return -1;
+	/* Not recursive: the binds inside are read-only already. */
+	return make_ro(pl, dst, false, err, errlen);
+}
+
 /* Applies one operation of the plan. */
 static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *err, size_t errlen)
 {
@@ -443,8 +553,18 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 			     errlen) < 0)
 			return -1;
 		return make_ro(pl, dst, false, err, errlen);
-	case SBX_OP_ALLOW_READ:
 	case SBX_OP_FILE:
+		if (op->is_dir) {
+			char host[PATH_MAX];
+
+			if (join(host, sizeof(host), SBX_OLDROOT, op->path) < 0) {
+				errbuf_set_errno(err, errlen, errno, "path too long: %s", op->path);
+				return -1;
+			}
+			return union_dir(pl, src, host, dst, err, errlen);
+		}
+		/* fall through */
+	case SBX_OP_ALLOW_READ:
 		if (ensure_mountpoint(dst, op->is_dir, err, errlen) < 0 ||
 		    do_mount(src, dst, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0)
 			return -1;

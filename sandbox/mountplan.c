@@ -507,12 +507,17 @@ static void sort_ops(struct sbx_op *ops, size_t n)
 }
 
 /* The substituted files of cfg: each path (an existing regular file, no
- * second hard link on a writable filesystem) shown with its source's
- * content. 0 or -1 with err set. */
+ * second hard link on a writable filesystem unless its content is public,
+ * or an existing directory)
+ * shown with its source's content (a regular file for a file; for a
+ * directory, the union of the source directory's entries and its own,
+ * mountns.c union_dir()). Both are canonicalised: a path behind a symlink
+ * (/etc/resolv.conf -> /run/...) is substituted where the link leads.
+ * 0 or -1 with err set. */
 static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char *err, size_t errlen)
 {
 	size_t missing;
-	struct stat st;
+	struct stat st, sst;
 	char *h, *s;
 
 	for (size_t i = 0; i < cfg->n_files; i++) {
@@ -523,19 +528,32 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 		}
 		h = canon(cfg->files[i].path, &missing);
 		s = realpath(cfg->files[i].source, NULL);
-		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || stat(s, &sst) < 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 			errbuf_set_errno(err, errlen, errno, "cannot show %s with the content of %s",
 				   cfg->files[i].path, cfg->files[i].source);
 			free(h);
 			free(s);
 			return -1;
 		}
-		if (sbx_check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
+		if (S_ISDIR(st.st_mode) != S_ISDIR(sst.st_mode) ||
+		    (!S_ISDIR(sst.st_mode) && !S_ISREG(sst.st_mode))) {
+			errbuf_set_errno(err, errlen, 0,
+				   "cannot show %s with the content of %s: a %s must be shown with a %s",
+				   cfg->files[i].path, cfg->files[i].source,
+				   S_ISDIR(st.st_mode) ? "directory" : "file",
+				   S_ISDIR(st.st_mode) ? "directory" : "regular file");
 			free(h);
 			free(s);
 			return -1;
 		}
-		if (add_op(b, SBX_OP_FILE, h, s, false) < 0) {
+		if (!cfg->files[i].public_content &&
+		    sbx_check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
+			free(h);
+			free(s);
+			return -1;
+		}
+		if (add_op(b, SBX_OP_FILE, h, s, S_ISDIR(st.st_mode)) < 0) {
 			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 			return -1;
 		}

@@ -32,12 +32,29 @@
 /* Default port of the in-sandbox listener (SPEC §7). */
 #define SBX_DEFAULT_PORT 3128
 
-/* One file shown with another's bytes: the command sees source's content
- * at path, read-only (the caller's use: a masked credential file and its
- * sentinel copy). Both are absolute host paths; both must exist. */
+/* One file shown with another's bytes, or one directory shown with more
+ * entries: the command sees source's content at path, read-only (the
+ * caller's uses: a masked credential file and its sentinel copy; a
+ * system trust bundle and the session's; /etc/resolv.conf). Both are
+ * absolute host paths; both must exist and be of one kind. Two regular
+ * files: source's bytes at path. Two directories: path shows the union
+ * of source's entries and its own (source's win where both have a name),
+ * made in a tmpfs of the sandbox (links recreated, files and
+ * subdirectories bound read-only; nothing written on the host): a hashed
+ * certificate directory plus the session CA. A path behind symbolic
+ * links is substituted where they lead (its canonical path), so the link
+ * keeps working inside; that place may be in the sandbox's private /run,
+ * where the mount point is made. Entries are applied parents first: a
+ * file substituted inside a substituted directory lands on top of it. */
 struct sbx_file {
 	const char *path;
 	const char *source;
+	/* path's own content is no secret (a system trust bundle, a JDK
+	 * cacerts, /etc/hosts): another name of it (a hard link, ostree's
+	 * /usr) only shows that public content, so it is no reason to
+	 * refuse, as it is for a masked file, whose other name would show
+	 * the real value. */
+	bool public_content;
 };
 
 /*

@@ -11,11 +11,18 @@
 #include "proxy/cli/plan.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <openssl/x509.h>
+
+#include "ca/ca.h"
 #include "proxy/log.h"
 
 /* ------------------------------------------------ the environment */
@@ -51,6 +58,17 @@ static const struct {
 	{"CARGO_HTTP_CAINFO", PV_TRUST, NULL},
 	{"DENO_CERT", PV_TRUST, NULL},
 	{"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", PV_TRUST, NULL},
+	/* npm's cafile (replaces its roots: trust.pem holds them): the
+	 * environment outranks every npmrc, also Debian's global one that
+	 * names the system bundle; npm reads both cases. */
+	{"NPM_CONFIG_CAFILE", PV_TRUST, NULL},
+	{"npm_config_cafile", PV_TRUST, NULL},
+	/* Yarn 2+ (caFilePath). */
+	{"YARN_CA_FILE_PATH", PV_TRUST, NULL},
+	/* gRPC's C core and grpc-js: their own roots otherwise. */
+	{"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", PV_TRUST, NULL},
+	/* Python httplib2 (Google API clients): certifi otherwise. */
+	{"HTTPLIB2_CA_CERTS", PV_TRUST, NULL},
 };
 
 int plan_env_vars(struct strv *out, const char *host, uint16_t port, const char *trust_pem)
@@ -349,18 +367,43 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 	return 0;
 }
 
+/*
+ * Appends the substitution path -> source to pl->files. With own, both
+ * strings are copied into pl->file_strs (and path's content is public:
+ * a system file, sbx_file.public_content); else they must outlive pl
+ * (the mask table's: a credential file). 0, or -1 after logging.
+ */
+static int add_file(struct run_plan *pl, const char *path, const char *source, bool own)
+{
+	if (pl->n_files == pl->cap_files) {
+		size_t cap = pl->cap_files ? 2 * pl->cap_files : 8;
+		struct sbx_file *n = realloc(pl->files, cap * sizeof(*n));
+
+		if (n == NULL) {
+			log_warn("run");
+			return -1;
+		}
+		pl->files = n;
+		pl->cap_files = cap;
+	}
+	if (own) {
+		if (strv_add(&pl->file_strs, path) < 0 || strv_add(&pl->file_strs, source) < 0)
+			return -1;
+		path = pl->file_strs.v[pl->file_strs.n - 2];
+		source = pl->file_strs.v[pl->file_strs.n - 1];
+	}
+	pl->files[pl->n_files].path = path;
+	pl->files[pl->n_files].source = source;
+	pl->files[pl->n_files].public_content = own;
+	pl->n_files++;
+	return 0;
+}
+
 /* Masked files: the command sees the sentinel copy, read-only. */
 static int plan_files(struct run_plan *pl, const mask_table_t *masks)
 {
 	size_t n = masks != NULL ? mask_table_file_count(masks) : 0;
 
-	if (n == 0)
-		return 0;
-	pl->files = calloc(n, sizeof(*pl->files));
-	if (pl->files == NULL) {
-		log_warn("run");
-		return -1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		const char *copy = NULL;
 		const char *host = mask_table_file_copy(masks, i, &copy);
@@ -369,10 +412,262 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
 				  host != NULL ? host : "?");
 			return -1;
 		}
-		pl->files[pl->n_files].path = host;
-		pl->files[pl->n_files].source = copy;
-		pl->n_files++;
+		if (add_file(pl, host, copy, false) < 0)
+			return -1;
 	}
+	return 0;
+}
+
+/* ------------------------------------------------ trust and resolver files */
+
+/* SPEC §7 Trust: the bundles of the distributions we know, then
+ * OpenSSL's default file (added by plan_sys_paths_default()). */
+static const char *sys_bundles[] = {
+	"/etc/ssl/certs/ca-certificates.crt",                /* Debian, Ubuntu, Alpine */
+	"/etc/pki/tls/certs/ca-bundle.crt",                  /* RHEL, Fedora */
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* RHEL, Fedora */
+	"/etc/ssl/cert.pem",                                 /* Alpine, BSD-like */
+	"/etc/ssl/ca-bundle.pem",                            /* SUSE */
+	"/etc/pki/tls/cacert.pem",                           /* older RHEL, Mageia */
+	NULL, /* X509_get_default_cert_file() */
+	NULL,
+};
+static const char *sys_cert_dirs[] = {
+	NULL, /* X509_get_default_cert_dir() */
+	"/etc/ssl/certs",
+	NULL,
+};
+static const char *const sys_cacerts[] = {
+	"/etc/ssl/certs/java/cacerts",          /* Debian, Ubuntu */
+	"/etc/pki/java/cacerts",                /* RHEL, Fedora */
+	"/usr/lib/jvm/*/lib/security/cacerts",  /* each JDK's own */
+	NULL,
+};
+
+const struct plan_sys_paths *plan_sys_paths_default(void)
+{
+	static struct plan_sys_paths sys = {
+		.bundles = sys_bundles,
+		.cert_dirs = sys_cert_dirs,
+		.cacerts = sys_cacerts,
+		.resolv_conf = "/etc/resolv.conf",
+		.hosts = "/etc/hosts",
+	};
+
+	/* OpenSSL's compiled-in defaults (/usr/lib/ssl/cert.pem and
+	 * /usr/lib/ssl/certs on Debian, links into /etc/ssl). Not
+	 * $SSL_CERT_FILE or $SSL_CERT_DIR: the sandbox sets the first
+	 * itself, and the second names a directory the user chose. */
+	sys_bundles[ARRAY_LEN(sys_bundles) - 2] = X509_get_default_cert_file();
+	sys_cert_dirs[0] = X509_get_default_cert_dir();
+	return &sys;
+}
+
+/*
+ * The real paths of the existing entries of each pattern of list (glob,
+ * then realpath), of the kind asked (a regular file, else a directory),
+ * appended to out once each. A pattern that matches nothing, or a path
+ * that does not exist through its links, is skipped; any other error is
+ * one (logged). 0 or -1.
+ */
+static int sys_resolve(struct strv *out, const char *const *list, bool want_dir)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	glob_t g;
+
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
+		int rc = glob(list[i], GLOB_NOSORT, NULL, &g);
+
+		if (rc == GLOB_NOMATCH)
+			continue;
+		if (rc != 0) {
+			log_warnx("cannot list %s (glob error %d)", list[i], rc);
+			return -1;
+		}
+		for (size_t k = 0; k < g.gl_pathc; k++) {
+			const char *p = g.gl_pathv[k];
+
+			if (realpath(p, real) == NULL || stat(real, &st) < 0) {
+				if (errno == ENOENT || errno == ENOTDIR)
+					continue; /* a dangling link: nothing to cover */
+				log_warn("cannot resolve %s", p);
+				globfree(&g);
+				return -1;
+			}
+			if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+				continue; /* not what the list is about */
+			if (!strv_has(out, real) && strv_add(out, real) < 0) {
+				globfree(&g);
+				return -1;
+			}
+		}
+		globfree(&g);
+	}
+	return 0;
+}
+
+/* Writes text to dir/name, mode 0644. 0, or -1 after logging. */
+static int write_session_file(const char *dir, const char *name, const char *text, char *out,
+			      size_t outlen)
+{
+	size_t len = strlen(text);
+	int fd;
+
+	if ((size_t)snprintf(out, outlen, "%s/%s", dir, name) >= outlen) {
+		log_warnx("session directory path too long: %s", dir);
+		return -1;
+	}
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || fchmod(fd, 0644) < 0 || write(fd, text, len) != (ssize_t)len) {
+		log_warn("cannot write %s", out);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (close(fd) < 0) {
+		log_warn("cannot write %s", out);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * SPEC §7 Trust, for clients that read no variable. Every bundle file
+ * shows trust.pem; every hashed directory shows the union of its own
+ * entries and the session CA's (one file written here; the sandbox makes
+ * the union in its own tmpfs, so nothing else is written on the host);
+ * every JDK cacerts shows the PKCS12 truststore, built only when one
+ * exists (a few ms). Each real file or directory once.
+ */
+static int plan_trust(struct run_plan *pl, const struct plan_session *s,
+		      const struct plan_sys_paths *sys, const char *sysdir)
+{
+	struct strv bundles = {0}, dirs = {0}, cacerts = {0};
+	char ca_pem[PATH_MAX], out[PATH_MAX], err[1024];
+	int rc = -1;
+
+	if (sys_resolve(&bundles, sys->bundles, false) < 0 ||
+	    sys_resolve(&dirs, sys->cert_dirs, true) < 0 ||
+	    sys_resolve(&cacerts, sys->cacerts, false) < 0)
+		goto out;
+	for (size_t i = 0; i < bundles.n; i++)
+		if (add_file(pl, bundles.v[i], pl->trust, true) < 0)
+			goto out;
+	if (cacerts.n > 0) {
+		if ((size_t)snprintf(out, sizeof(out), "%s/cacerts.p12", sysdir) >= sizeof(out)) {
+			log_warnx("session directory path too long: %s", sysdir);
+			goto out;
+		}
+		if (ca_write_truststore(pl->trust, out, err, sizeof(err)) < 0) {
+			log_warnx("%s; the command was not started", err);
+			goto out;
+		}
+		for (size_t i = 0; i < cacerts.n; i++)
+			if (add_file(pl, cacerts.v[i], out, true) < 0)
+				goto out;
+	}
+	if ((size_t)snprintf(ca_pem, sizeof(ca_pem), "%s/ca.pem", s->dir) >= sizeof(ca_pem)) {
+		log_warnx("session directory path too long: %s", s->dir);
+		goto out;
+	}
+	for (size_t i = 0; i < dirs.n; i++) {
+		if ((size_t)snprintf(out, sizeof(out), i ? "%s/certs-%zu" : "%s/certs", sysdir,
+				     i + 1) >= sizeof(out)) {
+			log_warnx("session directory path too long: %s", sysdir);
+			goto out;
+		}
+		if (ca_write_hashed_entry(dirs.v[i], ca_pem, out, err, sizeof(err)) < 0) {
+			log_warnx("%s (the session CA for the hashed directory %s); the command was "
+				  "not started",
+				  err, dirs.v[i]);
+			goto out;
+		}
+		if (add_file(pl, dirs.v[i], out, true) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	strv_free(&bundles);
+	strv_free(&dirs);
+	strv_free(&cacerts);
+	return rc;
+}
+
+/*
+ * SPEC §7 Interception: the command's resolver is the sandbox's
+ * 127.0.0.1:53 (served by the proxy), and /etc/hosts names localhost
+ * only, so every other name goes to it. No "search" or "domain" line: a
+ * short name is asked as it is, not once per host search domain (each a
+ * refusal line for a name nobody typed). timeout:2 attempts:3: the
+ * resolver is local and answers from memory, so a lost answer is retried
+ * sooner than glibc's 5 s, and three tries ride out a busy proxy. A
+ * system path that does not exist is left alone: glibc, musl and Go then
+ * ask 127.0.0.1:53 anyway, and localhost still resolves through
+ * nss-myhostname or the resolver.
+ */
+static const char resolv_text[] =
+	"# passavant: the sandbox's resolver (the proxy answers for allowed names)\n"
+	"nameserver 127.0.0.1\n"
+	"options timeout:2 attempts:3\n";
+static const char hosts_text[] =
+	"127.0.0.1 localhost\n"
+	"::1 localhost ip6-localhost ip6-loopback\n";
+
+static int plan_resolver(struct run_plan *pl, const struct plan_sys_paths *sys, const char *sysdir)
+{
+	const char *const files[][3] = {
+		{sys->resolv_conf, "resolv.conf", resolv_text},
+		{sys->hosts, "hosts", hosts_text},
+	};
+	char out[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+		const char *const one[] = {files[i][0], NULL};
+		struct strv real = {0};
+		int rc;
+
+		if (files[i][0] == NULL)
+			continue;
+		rc = sys_resolve(&real, one, false);
+		if (rc == 0 && real.n > 0) {
+			rc = write_session_file(sysdir, files[i][1], files[i][2], out, sizeof(out));
+			if (rc == 0)
+				rc = add_file(pl, real.v[0], out, true);
+		}
+		strv_free(&real);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The session files the system paths are shown with, in
+ * <session>/PLAN_SYS_SUBDIR (made here, 0755: the command reads them). */
+static int plan_sys(struct run_plan *pl, const struct plan_session *s)
+{
+	const struct plan_sys_paths *sys = s->sys != NULL ? s->sys : plan_sys_paths_default();
+	char sysdir[PATH_MAX];
+
+	if ((size_t)snprintf(sysdir, sizeof(sysdir), "%s/%s", s->dir, PLAN_SYS_SUBDIR) >=
+	    sizeof(sysdir)) {
+		log_warnx("session directory path too long: %s", s->dir);
+		return -1;
+	}
+	if (mkdir(sysdir, 0755) < 0 || chmod(sysdir, 0755) < 0) {
+		log_warn("cannot create %s", sysdir);
+		return -1;
+	}
+	struct timespec t0, t1;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (plan_trust(pl, s, sys, sysdir) < 0)
+		return -1;
+	if (s->intercept && plan_resolver(pl, sys, sysdir) < 0)
+		return -1;
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_debug("run: trust and resolver files in %.1f ms",
+		  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	return 0;
 }
 
@@ -385,7 +680,7 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		return -1;
 	}
 	if (plan_fs(pl, p) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
-	    plan_env(pl, p, masks, h, s) < 0) {
+	    plan_sys(pl, s) < 0 || plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
 		return -1;
 	}
@@ -421,9 +716,10 @@ void plan_free(struct run_plan *pl)
 	strv_free(&pl->protect);
 	strv_free(&pl->env_add);
 	strv_free(&pl->env_remove);
+	strv_free(&pl->file_strs);
 	free(pl->files);
 	pl->files = NULL;
-	pl->n_files = 0;
+	pl->n_files = pl->cap_files = 0;
 }
 
 /* ------------------------------------------------ the post-run check */

@@ -42,27 +42,62 @@ struct plan_host {
 	char *const *env;     /* the environment the command would inherit */
 };
 
+/*
+ * The system paths the trust and resolver files cover (SPEC §7), each
+ * list NULL-terminated, each entry a glob(3) pattern resolved through
+ * symbolic links to the real file or directory on the host, which is
+ * covered once; what does not exist is skipped. NULL in struct
+ * plan_session: plan_sys_paths_default(), this machine's well-known
+ * paths (a test gives a fake tree).
+ */
+struct plan_sys_paths {
+	const char *const *bundles;   /* PEM root bundles: trust.pem over each */
+	const char *const *cert_dirs; /* hashed certificate directories */
+	const char *const *cacerts;   /* JDK cacerts: the PKCS12 truststore over each */
+	const char *resolv_conf;      /* /etc/resolv.conf (intercept only) */
+	const char *hosts;            /* /etc/hosts (intercept only) */
+};
+
 /* What the session adds to the plan. */
 struct plan_session {
-	const char *dir;        /* canonical session directory (holds trust.pem) */
+	const char *dir;        /* canonical session directory (holds ca.pem, trust.pem) */
 	const char *audit_path; /* the audit file in use, or NULL */
 	bool quiet;             /* -q: no line about dropped variables */
 	unsigned verbose;       /* -v: each dropped variable and the rule */
+	/* Transparent interception (the sandbox's resolver on 127.0.0.1:53):
+	 * the command's /etc/resolv.conf names it and /etc/hosts holds only
+	 * localhost. */
+	bool intercept;
+	const struct plan_sys_paths *sys; /* NULL: plan_sys_paths_default() */
 };
+
+/* Where the plan writes its session files, under the session directory
+ * (removed with it): the hashed directory copies (sys/certs, sys/certs-2
+ * ...), sys/cacerts.p12, sys/resolv.conf, sys/hosts. */
+#define PLAN_SYS_SUBDIR "sys"
 
 /* The plan: every list of the sbx_config, owned here. */
 struct run_plan {
 	struct strv deny_read, allow_read, allow_write, deny_write, protect;
 	struct strv env_add, env_remove;
-	struct sbx_file *files; /* masked files: path -> sentinel copy */
-	size_t n_files;
+	/* Substituted files: masked files (path -> sentinel copy), then the
+	 * trust and resolver files (system path -> session file). */
+	struct sbx_file *files;
+	size_t n_files, cap_files;
+	struct strv file_strs; /* the strings files[] points to that are ours */
 	char trust[PATH_MAX + 16]; /* <session dir>/trust.pem */
 };
+
+/* This machine's well-known trust and resolver paths (docs/run.md
+ * "Trust"): static, never NULL. */
+const struct plan_sys_paths *plan_sys_paths_default(void) WUNRES;
 
 /*
  * Builds the plan for policy p (masks: its credential table, NULL for
  * none) on host h for session s. Reads the filesystem (realpath, the
- * .git of each writable directory) but never the environment. Prints
+ * .git of each writable directory, the system paths of s->sys) but never
+ * the environment; writes the session files of PLAN_SYS_SUBDIR (the
+ * trust and resolver files the system paths are shown with). Prints
  * one notice about dropped variables (s->quiet, s->verbose), never a
  * value. Returns 0, or -1 after logging why; pl is then empty. Free
  * with plan_free() in both cases.

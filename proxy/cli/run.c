@@ -150,6 +150,8 @@ static struct sbx *run_start_sandbox(const struct run *run, const policy_t *p,
 		return NULL;
 	}
 	ps.dir = sessdir;
+	/* The resolver files (resolv.conf, hosts) go with interception. */
+	ps.intercept = !run->no_intercept;
 	if (plan_build(&pl, p, masks, h, &ps) < 0)
 		return NULL;
 	plan_sbx_config(&pl, p, argv, &cfg);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,18 @@ static void remove_files_dir(const char *dir)
 	(void)rmdir(dir);
 }
 
+/* nftw() callback: removes what it is given (children first). */
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		(void)rmdir(path);
+	else
+		(void)unlink(path);
+	return 0;
+}
+
 void session_free(session_t *s)
 {
 	char path[4096];
@@ -142,6 +155,11 @@ void session_free(session_t *s)
 				(void)unlink(path);
 		if (snprintf(path, sizeof(path), "%s/files", s->dir) < (int)sizeof(path))
 			remove_files_dir(path);
+		/* The run plan's trust and resolver files (plan.h
+		 * PLAN_SYS_SUBDIR: cacerts.p12, certs/HASH.N, resolv.conf,
+		 * hosts), all ours; links never followed (FTW_PHYS). */
+		if (snprintf(path, sizeof(path), "%s/sys", s->dir) < (int)sizeof(path))
+			(void)nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 		(void)rmdir(s->dir);
 	}
 	free(s->files);

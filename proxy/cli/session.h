@@ -2,8 +2,9 @@
  * session.h - the session directory of SPEC §2 (`passavant proxy`, and the
  * one `passavant run` shows the sandbox read-only): created 0700 (a fresh
  * temporary one if none is given), holding `env`, `ca.pem`, `trust.pem`
- * (written by proxy/tls.c) and `files/` (sentinel copies of masked files,
- * written by mask/).
+ * (written by proxy/tls.c), `files/` (sentinel copies of masked files,
+ * written by mask/) and, for `run`, `sys/` (the trust and resolver files
+ * of the plan, plan.h PLAN_SYS_SUBDIR).
  *
  * Setup code: called from main() before the event loop, never from
  * callbacks.
@@ -27,9 +28,9 @@ typedef struct session session_t;
 session_t *session_new(const char *dir) WUNRES;
 
 /* Frees the session. A directory given to session_new() stays with its
- * files; a temporary one it created is removed: env, ca.pem, trust.pem and
- * the entries of files/ are unlinked, then files/ and the directory are
- * removed (rmdir: anything else put there keeps it). NULL is a no-op. */
+ * files; a temporary one it created is removed: env, ca.pem, trust.pem,
+ * the entries of files/ and the tree sys/ are removed, then files/ and the
+ * directory (rmdir: anything else put there keeps it). NULL is a no-op. */
 void session_free(session_t *s);
 
 /* Absolute or given path of the directory; the session id. */

@@ -23,6 +23,8 @@ static void test_proxy_env(void)
 		"SSL_CERT_FILE", "NIX_SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
 		"PIP_CERT", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE",
 		"CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+		"NPM_CONFIG_CAFILE", "npm_config_cafile", "YARN_CA_FILE_PATH",
+		"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", "HTTPLIB2_CA_CERTS",
 	};
 	struct strv sv = {0};
 	char **env;
@@ -103,11 +105,10 @@ static int plan_setup(void)
 
 static int plan_teardown(void)
 {
-	(void)rmdir(t_home);
-	(void)rmdir(t_work);
-	(void)rmdir(t_sess);
-	(void)rmdir(t_root);
-	return 0;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t_root);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 static void test_plan_build(void)
@@ -118,7 +119,8 @@ static void test_plan_build(void)
 		       "FOO=bar", "DENIED=x", "XDG_CONFIG_HOME=/xdg", "LD_LIBRARY_PATH=lib", NULL};
 	struct plan_host h = {.home = t_home, .pw_home = "/nonexistent-pw-home", .cwd = t_work,
 			      .self_exe = "/usr/bin/passavant-test", .env = env};
-	struct plan_session s = {.dir = t_sess, .quiet = true};
+	struct plan_sys_paths none = {0};
+	struct plan_session s = {.dir = t_sess, .quiet = true, .sys = &none};
 	struct run_plan pl;
 	struct sbx_config cfg;
 	char *argv[] = {"true", NULL};
@@ -190,6 +192,156 @@ static void test_plan_build(void)
 	t_env = NULL;
 }
 
+/* Is path -> source among the plan's substitutions? */
+static bool has_file(const struct run_plan *pl, const char *path, const char *source)
+{
+	for (size_t i = 0; i < pl->n_files; i++)
+		if (strcmp(pl->files[i].path, path) == 0 && strcmp(pl->files[i].source, source) == 0)
+			return true;
+	return false;
+}
+
+/* How many substitutions cover path? */
+static int count_path(const struct run_plan *pl, const char *path)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < pl->n_files; i++)
+		n += strcmp(pl->files[i].path, path) == 0;
+	return n;
+}
+
+/* SPEC §7 Trust and the resolver files, on a fake system tree:
+ *   etc/certs/bundle.crt        a bundle (also reached through a link)
+ *   etc/cert.pem -> certs/bundle.crt
+ *   etc/certs/java/cacerts      a JDK truststore, also reached by
+ *   jvm/a/lib/security/cacerts -> ../../../etc/certs/java/cacerts
+ *   jvm/b/lib/security/cacerts  a JDK's own
+ *   etc/resolv.conf -> ../run/resolv.conf (exists), etc/hosts
+ * Each real file is covered once, with the right session file; the
+ * hashed directory with the session CA's entry; missing paths skipped; the resolver
+ * files only when intercepting. */
+static void test_plan_trust(void)
+{
+	char fake[160], sess[160], pat_bundle[PATH_MAX], pat_link[PATH_MAX], pat_missing[PATH_MAX];
+	char pat_dir[PATH_MAX], pat_jdk[PATH_MAX], pat_deb[PATH_MAX], resolv[PATH_MAX];
+	char hosts[PATH_MAX], path[PATH_MAX], src[PATH_MAX];
+	static char cmd[3 * PATH_MAX];
+	const char *bundles[] = {pat_bundle, pat_link, pat_missing, NULL};
+	const char *dirs[] = {pat_dir, pat_dir, NULL};
+	const char *cacerts[] = {pat_deb, pat_jdk, NULL};
+	struct plan_sys_paths sys = {.bundles = bundles, .cert_dirs = dirs, .cacerts = cacerts,
+				     .resolv_conf = resolv, .hosts = hosts};
+	char *env[] = {NULL};
+	struct plan_host h = {.home = t_home, .cwd = t_work, .env = env};
+	struct plan_session s = {.dir = sess, .quiet = true, .sys = &sys, .intercept = true};
+	struct ca_config cc = {.allow_any = true};
+	struct run_plan pl;
+	char err[256], *text;
+	size_t len;
+	policy_t *p;
+	ca_t *ca;
+
+	snprintf(fake, sizeof(fake), "%s/fake", t_root);
+	snprintf(sess, sizeof(sess), "%s/sess-trust", t_root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/etc/certs/java %s/run %s/jvm/a/lib/security "
+		 "%s/jvm/b/lib/security %s", fake, fake, fake, fake, sess);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	ca = ca_new(&cc, err, sizeof(err));
+	CU_ASSERT_FATAL(ca != NULL && ca_write_files(ca, sess, NULL, 0, err, sizeof(err)) == 0);
+	snprintf(path, sizeof(path), "%s/etc/certs/bundle.crt", fake);
+	CU_ASSERT_FATAL(test_write_file(path, "B\n", 2) == 0);
+	snprintf(path, sizeof(path), "%s/etc/certs/java/cacerts", fake);
+	CU_ASSERT_FATAL(test_write_file(path, "J\n", 2) == 0);
+	snprintf(path, sizeof(path), "%s/jvm/b/lib/security/cacerts", fake);
+	CU_ASSERT_FATAL(test_write_file(path, "K\n", 2) == 0);
+	snprintf(path, sizeof(path), "%s/run/resolv.conf", fake);
+	CU_ASSERT_FATAL(test_write_file(path, "nameserver 192.0.2.53\n", 22) == 0);
+	snprintf(path, sizeof(path), "%s/etc/hosts", fake);
+	CU_ASSERT_FATAL(test_write_file(path, "192.0.2.9 other\n", 16) == 0);
+	snprintf(path, sizeof(path), "%s/etc/cert.pem", fake);
+	CU_ASSERT_FATAL(symlink("certs/bundle.crt", path) == 0);
+	snprintf(path, sizeof(path), "%s/jvm/a/lib/security/cacerts", fake);
+	CU_ASSERT_FATAL(symlink("../../../../etc/certs/java/cacerts", path) == 0);
+	snprintf(path, sizeof(path), "%s/etc/resolv.conf", fake);
+	CU_ASSERT_FATAL(symlink("../run/resolv.conf", path) == 0);
+	snprintf(pat_bundle, sizeof(pat_bundle), "%s/etc/certs/bundle.crt", fake);
+	snprintf(pat_link, sizeof(pat_link), "%s/etc/cert.pem", fake);
+	snprintf(pat_missing, sizeof(pat_missing), "%s/etc/pki/missing.crt", fake);
+	snprintf(pat_dir, sizeof(pat_dir), "%s/etc/certs", fake);
+	snprintf(pat_deb, sizeof(pat_deb), "%s/etc/certs/java/cacerts", fake);
+	snprintf(pat_jdk, sizeof(pat_jdk), "%s/jvm/*/lib/security/cacerts", fake);
+	snprintf(resolv, sizeof(resolv), "%s/etc/resolv.conf", fake);
+	snprintf(hosts, sizeof(hosts), "%s/etc/hosts", fake);
+
+	t_env = env;
+	p = load_bound("network: {}\n", 12, &h);
+	CU_ASSERT_FATAL(p != NULL);
+	CU_ASSERT_FATAL(plan_build(&pl, p, NULL, &h, &s) == 0);
+	/* The bundle once (two patterns reach it), with trust.pem. */
+	snprintf(src, sizeof(src), "%s/trust.pem", sess);
+	CU_ASSERT(has_file(&pl, pat_bundle, src));
+	CU_ASSERT_EQUAL(count_path(&pl, pat_bundle), 1);
+	/* Each cacerts once, with the truststore, which exists. */
+	snprintf(src, sizeof(src), "%s/sys/cacerts.p12", sess);
+	CU_ASSERT(has_file(&pl, pat_deb, src));
+	CU_ASSERT_EQUAL(count_path(&pl, pat_deb), 1);
+	snprintf(path, sizeof(path), "%s/jvm/b/lib/security/cacerts", fake);
+	CU_ASSERT(has_file(&pl, path, src));
+	CU_ASSERT(access(src, R_OK) == 0);
+	/* The hashed directory once, with the session CA's entry (the
+	 * sandbox shows the union); one file in it. */
+	snprintf(src, sizeof(src), "%s/sys/certs", sess);
+	CU_ASSERT(has_file(&pl, pat_dir, src));
+	CU_ASSERT_EQUAL(count_path(&pl, pat_dir), 1);
+	snprintf(cmd, sizeof(cmd), "test $(ls %s | wc -l) = 1 && grep -q 'BEGIN CERT' %s/*.0", src,
+		 src);
+	CU_ASSERT(system(cmd) == 0);
+	/* The resolver files at the link's real place, with our text. */
+	snprintf(path, sizeof(path), "%s/run/resolv.conf", fake);
+	snprintf(src, sizeof(src), "%s/sys/resolv.conf", sess);
+	CU_ASSERT(has_file(&pl, path, src));
+	CU_ASSERT_EQUAL(count_path(&pl, resolv), 0);
+	text = test_read_file(src, &len);
+	CU_ASSERT(text != NULL && strstr(text, "\nnameserver 127.0.0.1\n") != NULL &&
+		  strstr(text, "192.0.2.53") == NULL && strstr(text, "search") == NULL);
+	free(text);
+	snprintf(src, sizeof(src), "%s/sys/hosts", sess);
+	CU_ASSERT(has_file(&pl, hosts, src));
+	text = test_read_file(src, &len);
+	CU_ASSERT(text != NULL && strcmp(text, "127.0.0.1 localhost\n"
+					       "::1 localhost ip6-localhost ip6-loopback\n") == 0);
+	free(text);
+	/* bundle + 2 cacerts + dir + resolv + hosts, all public content (a
+	 * hard link to one is no reason to refuse the run). */
+	CU_ASSERT_EQUAL(pl.n_files, 6);
+	for (size_t i = 0; i < pl.n_files; i++)
+		CU_ASSERT(pl.files[i].public_content);
+	plan_free(&pl);
+
+	/* Without interception: the resolver files stay the host's. */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys", sess);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	s.intercept = false;
+	CU_ASSERT_FATAL(plan_build(&pl, p, NULL, &h, &s) == 0);
+	CU_ASSERT_EQUAL(count_path(&pl, hosts), 0);
+	snprintf(path, sizeof(path), "%s/run/resolv.conf", fake);
+	CU_ASSERT_EQUAL(count_path(&pl, path), 0);
+	CU_ASSERT_EQUAL(pl.n_files, 4);
+	plan_free(&pl);
+
+	/* A session directory without ca.pem: the entry cannot be made, so
+	 * the plan fails (naming the file) instead of a sandbox without the
+	 * session CA in its hashed directory. */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys %s/ca.pem", sess, sess);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
+	plan_free(&pl);
+	policy_free(p);
+	ca_free(ca);
+	t_env = NULL;
+}
+
 static void test_ctl_paths(void)
 {
 	struct sbx_ctl_path *ctl = plan_ctl_paths();
@@ -210,5 +362,6 @@ TEST_REGISTRAR(cli_plan_register)
 
 	test_add(s, "plan_env_vars lists every SPEC 7 variable", test_proxy_env);
 	test_add(s, "plan_build: home rows, protections, environment", test_plan_build);
+	test_add(s, "plan_build: trust and resolver files over the system paths", test_plan_trust);
 	test_add(s, "plan_ctl_paths: the workspace rows", test_ctl_paths);
 }

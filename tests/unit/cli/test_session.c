@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proxy/cli/session.c"
@@ -71,6 +72,35 @@ static void test_env_lines(void)
 	free(t);
 }
 
+/* A temporary session directory is removed with the plan's sys/ tree
+ * (files, a subdirectory, a link whose target stays); a stranger's file
+ * keeps it. */
+static void test_free_removes_sys(void)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 64], target[PATH_MAX + 64];
+	session_t *s = session_new(NULL);
+	struct stat st;
+
+	CU_ASSERT_FATAL(s != NULL);
+	snprintf(dir, sizeof(dir), "%s", session_dir(s));
+	snprintf(target, sizeof(target), "%s.target", dir);
+	CU_ASSERT_FATAL(test_write_file(target, "keep\n", 5) == 0);
+	snprintf(p, sizeof(p), "%s/sys", dir);
+	CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
+	snprintf(p, sizeof(p), "%s/sys/certs", dir);
+	CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
+	snprintf(p, sizeof(p), "%s/sys/certs/0badc0de.0", dir);
+	CU_ASSERT_FATAL(test_write_file(p, "x", 1) == 0);
+	snprintf(p, sizeof(p), "%s/sys/hosts", dir);
+	CU_ASSERT_FATAL(test_write_file(p, "x", 1) == 0);
+	snprintf(p, sizeof(p), "%s/sys/link", dir);
+	CU_ASSERT_FATAL(symlink(target, p) == 0);
+	session_free(s);
+	CU_ASSERT(stat(dir, &st) < 0);
+	CU_ASSERT(stat(target, &st) == 0); /* the link was not followed */
+	CU_ASSERT(unlink(target) == 0);
+}
+
 static void test_strv(void)
 {
 	struct strv sv = {0};
@@ -94,5 +124,6 @@ TEST_REGISTRAR(cli_session_register)
 	CU_pSuite s = test_suite("cli_session", NULL, NULL);
 
 	test_add(s, "env file: export lines, quoting, sentinels", test_env_lines);
+	test_add(s, "a temporary session directory goes with sys/", test_free_removes_sys);
 	test_add(s, "strv: add, unique, join, list, free", test_strv);
 }

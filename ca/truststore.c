@@ -1,0 +1,330 @@
+/*
+ * truststore.c - the session's trust in the two shapes clients read
+ * without a variable (SPEC §7 Trust, docs/run.md "Trust"):
+ *
+ *   - a PKCS12 truststore for Java: every certificate of trust.pem as a
+ *     certificate bag carrying Oracle's "trusted key usage" attribute
+ *     (without it Java's PKCS12 keystore loads a certificate bag but does
+ *     not treat it as a trusted certificate entry, so the default trust
+ *     manager trusts nothing), in one unencrypted safe, with a MAC under
+ *     the customary "changeit";
+ *   - the session CA under its subject-hash name, for the sandbox to add
+ *     to a hashed certificate directory (OpenSSL's c_rehash layout).
+ *
+ * Both are built with the OpenSSL API: no `openssl` or `keytool` program
+ * runs. Setup code (`passavant run` before the sandbox starts), never
+ * called from event-loop callbacks.
+ */
+#include "ca_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+
+/* Oracle's attribute that marks a PKCS12 certificate bag as a trusted
+ * certificate entry for Java (PKCS12KeyStore, Java 8 and later), and
+ * the key purpose it lists: anyExtendedKeyUsage, trusted for every use,
+ * as keytool -importcert writes it. */
+#define TS_ORACLE_TRUSTED_KEY_USAGE "2.16.840.1.113894.746875.1.1"
+#define TS_ANY_EXTENDED_KEY_USAGE "2.5.29.37.0"
+/* The password every JDK's cacerts has: keytool -list asks for it, and
+ * Java's default trust manager opens cacerts with no password at all
+ * (then it skips the MAC and reads the unencrypted certificate bags). */
+#define TS_PASSWORD "changeit"
+/* Files the session writes: readable by the workload, never a secret. */
+#define TS_FILE_MODE 0644
+
+/* Writes len bytes of data to fd. 0, or -1 (errno). */
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Writes data to path atomically (a temporary file in the same
+ * directory, mode TS_FILE_MODE, then rename). 0, or -1 (message in err).
+ */
+static int write_file_atomic(const char *path, const void *data, size_t len, char *err,
+			     size_t errlen)
+{
+	char tmp[PATH_MAX];
+	const char *what = "write";
+	int fd, saved;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
+		errbuf_set(err, errlen, "path too long: %s", path);
+		return -1;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set(err, errlen, "cannot create %s: %s; the session directory must be writable",
+			   tmp, strerror(errno));
+		return -1;
+	}
+	if (fchmod(fd, TS_FILE_MODE) != 0) {
+		what = "chmod";
+		goto fail;
+	}
+	if (write_all(fd, data, len) != 0)
+		goto fail;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0) {
+		what = "rename";
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errbuf_set(err, errlen, "cannot %s %s: %s", what, path, strerror(saved));
+	return -1;
+}
+
+/* ------------------------------------------------------ the truststore */
+
+/*
+ * A certificate bag holding the DER certificate der[0..len) with a unique
+ * friendly name (Java's alias: two bags with one alias would leave one
+ * entry) and the trusted key usage attribute, or NULL.
+ *
+ * Why no X509 object: decoding a certificate (d2i_X509, the public key
+ * through OpenSSL 3's decoders) costs about 0.25 ms, so ~35 ms for a
+ * distribution's bundle at every start of `run`. A certificate bag holds
+ * the certificate's DER as it is, so the DER is wrapped as an ASN1_ANY
+ * SEQUENCE, which encodes to exactly those bytes: 1.5 ms for the bundle.
+ * The outer SEQUENCE is checked; the rest is what trust.pem already holds
+ * and every other client parses.
+ */
+static PKCS12_SAFEBAG *trusted_bag(const unsigned char *der, long len, int index,
+				   const ASN1_OBJECT *any)
+{
+	const unsigned char *p = der;
+	PKCS12_SAFEBAG *bag = NULL;
+	ASN1_STRING *seq = NULL;
+	ASN1_TYPE *t = NULL;
+	long inner;
+	int tag, cls;
+	char alias[32];
+
+	/* One whole DER SEQUENCE, nothing after it. */
+	if (len <= 0 || len > INT_MAX || (ASN1_get_object(&p, &inner, &tag, &cls, len) & 0x80) != 0 ||
+	    tag != V_ASN1_SEQUENCE || cls != V_ASN1_UNIVERSAL || p + inner != der + len)
+		return NULL;
+	seq = ASN1_STRING_type_new(V_ASN1_SEQUENCE);
+	t = ASN1_TYPE_new();
+	if (seq == NULL || t == NULL || ASN1_STRING_set(seq, der, (int)len) != 1) {
+		ASN1_STRING_free(seq);
+		ASN1_TYPE_free(t);
+		return NULL;
+	}
+	ASN1_TYPE_set(t, V_ASN1_SEQUENCE, seq); /* t owns seq */
+	bag = PKCS12_item_pack_safebag(t, ASN1_ITEM_rptr(ASN1_ANY), NID_x509Certificate,
+				       NID_certBag);
+	ASN1_TYPE_free(t);
+	if (bag == NULL)
+		return NULL;
+	/* trust.pem starts with the session CA. */
+	if (index == 0)
+		(void)snprintf(alias, sizeof(alias), "passavant-session-ca");
+	else
+		(void)snprintf(alias, sizeof(alias), "passavant-%d", index);
+	/* len -1 with V_ASN1_OBJECT: bytes is the ASN1_OBJECT itself
+	 * (X509_ATTRIBUTE_set1_data() copies it), not its encoding. */
+	if (PKCS12_add_friendlyname_utf8(bag, alias, -1) != 1 ||
+	    PKCS12_add1_attr_by_txt(bag, TS_ORACLE_TRUSTED_KEY_USAGE, V_ASN1_OBJECT,
+				    (const unsigned char *)any, -1) != 1) {
+		PKCS12_SAFEBAG_free(bag);
+		return NULL;
+	}
+	return bag;
+}
+
+int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, size_t errlen)
+{
+	STACK_OF(PKCS12_SAFEBAG) *bags = sk_PKCS12_SAFEBAG_new_null();
+	STACK_OF(PKCS7) *safes = NULL;
+	ASN1_OBJECT *any = OBJ_txt2obj(TS_ANY_EXTENDED_KEY_USAGE, 1);
+	unsigned char *der = NULL, *data = NULL;
+	char *name = NULL, *header = NULL;
+	PKCS12 *p12 = NULL;
+	BIO *in = NULL;
+	long dlen;
+	int n = 0, len, rc = -1;
+
+	if (bags == NULL || any == NULL) {
+		ca_ssl_err(err, errlen, "Java truststore: out of memory");
+		goto out;
+	}
+	in = BIO_new_file(trust_pem, "r");
+	if (in == NULL) {
+		ca_ssl_err(err, errlen, "Java truststore: cannot open %s", trust_pem);
+		goto out;
+	}
+	ERR_clear_error();
+	while (PEM_read_bio(in, &name, &header, &data, &dlen) == 1) {
+		PKCS12_SAFEBAG *bag = NULL;
+
+		/* trust.pem holds CERTIFICATE blocks only (ca_write_files()). */
+		if (strcmp(name, PEM_STRING_X509) == 0) {
+			bag = trusted_bag(data, dlen, n, any);
+			if (bag == NULL || sk_PKCS12_SAFEBAG_push(bags, bag) == 0) {
+				PKCS12_SAFEBAG_free(bag);
+				ca_ssl_err(err, errlen,
+					   "Java truststore: certificate %d of %s is malformed",
+					   n + 1, trust_pem);
+				goto out;
+			}
+			n++;
+		}
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_free(data);
+		name = header = NULL;
+		data = NULL;
+	}
+	/* The loop ends with "no start line" after the last block. */
+	if (ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE || n == 0) {
+		ca_ssl_err(err, errlen, "Java truststore: %s: %s", trust_pem,
+			   n == 0 ? "no certificate" : "a malformed PEM block");
+		goto out;
+	}
+	ERR_clear_error();
+	/* nid_safe -1: the safe is not encrypted (there is nothing secret in
+	 * it, and Java reads it without a password). The MAC is PKCS12's
+	 * HMAC-SHA1 with 2048 iterations: every keytool verifies it, old
+	 * ones included; its only job is `keytool -list` accepting
+	 * "changeit", since the data and the password are public. */
+	if (PKCS12_add_safe(&safes, bags, -1, 0, NULL) != 1 ||
+	    (p12 = PKCS12_add_safes(safes, 0)) == NULL ||
+	    PKCS12_set_mac(p12, TS_PASSWORD, -1, NULL, 0, PKCS12_DEFAULT_ITER, EVP_sha1()) != 1 ||
+	    (len = i2d_PKCS12(p12, &der)) <= 0) {
+		ca_ssl_err(err, errlen, "Java truststore: cannot build the PKCS12 file");
+		goto out;
+	}
+	rc = write_file_atomic(out_path, der, (size_t)len, err, errlen);
+out:
+	OPENSSL_free(name);
+	OPENSSL_free(header);
+	OPENSSL_free(data);
+	BIO_free(in);
+	OPENSSL_free(der);
+	PKCS12_free(p12);
+	sk_PKCS7_pop_free(safes, PKCS7_free);
+	sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+	ASN1_OBJECT_free(any);
+	return rc;
+}
+
+/* ------------------------------------------------- the hashed directory */
+
+/*
+ * The first free "HASH.N" name for x in dir: HASH its subject-name hash
+ * (OpenSSL 1.0+'s: SHA-1 of the canonical name, what
+ * X509_LOOKUP_hash_dir() looks up and `openssl rehash` writes), N the
+ * first suffix no entry of dir has. 0, or -1 (message in err).
+ */
+static int hash_name(X509 *x, const char *dir, char *out, size_t outlen, char *err,
+		     size_t errlen)
+{
+	unsigned long h = X509_subject_name_hash(x);
+	char path[PATH_MAX];
+	struct stat st;
+
+	for (int n = 0; n < 1000; n++) {
+		if ((size_t)snprintf(out, outlen, "%08lx.%d", h, n) >= outlen ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, out) >= sizeof(path)) {
+			errbuf_set(err, errlen, "path too long: %s", dir);
+			return -1;
+		}
+		if (lstat(path, &st) < 0 && errno == ENOENT)
+			return 0;
+	}
+	errbuf_set(err, errlen, "%s holds 1000 entries named after the session CA's subject hash %08lx",
+		   dir, h);
+	return -1;
+}
+
+/* Writes x as PEM to dfd/name. 0 or -1 (message in err). */
+static int write_ca_entry(X509 *x, int dfd, const char *name, char *err, size_t errlen)
+{
+	BIO *mem = BIO_new(BIO_s_mem());
+	char *data = NULL;
+	long len;
+	int fd = -1, rc = -1;
+
+	if (mem == NULL || PEM_write_bio_X509(mem, x) != 1 ||
+	    (len = BIO_get_mem_data(mem, &data)) <= 0) {
+		ca_ssl_err(err, errlen, "cannot encode the session CA");
+		goto out;
+	}
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, TS_FILE_MODE);
+	if (fd < 0 || fchmod(fd, TS_FILE_MODE) != 0 || write_all(fd, data, (size_t)len) != 0) {
+		errbuf_set(err, errlen, "cannot write the session CA as %s: %s", name,
+			   strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0 && close(fd) != 0 && rc == 0) {
+		errbuf_set(err, errlen, "cannot write the session CA as %s: %s", name, strerror(errno));
+		rc = -1;
+	}
+	BIO_free(mem);
+	return rc;
+}
+
+int ca_write_hashed_entry(const char *host_dir, const char *ca_pem, const char *out_dir, char *err,
+			  size_t errlen)
+{
+	STACK_OF(X509) *certs = sk_X509_new_null();
+	char name[32];
+	int dfd = -1, rc = -1;
+
+	if (certs == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		return -1;
+	}
+	/* The session CA: ca.pem holds it alone. */
+	if (trust_load_certs(ca_pem, certs, true, err, errlen) < 0 ||
+	    hash_name(sk_X509_value(certs, 0), host_dir, name, sizeof(name), err, errlen) < 0)
+		goto out;
+	if (mkdir(out_dir, 0755) != 0 || chmod(out_dir, 0755) != 0 ||
+	    (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		errbuf_set(err, errlen, "cannot create %s: %s", out_dir, strerror(errno));
+		goto out;
+	}
+	rc = write_ca_entry(sk_X509_value(certs, 0), dfd, name, err, errlen);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	sk_X509_pop_free(certs, X509_free);
+	return rc;
+}
