@@ -44,6 +44,9 @@
 /* The longest method token we wait for before calling the bytes "not
  * HTTP" (llhttp's longest is 11: "MKACTIVITY", "UNSUBSCRIBE"). */
 #define INTERCEPT_METHOD_MAX 20
+/* The rule a 421 of an intercepted plain request names (audit "rule", the
+ * stderr line): the Host must name where the connection went. */
+#define INTERCEPT_HOST_RULE "interception: Host must name the destination"
 
 struct intercept {
 	proxy_t *px;                /* the proxy (loop, policy, audit) */
@@ -482,7 +485,7 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 	 * disagree on where the request goes.
 	 */
 	if (explicit_port && h.port != c->orig_port) {
-		*st = conn_refuse(c, 421, NULL, "request", NULL,
+		*st = conn_refuse(c, 421, NULL, "request", INTERCEPT_HOST_RULE,
 				  "passavant: %s http://%s%.*s: Host %.*s names port %u, but the connection was "
 				  "to port %u",
 				  m, c->tgt.authority, cut, url, (int)(vlen > 200 ? 200 : vlen), val, (unsigned)h.port,
@@ -490,7 +493,7 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 		return false;
 	}
 	if (c->orig_name[0] != '\0' && strcmp(h.host, c->orig_name) != 0) {
-		*st = conn_refuse(c, 421, NULL, "request", NULL,
+		*st = conn_refuse(c, 421, NULL, "request", INTERCEPT_HOST_RULE,
 				  "passavant: %s http://%s%.*s: Host names %s, but the connection went to %s, "
 				  "the address handed out for %s",
 				  m, c->tgt.authority, cut, url, h.host, c->orig_ip, c->orig_name);
