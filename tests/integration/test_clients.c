@@ -1213,6 +1213,93 @@ static void test_udp_nothing_out(void)
 	session_free(&s);
 }
 
+/*
+ * What the proxy makes of an intercepted connection whose destination is
+ * a synthetic address, beyond what real clients do (SPEC §5, §7), in one
+ * session without the proxy variables, python3's ssl and socket:
+ *   - TLS without SNI: decided by the name the address was handed out for
+ *     (the leaf names it; the request arrives with that Host);
+ *   - TLS whose SNI names another allowed host than the address: the SNI
+ *     decides, and a Host naming the address's name inside is 421;
+ *   - plain HTTP whose Host names another host than the address: 421;
+ *   - the same over the name's IPv6 synthetic address;
+ *   - openssl s_client with no -proxy.
+ */
+static void test_intercept_edges(void)
+{
+	char body[8192];
+	struct session s;
+	unsigned port;
+	size_t mark;
+	char *rec;
+
+	SKIP_IF_NEEDED();
+	port = (unsigned)up.port;
+	snprintf(body, sizeof(body),
+		 "cat >/tmp/edges.py <<'EOF'\n"
+		 "import socket, ssl, os, sys\n"
+		 "port = %u\n"
+		 "ctx = ssl.create_default_context(cafile=os.environ['SSL_CERT_FILE'])\n"
+		 "def req(sock, host):\n"
+		 "    sock.sendall(('GET /hello?e=%%s HTTP/1.1\\r\\nHost: %%s:%%d\\r\\nConnection: close\\r\\n\\r\\n' %% (host, host, port)).encode())\n"
+		 "    data = b''\n"
+		 "    while True:\n"
+		 "        b = sock.recv(4096)\n"
+		 "        if not b: break\n"
+		 "        data += b\n"
+		 "    return data.split(b'\\r\\n', 1)[0].decode()\n"
+		 "def addr(name, fam):\n"
+		 "    return socket.getaddrinfo(name, port, fam, socket.SOCK_STREAM)[0][4]\n"
+		 "# TLS without SNI to web.test's address: the leaf must name web.test\n"
+		 "c = ssl.create_default_context(cafile=os.environ['SSL_CERT_FILE'])\n"
+		 "c.check_hostname = False\n"
+		 "t = c.wrap_socket(socket.create_connection(addr('web.test', socket.AF_INET)))\n"
+		 "cert = t.getpeercert()\n"
+		 "ssl.match_hostname = None\n"
+		 "print('nosni-leaf', any(v == 'web.test' for k, v in cert.get('subjectAltName', ())))\n"
+		 "print('nosni', req(t, 'web.test'))\n"
+		 "# SNI git.test to web.test's address: decided as git.test\n"
+		 "t = ctx.wrap_socket(socket.create_connection(addr('web.test', socket.AF_INET)), server_hostname='git.test')\n"
+		 "print('sni-other', req(t, 'git.test'))\n"
+		 "t = ctx.wrap_socket(socket.create_connection(addr('web.test', socket.AF_INET)), server_hostname='git.test')\n"
+		 "print('sni-other-host-mismatch', req(t, 'web.test'))\n"
+		 "# plain HTTP to web.test's address with Host git.test\n"
+		 "p = socket.create_connection(addr('web.test', socket.AF_INET))\n"
+		 "print('plain-mismatch', req(p, 'git.test'))\n"
+		 "# IPv6 synthetic address, TLS with SNI\n"
+		 "try:\n"
+		 "    a6 = addr('web.test', socket.AF_INET6)\n"
+		 "    t = ctx.wrap_socket(socket.create_connection(a6[:2]), server_hostname='web.test')\n"
+		 "    print('v6', a6[0].startswith('fd70:6173:7376:1:'), req(t, 'web.test'))\n"
+		 "except OSError as e:\n"
+		 "    print('v6 error', e)\n"
+		 "EOF\n"
+		 "python3 /tmp/edges.py\n"
+		 "printf 'GET /hello?e=s_client HTTP/1.1\\r\\nHost: web.test:%u\\r\\nConnection: close\\r\\n\\r\\n' | "
+		 "openssl s_client -quiet -connect web.test:%u -servername web.test -verify_return_error "
+		 "-CAfile \"$SSL_CERT_FILE\" 2>/dev/null | head -n 1\n",
+		 port, port, port);
+	mark = test_file_size(p_record);
+	session_run(&s, "edges", "intercept", body);
+	rec = test_file_since(p_record, mark);
+	ROW(s.status == 0, "edges: status %d: %s %s", s.status, tail_of(s.out), tail_of(s.err));
+	ROW(has(s.out, "nosni-leaf True\n") && has(s.out, "nosni HTTP/1.1 200"),
+	    "edges: TLS without SNI was not decided by the address's name: %s", tail_of(s.out));
+	ROW(has(s.out, "sni-other HTTP/1.1 200") && has(rec, "GET /hello?e=git.test"),
+	    "edges: an SNI naming another allowed host was not decided by the SNI: %s", tail_of(s.out));
+	ROW(has(s.out, "sni-other-host-mismatch HTTP/1.1 421"),
+	    "edges: Host naming the address's name inside a tunnel decided by another SNI was not 421: %s",
+	    tail_of(s.out));
+	ROW(has(s.out, "plain-mismatch HTTP/1.1 421"),
+	    "edges: plain HTTP with a Host naming another host than the address was not 421: %s", tail_of(s.out));
+	ROW(has(s.out, "v6 True HTTP/1.1 200"), "edges: the IPv6 synthetic address did not work: %s",
+	    tail_of(s.out));
+	ROW(has(s.out, "HTTP/1.1 200 OK") && has(rec, "GET /hello?e=s_client"),
+	    "edges: openssl s_client without -proxy did not get through: %s", tail_of(s.out));
+	free(rec);
+	session_free(&s);
+}
+
 /* ------------------------------------------------------------------ */
 /* Suite                                                                */
 /* ------------------------------------------------------------------ */
@@ -1354,4 +1441,5 @@ TEST_REGISTRAR(clients_suite)
 	test_add(s, "ssh to a listed host's port 22: refused with one line", test_ssh_refused);
 	test_add(s, "a denied name: NXDOMAIN, one line, an audit line", test_denied_name);
 	test_add(s, "UDP: nothing leaves the sandbox", test_udp_nothing_out);
+	test_add(s, "interception: no SNI, another SNI, Host mismatches, IPv6, openssl s_client", test_intercept_edges);
 }
