@@ -21,25 +21,30 @@ bench_intercept() {
 		echo "bench: intercept: needs unshare (util-linux); skipped" >&2
 		return 0
 	fi
-	mkdir -p "$tmp/icpt/certs"
-	"$PASSAVANT_TOOLS/pv-certs" "$tmp/icpt/certs" bench.test >/dev/null ||
+	# Under /var/tmp: the sandbox's /tmp is private, and the script it
+	# runs lives here.
+	local dir
+	dir=$(mktemp -d /var/tmp/pv-bench-icpt.XXXXXX) || die "intercept: mktemp failed"
+	chmod 755 "$dir"
+	mkdir -p "$dir/certs"
+	"$PASSAVANT_TOOLS/pv-certs" "$dir/certs" bench.test >/dev/null ||
 		die "intercept: pv-certs failed"
 	start_bg upstream-icpt "${pin_other[@]}" "$PASSAVANT_TOOLS/pv-upstream" \
-		--listen 127.0.0.1:0 --tls "$tmp/icpt/certs" || die "intercept: pv-upstream failed"
+		--listen 127.0.0.1:0 --tls "$dir/certs" || die "intercept: pv-upstream failed"
 	local port=${ADDR##*:}
-	printf '127.0.0.1 localhost\n127.0.0.1 bench.test\n' >"$tmp/icpt/hosts"
-	cat >"$tmp/icpt/policy.yaml" <<EOP
+	printf '127.0.0.1 localhost\n127.0.0.1 bench.test\n' >"$dir/hosts"
+	cat >"$dir/policy.yaml" <<EOP
 network:
   allowedDomains: ["bench.test", "127.0.0.1"]
   tlsTerminate:
-    extraCaCertPaths: ["$tmp/icpt/certs/ca.pem"]
+    extraCaCertPaths: ["$dir/certs/ca.pem"]
   limits:
     maxTunnels: 4096
 EOP
 	# The script inside: ROUNDS alternations, one result line each,
 	# prefixed with the route.
 	local load="${pin_other[*]} $PASSAVANT_TOOLS/pv-load"
-	cat >"$tmp/icpt/inside.sh" <<EOS
+	cat >"$dir/inside.sh" <<EOS
 set -u
 url=https://bench.test:$port/hello
 for i in \$(seq $ROUNDS); do
@@ -49,26 +54,28 @@ done
 head -n 5 /tmp/load.err >&2
 EOS
 	unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /etc/hosts && shift && exec "$@"' \
-		sh "$tmp/icpt/hosts" "${pin_proxy[@]}" "$PASSAVANT_BIN" run -q -p "$tmp/icpt/policy.yaml" \
-		-- sh "$tmp/icpt/inside.sh" >"$tmp/icpt/out" 2>"$tmp/icpt/err" ||
-		echo "bench: intercept: passavant run failed: $(tail -n 3 "$tmp/icpt/err")" >&2
+		sh "$dir/hosts" "${pin_proxy[@]}" "$PASSAVANT_BIN" run -q -p "$dir/policy.yaml" \
+		-- sh "$dir/inside.sh" >"$dir/out" 2>"$dir/err" ||
+		echo "bench: intercept: passavant run failed: $(tail -n 3 "$dir/err")" >&2
 	while read -r route line; do
 		case $route in
 		connect) via_connect+=("$line") ;;
 		intercept) via_icpt+=("$line") ;;
 		esac
-	done <"$tmp/icpt/out"
-	if [ -s "$tmp/icpt/err" ]; then
-		sed 's/^/    run: /' "$tmp/icpt/err" | head -n 5 >&2
+	done <"$dir/out"
+	if [ -s "$dir/err" ]; then
+		sed 's/^/    run: /' "$dir/err" | head -n 5 >&2
 	fi
 	printf '\n%-28s %-32s %-32s %s\n' "interception (in run)" "CONNECT (req/s p50ms p99ms)" \
 		"intercepted (req/s p50ms p99ms)" "intercepted/CONNECT"
 	printf '%-28s %-32s %-32s %s\n' "--------" "------" "-----" "-----"
 	if [ "${#via_connect[@]}" -eq 0 ] || [ "${#via_icpt[@]}" -eq 0 ]; then
 		printf '%-28s %s\n' "$name" "n/a (no result lines; see above)"
+		rm -rf "$dir"
 		return 0
 	fi
 	row "$name" rps "" "${#via_connect[@]}" "${via_connect[@]}" "${via_icpt[@]}"
+	rm -rf "$dir"
 }
 
 bench_intercept
