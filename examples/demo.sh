@@ -9,7 +9,8 @@
 #   2. a request with that token to the API (succeeds: the API got the real one),
 #   3. a form POST to a host the policy does not list (403),
 #   4. reading ~/.ssh/id_rsa (fails),
-#   5. a direct connection, around the proxy (fails).
+#   5. a program that ignores the proxy variables: a name the policy does
+#      not list gets NXDOMAIN, an IP address is intercepted and refused.
 # The demo token is fake; nothing here leaves this machine.
 #
 # Environment: PASSAVANT_BIN, PASSAVANT_TOOLS (set by `make demo`).
@@ -81,7 +82,7 @@ say() { printf "\n\${b}%s\${n}\n" "\$*"; }
 
 say "1. The token this command sees:"
 echo "   DEMO_API_TOKEN=\$DEMO_API_TOKEN"
-echo "   (same shape as the real one, but a random sentinel)"
+echo "   (same shape as the real one, but a sentinel, derived from a key only passavant reads)"
 
 say "2. A request to the API with that token:"
 if out=\$(curl -sS --max-time 20 -H "Authorization: Bearer \$DEMO_API_TOKEN" "\$api/echo"); then
@@ -105,12 +106,19 @@ else
 	echo "   cannot be read: the credential stores are hidden (ls ~/.ssh: \$(ls -A ~/.ssh | wc -l) entries)"
 fi
 
-say "5. A direct connection to the API, around the proxy:"
-if curl -sS --noproxy '*' --max-time 5 -o /dev/null "\$api/hello" 2>/dev/null; then
-	echo "   CONNECTED (this should not happen)"
+say "5. Around the proxy: a program that ignores the proxy variables:"
+if curl -sS --noproxy '*' --max-time 10 -o /dev/null https://paste.example.net/upload 2>/dev/null; then
+	echo "   CONNECTED to paste.example.net (this should not happen)"
 else
-	echo "   impossible: the sandbox has no network but its own loopback, where only"
-	echo "   the proxy listens"
+	echo "   paste.example.net does not even resolve: the sandbox's only resolver is"
+	echo "   passavant's, which answers NXDOMAIN for names the policy does not list"
+	echo "   (the 'blocked DNS lookup' line above) and never looks them up"
+fi
+if curl -sS --noproxy '*' --max-time 10 -o /dev/null https://192.0.2.10/ 2>/dev/null; then
+	echo "   CONNECTED to 192.0.2.10 (this should not happen)"
+else
+	echo "   and a connection to an IP address is redirected to the proxy, which"
+	echo "   decides it like any other and refused it (the 'refused' line above)"
 fi
 INSIDE
 
