@@ -103,7 +103,7 @@ EOF
 			-g 'daemon off;' >"$prefix/stdout" 2>&1 &
 		pid=$!
 		pids+=("$pid")
-		for _ in $(seq 50); do
+		for _ in $(seq 100); do
 			if ! kill -0 "$pid" 2>/dev/null; then
 				break
 			fi
@@ -116,6 +116,7 @@ EOF
 		done
 		kill -TERM "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
+		unset 'pids[-1]' # gone: cleanup must not signal a reused pid
 		if ! grep -qs 'Address already in use' "$prefix/error.log" "$prefix/stdout"; then
 			break
 		fi
@@ -171,9 +172,14 @@ peer_keepalive() {
 			load m --url "$url" "${args[@]}" --proxy "$peer_mask_addr" --tls "$peer_mask_trust" \
 				-H "Authorization: Bearer $peer_sentinel"
 			m=$(with_cpu "$m" "$t0" rps)
-			if [ -n "$m" ] && [ "$(field errors "$m")" != 0 ]; then
-				echo "bench: $name masked: $(field errors "$m") requests refused by nginx" \
-					"(the real value did not replace the sentinel)" >&2
+			if [ -z "$m" ]; then
+				echo "bench: $name masked: no request completed through the masking" \
+					"proxy (pv-load's errors above; HTTP status 403 means the real" \
+					"value did not replace the sentinel)" >&2
+			elif [ "$(field errors "$m")" != 0 ]; then
+				echo "bench: $name masked: $(field errors "$m") requests failed" \
+					"(pv-load's errors above; HTTP status 403 means the real value" \
+					"did not replace the sentinel)" >&2
 			fi
 		fi
 		ms+=("$m")
