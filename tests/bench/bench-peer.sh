@@ -206,7 +206,7 @@ peer_bench() {
 			"client and nginx on CPU 1)" >&2
 		return 0
 	fi
-	command -v nginx >/dev/null || die "peer: no nginx; 'make deps' (root) installs nginx-light"
+	command -v nginx >/dev/null || die "peer: no nginx; 'make bench-deps' (root) installs nginx-light"
 	command -v curl >/dev/null || die "peer: no curl; 'make deps' (root) installs it"
 
 	local prefix="$tmp/nginx"
