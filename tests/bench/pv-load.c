@@ -4,7 +4,7 @@
  *   pv-load --url http[s]://HOST:PORT/PATH [--proxy HOST:PORT]
  *           [--connect-tunnel] [--tls CAFILE] [-c CONC] [-d SECONDS]
  *           [-n REQUESTS] [--new-conn] [--download N | --upload N]
- *           [--hold SECONDS]
+ *           [--hold SECONDS] [--path PATH] [-H 'NAME: VALUE']...
  *
  * Request mode (default): CONC connections each send a small GET, wait for
  * the complete response, then send the next on the same connection
@@ -26,6 +26,11 @@
  * that exactly N body bytes arrive. --upload N: POST /sink with N bytes of
  * body (Content-Length), checks that the reply counts N. Both do -n
  * transfers (default 1) one after another and report MB/s (10^6 bytes).
+ *
+ * --path PATH: the request path, also for --download/--upload (instead of
+ * /bytes/N and /sink): e.g. a static file of an nginx upstream, whose size
+ * must then be N. -H 'NAME: VALUE' adds a request header (up to MAX_HEADERS;
+ * no CR or LF), e.g. a masked credential's sentinel.
  *
  * --hold SECONDS: each of the CONC connections does one request and then
  * stays open and idle; once all CONC have answered, pv-load prints
@@ -73,6 +78,7 @@
 #define UPLOAD_HIGH (1024 * 1024)
 #define PATTERN_PERIOD 63
 #define PATTERN_CHUNK (PATTERN_PERIOD * 1024)
+#define MAX_HEADERS 8
 
 static const char pattern_chars[] =
 	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n";
@@ -142,6 +148,9 @@ struct load {
 	bool stopping;
 	struct event *timer;
 	struct lconn *conns;
+	const char *path_arg;   /* --path, or NULL */
+	const char *headers[MAX_HEADERS]; /* -H, in order */
+	int nheaders;
 	char request[4096];     /* the request head, prebuilt */
 	size_t request_len;
 	llhttp_settings_t settings;
@@ -702,15 +711,27 @@ static int build_request(struct load *L)
 {
 	char target[2400];
 	const char *method = L->mode == MODE_UPLOAD ? "POST" : "GET";
-	char extra[64] = "";
-	int n;
+	char extra[2048] = "";
+	size_t used = 0;
+	int n, i;
 
 	if (L->mode == MODE_DOWNLOAD)
 		snprintf(L->path, sizeof(L->path), "/bytes/%llu", (unsigned long long)L->xfer);
 	else if (L->mode == MODE_UPLOAD) {
 		snprintf(L->path, sizeof(L->path), "/sink");
-		snprintf(extra, sizeof(extra), "Content-Length: %llu\r\n",
-			 (unsigned long long)L->xfer);
+		n = snprintf(extra, sizeof(extra), "Content-Length: %llu\r\n",
+			     (unsigned long long)L->xfer);
+		if (n < 0 || (size_t)n >= sizeof(extra))
+			return -1;
+		used = (size_t)n;
+	}
+	if (L->path_arg != NULL)
+		snprintf(L->path, sizeof(L->path), "%s", L->path_arg);
+	for (i = 0; i < L->nheaders; i++) {
+		n = snprintf(extra + used, sizeof(extra) - used, "%s\r\n", L->headers[i]);
+		if (n < 0 || (size_t)n >= sizeof(extra) - used)
+			return -1;
+		used += (size_t)n;
 	}
 	if (L->use_proxy && !L->tunnel)
 		snprintf(target, sizeof(target), "http://%s%s", L->hostport, L->path);
@@ -761,7 +782,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pv-load --url http[s]://HOST:PORT/PATH [--proxy HOST:PORT] [--connect-tunnel]\n"
 		"               [--tls CAFILE] [-c CONC] [-d SECONDS] [-n REQUESTS] [--new-conn]\n"
-		"               [--download N | --upload N] [--hold SECONDS]\n");
+		"               [--download N | --upload N] [--hold SECONDS] [--path PATH]\n"
+		"               [-H 'NAME: VALUE']...\n");
 }
 
 static int parse_num(const char *s, double *out)
@@ -816,6 +838,11 @@ int main(int argc, char **argv)
 			L.max_reqs = (uint64_t)v;
 		else if (strcmp(a, "--hold") == 0 && parse_num(val, &v) == 0 && v > 0)
 			L.hold = v;
+		else if (strcmp(a, "--path") == 0 && val[0] == '/' && strpbrk(val, " \r\n") == NULL)
+			L.path_arg = val;
+		else if (strcmp(a, "-H") == 0 && L.nheaders < MAX_HEADERS && strchr(val, ':') != NULL &&
+			 val[0] != ':' && strpbrk(val, "\r\n") == NULL)
+			L.headers[L.nheaders++] = val;
 		else if (strcmp(a, "--download") == 0 && parse_num(val, &v) == 0) {
 			L.mode = MODE_DOWNLOAD;
 			L.xfer = (uint64_t)v;
@@ -882,7 +909,7 @@ int main(int argc, char **argv)
 		SSL_CTX_set_options(L.ssl_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	}
 	if (build_request(&L) < 0) {
-		fprintf(stderr, "pv-load: URL too long\n");
+		fprintf(stderr, "pv-load: the request head is too long (URL, --path or -H)\n");
 		goto out;
 	}
 	llhttp_settings_init(&L.settings);

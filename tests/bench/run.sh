@@ -17,10 +17,15 @@
 #   PIN=1            pin the proxy and pv-relay to CPU 0 (taskset -c 0), pv-load
 #                    and the upstreams to CPU 1; needs 2 CPUs and taskset
 #   BENCH_ONLY       only scenarios whose name contains this string
+#   BENCH_MODE       all (default): every scenario below and every
+#                    tests/bench/bench-*.sh file; peer: only the peer
+#                    comparison of tests/bench/bench-peer.sh (nginx upstream,
+#                    proxy on CPU 0, client and nginx on CPU 1; docs/bench.md)
 #
 # Request rows also show the proxy's CPU time (user+system, from
-# /proc/PID/stat) per request, or per tunnel with --new-conn, median of the
-# proxied rounds.
+# /proc/PID/stat) per request, or per tunnel with --new-conn, and how busy
+# that made the proxy's core (CPU time over the run's wall time), median of
+# the proxied rounds.
 # A scenario the proxy cannot do yet (pv-load completes no request through
 # it) shows "n/a" in the proxy columns; errors are always shown.
 # Adding a scenario is one line at the bottom: scenario NAME SCHEME ARGS...
@@ -35,6 +40,14 @@ HZ=$(getconf CLK_TCK)
 ROUNDS=${BENCH_ROUNDS:-3}
 PIN=${PIN:-0}
 ONLY=${BENCH_ONLY:-}
+MODE=${BENCH_MODE:-all}
+case "$MODE" in
+all | peer) ;;
+*)
+	echo "bench: BENCH_MODE=$MODE is not a mode; use all (default) or peer" >&2
+	exit 1
+	;;
+esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pv-bench.XXXXXX")
 pids=()
@@ -261,7 +274,8 @@ proxy_ticks() {
 }
 
 # with_cpu LINE T0 METRIC: LINE with "cpu_us=N" appended, the proxy's CPU
-# per request (per tunnel with --new-conn) since T0 ticks; LINE unchanged
+# per request (per tunnel with --new-conn) since T0 ticks, and "busy=P",
+# that CPU time in percent of the run's wall time (secs=); LINE unchanged
 # for transfers or when nothing completed.
 with_cpu() {
 	local line=$1 t0=$2 metric=$3 reqs
@@ -270,17 +284,26 @@ with_cpu() {
 		return
 	fi
 	reqs=$(field reqs "$line")
-	printf '%s cpu_us=%s' "$line" "$(awk -v a="$t0" -v b="$(proxy_ticks)" -v hz="$HZ" -v n="$reqs" \
-		'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / hz / n; else printf "0" }')"
+	printf '%s %s' "$line" "$(awk -v a="$t0" -v b="$(proxy_ticks)" -v hz="$HZ" -v n="$reqs" \
+		-v s="$(field secs "$line")" 'BEGIN {
+			printf "cpu_us=%.1f busy=%.0f", (n > 0 ? (b - a) * 1e6 / hz / n : 0),
+				(s > 0 ? (b - a) * 100 / hz / s : 0) }')"
 }
 
-# cpu_suffix LINE...: "; proxy CPU N us/req", the median over the proxied
-# rounds that carry cpu_us, or nothing.
+# cpu_suffix [-t] LINE...: "; proxy CPU N us/req, core P% busy" (us/tunnel
+# with -t), the median over the proxied rounds that carry cpu_us, or
+# nothing. The CPU figure is clock ticks (1/HZ s) over the requests: with
+# BENCH_SECS=1 and few requests it is coarse.
 cpu_suffix() {
-	local l
+	local l unit=req
+	if [ "${1:-}" = -t ]; then
+		unit=tunnel
+		shift
+	fi
 	l=$(median cpu_us "$@")
 	[ -n "$l" ] && [ -n "$(field cpu_us "$l")" ] || return 0
-	printf '; proxy CPU %s us/req' "$(field cpu_us "$l")"
+	printf '; proxy CPU %s us/%s, core %s%% busy' "$(field cpu_us "$l")" "$unit" \
+		"$(field busy "$l")"
 }
 
 # scenario NAME SCHEME [pv-load args...]
@@ -356,7 +379,9 @@ scenario() {
 			break
 		fi
 	done
-	row "$name" "$metric" "$(cpu_suffix "${ps[@]}")" "${#ds[@]}" "${ds[@]}" "${ps[@]}"
+	local unit=()
+	case " $* " in *" --new-conn "*) unit=(-t) ;; esac
+	row "$name" "$metric" "$(cpu_suffix "${unit[@]}" "${ps[@]}")" "${#ds[@]}" "${ds[@]}" "${ps[@]}"
 	[ "$floor" = 1 ] || return 0
 	local pr
 	pr=$(ratio_of "$metric" "$(median "$metric" "${rs[@]}")" "$(median "$metric" "${ps[@]}")")
@@ -365,6 +390,7 @@ scenario() {
 }
 
 # memory NAME COUNT SCHEME: the proxy's resident memory per open connection.
+mem_runs=0
 # A fresh proxy (so memory freed by earlier scenarios does not hide the
 # cost) is started; pv-load opens COUNT connections through it, one request
 # each, and holds them; VmRSS of the proxy is read before and while they
@@ -388,17 +414,19 @@ memory() {
 		;;
 	*) die "memory $name: unknown scheme $scheme" ;;
 	esac
-	local mp maddr
-	if ! start_bg "proxy-mem-$n-$scheme" "${pin_proxy[@]}" "$PASSAVANT_BIN" proxy \
-		-p "$tmp/policy.yaml" --listen 127.0.0.1:0 --session-dir "$tmp/session-mem-$n-$scheme"; then
+	local mp maddr sdir
+	mem_runs=$((mem_runs + 1))
+	sdir="$tmp/session-mem-$mem_runs"
+	if ! start_bg "proxy-mem-$mem_runs" "${pin_proxy[@]}" "$PASSAVANT_BIN" proxy \
+		-p "$tmp/policy.yaml" --listen 127.0.0.1:0 --session-dir "$sdir"; then
 		printf '%-28s %-32s %-32s %s\n' "$name" "-" "n/a" "-"
 		return 0
 	fi
 	mp=${pids[-1]}
 	maddr=$ADDR
 	# A fresh proxy has its own session CA: trust its trust.pem.
-	if [ "$scheme" = https ] && [ -f "$tmp/session-mem-$n-$scheme/trust.pem" ]; then
-		args=(--tls "$tmp/session-mem-$n-$scheme/trust.pem")
+	if [ "$scheme" = https ] && [ -f "$sdir/trust.pem" ]; then
+		args=(--tls "$sdir/trust.pem")
 	fi
 	sleep 0.5
 	base=$(awk '/^VmRSS/ { print $2 }' "/proc/$mp/status")
@@ -434,7 +462,7 @@ memory() {
 }
 
 echo "bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -srm), $(nproc) CPUs, ${SECS}s per measurement," \
-	"median of $ROUNDS alternating rounds, PIN=$PIN"
+	"median of $ROUNDS alternating rounds, PIN=$PIN, BENCH_MODE=$MODE, load $(cut -d' ' -f1-3 /proc/loadavg)"
 version=$("$PASSAVANT_BIN" --version 2>/dev/null) || version="version unknown"
 echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-none}" \
 	"(${version%%$'\n'*})"
@@ -443,20 +471,26 @@ echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-no
 # One line each. SCHEME: http (absolute-form through the proxy), http-tunnel
 # (CONNECT, plain HTTP inside), https (CONNECT + TLS, terminated by the proxy).
 # memory NAME COUNT SCHEME: proxy RSS per held-open connection.
-scenario "http keep-alive c=1" http -c 1
-scenario "http keep-alive c=32" http+floor -c 32
-scenario "http in tunnel c=32" http-tunnel -c 32
-scenario "https keep-alive c=32" https -c 32
-scenario "https new tunnel c=32" https -c 32 --new-conn
-scenario "https download 64MiB" https --download 67108864 -n 3
-scenario "https upload 64MiB" https --upload 67108864 -n 3
-memory "http tunnels open x1000" 1000 http-tunnel
-memory "https tunnels open x1000" 1000 https
+if [ "$MODE" = all ]; then
+	scenario "http keep-alive c=1" http -c 1
+	scenario "http keep-alive c=32" http+floor -c 32
+	scenario "http in tunnel c=32" http-tunnel -c 32
+	scenario "https keep-alive c=32" https -c 32
+	scenario "https new tunnel c=32" https -c 32 --new-conn
+	scenario "https download 64MiB" https --download 67108864 -n 3
+	scenario "https upload 64MiB" https --upload 67108864 -n 3
+	memory "http tunnels open x1000" 1000 http-tunnel
+	memory "https tunnels open x1000" 1000 https
+fi
 
 # Further scenario files, one per feature (tests/bench/bench-*.sh), sourced
 # here so they share the fixtures above (upstreams, proxy, helpers).
+# BENCH_MODE=peer sources bench-peer.sh only.
 for extra in "$(dirname "$0")"/bench-*.sh; do
 	[ -f "$extra" ] || continue
+	if [ "$MODE" = peer ] && [ "$(basename "$extra")" != bench-peer.sh ]; then
+		continue
+	fi
 	# shellcheck source=/dev/null
 	. "$extra"
 done

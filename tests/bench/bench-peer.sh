@@ -1,0 +1,277 @@
+# shellcheck shell=bash disable=SC2034,SC2154  # sourced: run.sh defines and reads these
+# tests/bench/bench-peer.sh - the peer comparison of issue 16, sourced by
+# tests/bench/run.sh (BENCH_MODE=peer runs it alone; docs/bench.md). It
+# shares run.sh's fixtures and helpers ($tmp, certs, start_bg, load,
+# median, field, row, spread, cpu_suffix, with_cpu, scenario, memory, die,
+# $ONLY, $SECS, $ROUNDS) and shadows, for its own rows, run.sh's upstream,
+# proxy and pinning variables with function-local ones (bash scoping is
+# dynamic: scenario() and memory() then use this file's values).
+#
+# The configuration, as a user comparing proxies would set it up:
+#   - the proxy (passavant proxy, its own policy: 127.0.0.1 allowed, TLS
+#     terminated, extraCaCertPaths = the test CA) pinned to CPU 0;
+#   - pv-load and an nginx upstream (ONE worker, worker_cpu_affinity and
+#     taskset on CPU 1) both on CPU 1. nginx runs from a temporary prefix
+#     with its own configuration (no system service): TLS with the test
+#     certificates, keep-alive without a request limit, a small static
+#     body (/hello, /auth) and a 64 MiB file (/64m.bin).
+#   - uploads go to pv-upstream's /sink (TLS, also on CPU 1), which reads
+#     the whole body and replies with its length: nginx's `return 200`
+#     replies before it has read a request body (it discards the body
+#     afterwards), and reading it first (echo_read_request_body) spools
+#     it to a temporary file. See docs/bench.md.
+# Each figure is the median of ROUNDS rounds; every proxied run is compared
+# with the direct run just before it (same round).
+#
+# Rows (names start with "peer"):
+#   kept-alive GET c=1 / c=32   req/s ratio, p50/p99 against direct, proxy
+#                               CPU us per request and its core's load;
+#     masked                    the same requests, in the same rounds,
+#                               through a second proxy whose policy masks
+#                               PV_BENCH_TOKEN (injectHosts 127.0.0.1,
+#                               injectIn header): the requests carry the
+#                               sentinel in Authorization, the proxy puts
+#                               the real value back, nginx answers 403
+#                               (counted as errors) to anything else;
+#                               masked/unmasked is printed (target >= 0.90).
+#                               The direct and unmasked runs send the real
+#                               value, so all three send the same request.
+#   new CONNECT+TLS c=8         one new connection (CONNECT, TLS) per
+#                               request, 8 at a time; proxy CPU per tunnel
+#   download / upload 64MiB     MB/s, one tunnel, 3 transfers per run
+#   tunnels open x1000          proxy RSS per held terminated tunnel
+
+PEER_ROWS=("peer kept-alive GET c=1" "peer kept-alive GET c=32" "peer new CONNECT+TLS c=8"
+	"peer download 64MiB" "peer upload 64MiB (/sink)" "peer tunnels open x1000")
+
+# peer_wanted: BENCH_ONLY names one of the rows (or is empty)
+peer_wanted() {
+	local n
+	[ -z "$ONLY" ] && return 0
+	for n in "${PEER_ROWS[@]}" "peer masked"; do
+		[[ "$n" == *"$ONLY"* ]] && return 0
+	done
+	return 1
+}
+
+# peer_nginx PREFIX AFFINITY: starts nginx from PREFIX (html/ already
+# there) on a free port; sets PEER_NGINX_ADDR. A port taken by someone else
+# is retried with another one; any other failure ends the bench.
+PEER_NGINX_ADDR=
+peer_nginx() {
+	local prefix=$1 affinity=$2 port pid user=""
+	if [ "$(id -u)" = 0 ]; then
+		# Workers would otherwise run as nobody, who cannot read $tmp.
+		user="user $(id -un) $(id -gn);"
+	fi
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		cat >"$prefix/nginx.conf" <<EOF
+# written by tests/bench/bench-peer.sh
+$user
+worker_processes 1;
+${affinity:+worker_cpu_affinity $affinity;}
+worker_rlimit_nofile 8192;
+pid $prefix/nginx.pid;
+error_log $prefix/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $prefix/tmp/body;
+	proxy_temp_path $prefix/tmp/proxy;
+	fastcgi_temp_path $prefix/tmp/fastcgi;
+	uwsgi_temp_path $prefix/tmp/uwsgi;
+	scgi_temp_path $prefix/tmp/scgi;
+	default_type application/octet-stream;
+	keepalive_requests 1000000000;
+	keepalive_timeout 600s;
+	server {
+		listen 127.0.0.1:$port ssl;
+		ssl_certificate $tmp/certs/server.pem;
+		ssl_certificate_key $tmp/certs/server.key;
+		ssl_session_cache off;
+		ssl_session_tickets off;
+		root $prefix/html;
+		location = /auth {
+			if (\$http_authorization != "Bearer $PEER_TOKEN") { return 403; }
+		}
+	}
+}
+EOF
+		: >"$prefix/error.log"
+		"${pin_other[@]}" nginx -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log" \
+			-g 'daemon off;' >"$prefix/stdout" 2>&1 &
+		pid=$!
+		pids+=("$pid")
+		for _ in $(seq 100); do
+			if ! kill -0 "$pid" 2>/dev/null; then
+				break
+			fi
+			if [ "$(curl -s --max-time 2 --cacert "$tmp/certs/ca.pem" \
+				"https://127.0.0.1:$port/hello" 2>/dev/null)" = hello ]; then
+				PEER_NGINX_ADDR=127.0.0.1:$port
+				return 0
+			fi
+			sleep 0.1
+		done
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		unset 'pids[-1]' # gone: cleanup must not signal a reused pid
+		if ! grep -qs 'Address already in use' "$prefix/error.log" "$prefix/stdout"; then
+			break
+		fi
+	done
+	echo "bench: peer: nginx did not start from $prefix; its log:" >&2
+	sed 's/^/  /' "$prefix/error.log" "$prefix/stdout" | head -n 20 >&2
+	return 1
+}
+
+# peer_lat DIRECT... -- PROXIED...: "; p50 +A us, p99 +B us over direct",
+# from the medians of each side's p50 and p99.
+peer_lat() {
+	local d=() p=() seen=0 l
+	for l in "$@"; do
+		if [ "$l" = -- ]; then
+			seen=1
+		elif [ "$seen" = 0 ]; then
+			d+=("$l")
+		else
+			p+=("$l")
+		fi
+	done
+	local d50 p50 d99 p99
+	d50=$(field p50_ms "$(median p50_ms "${d[@]}")")
+	p50=$(field p50_ms "$(median p50_ms "${p[@]}")")
+	d99=$(field p99_ms "$(median p99_ms "${d[@]}")")
+	p99=$(field p99_ms "$(median p99_ms "${p[@]}")")
+	[ -n "$d50" ] && [ -n "$p50" ] || return 0
+	awk -v a="$d50" -v b="$p50" -v c="$d99" -v e="$p99" \
+		'BEGIN { printf "; p50 %+.0f us, p99 %+.0f us over direct", (b - a) * 1000, (e - c) * 1000 }'
+}
+
+# peer_keepalive NAME CONC: kept-alive GET /auth, direct, through the plain
+# proxy and through the masking proxy, alternating in each round; two rows.
+peer_keepalive() {
+	local name=$1 conc=$2 t0 d p m ds=() ps=() ms=() PROXY_PID
+	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]] && [[ "peer masked" != *"$ONLY"* ]]; then
+		return 0
+	fi
+	local url="https://$HTTPS_ADDR/auth" args=(-c "$conc" -d "$SECS" --path /auth)
+	for _ in $(seq "$ROUNDS"); do
+		load d --url "$url" "${args[@]}" --tls "$tmp/certs/ca.pem" -H "Authorization: Bearer $PEER_TOKEN"
+		ds+=("$d")
+		PROXY_PID=$peer_plain_pid
+		t0=$(proxy_ticks)
+		load p --url "$url" "${args[@]}" --proxy "$peer_plain_addr" --tls "$peer_plain_trust" \
+			-H "Authorization: Bearer $PEER_TOKEN"
+		ps+=("$(with_cpu "$p" "$t0" rps)")
+		m=""
+		if [ -n "$peer_mask_addr" ]; then
+			PROXY_PID=$peer_mask_pid
+			t0=$(proxy_ticks)
+			load m --url "$url" "${args[@]}" --proxy "$peer_mask_addr" --tls "$peer_mask_trust" \
+				-H "Authorization: Bearer $peer_sentinel"
+			m=$(with_cpu "$m" "$t0" rps)
+			if [ -z "$m" ]; then
+				echo "bench: $name masked: no request completed through the masking" \
+					"proxy (pv-load's errors above; HTTP status 403 means the real" \
+					"value did not replace the sentinel)" >&2
+			elif [ "$(field errors "$m")" != 0 ]; then
+				echo "bench: $name masked: $(field errors "$m") requests failed" \
+					"(pv-load's errors above; HTTP status 403 means the real value" \
+					"did not replace the sentinel)" >&2
+			fi
+		fi
+		ms+=("$m")
+	done
+	row "$name" rps "$(cpu_suffix "${ps[@]}")$(peer_lat "${ds[@]}" -- "${ps[@]}")" \
+		"${#ds[@]}" "${ds[@]}" "${ps[@]}"
+	local q
+	q=$(ratio_of rps "$(median rps "${ps[@]}")" "$(median rps "${ms[@]}")")
+	row "  masked" rps "$(cpu_suffix "${ms[@]}"); masked/unmasked ${q:-n/a} (target >= 0.90)" \
+		"${#ds[@]}" "${ds[@]}" "${ms[@]}"
+}
+
+peer_bench() {
+	peer_wanted || return 0
+	local pin_proxy=() pin_other=() affinity=""
+	if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+		pin_proxy=(taskset -c 0)
+		pin_other=(taskset -c 1)
+		affinity=10 # nginx's mask, CPU 1
+	elif [ "$MODE" = peer ]; then
+		die "peer: needs taskset and 2 CPUs (proxy on CPU 0, client and nginx on CPU 1)"
+	else
+		echo "bench: peer: skipped: needs taskset and 2 CPUs (proxy on CPU 0," \
+			"client and nginx on CPU 1)" >&2
+		return 0
+	fi
+	command -v nginx >/dev/null || die "peer: no nginx; 'make bench-deps' (root) installs nginx-light"
+	command -v curl >/dev/null || die "peer: no curl; 'make deps' (root) installs it"
+
+	local prefix="$tmp/nginx"
+	mkdir -p "$prefix/html" "$prefix/tmp"
+	printf 'hello\n' >"$prefix/html/hello"
+	printf 'hello\n' >"$prefix/html/auth"
+	head -c 67108864 /dev/urandom >"$prefix/html/64m.bin" || die "peer: cannot write $prefix/html/64m.bin"
+	# The credential the masking proxy hides (random, this run only).
+	PEER_TOKEN="ghp_$(openssl rand -hex 18)" || die "peer: openssl rand failed"
+	peer_nginx "$prefix" "$affinity" || die "peer: nginx failed (see above)"
+	local HTTPS_ADDR=$PEER_NGINX_ADDR
+	start_bg peer-sink "${pin_other[@]}" "$PASSAVANT_TOOLS/pv-upstream" --listen 127.0.0.1:0 \
+		--tls "$tmp/certs" || die "peer: pv-upstream (/sink) failed"
+	local sink_addr=$ADDR
+
+	cat >"$tmp/policy-peer.yaml" <<EOF
+network:
+  allowedDomains: ["127.0.0.1"]
+  tlsTerminate:
+    extraCaCertPaths: ["$tmp/certs/ca.pem"]
+  limits:
+    maxTunnels: 4096
+EOF
+	cp "$tmp/policy-peer.yaml" "$tmp/policy-peer-mask.yaml"
+	cat >>"$tmp/policy-peer-mask.yaml" <<EOF
+credentials:
+  envVars:
+    - {name: PV_BENCH_TOKEN, mode: mask, injectHosts: ["127.0.0.1"], injectIn: [header]}
+EOF
+	local peer_plain_addr peer_plain_pid peer_plain_trust="$tmp/session-peer/trust.pem"
+	local peer_mask_addr="" peer_mask_pid="" peer_mask_trust="$tmp/session-peer-mask/trust.pem"
+	local peer_sentinel=""
+	start_bg proxy-peer "${pin_proxy[@]}" "$PASSAVANT_BIN" proxy -p "$tmp/policy-peer.yaml" \
+		--listen 127.0.0.1:0 --session-dir "$tmp/session-peer" || die "peer: the proxy did not start"
+	peer_plain_addr=$ADDR
+	peer_plain_pid=${pids[-1]}
+	if start_bg proxy-peer-mask "${pin_proxy[@]}" env PV_BENCH_TOKEN="$PEER_TOKEN" "$PASSAVANT_BIN" proxy \
+		-p "$tmp/policy-peer-mask.yaml" --listen 127.0.0.1:0 --session-dir "$tmp/session-peer-mask"; then
+		peer_mask_addr=$ADDR
+		peer_mask_pid=${pids[-1]}
+		peer_sentinel=$(sed -n "s/^export PV_BENCH_TOKEN='\\(.*\\)'\$/\\1/p" \
+			"$tmp/session-peer-mask/env" 2>/dev/null)
+		if [ -z "$peer_sentinel" ] || [ "$peer_sentinel" = "$PEER_TOKEN" ]; then
+			echo "bench: peer: the masking proxy handed out no PV_BENCH_TOKEN sentinel" \
+				"in $tmp/session-peer-mask/env: masked rows are n/a" >&2
+			peer_mask_addr=""
+		fi
+	else
+		echo "bench: peer: the masking proxy did not start: masked rows are n/a" >&2
+	fi
+	# scenario() and memory() read these
+	local PROXY_ADDR=$peer_plain_addr PROXY_PID=$peer_plain_pid PROXY_TRUST=$peer_plain_trust
+
+	echo
+	echo "peer comparison (issue 16): passavant proxy on CPU 0; pv-load and" \
+		"$(nginx -v 2>&1 | sed 's/^nginx version: //') (1 worker) on CPU 1; TLS terminated;" \
+		"uploads to pv-upstream /sink on CPU 1; ratio = proxied / direct, median of $ROUNDS"
+	header_printed=0
+	print_header
+	peer_keepalive "peer kept-alive GET c=1" 1
+	peer_keepalive "peer kept-alive GET c=32" 32
+	scenario "peer new CONNECT+TLS c=8" https -c 8 --new-conn --path /hello
+	scenario "peer download 64MiB" https --download 67108864 -n 3 --path /64m.bin
+	HTTPS_ADDR=$sink_addr scenario "peer upload 64MiB (/sink)" https --upload 67108864 -n 3
+	memory "peer tunnels open x1000" 1000 https
+}
+
+peer_bench
