@@ -342,11 +342,12 @@ static void accept_error_cb(struct evconnlistener *lis, void *arg)
  * heap returns it with brk(), and the next request takes it back with
  * brk() and page faults: about 5,000 brk per 10,000 kept-alive HTTPS
  * requests at 32 connections, a sixth of the proxy's CPU (issue 16). With
- * these settings the freed top stays in the allocator and steady traffic
- * makes no brk and takes no page fault (docs/architecture.md, "Request
- * cost"). The threshold: at 32 connections the top moves by more than
- * 1 MiB (still 6,700 brk per 10,000 requests at 1 MiB), by less than
- * 4 MiB; 16 MiB leaves room for more connections. Idle memory still goes
+ * these settings the freed top stays in the allocator: about 0.0015 brk
+ * and 0.03 page faults per request remain, from the heap's slow growth
+ * and the trims below (docs/architecture.md, "Request cost"). The
+ * threshold: at 32 connections the top moves by more than 1 MiB (still
+ * 6,700 brk per 10,000 requests at 1 MiB), by less than 4 MiB; 16 MiB
+ * leaves room for more connections. Idle memory still goes
  * back: malloc_trim() after churn (settle_cb()) ignores the threshold.
  * Setting it also stops glibc's sliding mmap threshold, so that one is
  * set too: only allocations of a MiB or more (none on the data path) get
