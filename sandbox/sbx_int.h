@@ -161,8 +161,10 @@ int sbx_netns_setup(const struct sbx_plan *pl, struct fdpass_set *out, char *err
 /* nft.c (parent): installs the interception rule set (docs/sandbox.md
  * "Network") into the network namespace netns_fd, whose owner is userns_fd,
  * redirecting TCP to port; with v6 the IPv6 loopback rules too. Runs
- * libnftables in a forked helper that joins both namespaces (the child may
- * not allocate). Blocks until the helper is done. 0, or -1 with err set
+ * libnftables (the child may not allocate) in a thread that joins the
+ * network namespace when we are root, else (or when that setns() is
+ * refused, or PASSAVANT_SBX_NFT_FORK is set) in a forked helper that joins
+ * both namespaces. Blocks until it is done. 0, or -1 with err set
  * (what nft said, and the --no-intercept hint). test_break adds a rule
  * nft refuses (test hook). */
 int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool test_break, char *err,

@@ -919,6 +919,69 @@ static void test_intercept(void)
 	free(r.out);
 }
 
+/* The inode of this thread's network namespace (0 when unreadable). */
+static ino_t own_netns(void)
+{
+	struct stat st;
+
+	return stat("/proc/thread-self/ns/net", &st) == 0 ? st.st_ino : 0;
+}
+
+/*
+ * The two ways the rules go in (nft.c): as root a thread of ours enters
+ * the sandbox's network namespace (ours stays where it was), else a
+ * forked helper joins its user namespace first (PASSAVANT_SBX_NFT_FORK=1
+ * takes that way as root too). Both redirect and refuse alike, and both
+ * report nft's words when it refuses the rule set.
+ */
+static void test_intercept_both_ways(void)
+{
+	static const char script[] = PY_PRELUDE
+		"tcp(socket.AF_INET, '203.0.113.7', 22)\n"
+		"u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+		"try:\n"
+		"    u.sendto(b'x', ('8.8.8.8', 53))\n"
+		"    print('udp sent')\n"
+		"except OSError as e:\n"
+		"    print('udp', en(e))\n";
+	char *argv[] = { PYTHON, "-c", (char *)script, NULL };
+	struct sbx_config cfg;
+	struct icpt_run r;
+	struct sbx *s;
+	char err[512];
+	ino_t ns = own_netns();
+
+	SKIP_IF_NEEDED();
+	SKIP_WITHOUT_PYTHON();
+	CU_ASSERT_FATAL(ns != 0);
+	for (int fork_way = 0; fork_way < 2; fork_way++) {
+		if (fork_way)
+			CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NFT_FORK", "1", 1) == 0);
+		icpt_config(&cfg, argv);
+		icpt_run(&cfg, &r);
+		if (r.status != 0)
+			fprintf(stderr, "intercept (%s): status %d (%s)\nout:\n%s\nlog:\n%s",
+				fork_way ? "fork" : "thread", r.status, r.err, r.out, r.log);
+		CU_ASSERT_EQUAL(r.status, 0);
+		CU_ASSERT(has_line(r.out, "tcp 203.0.113.7 22 pong"));
+		CU_ASSERT(has_line(r.log, "tcp4 203.0.113.7:22"));
+		CU_ASSERT(has_line(r.out, "udp EPERM"));
+		free(r.out);
+		/* We are where we were: the proxy's sockets open on the host. */
+		CU_ASSERT_EQUAL(own_netns(), ns);
+		/* A rule set nft refuses fails the start, in its words. */
+		base_config(&cfg, argv);
+		cfg.intercept = true;
+		CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NFT_TEST_BREAK", "1", 1) == 0);
+		CU_ASSERT(sbx_start(&cfg, &s, err, sizeof(err)) < 0);
+		unsetenv("PASSAVANT_SBX_NFT_TEST_BREAK");
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "(nftables: "));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "run with --no-intercept"));
+		CU_ASSERT_EQUAL(own_netns(), ns);
+		unsetenv("PASSAVANT_SBX_NFT_FORK");
+	}
+}
+
 /* The command cannot change the rules, the routes or lo: no
  * CAP_NET_ADMIN, and NETLINK_NETFILTER is not even a socket it can make.
  * After every try, connections are still redirected. */
@@ -1550,6 +1613,7 @@ TEST_REGISTRAR(register_sandbox)
 	s = test_suite("sandbox_intercept", suite_init, suite_cleanup);
 	test_add(s, "TCP redirected with its destination, UDP refused, resolver", test_intercept);
 	test_add(s, "the command cannot change rules, routes or lo", test_intercept_rules_stay);
+	test_add(s, "rules through a thread (root) or a forked helper", test_intercept_both_ways);
 	test_add(s, "off: no extra fds, no routes", test_intercept_off);
 	test_add(s, "failures name the step and the way out", test_intercept_failures);
 	s = test_suite("sandbox_fs", suite_init, suite_cleanup);
