@@ -234,6 +234,7 @@ static int launch_plan(const struct sbx_config *cfg, struct launch *l, struct sb
 	l->pl.icpt_port = cfg->intercept_port ? cfg->intercept_port : PASSAVANT_INTERCEPT_PORT;
 	l->nft_break = getenv("PASSAVANT_SBX_NFT_TEST_BREAK") != NULL;
 	l->pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
+	l->pl.no_overlay = getenv("PASSAVANT_SBX_NO_OVERLAY") != NULL;
 	return 0;
 }
 

@@ -69,6 +69,7 @@ struct sbx_plan {
 	bool intercept;           /* sbx_config.intercept */
 	uint16_t icpt_port;       /* the interception listeners' port */
 	bool no_mount_setattr;    /* test hook: use the remount fallback */
+	bool no_overlay;          /* test hook: directory unions in a tmpfs */
 	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, fds out,
 				     "rules installed" in (interception) */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */

@@ -536,7 +536,8 @@ static int write_session_file(const char *dir, const char *name, const char *tex
  * SPEC §7 Trust, for clients that read no variable. Every bundle file
  * shows trust.pem; every hashed directory shows the union of its own
  * entries and the session CA's (one file written here; the sandbox makes
- * the union in its own tmpfs, so nothing else is written on the host);
+ * the union in its own mount namespace, so nothing else is written on
+ * the host);
  * every JDK cacerts shows the PKCS12 truststore, built only when one
  * exists (a few ms). Each real file or directory once.
  */
