@@ -167,7 +167,10 @@ static PKCS12_SAFEBAG *trusted_bag(const unsigned char *der, long len, int index
 	return bag;
 }
 
-int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, size_t errlen)
+/* The truststore of trust_pem, DER-encoded, into *out (OPENSSL_free) and
+ * *outlen. 0, or -1 (message in err). */
+static int build_truststore(const char *trust_pem, unsigned char **out, int *outlen, char *err,
+			    size_t errlen)
 {
 	STACK_OF(PKCS12_SAFEBAG) *bags = sk_PKCS12_SAFEBAG_new_null();
 	STACK_OF(PKCS7) *safes = NULL;
@@ -229,7 +232,10 @@ int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, 
 		ca_ssl_err(err, errlen, "Java truststore: cannot build the PKCS12 file");
 		goto out;
 	}
-	rc = write_file_atomic(out_path, der, (size_t)len, err, errlen);
+	*out = der;
+	*outlen = len;
+	der = NULL;
+	rc = 0;
 out:
 	OPENSSL_free(name);
 	OPENSSL_free(header);
@@ -240,6 +246,50 @@ out:
 	sk_PKCS7_pop_free(safes, PKCS7_free);
 	sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
 	ASN1_OBJECT_free(any);
+	return rc;
+}
+
+int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, size_t errlen)
+{
+	unsigned char *der = NULL;
+	int len = 0, rc;
+
+	if (build_truststore(trust_pem, &der, &len, err, errlen) < 0)
+		return -1;
+	rc = write_file_atomic(out_path, der, (size_t)len, err, errlen);
+	OPENSSL_free(der);
+	return rc;
+}
+
+int ca_fill_truststore(const char *trust_pem, const char *path, char *err, size_t errlen)
+{
+	unsigned char *der = NULL;
+	struct stat st;
+	int len = 0, fd, rc = -1;
+
+	if (build_truststore(trust_pem, &der, &len, err, errlen) < 0)
+		return -1;
+	/* The file the caller made: written in place, never followed. */
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		errbuf_set(err, errlen, "Java truststore: cannot open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errbuf_set(err, errlen, "Java truststore: %s is not a regular file", path);
+		goto out;
+	}
+	if (write_all(fd, der, (size_t)len) != 0 || ftruncate(fd, len) != 0) {
+		errbuf_set(err, errlen, "Java truststore: cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0 && close(fd) != 0 && rc == 0) {
+		errbuf_set(err, errlen, "Java truststore: cannot write %s: %s", path, strerror(errno));
+		rc = -1;
+	}
+	OPENSSL_free(der);
 	return rc;
 }
 

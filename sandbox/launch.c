@@ -5,11 +5,12 @@
  * sbx_start() does all the privileged and allocating work first (the
  * plan of mountplan.c: paths checked and canonicalised, placeholders
  * made, environment built, seccomp compiled), then clones the child into
- * its namespaces, writes its id maps, receives its sockets (with
- * interception, installs the rule set through the namespaces that come
- * with them: nft.c) and waits for the report pipe to tell it the command
- * was exec'd (EOF: the pipe is close-on-exec) or what failed. status.c
- * runs the sandbox to its end.
+ * its namespaces, writes its id maps, does the caller's meanwhile work,
+ * receives its sockets (with interception, installs the rule set through
+ * the namespaces that come with them: nft.c), releases the command, and
+ * waits for the report pipe to tell it the command was exec'd (EOF: the
+ * pipe is close-on-exec) or what failed. status.c runs the sandbox to
+ * its end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +62,8 @@ struct launch {
 	pid_t pid;
 	struct fdpass_set fds; /* what the child passed, until handed on */
 	bool nft_break;        /* test hook: make the nftables step fail */
+	int (*meanwhile)(void *arg, char *err, size_t errlen); /* sbx_config's */
+	void *meanwhile_arg;
 };
 
 /* The failure message after the child stopped talking: its report when
@@ -146,33 +149,28 @@ static int launch_take_fds(struct launch *l, struct sbx *s, char *err, size_t er
 }
 
 /*
- * Interception: the rule set into the sandbox's network namespace, then
- * "R" to the child, which waits for it before it forks the command. The
+ * Interception: the rule set into the sandbox's network namespace. The
  * namespace fds are closed either way (holding them would keep the
  * namespaces alive after the sandbox). 0 or -1 with err set.
  */
 static int launch_rules(struct launch *l, struct sbx *s, char *err, size_t errlen)
 {
-	char c = 'R';
 	int rc;
 
 	rc = sbx_nft_install(l->fds.fd[FDPASS_USERNS], l->fds.fd[FDPASS_NETNS], l->pl.icpt_port,
 			     s->icpt6_fd >= 0, l->nft_break, err, errlen);
 	fdpass_set_close(&l->fds);
-	if (rc < 0)
-		return -1;
-	if (send(l->sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
-		child_failed(l, errno, "cannot tell the sandbox child the rules are in", err, errlen);
-		return -1;
-	}
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 /*
- * The parent's half of the handshake: the maps, then "go"; the sockets
- * (if the child failed first, its report says why) and, with
- * interception, the rules; then the wait until the command is exec'd
- * (EOF) or a report comes. 0 or -1 with err set.
+ * The parent's half of the handshake: the maps, then "go"; the caller's
+ * meanwhile work while the child sets up its network; the sockets (if
+ * the child failed first, its report says why) and, with interception,
+ * the rules while it builds its filesystem; "release" (R), which the
+ * child waits for before it forks the command when it holds; then the
+ * wait until the command is exec'd (EOF) or a report comes. 0 or -1
+ * with err set.
  */
 static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t errlen)
 {
@@ -186,10 +184,17 @@ static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t e
 		child_failed(l, errno, "cannot signal the sandbox child", err, errlen);
 		return -1;
 	}
+	if (l->meanwhile != NULL && l->meanwhile(l->meanwhile_arg, err, errlen) < 0)
+		return -1;
 	if (launch_take_fds(l, s, err, errlen) < 0)
 		return -1;
 	if (l->pl.intercept && launch_rules(l, s, err, errlen) < 0)
 		return -1;
+	c = 'R';
+	if (l->pl.hold && send(l->sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
+		child_failed(l, errno, "cannot release the command in the sandbox", err, errlen);
+		return -1;
+	}
 	sbx_close_fd(&l->sp[0]);
 	rc = read_report(l->errp[0], &rep);
 	if (rc < 0) {
@@ -231,6 +236,9 @@ static int launch_plan(const struct sbx_config *cfg, struct launch *l, struct sb
 	l->pl.cwd = cfg->cwd != NULL ? cfg->cwd : l->cwd_copy;
 	l->pl.port = cfg->listen_port ? cfg->listen_port : SBX_DEFAULT_PORT;
 	l->pl.intercept = cfg->intercept;
+	l->pl.hold = cfg->intercept || cfg->meanwhile != NULL;
+	l->meanwhile = cfg->meanwhile;
+	l->meanwhile_arg = cfg->meanwhile_arg;
 	l->pl.icpt_port = cfg->intercept_port ? cfg->intercept_port : PASSAVANT_INTERCEPT_PORT;
 	l->nft_break = getenv("PASSAVANT_SBX_NFT_TEST_BREAK") != NULL;
 	l->pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;

@@ -67,11 +67,13 @@ struct sbx_plan {
 	struct sock_fprog prog;   /* compiled seccomp filter */
 	uint16_t port;
 	bool intercept;           /* sbx_config.intercept */
+	bool hold;                /* wait for "release" after the mounts:
+				     intercept or sbx_config.meanwhile */
 	uint16_t icpt_port;       /* the interception listeners' port */
 	bool no_mount_setattr;    /* test hook: use the remount fallback */
 	bool no_overlay;          /* test hook: directory unions in a tmpfs */
 	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, fds out,
-				     "rules installed" in (interception) */
+				     "release" in (hold) */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */
 };
 
