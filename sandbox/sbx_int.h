@@ -97,6 +97,9 @@ struct sbx {
 	size_t n_ph;
 };
 
+/* Link-free prefixes sbx_check_links() remembers (struct sbx_builder). */
+#define SBX_CLEAN_SLOTS 8
+
 /* The growing plan while mountplan.c builds it. */
 struct sbx_builder {
 	struct sbx_op *ops;
@@ -105,10 +108,15 @@ struct sbx_builder {
 	size_t n_ph, cap_ph;
 	char **writable; /* canonical allow_write paths (borrowed from ops) */
 	size_t n_writable;
-	/* sbx_check_links(): the last directory the last walk reached, made of
-	 * existing non-link components only ("" none); a later path under it
-	 * needs no second look at them (the table's paths share HOME). */
-	char clean[PATH_MAX];
+	/* sbx_check_links(): the directories the last SBX_CLEAN_SLOTS walks
+	 * reached, each made of existing non-link components only ("" none);
+	 * a later path under one needs no second look at them (the table's
+	 * paths share HOME, ~/.config, the working directory...). */
+	char clean[SBX_CLEAN_SLOTS][PATH_MAX];
+	unsigned clean_next; /* the slot the next walk fills */
+	/* canon(): the last existing directory it resolved and its real
+	 * path ("" none); the mandatory table's missing paths share a few. */
+	char canon_dir[PATH_MAX], canon_real[PATH_MAX];
 };
 
 struct sbx_config;
