@@ -5,15 +5,17 @@
  * sbx_start() does all the privileged and allocating work first (the
  * plan of mountplan.c: paths checked and canonicalised, placeholders
  * made, environment built, seccomp compiled), then clones the child into
- * its namespaces, writes its id maps, does the caller's meanwhile work,
- * receives its sockets (with interception, installs the rule set through
- * the namespaces that come with them: nft.c), releases the command, and
+ * its namespaces, writes its id maps, receives its sockets (with
+ * interception, installs the rule set through the namespaces that come
+ * with them: nft.c) while a thread of its own does the caller's meanwhile
+ * work, releases the command, and
  * waits for the report pipe to tell it the command was exec'd (EOF: the
  * pipe is close-on-exec) or what failed. status.c runs the sandbox to
  * its end.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -163,20 +165,44 @@ static int launch_rules(struct launch *l, struct sbx *s, char *err, size_t errle
 	return rc < 0 ? -1 : 0;
 }
 
-/*
- * The parent's half of the handshake: the maps, then "go"; the caller's
- * meanwhile work while the child sets up its network; the sockets (if
- * the child failed first, its report says why) and, with interception,
- * the rules while it builds its filesystem; "release" (R), which the
- * child waits for before it forks the command when it holds; then the
- * wait until the command is exec'd (EOF) or a report comes. 0 or -1
- * with err set.
- */
-static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t errlen)
-{
-	struct sbx_report rep;
-	char c = 'M';
+/* The caller's meanwhile work, run by meanwhile_thread(). */
+struct meanwhile_job {
+	int (*fn)(void *arg, char *err, size_t errlen);
+	void *arg;
 	int rc;
+	char err[SBX_ERRLEN];
+};
+
+static void *meanwhile_thread(void *arg)
+{
+	struct meanwhile_job *j = arg;
+
+	j->rc = j->fn(j->arg, j->err, sizeof(j->err));
+	return NULL;
+}
+
+/* Starts j in a thread of ours with every signal blocked (they stay the
+ * caller's threads'). 0, or an errno value (then the caller runs it). */
+static int meanwhile_start(pthread_t *t, struct meanwhile_job *j)
+{
+	sigset_t all, old;
+	int e;
+
+	sigfillset(&all);
+	e = pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (e != 0)
+		return e;
+	e = pthread_create(t, NULL, meanwhile_thread, j);
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return e;
+}
+
+/* The maps, then "go"; the sockets (if the child failed first, its
+ * report says why) and, with interception, the rules, while the child
+ * builds its filesystem. 0 or -1 with err set. */
+static int launch_setup(struct launch *l, struct sbx *s, char *err, size_t errlen)
+{
+	char c = 'M';
 
 	if (sbx_userns_write_maps(l->pid, getuid(), getgid(), err, errlen) < 0)
 		return -1;
@@ -184,13 +210,43 @@ static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t e
 		child_failed(l, errno, "cannot signal the sandbox child", err, errlen);
 		return -1;
 	}
-	if (l->meanwhile != NULL && l->meanwhile(l->meanwhile_arg, err, errlen) < 0)
-		return -1;
 	if (launch_take_fds(l, s, err, errlen) < 0)
 		return -1;
 	if (l->pl.intercept && launch_rules(l, s, err, errlen) < 0)
 		return -1;
-	c = 'R';
+	return 0;
+}
+
+/*
+ * The parent's half of the handshake: the caller's meanwhile work in a
+ * thread of ours (or here, after launch_setup(), if no thread can be
+ * made) while this thread does launch_setup(); both done, "release" (R),
+ * which the child waits for before it forks the command when it holds;
+ * then the wait until the command is exec'd (EOF) or a report comes. 0
+ * or -1 with err set (launch_setup()'s failure first, then the work's).
+ */
+static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t errlen)
+{
+	struct meanwhile_job job = {.fn = l->meanwhile, .arg = l->meanwhile_arg};
+	struct sbx_report rep;
+	bool threaded = false;
+	pthread_t t;
+	char c = 'R';
+	int rc;
+
+	if (job.fn != NULL)
+		threaded = meanwhile_start(&t, &job) == 0;
+	rc = launch_setup(l, s, err, errlen);
+	if (threaded)
+		(void)pthread_join(t, NULL);
+	else if (job.fn != NULL && rc == 0)
+		job.rc = job.fn(job.arg, job.err, sizeof(job.err));
+	if (rc < 0)
+		return -1;
+	if (job.rc < 0) {
+		errbuf_set_errno(err, errlen, 0, "%s", job.err);
+		return -1;
+	}
 	if (l->pl.hold && send(l->sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
 		child_failed(l, errno, "cannot release the command in the sandbox", err, errlen);
 		return -1;
