@@ -166,6 +166,16 @@ int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, 
 	NONNULL(1, 2) WUNRES;
 
 /*
+ * The same truststore, written into path in place: an existing regular
+ * file (made empty by the caller, not followed if a link), truncated to
+ * the truststore's length, so a sandbox that shows it over a JDK's
+ * cacerts already (the same inode) sees the content once this returns.
+ * Returns 0, or -1 (message in err).
+ */
+int ca_fill_truststore(const char *trust_pem, const char *path, char *err, size_t errlen)
+	NONNULL(1, 2) WUNRES;
+
+/*
  * Makes out_dir (new, mode 0755) hold one file: the first certificate of
  * ca_pem (the session CA) as PEM, named "HASH.N", HASH its subject-name
  * hash (what OpenSSL's hashed lookup computes, `openssl rehash`'s

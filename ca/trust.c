@@ -187,13 +187,23 @@ static int copy_cert_blocks(const char *path, BIO *mem, char *err, size_t errlen
 {
 	static const char begin[] = "-----BEGIN CERTIFICATE-----";
 	static const char end[] = "-----END CERTIFICATE-----";
-	char *buf, *p, *b, *e;
-	size_t len;
+	char *buf, *p, *b, *e, *out;
+	size_t len, used = 0;
 	int n = 0;
 
 	buf = read_pem(path, &len, err, errlen);
 	if (buf == NULL)
 		return -1;
+	/* The blocks are gathered here and written to mem at once: a write
+	 * per block grows mem's buffer (copied and wiped) a few dozen times
+	 * for a distribution's bundle. Each block is longer than the two
+	 * markers, so its newline fits in len / 52 + 1 more bytes. */
+	out = malloc(len + len / (sizeof(begin) + sizeof(end) - 2) + 2);
+	if (out == NULL) {
+		free(buf);
+		errbuf_set(err, errlen, "trust.pem: out of memory");
+		return -1;
+	}
 	for (p = buf; (b = strstr(p, begin)) != NULL; p = e) {
 		/* A block starts a line. */
 		if (b != buf && b[-1] != '\n') {
@@ -204,17 +214,18 @@ static int copy_cert_blocks(const char *path, BIO *mem, char *err, size_t errlen
 		if (e == NULL)
 			break;
 		e += sizeof(end) - 1;
-		if (BIO_write(mem, b, (int)(e - b)) != (int)(e - b) || BIO_write(mem, "\n", 1) != 1) {
-			ca_ssl_err(err, errlen, "trust.pem: out of memory");
-			goto fail;
-		}
+		memcpy(out + used, b, (size_t)(e - b));
+		used += (size_t)(e - b);
+		out[used++] = '\n';
 		n++;
 	}
+	if (used > INT_MAX || (used > 0 && BIO_write(mem, out, (int)used) != (int)used)) {
+		ca_ssl_err(err, errlen, "trust.pem: out of memory");
+		n = -1;
+	}
+	free(out);
 	free(buf);
 	return n;
-fail:
-	free(buf);
-	return -1;
 }
 
 /*

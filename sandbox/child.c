@@ -160,22 +160,24 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 		child_fail(pl, 125, err);
 	}
 	fdpass_set_close(&fds);
-	if (!pl->intercept)
+	if (!pl->hold)
 		close(pl->sock);
 	/* 4. The filesystem view; /proc needs us to be PID 1 of the new PID
 	 * namespace, which we are since clone. With interception, the
-	 * parent installs the rules meanwhile. */
+	 * parent installs the rules meanwhile (and the caller's meanwhile
+	 * work, sbx_config.meanwhile, runs from "go" on). */
 	if (sbx_mountns_setup(pl, err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
-	/* 4b. The command must never run without the rules: wait for the
-	 * parent's word that they are in (EOF: it failed, and it reports
-	 * why; we only end). */
-	if (pl->intercept) {
+	/* 4b. The command must never run without the rules, or before the
+	 * parent's meanwhile work (a file's content) is done: wait for its
+	 * "release" (EOF: it failed, and it reports why; we only end). */
+	if (pl->hold) {
 		do
 			n = recv(pl->sock, &c, 1, 0);
 		while (n < 0 && errno == EINTR);
 		if (n != 1 || c != 'R')
-			child_fail(pl, 125, "the interception rules were not installed" SBX_NO_INTERCEPT_HINT);
+			child_fail(pl, 125, pl->intercept ? "the interception rules were not installed" SBX_NO_INTERCEPT_HINT
+						   : "the sandbox's parent did not release the command");
 		close(pl->sock);
 	}
 	/* 5. The environment is the parent's prepared array: assigned in

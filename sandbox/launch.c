@@ -7,12 +7,15 @@
  * made, environment built, seccomp compiled), then clones the child into
  * its namespaces, writes its id maps, receives its sockets (with
  * interception, installs the rule set through the namespaces that come
- * with them: nft.c) and waits for the report pipe to tell it the command
- * was exec'd (EOF: the pipe is close-on-exec) or what failed. status.c
- * runs the sandbox to its end.
+ * with them: nft.c) while a thread of its own does the caller's meanwhile
+ * work, releases the command, and
+ * waits for the report pipe to tell it the command was exec'd (EOF: the
+ * pipe is close-on-exec) or what failed. status.c runs the sandbox to
+ * its end.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -61,6 +64,8 @@ struct launch {
 	pid_t pid;
 	struct fdpass_set fds; /* what the child passed, until handed on */
 	bool nft_break;        /* test hook: make the nftables step fail */
+	int (*meanwhile)(void *arg, char *err, size_t errlen); /* sbx_config's */
+	void *meanwhile_arg;
 };
 
 /* The failure message after the child stopped talking: its report when
@@ -146,39 +151,58 @@ static int launch_take_fds(struct launch *l, struct sbx *s, char *err, size_t er
 }
 
 /*
- * Interception: the rule set into the sandbox's network namespace, then
- * "R" to the child, which waits for it before it forks the command. The
+ * Interception: the rule set into the sandbox's network namespace. The
  * namespace fds are closed either way (holding them would keep the
  * namespaces alive after the sandbox). 0 or -1 with err set.
  */
 static int launch_rules(struct launch *l, struct sbx *s, char *err, size_t errlen)
 {
-	char c = 'R';
 	int rc;
 
 	rc = sbx_nft_install(l->fds.fd[FDPASS_USERNS], l->fds.fd[FDPASS_NETNS], l->pl.icpt_port,
 			     s->icpt6_fd >= 0, l->nft_break, err, errlen);
 	fdpass_set_close(&l->fds);
-	if (rc < 0)
-		return -1;
-	if (send(l->sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
-		child_failed(l, errno, "cannot tell the sandbox child the rules are in", err, errlen);
-		return -1;
-	}
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
-/*
- * The parent's half of the handshake: the maps, then "go"; the sockets
- * (if the child failed first, its report says why) and, with
- * interception, the rules; then the wait until the command is exec'd
- * (EOF) or a report comes. 0 or -1 with err set.
- */
-static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t errlen)
-{
-	struct sbx_report rep;
-	char c = 'M';
+/* The caller's meanwhile work, run by meanwhile_thread(). */
+struct meanwhile_job {
+	int (*fn)(void *arg, char *err, size_t errlen);
+	void *arg;
 	int rc;
+	char err[SBX_ERRLEN];
+};
+
+static void *meanwhile_thread(void *arg)
+{
+	struct meanwhile_job *j = arg;
+
+	j->rc = j->fn(j->arg, j->err, sizeof(j->err));
+	return NULL;
+}
+
+/* Starts j in a thread of ours with every signal blocked (they stay the
+ * caller's threads'). 0, or an errno value (then the caller runs it). */
+static int meanwhile_start(pthread_t *t, struct meanwhile_job *j)
+{
+	sigset_t all, old;
+	int e;
+
+	sigfillset(&all);
+	e = pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (e != 0)
+		return e;
+	e = pthread_create(t, NULL, meanwhile_thread, j);
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return e;
+}
+
+/* The maps, then "go"; the sockets (if the child failed first, its
+ * report says why) and, with interception, the rules, while the child
+ * builds its filesystem. 0 or -1 with err set. */
+static int launch_setup(struct launch *l, struct sbx *s, char *err, size_t errlen)
+{
+	char c = 'M';
 
 	if (sbx_userns_write_maps(l->pid, getuid(), getgid(), err, errlen) < 0)
 		return -1;
@@ -190,6 +214,43 @@ static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t e
 		return -1;
 	if (l->pl.intercept && launch_rules(l, s, err, errlen) < 0)
 		return -1;
+	return 0;
+}
+
+/*
+ * The parent's half of the handshake: the caller's meanwhile work in a
+ * thread of ours (or here, after launch_setup(), if no thread can be
+ * made) while this thread does launch_setup(); both done, "release" (R),
+ * which the child waits for before it forks the command when it holds;
+ * then the wait until the command is exec'd (EOF) or a report comes. 0
+ * or -1 with err set (launch_setup()'s failure first, then the work's).
+ */
+static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t errlen)
+{
+	struct meanwhile_job job = {.fn = l->meanwhile, .arg = l->meanwhile_arg};
+	struct sbx_report rep;
+	bool threaded = false;
+	pthread_t t;
+	char c = 'R';
+	int rc;
+
+	if (job.fn != NULL)
+		threaded = meanwhile_start(&t, &job) == 0;
+	rc = launch_setup(l, s, err, errlen);
+	if (threaded)
+		(void)pthread_join(t, NULL);
+	else if (job.fn != NULL && rc == 0)
+		job.rc = job.fn(job.arg, job.err, sizeof(job.err));
+	if (rc < 0)
+		return -1;
+	if (job.rc < 0) {
+		errbuf_set_errno(err, errlen, 0, "%s", job.err);
+		return -1;
+	}
+	if (l->pl.hold && send(l->sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
+		child_failed(l, errno, "cannot release the command in the sandbox", err, errlen);
+		return -1;
+	}
 	sbx_close_fd(&l->sp[0]);
 	rc = read_report(l->errp[0], &rep);
 	if (rc < 0) {
@@ -231,9 +292,13 @@ static int launch_plan(const struct sbx_config *cfg, struct launch *l, struct sb
 	l->pl.cwd = cfg->cwd != NULL ? cfg->cwd : l->cwd_copy;
 	l->pl.port = cfg->listen_port ? cfg->listen_port : SBX_DEFAULT_PORT;
 	l->pl.intercept = cfg->intercept;
+	l->pl.hold = cfg->intercept || cfg->meanwhile != NULL;
+	l->meanwhile = cfg->meanwhile;
+	l->meanwhile_arg = cfg->meanwhile_arg;
 	l->pl.icpt_port = cfg->intercept_port ? cfg->intercept_port : PASSAVANT_INTERCEPT_PORT;
 	l->nft_break = getenv("PASSAVANT_SBX_NFT_TEST_BREAK") != NULL;
 	l->pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
+	l->pl.no_overlay = getenv("PASSAVANT_SBX_NO_OVERLAY") != NULL;
 	return 0;
 }
 

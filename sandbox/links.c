@@ -36,8 +36,8 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 		       size_t errlen)
 {
 	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
-	size_t clen = 0, keep = strlen(b->clean);
-	unsigned links = 0;
+	size_t clen = 0, keep = 0;
+	unsigned links = 0, slot = b->clean_next;
 	struct stat st;
 	ssize_t n;
 	char *comp, *tail;
@@ -46,15 +46,26 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 		goto toolong;
 	cur[0] = '\0'; /* "" is "/": cur never ends with a slash */
 	tail = rest;
-	/* Start below the last walk's link-free prefix when p shares it. */
-	if (keep > 0 && strncmp(p, b->clean, keep) == 0 && (p[keep] == '/' || p[keep] == '\0')) {
-		memcpy(cur, b->clean, keep + 1);
+	/* Start below the longest link-free prefix of the last walks that p
+	 * shares; this walk's own goes to its slot, or to the next one. */
+	for (unsigned i = 0; i < SBX_CLEAN_SLOTS; i++) {
+		size_t l = strlen(b->clean[i]);
+
+		if (l > keep && strncmp(p, b->clean[i], l) == 0 && (p[l] == '/' || p[l] == '\0')) {
+			keep = l;
+			slot = i;
+		}
+	}
+	if (keep > 0) {
+		memcpy(cur, b->clean[slot], keep + 1);
 		clen = keep;
 		tail = rest + keep;
+	} else {
+		b->clean_next = (b->clean_next + 1) % SBX_CLEAN_SLOTS;
 	}
 	for (;;) {
 		/* cur is always an existing path of non-link components. */
-		memcpy(b->clean, cur, clen + 1);
+		memcpy(b->clean[slot], cur, clen + 1);
 		while (*tail == '/')
 			tail++;
 		if (*tail == '\0')

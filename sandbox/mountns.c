@@ -16,7 +16,8 @@
  *     minimal /dev, a private /tmp, a private /run.
  *  5. The plan's operations, in the parent's order: by path depth,
  *     parents first, so the most specific path decides; substituted
- *     files after (a substituted directory is a union in a tmpfs); the
+ *     files after (a substituted directory is an overlayfs union, or a
+ *     union in a tmpfs); the
  *     write protections last, so that deny wins over allow.
  *  6. The deny_read tmpfs covers turn read-only (they stay writable until
  *     here so that allow_read mount points can be made inside them).
@@ -506,16 +507,39 @@ fail:
 }
 
 /*
+ * The overlay way of union_dir(): one read-only overlayfs mount whose
+ * lower layers are src (first: its entries win) and host, no upper
+ * layer, so nothing can be written through it. Overlayfs mounts in a
+ * user namespace since Linux 5.11. Paths overlayfs would split (',', ':'
+ * or '\\' in them) are left to the union. 0 when mounted, -1 when not
+ * (the caller makes the union; err untouched).
+ */
+static int overlay_dir(const struct sbx_plan *pl, const char *src, const char *host,
+		       const char *dst)
+{
+	char opts[2 * PATH_MAX + 32];
+
+	if (pl->no_overlay || strpbrk(src, ",:\\") != NULL || strpbrk(host, ",:\\") != NULL ||
+	    (size_t)snprintf(opts, sizeof(opts), "lowerdir=%s:%s", src, host) >= sizeof(opts))
+		return -1;
+	return mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) == 0 ? 0 : -1;
+}
+
+/*
  * A directory substitution (SBX_OP_FILE on a directory): dst shows the
  * union of src's entries (the session's: they win) and path's own (the
- * host's), in a tmpfs of this namespace made read-only at the end. A
- * hashed certificate directory keeps its few hundred links and gains the
- * session CA's entry without a file written on the host: links cost a
- * few microseconds each in the tmpfs, files and subdirectories a bind.
+ * host's), read-only. A hashed certificate directory keeps its few
+ * hundred links and gains the session CA's entry without a file written
+ * on the host. First as one overlayfs mount (overlay_dir()); where the
+ * kernel refuses it, in a tmpfs of this namespace made read-only at the
+ * end: links cost a few microseconds each there, files and
+ * subdirectories a bind.
  */
 static int union_dir(const struct sbx_plan *pl, const char *src, const char *host, const char *dst,
 		     char *err, size_t errlen)
 {
+	if (overlay_dir(pl, src, host, dst) == 0)
+		return 0;
 	if (do_mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m",
 		     "mount a tmpfs on", err, errlen) < 0 ||
 	    union_entries(pl, src, dst, err, errlen) < 0 ||

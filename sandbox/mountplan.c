@@ -69,10 +69,13 @@ static char *strip_slashes(const char *p)
  * length of the canonical existing prefix when the path does not exist
  * (0 when it does). Canonical paths matter in the child: an absolute
  * symlink under /oldroot would resolve against the setup root, not the
- * host's. Returns malloc'd or NULL (errno).
+ * host's. The last existing prefix resolved is remembered in b (the
+ * mandatory table's missing paths share a few). Returns malloc'd or NULL
+ * (errno).
  */
-static char *canon(const char *p, size_t *missing)
+static char *canon(struct sbx_builder *b, const char *p, size_t *missing)
 {
+	const char *prefix;
 	char *copy, *slash, *r, *out;
 	struct stat pst;
 	size_t rest;
@@ -105,7 +108,19 @@ static char *canon(const char *p, size_t *missing)
 			return NULL;
 		}
 	}
-	r = realpath(slash == copy ? "/" : copy, NULL);
+	/* The last prefix resolved, again: the same real path. */
+	prefix = slash == copy ? "/" : copy;
+	if (b->canon_dir[0] != '\0' && strcmp(prefix, b->canon_dir) == 0) {
+		r = strdup(b->canon_real);
+	} else {
+		r = realpath(prefix, NULL);
+		b->canon_dir[0] = '\0';
+		if (r != NULL && strlen(prefix) < sizeof(b->canon_dir) &&
+		    strlen(r) < sizeof(b->canon_real)) {
+			memcpy(b->canon_dir, prefix, strlen(prefix) + 1);
+			memcpy(b->canon_real, r, strlen(r) + 1);
+		}
+	}
 	if (r == NULL) {
 		free(copy);
 		return NULL;
@@ -280,7 +295,7 @@ static int protect_existing(struct sbx_builder *b, const char *p, struct stat *s
 			return -1;
 		}
 		*strrchr(dir, '/') = '\0';
-		c = canon(dir[0] ? dir : "/", &missing);
+		c = canon(b, dir[0] ? dir : "/", &missing);
 		free(dir);
 		if (c == NULL) {
 			errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
@@ -371,7 +386,7 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 		errbuf_set_errno(err, errlen, errno, "cannot check %s", p);
 		return -1;
 	}
-	c = canon(p, &missing);
+	c = canon(b, p, &missing);
 	if (c == NULL) {
 		errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
 		return -1;
@@ -442,7 +457,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			free(s);
 			continue;
 		}
-		c = canon(s, &missing);
+		c = canon(b, s, &missing);
 		if (c == NULL || stat(c, &st) < 0) {
 			rc = errno;
 			free(c);
@@ -526,7 +541,7 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 				   cfg->files[i].path);
 			return -1;
 		}
-		h = canon(cfg->files[i].path, &missing);
+		h = canon(b, cfg->files[i].path, &missing);
 		s = realpath(cfg->files[i].source, NULL);
 		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || stat(s, &sst) < 0 ||
 		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {

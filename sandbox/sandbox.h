@@ -102,6 +102,18 @@ struct sbx_config {
 	/** Port of the interception listeners on 127.0.0.1 and [::1]
 	 *  (0: PASSAVANT_INTERCEPT_PORT); must differ from listen_port. */
 	uint16_t intercept_port;
+	/** Work of the caller's that only the command needs done (the
+	 *  content of a substituted file: the file itself must exist
+	 *  before, the plan checks it, and the mount shows its inode, so it
+	 *  is written in place). sbx_start() runs it once the child is
+	 *  cloned, in a thread of its own with every signal blocked (in the
+	 *  calling thread if none can be made), while the child builds its
+	 *  network and filesystem and the calling thread takes its sockets
+	 *  and installs the rules; it must not touch what sbx_start() uses.
+	 *  The command starts only after it returned 0; -1 (err set) ends
+	 *  the sandbox and fails sbx_start() with err. NULL: none. */
+	int (*meanwhile)(void *arg, char *err, size_t errlen);
+	void *meanwhile_arg;
 };
 
 /* A running sandbox; opaque. */

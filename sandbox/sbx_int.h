@@ -67,10 +67,13 @@ struct sbx_plan {
 	struct sock_fprog prog;   /* compiled seccomp filter */
 	uint16_t port;
 	bool intercept;           /* sbx_config.intercept */
+	bool hold;                /* wait for "release" after the mounts:
+				     intercept or sbx_config.meanwhile */
 	uint16_t icpt_port;       /* the interception listeners' port */
 	bool no_mount_setattr;    /* test hook: use the remount fallback */
+	bool no_overlay;          /* test hook: directory unions in a tmpfs */
 	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, fds out,
-				     "rules installed" in (interception) */
+				     "release" in (hold) */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */
 };
 
@@ -94,6 +97,9 @@ struct sbx {
 	size_t n_ph;
 };
 
+/* Link-free prefixes sbx_check_links() remembers (struct sbx_builder). */
+#define SBX_CLEAN_SLOTS 8
+
 /* The growing plan while mountplan.c builds it. */
 struct sbx_builder {
 	struct sbx_op *ops;
@@ -102,10 +108,15 @@ struct sbx_builder {
 	size_t n_ph, cap_ph;
 	char **writable; /* canonical allow_write paths (borrowed from ops) */
 	size_t n_writable;
-	/* sbx_check_links(): the last directory the last walk reached, made of
-	 * existing non-link components only ("" none); a later path under it
-	 * needs no second look at them (the table's paths share HOME). */
-	char clean[PATH_MAX];
+	/* sbx_check_links(): the directories the last SBX_CLEAN_SLOTS walks
+	 * reached, each made of existing non-link components only ("" none);
+	 * a later path under one needs no second look at them (the table's
+	 * paths share HOME, ~/.config, the working directory...). */
+	char clean[SBX_CLEAN_SLOTS][PATH_MAX];
+	unsigned clean_next; /* the slot the next walk fills */
+	/* canon(): the last existing directory it resolved and its real
+	 * path ("" none); the mandatory table's missing paths share a few. */
+	char canon_dir[PATH_MAX], canon_real[PATH_MAX];
 };
 
 struct sbx_config;
@@ -161,8 +172,10 @@ int sbx_netns_setup(const struct sbx_plan *pl, struct fdpass_set *out, char *err
 /* nft.c (parent): installs the interception rule set (docs/sandbox.md
  * "Network") into the network namespace netns_fd, whose owner is userns_fd,
  * redirecting TCP to port; with v6 the IPv6 loopback rules too. Runs
- * libnftables in a forked helper that joins both namespaces (the child may
- * not allocate). Blocks until the helper is done. 0, or -1 with err set
+ * libnftables (the child may not allocate) in a thread that joins the
+ * network namespace when we are root, else (or when that setns() is
+ * refused, or PASSAVANT_SBX_NFT_FORK is set) in a forked helper that joins
+ * both namespaces. Blocks until it is done. 0, or -1 with err set
  * (what nft said, and the --no-intercept hint). test_break adds a rule
  * nft refuses (test hook). */
 int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool test_break, char *err,

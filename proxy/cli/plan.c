@@ -536,9 +536,12 @@ static int write_session_file(const char *dir, const char *name, const char *tex
  * SPEC §7 Trust, for clients that read no variable. Every bundle file
  * shows trust.pem; every hashed directory shows the union of its own
  * entries and the session CA's (one file written here; the sandbox makes
- * the union in its own tmpfs, so nothing else is written on the host);
- * every JDK cacerts shows the PKCS12 truststore, built only when one
- * exists (a few ms). Each real file or directory once.
+ * the union in its own mount namespace, so nothing else is written on
+ * the host);
+ * every JDK cacerts shows the PKCS12 truststore, only when one exists:
+ * made empty here, its content (a few ms) written by plan_fill() while
+ * the sandbox builds itself, before the command starts. Each real file
+ * or directory once.
  */
 static int plan_trust(struct run_plan *pl, const struct plan_session *s,
 		      const struct plan_sys_paths *sys, const char *sysdir)
@@ -555,16 +558,11 @@ static int plan_trust(struct run_plan *pl, const struct plan_session *s,
 		if (add_file(pl, bundles.v[i], pl->trust, true) < 0)
 			goto out;
 	if (cacerts.n > 0) {
-		if ((size_t)snprintf(out, sizeof(out), "%s/cacerts.p12", sysdir) >= sizeof(out)) {
-			log_warnx("session directory path too long: %s", sysdir);
+		if (write_session_file(sysdir, "cacerts.p12", "", pl->truststore,
+				       sizeof(pl->truststore)) < 0)
 			goto out;
-		}
-		if (ca_write_truststore(pl->trust, out, err, sizeof(err)) < 0) {
-			log_warnx("%s; the command was not started", err);
-			goto out;
-		}
 		for (size_t i = 0; i < cacerts.n; i++)
-			if (add_file(pl, cacerts.v[i], out, true) < 0)
+			if (add_file(pl, cacerts.v[i], pl->truststore, true) < 0)
 				goto out;
 	}
 	if ((size_t)snprintf(ca_pem, sizeof(ca_pem), "%s/ca.pem", s->dir) >= sizeof(ca_pem)) {
@@ -687,6 +685,22 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 	return 0;
 }
 
+int plan_fill(void *arg, char *err, size_t errlen)
+{
+	const struct run_plan *pl = arg;
+	struct timespec t0, t1;
+
+	if (pl->truststore[0] == '\0')
+		return 0;
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (ca_fill_truststore(pl->trust, pl->truststore, err, errlen) < 0)
+		return -1;
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_debug("run: the Java truststore in %.1f ms, while the sandbox builds itself",
+		  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return 0;
+}
+
 void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *argv,
 		     struct sbx_config *cfg)
 {
@@ -705,6 +719,10 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 	cfg->env_remove = strv_list(&pl->env_remove);
 	cfg->allow_unix_sockets = policy_allow_unix_sockets(p);
 	cfg->listen_port = SBX_DEFAULT_PORT;
+	if (pl->truststore[0] != '\0') {
+		cfg->meanwhile = plan_fill;
+		cfg->meanwhile_arg = (void *)pl; /* plan_fill() only reads it */
+	}
 }
 
 void plan_free(struct run_plan *pl)

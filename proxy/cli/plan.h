@@ -86,6 +86,10 @@ struct run_plan {
 	size_t n_files, cap_files;
 	struct strv file_strs; /* the strings files[] points to that are ours */
 	char trust[PATH_MAX + 16]; /* <session dir>/trust.pem */
+	/* <session dir>/sys/cacerts.p12 when a JDK cacerts is covered,
+	 * else "": made empty by plan_build(), filled by plan_fill() (the
+	 * sandbox calls it while it builds itself: sbx_config.meanwhile). */
+	char truststore[PATH_MAX];
 };
 
 /* This machine's well-known trust and resolver paths (docs/run.md
@@ -105,7 +109,17 @@ const struct plan_sys_paths *plan_sys_paths_default(void) WUNRES;
 int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
 	       const struct plan_host *h, const struct plan_session *s) NONNULL(1, 2, 4, 5) WUNRES;
 
-/* Fills cfg (zeroed first) from pl for argv: the lists stay pl's. */
+/*
+ * The plan's work that only the command needs done: the content of the
+ * PKCS12 truststore (pl->truststore), which takes a few ms; nothing when
+ * there is none. plan_sbx_config() makes it the config's meanwhile
+ * (arg: pl), so it runs while the sandbox builds itself. 0, or -1 with
+ * err set.
+ */
+int plan_fill(void *pl, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+
+/* Fills cfg (zeroed first) from pl for argv: the lists stay pl's;
+ * cfg->meanwhile is plan_fill() when there is a truststore to fill. */
 void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *argv,
 		     struct sbx_config *cfg) NONNULL(1, 2, 3, 4);
 

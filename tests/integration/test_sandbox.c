@@ -919,6 +919,164 @@ static void test_intercept(void)
 	free(r.out);
 }
 
+/* sbx_config.meanwhile of test_meanwhile(): after a pause, so a command
+ * started too early would read the file still empty, fills path in
+ * place; or fails. */
+struct late_work {
+	const char *path;
+	bool fail;
+	int calls;
+};
+
+static int late_fill(void *arg, char *err, size_t errlen)
+{
+	struct late_work *w = arg;
+	int fd;
+
+	w->calls++;
+	if (w->fail) {
+		snprintf(err, errlen, "the late work failed on purpose");
+		return -1;
+	}
+	usleep(100 * 1000);
+	fd = open(w->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || write(fd, "LATE CONTENT\n", 13) != 13) {
+		snprintf(err, errlen, "cannot write %s", w->path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * sbx_config.meanwhile: the caller's work runs while the child sets up,
+ * and the command starts only after it: a substituted file made empty
+ * before sbx_start() and filled in place by the work is read whole by the
+ * command, with and without interception (which holds the command
+ * anyway). A failing work fails sbx_start() with its message, and the
+ * command never runs.
+ */
+static void test_meanwhile(void)
+{
+	char src[PATH_MAX], target[PATH_MAX], marker[PATH_MAX];
+	char *argv[] = { probe, "read", target, NULL };
+	char *argv_w[] = { probe, "write", marker, NULL };
+	struct late_work w = {.path = src};
+	struct sbx_file files[2];
+	struct sbx_config cfg;
+	struct run r;
+
+	SKIP_IF_NEEDED();
+	at(src, "late-src");
+	at(target, "pub-late");
+	at(marker, "work/late-ran");
+	for (int icpt = 0; icpt < 2; icpt++) {
+		CU_ASSERT_FATAL(mkfile(src, "") == 0);
+		CU_ASSERT_FATAL(mkfile(target, "HOST\n") == 0);
+		base_config(&cfg, argv);
+		files[0] = l_files[0];
+		files[1].path = target;
+		files[1].source = src;
+		files[1].public_content = true;
+		cfg.files = files;
+		cfg.n_files = 2;
+		cfg.intercept = icpt != 0;
+		cfg.meanwhile = late_fill;
+		cfg.meanwhile_arg = &w;
+		w.calls = 0;
+		run_cfg(&cfg, &r, 0, NULL);
+		if (r.status != 0)
+			fprintf(stderr, "meanwhile: status %d (%s)\n", r.status, r.err);
+		CU_ASSERT_EQUAL(r.status, 0);
+		CU_ASSERT_EQUAL(w.calls, 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "LATE CONTENT"));
+		CU_ASSERT(strstr(r.out, "HOST") == NULL);
+		free(r.out);
+		/* It fails: so does the start, and the command never ran. */
+		w.fail = true;
+		unlink(marker);
+		base_config(&cfg, argv_w);
+		cfg.intercept = icpt != 0;
+		cfg.meanwhile = late_fill;
+		cfg.meanwhile_arg = &w;
+		run_cfg(&cfg, &r, 0, NULL);
+		CU_ASSERT_EQUAL(r.status, -125);
+		CU_ASSERT_STRING_EQUAL(r.err, "the late work failed on purpose");
+		free(r.out);
+		usleep(100 * 1000);
+		CU_ASSERT(access(marker, F_OK) < 0 && errno == ENOENT);
+		CU_ASSERT(access(pr_bashrc2, F_OK) < 0 && errno == ENOENT);
+		w.fail = false;
+	}
+	unlink(src);
+	unlink(target);
+}
+
+/* The inode of this thread's network namespace (0 when unreadable). */
+static ino_t own_netns(void)
+{
+	struct stat st;
+
+	return stat("/proc/thread-self/ns/net", &st) == 0 ? st.st_ino : 0;
+}
+
+/*
+ * The two ways the rules go in (nft.c): as root a thread of ours enters
+ * the sandbox's network namespace (ours stays where it was), else a
+ * forked helper joins its user namespace first (PASSAVANT_SBX_NFT_FORK=1
+ * takes that way as root too). Both redirect and refuse alike, and both
+ * report nft's words when it refuses the rule set.
+ */
+static void test_intercept_both_ways(void)
+{
+	static const char script[] = PY_PRELUDE
+		"tcp(socket.AF_INET, '203.0.113.7', 22)\n"
+		"u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+		"try:\n"
+		"    u.sendto(b'x', ('8.8.8.8', 53))\n"
+		"    print('udp sent')\n"
+		"except OSError as e:\n"
+		"    print('udp', en(e))\n";
+	char *argv[] = { PYTHON, "-c", (char *)script, NULL };
+	struct sbx_config cfg;
+	struct icpt_run r;
+	struct sbx *s;
+	char err[512];
+	ino_t ns = own_netns();
+
+	SKIP_IF_NEEDED();
+	SKIP_WITHOUT_PYTHON();
+	CU_ASSERT_FATAL(ns != 0);
+	for (int fork_way = 0; fork_way < 2; fork_way++) {
+		if (fork_way)
+			CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NFT_FORK", "1", 1) == 0);
+		icpt_config(&cfg, argv);
+		icpt_run(&cfg, &r);
+		if (r.status != 0)
+			fprintf(stderr, "intercept (%s): status %d (%s)\nout:\n%s\nlog:\n%s",
+				fork_way ? "fork" : "thread", r.status, r.err, r.out, r.log);
+		CU_ASSERT_EQUAL(r.status, 0);
+		CU_ASSERT(has_line(r.out, "tcp 203.0.113.7 22 pong"));
+		CU_ASSERT(has_line(r.log, "tcp4 203.0.113.7:22"));
+		CU_ASSERT(has_line(r.out, "udp EPERM"));
+		free(r.out);
+		/* We are where we were: the proxy's sockets open on the host. */
+		CU_ASSERT_EQUAL(own_netns(), ns);
+		/* A rule set nft refuses fails the start, in its words. */
+		base_config(&cfg, argv);
+		cfg.intercept = true;
+		CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NFT_TEST_BREAK", "1", 1) == 0);
+		CU_ASSERT(sbx_start(&cfg, &s, err, sizeof(err)) < 0);
+		unsetenv("PASSAVANT_SBX_NFT_TEST_BREAK");
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "(nftables: "));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "run with --no-intercept"));
+		CU_ASSERT_EQUAL(own_netns(), ns);
+		unsetenv("PASSAVANT_SBX_NFT_FORK");
+	}
+}
+
 /* The command cannot change the rules, the routes or lo: no
  * CAP_NET_ADMIN, and NETLINK_NETFILTER is not even a socket it can make.
  * After every try, connections are still redirected. */
@@ -1550,6 +1708,8 @@ TEST_REGISTRAR(register_sandbox)
 	s = test_suite("sandbox_intercept", suite_init, suite_cleanup);
 	test_add(s, "TCP redirected with its destination, UDP refused, resolver", test_intercept);
 	test_add(s, "the command cannot change rules, routes or lo", test_intercept_rules_stay);
+	test_add(s, "rules through a thread (root) or a forked helper", test_intercept_both_ways);
+	test_add(s, "the caller's meanwhile work, before the command starts", test_meanwhile);
 	test_add(s, "off: no extra fds, no routes", test_intercept_off);
 	test_add(s, "failures name the step and the way out", test_intercept_failures);
 	s = test_suite("sandbox_fs", suite_init, suite_cleanup);

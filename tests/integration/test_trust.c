@@ -210,7 +210,7 @@ static int count_entries(const char *dir)
  * variable, and curl told to trust only the upstream's CA (file and
  * directory) is refused: the proxy terminated TLS, so only the session CA
  * vouches. */
-static void test_curl_bundle(void)
+static void curl_bundle(bool overlay)
 {
 	char *out = NULL, *err = NULL, want[64];
 	int st, host_entries;
@@ -218,7 +218,14 @@ static void test_curl_bundle(void)
 	SKIP_IF_NEEDED();
 	NEED("curl");
 	host_entries = count_entries("/etc/ssl/certs");
+	/* The sandbox shows the hashed directory as one overlayfs mount, or,
+	 * where the kernel refuses that (the test hook), as a union in a
+	 * tmpfs: the same entries either way. */
+	if (!overlay)
+		CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NO_OVERLAY", "1", 1) == 0);
 	st = run_sh(&out, &err,
+		    "awk '$5 == \"/etc/ssl/certs\" { for (i = 7; $i != \"-\"; i++); print \"fstype=\" $(i+1) }' "
+		    "/proc/self/mountinfo\n"
 		    "head -n 30 /etc/ssl/certs/ca-certificates.crt | openssl x509 -noout -subject\n"
 		    "curl -sS --max-time 20 %s/hello; echo curl=$?\n"
 		    "curl -sS --max-time 20 --cacert %s/ca.pem --capath %s %s/hello >/dev/null 2>&1; "
@@ -240,10 +247,23 @@ static void test_curl_bundle(void)
 	ROW(has(out, want), "the hashed directory holds the host's %d entries plus the session CA",
 	    host_entries);
 	ROW(count_entries("/etc/ssl/certs") == host_entries, "nothing written in the host's directory");
-	if (!has(out, "curl=0") || !has(out, "pinned=60"))
+	ROW(has(out, overlay ? "fstype=overlay\n" : "fstype=tmpfs\n"), "the hashed directory is %s",
+	    overlay ? "an overlayfs mount" : "a union in a tmpfs (PASSAVANT_SBX_NO_OVERLAY)");
+	unsetenv("PASSAVANT_SBX_NO_OVERLAY");
+	if (!has(out, "curl=0") || !has(out, "pinned=60") || !has(out, "fstype="))
 		show(st, out, err);
 	free(out);
 	free(err);
+}
+
+static void test_curl_bundle(void)
+{
+	curl_bundle(true);
+}
+
+static void test_curl_bundle_union(void)
+{
+	curl_bundle(false);
 }
 
 /* wget (GnuTLS) reads no variable at all: only the mounted bundle (its
@@ -480,6 +500,7 @@ TEST_REGISTRAR(trust_register)
 	CU_pSuite s = test_suite("trust", suite_init, suite_cleanup);
 
 	test_add(s, "curl: the mounted bundle, no variable", test_curl_bundle);
+	test_add(s, "curl: the hashed directory as a union in a tmpfs", test_curl_bundle_union);
 	test_add(s, "wget (GnuTLS): the mounted bundle", test_wget);
 	test_add(s, "python3: default paths and the hashed directory", test_python);
 	test_add(s, "node 20: --use-openssl-ca, not its bundled roots", test_node);

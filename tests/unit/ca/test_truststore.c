@@ -211,6 +211,53 @@ static void test_truststore_refusals(void)
 	CU_ASSERT(access(out, F_OK) < 0);
 }
 
+/* ca_fill_truststore(): the file the caller made, in place (the same
+ * inode, which a sandbox may show already), longer old content cut, the
+ * same bytes as ca_write_truststore()'s; a link, a directory and a
+ * missing file refused, naming the file. */
+static void test_truststore_fill(void)
+{
+	char trust[PATH_MAX], out[PATH_MAX], ref[PATH_MAX], link[PATH_MAX], err[ERRLEN] = "";
+	char *a, *b;
+	size_t alen, blen;
+	struct stat st0, st1;
+	static char big[1024 * 1024];
+
+	snprintf(trust, sizeof(trust), "%s/trust.pem", ts_sess);
+	memset(big, 'x', sizeof(big));
+	CU_ASSERT_FATAL(test_write_file(at(out, "fill.p12"), big, sizeof(big)) == 0);
+	CU_ASSERT_FATAL(stat(out, &st0) == 0);
+	CU_ASSERT_FATAL(ca_fill_truststore(trust, out, err, sizeof(err)) == 0);
+	CU_ASSERT_FATAL(stat(out, &st1) == 0);
+	CU_ASSERT_EQUAL(st1.st_ino, st0.st_ino);
+	CU_ASSERT(st1.st_size > 0 && st1.st_size < (off_t)sizeof(big));
+	CU_ASSERT_FATAL(ca_write_truststore(trust, at(ref, "fill-ref.p12"), err, sizeof(err)) == 0);
+	a = test_read_file(out, &alen);
+	b = test_read_file(ref, &blen);
+	/* The MAC's salt is random: equal length, equal certificate bags. */
+	CU_ASSERT(a != NULL && b != NULL && alen == blen);
+	if (a != NULL) {
+		const unsigned char *q = (const unsigned char *)a;
+		PKCS12 *p12 = d2i_PKCS12(NULL, &q, (long)alen);
+
+		CU_ASSERT(p12 != NULL && PKCS12_verify_mac(p12, "changeit", -1) == 1);
+		PKCS12_free(p12);
+	}
+	free(a);
+	free(b);
+	CU_ASSERT_FATAL(symlink(out, at(link, "fill-link.p12")) == 0);
+	err[0] = '\0';
+	CU_ASSERT(ca_fill_truststore(trust, link, err, sizeof(err)) == -1);
+	CU_ASSERT(strstr(err, link) != NULL);
+	err[0] = '\0';
+	CU_ASSERT(ca_fill_truststore(trust, ts_sess, err, sizeof(err)) == -1);
+	CU_ASSERT(strstr(err, ts_sess) != NULL);
+	err[0] = '\0';
+	CU_ASSERT(ca_fill_truststore(trust, at(link, "fill-missing.p12"), err, sizeof(err)) == -1);
+	CU_ASSERT(strstr(err, "fill-missing.p12") != NULL);
+	CU_ASSERT(access(link, F_OK) < 0);
+}
+
 /* Another session's CA certificate as PEM at path (a certificate the
  * lookup reads and rejects for the subject). 0 or -1; *len its size. */
 static int write_other_ca(const char *path, size_t *len)
@@ -312,5 +359,6 @@ TEST_REGISTRAR(ca_truststore_register)
 	test_add(s, "PKCS12 truststore: every bag trusted, MAC under changeit",
 		 test_truststore_read_back);
 	test_add(s, "PKCS12 truststore: malformed or missing input refused", test_truststore_refusals);
+	test_add(s, "PKCS12 truststore: filled in place", test_truststore_fill);
 	test_add(s, "the session CA's entry for a hashed directory", test_hashed_entry);
 }

@@ -237,6 +237,8 @@ static void test_plan_trust(void)
 	struct plan_session s = {.dir = sess, .quiet = true, .sys = &sys, .intercept = true};
 	struct ca_config cc = {.allow_any = true};
 	struct run_plan pl;
+	struct sbx_config cfg;
+	struct stat st0, st1;
 	char err[256], *text;
 	size_t len;
 	policy_t *p;
@@ -288,7 +290,14 @@ static void test_plan_trust(void)
 	CU_ASSERT_EQUAL(count_path(&pl, pat_deb), 1);
 	snprintf(path, sizeof(path), "%s/jvm/b/lib/security/cacerts", fake);
 	CU_ASSERT(has_file(&pl, path, src));
-	CU_ASSERT(access(src, R_OK) == 0);
+	/* Made empty; its content comes from plan_fill(), the config's
+	 * meanwhile, written in place (the inode the sandbox shows). */
+	CU_ASSERT_STRING_EQUAL(pl.truststore, src);
+	CU_ASSERT(stat(src, &st0) == 0 && st0.st_size == 0 && (st0.st_mode & 07777) == 0644);
+	plan_sbx_config(&pl, p, (char *[]){"true", NULL}, &cfg);
+	CU_ASSERT(cfg.meanwhile == plan_fill && cfg.meanwhile_arg == &pl);
+	CU_ASSERT_FATAL(cfg.meanwhile(cfg.meanwhile_arg, err, sizeof(err)) == 0);
+	CU_ASSERT(stat(src, &st1) == 0 && st1.st_size > 0 && st1.st_ino == st0.st_ino);
 	/* The hashed directory once, with the session CA's entry (the
 	 * sandbox shows the union); one file in it. */
 	snprintf(src, sizeof(src), "%s/sys/certs", sess);
@@ -328,6 +337,19 @@ static void test_plan_trust(void)
 	snprintf(path, sizeof(path), "%s/run/resolv.conf", fake);
 	CU_ASSERT_EQUAL(count_path(&pl, path), 0);
 	CU_ASSERT_EQUAL(pl.n_files, 4);
+	plan_free(&pl);
+
+	/* No JDK: no truststore, nothing for the sandbox to wait for. */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys", sess);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	sys.cacerts = NULL;
+	CU_ASSERT_FATAL(plan_build(&pl, p, NULL, &h, &s) == 0);
+	CU_ASSERT_EQUAL(pl.truststore[0], '\0');
+	plan_sbx_config(&pl, p, (char *[]){"true", NULL}, &cfg);
+	CU_ASSERT(cfg.meanwhile == NULL);
+	CU_ASSERT_EQUAL(pl.n_files, 2);
+	snprintf(path, sizeof(path), "%s/sys/cacerts.p12", sess);
+	CU_ASSERT(access(path, F_OK) < 0);
 	plan_free(&pl);
 
 	/* A session directory without ca.pem: the entry cannot be made, so
