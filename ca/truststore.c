@@ -320,9 +320,8 @@ static int build_truststore(const char *trust_pem, unsigned char **out, int *out
 			   errno == EINVAL ? "not a regular file" : strerror(errno));
 		goto out;
 	}
-	/* The DER of a block is shorter than its text; a bag adds about 160
-	 * bytes to it, and a block's text is longer than 64 bytes (put_bag()
-	 * is checked against cap anyway). */
+	/* The DER of a block is shorter than its text; a bag adds less than
+	 * 128 bytes to it. */
 	data = OPENSSL_malloc(tlen + 1);
 	cap = tlen + 128 * (tlen / 64 + 1);
 	bags = OPENSSL_malloc(cap);
