@@ -11,10 +11,9 @@
  *   - the session CA under its subject-hash name, for the sandbox to add
  *     to a hashed certificate directory (OpenSSL's c_rehash layout).
  *
- * No `openssl` or `keytool` program runs: the truststore's DER is
- * written here (one fixed shape, build_truststore()), with OpenSSL for
- * the base64, the MAC and the hashed entry. Setup code (`passavant run`
- * while the sandbox starts), never called from event-loop callbacks.
+ * Both are built with the OpenSSL API: no `openssl` or `keytool` program
+ * runs. Setup code (`passavant run` before the sandbox starts), never
+ * called from event-loop callbacks.
  */
 #include "ca_int.h"
 
@@ -23,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +29,22 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
 
+/* Oracle's attribute that marks a PKCS12 certificate bag as a trusted
+ * certificate entry for Java (PKCS12KeyStore, Java 8 and later), and
+ * the key purpose it lists: anyExtendedKeyUsage, trusted for every use,
+ * as keytool -importcert writes it. */
+#define TS_ORACLE_TRUSTED_KEY_USAGE "2.16.840.1.113894.746875.1.1"
+#define TS_ANY_EXTENDED_KEY_USAGE "2.5.29.37.0"
 /* The password every JDK's cacerts has: keytool -list asks for it, and
  * Java's default trust manager opens cacerts with no password at all
  * (then it skips the MAC and reads the unencrypted certificate bags). */
 #define TS_PASSWORD "changeit"
-/* The MAC's salt (OpenSSL's PKCS12_SALT_LEN) and its HMAC-SHA1 length. */
-#define TS_SALT_LEN 8
-#define TS_MAC_LEN 20
+/* Iterations of the MAC's key derivation (build_truststore()). */
+#define TS_MAC_ITER 1
 /* Files the session writes: readable by the workload, never a secret. */
 #define TS_FILE_MODE 0644
 /* trust.pem is read whole: ca/trust.c's limit for a PEM file. */
@@ -114,127 +116,61 @@ fail:
 
 /* ------------------------------------------------------ the truststore */
 
-/* ------------------------------------------------ DER, written by hand */
-
-/* Bytes of a DER header (tag and length) for content of len bytes. */
-static size_t der_hdr_len(size_t len)
-{
-	size_t n = 2;
-
-	if (len <= 0x7f)
-		return n;
-	for (; len > 0; len >>= 8)
-		n++;
-	return n;
-}
-
-/* Writes tag and the length of len content bytes at p; returns p past them. */
-static unsigned char *der_put_hdr(unsigned char *p, unsigned char tag, size_t len)
-{
-	size_t k = 0;
-
-	*p++ = tag;
-	if (len <= 0x7f) {
-		*p++ = (unsigned char)len;
-		return p;
-	}
-	for (size_t l = len; l > 0; l >>= 8)
-		k++;
-	*p++ = (unsigned char)(0x80 | k);
-	while (k-- > 0)
-		*p++ = (unsigned char)(len >> (8 * k));
-	return p;
-}
-
-/* Appends data[0..len) at p; returns p past it. */
-static unsigned char *der_put(unsigned char *p, const void *data, size_t len)
-{
-	memcpy(p, data, len);
-	return p + len;
-}
-
-/* The encodings that never change (tag, length, value). */
-static const unsigned char OID_CERT_BAG[] = {0x06, 0x0b, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d,
-					     0x01, 0x0c, 0x0a, 0x01, 0x03};
-static const unsigned char OID_X509_CERT[] = {0x06, 0x0a, 0x2a, 0x86, 0x48, 0x86, 0xf7,
-					      0x0d, 0x01, 0x09, 0x16, 0x01};
-static const unsigned char OID_FRIENDLY_NAME[] = {0x06, 0x09, 0x2a, 0x86, 0x48, 0x86,
-						  0xf7, 0x0d, 0x01, 0x09, 0x14};
-static const unsigned char OID_DATA[] = {0x06, 0x09, 0x2a, 0x86, 0x48, 0x86,
-					 0xf7, 0x0d, 0x01, 0x07, 0x01};
-/* Oracle's attribute that marks a PKCS12 certificate bag as a trusted
- * certificate entry for Java (PKCS12KeyStore, Java 8 and later), whole:
- * SEQUENCE { OID 2.16.840.1.113894.746875.1.1, SET { OID 2.5.29.37.0 } },
- * the key purpose anyExtendedKeyUsage, trusted for every use, as keytool
- * -importcert writes it. */
-static const unsigned char ATTR_ORACLE_TRUSTED[] = {
-	0x30, 0x16, 0x06, 0x0c, 0x60, 0x86, 0x48, 0x01, 0x86, 0xf9, 0x66, 0xad, 0xca, 0x7b,
-	0x01, 0x01, 0x31, 0x06, 0x06, 0x04, 0x55, 0x1d, 0x25, 0x00};
-/* AlgorithmIdentifier { sha1, NULL } */
-static const unsigned char ALG_SHA1[] = {0x30, 0x09, 0x06, 0x05, 0x2b, 0x0e,
-					 0x03, 0x02, 0x1a, 0x05, 0x00};
-
-/* The friendly name of bag index (Java's alias: two bags with one alias
- * would leave one entry); trust.pem starts with the session CA. */
-static void bag_alias(int index, char *out, size_t outlen)
-{
-	if (index == 0)
-		(void)snprintf(out, outlen, "passavant-session-ca");
-	else
-		(void)snprintf(out, outlen, "passavant-%d", index);
-}
-
 /*
- * Bytes of the certificate bag of a dlen-byte certificate with that
- * alias: SafeBag { certBag, [0] CertBag { x509Certificate, [0] OCTET
- * STRING der }, SET { the Oracle attribute, friendlyName { BMPString } } }
- * (a SET OF in DER order: the Oracle attribute is the shorter encoding,
- * so it sorts first). With p, also written there.
+ * A certificate bag holding the DER certificate der[0..len) with a unique
+ * friendly name (Java's alias: two bags with one alias would leave one
+ * entry) and the trusted key usage attribute, or NULL.
+ *
+ * Why no X509 object: decoding a certificate (d2i_X509, the public key
+ * through OpenSSL 3's decoders) costs about 0.25 ms, so ~35 ms for a
+ * distribution's bundle at every start of `run`. A certificate bag holds
+ * the certificate's DER as it is, so the DER is wrapped as an ASN1_ANY
+ * SEQUENCE, which encodes to exactly those bytes: 1.5 ms for the bundle.
+ * The outer SEQUENCE is checked; the rest is what trust.pem already holds
+ * and every other client parses.
  */
-static size_t put_bag(unsigned char *p, const unsigned char *der, size_t dlen, const char *alias)
-{
-	size_t al = strlen(alias), bmp = 2 * al;
-	size_t bmp_tlv = der_hdr_len(bmp) + bmp;
-	size_t set_tlv = der_hdr_len(bmp_tlv) + bmp_tlv;
-	size_t fn = sizeof(OID_FRIENDLY_NAME) + set_tlv, fn_tlv = der_hdr_len(fn) + fn;
-	size_t attrs = sizeof(ATTR_ORACLE_TRUSTED) + fn_tlv, attrs_tlv = der_hdr_len(attrs) + attrs;
-	size_t os_tlv = der_hdr_len(dlen) + dlen, cv_tlv = der_hdr_len(os_tlv) + os_tlv;
-	size_t cb = sizeof(OID_X509_CERT) + cv_tlv, cb_tlv = der_hdr_len(cb) + cb;
-	size_t bv_tlv = der_hdr_len(cb_tlv) + cb_tlv;
-	size_t bag = sizeof(OID_CERT_BAG) + bv_tlv + attrs_tlv;
-
-	if (p == NULL)
-		return der_hdr_len(bag) + bag;
-	p = der_put_hdr(p, 0x30, bag);
-	p = der_put(p, OID_CERT_BAG, sizeof(OID_CERT_BAG));
-	p = der_put_hdr(p, 0xa0, cb_tlv);
-	p = der_put_hdr(p, 0x30, cb);
-	p = der_put(p, OID_X509_CERT, sizeof(OID_X509_CERT));
-	p = der_put_hdr(p, 0xa0, os_tlv);
-	p = der_put_hdr(p, 0x04, dlen);
-	p = der_put(p, der, dlen);
-	p = der_put_hdr(p, 0x31, attrs);
-	p = der_put(p, ATTR_ORACLE_TRUSTED, sizeof(ATTR_ORACLE_TRUSTED));
-	p = der_put_hdr(p, 0x30, fn);
-	p = der_put(p, OID_FRIENDLY_NAME, sizeof(OID_FRIENDLY_NAME));
-	p = der_put_hdr(p, 0x31, bmp_tlv);
-	p = der_put_hdr(p, 0x1e, bmp);
-	for (size_t i = 0; i < al; i++) {
-		*p++ = 0;
-		*p++ = (unsigned char)alias[i];
-	}
-	return der_hdr_len(bag) + bag;
-}
-
-/* Is der[0..len) one whole DER SEQUENCE, nothing after it? */
-static bool one_sequence(const unsigned char *der, int len)
+static PKCS12_SAFEBAG *trusted_bag(const unsigned char *der, long len, int index,
+				   const ASN1_OBJECT *any)
 {
 	const unsigned char *p = der;
+	PKCS12_SAFEBAG *bag = NULL;
+	ASN1_STRING *seq = NULL;
+	ASN1_TYPE *t = NULL;
 	long inner;
 	int tag, cls;
+	char alias[32];
 
-	return len > 0 && (ASN1_get_object(&p, &inner, &tag, &cls, len) & 0x80) == 0 &&
-	       tag == V_ASN1_SEQUENCE && cls == V_ASN1_UNIVERSAL && p + inner == der + len;
+	/* One whole DER SEQUENCE, nothing after it. */
+	if (len <= 0 || len > INT_MAX || (ASN1_get_object(&p, &inner, &tag, &cls, len) & 0x80) != 0 ||
+	    tag != V_ASN1_SEQUENCE || cls != V_ASN1_UNIVERSAL || p + inner != der + len)
+		return NULL;
+	seq = ASN1_STRING_type_new(V_ASN1_SEQUENCE);
+	t = ASN1_TYPE_new();
+	if (seq == NULL || t == NULL || ASN1_STRING_set(seq, der, (int)len) != 1) {
+		ASN1_STRING_free(seq);
+		ASN1_TYPE_free(t);
+		return NULL;
+	}
+	ASN1_TYPE_set(t, V_ASN1_SEQUENCE, seq); /* t owns seq */
+	bag = PKCS12_item_pack_safebag(t, ASN1_ITEM_rptr(ASN1_ANY), NID_x509Certificate,
+				       NID_certBag);
+	ASN1_TYPE_free(t);
+	if (bag == NULL)
+		return NULL;
+	/* trust.pem starts with the session CA. */
+	if (index == 0)
+		(void)snprintf(alias, sizeof(alias), "passavant-session-ca");
+	else
+		(void)snprintf(alias, sizeof(alias), "passavant-%d", index);
+	/* len -1 with V_ASN1_OBJECT: bytes is the ASN1_OBJECT itself
+	 * (X509_ATTRIBUTE_set1_data() copies it), not its encoding. */
+	if (PKCS12_add_friendlyname_utf8(bag, alias, -1) != 1 ||
+	    PKCS12_add1_attr_by_txt(bag, TS_ORACLE_TRUSTED_KEY_USAGE, V_ASN1_OBJECT,
+				    (const unsigned char *)any, -1) != 1) {
+		PKCS12_SAFEBAG_free(bag);
+		return NULL;
+	}
+	return bag;
 }
 
 /*
@@ -283,139 +219,82 @@ static int next_cert_der(const char *text, size_t len, size_t *pos, unsigned cha
 	return 1;
 }
 
-/*
- * The truststore of trust_pem, DER-encoded, into *out (OPENSSL_free) and
- * *outlen. 0, or -1 (message in err).
- *
- * Written by hand, not with OpenSSL's PKCS12 API: the file is one fixed
- * shape (PFX { 3, data { AuthenticatedSafe { data { SafeContents { one
- * certificate bag per certificate } } } }, MacData }), and the API costs
- * an object per bag, per attribute and per encoding step: about 8 ms of
- * every start for a distribution's bundle, where this is one pass of
- * lengths and one of copies. Why no X509 object either: decoding a
- * certificate (d2i_X509, the public key through OpenSSL 3's decoders)
- * costs about 0.25 ms, so ~35 ms for the bundle; a certificate bag holds
- * the certificate's DER as it is. Its outer SEQUENCE is checked; the
- * rest is what trust.pem already holds and every other client parses.
- * tests/unit/ca/test_truststore.c reads the result back with OpenSSL's
- * PKCS12 API, and tests/integration/test_trust.c with Java and keytool.
- */
+/* The truststore of trust_pem, DER-encoded, into *out (OPENSSL_free) and
+ * *outlen. 0, or -1 (message in err). */
 static int build_truststore(const char *trust_pem, unsigned char **out, int *outlen, char *err,
 			    size_t errlen)
 {
-	unsigned char *data = NULL, *bags = NULL, *pfx = NULL, *p, *as_start;
-	unsigned char salt[TS_SALT_LEN], key[TS_MAC_LEN], mac[EVP_MAX_MD_SIZE];
-	size_t tlen, pos = 0, used = 0, cap = 0, sc_tlv, ci1, ci1_tlv, as, as_tlv, ci2, ci2_tlv;
-	size_t md, md_tlv, dig, dig_tlv, salt_tlv, total;
-	unsigned int maclen = 0;
-	char *text = NULL, alias[32];
+	STACK_OF(PKCS12_SAFEBAG) *bags = sk_PKCS12_SAFEBAG_new_null();
+	STACK_OF(PKCS7) *safes = NULL;
+	ASN1_OBJECT *any = OBJ_txt2obj(TS_ANY_EXTENDED_KEY_USAGE, 1);
+	unsigned char *der = NULL, *data = NULL;
+	char *text = NULL;
+	PKCS12 *p12 = NULL;
+	size_t tlen, pos = 0;
 	struct stat st;
-	int n = 0, dlen, found, rc = -1;
+	int n = 0, len, dlen, found, rc = -1;
 
+	if (bags == NULL || any == NULL) {
+		ca_ssl_err(err, errlen, "Java truststore: out of memory");
+		goto out;
+	}
 	/* The whole file at once, decoded in place: PEM_read_bio() costs a
-	 * memory BIO that grows line by line per block. */
+	 * memory BIO that grows line by line per block (a third of the
+	 * truststore's time for a distribution's bundle). */
 	text = fileio_read(trust_pem, TS_TRUST_MAX_BYTES, 0, &tlen, &st);
 	if (text == NULL) {
 		errbuf_set(err, errlen, "Java truststore: cannot read %s: %s", trust_pem,
 			   errno == EINVAL ? "not a regular file" : strerror(errno));
 		goto out;
 	}
-	/* The DER of a block is shorter than its text; a bag adds less than
-	 * 128 bytes to it. */
+	/* The DER of a block is shorter than its text. */
 	data = OPENSSL_malloc(tlen + 1);
-	cap = tlen + 128 * (tlen / 64 + 1);
-	bags = OPENSSL_malloc(cap);
-	if (data == NULL || bags == NULL) {
-		errbuf_set(err, errlen, "Java truststore: out of memory");
+	if (data == NULL) {
+		ca_ssl_err(err, errlen, "Java truststore: out of memory");
 		goto out;
 	}
 	while ((found = next_cert_der(text, tlen, &pos, data, &dlen)) != 0) {
-		if (found < 0 || !one_sequence(data, dlen)) {
-			errbuf_set(err, errlen, "Java truststore: certificate %d of %s is malformed",
+		PKCS12_SAFEBAG *bag = NULL;
+
+		if (found < 0 || (bag = trusted_bag(data, dlen, n, any)) == NULL ||
+		    sk_PKCS12_SAFEBAG_push(bags, bag) == 0) {
+			PKCS12_SAFEBAG_free(bag);
+			ca_ssl_err(err, errlen, "Java truststore: certificate %d of %s is malformed",
 				   n + 1, trust_pem);
 			goto out;
 		}
-		bag_alias(n, alias, sizeof(alias));
-		if (used + put_bag(NULL, data, (size_t)dlen, alias) > cap) {
-			errbuf_set(err, errlen, "Java truststore: %s: out of room", trust_pem);
-			goto out;
-		}
-		used += put_bag(bags + used, data, (size_t)dlen, alias);
 		n++;
 	}
 	if (n == 0) {
 		errbuf_set(err, errlen, "Java truststore: %s: no certificate", trust_pem);
 		goto out;
 	}
-	/* SafeContents; the data ContentInfo that holds it (not encrypted:
-	 * there is nothing secret in it, and Java reads it without a
-	 * password); the AuthenticatedSafe; the outer data ContentInfo. */
-	sc_tlv = der_hdr_len(used) + used;
-	ci1 = sizeof(OID_DATA) + der_hdr_len(der_hdr_len(sc_tlv) + sc_tlv) + der_hdr_len(sc_tlv) +
-	      sc_tlv;
-	ci1_tlv = der_hdr_len(ci1) + ci1;
-	as = ci1_tlv;
-	as_tlv = der_hdr_len(as) + as;
-	ci2 = sizeof(OID_DATA) + der_hdr_len(der_hdr_len(as_tlv) + as_tlv) + der_hdr_len(as_tlv) +
-	      as_tlv;
-	ci2_tlv = der_hdr_len(ci2) + ci2;
-	/* MacData { DigestInfo { sha1, OCTET STRING mac }, OCTET STRING salt }
-	 * (iterations 1 is the DEFAULT, so left out). */
-	dig = sizeof(ALG_SHA1) + 2 + TS_MAC_LEN;
-	dig_tlv = der_hdr_len(dig) + dig;
-	salt_tlv = 2 + TS_SALT_LEN;
-	md = dig_tlv + salt_tlv;
-	md_tlv = der_hdr_len(md) + md;
-	total = 3 + ci2_tlv + md_tlv;
-	if (total + der_hdr_len(total) > INT_MAX ||
-	    (pfx = OPENSSL_malloc(der_hdr_len(total) + total)) == NULL) {
-		errbuf_set(err, errlen, "Java truststore: out of memory");
+	/* nid_safe -1: the safe is not encrypted (there is nothing secret in
+	 * it, and Java reads it without a password). The MAC is PKCS12's
+	 * HMAC-SHA1: every keytool verifies it, old ones included; its only
+	 * job is `keytool -list` accepting "changeit", since the data and the
+	 * password are public. So one iteration of the key derivation: more
+	 * only slow down guessing a secret password, and there is none (2048
+	 * cost about 1 ms of every start). */
+	if (PKCS12_add_safe(&safes, bags, -1, 0, NULL) != 1 ||
+	    (p12 = PKCS12_add_safes(safes, 0)) == NULL ||
+	    PKCS12_set_mac(p12, TS_PASSWORD, -1, NULL, 0, TS_MAC_ITER, EVP_sha1()) != 1 ||
+	    (len = i2d_PKCS12(p12, &der)) <= 0) {
+		ca_ssl_err(err, errlen, "Java truststore: cannot build the PKCS12 file");
 		goto out;
 	}
-	p = der_put_hdr(pfx, 0x30, total);
-	p = der_put(p, "\x02\x01\x03", 3); /* version 3 */
-	p = der_put_hdr(p, 0x30, ci2);
-	p = der_put(p, OID_DATA, sizeof(OID_DATA));
-	p = der_put_hdr(p, 0xa0, der_hdr_len(as_tlv) + as_tlv);
-	p = der_put_hdr(p, 0x04, as_tlv);
-	as_start = p;
-	p = der_put_hdr(p, 0x30, as);
-	p = der_put_hdr(p, 0x30, ci1);
-	p = der_put(p, OID_DATA, sizeof(OID_DATA));
-	p = der_put_hdr(p, 0xa0, der_hdr_len(sc_tlv) + sc_tlv);
-	p = der_put_hdr(p, 0x04, sc_tlv);
-	p = der_put_hdr(p, 0x30, used);
-	p = der_put(p, bags, used);
-	/* PKCS12's MAC: HMAC-SHA1 of the AuthenticatedSafe under a key
-	 * derived from "changeit" (PKCS12_key_gen_utf8, ID 3 for MAC). Every
-	 * keytool verifies it; its only job is `keytool -list` accepting
-	 * "changeit", since the data and the password are public. So one
-	 * iteration of the derivation: more only slow down guessing a
-	 * secret password, and there is none. */
-	if (RAND_bytes(salt, sizeof(salt)) != 1 ||
-	    PKCS12_key_gen_utf8(TS_PASSWORD, (int)strlen(TS_PASSWORD), salt, sizeof(salt), PKCS12_MAC_ID,
-				1, sizeof(key), key, EVP_sha1()) != 1 ||
-	    HMAC(EVP_sha1(), key, sizeof(key), as_start, as_tlv, mac, &maclen) == NULL ||
-	    maclen != TS_MAC_LEN) {
-		ca_ssl_err(err, errlen, "Java truststore: cannot compute the PKCS12 MAC");
-		goto out;
-	}
-	p = der_put_hdr(p, 0x30, md);
-	p = der_put_hdr(p, 0x30, dig);
-	p = der_put(p, ALG_SHA1, sizeof(ALG_SHA1));
-	p = der_put_hdr(p, 0x04, TS_MAC_LEN);
-	p = der_put(p, mac, TS_MAC_LEN);
-	p = der_put_hdr(p, 0x04, TS_SALT_LEN);
-	p = der_put(p, salt, TS_SALT_LEN);
-	*out = pfx;
-	*outlen = (int)(p - pfx);
-	pfx = NULL;
+	*out = der;
+	*outlen = len;
+	der = NULL;
 	rc = 0;
 out:
 	free(text);
 	OPENSSL_free(data);
-	OPENSSL_free(bags);
-	OPENSSL_free(pfx);
+	OPENSSL_free(der);
+	PKCS12_free(p12);
+	sk_PKCS7_pop_free(safes, PKCS7_free);
+	sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+	ASN1_OBJECT_free(any);
 	return rc;
 }
 
