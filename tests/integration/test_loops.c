@@ -161,6 +161,29 @@ static int get_status(const char *proxy, const char *url)
 	return st;
 }
 
+/* One request on the kept-alive connection fd: GET url; reads the whole
+ * answer when it is the upstream's 200 ("hello\n"). The status, or -1. */
+static int keep_get(int fd, const char *url)
+{
+	char req[512], *resp;
+	int n, st = -1;
+
+	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", url);
+	if (test_send_all(fd, req, (size_t)n) < 0)
+		return -1;
+	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+	if (resp != NULL && strncmp(resp, "HTTP/1.1 ", 9) == 0)
+		st = atoi(resp + 9);
+	if (st == 200 && strstr(resp, "hello\n") == NULL) {
+		free(resp);
+		resp = test_recv_until(fd, "hello\n", 5000, NULL, NULL);
+		if (resp == NULL)
+			st = -1;
+	}
+	free(resp);
+	return st;
+}
+
 /* CONNECT addr through the proxy: the open tunnel (status 200), else -1
  * with the status in *status (-503: a 503 that is not the tunnel limit). */
 static int open_tunnel(const char *proxy, const char *addr, int *status)
@@ -246,7 +269,8 @@ static void test_many_clients(void)
 	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up, "/hello"), "--proxy", p.addr, "-c",
 				"32", "-n", "1600", NULL),
 			0);
-	CU_ASSERT(out != NULL && strncmp(out, "reqs=1600 ", 10) == 0 && strstr(out, " errors=0\n") != NULL);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=1600 ", 10) == 0 &&
+		  strstr(out, " errors=0\n") != NULL);
 	free(out);
 	out = NULL;
 	/* 32 kept-alive HTTPS clients through CONNECT, TLS terminated on
@@ -272,9 +296,14 @@ static void test_reload_every_loop(void)
 	struct test_px p;
 	char yaml[256], *err;
 	long long deadline;
-	int n, allowed = 0, refused = 0;
+	int n, allowed = 0, refused = 0, keep[3] = {-1, -1, -1};
 
 	CU_ASSERT_EQUAL_FATAL(px_start_loops(&p, "3", "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
+	/* The first three connections, one on each loop, kept alive. */
+	for (int i = 0; i < 3; i++) {
+		keep[i] = test_tcp_connect(p.addr, 5000);
+		CU_ASSERT(keep[i] >= 0 && keep_get(keep[i], test_upstream_url(&up, "/hello")) == 200);
+	}
 	/* Six new connections: two on each loop. */
 	for (int i = 0; i < 6; i++)
 		allowed += get_status(p.addr, test_upstream_url(&up, "/hello")) == 200;
@@ -294,10 +323,17 @@ static void test_reload_every_loop(void)
 			break;
 		usleep(20000);
 	}
-	/* Nine new connections, three on each loop: every one refused. */
+	/* The next request on each kept-alive connection, one per loop, and
+	 * nine new connections, three on each loop: every one refused. */
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < 0)
+			continue;
+		refused += keep_get(keep[i], test_upstream_url(&up, "/hello")) == 403;
+		close(keep[i]);
+	}
 	for (int i = 0; i < 9; i++)
 		refused += get_status(p.addr, test_upstream_url(&up, "/hello")) == 403;
-	CU_ASSERT_EQUAL(refused, 9);
+	CU_ASSERT_EQUAL(refused, 12);
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
@@ -421,7 +457,8 @@ static void test_bad_loops(void)
 		char *err = NULL;
 
 		CU_ASSERT_EQUAL(test_run_capture(argv, NULL, &err, 10000), 2);
-		CU_ASSERT(err != NULL && strstr(err, "--loops: expected a number of event loops from 1 to 256") != NULL);
+		CU_ASSERT(err != NULL &&
+			  strstr(err, "--loops: expected a number of event loops from 1 to 256") != NULL);
 		free(err);
 	}
 }
