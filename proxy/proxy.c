@@ -755,6 +755,7 @@ void proxy_free(proxy_t *px)
 	/* Every loop's connections first: they hold policy references and
 	 * SSLs of the shared TLS session. */
 	free_workers(px);
+	conn_close_all(&px->conns);
 	for (size_t i = 0; i < sizeof(px->icpt) / sizeof(px->icpt[0]); i++)
 		intercept_free(px->icpt[i]);
 	if (px->sig_int != NULL)
