@@ -102,6 +102,7 @@ struct proxy {
 	struct proxy **workers;         /* loops 1 .. nloops-1 */
 	unsigned nloops;                /* loops, loop 0 included */
 	unsigned next;                  /* the loop the next connection goes to */
+	bool running;                   /* proxy_start() done: the workers run */
 };
 
 static proxy_policy_t *holder_new(policy_t *p)
@@ -509,6 +510,7 @@ static void threads_init(void)
 }
 
 static void loop_fini(proxy_t *l);
+static int stop_workers(proxy_t *px);
 
 /* Frees the worker loops of loop 0 (their threads already joined). */
 static void free_workers(proxy_t *px)
@@ -752,6 +754,12 @@ void proxy_free(proxy_t *px)
 {
 	if (px == NULL)
 		return;
+	/* Started but not run (or run stopped early): join the workers
+	 * before anything they use goes. */
+	if (px->running) {
+		(void)stop_workers(px);
+		px->running = false;
+	}
 	/* Every loop's connections first: they hold policy references and
 	 * SSLs of the shared TLS session. */
 	free_workers(px);
@@ -941,14 +949,14 @@ static int start_workers(proxy_t *px)
 	return err == 0 ? 0 : -1;
 }
 
-int proxy_run(proxy_t *px)
+int proxy_start(proxy_t *px)
 {
-	int rc = 0;
-
 	if (px != px->main) {
-		log_warnx("proxy_run: only loop 0 runs the proxy");
+		log_warnx("proxy_start: only loop 0 starts the proxy");
 		return -1;
 	}
+	if (px->running)
+		return 0;
 	/* Both keep state that is not safe to share between threads: the
 	 * observer (`run`'s counters) and the credential table (its scratch
 	 * and set cache, mask/). */
@@ -985,12 +993,23 @@ int proxy_run(proxy_t *px)
 		(void)stop_workers(px);
 		return -1;
 	}
+	px->running = true;
+	return 0;
+}
+
+int proxy_run(proxy_t *px)
+{
+	int rc = 0;
+
+	if (proxy_start(px) < 0)
+		return -1;
 	if (event_base_dispatch(px->base) < 0) {
 		log_warnx("event loop failed");
 		rc = -1;
 	}
 	if (stop_workers(px) < 0)
 		rc = -1;
+	px->running = false;
 	return rc;
 }
 

@@ -49,7 +49,8 @@ struct conn;
 proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const char *session)
 	NONNULL(1, 4) WUNRES;
 
-/* Closes every connection and listener, frees everything. NULL: no-op. */
+/* Stops and joins the worker loops if they run, closes every connection
+ * and listener, frees everything. NULL: no-op. */
 void proxy_free(proxy_t *px);
 
 /*
@@ -115,11 +116,20 @@ unsigned proxy_loops(const proxy_t *px) NONNULL(1);
 unsigned proxy_loops_default(void);
 
 /*
- * Runs loop 0 on the calling thread and every worker loop on its own,
+ * Starts the worker loops' threads (they serve connections handed to them
+ * from then on; loop 0 accepts once proxy_run() runs it), so that a
+ * "listening on" line printed afterwards means every loop runs. Refuses
+ * (-1, logged) several loops with an observer or with a credential table
+ * that masks values: both are single-threaded. Once; proxy_run() calls
+ * it when it was not. Returns 0 or -1.
+ */
+int proxy_start(proxy_t *px) NONNULL(1) WUNRES;
+
+/*
+ * Runs loop 0 on the calling thread (after proxy_start() if not done)
  * until SIGINT/SIGTERM (or proxy_stop()); then stops and joins the
- * workers. Refuses (-1, logged) several loops with an observer or with a
- * credential table that masks values: both are single-threaded. Returns
- * 0, -1 on an event-loop failure (of any loop).
+ * workers. Returns 0, -1 on a refusal of proxy_start() or an event-loop
+ * failure (of any loop).
  */
 int proxy_run(proxy_t *px) NONNULL(1);
 

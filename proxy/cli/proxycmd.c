@@ -155,6 +155,9 @@ static int proxy_serve(proxy_t *px, session_t *sess, const char *host, uint16_t 
 	/* The proxy owns the table from here (freed after every connection). */
 	proxy_set_masks(px, *masks);
 	*masks = NULL;
+	/* Every loop runs before the line says the proxy is ready. */
+	if (proxy_start(px) < 0)
+		return 1;
 	/* The one line on stdout (SPEC §2); everything else goes to stderr. */
 	if (printf(strchr(bound, ':') ? "listening on [%s]:%u\n" : "listening on %s:%u\n", bound,
 		   (unsigned)bound_port) < 0 ||

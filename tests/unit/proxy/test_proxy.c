@@ -235,6 +235,21 @@ static void test_loops_run_and_join(void)
 	proxy_free(px);
 }
 
+/* Started, never run: proxy_free() stops and joins the workers. */
+static void test_loops_start_free(void)
+{
+	proxy_t *px = proxy_new(small_policy(), NULL, NULL, "0000000000000000");
+	unsigned before = count_threads();
+
+	CU_ASSERT_FATAL(px != NULL);
+	CU_ASSERT_EQUAL_FATAL(proxy_set_loops(px, 3), 0);
+	CU_ASSERT_EQUAL(proxy_start(px), 0);
+	CU_ASSERT_EQUAL(proxy_start(px), 0); /* once */
+	CU_ASSERT_EQUAL(count_threads(), before + 2);
+	proxy_free(px);
+	CU_ASSERT_EQUAL(count_threads(), before);
+}
+
 struct hammer {
 	proxy_t *px;
 	atomic_uint held;     /* slots held right now, by every thread */
@@ -336,6 +351,7 @@ TEST_REGISTRAR(proxy_proxy_suite)
 	test_add(s, "proxy_set_loops: limits, once", test_set_loops);
 	test_add(s, "several loops refuse an observer", test_loops_refuse_observer);
 	test_add(s, "proxy_run starts and joins the worker loops", test_loops_run_and_join);
+	test_add(s, "proxy_free joins workers started but never run", test_loops_start_free);
 	test_add(s, "tunnel slots: one limit across threads", test_tunnels_threads);
 	test_add(s, "policy references during reloads on another thread", test_policy_reload_threads);
 }
