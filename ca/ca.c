@@ -562,24 +562,23 @@ SSL_CTX *ca_leaf_ctx(ca_t *ca, const char *host, char *err, size_t errlen)
 		       h.text);
 		return NULL;
 	}
-	ctx = leafcache_get(ca->cache, h.text);
-	if (ctx != NULL) {
-		if (SSL_CTX_up_ref(ctx) != 1) {
-			ca_ssl_err(err, errlen, "leaf TLS context for %s", h.text);
-			return NULL;
-		}
+	ctx = leafcache_get(ca->cache, h.text); /* the caller's reference */
+	if (ctx != NULL)
 		return ctx;
-	}
 	ctx = mint_ctx(ca, &h, err, errlen);
 	if (ctx == NULL)
 		return NULL;
-	/* The reference from mint_ctx() goes to the cache, the caller gets
-	 * a new one. If the cache cannot take it, the caller gets it
-	 * uncached: correct, only slower next time. */
-	if (leafcache_put(ca->cache, h.text, ctx) == 0 && SSL_CTX_up_ref(ctx) != 1) {
+	/* One reference for the caller, taken before the cache has the
+	 * context (another loop may evict it at once), and the one from
+	 * mint_ctx() for the cache. If the cache cannot take it, the caller
+	 * gets it uncached: correct, only slower next time. */
+	if (SSL_CTX_up_ref(ctx) != 1) {
+		SSL_CTX_free(ctx);
 		ca_ssl_err(err, errlen, "leaf TLS context for %s", h.text);
 		return NULL;
 	}
+	if (leafcache_put(ca->cache, h.text, ctx) != 0)
+		SSL_CTX_free(ctx);
 	return ctx;
 }
 

@@ -73,22 +73,26 @@ X509 *forge_leaf(X509 *ca_cert, EVP_PKEY *ca_key, EVP_PKEY *leaf_key, const stru
 
 struct leafcache;
 
-/* A cache of at most cap entries (cap >= 1). Caller frees. NULL on ENOMEM. */
+/* A cache of at most cap entries (cap >= 1), safe to use from several
+ * threads (one lock). Caller frees. NULL on ENOMEM. */
 struct leafcache *leafcache_new(size_t cap) WUNRES MALLOC;
 /* Drops the cache's reference on every entry. NULL is a no-op. */
 void leafcache_free(struct leafcache *lc);
-/* The entry for key, borrowed (take a reference to keep it), marked most
+/* The entry for key with a new reference for the caller (taken under the
+ * lock, so a concurrent eviction cannot free it first), marked most
  * recently used; NULL when absent. */
 SSL_CTX *leafcache_get(struct leafcache *lc, const char *key) NONNULL(1, 2);
 /*
- * Inserts ctx under key (which must be absent), taking over the caller's
- * reference; evicts the least recently used entry when full. Returns 0, or
- * -1 on ENOMEM (then the reference is still the caller's).
+ * Inserts ctx under key, taking over the caller's reference; evicts the
+ * least recently used entry when full. When key is already there (another
+ * thread forged the same host meanwhile) that entry stays and the given
+ * reference is dropped. Returns 0, or -1 on ENOMEM (then the reference is
+ * still the caller's).
  */
 int leafcache_put(struct leafcache *lc, const char *key, SSL_CTX *ctx) NONNULL(1, 2, 3) WUNRES;
 /* Number of entries and evictions so far. */
-size_t leafcache_count(const struct leafcache *lc) NONNULL(1);
-size_t leafcache_evictions(const struct leafcache *lc) NONNULL(1);
+size_t leafcache_count(struct leafcache *lc) NONNULL(1);
+size_t leafcache_evictions(struct leafcache *lc) NONNULL(1);
 
 /* ------------------------------------------------------------ ca.c */
 

@@ -7,6 +7,12 @@
  * made from the context holds another. Evicting an entry only drops the
  * cache's reference, so live connections are never disturbed.
  *
+ * The proxy's event loops share one cache (one forge per host, not one
+ * per loop): a lock guards it, held for a lookup or an insertion only
+ * (forging happens outside it), and a lookup takes the caller's
+ * reference under it, so an eviction on another loop cannot free the
+ * context in between.
+ *
  * Layout: a chained hash table for lookup plus a doubly linked list in
  * recency order (head = most recent). Lookups are O(1) on average; an
  * adversary choosing host names (with an allow-any policy) can at worst
@@ -14,6 +20,7 @@
  */
 #include "ca_int.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +42,7 @@ struct leafcache {
 	size_t evictions;                 /**< entries dropped for space */
 	struct leafcache_entry *head;     /**< most recently used */
 	struct leafcache_entry *tail;     /**< least recently used */
+	pthread_mutex_t lock;             /**< guards everything above */
 };
 
 /* FNV-1a, 32-bit. Keys are short host names. */
@@ -68,6 +76,11 @@ struct leafcache *leafcache_new(size_t cap)
 		free(lc);
 		return NULL;
 	}
+	if (pthread_mutex_init(&lc->lock, NULL) != 0) {
+		free(lc->buckets);
+		free(lc);
+		return NULL;
+	}
 	lc->nbuckets = nb;
 	lc->cap = cap;
 	return lc;
@@ -85,6 +98,7 @@ void leafcache_free(struct leafcache *lc)
 		free(e);
 	}
 	free(lc->buckets);
+	(void)pthread_mutex_destroy(&lc->lock);
 	free(lc);
 }
 
@@ -123,60 +137,98 @@ static void bucket_unlink(struct leafcache *lc, struct leafcache_entry *e)
 	e->hnext = NULL;
 }
 
+/* The entry for key, or NULL. Under the lock. */
+static struct leafcache_entry *find(struct leafcache *lc, const char *key, uint32_t h)
+{
+	struct leafcache_entry *e;
+
+	for (e = lc->buckets[h & (lc->nbuckets - 1)]; e != NULL; e = e->hnext)
+		if (e->hash == h && strcmp(e->key, key) == 0)
+			return e;
+	return NULL;
+}
+
 SSL_CTX *leafcache_get(struct leafcache *lc, const char *key)
 {
 	uint32_t h = key_hash(key);
 	struct leafcache_entry *e;
+	SSL_CTX *ctx = NULL;
 
-	for (e = lc->buckets[h & (lc->nbuckets - 1)]; e != NULL; e = e->hnext) {
-		if (e->hash == h && strcmp(e->key, key) == 0) {
-			if (lc->head != e) {
-				list_unlink(lc, e);
-				list_push_front(lc, e);
-			}
-			return e->ctx;
+	(void)pthread_mutex_lock(&lc->lock);
+	e = find(lc, key, h);
+	if (e != NULL && SSL_CTX_up_ref(e->ctx) == 1) {
+		if (lc->head != e) {
+			list_unlink(lc, e);
+			list_push_front(lc, e);
 		}
+		ctx = e->ctx;
 	}
-	return NULL;
+	(void)pthread_mutex_unlock(&lc->lock);
+	return ctx;
 }
 
 int leafcache_put(struct leafcache *lc, const char *key, SSL_CTX *ctx)
 {
-	struct leafcache_entry *e;
+	struct leafcache_entry *e, *n;
 	size_t klen = strlen(key), b;
+	uint32_t h = key_hash(key);
 
 	if (klen > CA_HOST_MAX)
 		return -1;
+	/* Allocated before the lock: nothing slow is done under it. */
+	n = calloc(1, sizeof(*n));
+	if (n == NULL)
+		return -1;
+	memcpy(n->key, key, klen + 1);
+	n->hash = h;
+	n->ctx = ctx;
+	(void)pthread_mutex_lock(&lc->lock);
+	/* Another loop forged the same host meanwhile: keep its entry and
+	 * drop the reference we were given. */
+	if (find(lc, key, h) != NULL) {
+		(void)pthread_mutex_unlock(&lc->lock);
+		free(n);
+		SSL_CTX_free(ctx);
+		return 0;
+	}
 	/* Make room first: drop the least recently used entry. */
+	e = NULL;
 	if (lc->count >= lc->cap && lc->tail != NULL) {
 		e = lc->tail;
 		list_unlink(lc, e);
 		bucket_unlink(lc, e);
-		SSL_CTX_free(e->ctx);
-		free(e);
 		lc->count--;
 		lc->evictions++;
 	}
-	e = calloc(1, sizeof(*e));
-	if (e == NULL)
-		return -1;
-	memcpy(e->key, key, klen + 1);
-	e->hash = key_hash(key);
-	e->ctx = ctx;
-	b = e->hash & (lc->nbuckets - 1);
-	e->hnext = lc->buckets[b];
-	lc->buckets[b] = e;
-	list_push_front(lc, e);
+	b = h & (lc->nbuckets - 1);
+	n->hnext = lc->buckets[b];
+	lc->buckets[b] = n;
+	list_push_front(lc, n);
 	lc->count++;
+	(void)pthread_mutex_unlock(&lc->lock);
+	if (e != NULL) {
+		SSL_CTX_free(e->ctx);
+		free(e);
+	}
 	return 0;
 }
 
-size_t leafcache_count(const struct leafcache *lc)
+size_t leafcache_count(struct leafcache *lc)
 {
-	return lc->count;
+	size_t n;
+
+	(void)pthread_mutex_lock(&lc->lock);
+	n = lc->count;
+	(void)pthread_mutex_unlock(&lc->lock);
+	return n;
 }
 
-size_t leafcache_evictions(const struct leafcache *lc)
+size_t leafcache_evictions(struct leafcache *lc)
 {
-	return lc->evictions;
+	size_t n;
+
+	(void)pthread_mutex_lock(&lc->lock);
+	n = lc->evictions;
+	(void)pthread_mutex_unlock(&lc->lock);
+	return n;
 }

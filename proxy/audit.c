@@ -2,13 +2,16 @@
  * audit.c - JSON Lines writer. Each line is built in a buffer owned by the
  * audit_t (grown as needed, reused, so no allocation per line once warm)
  * and written with one write(2): O_APPEND makes each line land whole even
- * when two processes share the file.
+ * when two processes share the file. The buffer is shared by the proxy's
+ * event loops: a lock makes building and writing a line one step (held
+ * for a line's formatting and its write(2), never across a wait).
  */
 #include "audit.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@ struct audit {
 	char *session;   /* session id */
 	char *buf;       /* line being built */
 	size_t cap;      /* bytes allocated in buf */
+	pthread_mutex_t lock; /* guards buf, cap (audit_write() from several loops) */
 };
 
 audit_t *audit_open(const char *path, const char *session)
@@ -35,6 +39,11 @@ audit_t *audit_open(const char *path, const char *session)
 	a->session = strdup(session);
 	if (a->session == NULL)
 		goto fail_close;
+	if ((saved = pthread_mutex_init(&a->lock, NULL)) != 0) {
+		free(a->session);
+		errno = saved;
+		goto fail_close;
+	}
 	return a;
 fail_close:
 	saved = errno;
@@ -55,6 +64,7 @@ void audit_free(audit_t *a)
 		(void)close(a->fd);
 	free(a->session);
 	free(a->buf);
+	(void)pthread_mutex_destroy(&a->lock);
 	free(a);
 }
 
@@ -214,7 +224,7 @@ static int put_injected(audit_t *a, size_t *pos, const struct audit_rec *r)
 	return put(a, pos, "]", 1);
 }
 
-int audit_write(audit_t *a, const struct audit_rec *r)
+static int write_line(audit_t *a, const struct audit_rec *r)
 {
 	struct timespec ts;
 	struct tm tm;
@@ -252,4 +262,16 @@ int audit_write(audit_t *a, const struct audit_rec *r)
 		return -1;
 	}
 	return 0;
+}
+
+int audit_write(audit_t *a, const struct audit_rec *r)
+{
+	int rc, saved;
+
+	(void)pthread_mutex_lock(&a->lock);
+	rc = write_line(a, r);
+	saved = errno;
+	(void)pthread_mutex_unlock(&a->lock);
+	errno = saved;
+	return rc;
 }

@@ -1,7 +1,19 @@
 /*
- * proxy.c - the event loop, listeners, signals, the refcounted policy
+ * proxy.c - the event loops, listeners, signals, the refcounted policy
  * holder, the tunnel slots, the EMFILE pause and the watcher of this
  * machine's own addresses (localaddr.c).
+ *
+ * Loops (docs/architecture.md "Loops"): a proxy_t is one event loop. The
+ * first (the one proxy_new() returns, "loop 0") owns what every loop
+ * shares: the current policy, the audit log, the TLS session, the
+ * credential table, the tunnel count, the signals and the listeners.
+ * proxy_set_loops() adds worker loops, each with its own event base,
+ * resolver, address watcher, connection registry and heap-trim timer,
+ * run by a thread of its own from proxy_run(). Loop 0 accepts every
+ * connection and hands each, round robin, to a loop (itself included)
+ * through that loop's inbox: a locked queue and an eventfd the loop
+ * watches. A connection lives on the loop it was handed to until it
+ * closes, so conn.c and below see one proxy_t and one thread.
  */
 #include "proxy.h"
 
@@ -10,16 +22,21 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/dns.h>
 #include <event2/listener.h>
+#include <event2/thread.h>
 
 #include "../mask/mask.h"
 #include "conn.h"
@@ -31,11 +48,22 @@
 /* A policy and the number of holders: the proxy (while current) and every
  * connection that decided with it. */
 struct proxy_policy {
-	policy_t *p;      /* the policy (owned) */
-	unsigned refs;    /* holders */
+	policy_t *p;          /* the policy (owned) */
+	atomic_uint refs;     /* holders (on any loop) */
+};
+
+/* A connection accepted by loop 0 for another loop. */
+struct handoff {
+	struct handoff *next;
+	int fd;
+	socklen_t len;
+	struct sockaddr_storage sa;
 };
 
 struct proxy {
+	/* --- this loop --- */
+	struct proxy *main;             /* loop 0 (itself for loop 0) */
+	unsigned index;                 /* 0 for loop 0 */
 	struct event_base *base;        /* the loop */
 	struct evdns_base *dns;         /* resolver (never blocks the loop) */
 	localaddr_t *local;             /* this machine's own addresses, kept current */
@@ -45,13 +73,24 @@ struct proxy {
 	struct event *settle;           /* returns freed heap pages once accepting settles */
 	bool churned;                   /* an accept, close or TLS handshake end since the last trim */
 	struct timeval last_churn;      /* the last of them (loop time) */
+	struct conn *conns;             /* registry of this loop's live connections */
+	int inbox_fd;                   /* eventfd: handoffs or a stop request wait; -1: none */
+	struct event *inbox;            /* reads inbox_fd */
+	pthread_mutex_t q_lock;         /* guards q_head, q_tail */
+	struct handoff *q_head, *q_tail; /* handed-off connections, oldest first */
+	atomic_bool stop;               /* stop at the next inbox wake-up */
+	pthread_t thread;               /* workers: the thread running the loop */
+	bool started;                   /* workers: thread is running (to join) */
+	int rc;                         /* workers: 0, or -1 when the loop failed */
+
+	/* --- shared by every loop, held by loop 0 (unused in workers) --- */
+	pthread_mutex_t pol_lock;       /* guards cur against a concurrent reload */
 	proxy_policy_t *cur;            /* current policy (our reference) */
 	char *policy_path;              /* re-read on SIGHUP; NULL: embedded */
 	proxy_bind_fn *bind;            /* applied to a re-read policy, or NULL */
 	audit_t *audit;                 /* audit log or NULL */
 	char *session;                  /* session id */
-	unsigned tunnels;               /* tunnel slots in use */
-	struct conn *conns;             /* registry of live connections */
+	atomic_uint tunnels;            /* tunnel slots in use, on every loop */
 	tls_session_t *tls;             /* session CA + upstream context, or NULL */
 	mask_table_t *masks;            /* credential table, or NULL */
 	proxy_observer_fn observer;     /* audit record observer, or NULL */
@@ -60,6 +99,10 @@ struct proxy {
 	void *sig_hook_arg;
 	resolver_t *resolver;           /* the in-sandbox resolver, or NULL */
 	intercept_t *icpt[2];           /* interception listeners (IPv4, IPv6), or NULL */
+	struct proxy **workers;         /* loops 1 .. nloops-1 */
+	unsigned nloops;                /* loops, loop 0 included */
+	unsigned next;                  /* the loop the next connection goes to */
+	bool running;                   /* proxy_start() done: the workers run */
 };
 
 static proxy_policy_t *holder_new(policy_t *p)
@@ -69,19 +112,27 @@ static proxy_policy_t *holder_new(policy_t *p)
 	if (pp == NULL)
 		return NULL;
 	pp->p = p;
-	pp->refs = 1;
+	atomic_init(&pp->refs, 1);
 	return pp;
 }
 
+/* The lock makes reading cur and taking a reference one step: a reload
+ * on loop 0 cannot drop the last reference in between. */
 proxy_policy_t *proxy_policy_get(proxy_t *px)
 {
-	px->cur->refs++;
-	return px->cur;
+	proxy_t *m = px->main;
+	proxy_policy_t *pp;
+
+	(void)pthread_mutex_lock(&m->pol_lock);
+	pp = m->cur;
+	atomic_fetch_add_explicit(&pp->refs, 1, memory_order_relaxed);
+	(void)pthread_mutex_unlock(&m->pol_lock);
+	return pp;
 }
 
 void proxy_policy_put(proxy_policy_t *pp)
 {
-	if (pp == NULL || --pp->refs > 0)
+	if (pp == NULL || atomic_fetch_sub_explicit(&pp->refs, 1, memory_order_acq_rel) > 1)
 		return;
 	policy_free(pp->p);
 	free(pp);
@@ -109,7 +160,7 @@ localaddr_t *proxy_local(proxy_t *px)
 
 audit_t *proxy_audit(proxy_t *px)
 {
-	return px->audit;
+	return px->main->audit;
 }
 
 void proxy_set_tls(proxy_t *px, tls_session_t *tls)
@@ -120,21 +171,31 @@ void proxy_set_tls(proxy_t *px, tls_session_t *tls)
 
 tls_session_t *proxy_tls(proxy_t *px)
 {
-	return px->tls;
+	return px->main->tls;
 }
 
+/* One count for every loop, so maxTunnels stays a limit of the process. */
 bool proxy_tunnel_acquire(proxy_t *px, unsigned max)
 {
-	if (px->tunnels >= max)
-		return false;
-	px->tunnels++;
+	atomic_uint *t = &px->main->tunnels;
+	unsigned n = atomic_load_explicit(t, memory_order_relaxed);
+
+	do {
+		if (n >= max)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(t, &n, n + 1, memory_order_relaxed,
+							memory_order_relaxed));
 	return true;
 }
 
 void proxy_tunnel_release(proxy_t *px)
 {
-	if (px->tunnels > 0)
-		px->tunnels--;
+	atomic_uint *t = &px->main->tunnels;
+	unsigned n = atomic_load_explicit(t, memory_order_relaxed);
+
+	while (n > 0 && !atomic_compare_exchange_weak_explicit(t, &n, n - 1, memory_order_relaxed,
+							       memory_order_relaxed))
+		;
 }
 
 struct conn **proxy_conn_list(proxy_t *px)
@@ -142,9 +203,26 @@ struct conn **proxy_conn_list(proxy_t *px)
 	return &px->conns;
 }
 
+/* Wakes loop l's inbox (handoffs or a stop request). Any thread. */
+static int inbox_wake(proxy_t *l)
+{
+	uint64_t one = 1;
+
+	if (write(l->inbox_fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+		return 0;
+	log_warn("cannot wake event loop %u", l->index);
+	return -1;
+}
+
 void proxy_stop(proxy_t *px)
 {
-	(void)event_base_loopbreak(px->base);
+	/* Loop 0 stops on its own thread; from a worker's, it is asked to. */
+	if (px == px->main) {
+		(void)event_base_loopbreak(px->base);
+		return;
+	}
+	atomic_store(&px->main->stop, true);
+	(void)inbox_wake(px->main);
 }
 
 void proxy_set_binder(proxy_t *px, proxy_bind_fn *fn)
@@ -154,10 +232,11 @@ void proxy_set_binder(proxy_t *px, proxy_bind_fn *fn)
 
 int proxy_reload(proxy_t *px)
 {
-	proxy_policy_t *pp;
+	proxy_policy_t *pp, *old;
 	unsigned nerrors = 0;
 	policy_t *p;
 
+	px = px->main;
 	if (px->policy_path == NULL) {
 		log_info("SIGHUP: the embedded default policy has nothing to re-read");
 		return 0;
@@ -178,10 +257,13 @@ int proxy_reload(proxy_t *px)
 		policy_free(p);
 		return -1;
 	}
-	/* New decisions use pp; connections holding the old policy keep it
-	 * alive until they close. */
-	proxy_policy_put(px->cur);
+	/* New decisions on every loop use pp from here; connections
+	 * holding the old policy keep it alive until they close. */
+	(void)pthread_mutex_lock(&px->pol_lock);
+	old = px->cur;
 	px->cur = pp;
+	(void)pthread_mutex_unlock(&px->pol_lock);
+	proxy_policy_put(old);
 	log_info("SIGHUP: reloaded the network policy from %s", px->policy_path);
 	/* SPEC §2: only the network part is re-read. The credential table
 	 * (values, sentinels, injectHosts, injectIn) stays as it was loaded:
@@ -200,7 +282,7 @@ void proxy_set_masks(proxy_t *px, mask_table_t *masks)
 
 mask_table_t *proxy_masks(proxy_t *px)
 {
-	return px->masks;
+	return px->main->masks;
 }
 
 void proxy_set_observer(proxy_t *px, proxy_observer_fn fn, void *arg)
@@ -217,10 +299,14 @@ void proxy_set_signal_hook(proxy_t *px, proxy_signal_fn fn, void *arg)
 
 void proxy_record(proxy_t *px, const struct audit_rec *r)
 {
-	if (px->audit != NULL && audit_write(px->audit, r) < 0)
+	proxy_t *m = px->main;
+
+	/* audit_write() is safe from any loop (one locked write per line);
+	 * an observer exists only with one loop (proxy_run()). */
+	if (m->audit != NULL && audit_write(m->audit, r) < 0)
 		log_warn("audit write");
-	if (px->observer != NULL)
-		px->observer(px->observer_arg, r);
+	if (m->observer != NULL)
+		m->observer(m->observer_arg, r);
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -282,14 +368,74 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 	(void)malloc_trim(0);
 }
 
+/* Queues a connection loop 0 accepted for loop l and wakes l. On failure
+ * the connection is closed (it cannot be served). */
+static void hand_off(proxy_t *l, int fd, const struct sockaddr *sa, int len)
+{
+	struct handoff *h = malloc(sizeof(*h));
+
+	if (h == NULL || len < 0 || (size_t)len > sizeof(h->sa)) {
+		log_warn("cannot hand a connection to event loop %u; closing it", l->index);
+		free(h);
+		(void)close(fd);
+		return;
+	}
+	h->next = NULL;
+	h->fd = fd;
+	h->len = (socklen_t)len;
+	memcpy(&h->sa, sa, (size_t)len);
+	(void)pthread_mutex_lock(&l->q_lock);
+	if (l->q_tail != NULL)
+		l->q_tail->next = h;
+	else
+		l->q_head = h;
+	l->q_tail = h;
+	(void)pthread_mutex_unlock(&l->q_lock);
+	/* A failed wake leaves the connection queued; the next one's wake
+	 * (or the stop) takes it. */
+	(void)inbox_wake(l);
+}
+
 static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int len,
 		      void *arg)
 {
 	proxy_t *px = arg;
+	unsigned i = px->next;
 
 	(void)lis;
+	if (px->nloops > 1) {
+		px->next = (i + 1) % px->nloops;
+		if (i != 0) {
+			hand_off(px->workers[i - 1], fd, sa, len);
+			return;
+		}
+	}
 	proxy_note_churn(px);
 	(void)conn_new(px, fd, sa, len);
+}
+
+/* A loop's inbox: takes the queued connections, then stops if asked. */
+static void inbox_cb(evutil_socket_t fd, short what, void *arg)
+{
+	proxy_t *l = arg;
+	struct handoff *h, *next;
+	uint64_t n;
+
+	(void)what;
+	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_warn("event loop %u: reading its wake-up counter", l->index);
+	(void)pthread_mutex_lock(&l->q_lock);
+	h = l->q_head;
+	l->q_head = l->q_tail = NULL;
+	(void)pthread_mutex_unlock(&l->q_lock);
+	for (; h != NULL; h = next) {
+		next = h->next;
+		proxy_note_churn(l);
+		(void)conn_new(l, h->fd, (struct sockaddr *)&h->sa, (int)h->len);
+		free(h);
+	}
+	if (atomic_load(&l->stop))
+		(void)event_base_loopbreak(l->base);
 }
 
 void proxy_note_churn(proxy_t *px)
@@ -390,6 +536,134 @@ static struct event_base *new_base(void)
 	return b != NULL ? b : event_base_new();
 }
 
+/* pthread_once() body: evthread_use_pthreads() for the process. */
+static int threads_ok_result = -1;
+
+static void threads_init(void)
+{
+	threads_ok_result = evthread_use_pthreads() == 0 ? 0 : -1;
+}
+
+static void loop_fini(proxy_t *l);
+static int stop_workers(proxy_t *px);
+
+/* Frees the worker loops of loop 0 (their threads already joined). */
+static void free_workers(proxy_t *px)
+{
+	if (px->workers == NULL)
+		return;
+	for (unsigned i = 0; i + 1 < px->nloops; i++) {
+		if (px->workers[i] == NULL)
+			continue;
+		loop_fini(px->workers[i]);
+		free(px->workers[i]);
+	}
+	free(px->workers);
+	px->workers = NULL;
+	px->nloops = 1;
+}
+
+/*
+ * Sets up the per-loop part of l: event base, resolver, address watcher,
+ * heap-trim and accept-pause timers, the inbox lock. Returns 0, or -1
+ * after logging why.
+ */
+static int loop_init(proxy_t *l)
+{
+	char err[512];
+
+	l->inbox_fd = -1;
+	if (pthread_mutex_init(&l->q_lock, NULL) != 0) {
+		log_warnx("cannot create the lock of event loop %u", l->index);
+		return -1;
+	}
+	l->base = new_base();
+	if (l->base == NULL) {
+		log_warnx("cannot create the event base");
+		return -1;
+	}
+	/* Reads /etc/resolv.conf and /etc/hosts; DISABLE_WHEN_INACTIVE lets
+	 * the loop end when nothing is pending. */
+	l->dns = evdns_base_new(l->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
+						 EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	if (l->dns == NULL) {
+		/* No resolv.conf: still usable for /etc/hosts and literals. */
+		l->dns = evdns_base_new(l->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		if (l->dns == NULL || evdns_base_load_hosts(l->dns, NULL) < 0) {
+			log_warnx("cannot create the resolver");
+			return -1;
+		}
+	}
+	/* Query exactly the name the policy allowed: a resolv.conf "search"
+	 * list would also send "name.corp.example" and the like to the
+	 * resolver, names no rule was asked about. */
+	evdns_base_search_clear(l->dns);
+	/* The guard refuses this machine's own addresses like loopback; the
+	 * watcher keeps them current as interfaces come and go (one per
+	 * loop: its netlink socket is read from the loop's own thread). */
+	l->local = localaddr_new(l->base, err, sizeof(err));
+	if (l->local == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	l->accept_pause = evtimer_new(l->base, accept_resume_cb, l);
+	l->settle = evtimer_new(l->base, settle_cb, l);
+	if (l->accept_pause == NULL || l->settle == NULL) {
+		log_warnx("cannot create the timers of event loop %u", l->index);
+		return -1;
+	}
+	return 0;
+}
+
+/* Gives loop l its inbox: an eventfd that other threads write to. */
+static int loop_inbox(proxy_t *l)
+{
+	l->inbox_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (l->inbox_fd < 0) {
+		log_warn("event loop %u: eventfd", l->index);
+		return -1;
+	}
+	l->inbox = event_new(l->base, l->inbox_fd, EV_READ | EV_PERSIST, inbox_cb, l);
+	if (l->inbox == NULL || event_add(l->inbox, NULL) < 0) {
+		log_warnx("event loop %u: cannot watch its inbox", l->index);
+		return -1;
+	}
+	return 0;
+}
+
+/* Frees what loop_init() and loop_inbox() made, and l's connections. */
+static void loop_fini(proxy_t *l)
+{
+	struct handoff *h, *next;
+
+	conn_close_all(&l->conns);
+	for (h = l->q_head; h != NULL; h = next) {
+		next = h->next;
+		(void)close(h->fd);
+		free(h);
+	}
+	l->q_head = l->q_tail = NULL;
+	if (l->inbox != NULL)
+		event_free(l->inbox);
+	if (l->inbox_fd >= 0)
+		(void)close(l->inbox_fd);
+	if (l->lis != NULL)
+		evconnlistener_free(l->lis);
+	if (l->accept_pause != NULL)
+		event_free(l->accept_pause);
+	if (l->settle != NULL)
+		event_free(l->settle);
+	/* Before the base: the resolver's server port has an event on it. */
+	if (l->index == 0)
+		resolver_free(l->resolver);
+	if (l->dns != NULL)
+		evdns_base_free(l->dns, 0);
+	localaddr_free(l->local);
+	if (l->base != NULL)
+		event_base_free(l->base);
+	(void)pthread_mutex_destroy(&l->q_lock);
+}
+
 proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const char *session)
 {
 	proxy_t *px = calloc(1, sizeof(*px));
@@ -400,7 +674,16 @@ proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const
 		audit_free(audit);
 		return NULL;
 	}
+	px->main = px;
+	px->nloops = 1;
 	px->audit = audit;
+	if (pthread_mutex_init(&px->pol_lock, NULL) != 0) {
+		log_warnx("cannot create the policy lock");
+		policy_free(pol);
+		audit_free(audit);
+		free(px);
+		return NULL;
+	}
 	px->cur = holder_new(pol);
 	if (px->cur == NULL) {
 		log_warn("proxy");
@@ -419,46 +702,14 @@ proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const
 		goto fail;
 	}
 	tune_heap();
-	px->base = new_base();
-	if (px->base == NULL) {
-		log_warnx("cannot create the event base");
+	if (loop_init(px) < 0)
 		goto fail;
-	}
-	/* Reads /etc/resolv.conf and /etc/hosts; DISABLE_WHEN_INACTIVE lets
-	 * the loop end when nothing is pending. */
-	px->dns = evdns_base_new(px->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
-						   EVDNS_BASE_DISABLE_WHEN_INACTIVE);
-	if (px->dns == NULL) {
-		/* No resolv.conf: still usable for /etc/hosts and literals. */
-		px->dns = evdns_base_new(px->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
-		if (px->dns == NULL || evdns_base_load_hosts(px->dns, NULL) < 0) {
-			log_warnx("cannot create the resolver");
-			goto fail;
-		}
-	}
-	/* The guard refuses this machine's own addresses like loopback; the
-	 * watcher keeps them current as interfaces come and go. */
-	{
-		char err[512];
-
-		px->local = localaddr_new(px->base, err, sizeof(err));
-		if (px->local == NULL) {
-			log_warnx("%s", err);
-			goto fail;
-		}
-	}
-	/* Query exactly the name the policy allowed: a resolv.conf "search"
-	 * list would also send "name.corp.example" and the like to the
-	 * resolver, names no rule was asked about. */
-	evdns_base_search_clear(px->dns);
 	px->sig_int = evsignal_new(px->base, SIGINT, signal_cb, px);
 	px->sig_term = evsignal_new(px->base, SIGTERM, signal_cb, px);
 	px->sig_hup = evsignal_new(px->base, SIGHUP, signal_cb, px);
-	px->accept_pause = evtimer_new(px->base, accept_resume_cb, px);
-	px->settle = evtimer_new(px->base, settle_cb, px);
 	if (px->sig_int == NULL || px->sig_term == NULL || px->sig_hup == NULL ||
-	    px->accept_pause == NULL || px->settle == NULL || event_add(px->sig_int, NULL) < 0 ||
-	    event_add(px->sig_term, NULL) < 0 || event_add(px->sig_hup, NULL) < 0) {
+	    event_add(px->sig_int, NULL) < 0 || event_add(px->sig_term, NULL) < 0 ||
+	    event_add(px->sig_hup, NULL) < 0) {
 		log_warnx("cannot install the signal handlers");
 		goto fail;
 	}
@@ -468,13 +719,87 @@ fail:
 	return NULL;
 }
 
+unsigned proxy_loops_default(void)
+{
+	cpu_set_t set;
+	int n;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	if (n < 1)
+		return 1;
+	return (unsigned)n < PROXY_LOOPS_DEFAULT_MAX ? (unsigned)n : PROXY_LOOPS_DEFAULT_MAX;
+}
+
+int proxy_set_loops(proxy_t *px, unsigned n)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (px != px->main || px->nloops != 1 || px->workers != NULL) {
+		log_warnx("the event loops of a proxy are set once, on the proxy, before it runs");
+		return -1;
+	}
+	if (n < 1 || n > PROXY_LOOPS_MAX) {
+		log_warnx("--loops: expected 1 to %u event loops, got %u", PROXY_LOOPS_MAX, n);
+		return -1;
+	}
+	if (n == 1)
+		return 0;
+	/* libevent's own shared state (its random numbers for DNS ids, the
+	 * signal pipe) takes locks only once threads are declared. Before
+	 * the workers' bases: those then get their locks too. */
+	if (pthread_once(&once, threads_init) != 0 || threads_ok_result < 0) {
+		log_warnx("cannot make libevent thread-safe (evthread_use_pthreads)");
+		return -1;
+	}
+	px->workers = calloc(n - 1, sizeof(*px->workers));
+	if (px->workers == NULL) {
+		log_warn("event loops");
+		return -1;
+	}
+	if (loop_inbox(px) < 0)
+		goto fail;
+	for (unsigned i = 1; i < n; i++) {
+		proxy_t *l = calloc(1, sizeof(*l));
+
+		if (l == NULL) {
+			log_warn("event loop %u", i);
+			goto fail;
+		}
+		l->main = px;
+		l->index = i;
+		px->workers[i - 1] = l;
+		px->nloops = i + 1;
+		if (loop_init(l) < 0 || loop_inbox(l) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	free_workers(px);
+	return -1;
+}
+
+unsigned proxy_loops(const proxy_t *px)
+{
+	return px->main->nloops;
+}
+
 void proxy_free(proxy_t *px)
 {
 	if (px == NULL)
 		return;
+	/* Started but not run (or run stopped early): join the workers
+	 * before anything they use goes. */
+	if (px->running) {
+		(void)stop_workers(px);
+		px->running = false;
+	}
+	/* Every loop's connections first: they hold policy references and
+	 * SSLs of the shared TLS session. */
+	free_workers(px);
 	conn_close_all(&px->conns);
-	if (px->lis != NULL)
-		evconnlistener_free(px->lis);
 	for (size_t i = 0; i < sizeof(px->icpt) / sizeof(px->icpt[0]); i++)
 		intercept_free(px->icpt[i]);
 	if (px->sig_int != NULL)
@@ -483,18 +808,9 @@ void proxy_free(proxy_t *px)
 		event_free(px->sig_term);
 	if (px->sig_hup != NULL)
 		event_free(px->sig_hup);
-	if (px->accept_pause != NULL)
-		event_free(px->accept_pause);
-	if (px->settle != NULL)
-		event_free(px->settle);
-	/* Before the base: its server port has an event on it. */
-	resolver_free(px->resolver);
-	if (px->dns != NULL)
-		evdns_base_free(px->dns, 0);
-	localaddr_free(px->local);
-	if (px->base != NULL)
-		event_base_free(px->base);
+	loop_fini(px);
 	proxy_policy_put(px->cur);
+	(void)pthread_mutex_destroy(&px->pol_lock);
 	/* After every conn: their SSLs hold their own context references. */
 	tls_session_free(px->tls);
 	mask_table_free(px->masks);
@@ -598,8 +914,98 @@ int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *po
 	return inet_ntop(ss.ss_family, bits, host, (socklen_t)hostlen) != NULL ? 0 : -1;
 }
 
-int proxy_run(proxy_t *px)
+/* A worker's thread: runs its loop until loop 0 asks it to stop. */
+static void *worker_main(void *arg)
 {
+	proxy_t *l = arg;
+
+	if (event_base_dispatch(l->base) < 0 || !atomic_load(&l->stop)) {
+		log_warnx("event loop %u ended unexpectedly; stopping the proxy", l->index);
+		l->rc = -1;
+		proxy_stop(l);
+	}
+	return NULL;
+}
+
+/* Stops and joins every started worker; returns -1 if one failed. */
+static int stop_workers(proxy_t *px)
+{
+	int rc = 0, err;
+
+	for (unsigned i = 0; i + 1 < px->nloops; i++) {
+		proxy_t *l = px->workers[i];
+
+		if (!l->started)
+			continue;
+		atomic_store(&l->stop, true);
+		if (inbox_wake(l) < 0) {
+			/* Without its wake-up the loop would never see the
+			 * request: waiting for it would hang the process. */
+			log_warnx("event loop %u cannot be told to stop; exiting without it", l->index);
+			_exit(1);
+		}
+		err = pthread_join(l->thread, NULL);
+		if (err != 0) {
+			log_warnx("event loop %u: pthread_join: %s", l->index, strerror(err));
+			rc = -1;
+		}
+		l->started = false;
+		if (l->rc < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+/* Starts a thread per worker loop, with every signal blocked there: only
+ * loop 0's thread takes SIGINT, SIGTERM and SIGHUP. */
+static int start_workers(proxy_t *px)
+{
+	sigset_t all, old;
+	int err = 0;
+
+	if (sigfillset(&all) < 0 || pthread_sigmask(SIG_BLOCK, &all, &old) != 0) {
+		log_warnx("cannot block signals for the event loop threads");
+		return -1;
+	}
+	for (unsigned i = 0; i + 1 < px->nloops && err == 0; i++) {
+		proxy_t *l = px->workers[i];
+
+		atomic_store(&l->stop, false);
+		l->rc = 0;
+		err = pthread_create(&l->thread, NULL, worker_main, l);
+		if (err == 0)
+			l->started = true;
+		else
+			log_warnx("event loop %u: cannot start its thread: %s", l->index, strerror(err));
+	}
+	if (pthread_sigmask(SIG_SETMASK, &old, NULL) != 0 && err == 0) {
+		log_warnx("cannot restore the signal mask of the main thread");
+		err = -1;
+	}
+	return err == 0 ? 0 : -1;
+}
+
+int proxy_start(proxy_t *px)
+{
+	if (px != px->main) {
+		log_warnx("proxy_start: only loop 0 starts the proxy");
+		return -1;
+	}
+	if (px->running)
+		return 0;
+	/* Both keep state that is not safe to share between threads: the
+	 * observer (`run`'s counters) and the credential table (its scratch
+	 * and set cache, mask/). */
+	if (px->nloops > 1 && px->observer != NULL) {
+		log_warnx("an observer of audit records needs a single event loop; use --loops 1");
+		return -1;
+	}
+	if (px->nloops > 1 && px->masks != NULL && mask_table_value_count(px->masks) > 0) {
+		log_warnx("--loops %u: the policy masks credentials, and the credential table serves "
+			  "one event loop only; use --loops 1 (the default with masked credentials)",
+			  px->nloops);
+		return -1;
+	}
 	/* SPEC §4.4: real values pass through libevent's buffers in the
 	 * ordinary heap (an injected request head, a response body before it
 	 * is remasked), which MADV_DONTDUMP cannot cover. A process that is
@@ -610,11 +1016,37 @@ int proxy_run(proxy_t *px)
 	if (px->masks != NULL && mask_table_value_count(px->masks) > 0 &&
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		log_warn("cannot make the proxy non-dumpable (prctl PR_SET_DUMPABLE)");
-	if (event_base_dispatch(px->base) < 0) {
-		log_warnx("event loop failed");
+	if (px->nloops > 1 && px->tls != NULL) {
+		char err[512];
+
+		if (tls_session_prepare(px->tls, err, sizeof(err)) < 0) {
+			log_warnx("upstream TLS: %s", err);
+			return -1;
+		}
+	}
+	atomic_store(&px->stop, false);
+	if (start_workers(px) < 0) {
+		(void)stop_workers(px);
 		return -1;
 	}
+	px->running = true;
 	return 0;
+}
+
+int proxy_run(proxy_t *px)
+{
+	int rc = 0;
+
+	if (proxy_start(px) < 0)
+		return -1;
+	if (event_base_dispatch(px->base) < 0) {
+		log_warnx("event loop failed");
+		rc = -1;
+	}
+	if (stop_workers(px) < 0)
+		rc = -1;
+	px->running = false;
+	return rc;
 }
 
 int proxy_adopt_resolver(proxy_t *px, int fd)

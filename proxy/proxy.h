@@ -1,14 +1,21 @@
 /*
- * proxy.h - the proxy process: one event loop, its listeners, signals,
- * the current network policy, the connection registry and global limits.
+ * proxy.h - the proxy process: its event loops, listeners, signals, the
+ * current network policy, the connection registries and global limits.
  *
  * The policy is held in a refcounted proxy_policy_t: SIGHUP loads a new
  * policy and makes it current for new decisions, while connections that
  * hold the old one (opaque tunnels) keep it alive until they close.
  * Credentials are not reloaded (SPEC §2: SIGHUP re-reads the network part).
  *
- * All functions run on the loop thread; those marked so may be called
- * from callbacks.
+ * A proxy_t is one event loop. proxy_new() makes loop 0, which holds
+ * what every loop shares and runs on the caller's thread; proxy_set_loops()
+ * adds worker loops, each run by its own thread (docs/architecture.md
+ * "Loops"). A connection is served by one loop from accept to close, and
+ * the functions "for conn.c" take that loop's proxy_t: per loop (base,
+ * resolver, address watcher, registry, heap trim) or shared and safe from
+ * any loop (policy references, tunnel slots, audit records, TLS session,
+ * credential table). Setup functions and the signal handling run on loop
+ * 0's thread only; those marked so may be called from callbacks.
  */
 #ifndef PASSAVANT_PROXY_H
 #define PASSAVANT_PROXY_H
@@ -42,7 +49,8 @@ struct conn;
 proxy_t *proxy_new(policy_t *pol, const char *policy_path, audit_t *audit, const char *session)
 	NONNULL(1, 4) WUNRES;
 
-/* Closes every connection and listener, frees everything. NULL: no-op. */
+/* Stops and joins the worker loops if they run, closes every connection
+ * and listener, frees everything. NULL: no-op. */
 void proxy_free(proxy_t *px);
 
 /*
@@ -83,11 +91,50 @@ int proxy_adopt_resolver(proxy_t *px, int fd) NONNULL(1) WUNRES;
  * line and the env file. Returns 0 or -1. host gets the bare address. */
 int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *port) NONNULL(1, 2, 4);
 
-/* Runs the loop until SIGINT/SIGTERM (or proxy_stop()). Returns 0, -1 on
- * an event-loop failure. */
+/* The most event loops proxy_set_loops() takes, and the cap of the
+ * default (proxy_loops_default()). */
+#define PROXY_LOOPS_MAX 256u
+#define PROXY_LOOPS_DEFAULT_MAX 16u
+
+/*
+ * Gives the proxy n event loops in all (loop 0 included): n - 1 worker
+ * loops are made now and their threads started by proxy_run(). Loop 0
+ * keeps accepting on every listener and hands each accepted proxy
+ * connection to a loop in turn (itself included); interception listeners
+ * and the resolver stay on loop 0. n > 1 declares libevent threaded for
+ * the process (evthread_use_pthreads()). Setup code: once, on the proxy
+ * proxy_new() returned, before proxy_run(). Returns 0, or -1 after
+ * logging why (n outside 1 .. PROXY_LOOPS_MAX, out of memory).
+ */
+int proxy_set_loops(proxy_t *px, unsigned n) NONNULL(1) WUNRES;
+
+/* The number of event loops, loop 0 included. */
+unsigned proxy_loops(const proxy_t *px) NONNULL(1);
+
+/* The CPUs this process may run on (sched_getaffinity()), at most
+ * PROXY_LOOPS_DEFAULT_MAX; 1 when that cannot be read. */
+unsigned proxy_loops_default(void);
+
+/*
+ * Starts the worker loops' threads (they serve connections handed to them
+ * from then on; loop 0 accepts once proxy_run() runs it), so that a
+ * "listening on" line printed afterwards means every loop runs. Refuses
+ * (-1, logged) several loops with an observer or with a credential table
+ * that masks values: both are single-threaded. Once; proxy_run() calls
+ * it when it was not. Returns 0 or -1.
+ */
+int proxy_start(proxy_t *px) NONNULL(1) WUNRES;
+
+/*
+ * Runs loop 0 on the calling thread (after proxy_start() if not done)
+ * until SIGINT/SIGTERM (or proxy_stop()); then stops and joins the
+ * workers. Returns 0, -1 on a refusal of proxy_start() or an event-loop
+ * failure (of any loop).
+ */
 int proxy_run(proxy_t *px) NONNULL(1);
 
-/* Stops the loop at the next iteration. From callbacks: yes. */
+/* Stops every loop: loop 0 at its next iteration (px is loop 0), or asks
+ * loop 0 to (px is a worker, from its thread). From callbacks: yes. */
 void proxy_stop(proxy_t *px) NONNULL(1);
 
 /*
@@ -123,7 +170,8 @@ void proxy_set_masks(proxy_t *px, struct mask_table *masks) NONNULL(1);
  * Observer of every audit record (written to the audit file or not): the
  * `run` command prints refusals and counts requests with it. The record
  * and its strings live only during the call; fn must not call back into
- * the proxy except proxy_stop(). NULL fn removes it.
+ * the proxy except proxy_stop(). NULL fn removes it. One loop only
+ * (proxy_run() refuses an observer with several).
  */
 typedef void (*proxy_observer_fn)(void *arg, const struct audit_rec *r);
 void proxy_set_observer(proxy_t *px, proxy_observer_fn fn, void *arg) NONNULL(1);
@@ -158,11 +206,11 @@ proxy_policy_t *proxy_policy_get(proxy_t *px) NONNULL(1);
 void proxy_policy_put(proxy_policy_t *pp);
 const policy_t *proxy_policy(const proxy_policy_t *pp) NONNULL(1);
 
-/* Takes a tunnel slot if fewer than max are in use. */
+/* Takes a tunnel slot if fewer than max are in use on every loop. */
 bool proxy_tunnel_acquire(proxy_t *px, unsigned max) NONNULL(1);
 void proxy_tunnel_release(proxy_t *px) NONNULL(1);
 
-/* Head of the connection registry (conn.c links and unlinks). */
+/* Head of this loop's connection registry (conn.c links and unlinks). */
 struct conn **proxy_conn_list(proxy_t *px) NONNULL(1);
 
 #endif

@@ -336,6 +336,13 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
 	return bev;
 }
 
+int tls_session_prepare(tls_session_t *t, char *err, size_t errlen)
+{
+	if (t->up_ctx == NULL)
+		t->up_ctx = ca_upstream_ctx((const char *const *)t->extra, t->n_extra, err, errlen);
+	return t->up_ctx != NULL ? 0 : -1;
+}
+
 struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 				      struct bufferevent *under, const char *host, bool is_ip,
 				      bool *under_lost, char *err, size_t errlen)

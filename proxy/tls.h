@@ -36,6 +36,14 @@ struct ssl_st;
 tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, char *err, size_t errlen)
 	NONNULL(1, 2) WUNRES;
 
+/*
+ * Builds the upstream verification context now rather than at the first
+ * upstream handshake (it is made lazily, which only one thread may do):
+ * the proxy calls it before starting several event loops. Returns 0, or
+ * -1 with one line in err. Setup code.
+ */
+int tls_session_prepare(tls_session_t *t, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+
 /* Frees the session: the CA (its key wiped) and the upstream context.
  * Connections still holding SSLs keep their own references. NULL: no-op. */
 void tls_session_free(tls_session_t *t);

@@ -22,7 +22,24 @@
 /* The options of `passavant proxy`. */
 struct proxy_opts {
 	const char *policy_path, *listen, *session_dir, *audit_path;
+	unsigned loops; /* --loops; 0: the default (proxy_loops_default(), 1 when masking) */
 };
+
+/* --loops N: 1 .. PROXY_LOOPS_MAX, decimal. Returns 0 or -1. */
+static int parse_loops(const char *s, unsigned *n)
+{
+	char *end;
+	unsigned long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 1 || v > PROXY_LOOPS_MAX)
+		return -1;
+	*n = (unsigned)v;
+	return 0;
+}
 
 /* Splits "HOST:PORT" or "[V6]:PORT" (authority_split()); port 0 (any
  * free port) allowed. Returns 0 or -1. */
@@ -49,6 +66,7 @@ static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
 		{"listen", required_argument, NULL, 'l'},
 		{"session-dir", required_argument, NULL, 's'},
 		{"audit", required_argument, NULL, 'a'},
+		{"loops", required_argument, NULL, 'L'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -70,6 +88,15 @@ static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
 		case 'a':
 			o->audit_path = optarg;
 			break;
+		case 'L':
+			if (parse_loops(optarg, &o->loops) < 0) {
+				fprintf(stderr,
+					"passavant proxy: --loops: expected a number of event loops from 1 "
+					"to %u, got '%s'\n",
+					PROXY_LOOPS_MAX, optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'v':
 			log_set_level(log_get_level() >= LOG_LEVEL_INFO ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 			break;
@@ -89,22 +116,48 @@ static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
 	return -1;
 }
 
+/*
+ * The number of event loops: --loops, or the CPUs this process may use
+ * (capped, proxy_loops_default()). With masked credentials one loop: the
+ * credential table serves one thread (mask/), so an explicit --loops above
+ * 1 is refused then rather than quietly lowered. Returns 0, or -1 after
+ * saying why.
+ */
+static int choose_loops(unsigned asked, const mask_table_t *masks, unsigned *n)
+{
+	bool masking = masks != NULL && mask_table_value_count(masks) > 0;
+
+	if (asked > 1 && masking) {
+		log_warnx("--loops %u: the policy masks credentials, and the credential table "
+			  "serves one event loop only; use --loops 1 or leave --loops out",
+			  asked);
+		return -1;
+	}
+	*n = asked != 0 ? asked : masking ? 1 : proxy_loops_default();
+	return 0;
+}
+
 /* Listens on host:port, writes the env file, hands the table to the
  * proxy (*masks NULL then), prints the one line on stdout and runs the
- * loop. Returns the status. */
+ * loops. Returns the status. */
 static int proxy_serve(proxy_t *px, session_t *sess, const char *host, uint16_t port,
-		       mask_table_t **masks)
+		       unsigned asked_loops, mask_table_t **masks)
 {
 	char bound[INET6_ADDRSTRLEN];
 	uint16_t bound_port = 0;
+	unsigned loops = 1;
 
-	if (proxy_listen(px, host, port) < 0 ||
+	if (choose_loops(asked_loops, *masks, &loops) < 0 || proxy_set_loops(px, loops) < 0 ||
+	    proxy_listen(px, host, port) < 0 ||
 	    proxy_local_addr(px, bound, sizeof(bound), &bound_port) < 0 ||
 	    cli_write_session_env(sess, bound, bound_port, *masks) < 0)
 		return 1;
 	/* The proxy owns the table from here (freed after every connection). */
 	proxy_set_masks(px, *masks);
 	*masks = NULL;
+	/* Every loop runs before the line says the proxy is ready. */
+	if (proxy_start(px) < 0)
+		return 1;
 	/* The one line on stdout (SPEC §2); everything else goes to stderr. */
 	if (printf(strchr(bound, ':') ? "listening on [%s]:%u\n" : "listening on %s:%u\n", bound,
 		   (unsigned)bound_port) < 0 ||
@@ -112,7 +165,8 @@ static int proxy_serve(proxy_t *px, session_t *sess, const char *host, uint16_t 
 		log_warn("stdout");
 		return 1;
 	}
-	log_info("session %s in %s", session_id(sess), session_dir(sess));
+	log_info("session %s in %s, %u event loop%s", session_id(sess), session_dir(sess), loops,
+		 loops == 1 ? "" : "s");
 	return proxy_run(px) == 0 ? 0 : 1;
 }
 
@@ -147,7 +201,7 @@ int cmd_proxy(int argc, char **argv)
 	rc = 1;
 	px = cli_session_proxy(p, sess, &o.audit_path, &masks);
 	if (px != NULL)
-		rc = proxy_serve(px, sess, host, port, &masks);
+		rc = proxy_serve(px, sess, host, port, o.loops, &masks);
 	proxy_free(px);
 	mask_table_free(masks);
 	session_free(sess);

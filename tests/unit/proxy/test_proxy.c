@@ -2,15 +2,21 @@
  * test_proxy.c - proxy/proxy.c (suite "proxy_proxy"): adopting an
  * already-listening socket (what the launcher passes from the sandbox),
  * refusing one that is not listening, interception listeners, the
- * refcounted policy holder, and the heap settings (issue 16).
+ * refcounted policy holder, and several event loops (proxy_set_loops():
+ * its limits, a run that starts and joins them, the tunnel count and the
+ * policy holder used from several threads at once), and the heap
+ * settings (issue 16).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "proxy/proxy.h"
@@ -195,6 +201,201 @@ static void test_heap_keeps_top(void)
 #endif
 }
 
+static void test_set_loops(void)
+{
+	proxy_t *px = proxy_new(small_policy(), NULL, NULL, "0000000000000000");
+
+	CU_ASSERT_FATAL(px != NULL);
+	CU_ASSERT_EQUAL(proxy_loops(px), 1);
+	CU_ASSERT_EQUAL(proxy_set_loops(px, 0), -1);
+	CU_ASSERT_EQUAL(proxy_set_loops(px, PROXY_LOOPS_MAX + 1), -1);
+	CU_ASSERT_EQUAL(proxy_set_loops(px, 1), 0);
+	CU_ASSERT_EQUAL(proxy_loops(px), 1);
+	CU_ASSERT_EQUAL(proxy_set_loops(px, 3), 0);
+	CU_ASSERT_EQUAL(proxy_loops(px), 3);
+	/* Once only. */
+	CU_ASSERT_EQUAL(proxy_set_loops(px, 2), -1);
+	CU_ASSERT_EQUAL(proxy_loops(px), 3);
+	CU_ASSERT(proxy_loops_default() >= 1 && proxy_loops_default() <= PROXY_LOOPS_DEFAULT_MAX);
+	proxy_free(px); /* never ran: no thread to join */
+}
+
+static void observe(void *arg, const struct audit_rec *r)
+{
+	(void)arg;
+	(void)r;
+}
+
+/* An observer is single-threaded: proxy_run() refuses it with several
+ * loops at once, before starting anything. */
+static void test_loops_refuse_observer(void)
+{
+	proxy_t *px = proxy_new(small_policy(), NULL, NULL, "0000000000000000");
+
+	CU_ASSERT_FATAL(px != NULL);
+	CU_ASSERT_EQUAL_FATAL(proxy_set_loops(px, 2), 0);
+	proxy_set_observer(px, observe, NULL);
+	CU_ASSERT_EQUAL(proxy_run(px), -1);
+	proxy_free(px);
+}
+
+static unsigned count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	unsigned n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+struct run_probe {
+	proxy_t *px;
+	unsigned threads; /* threads while running */
+};
+
+static void stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_probe *rp = arg;
+
+	(void)fd;
+	(void)what;
+	rp->threads = count_threads();
+	proxy_stop(rp->px);
+}
+
+/* proxy_run() starts a thread per worker loop and joins them all once
+ * loop 0 stops. */
+static void test_loops_run_and_join(void)
+{
+	proxy_t *px = proxy_new(small_policy(), NULL, NULL, "0000000000000000");
+	struct run_probe rp = {.px = px};
+	struct timeval tv = {0, 50 * 1000};
+	struct event *ev;
+	unsigned before = count_threads();
+
+	CU_ASSERT_FATAL(px != NULL);
+	CU_ASSERT_EQUAL_FATAL(proxy_set_loops(px, 3), 0);
+	CU_ASSERT_EQUAL_FATAL(proxy_listen(px, "127.0.0.1", 0), 0);
+	ev = evtimer_new(proxy_base(px), stop_cb, &rp);
+	CU_ASSERT_FATAL(ev != NULL);
+	CU_ASSERT_EQUAL(event_add(ev, &tv), 0);
+	CU_ASSERT_EQUAL(proxy_run(px), 0);
+	CU_ASSERT_EQUAL(rp.threads, before + 2);
+	CU_ASSERT_EQUAL(count_threads(), before);
+	event_free(ev);
+	proxy_free(px);
+}
+
+/* Started, never run: proxy_free() stops and joins the workers. */
+static void test_loops_start_free(void)
+{
+	proxy_t *px = proxy_new(small_policy(), NULL, NULL, "0000000000000000");
+	unsigned before = count_threads();
+
+	CU_ASSERT_FATAL(px != NULL);
+	CU_ASSERT_EQUAL_FATAL(proxy_set_loops(px, 3), 0);
+	CU_ASSERT_EQUAL(proxy_start(px), 0);
+	CU_ASSERT_EQUAL(proxy_start(px), 0); /* once */
+	CU_ASSERT_EQUAL(count_threads(), before + 2);
+	proxy_free(px);
+	CU_ASSERT_EQUAL(count_threads(), before);
+}
+
+struct hammer {
+	proxy_t *px;
+	atomic_uint held;     /* slots held right now, by every thread */
+	atomic_uint over;     /* times held went above the limit */
+	atomic_bool done;
+};
+
+#define HAMMER_MAX 3u
+
+static void *tunnel_hammer(void *arg)
+{
+	struct hammer *h = arg;
+
+	for (int i = 0; i < 20000; i++) {
+		if (!proxy_tunnel_acquire(h->px, HAMMER_MAX))
+			continue;
+		if (atomic_fetch_add(&h->held, 1) + 1 > HAMMER_MAX)
+			atomic_fetch_add(&h->over, 1);
+		atomic_fetch_sub(&h->held, 1);
+		proxy_tunnel_release(h->px);
+	}
+	return NULL;
+}
+
+/* The tunnel count is one limit for every thread: never more than max
+ * slots held at once, and all of them back at the end. */
+static void test_tunnels_threads(void)
+{
+	struct hammer h = {.px = proxy_new(small_policy(), NULL, NULL, "0000000000000000")};
+	pthread_t th[4];
+
+	CU_ASSERT_FATAL(h.px != NULL);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, tunnel_hammer, &h), 0);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(pthread_join(th[i], NULL), 0);
+	CU_ASSERT_EQUAL(atomic_load(&h.over), 0);
+	/* Every slot was given back: max of them can be taken again, no more. */
+	for (unsigned i = 0; i < HAMMER_MAX; i++)
+		CU_ASSERT(proxy_tunnel_acquire(h.px, HAMMER_MAX));
+	CU_ASSERT(!proxy_tunnel_acquire(h.px, HAMMER_MAX));
+	proxy_free(h.px);
+}
+
+static void *policy_hammer(void *arg)
+{
+	struct hammer *h = arg;
+
+	while (!atomic_load(&h->done)) {
+		proxy_policy_t *pp = proxy_policy_get(h->px);
+
+		/* Read the policy as a connection would (ASan: no use after
+		 * a reload freed it). */
+		if (policy_limits(proxy_policy(pp))->max_tunnels != 256)
+			atomic_fetch_add(&h->over, 1);
+		proxy_policy_put(pp);
+	}
+	return NULL;
+}
+
+/* Reloads on one thread while others take and drop references. */
+static void test_policy_reload_threads(void)
+{
+	static const char yaml[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
+	char *dir = test_mkdtemp(), path[4096];
+	struct hammer h = {0};
+	pthread_t th[2];
+	unsigned n = 0;
+	policy_t *p;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	snprintf(path, sizeof(path), "%s/policy.yaml", dir);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(path, yaml, sizeof(yaml) - 1), 0);
+	p = policy_load_file(path, stderr, &n);
+	CU_ASSERT_FATAL(p != NULL);
+	h.px = proxy_new(p, path, NULL, "0000000000000000");
+	CU_ASSERT_FATAL(h.px != NULL);
+	for (int i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, policy_hammer, &h), 0);
+	for (int i = 0; i < 300; i++)
+		CU_ASSERT_EQUAL(proxy_reload(h.px), 0);
+	atomic_store(&h.done, true);
+	for (int i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL(pthread_join(th[i], NULL), 0);
+	CU_ASSERT_EQUAL(atomic_load(&h.over), 0);
+	proxy_free(h.px);
+	test_rmtree(dir);
+	free(dir);
+}
+
 TEST_REGISTRAR(proxy_proxy_suite)
 {
 	CU_pSuite s = test_suite("proxy_proxy", NULL, NULL);
@@ -205,4 +406,10 @@ TEST_REGISTRAR(proxy_proxy_suite)
 	test_add(s, "policy holder outlives reloads and the proxy", test_policy_refs);
 	test_add(s, "the heap keeps its top under traffic, gives it back on trim",
 		 test_heap_keeps_top);
+	test_add(s, "proxy_set_loops: limits, once", test_set_loops);
+	test_add(s, "several loops refuse an observer", test_loops_refuse_observer);
+	test_add(s, "proxy_run starts and joins the worker loops", test_loops_run_and_join);
+	test_add(s, "proxy_free joins workers started but never run", test_loops_start_free);
+	test_add(s, "tunnel slots: one limit across threads", test_tunnels_threads);
+	test_add(s, "policy references during reloads on another thread", test_policy_reload_threads);
 }
