@@ -239,18 +239,23 @@ static bool check_host(conn_t *c, enum step *st)
 	}
 	if (c->mode != CONN_MODE_TERMINATED)
 		return true;
+	/* The rule a 421 names is the check itself, not the allow rule the
+	 * tunnel was opened by (which did not refuse anything). */
 	if (nhost == 1) {
 		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
 		if (!host_names_target(val, vlen, &c->tgt)) {
-			*st = conn_refuse(c, 421, NULL, "request", c->rule,
-					  "passavant: %s: Host %.*s does not name the CONNECT target %s:%u",
-					  conn_what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val, c->tgt.host,
+			*st = conn_refuse(c, 421, NULL, "request",
+					  intercepted(c) ? "interception: Host must name the TLS server name"
+							 : "tunnel: Host must name the CONNECT target",
+					  "passavant: %s: Host %.*s does not name the %s %s:%u",
+					  conn_what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val,
+					  intercepted(c) ? "intercepted target" : "CONNECT target", c->tgt.host,
 					  (unsigned)c->tgt.port);
 			return false;
 		}
 	}
 	if (c->sni_mismatch) {
-		*st = conn_refuse(c, 421, NULL, "request", c->rule,
+		*st = conn_refuse(c, 421, NULL, "request", "tunnel: the TLS server name must name the CONNECT target",
 				  "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
 				  conn_what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
 		return false;

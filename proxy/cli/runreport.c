@@ -101,6 +101,15 @@ void run_observer(void *arg, const struct audit_rec *r)
 		put_line(line, sizeof(line), n);
 		return;
 	}
+	if (r->host == NULL && r->method == NULL && r->reason != NULL) {
+		/* Nothing was parsed (a malformed head): the reason is all
+		 * there is to say, not "blocked CONNECT". */
+		if (strncmp(r->reason, "passavant: ", 11) != 0)
+			put_str(line, sizeof(line), &n, "passavant: ");
+		put_sanitized(line, sizeof(line), &n, r->reason, strlen(r->reason));
+		put_line(line, sizeof(line), n);
+		return;
+	}
 	connect = (r->kind != NULL && strcmp(r->kind, "connect") == 0) ||
 		  (r->method != NULL && strcmp(r->method, "CONNECT") == 0) || r->scheme == NULL;
 	why = r->rule != NULL ? r->rule : r->reason != NULL ? r->reason : "refused";

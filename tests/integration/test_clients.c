@@ -1266,6 +1266,10 @@ static void test_intercept_edges(void)
 		 "# plain HTTP to web.test's address with Host git.test\n"
 		 "p = socket.create_connection(addr('web.test', socket.AF_INET))\n"
 		 "print('plain-mismatch', req(p, 'git.test'))\n"
+		 "# a malformed request line on an intercepted plain connection\n"
+		 "p = socket.create_connection(addr('web.test', socket.AF_INET))\n"
+		 "p.sendall(b'GET /echo?x=\\xff HTTP/1.1\\r\\nHost: web.test\\r\\n\\r\\n')\n"
+		 "print('malformed', p.recv(100).split(b'\\r\\n', 1)[0].decode())\n"
 		 "# IPv6 synthetic address, TLS with SNI\n"
 		 "try:\n"
 		 "    a6 = addr('web.test', socket.AF_INET6)\n"
@@ -1290,6 +1294,18 @@ static void test_intercept_edges(void)
 	ROW(has(s.out, "sni-other-host-mismatch HTTP/1.1 421"),
 	    "edges: Host naming the address's name inside a tunnel decided by another SNI was not 421: %s",
 	    tail_of(s.out));
+	{
+		char *log = test_read_file(s.audit, NULL);
+
+		ROW(has(s.err, ": interception: Host must name the TLS server name") &&
+			    has(log, "does not name the intercepted target"),
+		    "edges: the 421 inside an intercepted tunnel does not name its check: %s", tail_of(s.err));
+		free(log);
+	}
+	ROW(has(s.out, "malformed HTTP/1.1 400") && has(s.err, "passavant: malformed request") &&
+		    !has(s.err, "blocked CONNECT :"),
+	    "edges: a malformed intercepted request is not reported as such: %s %s", tail_of(s.out),
+	    tail_of(s.err));
 	ROW(has(s.out, "plain-mismatch HTTP/1.1 421"),
 	    "edges: plain HTTP with a Host naming another host than the address was not 421: %s", tail_of(s.out));
 	ROW(has(s.out, "v6 True HTTP/1.1 200"), "edges: the IPv6 synthetic address did not work: %s",
