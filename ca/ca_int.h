@@ -136,6 +136,20 @@ size_t ca_cache_evictions(const ca_t *ca) NONNULL(1);
 const char *trust_system_bundle(void);
 
 /*
+ * Writes data to path (absolute) atomically: a temporary ".NAME.XXXXXX"
+ * in the same directory (same file system, so rename() is atomic), its
+ * mode set with fchmod (mkstemp creates 0600), then rename. A reader sees
+ * the old file or the whole new one, never a prefix. No fsync: the files
+ * live as long as the session, and a crash ends the session. 0, or -1
+ * with the message in err.
+ */
+int trust_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char *err,
+		       size_t errlen) NONNULL(1, 5) WUNRES;
+/* Writes len bytes of data to fd, retrying short writes and EINTR. 0, or
+ * -1 (errno). */
+int trust_write_all(int fd, const void *data, size_t len) NONNULL(2) WUNRES;
+
+/*
  * Appends every certificate of the PEM file at path to out (new
  * references), skipping every block that is not a CERTIFICATE. A
  * malformed certificate, an unreadable file, or (with require_one) a file

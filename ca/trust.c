@@ -228,53 +228,51 @@ static int copy_cert_blocks(const char *path, BIO *mem, char *err, size_t errlen
 	return n;
 }
 
-/*
- * Writes the memory BIO's bytes to dir/name atomically: a temporary file
- * in the same directory (same file system, so rename() is atomic), mode
- * fixed with fchmod (mkstemp creates 0600), then rename. A reader sees
- * the old file or the whole new one, never a prefix. No fsync: the files
- * live as long as the session, and a crash ends the session.
- */
-static int write_atomic(const char *dir, const char *name, BIO *mem, char *err, size_t errlen)
+int trust_write_all(int fd, const void *data, size_t len)
 {
-	char path[4096], tmp[4096];
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int trust_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char *err,
+		       size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	char tmp[PATH_MAX];
 	const char *what = "write";
-	char *data = NULL;
-	long len;
-	size_t off = 0;
 	int fd, saved;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= sizeof(tmp)) {
-		errbuf_set(err, errlen, "session directory path too long: %s", dir);
-		return -1;
-	}
-	len = BIO_get_mem_data(mem, &data);
-	if (len < 0 || (len > 0 && data == NULL)) {
-		errbuf_set(err, errlen, "cannot write %s: no data", path);
+	if (slash == NULL ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1) >=
+		    sizeof(tmp)) {
+		errbuf_set(err, errlen, "path too long or not absolute: %s", path);
 		return -1;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		errbuf_set(err, errlen,
-		       "cannot create a file in %s: %s; the session directory must exist and be "
-		       "writable",
-		       dir, strerror(errno));
+			   "cannot create a file in %.*s: %s; the session directory must exist and be "
+			   "writable",
+			   (int)(slash - path), path, strerror(errno));
 		return -1;
 	}
-	if (fchmod(fd, TRUST_FILE_MODE) != 0) {
+	if (fchmod(fd, mode) != 0) {
 		what = "chmod";
 		goto fail;
 	}
-	while (off < (size_t)len) {
-		ssize_t w = write(fd, data + off, (size_t)len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto fail;
-		off += (size_t)w;
-	}
+	if (trust_write_all(fd, data, len) != 0)
+		goto fail;
 	if (close(fd) != 0) {
 		fd = -1;
 		goto fail;
@@ -292,6 +290,25 @@ fail:
 	unlink(tmp);
 	errbuf_set(err, errlen, "cannot %s %s: %s", what, path, strerror(saved));
 	return -1;
+}
+
+/* Writes the memory BIO's bytes to dir/name (trust_write_atomic()). */
+static int write_atomic(const char *dir, const char *name, BIO *mem, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	char *data = NULL;
+	long len;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+		errbuf_set(err, errlen, "session directory path too long: %s", dir);
+		return -1;
+	}
+	len = BIO_get_mem_data(mem, &data);
+	if (len < 0 || (len > 0 && data == NULL)) {
+		errbuf_set(err, errlen, "cannot write %s: no data", path);
+		return -1;
+	}
+	return trust_write_atomic(path, data, (size_t)len, TRUST_FILE_MODE, err, errlen);
 }
 
 int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *extra_ca_paths,

@@ -50,70 +50,6 @@
 /* trust.pem is read whole: ca/trust.c's limit for a PEM file. */
 #define TS_TRUST_MAX_BYTES (16L * 1024 * 1024)
 
-/* Writes len bytes of data to fd. 0, or -1 (errno). */
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/*
- * Writes data to path atomically (a temporary file in the same
- * directory, mode TS_FILE_MODE, then rename). 0, or -1 (message in err).
- */
-static int write_file_atomic(const char *path, const void *data, size_t len, char *err,
-			     size_t errlen)
-{
-	char tmp[PATH_MAX];
-	const char *what = "write";
-	int fd, saved;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
-		errbuf_set(err, errlen, "path too long: %s", path);
-		return -1;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		errbuf_set(err, errlen, "cannot create %s: %s; the session directory must be writable",
-			   tmp, strerror(errno));
-		return -1;
-	}
-	if (fchmod(fd, TS_FILE_MODE) != 0) {
-		what = "chmod";
-		goto fail;
-	}
-	if (write_all(fd, data, len) != 0)
-		goto fail;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		what = "rename";
-		goto fail;
-	}
-	return 0;
-fail:
-	saved = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	errbuf_set(err, errlen, "cannot %s %s: %s", what, path, strerror(saved));
-	return -1;
-}
-
 /* ------------------------------------------------------ the truststore */
 
 /*
@@ -305,7 +241,7 @@ int ca_write_truststore(const char *trust_pem, const char *out_path, char *err, 
 
 	if (build_truststore(trust_pem, &der, &len, err, errlen) < 0)
 		return -1;
-	rc = write_file_atomic(out_path, der, (size_t)len, err, errlen);
+	rc = trust_write_atomic(out_path, der, (size_t)len, TS_FILE_MODE, err, errlen);
 	OPENSSL_free(der);
 	return rc;
 }
@@ -328,7 +264,7 @@ int ca_fill_truststore(const char *trust_pem, const char *path, char *err, size_
 		errbuf_set(err, errlen, "Java truststore: %s is not a regular file", path);
 		goto out;
 	}
-	if (write_all(fd, der, (size_t)len) != 0 || ftruncate(fd, len) != 0) {
+	if (trust_write_all(fd, der, (size_t)len) != 0 || ftruncate(fd, len) != 0) {
 		errbuf_set(err, errlen, "Java truststore: cannot write %s: %s", path, strerror(errno));
 		goto out;
 	}
@@ -385,7 +321,7 @@ static int write_ca_entry(X509 *x, int dfd, const char *name, char *err, size_t 
 		goto out;
 	}
 	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, TS_FILE_MODE);
-	if (fd < 0 || fchmod(fd, TS_FILE_MODE) != 0 || write_all(fd, data, (size_t)len) != 0) {
+	if (fd < 0 || fchmod(fd, TS_FILE_MODE) != 0 || trust_write_all(fd, data, (size_t)len) != 0) {
 		errbuf_set(err, errlen, "cannot write the session CA as %s: %s", name,
 			   strerror(errno));
 		goto out;

@@ -109,32 +109,6 @@ static char *at(char *buf, const char *rel)
 	return buf;
 }
 
-static bool has(const char *hay, const char *needle)
-{
-	return hay != NULL && needle != NULL && strstr(hay, needle) != NULL;
-}
-
-/* Random alphanumerics (kernel CSPRNG). */
-static int random_alnum(char *out, size_t n)
-{
-	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	unsigned char rnd[64];
-
-	if (n > sizeof(rnd) || getrandom(rnd, n, 0) != (ssize_t)n)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = cs[rnd[i] % (sizeof(cs) - 1)];
-	out[n] = '\0';
-	return 0;
-}
-
-static int mkfile(const char *path, const char *text, mode_t mode)
-{
-	if (test_write_file(path, text, strlen(text)) < 0)
-		return -1;
-	return chmod(path, mode);
-}
-
 /* ------------------------------------------------------------------ */
 /* Running passavant with our names resolvable on the host side         */
 /* ------------------------------------------------------------------ */
@@ -308,7 +282,7 @@ static void session_run(struct session *s, const char *tag, const char *mode, co
 		     "HTTP_PROXY|HTTPS_PROXY|ALL_PROXY|GRPC_PROXY|NO_PROXY|http_proxy|https_proxy|all_proxy|"
 		     "grpc_proxy|no_proxy|NODE_USE_ENV_PROXY",
 		     body) < 0 ||
-	    mkfile(script, text, 0644) < 0) {
+	    test_write_file_mode(script, text, 0644) < 0) {
 		free(text);
 		fprintf(stderr, "clients: cannot write %s\n", script);
 		return;
@@ -381,15 +355,15 @@ static bool row_check(const char *name, const char *mode, const struct session *
 
 	if (s->status != 0)
 		snprintf(why, sizeof(why), "exit status %d", s->status);
-	else if (intercept ? !has(s->out, "proxyvars=0\n") : has(s->out, "proxyvars=0\n") || !has(s->out, "proxyvars="))
+	else if (intercept ? !test_has(s->out, "proxyvars=0\n") : test_has(s->out, "proxyvars=0\n") || !test_has(s->out, "proxyvars="))
 		snprintf(why, sizeof(why), "the proxy variables were %s", intercept ? "not all unset" : "not set");
-	else if (e->out != NULL && !has(s->out, e->out))
+	else if (e->out != NULL && !test_has(s->out, e->out))
 		snprintf(why, sizeof(why), "stdout lacks '%s'", e->out);
 	else if (extra_fail != NULL)
 		snprintf(why, sizeof(why), "%s", extra_fail);
 	if (why[0] == '\0')
 		for (size_t i = 0; i < 5 && e->rec[i] != NULL; i++)
-			if (!has(rec, e->rec[i])) {
+			if (!test_has(rec, e->rec[i])) {
 				snprintf(why, sizeof(why), "the upstream did not receive '%s'", e->rec[i]);
 				break;
 			}
@@ -681,9 +655,9 @@ static void test_go(void)
 
 		CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
 		snprintf(file, sizeof(file), "%s/client.go", dir);
-		CU_ASSERT_FATAL(mkfile(file, go_client, 0644) == 0);
+		CU_ASSERT_FATAL(test_write_file_mode(file, go_client, 0644) == 0);
 		snprintf(file, sizeof(file), "%s/go.mod", dir);
-		CU_ASSERT_FATAL(mkfile(file, "module pvclient\n\ngo 1.19\n", 0644) == 0);
+		CU_ASSERT_FATAL(test_write_file_mode(file, "module pvclient\n\ngo 1.19\n", 0644) == 0);
 		CU_ASSERT_FATAL(host_build("go build of the Go client", argv) == 0);
 	}
 	snprintf(fmt, sizeof(fmt), "%s '%%s'", bin);
@@ -727,7 +701,7 @@ static void test_java(void)
 
 		CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
 		snprintf(file, sizeof(file), "%s/Client.java", dir);
-		CU_ASSERT_FATAL(mkfile(file, java_client, 0644) == 0);
+		CU_ASSERT_FATAL(test_write_file_mode(file, java_client, 0644) == 0);
 		CU_ASSERT_FATAL(host_build("javac of the Java client", argv) == 0);
 	}
 	snprintf(fmt, sizeof(fmt), "java -XX:-UsePerfData -cp %s Client '%%s'", dir);
@@ -902,13 +876,13 @@ static void test_git(void)
 		if (strlen(sentinel) != strlen(real_token) || strcmp(sentinel, real_token) == 0)
 			snprintf(why, sizeof(why), "GH_TOKEN inside is not a sentinel of the token's length: '%s'",
 				 sentinel);
-		else if (has(rec, sent_auth))
+		else if (test_has(rec, sent_auth))
 			snprintf(why, sizeof(why), "the upstream received the sentinel as the Basic password");
-		else if (!has(rec, real_auth))
+		else if (!test_has(rec, real_auth))
 			snprintf(why, sizeof(why), "the upstream never received the real token as the Basic password");
-		else if (has(s.out, real_token) || has(s.err, real_token) || has(cfg, real_token))
+		else if (test_has(s.out, real_token) || test_has(s.err, real_token) || test_has(cfg, real_token))
 			snprintf(why, sizeof(why), "the real token reached the sandbox (output or .git/config)");
-		else if (!has(cfg, sentinel))
+		else if (!test_has(cfg, sentinel))
 			snprintf(why, sizeof(why), "%s does not hold the sentinel in the remote URL", cfgpath);
 		memset(&e, 0, sizeof(e));
 		e.out = "hello from git\npushed-one\n";
@@ -961,9 +935,9 @@ static void test_git(void)
 			char want[128];
 
 			snprintf(want, sizeof(want), "two-%s\none-%s\nfixture\n", mode, mode);
-			if (!has(rec, sent_auth) && !has(rec, real_auth))
+			if (!test_has(rec, sent_auth) && !test_has(rec, real_auth))
 				snprintf(why, sizeof(why), "the second push sent no Basic password at all");
-			else if (has(rec, sent_auth))
+			else if (test_has(rec, sent_auth))
 				snprintf(why, sizeof(why), "the upstream received the sentinel as the Basic password");
 			else if (log == NULL || strcmp(log, want) != 0)
 				snprintf(why, sizeof(why), "the bare repository's main is '%s', not two-, one-, fixture",
@@ -1119,9 +1093,9 @@ static void test_ssh_refused(void)
 			    "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
 			    "-o ConnectTimeout=10 -p 22 x@git.test true\n"
 			    "echo \"ssh=$?\"\n");
-		ROW(s.status == 0 && has(s.out, "ssh=255"), "ssh %s: status %d, stdout %s", modes[m], s.status,
+		ROW(s.status == 0 && test_has(s.out, "ssh=255"), "ssh %s: status %d, stdout %s", modes[m], s.status,
 		    tail_of(s.out));
-		ROW(has(s.err, "passavant: blocked TCP git.test:22 (neither HTTP nor TLS)"),
+		ROW(test_has(s.err, "passavant: blocked TCP git.test:22 (neither HTTP nor TLS)"),
 		    "ssh %s: no refusal line on stderr: %s", modes[m], tail_of(s.err));
 		ROW(audit_denies(s.audit, "connect", "git.test"), "ssh %s: no refusal in the audit %s", modes[m],
 		    s.audit);
@@ -1154,16 +1128,16 @@ static void test_denied_name(void)
 		    "curl -sS --max-time 10 https://evil.test/ >/dev/null 2>&1; echo \"curl=$?\"\n"
 		    "getent ahostsv4 web.test | head -n 1\n");
 	rec = test_file_since(p_record, mark);
-	ROW(s.status == 0 && has(s.out, "getent=2\n"), "denied name: getent did not say not found: %s",
+	ROW(s.status == 0 && test_has(s.out, "getent=2\n"), "denied name: getent did not say not found: %s",
 	    tail_of(s.out));
-	ROW(has(s.out, "py=gaierror True"), "denied name: python did not get EAI_NONAME: %s", tail_of(s.out));
-	ROW(has(s.out, "curl=6\n"), "denied name: curl did not fail to resolve (6): %s", tail_of(s.out));
-	ROW(has(s.out, "198.18.") || has(s.out, "198.19."), "allowed name: no synthetic address: %s",
+	ROW(test_has(s.out, "py=gaierror True"), "denied name: python did not get EAI_NONAME: %s", tail_of(s.out));
+	ROW(test_has(s.out, "curl=6\n"), "denied name: curl did not fail to resolve (6): %s", tail_of(s.out));
+	ROW(test_has(s.out, "198.18.") || test_has(s.out, "198.19."), "allowed name: no synthetic address: %s",
 	    tail_of(s.out));
-	ROW(has(s.err, "passavant: blocked DNS lookup of evil.test (not in allowedDomains)"),
+	ROW(test_has(s.err, "passavant: blocked DNS lookup of evil.test (not in allowedDomains)"),
 	    "denied name: no stderr line: %s", tail_of(s.err));
 	ROW(audit_denies(s.audit, "dns", "evil.test"), "denied name: no dns refusal in the audit %s", s.audit);
-	ROW(rec != NULL && !has(rec, "evil.test"), "denied name: the upstream saw evil.test");
+	ROW(rec != NULL && !test_has(rec, "evil.test"), "denied name: the upstream saw evil.test");
 	free(rec);
 	session_free(&s);
 }
@@ -1202,8 +1176,8 @@ static void test_udp_nothing_out(void)
 		 "        print('refused', dst, e.errno)\" web.test %s 192.0.2.1\n",
 		 (unsigned)ntohs(sin.sin_port), host4[0] ? host4 : "192.0.2.2");
 	session_run(&s, "udp", "intercept", body);
-	ROW(s.status == 0 && !has(s.out, "sent "), "udp: a datagram was sent: %s", tail_of(s.out));
-	ROW(has(s.out, "refused web.test 1\n"), "udp: the synthetic address was not refused with EPERM: %s",
+	ROW(s.status == 0 && !test_has(s.out, "sent "), "udp: a datagram was sent: %s", tail_of(s.out));
+	ROW(test_has(s.out, "refused web.test 1\n"), "udp: the synthetic address was not refused with EPERM: %s",
 	    tail_of(s.out));
 	usleep(200 * 1000);
 	ROW(fd >= 0 && recv(fd, buf, sizeof(buf), 0) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK),
@@ -1287,30 +1261,30 @@ static void test_intercept_edges(void)
 	session_run(&s, "edges", "intercept", body);
 	rec = test_file_since(p_record, mark);
 	ROW(s.status == 0, "edges: status %d: %s %s", s.status, tail_of(s.out), tail_of(s.err));
-	ROW(has(s.out, "nosni-leaf True\n") && has(s.out, "nosni HTTP/1.1 200"),
+	ROW(test_has(s.out, "nosni-leaf True\n") && test_has(s.out, "nosni HTTP/1.1 200"),
 	    "edges: TLS without SNI was not decided by the address's name: %s", tail_of(s.out));
-	ROW(has(s.out, "sni-other HTTP/1.1 200") && has(rec, "GET /hello?e=git.test"),
+	ROW(test_has(s.out, "sni-other HTTP/1.1 200") && test_has(rec, "GET /hello?e=git.test"),
 	    "edges: an SNI naming another allowed host was not decided by the SNI: %s", tail_of(s.out));
-	ROW(has(s.out, "sni-other-host-mismatch HTTP/1.1 421"),
+	ROW(test_has(s.out, "sni-other-host-mismatch HTTP/1.1 421"),
 	    "edges: Host naming the address's name inside a tunnel decided by another SNI was not 421: %s",
 	    tail_of(s.out));
 	{
 		char *log = test_read_file(s.audit, NULL);
 
-		ROW(has(s.err, ": interception: Host must name the TLS server name") &&
-			    has(log, "does not name the intercepted target"),
+		ROW(test_has(s.err, ": interception: Host must name the TLS server name") &&
+			    test_has(log, "does not name the intercepted target"),
 		    "edges: the 421 inside an intercepted tunnel does not name its check: %s", tail_of(s.err));
 		free(log);
 	}
-	ROW(has(s.out, "malformed HTTP/1.1 400") && has(s.err, "passavant: malformed request") &&
-		    !has(s.err, "blocked CONNECT :"),
+	ROW(test_has(s.out, "malformed HTTP/1.1 400") && test_has(s.err, "passavant: malformed request") &&
+		    !test_has(s.err, "blocked CONNECT :"),
 	    "edges: a malformed intercepted request is not reported as such: %s %s", tail_of(s.out),
 	    tail_of(s.err));
-	ROW(has(s.out, "plain-mismatch HTTP/1.1 421"),
+	ROW(test_has(s.out, "plain-mismatch HTTP/1.1 421"),
 	    "edges: plain HTTP with a Host naming another host than the address was not 421: %s", tail_of(s.out));
-	ROW(has(s.out, "v6 True HTTP/1.1 200"), "edges: the IPv6 synthetic address did not work: %s",
+	ROW(test_has(s.out, "v6 True HTTP/1.1 200"), "edges: the IPv6 synthetic address did not work: %s",
 	    tail_of(s.out));
-	ROW(has(s.out, "HTTP/1.1 200 OK") && has(rec, "GET /hello?e=s_client"),
+	ROW(test_has(s.out, "HTTP/1.1 200 OK") && test_has(rec, "GET /hello?e=s_client"),
 	    "edges: openssl s_client without -proxy did not get through: %s", tail_of(s.out));
 	free(rec);
 	session_free(&s);
@@ -1340,7 +1314,7 @@ static int write_policy(void)
 		 "filesystem:\n"
 		 "  allowWrite: [\"%s\"]\n",
 		 p_certs, p_work);
-	return mkfile(p_policy, text, 0644);
+	return test_write_file_mode(p_policy, text, 0644);
 }
 
 /* The tree, the upstream and the package fixtures. Returns 0 or -1 (the
@@ -1366,14 +1340,14 @@ static int fixtures_up(void)
 	    mkdir(p_files, 0755) < 0 || mkdir(p_git, 0755) < 0 || mkdir(p_build, 0755) < 0 ||
 	    mkdir(at(buf, "scripts"), 0755) < 0 || mkdir(at(buf, "audit"), 0755) < 0)
 		return -1;
-	if (random_alnum(real_token + 4, 36) < 0)
+	if (test_random_alnum(real_token + 4, 36) < 0)
 		return -1;
 	memcpy(real_token, "ghp_", 4);
 	snprintf(hosts, sizeof(hosts), "127.0.0.1 localhost\n::1 localhost\n127.0.0.1");
 	for (size_t i = 0; names[i] != NULL; i++)
 		snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), " %s", names[i]);
 	snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "\n");
-	if (mkfile(p_hosts, hosts, 0644) < 0 || test_certs_make(p_certs, names) < 0 || write_policy() < 0)
+	if (test_write_file_mode(p_hosts, hosts, 0644) < 0 || test_certs_make(p_certs, names) < 0 || write_policy() < 0)
 		return -1;
 	if (test_git_fixture(p_git, "r-intercept", 0) < 0 || test_git_fixture(p_git, "r-proxy", 0) < 0)
 		return -1;

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 
 #define RUN_TIMEOUT_MS 60000
 #define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -239,11 +240,6 @@ static int run_fsh(const char *home, const char *path, const char *const *env,
 
 #define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
-static bool has(const char *hay, const char *needle)
-{
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
 static bool exists(const char *rel)
 {
 	char buf[PATH_MAX];
@@ -293,8 +289,8 @@ static void planted_then_refused(const char *to, const char *name, const char *p
 	out = err = NULL;
 	st = run_fsh("home", NULL, NULL, NULL, policy, exploit, &out, &err);
 	ROW(st == 125, "%s: next session: status %d, expected 125", label, st);
-	ROW(!has(out, "RAN"), "%s: the command ran through the planted link", label);
-	ROW(has(err, link) && has(err, "symbolic link"), "%s: the refusal does not name %s: %s",
+	ROW(!test_has(out, "RAN"), "%s: the command ran through the planted link", label);
+	ROW(test_has(err, link) && test_has(err, "symbolic link"), "%s: the refusal does not name %s: %s",
 	    label, link, err ? err : "");
 	if (st != 125)
 		show(st, out, err);
@@ -355,7 +351,7 @@ static void test_link_read_only_followed(void)
 
 	SKIP_IF_NEEDED();
 	st = run_fsh("home", NULL, NULL, NULL, "ro-ok.yaml", "cat ../ro/okl/file.txt\n", &out, &err);
-	ROW(st == 0 && has(out, "plain file"), "a link in a read-only directory: status %d", st);
+	ROW(st == 0 && test_has(out, "plain file"), "a link in a read-only directory: status %d", st);
 	if (st != 0)
 		show(st, out, err);
 	free(out);
@@ -421,15 +417,15 @@ static void test_persistence_home(void)
 		"rm -rf ~/.ssh 2>/dev/null; ln -s /tmp ~/.ssh 2>/dev/null; echo ln=$?\n",
 		sizeof(script) - strlen(script) - 1);
 	st = run_fsh("home2", NULL, NULL, NULL, "home.yaml", script, &out, &err);
-	ROW(has(out, "mv=") && !has(out, "mv=0"), "~/.config could be moved aside");
-	ROW(has(out, "ln=") && !has(out, "ln=0"), "~/.ssh could be replaced by a link");
+	ROW(test_has(out, "mv=") && !test_has(out, "mv=0"), "~/.config could be moved aside");
+	ROW(test_has(out, "ln=") && !test_has(out, "ln=0"), "~/.ssh could be replaced by a link");
 	ROW(!exists("home2/.cfg-old"), "~/.config was moved on the host");
-	ROW(st == 0 && has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
+	ROW(st == 0 && test_has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
 	if (st != 0)
 		show(st, out, err);
 	for (size_t i = 0; i < sizeof(home_files) / sizeof(home_files[0]); i++) {
 		snprintf(line, sizeof(line), "w:%s=0\n", home_files[i]);
-		ROW(!has(out, line), "~/%s could be written in the sandbox", home_files[i]);
+		ROW(!test_has(out, line), "~/%s could be written in the sandbox", home_files[i]);
 		snprintf(rel, sizeof(rel), "home2/%s", home_files[i]);
 		if (strcmp(home_files[i], ".bashrc") == 0) {
 			text = test_read_file(at(line, rel), NULL);
@@ -459,13 +455,13 @@ static void test_persistence_workspace(void)
 	strncat(script, "mv .claude .claude-old 2>/dev/null; echo mv=$?\n",
 		sizeof(script) - strlen(script) - 1);
 	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
-	ROW(has(out, "mv=") && !has(out, "mv=0"), "./.claude could be moved aside");
-	ROW(st == 0 && has(out, "ok=0"), "workspace: status %d", st);
+	ROW(test_has(out, "mv=") && !test_has(out, "mv=0"), "./.claude could be moved aside");
+	ROW(st == 0 && test_has(out, "ok=0"), "workspace: status %d", st);
 	if (st != 0)
 		show(st, out, err);
 	for (size_t i = 0; i < sizeof(work_files) / sizeof(work_files[0]); i++) {
 		snprintf(line, sizeof(line), "w:%s=0\n", work_files[i]);
-		ROW(!has(out, line), "./%s could be written in the sandbox", work_files[i]);
+		ROW(!test_has(out, line), "./%s could be written in the sandbox", work_files[i]);
 		snprintf(rel, sizeof(rel), "work/%s", work_files[i]);
 		if (strcmp(work_files[i], ".mcp.json") == 0) {
 			text = test_read_file(at(line, rel), NULL);
@@ -494,17 +490,17 @@ static void test_path_dirs(void)
 	SKIP_IF_NEEDED();
 	snprintf(path, sizeof(path), "%s:%s:" SAFE_PATH, at(b1, "work/bin"), at(b2, "work/bin2"));
 	st = run_fsh("home", path, NULL, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && has(out, "other=0"), "PATH dirs: status %d", st);
-	ROW(has(out, "bin=") && !has(out, "bin=0"), "a PATH directory was writable: %s",
+	ROW(st == 0 && test_has(out, "other=0"), "PATH dirs: status %d", st);
+	ROW(test_has(out, "bin=") && !test_has(out, "bin=0"), "a PATH directory was writable: %s",
 	    out ? out : "");
-	ROW(has(out, "bin2=") && !has(out, "bin2=0"), "a missing PATH directory could be created");
+	ROW(test_has(out, "bin2=") && !test_has(out, "bin2=0"), "a missing PATH directory could be created");
 	ROW(!exists("work/bin/ls") && !exists("work/bin2"), "a PATH program reached the host");
 	free(out);
 	free(err);
 	out = err = NULL;
 	/* Named exactly by allowWrite: writable. */
 	st = run_fsh("home", path, NULL, NULL, "bin.yaml", script, &out, &err);
-	ROW(st == 0 && has(out, "bin=0"), "allowWrite naming the PATH dir: status %d, %s", st,
+	ROW(st == 0 && test_has(out, "bin=0"), "allowWrite naming the PATH dir: status %d, %s", st,
 	    out ? out : "");
 	ROW(exists("work/bin/ls"), "the allowed PATH write did not reach the host");
 	drop("work/bin/ls");
@@ -529,11 +525,11 @@ static void test_stores_unreadable(void)
 					"cat ~/%s 2>/dev/null; echo\n", new_stores[i]);
 	snprintf(script + off, sizeof(script) - off, "echo done\n");
 	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && has(out, "done"), "stores: status %d", st);
+	ROW(st == 0 && test_has(out, "done"), "stores: status %d", st);
 	for (size_t i = 0; i < sizeof(new_stores) / sizeof(new_stores[0]); i++) {
 		char planted[PATH_MAX];
 		snprintf(planted, sizeof(planted), "PLANTED-%s", new_stores[i]);
-		ROW(!has(out, planted), "~/%s was readable in the sandbox", new_stores[i]);
+		ROW(!test_has(out, planted), "~/%s was readable in the sandbox", new_stores[i]);
 	}
 	free(out);
 	free(err);
@@ -576,10 +572,10 @@ static void test_env_dropped(void)
 		show(st, out, err);
 	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
 		snprintf(want, sizeof(want), "%s=unset\n", gone[i]);
-		ROW(has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
+		ROW(test_has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
 	}
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
-		ROW(has(out, kept[i]), "%s did not reach the command", kept[i]);
+		ROW(test_has(out, kept[i]), "%s did not reach the command", kept[i]);
 	/* The policy-named masked variable: a sentinel of the same shape. */
 	v = out != NULL ? strstr(out, "GH_TOKEN=") : NULL;
 	ROW(v != NULL && strncmp(v + 9, "ghp_", 4) == 0 && strncmp(v + 9, real_token, 40) != 0,
@@ -596,28 +592,28 @@ static void test_env_dropped(void)
 	ROW(lines == 1, "expected one notice line, got %u: %s", lines, err ? err : "");
 	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
 		if (strcmp(gone[i], "NAMED_SECRET") != 0)
-			ROW(has(err, gone[i]), "the notice does not name %s: %s", gone[i], err ? err : "");
-	ROW(!has(err, "NAMED_SECRET"), "the notice names a variable the policy names");
-	ROW(!has(err, "GH_TOKEN"), "the notice names the masked variable");
+			ROW(test_has(err, gone[i]), "the notice does not name %s: %s", gone[i], err ? err : "");
+	ROW(!test_has(err, "NAMED_SECRET"), "the notice names a variable the policy names");
+	ROW(!test_has(err, "GH_TOKEN"), "the notice names the masked variable");
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
-		ROW(!has(err, values[i]) && !has(out, values[i]), "a value leaked: %s", values[i]);
+		ROW(!test_has(err, values[i]) && !test_has(out, values[i]), "a value leaked: %s", values[i]);
 	free(out);
 	free(err);
 	out = err = NULL;
 	/* -q: dropped all the same, nothing said. */
 	st = run_fsh("home", NULL, env, quiet, "env.yaml", script, &out, &err);
-	ROW(st == 0 && has(out, "GITHUB_TOKEN=unset"), "-q: status %d", st);
-	ROW(!has(err, "not passed to the command"), "-q printed the notice: %s", err ? err : "");
+	ROW(st == 0 && test_has(out, "GITHUB_TOKEN=unset"), "-q: status %d", st);
+	ROW(!test_has(err, "not passed to the command"), "-q printed the notice: %s", err ? err : "");
 	free(out);
 	free(err);
 	out = err = NULL;
 	/* -v: the rule, and each name with its reason (no value). */
 	st = run_fsh("home", NULL, env, verbose, "env.yaml", script, &out, &err);
 	ROW(st == 0, "-v: status %d", st);
-	ROW(has(err, "environment rule") && has(err, "TOKEN_HOLDER dropped: its value starts with"),
+	ROW(test_has(err, "environment rule") && test_has(err, "TOKEN_HOLDER dropped: its value starts with"),
 	    "-v does not show the rule: %s", err ? err : "");
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
-		ROW(!has(err, values[i]), "-v: a value leaked: %s", values[i]);
+		ROW(!test_has(err, values[i]), "-v: a value leaked: %s", values[i]);
 	free(out);
 	free(err);
 }
@@ -637,12 +633,12 @@ static void test_check_verbose(void)
 	snprintf(pathenv, sizeof(pathenv), "PATH=%s:" SAFE_PATH, at(bin, "work/bin"));
 	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
 	ROW(st == 0, "check -v: status %d: %s", st, err ? err : "");
-	ROW(has(out, "Mandatory rules") && has(out, ".bash_login") &&
-		    has(out, ".config/containers/auth.json") && has(out, ".claude/settings.json") &&
-		    has(out, ".config/systemd"),
+	ROW(test_has(out, "Mandatory rules") && test_has(out, ".bash_login") &&
+		    test_has(out, ".config/containers/auth.json") && test_has(out, ".claude/settings.json") &&
+		    test_has(out, ".config/systemd"),
 	    "check -v does not print the table: %s", out ? out : "");
-	ROW(has(out, bin), "check -v does not list the PATH directory %s", bin);
-	ROW(has(out, "Environment:") && has(out, "SECRET") && has(out, "ghp_"),
+	ROW(test_has(out, bin), "check -v does not list the PATH directory %s", bin);
+	ROW(test_has(out, "Environment:") && test_has(out, "SECRET") && test_has(out, "ghp_"),
 	    "check -v does not print the environment rule");
 	free(out);
 	free(err);
@@ -651,7 +647,7 @@ static void test_check_verbose(void)
 	argv[7] = pol;
 	argv[8] = NULL;
 	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
-	ROW(st == 0 && !has(out, "Mandatory rules") && has(out, "looks like a credential"),
+	ROW(st == 0 && !test_has(out, "Mandatory rules") && test_has(out, "looks like a credential"),
 	    "plain check: status %d", st);
 	free(out);
 	free(err);
@@ -694,13 +690,13 @@ static void test_env_variants(void)
 		show(st, out, err);
 	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
 		snprintf(want, sizeof(want), "%s=unset\n", gone[i]);
-		ROW(has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
-		ROW(has(err, gone[i]), "the notice does not name %s: %s", gone[i], err ? err : "");
+		ROW(test_has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
+		ROW(test_has(err, gone[i]), "the notice does not name %s: %s", gone[i], err ? err : "");
 	}
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
-		ROW(has(out, kept[i]), "%s did not reach the command", kept[i]);
+		ROW(test_has(out, kept[i]), "%s did not reach the command", kept[i]);
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
-		ROW(!has(err, values[i]) && !has(out, values[i]), "a value leaked: %s", values[i]);
+		ROW(!test_has(err, values[i]) && !test_has(out, values[i]), "a value leaked: %s", values[i]);
 	free(out);
 	free(err);
 }
@@ -728,12 +724,12 @@ static void test_persistence_env_paths(void)
 	env[5] = NULL;
 	try_writes(script, sizeof(script), "~", files, sizeof(files) / sizeof(files[0]));
 	st = run_fsh("home2", NULL, env, NULL, "home.yaml", script, &out, &err);
-	ROW(st == 0 && has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
+	ROW(st == 0 && test_has(out, "ok=0"), "writable HOME: status %d, control write failed", st);
 	if (st != 0)
 		show(st, out, err);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(line, sizeof(line), "w:%s=0\n", files[i]);
-		ROW(!has(out, line), "~/%s could be written in the sandbox", files[i]);
+		ROW(!test_has(out, line), "~/%s could be written in the sandbox", files[i]);
 		snprintf(rel, sizeof(rel), "home2/%s", files[i]);
 		ROW(!exists(rel), "~/%s exists on the host afterwards", files[i]);
 	}
@@ -766,10 +762,10 @@ static void test_hard_links(void)
 		st = run_fsh("home3", NULL, NULL, NULL, "work.yaml",
 			     "cat hl-pgpass 2>/dev/null; echo evil >> hl-profile 2>/dev/null; echo ran\n", &out,
 			     &err);
-		ROW(st == 125 && !has(out, "ran"), "%s: status %d, the session ran", rows[i].link, st);
-		ROW(has(err, rows[i].want) && has(err, rows[i].file + 6) && has(err, "hard links"),
+		ROW(st == 125 && !test_has(out, "ran"), "%s: status %d, the session ran", rows[i].link, st);
+		ROW(test_has(err, rows[i].want) && test_has(err, rows[i].file + 6) && test_has(err, "hard links"),
 		    "%s: the refusal does not name the file: %s", rows[i].link, err ? err : "");
-		ROW(!has(out, "PLANTED-hard-link"), "%s: the store was read through its second name", rows[i].link);
+		ROW(!test_has(out, "PLANTED-hard-link"), "%s: the store was read through its second name", rows[i].link);
 		text = test_read_file(a, NULL);
 		ROW(text != NULL && strcmp(text, "PLANTED-hard-link\n") == 0, "%s: the file changed", rows[i].file);
 		free(text);

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 
 #define GG_TIMEOUT_MS 60000
 #define GG_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -226,11 +227,6 @@ static const char *markers(const struct gcase *c)
 	return names;
 }
 
-static bool has(const char *hay, const char *needle)
-{
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
 static bool exists(const struct gcase *c, const char *rel)
 {
 	char p[PATH_MAX * 2];
@@ -257,7 +253,7 @@ static void expect_safe(struct gcase *c, const char *const *want)
 
 	CU_ASSERT(ok);
 	for (size_t i = 0; want != NULL && want[i] != NULL; i++) {
-		bool seen = has(c->err, want[i]);
+		bool seen = test_has(c->err, want[i]);
 		CU_ASSERT(seen);
 		ok = ok && seen;
 	}
@@ -312,10 +308,10 @@ static void test_nested_repo(void)
 	snprintf(p, sizeof(p), "%s/audit.jsonl", c.dir);
 	audit = test_read_file(p, &len);
 	CU_ASSERT(audit != NULL);
-	CU_ASSERT(has(audit, "\"kind\":\"git\""));
-	CU_ASSERT(has(audit, "/work/vendor/lib/.git/config\""));
-	CU_ASSERT(has(audit, "\"reason\":\"core.fsmonitor\""));
-	if (!has(audit, "\"kind\":\"git\""))
+	CU_ASSERT(test_has(audit, "\"kind\":\"git\""));
+	CU_ASSERT(test_has(audit, "/work/vendor/lib/.git/config\""));
+	CU_ASSERT(test_has(audit, "\"reason\":\"core.fsmonitor\""));
+	if (!test_has(audit, "\"kind\":\"git\""))
 		fprintf(stderr, "\n  audit: %s\n", audit ? audit : "(none)");
 	free(audit);
 	gcase_free(&c);
@@ -563,10 +559,10 @@ static void test_mount_plan(void)
 				 "git commit -q --allow-empty -m inside && echo COMMITTED",
 				 "ls -A work/.git") == 0);
 	CU_ASSERT(c.status == 0);
-	CU_ASSERT(!has(c.out, "WROTE"));
-	CU_ASSERT(has(c.out, "COMMITTED"));
-	CU_ASSERT(!has(c.host, "modules") && !has(c.host, "worktrees") && !has(c.host, "config.worktree"));
-	if (has(c.out, "WROTE") || !has(c.out, "COMMITTED") || has(c.host, "modules"))
+	CU_ASSERT(!test_has(c.out, "WROTE"));
+	CU_ASSERT(test_has(c.out, "COMMITTED"));
+	CU_ASSERT(!test_has(c.host, "modules") && !test_has(c.host, "worktrees") && !test_has(c.host, "config.worktree"));
+	if (test_has(c.out, "WROTE") || !test_has(c.out, "COMMITTED") || test_has(c.host, "modules"))
 		show(&c);
 	gcase_free(&c);
 }
@@ -587,13 +583,13 @@ static void test_legit_session(void)
 				 "git config user.name someone && echo DONE",
 				 "git -C work/n log --oneline | wc -l; git -C work/wt status --short; "
 				 "git -C work/n config remote.origin.url") == 0);
-	CU_ASSERT(has(c.out, "DONE"));
-	CU_ASSERT(!has(c.err, "quarantine"));
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(!test_has(c.err, "quarantine"));
 	CU_ASSERT(exists(&c, "work/n/.git/config"));
 	CU_ASSERT(exists(&c, "work/n/.git/worktrees/wt/commondir"));
 	CU_ASSERT(exists(&c, "work/n/.git/hooks/pre-commit.sample"));
-	CU_ASSERT(has(c.host, "https://example.org/x.git"));
-	if (!has(c.out, "DONE") || has(c.err, "quarantine") || !has(c.host, "example.org"))
+	CU_ASSERT(test_has(c.host, "https://example.org/x.git"));
+	if (!test_has(c.out, "DONE") || test_has(c.err, "quarantine") || !test_has(c.host, "example.org"))
 		show(&c);
 	gcase_free(&c);
 }
@@ -607,11 +603,11 @@ static void test_keep_flag(void)
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, opts,
 				 "git init -q n && git -C n config core.pager \"touch \\\"\\$M/pager\\\"\"", NULL) == 0);
-	CU_ASSERT(has(c.err, "kept (--keep-git-config) "));
-	CU_ASSERT(has(c.err, "/work/n/.git/config: core.pager"));
+	CU_ASSERT(test_has(c.err, "kept (--keep-git-config) "));
+	CU_ASSERT(test_has(c.err, "/work/n/.git/config: core.pager"));
 	CU_ASSERT(exists(&c, "work/n/.git/config"));
 	CU_ASSERT(!exists(&c, "work/n/.git/config.passavant-quarantine"));
-	if (!has(c.err, "kept"))
+	if (!test_has(c.err, "kept"))
 		show(&c);
 	gcase_free(&c);
 }
@@ -650,7 +646,7 @@ static void test_nested_settings(void)
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, CTL_SETUP, NULL, NULL, CTL_INSIDE, NULL) == 0);
-	CU_ASSERT(has(c.out, "DONE"));
+	CU_ASSERT(test_has(c.out, "DONE"));
 	expect_safe(&c, want);
 	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
 		snprintf(q, sizeof(q), "work/%s", moved[i]);
@@ -660,7 +656,7 @@ static void test_nested_settings(void)
 	}
 	/* No false positive: unchanged, or not a row. */
 	ok = exists(&c, "work/old/.vscode/settings.json") && exists(&c, "work/sub/.claude/notes.txt") &&
-	     !has(c.err, "/work/old/") && !has(c.err, "notes.txt");
+	     !test_has(c.err, "/work/old/") && !test_has(c.err, "notes.txt");
 	CU_ASSERT(ok);
 	if (!ok)
 		show(&c);
@@ -690,7 +686,7 @@ static void test_nested_settings_variants(void)
 				 "echo '{}' > e/f/.devcontainer.json && echo '[submodule]' > g/.gitmodules && "
 				 "echo '[]' > zz/tasks.json && mv zz r/.zed && echo DONE",
 				 NULL) == 0);
-	CU_ASSERT(has(c.out, "DONE"));
+	CU_ASSERT(test_has(c.out, "DONE"));
 	expect_safe(&c, want);
 	CU_ASSERT(!exists(&c, "work/t/.claude") && exists(&c, "work/stash/settings.json"));
 	CU_ASSERT(exists(&c, "work/r/.zed/tasks.json.passavant-quarantine"));
@@ -712,7 +708,7 @@ static void test_nested_settings_keep(void)
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, CTL_SETUP, NULL, opts, CTL_INSIDE, NULL) == 0);
 	expect_safe(&c, want);
-	CU_ASSERT(!has(c.err, "quarantined "));
+	CU_ASSERT(!test_has(c.err, "quarantined "));
 	CU_ASSERT(exists(&c, "work/sub/.vscode/tasks.json") && exists(&c, "work/sub/.claude/settings.json") &&
 		  exists(&c, "work/a/b/.mcp.json") && exists(&c, "work/pkg/.cursor/rules"));
 	CU_ASSERT(!exists(&c, "work/sub/.vscode/tasks.json.passavant-quarantine"));
@@ -755,7 +751,7 @@ static void test_merge_strategy(void)
 #undef PROG
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/o/.git/rebase-merge/strategy"));
-	CU_ASSERT(!has(c.err, "/work/o/"));
+	CU_ASSERT(!test_has(c.err, "/work/o/"));
 	gcase_free(&c);
 }
 
@@ -871,11 +867,11 @@ static void test_unprivileged_modes(void)
 	}
 	st = test_run_capture(argv, &out, &err, GG_TIMEOUT_MS);
 	CU_ASSERT(st == 0);
-	CU_ASSERT(has(err, "/work/a/.git/config: core.fsmonitor (moved to"));
-	CU_ASSERT(has(err, "/work/v/b/.git/config: core.fsmonitor (moved to"));
-	CU_ASSERT(has(out, "mode 0\nmode 555\n"));
-	CU_ASSERT(!has(out, "ro555") && !has(out, "hidden000"));
-	if (!has(err, "/work/v/b/.git/config") || has(out, "hidden000") || has(out, "ro555"))
+	CU_ASSERT(test_has(err, "/work/a/.git/config: core.fsmonitor (moved to"));
+	CU_ASSERT(test_has(err, "/work/v/b/.git/config: core.fsmonitor (moved to"));
+	CU_ASSERT(test_has(out, "mode 0\nmode 555\n"));
+	CU_ASSERT(!test_has(out, "ro555") && !test_has(out, "hidden000"));
+	if (!test_has(err, "/work/v/b/.git/config") || test_has(out, "hidden000") || test_has(out, "ro555"))
 		fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "", err ? err : "");
 	free(out);
 	free(err);

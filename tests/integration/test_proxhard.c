@@ -97,11 +97,6 @@ static const char *nz(const char *s)
 	return s != NULL ? s : "(null)";
 }
 
-static bool has(const char *hay, const char *needle)
-{
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
 /* Every form of a real value the sweep looks for: raw, the random part
  * alone (a percent-decoded or cut copy still shows it), base64 of the
  * Basic form, all-%XX. */
@@ -286,10 +281,10 @@ static const char *plain_url(bool inject_host)
  * named, no value. */
 static void check_leak_refusal(const char *out, const char *cred, const char *what)
 {
-	ROW(has(out, "HTTP/1.1 403 ") && has(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n"),
+	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n"),
 	    "%s: not a 403 blocked-by-sandbox-runtime: %.300s", what, nz(out));
-	ROW(has(out, cred), "%s: the reason does not name %s: %.300s", what, cred, nz(out));
-	ROW(has(out, "real value"), "%s: the reason does not say a real value: %.300s", what, nz(out));
+	ROW(test_has(out, cred), "%s: the reason does not name %s: %.300s", what, cred, nz(out));
+	ROW(test_has(out, "real value"), "%s: the reason does not say a real value: %.300s", what, nz(out));
 	ROW(raw_eof, "%s: the proxy did not close the refused connection", what);
 	no_real_value_in(out, out ? strlen(out) : 0, "the refusal");
 }
@@ -427,7 +422,7 @@ static void test_version(void)
 		snprintf(req, sizeof(req), "GET %s/hello?v=%zu%s\r\nHost: 127.0.0.1\r\n\r\n", plain_url(false),
 			 i, lines[i]);
 		out = raw_pxs(req);
-		ROW(has(out, "HTTP/1.1 400 ") || has(out, "HTTP/1.1 505 "), "plain, version '%s': %.200s",
+		ROW(test_has(out, "HTTP/1.1 400 ") || test_has(out, "HTTP/1.1 505 "), "plain, version '%s': %.200s",
 		    lines[i], nz(out));
 		free(out);
 		snprintf(treq[i], sizeof(treq[i]), "GET /hello?v=%zu%s\r\nHost: 127.0.0.1:%u\r\n\r\n", i,
@@ -436,7 +431,7 @@ static void test_version(void)
 	}
 	tls_px_many(tr, NV, touts);
 	for (size_t i = 0; i < NV; i++) {
-		ROW(has(touts[i], "HTTP/1.1 400 ") || has(touts[i], "HTTP/1.1 505 "), "TLS, version '%s': %.200s",
+		ROW(test_has(touts[i], "HTTP/1.1 400 ") || test_has(touts[i], "HTTP/1.1 505 "), "TLS, version '%s': %.200s",
 		    lines[i], nz(touts[i]));
 		free(touts[i]);
 	}
@@ -474,7 +469,7 @@ static void test_transfer_encoding(void)
 		snprintf(req, sizeof(req), "POST %s/sink?te=%zu %s\r\nHost: localhost\r\n%s\r\n5\r\nhello\r\n0\r\n\r\n",
 			 plain_url(false), i, ver, tes[i]);
 		out = raw_pxs(req);
-		ROW(has(out, "HTTP/1.1 400 "), "plain %s %.40s: %.200s", ver, tes[i], nz(out));
+		ROW(test_has(out, "HTTP/1.1 400 "), "plain %s %.40s: %.200s", ver, tes[i], nz(out));
 		free(out);
 		snprintf(treq[i], sizeof(treq[i]),
 			 "POST /sink?te=%zu %s\r\nHost: 127.0.0.1:%u\r\n%s\r\n5\r\nhello\r\n0\r\n\r\n", i, ver,
@@ -483,7 +478,7 @@ static void test_transfer_encoding(void)
 	}
 	tls_px_many(tr, NT, touts);
 	for (size_t i = 0; i < NT; i++) {
-		ROW(has(touts[i], "HTTP/1.1 400 "), "TLS %.40s: %.200s", tes[i], nz(touts[i]));
+		ROW(test_has(touts[i], "HTTP/1.1 400 "), "TLS %.40s: %.200s", tes[i], nz(touts[i]));
 		free(touts[i]);
 	}
 	rec = test_file_since(rec_plain, m.plain);
@@ -500,7 +495,7 @@ static void test_transfer_encoding(void)
 			 "POST %s/sink HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n"
 			 "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n", plain_url(false));
 		out = raw_pxs(req);
-		ROW(has(out, "HTTP/1.1 200 ") && has(out, "\r\n\r\n5\n"), "exactly chunked: %.200s", nz(out));
+		ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, "\r\n\r\n5\n"), "exactly chunked: %.200s", nz(out));
 		free(out);
 	}
 }
@@ -514,7 +509,7 @@ static void test_malformed_ms(void)
 	NEED_READY();
 	mark(&m);
 	out = raw_pxs("GET http://localhost/ HTTP/1.1\r\nHo st: x\r\n\r\n");
-	ROW(has(out, "HTTP/1.1 400 "), "not 400: %.200s", nz(out));
+	ROW(test_has(out, "HTTP/1.1 400 "), "not 400: %.200s", nz(out));
 	a = audit_since(&m);
 	ms = strstr(a, "\"ms\":");
 	ROW(ms != NULL && atol(ms + 5) >= 0 && atol(ms + 5) < 60000, "ms of the 400 is not a duration: %s", a);
@@ -547,7 +542,7 @@ static void test_real_in_target(void)
 			rec = test_file_since(rec_plain, m.plain);
 			ROW(*rec == '\0', "host %d form %zu: the upstream got a request: %.300s", h, f, rec);
 			a = audit_since(&m);
-			ROW(has(a, "\"status\":403"), "host %d form %zu: no 403 audit line: %s", h, f, a);
+			ROW(test_has(a, "\"status\":403"), "host %d form %zu: no 403 audit line: %s", h, f, a);
 			free(rec);
 			free(a);
 			free(out);
@@ -583,7 +578,7 @@ static void test_sentinel_pct_target(void)
 		snprintf(pct + 3 * k, 4, "%%%02x", (unsigned char)tok_sent[k]);
 	snprintf(req, sizeof(req), "GET %s/hello?t=%s HTTP/1.1\r\nHost: x\r\n\r\n", plain_url(false), pct);
 	out = raw_pxs(req);
-	ROW(has(out, "HTTP/1.1 403 ") && has(out, "GH_TOKEN"), "%%-encoded sentinel: %.300s", nz(out));
+	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "GH_TOKEN"), "%%-encoded sentinel: %.300s", nz(out));
 	ROW(raw_eof, "the refused connection was not closed (the request went on after its 403)");
 	rec = test_file_since(rec_plain, m.plain);
 	ROW(*rec == '\0', "the upstream got: %.200s", rec);
@@ -726,7 +721,7 @@ static void test_real_in_body(void)
 			check_leak_refusal(out, i == 1 || i == 3 ? "PV_SECRET" : "GH_TOKEN", body[i]);
 			rec = test_file_since(rec_plain, m.plain);
 			no_real_value_in(rec, strlen(rec), "the upstream's record");
-			ROW(*rec == '\0' || has(rec, "incomplete"), "body %d host %d: a complete request went up: %.300s",
+			ROW(*rec == '\0' || test_has(rec, "incomplete"), "body %d host %d: a complete request went up: %.300s",
 			    i, h, rec);
 			free(rec);
 			free(out);
@@ -758,7 +753,7 @@ static void test_real_in_body(void)
 		check_leak_refusal(out, "GH_TOKEN", "streamed body");
 		for (int k = 0; k < 200; k++) {
 			rec = test_file_since(rec_plain, m.plain);
-			if (has(rec, "incomplete") || has(rec, "=== conn")) {
+			if (test_has(rec, "incomplete") || test_has(rec, "=== conn")) {
 				free(rec);
 				break;
 			}
@@ -767,7 +762,7 @@ static void test_real_in_body(void)
 		}
 		rec = test_file_since(rec_plain, m.plain);
 		no_real_value_in(rec, strlen(rec), "the upstream's record");
-		ROW(!has(rec, "=== conn") || has(rec, "incomplete"), "the streamed request completed upstream: %.200s",
+		ROW(!test_has(rec, "=== conn") || test_has(rec, "incomplete"), "the streamed request completed upstream: %.200s",
 		    rec);
 		free(rec);
 		free(out);
@@ -807,7 +802,7 @@ static void test_real_in_tunnel(void)
 		     "POST /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
 		     (unsigned)upp.port, (unsigned)upp.port, strlen(tok_real), tok_real);
 	out = raw_px(req, (size_t)n, NULL);
-	ROW(has(out, "HTTP/1.1 403 ") && has(out, "GH_TOKEN"), "tunnel: not refused: %.300s", nz(out));
+	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "GH_TOKEN"), "tunnel: not refused: %.300s", nz(out));
 	rec = test_file_since(rec_plain, m.plain);
 	no_real_value_in(rec, strlen(rec), "the upstream's record (tunnel)");
 	free(rec);
@@ -865,7 +860,7 @@ static void test_real_in_websocket(void)
 		CU_ASSERT_FATAL(fd >= 0);
 		CU_ASSERT(test_send_all(fd, req, len) == 0);
 		out = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
-		ROW(has(out, "HTTP/1.1 101 "), "v%d: no 101: %.200s", v, nz(out));
+		ROW(test_has(out, "HTTP/1.1 101 "), "v%d: no 101: %.200s", v, nz(out));
 		free(out);
 		CU_ASSERT(test_send_all(fd, frame, n) == 0);
 		{
@@ -881,7 +876,7 @@ static void test_real_in_websocket(void)
 		}
 		close(fd);
 		a = audit_since(&m);
-		ROW(has(a, "\"decision\":\"deny\"") && has(a, "GH_TOKEN"),
+		ROW(test_has(a, "\"decision\":\"deny\"") && test_has(a, "GH_TOKEN"),
 		    "v%d: no audit line refusing it: %s", v, a);
 		free(a);
 	}
@@ -973,11 +968,11 @@ static void test_ws_split(void)
 		n += ws_frame(resp + n, v == 2 ? 0x81 : 0x80, b, strlen(b));
 		n += ws_frame(resp + n, 0x88, "", 0);
 		out = via_rawhex(resp, n, fields, &got);
-		ROW(has(out, "HTTP/1.1 101 "), "variant %d: no 101: %.200s", v, nz(out));
+		ROW(test_has(out, "HTTP/1.1 101 "), "variant %d: no 101: %.200s", v, nz(out));
 		pl = ws_payloads(out, got);
 		ROW(out == NULL || memmem(out, got, tok_real + 4, 13) == NULL,
 		    "variant %d: the client got the real value's bytes", v);
-		ROW(has(pl, tok_sent), "variant %d: the client did not get the sentinel: '%s'", v, pl);
+		ROW(test_has(pl, tok_sent), "variant %d: the client did not get the sentinel: '%s'", v, pl);
 		free(pl);
 		free(out);
 		free(audit_since(&m));
@@ -1040,13 +1035,13 @@ static void test_range_stripped(void)
 			 "GET %s/hello HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nIf-Range: \"e1\"\r\n"
 			 "Connection: close\r\n\r\n", plain_url(h == 0));
 		out = raw_pxs(req);
-		ROW(has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, nz(out));
+		ROW(test_has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, nz(out));
 		rec = test_file_since(rec_plain, m.plain);
 		if (h == 0)
-			ROW(!has(rec, "\r\nRange:") && !has(rec, "\r\nIf-Range:"),
+			ROW(!test_has(rec, "\r\nRange:") && !test_has(rec, "\r\nIf-Range:"),
 			    "the inject host got Range/If-Range: %.300s", rec);
 		else
-			ROW(has(rec, "\r\nRange: bytes=0-3\r\n") && has(rec, "\r\nIf-Range: \"e1\"\r\n"),
+			ROW(test_has(rec, "\r\nRange: bytes=0-3\r\n") && test_has(rec, "\r\nIf-Range: \"e1\"\r\n"),
 			    "another host lost Range/If-Range: %.300s", rec);
 		free(rec);
 		free(out);
@@ -1107,9 +1102,9 @@ static void test_run_leak(void)
 		st = test_run_capture(argv, &out, &err, 60000);
 	}
 	ROW(st == 0, "run exited %d: %s", st, nz(err));
-	ROW(has(out, "q=403") && has(out, "b=403"), "not refused: %s", nz(out));
+	ROW(test_has(out, "q=403") && test_has(out, "b=403"), "not refused: %s", nz(out));
 	no_real_value_in(err, err ? strlen(err) : 0, "passavant run's stderr");
-	ROW(has(err, "GH_TOKEN"), "stderr does not name the credential: %s", nz(err));
+	ROW(test_has(err, "GH_TOKEN"), "stderr does not name the credential: %s", nz(err));
 	a = test_read_file(audit, NULL);
 	no_real_value_in(a, a ? strlen(a) : 0, "run's audit file");
 	rec = test_file_since(rec_plain, mplain);

@@ -33,6 +33,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/proc.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 #include "tests/support/upstream.h"
 
 #define RUN_TIMEOUT_MS 60000
@@ -56,27 +57,6 @@ static char *at(char *buf, const char *rel)
 {
 	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
 	return buf;
-}
-
-/* Random alphanumerics (kernel CSPRNG): values no other test uses. */
-static int random_alnum(char *out, size_t n)
-{
-	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	unsigned char rnd[64];
-
-	if (n > sizeof(rnd) || getrandom(rnd, n, 0) != (ssize_t)n)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = cs[rnd[i] % (sizeof(cs) - 1)];
-	out[n] = '\0';
-	return 0;
-}
-
-static int mkfile(const char *path, const char *text, mode_t mode)
-{
-	if (test_write_file(path, text, strlen(text)) < 0)
-		return -1;
-	return chmod(path, mode);
 }
 
 /* The run policy: the upstream allowed (GET/HEAD only everywhere), its
@@ -107,7 +87,7 @@ static int write_policy(void)
 		 "filesystem:\n"
 		 "  allowWrite: [\"%s\"]\n",
 		 p_certs, p_cred, p_work);
-	return mkfile(p_policy, text, 0644);
+	return test_write_file_mode(p_policy, text, 0644);
 }
 
 static int suite_init(void)
@@ -145,14 +125,14 @@ static int suite_init(void)
 	    mkdir(at(buf, "work/.git"), 0755) < 0 || mkdir(at(buf, "scripts"), 0755) < 0 ||
 	    mkdir(p_certs, 0755) < 0)
 		return -1;
-	if (random_alnum(real_token + 4, 36) < 0 || random_alnum(real_file, 32) < 0)
+	if (test_random_alnum(real_token + 4, 36) < 0 || test_random_alnum(real_file, 32) < 0)
 		return -1;
 	memcpy(real_token, "ghp_", 4);
-	if (mkfile(at(buf, "home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n", 0600) < 0 ||
-	    mkfile(at(buf, "home/.bashrc"), "original bashrc\n", 0644) < 0 ||
-	    mkfile(at(buf, "work/.git/config"), "[core]\n", 0644) < 0 ||
-	    mkfile(p_cred, real_file, 0600) < 0 ||
-	    mkfile(p_badpolicy, "network:\n  allowedDomainz: []\n", 0644) < 0)
+	if (test_write_file_mode(at(buf, "home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n", 0600) < 0 ||
+	    test_write_file_mode(at(buf, "home/.bashrc"), "original bashrc\n", 0644) < 0 ||
+	    test_write_file_mode(at(buf, "work/.git/config"), "[core]\n", 0644) < 0 ||
+	    test_write_file_mode(p_cred, real_file, 0600) < 0 ||
+	    test_write_file_mode(p_badpolicy, "network:\n  allowedDomainz: []\n", 0644) < 0)
 		return -1;
 	if (test_certs_make(p_certs, names) < 0 || write_policy() < 0)
 		return -1;
@@ -175,7 +155,7 @@ static int suite_cleanup(void)
 static char *write_script(char *buf, const char *text)
 {
 	snprintf(buf, PATH_MAX, "%s/scripts/%u.sh", root, nscript++);
-	if (mkfile(buf, text, 0644) < 0)
+	if (test_write_file_mode(buf, text, 0644) < 0)
 		return NULL;
 	return buf;
 }
@@ -232,11 +212,6 @@ static int run_sh(const char *const *opts, char **out, char **err, const char *f
 
 #define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
-static bool has(const char *hay, const char *needle)
-{
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
 /* The value of "KEY=" at the start of a line of out (static copy). */
 static const char *value_of(const char *out, const char *key)
 {
@@ -276,8 +251,8 @@ static void test_curl_through_proxy(void)
 
 	SKIP_IF_NEEDED();
 	st = run_sh(NULL, &out, &err, VIA_PROXY "curl -sS --max-time 20 %s/hello\necho curl=$?\n", up.url);
-	ROW(st == 0 && has(out, "hello\n") && has(out, "curl=0"), "curl via the proxy");
-	if (st != 0 || !has(out, "hello\n"))
+	ROW(st == 0 && test_has(out, "hello\n") && test_has(out, "curl=0"), "curl via the proxy");
+	if (st != 0 || !test_has(out, "hello\n"))
 		show(st, out, err);
 	free(out);
 	free(err);
@@ -316,8 +291,8 @@ static void test_credential_store_hidden(void)
 	st = run_sh(NULL, &out, &err, "cat ~/.ssh/id_rsa 2>/dev/null\necho cat=$?\n"
 				      "echo entries=$(ls -A ~/.ssh 2>/dev/null | wc -l)\n");
 	ROW(st == 0, "status %d", st);
-	ROW(!has(out, "PLANTED-PRIVATE-KEY"), "~/.ssh/id_rsa was readable: %s", out ? out : "");
-	ROW(has(out, "entries=0"), "~/.ssh lists entries: %s", out ? out : "");
+	ROW(!test_has(out, "PLANTED-PRIVATE-KEY"), "~/.ssh/id_rsa was readable: %s", out ? out : "");
+	ROW(test_has(out, "entries=0"), "~/.ssh lists entries: %s", out ? out : "");
 	free(out);
 	free(err);
 }
@@ -374,14 +349,14 @@ static void test_audit_protected(void)
 		    "echo forged >> audit.jsonl 2>/dev/null; echo append=$?\n"
 		    "rm -f audit.jsonl 2>/dev/null; mv audit.jsonl x 2>/dev/null; echo gone=$?\n",
 		    up.url);
-	ROW(st == 0 && has(out, "curl=0"), "status %d: %s", st, out ? out : "");
+	ROW(st == 0 && test_has(out, "curl=0"), "status %d: %s", st, out ? out : "");
 	ROW(value_of(out, "append") && strcmp(value_of(out, "append"), "0") != 0,
 	    "the command could append to the audit file");
 	ROW(value_of(out, "gone") && strcmp(value_of(out, "gone"), "0") != 0,
 	    "the command could move the audit file away");
 	text = test_read_file(path, NULL);
-	ROW(text != NULL && !has(text, "forged") && has(text, "\"decision\":\"allow\"") &&
-		    has(text, "/hello"),
+	ROW(text != NULL && !test_has(text, "forged") && test_has(text, "\"decision\":\"allow\"") &&
+		    test_has(text, "/hello"),
 	    "audit file wrong: %s", text ? text : "(missing)");
 	free(text);
 	(void)unlink(path);
@@ -413,11 +388,11 @@ static void test_masked_values(void)
 	v = value_of(out, "file");
 	ROW(v && strlen(v) == strlen(real_file) && strcmp(v, real_file) != 0,
 	    "masked file inside is not a sentinel: %s", v ? v : "(none)");
-	ROW(has(out, "denied=unset"), "PV_DENIED reached the command");
-	ROW(!has(out, real_token), "the real token is visible inside");
-	ROW(!has(out, real_file), "the real file content is visible inside");
-	ROW(!has(out, "denied-value-xyz"), "the denied value is visible inside");
-	ROW(!has(err, real_token) && !has(err, real_file), "a real value on passavant's stderr");
+	ROW(test_has(out, "denied=unset"), "PV_DENIED reached the command");
+	ROW(!test_has(out, real_token), "the real token is visible inside");
+	ROW(!test_has(out, real_file), "the real file content is visible inside");
+	ROW(!test_has(out, "denied-value-xyz"), "the denied value is visible inside");
+	ROW(!test_has(err, real_token) && !test_has(err, real_file), "a real value on passavant's stderr");
 	free(out);
 	free(err);
 }
@@ -434,8 +409,8 @@ static void test_seccomp(void)
 		    "unshare -U true 2>&1; echo unshare=$?\n",
 		    python);
 	ROW(st == 0, "status %d", st);
-	ROW(has(out, "unix=1\n"), "socket(AF_UNIX) not EPERM: %s", out ? out : "");
-	ROW(has(out, "Operation not permitted") && value_of(out, "unshare") &&
+	ROW(test_has(out, "unix=1\n"), "socket(AF_UNIX) not EPERM: %s", out ? out : "");
+	ROW(test_has(out, "Operation not permitted") && value_of(out, "unshare") &&
 		    strcmp(value_of(out, "unshare"), "0") != 0,
 	    "unshare -U not refused with EPERM: %s", out ? out : "");
 	free(out);
@@ -486,8 +461,8 @@ static void test_exit_statuses(void)
 	 * the file. */
 	st = run_in(p_badpolicy, NULL, "echo ran\n", &out, &err);
 	ROW(st == 125, "invalid policy: status %d, expected 125", st);
-	ROW(!has(out, "ran"), "the command ran under an invalid policy");
-	ROW(has(err, "bad.yaml"), "the error does not name the policy file: %s", err ? err : "");
+	ROW(!test_has(out, "ran"), "the command ran under an invalid policy");
+	ROW(test_has(err, "bad.yaml"), "the error does not name the policy file: %s", err ? err : "");
 	free(out);
 	free(err);
 }
@@ -529,7 +504,7 @@ static void test_sigterm_forwarded(void)
 	ROW(st == 42, "status %d after SIGTERM, expected 42 (the command's trap)", st);
 	{
 		char *o = test_proc_stdout(p);
-		ROW(has(o, "got-term"), "the command did not see SIGTERM: %s", o ? o : "");
+		ROW(test_has(o, "got-term"), "the command did not see SIGTERM: %s", o ? o : "");
 		free(o);
 	}
 	test_proc_free(p);
@@ -567,7 +542,7 @@ static void test_sigint_once(void)
 	snprintf(py, sizeof(py), "%s/scripts/count-int.py", root);
 	at(rdy, "work/int-ready");
 	snprintf(done, sizeof(done), "%s.done", rdy);
-	CU_ASSERT_FATAL(mkfile(py, counter, 0644) == 0);
+	CU_ASSERT_FATAL(test_write_file_mode(py, counter, 0644) == 0);
 	if (access("/usr/bin/script", X_OK) == 0) {
 		(void)unlink(rdy);
 		snprintf(inner, sizeof(inner), "exec env -C %s HOME=%s PATH=%s %s run -p %s -- %s %s %s", p_work,
@@ -586,9 +561,9 @@ static void test_sigint_once(void)
 		argv[3] = NULL;
 		st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
 		ROW(st == 0, "status %d", st);
-		ROW(has(out, "total=1"), "^C on the terminal: not exactly one SIGINT: %s", out ? out : "");
+		ROW(test_has(out, "total=1"), "^C on the terminal: not exactly one SIGINT: %s", out ? out : "");
 		/* SI_KERNEL (0x80): the terminal's, not a forwarded copy. */
-		ROW(has(out, "INT code=128"), "^C did not come from the terminal: %s", out ? out : "");
+		ROW(test_has(out, "INT code=128"), "^C did not come from the terminal: %s", out ? out : "");
 		free(out);
 		free(err);
 	} else {
@@ -604,7 +579,7 @@ static void test_sigint_once(void)
 	CU_ASSERT_FATAL(p != NULL);
 	st = test_proc_stop(p, SIGINT, 15000);
 	out = test_proc_stdout(p);
-	ROW(st == 0 && has(out, "total=1"), "kill -INT passavant: status %d, %s", st, out ? out : "");
+	ROW(st == 0 && test_has(out, "total=1"), "kill -INT passavant: status %d, %s", st, out ? out : "");
 	free(out);
 	test_proc_free(p);
 }
@@ -678,15 +653,15 @@ static void test_refusal_lines(void)
 	snprintf(want, sizeof(want), "passavant: blocked POST https://127.0.0.1:%u/hello: ",
 		 (unsigned)up.port);
 	st = run_sh(NULL, &out, &err, script, up.url);
-	ROW(st == 0 && has(out, "code=403"), "POST not refused with 403: %s", out ? out : "");
-	ROW(has(err, want), "no refusal line \"%s\" in: %s", want, err ? err : "");
-	ROW(has(err, "allowedMethods"), "the refusal line does not name the rule: %s", err ? err : "");
+	ROW(st == 0 && test_has(out, "code=403"), "POST not refused with 403: %s", out ? out : "");
+	ROW(test_has(err, want), "no refusal line \"%s\" in: %s", want, err ? err : "");
+	ROW(test_has(err, "allowedMethods"), "the refusal line does not name the rule: %s", err ? err : "");
 	free(out);
 	free(err);
 	out = err = NULL;
 	st = run_sh(quiet, &out, &err, script, up.url);
-	ROW(st == 0 && has(out, "code=403"), "-q: POST not refused: %s", out ? out : "");
-	ROW(!has(err, "blocked"), "-q still prints: %s", err ? err : "");
+	ROW(st == 0 && test_has(out, "code=403"), "-q: POST not refused: %s", out ? out : "");
+	ROW(!test_has(err, "blocked"), "-q still prints: %s", err ? err : "");
 	free(out);
 	free(err);
 	out = err = NULL;
@@ -695,7 +670,7 @@ static void test_refusal_lines(void)
 		    "curl -sS -X POST -d a=b --max-time 20 %s/hello -o /dev/null\n",
 		    up.url, up.url);
 	ROW(st == 0, "status %d", st);
-	ROW(has(err, "passavant: 1 request allowed, 1 refused, 0 credentials injected"),
+	ROW(test_has(err, "passavant: 1 request allowed, 1 refused, 0 credentials injected"),
 	    "-v summary missing or wrong: %s", err ? err : "");
 	free(out);
 	free(err);
@@ -711,8 +686,8 @@ static void test_token_injected(void)
 		    VIA_PROXY "curl -sS --max-time 20 -H \"Authorization: Bearer $GH_TOKEN\" %s/echo\n", up.url);
 	ROW(st == 0, "status %d", st);
 	rec = test_read_file(p_record, NULL);
-	ROW(has(rec, real_token), "the upstream did not receive the real token");
-	ROW(!has(out, real_token), "the real token came back into the sandbox");
+	ROW(test_has(rec, real_token), "the upstream did not receive the real token");
+	ROW(!test_has(out, real_token), "the real token came back into the sandbox");
 	free(rec);
 	free(out);
 	free(err);
@@ -751,9 +726,9 @@ static void test_unprivileged(void)
 		 p_certs, work);
 	CU_ASSERT_FATAL(mkdir(home, 0755) == 0 && mkdir(at(buf, "u-home/.ssh"), 0700) == 0 &&
 			mkdir(work, 0755) == 0);
-	CU_ASSERT_FATAL(mkfile(at(buf, "u-home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n", 0600) == 0 &&
-			mkfile(at(buf, "u-home/.bashrc"), "original bashrc\n", 0644) == 0 &&
-			mkfile(pol, text, 0644) == 0);
+	CU_ASSERT_FATAL(test_write_file_mode(at(buf, "u-home/.ssh/id_rsa"), "PLANTED-PRIVATE-KEY\n", 0600) == 0 &&
+			test_write_file_mode(at(buf, "u-home/.bashrc"), "original bashrc\n", 0644) == 0 &&
+			test_write_file_mode(pol, text, 0644) == 0);
 	CU_ASSERT_FATAL(chown(home, 65534, 65534) == 0 && chown(at(buf, "u-home/.ssh"), 65534, 65534) == 0 &&
 			chown(at(buf, "u-home/.ssh/id_rsa"), 65534, 65534) == 0 &&
 			chown(at(buf, "u-home/.bashrc"), 65534, 65534) == 0 && chown(work, 65534, 65534) == 0 &&
@@ -786,14 +761,14 @@ static void test_unprivileged(void)
 	argv[n++] = up.url;
 	argv[n] = NULL;
 	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
-	if (st == 125 && has(err, "namespaces")) {
+	if (st == 125 && test_has(err, "namespaces")) {
 		TEST_SKIP("uid 65534 cannot create namespaces: %s", err);
 		goto out;
 	}
 	ROW(st == 3, "status %d, expected 3", st);
-	ROW(has(out, "65534\n"), "not running as 65534: %s", out ? out : "");
-	ROW(has(out, "hello\n"), "curl via the proxy failed as 65534");
-	ROW(!has(out, "PLANTED-PRIVATE-KEY"), "~/.ssh/id_rsa readable as 65534");
+	ROW(test_has(out, "65534\n"), "not running as 65534: %s", out ? out : "");
+	ROW(test_has(out, "hello\n"), "curl via the proxy failed as 65534");
+	ROW(!test_has(out, "PLANTED-PRIVATE-KEY"), "~/.ssh/id_rsa readable as 65534");
 	ROW(value_of(out, "bashrc") && strcmp(value_of(out, "bashrc"), "0") != 0, "~/.bashrc writable");
 	ROW(value_of(out, "cwd") && strcmp(value_of(out, "cwd"), "0") == 0, "cwd not writable");
 	t = test_read_file(at(buf, "u-work/out.txt"), NULL);
@@ -864,7 +839,7 @@ static void test_proxy_session_masks(void)
 	int left = 0;
 
 	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
-	CU_ASSERT_FATAL(random_alnum(real + 4, 36) == 0 && random_alnum(realf, 32) == 0);
+	CU_ASSERT_FATAL(test_random_alnum(real + 4, 36) == 0 && test_random_alnum(realf, 32) == 0);
 	memcpy(real, "ghp_", 4);
 	snprintf(pol, sizeof(pol), "%s/policy.yaml", dir);
 	snprintf(cred, sizeof(cred), "%s/cred.txt", dir);
@@ -875,7 +850,7 @@ static void test_proxy_session_masks(void)
 		 "credentials:\n  envVars:\n    - name: GH_TOKEN\n      mode: mask\n"
 		 "  files:\n    - path: %s\n      mode: mask\n",
 		 cred);
-	CU_ASSERT_FATAL(mkfile(pol, text, 0600) == 0 && mkfile(cred, realf, 0600) == 0 &&
+	CU_ASSERT_FATAL(test_write_file_mode(pol, text, 0600) == 0 && test_write_file_mode(cred, realf, 0600) == 0 &&
 			mkdir(tmpd, 0700) == 0);
 	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real);
 	/* 1. A named session directory: env and files/ stay for inspection. */
@@ -933,7 +908,7 @@ static void test_proxy_session_masks(void)
 	all = slurp_tree(sess);
 	ROW(all != NULL && strstr(all, real) == NULL && strstr(all, realf) == NULL,
 	    "a real value is in the session directory");
-	ROW(!has(out, real) && !has(out, realf) && !has(err, real) && !has(err, realf),
+	ROW(!test_has(out, real) && !test_has(out, realf) && !test_has(err, real) && !test_has(err, realf),
 	    "a real value on the proxy's stdout or stderr");
 	free(env);
 	free(all);

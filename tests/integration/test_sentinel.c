@@ -53,26 +53,6 @@ static char *at(char *buf, const char *rel)
 	return buf;
 }
 
-static int random_alnum(char *out, size_t n)
-{
-	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	unsigned char rnd[64];
-
-	if (n > sizeof(rnd) || getrandom(rnd, n, 0) != (ssize_t)n)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = cs[rnd[i] % (sizeof(cs) - 1)];
-	out[n] = '\0';
-	return 0;
-}
-
-static int mkfile(const char *path, const char *text, mode_t mode)
-{
-	if (test_write_file(path, text, strlen(text)) < 0)
-		return -1;
-	return chmod(path, mode);
-}
-
 static int write_policy(const char *path, const char *mode)
 {
 	char text[4 * PATH_MAX];
@@ -91,7 +71,7 @@ static int write_policy(const char *path, const char *mode)
 		 "audit:\n"
 		 "  path: %s\n",
 		 p_certs, mode, p_work, p_audit);
-	return mkfile(path, text, 0644);
+	return test_write_file_mode(path, text, 0644);
 }
 
 static int suite_init(void)
@@ -127,7 +107,7 @@ static int suite_init(void)
 	if (mkdir(p_home, 0755) < 0 || mkdir(p_work, 0755) < 0 || mkdir(at(buf, "scripts"), 0755) < 0 ||
 	    mkdir(p_certs, 0755) < 0)
 		return -1;
-	if (random_alnum(v1 + 4, 36) < 0 || random_alnum(v2 + 4, 36) < 0)
+	if (test_random_alnum(v1 + 4, 36) < 0 || test_random_alnum(v2 + 4, 36) < 0)
 		return -1;
 	memcpy(v1, "ghp_", 4);
 	memcpy(v2, "ghp_", 4);
@@ -175,7 +155,7 @@ static int run_sh(const char *policy, const char *value, bool state, char **out,
 	vsnprintf(script, sizeof(script), fmt, ap);
 	va_end(ap);
 	snprintf(path, sizeof(path), "%s/scripts/%u.sh", root, nscript++);
-	if (mkfile(path, script, 0644) < 0)
+	if (test_write_file_mode(path, script, 0644) < 0)
 		return -1;
 	snprintf(home, sizeof(home), "HOME=%s", p_home);
 	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", value);
@@ -206,11 +186,6 @@ static int run_sh(const char *policy, const char *value, bool state, char **out,
 
 #define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
-static bool has(const char *hay, const char *needle)
-{
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
 /* The sentinel the sandbox printed as "TOK=..." (static copy; "" if none). */
 static const char *tok_of(const char *out)
 {
@@ -240,7 +215,7 @@ static const char *session_tok(const char *policy, const char *value)
 
 	ROW(st == 0, "status %d: %s", st, err != NULL ? err : "");
 	t = tok_of(out);
-	ROW(!has(out, value) && !has(err, value), "a real value reached the sandbox or stderr");
+	ROW(!test_has(out, value) && !test_has(err, value), "a real value reached the sandbox or stderr");
 	free(out);
 	free(err);
 	return t;
@@ -255,13 +230,13 @@ static void no_secret_in(const char *what, const char *text)
 
 	if (text == NULL)
 		return;
-	ROW(!has(text, v1) && !has(text, v2), "a real value in %s", what);
+	ROW(!test_has(text, v1) && !test_has(text, v2), "a real value in %s", what);
 	snprintf(path, sizeof(path), "%s/passavant/sentinel.key", p_state);
 	key = test_read_file(path, &len);
 	if (key != NULL && len == MASK_KEY_BYTES) {
 		for (size_t i = 0; i < len; i++)
 			snprintf(hex + 2 * i, 3, "%02x", (unsigned char)key[i]);
-		ROW(!has(text, hex), "the key (hex) in %s", what);
+		ROW(!test_has(text, hex), "the key (hex) in %s", what);
 	}
 	free(key);
 }
@@ -305,12 +280,12 @@ static void test_changed_value_and_stale(void)
 		    VIA_PROXY "curl -sS --max-time 20 -o /dev/null -w 'code=%%{http_code}\\n' "
 			      "-H 'X-Token: %s' %s/stale-hdr\n",
 		    s1, up.url);
-	ROW(st == 0 && has(out, "code=403"), "the stale sentinel is refused with 403: %s",
+	ROW(st == 0 && test_has(out, "code=403"), "the stale sentinel is refused with 403: %s",
 	    out != NULL ? out : "");
-	ROW(has(err, "stale sentinel of credential GH_TOKEN") && has(err, "$GH_TOKEN"),
+	ROW(test_has(err, "stale sentinel of credential GH_TOKEN") && test_has(err, "$GH_TOKEN"),
 	    "stderr says it is stale and where to update it: %s", err != NULL ? err : "");
 	rec = test_file_since(p_record, mark);
-	ROW(!has(rec, "stale-hdr"), "the upstream received the refused request");
+	ROW(!test_has(rec, "stale-hdr"), "the upstream received the refused request");
 	free(rec);
 	no_secret_in("stderr", err);
 	no_secret_in("stdout", out);
@@ -324,10 +299,10 @@ static void test_changed_value_and_stale(void)
 		    VIA_PROXY "curl -sS --max-time 20 -o body.txt -w 'code=%%{http_code}\\n' "
 			      "-H 'Authorization: Basic %s' %s/stale-basic\ncat body.txt; echo\n",
 		    enc, up.url);
-	ROW(has(out, "code=403") && has(out, "stale"), "Basic: 403 with \"stale\" in the reason: %s",
+	ROW(test_has(out, "code=403") && test_has(out, "stale"), "Basic: 403 with \"stale\" in the reason: %s",
 	    out != NULL ? out : "");
 	rec = test_file_since(p_record, mark);
-	ROW(!has(rec, "stale-basic"), "the upstream received the refused request");
+	ROW(!test_has(rec, "stale-basic"), "the upstream received the refused request");
 	free(rec);
 	free(out);
 	free(err);
@@ -338,14 +313,14 @@ static void test_changed_value_and_stale(void)
 			      "-H \"X-Token: $GH_TOKEN\" %s/echo\n",
 		    up.url);
 	rec = test_file_since(p_record, mark);
-	ROW(has(out, "code=200") && has(rec, v2), "the current sentinel is injected: %s",
+	ROW(test_has(out, "code=200") && test_has(rec, v2), "the current sentinel is injected: %s",
 	    out != NULL ? out : "");
 	free(rec);
 	free(out);
 	free(err);
 	/* The audit log: never a real value or the key. */
 	rec = test_read_file(p_audit, NULL);
-	ROW(has(rec, "stale sentinel"), "the audit line names the stale sentinel");
+	ROW(test_has(rec, "stale sentinel"), "the audit line names the stale sentinel");
 	no_secret_in("the audit log", rec);
 	free(rec);
 }
@@ -374,8 +349,8 @@ static void test_key_unreadable(void)
 		    "cat \"$XDG_STATE_HOME/passavant/sentinel.key\" >/dev/null 2>&1; echo key=$?\n"
 		    "cat \"$XDG_STATE_HOME/passavant/sentinels\" >/dev/null 2>&1; echo ledger=$?\n"
 		    "echo x > \"$XDG_STATE_HOME/passavant/sentinel.key\" 2>/dev/null; echo wkey=$?\n");
-	ROW(rc == 0 && has(out, "key=") && !has(out, "key=0\n") && !has(out, "ledger=0\n") &&
-		    !has(out, "wkey=0\n"),
+	ROW(rc == 0 && test_has(out, "key=") && !test_has(out, "key=0\n") && !test_has(out, "ledger=0\n") &&
+		    !test_has(out, "wkey=0\n"),
 	    "the key and ledger under $XDG_STATE_HOME are unreadable and unwritable: %s",
 	    out != NULL ? out : "");
 	free(out);
@@ -385,7 +360,7 @@ static void test_key_unreadable(void)
 		    "cat \"$HOME/.local/state/passavant/sentinel.key\" >/dev/null 2>&1; echo key=$?\n"
 		    "cat \"$HOME/.local/state/passavant/sentinels\" >/dev/null 2>&1; echo ledger=$?\n"
 		    "echo \"TOK=$GH_TOKEN\"\n");
-	ROW(rc == 0 && has(out, "key=") && !has(out, "key=0\n") && !has(out, "ledger=0\n"),
+	ROW(rc == 0 && test_has(out, "key=") && !test_has(out, "key=0\n") && !test_has(out, "ledger=0\n"),
 	    "the key and ledger under ~/.local/state are unreadable: %s", out != NULL ? out : "");
 	snprintf(path, sizeof(path), "%s/.local/state/passavant/sentinel.key", p_home);
 	ROW(stat(path, &st) == 0 && st.st_size == MASK_KEY_BYTES, "the key is under ~/.local/state");
@@ -405,8 +380,8 @@ static void test_bad_key_no_session(void)
 	snprintf(path, sizeof(path), "%s/passavant/sentinel.key", p_state);
 	CU_ASSERT_FATAL(chmod(path, 0644) == 0);
 	rc = run_sh(p_stable, v1, true, &out, &err, "echo ran\n");
-	ROW(rc == 125 && !has(out, "ran"), "a key open to others: exit 125, nothing run (got %d)", rc);
-	ROW(has(err, "sentinel key") && has(err, "mode 644") && has(err, "per-session"),
+	ROW(rc == 125 && !test_has(out, "ran"), "a key open to others: exit 125, nothing run (got %d)", rc);
+	ROW(test_has(err, "sentinel key") && test_has(err, "mode 644") && test_has(err, "per-session"),
 	    "the message names the key, its mode and the way out: %s", err != NULL ? err : "");
 	no_secret_in("stderr", err);
 	CU_ASSERT(chmod(path, 0600) == 0);

@@ -4,6 +4,10 @@
 #include "tests/support/textutil.h"
 
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "tests/support/testlib.h"
 
 void test_b64(const void *in, size_t len, char *out)
 {
@@ -40,4 +44,29 @@ int test_envv_count(char **env)
 	while (env[i] != NULL)
 		i++;
 	return i;
+}
+
+bool test_has(const char *hay, const char *needle)
+{
+	return hay != NULL && needle != NULL && strstr(hay, needle) != NULL;
+}
+
+int test_random_alnum(char *out, size_t n)
+{
+	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char rnd[64];
+
+	if (n > sizeof(rnd) || getrandom(rnd, n, 0) != (ssize_t)n)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = cs[rnd[i] % (sizeof(cs) - 1)];
+	out[n] = '\0';
+	return 0;
+}
+
+int test_write_file_mode(const char *path, const char *text, mode_t mode)
+{
+	if (test_write_file(path, text, strlen(text)) < 0)
+		return -1;
+	return chmod(path, mode);
 }

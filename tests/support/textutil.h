@@ -1,11 +1,14 @@
 /*
- * textutil.h - small text helpers several test files need: base64 and
- * lookups in a NULL-terminated environment vector.
+ * textutil.h - small text helpers several test files need: base64,
+ * lookups in a NULL-terminated environment vector, substring checks,
+ * random tokens and small files.
  */
 #ifndef PASSAVANT_TEST_TEXTUTIL_H
 #define PASSAVANT_TEST_TEXTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Standard base64 (with '=' padding) of len bytes of in into out, which
  * must hold 4 * ((len + 2) / 3) + 1 bytes; NUL-terminated. */
@@ -16,5 +19,15 @@ int test_envv_find(char **env, const char *name);
 
 /* Number of entries in env (NULL-terminated). */
 int test_envv_count(char **env);
+
+/* Whether hay contains needle; false when either is NULL. */
+bool test_has(const char *hay, const char *needle);
+
+/* n random alphanumerics (kernel CSPRNG) into out, NUL-terminated (out
+ * holds n + 1 bytes; n at most 64). 0, or -1. */
+int test_random_alnum(char *out, size_t n);
+
+/* Writes text to path (test_write_file()) and sets its mode. 0, or -1. */
+int test_write_file_mode(const char *path, const char *text, mode_t mode);
 
 #endif
