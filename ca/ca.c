@@ -8,6 +8,7 @@
  */
 #include "ca_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -453,30 +454,68 @@ bool ca_host_permitted(const ca_t *ca, const char *host)
 	return host_permitted(ca, &h);
 }
 
+/* The ex_data slot of a server SSL that may select h2 (ca_ssl_allow_h2()),
+ * made once. */
+static pthread_once_t h2_once = PTHREAD_ONCE_INIT;
+static int h2_index = -1;
+
+static void h2_index_new(void)
+{
+	h2_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+int ca_ssl_allow_h2(SSL *ssl)
+{
+	static char yes = 1;
+
+	if (pthread_once(&h2_once, h2_index_new) != 0 || h2_index < 0)
+		return -1;
+	return SSL_set_ex_data(ssl, h2_index, &yes) == 1 ? 0 : -1;
+}
+
+/* Whether the client's ALPN list in[0..inlen) names proto (len bytes):
+ * *at gets its place in the list. */
+static bool alpn_has(const unsigned char *in, unsigned int inlen, const char *proto, unsigned int len,
+		     const unsigned char **at)
+{
+	unsigned int i = 0;
+
+	while (i < inlen) {
+		unsigned int l = in[i];
+
+		if (l == 0 || l > inlen - i - 1)
+			return false; /* malformed list: OpenSSL checks it first anyway */
+		if (l == len && memcmp(in + i + 1, proto, len) == 0) {
+			*at = in + i + 1;
+			return true;
+		}
+		i += l + 1;
+	}
+	return false;
+}
+
 /*
- * ALPN: http/1.1 or nothing. The proxy speaks HTTP/1.1 only (SPEC §5). A
- * client offering only h2 gets no ALPN answer (NOACK) rather than a fatal
- * alert: many then fall back to HTTP/1.1.
+ * ALPN: h2 where the connection allows it (ca_ssl_allow_h2(): the
+ * upstream negotiated h2) and the client offers it, else http/1.1, else
+ * nothing. A client offering only h2 to a connection that may not speak
+ * it gets no ALPN answer (NOACK) rather than a fatal alert: many then
+ * fall back to HTTP/1.1.
  */
 static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 		       const unsigned char *in, unsigned int inlen, void *arg)
 {
-	static const char h11[] = "http/1.1";
-	unsigned int i = 0;
+	const unsigned char *at;
 
-	(void)ssl;
 	(void)arg;
-	while (i < inlen) {
-		unsigned int len = in[i];
-
-		if (len == 0 || len > inlen - i - 1)
-			break; /* malformed list: OpenSSL checks it first anyway */
-		if (len == sizeof(h11) - 1 && memcmp(in + i + 1, h11, len) == 0) {
-			*out = in + i + 1;
-			*outlen = (unsigned char)len;
-			return SSL_TLSEXT_ERR_OK;
-		}
-		i += len + 1;
+	if (h2_index >= 0 && SSL_get_ex_data(ssl, h2_index) != NULL && alpn_has(in, inlen, "h2", 2, &at)) {
+		*out = at;
+		*outlen = 2;
+		return SSL_TLSEXT_ERR_OK;
+	}
+	if (alpn_has(in, inlen, "http/1.1", 8, &at)) {
+		*out = at;
+		*outlen = 8;
+		return SSL_TLSEXT_ERR_OK;
 	}
 	return SSL_TLSEXT_ERR_NOACK;
 }

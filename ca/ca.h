@@ -6,7 +6,7 @@
  * whose name constraints (when the allowlist has no bare "*") limit it to the
  * allowed names and IP literals, plus one shared P-256 leaf key. It mints a
  * leaf certificate per host on demand and keeps the most recent ones in a
- * bounded LRU cache, each as a ready server SSL_CTX (ALPN http/1.1 only).
+ * bounded LRU cache, each as a ready server SSL_CTX (ALPN http/1.1, or h2 per connection).
  *
  * The CA private key never leaves this module: no function returns it, none
  * writes it anywhere, and ca_free() releases it with OpenSSL's wiping free.
@@ -97,8 +97,9 @@ bool ca_host_permitted(const ca_t *ca, const char *host) NONNULL(1, 2);
 /*
  * A server SSL_CTX presenting a leaf for host (SAN DNS, or SAN IP for an IP
  * literal), signed by the session CA, with the shared leaf key, TLS 1.2+
- * and an ALPN selection callback that picks http/1.1 only (a client that
- * does not offer it gets no ALPN answer and may speak HTTP/1.1 anyway).
+ * and an ALPN selection callback that picks http/1.1 (a client that
+ * does not offer it gets no ALPN answer and may speak HTTP/1.1 anyway),
+ * or h2 on a connection ca_ssl_allow_h2() was called for.
  * Served from the LRU cache, minted on a miss.
  *
  * Refuses (NULL) a host outside the CA's name constraints
@@ -110,6 +111,11 @@ bool ca_host_permitted(const ca_t *ca, const char *host) NONNULL(1, 2);
  * invalidates a reference a caller holds.
  */
 SSL_CTX *ca_leaf_ctx(ca_t *ca, const char *host, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+
+/* Lets the server SSL ssl (from a ca_leaf_ctx() context, before its
+ * handshake) select ALPN h2 when the client offers it: the proxy calls it
+ * when the upstream negotiated h2. Returns 0, or -1 (out of memory). */
+int ca_ssl_allow_h2(SSL *ssl) NONNULL(1) WUNRES;
 
 /*
  * The leaf certificate ca_leaf_ctx() serves for host (same cache, same

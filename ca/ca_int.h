@@ -109,7 +109,7 @@ size_t leafcache_evictions(struct leafcache *lc) NONNULL(1);
 #define CA_TLS_READ_AHEAD_BYTES (4 * (16384 + 256))
 
 /*
- * The server SSL_CTX for a leaf (TLS 1.2+, ALPN http/1.1, the shared leaf
+ * The server SSL_CTX for a leaf (TLS 1.2+, ALPN http/1.1 or h2, the shared leaf
  * key). Takes its own references on leaf and key. Returns a new SSL_CTX the
  * caller frees, or NULL.
  */

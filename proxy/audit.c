@@ -249,7 +249,7 @@ static int write_line(audit_t *a, const struct audit_rec *r)
 	    put_num(a, &pos, "bytesUp", r->bytes_up, r->bytes_up < 0) < 0 ||
 	    put_num(a, &pos, "bytesDown", r->bytes_down, r->bytes_down < 0) < 0 ||
 	    put_num(a, &pos, "ms", r->ms, r->ms < 0) < 0 || put_cstr(a, &pos, "tls", r->tls) < 0 ||
-	    put(a, &pos, "}\n", 2) < 0) {
+	    put_cstr(a, &pos, "proto", r->proto) < 0 || put(a, &pos, "}\n", 2) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}

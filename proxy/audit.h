@@ -39,6 +39,7 @@ struct audit_rec {
 	int64_t bytes_down;   /* upstream to client; <0: null */
 	int64_t ms;           /* duration; <0: null */
 	const char *tls;      /* "terminated", "passthrough", "none" */
+	const char *proto;    /* "http/1.1" or "h2" for requests, else NULL */
 	/* Not written: for observers only. The same refusal was reported
 	 * less than a second ago (a resolver retrying a denied name), so a
 	 * line on a terminal would repeat it. */

@@ -64,6 +64,7 @@
 #include <openssl/ssl.h>
 
 #include "audit.h"
+#include "h2.h"
 #include "base/defaults.h"
 #include "log.h"
 #include "sockio.h"
@@ -93,6 +94,8 @@ static const char *state_name(enum conn_state s)
 		return "TUNNEL_CONNECTING";
 	case CONN_TLS_SNIFF:
 		return "TLS_SNIFF";
+	case CONN_TLS_UPSTREAM:
+		return "TLS_UPSTREAM";
 	case CONN_TLS_ACCEPT:
 		return "TLS_ACCEPT";
 	case CONN_UPSTREAM_CONNECTING:
@@ -128,6 +131,8 @@ static const char *mode_name(enum conn_mode m)
 		return "UPGRADED";
 	case CONN_MODE_RAW:
 		return "RAW";
+	case CONN_MODE_H2:
+		return "H2";
 	}
 	return "?";
 }
@@ -140,7 +145,7 @@ void conn_set_mode(conn_t *c, enum conn_mode m)
 	c->mode = m;
 }
 
-static int64_t ms_since(const conn_t *c, const struct timeval *t)
+int64_t conn_ms_since(const conn_t *c, const struct timeval *t)
 {
 	struct timeval now;
 
@@ -218,8 +223,11 @@ void conn_audit(conn_t *c, const char *kind, const char *decision, const char *r
 		r.bytes_up = (int64_t)c->ex.bytes_up;
 		r.bytes_down = (int64_t)c->ex.bytes_down;
 	}
-	r.ms = ms_since(c, &c->ex.t0);
+	r.ms = conn_ms_since(c, &c->ex.t0);
 	r.tls = terminated(c) ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
+	r.proto = strcmp(kind, "request") == 0 && c->client.http != NULL && http1_head_done(c->client.http)
+			  ? "http/1.1"
+			  : NULL;
 	r.reason_is_line = c->ex.raw_line && reason != NULL;
 	proxy_record(c->px, &r);
 }
@@ -443,7 +451,9 @@ void conn_drive(conn_t *c)
 			st = conn_step_intercept(c);
 			break;
 		case CONN_RELAY:
-			if (c->mode == CONN_MODE_TUNNEL || c->mode == CONN_MODE_UPGRADED)
+			if (c->mode == CONN_MODE_H2)
+				st = conn_step_h2(c);
+			else if (c->mode == CONN_MODE_TUNNEL || c->mode == CONN_MODE_UPGRADED)
 				st = conn_step_tunnel(c);
 			else
 				st = conn_step_http(c);
@@ -454,6 +464,7 @@ void conn_drive(conn_t *c)
 		case CONN_TLS_SNIFF:
 			st = conn_step_tls_sniff(c);
 			break;
+		case CONN_TLS_UPSTREAM:
 		case CONN_TLS_ACCEPT:
 			/* The handshake's end comes as an event (conn_client_event_cb). */
 			if (c->client.eof) {
@@ -550,9 +561,13 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		conn_close(c, c->ex.phase != EX_IDLE ? "request head timeout" : "idle timeout", false);
 		return;
 	case CONN_RELAY:
+		if (c->mode == CONN_MODE_H2) {
+			conn_h2_timeout(c);
+			return;
+		}
 		/* The timer is not re-armed per byte: check the real idle time
 		 * and sleep again for the remainder. */
-		idle = ms_since(c, &c->last);
+		idle = conn_ms_since(c, &c->last);
 		if (idle < (int64_t)c->idle_ms) {
 			conn_arm_timer(c, c->idle_ms - (unsigned)idle);
 			return;
@@ -583,6 +598,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		conn_close(c, c->client.shut_wr ? "linger timeout" : "drain timeout", false);
 		return;
 	case CONN_TLS_SNIFF:
+	case CONN_TLS_UPSTREAM:
 	case CONN_TLS_ACCEPT:
 		conn_close(c, "TLS handshake timeout", false);
 		return;
@@ -698,6 +714,7 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		conn_audit(c, "tunnel", "allow", NULL, c->rule);
 	conn_set_state(c, CONN_CLOSED);
 	proxy_note_churn(c->px);
+	conn_h2_free(c);
 	if (is_error)
 		log_warnx("conn %s: %s", c->client.peer, reason);
 	else

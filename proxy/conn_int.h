@@ -49,6 +49,7 @@ enum conn_state {
 	CONN_DECIDE,              /* head complete: policy decisions */
 	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
 	CONN_TLS_SNIFF,           /* 200 sent to a terminated host: waiting for the first bytes */
+	CONN_TLS_UPSTREAM,        /* the client offers h2: the upstream's handshake first (its ALPN decides) */
 	CONN_TLS_ACCEPT,          /* TLS handshakes with the client (and the upstream) running */
 	CONN_UPSTREAM_CONNECTING, /* request allowed: resolving/connecting (or upstream TLS) */
 	CONN_RELAY,               /* request/response or tunnel bytes flowing */
@@ -62,8 +63,9 @@ enum conn_mode {
 	CONN_MODE_TUNNEL,     /* after a CONNECT's 200: opaque bytes (remasked: tunnel_masked) */
 	CONN_MODE_TERMINATED, /* TLS with the client terminated: origin-form requests inside */
 	CONN_MODE_UPGRADED,   /* after a 101: an opaque WebSocket stream (inside TLS if client.ssl) */
-	CONN_MODE_RAW         /* intercepted, no HTTP spoken (first bytes, a ClientHello before its
+	CONN_MODE_RAW,        /* intercepted, no HTTP spoken (first bytes, a ClientHello before its
 			       * tunnel is up): a refusal closes, it cannot be answered */
+	CONN_MODE_H2          /* TLS with the client terminated, HTTP/2 inside (h2.c): streams */
 };
 
 /* What a drive step asks for next. */
@@ -197,6 +199,8 @@ struct conn {
 	char orig_ip[48];           /** intercepted: its address as text (IPv6 without brackets) */
 	uint16_t orig_port;         /** intercepted: its port */
 	char orig_name[POLICY_HOST_MAX + 1]; /** intercepted: the name its synthetic address stands for, or "" */
+	bool client_h2;             /** the client's ClientHello offers ALPN h2 */
+	struct h2 *h2;              /** mode H2: the sessions and streams (h2.c), else NULL */
 };
 
 /* ---- inline helpers -------------------------------------------------- */
@@ -218,6 +222,7 @@ static inline const policy_t *pol(const conn_t *c)
  * UPGRADED inside it). */
 static inline bool terminated(const conn_t *c)
 {
+	/* (mode H2 too) */
 	return c->client.ssl != NULL;
 }
 
@@ -277,6 +282,9 @@ enum step conn_enter_draining(conn_t *c) NONNULL(1);
 enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind, const char *rule,
 		      const char *fmt, ...) NONNULL(1, 4, 6) PRINTF(6, 7);
 
+/* Milliseconds since t (the loop's cached time). */
+int64_t conn_ms_since(const conn_t *c, const struct timeval *t) NONNULL(1, 2);
+
 /* "GET http://host:port/path" or "CONNECT host:port" for reasons. */
 const char *conn_what(const conn_t *c, char *buf, size_t len) NONNULL(1, 2);
 
@@ -320,6 +328,15 @@ enum step conn_decide(conn_t *c) NONNULL(1);
  * true to go on, else false with *st the step to return. */
 bool conn_prepare_request(conn_t *c, enum step *st) NONNULL(1, 2);
 
+/* Whether a Host field value (or :authority) names the CONNECT target t:
+ * "host[:port]" or "[v6][:port]", the port 443 when absent. */
+bool conn_host_names_target(const char *v, size_t vlen, const struct target *t) NONNULL(1, 3);
+
+/* The rules a 421 inside a tunnel names. */
+#define CONN_RULE_HOST_TUNNEL "tunnel: Host must name the CONNECT target"
+#define CONN_RULE_HOST_INTERCEPT "interception: Host must name the TLS server name"
+#define CONN_RULE_SNI "tunnel: the TLS server name must name the CONNECT target"
+
 /* ---- dial.c ------------------------------------------------------------ */
 
 /* Frees the upstream side (connection and parser state), keeping the
@@ -333,8 +350,9 @@ enum step conn_dial(conn_t *c, enum conn_state connecting) NONNULL(1);
 enum step conn_send_request(conn_t *c) NONNULL(1);
 
 /* Layers verified TLS over bev (the connected upstream of a terminated
- * tunnel) and adopts it; 0, or -1 after closing c. */
-int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev) NONNULL(1, 2);
+ * tunnel, ALPN offering h2 first when h2) and adopts it; 0, or -1 after
+ * closing c. */
+int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev, bool h2) NONNULL(1, 2);
 
 /* The upstream bufferevent's event callback (arg is the conn). */
 void conn_up_event_cb(struct bufferevent *bev, short events, void *arg);
@@ -376,7 +394,12 @@ enum step conn_step_tls_sniff(conn_t *c) NONNULL(1);
 void conn_start_peek(conn_t *c) NONNULL(1);
 void conn_stop_peek(conn_t *c) NONNULL(1);
 
-/* The client's TLS handshake completed: read requests inside. */
+/* The client's TLS handshake completed: read requests inside (HTTP/1.1)
+ * or start HTTP/2 (h2.c). */
 void conn_tls_accepted(conn_t *c) NONNULL(1);
+
+/* TLS_UPSTREAM: the upstream's handshake ended (h2: it negotiated h2);
+ * TLS with the client starts, offering h2 only then. Closes c on failure. */
+void conn_mitm_client(conn_t *c, bool h2) NONNULL(1);
 
 #endif

@@ -202,7 +202,7 @@ static bool take_target(conn_t *c, const char *url, size_t ulen, enum step *st)
  * (target_parse_connect(); a value without a port is parsed again with
  * ":443", which changes nothing for one that fails otherwise).
  */
-static bool host_names_target(const char *v, size_t vlen, const struct target *t)
+bool conn_host_names_target(const char *v, size_t vlen, const struct target *t)
 {
 	char buf[TARGET_AUTHORITY_MAX + 8];
 	struct target h;
@@ -243,10 +243,9 @@ static bool check_host(conn_t *c, enum step *st)
 	 * tunnel was opened by (which did not refuse anything). */
 	if (nhost == 1) {
 		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
-		if (!host_names_target(val, vlen, &c->tgt)) {
+		if (!conn_host_names_target(val, vlen, &c->tgt)) {
 			*st = conn_refuse(c, 421, NULL, "request",
-					  intercepted(c) ? "interception: Host must name the TLS server name"
-							 : "tunnel: Host must name the CONNECT target",
+					  intercepted(c) ? CONN_RULE_HOST_INTERCEPT : CONN_RULE_HOST_TUNNEL,
 					  "passavant: %s: Host %.*s does not name the %s %s:%u",
 					  conn_what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val,
 					  intercepted(c) ? "intercepted target" : "CONNECT target", c->tgt.host,
@@ -255,7 +254,7 @@ static bool check_host(conn_t *c, enum step *st)
 		}
 	}
 	if (c->sni_mismatch) {
-		*st = conn_refuse(c, 421, NULL, "request", "tunnel: the TLS server name must name the CONNECT target",
+		*st = conn_refuse(c, 421, NULL, "request", CONN_RULE_SNI,
 				  "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
 				  conn_what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
 		return false;

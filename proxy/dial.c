@@ -74,6 +74,12 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 			tls_failure_reason(bev, c->up_tls_err, sizeof(c->up_tls_err));
 		log_info("conn %s: TLS with %s failed: %s", c->client.peer, c->up.peer, c->up_tls_err);
 		conn_drop_upstream(c);
+		if (c->state == CONN_TLS_UPSTREAM) {
+			/* The client's handshake runs now; its first request
+			 * gets the 502 (conn_decide()). */
+			conn_mitm_client(c, false);
+			return;
+		}
 		if (c->state == CONN_UPSTREAM_CONNECTING)
 			st = conn_refuse(c, 502, NULL, "request", c->rule,
 					 "passavant: %s: the certificate of %s:%u does not verify: %s",
@@ -84,6 +90,10 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	}
 	c->up.tls_ready = true;
 	c->up.kicked = false;
+	if (c->state == CONN_TLS_UPSTREAM) {
+		conn_mitm_client(c, tls_alpn_h2(bev));
+		return;
+	}
 	if (c->state == CONN_UPSTREAM_CONNECTING && conn_send_request(c) == STEP_CLOSED)
 		return;
 	conn_drive(c);
@@ -194,7 +204,7 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 	if (terminated(c)) {
 		/* A terminated tunnel re-dials its upstream with TLS; the
 		 * request waits in UPSTREAM_CONNECTING for the handshake. */
-		if (conn_adopt_upstream_tls(c, bev) < 0)
+		if (conn_adopt_upstream_tls(c, bev, false) < 0)
 			return;
 		conn_arm_timer(c, PASSAVANT_UPSTREAM_CONNECT_TIMEOUT_MS);
 		conn_drive(c);
@@ -234,17 +244,17 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 
 /*
  * Layers verified TLS over bev, the connected upstream of a terminated
- * tunnel, and adopts the filter; the handshake runs and ends in
- * up_tls_done(). c->up.bev must not hold bev. Returns 0, or -1 after
+ * tunnel, and adopts the filter (ALPN offering h2 first when h2); the
+ * handshake runs and ends in up_tls_done(). c->up.bev must not hold bev. Returns 0, or -1 after
  * closing c.
  */
-int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev)
+int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev, bool h2)
 {
 	struct bufferevent *fb;
 	char err[256];
 	bool lost = false;
 
-	fb = tls_wrap_upstream(proxy_tls(c->px), proxy_base(c->px), bev, c->tgt.host, c->tgt.is_ip,
+	fb = tls_wrap_upstream(proxy_tls(c->px), proxy_base(c->px), bev, c->tgt.host, c->tgt.is_ip, h2,
 			       &lost, err, sizeof(err));
 	if (fb == NULL) {
 		if (!lost)

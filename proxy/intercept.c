@@ -40,6 +40,7 @@
 #include "conn_int.h"
 #include "log.h"
 #include "resolver.h"
+#include "tls.h"
 
 /* The longest method token we wait for before calling the bytes "not
  * HTTP" (llhttp's longest is 11: "MKACTIVITY", "UNSUBSCRIBE"). */
@@ -160,125 +161,18 @@ void conn_intercept_timeout(conn_t *c)
 
 /* ---- the ClientHello ---------------------------------------------------- */
 
-enum hello { HELLO_MORE, HELLO_DONE, HELLO_BAD };
-
-/*
- * Whether in holds a whole ClientHello: TLS records of type handshake
- * whose payloads, put together, hold the 4-byte handshake header (type
- * 1) and the body it announces (*msglen: header included, 0 while
- * unknown). Only the framing is read here, at most 9 bytes per record,
- * so a hello trickling in byte by byte costs no copy of what came
- * before; OpenSSL parses the hello itself (hello_sni()).
- */
-static enum hello hello_state(struct evbuffer *in, size_t *msglen)
+/* Whether in holds a whole ClientHello (tls_hello_complete()); the bytes
+ * are made contiguous (at most limits.maxHeaderBytes of them are ever
+ * buffered here). */
+static enum tls_hello_state hello_state(struct evbuffer *in, size_t *msglen)
 {
-	size_t n = evbuffer_get_length(in), off = 0, have = 0, hl = 0;
-	unsigned char rh[5], hh[4];
-	struct evbuffer_ptr pos;
+	size_t n = evbuffer_get_length(in);
+	const unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)n);
 
 	*msglen = 0;
-	while (off + 5 <= n) {
-		size_t rl, avail;
-
-		if (evbuffer_ptr_set(in, &pos, off, EVBUFFER_PTR_SET) < 0 ||
-		    evbuffer_copyout_from(in, &pos, rh, 5) != 5)
-			return HELLO_BAD;
-		if (rh[0] != 0x16 || rh[1] != 0x03)
-			return HELLO_BAD;
-		rl = (size_t)rh[3] << 8 | rh[4];
-		if (rl == 0)
-			return HELLO_BAD;
-		avail = n - off - 5 < rl ? n - off - 5 : rl;
-		if (hl < 4 && avail > 0) {
-			size_t take = 4 - hl < avail ? 4 - hl : avail;
-
-			if (evbuffer_ptr_set(in, &pos, off + 5, EVBUFFER_PTR_SET) < 0 ||
-			    evbuffer_copyout_from(in, &pos, hh + hl, take) != (ev_ssize_t)take)
-				return HELLO_BAD;
-			hl += take;
-		}
-		have += avail;
-		if (hl == 4 && *msglen == 0) {
-			if (hh[0] != 1) /* not a ClientHello */
-				return HELLO_BAD;
-			*msglen = 4 + ((size_t)hh[1] << 16 | (size_t)hh[2] << 8 | hh[3]);
-		}
-		if (*msglen != 0 && have >= *msglen)
-			return HELLO_DONE;
-		if (avail < rl)
-			return HELLO_MORE;
-		off += 5 + rl;
-	}
-	return HELLO_MORE;
-}
-
-/* What the ClientHello callback found. */
-struct hello_seen {
-	bool parsed;                   /* OpenSSL parsed a ClientHello and called us */
-	bool has_sni;                  /* it carried a host_name server name */
-	bool bad_sni;                  /* a server_name extension we cannot read */
-	char sni[POLICY_HOST_MAX + 1]; /* the name as sent (NUL-terminated) */
-};
-
-/*
- * OpenSSL's ClientHello callback: reads the server_name extension (RFC
- * 6066 §3: a list length, then entries of type, length, name; only
- * host_name (0) is defined) and suspends the handshake, which is thrown
- * away. The parsing of the hello itself (lengths, extensions, their
- * duplicates) is OpenSSL's.
- */
-static int hello_cb(SSL *s, int *al, void *arg)
-{
-	struct hello_seen *h = SSL_get_app_data(s);
-	const unsigned char *p;
-	size_t len, ll, nl;
-
-	(void)al;
-	(void)arg;
-	h->parsed = true;
-	if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &p, &len) != 1)
-		return SSL_CLIENT_HELLO_RETRY;
-	if (len < 5 || (ll = (size_t)p[0] << 8 | p[1]) != len - 2 || p[2] != 0 ||
-	    (nl = (size_t)p[3] << 8 | p[4]) == 0 || nl > len - 5 || nl >= sizeof(h->sni) ||
-	    memchr(p + 5, '\0', nl) != NULL) {
-		h->bad_sni = true;
-		return SSL_CLIENT_HELLO_RETRY;
-	}
-	memcpy(h->sni, p + 5, nl);
-	h->sni[nl] = '\0';
-	h->has_sni = true;
-	return SSL_CLIENT_HELLO_RETRY;
-}
-
-/*
- * Runs a throwaway server-side SSL over a read-only memory BIO on the
- * bytes p..p+n (the buffered ClientHello, which stays where it is for the
- * real handshake) until the ClientHello callback; 0 when OpenSSL parsed
- * a ClientHello, -1 when it is not one (or out of memory).
- */
-static int hello_sni(SSL_CTX *ctx, const unsigned char *p, size_t n, struct hello_seen *h)
-{
-	SSL *s = SSL_new(ctx);
-	BIO *rb = NULL, *wb = NULL;
-
-	memset(h, 0, sizeof(*h));
-	if (s == NULL || n > INT_MAX)
-		goto out;
-	rb = BIO_new_mem_buf(p, (int)n);
-	wb = BIO_new(BIO_s_mem());
-	if (rb == NULL || wb == NULL) {
-		BIO_free(rb);
-		BIO_free(wb);
-		goto out;
-	}
-	SSL_set_bio(s, rb, wb); /* s owns both */
-	SSL_set_app_data(s, h);
-	SSL_set_accept_state(s);
-	(void)SSL_do_handshake(s);
-out:
-	SSL_free(s);
-	ERR_clear_error();
-	return h->parsed ? 0 : -1;
+	if (p == NULL)
+		return TLS_HELLO_BAD;
+	return tls_hello_complete(p, n, msglen);
 }
 
 /* ---- INTERCEPT_SNIFF ----------------------------------------------------- */
@@ -306,7 +200,7 @@ static enum step take_hello(conn_t *c)
 	struct evbuffer *in = in_of(&c->client);
 	size_t n = evbuffer_get_length(in);
 	unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)n);
-	struct hello_seen h;
+	struct tls_hello h;
 	char a[TARGET_AUTHORITY_MAX + 8], d[64];
 	const char *host, *err;
 
@@ -314,7 +208,7 @@ static enum step take_hello(conn_t *c)
 		conn_close(c, "out of memory reading a ClientHello", true);
 		return STEP_CLOSED;
 	}
-	if (hello_sni(c->icpt->hello, p, n, &h) < 0) {
+	if (tls_hello_parse(c->icpt->hello, p, n, &h) < 0) {
 		conn_refuse_raw(c, "passavant: blocked TCP %s:%u (neither HTTP nor TLS: a malformed TLS ClientHello)",
 				dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
 		return STEP_CLOSED;
@@ -332,6 +226,7 @@ static enum step take_hello(conn_t *c)
 	 * it (Host, 421), so a mismatch opens nothing the policy did not
 	 * decide.
 	 */
+	c->client_h2 = h.offers_h2;
 	host = h.has_sni ? h.sni : c->orig_name[0] != '\0' ? c->orig_name : NULL;
 	if (host != NULL)
 		(void)snprintf(a, sizeof(a), "%s:%u", host, (unsigned)c->orig_port);
@@ -380,9 +275,9 @@ enum step conn_step_intercept(conn_t *c)
 	}
 	if (b0 == 0x16) {
 		switch (hello_state(in, &msglen)) {
-		case HELLO_DONE:
+		case TLS_HELLO_DONE:
 			break;
-		case HELLO_MORE:
+		case TLS_HELLO_MORE:
 			if (msglen > max || n > max) {
 				conn_refuse_raw(c,
 						"passavant: blocked TLS %s:%u: its ClientHello (%zu bytes) is larger "
@@ -398,7 +293,7 @@ enum step conn_step_intercept(conn_t *c)
 				return STEP_CLOSED;
 			}
 			return STEP_STOP;
-		case HELLO_BAD:
+		case TLS_HELLO_BAD:
 			conn_refuse_raw(c, "passavant: blocked TCP %s:%u (neither HTTP nor TLS: a malformed TLS "
 					"ClientHello)", dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
 			return STEP_CLOSED;
@@ -686,7 +581,7 @@ intercept_t *intercept_new(proxy_t *px, int fd)
 	}
 	ic->px = px;
 	ic->family = ss.ss_family;
-	ic->hello = SSL_CTX_new(TLS_server_method());
+	ic->hello = tls_hello_ctx_new();
 	ic->pause = evtimer_new(proxy_base(px), resume_cb, ic);
 	if (ic->hello == NULL || ic->pause == NULL) {
 		log_warnx("interception listener: out of memory");
@@ -694,7 +589,6 @@ intercept_t *intercept_new(proxy_t *px, int fd)
 		intercept_free(ic);
 		return NULL;
 	}
-	SSL_CTX_set_client_hello_cb(ic->hello, hello_cb, NULL);
 	/* Backlog 0: the socket is already listening. */
 	ic->lis = evconnlistener_new(proxy_base(px), accept_cb, ic, LEV_OPT_CLOSE_ON_FREE, 0, fd);
 	if (ic->lis == NULL) {

@@ -16,32 +16,33 @@
 #include <event2/bufferevent_ssl.h>
 
 #include "base/defaults.h"
+#include "h2.h"
 #include "sockio.h"
 #include "tls.h"
 
+/* Bytes of a tunnel's start looked at in peek mode: a whole ClientHello
+ * of today's clients (with post-quantum key shares, about 1.8 KiB). */
+#define MITM_PEEK_BYTES 4096
+
 /*
- * Terminates TLS on the tunnel: a server-side filter over the client bev
- * (leaf for the CONNECT host; the ClientHello already buffered is kept)
- * and a verifying client-side filter over the connected upstream, both
- * handshakes running at once. From here on the conn reads requests
- * inside TLS (conn_tls_accepted(), conn_decide()).
+ * TLS with the client: a server-side filter over the client bev (leaf for
+ * the CONNECT host; a ClientHello already buffered is kept), offering h2
+ * only when the upstream negotiated it. From here on the conn reads
+ * requests inside TLS (conn_tls_accepted()).
  */
-static enum step conn_start_mitm(conn_t *c)
+void conn_mitm_client(conn_t *c, bool h2)
 {
-	struct bufferevent *fb, *ub;
+	struct bufferevent *fb;
 	char err[256];
 	bool lost = false;
 
-	/* TLS reads the sockets from here on (tls.c). */
-	sockio_reader_free(&c->client);
-	sockio_reader_free(&c->up);
-	fb = tls_wrap_client(proxy_tls(c->px), proxy_base(c->px), c->client.bev, c->tgt.host, &lost,
+	fb = tls_wrap_client(proxy_tls(c->px), proxy_base(c->px), c->client.bev, c->tgt.host, h2, &lost,
 			     err, sizeof(err));
 	if (fb == NULL) {
 		if (lost)
 			c->client.bev = NULL;
 		conn_close(c, err, true);
-		return STEP_CLOSED;
+		return;
 	}
 	c->client.bev = fb;
 	c->client.ssl = bufferevent_openssl_get_ssl(fb);
@@ -52,9 +53,28 @@ static enum step conn_start_mitm(conn_t *c)
 	bufferevent_setwatermark(fb, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_enable(fb, EV_READ | EV_WRITE) < 0) {
 		conn_close(c, "cannot enable the client TLS filter", true);
-		return STEP_CLOSED;
+		return;
 	}
 	conn_set_mode(c, CONN_MODE_TERMINATED);
+	conn_set_state(c, CONN_TLS_ACCEPT);
+	conn_arm_timer(c, c->head_ms);
+}
+
+/*
+ * Terminates TLS on the tunnel: a verifying client-side filter over the
+ * connected upstream, and TLS with the client (conn_mitm_client()). Both
+ * handshakes run at once, unless the client offers h2: then the
+ * upstream's runs first (TLS_UPSTREAM), offering h2 too, and the client
+ * is offered h2 only if the upstream took it (docs/tls.md "HTTP/2").
+ */
+static enum step conn_start_mitm(conn_t *c)
+{
+	struct bufferevent *ub;
+	bool h2 = c->client_h2;
+
+	/* TLS reads the sockets from here on (tls.c). */
+	sockio_reader_free(&c->client);
+	sockio_reader_free(&c->up);
 	/* The CONNECT's exchange ended with its 200; a failed handshake is
 	 * still timed from the tunnel's start. */
 	{
@@ -70,11 +90,32 @@ static enum step conn_start_mitm(conn_t *c)
 	c->tgt.path_len = 0;
 	ub = c->up.bev;
 	c->up.bev = NULL;
-	if (ub != NULL && conn_adopt_upstream_tls(c, ub) < 0)
+	if (ub == NULL)
+		h2 = false;
+	if (ub != NULL && conn_adopt_upstream_tls(c, ub, h2) < 0)
 		return STEP_CLOSED;
-	conn_set_state(c, CONN_TLS_ACCEPT);
-	conn_arm_timer(c, c->head_ms);
-	return STEP_STOP;
+	if (h2) {
+		/* The client's bytes stay unread meanwhile (sockio_update()). */
+		sockio_set_reading(&c->client, false);
+		conn_set_state(c, CONN_TLS_UPSTREAM);
+		conn_arm_timer(c, c->head_ms);
+		return STEP_STOP;
+	}
+	conn_mitm_client(c, false);
+	return c->state == CONN_CLOSED ? STEP_CLOSED : STEP_STOP;
+}
+
+/* Whether p[0..n) is a whole ClientHello, and then whether it offers h2
+ * (c->client_h2). */
+static bool hello_read(conn_t *c, const unsigned char *p, size_t n)
+{
+	struct tls_hello h;
+	size_t msglen;
+
+	if (tls_hello_complete(p, n, &msglen) != TLS_HELLO_DONE)
+		return false;
+	c->client_h2 = tls_hello_parse(tls_hello_ctx(proxy_tls(c->px)), p, n, &h) == 0 && h.offers_h2;
+	return true;
 }
 
 void conn_stop_peek(conn_t *c)
@@ -96,7 +137,7 @@ void conn_stop_peek(conn_t *c)
 static void peek_cb(evutil_socket_t fd, short events, void *arg)
 {
 	conn_t *c = arg;
-	unsigned char head[3];
+	unsigned char head[MITM_PEEK_BYTES];
 	ssize_t n;
 
 	(void)events;
@@ -104,7 +145,9 @@ static void peek_cb(evutil_socket_t fd, short events, void *arg)
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return; /* persistent event: wait for the next readiness */
 	conn_stop_peek(c);
-	if (n == (ssize_t)sizeof(head) && tls_sniff(head, (size_t)n) == TLS_SNIFF_TLS &&
+	/* The whole ClientHello must be there to know its ALPN list; a
+	 * larger or partial one is read and decided by conn_step_tls_sniff(). */
+	if (n >= 3 && tls_sniff(head, 3) == TLS_SNIFF_TLS && hello_read(c, head, (size_t)n) &&
 	    evbuffer_get_length(out_of(&c->client)) == 0 && evbuffer_get_length(in_of(&c->client)) == 0) {
 		if (conn_start_mitm(c) == STEP_CLOSED)
 			return;
@@ -164,6 +207,21 @@ enum step conn_step_tls_sniff(conn_t *c)
 	case TLS_SNIFF_MORE:
 		return STEP_STOP;
 	case TLS_SNIFF_TLS:
+		/* The ALPN list decides h2: wait for the whole ClientHello
+		 * (up to limits.maxHeaderBytes; the handshake refuses
+		 * anything that is not one). */
+		{
+			size_t len = evbuffer_get_length(in), msglen = 0;
+			const unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)len);
+
+			if (p == NULL) {
+				conn_close(c, "out of memory reading a ClientHello", true);
+				return STEP_CLOSED;
+			}
+			if (!hello_read(c, p, len) && tls_hello_complete(p, len, &msglen) == TLS_HELLO_MORE &&
+			    len < policy_limits(pol(c))->max_header_bytes && !c->client.eof)
+				return STEP_STOP;
+		}
 		return conn_start_mitm(c);
 	case TLS_SNIFF_OTHER:
 		break;
@@ -212,6 +270,11 @@ void conn_tls_accepted(conn_t *c)
 	c->sni[0] = '\0';
 	c->sni_mismatch = tls_client_sni(c->client.bev, c->sni, sizeof(c->sni)) &&
 			  strcmp(c->sni, c->tgt.host) != 0;
+	if (tls_alpn_h2(c->client.bev)) {
+		if (conn_h2_start(c) != STEP_CLOSED)
+			conn_drive(c);
+		return;
+	}
 	http1_reset(c->client.http);
 	exchange_reset(&c->ex);
 	c->first_request = false;

@@ -387,8 +387,9 @@ void sockio_update(conn_t *c)
 {
 	bool client_read, up_read;
 
-	/* In peek mode the socket's bytes stay unread (peek_cb()). */
-	client_read = !c->client.eof && c->peek_ev == NULL &&
+	/* In peek mode the socket's bytes stay unread (peek_cb()), and while
+	 * the upstream's handshake decides ALPN (TLS_UPSTREAM). */
+	client_read = !c->client.eof && c->peek_ev == NULL && c->state != CONN_TLS_UPSTREAM &&
 		      evbuffer_get_length(in_of(&c->client)) < PASSAVANT_OUTBUF_HIGH_BYTES;
 	if (c->up.bev != NULL && evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
 		client_read = false;

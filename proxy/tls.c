@@ -5,6 +5,7 @@
  */
 #include "tls.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ struct tls_session {
 	char **extra;      /* extraCaCertPaths (copies), for up_ctx */
 	size_t n_extra;
 	bool free_buffers; /* this OpenSSL's SSL_free_buffers() is safe (tls_release_buffers()) */
+	SSL_CTX *hello;    /* throwaway SSLs read ClientHellos with it (tls_hello_parse()) */
 };
 
 /* Before these releases SSL_free_buffers() could free a buffer holding
@@ -115,7 +117,8 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 	if (t->ca == NULL)
 		goto fail;
 	t->wbio = wbio_method_new();
-	if (t->wbio == NULL) {
+	t->hello = tls_hello_ctx_new();
+	if (t->wbio == NULL || t->hello == NULL) {
 		(void)snprintf(err, errlen, "out of memory building the TLS write method");
 		goto fail;
 	}
@@ -156,6 +159,7 @@ void tls_session_free(tls_session_t *t)
 		return;
 	ca_free(t->ca);
 	SSL_CTX_free(t->up_ctx);
+	SSL_CTX_free(t->hello);
 	wbio_method_free(t->wbio);
 	for (size_t i = 0; t->extra != NULL && i < t->n_extra; i++)
 		free(t->extra[i]);
@@ -304,7 +308,7 @@ static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, 
 }
 
 struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
-				    struct bufferevent *under, const char *host, bool *under_lost,
+				    struct bufferevent *under, const char *host, bool h2, bool *under_lost,
 				    char *err, size_t errlen)
 {
 	SSL_CTX *ctx;
@@ -320,6 +324,11 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
 	SSL_CTX_free(ctx);
 	if (ssl == NULL) {
 		ossl_reason(err, errlen, "SSL_new");
+		return NULL;
+	}
+	if (h2 && ca_ssl_allow_h2(ssl) < 0) {
+		ossl_reason(err, errlen, "cannot allow h2");
+		SSL_free(ssl);
 		return NULL;
 	}
 	/* Suites, buffer release and tickets are the leaf context's
@@ -344,9 +353,10 @@ int tls_session_prepare(tls_session_t *t, char *err, size_t errlen)
 }
 
 struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
-				      struct bufferevent *under, const char *host, bool is_ip,
+				      struct bufferevent *under, const char *host, bool is_ip, bool h2,
 				      bool *under_lost, char *err, size_t errlen)
 {
+	static const unsigned char alpn_h2[] = "\x02h2\x08http/1.1";
 	struct bufferevent *bev;
 	SSL *ssl;
 	int ok;
@@ -368,8 +378,11 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 		ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1;
 	else
 		ok = SSL_set_tlsext_host_name(ssl, host) == 1 && SSL_set1_host(ssl, host) == 1;
+	/* The context offers http/1.1; h2 first when the client offered it. */
+	if (ok && h2)
+		ok = SSL_set_alpn_protos(ssl, alpn_h2, sizeof(alpn_h2) - 1) == 0;
 	if (!ok) {
-		ossl_reason(err, errlen, "cannot set the upstream name check");
+		ossl_reason(err, errlen, "cannot set the upstream name check or ALPN");
 		SSL_free(ssl);
 		return NULL;
 	}
@@ -440,4 +453,123 @@ bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len)
 	if (len < POLICY_HOST_MAX + 1 || policy_host_normalize(sni, strlen(sni), buf, len) != NULL)
 		(void)snprintf(buf, len, "%s", sni);
 	return true;
+}
+
+bool tls_alpn_h2(struct bufferevent *bev)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	const unsigned char *p = NULL;
+	unsigned int n = 0;
+
+	if (ssl == NULL)
+		return false;
+	SSL_get0_alpn_selected(ssl, &p, &n);
+	return n == 2 && memcmp(p, "h2", 2) == 0;
+}
+
+/* ---- the ClientHello ---------------------------------------------------- */
+
+enum tls_hello_state tls_hello_complete(const unsigned char *p, size_t n, size_t *msglen)
+{
+	size_t off = 0, have = 0, hl = 0;
+	unsigned char hh[4];
+
+	*msglen = 0;
+	while (off + 5 <= n) {
+		size_t rl = (size_t)p[off + 3] << 8 | p[off + 4], avail;
+
+		if (p[off] != 0x16 || p[off + 1] != 0x03 || rl == 0)
+			return TLS_HELLO_BAD;
+		avail = n - off - 5 < rl ? n - off - 5 : rl;
+		for (size_t i = 0; hl < 4 && i < avail; i++)
+			hh[hl++] = p[off + 5 + i];
+		have += avail;
+		if (hl == 4 && *msglen == 0) {
+			if (hh[0] != 1) /* not a ClientHello */
+				return TLS_HELLO_BAD;
+			*msglen = 4 + ((size_t)hh[1] << 16 | (size_t)hh[2] << 8 | hh[3]);
+		}
+		if (*msglen != 0 && have >= *msglen)
+			return TLS_HELLO_DONE;
+		if (avail < rl)
+			return TLS_HELLO_MORE;
+		off += 5 + rl;
+	}
+	return TLS_HELLO_MORE;
+}
+
+/*
+ * OpenSSL's ClientHello callback on the throwaway SSL of
+ * tls_hello_parse(): reads the server_name extension (RFC 6066 §3: a list
+ * length, then entries of type, length, name; only host_name (0) is
+ * defined) and whether the ALPN list names h2, then suspends the
+ * handshake. The parsing of the hello itself (lengths, extensions, their
+ * duplicates) is OpenSSL's.
+ */
+static int hello_cb(SSL *s, int *al, void *arg)
+{
+	struct tls_hello *h = SSL_get_app_data(s);
+	const unsigned char *p;
+	size_t len, ll, nl;
+
+	(void)al;
+	(void)arg;
+	h->parsed = true;
+	if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_application_layer_protocol_negotiation, &p, &len) == 1 &&
+	    len >= 2 && ((size_t)p[0] << 8 | p[1]) == len - 2) {
+		for (size_t i = 2; i < len && p[i] != 0 && p[i] <= len - i - 1; i += (size_t)p[i] + 1)
+			if (p[i] == 2 && memcmp(p + i + 1, "h2", 2) == 0)
+				h->offers_h2 = true;
+	}
+	if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &p, &len) != 1)
+		return SSL_CLIENT_HELLO_RETRY;
+	if (len < 5 || (ll = (size_t)p[0] << 8 | p[1]) != len - 2 || p[2] != 0 ||
+	    (nl = (size_t)p[3] << 8 | p[4]) == 0 || nl > len - 5 || nl >= sizeof(h->sni) ||
+	    memchr(p + 5, '\0', nl) != NULL) {
+		h->bad_sni = true;
+		return SSL_CLIENT_HELLO_RETRY;
+	}
+	memcpy(h->sni, p + 5, nl);
+	h->sni[nl] = '\0';
+	h->has_sni = true;
+	return SSL_CLIENT_HELLO_RETRY;
+}
+
+SSL_CTX *tls_hello_ctx_new(void)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+	if (ctx != NULL)
+		SSL_CTX_set_client_hello_cb(ctx, hello_cb, NULL);
+	return ctx;
+}
+
+int tls_hello_parse(SSL_CTX *ctx, const unsigned char *p, size_t n, struct tls_hello *h)
+{
+	SSL *s = SSL_new(ctx);
+	BIO *rb = NULL, *wb = NULL;
+
+	memset(h, 0, sizeof(*h));
+	if (s == NULL || n > INT_MAX)
+		goto out;
+	rb = BIO_new_mem_buf(p, (int)n);
+	wb = BIO_new(BIO_s_mem());
+	if (rb == NULL || wb == NULL) {
+		BIO_free(rb);
+		BIO_free(wb);
+		goto out;
+	}
+	SSL_set_bio(s, rb, wb); /* s owns both */
+	SSL_set_app_data(s, h);
+	SSL_set_accept_state(s);
+	(void)SSL_do_handshake(s);
+out:
+	SSL_free(s);
+	ERR_clear_error();
+	return h->parsed ? 0 : -1;
+}
+
+SSL_CTX *tls_hello_ctx(tls_session_t *t)
+{
+	return t->hello;
 }

@@ -23,6 +23,7 @@
 
 typedef struct tls_session tls_session_t;
 struct ssl_st;
+typedef struct ssl_ctx_st SSL_CTX;
 
 /*
  * Generates the session CA from the policy's allowedDomains (name
@@ -70,7 +71,9 @@ enum tls_sniff tls_sniff(const unsigned char *p, size_t n) NONNULL(1);
  * Returns the TLS bufferevent: when under holds no bytes, TLS runs on its
  * socket directly (under is freed, its socket kept, the result is a socket
  * SSL bufferevent); otherwise a filter that now owns under
- * (BEV_OPT_CLOSE_ON_FREE): freeing it frees under. On failure returns NULL with one line in
+ * (BEV_OPT_CLOSE_ON_FREE): freeing it frees under. ALPN selects h2 when h2
+ * is true (the upstream negotiated it) and the client offers it, else
+ * http/1.1 (ca_ssl_allow_h2()). On failure returns NULL with one line in
  * err and *under_lost tells whether under must be forgotten (true when
  * libevent failed after under was handed to it: it may or may not have
  * freed it, so the caller must not touch it again; it may leak on ENOMEM,
@@ -79,8 +82,8 @@ enum tls_sniff tls_sniff(const unsigned char *p, size_t n) NONNULL(1);
  * input runs from a deferred callback, never inside this call).
  */
 struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
-				    struct bufferevent *under, const char *host, bool *under_lost,
-				    char *err, size_t errlen) NONNULL(1, 2, 3, 4, 5) WUNRES;
+				    struct bufferevent *under, const char *host, bool h2, bool *under_lost,
+				    char *err, size_t errlen) NONNULL(1, 2, 3, 4, 6) WUNRES;
 
 /*
  * Layers a client-side TLS filter over the connected upstream bufferevent
@@ -96,9 +99,51 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
  * replaced by) the result; on NULL, *under_lost says whether it is gone.
  */
 struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
-				      struct bufferevent *under, const char *host, bool is_ip,
+				      struct bufferevent *under, const char *host, bool is_ip, bool h2,
 				      bool *under_lost, char *err, size_t errlen)
-	NONNULL(1, 2, 3, 4, 6) WUNRES;
+	NONNULL(1, 2, 3, 4, 7) WUNRES;
+
+/* Whether the TLS bufferevent bev negotiated ALPN h2 (its handshake done). */
+bool tls_alpn_h2(struct bufferevent *bev) NONNULL(1);
+
+/* Whether bytes hold a whole ClientHello (tls_hello_complete()). */
+enum tls_hello_state {
+	TLS_HELLO_MORE, /* a prefix of one: wait */
+	TLS_HELLO_DONE, /* whole */
+	TLS_HELLO_BAD   /* not TLS handshake records, or not a ClientHello */
+};
+
+/*
+ * Reads the framing of p[0..n): TLS records of type handshake whose
+ * payloads, put together, hold the 4-byte handshake header (type 1) and
+ * the body it announces (*msglen: header included, 0 while unknown).
+ * Only the framing is read; OpenSSL parses the hello (tls_hello_parse()).
+ * Pure.
+ */
+enum tls_hello_state tls_hello_complete(const unsigned char *p, size_t n, size_t *msglen)
+	NONNULL(1, 3);
+
+/* What a ClientHello says. */
+struct tls_hello {
+	bool parsed;                   /* OpenSSL parsed a ClientHello */
+	bool has_sni;                  /* it carried a host_name server name */
+	bool bad_sni;                  /* a server_name extension we cannot read */
+	bool offers_h2;                /* its ALPN list names h2 */
+	char sni[POLICY_HOST_MAX + 1]; /* the name as sent (NUL-terminated) */
+};
+
+/*
+ * Runs a throwaway server-side SSL of ctx (tls_hello_ctx_new()) over the
+ * whole ClientHello p[0..n) (read, not consumed) up to its ClientHello
+ * callback. Returns 0 when OpenSSL parsed a ClientHello (*h filled), -1
+ * when it is not one or out of memory. From callbacks: yes.
+ */
+int tls_hello_parse(SSL_CTX *ctx, const unsigned char *p, size_t n, struct tls_hello *h)
+	NONNULL(1, 2, 4) WUNRES;
+
+/* A context for tls_hello_parse() (NULL: out of memory); the session's. */
+SSL_CTX *tls_hello_ctx_new(void) WUNRES;
+SSL_CTX *tls_hello_ctx(tls_session_t *t) NONNULL(1);
 
 /*
  * After a BEV_EVENT_ERROR on a TLS filter: one line saying why, e.g.
