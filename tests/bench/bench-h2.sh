@@ -167,7 +167,11 @@ h2_direct() {
 		</dev/null >"$h2_dir/direct.out" 2>&1 || rc=$?
 	line=$(h2_summary "$h2_dir/direct.out" "$h2_dir/direct.log")
 	if [ -z "$line" ] || [ "$rc" != 0 ]; then
-		echo "bench: h2: direct h2load -c $c -m $m completed no request (exit $rc); its output:" >&2
+		if [ -z "$line" ]; then
+			echo "bench: h2: direct h2load -c $c -m $m completed no request (exit $rc); its output:" >&2
+		else
+			echo "bench: h2: direct h2load -c $c -m $m exited with $rc; its output:" >&2
+		fi
 		grep -v -E '^(starting|spawning|progress|Warm-up|Main benchmark|Stopped|time |req/s|traffic| )' \
 			"$h2_dir/direct.out" | grep . | head -n 8 | sed 's/^/    h2load: /' >&2
 	fi
@@ -186,23 +190,44 @@ h2_show_err() {
 	fi
 }
 
+# h2_alive: the `passavant run` process is there and not a zombie (a
+# zombie's /proc/PID/stat no longer counts the CPU it used).
+h2_alive() {
+	local state
+	state=$(awk '{ sub(/^.*\) /, ""); print $1 }' "/proc/$PROXY_PID/stat" 2>/dev/null) || return 1
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
 # h2_proxied OUTVAR C M: the same inside the `passavant run` session, with
 # the proxy's CPU per request appended; "" if the session is gone or
 # completed no request.
 h2_proxied() {
 	local __out=$1 c=$2 m=$3 t0 reply="" line=""
-	if [ -n "$h2_in" ] && kill -0 "$PROXY_PID" 2>/dev/null; then
+	if [ -n "$h2_in" ] && ! h2_alive; then
+		echo "bench: h2: passavant run has ended; its stderr:" >&2
+		h2_show_err
+		h2_in=""
+	fi
+	if [ -n "$h2_in" ]; then
 		t0=$(proxy_ticks)
-		if printf 'run %s %s\n' "$c" "$m" >&"$h2_in" &&
-			read -r -t $((SECS + 90)) reply <&"$h2_out"; then
+		if { printf 'run %s %s\n' "$c" "$m" >&"$h2_in"; } 2>/dev/null &&
+			read -r -t $((SECS + 90)) reply <&"$h2_out" && [[ "$reply" == result* ]]; then
 			reply=${reply#result}
 			line=$(with_cpu "${reply# }" "$t0" rps)
+			# alive after with_cpu read the ticks: they were the live
+			# process's
+			if ! h2_alive; then
+				echo "bench: h2: passavant run ended during 'run $c $m': no proxy CPU figure" >&2
+				line=${reply# }
+				h2_in=""
+			fi
 			if [ -z "$line" ]; then
 				# the script inside said why on its stderr
 				h2_show_err
 			fi
 		else
-			echo "bench: h2: the passavant run session did not answer; its stderr:" >&2
+			echo "bench: h2: the passavant run session did not answer 'run $c $m'" \
+				"with a result line (it said: \"$reply\"); its stderr:" >&2
 			h2_show_err
 			h2_in=""
 		fi
@@ -364,11 +389,14 @@ EOS
 	h2_row "h2 c=1 m=32" 1 32
 	h2_row "h2 c=8 m=16" 8 16
 
-	if [ -n "$h2_in" ]; then
-		printf 'quit\n' >&"$h2_in" || true
+	if [ -n "$h2_in" ] && h2_alive; then
+		{ printf 'quit\n' >&"$h2_in"; } 2>/dev/null || true
 	fi
-	# closing our end ends the loop inside even without "quit"
-	exec {h2_fd}>&-
+	# Closing our end ends the loop inside even without "quit". bash has
+	# closed it already if the session ended.
+	if [ -n "${H2RUN[1]:-}" ]; then
+		exec {h2_fd}>&-
+	fi
 	local i
 	for i in $(seq 100); do
 		kill -0 "$PROXY_PID" 2>/dev/null || break
