@@ -20,7 +20,10 @@
 #   BENCH_MODE       all (default): every scenario below and every
 #                    tests/bench/bench-*.sh file; peer: only the peer
 #                    comparison of tests/bench/bench-peer.sh (nginx upstream,
-#                    proxy on CPU 0, client and nginx on CPU 1; docs/bench.md)
+#                    proxy on CPU 0, client and nginx on CPU 1; docs/bench.md);
+#                    h2: only the HTTP/2 rows of tests/bench/bench-h2.sh
+#                    (h2load and nginx with http2 on CPU 1, h2load inside
+#                    passavant run pinned to CPU 0; docs/bench.md)
 #
 # Request rows also show the proxy's CPU time (user+system, from
 # /proc/PID/stat) per request, or per tunnel with --new-conn, and how busy
@@ -42,9 +45,9 @@ PIN=${PIN:-0}
 ONLY=${BENCH_ONLY:-}
 MODE=${BENCH_MODE:-all}
 case "$MODE" in
-all | peer) ;;
+all | peer | h2) ;;
 *)
-	echo "bench: BENCH_MODE=$MODE is not a mode; use all (default) or peer" >&2
+	echo "bench: BENCH_MODE=$MODE is not a mode; use all (default), peer or h2" >&2
 	exit 1
 	;;
 esac
@@ -485,10 +488,10 @@ fi
 
 # Further scenario files, one per feature (tests/bench/bench-*.sh), sourced
 # here so they share the fixtures above (upstreams, proxy, helpers).
-# BENCH_MODE=peer sources bench-peer.sh only.
+# BENCH_MODE=peer sources bench-peer.sh only, BENCH_MODE=h2 bench-h2.sh only.
 for extra in "$(dirname "$0")"/bench-*.sh; do
 	[ -f "$extra" ] || continue
-	if [ "$MODE" = peer ] && [ "$(basename "$extra")" != bench-peer.sh ]; then
+	if [ "$MODE" != all ] && [ "$(basename "$extra")" != "bench-$MODE.sh" ]; then
 		continue
 	fi
 	# shellcheck source=/dev/null
