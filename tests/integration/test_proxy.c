@@ -601,7 +601,7 @@ static bool audit_keys_ok(const char *line)
 {
 	static const char *const keys[] = {"ts", "session", "kind", "method", "scheme", "host", "port",
 					   "target", "status", "decision", "reason", "rule", "injected",
-					   "remasked", "bytesUp", "bytesDown", "ms", "tls"};
+					   "remasked", "bytesUp", "bytesDown", "ms", "tls", "proto"};
 	const char *p = line;
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -677,7 +677,7 @@ static void test_audit_fields(void)
 	CU_ASSERT(strstr(l, "\"status\":200,\"decision\":\"allow\",\"reason\":null,"
 			    "\"rule\":\"network.allowedDomains: 127.0.0.1\",\"injected\":[],"
 			    "\"remasked\":0,\"bytesUp\":0,\"bytesDown\":1234,\"ms\":") != NULL);
-	CU_ASSERT(strstr(l, "\"tls\":\"none\"}") != NULL);
+	CU_ASSERT(strstr(l, "\"tls\":\"none\",\"proto\":\"http/1.1\"}") != NULL);
 	free(l);
 
 	/* The refused request. */
@@ -706,7 +706,7 @@ static void test_audit_fields(void)
 	CU_ASSERT(audit_keys_ok(l));
 	CU_ASSERT(strstr(l, "\"status\":200,\"decision\":\"allow\",\"reason\":null") != NULL);
 	CU_ASSERT(strstr(l, "\"bytesUp\":0") == NULL);
-	CU_ASSERT(strstr(l, "\"tls\":\"passthrough\"}") != NULL);
+	CU_ASSERT(strstr(l, "\"tls\":\"passthrough\",\"proto\":null}") != NULL);
 	free(l);
 	free(log);
 }

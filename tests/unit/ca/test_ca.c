@@ -415,6 +415,61 @@ static void test_ca_leaf_verifies_allowed(void)
 	ca_free(ca);
 }
 
+/* The ALPN protocol a leaf server of ca selects for a client offering
+ * "h2, http/1.1" (handshake over memory BIOs); h2: ca_ssl_allow_h2(). */
+static void alpn_selected(ca_t *ca, bool h2, char *out, size_t outlen)
+{
+	static const unsigned char offer[] = "\x02h2\x08http/1.1";
+	SSL_CTX *sctx = ca_leaf_ctx(ca, "example.com", NULL, 0), *cctx = SSL_CTX_new(TLS_client_method());
+	SSL *srv = sctx != NULL ? SSL_new(sctx) : NULL, *cli = cctx != NULL ? SSL_new(cctx) : NULL;
+	BIO *a = NULL, *b = NULL;
+	const unsigned char *p = NULL;
+	unsigned int len = 0;
+
+	out[0] = '\0';
+	if (srv == NULL || cli == NULL || BIO_new_bio_pair(&a, 0, &b, 0) != 1)
+		goto done;
+	SSL_set_bio(cli, a, a);
+	SSL_set_bio(srv, b, b);
+	a = b = NULL;
+	CU_ASSERT(SSL_set_alpn_protos(cli, offer, sizeof(offer) - 1) == 0);
+	CU_ASSERT(SSL_set_tlsext_host_name(cli, "example.com") == 1);
+	if (h2)
+		CU_ASSERT(ca_ssl_allow_h2(srv) == 0);
+	SSL_set_connect_state(cli);
+	SSL_set_accept_state(srv);
+	for (int i = 0; i < 20 && (!SSL_is_init_finished(cli) || !SSL_is_init_finished(srv)); i++) {
+		(void)SSL_do_handshake(cli);
+		(void)SSL_do_handshake(srv);
+	}
+	SSL_get0_alpn_selected(cli, &p, &len);
+	(void)snprintf(out, outlen, "%.*s", (int)len, p != NULL ? (const char *)p : "");
+done:
+	SSL_free(srv);
+	SSL_free(cli);
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+	ERR_clear_error();
+}
+
+/* ALPN: http/1.1 by default, h2 only on a connection allowed it (the
+ * proxy allows it when the upstream negotiated h2). */
+static void test_ca_alpn_h2(void)
+{
+	ca_t *ca = new_ca(mixed_allow, ARRAY_LEN(mixed_allow), false, 0);
+	char got[32];
+
+	CU_ASSERT_FATAL(ca != NULL);
+	alpn_selected(ca, false, got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "http/1.1");
+	alpn_selected(ca, true, got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "h2");
+	/* The allowance is per connection: the next one is back to http/1.1. */
+	alpn_selected(ca, false, got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "http/1.1");
+	ca_free(ca);
+}
+
 static void test_ca_leaf_refused_outside(void)
 {
 	ca_t *ca = new_ca(mixed_allow, ARRAY_LEN(mixed_allow), false, 0);
@@ -1315,6 +1370,7 @@ TEST_REGISTRAR(ca_register)
 	test_add(s, "ca.pem and trust.pem content, no key", test_ca_write_files);
 	test_add(s, "errors name the file", test_ca_write_files_errors);
 	test_add(s, "upstream context trusts system and extra roots", test_ca_upstream_ctx);
+	test_add(s, "ALPN h2 only where allowed", test_ca_alpn_h2);
 
 	s = test_suite("ca_wire", NULL, NULL);
 	test_add(s, "curl and python3 accept allowed, reject forged", test_ca_wire_clients);

@@ -71,6 +71,7 @@ static void test_line(void)
 	r.bytes_down = 12;
 	r.ms = 3;
 	r.tls = "none";
+	r.proto = "h2";
 	CU_ASSERT_EQUAL(audit_write(a, &r), 0);
 	memset(&r, 0, sizeof(r));
 	r.kind = "connect";
@@ -84,11 +85,11 @@ static void test_line(void)
 			    "\"scheme\":\"http\",\"host\":\"example.com\",\"port\":80,\"target\":\"/a\\\"b\","
 			    "\"status\":200,\"decision\":\"allow\",\"reason\":null,"
 			    "\"rule\":\"allowedDomains: example.com\",\"injected\":[],\"remasked\":0,"
-			    "\"bytesUp\":0,\"bytesDown\":12,\"ms\":3,\"tls\":\"none\"}\n") != NULL);
+			    "\"bytesUp\":0,\"bytesDown\":12,\"ms\":3,\"tls\":\"none\",\"proto\":\"h2\"}\n") != NULL);
 	CU_ASSERT(strstr(s, "\"kind\":\"connect\",\"method\":null,\"scheme\":null,\"host\":null,"
 			    "\"port\":null,\"target\":null,\"status\":null,\"decision\":null,"
 			    "\"reason\":null,\"rule\":null,\"injected\":null,\"remasked\":null,"
-			    "\"bytesUp\":null,\"bytesDown\":null,\"ms\":null,\"tls\":null}\n") != NULL);
+			    "\"bytesUp\":null,\"bytesDown\":null,\"ms\":null,\"tls\":null,\"proto\":null}\n") != NULL);
 	free(s);
 	test_rmtree(dir);
 	free(dir);

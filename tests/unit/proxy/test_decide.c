@@ -1,7 +1,7 @@
 /*
  * test_decide.c - the pure parts of proxy/decide.c (suite
  * "proxy_decide"): whether a Host field inside a terminated tunnel names
- * the CONNECT target (host_names_target(), which parses with
+ * the CONNECT target (conn_host_names_target(), which parses with
  * target_parse_connect()). The .c file is included for its statics.
  */
 #include "proxy/decide.c"
@@ -16,7 +16,7 @@ struct host_case {
 static void check_cases(const struct target *t, const struct host_case *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		bool got = host_names_target(cases[i].host, strlen(cases[i].host), t);
+		bool got = conn_host_names_target(cases[i].host, strlen(cases[i].host), t);
 
 		if (got != cases[i].names)
 			fprintf(stderr, "Host %s: %d, expected %d\n", cases[i].host, got, cases[i].names);
@@ -85,7 +85,7 @@ static void test_host_too_long(void)
 
 	memset(big, 'a', sizeof(big));
 	CU_ASSERT_PTR_NULL_FATAL(target_parse_connect("example.com:443", 15, &t));
-	CU_ASSERT_FALSE(host_names_target(big, sizeof(big), &t));
+	CU_ASSERT_FALSE(conn_host_names_target(big, sizeof(big), &t));
 }
 
 TEST_REGISTRAR(proxy_decide_suite)

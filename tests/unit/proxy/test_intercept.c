@@ -2,7 +2,7 @@
  * test_intercept.c - the pure parts of proxy/intercept.c (suite
  * "proxy_intercept"): when a buffered ClientHello is whole (hello_state(),
  * at every prefix, and re-framed into tiny records), what OpenSSL reads
- * from it (hello_sni()), what starts an HTTP request line (http_start()),
+ * from it (tls_hello_parse(): SNI, ALPN h2), what starts an HTTP request line (http_start()),
  * and the synthetic ranges (synthetic()). The .c file is included for its
  * statics. ClientHellos come from a real OpenSSL client over memory BIOs.
  */
@@ -12,7 +12,7 @@
 
 /* A ClientHello from an OpenSSL client, with SNI name (NULL: none), into
  * out (cap bytes); its length, 0 on failure. */
-static size_t make_hello(const char *name, unsigned char *out, size_t cap)
+static size_t make_hello_alpn(const char *name, const char *alpn, unsigned char *out, size_t cap)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	SSL *s = ctx != NULL ? SSL_new(ctx) : NULL;
@@ -25,6 +25,8 @@ static size_t make_hello(const char *name, unsigned char *out, size_t cap)
 	rb = wb = NULL;
 	if (name != NULL && SSL_set_tlsext_host_name(s, name) != 1)
 		goto out;
+	if (alpn != NULL && SSL_set_alpn_protos(s, (const unsigned char *)alpn, (unsigned)strlen(alpn)) != 0)
+		goto out;
 	SSL_set_connect_state(s);
 	(void)SSL_do_handshake(s);
 	n = BIO_read(SSL_get_wbio(s), out, (int)cap);
@@ -35,6 +37,11 @@ out:
 	SSL_CTX_free(ctx);
 	ERR_clear_error();
 	return n > 0 ? (size_t)n : 0;
+}
+
+static size_t make_hello(const char *name, unsigned char *out, size_t cap)
+{
+	return make_hello_alpn(name, NULL, out, cap);
 }
 
 /* The handshake bytes of hello (one record) re-framed into records of at
@@ -70,7 +77,7 @@ static void check_prefixes(const unsigned char *p, size_t n, size_t want_msg)
 	for (size_t i = 0; i < n; i++) {
 		/* One byte at a time: chains as a trickling client leaves them. */
 		CU_ASSERT_FATAL(evbuffer_add(b, p + i, 1) == 0);
-		if (hello_state(b, &msg) != (i + 1 == n ? HELLO_DONE : HELLO_MORE) && wrong++ < 3)
+		if (hello_state(b, &msg) != (i + 1 == n ? TLS_HELLO_DONE : TLS_HELLO_MORE) && wrong++ < 3)
 			fprintf(stderr, "prefix of %zu/%zu bytes: wrong state\n", i + 1, n);
 	}
 	CU_ASSERT_EQUAL(wrong, 0);
@@ -101,50 +108,83 @@ static void test_hello_state_bad(void)
 
 	CU_ASSERT_FATAL(b != NULL);
 	CU_ASSERT_EQUAL(evbuffer_add(b, appdata, sizeof(appdata)), 0);
-	CU_ASSERT_EQUAL(hello_state(b, &msg), HELLO_BAD);
+	CU_ASSERT_EQUAL(hello_state(b, &msg), TLS_HELLO_BAD);
 	(void)evbuffer_drain(b, evbuffer_get_length(b));
 	CU_ASSERT_EQUAL(evbuffer_add(b, server_hello, sizeof(server_hello)), 0);
-	CU_ASSERT_EQUAL(hello_state(b, &msg), HELLO_BAD);
+	CU_ASSERT_EQUAL(hello_state(b, &msg), TLS_HELLO_BAD);
 	(void)evbuffer_drain(b, evbuffer_get_length(b));
 	CU_ASSERT_EQUAL(evbuffer_add(b, empty_rec, sizeof(empty_rec)), 0);
-	CU_ASSERT_EQUAL(hello_state(b, &msg), HELLO_BAD);
+	CU_ASSERT_EQUAL(hello_state(b, &msg), TLS_HELLO_BAD);
 	(void)evbuffer_drain(b, evbuffer_get_length(b));
 	/* A 1 MiB hello announced: MORE, and the length is known at once
 	 * (conn_step_intercept() refuses it against maxHeaderBytes). */
 	CU_ASSERT_EQUAL(evbuffer_add(b, huge, sizeof(huge)), 0);
-	CU_ASSERT_EQUAL(hello_state(b, &msg), HELLO_MORE);
+	CU_ASSERT_EQUAL(hello_state(b, &msg), TLS_HELLO_MORE);
 	CU_ASSERT_EQUAL(msg, 4 + 0x100000);
 	evbuffer_free(b);
 }
 
 static void test_hello_sni(void)
 {
-	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	SSL_CTX *ctx = tls_hello_ctx_new();
 	unsigned char h[4096], r[16384];
 	size_t n, rn;
-	struct hello_seen seen;
+	struct tls_hello seen;
 
 	CU_ASSERT_FATAL(ctx != NULL);
-	SSL_CTX_set_client_hello_cb(ctx, hello_cb, NULL);
 	n = make_hello("Example.COM", h, sizeof(h));
 	CU_ASSERT_FATAL(n > 0);
-	CU_ASSERT_EQUAL(hello_sni(ctx, h, n, &seen), 0);
+	CU_ASSERT_EQUAL(tls_hello_parse(ctx, h, n, &seen), 0);
 	CU_ASSERT(seen.has_sni && !seen.bad_sni);
 	CU_ASSERT_STRING_EQUAL(seen.sni, "Example.COM"); /* as sent; target_parse_connect() normalises */
 	/* Re-framed into 5-byte records: the same. */
 	rn = reframe(h, n, 5, r, sizeof(r));
-	CU_ASSERT_EQUAL(hello_sni(ctx, r, rn, &seen), 0);
+	CU_ASSERT_EQUAL(tls_hello_parse(ctx, r, rn, &seen), 0);
 	CU_ASSERT(seen.has_sni);
 	CU_ASSERT_STRING_EQUAL(seen.sni, "Example.COM");
 	/* No SNI (a client connecting to an IP literal). */
 	n = make_hello(NULL, h, sizeof(h));
 	CU_ASSERT_FATAL(n > 0);
-	CU_ASSERT_EQUAL(hello_sni(ctx, h, n, &seen), 0);
+	CU_ASSERT_EQUAL(tls_hello_parse(ctx, h, n, &seen), 0);
 	CU_ASSERT(!seen.has_sni && !seen.bad_sni);
 	/* Not a ClientHello: OpenSSL never calls back. */
 	memset(h + 9, 0xee, n - 9);
-	CU_ASSERT_EQUAL(hello_sni(ctx, h, n, &seen), -1);
-	CU_ASSERT_EQUAL(hello_sni(ctx, (const unsigned char *)"GET / HTTP/1.1\r\n\r\n", 18, &seen), -1);
+	CU_ASSERT_EQUAL(tls_hello_parse(ctx, h, n, &seen), -1);
+	CU_ASSERT_EQUAL(tls_hello_parse(ctx, (const unsigned char *)"GET / HTTP/1.1\r\n\r\n", 18, &seen), -1);
+	SSL_CTX_free(ctx);
+}
+
+/* Whether the ALPN list offers h2 (mitm.c then dials the upstream first). */
+static void test_hello_alpn(void)
+{
+	static const struct {
+		const char *alpn; /* wire form, NULL: no extension */
+		bool h2;
+	} cases[] = {
+		{"\x02h2\x08http/1.1", true},
+		{"\x08http/1.1\x02h2", true},
+		{"\x02h2", true},
+		{"\x08http/1.1", false},
+		{"\x03h2c\x08http/1.1", false}, /* h2c is not h2 */
+		{"\x02h3", false},
+		{NULL, false},
+	};
+	SSL_CTX *ctx = tls_hello_ctx_new();
+	unsigned char h[4096], r[16384];
+	struct tls_hello seen;
+	size_t n, rn;
+
+	CU_ASSERT_FATAL(ctx != NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = make_hello_alpn("example.com", cases[i].alpn, h, sizeof(h));
+		CU_ASSERT_FATAL(n > 0);
+		CU_ASSERT_EQUAL(tls_hello_parse(ctx, h, n, &seen), 0);
+		CU_ASSERT_EQUAL(seen.offers_h2, cases[i].h2);
+		/* Split into 3-byte records: the same answer. */
+		rn = reframe(h, n, 3, r, sizeof(r));
+		CU_ASSERT_EQUAL(tls_hello_parse(ctx, r, rn, &seen), 0);
+		CU_ASSERT_EQUAL(seen.offers_h2, cases[i].h2);
+	}
 	SSL_CTX_free(ctx);
 }
 
@@ -214,6 +254,7 @@ TEST_REGISTRAR(register_proxy_intercept)
 	CU_pSuite s = test_suite("proxy_intercept", NULL, NULL);
 
 	test_add(s, "hello_state at every prefix and in tiny records", test_hello_state);
+	test_add(s, "tls_hello_parse: ALPN h2 offered or not", test_hello_alpn);
 	test_add(s, "hello_state refusals and a huge hello", test_hello_state_bad);
 	test_add(s, "hello_sni through OpenSSL", test_hello_sni);
 	test_add(s, "http_start", test_http_start);
