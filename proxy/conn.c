@@ -7,7 +7,8 @@
  *
  *   ACCEPTED -> READ_HEAD -> DECIDE -+-> TUNNEL_CONNECTING -+-> RELAY (opaque tunnel)
  *                  ^                 |                      +-> TLS_SNIFF -+-> RELAY (opaque)
- *                  |                 |                                     +-> TLS_ACCEPT -> READ_HEAD (inside TLS)
+ *                  |                 |                                     +-> [TLS_UPSTREAM ->] TLS_ACCEPT -+-> READ_HEAD (inside TLS)
+ *                  |                 |                                                                       +-> RELAY (mode H2: h2.c)
  *                  |                 +-> UPSTREAM_CONNECTING -> RELAY (http) -+
  *                  |                 +-> (refusal) DRAINING -> CLOSED         |
  *                  +--------------- keep-alive: next request <----------------+

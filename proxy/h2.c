@@ -1249,14 +1249,18 @@ out:
 
 enum step conn_h2_start(conn_t *c)
 {
-	h2_t *h;
-
 	if (c->up.bev == NULL || !c->up.tls_ready || !tls_alpn_h2(c->up.bev)) {
 		/* mitm.c lets the client pick h2 only after the upstream did. */
 		conn_close(c, "the client negotiated h2 but the upstream did not", true);
 		return STEP_CLOSED;
 	}
-	h = calloc(1, sizeof(*h));
+	return conn_h2_begin(c);
+}
+
+enum step conn_h2_begin(conn_t *c)
+{
+	h2_t *h = calloc(1, sizeof(*h));
+
 	if (h == NULL)
 		goto oom;
 	h->c = c;

@@ -30,6 +30,10 @@
  * state RELAY). Returns the step (STEP_CLOSED when c was closed). */
 enum step conn_h2_start(conn_t *c) NONNULL(1);
 
+/* conn_h2_start() once the upstream's h2 is checked: the sessions, mode
+ * H2. The fuzz driver (tests/fuzz/fuzz_h2.c) calls it on plain sides. */
+enum step conn_h2_begin(conn_t *c) NONNULL(1);
+
 /* RELAY in mode H2: feeds both sessions what arrived, sends what they
  * produce, ends the connection when both are done. */
 enum step conn_step_h2(conn_t *c) NONNULL(1);
