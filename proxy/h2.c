@@ -170,6 +170,13 @@ static void cut(struct h2s *s, enum cmask_dir d)
 		log_debug("h2: out of memory cutting a stream's body");
 }
 
+/* Whether the whole response went to the client's session. */
+static bool answered(const struct h2s *s)
+{
+	return s->resp_end && evbuffer_get_length(s->resp) == 0 &&
+	       (s->mask == NULL || !s->mask_resp || !cmask_waiting(s->mask, CMASK_IN));
+}
+
 /* ---- audit ---------------------------------------------------------------- */
 
 /* The stream's audit line (once). */
@@ -721,8 +728,8 @@ static int keep(char **slot, const uint8_t *v, size_t n)
 	return *slot != NULL ? 0 : -1;
 }
 
-/* One field of a request head (or of request trailers, which are
- * searched for real values and otherwise dropped). */
+/* One field of a request head (request trailers are not kept: they end
+ * the body and are not passed on). */
 static int down_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
 		       size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *user_data)
 {
@@ -862,12 +869,16 @@ static int down_stream_close(nghttp2_session *session, int32_t stream_id, uint32
 	if (s == NULL)
 		return 0;
 	s->cl_open = false;
-	if (code != NGHTTP2_NO_ERROR && s->up_open && s->uid >= 0)
+	/* A request the client will not finish (reset, or a response that
+	 * ended first) is not left waiting upstream. */
+	if ((code != NGHTTP2_NO_ERROR || !s->req_end) && s->up_open && s->uid >= 0)
 		(void)nghttp2_submit_rst_stream(h->up, NGHTTP2_FLAG_NONE, s->uid, NGHTTP2_CANCEL);
 	if (!s->audited && s->phase == H2S_FORWARD) {
 		char reason[128];
 
-		if (code == NGHTTP2_NO_ERROR) {
+		/* A reset after the whole response went out (the client
+		 * stopped an upload the upstream had answered) is no cut. */
+		if (code == NGHTTP2_NO_ERROR || answered(s)) {
 			audit(s, "allow", NULL, s->rule);
 		} else {
 			(void)snprintf(reason, sizeof(reason), "passavant: the stream was reset (%s) before its end",
@@ -1329,10 +1340,15 @@ static void upstream_gone(h2_t *h)
 	char w[512];
 
 	for (struct h2s *s = h->streams, *n; s != NULL; s = n) {
+		bool was_open = s->up_open;
+
 		n = s->next;
-		if (s->phase != H2S_FORWARD || s->resp_end || !s->up_open)
-			continue;
 		s->up_open = false;
+		if (s->phase != H2S_FORWARD || s->resp_end || !was_open) {
+			if (!s->cl_open)
+				h2s_free(h, s);
+			continue;
+		}
 		if (s->mask_resp)
 			cut(s, CMASK_IN);
 		if (!s->resp_started)
@@ -1437,7 +1453,8 @@ void conn_h2_free(conn_t *c)
 		struct h2s *s = h->streams;
 
 		if (!s->audited && s->phase == H2S_FORWARD)
-			audit(s, "allow", "passavant: the connection ended before the stream did", s->rule);
+			audit(s, "allow", answered(s) ? NULL : "passavant: the connection ended before the stream did",
+			      s->rule);
 		s->cl_open = false;
 		s->up_open = false;
 		h2s_free(h, s);
