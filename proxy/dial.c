@@ -254,7 +254,7 @@ int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev, bool h2)
 	char err[256];
 	bool lost = false;
 
-	fb = tls_wrap_upstream(proxy_tls(c->px), proxy_base(c->px), bev, c->tgt.host, c->tgt.is_ip, h2,
+	fb = tls_wrap_upstream(proxy_tls(c->px), proxy_base(c->px), bev, c->tgt.host, c->tgt.port, c->tgt.is_ip, h2,
 			       &lost, err, sizeof(err));
 	if (fb == NULL) {
 		if (!lost)

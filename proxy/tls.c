@@ -6,6 +6,7 @@
 #include "tls.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,16 @@
 #include "../ca/ca.h"
 #include "wbio.h"
 
+/* Upstream TLS sessions kept for resumption (tls_wrap_upstream()): one
+ * per host:port, the least recently stored replaced when full. */
+#define TLS_UP_SESSIONS 256
+
+struct up_session {
+	char key[POLICY_HOST_MAX + 8]; /* "host:port", "" when free */
+	SSL_SESSION *sess;             /* from a verified handshake; our reference */
+	uint64_t stored;               /* when (a counter), for replacement */
+};
+
 struct tls_session {
 	ca_t *ca;          /* the session CA (leaf contexts per host) */
 	SSL_CTX *up_ctx;   /* verifying client context for upstreams, made at first use */
@@ -28,7 +39,120 @@ struct tls_session {
 	size_t n_extra;
 	bool free_buffers; /* this OpenSSL's SSL_free_buffers() is safe (tls_release_buffers()) */
 	SSL_CTX *hello;    /* throwaway SSLs read ClientHellos with it (tls_hello_parse()) */
+	pthread_mutex_t up_lock;         /* guards up_sessions, up_clock (every loop dials) */
+	struct up_session *up_sessions;  /* TLS_UP_SESSIONS entries */
+	uint64_t up_clock;
 };
+
+/* The ex_data slot of an upstream SSL holding its "host:port" (malloc'd,
+ * freed with the SSL), made once. */
+static pthread_once_t up_key_once = PTHREAD_ONCE_INIT;
+static int up_key_index = -1;
+
+static void up_key_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
+{
+	(void)parent;
+	(void)ad;
+	(void)idx;
+	(void)argl;
+	(void)argp;
+	free(ptr);
+}
+
+static void up_key_index_new(void)
+{
+	up_key_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, up_key_free);
+}
+
+/*
+ * A new upstream session (after a handshake, or a TLS 1.3 ticket): kept
+ * for its host:port if the chain and name verified, so the next tunnel
+ * to it resumes (no certificate chain sent or verified again: about 40%
+ * of a new tunnel's proxy CPU, docs/architecture.md "Request cost").
+ * Returns 0: the cache keeps a copy, OpenSSL keeps the original.
+ */
+static int up_session_new_cb(SSL *ssl, SSL_SESSION *sess)
+{
+	tls_session_t *t = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	const char *key = up_key_index >= 0 ? SSL_get_ex_data(ssl, up_key_index) : NULL;
+	struct up_session *slot = NULL;
+	SSL_SESSION *copy;
+
+	if (t == NULL || key == NULL || SSL_get_verify_result(ssl) != X509_V_OK ||
+	    SSL_get0_peer_certificate(ssl) == NULL || !SSL_SESSION_is_resumable(sess))
+		return 0;
+	/* A copy: OpenSSL marks the connection's own session not resumable
+	 * when that connection ends without close_notify (as upstreams often
+	 * are: ssl_clear_bad_session()), which must not spoil the next one. */
+	copy = SSL_SESSION_dup(sess);
+	if (copy == NULL)
+		return 0;
+	(void)pthread_mutex_lock(&t->up_lock);
+	for (size_t i = 0; i < TLS_UP_SESSIONS; i++) {
+		struct up_session *e = &t->up_sessions[i];
+
+		if (strcmp(e->key, key) == 0) {
+			slot = e;
+			break;
+		}
+		if (slot == NULL || e->stored < slot->stored)
+			slot = e;
+	}
+	SSL_SESSION_free(slot->sess);
+	(void)snprintf(slot->key, sizeof(slot->key), "%s", key);
+	slot->sess = copy;
+	slot->stored = ++t->up_clock;
+	(void)pthread_mutex_unlock(&t->up_lock);
+	return 0; /* the original stays the connection's */
+}
+
+/* The upstream context, made at first use: verification (ca/), and the
+ * client session cache of up_session_new_cb(). */
+static SSL_CTX *up_ctx_of(tls_session_t *t, char *err, size_t errlen)
+{
+	if (t->up_ctx != NULL)
+		return t->up_ctx;
+	if (pthread_once(&up_key_once, up_key_index_new) != 0 || up_key_index < 0) {
+		(void)snprintf(err, errlen, "out of memory building the upstream TLS context");
+		return NULL;
+	}
+	t->up_ctx = ca_upstream_ctx((const char *const *)t->extra, t->n_extra, err, errlen);
+	if (t->up_ctx == NULL)
+		return NULL;
+	SSL_CTX_set_app_data(t->up_ctx, t);
+	(void)SSL_CTX_set_session_cache_mode(t->up_ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(t->up_ctx, up_session_new_cb);
+	return t->up_ctx;
+}
+
+/* Offers ssl the session kept for key, if any, and labels ssl with key
+ * for up_session_new_cb(). Returns 0 or -1 (out of memory). */
+static int up_session_use(tls_session_t *t, SSL *ssl, const char *key)
+{
+	char *k = strdup(key);
+
+	if (k == NULL || SSL_set_ex_data(ssl, up_key_index, k) != 1) {
+		free(k);
+		return -1;
+	}
+	(void)pthread_mutex_lock(&t->up_lock);
+	for (size_t i = 0; i < TLS_UP_SESSIONS; i++)
+		if (t->up_sessions[i].sess != NULL && strcmp(t->up_sessions[i].key, key) == 0) {
+			/* Each connection resumes from its own copy: the one
+			 * it is given is marked not resumable if it ends
+			 * without close_notify. SSL_set_session() takes its
+			 * own reference. */
+			SSL_SESSION *copy = SSL_SESSION_dup(t->up_sessions[i].sess);
+
+			if (copy != NULL) {
+				(void)SSL_set_session(ssl, copy);
+				SSL_SESSION_free(copy);
+			}
+			break;
+		}
+	(void)pthread_mutex_unlock(&t->up_lock);
+	return 0;
+}
 
 /* Before these releases SSL_free_buffers() could free a buffer holding
  * part of a record (CVE-2024-4741). */
@@ -99,6 +223,15 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 	size_t n_allowed = policy_allowed_count(pol), n_extra = policy_extra_ca_count(pol), i;
 
 	t = calloc(1, sizeof(*t));
+	if (t != NULL && pthread_mutex_init(&t->up_lock, NULL) != 0) {
+		free(t);
+		t = NULL;
+	}
+	if (t != NULL && (t->up_sessions = calloc(TLS_UP_SESSIONS, sizeof(*t->up_sessions))) == NULL) {
+		(void)pthread_mutex_destroy(&t->up_lock);
+		free(t);
+		t = NULL;
+	}
 	/* +1: never calloc(0) (may return NULL). */
 	pats = calloc(n_allowed + 1, sizeof(*pats));
 	names = calloc(n_allowed + 1, sizeof(*names));
@@ -158,6 +291,10 @@ void tls_session_free(tls_session_t *t)
 	if (t == NULL)
 		return;
 	ca_free(t->ca);
+	for (size_t i = 0; t->up_sessions != NULL && i < TLS_UP_SESSIONS; i++)
+		SSL_SESSION_free(t->up_sessions[i].sess);
+	free(t->up_sessions);
+	(void)pthread_mutex_destroy(&t->up_lock);
 	SSL_CTX_free(t->up_ctx);
 	SSL_CTX_free(t->hello);
 	wbio_method_free(t->wbio);
@@ -347,26 +484,22 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
 
 int tls_session_prepare(tls_session_t *t, char *err, size_t errlen)
 {
-	if (t->up_ctx == NULL)
-		t->up_ctx = ca_upstream_ctx((const char *const *)t->extra, t->n_extra, err, errlen);
-	return t->up_ctx != NULL ? 0 : -1;
+	return up_ctx_of(t, err, errlen) != NULL ? 0 : -1;
 }
 
 struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
-				      struct bufferevent *under, const char *host, bool is_ip, bool h2,
-				      bool *under_lost, char *err, size_t errlen)
+				      struct bufferevent *under, const char *host, uint16_t port, bool is_ip,
+				      bool h2, bool *under_lost, char *err, size_t errlen)
 {
+	char key[POLICY_HOST_MAX + 8];
 	static const unsigned char alpn_h2[] = "\x02h2\x08http/1.1";
 	struct bufferevent *bev;
 	SSL *ssl;
 	int ok;
 
 	*under_lost = false;
-	if (t->up_ctx == NULL) {
-		t->up_ctx = ca_upstream_ctx((const char *const *)t->extra, t->n_extra, err, errlen);
-		if (t->up_ctx == NULL)
-			return NULL;
-	}
+	if (up_ctx_of(t, err, errlen) == NULL)
+		return NULL;
 	ssl = SSL_new(t->up_ctx);
 	if (ssl == NULL) {
 		ossl_reason(err, errlen, "SSL_new");
@@ -381,6 +514,9 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 	/* The context offers http/1.1; h2 first when the client offered it. */
 	if (ok && h2)
 		ok = SSL_set_alpn_protos(ssl, alpn_h2, sizeof(alpn_h2) - 1) == 0;
+	(void)snprintf(key, sizeof(key), "%s:%u", host, (unsigned)port);
+	if (ok)
+		ok = up_session_use(t, ssl, key) == 0;
 	if (!ok) {
 		ossl_reason(err, errlen, "cannot set the upstream name check or ALPN");
 		SSL_free(ssl);

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -95,13 +96,15 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
  * (tls_failure_reason() says which). When under holds no bytes (a fresh
  * connection), TLS runs on its socket directly: under is freed (its
  * socket kept) and the result is a socket SSL bufferevent, not a filter.
+ * A session kept from an earlier verified handshake with host:port is
+ * offered for resumption (TLS 1.3 tickets, TLS 1.2 session IDs).
  * Ownership as tls_wrap_client(): on success under belongs to (or was
  * replaced by) the result; on NULL, *under_lost says whether it is gone.
  */
 struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
-				      struct bufferevent *under, const char *host, bool is_ip, bool h2,
-				      bool *under_lost, char *err, size_t errlen)
-	NONNULL(1, 2, 3, 4, 7) WUNRES;
+				      struct bufferevent *under, const char *host, uint16_t port, bool is_ip,
+				      bool h2, bool *under_lost, char *err, size_t errlen)
+	NONNULL(1, 2, 3, 4, 8) WUNRES;
 
 /* Whether the TLS bufferevent bev negotiated ALPN h2 (its handshake done). */
 bool tls_alpn_h2(struct bufferevent *bev) NONNULL(1);

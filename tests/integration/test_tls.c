@@ -337,6 +337,50 @@ static void test_upstream_unverified(void)
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
+/* What the upstream says about the TLS connection of one request through p. */
+static char *resumed_via(struct test_px *p, const char *host)
+{
+	char *out = NULL, url[256];
+
+	snprintf(url, sizeof(url), "https://%s:%u/tls-resumed", host, (unsigned)up.port);
+	if (run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", p->trust, "-x", p->url,
+		url, NULL) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/*
+ * Each new tunnel dials its upstream anew; the TLS session of an earlier
+ * verified handshake with the same host:port is resumed (no chain sent
+ * and verified again), per host:port only, and from any event loop.
+ */
+static void test_upstream_resumption(void)
+{
+	struct test_px p;
+	char *a, *b, *c, *d;
+
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+					     "network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+					     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+					     dir),
+			      0);
+	a = resumed_via(&p, "127.0.0.1");
+	b = resumed_via(&p, "127.0.0.1");
+	c = resumed_via(&p, "localhost"); /* another name: its own session */
+	d = resumed_via(&p, "127.0.0.1");
+	CU_ASSERT(a != NULL && strcmp(a, "full\n") == 0);
+	CU_ASSERT(b != NULL && strcmp(b, "resumed\n") == 0);
+	CU_ASSERT(c != NULL && strcmp(c, "full\n") == 0);
+	CU_ASSERT(d != NULL && strcmp(d, "resumed\n") == 0);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
 static void test_excluded_host(void)
 {
 	struct test_px p;
@@ -1038,6 +1082,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "Host not naming the CONNECT target: 421", test_host_mismatch);
 	test_add(s, "upstream certificate does not verify: 502, nothing forwarded", test_upstream_unverified);
 	test_add(s, "excluded host: the upstream's own certificate", test_excluded_host);
+	test_add(s, "upstream TLS sessions resumed per host:port", test_upstream_resumption);
 	test_add(s, "audit: tls terminated, scheme https", test_audit_terminated);
 	test_add(s, "audit: a failed client handshake is one line", test_audit_failed_handshake);
 	test_add(s, "stalled 1 GiB download inside TLS keeps RSS bounded", test_slow_reader);

@@ -41,6 +41,8 @@
  * Endpoints (every response carries X-Upstream-Conn: N, the 1-based number
  * of the connection in accept order; HEAD gets the same heads, no body):
  *   /hello          200 "hello\n"
+ *   /tls-resumed    200 "resumed\n" or "full\n": whether this TLS connection
+ *                   resumed an earlier session (plain: "plain\n")
  *   /bytes/N        N bytes of the pattern (tests/support/upstream.h),
  *                   Content-Length, streamed: never more than about
  *                   STREAM_HIGH bytes queued per connection
@@ -1589,6 +1591,11 @@ static int dispatch(struct conn *c)
 			return 0;
 	} else if (strcmp(path, "/hello") == 0) {
 		if (respond_text(c, 200, "hello\n") < 0)
+			return -1;
+	} else if (strcmp(path, "/tls-resumed") == 0) {
+		SSL *ssl = bufferevent_openssl_get_ssl(c->bev);
+
+		if (respond_text(c, 200, ssl == NULL ? "plain\n" : SSL_session_reused(ssl) ? "resumed\n" : "full\n") < 0)
 			return -1;
 	} else if (strncmp(path, "/bytes/", 7) == 0) {
 		if (start_stream(c, path + 7, false) < 0)
