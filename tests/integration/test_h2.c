@@ -310,9 +310,12 @@ static bool rec_ended(const char *rec, const char *key)
  * upstream (rec: the record since the test began). */
 static void nothing_reached(const char *rec, const char *marker, const char *what)
 {
+	char key[128];
+	const char *at_key = rec_key(rec, marker, key, sizeof(key)) ? strstr(rec, key) : NULL;
+
 	ROW(rec_count(rec, marker) == 0,
-	    "%s: expected nothing to reach the upstream, but it recorded %d stream(s) with %s in :path:\n%.1500s",
-	    what, rec_count(rec, marker), marker, nz(rec));
+	    "%s: expected nothing to reach the upstream, but it recorded %d stream(s) with %s in :path:\n%.1200s", what,
+	    rec_count(rec, marker), marker, at_key != NULL ? at_key : nz(rec));
 }
 
 /* ------------------------------------------------------------------ */
@@ -944,13 +947,22 @@ static void test_nghttp_run(void)
 		 "nghttp -n -s -m 60 'https://h2.test:%u%s' > ng.out 2>&1\n"
 		 "echo \"nghttp rc=$?\"\n"
 		 "echo \"ok200=$(grep -c ' 200 .*%s' ng.out)\"\n"
-		 "tail -n 5 ng.out\n",
-		 h2port, path, path);
+		 "tail -n 5 ng.out\n"
+		 "nghttp -v -H ':authority: grpc.test:%u' 'https://h2.test:%u/hello?t=ngau' 2>&1 | grep -a ':status:' "
+		 "| sed 's/^.*:status: /authority-status=/'\n",
+		 h2port, path, path, h2port, h2port);
 	session_run(&s, "nghttp", body);
 	ROW(s.status == 0 && hasf(s.out, "nghttp rc=0\n") && hasf(s.out, "ok200=60\n"),
 	    "nghttp -m 60 inside passavant run: expected 60 responses 200 and exit 0, got status %d:\n%s\n--- stderr ---\n%s",
 	    s.status, tail(s.out, 1500), tail(s.err, 1500));
+	ROW(hasf(s.out, "authority-status=421"),
+	    "nghttp with :authority naming another allowed host than the intercepted one: expected 421, got:\n%s",
+	    tail(s.out, 600));
+	ROW(audit_count(s.audit, 0, "\"status\":421", "\"rule\":\"interception: Host must name the TLS server name\"",
+			"\"proto\":\"h2\"", NULL) == 1,
+	    "no audit line with status 421, the rule 'interception: Host must name the TLS server name' and proto h2");
 	rec = test_file_since(p_h2rec, mark);
+	nothing_reached(rec, "t=ngau", "an intercepted stream whose :authority names another host");
 	ROW(rec_count(rec, "t=nghttp") == 60, "the h2 upstream recorded %d streams of t=nghttp, expected 60",
 	    rec_count(rec, "t=nghttp"));
 	free(rec);
@@ -1108,6 +1120,23 @@ static void test_inject(void)
 	ROW(hasf(out, "authorization: Bearer %s\\x0a", sent_tok) && hasf(out, "token=%s&x=1", sent_tok),
 	    "the echo of the real values did not come back as the sentinel:\n%s", nz(out));
 	no_real_in(out, "the raw client's output (inject)");
+	free(out);
+
+	/* the real value itself on its way out, in a header and in :path:
+	 * 403 naming the credential, on that stream only */
+	mark = test_file_size(p_h2rec);
+	snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=ir1\",\"headers\":[[\"x-leak\",\"%s\"]]}", real_tok);
+	snprintf(s3, sizeof(s3), "{\"path\":\"/echo?t=ir2&v=%s\"}", real_tok);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s3, "{\"path\":\"/hello?t=ir3\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	want_refusal(out, 1, "GH_TOKEN", "the real value in a header");
+	want_refusal(out, 3, "GH_TOKEN", "the real value in :path");
+	want_status(out, 5, 200, "the stream next to the two refused ones");
+	no_real_in(out, "the refusals of a real value");
+	rec = test_file_since(p_h2rec, mark);
+	nothing_reached(rec, "t=ir1", "the real value in a header");
+	nothing_reached(rec, "t=ir2", "the real value in :path");
+	free(rec);
 	free(out);
 
 	/* localhost is allowed but not an inject host */
@@ -1404,6 +1433,8 @@ static void test_rapid_reset(void)
 	ROW(hasf(out, "\ngoaway "), "10000 HEADERS+RST_STREAM pairs: expected a GOAWAY, got:\n%s", tail(out, 1000));
 	(void)test_wait_quiet(pids, 2, -1, 5000);
 	rec = test_file_since(p_h2rec, mark);
+	printf("\n    h2: rapid reset: the upstream saw %d of 10000 reset streams; %s\n", rec_count(rec, "t=rr"),
+	       out != NULL && strstr(out, "\ngoaway ") != NULL ? strstr(out, "\ngoaway ") + 1 : "no GOAWAY");
 	ROW(rec_count(rec, "t=rr") <= 2000,
 	    "rapid reset: the upstream saw %d of 10000 reset streams, expected at most 2000 (bounded)",
 	    rec_count(rec, "t=rr"));
@@ -1439,7 +1470,7 @@ static void test_backpressure(void)
 	pid_t pids[2] = {ppid, test_proc_pid(h2up)};
 	struct test_proc *c;
 	long rss0, rss1;
-	char *out = NULL, *rec;
+	char *out = NULL, *rec, key[128];
 	size_t mark;
 	int rc;
 
@@ -1451,11 +1482,19 @@ static void test_backpressure(void)
 	free(out);
 	(void)test_wait_quiet(pids, 2, -1, 3000);
 	rss0 = test_rss_kib(ppid);
+	mark = test_file_size(p_h2rec);
 	c = h2c_bg("stalled", "noread", "/bytes/67108864?t=bpd", NULL);
 	ROW(c != NULL, "the client that stops reading did not get the response headers (no h2?)");
 	if (c != NULL) {
 		(void)test_wait_quiet(pids, 2, -1, 15000);
 		rss1 = test_rss_kib(ppid);
+		printf("\n    h2: a client that stops reading 64 MiB: proxy VmRSS %ld -> %ld KiB\n", rss0, rss1);
+		rec = test_file_since(p_h2rec, mark);
+		ROW(rec_key(rec, "t=bpd", key, sizeof(key)) && !hasf(rec, "%sresponse-sent\n", key),
+		    "a client that stops reading: the upstream wrote the whole 64 MiB response (something buffered it all), "
+		    "or never got the request:\n%.600s",
+		    rec);
+		free(rec);
 		ROW(rss0 > 0 && rss1 > 0 && rss1 - rss0 < RSS_SLACK_KIB,
 		    "a client that stops reading a 64 MiB response: the proxy's VmRSS went from %ld to %ld KiB "
 		    "(expected less than %ld KiB more)",
@@ -1472,10 +1511,13 @@ static void test_backpressure(void)
 
 		(void)test_wait_quiet(all, 3, -1, 15000);
 		rss1 = test_rss_kib(ppid);
+		printf("\n    h2: an upstream that stops reading a 64 MiB upload: proxy VmRSS %ld -> %ld KiB\n", rss0, rss1);
 		out = test_proc_stdout(c);
 		rec = test_file_since(p_h2rec, mark);
 		ROW(hasf(out, "alpn h2\n") && rec_count(rec, "t=bpu") == 1,
 		    "the upload did not reach the stalled upstream over h2: client '%s'", tail(out, 500));
+		ROW(!hasf(out, "sent 67108864\n"),
+		    "an upstream that stops reading: the client could send all 64 MiB (something buffered it all)");
 		ROW(rss0 > 0 && rss1 > 0 && rss1 - rss0 < RSS_SLACK_KIB,
 		    "an upstream that stops reading a 64 MiB upload: the proxy's VmRSS went from %ld to %ld KiB "
 		    "(expected less than %ld KiB more); the client said: %s",

@@ -22,6 +22,8 @@ S the stream id):
     === conn N stream S trailers     fields as for headers
     === conn N stream S end          END_STREAM: the request is complete
     === conn N stream S reset CODE   RST_STREAM from the peer
+    === conn N stream S response-sent  the whole response was written to the
+                                     socket (the kernel took it)
     === conn N goaway CODE           GOAWAY from the peer
     === conn N closed                the connection ended
 Inbound header validation is off: whatever the proxy sends is recorded.
@@ -148,6 +150,8 @@ class Conn:
         self.h2.send_headers(st.sid, hdrs, end_stream=(length == 0 and trailers is None))
         if length == 0 and trailers is None:
             st.done = True
+            self.flush()
+            record('=== conn %d stream %d response-sent\n' % (self.n, st.sid))
             return
         st.out = [p for p in pieces if p[0]]
         st.trailers = trailers
@@ -176,6 +180,8 @@ class Conn:
                     if st.trailers is not None:
                         self.h2.send_headers(st.sid, st.trailers, end_stream=True)
                     st.done = True
+                    self.flush()
+                    record('=== conn %d stream %d response-sent\n' % (self.n, st.sid))
             except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError, KeyError):
                 st.done = True
         self.flush()
