@@ -1021,6 +1021,20 @@ static void test_grpc_proxy(void)
 	ROW(hasf(rec, "authorization=Bearer %s", real_tok), "the gRPC server did not get the injected real value");
 	ROW(!hasf(rec, "%s", sent_tok), "the gRPC server got the sentinel");
 	free(rec);
+	/* a sentinel in the message (DATA) to the inject host: the real value
+	 * arrives, its echo comes back masked */
+	gmark = test_file_size(p_grec);
+	snprintf(auth, sizeof(auth), "tok=%s", sent_tok);
+	rc = grpc_client(&out, false, NULL, "unary", auth, NULL);
+	snprintf(want, sizeof(want), "unary ok echo:tok=%s auth \n", sent_tok);
+	ROW(rc == 0 && hasf(out, "%s", want), "gRPC unary with a sentinel in the message: expected '%s', got '%s'", want,
+	    nz(out));
+	no_real_in(out, "the gRPC client's output (message)");
+	free(out);
+	rec = test_file_since(p_grec, gmark);
+	ROW(hasf(rec, "request=tok=%s\n", real_tok), "the gRPC server did not get the real value in the message: %s",
+	    rec);
+	free(rec);
 	rc = grpc_client(&out, false, NULL, "unary", "fail:nope-from-server", NULL);
 	ROW(rc == 0 && hasf(out, "unary status PERMISSION_DENIED message nope-from-server\n"),
 	    "gRPC non-OK status through the proxy: expected 'unary status PERMISSION_DENIED message nope-from-server', "
@@ -1036,8 +1050,8 @@ static void test_grpc_proxy(void)
 	ROW(rc == 0 && hasf(out, "bidi recv 0 echo:m0\n") && hasf(out, "bidi recv 3 echo:m3\n") && ms >= 3000,
 	    "gRPC bidi through the proxy: expected 4 echoes on one call open >= 3000 ms, got '%s'", nz(out));
 	free(out);
-	ROW(audit_count(px.audit, amark, "\"target\":\"/pv.Echo/Unary\"", "\"proto\":\"h2\"", NULL) == 2,
-	    "expected 2 audit lines for /pv.Echo/Unary with \"proto\":\"h2\"");
+	ROW(audit_count(px.audit, amark, "\"target\":\"/pv.Echo/Unary\"", "\"proto\":\"h2\"", NULL) == 3,
+	    "expected 3 audit lines for /pv.Echo/Unary with \"proto\":\"h2\"");
 	ROW(audit_count(px.audit, amark, "\"target\":\"/pv.Echo/Bidi\"", "\"proto\":\"h2\"", NULL) == 1,
 	    "expected 1 audit line for /pv.Echo/Bidi with \"proto\":\"h2\"");
 }
@@ -1149,6 +1163,53 @@ static void test_inject(void)
 	rec = test_file_since(p_h2rec, mark);
 	nothing_reached(rec, "t=io1", "a sentinel to a host outside injectHosts");
 	ROW(rec_count(rec, "t=io2") == 1, "the good stream next to the refused one did not reach the upstream");
+	free(rec);
+	free(out);
+}
+
+/*
+ * The real value going out where no header check sees it: in DATA (one
+ * byte per frame, after the HEADERS went upstream) and in a request
+ * trailer. It must never reach the upstream; a DATA leak gets a 403 or a
+ * reset and no complete request upstream; a trailer is refused or
+ * dropped; the other stream works.
+ */
+static void test_outbound_leaks(void)
+{
+	size_t mark = test_file_size(p_h2rec);
+	char s1[1600], s2[256], pieces[1400], *out = NULL, *rec, key[128];
+	size_t n = 0;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	n += (size_t)snprintf(pieces + n, sizeof(pieces) - n, "\"a=\"");
+	for (size_t i = 0; real_tok[i]; i++)
+		n += (size_t)snprintf(pieces + n, sizeof(pieces) - n, ",\"%c\"", real_tok[i]);
+	snprintf(pieces + n, sizeof(pieces) - n, ",\"&b=1\"");
+	snprintf(s1, sizeof(s1), "{\"method\":\"POST\",\"path\":\"/echo?t=lk1\",\"data\":[%s]}", pieces);
+	snprintf(s2, sizeof(s2),
+		 "{\"method\":\"POST\",\"path\":\"/echo?t=lk2\",\"data\":[\"x\"],\"trailers\":[[\"x-t\",\"%s\"]]}",
+		 real_tok);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, "{\"path\":\"/hello?t=lk3\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	{
+		char *ls = stream_lines(out, 1);
+
+		ROW(hasf(out, "stream 1 status 403\n") || (hasf(out, "stream 1 reset ") && !hasf(out, "stream 1 status 200")),
+		    "the real value in DATA: expected 403 or a reset on stream 1, got:\n%s", ls);
+		free(ls);
+	}
+	want_status(out, 5, 200, "the stream next to the two leaking ones");
+	no_real_in(out, "the raw client's output (leaks)");
+	rec = test_file_since(p_h2rec, mark);
+	ROW(strstr(rec, real_tok) == NULL, "the real value reached the upstream:\n%.1500s", rec);
+	if (rec_key(rec, "t=lk1", key, sizeof(key)))
+		ROW(!rec_ended(rec, key), "the real value in DATA: the upstream got a complete request");
+	/* A request trailer may be refused (403, reset) or dropped, as the
+	 * HTTP/1.1 path drops chunked trailers: either way the upstream never
+	 * gets it. */
+	if (rec_key(rec, "t=lk2", key, sizeof(key)))
+		ROW(!hasf(rec, "%strailers\n", key), "the request trailer carrying the real value reached the upstream");
 	free(rec);
 	free(out);
 }
@@ -1582,6 +1643,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "gRPC unary, error status, bidi through the proxy", test_grpc_proxy);
 	test_add(s, "gRPC inside passavant run (intercepted)", test_grpc_run);
 	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
+	test_add(s, "the real value in DATA or a request trailer never reaches the upstream", test_outbound_leaks);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
 	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
 	test_add(s, ":authority or host naming another host: 421", test_authority);

@@ -11,7 +11,8 @@ generated code). Service pv.Echo:
 
     pv-grpc.py server --cert PEM --key KEY --record FILE [--listen 127.0.0.1:0]
         prints "listening on 127.0.0.1:PORT"; appends one line per RPC to
-        FILE: "rpc METHOD" and the received metadata as " key=value"
+        FILE: "rpc METHOD", the received metadata as " key=value", and for
+        Unary " request=" and the request message
     pv-grpc.py client --target HOST:PORT [--cafile PEM] [--auth VALUE]
                       unary TEXT | bidi COUNT PAUSE_MS
         the trust comes from --cafile, else from gRPC's own roots
@@ -41,15 +42,17 @@ def server(a):
     lock = threading.Lock()
     rec = open(a.record, 'a')
 
-    def log(method, ctx):
+    def log(method, ctx, req=None):
         meta = ''.join(' %s=%s' % (m.key, m.value) for m in ctx.invocation_metadata()
                        if not m.key.endswith('-bin'))
+        if req is not None:
+            meta += ' request=%s' % req.decode('latin-1')
         with lock:
             rec.write('rpc %s%s\n' % (method, meta))
             rec.flush()
 
     def unary(req, ctx):
-        log('Unary', ctx)
+        log('Unary', ctx, req)
         if req.startswith(b'fail:'):
             ctx.abort(grpc.StatusCode.PERMISSION_DENIED, req[5:].decode())
         auth = dict((m.key, m.value) for m in ctx.invocation_metadata()).get('authorization', '')

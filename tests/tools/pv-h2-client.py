@@ -28,6 +28,8 @@ Modes:
                                    list as given, pseudo-fields included),
                         "data": ["piece", ...] (each piece its own DATA
                                    frame, latin-1),
+                        "trailers": [["name", "value"], ...] (a HEADERS
+                                   frame with END_STREAM after the DATA),
                         "end": true (END_STREAM on the last frame)}
   concurrency N PATH N GETs of PATH at once, ignoring the server's
                      SETTINGS_MAX_CONCURRENT_STREAMS
@@ -173,12 +175,15 @@ class Client:
     def request(self, spec):
         sid = self.new_stream()
         data = [d.encode('latin-1') for d in spec.get('data', [])]
+        trailers = [(n.encode('latin-1'), v.encode('latin-1')) for n, v in spec.get('trailers', [])]
         end = spec.get('end', True)
-        self.send_headers(sid, self.fields(spec), end_stream=end and not data)
+        self.send_headers(sid, self.fields(spec), end_stream=end and not data and not trailers)
         for i, d in enumerate(data):
-            if not self.send_data(sid, d, end and i == len(data) - 1, one_frame=True,
+            if not self.send_data(sid, d, end and not trailers and i == len(data) - 1, one_frame=True,
                                   deadline=time.monotonic() + 10):
-                break
+                return sid
+        if trailers and self.streams[sid]['reset'] is None and not self.closed:
+            self.send_headers(sid, trailers, end_stream=True)
         return sid
 
     # -- reading ---------------------------------------------------------
