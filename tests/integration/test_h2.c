@@ -12,7 +12,7 @@
  *        receives, complete request or not (its header says the format)
  *   h11  pv-upstream --tls: HTTP/1.1 only (ALPN http/1.1), records requests
  *   grpc tests/tools/pv-grpc.py server: service pv.Echo, Unary and Bidi,
- *        records each call's metadata
+ *        records each call's metadata (and a Unary call's message)
  * The raw client is tests/tools/pv-h2-client.py (hyperframe + hpack): it
  * sends what a correct client never would and prints one fact per line
  * ("stream 3 status 403", "stream 5 reset 1 PROTOCOL_ERROR", "goaway ...").
@@ -30,8 +30,10 @@
  *
  * The first test runs every client directly against the upstreams (no
  * proxy): it proves the harness, so a failure of a later test is the
- * proxy's. The tests of `passavant run` (nghttp, gRPC intercepted) need
- * user namespaces and are skipped (counted) without them.
+ * proxy's. The tests of `passavant run` (nghttp and the raw client,
+ * gRPC, all intercepted: every proxy variable unset) need user namespaces
+ * and are skipped (counted) without them; passavant resolves h2.test and
+ * grpc.test to 127.0.0.1 through our hosts file (tests/support/hostsns.h).
  *
  * The tree lives under /var/tmp (the sandbox's /tmp is private).
  */
@@ -570,10 +572,29 @@ static int stop_py(struct test_proc **p)
 	return st;
 }
 
+/* The Debian packages the suite's tools need; false (and why) otherwise. */
+static bool tools_present(void)
+{
+	char *argv[] = {PY, "-c", "import h2, hpack, hyperframe, grpc", NULL};
+	char *err = NULL;
+	int rc = test_run_capture(argv, NULL, &err, 60000);
+	bool ok = rc == 0 && access("/usr/bin/nghttp", X_OK) == 0;
+
+	if (!ok)
+		fprintf(stderr,
+			"h2: the suite needs %s with the modules h2, hpack, hyperframe and grpc, and /usr/bin/nghttp: "
+			"install the Debian packages python3-h2 python3-grpcio nghttp2-client (`make deps` does)%s%s\n",
+			PY, err != NULL && *err ? ": " : "", err != NULL ? tail(err, 300) : "");
+	free(err);
+	return ok;
+}
+
 static int suite_init(void)
 {
 	if (ready)
 		return 0;
+	if (!tools_present())
+		return -1;
 	if (fixtures_up() < 0) {
 		fprintf(stderr, "h2: the fixtures could not be set up (the lines above say why)\n");
 		(void)test_px_stop(&px);
