@@ -22,6 +22,7 @@ S the stream id):
     === conn N stream S trailers     fields as for headers
     === conn N stream S end          END_STREAM: the request is complete
     === conn N stream S reset CODE   RST_STREAM from the peer
+    === conn N stream S sent N       every 4 MiB of a response body written
     === conn N stream S response-sent  the whole response was written to the
                                      socket (the kernel took it)
     === conn N goaway CODE           GOAWAY from the peer
@@ -110,6 +111,7 @@ class Stream:
         self.trailers = None
         self.done = False
         self.due = None  # time.monotonic() of a delayed response
+        self.sent = 0  # body bytes handed to the socket
 
     def get(self, name):
         for n, v in self.headers:
@@ -133,7 +135,13 @@ class Conn:
     def flush(self):
         data = self.h2.data_to_send()
         if data:
-            self.sock.sendall(data)
+            # blocking: a peer that does not read holds this thread here
+            # (the read timeout must not cut a frame in two)
+            self.sock.settimeout(None)
+            try:
+                self.sock.sendall(data)
+            finally:
+                self.sock.settimeout(0.05)
 
     def respond(self, st, status, body=b'', extra=(), trailers=None, one_byte=None):
         hdrs = [(b':status', str(status).encode()), (b'content-type', b'text/plain'),
@@ -171,6 +179,9 @@ class Conn:
                     n = 1 if one else min(win, len(data))
                     last = n == len(data) and len(st.out) == 1 and st.trailers is None
                     self.h2.send_data(st.sid, data[:n], end_stream=last)
+                    before, st.sent = st.sent, st.sent + n
+                    if before >> 22 != st.sent >> 22:
+                        record('=== conn %d stream %d sent %d\n' % (self.n, st.sid, st.sent))
                     if n == len(data):
                         st.out.pop(0)
                     else:
