@@ -65,6 +65,8 @@
 /* How much the proxy's VmRSS may grow while 64 MiB wait on a peer that
  * does not read ("within a few MiB"). */
 #define RSS_SLACK_KIB (8 * 1024L)
+/* How many of 10000 HEADERS+RST_STREAM pairs may reach the upstream. */
+#define RAPID_RESET_MAX_UPSTREAM 1000
 #define PROXY_VARS                                                                          \
 	"HTTP_PROXY HTTPS_PROXY ALL_PROXY GRPC_PROXY NO_PROXY http_proxy https_proxy all_proxy " \
 	"grpc_proxy no_proxy NODE_USE_ENV_PROXY"
@@ -1571,9 +1573,11 @@ static void test_rapid_reset(void)
 	rec = test_file_since(p_h2rec, mark);
 	printf("\n    h2: rapid reset: the upstream saw %d of 10000 reset streams; %s\n", rec_count(rec, "t=rr"),
 	       out != NULL && strstr(out, "\ngoaway ") != NULL ? strstr(out, "\ngoaway ") + 1 : "no GOAWAY");
-	ROW(rec_count(rec, "t=rr") <= 2000,
-	    "rapid reset: the upstream saw %d of 10000 reset streams, expected at most 2000 (bounded)",
-	    rec_count(rec, "t=rr"));
+	/* Bounded: a proxy without a reset limit let about 1800 of them
+	 * through on this machine; nghttp2's default burst is 1000. */
+	ROW(rec_count(rec, "t=rr") <= RAPID_RESET_MAX_UPSTREAM,
+	    "rapid reset: the upstream saw %d of 10000 reset streams, expected at most %d (bounded)",
+	    rec_count(rec, "t=rr"), RAPID_RESET_MAX_UPSTREAM);
 	free(rec);
 	free(out);
 	still_serves("rrafter", "a rapid reset");
