@@ -94,6 +94,28 @@ static const char *nz(const char *s)
 	return s != NULL ? s : "(null)";
 }
 
+/* A copy of s (at most 4095 bytes, one of 4 static buffers) with every
+ * real value shown as "REAL-GH_TOKEN****...", for failure messages: the
+ * upstream's record legitimately holds the injected value. */
+static const char *red(const char *s)
+{
+	static char buf[4][4096];
+	static int i;
+	size_t len = strlen(real_tok);
+	char *b, *p;
+
+	if (s == NULL)
+		return "(null)";
+	i = (i + 1) % 4;
+	b = buf[i];
+	snprintf(b, sizeof(buf[i]), "%s", s);
+	for (p = len > 0 ? strstr(b, real_tok) : NULL; p != NULL; p = strstr(p + len, real_tok)) {
+		memset(p, '*', len);
+		memcpy(p, "REAL-GH_TOKEN", 13);
+	}
+	return b;
+}
+
 /* The last n bytes of s, for failure messages. */
 static const char *tail(const char *s, size_t n)
 {
@@ -319,7 +341,7 @@ static void nothing_reached(const char *rec, const char *marker, const char *wha
 
 	ROW(rec_count(rec, marker) == 0,
 	    "%s: expected nothing to reach the upstream, but it recorded %d stream(s) with %s in :path:\n%.1200s", what,
-	    rec_count(rec, marker), marker, at_key != NULL ? at_key : nz(rec));
+	    rec_count(rec, marker), marker, red(at_key != NULL ? at_key : rec));
 }
 
 /* ------------------------------------------------------------------ */
@@ -664,6 +686,8 @@ static char *stream_lines(const char *out, int sid)
 	res[n] = '\0';
 	if (n == 0)
 		snprintf(res, cap, "(nothing about stream %d)", sid);
+	for (char *q = strstr(res, real_tok); q != NULL; q = strstr(q + 1, real_tok))
+		memset(q, '*', strlen(real_tok)); /* messages never show a real value */
 	return res;
 }
 
@@ -877,18 +901,18 @@ static void test_harness_direct(void)
 	CU_ASSERT_FATAL(ready);
 	rc = curl_h2(&out, true, h2url("127.0.0.1", "/hello?t=hd-curl"), "--http2");
 	ROW(rc == 0 && out != NULL && strcmp(out, "hello\n|2") == 0, "direct curl --http2: expected 'hello\\n|2', got '%s'",
-	    nz(out));
+	    red(out));
 	free(out);
 	rc = h2c(&out, true, t, "10", "req", "{\"path\":\"/hello?t=hd-raw\"}",
 		 "{\"method\":\"POST\",\"path\":\"/echo?t=hd-data\",\"headers\":[[\"content-length\",\"4\"]],"
 		 "\"data\":[\"a\",\"b\",\"cd\"]}",
 		 "{\"path\":\"/reflect?t=hd-rf&x=414243\"}", NULL);
-	ROW(rc == 0, "direct raw client exited %d:\n%s", rc, nz(out));
+	ROW(rc == 0, "direct raw client exited %d:\n%s", rc, red(out));
 	want_status(out, 1, 200, "direct raw client");
-	ROW(hasf(out, "stream 3 body ") && hasf(out, "\\x0aabcd\n"), "direct: /echo did not return the body:\n%s", nz(out));
+	ROW(hasf(out, "stream 3 body ") && hasf(out, "\\x0aabcd\n"), "direct: /echo did not return the body:\n%s", red(out));
 	ROW(hasf(out, "stream 5 header x-reflect: ABC\n") && hasf(out, "stream 5 trailer x-reflect-trailer: ABC\n") &&
 		    hasf(out, "stream 5 body reflect:ABC\\x0a\n"),
-	    "direct: /reflect did not send header, body and trailer:\n%s", nz(out));
+	    "direct: /reflect did not send header, body and trailer:\n%s", red(out));
 	free(out);
 	rec = test_file_since(p_h2rec, mark);
 	{
@@ -902,10 +926,10 @@ static void test_harness_direct(void)
 	}
 	free(rec);
 	rc = grpc_client(&out, true, "Bearer direct", "unary", "hi", NULL);
-	ROW(rc == 0 && hasf(out, "unary ok echo:hi auth Bearer direct\n"), "direct gRPC unary: '%s'", nz(out));
+	ROW(rc == 0 && hasf(out, "unary ok echo:hi auth Bearer direct\n"), "direct gRPC unary: '%s'", red(out));
 	free(out);
 	rc = grpc_client(&out, true, NULL, "bidi", "2", "100");
-	ROW(rc == 0 && hasf(out, "bidi done 2 ms"), "direct gRPC bidi: '%s'", nz(out));
+	ROW(rc == 0 && hasf(out, "bidi done 2 ms"), "direct gRPC bidi: '%s'", red(out));
 	free(out);
 	rec = test_file_since(p_grec, gmark);
 	ROW(hasf(rec, "rpc Unary") && hasf(rec, "authorization=Bearer direct") && hasf(rec, "rpc Bidi"),
@@ -922,7 +946,7 @@ static void test_harness_direct(void)
 	ROW(rc != -1, "the Go client does not build (the lines above say why)");
 	if (rc == 0) {
 		rc = go_run(&out, bin, h2url("127.0.0.1", "/hello?t=hd-go"), true);
-		ROW(rc == 0 && hasf(out, "proto HTTP/2.0 status 200 body hello"), "direct Go: '%s'", nz(out));
+		ROW(rc == 0 && hasf(out, "proto HTTP/2.0 status 200 body hello"), "direct Go: '%s'", red(out));
 		free(out);
 	}
 }
@@ -939,7 +963,7 @@ static void test_curl_h2(void)
 	rc = curl_h2(&out, false, h2url("127.0.0.1", "/hello?t=curl2"), "--http2");
 	ROW(rc == 0 && out != NULL && strcmp(out, "hello\n|2") == 0,
 	    "curl --http2 through the proxy to an h2 upstream: expected 'hello\\n|2' (body, HTTP version 2), got '%s'",
-	    nz(out));
+	    red(out));
 	free(out);
 	rec = test_file_since(p_h2rec, mark);
 	ROW(rec_count(rec, "t=curl2") == 1, "the h2 upstream did not get one h2 request for t=curl2:\n%s", rec);
@@ -950,7 +974,7 @@ static void test_curl_h2(void)
 	snprintf(url11, sizeof(url11), "https://127.0.0.1:%u/hello?t=curl11", (unsigned)up11.port);
 	rc = curl_h2(&out, false, url11, "--http2");
 	ROW(rc == 0 && out != NULL && strcmp(out, "hello\n|1.1") == 0,
-	    "curl --http2 through the proxy to an HTTP/1.1-only upstream: expected 'hello\\n|1.1', got '%s'", nz(out));
+	    "curl --http2 through the proxy to an HTTP/1.1-only upstream: expected 'hello\\n|1.1', got '%s'", red(out));
 	free(out);
 	rec = test_file_since(p_rec11, mark11);
 	ROW(hasf(rec, "GET /hello?t=curl11 HTTP/1.1\r\n"), "the HTTP/1.1 upstream did not get the request:\n%s", rec);
@@ -1043,7 +1067,7 @@ static void test_go(void)
 	CU_ASSERT_FATAL(rc == 0);
 	rc = go_run(&out, bin, h2url("127.0.0.1", "/hello?t=go2"), false);
 	ROW(rc == 0 && hasf(out, "proto HTTP/2.0 status 200 body hello\n"),
-	    "Go through the proxy: expected 'proto HTTP/2.0 status 200 body hello', got '%s'", nz(out));
+	    "Go through the proxy: expected 'proto HTTP/2.0 status 200 body hello', got '%s'", red(out));
 	free(out);
 	rec = test_file_since(p_h2rec, mark);
 	ROW(rec_count(rec, "t=go2") == 1, "the h2 upstream did not get t=go2:\n%s", rec);
@@ -1068,7 +1092,7 @@ static void test_grpc_proxy(void)
 	rc = grpc_client(&out, false, auth, "unary", "hello-grpc", NULL);
 	snprintf(want, sizeof(want), "unary ok echo:hello-grpc auth Bearer %s\n", sent_tok);
 	ROW(rc == 0 && hasf(out, "%s", want),
-	    "gRPC unary through the proxy: expected '%s' (the trailer x-echo-auth re-masked), got '%s'", want, nz(out));
+	    "gRPC unary through the proxy: expected '%s' (the trailer x-echo-auth re-masked), got '%s'", want, red(out));
 	no_real_in(out, "the gRPC client's output");
 	free(out);
 	rec = test_file_since(p_grec, gmark);
@@ -1082,18 +1106,18 @@ static void test_grpc_proxy(void)
 	rc = grpc_client(&out, false, NULL, "unary", auth, NULL);
 	snprintf(want, sizeof(want), "unary ok echo:tok=%s auth \n", sent_tok);
 	ROW(rc == 0 && hasf(out, "%s", want), "gRPC unary with a sentinel in the message: expected '%s', got '%s'", want,
-	    nz(out));
+	    red(out));
 	no_real_in(out, "the gRPC client's output (message)");
 	free(out);
 	rec = test_file_since(p_grec, gmark);
 	ROW(hasf(rec, "request=tok=%s\n", real_tok), "the gRPC server did not get the real value in the message: %s",
-	    rec);
+	    red(rec));
 	free(rec);
 	rc = grpc_client(&out, false, NULL, "unary", "fail:nope-from-server", NULL);
 	ROW(rc == 0 && hasf(out, "unary status PERMISSION_DENIED message nope-from-server\n"),
 	    "gRPC non-OK status through the proxy: expected 'unary status PERMISSION_DENIED message nope-from-server', "
 	    "got '%s'",
-	    nz(out));
+	    red(out));
 	free(out);
 	rc = grpc_client(&out, false, NULL, "bidi", "4", "1000");
 	{
@@ -1102,7 +1126,7 @@ static void test_grpc_proxy(void)
 		ms = d != NULL ? strtol(d + 15, NULL, 10) : 0;
 	}
 	ROW(rc == 0 && hasf(out, "bidi recv 0 echo:m0\n") && hasf(out, "bidi recv 3 echo:m3\n") && ms >= 3000,
-	    "gRPC bidi through the proxy: expected 4 echoes on one call open >= 3000 ms, got '%s'", nz(out));
+	    "gRPC bidi through the proxy: expected 4 echoes on one call open >= 3000 ms, got '%s'", red(out));
 	free(out);
 	ROW(audit_count(px.audit, amark, "\"target\":\"/pv.Echo/Unary\"", "\"proto\":\"h2\"", NULL) == 3,
 	    "expected 3 audit lines for /pv.Echo/Unary with \"proto\":\"h2\"");
@@ -1162,31 +1186,31 @@ static void test_inject(void)
 		 blen, pieces);
 	snprintf(s3, sizeof(s3), "{\"path\":\"/echo?t=ij3&tok=%s\"}", sent_tok);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, s3, NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 200, "a sentinel in a header");
 	want_status(out, 3, 200, "a sentinel in DATA split one byte per frame");
 	want_status(out, 5, 200, "a sentinel in the query");
 	rec = test_file_since(p_h2rec, mark);
 	ROW(hasf(rec, "\nauthorization: Bearer %s\n", real_tok),
-	    "header: the upstream did not get the real value in authorization:\n%.1500s", rec);
+	    "header: the upstream did not get the real value in authorization:\n%.1500s", red(rec));
 	if (rec_key(rec, "t=ij2", key, sizeof(key))) {
 		char *b = rec_body(rec, key);
 
 		ROW(hasf(b, "token=%s&x=1", real_tok) && strlen(b) == blen,
-		    "DATA: the upstream got the body '%s' (%zu bytes), expected token=<real value>&x=1 (%zu bytes)", b,
+		    "DATA: the upstream got the body '%s' (%zu bytes), expected token=<real value>&x=1 (%zu bytes)", red(b),
 		    strlen(b), blen);
 		ROW(rec_ended(rec, key), "DATA: the upstream did not get END_STREAM");
 		free(b);
 		ROW(hasf(rec, "\ncontent-length: %zu\n", blen), "DATA: the content-length did not stay %zu", blen);
 	} else {
-		ROW(false, "DATA: the upstream recorded no stream for t=ij2:\n%.1500s", rec);
+		ROW(false, "DATA: the upstream recorded no stream for t=ij2:\n%.1500s", red(rec));
 	}
 	ROW(hasf(rec, ":path: /echo?t=ij3&tok=%s\n", real_tok), "query: the upstream did not get the real value in :path");
-	ROW(!hasf(rec, "%s", sent_tok), "the upstream got a sentinel:\n%.1500s", rec);
+	ROW(!hasf(rec, "%s", sent_tok), "the upstream got a sentinel:\n%.1500s", red(rec));
 	free(rec);
 	/* /echo sent the real values back: the client sees its sentinels */
 	ROW(hasf(out, "authorization: Bearer %s\\x0a", sent_tok) && hasf(out, "token=%s&x=1", sent_tok),
-	    "the echo of the real values did not come back as the sentinel:\n%s", nz(out));
+	    "the echo of the real values did not come back as the sentinel:\n%s", red(out));
 	no_real_in(out, "the raw client's output (inject)");
 	free(out);
 
@@ -1196,7 +1220,7 @@ static void test_inject(void)
 	snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=ir1\",\"headers\":[[\"x-leak\",\"%s\"]]}", real_tok);
 	snprintf(s3, sizeof(s3), "{\"path\":\"/echo?t=ir2&v=%s\"}", real_tok);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s3, "{\"path\":\"/hello?t=ir3\"}", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_refusal(out, 1, "GH_TOKEN", "the real value in a header");
 	want_refusal(out, 3, "GH_TOKEN", "the real value in :path");
 	want_status(out, 5, 200, "the stream next to the two refused ones");
@@ -1211,7 +1235,7 @@ static void test_inject(void)
 	mark = test_file_size(p_h2rec);
 	snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=io1\",\"headers\":[[\"authorization\",\"Bearer %s\"]]}", sent_tok);
 	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", s1, "{\"path\":\"/hello?t=io2\"}", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_refusal(out, 1, "GH_TOKEN", "a sentinel to a host outside injectHosts");
 	want_status(out, 3, 200, "the other stream on the same connection");
 	rec = test_file_since(p_h2rec, mark);
@@ -1225,7 +1249,7 @@ static void test_inject(void)
 	mark = test_file_size(p_h2rec);
 	snprintf(s2, sizeof(s2), "{\"method\":\"POST\",\"path\":\"/echo?t=io3\",\"data\":[%s]}", pieces);
 	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", s2, NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 200, "a sentinel in DATA to a host outside injectHosts (left as it is)");
 	rec = test_file_since(p_h2rec, mark);
 	if (rec_key(rec, "t=io3", key, sizeof(key))) {
@@ -1266,7 +1290,7 @@ static void test_outbound_leaks(void)
 		 "{\"method\":\"POST\",\"path\":\"/echo?t=lk2\",\"data\":[\"x\"],\"trailers\":[[\"x-t\",\"%s\"]]}",
 		 real_tok);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, "{\"path\":\"/hello?t=lk3\"}", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	{
 		char *ls = stream_lines(out, 1);
 
@@ -1277,9 +1301,16 @@ static void test_outbound_leaks(void)
 	want_status(out, 5, 200, "the stream next to the two leaking ones");
 	no_real_in(out, "the raw client's output (leaks)");
 	rec = test_file_since(p_h2rec, mark);
-	ROW(strstr(rec, real_tok) == NULL, "the real value reached the upstream:\n%.1500s", rec);
-	if (rec_key(rec, "t=lk1", key, sizeof(key)))
+	ROW(strstr(rec, real_tok) == NULL, "the real value reached the upstream:\n%.1500s", red(rec));
+	if (rec_key(rec, "t=lk1", key, sizeof(key))) {
+		/* one record line per DATA frame: look at them joined */
+		char *b = rec_body(rec, key);
+
+		ROW(strstr(b, real_tok) == NULL, "the real value in DATA reached the upstream (in the %zu bytes of body it got)",
+		    strlen(b));
 		ROW(!rec_ended(rec, key), "the real value in DATA: the upstream got a complete request");
+		free(b);
+	}
 	/* A request trailer may be refused (403, reset) or dropped, as the
 	 * HTTP/1.1 path drops chunked trailers: either way the upstream never
 	 * gets it. */
@@ -1304,17 +1335,17 @@ static void test_remask(void)
 		const char *h = host == 0 ? "127.0.0.1" : "localhost";
 
 		rc = h2c(&out, false, hp(h, h2port), "15", "req", spec, NULL);
-		ROW(rc == 0, "%s: the raw client exited %d (3: no h2):\n%s", h, rc, nz(out));
+		ROW(rc == 0, "%s: the raw client exited %d (3: no h2):\n%s", h, rc, red(out));
 		want_status(out, 1, 200, "re-masking");
 		ROW(hasf(out, "stream 1 header x-reflect: %s\n", sent_tok),
-		    "%s: the response header x-reflect is not the sentinel:\n%s", h, nz(out));
+		    "%s: the response header x-reflect is not the sentinel:\n%s", h, red(out));
 		ROW(hasf(out, "stream 1 body reflect:%s\\x0a\n", sent_tok),
-		    "%s: the DATA (the value one byte per frame) is not the sentinel:\n%s", h, nz(out));
+		    "%s: the DATA (the value one byte per frame) is not the sentinel:\n%s", h, red(out));
 		ROW(hasf(out, "stream 1 trailer x-reflect-trailer: %s\n", sent_tok),
-		    "%s: the trailer x-reflect-trailer is not the sentinel:\n%s", h, nz(out));
+		    "%s: the trailer x-reflect-trailer is not the sentinel:\n%s", h, red(out));
 		ROW(hasf(out, "stream 1 header content-length: %d\n", 9 + TOK_LEN) &&
 			    hasf(out, "stream 1 body-len %d\n", 9 + TOK_LEN),
-		    "%s: content-length and body length are not both %d:\n%s", h, 9 + TOK_LEN, nz(out));
+		    "%s: content-length and body length are not both %d:\n%s", h, 9 + TOK_LEN, red(out));
 		no_real_in(out, "the raw client's output (remask)");
 		free(out);
 	}
@@ -1334,7 +1365,7 @@ static void test_refused_method(void)
 		 "{\"method\":\"DELETE\",\"path\":\"/hello?t=rm2\"}", "{\"method\":\"TRACE\",\"path\":\"/hello?t=rm3\"}",
 		 "{\"raw\":[[\":method\",\"CONNECT\"],[\":authority\",\"127.0.0.1:443\"]]}",
 		 "{\"path\":\"/hello?t=rm5\"}", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 200, "the slow stream next to the refused one");
 	want_refusal(out, 3, "allowedMethods", "DELETE refused by allowedMethods");
 	want_status(out, 5, 405, "TRACE");
@@ -1352,7 +1383,7 @@ static void test_refused_method(void)
 	end1 = out != NULL ? strstr(out, "stream 1 end") : NULL;
 	ROW(r403 != NULL && end1 != NULL && r403 < end1,
 	    "the 403 did not come while the slow stream 1 was still open (streams served one after the other?):\n%s",
-	    nz(out));
+	    red(out));
 	rec = test_file_since(p_h2rec, mark);
 	nothing_reached(rec, "t=rm2", "DELETE refused");
 	nothing_reached(rec, "t=rm3", "TRACE");
@@ -1376,7 +1407,7 @@ static void test_authority(void)
 	snprintf(s1, sizeof(s1), "{\"path\":\"/hello?t=au1\",\"authority\":\"localhost:%u\"}", h2port);
 	snprintf(s2, sizeof(s2), "{\"path\":\"/hello?t=au2\",\"headers\":[[\"host\",\"localhost:%u\"]]}", h2port);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, "{\"path\":\"/hello?t=au3\"}", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 421, ":authority naming another host");
 	want_status(out, 3, 421, "host naming another host than :authority and the target");
 	want_status(out, 5, 200, "a good stream after two 421s");
@@ -1440,8 +1471,8 @@ static void test_malformed(void)
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", argv_specs[0], argv_specs[1], argv_specs[2],
 		 argv_specs[3], argv_specs[4], argv_specs[5], argv_specs[6], argv_specs[7], argv_specs[8], argv_specs[9],
 		 argv_specs[10], argv_specs[11], argv_specs[12], NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
-	ROW(!hasf(out, "goaway"), "a malformed stream ended the whole connection (it must be a stream error):\n%s", nz(out));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	ROW(!hasf(out, "goaway"), "a malformed stream ended the whole connection (it must be a stream error):\n%s", red(out));
 	rec = test_file_since(p_h2rec, mark);
 	for (size_t i = 0; i < nb; i++) {
 		char key[128];
@@ -1473,7 +1504,7 @@ static void test_malformed(void)
 		mark = test_file_size(p_h2rec);
 		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", big, "{\"path\":\"/hello?t=mfbok\"}", NULL);
 		free(big);
-		ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+		ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 		{
 			char *ls = stream_lines(out, 1);
 
@@ -1504,7 +1535,7 @@ static void test_concurrency(void)
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "20", "concurrency", "150", "/delay/1000?t=cc", NULL);
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, tail(out, 1500));
 	ROW(hasf(out, "settings max_concurrent_streams 100\n"),
-	    "the proxy did not announce SETTINGS_MAX_CONCURRENT_STREAMS 100:\n%.800s", nz(out));
+	    "the proxy did not announce SETTINGS_MAX_CONCURRENT_STREAMS 100:\n%.800s", red(out));
 	sum = out != NULL ? strstr(out, "summary ok ") : NULL;
 	if (sum != NULL && sscanf(sum, "summary ok %d reset %d of %d", &ok, &reset, &of) != 3)
 		ok = reset = of = -1;
