@@ -19,13 +19,14 @@
  *
  * One proxy serves the whole suite (started in the suite's setup with a
  * random GH_TOKEN in its environment, a mask credential injected into
- * 127.0.0.1 in headers, queries and bodies; allowedDomains 127.0.0.1 and
+ * 127.0.0.1 in headers, queries and bodies, and PV_HDR, injected there in
+ * headers only; allowedDomains 127.0.0.1 and
  * localhost; allowedMethods GET, HEAD, POST, PUT; maxHeaderBytes 8192).
  * Inside CONNECT 127.0.0.1:PORT, "localhost:PORT" is another host (421),
  * and a CONNECT to localhost reaches an allowed host that is not an inject
  * host. Each test looks only at what the record and audit files got since
  * it began. The last test stops the proxy and sweeps its stdout, stderr,
- * audit file and session directory for the real value (SPEC §4.4); every
+ * audit file and session directory for the real values (SPEC §4.4); every
  * test also checks what its client saw.
  *
  * The first test runs every client directly against the upstreams (no
@@ -83,6 +84,8 @@ static struct test_upstream up11; /* pv-upstream --tls: HTTP/1.1 only */
 static struct test_px px;
 static char real_tok[TOK_LEN + 1]; /* GH_TOKEN's real value: ghp_ + 36 */
 static char sent_tok[TOK_LEN + 1]; /* its sentinel, from <session>/env */
+static char real_hdr[TOK_LEN + 1]; /* PV_HDR's real value (injectIn: [header] only) */
+static char sent_hdr[TOK_LEN + 1]; /* its sentinel */
 static unsigned nscript;
 
 /* ------------------------------------------------------------------ */
@@ -95,13 +98,14 @@ static const char *nz(const char *s)
 }
 
 /* A copy of s (at most 4095 bytes, one of 4 static buffers) with every
- * real value shown as "REAL-GH_TOKEN****...", for failure messages: the
+ * real value shown as "REAL-GH_TOKEN****..." ("REAL-PV_HDR***..."), for
+ * failure messages: the
  * upstream's record legitimately holds the injected value. */
 static const char *red(const char *s)
 {
 	static char buf[4][4096];
 	static int i;
-	size_t len = strlen(real_tok);
+	const char *reals[] = {real_tok, real_hdr};
 	char *b, *p;
 
 	if (s == NULL)
@@ -109,9 +113,13 @@ static const char *red(const char *s)
 	i = (i + 1) % 4;
 	b = buf[i];
 	snprintf(b, sizeof(buf[i]), "%s", s);
-	for (p = len > 0 ? strstr(b, real_tok) : NULL; p != NULL; p = strstr(p + len, real_tok)) {
-		memset(p, '*', len);
-		memcpy(p, "REAL-GH_TOKEN", 13);
+	for (size_t k = 0; k < 2; k++) {
+		size_t len = strlen(reals[k]);
+
+		for (p = len > 0 ? strstr(b, reals[k]) : NULL; p != NULL; p = strstr(p + len, reals[k])) {
+			memset(p, '*', len);
+			memcpy(p, k == 0 ? "REAL-GH_TOKEN" : "REAL-PV_HDR", k == 0 ? 13 : 11);
+		}
 	}
 	return b;
 }
@@ -488,9 +496,9 @@ static int copy_tool(const char *name, char *dst)
 
 static int write_policies(void)
 {
-	char text[4 * PATH_MAX], envtok[64], asan[1024];
+	char text[4 * PATH_MAX], envtok[64], envhdr[64], asan[1024];
 	const char *ao = getenv("ASAN_OPTIONS");
-	char *wrap[] = {"env", envtok, ao != NULL ? asan : NULL, NULL};
+	char *wrap[] = {"env", envtok, envhdr, ao != NULL ? asan : NULL, NULL};
 	char path[PATH_MAX + 16], *env;
 
 	snprintf(text, sizeof(text),
@@ -512,9 +520,11 @@ static int write_policies(void)
 		 "  limits: {maxHeaderBytes: 8192}\n"
 		 "credentials:\n"
 		 "  envVars:\n"
-		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n",
+		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
+		 "    - {name: PV_HDR, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
 		 p_ca);
 	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", real_tok);
+	snprintf(envhdr, sizeof(envhdr), "PV_HDR=%s", real_hdr);
 	/* Under ASan, freed memory stays resident in its quarantine: the
 	 * VmRSS of the back-pressure test would count bytes moved, not bytes
 	 * held. */
@@ -525,8 +535,9 @@ static int write_policies(void)
 		return -1;
 	snprintf(path, sizeof(path), "%s/env", px.session);
 	env = test_read_file(path, NULL);
-	if (!test_env_export(env, "GH_TOKEN", sent_tok, sizeof(sent_tok)) || strlen(sent_tok) != TOK_LEN) {
-		fprintf(stderr, "h2: %s has no export GH_TOKEN='<40 characters>' line\n", path);
+	if (!test_env_export(env, "GH_TOKEN", sent_tok, sizeof(sent_tok)) || strlen(sent_tok) != TOK_LEN ||
+	    !test_env_export(env, "PV_HDR", sent_hdr, sizeof(sent_hdr)) || strlen(sent_hdr) != TOK_LEN) {
+		fprintf(stderr, "h2: %s lacks export GH_TOKEN='...' or PV_HDR='...' (40 characters each)\n", path);
 		free(env);
 		return -1;
 	}
@@ -567,7 +578,8 @@ static int fixtures_up(void)
 	    copy_tool("pv-h2-upstream.py", p_upstream) < 0)
 		return -1;
 	memcpy(real_tok, "ghp_", 4);
-	if (test_random_alnum(real_tok + 4, TOK_LEN - 4) < 0)
+	memcpy(real_hdr, "pvh_", 4);
+	if (test_random_alnum(real_tok + 4, TOK_LEN - 4) < 0 || test_random_alnum(real_hdr + 4, TOK_LEN - 4) < 0)
 		return -1;
 	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
 	snprintf(key, sizeof(key), "%s/server.key", p_certs);
@@ -686,8 +698,11 @@ static char *stream_lines(const char *out, int sid)
 	res[n] = '\0';
 	if (n == 0)
 		snprintf(res, cap, "(nothing about stream %d)", sid);
+	/* messages never show a real value */
 	for (char *q = strstr(res, real_tok); q != NULL; q = strstr(q + 1, real_tok))
-		memset(q, '*', strlen(real_tok)); /* messages never show a real value */
+		memset(q, '*', strlen(real_tok));
+	for (char *q = strstr(res, real_hdr); q != NULL; q = strstr(q + 1, real_hdr))
+		memset(q, '*', strlen(real_hdr));
 	return res;
 }
 
@@ -735,6 +750,7 @@ static void want_refusal(const char *out, int sid, const char *word, const char 
 static void no_real_in(const char *text, const char *what)
 {
 	ROW(text == NULL || strstr(text, real_tok) == NULL, "%s holds the real value of GH_TOKEN", what);
+	ROW(text == NULL || strstr(text, real_hdr) == NULL, "%s holds the real value of PV_HDR", what);
 }
 
 /* curl through the proxy (or directly), printing "|%{http_version}" after
@@ -1267,6 +1283,44 @@ static void test_inject(void)
 }
 
 /*
+ * injectIn per place: PV_HDR may be injected in headers only. Its
+ * sentinel in a header is injected; in the :path query it is refused
+ * (403 naming it, nothing upstream); in DATA it is left as it is.
+ */
+static void test_inject_in(void)
+{
+	size_t mark = test_file_size(p_h2rec);
+	char s1[256], s2[256], s3[256], *out = NULL, *rec, key[128];
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=hi1\",\"headers\":[[\"x-key\",\"%s\"]]}", sent_hdr);
+	snprintf(s2, sizeof(s2), "{\"path\":\"/echo?t=hi2&k=%s\"}", sent_hdr);
+	snprintf(s3, sizeof(s3), "{\"method\":\"POST\",\"path\":\"/echo?t=hi3\",\"data\":[\"k=%s\"]}", sent_hdr);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, s3, NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, "a header-only credential in a header");
+	want_refusal(out, 3, "PV_HDR", "a header-only credential in the query");
+	want_status(out, 5, 200, "a header-only credential in DATA (left as it is)");
+	no_real_in(out, "the raw client's output (injectIn)");
+	rec = test_file_since(p_h2rec, mark);
+	ROW(hasf(rec, "\nx-key: %s\n", real_hdr), "header: the upstream did not get PV_HDR's real value:\n%.1200s",
+	    red(rec));
+	nothing_reached(rec, "t=hi2", "a header-only credential in the query");
+	if (rec_key(rec, "t=hi3", key, sizeof(key))) {
+		char *b = rec_body(rec, key);
+
+		ROW(hasf(b, "k=%s", sent_hdr) && strstr(b, real_hdr) == NULL,
+		    "DATA: a header-only credential's sentinel was not left as it is: '%s'", red(b));
+		free(b);
+	} else {
+		ROW(false, "DATA: the stream with a header-only credential's sentinel did not reach the upstream");
+	}
+	free(rec);
+	free(out);
+}
+
+/*
  * The real value going out where no header check sees it: in DATA (one
  * byte per frame, after the HEADERS went upstream) and in a request
  * trailer. It must never reach the upstream; a DATA leak gets a 403 or a
@@ -1731,7 +1785,7 @@ static void test_sweep(void)
 	/* every file of the session directory */
 	snprintf(cmd, sizeof(cmd), "%s", px.session);
 	{
-		char *argv[] = {"grep", "-rlF", "--", real_tok, cmd, NULL};
+		char *argv[] = {"grep", "-rlF", "-e", real_tok, "-e", real_hdr, "--", cmd, NULL};
 		char *o = NULL;
 		int rc = test_run_capture(argv, &o, NULL, 30000);
 
@@ -1753,6 +1807,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "gRPC unary, error status, bidi through the proxy", test_grpc_proxy);
 	test_add(s, "gRPC inside passavant run (intercepted)", test_grpc_run);
 	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
+	test_add(s, "injectIn: a header-only credential in a header, the query, DATA", test_inject_in);
 	test_add(s, "the real value in DATA or a request trailer never reaches the upstream", test_outbound_leaks);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
 	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
