@@ -1405,6 +1405,42 @@ static void test_remask(void)
 	}
 }
 
+/*
+ * An upstream that resets a stream in the middle of a value (no pause: at
+ * a pause of 100 ms between DATA frames the proxy releases held bytes by
+ * design, docs/masking.md "Held bytes"): the first 30 bytes of the real
+ * value (they may begin it) are held and dropped, never passed on; a whole
+ * real value before the cut comes masked. The client's stream ends in a
+ * reset, the next stream works.
+ */
+static void test_remask_cut(void)
+{
+	char part[TOK_LEN + 1], hexp[2 * TOK_LEN + 1], hexw[2 * TOK_LEN + 1], s1[200], s2[200], *out = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	memcpy(part, real_tok, 30);
+	part[30] = '\0';
+	to_hex(part, hexp);
+	to_hex(real_tok, hexw);
+	snprintf(s1, sizeof(s1), "{\"path\":\"/cut?t=ct1&x=%s\"}", hexp);
+	snprintf(s2, sizeof(s2), "{\"path\":\"/cut?t=ct2&x=%s\"}", hexw);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, "{\"path\":\"/hello?t=ct3\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	for (int sid = 1; sid <= 3; sid += 2) {
+		char *ls = stream_lines(out, sid);
+
+		ROW(hasf(out, "stream %d reset ", sid) && !hasf(out, "stream %d end\n", sid),
+		    "an upstream reset in the middle of the body: expected a reset on stream %d, got:\n%s", sid, ls);
+		free(ls);
+	}
+	ROW(!hasf(out, "%s", part), "the first 30 bytes of a real value (held, as they may begin one) reached the client "
+				     "when the upstream reset the stream");
+	no_real_in(out, "the raw client's output (cut)");
+	want_status(out, 5, 200, "the stream after two cut ones");
+	free(out);
+}
+
 /* 7. A refused method on one stream while another completes; TRACE 405,
  * CONNECT 400. */
 static void test_refused_method(void)
@@ -1810,6 +1846,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "injectIn: a header-only credential in a header, the query, DATA", test_inject_in);
 	test_add(s, "the real value in DATA or a request trailer never reaches the upstream", test_outbound_leaks);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
+	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
 	test_add(s, ":authority or host naming another host: 421", test_authority);
 	test_add(s, "malformed requests: reset per stream, nothing upstream", test_malformed);

@@ -54,6 +54,7 @@ Output, one fact per line:
   stream S body TEXT            the body, escaped like the fields
   stream S end                  END_STREAM received
   stream S reset CODE NAME      RST_STREAM received
+  stream S partial-body TEXT    what DATA came before it
   goaway CODE NAME last S debug TEXT
   closed                        the server closed the connection
   timeout                       --timeout passed before everything ended
@@ -259,6 +260,8 @@ class Client:
             out('stream %d reset %d %s' % (f.stream_id, f.error_code, ERRORS.get(f.error_code, '?')))
             if st is not None:
                 st['reset'] = f.error_code
+                if st['body']:
+                    out('stream %d partial-body %s' % (f.stream_id, esc(st['body'])))
         elif isinstance(f, GoAwayFrame):
             self.goaway = f.error_code
             out('goaway %d %s last %d debug %s' % (f.error_code, ERRORS.get(f.error_code, '?'),

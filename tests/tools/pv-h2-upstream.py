@@ -38,6 +38,9 @@ x-upstream-stream: S:
     /bytes/N          N bytes of the pattern 0-9a-zA-Z\\n, content-length N
     /status/N         status N, body "status N\\n"
     /delay/MS         200 "delayed MS\\n" after MS ms
+    /cut?x=HEX        200, content-length for more than comes: "cut:", the
+                      bytes HEX encodes, then right away (no pause)
+                      RST_STREAM INTERNAL_ERROR
     /reflect?x=HEX    VALUE = the bytes HEX encodes: 200 with header
                       x-reflect: VALUE, content-length, the body
                       "reflect:VALUE\\n" in DATA frames of one byte each for
@@ -113,6 +116,7 @@ class Stream:
         self.done = False
         self.due = None  # time.monotonic() of a delayed response
         self.sent = 0  # body bytes handed to the socket
+        self.cut_after = None  # /cut: reset the stream after this many pieces
 
     def get(self, name):
         for n, v in self.headers:
@@ -173,6 +177,14 @@ class Conn:
                 continue
             try:
                 while st.out:
+                    if st.cut_after is not None and st.cut_after == 0:
+                        # at once: after a pause of 100 ms at a frame
+                        # boundary the proxy may release what it holds
+                        self.h2.reset_stream(st.sid, error_code=2)
+                        st.out = []
+                        st.trailers = None
+                        record('=== conn %d stream %d cut\n' % (self.n, st.sid))
+                        break
                     data, one = st.out[0]
                     win = min(self.h2.local_flow_control_window(st.sid),
                               self.h2.max_outbound_frame_size)
@@ -186,10 +198,14 @@ class Conn:
                         record('=== conn %d stream %d sent %d\n' % (self.n, st.sid, st.sent))
                     if n == len(data):
                         st.out.pop(0)
+                        if st.cut_after is not None:
+                            st.cut_after -= 1
                     else:
                         st.out[0] = (data[n:], one)
                     self.flush()
-                if not st.out:
+                if not st.out and st.cut_after == 0:
+                    st.done = True
+                elif not st.out:
                     if st.trailers is not None:
                         self.h2.send_headers(st.sid, st.trailers, end_stream=True)
                     st.done = True
@@ -214,6 +230,13 @@ class Conn:
         elif base.startswith('/status/'):
             code = int(base[8:])
             self.respond(st, code, b'status %d\n' % code)
+        elif base == '/cut':
+            # 200 with a content-length for more than is sent: "cut:" then
+            # the bytes HEX encodes, then RST_STREAM (an upstream that ends
+            # in the middle of a value)
+            value = bytes.fromhex(args.get('x', ''))
+            self.respond(st, 200, extra=[], one_byte=[(b'cut:', False), (value, False), (b'never sent', False)])
+            st.cut_after = 2
         elif base.startswith('/reflect'):
             value = bytes.fromhex(args.get('x', ''))
             pieces = [(b'reflect:', False)] + [(bytes([c]), True) for c in value] + [(b'\n', False)]
