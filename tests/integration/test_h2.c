@@ -1,0 +1,1552 @@
+/*
+ * test_h2.c - HTTP/2 through terminated tunnels (issue 17; SPEC §4, §5,
+ * §6): real clients (curl --http2, nghttp, Go net/http, python3-grpcio, a
+ * raw frame client) through the real `passavant proxy` (CONNECT) and inside
+ * `passavant run` (interception), against the project's own HTTP/2
+ * upstreams on loopback.
+ *
+ * Suite "h2". Upstreams (all over TLS with a leaf of the test CA, which the
+ * policies name in extraCaCertPaths):
+ *   h2   tests/tools/pv-h2-upstream.py: HTTP/2 only (ALPN h2), records
+ *        every HEADERS, DATA, trailers, END_STREAM and RST_STREAM it
+ *        receives, complete request or not (its header says the format)
+ *   h11  pv-upstream --tls: HTTP/1.1 only (ALPN http/1.1), records requests
+ *   grpc tests/tools/pv-grpc.py server: service pv.Echo, Unary and Bidi,
+ *        records each call's metadata
+ * The raw client is tests/tools/pv-h2-client.py (hyperframe + hpack): it
+ * sends what a correct client never would and prints one fact per line
+ * ("stream 3 status 403", "stream 5 reset 1 PROTOCOL_ERROR", "goaway ...").
+ *
+ * One proxy serves the whole suite (started in the suite's setup with a
+ * random GH_TOKEN in its environment, a mask credential injected into
+ * 127.0.0.1 in headers, queries and bodies; allowedDomains 127.0.0.1 and
+ * localhost; allowedMethods GET, HEAD, POST, PUT; maxHeaderBytes 8192).
+ * Inside CONNECT 127.0.0.1:PORT, "localhost:PORT" is another host (421),
+ * and a CONNECT to localhost reaches an allowed host that is not an inject
+ * host. Each test looks only at what the record and audit files got since
+ * it began. The last test stops the proxy and sweeps its stdout, stderr,
+ * audit file and session directory for the real value (SPEC §4.4); every
+ * test also checks what its client saw.
+ *
+ * The first test runs every client directly against the upstreams (no
+ * proxy): it proves the harness, so a failure of a later test is the
+ * proxy's. The tests of `passavant run` (nghttp, gRPC intercepted) need
+ * user namespaces and are skipped (counted) without them.
+ *
+ * The tree lives under /var/tmp (the sandbox's /tmp is private).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/hostsns.h"
+#include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
+#include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
+#include "tests/support/upstream.h"
+
+#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define PY "/usr/bin/python3"
+#define SESSION_TIMEOUT_MS 120000
+#define BUILD_TIMEOUT_MS 300000
+#define TOK_LEN 40
+#define MIB (1024L * 1024L)
+/* How much the proxy's VmRSS may grow while 64 MiB wait on a peer that
+ * does not read ("within a few MiB"). */
+#define RSS_SLACK_KIB (8 * 1024L)
+#define PROXY_VARS                                                                          \
+	"HTTP_PROXY HTTPS_PROXY ALL_PROXY GRPC_PROXY NO_PROXY http_proxy https_proxy all_proxy " \
+	"grpc_proxy no_proxy NODE_USE_ENV_PROXY"
+
+static bool ready;
+static char *root;
+static char p_certs[PATH_MAX], p_ca[PATH_MAX], p_hosts[PATH_MAX], p_work[PATH_MAX], p_home[PATH_MAX];
+static char p_tools[PATH_MAX], p_h2rec[PATH_MAX], p_rec11[PATH_MAX], p_grec[PATH_MAX], p_build[PATH_MAX];
+static char p_runpolicy[PATH_MAX], p_client[PATH_MAX], p_grpc[PATH_MAX], p_upstream[PATH_MAX];
+static struct test_proc *h2up;   /* pv-h2-upstream.py */
+static struct test_proc *grpcup; /* pv-grpc.py server */
+static unsigned h2port, gport;
+static struct test_upstream up11; /* pv-upstream --tls: HTTP/1.1 only */
+static struct test_px px;
+static char real_tok[TOK_LEN + 1]; /* GH_TOKEN's real value: ghp_ + 36 */
+static char sent_tok[TOK_LEN + 1]; /* its sentinel, from <session>/env */
+static unsigned nscript;
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static const char *nz(const char *s)
+{
+	return s != NULL ? s : "(null)";
+}
+
+/* The last n bytes of s, for failure messages. */
+static const char *tail(const char *s, size_t n)
+{
+	size_t len;
+
+	if (s == NULL)
+		return "(none)";
+	len = strlen(s);
+	return len > n ? s + len - n : s;
+}
+
+static bool hasf(const char *hay, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool hasf(const char *hay, const char *fmt, ...)
+{
+	char needle[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(needle, sizeof(needle), fmt, ap);
+	va_end(ap);
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+/* Non-overlapping occurrences of needle in hay (NULL: 0). */
+static int count_of(const char *hay, const char *needle)
+{
+	size_t nlen = strlen(needle);
+	int n = 0;
+
+	if (hay == NULL || nlen == 0)
+		return 0;
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + nlen, needle))
+		n++;
+	return n;
+}
+
+static void to_hex(const char *s, char *out)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		out[2 * i] = hx[(unsigned char)s[i] >> 4];
+		out[2 * i + 1] = hx[(unsigned char)s[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+static char *at(char *buf, const char *rel)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
+	return buf;
+}
+
+/* Runs argv (NULL-terminated); stdout in *out (may be NULL); shows the
+ * command and its stderr when the status is not 0. */
+static int runv(char **out, char *const *argv, int timeout_ms)
+{
+	char *e = NULL;
+	int rc = test_run_capture(argv, out, &e, timeout_ms);
+
+	if (rc != 0) {
+		fprintf(stderr, "\n    command exited %d:", rc);
+		for (int i = 0; argv[i] != NULL; i++)
+			if (strcmp(argv[i], "-u") != 0 && (i == 0 || strcmp(argv[i - 1], "-u") != 0))
+				fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, "\n%s\n", tail(e, 3000));
+	}
+	free(e);
+	return rc;
+}
+
+/*
+ * Runs pv-h2-client.py: via the proxy (px.addr, trusting its trust.pem),
+ * or directly (direct: trusting the test CA), to target "HOST:PORT", with
+ * --timeout secs, then the mode and its arguments (NULL-terminated, at
+ * most 200). Returns the exit status (3: h2 was not negotiated); stdout in
+ * *out.
+ */
+static int h2c(char **out, bool direct, const char *target, const char *secs, ...) __attribute__((sentinel));
+static int h2c(char **out, bool direct, const char *target, const char *secs, ...)
+{
+	char *argv[224] = {TEST_ENV_CLEAN,   PY,          p_client,    "--proxy", direct ? "-" : px.addr,
+			   "--target",       (char *)target, "--cafile", direct ? p_ca : px.trust,
+			   "--timeout",      (char *)secs};
+	int n = 0, rc;
+	va_list ap;
+	char *a;
+
+	while (argv[n] != NULL)
+		n++;
+	va_start(ap, secs);
+	while ((a = va_arg(ap, char *)) != NULL && n < 222)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	*out = NULL;
+	rc = test_run_capture(argv, out, NULL, 120000);
+	return rc;
+}
+
+/* "127.0.0.1:H2PORT" and friends, in rotating static buffers. */
+static const char *hp(const char *host, unsigned port)
+{
+	static char buf[6][128];
+	static int i;
+
+	i = (i + 1) % 6;
+	snprintf(buf[i], sizeof(buf[i]), "%s:%u", host, port);
+	return buf[i];
+}
+
+static const char *h2url(const char *host, const char *path)
+{
+	static char buf[4][1024];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "https://%s:%u%s", host, h2port, path);
+	return buf[i];
+}
+
+/* ------------------------------------------------------------------ */
+/* The upstream's record                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The "=== conn N stream S " prefix of the stream whose :path contains
+ * marker in rec (the first such stream), into key; false if none.
+ */
+static bool rec_key(const char *rec, const char *marker, char *key, size_t cap)
+{
+	char want[512];
+	const char *p, *h;
+
+	snprintf(want, sizeof(want), "\n:path: ");
+	for (p = rec != NULL ? strstr(rec, want) : NULL; p != NULL; p = strstr(p + 1, want)) {
+		const char *eol = strchr(p + 1, '\n');
+		char line[1024];
+		size_t len = eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1);
+
+		if (len >= sizeof(line))
+			continue;
+		memcpy(line, p + 1, len);
+		line[len] = '\0';
+		if (strstr(line, marker) == NULL)
+			continue;
+		/* back to the "=== conn" line of this block */
+		for (h = p; h > rec && strncmp(h, "=== conn ", 9) != 0; h--)
+			;
+		if (strncmp(h, "=== conn ", 9) != 0)
+			return false;
+		{
+			const char *hdr = strstr(h, " headers\n");
+
+			if (hdr == NULL || (size_t)(hdr - h) + 2 > cap)
+				return false;
+			memcpy(key, h, (size_t)(hdr - h));
+			key[hdr - h] = ' ';
+			key[hdr - h + 1] = '\0';
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Streams whose :path contains marker. */
+static int rec_count(const char *rec, const char *marker)
+{
+	int n = 0;
+	const char *p;
+
+	for (p = rec != NULL ? strstr(rec, "\n:path: ") : NULL; p != NULL; p = strstr(p + 1, "\n:path: ")) {
+		const char *eol = strchr(p + 1, '\n');
+		const char *m = strstr(p + 1, marker);
+
+		if (m != NULL && (eol == NULL || m < eol))
+			n++;
+	}
+	return n;
+}
+
+/* The escaped DATA of the stream key (a prefix from rec_key()),
+ * concatenated: malloc'd. */
+static char *rec_body(const char *rec, const char *key)
+{
+	char want[600];
+	size_t cap = strlen(rec) + 1, n = 0;
+	char *body = malloc(cap);
+	const char *p;
+
+	if (body == NULL)
+		abort();
+	snprintf(want, sizeof(want), "%sdata ", key);
+	for (p = strstr(rec, want); p != NULL; p = strstr(p + 1, want)) {
+		const char *line = strchr(p, '\n'), *eol;
+
+		if (line == NULL)
+			break;
+		line++;
+		eol = strchr(line, '\n');
+		if (eol == NULL)
+			eol = line + strlen(line);
+		memcpy(body + n, line, (size_t)(eol - line));
+		n += (size_t)(eol - line);
+	}
+	body[n] = '\0';
+	return body;
+}
+
+/* Whether the stream key got END_STREAM (a complete request). */
+static bool rec_ended(const char *rec, const char *key)
+{
+	return hasf(rec, "%send\n", key);
+}
+
+/* Asserts that no stream whose :path contains marker reached the h2
+ * upstream (rec: the record since the test began). */
+static void nothing_reached(const char *rec, const char *marker, const char *what)
+{
+	ROW(rec_count(rec, marker) == 0,
+	    "%s: expected nothing to reach the upstream, but it recorded %d stream(s) with %s in :path:\n%.1500s",
+	    what, rec_count(rec, marker), marker, nz(rec));
+}
+
+/* ------------------------------------------------------------------ */
+/* The audit                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Lines of the audit file past mark that contain every string of the
+ * NULL-terminated list. */
+static int audit_count(const char *path, size_t mark, ...) __attribute__((sentinel));
+static int audit_count(const char *path, size_t mark, ...)
+{
+	char *log = test_file_since(path, mark), *line, *save = NULL;
+	const char *want[8];
+	size_t k = 0;
+	int n = 0;
+	va_list ap;
+
+	va_start(ap, mark);
+	while (k < 8 && (want[k] = va_arg(ap, const char *)) != NULL)
+		k++;
+	va_end(ap);
+	for (line = strtok_r(log, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		bool all = true;
+
+		for (size_t i = 0; i < k && all; i++)
+			all = strstr(line, want[i]) != NULL;
+		n += all;
+	}
+	free(log);
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sessions of `passavant run`                                          */
+/* ------------------------------------------------------------------ */
+
+struct session {
+	int status;
+	char *out; /* the script's stdout */
+	char *err; /* passavant's stderr */
+	char audit[PATH_MAX];
+};
+
+static void session_free(struct session *s)
+{
+	free(s->out);
+	free(s->err);
+	s->out = s->err = NULL;
+}
+
+static bool skip_no_sandbox(void)
+{
+	char why[256];
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+
+	if (test_userns_available(why, sizeof(why)))
+		return false;
+	if (must != NULL && strcmp(must, "1") == 0)
+		CU_FAIL("user namespaces unavailable and PASSAVANT_SANDBOX_MUST_WORK=1");
+	TEST_SKIP("h2: passavant run needs user namespaces: %s", why);
+	return true;
+}
+
+/*
+ * Runs `passavant run --audit A -p RUNPOLICY -- sh SCRIPT` in the work
+ * directory, with our hosts file over /etc/hosts (hostsns.h), in a clean
+ * environment; the script starts by unsetting every proxy variable: the
+ * clients connect "directly", only the interception carries them.
+ */
+static void session_run(struct session *s, const char *tag, const char *body)
+{
+	char script[PATH_MAX], out[PATH_MAX], err[PATH_MAX], home[PATH_MAX + 8];
+	char *text = NULL;
+	char *envp[] = {home, "PATH=" SAFE_PATH, "LANG=C.UTF-8", "TMPDIR=/tmp", NULL};
+	char *argv[] = {(char *)test_passavant_bin(), "run", "--audit", s->audit, "-p", p_runpolicy, "--",
+			"sh", script, NULL};
+
+	memset(s, 0, sizeof(*s));
+	s->status = -1;
+	snprintf(home, sizeof(home), "HOME=%s", p_home);
+	snprintf(script, sizeof(script), "%s/scripts/%u-%s.sh", root, nscript, tag);
+	snprintf(out, sizeof(out), "%s/scripts/%u-%s.out", root, nscript, tag);
+	snprintf(err, sizeof(err), "%s/scripts/%u-%s.err", root, nscript, tag);
+	snprintf(s->audit, sizeof(s->audit), "%s/audit/%u-%s.jsonl", root, nscript, tag);
+	nscript++;
+	if (asprintf(&text, "# %s\nunset " PROXY_VARS "\n%s", tag, body) < 0 ||
+	    test_write_file_mode(script, text, 0644) < 0) {
+		free(text);
+		fprintf(stderr, "h2: cannot write %s\n", script);
+		return;
+	}
+	free(text);
+	s->status = test_spawn_hosts(argv, envp, p_work, p_hosts, out, err, SESSION_TIMEOUT_MS);
+	s->out = test_read_file(out, NULL);
+	s->err = test_read_file(err, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fixtures                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *const names[] = {"127.0.0.1", "localhost", "h2.test", "grpc.test", NULL};
+
+/* Starts a Python server script; its port into *port. */
+static struct test_proc *start_py(const char *script, char *const *args, unsigned *port)
+{
+	char *argv[72] = {TEST_ENV_CLEAN, PY, (char *)script};
+	char rest[128];
+	struct test_proc *p;
+	int n = 0;
+	const char *colon;
+
+	while (argv[n] != NULL)
+		n++;
+	for (size_t i = 0; args[i] != NULL && n < 70; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	p = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000);
+	if (p == NULL)
+		return NULL;
+	colon = strrchr(rest, ':');
+	*port = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+	if (*port == 0) {
+		fprintf(stderr, "h2: %s said 'listening on %s': no port\n", script, rest);
+		test_proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int copy_tool(const char *name, char *dst)
+{
+	char src[PATH_MAX];
+
+	char tmp[2 * PATH_MAX];
+
+	snprintf(src, sizeof(src), "%s/tests/tools/%s", test_srcdir(), name);
+	snprintf(tmp, sizeof(tmp), "%s/%s", p_tools, name);
+	if (strlen(tmp) >= PATH_MAX)
+		return -1;
+	memcpy(dst, tmp, strlen(tmp) + 1);
+	return test_copy_file(src, dst, 0755);
+}
+
+static int write_policies(void)
+{
+	char text[4 * PATH_MAX], envtok[64];
+	char *wrap[] = {"env", envtok, NULL};
+	char path[PATH_MAX + 16], *env;
+
+	snprintf(text, sizeof(text),
+		 "network:\n"
+		 "  allowedDomains: [\"h2.test\", \"grpc.test\", \"127.0.0.1\"]\n"
+		 "  tlsTerminate:\n"
+		 "    extraCaCertPaths: [\"%s\"]\n"
+		 "filesystem:\n"
+		 "  allowWrite: [\"%s\"]\n",
+		 p_ca, p_work);
+	if (test_write_file_mode(p_runpolicy, text, 0644) < 0)
+		return -1;
+	snprintf(text, sizeof(text),
+		 "network:\n"
+		 "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+		 "  allowedMethods: {\"*\": [GET, HEAD, POST, PUT]}\n"
+		 "  tlsTerminate:\n"
+		 "    extraCaCertPaths: [\"%s\"]\n"
+		 "  limits: {maxHeaderBytes: 8192}\n"
+		 "credentials:\n"
+		 "  envVars:\n"
+		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n",
+		 p_ca);
+	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", real_tok);
+	if (test_px_start(&px, root, wrap, text) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/env", px.session);
+	env = test_read_file(path, NULL);
+	if (!test_env_export(env, "GH_TOKEN", sent_tok, sizeof(sent_tok)) || strlen(sent_tok) != TOK_LEN) {
+		fprintf(stderr, "h2: %s has no export GH_TOKEN='<40 characters>' line\n", path);
+		free(env);
+		return -1;
+	}
+	free(env);
+	return 0;
+}
+
+static int fixtures_up(void)
+{
+	char buf[PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], hosts[256];
+	struct test_upstream_opts o;
+
+	root = strdup("/var/tmp/pv-h2.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	at(p_certs, "certs");
+	at(p_ca, "certs/ca.pem");
+	at(p_hosts, "hosts");
+	at(p_work, "work");
+	at(p_home, "home");
+	at(p_tools, "tools");
+	at(p_build, "build");
+	at(p_h2rec, "rec-h2.txt");
+	at(p_rec11, "rec-h11.txt");
+	at(p_grec, "rec-grpc.txt");
+	at(p_runpolicy, "run-policy.yaml");
+	if (mkdir(p_certs, 0755) < 0 || mkdir(p_work, 0755) < 0 || mkdir(p_home, 0755) < 0 ||
+	    mkdir(p_tools, 0755) < 0 || mkdir(p_build, 0755) < 0 || mkdir(at(buf, "scripts"), 0755) < 0 ||
+	    mkdir(at(buf, "audit"), 0755) < 0)
+		return -1;
+	if (test_certs_make(p_certs, names) < 0)
+		return -1;
+	snprintf(hosts, sizeof(hosts), "127.0.0.1 localhost h2.test grpc.test\n::1 localhost\n");
+	if (test_write_file_mode(p_hosts, hosts, 0644) < 0)
+		return -1;
+	/* Readable inside the sandbox, whatever the source tree's mode. */
+	if (copy_tool("pv-h2-client.py", p_client) < 0 || copy_tool("pv-grpc.py", p_grpc) < 0 ||
+	    copy_tool("pv-h2-upstream.py", p_upstream) < 0)
+		return -1;
+	memcpy(real_tok, "ghp_", 4);
+	if (test_random_alnum(real_tok + 4, TOK_LEN - 4) < 0)
+		return -1;
+	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
+	snprintf(key, sizeof(key), "%s/server.key", p_certs);
+	{
+		char *args[] = {"--cert", cert, "--key", key, "--record", p_h2rec, NULL};
+
+		if ((h2up = start_py(p_upstream, args, &h2port)) == NULL)
+			return -1;
+	}
+	{
+		char *args[] = {"server", "--cert", cert, "--key", key, "--record", p_grec, NULL};
+
+		if ((grpcup = start_py(p_grpc, args, &gport)) == NULL)
+			return -1;
+	}
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = p_certs;
+	o.record_path = p_rec11;
+	if (test_upstream_start(&up11, &o) < 0)
+		return -1;
+	return write_policies();
+}
+
+static int stop_py(struct test_proc **p)
+{
+	int st = 0;
+
+	if (*p != NULL) {
+		st = test_proc_stop(*p, SIGTERM, 5000);
+		test_proc_free(*p);
+		*p = NULL;
+	}
+	return st;
+}
+
+static int suite_init(void)
+{
+	if (ready)
+		return 0;
+	if (fixtures_up() < 0) {
+		fprintf(stderr, "h2: the fixtures could not be set up (the lines above say why)\n");
+		(void)test_px_stop(&px);
+		(void)stop_py(&h2up);
+		(void)stop_py(&grpcup);
+		(void)test_upstream_stop(&up11);
+		if (root != NULL)
+			test_rmtree(root);
+		free(root);
+		root = NULL;
+		return -1;
+	}
+	ready = true;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	int bad = 0;
+
+	if (px.proc != NULL)
+		bad |= test_px_stop(&px) != 0;
+	bad |= stop_py(&h2up) != 0;
+	bad |= stop_py(&grpcup) != 0;
+	bad |= test_upstream_stop(&up11) != 0;
+	if (root != NULL)
+		test_rmtree(root);
+	free(root);
+	root = NULL;
+	ready = false;
+	return bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+/* The lines of out that start with "stream S " (malloc'd), for messages. */
+static char *stream_lines(const char *out, int sid)
+{
+	char pre[32];
+	size_t n = 0, plen, cap = (out != NULL ? strlen(out) : 0) + 64;
+	char *res = malloc(cap);
+	const char *p = out;
+
+	if (res == NULL)
+		abort();
+	plen = (size_t)snprintf(pre, sizeof(pre), "stream %d ", sid);
+	while (p != NULL && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol != NULL ? (size_t)(eol - p + 1) : strlen(p);
+
+		if (strncmp(p, pre, plen) == 0 && n + len < cap) {
+			memcpy(res + n, p, len);
+			n += len;
+		}
+		p += len;
+	}
+	res[n] = '\0';
+	if (n == 0)
+		snprintf(res, cap, "(nothing about stream %d)", sid);
+	return res;
+}
+
+/* Asserts "stream S status CODE" in out, naming what came instead. */
+static void want_status(const char *out, int sid, int code, const char *what)
+{
+	char *ls = stream_lines(out, sid);
+
+	ROW(hasf(out, "stream %d status %d\n", sid, code), "%s: expected status %d on stream %d, got:\n%s%s", what,
+	    code, sid, ls, hasf(out, "alpn h2") ? "" : tail(out, 400));
+	free(ls);
+}
+
+/* Asserts "stream S reset 1 PROTOCOL_ERROR" and no response on it. */
+static void want_reset(const char *out, int sid, const char *what)
+{
+	char *ls = stream_lines(out, sid);
+
+	ROW(hasf(out, "stream %d reset 1 PROTOCOL_ERROR\n", sid) && !hasf(out, "stream %d status ", sid),
+	    "%s: expected RST_STREAM PROTOCOL_ERROR and no response on stream %d, got:\n%s%s", what, sid, ls,
+	    hasf(out, "alpn h2") ? "" : tail(out, 400));
+	free(ls);
+}
+
+/* A refusal on stream sid: 403, x-proxy-error, text/plain, one line
+ * naming word. */
+static void want_refusal(const char *out, int sid, const char *word, const char *what)
+{
+	char *ls = stream_lines(out, sid);
+	char body[64];
+	const char *b;
+
+	want_status(out, sid, 403, what);
+	ROW(hasf(out, "stream %d header x-proxy-error: blocked-by-sandbox-runtime\n", sid),
+	    "%s: no x-proxy-error: blocked-by-sandbox-runtime on stream %d:\n%s", what, sid, ls);
+	ROW(hasf(out, "stream %d header content-type: text/plain", sid),
+	    "%s: no content-type: text/plain on stream %d:\n%s", what, sid, ls);
+	snprintf(body, sizeof(body), "stream %d body ", sid);
+	b = strstr(ls, body);
+	ROW(b != NULL && strstr(b, word) != NULL && count_of(b, "\\x0a") == 1 && strstr(b, "\\x0a\n") != NULL,
+	    "%s: the body on stream %d is not one line naming %s:\n%s", what, sid, word, ls);
+	free(ls);
+}
+
+static void no_real_in(const char *text, const char *what)
+{
+	ROW(text == NULL || strstr(text, real_tok) == NULL, "%s holds the real value of GH_TOKEN", what);
+}
+
+/* curl through the proxy (or directly), printing "|%{http_version}" after
+ * the body. */
+static int curl_h2(char **out, bool direct, const char *url, const char *proto_flag)
+{
+	char *argv[72] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", (char *)proto_flag, "-w",
+			  "|%{http_version}", "--cacert", direct ? p_ca : px.trust};
+	int n = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	if (!direct) {
+		argv[n++] = "-x";
+		argv[n++] = px.url;
+	}
+	argv[n++] = (char *)url;
+	argv[n] = NULL;
+	return runv(out, argv, 30000);
+}
+
+/* The gRPC client with the proxy variables (via the proxy) or the test
+ * CA (direct). */
+static int grpc_client(char **out, bool direct, const char *auth, const char *mode, const char *a1, const char *a2)
+{
+	char proxy[160], roots[4300];
+	char *argv[80] = {TEST_ENV_CLEAN, "-u", "grpc_proxy", "-u", "GRPC_PROXY", "-u",
+			  "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"};
+	int n = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	if (!direct) {
+		snprintf(proxy, sizeof(proxy), "https_proxy=%s", px.url);
+		snprintf(roots, sizeof(roots), "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=%s", px.trust);
+		argv[n++] = proxy;
+		argv[n++] = roots;
+	}
+	argv[n++] = PY;
+	argv[n++] = p_grpc;
+	argv[n++] = "client";
+	argv[n++] = "--target";
+	argv[n++] = (char *)hp("127.0.0.1", gport);
+	if (direct) {
+		argv[n++] = "--cafile";
+		argv[n++] = p_ca;
+	}
+	if (auth != NULL) {
+		argv[n++] = "--auth";
+		argv[n++] = (char *)auth;
+	}
+	argv[n++] = (char *)mode;
+	argv[n++] = (char *)a1;
+	if (a2 != NULL)
+		argv[n++] = (char *)a2;
+	argv[n] = NULL;
+	return runv(out, argv, 90000);
+}
+
+static const char go_client[] =
+	"package main\n"
+	"\n"
+	"import (\n"
+	"\t\"crypto/tls\"\n"
+	"\t\"crypto/x509\"\n"
+	"\t\"fmt\"\n"
+	"\t\"io\"\n"
+	"\t\"net/http\"\n"
+	"\t\"net/url\"\n"
+	"\t\"os\"\n"
+	"\t\"time\"\n"
+	")\n"
+	"\n"
+	"// args: URL CAFILE PROXY-URL|-\n"
+	"func main() {\n"
+	"\tpem, err := os.ReadFile(os.Args[2])\n"
+	"\tif err != nil {\n"
+	"\t\tfmt.Fprintln(os.Stderr, \"go client:\", err)\n"
+	"\t\tos.Exit(1)\n"
+	"\t}\n"
+	"\tpool := x509.NewCertPool()\n"
+	"\tif !pool.AppendCertsFromPEM(pem) {\n"
+	"\t\tfmt.Fprintln(os.Stderr, \"go client: no certificate in\", os.Args[2])\n"
+	"\t\tos.Exit(1)\n"
+	"\t}\n"
+	"\ttr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}\n"
+	"\tif os.Args[3] != \"-\" {\n"
+	"\t\tu, err := url.Parse(os.Args[3])\n"
+	"\t\tif err != nil {\n"
+	"\t\t\tfmt.Fprintln(os.Stderr, \"go client:\", err)\n"
+	"\t\t\tos.Exit(1)\n"
+	"\t\t}\n"
+	"\t\ttr.Proxy = http.ProxyURL(u)\n"
+	"\t}\n"
+	"\tc := &http.Client{Transport: tr, Timeout: 20 * time.Second}\n"
+	"\tr, err := c.Get(os.Args[1])\n"
+	"\tif err != nil {\n"
+	"\t\tfmt.Fprintln(os.Stderr, \"go client:\", err)\n"
+	"\t\tos.Exit(1)\n"
+	"\t}\n"
+	"\tdefer r.Body.Close()\n"
+	"\tb, err := io.ReadAll(r.Body)\n"
+	"\tif err != nil {\n"
+	"\t\tfmt.Fprintln(os.Stderr, \"go client: reading the body:\", err)\n"
+	"\t\tos.Exit(1)\n"
+	"\t}\n"
+	"\tfmt.Printf(\"proto %s status %d body %s\", r.Proto, r.StatusCode, b)\n"
+	"}\n";
+
+/* Builds the Go client once (stdlib only, no network, caches in the
+ * tree); its path into bin. Returns 0, -1 (reason printed), or 1 when go
+ * is missing (the test skips). */
+static int go_build(char *bin, size_t cap)
+{
+	char dir[PATH_MAX + 16], file[PATH_MAX + 32], gocache[PATH_MAX + 48], gopath[PATH_MAX + 48];
+	char home[PATH_MAX + 24];
+
+	if (access("/usr/bin/go", X_OK) != 0 && access("/usr/local/go/bin/go", X_OK) != 0)
+		return 1;
+	snprintf(dir, sizeof(dir), "%s/go", p_build);
+	snprintf(bin, cap, "%s/client", dir);
+	if (access(bin, X_OK) == 0)
+		return 0;
+	snprintf(gocache, sizeof(gocache), "GOCACHE=%s/cache", dir);
+	snprintf(gopath, sizeof(gopath), "GOPATH=%s/gopath", dir);
+	snprintf(home, sizeof(home), "HOME=%s", dir);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -1;
+	snprintf(file, sizeof(file), "%s/client.go", dir);
+	if (test_write_file_mode(file, go_client, 0644) < 0)
+		return -1;
+	snprintf(file, sizeof(file), "%s/go.mod", dir);
+	if (test_write_file_mode(file, "module pvh2client\n\ngo 1.19\n", 0644) < 0)
+		return -1;
+	{
+		char *argv[] = {"env", "-i", "-C", dir, "PATH=" SAFE_PATH, home, gocache, gopath, "GOFLAGS=-mod=mod",
+				"GOPROXY=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "go", "build", "-o", bin, ".",
+				NULL};
+
+		return runv(NULL, argv, BUILD_TIMEOUT_MS) == 0 ? 0 : -1;
+	}
+}
+
+static int go_run(char **out, const char *bin, const char *url, bool direct)
+{
+	char *argv[] = {"env", "-i", "PATH=" SAFE_PATH, (char *)bin, (char *)url, direct ? p_ca : px.trust,
+			direct ? "-" : px.url, NULL};
+
+	return runv(out, argv, 60000);
+}
+
+/*
+ * The harness alone: every client against the upstreams directly, no
+ * proxy. Proves the plumbing of every later test, so that their failures
+ * are the proxy's.
+ */
+static void test_harness_direct(void)
+{
+	size_t mark = test_file_size(p_h2rec), gmark = test_file_size(p_grec);
+	char *out = NULL, *rec, bin[PATH_MAX + 32];
+	const char *t = hp("127.0.0.1", h2port);
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = curl_h2(&out, true, h2url("127.0.0.1", "/hello?t=hd-curl"), "--http2");
+	ROW(rc == 0 && out != NULL && strcmp(out, "hello\n|2") == 0, "direct curl --http2: expected 'hello\\n|2', got '%s'",
+	    nz(out));
+	free(out);
+	rc = h2c(&out, true, t, "10", "req", "{\"path\":\"/hello?t=hd-raw\"}",
+		 "{\"method\":\"POST\",\"path\":\"/echo?t=hd-data\",\"headers\":[[\"content-length\",\"4\"]],"
+		 "\"data\":[\"a\",\"b\",\"cd\"]}",
+		 "{\"path\":\"/reflect?t=hd-rf&x=414243\"}", NULL);
+	ROW(rc == 0, "direct raw client exited %d:\n%s", rc, nz(out));
+	want_status(out, 1, 200, "direct raw client");
+	ROW(hasf(out, "stream 3 body ") && hasf(out, "\\x0aabcd\n"), "direct: /echo did not return the body:\n%s", nz(out));
+	ROW(hasf(out, "stream 5 header x-reflect: ABC\n") && hasf(out, "stream 5 trailer x-reflect-trailer: ABC\n") &&
+		    hasf(out, "stream 5 body reflect:ABC\\x0a\n"),
+	    "direct: /reflect did not send header, body and trailer:\n%s", nz(out));
+	free(out);
+	rec = test_file_since(p_h2rec, mark);
+	{
+		char key[128], *body = NULL;
+
+		ROW(rec_count(rec, "t=hd-raw") == 1, "direct: the record lacks /hello?t=hd-raw:\n%s", rec);
+		ROW(rec_key(rec, "t=hd-data", key, sizeof(key)) && rec_ended(rec, key) &&
+			    strcmp((body = rec_body(rec, key)), "abcd") == 0,
+		    "direct: the record does not hold the body abcd of t=hd-data in three frames:\n%s", rec);
+		free(body);
+	}
+	free(rec);
+	rc = grpc_client(&out, true, "Bearer direct", "unary", "hi", NULL);
+	ROW(rc == 0 && hasf(out, "unary ok echo:hi auth Bearer direct\n"), "direct gRPC unary: '%s'", nz(out));
+	free(out);
+	rc = grpc_client(&out, true, NULL, "bidi", "2", "100");
+	ROW(rc == 0 && hasf(out, "bidi done 2 ms"), "direct gRPC bidi: '%s'", nz(out));
+	free(out);
+	rec = test_file_since(p_grec, gmark);
+	ROW(hasf(rec, "rpc Unary") && hasf(rec, "authorization=Bearer direct") && hasf(rec, "rpc Bidi"),
+	    "direct: the gRPC record lacks the calls: %s", rec);
+	free(rec);
+	{
+		char *argv[] = {"nghttp", "-n", "-s", "-m", "5", (char *)h2url("127.0.0.1", "/hello?t=hd-ng"), NULL};
+
+		rc = runv(&out, argv, 30000);
+		ROW(rc == 0 && count_of(out, " 200 ") == 5, "direct nghttp -m 5: %s", tail(out, 800));
+		free(out);
+	}
+	rc = go_build(bin, sizeof(bin));
+	ROW(rc != -1, "the Go client does not build (the lines above say why)");
+	if (rc == 0) {
+		rc = go_run(&out, bin, h2url("127.0.0.1", "/hello?t=hd-go"), true);
+		ROW(rc == 0 && hasf(out, "proto HTTP/2.0 status 200 body hello"), "direct Go: '%s'", nz(out));
+		free(out);
+	}
+}
+
+/* 1. curl --http2: h2 end to end where the upstream speaks it, 1.1 where
+ * it does not. */
+static void test_curl_h2(void)
+{
+	size_t mark = test_file_size(p_h2rec), mark11 = test_file_size(p_rec11), amark = test_file_size(px.audit);
+	char url11[256], *out = NULL, *rec;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = curl_h2(&out, false, h2url("127.0.0.1", "/hello?t=curl2"), "--http2");
+	ROW(rc == 0 && out != NULL && strcmp(out, "hello\n|2") == 0,
+	    "curl --http2 through the proxy to an h2 upstream: expected 'hello\\n|2' (body, HTTP version 2), got '%s'",
+	    nz(out));
+	free(out);
+	rec = test_file_since(p_h2rec, mark);
+	ROW(rec_count(rec, "t=curl2") == 1, "the h2 upstream did not get one h2 request for t=curl2:\n%s", rec);
+	free(rec);
+	ROW(audit_count(px.audit, amark, "\"kind\":\"request\"", "\"target\":\"/hello?t=curl2\"", "\"proto\":\"h2\"",
+			NULL) == 1,
+	    "the audit has no request line with target /hello?t=curl2 and \"proto\":\"h2\"");
+	snprintf(url11, sizeof(url11), "https://127.0.0.1:%u/hello?t=curl11", (unsigned)up11.port);
+	rc = curl_h2(&out, false, url11, "--http2");
+	ROW(rc == 0 && out != NULL && strcmp(out, "hello\n|1.1") == 0,
+	    "curl --http2 through the proxy to an HTTP/1.1-only upstream: expected 'hello\\n|1.1', got '%s'", nz(out));
+	free(out);
+	rec = test_file_since(p_rec11, mark11);
+	ROW(hasf(rec, "GET /hello?t=curl11 HTTP/1.1\r\n"), "the HTTP/1.1 upstream did not get the request:\n%s", rec);
+	free(rec);
+	ROW(audit_count(px.audit, amark, "\"kind\":\"request\"", "\"target\":\"/hello?t=curl11\"",
+			"\"proto\":\"http/1.1\"", NULL) == 1,
+	    "the audit has no request line with target /hello?t=curl11 and \"proto\":\"http/1.1\"");
+}
+
+/* 2. nghttp, 60 concurrent streams on one connection, inside `passavant
+ * run` (interception: nghttp has no proxy support). */
+static void test_nghttp_run(void)
+{
+	struct session s;
+	char body[1024], path[64];
+	size_t mark = test_file_size(p_h2rec);
+	char *rec;
+
+	CU_ASSERT_FATAL(ready);
+	if (skip_no_sandbox())
+		return;
+	snprintf(path, sizeof(path), "/hello?t=nghttp");
+	snprintf(body, sizeof(body),
+		 "nghttp -n -s -m 60 'https://h2.test:%u%s' > ng.out 2>&1\n"
+		 "echo \"nghttp rc=$?\"\n"
+		 "echo \"ok200=$(grep -c ' 200 .*%s' ng.out)\"\n"
+		 "tail -n 5 ng.out\n",
+		 h2port, path, path);
+	session_run(&s, "nghttp", body);
+	ROW(s.status == 0 && hasf(s.out, "nghttp rc=0\n") && hasf(s.out, "ok200=60\n"),
+	    "nghttp -m 60 inside passavant run: expected 60 responses 200 and exit 0, got status %d:\n%s\n--- stderr ---\n%s",
+	    s.status, tail(s.out, 1500), tail(s.err, 1500));
+	rec = test_file_since(p_h2rec, mark);
+	ROW(rec_count(rec, "t=nghttp") == 60, "the h2 upstream recorded %d streams of t=nghttp, expected 60",
+	    rec_count(rec, "t=nghttp"));
+	free(rec);
+	ROW(audit_count(s.audit, 0, "\"kind\":\"request\"", "\"target\":\"/hello?t=nghttp\"", "\"proto\":\"h2\"",
+			NULL) == 60,
+	    "the session's audit has %d request lines for /hello?t=nghttp with \"proto\":\"h2\", expected 60 (one per stream)",
+	    audit_count(s.audit, 0, "\"kind\":\"request\"", "\"target\":\"/hello?t=nghttp\"", "\"proto\":\"h2\"", NULL));
+	session_free(&s);
+}
+
+/* 3. Go net/http with ForceAttemptHTTP2 through the proxy. */
+static void test_go(void)
+{
+	char bin[PATH_MAX + 32], *out = NULL, *rec;
+	size_t mark = test_file_size(p_h2rec), amark = test_file_size(px.audit);
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = go_build(bin, sizeof(bin));
+	if (rc == 1) {
+		TEST_SKIP("h2: go not found: install the Debian package golang-go (`make deps` does)");
+		return;
+	}
+	CU_ASSERT_FATAL(rc == 0);
+	rc = go_run(&out, bin, h2url("127.0.0.1", "/hello?t=go2"), false);
+	ROW(rc == 0 && hasf(out, "proto HTTP/2.0 status 200 body hello\n"),
+	    "Go through the proxy: expected 'proto HTTP/2.0 status 200 body hello', got '%s'", nz(out));
+	free(out);
+	rec = test_file_since(p_h2rec, mark);
+	ROW(rec_count(rec, "t=go2") == 1, "the h2 upstream did not get t=go2:\n%s", rec);
+	free(rec);
+	ROW(audit_count(px.audit, amark, "\"target\":\"/hello?t=go2\"", "\"proto\":\"h2\"", NULL) == 1,
+	    "no audit line for /hello?t=go2 with \"proto\":\"h2\"");
+}
+
+/* 4. gRPC through `passavant proxy` (https_proxy and
+ * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH): unary, a non-OK status with its
+ * message, a bidirectional stream open for seconds; the authorization
+ * metadata is injected and its echo in the trailers re-masked. */
+static void test_grpc_proxy(void)
+{
+	size_t gmark = test_file_size(p_grec), amark = test_file_size(px.audit);
+	char auth[64], want[128], *out = NULL, *rec;
+	int rc;
+	long ms = 0;
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(auth, sizeof(auth), "Bearer %s", sent_tok);
+	rc = grpc_client(&out, false, auth, "unary", "hello-grpc", NULL);
+	snprintf(want, sizeof(want), "unary ok echo:hello-grpc auth Bearer %s\n", sent_tok);
+	ROW(rc == 0 && hasf(out, "%s", want),
+	    "gRPC unary through the proxy: expected '%s' (the trailer x-echo-auth re-masked), got '%s'", want, nz(out));
+	no_real_in(out, "the gRPC client's output");
+	free(out);
+	rec = test_file_since(p_grec, gmark);
+	ROW(hasf(rec, "authorization=Bearer %s", real_tok), "the gRPC server did not get the injected real value");
+	ROW(!hasf(rec, "%s", sent_tok), "the gRPC server got the sentinel");
+	free(rec);
+	rc = grpc_client(&out, false, NULL, "unary", "fail:nope-from-server", NULL);
+	ROW(rc == 0 && hasf(out, "unary status PERMISSION_DENIED message nope-from-server\n"),
+	    "gRPC non-OK status through the proxy: expected 'unary status PERMISSION_DENIED message nope-from-server', "
+	    "got '%s'",
+	    nz(out));
+	free(out);
+	rc = grpc_client(&out, false, NULL, "bidi", "4", "1000");
+	{
+		const char *d = out != NULL ? strstr(out, "bidi done 4 ms ") : NULL;
+
+		ms = d != NULL ? strtol(d + 15, NULL, 10) : 0;
+	}
+	ROW(rc == 0 && hasf(out, "bidi recv 0 echo:m0\n") && hasf(out, "bidi recv 3 echo:m3\n") && ms >= 3000,
+	    "gRPC bidi through the proxy: expected 4 echoes on one call open >= 3000 ms, got '%s'", nz(out));
+	free(out);
+	ROW(audit_count(px.audit, amark, "\"target\":\"/pv.Echo/Unary\"", "\"proto\":\"h2\"", NULL) == 2,
+	    "expected 2 audit lines for /pv.Echo/Unary with \"proto\":\"h2\"");
+	ROW(audit_count(px.audit, amark, "\"target\":\"/pv.Echo/Bidi\"", "\"proto\":\"h2\"", NULL) == 1,
+	    "expected 1 audit line for /pv.Echo/Bidi with \"proto\":\"h2\"");
+}
+
+/* 4b. gRPC inside `passavant run`, intercepted, no variable set by us
+ * (run sets GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). */
+static void test_grpc_run(void)
+{
+	struct session s;
+	char body[4 * PATH_MAX];
+
+	CU_ASSERT_FATAL(ready);
+	if (skip_no_sandbox())
+		return;
+	snprintf(body, sizeof(body),
+		 "%s %s client --target grpc.test:%u unary in-run; echo \"unary rc=$?\"\n"
+		 "%s %s client --target grpc.test:%u unary fail:denied-in-run; echo \"fail rc=$?\"\n"
+		 "%s %s client --target grpc.test:%u bidi 3 1000; echo \"bidi rc=$?\"\n",
+		 PY, p_grpc, gport, PY, p_grpc, gport, PY, p_grpc, gport);
+	session_run(&s, "grpc", body);
+	ROW(s.status == 0 && hasf(s.out, "unary ok echo:in-run") && hasf(s.out, "unary rc=0") &&
+		    hasf(s.out, "unary status PERMISSION_DENIED message denied-in-run") && hasf(s.out, "bidi done 3 ms") &&
+		    hasf(s.out, "bidi rc=0"),
+	    "gRPC inside passavant run: expected unary ok, PERMISSION_DENIED and a 3-message bidi call, got status %d:\n"
+	    "%s\n--- stderr ---\n%s",
+	    s.status, tail(s.out, 1500), tail(s.err, 1500));
+	ROW(audit_count(s.audit, 0, "\"target\":\"/pv.Echo/Bidi\"", "\"proto\":\"h2\"", NULL) == 1,
+	    "the session's audit has no /pv.Echo/Bidi line with \"proto\":\"h2\"");
+	session_free(&s);
+}
+
+/* 5. Injection in a header, the :path query and a DATA body split one
+ * byte per frame; a sentinel to a host outside injectHosts: 403 on that
+ * stream only. */
+static void test_inject(void)
+{
+	size_t mark = test_file_size(p_h2rec);
+	char s1[256], s2[2048], s3[256], *out = NULL, *rec, key[128];
+	char pieces[1600];
+	size_t n = 0, blen;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	/* the body "token=SENTINEL&x=1": "token=", one frame per byte of the
+	 * sentinel, "&x=1" */
+	n += (size_t)snprintf(pieces + n, sizeof(pieces) - n, "\"token=\"");
+	for (size_t i = 0; sent_tok[i]; i++)
+		n += (size_t)snprintf(pieces + n, sizeof(pieces) - n, ",\"%c\"", sent_tok[i]);
+	snprintf(pieces + n, sizeof(pieces) - n, ",\"&x=1\"");
+	blen = strlen("token=") + TOK_LEN + strlen("&x=1");
+	snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=ij1\",\"headers\":[[\"authorization\",\"Bearer %s\"]]}", sent_tok);
+	snprintf(s2, sizeof(s2),
+		 "{\"method\":\"POST\",\"path\":\"/echo?t=ij2\",\"headers\":[[\"content-length\",\"%zu\"]],\"data\":[%s]}",
+		 blen, pieces);
+	snprintf(s3, sizeof(s3), "{\"path\":\"/echo?t=ij3&tok=%s\"}", sent_tok);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, s3, NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	want_status(out, 1, 200, "a sentinel in a header");
+	want_status(out, 3, 200, "a sentinel in DATA split one byte per frame");
+	want_status(out, 5, 200, "a sentinel in the query");
+	rec = test_file_since(p_h2rec, mark);
+	ROW(hasf(rec, "\nauthorization: Bearer %s\n", real_tok),
+	    "header: the upstream did not get the real value in authorization:\n%.1500s", rec);
+	if (rec_key(rec, "t=ij2", key, sizeof(key))) {
+		char *b = rec_body(rec, key);
+
+		ROW(hasf(b, "token=%s&x=1", real_tok) && strlen(b) == blen,
+		    "DATA: the upstream got the body '%s' (%zu bytes), expected token=<real value>&x=1 (%zu bytes)", b,
+		    strlen(b), blen);
+		ROW(rec_ended(rec, key), "DATA: the upstream did not get END_STREAM");
+		free(b);
+		ROW(hasf(rec, "\ncontent-length: %zu\n", blen), "DATA: the content-length did not stay %zu", blen);
+	} else {
+		ROW(false, "DATA: the upstream recorded no stream for t=ij2:\n%.1500s", rec);
+	}
+	ROW(hasf(rec, ":path: /echo?t=ij3&tok=%s\n", real_tok), "query: the upstream did not get the real value in :path");
+	ROW(!hasf(rec, "%s", sent_tok), "the upstream got a sentinel:\n%.1500s", rec);
+	free(rec);
+	/* /echo sent the real values back: the client sees its sentinels */
+	ROW(hasf(out, "authorization: Bearer %s\\x0a", sent_tok) && hasf(out, "token=%s&x=1", sent_tok),
+	    "the echo of the real values did not come back as the sentinel:\n%s", nz(out));
+	no_real_in(out, "the raw client's output (inject)");
+	free(out);
+
+	/* localhost is allowed but not an inject host */
+	mark = test_file_size(p_h2rec);
+	snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=io1\",\"headers\":[[\"authorization\",\"Bearer %s\"]]}", sent_tok);
+	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", s1, "{\"path\":\"/hello?t=io2\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	want_refusal(out, 1, "GH_TOKEN", "a sentinel to a host outside injectHosts");
+	want_status(out, 3, 200, "the other stream on the same connection");
+	rec = test_file_since(p_h2rec, mark);
+	nothing_reached(rec, "t=io1", "a sentinel to a host outside injectHosts");
+	ROW(rec_count(rec, "t=io2") == 1, "the good stream next to the refused one did not reach the upstream");
+	free(rec);
+	free(out);
+}
+
+/* 6. Re-masking of a response header, DATA split one byte per frame, and
+ * a trailer; lengths unchanged. */
+static void test_remask(void)
+{
+	char path[160], spec[256], hex[2 * TOK_LEN + 1], *out = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	to_hex(real_tok, hex);
+	snprintf(path, sizeof(path), "/reflect?t=rmk&x=%s", hex);
+	snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
+	for (int host = 0; host < 2; host++) {
+		const char *h = host == 0 ? "127.0.0.1" : "localhost";
+
+		rc = h2c(&out, false, hp(h, h2port), "15", "req", spec, NULL);
+		ROW(rc == 0, "%s: the raw client exited %d (3: no h2):\n%s", h, rc, nz(out));
+		want_status(out, 1, 200, "re-masking");
+		ROW(hasf(out, "stream 1 header x-reflect: %s\n", sent_tok),
+		    "%s: the response header x-reflect is not the sentinel:\n%s", h, nz(out));
+		ROW(hasf(out, "stream 1 body reflect:%s\\x0a\n", sent_tok),
+		    "%s: the DATA (the value one byte per frame) is not the sentinel:\n%s", h, nz(out));
+		ROW(hasf(out, "stream 1 trailer x-reflect-trailer: %s\n", sent_tok),
+		    "%s: the trailer x-reflect-trailer is not the sentinel:\n%s", h, nz(out));
+		ROW(hasf(out, "stream 1 header content-length: %d\n", 9 + TOK_LEN) &&
+			    hasf(out, "stream 1 body-len %d\n", 9 + TOK_LEN),
+		    "%s: content-length and body length are not both %d:\n%s", h, 9 + TOK_LEN, nz(out));
+		no_real_in(out, "the raw client's output (remask)");
+		free(out);
+	}
+}
+
+/* 7. A refused method on one stream while another completes; TRACE 405,
+ * CONNECT 400. */
+static void test_refused_method(void)
+{
+	size_t mark = test_file_size(p_h2rec), amark = test_file_size(px.audit);
+	char *out = NULL, *rec;
+	const char *r403, *end1;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", "{\"path\":\"/delay/1500?t=rm1\"}",
+		 "{\"method\":\"DELETE\",\"path\":\"/hello?t=rm2\"}", "{\"method\":\"TRACE\",\"path\":\"/hello?t=rm3\"}",
+		 "{\"raw\":[[\":method\",\"CONNECT\"],[\":authority\",\"127.0.0.1:443\"]]}",
+		 "{\"path\":\"/hello?t=rm5\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	want_status(out, 1, 200, "the slow stream next to the refused one");
+	want_refusal(out, 3, "allowedMethods", "DELETE refused by allowedMethods");
+	want_status(out, 5, 405, "TRACE");
+	{
+		char *ls = stream_lines(out, 7);
+
+		/* The contract says 400; nghttp2 itself may reset a CONNECT
+		 * (RST_STREAM) before the proxy sees it: either refuses it. */
+		ROW(hasf(out, "stream 7 status 400\n") || (hasf(out, "stream 7 reset ") && !hasf(out, "stream 7 status ")),
+		    "CONNECT inside the tunnel: expected 400 or RST_STREAM on stream 7, got:\n%s", ls);
+		free(ls);
+	}
+	want_status(out, 9, 200, "a GET after the refusals");
+	r403 = out != NULL ? strstr(out, "stream 3 status 403") : NULL;
+	end1 = out != NULL ? strstr(out, "stream 1 end") : NULL;
+	ROW(r403 != NULL && end1 != NULL && r403 < end1,
+	    "the 403 did not come while the slow stream 1 was still open (streams served one after the other?):\n%s",
+	    nz(out));
+	rec = test_file_since(p_h2rec, mark);
+	nothing_reached(rec, "t=rm2", "DELETE refused");
+	nothing_reached(rec, "t=rm3", "TRACE");
+	ROW(!hasf(rec, ":method: CONNECT"), "CONNECT reached the upstream");
+	ROW(rec_count(rec, "t=rm1") == 1 && rec_count(rec, "t=rm5") == 1, "the good streams did not reach the upstream");
+	free(rec);
+	ROW(audit_count(px.audit, amark, "\"method\":\"DELETE\"", "\"decision\":\"deny\"", "\"proto\":\"h2\"", NULL) == 1,
+	    "no audit line for the refused DELETE with decision deny and \"proto\":\"h2\"");
+	free(out);
+}
+
+/* 8. :authority or host naming another host than the CONNECT target:
+ * 421 on that stream. */
+static void test_authority(void)
+{
+	size_t mark = test_file_size(p_h2rec), amark = test_file_size(px.audit);
+	char s1[160], s2[200], *out = NULL, *rec;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(s1, sizeof(s1), "{\"path\":\"/hello?t=au1\",\"authority\":\"localhost:%u\"}", h2port);
+	snprintf(s2, sizeof(s2), "{\"path\":\"/hello?t=au2\",\"headers\":[[\"host\",\"localhost:%u\"]]}", h2port);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, "{\"path\":\"/hello?t=au3\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	want_status(out, 1, 421, ":authority naming another host");
+	want_status(out, 3, 421, "host naming another host than :authority and the target");
+	want_status(out, 5, 200, "a good stream after two 421s");
+	rec = test_file_since(p_h2rec, mark);
+	nothing_reached(rec, "t=au1", ":authority mismatch");
+	nothing_reached(rec, "t=au2", "host mismatch");
+	free(rec);
+	ROW(audit_count(px.audit, amark, "\"status\":421", "\"rule\":\"tunnel: Host must name the CONNECT target\"",
+			"\"proto\":\"h2\"", NULL) == 2,
+	    "expected 2 audit lines with status 421, the rule 'tunnel: Host must name the CONNECT target' and "
+	    "\"proto\":\"h2\", got %d",
+	    audit_count(px.audit, amark, "\"status\":421", "\"rule\":\"tunnel: Host must name the CONNECT target\"",
+			"\"proto\":\"h2\"", NULL));
+	free(out);
+}
+
+/* One malformed request: its JSON spec and its marker. */
+struct bad {
+	const char *what;
+	const char *spec;
+	const char *marker;
+	bool partial_ok; /* a content-length mismatch: a partial body may arrive */
+};
+
+/* 9. Each malformed case on its own stream of one connection; then a good
+ * request on the same connection succeeds. */
+static void test_malformed(void)
+{
+	static const struct bad bads[] = {
+		{"connection", "{\"path\":\"/hello?t=mf01\",\"headers\":[[\"connection\",\"keep-alive\"]]}", "t=mf01", false},
+		{"keep-alive", "{\"path\":\"/hello?t=mf02\",\"headers\":[[\"keep-alive\",\"timeout=5\"]]}", "t=mf02", false},
+		{"proxy-connection", "{\"path\":\"/hello?t=mf03\",\"headers\":[[\"proxy-connection\",\"keep-alive\"]]}",
+		 "t=mf03", false},
+		{"transfer-encoding", "{\"path\":\"/hello?t=mf04\",\"headers\":[[\"transfer-encoding\",\"chunked\"]]}",
+		 "t=mf04", false},
+		{"upgrade", "{\"path\":\"/hello?t=mf05\",\"headers\":[[\"upgrade\",\"websocket\"]]}", "t=mf05", false},
+		{"te: gzip", "{\"path\":\"/hello?t=mf06\",\"headers\":[[\"te\",\"gzip\"]]}", "t=mf06", false},
+		{"CR in a value", "{\"path\":\"/hello?t=mf07\",\"headers\":[[\"x-v\",\"a\\rb\"]]}", "t=mf07", false},
+		{"LF in a value", "{\"path\":\"/hello?t=mf08\",\"headers\":[[\"x-v\",\"a\\nx-injected: 1\"]]}", "t=mf08", false},
+		{"NUL in a value", "{\"path\":\"/hello?t=mf09\",\"headers\":[[\"x-v\",\"a\\u0000b\"]]}", "t=mf09", false},
+		{"content-length above the DATA",
+		 "{\"method\":\"POST\",\"path\":\"/sink?t=mf10\",\"headers\":[[\"content-length\",\"10\"]],\"data\":[\"abc\"]}",
+		 "t=mf10", true},
+		{"content-length below the DATA",
+		 "{\"method\":\"POST\",\"path\":\"/sink?t=mf11\",\"headers\":[[\"content-length\",\"2\"]],\"data\":[\"abcde\"]}",
+		 "t=mf11", true},
+	};
+	const size_t nb = sizeof(bads) / sizeof(bads[0]);
+	char *argv_specs[16];
+	size_t mark = test_file_size(p_h2rec);
+	char *out = NULL, *rec;
+	int rc, good_te, good_last;
+
+	CU_ASSERT_FATAL(ready);
+	for (size_t i = 0; i < nb; i++)
+		argv_specs[i] = (char *)bads[i].spec;
+	argv_specs[nb] = "{\"path\":\"/hello?t=mfok1\",\"headers\":[[\"te\",\"trailers\"]]}";
+	argv_specs[nb + 1] = "{\"path\":\"/hello?t=mfok2\"}";
+	good_te = (int)(2 * nb + 1);
+	good_last = (int)(2 * nb + 3);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", argv_specs[0], argv_specs[1], argv_specs[2],
+		 argv_specs[3], argv_specs[4], argv_specs[5], argv_specs[6], argv_specs[7], argv_specs[8], argv_specs[9],
+		 argv_specs[10], argv_specs[11], argv_specs[12], NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+	ROW(!hasf(out, "goaway"), "a malformed stream ended the whole connection (it must be a stream error):\n%s", nz(out));
+	rec = test_file_since(p_h2rec, mark);
+	for (size_t i = 0; i < nb; i++) {
+		char key[128];
+
+		want_reset(out, (int)(2 * i + 1), bads[i].what);
+		if (!bads[i].partial_ok)
+			nothing_reached(rec, bads[i].marker, bads[i].what);
+		else if (rec_key(rec, bads[i].marker, key, sizeof(key)))
+			ROW(!rec_ended(rec, key), "%s: the upstream got a complete request (END_STREAM):\n%.1500s", bads[i].what,
+			    rec);
+	}
+	want_status(out, good_te, 200, "te: trailers (allowed)");
+	want_status(out, good_last, 200, "a good request on the same connection after the malformed ones");
+	free(rec);
+	free(out);
+
+	/* A header list above limits.maxHeaderBytes (8192): 431 or a reset,
+	 * the next stream works. */
+	{
+		char *big = malloc(12100);
+
+		CU_ASSERT_FATAL(big != NULL);
+		memset(big, 0, 12100);
+		snprintf(big, 12100, "{\"path\":\"/hello?t=mfbig\",\"headers\":[[\"x-big\",\"");
+		memset(big + strlen(big), 'a', 12000 - 100);
+		strcat(big, "\"]]}");
+		mark = test_file_size(p_h2rec);
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", big, "{\"path\":\"/hello?t=mfbok\"}", NULL);
+		free(big);
+		ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, nz(out));
+		{
+			char *ls = stream_lines(out, 1);
+
+			ROW(hasf(out, "stream 1 status 431\n") || (hasf(out, "stream 1 reset ") && !hasf(out, "stream 1 status ")),
+			    "a header list of 12 KB over maxHeaderBytes 8192: expected 431 or a reset on stream 1, got:\n%s", ls);
+			free(ls);
+		}
+		want_status(out, 3, 200, "the stream after the oversized header list");
+		rec = test_file_since(p_h2rec, mark);
+		nothing_reached(rec, "t=mfbig", "an oversized header list");
+		free(rec);
+		free(out);
+	}
+}
+
+static void still_serves(const char *marker, const char *after);
+
+/* 9b. More streams than SETTINGS_MAX_CONCURRENT_STREAMS (100): the excess
+ * is refused, at most 100 reach the upstream. */
+static void test_concurrency(void)
+{
+	size_t mark = test_file_size(p_h2rec);
+	char *out = NULL, *rec;
+	int rc, ok = -1, reset = -1, of = -1;
+	const char *sum;
+
+	CU_ASSERT_FATAL(ready);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "20", "concurrency", "150", "/delay/1000?t=cc", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, tail(out, 1500));
+	ROW(hasf(out, "settings max_concurrent_streams 100\n"),
+	    "the proxy did not announce SETTINGS_MAX_CONCURRENT_STREAMS 100:\n%.800s", nz(out));
+	sum = out != NULL ? strstr(out, "summary ok ") : NULL;
+	if (sum != NULL && sscanf(sum, "summary ok %d reset %d of %d", &ok, &reset, &of) != 3)
+		ok = reset = of = -1;
+	/* RFC 9113 5.1.2: the excess is a stream error (REFUSED_STREAM or
+	 * PROTOCOL_ERROR); nghttp2 makes it a connection error (GOAWAY) once
+	 * the client has acknowledged the setting: either way no more than
+	 * 100 are served. */
+	ROW(of == 150 && ok <= 100 && ((ok >= 1 && ok + reset == 150) || hasf(out, "\ngoaway ")),
+	    "150 streams at once: expected at most 100 answered and the rest refused (RST_STREAM), or a GOAWAY; "
+	    "got ok %d, reset %d:\n%s",
+	    ok, reset, tail(out, 1000));
+	rec = test_file_since(p_h2rec, mark);
+	ROW(rec_count(rec, "t=cc") <= 100, "the upstream got %d of the 150 streams, expected at most 100",
+	    rec_count(rec, "t=cc"));
+	free(rec);
+	free(out);
+	still_serves("ccafter", "more streams than allowed");
+}
+
+/* The proxy serves a new connection: /hello?t=MARKER gets 200. */
+static void still_serves(const char *marker, const char *after)
+{
+	char spec[128], *out = NULL;
+	int rc;
+
+	snprintf(spec, sizeof(spec), "{\"path\":\"/hello?t=%s\"}", marker);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "10", "req", spec, NULL);
+	ROW(rc == 0 && hasf(out, "stream 1 status 200\n"), "after %s the proxy does not serve a new connection: %s", after,
+	    tail(out, 800));
+	free(out);
+}
+
+/* 9c. A CONTINUATION flood ends the connection with GOAWAY; nothing
+ * reaches the upstream; the proxy serves the next connection. */
+static void test_continuation_flood(void)
+{
+	size_t mark = test_file_size(p_h2rec);
+	char *out = NULL, *rec;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "10", "continuation", "10000", "/hello?t=cf", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, tail(out, 1500));
+	ROW(hasf(out, "\ngoaway "), "10000 CONTINUATION frames: expected a GOAWAY, got:\n%s", tail(out, 1000));
+	rec = test_file_since(p_h2rec, mark);
+	nothing_reached(rec, "t=cf", "CONTINUATION flood");
+	free(rec);
+	free(out);
+	still_serves("cfafter", "a CONTINUATION flood");
+}
+
+/* 9d. Rapid reset: GOAWAY, a bounded number of upstream streams, the
+ * proxy stays up. */
+static void test_rapid_reset(void)
+{
+	size_t mark = test_file_size(p_h2rec);
+	pid_t pids[2] = {test_proc_pid(px.proc), test_proc_pid(h2up)};
+	char *out = NULL, *rec;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "rapidreset", "10000", "/delay/3000?t=rr", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, tail(out, 1500));
+	ROW(hasf(out, "\ngoaway "), "10000 HEADERS+RST_STREAM pairs: expected a GOAWAY, got:\n%s", tail(out, 1000));
+	(void)test_wait_quiet(pids, 2, -1, 5000);
+	rec = test_file_since(p_h2rec, mark);
+	ROW(rec_count(rec, "t=rr") <= 2000,
+	    "rapid reset: the upstream saw %d of 10000 reset streams, expected at most 2000 (bounded)",
+	    rec_count(rec, "t=rr"));
+	free(rec);
+	free(out);
+	still_serves("rrafter", "a rapid reset");
+}
+
+/* Starts the raw client as a background process (mode noread or
+ * upload). */
+static struct test_proc *h2c_bg(const char *ready_prefix, const char *mode, const char *a1, const char *a2)
+{
+	char *argv[80] = {TEST_ENV_CLEAN, PY, p_client,  "--proxy",  px.addr, "--target",
+			  (char *)hp("127.0.0.1", h2port), "--cafile", px.trust, "--timeout", "60"};
+	int n = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	argv[n++] = (char *)mode;
+	argv[n++] = (char *)a1;
+	if (a2 != NULL)
+		argv[n++] = (char *)a2;
+	argv[n] = NULL;
+	return test_proc_start(argv, ready_prefix, NULL, 0, 20000);
+}
+
+/* 10. Back-pressure: a client that stops reading 64 MiB, an upstream that
+ * stops reading a 64 MiB upload: the proxy's VmRSS stays within a few MiB
+ * of its start. */
+static void test_backpressure(void)
+{
+	pid_t ppid = test_proc_pid(px.proc);
+	pid_t pids[2] = {ppid, test_proc_pid(h2up)};
+	struct test_proc *c;
+	long rss0, rss1;
+	char *out = NULL, *rec;
+	size_t mark;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	/* warm: one full 1 MiB download, so that buffers any transfer needs exist */
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "20", "req", "{\"path\":\"/bytes/1048576?t=bpw\"}", NULL);
+	ROW(rc == 0 && hasf(out, "stream 1 body-len 1048576\n"), "a 1 MiB download through the proxy failed: %s",
+	    tail(out, 500));
+	free(out);
+	(void)test_wait_quiet(pids, 2, -1, 3000);
+	rss0 = test_rss_kib(ppid);
+	c = h2c_bg("stalled", "noread", "/bytes/67108864?t=bpd", NULL);
+	ROW(c != NULL, "the client that stops reading did not get the response headers (no h2?)");
+	if (c != NULL) {
+		(void)test_wait_quiet(pids, 2, -1, 15000);
+		rss1 = test_rss_kib(ppid);
+		ROW(rss0 > 0 && rss1 > 0 && rss1 - rss0 < RSS_SLACK_KIB,
+		    "a client that stops reading a 64 MiB response: the proxy's VmRSS went from %ld to %ld KiB "
+		    "(expected less than %ld KiB more)",
+		    rss0, rss1, RSS_SLACK_KIB);
+		test_proc_free(c);
+	}
+	(void)test_wait_quiet(pids, 2, -1, 3000);
+	rss0 = test_rss_kib(ppid);
+	mark = test_file_size(p_h2rec);
+	c = h2c_bg("alpn ", "upload", "/stall?t=bpu", "67108864");
+	ROW(c != NULL, "the upload client did not start");
+	if (c != NULL) {
+		pid_t all[3] = {pids[0], pids[1], test_proc_pid(c)};
+
+		(void)test_wait_quiet(all, 3, -1, 15000);
+		rss1 = test_rss_kib(ppid);
+		out = test_proc_stdout(c);
+		rec = test_file_since(p_h2rec, mark);
+		ROW(hasf(out, "alpn h2\n") && rec_count(rec, "t=bpu") == 1,
+		    "the upload did not reach the stalled upstream over h2: client '%s'", tail(out, 500));
+		ROW(rss0 > 0 && rss1 > 0 && rss1 - rss0 < RSS_SLACK_KIB,
+		    "an upstream that stops reading a 64 MiB upload: the proxy's VmRSS went from %ld to %ld KiB "
+		    "(expected less than %ld KiB more); the client said: %s",
+		    rss0, rss1, RSS_SLACK_KIB, tail(out, 200));
+		free(out);
+		free(rec);
+		test_proc_free(c);
+	}
+}
+
+/* 11. Stops the proxy: no real value in its stdout, stderr, audit or
+ * session; every request line of the audit has its proto. */
+static void test_sweep(void)
+{
+	char *s, *log, *line, *save = NULL, cmd[PATH_MAX + 64];
+	int st, bad_proto = 0;
+
+	CU_ASSERT_FATAL(ready && px.proc != NULL);
+	st = test_proc_stop(px.proc, SIGTERM, 5000);
+	ROW(st == 0, "the proxy exited %d on SIGTERM after the suite (expected 0)", st);
+	s = test_proc_stdout(px.proc);
+	no_real_in(s, "the proxy's stdout");
+	free(s);
+	s = test_proc_stderr(px.proc);
+	no_real_in(s, "the proxy's stderr");
+	if (st != 0)
+		fprintf(stderr, "proxy stderr:\n%s\n", tail(s, 3000));
+	free(s);
+	log = test_read_file(px.audit, NULL);
+	no_real_in(log, "the audit file");
+	for (line = log != NULL ? strtok_r(log, "\n", &save) : NULL; line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		bool req = strstr(line, "\"kind\":\"request\"") != NULL;
+		bool ok = req ? strstr(line, "\"proto\":\"h2\"") != NULL || strstr(line, "\"proto\":\"http/1.1\"") != NULL
+			      : strstr(line, "\"proto\":null") != NULL;
+
+		if (!ok && bad_proto++ < 3)
+			ROW(false, "an audit line without the right proto (request: h2 or http/1.1, else null): %.400s", line);
+	}
+	free(log);
+	/* every file of the session directory */
+	snprintf(cmd, sizeof(cmd), "%s", px.session);
+	{
+		char *argv[] = {"grep", "-rlF", "--", real_tok, cmd, NULL};
+		char *o = NULL;
+		int rc = test_run_capture(argv, &o, NULL, 30000);
+
+		ROW(rc == 1, "the real value is in the session directory: %s", nz(o));
+		free(o);
+	}
+	test_proc_free(px.proc);
+	px.proc = NULL;
+}
+
+TEST_REGISTRAR(h2_suite)
+{
+	CU_pSuite s = test_suite("h2", suite_init, suite_cleanup);
+
+	test_add(s, "harness: every client directly against the upstreams", test_harness_direct);
+	test_add(s, "curl --http2: h2 where the upstream speaks it, 1.1 where not", test_curl_h2);
+	test_add(s, "nghttp -m 60 inside passavant run", test_nghttp_run);
+	test_add(s, "Go net/http forcing HTTP/2 through the proxy", test_go);
+	test_add(s, "gRPC unary, error status, bidi through the proxy", test_grpc_proxy);
+	test_add(s, "gRPC inside passavant run (intercepted)", test_grpc_run);
+	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
+	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
+	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
+	test_add(s, ":authority or host naming another host: 421", test_authority);
+	test_add(s, "malformed requests: reset per stream, nothing upstream", test_malformed);
+	test_add(s, "more than 100 concurrent streams", test_concurrency);
+	test_add(s, "CONTINUATION flood", test_continuation_flood);
+	test_add(s, "rapid reset", test_rapid_reset);
+	test_add(s, "back-pressure both ways: VmRSS bounded", test_backpressure);
+	test_add(s, "no real value in stdout, stderr, audit, session; proto in every audit line", test_sweep);
+}

@@ -1,0 +1,352 @@
+#!/usr/bin/python3
+"""pv-h2-upstream.py - the HTTP/2 upstream of the integration tests (suite h2).
+
+An HTTP/2 server over TLS (ALPN h2 only), written on python3-h2, that
+records every frame-level event it receives, complete request or not, so a
+test can say "nothing of this stream reached the upstream".
+
+    pv-h2-upstream.py --cert PEM --key KEY --record FILE [--listen 127.0.0.1:0]
+
+Prints "listening on 127.0.0.1:PORT" once it accepts connections.
+
+Record (FILE, appended, flushed per event; N the connection number from 1,
+S the stream id):
+    === conn N alpn PROTO            the TLS handshake's ALPN ("none": not h2,
+                                     the connection is closed)
+    === conn N stream S headers      then one "name: value" line per field as
+                                     received (bytes other than printable
+                                     ASCII written as \\xHH), then an empty line
+    === conn N stream S data LEN     then the first bytes of the frame (at most
+                                     64 KiB per stream in all, escaped as
+                                     above), then "\\n"
+    === conn N stream S trailers     fields as for headers
+    === conn N stream S end          END_STREAM: the request is complete
+    === conn N stream S reset CODE   RST_STREAM from the peer
+    === conn N goaway CODE           GOAWAY from the peer
+    === conn N closed                the connection ended
+Inbound header validation is off: whatever the proxy sends is recorded.
+
+Endpoints (the path before '?'); every response has x-upstream-conn: N and
+x-upstream-stream: S:
+    /hello            200 "hello\\n"
+    /echo             after END_STREAM: 200, body = each request field as
+                      "name: value\\n", an empty line, then the request body
+    /sink             reads the body (any size), replies "N\\n" (its length)
+    /bytes/N          N bytes of the pattern 0-9a-zA-Z\\n, content-length N
+    /status/N         status N, body "status N\\n"
+    /delay/MS         200 "delayed MS\\n" after MS ms
+    /reflect?x=HEX    VALUE = the bytes HEX encodes: 200 with header
+                      x-reflect: VALUE, content-length, the body
+                      "reflect:VALUE\\n" in DATA frames of one byte each for
+                      VALUE, and the trailer x-reflect-trailer: VALUE
+    /stall            stops reading the connection (for 30 s): an upstream
+                      that does not read a large upload
+    anything else     404
+The server's SETTINGS: MAX_CONCURRENT_STREAMS 1000, INITIAL_WINDOW_SIZE
+2^31-1 and a connection window of 2^31-1, and it acknowledges every DATA
+frame at once: only TCP back-pressure limits a sender (/stall stops even
+that).
+"""
+import argparse
+import os
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+
+MAXWIN = 2**31 - 1
+RECORD_CAP = 65536
+
+record_lock = threading.Lock()
+record_file = None
+conn_counter = [0]
+
+
+def esc(b):
+    out = []
+    for c in b:
+        if 0x20 <= c < 0x7f and c != 0x5c:
+            out.append(chr(c))
+        else:
+            out.append('\\x%02x' % c)
+    return ''.join(out)
+
+
+def record(text):
+    with record_lock:
+        record_file.write(text)
+        record_file.flush()
+
+
+def fields_text(headers):
+    return ''.join('%s: %s\n' % (esc(n), esc(v)) for n, v in headers) + '\n'
+
+
+def pattern(n):
+    base = b'0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n'
+    return (base * (n // len(base) + 1))[:n]
+
+
+class Stream:
+    def __init__(self, sid, headers):
+        self.sid = sid
+        self.headers = headers
+        self.body = bytearray()
+        self.recorded = 0
+        self.ended = False
+        self.responded = False
+        # outgoing: list of (bytes, one_frame_each) pieces, then trailers
+        self.out = []
+        self.trailers = None
+        self.done = False
+        self.due = None  # time.monotonic() of a delayed response
+
+    def get(self, name):
+        for n, v in self.headers:
+            if n == name:
+                return v
+        return None
+
+
+class Conn:
+    def __init__(self, sock, n):
+        self.sock = sock
+        self.n = n
+        cfg = h2.config.H2Configuration(client_side=False, header_encoding=None,
+                                        validate_inbound_headers=False,
+                                        normalize_inbound_headers=False,
+                                        validate_outbound_headers=False)
+        self.h2 = h2.connection.H2Connection(config=cfg)
+        self.streams = {}
+        self.stalled = False
+
+    def flush(self):
+        data = self.h2.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def respond(self, st, status, body=b'', extra=(), trailers=None, one_byte=None):
+        hdrs = [(b':status', str(status).encode()), (b'content-type', b'text/plain'),
+                (b'x-upstream-conn', str(self.n).encode()),
+                (b'x-upstream-stream', str(st.sid).encode())] + list(extra)
+        if one_byte is None:
+            pieces = [(body, False)]
+            length = len(body)
+        else:
+            pieces = one_byte
+            length = sum(len(p) for p, _ in pieces)
+        hdrs.append((b'content-length', str(length).encode()))
+        st.responded = True
+        self.h2.send_headers(st.sid, hdrs, end_stream=(length == 0 and trailers is None))
+        if length == 0 and trailers is None:
+            st.done = True
+            return
+        st.out = [p for p in pieces if p[0]]
+        st.trailers = trailers
+
+    def pump(self):
+        """Sends what the flow-control windows allow."""
+        for st in list(self.streams.values()):
+            if st.done or not st.responded:
+                continue
+            try:
+                while st.out:
+                    data, one = st.out[0]
+                    win = min(self.h2.local_flow_control_window(st.sid),
+                              self.h2.max_outbound_frame_size)
+                    if win <= 0:
+                        break
+                    n = 1 if one else min(win, len(data))
+                    last = n == len(data) and len(st.out) == 1 and st.trailers is None
+                    self.h2.send_data(st.sid, data[:n], end_stream=last)
+                    if n == len(data):
+                        st.out.pop(0)
+                    else:
+                        st.out[0] = (data[n:], one)
+                    self.flush()
+                if not st.out:
+                    if st.trailers is not None:
+                        self.h2.send_headers(st.sid, st.trailers, end_stream=True)
+                    st.done = True
+            except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError, KeyError):
+                st.done = True
+        self.flush()
+
+    def handle_request(self, st):
+        path = (st.get(b':path') or b'').decode('latin-1')
+        base, _, query = path.partition('?')
+        args = dict(kv.partition('=')[::2] for kv in query.split('&') if kv)
+        if base == '/hello':
+            self.respond(st, 200, b'hello\n')
+        elif base == '/echo':
+            self.respond(st, 200, fields_text(st.headers).encode('latin-1') + bytes(st.body))
+        elif base == '/sink':
+            self.respond(st, 200, b'%d\n' % len(st.body))
+        elif base.startswith('/bytes/'):
+            self.respond(st, 200, pattern(int(base[7:])))
+        elif base.startswith('/status/'):
+            code = int(base[8:])
+            self.respond(st, code, b'status %d\n' % code)
+        elif base.startswith('/reflect'):
+            value = bytes.fromhex(args.get('x', ''))
+            pieces = [(b'reflect:', False)] + [(bytes([c]), True) for c in value] + [(b'\n', False)]
+            self.respond(st, 200, extra=[(b'x-reflect', value)],
+                         trailers=[(b'x-reflect-trailer', value)], one_byte=pieces)
+        else:
+            self.respond(st, 404, b'not found\n')
+
+    def on_headers(self, ev):
+        sid = ev.stream_id
+        if sid in self.streams:
+            record('=== conn %d stream %d trailers\n%s' % (self.n, sid, fields_text(ev.headers)))
+            return
+        st = Stream(sid, ev.headers)
+        self.streams[sid] = st
+        record('=== conn %d stream %d headers\n%s' % (self.n, sid, fields_text(ev.headers)))
+        path = (st.get(b':path') or b'').decode('latin-1')
+        if path.startswith('/stall'):
+            self.stalled = True
+        elif path.startswith('/delay/'):
+            st.due = time.monotonic() + int(path[7:].partition('?')[0]) / 1000.0
+
+    def on_end(self, sid):
+        st = self.streams.get(sid)
+        record('=== conn %d stream %d end\n' % (self.n, sid))
+        if st is None:
+            return
+        st.ended = True
+        if st.due is None and not (st.get(b':path') or b'').startswith(b'/stall'):
+            self.handle_request(st)
+
+    def events(self, evs):
+        for ev in evs:
+            if isinstance(ev, h2.events.RequestReceived):
+                self.on_headers(ev)
+            elif isinstance(ev, h2.events.TrailersReceived):
+                record('=== conn %d stream %d trailers\n%s' % (self.n, ev.stream_id, fields_text(ev.headers)))
+            elif isinstance(ev, h2.events.DataReceived):
+                st = self.streams.get(ev.stream_id)
+                room = 0
+                if st is not None:
+                    st.body += ev.data
+                    room = max(0, RECORD_CAP - st.recorded)
+                    st.recorded += min(room, len(ev.data))
+                record('=== conn %d stream %d data %d\n%s\n' % (self.n, ev.stream_id, len(ev.data),
+                                                               esc(ev.data[:room])))
+                if ev.flow_controlled_length:
+                    try:
+                        self.h2.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                    except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+                        pass
+            elif isinstance(ev, h2.events.StreamEnded):
+                self.on_end(ev.stream_id)
+            elif isinstance(ev, h2.events.StreamReset):
+                record('=== conn %d stream %d reset %d\n' % (self.n, ev.stream_id, int(ev.error_code)))
+                st = self.streams.get(ev.stream_id)
+                if st is not None:
+                    st.done = True
+            elif isinstance(ev, h2.events.ConnectionTerminated):
+                record('=== conn %d goaway %d\n' % (self.n, int(ev.error_code)))
+
+    def run(self):
+        self.h2.local_settings = h2.settings.Settings(client=False, initial_values={
+            h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000,
+            h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: MAXWIN,
+            h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: 1 << 20,
+        })
+        self.h2.initiate_connection()
+        self.h2.increment_flow_control_window(MAXWIN - 65535)
+        self.flush()
+        self.sock.settimeout(0.05)
+        while True:
+            if self.stalled:
+                time.sleep(30)
+                return
+            try:
+                data = self.sock.recv(65536)
+            except (socket.timeout, ssl.SSLWantReadError):
+                data = None
+            if data is not None and not data:
+                return
+            if data:
+                try:
+                    self.events(self.h2.receive_data(data))
+                except h2.exceptions.ProtocolError as e:
+                    record('=== conn %d protocol-error %s\n' % (self.n, esc(str(e).encode())))
+                    self.flush()
+                    return
+            now = time.monotonic()
+            for st in list(self.streams.values()):
+                if st.due is not None and now >= st.due and not st.responded:
+                    st.due = None
+                    ms = (st.get(b':path') or b'').decode('latin-1')[7:].partition('?')[0]
+                    self.respond(st, 200, b'delayed %s\n' % ms.encode())
+            self.pump()
+            for sid in [s for s, st in self.streams.items() if st.done]:
+                del self.streams[sid]
+
+
+def serve(raw, ctx):
+    with record_lock:
+        conn_counter[0] += 1
+        n = conn_counter[0]
+    try:
+        raw.settimeout(10)
+        sock = ctx.wrap_socket(raw, server_side=True)
+    except (OSError, ssl.SSLError) as e:
+        record('=== conn %d tls-error %s\n' % (n, esc(str(e).encode())))
+        raw.close()
+        return
+    proto = sock.selected_alpn_protocol()
+    record('=== conn %d alpn %s\n' % (n, proto or 'none'))
+    try:
+        if proto == 'h2':
+            Conn(sock, n).run()
+    except (OSError, ssl.SSLError, h2.exceptions.ProtocolError) as e:
+        record('=== conn %d error %s\n' % (n, esc(str(e).encode())))
+    finally:
+        record('=== conn %d closed\n' % n)
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+
+def main():
+    global record_file
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cert', required=True)
+    ap.add_argument('--key', required=True)
+    ap.add_argument('--record', required=True)
+    ap.add_argument('--listen', default='127.0.0.1:0')
+    a = ap.parse_args()
+    record_file = open(a.record, 'a', encoding='latin-1')
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.cert, a.key)
+    ctx.set_alpn_protocols(['h2'])
+    host, port = a.listen.rsplit(':', 1)
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((host, int(port)))
+    ls.listen(128)
+    print('listening on %s:%d' % ls.getsockname(), flush=True)
+    while True:
+        raw, _ = ls.accept()
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=serve, args=(raw, ctx), daemon=True).start()
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(0)
