@@ -1,0 +1,295 @@
+/*
+ * test_h2attack.c - attacks on the HTTP/2 side of terminated tunnels
+ * (issue 17; SPEC §4, §5): a sandboxed program talking HTTP/2 through the
+ * proxy, and an upstream that multiplexes its streams in one queue.
+ *
+ * Suite "h2attack". One proxy (CONNECT, a random GH_TOKEN masked and
+ * injected into 127.0.0.1, allowedDomains 127.0.0.1) and one upstream,
+ * tests/tools/pv-h2-attack.py upstream (python3-h2, flow control honoured,
+ * responses sent from one queue in order); the client is pv-h2-attack.py
+ * client (raw frames). Each test says which class of attack it covers.
+ *
+ * The tree lives under /var/tmp.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/certs.h"
+#include "tests/support/proc.h"
+#include "tests/support/pxproc.h"
+#include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
+
+#define PY "/usr/bin/python3"
+#define TOK_LEN 40
+
+static bool ready;
+static char *root;
+static char p_certs[PATH_MAX], p_tool[PATH_MAX], p_rec[PATH_MAX];
+static struct test_proc *up;
+static unsigned upport;
+static struct test_px px;
+static char real_tok[TOK_LEN + 1];
+
+static const char *nz(const char *s)
+{
+	return s != NULL ? s : "(null)";
+}
+
+static bool hasf(const char *hay, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool hasf(const char *hay, const char *fmt, ...)
+{
+	char needle[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(needle, sizeof(needle), fmt, ap);
+	va_end(ap);
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+	size_t nlen = strlen(needle);
+	int n = 0;
+
+	if (hay == NULL || nlen == 0)
+		return 0;
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + nlen, needle))
+		n++;
+	return n;
+}
+
+static const char *tail(const char *s, size_t n)
+{
+	size_t len;
+
+	if (s == NULL)
+		return "(none)";
+	len = strlen(s);
+	return len > n ? s + len - n : s;
+}
+
+/* Runs the attack client through the proxy: MODE and its arguments
+ * (NULL-terminated). Returns the exit status; stdout in *out. */
+static int attack(char **out, const char *secs, ...) __attribute__((sentinel));
+static int attack(char **out, const char *secs, ...)
+{
+	char target[64];
+	char *argv[64] = {TEST_ENV_CLEAN, PY, p_tool, "client", "--proxy", px.addr, "--target", target,
+			  "--cafile", px.trust, "--timeout", (char *)secs};
+	int n = 0;
+	va_list ap;
+	char *a;
+
+	snprintf(target, sizeof(target), "127.0.0.1:%u", upport);
+	while (argv[n] != NULL)
+		n++;
+	va_start(ap, secs);
+	while ((a = va_arg(ap, char *)) != NULL && n < 62)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	*out = NULL;
+	return test_run_capture(argv, out, NULL, 120000);
+}
+
+static int fixtures_up(void)
+{
+	static const char *const names[] = {"127.0.0.1", NULL};
+	char src[PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128], policy[2 * PATH_MAX];
+	char envtok[64];
+	char *wrap[] = {"env", envtok, NULL};
+	const char *colon;
+
+	root = strdup("/var/tmp/pv-h2attack.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	snprintf(p_certs, sizeof(p_certs), "%s/certs", root);
+	snprintf(p_tool, sizeof(p_tool), "%s/pv-h2-attack.py", root);
+	snprintf(p_rec, sizeof(p_rec), "%s/rec.txt", root);
+	snprintf(src, sizeof(src), "%s/tests/tools/pv-h2-attack.py", test_srcdir());
+	if (mkdir(p_certs, 0755) < 0 || test_certs_make(p_certs, names) < 0 || test_copy_file(src, p_tool, 0755) < 0)
+		return -1;
+	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
+	snprintf(key, sizeof(key), "%s/server.key", p_certs);
+	{
+		char *argv[] = {TEST_ENV_CLEAN, PY, p_tool, "upstream", "--cert", cert, "--key", key,
+				"--record", p_rec, NULL};
+
+		if ((up = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000)) == NULL)
+			return -1;
+	}
+	colon = strrchr(rest, ':');
+	upport = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+	if (upport == 0)
+		return -1;
+	memcpy(real_tok, "ghp_", 4);
+	if (test_random_alnum(real_tok + 4, TOK_LEN - 4) < 0)
+		return -1;
+	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", real_tok);
+	snprintf(policy, sizeof(policy),
+		 "network:\n"
+		 "  allowedDomains: [\"127.0.0.1\"]\n"
+		 "  tlsTerminate:\n"
+		 "    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+		 "credentials:\n"
+		 "  envVars:\n"
+		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n",
+		 p_certs);
+	return test_px_start(&px, root, wrap, policy);
+}
+
+static int suite_init(void)
+{
+	if (ready)
+		return 0;
+	if (fixtures_up() < 0) {
+		fprintf(stderr, "h2attack: the fixtures could not be set up (the lines above say why)\n");
+		(void)test_px_stop(&px);
+		if (up != NULL) {
+			(void)test_proc_stop(up, SIGTERM, 5000);
+			test_proc_free(up);
+			up = NULL;
+		}
+		if (root != NULL)
+			test_rmtree(root);
+		free(root);
+		root = NULL;
+		return -1;
+	}
+	ready = true;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	int bad = 0;
+
+	if (px.proc != NULL)
+		bad |= test_px_stop(&px) != 0;
+	if (up != NULL) {
+		(void)test_proc_stop(up, SIGTERM, 5000);
+		test_proc_free(up);
+		up = NULL;
+	}
+	if (root != NULL)
+		test_rmtree(root);
+	free(root);
+	root = NULL;
+	ready = false;
+	return bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+/*
+ * Class: secret leak through a pause the client makes. The upstream sends
+ * a real value in two DATA frames of stream 1 with 4 MiB of stream 3 in
+ * between (one send queue: any multiplexing server). The client does not
+ * read for 1.5 s: stream 3 stops at the proxy's windows, so the second
+ * half of the value waits behind it at the upstream, which is otherwise
+ * "free to send". The proxy must not release the held first half as
+ * harmless after its pause: the client must see the sentinel form, never
+ * the real value, whole or as its two halves.
+ */
+static void test_split_by_stall(void)
+{
+	char hex[2 * TOK_LEN + 1];
+	char *o = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	for (int i = 0; i < TOK_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)real_tok[i]);
+	rc = attack(&o, "30", "split", hex, "4194304", "1.5", NULL);
+	ROW(rc == 0 && hasf(o, "stream 1 end") && hasf(o, "stream 3 end"),
+	    "split: expected both streams to end (exit 0), got %d:\n%.2000s", rc, tail(o, 2000));
+	ROW(!hasf(o, "%s", real_tok), "split: the real value reached the client in stream 1's body:\n%.600s",
+	    nz(o != NULL ? strstr(o, "stream 1 body") : NULL));
+	ROW(hasf(o, "stream 1 body split:"), "split: no body for stream 1:\n%.600s", tail(o, 600));
+free(o);
+}
+
+/*
+ * Class: rapid reset made by the server ("MadeYouReset", CVE-2025-8671).
+ * The client never sends RST_STREAM: each stream is a complete GET that
+ * the proxy forwards, followed by a WINDOW_UPDATE of 0 on it, a stream
+ * error for which the proxy itself resets the stream (and cancels it
+ * upstream). nghttp2's reset rate limit counts only the client's
+ * RST_STREAM frames; the proxy must bound these too (same burst, 200,
+ * then 50/s): the client gets GOAWAY, and the upstream far fewer than
+ * the 1000 streams tried.
+ */
+static void test_made_you_reset(void)
+{
+	size_t mark = test_file_size(p_rec);
+	char *o = NULL, *rec;
+	int rc, n;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "30", "madeyoureset", "1000", NULL);
+	rec = test_file_since(p_rec, mark);
+	n = count_of(rec, "headers /hello?t=myr");
+	ROW(rc == 0, "madeyoureset: the client exited %d:\n%s", rc, tail(o, 1500));
+	ROW(hasf(o, "goaway 11"),
+	    "madeyoureset: expected GOAWAY ENHANCE_YOUR_CALM (11) after the burst (the upstream got %d streams), got:\n%s",
+	    n, tail(o, 200));
+	ROW(n > 0 && n <= 400, "madeyoureset: the upstream got %d of 1000 streams the proxy reset itself (at most 400 allowed)",
+	    n);
+	free(rec);
+	free(o);
+}
+
+/*
+ * Class: denial of service by an upstream: HEADERS are not flow
+ * controlled, so 100 000 interim (103) heads on one stream would each be
+ * queued for the client. The proxy passes a few on and then answers the
+ * stream itself (502) and cancels it upstream.
+ */
+static void test_interim_flood(void)
+{
+	char *o = NULL;
+	int rc, n;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "60", "interim", "100000", NULL);
+	n = count_of(o, "stream 1 interim");
+	ROW(rc == 0, "interim: the client exited %d:\n%s", rc, tail(o, 800));
+	ROW(n <= 16, "interim: the client got %d interim heads (at most 16 expected)", n);
+	ROW(hasf(o, "stream 1 status 502") || hasf(o, "stream 1 reset"),
+	    "interim: expected a 502 or a reset on stream 1, got:\n%s", tail(o, 800));
+	free(o);
+}
+
+/* The connection still works for a normal request after the attacks
+ * above, on a new connection (harness check: a test that cannot fail). */
+static void test_interim_few(void)
+{
+	char *o = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "30", "interim", "3", NULL);
+	ROW(rc == 0 && count_of(o, "stream 1 interim") == 3 && hasf(o, "stream 1 status 200") &&
+		    hasf(o, "stream 1 body ok\\x0a"),
+	    "interim 3: expected three interim heads, then 200 ok, got %d:\n%s", rc, tail(o, 800));
+	free(o);
+}
+
+TEST_REGISTRAR(h2attack_suite)
+{
+	CU_pSuite s = test_suite("h2attack", suite_init, suite_cleanup);
+
+	test_add(s, "3 interim heads pass (harness)", test_interim_few);
+	test_add(s, "a real value split by a client-made pause: never released", test_split_by_stall);
+	test_add(s, "streams the proxy resets itself: rate limited", test_made_you_reset);
+	test_add(s, "an upstream's interim-head flood: bounded", test_interim_flood);
+}
