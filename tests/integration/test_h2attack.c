@@ -33,8 +33,8 @@
 static bool ready;
 static char *root;
 static char p_certs[PATH_MAX], p_tool[PATH_MAX], p_rec[PATH_MAX];
-static struct test_proc *up;
-static unsigned upport;
+static struct test_proc *up, *lagup; /* the upstream, and one 300 ms away */
+static unsigned upport, lagport;
 static struct test_px px;
 static char real_tok[TOK_LEN + 1];
 
@@ -77,10 +77,11 @@ static const char *tail(const char *s, size_t n)
 	return len > n ? s + len - n : s;
 }
 
-/* Runs the attack client through the proxy: MODE and its arguments
- * (NULL-terminated). Returns the exit status; stdout in *out. */
-static int attack(char **out, const char *secs, ...) __attribute__((sentinel));
-static int attack(char **out, const char *secs, ...)
+/* Runs the attack client through the proxy to the upstream on port: MODE
+ * and its arguments (NULL-terminated). Returns the exit status; stdout in
+ * *out. */
+static int attack_to(unsigned port, char **out, const char *secs, ...) __attribute__((sentinel));
+static int attack_to(unsigned port, char **out, const char *secs, ...)
 {
 	char target[64];
 	char *argv[64] = {TEST_ENV_CLEAN, PY, p_tool, "client", "--proxy", px.addr, "--target", target,
@@ -89,7 +90,7 @@ static int attack(char **out, const char *secs, ...)
 	va_list ap;
 	char *a;
 
-	snprintf(target, sizeof(target), "127.0.0.1:%u", upport);
+	snprintf(target, sizeof(target), "127.0.0.1:%u", port);
 	while (argv[n] != NULL)
 		n++;
 	va_start(ap, secs);
@@ -101,13 +102,46 @@ static int attack(char **out, const char *secs, ...)
 	return test_run_capture(argv, out, NULL, 120000);
 }
 
+#define attack(...) attack_to(upport, __VA_ARGS__)
+
+/* Starts pv-h2-attack.py upstream (lag: its --lag); its port into *port. */
+static struct test_proc *start_up(const char *lag, unsigned *port)
+{
+	char cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128];
+	char *argv[] = {TEST_ENV_CLEAN, PY, p_tool, "upstream", "--cert", cert, "--key", key,
+			"--record", p_rec, "--lag", (char *)lag, NULL};
+	struct test_proc *p;
+	const char *colon;
+
+	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
+	snprintf(key, sizeof(key), "%s/server.key", p_certs);
+	if ((p = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000)) == NULL)
+		return NULL;
+	colon = strrchr(rest, ':');
+	*port = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+	if (*port == 0) {
+		fprintf(stderr, "h2attack: the upstream said 'listening on %s': no port\n", rest);
+		test_proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void stop_up(struct test_proc **p)
+{
+	if (*p != NULL) {
+		(void)test_proc_stop(*p, SIGTERM, 5000);
+		test_proc_free(*p);
+		*p = NULL;
+	}
+}
+
 static int fixtures_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", NULL};
-	char src[PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128], policy[2 * PATH_MAX];
+	char src[PATH_MAX], policy[2 * PATH_MAX];
 	char envtok[64];
 	char *wrap[] = {"env", envtok, NULL};
-	const char *colon;
 
 	root = strdup("/var/tmp/pv-h2attack.XXXXXX");
 	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
@@ -118,18 +152,7 @@ static int fixtures_up(void)
 	snprintf(src, sizeof(src), "%s/tests/tools/pv-h2-attack.py", test_srcdir());
 	if (mkdir(p_certs, 0755) < 0 || test_certs_make(p_certs, names) < 0 || test_copy_file(src, p_tool, 0755) < 0)
 		return -1;
-	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
-	snprintf(key, sizeof(key), "%s/server.key", p_certs);
-	{
-		char *argv[] = {TEST_ENV_CLEAN, PY, p_tool, "upstream", "--cert", cert, "--key", key,
-				"--record", p_rec, NULL};
-
-		if ((up = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000)) == NULL)
-			return -1;
-	}
-	colon = strrchr(rest, ':');
-	upport = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-	if (upport == 0)
+	if ((up = start_up("0", &upport)) == NULL || (lagup = start_up("300", &lagport)) == NULL)
 		return -1;
 	memcpy(real_tok, "ghp_", 4);
 	if (test_random_alnum(real_tok + 4, TOK_LEN - 4) < 0)
@@ -154,11 +177,8 @@ static int suite_init(void)
 	if (fixtures_up() < 0) {
 		fprintf(stderr, "h2attack: the fixtures could not be set up (the lines above say why)\n");
 		(void)test_px_stop(&px);
-		if (up != NULL) {
-			(void)test_proc_stop(up, SIGTERM, 5000);
-			test_proc_free(up);
-			up = NULL;
-		}
+		stop_up(&up);
+		stop_up(&lagup);
 		if (root != NULL)
 			test_rmtree(root);
 		free(root);
@@ -175,11 +195,8 @@ static int suite_cleanup(void)
 
 	if (px.proc != NULL)
 		bad |= test_px_stop(&px) != 0;
-	if (up != NULL) {
-		(void)test_proc_stop(up, SIGTERM, 5000);
-		test_proc_free(up);
-		up = NULL;
-	}
+	stop_up(&up);
+	stop_up(&lagup);
 	if (root != NULL)
 		test_rmtree(root);
 	free(root);
@@ -200,7 +217,7 @@ static int suite_cleanup(void)
  * harmless after its pause: the client must see the sentinel form, never
  * the real value, whole or as its two halves.
  */
-static void test_split_by_stall(void)
+static void split_by_stall(unsigned port, const char *bulk)
 {
 	char hex[2 * TOK_LEN + 1];
 	char *o = NULL;
@@ -209,13 +226,29 @@ static void test_split_by_stall(void)
 	CU_ASSERT_FATAL(ready);
 	for (int i = 0; i < TOK_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)real_tok[i]);
-	rc = attack(&o, "30", "split", hex, "4194304", "1.5", NULL);
+	rc = attack_to(port, &o, "60", "split", hex, bulk, "1.5", NULL);
 	ROW(rc == 0 && hasf(o, "stream 1 end") && hasf(o, "stream 3 end"),
 	    "split: expected both streams to end (exit 0), got %d:\n%.2000s", rc, tail(o, 2000));
 	ROW(!hasf(o, "%s", real_tok), "split: the real value reached the client in stream 1's body:\n%.600s",
 	    nz(o != NULL ? strstr(o, "stream 1 body") : NULL));
 	ROW(hasf(o, "stream 1 body split:"), "split: no body for stream 1:\n%.600s", tail(o, 600));
-free(o);
+	free(o);
+}
+
+static void test_split_by_stall(void)
+{
+	split_by_stall(upport, "4194304");
+}
+
+/*
+ * The same against an upstream 300 ms away (512 KiB on stream 3): when
+ * the client takes stream 3's bytes, the proxy opens its windows, but the
+ * upstream sees that only 300 ms later. Until then it is not "free to send": the held half waits until a
+ * PING sent after the WINDOW_UPDATE comes back, and H2_HOLD_MS more.
+ */
+static void test_split_by_window_in_flight(void)
+{
+	split_by_stall(lagport, "524288");
 }
 
 /*
@@ -290,6 +323,7 @@ TEST_REGISTRAR(h2attack_suite)
 
 	test_add(s, "3 interim heads pass (harness)", test_interim_few);
 	test_add(s, "a real value split by a client-made pause: never released", test_split_by_stall);
+	test_add(s, "the same, the windows reopened 300 ms from the upstream", test_split_by_window_in_flight);
 	test_add(s, "streams the proxy resets itself: rate limited", test_made_you_reset);
 	test_add(s, "an upstream's interim-head flood: bounded", test_interim_flood);
 }

@@ -3,11 +3,13 @@
 
 Two roles, both over TLS with ALPN h2 only:
 
-    pv-h2-attack.py upstream --cert PEM --key KEY --record FILE
+    pv-h2-attack.py upstream --cert PEM --key KEY --record FILE [--lag MS]
         An HTTP/2 server on python3-h2 that honours flow control and sends
         its responses in one queue, in order (a chunk of one stream waits
         for every chunk queued before it, whatever the stream): what any
         multiplexing server may do. Prints "listening on 127.0.0.1:PORT".
+        --lag MS: every read is handled MS ms after it came (an upstream
+        a round trip of MS away: a window we open reaches it late).
         Record (FILE, appended): "stream S headers PATH" per request,
         "stream S reset CODE" per RST_STREAM received.
         Paths (before '?'):
@@ -70,7 +72,7 @@ def record(path, text):
             f.write(text + '\n')
 
 
-def serve(raw, ctx, rec):
+def serve(raw, ctx, rec, lag):
     import h2.config
     import h2.connection
     import h2.events
@@ -133,6 +135,8 @@ def serve(raw, ctx, rec):
                     return
             except (socket.timeout, ssl.SSLWantReadError):
                 data = b''
+            if data and lag:
+                time.sleep(lag / 1000.0)
             for ev in conn.receive_data(data) if data else []:
                 if isinstance(ev, h2.events.RequestReceived):
                     path = dict(ev.headers).get(b':path', b'').decode('latin-1')
@@ -198,7 +202,7 @@ def upstream(a):
     out('listening on 127.0.0.1:%d' % ls.getsockname()[1])
     while True:
         raw, _ = ls.accept()
-        threading.Thread(target=serve, args=(raw, ctx, a.record), daemon=True).start()
+        threading.Thread(target=serve, args=(raw, ctx, a.record, a.lag), daemon=True).start()
 
 
 # ---------------------------------------------------------------- client
@@ -384,6 +388,7 @@ def main():
     u.add_argument('--cert', required=True)
     u.add_argument('--key', required=True)
     u.add_argument('--record', required=True)
+    u.add_argument('--lag', type=int, default=0)
     c = sub.add_parser('client')
     c.add_argument('--proxy', required=True)
     c.add_argument('--target', required=True)
