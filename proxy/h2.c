@@ -114,6 +114,7 @@ struct h2 {
 	struct event *tail_ev;     /** masking: releases held response bytes after a pause */
 	bool ending;               /** GOAWAY sent to the client: no new stream, close when done */
 	bool up_gone;              /** the upstream ended or failed */
+	bool up_goaway;            /** the upstream said GOAWAY: no new stream, the others finish */
 	bool fatal;                /** a session failed: close now */
 	int64_t cancels;           /** forwarded streams that may still be cut off (a token bucket) */
 	unsigned wu_sent;          /** WINDOW_UPDATE frames sent upstream */
@@ -639,10 +640,14 @@ static bool forward(struct h2s *s, struct evbuffer *head)
 	}
 	prd.source.ptr = s;
 	prd.read_callback = req_read;
-	id = nghttp2_submit_request(s->h->up, NULL, nv, (size_t)n, s->req_end ? NULL : &prd, s);
+	id = s->h->up_goaway || s->h->up_gone ? -1
+					       : nghttp2_submit_request(s->h->up, NULL, nv, (size_t)n,
+									s->req_end ? NULL : &prd, s);
 	if (id < 0) {
 		/* The upstream said GOAWAY, or ran out of stream ids: the
 		 * client may retry on a new connection. */
+		audit(s, "allow", "passavant: the upstream takes no new stream (GOAWAY): refused, to be retried",
+		      s->rule);
 		reset(s, NGHTTP2_REFUSED_STREAM);
 		return false;
 	}
@@ -668,8 +673,13 @@ static void decide(struct h2s *s)
 		       policy_limits(spol(s))->max_header_bytes);
 		return;
 	}
-	if (s->method == NULL || s->path == NULL) {
+	if (s->method == NULL) {
 		reset(s, NGHTTP2_PROTOCOL_ERROR);
+		return;
+	}
+	if (s->path == NULL) {
+		/* CONNECT, which nghttp2 lets have no :path: 400 as in HTTP/1.1. */
+		(void)check_form(s);
 		return;
 	}
 	if (proxy_masks(c->px) != NULL) {
@@ -848,10 +858,14 @@ static int down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
 
 	(void)flags;
 	if (s == NULL || s->phase != H2S_FORWARD) {
-		/* Refused or unknown: acknowledged and dropped. */
+		/* Refused or unknown: acknowledged and dropped (counted on both
+		 * sides, so that h2s_free() still acknowledges what a cut
+		 * substituter held). */
 		(void)nghttp2_session_consume(session, stream_id, len);
-		if (s != NULL)
+		if (s != NULL) {
+			s->bytes_up += len;
 			s->down_taken += len;
+		}
 		return 0;
 	}
 	s->bytes_up += len;
@@ -1081,8 +1095,10 @@ static int up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 	}
 	if (frame->hd.type == NGHTTP2_GOAWAY) {
 		/* Streams above last_stream_id were not processed: they get
-		 * REFUSED_STREAM from nghttp2 (on_stream_close); no new ones. */
-		h->up_gone = true;
+		 * REFUSED_STREAM from nghttp2 (on_stream_close); the others
+		 * finish (RFC 9113 §6.8: a graceful shutdown, as nginx's after
+		 * keepalive_requests); no new ones: the client gets GOAWAY. */
+		h->up_goaway = true;
 		return 0;
 	}
 	s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
@@ -1114,9 +1130,13 @@ static int up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, c
 
 	(void)flags;
 	if (s == NULL || s->phase != H2S_FORWARD || !s->cl_open) {
+		/* As in down_data(): what the client's buffer and substituter
+		 * still hold is acknowledged by h2s_free(). */
 		(void)nghttp2_session_consume(session, stream_id, len);
-		if (s != NULL)
+		if (s != NULL) {
+			s->bytes_down += len;
 			s->up_taken += len;
+		}
 		return 0;
 	}
 	s->bytes_down += len;
@@ -1500,6 +1520,8 @@ enum step conn_step_h2(conn_t *c)
 	}
 	if (h->up_gone && !h->ending) {
 		upstream_gone(h);
+		end_gracefully(h);
+	} else if (h->up_goaway) {
 		end_gracefully(h);
 	}
 	if (c->client.eof) {

@@ -317,6 +317,56 @@ static void test_interim_few(void)
 	free(o);
 }
 
+/*
+ * Class: policy bypass by CONNECT. A CONNECT stream (no :path, which
+ * nghttp2 allows) is answered 400 and audited, as in HTTP/1.1; an
+ * extended CONNECT (:protocol, RFC 8441, never offered: no
+ * SETTINGS_ENABLE_CONNECT_PROTOCOL) is reset. Nothing reaches the
+ * upstream.
+ */
+static void test_connect(void)
+{
+	size_t mark = test_file_size(p_rec), amark = test_file_size(px.audit);
+	char *o = NULL, *o2 = NULL, *rec, *aud;
+	int rc, rc2;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "20", "connect", NULL);
+	rc2 = attack(&o2, "20", "protocol", NULL);
+	rec = test_file_since(p_rec, mark);
+	aud = test_file_since(px.audit, amark);
+	ROW(rc == 0 && hasf(o, "stream 1 status 400") && hasf(o, "CONNECT inside the TLS tunnel"),
+	    "connect: expected 400 naming CONNECT, got %d:\n%s", rc, tail(o, 600));
+	ROW(hasf(aud, "\"method\":\"CONNECT\"") && hasf(aud, "\"status\":400") && hasf(aud, "\"decision\":\"deny\""),
+	    "connect: expected an audit line (CONNECT, 400, deny), got:\n%s", tail(aud, 800));
+	ROW(rc2 == 0 && hasf(o2, "stream 1 reset 1") && !hasf(o2, "stream 1 status"),
+	    "extended CONNECT: expected RST_STREAM PROTOCOL_ERROR, got %d:\n%s", rc2, tail(o2, 600));
+	ROW(strstr(rec, "headers") == NULL, "connect: the upstream got a stream:\n%s", tail(rec, 600));
+	free(rec);
+	free(aud);
+	free(o);
+	free(o2);
+}
+
+/*
+ * Class: availability. An upstream's graceful GOAWAY (RFC 9113 §6.8; nginx
+ * sends one after keepalive_requests) names the streams it will still
+ * finish: the one in flight gets its response, and the client a GOAWAY
+ * (no new streams on this connection).
+ */
+static void test_upstream_goaway(void)
+{
+	char *o = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "20", "get", "/goaway", NULL);
+	ROW(rc == 0 && hasf(o, "stream 1 status 200") && hasf(o, "stream 1 body after goaway\\x0a"),
+	    "goaway: expected the stream in flight to finish (200 'after goaway'), got %d:\n%s", rc, tail(o, 600));
+	ROW(hasf(o, "goaway 0"), "goaway: expected a GOAWAY (NO_ERROR) to the client, got:\n%s", tail(o, 600));
+	free(o);
+}
+
 TEST_REGISTRAR(h2attack_suite)
 {
 	CU_pSuite s = test_suite("h2attack", suite_init, suite_cleanup);
@@ -326,4 +376,6 @@ TEST_REGISTRAR(h2attack_suite)
 	test_add(s, "the same, the windows reopened 300 ms from the upstream", test_split_by_window_in_flight);
 	test_add(s, "streams the proxy resets itself: rate limited", test_made_you_reset);
 	test_add(s, "an upstream's interim-head flood: bounded", test_interim_flood);
+	test_add(s, "CONNECT: 400 and audited; extended CONNECT: reset; nothing upstream", test_connect);
+	test_add(s, "an upstream's graceful GOAWAY: the stream in flight finishes", test_upstream_goaway);
 }

@@ -18,6 +18,9 @@ Two roles, both over TLS with ALPN h2 only:
                          the second half and "\\n"
           /bulk?n=N      200; N bytes of 'b' (queued after what is queued)
           /interim?n=N   N interim heads (103, link: </x>), then 200 "ok\\n"
+          /goaway        GOAWAY (NO_ERROR, last stream: this one), then, 300
+                         ms later, 200 "after goaway\\n" on this stream (a
+                         graceful shutdown: RFC 9113 §6.8)
           anything else  200 "hello\\n"
 
     pv-h2-attack.py client --proxy HOST:PORT --target HOST:PORT --cafile PEM
@@ -36,6 +39,12 @@ Two roles, both over TLS with ALPN h2 only:
                                 does), at most 50 streams open at once;
                                 then a GET of /hello?t=after
           interim N             GET /interim?n=N; reads all
+          get PATH              GET PATH; reads all
+          connect               HEADERS :method CONNECT, :authority (no
+                                :path, :scheme), END_STREAM
+          protocol              extended CONNECT: :method CONNECT,
+                                :protocol websocket, :scheme, :path
+                                /hello?t=xconnect, :authority
         Output, one fact per line: "stream S status CODE", "stream S
         interim", "stream S body TEXT", "stream S reset CODE",
         "resets N" (RST_STREAM received in all), "goaway CODE",
@@ -113,6 +122,9 @@ def serve(raw, ctx, rec, lag):
         if base == '/bulk':
             conn.send_headers(sid, [(':status', '200')])
             queue.append([sid, b'b' * int(args.get('n', '0')), True])
+        elif base == '/goaway':
+            sock.sendall(frame(7, 0, 0, struct.pack('>II', sid, 0)))
+            due.append((time.monotonic() + 0.3, sid))
         elif base == '/interim':
             for _ in range(int(args.get('n', '0'))):
                 conn.send_headers(sid, [(':status', '103'), ('link', '</x>')])
@@ -125,6 +137,7 @@ def serve(raw, ctx, rec, lag):
         return None
 
     later = []
+    due = []  # (when, sid) of /goaway answers
     sock.settimeout(0.02)
     try:
         flush()
@@ -152,6 +165,10 @@ def serve(raw, ctx, rec, lag):
                     closed.add(ev.stream_id)
                 elif isinstance(ev, h2.events.DataReceived):
                     conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            for when, sid in [d for d in due if d[0] <= time.monotonic()]:
+                due.remove((when, sid))
+                conn.send_headers(sid, [(':status', '200')])
+                queue.append([sid, b'after goaway\n', True])
             # a /split's second half goes after what was queued since
             if later and (data == b'' or len(queue) > 1):
                 for _, sid, rest in later:
@@ -368,6 +385,18 @@ def client(a):
                 r.done = True
     elif a.mode == 'interim':
         sock.sendall(get(1, '/interim?n=' + a.args[0]))
+        want = [1]
+    elif a.mode == 'get':
+        sock.sendall(get(1, a.args[0]))
+        want = [1]
+    elif a.mode == 'connect':
+        blk = enc.encode([(':method', 'CONNECT'), (':authority', a.target)])
+        sock.sendall(frame(1, 0x5, 1, blk))
+        want = [1]
+    elif a.mode == 'protocol':
+        blk = enc.encode([(':method', 'CONNECT'), (':protocol', 'websocket'), (':scheme', 'https'),
+                          (':path', '/hello?t=xconnect'), (':authority', a.target)])
+        sock.sendall(frame(1, 0x5, 1, blk))
         want = [1]
     while not r.done and not all(s in r.ended for s in want):
         if time.monotonic() > deadline:
