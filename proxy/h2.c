@@ -1162,9 +1162,11 @@ static int up_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
 	if (s == NULL)
 		return 0;
 	s->up_open = false;
-	if (code != NGHTTP2_NO_ERROR && s->cl_open && s->phase == H2S_FORWARD && !s->resp_end) {
+	if (s->cl_open && s->phase == H2S_FORWARD && !s->resp_end) {
 		/* SPEC §4.3: held bytes that may begin a real value are
-		 * dropped when the upstream ends early. */
+		 * dropped when the upstream ends early: by an error, or a
+		 * RST_STREAM NO_ERROR before END_STREAM (a cut response too;
+		 * the client is told, not left waiting). */
 		if (s->mask_resp)
 			cut(s, CMASK_IN);
 		if (!s->resp_started)
@@ -1172,7 +1174,7 @@ static int up_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
 			       what(s, w, sizeof(w)), h->c->up.peer, nghttp2_http2_strerror(code));
 		else
 			(void)nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->cid,
-							code == NGHTTP2_REFUSED_STREAM ? NGHTTP2_REFUSED_STREAM : code);
+							code == NGHTTP2_NO_ERROR ? NGHTTP2_INTERNAL_ERROR : code);
 	}
 	if (!s->cl_open)
 		h2s_free(h, s);

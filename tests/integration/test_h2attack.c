@@ -367,6 +367,24 @@ static void test_upstream_goaway(void)
 	free(o);
 }
 
+/*
+ * Class: availability, and what is held. An upstream that resets a
+ * stream with NO_ERROR before END_STREAM cut the response off: the client
+ * must be told (a reset), not left waiting for the rest until the idle
+ * timeout.
+ */
+static void test_upstream_rst_no_error(void)
+{
+	char *o = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "10", "get", "/rst0", NULL);
+	ROW(rc == 0 && hasf(o, "stream 1 reset ") && !hasf(o, "stream 1 end") && !hasf(o, "timeout"),
+	    "rst0: expected a reset of stream 1 (no END_STREAM), got %d:\n%s", rc, tail(o, 600));
+	free(o);
+}
+
 TEST_REGISTRAR(h2attack_suite)
 {
 	CU_pSuite s = test_suite("h2attack", suite_init, suite_cleanup);
@@ -378,4 +396,5 @@ TEST_REGISTRAR(h2attack_suite)
 	test_add(s, "an upstream's interim-head flood: bounded", test_interim_flood);
 	test_add(s, "CONNECT: 400 and audited; extended CONNECT: reset; nothing upstream", test_connect);
 	test_add(s, "an upstream's graceful GOAWAY: the stream in flight finishes", test_upstream_goaway);
+	test_add(s, "an upstream's RST_STREAM NO_ERROR before the end: the client is told", test_upstream_rst_no_error);
 }

@@ -21,6 +21,8 @@ Two roles, both over TLS with ALPN h2 only:
           /goaway        GOAWAY (NO_ERROR, last stream: this one), then, 300
                          ms later, 200 "after goaway\\n" on this stream (a
                          graceful shutdown: RFC 9113 §6.8)
+          /rst0          200, DATA "partial", then RST_STREAM NO_ERROR: a
+                         response cut off without an error code
           anything else  200 "hello\\n"
 
     pv-h2-attack.py client --proxy HOST:PORT --target HOST:PORT --cafile PEM
@@ -125,6 +127,10 @@ def serve(raw, ctx, rec, lag):
         elif base == '/goaway':
             sock.sendall(frame(7, 0, 0, struct.pack('>II', sid, 0)))
             due.append((time.monotonic() + 0.3, sid))
+        elif base == '/rst0':
+            conn.send_headers(sid, [(':status', '200')])
+            conn.send_data(sid, b'partial')
+            conn.reset_stream(sid, 0)
         elif base == '/interim':
             for _ in range(int(args.get('n', '0'))):
                 conn.send_headers(sid, [(':status', '103'), ('link', '</x>')])
