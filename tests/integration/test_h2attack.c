@@ -385,11 +385,43 @@ static void test_upstream_rst_no_error(void)
 	free(o);
 }
 
+/*
+ * The release the tests above restrict still works where it should: an
+ * upstream that pauses 1.5 s of its own after "pause:xyz" + the real
+ * value's first 7 bytes (held: they may begin it) gets them to the client
+ * well before its next byte. A test that cannot fail would let a
+ * release_ok() that is always false pass for safe.
+ */
+static void test_release_still_works(void)
+{
+	char hex[64], path[128];
+	char *o = NULL;
+	const char *at;
+	int rc;
+	long ms = -1;
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(hex, sizeof(hex), "78797a");
+	for (int i = 0; i < 7; i++)
+		snprintf(hex + 6 + 2 * i, 3, "%02x", (unsigned char)real_tok[i]);
+	snprintf(path, sizeof(path), "/pause?x=%s&ms=1500", hex);
+	rc = attack(&o, "20", "get", path, NULL);
+	at = o != NULL ? strstr(o, "stream 1 data at ") : NULL;
+	if (at != NULL)
+		ms = strtol(at + strlen("stream 1 data at "), NULL, 10);
+	ROW(rc == 0 && hasf(o, "stream 1 body pause:xyz%.7s\\x0a", real_tok) && ms >= 0 && ms < 1200 &&
+		    hasf(o, "%.7s\n", real_tok),
+	    "pause: expected the held bytes within 1.2 s as one DATA frame, got %d (first at %ld ms):\n%s", rc, ms,
+	    tail(o, 600));
+	free(o);
+}
+
 TEST_REGISTRAR(h2attack_suite)
 {
 	CU_pSuite s = test_suite("h2attack", suite_init, suite_cleanup);
 
 	test_add(s, "3 interim heads pass (harness)", test_interim_few);
+	test_add(s, "held bytes still go after an upstream's own pause", test_release_still_works);
 	test_add(s, "a real value split by a client-made pause: never released", test_split_by_stall);
 	test_add(s, "the same, the windows reopened 300 ms from the upstream", test_split_by_window_in_flight);
 	test_add(s, "streams the proxy resets itself: rate limited", test_made_you_reset);

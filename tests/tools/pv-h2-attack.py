@@ -21,6 +21,8 @@ Two roles, both over TLS with ALPN h2 only:
           /goaway        GOAWAY (NO_ERROR, last stream: this one), then, 300
                          ms later, 200 "after goaway\\n" on this stream (a
                          graceful shutdown: RFC 9113 §6.8)
+          /pause?x=HEX&ms=N  200, DATA "pause:" + the bytes HEX encodes, then
+                         N ms later "\\n" and the end
           /rst0          200, DATA "partial", then RST_STREAM NO_ERROR: a
                          response cut off without an error code
           anything else  200 "hello\\n"
@@ -41,7 +43,8 @@ Two roles, both over TLS with ALPN h2 only:
                                 does), at most 50 streams open at once;
                                 then a GET of /hello?t=after
           interim N             GET /interim?n=N; reads all
-          get PATH              GET PATH; reads all
+          get PATH              GET PATH; reads all, printing "stream S data
+                                at MS ms: TEXT" per DATA frame
           connect               HEADERS :method CONNECT, :authority (no
                                 :path, :scheme), END_STREAM
           protocol              extended CONNECT: :method CONNECT,
@@ -127,6 +130,10 @@ def serve(raw, ctx, rec, lag):
         elif base == '/goaway':
             sock.sendall(frame(7, 0, 0, struct.pack('>II', sid, 0)))
             due.append((time.monotonic() + 0.3, sid))
+        elif base == '/pause':
+            conn.send_headers(sid, [(':status', '200')])
+            conn.send_data(sid, b'pause:' + bytes.fromhex(args.get('x', '')))
+            later_data.append((time.monotonic() + int(args.get('ms', '0')) / 1000.0, sid))
         elif base == '/rst0':
             conn.send_headers(sid, [(':status', '200')])
             conn.send_data(sid, b'partial')
@@ -144,6 +151,7 @@ def serve(raw, ctx, rec, lag):
 
     later = []
     due = []  # (when, sid) of /goaway answers
+    later_data = []  # (when, sid) of /pause ends
     sock.settimeout(0.02)
     try:
         flush()
@@ -171,6 +179,9 @@ def serve(raw, ctx, rec, lag):
                     closed.add(ev.stream_id)
                 elif isinstance(ev, h2.events.DataReceived):
                     conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            for when, sid in [d for d in later_data if d[0] <= time.monotonic()]:
+                later_data.remove((when, sid))
+                queue.append([sid, b'\n', True])
             for when, sid in [d for d in due if d[0] <= time.monotonic()]:
                 due.remove((when, sid))
                 conn.send_headers(sid, [(':status', '200')])
@@ -275,6 +286,8 @@ class Reader:
         self.resets = 0
         self.done = False
         self.block = None
+        self.timed = False
+        self.t0 = time.monotonic()
 
     def step(self, timeout):
         self.sock.settimeout(timeout)
@@ -304,6 +317,8 @@ class Reader:
             if flags & 0x8:
                 p = p[1:len(p) - p[0]]
             self.body[sid] = self.body.get(sid, b'') + p
+            if self.timed and p:
+                out('stream %d data at %d ms: %s' % (sid, (time.monotonic() - self.t0) * 1000, esc(p)))
             if n := len(p):
                 self.sock.sendall(frame(8, 0, 0, struct.pack('>I', n)) + frame(8, 0, sid, struct.pack('>I', n)))
             if flags & 1:
@@ -393,6 +408,7 @@ def client(a):
         sock.sendall(get(1, '/interim?n=' + a.args[0]))
         want = [1]
     elif a.mode == 'get':
+        r.timed = True
         sock.sendall(get(1, a.args[0]))
         want = [1]
     elif a.mode == 'connect':
