@@ -1169,9 +1169,14 @@ static int up_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
 		 * the client is told, not left waiting). */
 		if (s->mask_resp)
 			cut(s, CMASK_IN);
-		if (!s->resp_started)
+		if (!s->resp_started && code != NGHTTP2_REFUSED_STREAM)
 			answer(s, 502, NULL, s->rule, "passavant: %s: the upstream %s reset the stream (%s)",
 			       what(s, w, sizeof(w)), h->c->up.peer, nghttp2_http2_strerror(code));
+		else if (!s->resp_started)
+			/* Not processed upstream (a GOAWAY below it, or the
+			 * upstream's own refusal): the client may retry it
+			 * (RFC 9113 §8.7), so it is told just that. */
+			(void)nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->cid, NGHTTP2_REFUSED_STREAM);
 		else
 			(void)nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->cid,
 							code == NGHTTP2_NO_ERROR ? NGHTTP2_INTERNAL_ERROR : code);

@@ -365,6 +365,12 @@ static void test_upstream_goaway(void)
 	    "goaway: expected the stream in flight to finish (200 'after goaway'), got %d:\n%s", rc, tail(o, 600));
 	ROW(hasf(o, "goaway 0"), "goaway: expected a GOAWAY (NO_ERROR) to the client, got:\n%s", tail(o, 600));
 	free(o);
+	/* A GOAWAY below the stream: not processed, so REFUSED_STREAM (7),
+	 * which a client retries, rather than a 502. */
+	rc = attack(&o, "20", "get", "/goaway0", NULL);
+	ROW(rc == 0 && hasf(o, "stream 1 reset 7") && !hasf(o, "stream 1 status"),
+	    "goaway0: expected RST_STREAM REFUSED_STREAM (7) on stream 1, got %d:\n%s", rc, tail(o, 600));
+	free(o);
 }
 
 /*

@@ -21,6 +21,8 @@ Two roles, both over TLS with ALPN h2 only:
           /goaway        GOAWAY (NO_ERROR, last stream: this one), then, 300
                          ms later, 200 "after goaway\\n" on this stream (a
                          graceful shutdown: RFC 9113 §6.8)
+          /goaway0       GOAWAY (NO_ERROR, last stream 0): this stream was
+                         not processed, and is never answered
           /pause?x=HEX&ms=N  200, DATA "pause:" + the bytes HEX encodes, then
                          N ms later "\\n" and the end
           /rst0          200, DATA "partial", then RST_STREAM NO_ERROR: a
@@ -127,6 +129,8 @@ def serve(raw, ctx, rec, lag):
         if base == '/bulk':
             conn.send_headers(sid, [(':status', '200')])
             queue.append([sid, b'b' * int(args.get('n', '0')), True])
+        elif base == '/goaway0':
+            sock.sendall(frame(7, 0, 0, struct.pack('>II', 0, 0)))
         elif base == '/goaway':
             sock.sendall(frame(7, 0, 0, struct.pack('>II', sid, 0)))
             due.append((time.monotonic() + 0.3, sid))
