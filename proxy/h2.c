@@ -115,6 +115,7 @@ struct h2 {
 	bool ending;               /** GOAWAY sent to the client: no new stream, close when done */
 	bool up_gone;              /** the upstream ended or failed */
 	bool up_goaway;            /** the upstream said GOAWAY: no new stream, the others finish */
+	bool up_ended;             /** upstream_gone() ran */
 	bool fatal;                /** a session failed: close now */
 	int64_t cancels;           /** forwarded streams that may still be cut off (a token bucket) */
 	unsigned wu_sent;          /** WINDOW_UPDATE frames sent upstream */
@@ -1525,7 +1526,10 @@ enum step conn_step_h2(conn_t *c)
 		if (c->up.eof)
 			(void)evbuffer_drain(in_of(&c->up), evbuffer_get_length(in_of(&c->up)));
 	}
-	if (h->up_gone && !h->ending) {
+	if (h->up_gone && !h->up_ended) {
+		/* Once, even after a GOAWAY of ours (the client may still be
+		 * waiting on streams the upstream's GOAWAY let finish). */
+		h->up_ended = true;
 		upstream_gone(h);
 		end_gracefully(h);
 	} else if (h->up_goaway) {
@@ -1546,6 +1550,15 @@ enum step conn_step_h2(conn_t *c)
 		moved |= more;
 		if (!more)
 			break;
+	}
+	if (!h->up_gone && !nghttp2_session_want_read(h->up) && !nghttp2_session_want_write(h->up)) {
+		/* nghttp2 ended the upstream session itself (a connection
+		 * error of the upstream's, such as a PUSH_PROMISE we disabled:
+		 * its GOAWAY went out, nghttp2_session_mem_recv() returned no
+		 * error), or its GOAWAY left no stream: the upstream is gone,
+		 * and the streams waiting on it get their end now. */
+		h->up_gone = true;
+		return STEP_AGAIN;
 	}
 	if (moved)
 		conn_touch(c);

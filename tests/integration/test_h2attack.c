@@ -422,6 +422,25 @@ static void test_release_still_works(void)
 	free(o);
 }
 
+/*
+ * Class: secret leak / policy bypass by a hostile upstream: a
+ * PUSH_PROMISE although the proxy disabled push (SETTINGS_ENABLE_PUSH 0).
+ * Nothing pushed reaches the client (no PUSH_PROMISE, no stream 2), and
+ * the stream in flight gets an answer, not silence.
+ */
+static void test_upstream_push(void)
+{
+	char *o = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "20", "get", "/push", NULL);
+	ROW(rc == 0 && !hasf(o, "push_promise") && !hasf(o, "stream 2 "),
+	    "push: something pushed reached the client (%d):\n%s", rc, tail(o, 600));
+	ROW(hasf(o, "stream 1 status ") || hasf(o, "stream 1 reset "), "push: no answer on stream 1:\n%s", tail(o, 600));
+	free(o);
+}
+
 TEST_REGISTRAR(h2attack_suite)
 {
 	CU_pSuite s = test_suite("h2attack", suite_init, suite_cleanup);
@@ -435,4 +454,5 @@ TEST_REGISTRAR(h2attack_suite)
 	test_add(s, "CONNECT: 400 and audited; extended CONNECT: reset; nothing upstream", test_connect);
 	test_add(s, "an upstream's graceful GOAWAY: the stream in flight finishes", test_upstream_goaway);
 	test_add(s, "an upstream's RST_STREAM NO_ERROR before the end: the client is told", test_upstream_rst_no_error);
+	test_add(s, "an upstream's PUSH_PROMISE: nothing pushed reaches the client", test_upstream_push);
 }

@@ -23,6 +23,8 @@ Two roles, both over TLS with ALPN h2 only:
                          graceful shutdown: RFC 9113 §6.8)
           /goaway0       GOAWAY (NO_ERROR, last stream 0): this stream was
                          not processed, and is never answered
+          /push          a PUSH_PROMISE (stream 2, /pushed) although the proxy
+                         disabled push, then 200 "hello\\n"
           /pause?x=HEX&ms=N  200, DATA "pause:" + the bytes HEX encodes, then
                          N ms later "\\n" and the end
           /rst0          200, DATA "partial", then RST_STREAM NO_ERROR: a
@@ -54,6 +56,7 @@ Two roles, both over TLS with ALPN h2 only:
                                 /hello?t=xconnect, :authority
         Output, one fact per line: "stream S status CODE", "stream S
         interim", "stream S body TEXT", "stream S reset CODE",
+        "push_promise on stream S",
         "resets N" (RST_STREAM received in all), "goaway CODE",
         "closed", "timeout".
 """
@@ -129,6 +132,14 @@ def serve(raw, ctx, rec, lag):
         if base == '/bulk':
             conn.send_headers(sid, [(':status', '200')])
             queue.append([sid, b'b' * int(args.get('n', '0')), True])
+        elif base == '/push':
+            import hpack
+            blk = hpack.Encoder().encode([hpack.NeverIndexedHeaderTuple(k, v) for k, v in (
+                (':method', 'GET'), (':scheme', 'https'), (':authority', 'x'), (':path', '/pushed'))])
+            flush()
+            sock.sendall(frame(5, 0x4, sid, struct.pack('>I', 2) + blk))
+            conn.send_headers(sid, [(':status', '200')])
+            queue.append([sid, b'hello\n', True])
         elif base == '/goaway0':
             sock.sendall(frame(7, 0, 0, struct.pack('>II', 0, 0)))
         elif base == '/goaway':
@@ -346,6 +357,8 @@ class Reader:
                     out('stream %d status %s' % (bsid, st.decode()))
                 if bflags & 1:
                     self.end(bsid)
+        elif ftype == 5:  # PUSH_PROMISE
+            out('push_promise on stream %d' % sid)
         elif ftype == 3:  # RST_STREAM
             self.resets += 1
             out('stream %d reset %d' % (sid, int.from_bytes(p[:4], 'big')))
