@@ -20,9 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
 
 #include "audit.h"
 #include "base/defaults.h"
@@ -43,6 +46,9 @@
 #define H2_MAX_CONTINUATIONS 8
 /* How long held response bytes wait for more at a DATA frame boundary. */
 #define H2_HOLD_MS 100
+/* Interim (1xx) heads an upstream may send on one stream: HEADERS are not
+ * flow controlled, so each would be queued for the client. */
+#define H2_MAX_INTERIM 8
 
 /* What a target that carries a real value is written as (conn.c's too). */
 #define H2_REDACTED "/[redacted: it carries a real value]"
@@ -74,6 +80,7 @@ struct h2s {
 	bool in_frame;             /** inside an upstream DATA frame (hold-back release waits) */
 	bool mask_req;             /** the request body goes through the substituter */
 	bool mask_resp;            /** the response body goes through the substituter */
+	unsigned ninterim;         /** interim (1xx) heads from the upstream */
 	unsigned nfields;          /** fields of the head being read */
 	unsigned nhost;            /** Host fields in the request head */
 	size_t head_bytes;         /** bytes of the head being read (RFC 9113 §6.5.2 sizes) */
@@ -107,7 +114,16 @@ struct h2 {
 	struct event *tail_ev;     /** masking: releases held response bytes after a pause */
 	bool ending;               /** GOAWAY sent to the client: no new stream, close when done */
 	bool up_gone;              /** the upstream ended or failed */
+	bool up_goaway;            /** the upstream said GOAWAY: no new stream, the others finish */
+	bool up_ended;             /** upstream_gone() ran */
 	bool fatal;                /** a session failed: close now */
+	int64_t cancels;           /** forwarded streams that may still be cut off (a token bucket) */
+	unsigned wu_sent;          /** WINDOW_UPDATE frames sent upstream */
+	unsigned wu_seen;          /** of them, those a PING acknowledged after them covers */
+	unsigned wu_ping;          /** wu_sent when the PING in flight was sent */
+	bool ping_out;             /** a PING of ours to the upstream awaits its ACK */
+	struct timeval seen_t;     /** when wu_seen last changed */
+	struct timeval cancel_t;   /** when cancels was last refilled */
 	char why[160];             /** why the connection ends (log) */
 };
 
@@ -625,10 +641,14 @@ static bool forward(struct h2s *s, struct evbuffer *head)
 	}
 	prd.source.ptr = s;
 	prd.read_callback = req_read;
-	id = nghttp2_submit_request(s->h->up, NULL, nv, (size_t)n, s->req_end ? NULL : &prd, s);
+	id = s->h->up_goaway || s->h->up_gone ? -1
+					       : nghttp2_submit_request(s->h->up, NULL, nv, (size_t)n,
+									s->req_end ? NULL : &prd, s);
 	if (id < 0) {
 		/* The upstream said GOAWAY, or ran out of stream ids: the
 		 * client may retry on a new connection. */
+		audit(s, "allow", "passavant: the upstream takes no new stream (GOAWAY): refused, to be retried",
+		      s->rule);
 		reset(s, NGHTTP2_REFUSED_STREAM);
 		return false;
 	}
@@ -654,8 +674,13 @@ static void decide(struct h2s *s)
 		       policy_limits(spol(s))->max_header_bytes);
 		return;
 	}
-	if (s->method == NULL || s->path == NULL) {
+	if (s->method == NULL) {
 		reset(s, NGHTTP2_PROTOCOL_ERROR);
+		return;
+	}
+	if (s->path == NULL) {
+		/* CONNECT, which nghttp2 lets have no :path: 400 as in HTTP/1.1. */
+		(void)check_form(s);
 		return;
 	}
 	if (proxy_masks(c->px) != NULL) {
@@ -834,10 +859,14 @@ static int down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
 
 	(void)flags;
 	if (s == NULL || s->phase != H2S_FORWARD) {
-		/* Refused or unknown: acknowledged and dropped. */
+		/* Refused or unknown: acknowledged and dropped (counted on both
+		 * sides, so that h2s_free() still acknowledges what a cut
+		 * substituter held). */
 		(void)nghttp2_session_consume(session, stream_id, len);
-		if (s != NULL)
+		if (s != NULL) {
+			s->bytes_up += len;
 			s->down_taken += len;
+		}
 		return 0;
 	}
 	s->bytes_up += len;
@@ -860,6 +889,35 @@ static int down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
 	return 0;
 }
 
+/*
+ * A forwarded stream is cut off from the client's side: by its reset, or
+ * by a stream error it provoked (a bad WINDOW_UPDATE, a content-length
+ * the DATA break...), for which nghttp2 resets the stream itself.
+ * nghttp2's rate limit counts only the first kind; the second is the
+ * "MadeYouReset" attack (CVE-2025-8671): requests the upstream starts
+ * and is told to drop, as fast as the client can write. Both share one
+ * budget, the rapid reset limit's; past it, GOAWAY ENHANCE_YOUR_CALM.
+ */
+static void charge_cancel(h2_t *h)
+{
+	int64_t ms = conn_ms_since(h->c, &h->cancel_t);
+
+	if (ms >= 1000 / H2_RESET_RATE) {
+		h->cancels += ms * H2_RESET_RATE / 1000;
+		if (h->cancels > H2_RESET_BURST)
+			h->cancels = H2_RESET_BURST;
+		(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &h->cancel_t);
+	}
+	if (--h->cancels >= 0 || h->fatal)
+		return;
+	(void)nghttp2_session_terminate_session(h->down, NGHTTP2_ENHANCE_YOUR_CALM);
+	h->ending = true;
+	h->fatal = true;
+	(void)snprintf(h->why, sizeof(h->why),
+		       "HTTP/2: the client had more than %d forwarded streams reset (then %d/s): connection closed",
+		       H2_RESET_BURST, H2_RESET_RATE);
+}
+
 /* A stream closed on the client session. */
 static int down_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t code, void *user_data)
 {
@@ -871,8 +929,10 @@ static int down_stream_close(nghttp2_session *session, int32_t stream_id, uint32
 	s->cl_open = false;
 	/* A request the client will not finish (reset, or a response that
 	 * ended first) is not left waiting upstream. */
-	if ((code != NGHTTP2_NO_ERROR || !s->req_end) && s->up_open && s->uid >= 0)
+	if ((code != NGHTTP2_NO_ERROR || !s->req_end) && s->up_open && s->uid >= 0) {
 		(void)nghttp2_submit_rst_stream(h->up, NGHTTP2_FLAG_NONE, s->uid, NGHTTP2_CANCEL);
+		charge_cancel(h);
+	}
 	if (!s->audited && s->phase == H2S_FORWARD) {
 		char reason[128];
 
@@ -980,7 +1040,15 @@ static void response_head(struct h2s *s, bool end_stream)
 		return;
 	}
 	if (s->rstatus >= 100 && s->rstatus < 200) {
-		/* Interim (100, 103): passed on; 101 cannot come in HTTP/2. */
+		char w[512];
+
+		/* Interim (100, 103): passed on, a few; 101 cannot come in HTTP/2. */
+		if (++s->ninterim > H2_MAX_INTERIM) {
+			cmask_wipe_drain(s->fields);
+			answer(s, 502, NULL, s->rule, "passavant: %s: the upstream %s sent more than %d interim responses",
+			       what(s, w, sizeof(w)), s->h->c->up.peer, H2_MAX_INTERIM);
+			return;
+		}
 		if (nghttp2_submit_headers(s->h->down, NGHTTP2_FLAG_NONE, s->cid, NULL, nv, (size_t)n + 1, NULL) < 0)
 			reset(s, NGHTTP2_INTERNAL_ERROR);
 		cmask_wipe_drain(s->fields);
@@ -1019,10 +1087,19 @@ static int up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 	h2_t *h = user_data;
 	struct h2s *s;
 
+	if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK) && h->ping_out) {
+		/* The upstream read every WINDOW_UPDATE sent before our PING. */
+		h->ping_out = false;
+		h->wu_seen = h->wu_ping;
+		(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &h->seen_t);
+		return 0;
+	}
 	if (frame->hd.type == NGHTTP2_GOAWAY) {
 		/* Streams above last_stream_id were not processed: they get
-		 * REFUSED_STREAM from nghttp2 (on_stream_close); no new ones. */
-		h->up_gone = true;
+		 * REFUSED_STREAM from nghttp2 (on_stream_close); the others
+		 * finish (RFC 9113 §6.8: a graceful shutdown, as nginx's after
+		 * keepalive_requests); no new ones: the client gets GOAWAY. */
+		h->up_goaway = true;
 		return 0;
 	}
 	s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
@@ -1054,9 +1131,13 @@ static int up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, c
 
 	(void)flags;
 	if (s == NULL || s->phase != H2S_FORWARD || !s->cl_open) {
+		/* As in down_data(): what the client's buffer and substituter
+		 * still hold is acknowledged by h2s_free(). */
 		(void)nghttp2_session_consume(session, stream_id, len);
-		if (s != NULL)
+		if (s != NULL) {
+			s->bytes_down += len;
 			s->up_taken += len;
+		}
 		return 0;
 	}
 	s->bytes_down += len;
@@ -1082,17 +1163,24 @@ static int up_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
 	if (s == NULL)
 		return 0;
 	s->up_open = false;
-	if (code != NGHTTP2_NO_ERROR && s->cl_open && s->phase == H2S_FORWARD && !s->resp_end) {
+	if (s->cl_open && s->phase == H2S_FORWARD && !s->resp_end) {
 		/* SPEC §4.3: held bytes that may begin a real value are
-		 * dropped when the upstream ends early. */
+		 * dropped when the upstream ends early: by an error, or a
+		 * RST_STREAM NO_ERROR before END_STREAM (a cut response too;
+		 * the client is told, not left waiting). */
 		if (s->mask_resp)
 			cut(s, CMASK_IN);
-		if (!s->resp_started)
+		if (!s->resp_started && code != NGHTTP2_REFUSED_STREAM)
 			answer(s, 502, NULL, s->rule, "passavant: %s: the upstream %s reset the stream (%s)",
 			       what(s, w, sizeof(w)), h->c->up.peer, nghttp2_http2_strerror(code));
+		else if (!s->resp_started)
+			/* Not processed upstream (a GOAWAY below it, or the
+			 * upstream's own refusal): the client may retry it
+			 * (RFC 9113 §8.7), so it is told just that. */
+			(void)nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->cid, NGHTTP2_REFUSED_STREAM);
 		else
 			(void)nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->cid,
-							code == NGHTTP2_REFUSED_STREAM ? NGHTTP2_REFUSED_STREAM : code);
+							code == NGHTTP2_NO_ERROR ? NGHTTP2_INTERNAL_ERROR : code);
 	}
 	if (!s->cl_open)
 		h2s_free(h, s);
@@ -1135,21 +1223,50 @@ static void h2s_free(h2_t *h, struct h2s *s)
 
 static const struct timeval hold_tv = {H2_HOLD_MS / 1000, (H2_HOLD_MS % 1000) * 1000};
 
+/* Whether nothing of the upstream waits anywhere on its way to the
+ * session: not in our input, the SSL object, a filter's underlying input
+ * or the socket (reading may be off while the client's output is full). */
+static bool up_quiet(h2_t *h)
+{
+	struct conn_side *u = &h->c->up;
+	struct bufferevent *under = bufferevent_get_underlying(u->bev);
+	evutil_socket_t fd = bufferevent_getfd(u->bev);
+	int unread = 0;
+
+	if (evbuffer_get_length(in_of(u)) > 0 || (u->ssl != NULL && SSL_has_pending(u->ssl) == 1) ||
+	    (under != NULL && evbuffer_get_length(bufferevent_get_input(under)) > 0))
+		return false;
+	return fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread == 0;
+}
+
 /*
  * Whether the bytes held for s may go after a pause: between two DATA
  * frames (a boundary the upstream chose, as between chunks in HTTP/1.1),
- * everything before them taken by the client, and the upstream free to
- * send more (its windows open, nothing of it unread). Otherwise the
- * client could stall the upstream inside a real value by not reading.
+ * and the upstream free to send more, on this stream and on every other
+ * one: nothing of it unread, the client's output below its mark (so the
+ * upstream is read), and on every stream still coming from it, the
+ * windows open, no frame cut, and everything received taken by the
+ * client. Otherwise the client could stall the upstream inside a real
+ * value: by not reading at all, or by not reading another stream that a
+ * server sending from one queue must finish first. A window we opened
+ * counts once the upstream has seen it (a PING sent after it came back)
+ * and had H2_HOLD_MS to use it, whatever the round trip.
  */
 static bool release_ok(const struct h2s *s)
 {
-	const h2_t *h = s->h;
+	h2_t *h = s->h;
 
-	return s->mask_resp && !s->resp_end && !s->in_frame && evbuffer_get_length(s->resp) == 0 &&
-	       s->up_open && h->c->up.bev != NULL && evbuffer_get_length(in_of(&h->c->up)) == 0 && !nghttp2_session_want_write(h->up) &&
-	       nghttp2_session_get_stream_local_window_size(h->up, s->uid) > 0 &&
-	       nghttp2_session_get_local_window_size(h->up) > 0;
+	if (!s->mask_resp || s->resp_end || !s->up_open || h->c->up.bev == NULL ||
+	    h->wu_seen != h->wu_sent || conn_ms_since(h->c, &h->seen_t) < H2_HOLD_MS ||
+	    nghttp2_session_want_write(h->up) || nghttp2_session_get_local_window_size(h->up) <= 0 ||
+	    evbuffer_get_length(out_of(&h->c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES || !up_quiet(h))
+		return false;
+	for (const struct h2s *t = h->streams; t != NULL; t = t->next)
+		if (t->phase == H2S_FORWARD && t->up_open &&
+		    (t->in_frame || evbuffer_get_length(t->resp) > 0 ||
+		     nghttp2_session_get_stream_local_window_size(h->up, t->uid) <= 0))
+			return false;
+	return true;
 }
 
 static void tail_cb(evutil_socket_t fd, short events, void *arg)
@@ -1165,6 +1282,14 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 			continue;
 		if (!release_ok(s)) {
 			again = true;
+			if (h->wu_seen != h->wu_sent && !h->ping_out && h->c->up.bev != NULL && !h->up_gone) {
+				static const uint8_t opaque[8] = "pv-hold";
+
+				if (nghttp2_submit_ping(h->up, NGHTTP2_FLAG_NONE, opaque) == 0) {
+					h->ping_out = true;
+					h->wu_ping = h->wu_sent;
+				}
+			}
 			continue;
 		}
 		if (cmask_release(s->mask, CMASK_IN) < 0 || pass_in(s) < 0) {
@@ -1196,6 +1321,17 @@ static int arm_tail(h2_t *h)
 
 /* ---- sessions ----------------------------------------------------------- */
 
+/* A frame went to the upstream: a window we opened, to be seen (release_ok()). */
+static int up_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+	h2_t *h = user_data;
+
+	(void)session;
+	if (frame->hd.type == NGHTTP2_WINDOW_UPDATE)
+		h->wu_sent++;
+	return 0;
+}
+
 static nghttp2_session_callbacks *callbacks(bool server)
 {
 	nghttp2_session_callbacks *cb;
@@ -1214,6 +1350,7 @@ static nghttp2_session_callbacks *callbacks(bool server)
 		nghttp2_session_callbacks_set_on_frame_recv_callback(cb, up_frame_recv);
 		nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, up_data);
 		nghttp2_session_callbacks_set_on_stream_close_callback(cb, up_stream_close);
+		nghttp2_session_callbacks_set_on_frame_send_callback(cb, up_frame_send);
 	}
 	return cb;
 }
@@ -1276,6 +1413,9 @@ enum step conn_h2_begin(conn_t *c)
 		goto oom;
 	h->c = c;
 	c->h2 = h;
+	h->cancels = H2_RESET_BURST;
+	(void)event_base_gettimeofday_cached(proxy_base(c->px), &h->cancel_t);
+	h->seen_t = h->cancel_t;
 	h->scratch = evbuffer_new();
 	if (h->scratch == NULL || sessions_new(h, policy_limits(pol(c))->max_header_bytes) < 0)
 		goto oom;
@@ -1386,8 +1526,13 @@ enum step conn_step_h2(conn_t *c)
 		if (c->up.eof)
 			(void)evbuffer_drain(in_of(&c->up), evbuffer_get_length(in_of(&c->up)));
 	}
-	if (h->up_gone && !h->ending) {
+	if (h->up_gone && !h->up_ended) {
+		/* Once, even after a GOAWAY of ours (the client may still be
+		 * waiting on streams the upstream's GOAWAY let finish). */
+		h->up_ended = true;
 		upstream_gone(h);
+		end_gracefully(h);
+	} else if (h->up_goaway) {
 		end_gracefully(h);
 	}
 	if (c->client.eof) {
@@ -1405,6 +1550,15 @@ enum step conn_step_h2(conn_t *c)
 		moved |= more;
 		if (!more)
 			break;
+	}
+	if (!h->up_gone && !nghttp2_session_want_read(h->up) && !nghttp2_session_want_write(h->up)) {
+		/* nghttp2 ended the upstream session itself (a connection
+		 * error of the upstream's, such as a PUSH_PROMISE we disabled:
+		 * its GOAWAY went out, nghttp2_session_mem_recv() returned no
+		 * error), or its GOAWAY left no stream: the upstream is gone,
+		 * and the streams waiting on it get their end now. */
+		h->up_gone = true;
+		return STEP_AGAIN;
 	}
 	if (moved)
 		conn_touch(c);
