@@ -11,7 +11,7 @@
  *   intercept.c intercepted connections: the original destination, what
  *               the first bytes are (ClientHello SNI, HTTP, other)
  *   relay.c     byte streams (tunnels, upgraded streams) and their masking
- *   h2.c        HTTP/2 inside a terminated tunnel: streams (h2.h)
+ *   h2*.c       HTTP/2 inside a terminated tunnel: streams (h2.h, h2_int.h)
  *   sockio.c    the I/O layer: sockets, TLS records and buffers (sockio.h)
  *
  * The state machine is drawn in conn.c; docs/architecture.md tells the

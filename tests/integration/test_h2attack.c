@@ -396,7 +396,7 @@ static void test_upstream_rst_no_error(void)
  * upstream that pauses 1.5 s of its own after "pause:xyz" + the real
  * value's first 7 bytes (held: they may begin it) gets them to the client
  * well before its next byte. A test that cannot fail would let a
- * release_ok() that is always false pass for safe.
+ * h2_release_ok() that is always false pass for safe.
  */
 static void test_release_still_works(void)
 {

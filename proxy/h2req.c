@@ -1,0 +1,567 @@
+/*
+ * h2req.c - HTTP/2 requests (h2_int.h): the client session's callbacks
+ * and, once a stream's head is whole, the decisions of an HTTP/1.1
+ * request inside a tunnel (proxy/decide.c), the head substituted through
+ * its serialised form, then the upstream stream.
+ */
+#include "h2_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
+
+#include "audit.h"
+#include "base/defaults.h"
+#include "log.h"
+#include "tls.h"
+
+/* ---- the request: decisions --------------------------------------------- */
+
+/* Whether a Host or :authority value names the tunnel's target. */
+static bool names_target(const struct h2s *s, const char *v)
+{
+	return conn_host_names_target(v, strlen(v), &s->h->c->tgt);
+}
+
+/* TRACE/TRACK, CONNECT, the origin form, :authority and Host, SNI:
+ * false after answering. */
+static bool check_form(struct h2s *s)
+{
+	conn_t *c = h2s_conn(s);
+	const char *m = s->method;
+	char w[512];
+	const char *rule = intercepted(c) ? CONN_RULE_HOST_INTERCEPT : CONN_RULE_HOST_TUNNEL;
+
+	if (strcmp(m, "TRACE") == 0 || strcmp(m, "TRACK") == 0) {
+		h2s_answer(s, 405, NULL, NULL, "passavant: %s refused: method not allowed through the proxy", m);
+		return false;
+	}
+	if (strcmp(m, "CONNECT") == 0) {
+		h2s_answer(s, 400, NULL, NULL, "passavant: CONNECT inside the TLS tunnel to %s:%u refused", c->tgt.host,
+		       (unsigned)c->tgt.port);
+		return false;
+	}
+	if (s->path == NULL || !(s->path[0] == '/' || (strcmp(s->path, "*") == 0 && strcmp(m, "OPTIONS") == 0))) {
+		h2s_answer(s, 400, NULL, NULL,
+		       "passavant: %s %.200s: a request inside a tunnel must have an origin-form target", m,
+		       s->path != NULL ? s->path : "(no :path)");
+		return false;
+	}
+	if (s->nhost > 1) {
+		h2s_answer(s, 400, NULL, NULL, "passavant: %s: more than one Host field", h2s_what(s, w, sizeof(w)));
+		return false;
+	}
+	if ((s->authority != NULL && !names_target(s, s->authority)) || (s->host != NULL && !names_target(s, s->host))) {
+		const char *v = s->authority != NULL && !names_target(s, s->authority) ? s->authority : s->host;
+
+		h2s_answer(s, 421, NULL, rule, "passavant: %s: Host %.200s does not name the %s %s:%u",
+		       h2s_what(s, w, sizeof(w)), v, intercepted(c) ? "intercepted target" : "CONNECT target",
+		       c->tgt.host, (unsigned)c->tgt.port);
+		return false;
+	}
+	if (c->sni_mismatch) {
+		h2s_answer(s, 421, NULL, CONN_RULE_SNI, "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
+		       h2s_what(s, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
+		return false;
+	}
+	return true;
+}
+
+/* allowedDomains (under the stream's policy), then allowedMethods. */
+static bool check_policy(struct h2s *s)
+{
+	conn_t *c = h2s_conn(s);
+	struct policy_decision d;
+	const char *mrule = NULL;
+	char w[512];
+
+	policy_decide(h2s_pol(s), c->tgt.host, c->tgt.port, &d);
+	s->rule = d.rule;
+	if (d.verdict != POLICY_ALLOW) {
+		h2s_answer(s, 403, "blocked-by-sandbox-runtime", d.rule, "passavant: %s refused by %s",
+		       h2s_what(s, w, sizeof(w)), d.rule);
+		return false;
+	}
+	if (!policy_method_allowed(h2s_pol(s), c->tgt.host, c->tgt.port, s->method, &mrule)) {
+		if (mrule == NULL)
+			mrule = "allowedMethods";
+		s->rule = mrule;
+		h2s_answer(s, 403, "blocked-by-sandbox-runtime", mrule, "passavant: %s refused by %s",
+		       h2s_what(s, w, sizeof(w)), mrule);
+		return false;
+	}
+	return true;
+}
+
+/* Whether a request field is dropped on its way up: Proxy-Authorization
+ * never goes (SPEC §5); towards an inject host, the codings and ranges
+ * that would hide bytes from the scan (SPEC §4.3). */
+static bool dropped(const char *name, size_t len, bool identity)
+{
+#define IS(k) (len == sizeof(k) - 1 && memcmp(name, k, len) == 0)
+	if (IS("proxy-authorization"))
+		return true;
+	return identity && (IS("accept-encoding") || IS("range") || IS("if-range"));
+#undef IS
+}
+
+/*
+ * The serialised head (request line, Host from :authority, the fields,
+ * the empty line) into out: the form cmask_request_head() and
+ * cmask_find_real() read. Returns 0 or -1.
+ */
+static int serialise(struct h2s *s, struct evbuffer *out, bool identity)
+{
+	size_t len = evbuffer_get_length(s->fields);
+	char *p = len > 0 ? (char *)evbuffer_pullup(s->fields, -1) : NULL, *end = p + len;
+
+	if (evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nhost: %s\r\n", s->method, s->path,
+				s->authority != NULL ? s->authority : h2s_conn(s)->tgt.authority) < 0)
+		return -1;
+	while (p != NULL && p < end) {
+		char *le = memchr(p, '\r', (size_t)(end - p)), *colon = memchr(p, ':', (size_t)(le - p));
+
+		if (!dropped(p, (size_t)(colon - p), identity) &&
+		    !((size_t)(colon - p) == 4 && memcmp(p, "host", 4) == 0) &&
+		    evbuffer_add(out, p, (size_t)(le + 2 - p)) < 0)
+			return -1;
+		p = le + 2;
+	}
+	if (identity && evbuffer_add(out, "accept-encoding: identity\r\n", 27) < 0)
+		return -1;
+	return evbuffer_add(out, "\r\n", 2);
+}
+
+/*
+ * SPEC §4.2: a real value on its way out, anywhere in the head, gets the
+ * stream refused (403 naming the credential), its target redacted.
+ * head is the serialised head. True when refused (or failed).
+ */
+static bool refuse_real(struct h2s *s, struct evbuffer *head)
+{
+	size_t len = evbuffer_get_length(head);
+	const char *cred = NULL, *name = NULL, *where = "a header";
+	const unsigned char *p = evbuffer_pullup(head, -1);
+	char w[512];
+	int r;
+
+	if (p == NULL)
+		return false;
+	r = cmask_find_real(s->mask, p, len, &cred);
+	if (r < 0) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return true;
+	}
+	if (r == 0)
+		return false;
+	if (cmask_find_real(s->mask, s->path, strlen(s->path), &name) == 1)
+		where = "the request target";
+	s->redact = true;
+	(void)snprintf(s->mask_rule, sizeof(s->mask_rule), "credentials %s: real value", cred != NULL ? cred : "?");
+	s->rule = s->mask_rule;
+	h2s_answer(s, 403, "blocked-by-sandbox-runtime", s->rule,
+	       "passavant: %s refused by %s: a real value of %s is on its way out in %s "
+	       "(the sandbox should never hold one)",
+	       h2s_what(s, w, sizeof(w)), s->rule, cred != NULL ? cred : "a masked credential", where);
+	return true;
+}
+
+/*
+ * The substituted serialised head back into HTTP/2 fields: the pseudo
+ * fields from the request line and the Host line (its first field), the
+ * others as they are. nv points into head (pulled up). Returns how many,
+ * or -1.
+ */
+static ssize_t head_to_nv(struct evbuffer *head, nghttp2_nv *nv, size_t max, uint8_t flags)
+{
+	size_t len = evbuffer_get_length(head);
+	char *p = (char *)evbuffer_pullup(head, -1), *end, *le, *sp1, *sp2, *hv, *hle;
+	ssize_t n;
+
+	if (p == NULL || max < 4)
+		return -1;
+	end = p + len;
+	le = memchr(p, '\r', len);
+	sp1 = le != NULL ? memchr(p, ' ', (size_t)(le - p)) : NULL;
+	if (sp1 == NULL)
+		return -1;
+	for (sp2 = le; sp2 > sp1 && sp2[-1] != ' '; sp2--)
+		;
+	hv = le + 2 + 6; /* "host: " */
+	hle = memchr(hv, '\r', (size_t)(end - hv));
+	if (sp2 <= sp1 + 1 || hle == NULL)
+		return -1;
+	nv[0] = (nghttp2_nv){(uint8_t *)":method", (uint8_t *)p, 7, (size_t)(sp1 - p), flags};
+	nv[1] = (nghttp2_nv){(uint8_t *)":scheme", (uint8_t *)"https", 7, 5, flags};
+	nv[2] = (nghttp2_nv){(uint8_t *)":authority", (uint8_t *)hv, 10, (size_t)(hle - hv), flags};
+	nv[3] = (nghttp2_nv){(uint8_t *)":path", (uint8_t *)sp1 + 1, 5, (size_t)(sp2 - 1 - (sp1 + 1)), flags};
+	/* The fields after the Host line, up to the empty line (which
+	 * h2_lines_to_nv() skips: it has no colon). */
+	if (evbuffer_drain(head, (size_t)(hle + 2 - p)) < 0)
+		return -1;
+	n = h2_lines_to_nv(head, nv + 4, max - 4, flags);
+	return n < 0 ? -1 : n + 4;
+}
+
+/* Sends the decided request upstream; false after answering. */
+static bool forward(struct h2s *s, struct evbuffer *head)
+{
+	conn_t *c = h2s_conn(s);
+	nghttp2_nv nv[PASSAVANT_MAX_HEADER_COUNT + 8];
+	nghttp2_data_provider prd;
+	char reason[512], w[512];
+	const char *rule = NULL, *inj[1];
+	uint8_t flags = NGHTTP2_NV_FLAG_NONE;
+	ssize_t n;
+	int32_t id;
+
+	if (s->mask != NULL) {
+		int r = cmask_request_head(s->mask, head, c->tgt.host, c->tgt.port, true, reason, sizeof(reason), &rule);
+
+		if (r < 0) {
+			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+			return false;
+		}
+		if (r == 1) {
+			cmask_begin_request(s->mask); /* nothing was injected */
+			s->rule = rule;
+			h2s_answer(s, 403, "blocked-by-sandbox-runtime", rule, "passavant: %s refused by %s: %s",
+			       h2s_what(s, w, sizeof(w)), rule, reason);
+			return false;
+		}
+		/* A real value is in the head now: never indexed by HPACK
+		 * (RFC 7541 §7.1.3), so no later frame can probe for it. */
+		if (cmask_injected(s->mask, inj, 1) > 0)
+			flags = NGHTTP2_NV_FLAG_NO_INDEX;
+		if (!s->req_end) {
+			if (cmask_body_begin(s->mask, CMASK_OUT, c->tgt.host, c->tgt.port, true, false) < 0) {
+				h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+				return false;
+			}
+			s->mask_req = true;
+		}
+	}
+	n = head_to_nv(head, nv, sizeof(nv) / sizeof(nv[0]), flags);
+	if (n < 0) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return false;
+	}
+	prd.source.ptr = s;
+	prd.read_callback = h2s_req_read;
+	id = s->h->up_goaway || s->h->up_gone ? -1
+					       : nghttp2_submit_request(s->h->up, NULL, nv, (size_t)n,
+									s->req_end ? NULL : &prd, s);
+	if (id < 0) {
+		/* The upstream said GOAWAY, or ran out of stream ids: the
+		 * client may retry on a new connection. */
+		h2s_audit(s, "allow", "passavant: the upstream takes no new stream (GOAWAY): refused, to be retried",
+		      s->rule);
+		h2s_reset(s, NGHTTP2_REFUSED_STREAM);
+		return false;
+	}
+	s->uid = id;
+	s->up_open = true;
+	s->phase = H2S_FORWARD;
+	return true;
+}
+
+/* A request head is complete: the pipeline of decide.c, then upstream. */
+static void decide(struct h2s *s)
+{
+	conn_t *c = h2s_conn(s);
+	struct evbuffer *head;
+	bool identity, ok;
+
+	(void)event_base_gettimeofday_cached(proxy_base(c->px), &s->t0);
+	if (s->head_big) {
+		h2s_answer(s, 431, NULL, NULL,
+		       "passavant: request head refused (limits.maxHeaderBytes, %u fields): %s https://%s: "
+		       "its fields are larger than %zu bytes",
+		       PASSAVANT_MAX_HEADER_COUNT, s->method != NULL ? s->method : "?", c->tgt.authority,
+		       policy_limits(h2s_pol(s))->max_header_bytes);
+		return;
+	}
+	if (s->method == NULL) {
+		h2s_reset(s, NGHTTP2_PROTOCOL_ERROR);
+		return;
+	}
+	if (s->path == NULL) {
+		/* CONNECT, which nghttp2 lets have no :path: 400 as in HTTP/1.1. */
+		(void)check_form(s);
+		return;
+	}
+	if (proxy_masks(c->px) != NULL) {
+		bool oom = false;
+
+		s->mask = cmask_new(proxy_masks(c->px), &oom);
+		if (oom) {
+			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+			return;
+		}
+	}
+	identity = s->mask != NULL && cmask_inject_host(s->mask, c->tgt.host, c->tgt.port);
+	head = evbuffer_new();
+	if (head == NULL || serialise(s, head, identity) < 0) {
+		h2_wipe_free(head);
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
+	ok = (s->mask == NULL || !refuse_real(s, head)) && check_form(s) && check_policy(s);
+	if (ok)
+		(void)forward(s, head);
+	h2_wipe_free(head);
+}
+
+/* ---- the request: callbacks of the client session ---------------------- */
+
+/* A new stream's HEADERS begin (client session). */
+int h2_down_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+	h2_t *h = user_data;
+	struct h2s *s;
+
+	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	if (h->ending)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	s->h = h;
+	s->cid = frame->hd.stream_id;
+	s->uid = -1;
+	s->cl_open = true;
+	s->phase = H2S_HEAD;
+	s->pol = proxy_policy_get(h->c->px);
+	s->fields = evbuffer_new();
+	s->req = evbuffer_new();
+	s->resp = evbuffer_new();
+	s->next = h->streams;
+	if (s->next != NULL)
+		s->next->pprev = &s->next;
+	s->pprev = &h->streams;
+	h->streams = s;
+	if (s->fields == NULL || s->req == NULL || s->resp == NULL ||
+	    nghttp2_session_set_stream_user_data(session, s->cid, s) != 0) {
+		s->cl_open = false;
+		h2s_free(h, s);
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &s->t0);
+	return 0;
+}
+
+/* Keeps a pseudo field's value (once: nghttp2 refuses repeats). */
+static int keep(char **slot, const uint8_t *v, size_t n)
+{
+	if (*slot != NULL)
+		return 0;
+	*slot = h2_dup(v, n);
+	return *slot != NULL ? 0 : -1;
+}
+
+/* One field of a request head (request trailers are not kept: they end
+ * the body and are not passed on). */
+int h2_down_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
+		       size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *user_data)
+{
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+	int r = 0;
+
+	(void)flags;
+	(void)user_data;
+	if (s == NULL || frame->hd.type != NGHTTP2_HEADERS || s->phase != H2S_HEAD)
+		return 0;
+	s->head_bytes += namelen + valuelen + 32;
+	if (++s->nfields > PASSAVANT_MAX_HEADER_COUNT || s->head_bytes > policy_limits(h2s_pol(s))->max_header_bytes)
+		s->head_big = true;
+	if (s->head_big) {
+		/* The method and path still say what was refused. */
+		if (namelen == 7 && memcmp(name, ":method", 7) == 0)
+			r = keep(&s->method, value, valuelen);
+		return r < 0 ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE : 0;
+	}
+	if (namelen > 0 && name[0] == ':') {
+		if (namelen == 7 && memcmp(name, ":method", 7) == 0)
+			r = keep(&s->method, value, valuelen);
+		else if (namelen == 5 && memcmp(name, ":path", 5) == 0)
+			r = keep(&s->path, value, valuelen);
+		else if (namelen == 10 && memcmp(name, ":authority", 10) == 0)
+			r = keep(&s->authority, value, valuelen);
+		/* :scheme is https here whatever it says: the tunnel is. */
+		return r < 0 ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE : 0;
+	}
+	if (namelen == 4 && memcmp(name, "host", 4) == 0) {
+		s->nhost++;
+		if (keep(&s->host, value, valuelen) < 0)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	if (evbuffer_add(s->fields, name, namelen) < 0 || evbuffer_add(s->fields, ": ", 2) < 0 ||
+	    evbuffer_add(s->fields, value, valuelen) < 0 || evbuffer_add(s->fields, "\r\n", 2) < 0)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	return 0;
+}
+
+/* The request's end came: the upstream gets its last DATA and END_STREAM. */
+static void request_ended(struct h2s *s)
+{
+	s->req_end = true;
+	if (s->mask_req) {
+		size_t n;
+
+		if (cmask_body_end(s->mask, CMASK_OUT) < 0 || cmask_ready(s->mask, CMASK_OUT, &n) < 0 ||
+		    evbuffer_remove_buffer(cmask_out(s->mask, CMASK_OUT), s->req, n) != (int)n) {
+			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+			return;
+		}
+	}
+	if (s->phase == H2S_FORWARD && s->up_open)
+		(void)nghttp2_session_resume_data(s->h->up, s->uid);
+}
+
+int h2_down_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+
+	(void)user_data;
+	if (s == NULL)
+		return 0;
+	if (frame->hd.type == NGHTTP2_HEADERS && s->phase == H2S_HEAD) {
+		/* nghttp2 calls back once the whole header block (with its
+		 * CONTINUATIONs) was read. */
+		if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+			s->req_end = true;
+		decide(s);
+		h2_wipe_free(s->fields);
+		s->fields = NULL;
+		return 0;
+	}
+	if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+	    (frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
+		request_ended(s); /* request trailers end the body; they are not passed on */
+	return 0;
+}
+
+/* A real value in the request body (SPEC §4.2): the stream is refused. */
+static void refuse_leak(struct h2s *s, const char *cred)
+{
+	char w[512];
+
+	(void)snprintf(s->mask_rule, sizeof(s->mask_rule), "credentials %s: real value", cred);
+	s->rule = s->mask_rule;
+	h2s_answer(s, 403, "blocked-by-sandbox-runtime", s->rule,
+	       "passavant: %s refused by %s: a real value of %s is on its way out in the request body "
+	       "(the sandbox should never hold one)",
+	       h2s_what(s, w, sizeof(w)), s->rule, cred);
+}
+
+/* Request DATA from the client: substituted into s->req. */
+int h2_down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const uint8_t *data, size_t len,
+		     void *user_data)
+{
+	h2_t *h = user_data;
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, stream_id);
+	const char *cred;
+	size_t n;
+
+	(void)flags;
+	if (s == NULL || s->phase != H2S_FORWARD) {
+		/* Refused or unknown: acknowledged and dropped (counted on both
+		 * sides, so that h2s_free() still acknowledges what a cut
+		 * substituter held). */
+		(void)nghttp2_session_consume(session, stream_id, len);
+		if (s != NULL) {
+			s->bytes_up += len;
+			s->down_taken += len;
+		}
+		return 0;
+	}
+	s->bytes_up += len;
+	if (!s->mask_req) {
+		if (evbuffer_add(s->req, data, len) < 0)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	} else {
+		if (evbuffer_add(h->scratch, data, len) < 0 || cmask_body_take(s->mask, CMASK_OUT, h->scratch, len) < 0 ||
+		    cmask_ready(s->mask, CMASK_OUT, &n) < 0)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		if ((cred = cmask_leak(s->mask, CMASK_OUT)) != NULL) {
+			refuse_leak(s, cred);
+			return 0;
+		}
+		if (evbuffer_remove_buffer(cmask_out(s->mask, CMASK_OUT), s->req, n) != (int)n)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	if (s->up_open)
+		(void)nghttp2_session_resume_data(h->up, s->uid);
+	return 0;
+}
+
+/*
+ * A forwarded stream is cut off from the client's side: by its reset, or
+ * by a stream error it provoked (a bad WINDOW_UPDATE, a content-length
+ * the DATA break...), for which nghttp2 resets the stream itself.
+ * nghttp2's rate limit counts only the first kind; the second is the
+ * "MadeYouReset" attack (CVE-2025-8671): requests the upstream starts
+ * and is told to drop, as fast as the client can write. Both share one
+ * budget, the rapid reset limit's; past it, GOAWAY ENHANCE_YOUR_CALM.
+ */
+static void h2_charge_cancel(h2_t *h)
+{
+	int64_t ms = conn_ms_since(h->c, &h->cancel_t);
+
+	if (ms >= 1000 / H2_RESET_RATE) {
+		h->cancels += ms * H2_RESET_RATE / 1000;
+		if (h->cancels > H2_RESET_BURST)
+			h->cancels = H2_RESET_BURST;
+		(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &h->cancel_t);
+	}
+	if (--h->cancels >= 0 || h->fatal)
+		return;
+	(void)nghttp2_session_terminate_session(h->down, NGHTTP2_ENHANCE_YOUR_CALM);
+	h->ending = true;
+	h->fatal = true;
+	(void)snprintf(h->why, sizeof(h->why),
+		       "HTTP/2: the client had more than %d forwarded streams reset (then %d/s): connection closed",
+		       H2_RESET_BURST, H2_RESET_RATE);
+}
+
+/* A stream closed on the client session. */
+int h2_down_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t code, void *user_data)
+{
+	h2_t *h = user_data;
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, stream_id);
+
+	if (s == NULL)
+		return 0;
+	s->cl_open = false;
+	/* A request the client will not finish (reset, or a response that
+	 * ended first) is not left waiting upstream. */
+	if ((code != NGHTTP2_NO_ERROR || !s->req_end) && s->up_open && s->uid >= 0) {
+		(void)nghttp2_submit_rst_stream(h->up, NGHTTP2_FLAG_NONE, s->uid, NGHTTP2_CANCEL);
+		h2_charge_cancel(h);
+	}
+	if (!s->audited && s->phase == H2S_FORWARD) {
+		char reason[128];
+
+		/* A reset after the whole response went out (the client
+		 * stopped an upload the upstream had answered) is no cut. */
+		if (code == NGHTTP2_NO_ERROR || h2s_answered(s)) {
+			h2s_audit(s, "allow", NULL, s->rule);
+		} else {
+			(void)snprintf(reason, sizeof(reason), "passavant: the stream was reset (%s) before its end",
+				       nghttp2_http2_strerror(code));
+			h2s_audit(s, "allow", reason, s->rule);
+		}
+	}
+	if (!s->up_open)
+		h2s_free(h, s);
+	return 0;
+}

@@ -1,0 +1,569 @@
+/*
+ * h2stream.c - one HTTP/2 stream (h2_int.h): helpers, its audit line,
+ * the data providers of both directions, answers and resets, the
+ * upstream session's callbacks (response heads, DATA, trailers, all
+ * remasked), and freeing once closed on both sessions.
+ */
+#include "h2_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
+
+#include "audit.h"
+#include "base/defaults.h"
+#include "log.h"
+#include "tls.h"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+conn_t *h2s_conn(struct h2s *s)
+{
+	return s->h->c;
+}
+
+const policy_t *h2s_pol(const struct h2s *s)
+{
+	return proxy_policy(s->pol);
+}
+
+char *h2_dup(const uint8_t *p, size_t n)
+{
+	char *d = malloc(n + 1);
+
+	if (d != NULL) {
+		memcpy(d, p, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+/* Empties b, wiping it (a head or body may hold real values), and frees it. */
+void h2_wipe_free(struct evbuffer *b)
+{
+	if (b == NULL)
+		return;
+	cmask_wipe_drain(b);
+	evbuffer_free(b);
+}
+
+/* "GET https://host/path" for reasons (the path cut at 200 bytes). */
+const char *h2s_what(const struct h2s *s, char *buf, size_t len)
+{
+	const conn_t *c = s->h->c;
+	const char *p = s->path != NULL ? s->path : "";
+
+	if (s->redact)
+		(void)snprintf(buf, len, "%s https://%s%s", s->method != NULL ? s->method : "?",
+			       c->tgt.authority, H2_REDACTED);
+	else
+		(void)snprintf(buf, len, "%s https://%s%.200s", s->method != NULL ? s->method : "?",
+			       c->tgt.authority, p);
+	return buf;
+}
+
+/* The message of direction d was cut off: what its substituter holds,
+ * which may begin a real value, is dropped (SPEC §4.3). */
+void h2s_cut(struct h2s *s, enum cmask_dir d)
+{
+	if (cmask_body_cut(s->mask, d) < 0)
+		log_debug("h2: out of memory cutting a stream's body");
+}
+
+/* Whether the whole response went to the client's session. */
+bool h2s_answered(const struct h2s *s)
+{
+	return s->resp_end && evbuffer_get_length(s->resp) == 0 &&
+	       (s->mask == NULL || !s->mask_resp || !cmask_waiting(s->mask, CMASK_IN));
+}
+
+/* ---- audit ---------------------------------------------------------------- */
+
+/* The stream's audit line (once). */
+void h2s_audit(struct h2s *s, const char *decision, const char *reason, const char *rule)
+{
+	conn_t *c = h2s_conn(s);
+	const char *injected[64];
+	struct audit_rec r;
+
+	if (s->audited)
+		return;
+	s->audited = true;
+	memset(&r, 0, sizeof(r));
+	r.kind = "request";
+	r.method = s->method;
+	r.scheme = "https";
+	r.host = c->tgt.host;
+	r.port = c->tgt.port;
+	if (s->redact) {
+		r.target = H2_REDACTED;
+		r.target_len = sizeof(H2_REDACTED) - 1;
+	} else if (s->path != NULL) {
+		r.target = s->path;
+		r.target_len = strlen(s->path);
+	}
+	r.status = s->status;
+	r.decision = decision;
+	r.reason = reason;
+	r.rule = rule;
+	r.inspected = true;
+	if (s->mask != NULL) {
+		r.n_injected = cmask_injected(s->mask, injected, sizeof(injected) / sizeof(injected[0]));
+		r.injected = injected;
+		r.remasked = cmask_remasked(s->mask);
+	}
+	r.bytes_up = s->phase == H2S_FORWARD ? (int64_t)s->bytes_up : -1;
+	r.bytes_down = s->phase == H2S_FORWARD ? (int64_t)s->bytes_down : -1;
+	r.ms = conn_ms_since(c, &s->t0);
+	r.tls = "terminated";
+	r.proto = "h2";
+	proxy_record(c->px, &r);
+}
+
+/* ---- data providers ------------------------------------------------------- */
+
+/* Acknowledges n bytes of DATA taken from a stream's buffer, to the
+ * session they came from (connection-level once the stream is gone). */
+static void h2_take(nghttp2_session *from, int32_t id, bool open, size_t n)
+{
+	if (n == 0)
+		return;
+	if (!open || nghttp2_session_consume(from, id, n) != 0)
+		(void)nghttp2_session_consume_connection(from, n);
+}
+
+/* The request body for the upstream (s->req). */
+ssize_t h2s_req_read(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
+			uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
+{
+	struct h2s *s = source->ptr;
+	size_t n = evbuffer_get_length(s->req);
+
+	(void)session;
+	(void)stream_id;
+	(void)user_data;
+	if (n > length)
+		n = length;
+	if (n > 0) {
+		if (evbuffer_remove(s->req, buf, n) != (int)n)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		h2_take(s->h->down, s->cid, s->cl_open, n);
+		s->down_taken += n;
+	}
+	if (evbuffer_get_length(s->req) == 0 && s->req_end) {
+		*data_flags |= NGHTTP2_DATA_FLAG_EOF;
+		return (ssize_t)n;
+	}
+	return n > 0 ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
+}
+
+/* Field lines "name: value\r\n" in b (pulled up) as nv entries into nv
+ * (room for max); returns how many, or -1 when they do not fit. */
+ssize_t h2_lines_to_nv(struct evbuffer *b, nghttp2_nv *nv, size_t max, uint8_t flags)
+{
+	size_t len = evbuffer_get_length(b), n = 0;
+	char *p = len > 0 ? (char *)evbuffer_pullup(b, -1) : NULL, *end = p + len;
+
+	while (p != NULL && p < end) {
+		char *le = memchr(p, '\r', (size_t)(end - p)), *colon;
+
+		if (le == NULL)
+			le = end;
+		colon = memchr(p, ':', (size_t)(le - p));
+		if (colon != NULL && colon > p) {
+			const char *v = colon + 1;
+
+			if (n == max)
+				return -1;
+			if (v < le && *v == ' ')
+				v++;
+			nv[n].name = (uint8_t *)p;
+			nv[n].namelen = (size_t)(colon - p);
+			nv[n].value = (uint8_t *)v;
+			nv[n].valuelen = (size_t)(le - v);
+			nv[n].flags = flags;
+			n++;
+		}
+		p = le + 2;
+	}
+	return (ssize_t)n;
+}
+
+/* The response body for the client (s->resp), then the trailers. */
+static ssize_t h2s_resp_read(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
+			 uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
+{
+	struct h2s *s = source->ptr;
+	size_t n = evbuffer_get_length(s->resp);
+	nghttp2_nv nv[PASSAVANT_MAX_HEADER_COUNT];
+	ssize_t nn;
+
+	(void)user_data;
+	if (n > length)
+		n = length;
+	if (n > 0) {
+		if (evbuffer_remove(s->resp, buf, n) != (int)n)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		if (s->phase == H2S_FORWARD && s->uid >= 0) {
+			h2_take(s->h->up, s->uid, s->up_open, n);
+			s->up_taken += n;
+		}
+	}
+	if (evbuffer_get_length(s->resp) > 0 || !s->resp_end ||
+	    (s->mask_resp && cmask_waiting(s->mask, CMASK_IN)))
+		return n > 0 ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
+	*data_flags |= NGHTTP2_DATA_FLAG_EOF;
+	if (s->trailers != NULL && evbuffer_get_length(s->trailers) > 0) {
+		nn = h2_lines_to_nv(s->trailers, nv, PASSAVANT_MAX_HEADER_COUNT, NGHTTP2_NV_FLAG_NONE);
+		if (nn > 0 && nghttp2_submit_trailer(session, stream_id, nv, (size_t)nn) == 0)
+			*data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+	}
+	return (ssize_t)n;
+}
+
+/* ---- answers and resets ------------------------------------------------- */
+
+/* Resets the stream on both sessions (the client's with code). */
+void h2s_reset(struct h2s *s, uint32_t code)
+{
+	if (s->cl_open)
+		(void)nghttp2_submit_rst_stream(s->h->down, NGHTTP2_FLAG_NONE, s->cid, code);
+	if (s->up_open && s->uid >= 0)
+		(void)nghttp2_submit_rst_stream(s->h->up, NGHTTP2_FLAG_NONE, s->uid, NGHTTP2_CANCEL);
+}
+
+/*
+ * Answers the stream here (SPEC §5: the response and reason of an
+ * HTTP/1.1 refusal) and audits it; the stderr line is the reason. A
+ * stream whose response already started is reset instead. The upstream
+ * stream, if any, is cancelled: nothing more goes to it.
+ */
+void h2s_answer(struct h2s *s, int status, const char *xerr, const char *rule, const char *fmt, ...)
+{
+	char reason[REASON_MAX], len[24], st[16];
+	nghttp2_nv nv[4];
+	nghttp2_data_provider prd;
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	s->status = status;
+	h2s_audit(s, status == 502 || status == 504 ? "allow" : "deny", reason, rule);
+	log_info("%s", reason);
+	if (s->up_open && s->uid >= 0)
+		(void)nghttp2_submit_rst_stream(s->h->up, NGHTTP2_FLAG_NONE, s->uid, NGHTTP2_CANCEL);
+	if (s->mask != NULL && s->mask_req)
+		h2s_cut(s, CMASK_OUT);
+	/* What waited for the upstream is dropped, and acknowledged. */
+	n = evbuffer_get_length(s->req);
+	cmask_wipe_drain(s->req);
+	h2_take(s->h->down, s->cid, s->cl_open, n);
+	s->down_taken += n;
+	n = 0;
+	if (s->resp_started || !s->cl_open) {
+		if (s->cl_open)
+			(void)nghttp2_submit_rst_stream(s->h->down, NGHTTP2_FLAG_NONE, s->cid, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
+	s->phase = H2S_ANSWERED;
+	s->resp_started = true;
+	s->resp_end = true;
+	s->mask_resp = false;
+	cmask_wipe_drain(s->resp);
+	if (evbuffer_add_printf(s->resp, "%s\n", reason) < 0) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
+	(void)snprintf(st, sizeof(st), "%d", status);
+	(void)snprintf(len, sizeof(len), "%zu", evbuffer_get_length(s->resp));
+#define NV(k, v) \
+	(nghttp2_nv) { (uint8_t *)(k), (uint8_t *)(v), strlen(k), strlen(v), NGHTTP2_NV_FLAG_NONE }
+	nv[n++] = NV(":status", st);
+	nv[n++] = NV("content-type", "text/plain");
+	nv[n++] = NV("content-length", len);
+	if (xerr != NULL)
+		nv[n++] = NV("x-proxy-error", xerr);
+#undef NV
+	prd.source.ptr = s;
+	prd.read_callback = h2s_resp_read;
+	if (nghttp2_submit_response(s->h->down, s->cid, nv, n, &prd) != 0)
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+}
+
+/* ---- the response: callbacks of the upstream session ------------------- */
+
+/* One field of a response head, an interim head or trailers. */
+int h2_up_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name, size_t namelen,
+		     const uint8_t *value, size_t valuelen, uint8_t flags, void *user_data)
+{
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+
+	(void)flags;
+	(void)user_data;
+	if (s == NULL || frame->hd.type != NGHTTP2_HEADERS)
+		return 0;
+	if (s->fields == NULL && (s->fields = evbuffer_new()) == NULL)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	s->head_bytes += namelen + valuelen + 32;
+	if (++s->nfields > PASSAVANT_MAX_HEADER_COUNT || s->head_bytes > policy_limits(h2s_pol(s))->max_header_bytes)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	if (namelen == 7 && memcmp(name, ":status", 7) == 0) {
+		s->rstatus = 0;
+		for (size_t i = 0; i < valuelen && i < 3; i++)
+			s->rstatus = s->rstatus * 10 + (value[i] - '0');
+		return 0;
+	}
+	if (namelen > 0 && name[0] == ':')
+		return 0;
+	if (evbuffer_add(s->fields, name, namelen) < 0 || evbuffer_add(s->fields, ": ", 2) < 0 ||
+	    evbuffer_add(s->fields, value, valuelen) < 0 || evbuffer_add(s->fields, "\r\n", 2) < 0)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	return 0;
+}
+
+int h2_up_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+
+	(void)user_data;
+	if (s != NULL && frame->hd.type == NGHTTP2_HEADERS) {
+		s->rstatus = -1;
+		s->head_bytes = 0;
+		s->nfields = 0;
+		if (s->fields != NULL)
+			cmask_wipe_drain(s->fields);
+	}
+	return 0;
+}
+
+/* Passes on what the inbound substituter of s may send now. */
+int h2s_pass_in(struct h2s *s)
+{
+	size_t n;
+
+	if (cmask_ready(s->mask, CMASK_IN, &n) < 0 ||
+	    evbuffer_remove_buffer(cmask_out(s->mask, CMASK_IN), s->resp, n) != (int)n)
+		return -1;
+	return 0;
+}
+
+/* A whole response head, interim head or trailer block from the upstream. */
+static void response_head(struct h2s *s, bool end_stream)
+{
+	nghttp2_nv nv[PASSAVANT_MAX_HEADER_COUNT + 1];
+	nghttp2_data_provider prd;
+	char st[16];
+	ssize_t n;
+
+	if (s->fields == NULL && (s->fields = evbuffer_new()) == NULL) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
+	/* SPEC §4.3: real values in fields become sentinels. */
+	if (s->mask != NULL && cmask_response_head(s->mask, s->fields, 0) < 0) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
+	if (s->rstatus < 0) {
+		/* Trailers (grpc-status, ...): after the body. */
+		h2_wipe_free(s->trailers);
+		s->trailers = s->fields;
+		s->fields = NULL;
+		return;
+	}
+	(void)snprintf(st, sizeof(st), "%d", s->rstatus);
+	nv[0] = (nghttp2_nv){(uint8_t *)":status", (uint8_t *)st, 7, strlen(st), NGHTTP2_NV_FLAG_NONE};
+	n = h2_lines_to_nv(s->fields, nv + 1, PASSAVANT_MAX_HEADER_COUNT, NGHTTP2_NV_FLAG_NONE);
+	if (n < 0) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
+	if (s->rstatus >= 100 && s->rstatus < 200) {
+		char w[512];
+
+		/* Interim (100, 103): passed on, a few; 101 cannot come in HTTP/2. */
+		if (++s->ninterim > H2_MAX_INTERIM) {
+			cmask_wipe_drain(s->fields);
+			h2s_answer(s, 502, NULL, s->rule, "passavant: %s: the upstream %s sent more than %d interim responses",
+			       h2s_what(s, w, sizeof(w)), s->h->c->up.peer, H2_MAX_INTERIM);
+			return;
+		}
+		if (nghttp2_submit_headers(s->h->down, NGHTTP2_FLAG_NONE, s->cid, NULL, nv, (size_t)n + 1, NULL) < 0)
+			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		cmask_wipe_drain(s->fields);
+		return;
+	}
+	s->status = s->rstatus;
+	s->resp_started = true;
+	if (s->mask != NULL && !end_stream) {
+		if (cmask_body_begin(s->mask, CMASK_IN, NULL, 0, false, false) < 0) {
+			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+			return;
+		}
+		s->mask_resp = true;
+	}
+	prd.source.ptr = s;
+	prd.read_callback = h2s_resp_read;
+	if (nghttp2_submit_response(s->h->down, s->cid, nv, (size_t)n + 1, end_stream ? NULL : &prd) != 0)
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+	cmask_wipe_drain(s->fields);
+}
+
+/* The response's end: what the substituter holds goes, then EOF. */
+static void response_ended(struct h2s *s)
+{
+	s->resp_end = true;
+	if (s->mask_resp && (cmask_body_end(s->mask, CMASK_IN) < 0 || h2s_pass_in(s) < 0)) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
+	if (s->cl_open && s->resp_started)
+		(void)nghttp2_session_resume_data(s->h->down, s->cid);
+}
+
+int h2_up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+	h2_t *h = user_data;
+	struct h2s *s;
+
+	if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK) && h->ping_out) {
+		/* The upstream read every WINDOW_UPDATE sent before our PING. */
+		h->ping_out = false;
+		h->wu_seen = h->wu_ping;
+		(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &h->seen_t);
+		return 0;
+	}
+	if (frame->hd.type == NGHTTP2_GOAWAY) {
+		/* Streams above last_stream_id were not processed: they get
+		 * REFUSED_STREAM from nghttp2 (on_stream_close); the others
+		 * finish (RFC 9113 §6.8: a graceful shutdown, as nginx's after
+		 * keepalive_requests); no new ones: the client gets GOAWAY. */
+		h->up_goaway = true;
+		return 0;
+	}
+	s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+	if (s == NULL || s->phase != H2S_FORWARD)
+		return 0;
+	switch (frame->hd.type) {
+	case NGHTTP2_HEADERS:
+		response_head(s, (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0);
+		if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+			response_ended(s);
+		break;
+	case NGHTTP2_DATA:
+		s->in_frame = false;
+		if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+			response_ended(s);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Response DATA from the upstream: remasked into s->resp. */
+int h2_up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const uint8_t *data, size_t len,
+		   void *user_data)
+{
+	h2_t *h = user_data;
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, stream_id);
+
+	(void)flags;
+	if (s == NULL || s->phase != H2S_FORWARD || !s->cl_open) {
+		/* As in h2_down_data(): what the client's buffer and substituter
+		 * still hold is acknowledged by h2s_free(). */
+		(void)nghttp2_session_consume(session, stream_id, len);
+		if (s != NULL) {
+			s->bytes_down += len;
+			s->up_taken += len;
+		}
+		return 0;
+	}
+	s->bytes_down += len;
+	s->in_frame = true;
+	if (!s->mask_resp) {
+		if (evbuffer_add(s->resp, data, len) < 0)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	} else if (evbuffer_add(h->scratch, data, len) < 0 || cmask_body_take(s->mask, CMASK_IN, h->scratch, len) < 0 ||
+		   h2s_pass_in(s) < 0) {
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	(void)nghttp2_session_resume_data(h->down, s->cid);
+	return 0;
+}
+
+/* A stream closed on the upstream session. */
+int h2_up_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t code, void *user_data)
+{
+	h2_t *h = user_data;
+	struct h2s *s = nghttp2_session_get_stream_user_data(session, stream_id);
+	char w[512];
+
+	if (s == NULL)
+		return 0;
+	s->up_open = false;
+	if (s->cl_open && s->phase == H2S_FORWARD && !s->resp_end) {
+		/* SPEC §4.3: held bytes that may begin a real value are
+		 * dropped when the upstream ends early: by an error, or a
+		 * RST_STREAM NO_ERROR before END_STREAM (a cut response too;
+		 * the client is told, not left waiting). */
+		if (s->mask_resp)
+			h2s_cut(s, CMASK_IN);
+		if (!s->resp_started && code != NGHTTP2_REFUSED_STREAM)
+			h2s_answer(s, 502, NULL, s->rule, "passavant: %s: the upstream %s reset the stream (%s)",
+			       h2s_what(s, w, sizeof(w)), h->c->up.peer, nghttp2_http2_strerror(code));
+		else if (!s->resp_started)
+			/* Not processed upstream (a GOAWAY below it, or the
+			 * upstream's own refusal): the client may retry it
+			 * (RFC 9113 §8.7), so it is told just that. */
+			(void)nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->cid, NGHTTP2_REFUSED_STREAM);
+		else
+			(void)nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->cid,
+							code == NGHTTP2_NO_ERROR ? NGHTTP2_INTERNAL_ERROR : code);
+	}
+	if (!s->cl_open)
+		h2s_free(h, s);
+	return 0;
+}
+
+/* ---- streams -------------------------------------------------------------- */
+
+void h2s_free(h2_t *h, struct h2s *s)
+{
+	/* What the client or the upstream sent that nobody took still
+	 * counts against the connection windows. */
+	if (s->bytes_up > s->down_taken && !h->fatal)
+		(void)nghttp2_session_consume_connection(h->down, (size_t)(s->bytes_up - s->down_taken));
+	if (s->bytes_down > s->up_taken && !h->fatal)
+		(void)nghttp2_session_consume_connection(h->up, (size_t)(s->bytes_down - s->up_taken));
+	if (s->cl_open)
+		(void)nghttp2_session_set_stream_user_data(h->down, s->cid, NULL);
+	if (s->up_open && s->uid >= 0)
+		(void)nghttp2_session_set_stream_user_data(h->up, s->uid, NULL);
+	if (s->pprev != NULL) {
+		*s->pprev = s->next;
+		if (s->next != NULL)
+			s->next->pprev = s->pprev;
+	}
+	h2_wipe_free(s->fields);
+	h2_wipe_free(s->req);
+	h2_wipe_free(s->resp);
+	h2_wipe_free(s->trailers);
+	cmask_free(s->mask);
+	free(s->method);
+	free(s->path);
+	free(s->authority);
+	free(s->host);
+	proxy_policy_put(s->pol);
+	free(s);
+}
