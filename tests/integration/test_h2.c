@@ -1547,7 +1547,7 @@ static void test_malformed(void)
 	};
 	const size_t nb = sizeof(bads) / sizeof(bads[0]);
 	char *argv_specs[16];
-	size_t mark = test_file_size(p_h2rec);
+	size_t mark = test_file_size(p_h2rec), amark = test_file_size(px.audit);
 	char *out = NULL, *rec;
 	int rc, good_te, good_last;
 
@@ -1578,6 +1578,16 @@ static void test_malformed(void)
 	}
 	want_status(out, good_te, 200, "te: trailers (allowed)");
 	want_status(out, good_last, 200, "a good request on the same connection after the malformed ones");
+	/* One audit line per stream: each reset before its head was whole
+	 * (the nine field cases) is a deny line, without method or target. */
+	{
+		int n = audit_count(px.audit, amark, "\"kind\":\"request\"", "\"decision\":\"deny\"",
+				    "malformed HTTP/2 request to https://127.0.0.1:", "\"proto\":\"h2\"",
+				    "\"method\":null", "\"target\":null", NULL);
+
+		ROW(n >= (int)nb - 2, "%d deny lines for streams reset before their head was complete, expected %zu",
+		    n, nb - 2);
+	}
 	free(rec);
 	free(out);
 
