@@ -21,7 +21,7 @@
  * own loopback. The clients use web.test, git.test, pypi.test, npm.test
  * and ws.test; passavant itself resolves them to 127.0.0.1 because it runs
  * in a private mount namespace of its own where a hosts file of ours is
- * bind-mounted over /etc/hosts (spawn_run()). The policy allows the names
+ * bind-mounted over /etc/hosts (test_spawn_hosts(), tests/support/hostsns.c). The policy allows the names
  * and the literal 127.0.0.1 (the resolved-address guard refuses loopback
  * otherwise, SPEC §3.1).
  *
@@ -62,9 +62,7 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -72,6 +70,7 @@
 
 #include "tests/support/certs.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/hostsns.h"
 #include "tests/support/proc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/textutil.h"
@@ -112,125 +111,6 @@ static char *at(char *buf, const char *rel)
 /* ------------------------------------------------------------------ */
 /* Running passavant with our names resolvable on the host side         */
 /* ------------------------------------------------------------------ */
-
-/* A message from the forked child before exec (async-signal-safe). */
-static void child_fail(const char *what)
-{
-	static const char pre[] = "clients: spawn: ";
-
-	(void)!write(2, pre, sizeof(pre) - 1);
-	(void)!write(2, what, strlen(what));
-	(void)!write(2, "\n", 1);
-	_exit(122);
-}
-
-static int write_proc_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/*
- * Runs argv (argv[0] a path) with envp in p_work, stdout and stderr into
- * the files out_path and err_path, in a mount namespace of its own where
- * p_hosts is bind-mounted over /etc/hosts: so `passavant run`, and the
- * proxy in it, resolve our names to 127.0.0.1. As root a mount namespace
- * is enough; otherwise a user namespace maps our own uid and gid (the
- * capabilities it gives end at exec, and passavant makes its own
- * namespaces). Killed past timeout_ms. Returns the exit status, 128+N for
- * signal N, or -1 if it could not be started.
- */
-static int spawn_run(char *const argv[], char *const envp[], const char *out_path, const char *err_path,
-		     int timeout_ms)
-{
-	char uidmap[64], gidmap[64];
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	long long deadline = test_mono_ms() + timeout_ms;
-	int fo, fe, fi, st = 0;
-	pid_t pid, w;
-
-	snprintf(uidmap, sizeof(uidmap), "%lu %lu 1\n", (unsigned long)uid, (unsigned long)uid);
-	snprintf(gidmap, sizeof(gidmap), "%lu %lu 1\n", (unsigned long)gid, (unsigned long)gid);
-	fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fi = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fo < 0 || fe < 0 || fi < 0) {
-		fprintf(stderr, "clients: cannot open %s or %s: %s\n", out_path, err_path, strerror(errno));
-		goto fail;
-	}
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "clients: fork: %s\n", strerror(errno));
-		goto fail;
-	}
-	if (pid == 0) {
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-			child_fail("prctl(PR_SET_PDEATHSIG)");
-		if (dup2(fi, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-			child_fail("dup2");
-		if (uid == 0) {
-			if (unshare(CLONE_NEWNS) < 0)
-				child_fail("unshare(CLONE_NEWNS)");
-		} else {
-			if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-				child_fail("unshare(CLONE_NEWUSER|CLONE_NEWNS)");
-			if (write_proc_file("/proc/self/setgroups", "deny") < 0 ||
-			    write_proc_file("/proc/self/uid_map", uidmap) < 0 ||
-			    write_proc_file("/proc/self/gid_map", gidmap) < 0)
-				child_fail("uid/gid map of the user namespace");
-		}
-		/* The kernel ignores the type of these two (valgrind does
-		 * not like a NULL one). */
-		if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
-			child_fail("mount(/, MS_REC|MS_PRIVATE)");
-		if (mount(p_hosts, "/etc/hosts", "none", MS_BIND, NULL) < 0)
-			child_fail("bind-mount of the test hosts file over /etc/hosts");
-		if (chdir(p_work) < 0)
-			child_fail("chdir to the work directory");
-		execve(argv[0], argv, envp);
-		child_fail("execve of passavant");
-	}
-	close(fo);
-	close(fe);
-	close(fi);
-	for (;;) {
-		w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			fprintf(stderr, "clients: waitpid: %s\n", strerror(errno));
-			return -1;
-		}
-		if (test_mono_ms() > deadline) {
-			fprintf(stderr, "clients: the session ran past %d ms: killed\n", timeout_ms);
-			(void)kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-		usleep(20000);
-	}
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return -1;
-fail:
-	if (fo >= 0)
-		close(fo);
-	if (fe >= 0)
-		close(fe);
-	if (fi >= 0)
-		close(fi);
-	return -1;
-}
 
 /* The result of one `passavant run` session. */
 struct session {
@@ -288,7 +168,7 @@ static void session_run(struct session *s, const char *tag, const char *mode, co
 		return;
 	}
 	free(text);
-	s->status = spawn_run(argv, envp, out, err, SESSION_TIMEOUT_MS);
+	s->status = test_spawn_hosts(argv, envp, p_work, p_hosts, out, err, SESSION_TIMEOUT_MS);
 	s->out = test_read_file(out, NULL);
 	s->err = test_read_file(err, NULL);
 }

@@ -92,11 +92,6 @@ static unsigned nscript;
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-static const char *nz(const char *s)
-{
-	return s != NULL ? s : "(null)";
-}
-
 /* A copy of s (at most 4095 bytes, one of 4 static buffers) with every
  * real value shown as "REAL-GH_TOKEN****..." ("REAL-PV_HDR***..."), for
  * failure messages: the
@@ -122,42 +117,6 @@ static const char *red(const char *s)
 		}
 	}
 	return b;
-}
-
-/* The last n bytes of s, for failure messages. */
-static const char *tail(const char *s, size_t n)
-{
-	size_t len;
-
-	if (s == NULL)
-		return "(none)";
-	len = strlen(s);
-	return len > n ? s + len - n : s;
-}
-
-static bool hasf(const char *hay, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool hasf(const char *hay, const char *fmt, ...)
-{
-	char needle[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(needle, sizeof(needle), fmt, ap);
-	va_end(ap);
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
-/* Non-overlapping occurrences of needle in hay (NULL: 0). */
-static int count_of(const char *hay, const char *needle)
-{
-	size_t nlen = strlen(needle);
-	int n = 0;
-
-	if (hay == NULL || nlen == 0)
-		return 0;
-	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + nlen, needle))
-		n++;
-	return n;
 }
 
 static void to_hex(const char *s, char *out)
@@ -190,7 +149,7 @@ static int runv(char **out, char *const *argv, int timeout_ms)
 		for (int i = 0; argv[i] != NULL; i++)
 			if (strcmp(argv[i], "-u") != 0 && (i == 0 || strcmp(argv[i - 1], "-u") != 0))
 				fprintf(stderr, " %s", argv[i]);
-		fprintf(stderr, "\n%s\n", tail(e, 3000));
+		fprintf(stderr, "\n%s\n", test_tail(e, 3000));
 	}
 	free(e);
 	return rc;
@@ -337,7 +296,7 @@ static char *rec_body(const char *rec, const char *key)
 /* Whether the stream key got END_STREAM (a complete request). */
 static bool rec_ended(const char *rec, const char *key)
 {
-	return hasf(rec, "%send\n", key);
+	return test_hasf(rec, "%send\n", key);
 }
 
 /* Asserts that no stream whose :path contains marker reached the h2
@@ -627,7 +586,7 @@ static bool tools_present(void)
 		fprintf(stderr,
 			"h2: the suite needs %s with the modules h2, hpack, hyperframe and grpc, and /usr/bin/nghttp: "
 			"install the Debian packages python3-h2 python3-grpcio nghttp2-client (`make deps` does)%s%s\n",
-			PY, err != NULL && *err ? ": " : "", err != NULL ? tail(err, 300) : "");
+			PY, err != NULL && *err ? ": " : "", err != NULL ? test_tail(err, 300) : "");
 	free(err);
 	return ok;
 }
@@ -711,8 +670,8 @@ static void want_status(const char *out, int sid, int code, const char *what)
 {
 	char *ls = stream_lines(out, sid);
 
-	ROW(hasf(out, "stream %d status %d\n", sid, code), "%s: expected status %d on stream %d, got:\n%s%s", what,
-	    code, sid, ls, hasf(out, "alpn h2") ? "" : tail(out, 400));
+	ROW(test_hasf(out, "stream %d status %d\n", sid, code), "%s: expected status %d on stream %d, got:\n%s%s", what,
+	    code, sid, ls, test_hasf(out, "alpn h2") ? "" : test_tail(out, 400));
 	free(ls);
 }
 
@@ -721,9 +680,9 @@ static void want_reset(const char *out, int sid, const char *what)
 {
 	char *ls = stream_lines(out, sid);
 
-	ROW(hasf(out, "stream %d reset 1 PROTOCOL_ERROR\n", sid) && !hasf(out, "stream %d status ", sid),
+	ROW(test_hasf(out, "stream %d reset 1 PROTOCOL_ERROR\n", sid) && !test_hasf(out, "stream %d status ", sid),
 	    "%s: expected RST_STREAM PROTOCOL_ERROR and no response on stream %d, got:\n%s%s", what, sid, ls,
-	    hasf(out, "alpn h2") ? "" : tail(out, 400));
+	    test_hasf(out, "alpn h2") ? "" : test_tail(out, 400));
 	free(ls);
 }
 
@@ -736,13 +695,13 @@ static void want_refusal(const char *out, int sid, const char *word, const char 
 	const char *b;
 
 	want_status(out, sid, 403, what);
-	ROW(hasf(out, "stream %d header x-proxy-error: blocked-by-sandbox-runtime\n", sid),
+	ROW(test_hasf(out, "stream %d header x-proxy-error: blocked-by-sandbox-runtime\n", sid),
 	    "%s: no x-proxy-error: blocked-by-sandbox-runtime on stream %d:\n%s", what, sid, ls);
-	ROW(hasf(out, "stream %d header content-type: text/plain", sid),
+	ROW(test_hasf(out, "stream %d header content-type: text/plain", sid),
 	    "%s: no content-type: text/plain on stream %d:\n%s", what, sid, ls);
 	snprintf(body, sizeof(body), "stream %d body ", sid);
 	b = strstr(ls, body);
-	ROW(b != NULL && strstr(b, word) != NULL && count_of(b, "\\x0a") == 1 && strstr(b, "\\x0a\n") != NULL,
+	ROW(b != NULL && strstr(b, word) != NULL && test_count(b, "\\x0a") == 1 && strstr(b, "\\x0a\n") != NULL,
 	    "%s: the body on stream %d is not one line naming %s:\n%s", what, sid, word, ls);
 	free(ls);
 }
@@ -925,9 +884,9 @@ static void test_harness_direct(void)
 		 "{\"path\":\"/reflect?t=hd-rf&x=414243\"}", NULL);
 	ROW(rc == 0, "direct raw client exited %d:\n%s", rc, red(out));
 	want_status(out, 1, 200, "direct raw client");
-	ROW(hasf(out, "stream 3 body ") && hasf(out, "\\x0aabcd\n"), "direct: /echo did not return the body:\n%s", red(out));
-	ROW(hasf(out, "stream 5 header x-reflect: ABC\n") && hasf(out, "stream 5 trailer x-reflect-trailer: ABC\n") &&
-		    hasf(out, "stream 5 body reflect:ABC\\x0a\n"),
+	ROW(test_hasf(out, "stream 3 body ") && test_hasf(out, "\\x0aabcd\n"), "direct: /echo did not return the body:\n%s", red(out));
+	ROW(test_hasf(out, "stream 5 header x-reflect: ABC\n") && test_hasf(out, "stream 5 trailer x-reflect-trailer: ABC\n") &&
+		    test_hasf(out, "stream 5 body reflect:ABC\\x0a\n"),
 	    "direct: /reflect did not send header, body and trailer:\n%s", red(out));
 	free(out);
 	rec = test_file_since(p_h2rec, mark);
@@ -942,27 +901,27 @@ static void test_harness_direct(void)
 	}
 	free(rec);
 	rc = grpc_client(&out, true, "Bearer direct", "unary", "hi", NULL);
-	ROW(rc == 0 && hasf(out, "unary ok echo:hi auth Bearer direct\n"), "direct gRPC unary: '%s'", red(out));
+	ROW(rc == 0 && test_hasf(out, "unary ok echo:hi auth Bearer direct\n"), "direct gRPC unary: '%s'", red(out));
 	free(out);
 	rc = grpc_client(&out, true, NULL, "bidi", "2", "100");
-	ROW(rc == 0 && hasf(out, "bidi done 2 ms"), "direct gRPC bidi: '%s'", red(out));
+	ROW(rc == 0 && test_hasf(out, "bidi done 2 ms"), "direct gRPC bidi: '%s'", red(out));
 	free(out);
 	rec = test_file_since(p_grec, gmark);
-	ROW(hasf(rec, "rpc Unary") && hasf(rec, "authorization=Bearer direct") && hasf(rec, "rpc Bidi"),
+	ROW(test_hasf(rec, "rpc Unary") && test_hasf(rec, "authorization=Bearer direct") && test_hasf(rec, "rpc Bidi"),
 	    "direct: the gRPC record lacks the calls: %s", rec);
 	free(rec);
 	{
 		char *argv[] = {"nghttp", "-n", "-s", "-m", "5", (char *)h2url("127.0.0.1", "/hello?t=hd-ng"), NULL};
 
 		rc = runv(&out, argv, 30000);
-		ROW(rc == 0 && count_of(out, " 200 ") == 5, "direct nghttp -m 5: %s", tail(out, 800));
+		ROW(rc == 0 && test_count(out, " 200 ") == 5, "direct nghttp -m 5: %s", test_tail(out, 800));
 		free(out);
 	}
 	rc = go_build(bin, sizeof(bin));
 	ROW(rc != -1, "the Go client does not build (the lines above say why)");
 	if (rc == 0) {
 		rc = go_run(&out, bin, h2url("127.0.0.1", "/hello?t=hd-go"), true);
-		ROW(rc == 0 && hasf(out, "proto HTTP/2.0 status 200 body hello"), "direct Go: '%s'", red(out));
+		ROW(rc == 0 && test_hasf(out, "proto HTTP/2.0 status 200 body hello"), "direct Go: '%s'", red(out));
 		free(out);
 	}
 }
@@ -993,7 +952,7 @@ static void test_curl_h2(void)
 	    "curl --http2 through the proxy to an HTTP/1.1-only upstream: expected 'hello\\n|1.1', got '%s'", red(out));
 	free(out);
 	rec = test_file_since(p_rec11, mark11);
-	ROW(hasf(rec, "GET /hello?t=curl11 HTTP/1.1\r\n"), "the HTTP/1.1 upstream did not get the request:\n%s", rec);
+	ROW(test_hasf(rec, "GET /hello?t=curl11 HTTP/1.1\r\n"), "the HTTP/1.1 upstream did not get the request:\n%s", rec);
 	free(rec);
 	ROW(audit_count(px.audit, amark, "\"kind\":\"request\"", "\"target\":\"/hello?t=curl11\"",
 			"\"proto\":\"http/1.1\"", NULL) == 1,
@@ -1027,9 +986,9 @@ static void test_nghttp_run(void)
 		 "echo '--- end'\n",
 		 h2port, path, path, PY, p_client, h2port, h2port, PY, p_client, h2port, h2port);
 	session_run(&s, "nghttp", body);
-	ROW(s.status == 0 && hasf(s.out, "nghttp rc=0\n") && hasf(s.out, "ok200=60\n"),
+	ROW(s.status == 0 && test_hasf(s.out, "nghttp rc=0\n") && test_hasf(s.out, "ok200=60\n"),
 	    "nghttp -m 60 inside passavant run: expected 60 responses 200 and exit 0, got status %d:\n%s\n--- stderr ---\n%s",
-	    s.status, tail(s.out, 1500), tail(s.err, 1500));
+	    s.status, test_tail(s.out, 1500), test_tail(s.err, 1500));
 	{
 		const char *a = s.out != NULL ? strstr(s.out, "--- authority\n") : NULL;
 		const char *b = s.out != NULL ? strstr(s.out, "--- sni\n") : NULL;
@@ -1038,15 +997,15 @@ static void test_nghttp_run(void)
 		char *pb = b != NULL && e != NULL ? strndup(b, (size_t)(e - b)) : NULL;
 
 		/* SNI h2.test, :authority grpc.test (another allowed name): 421 */
-		ROW(hasf(pa, "stream 1 status 421\n") && hasf(pa, "stream 3 status 200\n"),
+		ROW(test_hasf(pa, "stream 1 status 421\n") && test_hasf(pa, "stream 3 status 200\n"),
 		    "intercepted, SNI h2.test, :authority grpc.test: expected 421 on stream 1 and 200 on stream 3, got:\n%s",
-		    nz(pa));
+		    test_nz(pa));
 		/* SNI grpc.test to h2.test's address: the SNI decides (as for
 		 * HTTP/1.1), so :authority h2.test is 421, grpc.test is fine */
-		ROW(hasf(pb, "stream 1 status 421\n") && hasf(pb, "stream 3 status 200\n"),
+		ROW(test_hasf(pb, "stream 1 status 421\n") && test_hasf(pb, "stream 3 status 200\n"),
 		    "intercepted, SNI grpc.test to h2.test's address: expected 421 for :authority h2.test and 200 for "
 		    "grpc.test, got:\n%s",
-		    nz(pb));
+		    test_nz(pb));
 		free(pa);
 		free(pb);
 	}
@@ -1082,7 +1041,7 @@ static void test_go(void)
 	}
 	CU_ASSERT_FATAL(rc == 0);
 	rc = go_run(&out, bin, h2url("127.0.0.1", "/hello?t=go2"), false);
-	ROW(rc == 0 && hasf(out, "proto HTTP/2.0 status 200 body hello\n"),
+	ROW(rc == 0 && test_hasf(out, "proto HTTP/2.0 status 200 body hello\n"),
 	    "Go through the proxy: expected 'proto HTTP/2.0 status 200 body hello', got '%s'", red(out));
 	free(out);
 	rec = test_file_since(p_h2rec, mark);
@@ -1107,13 +1066,13 @@ static void test_grpc_proxy(void)
 	snprintf(auth, sizeof(auth), "Bearer %s", sent_tok);
 	rc = grpc_client(&out, false, auth, "unary", "hello-grpc", NULL);
 	snprintf(want, sizeof(want), "unary ok echo:hello-grpc auth Bearer %s\n", sent_tok);
-	ROW(rc == 0 && hasf(out, "%s", want),
+	ROW(rc == 0 && test_hasf(out, "%s", want),
 	    "gRPC unary through the proxy: expected '%s' (the trailer x-echo-auth re-masked), got '%s'", want, red(out));
 	no_real_in(out, "the gRPC client's output");
 	free(out);
 	rec = test_file_since(p_grec, gmark);
-	ROW(hasf(rec, "authorization=Bearer %s", real_tok), "the gRPC server did not get the injected real value");
-	ROW(!hasf(rec, "%s", sent_tok), "the gRPC server got the sentinel");
+	ROW(test_hasf(rec, "authorization=Bearer %s", real_tok), "the gRPC server did not get the injected real value");
+	ROW(!test_hasf(rec, "%s", sent_tok), "the gRPC server got the sentinel");
 	free(rec);
 	/* a sentinel in the message (DATA) to the inject host: the real value
 	 * arrives, its echo comes back masked */
@@ -1121,16 +1080,16 @@ static void test_grpc_proxy(void)
 	snprintf(auth, sizeof(auth), "tok=%s", sent_tok);
 	rc = grpc_client(&out, false, NULL, "unary", auth, NULL);
 	snprintf(want, sizeof(want), "unary ok echo:tok=%s auth \n", sent_tok);
-	ROW(rc == 0 && hasf(out, "%s", want), "gRPC unary with a sentinel in the message: expected '%s', got '%s'", want,
+	ROW(rc == 0 && test_hasf(out, "%s", want), "gRPC unary with a sentinel in the message: expected '%s', got '%s'", want,
 	    red(out));
 	no_real_in(out, "the gRPC client's output (message)");
 	free(out);
 	rec = test_file_since(p_grec, gmark);
-	ROW(hasf(rec, "request=tok=%s\n", real_tok), "the gRPC server did not get the real value in the message: %s",
+	ROW(test_hasf(rec, "request=tok=%s\n", real_tok), "the gRPC server did not get the real value in the message: %s",
 	    red(rec));
 	free(rec);
 	rc = grpc_client(&out, false, NULL, "unary", "fail:nope-from-server", NULL);
-	ROW(rc == 0 && hasf(out, "unary status PERMISSION_DENIED message nope-from-server\n"),
+	ROW(rc == 0 && test_hasf(out, "unary status PERMISSION_DENIED message nope-from-server\n"),
 	    "gRPC non-OK status through the proxy: expected 'unary status PERMISSION_DENIED message nope-from-server', "
 	    "got '%s'",
 	    red(out));
@@ -1141,7 +1100,7 @@ static void test_grpc_proxy(void)
 
 		ms = d != NULL ? strtol(d + 15, NULL, 10) : 0;
 	}
-	ROW(rc == 0 && hasf(out, "bidi recv 0 echo:m0\n") && hasf(out, "bidi recv 3 echo:m3\n") && ms >= 3000,
+	ROW(rc == 0 && test_hasf(out, "bidi recv 0 echo:m0\n") && test_hasf(out, "bidi recv 3 echo:m3\n") && ms >= 3000,
 	    "gRPC bidi through the proxy: expected 4 echoes on one call open >= 3000 ms, got '%s'", red(out));
 	free(out);
 	ROW(audit_count(px.audit, amark, "\"target\":\"/pv.Echo/Unary\"", "\"proto\":\"h2\"", NULL) == 3,
@@ -1166,12 +1125,12 @@ static void test_grpc_run(void)
 		 "%s %s client --target grpc.test:%u bidi 3 1000; echo \"bidi rc=$?\"\n",
 		 PY, p_grpc, gport, PY, p_grpc, gport, PY, p_grpc, gport);
 	session_run(&s, "grpc", body);
-	ROW(s.status == 0 && hasf(s.out, "unary ok echo:in-run") && hasf(s.out, "unary rc=0") &&
-		    hasf(s.out, "unary status PERMISSION_DENIED message denied-in-run") && hasf(s.out, "bidi done 3 ms") &&
-		    hasf(s.out, "bidi rc=0"),
+	ROW(s.status == 0 && test_hasf(s.out, "unary ok echo:in-run") && test_hasf(s.out, "unary rc=0") &&
+		    test_hasf(s.out, "unary status PERMISSION_DENIED message denied-in-run") && test_hasf(s.out, "bidi done 3 ms") &&
+		    test_hasf(s.out, "bidi rc=0"),
 	    "gRPC inside passavant run: expected unary ok, PERMISSION_DENIED and a 3-message bidi call, got status %d:\n"
 	    "%s\n--- stderr ---\n%s",
-	    s.status, tail(s.out, 1500), tail(s.err, 1500));
+	    s.status, test_tail(s.out, 1500), test_tail(s.err, 1500));
 	ROW(audit_count(s.audit, 0, "\"target\":\"/pv.Echo/Bidi\"", "\"proto\":\"h2\"", NULL) == 1,
 	    "the session's audit has no /pv.Echo/Bidi line with \"proto\":\"h2\"");
 	session_free(&s);
@@ -1207,25 +1166,25 @@ static void test_inject(void)
 	want_status(out, 3, 200, "a sentinel in DATA split one byte per frame");
 	want_status(out, 5, 200, "a sentinel in the query");
 	rec = test_file_since(p_h2rec, mark);
-	ROW(hasf(rec, "\nauthorization: Bearer %s\n", real_tok),
+	ROW(test_hasf(rec, "\nauthorization: Bearer %s\n", real_tok),
 	    "header: the upstream did not get the real value in authorization:\n%.1500s", red(rec));
 	if (rec_key(rec, "t=ij2", key, sizeof(key))) {
 		char *b = rec_body(rec, key);
 
-		ROW(hasf(b, "token=%s&x=1", real_tok) && strlen(b) == blen,
+		ROW(test_hasf(b, "token=%s&x=1", real_tok) && strlen(b) == blen,
 		    "DATA: the upstream got the body '%s' (%zu bytes), expected token=<real value>&x=1 (%zu bytes)", red(b),
 		    strlen(b), blen);
 		ROW(rec_ended(rec, key), "DATA: the upstream did not get END_STREAM");
 		free(b);
-		ROW(hasf(rec, "\ncontent-length: %zu\n", blen), "DATA: the content-length did not stay %zu", blen);
+		ROW(test_hasf(rec, "\ncontent-length: %zu\n", blen), "DATA: the content-length did not stay %zu", blen);
 	} else {
 		ROW(false, "DATA: the upstream recorded no stream for t=ij2:\n%.1500s", red(rec));
 	}
-	ROW(hasf(rec, ":path: /echo?t=ij3&tok=%s\n", real_tok), "query: the upstream did not get the real value in :path");
-	ROW(!hasf(rec, "%s", sent_tok), "the upstream got a sentinel:\n%.1500s", red(rec));
+	ROW(test_hasf(rec, ":path: /echo?t=ij3&tok=%s\n", real_tok), "query: the upstream did not get the real value in :path");
+	ROW(!test_hasf(rec, "%s", sent_tok), "the upstream got a sentinel:\n%.1500s", red(rec));
 	free(rec);
 	/* /echo sent the real values back: the client sees its sentinels */
-	ROW(hasf(out, "authorization: Bearer %s\\x0a", sent_tok) && hasf(out, "token=%s&x=1", sent_tok),
+	ROW(test_hasf(out, "authorization: Bearer %s\\x0a", sent_tok) && test_hasf(out, "token=%s&x=1", sent_tok),
 	    "the echo of the real values did not come back as the sentinel:\n%s", red(out));
 	no_real_in(out, "the raw client's output (inject)");
 	free(out);
@@ -1271,7 +1230,7 @@ static void test_inject(void)
 	if (rec_key(rec, "t=io3", key, sizeof(key))) {
 		char *b = rec_body(rec, key);
 
-		ROW(hasf(b, "token=%s&x=1", sent_tok) && strstr(b, real_tok) == NULL,
+		ROW(test_hasf(b, "token=%s&x=1", sent_tok) && strstr(b, real_tok) == NULL,
 		    "a sentinel in DATA to a host outside injectHosts: expected it passed on as it is, the upstream got '%s'",
 		    b);
 		free(b);
@@ -1304,13 +1263,13 @@ static void test_inject_in(void)
 	want_status(out, 5, 200, "a header-only credential in DATA (left as it is)");
 	no_real_in(out, "the raw client's output (injectIn)");
 	rec = test_file_since(p_h2rec, mark);
-	ROW(hasf(rec, "\nx-key: %s\n", real_hdr), "header: the upstream did not get PV_HDR's real value:\n%.1200s",
+	ROW(test_hasf(rec, "\nx-key: %s\n", real_hdr), "header: the upstream did not get PV_HDR's real value:\n%.1200s",
 	    red(rec));
 	nothing_reached(rec, "t=hi2", "a header-only credential in the query");
 	if (rec_key(rec, "t=hi3", key, sizeof(key))) {
 		char *b = rec_body(rec, key);
 
-		ROW(hasf(b, "k=%s", sent_hdr) && strstr(b, real_hdr) == NULL,
+		ROW(test_hasf(b, "k=%s", sent_hdr) && strstr(b, real_hdr) == NULL,
 		    "DATA: a header-only credential's sentinel was not left as it is: '%s'", red(b));
 		free(b);
 	} else {
@@ -1348,7 +1307,7 @@ static void test_outbound_leaks(void)
 	{
 		char *ls = stream_lines(out, 1);
 
-		ROW(hasf(out, "stream 1 status 403\n") || (hasf(out, "stream 1 reset ") && !hasf(out, "stream 1 status 200")),
+		ROW(test_hasf(out, "stream 1 status 403\n") || (test_hasf(out, "stream 1 reset ") && !test_hasf(out, "stream 1 status 200")),
 		    "the real value in DATA: expected 403 or a reset on stream 1, got:\n%s", ls);
 		free(ls);
 	}
@@ -1369,7 +1328,7 @@ static void test_outbound_leaks(void)
 	 * HTTP/1.1 path drops chunked trailers: either way the upstream never
 	 * gets it. */
 	if (rec_key(rec, "t=lk2", key, sizeof(key)))
-		ROW(!hasf(rec, "%strailers\n", key), "the request trailer carrying the real value reached the upstream");
+		ROW(!test_hasf(rec, "%strailers\n", key), "the request trailer carrying the real value reached the upstream");
 	free(rec);
 	free(out);
 }
@@ -1391,14 +1350,14 @@ static void test_remask(void)
 		rc = h2c(&out, false, hp(h, h2port), "15", "req", spec, NULL);
 		ROW(rc == 0, "%s: the raw client exited %d (3: no h2):\n%s", h, rc, red(out));
 		want_status(out, 1, 200, "re-masking");
-		ROW(hasf(out, "stream 1 header x-reflect: %s\n", sent_tok),
+		ROW(test_hasf(out, "stream 1 header x-reflect: %s\n", sent_tok),
 		    "%s: the response header x-reflect is not the sentinel:\n%s", h, red(out));
-		ROW(hasf(out, "stream 1 body reflect:%s\\x0a\n", sent_tok),
+		ROW(test_hasf(out, "stream 1 body reflect:%s\\x0a\n", sent_tok),
 		    "%s: the DATA (the value one byte per frame) is not the sentinel:\n%s", h, red(out));
-		ROW(hasf(out, "stream 1 trailer x-reflect-trailer: %s\n", sent_tok),
+		ROW(test_hasf(out, "stream 1 trailer x-reflect-trailer: %s\n", sent_tok),
 		    "%s: the trailer x-reflect-trailer is not the sentinel:\n%s", h, red(out));
-		ROW(hasf(out, "stream 1 header content-length: %d\n", 9 + TOK_LEN) &&
-			    hasf(out, "stream 1 body-len %d\n", 9 + TOK_LEN),
+		ROW(test_hasf(out, "stream 1 header content-length: %d\n", 9 + TOK_LEN) &&
+			    test_hasf(out, "stream 1 body-len %d\n", 9 + TOK_LEN),
 		    "%s: content-length and body length are not both %d:\n%s", h, 9 + TOK_LEN, red(out));
 		no_real_in(out, "the raw client's output (remask)");
 		free(out);
@@ -1430,11 +1389,11 @@ static void test_remask_cut(void)
 	for (int sid = 1; sid <= 3; sid += 2) {
 		char *ls = stream_lines(out, sid);
 
-		ROW(hasf(out, "stream %d reset ", sid) && !hasf(out, "stream %d end\n", sid),
+		ROW(test_hasf(out, "stream %d reset ", sid) && !test_hasf(out, "stream %d end\n", sid),
 		    "an upstream reset in the middle of the body: expected a reset on stream %d, got:\n%s", sid, ls);
 		free(ls);
 	}
-	ROW(!hasf(out, "%s", part), "the first 30 bytes of a real value (held, as they may begin one) reached the client "
+	ROW(!test_hasf(out, "%s", part), "the first 30 bytes of a real value (held, as they may begin one) reached the client "
 				     "when the upstream reset the stream");
 	no_real_in(out, "the raw client's output (cut)");
 	want_status(out, 5, 200, "the stream after two cut ones");
@@ -1464,7 +1423,7 @@ static void test_refused_method(void)
 
 		/* The contract says 400; nghttp2 itself may reset a CONNECT
 		 * (RST_STREAM) before the proxy sees it: either refuses it. */
-		ROW(hasf(out, "stream 7 status 400\n") || (hasf(out, "stream 7 reset ") && !hasf(out, "stream 7 status ")),
+		ROW(test_hasf(out, "stream 7 status 400\n") || (test_hasf(out, "stream 7 reset ") && !test_hasf(out, "stream 7 status ")),
 		    "CONNECT inside the tunnel: expected 400 or RST_STREAM on stream 7, got:\n%s", ls);
 		free(ls);
 	}
@@ -1477,7 +1436,7 @@ static void test_refused_method(void)
 	rec = test_file_since(p_h2rec, mark);
 	nothing_reached(rec, "t=rm2", "DELETE refused");
 	nothing_reached(rec, "t=rm3", "TRACE");
-	ROW(!hasf(rec, ":method: CONNECT"), "CONNECT reached the upstream");
+	ROW(!test_hasf(rec, ":method: CONNECT"), "CONNECT reached the upstream");
 	ROW(rec_count(rec, "t=rm1") == 1 && rec_count(rec, "t=rm5") == 1, "the good streams did not reach the upstream");
 	free(rec);
 	ROW(audit_count(px.audit, amark, "\"method\":\"DELETE\"", "\"decision\":\"deny\"", "\"proto\":\"h2\"", NULL) == 1,
@@ -1562,7 +1521,7 @@ static void test_malformed(void)
 		 argv_specs[3], argv_specs[4], argv_specs[5], argv_specs[6], argv_specs[7], argv_specs[8], argv_specs[9],
 		 argv_specs[10], argv_specs[11], argv_specs[12], NULL);
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
-	ROW(!hasf(out, "goaway"), "a malformed stream ended the whole connection (it must be a stream error):\n%s", red(out));
+	ROW(!test_hasf(out, "goaway"), "a malformed stream ended the whole connection (it must be a stream error):\n%s", red(out));
 	rec = test_file_since(p_h2rec, mark);
 	for (size_t i = 0; i < nb; i++) {
 		char key[128];
@@ -1571,7 +1530,7 @@ static void test_malformed(void)
 		if (!bads[i].partial_ok)
 			nothing_reached(rec, bads[i].marker, bads[i].what);
 		else if (rec_key(rec, bads[i].marker, key, sizeof(key)))
-			ROW(!rec_ended(rec, key) && hasf(rec, "%sreset ", key),
+			ROW(!rec_ended(rec, key) && test_hasf(rec, "%sreset ", key),
 			    "%s: the upstream's stream got END_STREAM or was not reset (it must never see a complete "
 			    "request):\n%.1500s",
 			    bads[i].what, strstr(rec, key));
@@ -1608,7 +1567,7 @@ static void test_malformed(void)
 		{
 			char *ls = stream_lines(out, 1);
 
-			ROW(hasf(out, "stream 1 status 431\n") || (hasf(out, "stream 1 reset ") && !hasf(out, "stream 1 status ")),
+			ROW(test_hasf(out, "stream 1 status 431\n") || (test_hasf(out, "stream 1 reset ") && !test_hasf(out, "stream 1 status ")),
 			    "a header list of 12 KB over maxHeaderBytes 8192: expected 431 or a reset on stream 1, got:\n%s", ls);
 			free(ls);
 		}
@@ -1633,8 +1592,8 @@ static void test_concurrency(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "20", "concurrency", "150", "/delay/1000?t=cc", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, tail(out, 1500));
-	ROW(hasf(out, "settings max_concurrent_streams 100\n"),
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, test_tail(out, 1500));
+	ROW(test_hasf(out, "settings max_concurrent_streams 100\n"),
 	    "the proxy did not announce SETTINGS_MAX_CONCURRENT_STREAMS 100:\n%.800s", red(out));
 	sum = out != NULL ? strstr(out, "summary ok ") : NULL;
 	if (sum != NULL && sscanf(sum, "summary ok %d reset %d of %d", &ok, &reset, &of) != 3)
@@ -1643,10 +1602,10 @@ static void test_concurrency(void)
 	 * PROTOCOL_ERROR); nghttp2 makes it a connection error (GOAWAY) once
 	 * the client has acknowledged the setting: either way no more than
 	 * 100 are served. */
-	ROW(of == 150 && ok <= 100 && ((ok >= 1 && ok + reset == 150) || hasf(out, "\ngoaway ")),
+	ROW(of == 150 && ok <= 100 && ((ok >= 1 && ok + reset == 150) || test_hasf(out, "\ngoaway ")),
 	    "150 streams at once: expected at most 100 answered and the rest refused (RST_STREAM), or a GOAWAY; "
 	    "got ok %d, reset %d:\n%s",
-	    ok, reset, tail(out, 1000));
+	    ok, reset, test_tail(out, 1000));
 	rec = test_file_since(p_h2rec, mark);
 	ROW(rec_count(rec, "t=cc") <= 100, "the upstream got %d of the 150 streams, expected at most 100",
 	    rec_count(rec, "t=cc"));
@@ -1663,8 +1622,8 @@ static void still_serves(const char *marker, const char *after)
 
 	snprintf(spec, sizeof(spec), "{\"path\":\"/hello?t=%s\"}", marker);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "10", "req", spec, NULL);
-	ROW(rc == 0 && hasf(out, "stream 1 status 200\n"), "after %s the proxy does not serve a new connection: %s", after,
-	    tail(out, 800));
+	ROW(rc == 0 && test_hasf(out, "stream 1 status 200\n"), "after %s the proxy does not serve a new connection: %s", after,
+	    test_tail(out, 800));
 	free(out);
 }
 
@@ -1678,8 +1637,8 @@ static void test_continuation_flood(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "10", "continuation", "10000", "/hello?t=cf", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, tail(out, 1500));
-	ROW(hasf(out, "\ngoaway "), "10000 CONTINUATION frames: expected a GOAWAY, got:\n%s", tail(out, 1000));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, test_tail(out, 1500));
+	ROW(test_hasf(out, "\ngoaway "), "10000 CONTINUATION frames: expected a GOAWAY, got:\n%s", test_tail(out, 1000));
 	rec = test_file_since(p_h2rec, mark);
 	nothing_reached(rec, "t=cf", "CONTINUATION flood");
 	free(rec);
@@ -1698,8 +1657,8 @@ static void test_rapid_reset(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "rapidreset", "10000", "/delay/3000?t=rr", NULL);
-	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, tail(out, 1500));
-	ROW(hasf(out, "\ngoaway "), "10000 HEADERS+RST_STREAM pairs: expected a GOAWAY, got:\n%s", tail(out, 1000));
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, test_tail(out, 1500));
+	ROW(test_hasf(out, "\ngoaway "), "10000 HEADERS+RST_STREAM pairs: expected a GOAWAY, got:\n%s", test_tail(out, 1000));
 	(void)test_wait_quiet(pids, 2, -1, 5000);
 	rec = test_file_since(p_h2rec, mark);
 	printf("\n    h2: rapid reset: the upstream saw %d of 10000 reset streams; %s\n", rec_count(rec, "t=rr"),
@@ -1748,8 +1707,8 @@ static void test_backpressure(void)
 	CU_ASSERT_FATAL(ready);
 	/* warm: one full 1 MiB download, so that buffers any transfer needs exist */
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "20", "req", "{\"path\":\"/bytes/1048576?t=bpw\"}", NULL);
-	ROW(rc == 0 && hasf(out, "stream 1 body-len 1048576\n"), "a 1 MiB download through the proxy failed: %s",
-	    tail(out, 500));
+	ROW(rc == 0 && test_hasf(out, "stream 1 body-len 1048576\n"), "a 1 MiB download through the proxy failed: %s",
+	    test_tail(out, 500));
 	free(out);
 	(void)test_wait_quiet(pids, 2, -1, 3000);
 	rss0 = test_rss_kib(ppid);
@@ -1761,7 +1720,7 @@ static void test_backpressure(void)
 		rss1 = test_rss_kib(ppid);
 		printf("\n    h2: a client that stops reading 64 MiB: proxy VmRSS %ld -> %ld KiB\n", rss0, rss1);
 		rec = test_file_since(p_h2rec, mark);
-		ROW(rec_key(rec, "t=bpd", key, sizeof(key)) && !hasf(rec, "%sresponse-sent\n", key),
+		ROW(rec_key(rec, "t=bpd", key, sizeof(key)) && !test_hasf(rec, "%sresponse-sent\n", key),
 		    "a client that stops reading: the upstream wrote the whole 64 MiB response (something buffered it all), "
 		    "or never got the request:\n%.600s",
 		    rec);
@@ -1785,14 +1744,14 @@ static void test_backpressure(void)
 		printf("\n    h2: an upstream that stops reading a 64 MiB upload: proxy VmRSS %ld -> %ld KiB\n", rss0, rss1);
 		out = test_proc_stdout(c);
 		rec = test_file_since(p_h2rec, mark);
-		ROW(hasf(out, "alpn h2\n") && rec_count(rec, "t=bpu") == 1,
-		    "the upload did not reach the stalled upstream over h2: client '%s'", tail(out, 500));
-		ROW(!hasf(out, "sent 67108864\n"),
+		ROW(test_hasf(out, "alpn h2\n") && rec_count(rec, "t=bpu") == 1,
+		    "the upload did not reach the stalled upstream over h2: client '%s'", test_tail(out, 500));
+		ROW(!test_hasf(out, "sent 67108864\n"),
 		    "an upstream that stops reading: the client could send all 64 MiB (something buffered it all)");
 		ROW(rss0 > 0 && rss1 > 0 && rss1 - rss0 < RSS_SLACK_KIB,
 		    "an upstream that stops reading a 64 MiB upload: the proxy's VmRSS went from %ld to %ld KiB "
 		    "(expected less than %ld KiB more); the client said: %s",
-		    rss0, rss1, RSS_SLACK_KIB, tail(out, 200));
+		    rss0, rss1, RSS_SLACK_KIB, test_tail(out, 200));
 		free(out);
 		free(rec);
 		test_proc_free(c);
@@ -1815,7 +1774,7 @@ static void test_sweep(void)
 	s = test_proc_stderr(px.proc);
 	no_real_in(s, "the proxy's stderr");
 	if (st != 0)
-		fprintf(stderr, "proxy stderr:\n%s\n", tail(s, 3000));
+		fprintf(stderr, "proxy stderr:\n%s\n", test_tail(s, 3000));
 	free(s);
 	log = test_read_file(px.audit, NULL);
 	no_real_in(log, "the audit file");
@@ -1835,7 +1794,7 @@ static void test_sweep(void)
 		char *o = NULL;
 		int rc = test_run_capture(argv, &o, NULL, 30000);
 
-		ROW(rc == 1, "the real value is in the session directory: %s", nz(o));
+		ROW(rc == 1, "the real value is in the session directory: %s", test_nz(o));
 		free(o);
 	}
 	test_proc_free(px.proc);

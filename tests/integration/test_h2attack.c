@@ -38,45 +38,6 @@ static unsigned upport, lagport;
 static struct test_px px;
 static char real_tok[TOK_LEN + 1];
 
-static const char *nz(const char *s)
-{
-	return s != NULL ? s : "(null)";
-}
-
-static bool hasf(const char *hay, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool hasf(const char *hay, const char *fmt, ...)
-{
-	char needle[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(needle, sizeof(needle), fmt, ap);
-	va_end(ap);
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
-static int count_of(const char *hay, const char *needle)
-{
-	size_t nlen = strlen(needle);
-	int n = 0;
-
-	if (hay == NULL || nlen == 0)
-		return 0;
-	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + nlen, needle))
-		n++;
-	return n;
-}
-
-static const char *tail(const char *s, size_t n)
-{
-	size_t len;
-
-	if (s == NULL)
-		return "(none)";
-	len = strlen(s);
-	return len > n ? s + len - n : s;
-}
-
 /* Runs the attack client through the proxy to the upstream on port: MODE
  * and its arguments (NULL-terminated). Returns the exit status; stdout in
  * *out. */
@@ -227,11 +188,11 @@ static void split_by_stall(unsigned port, const char *bulk)
 	for (int i = 0; i < TOK_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)real_tok[i]);
 	rc = attack_to(port, &o, "60", "split", hex, bulk, "1.5", NULL);
-	ROW(rc == 0 && hasf(o, "stream 1 end") && hasf(o, "stream 3 end"),
-	    "split: expected both streams to end (exit 0), got %d:\n%.2000s", rc, tail(o, 2000));
-	ROW(!hasf(o, "%s", real_tok), "split: the real value reached the client in stream 1's body:\n%.600s",
-	    nz(o != NULL ? strstr(o, "stream 1 body") : NULL));
-	ROW(hasf(o, "stream 1 body split:"), "split: no body for stream 1:\n%.600s", tail(o, 600));
+	ROW(rc == 0 && test_hasf(o, "stream 1 end") && test_hasf(o, "stream 3 end"),
+	    "split: expected both streams to end (exit 0), got %d:\n%.2000s", rc, test_tail(o, 2000));
+	ROW(!test_hasf(o, "%s", real_tok), "split: the real value reached the client in stream 1's body:\n%.600s",
+	    test_nz(o != NULL ? strstr(o, "stream 1 body") : NULL));
+	ROW(test_hasf(o, "stream 1 body split:"), "split: no body for stream 1:\n%.600s", test_tail(o, 600));
 	free(o);
 }
 
@@ -270,11 +231,11 @@ static void test_made_you_reset(void)
 	CU_ASSERT_FATAL(ready);
 	rc = attack(&o, "30", "madeyoureset", "1000", NULL);
 	rec = test_file_since(p_rec, mark);
-	n = count_of(rec, "headers /hello?t=myr");
-	ROW(rc == 0, "madeyoureset: the client exited %d:\n%s", rc, tail(o, 1500));
-	ROW(hasf(o, "goaway 11"),
+	n = test_count(rec, "headers /hello?t=myr");
+	ROW(rc == 0, "madeyoureset: the client exited %d:\n%s", rc, test_tail(o, 1500));
+	ROW(test_hasf(o, "goaway 11"),
 	    "madeyoureset: expected GOAWAY ENHANCE_YOUR_CALM (11) after the burst (the upstream got %d streams), got:\n%s",
-	    n, tail(o, 200));
+	    n, test_tail(o, 200));
 	ROW(n > 0 && n <= 400, "madeyoureset: the upstream got %d of 1000 streams the proxy reset itself (at most 400 allowed)",
 	    n);
 	free(rec);
@@ -294,11 +255,11 @@ static void test_interim_flood(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = attack(&o, "60", "interim", "100000", NULL);
-	n = count_of(o, "stream 1 interim");
-	ROW(rc == 0, "interim: the client exited %d:\n%s", rc, tail(o, 800));
+	n = test_count(o, "stream 1 interim");
+	ROW(rc == 0, "interim: the client exited %d:\n%s", rc, test_tail(o, 800));
 	ROW(n <= 16, "interim: the client got %d interim heads (at most 16 expected)", n);
-	ROW(hasf(o, "stream 1 status 502") || hasf(o, "stream 1 reset"),
-	    "interim: expected a 502 or a reset on stream 1, got:\n%s", tail(o, 800));
+	ROW(test_hasf(o, "stream 1 status 502") || test_hasf(o, "stream 1 reset"),
+	    "interim: expected a 502 or a reset on stream 1, got:\n%s", test_tail(o, 800));
 	free(o);
 }
 
@@ -311,9 +272,9 @@ static void test_interim_few(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = attack(&o, "30", "interim", "3", NULL);
-	ROW(rc == 0 && count_of(o, "stream 1 interim") == 3 && hasf(o, "stream 1 status 200") &&
-		    hasf(o, "stream 1 body ok\\x0a"),
-	    "interim 3: expected three interim heads, then 200 ok, got %d:\n%s", rc, tail(o, 800));
+	ROW(rc == 0 && test_count(o, "stream 1 interim") == 3 && test_hasf(o, "stream 1 status 200") &&
+		    test_hasf(o, "stream 1 body ok\\x0a"),
+	    "interim 3: expected three interim heads, then 200 ok, got %d:\n%s", rc, test_tail(o, 800));
 	free(o);
 }
 
@@ -335,13 +296,13 @@ static void test_connect(void)
 	rc2 = attack(&o2, "20", "protocol", NULL);
 	rec = test_file_since(p_rec, mark);
 	aud = test_file_since(px.audit, amark);
-	ROW(rc == 0 && hasf(o, "stream 1 status 400") && hasf(o, "CONNECT inside the TLS tunnel"),
-	    "connect: expected 400 naming CONNECT, got %d:\n%s", rc, tail(o, 600));
-	ROW(hasf(aud, "\"method\":\"CONNECT\"") && hasf(aud, "\"status\":400") && hasf(aud, "\"decision\":\"deny\""),
-	    "connect: expected an audit line (CONNECT, 400, deny), got:\n%s", tail(aud, 800));
-	ROW(rc2 == 0 && hasf(o2, "stream 1 reset 1") && !hasf(o2, "stream 1 status"),
-	    "extended CONNECT: expected RST_STREAM PROTOCOL_ERROR, got %d:\n%s", rc2, tail(o2, 600));
-	ROW(strstr(rec, "headers") == NULL, "connect: the upstream got a stream:\n%s", tail(rec, 600));
+	ROW(rc == 0 && test_hasf(o, "stream 1 status 400") && test_hasf(o, "CONNECT inside the TLS tunnel"),
+	    "connect: expected 400 naming CONNECT, got %d:\n%s", rc, test_tail(o, 600));
+	ROW(test_hasf(aud, "\"method\":\"CONNECT\"") && test_hasf(aud, "\"status\":400") && test_hasf(aud, "\"decision\":\"deny\""),
+	    "connect: expected an audit line (CONNECT, 400, deny), got:\n%s", test_tail(aud, 800));
+	ROW(rc2 == 0 && test_hasf(o2, "stream 1 reset 1") && !test_hasf(o2, "stream 1 status"),
+	    "extended CONNECT: expected RST_STREAM PROTOCOL_ERROR, got %d:\n%s", rc2, test_tail(o2, 600));
+	ROW(strstr(rec, "headers") == NULL, "connect: the upstream got a stream:\n%s", test_tail(rec, 600));
 	free(rec);
 	free(aud);
 	free(o);
@@ -361,15 +322,15 @@ static void test_upstream_goaway(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = attack(&o, "20", "get", "/goaway", NULL);
-	ROW(rc == 0 && hasf(o, "stream 1 status 200") && hasf(o, "stream 1 body after goaway\\x0a"),
-	    "goaway: expected the stream in flight to finish (200 'after goaway'), got %d:\n%s", rc, tail(o, 600));
-	ROW(hasf(o, "goaway 0"), "goaway: expected a GOAWAY (NO_ERROR) to the client, got:\n%s", tail(o, 600));
+	ROW(rc == 0 && test_hasf(o, "stream 1 status 200") && test_hasf(o, "stream 1 body after goaway\\x0a"),
+	    "goaway: expected the stream in flight to finish (200 'after goaway'), got %d:\n%s", rc, test_tail(o, 600));
+	ROW(test_hasf(o, "goaway 0"), "goaway: expected a GOAWAY (NO_ERROR) to the client, got:\n%s", test_tail(o, 600));
 	free(o);
 	/* A GOAWAY below the stream: not processed, so REFUSED_STREAM (7),
 	 * which a client retries, rather than a 502. */
 	rc = attack(&o, "20", "get", "/goaway0", NULL);
-	ROW(rc == 0 && hasf(o, "stream 1 reset 7") && !hasf(o, "stream 1 status"),
-	    "goaway0: expected RST_STREAM REFUSED_STREAM (7) on stream 1, got %d:\n%s", rc, tail(o, 600));
+	ROW(rc == 0 && test_hasf(o, "stream 1 reset 7") && !test_hasf(o, "stream 1 status"),
+	    "goaway0: expected RST_STREAM REFUSED_STREAM (7) on stream 1, got %d:\n%s", rc, test_tail(o, 600));
 	free(o);
 }
 
@@ -386,8 +347,8 @@ static void test_upstream_rst_no_error(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = attack(&o, "10", "get", "/rst0", NULL);
-	ROW(rc == 0 && hasf(o, "stream 1 reset ") && !hasf(o, "stream 1 end") && !hasf(o, "timeout"),
-	    "rst0: expected a reset of stream 1 (no END_STREAM), got %d:\n%s", rc, tail(o, 600));
+	ROW(rc == 0 && test_hasf(o, "stream 1 reset ") && !test_hasf(o, "stream 1 end") && !test_hasf(o, "timeout"),
+	    "rst0: expected a reset of stream 1 (no END_STREAM), got %d:\n%s", rc, test_tail(o, 600));
 	free(o);
 }
 
@@ -415,10 +376,10 @@ static void test_release_still_works(void)
 	at = o != NULL ? strstr(o, "stream 1 data at ") : NULL;
 	if (at != NULL)
 		ms = strtol(at + strlen("stream 1 data at "), NULL, 10);
-	ROW(rc == 0 && hasf(o, "stream 1 body pause:xyz%.7s\\x0a", real_tok) && ms >= 0 && ms < 1200 &&
-		    hasf(o, "%.7s\n", real_tok),
+	ROW(rc == 0 && test_hasf(o, "stream 1 body pause:xyz%.7s\\x0a", real_tok) && ms >= 0 && ms < 1200 &&
+		    test_hasf(o, "%.7s\n", real_tok),
 	    "pause: expected the held bytes within 1.2 s as one DATA frame, got %d (first at %ld ms):\n%s", rc, ms,
-	    tail(o, 600));
+	    test_tail(o, 600));
 	free(o);
 }
 
@@ -435,9 +396,9 @@ static void test_upstream_push(void)
 
 	CU_ASSERT_FATAL(ready);
 	rc = attack(&o, "20", "get", "/push", NULL);
-	ROW(rc == 0 && !hasf(o, "push_promise") && !hasf(o, "stream 2 "),
-	    "push: something pushed reached the client (%d):\n%s", rc, tail(o, 600));
-	ROW(hasf(o, "stream 1 status ") || hasf(o, "stream 1 reset "), "push: no answer on stream 1:\n%s", tail(o, 600));
+	ROW(rc == 0 && !test_hasf(o, "push_promise") && !test_hasf(o, "stream 2 "),
+	    "push: something pushed reached the client (%d):\n%s", rc, test_tail(o, 600));
+	ROW(test_hasf(o, "stream 1 status ") || test_hasf(o, "stream 1 reset "), "push: no answer on stream 1:\n%s", test_tail(o, 600));
 	free(o);
 }
 

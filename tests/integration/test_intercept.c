@@ -26,6 +26,7 @@
 #include "tests/support/pxproc.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 #include "tests/support/upstream.h"
 
 #define TOK_LEN 40
@@ -49,11 +50,6 @@ struct ir {
 	char sess[4096];  /* session directory */
 	long long ms;     /* how long it took */
 };
-
-static const char *nz(const char *s)
-{
-	return s != NULL ? s : "(null)";
-}
 
 static void ir_free(struct ir *r)
 {
@@ -113,16 +109,6 @@ static void icpt(struct ir *r, const char *policy, const char *envset, const cha
 	r->audit = test_read_file(audit, NULL);
 	if (r->audit == NULL)
 		r->audit = strdup("");
-}
-
-/* How many times needle occurs in hay. */
-static int count_of(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = hay; p != NULL && (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
 }
 
 /* A raw-socket client: `$PY $RAW HOST PORT HEXBYTES [CHUNK]` (or @FILE
@@ -274,9 +260,9 @@ static int suite_init(void)
 	icpt(&r, pol_main, NULL, "true");
 	if (r.rc == 77) {
 		skip = true;
-		snprintf(skip_why, sizeof(skip_why), "pv-intercept cannot set up the namespace: %.300s", nz(r.err));
+		snprintf(skip_why, sizeof(skip_why), "pv-intercept cannot set up the namespace: %.300s", test_nz(r.err));
 	} else if (r.rc != 0) {
-		fprintf(stderr, "pv-intercept failed (%d): %s\n", r.rc, nz(r.err));
+		fprintf(stderr, "pv-intercept failed (%d): %s\n", r.rc, test_nz(r.err));
 		ir_free(&r);
 		return -1;
 	}
@@ -321,12 +307,12 @@ static void test_tls_sni(void)
 	SKIP_UNLESS_READY();
 	icpt(&r, pol_main, NULL, CURL "--resolve localhost:$P:203.0.113.9 https://localhost:$P/hello");
 	CU_ASSERT_EQUAL(r.rc, 0);
-	ROW(r.out != NULL && strcmp(r.out, "hello\n") == 0, "curl got %s / %s", nz(r.out), nz(r.err));
+	ROW(r.out != NULL && strcmp(r.out, "hello\n") == 0, "curl got %s / %s", test_nz(r.out), test_nz(r.err));
 	ROW(strstr(r.audit, "\"kind\":\"request\",\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"localhost\"") != NULL &&
 		    strstr(r.audit, "\"tls\":\"terminated\"") != NULL,
 	    "audit: %s", r.audit);
 	rec = test_file_since(rec_tls, mark);
-	ROW(count_of(rec, "GET /hello HTTP/1.1") == 1, "upstream got: %s", rec);
+	ROW(test_count(rec, "GET /hello HTTP/1.1") == 1, "upstream got: %s", rec);
 	free(rec);
 	ir_free(&r);
 }
@@ -344,7 +330,7 @@ static void test_tls_sni_v6(void)
 		return;
 	}
 	CU_ASSERT_EQUAL(r.rc, 0);
-	ROW(r.out != NULL && strcmp(r.out, "hello\n") == 0, "curl got %s / %s", nz(r.out), nz(r.err));
+	ROW(r.out != NULL && strcmp(r.out, "hello\n") == 0, "curl got %s / %s", test_nz(r.out), test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -359,11 +345,11 @@ static void test_plain_host(void)
 	icpt(&r, pol_main, NULL, "curl -sS --max-time 15 -H \"Host: localhost:$Q\" http://203.0.113.9:$Q/hello; "
 				 "curl -sS --max-time 15 -H 'Host: localhost' http://203.0.113.9:$Q/hello");
 	CU_ASSERT_EQUAL(r.rc, 0);
-	ROW(r.out != NULL && strcmp(r.out, "hello\nhello\n") == 0, "curl got %s / %s", nz(r.out), nz(r.err));
-	ROW(count_of(r.audit, "\"scheme\":\"http\",\"host\":\"localhost\"") == 2, "audit: %s", r.audit);
+	ROW(r.out != NULL && strcmp(r.out, "hello\nhello\n") == 0, "curl got %s / %s", test_nz(r.out), test_nz(r.err));
+	ROW(test_count(r.audit, "\"scheme\":\"http\",\"host\":\"localhost\"") == 2, "audit: %s", r.audit);
 	rec = test_file_since(rec_plain, mark);
 	snprintf(want, sizeof(want), "\r\nHost: localhost:%u\r\n", (unsigned)up_plain.port);
-	ROW(count_of(rec, want) == 2, "upstream got (want the Host it was decided by twice): %s", rec);
+	ROW(test_count(rec, want) == 2, "upstream got (want the Host it was decided by twice): %s", rec);
 	free(rec);
 	ir_free(&r);
 }
@@ -379,9 +365,9 @@ static void test_absolute_form(void)
 	     "curl -sS --max-time 15 -x http://203.0.113.9:8080 http://localhost:$Q/hello; "
 	     "curl -sS --max-time 15 -o /dev/null -w '%%{http_code}\\n' -x http://203.0.113.9:8080 "
 	     "http://denied.localhost:$Q/hello");
-	ROW(r.out != NULL && strcmp(r.out, "hello\n403\n") == 0, "curl got %s / %s", nz(r.out), nz(r.err));
+	ROW(r.out != NULL && strcmp(r.out, "hello\n403\n") == 0, "curl got %s / %s", test_nz(r.out), test_nz(r.err));
 	ROW(r.err != NULL && strstr(r.err, "passavant: blocked GET http://denied.localhost:") != NULL,
-	    "stderr: %s", nz(r.err));
+	    "stderr: %s", test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -396,10 +382,10 @@ static void test_denied_sni(void)
 	icpt(&r, pol_main, NULL,
 	     CURL "--resolve denied.localhost:$P:203.0.113.9 https://denied.localhost:$P/hello; echo rc=$?");
 	ROW(r.out != NULL && strstr(r.out, "rc=0") == NULL && strstr(r.out, "hello") == NULL, "curl got %s",
-	    nz(r.out));
+	    test_nz(r.out));
 	snprintf(want, sizeof(want), "passavant: TLS denied.localhost:%u refused by network.deniedDomains",
 		 (unsigned)up_tls.port);
-	ROW(r.err != NULL && count_of(r.err, want) == 1, "want one '%s' in stderr: %s", want, nz(r.err));
+	ROW(r.err != NULL && test_count(r.err, want) == 1, "want one '%s' in stderr: %s", want, test_nz(r.err));
 	ROW(strstr(r.audit, "\"kind\":\"connect\",\"method\":null,\"scheme\":null,\"host\":\"denied.localhost\"") !=
 			NULL &&
 		    strstr(r.audit, "\"decision\":\"deny\"") != NULL,
@@ -416,10 +402,10 @@ static void test_ip_literal_no_sni(void)
 
 	SKIP_UNLESS_READY();
 	icpt(&r, pol_main, NULL, CURL "https://203.0.113.9:$P/hello; echo rc=$?");
-	ROW(r.out != NULL && strstr(r.out, "rc=0") == NULL, "curl got %s", nz(r.out));
+	ROW(r.out != NULL && strstr(r.out, "rc=0") == NULL, "curl got %s", test_nz(r.out));
 	snprintf(want, sizeof(want), "passavant: TLS 203.0.113.9:%u refused by network.allowedDomains",
 		 (unsigned)up_tls.port);
-	ROW(r.err != NULL && strstr(r.err, want) != NULL, "want '%s' in stderr: %s", want, nz(r.err));
+	ROW(r.err != NULL && strstr(r.err, want) != NULL, "want '%s' in stderr: %s", want, test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -436,7 +422,7 @@ static void test_sni_host_mismatch(void)
 	     CURL "-o /dev/null -w '%%{http_code}\\n' --resolve localhost:$P:203.0.113.9 -H 'Host: denied.localhost' "
 		  "https://localhost:$P/hello; " CURL "-o /dev/null -w '%%{http_code}\\n' --resolve "
 		  "localhost:$P:203.0.113.9 -H 'Host: evil.example' https://localhost:$P/hello");
-	ROW(r.out != NULL && strcmp(r.out, "421\n421\n") == 0, "curl got %s / %s", nz(r.out), nz(r.err));
+	ROW(r.out != NULL && strcmp(r.out, "421\n421\n") == 0, "curl got %s / %s", test_nz(r.out), test_nz(r.err));
 	rec = test_file_since(rec_tls, mark);
 	ROW(rec[0] == '\0', "the upstream got: %s", rec);
 	free(rec);
@@ -460,7 +446,7 @@ static void test_plain_mismatch(void)
 	     "$PY $RAW 203.0.113.9 $Q $(printf 'GET /hello HTTP/1.0\\r\\n\\r\\n' | od -An -v -tx1 | tr -d ' \\n') | "
 	     "sed -n 2p");
 	ROW(r.out != NULL && strncmp(r.out, "421\n403\nHTTP/1.1 403 Forbidden", 30) == 0, "curl got %s / %s",
-	    nz(r.out), nz(r.err));
+	    test_nz(r.out), test_nz(r.err));
 	rec = test_file_since(rec_plain, mark);
 	ROW(rec[0] == '\0', "the upstream got: %s", rec);
 	free(rec);
@@ -474,9 +460,9 @@ static void test_ssh_bytes(void)
 
 	SKIP_UNLESS_READY();
 	icpt(&r, pol_main, NULL, "$PY $RAW 203.0.113.9 22 $(printf 'SSH-2.0-OpenSSH_9.2\\r\\n' | od -An -v -tx1 | tr -d ' \\n')");
-	ROW(r.out != NULL && strncmp(r.out, "got 0 bytes", 11) == 0, "client: %s", nz(r.out));
-	ROW(r.err != NULL && count_of(r.err, "passavant: blocked TCP 203.0.113.9:22 (neither HTTP nor TLS)\n") == 1,
-	    "stderr: %s", nz(r.err));
+	ROW(r.out != NULL && strncmp(r.out, "got 0 bytes", 11) == 0, "client: %s", test_nz(r.out));
+	ROW(r.err != NULL && test_count(r.err, "passavant: blocked TCP 203.0.113.9:22 (neither HTTP nor TLS)\n") == 1,
+	    "stderr: %s", test_nz(r.err));
 	ROW(strstr(r.audit, "\"kind\":\"connect\",\"method\":null,\"scheme\":null,\"host\":\"203.0.113.9\",\"port\":22,") !=
 			NULL &&
 		    strstr(r.audit, "\"decision\":\"deny\",\"reason\":\"passavant: blocked TCP 203.0.113.9:22 (neither "
@@ -494,10 +480,10 @@ static void test_silent_client(void)
 
 	SKIP_UNLESS_READY();
 	icpt(&r, pol_main, NULL, "$PY $RAW 203.0.113.9 25 ''");
-	ROW(r.out != NULL && sscanf(r.out, "got 0 bytes after %lf s", &s) == 1, "client: %s", nz(r.out));
+	ROW(r.out != NULL && sscanf(r.out, "got 0 bytes after %lf s", &s) == 1, "client: %s", test_nz(r.out));
 	ROW(s >= 2.5 && s < 8, "closed after %.1f s (want about 3)", s);
-	ROW(r.err != NULL && count_of(r.err, "passavant: blocked TCP 203.0.113.9:25 (neither HTTP nor TLS)\n") == 1,
-	    "stderr: %s", nz(r.err));
+	ROW(r.err != NULL && test_count(r.err, "passavant: blocked TCP 203.0.113.9:25 (neither HTTP nor TLS)\n") == 1,
+	    "stderr: %s", test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -510,16 +496,16 @@ static void test_unmapped_synthetic(void)
 
 	SKIP_UNLESS_READY();
 	icpt(&r, pol_main, NULL, "$PY $RAW 198.18.0.7 443 16; $PY $RAW 198.18.0.1 80 47; $PY $RAW 127.0.0.1 3129 ''");
-	ROW(r.out != NULL && count_of(r.out, "got 0 bytes") == 3, "client: %s", nz(r.out));
+	ROW(r.out != NULL && test_count(r.out, "got 0 bytes") == 3, "client: %s", test_nz(r.out));
 	ROW(r.err != NULL &&
 		    strstr(r.err, "passavant: blocked TCP 127.0.0.1:3129: that is passavant's interception port itself") !=
 			    NULL,
-	    "stderr: %s", nz(r.err));
+	    "stderr: %s", test_nz(r.err));
 	ROW(r.err != NULL &&
 		    strstr(r.err, "passavant: blocked TCP 198.18.0.7:443: passavant's resolver gave this address to no name") !=
 			    NULL &&
 		    strstr(r.err, "passavant: blocked TCP 198.18.0.1:80: ") != NULL,
-	    "stderr: %s", nz(r.err));
+	    "stderr: %s", test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -535,11 +521,11 @@ static void test_huge_hello(void)
 	     "$PY -c 'import sys; r = bytes([0x16,3,1,0x40,0]); m = bytes([1,1,0,0]); "
 	     "sys.stdout.write((r + m + bytes(0x4000 - 4) + (r + bytes(0x4000)) * 4).hex())' > $S/big.hex; "
 	     "$PY $RAW 203.0.113.9 443 @$S/big.hex 1000");
-	ROW(r.out != NULL && count_of(r.out, "got 0 bytes") == 2, "client: %s", nz(r.out));
+	ROW(r.out != NULL && test_count(r.out, "got 0 bytes") == 2, "client: %s", test_nz(r.out));
 	ROW(r.err != NULL && strstr(r.err, "passavant: blocked TLS 203.0.113.9:443: its ClientHello (1048580 bytes) is "
 					   "larger than limits.maxHeaderBytes (65536)") != NULL &&
 		    strstr(r.err, "passavant: blocked TLS 203.0.113.9:443: its ClientHello (65540 bytes)") != NULL,
-	    "stderr: %s", nz(r.err));
+	    "stderr: %s", test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -554,13 +540,13 @@ static void test_slow_starts(void)
 	SKIP_UNLESS_READY();
 	icpt(&r, pol_slow, NULL, "$PY $RAW 203.0.113.9 443 1603010200010001fc0303; $PY $RAW 203.0.113.9 25 ''");
 	ROW(r.out != NULL && sscanf(r.out, "got 0 bytes after %lf s\ngot 0 bytes after %lf s", &a, &b) == 2,
-	    "client: %s", nz(r.out));
+	    "client: %s", test_nz(r.out));
 	ROW(a >= 1.2 && a < 4 && b >= 1.2 && b < 2.9, "closed after %.1f and %.1f s (want about 1.5 each)", a, b);
 	ROW(r.err != NULL &&
 		    strstr(r.err, "passavant: blocked TLS 203.0.113.9:443: the ClientHello was not complete within 1500 ms "
 				  "(limits.handshakeTimeoutMs)\n") != NULL &&
 		    strstr(r.err, "passavant: blocked TCP 203.0.113.9:25 (neither HTTP nor TLS)\n") != NULL,
-	    "stderr: %s", nz(r.err));
+	    "stderr: %s", test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -574,7 +560,7 @@ static void test_split_hello(void)
 	icpt(&r, pol_main, NULL, "$PY $SPLIT 203.0.113.9 $P localhost \"$S/trust.pem\"");
 	CU_ASSERT_EQUAL(r.rc, 0);
 	ROW(r.out != NULL && strstr(r.out, "HTTP/1.1 200 OK\r\n") != NULL && strstr(r.out, "\r\n\r\nhello\n") != NULL,
-	    "client: %s / %s", nz(r.out), nz(r.err));
+	    "client: %s / %s", test_nz(r.out), test_nz(r.err));
 	ir_free(&r);
 }
 
@@ -591,8 +577,8 @@ static void test_tls_on_proxy_port(void)
 	     "curl -sS --max-time 15 -x http://127.0.0.1:3128 http://localhost:$Q/hello; "
 	     CURL "-x https://127.0.0.1:3128 --proxy-insecure https://localhost:$P/hello; echo rc=$?");
 	ROW(r.out != NULL && strncmp(r.out, "hello\n", 6) == 0 && strstr(r.out, "rc=0") == NULL, "curl got %s",
-	    nz(r.out));
-	ROW(r.err != NULL && count_of(r.err, want) == 1, "want one '%s' in stderr: %s", want, nz(r.err));
+	    test_nz(r.out));
+	ROW(r.err != NULL && test_count(r.err, want) == 1, "want one '%s' in stderr: %s", want, test_nz(r.err));
 	ROW(strstr(r.audit, "\"reason\":\"passavant: TLS arrived on the proxy port 127.0.0.1:3128") != NULL,
 	    "audit: %s", r.audit);
 	ir_free(&r);
@@ -627,7 +613,7 @@ static void test_masking(void)
 	ROW(strstr(rec, want) != NULL, "the upstream did not get the real value: %.600s", rec);
 	snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", sent);
 	ROW(r.out != NULL && strstr(r.out, want) != NULL && strstr(r.out, real) == NULL,
-	    "the client did not get its sentinel back (or saw the real value): %.600s", nz(r.out));
+	    "the client did not get its sentinel back (or saw the real value): %.600s", test_nz(r.out));
 	ROW(strstr(r.audit, "\"injected\":[\"GH_TOKEN\"]") != NULL, "audit: %s", r.audit);
 	free(rec);
 	free(env);

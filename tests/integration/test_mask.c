@@ -48,6 +48,7 @@
 #include "tests/support/proc.h"
 #include "tests/support/pxproc.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 #include "tests/support/pyscript.h"
 #include "tests/support/upstream.h"
 
@@ -139,36 +140,12 @@ static void lower_pct(const char *s, char *out)
 	*out = '\0';
 }
 
-/* For %s arguments of failure messages. */
-static const char *nz(const char *s)
-{
-	return s != NULL ? s : "(null)";
-}
-
 /*
  * Non-overlapping occurrences of needle in hay (a NUL-terminated string;
  * NULL counts 0), in one pass over hay's bytes. A strstr() per occurrence
  * would be quadratic under ASan, whose strstr measures the rest of the
  * haystack on every call (minutes for 50000 values in 2 MB).
  */
-static int count_of(const char *hay, const char *needle)
-{
-	size_t len = hay != NULL ? strlen(hay) : 0, nlen = strlen(needle);
-	int n = 0;
-
-	if (nlen == 0)
-		return 0;
-	for (size_t i = 0; i + nlen <= len;) {
-		if (hay[i] == needle[0] && memcmp(hay + i, needle, nlen) == 0) {
-			n++;
-			i += nlen;
-		} else {
-			i++;
-		}
-	}
-	return n;
-}
-
 /*
  * The de-chunked body of the first request in rec (a record excerpt that
  * starts at a "=== conn" line): head up to CRLFCRLF, then chunks. NULL if
@@ -313,9 +290,9 @@ static void check_refusal(const char *out, const char *cred, const char *host)
 	ROW(out != NULL && strstr(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL,
 	    "no X-Proxy-Error: blocked-by-sandbox-runtime in: %.400s", out ? out : "");
 	ROW(strstr(body, cred) != NULL && strstr(body, host) != NULL,
-	    "the reason does not name %s and %s: '%s'", cred, host, nz(body));
+	    "the reason does not name %s and %s: '%s'", cred, host, test_nz(body));
 	ROW(*body != '\0' && strchr(body, '\n') == body + strlen(body) - 1,
-	    "the reason is not one line: '%s'", nz(body));
+	    "the reason is not one line: '%s'", test_nz(body));
 }
 
 /* ------------------------------------------------------------------ */
@@ -652,12 +629,12 @@ static void test_bearer_inject(void)
 	if (have_sentinels(&p)) {
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&up, "127.0.0.1", "/echo"), NULL), 0);
-		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", nz(out));
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", test_nz(out));
 		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
-		ROW(strstr(rec, want) != NULL, "the upstream did not get the real value: %.600s", nz(rec));
+		ROW(strstr(rec, want) != NULL, "the upstream did not get the real value: %.600s", test_nz(rec));
 		ROW(strstr(rec, p.tok) == NULL, "the upstream got the sentinel");
-		ROW(count_of(rec, "=== conn ") == 1, "%d requests recorded", count_of(rec, "=== conn "));
+		ROW(test_count(rec, "=== conn ") == 1, "%d requests recorded", test_count(rec, "=== conn "));
 		/* The echo carried the real value back: remasked. */
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", p.tok);
 		ROW(out != NULL && strstr(out, want) != NULL, "the client does not see its sentinel echoed");
@@ -686,10 +663,10 @@ static void test_bearer_other_host(void)
 		check_refusal(out, "GH_TOKEN", "localhost");
 		free(out);
 		rec = test_file_since(rec_tls, mark);
-		ROW(*rec == '\0', "the upstream got a request: %.300s", nz(rec));
+		ROW(*rec == '\0', "the upstream got a request: %.300s", test_nz(rec));
 		free(rec);
 		rec = test_file_since(rec_plain, mark_p);
-		ROW(*rec == '\0', "the plain upstream got a request: %.300s", nz(rec));
+		ROW(*rec == '\0', "the plain upstream got a request: %.300s", test_nz(rec));
 		free(rec);
 		/* Without a sentinel the same host is fine (the 403 was the sentinel's). */
 		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "localhost", "/hello"), NULL), 0);
@@ -723,8 +700,8 @@ static void test_basic_auth(void)
 		ROW(out != NULL && strcmp(out, "hello\n") == 0, "user:password@ URL: '%s'", out ? out : "");
 		free(out);
 		rec = test_file_since(rec_tls, mark);
-		ROW(count_of(rec, want) == 2, "Basic with the real password arrived %d times of 2: %.600s",
-		    count_of(rec, want), nz(rec));
+		ROW(test_count(rec, want) == 2, "Basic with the real password arrived %d times of 2: %.600s",
+		    test_count(rec, want), test_nz(rec));
 		free(rec);
 		/* Basic with the sentinel to a host outside injectHosts: refused. */
 		mark = test_file_size(rec_tls);
@@ -761,7 +738,7 @@ static void test_git_basic(void)
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
 		}
-		ROW(out != NULL && strstr(out, "refs/heads/main") != NULL, "git ls-remote: '%s'", nz(out));
+		ROW(out != NULL && strstr(out, "refs/heads/main") != NULL, "git ls-remote: '%s'", test_nz(out));
 		free(out);
 		out = NULL;
 		snprintf(dest, sizeof(dest), "%s/clone", dir);
@@ -775,7 +752,7 @@ static void test_git_basic(void)
 		out = NULL;
 		snprintf(file, sizeof(file), "%s/hello.txt", dest);
 		s = test_read_file(file, NULL);
-		ROW(s != NULL && strcmp(s, "hello from git\n") == 0, "git clone: hello.txt is '%s'", nz(s));
+		ROW(s != NULL && strcmp(s, "hello from git\n") == 0, "git clone: hello.txt is '%s'", test_nz(s));
 		free(s);
 		/* Whatever the clone keeps of its URL, never the real value. */
 		snprintf(file, sizeof(file), "%s/.git/config", dest);
@@ -787,8 +764,8 @@ static void test_git_basic(void)
 		snprintf(plain, sizeof(plain), "x-access-token:%s", tok_real);
 		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)strlen(plain));
 		snprintf(want, sizeof(want), "\r\nAuthorization: Basic %s\r\n", b64);
-		ROW(count_of(rec, want) >= 2, "git's Basic auth with the real password arrived %d times: %.500s",
-		    count_of(rec, want), nz(rec));
+		ROW(test_count(rec, want) >= 2, "git's Basic auth with the real password arrived %d times: %.500s",
+		    test_count(rec, want), test_nz(rec));
 		snprintf(plain, sizeof(plain), "x-access-token:%s", p.tok);
 		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)strlen(plain));
 		ROW(strstr(rec, b64) == NULL, "the upstream got git's Basic auth with the sentinel");
@@ -805,12 +782,12 @@ static void test_git_basic(void)
 
 			rc = test_run_capture(argv, &out, &err, 60000);
 			ROW(rc != 0, "git ls-remote with the sentinel to localhost succeeded");
-			ROW(err != NULL && strstr(err, "403") != NULL, "git's error does not show the 403: %s", nz(err));
+			ROW(err != NULL && strstr(err, "403") != NULL, "git's error does not show the 403: %s", test_nz(err));
 			free(err);
 		}
 		free(out);
 		rec = test_file_since(rec_git, mark);
-		ROW(strstr(rec, b64) == NULL, "localhost got git's Basic auth with the sentinel: %.400s", nz(rec));
+		ROW(strstr(rec, b64) == NULL, "localhost got git's Basic auth with the sentinel: %.400s", test_nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -837,7 +814,7 @@ static void test_basic_echo(void)
 		EVP_EncodeBlock((unsigned char *)b64_real, (const unsigned char *)plain, (int)strlen(plain));
 		EVP_EncodeBlock((unsigned char *)b64_sent, (const unsigned char *)up_arg, (int)strlen(up_arg));
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-u", up_arg, url_of(&up, "127.0.0.1", "/echo"), NULL), 0);
-		ROW(out != NULL && strstr(out, "\r\nAuthorization: Basic ") != NULL, "no echo: %.300s", nz(out));
+		ROW(out != NULL && strstr(out, "\r\nAuthorization: Basic ") != NULL, "no echo: %.300s", test_nz(out));
 		ROW(out != NULL && strstr(out, b64_real) == NULL,
 		    "the echoed Authorization: Basic carries base64(user:REAL VALUE) to the client: one base64 "
 		    "decode gives the sandbox the real value");
@@ -863,7 +840,7 @@ static void test_sentinel_in_header_name(void)
 		rec = test_file_since(rec_tls, mark);
 		ROW(strstr(rec, p.tok) == NULL,
 		    "a sentinel in a header name reached a host outside injectHosts (not refused): %.200s",
-		    nz(out));
+		    test_nz(out));
 		free(rec);
 		free(out);
 	}
@@ -891,7 +868,7 @@ static void test_query(void)
 		check_refusal(out, "PV_SECRET", "127.0.0.1");
 		free(out);
 		rec = test_file_since(rec_tls, mark);
-		ROW(*rec == '\0', "a refused target reached the upstream: %.300s", nz(rec));
+		ROW(*rec == '\0', "a refused target reached the upstream: %.300s", test_nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -908,7 +885,7 @@ static void test_query(void)
 		snprintf(want, sizeof(want), "GET /hello?token=%s&k=%s&raw=%s HTTP/1.1\r\n", tok_real, sec_real_pct,
 			 sec_real);
 		ROW(strstr(rec, want) != NULL, "the upstream's target is not '%.*s': %.300s",
-		    (int)strlen(want) - 2, want, nz(rec));
+		    (int)strlen(want) - 2, want, test_nz(rec));
 		free(rec);
 		/* Lower-case hex escapes: the real value escaped the same way. */
 		{
@@ -923,7 +900,7 @@ static void test_query(void)
 			rec = test_file_since(rec_tls, mark);
 			snprintf(want, sizeof(want), "GET /hello?lc=%s HTTP/1.1\r\n", real_lc);
 			ROW(strstr(rec, want) != NULL, "lower-case %%xx: the upstream's target is not '%.*s': %.300s",
-			    (int)strlen(want) - 2, want, nz(rec));
+			    (int)strlen(want) - 2, want, test_nz(rec));
 			free(rec);
 		}
 		/* The query set is not the header set: a query-only credential
@@ -948,11 +925,11 @@ static void test_body(void)
 					NULL),
 				0);
 		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL,
-		    "a sentinel in a body where it may not go was refused: %.300s", nz(out));
+		    "a sentinel in a body where it may not go was refused: %.300s", test_nz(out));
 		free(out);
 		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", p.tok);
-		ROW(strstr(rec, want) != NULL, "the body did not arrive as sent: %.400s", nz(rec));
+		ROW(strstr(rec, want) != NULL, "the body did not arrive as sent: %.400s", test_nz(rec));
 		ROW(strstr(rec, tok_real) == NULL, "the real value went into a body without injectIn: body");
 		free(rec);
 		/* ...and to a host outside injectHosts: left as is too. */
@@ -961,7 +938,7 @@ static void test_body(void)
 		free(out);
 		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", p.tok);
-		ROW(strstr(rec, want) != NULL, "the body to localhost did not arrive as sent: %.400s", nz(rec));
+		ROW(strstr(rec, want) != NULL, "the body to localhost did not arrive as sent: %.400s", test_nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -981,7 +958,7 @@ static void test_body(void)
 		ROW(l != NULL && strstr(l, "\"status\":200") != NULL && strstr(l, "\"reason\":\"") != NULL &&
 			    strstr(l, "GH_TOKEN") != NULL && strstr(l, "localhost") != NULL &&
 			    strstr(l, "\"injected\":[]") != NULL,
-		    "the sentinel left in a body is not recorded: %s", nz(l));
+		    "the sentinel left in a body is not recorded: %s", test_nz(l));
 		free(l);
 		free(log);
 	}
@@ -993,13 +970,13 @@ static void test_body(void)
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", data, url_of(&up, "127.0.0.1", "/echo"),
 					NULL),
 				0);
-		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", nz(out));
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", test_nz(out));
 		/* /echo returned the real body: the client sees the sentinel. */
 		ROW(out != NULL && strstr(out, data) != NULL, "the echoed body is not remasked");
 		free(out);
 		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "\r\n\r\ntoken=%s&end=1", tok_real);
-		ROW(strstr(rec, want) != NULL, "Content-Length body not substituted: %.400s", nz(rec));
+		ROW(strstr(rec, want) != NULL, "Content-Length body not substituted: %.400s", test_nz(rec));
 		ROW(strstr(rec, "\r\nContent-Length: ") != NULL, "no Content-Length upstream");
 		free(rec);
 
@@ -1011,10 +988,10 @@ static void test_body(void)
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
 		}
-		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "chunked upload: %.300s", nz(out));
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "chunked upload: %.300s", test_nz(out));
 		snprintf(want, sizeof(want), "\r\n\r\n%zu\n", strlen(data));
 		ROW(out != NULL && strstr(out, want) != NULL, "/sink did not count %zu bytes: %.300s",
-		    strlen(data), nz(out));
+		    strlen(data), test_nz(out));
 		free(out);
 		rec = test_file_since(rec_tls, mark);
 		b = dechunk_first(rec);
@@ -1042,7 +1019,7 @@ static void test_plaintext(void)
 		check_refusal(out, "GH_TOKEN", "127.0.0.1");
 		free(out);
 		rec = test_file_since(rec_plain, mark);
-		ROW(*rec == '\0', "a refused plain request reached the upstream: %.300s", nz(rec));
+		ROW(*rec == '\0', "a refused plain request reached the upstream: %.300s", test_nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1055,12 +1032,12 @@ static void test_plaintext(void)
 		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
 		mark = test_file_size(rec_plain);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-H", hdr, url_of(&upp, "127.0.0.1", "/echo"), NULL), 0);
-		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0, "not 200: %.300s", nz(out));
+		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0, "not 200: %.300s", test_nz(out));
 		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
 		free(out);
 		rec = test_file_since(rec_plain, mark);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
-		ROW(strstr(rec, want) != NULL, "plain HTTP with allowPlaintextInject: not injected: %.400s", nz(rec));
+		ROW(strstr(rec, want) != NULL, "plain HTTP with allowPlaintextInject: not injected: %.400s", test_nz(rec));
 		free(rec);
 
 		/* A chunked body, one byte per chunk and per write. */
@@ -1085,7 +1062,7 @@ static void test_plaintext(void)
 		close(fd);
 		snprintf(want, sizeof(want), "\r\n\r\n%zu\n", strlen(body));
 		ROW(out != NULL && strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0 && strstr(out, want) != NULL,
-		    "chunked plain upload: %.300s", nz(out));
+		    "chunked plain upload: %.300s", test_nz(out));
 		free(out);
 		rec = test_file_since(rec_plain, mark);
 		b = dechunk_first(rec);
@@ -1121,11 +1098,11 @@ static void reflect_four(const struct px *p, const char *path, const char *real,
 
 		CU_ASSERT_EQUAL(rcs[h], 0);
 		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s", scheme, host,
-		    what, nz(out));
+		    what, test_nz(out));
 		ROW(out != NULL && strstr(out, real) == NULL, "%s %s %s: the client saw the real value", scheme, host,
 		    what);
 		ROW(out != NULL && strstr(out, wh) != NULL && strstr(out, wb) != NULL,
-		    "%s %s %s: the sentinel is not in both header and body: %.400s", scheme, host, what, nz(out));
+		    "%s %s %s: the sentinel is not in both header and body: %.400s", scheme, host, what, test_nz(out));
 		free(out);
 	}
 }
@@ -1154,7 +1131,7 @@ static void reflect_cl_close(const struct px *p, const char *const *extra, const
 		CU_ASSERT_EQUAL(rcs[h], 0);
 		ROW(out != NULL && strstr(out, absent) == NULL, "%s: %s", h ? "close" : "cl", why);
 		ROW(out != NULL && strstr(out, wb) != NULL, "%s: no sentinel in the body: %.300s", h ? "close" : "cl",
-		    nz(out));
+		    test_nz(out));
 		free(out);
 	}
 }
@@ -1398,7 +1375,7 @@ static void test_remask_json_escape(void)
 		to_hex(esc, hex);
 		snprintf(path, sizeof(path), "/reflect/cl?x=%s", hex);
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "localhost", path), NULL), 0);
-		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", nz(out));
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "not 200: %.300s", test_nz(out));
 		ROW(out != NULL && strstr(out, esc) == NULL,
 		    "the JSON-escaped real value (\"\\/\" for '/') reached the client unmasked");
 		free(out);
@@ -1442,7 +1419,7 @@ static void test_sse_chunk_released(void)
 	out = test_recv_until(fd, "data: one", 2000, NULL, NULL);
 	close(fd);
 	ROW(out != NULL && strstr(out, "data: one") != NULL,
-	    "the first event did not reach the client while the upstream waited: '%s'", nz(out));
+	    "the first event did not reach the client while the upstream waited: '%s'", test_nz(out));
 	free(out);
 	(void)test_proc_stop(sse, SIGTERM, 5000);
 	test_proc_free(sse);
@@ -1469,15 +1446,15 @@ static void test_remask_trailer(void)
 
 			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--raw", url_of(u, host, path), NULL), 0);
 			ROW(out != NULL && strstr(out, tok_real) == NULL, "%s %s: the client saw the real value: %.500s",
-			    u == &up ? "https" : "http", host, nz(out));
+			    u == &up ? "https" : "http", host, test_nz(out));
 			/* SPEC §4.3 asks that the real value never gets in; it does
 			 * not say trailers are kept. The proxy drops them today
 			 * (re-framed chunked body); one that is kept must be
 			 * remasked. */
 			ROW(out == NULL || strstr(out, "X-Reflect-Trailer:") == NULL || strstr(out, want) != NULL,
-			    "%s %s: a trailer that is not remasked: %.500s", u == &up ? "https" : "http", host, nz(out));
+			    "%s %s: a trailer that is not remasked: %.500s", u == &up ? "https" : "http", host, test_nz(out));
 			ROW(out != NULL && strstr(out, "\r\n0\r\n") != NULL, "%s %s: the chunked body did not end: %.500s",
-			    u == &up ? "https" : "http", host, nz(out));
+			    u == &up ? "https" : "http", host, test_nz(out));
 			free(out);
 		}
 	}
@@ -1513,7 +1490,7 @@ static void test_remask_large(void)
 				ROW(body != NULL && len == 50000 * (TOK_LEN + 1), "%s %d: %zu bytes", modes[m], h, len);
 				ROW(body != NULL && memmem(body, len, tok_real, TOK_LEN) == NULL,
 				    "%s %d: the client got a real value", modes[m], h);
-				sentinels = body != NULL ? count_of(body, p.tok) : -1;
+				sentinels = body != NULL ? test_count(body, p.tok) : -1;
 				ROW(sentinels == 50000, "%s %d: %d sentinels of 50000", modes[m], h, sentinels);
 				free(body);
 				unlink(file);
@@ -1524,8 +1501,8 @@ static void test_remask_large(void)
 	if (p.tok[0] != '\0') {
 		char *log = test_read_file(p.t.audit, NULL);
 
-		ROW(count_of(log, "\"target\":\"/repeat/") == 4, "%d /repeat audit lines", count_of(log, "\"target\":\"/repeat/"));
-		ROW(count_of(log, "\"remasked\":50000,") == 4, "not 4 lines with remasked 50000");
+		ROW(test_count(log, "\"target\":\"/repeat/") == 4, "%d /repeat audit lines", test_count(log, "\"target\":\"/repeat/"));
+		ROW(test_count(log, "\"remasked\":50000,") == 4, "not 4 lines with remasked 50000");
 		free(log);
 	}
 }
@@ -1578,7 +1555,7 @@ static void test_upload_large(void)
 				ROW(got != NULL && len == size && memcmp(got, want, size) == 0,
 				    "pass %d chunked %d: the upstream body differs (%zu bytes, %d real values, %d sentinels, %zu "
 				    "planted)",
-				    pass, chunked, len, got ? count_of(got, tok_real) : -1, got ? count_of(got, p.tok) : -1, n);
+				    pass, chunked, len, got ? test_count(got, tok_real) : -1, got ? test_count(got, p.tok) : -1, n);
 				free(got);
 				free(rec);
 			}
@@ -1609,17 +1586,17 @@ static void test_pipelined(void)
 
 			CU_ASSERT_EQUAL(runv(&out, argv), 0);
 		}
-		ROW(out != NULL && count_of(out, "HTTP/1.1 200 OK\r\n") == 3, "not three 200s: %.600s", nz(out));
+		ROW(out != NULL && test_count(out, "HTTP/1.1 200 OK\r\n") == 3, "not three 200s: %.600s", test_nz(out));
 		ROW(out != NULL && strstr(out, tok_real) == NULL, "the client saw the real value");
 		free(out);
 		rec = test_file_since(rec_tls, mark);
 		snprintf(want, sizeof(want), "GET /hello?p=1 HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n", up.addr,
 			 tok_real);
-		ROW(strstr(rec, want) != NULL, "request 1 not injected: %.600s", nz(rec));
+		ROW(strstr(rec, want) != NULL, "request 1 not injected: %.600s", test_nz(rec));
 		snprintf(want, sizeof(want), "\r\n\r\nt=%s", p.tok);
-		ROW(strstr(rec, want) != NULL, "request 2's body did not keep the sentinel: %.600s", nz(rec));
-		ROW(count_of(rec, tok_real) == 1, "the real value arrived %d times, once expected", count_of(rec, tok_real));
-		ROW(count_of(rec, "=== conn ") == 3, "%d requests recorded", count_of(rec, "=== conn "));
+		ROW(strstr(rec, want) != NULL, "request 2's body did not keep the sentinel: %.600s", test_nz(rec));
+		ROW(test_count(rec, tok_real) == 1, "the real value arrived %d times, once expected", test_count(rec, tok_real));
+		ROW(test_count(rec, "=== conn ") == 3, "%d requests recorded", test_count(rec, "=== conn "));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1645,12 +1622,12 @@ static void test_remask_heads(void)
 
 			CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL), 0);
 			ROW(out != NULL && strstr(out, tok_real) == NULL, "host %d: the client saw the real value: %.500s", h,
-			    nz(out));
+			    test_nz(out));
 			snprintf(want, sizeof(want), "HTTP/1.1 200 OK %s\r\n", p.tok);
-			ROW(out != NULL && strstr(out, want) != NULL, "host %d: no remasked status line: %.500s", h, nz(out));
+			ROW(out != NULL && strstr(out, want) != NULL, "host %d: no remasked status line: %.500s", h, test_nz(out));
 			snprintf(want, sizeof(want), "\r\nX-A: %s\r\n", p.tok);
 			ROW(out != NULL && strstr(out, want) != NULL && strstr(out, "\r\n\r\nhello") != NULL,
-			    "host %d: no remasked header or no body: %.500s", h, nz(out));
+			    "host %d: no remasked header or no body: %.500s", h, test_nz(out));
 			free(out);
 		}
 	}
@@ -1668,7 +1645,7 @@ static void test_coded_response(void)
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
 	CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", "/headers?Content-Encoding=gzip"), NULL), 0);
 	ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 502 ") != NULL && strstr(out, "\r\nok\n") == NULL,
-	    "a coded body from the inject host was passed on: %.400s", nz(out));
+	    "a coded body from the inject host was passed on: %.400s", test_nz(out));
 	free(out);
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1703,7 +1680,7 @@ static void test_inject_host_port(void)
 		free(out);
 		rec = test_file_since(rec_plain, mark_p);
 		snprintf(want, sizeof(want), "\r\nAuthorization: Bearer %s\r\n", tok_real);
-		ROW(strstr(rec, want) != NULL, "the inject port did not get the real value: %.400s", nz(rec));
+		ROW(strstr(rec, want) != NULL, "the inject port did not get the real value: %.400s", test_nz(rec));
 		free(rec);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -1759,10 +1736,10 @@ static void test_accept_encoding(void)
 		free(out);
 	}
 	rec = test_file_since(rec_tls, mark);
-	ROW(count_of(rec, "=== conn ") == (p.tok[0] ? 2 : 1), "requests recorded: %d", count_of(rec, "=== conn "));
-	ROW(count_of(rec, "\r\nAccept-Encoding: identity\r\n") == count_of(rec, "=== conn "),
-	    "not every request to the inject host asked for identity: %.800s", nz(rec));
-	ROW(strstr(rec, "gzip") == NULL, "the client's gzip went to the inject host: %.800s", nz(rec));
+	ROW(test_count(rec, "=== conn ") == (p.tok[0] ? 2 : 1), "requests recorded: %d", test_count(rec, "=== conn "));
+	ROW(test_count(rec, "\r\nAccept-Encoding: identity\r\n") == test_count(rec, "=== conn "),
+	    "not every request to the inject host asked for identity: %.800s", test_nz(rec));
+	ROW(strstr(rec, "gzip") == NULL, "the client's gzip went to the inject host: %.800s", test_nz(rec));
 	free(rec);
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1947,7 +1924,7 @@ static void test_masked_file(void)
 			free(out);
 			rec = test_file_since(rec_tls, mark);
 			snprintf(want, sizeof(want), "\r\nAuthorization: token %s\r\n", ftok_real[1]);
-			ROW(strstr(rec, want) != NULL, "the upstream did not get the real file token: %.400s", nz(rec));
+			ROW(strstr(rec, want) != NULL, "the upstream did not get the real file token: %.400s", test_nz(rec));
 			free(rec);
 		}
 		free(copy);

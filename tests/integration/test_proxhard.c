@@ -92,11 +92,6 @@ static void to_hex(const void *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static const char *nz(const char *s)
-{
-	return s != NULL ? s : "(null)";
-}
-
 /* Every form of a real value the sweep looks for: raw, the random part
  * alone (a percent-decoded or cut copy still shows it), base64 of the
  * Basic form, all-%XX. */
@@ -171,7 +166,7 @@ static int runv(char **out, char **argv)
 	int rc = test_run_capture(argv, out, &e, 30000);
 
 	if (rc != 0)
-		fprintf(stderr, "\n    %s exited %d: %s\n", argv[0], rc, nz(e));
+		fprintf(stderr, "\n    %s exited %d: %s\n", argv[0], rc, test_nz(e));
 	free(e);
 	return rc;
 }
@@ -282,9 +277,9 @@ static const char *plain_url(bool inject_host)
 static void check_leak_refusal(const char *out, const char *cred, const char *what)
 {
 	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n"),
-	    "%s: not a 403 blocked-by-sandbox-runtime: %.300s", what, nz(out));
-	ROW(test_has(out, cred), "%s: the reason does not name %s: %.300s", what, cred, nz(out));
-	ROW(test_has(out, "real value"), "%s: the reason does not say a real value: %.300s", what, nz(out));
+	    "%s: not a 403 blocked-by-sandbox-runtime: %.300s", what, test_nz(out));
+	ROW(test_has(out, cred), "%s: the reason does not name %s: %.300s", what, cred, test_nz(out));
+	ROW(test_has(out, "real value"), "%s: the reason does not say a real value: %.300s", what, test_nz(out));
 	ROW(raw_eof, "%s: the proxy did not close the refused connection", what);
 	no_real_value_in(out, out ? strlen(out) : 0, "the refusal");
 }
@@ -423,7 +418,7 @@ static void test_version(void)
 			 i, lines[i]);
 		out = raw_pxs(req);
 		ROW(test_has(out, "HTTP/1.1 400 ") || test_has(out, "HTTP/1.1 505 "), "plain, version '%s': %.200s",
-		    lines[i], nz(out));
+		    lines[i], test_nz(out));
 		free(out);
 		snprintf(treq[i], sizeof(treq[i]), "GET /hello?v=%zu%s\r\nHost: 127.0.0.1:%u\r\n\r\n", i,
 			 lines[i], (unsigned)up.port);
@@ -432,7 +427,7 @@ static void test_version(void)
 	tls_px_many(tr, NV, touts);
 	for (size_t i = 0; i < NV; i++) {
 		ROW(test_has(touts[i], "HTTP/1.1 400 ") || test_has(touts[i], "HTTP/1.1 505 "), "TLS, version '%s': %.200s",
-		    lines[i], nz(touts[i]));
+		    lines[i], test_nz(touts[i]));
 		free(touts[i]);
 	}
 	rec = test_file_since(rec_plain, m.plain);
@@ -469,7 +464,7 @@ static void test_transfer_encoding(void)
 		snprintf(req, sizeof(req), "POST %s/sink?te=%zu %s\r\nHost: localhost\r\n%s\r\n5\r\nhello\r\n0\r\n\r\n",
 			 plain_url(false), i, ver, tes[i]);
 		out = raw_pxs(req);
-		ROW(test_has(out, "HTTP/1.1 400 "), "plain %s %.40s: %.200s", ver, tes[i], nz(out));
+		ROW(test_has(out, "HTTP/1.1 400 "), "plain %s %.40s: %.200s", ver, tes[i], test_nz(out));
 		free(out);
 		snprintf(treq[i], sizeof(treq[i]),
 			 "POST /sink?te=%zu %s\r\nHost: 127.0.0.1:%u\r\n%s\r\n5\r\nhello\r\n0\r\n\r\n", i, ver,
@@ -478,7 +473,7 @@ static void test_transfer_encoding(void)
 	}
 	tls_px_many(tr, NT, touts);
 	for (size_t i = 0; i < NT; i++) {
-		ROW(test_has(touts[i], "HTTP/1.1 400 "), "TLS %.40s: %.200s", tes[i], nz(touts[i]));
+		ROW(test_has(touts[i], "HTTP/1.1 400 "), "TLS %.40s: %.200s", tes[i], test_nz(touts[i]));
 		free(touts[i]);
 	}
 	rec = test_file_since(rec_plain, m.plain);
@@ -495,7 +490,7 @@ static void test_transfer_encoding(void)
 			 "POST %s/sink HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n"
 			 "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n", plain_url(false));
 		out = raw_pxs(req);
-		ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, "\r\n\r\n5\n"), "exactly chunked: %.200s", nz(out));
+		ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, "\r\n\r\n5\n"), "exactly chunked: %.200s", test_nz(out));
 		free(out);
 	}
 }
@@ -509,7 +504,7 @@ static void test_malformed_ms(void)
 	NEED_READY();
 	mark(&m);
 	out = raw_pxs("GET http://localhost/ HTTP/1.1\r\nHo st: x\r\n\r\n");
-	ROW(test_has(out, "HTTP/1.1 400 "), "not 400: %.200s", nz(out));
+	ROW(test_has(out, "HTTP/1.1 400 "), "not 400: %.200s", test_nz(out));
 	a = audit_since(&m);
 	ms = strstr(a, "\"ms\":");
 	ROW(ms != NULL && atol(ms + 5) >= 0 && atol(ms + 5) < 60000, "ms of the 400 is not a duration: %s", a);
@@ -578,7 +573,7 @@ static void test_sentinel_pct_target(void)
 		snprintf(pct + 3 * k, 4, "%%%02x", (unsigned char)tok_sent[k]);
 	snprintf(req, sizeof(req), "GET %s/hello?t=%s HTTP/1.1\r\nHost: x\r\n\r\n", plain_url(false), pct);
 	out = raw_pxs(req);
-	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "GH_TOKEN"), "%%-encoded sentinel: %.300s", nz(out));
+	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "GH_TOKEN"), "%%-encoded sentinel: %.300s", test_nz(out));
 	ROW(raw_eof, "the refused connection was not closed (the request went on after its 403)");
 	rec = test_file_since(rec_plain, m.plain);
 	ROW(*rec == '\0', "the upstream got: %.200s", rec);
@@ -802,7 +797,7 @@ static void test_real_in_tunnel(void)
 		     "POST /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
 		     (unsigned)upp.port, (unsigned)upp.port, strlen(tok_real), tok_real);
 	out = raw_px(req, (size_t)n, NULL);
-	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "GH_TOKEN"), "tunnel: not refused: %.300s", nz(out));
+	ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "GH_TOKEN"), "tunnel: not refused: %.300s", test_nz(out));
 	rec = test_file_since(rec_plain, m.plain);
 	no_real_value_in(rec, strlen(rec), "the upstream's record (tunnel)");
 	free(rec);
@@ -860,7 +855,7 @@ static void test_real_in_websocket(void)
 		CU_ASSERT_FATAL(fd >= 0);
 		CU_ASSERT(test_send_all(fd, req, len) == 0);
 		out = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
-		ROW(test_has(out, "HTTP/1.1 101 "), "v%d: no 101: %.200s", v, nz(out));
+		ROW(test_has(out, "HTTP/1.1 101 "), "v%d: no 101: %.200s", v, test_nz(out));
 		free(out);
 		CU_ASSERT(test_send_all(fd, frame, n) == 0);
 		{
@@ -968,7 +963,7 @@ static void test_ws_split(void)
 		n += ws_frame(resp + n, v == 2 ? 0x81 : 0x80, b, strlen(b));
 		n += ws_frame(resp + n, 0x88, "", 0);
 		out = via_rawhex(resp, n, fields, &got);
-		ROW(test_has(out, "HTTP/1.1 101 "), "variant %d: no 101: %.200s", v, nz(out));
+		ROW(test_has(out, "HTTP/1.1 101 "), "variant %d: no 101: %.200s", v, test_nz(out));
 		pl = ws_payloads(out, got);
 		ROW(out == NULL || memmem(out, got, tok_real + 4, 13) == NULL,
 		    "variant %d: the client got the real value's bytes", v);
@@ -1014,7 +1009,7 @@ static void test_cut_mid_value(void)
 					: "",
 				 &got);
 		ROW(out != NULL && memmem(out, got, half + 4, strlen(half) - 4) == NULL,
-		    "variant %d: the held part of the value was released: %.*s", v, (int)got, nz(out));
+		    "variant %d: the held part of the value was released: %.*s", v, (int)got, test_nz(out));
 		free(out);
 		free(audit_since(&m));
 	}
@@ -1035,7 +1030,7 @@ static void test_range_stripped(void)
 			 "GET %s/hello HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nIf-Range: \"e1\"\r\n"
 			 "Connection: close\r\n\r\n", plain_url(h == 0));
 		out = raw_pxs(req);
-		ROW(test_has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, nz(out));
+		ROW(test_has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, test_nz(out));
 		rec = test_file_since(rec_plain, m.plain);
 		if (h == 0)
 			ROW(!test_has(rec, "\r\nRange:") && !test_has(rec, "\r\nIf-Range:"),
@@ -1101,10 +1096,10 @@ static void test_run_leak(void)
 
 		st = test_run_capture(argv, &out, &err, 60000);
 	}
-	ROW(st == 0, "run exited %d: %s", st, nz(err));
-	ROW(test_has(out, "q=403") && test_has(out, "b=403"), "not refused: %s", nz(out));
+	ROW(st == 0, "run exited %d: %s", st, test_nz(err));
+	ROW(test_has(out, "q=403") && test_has(out, "b=403"), "not refused: %s", test_nz(out));
 	no_real_value_in(err, err ? strlen(err) : 0, "passavant run's stderr");
-	ROW(test_has(err, "GH_TOKEN"), "stderr does not name the credential: %s", nz(err));
+	ROW(test_has(err, "GH_TOKEN"), "stderr does not name the credential: %s", test_nz(err));
 	a = test_read_file(audit, NULL);
 	no_real_value_in(a, a ? strlen(a) : 0, "run's audit file");
 	rec = test_file_since(rec_plain, mplain);

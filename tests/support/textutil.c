@@ -3,6 +3,8 @@
  */
 #include "tests/support/textutil.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -69,4 +71,42 @@ int test_write_file_mode(const char *path, const char *text, mode_t mode)
 	if (test_write_file(path, text, strlen(text)) < 0)
 		return -1;
 	return chmod(path, mode);
+}
+
+bool test_hasf(const char *hay, const char *fmt, ...)
+{
+	char needle[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(needle, sizeof(needle), fmt, ap);
+	va_end(ap);
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+int test_count(const char *hay, const char *needle)
+{
+	size_t nlen = strlen(needle);
+	int n = 0;
+
+	if (hay == NULL || nlen == 0)
+		return 0;
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + nlen, needle))
+		n++;
+	return n;
+}
+
+const char *test_tail(const char *s, size_t n)
+{
+	size_t len;
+
+	if (s == NULL)
+		return "(none)";
+	len = strlen(s);
+	return len > n ? s + len - n : s;
+}
+
+const char *test_nz(const char *s)
+{
+	return s != NULL ? s : "(null)";
 }

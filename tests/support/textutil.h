@@ -23,6 +23,18 @@ int test_envv_count(char **env);
 /* Whether hay contains needle; false when either is NULL. */
 bool test_has(const char *hay, const char *needle);
 
+/* Whether hay (NULL: no) contains the string fmt formats (at most 4 KiB). */
+bool test_hasf(const char *hay, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Non-overlapping occurrences of needle in hay (NULL or "" needle: 0). */
+int test_count(const char *hay, const char *needle);
+
+/* The last n bytes of s for a failure message ("(none)" for NULL). */
+const char *test_tail(const char *s, size_t n);
+
+/* s, or "(null)" for printing. */
+const char *test_nz(const char *s);
+
 /* n random alphanumerics (kernel CSPRNG) into out, NUL-terminated (out
  * holds n + 1 bytes; n at most 64). 0, or -1. */
 int test_random_alnum(char *out, size_t n);
