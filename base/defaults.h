@@ -10,6 +10,9 @@
 #define POLICY_DEFAULT_HANDSHAKE_TIMEOUT_MS 10000
 #define POLICY_DEFAULT_IDLE_TIMEOUT_MS 60000
 #define POLICY_DEFAULT_MAX_HEADER_BYTES (64 * 1024)
+/* How long an upstream connection idle between the requests of its
+ * tunnel is kept for the next one (0: until idleTimeoutMs). */
+#define POLICY_DEFAULT_UPSTREAM_KEEPALIVE_MS 5000
 
 /* Accepted ranges for those keys (outside: load error). */
 #define POLICY_MAX_TUNNELS_MAX 1000000

@@ -304,6 +304,17 @@ static void k_lim_idle(struct ldr *l, const struct ynode *v, void *ctx)
 		l->p->limits.idle_timeout_ms = (unsigned)x;
 }
 
+/* 0 is a value, not "unset": an idle upstream then stays until
+ * idleTimeoutMs, as before this key existed. */
+static void k_lim_upkeep(struct ldr *l, const struct ynode *v, void *ctx)
+{
+	unsigned long x;
+
+	(void)ctx;
+	if (ldr_want_uint(l, v, "network.limits.upstreamKeepAliveMs", 0, POLICY_TIMEOUT_MS_MAX, &x) == 0)
+		l->p->limits.upstream_keepalive_ms = (unsigned)x;
+}
+
 static void k_lim_header(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	unsigned long x;
@@ -318,11 +329,12 @@ static const struct keydef limit_keys[] = {
 	{"maxTunnels", YN_SCALAR, k_lim_tunnels, NULL, NULL},
 	{"handshakeTimeoutMs", YN_SCALAR, k_lim_handshake, NULL, NULL},
 	{"idleTimeoutMs", YN_SCALAR, k_lim_idle, NULL, NULL},
+	{"upstreamKeepAliveMs", YN_SCALAR, k_lim_upkeep, NULL, NULL},
 	{"maxHeaderBytes", YN_SCALAR, k_lim_header, NULL, NULL},
 };
 const struct keytab ldr_limit_tab = {"network.limits", limit_keys, ARRAY_LEN(limit_keys)};
 
-/* network.limits: a mapping of the four limits above. */
+/* network.limits: a mapping of the five limits above. */
 static void k_limits(struct ldr *l, const struct ynode *v, void *ctx)
 {
 	ldr_walk_map(l, v, &ldr_limit_tab, ctx);

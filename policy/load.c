@@ -180,6 +180,7 @@ static policy_t *policy_new(void)
 	p->limits.max_tunnels = POLICY_DEFAULT_MAX_TUNNELS;
 	p->limits.handshake_timeout_ms = POLICY_DEFAULT_HANDSHAKE_TIMEOUT_MS;
 	p->limits.idle_timeout_ms = POLICY_DEFAULT_IDLE_TIMEOUT_MS;
+	p->limits.upstream_keepalive_ms = POLICY_DEFAULT_UPSTREAM_KEEPALIVE_MS;
 	p->limits.max_header_bytes = POLICY_DEFAULT_MAX_HEADER_BYTES;
 	p->audit_bodies = AUDIT_BODIES_NONE;
 	return p;

@@ -311,6 +311,7 @@ struct policy_limits {
 	unsigned max_tunnels;
 	unsigned handshake_timeout_ms;
 	unsigned idle_timeout_ms;
+	unsigned upstream_keepalive_ms; /* 0: an idle upstream is kept until idle_timeout_ms */
 	size_t max_header_bytes;
 };
 const struct policy_limits *policy_limits(const policy_t *p) NONNULL(1);

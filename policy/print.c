@@ -182,6 +182,7 @@ static void put_network(struct pr *w, const struct policy *p)
 	kv_uint(w, "maxTunnels", p->limits.max_tunnels);
 	kv_uint(w, "handshakeTimeoutMs", p->limits.handshake_timeout_ms);
 	kv_uint(w, "idleTimeoutMs", p->limits.idle_timeout_ms);
+	kv_uint(w, "upstreamKeepAliveMs", p->limits.upstream_keepalive_ms);
 	kv_uint(w, "maxHeaderBytes", p->limits.max_header_bytes);
 	map_end(w);
 	kv_bool(w, "allowAllUnixSockets", p->allow_unix_sockets);

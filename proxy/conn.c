@@ -168,6 +168,40 @@ void conn_arm_timer(conn_t *c, unsigned ms)
 		log_warnx("conn %s: cannot arm timer", c->client.peer);
 }
 
+void conn_arm_between(conn_t *c)
+{
+	unsigned ms = c->idle_ms;
+
+	conn_touch(c);
+	if (c->up.bev != NULL && c->up_keep_ms > 0 && c->up_keep_ms < ms)
+		ms = c->up_keep_ms;
+	conn_arm_timer(c, ms);
+}
+
+/*
+ * READ_HEAD between requests, the timer fired: while the client's
+ * idleTimeoutMs runs, an upstream kept for the next request goes at
+ * upstreamKeepAliveMs. Its TLS state is most of what an idle terminated
+ * tunnel holds (docs/architecture.md "Request cost"); the next request
+ * dials again (send_inner(), send_plain()), resuming TLS where the
+ * upstream allows it. Returns false when the client's own time is up.
+ */
+static bool release_idle_upstream(conn_t *c)
+{
+	int64_t idle = conn_ms_since(c, &c->last);
+
+	if (idle < 0 || idle >= (int64_t)c->idle_ms)
+		return false;
+	if (c->up.bev != NULL) {
+		log_debug("conn %s: upstream %s idle for %lld ms: released (upstreamKeepAliveMs %u)",
+			  c->client.peer, c->up.peer, (long long)idle, c->up_keep_ms);
+		conn_drop_upstream(c);
+		proxy_note_churn(c->px);
+	}
+	conn_arm_timer(c, c->idle_ms - (unsigned)idle);
+	return true;
+}
+
 /* Target of the current request for audit lines and reasons. */
 void conn_audit(conn_t *c, const char *kind, const char *decision, const char *reason,
 		const char *rule)
@@ -559,6 +593,8 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 	(void)events;
 	switch (c->state) {
 	case CONN_READ_HEAD:
+		if (c->ex.phase == EX_IDLE && !c->first_request && release_idle_upstream(c))
+			return;
 		conn_close(c, c->ex.phase != EX_IDLE ? "request head timeout" : "idle timeout", false);
 		return;
 	case CONN_RELAY:
@@ -667,6 +703,7 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 	lim = policy_limits(pol(c));
 	c->head_ms = lim->handshake_timeout_ms;
 	c->idle_ms = lim->idle_timeout_ms;
+	c->up_keep_ms = lim->upstream_keepalive_ms;
 	format_peer(peer, peerlen, c->client.peer, sizeof(c->client.peer));
 	/* Linked first, so that conn_close() can unlink on any failure. */
 	list = proxy_conn_list(px);

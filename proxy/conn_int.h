@@ -189,6 +189,7 @@ struct conn {
 	struct timeval last;        /** last time bytes moved (idle timeout) */
 	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
 	unsigned idle_ms;           /** idleTimeoutMs of our policy */
+	unsigned up_keep_ms;        /** upstreamKeepAliveMs of our policy (0: until idle_ms) */
 	cmask_t *mask;              /** credential masking state, or NULL (none in this session) */
 	struct evbuffer *head_out;  /** the request head for the upstream, substituted, until sent */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
@@ -266,6 +267,11 @@ void conn_set_mode(conn_t *c, enum conn_mode m) NONNULL(1);
 /* Bytes moved now (idle timeout); (re)arms the conn's timer for ms. */
 void conn_touch(conn_t *c) NONNULL(1);
 void conn_arm_timer(conn_t *c, unsigned ms) NONNULL(1);
+
+/* READ_HEAD between requests: from now, idleTimeoutMs for the client, and
+ * upstreamKeepAliveMs for an upstream kept for the next request (then it
+ * is released: timer_cb()). */
+void conn_arm_between(conn_t *c) NONNULL(1);
 
 /* The audit line of the current exchange (once: ex.audited); kind is
  * "request", "connect" or "tunnel". */

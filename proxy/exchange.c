@@ -180,7 +180,7 @@ static enum step finish_request(conn_t *c)
 	exchange_reset(&c->ex);
 	c->first_request = false;
 	conn_set_state(c, CONN_READ_HEAD);
-	conn_arm_timer(c, c->idle_ms);
+	conn_arm_between(c);
 	return STEP_AGAIN;
 }
 

@@ -8,6 +8,7 @@
  * 1 GiB download).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -1245,6 +1246,25 @@ static long cpu_ticks(pid_t pid)
 	return (long)(ut + st);
 }
 
+/* How many descriptors process pid has open, or -1. */
+static int open_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	(void)closedir(d);
+	return n;
+}
+
 /* Out of descriptors: the listener pauses instead of spinning on EMFILE,
  * and accepts again once descriptors are free. */
 static void test_emfile_pause(void)
@@ -1252,7 +1272,7 @@ static void test_emfile_pause(void)
 	static const char pol[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
 	char policy[4200], sess[4200], addr[80], *argv[14], *out = NULL, url[120];
 	struct test_proc *proc;
-	int fds[40], i, n = 0;
+	int fds[40], i, n = 0, base, now = -1;
 	long t0, t1;
 
 	snprintf(policy, sizeof(policy), "%s/emfile.yaml", dir);
@@ -1277,6 +1297,8 @@ static void test_emfile_pause(void)
 	argv[i] = NULL;
 	proc = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
 	CU_ASSERT_FATAL(proc != NULL);
+	base = open_fds(test_proc_pid(proc));
+	CU_ASSERT_FATAL(base > 0);
 	for (i = 0; i < 40; i++) {
 		fds[i] = raw_connect(addr);
 		if (fds[i] >= 0)
@@ -1292,19 +1314,135 @@ static void test_emfile_pause(void)
 	for (i = 0; i < 40; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	{
-		/* The proxy has closed its side of them (at most the 0.5 s
-		 * this used to wait). */
-		const pid_t pids[] = {test_proc_pid(proc)};
-
-		(void)test_wait_quiet(pids, 1, -1, 500);
+	/* The proxy has closed its side of them: back to the descriptors
+	 * it had before (a fixed wait was too short under ASan on a loaded
+	 * machine; the pause must end, so 10 s is a failure, not a wait). */
+	for (t0 = test_mono_ms(); test_mono_ms() - t0 < 10000; usleep(20000)) {
+		now = open_fds(test_proc_pid(proc));
+		if (now >= 0 && now <= base)
+			break;
 	}
+	CU_ASSERT(now >= 0 && now <= base);
 	snprintf(url, sizeof(url), "http://%s", addr);
 	CU_ASSERT_EQUAL(test_curl(&out, "-x", url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strcmp(out, "hello\n") == 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_proc_stop(proc, SIGTERM, 5000), 0);
 	test_proc_free(proc);
+}
+
+/*
+ * python3's http.client, one kept-alive connection to the proxy (argv:
+ * tls|plain, proxy, target, cafile, pause): two requests, the pause, then
+ * a GET and a 100,000-byte POST. Prints "STATUS:CONN:BODY" per request
+ * (CONN: pv-upstream's X-Upstream-Conn) and "same" if the client's
+ * connection is still the one it opened (http.client never re-opens one
+ * by itself while a socket is set: a closed one fails the request).
+ */
+static const char py_keep[] =
+	"import http.client, ssl, sys, time\n"
+	"mode, proxy, target, cafile, pause = sys.argv[1:6]\n"
+	"ph, pp = proxy.rsplit(':', 1)\n"
+	"if mode == 'tls':\n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    c = http.client.HTTPSConnection(ph, int(pp), timeout=20, context=ctx)\n"
+	"    th, tp = target.rsplit(':', 1); c.set_tunnel(th, int(tp)); base = ''\n"
+	"else:\n"
+	"    c = http.client.HTTPConnection(ph, int(pp), timeout=20); base = 'http://' + target\n"
+	"def ask(path, body=None):\n"
+	"    c.request('POST' if body else 'GET', base + path, body=body)\n"
+	"    r = c.getresponse(); b = r.read().decode().strip()\n"
+	"    return '%s:%s:%s' % (r.status, r.getheader('X-Upstream-Conn'), b)\n"
+	"out = [ask('/tls-resumed')]; port = c.sock.getsockname()[1]\n"
+	"out.append(ask('/tls-resumed'))\n"
+	"time.sleep(float(pause))\n"
+	"out += [ask('/tls-resumed'), ask('/sink', b'x' * 100000)]\n"
+	"out.append('same' if c.sock.getsockname()[1] == port else 'other')\n"
+	"print(' '.join(out))\n";
+
+/* Runs py_keep through p to u (tls or plain) with a pause of pause_s;
+ * its output line, or NULL. */
+static char *keep_run(const struct test_px *p, const struct test_upstream *u, bool tls, const char *pause_s)
+{
+	char *argv[9], *out = NULL, *err = NULL;
+	int rc;
+
+	argv[0] = "python3";
+	argv[1] = "-c";
+	argv[2] = (char *)py_keep;
+	argv[3] = tls ? "tls" : "plain";
+	argv[4] = (char *)p->addr;
+	argv[5] = (char *)u->addr;
+	argv[6] = (char *)p->trust;
+	argv[7] = (char *)pause_s;
+	argv[8] = NULL;
+	rc = test_run_capture(argv, &out, &err, 30000);
+	if (rc != 0) {
+		fprintf(stderr, "python3 (keep-alive) exited %d: %s\n", rc, err != NULL ? err : "");
+		free(out);
+		out = NULL;
+	}
+	free(err);
+	return out;
+}
+
+/*
+ * upstreamKeepAliveMs: an upstream idle between two requests of a
+ * kept-alive client connection is closed at upstreamKeepAliveMs; the
+ * client's connection stays (idleTimeoutMs), and its next requests go on
+ * a new upstream connection (TLS resumed: no certificate chain again),
+ * bodies included. 0 keeps it until idleTimeoutMs, and so does the
+ * default (5000) over a shorter pause.
+ */
+static void test_upstream_keepalive(void)
+{
+	static const char *const pols[] = {
+		"  limits: {upstreamKeepAliveMs: 300, idleTimeoutMs: 10000}\n",
+		"  limits: {upstreamKeepAliveMs: 0, idleTimeoutMs: 10000}\n",
+		"",
+	};
+	struct test_px p;
+	char *out;
+	int a, b, c, d;
+
+	for (size_t i = 0; i < sizeof(pols) / sizeof(pols[0]); i++) {
+		CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+						     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n%s",
+						     dir, pols[i]),
+				      0);
+		/* Terminated tunnel: full, full (the same TLS connection),
+		 * then after the pause a new one, resumed, or still the first. */
+		out = keep_run(&p, &up_tls, true, "1.0");
+		if (out != NULL && sscanf(out, "200:%d:full 200:%d:full 200:%d:%*[a-z] 200:%d:100000 same",
+					  &a, &b, &c, &d) == 4) {
+			CU_ASSERT_EQUAL(a, b);
+			CU_ASSERT_EQUAL(c, d);
+			if (i == 0) {
+				CU_ASSERT_EQUAL(c, b + 1);
+				CU_ASSERT(strstr(out, ":resumed ") != NULL);
+			} else {
+				CU_ASSERT_EQUAL(c, b);
+			}
+		} else {
+			CU_FAIL("keep-alive through a terminated tunnel");
+			fprintf(stderr, "    got: %s\n", out != NULL ? out : "(nothing)");
+		}
+		free(out);
+		/* Plain HTTP through the proxy: the same, without TLS. */
+		out = keep_run(&p, &up, false, "1.0");
+		if (out != NULL && sscanf(out, "200:%d:plain 200:%d:plain 200:%d:plain 200:%d:100000 same",
+					  &a, &b, &c, &d) == 4) {
+			CU_ASSERT_EQUAL(a, b);
+			CU_ASSERT_EQUAL(c, d);
+			CU_ASSERT_EQUAL(c, i == 0 ? b + 1 : b);
+		} else {
+			CU_FAIL("keep-alive through the proxy, plain HTTP");
+			fprintf(stderr, "    got: %s\n", out != NULL ? out : "(nothing)");
+		}
+		free(out);
+		CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+	}
 }
 
 static void test_stalled_download(void)
@@ -1391,4 +1529,5 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "stalled 1 GiB download keeps RSS bounded", test_stalled_download);
 	test_add(s, "idle upstream: 504; idle tunnel closed", test_upstream_timeout);
 	test_add(s, "EMFILE pauses the listener, then accepts again", test_emfile_pause);
+	test_add(s, "upstreamKeepAliveMs: an idle upstream goes, the client stays", test_upstream_keepalive);
 }

@@ -69,6 +69,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(lim->max_tunnels, 256);
 	CU_ASSERT_EQUAL(lim->handshake_timeout_ms, 10000);
 	CU_ASSERT_EQUAL(lim->idle_timeout_ms, 60000);
+	CU_ASSERT_EQUAL(lim->upstream_keepalive_ms, 5000);
 	CU_ASSERT_EQUAL(lim->max_header_bytes, 65536);
 	CU_ASSERT_TRUE(policy_tls_terminate(p));
 	CU_ASSERT_FALSE(policy_allow_unix_sockets(p));
@@ -82,6 +83,7 @@ static void test_defaults(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "    maxTunnels: 256\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "    handshakeTimeoutMs: 10000\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "    idleTimeoutMs: 60000\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "    upstreamKeepAliveMs: 5000\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "    maxHeaderBytes: 65536\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "    enabled: true\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "  allowAllUnixSockets: false\n"));
@@ -105,7 +107,7 @@ static void test_network_keys(void)
 			      "    api.github.com: [GET, \"*\"]\n"
 			      "  deniedResolvedAddresses: [10.0.0.0/8, \"fd00::/8\", 203.0.113.7]\n"
 			      "  limits: {maxTunnels: 3, handshakeTimeoutMs: 4, idleTimeoutMs: 5,\n"
-			      "           maxHeaderBytes: 2048}\n"
+			      "           upstreamKeepAliveMs: 0, maxHeaderBytes: 2048}\n"
 			      "  allowAllUnixSockets: true\n");
 	struct policy_decision d;
 
@@ -136,6 +138,7 @@ static void test_network_keys(void)
 	CU_ASSERT_EQUAL(policy_limits(p)->max_tunnels, 3);
 	CU_ASSERT_EQUAL(policy_limits(p)->handshake_timeout_ms, 4);
 	CU_ASSERT_EQUAL(policy_limits(p)->idle_timeout_ms, 5);
+	CU_ASSERT_EQUAL(policy_limits(p)->upstream_keepalive_ms, 0); /* 0 is a value: keep until idle */
 	CU_ASSERT_EQUAL(policy_limits(p)->max_header_bytes, 2048);
 	CU_ASSERT_TRUE(policy_allow_unix_sockets(p));
 	/* The matchers see what the loader built: a deny "*" wins. */
@@ -378,6 +381,11 @@ static void test_error_kinds(void)
 	load_err("network:\n  limits: {maxHeaderBytes: 99999999999999999999}\n", 1,
 		 "expected an integer from 1024 to 1048576");
 	load_err("network:\n  limits: {idleTimeoutMs: -5}\n", 1, "expected an integer from 1 to");
+	load_err("network:\n  limits: {upstreamKeepAliveMs: -1}\n", 1, "expected an integer from 0 to 86400000");
+	load_err("network:\n  limits: {upstreamKeepAliveMs: 86400001}\n", 1,
+		 "expected an integer from 0 to 86400000");
+	load_err("network:\n  limits: {upstreamKeepAliveMs: 5s}\n", 1, "expected an integer from 0 to");
+	load_err("network:\n  limits: {upstreamKeepaliveMs: 5}\n", 1, "upstreamKeepaliveMs");
 	/* 010 is 8 to YAML 1.1 and an error to JSON: neither 10 nor 8 here. */
 	load_err("network:\n  limits: {maxTunnels: 010}\n", 1,
 		 "t.yaml:2:24: error: a number (010), expected an integer from 1 to 1000000 without "
