@@ -535,6 +535,7 @@ void conn_client_read_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	c->client.kicked = false;
+	c->client.held = true;
 	conn_drive(c);
 }
 
@@ -548,6 +549,7 @@ void conn_client_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
 
+	c->client.held = true;
 	if (c->state == CONN_TLS_ACCEPT) {
 		if (events & BEV_EVENT_CONNECTED) {
 			conn_tls_accepted(c);

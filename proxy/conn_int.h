@@ -146,6 +146,7 @@ struct conn_side {
 	struct event *rd;         /** plain socket: our read event (sockio.c); NULL on a TLS side */
 	bool reading;             /** rd is added */
 	bool kicked;              /** TLS: a read was started for bytes OpenSSL holds (sockio.c) */
+	bool held;                /** TLS: read since its buffers were last released (sockio_release_idle()) */
 	bool eof;                 /** this side will send nothing more (EOF or error) */
 	bool shut_wr;             /** our write side to it is shut (half-close, lingering close) */
 	bool failed;              /** upstream: ended in an error, not a clean EOF */

@@ -44,6 +44,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	c->up.kicked = false;
+	c->up.held = true;
 	conn_drive(c);
 }
 
@@ -103,6 +104,7 @@ void conn_up_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	conn_t *c = arg;
 
+	c->up.held = true;
 	if (c->up.ssl != NULL && !c->up.tls_ready) {
 		/* Only a TLS filter reports CONNECTED (the socket was
 		 * connected by upstream.c): the handshake is done. */
@@ -141,6 +143,7 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	c->up_port = c->tgt.port;
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	bufferevent_setcb(bev, up_read_cb, up_write_cb, conn_up_event_cb, c);
+	c->up.held = true;
 	bufferevent_setwatermark(bev, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_openssl_get_ssl(bev) != NULL) {
 		/* A TLS side keeps libevent's read watermark: its read loop

@@ -47,6 +47,7 @@ void conn_mitm_client(conn_t *c, bool h2)
 	c->client.bev = fb;
 	c->client.ssl = bufferevent_openssl_get_ssl(fb);
 	bufferevent_setcb(fb, conn_client_read_cb, conn_client_write_cb, conn_client_event_cb, c);
+	c->client.held = true;
 	sockio_tune_tls(fb);
 	sockio_bound_underlying(fb);
 	bufferevent_setwatermark(fb, EV_READ, 0, PASSAVANT_OUTBUF_HIGH_BYTES);

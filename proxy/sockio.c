@@ -160,14 +160,19 @@ size_t sockio_tls_unsent(const conn_t *c)
 /*
  * An idle TLS side holds no buffer memory: the chain libevent reserved
  * in its empty input for a read that found nothing, and OpenSSL's record
- * buffers (tls_release_buffers()), are freed.
+ * buffers (tls_release_buffers()), are freed. Only reads leave them, so
+ * a side that has not read since the last release (held false: its read
+ * and event callbacks and sockio_pull_tls() set it) is skipped; the
+ * release costs about 1,700 instructions, and each request drives the
+ * connection four times (docs/architecture.md "Request cost").
  */
 void sockio_release_idle(conn_t *c, struct conn_side *s)
 {
 	struct evbuffer *in;
 
-	if (s->bev == NULL || s->ssl == NULL)
+	if (s->bev == NULL || s->ssl == NULL || !s->held)
 		return;
+	s->held = false;
 	in = bufferevent_get_input(s->bev);
 	/* evbuffer_drain() leaves an empty buffer's chains and no public
 	 * call frees them: one byte added (into the reserved chain) and
@@ -255,6 +260,7 @@ int sockio_pull_tls(struct conn_side *s)
 		return 0;
 	in = bufferevent_get_input(s->bev);
 	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES && SSL_has_pending(s->ssl) == 1) {
+		s->held = true;
 		if (evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, &v, 1) < 1)
 			return -1;
 		ERR_clear_error();
