@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/dns.h>
@@ -100,6 +101,7 @@ struct proxy {
 	resolver_t *resolver;           /* the in-sandbox resolver, or NULL */
 	intercept_t *icpt[2];           /* interception listeners (IPv4, IPv6), or NULL */
 	struct proxy **workers;         /* loops 1 .. nloops-1 */
+	unsigned busy_poll_us;          /* every loop polls this long after a wake-up (0: sleeps at once) */
 	unsigned nloops;                /* loops, loop 0 included */
 	unsigned next;                  /* the loop the next connection goes to */
 	bool running;                   /* proxy_start() done: the workers run */
@@ -914,12 +916,70 @@ int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *po
 	return inet_ntop(ss.ss_family, bits, host, (socklen_t)hostlen) != NULL ? 0 : -1;
 }
 
+int proxy_set_busy_poll(proxy_t *px, unsigned us)
+{
+	if (px != px->main || px->running) {
+		log_warnx("the busy poll of a proxy is set once, on the proxy, before it runs");
+		return -1;
+	}
+	if (us > PROXY_BUSY_POLL_US_MAX) {
+		log_warnx("--busy-poll-us: expected 0 to %u microseconds, got %u", PROXY_BUSY_POLL_US_MAX, us);
+		return -1;
+	}
+	px->busy_poll_us = us;
+	return 0;
+}
+
+/* Whether loop l was asked to end its run (loopbreak or loopexit). */
+static bool loop_ended(proxy_t *l)
+{
+	return event_base_got_break(l->base) || event_base_got_exit(l->base);
+}
+
+/* Microseconds of the monotonic clock. */
+static int64_t mono_us(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
+		return 0;
+	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/*
+ * Runs loop l until it is asked to end, as event_base_dispatch() does;
+ * with a busy poll (proxy_set_busy_poll()), each wake-up is followed by
+ * non-blocking passes for busy_poll_us before the loop sleeps again.
+ * Returns -1 when libevent failed, else 0.
+ */
+static int loop_run(proxy_t *l)
+{
+	unsigned us = l->main->busy_poll_us;
+	int r;
+
+	if (us == 0)
+		return event_base_dispatch(l->base) < 0 ? -1 : 0;
+	for (;;) {
+		int64_t t0;
+
+		r = event_base_loop(l->base, EVLOOP_ONCE);
+		if (r != 0 || loop_ended(l))
+			return r < 0 ? -1 : 0;
+		t0 = mono_us();
+		do {
+			r = event_base_loop(l->base, EVLOOP_NONBLOCK);
+			if (r != 0 || loop_ended(l))
+				return r < 0 ? -1 : 0;
+		} while (mono_us() - t0 < (int64_t)us);
+	}
+}
+
 /* A worker's thread: runs its loop until loop 0 asks it to stop. */
 static void *worker_main(void *arg)
 {
 	proxy_t *l = arg;
 
-	if (event_base_dispatch(l->base) < 0 || !atomic_load(&l->stop)) {
+	if (loop_run(l) < 0 || !atomic_load(&l->stop)) {
 		log_warnx("event loop %u ended unexpectedly; stopping the proxy", l->index);
 		l->rc = -1;
 		proxy_stop(l);
@@ -1039,7 +1099,7 @@ int proxy_run(proxy_t *px)
 
 	if (proxy_start(px) < 0)
 		return -1;
-	if (event_base_dispatch(px->base) < 0) {
+	if (loop_run(px) < 0) {
 		log_warnx("event loop failed");
 		rc = -1;
 	}

@@ -108,6 +108,21 @@ int proxy_local_addr(const proxy_t *px, char *host, size_t hostlen, uint16_t *po
  */
 int proxy_set_loops(proxy_t *px, unsigned n) NONNULL(1) WUNRES;
 
+/* The longest busy poll proxy_set_busy_poll() takes, in microseconds. */
+#define PROXY_BUSY_POLL_US_MAX 10000u
+
+/*
+ * After each wake-up, every loop polls for events without sleeping for
+ * us microseconds before it sleeps again (0, the default: it sleeps at
+ * once). For a proxy on a core of its own: the next request or response
+ * then finds the loop awake, without the wake-up of an idle CPU (tens of
+ * microseconds in a VM); the core is busy for those microseconds after
+ * every wake-up, so under steady traffic it is always busy. Setup code:
+ * on the proxy proxy_new() returned, before proxy_run(). Returns 0, or -1
+ * after logging why (us above PROXY_BUSY_POLL_US_MAX).
+ */
+int proxy_set_busy_poll(proxy_t *px, unsigned us) NONNULL(1) WUNRES;
+
 /* The number of event loops, loop 0 included. */
 unsigned proxy_loops(const proxy_t *px) NONNULL(1);
 

@@ -23,10 +23,11 @@
 struct proxy_opts {
 	const char *policy_path, *listen, *session_dir, *audit_path;
 	unsigned loops; /* --loops; 0: the default (proxy_loops_default(), 1 when masking) */
+	unsigned busy_poll_us; /* --busy-poll-us; 0: none */
 };
 
-/* --loops N: 1 .. PROXY_LOOPS_MAX, decimal. Returns 0 or -1. */
-static int parse_loops(const char *s, unsigned *n)
+/* A decimal number from lo to hi (--loops, --busy-poll-us). Returns 0 or -1. */
+static int parse_count(const char *s, unsigned lo, unsigned hi, unsigned *n)
 {
 	char *end;
 	unsigned long v;
@@ -35,7 +36,7 @@ static int parse_loops(const char *s, unsigned *n)
 		return -1;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < 1 || v > PROXY_LOOPS_MAX)
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
 		return -1;
 	*n = (unsigned)v;
 	return 0;
@@ -67,6 +68,7 @@ static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
 		{"session-dir", required_argument, NULL, 's'},
 		{"audit", required_argument, NULL, 'a'},
 		{"loops", required_argument, NULL, 'L'},
+		{"busy-poll-us", required_argument, NULL, 'B'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -89,11 +91,20 @@ static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
 			o->audit_path = optarg;
 			break;
 		case 'L':
-			if (parse_loops(optarg, &o->loops) < 0) {
+			if (parse_count(optarg, 1, PROXY_LOOPS_MAX, &o->loops) < 0) {
 				fprintf(stderr,
 					"passavant proxy: --loops: expected a number of event loops from 1 "
 					"to %u, got '%s'\n",
 					PROXY_LOOPS_MAX, optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'B':
+			if (parse_count(optarg, 0, PROXY_BUSY_POLL_US_MAX, &o->busy_poll_us) < 0) {
+				fprintf(stderr,
+					"passavant proxy: --busy-poll-us: expected microseconds from 0 to %u, "
+					"got '%s'\n",
+					PROXY_BUSY_POLL_US_MAX, optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -141,13 +152,14 @@ static int choose_loops(unsigned asked, const mask_table_t *masks, unsigned *n)
  * proxy (*masks NULL then), prints the one line on stdout and runs the
  * loops. Returns the status. */
 static int proxy_serve(proxy_t *px, session_t *sess, const char *host, uint16_t port,
-		       unsigned asked_loops, mask_table_t **masks)
+		       const struct proxy_opts *o, mask_table_t **masks)
 {
 	char bound[INET6_ADDRSTRLEN];
 	uint16_t bound_port = 0;
 	unsigned loops = 1;
 
-	if (choose_loops(asked_loops, *masks, &loops) < 0 || proxy_set_loops(px, loops) < 0 ||
+	if (choose_loops(o->loops, *masks, &loops) < 0 || proxy_set_loops(px, loops) < 0 ||
+	    proxy_set_busy_poll(px, o->busy_poll_us) < 0 ||
 	    proxy_listen(px, host, port) < 0 ||
 	    proxy_local_addr(px, bound, sizeof(bound), &bound_port) < 0 ||
 	    cli_write_session_env(sess, bound, bound_port, *masks) < 0)
@@ -201,7 +213,7 @@ int cmd_proxy(int argc, char **argv)
 	rc = 1;
 	px = cli_session_proxy(p, sess, &o.audit_path, &masks);
 	if (px != NULL)
-		rc = proxy_serve(px, sess, host, port, o.loops, &masks);
+		rc = proxy_serve(px, sess, host, port, &o, &masks);
 	proxy_free(px);
 	mask_table_free(masks);
 	session_free(sess);

@@ -10,7 +10,7 @@
 
 static const char usage_text[] =
 	"usage: passavant run   [-p POLICY] [--audit FILE] [--keep-git-config] [--no-intercept] [-v|-q] [--] COMMAND [ARG...]\n"
-	"       passavant proxy [-p POLICY] [--listen HOST:PORT] [--session-dir DIR] [--audit FILE] [--loops N]\n"
+	"       passavant proxy [-p POLICY] [--listen HOST:PORT] [--session-dir DIR] [--audit FILE] [--loops N] [--busy-poll-us N]\n"
 	"       passavant check [-p POLICY] [-v]\n"
 	"       passavant --version | --help\n";
 
@@ -37,6 +37,9 @@ const char cli_help_text[] =
 	"      --audit FILE      JSON Lines audit log (overrides audit.path)\n"
 	"      --loops N         proxy: event loops, one thread each (default: the CPUs it\n"
 	"                        may use, at most 16; 1 when the policy masks credentials)\n"
+	"      --busy-poll-us N  proxy: after each wake-up, poll N microseconds (0-10000)\n"
+	"                        before sleeping: lower latency for a proxy on a core of\n"
+	"                        its own, at the price of a busy core (default 0)\n"
 	"      --keep-git-config run: leave in place the control files the command wrote\n"
 	"                        that can make the host run a program (git hooks and\n"
 	"                        config, editor and agent settings such as .vscode,\n"

@@ -36,10 +36,18 @@
 #                               masked/unmasked is printed (target >= 0.90).
 #                               The direct and unmasked runs send the real
 #                               value, so all three send the same request.
+#     --busy-poll-us 200 (c=1)  the same requests, in the same rounds,
+#                               through a third proxy started with
+#                               --busy-poll-us 200 (polls 200 us after each
+#                               wake-up before sleeping: no wake-up of an
+#                               idle CPU 0 per hop; its core is busy)
 #   new CONNECT+TLS c=8         one new connection (CONNECT, TLS) per
 #                               request, 8 at a time; proxy CPU per tunnel
 #   download / upload 64MiB     MB/s, one tunnel, 3 transfers per run
 #   tunnels open x1000          proxy RSS per held terminated tunnel
+
+# --busy-poll-us of the third proxy of the c=1 row
+PEER_POLL_US=200
 
 PEER_ROWS=("peer kept-alive GET c=1" "peer kept-alive GET c=32" "peer new CONNECT+TLS c=8"
 	"peer download 64MiB" "peer upload 64MiB (/sink)" "peer tunnels open x1000")
@@ -152,7 +160,7 @@ peer_lat() {
 # peer_keepalive NAME CONC: kept-alive GET /auth, direct, through the plain
 # proxy and through the masking proxy, alternating in each round; two rows.
 peer_keepalive() {
-	local name=$1 conc=$2 t0 d p m ds=() ps=() ms=() PROXY_PID
+	local name=$1 conc=$2 t0 d p m b ds=() ps=() ms=() bs=() PROXY_PID
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]] && [[ "peer masked" != *"$ONLY"* ]]; then
 		return 0
 	fi
@@ -183,6 +191,13 @@ peer_keepalive() {
 			fi
 		fi
 		ms+=("$m")
+		if [ "$conc" = 1 ] && [ -n "$peer_poll_addr" ]; then
+			PROXY_PID=$peer_poll_pid
+			t0=$(proxy_ticks)
+			load b --url "$url" "${args[@]}" --proxy "$peer_poll_addr" --tls "$peer_poll_trust" \
+				-H "Authorization: Bearer $PEER_TOKEN"
+			bs+=("$(with_cpu "$b" "$t0" rps)")
+		fi
 	done
 	row "$name" rps "$(cpu_suffix "${ps[@]}")$(peer_lat "${ds[@]}" -- "${ps[@]}")" \
 		"${#ds[@]}" "${ds[@]}" "${ps[@]}"
@@ -190,6 +205,11 @@ peer_keepalive() {
 	q=$(ratio_of rps "$(median rps "${ps[@]}")" "$(median rps "${ms[@]}")")
 	row "  masked" rps "$(cpu_suffix "${ms[@]}"); masked/unmasked ${q:-n/a} (target >= 0.90)" \
 		"${#ds[@]}" "${ds[@]}" "${ms[@]}"
+	if [ "${#bs[@]}" -gt 0 ]; then
+		row "  --busy-poll-us $PEER_POLL_US" rps \
+			"$(cpu_suffix "${bs[@]}")$(peer_lat "${ds[@]}" -- "${bs[@]}")" \
+			"${#ds[@]}" "${ds[@]}" "${bs[@]}"
+	fi
 }
 
 peer_bench() {
@@ -239,6 +259,7 @@ EOF
 	local peer_plain_addr peer_plain_pid peer_plain_trust="$tmp/session-peer/trust.pem"
 	local peer_mask_addr="" peer_mask_pid="" peer_mask_trust="$tmp/session-peer-mask/trust.pem"
 	local peer_sentinel=""
+	local peer_poll_addr="" peer_poll_pid="" peer_poll_trust="$tmp/session-peer-poll/trust.pem"
 	start_bg proxy-peer "${pin_proxy[@]}" "$PASSAVANT_BIN" proxy -p "$tmp/policy-peer.yaml" \
 		--listen 127.0.0.1:0 --session-dir "$tmp/session-peer" || die "peer: the proxy did not start"
 	peer_plain_addr=$ADDR
@@ -256,6 +277,15 @@ EOF
 		fi
 	else
 		echo "bench: peer: the masking proxy did not start: masked rows are n/a" >&2
+	fi
+	# The c=1 row again through a proxy that polls after each wake-up
+	# (README: --busy-poll-us), the way a proxy on a core of its own may run.
+	if start_bg proxy-peer-poll "${pin_proxy[@]}" "$PASSAVANT_BIN" proxy -p "$tmp/policy-peer.yaml" \
+		--listen 127.0.0.1:0 --session-dir "$tmp/session-peer-poll" --busy-poll-us "$PEER_POLL_US"; then
+		peer_poll_addr=$ADDR
+		peer_poll_pid=${pids[-1]}
+	else
+		echo "bench: peer: the busy-polling proxy did not start: its row is left out" >&2
 	fi
 	# scenario() and memory() read these
 	local PROXY_ADDR=$peer_plain_addr PROXY_PID=$peer_plain_pid PROXY_TRUST=$peer_plain_trust

@@ -7,8 +7,9 @@
  * loop 0 hands round robin, is refused afterwards); maxTunnels is one
  * limit for all loops (a tunnel more on any loop gets 503); a policy that
  * masks credentials gets one loop by default and refuses --loops 2; bad
- * --loops values are usage errors; every proxy stops with status 0 (under
- * ASan: no leak). Suite "proxy_loops".
+ * --loops values are usage errors; --busy-poll-us keeps serving and
+ * reloading, and an idle proxy still sleeps; every proxy stops with
+ * status 0 (under ASan: no leak). Suite "proxy_loops".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -446,9 +447,78 @@ static void test_masked_default(void)
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
+/* User+system CPU ticks of process pid, or -1. */
+static long proc_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (test_read_small(path, buf, sizeof(buf)) <= 0 || (p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+/*
+ * --busy-poll-us: every loop serves (kept-alive plain and terminated
+ * HTTPS through two loops, a reload reaches both), polls only after a
+ * wake-up (an idle proxy sleeps: a loop that never slept would burn
+ * 100 ticks a second per loop), and stops with status 0 when asked.
+ */
+static void test_busy_poll(void)
+{
+	struct test_px p;
+	char yaml[8192], *out = NULL;
+	long t0, t1;
+	int n;
+
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n",
+		 cafile);
+	CU_ASSERT_EQUAL_FATAL(px_start_loops(&p, "2 --busy-poll-us 2000", yaml), 0);
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up, "/hello"), "--proxy", p.addr, "-c", "4",
+				"-n", "400", NULL),
+			0);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=400 ", 9) == 0 && strstr(out, " errors=0\n") != NULL);
+	free(out);
+	out = NULL;
+	CU_ASSERT_EQUAL(pv_load(&out, "--url", test_upstream_url(&up_tls, "/hello"), "--proxy", p.addr, "--tls",
+				p.trust, "-c", "4", "-n", "400", NULL),
+			0);
+	CU_ASSERT(out != NULL && strncmp(out, "reqs=400 ", 9) == 0 && strstr(out, " errors=0\n") != NULL);
+	free(out);
+	usleep(200000);
+	t0 = proc_ticks(test_proc_pid(p.proc));
+	sleep(1);
+	t1 = proc_ticks(test_proc_pid(p.proc));
+	fprintf(stderr, "\n    proxy CPU idle after traffic, 2 loops polling 2 ms: %ld ticks in 1 s\n", t1 - t0);
+	CU_ASSERT(t0 >= 0 && t1 >= 0 && t1 - t0 <= 10);
+	/* A reload while polling reaches both loops. */
+	n = snprintf(yaml, sizeof(yaml), "network:\n  allowedDomains: [\"only.example\"]\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
+	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
+	for (long long deadline = test_mono_ms() + 10000; test_mono_ms() < deadline; usleep(20000)) {
+		char *err = test_proc_stderr(p.proc);
+		bool done = err != NULL && strstr(err, "SIGHUP: reloaded the network policy") != NULL;
+
+		free(err);
+		if (done)
+			break;
+	}
+	n = 0;
+	for (int i = 0; i < 4; i++)
+		n += get_status(p.addr, test_upstream_url(&up, "/hello")) == 403;
+	CU_ASSERT_EQUAL(n, 4);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
 static void test_bad_loops(void)
 {
 	static const char *const bad[] = {"0", "257", "2x", "-1", ""};
+
+	static const char *const bad_poll[] = {"10001", "1x", "-1", "", "99999999999"};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *argv[] = {(char *)test_passavant_bin(), "proxy", "--loops", (char *)bad[i], NULL};
@@ -457,6 +527,15 @@ static void test_bad_loops(void)
 		CU_ASSERT_EQUAL(test_run_capture(argv, NULL, &err, 10000), 2);
 		CU_ASSERT(err != NULL &&
 			  strstr(err, "--loops: expected a number of event loops from 1 to 256") != NULL);
+		free(err);
+	}
+	for (size_t i = 0; i < sizeof(bad_poll) / sizeof(bad_poll[0]); i++) {
+		char *argv[] = {(char *)test_passavant_bin(), "proxy", "--busy-poll-us", (char *)bad_poll[i], NULL};
+		char *err = NULL;
+
+		CU_ASSERT_EQUAL(test_run_capture(argv, NULL, &err, 10000), 2);
+		CU_ASSERT(err != NULL &&
+			  strstr(err, "--busy-poll-us: expected microseconds from 0 to 10000, got") != NULL);
 		free(err);
 	}
 }
@@ -471,5 +550,7 @@ TEST_REGISTRAR(proxy_loops_suite)
 	test_add(s, "maxTunnels is one limit for every loop", test_max_tunnels_global);
 	test_add(s, "masked credentials: --loops 2 refused", test_masked_one_loop);
 	test_add(s, "masked credentials: one loop by default", test_masked_default);
-	test_add(s, "bad --loops values are usage errors", test_bad_loops);
+	test_add(s, "--busy-poll-us 2000 on 2 loops: serves, reloads, sleeps when idle, stops",
+		 test_busy_poll);
+	test_add(s, "bad --loops and --busy-poll-us values are usage errors", test_bad_loops);
 }
