@@ -539,8 +539,9 @@ SSL_CTX *ca_server_ctx(X509 *leaf, EVP_PKEY *key, char *err, size_t errlen)
 	}
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
 					 SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA);
-	if (SSL_CTX_set_ciphersuites(ctx, CA_TLS13_SUITES) != 1) {
-		ca_ssl_err(err, errlen, "leaf TLS context: TLS 1.3 suites");
+	if (SSL_CTX_set_ciphersuites(ctx, CA_TLS13_SUITES) != 1 ||
+	    SSL_CTX_set_cipher_list(ctx, CA_TLS12_CIPHERS) != 1) {
+		ca_ssl_err(err, errlen, "leaf TLS context: TLS 1.3 suites or TLS 1.2 ciphers");
 		SSL_CTX_free(ctx);
 		return NULL;
 	}

@@ -147,7 +147,8 @@ int ca_write_files(const ca_t *ca, const char *session_dir, const char *const *e
  * call SSL_set_tlsext_host_name() (SNI, DNS names only) and SSL_set1_host()
  * (or X509_VERIFY_PARAM_set1_ip_asc() for an IP literal) on each SSL before
  * connecting; without them the chain is verified but not the name.
- * The context prefers AES-128-GCM among TLS 1.3 suites, releases record
+ * The context prefers AES-128-GCM (TLS 1.3 suites, and TLS 1.2 ciphers:
+ * OpenSSL's DEFAULT set, the ECDHE AEAD ones first), releases record
  * buffers when idle and reads ahead (several records per read()).
  * Returns a new SSL_CTX the caller frees with SSL_CTX_free(), or NULL.
  */

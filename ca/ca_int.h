@@ -104,6 +104,11 @@ size_t leafcache_evictions(struct leafcache *lc) NONNULL(1);
  * SSL_OP_PRIORITIZE_CHACHA). Set on the context, not per SSL: a per-SSL
  * list is two cipher stacks copied per connection. */
 #define CA_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
+/* TLS 1.2: OpenSSL's DEFAULT set (DEFAULT is "ALL:!COMPLEMENTOFDEFAULT:
+ * !eNULL"), the ECDHE AEAD suites first, AES-128-GCM before AES-256-GCM as
+ * for TLS 1.3 above: the same security level, about a quarter less CPU per
+ * byte for both ends (OpenSSL's own default puts AES-256 first). */
+#define CA_TLS12_CIPHERS "ECDHE+AESGCM+AES128:ECDHE+AESGCM:ECDHE+CHACHA20:ALL:!COMPLEMENTOFDEFAULT:!eNULL"
 /* OpenSSL's read buffer with read-ahead: four full records per read()
  * (the proxy decrypts the buffered ones itself: proxy/sockio.c, sockio_pull_tls()). */
 #define CA_TLS_READ_AHEAD_BYTES (4 * (16384 + 256))

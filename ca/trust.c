@@ -477,8 +477,9 @@ SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char
 					X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
-	if (SSL_CTX_set_ciphersuites(ctx, CA_TLS13_SUITES) != 1) {
-		ca_ssl_err(err, errlen, "upstream TLS context: TLS 1.3 suites");
+	if (SSL_CTX_set_ciphersuites(ctx, CA_TLS13_SUITES) != 1 ||
+	    SSL_CTX_set_cipher_list(ctx, CA_TLS12_CIPHERS) != 1) {
+		ca_ssl_err(err, errlen, "upstream TLS context: TLS 1.3 suites or TLS 1.2 ciphers");
 		goto fail;
 	}
 	/* An idle kept-alive upstream holds no record buffers; a busy one

@@ -452,6 +452,82 @@ done:
 	ERR_clear_error();
 }
 
+/* The first TLS 1.2 cipher of ctx's list (TLS 1.3 suites come first in
+ * SSL_CTX_get_ciphers()), and how many there are. */
+static const char *first_tls12(SSL_CTX *ctx, int *n)
+{
+	STACK_OF(SSL_CIPHER) *sk = SSL_CTX_get_ciphers(ctx);
+	const char *first = NULL;
+
+	*n = 0;
+	for (int i = 0; i < sk_SSL_CIPHER_num(sk); i++) {
+		const char *name = SSL_CIPHER_get_name(sk_SSL_CIPHER_value(sk, i));
+
+		if (strncmp(name, "TLS_", 4) == 0)
+			continue;
+		if (first == NULL)
+			first = name;
+		(*n)++;
+	}
+	return first;
+}
+
+/* The TLS 1.2 cipher a leaf server of ca picks for a TLS 1.2 client whose
+ * list puts AES-256-GCM first. */
+static void tls12_picked(ca_t *ca, char *out, size_t outlen)
+{
+	SSL_CTX *sctx = ca_leaf_ctx(ca, "example.com", NULL, 0), *cctx = SSL_CTX_new(TLS_client_method());
+	SSL *srv = sctx != NULL ? SSL_new(sctx) : NULL, *cli = NULL;
+	BIO *a = NULL, *b = NULL;
+
+	out[0] = '\0';
+	if (cctx == NULL || SSL_CTX_set_max_proto_version(cctx, TLS1_2_VERSION) != 1 ||
+	    SSL_CTX_set_cipher_list(cctx, "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+					  "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256") != 1)
+		goto done;
+	cli = SSL_new(cctx);
+	if (srv == NULL || cli == NULL || BIO_new_bio_pair(&a, 0, &b, 0) != 1)
+		goto done;
+	SSL_set_bio(cli, a, a);
+	SSL_set_bio(srv, b, b);
+	SSL_set_connect_state(cli);
+	SSL_set_accept_state(srv);
+	for (int i = 0; i < 20 && (!SSL_is_init_finished(cli) || !SSL_is_init_finished(srv)); i++) {
+		(void)SSL_do_handshake(cli);
+		(void)SSL_do_handshake(srv);
+	}
+	if (SSL_is_init_finished(cli))
+		(void)snprintf(out, outlen, "%s", SSL_get_cipher_name(cli));
+done:
+	SSL_free(srv);
+	SSL_free(cli);
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+	ERR_clear_error();
+}
+
+/* TLS 1.2: the leaf server and the upstream client both put AES-128-GCM
+ * first (as for TLS 1.3), over OpenSSL's whole DEFAULT set: nothing
+ * DEFAULT allows is dropped, nothing is added. */
+static void test_ca_tls12_order(void)
+{
+	ca_t *ca = new_ca(mixed_allow, ARRAY_LEN(mixed_allow), false, 0);
+	SSL_CTX *up = ca_upstream_ctx(NULL, 0, NULL, 0), *def = SSL_CTX_new(TLS_client_method());
+	char got[64];
+	int n_up = 0, n_def = 0;
+
+	CU_ASSERT_FATAL(ca != NULL && up != NULL && def != NULL);
+	tls12_picked(ca, got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "ECDHE-ECDSA-AES128-GCM-SHA256");
+	CU_ASSERT_STRING_EQUAL(first_tls12(up, &n_up), "ECDHE-ECDSA-AES128-GCM-SHA256");
+	(void)first_tls12(def, &n_def);
+	CU_ASSERT(n_def > 10);
+	CU_ASSERT_EQUAL(n_up, n_def);
+	SSL_CTX_free(def);
+	SSL_CTX_free(up);
+	ca_free(ca);
+}
+
 /* ALPN: http/1.1 by default, h2 only on a connection allowed it (the
  * proxy allows it when the upstream negotiated h2). */
 static void test_ca_alpn_h2(void)
@@ -1371,6 +1447,7 @@ TEST_REGISTRAR(ca_register)
 	test_add(s, "errors name the file", test_ca_write_files_errors);
 	test_add(s, "upstream context trusts system and extra roots", test_ca_upstream_ctx);
 	test_add(s, "ALPN h2 only where allowed", test_ca_alpn_h2);
+	test_add(s, "TLS 1.2: AES-128-GCM first, DEFAULT's set", test_ca_tls12_order);
 
 	s = test_suite("ca_wire", NULL, NULL);
 	test_add(s, "curl and python3 accept allowed, reject forged", test_ca_wire_clients);
