@@ -377,6 +377,20 @@ struct verdict {
  */
 bool conn_verdict(const struct req_facts *f, struct verdict *v) NONNULL(1, 2);
 
+/*
+ * The credential refusals (SPEC §4.2, 403), as both protocols word them;
+ * what is conn_what() or h2s_what(). conn_verdict_real(): a real value of
+ * cred (NULL: not known) on its way out in where ("the request target",
+ * "a header", "the request body"); its rule "credentials <cred>: real
+ * value" is written into rule (the caller's storage, which later lines
+ * name). conn_verdict_sentinel(): a sentinel where the policy does not let
+ * it go (cmask_request_head()'s rule and why).
+ */
+void conn_verdict_real(struct verdict *v, const char *what, const char *cred, const char *where, char *rule,
+		       size_t rule_len) NONNULL(1, 2, 4, 5);
+void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule, const char *why)
+	NONNULL(1, 2, 3, 4);
+
 /* The rules a 421 inside a tunnel names. */
 #define CONN_RULE_HOST_TUNNEL "tunnel: Host must name the CONNECT target"
 #define CONN_RULE_HOST_INTERCEPT "interception: Host must name the TLS server name"

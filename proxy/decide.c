@@ -18,6 +18,15 @@
 #include "base/defaults.h"
 #include "sockio.h"
 
+/* Answers a refusal (HTTP/1.1): the rule it decided by becomes the
+ * connection's, then conn_refuse(). */
+static enum step refuse_verdict(conn_t *c, const struct verdict *v)
+{
+	if (v->decided)
+		c->rule = v->rule;
+	return conn_refuse(c, v->status, v->xerr, v->kind, v->rule, "%s", v->reason);
+}
+
 /*
  * The allowed request's head for the upstream, into c->head_out: hop-by-
  * hop fields removed, Accept-Encoding: identity towards inject hosts, and
@@ -35,6 +44,7 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 	char reason[512], w[512];
 	const char *rule = NULL;
 	bool oom = false, verified = terminated(c);
+	struct verdict v;
 	int r;
 
 	if (c->head_out == NULL && (c->head_out = evbuffer_new()) == NULL)
@@ -60,9 +70,8 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 		goto oom;
 	if (r == 1) {
 		cmask_begin_request(c->mask); /* nothing was injected */
-		c->rule = rule;
-		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", rule,
-				  "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule, reason);
+		conn_verdict_sentinel(&v, conn_what(c, w, sizeof(w)), rule, reason);
+		*st = refuse_verdict(c, &v);
 		return false;
 	}
 	if (!c->ex.req_done) {
@@ -317,7 +326,8 @@ static bool judge_policy(const struct req_facts *f, struct verdict *v)
 	return true;
 }
 
-bool conn_verdict(const struct req_facts *f, struct verdict *v)
+/* An allowed request's verdict, so far. */
+static void verdict_clear(struct verdict *v)
 {
 	v->status = 0;
 	v->xerr = NULL;
@@ -327,9 +337,34 @@ bool conn_verdict(const struct req_facts *f, struct verdict *v)
 	v->form_ok = false;
 	v->restricted = false;
 	v->reason[0] = '\0';
+}
+
+bool conn_verdict(const struct req_facts *f, struct verdict *v)
+{
+	verdict_clear(v);
 	if (!judge_form(f, v))
 		return false;
 	return f->tgt == NULL || (judge_host(f, v) && judge_policy(f, v));
+}
+
+void conn_verdict_real(struct verdict *v, const char *what, const char *cred, const char *where, char *rule,
+		       size_t rule_len)
+{
+	(void)snprintf(rule, rule_len, "credentials %s: real value", cred != NULL ? cred : "?");
+	verdict_clear(v);
+	v->decided = true;
+	(void)refuse_with(v, 403, "blocked-by-sandbox-runtime", rule,
+			  "passavant: %s refused by %s: a real value of %s is on its way out in %s "
+			  "(the sandbox should never hold one)",
+			  what, rule, cred != NULL ? cred : "a masked credential", where);
+}
+
+void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule, const char *why)
+{
+	verdict_clear(v);
+	v->decided = true;
+	(void)refuse_with(v, 403, "blocked-by-sandbox-runtime", rule, "passavant: %s refused by %s: %s", what, rule,
+			  why);
 }
 
 /* What the HTTP/1.1 head says of the request, for conn_verdict(): inside
@@ -401,12 +436,11 @@ static bool judge_request(conn_t *c, const char *url, size_t ulen, bool *restric
 		c->tgt.path = v.form_ok ? url : "";
 		c->tgt.path_len = v.form_ok ? ulen : 0;
 	}
-	if (v.decided)
-		c->rule = v.rule;
 	if (!ok) {
-		*st = conn_refuse(c, v.status, v.xerr, v.kind, v.rule, "%s", v.reason);
+		*st = refuse_verdict(c, &v);
 		return false;
 	}
+	c->rule = v.rule;
 	*restricted = v.restricted;
 	return f.tunnel || take_slot(c, st);
 }
@@ -491,6 +525,7 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	const char *cred = NULL, *where = "the request target", *name = NULL, *text;
 	size_t tlen;
 	bool oom = false, in_header = false;
+	struct verdict v;
 	char w[512];
 	int r;
 
@@ -526,13 +561,9 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 				 (c->ex.kind == EX_KIND_CONNECT ? target_parse_connect(url, ulen, &c->tgt)
 					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
 	}
-	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
-		       cred != NULL ? cred : "?");
-	c->rule = c->mask_rule;
-	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", refusal_kind(c), c->rule,
-			  "passavant: %s refused by %s: a real value of %s is on its way out in %s "
-			  "(the sandbox should never hold one)",
-			  conn_what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);
+	conn_verdict_real(&v, conn_what(c, w, sizeof(w)), cred, where, c->mask_rule, sizeof(c->mask_rule));
+	v.kind = refusal_kind(c);
+	*st = refuse_verdict(c, &v);
 	return true;
 }
 

@@ -25,6 +25,15 @@
 
 /* ---- the request: decisions --------------------------------------------- */
 
+/* Answers a refusal on the stream: the rule it decided by becomes the
+ * stream's, then h2s_answer(). */
+static void refuse_verdict(struct h2s *s, const struct verdict *v)
+{
+	if (v->decided)
+		s->rule = v->rule;
+	h2s_answer(s, v->status, v->xerr, v->rule, "%s", v->reason);
+}
+
 /*
  * conn_verdict() on what the stream's head says (the checks of decide.c:
  * TRACE/TRACK, CONNECT, the origin form, :authority and Host, SNI,
@@ -55,9 +64,7 @@ static bool judge(struct h2s *s)
 		s->rule = v.rule;
 		return true;
 	}
-	if (v.decided)
-		s->rule = v.rule;
-	h2s_answer(s, v.status, v.xerr, v.rule, "%s", v.reason);
+	refuse_verdict(s, &v);
 	return false;
 }
 
@@ -110,6 +117,7 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	size_t len = evbuffer_get_length(head);
 	const char *cred = NULL, *name = NULL, *where = "a header";
 	const unsigned char *p = evbuffer_pullup(head, -1);
+	struct verdict v;
 	char w[512];
 	int r;
 
@@ -125,12 +133,8 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	if (cmask_find_real(s->mask, s->path, strlen(s->path), &name) == 1)
 		where = "the request target";
 	s->redact = true;
-	(void)snprintf(s->mask_rule, sizeof(s->mask_rule), "credentials %s: real value", cred != NULL ? cred : "?");
-	s->rule = s->mask_rule;
-	h2s_answer(s, 403, "blocked-by-sandbox-runtime", s->rule,
-	       "passavant: %s refused by %s: a real value of %s is on its way out in %s "
-	       "(the sandbox should never hold one)",
-	       h2s_what(s, w, sizeof(w)), s->rule, cred != NULL ? cred : "a masked credential", where);
+	conn_verdict_real(&v, h2s_what(s, w, sizeof(w)), cred, where, s->mask_rule, sizeof(s->mask_rule));
+	refuse_verdict(s, &v);
 	return true;
 }
 
@@ -179,6 +183,7 @@ static bool forward(struct h2s *s, struct evbuffer *head)
 	nghttp2_data_provider prd;
 	char reason[512], w[512];
 	const char *rule = NULL, *inj[1];
+	struct verdict v;
 	uint8_t flags = NGHTTP2_NV_FLAG_NONE;
 	ssize_t n;
 	int32_t id;
@@ -192,9 +197,8 @@ static bool forward(struct h2s *s, struct evbuffer *head)
 		}
 		if (r == 1) {
 			cmask_begin_request(s->mask); /* nothing was injected */
-			s->rule = rule;
-			h2s_answer(s, 403, "blocked-by-sandbox-runtime", rule, "passavant: %s refused by %s: %s",
-			       h2s_what(s, w, sizeof(w)), rule, reason);
+			conn_verdict_sentinel(&v, h2s_what(s, w, sizeof(w)), rule, reason);
+			refuse_verdict(s, &v);
 			return false;
 		}
 		/* A real value is in the head now: never indexed by HPACK
@@ -413,14 +417,12 @@ int h2_down_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, voi
 /* A real value in the request body (SPEC §4.2): the stream is refused. */
 static void refuse_leak(struct h2s *s, const char *cred)
 {
+	struct verdict v;
 	char w[512];
 
-	(void)snprintf(s->mask_rule, sizeof(s->mask_rule), "credentials %s: real value", cred);
-	s->rule = s->mask_rule;
-	h2s_answer(s, 403, "blocked-by-sandbox-runtime", s->rule,
-	       "passavant: %s refused by %s: a real value of %s is on its way out in the request body "
-	       "(the sandbox should never hold one)",
-	       h2s_what(s, w, sizeof(w)), s->rule, cred);
+	conn_verdict_real(&v, h2s_what(s, w, sizeof(w)), cred, "the request body", s->mask_rule,
+			  sizeof(s->mask_rule));
+	refuse_verdict(s, &v);
 }
 
 /* Request DATA from the client: substituted into s->req. */

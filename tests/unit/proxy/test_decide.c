@@ -286,6 +286,35 @@ static void test_verdict_policy(void)
 	policy_free(p);
 }
 
+/* The credential refusals: 403, the rule written where the caller keeps
+ * it, the reason both protocols send. */
+static void test_verdict_credentials(void)
+{
+	char rule[64];
+	struct verdict v;
+
+	conn_verdict_real(&v, "GET https://example.com:443/[redacted]", "gh", "a header", rule, sizeof(rule));
+	CU_ASSERT_EQUAL(v.status, 403);
+	CU_ASSERT_TRUE(v.decided);
+	CU_ASSERT_STRING_EQUAL(rule, "credentials gh: real value");
+	CU_ASSERT_PTR_EQUAL(v.rule, rule);
+	CU_ASSERT(v.xerr != NULL && strcmp(v.xerr, "blocked-by-sandbox-runtime") == 0);
+	CU_ASSERT_STRING_EQUAL(v.reason, "passavant: GET https://example.com:443/[redacted] refused by credentials gh: "
+					 "real value: a real value of gh is on its way out in a header (the sandbox "
+					 "should never hold one)");
+	conn_verdict_real(&v, "CONNECT x:443", NULL, "the request target", rule, sizeof(rule));
+	CU_ASSERT_STRING_EQUAL(rule, "credentials ?: real value");
+	CU_ASSERT_STRING_EQUAL(v.reason, "passavant: CONNECT x:443 refused by credentials ?: real value: a real value "
+					 "of a masked credential is on its way out in the request target (the sandbox "
+					 "should never hold one)");
+	conn_verdict_sentinel(&v, "POST https://other.example:443/x", "credentials gh: hosts", "not an inject host");
+	CU_ASSERT_EQUAL(v.status, 403);
+	CU_ASSERT_TRUE(v.decided);
+	CU_ASSERT(v.rule != NULL && strcmp(v.rule, "credentials gh: hosts") == 0);
+	CU_ASSERT_STRING_EQUAL(v.reason, "passavant: POST https://other.example:443/x refused by credentials gh: hosts: "
+					 "not an inject host");
+}
+
 TEST_REGISTRAR(proxy_decide_suite)
 {
 	CU_pSuite s = test_suite("proxy_decide", NULL, NULL);
@@ -296,4 +325,5 @@ TEST_REGISTRAR(proxy_decide_suite)
 	test_add(s, "verdict: TRACE, TRACK, CONNECT and the origin form", test_verdict_form);
 	test_add(s, "verdict: Host, :authority and SNI", test_verdict_host);
 	test_add(s, "verdict: allowedDomains and allowedMethods", test_verdict_policy);
+	test_add(s, "verdict: a real value, a sentinel out of place", test_verdict_credentials);
 }
