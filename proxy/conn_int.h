@@ -5,7 +5,8 @@
  *   conn.c      state and mode, audit line, refusals, conn_drive(), draining,
  *               callbacks of the client side and the timer, new and close
  *   exchange.c  one request/response: the head read, the HTTP relay, the end
- *   decide.c    the decisions: CONNECT, and one pipeline for every request
+ *   decide.c    the decisions: CONNECT, one pipeline for every request,
+ *               and the verdict HTTP/1.1 and HTTP/2 requests share
  *   dial.c      the upstream side: dialling, adopting, its callbacks
  *   mitm.c      TLS termination: sniffing the first bytes, the handshakes
  *   intercept.c intercepted connections: the original destination, what

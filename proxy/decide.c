@@ -5,6 +5,16 @@
  * terminated tunnel (origin form): methods, target, Host and SNI,
  * allowedDomains, allowedMethods, the head prepared with masking, then
  * sent on a reused or a new upstream.
+ *
+ * The checks themselves are conn_verdict(), which HTTP/2 streams get too
+ * (h2req.c): it reads what both protocols know of a request (struct
+ * req_facts) and returns a verdict (struct verdict) that each protocol
+ * only answers its own way (conn_refuse() here, h2s_answer() there);
+ * conn_verdict_real() and conn_verdict_sentinel() word the credential
+ * refusals for both. What only HTTP/1.1 has stays here: the request
+ * line's absolute form (and an intercepted connection's origin form),
+ * the maxTunnels slot of plain HTTP, the WebSocket upgrade, an upstream
+ * certificate that did not verify.
  */
 #include "conn_int.h"
 

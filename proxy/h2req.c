@@ -1,8 +1,11 @@
 /*
  * h2req.c - HTTP/2 requests (h2_int.h): the client session's callbacks
  * and, once a stream's head is whole, the decisions of an HTTP/1.1
- * request inside a tunnel (proxy/decide.c), the head substituted through
- * its serialised form, then the upstream stream.
+ * request inside a tunnel (conn_verdict() in proxy/decide.c, answered on
+ * the stream), the head substituted through its serialised form, then
+ * the upstream stream. What only HTTP/2 has stays here: the checks of
+ * pseudo-header fields nghttp2 makes, a head over maxHeaderBytes (431),
+ * a stream without :method (reset).
  */
 #include "h2_int.h"
 
