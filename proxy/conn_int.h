@@ -363,7 +363,8 @@ struct verdict {
 	const char *xerr;          /** X-Proxy-Error value, or NULL */
 	const char *kind;          /** audit kind ("request") */
 	const char *rule;          /** the rule the refusal names, or NULL; allowed: the allowing rule */
-	bool decided;              /** the policy was asked: rule is the request's rule from now on */
+	bool decided;              /** rule is the request's rule from now on (the policy was asked, or a
+				    * credential rule refused it) */
 	bool form_ok;              /** tunnel: the target's form passed (it is the request's path) */
 	bool restricted;           /** decided: a method rule applies to the host */
 	char reason[REASON_MAX];   /** the refusal's reason line (stderr, audit, body) */
