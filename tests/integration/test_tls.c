@@ -5,7 +5,8 @@
  *
  * Suites: tls_terminate (certificates, requests inside TLS, refusals,
  * audit, upstream verification), tls_clients (python3, s_client,
- * WebSocket, pipelined ClientHello, git clone).
+ * WebSocket, pipelined ClientHello, git clone, raw requests a tunnel
+ * refuses before any policy rule).
  *
  * This machine sets SSL_CERT_FILE, CURL_CA_BUNDLE, GIT_SSL_CAINFO and the
  * like globally: every client runs under `env -u ...` with the trust file
