@@ -296,10 +296,13 @@ static bool judge_host(const struct req_facts *f, struct verdict *v)
 				   facts_what(f, w, sizeof(w)));
 	if (!f->tunnel)
 		return true;
-	if (f->authority != NULL && !conn_host_names_target(f->authority, strlen(f->authority), f->tgt))
-		blen = strlen(bad = f->authority);
-	else if (f->host != NULL && !conn_host_names_target(f->host, f->host_len, f->tgt))
-		blen = f->host_len, bad = f->host;
+	if (f->authority != NULL && !conn_host_names_target(f->authority, strlen(f->authority), f->tgt)) {
+		bad = f->authority;
+		blen = strlen(bad);
+	} else if (f->host != NULL && !conn_host_names_target(f->host, f->host_len, f->tgt)) {
+		bad = f->host;
+		blen = f->host_len;
+	}
 	if (bad != NULL)
 		return refuse_with(v, 421, NULL, f->intercepted ? CONN_RULE_HOST_INTERCEPT : CONN_RULE_HOST_TUNNEL,
 				   "passavant: %s: Host %.*s does not name the %s %s:%u", facts_what(f, w, sizeof(w)),
