@@ -5,7 +5,8 @@
  *   conn.c      state and mode, audit line, refusals, conn_drive(), draining,
  *               callbacks of the client side and the timer, new and close
  *   exchange.c  one request/response: the head read, the HTTP relay, the end
- *   decide.c    the decisions: CONNECT, and one pipeline for every request
+ *   decide.c    the decisions: CONNECT, one pipeline for every request,
+ *               and the verdict HTTP/1.1 and HTTP/2 requests share
  *   dial.c      the upstream side: dialling, adopting, its callbacks
  *   mitm.c      TLS termination: sniffing the first bytes, the handshakes
  *   intercept.c intercepted connections: the original destination, what
@@ -339,6 +340,65 @@ bool conn_prepare_request(conn_t *c, enum step *st) NONNULL(1, 2);
 /* Whether a Host field value (or :authority) names the CONNECT target t:
  * "host[:port]" or "[v6][:port]", the port 443 when absent. */
 bool conn_host_names_target(const char *v, size_t vlen, const struct target *t) NONNULL(1, 3);
+
+/*
+ * What both protocols know of a request when it is judged (conn_verdict()):
+ * HTTP/1.1 from its head (decide.c), HTTP/2 from a stream's (h2req.c).
+ * Values with a length need not be NUL-terminated.
+ */
+struct req_facts {
+	const char *method;        /** the method (NUL-terminated) */
+	const char *path;          /** tunnel: the target as sent; plain: the parsed URL's path; NULL: none (no :path) */
+	size_t path_len;
+	const struct target *tgt;  /** the tunnel's target, or the plain request's; NULL: plain, not parsed yet
+				    * (only the method is judged) */
+	bool tunnel;               /** inside a terminated tunnel: origin form, Host and SNI must name tgt */
+	bool intercepted;          /** the tunnel came through an intercept listener (tgt is the SNI's) */
+	bool sni_mismatch;         /** the client's SNI does not name tgt */
+	const char *sni;           /** the SNI the client sent (reasons) */
+	unsigned nhost;            /** Host fields in the head */
+	const char *host;          /** the first Host value, or NULL */
+	size_t host_len;
+	const char *authority;     /** HTTP/2 :authority (NUL-terminated), or NULL */
+	const policy_t *pol;       /** the policy the request is decided under */
+};
+
+/* What conn_verdict() decided: allowed (status 0), or the refusal each
+ * protocol answers its own way (conn_refuse(), h2s_answer()). */
+struct verdict {
+	int status;                /** 0: allowed; else the refusal's status */
+	const char *xerr;          /** X-Proxy-Error value, or NULL */
+	const char *kind;          /** audit kind ("request") */
+	const char *rule;          /** the rule the refusal names, or NULL; allowed: the allowing rule */
+	bool decided;              /** rule is the request's rule from now on (the policy was asked, or a
+				    * credential rule refused it) */
+	bool form_ok;              /** tunnel: the target's form passed (it is the request's path) */
+	bool restricted;           /** decided: a method rule applies to the host */
+	char reason[REASON_MAX];   /** the refusal's reason line (stderr, audit, body) */
+};
+
+/*
+ * The checks every request gets, in this order: TRACE/TRACK 405; inside a
+ * tunnel CONNECT 400 and the origin form 400; more than one Host 400;
+ * inside a tunnel :authority, Host and SNI naming tgt (421, CONN_RULE_*);
+ * allowedDomains, then allowedMethods (403). Returns true when allowed;
+ * v says why not (and, once decided, the rule). Formats only a refusal.
+ */
+bool conn_verdict(const struct req_facts *f, struct verdict *v) NONNULL(1, 2);
+
+/*
+ * The credential refusals (SPEC §4.2, 403), as both protocols word them;
+ * what is conn_what() or h2s_what(). conn_verdict_real(): a real value of
+ * cred (NULL: not known) on its way out in where ("the request target",
+ * "a header", "the request body"); its rule "credentials <cred>: real
+ * value" is written into rule (the caller's storage, which later lines
+ * name). conn_verdict_sentinel(): a sentinel where the policy does not let
+ * it go (cmask_request_head()'s rule and why).
+ */
+void conn_verdict_real(struct verdict *v, const char *what, const char *cred, const char *where, char *rule,
+		       size_t rule_len) NONNULL(1, 2, 4, 5);
+void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule, const char *why)
+	NONNULL(1, 2, 3, 4);
 
 /* The rules a 421 inside a tunnel names. */
 #define CONN_RULE_HOST_TUNNEL "tunnel: Host must name the CONNECT target"

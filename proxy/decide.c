@@ -5,9 +5,20 @@
  * terminated tunnel (origin form): methods, target, Host and SNI,
  * allowedDomains, allowedMethods, the head prepared with masking, then
  * sent on a reused or a new upstream.
+ *
+ * The checks themselves are conn_verdict(), which HTTP/2 streams get too
+ * (h2req.c): it reads what both protocols know of a request (struct
+ * req_facts) and returns a verdict (struct verdict) that each protocol
+ * only answers its own way (conn_refuse() here, h2s_answer() there);
+ * conn_verdict_real() and conn_verdict_sentinel() word the credential
+ * refusals for both. What only HTTP/1.1 has stays here: the request
+ * line's absolute form (and an intercepted connection's origin form),
+ * the maxTunnels slot of plain HTTP, the WebSocket upgrade, an upstream
+ * certificate that did not verify.
  */
 #include "conn_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +27,15 @@
 
 #include "base/defaults.h"
 #include "sockio.h"
+
+/* Answers a refusal (HTTP/1.1): the rule it decided by becomes the
+ * connection's, then conn_refuse(). */
+static enum step refuse_verdict(conn_t *c, const struct verdict *v)
+{
+	if (v->decided)
+		c->rule = v->rule;
+	return conn_refuse(c, v->status, v->xerr, v->kind, v->rule, "%s", v->reason);
+}
 
 /*
  * The allowed request's head for the upstream, into c->head_out: hop-by-
@@ -34,6 +54,7 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 	char reason[512], w[512];
 	const char *rule = NULL;
 	bool oom = false, verified = terminated(c);
+	struct verdict v;
 	int r;
 
 	if (c->head_out == NULL && (c->head_out = evbuffer_new()) == NULL)
@@ -59,9 +80,8 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 		goto oom;
 	if (r == 1) {
 		cmask_begin_request(c->mask); /* nothing was injected */
-		c->rule = rule;
-		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", rule,
-				  "passavant: %s refused by %s: %s", conn_what(c, w, sizeof(w)), rule, reason);
+		conn_verdict_sentinel(&v, conn_what(c, w, sizeof(w)), rule, reason);
+		*st = refuse_verdict(c, &v);
 		return false;
 	}
 	if (!c->ex.req_done) {
@@ -153,46 +173,26 @@ static bool is_websocket_upgrade(const http1_t *h)
 }
 
 /*
- * The request target. Plain HTTP: the absolute form, parsed into tgt; on
- * an intercepted connection also the origin form (conn_intercept_target():
- * Host and the original destination's port).
- * Inside a terminated tunnel: the origin form (or "*" for OPTIONS), the
- * host and port staying the CONNECT's; a CONNECT there is refused.
- * Returns true to go on, else false with *st the refusal's step.
+ * The target of a plain HTTP request: the absolute form, parsed into tgt;
+ * on an intercepted connection also the origin form
+ * (conn_intercept_target(): Host and the original destination's port).
+ * Inside a terminated tunnel the target is the CONNECT's and conn_verdict()
+ * judges the request's form. Returns true to go on, else false with *st
+ * the refusal's step.
  */
-static bool take_target(conn_t *c, const char *url, size_t ulen, enum step *st)
+static bool take_plain_target(conn_t *c, const char *url, size_t ulen, enum step *st)
 {
 	const char *err, *m = http1_method(c->client.http);
 	int cut = (int)(ulen > 200 ? 200 : ulen);
 
-	if (c->mode != CONN_MODE_TERMINATED) {
-		if (intercepted(c) && ulen > 0 &&
-		    (url[0] == '/' || (ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))))
-			return conn_intercept_target(c, url, ulen, st);
-		if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL) {
-			*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s", m, cut, url, err);
-			return false;
-		}
-		c->ex.have_target = true;
-		return true;
-	}
-	c->tgt.path = "";
-	c->tgt.path_len = 0;
-	if (http1_method_is(c->client.http, "CONNECT")) {
-		*st = conn_refuse(c, 400, NULL, "request", NULL,
-				  "passavant: CONNECT inside the TLS tunnel to %s:%u refused", c->tgt.host,
-				  (unsigned)c->tgt.port);
+	if (intercepted(c) && ulen > 0 &&
+	    (url[0] == '/' || (ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))))
+		return conn_intercept_target(c, url, ulen, st);
+	if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL) {
+		*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s", m, cut, url, err);
 		return false;
 	}
-	if (!(ulen > 0 && url[0] == '/') &&
-	    !(ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))) {
-		*st = conn_refuse(c, 400, NULL, "request", NULL,
-				  "passavant: %s %.*s: a request inside a tunnel must have an origin-form target",
-				  m, cut, url);
-		return false;
-	}
-	c->tgt.path = url;
-	c->tgt.path_len = ulen;
+	c->ex.have_target = true;
 	return true;
 }
 
@@ -218,87 +218,244 @@ bool conn_host_names_target(const char *v, size_t vlen, const struct target *t)
 	return h.port == t->port && strcmp(h.host, t->host) == 0;
 }
 
-/*
- * One Host field at most (RFC 9112 §3.2.2: with an absolute-form target
- * the proxy replaces Host with the URL's authority; two are ambiguous).
- * Inside a terminated tunnel, Host (when sent) and SNI (when sent) must
- * name the CONNECT target (421), because the policy decided that target
- * and the leaf names it. Returns true to go on.
- */
-static bool check_host(conn_t *c, enum step *st)
-{
-	const char *name, *val;
-	size_t nlen, vlen, hi, nhost;
-	char w[512];
+/* ---- the verdict of a request (HTTP/1.1 and HTTP/2) ---------------------- */
 
-	nhost = http1_header_find(c->client.http, "host", &hi);
-	if (nhost > 1) {
-		*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s: more than one Host field",
-				  conn_what(c, w, sizeof(w)));
-		return false;
-	}
-	if (c->mode != CONN_MODE_TERMINATED)
+/* How much of a value a reason shows. */
+static int cut200(size_t len)
+{
+	return (int)(len > 200 ? 200 : len);
+}
+
+/* The refusal into v; returns false (the request is refused). */
+static bool PRINTF(5, 6) refuse_with(struct verdict *v, int status, const char *xerr, const char *rule,
+				     const char *fmt, ...)
+{
+	va_list ap;
+
+	v->status = status;
+	v->xerr = xerr;
+	v->rule = rule;
+	va_start(ap, fmt);
+	(void)vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* "GET https://host/path" (inside a tunnel) or "GET http://host/path" for
+ * reasons: what conn_what() and h2s_what() say of a request whose target
+ * passed (never redacted: a real value was refused before). */
+static const char *facts_what(const struct req_facts *f, char *buf, size_t len)
+{
+	(void)snprintf(buf, len, "%s %s://%s%s%.*s", f->method, f->tunnel ? "https" : "http", f->tgt->authority,
+		       f->path_len > 0 && f->path[0] == '?' ? "/" : "", cut200(f->path_len), f->path);
+	return buf;
+}
+
+/*
+ * TRACE and TRACK (every request); inside a tunnel CONNECT, then the
+ * origin form (or "*" for OPTIONS), the host and port staying the
+ * tunnel's. True to go on.
+ */
+static bool judge_form(const struct req_facts *f, struct verdict *v)
+{
+	const char *m = f->method, *p = f->path != NULL ? f->path : "(no :path)";
+
+	if (strcmp(m, "TRACE") == 0 || strcmp(m, "TRACK") == 0)
+		return refuse_with(v, 405, NULL, NULL, "passavant: %s refused: method not allowed through the proxy", m);
+	if (f->tgt == NULL || !f->tunnel)
 		return true;
-	/* The rule a 421 names is the check itself, not the allow rule the
-	 * tunnel was opened by (which did not refuse anything). */
-	if (nhost == 1) {
-		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
-		if (!conn_host_names_target(val, vlen, &c->tgt)) {
-			*st = conn_refuse(c, 421, NULL, "request",
-					  intercepted(c) ? CONN_RULE_HOST_INTERCEPT : CONN_RULE_HOST_TUNNEL,
-					  "passavant: %s: Host %.*s does not name the %s %s:%u",
-					  conn_what(c, w, sizeof(w)), (int)(vlen > 200 ? 200 : vlen), val,
-					  intercepted(c) ? "intercepted target" : "CONNECT target", c->tgt.host,
-					  (unsigned)c->tgt.port);
-			return false;
-		}
-	}
-	if (c->sni_mismatch) {
-		*st = conn_refuse(c, 421, NULL, "request", CONN_RULE_SNI,
-				  "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
-				  conn_what(c, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
-		return false;
-	}
+	if (strcmp(m, "CONNECT") == 0)
+		return refuse_with(v, 400, NULL, NULL, "passavant: CONNECT inside the TLS tunnel to %s:%u refused",
+				   f->tgt->host, (unsigned)f->tgt->port);
+	if (f->path == NULL || !((f->path_len > 0 && p[0] == '/') ||
+				 (f->path_len == 1 && p[0] == '*' && strcmp(m, "OPTIONS") == 0)))
+		return refuse_with(v, 400, NULL, NULL,
+				   "passavant: %s %.*s: a request inside a tunnel must have an origin-form target", m,
+				   cut200(f->path != NULL ? f->path_len : strlen(p)), p);
+	v->form_ok = true;
 	return true;
 }
 
 /*
- * allowedDomains (under the current policy, like every request), then
- * allowedMethods; plain HTTP also takes a maxTunnels slot. *restricted
- * says whether a method rule applies to the host. Returns true to go on.
+ * One Host field at most (RFC 9112 §3.2.2: with an absolute-form target
+ * the proxy replaces Host with the URL's authority; two are ambiguous).
+ * Inside a terminated tunnel, :authority and Host (when sent) and SNI
+ * (when sent) must name the tunnel's target (421), because the policy
+ * decided that target and the leaf names it. The rule a 421 names is the
+ * check itself, not the allow rule the tunnel was opened by (which did
+ * not refuse anything). True to go on.
  */
-static bool check_policy(conn_t *c, bool *restricted, enum step *st)
+static bool judge_host(const struct req_facts *f, struct verdict *v)
+{
+	const char *bad = NULL;
+	size_t blen = 0;
+	char w[512];
+
+	if (f->nhost > 1)
+		return refuse_with(v, 400, NULL, NULL, "passavant: %s: more than one Host field",
+				   facts_what(f, w, sizeof(w)));
+	if (!f->tunnel)
+		return true;
+	if (f->authority != NULL && !conn_host_names_target(f->authority, strlen(f->authority), f->tgt)) {
+		bad = f->authority;
+		blen = strlen(bad);
+	} else if (f->host != NULL && !conn_host_names_target(f->host, f->host_len, f->tgt)) {
+		bad = f->host;
+		blen = f->host_len;
+	}
+	if (bad != NULL)
+		return refuse_with(v, 421, NULL, f->intercepted ? CONN_RULE_HOST_INTERCEPT : CONN_RULE_HOST_TUNNEL,
+				   "passavant: %s: Host %.*s does not name the %s %s:%u", facts_what(f, w, sizeof(w)),
+				   cut200(blen), bad, f->intercepted ? "intercepted target" : "CONNECT target",
+				   f->tgt->host, (unsigned)f->tgt->port);
+	if (f->sni_mismatch)
+		return refuse_with(v, 421, NULL, CONN_RULE_SNI,
+				   "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
+				   facts_what(f, w, sizeof(w)), f->sni, f->tgt->host, (unsigned)f->tgt->port);
+	return true;
+}
+
+/* allowedDomains, then allowedMethods, under the request's policy. True to
+ * go on. */
+static bool judge_policy(const struct req_facts *f, struct verdict *v)
 {
 	struct policy_decision d;
 	const char *mrule = NULL;
 	char w[512];
 
-	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
-	c->rule = d.rule;
-	*restricted = d.method_restricted;
-	if (d.verdict != POLICY_ALLOW) {
-		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", d.rule,
-				  "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), d.rule);
-		return false;
-	}
-	if (!policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, http1_method(c->client.http), &mrule)) {
+	policy_decide(f->pol, f->tgt->host, f->tgt->port, &d);
+	v->decided = true;
+	v->rule = d.rule;
+	v->restricted = d.method_restricted;
+	if (d.verdict != POLICY_ALLOW)
+		return refuse_with(v, 403, "blocked-by-sandbox-runtime", d.rule, "passavant: %s refused by %s",
+				   facts_what(f, w, sizeof(w)), d.rule);
+	if (!policy_method_allowed(f->pol, f->tgt->host, f->tgt->port, f->method, &mrule)) {
 		if (mrule == NULL)
 			mrule = "allowedMethods";
-		c->rule = mrule;
-		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", mrule,
-				  "passavant: %s refused by %s", conn_what(c, w, sizeof(w)), mrule);
-		return false;
-	}
-	if (c->mode != CONN_MODE_TERMINATED && !c->slot) {
-		if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels)) {
-			*st = conn_refuse(c, 503, "too-many-tunnels", "request", "limits: maxTunnels",
-					  "passavant: %s refused: too many connections (maxTunnels %u)",
-					  conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
-			return false;
-		}
-		c->slot = true;
+		return refuse_with(v, 403, "blocked-by-sandbox-runtime", mrule, "passavant: %s refused by %s",
+				   facts_what(f, w, sizeof(w)), mrule);
 	}
 	return true;
+}
+
+/* An allowed request's verdict, so far. */
+static void verdict_clear(struct verdict *v)
+{
+	v->status = 0;
+	v->xerr = NULL;
+	v->kind = "request";
+	v->rule = NULL;
+	v->decided = false;
+	v->form_ok = false;
+	v->restricted = false;
+	v->reason[0] = '\0';
+}
+
+bool conn_verdict(const struct req_facts *f, struct verdict *v)
+{
+	verdict_clear(v);
+	if (!judge_form(f, v))
+		return false;
+	return f->tgt == NULL || (judge_host(f, v) && judge_policy(f, v));
+}
+
+void conn_verdict_real(struct verdict *v, const char *what, const char *cred, const char *where, char *rule,
+		       size_t rule_len)
+{
+	(void)snprintf(rule, rule_len, "credentials %s: real value", cred != NULL ? cred : "?");
+	verdict_clear(v);
+	v->decided = true;
+	(void)refuse_with(v, 403, "blocked-by-sandbox-runtime", rule,
+			  "passavant: %s refused by %s: a real value of %s is on its way out in %s "
+			  "(the sandbox should never hold one)",
+			  what, rule, cred != NULL ? cred : "a masked credential", where);
+}
+
+void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule, const char *why)
+{
+	verdict_clear(v);
+	v->decided = true;
+	(void)refuse_with(v, 403, "blocked-by-sandbox-runtime", rule, "passavant: %s refused by %s: %s", what, rule,
+			  why);
+}
+
+/* What the HTTP/1.1 head says of the request, for conn_verdict(): inside
+ * a terminated tunnel the target is the tunnel's; plain HTTP's is not
+ * parsed yet (tgt NULL). */
+static void request_facts(conn_t *c, const char *url, size_t ulen, struct req_facts *f)
+{
+	const char *name;
+	size_t nlen, hi;
+
+	memset(f, 0, sizeof(*f));
+	f->method = http1_method(c->client.http);
+	f->path = url;
+	f->path_len = ulen;
+	f->tunnel = c->mode == CONN_MODE_TERMINATED;
+	f->tgt = f->tunnel ? &c->tgt : NULL;
+	f->intercepted = intercepted(c);
+	f->sni_mismatch = c->sni_mismatch;
+	f->sni = c->sni;
+	f->nhost = http1_header_find(c->client.http, "host", &hi);
+	if (f->nhost > 0)
+		http1_header(c->client.http, hi, &name, &nlen, &f->host, &f->host_len);
+	f->pol = pol(c);
+}
+
+/* Plain HTTP takes a maxTunnels slot (once a connection). True to go on,
+ * else false with *st the refusal's step. */
+static bool take_slot(conn_t *c, enum step *st)
+{
+	char w[512];
+
+	if (c->slot)
+		return true;
+	if (!proxy_tunnel_acquire(c->px, policy_limits(pol(c))->max_tunnels)) {
+		*st = conn_refuse(c, 503, "too-many-tunnels", "request", "limits: maxTunnels",
+				  "passavant: %s refused: too many connections (maxTunnels %u)",
+				  conn_what(c, w, sizeof(w)), policy_limits(pol(c))->max_tunnels);
+		return false;
+	}
+	c->slot = true;
+	return true;
+}
+
+/*
+ * The verdict on an HTTP/1.1 request (conn_verdict()), answered with
+ * conn_refuse(). Plain HTTP has its method judged before its target is
+ * parsed (take_plain_target()), then the rest, then takes a slot. Inside
+ * a tunnel the request's path is its target once its form passed.
+ * *restricted says whether a method rule applies to the host. Returns
+ * true to go on, else false with *st the refusal's step.
+ */
+static bool judge_request(conn_t *c, const char *url, size_t ulen, bool *restricted, enum step *st)
+{
+	struct req_facts f;
+	struct verdict v;
+	bool ok;
+
+	request_facts(c, url, ulen, &f);
+	ok = conn_verdict(&f, &v);
+	if (ok && !f.tunnel) {
+		if (!take_plain_target(c, url, ulen, st))
+			return false;
+		f.tgt = &c->tgt;
+		f.path = c->tgt.path;
+		f.path_len = c->tgt.path_len;
+		ok = conn_verdict(&f, &v);
+	}
+	if (f.tunnel) {
+		c->tgt.path = v.form_ok ? url : "";
+		c->tgt.path_len = v.form_ok ? ulen : 0;
+	}
+	if (!ok) {
+		*st = refuse_verdict(c, &v);
+		return false;
+	}
+	c->rule = v.rule;
+	*restricted = v.restricted;
+	return f.tunnel || take_slot(c, st);
 }
 
 /* Sends the prepared request: plain HTTP on the idle upstream kept for
@@ -346,11 +503,7 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	char w[512];
 	enum step st;
 
-	if (http1_method_is(c->client.http, "TRACE") || http1_method_is(c->client.http, "TRACK"))
-		return conn_refuse(c, 405, NULL, "request", NULL,
-				   "passavant: %s refused: method not allowed through the proxy",
-				   http1_method(c->client.http));
-	if (!take_target(c, url, ulen, &st) || !check_host(c, &st) || !check_policy(c, &restricted, &st))
+	if (!judge_request(c, url, ulen, &restricted, &st))
 		return st;
 	c->ex.req_done = http1_message_done(c->client.http);
 	/* A WebSocket upgrade is relayed (SPEC §5) unless a method rule
@@ -385,6 +538,7 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	const char *cred = NULL, *where = "the request target", *name = NULL, *text;
 	size_t tlen;
 	bool oom = false, in_header = false;
+	struct verdict v;
 	char w[512];
 	int r;
 
@@ -420,13 +574,9 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 				 (c->ex.kind == EX_KIND_CONNECT ? target_parse_connect(url, ulen, &c->tgt)
 					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
 	}
-	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
-		       cred != NULL ? cred : "?");
-	c->rule = c->mask_rule;
-	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", refusal_kind(c), c->rule,
-			  "passavant: %s refused by %s: a real value of %s is on its way out in %s "
-			  "(the sandbox should never hold one)",
-			  conn_what(c, w, sizeof(w)), c->rule, cred != NULL ? cred : "a masked credential", where);
+	conn_verdict_real(&v, conn_what(c, w, sizeof(w)), cred, where, c->mask_rule, sizeof(c->mask_rule));
+	v.kind = refusal_kind(c);
+	*st = refuse_verdict(c, &v);
 	return true;
 }
 

@@ -6,7 +6,7 @@
  *               feeding and writing them, GOAWAY, the hold-back timer,
  *               the end
  *   h2req.c     a request: the client session's callbacks and the
- *               decisions of each stream (decide.c's pipeline)
+ *               decisions of each stream (decide.c's conn_verdict())
  *   h2stream.c  a stream: helpers, its audit line, the data providers,
  *               answers and resets, the upstream session's callbacks,
  *               freeing

@@ -1,8 +1,11 @@
 /*
  * h2req.c - HTTP/2 requests (h2_int.h): the client session's callbacks
  * and, once a stream's head is whole, the decisions of an HTTP/1.1
- * request inside a tunnel (proxy/decide.c), the head substituted through
- * its serialised form, then the upstream stream.
+ * request inside a tunnel (conn_verdict() in proxy/decide.c, answered on
+ * the stream), the head substituted through its serialised form, then
+ * the upstream stream. What only HTTP/2 has stays here: the checks of
+ * pseudo-header fields nghttp2 makes, a head over maxHeaderBytes (431),
+ * a stream without :method (reset).
  */
 #include "h2_int.h"
 
@@ -25,80 +28,47 @@
 
 /* ---- the request: decisions --------------------------------------------- */
 
-/* Whether a Host or :authority value names the tunnel's target. */
-static bool names_target(const struct h2s *s, const char *v)
+/* Answers a refusal on the stream: the rule it decided by becomes the
+ * stream's, then h2s_answer(). */
+static void refuse_verdict(struct h2s *s, const struct verdict *v)
 {
-	return conn_host_names_target(v, strlen(v), &s->h->c->tgt);
+	if (v->decided)
+		s->rule = v->rule;
+	h2s_answer(s, v->status, v->xerr, v->rule, "%s", v->reason);
 }
 
-/* TRACE/TRACK, CONNECT, the origin form, :authority and Host, SNI:
- * false after answering. */
-static bool check_form(struct h2s *s)
+/*
+ * conn_verdict() on what the stream's head says (the checks of decide.c:
+ * TRACE/TRACK, CONNECT, the origin form, :authority and Host, SNI,
+ * allowedDomains and allowedMethods under the stream's policy); a refusal
+ * answered on the stream. False after answering.
+ */
+static bool judge(struct h2s *s)
 {
 	conn_t *c = h2s_conn(s);
-	const char *m = s->method;
-	char w[512];
-	const char *rule = intercepted(c) ? CONN_RULE_HOST_INTERCEPT : CONN_RULE_HOST_TUNNEL;
+	struct req_facts f = {
+		.method = s->method,
+		.path = s->path,
+		.path_len = s->path != NULL ? strlen(s->path) : 0,
+		.tgt = &c->tgt,
+		.tunnel = true,
+		.intercepted = intercepted(c),
+		.sni_mismatch = c->sni_mismatch,
+		.sni = c->sni,
+		.nhost = s->nhost,
+		.host = s->host,
+		.host_len = s->host != NULL ? strlen(s->host) : 0,
+		.authority = s->authority,
+		.pol = h2s_pol(s),
+	};
+	struct verdict v;
 
-	if (strcmp(m, "TRACE") == 0 || strcmp(m, "TRACK") == 0) {
-		h2s_answer(s, 405, NULL, NULL, "passavant: %s refused: method not allowed through the proxy", m);
-		return false;
+	if (conn_verdict(&f, &v)) {
+		s->rule = v.rule;
+		return true;
 	}
-	if (strcmp(m, "CONNECT") == 0) {
-		h2s_answer(s, 400, NULL, NULL, "passavant: CONNECT inside the TLS tunnel to %s:%u refused", c->tgt.host,
-		       (unsigned)c->tgt.port);
-		return false;
-	}
-	if (s->path == NULL || !(s->path[0] == '/' || (strcmp(s->path, "*") == 0 && strcmp(m, "OPTIONS") == 0))) {
-		h2s_answer(s, 400, NULL, NULL,
-		       "passavant: %s %.200s: a request inside a tunnel must have an origin-form target", m,
-		       s->path != NULL ? s->path : "(no :path)");
-		return false;
-	}
-	if (s->nhost > 1) {
-		h2s_answer(s, 400, NULL, NULL, "passavant: %s: more than one Host field", h2s_what(s, w, sizeof(w)));
-		return false;
-	}
-	if ((s->authority != NULL && !names_target(s, s->authority)) || (s->host != NULL && !names_target(s, s->host))) {
-		const char *v = s->authority != NULL && !names_target(s, s->authority) ? s->authority : s->host;
-
-		h2s_answer(s, 421, NULL, rule, "passavant: %s: Host %.200s does not name the %s %s:%u",
-		       h2s_what(s, w, sizeof(w)), v, intercepted(c) ? "intercepted target" : "CONNECT target",
-		       c->tgt.host, (unsigned)c->tgt.port);
-		return false;
-	}
-	if (c->sni_mismatch) {
-		h2s_answer(s, 421, NULL, CONN_RULE_SNI, "passavant: %s: TLS server name %s does not name the CONNECT target %s:%u",
-		       h2s_what(s, w, sizeof(w)), c->sni, c->tgt.host, (unsigned)c->tgt.port);
-		return false;
-	}
-	return true;
-}
-
-/* allowedDomains (under the stream's policy), then allowedMethods. */
-static bool check_policy(struct h2s *s)
-{
-	conn_t *c = h2s_conn(s);
-	struct policy_decision d;
-	const char *mrule = NULL;
-	char w[512];
-
-	policy_decide(h2s_pol(s), c->tgt.host, c->tgt.port, &d);
-	s->rule = d.rule;
-	if (d.verdict != POLICY_ALLOW) {
-		h2s_answer(s, 403, "blocked-by-sandbox-runtime", d.rule, "passavant: %s refused by %s",
-		       h2s_what(s, w, sizeof(w)), d.rule);
-		return false;
-	}
-	if (!policy_method_allowed(h2s_pol(s), c->tgt.host, c->tgt.port, s->method, &mrule)) {
-		if (mrule == NULL)
-			mrule = "allowedMethods";
-		s->rule = mrule;
-		h2s_answer(s, 403, "blocked-by-sandbox-runtime", mrule, "passavant: %s refused by %s",
-		       h2s_what(s, w, sizeof(w)), mrule);
-		return false;
-	}
-	return true;
+	refuse_verdict(s, &v);
+	return false;
 }
 
 /* Whether a request field is dropped on its way up: Proxy-Authorization
@@ -150,6 +120,7 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	size_t len = evbuffer_get_length(head);
 	const char *cred = NULL, *name = NULL, *where = "a header";
 	const unsigned char *p = evbuffer_pullup(head, -1);
+	struct verdict v;
 	char w[512];
 	int r;
 
@@ -165,12 +136,8 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	if (cmask_find_real(s->mask, s->path, strlen(s->path), &name) == 1)
 		where = "the request target";
 	s->redact = true;
-	(void)snprintf(s->mask_rule, sizeof(s->mask_rule), "credentials %s: real value", cred != NULL ? cred : "?");
-	s->rule = s->mask_rule;
-	h2s_answer(s, 403, "blocked-by-sandbox-runtime", s->rule,
-	       "passavant: %s refused by %s: a real value of %s is on its way out in %s "
-	       "(the sandbox should never hold one)",
-	       h2s_what(s, w, sizeof(w)), s->rule, cred != NULL ? cred : "a masked credential", where);
+	conn_verdict_real(&v, h2s_what(s, w, sizeof(w)), cred, where, s->mask_rule, sizeof(s->mask_rule));
+	refuse_verdict(s, &v);
 	return true;
 }
 
@@ -219,6 +186,7 @@ static bool forward(struct h2s *s, struct evbuffer *head)
 	nghttp2_data_provider prd;
 	char reason[512], w[512];
 	const char *rule = NULL, *inj[1];
+	struct verdict v;
 	uint8_t flags = NGHTTP2_NV_FLAG_NONE;
 	ssize_t n;
 	int32_t id;
@@ -232,9 +200,8 @@ static bool forward(struct h2s *s, struct evbuffer *head)
 		}
 		if (r == 1) {
 			cmask_begin_request(s->mask); /* nothing was injected */
-			s->rule = rule;
-			h2s_answer(s, 403, "blocked-by-sandbox-runtime", rule, "passavant: %s refused by %s: %s",
-			       h2s_what(s, w, sizeof(w)), rule, reason);
+			conn_verdict_sentinel(&v, h2s_what(s, w, sizeof(w)), rule, reason);
+			refuse_verdict(s, &v);
 			return false;
 		}
 		/* A real value is in the head now: never indexed by HPACK
@@ -295,7 +262,7 @@ static void decide(struct h2s *s)
 	}
 	if (s->path == NULL) {
 		/* CONNECT, which nghttp2 lets have no :path: 400 as in HTTP/1.1. */
-		(void)check_form(s);
+		(void)judge(s);
 		return;
 	}
 	if (proxy_masks(c->px) != NULL) {
@@ -314,7 +281,7 @@ static void decide(struct h2s *s)
 		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		return;
 	}
-	ok = (s->mask == NULL || !refuse_real(s, head)) && check_form(s) && check_policy(s);
+	ok = (s->mask == NULL || !refuse_real(s, head)) && judge(s);
 	if (ok)
 		(void)forward(s, head);
 	h2_wipe_free(head);
@@ -453,14 +420,12 @@ int h2_down_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, voi
 /* A real value in the request body (SPEC §4.2): the stream is refused. */
 static void refuse_leak(struct h2s *s, const char *cred)
 {
+	struct verdict v;
 	char w[512];
 
-	(void)snprintf(s->mask_rule, sizeof(s->mask_rule), "credentials %s: real value", cred);
-	s->rule = s->mask_rule;
-	h2s_answer(s, 403, "blocked-by-sandbox-runtime", s->rule,
-	       "passavant: %s refused by %s: a real value of %s is on its way out in the request body "
-	       "(the sandbox should never hold one)",
-	       h2s_what(s, w, sizeof(w)), s->rule, cred);
+	conn_verdict_real(&v, h2s_what(s, w, sizeof(w)), cred, "the request body", s->mask_rule,
+			  sizeof(s->mask_rule));
+	refuse_verdict(s, &v);
 }
 
 /* Request DATA from the client: substituted into s->req. */

@@ -1473,6 +1473,61 @@ static void test_authority(void)
 	free(out);
 }
 
+/* 8b. What conn_verdict() refuses before any policy rule, in its HTTP/2
+ * forms (suite tls_clients has the HTTP/1.1 ones, suite proxy_decide
+ * every reason): TRACK 405 with the reason HTTP/1.1 gives; a :path in
+ * absolute form naming another host (a way out of the tunnel's target),
+ * "*" for a GET and two host fields: 400, or nghttp2's own reset first
+ * (RFC 9113 §8.3.1 and §8.2.2: it does refuse them). Either way each has
+ * its deny line, nothing reaches the upstream, and a good stream on the
+ * same connection still does. */
+static void test_form_refusals(void)
+{
+	size_t mark = test_file_size(p_h2rec), amark = test_file_size(px.audit);
+	char s2[160], s4[200], *out = NULL, *rec;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(s2, sizeof(s2), "{\"path\":\"http://localhost:%u/hello?t=fr2\"}", h2port);
+	snprintf(s4, sizeof(s4), "{\"path\":\"/hello?t=fr4\",\"headers\":[[\"host\",\"127.0.0.1:%u\"],[\"host\",\"localhost:%u\"]]}",
+		 h2port, h2port);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", "{\"method\":\"TRACK\",\"path\":\"/hello?t=fr1\"}", s2,
+		 "{\"path\":\"*\"}", s4, "{\"path\":\"/hello?t=fr5\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 405, "TRACK");
+	ROW(test_hasf(out, "stream 1 body passavant: TRACK refused: method not allowed through the proxy\\x0a\n"),
+	    "TRACK: not the reason HTTP/1.1 gives:\n%s", red(out));
+	for (int sid = 3; sid <= 7; sid += 2) {
+		char *ls = stream_lines(out, sid);
+
+		ROW(test_hasf(out, "stream %d status 400\n", sid) ||
+			    (test_hasf(out, "stream %d reset ", sid) && !test_hasf(out, "stream %d status ", sid)),
+		    "%s: expected 400 or RST_STREAM on stream %d, got:\n%s",
+		    sid == 3 ? "an absolute-form :path" : sid == 5 ? "GET *" : "two host fields", sid, ls);
+		free(ls);
+	}
+	ROW(!test_hasf(out, "stream 3 status 400\n") ||
+		    test_hasf(out, "stream 3 body passavant: GET http://localhost:%u/hello?t=fr2: a request inside a "
+				   "tunnel must have an origin-form target\\x0a\n",
+			      h2port),
+	    "an absolute-form :path: 400 without the reason HTTP/1.1 gives:\n%s", red(out));
+	want_status(out, 9, 200, "a GET after the refusals");
+	rec = test_file_since(p_h2rec, mark);
+	nothing_reached(rec, "t=fr1", "TRACK");
+	nothing_reached(rec, "t=fr2", "an absolute-form :path");
+	nothing_reached(rec, "t=fr4", "two host fields");
+	ROW(!test_hasf(rec, ":path: *"), "GET * reached the upstream");
+	ROW(rec_count(rec, "t=fr5") == 1, "the good stream did not reach the upstream");
+	free(rec);
+	ROW(audit_count(px.audit, amark, "\"status\":405", "\"method\":\"TRACK\"", "\"decision\":\"deny\"",
+			"\"proto\":\"h2\"", NULL) == 1,
+	    "no audit line for TRACK with status 405, deny and \"proto\":\"h2\"");
+	ROW(audit_count(px.audit, amark, "\"decision\":\"deny\"", "\"proto\":\"h2\"", NULL) == 4,
+	    "expected 4 deny lines with \"proto\":\"h2\" (one per refused stream), got %d",
+	    audit_count(px.audit, amark, "\"decision\":\"deny\"", "\"proto\":\"h2\"", NULL));
+	free(out);
+}
+
 /* One malformed request: its JSON spec and its marker. */
 struct bad {
 	const char *what;
@@ -1818,6 +1873,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
 	test_add(s, ":authority or host naming another host: 421", test_authority);
+	test_add(s, "TRACK, an absolute-form :path, GET *, two host fields: refused", test_form_refusals);
 	test_add(s, "malformed requests: reset per stream, nothing upstream", test_malformed);
 	test_add(s, "more than 100 concurrent streams", test_concurrency);
 	test_add(s, "CONTINUATION flood", test_continuation_flood);

@@ -5,7 +5,8 @@
  *
  * Suites: tls_terminate (certificates, requests inside TLS, refusals,
  * audit, upstream verification), tls_clients (python3, s_client,
- * WebSocket, pipelined ClientHello, git clone).
+ * WebSocket, pipelined ClientHello, git clone, raw requests a tunnel
+ * refuses before any policy rule).
  *
  * This machine sets SSL_CERT_FILE, CURL_CA_BUNDLE, GIT_SSL_CAINFO and the
  * like globally: every client runs under `env -u ...` with the trust file
@@ -779,6 +780,12 @@ static const char py_edge[] =
 	"            data += d\n"
 	"    except ssl.SSLError: pass\n"
 	"    print(data.split(b'\\r\\n')[0].decode())\n"
+	"elif mode == 'inner':\n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    t = ctx.wrap_socket(tunnel(), server_hostname=th); t.settimeout(10)\n"
+	"    t.sendall(sys.argv[5].replace('|', '\\r\\n').encode())\n"
+	"    head, _, body = read_all(t, (socket.timeout, ssl.SSLError)).partition(b'\\r\\n\\r\\n')\n"
+	"    print(head.split(b'\\r\\n')[0].decode()); print(body.decode(), end='')\n"
 	"elif mode == 'serve':\n"
 	"    n, cert, key = int(sys.argv[5]), sys.argv[6], sys.argv[7]\n"
 	"    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); sctx.load_cert_chain(cert, key)\n"
@@ -945,6 +952,46 @@ static void test_edge_refusal_after_request(void)
 	free(log);
 }
 
+/*
+ * Requests inside a terminated tunnel refused before any policy rule
+ * (conn_verdict(), which HTTP/2 streams share: suite h2 has their HTTP/2
+ * forms): a CONNECT, an absolute-form target naming another host (a way
+ * out of the tunnel's target), "*" for a GET, two Host fields. Each is a
+ * 400 with its own reason and an audit line; nothing reaches the upstream.
+ */
+static void test_edge_inner_refusals(void)
+{
+	const char *port = strrchr(up.addr, ':') + 1;
+	char req[4][256], want[4][300], *log, *l;
+	size_t before = test_file_size(rec_good), amark = test_file_size(px_main.audit);
+
+	snprintf(req[0], sizeof(req[0]), "CONNECT localhost:%s HTTP/1.1|Host: localhost:%s||", port, port);
+	snprintf(want[0], sizeof(want[0]), "passavant: CONNECT inside the TLS tunnel to 127.0.0.1:%s refused", port);
+	snprintf(req[1], sizeof(req[1]), "GET http://localhost:%s/hello?t=in1 HTTP/1.1|Host: %s||", port, up.addr);
+	snprintf(want[1], sizeof(want[1]),
+		 "passavant: GET http://localhost:%s/hello?t=in1: a request inside a tunnel must have an origin-form target",
+		 port);
+	snprintf(req[2], sizeof(req[2]), "GET * HTTP/1.1|Host: %s||", up.addr);
+	snprintf(want[2], sizeof(want[2]), "passavant: GET *: a request inside a tunnel must have an origin-form target");
+	snprintf(req[3], sizeof(req[3]), "GET /hello?t=in3 HTTP/1.1|Host: %s|Host: localhost:%s||", up.addr, port);
+	snprintf(want[3], sizeof(want[3]), "passavant: GET https://%s/hello?t=in3: more than one Host field", up.addr);
+	for (int i = 0; i < 4; i++) {
+		char *out = NULL;
+
+		CU_ASSERT_EQUAL(edge(&out, "inner", up.addr, req[i], NULL), 0);
+		ROW(out != NULL && strncmp(out, "HTTP/1.1 400 Bad Request\n", 25) == 0 && strstr(out, want[i]) != NULL &&
+			    strcmp(strstr(out, want[i]) + strlen(want[i]), "\n") == 0,
+		    "'%s' inside the tunnel: expected 400 and '%s', got '%s'", req[i], want[i], out ? out : "");
+		free(out);
+		log = audit_wait(px_main.audit, amark, want[i], &l);
+		ROW(l != NULL && strstr(l, "\"status\":400") != NULL && strstr(l, "\"decision\":\"deny\"") != NULL,
+		    "'%s' inside the tunnel: no audit line with status 400, deny and its reason: %s", req[i],
+		    l != NULL ? l : "(none)");
+		free(log);
+	}
+	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
+}
+
 /* An upstream that ends a close-delimited body with close_notify and
  * waits for ours before closing TCP: a slow client still gets the end
  * of the body (close_notify must not be lost while reading is off). The
@@ -1097,6 +1144,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "TLS: an upstream's truncation of a close-delimited body is passed on", test_edge_truncation_passed_on);
 	test_add(s, "TLS: a head refused after a completed request (freed head buffers)",
 		 test_edge_refusal_after_request);
+	test_add(s, "TLS: CONNECT, absolute form, '*' and two Host fields inside a tunnel: 400", test_edge_inner_refusals);
 	test_add(s, "CONNECT and ClientHello in one write", test_pipelined_client_hello);
 	test_add(s, "SNI not naming the CONNECT target: 421", test_sni_mismatch);
 	test_add(s, "WebSocket echo inside TLS", test_websocket);

@@ -2,7 +2,11 @@
  * test_decide.c - the pure parts of proxy/decide.c (suite
  * "proxy_decide"): whether a Host field inside a terminated tunnel names
  * the CONNECT target (conn_host_names_target(), which parses with
- * target_parse_connect()). The .c file is included for its statics.
+ * target_parse_connect()), and conn_verdict(), the checks HTTP/1.1 and
+ * HTTP/2 requests share: each refusal's status, rule and exact reason
+ * (the integration suites and stderr readers match them), their order,
+ * and what an allowed request carries on. The .c file is included for
+ * its statics.
  */
 #include "proxy/decide.c"
 
@@ -88,6 +92,229 @@ static void test_host_too_long(void)
 	CU_ASSERT_FALSE(conn_host_names_target(big, sizeof(big), &t));
 }
 
+/* ---- conn_verdict() ------------------------------------------------------ */
+
+static policy_t *verdict_policy(void)
+{
+	static const char yaml[] = "network:\n"
+				   "  allowedDomains: [\"example.com\", \"open.example\"]\n"
+				   "  allowedMethods:\n"
+				   "    example.com: [GET, OPTIONS]\n";
+	unsigned n = 0;
+
+	return policy_load_buffer("verdict.yaml", yaml, sizeof(yaml) - 1, stderr, &n);
+}
+
+/* A request inside a tunnel to host:443 (tgt filled): GET /p, no Host. */
+static void tunnel_facts(struct req_facts *f, struct target *t, const char *host, const policy_t *p)
+{
+	char a[300];
+
+	(void)snprintf(a, sizeof(a), "%s:443", host);
+	CU_ASSERT_PTR_NULL_FATAL(target_parse_connect(a, strlen(a), t));
+	memset(f, 0, sizeof(*f));
+	f->method = "GET";
+	f->path = "/p?q=1";
+	f->path_len = 6;
+	f->tgt = t;
+	f->tunnel = true;
+	f->sni = "";
+	f->pol = p;
+}
+
+/* conn_verdict() refuses f with this status, rule and reason. */
+static void want_refusal(const struct req_facts *f, int status, const char *xerr, const char *rule,
+			 const char *reason)
+{
+	struct verdict v;
+	bool ok = conn_verdict(f, &v);
+
+	if (ok || v.status != status || strcmp(v.reason, reason) != 0)
+		fprintf(stderr, "verdict %d %d '%s', expected %d '%s'\n", ok, v.status, v.reason, status, reason);
+	CU_ASSERT_FALSE(ok);
+	CU_ASSERT_EQUAL(v.status, status);
+	CU_ASSERT_STRING_EQUAL(v.reason, reason);
+	CU_ASSERT_STRING_EQUAL(v.kind, "request");
+	CU_ASSERT(xerr == NULL ? v.xerr == NULL : v.xerr != NULL && strcmp(v.xerr, xerr) == 0);
+	CU_ASSERT(rule == NULL ? v.rule == NULL : v.rule != NULL && strcmp(v.rule, rule) == 0);
+}
+
+/* TRACE and TRACK everywhere, CONNECT and a target not in origin form
+ * inside a tunnel: each refusal's text, and which comes first. */
+static void test_verdict_form(void)
+{
+	policy_t *p = verdict_policy();
+	struct req_facts f;
+	struct target t;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	tunnel_facts(&f, &t, "example.com", p);
+	f.method = "TRACE";
+	f.nhost = 2; /* the method comes first */
+	want_refusal(&f, 405, NULL, NULL, "passavant: TRACE refused: method not allowed through the proxy");
+	f.method = "TRACK";
+	f.tgt = NULL; /* plain HTTP before its target is parsed: the method alone */
+	f.tunnel = false;
+	want_refusal(&f, 405, NULL, NULL, "passavant: TRACK refused: method not allowed through the proxy");
+	tunnel_facts(&f, &t, "example.com", p);
+	f.method = "CONNECT";
+	f.path = "example.com:443";
+	f.path_len = 15;
+	want_refusal(&f, 400, NULL, NULL, "passavant: CONNECT inside the TLS tunnel to example.com:443 refused");
+	f.path = NULL; /* HTTP/2: CONNECT without :path */
+	want_refusal(&f, 400, NULL, NULL, "passavant: CONNECT inside the TLS tunnel to example.com:443 refused");
+	f.method = "GET";
+	want_refusal(&f, 400, NULL, NULL,
+		     "passavant: GET (no :path): a request inside a tunnel must have an origin-form target");
+	f.path = "http://other.example/x"; /* not NUL-terminated where the length ends */
+	f.path_len = 20;
+	want_refusal(&f, 400, NULL, NULL,
+		     "passavant: GET http://other.example: a request inside a tunnel must have an origin-form target");
+	f.path = "*";
+	f.path_len = 1;
+	want_refusal(&f, 400, NULL, NULL, "passavant: GET *: a request inside a tunnel must have an origin-form target");
+	f.path = "";
+	f.path_len = 0;
+	want_refusal(&f, 400, NULL, NULL, "passavant: GET : a request inside a tunnel must have an origin-form target");
+	policy_free(p);
+}
+
+/* Host, :authority and SNI inside a tunnel (421 naming the check), more
+ * than one Host (400), and their order. */
+static void test_verdict_host(void)
+{
+	policy_t *p = verdict_policy();
+	struct req_facts f;
+	struct target t;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	tunnel_facts(&f, &t, "example.com", p);
+	f.nhost = 2;
+	f.host = "example.com";
+	f.host_len = 11;
+	f.sni_mismatch = true;
+	want_refusal(&f, 400, NULL, NULL, "passavant: GET https://example.com:443/p?q=1: more than one Host field");
+	f.nhost = 1;
+	f.host = "open.example:443x"; /* the length ends the value */
+	f.host_len = 16;
+	want_refusal(&f, 421, NULL, CONN_RULE_HOST_TUNNEL,
+		     "passavant: GET https://example.com:443/p?q=1: Host open.example:443 does not name the CONNECT "
+		     "target example.com:443");
+	f.intercepted = true;
+	want_refusal(&f, 421, NULL, CONN_RULE_HOST_INTERCEPT,
+		     "passavant: GET https://example.com:443/p?q=1: Host open.example:443 does not name the intercepted "
+		     "target example.com:443");
+	f.intercepted = false;
+	/* :authority is judged before Host, and named when both are wrong. */
+	f.authority = "other.example";
+	want_refusal(&f, 421, NULL, CONN_RULE_HOST_TUNNEL,
+		     "passavant: GET https://example.com:443/p?q=1: Host other.example does not name the CONNECT target "
+		     "example.com:443");
+	f.authority = "EXAMPLE.com:443";
+	want_refusal(&f, 421, NULL, CONN_RULE_HOST_TUNNEL,
+		     "passavant: GET https://example.com:443/p?q=1: Host open.example:443 does not name the CONNECT "
+		     "target example.com:443");
+	f.host = "example.com";
+	f.host_len = 11;
+	f.sni = "open.example";
+	want_refusal(&f, 421, NULL, CONN_RULE_SNI,
+		     "passavant: GET https://example.com:443/p?q=1: TLS server name open.example does not name the "
+		     "CONNECT target example.com:443");
+	/* Plain HTTP: two Host fields are refused, one naming another host
+	 * is not (the URL decides), nor is the SNI looked at. */
+	CU_ASSERT_PTR_NULL_FATAL(target_parse_absolute("http://open.example?x", 21, &t));
+	f.tunnel = false;
+	f.authority = NULL;
+	f.path = t.path;
+	f.path_len = t.path_len;
+	f.nhost = 2;
+	want_refusal(&f, 400, NULL, NULL, "passavant: GET http://open.example/?x: more than one Host field");
+	f.nhost = 1;
+	f.host = "bad.example";
+	f.host_len = 11;
+	{
+		struct verdict v;
+
+		CU_ASSERT_TRUE(conn_verdict(&f, &v));
+		CU_ASSERT_EQUAL(v.status, 0);
+	}
+	policy_free(p);
+}
+
+/* allowedDomains, then allowedMethods (403 naming the rule); an allowed
+ * request carries the allowing rule and whether a method rule applies. */
+static void test_verdict_policy(void)
+{
+	policy_t *p = verdict_policy();
+	struct req_facts f;
+	struct verdict v;
+	struct target t;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	tunnel_facts(&f, &t, "denied.example", p);
+	CU_ASSERT_FALSE(conn_verdict(&f, &v));
+	CU_ASSERT_EQUAL(v.status, 403);
+	CU_ASSERT_TRUE(v.decided);
+	CU_ASSERT(v.xerr != NULL && strcmp(v.xerr, "blocked-by-sandbox-runtime") == 0);
+	CU_ASSERT(v.rule != NULL && strncmp(v.reason, "passavant: GET https://denied.example:443/p?q=1 refused by ", 59) == 0 &&
+		  strcmp(v.reason + 59, v.rule) == 0);
+	tunnel_facts(&f, &t, "example.com", p);
+	f.method = "POST";
+	CU_ASSERT_FALSE(conn_verdict(&f, &v));
+	CU_ASSERT_EQUAL(v.status, 403);
+	CU_ASSERT_TRUE(v.decided);
+	CU_ASSERT(v.rule != NULL && strstr(v.rule, "allowedMethods") != NULL);
+	CU_ASSERT(v.rule != NULL && strncmp(v.reason, "passavant: POST https://example.com:443/p?q=1 refused by ", 57) == 0 &&
+		  strcmp(v.reason + 57, v.rule) == 0);
+	f.method = "GET";
+	CU_ASSERT_TRUE(conn_verdict(&f, &v));
+	CU_ASSERT_EQUAL(v.status, 0);
+	CU_ASSERT_TRUE(v.decided && v.restricted && v.form_ok);
+	CU_ASSERT(v.rule != NULL && strstr(v.rule, "allowedDomains") != NULL);
+	f.method = "OPTIONS";
+	f.path = "*";
+	f.path_len = 1;
+	CU_ASSERT_TRUE(conn_verdict(&f, &v));
+	tunnel_facts(&f, &t, "open.example", p);
+	f.method = "DELETE";
+	CU_ASSERT_TRUE(conn_verdict(&f, &v));
+	CU_ASSERT_FALSE(v.restricted);
+	/* A refusal before the policy leaves the rule alone. */
+	f.method = "TRACE";
+	CU_ASSERT_FALSE(conn_verdict(&f, &v));
+	CU_ASSERT_FALSE(v.decided);
+	policy_free(p);
+}
+
+/* The credential refusals: 403, the rule written where the caller keeps
+ * it, the reason both protocols send. */
+static void test_verdict_credentials(void)
+{
+	char rule[64];
+	struct verdict v;
+
+	conn_verdict_real(&v, "GET https://example.com:443/[redacted]", "gh", "a header", rule, sizeof(rule));
+	CU_ASSERT_EQUAL(v.status, 403);
+	CU_ASSERT_TRUE(v.decided);
+	CU_ASSERT_STRING_EQUAL(rule, "credentials gh: real value");
+	CU_ASSERT_PTR_EQUAL(v.rule, rule);
+	CU_ASSERT(v.xerr != NULL && strcmp(v.xerr, "blocked-by-sandbox-runtime") == 0);
+	CU_ASSERT_STRING_EQUAL(v.reason, "passavant: GET https://example.com:443/[redacted] refused by credentials gh: "
+					 "real value: a real value of gh is on its way out in a header (the sandbox "
+					 "should never hold one)");
+	conn_verdict_real(&v, "CONNECT x:443", NULL, "the request target", rule, sizeof(rule));
+	CU_ASSERT_STRING_EQUAL(rule, "credentials ?: real value");
+	CU_ASSERT_STRING_EQUAL(v.reason, "passavant: CONNECT x:443 refused by credentials ?: real value: a real value "
+					 "of a masked credential is on its way out in the request target (the sandbox "
+					 "should never hold one)");
+	conn_verdict_sentinel(&v, "POST https://other.example:443/x", "credentials gh: hosts", "not an inject host");
+	CU_ASSERT_EQUAL(v.status, 403);
+	CU_ASSERT_TRUE(v.decided);
+	CU_ASSERT(v.rule != NULL && strcmp(v.rule, "credentials gh: hosts") == 0);
+	CU_ASSERT_STRING_EQUAL(v.reason, "passavant: POST https://other.example:443/x refused by credentials gh: hosts: "
+					 "not an inject host");
+}
+
 TEST_REGISTRAR(proxy_decide_suite)
 {
 	CU_pSuite s = test_suite("proxy_decide", NULL, NULL);
@@ -95,4 +322,8 @@ TEST_REGISTRAR(proxy_decide_suite)
 	test_add(s, "Host names the CONNECT target: names", test_host_names_name);
 	test_add(s, "Host names the CONNECT target: IP literals", test_host_names_literals);
 	test_add(s, "Host longer than any authority", test_host_too_long);
+	test_add(s, "verdict: TRACE, TRACK, CONNECT and the origin form", test_verdict_form);
+	test_add(s, "verdict: Host, :authority and SNI", test_verdict_host);
+	test_add(s, "verdict: allowedDomains and allowedMethods", test_verdict_policy);
+	test_add(s, "verdict: a real value, a sentinel out of place", test_verdict_credentials);
 }
