@@ -165,7 +165,7 @@ static enum step finish_request(conn_t *c)
 		 * response parser before it is used again). Plain HTTP keeps
 		 * them: no allocation per request where a request costs the
 		 * least. c->tgt.path points into the request's head
-		 * (take_target()): it goes with the buffer, so a refusal
+		 * (judge_request() in decide.c): it goes with the buffer, so a refusal
 		 * before the next head is decided records no freed target. */
 		c->tgt.path = "";
 		c->tgt.path_len = 0;
