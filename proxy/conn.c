@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -117,6 +118,19 @@ void conn_set_state(conn_t *c, enum conn_state s)
 	if (log_get_level() >= LOG_LEVEL_DEBUG)
 		log_debug("conn %s: %s -> %s", c->client.peer, state_name(c->state), state_name(s));
 	c->state = s;
+	if (s != CONN_READ_HEAD)
+		c->between_ms = 0;
+}
+
+/* Milliseconds of the monotonic clock (never 0 once the machine is up
+ * 1 ms; a wall-clock step does not move it). */
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
+		return 1;
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000 + 1;
 }
 
 static const char *mode_name(enum conn_mode m)
@@ -173,6 +187,7 @@ void conn_arm_between(conn_t *c)
 	unsigned ms = c->idle_ms;
 
 	conn_touch(c);
+	c->between_ms = mono_ms();
 	if (c->up.bev != NULL && c->up_keep_ms > 0 && c->up_keep_ms < ms)
 		ms = c->up_keep_ms;
 	conn_arm_timer(c, ms);
@@ -184,12 +199,16 @@ void conn_arm_between(conn_t *c)
  * upstreamKeepAliveMs. Its TLS state is most of what an idle terminated
  * tunnel holds (docs/architecture.md "Request cost"); the next request
  * dials again (send_inner(), send_plain()), resuming TLS where the
- * upstream allows it. Returns false when the client's own time is up.
+ * upstream allows it. Returns false when the client's own time is up, or
+ * the connection is not between requests (a first head awaited).
  */
 static bool release_idle_upstream(conn_t *c)
 {
-	int64_t idle = conn_ms_since(c, &c->last);
+	int64_t idle;
 
+	if (c->between_ms == 0)
+		return false;
+	idle = mono_ms() - c->between_ms;
 	if (idle < 0 || idle >= (int64_t)c->idle_ms)
 		return false;
 	if (c->up.bev != NULL) {
@@ -595,7 +614,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 	(void)events;
 	switch (c->state) {
 	case CONN_READ_HEAD:
-		if (c->ex.phase == EX_IDLE && !c->first_request && release_idle_upstream(c))
+		if (c->ex.phase == EX_IDLE && release_idle_upstream(c))
 			return;
 		conn_close(c, c->ex.phase != EX_IDLE ? "request head timeout" : "idle timeout", false);
 		return;

@@ -192,6 +192,7 @@ struct conn {
 	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
 	unsigned idle_ms;           /** idleTimeoutMs of our policy */
 	unsigned up_keep_ms;        /** upstreamKeepAliveMs of our policy (0: until idle_ms) */
+	int64_t between_ms;         /** READ_HEAD between requests: when that began (monotonic ms), else 0 */
 	cmask_t *mask;              /** credential masking state, or NULL (none in this session) */
 	struct evbuffer *head_out;  /** the request head for the upstream, substituted, until sent */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
@@ -270,9 +271,10 @@ void conn_set_mode(conn_t *c, enum conn_mode m) NONNULL(1);
 void conn_touch(conn_t *c) NONNULL(1);
 void conn_arm_timer(conn_t *c, unsigned ms) NONNULL(1);
 
-/* READ_HEAD between requests: from now, idleTimeoutMs for the client, and
+/* READ_HEAD between requests (after a response, or a TLS handshake with
+ * the client): from now, idleTimeoutMs for the client, and
  * upstreamKeepAliveMs for an upstream kept for the next request (then it
- * is released: timer_cb()). */
+ * is released: timer_cb()). Measured on the monotonic clock. */
 void conn_arm_between(conn_t *c) NONNULL(1);
 
 /* The audit line of the current exchange (once: ex.audited); kind is

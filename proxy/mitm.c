@@ -280,6 +280,6 @@ void conn_tls_accepted(conn_t *c)
 	exchange_reset(&c->ex);
 	c->first_request = false;
 	conn_set_state(c, CONN_READ_HEAD);
-	conn_arm_timer(c, c->idle_ms);
+	conn_arm_between(c);
 	conn_drive(c);
 }

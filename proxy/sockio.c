@@ -164,7 +164,10 @@ size_t sockio_tls_unsent(const conn_t *c)
  * a side that has not read since the last release (held false: its read
  * and event callbacks and sockio_pull_tls() set it) is skipped; the
  * release costs about 1,700 instructions, and each request drives the
- * connection four times (docs/architecture.md "Request cost").
+ * connection four times (docs/architecture.md "Request cost"). A read
+ * that decrypts no data (a TLS 1.3 ticket or key update, half a record)
+ * calls back nothing: the chain it reserved stays until that side's next
+ * read, or until the upstream goes (upstreamKeepAliveMs).
  */
 void sockio_release_idle(conn_t *c, struct conn_side *s)
 {

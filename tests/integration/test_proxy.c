@@ -1333,8 +1333,10 @@ static void test_emfile_pause(void)
 
 /*
  * python3's http.client, one kept-alive connection to the proxy (argv:
- * tls|plain, proxy, target, cafile, pause): two requests, the pause, then
- * a GET and a 100,000-byte POST. Prints "STATUS:CONN:BODY" per request
+ * tls|plain|late, proxy, target, cafile, pause): two requests, the pause,
+ * then a GET and a 100,000-byte POST; late: one GET on a first tunnel,
+ * closed, then a second tunnel and its TLS handshake, the pause, and one
+ * GET. Prints "STATUS:CONN:BODY" per request
  * (CONN: pv-upstream's X-Upstream-Conn) and "same" if the client's
  * connection is still the one it opened (http.client never re-opens one
  * by itself while a socket is set: a closed one fails the request).
@@ -1343,26 +1345,31 @@ static const char py_keep[] =
 	"import http.client, ssl, sys, time\n"
 	"mode, proxy, target, cafile, pause = sys.argv[1:6]\n"
 	"ph, pp = proxy.rsplit(':', 1)\n"
-	"if mode == 'tls':\n"
+	"def conn():\n"
+	"    if mode == 'plain':\n"
+	"        return http.client.HTTPConnection(ph, int(pp), timeout=20), 'http://' + target\n"
 	"    ctx = ssl.create_default_context(cafile=cafile)\n"
 	"    c = http.client.HTTPSConnection(ph, int(pp), timeout=20, context=ctx)\n"
-	"    th, tp = target.rsplit(':', 1); c.set_tunnel(th, int(tp)); base = ''\n"
-	"else:\n"
-	"    c = http.client.HTTPConnection(ph, int(pp), timeout=20); base = 'http://' + target\n"
-	"def ask(path, body=None):\n"
+	"    th, tp = target.rsplit(':', 1); c.set_tunnel(th, int(tp)); return c, ''\n"
+	"def ask(c, base, path, body=None):\n"
 	"    c.request('POST' if body else 'GET', base + path, body=body)\n"
 	"    r = c.getresponse(); b = r.read().decode().strip()\n"
 	"    return '%s:%s:%s' % (r.status, r.getheader('X-Upstream-Conn'), b)\n"
-	"out = [ask('/tls-resumed')]; port = c.sock.getsockname()[1]\n"
-	"out.append(ask('/tls-resumed'))\n"
+	"c, base = conn()\n"
+	"if mode == 'late':\n"
+	"    first = ask(c, base, '/hello'); c.close()\n"
+	"    c, base = conn(); c.connect(); time.sleep(float(pause))\n"
+	"    print(first, ask(c, base, '/hello')); sys.exit(0)\n"
+	"out = [ask(c, base, '/tls-resumed')]; port = c.sock.getsockname()[1]\n"
+	"out.append(ask(c, base, '/tls-resumed'))\n"
 	"time.sleep(float(pause))\n"
-	"out += [ask('/tls-resumed'), ask('/sink', b'x' * 100000)]\n"
+	"out += [ask(c, base, '/tls-resumed'), ask(c, base, '/sink', b'x' * 100000)]\n"
 	"out.append('same' if c.sock.getsockname()[1] == port else 'other')\n"
 	"print(' '.join(out))\n";
 
 /* Runs py_keep through p to u (tls or plain) with a pause of pause_s;
  * its output line, or NULL. */
-static char *keep_run(const struct test_px *p, const struct test_upstream *u, bool tls, const char *pause_s)
+static char *keep_run(const struct test_px *p, const struct test_upstream *u, const char *mode, const char *pause_s)
 {
 	char *argv[9], *out = NULL, *err = NULL;
 	int rc;
@@ -1370,7 +1377,7 @@ static char *keep_run(const struct test_px *p, const struct test_upstream *u, bo
 	argv[0] = "python3";
 	argv[1] = "-c";
 	argv[2] = (char *)py_keep;
-	argv[3] = tls ? "tls" : "plain";
+	argv[3] = (char *)mode;
 	argv[4] = (char *)p->addr;
 	argv[5] = (char *)u->addr;
 	argv[6] = (char *)p->trust;
@@ -1413,7 +1420,7 @@ static void test_upstream_keepalive(void)
 				      0);
 		/* Terminated tunnel: full, full (the same TLS connection),
 		 * then after the pause a new one, resumed, or still the first. */
-		out = keep_run(&p, &up_tls, true, "1.0");
+		out = keep_run(&p, &up_tls, "tls", "1.0");
 		if (out != NULL && sscanf(out, "200:%d:full 200:%d:full 200:%d:%*[a-z] 200:%d:100000 same",
 					  &a, &b, &c, &d) == 4) {
 			CU_ASSERT_EQUAL(a, b);
@@ -1430,7 +1437,7 @@ static void test_upstream_keepalive(void)
 		}
 		free(out);
 		/* Plain HTTP through the proxy: the same, without TLS. */
-		out = keep_run(&p, &up, false, "1.0");
+		out = keep_run(&p, &up, "plain", "1.0");
 		if (out != NULL && sscanf(out, "200:%d:plain 200:%d:plain 200:%d:plain 200:%d:100000 same",
 					  &a, &b, &c, &d) == 4) {
 			CU_ASSERT_EQUAL(a, b);
@@ -1438,6 +1445,19 @@ static void test_upstream_keepalive(void)
 			CU_ASSERT_EQUAL(c, i == 0 ? b + 1 : b);
 		} else {
 			CU_FAIL("keep-alive through the proxy, plain HTTP");
+			fprintf(stderr, "    got: %s\n", out != NULL ? out : "(nothing)");
+		}
+		free(out);
+		/* The upstream dialled for a tunnel's TLS handshake goes too when
+		 * no first request comes: that request then resumes TLS on a new
+		 * connection (with 0, and the default, it uses the first one). */
+		out = keep_run(&p, &up_tls, "late", "1.0");
+		if (out != NULL && sscanf(out, "200:%d:hello 200:%d:hello", &a, &b) == 2) {
+			/* a: the first tunnel's; a + 1: the second's, dialled
+			 * for its handshake. */
+			CU_ASSERT_EQUAL(b, i == 0 ? a + 2 : a + 1);
+		} else {
+			CU_FAIL("a first request after a pause");
 			fprintf(stderr, "    got: %s\n", out != NULL ? out : "(nothing)");
 		}
 		free(out);
