@@ -122,15 +122,13 @@ void conn_set_state(conn_t *c, enum conn_state s)
 		c->between_ms = 0;
 }
 
-/* Milliseconds of the monotonic clock (never 0 once the machine is up
- * 1 ms; a wall-clock step does not move it). */
+/* Milliseconds of conn_now()'s clock, never 0. */
 static int64_t mono_ms(void)
 {
-	struct timespec t;
+	struct timeval tv;
 
-	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
-		return 1;
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000 + 1;
+	conn_now(&tv);
+	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + 1;
 }
 
 static const char *mode_name(enum conn_mode m)
@@ -160,18 +158,26 @@ void conn_set_mode(conn_t *c, enum conn_mode m)
 	c->mode = m;
 }
 
-int64_t conn_ms_since(const conn_t *c, const struct timeval *t)
+void conn_now(struct timeval *tv)
+{
+	struct timespec t = {0, 0};
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &t);
+	tv->tv_sec = t.tv_sec;
+	tv->tv_usec = t.tv_nsec / 1000;
+}
+
+int64_t conn_ms_since(const struct timeval *t)
 {
 	struct timeval now;
 
-	if (event_base_gettimeofday_cached(proxy_base(c->px), &now) < 0)
-		return 0;
+	conn_now(&now);
 	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_usec - t->tv_usec) / 1000;
 }
 
 void conn_touch(conn_t *c)
 {
-	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->last);
+	conn_now(&c->last);
 }
 
 void conn_arm_timer(conn_t *c, unsigned ms)
@@ -277,7 +283,7 @@ void conn_audit(conn_t *c, const char *kind, const char *decision, const char *r
 		r.bytes_up = (int64_t)c->ex.bytes_up;
 		r.bytes_down = (int64_t)c->ex.bytes_down;
 	}
-	r.ms = conn_ms_since(c, &c->ex.t0);
+	r.ms = conn_ms_since(&c->ex.t0);
 	r.tls = terminated(c) ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
 	r.proto = strcmp(kind, "request") == 0 && c->client.http != NULL && http1_head_done(c->client.http)
 			  ? "http/1.1"
@@ -625,7 +631,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		}
 		/* The timer is not re-armed per byte: check the real idle time
 		 * and sleep again for the remainder. */
-		idle = conn_ms_since(c, &c->last);
+		idle = conn_ms_since(&c->last);
 		if (idle < (int64_t)c->idle_ms) {
 			conn_arm_timer(c, c->idle_ms - (unsigned)idle);
 			return;

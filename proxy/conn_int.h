@@ -293,8 +293,15 @@ enum step conn_enter_draining(conn_t *c) NONNULL(1);
 enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind, const char *rule,
 		      const char *fmt, ...) NONNULL(1, 4, 6) PRINTF(6, 7);
 
-/* Milliseconds since t (the loop's cached time). */
-int64_t conn_ms_since(const conn_t *c, const struct timeval *t) NONNULL(1, 2);
+/*
+ * The clock of every duration and deadline a connection keeps (idle
+ * times, audit durations, HTTP/2 hold-back and reset budgets): the
+ * monotonic clock, so that a wall-clock step (NTP, a VM resumed) can
+ * neither end a timeout early nor release held bytes early. conn_now()
+ * reads it; conn_ms_since() is the milliseconds since t, read from it.
+ */
+void conn_now(struct timeval *tv) NONNULL(1);
+int64_t conn_ms_since(const struct timeval *t) NONNULL(1);
 
 /* "GET http://host:port/path" or "CONNECT host:port" for reasons. */
 const char *conn_what(const conn_t *c, char *buf, size_t len) NONNULL(1, 2);

@@ -587,7 +587,7 @@ enum step conn_decide(conn_t *c)
 	size_t ulen;
 
 	conn_set_state(c, CONN_DECIDE);
-	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+	conn_now(&c->ex.t0);
 	/* Each request is decided under the current policy: a SIGHUP
 	 * reload applies from the next request on (live tunnels keep the
 	 * policy they were decided with). */

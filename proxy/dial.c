@@ -226,7 +226,7 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 			return;
 		}
 		c->ex.phase = EX_RESPONDING;
-		(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+		conn_now(&c->ex.t0);
 		conn_touch(c);
 		if (c->plan != TUNNEL_OPAQUE) {
 			/* The bytes after the CONNECT head decide

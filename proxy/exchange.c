@@ -98,7 +98,7 @@ enum step conn_step_read_head(conn_t *c)
 			c->ex.phase = EX_REQ_HEAD;
 			/* A head refused before conn_decide() (malformed, 431) is
 			 * audited with its duration from here (SPEC §6). */
-			(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+			conn_now(&c->ex.t0);
 			/* A keep-alive client waited under the idle timeout;
 			 * from its first byte the head timeout applies. */
 			if (!c->first_request)

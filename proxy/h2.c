@@ -62,7 +62,7 @@ static bool h2_release_ok(const struct h2s *s)
 	h2_t *h = s->h;
 
 	if (!s->mask_resp || s->resp_end || !s->up_open || h->c->up.bev == NULL ||
-	    h->wu_seen != h->wu_sent || conn_ms_since(h->c, &h->seen_t) < H2_HOLD_MS ||
+	    h->wu_seen != h->wu_sent || conn_ms_since(&h->seen_t) < H2_HOLD_MS ||
 	    nghttp2_session_want_write(h->up) || nghttp2_session_get_local_window_size(h->up) <= 0 ||
 	    evbuffer_get_length(out_of(&h->c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES || !h2_up_quiet(h))
 		return false;
@@ -219,7 +219,7 @@ enum step conn_h2_begin(conn_t *c)
 	h->c = c;
 	c->h2 = h;
 	h->cancels = H2_RESET_BURST;
-	(void)event_base_gettimeofday_cached(proxy_base(c->px), &h->cancel_t);
+	conn_now(&h->cancel_t);
 	h->seen_t = h->cancel_t;
 	h->scratch = evbuffer_new();
 	if (h->scratch == NULL || sessions_new(h, policy_limits(pol(c))->max_header_bytes) < 0)
@@ -385,7 +385,7 @@ enum step conn_step_h2(conn_t *c)
 void conn_h2_timeout(conn_t *c)
 {
 	h2_t *h = c->h2;
-	int64_t idle = conn_ms_since(c, &c->last);
+	int64_t idle = conn_ms_since(&c->last);
 
 	if (idle < (int64_t)c->idle_ms && !(h->ending && idle >= (int64_t)c->head_ms)) {
 		conn_arm_timer(c, c->idle_ms - (unsigned)idle);

@@ -247,7 +247,7 @@ static void decide(struct h2s *s)
 	struct evbuffer *head;
 	bool identity, ok;
 
-	(void)event_base_gettimeofday_cached(proxy_base(c->px), &s->t0);
+	conn_now(&s->t0);
 	if (s->head_big) {
 		h2s_answer(s, 431, NULL, NULL,
 		       "passavant: request head refused (limits.maxHeaderBytes, %u fields): %s https://%s: "
@@ -322,7 +322,7 @@ int h2_down_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, 
 		h2s_free(h, s);
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
-	(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &s->t0);
+	conn_now(&s->t0);
 	return 0;
 }
 
@@ -480,13 +480,13 @@ int h2_down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, con
  */
 static void h2_charge_cancel(h2_t *h)
 {
-	int64_t ms = conn_ms_since(h->c, &h->cancel_t);
+	int64_t ms = conn_ms_since(&h->cancel_t);
 
 	if (ms >= 1000 / H2_RESET_RATE) {
 		h->cancels += ms * H2_RESET_RATE / 1000;
 		if (h->cancels > H2_RESET_BURST)
 			h->cancels = H2_RESET_BURST;
-		(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &h->cancel_t);
+		conn_now(&h->cancel_t);
 	}
 	if (--h->cancels >= 0 || h->fatal)
 		return;

@@ -122,7 +122,7 @@ void h2s_audit(struct h2s *s, const char *decision, const char *reason, const ch
 	}
 	r.bytes_up = s->phase == H2S_FORWARD ? (int64_t)s->bytes_up : -1;
 	r.bytes_down = s->phase == H2S_FORWARD ? (int64_t)s->bytes_down : -1;
-	r.ms = conn_ms_since(c, &s->t0);
+	r.ms = conn_ms_since(&s->t0);
 	r.tls = "terminated";
 	r.proto = "h2";
 	proxy_record(c->px, &r);
@@ -440,7 +440,7 @@ int h2_up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void 
 		/* The upstream read every WINDOW_UPDATE sent before our PING. */
 		h->ping_out = false;
 		h->wu_seen = h->wu_ping;
-		(void)event_base_gettimeofday_cached(proxy_base(h->c->px), &h->seen_t);
+		conn_now(&h->seen_t);
 		return 0;
 	}
 	if (frame->hd.type == NGHTTP2_GOAWAY) {

@@ -242,7 +242,7 @@ static enum step take_hello(conn_t *c)
 	c->ex.kind = EX_KIND_CONNECT;
 	c->ex.have_target = true;
 	conn_set_state(c, CONN_DECIDE);
-	(void)event_base_gettimeofday_cached(proxy_base(c->px), &c->ex.t0);
+	conn_now(&c->ex.t0);
 	/* Decided under the current policy, as every CONNECT is. */
 	proxy_policy_put(c->pol);
 	c->pol = proxy_policy_get(c->px);

@@ -1465,6 +1465,93 @@ static void test_upstream_keepalive(void)
 	}
 }
 
+/*
+ * An LD_PRELOAD shim for the proxy: once the file named by PV_STEP_FILE
+ * exists, the wall clock (gettimeofday(), CLOCK_REALTIME) reads
+ * PV_STEP_S seconds off, as after an NTP step or a VM resumed. The
+ * monotonic clock is left alone.
+ */
+static const char step_shim[] =
+	"#define _GNU_SOURCE\n"
+	"#include <dlfcn.h>\n#include <stdlib.h>\n#include <sys/time.h>\n#include <time.h>\n#include <unistd.h>\n"
+	"static long off(void) { const char *f = getenv(\"PV_STEP_FILE\"), *s = getenv(\"PV_STEP_S\");\n"
+	"  return f != NULL && s != NULL && access(f, F_OK) == 0 ? atol(s) : 0; }\n"
+	"int gettimeofday(struct timeval *tv, void *tz) {\n"
+	"  static int (*real)(struct timeval *, void *);\n"
+	"  if (real == NULL) real = (int (*)(struct timeval *, void *))dlsym(RTLD_NEXT, \"gettimeofday\");\n"
+	"  int r = real(tv, tz); if (r == 0 && tv != NULL) tv->tv_sec += off(); return r; }\n"
+	"int clock_gettime(clockid_t id, struct timespec *ts) {\n"
+	"  static int (*real)(clockid_t, struct timespec *);\n"
+	"  if (real == NULL) real = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, \"clock_gettime\");\n"
+	"  int r = real(id, ts);\n"
+	"  if (r == 0 && (id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE)) ts->tv_sec += off();\n"
+	"  return r; }\n";
+
+/* A kept-alive plain-HTTP client through the proxy (argv: proxy, target,
+ * step file): a GET, then the step file made, 3 s of quiet, a GET: prints
+ * both statuses, or "closed" if the proxy closed the connection. */
+static const char py_step[] =
+	"import http.client, sys, time\n"
+	"proxy, target, step = sys.argv[1:4]\n"
+	"ph, pp = proxy.rsplit(':', 1)\n"
+	"c = http.client.HTTPConnection(ph, int(pp), timeout=20)\n"
+	"def ask():\n"
+	"    c.request('GET', 'http://%s/hello' % target); r = c.getresponse(); r.read(); return str(r.status)\n"
+	"out = [ask()]; port = c.sock.getsockname()[1]\n"
+	"open(step, 'w').close(); time.sleep(3)\n"
+	"try: out.append(ask() + (' same' if c.sock.getsockname()[1] == port else ' other'))\n"
+	"except (http.client.HTTPException, OSError): out.append('closed')\n"
+	"print(' '.join(out))\n";
+
+/*
+ * Idle times run on the monotonic clock: with the proxy's wall clock
+ * stepped back 20 s, or forward 2 minutes, while a kept-alive client
+ * waits between requests, the client is neither closed at
+ * upstreamKeepAliveMs (1 s) nor at all within idleTimeoutMs (10 s), and
+ * its next request is served on the same connection.
+ */
+static void test_clock_step(void)
+{
+	static const char *const steps[] = {"-20", "120"};
+	char shim_c[4200], shim_so[4200], stepf[4200], env_pre[4300], env_f[4300], env_s[64], asan[512];
+	char *cc[] = {"cc", "-shared", "-fPIC", "-o", shim_so, shim_c, "-ldl", NULL};
+
+	snprintf(shim_c, sizeof(shim_c), "%s/stepshim.c", dir);
+	snprintf(shim_so, sizeof(shim_so), "%s/stepshim.so", dir);
+	CU_ASSERT_FATAL(test_write_file(shim_c, step_shim, sizeof(step_shim) - 1) == 0);
+	CU_ASSERT_FATAL(test_run_capture(cc, NULL, NULL, 60000) == 0);
+	/* An ASan build wants its runtime first; the shim comes first here. */
+	snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sverify_asan_link_order=0",
+		 getenv("ASAN_OPTIONS") != NULL ? getenv("ASAN_OPTIONS") : "",
+		 getenv("ASAN_OPTIONS") != NULL ? ":" : "");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct test_px p;
+		char *out = NULL, *err = NULL;
+
+		snprintf(stepf, sizeof(stepf), "%s/step-%zu", dir, i);
+		snprintf(env_pre, sizeof(env_pre), "LD_PRELOAD=%s", shim_so);
+		snprintf(env_f, sizeof(env_f), "PV_STEP_FILE=%s", stepf);
+		snprintf(env_s, sizeof(env_s), "PV_STEP_S=%s", steps[i]);
+		{
+			char *wrap[] = {"env", env_pre, env_f, env_s, asan, NULL};
+			char *argv[] = {"python3", "-c", (char *)py_step, p.addr, up.addr, stepf, NULL};
+
+			CU_ASSERT_EQUAL_FATAL(test_px_start(&p, dir, wrap,
+							    "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+							    "  limits: {idleTimeoutMs: 10000, upstreamKeepAliveMs: 1000}\n"),
+					      0);
+			CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, 30000), 0);
+		}
+		CU_ASSERT(out != NULL && strcmp(out, "200 200 same\n") == 0);
+		if (out == NULL || strcmp(out, "200 200 same\n") != 0)
+			fprintf(stderr, "    wall clock %s s: got %s%s\n", steps[i], out != NULL ? out : "(nothing)",
+				err != NULL ? err : "");
+		free(out);
+		free(err);
+		CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+	}
+}
+
 static void test_stalled_download(void)
 {
 	struct test_px p;
@@ -1550,4 +1637,5 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "idle upstream: 504; idle tunnel closed", test_upstream_timeout);
 	test_add(s, "EMFILE pauses the listener, then accepts again", test_emfile_pause);
 	test_add(s, "upstreamKeepAliveMs: an idle upstream goes, the client stays", test_upstream_keepalive);
+	test_add(s, "a wall-clock step back or forward closes no idle client early", test_clock_step);
 }
