@@ -26,18 +26,22 @@ struct proxy_opts {
 	unsigned busy_poll_us; /* --busy-poll-us; 0: none */
 };
 
-/* A decimal number from lo to hi (--loops, --busy-poll-us). Returns 0 or -1. */
-static int parse_count(const char *s, unsigned lo, unsigned hi, unsigned *n)
+/* The value of --NAME, a decimal number from lo to hi (--loops,
+ * --busy-poll-us); what names its unit in the error ("a number of event
+ * loops"). Returns 0, or -1 after saying what was expected. */
+static int parse_count(const char *name, const char *what, const char *s, unsigned lo, unsigned hi,
+		       unsigned *n)
 {
 	char *end;
 	unsigned long v;
 
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
 	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+	v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
+	if (s[0] < '0' || s[0] > '9' || errno != 0 || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "passavant proxy: --%s: expected %s from %u to %u, got '%s'\n", name, what, lo, hi,
+			s);
 		return -1;
+	}
 	*n = (unsigned)v;
 	return 0;
 }
@@ -91,22 +95,14 @@ static int proxy_parse(int argc, char **argv, struct proxy_opts *o)
 			o->audit_path = optarg;
 			break;
 		case 'L':
-			if (parse_count(optarg, 1, PROXY_LOOPS_MAX, &o->loops) < 0) {
-				fprintf(stderr,
-					"passavant proxy: --loops: expected a number of event loops from 1 "
-					"to %u, got '%s'\n",
-					PROXY_LOOPS_MAX, optarg);
+			if (parse_count("loops", "a number of event loops", optarg, 1, PROXY_LOOPS_MAX,
+					&o->loops) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'B':
-			if (parse_count(optarg, 0, PROXY_BUSY_POLL_US_MAX, &o->busy_poll_us) < 0) {
-				fprintf(stderr,
-					"passavant proxy: --busy-poll-us: expected microseconds from 0 to %u, "
-					"got '%s'\n",
-					PROXY_BUSY_POLL_US_MAX, optarg);
+			if (parse_count("busy-poll-us", "microseconds", optarg, 0, PROXY_BUSY_POLL_US_MAX,
+					&o->busy_poll_us) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'v':
 			log_set_level(log_get_level() >= LOG_LEVEL_INFO ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);

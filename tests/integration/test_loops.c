@@ -516,26 +516,27 @@ static void test_busy_poll(void)
 
 static void test_bad_loops(void)
 {
-	static const char *const bad[] = {"0", "257", "2x", "-1", ""};
-
-	static const char *const bad_poll[] = {"10001", "1x", "-1", "", "99999999999"};
+	static const struct {
+		const char *opt, *value, *says;
+	} bad[] = {
+		{"--loops", "0", "--loops: expected a number of event loops from 1 to 256, got '0'"},
+		{"--loops", "257", "--loops: expected a number of event loops from 1 to 256"},
+		{"--loops", "2x", "--loops: expected a number of event loops from 1 to 256"},
+		{"--loops", "-1", "--loops: expected a number of event loops from 1 to 256"},
+		{"--loops", "", "--loops: expected a number of event loops from 1 to 256, got ''"},
+		{"--busy-poll-us", "10001", "--busy-poll-us: expected microseconds from 0 to 10000, got '10001'"},
+		{"--busy-poll-us", "1x", "--busy-poll-us: expected microseconds from 0 to 10000"},
+		{"--busy-poll-us", "-1", "--busy-poll-us: expected microseconds from 0 to 10000"},
+		{"--busy-poll-us", "", "--busy-poll-us: expected microseconds from 0 to 10000"},
+		{"--busy-poll-us", "99999999999", "--busy-poll-us: expected microseconds from 0 to 10000"},
+	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		char *argv[] = {(char *)test_passavant_bin(), "proxy", "--loops", (char *)bad[i], NULL};
+		char *argv[] = {(char *)test_passavant_bin(), "proxy", (char *)bad[i].opt, (char *)bad[i].value, NULL};
 		char *err = NULL;
 
 		CU_ASSERT_EQUAL(test_run_capture(argv, NULL, &err, 10000), 2);
-		CU_ASSERT(err != NULL &&
-			  strstr(err, "--loops: expected a number of event loops from 1 to 256") != NULL);
-		free(err);
-	}
-	for (size_t i = 0; i < sizeof(bad_poll) / sizeof(bad_poll[0]); i++) {
-		char *argv[] = {(char *)test_passavant_bin(), "proxy", "--busy-poll-us", (char *)bad_poll[i], NULL};
-		char *err = NULL;
-
-		CU_ASSERT_EQUAL(test_run_capture(argv, NULL, &err, 10000), 2);
-		CU_ASSERT(err != NULL &&
-			  strstr(err, "--busy-poll-us: expected microseconds from 0 to 10000, got") != NULL);
+		CU_ASSERT(err != NULL && strstr(err, bad[i].says) != NULL);
 		free(err);
 	}
 }

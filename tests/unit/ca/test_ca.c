@@ -415,6 +415,25 @@ static void test_ca_leaf_verifies_allowed(void)
 	ca_free(ca);
 }
 
+/* Joins srv and cli with a memory BIO pair and runs their handshake
+ * (at most 20 turns each); whether both finished. */
+static bool mem_handshake(SSL *srv, SSL *cli)
+{
+	BIO *a = NULL, *b = NULL;
+
+	if (BIO_new_bio_pair(&a, 0, &b, 0) != 1)
+		return false;
+	SSL_set_bio(cli, a, a);
+	SSL_set_bio(srv, b, b);
+	SSL_set_connect_state(cli);
+	SSL_set_accept_state(srv);
+	for (int i = 0; i < 20 && (!SSL_is_init_finished(cli) || !SSL_is_init_finished(srv)); i++) {
+		(void)SSL_do_handshake(cli);
+		(void)SSL_do_handshake(srv);
+	}
+	return SSL_is_init_finished(cli) && SSL_is_init_finished(srv);
+}
+
 /* The ALPN protocol a leaf server of ca selects for a client offering
  * "h2, http/1.1" (handshake over memory BIOs); h2: ca_ssl_allow_h2(). */
 static void alpn_selected(ca_t *ca, bool h2, char *out, size_t outlen)
@@ -422,26 +441,17 @@ static void alpn_selected(ca_t *ca, bool h2, char *out, size_t outlen)
 	static const unsigned char offer[] = "\x02h2\x08http/1.1";
 	SSL_CTX *sctx = ca_leaf_ctx(ca, "example.com", NULL, 0), *cctx = SSL_CTX_new(TLS_client_method());
 	SSL *srv = sctx != NULL ? SSL_new(sctx) : NULL, *cli = cctx != NULL ? SSL_new(cctx) : NULL;
-	BIO *a = NULL, *b = NULL;
 	const unsigned char *p = NULL;
 	unsigned int len = 0;
 
 	out[0] = '\0';
-	if (srv == NULL || cli == NULL || BIO_new_bio_pair(&a, 0, &b, 0) != 1)
+	if (srv == NULL || cli == NULL)
 		goto done;
-	SSL_set_bio(cli, a, a);
-	SSL_set_bio(srv, b, b);
-	a = b = NULL;
 	CU_ASSERT(SSL_set_alpn_protos(cli, offer, sizeof(offer) - 1) == 0);
 	CU_ASSERT(SSL_set_tlsext_host_name(cli, "example.com") == 1);
 	if (h2)
 		CU_ASSERT(ca_ssl_allow_h2(srv) == 0);
-	SSL_set_connect_state(cli);
-	SSL_set_accept_state(srv);
-	for (int i = 0; i < 20 && (!SSL_is_init_finished(cli) || !SSL_is_init_finished(srv)); i++) {
-		(void)SSL_do_handshake(cli);
-		(void)SSL_do_handshake(srv);
-	}
+	CU_ASSERT(mem_handshake(srv, cli));
 	SSL_get0_alpn_selected(cli, &p, &len);
 	(void)snprintf(out, outlen, "%.*s", (int)len, p != NULL ? (const char *)p : "");
 done:
@@ -478,7 +488,6 @@ static void tls12_picked(ca_t *ca, char *out, size_t outlen)
 {
 	SSL_CTX *sctx = ca_leaf_ctx(ca, "example.com", NULL, 0), *cctx = SSL_CTX_new(TLS_client_method());
 	SSL *srv = sctx != NULL ? SSL_new(sctx) : NULL, *cli = NULL;
-	BIO *a = NULL, *b = NULL;
 
 	out[0] = '\0';
 	if (cctx == NULL || SSL_CTX_set_max_proto_version(cctx, TLS1_2_VERSION) != 1 ||
@@ -486,17 +495,7 @@ static void tls12_picked(ca_t *ca, char *out, size_t outlen)
 					  "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256") != 1)
 		goto done;
 	cli = SSL_new(cctx);
-	if (srv == NULL || cli == NULL || BIO_new_bio_pair(&a, 0, &b, 0) != 1)
-		goto done;
-	SSL_set_bio(cli, a, a);
-	SSL_set_bio(srv, b, b);
-	SSL_set_connect_state(cli);
-	SSL_set_accept_state(srv);
-	for (int i = 0; i < 20 && (!SSL_is_init_finished(cli) || !SSL_is_init_finished(srv)); i++) {
-		(void)SSL_do_handshake(cli);
-		(void)SSL_do_handshake(srv);
-	}
-	if (SSL_is_init_finished(cli))
+	if (srv != NULL && cli != NULL && mem_handshake(srv, cli))
 		(void)snprintf(out, outlen, "%s", SSL_get_cipher_name(cli));
 done:
 	SSL_free(srv);
