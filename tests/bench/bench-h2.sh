@@ -85,78 +85,19 @@ h2_summary() {
 	printf '%s %s\n' "$head" "$pct"
 }
 
-# h2_nginx PREFIX CERTS AFFINITY: starts nginx (http2, TLS) from PREFIX on a
-# free port; sets H2_NGINX_PORT. A port taken by someone else is retried
-# with another one; any other failure returns 1 after showing the log.
-H2_NGINX_PORT=
-h2_nginx() {
-	local prefix=$1 certs=$2 affinity=$3 port pid user="" got
-	if [ "$(id -u)" = 0 ]; then
-		# Workers would otherwise run as nobody, who cannot read $tmp.
-		user="user $(id -un) $(id -gn);"
+# h2_ready PORT: nginx_start()'s check: /hello over HTTP/2 by the name the
+# rows use (h2_cert_dir: the test CA).
+h2_ready() {
+	local got
+	got=$(curl -s --max-time 2 --http2 --cacert "$h2_cert_dir/ca.pem" -w ' %{http_version}' \
+		--resolve "bench.test:$1:127.0.0.1" "https://bench.test:$1/hello" 2>/dev/null) || true
+	if [ "$got" = "hello"$'\n'" 2" ]; then
+		return 0
 	fi
-	for _ in 1 2 3 4 5; do
-		port=$((20000 + RANDOM % 40000))
-		cat >"$prefix/nginx.conf" <<EOF
-# written by tests/bench/bench-h2.sh
-$user
-worker_processes 1;
-${affinity:+worker_cpu_affinity $affinity;}
-worker_rlimit_nofile 8192;
-pid $prefix/nginx.pid;
-error_log $prefix/error.log warn;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $prefix/tmp/body;
-	proxy_temp_path $prefix/tmp/proxy;
-	fastcgi_temp_path $prefix/tmp/fastcgi;
-	uwsgi_temp_path $prefix/tmp/uwsgi;
-	scgi_temp_path $prefix/tmp/scgi;
-	default_type application/octet-stream;
-	keepalive_requests 1000000000;
-	keepalive_timeout 600s;
-	server {
-		listen 127.0.0.1:$port ssl http2;
-		ssl_protocols TLSv1.2 TLSv1.3;
-		ssl_certificate $certs/server.pem;
-		ssl_certificate_key $certs/server.key;
-		ssl_session_cache off;
-		ssl_session_tickets off;
-		root $prefix/html;
-	}
-}
-EOF
-		: >"$prefix/error.log"
-		"${pin_other[@]}" nginx -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log" \
-			-g 'daemon off;' >"$prefix/stdout" 2>&1 &
-		pid=$!
-		pids+=("$pid")
-		for _ in $(seq 100); do
-			if ! kill -0 "$pid" 2>/dev/null; then
-				break
-			fi
-			got=$(curl -s --max-time 2 --http2 --cacert "$certs/ca.pem" -w ' %{http_version}' \
-				--resolve "bench.test:$port:127.0.0.1" "https://bench.test:$port/hello" 2>/dev/null) || true
-			if [ "$got" = "hello"$'\n'" 2" ]; then
-				H2_NGINX_PORT=$port
-				return 0
-			fi
-			if [ -n "$got" ]; then
-				echo "bench: h2: nginx answered /hello without HTTP/2 (curl: '$got')" >&2
-				return 1
-			fi
-			sleep 0.1
-		done
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-		unset 'pids[-1]' # gone: cleanup must not signal a reused pid
-		if ! grep -qs 'Address already in use' "$prefix/error.log" "$prefix/stdout"; then
-			break
-		fi
-	done
-	echo "bench: h2: nginx did not start from $prefix; its log:" >&2
-	sed 's/^/  /' "$prefix/error.log" "$prefix/stdout" | head -n 20 >&2
+	if [ -n "$got" ]; then
+		echo "bench: h2: nginx answered /hello without HTTP/2 (curl: '$got')" >&2
+		return 2
+	fi
 	return 1
 }
 
@@ -318,7 +259,10 @@ h2_bench() {
 	mkdir -p "$h2_dir/certs" "$h2_dir/nginx/html" "$h2_dir/nginx/tmp"
 	"$PASSAVANT_TOOLS/pv-certs" "$h2_dir/certs" bench.test >/dev/null || die "h2: pv-certs failed"
 	printf 'hello\n' >"$h2_dir/nginx/html/hello"
-	h2_nginx "$h2_dir/nginx" "$h2_dir/certs" "$affinity" || die "h2: nginx failed (see above)"
+	local h2_cert_dir="$h2_dir/certs"
+	nginx_start h2 "$h2_dir/nginx" "$h2_cert_dir" "$affinity" "ssl http2" \
+		"		ssl_protocols TLSv1.2 TLSv1.3;" h2_ready || die "h2: nginx failed (see above)"
+	local H2_NGINX_PORT=$NGINX_PORT
 	local h2_url="https://bench.test:$H2_NGINX_PORT/hello"
 	printf '127.0.0.1 localhost\n127.0.0.1 bench.test\n' >"$h2_dir/hosts"
 	cat >"$h2_dir/policy.yaml" <<EOP

@@ -62,76 +62,10 @@ peer_wanted() {
 	return 1
 }
 
-# peer_nginx PREFIX AFFINITY: starts nginx from PREFIX (html/ already
-# there) on a free port; sets PEER_NGINX_ADDR. A port taken by someone else
-# is retried with another one; any other failure ends the bench.
-PEER_NGINX_ADDR=
-peer_nginx() {
-	local prefix=$1 affinity=$2 port pid user=""
-	if [ "$(id -u)" = 0 ]; then
-		# Workers would otherwise run as nobody, who cannot read $tmp.
-		user="user $(id -un) $(id -gn);"
-	fi
-	for _ in 1 2 3 4 5; do
-		port=$((20000 + RANDOM % 40000))
-		cat >"$prefix/nginx.conf" <<EOF
-# written by tests/bench/bench-peer.sh
-$user
-worker_processes 1;
-${affinity:+worker_cpu_affinity $affinity;}
-worker_rlimit_nofile 8192;
-pid $prefix/nginx.pid;
-error_log $prefix/error.log warn;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $prefix/tmp/body;
-	proxy_temp_path $prefix/tmp/proxy;
-	fastcgi_temp_path $prefix/tmp/fastcgi;
-	uwsgi_temp_path $prefix/tmp/uwsgi;
-	scgi_temp_path $prefix/tmp/scgi;
-	default_type application/octet-stream;
-	keepalive_requests 1000000000;
-	keepalive_timeout 600s;
-	server {
-		listen 127.0.0.1:$port ssl;
-		ssl_certificate $tmp/certs/server.pem;
-		ssl_certificate_key $tmp/certs/server.key;
-		ssl_session_cache off;
-		ssl_session_tickets off;
-		root $prefix/html;
-		location = /auth {
-			if (\$http_authorization != "Bearer $PEER_TOKEN") { return 403; }
-		}
-	}
-}
-EOF
-		: >"$prefix/error.log"
-		"${pin_other[@]}" nginx -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log" \
-			-g 'daemon off;' >"$prefix/stdout" 2>&1 &
-		pid=$!
-		pids+=("$pid")
-		for _ in $(seq 100); do
-			if ! kill -0 "$pid" 2>/dev/null; then
-				break
-			fi
-			if [ "$(curl -s --max-time 2 --cacert "$tmp/certs/ca.pem" \
-				"https://127.0.0.1:$port/hello" 2>/dev/null)" = hello ]; then
-				PEER_NGINX_ADDR=127.0.0.1:$port
-				return 0
-			fi
-			sleep 0.1
-		done
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-		unset 'pids[-1]' # gone: cleanup must not signal a reused pid
-		if ! grep -qs 'Address already in use' "$prefix/error.log" "$prefix/stdout"; then
-			break
-		fi
-	done
-	echo "bench: peer: nginx did not start from $prefix; its log:" >&2
-	sed 's/^/  /' "$prefix/error.log" "$prefix/stdout" | head -n 20 >&2
-	return 1
+# peer_ready PORT: nginx_start()'s check: /hello over TLS, verified with
+# the test CA.
+peer_ready() {
+	[ "$(curl -s --max-time 2 --cacert "$tmp/certs/ca.pem" "https://127.0.0.1:$1/hello" 2>/dev/null)" = hello ]
 }
 
 # peer_lat DIRECT... -- PROXIED...: "; p50 +A us, p99 +B us over direct",
@@ -236,8 +170,12 @@ peer_bench() {
 	head -c 67108864 /dev/urandom >"$prefix/html/64m.bin" || die "peer: cannot write $prefix/html/64m.bin"
 	# The credential the masking proxy hides (random, this run only).
 	PEER_TOKEN="ghp_$(openssl rand -hex 18)" || die "peer: openssl rand failed"
-	peer_nginx "$prefix" "$affinity" || die "peer: nginx failed (see above)"
-	local HTTPS_ADDR=$PEER_NGINX_ADDR
+	# /auth answers 403 to anything but the real value (the masking check).
+	nginx_start peer "$prefix" "$tmp/certs" "$affinity" ssl \
+		"		location = /auth {
+			if (\$http_authorization != \"Bearer $PEER_TOKEN\") { return 403; }
+		}" peer_ready || die "peer: nginx failed (see above)"
+	local HTTPS_ADDR=127.0.0.1:$NGINX_PORT
 	start_bg peer-sink "${pin_other[@]}" "$PASSAVANT_TOOLS/pv-upstream" --listen 127.0.0.1:0 \
 		--tls "$tmp/certs" || die "peer: pv-upstream (/sink) failed"
 	local sink_addr=$ADDR

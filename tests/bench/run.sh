@@ -121,6 +121,85 @@ start_bg() {
 	return 1
 }
 
+# nginx_start NAME PREFIX CERTS AFFINITY LISTEN EXTRA READY: the upstream
+# nginx of the peer and HTTP/2 rows (the Debian package's binary, ONE
+# worker, worker_cpu_affinity AFFINITY ("" for none), under
+# ${pin_other[@]}), from PREFIX (html/ and tmp/ there) with its own
+# nginx.conf: TLS with CERTS/server.pem, keep-alive without a request
+# limit, no session cache or tickets, no access log; "listen
+# 127.0.0.1:PORT LISTEN;" and the server lines EXTRA. READY PORT says
+# whether it serves: 0 yes, 1 not yet, 2 wrongly (it says why). Sets
+# NGINX_PORT. A port taken by someone else is retried with another one;
+# any other failure returns 1 after showing nginx's log.
+NGINX_PORT=
+nginx_start() {
+	local name=$1 prefix=$2 certs=$3 affinity=$4 listen=$5 extra=$6 ready=$7 port pid user="" st
+	if [ "$(id -u)" = 0 ]; then
+		# Workers would otherwise run as nobody, who cannot read $tmp.
+		user="user $(id -un) $(id -gn);"
+	fi
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		cat >"$prefix/nginx.conf" <<EOF
+# written by tests/bench/run.sh for the $name rows
+$user
+worker_processes 1;
+${affinity:+worker_cpu_affinity $affinity;}
+worker_rlimit_nofile 8192;
+pid $prefix/nginx.pid;
+error_log $prefix/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $prefix/tmp/body;
+	proxy_temp_path $prefix/tmp/proxy;
+	fastcgi_temp_path $prefix/tmp/fastcgi;
+	uwsgi_temp_path $prefix/tmp/uwsgi;
+	scgi_temp_path $prefix/tmp/scgi;
+	default_type application/octet-stream;
+	keepalive_requests 1000000000;
+	keepalive_timeout 600s;
+	server {
+		listen 127.0.0.1:$port $listen;
+		ssl_certificate $certs/server.pem;
+		ssl_certificate_key $certs/server.key;
+		ssl_session_cache off;
+		ssl_session_tickets off;
+		root $prefix/html;
+$extra
+	}
+}
+EOF
+		: >"$prefix/error.log"
+		"${pin_other[@]}" nginx -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log" \
+			-g 'daemon off;' >"$prefix/stdout" 2>&1 &
+		pid=$!
+		pids+=("$pid")
+		for _ in $(seq 100); do
+			if ! kill -0 "$pid" 2>/dev/null; then
+				break
+			fi
+			st=0
+			"$ready" "$port" || st=$?
+			if [ "$st" = 0 ]; then
+				NGINX_PORT=$port
+				return 0
+			fi
+			[ "$st" = 2 ] && return 1
+			sleep 0.1
+		done
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		unset 'pids[-1]' # gone: cleanup must not signal a reused pid
+		if ! grep -qs 'Address already in use' "$prefix/error.log" "$prefix/stdout"; then
+			break
+		fi
+	done
+	echo "bench: $name: nginx did not start from $prefix; its log:" >&2
+	sed 's/^/  /' "$prefix/error.log" "$prefix/stdout" | head -n 20 >&2
+	return 1
+}
+
 # ---------------------------------------------------------------- fixtures
 mkdir -p "$tmp/certs"
 "$PASSAVANT_TOOLS/pv-certs" "$tmp/certs" 127.0.0.1 localhost || die "pv-certs failed"
