@@ -236,17 +236,7 @@ h2_row() {
 h2_bench() {
 	h2_wanted || return 0
 	local pin_proxy=() pin_other=() affinity=""
-	if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-		pin_proxy=(taskset -c 0)
-		pin_other=(taskset -c 1)
-		affinity=10 # nginx's mask, CPU 1
-	elif [ "$MODE" = h2 ]; then
-		die "h2: needs taskset and 2 CPUs (proxy on CPU 0, h2load and nginx on CPU 1)"
-	else
-		echo "bench: h2: skipped: needs taskset and 2 CPUs (proxy on CPU 0," \
-			"h2load and nginx on CPU 1)" >&2
-		return 0
-	fi
+	bench_pin h2 h2load || return 0
 	command -v h2load >/dev/null || die "h2: no h2load; 'make bench-deps' (root) installs nghttp2-client"
 	command -v nginx >/dev/null || die "h2: no nginx; 'make bench-deps' (root) installs nginx-light"
 	command -v curl >/dev/null || die "h2: no curl; 'make deps' (root) installs it"

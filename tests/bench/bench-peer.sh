@@ -149,17 +149,7 @@ peer_keepalive() {
 peer_bench() {
 	peer_wanted || return 0
 	local pin_proxy=() pin_other=() affinity=""
-	if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-		pin_proxy=(taskset -c 0)
-		pin_other=(taskset -c 1)
-		affinity=10 # nginx's mask, CPU 1
-	elif [ "$MODE" = peer ]; then
-		die "peer: needs taskset and 2 CPUs (proxy on CPU 0, client and nginx on CPU 1)"
-	else
-		echo "bench: peer: skipped: needs taskset and 2 CPUs (proxy on CPU 0," \
-			"client and nginx on CPU 1)" >&2
-		return 0
-	fi
+	bench_pin peer client || return 0
 	command -v nginx >/dev/null || die "peer: no nginx; 'make bench-deps' (root) installs nginx-light"
 	command -v curl >/dev/null || die "peer: no curl; 'make deps' (root) installs it"
 

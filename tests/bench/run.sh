@@ -121,6 +121,22 @@ start_bg() {
 	return 1
 }
 
+# bench_pin NAME WHO: for rows that need the proxy on CPU 0 and WHO with
+# nginx on CPU 1, sets the caller's pin_proxy, pin_other and affinity
+# (nginx's CPU mask). Without taskset or a second CPU: ends the bench when
+# BENCH_MODE is NAME, else says the rows are skipped and returns 1.
+bench_pin() {
+	if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+		pin_proxy=(taskset -c 0)
+		pin_other=(taskset -c 1)
+		affinity=10
+		return 0
+	fi
+	[ "$MODE" = "$1" ] && die "$1: needs taskset and 2 CPUs (proxy on CPU 0, $2 and nginx on CPU 1)"
+	echo "bench: $1: skipped: needs taskset and 2 CPUs (proxy on CPU 0, $2 and nginx on CPU 1)" >&2
+	return 1
+}
+
 # nginx_start NAME PREFIX CERTS AFFINITY LISTEN EXTRA READY: the upstream
 # nginx of the peer and HTTP/2 rows (the Debian package's binary, ONE
 # worker, worker_cpu_affinity AFFINITY ("" for none), under

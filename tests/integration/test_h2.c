@@ -591,28 +591,6 @@ static bool tools_present(void)
 	return ok;
 }
 
-static int suite_init(void)
-{
-	if (ready)
-		return 0;
-	if (!tools_present())
-		return -1;
-	if (fixtures_up() < 0) {
-		fprintf(stderr, "h2: the fixtures could not be set up (the lines above say why)\n");
-		(void)test_px_stop(&px);
-		(void)stop_py(&h2up);
-		(void)stop_py(&grpcup);
-		(void)test_upstream_stop(&up11);
-		if (root != NULL)
-			test_rmtree(root);
-		free(root);
-		root = NULL;
-		return -1;
-	}
-	ready = true;
-	return 0;
-}
-
 static int suite_cleanup(void)
 {
 	int bad = 0;
@@ -628,6 +606,21 @@ static int suite_cleanup(void)
 	root = NULL;
 	ready = false;
 	return bad ? -1 : 0;
+}
+
+static int suite_init(void)
+{
+	if (ready)
+		return 0;
+	if (!tools_present())
+		return -1;
+	if (fixtures_up() < 0) {
+		fprintf(stderr, "h2: the fixtures could not be set up (the lines above say why)\n");
+		(void)suite_cleanup();
+		return -1;
+	}
+	ready = true;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

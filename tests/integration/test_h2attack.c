@@ -131,25 +131,6 @@ static int fixtures_up(void)
 	return test_px_start(&px, root, wrap, policy);
 }
 
-static int suite_init(void)
-{
-	if (ready)
-		return 0;
-	if (fixtures_up() < 0) {
-		fprintf(stderr, "h2attack: the fixtures could not be set up (the lines above say why)\n");
-		(void)test_px_stop(&px);
-		stop_up(&up);
-		stop_up(&lagup);
-		if (root != NULL)
-			test_rmtree(root);
-		free(root);
-		root = NULL;
-		return -1;
-	}
-	ready = true;
-	return 0;
-}
-
 static int suite_cleanup(void)
 {
 	int bad = 0;
@@ -164,6 +145,19 @@ static int suite_cleanup(void)
 	root = NULL;
 	ready = false;
 	return bad ? -1 : 0;
+}
+
+static int suite_init(void)
+{
+	if (ready)
+		return 0;
+	if (fixtures_up() < 0) {
+		fprintf(stderr, "h2attack: the fixtures could not be set up (the lines above say why)\n");
+		(void)suite_cleanup();
+		return -1;
+	}
+	ready = true;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
