@@ -119,17 +119,9 @@ void conn_set_state(conn_t *c, enum conn_state s)
 		log_debug("conn %s: %s -> %s", c->client.peer, state_name(c->state), state_name(s));
 	c->state = s;
 	if (s != CONN_READ_HEAD)
-		c->between_ms = 0;
+		timerclear(&c->between);
 }
 
-/* Milliseconds of conn_now()'s clock, never 0. */
-static int64_t mono_ms(void)
-{
-	struct timeval tv;
-
-	conn_now(&tv);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + 1;
-}
 
 static const char *mode_name(enum conn_mode m)
 {
@@ -193,7 +185,7 @@ void conn_arm_between(conn_t *c)
 	unsigned ms = c->idle_ms;
 
 	conn_touch(c);
-	c->between_ms = mono_ms();
+	c->between = c->last;
 	if (c->up.bev != NULL && c->up_keep_ms > 0 && c->up_keep_ms < ms)
 		ms = c->up_keep_ms;
 	conn_arm_timer(c, ms);
@@ -212,9 +204,9 @@ static bool release_idle_upstream(conn_t *c)
 {
 	int64_t idle;
 
-	if (c->between_ms == 0)
+	if (!timerisset(&c->between))
 		return false;
-	idle = mono_ms() - c->between_ms;
+	idle = conn_ms_since(&c->between);
 	if (idle < 0 || idle >= (int64_t)c->idle_ms)
 		return false;
 	if (c->up.bev != NULL) {

@@ -192,7 +192,7 @@ struct conn {
 	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
 	unsigned idle_ms;           /** idleTimeoutMs of our policy */
 	unsigned up_keep_ms;        /** upstreamKeepAliveMs of our policy (0: until idle_ms) */
-	int64_t between_ms;         /** READ_HEAD between requests: when that began (monotonic ms), else 0 */
+	struct timeval between;     /** READ_HEAD between requests: when that began (conn_now()), else cleared */
 	cmask_t *mask;              /** credential masking state, or NULL (none in this session) */
 	struct evbuffer *head_out;  /** the request head for the upstream, substituted, until sent */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
