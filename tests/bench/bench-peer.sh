@@ -41,9 +41,19 @@
 #                               --busy-poll-us 200 (polls 200 us after each
 #                               wake-up before sleeping: no wake-up of an
 #                               idle CPU 0 per hop; its core is busy)
+#     bare TLS relay (floor)    the same requests, in the same rounds,
+#                               through pv-tlsrelay on CPU 0: TLS
+#                               terminated on both sides with passavant's
+#                               settings, one SSL_read and one SSL_write
+#                               per record, nothing parsed, no event
+#                               library (tests/bench/pv-tlsrelay.c). What
+#                               OpenSSL 3.0 and the kernel cost for a
+#                               terminated hop here; proxy/floor is what
+#                               the proxy's own work leaves of it.
 #   new CONNECT+TLS c=8         one new connection (CONNECT, TLS) per
 #                               request, 8 at a time; proxy CPU per tunnel
 #   download / upload 64MiB     MB/s, one tunnel, 3 transfers per run
+#                               (these three rows also have a TLS floor)
 #   tunnels open x1000          proxy RSS per held terminated tunnel
 
 # --busy-poll-us of the third proxy of the c=1 row
@@ -94,7 +104,7 @@ peer_lat() {
 # peer_keepalive NAME CONC: kept-alive GET /auth, direct, through the plain
 # proxy and through the masking proxy, alternating in each round; two rows.
 peer_keepalive() {
-	local name=$1 conc=$2 t0 d p m b ds=() ps=() ms=() bs=() PROXY_PID
+	local name=$1 conc=$2 t0 d p m b f ds=() ps=() ms=() bs=() fs=() PROXY_PID
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]] && [[ "peer masked" != *"$ONLY"* ]]; then
 		return 0
 	fi
@@ -132,6 +142,13 @@ peer_keepalive() {
 				-H "Authorization: Bearer $PEER_TOKEN"
 			bs+=("$(with_cpu "$b" "$t0" rps)")
 		fi
+		if [ -n "$TLS_FLOOR_ADDR" ]; then
+			PROXY_PID=$TLS_FLOOR_PID
+			t0=$(proxy_ticks)
+			load f --url "$url" "${args[@]}" --proxy "$TLS_FLOOR_ADDR" --tls "$tmp/certs/ca.pem" \
+				-H "Authorization: Bearer $PEER_TOKEN"
+			fs+=("$(with_cpu "$f" "$t0" rps)")
+		fi
 	done
 	row "$name" rps "$(cpu_suffix "${ps[@]}")$(peer_lat "${ds[@]}" -- "${ps[@]}")" \
 		"${#ds[@]}" "${ds[@]}" "${ps[@]}"
@@ -143,6 +160,11 @@ peer_keepalive() {
 		row "  --busy-poll-us $PEER_POLL_US" rps \
 			"$(cpu_suffix "${bs[@]}")$(peer_lat "${ds[@]}" -- "${bs[@]}")" \
 			"${#ds[@]}" "${ds[@]}" "${bs[@]}"
+	fi
+	if [ "${#fs[@]}" -gt 0 ]; then
+		q=$(ratio_of rps "$(median rps "${fs[@]}")" "$(median rps "${ps[@]}")")
+		row "  bare TLS relay (floor)" rps "$(cpu_suffix "${fs[@]}"); proxy/floor ${q:-n/a}" \
+			"${#ds[@]}" "${ds[@]}" "${fs[@]}"
 	fi
 }
 
@@ -215,6 +237,15 @@ EOF
 	else
 		echo "bench: peer: the busy-polling proxy did not start: its row is left out" >&2
 	fi
+	# The floor: a bare TLS-terminating relay on the proxy's CPU.
+	local TLS_FLOOR_ADDR="" TLS_FLOOR_PID=""
+	if start_bg tls-floor "${pin_proxy[@]}" "$PASSAVANT_TOOLS/pv-tlsrelay" --listen 127.0.0.1:0 \
+		--certs "$tmp/certs"; then
+		TLS_FLOOR_ADDR=$ADDR
+		TLS_FLOOR_PID=${pids[-1]}
+	else
+		echo "bench: peer: pv-tlsrelay did not start: no TLS floor rows" >&2
+	fi
 	# scenario() and memory() read these
 	local PROXY_ADDR=$peer_plain_addr PROXY_PID=$peer_plain_pid PROXY_TRUST=$peer_plain_trust
 
@@ -226,9 +257,9 @@ EOF
 	print_header
 	peer_keepalive "peer kept-alive GET c=1" 1
 	peer_keepalive "peer kept-alive GET c=32" 32
-	scenario "peer new CONNECT+TLS c=8" https -c 8 --new-conn --path /hello
-	scenario "peer download 64MiB" https --download 67108864 -n 3 --path /64m.bin
-	HTTPS_ADDR=$sink_addr scenario "peer upload 64MiB (/sink)" https --upload 67108864 -n 3
+	scenario "peer new CONNECT+TLS c=8" https+floor -c 8 --new-conn --path /hello
+	scenario "peer download 64MiB" https+floor --download 67108864 -n 3 --path /64m.bin
+	HTTPS_ADDR=$sink_addr scenario "peer upload 64MiB (/sink)" https+floor --upload 67108864 -n 3
 	memory "peer tunnels open x1000" 1000 https
 }
 

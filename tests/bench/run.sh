@@ -6,15 +6,15 @@
 #
 # Environment:
 #   PASSAVANT_BIN    passavant binary (required; the GNUmakefile sets it)
-#   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs, pv-relay
-#                    (required)
+#   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs, pv-relay,
+#                    pv-tlsrelay (required)
 #   BENCH_SECS       seconds per measurement (default 3)
 #   BENCH_ROUNDS     direct and proxied measurements alternate this many
 #                    times per scenario; the median of each side is shown,
 #                    and the ratio is followed by the range of the rounds'
 #                    own ratios (the machine's noise)
 #                    (default 3; the machine is shared, one round is noisy)
-#   PIN=1            pin the proxy and pv-relay to CPU 0 (taskset -c 0), pv-load
+#   PIN=1            pin the proxy, pv-relay, pv-tlsrelay to CPU 0 (taskset -c 0), pv-load
 #                    and the upstreams to CPU 1; needs 2 CPUs and taskset
 #   BENCH_ONLY       only scenarios whose name contains this string
 #   BENCH_MODE       all (default): every scenario below and every
@@ -80,7 +80,7 @@ die() {
 	exit 1
 }
 
-for t in pv-upstream pv-load pv-certs pv-relay; do
+for t in pv-upstream pv-load pv-certs pv-relay pv-tlsrelay; do
 	[ -x "$PASSAVANT_TOOLS/$t" ] || die "missing $PASSAVANT_TOOLS/$t"
 done
 
@@ -412,10 +412,16 @@ cpu_suffix() {
 #   loses against direct is the cost of one more loopback hop on this
 #   machine, which no user-space proxy can avoid; proxy/relay is what is
 #   left for the proxy's own work.
+#   https+floor: https, and each round also measures pv-tlsrelay at
+#   $TLS_FLOOR_ADDR (pid $TLS_FLOOR_PID; a bare TLS-terminating relay: one
+#   SSL_read and one SSL_write per record, same TLS settings, nothing
+#   parsed), with its CPU per request: what OpenSSL and the kernel cost
+#   for a terminated hop; proxy/floor is what is left for the proxy.
 # Runs pv-load directly against the upstream, then through the proxy, and
 # prints one table row. --download/--upload rows compare MB/s, others req/s.
 scenario() {
 	local name=$1 scheme=$2 url direct proxied relayed metric=rps floor=0
+	local floor_args=() floor_name="  bare TCP relay (floor)" floor_pid=""
 	shift 2
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
 		return 0
@@ -427,16 +433,25 @@ scenario() {
 		proxy_args=(--proxy "$PROXY_ADDR")
 		if [ "$scheme" = http+floor ] && [ -n "$RELAY_ADDR" ]; then
 			floor=1
+			# the relay forwards bytes to the upstream: the request is
+			# the direct one, only the address differs
+			floor_args=(--url "http://$RELAY_ADDR/hello")
 		fi
 		;;
 	http-tunnel)
 		url="http://$HTTP_ADDR/hello"
 		proxy_args=(--proxy "$PROXY_ADDR" --connect-tunnel)
 		;;
-	https)
+	https | https+floor)
 		url="https://$HTTPS_ADDR/hello"
 		direct_args=(--tls "$tmp/certs/ca.pem")
 		proxy_args=(--proxy "$PROXY_ADDR" --tls "$PROXY_TRUST")
+		if [ "$scheme" = https+floor ] && [ -n "${TLS_FLOOR_ADDR:-}" ]; then
+			floor=1
+			floor_name="  bare TLS relay (floor)"
+			floor_pid=$TLS_FLOOR_PID
+			floor_args=(--url "$url" --proxy "$TLS_FLOOR_ADDR" --tls "$tmp/certs/ca.pem")
+		fi
 		;;
 	*) die "scenario $name: unknown scheme $scheme" ;;
 	esac
@@ -453,9 +468,10 @@ scenario() {
 		load direct --url "$url" "${time_args[@]}" "${direct_args[@]}" "$@"
 		ds+=("$direct")
 		if [ "$floor" = 1 ]; then
-			# the relay forwards bytes to the upstream: the request is
-			# the direct one, only the address differs
-			load relayed --url "http://$RELAY_ADDR/hello" "${time_args[@]}" "$@"
+			local t0f
+			t0f=$(PROXY_PID=$floor_pid proxy_ticks)
+			load relayed "${floor_args[@]}" "${time_args[@]}" "$@"
+			[ -z "$floor_pid" ] || relayed=$(PROXY_PID=$floor_pid with_cpu "$relayed" "$t0f" "$metric")
 			rs+=("$relayed")
 		fi
 		proxied=""
@@ -483,8 +499,8 @@ scenario() {
 	[ "$floor" = 1 ] || return 0
 	local pr
 	pr=$(ratio_of "$metric" "$(median "$metric" "${rs[@]}")" "$(median "$metric" "${ps[@]}")")
-	row "  bare TCP relay (floor)" "$metric" "${pr:+; proxy/relay $pr}" "${#ds[@]}" \
-		"${ds[@]}" "${rs[@]}"
+	row "$floor_name" "$metric" "$(cpu_suffix "${unit[@]}" "${rs[@]}")${pr:+; proxy/relay $pr}" \
+		"${#ds[@]}" "${ds[@]}" "${rs[@]}"
 }
 
 # memory NAME COUNT SCHEME: the proxy's resident memory per open connection.
