@@ -34,6 +34,9 @@
 #error "sockio.c was verified with libevent 2.1.12 only: see docs/notes-proxy-io.md"
 #endif
 
+/* The most plaintext one TLS record carries. */
+#define TLS_RECORD_BYTES 16384
+
 /* Moves n bytes from src to dst (chains are moved, not copies). */
 static int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
 {
@@ -61,6 +64,15 @@ int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 	}
 	if (n == 0)
 		return 0;
+	/* A TLS side's message of one record's size or less leaves as one
+	 * record: libevent calls SSL_write() once per chain, so a rewritten
+	 * head and the body behind it were two records (one SSL_write() and,
+	 * for the peer, one decryption more: about 8,000 instructions and 22
+	 * bytes). Joining them copies at most 16 KiB; larger writes, bulk
+	 * data, are moved as they are. */
+	if (s->ssl != NULL && n <= TLS_RECORD_BYTES && evbuffer_peek(src, (ev_ssize_t)n, NULL, NULL, 0) > 1 &&
+	    evbuffer_pullup(src, (ev_ssize_t)n) == NULL)
+		return -1;
 	if (sockio_move(src, out, n) < 0)
 		return -1;
 	/* TLS on a socket would write on the next EPOLLOUT only; a filter
@@ -110,7 +122,7 @@ void sockio_rearm_tls_write(struct conn_side *s)
 /* A whole TLS record's plaintext per SSL_read, so that records stay whole
  * on the other side; the reserve an idle side keeps is freed
  * (sockio_release_idle()). docs/notes-proxy-io.md: the measurements. */
-#define CONN_TLS_SINGLE_READ_BYTES 16384
+#define CONN_TLS_SINGLE_READ_BYTES TLS_RECORD_BYTES
 
 void sockio_tune_tls(struct bufferevent *bev)
 {
