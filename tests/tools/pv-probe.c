@@ -425,22 +425,36 @@ static void on_sig(int sig)
 	got_sig = sig;
 }
 
+/* The signals stay blocked until sigsuspend() unblocks them and waits in
+ * one step: one that came between a check of got_sig and pause() would be
+ * handled there and pause() would wait for ever (a test that hung under
+ * load). */
 static int do_sigwait(const char *file)
 {
 	struct sigaction sa;
+	sigset_t set, old;
 	int fd;
 
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, &old) < 0)
+		fail("sigprocmask");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sig;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0 ||
+	    sigaction(SIGHUP, &sa, NULL) < 0)
+		fail("sigaction");
 	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		fail("open ready file");
 	close(fd);
+	sigdelset(&old, SIGINT);
+	sigdelset(&old, SIGTERM);
+	sigdelset(&old, SIGHUP);
 	while (got_sig == 0)
-		pause();
+		(void)sigsuspend(&old);
 	_exit(100 + got_sig);
 }
 
