@@ -66,6 +66,8 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 		if (oom)
 			goto oom;
 	}
+	/* a masking session's requests may carry real values: never copied */
+	c->up.may_join = c->mask == NULL;
 	c->ex.mask_req_body = false;
 	c->ex.identity = c->mask != NULL && cmask_inject_host(c->mask, c->tgt.host, c->tgt.port);
 	if (http1_write_request_head(c->client.http, c->head_out, c->tgt.path, c->tgt.path_len,

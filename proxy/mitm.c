@@ -46,6 +46,8 @@ void conn_mitm_client(conn_t *c, bool h2)
 	}
 	c->client.bev = fb;
 	c->client.ssl = bufferevent_openssl_get_ssl(fb);
+	/* what goes to the client carries sentinels, never real values */
+	c->client.may_join = true;
 	bufferevent_setcb(fb, conn_client_read_cb, conn_client_write_cb, conn_client_event_cb, c);
 	c->client.held = true;
 	sockio_tune_tls(fb);

@@ -69,9 +69,10 @@ int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 	 * head and the body behind it were two records (one SSL_write() and,
 	 * for the peer, one decryption more: about 8,000 instructions and 22
 	 * bytes). Joining them copies at most 16 KiB; larger writes, bulk
-	 * data, are moved as they are. */
-	if (s->ssl != NULL && n <= TLS_RECORD_BYTES && evbuffer_peek(src, (ev_ssize_t)n, NULL, NULL, 0) > 1 &&
-	    evbuffer_pullup(src, (ev_ssize_t)n) == NULL)
+	 * data, are moved as they are. Not where real credential values may
+	 * go (may_join false): the chains a copy leaves are freed unwiped. */
+	if (s->ssl != NULL && s->may_join && n <= TLS_RECORD_BYTES &&
+	    evbuffer_peek(src, (ev_ssize_t)n, NULL, NULL, 0) > 1 && evbuffer_pullup(src, (ev_ssize_t)n) == NULL)
 		return -1;
 	if (sockio_move(src, out, n) < 0)
 		return -1;

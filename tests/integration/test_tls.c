@@ -533,6 +533,95 @@ static void test_slow_reader(void)
 	close(fd);
 }
 
+/* Application-data records the client received (TLS 1.3: every record
+ * after the handshake has the outer type 23). */
+static void count_records(int write_p, int version, int content_type, const void *buf, size_t len, SSL *ssl,
+			  void *arg)
+{
+	(void)version;
+	(void)ssl;
+	if (!write_p && content_type == SSL3_RT_HEADER && len >= 5 && ((const unsigned char *)buf)[0] == 23)
+		(*(int *)arg)++;
+}
+
+/* Reads one response with a Content-Length into buf; its body length, or
+ * -1. */
+static long read_one_response(SSL *ssl, char *buf, size_t cap)
+{
+	size_t have = 0;
+	long want = -1;
+	char *end, *cl;
+	int n;
+
+	for (;;) {
+		buf[have] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+		if (end != NULL && want < 0) {
+			cl = strcasestr(buf, "\r\nContent-Length:");
+			if (cl == NULL || cl > end)
+				return -1;
+			want = strtol(cl + 17, NULL, 10);
+		}
+		if (end != NULL && (long)(have - (size_t)(end + 4 - buf)) >= want)
+			return (long)(have - (size_t)(end + 4 - buf));
+		if (have + 1 >= cap)
+			return -1;
+		n = SSL_read(ssl, buf + have, (int)(cap - 1 - have));
+		if (n <= 0)
+			return -1;
+		have += (size_t)n;
+	}
+}
+
+/*
+ * A small response is one TLS record to the client: the head the proxy
+ * rewrote and the body behind it leave together (sockio_send()), not one
+ * record each; on the same kept-alive tunnel a body larger than a record
+ * still arrives whole, in several.
+ */
+static void test_small_response_one_record(void)
+{
+	static char buf[65536];
+	SSL_CTX *ctx;
+	SSL *ssl;
+	char req[256], *resp;
+	int fd, n, i, records = 0;
+
+	fd = test_tcp_connect(px_main.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+	CU_ASSERT_FATAL(test_send_all(fd, req, (size_t)n) == 0);
+	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+	CU_ASSERT_FATAL(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	free(resp);
+	ctx = SSL_CTX_new(TLS_client_method());
+	CU_ASSERT_FATAL(ctx != NULL);
+	CU_ASSERT_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_FATAL(ssl != NULL && SSL_set_fd(ssl, fd) == 1);
+	SSL_set_msg_callback(ssl, count_records);
+	SSL_set_msg_callback_arg(ssl, &records);
+	CU_ASSERT_FATAL(SSL_connect(ssl) == 1);
+	for (i = 0; i < 3; i++) {
+		records = 0;
+		n = snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
+		CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
+		CU_ASSERT(read_one_response(ssl, buf, sizeof(buf)) == 6);
+		CU_ASSERT(strncmp(buf, "HTTP/1.1 200", 12) == 0 && strstr(buf, "\r\n\r\nhello\n") != NULL);
+		if (records != 1)
+			fprintf(stderr, "\n    response %d of /hello came in %d records\n", i + 1, records);
+		CU_ASSERT(records == 1);
+	}
+	records = 0;
+	n = snprintf(req, sizeof(req), "GET /bytes/40000 HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
+	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
+	CU_ASSERT(read_one_response(ssl, buf, sizeof(buf)) == 40000);
+	CU_ASSERT(records >= 3);
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	close(fd);
+}
+
 /* ------------------------------------------------------------------ */
 /* tls_clients                                                         */
 /* ------------------------------------------------------------------ */
@@ -1134,6 +1223,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "audit: a failed client handshake is one line", test_audit_failed_handshake);
 	test_add(s, "stalled 1 GiB download inside TLS keeps RSS bounded", test_slow_reader);
 	test_add(s, "slow reader: bodies arrive whole on a kept-alive tunnel (read-ahead)", test_slow_reader_bodies_whole);
+	test_add(s, "a small response is one TLS record, a large one arrives whole", test_small_response_one_record);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
 	test_add(s, "TLS: Finished and a request in one read after a split ClientHello", test_edge_split_hello);
