@@ -135,16 +135,20 @@ void cmask_free(cmask_t *m)
 	free(m);
 }
 
+/* In place, chain by chain: a pullup would copy the bytes into a new
+ * chain and free the old ones unwiped. */
 void cmask_wipe_drain(struct evbuffer *b)
 {
-	size_t n = evbuffer_get_length(b);
-	unsigned char *p;
+	struct evbuffer_iovec v;
 
-	if (n == 0)
-		return;
-	if ((p = evbuffer_pullup(b, -1)) != NULL)
-		explicit_bzero(p, n);
-	(void)evbuffer_drain(b, n);
+	while (evbuffer_get_length(b) > 0) {
+		if (evbuffer_peek(b, -1, NULL, &v, 1) < 1 || v.iov_len == 0) {
+			(void)evbuffer_drain(b, evbuffer_get_length(b));
+			return;
+		}
+		explicit_bzero(v.iov_base, v.iov_len);
+		(void)evbuffer_drain(b, v.iov_len);
+	}
 }
 
 void cmask_begin_request(cmask_t *m)

@@ -46,7 +46,9 @@ void conn_mitm_client(conn_t *c, bool h2)
 	}
 	c->client.bev = fb;
 	c->client.ssl = bufferevent_openssl_get_ssl(fb);
-	/* what goes to the client carries sentinels, never real values */
+	/* what goes to the client is remasked (real values only in the
+	 * corner cases of docs/masking.md "Held bytes", whose chains
+	 * libevent frees unwiped after sending anyway) */
 	c->client.may_join = true;
 	bufferevent_setcb(fb, conn_client_read_cb, conn_client_write_cb, conn_client_event_cb, c);
 	c->client.held = true;

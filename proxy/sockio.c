@@ -70,7 +70,9 @@ int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 	 * for the peer, one decryption more: about 8,000 instructions and 22
 	 * bytes). Joining them copies at most 16 KiB; larger writes, bulk
 	 * data, are moved as they are. Not where real credential values may
-	 * go (may_join false): the chains a copy leaves are freed unwiped. */
+	 * go (may_join false): the chains a copy leaves are freed unwiped.
+	 * (evbuffer_pullup() may write into the first chain's free space:
+	 * the proxy makes no reference or multicast chains.) */
 	if (s->ssl != NULL && s->may_join && n <= TLS_RECORD_BYTES &&
 	    evbuffer_peek(src, (ev_ssize_t)n, NULL, NULL, 0) > 1 && evbuffer_pullup(src, (ev_ssize_t)n) == NULL)
 		return -1;

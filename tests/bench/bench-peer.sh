@@ -163,7 +163,8 @@ peer_keepalive() {
 	fi
 	if [ "${#fs[@]}" -gt 0 ]; then
 		q=$(ratio_of rps "$(median rps "${fs[@]}")" "$(median rps "${ps[@]}")")
-		row "  bare TLS relay (floor)" rps "$(cpu_suffix "${fs[@]}"); proxy/floor ${q:-n/a}" \
+		row "  bare TLS relay (floor)" rps \
+			"$(cpu_suffix "${fs[@]}" | sed 's/^; proxy CPU/; floor CPU/'); proxy/floor ${q:-n/a}" \
 			"${#ds[@]}" "${ds[@]}" "${fs[@]}"
 	fi
 }

@@ -421,7 +421,7 @@ cpu_suffix() {
 # prints one table row. --download/--upload rows compare MB/s, others req/s.
 scenario() {
 	local name=$1 scheme=$2 url direct proxied relayed metric=rps floor=0
-	local floor_args=() floor_name="  bare TCP relay (floor)" floor_pid=""
+	local floor_args=() floor_name="  bare TCP relay (floor)" floor_pid="" floor_vs=proxy/relay
 	shift 2
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
 		return 0
@@ -449,6 +449,7 @@ scenario() {
 		if [ "$scheme" = https+floor ] && [ -n "${TLS_FLOOR_ADDR:-}" ]; then
 			floor=1
 			floor_name="  bare TLS relay (floor)"
+			floor_vs=proxy/floor
 			floor_pid=$TLS_FLOOR_PID
 			floor_args=(--url "$url" --proxy "$TLS_FLOOR_ADDR" --tls "$tmp/certs/ca.pem")
 		fi
@@ -499,7 +500,7 @@ scenario() {
 	[ "$floor" = 1 ] || return 0
 	local pr
 	pr=$(ratio_of "$metric" "$(median "$metric" "${rs[@]}")" "$(median "$metric" "${ps[@]}")")
-	row "$floor_name" "$metric" "$(cpu_suffix "${unit[@]}" "${rs[@]}")${pr:+; proxy/relay $pr}" \
+	row "$floor_name" "$metric" "$(cpu_suffix "${unit[@]}" "${rs[@]}" | sed 's/^; proxy CPU/; floor CPU/')${pr:+; $floor_vs $pr}" \
 		"${#ds[@]}" "${ds[@]}" "${rs[@]}"
 }
 
