@@ -16,7 +16,6 @@
  * stops reading the other side until it is out (back-pressure), so memory
  * stays bounded.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -30,6 +29,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tests/support/net.h"
 #include "tests/support/proc.h"
 
 #define RELAY_CHUNK 65536
@@ -168,31 +168,15 @@ static void accept_one(int ep, int ls, const struct sockaddr_storage *to, sockle
 		pair_free(p);
 }
 
-/* "listening on HOST:PORT" for the bound address a. */
-static int print_listening(const struct sockaddr_storage *a)
-{
-	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
-	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
-	char shown[INET6_ADDRSTRLEN];
-	bool v6 = a->ss_family == AF_INET6;
-
-	if (inet_ntop(a->ss_family, v6 ? (const void *)&a6->sin6_addr : (const void *)&a4->sin_addr,
-		      shown, sizeof(shown)) == NULL)
-		return -1;
-	printf(v6 ? "listening on [%s]:%u\n" : "listening on %s:%u\n", shown,
-	       (unsigned)ntohs(v6 ? a6->sin6_port : a4->sin_port));
-	return fflush(stdout) == 0 ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
-	struct sockaddr_storage at, to;
-	socklen_t alen, tolen, bound = sizeof(struct sockaddr_storage);
+	struct sockaddr_storage to;
+	socklen_t tolen;
 	struct side listener = { .fd = -1 };
 	struct epoll_event evs[RELAY_EVENTS], ev;
 	static char buf[RELAY_CHUNK];
 	const char *listen_s = NULL, *to_s = NULL;
-	int one = 1, ep, i;
+	int ep, i;
 
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--listen") == 0)
@@ -202,30 +186,21 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (i != argc || listen_s == NULL || to_s == NULL ||
-	    test_parse_sockaddr(listen_s, true, &at, &alen) < 0 ||
-	    test_parse_sockaddr(to_s, false, &to, &tolen) < 0) {
+	if (i != argc || listen_s == NULL || to_s == NULL || test_parse_sockaddr(to_s, false, &to, &tolen) < 0) {
 		fprintf(stderr, "usage: pv-relay --listen IP:PORT --to IP:PORT ([IPV6]:PORT)\n");
 		return 2;
 	}
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		return 1;
-	listener.fd = socket(at.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (listener.fd < 0 ||
-	    setsockopt(listener.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(listener.fd, (struct sockaddr *)&at, alen) < 0 || listen(listener.fd, 1024) < 0 ||
-	    getsockname(listener.fd, (struct sockaddr *)&at, &bound) < 0) {
-		fprintf(stderr, "pv-relay: cannot listen on %s: %s\n", listen_s, strerror(errno));
+	listener.fd = test_listen(listen_s, "pv-relay");
+	if (listener.fd < 0)
 		return 1;
-	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &listener };
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, listener.fd, &ev) < 0) {
 		fprintf(stderr, "pv-relay: epoll: %s\n", strerror(errno));
 		return 1;
 	}
-	if (print_listening(&at) < 0)
-		return 1;
 	for (;;) {
 		int n = epoll_wait(ep, evs, RELAY_EVENTS, -1);
 		struct pair *dead = NULL;

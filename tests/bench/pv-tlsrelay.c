@@ -27,7 +27,6 @@
  * head in the same read are not kept. Either side's end or error closes
  * both at once (what is parked is dropped): no half-close.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -45,6 +44,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "tests/support/net.h"
 #include "tests/support/proc.h"
 
 #define TR_RECORD 16384
@@ -347,22 +347,6 @@ static void accept_one(struct relay *r, int ls)
 	}
 }
 
-/* "listening on HOST:PORT" for the bound address a. */
-static int print_listening(const struct sockaddr_storage *a)
-{
-	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
-	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
-	char shown[INET6_ADDRSTRLEN];
-	bool v6 = a->ss_family == AF_INET6;
-
-	if (inet_ntop(a->ss_family, v6 ? (const void *)&a6->sin6_addr : (const void *)&a4->sin_addr,
-		      shown, sizeof(shown)) == NULL)
-		return -1;
-	printf(v6 ? "listening on [%s]:%u\n" : "listening on %s:%u\n", shown,
-	       (unsigned)ntohs(v6 ? a6->sin6_port : a4->sin_port));
-	return fflush(stdout) == 0 ? 0 : -1;
-}
-
 /* Both contexts with passavant's TLS settings; 0 or -1 (printed). */
 static int contexts(struct relay *r, const char *dir)
 {
@@ -409,12 +393,10 @@ static int contexts(struct relay *r, const char *dir)
 int main(int argc, char **argv)
 {
 	static struct relay r;
-	struct sockaddr_storage at;
-	socklen_t alen, bound = sizeof(struct sockaddr_storage);
 	struct side listener = { .fd = -1 };
 	struct epoll_event evs[TR_EVENTS], ev;
 	const char *listen_s = NULL, *certs = NULL;
-	int one = 1, i;
+	int i;
 
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--listen") == 0)
@@ -424,29 +406,21 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (i != argc || listen_s == NULL || certs == NULL ||
-	    test_parse_sockaddr(listen_s, true, &at, &alen) < 0) {
+	if (i != argc || listen_s == NULL || certs == NULL) {
 		fprintf(stderr, "usage: pv-tlsrelay --listen IP:PORT --certs DIR\n");
 		return 2;
 	}
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR || contexts(&r, certs) < 0)
 		return 1;
-	listener.fd = socket(at.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (listener.fd < 0 ||
-	    setsockopt(listener.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(listener.fd, (struct sockaddr *)&at, alen) < 0 || listen(listener.fd, 1024) < 0 ||
-	    getsockname(listener.fd, (struct sockaddr *)&at, &bound) < 0) {
-		fprintf(stderr, "pv-tlsrelay: cannot listen on %s: %s\n", listen_s, strerror(errno));
+	listener.fd = test_listen(listen_s, "pv-tlsrelay");
+	if (listener.fd < 0)
 		return 1;
-	}
 	r.ep = epoll_create1(EPOLL_CLOEXEC);
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &listener };
 	if (r.ep < 0 || epoll_ctl(r.ep, EPOLL_CTL_ADD, listener.fd, &ev) < 0) {
 		fprintf(stderr, "pv-tlsrelay: epoll: %s\n", strerror(errno));
 		return 1;
 	}
-	if (print_listening(&at) < 0)
-		return 1;
 	for (;;) {
 		int n = epoll_wait(r.ep, evs, TR_EVENTS, -1);
 

@@ -492,25 +492,37 @@ static void test_audit_failed_handshake(void)
 
 /* A client that asks for 1 GiB inside TLS and stops reading: the proxy's
  * memory stays bounded (back-pressure through both TLS layers). */
+/* A CONNECT tunnel to up through px_main, answered 200, and a TLS client
+ * of ctx on it, not yet connected; *fd gets the socket. */
+static SSL *tunnel_ssl(SSL_CTX *ctx, int *fd)
+{
+	char req[256], *resp;
+	SSL *ssl;
+	int n;
+
+	*fd = test_tcp_connect(px_main.addr, 5000);
+	CU_ASSERT_FATAL(*fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+	CU_ASSERT_FATAL(test_send_all(*fd, req, (size_t)n) == 0);
+	resp = test_recv_until(*fd, "\r\n\r\n", 5000, NULL, NULL);
+	CU_ASSERT_FATAL(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	free(resp);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_FATAL(ssl != NULL && SSL_set_fd(ssl, *fd) == 1);
+	return ssl;
+}
+
 static void test_slow_reader(void)
 {
 	SSL_CTX *ctx;
 	SSL *ssl;
-	char req[256], buf[4096], *resp;
+	char req[256], buf[4096];
 	long before, after;
 	int fd, n;
 
-	fd = test_tcp_connect(px_main.addr, 5000);
-	CU_ASSERT_FATAL(fd >= 0);
-	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
-	CU_ASSERT_FATAL(test_send_all(fd, req, (size_t)n) == 0);
-	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
-	CU_ASSERT_FATAL(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
-	free(resp);
 	ctx = SSL_CTX_new(TLS_client_method());
 	CU_ASSERT_FATAL(ctx != NULL);
-	ssl = SSL_new(ctx);
-	CU_ASSERT_FATAL(ssl != NULL && SSL_set_fd(ssl, fd) == 1);
+	ssl = tunnel_ssl(ctx, &fd);
 	CU_ASSERT_FATAL(SSL_connect(ssl) == 1);
 	n = snprintf(req, sizeof(req), "GET /bytes/1073741824 HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
 	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
@@ -584,21 +596,13 @@ static void test_small_response_one_record(void)
 	static char buf[65536];
 	SSL_CTX *ctx;
 	SSL *ssl;
-	char req[256], *resp;
+	char req[256];
 	int fd, n, i, records = 0;
 
-	fd = test_tcp_connect(px_main.addr, 5000);
-	CU_ASSERT_FATAL(fd >= 0);
-	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
-	CU_ASSERT_FATAL(test_send_all(fd, req, (size_t)n) == 0);
-	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
-	CU_ASSERT_FATAL(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
-	free(resp);
 	ctx = SSL_CTX_new(TLS_client_method());
 	CU_ASSERT_FATAL(ctx != NULL);
 	CU_ASSERT_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1);
-	ssl = SSL_new(ctx);
-	CU_ASSERT_FATAL(ssl != NULL && SSL_set_fd(ssl, fd) == 1);
+	ssl = tunnel_ssl(ctx, &fd);
 	SSL_set_msg_callback(ssl, count_records);
 	SSL_set_msg_callback_arg(ssl, &records);
 	CU_ASSERT_FATAL(SSL_connect(ssl) == 1);

@@ -1,5 +1,5 @@
 /*
- * net.c - raw TCP client helpers (net.h).
+ * net.c - raw TCP client helpers and the bench relays' listener (net.h).
  */
 #include "tests/support/net.h"
 
@@ -144,4 +144,40 @@ char *test_recv_until(int fd, const char *stop, int timeout_ms, size_t *len, boo
 	if (len != NULL)
 		*len = n;
 	return buf;
+}
+
+int test_listen(const char *spec, const char *who)
+{
+	struct sockaddr_storage at;
+	socklen_t alen, bound = sizeof(at);
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)&at;
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&at;
+	char shown[INET6_ADDRSTRLEN];
+	int one = 1, fd;
+	bool v6;
+
+	if (test_parse_sockaddr(spec, true, &at, &alen) < 0) {
+		fprintf(stderr, "%s: cannot listen on %s: not IP:PORT or [IPV6]:PORT\n", who, spec);
+		return -1;
+	}
+	fd = socket(at.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&at, alen) < 0 || listen(fd, 1024) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&at, &bound) < 0) {
+		fprintf(stderr, "%s: cannot listen on %s: %s\n", who, spec, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	v6 = at.ss_family == AF_INET6;
+	if (inet_ntop(at.ss_family, v6 ? (const void *)&a6->sin6_addr : (const void *)&a4->sin_addr, shown,
+		      sizeof(shown)) == NULL ||
+	    printf(v6 ? "listening on [%s]:%u\n" : "listening on %s:%u\n", shown,
+		   (unsigned)ntohs(v6 ? a6->sin6_port : a4->sin_port)) < 0 ||
+	    fflush(stdout) != 0) {
+		fprintf(stderr, "%s: cannot print the address it listens on\n", who);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -26,4 +26,13 @@ int test_send_all(int fd, const void *buf, size_t len);
  */
 char *test_recv_until(int fd, const char *stop, int timeout_ms, size_t *len, bool *eof);
 
+/*
+ * For the bench's relays: a non-blocking listening socket on "IP:PORT" or
+ * "[V6]:PORT" (port 0: any free one), SO_REUSEADDR, backlog 1024; prints
+ * "listening on HOST:PORT" (the port bound) on stdout and flushes it.
+ * Returns the fd, or -1 with "WHO: cannot listen on SPEC: reason" on
+ * stderr.
+ */
+int test_listen(const char *spec, const char *who);
+
 #endif
