@@ -73,7 +73,7 @@ struct proxy {
 	struct event *accept_pause;     /* re-enables the listener after EMFILE */
 	struct event *settle;           /* returns freed heap pages once accepting settles */
 	bool churned;                   /* an accept, close or TLS handshake end since the last trim */
-	struct timeval last_churn;      /* the last of them (loop time) */
+	int64_t last_churn_us;          /* the last of them (mono_us(): a wall-clock step moves no trim) */
 	struct conn *conns;             /* registry of this loop's live connections */
 	int inbox_fd;                   /* eventfd: handoffs or a stop request wait; -1: none */
 	struct event *inbox;            /* reads inbox_fd */
@@ -342,11 +342,21 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 #define PROXY_TRIM_MS 100
 #define PROXY_SETTLE_MS 1000
 
+/* Microseconds of the monotonic clock. */
+static int64_t mono_us(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
+		return 0;
+	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
 static void settle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	proxy_t *px = arg;
-	struct timeval now, since, left, trim = {0, PROXY_TRIM_MS * 1000},
-					 settle = {PROXY_SETTLE_MS / 1000, (PROXY_SETTLE_MS % 1000) * 1000};
+	struct timeval left, trim = {0, PROXY_TRIM_MS * 1000};
+	int64_t since;
 
 	(void)fd;
 	(void)what;
@@ -357,15 +367,15 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 		(void)event_add(px->settle, &trim);
 		return;
 	}
-	if (event_base_gettimeofday_cached(px->base, &now) == 0) {
-		timersub(&now, &px->last_churn, &since);
-		if (timercmp(&since, &settle, <)) {
-			/* Quiet since the last trim: the settling one comes
-			 * PROXY_SETTLE_MS after the last churn. */
-			timersub(&settle, &since, &left);
-			(void)event_add(px->settle, &left);
-			return;
-		}
+	since = mono_us() - px->last_churn_us;
+	if (since >= 0 && since < (int64_t)PROXY_SETTLE_MS * 1000) {
+		/* Quiet since the last trim: the settling one comes
+		 * PROXY_SETTLE_MS after the last churn. */
+		since = (int64_t)PROXY_SETTLE_MS * 1000 - since;
+		left.tv_sec = (time_t)(since / 1000000);
+		left.tv_usec = (suseconds_t)(since % 1000000);
+		(void)event_add(px->settle, &left);
+		return;
 	}
 	(void)malloc_trim(0);
 }
@@ -447,7 +457,7 @@ void proxy_note_churn(proxy_t *px)
 	if (px->settle == NULL)
 		return;
 	px->churned = true;
-	(void)event_base_gettimeofday_cached(px->base, &px->last_churn);
+	px->last_churn_us = mono_us();
 	if (!evtimer_pending(px->settle, NULL))
 		(void)event_add(px->settle, &tv);
 }
@@ -934,16 +944,6 @@ int proxy_set_busy_poll(proxy_t *px, unsigned us)
 static bool loop_ended(proxy_t *l)
 {
 	return event_base_got_break(l->base) || event_base_got_exit(l->base);
-}
-
-/* Microseconds of the monotonic clock. */
-static int64_t mono_us(void)
-{
-	struct timespec t;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
-		return 0;
-	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
 /*
