@@ -150,7 +150,8 @@ struct conn_side {
 	bool held;                /** TLS: read since its buffers were last released (sockio_release_idle()) */
 	bool may_join;            /** TLS: a small write may be copied into one record (sockio_send()); never
 	                           *  where real credential values go (the upstream of a masking session:
-	                           *  the copied chains would be freed unwiped) */
+	                           *  the copied chains would be freed unwiped). Upstream: set by
+	                           *  conn_prepare_request() for each request, kept across re-dials */
 	bool eof;                 /** this side will send nothing more (EOF or error) */
 	bool shut_wr;             /** our write side to it is shut (half-close, lingering close) */
 	bool failed;              /** upstream: ended in an error, not a clean EOF */

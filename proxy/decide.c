@@ -66,7 +66,8 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 		if (oom)
 			goto oom;
 	}
-	/* a masking session's requests may carry real values: never copied */
+	/* a masking session's requests may carry real values: never copied
+	 * (the only place the upstream side's may_join is set) */
 	c->up.may_join = c->mask == NULL;
 	c->ex.mask_req_body = false;
 	c->ex.identity = c->mask != NULL && cmask_inject_host(c->mask, c->tgt.host, c->tgt.port);

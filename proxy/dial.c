@@ -267,9 +267,6 @@ int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev, bool h2)
 	}
 	adopt_upstream(c, fb);
 	c->up.ssl = bufferevent_openssl_get_ssl(fb);
-	/* as conn_prepare_request() decides per request; a re-dial comes
-	 * after it */
-	c->up.may_join = c->mask == NULL && proxy_masks(c->px) == NULL;
 	c->up.tls_ready = false;
 	c->up_tls_err[0] = '\0';
 	return 0;

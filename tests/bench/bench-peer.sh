@@ -104,7 +104,7 @@ peer_lat() {
 # peer_keepalive NAME CONC: kept-alive GET /auth, direct, through the plain
 # proxy and through the masking proxy, alternating in each round; two rows.
 peer_keepalive() {
-	local name=$1 conc=$2 t0 d p m b f ds=() ps=() ms=() bs=() fs=() PROXY_PID
+	local name=$1 conc=$2 d p m b f ds=() ps=() ms=() bs=() fs=()
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]] && [[ "peer masked" != *"$ONLY"* ]]; then
 		return 0
 	fi
@@ -112,18 +112,13 @@ peer_keepalive() {
 	for _ in $(seq "$ROUNDS"); do
 		load d --url "$url" "${args[@]}" --tls "$tmp/certs/ca.pem" -H "Authorization: Bearer $PEER_TOKEN"
 		ds+=("$d")
-		PROXY_PID=$peer_plain_pid
-		t0=$(proxy_ticks)
-		load p --url "$url" "${args[@]}" --proxy "$peer_plain_addr" --tls "$peer_plain_trust" \
-			-H "Authorization: Bearer $PEER_TOKEN"
-		ps+=("$(with_cpu "$p" "$t0" rps)")
+		load_cpu p "$peer_plain_pid" rps --url "$url" "${args[@]}" --proxy "$peer_plain_addr" \
+			--tls "$peer_plain_trust" -H "Authorization: Bearer $PEER_TOKEN"
+		ps+=("$p")
 		m=""
 		if [ -n "$peer_mask_addr" ]; then
-			PROXY_PID=$peer_mask_pid
-			t0=$(proxy_ticks)
-			load m --url "$url" "${args[@]}" --proxy "$peer_mask_addr" --tls "$peer_mask_trust" \
-				-H "Authorization: Bearer $peer_sentinel"
-			m=$(with_cpu "$m" "$t0" rps)
+			load_cpu m "$peer_mask_pid" rps --url "$url" "${args[@]}" --proxy "$peer_mask_addr" \
+				--tls "$peer_mask_trust" -H "Authorization: Bearer $peer_sentinel"
 			if [ -z "$m" ]; then
 				echo "bench: $name masked: no request completed through the masking" \
 					"proxy (pv-load's errors above; HTTP status 403 means the real" \
@@ -136,18 +131,14 @@ peer_keepalive() {
 		fi
 		ms+=("$m")
 		if [ "$conc" = 1 ] && [ -n "$peer_poll_addr" ]; then
-			PROXY_PID=$peer_poll_pid
-			t0=$(proxy_ticks)
-			load b --url "$url" "${args[@]}" --proxy "$peer_poll_addr" --tls "$peer_poll_trust" \
-				-H "Authorization: Bearer $PEER_TOKEN"
-			bs+=("$(with_cpu "$b" "$t0" rps)")
+			load_cpu b "$peer_poll_pid" rps --url "$url" "${args[@]}" --proxy "$peer_poll_addr" \
+				--tls "$peer_poll_trust" -H "Authorization: Bearer $PEER_TOKEN"
+			bs+=("$b")
 		fi
 		if [ -n "$TLS_FLOOR_ADDR" ]; then
-			PROXY_PID=$TLS_FLOOR_PID
-			t0=$(proxy_ticks)
-			load f --url "$url" "${args[@]}" --proxy "$TLS_FLOOR_ADDR" --tls "$tmp/certs/ca.pem" \
-				-H "Authorization: Bearer $PEER_TOKEN"
-			fs+=("$(with_cpu "$f" "$t0" rps)")
+			load_cpu f "$TLS_FLOOR_PID" rps --url "$url" "${args[@]}" --proxy "$TLS_FLOOR_ADDR" \
+				--tls "$tmp/certs/ca.pem" -H "Authorization: Bearer $PEER_TOKEN"
+			fs+=("$f")
 		fi
 	done
 	row "$name" rps "$(cpu_suffix "${ps[@]}")$(peer_lat "${ds[@]}" -- "${ps[@]}")" \

@@ -388,6 +388,17 @@ with_cpu() {
 				(s > 0 ? (b - a) * 100 / hz / s : 0) }')"
 }
 
+# load_cpu VAR PID METRIC ARGS...: load VAR ARGS, then with_cpu for process
+# PID over that run (nothing appended when PID is empty).
+load_cpu() {
+	local __v=$1 __pid=$2 __metric=$3 __t0=0 __line
+	shift 3
+	[ -z "$__pid" ] || __t0=$(PROXY_PID=$__pid proxy_ticks)
+	load __line "$@"
+	[ -z "$__pid" ] || __line=$(PROXY_PID=$__pid with_cpu "$__line" "$__t0" "$__metric")
+	printf -v "$__v" '%s' "$__line"
+}
+
 # cpu_suffix [-t] LINE...: "; proxy CPU N us/req, core P% busy" (us/tunnel
 # with -t), the median over the proxied rounds that carry cpu_us, or
 # nothing. The CPU figure is clock ticks (1/HZ s) over the requests: with
@@ -469,10 +480,7 @@ scenario() {
 		load direct --url "$url" "${time_args[@]}" "${direct_args[@]}" "$@"
 		ds+=("$direct")
 		if [ "$floor" = 1 ]; then
-			local t0f
-			t0f=$(PROXY_PID=$floor_pid proxy_ticks)
-			load relayed "${floor_args[@]}" "${time_args[@]}" "$@"
-			[ -z "$floor_pid" ] || relayed=$(PROXY_PID=$floor_pid with_cpu "$relayed" "$t0f" "$metric")
+			load_cpu relayed "$floor_pid" "$metric" "${floor_args[@]}" "${time_args[@]}" "$@"
 			rs+=("$relayed")
 		fi
 		proxied=""
@@ -482,10 +490,7 @@ scenario() {
 				tail -n 20 "$tmp/proxy.err" >&2
 				PROXY_ADDR=""
 			else
-				local t0
-				t0=$(proxy_ticks)
-				load proxied --url "$url" "${time_args[@]}" "${proxy_args[@]}" "$@"
-				proxied=$(with_cpu "$proxied" "$t0" "$metric")
+				load_cpu proxied "$PROXY_PID" "$metric" --url "$url" "${time_args[@]}" "${proxy_args[@]}" "$@"
 			fi
 		fi
 		ps+=("$proxied")
