@@ -54,13 +54,16 @@
 #                               request, 8 at a time; proxy CPU per tunnel
 #   download / upload 64MiB     MB/s, one tunnel, 3 transfers per run
 #                               (these three rows also have a TLS floor)
-#   tunnels open x1000          proxy RSS per held terminated tunnel
+#   tunnels open x1000          proxy RSS per held terminated tunnel,
+#                               1,000 opened at once
+#   tunnels x1000 over 20s      the same, the 1,000 spread over 20 s
 
 # --busy-poll-us of the third proxy of the c=1 row
 PEER_POLL_US=200
 
 PEER_ROWS=("peer kept-alive GET c=1" "peer kept-alive GET c=32" "peer new CONNECT+TLS c=8"
-	"peer download 64MiB" "peer upload 64MiB (/sink)" "peer tunnels open x1000")
+	"peer download 64MiB" "peer upload 64MiB (/sink)" "peer tunnels open x1000"
+	"peer tunnels x1000 over 20s")
 
 # peer_wanted: BENCH_ONLY names one of the rows (or is empty)
 peer_wanted() {
@@ -253,6 +256,7 @@ EOF
 	scenario "peer download 64MiB" https+floor --download 67108864 -n 3 --path /64m.bin
 	HTTPS_ADDR=$sink_addr scenario "peer upload 64MiB (/sink)" https+floor --upload 67108864 -n 3
 	memory "peer tunnels open x1000" 1000 https
+	memory "peer tunnels x1000 over 20s" 1000 https 20
 }
 
 peer_bench

@@ -4,7 +4,7 @@
  *   pv-load --url http[s]://HOST:PORT/PATH [--proxy HOST:PORT]
  *           [--connect-tunnel] [--tls CAFILE] [-c CONC] [-d SECONDS]
  *           [-n REQUESTS] [--new-conn] [--download N | --upload N]
- *           [--hold SECONDS] [--path PATH] [-H 'NAME: VALUE']...
+ *           [--hold SECONDS [--ramp SECONDS]] [--path PATH] [-H 'NAME: VALUE']...
  *
  * Request mode (default): CONC connections each send a small GET, wait for
  * the complete response, then send the next on the same connection
@@ -35,7 +35,10 @@
  * --hold SECONDS: each of the CONC connections does one request and then
  * stays open and idle; once all CONC have answered, pv-load prints
  * "pv-load: holding CONC connections" on stderr, keeps them SECONDS, then
- * reports (for measuring the proxy's memory per open tunnel).
+ * reports (for measuring the proxy's memory per open tunnel). --ramp R
+ * spreads the CONC connections' starts evenly over R seconds instead of
+ * opening them all at once (connection i starts at i*R/CONC): tunnels that
+ * arrive over time rather than in one burst.
  *
  * Output: exactly one line on stdout
  *   reqs=R secs=S rps=X p50_ms=A p99_ms=B mbps=M errors=E
@@ -138,6 +141,7 @@ struct load {
 	bool new_conn;
 	uint64_t xfer;          /* --download/--upload size */
 	double hold;            /* --hold: seconds to keep the connections */
+	double ramp;            /* --ramp: seconds over which the starts spread */
 	struct event *hold_timer;
 	/* results */
 	uint64_t issued, done, errors;
@@ -782,7 +786,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pv-load --url http[s]://HOST:PORT/PATH [--proxy HOST:PORT] [--connect-tunnel]\n"
 		"               [--tls CAFILE] [-c CONC] [-d SECONDS] [-n REQUESTS] [--new-conn]\n"
-		"               [--download N | --upload N] [--hold SECONDS] [--path PATH]\n"
+		"               [--download N | --upload N] [--hold SECONDS [--ramp SECONDS]] [--path PATH]\n"
 		"               [-H 'NAME: VALUE']...\n");
 }
 
@@ -838,6 +842,8 @@ int main(int argc, char **argv)
 			L.max_reqs = (uint64_t)v;
 		else if (strcmp(a, "--hold") == 0 && parse_num(val, &v) == 0 && v > 0)
 			L.hold = v;
+		else if (strcmp(a, "--ramp") == 0 && parse_num(val, &v) == 0 && v > 0)
+			L.ramp = v;
 		else if (strcmp(a, "--path") == 0 && val[0] == '/' && strpbrk(val, " \r\n") == NULL)
 			L.path_arg = val;
 		else if (strcmp(a, "-H") == 0 && L.nheaders < MAX_HEADERS && strchr(val, ':') != NULL &&
@@ -868,7 +874,7 @@ int main(int argc, char **argv)
 		L.max_reqs = 0;
 		L.new_conn = false;
 		if (!have_d)
-			L.duration = L.hold + 120; /* bound on setting up + holding */
+			L.duration = L.hold + L.ramp + 120; /* bound on setting up + holding */
 	} else if (L.max_reqs > 0 && !have_d) {
 		L.duration = 3600;
 	}
@@ -940,9 +946,25 @@ int main(int argc, char **argv)
 		if (L.conns[i].retry == NULL)
 			goto out;
 	}
+	if (L.ramp > 0 && L.hold <= 0) {
+		fprintf(stderr, "pv-load: --ramp goes with --hold\n");
+		goto out;
+	}
 	L.t_start = now_s();
-	for (i = 0; i < L.conc; i++)
-		conn_start(&L.conns[i]);
+	for (i = 0; i < L.conc; i++) {
+		/* --ramp: connection i starts i*ramp/conc seconds from now. */
+		double at = L.ramp * (double)i / (double)L.conc;
+		struct timeval tv;
+
+		if (at <= 0) {
+			conn_start(&L.conns[i]);
+			continue;
+		}
+		tv.tv_sec = (time_t)at;
+		tv.tv_usec = (suseconds_t)((at - (double)tv.tv_sec) * 1e6);
+		if (evtimer_add(L.conns[i].retry, &tv) < 0)
+			goto out;
+	}
 	if (event_base_dispatch(L.base) < 0)
 		goto out;
 	if (!L.stopping)

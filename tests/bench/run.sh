@@ -516,7 +516,7 @@ mem_runs=0
 # each, and holds them; VmRSS of the proxy is read before and while they
 # are held.
 memory() {
-	local name=$1 n=$2 scheme=$3 url base held settled released per sper rper rc=0
+	local name=$1 n=$2 scheme=$3 ramp=${4:-} url base held settled released per sper rper rc=0
 	local args=()
 	if [ -n "$ONLY" ] && [[ "$name" != *"$ONLY"* ]]; then
 		return 0
@@ -550,6 +550,8 @@ memory() {
 	fi
 	sleep 0.5
 	base=$(awk '/^VmRSS/ { print $2 }' "/proc/$mp/status")
+	# RAMP: the tunnels arrive over RAMP seconds instead of in one burst.
+	[ -n "$ramp" ] && args+=(--ramp "$ramp")
 	"${pin_other[@]}" "$PASSAVANT_TOOLS/pv-load" --url "$url" --proxy "$maddr" \
 		-c "$n" --hold 8 "${args[@]}" >"$tmp/hold.out" 2>"$tmp/hold.err" &
 	local lp=$!
@@ -596,7 +598,8 @@ echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-no
 # ---------------------------------------------------------------- scenarios
 # One line each. SCHEME: http (absolute-form through the proxy), http-tunnel
 # (CONNECT, plain HTTP inside), https (CONNECT + TLS, terminated by the proxy).
-# memory NAME COUNT SCHEME: proxy RSS per held-open connection.
+# memory NAME COUNT SCHEME [RAMP]: proxy RSS per held-open connection, the
+# connections opened at once or, with RAMP, spread over RAMP seconds.
 if [ "$MODE" = all ]; then
 	scenario "http keep-alive c=1" http -c 1
 	scenario "http keep-alive c=32" http+floor -c 32
@@ -607,6 +610,7 @@ if [ "$MODE" = all ]; then
 	scenario "https upload 64MiB" https --upload 67108864 -n 3
 	memory "http tunnels open x1000" 1000 http-tunnel
 	memory "https tunnels open x1000" 1000 https
+	memory "https tunnels x1000 over 20s" 1000 https 20
 fi
 
 # Further scenario files, one per feature (tests/bench/bench-*.sh), sourced
