@@ -47,6 +47,8 @@ static bool h2_up_quiet(h2_t *h)
 /*
  * Whether the bytes held for s may go after a pause: between two DATA
  * frames (a boundary the upstream chose, as between chunks in HTTP/1.1),
+ * after H2_HOLD_MS in which nothing came from the upstream (a pause of
+ * the upstream's, not a tick of the timer that falls between two frames),
  * and the upstream free to send more, on this stream and on every other
  * one: nothing of it unread, the client's output below its mark (so the
  * upstream is read), and on every stream still coming from it, the
@@ -63,6 +65,7 @@ static bool h2_release_ok(const struct h2s *s)
 
 	if (!s->mask_resp || s->resp_end || !s->up_open || h->c->up.bev == NULL ||
 	    h->wu_seen != h->wu_sent || conn_ms_since(&h->seen_t) < H2_HOLD_MS ||
+	    conn_ms_since(&h->up_rx_t) < H2_HOLD_MS ||
 	    nghttp2_session_want_write(h->up) || nghttp2_session_get_local_window_size(h->up) <= 0 ||
 	    evbuffer_get_length(out_of(&h->c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES || !h2_up_quiet(h))
 		return false;
@@ -326,6 +329,8 @@ enum step conn_step_h2(conn_t *c)
 		h->fatal = true;
 		(void)snprintf(h->why, sizeof(h->why), "HTTP/2 protocol error from the client");
 	}
+	if (!h->up_gone && c->up.bev != NULL && evbuffer_get_length(in_of(&c->up)) > 0)
+		conn_now(&h->up_rx_t); /* the upstream spoke: held bytes wait H2_HOLD_MS more */
 	if (!h->up_gone && (c->up.bev == NULL || feed(h->up, &c->up, &moved) < 0 || c->up.eof)) {
 		h->up_gone = true;
 		if (c->up.eof)

@@ -126,6 +126,8 @@ struct h2 {
 	unsigned wu_ping;          /** wu_sent when the PING in flight was sent */
 	bool ping_out;             /** a PING of ours to the upstream awaits its ACK */
 	struct timeval seen_t;     /** when wu_seen last changed */
+	struct timeval up_rx_t;    /** when bytes last came from the upstream (held bytes wait
+				    * H2_HOLD_MS of its silence) */
 	struct timeval cancel_t;   /** when cancels was last refilled */
 	char why[160];             /** why the connection ends (log) */
 };

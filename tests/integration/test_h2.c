@@ -1393,6 +1393,35 @@ static void test_remask_cut(void)
 	free(out);
 }
 
+/*
+ * A streaming upstream whose pauses are shorter than the hold (frames of
+ * 2 bytes of a real value, 10 ms apart, as a token stream of an LLM API
+ * comes): held bytes go only after H2_HOLD_MS in which the upstream sent
+ * nothing, not at a tick of the timer that falls between two frames, so
+ * the value arrives masked whole. Twice, on two connections.
+ */
+static void test_remask_drip(void)
+{
+	char path[200], spec[256], hex[2 * TOK_LEN + 1], *out = NULL;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	to_hex(real_tok, hex);
+	for (int round = 0; round < 2; round++) {
+		snprintf(path, sizeof(path), "/drip?t=drp%d&ms=10&k=2&x=%s", round, hex);
+		snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec, NULL);
+		ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+		want_status(out, 1, 200, "a real value dripped 2 bytes per frame, 10 ms apart");
+		ROW(test_hasf(out, "stream 1 body drip:%s\\x0a\n", sent_tok),
+		    "round %d: the value that came in frames 10 ms apart is not the sentinel whole (held bytes "
+		    "released between two frames):\n%s", round, red(out));
+		no_real_in(out, "the raw client's output (drip)");
+		free(out);
+		out = NULL;
+	}
+}
+
 /* 7. A refused method on one stream while another completes; TRACE 405,
  * CONNECT 400. */
 static void test_refused_method(void)
@@ -1864,6 +1893,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "the real value in DATA or a request trailer never reaches the upstream", test_outbound_leaks);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
+	test_add(s, "re-masking: frames of a value 10 ms apart are not released between them", test_remask_drip);
 	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
 	test_add(s, ":authority or host naming another host: 421", test_authority);
 	test_add(s, "TRACK, an absolute-form :path, GET *, two host fields: refused", test_form_refusals);

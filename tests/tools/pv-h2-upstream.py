@@ -45,6 +45,11 @@ x-upstream-stream: S:
                       x-reflect: VALUE, content-length, the body
                       "reflect:VALUE\\n" in DATA frames of one byte each for
                       VALUE, and the trailer x-reflect-trailer: VALUE
+    /drip?x=HEX&ms=N&k=K
+                      200, content-length, the body "drip:VALUE\n" (VALUE
+                      as for /reflect) with VALUE in DATA frames of K bytes
+                      sent N ms apart: a streaming upstream whose pauses
+                      are shorter than the proxy's hold
     /stall            stops reading the connection (for 30 s): an upstream
                       that does not read a large upload
     anything else     404
@@ -117,6 +122,9 @@ class Stream:
         self.due = None  # time.monotonic() of a delayed response
         self.sent = 0  # body bytes handed to the socket
         self.cut_after = None  # /cut: reset the stream after this many pieces
+        self.gap = 0.0  # /drip: seconds between two frames of its value
+        self.next_t = 0.0  # /drip: time.monotonic() of the next frame
+        self.drip_k = 1  # /drip: bytes of the value per frame
 
     def get(self, name):
         for n, v in self.headers:
@@ -190,7 +198,13 @@ class Conn:
                               self.h2.max_outbound_frame_size)
                     if win <= 0:
                         break
-                    n = 1 if one else min(win, len(data))
+                    if one and st.gap > 0:
+                        # /drip: one frame of the value, then a pause
+                        if time.monotonic() < st.next_t:
+                            break
+                        st.next_t = time.monotonic() + st.gap
+                    n = (st.drip_k if st.gap > 0 else 1) if one else min(win, len(data))
+                    n = min(n, len(data))
                     last = n == len(data) and len(st.out) == 1 and st.trailers is None
                     self.h2.send_data(st.sid, bytes(data[:n]), end_stream=last)
                     before, st.sent = st.sent, st.sent + n
@@ -237,6 +251,11 @@ class Conn:
             value = bytes.fromhex(args.get('x', ''))
             self.respond(st, 200, extra=[], one_byte=[(b'cut:', False), (value, False), (b'never sent', False)])
             st.cut_after = 2
+        elif base == '/drip':
+            value = bytes.fromhex(args.get('x', ''))
+            st.gap = int(args.get('ms', '10')) / 1000.0
+            st.drip_k = max(1, int(args.get('k', '1')))
+            self.respond(st, 200, one_byte=[(b'drip:', False), (value, True), (b'\n', False)])
         elif base.startswith('/reflect'):
             value = bytes.fromhex(args.get('x', ''))
             pieces = [(b'reflect:', False)] + [(bytes([c]), True) for c in value] + [(b'\n', False)]
@@ -312,6 +331,8 @@ class Conn:
             if self.stalled:
                 time.sleep(30)
                 return
+            # a paced /drip stream needs the loop more often than 50 ms
+            self.sock.settimeout(0.002 if any(st.gap > 0 and st.out for st in self.streams.values()) else 0.05)
             try:
                 data = self.sock.recv(65536)
             except (socket.timeout, ssl.SSLWantReadError):
