@@ -13,6 +13,7 @@
  *
  * Nothing here prints a real value; error messages name credentials.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -209,10 +210,23 @@ static int file_values(mask_table_t *t, struct tcred *c, uint32_t ci, const char
 	char dname[PATH_MAX + 32];
 
 	if (extract == NULL) {
-		check_bits(ld, c->name, c->content, c->content_len, "the file content is");
+		/* The whole content without the white space around it: a
+		 * token file ends in a newline that no client sends (they
+		 * read it with $(cat), strip() or trim()), so "REAL\n" as
+		 * the value would never be injected nor re-masked when
+		 * echoed without it. The white space stays in the sandbox's
+		 * copy, byte for byte, as the rest of a file does with
+		 * extract. */
+		size_t lo = 0, hi = c->content_len;
+
+		while (lo < hi && isspace((unsigned char)c->content[lo]))
+			lo++;
+		while (hi > lo && isspace((unsigned char)c->content[hi - 1]))
+			hi--;
+		check_bits(ld, c->name, c->content + lo, hi - lo, "the file content is");
 		(void)snprintf(dname, sizeof(dname), "file:%s", c->canon);
-		vi = value_intern(t, c->content, c->content_len, ci, dname);
-		if (vi < 0 || cred_add_value(c, (uint32_t)vi, 0, c->content_len) != 0)
+		vi = value_intern(t, c->content + lo, hi - lo, ci, dname);
+		if (vi < 0 || cred_add_value(c, (uint32_t)vi, lo, hi - lo) != 0)
 			return load_nomem(ld, c->name);
 		return 0;
 	}

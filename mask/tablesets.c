@@ -127,8 +127,8 @@ static size_t b64_form(const char *v, size_t n, unsigned align, bool url, bool t
 
 /*
  * The remask set (SPEC §4.3): pair i = value i, real -> sentinel, then the
- * JSON-escaped form of each value when it differs ('/' as "\/", '"' and
- * '\\' escaped), then its base64 forms (three alignments, in the middle
+ * JSON-escaped forms of each value that differ (form_json(): as
+ * JavaScript, Python, PHP and Go write them), then its base64 forms (three alignments, in the middle
  * of the data or ending it with its padding, standard and URL-safe
  * alphabets) -> the same forms of its sentinel, so an upstream that
  * echoes `Authorization: Basic base64(user:REAL)` or any base64 of a real
@@ -169,36 +169,118 @@ static void form_add(struct formlist *fl, uint32_t v, const char *from, const ch
 	fl->n++;
 }
 
-/* The JSON-escaped form of value i ('/', '"' and '\\' escaped), when it
- * differs from the raw one, into the arena. 0 or -1 (ENOMEM). */
+/*
+ * JSON string escapes as the encoders in use write them; a value is
+ * re-masked in each form that differs from the raw one and from the forms
+ * before it:
+ *   JSON_SHORT_BF  \b and \f as such (JavaScript, Python), else \u0008
+ *                  and \u000c (Go);
+ *   JSON_SLASH     '/' as \/ (PHP; most encoders leave it);
+ *   JSON_HTML      '<', '>' and '&' as \u003c, \u003e, \u0026 (Go).
+ * Always: '"' and '\\' escaped, \n \r \t short, the other control bytes
+ * as \u00xx (lower-case hex, as all three write it). A multi-line secret
+ * (a PEM key) is so found in a JSON body too.
+ */
+enum { JSON_SHORT_BF = 1, JSON_SLASH = 2, JSON_HTML = 4 };
+static const unsigned json_styles[] = { JSON_SHORT_BF, JSON_SHORT_BF | JSON_SLASH, JSON_HTML };
+#define JSON_STYLES (sizeof(json_styles) / sizeof(json_styles[0]))
+
+/* The escape of byte b in style st into out (room for 6), its length;
+ * 0 when b stays as it is. */
+static size_t json_escape(unsigned char b, unsigned st, char out[6])
+{
+	static const char hex[] = "0123456789abcdef";
+	char shortc = 0;
+
+	switch (b) {
+	case '"': shortc = '"'; break;
+	case '\\': shortc = '\\'; break;
+	case '\n': shortc = 'n'; break;
+	case '\r': shortc = 'r'; break;
+	case '\t': shortc = 't'; break;
+	case '\b': shortc = (st & JSON_SHORT_BF) ? 'b' : 0; break;
+	case '\f': shortc = (st & JSON_SHORT_BF) ? 'f' : 0; break;
+	case '/': shortc = (st & JSON_SLASH) ? '/' : 0; break;
+	default: break;
+	}
+	if (shortc != 0) {
+		out[0] = '\\';
+		out[1] = shortc;
+		return 2;
+	}
+	if (b < 0x20 || ((st & JSON_HTML) && (b == '<' || b == '>' || b == '&'))) {
+		memcpy(out, "\\u00", 4);
+		out[4] = hex[b >> 4];
+		out[5] = hex[b & 15];
+		return 6;
+	}
+	return 0;
+}
+
+/* The escaped length of s[0..len) in style st. */
+static size_t json_len(const char *s, size_t len, unsigned st)
+{
+	size_t n = 0;
+	char e[6];
+
+	for (size_t k = 0; k < len; k++) {
+		size_t el = json_escape((unsigned char)s[k], st, e);
+
+		n += el > 0 ? el : 1;
+	}
+	return n;
+}
+
+/* Writes the escaped s[0..len) in style st into out. */
+static void json_write(const char *s, size_t len, unsigned st, char *out)
+{
+	size_t o = 0;
+
+	for (size_t k = 0; k < len; k++) {
+		size_t el = json_escape((unsigned char)s[k], st, out + o);
+
+		if (el == 0)
+			out[o++] = s[k];
+		else
+			o += el;
+	}
+}
+
+/* The JSON-escaped forms of value i (json_styles) that differ from the raw
+ * one and from each other, into the arena. 0 or -1 (ENOMEM). */
 static int form_json(mask_table_t *t, struct formlist *fl, size_t i)
 {
 	const struct tvalue *v = &t->value[i];
-	size_t extra = 0, o = 0;
-	char *rj, *sj;
+	const char *made[JSON_STYLES];
+	size_t made_len[JSON_STYLES], nmade = 0;
 
-	for (size_t k = 0; k < v->len; k++)
-		extra += v->real[k] == '/' || v->real[k] == '"' || v->real[k] == '\\';
-	if (extra == 0 || v->len > B64_FORM_MAX_VALUE)
+	if (v->len > B64_FORM_MAX_VALUE)
 		return 0;
-	rj = mask_secrets_alloc(t->sec, v->len + extra);
-	sj = mask_secrets_alloc(t->sec, v->len + extra);
-	if (rj == NULL || sj == NULL)
-		return -1;
-	/* Sentinels keep punctuation: the escapes fall at the same places
-	 * in both. */
-	for (size_t k = 0; k < v->len; k++) {
-		char r = v->real[k];
+	for (size_t k = 0; k < JSON_STYLES; k++) {
+		unsigned st = json_styles[k];
+		size_t n = json_len(v->real, v->len, st);
+		bool dup = n == v->len;
+		char *rj, *sj;
 
-		if (r == '/' || r == '"' || r == '\\') {
-			rj[o] = sj[o] = '\\';
-			o++;
-		}
-		rj[o] = r;
-		sj[o] = v->sent[k];
-		o++;
+		/* Sentinels keep punctuation and control bytes, so the
+		 * escapes fall at the same places in both; a length that
+		 * differs would mean they do not: no form then. */
+		if (dup || json_len(v->sent, v->len, st) != n)
+			continue;
+		rj = mask_secrets_alloc(t->sec, n);
+		sj = mask_secrets_alloc(t->sec, n);
+		if (rj == NULL || sj == NULL)
+			return -1;
+		json_write(v->real, v->len, st, rj);
+		json_write(v->sent, v->len, st, sj);
+		for (size_t m = 0; m < nmade && !dup; m++)
+			dup = made_len[m] == n && memcmp(made[m], rj, n) == 0;
+		if (dup)
+			continue; /* the arena keeps the copy until the table goes */
+		made[nmade] = rj;
+		made_len[nmade++] = n;
+		form_add(fl, (uint32_t)i, rj, sj, n);
 	}
-	form_add(fl, (uint32_t)i, rj, sj, o);
 	return 0;
 }
 
@@ -251,8 +333,8 @@ static int build_forms(mask_table_t *t)
 	for (i = 0; i < t->nvalues; i++)
 		if (t->value[i].len <= B64_FORM_MAX_VALUE && t->value[i].len > maxlen)
 			maxlen = t->value[i].len;
-	fl.pairs = calloc(t->nvalues * 14 + 1, sizeof(*fl.pairs));
-	fl.fv = calloc(t->nvalues * 14 + 1, sizeof(*fl.fv));
+	fl.pairs = calloc(t->nvalues * (14 + JSON_STYLES) + 1, sizeof(*fl.pairs));
+	fl.fv = calloc(t->nvalues * (14 + JSON_STYLES) + 1, sizeof(*fl.fv));
 	if (fl.pairs == NULL || fl.fv == NULL ||
 	    (maxlen > 0 && (scratch = mask_secrets_alloc(t->sec, maxlen + 2)) == NULL))
 		goto nomem;

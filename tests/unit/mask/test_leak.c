@@ -154,6 +154,55 @@ static void test_sentinels_decoded(void)
 	lfx_teardown(&f);
 }
 
+/*
+ * A value with the bytes JSON encoders escape differently (a multi-line
+ * secret, quotes, a backslash, '<' and '&', a backspace): found in the JSON
+ * forms JavaScript and Python write (\n, \b; '/' as is), PHP writes ('/'
+ * as \/) and Go writes (\u003c, \u0026, \u0008), each of which a client
+ * turns back into the real value with one JSON decode.
+ */
+#define ML_REAL "Ml7\"Qz9\\Wm3<Rt5&Yu1\nIo8/Pa2\bSd4Fg6Hj0Kl9Zx"
+static void test_json_forms(void)
+{
+	static const char doc[] = "network:\n"
+				  "  allowedDomains: [api.example.com]\n"
+				  "credentials:\n"
+				  "  envVars:\n"
+				  "    - {name: PV_LK_ML, mode: mask, injectHosts: [api.example.com]}\n";
+	static const char *const forms[] = {
+		"{\"k\":\"Ml7\\\"Qz9\\\\Wm3<Rt5&Yu1\\nIo8/Pa2\\bSd4Fg6Hj0Kl9Zx\"}",
+		"{\"k\":\"Ml7\\\"Qz9\\\\Wm3<Rt5&Yu1\\nIo8\\/Pa2\\bSd4Fg6Hj0Kl9Zx\"}",
+		"{\"k\":\"Ml7\\\"Qz9\\\\Wm3\\u003cRt5\\u0026Yu1\\nIo8/Pa2\\u0008Sd4Fg6Hj0Kl9Zx\"}",
+	};
+	unsigned nerr = 0;
+	char err[256];
+	policy_t *p;
+	mask_table_t *t;
+
+	setenv("PV_LK_ML", ML_REAL, 1);
+	p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++) {
+		long c = mask_table_find_real(t, forms[k], strlen(forms[k]));
+
+		if (c < 0)
+			printf("\n    JSON form %zu (0: JavaScript/Python, 1: PHP, 2: Go) not found\n", k);
+		CU_ASSERT(c >= 0);
+	}
+	/* The raw value too; a near miss is not it. */
+	CU_ASSERT(mask_table_find_real(t, ML_REAL, strlen(ML_REAL)) >= 0);
+	{
+		static const char near[] = "Ml7\\\"Qz9\\\\Wm3<Rt5&Yu1\\nIo8/Pa2\\bSd4Fg6Hj0KlXXX";
+
+		CU_ASSERT(mask_table_find_real(t, near, sizeof(near) - 1) < 0);
+	}
+	mask_table_free(t);
+	policy_free(p);
+	unsetenv("PV_LK_ML");
+}
+
 TEST_REGISTRAR(register_mask_leak)
 {
 	CU_pSuite s = test_suite("mask_leak", NULL, NULL);
@@ -161,4 +210,5 @@ TEST_REGISTRAR(register_mask_leak)
 	test_add(s, "real values found in every form, raw and fully %-decoded", test_find_real);
 	test_add(s, "outbound sets: real-value forms become sentinel forms, counted", test_outbound_forms);
 	test_add(s, "sentinels found in a fully %-decoded target", test_sentinels_decoded);
+	test_add(s, "real values found in the JSON forms of JavaScript, Python, PHP and Go", test_json_forms);
 }

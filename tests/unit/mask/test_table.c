@@ -25,7 +25,10 @@
 /* Synthetic secrets. Q has quotes and punctuation a URL encoder escapes. */
 #define REAL_GH "ghp_R3alT0kenValue0123456789abcdefABCD"
 #define REAL_Q "Qx7'kz\"Pm/9+Lw=Tr4Yb8Nc2Vd6Hs1"
-#define REAL_WHOLE "whole-file-secret-AbCdEf0123456789XyZwVu\n"
+/* The whole file's secret, and the file: the white space around it (a
+ * token file's newline) is no part of the secret. */
+#define REAL_WHOLE "whole-file-secret-AbCdEf0123456789XyZwVu"
+#define WHOLE_FILE " \t" REAL_WHOLE "\r\n"
 #define REAL_TOK2 "Zq9Wv8Ut7Sr6Qp5On4Ml3Kj2"
 #define CFG_TEXT "# config\nuser=alice\ntoken=" REAL_GH "\nother = 1\ntoken=" REAL_TOK2 "\ntail"
 
@@ -85,7 +88,7 @@ static int fx_setup(struct fx *f)
 	if (f->dir == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/whole", f->dir);
-	if (test_write_file(path, REAL_WHOLE, strlen(REAL_WHOLE)) != 0)
+	if (test_write_file(path, WHOLE_FILE, strlen(WHOLE_FILE)) != 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/cfg", f->dir);
 	if (test_write_file(path, CFG_TEXT, strlen(CFG_TEXT)) != 0)
@@ -226,9 +229,14 @@ static void test_files(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(host, "/whole"));
 	got = test_read_file(copy, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
-	CU_ASSERT_EQUAL(len, strlen(REAL_WHOLE));
-	CU_ASSERT_EQUAL(memcmp(got, f.t->value[value_of(f.t, REAL_WHOLE)].sent, len), 0);
-	CU_ASSERT_EQUAL(got[len - 1], '\n');
+	/* The value is the content without the white space around it (it
+	 * would never be injected nor re-masked when a client strips the
+	 * newline); the copy keeps that white space byte for byte. */
+	CU_ASSERT_EQUAL(f.t->value[value_of(f.t, REAL_WHOLE)].len, strlen(REAL_WHOLE));
+	CU_ASSERT_EQUAL_FATAL(len, strlen(WHOLE_FILE));
+	CU_ASSERT_EQUAL(memcmp(got, " \t", 2), 0);
+	CU_ASSERT_EQUAL(memcmp(got + 2, f.t->value[value_of(f.t, REAL_WHOLE)].sent, strlen(REAL_WHOLE)), 0);
+	CU_ASSERT_EQUAL(memcmp(got + len - 2, "\r\n", 2), 0);
 	assert_no_real(got, len, "whole copy");
 	{
 		struct stat st;
