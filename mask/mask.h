@@ -72,9 +72,13 @@
 /* Most `from` + `to` bytes in one set, percent forms included. */
 #define MASK_SET_MAX_BYTES (4u << 20)
 /* A `from` with up to this many bytes that a URL encoder escapes gets
- * every mix of raw and escaped forms of them; more: all raw or all
- * escaped only (MASK_SET_PERCENT). */
+ * every mix of raw and escaped forms of them (MASK_SET_PERCENT); with
+ * more, the forms encoders write: by byte value, each subset of the
+ * optional bytes it holds (those some encoders keep: / + = : @ ...)
+ * escaped when there are at most MASK_PCT_CLASS_MAX distinct ones, else
+ * none or all of them, the other bytes always escaped. */
 #define MASK_PCT_MIX_MAX 4
+#define MASK_PCT_CLASS_MAX 4
 
 /* One substitution: occurrences of from[0..from_len) become to[0..to_len).
  * from_len >= 1. Sentinels and real values have equal lengths, but any

@@ -38,20 +38,65 @@ static size_t pct_nspecial(const unsigned char *s, size_t len)
 }
 
 /*
- * Number of percent forms generated for a `from` (the raw form excluded):
- * with k escapable bytes, every non-empty subset of them escaped when
- * k <= MASK_PCT_MIX_MAX, else only all of them; each in upper and lower
- * hex. Clients escape consistently, so mixed hex case is not generated.
+ * Bytes that some URL encoders leave as they are and others escape
+ * (JavaScript's encodeURI and encodeURIComponent, Python's quote() with
+ * its safe '/', Go's PathEscape and QueryEscape, form encoding). An
+ * encoder decides per byte value, not per position; every other byte
+ * pct_unreserved() does not accept, every encoder escapes.
  */
-static size_t pct_nvariants(const unsigned char *from, size_t len)
-{
-	size_t k = pct_nspecial(from, len);
+#define PCT_OPTIONAL ";,/?:@&=+$!*'()#[]"
 
+/* bitof[c]: the bit of each optional byte that s holds (in PCT_OPTIONAL's
+ * order), -1 for every other byte. Returns how many distinct optional
+ * bytes s holds. */
+static size_t pct_optional_bits(const unsigned char *s, size_t len, int bitof[256])
+{
+	size_t d = 0;
+
+	for (int c = 0; c < 256; c++)
+		bitof[c] = -1;
+	for (const char *o = PCT_OPTIONAL; *o != '\0'; o++)
+		if (memchr(s, *o, len) != NULL)
+			bitof[(unsigned char)*o] = (int)d++;
+	return d;
+}
+
+/*
+ * The escape subsets of a `from` with k escapable bytes:
+ *  - k <= MASK_PCT_MIX_MAX: every non-empty subset of the positions;
+ *  - else, by byte value, as encoders choose: the bytes every encoder
+ *    escapes always escaped, and of the d distinct optional bytes
+ *    (PCT_OPTIONAL) each subset when d <= MASK_PCT_CLASS_MAX, else none
+ *    or all; the subset that leaves everything raw is not a form.
+ * *mixed: whether the first regime applies; *must: whether some byte is
+ * escaped in every form (second regime). Returns the number of subsets.
+ */
+static size_t pct_nsubsets(const unsigned char *from, size_t len, bool *mixed, bool *must)
+{
+	size_t k = pct_nspecial(from, len), nopt = 0, d;
+	int bitof[256];
+
+	*mixed = k <= MASK_PCT_MIX_MAX;
+	*must = false;
 	if (k == 0)
 		return 0;
-	if (k <= MASK_PCT_MIX_MAX)
-		return 2 * (((size_t)1 << k) - 1);
-	return 2;
+	if (*mixed)
+		return ((size_t)1 << k) - 1;
+	d = pct_optional_bits(from, len, bitof);
+	for (size_t i = 0; i < len; i++)
+		nopt += bitof[from[i]] >= 0;
+	*must = nopt < k;
+	return (d <= MASK_PCT_CLASS_MAX ? (size_t)1 << d : 2) - (*must ? 0 : 1);
+}
+
+/* Number of percent forms generated for a `from` (the raw form
+ * excluded): each subset (pct_nsubsets()) in upper and lower hex. Clients
+ * escape consistently, so mixed hex case is not generated. */
+static size_t pct_nvariants(const unsigned char *from, size_t len)
+{
+	bool mixed, must;
+
+	return 2 * pct_nsubsets(from, len, &mixed, &must);
 }
 
 /* Writes s with the bytes selected by esc (NULL: every escapable byte)
@@ -95,18 +140,35 @@ static void pct_variant(const struct mask_pair *p, size_t v, bool *esc, unsigned
 			size_t *flen, unsigned char *tout, size_t *tlen)
 {
 	const unsigned char *f = p->from, *t = p->to;
-	size_t k = pct_nspecial(f, p->from_len);
-	bool lower = (v & 1) != 0;
-	size_t subset = (v >> 1) + 1; /* 1 .. 2^k - 1 */
+	bool lower = (v & 1) != 0, mixed, must;
+	size_t subset = v >> 1, d = 0;
 	bool same_places = p->to_len == p->from_len;
 	size_t bit = 0;
+	int bitof[256];
 
+	(void)pct_nsubsets(f, p->from_len, &mixed, &must);
+	if (mixed || !must)
+		subset++; /* 0, everything raw, is the raw form itself */
+	if (!mixed)
+		d = pct_optional_bits(f, p->from_len, bitof);
 	for (size_t i = 0; i < p->from_len; i++) {
+		int ob;
+
 		esc[i] = false;
 		if (pct_unreserved(f[i]))
 			continue;
-		esc[i] = k > MASK_PCT_MIX_MAX || (subset >> bit & 1) != 0;
-		bit++;
+		if (mixed) {
+			esc[i] = (subset >> bit & 1) != 0;
+			bit++;
+			continue;
+		}
+		ob = bitof[f[i]];
+		if (ob < 0)
+			esc[i] = true; /* every encoder escapes it */
+		else if (d <= MASK_PCT_CLASS_MAX)
+			esc[i] = (subset >> ob & 1) != 0;
+		else
+			esc[i] = subset != 0; /* none or all of them */
 	}
 	*flen = pct_encode(f, p->from_len, esc, lower, fout);
 	*tlen = pct_encode(t, p->to_len, same_places ? esc : NULL, lower, tout);

@@ -203,6 +203,62 @@ static void test_json_forms(void)
 	unsetenv("PV_LK_ML");
 }
 
+/*
+ * A value with more than MASK_PCT_MIX_MAX escapable bytes, percent-encoded
+ * as encoders write it (by byte value: Python's quote() keeps '/', its
+ * safe default, and escapes '+'; quote(safe='+') the other way round; both
+ * cases of hex): re-masked on the way in. Before, only the form with every
+ * byte escaped was.
+ */
+#define PC_REAL "gB1aM/Ik22HB+8vsyq/Wz5Lp+Qr7Ts/Uv9Xy0aB"
+static void test_pct_by_byte(void)
+{
+	static const char doc[] = "network:\n"
+				  "  allowedDomains: [api.example.com]\n"
+				  "credentials:\n"
+				  "  envVars:\n"
+				  "    - {name: PV_LK_PC, mode: mask, injectHosts: [api.example.com]}\n";
+	static const char *const encs[][2] = { { "+", "%2B" }, { "+", "%2b" }, { "/", "%2F" }, { "/", "%2f" } };
+	unsigned nerr = 0;
+	char err[256];
+	policy_t *p;
+	mask_table_t *t;
+	struct evbuffer *out = evbuffer_new();
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	setenv("PV_LK_PC", PC_REAL, 1);
+	p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	for (size_t k = 0; k < sizeof(encs) / sizeof(encs[0]); k++) {
+		/* PC_REAL with one byte value escaped everywhere, the other raw */
+		char enc[3 * sizeof(PC_REAL)], *o = enc, *got;
+		size_t n;
+
+		for (const char *c = PC_REAL; *c != '\0'; c++) {
+			if (*c == encs[k][0][0]) {
+				memcpy(o, encs[k][1], 3);
+				o += 3;
+			} else {
+				*o++ = *c;
+			}
+		}
+		*o = '\0';
+		CU_ASSERT_FATAL(evbuffer_drain(out, evbuffer_get_length(out)) == 0);
+		CU_ASSERT_FATAL(mask_replace_buf(mask_table_inbound_set(t), enc, strlen(enc), out, NULL, NULL) == 0);
+		n = evbuffer_get_length(out);
+		got = (char *)evbuffer_pullup(out, -1);
+		if (n == strlen(enc) && memcmp(got, enc, n) == 0)
+			printf("\n    '%s' as %s, the other bytes as they are: not re-masked\n", encs[k][0], encs[k][1]);
+		CU_ASSERT(n == strlen(enc) && memcmp(got, enc, n) != 0 && memmem(got, n, "Ik22HB", 6) == NULL);
+	}
+	evbuffer_free(out);
+	mask_table_free(t);
+	policy_free(p);
+	unsetenv("PV_LK_PC");
+}
+
 TEST_REGISTRAR(register_mask_leak)
 {
 	CU_pSuite s = test_suite("mask_leak", NULL, NULL);
@@ -211,4 +267,6 @@ TEST_REGISTRAR(register_mask_leak)
 	test_add(s, "outbound sets: real-value forms become sentinel forms, counted", test_outbound_forms);
 	test_add(s, "sentinels found in a fully %-decoded target", test_sentinels_decoded);
 	test_add(s, "real values found in the JSON forms of JavaScript, Python, PHP and Go", test_json_forms);
+	test_add(s, "a value with many escapable bytes re-masked as encoders write it (by byte value)",
+		 test_pct_by_byte);
 }
