@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,6 +38,61 @@ int fileio_open_regular_at(int dfd, const char *path, unsigned flags, struct sta
 		errno = saved;
 		return -1;
 	}
+	return fd;
+}
+
+int fileio_open_nolinks(const char *path, int oflags, mode_t mode)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = path, *end;
+	int dfd, fd, saved;
+	struct stat st;
+	size_t n;
+
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		end = p + strcspn(p, "/");
+		n = (size_t)(end - p);
+		if (n == 0 || n > NAME_MAX) {
+			/* "/" itself, a trailing slash, or a name too long. */
+			(void)close(dfd);
+			errno = n == 0 ? EISDIR : ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p = end;
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		/* Why O_DIRECTORY as well: with O_PATH, O_NOFOLLOW alone opens a
+		 * link itself; O_DIRECTORY makes that fail (ENOTDIR). */
+		fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			saved = errno;
+			if (saved == ENOTDIR && fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				saved = ELOOP;
+			(void)close(dfd);
+			errno = saved;
+			return -1;
+		}
+		(void)close(dfd);
+		dfd = fd;
+	}
+	fd = openat(dfd, comp, oflags | O_NOFOLLOW | O_CLOEXEC, mode);
+	saved = errno;
+	(void)close(dfd);
+	errno = saved;
 	return fd;
 }
 

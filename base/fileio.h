@@ -33,6 +33,19 @@ int fileio_open_regular_at(int dfd, const char *name, unsigned flags, struct sta
 	NONNULL(2, 4) WUNRES;
 
 /*
+ * Opens the absolute path with oflags (and mode, with O_CREAT) without
+ * following a symbolic link anywhere: each directory is opened from the
+ * one before with O_NOFOLLOW, the last component with O_NOFOLLOW too.
+ * For the files passavant itself creates or writes (the audit log): give
+ * it a canonical path (the parent through realpath()), and a link put in
+ * its way after that (by a sandbox of another session) fails the open
+ * instead of sending the write elsewhere. Returns the fd (the caller
+ * closes it), or -1 with errno: ELOOP when a component is a symbolic
+ * link, EINVAL when path is not absolute.
+ */
+int fileio_open_nolinks(const char *path, int oflags, mode_t mode) NONNULL(1) WUNRES;
+
+/*
  * Reads from fd into buf until len bytes or end of file, retrying EINTR.
  * Returns the bytes read (fewer than len when the file is shorter) or -1
  * with errno.

@@ -11,12 +11,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/fileio.h"
 
 struct audit {
 	int fd;          /* O_APPEND file */
@@ -26,6 +30,58 @@ struct audit {
 	pthread_mutex_t lock; /* guards buf, cap (audit_write() from several loops) */
 };
 
+/*
+ * Opens (creating 0600) the audit file at path for appending, following
+ * no symbolic link (SPEC §3.3: the file may lie in a tree a sandbox can
+ * write, and a link planted there would make us append, as the host
+ * user, to whatever it names): the directory is resolved once
+ * (realpath), then the canonical path is opened with no link followed,
+ * the file's own name included. O_NONBLOCK: a FIFO put there neither
+ * blocks us nor takes the log (ENXIO, or EINVAL below). The fd, or -1
+ * with errno (ELOOP: a link; EINVAL: not a regular file).
+ */
+static int open_log(const char *path)
+{
+	char dir[PATH_MAX], real[PATH_MAX], canon[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base = slash != NULL ? slash + 1 : path;
+	struct stat st;
+	int fd, saved;
+
+	if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (slash == NULL)
+		memcpy(dir, ".", 2);
+	else if (slash == path)
+		memcpy(dir, "/", 2);
+	else if ((size_t)(slash - path) < sizeof(dir))
+		(void)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (realpath(dir, real) == NULL)
+		return -1;
+	if (snprintf(canon, sizeof(canon), "%s/%s", strcmp(real, "/") == 0 ? "" : real, base) >=
+	    (int)sizeof(canon)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = fileio_open_nolinks(canon, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		saved = errno;
+	else if (!S_ISREG(st.st_mode))
+		saved = EINVAL;
+	else
+		return fd;
+	(void)close(fd);
+	errno = saved;
+	return -1;
+}
+
 audit_t *audit_open(const char *path, const char *session)
 {
 	audit_t *a = calloc(1, sizeof(*a));
@@ -33,7 +89,7 @@ audit_t *audit_open(const char *path, const char *session)
 
 	if (a == NULL)
 		return NULL;
-	a->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	a->fd = open_log(path);
 	if (a->fd < 0)
 		goto fail_free;
 	a->session = strdup(session);

@@ -50,8 +50,11 @@ struct audit_rec {
 
 /*
  * Opens (creates 0600, appends to) the audit file at path for session id
- * session (copied). Returns an audit_t the caller frees with audit_free(),
- * or NULL with errno set.
+ * session (copied). No symbolic link is followed: the file's own name
+ * must not be one (ELOOP), and the directories are resolved once, then
+ * walked without following a link put there meanwhile. A path that is
+ * not a regular file fails with EINVAL. Returns an audit_t the caller
+ * frees with audit_free(), or NULL with errno set.
  */
 audit_t *audit_open(const char *path, const char *session) NONNULL(1, 2) WUNRES;
 

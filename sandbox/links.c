@@ -161,3 +161,47 @@ int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const ch
 	return 0;
 }
 
+
+/* Contract in sandbox.h. */
+int sbx_check_host_path(const char *const *allow_write, const char *what, const char *path,
+			char *err, size_t errlen)
+{
+	struct sbx_builder *b;
+	size_t n = 0;
+	int rc = -1;
+
+	if (path[0] != '/') {
+		errbuf_set_errno(err, errlen, EINVAL, "%s path %s is not absolute", what, path);
+		return -1;
+	}
+	for (size_t i = 0; allow_write != NULL && allow_write[i] != NULL; i++)
+		n++;
+	/* Large (the walk's PATH_MAX slots): on the heap. */
+	b = calloc(1, sizeof(*b));
+	if (b == NULL || (b->writable = calloc(n + 1, sizeof(char *))) == NULL) {
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot check the %s path %s", what, path);
+		goto out;
+	}
+	/* The same canonical trees the mount plan binds. */
+	for (size_t i = 0; i < n; i++) {
+		char *real = realpath(allow_write[i], NULL);
+
+		if (real != NULL) {
+			b->writable[b->n_writable++] = real;
+		} else if (errno != ENOENT && errno != ENOTDIR) {
+			/* Fail closed: a tree we cannot resolve may be writable. */
+			errbuf_set_errno(err, errlen, errno, "cannot resolve the writable tree %s",
+					 allow_write[i]);
+			goto out;
+		}
+	}
+	rc = sbx_check_links(b, what, path, err, errlen);
+out:
+	if (b != NULL) {
+		for (size_t i = 0; i < b->n_writable; i++)
+			free(b->writable[i]);
+		free(b->writable);
+		free(b);
+	}
+	return rc;
+}

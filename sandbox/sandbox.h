@@ -212,6 +212,22 @@ char **sbx_env_build(char *const *base, const char *const *remove, const char *c
 /* Frees an array of sbx_env_build(). NULL is a no-op. */
 void sbx_env_free(char **env);
 
+/*
+ * SPEC §3.3 for a path the caller itself will create or write on the
+ * host (an audit file, the session directory's parent, the state
+ * directory) or take as the directory it was started in: fails when
+ * path, walked as the kernel would, goes through a symbolic link in a
+ * directory under one of allow_write (the writable trees the sandbox
+ * gets; NULL-terminated, each resolved here, a missing one skipped),
+ * because a sandbox of this policy could have planted it. Links in
+ * other directories are followed. path must be absolute; what names it
+ * in the message ("audit file"). Reads the filesystem only: call it
+ * before creating anything. 0, or -1 with err set (the path, the link,
+ * what to do).
+ */
+int sbx_check_host_path(const char *const *allow_write, const char *what, const char *path,
+			char *err, size_t errlen) NONNULL(2, 3, 4) WUNRES;
+
 /* ------------------------------------------------------------------ */
 /* git control files (SPEC §3.3; sandbox/gitguard.c)                    */
 /* ------------------------------------------------------------------ */

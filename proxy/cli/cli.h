@@ -48,6 +48,11 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid) NONNULL(2) WUNRES
  * reloads. Returns the number of errors printed. */
 unsigned cli_bind_policy(policy_t *p) NONNULL(1);
 
+/* Does a session of p read (and on first use create) the sentinel key
+ * in the state directory (cli_state_dir())? Only a policy that masks a
+ * credential with stable sentinels does. */
+bool cli_uses_state_dir(const policy_t *p) NONNULL(1) WUNRES;
+
 /*
  * The session's proxy, for `proxy` and `run`: the credential table
  * (real values in locked memory, our own masked variables rewritten to

@@ -4,12 +4,14 @@
  * then the post-run git check. docs/run.md tells the whole path.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -239,6 +241,102 @@ static int run_loop(struct run *run)
 	return 0;
 }
 
+/*
+ * SPEC §3.3 for what run itself writes on the host and for where it
+ * stands, checked before anything is created (the session directory, the
+ * audit file, the sentinel key: no file is made at a planted link's
+ * target before the refusal). what, path (relative: to our working
+ * directory, as open(2) takes it): refused when it goes through a link
+ * in a tree this policy makes writable. 0, or -1 after printing why.
+ */
+static int run_check_host_path(const char *const *writable, const char *what, const char *path,
+			       const char *cwd, const char *hint)
+{
+	char abs[PATH_MAX], err[1024];
+
+	if (path[0] != '/') {
+		if (cwd == NULL) {
+			log_warnx("%s %s: the working directory is unknown, so it cannot be checked for "
+				  "links; give an absolute path; the command was not started",
+				  what, path);
+			return -1;
+		}
+		if (snprintf(abs, sizeof(abs), "%s/%s", cwd, path) >= (int)sizeof(abs)) {
+			log_warnx("%s %s: path too long; the command was not started", what, path);
+			return -1;
+		}
+		path = abs;
+	}
+	if (sbx_check_host_path(writable, what, path, err, sizeof(err)) < 0) {
+		log_warnx("%s%s; the command was not started", err, hint);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The host paths of a run that a sandbox of policy p could redirect with
+ * a symbolic link planted in one of its writable trees (docs/run.md
+ * "Links"): the working directory as the shell names it ($PWD: the
+ * policy's "." and relative paths were expanded against the real
+ * directory, which a link in the way makes another one than the user
+ * sees), the audit file (audit_path, else the policy's), the parent of
+ * the session directory ($TMPDIR), the state directory of the sentinel
+ * key when the policy uses it. 0, or -1 after printing why.
+ */
+static int run_check_host_paths(const policy_t *p, const char *audit_path)
+{
+	const char *pwd = getenv("PWD"), *tmp = getenv("TMPDIR");
+	char cwd[PATH_MAX], hint[PATH_MAX + 128], dir[PATH_MAX], err[1024];
+	struct strv writable = {0};
+	struct stat pst, cst;
+	bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
+	int rc = -1;
+
+	for (size_t i = 0; i < policy_fs_count(p, FS_ALLOW_WRITE); i++)
+		if (strv_add(&writable, policy_fs_path(p, FS_ALLOW_WRITE, i)) < 0)
+			goto out;
+	/* $PWD only when it names the directory we are in (else the shell's
+	 * value is stale, and nothing was expanded against it). */
+	if (have_cwd && pwd != NULL && pwd[0] == '/' && stat(pwd, &pst) == 0 &&
+	    stat(".", &cst) == 0 && pst.st_dev == cst.st_dev && pst.st_ino == cst.st_ino) {
+		(void)snprintf(hint, sizeof(hint),
+			       "; the policy's \".\" and relative paths would name %s: run from the "
+			       "real directory (cd -P .) if that is the one you mean",
+			       cwd);
+		if (run_check_host_path(strv_list(&writable), "working directory ($PWD)", pwd, cwd,
+					hint) < 0)
+			goto out;
+	}
+	if (audit_path == NULL)
+		audit_path = policy_audit_path(p);
+	if (audit_path != NULL &&
+	    run_check_host_path(strv_list(&writable), "audit file", audit_path,
+				have_cwd ? cwd : NULL, "") < 0)
+		goto out;
+	/* session_new(): mkdtemp under $TMPDIR when absolute, else /tmp. */
+	if (run_check_host_path(strv_list(&writable), "session directory parent ($TMPDIR)",
+				tmp != NULL && tmp[0] == '/' ? tmp : "/tmp", NULL, "") < 0)
+		goto out;
+	if (cli_uses_state_dir(p)) {
+		struct cli_host ch;
+
+		cli_host_read(&ch);
+		if (cli_state_dir(getenv("XDG_STATE_HOME"), ch.h.home, dir, sizeof(dir), err,
+				  sizeof(err)) < 0) {
+			log_warnx("credentials: %s", err);
+			goto out;
+		}
+		if (run_check_host_path(strv_list(&writable), "sentinel state directory", dir, NULL,
+					"") < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	strv_free(&writable);
+	return rc;
+}
+
 /* Starts the command and serves it; returns the status of SPEC §2. */
 static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		       const char *audit_path, char **argv)
@@ -290,6 +388,11 @@ int cmd_run(int argc, char **argv)
 	p = cli_load_policy(policy_path, &invalid);
 	if (p == NULL) {
 		log_warnx("the command was not started");
+		return EXIT_RUN_SETUP;
+	}
+	/* Before the session directory, the audit file and the key exist. */
+	if (run_check_host_paths(p, audit_path) < 0) {
+		policy_free(p);
 		return EXIT_RUN_SETUP;
 	}
 	sess = session_new(NULL);

@@ -133,6 +133,15 @@ policy_t *cli_load_policy(const char *cli_path, bool *invalid)
 	return p;
 }
 
+bool cli_uses_state_dir(const policy_t *p)
+{
+	bool masked = false;
+
+	for (size_t i = 0; i < policy_cred_count(p) && !masked; i++)
+		masked = policy_cred(p, i)->mode == CRED_MASK;
+	return masked && policy_sentinels(p) != POLICY_SENTINELS_PER_SESSION;
+}
+
 /*
  * The credential side of a session (SPEC §2, §4): reads every masked
  * credential of p into a table (real values in locked memory), warns once
@@ -149,12 +158,9 @@ static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 	char err[1024], dir[PATH_MAX];
 	const char *files;
 	mask_table_t *t;
-	bool masked = false;
 
-	for (size_t i = 0; i < policy_cred_count(p) && !masked; i++)
-		masked = policy_cred(p, i)->mode == CRED_MASK;
 	/* No key is created or read for a policy that masks nothing. */
-	if (policy_sentinels(p) == POLICY_SENTINELS_PER_SESSION || !masked) {
+	if (!cli_uses_state_dir(p)) {
 		t = mask_table_new(p, err, sizeof(err));
 	} else {
 		/* SPEC §4.1: stable sentinels from the key in the user's
@@ -205,7 +211,15 @@ proxy_t *cli_session_proxy(policy_t *p, session_t *sess, const char **audit_path
 	if (*audit_path == NULL)
 		*audit_path = policy_audit_path(p);
 	if (*audit_path != NULL && (audit = audit_open(*audit_path, session_id(sess))) == NULL) {
-		log_warn("audit log %s", *audit_path);
+		if (errno == ELOOP)
+			log_warnx("audit log %s is a symbolic link (or one replaced a directory on "
+				  "its path): passavant never writes through one; name the file "
+				  "itself", *audit_path);
+		else if (errno == EINVAL || errno == ENXIO)
+			log_warnx("audit log %s is not a regular file; name a regular file (it is "
+				  "created if missing)", *audit_path);
+		else
+			log_warn("audit log %s", *audit_path);
 		policy_free(p);
 		goto fail;
 	}

@@ -943,6 +943,219 @@ static void test_proxy_session_masks(void)
 	test_rmtree(dir);
 }
 
+/* ------------------------------------------------------------------ */
+/* SPEC §3.3: links a sandbox could have planted, met by the host side */
+
+/*
+ * Runs `passavant run [opts...] -p policy -- sh -c 'echo command-ran'` from
+ * directory dir with the test HOME, the environment entries env
+ * (NULL-terminated, "NAME=value"; may be NULL) and PWD=pwd (NULL: none).
+ * Returns the exit status; *ran tells whether the command started.
+ */
+static int run_links(const char *dir, const char *pwd, const char *const *env,
+		     const char *const *opts, const char *policy, bool *ran, char **err)
+{
+	char home[PATH_MAX + 8], pwdv[PATH_MAX + 8], *argv[40], *out = NULL;
+	size_t n = 0;
+	int st;
+
+	snprintf(home, sizeof(home), "HOME=%s", p_home);
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = (char *)dir;
+	argv[n++] = "-u";
+	argv[n++] = "PWD";
+	argv[n++] = home;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = "TMPDIR=/tmp";
+	if (pwd != NULL) {
+		snprintf(pwdv, sizeof(pwdv), "PWD=%s", pwd);
+		argv[n++] = pwdv;
+	}
+	for (size_t i = 0; env != NULL && env[i] != NULL && n < 20; i++)
+		argv[n++] = (char *)env[i];
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	for (size_t i = 0; opts != NULL && opts[i] != NULL && n < 30; i++)
+		argv[n++] = (char *)opts[i];
+	argv[n++] = "-p";
+	argv[n++] = (char *)policy;
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = "echo command-ran";
+	argv[n] = NULL;
+	st = test_run_capture(argv, &out, err, RUN_TIMEOUT_MS);
+	*ran = test_has(out, "command-ran");
+	free(out);
+	return st;
+}
+
+/* A policy allowing writes to allow_write (a YAML flow item), with
+ * extra appended (may be ""), at buf. 0 or -1. */
+static int links_policy(char *buf, const char *name, const char *allow_write, const char *extra)
+{
+	char text[2 * PATH_MAX];
+
+	at(buf, name);
+	snprintf(text, sizeof(text), "filesystem:\n  allowWrite: [%s]\n%s", allow_write, extra);
+	return test_write_file_mode(buf, text, 0644);
+}
+
+/*
+ * Finding: `--audit ./audit.jsonl` where an earlier session made
+ * audit.jsonl (in its writable work directory) a link to ~/.bashrc: run
+ * appended the refused request's line to .bashrc as the host user; a
+ * dangling link made run create the file it names. Now run refuses (125)
+ * before anything is created or the command starts, naming the link.
+ * The same for audit.path in the policy (it was refused, but only after
+ * creating the target) and for a link in a directory on the way.
+ */
+static void test_audit_link_refused(void)
+{
+	char link1[PATH_MAX], link2[PATH_MAX], dir[PATH_MAX], target[PATH_MAX], made[PATH_MAX];
+	char made2[PATH_MAX], made3[PATH_MAX], pol[PATH_MAX], extra[PATH_MAX + 64], *err = NULL;
+	const char *opts[] = {"--audit", "./audit-link.jsonl", NULL};
+	const char *opts2[] = {"--audit", "./dangling.jsonl", NULL};
+	const char *opts3[] = {"--audit", "./dirlink/audit.jsonl", NULL};
+	char *text;
+	bool ran;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(target, "home/.bashrc");
+	at(made, "home/made-by-audit");
+	at(made2, "home/made-by-policy-audit");
+	at(made3, "home/audit.jsonl");
+	(void)unlink(made);
+	(void)unlink(made2);
+	(void)unlink(made3);
+	ROW(symlink(target, at(link1, "work/audit-link.jsonl")) == 0, "symlink: %s", strerror(errno));
+	ROW(symlink(made, at(link2, "work/dangling.jsonl")) == 0, "symlink: %s", strerror(errno));
+	ROW(symlink(p_home, at(dir, "work/dirlink")) == 0, "symlink: %s", strerror(errno));
+
+	st = run_links(p_work, p_work, NULL, opts, p_policy, &ran, &err);
+	ROW(st == 125 && !ran, "--audit through a planted link: status %d, command ran %d", st, ran);
+	ROW(test_has(err, link1) && test_has(err, "symbolic link"), "stderr does not name the link: %s",
+	    err ? err : "");
+	text = test_read_file(target, NULL);
+	ROW(text != NULL && strcmp(text, "original bashrc\n") == 0, "the link's target was written: %s",
+	    text ? text : "(missing)");
+	free(text);
+	free(err);
+	err = NULL;
+
+	st = run_links(p_work, p_work, NULL, opts2, p_policy, &ran, &err);
+	ROW(st == 125 && !ran, "--audit through a dangling link: status %d, command ran %d", st, ran);
+	ROW(access(made, F_OK) < 0, "the dangling link's target was created");
+	free(err);
+	err = NULL;
+
+	st = run_links(p_work, p_work, NULL, opts3, p_policy, &ran, &err);
+	ROW(st == 125 && !ran, "--audit through a linked directory: status %d, command ran %d", st, ran);
+	ROW(access(made3, F_OK) < 0, "a file was created through the linked directory");
+	ROW(test_has(err, dir), "stderr does not name the link: %s", err ? err : "");
+	free(err);
+	err = NULL;
+
+	(void)unlink(link2);
+	ROW(symlink(made2, link2) == 0, "symlink: %s", strerror(errno));
+	snprintf(extra, sizeof(extra), "audit:\n  path: %s\n", link2);
+	ROW(links_policy(pol, "audit-link.yaml", "\".\"", extra) == 0, "policy");
+	st = run_links(p_work, p_work, NULL, NULL, pol, &ran, &err);
+	ROW(st == 125 && !ran, "audit.path through a link: status %d, command ran %d", st, ran);
+	ROW(access(made2, F_OK) < 0, "audit.path: the link's target was created before the refusal");
+	free(err);
+	(void)unlink(link1);
+	(void)unlink(link2);
+	(void)unlink(dir);
+	(void)unlink(made);
+	(void)unlink(made2);
+	(void)unlink(made3);
+}
+
+/*
+ * Finding: `cd ~/project/sub && passavant run` with allowWrite ["."],
+ * where sub is a link to $HOME an earlier session planted: "." was the
+ * real directory, $HOME, all of it writable. Now refused (125), naming
+ * the link and saying to run from the real path. A link on $PWD in a
+ * directory the policy does not make writable is followed as before.
+ */
+static void test_pwd_link(void)
+{
+	char proj[PATH_MAX], sub[PATH_MAX], pol[PATH_MAX], alias[PATH_MAX], *err = NULL;
+	bool ran;
+	int st;
+
+	SKIP_IF_NEEDED();
+	ROW(mkdir(at(proj, "home/project"), 0755) == 0 || errno == EEXIST, "mkdir: %s",
+	    strerror(errno));
+	ROW(symlink(p_home, at(sub, "home/project/sub")) == 0, "symlink: %s", strerror(errno));
+	ROW(links_policy(pol, "dot.yaml", "\".\"", "") == 0, "policy");
+
+	st = run_links(sub, sub, NULL, NULL, pol, &ran, &err);
+	ROW(st == 125 && !ran, "$PWD through a planted link: status %d, command ran %d", st, ran);
+	ROW(test_has(err, sub) && test_has(err, "cd -P"), "stderr does not name the link or the fix: %s",
+	    err ? err : "");
+	free(err);
+	err = NULL;
+
+	/* The real directory: runs. */
+	st = run_links(p_home, p_home, NULL, NULL, pol, &ran, &err);
+	ROW(st == 0 && ran, "from the real directory: status %d, command ran %d: %s", st, ran,
+	    err ? err : "");
+	free(err);
+	err = NULL;
+
+	/* A link outside every writable tree (root/alias -> work): followed. */
+	ROW(symlink(p_work, at(alias, "alias")) == 0, "symlink: %s", strerror(errno));
+	st = run_links(alias, alias, NULL, NULL, pol, &ran, &err);
+	ROW(st == 0 && ran, "$PWD through a read-only link: status %d, command ran %d: %s", st, ran,
+	    err ? err : "");
+	free(err);
+	(void)unlink(alias);
+	(void)unlink(sub);
+	(void)rmdir(proj);
+}
+
+/*
+ * The session directory ($TMPDIR) and the sentinel key's state directory
+ * ($XDG_STATE_HOME) reached through links in the writable work
+ * directory: refused before either is created there.
+ */
+static void test_session_state_links(void)
+{
+	char tl[PATH_MAX], tt[PATH_MAX], sl[PATH_MAX], stt[PATH_MAX], env1[PATH_MAX + 16];
+	char env2[PATH_MAX + 32], tok[64], *err = NULL;
+	const char *e1[] = {env1, NULL}, *e2[] = {env2, tok, NULL};
+	bool ran;
+	int st;
+
+	SKIP_IF_NEEDED();
+	ROW(mkdir(at(tt, "home/tmp-target"), 0755) == 0, "mkdir: %s", strerror(errno));
+	ROW(symlink(tt, at(tl, "work/tmplink")) == 0, "symlink: %s", strerror(errno));
+	snprintf(env1, sizeof(env1), "TMPDIR=%s", tl);
+	st = run_links(p_work, p_work, e1, NULL, p_policy, &ran, &err);
+	ROW(st == 125 && !ran, "$TMPDIR through a planted link: status %d, command ran %d", st, ran);
+	ROW(test_has(err, tl), "stderr does not name the link: %s", err ? err : "");
+	ROW(rmdir(tt) == 0, "a session directory was made through the link: %s", strerror(errno));
+	free(err);
+	err = NULL;
+
+	ROW(mkdir(at(stt, "home/state-target"), 0700) == 0, "mkdir: %s", strerror(errno));
+	ROW(symlink(stt, at(sl, "work/statelink")) == 0, "symlink: %s", strerror(errno));
+	snprintf(env2, sizeof(env2), "XDG_STATE_HOME=%s", sl);
+	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real_token);
+	/* p_policy masks GH_TOKEN with stable sentinels: the key is used. */
+	st = run_links(p_work, p_work, e2, NULL, p_policy, &ran, &err);
+	ROW(st == 125 && !ran, "$XDG_STATE_HOME through a planted link: status %d, command ran %d", st,
+	    ran);
+	ROW(rmdir(stt) == 0, "the state directory was made through the link: %s", strerror(errno));
+	free(err);
+	(void)unlink(tl);
+	(void)unlink(sl);
+}
+
 static int run_fixtures_down(void)
 {
 	if (ready) {
@@ -979,4 +1192,11 @@ TEST_REGISTRAR(register_run)
 		 test_proxy_session_masks);
 	s = test_suite("run_unprivileged", suite_init, run_fixtures_down);
 	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
+	/* Last: its own fixtures when run alone (TEST_FILTER=run_links). */
+	s = test_suite("run_links", suite_init, run_fixtures_down);
+	test_add(s, "--audit and audit.path through a planted link: 125, nothing written",
+		 test_audit_link_refused);
+	test_add(s, "$PWD through a planted link: 125; a read-only link followed", test_pwd_link);
+	test_add(s, "$TMPDIR and the state directory through planted links: 125, nothing made",
+		 test_session_state_links);
 }
