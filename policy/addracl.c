@@ -19,12 +19,14 @@
  *   64:ff9b::/96        NAT64 well-known       last 32 bits
  *   64:ff9b:1::/48      NAT64 local-use        last 32 bits
  *   2002::/16           6to4                   bits 16-47
- * Teredo (2001:0::/32) carries its server's IPv4 in bits 32-63 and its
- * client's, inverted, in the last 32 bits. It is reached only through a
- * Teredo relay (UDP), so it is no channel to a local TCP service; still,
- * no real Teredo address embeds an always-denied IPv4 address, so the
- * classes judge both parts (deny broadly; nothing legitimate is lost). The
- * CIDRs and literals compare the forms above only.
+ *   2001:0::/32         Teredo                 bits 32-63 (server) and the
+ *                                              last 32 bits, inverted (client)
+ * Teredo is reached only through a Teredo relay (UDP), so it is no channel
+ * to a local TCP service; still, it names two IPv4 hosts, and no real
+ * Teredo address embeds an always-denied or a denied one, so every check
+ * judges both (deny broadly; nothing legitimate is lost). The classes, the
+ * deniedDomains literals, the deniedResolvedAddresses CIDRs and this
+ * machine's own addresses all compare every form of the table.
  *
  * This machine's own interface addresses are refused like loopback
  * (policy_addr_allowed_local()): the caller passes the set in, so these
@@ -99,47 +101,58 @@ static enum policy_addr_class classify_v4(const uint8_t a[4])
 	return ADDR_PUBLIC;
 }
 
+/* The most IPv4 addresses one address embeds (Teredo: server, client). */
+#define V4_VIEWS_MAX 2
+
 /*
- * The IPv4 address embedded in an IPv6 one (see the table at the top), if
- * any. Returns whether v4 was filled. :: and ::1 are not embedded forms.
+ * The IPv4 addresses embedded in an IPv6 one (see the table at the top):
+ * fills v4[0..n-1] and returns n, 0 for none. :: and ::1 are not embedded
+ * forms. Teredo gives its client first, then its server.
  */
-static bool embedded_v4(const uint8_t a[16], uint8_t v4[4])
+static size_t embedded_v4(const uint8_t a[16], uint8_t v4[V4_VIEWS_MAX][4])
 {
 	static const uint8_t zero[12];
 	static const uint8_t nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
 	static const uint8_t nat64_local[6] = { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 };
+	size_t i;
 
 	if (memcmp(a, zero, 10) == 0 && a[10] == 0xff && a[11] == 0xff) {
-		memcpy(v4, a + 12, 4); /* ::ffff:a.b.c.d, mapped */
-		return true;
+		memcpy(v4[0], a + 12, 4); /* ::ffff:a.b.c.d, mapped */
+		return 1;
 	}
 	if (memcmp(a, zero, 8) == 0 && a[8] == 0xff && a[9] == 0xff && a[10] == 0 && a[11] == 0) {
-		memcpy(v4, a + 12, 4); /* ::ffff:0:a.b.c.d, SIIT translated */
-		return true;
+		memcpy(v4[0], a + 12, 4); /* ::ffff:0:a.b.c.d, SIIT translated */
+		return 1;
 	}
 	if (memcmp(a, zero, 12) == 0) {
 		/* ::a.b.c.d, compatible; :: and ::1 are themselves. */
 		if (a[12] == 0 && a[13] == 0 && a[14] == 0 && a[15] <= 1)
-			return false;
-		memcpy(v4, a + 12, 4);
-		return true;
+			return 0;
+		memcpy(v4[0], a + 12, 4);
+		return 1;
 	}
 	if (memcmp(a, nat64, 12) == 0 || memcmp(a, nat64_local, 6) == 0) {
-		memcpy(v4, a + 12, 4); /* 64:ff9b::a.b.c.d, 64:ff9b:1:...:a.b.c.d */
-		return true;
+		memcpy(v4[0], a + 12, 4); /* 64:ff9b::a.b.c.d, 64:ff9b:1:...:a.b.c.d */
+		return 1;
 	}
 	if (a[0] == 0x20 && a[1] == 0x02) {
-		memcpy(v4, a + 2, 4); /* 2002:AABB:CCDD::/48, 6to4 */
-		return true;
+		memcpy(v4[0], a + 2, 4); /* 2002:AABB:CCDD::/48, 6to4 */
+		return 1;
 	}
-	return false;
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) {
+		for (i = 0; i < 4; i++)
+			v4[0][i] = (uint8_t)~a[12 + i]; /* Teredo client, obfuscated */
+		memcpy(v4[1], a + 4, 4); /* Teredo server */
+		return 2;
+	}
+	return 0;
 }
 
 static enum policy_addr_class classify_v6(const uint8_t a[16])
 {
 	static const uint8_t zero[16];
-	uint8_t v4[4];
-	size_t i;
+	uint8_t v4[V4_VIEWS_MAX][4];
+	size_t i, n;
 
 	for (i = 0; i < ARRAY_LEN(metadata_v6); i++)
 		if (memcmp(a, metadata_v6[i], 16) == 0)
@@ -150,15 +163,12 @@ static enum policy_addr_class classify_v6(const uint8_t a[16])
 		return ADDR_LINK_LOCAL; /* fe80::/10 */
 	if (a[0] == 0xff)
 		return ADDR_MULTICAST; /* ff00::/8 */
-	if (embedded_v4(a, v4))
-		return classify_v4(v4);
-	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) {
-		enum policy_addr_class c;
-		for (i = 0; i < 4; i++)
-			v4[i] = (uint8_t)~a[12 + i]; /* Teredo client, obfuscated */
-		if ((c = classify_v4(v4)) != ADDR_PUBLIC)
+	n = embedded_v4(a, v4);
+	for (i = 0; i < n; i++) {
+		enum policy_addr_class c = classify_v4(v4[i]);
+
+		if (c != ADDR_PUBLIC)
 			return c;
-		return classify_v4(a + 4); /* Teredo server */
 	}
 	return ADDR_PUBLIC;
 }
@@ -238,14 +248,14 @@ static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned prefix)
 }
 
 /*
- * The IPv4 view of an address: itself, or the IPv4 address embedded in an
- * IPv6 one. Returns whether there is one.
+ * The IPv4 views of an address: itself, or the IPv4 addresses embedded in
+ * an IPv6 one. Fills v4[0..n-1] and returns n, 0 for none.
  */
-static bool v4_view(int family, const uint8_t addr[16], uint8_t v4[4])
+static size_t v4_views(int family, const uint8_t addr[16], uint8_t v4[V4_VIEWS_MAX][4])
 {
 	if (family == AF_INET) {
-		memcpy(v4, addr, 4);
-		return true;
+		memcpy(v4[0], addr, 4);
+		return 1;
 	}
 	return embedded_v4(addr, v4);
 }
@@ -253,16 +263,18 @@ static bool v4_view(int family, const uint8_t addr[16], uint8_t v4[4])
 /*
  * Whether an IP-literal pattern names the address. strict: only the same
  * family and bytes (the allow exception); otherwise the IPv4 views are
- * compared too, so a denied 192.0.2.1 also refuses ::ffff:192.0.2.1,
- * 64:ff9b::c000:201 and the rest, and a denied IPv6 literal embedding an
- * IPv4 address (mapped, NAT64, 6to4...) refuses that IPv4 address in every
- * form: a deny is read broadly, an exception narrowly. The port is checked
- * by the caller.
+ * compared too, each against each, so a denied 192.0.2.1 also refuses
+ * ::ffff:192.0.2.1, 64:ff9b::c000:201, a Teredo address with 192.0.2.1 as
+ * its server or its client and the rest, and a denied IPv6 literal
+ * embedding an IPv4 address (mapped, NAT64, 6to4, Teredo: both) refuses
+ * that IPv4 address in every form: a deny is read broadly, an exception
+ * narrowly. The port is checked by the caller.
  */
 static bool literal_names(const struct policy_hostpat *pat, int family, const uint8_t addr[16],
 			  bool strict)
 {
-	uint8_t a4[4], p4[4];
+	uint8_t a4[V4_VIEWS_MAX][4], p4[V4_VIEWS_MAX][4];
+	size_t na, np, i, j;
 
 	if (pat->kind == HOSTPAT_IPV4 && family == AF_INET && memcmp(pat->addr, addr, 4) == 0)
 		return true;
@@ -270,9 +282,13 @@ static bool literal_names(const struct policy_hostpat *pat, int family, const ui
 		return true;
 	if (strict || (pat->kind != HOSTPAT_IPV4 && pat->kind != HOSTPAT_IPV6))
 		return false;
-	return v4_view(family, addr, a4) &&
-	       v4_view(pat->kind == HOSTPAT_IPV4 ? AF_INET : AF_INET6, pat->addr, p4) &&
-	       memcmp(a4, p4, 4) == 0;
+	na = v4_views(family, addr, a4);
+	np = v4_views(pat->kind == HOSTPAT_IPV4 ? AF_INET : AF_INET6, pat->addr, p4);
+	for (i = 0; i < na; i++)
+		for (j = 0; j < np; j++)
+			if (memcmp(a4[i], p4[j], 4) == 0)
+				return true;
+	return false;
 }
 
 /* The first IP-literal entry of l naming addr:port, or NULL. */
@@ -292,16 +308,25 @@ static const struct policy_hostent *literal_match(const struct policy_hostlist *
 
 /*
  * Whether a deniedResolvedAddresses CIDR covers the address. An IPv4 CIDR
- * also covers the IPv4 embedded in an IPv6 address (mapped, compatible,
- * NAT64, 6to4: see the top of the file); an IPv6 CIDR also covers an IPv4
- * address in its mapped form ::ffff:a.b.c.d.
+ * also covers each IPv4 address embedded in an IPv6 one (mapped, SIIT,
+ * compatible, NAT64, 6to4, both parts of Teredo: see the top of the file);
+ * an IPv6 CIDR also covers an IPv4 address in its mapped form
+ * ::ffff:a.b.c.d.
  */
 static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t addr[16])
 {
-	uint8_t v4[4], mapped[16] = { [10] = 0xff, [11] = 0xff };
+	uint8_t v4[V4_VIEWS_MAX][4], mapped[16] = { [10] = 0xff, [11] = 0xff };
+	size_t n, i;
 
-	if (c->family == AF_INET)
-		return c->prefix <= 32 && v4_view(family, addr, v4) && prefix_equal(v4, c->addr, c->prefix);
+	if (c->family == AF_INET) {
+		if (c->prefix > 32)
+			return false;
+		n = v4_views(family, addr, v4);
+		for (i = 0; i < n; i++)
+			if (prefix_equal(v4[i], c->addr, c->prefix))
+				return true;
+		return false;
+	}
 	if (c->family != AF_INET6 || c->prefix > 128)
 		return false;
 	if (family == AF_INET6)
@@ -314,19 +339,19 @@ static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t a
  * the IPv4 view of the address (see policy_addr_is_local()). */
 static bool local_names(const struct policy_addrset *local, int family, const uint8_t addr[16])
 {
-	uint8_t a4[4];
-	bool has4;
-	size_t i;
+	uint8_t a4[V4_VIEWS_MAX][4];
+	size_t n4, i, j;
 
 	if (local == NULL)
 		return false;
-	has4 = v4_view(family, addr, a4);
+	n4 = v4_views(family, addr, a4);
 	for (i = 0; i < local->n; i++) {
 		const struct policy_ipaddr *e = &local->v[i];
 
-		if (e->family == AF_INET && e->prefix <= 32 && has4 &&
-		    prefix_equal(a4, e->addr, e->prefix))
-			return true;
+		if (e->family == AF_INET && e->prefix <= 32)
+			for (j = 0; j < n4; j++)
+				if (prefix_equal(a4[j], e->addr, e->prefix))
+					return true;
 		if (e->family == AF_INET6 && e->prefix <= 128 && family == AF_INET6 &&
 		    prefix_equal(addr, e->addr, e->prefix))
 			return true;
@@ -347,7 +372,7 @@ bool policy_addr_is_local(const struct sockaddr *sa, const struct policy_addrset
 /*
  * Contract in policy.h. Order, first to decide wins:
  *   1. an IP literal of deniedDomains naming the address (and port; the
- *      IPv4 views compared) -> refused, its rule;
+ *      IPv4 views compared, every embedded form) -> refused, its rule;
  *   2. an IP literal of allowedDomains naming exactly the address (same
  *      family and bytes; its port 0 or the sockaddr's) -> allowed, its
  *      rule: the one explicit exception, over the classes and the CIDRs;

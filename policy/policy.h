@@ -242,8 +242,8 @@ enum policy_addr_class {
 };
 
 /* The always-denied class of an address; IPv4 embedded in IPv6 (mapped,
- * compatible, NAT64, 6to4; Teredo server and client) is classified by its
- * IPv4 part. Pure. */
+ * SIIT, compatible, NAT64, 6to4; Teredo server and client) is classified
+ * by its IPv4 part (Teredo: the first of the two not public). Pure. */
 enum policy_addr_class policy_addr_classify(const struct sockaddr *sa) NONNULL(1);
 
 /* Human name of a class ("loopback", ...). */
@@ -283,8 +283,9 @@ struct policy_addrset {
 
 /*
  * Whether sa is covered by an entry of local: an IPv4 entry covers the
- * IPv4 address in every form (IPv4-mapped, NAT64, 6to4... IPv6 addresses
- * embedding it, as in policy_addr_classify()), an IPv6 entry the IPv6
+ * IPv4 address in every form (IPv4-mapped, NAT64, 6to4, either part of
+ * Teredo... IPv6 addresses embedding it, as in policy_addr_classify()),
+ * an IPv6 entry the IPv6
  * address. local may be NULL (no address). Pure.
  */
 bool policy_addr_is_local(const struct sockaddr *sa, const struct policy_addrset *local)

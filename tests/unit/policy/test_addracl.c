@@ -503,6 +503,95 @@ static void test_guard_prefix0(void)
 	run_guard("guard ::/0", v6all_cases, ARRAY_LEN(v6all_cases));
 }
 
+/*
+ * Every embedded form of the header table of addracl.c against a denied
+ * IPv4 literal (198.51.100.7 = c633:6407) and a denied IPv4 CIDR
+ * (203.0.113.0/24 = cb00:71xx), each next to a neighbour outside; a
+ * Teredo address embeds two IPv4 addresses, its server (bits 32-63) and
+ * its client (inverted, last 32 bits), and either is judged. A denied
+ * Teredo literal reads broadly too: both of its IPv4 addresses.
+ */
+static const struct guard_case embedded_cases[] = {
+	/* the literal 198.51.100.7 */
+	{ "198.51.100.7", 443, false, D("198.51.100.7") },
+	{ "::ffff:198.51.100.7", 443, false, D("198.51.100.7") },
+	{ "::ffff:0:198.51.100.7", 443, false, D("198.51.100.7") },
+	{ "::198.51.100.7", 443, false, D("198.51.100.7") },
+	{ "64:ff9b::c633:6407", 443, false, D("198.51.100.7") },
+	{ "64:ff9b:1::c633:6407", 443, false, D("198.51.100.7") },
+	{ "2002:c633:6407::1", 443, false, D("198.51.100.7") },
+	{ "2001:0:c633:6407:8000:63bf:3fff:fdd2", 443, false, D("198.51.100.7") }, /* server */
+	{ "2001:0:4136:e378:8000:63bf:39cc:9bf8", 443, false, D("198.51.100.7") }, /* client */
+	{ "198.51.100.8", 443, true, NULL },
+	{ "::ffff:198.51.100.8", 443, true, NULL },
+	{ "2001:0:c633:6408:8000:63bf:3fff:fdd2", 443, true, NULL },
+	{ "2001:0:4136:e378:8000:63bf:39cc:9bf7", 443, true, NULL },
+	{ "2001:1:c633:6407:8000:63bf:39cc:9bf8", 443, true, NULL }, /* not Teredo */
+	/* the CIDR 203.0.113.0/24 */
+	{ "203.0.113.9", 443, false, R("203.0.113.0/24") },
+	{ "::ffff:203.0.113.9", 443, false, R("203.0.113.0/24") },
+	{ "::ffff:0:203.0.113.9", 443, false, R("203.0.113.0/24") },
+	{ "::203.0.113.9", 443, false, R("203.0.113.0/24") },
+	{ "64:ff9b::cb00:7109", 443, false, R("203.0.113.0/24") },
+	{ "64:ff9b:1::cb00:7109", 443, false, R("203.0.113.0/24") },
+	{ "2002:cb00:7109::1", 443, false, R("203.0.113.0/24") },
+	{ "2001:0:cb00:7109:8000:63bf:3fff:fdd2", 443, false, R("203.0.113.0/24") }, /* server */
+	{ "2001:0:4136:e378:8000:63bf:34ff:8ef6", 443, false, R("203.0.113.0/24") }, /* client */
+	{ "203.0.114.9", 443, true, NULL },
+	{ "2002:cb00:7209::1", 443, true, NULL },
+	{ "2001:0:cb00:7209:8000:63bf:3fff:fdd2", 443, true, NULL },
+	{ "2001:0:4136:e378:8000:63bf:34ff:8df6", 443, true, NULL },
+	/* a denied Teredo literal: server 192.0.2.55, client 192.0.2.56 */
+	{ "2001:0:c000:237:8000:63bf:3fff:fdc7", 443, false,
+	  D("[2001:0:c000:237:8000:63bf:3fff:fdc7]") },
+	{ "192.0.2.55", 443, false, D("[2001:0:c000:237:8000:63bf:3fff:fdc7]") },
+	{ "::ffff:192.0.2.56", 443, false, D("[2001:0:c000:237:8000:63bf:3fff:fdc7]") },
+	{ "192.0.2.57", 443, true, NULL },
+};
+
+/* A local IPv4 address as either part of a Teredo address is local. */
+static const struct guard_case embedded_local_cases[] = {
+	{ "2001:0:ad5:1:8000:63bf:3fff:fdd2", 443, false, POLICY_RULE_LOCAL_ADDR }, /* server */
+	{ "2001:0:4136:e378:8000:63bf:f52a:fffe", 443, false, POLICY_RULE_LOCAL_ADDR }, /* client */
+	{ "2001:0:ad5:2:8000:63bf:3fff:fdd2", 443, true, NULL },
+};
+
+static void test_guard_embedded(void)
+{
+	static const char *const texts[] = { "10.213.0.1" };
+	struct policy_ipaddr v[ARRAY_LEN(texts)];
+	struct policy_addrset set;
+	struct sockaddr_storage ss;
+	size_t i;
+
+	fx_reset();
+	fx_host(&fx.p.denied, "deniedDomains", "198.51.100.7");
+	fx_host(&fx.p.denied, "deniedDomains", "[2001:0:c000:237:8000:63bf:3fff:fdc7]");
+	fx_cidr("203.0.113.0/24");
+	run_guard("guard embedded", embedded_cases, ARRAY_LEN(embedded_cases));
+
+	fx_reset();
+	for (i = 0; i < ARRAY_LEN(texts); i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].family = AF_INET;
+		v[i].prefix = 32;
+		if (inet_pton(AF_INET, texts[i], v[i].addr) != 1)
+			CU_FAIL_FATAL("fixture local address refused");
+	}
+	set.n = ARRAY_LEN(texts);
+	set.v = v;
+	for (i = 0; i < ARRAY_LEN(embedded_local_cases); i++) {
+		const struct guard_case *c = &embedded_local_cases[i];
+		const char *rule = "unset";
+		bool got = policy_addr_allowed_local(&fx.p, mksa(&ss, c->addr, c->port), &set, &rule);
+
+		ROW(got == c->allowed && str_eq(rule, c->rule),
+		    "embedded local row %zu [%s]:%u: expected %s by \"%s\", got %s by \"%s\"", i,
+		    c->addr, c->port, c->allowed ? "allowed" : "refused", S(c->rule),
+		    got ? "allowed" : "refused", S(rule));
+	}
+}
+
 /* No policy entries: only the classes refuse. rule may be NULL. Another
  * family is refused. */
 static void test_guard_misc(void)
@@ -658,6 +747,8 @@ TEST_REGISTRAR(policy_addr_register)
 	test_add(s, "class names", test_class_names);
 	test_add(s, "guard table: exception, denied literals, classes, CIDRs", test_guard_main);
 	test_add(s, "guard: prefix 0", test_guard_prefix0);
+	test_add(s, "guard: every embedded form (Teredo: both parts) vs literal, CIDR, local",
+		 test_guard_embedded);
 	test_add(s, "guard: empty policy, other families, missing rules", test_guard_misc);
 	test_add(s, "guard: this machine's own addresses like loopback", test_guard_local);
 }
