@@ -374,6 +374,11 @@ struct req_facts {
 	size_t host_len;
 	const char *authority;     /** HTTP/2 :authority (NUL-terminated), or NULL */
 	const policy_t *pol;       /** the policy the request is decided under */
+	/** the head's fields: next_field(fields, &i, ...) gives the field at cursor i (0 first) and moves i
+	 * on; false after the last. NULL: no fields. Read only on a host with a method rule (overrides). */
+	bool (*next_field)(const void *fields, size_t *i, const char **name, size_t *nlen, const char **val,
+			   size_t *vlen);
+	const void *fields;
 };
 
 /* What conn_verdict() decided: allowed (status 0), or the refusal each
@@ -394,7 +399,10 @@ struct verdict {
  * The checks every request gets, in this order: TRACE/TRACK 405; inside a
  * tunnel CONNECT 400 and the origin form 400; more than one Host 400;
  * inside a tunnel :authority, Host and SNI naming tgt (421, CONN_RULE_*);
- * allowedDomains, then allowedMethods (403). Returns true when allowed;
+ * allowedDomains, then allowedMethods (403): on a host with a method rule
+ * also every method a method-override field (X-HTTP-Method-Override,
+ * X-HTTP-Method, X-Method-Override) or a `_method` query parameter names.
+ * Returns true when allowed;
  * v says why not (and, once decided, the rule). Formats only a refusal.
  */
 bool conn_verdict(const struct req_facts *f, struct verdict *v) NONNULL(1, 2);

@@ -3,8 +3,9 @@
  * search for real values on their way out, the CONNECT decision, and one
  * pipeline for every HTTP request, plain (absolute form) or inside a
  * terminated tunnel (origin form): methods, target, Host and SNI,
- * allowedDomains, allowedMethods, the head prepared with masking, then
- * sent on a reused or a new upstream.
+ * allowedDomains, allowedMethods (also the methods a request names in
+ * override fields and _method parameters), the head prepared with
+ * masking, then sent on a reused or a new upstream.
  *
  * The checks themselves are conn_verdict(), which HTTP/2 streams get too
  * (h2req.c): it reads what both protocols know of a request (struct
@@ -318,8 +319,216 @@ static bool judge_host(const struct req_facts *f, struct verdict *v)
 	return true;
 }
 
-/* allowedDomains, then allowedMethods, under the request's policy. True to
- * go on. */
+/* ---- method overrides: a request that names another method ------------ */
+
+/*
+ * A request can name a method other than its own, and many frameworks
+ * (Rails, Laravel, Symfony, Express's method-override, ASP.NET, Google's
+ * APIs) then act on that one: a GET or POST with X-HTTP-Method-Override:
+ * DELETE is a DELETE to them. On a host with a method rule, each method
+ * these name is judged against the same rule; the frameworks upper-case
+ * it, as the loader does the rule's methods. A _method in a form body is
+ * not read (it streams after the decision; docs/config.md says so).
+ */
+static const struct {
+	const char *lower;  /* compared case-insensitively */
+	const char *spelled; /* for reasons */
+} override_fields[] = {
+	{ "x-http-method-override", "X-HTTP-Method-Override" },
+	{ "x-http-method", "X-HTTP-Method" },
+	{ "x-method-override", "X-Method-Override" },
+};
+
+/* The longest method the loader accepts (keys_network.c). */
+#define OVERRIDE_METHOD_MAX 32
+
+/* One comma-separated element of an override, read a byte at a time:
+ * leading and trailing blanks dropped, upper-cased, a byte that is no
+ * tchar kept as '?' (so that it can match no method of the rule, and a
+ * NUL or a control byte reaches neither the comparison nor a reason). */
+struct override_tok {
+	char m[OVERRIDE_METHOD_MAX + 1]; /* the first OVERRIDE_METHOD_MAX bytes */
+	size_t len;                      /* bytes since the first non-blank */
+	size_t end;                      /* len up to the last non-blank */
+};
+
+static bool is_tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+static void tok_put(struct override_tok *t, unsigned char ch)
+{
+	bool blank = ch == ' ' || ch == '\t';
+
+	if (t->len == 0 && blank)
+		return;
+	if (t->len < OVERRIDE_METHOD_MAX)
+		t->m[t->len] = !is_tchar(ch) ? '?' : ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : (char)ch;
+	t->len++;
+	if (!blank)
+		t->end = t->len;
+}
+
+/*
+ * Ends an element: one that names a method the host's rule does not
+ * allow refuses the request (403, the rule, what named it); an empty one
+ * names none. True to go on. The element is reset for the next.
+ */
+static bool tok_judge(struct override_tok *t, const struct req_facts *f, struct verdict *v, const char *where)
+{
+	bool too_long = t->end > OVERRIDE_METHOD_MAX;
+	size_t shown = too_long ? OVERRIDE_METHOD_MAX : t->end;
+	const char *mrule = NULL;
+	char w[512];
+
+	t->len = 0;
+	if (t->end == 0)
+		return true;
+	t->end = 0;
+	t->m[shown] = '\0';
+	/* Longer than any method the rule can list: "" matches none, and
+	 * still yields the deciding rule. */
+	if (policy_method_allowed(f->pol, f->tgt->host, f->tgt->port, too_long ? "" : t->m, &mrule))
+		return true;
+	if (mrule == NULL)
+		mrule = "allowedMethods";
+	return refuse_with(v, 403, "blocked-by-sandbox-runtime", mrule,
+			   "passavant: %s refused by %s: %s names the method %s%s, which the rule does not allow",
+			   facts_what(f, w, sizeof(w)), mrule, where, t->m, too_long ? "..." : "");
+}
+
+/* Each element of a field value's comma-separated list. True to go on. */
+static bool judge_override_value(const struct req_facts *f, struct verdict *v, const char *where,
+				 const char *val, size_t vlen)
+{
+	struct override_tok t = { .len = 0, .end = 0 };
+	size_t i;
+
+	for (i = 0; i < vlen; i++) {
+		if (val[i] == ',') {
+			if (!tok_judge(&t, f, v, where))
+				return false;
+		} else {
+			tok_put(&t, (unsigned char)val[i]);
+		}
+	}
+	return tok_judge(&t, f, v, where);
+}
+
+/* The value of a hex digit, or -1. */
+static int hexval(unsigned char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* The byte of a query component at *i, %XX decoded and '+' a space (as
+ * form decoders read it); *i moves past it. */
+static unsigned char query_byte(const char *s, size_t end, size_t *i)
+{
+	unsigned char ch = (unsigned char)s[*i];
+	int hi, lo;
+
+	if (ch == '%' && *i + 2 < end && (hi = hexval((unsigned char)s[*i + 1])) >= 0 && (lo = hexval((unsigned char)s[*i + 2])) >= 0) {
+		*i += 3;
+		return (unsigned char)(hi << 4 | lo);
+	}
+	(*i)++;
+	return ch == '+' ? ' ' : ch;
+}
+
+/* Whether the query parameter name s[from, to) is "_method" once
+ * decoded, in any case. */
+static bool is_method_param(const char *s, size_t from, size_t to)
+{
+	static const char want[] = "_method";
+	size_t i = from, n = 0;
+
+	while (i < to) {
+		unsigned char ch = query_byte(s, to, &i);
+
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (unsigned char)(ch - 'A' + 'a');
+		if (n >= sizeof(want) - 1 || ch != (unsigned char)want[n])
+			return false;
+		n++;
+	}
+	return n == sizeof(want) - 1;
+}
+
+/*
+ * Every _method parameter of the query (between '?' and '#', split at
+ * '&' and ';' as lenient parsers do): its value decoded, then judged as
+ * a field value. True to go on.
+ */
+static bool judge_override_query(const struct req_facts *f, struct verdict *v)
+{
+	const char *s = f->path, *q, *hash;
+	size_t end, i;
+
+	if (s == NULL || (q = memchr(s, '?', f->path_len)) == NULL)
+		return true;
+	i = (size_t)(q - s) + 1;
+	hash = memchr(q, '#', f->path_len - (i - 1));
+	end = hash != NULL ? (size_t)(hash - s) : f->path_len;
+	while (i < end) {
+		size_t from = i, eq = i, stop;
+
+		while (i < end && s[i] != '&' && s[i] != ';')
+			i++;
+		stop = i++;
+		while (eq < stop && s[eq] != '=')
+			eq++;
+		if (eq < stop && is_method_param(s, from, eq)) {
+			struct override_tok t = { .len = 0, .end = 0 };
+			size_t k = eq + 1;
+
+			while (k < stop) {
+				unsigned char ch = query_byte(s, stop, &k);
+
+				if (ch == ',') {
+					if (!tok_judge(&t, f, v, "the query parameter _method"))
+						return false;
+				} else {
+					tok_put(&t, ch);
+				}
+			}
+			if (!tok_judge(&t, f, v, "the query parameter _method"))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Every method-override field (each occurrence, each list element), then
+ * the query's _method parameters. True to go on. */
+static bool judge_overrides(const struct req_facts *f, struct verdict *v)
+{
+	const char *name, *val;
+	size_t nlen, vlen, i = 0, k;
+
+	while (f->next_field != NULL && f->next_field(f->fields, &i, &name, &nlen, &val, &vlen)) {
+		for (k = 0; k < ARRAY_LEN(override_fields); k++) {
+			if (nlen != strlen(override_fields[k].lower) ||
+			    strncasecmp(name, override_fields[k].lower, nlen) != 0)
+				continue;
+			if (!judge_override_value(f, v, override_fields[k].spelled, val, vlen))
+				return false;
+		}
+	}
+	return judge_override_query(f, v);
+}
+
+/* allowedDomains, then allowedMethods (and, on a host with a method rule,
+ * the methods the request names besides its own), under the request's
+ * policy. True to go on. */
 static bool judge_policy(const struct req_facts *f, struct verdict *v)
 {
 	struct policy_decision d;
@@ -339,7 +548,7 @@ static bool judge_policy(const struct req_facts *f, struct verdict *v)
 		return refuse_with(v, 403, "blocked-by-sandbox-runtime", mrule, "passavant: %s refused by %s",
 				   facts_what(f, w, sizeof(w)), mrule);
 	}
-	return true;
+	return !d.method_restricted || judge_overrides(f, v);
 }
 
 /* An allowed request's verdict, so far. */
@@ -383,6 +592,18 @@ void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule
 			  why);
 }
 
+/* req_facts.next_field of an HTTP/1.1 head: the parser's field i. */
+static bool http1_next_field(const void *fields, size_t *i, const char **name, size_t *nlen, const char **val,
+			     size_t *vlen)
+{
+	const http1_t *h = fields;
+
+	if (*i >= http1_header_count(h))
+		return false;
+	http1_header(h, (*i)++, name, nlen, val, vlen);
+	return true;
+}
+
 /* What the HTTP/1.1 head says of the request, for conn_verdict(): inside
  * a terminated tunnel the target is the tunnel's; plain HTTP's is not
  * parsed yet (tgt NULL). */
@@ -404,6 +625,8 @@ static void request_facts(conn_t *c, const char *url, size_t ulen, struct req_fa
 	if (f->nhost > 0)
 		http1_header(c->client.http, hi, &name, &nlen, &f->host, &f->host_len);
 	f->pol = pol(c);
+	f->next_field = http1_next_field;
+	f->fields = c->client.http;
 }
 
 /* Plain HTTP takes a maxTunnels slot (once a connection). True to go on,

@@ -37,15 +37,45 @@ static void refuse_verdict(struct h2s *s, const struct verdict *v)
 	h2s_answer(s, v->status, v->xerr, v->rule, "%s", v->reason);
 }
 
+/* The stream's fields as one run of "name: value\r\n" lines. */
+struct field_lines {
+	const char *p;
+	size_t len;
+};
+
+/* req_facts.next_field of a stream's head: the line at byte offset *i. */
+static bool h2_next_field(const void *fields, size_t *i, const char **name, size_t *nlen, const char **val,
+			  size_t *vlen)
+{
+	const struct field_lines *fl = fields;
+	const char *line, *le, *colon;
+
+	if (*i >= fl->len)
+		return false;
+	line = fl->p + *i;
+	le = memchr(line, '\r', fl->len - *i);
+	colon = le != NULL ? memchr(line, ':', (size_t)(le - line)) : NULL;
+	if (colon == NULL || (size_t)(le - colon) < 2 || (size_t)(le - fl->p) + 2 > fl->len)
+		return false; /* not a line h2_down_header() wrote: never */
+	*name = line;
+	*nlen = (size_t)(colon - line);
+	*val = colon + 2;
+	*vlen = (size_t)(le - colon - 2);
+	*i = (size_t)(le - fl->p) + 2;
+	return true;
+}
+
 /*
  * conn_verdict() on what the stream's head says (the checks of decide.c:
  * TRACE/TRACK, CONNECT, the origin form, :authority and Host, SNI,
- * allowedDomains and allowedMethods under the stream's policy); a refusal
- * answered on the stream. False after answering.
+ * allowedDomains and allowedMethods, with the methods the fields name,
+ * under the stream's policy); a refusal answered on the stream. False
+ * after answering (a reset when the fields cannot be read as one run).
  */
 static bool judge(struct h2s *s)
 {
 	conn_t *c = h2s_conn(s);
+	struct field_lines fl = { NULL, s->fields != NULL ? evbuffer_get_length(s->fields) : 0 };
 	struct req_facts f = {
 		.method = s->method,
 		.path = s->path,
@@ -60,9 +90,16 @@ static bool judge(struct h2s *s)
 		.host_len = s->host != NULL ? strlen(s->host) : 0,
 		.authority = s->authority,
 		.pol = h2s_pol(s),
+		.next_field = h2_next_field,
+		.fields = &fl,
 	};
 	struct verdict v;
 
+	/* serialise() made them one run already: no copy here. */
+	if (fl.len > 0 && (fl.p = (const char *)evbuffer_pullup(s->fields, -1)) == NULL) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return false;
+	}
 	if (conn_verdict(&f, &v)) {
 		s->rule = v.rule;
 		return true;

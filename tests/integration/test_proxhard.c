@@ -17,6 +17,12 @@
  * an allowed host outside injectHosts. A test that needs the upstream to
  * answer with a real value asks pv-upstream's /rawhex/HEX for it: the hex
  * form is no form the proxy knows, so the request itself carries none.
+ *
+ * allowedMethods [GET, HEAD] holds on two more upstreams, named by port:
+ * localhost:PORT of a plain recording pv-upstream and of
+ * tests/tools/pv-h2-upstream.py (HTTP/2, records every stream): the
+ * method-override tests (SPEC §3.1, §5) send other methods in override
+ * fields and _method parameters there.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -52,6 +58,13 @@ static bool ready;
 
 static struct test_proc *raw_up;  /* python3: answers /HEX with those bytes */
 static char raw_addr[80];         /* its 127.0.0.1:PORT */
+
+/* Method overrides: hosts with a method rule ([GET, HEAD] on their port). */
+static char rec_meth[4096];       /* --record of upm */
+static char rec_h2[4096];         /* record of h2up */
+static struct test_upstream upm;  /* plain HTTP, recording; localhost:PORT has the rule */
+static struct test_proc *h2up;    /* tests/tools/pv-h2-upstream.py (HTTP/2 only) */
+static unsigned h2port;           /* its port; localhost:PORT has the rule */
 
 static char tok_real[TOK_LEN + 1];   /* GH_TOKEN */
 static char sec_real[TOK_LEN + 1];   /* PV_SECRET, '/' at 17, '+' at 29 */
@@ -106,11 +119,13 @@ static void no_real_value_in(const char *text, size_t len, const char *what)
 
 /* Marks of the audit file and the proxy's stderr at a test's start. */
 struct marks {
-	size_t audit, err, plain, tls;
+	size_t audit, err, plain, tls, meth, h2;
 };
 
 static void mark(struct marks *m)
 {
+	m->meth = test_file_size(rec_meth);
+	m->h2 = test_file_size(rec_h2);
 	m->audit = test_file_size(px.audit);
 	m->err = test_file_size(test_proc_stderr_path(px.proc));
 	m->plain = test_file_size(rec_plain);
@@ -328,16 +343,42 @@ static int suite_up(void)
 		if (raw_up == NULL)
 			return -1;
 	}
+	snprintf(rec_meth, sizeof(rec_meth), "%s/rec-meth.txt", dir);
+	snprintf(rec_h2, sizeof(rec_h2), "%s/rec-h2.txt", dir);
+	memset(&o, 0, sizeof(o));
+	o.record_path = rec_meth;
+	if (test_upstream_start(&upm, &o) < 0)
+		return -1;
+	{
+		char cert[4200], key[4200], script[4200], rest[128];
+		char *hargv[] = {ENV_CLEAN, (char *)test_python(), script, "--cert", cert, "--key", key,
+				 "--record", rec_h2, NULL};
+		const char *colon;
+
+		snprintf(cert, sizeof(cert), "%s/server.pem", dir);
+		snprintf(key, sizeof(key), "%s/server.key", dir);
+		snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-upstream.py", test_srcdir());
+		h2up = test_proc_start(hargv, "listening on ", rest, sizeof(rest), 20000);
+		if (h2up == NULL)
+			return -1;
+		colon = strrchr(rest, ':');
+		h2port = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+		if (h2port == 0) {
+			fprintf(stderr, "proxhard: pv-h2-upstream.py said 'listening on %s': no port\n", rest);
+			return -1;
+		}
+	}
 	snprintf(yaml, sizeof(yaml),
 		 "network:\n"
 		 "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+		 "  allowedMethods: {\"localhost:%u\": [GET, HEAD], \"localhost:%u\": [GET, HEAD]}\n"
 		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
 		 "credentials:\n"
 		 "  envVars:\n"
 		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
 		 "    - {name: PV_SECRET, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
 		 "  allowPlaintextInject: true\n",
-		 dir);
+		 (unsigned)upm.port, h2port, dir);
 	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", tok_real);
 	snprintf(envsec, sizeof(envsec), "PV_SECRET=%s", sec_real);
 	if (test_px_start(&px, dir, wrap, yaml) < 0)
@@ -382,6 +423,9 @@ static int suite_down(void)
 		bad |= test_px_stop(&px) != 0;
 	test_proc_free(raw_up);
 	raw_up = NULL;
+	test_proc_free(h2up);
+	h2up = NULL;
+	bad |= test_upstream_stop(&upm) != 0;
 	bad |= test_upstream_stop(&upp) != 0;
 	bad |= test_upstream_stop(&up) != 0;
 	if (dir != NULL)
@@ -1114,6 +1158,215 @@ static void test_run_leak(void)
 	free(root);
 }
 
+/* ------------------------------------------------------------------ */
+/* Method overrides (SPEC §3.1, §5): a request naming another method    */
+/* ------------------------------------------------------------------ */
+
+/* A plain request to a host with a method rule (localhost:upm.port):
+ * "GET http://localhost:PORT<path>" with the extra field lines. */
+static char *meth_px(const char *host_port, const char *path, const char *fields)
+{
+	char req[2048];
+
+	snprintf(req, sizeof(req), "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n", host_port,
+		 path, host_port, fields);
+	return raw_pxs(req);
+}
+
+static const char *meth_host(void)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "localhost:%u", (unsigned)upm.port);
+	return buf;
+}
+
+/* A refusal of what named a method: 403, the marker, the rule, what named
+ * which method; the upstream got nothing; a 403 audit line saying so. */
+static void check_override_refusal(const struct marks *m, const char *out, const char *rec_path, size_t rec_mark,
+				   const char *named, const char *method, const char *what)
+{
+	char want[160], *rec, *a;
+
+	snprintf(want, sizeof(want), "%s names the method %s,", named, method);
+	ROW(test_has(out, " 403") && (test_has(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n") ||
+				      test_has(out, "\r\nx-proxy-error: blocked-by-sandbox-runtime\r\n")),
+	    "%s: not a 403 blocked-by-sandbox-runtime: %.400s", what, test_nz(out));
+	ROW(test_has(out, want) && test_has(out, "refused by network.allowedMethods: localhost:"),
+	    "%s: the reason does not say '%s' by the host's allowedMethods rule: %.400s", what, want, test_nz(out));
+	rec = test_file_since(rec_path, rec_mark);
+	ROW(rec != NULL && !test_has(rec, "GET ") && !test_has(rec, " headers\n"),
+	    "%s: the upstream got the refused request: %.300s", what, test_nz(rec));
+	a = audit_since(m);
+	ROW(test_has(a, "\"status\":403") && test_has(a, want), "%s: no 403 audit line saying '%s': %.400s", what,
+	    want, test_nz(a));
+	free(rec);
+	free(a);
+}
+
+/* HTTP/1.1: each override field, any case, every occurrence, lists. */
+static void test_override_h1_header(void)
+{
+	static const struct {
+		const char *fields, *named, *method;
+	} cases[] = {
+		{ "X-HTTP-Method-Override: DELETE\r\n", "X-HTTP-Method-Override", "DELETE" },
+		{ "x-http-method: put\r\n", "X-HTTP-Method", "PUT" },
+		{ "X-Method-Override: PATCH\r\n", "X-Method-Override", "PATCH" },
+		{ "X-HTTP-METHOD-OVERRIDE:  delete \r\n", "X-HTTP-Method-Override", "DELETE" },
+		{ "X-HTTP-Method-Override: GET, DELETE\r\n", "X-HTTP-Method-Override", "DELETE" },
+		{ "X-HTTP-Method-Override: HEAD\r\nX-HTTP-Method-Override: POST\r\n", "X-HTTP-Method-Override", "POST" },
+		{ "X-HTTP-Method-Override: GET\r\nX-Method-Override: OPTIONS\r\n", "X-Method-Override", "OPTIONS" },
+		/* the report: all three fields and a query parameter */
+		{ "X-HTTP-Method-Override: DELETE\r\nX-HTTP-Method: PUT\r\nX-Method-Override: PATCH\r\n",
+		  "X-HTTP-Method-Override", "DELETE" },
+	};
+	struct marks m;
+
+	NEED_READY();
+	for (size_t i = 0; i < (sizeof(cases) / sizeof(cases[0])); i++) {
+		char what[64], *out;
+
+		snprintf(what, sizeof(what), "h1 header case %zu", i);
+		mark(&m);
+		out = meth_px(meth_host(), i == (sizeof(cases) / sizeof(cases[0])) - 1 ? "/hello?_method=DELETE" : "/hello",
+			      cases[i].fields);
+		check_override_refusal(&m, out, rec_meth, m.meth, cases[i].named, cases[i].method, what);
+		free(out);
+	}
+}
+
+/* HTTP/1.1: a _method query parameter, decoded, any case, lists, each. */
+static void test_override_h1_query(void)
+{
+	static const struct {
+		const char *path, *method;
+	} cases[] = {
+		{ "/hello?_method=DELETE", "DELETE" },
+		{ "/hello?a=1&_METHOD=delete", "DELETE" },
+		{ "/hello?%5Fmethod=DEL%45TE", "DELETE" },
+		{ "/hello?_method=GET,PUT", "PUT" },
+		{ "/hello?_method=GET%2CPUT", "PUT" },
+		{ "/hello?x=1;_method=put", "PUT" },
+		{ "/hello?_method=GET&_method=PATCH", "PATCH" },
+		{ "/hello?_method=+patch+", "PATCH" },
+	};
+	struct marks m;
+
+	NEED_READY();
+	for (size_t i = 0; i < (sizeof(cases) / sizeof(cases[0])); i++) {
+		char what[64], *out;
+
+		snprintf(what, sizeof(what), "h1 query case %zu", i);
+		mark(&m);
+		out = meth_px(meth_host(), cases[i].path, "");
+		check_override_refusal(&m, out, rec_meth, m.meth, "the query parameter _method", cases[i].method, what);
+		free(out);
+	}
+}
+
+/* curl --http2 through the proxy to https://localhost:h2port<path>, with
+ * one extra field (or none); the response head and body, then
+ * "|CODE|VERSION". */
+static char *curl_h2(const char *path, const char *field)
+{
+	char url[128], *out = NULL;
+	char *argv[64] = {ENV_CLEAN, "curl", "-sS", "-i", "--http2", "--max-time", "20", "-w",
+			  "|%{http_code}|%{http_version}", "--cacert", px.trust, "-x", px.url};
+	int n = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	if (field != NULL) {
+		argv[n++] = "-H";
+		argv[n++] = (char *)field;
+	}
+	snprintf(url, sizeof(url), "https://localhost:%u%s", h2port, path);
+	argv[n++] = url;
+	argv[n] = NULL;
+	(void)runv(&out, argv);
+	return out;
+}
+
+/* HTTP/2: the same verdict on a stream (header and query). */
+static void test_override_h2(void)
+{
+	struct marks m;
+	char *out;
+
+	NEED_READY();
+	mark(&m);
+	out = curl_h2("/hello", "X-HTTP-Method-Override: DELETE");
+	ROW(test_has(out, "|403|2"), "h2 header: not a 403 over HTTP/2: %.400s", test_nz(out));
+	check_override_refusal(&m, out, rec_h2, m.h2, "X-HTTP-Method-Override", "DELETE", "h2 header");
+	free(out);
+
+	mark(&m);
+	out = curl_h2("/hello", "x-method-override: get, patch");
+	ROW(test_has(out, "|403|2"), "h2 header list: not a 403 over HTTP/2: %.400s", test_nz(out));
+	check_override_refusal(&m, out, rec_h2, m.h2, "X-Method-Override", "PATCH", "h2 header list");
+	free(out);
+
+	mark(&m);
+	out = curl_h2("/hello?_method=delete", NULL);
+	ROW(test_has(out, "|403|2"), "h2 query: not a 403 over HTTP/2: %.400s", test_nz(out));
+	check_override_refusal(&m, out, rec_h2, m.h2, "the query parameter _method", "DELETE", "h2 query");
+	free(out);
+}
+
+/* An override naming an allowed method passes unchanged (h1 and h2). */
+static void test_override_allowed(void)
+{
+	struct marks m;
+	char *out, *rec;
+
+	NEED_READY();
+	mark(&m);
+	out = meth_px(meth_host(), "/hello?_method=get", "X-HTTP-Method-Override: HEAD\r\nX-HTTP-Method: get, HEAD\r\n");
+	ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, "hello\n"), "h1: allowed overrides not answered 200: %.300s",
+	    test_nz(out));
+	rec = test_file_since(rec_meth, m.meth);
+	ROW(test_has(rec, "GET /hello?_method=get HTTP/1.1\r\n") && test_has(rec, "\r\nX-HTTP-Method-Override: HEAD\r\n") &&
+		    test_has(rec, "\r\nX-HTTP-Method: get, HEAD\r\n"),
+	    "h1: the upstream did not get the request unchanged: %.400s", test_nz(rec));
+	free(rec);
+	free(out);
+	free(audit_since(&m));
+
+	mark(&m);
+	out = curl_h2("/hello?_method=HEAD", "X-HTTP-Method-Override: get");
+	ROW(test_has(out, "|200|2") && test_has(out, "hello\n"), "h2: allowed overrides not answered 200: %.300s",
+	    test_nz(out));
+	rec = test_file_since(rec_h2, m.h2);
+	ROW(test_has(rec, ":path: /hello?_method=HEAD\n") && test_has(rec, "x-http-method-override: get\n"),
+	    "h2: the upstream did not get the request unchanged: %.400s", test_nz(rec));
+	free(rec);
+	free(out);
+	free(audit_since(&m));
+}
+
+/* A host without a method rule: overrides are none of the proxy's
+ * business (the report's request, forwarded verbatim). */
+static void test_override_no_rule(void)
+{
+	char hp[64], *out, *rec;
+	struct marks m;
+
+	NEED_READY();
+	snprintf(hp, sizeof(hp), "localhost:%u", (unsigned)upp.port);
+	mark(&m);
+	out = meth_px(hp, "/hello?_method=DELETE",
+		      "X-HTTP-Method-Override: DELETE\r\nX-HTTP-Method: PUT\r\nX-Method-Override: PATCH\r\n");
+	ROW(test_has(out, "HTTP/1.1 200 "), "no rule: not answered 200: %.300s", test_nz(out));
+	rec = test_file_since(rec_plain, m.plain);
+	ROW(test_has(rec, "GET /hello?_method=DELETE HTTP/1.1\r\n") &&
+		    test_has(rec, "\r\nX-HTTP-Method-Override: DELETE\r\nX-HTTP-Method: PUT\r\nX-Method-Override: PATCH\r\n"),
+	    "no rule: the upstream did not get the request verbatim: %.400s", test_nz(rec));
+	free(rec);
+	free(out);
+	free(audit_since(&m));
+}
+
 TEST_REGISTRAR(register_proxhard)
 {
 	CU_pSuite s = test_suite("proxhard", suite_up, suite_down);
@@ -1131,5 +1384,11 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "8: upstream cut mid-value (CL, chunked, close, upgraded): dropped", test_cut_mid_value);
 	test_add(s, "8: Range/If-Range stripped towards inject hosts", test_range_stripped);
 	test_add(s, "7: passavant run: a leaked value in query and body refused, not logged", test_run_leak);
+	test_add(s, "method override: h1 fields refused where the rule does not allow the method",
+		 test_override_h1_header);
+	test_add(s, "method override: h1 _method query parameter refused", test_override_h1_query);
+	test_add(s, "method override: h2 field and query parameter refused on the stream", test_override_h2);
+	test_add(s, "method override: an allowed method passes unchanged (h1, h2)", test_override_allowed);
+	test_add(s, "method override: a host without a method rule is untouched", test_override_no_rule);
 	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);
 }
