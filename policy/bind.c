@@ -225,6 +225,7 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	struct policy *p = l->p;
 	const char *xdg = host_env(h, "XDG_CONFIG_HOME"), *err;
 	const char *state = host_env(h, "XDG_STATE_HOME");
+	const char *gglobal = host_env(h, "GIT_CONFIG_GLOBAL");
 	char *home = ldr_path_resolve("~", h->home, NULL, &err);
 
 	/* One error, not one per path, when there is no home to expand. */
@@ -271,16 +272,24 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		if (p->creds[i].pub.kind == CRED_FILE && p->creds[i].pub.mode == CRED_DENY &&
 		    p->creds[i].path != NULL)
 			fs_add(l, &p->fs[FS_DENY_READ], p->creds[i].path);
-	/* Both places: a later run may have a different $XDG_CONFIG_HOME. */
+	/* Both places: a later run may have a different $XDG_CONFIG_HOME.
+	 * git's global config, attributes and hooks there too (the table's
+	 * row is ~/.config/git), and the file $GIT_CONFIG_GLOBAL names:
+	 * git on the host reads them where the host's variables say. */
 	if (xdg != NULL && xdg[0] == '/') {
-		char *path = NULL;
-		if (asprintf(&path, "%s/passavant", xdg) < 0)
+		char *path = NULL, *gpath = NULL;
+		if (asprintf(&path, "%s/passavant", xdg) < 0 || asprintf(&gpath, "%s/git", xdg) < 0) {
 			ldr_error(l, (struct policy_mark){0, 0},
 				  "out of memory, expected to add the mandatory denies");
-		else
+		} else {
 			fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], path);
+			fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], gpath);
+		}
 		free(path);
+		free(gpath);
 	}
+	if (gglobal != NULL && gglobal[0] == '/')
+		fs_add_resolved(l, h, &p->fs[FS_DENY_WRITE], gglobal);
 	/* The sentinel key and ledger (SPEC §4.1): never readable (a
 	 * sandbox with the key could forge the sentinel of any value it
 	 * guesses) nor writable, in both places (the mandatory table has

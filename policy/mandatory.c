@@ -141,12 +141,69 @@ static const struct policy_mandatory mandatory[] = {
 	{".tmux.conf", W, H, "tmux: run-shell, if-shell"},
 	{".config/tmux", W, H, "tmux: run-shell, if-shell (XDG)"},
 	{".gdbinit", W, H, "gdb start-up (shell commands, python)"},
+	/* Directories a stock ~/.profile puts on PATH once they exist, and
+	 * what it sources (not on PATH when `run` starts, so the PATH rule
+	 * does not see them). */
+	{"bin", W, H, "~/.profile adds it to PATH once it exists"},
+	{".local/bin", W, H, "~/.profile adds it to PATH once it exists"},
+	{".cargo/bin", W, H, "rustup puts it on PATH"},
+	{".cargo/env", W, H, "sourced by ~/.profile and ~/.bashrc (rustup)"},
+	{".cargo/env.fish", W, H, "sourced by fish (rustup)"},
+	{".bashrc.d", W, H, "sourced by the usual .bashrc"},
+	{".oh-my-zsh", W, H, "oh-my-zsh: custom plugins and themes run in every zsh"},
+	{".zsh", W, H, "zsh plugins and functions"},
+	{".config/zsh", W, H, "zsh start-up (ZDOTDIR)"},
+	/* Editors. */
+	{".exrc", W, H | S, "vi and neovim (exrc) start-up"},
+	{".nvimrc", W, H | S, "neovim (exrc) start-up"},
+	{".nvim.lua", W, S, "neovim (exrc) start-up"},
+	{".local/share/nvim/site", W, H, "neovim plugins loaded at start"},
+	{".emacs.el", W, H, "emacs start-up (Lisp)"},
+	{".spacemacs", W, H, "emacs start-up (Lisp)"},
+	{".doom.d", W, H, "emacs start-up (Lisp)"},
+	{".config/doom", W, H, "emacs start-up (Lisp)"},
+	{".config/VSCodium/User", W, H, "VSCodium user settings and tasks"},
+	{".config/Windsurf/User", W, H, "Windsurf user settings and tasks"},
+	{".vscode-server/data/Machine", W, H, "VS Code remote machine settings"},
+	{".vscode-server/extensions", W, H, "VS Code remote extensions"},
+	{".config/helix", W, H, "Helix language server commands"},
+	{".helix", W, S, "Helix language server commands"},
+	{".theia", W, S, "Theia tasks"},
+	{".config/lazygit", W, H, "lazygit custom commands"},
+	/* Language and tool start-up. */
+	{".ipython", W, H, "IPython start-up scripts and config"},
+	{".jupyter", W, H, "Jupyter config (Python)"},
+	{".pythonrc.py", W, H, "python start-up"},
+	{".pythonrc", W, H, "python start-up"},
+	{".Rprofile", W, H, "R start-up"},
+	{".irbrc", W, H, "irb start-up"},
+	{".pryrc", W, H, "pry start-up"},
+	{".hgrc", W, H, "Mercurial hooks and extensions"},
+	{".gradle/init.d", W, H, "Gradle init scripts run in every build"},
+	{".gradle/init.gradle", W, H, "Gradle init script run in every build"},
+	{".gradle/init.gradle.kts", W, H, "Gradle init script run in every build"},
+	{".yarnrc", W, H, "yarn 1: yarn-path names the program yarn runs"},
+	{".bunfig.toml", W, H, "bun preload scripts"},
+	{".psqlrc", W, H, "psql start-up (\\! runs commands)"},
+	{".sqliterc", W, H, "sqlite3 start-up (.shell runs commands)"},
+	{".lldbinit", W, H, "lldb start-up"},
+	{".screenrc", W, H, "screen start-up (runs commands)"},
+	{".terraformrc", W, H, "Terraform provider locations"},
+	{".docker/cli-plugins", W, H, "docker CLI plugins (programs)"},
+	{".config/starship.toml", W, H, "starship prompt custom commands"},
+	{".config/mise", W, H, "mise tasks and hooks"},
+	{".config/i3", W, H, "i3: exec lines"},
+	{".config/sway", W, H, "sway: exec lines"},
+	{".config/hypr", W, H, "Hyprland: exec lines"},
+	{".config/openbox", W, H, "Openbox autostart"},
 	/* Agent and editor settings that run commands (in HOME and in every
 	 * writable workspace). */
 	{".claude/settings.json", W, H | S, "Claude Code hooks and permissions"},
 	{".claude/settings.local.json", W, H | S, "Claude Code hooks and permissions"},
 	{".claude/commands", W, H | S, "Claude Code commands"},
 	{".claude/agents", W, H | S, "Claude Code agents"},
+	{".claude/hooks", W, H | S, "Claude Code hook scripts"},
+	{".claude/skills", W, H | S, "Claude Code skills (scripts)"},
 	{".claude/plugins", W, H, "Claude Code plugins (hooks, MCP servers)"},
 	{".claude.json", W, H, "Claude Code state: user MCP servers run commands"},
 	{".cursor", W, H | S, "Cursor settings, rules and MCP servers"},
@@ -156,7 +213,31 @@ static const struct policy_mandatory mandatory[] = {
 	{".idea", W, S, "JetBrains run configurations and tools"},
 	{".mcp.json", W, S, "project MCP servers run commands"},
 	{".gemini/settings.json", W, H | S, "Gemini CLI MCP servers and tool commands"},
-	{".codex/config.toml", W, H, "Codex CLI MCP servers and notify command"},
+	{".codex/config.toml", W, H | S, "Codex CLI MCP servers and notify command"},
+	{".gemini/commands", W, H | S, "Gemini CLI custom commands"},
+	{".gemini/extensions", W, H | S, "Gemini CLI extensions (MCP servers)"},
+	{".kiro/settings", W, H | S, "Kiro MCP servers"},
+	{".kiro/hooks", W, S, "Kiro agent hooks"},
+	{".roo/mcp.json", W, S, "Roo Code MCP servers"},
+	{".amazonq/mcp.json", W, S, "Amazon Q MCP servers"},
+	{".continue", W, H | S, "Continue MCP servers and commands"},
+	{"opencode.json", W, S, "opencode MCP servers and commands"},
+	{"opencode.jsonc", W, S, "opencode MCP servers and commands"},
+	{".opencode", W, S, "opencode plugins and commands"},
+	{".config/opencode", W, H, "opencode MCP servers, plugins and commands"},
+	{"*.code-workspace", W, S, "VS Code workspace tasks and settings"},
+	/* Hook managers: their configs are run by the hooks they install. */
+	{".pre-commit-config.yaml", W, S, "pre-commit hook commands"},
+	{".pre-commit-config.yml", W, S, "pre-commit hook commands"},
+	{"lefthook.yml", W, S, "lefthook hook commands"},
+	{"lefthook.yaml", W, S, "lefthook hook commands"},
+	{".lefthook.yml", W, S, "lefthook hook commands"},
+	{".lefthook.yaml", W, S, "lefthook hook commands"},
+	{"lefthook-local.yml", W, S, "lefthook hook commands"},
+	{".lefthook-local.yml", W, S, "lefthook hook commands"},
+	{".lefthook", W, S, "lefthook hook scripts"},
+	{".husky", W, S, "husky hook scripts"},
+	{".envrc", W, S, "direnv runs it on cd (once allowed)"},
 	{".aider.conf.yml", W, H | S, "aider lint-cmd and test-cmd run after edits"},
 	{".devcontainer", W, S, "dev container initializeCommand runs on the host"},
 	{".devcontainer.json", W, S, "dev container initializeCommand runs on the host"},
@@ -401,8 +482,9 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 	}
 	fputs("#   (~: under $HOME and under the home directory of the password database;\n"
 	      "#    workspace: under the working directory, each allowWrite directory and\n"
-	      "#    the git repository each is in. A credential store named by an allowRead\n"
-	      "#    entry stays readable.)\n",
+	      "#    the git repository each is in, and, created or changed in the run, in\n"
+	      "#    every directory below them (moved aside); \"*.x\": any name ending so.\n"
+	      "#    A credential store named by an allowRead entry stays readable.)\n",
 	      out);
 	fputs("#   write  PATH         each directory on $PATH, unless an allowWrite entry names it\n",
 	      out);
@@ -410,6 +492,14 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 		fprintf(out, "#            %s\n", p->path_dirs.v[i]);
 	fputs("#   write  each entry of $LD_LIBRARY_PATH, and $ENV, $BASH_ENV, $ZDOTDIR,\n"
 	      "#          $PYTHONSTARTUP, the same way (code every later process loads)\n",
+	      out);
+	fputs("#   write  ~/.*, ~/bin  when a writable tree holds HOME: each existing dot entry\n"
+	      "#          of HOME and ~/bin, unless an allowWrite entry names it exactly (one\n"
+	      "#          holding an allowWrite entry: its own entries, the same way)\n",
+	      out);
+	fputs("#   write  $XDG_CONFIG_HOME/git, $GIT_CONFIG_GLOBAL, $GIT_TEMPLATE_DIR, git's default\n"
+	      "#          templates, and what the global and system git configs name:\n"
+	      "#          init.templateDir, core.hooksPath, include.path, includeIf.*.path\n",
 	      out);
 	fputs("#   write  the policy file, the audit file, extraCaCertPaths, the session\n"
 	      "#          directory and, in every repository, git's control files\n",

@@ -93,6 +93,16 @@ static unsigned char ctl_match(const struct gg *g, const char *dirrel, const cha
 	for (const struct sbx_ctl_path *p = g->ctl; p != NULL && p->path != NULL; p++) {
 		const char *r = p->path;
 
+		if (r[0] == '*') {
+			/* A name pattern ("*.code-workspace"): one
+			 * component, in any directory. */
+			size_t sl = strlen(r + 1);
+			if (dirrel == NULL && nl > sl && strcmp(name + nl - sl, r + 1) == 0) {
+				*row = p;
+				return CTL_IN;
+			}
+			continue;
+		}
 		if (dirrel != NULL) {
 			if (strncmp(r, dirrel, dl) != 0 || r[dl] != '/')
 				continue;
@@ -142,7 +152,7 @@ static void restore_mode(struct gg *g, int parentfd, const char *name, mode_t mo
  * entries to look at further (subdirectories, and non-directories on a
  * settings row). */
 struct scan {
-	bool head, objects, common;
+	bool head, objects, common, refs, config;
 	unsigned char dotgit; /* DT_* of a .git entry, DT_UNKNOWN if none */
 	struct ent *ents;
 	size_t n, cap;
@@ -190,6 +200,10 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 		break;
 	case 'c':
 		sc->common = sc->common || strcmp(name, "commondir") == 0;
+		sc->config = sc->config || strcmp(name, "config") == 0;
+		break;
+	case 'r':
+		sc->refs = sc->refs || strcmp(name, "refs") == 0;
 		break;
 	case '.':
 		if (strcmp(name, ".git") == 0)
@@ -198,6 +212,25 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 	default:
 		break;
 	}
+}
+
+/*
+ * Is the directory g->path, read into sc, a git directory or one in the
+ * making? git takes a directory with HEAD, objects and refs (or a
+ * commondir standing for the last two); the rule here is wider: any
+ * directory named .git, any with two of HEAD, objects, refs and
+ * commondir, and any with a config and one of them.
+ */
+static bool gitdir_candidate(const struct gg *g, const struct scan *sc)
+{
+	const char *slash = strrchr(g->path, '/');
+	unsigned markers = (unsigned)sc->head + (unsigned)sc->objects + (unsigned)sc->refs + (unsigned)sc->common;
+
+	if (sc->head && (sc->objects || sc->common))
+		return true;
+	if (slash != NULL && strcmp(slash, "/.git") == 0)
+		return true;
+	return markers >= 2 || (sc->config && markers >= 1);
 }
 
 /* Keeps one entry in sc. 0, or -1 on ENOMEM. */
@@ -256,7 +289,8 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
 				how = CTL_IN;
 			else if (reloff != 0)
 				how = ctl_match(g, g->path + reloff, de->d_name, &row);
-			if (how == CTL_NONE && inrow == NULL && g->ctl_first[(unsigned char)de->d_name[0]]) {
+			if (how == CTL_NONE && inrow == NULL &&
+			    (g->ctl_first[(unsigned char)de->d_name[0]] || g->ctl_first['*'])) {
 				how = ctl_match(g, NULL, de->d_name, &row);
 				roff = dlen + 1;
 			}
@@ -299,9 +333,12 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		(void)close(fd);
 		goto out;
 	}
-	/* HEAD, and objects or a commondir: what git needs to take a
-	 * directory as a git directory (bare ones included). */
-	if (sc.head && (sc.objects || sc.common))
+	/* A git directory, or one that a single file or directory more
+	 * would make one (docs/sandbox.md "Git control files"): checked
+	 * alike, so a control file staged in one session before git would
+	 * take the directory (HEAD written in the next one) is caught in
+	 * the session that wrote it. */
+	if (gitdir_candidate(g, &sc))
 		gg_check_gitdir(g, fd);
 	if (sc.dotgit != DT_UNKNOWN && sc.dotgit != DT_DIR)
 		gg_check_dotgit_file(g, fd, sc.dotgit);

@@ -83,6 +83,7 @@ void gg_check_gitdir(struct gg *g, int gfd);
 void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
 			  const char *dir, const char *hooks_base);
 void gg_find_git(struct gg *g);
+char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why);
 bool gg_under_roots(const struct gg *g, const char *path);
 
 #endif

@@ -182,3 +182,151 @@ int sbx_git_protect(const char *dir, sbx_path_fn add, void *arg)
 	return gg_join(dotgit, sizeof(dotgit), dir, ".git/config") ? add(arg, dotgit) : 0;
 }
 
+
+/* ------------------------------------- the host's global git config */
+
+/* At most this many config files are read (the global and system ones
+ * and what they include, transitively). */
+#define GG_GLOBAL_FILES_MAX 16
+
+/*
+ * base/value (value as written in a config: absolute, "~/..." from home,
+ * else relative to base) into out, normalised without reading the
+ * filesystem ("." and empty components dropped, ".." taking one back):
+ * the mount plan takes no such component, and the path need not exist.
+ * False when it does not fit or "~/" has no home.
+ */
+static bool lexical_path(const char *base, const char *value, const char *home, char *out,
+			 size_t len)
+{
+	char tmp[PATH_MAX];
+	size_t o = 0;
+	const char *s;
+	int n;
+
+	if (strncmp(value, "~/", 2) == 0)
+		n = home != NULL && home[0] == '/' ? snprintf(tmp, sizeof(tmp), "%s/%s", home, value + 2) : -1;
+	else if (value[0] == '/')
+		n = snprintf(tmp, sizeof(tmp), "%s", value);
+	else
+		n = snprintf(tmp, sizeof(tmp), "%s/%s", base, value);
+	if (n < 0 || (size_t)n >= sizeof(tmp) || tmp[0] != '/' || len < 2)
+		return false;
+	for (s = tmp; *s != '\0';) {
+		size_t c;
+
+		while (*s == '/')
+			s++;
+		c = strcspn(s, "/");
+		if (c == 0 || (c == 1 && s[0] == '.')) {
+			s += c;
+			continue;
+		}
+		if (c == 2 && s[0] == '.' && s[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+			s += c;
+			continue;
+		}
+		if (o + 1 + c >= len)
+			return false;
+		out[o++] = '/';
+		memcpy(out + o, s, c);
+		o += c;
+		s += c;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return true;
+}
+
+int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *arg)
+{
+	static const char *const no_roots[] = {NULL};
+	const char *home = env(envarg, "HOME"), *xdg = env(envarg, "XDG_CONFIG_HOME");
+	const char *glob = env(envarg, "GIT_CONFIG_GLOBAL"), *sys = env(envarg, "GIT_CONFIG_SYSTEM");
+	const char *tdir = env(envarg, "GIT_TEMPLATE_DIR");
+	char files[GG_GLOBAL_FILES_MAX][PATH_MAX], p[PATH_MAX];
+	struct sbx_git_stats st;
+	size_t n = 0, i;
+	struct gg *g;
+	int rc = 0;
+
+	/* The templates `git init` and `git clone` copy hooks from: the
+	 * variable's, and the default ones (a no-op unless writable). */
+	if (tdir != NULL && tdir[0] != '\0' && lexical_path("/", tdir, home, p, sizeof(p)) && add(arg, p) < 0)
+		return -1;
+	if (add(arg, "/usr/share/git-core/templates") < 0)
+		return -1;
+	if (lexical_path("/", sys != NULL && sys[0] == '/' ? sys : "/etc/gitconfig", NULL, files[n], PATH_MAX))
+		n++;
+	if (glob != NULL && glob[0] == '/') {
+		if (lexical_path("/", glob, home, files[n], PATH_MAX))
+			n++;
+	} else if (home != NULL && home[0] == '/') {
+		if (lexical_path(home, ".gitconfig", home, files[n], PATH_MAX))
+			n++;
+		if (xdg != NULL && xdg[0] == '/' ? lexical_path(xdg, "git/config", home, files[n], PATH_MAX)
+						 : lexical_path(home, ".config/git/config", home, files[n], PATH_MAX))
+			n++;
+	}
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return -1;
+	g->roots = no_roots;
+	g->st = &st;
+	gg_find_git(g);
+	/* Each file, and each file it includes (appended, read in turn). */
+	for (i = 0; i < n && rc == 0; i++) {
+		const char *why, *rec, *end, *nl;
+		char dir[PATH_MAX], value[PATH_MAX];
+		size_t len, kl;
+		char *out;
+
+		if (access(files[i], F_OK) < 0)
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(files[i], '/') - files[i]), files[i]);
+		out = gg_config_list(g, files[i], &len, &why);
+		if (out == NULL)
+			continue; /* git cannot read it either */
+		for (rec = out; rec < out + len && rc == 0; rec = end + 1) {
+			bool inc;
+
+			end = memchr(rec, '\0', (size_t)(out + len - rec));
+			if (end == NULL)
+				end = out + len;
+			nl = memchr(rec, '\n', (size_t)(end - rec));
+			if (nl == NULL || (size_t)(end - nl - 1) >= sizeof(value))
+				continue;
+			kl = (size_t)(nl - rec);
+			memcpy(value, nl + 1, (size_t)(end - nl - 1));
+			value[end - nl - 1] = '\0';
+			inc = (kl == 12 && strncmp(rec, "include.path", 12) == 0) ||
+			      (kl > 15 && strncmp(rec, "includeif.", 10) == 0 && strncmp(nl - 5, ".path", 5) == 0);
+			if (inc) {
+				/* Relative to the including file's directory. */
+				if (!lexical_path(dir[0] ? dir : "/", value, home, p, sizeof(p)))
+					continue;
+				rc = add(arg, p);
+				if (n < GG_GLOBAL_FILES_MAX)
+					memcpy(files[n++], p, strlen(p) + 1);
+			} else if ((kl == 16 && strncmp(rec, "init.templatedir", 16) == 0) ||
+				   (kl == 14 && strncmp(rec, "core.hookspath", 14) == 0)) {
+				/* A relative hooks path is the work tree's (the
+				 * repository protections and the post-run check
+				 * cover it); a relative template directory is
+				 * the directory git runs in: denied from /, which
+				 * is where only an absolute one is meaningful. */
+				if ((value[0] == '/' || strncmp(value, "~/", 2) == 0) &&
+				    lexical_path("/", value, home, p, sizeof(p)))
+					rc = add(arg, p);
+			}
+		}
+		free(out);
+	}
+	free(g);
+	return rc;
+}

@@ -159,7 +159,7 @@ void gg_find_git(struct gg *g)
  * repository (nothing it could run). Returns the malloc'd output (keys
  * and values; *len bytes) or NULL: *why says what failed.
  */
-static char *git_config_list(const struct gg *g, const char *file, size_t *len, const char **why)
+char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why)
 {
 	char *const envp[] = {"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			      "HOME=/nonexistent", "GIT_DIR=/nonexistent", "LC_ALL=C", NULL};
@@ -270,7 +270,7 @@ static void check_config(struct gg *g, int dfd, const char *dir, const char *nam
 	}
 	if (!gg_join(path, sizeof(path), dir, name))
 		return;
-	out = git_config_list(g, path, &len, &why);
+	out = gg_config_list(g, path, &len, &why);
 	if (out == NULL) {
 		gg_quarantine(g, dfd, dir, name, why);
 		return;
@@ -463,7 +463,7 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 
 	if (!file_mentions(dfd, name, follow, words))
 		return;
-	out = git_config_list(g, cfg, &len, &why);
+	out = gg_config_list(g, cfg, &len, &why);
 	if (out == NULL)
 		return;
 	for (rec = out; rec < out + len; rec = end + 1) {
@@ -656,7 +656,7 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 		(void)close(sfd);
 		return;
 	}
-	out = git_config_list(g, path, &len, &why);
+	out = gg_config_list(g, path, &len, &why);
 	for (rec = out; out != NULL && rec < out + len; rec = end + 1) {
 		end = memchr(rec, '\0', (size_t)(out + len - rec));
 		if (end == NULL)
@@ -672,21 +672,27 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 }
 
 /*
- * Was the git directory open as gfd created in the session? Its own
- * birth time, or its objects directory's, or a commondir written in the
- * session. Then every control file in it counts as new, whatever its
- * own times say (files moved in keep theirs). Without birth times (some
- * filesystems), only the files' own ctimes count.
+ * Was the git directory open as gfd created in the session, or did it
+ * become one in it? Its own birth time, or the birth time of its objects
+ * or refs directory (git never recreates either), or a commondir written
+ * in the session (git never rewrites one). Then every control file in it
+ * counts as new, whatever its own times say (files moved in keep theirs;
+ * a config staged in an earlier session is "activated" now). Without
+ * birth times (some filesystems), only the files' own ctimes count.
  */
 static bool gitdir_new(const struct gg *g, int gfd)
 {
+	static const char *const born[] = {"objects", "refs"};
 	struct statx sx;
 
 	if (gg_statx(gfd, "", AT_EMPTY_PATH, &sx) == 0 && (sx.stx_mask & STATX_BTIME) &&
 	    gg_ts_fresh(g, &sx.stx_btime))
 		return true;
-	if (gg_statx(gfd, "objects", AT_SYMLINK_NOFOLLOW, &sx) == 0 &&
-	    ((sx.stx_mask & STATX_BTIME) ? gg_ts_fresh(g, &sx.stx_btime) : false))
+	for (size_t i = 0; i < sizeof(born) / sizeof(born[0]); i++)
+		if (gg_statx(gfd, born[i], AT_SYMLINK_NOFOLLOW, &sx) == 0 &&
+		    ((sx.stx_mask & STATX_BTIME) ? gg_ts_fresh(g, &sx.stx_btime) : false))
+			return true;
+	if (gg_changed(g, gfd, "commondir"))
 		return true;
 	if (gg_statx(gfd, "objects", AT_SYMLINK_NOFOLLOW, &sx) == 0 && S_ISLNK(sx.stx_mode) &&
 	    gg_ts_fresh(g, &sx.stx_ctime))

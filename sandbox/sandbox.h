@@ -248,6 +248,25 @@ typedef int (*sbx_path_fn)(void *arg, const char *path);
  */
 int sbx_git_protect(const char *dir, sbx_path_fn add, void *arg) NONNULL(1, 2) WUNRES;
 
+/* A variable of the environment the host had at `run` start, or NULL. */
+typedef const char *(*sbx_env_fn)(void *arg, const char *name);
+
+/*
+ * SPEC §3.3: every place the host's git reads global config, templates
+ * or hooks from, named by its global and system configs, for the mount
+ * plan (add() each, missing ones included): the template directories
+ * ($GIT_TEMPLATE_DIR, the default /usr/share/git-core/templates, and
+ * init.templateDir), the absolute and "~/" core.hooksPath, and every
+ * include.path and includeIf.*.path target, whose own settings count in
+ * turn (at most 16 files). The configs read are $GIT_CONFIG_SYSTEM or
+ * /etc/gitconfig, and $GIT_CONFIG_GLOBAL or ~/.gitconfig and
+ * $XDG_CONFIG_HOME/git/config (~/.config/git/config without it), as env
+ * gives the variables (HOME among them), parsed by the host's git. A
+ * config git cannot parse names nothing git would use. Returns 0, or -1
+ * when add() did or on ENOMEM. Blocks (runs git).
+ */
+int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *arg) NONNULL(1, 3) WUNRES;
+
 /* What a quarantined control file is renamed to: its name plus this
  * (then ".2", ".3"... if taken). git reads no such name. */
 #define SBX_GIT_QUARANTINE_SUFFIX ".passavant-quarantine"

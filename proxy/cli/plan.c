@@ -10,6 +10,7 @@
  */
 #include "proxy/cli/plan.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -292,6 +293,29 @@ out:
  * file points to, a bare repository's own), and the workspace rows of the
  * mandatory table (policy.h: .claude/settings.json, .vscode, .mcp.json...).
  */
+/* The existing entries of root matching a pattern row ("*.code-workspace":
+ * a name suffix): the mount plan can cover only what exists; new ones are
+ * the post-run check's (sbx_gitguard_check()). */
+static int protect_pattern(struct strv *sv, const char *root, const char *pattern)
+{
+	char pat[PATH_MAX];
+	glob_t gl;
+	int rc = 0, g;
+
+	if (snprintf(pat, sizeof(pat), "%s/%s", root, pattern) >= (int)sizeof(pat))
+		return 0;
+	g = glob(pat, GLOB_NOSORT | GLOB_PERIOD, NULL, &gl);
+	if (g == GLOB_NOSPACE) {
+		log_warnx("out of memory listing %s", pat);
+		return -1;
+	}
+	for (size_t i = 0; g == 0 && i < gl.gl_pathc && rc == 0; i++)
+		rc = strv_add_unique(sv, gl.gl_pathv[i]);
+	if (g == 0)
+		globfree(&gl);
+	return rc;
+}
+
 static int protect_dir(struct strv *sv, const char *dir)
 {
 	static const char *const git_names[] = {".git/hooks", ".git/config"};
@@ -319,11 +343,98 @@ static int protect_dir(struct strv *sv, const char *dir)
 			return -1;
 		for (size_t i = 0; i < policy_mandatory_count(); i++) {
 			const struct policy_mandatory *m = policy_mandatory_get(i);
-			if ((m->where & POLICY_MAND_WORKSPACE) && strv_add_join(sv, roots[r], m->path) < 0)
+			if (!(m->where & POLICY_MAND_WORKSPACE))
+				continue;
+			if (m->path[0] == '*' ? protect_pattern(sv, roots[r], m->path) < 0
+					      : strv_add_join(sv, roots[r], m->path) < 0)
 				return -1;
 		}
 	}
 	return 0;
+}
+
+/*
+ * SPEC §3.3, the HOME class rule: when a writable tree holds the home
+ * directory home itself (allowWrite "~", a parent of it, or the working
+ * directory run from ~), every entry of home whose name starts with '.',
+ * and ~/bin, is write-denied unless an allowWrite entry names it exactly:
+ * the host runs code from dot files and dot directories nobody can list
+ * in advance (the table names the ones that do not exist yet, which no
+ * mount can cover). An entry that holds an allowWrite entry deeper down
+ * (allowWrite "~" and "~/.local/src/proj") is not covered whole, which
+ * would make that entry read-only too: its own entries are, by the same
+ * rule, except the ones on the way. aw: the allowWrite list.
+ */
+static int protect_home_entries(struct strv *sv, const struct strv *aw, const char *dir, bool top,
+				unsigned depth)
+{
+	struct dirent *de;
+	char path[PATH_MAX];
+	int rc = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (d == NULL) {
+		log_warn("cannot read %s to protect its dot files (check its permissions)", dir);
+		return -1;
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		bool named = false, holds = false;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (top && de->d_name[0] != '.' && strcmp(de->d_name, "bin") != 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		for (size_t i = 0; i < aw->n; i++) {
+			named = named || strcmp(aw->v[i], path) == 0;
+			holds = holds || (path_under(aw->v[i], path) && strcmp(aw->v[i], path) != 0);
+		}
+		if (named)
+			continue;
+		if (holds && de->d_type == DT_DIR && depth < 16)
+			rc = protect_home_entries(sv, aw, path, false, depth + 1);
+		else if (!holds)
+			rc = strv_add_unique(sv, path);
+	}
+	if (rc == 0 && errno != 0) {
+		log_warn("cannot read %s to protect its dot files", dir);
+		rc = -1;
+	}
+	(void)closedir(d);
+	return rc;
+}
+
+/* The HOME class rule for each home (home, pw_home: canonical or NULL)
+ * that a writable tree holds; the working directory counts as one. */
+static int protect_homes(struct strv *sv, const struct strv *aw, const struct plan_host *h)
+{
+	const char *homes[2] = {h->home, h->pw_home};
+	char real[PATH_MAX], cwd[PATH_MAX];
+	bool cwd_real = h->cwd != NULL && realpath(h->cwd, cwd) != NULL;
+	struct strv awr = {0};
+	int rc = 0;
+
+	/* Canonical, as the entries' paths are. */
+	for (size_t i = 0; i < aw->n && rc == 0; i++)
+		if (realpath(aw->v[i], real) != NULL)
+			rc = strv_add_unique(&awr, real);
+	if (rc == 0 && cwd_real)
+		rc = strv_add_unique(&awr, cwd);
+	for (size_t k = 0; k < 2 && rc == 0; k++) {
+		bool held = false;
+
+		if (homes[k] == NULL || homes[k][0] != '/' || realpath(homes[k], real) == NULL ||
+		    (k == 1 && h->home != NULL && strcmp(homes[0], homes[1]) == 0))
+			continue;
+		for (size_t i = 0; i < awr.n && !held; i++)
+			held = path_under(real, awr.v[i]);
+		if (held)
+			rc = protect_home_entries(sv, &awr, real, true, 0);
+	}
+	strv_free(&awr);
+	return rc;
 }
 
 /*
@@ -337,6 +448,21 @@ static int protect_dir(struct strv *sv, const char *dir)
  * binary: the next run would trust what the command wrote; then the
  * workspace protections of the working directory and every writable one.
  */
+/* A variable of the host's environment at `run` start (arg: the
+ * struct plan_host), for sbx_git_protect_global(). */
+static const char *git_global_env(void *arg, const char *name)
+{
+	const struct plan_host *h = arg;
+	size_t n = strlen(name);
+
+	if (strcmp(name, "HOME") == 0 && h->home != NULL)
+		return h->home;
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
+		if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
+			return h->env[i] + n + 1;
+	return NULL;
+}
+
 static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 			const struct plan_session *s)
 {
@@ -364,7 +490,9 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 	for (size_t i = 0; i < pl->allow_write.n; i++)
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
 			return -1;
-	return 0;
+	if (protect_homes(&pl->protect, &pl->allow_write, h) < 0)
+		return -1;
+	return sbx_git_protect_global(git_global_env, (void *)h, strv_add_unique, &pl->protect);
 }
 
 /*

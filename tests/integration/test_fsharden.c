@@ -127,6 +127,14 @@ static int suite_init(void)
 	real_token[40] = '\0';
 	/* home: the symlink and store tests (a ~/.ssh with a key);
 	 * home2: the persistence tests (writable, no ~/.ssh). */
+	/* home2's parents of protected paths exist: a missing ~/.local
+	 * would get a read-only placeholder as a whole and hide a gap. */
+	if (mkdirs("home2/.local/share") < 0 || mkdirs("home2/.cargo") < 0 ||
+	    mkdirs("home2/.docker") < 0 || mkdirs("home2/.gradle") < 0 ||
+	    mkdirs("home2/.claude") < 0 || mkdirs("home2/.gemini") < 0 ||
+	    mkdirs("home2/.someapp") < 0 || mkdirs("home2/.cache") < 0 ||
+	    mkfile(at(buf, "home2/.someapprc"), "original someapprc\n") < 0)
+		return -1;
 	if (mkdirs("home/.ssh") < 0 || mkdirs("home2/.config") < 0 || mkdirs("work") < 0 ||
 	    mkdirs("work/bin") < 0 || mkdirs("scripts") < 0 || mkdirs("ro") < 0 ||
 	    mkdirs("plain") < 0)
@@ -168,6 +176,9 @@ static int suite_init(void)
 				       "  allowRead: [\"%1$s/ro/okl\"]\n") < 0 ||
 	    write_policy("home.yaml",
 			 "filesystem:\n  allowWrite: [\"%1$s/home2\", \"%1$s/work\"]\n") < 0 ||
+	    write_policy("home-cache.yaml",
+			 "filesystem:\n  allowWrite: [\"%1$s/home2\", \"%1$s/home2/.cache\", "
+			 "\"%1$s/work\"]\n") < 0 ||
 	    write_policy("bin.yaml",
 			 "filesystem:\n  allowWrite: [\"%1$s/work\", \"%1$s/work/bin\"]\n") < 0 ||
 	    write_policy("env.yaml", "credentials:\n  envVars:\n"
@@ -377,6 +388,21 @@ static const char *const home_files[] = {
 	".local/share/bash-completion/completions/git", ".config/direnv/direnvrc", ".direnvrc",
 	".vimrc", ".config/nvim/init.lua", ".emacs.d/init.el", ".tmux.conf", ".gdbinit", ".mailcap",
 	".config/plasma-workspace/env/x.sh", ".gemini/settings.json", ".codex/config.toml",
+	/* PATH candidates a login shell adds later, what it sources, and
+	 * more start-up files (their parents exist: see suite_init()). */
+	"bin/git", ".local/bin/git", ".cargo/bin/cargo", ".cargo/env", ".bashrc.d/x.sh",
+	".oh-my-zsh/custom/x.zsh", ".zsh/x.zsh", ".local/share/nvim/site/plugin/x.lua",
+	".config/VSCodium/User/settings.json", ".config/Windsurf/User/settings.json",
+	".vscode-server/data/Machine/settings.json", ".ipython/profile_default/startup/x.py",
+	".jupyter/jupyter_config.py", ".Rprofile", ".irbrc", ".pythonrc.py", ".hgrc",
+	".gradle/init.d/x.gradle", ".yarnrc", ".bunfig.toml", ".psqlrc", ".sqliterc", ".lldbinit",
+	".screenrc", ".terraformrc", ".config/i3/config", ".config/starship.toml",
+	".config/mise/config.toml", ".config/lazygit/config.yml", ".claude/hooks/x.sh",
+	".claude/skills/x/SKILL.md", ".gemini/commands/x.toml", ".docker/cli-plugins/docker-x",
+	".emacs.el",
+	/* No row names these: the HOME class rule covers existing dot
+	 * entries. */
+	".someapprc", ".someapp/init.sh",
 };
 
 /* The same for the writable working directory. */
@@ -385,6 +411,11 @@ static const char *const work_files[] = {
 	".claude/agents/x.md", ".cursor/rules", ".vscode/tasks.json", ".idea/workspace.xml",
 	".mcp.json", ".gitmodules", ".gemini/settings.json", ".aider.conf.yml",
 	".devcontainer/devcontainer.json", ".devcontainer.json", ".zed/tasks.json",
+	".codex/config.toml", ".kiro/settings/mcp.json", ".roo/mcp.json", ".amazonq/mcp.json",
+	".continue/config.yaml", "opencode.json", ".gemini/commands/x.toml",
+	".claude/skills/x/SKILL.md", ".claude/hooks/x.sh", ".nvim.lua", ".exrc",
+	".helix/languages.toml", ".envrc", ".theia/tasks.json", ".pre-commit-config.yaml",
+	"lefthook.yml", ".husky/pre-commit",
 };
 
 /* A script that tries to create or append to each file (mkdir -p of its
@@ -427,9 +458,11 @@ static void test_persistence_home(void)
 		snprintf(line, sizeof(line), "w:%s=0\n", home_files[i]);
 		ROW(!test_has(out, line), "~/%s could be written in the sandbox", home_files[i]);
 		snprintf(rel, sizeof(rel), "home2/%s", home_files[i]);
-		if (strcmp(home_files[i], ".bashrc") == 0) {
+		if (strcmp(home_files[i], ".bashrc") == 0 || strcmp(home_files[i], ".someapprc") == 0) {
+			char want[64];
+			snprintf(want, sizeof(want), "original %s\n", home_files[i] + 1);
 			text = test_read_file(at(line, rel), NULL);
-			ROW(text && strcmp(text, "original bashrc\n") == 0, "~/.bashrc changed");
+			ROW(text && strcmp(text, want) == 0, "~/%s changed", home_files[i]);
 			free(text);
 		} else {
 			ROW(!exists(rel), "~/%s exists on the host afterwards", home_files[i]);
@@ -473,6 +506,57 @@ static void test_persistence_workspace(void)
 	}
 	ROW(exists("work/ok.txt"), "the control write did not reach the host");
 	drop("work/ok.txt");
+	free(out);
+	free(err);
+}
+
+/* The HOME class rule: with HOME writable, a dot directory no row names
+ * is read-only, one allowWrite names exactly stays writable, and so do
+ * HOME's other entries. */
+static void test_home_dot_rule(void)
+{
+	const char *script = "echo x > ~/.cache/c 2>/dev/null; echo c=$?\n"
+			     "echo x > ~/.someapp/y 2>/dev/null; echo s=$?\n"
+			     "echo x > ~/plain.txt 2>/dev/null; echo p=$?\n";
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_fsh("home2", NULL, NULL, NULL, "home-cache.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "c=0\n") && test_has(out, "p=0\n"),
+	    "allowWrite ~/.cache or ~/plain.txt not writable: status %d, %s", st, out ? out : "");
+	ROW(test_has(out, "s=") && !test_has(out, "s=0"), "~/.someapp was writable");
+	ROW(!exists("home2/.someapp/y"), "~/.someapp/y reached the host");
+	if (st != 0)
+		show(st, out, err);
+	drop("home2/.cache/c");
+	drop("home2/plain.txt");
+	free(out);
+	free(err);
+}
+
+/* Workspace settings named by a pattern (*.code-workspace): an existing
+ * one is read-only; a new one is moved aside after the run. */
+static void test_workspace_pattern(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
+	const char *script = "echo evil >> old.code-workspace 2>/dev/null; echo o=$?\n"
+			     "echo evil > new.code-workspace; echo n=$?\n";
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkfile(at(buf, "work/old.code-workspace"), "{}\n") == 0);
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "o=") && !test_has(out, "o=0"),
+	    "an existing *.code-workspace was writable: status %d, %s", st, out ? out : "");
+	text = test_read_file(at(buf, "work/old.code-workspace"), NULL);
+	ROW(text != NULL && strcmp(text, "{}\n") == 0, "old.code-workspace changed");
+	free(text);
+	ROW(!exists("work/new.code-workspace") && exists("work/new.code-workspace.passavant-quarantine") &&
+		    test_has(err, "new.code-workspace"),
+	    "a new *.code-workspace was not moved aside: %s", err ? err : "");
+	drop("work/old.code-workspace");
+	drop("work/new.code-workspace.passavant-quarantine");
 	free(out);
 	free(err);
 }
@@ -635,7 +719,8 @@ static void test_check_verbose(void)
 	ROW(st == 0, "check -v: status %d: %s", st, err ? err : "");
 	ROW(test_has(out, "Mandatory rules") && test_has(out, ".bash_login") &&
 		    test_has(out, ".config/containers/auth.json") && test_has(out, ".claude/settings.json") &&
-		    test_has(out, ".config/systemd"),
+		    test_has(out, ".config/systemd") && test_has(out, "*.code-workspace") &&
+		    test_has(out, ".local/bin") && test_has(out, "dot entry"),
 	    "check -v does not print the table: %s", out ? out : "");
 	ROW(test_has(out, bin), "check -v does not list the PATH directory %s", bin);
 	ROW(test_has(out, "Environment:") && test_has(out, "SECRET") && test_has(out, "ghp_"),
@@ -796,6 +881,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
+	test_add(s, "persistence: HOME writable, every existing dot entry unless named", test_home_dot_rule);
+	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
 	test_add(s, "credential stores: the new ones are unreadable", test_stores_unreadable);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);

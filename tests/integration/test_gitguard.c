@@ -49,6 +49,7 @@ static char *root;   /* /var/tmp/pv-gitguard.XXXXXX */
 static unsigned ncase;
 static const char *path_first; /* a CASE-relative directory put first on
 				  passavant's PATH, or NULL */
+static const char *extra_env;  /* one more NAME=value for passavant, or NULL */
 
 static int suite_init(void)
 {
@@ -144,13 +145,12 @@ static int host_sh(const struct gcase *c, const char *cwd, const char *script, c
  * in CASE (its output kept). policy: NULL for the embedded default; else
  * its text with %s for CASE (twice at most).
  */
+static int case_session(struct gcase *c, const char *policy, const char *const *opts, const char *inside);
+
 static int run_case(struct gcase *c, const char *setup, const char *policy, const char *const *opts,
 		    const char *inside, const char *host)
 {
-	char work[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], pol[PATH_MAX + 16];
-	char path[2 * PATH_MAX];
-	char text[4096], *argv[40], *out = NULL;
-	size_t n = 0;
+	char m[PATH_MAX + 8], *out = NULL;
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->dir, sizeof(c->dir), "%s/c%u", root, ncase++);
@@ -171,6 +171,25 @@ static int run_case(struct gcase *c, const char *setup, const char *policy, cons
 		return -1;
 	}
 	free(out);
+	if (case_session(c, policy, opts, inside) < 0)
+		return -1;
+	if (host != NULL && host_sh(c, c->dir, host, &c->host) < 0)
+		return -1;
+	return 0;
+}
+
+/* One `passavant run [opts] [-p policy] -- sh -c inside` in CASE/work
+ * (policy as run_case()'s); its status and output replace c's. */
+static int case_session(struct gcase *c, const char *policy, const char *const *opts, const char *inside)
+{
+	char work[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], pol[PATH_MAX + 16];
+	char path[2 * PATH_MAX];
+	char text[4096], *argv[40];
+	size_t n = 0;
+
+	free(c->out);
+	free(c->err);
+	c->out = c->err = NULL;
 	snprintf(work, sizeof(work), "%s/work", c->dir);
 	snprintf(home, sizeof(home), "HOME=%s/home", root);
 	snprintf(m, sizeof(m), "M=%s/m", c->dir);
@@ -190,6 +209,8 @@ static int run_case(struct gcase *c, const char *setup, const char *policy, cons
 	argv[n++] = "GIT_COMMITTER_EMAIL=t@example.org";
 	argv[n++] = "TMPDIR=/tmp";
 	argv[n++] = m;
+	if (extra_env != NULL)
+		argv[n++] = (char *)extra_env;
 	argv[n++] = (char *)test_passavant_bin();
 	argv[n++] = "run";
 	for (size_t i = 0; opts != NULL && opts[i] != NULL && n < 30; i++)
@@ -208,8 +229,6 @@ static int run_case(struct gcase *c, const char *setup, const char *policy, cons
 	argv[n++] = (char *)inside;
 	argv[n] = NULL;
 	c->status = test_run_capture(argv, &c->out, &c->err, GG_TIMEOUT_MS);
-	if (host != NULL && host_sh(c, c->dir, host, &c->host) < 0)
-		return -1;
 	return 0;
 }
 
@@ -757,12 +776,11 @@ static void test_merge_strategy(void)
 
 /* The user's global config (~/.gitconfig, unchanged) includes a team
  * config in the work tree and names a hooks directory there (as "~/..."):
- * both rewritten in the session. The host's git reads them in every
- * repository. */
+ * the host's git reads them in every repository, so the mount plan
+ * denies writing them (sbx_git_protect_global()); the post-run check
+ * would move them aside otherwise. */
 static void test_global_config_reach(void)
 {
-	static const char *const want[] = {"/work/team.cfg: core.fsmonitor", "/work/hk/pre-commit: hook pre-commit",
-					   NULL};
 	char gc[PATH_MAX];
 	struct gcase c;
 
@@ -773,11 +791,105 @@ static void test_global_config_reach(void)
 				 "printf '[include]\\n\\tpath = %s/work/team.cfg\\n[core]\\n\\thooksPath = "
 				 "~/../%s/work/hk\\n' \"$PWD\" \"${PWD##*/}\" > \"$HOME/.gitconfig\"",
 				 NULL, NULL,
-				 "printf '[core]\\n\\tfsmonitor = " PLANT("global") "\\n' > team.cfg && "
-				 HOOK("hk/pre-commit", "ghook"),
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("global") "\\n' > team.cfg; "
+				 HOOK("hk/pre-commit", "ghook") "; true",
 				 GIT_USE("work")) == 0);
 	(void)unlink(gc);
+	expect_safe(&c, NULL);
+	CU_ASSERT(!exists(&c, "work/hk/pre-commit"));
+	gcase_free(&c);
+}
+
+/* Finding 1: a git directory staged over two sessions. Session 1 makes
+ * sub/.git with objects, refs and a config naming core.fsmonitor, and a
+ * bare-shaped b/ (config, objects, refs) with a hook: no HEAD, so git
+ * does not take either as a repository yet; session 2 writes the HEADs.
+ * The config and hook are moved aside in session 1; on the host `git
+ * status` in sub and b runs nothing. */
+static void test_staged_gitdir(void)
+{
+	static const char *const want1[] = {"/work/sub/.git/config: core.fsmonitor",
+					    "/work/b/hooks/pre-commit: hook pre-commit", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p sub/.git/objects sub/.git/refs/heads b/objects b/refs/heads b/hooks && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("staged") "\\n' > sub/.git/config && "
+				 "printf '[core]\\n\\tbare = true\\n' > b/config && "
+				 HOOK("b/hooks/pre-commit", "bhook"),
+				 NULL) == 0);
+	expect_safe(&c, want1);
+	CU_ASSERT(exists(&c, "work/sub/.git/config.passavant-quarantine"));
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL,
+				     "echo 'ref: refs/heads/main' > sub/.git/HEAD && "
+				     "echo 'ref: refs/heads/main' > b/HEAD") == 0);
+	CU_ASSERT(host_sh(&c, c.dir,
+			  "cd work/sub && git status >/dev/null 2>&1; cd ../b && git status >/dev/null 2>&1; "
+			  "git --git-dir=. commit -q --allow-empty -m x >/dev/null 2>&1; echo done",
+			  &c.host) == 0);
+	expect_safe(&c, NULL);
+	gcase_free(&c);
+}
+
+/* Finding 2: with HOME writable, the template directory the global
+ * config names (init.templateDir), and git's config under a
+ * $XDG_CONFIG_HOME other than ~/.config, cannot be written; `git init`
+ * and `git commit` on the host run nothing. */
+static void test_global_templates(void)
+{
+	char gc[PATH_MAX], xdg[PATH_MAX + 32];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	snprintf(gc, sizeof(gc), "%s/home/.gitconfig", root);
+	snprintf(xdg, sizeof(xdg), "XDG_CONFIG_HOME=%s/home/xdg", root);
+	extra_env = xdg;
+	CU_ASSERT_FATAL(run_case(&c,
+				 "printf '[init]\n\ttemplateDir = ~/.git-templates\n' > \"$HOME/.gitconfig\" && "
+				 "mkdir -p \"$HOME/xdg\"",
+				 "filesystem:\n  allowWrite: [\".\", \"%s/../home\"]\n", NULL,
+				 "mkdir -p ~/.git-templates/hooks; " HOOK("~/.git-templates/hooks/pre-commit", "tmpl")
+				 "; mkdir -p ~/xdg/git; printf '[core]\\n\\tfsmonitor = " PLANT("xdg")
+				 "\\n' > ~/xdg/git/config; echo xdg=$?",
+				 "git init -q t && git -C t commit -q --allow-empty -m x >/dev/null 2>&1; "
+				 "XDG_CONFIG_HOME=$HOME/xdg git -C work status >/dev/null 2>&1; echo done") == 0);
+	extra_env = NULL;
+	(void)unlink(gc);
+	expect_safe(&c, NULL);
+	CU_ASSERT(test_has(c.out, "xdg=") && !test_has(c.out, "xdg=0"));
+	CU_ASSERT(access(gc, F_OK) < 0);
+	snprintf(gc, sizeof(gc), "%s/home/.git-templates", root);
+	CU_ASSERT(access(gc, F_OK) < 0);
+	snprintf(gc, sizeof(gc), "%s/home/xdg/git", root);
+	CU_ASSERT(access(gc, F_OK) < 0);
+	gcase_free(&c);
+}
+
+/* Finding 4: settings that run commands, created in nested directories,
+ * moved aside: a *.code-workspace, hook-manager configs, .envrc, MCP
+ * configs of other agents. */
+static void test_nested_settings_more(void)
+{
+	static const char *const want[] = {"/work/a/x.code-workspace: editor or agent settings",
+					   "/work/a/.pre-commit-config.yaml: ", "/work/a/lefthook.yml: ",
+					   "/work/a/.husky/pre-commit: ", "/work/a/.envrc: ",
+					   "/work/a/.kiro/settings/mcp.json: ", "/work/a/.roo/mcp.json: ",
+					   "/work/a/opencode.json: ", "/work/a/.claude/hooks/h.sh: ",
+					   "/work/a/.codex/config.toml: ", "/work/a/.nvim.lua: ", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a/.husky a/.kiro/settings a/.roo a/.claude/hooks a/.codex && cd a && "
+				 "for f in x.code-workspace .pre-commit-config.yaml lefthook.yml .husky/pre-commit "
+				 ".envrc .kiro/settings/mcp.json .roo/mcp.json opencode.json .claude/hooks/h.sh "
+				 ".codex/config.toml .nvim.lua; do echo x > $f; done; echo x > notes.md",
+				 NULL) == 0);
 	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/x.code-workspace.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/a/notes.md"));
+	CU_ASSERT(!test_has(c.err, "notes.md"));
 	gcase_free(&c);
 }
 
@@ -887,6 +999,9 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
 	test_add(s, "the global config's include and hooksPath into the work tree", test_global_config_reach);
 	test_add(s, "the hooksPath of the repository a writable subdirectory is in", test_enclosing_repo);
+	test_add(s, "a git directory staged over two sessions (no HEAD, then HEAD)", test_staged_gitdir);
+	test_add(s, "init.templateDir of the global config, $XDG_CONFIG_HOME/git", test_global_templates);
+	test_add(s, "nested *.code-workspace, hook managers, .envrc, more MCP configs", test_nested_settings_more);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
