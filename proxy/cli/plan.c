@@ -393,9 +393,11 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 		}
 		if (named)
 			continue;
-		if (holds && de->d_type == DT_DIR && depth < 16)
+		/* One holding an allowWrite entry is a directory (its path
+		 * is canonical); past 16 levels it is covered whole. */
+		if (holds && depth < 16)
 			rc = protect_home_entries(sv, aw, path, false, depth + 1);
-		else if (!holds)
+		else
 			rc = strv_add_unique(sv, path);
 	}
 	if (rc == 0 && errno != 0) {
