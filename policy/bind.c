@@ -144,6 +144,151 @@ static void fs_home_denies(struct ldr *l, const char *home)
 	}
 }
 
+/* Whether path is dir or below it, component-wise (both normalised). */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Whether path is "/" or holds the working directory (at or below it). */
+static bool holds_cwd(const struct policy_host *h, const char *path)
+{
+	return strcmp(path, "/") == 0 || (h->cwd != NULL && path_under(h->cwd, path));
+}
+
+/*
+ * Denies one place where the host's environment says store row m is:
+ * dir[0..dirlen) (what variable var names), then "/sub" when sub is not
+ * NULL. Only an absolute dir counts (a relative one depends on where the
+ * tool runs). Denied like the row under HOME: for reading unless allowRead
+ * names that exact path, and for writing. A place that is "/" or holds
+ * the working directory cannot be denied without hiding the work: that
+ * is an error, not a silent skip.
+ */
+static void fs_store_at(struct ldr *l, const struct policy_host *h, const struct policy_mandatory *m,
+			const char *var, const char *dir, size_t dirlen, const char *sub)
+{
+	struct policy *p = l->p;
+	const char *err;
+	char *path = NULL, *abs;
+
+	if (dirlen == 0 || dir[0] != '/')
+		return;
+	if (asprintf(&path, "%.*s%s%s", (int)dirlen, dir, sub != NULL ? "/" : "",
+		     sub != NULL ? sub : "") < 0) {
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "out of memory, expected to deny the store $%s names", var);
+		return;
+	}
+	abs = ldr_path_resolve(path, NULL, NULL, &err);
+	if (abs == NULL) {
+		ldr_error(l, (struct policy_mark){0, 0}, "cannot deny \"%s\" ($%s, %s): %s", path,
+			  var, m->why, err);
+	} else if (holds_cwd(h, abs)) {
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "$%s puts a credential store (%s) at \"%s\", which holds the working "
+			  "directory: it cannot be denied without hiding the work; set %s to the "
+			  "store's own place or unset it",
+			  var, m->why, abs, var);
+	} else {
+		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
+			fs_add(l, &p->fs[FS_DENY_READ], abs);
+		if (m->deny & POLICY_MAND_WRITE)
+			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+	}
+	free(abs);
+	free(path);
+}
+
+/*
+ * SPEC §3.6: a credential store is denied wherever its tool would find
+ * it, not only under HOME: at each place the variables of its row name
+ * (policy_mandatory_env(): "$NAME", "$NAME/sub", "$NAME:" for a colon
+ * list) and, for a row under an XDG base directory's default, under the
+ * variable that moves that base. Values are the host's when `run`
+ * starts; the launcher resolves links in them (and refuses one the
+ * sandbox could have planted) like any policy path.
+ */
+static void fs_store_relocations(struct ldr *l, const struct policy_host *h)
+{
+	char name[64], sub[128];
+
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		const char *spec = policy_mandatory_env(i), *rest, *var, *val;
+		if ((m->deny & POLICY_MAND_READ) == 0 || (m->where & POLICY_MAND_HOME) == 0)
+			continue;
+		var = policy_mandatory_xdg(m, &rest);
+		if (var != NULL && (val = host_env(h, var)) != NULL)
+			fs_store_at(l, h, m, var, val, strlen(val), rest);
+		/* Each item: "$" NAME, then nothing, ":" or "/" SUB, up to a
+		 * space. The table is ours: an item too long for the buffers
+		 * is a bug the unit tests catch (test_mandatory.c). */
+		while (spec != NULL && *spec != '\0') {
+			size_t n = strcspn(spec, " "), k;
+			const char *item = spec;
+			bool list;
+			spec += n + (spec[n] == ' ');
+			k = strcspn(item + 1, "/: ");
+			if (item[0] != '$' || k == 0 || k >= sizeof(name) || n - 1 - k >= sizeof(sub))
+				continue;
+			memcpy(name, item + 1, k);
+			name[k] = '\0';
+			list = item[1 + k] == ':';
+			sub[0] = '\0';
+			if (item[1 + k] == '/') {
+				memcpy(sub, item + 2 + k, n - 2 - k);
+				sub[n - 2 - k] = '\0';
+			}
+			val = host_env(h, name);
+			for (const char *s = val; s != NULL;) {
+				size_t len = list ? strcspn(s, ":") : strlen(s);
+				fs_store_at(l, h, m, name, s, len, sub[0] != '\0' ? sub : NULL);
+				s = s[len] == ':' ? s + len + 1 : NULL;
+			}
+		}
+	}
+}
+
+/*
+ * The host's own secrets (SYSTEM rows of the table: /etc/shadow, host
+ * keys, ...): denied for reading unless allowRead names one exactly, and
+ * for writing. Then the superuser's home, /root, whole: passavant run by
+ * root (CI, containers) with another HOME would otherwise leave it
+ * readable; not when it is needed (HOME, the working directory, a
+ * directory on PATH or a path the policy allows lies in it).
+ */
+static void fs_system_denies(struct ldr *l, const struct policy_host *h)
+{
+	struct policy *p = l->p;
+	const char *path = host_env(h, "PATH");
+	bool needed = (h->home != NULL && path_under(h->home, "/root")) || holds_cwd(h, "/root");
+
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		if ((m->where & POLICY_MAND_SYSTEM) == 0)
+			continue;
+		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], m->path))
+			fs_add(l, &p->fs[FS_DENY_READ], m->path);
+		if (m->deny & POLICY_MAND_WRITE)
+			fs_add(l, &p->fs[FS_DENY_WRITE], m->path);
+	}
+	for (int k = FS_ALLOW_READ; k <= FS_ALLOW_WRITE && !needed; k++)
+		for (size_t i = 0; i < p->fs[k].n && !needed; i++)
+			needed = path_under(p->fs[k].v[i], "/root");
+	for (const char *s = path; s != NULL && !needed;) {
+		size_t len = strcspn(s, ":");
+		needed = len >= 5 && strncmp(s, "/root", 5) == 0 && (len == 5 || s[5] == '/');
+		s = s[len] == ':' ? s + len + 1 : NULL;
+	}
+	if (!needed)
+		fs_add(l, &p->fs[FS_DENY_READ], "/root");
+}
+
 /*
  * Variables of the host user's environment that name where every later
  * process or shell loads code from, whatever project it is in (a colon
@@ -247,6 +392,8 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		free(pwhome);
 	}
 	free(home);
+	fs_store_relocations(l, h);
+	fs_system_denies(l, h);
 	fs_path_denies(l, h, "PATH");
 	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)
 		fs_path_denies(l, h, code_path_vars[i]);

@@ -30,63 +30,218 @@
 #define W POLICY_MAND_WRITE
 #define H POLICY_MAND_HOME
 #define S POLICY_MAND_WORKSPACE
+#define Y POLICY_MAND_SYSTEM
 
+/*
+ * The credential stores (SPEC §3.6), by category: unreadable, and
+ * unwritable too, since most are also configuration the host trusts:
+ * ~/.ssh/config (ProxyCommand), ~/.aws/config (credential_process),
+ * ~/.kube/config (exec plugins), ~/.docker/config.json (credsStore),
+ * ~/.gnupg/gpg-agent.conf (pinentry-program). The list is a list: a store
+ * it misses is one denyRead entry in the policy (docs/config.md).
+ *
+ * env: the variables through which the store's tool finds it elsewhere,
+ * each "$NAME" (the variable names the store itself), "$NAME/sub" (the
+ * store under the directory it names) or "$NAME:" (a colon-separated
+ * list of stores, like KUBECONFIG); policy_bind() denies the store there
+ * too, as the host's environment says when `run` starts. A row under
+ * ~/.config, ~/.local/share, ~/.local/state or ~/.cache is also denied
+ * under $XDG_CONFIG_HOME, $XDG_DATA_HOME, $XDG_STATE_HOME or $XDG_CACHE_HOME
+ * without saying so here (policy_mandatory_xdg()).
+ *
+ * Rows with an absolute path are the host's own secrets (where
+ * POLICY_MAND_SYSTEM): files only root may read. Passavant run by root
+ * maps root to root, so the kernel's permissions would not stop the
+ * command; the table does, whoever runs it.
+ */
+struct store_row {
+	struct policy_mandatory m;
+	const char *env; /* NULL, or the variables that relocate it (above) */
+};
+
+static const struct store_row stores[] = {
+	/* Keys and cloud credentials */
+	{{".ssh", R | W, H, "ssh keys; authorized_keys, rc and config run commands"}, NULL},
+	{{".aws", R | W, H, "AWS credentials; config can run credential_process"},
+	 "$AWS_SHARED_CREDENTIALS_FILE $AWS_CONFIG_FILE $AWS_WEB_IDENTITY_TOKEN_FILE"},
+	{{".gnupg", R | W, H, "GnuPG keys; agent config names programs"}, "$GNUPGHOME"},
+	{{".config/gcloud", R | W, H, "Google Cloud credentials"}, "$CLOUDSDK_CONFIG"},
+	{{".azure", R | W, H, "Azure CLI tokens"}, "$AZURE_CONFIG_DIR"},
+	{{".oci", R | W, H, "Oracle Cloud keys"}, "$OCI_CLI_CONFIG_FILE"},
+	{{".config/doctl", R | W, H, "DigitalOcean token"}, NULL},
+	{{".kube", R | W, H, "Kubernetes credentials; exec plugins run commands"}, "$KUBECONFIG:"},
+	{{".minikube", R | W, H, "minikube client keys"}, "$MINIKUBE_HOME/.minikube"},
+	{{".talos", R | W, H, "Talos client keys"}, "$TALOSCONFIG"},
+	{{".config/helm/repositories.yaml", R | W, H, "Helm repository passwords"},
+	 "$HELM_REPOSITORY_CONFIG"},
+	{{".config/helm/registry", R | W, H, "Helm registry credentials"}, "$HELM_REGISTRY_CONFIG"},
+	{{".config/sops/age/keys.txt", R | W, H, "SOPS age private keys"}, "$SOPS_AGE_KEY_FILE"},
+	{{".ollama/id_ed25519", R | W, H, "Ollama private key"}, NULL},
+	{{".cloudflared", R | W, H, "Cloudflare tunnel certificate and credentials"},
+	 "$TUNNEL_ORIGIN_CERT"},
+	{{".pki/nssdb", R | W, H, "NSS certificate and key database"}, NULL},
+	{{".config/openstack/clouds.yaml", R | W, H, "OpenStack passwords"}, "$OS_CLIENT_CONFIG_FILE"},
+	{{".config/hcloud", R | W, H, "Hetzner Cloud token"}, "$HCLOUD_CONFIG"},
+	{{".boto", R | W, H, "boto / gsutil keys"}, "$BOTO_CONFIG"},
+	{{".s3cfg", R | W, H, "s3cmd keys"}, "$S3CMD_CONFIG"},
+	{{".mc", R | W, H, "MinIO client keys"}, NULL},
+	{{".config/rclone", R | W, H, "rclone remotes' credentials"}, "$RCLONE_CONFIG"},
+	{{".databrickscfg", R | W, H, "Databricks token"}, "$DATABRICKS_CONFIG_FILE"},
+	{{".terraformrc", R | W, H, "Terraform credentials; names provider programs"},
+	 "$TF_CLI_CONFIG_FILE $TERRAFORM_CONFIG"},
+	{{".terraform.d/credentials.tfrc.json", R | W, H, "Terraform Cloud token"}, NULL},
+	{{".pulumi/credentials.json", R | W, H, "Pulumi token"}, "$PULUMI_HOME/credentials.json"},
+	{{".vault-token", R | W, H, "HashiCorp Vault token"}, NULL},
+	{{".vault", R | W, H, "Vault CLI config: token_helper names a program"}, "$VAULT_CONFIG_PATH"},
+	/* Service CLIs */
+	{{".config/gh", R | W, H, "GitHub CLI token"}, "$GH_CONFIG_DIR"},
+	{{".config/hub", R | W, H, "hub (GitHub) token"}, "$HUB_CONFIG"},
+	{{".config/glab-cli", R | W, H, "GitLab CLI token"}, "$GLAB_CONFIG_DIR"},
+	{{".config/github-copilot", R | W, H, "GitHub Copilot tokens"}, NULL},
+	{{".config/op", R | W, H, "1Password CLI"}, "$OP_CONFIG_DIR"},
+	{{".fly", R | W, H, "Fly.io token"}, NULL},
+	{{".wrangler", R | W, H, "Cloudflare Wrangler token"}, NULL},
+	{{".config/.wrangler", R | W, H, "Cloudflare Wrangler token"}, NULL},
+	{{".config/stripe", R | W, H, "Stripe CLI keys"}, NULL},
+	{{".config/ngrok", R | W, H, "ngrok token"}, NULL},
+	{{".ngrok2", R | W, H, "ngrok token (old place)"}, NULL},
+	{{".supabase", R | W, H, "Supabase token"}, NULL},
+	{{".vercel", R | W, H, "Vercel token"}, NULL},
+	{{".local/share/com.vercel.cli", R | W, H, "Vercel token"}, NULL},
+	{{".config/netlify", R | W, H, "Netlify token"}, NULL},
+	{{".railway", R | W, H, "Railway token"}, NULL},
+	{{".config/heroku", R | W, H, "Heroku CLI"}, NULL},
+	{{".config/configstore", R | W, H, "Firebase CLI and other Node CLIs' tokens"}, NULL},
+	{{".circleci/cli.yml", R | W, H, "CircleCI token"}, NULL},
+	{{".snowflake", R | W, H, "Snowflake connections"}, "$SNOWFLAKE_HOME"},
+	{{".dbt/profiles.yml", R | W, H, "dbt database passwords"}, "$DBT_PROFILES_DIR/profiles.yml"},
+	{{".kaggle/kaggle.json", R | W, H, "Kaggle API key"}, "$KAGGLE_CONFIG_DIR/kaggle.json"},
+	{{".cache/huggingface/token", R | W, H, "Hugging Face token"}, "$HF_HOME/token $HF_TOKEN_PATH"},
+	{{".huggingface/token", R | W, H, "Hugging Face token (old place)"}, NULL},
+	/* Agent CLIs, and passavant's own key */
+	{{".claude/.credentials.json", R | W, H, "Claude CLI credentials"},
+	 "$CLAUDE_CONFIG_DIR/.credentials.json"},
+	{{".codex/auth.json", R | W, H, "Codex CLI credentials"}, "$CODEX_HOME/auth.json"},
+	{{".gemini/oauth_creds.json", R | W, H, "Gemini CLI credentials"}, NULL},
+	{{".local/state/passavant", R | W, H, "passavant's sentinel key and ledger (stable sentinels)"},
+	 NULL},
+	/* Containers and package registries */
+	{{".docker/config.json", R | W, H, "registry credentials; credsStore names a program"},
+	 "$DOCKER_CONFIG/config.json"},
+	{{".docker/key.pem", R | W, H, "Docker TLS client key"}, "$DOCKER_CERT_PATH/key.pem"},
+	{{".config/containers/auth.json", R | W, H, "podman/buildah registry credentials"},
+	 "$REGISTRY_AUTH_FILE $XDG_RUNTIME_DIR/containers/auth.json"},
+	{{".npmrc", R | W, H, "npm token; node-options and script-shell run code"},
+	 "$NPM_CONFIG_USERCONFIG $npm_config_userconfig"},
+	{{".yarnrc", R | W, H, "yarn 1 registry token"}, NULL},
+	{{".yarnrc.yml", R | W, H, "yarn npmAuthToken"}, NULL},
+	{{".bunfig.toml", R | W, H, "bun registry token"}, NULL},
+	{{".pypirc", R | W, H, "PyPI upload token"}, NULL},
+	{{".pip/pip.conf", R | W, H, "pip index URL with password"}, NULL},
+	{{".config/pip/pip.conf", R | W, H, "pip index URL with password"}, "$PIP_CONFIG_FILE"},
+	{{".config/uv/uv.toml", R | W, H, "uv index credentials"}, "$UV_CONFIG_FILE"},
+	{{".config/pypoetry/auth.toml", R | W, H, "Poetry repository passwords"},
+	 "$POETRY_CONFIG_DIR/auth.toml"},
+	{{".gem/credentials", R | W, H, "RubyGems API key"}, NULL},
+	{{".bundle/config", R | W, H, "Bundler source credentials"}, "$BUNDLE_USER_CONFIG"},
+	{{".composer/auth.json", R | W, H, "Composer tokens"}, "$COMPOSER_HOME/auth.json"},
+	{{".config/composer/auth.json", R | W, H, "Composer tokens (XDG)"}, NULL},
+	{{".cargo/credentials.toml", R | W, H, "cargo registry token"}, "$CARGO_HOME/credentials.toml"},
+	{{".cargo/credentials", R | W, H, "cargo registry token (old name)"}, "$CARGO_HOME/credentials"},
+	{{".nuget/NuGet/NuGet.Config", R | W, H, "NuGet feed passwords"}, NULL},
+	{{".config/NuGet/NuGet.Config", R | W, H, "NuGet feed passwords"}, NULL},
+	{{".m2/settings.xml", R | W, H, "Maven server passwords"}, NULL},
+	{{".m2/settings-security.xml", R | W, H, "Maven master password"}, NULL},
+	{{".gradle/gradle.properties", R | W, H, "Gradle publishing credentials"},
+	 "$GRADLE_USER_HOME/gradle.properties"},
+	{{".ivy2/.credentials", R | W, H, "Ivy / sbt repository password"}, NULL},
+	{{".sbt/.credentials", R | W, H, "sbt repository password"}, NULL},
+	/* git and generic password files */
+	{{".git-credentials", R | W, H, "git credential store"}, NULL},
+	{{".config/git/credentials", R | W, H, "git credential store (XDG)"}, NULL},
+	{{".netrc", R | W, H, "passwords for curl, git, ftp"}, "$NETRC"},
+	{{"_netrc", R | W, H, "passwords for curl, git, ftp (other spelling)"}, NULL},
+	{{".pgpass", R | W, H, "PostgreSQL passwords"}, "$PGPASSFILE"},
+	{{".pg_service.conf", R | W, H, "PostgreSQL service passwords"}, "$PGSERVICEFILE"},
+	{{".my.cnf", R | W, H, "MySQL password"}, "$MYSQL_HOME/my.cnf"},
+	{{".mylogin.cnf", R | W, H, "MySQL login paths (obfuscated passwords)"},
+	 "$MYSQL_TEST_LOGIN_FILE"},
+	/* Password managers, keyrings, desktop applications */
+	{{".password-store", R | W, H, "pass password store"}, "$PASSWORD_STORE_DIR"},
+	{{".local/share/keyrings", R | W, H, "GNOME keyring"}, NULL},
+	{{".config/Bitwarden CLI", R | W, H, "Bitwarden CLI vault and session"},
+	 "$BITWARDENCLI_APPDATA_DIR"},
+	{{".config/Slack", R | W, H, "Slack cookies and tokens"}, NULL},
+	{{".config/discord", R | W, H, "Discord token"}, NULL},
+	{{".config/Code/User/globalStorage", R | W, H, "VS Code extension tokens (state.vscdb)"},
+	 NULL},
+	{{".config/Cursor/User/globalStorage", R | W, H, "Cursor extension tokens (state.vscdb)"},
+	 NULL},
+	{{".thunderbird", R | W, H, "Thunderbird saved passwords"}, NULL},
+	{{".mozilla", R | W, H, "Firefox profiles: cookies, saved passwords"}, NULL},
+	{{".config/google-chrome", R | W, H, "Chrome profiles: cookies, saved passwords"}, NULL},
+	{{".config/chromium", R | W, H, "Chromium profiles: cookies, saved passwords"}, NULL},
+	{{".config/BraveSoftware", R | W, H, "Brave profiles: cookies, saved passwords"}, NULL},
+	{{".config/microsoft-edge", R | W, H, "Edge profiles: cookies, saved passwords"}, NULL},
+	/* Shell and REPL histories: typed passwords, tokens in commands */
+	{{".bash_history", R | W, H, "bash history"}, "$HISTFILE"},
+	{{".zsh_history", R | W, H, "zsh history"}, "$HISTFILE"},
+	{{".zhistory", R | W, H, "zsh history (other name)"}, NULL},
+	{{".histfile", R | W, H, "zsh history (zsh-newuser-install)"}, NULL},
+	{{".sh_history", R | W, H, "ksh history"}, NULL},
+	{{".local/share/fish/fish_history", R | W, H, "fish history"}, NULL},
+	{{".psql_history", R | W, H, "psql history"}, "$PSQL_HISTORY"},
+	{{".mysql_history", R | W, H, "mysql history"}, "$MYSQL_HISTFILE"},
+	{{".python_history", R | W, H, "python REPL history"}, "$PYTHON_HISTORY"},
+	{{".node_repl_history", R | W, H, "node REPL history"}, "$NODE_REPL_HISTORY"},
+	{{".sqlite_history", R | W, H, "sqlite3 history"}, "$SQLITE_HISTORY"},
+	{{".rediscli_history", R | W, H, "redis-cli history (AUTH commands)"}, "$REDISCLI_HISTFILE"},
+	{{".dbshell", R | W, H, "mongo shell history"}, NULL},
+	{{".mongosh", R | W, H, "mongosh history"}, NULL},
+	{{".irb_history", R | W, H, "irb history"}, NULL},
+	{{".lesshst", R | W, H, "less search history"}, "$LESSHISTFILE"},
+
+	/* The host's own secrets: files only root may read. */
+	{{"/etc/shadow", R | W, Y, "password hashes"}, NULL},
+	{{"/etc/shadow-", R | W, Y, "password hashes (backup)"}, NULL},
+	{{"/etc/gshadow", R | W, Y, "group password hashes"}, NULL},
+	{{"/etc/gshadow-", R | W, Y, "group password hashes (backup)"}, NULL},
+	{{"/etc/security/opasswd", R | W, Y, "old password hashes"}, NULL},
+	{{"/var/backups/shadow.bak", R | W, Y, "password hashes (backup)"}, NULL},
+	{{"/var/backups/gshadow.bak", R | W, Y, "group password hashes (backup)"}, NULL},
+	{{"/etc/ssh/ssh_host_rsa_key", R | W, Y, "ssh host key"}, NULL},
+	{{"/etc/ssh/ssh_host_ecdsa_key", R | W, Y, "ssh host key"}, NULL},
+	{{"/etc/ssh/ssh_host_ed25519_key", R | W, Y, "ssh host key"}, NULL},
+	{{"/etc/ssh/ssh_host_dsa_key", R | W, Y, "ssh host key"}, NULL},
+	{{"/etc/ssl/private", R | W, Y, "TLS private keys"}, NULL},
+	{{"/etc/pki/tls/private", R | W, Y, "TLS private keys"}, NULL},
+	{{"/etc/letsencrypt", R | W, Y, "certbot keys and account"}, NULL},
+	{{"/etc/krb5.keytab", R | W, Y, "Kerberos host keys"}, NULL},
+	{{"/etc/sssd", R | W, Y, "SSSD directory bind passwords"}, NULL},
+	{{"/var/lib/sss", R | W, Y, "SSSD cached credentials"}, NULL},
+	{{"/var/lib/samba/private", R | W, Y, "Samba password database"}, NULL},
+	{{"/etc/ipsec.secrets", R | W, Y, "IPsec keys"}, NULL},
+	{{"/etc/ppp/chap-secrets", R | W, Y, "PPP passwords"}, NULL},
+	{{"/etc/ppp/pap-secrets", R | W, Y, "PPP passwords"}, NULL},
+	{{"/etc/NetworkManager/system-connections", R | W, Y, "Wi-Fi and VPN passwords"}, NULL},
+	{{"/etc/wpa_supplicant", R | W, Y, "Wi-Fi passwords"}, NULL},
+	{{"/etc/wireguard", R | W, Y, "WireGuard keys"}, NULL},
+	{{"/etc/openvpn", R | W, Y, "OpenVPN keys"}, NULL},
+	{{"/etc/mysql/debian.cnf", R | W, Y, "MySQL maintenance password"}, NULL},
+	{{"/etc/credstore", R | W, Y, "systemd credentials"}, NULL},
+	{{"/etc/credstore.encrypted", R | W, Y, "systemd credentials"}, NULL},
+	{{"/var/lib/systemd/credential.secret", R | W, Y, "systemd credential key"}, NULL},
+	{{"/etc/kubernetes", R | W, Y, "Kubernetes admin kubeconfig and CA keys"}, NULL},
+	{{"/var/lib/kubelet/pki", R | W, Y, "kubelet keys"}, NULL},
+	{{"/etc/rancher", R | W, Y, "k3s/RKE2 admin kubeconfig"}, NULL},
+	{{"/var/lib/rancher", R | W, Y, "k3s/RKE2 server token and keys"}, NULL},
+	{{"/etc/gitlab-runner", R | W, Y, "GitLab runner tokens"}, NULL},
+	{{"/var/lib/docker", R | W, Y, "Docker's containers and their secrets"}, NULL},
+	{{"/var/lib/containers", R | W, Y, "podman's containers (root)"}, NULL},
+};
+
+/* The rest: denied for writing only (SPEC §3.3). */
 static const struct policy_mandatory mandatory[] = {
-	/* Credential stores (§3.6): unreadable, and unwritable too, since
-	 * most are also configuration the host trusts: ~/.ssh/config
-	 * (ProxyCommand), ~/.aws/config (credential_process), ~/.kube/config
-	 * (exec plugins), ~/.docker/config.json (credsStore),
-	 * ~/.gnupg/gpg-agent.conf (pinentry-program). */
-	{".ssh", R | W, H, "ssh keys; authorized_keys, rc and config run commands"},
-	{".aws", R | W, H, "AWS credentials; config can run credential_process"},
-	{".gnupg", R | W, H, "GnuPG keys; agent config names programs"},
-	{".config/gh", R | W, H, "GitHub CLI token"},
-	{".config/hub", R | W, H, "hub (GitHub) token"},
-	{".config/glab-cli", R | W, H, "GitLab CLI token"},
-	{".docker/config.json", R | W, H, "registry credentials; credsStore names a program"},
-	{".config/containers/auth.json", R | W, H, "podman/buildah registry credentials"},
-	{".kube", R | W, H, "Kubernetes credentials; exec plugins run commands"},
-	{".netrc", R | W, H, "passwords for curl, git, ftp"},
-	{".npmrc", R | W, H, "npm token; node-options and script-shell run code"},
-	{".yarnrc.yml", R | W, H, "yarn npmAuthToken"},
-	{".pypirc", R | W, H, "PyPI upload token"},
-	{".gem/credentials", R | W, H, "RubyGems API key"},
-	{".cargo/credentials.toml", R | W, H, "cargo registry token"},
-	{".cargo/credentials", R | W, H, "cargo registry token (old name)"},
-	{".git-credentials", R | W, H, "git credential store"},
-	{".config/git/credentials", R | W, H, "git credential store (XDG)"},
-	{".pgpass", R | W, H, "PostgreSQL passwords"},
-	{".my.cnf", R | W, H, "MySQL password"},
-	{".vault-token", R | W, H, "HashiCorp Vault token"},
-	{".terraform.d/credentials.tfrc.json", R | W, H, "Terraform Cloud token"},
-	{".config/gcloud", R | W, H, "Google Cloud credentials"},
-	{".azure", R | W, H, "Azure CLI tokens"},
-	{".oci", R | W, H, "Oracle Cloud keys"},
-	{".config/doctl", R | W, H, "DigitalOcean token"},
-	{".pulumi/credentials.json", R | W, H, "Pulumi token"},
-	{".databrickscfg", R | W, H, "Databricks token"},
-	{".kaggle/kaggle.json", R | W, H, "Kaggle API key"},
-	{".cache/huggingface/token", R | W, H, "Hugging Face token"},
-	{".huggingface/token", R | W, H, "Hugging Face token (old place)"},
-	{".m2/settings.xml", R | W, H, "Maven server passwords"},
-	{".m2/settings-security.xml", R | W, H, "Maven master password"},
-	{".gradle/gradle.properties", R | W, H, "Gradle publishing credentials"},
-	{".s3cfg", R | W, H, "s3cmd keys"},
-	{".config/rclone", R | W, H, "rclone remotes' credentials"},
-	{".config/op", R | W, H, "1Password CLI"},
-	{".password-store", R | W, H, "pass password store"},
-	{".local/share/keyrings", R | W, H, "GNOME keyring"},
-	{".claude/.credentials.json", R | W, H, "Claude CLI credentials"},
-	{".local/state/passavant", R | W, H, "passavant's sentinel key and ledger (stable sentinels)"},
-	{".codex/auth.json", R | W, H, "Codex CLI credentials"},
-	{".gemini/oauth_creds.json", R | W, H, "Gemini CLI credentials"},
-	{".config/github-copilot", R | W, H, "GitHub Copilot tokens"},
-	{".mozilla", R | W, H, "Firefox profiles: cookies, saved passwords"},
-	{".config/google-chrome", R | W, H, "Chrome profiles: cookies, saved passwords"},
-	{".config/chromium", R | W, H, "Chromium profiles: cookies, saved passwords"},
-	{".config/BraveSoftware", R | W, H, "Brave profiles: cookies, saved passwords"},
-	{".config/microsoft-edge", R | W, H, "Edge profiles: cookies, saved passwords"},
-
 	/* Shell start-up and logout files (bash, zsh, fish, sh, ksh, csh). */
 	{".bashrc", W, H, "bash start-up"},
 	{".bash_profile", W, H, "bash login start-up"},
@@ -250,17 +405,53 @@ static const struct policy_mandatory mandatory[] = {
 #undef W
 #undef H
 #undef S
+#undef Y
 
-/* Contract in policy.h. */
+/* Contract in policy.h: the stores first, then the write-only rows. */
 size_t policy_mandatory_count(void)
 {
-	return ARRAY_LEN(mandatory);
+	return ARRAY_LEN(stores) + ARRAY_LEN(mandatory);
 }
 
 /* Contract in policy.h. */
 const struct policy_mandatory *policy_mandatory_get(size_t i)
 {
+	if (i < ARRAY_LEN(stores))
+		return &stores[i].m;
+	i -= ARRAY_LEN(stores);
 	return i < ARRAY_LEN(mandatory) ? &mandatory[i] : NULL;
+}
+
+/* Contract in policy.h. */
+const char *policy_mandatory_env(size_t i)
+{
+	return i < ARRAY_LEN(stores) ? stores[i].env : NULL;
+}
+
+/* XDG base directories and the default each stands for under HOME. */
+static const struct {
+	const char *under; /* with its trailing slash */
+	const char *var;
+} xdg_bases[] = {
+	{".config/", "XDG_CONFIG_HOME"},
+	{".local/share/", "XDG_DATA_HOME"},
+	{".local/state/", "XDG_STATE_HOME"},
+	{".cache/", "XDG_CACHE_HOME"},
+};
+
+/* Contract in policy.h. */
+const char *policy_mandatory_xdg(const struct policy_mandatory *m, const char **rest)
+{
+	if ((m->where & POLICY_MAND_HOME) == 0)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_LEN(xdg_bases); i++) {
+		size_t n = strlen(xdg_bases[i].under);
+		if (strncmp(m->path, xdg_bases[i].under, n) == 0 && m->path[n] != '\0') {
+			*rest = m->path + n;
+			return xdg_bases[i].var;
+		}
+	}
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -269,8 +460,12 @@ const struct policy_mandatory *policy_mandatory_get(size_t i)
 
 /* Name patterns, compared without regard to case. */
 static const char *const name_contains[] = {
-	"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE_KEY",
-	"API_KEY", "APIKEY", "ACCESS_KEY", "_TOKEN_",
+	"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE",
+	"API_KEY", "APIKEY", "ACCESS_KEY", "_TOKEN_", "SESSION", "AUTHORIZATION",
+	"_AUTH_", "COOKIE", "WEBHOOK", "SIGNING", "CONNECTION_STRING",
+};
+static const char *const name_prefixes[] = {
+	"AUTH_",
 };
 static const char *const name_suffixes[] = {
 	"TOKEN", "_KEY", "_APIKEY", "_PASS", "_PWD", "_AUTH", "_COOKIE",
@@ -283,7 +478,16 @@ static const char *const name_exact[] = {
  * passed on (the filesystem rules decide whether it can be read). The
  * value rule still applies. */
 static const char *const name_location_suffixes[] = {
-	"_FILE", "_FILES", "_PATH", "_DIR", "_DIRS",
+	"_FILE", "_FILES", "_PATH", "_DIR", "_DIRS", "_SOCK", "_SOCKET",
+};
+/* Names a pattern above catches that hold no secret and that programs
+ * expect (desktop session variables, Go's module privacy list): kept,
+ * the value rule still applies. Exact, case-sensitive. */
+static const char *const name_benign[] = {
+	"XDG_SESSION_ID", "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP",
+	"XDG_SESSION_PATH", "KDE_SESSION_VERSION", "KDE_SESSION_UID", "DESKTOP_SESSION",
+	"GDMSESSION", "SESSION_MANAGER", "DBUS_SESSION_BUS_ADDRESS", "GNOME_DESKTOP_SESSION_ID",
+	"TERM_SESSION_ID", "GOPRIVATE", "GONOSUMDB", "GONOPROXY",
 };
 
 /* Whether the len bytes of name end with suffix (case-insensitive). */
@@ -384,6 +588,117 @@ static bool value_url_password(const char *v)
 	return colon != NULL && colon + 1 < at;
 }
 
+/* Whether the n bytes at s, lower-cased with '-' taken as '_', name a
+ * setting that holds a secret: a query parameter ("?access_token=",
+ * "&sig="), a connection-string or libpq keyword ("Password=",
+ * "AccountKey=", "password="). */
+static bool secret_setting(const char *s, size_t n)
+{
+	static const char *const exact[] = {
+		"pass", "pwd", "pw", "key", "auth", "sig", "accountkey", "sharedaccesskey",
+		"private_key", "privatekey", "sessionid", "session_id", "x_amz_security_token",
+	};
+	static const char *const suffixes[] = {
+		"password", "passwd", "token", "secret", "apikey", "api_key", "signature",
+		"authorization", "credential", "credentials",
+	};
+	char name[48];
+
+	if (n == 0 || n >= sizeof(name))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		name[i] = s[i] == '-' ? '_' : (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
+	name[n] = '\0';
+	/* X-Amz-Credential and X-Goog-Credential name the key, not the secret. */
+	if (strcmp(name, "x_amz_credential") == 0 || strcmp(name, "x_goog_credential") == 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(exact); i++)
+		if (strcmp(name, exact[i]) == 0)
+			return true;
+	for (size_t i = 0; i < ARRAY_LEN(suffixes); i++)
+		if (ends_with(name, n, suffixes[i]))
+			return true;
+	return false;
+}
+
+/* Whether value holds NAME=VALUE with a secret_setting() NAME and a value
+ * that is not empty, NAME starting the value or following one of
+ * "?&#; \t" (a URL's query or fragment, a connection string, libpq
+ * keywords, "a=b c=d" lists). */
+static bool value_secret_setting(const char *v)
+{
+	for (size_t i = 0; v[i] != '\0'; i++) {
+		size_t n;
+		if (i > 0 && strchr("?&#; \t", v[i - 1]) == NULL)
+			continue;
+		n = strcspn(v + i, "=?&#; \t");
+		if (v[i + n] != '=' || v[i + n + 1] == '\0' || strchr("&#; \t", v[i + n + 1]) != NULL)
+			continue;
+		if (secret_setting(v + i, n))
+			return true;
+	}
+	return false;
+}
+
+/* Whether value is a webhook URL, whose path is the secret that lets
+ * anyone post: a host that starts with "hooks." or holds "webhook", or a
+ * path with "/webhook" in it (Slack, Discord, Teams, Zapier, ...), and a
+ * path beyond "/". */
+static bool value_webhook(const char *v)
+{
+	const char *p = strstr(v, "://"), *host, *path;
+	size_t hlen;
+
+	if (p == NULL || p == v || strcspn(v, ":") != (size_t)(p - v))
+		return false;
+	host = p + 3;
+	hlen = strcspn(host, "/?#");
+	path = host + hlen;
+	if (path[0] != '/' || path[1] == '\0')
+		return false;
+	if (strncasecmp(host, "hooks.", 6) == 0 || contains(host, hlen, "webhook"))
+		return true;
+	return contains(path, strlen(path), "/webhook");
+}
+
+/* Whether value carries an HTTP authorization: "Bearer " or "Basic "
+ * (any case) at its start or after ':' or a space, then a credential of
+ * at least 12 token bytes with a digit or both cases ("Basic settings
+ * apply" is none) up to the end or a TOKEN_AFTER byte. */
+static bool value_http_auth(const char *v)
+{
+	static const char *const schemes[] = {"bearer ", "basic "};
+
+	for (size_t i = 0; v[i] != '\0'; i++) {
+		if (i > 0 && v[i - 1] != ':' && v[i - 1] != ' ' && v[i - 1] != '"')
+			continue;
+		for (size_t s = 0; s < ARRAY_LEN(schemes); s++) {
+			size_t k = strlen(schemes[s]), end;
+			bool digit = false, upper = false, lower = false;
+			if (strncasecmp(v + i, schemes[s], k) != 0)
+				continue;
+			for (end = i + k; token_char((unsigned char)v[end]); end++) {
+				digit |= v[end] >= '0' && v[end] <= '9';
+				upper |= v[end] >= 'A' && v[end] <= 'Z';
+				lower |= v[end] >= 'a' && v[end] <= 'z';
+			}
+			if (end - i - k >= 12 && (digit || (upper && lower)) &&
+			    (v[end] == '\0' || strchr(TOKEN_AFTER, v[end]) != NULL))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Whether the len bytes of name are one of name_benign. */
+static bool name_is_benign(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_LEN(name_benign); i++)
+		if (strlen(name_benign[i]) == len && strncmp(name, name_benign[i], len) == 0)
+			return true;
+	return false;
+}
+
 /* Contract in policy.h. */
 const char *policy_env_secret_reason(const char *entry)
 {
@@ -398,7 +713,11 @@ const char *policy_env_secret_reason(const char *entry)
 		return NULL;
 	for (size_t i = 0; i < ARRAY_LEN(name_location_suffixes) && !location; i++)
 		location = ends_with(entry, len, name_location_suffixes[i]);
-	if (!location) {
+	if (!location && !name_is_benign(entry, len)) {
+		for (size_t i = 0; i < ARRAY_LEN(name_prefixes); i++)
+			if (len >= strlen(name_prefixes[i]) &&
+			    strncasecmp(entry, name_prefixes[i], strlen(name_prefixes[i])) == 0)
+				return "its name looks like a credential";
 		for (size_t i = 0; i < ARRAY_LEN(name_contains); i++)
 			if (contains(entry, len, name_contains[i]))
 				return "its name looks like a credential";
@@ -420,6 +739,12 @@ const char *policy_env_secret_reason(const char *entry)
 		return "its value is a PEM block";
 	if (value_url_password(eq + 1))
 		return "its value is a URL with a password";
+	if (value_secret_setting(eq + 1))
+		return "its value holds a password, token, key or signature setting";
+	if (value_webhook(eq + 1))
+		return "its value is a webhook URL";
+	if (value_http_auth(eq + 1))
+		return "its value is an HTTP authorization";
 	return NULL;
 }
 
@@ -450,17 +775,25 @@ void policy_print_env_rule(FILE *out, const char *lead)
 	put_list(out, name_contains, ARRAY_LEN(name_contains), "", "");
 	fprintf(out, ",\n%sor ends with ", lead);
 	put_list(out, name_suffixes, ARRAY_LEN(name_suffixes), "", "");
+	fprintf(out, ",\n%sor starts with ", lead);
+	put_list(out, name_prefixes, ARRAY_LEN(name_prefixes), "", "");
 	fprintf(out, ",\n%sor is ", lead);
 	put_list(out, name_exact, ARRAY_LEN(name_exact), "", "");
 	fprintf(out, " (not when it ends with ");
 	put_list(out, name_location_suffixes, ARRAY_LEN(name_location_suffixes), "", "");
+	fprintf(out, ",\n%snor for ", lead);
+	put_list(out, name_benign, ARRAY_LEN(name_benign), "", "");
 	fprintf(out, "),\n%sor when its value holds a known token prefix (ghp_, github_pat_, "
 		     "glpat-, sk-, sk-ant-,\n%sxoxb-, AKIA, ASIA, AIza, npm_, pypi-, hf_, ...) followed "
 		     "by at least %d token characters,\n%sat its start or after a space, quote, ':', '=' "
 		     "or ',' (\"Bearer ghp_...\"),\n%sis a JSON Web Token (eyJ...), a PEM block "
-		     "(-----BEGIN) or a URL with a\n%spassword (scheme://user:pass@host); PASSAVANT_* "
-		     "variables are kept.\n",
-		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead);
+		     "(-----BEGIN) or a URL with a\n%spassword (scheme://user:pass@host), holds a "
+		     "setting NAME=VALUE whose NAME is a password,\n%stoken, key or signature (a URL's "
+		     "query \"?access_token=\", \"&sig=\", a connection\n%sstring's "
+		     "\"Password=\" or \"AccountKey=\"), is a webhook URL (host hooks.* or *webhook*,\n"
+		     "%sor a path with /webhook), or holds \"Bearer \" or \"Basic \" and a credential; "
+		     "PASSAVANT_*\n%svariables are kept.\n",
+		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead);
 }
 
 /* Contract in policy.h. */
@@ -468,23 +801,39 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 {
 	fputs("# Mandatory rules, added to every policy (SPEC 3.3, 3.6; docs/config.md):\n", out);
 	fputs("#   deny   where        path                                 what\n", out);
-	for (size_t i = 0; i < ARRAY_LEN(mandatory); i++) {
-		const struct policy_mandatory *m = &mandatory[i];
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		const char *xdg, *rest, *env = policy_mandatory_env(i);
 		char where[32];
-		(void)snprintf(where, sizeof(where), "%s%s%s",
+		(void)snprintf(where, sizeof(where), "%s%s%s%s",
 			       (m->where & POLICY_MAND_HOME) ? "~" : "",
 			       (m->where & POLICY_MAND_HOME) && (m->where & POLICY_MAND_WORKSPACE)
 				       ? "+"
 				       : "",
-			       (m->where & POLICY_MAND_WORKSPACE) ? "workspace" : "");
+			       (m->where & POLICY_MAND_WORKSPACE) ? "workspace" : "",
+			       (m->where & POLICY_MAND_SYSTEM) ? "host" : "");
 		fprintf(out, "#   %-6s %-12s %-36s %s\n",
 			(m->deny & POLICY_MAND_READ) ? "read+w" : "write", where, m->path, m->why);
+		xdg = (m->deny & POLICY_MAND_READ) ? policy_mandatory_xdg(m, &rest) : NULL;
+		if (xdg != NULL && env != NULL)
+			fprintf(out, "#%23salso at $%s/%s %s\n", "", xdg, rest, env);
+		else if (xdg != NULL)
+			fprintf(out, "#%23salso at $%s/%s\n", "", xdg, rest);
+		else if (env != NULL)
+			fprintf(out, "#%23salso at %s\n", "", env);
 	}
 	fputs("#   (~: under $HOME and under the home directory of the password database;\n"
 	      "#    workspace: under the working directory, each allowWrite directory and\n"
 	      "#    the git repository each is in, and, created or changed in the run, in\n"
-	      "#    every directory below them (moved aside); \"*.x\": any name ending so.\n"
-	      "#    A credential store named by an allowRead entry stays readable.)\n",
+	      "#    every directory below them (moved aside); \"*.x\": any name ending so;\n"
+	      "#    host: the host's own secrets, denied\n"
+	      "#    whoever runs passavant, with /root whole unless HOME, the working\n"
+	      "#    directory, a PATH directory or an allowed path lies in it. \"also at\":\n"
+	      "#    a store is denied too where these variables of the environment `run`\n"
+	      "#    starts in put it (\"$X\" the path X names, \"$X/f\" f in the directory\n"
+	      "#    X names, \"$X:\" each entry of the colon list X), absolute values only.\n"
+	      "#    A credential store named by an allowRead entry stays readable; a store\n"
+	      "#    missing from this list is one denyRead entry in the policy.)\n",
 	      out);
 	fputs("#   write  PATH         each directory on $PATH, unless an allowWrite entry names it\n",
 	      out);

@@ -400,10 +400,11 @@ unsigned policy_sentinel_bits(const char *value, size_t len) NONNULL(1);
 /* What a mandatory row denies. */
 enum { POLICY_MAND_READ = 1u << 0, POLICY_MAND_WRITE = 1u << 1 };
 /* Where its path is taken from: under HOME (both $HOME and the password
- * database's home; policy_bind() adds these to denyRead/denyWrite), or under
+ * database's home; policy_bind() adds these to denyRead/denyWrite), under
  * each writable workspace (`run` adds these: the working directory, each
- * allowWrite directory and the repository each is in). */
-enum { POLICY_MAND_HOME = 1u << 0, POLICY_MAND_WORKSPACE = 1u << 1 };
+ * allowWrite directory and the repository each is in), or the host's
+ * own (SYSTEM: the path is absolute; policy_bind() adds it). */
+enum { POLICY_MAND_HOME = 1u << 0, POLICY_MAND_WORKSPACE = 1u << 1, POLICY_MAND_SYSTEM = 1u << 2 };
 
 struct policy_mandatory {
 	const char *path;  /* relative, e.g. ".ssh", ".config/git", ".vscode" */
@@ -415,6 +416,24 @@ struct policy_mandatory {
 /* The table: its size, and row i (NULL past the end). Static storage. */
 size_t policy_mandatory_count(void);
 const struct policy_mandatory *policy_mandatory_get(size_t i);
+
+/*
+ * The variables through which the tool of credential store row i finds
+ * the store elsewhere, as a static string of space-separated items:
+ * "$NAME" (the variable names the store), "$NAME/sub" (the store is sub
+ * under the directory it names) or "$NAME:" (a colon-separated list of
+ * stores); NULL when none or i is not a store row. policy_bind() denies
+ * the store at each place the host's environment names.
+ */
+const char *policy_mandatory_env(size_t i);
+
+/*
+ * For a HOME row under an XDG base directory's default (~/.config,
+ * ~/.local/share, ~/.local/state, ~/.cache): the variable that moves that
+ * base ("XDG_CONFIG_HOME", ...), with *rest set to the row's path below
+ * it; NULL otherwise. Pure.
+ */
+const char *policy_mandatory_xdg(const struct policy_mandatory *m, const char **rest) NONNULL(1, 2);
 
 /*
  * The environment rule of SPEC §3.6 for one "NAME=value" entry: NULL when

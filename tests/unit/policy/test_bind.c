@@ -147,6 +147,145 @@ static void test_bound_dedup(void)
 	policy_free(p);
 }
 
+/* A machine whose environment moves the credential stores. */
+static const char *moved_env(const char *name)
+{
+	static const struct {
+		const char *name, *value;
+	} vars[] = {
+		{"GNUPGHOME", "/g/gnupg"},
+		{"DOCKER_CONFIG", "/d"},
+		{"AWS_SHARED_CREDENTIALS_FILE", "/x/awscreds"},
+		{"AWS_CONFIG_FILE", "/x/../x/awsconfig"},
+		{"KUBECONFIG", "/k/a::/k/b:rel/c"},
+		{"XDG_CONFIG_HOME", "/x"},
+		{"XDG_DATA_HOME", "/xd"},
+		{"GH_CONFIG_DIR", "/ghd"},
+		{"CARGO_HOME", "/c/"},
+		{"npm_config_userconfig", "/n/npmrc"},
+		{"HISTFILE", "relative/hist"},
+		{"CLOUDSDK_CONFIG", "/gc"},
+		{"PATH", "/usr/bin"},
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (strcmp(name, vars[i].name) == 0)
+			return vars[i].value;
+	return NULL;
+}
+
+/* SPEC §3.6: a store is denied where the environment moves it (absolute
+ * values only, each entry of KUBECONFIG, the XDG bases), for reading and
+ * writing; an allowRead entry naming that exact place keeps it readable. */
+static void test_bound_relocated(void)
+{
+	static const char *const denied[] = {
+		"/g/gnupg", "/d/config.json", "/x/awscreds", "/x/awsconfig", "/k/a", "/k/b",
+		"/x/gh", "/ghd", "/c/credentials.toml", "/c/credentials", "/n/npmrc",
+		"/x/containers/auth.json", "/x/git/credentials", "/xd/keyrings", "/gc",
+		"/xd/fish/fish_history",
+	};
+	struct policy_host h = fake;
+	policy_t *p = load_pure("filesystem: {allowRead: [/x/awscreds]}\n");
+
+	h.env = moved_env;
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &h, stderr), 0);
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		bool allowed = strcmp(denied[i], "/x/awscreds") == 0;
+		ROW(has(p, FS_DENY_READ, denied[i]) != allowed, "%s: read deny %s", denied[i],
+		    allowed ? "despite allowRead" : "missing");
+		ROW(has(p, FS_DENY_WRITE, denied[i]), "%s: no write deny", denied[i]);
+	}
+	/* Relative values and empty list entries name nothing. */
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/w/proj/rel/c"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/w/proj/relative/hist"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/w/proj"));
+	/* The defaults stay. */
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.gnupg"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.config/gh"));
+	policy_free(p);
+}
+
+/* A store moved to "/" or to a directory that holds the working
+ * directory cannot be denied without hiding the work: an error naming
+ * the variable, the place and the way out. */
+static const char *cwd_store_env(const char *name)
+{
+	if (strcmp(name, "PASSWORD_STORE_DIR") == 0)
+		return "/w";
+	if (strcmp(name, "GNUPGHOME") == 0)
+		return "/";
+	return NULL;
+}
+
+static void test_bound_relocated_errors(void)
+{
+	struct policy_host h = fake;
+	char *diag = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&diag, &len);
+	policy_t *p = load_pure("network: {}\n");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	h.env = cwd_store_env;
+	CU_ASSERT_EQUAL(policy_bind(p, &h, f), 2);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(diag, "$PASSWORD_STORE_DIR puts a credential store (pass "
+					    "password store) at \"/w\", which holds the working directory"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(diag, "set PASSWORD_STORE_DIR to the store's own place or unset it"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(diag, "$GNUPGHOME puts a credential store"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/"));
+	free(diag);
+	policy_free(p);
+}
+
+/* SPEC §3.3: the host's own secrets are denied whoever runs passavant,
+ * and /root whole unless HOME, the working directory, a PATH directory or
+ * an allowed path is in it. */
+static const char *root_path_env(const char *name)
+{
+	return strcmp(name, "PATH") == 0 ? "/usr/bin:/root/.cargo/bin" : NULL;
+}
+
+static void test_bound_system(void)
+{
+	struct policy_host h = fake;
+	policy_t *p = load_pure("network: {}\n");
+
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &fake, stderr), 0);
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/etc/shadow"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/etc/gshadow"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/etc/ssh/ssh_host_ed25519_key"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/etc/ssl/private"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/root"));
+	policy_free(p);
+	/* HOME is /root: its own rows decide. */
+	p = load_pure("network: {}\n");
+	h.home = "/root";
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &h, stderr), 0);
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/root"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/root/.ssh"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/etc/shadow"));
+	policy_free(p);
+	/* The working directory, a PATH directory, an allowRead path in it. */
+	p = load_pure("network: {}\n");
+	h = fake;
+	h.cwd = "/root/proj";
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &h, stderr), 0);
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/root"));
+	policy_free(p);
+	p = load_pure("network: {}\n");
+	h = fake;
+	h.env = root_path_env;
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &h, stderr), 0);
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/root"));
+	policy_free(p);
+	p = load_pure("filesystem: {allowRead: [/root/data]}\n");
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &fake, stderr), 0);
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/root"));
+	policy_free(p);
+}
+
 /* Binding errors: "FILE:LINE:COL: error:" like the loader's. */
 static void test_bind_errors(void)
 {
@@ -179,4 +318,8 @@ TEST_REGISTRAR(register_policy_bind)
 	test_add(s, "bound: absolute paths and the machine's denies", test_bound);
 	test_add(s, "bound: two spellings, one entry", test_bound_dedup);
 	test_add(s, "bind errors with FILE:LINE:COL", test_bind_errors);
+	test_add(s, "stores where the environment moves them", test_bound_relocated);
+	test_add(s, "a moved store that holds the working directory is an error",
+		 test_bound_relocated_errors);
+	test_add(s, "the host's own secrets and /root", test_bound_system);
 }

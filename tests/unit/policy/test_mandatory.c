@@ -32,13 +32,18 @@ static void test_table_shape(void)
 	for (size_t i = 0; i < n; i++) {
 		const struct policy_mandatory *m = policy_mandatory_get(i);
 		size_t len = strlen(m->path);
-		ROW(len > 0 && m->path[0] != '/' && m->path[0] != '~' && m->path[len - 1] != '/' &&
-			    strstr(m->path, "//") == NULL && strstr(m->path, "/./") == NULL &&
-			    strstr(m->path, "..") == NULL &&
+		bool host = (m->where & POLICY_MAND_SYSTEM) != 0;
+		/* A host row is absolute and nothing else; the others relative,
+		 * or a workspace "*suffix" pattern. */
+		ROW(len > 1 && (m->path[0] == '/') == host && m->path[0] != '~' &&
+			    m->path[len - 1] != '/' && strstr(m->path, "//") == NULL &&
+			    strstr(m->path, "/./") == NULL && strstr(m->path, "..") == NULL &&
 			    (strchr(m->path, '*') == NULL ||
 			     (m->path[0] == '*' && strchr(m->path + 1, '*') == NULL &&
-			      strchr(m->path, '/') == NULL && m->where == POLICY_MAND_WORKSPACE)),
-		    "row %zu: \"%s\" is not a plain relative path or a workspace \"*suffix\"", i, m->path);
+			      strchr(m->path, '/') == NULL && m->where == POLICY_MAND_WORKSPACE)) &&
+			    (!host || m->where == POLICY_MAND_SYSTEM),
+		    "row %zu: \"%s\" is not a plain %s path or a workspace \"*suffix\"", i, m->path,
+		    host ? "absolute" : "relative");
 		ROW(m->why != NULL && m->why[0] != '\0', "row %s has no reason", m->path);
 		ROW(m->deny != 0 && m->where != 0, "row %s denies nothing or nowhere", m->path);
 		/* A store that can be read can be rewritten too. */
@@ -47,6 +52,67 @@ static void test_table_shape(void)
 		for (size_t j = 0; j < i; j++)
 			ROW(strcmp(policy_mandatory_get(j)->path, m->path) != 0, "%s listed twice",
 			    m->path);
+	}
+}
+
+/* The relocation variables of the store rows: only on read rows under
+ * HOME, each item "$NAME", "$NAME:" or "$NAME/sub" with a NAME of at most
+ * 63 bytes and a sub of at most 127 (bind.c's buffers). */
+static void test_table_env(void)
+{
+	size_t with = 0;
+
+	for (size_t i = 0; i < policy_mandatory_count() + 2; i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		const char *env = policy_mandatory_env(i);
+		if (env == NULL)
+			continue;
+		with++;
+		ROW(m != NULL && (m->deny & POLICY_MAND_READ) && (m->where & POLICY_MAND_HOME),
+		    "row %zu has variables but is not a store under HOME", i);
+		for (const char *s = env; *s != '\0';) {
+			size_t n = strcspn(s, " "), k = strcspn(s + 1, "/: ");
+			ROW(s[0] == '$' && k > 0 && k < 64 && n - 1 - k < 128 &&
+				    (s[1 + k] != ':' || n == k + 2) && (s[1 + k] != '/' || n > k + 2),
+			    "row %s: bad item \"%.*s\"", m ? m->path : "?", (int)n, s);
+			s += n;
+			if (*s == ' ')
+				s++;
+		}
+	}
+	CU_ASSERT(with >= 30);
+}
+
+/* The stores and host secrets the report of the second attack round
+ * found readable: each a read and write deny. */
+static void test_table_stores(void)
+{
+	static const char *const want[] = {
+		".bash_history", ".zsh_history", ".local/share/fish/fish_history", ".psql_history",
+		".mysql_history", ".python_history", ".node_repl_history", ".sqlite_history",
+		".lesshst", ".config/sops/age/keys.txt", ".minikube", ".ollama/id_ed25519",
+		".cloudflared", ".pki/nssdb", ".pip/pip.conf", ".config/pip/pip.conf",
+		".config/uv/uv.toml", ".config/pypoetry/auth.toml", ".yarnrc", ".yarnrc.yml",
+		".bunfig.toml", ".composer/auth.json", ".config/composer/auth.json", ".bundle/config",
+		".nuget/NuGet/NuGet.Config", ".ivy2/.credentials", ".sbt/.credentials",
+		".m2/settings.xml", ".m2/settings-security.xml", ".gradle/gradle.properties",
+		".terraformrc", ".terraform.d/credentials.tfrc.json", ".config/helm/repositories.yaml",
+		".fly", ".wrangler", ".config/.wrangler", ".config/stripe", ".mc", ".boto",
+		".config/openstack/clouds.yaml", ".config/ngrok", ".ngrok2", ".supabase", ".vercel",
+		".local/share/com.vercel.cli", ".config/hcloud", ".talos", ".oci", ".databrickscfg",
+		".config/doctl", ".config/heroku", ".netrc", "_netrc", ".pgpass", ".my.cnf", ".s3cfg",
+		".config/rclone", ".aws", ".config/Slack", ".config/Bitwarden CLI",
+		".config/Code/User/globalStorage", ".mozilla", ".config/google-chrome",
+		".config/chromium", ".local/share/keyrings", ".password-store", ".gnupg", ".vault",
+		"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
+		"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+		"/etc/ssh/ssh_host_ed25519_key", "/etc/ssl/private",
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct policy_mandatory *m = row(want[i]);
+		ROW(m != NULL && m->deny == (POLICY_MAND_READ | POLICY_MAND_WRITE),
+		    "%s is not a read and write deny of the table", want[i]);
 	}
 }
 
@@ -170,6 +236,27 @@ static void test_env_rule(void)
 		{"LANG=C.UTF-8", false},
 		{"XDG_SESSION_TYPE=x11", false},
 		{"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus", false},
+		{"XDG_SESSION_ID=3", false},
+		{"DESKTOP_SESSION=gnome", false},
+		{"SESSION_MANAGER=local/host:@/tmp/.ICE-unix/1", false},
+		{"GOPRIVATE=example.com/org/*", false},
+		{"GIT_AUTHOR_NAME=A U Thor", false},
+		{"GIT_AUTHOR_EMAIL=a@example.com", false},
+		{"XAUTHORITY=/run/user/1000/xauth", false},
+		{"AUTHOR=me", false},
+		/* sessions, authorizations, webhooks, cookies, signing keys */
+		{"BW_SESSION=x", true},
+		{"OP_SESSION_myaccount=x", true},
+		{"HTTP_AUTHORIZATION=x", true},
+		{"DOCKER_AUTH_CONFIG=x", true},
+		{"AUTH_HEADER=x", true},
+		{"SLACK_WEBHOOK_URL=x", true},
+		{"DISCORD_WEBHOOK=x", true},
+		{"BROWSER_COOKIES=x", true},
+		{"COSIGN_SIGNING_MATERIAL=x", true},
+		{"GITHUB_APP_PRIVATE=x", true},
+		{"AZURE_STORAGE_CONNECTION_STRING=x", true},
+		{"XDG_SESSION_COOKIE=x", true},
 		/* a location, not the credential */
 		{"GOOGLE_APPLICATION_CREDENTIALS_FILE=/k.json", false},
 		{"PASSWORD_STORE_DIR=/home/u/.password-store", false},
@@ -199,7 +286,34 @@ static void test_env_rule(void)
 		{"ARGS=--token=glpat-abcdefghij0123456789 -v", true},
 		{"CFG={\"auth\":\"npm_abcdefghijklmnopqrstuvwxyz0123456789\"}", true},
 		{"X=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl", true},
+		/* credentials in URL queries, connection strings, webhooks,
+		 * HTTP authorizations */
+		{"DATABASE_URL=postgres://db/app?sslmode=require&password=pw", true},
+		{"DB=mysql://db/app?user=u&pass=x", true},
+		{"U=https://api.example/v1?access_token=abc", true},
+		{"U=https://api.example/v1?api-key=abc", true},
+		{"U=https://acct.blob.example/c/b?sv=2020&sig=abc%3D", true},
+		{"U=https://bucket.example/o?X-Amz-Credential=AK/x&X-Amz-Signature=ab12", true},
+		{"U=https://maps.example/api?key=abc", true},
+		{"U=https://app.example/cb#id_token=abc", true},
+		{"CS=Server=db;Database=app;User Id=u;Password=pw;", true},
+		{"CS=DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==", true},
+		{"PGOPTS=host=db user=u password=pw", true},
+		{"HOOK=https://hooks.slack.com/services/T000/B000/XXXX", true},
+		{"HOOK=https://discord.com/api/webhooks/123/abc", true},
+		{"HOOK=https://acme.webhook.office.com/webhookb2/abc", true},
+		{"H=Bearer abcdefghijklmnop1234", true},
+		{"H=Authorization: Basic dXNlcjpwYXNzd29yZA==", true},
+		{"H=authorization:bearer AbCdEfGhIjKlMn", true},
 		/* values that only look alike */
+		{"U=https://example.com/search?q=token&page=2", false},
+		{"U=https://example.com/x?password=", false},
+		{"U=https://hooks.example.com/", false},
+		{"U=https://bucket.example/o?X-Amz-Credential=AKIDEXAMPLE/x", false},
+		{"MSG=basic settings apply", false},
+		{"MSG=Bearer of news", false},
+		{"LESS=-R --use-color", false},
+		{"CFLAGS=-O2 -DKEY=1", false},
 		{"X=sk-", false},
 		{"X=sk-short", false},
 		{"X=ASIAN_FOOD", false},
@@ -286,6 +400,9 @@ TEST_REGISTRAR(policy_mandatory_register)
 
 	test_add(s, "table: shape of every row", test_table_shape);
 	test_add(s, "table: the rows SPEC 3.3/3.6 and issue 13 name", test_table_required);
+	test_add(s, "table: variables that move a store", test_table_env);
+	test_add(s, "table: histories, keys, registries, services, desktop, host secrets",
+		 test_table_stores);
 	test_add(s, "environment rule table", test_env_rule);
 	test_add(s, "policy_env_named", test_env_named);
 	test_add(s, "check -v text", test_print);

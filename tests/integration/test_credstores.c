@@ -1,0 +1,389 @@
+/*
+ * test_credstores.c - credential stores and secrets in the environment,
+ * end to end (SPEC §3.3, §3.6): the real `passavant run` binary under the
+ * embedded-like policy "work.yaml", a fake HOME, and a script that tries
+ * to read what it must not.
+ *
+ *  - stores moved by the environment: with XDG_CONFIG_HOME, DOCKER_CONFIG,
+ *    AWS_SHARED_CREDENTIALS_FILE, KUBECONFIG (a list), GH_CONFIG_DIR,
+ *    GNUPGHOME, CARGO_HOME, npm_config_userconfig and HISTFILE pointing
+ *    elsewhere, the store there is unreadable; a plain file beside it is
+ *    not;
+ *  - stores the table did not list (histories, keys, registries, service
+ *    CLIs, desktop applications) are unreadable;
+ *  - the host's own secrets (/etc/shadow, /root) are unreadable when
+ *    passavant runs as root; otherwise `check` lists them;
+ *  - variables holding sessions, authorizations, webhook URLs, URLs with a
+ *    credential in their query and registry auth are dropped, and the
+ *    masked variable, the proxy and the trust variables still reach the
+ *    command.
+ *
+ * Suite "credstores". Without user namespaces every test is skipped with
+ * the reason printed, unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree lives
+ * under /var/tmp: the sandbox's /tmp is private.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
+
+#define RUN_TIMEOUT_MS 60000
+#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static bool skip;           /* no user namespaces */
+static bool ready;          /* fixtures up */
+static char *root;          /* /var/tmp/pv-cst.XXXXXX */
+static unsigned nscript;
+static char real_token[41]; /* ghp_ + 36, the masked variable's real value */
+
+/* root/rel into buf (PATH_MAX bytes); "" if it does not fit. */
+static char *at(char *buf, const char *rel)
+{
+	if (snprintf(buf, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* mkdir -p of the directory part of rel under root, then rel holding
+ * "PLANTED-" rel. */
+static int plant(const char *rel)
+{
+	char buf[PATH_MAX], text[PATH_MAX + 16], *p;
+
+	at(buf, rel);
+	for (p = buf + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	snprintf(text, sizeof(text), "PLANTED-%s\n", rel);
+	if (test_write_file(buf, text, strlen(text)) < 0)
+		return -1;
+	return chmod(buf, 0644);
+}
+
+/* Stores moved by variables (relative to root), and the variables. */
+static const char *const moved[] = {
+	"xdg/gh/hosts.yml", "dock/config.json", "x/awscreds", "x/kc1", "x/kc2", "ghd/hosts.yml",
+	"gpg/private-keys-v1.d/k.key", "cargo/credentials.toml", "x/npmrc", "x/hist",
+	"xdg/containers/auth.json", "xdg/git/credentials",
+};
+
+/* Stores the table did not list before, under the fake HOME. */
+static const char *const listed[] = {
+	"home/.bash_history", "home/.zsh_history", "home/.local/share/fish/fish_history",
+	"home/.psql_history", "home/.python_history", "home/.node_repl_history",
+	"home/.config/sops/age/keys.txt", "home/.minikube/profiles/client.key",
+	"home/.ollama/id_ed25519", "home/.cloudflared/cert.pem", "home/.pki/nssdb/key4.db",
+	"home/.pip/pip.conf", "home/.config/pip/pip.conf", "home/.config/uv/uv.toml",
+	"home/.config/pypoetry/auth.toml", "home/.yarnrc", "home/.bunfig.toml",
+	"home/.composer/auth.json", "home/.config/composer/auth.json", "home/.bundle/config",
+	"home/.nuget/NuGet/NuGet.Config", "home/.ivy2/.credentials", "home/.sbt/.credentials",
+	"home/.terraformrc", "home/.config/helm/repositories.yaml", "home/.fly/config.yml",
+	"home/.wrangler/config/default.toml", "home/.config/stripe/config.toml",
+	"home/.mc/config.json", "home/.boto", "home/.config/openstack/clouds.yaml",
+	"home/.config/ngrok/ngrok.yml", "home/.supabase/access-token", "home/.vercel/auth.json",
+	"home/.config/hcloud/cli.toml", "home/.talos/config", "home/_netrc", "home/.my.cnf",
+	"home/.config/Slack/Cookies", "home/.config/Bitwarden CLI/data.json",
+	"home/.config/Code/User/globalStorage/state.vscdb", "home/.aws/sso/cache/t.json",
+};
+
+static int suite_init(void)
+{
+	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
+	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char why[256], buf[PATH_MAX];
+	unsigned char rnd[36];
+
+	if (ready || skip)
+		return 0;
+	if (!test_userns_available(why, sizeof(why))) {
+		if (must != NULL && strcmp(must, "1") == 0) {
+			fprintf(stderr, "credstores: namespaces unavailable (%s) and "
+					"PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
+			return -1;
+		}
+		fprintf(stderr, "credstores: SKIP: user namespaces unavailable: %s\n", why);
+		skip = true;
+		return 0;
+	}
+	root = strdup("/var/tmp/pv-cst.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -1;
+	memcpy(real_token, "ghp_", 4);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		real_token[4 + i] = cs[rnd[i] % (sizeof(cs) - 1)];
+	real_token[40] = '\0';
+	if (plant("work/README") < 0 || plant("x/plain.txt") < 0 || plant("scripts/.keep") < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++)
+		if (plant(moved[i]) < 0)
+			return -1;
+	for (size_t i = 0; i < sizeof(listed) / sizeof(listed[0]); i++)
+		if (plant(listed[i]) < 0)
+			return -1;
+	snprintf(buf, sizeof(buf), "%s/work.yaml", root);
+	{
+		static const char pol[] = "credentials:\n  envVars:\n"
+					  "    - {name: GH_TOKEN, mode: mask}\n";
+		if (test_write_file(buf, pol, sizeof(pol) - 1) < 0)
+			return -1;
+	}
+	ready = true;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	if (ready)
+		test_rmtree(root);
+	free(root);
+	root = NULL;
+	ready = false;
+	return 0;
+}
+
+/* One `passavant run` in root/work with HOME=root/home, PATH=SAFE_PATH,
+ * the extra NAME=value entries of env (NULL-terminated, may be NULL), and
+ * script run by sh. Returns the exit status. */
+static int run_cst(const char *const *env, const char *script, char **out, char **err)
+{
+	char h[PATH_MAX + 8], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	char *argv[64], asan[512] = "", ubsan[512] = "";
+	size_t n = 0;
+
+	if (getenv("ASAN_OPTIONS") != NULL)
+		snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s", getenv("ASAN_OPTIONS"));
+	if (getenv("UBSAN_OPTIONS") != NULL)
+		snprintf(ubsan, sizeof(ubsan), "UBSAN_OPTIONS=%s", getenv("UBSAN_OPTIONS"));
+	snprintf(h, sizeof(h), "HOME=%s/home", root);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	if (test_write_file(sc, script, strlen(script)) < 0)
+		return -1;
+	argv[n++] = "env";
+	argv[n++] = "-i";
+	argv[n++] = "-C";
+	argv[n++] = at(work, "work");
+	argv[n++] = h;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = "TMPDIR=/tmp";
+	if (asan[0] != '\0')
+		argv[n++] = asan;
+	if (ubsan[0] != '\0')
+		argv[n++] = ubsan;
+	for (size_t i = 0; env != NULL && env[i] != NULL && n < 50; i++)
+		argv[n++] = (char *)env[i];
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	argv[n++] = "-p";
+	argv[n++] = at(pol, "work.yaml");
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = sc;
+	argv[n] = NULL;
+	return test_run_capture(argv, out, err, RUN_TIMEOUT_MS);
+}
+
+#define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
+
+static void show(int st, const char *out, const char *err)
+{
+	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
+		err ? err : "(null)");
+}
+
+/* A script that cats root/rel for each of rels, then "done". */
+static void cat_script(char *script, size_t size, const char *const *rels, size_t n)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < n && off < size; i++)
+		off += (size_t)snprintf(script + off, size - off, "cat '%s/%s' 2>/dev/null; echo\n",
+					root, rels[i]);
+	if (off < size)
+		snprintf(script + off, size - off, "cat '%s/x/plain.txt'; echo done\n", root);
+}
+
+/* Finding 1: a store is denied where the environment moves it. */
+static void test_moved_stores(void)
+{
+	char e[9][PATH_MAX + 64], script[16384], *out = NULL, *err = NULL;
+	const char *env[10];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(e[0], sizeof(e[0]), "XDG_CONFIG_HOME=%s/xdg", root);
+	snprintf(e[1], sizeof(e[1]), "DOCKER_CONFIG=%s/dock", root);
+	snprintf(e[2], sizeof(e[2]), "AWS_SHARED_CREDENTIALS_FILE=%s/x/awscreds", root);
+	snprintf(e[3], sizeof(e[3]), "KUBECONFIG=%s/x/kc1:%s/x/kc2", root, root);
+	snprintf(e[4], sizeof(e[4]), "GH_CONFIG_DIR=%s/ghd", root);
+	snprintf(e[5], sizeof(e[5]), "GNUPGHOME=%s/gpg", root);
+	snprintf(e[6], sizeof(e[6]), "CARGO_HOME=%s/cargo", root);
+	snprintf(e[7], sizeof(e[7]), "npm_config_userconfig=%s/x/npmrc", root);
+	snprintf(e[8], sizeof(e[8]), "HISTFILE=%s/x/hist", root);
+	for (size_t i = 0; i < 9; i++)
+		env[i] = e[i];
+	env[9] = NULL;
+	cat_script(script, sizeof(script), moved, sizeof(moved) / sizeof(moved[0]));
+	st = run_cst(env, script, &out, &err);
+	ROW(st == 0 && test_has(out, "done") && test_has(out, "PLANTED-x/plain.txt"),
+	    "moved stores: status %d, or the plain file beside them was not readable", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		char planted[PATH_MAX];
+		snprintf(planted, sizeof(planted), "PLANTED-%s", moved[i]);
+		ROW(!test_has(out, planted), "%s/%s (a moved store) was readable in the sandbox", root,
+		    moved[i]);
+	}
+	free(out);
+	free(err);
+}
+
+/* Finding 2: stores the table did not list. */
+static void test_listed_stores(void)
+{
+	char script[32768], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	cat_script(script, sizeof(script), listed, sizeof(listed) / sizeof(listed[0]));
+	st = run_cst(NULL, script, &out, &err);
+	ROW(st == 0 && test_has(out, "done"), "stores: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(listed) / sizeof(listed[0]); i++) {
+		char planted[PATH_MAX];
+		snprintf(planted, sizeof(planted), "PLANTED-%s", listed[i]);
+		ROW(!test_has(out, planted), "~/%s was readable in the sandbox", listed[i] + 5);
+	}
+	free(out);
+	free(err);
+}
+
+/* Finding 3: the host's own secrets. Run by root, /etc/shadow and /root
+ * (HOME is elsewhere) show nothing; run by anyone, `check` lists them. */
+static void test_host_secrets(void)
+{
+	char pol[PATH_MAX], home[PATH_MAX + 8], *out = NULL, *err = NULL;
+	char *argv[] = {"env", "-i", home, "PATH=" SAFE_PATH, (char *)test_passavant_bin(), "check",
+			"-p", at(pol, "work.yaml"), NULL};
+	struct stat st_shadow;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "\"/etc/shadow\"") && test_has(out, "\"/etc/gshadow\"") &&
+		    test_has(out, "\"/etc/ssl/private\"") && test_has(out, "\"/root\""),
+	    "check does not list the host's secrets: status %d: %s", st, out ? out : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	if (geteuid() != 0 || stat("/etc/shadow", &st_shadow) != 0) {
+		fprintf(stderr, "credstores: not root or no /etc/shadow: the in-sandbox part skipped\n");
+		return;
+	}
+	st = run_cst(NULL,
+		     "echo shadow:$(head -c 5 /etc/shadow 2>/dev/null | wc -c)\n"
+		     "echo gshadow:$(head -c 5 /etc/gshadow 2>/dev/null | wc -c)\n"
+		     "echo root:$(ls -A /root 2>/dev/null | wc -l)\n",
+		     &out, &err);
+	ROW(st == 0, "host secrets: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	ROW(test_has(out, "shadow:0\n"), "/etc/shadow was readable by root in the sandbox: %s",
+	    out ? out : "");
+	ROW(!test_has(out, "gshadow:5\n"), "/etc/gshadow was readable by root in the sandbox");
+	ROW(test_has(out, "root:0\n"), "/root was listable in the sandbox: %s", out ? out : "");
+	free(out);
+	free(err);
+}
+
+/* Finding 4: secrets in the environment by name or value; the masked
+ * variable, passavant's proxy and trust variables, and look-alikes stay. */
+static void test_env_family(void)
+{
+	static const char script[] =
+		"for v in BW_SESSION OP_SESSION_myacct HTTP_AUTHORIZATION DATABASE_URL "
+		"SLACK_WEBHOOK_URL DOCKER_AUTH_CONFIG CI_HOOK SAS_URL CONN HDR XDG_SESSION_TYPE "
+		"GIT_AUTHOR_NAME PAGE_URL; do\n"
+		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n"
+		"printf 'GH_TOKEN=%s\\n' \"$GH_TOKEN\"\n"
+		"printf 'PROXY=%s\\n' \"${HTTPS_PROXY:+set}\"\n"
+		"printf 'TRUST=%s\\n' \"${SSL_CERT_FILE:+set}\"\n";
+	char gh[64], *out = NULL, *err = NULL, want[128];
+	const char *env[] = {
+		gh,
+		"BW_SESSION=bwsessionvalue0123456789",
+		"OP_SESSION_myacct=opsessionvalue0123456789",
+		"HTTP_AUTHORIZATION=Bearer httpauthvalue0123456789",
+		"DATABASE_URL=postgres://db.internal/app?sslmode=require&password=dbpwvalue0123",
+		"SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T0/B0/slackhookvalue0123",
+		"DOCKER_AUTH_CONFIG={\"auths\":{\"r.example\":{\"auth\":\"ZG9ja2VyYXV0aHZhbHVl\"}}}",
+		"CI_HOOK=https://discord.com/api/webhooks/1/discordhookvalue0123",
+		"SAS_URL=https://acct.blob.example/c/b?sv=2020-08-04&sig=sasvalue0123",
+		"CONN=Server=db;User Id=u;Password=connvalue0123;",
+		"HDR=Authorization: Basic aGRydmFsdWUwMTIzOnBhc3M=",
+		"XDG_SESSION_TYPE=x11",
+		"GIT_AUTHOR_NAME=A U Thor",
+		"PAGE_URL=https://example.com/search?q=token&page=2",
+		NULL,
+	};
+	static const char *const gone[] = {"BW_SESSION", "OP_SESSION_myacct", "HTTP_AUTHORIZATION",
+					   "DATABASE_URL", "SLACK_WEBHOOK_URL", "DOCKER_AUTH_CONFIG",
+					   "CI_HOOK", "SAS_URL", "CONN", "HDR"};
+	static const char *const values[] = {"bwsessionvalue", "opsessionvalue", "httpauthvalue",
+					     "dbpwvalue", "slackhookvalue", "ZG9ja2VyYXV0aHZhbHVl",
+					     "discordhookvalue", "sasvalue", "connvalue",
+					     "aGRydmFsdWUwMTIzOnBhc3M"};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	st = run_cst(env, script, &out, &err);
+	ROW(st == 0, "env: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(want, sizeof(want), "%s=unset\n", gone[i]);
+		ROW(test_has(out, want), "%s reached the command: %s", gone[i], out ? out : "");
+		ROW(test_has(err, gone[i]), "the notice does not name %s", gone[i]);
+	}
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		ROW(!test_has(out, values[i]) && !test_has(err, values[i]), "a value leaked: %s",
+		    values[i]);
+	ROW(test_has(out, "XDG_SESSION_TYPE=x11\n") && test_has(out, "GIT_AUTHOR_NAME=A U Thor\n") &&
+		    test_has(out, "PAGE_URL=https://example.com/search?q=token&page=2\n"),
+	    "a look-alike was dropped: %s", out ? out : "");
+	ROW(test_has(out, "GH_TOKEN=ghp_") && !test_has(out, real_token),
+	    "the masked variable did not reach the command as its sentinel");
+	ROW(test_has(out, "PROXY=set\n") && test_has(out, "TRUST=set\n"),
+	    "passavant's proxy or trust variable was dropped: %s", out ? out : "");
+	free(out);
+	free(err);
+}
+
+TEST_REGISTRAR(register_credstores)
+{
+	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
+
+	test_add(s, "stores moved by XDG_CONFIG_HOME, DOCKER_CONFIG, AWS_*, KUBECONFIG list, "
+		 "GH_CONFIG_DIR, GNUPGHOME, CARGO_HOME, npm_config_userconfig, HISTFILE",
+		 test_moved_stores);
+	test_add(s, "histories, keys, registries, service CLIs, desktop stores", test_listed_stores);
+	test_add(s, "host secrets: /etc/shadow, /root", test_host_secrets);
+	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
+		 "credentials; masked, proxy and trust variables kept",
+		 test_env_family);
+}
