@@ -164,7 +164,7 @@ static bool holds_cwd(const struct policy_host *h, const char *path)
  * Denies one place where the host's environment says store row m is:
  * dir[0..dirlen) (what variable var names), then "/sub" when sub is not
  * NULL. Only an absolute dir counts (a relative one depends on where the
- * tool runs). Denied like the row under HOME: for reading unless allowRead
+ * tool runs), and none under /dev, /proc or /sys (HISTFILE=/dev/null). Denied like the row under HOME: for reading unless allowRead
  * names that exact path, and for writing. A place that is "/" or holds
  * the working directory cannot be denied without hiding the work: that
  * is an error, not a silent skip.
@@ -188,6 +188,10 @@ static void fs_store_at(struct ldr *l, const struct policy_host *h, const struct
 	if (abs == NULL) {
 		ldr_error(l, (struct policy_mark){0, 0}, "cannot deny \"%s\" ($%s, %s): %s", path,
 			  var, m->why, err);
+	} else if (path_under(abs, "/dev") || path_under(abs, "/proc") || path_under(abs, "/sys")) {
+		/* HISTFILE=/dev/null turns a history off; the sandbox has its
+		 * own /dev and /proc, and covering /dev/null would break every
+		 * program. Nothing is stored there. */
 	} else if (holds_cwd(h, abs)) {
 		ldr_error(l, (struct policy_mark){0, 0},
 			  "$%s puts a credential store (%s) at \"%s\", which holds the working "
@@ -197,7 +201,7 @@ static void fs_store_at(struct ldr *l, const struct policy_host *h, const struct
 	} else {
 		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
 			fs_add(l, &p->fs[FS_DENY_READ], abs);
-		if (m->deny & POLICY_MAND_WRITE)
+		if ((m->deny & POLICY_MAND_WRITE) && (h->unreachable == NULL || !h->unreachable(abs)))
 			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
 	}
 	free(abs);
@@ -274,7 +278,8 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
 			continue;
 		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], m->path))
 			fs_add(l, &p->fs[FS_DENY_READ], m->path);
-		if (m->deny & POLICY_MAND_WRITE)
+		if ((m->deny & POLICY_MAND_WRITE) &&
+		    (h->unreachable == NULL || !h->unreachable(m->path)))
 			fs_add(l, &p->fs[FS_DENY_WRITE], m->path);
 	}
 	for (int k = FS_ALLOW_READ; k <= FS_ALLOW_WRITE && !needed; k++)

@@ -95,6 +95,12 @@ struct policy_host {
 	/* Why path cannot be read as a file now (a short phrase such as
 	 * strerror() gives), or NULL when it can; NULL: not checked. */
 	const char *(*file_problem)(const char *path);
+	/* Whether the host user cannot even look at path (lstat fails with
+	 * EACCES: a directory on the way denies search); NULL: never. A
+	 * moved store or host secret there gets no write deny, which the
+	 * launcher could not plan and the sandbox, with the same user and no
+	 * privilege over the host's files, could not use. */
+	bool (*unreachable)(const char *path);
 };
 
 /*

@@ -45,6 +45,14 @@ static const char *host_env(const char *name)
 	return getenv(name);
 }
 
+/* struct policy_host's unreachable: lstat() says EACCES. */
+static bool host_unreachable(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 && errno == EACCES;
+}
+
 unsigned cli_bind_policy(policy_t *p)
 {
 	struct cli_host ch;
@@ -58,7 +66,8 @@ unsigned cli_bind_policy(policy_t *p)
 				 .cwd = ch.h.cwd,
 				 .policy_real = real,
 				 .env = host_env,
-				 .file_problem = file_problem};
+				 .file_problem = file_problem,
+				 .unreachable = host_unreachable};
 	n = policy_bind(p, &h, stderr);
 	free(real);
 	return n;

@@ -321,7 +321,8 @@ static void test_env_family(void)
 		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n"
 		"printf 'GH_TOKEN=%s\\n' \"$GH_TOKEN\"\n"
 		"printf 'PROXY=%s\\n' \"${HTTPS_PROXY:+set}\"\n"
-		"printf 'TRUST=%s\\n' \"${SSL_CERT_FILE:+set}\"\n";
+		"printf 'TRUST=%s\\n' \"${SSL_CERT_FILE:+set}\"\n"
+		"echo x > /dev/null && echo DEVNULL-WRITABLE\n";
 	char gh[64], *out = NULL, *err = NULL, want[128];
 	const char *env[] = {
 		gh,
@@ -338,6 +339,7 @@ static void test_env_family(void)
 		"XDG_SESSION_TYPE=x11",
 		"GIT_AUTHOR_NAME=A U Thor",
 		"PAGE_URL=https://example.com/search?q=token&page=2",
+		"HISTFILE=/dev/null",
 		NULL,
 	};
 	static const char *const gone[] = {"BW_SESSION", "OP_SESSION_myacct", "HTTP_AUTHORIZATION",
@@ -368,6 +370,7 @@ static void test_env_family(void)
 	    "a look-alike was dropped: %s", out ? out : "");
 	ROW(test_has(out, "GH_TOKEN=ghp_") && !test_has(out, real_token),
 	    "the masked variable did not reach the command as its sentinel");
+	ROW(test_has(out, "DEVNULL-WRITABLE"), "HISTFILE=/dev/null made /dev/null unwritable");
 	ROW(test_has(out, "PROXY=set\n") && test_has(out, "TRUST=set\n"),
 	    "passavant's proxy or trust variable was dropped: %s", out ? out : "");
 	free(out);

@@ -164,6 +164,8 @@ static const char *moved_env(const char *name)
 		{"CARGO_HOME", "/c/"},
 		{"npm_config_userconfig", "/n/npmrc"},
 		{"HISTFILE", "relative/hist"},
+		{"PSQL_HISTORY", "/dev/null"},
+		{"LESSHISTFILE", "/proc/self/fd/1"},
 		{"CLOUDSDK_CONFIG", "/gc"},
 		{"PATH", "/usr/bin"},
 	};
@@ -200,6 +202,11 @@ static void test_bound_relocated(void)
 	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/w/proj/rel/c"));
 	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/w/proj/relative/hist"));
 	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/w/proj"));
+	/* HISTFILE=/dev/null and the like turn a history off: /dev/null
+	 * stays usable. */
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/dev/null"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/dev/null"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/proc/self/fd/1"));
 	/* The defaults stay. */
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.gnupg"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.config/gh"));
@@ -247,6 +254,17 @@ static const char *root_path_env(const char *name)
 	return strcmp(name, "PATH") == 0 ? "/usr/bin:/root/.cargo/bin" : NULL;
 }
 
+/* The made-up user cannot look into /var/lib/kubelet or /secret. */
+static bool fake_unreachable(const char *path)
+{
+	return strncmp(path, "/var/lib/kubelet/", 17) == 0 || strncmp(path, "/secret/", 8) == 0;
+}
+
+static const char *secret_env(const char *name)
+{
+	return strcmp(name, "TF_CLI_CONFIG_FILE") == 0 ? "/secret/.terraformrc" : NULL;
+}
+
 static void test_bound_system(void)
 {
 	struct policy_host h = fake;
@@ -283,6 +301,19 @@ static void test_bound_system(void)
 	p = load_pure("filesystem: {allowRead: [/root/data]}\n");
 	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &fake, stderr), 0);
 	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/root"));
+	policy_free(p);
+	/* A place the user cannot look at gets its read deny only (the
+	 * launcher could not plan a write deny there, and needs none). */
+	p = load_pure("network: {}\n");
+	h = fake;
+	h.env = secret_env;
+	h.unreachable = fake_unreachable;
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &h, stderr), 0);
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/var/lib/kubelet/pki"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/var/lib/kubelet/pki"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/etc/shadow"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/secret/.terraformrc"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/secret/.terraformrc"));
 	policy_free(p);
 }
 
