@@ -11,7 +11,8 @@
  *  - adds the filesystem denies every policy gets: the HOME rows of the
  *    mandatory table (mandatory.c: credential stores for reading and
  *    writing, start-up files and other persistence for writing) under each
- *    home, the directories on $PATH and the other code paths, the policy
+ *    home, each store where the environment moves it, the host's own
+ *    secrets and /root, the directories on $PATH and the other code paths, the policy
  *    file itself, the configuration directory, the audit log, the extra CA
  *    roots and the credential files in mode deny.
  */

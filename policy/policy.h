@@ -109,7 +109,9 @@ struct policy_host {
  * (against h->home and h->cwd), each extraCaCertPaths entry must pass
  * h->file_problem, and the filesystem denies every policy gets are added
  * to denyRead/denyWrite: the HOME rows of the mandatory table under
- * h->home and h->pw_home, the directories of $PATH and the other code
+ * h->home and h->pw_home, each store again where the variables of its
+ * row and the XDG bases put it (h->env), the host's own secrets (SYSTEM
+ * rows) and /root, the directories of $PATH and the other code
  * paths, the policy file, $XDG_CONFIG_HOME/passavant, $XDG_STATE_HOME/passavant
  * (read and write), the audit log, the
  * extra CA roots, the credential files in mode deny. Pure given h.
