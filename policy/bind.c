@@ -195,10 +195,11 @@ static void fs_store_at(struct ldr *l, const struct policy_host *h, const struct
 		 * program. Nothing is stored there. */
 	} else if (holds_cwd(h, abs)) {
 		ldr_error(l, (struct policy_mark){0, 0},
-			  "$%s puts a credential store (%s) at \"%s\", which holds the working "
+			  "$%s puts %s (%s) at \"%s\", which holds the working "
 			  "directory: it cannot be denied without hiding the work; set %s to the "
 			  "store's own place or unset it",
-			  var, m->why, abs, var);
+			  var, (m->deny & POLICY_MAND_READ) ? "a credential store" : "a file the host runs later",
+			  m->why, abs, var);
 	} else {
 		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
 			fs_add(l, &p->fs[FS_DENY_READ], abs);
@@ -225,7 +226,10 @@ static void fs_store_relocations(struct ldr *l, const struct policy_host *h)
 	for (size_t i = 0; i < policy_mandatory_count(); i++) {
 		const struct policy_mandatory *m = policy_mandatory_get(i);
 		const char *spec = policy_mandatory_env(i), *rest, *var, *val;
-		if ((m->deny & POLICY_MAND_READ) == 0 || (m->where & POLICY_MAND_HOME) == 0)
+		/* Every home row, read or write only: a start-up file under
+		 * $XDG_CONFIG_HOME (fish, autostart, systemd user units) runs on
+		 * the host as surely as one under ~/.config. */
+		if ((m->where & POLICY_MAND_HOME) == 0)
 			continue;
 		var = policy_mandatory_xdg(m, &rest);
 		if (var != NULL && (val = host_env(h, var)) != NULL)

@@ -811,7 +811,7 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 			       (m->where & POLICY_MAND_SYSTEM) ? "host" : "");
 		fprintf(out, "#   %-6s %-12s %-36s %s\n",
 			(m->deny & POLICY_MAND_READ) ? "read+w" : "write", where, m->path, m->why);
-		xdg = (m->deny & POLICY_MAND_READ) ? policy_mandatory_xdg(m, &rest) : NULL;
+		xdg = (m->where & POLICY_MAND_HOME) ? policy_mandatory_xdg(m, &rest) : NULL;
 		if (xdg != NULL && env != NULL)
 			fprintf(out, "#%23salso at $%s/%s %s\n", "", xdg, rest, env);
 		else if (xdg != NULL)

@@ -207,6 +207,11 @@ static void test_bound_relocated(void)
 	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/dev/null"));
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/dev/null"));
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/proc/self/fd/1"));
+	/* Start-up files the host runs move with XDG_CONFIG_HOME too:
+	 * write-denied there, still readable. */
+	ROW(has(p, FS_DENY_WRITE, "/x/fish") && has(p, FS_DENY_WRITE, "/x/autostart"),
+	    "$XDG_CONFIG_HOME/fish or /autostart is writable");
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/x/fish"));
 	/* The defaults stay. */
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.gnupg"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.config/gh"));
