@@ -27,15 +27,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/support/sbxrun.h"
 #include "tests/support/testlib.h"
 #include "tests/support/textutil.h"
 
 #define RUN_TIMEOUT_MS 60000
-#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static bool skip;           /* no user namespaces */
 static bool ready;          /* fixtures up */
@@ -98,32 +97,19 @@ static const char *const listed[] = {
 
 static int suite_init(void)
 {
-	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
-	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	char why[256], buf[PATH_MAX];
-	unsigned char rnd[36];
+	char buf[PATH_MAX];
+	int gate;
 
 	if (ready || skip)
 		return 0;
-	if (!test_userns_available(why, sizeof(why))) {
-		if (must != NULL && strcmp(must, "1") == 0) {
-			fprintf(stderr, "credstores: namespaces unavailable (%s) and "
-					"PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
-			return -1;
-		}
-		fprintf(stderr, "credstores: SKIP: user namespaces unavailable: %s\n", why);
-		skip = true;
-		return 0;
+	gate = test_sandbox_gate("credstores");
+	if (gate <= 0) {
+		skip = gate == 0;
+		return gate;
 	}
 	root = strdup("/var/tmp/pv-cst.XXXXXX");
-	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0 || test_ghp_token(real_token) < 0)
 		return -1;
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -1;
-	memcpy(real_token, "ghp_", 4);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		real_token[4 + i] = cs[rnd[i] % (sizeof(cs) - 1)];
-	real_token[40] = '\0';
 	if (plant("work/README") < 0 || plant("x/plain.txt") < 0 || plant("scripts/.keep") < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++)
@@ -153,45 +139,18 @@ static int suite_cleanup(void)
 	return 0;
 }
 
-/* One `passavant run` in root/work with HOME=root/home, PATH=SAFE_PATH,
+/* One `passavant run` in root/work with HOME=root/home, PATH=TEST_SAFE_PATH,
  * the extra NAME=value entries of env (NULL-terminated, may be NULL), and
  * script run by sh. Returns the exit status. */
 static int run_cst(const char *const *env, const char *script, char **out, char **err)
 {
-	char h[PATH_MAX + 8], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
-	char *argv[64], asan[512] = "", ubsan[512] = "";
-	size_t n = 0;
+	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
 
-	if (getenv("ASAN_OPTIONS") != NULL)
-		snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s", getenv("ASAN_OPTIONS"));
-	if (getenv("UBSAN_OPTIONS") != NULL)
-		snprintf(ubsan, sizeof(ubsan), "UBSAN_OPTIONS=%s", getenv("UBSAN_OPTIONS"));
-	snprintf(h, sizeof(h), "HOME=%s/home", root);
 	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
 	if (test_write_file(sc, script, strlen(script)) < 0)
 		return -1;
-	argv[n++] = "env";
-	argv[n++] = "-i";
-	argv[n++] = "-C";
-	argv[n++] = at(work, "work");
-	argv[n++] = h;
-	argv[n++] = "PATH=" SAFE_PATH;
-	argv[n++] = "TMPDIR=/tmp";
-	if (asan[0] != '\0')
-		argv[n++] = asan;
-	if (ubsan[0] != '\0')
-		argv[n++] = ubsan;
-	for (size_t i = 0; env != NULL && env[i] != NULL && n < 50; i++)
-		argv[n++] = (char *)env[i];
-	argv[n++] = (char *)test_passavant_bin();
-	argv[n++] = "run";
-	argv[n++] = "-p";
-	argv[n++] = at(pol, "work.yaml");
-	argv[n++] = "--";
-	argv[n++] = "sh";
-	argv[n++] = sc;
-	argv[n] = NULL;
-	return test_run_capture(argv, out, err, RUN_TIMEOUT_MS);
+	return test_sbx_run(&r, out, err, RUN_TIMEOUT_MS);
 }
 
 #define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
@@ -276,7 +235,7 @@ static void test_listed_stores(void)
 static void test_host_secrets(void)
 {
 	char pol[PATH_MAX], home[PATH_MAX + 8], *out = NULL, *err = NULL;
-	char *argv[] = {"env", "-i", home, "PATH=" SAFE_PATH, (char *)test_passavant_bin(), "check",
+	char *argv[] = {"env", "-i", home, "PATH=" TEST_SAFE_PATH, (char *)test_passavant_bin(), "check",
 			"-p", at(pol, "work.yaml"), NULL};
 	struct stat st_shadow;
 	int st;

@@ -31,16 +31,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support/sbxrun.h"
 #include "tests/support/testlib.h"
 #include "tests/support/textutil.h"
 
 #define RUN_TIMEOUT_MS 60000
-#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static bool skip;          /* no user namespaces */
 static bool ready;         /* fixtures up */
@@ -99,32 +98,19 @@ static const char *const new_stores[] = {
 
 static int suite_init(void)
 {
-	const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
-	char why[256], buf[PATH_MAX], path[PATH_MAX];
-	unsigned char rnd[36];
-	static const char cs[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char buf[PATH_MAX], path[PATH_MAX];
+	int gate;
 
 	if (ready || skip)
 		return 0;
-	if (!test_userns_available(why, sizeof(why))) {
-		if (must != NULL && strcmp(must, "1") == 0) {
-			fprintf(stderr, "fsharden: namespaces unavailable (%s) and "
-					"PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
-			return -1;
-		}
-		fprintf(stderr, "fsharden: SKIP: user namespaces unavailable: %s\n", why);
-		skip = true;
-		return 0;
+	gate = test_sandbox_gate("fsharden");
+	if (gate <= 0) {
+		skip = gate == 0;
+		return gate;
 	}
 	root = strdup("/var/tmp/pv-fsh.XXXXXX");
-	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0 || test_ghp_token(real_token) < 0)
 		return -1;
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -1;
-	memcpy(real_token, "ghp_", 4);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		real_token[4 + i] = cs[rnd[i] % (sizeof(cs) - 1)];
-	real_token[40] = '\0';
 	/* home: the symlink and store tests (a ~/.ssh with a key);
 	 * home2: the persistence tests (writable, no ~/.ssh). */
 	/* home2's parents of protected paths exist: a missing ~/.local
@@ -201,52 +187,20 @@ static int suite_cleanup(void)
 }
 
 /* One `passavant run` in root/work: HOME=home (relative to root), PATH=path
- * (NULL: SAFE_PATH), the extra NAME=value entries of env (NULL-terminated,
- * may be NULL), options opts (may be NULL), policy rel under root, and
- * script run by sh. Returns the exit status. */
+ * (NULL: TEST_SAFE_PATH), the extra NAME=value entries of env
+ * (NULL-terminated, may be NULL), options opts (may be NULL), policy rel
+ * under root, and script run by sh. Returns the exit status. */
 static int run_fsh(const char *home, const char *path, const char *const *env,
 		   const char *const *opts, const char *policy, const char *script, char **out,
 		   char **err)
 {
-	char h[PATH_MAX + 8], pth[2 * PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
-	char *argv[48], asan[512] = "", ubsan[512] = "";
-	size_t n = 0;
+	char h[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(h, home), path, at(pol, policy), sc, env, opts};
 
-	if (getenv("ASAN_OPTIONS") != NULL)
-		snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s", getenv("ASAN_OPTIONS"));
-	if (getenv("UBSAN_OPTIONS") != NULL)
-		snprintf(ubsan, sizeof(ubsan), "UBSAN_OPTIONS=%s", getenv("UBSAN_OPTIONS"));
-	snprintf(h, sizeof(h), "HOME=%s/%s", root, home);
-	snprintf(pth, sizeof(pth), "PATH=%s", path != NULL ? path : SAFE_PATH);
 	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
 	if (mkfile(sc, script) < 0)
 		return -1;
-	argv[n++] = "env";
-	argv[n++] = "-i";
-	argv[n++] = "-C";
-	argv[n++] = at(work, "work");
-	argv[n++] = h;
-	argv[n++] = pth;
-	argv[n++] = "TMPDIR=/tmp";
-	/* env -i keeps the runner's variables out of the notice; the
-	 * sanitizer settings of `make test-asan` still apply. */
-	if (asan[0] != '\0')
-		argv[n++] = asan;
-	if (ubsan[0] != '\0')
-		argv[n++] = ubsan;
-	for (size_t i = 0; env != NULL && env[i] != NULL && n < 30; i++)
-		argv[n++] = (char *)env[i];
-	argv[n++] = (char *)test_passavant_bin();
-	argv[n++] = "run";
-	for (size_t i = 0; opts != NULL && opts[i] != NULL && n < 40; i++)
-		argv[n++] = (char *)opts[i];
-	argv[n++] = "-p";
-	argv[n++] = at(pol, policy);
-	argv[n++] = "--";
-	argv[n++] = "sh";
-	argv[n++] = sc;
-	argv[n] = NULL;
-	return test_run_capture(argv, out, err, RUN_TIMEOUT_MS);
+	return test_sbx_run(&r, out, err, RUN_TIMEOUT_MS);
 }
 
 #define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
@@ -572,7 +526,7 @@ static void test_path_dirs(void)
 	int st;
 
 	SKIP_IF_NEEDED();
-	snprintf(path, sizeof(path), "%s:%s:" SAFE_PATH, at(b1, "work/bin"), at(b2, "work/bin2"));
+	snprintf(path, sizeof(path), "%s:%s:" TEST_SAFE_PATH, at(b1, "work/bin"), at(b2, "work/bin2"));
 	st = run_fsh("home", path, NULL, NULL, "work.yaml", script, &out, &err);
 	ROW(st == 0 && test_has(out, "other=0"), "PATH dirs: status %d", st);
 	ROW(test_has(out, "bin=") && !test_has(out, "bin=0"), "a PATH directory was writable: %s",
@@ -714,7 +668,7 @@ static void test_check_verbose(void)
 
 	SKIP_IF_NEEDED();
 	snprintf(home, sizeof(home), "HOME=%s/home", root);
-	snprintf(pathenv, sizeof(pathenv), "PATH=%s:" SAFE_PATH, at(bin, "work/bin"));
+	snprintf(pathenv, sizeof(pathenv), "PATH=%s:" TEST_SAFE_PATH, at(bin, "work/bin"));
 	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
 	ROW(st == 0, "check -v: status %d: %s", st, err ? err : "");
 	ROW(test_has(out, "Mandatory rules") && test_has(out, ".bash_login") &&
