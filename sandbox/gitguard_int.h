@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -84,6 +85,29 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 			  const char *dir, const char *hooks_base);
 void gg_find_git(struct gg *g);
 char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why);
+/* One record of gg_config_list()'s output: key [key, key + klen) (lower
+ * case, as git lists it), value [val, val + vlen) (NULL: a key without a
+ * value). */
+struct gg_rec {
+	const char *key, *val;
+	size_t klen, vlen;
+};
+bool gg_config_next(const char *out, size_t len, const char **pos, struct gg_rec *r);
+
+/* Whether r's key is k. */
+static inline bool gg_rec_is(const struct gg_rec *r, const char *k)
+{
+	return r->klen == strlen(k) && memcmp(r->key, k, r->klen) == 0;
+}
+
+/* Whether r's key names a config file to include (include.path,
+ * includeif.COND.path). */
+static inline bool gg_rec_is_include(const struct gg_rec *r)
+{
+	return gg_rec_is(r, "include.path") ||
+	       (r->klen > 15 && strncmp(r->key, "includeif.", 10) == 0 &&
+		memcmp(r->key + r->klen - 5, ".path", 5) == 0);
+}
 bool gg_under_roots(const struct gg *g, const char *path);
 
 #endif

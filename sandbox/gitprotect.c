@@ -281,9 +281,10 @@ int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *
 	gg_find_git(g);
 	/* Each file, and each file it includes (appended, read in turn). */
 	for (i = 0; i < n && rc == 0; i++) {
-		const char *why, *rec, *end, *nl;
+		const char *why, *rec;
 		char dir[PATH_MAX], value[PATH_MAX];
-		size_t len, kl;
+		struct gg_rec r;
+		size_t len;
 		char *out;
 
 		if (access(files[i], F_OK) < 0)
@@ -292,29 +293,19 @@ int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *
 		out = gg_config_list(g, files[i], &len, &why);
 		if (out == NULL)
 			continue; /* git cannot read it either */
-		for (rec = out; rec < out + len && rc == 0; rec = end + 1) {
-			bool inc;
-
-			end = memchr(rec, '\0', (size_t)(out + len - rec));
-			if (end == NULL)
-				end = out + len;
-			nl = memchr(rec, '\n', (size_t)(end - rec));
-			if (nl == NULL || (size_t)(end - nl - 1) >= sizeof(value))
+		for (rec = out; rc == 0 && gg_config_next(out, len, &rec, &r);) {
+			if (r.val == NULL || r.vlen >= sizeof(value))
 				continue;
-			kl = (size_t)(nl - rec);
-			memcpy(value, nl + 1, (size_t)(end - nl - 1));
-			value[end - nl - 1] = '\0';
-			inc = (kl == 12 && strncmp(rec, "include.path", 12) == 0) ||
-			      (kl > 15 && strncmp(rec, "includeif.", 10) == 0 && strncmp(nl - 5, ".path", 5) == 0);
-			if (inc) {
+			memcpy(value, r.val, r.vlen);
+			value[r.vlen] = '\0';
+			if (gg_rec_is_include(&r)) {
 				/* Relative to the including file's directory. */
 				if (!lexical_path(dir[0] ? dir : "/", value, home, p, sizeof(p)))
 					continue;
 				rc = add(arg, p);
 				if (n < GG_GLOBAL_FILES_MAX)
 					memcpy(files[n++], p, strlen(p) + 1);
-			} else if ((kl == 16 && strncmp(rec, "init.templatedir", 16) == 0) ||
-				   (kl == 14 && strncmp(rec, "core.hookspath", 14) == 0)) {
+			} else if (gg_rec_is(&r, "init.templatedir") || gg_rec_is(&r, "core.hookspath")) {
 				/* A relative hooks path is the work tree's (the
 				 * repository protections and the post-run check
 				 * cover it); a relative template directory is

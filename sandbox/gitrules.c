@@ -152,6 +152,26 @@ void gg_find_git(struct gg *g)
 	}
 }
 
+/* The record at *pos of out[0..len) (git config -z: "key\nvalue\0" or
+ * "key\0") into r, *pos moved past it; false at the end. */
+bool gg_config_next(const char *out, size_t len, const char **pos, struct gg_rec *r)
+{
+	const char *rec = *pos, *end, *nl;
+
+	if (out == NULL || rec >= out + len)
+		return false;
+	end = memchr(rec, '\0', (size_t)(out + len - rec));
+	if (end == NULL)
+		end = out + len;
+	nl = memchr(rec, '\n', (size_t)(end - rec));
+	r->key = rec;
+	r->klen = (size_t)((nl != NULL ? nl : end) - rec);
+	r->val = nl != NULL ? nl + 1 : NULL;
+	r->vlen = nl != NULL ? (size_t)(end - nl - 1) : 0;
+	*pos = end + 1;
+	return true;
+}
+
 /*
  * Runs the host's git on one config file, the way git itself parses it:
  *   git config --no-includes --file FILE --list -z
@@ -247,7 +267,8 @@ static void list_setting(char *out, size_t len, unsigned *shown, const char *s)
 static void check_config(struct gg *g, int dfd, const char *dir, const char *name, bool in_modules)
 {
 	char path[PATH_MAX], settings[512] = "";
-	const char *why = NULL, *rec, *end;
+	const char *why = NULL, *rec;
+	struct gg_rec r;
 	unsigned shown = 0;
 	struct statx sx;
 	size_t len;
@@ -275,17 +296,11 @@ static void check_config(struct gg *g, int dfd, const char *dir, const char *nam
 		gg_quarantine(g, dfd, dir, name, why);
 		return;
 	}
-	for (rec = out; rec < out + len; rec = end + 1) {
+	for (rec = out; gg_config_next(out, len, &rec, &r);) {
 		char key[256];
-		size_t kl;
+		size_t kl = r.klen < sizeof(key) ? r.klen : sizeof(key) - 1;
 
-		end = memchr(rec, '\0', (size_t)(out + len - rec));
-		if (end == NULL)
-			end = out + len;
-		kl = strcspn(rec, "\n");
-		if (kl >= sizeof(key))
-			kl = sizeof(key) - 1;
-		memcpy(key, rec, kl);
+		memcpy(key, r.key, kl);
 		key[kl] = '\0';
 		if (!setting_harmless(key, in_modules))
 			list_setting(settings, sizeof(settings), &shown, key);
@@ -455,7 +470,8 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 {
 	static const char *const words[] = {"hookspath", "include", NULL};
 	char value[PATH_MAX] = "", raw[PATH_MAX], target[PATH_MAX];
-	const char *why, *rec, *end, *nl;
+	const char *why, *rec;
+	struct gg_rec r;
 	struct stat st;
 	size_t len;
 	char *out;
@@ -466,23 +482,17 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 	out = gg_config_list(g, cfg, &len, &why);
 	if (out == NULL)
 		return;
-	for (rec = out; rec < out + len; rec = end + 1) {
-		end = memchr(rec, '\0', (size_t)(out + len - rec));
-		if (end == NULL)
-			end = out + len;
-		nl = memchr(rec, '\n', (size_t)(end - rec));
-		if (nl == NULL || (size_t)(end - nl - 1) >= sizeof(value))
+	for (rec = out; gg_config_next(out, len, &rec, &r);) {
+		if (r.val == NULL || r.vlen >= sizeof(value))
 			continue;
-		if ((size_t)(nl - rec) == 14 && strncmp(rec, "core.hookspath", 14) == 0) {
-			memcpy(value, nl + 1, (size_t)(end - nl - 1));
-			value[end - nl - 1] = '\0'; /* the last one wins, as in git */
-		} else if (((size_t)(nl - rec) == 12 && strncmp(rec, "include.path", 12) == 0) ||
-			   (strncmp(rec, "includeif.", 10) == 0 && (size_t)(nl - rec) > 15 &&
-			    strncmp(nl - 5, ".path", 5) == 0)) {
+		if (gg_rec_is(&r, "core.hookspath")) {
+			memcpy(value, r.val, r.vlen);
+			value[r.vlen] = '\0'; /* the last one wins, as in git */
+		} else if (gg_rec_is_include(&r)) {
 			char inc[PATH_MAX];
 
-			memcpy(inc, nl + 1, (size_t)(end - nl - 1));
-			inc[end - nl - 1] = '\0';
+			memcpy(inc, r.val, r.vlen);
+			inc[r.vlen] = '\0';
 			check_include(g, dir, inc);
 		}
 	}
@@ -631,7 +641,8 @@ static bool strategy_builtin(const char *s)
 static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 {
 	char sdir[PATH_MAX], path[PATH_MAX], text[256];
-	const char *why = NULL, *rec, *end;
+	const char *why = NULL, *rec;
+	struct gg_rec r;
 	bool bad = false;
 	size_t len;
 	char *out;
@@ -657,13 +668,9 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 		return;
 	}
 	out = gg_config_list(g, path, &len, &why);
-	for (rec = out; out != NULL && rec < out + len; rec = end + 1) {
-		end = memchr(rec, '\0', (size_t)(out + len - rec));
-		if (end == NULL)
-			end = out + len;
-		if (strncmp(rec, "options.strategy\n", 17) == 0 && !strategy_builtin(rec + 17))
+	for (rec = out; gg_config_next(out, len, &rec, &r);)
+		if (gg_rec_is(&r, "options.strategy") && r.val != NULL && !strategy_builtin(r.val))
 			bad = true;
-	}
 	free(out);
 	if (out == NULL || bad)
 		gg_quarantine(g, sfd, sdir, "opts",
