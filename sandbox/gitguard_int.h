@@ -12,8 +12,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
