@@ -369,7 +369,9 @@ static const char *const work_files[] = {
 	".continue/config.yaml", "opencode.json", ".gemini/commands/x.toml",
 	".claude/skills/x/SKILL.md", ".claude/hooks/x.sh", ".nvim.lua", ".exrc",
 	".helix/languages.toml", ".envrc", ".theia/tasks.json", ".pre-commit-config.yaml",
-	"lefthook.yml", ".husky/pre-commit",
+	"lefthook.yml", ".husky/pre-commit", "lefthook.toml", ".lefthook.json", ".huskyrc",
+	".simple-git-hooks.json", ".overcommit.yml", "mise.toml", ".mise.toml", ".lazy.lua",
+	".windsurf/mcp.json", ".trae/mcp.json", ".qwen/settings.json", ".crush.json",
 };
 
 /* A script that tries to create or append to each file (mkdir -p of its
