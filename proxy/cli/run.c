@@ -275,6 +275,33 @@ static int run_check_host_path(const char *const *writable, const char *what, co
 }
 
 /*
+ * $PWD reaches the working directory cwd through a link, and cwd holds the
+ * home directory (is it, or an ancestor of it): refused, wherever the link
+ * lies. The link may have been planted by an earlier session whose
+ * writable tree the present policy does not make writable (so
+ * run_check_host_path() does not see it), and the policy's "." would then
+ * be the whole home directory while the user's prompt shows a project.
+ * 0, or -1 after printing why.
+ */
+static int run_check_pwd_home(const char *pwd, const char *cwd)
+{
+	const char *home = getenv("HOME");
+	char rhome[PATH_MAX];
+	size_t n = strlen(cwd);
+
+	if (strcmp(pwd, cwd) == 0 || home == NULL || home[0] != '/' || realpath(home, rhome) == NULL)
+		return 0;
+	if (strcmp(cwd, "/") != 0 && (strncmp(rhome, cwd, n) != 0 || (rhome[n] != '\0' && rhome[n] != '/')))
+		return 0;
+	log_warnx("working directory ($PWD) %s: it is %s through a symbolic link, and that holds the "
+		  "home directory %s: the policy's \".\" and relative paths would name it (a link an "
+		  "earlier session planted does this); run from the directory you mean, by its real "
+		  "path; the command was not started",
+		  pwd, cwd, rhome);
+	return -1;
+}
+
+/*
  * The host paths of a run that a sandbox of policy p could redirect with
  * a symbolic link planted in one of its writable trees (docs/run.md
  * "Links"): the working directory as the shell names it ($PWD: the
@@ -306,6 +333,8 @@ static int run_check_host_paths(const policy_t *p, const char *audit_path)
 			       cwd);
 		if (run_check_host_path(strv_list(&writable), "working directory ($PWD)", pwd, cwd,
 					hint) < 0)
+			goto out;
+		if (run_check_pwd_home(pwd, cwd) < 0)
 			goto out;
 	}
 	if (audit_path == NULL)

@@ -1107,6 +1107,18 @@ static void test_pwd_link(void)
 	free(err);
 	err = NULL;
 
+	/* A link outside every writable tree to the home directory (an
+	 * earlier session's writable tree, root/ohome -> home): refused, as
+	 * "." would be the whole home. */
+	ROW(symlink(p_home, at(alias, "ohome")) == 0, "symlink: %s", strerror(errno));
+	st = run_links(alias, alias, NULL, NULL, pol, &ran, &err);
+	ROW(st == 125 && !ran, "$PWD through a link to the home directory: status %d, command ran %d", st,
+	    ran);
+	ROW(test_has(err, "holds the home directory"), "stderr does not say why: %s", err ? err : "");
+	free(err);
+	err = NULL;
+	(void)unlink(alias);
+
 	/* A link outside every writable tree (root/alias -> work): followed. */
 	ROW(symlink(p_work, at(alias, "alias")) == 0, "symlink: %s", strerror(errno));
 	st = run_links(alias, alias, NULL, NULL, pol, &ran, &err);
