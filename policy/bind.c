@@ -16,6 +16,7 @@
  *    file itself, the configuration directory, the audit log, the extra CA
  *    roots and the credential files in mode deny.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,70 @@ static void fs_store_relocations(struct ldr *l, const struct policy_host *h)
 	}
 }
 
+/* Whether the variable NAME (upper case) says that it names a credential:
+ * CREDENTIAL anywhere (GOOGLE_APPLICATION_CREDENTIALS, systemd's
+ * CREDENTIALS_DIRECTORY), or a file, path or directory of a token,
+ * password, secret, key or auth (RESTIC_PASSWORD_FILE,
+ * ANSIBLE_VAULT_PASSWORD_FILE, CONSUL_HTTP_TOKEN_FILE, SSH_KEY_PATH). */
+static bool names_credential_file(const char *name, size_t n)
+{
+	static const char *const what[] = {"TOKEN", "PASSWORD", "PASSWD", "SECRET", "KEY", "AUTH", "PASS_FILE"};
+	static const char *const ends[] = {"_FILE", "_PATH", "_DIR", "_DIRECTORY", "_LOCATION"};
+	char up[128];
+	bool end = false;
+
+	if (n == 0 || n >= sizeof(up))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	up[n] = '\0';
+	if (strstr(up, "CREDENTIAL") != NULL)
+		return true;
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]) && !end; i++) {
+		size_t el = strlen(ends[i]);
+
+		end = n > el && strcmp(up + n - el, ends[i]) == 0;
+	}
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]) && end; i++)
+		if (strstr(up, what[i]) != NULL)
+			return true;
+	return false;
+}
+
+/* The table's row for files a variable names as a credential (its reason
+ * in errors; read and write denied, anywhere). */
+static const struct policy_mandatory credential_var_row = {
+	"(a variable's file)", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME,
+	"a credential file a variable names"};
+
+/*
+ * SPEC §3.6, the family of moved stores: a variable of the environment
+ * `run` starts in whose name says it names a credential file or directory
+ * (names_credential_file()) and whose value is an absolute path: that
+ * place is denied like a store, for reading and writing. The environment
+ * filter drops such a variable from the sandbox; this keeps the file it
+ * names from being read there under its path.
+ */
+static void fs_credential_files(struct ldr *l, const struct policy_host *h)
+{
+	const char *e;
+
+	if (h->env_at == NULL)
+		return;
+	for (size_t i = 0; (e = h->env_at(i)) != NULL; i++) {
+		const char *eq = strchr(e, '=');
+		char name[128];
+		size_t n;
+
+		if (eq == NULL || eq[1] != '/' || !names_credential_file(e, (size_t)(eq - e)))
+			continue;
+		n = (size_t)(eq - e);
+		memcpy(name, e, n);
+		name[n] = '\0';
+		fs_store_at(l, h, &credential_var_row, name, eq + 1, strlen(eq + 1), NULL);
+	}
+}
+
 /*
  * The host's own secrets (SYSTEM rows of the table: /etc/shadow, host
  * keys, ...): denied for reading unless allowRead names one exactly, and
@@ -403,6 +468,7 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	}
 	free(home);
 	fs_store_relocations(l, h);
+	fs_credential_files(l, h);
 	fs_system_denies(l, h);
 	fs_path_denies(l, h, "PATH");
 	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)

@@ -92,6 +92,9 @@ struct policy_host {
 	/* An environment variable (PATH, XDG_CONFIG_HOME, XDG_STATE_HOME, LD_LIBRARY_PATH, ENV,
 	 * BASH_ENV, ZDOTDIR, PYTHONSTARTUP), or NULL; env NULL: none is set. */
 	const char *(*env)(const char *name);
+	/* The i-th "NAME=value" entry of the environment, NULL past the last;
+	 * NULL: not listed (only named variables are looked at). */
+	const char *(*env_at)(size_t i);
 	/* Why path cannot be read as a file now (a short phrase such as
 	 * strerror() gives), or NULL when it can; NULL: not checked. */
 	const char *(*file_problem)(const char *path);

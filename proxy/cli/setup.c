@@ -45,6 +45,14 @@ static const char *host_env(const char *name)
 	return getenv(name);
 }
 
+static const char *host_env_at(size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (environ[k] == NULL)
+			return NULL;
+	return environ[i];
+}
+
 /* struct policy_host's unreachable: lstat() says EACCES. */
 static bool host_unreachable(const char *path)
 {
@@ -66,6 +74,7 @@ unsigned cli_bind_policy(policy_t *p)
 				 .cwd = ch.h.cwd,
 				 .policy_real = real,
 				 .env = host_env,
+				 .env_at = host_env_at,
 				 .file_problem = file_problem,
 				 .unreachable = host_unreachable};
 	n = policy_bind(p, &h, stderr);

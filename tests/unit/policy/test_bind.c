@@ -322,6 +322,51 @@ static void test_bound_system(void)
 	policy_free(p);
 }
 
+/* An environment listed entry by entry: variables that name credential
+ * files, and others that must stay alone. */
+static const char *cred_env_at(size_t i)
+{
+	static const char *const list[] = {
+		"GOOGLE_APPLICATION_CREDENTIALS=/s/gac.json",
+		"RESTIC_PASSWORD_FILE=/s/restic-pass",
+		"ANSIBLE_VAULT_PASSWORD_FILE=/s/vault-pass",
+		"CONSUL_HTTP_TOKEN_FILE=/s/consul",
+		"CREDENTIALS_DIRECTORY=/run/credentials/x.service",
+		"deploy_key_path=/s/deploy",
+		"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+		"XAUTHORITY=/h/u/.Xauthority",
+		"SECRET_NAME=/not/a/file/variable",
+		"RELATIVE_TOKEN_FILE=rel/token",
+		"EMPTY_TOKEN_FILE=",
+		NULL,
+	};
+
+	return i < sizeof(list) / sizeof(list[0]) ? list[i] : NULL;
+}
+
+/* SPEC §3.6, moved stores as a family: a variable whose name says it
+ * names a credential file (or directory) and whose value is absolute gets
+ * that place denied, read and write; trust bundles, X authority, names
+ * without a file suffix and relative values are left alone. */
+static void test_bound_credential_vars(void)
+{
+	static const char *const denied[] = {"/s/gac.json", "/s/restic-pass", "/s/vault-pass", "/s/consul",
+					     "/run/credentials/x.service", "/s/deploy"};
+	static const char *const kept[] = {"/etc/ssl/certs/ca-certificates.crt", "/h/u/.Xauthority",
+					   "/not/a/file/variable", "/w/proj/rel/token"};
+	struct policy_host h = fake;
+	policy_t *p = load_pure("network: {}\n");
+
+	h.env_at = cred_env_at;
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &h, stderr), 0);
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++)
+		ROW(has(p, FS_DENY_READ, denied[i]) && has(p, FS_DENY_WRITE, denied[i]),
+		    "%s: the file a credential variable names is not denied", denied[i]);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		ROW(!has(p, FS_DENY_READ, kept[i]), "%s: denied, but no credential variable names it", kept[i]);
+	policy_free(p);
+}
+
 /* Binding errors: "FILE:LINE:COL: error:" like the loader's. */
 static void test_bind_errors(void)
 {
@@ -358,4 +403,5 @@ TEST_REGISTRAR(register_policy_bind)
 	test_add(s, "a moved store that holds the working directory is an error",
 		 test_bound_relocated_errors);
 	test_add(s, "the host's own secrets and /root", test_bound_system);
+	test_add(s, "files that credential variables name", test_bound_credential_vars);
 }
