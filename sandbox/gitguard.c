@@ -441,6 +441,7 @@ static void check_enclosing_repo(struct gg *g, const char *root)
 		if (gg_under_roots(g, gitdir) || !gg_join(cfg, sizeof(cfg), gitdir, "config"))
 			return; /* walked with its root */
 		gg_check_kept_config(g, AT_FDCWD, cfg, false, cfg, gitdir, up);
+		gg_check_global_hooks(g, up);
 		return;
 	}
 }
@@ -470,6 +471,9 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 	for (i = 0; ctl != NULL && ctl[i].path != NULL; i++)
 		g->ctl_first[(unsigned char)ctl[i].path[0]] = true;
 	gg_find_git(g);
+	/* First: a relative core.hooksPath there applies to every work tree
+	 * the walk finds. */
+	check_global_configs(g);
 	for (i = 0; roots[i] != NULL; i++) {
 		bool nested = false;
 
@@ -497,7 +501,6 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		(void)close(g->rootfd);
 		check_enclosing_repo(g, roots[i]);
 	}
-	check_global_configs(g);
 	rc = g->rc;
 	free(g);
 	return rc;

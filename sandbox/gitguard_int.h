@@ -60,6 +60,9 @@ struct gg {
 	size_t rootlen;              /* strlen of its path */
 	char path[PATH_MAX];         /* absolute path of the directory at hand */
 	char git[PATH_MAX];          /* the host's git, "" if none on PATH */
+	/* A relative core.hooksPath of the global or system config ("" if
+	 * none): git takes it from the top of each work tree. */
+	char global_hooks[PATH_MAX];
 	/* getdents64 buffer, shared: a directory is read to the end before
 	 * its subdirectories are walked. */
 	_Alignas(8) char dents[32768];
@@ -84,6 +87,7 @@ void gg_check_gitdir(struct gg *g, int gfd);
 void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
 			  const char *dir, const char *hooks_base);
 void gg_find_git(struct gg *g);
+void gg_check_global_hooks(struct gg *g, const char *base);
 char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why);
 /* One record of gg_config_list()'s output: key [key, key + klen) (lower
  * case, as git lists it), value [val, val + vlen) (NULL: a key without a

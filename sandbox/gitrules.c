@@ -497,11 +497,35 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 		}
 	}
 	free(out);
-	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)) || (raw[0] != '/' && hooks_base == NULL))
+	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)))
 		return;
+	if (raw[0] != '/' && hooks_base == NULL) {
+		/* The global config's: relative to every work tree, checked
+		 * with each repository (gg_check_global_hooks()). */
+		memcpy(g->global_hooks, raw, strlen(raw) + 1);
+		return;
+	}
 	if (!gg_resolve_pointer(hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw, target) ||
 	    !gg_under_roots(g, target) ||
 	    stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (hfd < 0)
+		return;
+	check_hooks_dir(g, hfd, target, false);
+	(void)close(hfd);
+}
+
+/* The global config's relative core.hooksPath (g->global_hooks) from the
+ * work tree base: hooks written there in the session are moved aside. */
+void gg_check_global_hooks(struct gg *g, const char *base)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	int hfd;
+
+	if (g->global_hooks[0] == '\0' || !gg_resolve_pointer(base, g->global_hooks, target) ||
+	    !gg_under_roots(g, target) || stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (hfd < 0)
@@ -725,15 +749,16 @@ void gg_check_gitdir(struct gg *g, int gfd)
 	check_info(g, gfd, all);
 	check_rebase_todo(g, gfd, all);
 	check_strategy(g, gfd, all);
-	/* A config that stayed may reach into a writable tree. */
-	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, "config")) {
-		slash = strrchr(g->path, '/');
-		if (slash != NULL && strcmp(slash, "/.git") == 0)
-			snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
-		else
-			snprintf(base, sizeof(base), "%s", g->path);
+	/* A config that stayed may reach into a writable tree; so may a
+	 * relative core.hooksPath of the global config, from the work tree. */
+	slash = strrchr(g->path, '/');
+	if (slash != NULL && strcmp(slash, "/.git") == 0)
+		snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
+	else
+		snprintf(base, sizeof(base), "%s", g->path);
+	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, "config"))
 		gg_check_kept_config(g, gfd, "config", false, cfg, g->path, base);
-	}
+	gg_check_global_hooks(g, base);
 }
 
 /* Is the canonical path under one of the writable roots? */

@@ -800,6 +800,25 @@ static void test_global_config_reach(void)
 	gcase_free(&c);
 }
 
+/* Re-test: a relative core.hooksPath in the global config (".githooks")
+ * is the hooks directory of every work tree; hooks the session writes
+ * there are moved aside, and `git commit` on the host runs nothing. */
+static void test_global_relative_hooks(void)
+{
+	char gc[PATH_MAX];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	snprintf(gc, sizeof(gc), "%s/home/.gitconfig", root);
+	CU_ASSERT_FATAL(run_case(&c, "printf '[core]\\n\\thooksPath = .githooks\\n' > \"$HOME/.gitconfig\"",
+				 NULL, NULL, "mkdir -p .githooks && " HOOK(".githooks/pre-commit", "relhook") "; true",
+				 GIT_USE("work")) == 0);
+	(void)unlink(gc);
+	expect_safe(&c, NULL);
+	CU_ASSERT(!exists(&c, "work/.githooks/pre-commit"));
+	gcase_free(&c);
+}
+
 /* Finding 1: a git directory staged over two sessions. Session 1 makes
  * sub/.git with objects, refs and a config naming core.fsmonitor, and a
  * bare-shaped b/ (config, objects, refs) with a hook: no HEAD, so git
@@ -998,6 +1017,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "core.hooksPath; hooks of a new repository", test_hooks_path);
 	test_add(s, "the user's core.hooksPath and include.path: targets rewritten", test_user_hooks_path);
 	test_add(s, "the global config's include and hooksPath into the work tree", test_global_config_reach);
+	test_add(s, "a relative core.hooksPath of the global config: hooks written there moved aside",
+		 test_global_relative_hooks);
 	test_add(s, "the hooksPath of the repository a writable subdirectory is in", test_enclosing_repo);
 	test_add(s, "a git directory staged over two sessions (no HEAD, then HEAD)", test_staged_gitdir);
 	test_add(s, "init.templateDir of the global config, $XDG_CONFIG_HOME/git", test_global_templates);
