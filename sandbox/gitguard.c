@@ -446,9 +446,153 @@ static void check_enclosing_repo(struct gg *g, const char *root)
 	}
 }
 
+/* Whether dfd/name holds nothing: an empty file or directory (the mount
+ * plan's placeholders are such; an empty entry runs nothing, and one that
+ * exists at the next run's start is covered read-only then). */
+static bool entry_empty(int dfd, const char *name)
+{
+	struct dirent *de;
+	struct stat st;
+	bool empty = true;
+	DIR *d;
+	int fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	if (S_ISREG(st.st_mode))
+		return st.st_size == 0;
+	if (!S_ISDIR(st.st_mode) ||
+	    (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return false;
+	d = fdopendir(fd);
+	if (d == NULL) {
+		(void)close(fd);
+		return false;
+	}
+	while (empty && (de = readdir(d)) != NULL)
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	(void)closedir(d);
+	return empty;
+}
+
+/* Whether path is a root, or holds one (an allowWrite entry inside it). */
+static bool names_or_holds_root(const char *const *roots, const char *path)
+{
+	size_t n = strlen(path);
+
+	for (size_t i = 0; roots[i] != NULL; i++)
+		if (strncmp(roots[i], path, n) == 0 && (roots[i][n] == '\0' || roots[i][n] == '/'))
+			return true;
+	return false;
+}
+
+/* The canonical home directory into rh when it lies under one of roots. */
+static bool home_writable(const char *const *roots, char rh[PATH_MAX])
+{
+	const char *home = getenv("HOME");
+
+	if (roots == NULL || home == NULL || home[0] != '/' || realpath(home, rh) == NULL)
+		return false;
+	for (size_t i = 0; roots[i] != NULL; i++) {
+		size_t n = strlen(roots[i]);
+
+		if (strcmp(roots[i], "/") == 0 ||
+		    (strncmp(rh, roots[i], n) == 0 && (rh[n] == '\0' || rh[n] == '/')))
+			return true;
+	}
+	return false;
+}
+
+void sbx_home_before_free(char **names)
+{
+	for (size_t i = 0; names != NULL && names[i] != NULL; i++)
+		free(names[i]);
+	free(names);
+}
+
+int sbx_home_before(const char *const *roots, char ***out)
+{
+	char rh[PATH_MAX], **v = NULL, **nv;
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	*out = NULL;
+	if (!home_writable(roots, rh))
+		return 0;
+	d = opendir(rh);
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		char *name;
+
+		if (de->d_name[0] != '.' || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		name = strdup(de->d_name);
+		nv = name != NULL ? realloc(v, (n + 2) * sizeof(*v)) : NULL;
+		if (nv == NULL) {
+			/* v stays as it was: NULL-terminated, or NULL. */
+			free(name);
+			sbx_home_before_free(v);
+			(void)closedir(d);
+			errno = ENOMEM;
+			return -1;
+		}
+		v = nv;
+		v[n++] = name;
+		v[n] = NULL;
+	}
+	(void)closedir(d);
+	if (v == NULL && (v = calloc(1, sizeof(*v))) == NULL)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * A writable tree that holds the home directory: the mount plan covered
+ * the dot entries that existed (read-only: they cannot be removed or
+ * replaced), but a new one can be anything the host's shell, editor or
+ * tools read later (~/.mavenrc, ~/.lessfilter, ~/.pdbrc, a new tool's rc
+ * file): each non-empty dot entry not in before, that no root names or
+ * lies in, is moved aside and reported.
+ */
+static void check_home_entries(struct gg *g, const char *const *before)
+{
+	char rh[PATH_MAX], path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (before == NULL || !home_writable(g->roots, rh) ||
+	    (fd = open(rh, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	d = fdopendir(fd);
+	if (d == NULL) {
+		gg_report_error(g, rh, "", "cannot list to check for new start-up files", errno);
+		(void)close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		bool old = false;
+
+		if (de->d_name[0] != '.' || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+			continue;
+		for (size_t i = 0; before[i] != NULL && !old; i++)
+			old = strcmp(before[i], de->d_name) == 0;
+		if (old || !gg_join(path, sizeof(path), rh, de->d_name) || names_or_holds_root(g->roots, path) ||
+		    entry_empty(fd, de->d_name))
+			continue;
+		gg_quarantine(g, fd, rh, de->d_name,
+			      "a new entry of the home directory (start-up files run on the host)");
+	}
+	(void)closedir(d);
+}
+
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
-		       const struct sbx_ctl_path *ctl, sbx_git_report_fn report, void *arg,
-		       struct sbx_git_stats *stats)
+		       const struct sbx_ctl_path *ctl, const char *const *home_before,
+		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
 {
 	struct sbx_git_stats local;
 	struct gg *g;
@@ -501,6 +645,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		(void)close(g->rootfd);
 		check_enclosing_repo(g, roots[i]);
 	}
+	check_home_entries(g, home_before);
 	rc = g->rc;
 	free(g);
 	return rc;

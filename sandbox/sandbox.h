@@ -322,7 +322,8 @@ struct sbx_git_stats {
  * the global and system configs of HOME, XDG_CONFIG_HOME,
  * GIT_CONFIG_GLOBAL), hooks changed in its
  * core.hooksPath directory and included files that name a program, when
- * they are under roots. The git run is the first on PATH outside the
+ * they are under roots; new dot entries of the home directory
+ * (home_before, NULL: not checked; sbx_home_before()). The git run is the first on PATH outside the
  * roots. And, in every directory of the roots (nested ones included),
  * each settings path of ctl (NULL: none) created or changed since
  * `since`: the file of a file row; every file, symlink or other
@@ -338,8 +339,22 @@ struct sbx_git_stats {
  * it parses; not for event-loop callbacks.
  */
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
-		       const struct sbx_ctl_path *ctl, sbx_git_report_fn report, void *arg,
-		       struct sbx_git_stats *stats)
-	NONNULL(1, 2, 5) WUNRES;
+		       const struct sbx_ctl_path *ctl, const char *const *home_before,
+		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
+	NONNULL(1, 2, 6) WUNRES;
+
+/*
+ * The names of the dot entries of the home directory ($HOME, canonical)
+ * when it lies in one of roots (the writable trees; NULL: none), taken before the
+ * sandbox starts: sbx_gitguard_check()'s home_before, which then moves
+ * aside (and reports) each non-empty dot entry of the home directory that
+ * is not in the list and that no root names or lies in (a new start-up
+ * file: ~/.mavenrc, ~/.lessfilter, a new tool's rc; the ones that existed
+ * were covered read-only). 0 with *out a NULL-terminated list to free with
+ * sbx_home_before_free(), or NULL when the home directory is not
+ * writable; -1 (errno) when it could not be listed.
+ */
+int sbx_home_before(const char *const *roots, char ***out) NONNULL(2) WUNRES;
+void sbx_home_before_free(char **names);
 
 #endif

@@ -197,6 +197,13 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 		proxy_policy_put(pp);
 		return -1;
 	}
+	/* Before the mount plan's placeholders: the names that exist now. */
+	if (sbx_home_before(strv_list(roots), &run->home_before) < 0) {
+		log_warn("cannot list the home directory for the check of new start-up files; the "
+			 "command was not started");
+		proxy_policy_put(pp);
+		return -1;
+	}
 	run->sbx = run_start_sandbox(run, proxy_policy(pp), sess, masks, &ch.h, audit_path, argv);
 	proxy_policy_put(pp);
 	return run->sbx == NULL ? -1 : 0;
@@ -397,6 +404,8 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 			run->allowed, run->allowed == 1 ? "" : "s", run->refused, run->injected,
 			run->injected == 1 ? "" : "s");
 out:
+	sbx_home_before_free(run->home_before);
+	run->home_before = NULL;
 	strv_free(&roots);
 	return rc;
 }

@@ -30,6 +30,8 @@ struct run {
 	unsigned long allowed;  /* audit records with decision "allow" */
 	unsigned long refused;  /* ... with decision "deny" */
 	unsigned long injected; /* credentials injected, over all requests */
+	char **home_before;     /* the home directory's dot entries before the command, when it is
+				 * writable (sbx_home_before()); NULL: not */
 };
 
 /* proxy observer: counts every record, prints each refusal (SPEC §2:

@@ -491,6 +491,44 @@ static void test_home_dot_rule(void)
 	free(err);
 }
 
+/* Re-test: a writable HOME and a dot entry no row names that does not
+ * exist yet (~/.mavenrc, ~/.newtool/rc): created in the session, moved
+ * aside after it and reported; an allowWrite entry inside HOME
+ * (~/.cache), the existing dot entries (with the mount plan's
+ * placeholders made inside them) and an empty new entry stay. */
+static void test_home_new_entries(void)
+{
+	const char *script = "echo 'mvn() { touch /tmp/x; }' > ~/.mavenrc; echo m=$?\n"
+			     "mkdir -p ~/.newtool && echo run > ~/.newtool/rc; echo n=$?\n"
+			     "echo x > ~/.cache/kept; echo c=$?\n"
+			     ": > ~/.hushlogin; echo h=$?\n";
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_fsh("home2", NULL, NULL, NULL, "home-cache.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "m=0\n") && test_has(out, "n=0\n") && test_has(out, "c=0\n"),
+	    "the writes inside the session: status %d, %s", st, out ? out : "");
+	ROW(!exists("home2/.mavenrc") && exists("home2/.mavenrc.passavant-quarantine") &&
+		    test_has(err, ".mavenrc"),
+	    "a new ~/.mavenrc was not moved aside: %s", err ? err : "");
+	ROW(!exists("home2/.newtool") && exists("home2/.newtool.passavant-quarantine"),
+	    "a new ~/.newtool was not moved aside: %s", err ? err : "");
+	ROW(exists("home2/.cache/kept"), "~/.cache/kept (allowWrite ~/.cache) was moved");
+	ROW(exists("home2/.hushlogin"), "an empty new ~/.hushlogin was moved");
+	ROW(exists("home2/.config") && !exists("home2/.config.passavant-quarantine"),
+	    "an existing dot directory was moved aside: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	drop("home2/.mavenrc.passavant-quarantine");
+	drop("home2/.newtool.passavant-quarantine/rc");
+	(void)rmdir(at(buf, "home2/.newtool.passavant-quarantine"));
+	drop("home2/.cache/kept");
+	drop("home2/.hushlogin");
+	free(out);
+	free(err);
+}
+
 /* Workspace settings named by a pattern (*.code-workspace): an existing
  * one is read-only; a new one is moved aside after the run. */
 static void test_workspace_pattern(void)
@@ -838,6 +876,7 @@ TEST_REGISTRAR(register_fsharden)
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
 	test_add(s, "persistence: HOME writable, every existing dot entry unless named", test_home_dot_rule);
+	test_add(s, "writable HOME: a new dot entry is moved aside after the run", test_home_new_entries);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
 	test_add(s, "credential stores: the new ones are unreadable", test_stores_unreadable);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
