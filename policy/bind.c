@@ -194,13 +194,17 @@ static void fs_store_at(struct ldr *l, const struct policy_host *h, const struct
 		/* HISTFILE=/dev/null turns a history off; the sandbox has its
 		 * own /dev and /proc, and covering /dev/null would break every
 		 * program. Nothing is stored there. */
+	} else if (holds_cwd(h, abs) && !(m->deny & POLICY_MAND_READ)) {
+		/* A write-only row that holds the working directory: denied
+		 * for writing without an error, as fs_home_denies() does for
+		 * the same row under HOME (~/.config/nvim as the project). */
+		fs_add(l, &p->fs[FS_DENY_WRITE], abs);
 	} else if (holds_cwd(h, abs)) {
 		ldr_error(l, (struct policy_mark){0, 0},
-			  "$%s puts %s (%s) at \"%s\", which holds the working "
+			  "$%s puts a credential store (%s) at \"%s\", which holds the working "
 			  "directory: it cannot be denied without hiding the work; set %s to the "
 			  "store's own place or unset it",
-			  var, (m->deny & POLICY_MAND_READ) ? "a credential store" : "a file the host runs later",
-			  m->why, abs, var);
+			  var, m->why, abs, var);
 	} else {
 		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
 			fs_add(l, &p->fs[FS_DENY_READ], abs);
@@ -264,33 +268,47 @@ static void fs_store_relocations(struct ldr *l, const struct policy_host *h)
 	}
 }
 
-/* Whether the variable NAME (upper case) says that it names a credential:
- * CREDENTIAL anywhere (GOOGLE_APPLICATION_CREDENTIALS, systemd's
- * CREDENTIALS_DIRECTORY), or a file, path or directory of a token,
- * password, secret, key or auth (RESTIC_PASSWORD_FILE,
- * ANSIBLE_VAULT_PASSWORD_FILE, CONSUL_HTTP_TOKEN_FILE, SSH_KEY_PATH). */
+/*
+ * Whether the variable NAME says that it names a credential's place: its
+ * last '_'-separated word is FILE, PATH, DIR, DIRECTORY or LOCATION and
+ * another whole word is TOKEN, PASSWORD, PASSWD, PASS, SECRET, KEY,
+ * AUTH or CREDENTIAL(S) (RESTIC_PASSWORD_FILE, CONSUL_HTTP_TOKEN_FILE,
+ * ANSIBLE_VAULT_PASSWORD_FILE, SSH_KEY_PATH), or it is one of the two
+ * known names without such a suffix (GOOGLE_APPLICATION_CREDENTIALS,
+ * systemd's CREDENTIALS_DIRECTORY). Whole words: TOKENIZER_PATH and
+ * PUBKEY_FILE are not; a name without a place word (DOCKER_CREDENTIALS)
+ * may hold the secret itself, which must never become a policy path.
+ */
 static bool names_credential_file(const char *name, size_t n)
 {
-	static const char *const what[] = {"TOKEN", "PASSWORD", "PASSWD", "SECRET", "KEY", "AUTH", "PASS_FILE"};
-	static const char *const ends[] = {"_FILE", "_PATH", "_DIR", "_DIRECTORY", "_LOCATION"};
+	static const char *const what[] = {"TOKEN", "PASSWORD", "PASSWD", "PASS", "SECRET",
+					   "KEY", "AUTH", "CREDENTIAL", "CREDENTIALS"};
+	static const char *const place[] = {"FILE", "PATH", "DIR", "DIRECTORY", "LOCATION"};
 	char up[128];
-	bool end = false;
+	const char *last, *w;
+	bool is_place = false;
 
 	if (n == 0 || n >= sizeof(up))
 		return false;
 	for (size_t i = 0; i < n; i++)
 		up[i] = (char)toupper((unsigned char)name[i]);
 	up[n] = '\0';
-	if (strstr(up, "CREDENTIAL") != NULL)
+	if (strcmp(up, "GOOGLE_APPLICATION_CREDENTIALS") == 0 || strcmp(up, "CREDENTIALS_DIRECTORY") == 0)
 		return true;
-	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]) && !end; i++) {
-		size_t el = strlen(ends[i]);
+	last = strrchr(up, '_');
+	if (last == NULL)
+		return false;
+	for (size_t i = 0; i < sizeof(place) / sizeof(place[0]) && !is_place; i++)
+		is_place = strcmp(last + 1, place[i]) == 0;
+	if (!is_place)
+		return false;
+	for (w = up; w < last; w += strcspn(w, "_") + 1) {
+		size_t wl = strcspn(w, "_");
 
-		end = n > el && strcmp(up + n - el, ends[i]) == 0;
+		for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++)
+			if (wl == strlen(what[i]) && strncmp(w, what[i], wl) == 0)
+				return true;
 	}
-	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]) && end; i++)
-		if (strstr(up, what[i]) != NULL)
-			return true;
 	return false;
 }
 

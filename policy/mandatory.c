@@ -273,6 +273,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".pam_environment", W, H, "login environment (LD_PRELOAD...)"},
 	{".config/environment.d", W, H, "systemd user environment"},
 	{".config/autostart", W, H, "desktop autostart entries"},
+	{".local/share/dbus-1/services", W, H, "D-Bus session activation runs their Exec="},
 	{".config/systemd", W, H, "systemd user units"},
 	{".local/share/systemd", W, H, "systemd user units"},
 	{".local/share/applications", W, H, "desktop entries: Exec= runs on xdg-open and menus"},
@@ -503,7 +504,9 @@ static const char *const name_benign[] = {
 	"XDG_SESSION_ID", "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP",
 	"XDG_SESSION_PATH", "KDE_SESSION_VERSION", "KDE_SESSION_UID", "DESKTOP_SESSION",
 	"GDMSESSION", "SESSION_MANAGER", "DBUS_SESSION_BUS_ADDRESS", "GNOME_DESKTOP_SESSION_ID",
-	"TERM_SESSION_ID", "GOPRIVATE", "GONOSUMDB", "GONOPROXY",
+	"TERM_SESSION_ID", "GOPRIVATE", "GONOSUMDB", "GONOPROXY", "AWS_ROLE_SESSION_NAME",
+	"WT_SESSION", "ZELLIJ_SESSION_NAME", "KONSOLE_DBUS_SESSION", "DBUS_SESSION_BUS_PID",
+	"DBUS_SESSION_BUS_WINDOWID",
 };
 
 /* Whether the len bytes of name end with suffix (case-insensitive). */

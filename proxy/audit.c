@@ -37,8 +37,9 @@ struct audit {
  * user, to whatever it names): the directory is resolved once
  * (realpath), then the canonical path is opened with no link followed,
  * the file's own name included. O_NONBLOCK: a FIFO put there neither
- * blocks us nor takes the log (ENXIO, or EINVAL below). The fd, or -1
- * with errno (ELOOP: a link; EINVAL: not a regular file).
+ * blocks us nor takes the log (ENXIO, or EINVAL below). Under /dev and
+ * /proc (kernel-made names: /dev/stderr, /dev/fd/63), opened as named.
+ * The fd, or -1 with errno (ELOOP: a link; EINVAL: not a regular file).
  */
 static int open_log(const char *path)
 {
@@ -63,6 +64,11 @@ static int open_log(const char *path)
 	}
 	if (realpath(dir, real) == NULL)
 		return -1;
+	/* A stream the kernel names (/dev/stdout, /dev/stderr, /dev/fd/N
+	 * of a shell's >(jq ...), /proc/self/fd/N): no sandbox can plant a
+	 * link there, and a pipe or terminal is what is asked for. */
+	if (strcmp(real, "/dev") == 0 || strncmp(real, "/dev/", 5) == 0 || strncmp(real, "/proc/", 6) == 0)
+		return open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
 	if (snprintf(canon, sizeof(canon), "%s/%s", strcmp(real, "/") == 0 ? "" : real, base) >=
 	    (int)sizeof(canon)) {
 		errno = ENAMETOOLONG;

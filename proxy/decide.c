@@ -19,6 +19,7 @@
  */
 #include "conn_int.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -339,6 +340,20 @@ static const struct {
 	{ "x-method-override", "X-Method-Override" },
 };
 
+/* Whether name[0..n) is lower (of length n) in any case, with '_' for
+ * '-': servers that map fields to CGI-style variables (HTTP_X_HTTP_...,
+ * WEBrick, Puma, Rack) take X_HTTP_Method_Override for the dashed one. */
+static bool override_name_is(const char *name, const char *lower, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)tolower((unsigned char)name[i]);
+
+		if (c != lower[i] && !(c == '_' && lower[i] == '-'))
+			return false;
+	}
+	return true;
+}
+
 /* The longest method the loader accepts (keys_network.c). */
 #define OVERRIDE_METHOD_MAX 32
 
@@ -517,7 +532,7 @@ static bool judge_overrides(const struct req_facts *f, struct verdict *v)
 	while (f->next_field != NULL && f->next_field(f->fields, &i, &name, &nlen, &val, &vlen)) {
 		for (k = 0; k < ARRAY_LEN(override_fields); k++) {
 			if (nlen != strlen(override_fields[k].lower) ||
-			    strncasecmp(name, override_fields[k].lower, nlen) != 0)
+			    !override_name_is(name, override_fields[k].lower, nlen))
 				continue;
 			if (!judge_override_value(f, v, override_fields[k].spelled, val, vlen))
 				return false;

@@ -288,15 +288,46 @@ static int run_check_host_path(const char *const *writable, const char *what, co
  * writable tree the present policy does not make writable (so
  * run_check_host_path() does not see it), and the policy's "." would then
  * be the whole home directory while the user's prompt shows a project.
- * 0, or -1 after printing why.
+ * Links right under "/" (/home -> /var/home) are the system's layout, not
+ * a sandbox's. 0, or -1 after printing why.
  */
+/* Whether a component of the absolute path pwd is a symbolic link whose
+ * directory is not "/" (a system layout's /home -> /var/home is one; no
+ * sandbox ever writes "/"). */
+static bool pwd_has_deep_link(const char *pwd)
+{
+	char cur[PATH_MAX];
+	const char *p = pwd;
+	size_t len = 0;
+	struct stat st;
+
+	while (*p != '\0') {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0 || len + 1 + n >= sizeof(cur))
+			break;
+		cur[len] = '/';
+		memcpy(cur + len + 1, p, n);
+		cur[len + 1 + n] = '\0';
+		if (len > 0 && lstat(cur, &st) == 0 && S_ISLNK(st.st_mode))
+			return true;
+		len += 1 + n;
+		p += n;
+	}
+	return false;
+}
+
 static int run_check_pwd_home(const char *pwd, const char *cwd)
 {
 	const char *home = getenv("HOME");
 	char rhome[PATH_MAX];
 	size_t n = strlen(cwd);
 
-	if (strcmp(pwd, cwd) == 0 || home == NULL || home[0] != '/' || realpath(home, rhome) == NULL)
+	if (strcmp(pwd, cwd) == 0 || home == NULL || home[0] != '/' || realpath(home, rhome) == NULL ||
+	    !pwd_has_deep_link(pwd))
 		return 0;
 	if (strcmp(cwd, "/") != 0 && (strncmp(rhome, cwd, n) != 0 || (rhome[n] != '\0' && rhome[n] != '/')))
 		return 0;

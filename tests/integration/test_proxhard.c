@@ -1213,6 +1213,8 @@ static void test_override_h1_header(void)
 		{ "X-HTTP-Method-Override: DELETE\r\n", "X-HTTP-Method-Override", "DELETE" },
 		{ "x-http-method: put\r\n", "X-HTTP-Method", "PUT" },
 		{ "X-Method-Override: PATCH\r\n", "X-Method-Override", "PATCH" },
+		/* CGI-style servers (Rack, WEBrick, Puma) read the underscore spelling */
+		{ "X_HTTP_Method_Override: DELETE\r\n", "X-HTTP-Method-Override", "DELETE" },
 		{ "X-HTTP-METHOD-OVERRIDE:  delete \r\n", "X-HTTP-Method-Override", "DELETE" },
 		{ "X-HTTP-Method-Override: GET, DELETE\r\n", "X-HTTP-Method-Override", "DELETE" },
 		{ "X-HTTP-Method-Override: HEAD\r\nX-HTTP-Method-Override: POST\r\n", "X-HTTP-Method-Override", "POST" },

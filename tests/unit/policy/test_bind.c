@@ -333,6 +333,9 @@ static const char *cred_env_at(size_t i)
 		"CONSUL_HTTP_TOKEN_FILE=/s/consul",
 		"CREDENTIALS_DIRECTORY=/run/credentials/x.service",
 		"deploy_key_path=/s/deploy",
+		"TOKENIZER_PATH=/models/tok",
+		"SSH_PUBKEY_FILE=/s/id.pub",
+		"DOCKER_CREDENTIALS=/q3ZkSecretBase64Value",
 		"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
 		"XAUTHORITY=/h/u/.Xauthority",
 		"SECRET_NAME=/not/a/file/variable",
@@ -353,7 +356,8 @@ static void test_bound_credential_vars(void)
 	static const char *const denied[] = {"/s/gac.json", "/s/restic-pass", "/s/vault-pass", "/s/consul",
 					     "/run/credentials/x.service", "/s/deploy"};
 	static const char *const kept[] = {"/etc/ssl/certs/ca-certificates.crt", "/h/u/.Xauthority",
-					   "/not/a/file/variable", "/w/proj/rel/token"};
+					   "/not/a/file/variable", "/w/proj/rel/token", "/models/tok", "/s/id.pub",
+					   "/q3ZkSecretBase64Value"};
 	struct policy_host h = fake;
 	policy_t *p = load_pure("network: {}\n");
 
