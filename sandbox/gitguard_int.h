@@ -89,6 +89,11 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 void gg_find_git(struct gg *g);
 void gg_check_global_hooks(struct gg *g, const char *base);
 char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why);
+/* gg_config_list()'s reasons (compare the pointers). */
+#define GG_WHY_NO_GIT "git is not on PATH to check it"
+#define GG_WHY_NO_GIT_RUN "cannot run git to check it"
+#define GG_WHY_TOO_BIG "too large for git to list"
+#define GG_WHY_UNPARSED "git cannot parse it"
 /* One record of gg_config_list()'s output: key [key, key + klen) (lower
  * case, as git lists it), value [val, val + vlen) (NULL: a key without a
  * value). */

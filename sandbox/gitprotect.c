@@ -291,8 +291,15 @@ int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *
 			continue;
 		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(files[i], '/') - files[i]), files[i]);
 		out = gg_config_list(g, files[i], &len, &why);
-		if (out == NULL)
-			continue; /* git cannot read it either */
+		if (out == NULL && (strcmp(why, GG_WHY_UNPARSED) == 0 || strcmp(why, GG_WHY_NO_GIT) == 0))
+			continue; /* git cannot read it either, or there is no git to run it */
+		if (out == NULL) {
+			/* git would read it, we could not: its includes, template
+			 * and hooks directories would go unprotected. */
+			errno = EIO;
+			rc = -1;
+			break;
+		}
 		for (rec = out; rc == 0 && gg_config_next(out, len, &rec, &r);) {
 			if (r.val == NULL || r.vlen >= sizeof(value))
 				continue;

@@ -187,17 +187,18 @@ char *gg_config_list(const struct gg *g, const char *file, size_t *len, const ch
 			      "--list", "-z", NULL};
 	char *buf = NULL, *nb;
 	size_t cap = 0;
+	bool too_big = false;
 	ssize_t n;
 	pid_t pid;
 	int pfd[2], st, devnull;
 
 	*len = 0;
 	if (g->git[0] == '\0') {
-		*why = "git is not on PATH to check it";
+		*why = GG_WHY_NO_GIT;
 		return NULL;
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		*why = "cannot run git to check it";
+		*why = GG_WHY_NO_GIT_RUN;
 		return NULL;
 	}
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -215,15 +216,17 @@ char *gg_config_list(const struct gg *g, const char *file, size_t *len, const ch
 		(void)close(devnull);
 	if (pid < 0) {
 		(void)close(pfd[0]);
-		*why = "cannot run git to check it";
+		*why = GG_WHY_NO_GIT_RUN;
 		return NULL;
 	}
 	for (;;) {
 		if (*len + 4096 > cap) {
 			cap = cap ? 2 * cap : 8192;
 			nb = cap <= GG_GIT_OUT_MAX_BYTES ? realloc(buf, cap + 1) : NULL;
-			if (nb == NULL)
+			if (nb == NULL) {
+				too_big = true;
 				break;
+			}
 			buf = nb;
 		}
 		n = read(pfd[0], buf + *len, cap - *len);
@@ -238,7 +241,7 @@ char *gg_config_list(const struct gg *g, const char *file, size_t *len, const ch
 		;
 	if (buf == NULL || n != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		free(buf);
-		*why = "git cannot parse it";
+		*why = too_big ? GG_WHY_TOO_BIG : n < 0 ? GG_WHY_NO_GIT_RUN : GG_WHY_UNPARSED;
 		return NULL;
 	}
 	buf[*len] = '\0';

@@ -494,7 +494,13 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 			return -1;
 	if (protect_homes(&pl->protect, &pl->allow_write, h) < 0)
 		return -1;
-	return sbx_git_protect_global(git_global_env, (void *)h, strv_add_unique, &pl->protect);
+	if (sbx_git_protect_global(git_global_env, (void *)h, strv_add_unique, &pl->protect) < 0) {
+		log_warnx("cannot read the host's global or system git configuration with git (out of "
+			  "memory, no process, or too large) to protect the hooks, templates and includes "
+			  "it names; the command was not started");
+		return -1;
+	}
+	return 0;
 }
 
 /*
