@@ -176,24 +176,28 @@ static void form_add(struct formlist *fl, uint32_t v, const char *from, const ch
  *   JSON_SHORT_BF  \b and \f as such (JavaScript, Python), else \u0008
  *                  and \u000c (Go);
  *   JSON_SLASH     '/' as \/ (PHP; most encoders leave it);
- *   JSON_HTML      '<', '>' and '&' as \u003c, \u003e, \u0026 (Go).
+ *   JSON_HTML      '<', '>' and '&' as \u003c, \u003e, \u0026 (Go);
+ *   JSON_NET       as .NET's System.Text.Json writes by default: upper-case
+ *                  hex, '"' as \u0022, and '\'', '+' and '`' escaped too
+ *                  (\u0027, \u002B, \u0060), with JSON_HTML's.
  * Always: '"' and '\\' escaped, \n \r \t short, the other control bytes
  * as \u00xx (lower-case hex, as all three write it). A multi-line secret
  * (a PEM key) is so found in a JSON body too.
  */
-enum { JSON_SHORT_BF = 1, JSON_SLASH = 2, JSON_HTML = 4 };
-static const unsigned json_styles[] = { JSON_SHORT_BF, JSON_SHORT_BF | JSON_SLASH, JSON_HTML };
+enum { JSON_SHORT_BF = 1, JSON_SLASH = 2, JSON_HTML = 4, JSON_NET = 8 };
+static const unsigned json_styles[] = { JSON_SHORT_BF, JSON_SHORT_BF | JSON_SLASH, JSON_HTML,
+					JSON_SHORT_BF | JSON_HTML | JSON_NET };
 #define JSON_STYLES (sizeof(json_styles) / sizeof(json_styles[0]))
 
 /* The escape of byte b in style st into out (room for 6), its length;
  * 0 when b stays as it is. */
 static size_t json_escape(unsigned char b, unsigned st, char out[6])
 {
-	static const char hex[] = "0123456789abcdef";
+	const char *hex = (st & JSON_NET) ? "0123456789ABCDEF" : "0123456789abcdef";
 	char shortc = 0;
 
 	switch (b) {
-	case '"': shortc = '"'; break;
+	case '"': shortc = (st & JSON_NET) ? 0 : '"'; break;
 	case '\\': shortc = '\\'; break;
 	case '\n': shortc = 'n'; break;
 	case '\r': shortc = 'r'; break;
@@ -208,7 +212,8 @@ static size_t json_escape(unsigned char b, unsigned st, char out[6])
 		out[1] = shortc;
 		return 2;
 	}
-	if (b < 0x20 || ((st & JSON_HTML) && (b == '<' || b == '>' || b == '&'))) {
+	if (b < 0x20 || ((st & JSON_HTML) && (b == '<' || b == '>' || b == '&')) ||
+	    ((st & JSON_NET) && (b == '"' || b == '\'' || b == '+' || b == '`'))) {
 		memcpy(out, "\\u00", 4);
 		out[4] = hex[b >> 4];
 		out[5] = hex[b & 15];

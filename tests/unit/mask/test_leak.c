@@ -173,6 +173,7 @@ static void test_json_forms(void)
 		"{\"k\":\"Ml7\\\"Qz9\\\\Wm3<Rt5&Yu1\\nIo8/Pa2\\bSd4Fg6Hj0Kl9Zx\"}",
 		"{\"k\":\"Ml7\\\"Qz9\\\\Wm3<Rt5&Yu1\\nIo8\\/Pa2\\bSd4Fg6Hj0Kl9Zx\"}",
 		"{\"k\":\"Ml7\\\"Qz9\\\\Wm3\\u003cRt5\\u0026Yu1\\nIo8/Pa2\\u0008Sd4Fg6Hj0Kl9Zx\"}",
+		"{\"k\":\"Ml7\\u0022Qz9\\\\Wm3\\u003CRt5\\u0026Yu1\\nIo8/Pa2\\bSd4Fg6Hj0Kl9Zx\"}",
 	};
 	unsigned nerr = 0;
 	char err[256];
@@ -188,7 +189,7 @@ static void test_json_forms(void)
 		long c = mask_table_find_real(t, forms[k], strlen(forms[k]));
 
 		if (c < 0)
-			printf("\n    JSON form %zu (0: JavaScript/Python, 1: PHP, 2: Go) not found\n", k);
+			printf("\n    JSON form %zu (0: JavaScript/Python, 1: PHP, 2: Go, 3: .NET) not found\n", k);
 		CU_ASSERT(c >= 0);
 	}
 	/* The raw value too; a near miss is not it. */
