@@ -458,6 +458,24 @@ static void check_include(struct gg *g, const char *base, const char *value)
 	(void)close(dfd);
 }
 
+/* A core.hooksPath value from base: when it is a directory under the
+ * roots, the hooks written there in the session are moved aside. */
+static void check_hooks_path(struct gg *g, const char *base, const char *value)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	int hfd;
+
+	if (!gg_resolve_pointer(base, value, target) || !gg_under_roots(g, target) ||
+	    stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (hfd < 0)
+		return;
+	check_hooks_dir(g, hfd, target, false);
+	(void)close(hfd);
+}
+
 /*
  * A config that stays (the user's, unchanged: a git directory's, or the
  * global and system ones) may reach into a writable tree: the hooks of
@@ -472,13 +490,11 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 			      const char *dir, const char *hooks_base)
 {
 	static const char *const words[] = {"hookspath", "include", NULL};
-	char value[PATH_MAX] = "", raw[PATH_MAX], target[PATH_MAX];
+	char value[PATH_MAX] = "", raw[PATH_MAX];
 	const char *why, *rec;
 	struct gg_rec r;
-	struct stat st;
 	size_t len;
 	char *out;
-	int hfd;
 
 	if (!file_mentions(dfd, name, follow, words))
 		return;
@@ -508,33 +524,15 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 		memcpy(g->global_hooks, raw, strlen(raw) + 1);
 		return;
 	}
-	if (!gg_resolve_pointer(hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw, target) ||
-	    !gg_under_roots(g, target) ||
-	    stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
-		return;
-	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (hfd < 0)
-		return;
-	check_hooks_dir(g, hfd, target, false);
-	(void)close(hfd);
+	check_hooks_path(g, hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw);
 }
 
 /* The global config's relative core.hooksPath (g->global_hooks) from the
  * work tree base: hooks written there in the session are moved aside. */
 void gg_check_global_hooks(struct gg *g, const char *base)
 {
-	char target[PATH_MAX];
-	struct stat st;
-	int hfd;
-
-	if (g->global_hooks[0] == '\0' || !gg_resolve_pointer(base, g->global_hooks, target) ||
-	    !gg_under_roots(g, target) || stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
-		return;
-	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (hfd < 0)
-		return;
-	check_hooks_dir(g, hfd, target, false);
-	(void)close(hfd);
+	if (g->global_hooks[0] != '\0')
+		check_hooks_path(g, base, g->global_hooks);
 }
 
 /* Is dir's last component name? */
