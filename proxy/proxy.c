@@ -1084,6 +1084,15 @@ int proxy_start(proxy_t *px)
 			return -1;
 		}
 	}
+	/* Every loop trims the heap after churn (settle_cb()). glibc sets
+	 * up its arena lazily, in the first malloc() or malloc_trim(), and
+	 * that set-up is not safe against a second thread: when the
+	 * program's allocations go to another allocator (ASan's, or an
+	 * LD_PRELOADed one), the loops' first trims would race into it (seen:
+	 * a SEGV in mtrim() with 2 loops under ASan). Done here, before any
+	 * worker thread exists. */
+	if (px->nloops > 1)
+		(void)malloc_trim(0);
 	atomic_store(&px->stop, false);
 	if (start_workers(px) < 0) {
 		(void)stop_workers(px);
