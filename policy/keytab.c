@@ -231,16 +231,20 @@ void ldr_hostlist(struct ldr *l, const struct ynode *seq, const char *where, boo
 /* ------------------------------------------------------------------ */
 
 /*
- * Refuses a path that reads as a glob. sandbox-runtime expands "*" and "?"
- * in its filesystem lists ("**\/.env"); passavant takes paths literally,
- * so such an entry would silently deny (or hide) nothing at all. Returns
- * NULL or a static message.
+ * Refuses a path that reads as a glob. sandbox-runtime takes an entry of
+ * its filesystem lists holding any of "*", "?", "[" or "]" as a glob and
+ * expands it ("**\/.env", "~/keys/id[12].pem"); passavant takes paths
+ * literally, so such an entry would silently deny (or hide) nothing at
+ * all: one literal name nobody has instead of the files the user meant.
+ * A name that really holds a bracket is named through its directory.
+ * Returns NULL or a static message.
  */
 static const char *path_glob(const char *s)
 {
-	if (strpbrk(s, "*?") != NULL)
+	if (strpbrk(s, "*?[]") != NULL)
 		return "expected a literal path, not a glob pattern (passavant does not expand "
-		       "'*' or '?'; list each path)";
+		       "'*', '?' or '[...]'; list each path, or the directory of a name that "
+		       "holds a bracket)";
 	return NULL;
 }
 

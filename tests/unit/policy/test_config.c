@@ -550,7 +550,13 @@ static void test_paths(void)
 		 "t.yaml:1:15: error: \"/tmp/?audit.jsonl\" in audit.path, expected a literal path");
 	load_err("credentials:\n  files: [{path: \"~/.aws/*\", mode: deny}]\n", 1,
 		 "t.yaml:2:18: error: \"~/.aws/*\" in credentials.files.path, expected a literal path");
-	policy_free(load_ok("filesystem: {denyRead: [\"/srv/[wip] app\"]}\n"));
+	/* "[...]" is a class to sandbox-runtime: id[12].pem meant id1.pem and
+	 * id2.pem, which a literal path would leave readable; a lone bracket
+	 * is refused the same way (sandbox-runtime reads it as a glob too). */
+	load_err("filesystem: {denyRead: [\"~/keys/id[12].pem\", \"/srv/[wip] app\"],\n"
+		 "  denyWrite: [\"/srv/a]\"], allowWrite: [\"/srv/[\"]}\n",
+		 4, "t.yaml:1:25: error: \"~/keys/id[12].pem\" in filesystem.denyRead, expected a "
+		    "literal path, not a glob pattern");
 }
 
 static void test_filesystem(void)

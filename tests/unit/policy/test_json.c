@@ -40,8 +40,12 @@ static void test_json(void)
 	load_err("{\"network\": {\"allowedDomains\": [\"\xc3\xa9\", \"b.com\",]}}", 2,
 		 "t.yaml:1:45: error: a trailing comma before ']'");
 	p = load_ok("{\"network\": {\"allowedDomains\": [\"a.com\"]},\n"
-		    " \"filesystem\": {\"denyRead\": [\",]\\\",}\"]}}\n");
+		    " \"filesystem\": {\"denyRead\": [\",}\\\",}\"]}}\n");
 	policy_free(p);
+	/* ",]" inside a string is no trailing comma: the one error is the
+	 * path's own (a bracket reads as a glob, docs/config.md). */
+	load_err("{\"filesystem\": {\"denyRead\": [\",]\\\",}\"]}}\n", 1,
+		 "t.yaml:1:30: error: \",]\\x22,}\" in filesystem.denyRead, expected a literal path");
 	load_err("{\"network\": {\"allowedDomains\": \"a.com\"}}", 1,
 		 "t.yaml:1:32: error: a string \"a.com\", expected a list of host patterns");
 	/* Strict RFC 8259 (jansson): what YAML's flow syntax would take, or
