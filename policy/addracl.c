@@ -21,6 +21,13 @@
  *   2002::/16           6to4                   bits 16-47
  *   2001:0::/32         Teredo                 bits 32-63 (server) and the
  *                                              last 32 bits, inverted (client)
+ *   any /64 prefix with  ISATAP                 last 32 bits
+ *   interface ID
+ *   0[0-3]00:5efe::/32
+ * An ISATAP interface (Linux's sit mode isatap) sends such an address to
+ * its IPv4 part, whatever the prefix; a global address whose interface ID
+ * happens to read 0200:5efe is judged by that IPv4 part too (deny
+ * broadly, as for Teredo).
  * Teredo is reached only through a Teredo relay (UDP), so it is no channel
  * to a local TCP service; still, it names two IPv4 hosts, and no real
  * Teredo address embeds an always-denied or a denied one, so every check
@@ -144,6 +151,10 @@ static size_t embedded_v4(const uint8_t a[16], uint8_t v4[V4_VIEWS_MAX][4])
 			v4[0][i] = (uint8_t)~a[12 + i]; /* Teredo client, obfuscated */
 		memcpy(v4[1], a + 4, 4); /* Teredo server */
 		return 2;
+	}
+	if ((a[8] & 0xfc) == 0 && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe) {
+		memcpy(v4[0], a + 12, 4); /* PREFIX:0[0-3]00:5efe:a.b.c.d, ISATAP */
+		return 1;
 	}
 	return 0;
 }

@@ -189,6 +189,14 @@ static const struct class_case class_cases[] = {
 	{ "2001:0:a9fe:101::3fff:fdd2", LL },		   /* server 169.254.1.1 */
 	{ "2001:0:7f00:1::", BC },			   /* client 255.255.255.255 */
 	{ "2001:1:7f00:1::80ff:fffe", PUB },		   /* not Teredo */
+	/* ISATAP: any /64, interface ID 0[0-3]00:5efe, IPv4 in the last 32 bits */
+	{ "2001:db8:1:2:0:5efe:127.0.0.1", LOOP },
+	{ "fe80::5efe:169.254.169.254", LL },		   /* link-local first */
+	{ "2001:db8::200:5efe:a9fe:a9fe", META },
+	{ "2a00:1:2:3:300:5efe:224.0.0.1", MC },
+	{ "2001:db8::200:5efe:8.8.8.8", PUB },
+	{ "2001:db8::400:5efe:127.0.0.1", PUB },	   /* not ISATAP */
+	{ "2001:db8::200:5eff:127.0.0.1", PUB },
 	/* Oracle Cloud's legacy metadata address */
 	{ "192.0.0.192", META },
 	{ "192.0.0.191", PUB },
@@ -522,6 +530,8 @@ static const struct guard_case embedded_cases[] = {
 	{ "2002:c633:6407::1", 443, false, D("198.51.100.7") },
 	{ "2001:0:c633:6407:8000:63bf:3fff:fdd2", 443, false, D("198.51.100.7") }, /* server */
 	{ "2001:0:4136:e378:8000:63bf:39cc:9bf8", 443, false, D("198.51.100.7") }, /* client */
+	{ "2001:db8:5:6:200:5efe:c633:6407", 443, false, D("198.51.100.7") },	     /* ISATAP */
+	{ "2001:db8:5:6:200:5efe:c633:6408", 443, true, NULL },
 	{ "198.51.100.8", 443, true, NULL },
 	{ "::ffff:198.51.100.8", 443, true, NULL },
 	{ "2001:0:c633:6408:8000:63bf:3fff:fdd2", 443, true, NULL },
@@ -537,6 +547,7 @@ static const struct guard_case embedded_cases[] = {
 	{ "2002:cb00:7109::1", 443, false, R("203.0.113.0/24") },
 	{ "2001:0:cb00:7109:8000:63bf:3fff:fdd2", 443, false, R("203.0.113.0/24") }, /* server */
 	{ "2001:0:4136:e378:8000:63bf:34ff:8ef6", 443, false, R("203.0.113.0/24") }, /* client */
+	{ "fd00:1::5efe:203.0.113.9", 443, false, R("203.0.113.0/24") },		/* ISATAP */
 	{ "203.0.114.9", 443, true, NULL },
 	{ "2002:cb00:7209::1", 443, true, NULL },
 	{ "2001:0:cb00:7209:8000:63bf:3fff:fdd2", 443, true, NULL },
@@ -554,6 +565,7 @@ static const struct guard_case embedded_local_cases[] = {
 	{ "2001:0:ad5:1:8000:63bf:3fff:fdd2", 443, false, POLICY_RULE_LOCAL_ADDR }, /* server */
 	{ "2001:0:4136:e378:8000:63bf:f52a:fffe", 443, false, POLICY_RULE_LOCAL_ADDR }, /* client */
 	{ "2001:0:ad5:2:8000:63bf:3fff:fdd2", 443, true, NULL },
+	{ "2001:db8::200:5efe:ad5:1", 443, false, POLICY_RULE_LOCAL_ADDR }, /* ISATAP */
 };
 
 static void test_guard_embedded(void)
