@@ -460,7 +460,9 @@ static unsigned char query_byte(const char *s, size_t end, size_t *i)
 }
 
 /* Whether the query parameter name s[from, to) is "_method" once
- * decoded, in any case. */
+ * decoded, in any case, or "_method[...": PHP, Rack and qs read
+ * _method[]=DELETE and _method[0]=DELETE as a list holding the method,
+ * and a framework that takes a list's first element acts on it. */
 static bool is_method_param(const char *s, size_t from, size_t to)
 {
 	static const char want[] = "_method";
@@ -471,7 +473,9 @@ static bool is_method_param(const char *s, size_t from, size_t to)
 
 		if (ch >= 'A' && ch <= 'Z')
 			ch = (unsigned char)(ch - 'A' + 'a');
-		if (n >= sizeof(want) - 1 || ch != (unsigned char)want[n])
+		if (n == sizeof(want) - 1)
+			return ch == '[';
+		if (ch != (unsigned char)want[n])
 			return false;
 		n++;
 	}

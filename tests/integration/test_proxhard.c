@@ -1252,6 +1252,9 @@ static void test_override_h1_query(void)
 		{ "/hello?x=1;_method=put", "PUT" },
 		{ "/hello?_method=GET&_method=PATCH", "PATCH" },
 		{ "/hello?_method=+patch+", "PATCH" },
+		{ "/hello?_method[]=DELETE", "DELETE" },
+		{ "/hello?_method%5B0%5D=put", "PUT" },
+		{ "/hello?_Method[x]=patch", "PATCH" },
 	};
 	struct marks m;
 
@@ -1324,11 +1327,13 @@ static void test_override_allowed(void)
 
 	NEED_READY();
 	mark(&m);
-	out = meth_px(meth_host(), "/hello?_method=get", "X-HTTP-Method-Override: HEAD\r\nX-HTTP-Method: get, HEAD\r\n");
+	/* _methodx and x_method are other parameters: not judged */
+	out = meth_px(meth_host(), "/hello?_method=get&_methodx=DELETE&x_method=PUT",
+		      "X-HTTP-Method-Override: HEAD\r\nX-HTTP-Method: get, HEAD\r\n");
 	ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, "hello\n"), "h1: allowed overrides not answered 200: %.300s",
 	    test_nz(out));
 	rec = test_file_since(rec_meth, m.meth);
-	ROW(test_has(rec, "GET /hello?_method=get HTTP/1.1\r\n") && test_has(rec, "\r\nX-HTTP-Method-Override: HEAD\r\n") &&
+	ROW(test_has(rec, "GET /hello?_method=get&_methodx=DELETE&x_method=PUT HTTP/1.1\r\n") && test_has(rec, "\r\nX-HTTP-Method-Override: HEAD\r\n") &&
 		    test_has(rec, "\r\nX-HTTP-Method: get, HEAD\r\n"),
 	    "h1: the upstream did not get the request unchanged: %.400s", test_nz(rec));
 	free(rec);
