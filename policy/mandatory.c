@@ -680,6 +680,48 @@ static bool value_webhook(const char *v)
 	return contains(path, strlen(path), "/webhook");
 }
 
+/* The shortest run of [A-Za-z0-9_-] in a URL's path that counts as a
+ * token when it mixes upper case, lower case and digits. */
+#define URL_PATH_TOKEN_MIN 20
+
+/* Whether value holds a URL (scheme://host/path) whose path carries a
+ * token: a bot or API key, a capability link (Telegram's /bot<id>:<key>/,
+ * a Slack or IFTTT key, a signed download path). A run of at least
+ * URL_PATH_TOKEN_MIN bytes of [A-Za-z0-9_-] between the host and the
+ * query, with upper case, lower case and a digit; hashes (hex), UUIDs
+ * and slugs have no upper case and stay. Every URL of the value is
+ * looked at ("--url https://... --mirror https://..."). */
+static bool value_url_path_token(const char *v)
+{
+	for (const char *p = strstr(v, "://"); p != NULL; p = strstr(p + 3, "://")) {
+		const char *path = p + 3 + strcspn(p + 3, "/?# \t\"'");
+		size_t run = 0;
+		bool digit = false, upper = false, lower = false;
+
+		if (p == v || !((p[-1] | 0x20) >= 'a' && (p[-1] | 0x20) <= 'z') || path[0] != '/')
+			continue;
+		for (const char *c = path;; c++) {
+			unsigned char ch = (unsigned char)*c;
+			bool d = ch >= '0' && ch <= '9', u = ch >= 'A' && ch <= 'Z', l = ch >= 'a' && ch <= 'z';
+
+			if (d || u || l || ch == '_' || ch == '-') {
+				run++;
+				digit |= d;
+				upper |= u;
+				lower |= l;
+				continue;
+			}
+			if (run >= URL_PATH_TOKEN_MIN && digit && upper && lower)
+				return true;
+			if (ch == '\0' || strchr("?# \t\"'", ch) != NULL)
+				break;
+			run = 0;
+			digit = upper = lower = false;
+		}
+	}
+	return false;
+}
+
 /* Whether value carries an HTTP authorization: "Bearer " or "Basic "
  * (any case) at its start or after ':' or a space, then a credential of
  * at least 12 token bytes with a digit or both cases ("Basic settings
@@ -762,6 +804,8 @@ const char *policy_env_secret_reason(const char *entry)
 		return "its value holds a password, token, key or signature setting";
 	if (value_webhook(eq + 1))
 		return "its value is a webhook URL";
+	if (value_url_path_token(eq + 1))
+		return "its value is a URL whose path holds a token";
 	if (value_http_auth(eq + 1))
 		return "its value is an HTTP authorization";
 	return NULL;
@@ -810,9 +854,12 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "setting NAME=VALUE whose NAME is a password,\n%stoken, key or signature (a URL's "
 		     "query \"?access_token=\", \"&sig=\", a connection\n%sstring's "
 		     "\"Password=\" or \"AccountKey=\"), is a webhook URL (host hooks.* or *webhook*,\n"
-		     "%sor a path with /webhook), or holds \"Bearer \" or \"Basic \" and a credential; "
+		     "%sor a path with /webhook), is a URL whose path holds a run of %d or more\n"
+		     "%sletters, digits, '_' or '-' mixing upper case, lower case and digits (a bot or\n"
+		     "%sAPI key), or holds \"Bearer \" or \"Basic \" and a credential; "
 		     "PASSAVANT_*\n%svariables are kept.\n",
-		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead);
+		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, URL_PATH_TOKEN_MIN,
+		lead, lead, lead);
 }
 
 /* Contract in policy.h. */
