@@ -99,6 +99,11 @@ NORETURN static void run_command(const struct sbx_plan *pl)
 	 * no_new_privs (already set, idempotent). */
 	if (sbx_caps_nnp_pdeathsig(err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
+	/* Denied paths that do not exist yet stay unreadable should they
+	 * appear (unseen.c): listed with our capabilities still held, in
+	 * the final view, before the command's first file. */
+	if (sbx_unseen_apply(pl, err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
 	/* Capabilities after everything that needed them (mounts, netns),
 	 * before seccomp (capset is not filtered, but order keeps the
 	 * filter the very last call). */

@@ -299,6 +299,9 @@ static int launch_plan(const struct sbx_config *cfg, struct launch *l, struct sb
 	l->nft_break = getenv("PASSAVANT_SBX_NFT_TEST_BREAK") != NULL;
 	l->pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
 	l->pl.no_overlay = getenv("PASSAVANT_SBX_NO_OVERLAY") != NULL;
+	l->pl.no_landlock = getenv("PASSAVANT_SBX_NO_LANDLOCK") != NULL;
+	if (l->pl.no_landlock || !sbx_landlock_available())
+		s->n_unguarded = l->pl.unseen.n_skip;
 	return 0;
 }
 
@@ -318,6 +321,7 @@ static void launch_end(struct launch *l, struct sbx *s, bool failed)
 	sbx_close_fd(&l->errp[1]);
 	sbx_env_free(l->pl.envp);
 	sbx_ops_free(l->pl.ops, l->pl.n_ops);
+	sbx_unseen_free(&l->pl.unseen);
 	sbx_seccomp_free(&l->pl.prog);
 	free(l->cwd_copy);
 	fdpass_set_close(&l->fds);

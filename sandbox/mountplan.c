@@ -424,6 +424,36 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	return make_placeholder(b, p, first, is_dir, err, errlen);
 }
 
+/* A deny_read path s that does not exist: its canonical form recorded
+ * for unseen.c. A path whose every component is missing but "/" has
+ * nothing to record beyond "/" itself (missing 0). 0 or -1 with err. */
+static int unseen(struct sbx_builder *b, const char *s, char *err, size_t errlen)
+{
+	size_t missing;
+	char *c = canon(b, s, &missing);
+	int rc = 0;
+	struct stat st;
+
+	if (c == NULL) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
+			return 0; /* nothing the command could reach either */
+		errbuf_set_errno(err, errlen, errno, "deny_read path %s", s);
+		return -1;
+	}
+	if (lstat(c, &st) == 0) {
+		errbuf_set_errno(err, errlen, 0,
+				 "deny_read path %s appeared while the sandbox was planned; run again", s);
+		free(c);
+		return -1;
+	}
+	if (sbx_unseen_add(b, c, missing) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot plan the sandbox");
+		rc = -1;
+	}
+	free(c);
+	return rc;
+}
+
 /* Plans one path list of the config. */
 static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op_kind kind,
 		     const char *name, char *err, size_t errlen)
@@ -451,15 +481,27 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			continue;
 		}
 		/* Nothing there (through any link): nothing to hide or
-		 * re-allow; an allow_write is reported below. */
+		 * re-allow; an allow_write is reported below. A deny_read
+		 * one is kept unreadable should it appear (unseen.c). */
 		if (kind != SBX_OP_ALLOW_WRITE && stat(s, &st) < 0 &&
 		    (errno == ENOENT || errno == ENOTDIR)) {
+			if (kind == SBX_OP_DENY_READ && unseen(b, s, err, errlen) < 0) {
+				free(s);
+				return -1;
+			}
 			free(s);
 			continue;
 		}
 		c = canon(b, s, &missing);
 		if (c == NULL || stat(c, &st) < 0) {
 			rc = errno;
+			if (kind == SBX_OP_DENY_READ && c != NULL && missing > 0 &&
+			    sbx_unseen_add(b, c, missing) < 0) {
+				errbuf_set_errno(err, errlen, errno, "cannot plan the sandbox");
+				free(c);
+				free(s);
+				return -1;
+			}
 			free(c);
 			if (kind == SBX_OP_ALLOW_WRITE) {
 				errbuf_set_errno(err, errlen, rc, "allow_write path %s", s);
@@ -618,6 +660,8 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	sort_ops(b->ops, b->n_ops);
 	pl->ops = b->ops;
 	pl->n_ops = b->n_ops;
+	pl->unseen = b->unseen;
+	memset(&b->unseen, 0, sizeof(b->unseen));
 	pl->envp = sbx_env_build(cfg->env_base, cfg->env_remove, cfg->env_add);
 	if (pl->envp == NULL) {
 		errbuf_set_errno(err, errlen, 0, "cannot build the environment (out of memory or an entry without '=')");
@@ -636,6 +680,7 @@ fail:
 	sbx_ops_free(b->ops, b->n_ops);
 	pl->ops = NULL;
 	pl->n_ops = 0;
+	sbx_unseen_free(&b->unseen);
 	sbx_placeholders_remove(b->ph, b->n_ph);
 	b->ph = NULL;
 	b->n_ph = 0;

@@ -68,7 +68,9 @@ struct sbx_config {
 	/** Working directory inside the sandbox (NULL: the caller's). */
 	const char *cwd;
 	/** Covered: a directory by an empty read-only tmpfs, a file by an
-	 *  empty read-only file. Missing paths are skipped. */
+	 *  empty read-only file. A missing path is kept unreadable should it
+	 *  appear during the session (Landlock; not where the command may
+	 *  write its directory). */
 	const char *const *deny_read;
 	/** Re-allowed (read-only) inside a deny_read region. */
 	const char *const *allow_read;
@@ -172,6 +174,12 @@ int sbx_take_dns_fd(struct sbx *s) NONNULL(1) WUNRES;
 
 /* The execve failure message, or NULL when the command was started. */
 const char *sbx_exec_error(const struct sbx *s) NONNULL(1);
+
+/* How many deny_read paths that did not exist at launch would be
+ * readable if they appeared during the session: 0 when the kernel's
+ * Landlock keeps them unreadable (docs/sandbox.md "Denied paths that do
+ * not exist yet"), else every one of them; the caller warns. */
+size_t sbx_unseen_unguarded(const struct sbx *s) NONNULL(1);
 
 /*
  * Forwards sig to the sandbox: the init passes SIGINT, SIGTERM and SIGHUP

@@ -57,6 +57,17 @@ struct sbx_placeholder {
 	bool is_dir;
 };
 
+/* Denied paths that do not exist at launch (unseen.c): the directories
+ * on the way to each (its last existing directory and every ancestor,
+ * canonical) and each one's first missing component; sets, no
+ * duplicates. Owned by the builder, then by the plan. */
+struct sbx_unseen {
+	char **dirs;
+	size_t n_dirs, cap_dirs;
+	char **skip;
+	size_t n_skip, cap_skip;
+};
+
 /* Everything the child needs, prepared by the parent. */
 struct sbx_plan {
 	char *const *argv;
@@ -72,6 +83,8 @@ struct sbx_plan {
 	uint16_t icpt_port;       /* the interception listeners' port */
 	bool no_mount_setattr;    /* test hook: use the remount fallback */
 	bool no_overlay;          /* test hook: directory unions in a tmpfs */
+	bool no_landlock;         /* test hook: as on a kernel without Landlock */
+	struct sbx_unseen unseen; /* unseen.c: kept unreadable if they appear */
 	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, fds out,
 				     "release" in (hold) */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */
@@ -95,6 +108,7 @@ struct sbx {
 	char *exec_err;             /* execve failure message, or NULL */
 	struct sbx_placeholder *ph; /* made on the host, removed after */
 	size_t n_ph;
+	size_t n_unguarded;         /* sbx_unseen_unguarded() */
 };
 
 /* Link-free prefixes sbx_check_links() remembers (struct sbx_builder). */
@@ -117,6 +131,7 @@ struct sbx_builder {
 	/* canon(): the last existing directory it resolved and its real
 	 * path ("" none); the mandatory table's missing paths share a few. */
 	char canon_dir[PATH_MAX], canon_real[PATH_MAX];
+	struct sbx_unseen unseen; /* moved to the plan when it is complete */
 };
 
 struct sbx_config;
@@ -135,6 +150,20 @@ void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n);
 bool sbx_path_under(const char *path, const char *prefix) NONNULL(1, 2);
 /* Would the command be able to create entries in dir (canonical)? */
 bool sbx_plan_writable(const struct sbx_builder *b, const char *dir) NONNULL(1, 2);
+
+/* unseen.c (parent): records the canonical deny_read path, which does
+ * not exist and whose first `existing` bytes name its last existing
+ * directory ("" for "/"), unless the command may write that directory.
+ * 0 or -1 (errno). */
+int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing) NONNULL(1, 2) WUNRES;
+/* unseen.c: frees the sets and empties u. */
+void sbx_unseen_free(struct sbx_unseen *u) NONNULL(1);
+/* unseen.c: whether the kernel offers Landlock (ABI 1 or later). */
+bool sbx_landlock_available(void);
+/* unseen.c (child, the command's process, no_new_privs set): the
+ * Landlock domain that keeps pl->unseen unreadable; nothing without
+ * Landlock (the parent warned). 0 or -1 with err set. */
+int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
 
 /* links.c (parent): the symlink and hard-link refusals of SPEC §3.3
  * (contracts at the definitions). 0, or -1 with err set. */

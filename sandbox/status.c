@@ -82,6 +82,11 @@ const char *sbx_exec_error(const struct sbx *s)
 	return s->exec_err;
 }
 
+size_t sbx_unseen_unguarded(const struct sbx *s)
+{
+	return s->n_unguarded;
+}
+
 int sbx_kill(struct sbx *s, int sig)
 {
 	if (s->status >= 0) {

@@ -16,7 +16,11 @@
  *  - variables holding sessions, authorizations, webhook URLs, URLs with a
  *    credential in their query and registry auth are dropped, and the
  *    masked variable, the proxy and the trust variables still reach the
- *    command.
+ *    command;
+ *  - stores and denyRead paths the host creates while the command runs
+ *    stay unreadable (Landlock); files that existed, and new files in
+ *    directories that existed, stay readable; with the test hook that
+ *    plays a kernel without Landlock, the store is readable and run warns.
  *
  * Suite "credstores". Without user namespaces every test is skipped with
  * the reason printed, unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree lives
@@ -28,8 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "base/attrib.h"
 #include "tests/support/sbxrun.h"
 #include "tests/support/testlib.h"
 #include "tests/support/textutil.h"
@@ -122,6 +129,13 @@ static int suite_init(void)
 	{
 		static const char pol[] = "credentials:\n  envVars:\n"
 					  "    - {name: GH_TOKEN, mode: mask}\n";
+		if (test_write_file(buf, pol, sizeof(pol) - 1) < 0)
+			return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s/late.yaml", root);
+	{
+		static const char pol[] = "filesystem:\n  allowWrite: [\".\"]\n"
+					  "  denyRead: [\"~/later.txt\"]\n";
 		if (test_write_file(buf, pol, sizeof(pol) - 1) < 0)
 			return -1;
 	}
@@ -336,6 +350,117 @@ static void test_env_family(void)
 	free(err);
 }
 
+/* What the host creates while the command runs (under root/home-lateN). */
+static const char *const late_rels[] = {
+	".aws/credentials", ".config/gh/hosts.yml", ".netrc", "later.txt", "newtop.txt",
+	"x/new.txt",
+};
+
+/* The host's side of test_late_stores(): waits (10 s at most) for the
+ * command's root/work/started-N, creates late_rels under home-lateN,
+ * then root/work/go-N. Runs in a forked child; exits. */
+NORETURN static void late_host(unsigned n)
+{
+	char flag[PATH_MAX], rel[PATH_MAX];
+	struct timespec ts = {0, 20 * 1000 * 1000};
+
+	snprintf(rel, sizeof(rel), "work/started-%u", n);
+	for (int i = 0; i < 500 && access(at(flag, rel), F_OK) < 0; i++)
+		(void)nanosleep(&ts, NULL);
+	for (size_t i = 0; i < sizeof(late_rels) / sizeof(late_rels[0]); i++) {
+		snprintf(rel, sizeof(rel), "home-late%u/%s", n, late_rels[i]);
+		if (plant(rel) < 0)
+			_exit(1);
+	}
+	snprintf(rel, sizeof(rel), "work/go-%u", n);
+	_exit(test_write_file(at(flag, rel), "go", 2) < 0 ? 1 : 0);
+}
+
+/* One run in root/work with HOME=root/home-lateN while late_host(n) plants
+ * late_rels; the script prints REL=content for each, and what existed
+ * before. env as run_cst(). Returns the run's status. */
+static int late_run(unsigned n, const char *const *env, char **out, char **err)
+{
+	char script[4096], rel[PATH_MAX], home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), home, NULL, at(pol, "late.yaml"), sc, env, NULL};
+	int st, hst;
+	pid_t pid;
+
+	snprintf(rel, sizeof(rel), "home-late%u", n);
+	at(home, rel);
+	snprintf(rel, sizeof(rel), "home-late%u/notes.txt", n);
+	if (plant(rel) < 0)
+		return -1;
+	snprintf(rel, sizeof(rel), "home-late%u/x/old.txt", n);
+	if (plant(rel) < 0)
+		return -1;
+	snprintf(rel, sizeof(rel), "home-late%u/.config/old.txt", n);
+	if (plant(rel) < 0)
+		return -1;
+	snprintf(script, sizeof(script),
+		 "touch started-%u; i=0; while [ ! -e go-%u ] && [ $i -lt 500 ]; do sleep 0.02; "
+		 "i=$((i+1)); done\n"
+		 "for f in .aws/credentials .config/gh/hosts.yml .netrc later.txt newtop.txt x/new.txt "
+		 "notes.txt x/old.txt .config/old.txt; do printf '%%s=' $f; cat \"$HOME/$f\" 2>/dev/null; "
+		 "echo; done\necho mine > mine-%u.txt; cat mine-%u.txt; echo done\n",
+		 n, n, n, n);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	if (test_write_file(sc, script, strlen(script)) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		late_host(n);
+	st = test_sbx_run(&r, out, err, RUN_TIMEOUT_MS);
+	if (waitpid(pid, &hst, 0) != pid || !WIFEXITED(hst) || WEXITSTATUS(hst) != 0)
+		return -1;
+	return st;
+}
+
+/* Whether out shows root/home-lateN/rel's planted content. */
+static bool late_read(const char *out, unsigned n, const char *rel)
+{
+	char want[PATH_MAX + 32];
+
+	snprintf(want, sizeof(want), "%s=PLANTED-home-late%u/%s\n", rel, n, rel);
+	return test_has(out, want);
+}
+
+/* A store or denyRead path the host creates during the session. */
+static void test_late_stores(void)
+{
+	static const char *const hook[] = {"PASSAVANT_SBX_NO_LANDLOCK=1", NULL};
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = late_run(1, NULL, &out, &err);
+	ROW(st == 0 && test_has(out, "mine\ndone"), "late stores: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < 5; i++)
+		ROW(!late_read(out, 1, late_rels[i]), "~/%s, created by the host during the session, was "
+		    "readable in the sandbox", late_rels[i]);
+	ROW(late_read(out, 1, "x/new.txt") && late_read(out, 1, "notes.txt") &&
+		    late_read(out, 1, "x/old.txt") && late_read(out, 1, ".config/old.txt"),
+	    "a file that existed, or a new one in a directory that existed, was not readable: %s",
+	    out ? out : "");
+	ROW(!test_has(err, "Landlock"), "run warned about Landlock on a kernel that has it: %s",
+	    err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* The same without Landlock (the hook): the store shows, run warns. */
+	st = late_run(2, hook, &out, &err);
+	ROW(st == 0 && late_read(out, 2, ".aws/credentials"),
+	    "without Landlock the late store was not readable: the test cannot tell (status %d)", st);
+	ROW(test_has(err, "this kernel offers no Landlock"), "no warning without Landlock: %s",
+	    err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_credstores)
 {
 	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
@@ -348,4 +473,7 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
 		 "credentials; masked, proxy and trust variables kept",
 		 test_env_family);
+	test_add(s, "a store or denyRead path created by the host during the session stays "
+		 "unreadable (Landlock); old files and new ones in old directories stay readable",
+		 test_late_stores);
 }

@@ -1,0 +1,239 @@
+/*
+ * unseen.c - a denied path that does not exist at launch stays unreadable
+ * when it appears during the session (SPEC §3.3: "a denied file or
+ * directory discloses nothing").
+ *
+ * A deny_read path that exists is covered by a mount (mountns.c). One
+ * that does not exist cannot be: a mount needs something to sit on, and
+ * a placeholder made on the host would stand in the host user's way
+ * (their own `aws configure` would meet a directory it did not make).
+ * So a credential store the host creates while the command runs
+ * (`gh auth login`, `docker login`, `aws configure` in another terminal)
+ * would be readable in the sandbox, as would a `denyRead` file of the
+ * policy written later.
+ *
+ * Landlock closes that (the command only; the init reads nothing). The
+ * command's process gets a domain that handles one right, reading files,
+ * and grants it beneath every existing entry of the directories on the
+ * way to each missing path, except the entries on that way and the
+ * missing path's first component. What exists when the command starts is
+ * readable as before; an entry that appears later directly in one of
+ * those directories is not beneath any grant, so no file in it can be
+ * opened for reading (EACCES). Writing, listing and executing are not
+ * handled, so the mounts alone decide them, as before.
+ *
+ * The directories are never writable in the sandbox: a missing path
+ * whose last existing directory the command may write is left out (the
+ * command's own new files there must stay readable to it; the mandatory
+ * placeholders cover the protected names there). The plan is built by
+ * the parent (paths canonical, the same in the sandbox's root); the child
+ * only lists directories into a stack buffer and allocates nothing
+ * (sbx_int.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/sbx_int.h"
+
+/* Adds a copy of s to the set v (n, cap) unless it holds it. 0 or -1. */
+static int set_add(char ***v, size_t *n, size_t *cap, const char *s, size_t len)
+{
+	char *c;
+
+	for (size_t i = 0; i < *n; i++)
+		if (strlen((*v)[i]) == len && memcmp((*v)[i], s, len) == 0)
+			return 0;
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		char **nv = realloc(*v, nc * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		*v = nv;
+		*cap = nc;
+	}
+	c = strndup(s, len);
+	if (c == NULL)
+		return -1;
+	(*v)[(*n)++] = c;
+	return 0;
+}
+
+/* Contract in sbx_int.h. */
+int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing)
+{
+	struct sbx_unseen *u = &b->unseen;
+	const char *name = path + existing + 1;
+	size_t dlen = existing, nlen = strcspn(name, "/");
+	char dir[PATH_MAX];
+
+	if (path[0] != '/' || existing >= strlen(path) || path[existing] != '/' || nlen == 0 ||
+	    existing >= sizeof(dir)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(dir, path, dlen);
+	dir[dlen] = '\0';
+	if (dlen == 0) {
+		dir[0] = '/';
+		dir[1] = '\0';
+	}
+	if (sbx_plan_writable(b, dir))
+		return 0;
+	if (set_add(&u->skip, &u->n_skip, &u->cap_skip, path, existing + 1 + nlen) < 0)
+		return -1;
+	/* dir and each of its ancestors, "/" included */
+	for (size_t k = dlen; k > 0; k--)
+		if ((k == dlen || path[k] == '/') && set_add(&u->dirs, &u->n_dirs, &u->cap_dirs, path, k) < 0)
+			return -1;
+	return set_add(&u->dirs, &u->n_dirs, &u->cap_dirs, "/", 1);
+}
+
+/* Contract in sbx_int.h. */
+void sbx_unseen_free(struct sbx_unseen *u)
+{
+	for (size_t i = 0; i < u->n_dirs; i++)
+		free(u->dirs[i]);
+	for (size_t i = 0; i < u->n_skip; i++)
+		free(u->skip[i]);
+	free(u->dirs);
+	free(u->skip);
+	memset(u, 0, sizeof(*u));
+}
+
+/* Contract in sbx_int.h. */
+bool sbx_landlock_available(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	return abi >= 1;
+}
+
+/* Whether p is one of v[0..n). */
+static bool in_list(char *const *v, size_t n, const char *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], p) == 0)
+			return true;
+	return false;
+}
+
+/* Grants reading beneath the entry name of dir (open as dfd), whose full
+ * path is p. Links are skipped: what they name is granted (or not) where
+ * it lies. 0 or -1 with err set. */
+static int grant(int rs, int dfd, const char *name, const char *p, unsigned char type, char *err,
+		 size_t errlen)
+{
+	struct landlock_path_beneath_attr pb = { .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE };
+	struct stat st;
+	int fd;
+
+	if (type == DT_LNK)
+		return 0;
+	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* gone since the listing */
+		errbuf_set_errno(err, errlen, errno, "cannot open %s for the Landlock rules", p);
+		return -1;
+	}
+	if (type == DT_UNKNOWN && (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode))) {
+		(void)close(fd);
+		return 0;
+	}
+	pb.parent_fd = fd;
+	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot add the Landlock rule for %s", p);
+		(void)close(fd);
+		return -1;
+	}
+	(void)close(fd);
+	return 0;
+}
+
+/* Grants every entry of dir except those of the plan's lists. */
+static int grant_entries(const struct sbx_plan *pl, int rs, const char *dir, char *err, size_t errlen)
+{
+	const struct sbx_unseen *u = &pl->unseen;
+	char buf[8192] __attribute__((aligned(8)));
+	char p[PATH_MAX];
+	size_t dlen = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	long n;
+
+	if (dfd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0; /* not in the sandbox's view (the private /tmp) */
+		errbuf_set_errno(err, errlen, errno,
+				 "cannot list %s to keep denied paths that do not exist yet unreadable", dir);
+		return -1;
+	}
+	memcpy(p, dir, dlen);
+	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct dirent64 *d = (const struct dirent64 *)(const void *)(buf + off);
+			size_t nl = strlen(d->d_name);
+
+			off += d->d_reclen;
+			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+				continue;
+			if (dlen + 1 + nl >= sizeof(p)) {
+				errbuf_set_errno(err, errlen, ENAMETOOLONG, "cannot name an entry of %s", dir);
+				(void)close(dfd);
+				return -1;
+			}
+			p[dlen] = '/';
+			memcpy(p + dlen + 1, d->d_name, nl + 1);
+			if (in_list(u->dirs, u->n_dirs, p) || in_list(u->skip, u->n_skip, p))
+				continue;
+			if (grant(rs, dfd, d->d_name, p, d->d_type, err, errlen) < 0) {
+				(void)close(dfd);
+				return -1;
+			}
+		}
+	}
+	if (n < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot list %s", dir);
+		(void)close(dfd);
+		return -1;
+	}
+	(void)close(dfd);
+	return 0;
+}
+
+/* Contract in sbx_int.h. */
+int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	struct landlock_ruleset_attr ra = { .handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE };
+	int rs;
+
+	if (pl->unseen.n_dirs == 0 || pl->no_landlock)
+		return 0;
+	rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
+	if (rs < 0) {
+		if (errno == ENOSYS || errno == EOPNOTSUPP)
+			return 0; /* the parent found none and warned (sbx_unseen_unguarded) */
+		errbuf_set_errno(err, errlen, errno, "cannot create the Landlock rule set");
+		return -1;
+	}
+	for (size_t i = 0; i < pl->unseen.n_dirs; i++)
+		if (grant_entries(pl, rs, pl->unseen.dirs[i], err, errlen) < 0) {
+			(void)close(rs);
+			return -1;
+		}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot apply the Landlock rule set");
+		(void)close(rs);
+		return -1;
+	}
+	(void)close(rs);
+	return 0;
+}
