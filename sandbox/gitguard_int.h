@@ -89,6 +89,14 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 void gg_find_git(struct gg *g);
 void gg_check_global_hooks(struct gg *g, const char *base);
 char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why);
+/* One git config run under way (gg_config_start()). */
+struct gg_run {
+	pid_t pid; /* git, -1 once reaped */
+	int fd;    /* the read end of its stdout, -1 once closed */
+};
+int gg_config_start(const struct gg *g, const char *file, struct gg_run *r, const char **why);
+char *gg_config_finish(struct gg_run *r, size_t *len, const char **why);
+void gg_config_abandon(struct gg_run *r);
 /* gg_config_list()'s reasons (compare the pointers). */
 #define GG_WHY_NO_GIT "git is not on PATH to check it"
 #define GG_WHY_NO_GIT_RUN "cannot run git to check it"

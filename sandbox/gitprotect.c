@@ -243,6 +243,43 @@ static bool lexical_path(const char *base, const char *value, const char *home, 
 	return true;
 }
 
+/* Whether word (lower case) occurs in buf[0..len) in any ASCII case. */
+static bool has_word(const char *buf, size_t len, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (size_t i = 0; i + wl <= len; i++)
+		if (strncasecmp(buf + i, word, wl) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether git could list, from the config file at path, a setting this
+ * protection acts on: include.path, includeIf.*.path, init.templateDir,
+ * core.hooksPath. git's parser takes a section's and a key's name one
+ * letter at a time (letters, digits, '-', '.'; no escape, no line
+ * continuation inside a name), so such a setting spells "include",
+ * "templatedir" or "hookspath" in the file's bytes, in some case. A file
+ * with none of the three needs no run of git: what git would list names
+ * nothing to protect, and a file git cannot parse is skipped anyway.
+ * When the file cannot be read here (not a regular file, too large,
+ * gone), true: git is asked, as before, and its failures count.
+ */
+static bool may_name_settings(const char *path)
+{
+	size_t len;
+	char *buf = fileio_read(path, GG_CONFIG_MAX_BYTES, 0, &len, NULL);
+	bool may;
+
+	if (buf == NULL)
+		return true;
+	may = has_word(buf, len, "include") || has_word(buf, len, "templatedir") ||
+	      has_word(buf, len, "hookspath");
+	free(buf);
+	return may;
+}
+
 int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *arg)
 {
 	static const char *const no_roots[] = {NULL};
@@ -250,8 +287,11 @@ int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *
 	const char *glob = env(envarg, "GIT_CONFIG_GLOBAL"), *sys = env(envarg, "GIT_CONFIG_SYSTEM");
 	const char *tdir = env(envarg, "GIT_TEMPLATE_DIR");
 	char files[GG_GLOBAL_FILES_MAX][PATH_MAX], p[PATH_MAX];
+	struct gg_run runs[GG_GLOBAL_FILES_MAX];
+	const char *why[GG_GLOBAL_FILES_MAX];
+	bool present[GG_GLOBAL_FILES_MAX], started[GG_GLOBAL_FILES_MAX];
 	struct sbx_git_stats st;
-	size_t n = 0, i;
+	size_t n = 0, i, done, round_end;
 	struct gg *g;
 	int rc = 0;
 
@@ -279,51 +319,70 @@ int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *
 	g->roots = no_roots;
 	g->st = &st;
 	gg_find_git(g);
-	/* Each file, and each file it includes (appended, read in turn). */
-	for (i = 0; i < n && rc == 0; i++) {
-		const char *why, *rec;
-		char dir[PATH_MAX], value[PATH_MAX];
-		struct gg_rec r;
-		size_t len;
-		char *out;
+	/* Each file, and each file it includes (appended, read in turn).
+	 * The files known at the start of a round are handed to git all at
+	 * once (the system and the global config: two runs of git side by
+	 * side instead of one after the other), then read in their order,
+	 * which appends the next round: the same runs, the same order of
+	 * reading, only the waiting overlaps. */
+	for (done = 0; done < n && rc == 0; done = round_end) {
+		round_end = n;
+		for (i = done; i < round_end; i++) {
+			runs[i] = (struct gg_run){.pid = -1, .fd = -1};
+			/* A missing file, or one that cannot name a setting
+			 * we act on: git is not run for it. */
+			present[i] = access(files[i], F_OK) == 0 && may_name_settings(files[i]);
+			started[i] = present[i] && gg_config_start(g, files[i], &runs[i], &why[i]) == 0;
+		}
+		for (i = done; i < round_end; i++) {
+			const char *rec;
+			char dir[PATH_MAX], value[PATH_MAX];
+			struct gg_rec r;
+			size_t len;
+			char *out;
 
-		if (access(files[i], F_OK) < 0)
-			continue;
-		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(files[i], '/') - files[i]), files[i]);
-		out = gg_config_list(g, files[i], &len, &why);
-		if (out == NULL && (strcmp(why, GG_WHY_UNPARSED) == 0 || strcmp(why, GG_WHY_NO_GIT) == 0))
-			continue; /* git cannot read it either, or there is no git to run it */
-		if (out == NULL) {
-			/* git would read it, we could not: its includes, template
-			 * and hooks directories would go unprotected. */
-			errno = EIO;
-			rc = -1;
-			break;
-		}
-		for (rec = out; rc == 0 && gg_config_next(out, len, &rec, &r);) {
-			if (r.val == NULL || r.vlen >= sizeof(value))
+			if (rc != 0) {
+				gg_config_abandon(&runs[i]); /* a no-op when not started */
 				continue;
-			memcpy(value, r.val, r.vlen);
-			value[r.vlen] = '\0';
-			if (gg_rec_is_include(&r)) {
-				/* Relative to the including file's directory. */
-				if (!lexical_path(dir[0] ? dir : "/", value, home, p, sizeof(p)))
-					continue;
-				rc = add(arg, p);
-				if (n < GG_GLOBAL_FILES_MAX)
-					memcpy(files[n++], p, strlen(p) + 1);
-			} else if (gg_rec_is(&r, "init.templatedir") || gg_rec_is(&r, "core.hookspath")) {
-				/* A relative hooks path is the work tree's (the
-				 * repository protections and the post-run check
-				 * cover it); a relative template directory is
-				 * the directory git runs in: denied from /, which
-				 * is where only an absolute one is meaningful. */
-				if ((value[0] == '/' || strncmp(value, "~/", 2) == 0) &&
-				    lexical_path("/", value, home, p, sizeof(p)))
-					rc = add(arg, p);
 			}
+			if (!present[i])
+				continue;
+			snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(files[i], '/') - files[i]), files[i]);
+			out = started[i] ? gg_config_finish(&runs[i], &len, &why[i]) : NULL;
+			if (out == NULL && (strcmp(why[i], GG_WHY_UNPARSED) == 0 || strcmp(why[i], GG_WHY_NO_GIT) == 0))
+				continue; /* git cannot read it either, or there is no git to run it */
+			if (out == NULL) {
+				/* git would read it, we could not: its includes, template
+				 * and hooks directories would go unprotected. */
+				errno = EIO;
+				rc = -1;
+				continue;
+			}
+			for (rec = out; rc == 0 && gg_config_next(out, len, &rec, &r);) {
+				if (r.val == NULL || r.vlen >= sizeof(value))
+					continue;
+				memcpy(value, r.val, r.vlen);
+				value[r.vlen] = '\0';
+				if (gg_rec_is_include(&r)) {
+					/* Relative to the including file's directory. */
+					if (!lexical_path(dir[0] ? dir : "/", value, home, p, sizeof(p)))
+						continue;
+					rc = add(arg, p);
+					if (n < GG_GLOBAL_FILES_MAX)
+						memcpy(files[n++], p, strlen(p) + 1);
+				} else if (gg_rec_is(&r, "init.templatedir") || gg_rec_is(&r, "core.hookspath")) {
+					/* A relative hooks path is the work tree's (the
+					 * repository protections and the post-run check
+					 * cover it); a relative template directory is
+					 * the directory git runs in: denied from /, which
+					 * is where only an absolute one is meaningful. */
+					if ((value[0] == '/' || strncmp(value, "~/", 2) == 0) &&
+					    lexical_path("/", value, home, p, sizeof(p)))
+						rc = add(arg, p);
+				}
+			}
+			free(out);
 		}
-		free(out);
 	}
 	free(g);
 	return rc;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,33 +174,31 @@ bool gg_config_next(const char *out, size_t len, const char **pos, struct gg_rec
 }
 
 /*
- * Runs the host's git on one config file, the way git itself parses it:
+ * Starts the host's git on one config file, the way git itself parses it:
  *   git config --no-includes --file FILE --list -z
  * in /, with an environment that reads no other config and finds no
- * repository (nothing it could run). Returns the malloc'd output (keys
- * and values; *len bytes) or NULL: *why says what failed.
+ * repository (nothing it could run). 0 with r filled (then exactly one
+ * gg_config_finish() or gg_config_abandon() of r), or -1: *why says what
+ * failed. Several may run at once: each writes to its own pipe.
  */
-char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why)
+int gg_config_start(const struct gg *g, const char *file, struct gg_run *r, const char **why)
 {
 	char *const envp[] = {"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 			      "HOME=/nonexistent", "GIT_DIR=/nonexistent", "LC_ALL=C", NULL};
 	char *const argv[] = {(char *)"git", "config", "--no-includes", "--file", (char *)file,
 			      "--list", "-z", NULL};
-	char *buf = NULL, *nb;
-	size_t cap = 0;
-	bool too_big = false;
-	ssize_t n;
+	int pfd[2], devnull;
 	pid_t pid;
-	int pfd[2], st, devnull;
 
-	*len = 0;
+	r->pid = -1;
+	r->fd = -1;
 	if (g->git[0] == '\0') {
 		*why = GG_WHY_NO_GIT;
-		return NULL;
+		return -1;
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		*why = GG_WHY_NO_GIT_RUN;
-		return NULL;
+		return -1;
 	}
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	pid = fork();
@@ -217,8 +216,27 @@ char *gg_config_list(const struct gg *g, const char *file, size_t *len, const ch
 	if (pid < 0) {
 		(void)close(pfd[0]);
 		*why = GG_WHY_NO_GIT_RUN;
-		return NULL;
+		return -1;
 	}
+	r->pid = pid;
+	r->fd = pfd[0];
+	return 0;
+}
+
+/*
+ * The output of the run r (gg_config_start()), read to its end, and git
+ * reaped. Returns the malloc'd output (keys and values; *len bytes, then
+ * a NUL) or NULL: *why says what failed. r is done either way.
+ */
+char *gg_config_finish(struct gg_run *r, size_t *len, const char **why)
+{
+	char *buf = NULL, *nb;
+	size_t cap = 0;
+	bool too_big = false;
+	ssize_t n;
+	int st;
+
+	*len = 0;
 	for (;;) {
 		if (*len + 4096 > cap) {
 			cap = cap ? 2 * cap : 8192;
@@ -229,16 +247,18 @@ char *gg_config_list(const struct gg *g, const char *file, size_t *len, const ch
 			}
 			buf = nb;
 		}
-		n = read(pfd[0], buf + *len, cap - *len);
+		n = read(r->fd, buf + *len, cap - *len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		*len += (size_t)n;
 	}
-	(void)close(pfd[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	(void)close(r->fd);
+	r->fd = -1;
+	while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
 		;
+	r->pid = -1;
 	if (buf == NULL || n != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		free(buf);
 		*why = too_big ? GG_WHY_TOO_BIG : n < 0 ? GG_WHY_NO_GIT_RUN : GG_WHY_UNPARSED;
@@ -246,6 +266,35 @@ char *gg_config_list(const struct gg *g, const char *file, size_t *len, const ch
 	}
 	buf[*len] = '\0';
 	return buf;
+}
+
+/* Ends the run r without its output (a failure elsewhere): git killed
+ * and reaped; errno is kept (the failure's). A no-op when r is done or
+ * was never started. */
+void gg_config_abandon(struct gg_run *r)
+{
+	int saved = errno;
+
+	if (r->pid < 0)
+		return;
+	(void)kill(r->pid, SIGKILL);
+	(void)close(r->fd);
+	r->fd = -1;
+	while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	r->pid = -1;
+	errno = saved;
+}
+
+/* gg_config_start() and gg_config_finish() of one file. */
+char *gg_config_list(const struct gg *g, const char *file, size_t *len, const char **why)
+{
+	struct gg_run r;
+
+	*len = 0;
+	if (gg_config_start(g, file, &r, why) < 0)
+		return NULL;
+	return gg_config_finish(&r, len, why);
 }
 
 /* Appends s to the setting list in out (", " between, at most

@@ -36,8 +36,8 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 		       size_t errlen)
 {
 	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
-	size_t clen = 0, keep = 0;
-	unsigned links = 0, slot = b->clean_next;
+	size_t clen = 0;
+	unsigned links = 0;
 	struct stat st;
 	ssize_t n;
 	char *comp, *tail;
@@ -46,26 +46,11 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 		goto toolong;
 	cur[0] = '\0'; /* "" is "/": cur never ends with a slash */
 	tail = rest;
-	/* Start below the longest link-free prefix of the last walks that p
-	 * shares; this walk's own goes to its slot, or to the next one. */
-	for (unsigned i = 0; i < SBX_CLEAN_SLOTS; i++) {
-		size_t l = strlen(b->clean[i]);
-
-		if (l > keep && strncmp(p, b->clean[i], l) == 0 && (p[l] == '/' || p[l] == '\0')) {
-			keep = l;
-			slot = i;
-		}
-	}
-	if (keep > 0) {
-		memcpy(cur, b->clean[slot], keep + 1);
-		clen = keep;
-		tail = rest + keep;
-	} else {
-		b->clean_next = (b->clean_next + 1) % SBX_CLEAN_SLOTS;
-	}
+	/* Every path is walked from /, each component as the kernel meets
+	 * it: the plan's memo (b->memo) answers the looks at directories an
+	 * earlier path went through, so no link is judged without its walk. */
 	for (;;) {
 		/* cur is always an existing path of non-link components. */
-		memcpy(b->clean[slot], cur, clen + 1);
 		while (*tail == '/')
 			tail++;
 		if (*tail == '\0')
@@ -85,7 +70,7 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 		}
 		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
 			goto toolong;
-		if (lstat(next, &st) < 0)
+		if (sbx_memo_lstat(b->memo, next, &st) < 0)
 			return 0; /* missing (or unreadable): nothing to follow */
 		if (!S_ISLNK(st.st_mode)) {
 			memcpy(cur, next, strlen(next) + 1);
@@ -104,7 +89,7 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 			errbuf_set_errno(err, errlen, ELOOP, "%s path %s", what, p);
 			return -1;
 		}
-		n = readlink(next, target, sizeof(target) - 1);
+		n = sbx_memo_readlink(b->memo, next, target, sizeof(target) - 1);
 		if (n < 0) {
 			errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", next);
 			return -1;
@@ -150,7 +135,7 @@ int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const ch
 	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
 		return 0;
 	for (size_t i = 0; i < b->n_writable; i++) {
-		if (stat(b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
+		if (sbx_memo_stat(b->memo, b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
 			continue;
 		errbuf_set_errno(err, errlen, 0,
 			   "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which "
@@ -176,7 +161,6 @@ int sbx_check_host_path(const char *const *allow_write, const char *what, const 
 	}
 	for (size_t i = 0; allow_write != NULL && allow_write[i] != NULL; i++)
 		n++;
-	/* Large (the walk's PATH_MAX slots): on the heap. */
 	b = calloc(1, sizeof(*b));
 	if (b == NULL || (b->writable = calloc(n + 1, sizeof(char *))) == NULL) {
 		errbuf_set_errno(err, errlen, ENOMEM, "cannot check the %s path %s", what, path);

@@ -69,9 +69,9 @@ static char *strip_slashes(const char *p)
  * length of the canonical existing prefix when the path does not exist
  * (0 when it does). Canonical paths matter in the child: an absolute
  * symlink under /oldroot would resolve against the setup root, not the
- * host's. The last existing prefix resolved is remembered in b (the
- * mandatory table's missing paths share a few). Returns malloc'd or NULL
- * (errno).
+ * host's. Every look goes through the plan's memo: the mandatory denies
+ * are hundreds of mostly missing paths under a few directories. Returns
+ * malloc'd or NULL (errno).
  */
 static char *canon(struct sbx_builder *b, const char *p, size_t *missing)
 {
@@ -81,16 +81,14 @@ static char *canon(struct sbx_builder *b, const char *p, size_t *missing)
 	size_t rest;
 
 	*missing = 0;
-	if (stat(p, &pst) == 0)
-		return realpath(p, NULL);
+	if (sbx_memo_stat(b->memo, p, &pst) == 0)
+		return sbx_memo_realpath(b->memo, p);
 	if (errno != ENOENT && errno != ENOTDIR)
 		return NULL;
 	copy = strdup(p);
 	if (copy == NULL)
 		return NULL;
-	/* The longest existing prefix by stat (one call each), then one
-	 * realpath of it: realpath reads every component, and the mandatory
-	 * denies are a hundred mostly missing paths. */
+	/* The longest existing prefix by stat, then its realpath. */
 	for (;;) {
 		struct stat st;
 
@@ -101,26 +99,15 @@ static char *canon(struct sbx_builder *b, const char *p, size_t *missing)
 			return NULL;
 		}
 		*slash = '\0';
-		if (stat(slash == copy ? "/" : copy, &st) == 0)
+		if (sbx_memo_stat(b->memo, slash == copy ? "/" : copy, &st) == 0)
 			break;
 		if (errno != ENOENT && errno != ENOTDIR) {
 			free(copy);
 			return NULL;
 		}
 	}
-	/* The last prefix resolved, again: the same real path. */
 	prefix = slash == copy ? "/" : copy;
-	if (b->canon_dir[0] != '\0' && strcmp(prefix, b->canon_dir) == 0) {
-		r = strdup(b->canon_real);
-	} else {
-		r = realpath(prefix, NULL);
-		b->canon_dir[0] = '\0';
-		if (r != NULL && strlen(prefix) < sizeof(b->canon_dir) &&
-		    strlen(r) < sizeof(b->canon_real)) {
-			memcpy(b->canon_dir, prefix, strlen(prefix) + 1);
-			memcpy(b->canon_real, r, strlen(r) + 1);
-		}
-	}
+	r = sbx_memo_realpath(b->memo, prefix);
 	if (r == NULL) {
 		free(copy);
 		return NULL;
@@ -247,7 +234,7 @@ static int protect_link_target(struct sbx_builder *b, const char *p, unsigned de
 	ssize_t n;
 	int rc;
 
-	n = readlink(p, target, sizeof(target) - 1);
+	n = sbx_memo_readlink(b->memo, p, target, sizeof(target) - 1);
 	if (n < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", p);
 		return -1;
@@ -309,14 +296,15 @@ static int protect_existing(struct sbx_builder *b, const char *p, struct stat *s
 			return -1;
 		}
 	}
-	c = realpath(p, NULL);
+	c = sbx_memo_realpath(b->memo, p);
 	if (c == NULL && errno == ENOENT && S_ISLNK(st->st_mode))
 		return protect_link_target(b, p, depth, err, errlen);
 	if (c == NULL) {
 		errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
 		return -1;
 	}
-	if (stat(c, st) == 0 && sbx_check_hard_links(b, "a write deny", p, st, err, errlen) < 0) {
+	if (sbx_memo_stat(b->memo, c, st) == 0 &&
+	    sbx_check_hard_links(b, "a write deny", p, st, err, errlen) < 0) {
 		free(c);
 		return -1;
 	}
@@ -354,6 +342,10 @@ static int make_placeholder(struct sbx_builder *b, const char *p, char *first, b
 		if (fd >= 0)
 			fd = close(fd);
 	}
+	/* Something new on the host: the memo's failed looks may be stale
+	 * now, under any spelling (and so for the cleanup if this fails). */
+	sbx_memo_changed(b->memo);
+	/* The kernel's own look: what we made is what we remove after. */
 	if (fd < 0 || lstat(first, &st) < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot create a placeholder to protect %s at %s", p, first);
 		free(first);
@@ -380,7 +372,7 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	struct stat st;
 	bool is_dir;
 
-	if (lstat(p, &st) == 0)
+	if (sbx_memo_lstat(b->memo, p, &st) == 0)
 		return protect_existing(b, p, &st, depth, err, errlen);
 	if (errno != ENOENT && errno != ENOTDIR) {
 		errbuf_set_errno(err, errlen, errno, "cannot check %s", p);
@@ -405,7 +397,7 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	 * (worktrees, submodules) when .git/hooks is protected. Nothing can
 	 * be created under it, but it could be replaced by a directory with
 	 * hooks: protect the file itself. */
-	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+	if (sbx_memo_stat(b->memo, dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		free(first);
 		return add_op(b, SBX_OP_PROTECT, dir, NULL, false) < 0 ? -1 : 0;
 	}
@@ -440,7 +432,7 @@ static int unseen(struct sbx_builder *b, const char *s, char *err, size_t errlen
 		errbuf_set_errno(err, errlen, errno, "deny_read path %s", s);
 		return -1;
 	}
-	if (lstat(c, &st) == 0) {
+	if (sbx_memo_lstat(b->memo, c, &st) == 0) {
 		errbuf_set_errno(err, errlen, 0,
 				 "deny_read path %s appeared while the sandbox was planned; run again", s);
 		free(c);
@@ -483,7 +475,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 		/* Nothing there (through any link): nothing to hide or
 		 * re-allow; an allow_write is reported below. A deny_read
 		 * one is kept unreadable should it appear (unseen.c). */
-		if (kind != SBX_OP_ALLOW_WRITE && stat(s, &st) < 0 &&
+		if (kind != SBX_OP_ALLOW_WRITE && sbx_memo_stat(b->memo, s, &st) < 0 &&
 		    (errno == ENOENT || errno == ENOTDIR)) {
 			if (kind == SBX_OP_DENY_READ && unseen(b, s, err, errlen) < 0) {
 				free(s);
@@ -493,7 +485,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			continue;
 		}
 		c = canon(b, s, &missing);
-		if (c == NULL || stat(c, &st) < 0) {
+		if (c == NULL || sbx_memo_stat(b->memo, c, &st) < 0) {
 			rc = errno;
 			if (kind == SBX_OP_DENY_READ && c != NULL && missing > 0 &&
 			    sbx_unseen_add(b, c, missing) < 0) {
@@ -584,8 +576,9 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 			return -1;
 		}
 		h = canon(b, cfg->files[i].path, &missing);
-		s = realpath(cfg->files[i].source, NULL);
-		if (h == NULL || s == NULL || missing != 0 || stat(h, &st) < 0 || stat(s, &sst) < 0 ||
+		s = sbx_memo_realpath(b->memo, cfg->files[i].source);
+		if (h == NULL || s == NULL || missing != 0 || sbx_memo_stat(b->memo, h, &st) < 0 ||
+		    sbx_memo_stat(b->memo, s, &sst) < 0 ||
 		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 			errbuf_set_errno(err, errlen, errno, "cannot show %s with the content of %s",
 				   cfg->files[i].path, cfg->files[i].source);
@@ -625,6 +618,9 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	size_t i;
 
 	memset(b, 0, sizeof(*b));
+	/* Without memory for the memo the plan asks the kernel every time:
+	 * slower, the same answers. */
+	b->memo = sbx_memo_new();
 	if (plan_list(b, cfg->allow_write, SBX_OP_ALLOW_WRITE, "allow_write", err, errlen) < 0)
 		goto fail;
 	b->n_writable = b->n_ops;
@@ -657,6 +653,8 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 		goto fail;
 	free(b->writable);
 	b->writable = NULL;
+	sbx_memo_free(b->memo);
+	b->memo = NULL;
 	sort_ops(b->ops, b->n_ops);
 	pl->ops = b->ops;
 	pl->n_ops = b->n_ops;
@@ -675,6 +673,8 @@ nomem:
 fail:
 	free(b->writable);
 	b->writable = NULL;
+	sbx_memo_free(b->memo);
+	b->memo = NULL;
 	sbx_env_free(pl->envp);
 	pl->envp = NULL;
 	sbx_ops_free(b->ops, b->n_ops);

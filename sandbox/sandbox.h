@@ -270,8 +270,12 @@ typedef const char *(*sbx_env_fn)(void *arg, const char *name);
  * /etc/gitconfig, and $GIT_CONFIG_GLOBAL or ~/.gitconfig and
  * $XDG_CONFIG_HOME/git/config (~/.config/git/config without it), as env
  * gives the variables (HOME among them), parsed by the host's git. A
- * config git cannot parse names nothing git would use. Returns 0, or -1
- * when add() did or on ENOMEM. Blocks (runs git).
+ * config git cannot parse names nothing git would use; one whose bytes do
+ * not hold "include", "templatedir" or "hookspath" (in any case) cannot
+ * name such a setting, and git is not run for it. Returns 0, or -1 when
+ * add() did, on ENOMEM, or when git could not be run on a config that
+ * may name one. Blocks (runs git: on the configs known at once side by
+ * side, then on what they include).
  */
 int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *arg) NONNULL(1, 3) WUNRES;
 

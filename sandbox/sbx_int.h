@@ -111,8 +111,34 @@ struct sbx {
 	size_t n_unguarded;         /* sbx_unseen_unguarded() */
 };
 
-/* Link-free prefixes sbx_check_links() remembers (struct sbx_builder). */
-#define SBX_CLEAN_SLOTS 8
+/*
+ * pathmemo.c (parent): what one mount plan has seen of the host, so that
+ * each path is looked at once per plan (the reasons it decides nothing a
+ * second look would not are at the top of pathmemo.c). Every function
+ * takes a NULL memo, or one without memory for a new entry, as "ask the
+ * kernel": the answer is the same, only slower.
+ */
+struct sbx_memo;
+
+/* A new, empty memo; NULL when out of memory. Freed by sbx_memo_free(). */
+struct sbx_memo *sbx_memo_new(void) MALLOC WUNRES;
+/* Frees m and everything it holds; NULL is a no-op. */
+void sbx_memo_free(struct sbx_memo *m);
+/* lstat(2), stat(2) and readlink(2) of p, from the memo when p was looked
+ * at already: same returns and errno as the call. */
+int sbx_memo_lstat(struct sbx_memo *m, const char *p, struct stat *st) NONNULL(2, 3) WUNRES;
+int sbx_memo_stat(struct sbx_memo *m, const char *p, struct stat *st) NONNULL(2, 3) WUNRES;
+ssize_t sbx_memo_readlink(struct sbx_memo *m, const char *p, char *buf, size_t len)
+	NONNULL(2, 3) WUNRES;
+/* realpath(p, NULL) of an absolute p, walked component by component with
+ * the memo's looks (a relative p goes to realpath(3)). Returns malloc'd
+ * (the caller frees it) or NULL with errno. */
+char *sbx_memo_realpath(struct sbx_memo *m, const char *p) NONNULL(2) MALLOC WUNRES;
+/* The caller has created something on the host: every failed look is
+ * redone when next asked (successful ones stay). */
+void sbx_memo_changed(struct sbx_memo *m);
+/* How many lstat/stat/readlink calls m made (tests). */
+size_t sbx_memo_calls(const struct sbx_memo *m);
 
 /* The growing plan while mountplan.c builds it. */
 struct sbx_builder {
@@ -122,15 +148,12 @@ struct sbx_builder {
 	size_t n_ph, cap_ph;
 	char **writable; /* canonical allow_write paths (borrowed from ops) */
 	size_t n_writable;
-	/* sbx_check_links(): the directories the last SBX_CLEAN_SLOTS walks
-	 * reached, each made of existing non-link components only ("" none);
-	 * a later path under one needs no second look at them (the table's
-	 * paths share HOME, ~/.config, the working directory...). */
-	char clean[SBX_CLEAN_SLOTS][PATH_MAX];
-	unsigned clean_next; /* the slot the next walk fills */
-	/* canon(): the last existing directory it resolved and its real
-	 * path ("" none); the mandatory table's missing paths share a few. */
-	char canon_dir[PATH_MAX], canon_real[PATH_MAX];
+	/* Every lstat, stat, readlink and realpath of the plan (links.c,
+	 * mountplan.c) goes through it: the mandatory table's hundreds of
+	 * paths share HOME, ~/.config, the working directory. Owned by
+	 * sbx_plan_build(), freed before it returns; NULL: none (plain calls,
+	 * as sbx_check_host_path() makes for its one path). */
+	struct sbx_memo *memo;
 	struct sbx_unseen unseen; /* moved to the plan when it is complete */
 };
 

@@ -78,9 +78,10 @@ int cli_write_session_env(session_t *sess, const char *host, uint16_t port,
 			  const mask_table_t *masks) NONNULL(1, 2) WUNRES;
 
 /* The machine facts of struct plan_host, read once: HOME (else the
- * password database's home), that home, the working directory, our
- * binary, environ. Strings are copies in h's storage; never fails (an
- * unknown fact is NULL). */
+ * password database's home), that home (h.pw_home points to h.home when
+ * both name the same directory: same device and inode), the working
+ * directory, our binary, environ. Strings are copies in h's storage;
+ * never fails (an unknown fact is NULL). */
 struct cli_host {
 	struct plan_host h;
 	char home[PATH_MAX], pw_home[PATH_MAX], cwd[PATH_MAX], self[PATH_MAX];

@@ -304,6 +304,16 @@ void cli_host_read(struct cli_host *ch)
 	/* As the shell does: $HOME, else the password database. */
 	ch->h.pw_home = keep(ch->pw_home, pw != NULL ? pw->pw_dir : NULL);
 	ch->h.home = keep(ch->home, home != NULL && home[0] != '\0' ? home : ch->h.pw_home);
+	/* The password database's home spelled otherwise but the same
+	 * directory as $HOME (HOME=/home/u with /home -> /var/home): its rows
+	 * would be the same files, walked and checked a second time. */
+	if (ch->h.home != NULL && ch->h.pw_home != NULL && strcmp(ch->h.home, ch->h.pw_home) != 0) {
+		struct stat hst, pst;
+
+		if (stat(ch->h.home, &hst) == 0 && stat(ch->h.pw_home, &pst) == 0 &&
+		    hst.st_dev == pst.st_dev && hst.st_ino == pst.st_ino)
+			ch->h.pw_home = ch->h.home;
+	}
 	ch->h.cwd = getcwd(ch->cwd, sizeof(ch->cwd));
 	n = readlink("/proc/self/exe", ch->self, sizeof(ch->self) - 1);
 	if (n > 0) {

@@ -137,6 +137,119 @@ static void test_protect_paths(void)
 	free(dir);
 }
 
+/* The environment of test_global_settings(): HOME and a system config
+ * of the test's (GIT_CONFIG_SYSTEM), nothing else. */
+struct fake_env {
+	char home[2048], sys[2048];
+};
+
+static const char *fake_env(void *arg, const char *name)
+{
+	struct fake_env *e = arg;
+
+	if (strcmp(name, "HOME") == 0)
+		return e->home;
+	if (strcmp(name, "GIT_CONFIG_SYSTEM") == 0)
+		return e->sys;
+	return NULL;
+}
+
+/* Lines of the file at path (0 when it does not exist). */
+static unsigned count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	unsigned n = 0;
+	int ch;
+
+	if (f == NULL)
+		return 0;
+	while ((ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * sbx_git_protect_global(): git is run on a global or system config only
+ * when its bytes can name a setting the protection acts on; whatever the
+ * case the settings are written in, their paths are protected (git itself
+ * parses them); a config without such a word costs no run of git and
+ * protects the same (the default templates only). A git that logs each
+ * run stands first on PATH.
+ */
+static void test_global_settings(void)
+{
+	static const struct {
+		const char *global, *sys;
+		const char *want; /* the paths added after the default templates */
+		unsigned runs;    /* runs of git */
+	} rows[] = {
+		{"[user]\n\tname = x\n[alias]\n\tst = status\n", "[credential]\n\thelper = store\n", "", 0},
+		{"[INCLUDE]\n\tPath = inc.cfg\n", "", "/home/inc.cfg\n", 1},
+		{"[Core]\n\tHooksPath = /abs/hooks\n", "", "/abs/hooks\n", 1},
+		{"[init]\n\ttemplateDIR = ~/tpl\n", "", "/home/tpl\n", 1},
+		{"[includeIf \"gitdir:/x/\"]\n\tpath = /y/inc\n", "", "/y/inc\n", 1},
+		/* both configs name one: git runs on both, side by side */
+		{"[core]\n\thookspath = ~/h\n", "[init]\n\ttemplatedir = /t\n", "/t\n/home/h\n", 2},
+		/* the word in a comment: git runs, and lists nothing */
+		{"# hooksPath once\n[user]\n\tname = x\n", "", "", 1},
+	};
+	char *dir = test_mkdtemp(), p[8192], log[2048], bin[2048], script[8192], real[2048];
+	const char *old_path = getenv("PATH");
+	char *saved = old_path != NULL ? strdup(old_path) : NULL;
+	struct fake_env e;
+	FILE *f;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	/* The real git, or skip. */
+	f = popen("command -v git", "r");
+	CU_ASSERT_FATAL(f != NULL);
+	real[0] = '\0';
+	if (fgets(real, sizeof(real), f) != NULL)
+		real[strcspn(real, "\n")] = '\0';
+	pclose(f);
+	if (real[0] != '/') {
+		TEST_SKIP("no git on PATH");
+		test_rmtree(dir);
+		free(dir);
+		free(saved);
+		return;
+	}
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	CU_ASSERT_FATAL(mkdir(bin, 0755) == 0);
+	snprintf(log, sizeof(log), "%s/runs", dir);
+	snprintf(script, sizeof(script), "#!/bin/sh\necho run >> '%s'\nexec '%s' \"$@\"\n", log, real);
+	snprintf(p, sizeof(p), "%s/git", bin);
+	CU_ASSERT_FATAL(test_write_file(p, script, strlen(script)) == 0);
+	CU_ASSERT_FATAL(chmod(p, 0755) == 0);
+	CU_ASSERT_FATAL(setenv("PATH", bin, 1) == 0);
+	snprintf(e.home, sizeof(e.home), "%s/home", dir);
+	CU_ASSERT_FATAL(mkdir(e.home, 0755) == 0);
+	snprintf(e.sys, sizeof(e.sys), "%s/sys.cfg", dir);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct collect c;
+		char want[1024];
+
+		memset(&c, 0, sizeof(c));
+		c.prefix = dir;
+		(void)unlink(log);
+		snprintf(p, sizeof(p), "%s/.gitconfig", e.home);
+		CU_ASSERT_FATAL(test_write_file(p, rows[i].global, strlen(rows[i].global)) == 0);
+		CU_ASSERT_FATAL(test_write_file(e.sys, rows[i].sys, strlen(rows[i].sys)) == 0);
+		CU_ASSERT(sbx_git_protect_global(fake_env, &e, collect, &c) == 0);
+		snprintf(want, sizeof(want), "/usr/share/git-core/templates\n%s", rows[i].want);
+		CU_ASSERT_STRING_EQUAL(c.buf, want);
+		CU_ASSERT_EQUAL(count_lines(log), rows[i].runs);
+		if (strcmp(c.buf, want) != 0 || count_lines(log) != rows[i].runs)
+			fprintf(stderr, "row %zu: got %s (%u runs)\n", i, c.buf, count_lines(log));
+	}
+	if (saved != NULL)
+		CU_ASSERT(setenv("PATH", saved, 1) == 0);
+	free(saved);
+	test_rmtree(dir);
+	free(dir);
+}
+
 TEST_REGISTRAR(sandbox_gitguard_register)
 {
 	CU_pSuite s = test_suite("sandbox_gitguard", NULL, NULL);
@@ -144,4 +257,5 @@ TEST_REGISTRAR(sandbox_gitguard_register)
 	test_add(s, "allowlist: harmless settings, and what names a program", test_allowlist);
 	test_add(s, "commondir shape: parent named worktrees", test_parent_named);
 	test_add(s, "mount plan: the control paths of a repository", test_protect_paths);
+	test_add(s, "global config: git run only where a setting can be named", test_global_settings);
 }
