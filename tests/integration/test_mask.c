@@ -1461,8 +1461,10 @@ static void test_remask_url_encoders(void)
 	ROW(out != NULL && strstr(out, rq) == NULL, "quote() of the real value reached the client");
 	ROW(out != NULL && strstr(out, "Wr1%40Ty8") == NULL, "a piece of the real value reached the client");
 	snprintf(want, sizeof(want), "\r\n\r\np=%s\nq=%s\nEND\n", sp, sq);
+	/* (the answer is not printed: it may hold the real value) */
 	ROW(out != NULL && strstr(out, want) != NULL,
-	    "the client did not get quote_plus() and quote() of the sentinel: '%s'", test_nz(out));
+	    "the client did not get quote_plus() and quote() of the sentinel (%zu bytes came)",
+	    out != NULL ? strlen(out) : 0);
 	free(out);
 	(void)test_proc_stop(echo, SIGTERM, 5000);
 	test_proc_free(echo);
