@@ -72,13 +72,21 @@
 /* Most `from` + `to` bytes in one set, percent forms included. */
 #define MASK_SET_MAX_BYTES (4u << 20)
 /* A `from` with up to this many bytes that a URL encoder escapes gets
- * every mix of raw and escaped forms of them (MASK_SET_PERCENT); with
- * more, the forms encoders write: by byte value, each subset of the
- * optional bytes it holds (those some encoders keep: / + = : @ ...)
- * escaped when there are at most MASK_PCT_CLASS_MAX distinct ones, else
- * none or all of them, the other bytes always escaped. */
+ * every mix of raw and escaped forms of them (MASK_SET_PERCENT), a space
+ * also as '+'; with more, by byte value, each subset of the optional
+ * bytes it holds (those some encoders keep: / + = : @ ...) escaped when
+ * there are at most MASK_PCT_CLASS_MAX distinct ones, else none or all of
+ * them, the other bytes always escaped. Whatever the number, also the
+ * form each known encoder writes (set.c pct_profiles[]: Python quote()
+ * and quote_plus(), JavaScript encodeURIComponent, Go QueryEscape, Java
+ * URLEncoder, PHP urlencode, ...), without duplicates. */
 #define MASK_PCT_MIX_MAX 4
 #define MASK_PCT_CLASS_MAX 4
+/* A `from` longer than this (a key file, a certificate, their JSON and
+ * base64 forms) gets only the forms the known encoders write, not the
+ * mixes above: each percent form costs its length in every set
+ * (docs/masking.md "What the forms cost"). */
+#define MASK_PCT_FULL_MAX 1024
 
 /* One substitution: occurrences of from[0..from_len) become to[0..to_len).
  * from_len >= 1. Sentinels and real values have equal lengths, but any
@@ -88,7 +96,16 @@ struct mask_pair {
 	size_t from_len;
 	const void *to;
 	size_t to_len;
+	/* Which percent forms of this pair the set makes, where it makes
+	 * them (MASK_SET_PERCENT, pct_from): MASK_PCT_ALL (zero, the
+	 * default), MASK_PCT_ENCODERS (only what the known encoders write)
+	 * or MASK_PCT_NONE (a form too unlikely in a URL to pay for them;
+	 * tablesets.c). */
+	unsigned char pct;
 };
+
+/* struct mask_pair pct. */
+enum { MASK_PCT_ALL = 0, MASK_PCT_ENCODERS = 1, MASK_PCT_NONE = 2 };
 
 /* mask_set_new() flags. */
 enum {
@@ -158,6 +175,10 @@ unsigned mask_set_hygiene(const mask_set_t *set) NONNULL(1);
 
 /* Number of pairs given to mask_set_new(): the size of count arrays. */
 size_t mask_set_npairs(const mask_set_t *set) NONNULL(1);
+
+/* Whether every pattern's `to` has its `from`'s length (percent forms
+ * included): what mask_replace_inplace() needs. Pure. */
+bool mask_set_equal_len(const mask_set_t *set) NONNULL(1);
 
 /* Length of the longest `from` in the set, percent forms included (0 for
  * an empty set). A stream never holds back more than this minus one. */
@@ -583,9 +604,11 @@ long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len) NONN
 
 /*
  * Whether a real value, in any form the remask set knows (raw,
- * JSON-escaped, base64, and their percent forms), occurs in buf as it is
- * or, when buf holds a '%', in buf with every %XX decoded (%67hp_ for
- * ghp_): returns the credential index of the value found, or -1 when none
+ * JSON-escaped, with changed line ends, base64, and their percent forms),
+ * occurs in buf as it is or, when buf holds a '%', in buf with every %XX
+ * decoded (%67hp_ for ghp_), or, when buf holds a '+' and some value a
+ * space, with '+' as a space too: returns the credential index of the
+ * value found, or -1 when none
  * (or on ENOMEM, errno set). For a request head, before anything of it
  * goes anywhere (SPEC §4.2). Copies into a scratch of the table that is
  * wiped after use.

@@ -46,6 +46,64 @@ static size_t pct_nspecial(const unsigned char *s, size_t len)
  */
 #define PCT_OPTIONAL ";,/?:@&=+$!*'()#[]"
 
+/*
+ * What real encoders write, by byte value: the bytes other than letters
+ * and digits each one leaves as they are (every other byte it writes as
+ * %XX), whether it writes a space as '+' (form encoding), and whether it
+ * writes lower-case hex (all of them write upper-case but .NET's
+ * HttpUtility.UrlEncode, whose row is WebUtility.UrlEncode's). Checked
+ * against each one over every printable ASCII byte (docs/masking.md
+ * "Percent-encoded forms").
+ */
+static const struct pct_profile {
+	const char *keep;
+	bool plus, lower;
+} pct_profiles[] = {
+	/* Python quote(safe=''), PHP rawurlencode, .NET Uri.EscapeDataString,
+	 * curl before 7.88 and curl_easy_escape, Ruby CGI.escapeURIComponent */
+	{ "-._~", false, false },
+	/* Python quote() (safe='/') */
+	{ "-._~/", false, false },
+	/* Python quote_plus() and urlencode(), Go url.QueryEscape and
+	 * Values.Encode, Ruby CGI.escape, curl --data-urlencode (7.88) */
+	{ "-._~", true, false },
+	/* Java URLEncoder.encode, WHATWG URLSearchParams (JavaScript, Node),
+	 * Ruby URI.encode_www_form_component: '~' escaped */
+	{ "-._*", true, false },
+	/* PHP urlencode and http_build_query */
+	{ "-._", true, false },
+	/* .NET WebUtility.UrlEncode (upper), HttpUtility.UrlEncode (lower) */
+	{ "-._!*()", true, true },
+	/* JavaScript encodeURIComponent, Node querystring.escape */
+	{ "-._~!*'()", false, false },
+	/* jQuery $.param (encodeURIComponent, then %20 as '+') */
+	{ "-._~!*'()", true, false },
+	/* axios params (encodeURIComponent, then : $ , [ ] back, '+') */
+	{ "-._~!*'():$,[]", true, false },
+	/* JavaScript encodeURI */
+	{ "-._~!#$&'()*+,/:;=?@", false, false },
+	/* Go url.PathEscape */
+	{ "-._~$&+:=@", false, false },
+	/* Go url.URL path (String(), EscapedPath()) */
+	{ "-._~$&+,/:;=@", false, false },
+	/* Go url.UserPassword in a URL */
+	{ "-._~$&+,;=", false, false },
+	/* Java java.net.URI path */
+	{ "-._~!$&'()*+,/:;=@", false, false },
+	/* WHATWG URL userinfo (JavaScript new URL(), its password) */
+	{ "-._~!$%&'()*+,", false, false },
+	/* WHATWG URL path */
+	{ "-._~!$%&'()*+,/:;=@[\\]^|", false, false },
+	/* WHATWG URL query (fetch("...?k=" + value)) */
+	{ "-._~!$%&()*+,/:;=?@[\\]^`{|}", false, false },
+	/* JavaScript escape() */
+	{ "*+-./@_", false, false },
+	/* every byte but letters and digits: Rust percent_encoding's
+	 * NON_ALPHANUMERIC */
+	{ "", false, false },
+};
+#define PCT_NPROFILES (sizeof(pct_profiles) / sizeof(pct_profiles[0]))
+
 /* bitof[c]: the bit of each optional byte that s holds (in PCT_OPTIONAL's
  * order), -1 for every other byte. Returns how many distinct optional
  * bytes s holds. */
@@ -61,57 +119,227 @@ static size_t pct_optional_bits(const unsigned char *s, size_t len, int bitof[25
 	return d;
 }
 
+/* A set of byte values. */
+struct byteset {
+	uint64_t w[4];
+};
+
+static bool bs_has(const struct byteset *b, unsigned char c)
+{
+	return (b->w[c >> 6] >> (c & 63) & 1) != 0;
+}
+
+static void bs_add(struct byteset *b, unsigned char c)
+{
+	b->w[c >> 6] |= (uint64_t)1 << (c & 63);
+}
+
 /*
- * The escape subsets of a `from` with k escapable bytes:
- *  - k <= MASK_PCT_MIX_MAX: every non-empty subset of the positions;
- *  - else, by byte value, as encoders choose: the bytes every encoder
- *    escapes always escaped, and of the d distinct optional bytes
- *    (PCT_OPTIONAL) each subset when d <= MASK_PCT_CLASS_MAX, else none
- *    or all; the subset that leaves everything raw is not a form.
- * *mixed: whether the first regime applies; *must: whether some byte is
- * escaped in every form (second regime). Returns the number of subsets.
+ * One percent form of a pair: which bytes of `from` are written %XX
+ * (by position: the escapable positions picked by `subset`, bit j for the
+ * j-th; or by byte value: those in `esc`), whether an escaped space is
+ * written '+' instead, and the hex case.
  */
-static size_t pct_nsubsets(const unsigned char *from, size_t len, bool *mixed, bool *must)
-{
-	size_t k = pct_nspecial(from, len), nopt = 0, d;
-	int bitof[256];
+struct pct_spec {
+	struct byteset esc;
+	uint32_t subset;
+	bool by_pos, plus, lower;
+};
 
-	*mixed = k <= MASK_PCT_MIX_MAX;
-	*must = false;
-	if (k == 0)
-		return 0;
-	if (*mixed)
-		return ((size_t)1 << k) - 1;
-	d = pct_optional_bits(from, len, bitof);
-	for (size_t i = 0; i < len; i++)
-		nopt += bitof[from[i]] >= 0;
-	*must = nopt < k;
-	return (d <= MASK_PCT_CLASS_MAX ? (size_t)1 << d : 2) - (*must ? 0 : 1);
+/*
+ * The percent forms of one pair, deduplicated: no two give the same
+ * `from` string, and none gives the raw one. At most:
+ * every non-empty subset of MASK_PCT_MIX_MAX positions, again with '+'
+ * for space, or the 2^MASK_PCT_CLASS_MAX class subsets, each in two hex
+ * cases; then one per profile, two for a profile that writes lower case.
+ */
+#define PCT_SPECS_MAX (2 * (2 * ((size_t)1 << MASK_PCT_MIX_MAX) + PCT_NPROFILES))
+struct pct_plan {
+	size_t n;
+	struct pct_spec spec[PCT_SPECS_MAX];
+	/* scratch of pct_plan_make(): the canonical key of each spec */
+	struct pct_spec key[PCT_SPECS_MAX];
+};
+
+/* Whether hex byte b has a letter digit (so that its case shows). */
+static bool hex_has_letter(unsigned char b)
+{
+	return (b >> 4) >= 10 || (b & 15) >= 10;
 }
 
-/* Number of percent forms generated for a `from` (the raw form
- * excluded): each subset (pct_nsubsets()) in upper and lower hex. Clients
- * escape consistently, so mixed hex case is not generated. */
-static size_t pct_nvariants(const unsigned char *from, size_t len)
+/*
+ * The canonical key of spec s for a `from` whose byte values are
+ * `present` and whose escapable positions are pos[0..npos) (mixed regime
+ * only): two specs with equal keys write the same string, and two with
+ * different keys different strings. A position subset that treats every
+ * occurrence of a byte value alike is keyed by value, so it meets the
+ * profile that escapes those values. Returns false when s writes the raw
+ * `from` (nothing escaped).
+ */
+static bool pct_key(const struct pct_spec *s, const struct byteset *present, const unsigned char *f,
+		    const size_t *pos, size_t npos, struct pct_spec *key)
 {
-	bool mixed, must;
+	bool letter = false;
 
-	return 2 * pct_nsubsets(from, len, &mixed, &must);
+	memset(key, 0, sizeof(*key));
+	if (s->by_pos) {
+		struct byteset on = { { 0, 0, 0, 0 } }, off = { { 0, 0, 0, 0 } };
+
+		for (size_t j = 0; j < npos; j++)
+			bs_add((s->subset >> j & 1) != 0 ? &on : &off, f[pos[j]]);
+		for (size_t w = 0; w < 4; w++)
+			if ((on.w[w] & off.w[w]) != 0)
+				key->by_pos = true; /* a byte value both ways */
+		if (key->by_pos)
+			key->subset = s->subset;
+		key->esc = on;
+	} else {
+		for (size_t w = 0; w < 4; w++)
+			key->esc.w[w] = s->esc.w[w] & present->w[w];
+	}
+	key->plus = s->plus && bs_has(&key->esc, ' ');
+	for (unsigned c = 0; c < 256 && !letter; c++)
+		letter = bs_has(&key->esc, (unsigned char)c) && hex_has_letter((unsigned char)c) &&
+			 !(c == ' ' && key->plus);
+	key->lower = s->lower && letter;
+	for (size_t w = 0; w < 4; w++)
+		if (key->esc.w[w] != 0)
+			return true;
+	return false;
 }
 
-/* Writes s with the bytes selected by esc (NULL: every escapable byte)
- * escaped, to out when not NULL; returns the length. */
-static size_t pct_encode(const unsigned char *s, size_t len, const bool *esc, bool lower,
+/* Appends spec s to the plan unless it writes the raw `from` or a string
+ * some earlier spec writes. */
+static void pct_plan_add(struct pct_plan *pl, const struct pct_spec *s, const struct byteset *present,
+			 const unsigned char *f, const size_t *pos, size_t npos)
+{
+	struct pct_spec key;
+
+	if (pl->n >= PCT_SPECS_MAX || !pct_key(s, present, f, pos, npos, &key))
+		return;
+	for (size_t k = 0; k < pl->n; k++)
+		if (memcmp(&pl->key[k], &key, sizeof(key)) == 0)
+			return;
+	pl->key[pl->n] = key;
+	pl->spec[pl->n++] = *s;
+}
+
+/*
+ * The percent forms of pair p, in this order (each upper then lower hex):
+ *  - k <= MASK_PCT_MIX_MAX escapable bytes: every non-empty subset of
+ *    their positions, then, when p holds a space, each subset that
+ *    escapes every space again with '+' for it;
+ *  - more: by byte value, the bytes every encoder escapes always escaped,
+ *    and of the d distinct optional bytes (PCT_OPTIONAL) each subset when
+ *    d <= MASK_PCT_CLASS_MAX, else none or all;
+ *  - then every encoder profile (pct_profiles[]), whatever k (only
+ *    these for a pair marked MASK_PCT_ENCODERS or longer than
+ *    MASK_PCT_FULL_MAX), in
+ *    upper-case hex and, where the encoder writes it, lower-case.
+ * Duplicates and the raw form itself are left out (pct_plan_add()). A '+'
+ * for a space is planned only where `to` has a space too (equal lengths:
+ * a sentinel keeps punctuation, SPEC §4.1), so the pair keeps equal
+ * lengths. Cost: O(from_len) plus a constant per spec.
+ */
+static void pct_plan_make(const struct mask_pair *p, struct pct_plan *pl)
+{
+	const unsigned char *f = p->from, *t = p->to;
+	size_t k = pct_nspecial(f, p->from_len), pos[MASK_PCT_MIX_MAX], npos = 0;
+	struct byteset present = { { 0, 0, 0, 0 } }, must = { { 0, 0, 0, 0 } };
+	bool space = false, plus_ok = true;
+	struct pct_spec s;
+
+	pl->n = 0;
+	for (size_t i = 0; i < p->from_len; i++) {
+		bs_add(&present, f[i]);
+		if (f[i] == ' ') {
+			space = true;
+			/* '+' keeps the lengths equal only over a space of `to` */
+			if (p->to_len == p->from_len && t[i] != ' ')
+				plus_ok = false;
+		}
+		if (!pct_unreserved(f[i]) && npos < MASK_PCT_MIX_MAX && k <= MASK_PCT_MIX_MAX)
+			pos[npos++] = i;
+	}
+	if (k == 0 || p->pct == MASK_PCT_ENCODERS || p->from_len > MASK_PCT_FULL_MAX) {
+		/* only the profiles (with k == 0: those that escape
+		 * unreserved bytes, '~', '-') */
+	} else if (k <= MASK_PCT_MIX_MAX) {
+		for (int plus = 0; plus <= (space && plus_ok); plus++) {
+			for (uint32_t sub = 1; sub < (1u << npos); sub++) {
+				bool all_spaces = true;
+
+				for (size_t j = 0; j < npos; j++)
+					if (f[pos[j]] == ' ' && (sub >> j & 1) == 0)
+						all_spaces = false;
+				if (plus && !all_spaces)
+					continue;
+				for (int lower = 0; lower <= 1; lower++) {
+					memset(&s, 0, sizeof(s));
+					s.by_pos = true;
+					s.subset = sub;
+					s.plus = plus != 0;
+					s.lower = lower != 0;
+					pct_plan_add(pl, &s, &present, f, pos, npos);
+				}
+			}
+		}
+	} else {
+		int bitof[256];
+		size_t d = pct_optional_bits(f, p->from_len, bitof), nsub;
+
+		for (unsigned c = 0; c < 256; c++)
+			if (bs_has(&present, (unsigned char)c) && !pct_unreserved((unsigned char)c) &&
+			    bitof[c] < 0)
+				bs_add(&must, (unsigned char)c);
+		nsub = d <= MASK_PCT_CLASS_MAX ? (size_t)1 << d : 2;
+		for (size_t sub = 0; sub < nsub; sub++) {
+			for (int lower = 0; lower <= 1; lower++) {
+				memset(&s, 0, sizeof(s));
+				s.esc = must;
+				for (unsigned c = 0; c < 256; c++) {
+					int b = bitof[c];
+
+					if (b >= 0 && (d <= MASK_PCT_CLASS_MAX ? (sub >> b & 1) != 0 : sub != 0))
+						bs_add(&s.esc, (unsigned char)c);
+				}
+				s.lower = lower != 0;
+				pct_plan_add(pl, &s, &present, f, pos, 0);
+			}
+		}
+	}
+	for (size_t r = 0; r < PCT_NPROFILES; r++) {
+		for (int lower = 0; lower <= pct_profiles[r].lower; lower++) {
+			memset(&s, 0, sizeof(s));
+			for (unsigned c = 0; c < 256; c++) {
+				bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+					     (c >= '0' && c <= '9');
+
+				if (!alnum && (c == 0 || strchr(pct_profiles[r].keep, (int)c) == NULL))
+					bs_add(&s.esc, (unsigned char)c);
+			}
+			s.plus = pct_profiles[r].plus && plus_ok;
+			s.lower = lower != 0;
+			pct_plan_add(pl, &s, &present, f, pos, k <= MASK_PCT_MIX_MAX ? npos : 0);
+		}
+	}
+}
+
+/* How pct_encode() writes a byte. */
+enum { PCT_RAW, PCT_HEX, PCT_PLUS };
+
+/* Writes s with each byte as esc says (PCT_*), to out when not NULL;
+ * returns the length. */
+static size_t pct_encode(const unsigned char *s, size_t len, const unsigned char *esc, bool lower,
 			 unsigned char *out)
 {
 	const char *hex = lower ? "0123456789abcdef" : "0123456789ABCDEF";
 	size_t n = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		bool e = esc != NULL ? esc[i] : !pct_unreserved(s[i]);
-		if (!e) {
+		if (esc[i] != PCT_HEX) {
 			if (out != NULL)
-				out[n] = s[i];
+				out[n] = esc[i] == PCT_PLUS ? '+' : s[i];
 			n++;
 			continue;
 		}
@@ -125,53 +353,50 @@ static size_t pct_encode(const unsigned char *s, size_t len, const bool *esc, bo
 	return n;
 }
 
+/* How form s writes byte b of a `from` (or of a `to` of another length),
+ * given whether s escapes it at all. */
+static unsigned char pct_how(const struct pct_spec *s, unsigned char b, bool escaped)
+{
+	if (!escaped)
+		return PCT_RAW;
+	return s->plus && b == ' ' ? PCT_PLUS : PCT_HEX;
+}
+
 /*
- * Variant v (0 <= v < pct_nvariants) of pair p: its `from` with a subset of
- * its escapable bytes escaped, and its `to` escaped to match. When to has
- * from's length, exactly the same positions of `to` are escaped, whatever
- * bytes sit there (a sentinel and its real value keep punctuation in
- * place, SPEC §4.1, so these are mostly the same bytes; where they are
- * not, as in the base64 forms, %XX of any byte still decodes to it), so
- * the variant keeps the pair's equal lengths and in-place substitution
- * works; otherwise every escapable byte of `to`. Writes to fout/tout when
- * not NULL; the lengths always. esc is scratch of from_len entries.
+ * Form s (from pct_plan_make()) of pair p: its `from` with the bytes s
+ * selects escaped, and its `to` escaped to match. When to has from's
+ * length, exactly the same positions of `to` are written the same way,
+ * whatever bytes sit there (a sentinel and its real value keep
+ * punctuation in place, SPEC §4.1, so these are mostly the same bytes;
+ * where they are not, as in the base64 forms, %XX of any byte still
+ * decodes to it; a '+' is planned only over a space of `to`), so the
+ * form keeps the pair's equal lengths and in-place substitution works;
+ * otherwise `to`'s bytes by the same rule (by position: every escapable
+ * byte). Writes to fout/tout when not NULL; the lengths always. esc is
+ * scratch of max(from_len, to_len) entries.
  */
-static void pct_variant(const struct mask_pair *p, size_t v, bool *esc, unsigned char *fout,
-			size_t *flen, unsigned char *tout, size_t *tlen)
+static void pct_variant(const struct mask_pair *p, const struct pct_spec *s, unsigned char *esc,
+			unsigned char *fout, size_t *flen, unsigned char *tout, size_t *tlen)
 {
 	const unsigned char *f = p->from, *t = p->to;
-	bool lower = (v & 1) != 0, mixed, must;
-	size_t subset = v >> 1, d = 0;
-	bool same_places = p->to_len == p->from_len;
 	size_t bit = 0;
-	int bitof[256];
 
-	(void)pct_nsubsets(f, p->from_len, &mixed, &must);
-	if (mixed || !must)
-		subset++; /* 0, everything raw, is the raw form itself */
-	if (!mixed)
-		d = pct_optional_bits(f, p->from_len, bitof);
 	for (size_t i = 0; i < p->from_len; i++) {
-		int ob;
+		bool e;
 
-		esc[i] = false;
-		if (pct_unreserved(f[i]))
-			continue;
-		if (mixed) {
-			esc[i] = (subset >> bit & 1) != 0;
-			bit++;
-			continue;
-		}
-		ob = bitof[f[i]];
-		if (ob < 0)
-			esc[i] = true; /* every encoder escapes it */
-		else if (d <= MASK_PCT_CLASS_MAX)
-			esc[i] = (subset >> ob & 1) != 0;
+		if (!s->by_pos)
+			e = bs_has(&s->esc, f[i]);
+		else if (pct_unreserved(f[i]))
+			e = false;
 		else
-			esc[i] = subset != 0; /* none or all of them */
+			e = (s->subset >> bit++ & 1) != 0;
+		esc[i] = pct_how(s, f[i], e);
 	}
-	*flen = pct_encode(f, p->from_len, esc, lower, fout);
-	*tlen = pct_encode(t, p->to_len, same_places ? esc : NULL, lower, tout);
+	*flen = pct_encode(f, p->from_len, esc, s->lower, fout);
+	if (p->to_len != p->from_len)
+		for (size_t i = 0; i < p->to_len; i++)
+			esc[i] = pct_how(s, t[i], s->by_pos ? !pct_unreserved(t[i]) : bs_has(&s->esc, t[i]));
+	*tlen = pct_encode(t, p->to_len, esc, s->lower, tout);
 }
 
 /* ------------------------------------------------------------------ */
@@ -464,24 +689,24 @@ static void first_bytes(mask_set_t *set)
 #endif
 }
 
-/* Copies pair bytes (or percent variant v, when v != SIZE_MAX) into the
+/* Copies pair bytes (or its percent form spec, when not NULL) into the
  * arena at *boff as pattern k. esc: scratch for pct_variant. */
-static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, size_t pair, size_t v,
-		      bool *esc, size_t *boff)
+static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, size_t pair,
+		      const struct pct_spec *spec, unsigned char *esc, size_t *boff)
 {
 	struct mask_pat *pt = &set->pat[k];
 	unsigned char *b = set->bytes + *boff;
 	size_t flen, tlen;
 
-	if (v == SIZE_MAX) {
+	if (spec == NULL) {
 		flen = p->from_len;
 		tlen = p->to_len;
 		memcpy(b, p->from, flen);
 		if (tlen != 0)
 			memcpy(b + flen, p->to, tlen);
 	} else {
-		pct_variant(p, v, esc, b, &flen, NULL, &tlen);
-		pct_variant(p, v, esc, NULL, &flen, b + flen, &tlen);
+		pct_variant(p, spec, esc, b, &flen, NULL, &tlen);
+		pct_variant(p, spec, esc, NULL, &flen, b + flen, &tlen);
 	}
 	pt->from_off = (uint32_t)*boff;
 	pt->from_len = (uint32_t)flen;
@@ -496,10 +721,10 @@ static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, si
 }
 
 /* Checks the pairs and sums patterns and bytes, percent forms (of the
- * pairs from pct_from on) included. */
+ * pairs from pct_from on) included. pl, esc: scratch. */
 static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t npairs,
-					  size_t pct_from, bool *esc, size_t *npats,
-					  size_t *from_bytes, size_t *all_bytes)
+					  size_t pct_from, struct pct_plan *pl, unsigned char *esc,
+					  size_t *npats, size_t *from_bytes, size_t *all_bytes)
 {
 	*npats = 0;
 	*from_bytes = 0;
@@ -508,7 +733,6 @@ static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t 
 		return MASK_SET_ERR_ARGS;
 	for (size_t i = 0; i < npairs; i++) {
 		const struct mask_pair *p = &pairs[i];
-		size_t nv;
 
 		if (p->from_len == 0)
 			return MASK_SET_ERR_EMPTY;
@@ -516,16 +740,18 @@ static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t 
 			return MASK_SET_ERR_ARGS;
 		if (p->from_len > MASK_PATTERN_MAX_BYTES || p->to_len > MASK_PATTERN_MAX_BYTES)
 			return MASK_SET_ERR_TOO_LONG;
-		/* Bounded: at most MAX_PAIRS * (2^(MIX_MAX+1) - 1) * 6 * 16 KiB,
+		/* Bounded: at most MAX_PAIRS * (1 + PCT_SPECS_MAX) * 3 * 16 KiB,
 		 * far below SIZE_MAX, and checked against MAX_BYTES below. */
 		*npats += 1;
 		*from_bytes += p->from_len;
 		*all_bytes += p->from_len + p->to_len;
-		nv = i >= pct_from ? pct_nvariants(p->from, p->from_len) : 0;
-		for (size_t v = 0; v < nv; v++) {
+		pl->n = 0;
+		if (i >= pct_from && p->pct != MASK_PCT_NONE)
+			pct_plan_make(p, pl);
+		for (size_t v = 0; v < pl->n; v++) {
 			size_t fl, tl;
 
-			pct_variant(p, v, esc, NULL, &fl, NULL, &tl);
+			pct_variant(p, &pl->spec[v], esc, NULL, &fl, NULL, &tl);
 			*npats += 1;
 			*from_bytes += fl;
 			*all_bytes += fl + tl;
@@ -574,7 +800,7 @@ static void arena_place(mask_set_t *set, const struct arena_layout *l)
  * live in the arena at l's offsets and spell the secrets too: wiped here.
  */
 static void set_build(mask_set_t *set, const struct arena_layout *l, const struct mask_pair *pairs,
-		      size_t npairs, size_t pct_from, bool *esc)
+		      size_t npairs, size_t pct_from, struct pct_plan *pl, unsigned char *esc)
 {
 	uint32_t *first_child = (uint32_t *)(void *)(set->mem.base + l->first_child);
 	uint32_t *next_sib = (uint32_t *)(void *)(set->mem.base + l->next_sib);
@@ -584,12 +810,13 @@ static void set_build(mask_set_t *set, const struct arena_layout *l, const struc
 
 	set->nnodes = 1;
 	for (k = 0; k < npairs; k++)
-		pat_store(set, k, &pairs[k], k, SIZE_MAX, esc, &boff);
+		pat_store(set, k, &pairs[k], k, NULL, esc, &boff);
 	for (size_t i = pct_from; i < npairs; i++) {
-		size_t nv = pct_nvariants(pairs[i].from, pairs[i].from_len);
-
-		for (size_t v = 0; v < nv; v++)
-			pat_store(set, k++, &pairs[i], i, v, esc, &boff);
+		pl->n = 0;
+		if (pairs[i].pct != MASK_PCT_NONE)
+			pct_plan_make(&pairs[i], pl);
+		for (size_t v = 0; v < pl->n; v++)
+			pat_store(set, k++, &pairs[i], i, &pl->spec[v], esc, &boff);
 	}
 	for (k = 0; k < set->npats; k++)
 		trie_insert(set, first_child, next_sib, node_byte, k);
@@ -605,17 +832,20 @@ mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_
 {
 	struct arena_layout l;
 	mask_set_t *set;
-	bool *esc;
+	unsigned char *esc;
+	struct pct_plan *pl;
 	size_t npats, from_bytes, all_bytes;
 
 	*res = MASK_SET_OK;
-	/* Scratch for pct_variant: one flag per byte of the longest from. */
-	esc = malloc(MASK_PATTERN_MAX_BYTES * sizeof(*esc));
-	if (esc == NULL) {
+	/* Scratch for pct_variant: one code per byte of the longest pair, and
+	 * one pair's plan of percent forms. */
+	esc = malloc(MASK_PATTERN_MAX_BYTES);
+	pl = malloc(sizeof(*pl));
+	if (esc == NULL || pl == NULL) {
 		*res = MASK_SET_ERR_NOMEM;
-		return NULL;
+		goto fail_esc;
 	}
-	*res = pairs_measure(pairs, npairs, pct_from, esc, &npats, &from_bytes, &all_bytes);
+	*res = pairs_measure(pairs, npairs, pct_from, pl, esc, &npats, &from_bytes, &all_bytes);
 	if (*res != MASK_SET_OK)
 		goto fail_esc;
 	set = calloc(1, sizeof(*set));
@@ -635,14 +865,23 @@ mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_
 	set->npats = npats;
 	set->equal_len = true;
 	arena_place(set, &l);
-	set_build(set, &l, pairs, npairs, pct_from, esc);
+	set_build(set, &l, pairs, npairs, pct_from, pl, esc);
+	/* esc and the plan spell which bytes the secrets hold where */
+	explicit_bzero(esc, MASK_PATTERN_MAX_BYTES);
+	explicit_bzero(pl, sizeof(*pl));
 	free(esc);
+	free(pl);
 	return set;
 
 fail_set:
 	free(set);
 fail_esc:
+	if (esc != NULL)
+		explicit_bzero(esc, MASK_PATTERN_MAX_BYTES);
+	if (pl != NULL)
+		explicit_bzero(pl, sizeof(*pl));
 	free(esc);
+	free(pl);
 	return NULL;
 }
 
@@ -663,6 +902,11 @@ unsigned mask_set_hygiene(const mask_set_t *set)
 size_t mask_set_npairs(const mask_set_t *set)
 {
 	return set->npairs;
+}
+
+bool mask_set_equal_len(const mask_set_t *set)
+{
+	return set->equal_len;
 }
 
 size_t mask_set_maxlen(const mask_set_t *set)

@@ -91,6 +91,7 @@ struct mask_table {
 	unsigned char *scratch; /* find_sentinel copy; wiped after use */
 	size_t scratch_cap;
 	bool stable;            /* sentinels derived from a key (not per-session) */
+	bool space_value;       /* some real value holds a space (find_real's '+' pass) */
 	struct tstale *stale;   /* [nstale] */
 	size_t nstale;
 	uint32_t *stale_value;  /* [nstale] stale[k].value (struct mask_outbound) */

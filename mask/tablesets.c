@@ -26,6 +26,24 @@ static size_t set_forms(const mask_table_t *t)
 	return t->nvalues * 2 + t->nstale <= MASK_SET_MAX_PAIRS ? t->nvalues : 0;
 }
 
+/*
+ * Every form of a real value maps to the same form of its sentinel, of the
+ * same length (a sentinel keeps the value's punctuation and control
+ * bytes, SPEC §4.1, and each form is made the same way from both): the
+ * head substitution is in place and relies on it. A set where that does
+ * not hold is a bug, not a configuration: refused (freed, -1, set_res
+ * MASK_SET_ERR_ARGS) rather than used.
+ */
+static int set_check_equal(mask_table_t *t, mask_set_t *set)
+{
+	if (mask_set_equal_len(set))
+		return 0;
+	mask_set_free(set);
+	t->set_res = MASK_SET_ERR_ARGS;
+	errno = EINVAL;
+	return -1;
+}
+
 /* Builds a set over every value; direction: 0 sent->sent, 1 real->sent,
  * or per-value inject flags (sent->real where set). Outbound sets (not
  * inbound) get the real-value forms after the values (set_forms()). */
@@ -79,6 +97,8 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 			errno = E2BIG;
 		return NULL;
 	}
+	if (set_check_equal(t, set) != 0)
+		return NULL;
 	t->set_hygiene &= mask_set_hygiene(set);
 	return set;
 }
@@ -128,13 +148,16 @@ static size_t b64_form(const char *v, size_t n, unsigned align, bool url, bool t
 /*
  * The remask set (SPEC §4.3): pair i = value i, real -> sentinel, then the
  * JSON-escaped forms of each value that differ (form_json(): as
- * JavaScript, Python, PHP and Go write them), then its base64 forms (three alignments, in the middle
- * of the data or ending it with its padding, standard and URL-safe
- * alphabets) -> the same forms of its sentinel, so an upstream that
- * echoes `Authorization: Basic base64(user:REAL)` or any base64 of a real
- * value does not hand the sandbox the value one decode away. Percent
- * forms of everything (MASK_SET_PERCENT). The forms live in the secret
- * arena.
+ * JavaScript, Python, PHP, Go and .NET write them, and with every control
+ * byte as \u00xx), then the value with its line ends changed (LF <-> CRLF,
+ * raw and JSON-escaped: form_lines()), then its base64 forms (three
+ * alignments, in the middle of the data or ending it with its padding,
+ * standard and URL-safe alphabets) -> the same forms of its sentinel, so
+ * an upstream that echoes `Authorization: Basic base64(user:REAL)` or any
+ * base64 of a real value does not hand the sandbox the value one decode
+ * away. Percent forms of everything (MASK_SET_PERCENT: every mix for a
+ * few escapable bytes, and what each known encoder writes). The forms
+ * live in the secret arena.
  */
 static mask_set_t *build_inbound(mask_table_t *t)
 {
@@ -148,6 +171,8 @@ static mask_set_t *build_inbound(mask_table_t *t)
 		t->set_res = res;
 		return NULL;
 	}
+	if (set_check_equal(t, set) != 0)
+		return NULL;
 	t->set_hygiene &= mask_set_hygiene(set);
 	return set;
 }
@@ -159,13 +184,16 @@ struct formlist {
 	size_t n;
 };
 
-/* Appends the pair from -> to (equal lengths) of value v. */
-static void form_add(struct formlist *fl, uint32_t v, const char *from, const char *to, size_t len)
+/* Appends the pair from -> to (equal lengths) of value v, with the
+ * percent forms pct says (MASK_PCT_*). */
+static void form_add(struct formlist *fl, uint32_t v, const char *from, const char *to, size_t len,
+		     unsigned char pct)
 {
 	fl->fv[fl->n] = v;
 	fl->pairs[fl->n].from = from;
 	fl->pairs[fl->n].to = to;
 	fl->pairs[fl->n].from_len = fl->pairs[fl->n].to_len = len;
+	fl->pairs[fl->n].pct = pct;
 	fl->n++;
 }
 
@@ -177,33 +205,43 @@ static void form_add(struct formlist *fl, uint32_t v, const char *from, const ch
  *                  and \u000c (Go);
  *   JSON_SLASH     '/' as \/ (PHP; most encoders leave it);
  *   JSON_HTML      '<', '>' and '&' as \u003c, \u003e, \u0026 (Go);
- *   JSON_NET       as .NET's System.Text.Json writes by default: upper-case
- *                  hex, '"' as \u0022, and '\'', '+' and '`' escaped too
- *                  (\u0027, \u002B, \u0060), with JSON_HTML's.
- * Always: '"' and '\\' escaped, \n \r \t short, the other control bytes
- * as \u00xx (lower-case hex, as all three write it). A multi-line secret
- * (a PEM key) is so found in a JSON body too.
+ *   JSON_NET       as .NET's System.Text.Json writes by default: '"' as
+ *                  \u0022, and '\'', '+' and '`' escaped too (\u0027,
+ *                  \u002B, \u0060), with JSON_HTML's and upper-case hex;
+ *   JSON_UCTRL     every control byte as \u00xx, \n \r \t \b \f too
+ *                  (\u000a: encoders that know no short escapes);
+ *   JSON_UPPER     upper-case hex digits (\u000A, \u003C).
+ * Always: '"' and '\\' escaped, \n \r \t short unless JSON_UCTRL, the
+ * other control bytes as \u00xx. A multi-line secret (a PEM key) is so
+ * found in a JSON body too.
  */
-enum { JSON_SHORT_BF = 1, JSON_SLASH = 2, JSON_HTML = 4, JSON_NET = 8 };
-static const unsigned json_styles[] = { JSON_SHORT_BF, JSON_SHORT_BF | JSON_SLASH, JSON_HTML,
-					JSON_SHORT_BF | JSON_HTML | JSON_NET };
+enum { JSON_SHORT_BF = 1, JSON_SLASH = 2, JSON_HTML = 4, JSON_NET = 8, JSON_UCTRL = 16, JSON_UPPER = 32 };
+static const unsigned json_styles[] = {
+	JSON_SHORT_BF,                                       /* JavaScript, Python */
+	JSON_SHORT_BF | JSON_SLASH,                          /* PHP */
+	JSON_HTML,                                           /* Go */
+	JSON_SHORT_BF | JSON_HTML | JSON_NET | JSON_UPPER,   /* .NET */
+	JSON_UCTRL,                                          /* \u000a */
+	JSON_UCTRL | JSON_UPPER,                             /* \u000A */
+};
 #define JSON_STYLES (sizeof(json_styles) / sizeof(json_styles[0]))
 
 /* The escape of byte b in style st into out (room for 6), its length;
  * 0 when b stays as it is. */
 static size_t json_escape(unsigned char b, unsigned st, char out[6])
 {
-	const char *hex = (st & JSON_NET) ? "0123456789ABCDEF" : "0123456789abcdef";
+	const char *hex = (st & JSON_UPPER) ? "0123456789ABCDEF" : "0123456789abcdef";
+	bool ctl_short = (st & JSON_UCTRL) == 0;
 	char shortc = 0;
 
 	switch (b) {
 	case '"': shortc = (st & JSON_NET) ? 0 : '"'; break;
 	case '\\': shortc = '\\'; break;
-	case '\n': shortc = 'n'; break;
-	case '\r': shortc = 'r'; break;
-	case '\t': shortc = 't'; break;
-	case '\b': shortc = (st & JSON_SHORT_BF) ? 'b' : 0; break;
-	case '\f': shortc = (st & JSON_SHORT_BF) ? 'f' : 0; break;
+	case '\n': shortc = ctl_short ? 'n' : 0; break;
+	case '\r': shortc = ctl_short ? 'r' : 0; break;
+	case '\t': shortc = ctl_short ? 't' : 0; break;
+	case '\b': shortc = ctl_short && (st & JSON_SHORT_BF) ? 'b' : 0; break;
+	case '\f': shortc = ctl_short && (st & JSON_SHORT_BF) ? 'f' : 0; break;
 	case '/': shortc = (st & JSON_SLASH) ? '/' : 0; break;
 	default: break;
 	}
@@ -251,40 +289,100 @@ static void json_write(const char *s, size_t len, unsigned st, char *out)
 	}
 }
 
-/* The JSON-escaped forms of value i (json_styles) that differ from the raw
- * one and from each other, into the arena. 0 or -1 (ENOMEM). */
-static int form_json(mask_table_t *t, struct formlist *fl, size_t i)
+/*
+ * The JSON-escaped forms (json_styles) of real[0..len) -> sent[0..len),
+ * a form of value i, that differ from it and from each other, into the
+ * arena. Percent forms (JSON in a URL or a form field) for those the
+ * common encoders write, not for the \u000a style nor, when lines (real is
+ * the value with its line ends changed), for any: each percent form of a
+ * multi-line value costs its length times the forms a URL encoder may
+ * write, in every set (docs/masking.md "What the forms cost"). 0 or -1
+ * (ENOMEM).
+ */
+static int form_json(mask_table_t *t, struct formlist *fl, size_t i, const char *real,
+		     const char *sent, size_t len, bool lines)
 {
-	const struct tvalue *v = &t->value[i];
 	const char *made[JSON_STYLES];
 	size_t made_len[JSON_STYLES], nmade = 0;
 
-	if (v->len > B64_FORM_MAX_VALUE)
-		return 0;
 	for (size_t k = 0; k < JSON_STYLES; k++) {
 		unsigned st = json_styles[k];
-		size_t n = json_len(v->real, v->len, st);
-		bool dup = n == v->len;
+		size_t n = json_len(real, len, st);
+		bool dup = n == len;
 		char *rj, *sj;
 
 		/* Sentinels keep punctuation and control bytes, so the
 		 * escapes fall at the same places in both; a length that
 		 * differs would mean they do not: no form then. */
-		if (dup || json_len(v->sent, v->len, st) != n)
+		if (dup || json_len(sent, len, st) != n)
 			continue;
 		rj = mask_secrets_alloc(t->sec, n);
 		sj = mask_secrets_alloc(t->sec, n);
 		if (rj == NULL || sj == NULL)
 			return -1;
-		json_write(v->real, v->len, st, rj);
-		json_write(v->sent, v->len, st, sj);
+		json_write(real, len, st, rj);
+		json_write(sent, len, st, sj);
 		for (size_t m = 0; m < nmade && !dup; m++)
 			dup = made_len[m] == n && memcmp(made[m], rj, n) == 0;
 		if (dup)
 			continue; /* the arena keeps the copy until the table goes */
 		made[nmade] = rj;
 		made_len[nmade++] = n;
-		form_add(fl, (uint32_t)i, rj, sj, n);
+		form_add(fl, (uint32_t)i, rj, sj, n,
+			 lines || (st & JSON_UCTRL) != 0 ? MASK_PCT_NONE : MASK_PCT_ALL);
+	}
+	return 0;
+}
+
+/* s[0..len) with its line ends changed, into out when not NULL (room for
+ * 2 len): crlf, every '\n' not after a '\r' as "\r\n"; else every "\r\n"
+ * as '\n'. Returns the new length. Pure. */
+static size_t line_ends(const char *s, size_t len, bool crlf, char *out)
+{
+	size_t o = 0;
+
+	for (size_t k = 0; k < len; k++) {
+		if (crlf && s[k] == '\n' && (k == 0 || s[k - 1] != '\r')) {
+			if (out != NULL)
+				out[o] = '\r';
+			o++;
+		} else if (!crlf && s[k] == '\r' && k + 1 < len && s[k + 1] == '\n') {
+			continue;
+		}
+		if (out != NULL)
+			out[o] = s[k];
+		o++;
+	}
+	return o;
+}
+
+/*
+ * Value i with its line ends changed, as a file or a form submission
+ * (HTML forms send every line end as CRLF) or a Windows tool writes it
+ * back: with a bare '\n', the form with "\r\n"; with "\r\n", the form with
+ * '\n'; each raw and in each JSON style ("\\r\\n", "\\u000d\\u000a"...).
+ * The sentinel keeps control bytes (SPEC §4.1), so its form has the same
+ * length; one that has not is skipped. 0 or -1 (ENOMEM).
+ */
+static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	const struct tvalue *v = &t->value[i];
+
+	for (int crlf = 1; crlf >= 0; crlf--) {
+		size_t n = line_ends(v->real, v->len, crlf != 0, NULL);
+		char *rl, *sl;
+
+		if (n == v->len || line_ends(v->sent, v->len, crlf != 0, NULL) != n)
+			continue;
+		rl = mask_secrets_alloc(t->sec, n);
+		sl = mask_secrets_alloc(t->sec, n);
+		if (rl == NULL || sl == NULL)
+			return -1;
+		(void)line_ends(v->real, v->len, crlf != 0, rl);
+		(void)line_ends(v->sent, v->len, crlf != 0, sl);
+		form_add(fl, (uint32_t)i, rl, sl, n, MASK_PCT_ENCODERS);
+		if (form_json(t, fl, i, rl, sl, n, true) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -320,15 +418,22 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 			stdf[k] = rf;
 			stdn[k] = rn;
 		}
-		form_add(fl, (uint32_t)i, rf, sf, rn);
+		form_add(fl, (uint32_t)i, rf, sf, rn, MASK_PCT_ALL);
 	}
 	return 0;
 }
 
+/* Most forms of one value before its percent forms: the raw value, its
+ * JSON forms, its base64 forms, and its two line-end forms with their
+ * JSON forms. */
+#define FORMS_PER_VALUE (1 + JSON_STYLES + 12 + 2 * (1 + JSON_STYLES))
+
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
- * i), then the JSON forms, then the base64 forms. 0, or -1 (ENOMEM,
- * t->set_res set). */
+ * i), then the JSON forms, then the line-end forms, then the base64
+ * forms. The JSON and line-end forms only for values up to
+ * B64_FORM_MAX_VALUE (a whole file as a secret would make the set too big
+ * for nothing). 0, or -1 (ENOMEM, t->set_res set). */
 static int build_forms(mask_table_t *t)
 {
 	struct formlist fl = {NULL, NULL, 0};
@@ -338,15 +443,22 @@ static int build_forms(mask_table_t *t)
 	for (i = 0; i < t->nvalues; i++)
 		if (t->value[i].len <= B64_FORM_MAX_VALUE && t->value[i].len > maxlen)
 			maxlen = t->value[i].len;
-	fl.pairs = calloc(t->nvalues * (14 + JSON_STYLES) + 1, sizeof(*fl.pairs));
-	fl.fv = calloc(t->nvalues * (14 + JSON_STYLES) + 1, sizeof(*fl.fv));
+	fl.pairs = calloc(t->nvalues * FORMS_PER_VALUE + 1, sizeof(*fl.pairs));
+	fl.fv = calloc(t->nvalues * FORMS_PER_VALUE + 1, sizeof(*fl.fv));
 	if (fl.pairs == NULL || fl.fv == NULL ||
 	    (maxlen > 0 && (scratch = mask_secrets_alloc(t->sec, maxlen + 2)) == NULL))
 		goto nomem;
 	for (i = 0; i < t->nvalues; i++)
-		form_add(&fl, (uint32_t)i, t->value[i].real, t->value[i].sent, t->value[i].len);
+		form_add(&fl, (uint32_t)i, t->value[i].real, t->value[i].sent, t->value[i].len, MASK_PCT_ALL);
+	for (i = 0; i < t->nvalues; i++) {
+		const struct tvalue *v = &t->value[i];
+
+		if (v->len <= B64_FORM_MAX_VALUE &&
+		    form_json(t, &fl, i, v->real, v->sent, v->len, false) != 0)
+			goto nomem;
+	}
 	for (i = 0; i < t->nvalues; i++)
-		if (form_json(t, &fl, i) != 0)
+		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_lines(t, &fl, i) != 0)
 			goto nomem;
 	for (i = 0; i < t->nvalues; i++)
 		if (form_b64(t, &fl, i, scratch) != 0)
@@ -472,6 +584,10 @@ int table_build_sets(mask_table_t *t)
 	static const unsigned wheres[] = { INJECT_HEADER, INJECT_QUERY, INJECT_BODY };
 	struct mask_outbound ob;
 
+	t->space_value = false;
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (memchr(t->value[i].real, ' ', t->value[i].len) != NULL)
+			t->space_value = true;
 	t->inbound = build_inbound(t);
 	if (t->inbound == NULL)
 		return -1;
@@ -562,15 +678,19 @@ static int hexval(unsigned char c)
 	return -1;
 }
 
-/* Copies buf into t->scratch, every %XX decoded when decode; returns the
- * copy's length, or -1 (ENOMEM). */
-static long scratch_fill(mask_table_t *t, const unsigned char *buf, size_t len, bool decode)
+/* How scratch_fill() copies. */
+enum fill { FILL_ASIS, FILL_PCT, FILL_FORM };
+
+/* Copies buf into t->scratch: as it is, with every %XX decoded
+ * (FILL_PCT), or also every '+' as a space (FILL_FORM, as a server reads
+ * a form-encoded query); returns the copy's length, or -1 (ENOMEM). */
+static long scratch_fill(mask_table_t *t, const unsigned char *buf, size_t len, enum fill how)
 {
 	size_t o = 0;
 
 	if (scratch_reserve(t, len) != 0)
 		return -1;
-	if (!decode) {
+	if (how == FILL_ASIS) {
 		memcpy(t->scratch, buf, len);
 		return (long)len;
 	}
@@ -583,7 +703,7 @@ static long scratch_fill(mask_table_t *t, const unsigned char *buf, size_t len, 
 			i += 2;
 			continue;
 		}
-		t->scratch[o++] = buf[i];
+		t->scratch[o++] = how == FILL_FORM && buf[i] == '+' ? ' ' : buf[i];
 	}
 	return (long)o;
 }
@@ -620,11 +740,15 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
 	if (t->nvalues == 0 || len == 0)
 		return -1;
 	/* As it is (raw, and the percent forms an encoder writes), then,
-	 * when it has a '%', with every %XX decoded (%67hp_ for ghp_). */
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1 && memchr(buf, '%', len) == NULL)
-			break;
-		if ((n = scratch_fill(t, buf, len, pass == 1)) < 0 || scratch_detect(t, (size_t)n) != 0)
+	 * when it has a '%', with every %XX decoded (%67hp_ for ghp_), then,
+	 * when it has a '+' and some value a space, with '+' as a space too
+	 * (a form-encoded query spelled any way a server decodes). */
+	for (enum fill how = FILL_ASIS; how <= FILL_FORM; how++) {
+		if (how == FILL_PCT && memchr(buf, '%', len) == NULL)
+			continue;
+		if (how == FILL_FORM && (!t->space_value || memchr(buf, '+', len) == NULL))
+			continue;
+		if ((n = scratch_fill(t, buf, len, how)) < 0 || scratch_detect(t, (size_t)n) != 0)
 			return -1;
 		if ((found = detected_real(t)) >= 0)
 			return found;
@@ -638,7 +762,7 @@ int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, u
 
 	if (t->nvalues == 0 || len == 0 || memchr(buf, '%', len) == NULL)
 		return 0;
-	if ((n = scratch_fill(t, buf, len, true)) < 0 || scratch_detect(t, (size_t)n) != 0)
+	if ((n = scratch_fill(t, buf, len, FILL_PCT)) < 0 || scratch_detect(t, (size_t)n) != 0)
 		return -1;
 	for (size_t v = 0; v < t->nvalues; v++)
 		counts[v] += t->detect_counts[v];

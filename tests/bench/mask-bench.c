@@ -18,6 +18,16 @@
  * mask_replace_buf() on each chunk.
  * Best of 3 runs; prints one line per case with MB/s (10^6 bytes/s) and
  * exits 0. Not part of `make test`.
+ *
+ *   mask-bench --table [NPEM]   (default 2)
+ *
+ * The cost of the forms a credential table compiles (mask/tablesets.c):
+ * a table of 20 masked variables, 20 - NPEM of them 48-byte keys drawn
+ * from letters, digits and the bytes URL encoders treat differently
+ * ("/+=:@;,!*$&'()?#[]~" and space), NPEM of them 4 KiB PEM keys. Prints
+ * the table's build time (best of 3), its number of real-value forms, the
+ * longest pattern, the resident memory the table adds, and the inbound
+ * (remask) stream's throughput on English text.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +37,7 @@
 #include <event2/buffer.h>
 
 #include "../../mask/mask.h"
+#include "../../policy/policy.h"
 
 #define CHUNK_BYTES 16384
 #define NPAT_MAX 10
@@ -102,7 +113,7 @@ static void make_english(unsigned char *p, size_t len)
 
 /* One timed pass; mode 0: baseline copy, 1: feed, 2: feed_buffer,
  * 3: mask_replace_buf() on each chunk. */
-static double run_once(mask_set_t *set, const unsigned char *data, size_t len, int mode,
+static double run_once(const mask_set_t *set, const unsigned char *data, size_t len, int mode,
 		       uint64_t *replaced)
 {
 	struct evbuffer *out = evbuffer_new(), *in = evbuffer_new();
@@ -148,7 +159,7 @@ static double run_once(mask_set_t *set, const unsigned char *data, size_t len, i
 	return t1 - t0;
 }
 
-static void bench(const char *name, mask_set_t *set, const unsigned char *data, size_t len, int mode)
+static void bench(const char *name, const mask_set_t *set, const unsigned char *data, size_t len, int mode)
 {
 	double best = 1e9;
 	uint64_t replaced = 0;
@@ -162,11 +173,117 @@ static void bench(const char *name, mask_set_t *set, const unsigned char *data, 
 	       (unsigned long long)replaced);
 }
 
+/* VmRSS of this process in KiB, or 0. */
+static long rss_kib(void)
+{
+	char line[256];
+	long kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kib = strtol(line + 6, NULL, 10);
+	fclose(f);
+	return kib;
+}
+
+/* A random PEM private key of 4084 bytes (64-character lines): just
+ * under the 4 KiB up to which a value gets its JSON and base64 forms. */
+static void make_pem(char *out, size_t cap)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = (size_t)snprintf(out, cap, "-----BEGIN PRIVATE KEY-----\n");
+
+	for (size_t i = 0; i < 3966 && n + 80 < cap; i++) {
+		out[n++] = b64[next_rand() % 64];
+		if (i % 64 == 63)
+			out[n++] = '\n';
+	}
+	n += (size_t)snprintf(out + n, cap - n, "==\n-----END PRIVATE KEY-----\n");
+}
+
+/* mask-bench --table [NPEM]: see the header. */
+static int table_bench(int npem, const unsigned char *english, size_t len)
+{
+	static const char opt[] = "/+=:@;,!*$&'()?#[]~ ";
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char doc[8192], name[32], val[8192];
+	size_t dl;
+	unsigned nerr = 0;
+	policy_t *p;
+	double best = 1e9;
+	long rss0, rss1 = 0;
+	size_t nforms = 0, maxlen = 0;
+	mask_table_t *keep = NULL;
+
+	dl = (size_t)snprintf(doc, sizeof(doc), "network:\n  allowedDomains: [api.example.com]\n"
+						"credentials:\n  envVars:\n");
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "PV_BENCH_K%02d", i);
+		if (i < npem) {
+			make_pem(val, sizeof(val));
+		} else {
+			/* letters and digits, with one of each optional byte
+			 * at random places among them */
+			for (size_t j = 0; j < 48; j++)
+				val[j] = alnum[next_rand() % 62];
+			for (size_t j = 0; j + 1 < sizeof(opt); j++)
+				val[4 + (j * 7 + (size_t)i) % 42] = opt[j];
+			val[48] = '\0';
+		}
+		if (setenv(name, val, 1) != 0)
+			return 1;
+		dl += (size_t)snprintf(doc + dl, sizeof(doc) - dl,
+				       "    - {name: %s, mode: mask, injectHosts: [api.example.com]}\n", name);
+	}
+	p = policy_load_buffer("bench.yaml", doc, dl, stderr, &nerr);
+	if (p == NULL) {
+		fprintf(stderr, "mask-bench: policy refused\n");
+		return 1;
+	}
+	rss0 = rss_kib();
+	for (int r = 0; r < 3; r++) {
+		char err[256];
+		double t0 = now_s(), t;
+		mask_table_t *t1 = mask_table_new(p, err, sizeof(err));
+
+		t = now_s() - t0;
+		if (t1 == NULL) {
+			fprintf(stderr, "mask-bench: table: %s\n", err);
+			policy_free(p);
+			return 1;
+		}
+		if (t < best)
+			best = t;
+		if (keep == NULL) {
+			keep = t1;
+			rss1 = rss_kib();
+			nforms = mask_table_form_count(t1);
+			maxlen = mask_set_maxlen(mask_table_inbound_set(t1));
+		} else {
+			mask_table_free(t1);
+		}
+	}
+	printf("mask-bench --table: 20 values (%d PEM of ~4 KiB, %d keys of 48 bytes with 20 optional bytes)\n",
+	       npem, 20 - npem);
+	printf("table build (best of 3)             %8.1f ms\n", best * 1e3);
+	printf("real-value forms (remask pairs)     %8zu\n", nforms);
+	printf("longest pattern                     %8zu bytes\n", maxlen);
+	printf("resident memory of one table        %8ld KiB\n", rss1 - rss0);
+	bench("feed remask set english", mask_table_inbound_set(keep), english, len, 1);
+	mask_table_free(keep);
+	policy_free(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char from[NPAT_MAX][PAT_LEN], to[NPAT_MAX][PAT_LEN];
 	struct mask_pair pairs[NPAT_MAX];
-	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64, len;
+	bool table = argc > 1 && strcmp(argv[1], "--table") == 0;
+	size_t mib = argc > 1 && !table ? strtoul(argv[1], NULL, 10) : 64, len;
 	unsigned char *nomatch, *matches, *bytes63, *english;
 	static const char alnum63[] =
 		"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n";
@@ -189,7 +306,7 @@ int main(int argc, char **argv)
 	}
 	make_patterns(from, to);
 	for (int i = 0; i < NPAT_MAX; i++)
-		pairs[i] = (struct mask_pair){ from[i], PAT_LEN, to[i], PAT_LEN };
+		pairs[i] = (struct mask_pair){ from[i], PAT_LEN, to[i], PAT_LEN, MASK_PCT_ALL };
 	for (size_t i = 0; i < len; i++)
 		nomatch[i] = (unsigned char)(' ' + next_rand() % 95);
 	memcpy(matches, nomatch, len);
@@ -199,6 +316,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < len; i++)
 		bytes63[i] = (unsigned char)alnum63[i % 63];
 	make_english(english, len);
+	if (table) {
+		int rc = table_bench(argc > 2 ? atoi(argv[2]) : 2, english, len);
+
+		free(nomatch);
+		free(matches);
+		free(bytes63);
+		free(english);
+		return rc;
+	}
 
 	set1 = mask_set_new(pairs, 1, MASK_SET_NO_MLOCK, &res);
 	set10 = set1 != NULL ? mask_set_new(pairs, NPAT_MAX, MASK_SET_NO_MLOCK, &res) : NULL;

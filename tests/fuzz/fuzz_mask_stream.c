@@ -71,6 +71,7 @@ static bool spec_parse(const uint8_t *d, size_t n, struct spec *s)
 	for (size_t i = 0; i < s->npairs; i++) {
 		s->pairs[i].from_len = 1 + d[o++] % 12;
 		s->pairs[i].to_len = d[o++] % 16;
+		s->pairs[i].pct = MASK_PCT_ALL;
 		if (s->pairs[i].from_len > s->maxlen)
 			s->maxlen = s->pairs[i].from_len;
 	}

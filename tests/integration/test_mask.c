@@ -29,6 +29,7 @@
  * As everywhere in the integration tests, clients run under `env -u` of the
  * variables that would change what they trust or which proxy they use.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <ftw.h>
 #include <signal.h>
@@ -1383,6 +1384,97 @@ static void test_remask_json_escape(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* s percent-encoded: letters, digits and keep as they are, a space as
+ * '+' when plus, every other byte as upper-case %XX (Python's quote() and
+ * quote_plus() with their safe sets). */
+static void pct_enc(const char *s, const char *keep, bool plus, char *out)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (isalnum(c) || strchr(keep, c) != NULL)
+			*out++ = (char)c;
+		else if (plus && c == ' ')
+			*out++ = '+';
+		else
+			out += sprintf(out, "%%%02X", c);
+	}
+	*out = '\0';
+}
+
+/*
+ * A real upstream (Python's urllib) that echoes a value with a space and
+ * six distinct optional bytes in the forms its encoders write:
+ * quote_plus() ('+' for the space, '/' escaped) and quote() ('/' kept,
+ * '+' escaped). The client must get the same forms of the sentinel, and
+ * no form of the real value. Before, a value with more than four
+ * distinct optional bytes was re-masked only with none or all of them
+ * escaped, and never with '+' for a space: both reached the client.
+ */
+#define FORM_REAL "Fm7/Qa9+Zx3=Lp5:Wr1@Ty8 Ui2!Op4*As6;Df0,Gh3Jk"
+static void test_remask_url_encoders(void)
+{
+	static const char script[] =
+		"import socket,sys\n"
+		"from urllib.parse import quote,quote_plus\n"
+		"v=sys.argv[1]\n"
+		"body=('p=%s\\nq=%s\\nEND\\n' % (quote_plus(v), quote(v))).encode()\n"
+		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(1)\n"
+		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
+		"c,_=s.accept(); c.recv(65536)\n"
+		"c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n'"
+		" % len(body) + body)\n"
+		"c.close()\n";
+	char *argv[] = {(char *)test_python(), "-c", (char *)script, FORM_REAL, NULL};
+	char addr[64], req[256], sent[sizeof(FORM_REAL)], path[4200];
+	char rp[3 * sizeof(FORM_REAL)], rq[3 * sizeof(FORM_REAL)], sp[3 * sizeof(FORM_REAL)],
+		sq[3 * sizeof(FORM_REAL)], want[8 * sizeof(FORM_REAL)];
+	char *out = NULL, *env, *audit;
+	struct test_proc *echo;
+	struct px p;
+	int fd, n;
+
+	CU_ASSERT_FATAL(px_start_env(&p, "PV_FORM=" FORM_REAL,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: PV_FORM, mode: mask, injectHosts: [\"127.0.0.1\"]}\n") == 0);
+	snprintf(path, sizeof(path), "%s/env", p.t.session);
+	env = test_read_file(path, NULL);
+	ROW(test_env_export(env, "PV_FORM", sent, sizeof(sent)) && strlen(sent) == strlen(FORM_REAL),
+	    "no PV_FORM sentinel in %s", path);
+	free(env);
+	echo = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(echo != NULL);
+	fd = test_tcp_connect(p.t.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "GET http://%s/echo HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
+	CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
+	out = test_recv_until(fd, "END\n", 5000, NULL, NULL);
+	close(fd);
+	pct_enc(FORM_REAL, "-._~", true, rp);
+	pct_enc(FORM_REAL, "-._~/", false, rq);
+	pct_enc(sent, "-._~", true, sp);
+	pct_enc(sent, "-._~/", false, sq);
+	ROW(out != NULL && strstr(out, rp) == NULL, "quote_plus() of the real value reached the client");
+	ROW(out != NULL && strstr(out, rq) == NULL, "quote() of the real value reached the client");
+	ROW(out != NULL && strstr(out, "Wr1%40Ty8") == NULL, "a piece of the real value reached the client");
+	snprintf(want, sizeof(want), "\r\n\r\np=%s\nq=%s\nEND\n", sp, sq);
+	/* (the answer is not printed: it may hold the real value) */
+	ROW(out != NULL && strstr(out, want) != NULL,
+	    "the client did not get quote_plus() and quote() of the sentinel (%zu bytes came)",
+	    out != NULL ? strlen(out) : 0);
+	free(out);
+	(void)test_proc_stop(echo, SIGTERM, 5000);
+	test_proc_free(echo);
+	audit = test_read_file(p.t.audit, NULL);
+	ROW(audit == NULL || (strstr(audit, FORM_REAL) == NULL && strstr(audit, rp) == NULL),
+	    "the audit file holds the real value");
+	free(audit);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /*
  * A chunked response that ends a reply with a chunk and then waits
  * (server-sent events, MCP's streamable HTTP, watch streams): the held
@@ -1956,6 +2048,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
 	test_add(s, "remask: a 400 ms stall inside a value", test_remask_stalled_upstream);
 	test_add(s, "remask: a JSON-escaped real value (\\/)", test_remask_json_escape);
+	test_add(s, "remask: quote_plus() and quote() of a value with six optional bytes and a space",
+		 test_remask_url_encoders);
 	test_add(s, "remask: 50000 values in a 2 MB body, counted in the audit", test_remask_large);
 	test_add(s, "2 MB upload with a sentinel every 9973 bytes (CL, chunked)", test_upload_large);
 	test_add(s, "three pipelined requests: injection and body rules per request", test_pipelined);

@@ -260,6 +260,347 @@ static void test_pct_by_byte(void)
 	unsetenv("PV_LK_PC");
 }
 
+/* ------------------------------------------------------------------ */
+/* Forms encoders write (issue: three families the re-test found)      */
+/* ------------------------------------------------------------------ */
+
+/* A table of one credential PV_LK_X = value; NULL on failure. */
+static mask_table_t *one_table(const char *value, policy_t **pp)
+{
+	static const char doc[] = "network:\n"
+				  "  allowedDomains: [api.example.com]\n"
+				  "credentials:\n"
+				  "  envVars:\n"
+				  "    - {name: PV_LK_X, mode: mask, injectHosts: [api.example.com]}\n";
+	unsigned nerr = 0;
+	char err[256];
+	mask_table_t *t = NULL;
+
+	setenv("PV_LK_X", value, 1);
+	*pp = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	if (*pp != NULL)
+		t = mask_table_new(*pp, err, sizeof(err));
+	unsetenv("PV_LK_X");
+	if (t != NULL && mask_table_value_count(t) != 1) {
+		mask_table_free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+/* What the inbound set makes of in (NUL-terminated, malloc'd), or NULL. */
+static char *remask(mask_table_t *t, const char *in, size_t len)
+{
+	struct evbuffer *out = evbuffer_new();
+	char *r = NULL;
+	size_t n;
+
+	if (out != NULL && mask_replace_buf(mask_table_inbound_set(t), in, len, out, NULL, NULL) == 0 &&
+	    (r = malloc((n = evbuffer_get_length(out)) + 1)) != NULL) {
+		if (evbuffer_remove(out, r, n) != (int)n) {
+			free(r);
+			r = NULL;
+		} else {
+			r[n] = '\0';
+		}
+	}
+	if (out != NULL)
+		evbuffer_free(out);
+	return r;
+}
+
+/*
+ * s percent-encoded as an encoder writes it: letters, digits and the
+ * bytes of keep as they are, a space as '+' when plus, every other byte
+ * as %XX in upper- or lower-case hex. The cases below check it against
+ * what the real encoders wrote.
+ */
+static void enc_pct(const char *s, const char *keep, bool plus, bool lower, char *out)
+{
+	const char *hex = lower ? "0123456789abcdef" : "0123456789ABCDEF";
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr(keep, c) != NULL) {
+			*out++ = (char)c;
+		} else if (plus && c == ' ') {
+			*out++ = '+';
+		} else {
+			*out++ = '%';
+			*out++ = hex[c >> 4];
+			*out++ = hex[c & 15];
+		}
+	}
+	*out = '\0';
+}
+
+/*
+ * Family 1 and 2: a value with many distinct optional bytes ('/', '+',
+ * '=', ':', '@', '!', '*', '~', ';', ',', '$') and a space, as each
+ * encoder writes it (the `want` strings are what Python 3.11, Node 20, Go
+ * 1.19, Java 17 and curl 7.88 printed for it; PHP and .NET per their
+ * documented safe sets). Each is re-masked on the way in into the same
+ * encoding of the sentinel, and found on the way out
+ * (mask_table_find_real()) as sent. Before, with more than four distinct
+ * optional bytes only "none or all of them escaped" was known, and never
+ * '+' for a space.
+ */
+#define EN_REAL "Pq7/Zx9+Wm3=Rt5:Yu1@Io8 Pa2!Sd4*Fg6~Hj0;Kl2,Mn4$Bv5"
+static void test_pct_encoders(void)
+{
+	static const struct {
+		const char *who, *keep;
+		bool plus, lower;
+		const char *want;
+	} encs[] = {
+		{ "Python quote()", "-._~/", false, false,
+		  "Pq7/Zx9%2BWm3%3DRt5%3AYu1%40Io8%20Pa2%21Sd4%2AFg6~Hj0%3BKl2%2CMn4%24Bv5" },
+		{ "Python quote(safe='')", "-._~", false, false,
+		  "Pq7%2FZx9%2BWm3%3DRt5%3AYu1%40Io8%20Pa2%21Sd4%2AFg6~Hj0%3BKl2%2CMn4%24Bv5" },
+		{ "Python quote_plus(), Go QueryEscape, curl --data-urlencode, Ruby CGI.escape", "-._~", true,
+		  false, "Pq7%2FZx9%2BWm3%3DRt5%3AYu1%40Io8+Pa2%21Sd4%2AFg6~Hj0%3BKl2%2CMn4%24Bv5" },
+		{ "JavaScript encodeURIComponent", "-._~!*'()", false, false,
+		  "Pq7%2FZx9%2BWm3%3DRt5%3AYu1%40Io8%20Pa2!Sd4*Fg6~Hj0%3BKl2%2CMn4%24Bv5" },
+		{ "JavaScript encodeURI", "-._~!#$&'()*+,/:;=?@", false, false,
+		  "Pq7/Zx9+Wm3=Rt5:Yu1@Io8%20Pa2!Sd4*Fg6~Hj0;Kl2,Mn4$Bv5" },
+		{ "URLSearchParams, Java URLEncoder, Ruby encode_www_form_component", "-._*", true, false,
+		  "Pq7%2FZx9%2BWm3%3DRt5%3AYu1%40Io8+Pa2%21Sd4*Fg6%7EHj0%3BKl2%2CMn4%24Bv5" },
+		{ "Go PathEscape", "-._~$&+:=@", false, false,
+		  "Pq7%2FZx9+Wm3=Rt5:Yu1@Io8%20Pa2%21Sd4%2AFg6~Hj0%3BKl2%2CMn4$Bv5" },
+		{ "PHP urlencode", "-._", true, false,
+		  "Pq7%2FZx9%2BWm3%3DRt5%3AYu1%40Io8+Pa2%21Sd4%2AFg6%7EHj0%3BKl2%2CMn4%24Bv5" },
+		{ ".NET WebUtility.UrlEncode", "-._!*()", true, false,
+		  "Pq7%2FZx9%2BWm3%3DRt5%3AYu1%40Io8+Pa2!Sd4*Fg6%7EHj0%3BKl2%2CMn4%24Bv5" },
+		{ ".NET HttpUtility.UrlEncode", "-._!*()", true, true,
+		  "Pq7%2fZx9%2bWm3%3dRt5%3aYu1%40Io8+Pa2!Sd4*Fg6%7eHj0%3bKl2%2cMn4%24Bv5" },
+	};
+	char sent[sizeof(EN_REAL)], want_s[3 * sizeof(EN_REAL)], in[4 * sizeof(EN_REAL)], *got;
+	mask_table_t *t;
+	policy_t *p;
+
+	t = one_table(EN_REAL, &p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT(mask_set_equal_len(mask_table_inbound_set(t)));
+	got = remask(t, EN_REAL, strlen(EN_REAL));
+	CU_ASSERT_FATAL(got != NULL && strlen(got) == strlen(EN_REAL) && strcmp(got, EN_REAL) != 0);
+	memcpy(sent, got, sizeof(sent));
+	free(got);
+	for (size_t k = 0; k < ARRAY_LEN(encs); k++) {
+		bool ok;
+
+		/* the test's encoder writes what the real one wrote */
+		enc_pct(EN_REAL, encs[k].keep, encs[k].plus, encs[k].lower, in);
+		CU_ASSERT(strcmp(in, encs[k].want) == 0);
+		/* inbound: the same encoding of the sentinel, same length */
+		enc_pct(sent, encs[k].keep, encs[k].plus, encs[k].lower, want_s);
+		snprintf(in, sizeof(in), "k=%s&x=1", encs[k].want);
+		got = remask(t, in, strlen(in));
+		ok = got != NULL && strlen(got) == strlen(in) && strncmp(got, "k=", 2) == 0 &&
+		     strncmp(got + 2, want_s, strlen(want_s)) == 0 && strcmp(got + 2 + strlen(want_s), "&x=1") == 0;
+		if (!ok)
+			printf("\n    %s form: not re-masked into the sentinel's form\n", encs[k].who);
+		CU_ASSERT(ok);
+		free(got);
+		/* outbound: refused as sent */
+		snprintf(in, sizeof(in), "/x?k=%s", encs[k].want);
+		if (mask_table_find_real(t, in, strlen(in)) < 0)
+			printf("\n    %s form: not found on its way out\n", encs[k].who);
+		CU_ASSERT(mask_table_find_real(t, in, strlen(in)) >= 0);
+	}
+	mask_table_free(t);
+	policy_free(p);
+}
+
+/*
+ * Family 2: '+' for a space (application/x-www-form-urlencoded) in a
+ * value with few escapable bytes (every mix of them is a form): re-masked
+ * and refused as quote_plus() writes it; a request target spelled any way
+ * a server decodes ('+' and %XX mixed) is refused too.
+ */
+#define SP_REAL "Tr0ub4dor horse Battery staple 42xQ"
+static void test_plus_space(void)
+{
+	static const char plus[] = "Tr0ub4dor+horse+Battery+staple+42xQ";
+	static const char mixed[] = "/s?q=%54r0ub4dor+horse%20Battery+staple+42x%51";
+	char sent[sizeof(SP_REAL)], want[sizeof(SP_REAL)], *got;
+	struct mask_outbound ob;
+	uint64_t *counts;
+	char body[64];
+	size_t total = 0;
+	mask_table_t *t;
+	policy_t *p;
+
+	t = one_table(SP_REAL, &p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	got = remask(t, SP_REAL, strlen(SP_REAL));
+	CU_ASSERT_FATAL(got != NULL && strlen(got) == strlen(SP_REAL) && strcmp(got, SP_REAL) != 0);
+	memcpy(sent, got, sizeof(sent));
+	free(got);
+	enc_pct(sent, "-._~", true, false, want);
+	got = remask(t, plus, strlen(plus));
+	if (got == NULL || strcmp(got, want) != 0)
+		printf("\n    '+' for a space: not re-masked into the sentinel's form\n");
+	CU_ASSERT(got != NULL && strcmp(got, want) == 0);
+	free(got);
+	CU_ASSERT(mask_table_find_real(t, plus, strlen(plus)) >= 0);
+	if (mask_table_find_real(t, mixed, strlen(mixed)) < 0)
+		printf("\n    '+' and %%XX mixed in a target: not found\n");
+	CU_ASSERT(mask_table_find_real(t, mixed, strlen(mixed)) >= 0);
+	/* an outbound body set counts it (the request is refused) */
+	CU_ASSERT_FATAL(mask_table_outbound(t, "other.example.com", 443, true, INJECT_BODY, &ob) == 0);
+	CU_ASSERT(mask_set_equal_len(ob.set));
+	counts = calloc(mask_set_npairs(ob.set), sizeof(*counts));
+	CU_ASSERT_FATAL(counts != NULL);
+	snprintf(body, sizeof(body), "a=%s", plus);
+	CU_ASSERT(mask_replace_inplace(ob.set, body, strlen(body), counts, &total) == 0);
+	CU_ASSERT(total == 1 && strstr(body, plus) == NULL);
+	free(counts);
+	mask_table_free(t);
+	policy_free(p);
+}
+
+/* s with '\n' as nl, '\r' as cr, '/' as "\/" when slash, '+' as \u002B
+ * when net: the JSON escapes these multi-line values need. */
+static void json_like(const char *s, const char *nl, const char *cr, bool slash, bool net, char *out)
+{
+	for (; *s != '\0'; s++) {
+		const char *e = *s == '\n' ? nl : *s == '\r' ? cr : slash && *s == '/' ? "\\/" :
+				net && *s == '+' ? "\\u002B" : NULL;
+
+		if (e == NULL) {
+			*out++ = *s;
+		} else {
+			memcpy(out, e, strlen(e));
+			out += strlen(e);
+		}
+	}
+	*out = '\0';
+}
+
+/*
+ * Family 3: a multi-line value echoed in JSON with every control byte as
+ * \u00xx (lower and upper hex), and with its line ends turned into CRLF,
+ * raw and in each JSON style ("\r\n", "\u000d\u000a", PHP's, .NET's); a
+ * CRLF value read back with LF line ends. Each is re-masked into the same
+ * form of the sentinel and refused on the way out.
+ */
+#define ML2_REAL "AbC1dEf2/Gh+Ij3=kLm\nKl4mNo5pQr6sTu\nSt7uVw8xYz9aBc\n"
+#define CR_REAL "Zy9XwV8u/Ts+7Rq\r\nPo6NmL5kJi4\r\nHg3FeD2c\r\n"
+static void test_json_lines(void)
+{
+	static const struct {
+		const char *what, *nl, *cr;
+		bool crlf, slash, net;
+	} forms[] = {
+		{ "\\u000a", "\\u000a", "\\u000d", false, false, false },
+		{ "\\u000A", "\\u000A", "\\u000D", false, false, false },
+		{ "CRLF raw", "\n", "\r", true, false, false },
+		{ "CRLF as \\r\\n", "\\n", "\\r", true, false, false },
+		{ "CRLF as \\r\\n, PHP", "\\n", "\\r", true, true, false },
+		{ "CRLF as \\r\\n, .NET", "\\n", "\\r", true, false, true },
+		{ "CRLF as \\u000d\\u000a", "\\u000a", "\\u000d", true, false, false },
+		{ "CRLF as \\u000D\\u000A", "\\u000A", "\\u000D", true, false, false },
+	};
+	char sent[sizeof(ML2_REAL)], lines[2 * sizeof(ML2_REAL)], in[8 * sizeof(ML2_REAL)];
+	char want[8 * sizeof(ML2_REAL)], *got;
+	mask_table_t *t;
+	policy_t *p;
+
+	t = one_table(ML2_REAL, &p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT(mask_set_equal_len(mask_table_inbound_set(t)));
+	got = remask(t, ML2_REAL, strlen(ML2_REAL));
+	CU_ASSERT_FATAL(got != NULL && strlen(got) == strlen(ML2_REAL) && strcmp(got, ML2_REAL) != 0);
+	memcpy(sent, got, sizeof(sent));
+	free(got);
+	for (size_t k = 0; k < ARRAY_LEN(forms); k++) {
+		const char *src = ML2_REAL;
+		bool ok;
+
+		if (forms[k].crlf) {
+			json_like(ML2_REAL, "\r\n", "\r", false, false, lines);
+			src = lines;
+		}
+		json_like(src, forms[k].nl, forms[k].cr, forms[k].slash, forms[k].net, in);
+		if (forms[k].crlf)
+			json_like(sent, "\r\n", "\r", false, false, lines);
+		json_like(forms[k].crlf ? lines : sent, forms[k].nl, forms[k].cr, forms[k].slash, forms[k].net,
+			  want);
+		got = remask(t, in, strlen(in));
+		ok = got != NULL && strcmp(got, want) == 0;
+		if (!ok)
+			printf("\n    %s: not re-masked into the sentinel's form\n", forms[k].what);
+		CU_ASSERT(ok);
+		free(got);
+		if (mask_table_find_real(t, in, strlen(in)) < 0)
+			printf("\n    %s: not found on its way out\n", forms[k].what);
+		CU_ASSERT(mask_table_find_real(t, in, strlen(in)) >= 0);
+	}
+	mask_table_free(t);
+	policy_free(p);
+
+	/* A CRLF value read back with LF line ends, raw and as "\n". */
+	t = one_table(CR_REAL, &p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	json_like(CR_REAL, "\n", "", false, false, in);
+	CU_ASSERT(mask_table_find_real(t, in, strlen(in)) >= 0);
+	json_like(CR_REAL, "\\n", "", false, false, in);
+	CU_ASSERT(mask_table_find_real(t, in, strlen(in)) >= 0);
+	got = remask(t, in, strlen(in));
+	CU_ASSERT(got != NULL && strcmp(got, in) != 0 && strstr(got, "Po6NmL5kJi4") == NULL);
+	free(got);
+	mask_table_free(t);
+	policy_free(p);
+}
+
+/*
+ * A PEM key (over MASK_PCT_FULL_MAX, so only the encoders' percent forms)
+ * posted from an HTML form: CRLF line ends, form-encoded as browsers and
+ * URLSearchParams write it ('+' for a space, %0D%0A, '*' kept, '~'
+ * escaped). Re-masked and refused.
+ */
+static void test_pem_form_post(void)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char pem[1600], crlf[1700], post[5200], want[5200], sent[1600], *got;
+	size_t n = 0;
+	uint64_t r = 0x9e3779b97f4a7c15ull;
+	mask_table_t *t;
+	policy_t *p;
+
+	n += (size_t)snprintf(pem, sizeof(pem), "-----BEGIN EC PRIVATE KEY-----\n");
+	for (size_t i = 0; i < 1280; i++) {
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		pem[n++] = b64[r % 64];
+		if (i % 64 == 63)
+			pem[n++] = '\n';
+	}
+	n += (size_t)snprintf(pem + n, sizeof(pem) - n, "-----END EC PRIVATE KEY-----\n");
+	CU_ASSERT_FATAL(n > 1024 && n < sizeof(pem));
+	t = one_table(pem, &p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	got = remask(t, pem, n);
+	CU_ASSERT_FATAL(got != NULL && strlen(got) == n && strcmp(got, pem) != 0);
+	memcpy(sent, got, n + 1);
+	free(got);
+	json_like(pem, "\r\n", "\r", false, false, crlf);
+	enc_pct(crlf, "-._*", true, false, post);
+	json_like(sent, "\r\n", "\r", false, false, crlf);
+	enc_pct(crlf, "-._*", true, false, want);
+	got = remask(t, post, strlen(post));
+	if (got == NULL || strcmp(got, want) != 0)
+		printf("\n    a PEM key posted from a form (CRLF, form-encoded): not re-masked\n");
+	CU_ASSERT(got != NULL && strcmp(got, want) == 0);
+	free(got);
+	CU_ASSERT(mask_table_find_real(t, post, strlen(post)) >= 0);
+	mask_table_free(t);
+	policy_free(p);
+}
+
 TEST_REGISTRAR(register_mask_leak)
 {
 	CU_pSuite s = test_suite("mask_leak", NULL, NULL);
@@ -270,4 +611,9 @@ TEST_REGISTRAR(register_mask_leak)
 	test_add(s, "real values found in the JSON forms of JavaScript, Python, PHP and Go", test_json_forms);
 	test_add(s, "a value with many escapable bytes re-masked as encoders write it (by byte value)",
 		 test_pct_by_byte);
+	test_add(s, "five and more optional bytes and a space: each encoder's form (quote, quote_plus, ...)",
+		 test_pct_encoders);
+	test_add(s, "'+' for a space: re-masked and refused, also mixed with %XX", test_plus_space);
+	test_add(s, "multi-line values: \\u000a JSON escapes, CRLF line ends raw and in JSON", test_json_lines);
+	test_add(s, "a PEM key posted from an HTML form (CRLF, form-encoded)", test_pem_form_post);
 }

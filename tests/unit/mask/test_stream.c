@@ -116,6 +116,7 @@ static mask_set_t *tset_new(const struct tpair *tp, size_t n, unsigned flags)
 		pairs[i].from_len = strlen(tp[i].from);
 		pairs[i].to = tp[i].to;
 		pairs[i].to_len = strlen(tp[i].to);
+		pairs[i].pct = MASK_PCT_ALL;
 	}
 	set = mask_set_new(pairs, n, flags | MASK_SET_NO_MLOCK, &res);
 	if (set == NULL)
@@ -527,7 +528,7 @@ static void test_skip_paths(void)
 			to[k][j] = (unsigned char)('0' + k % 10);
 		}
 		to[k][0] = '#';
-		pairs[k] = (struct mask_pair){ from[k], 2 + k % 5, to[k], 2 + k % 5 };
+		pairs[k] = (struct mask_pair){ from[k], 2 + k % 5, to[k], 2 + k % 5, MASK_PCT_ALL };
 	}
 	for (size_t i = 0; i < len; i++) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -637,6 +638,7 @@ static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
 			memcpy(fb[i], fb[i - 1], pairs[i].from_len = pairs[i - 1].from_len);
 		pairs[i].from = fb[i];
 		pairs[i].to = tb[i];
+		pairs[i].pct = MASK_PCT_ALL;
 	}
 	set = mask_set_new(pairs, np, flags | MASK_SET_NO_MLOCK, &res);
 	if (set == NULL) {
@@ -775,6 +777,7 @@ static void test_prop_long(void)
 			}
 			pairs[i].from = fb[i];
 			pairs[i].to = tb[i];
+			pairs[i].pct = MASK_PCT_ALL;
 		}
 		set = mask_set_new(pairs, np, MASK_SET_NO_MLOCK, &res);
 		in = malloc(len);
@@ -841,6 +844,7 @@ static void test_prop_edges(void)
 				tb[i][j] = (unsigned char)('A' + rnd(26));
 			pairs[i].from = fb[i];
 			pairs[i].to = tb[i];
+			pairs[i].pct = MASK_PCT_ALL;
 		}
 		set = mask_set_new(pairs, np, flags, &res);
 		CU_ASSERT_FATAL(set != NULL);
@@ -925,7 +929,7 @@ TEST_REGISTRAR(register_mask_stream_prop)
 static void test_set_errors(void)
 {
 	static const char big[MASK_PATTERN_MAX_BYTES + 1];
-	struct mask_pair p = { "abc", 3, "xyz", 3 };
+	struct mask_pair p = { "abc", 3, "xyz", 3, MASK_PCT_ALL };
 	enum mask_set_result res;
 	struct mask_pair *many;
 
@@ -970,7 +974,7 @@ static void test_set_errors(void)
  * say what was achieved, and the kernel agrees. */
 static void test_set_hygiene(void)
 {
-	struct mask_pair p = { "ghp_secretsecret", 16, "ghp_sentinelxxxx", 16 };
+	struct mask_pair p = { "ghp_secretsecret", 16, "ghp_sentinelxxxx", 16, MASK_PCT_ALL };
 	enum mask_set_result res;
 	mask_set_t *set = mask_set_new(&p, 1, 0, &res);
 	char flags[512];
@@ -1037,7 +1041,7 @@ static bool contains(const void *hay, size_t n, const void *needle, size_t m)
 static void test_set_wipe(void)
 {
 	static const char secret[] = "github_pat_11AAAAAAA0realrealrealrealreal";
-	struct mask_pair p = { secret, sizeof(secret) - 1, "x", 1 };
+	struct mask_pair p = { secret, sizeof(secret) - 1, "x", 1, MASK_PCT_ALL };
 	enum mask_set_result res;
 	mask_set_t *set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK | MASK_SET_PERCENT, &res);
 	mask_stream_t *st;
@@ -1068,7 +1072,7 @@ static void test_set_wipe(void)
 /* finish() and a shrinking hold-back wipe what they drop. */
 static void test_hold_wipe(void)
 {
-	struct mask_pair p = { "0123456789", 10, "abcdefghij", 10 };
+	struct mask_pair p = { "0123456789", 10, "abcdefghij", 10, MASK_PCT_ALL };
 	enum mask_set_result res;
 	mask_set_t *set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res);
 	mask_stream_t *st;
@@ -1105,8 +1109,12 @@ static const struct pcase pcases[] = {
 	{ "a/b+c", "x/y+z", "a/b%2Bc a%2Fb+c", "x/y%2Bz x%2Fy+z", 2 },
 	/* mixed hex case is not generated */
 	{ "a/b+c", "x/y+z", "a%2fb%2Bc", "a%2fb%2Bc", 0 },
-	/* unreserved bytes are never escaped; escaped unreserved not matched */
-	{ "ab-c", "xy-z", "ab-c ab%2Dc", "xy-z ab%2Dc", 1 },
+	/* an unreserved byte escaped as an encoder does (Rust's
+	 * NON_ALPHANUMERIC: '-'; Java's URLEncoder: '~'); an escaped letter is
+	 * no encoder's */
+	{ "ab-c", "xy-z", "ab-c ab%2Dc", "xy-z xy%2Dz", 2 },
+	{ "ab~cd", "xy~zw", "ab%7Ecd", "xy%7Ezw", 1 },
+	{ "ab-c", "xy-z", "%61b-c", "%61b-c", 0 },
 	/* to differs at the escaped place: the same place of to is escaped
 	 * whatever it holds, so equal-length pairs keep equal lengths */
 	{ "a/b", "x:y", "a%2Fb", "x%3Ay", 1 },
@@ -1117,6 +1125,17 @@ static const struct pcase pcases[] = {
 	/* a literal % in a secret */
 	{ "p%w", "s%t", "p%25w", "s%25t", 1 },
 	{ "sp ace", "xx yyy", "sp%20ace", "xx%20yyy", 1 },
+	/* '+' for a space (form encoding), alone and mixed */
+	{ "sp ace", "xx yyy", "sp+ace", "xx+yyy", 1 },
+	{ "a b/c", "x y/z", "a+b%2Fc a+b/c", "x+y%2Fz x+y/z", 2 },
+	/* five distinct optional bytes: as Python's quote() ('/' kept) and
+	 * quote_plus(), JavaScript's encodeURIComponent and Go's PathEscape
+	 * write them; a mix no encoder writes is not matched */
+	{ "k/e+y=a:b@c d", "x/y+z=w:v@u t", "k/e%2By%3Da%3Ab%40c%20d", "x/y%2Bz%3Dw%3Av%40u%20t", 1 },
+	{ "k/e+y=a:b@c d", "x/y+z=w:v@u t", "k%2Fe%2By%3Da%3Ab%40c+d", "x%2Fy%2Bz%3Dw%3Av%40u+t", 1 },
+	{ "k/e+y=a:b@c d", "x/y+z=w:v@u t", "k%2Fe+y=a:b@c%20d", "x%2Fy+z=w:v@u%20t", 1 },
+	{ "k/e+y=a:b@c d", "x/y+z=w:v@u t", "k/e%2By=a%3Ab@c%20d", "k/e%2By=a%3Ab@c%20d", 0 },
+	{ "a!b*c'd(e)f/g", "1!2*3'4(5)6/7", "a!b*c'd(e)f%2Fg", "1!2*3'4(5)6%2F7", 1 },
 };
 
 static void test_percent(void)
@@ -1155,6 +1174,17 @@ static void test_percent(void)
 		mask_set_free(set);
 		mask_set_free(raw);
 	}
+	/* No two forms alike: %40 has no hex letter, so one case only, and
+	 * the encoders' forms of "k@1" are its escaped form. */
+	{
+		static const struct tpair tp[] = { { "k@1", "v@1" } };
+		mask_set_t *set = tset_new(tp, 1, MASK_SET_PERCENT);
+
+		CU_ASSERT_FATAL(set != NULL);
+		CU_ASSERT(set->npats == 1 + 1);
+		CU_ASSERT(set->equal_len);
+		mask_set_free(set);
+	}
 	/* A pair whose `to` differs where `from` is escaped (base64 forms of
 	 * a value and its sentinel) keeps equal lengths: in-place works. */
 	{
@@ -1171,7 +1201,7 @@ static void test_percent(void)
 	}
 	/* mask_set_new_pct(): percent forms for the pairs from pct_from on. */
 	{
-		struct mask_pair p[2] = { { "k/1", 3, "v/1", 3 }, { "k/2", 3, "v/2", 3 } };
+		struct mask_pair p[2] = { { "k/1", 3, "v/1", 3, MASK_PCT_ALL }, { "k/2", 3, "v/2", 3, MASK_PCT_ALL } };
 		enum mask_set_result res;
 		mask_set_t *set = mask_set_new_pct(p, 2, 1, MASK_SET_NO_MLOCK, &res);
 		uint64_t c[2] = { 0 };
