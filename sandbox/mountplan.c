@@ -417,32 +417,73 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 }
 
 /* A deny_read path s that does not exist: its canonical form recorded
- * for unseen.c. A path whose every component is missing but "/" has
- * nothing to record beyond "/" itself (missing 0). 0 or -1 with err. */
+ * for unseen.c. A dangling link is followed (8 links at most) to the
+ * missing path it names, which is what would appear; a path under a file
+ * (ENOTDIR) can never appear and records nothing. 0 or -1 with err. */
 static int unseen(struct sbx_builder *b, const char *s, char *err, size_t errlen)
 {
+	char *c = NULL, *next = NULL, lnk[PATH_MAX];
+	const char *p = s;
 	size_t missing;
-	char *c = canon(b, s, &missing);
-	int rc = 0;
 	struct stat st;
+	int rc = -1;
 
-	if (c == NULL) {
-		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
-			return 0; /* nothing the command could reach either */
-		errbuf_set_errno(err, errlen, errno, "deny_read path %s", s);
-		return -1;
-	}
-	if (sbx_memo_lstat(b->memo, c, &st) == 0) {
-		errbuf_set_errno(err, errlen, 0,
-				 "deny_read path %s appeared while the sandbox was planned; run again", s);
+	for (int hops = 0;; hops++) {
 		free(c);
-		return -1;
+		c = canon(b, p, &missing);
+		if (c == NULL) {
+			rc = errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -1;
+			if (rc < 0)
+				errbuf_set_errno(err, errlen, errno, "deny_read path %s", s);
+			goto out;
+		}
+		if (sbx_memo_lstat(b->memo, c, &st) < 0)
+			break;
+		if (!S_ISLNK(st.st_mode) || hops == 8) {
+			errbuf_set_errno(err, errlen, 0, S_ISLNK(st.st_mode) ?
+				"deny_read path %s: too many levels of symbolic links" :
+				"deny_read path %s appeared while the sandbox was planned; run again", s);
+			goto out;
+		}
+		/* a dangling link: what it names is what may appear */
+		ssize_t n = sbx_memo_readlink(b->memo, c, lnk, sizeof(lnk) - 1);
+		if (n < 0) {
+			errbuf_set_errno(err, errlen, errno, "deny_read path %s: cannot read the link %s", s, c);
+			goto out;
+		}
+		lnk[n] = '\0';
+		free(next);
+		next = NULL;
+		if (lnk[0] == '/') {
+			next = strdup(lnk);
+		} else {
+			char *slash = strrchr(c, '/');
+
+			if (asprintf(&next, "%.*s/%s", (int)(slash - c), c, lnk) < 0)
+				next = NULL;
+		}
+		if (next == NULL) {
+			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+			goto out;
+		}
+		p = next;
 	}
-	if (sbx_unseen_add(b, c, missing) < 0) {
+	/* Its last existing component must be a directory for it to appear. */
+	{
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", missing == 0 ? 1 : (int)missing, missing == 0 ? "/" : c);
+		if (sbx_memo_stat(b->memo, dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			rc = 0;
+			goto out;
+		}
+	}
+	rc = sbx_unseen_add(b, c, missing, false);
+	if (rc < 0)
 		errbuf_set_errno(err, errlen, errno, "cannot plan the sandbox");
-		rc = -1;
-	}
+out:
 	free(c);
+	free(next);
 	return rc;
 }
 
@@ -487,14 +528,11 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 		c = canon(b, s, &missing);
 		if (c == NULL || sbx_memo_stat(b->memo, c, &st) < 0) {
 			rc = errno;
-			if (kind == SBX_OP_DENY_READ && c != NULL && missing > 0 &&
-			    sbx_unseen_add(b, c, missing) < 0) {
-				errbuf_set_errno(err, errlen, errno, "cannot plan the sandbox");
-				free(c);
+			free(c);
+			if (kind == SBX_OP_DENY_READ && unseen(b, s, err, errlen) < 0) {
 				free(s);
 				return -1;
 			}
-			free(c);
 			if (kind == SBX_OP_ALLOW_WRITE) {
 				errbuf_set_errno(err, errlen, rc, "allow_write path %s", s);
 				free(s);
@@ -507,6 +545,15 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 		if (kind == SBX_OP_DENY_READ && sbx_check_hard_links(b, "a read deny", c, &st, err, errlen) < 0) {
 			free(c);
 			return -1;
+		}
+		/* Landlock keeps a covered path unreadable should the host
+		 * replace it (unseen.c); what is shown again inside gets a
+		 * grant of its own. */
+		if ((kind == SBX_OP_DENY_READ && strcmp(c, "/") != 0 &&
+		     sbx_unseen_add(b, c, (size_t)(strrchr(c, '/') - c), true) < 0) ||
+		    ((kind == SBX_OP_ALLOW_READ || kind == SBX_OP_ALLOW_WRITE) && sbx_unseen_grant(b, c) < 0)) {
+			free(c);
+			goto nomem;
 		}
 		if (add_op(b, kind, c, NULL, S_ISDIR(st.st_mode)) < 0)
 			goto nomem;
@@ -601,6 +648,12 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 		    sbx_check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
 			free(h);
 			free(s);
+			return -1;
+		}
+		if (sbx_unseen_grant(b, h) < 0) {
+			free(h);
+			free(s);
+			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 			return -1;
 		}
 		if (add_op(b, SBX_OP_FILE, h, s, S_ISDIR(st.st_mode)) < 0) {

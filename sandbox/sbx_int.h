@@ -57,15 +57,18 @@ struct sbx_placeholder {
 	bool is_dir;
 };
 
-/* Denied paths that do not exist at launch (unseen.c): the directories
- * on the way to each (its last existing directory and every ancestor,
- * canonical) and each one's first missing component; sets, no
- * duplicates. Owned by the builder, then by the plan. */
+/* Denied paths kept unreadable by Landlock (unseen.c): the directories
+ * on the way to each (its last existing directory, or its parent when it
+ * exists, and every ancestor, canonical) and each one's first missing
+ * component; sets, no duplicates. Owned
+ * by the builder, then by the plan. */
 struct sbx_unseen {
 	char **dirs;
 	size_t n_dirs, cap_dirs;
 	char **skip;
 	size_t n_skip, cap_skip;
+	char **grant; /* allow_read paths, substituted files: granted */
+	size_t n_grant, cap_grant;
 };
 
 /* Everything the child needs, prepared by the parent. */
@@ -174,11 +177,17 @@ bool sbx_path_under(const char *path, const char *prefix) NONNULL(1, 2);
 /* Would the command be able to create entries in dir (canonical)? */
 bool sbx_plan_writable(const struct sbx_builder *b, const char *dir) NONNULL(1, 2);
 
-/* unseen.c (parent): records the canonical deny_read path, which does
- * not exist and whose first `existing` bytes name its last existing
- * directory ("" for "/"), unless the command may write that directory.
- * 0 or -1 (errno). */
-int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing) NONNULL(1, 2) WUNRES;
+/* unseen.c (parent): records the canonical deny_read path whose first
+ * `existing` bytes name its last existing directory ("" for "/"; for a
+ * path that exists, its parent, and then only the directories on its
+ * way: the cover is granted through), unless the command may write that
+ * directory or the path is not the host's in the sandbox (/tmp, /dev,
+ * /proc, /sys). 0 or -1 (errno). */
+int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing, bool exists)
+	NONNULL(1, 2) WUNRES;
+/* unseen.c (parent): records a canonical path the mounts show again
+ * inside a denied one (allow_read, a substituted file). 0 or -1. */
+int sbx_unseen_grant(struct sbx_builder *b, const char *path) NONNULL(1, 2) WUNRES;
 /* unseen.c: frees the sets and empties u. */
 void sbx_unseen_free(struct sbx_unseen *u) NONNULL(1);
 /* unseen.c: whether the kernel offers Landlock (ABI 1 or later). */

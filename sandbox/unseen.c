@@ -12,15 +12,25 @@
  * would be readable in the sandbox, as would a `denyRead` file of the
  * policy written later.
  *
- * Landlock closes that (the command only; the init reads nothing). The
+ * The same holds for a denied path that exists: its cover mount sits on
+ * one dentry, and when the host renames a new file over it (an atomic
+ * save: `docker login`, a refreshed OAuth token) the kernel drops the
+ * mount in the sandbox and the new file shows.
+ *
+ * Landlock closes both (the command only; the init reads nothing). The
  * command's process gets a domain that handles one right, reading files,
- * and grants it beneath every existing entry of the directories on the
- * way to each missing path, except the entries on that way and the
- * missing path's first component. What exists when the command starts is
- * readable as before; an entry that appears later directly in one of
- * those directories is not beneath any grant, so no file in it can be
- * opened for reading (EACCES). Writing, listing and executing are not
- * handled, so the mounts alone decide them, as before.
+ * and grants it beneath every entry the directories on the way to each
+ * denied path hold when it starts, except the entries on that way and a
+ * missing path's first component. A cover is such an entry, and the
+ * grant is taken through it, so it holds the cover (an empty file, an
+ * empty tmpfs), not what lies under; the allow_read paths, the writable
+ * trees and substituted files get grants of their own. What exists when
+ * the command starts reads as before; an entry that appears later
+ * directly in one of those directories, or replaces a cover (the kernel
+ * then drops the cover), is not beneath any grant, so no file in it can
+ * be opened for reading (EACCES).
+ * Writing, listing and executing are not handled, so the mounts alone
+ * decide them, as before.
  *
  * The directories are never writable in the sandbox: a missing path
  * whose last existing directory the command may write is left out (the
@@ -67,16 +77,20 @@ static int set_add(char ***v, size_t *n, size_t *cap, const char *s, size_t len)
 	return 0;
 }
 
+/* Trees the sandbox does not show from the host (a private /tmp, its
+ * own /dev and /proc, sysfs): a path there is not the host's, and the
+ * private /tmp is the command's to write. */
+static const char *const not_host[] = {"/tmp", "/dev", "/proc", "/sys"};
+
 /* Contract in sbx_int.h. */
-int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing)
+int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing, bool exists)
 {
 	struct sbx_unseen *u = &b->unseen;
-	const char *name = path + existing + 1;
-	size_t dlen = existing, nlen = strcspn(name, "/");
+	size_t dlen = existing, nlen;
 	char dir[PATH_MAX];
 
-	if (path[0] != '/' || existing >= strlen(path) || path[existing] != '/' || nlen == 0 ||
-	    existing >= sizeof(dir)) {
+	if (path[0] != '/' || existing >= strlen(path) || path[existing] != '/' ||
+	    existing >= sizeof(dir) || (nlen = strcspn(path + existing + 1, "/")) == 0) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -86,9 +100,12 @@ int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing)
 		dir[0] = '/';
 		dir[1] = '\0';
 	}
+	for (size_t i = 0; i < sizeof(not_host) / sizeof(not_host[0]); i++)
+		if (sbx_path_under(path, not_host[i]))
+			return 0;
 	if (sbx_plan_writable(b, dir))
 		return 0;
-	if (set_add(&u->skip, &u->n_skip, &u->cap_skip, path, existing + 1 + nlen) < 0)
+	if (!exists && set_add(&u->skip, &u->n_skip, &u->cap_skip, path, existing + 1 + nlen) < 0)
 		return -1;
 	/* dir and each of its ancestors, "/" included */
 	for (size_t k = dlen; k > 0; k--)
@@ -98,14 +115,25 @@ int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing)
 }
 
 /* Contract in sbx_int.h. */
+int sbx_unseen_grant(struct sbx_builder *b, const char *path)
+{
+	struct sbx_unseen *u = &b->unseen;
+
+	return set_add(&u->grant, &u->n_grant, &u->cap_grant, path, strlen(path));
+}
+
+/* Contract in sbx_int.h. */
 void sbx_unseen_free(struct sbx_unseen *u)
 {
 	for (size_t i = 0; i < u->n_dirs; i++)
 		free(u->dirs[i]);
 	for (size_t i = 0; i < u->n_skip; i++)
 		free(u->skip[i]);
+	for (size_t i = 0; i < u->n_grant; i++)
+		free(u->grant[i]);
 	free(u->dirs);
 	free(u->skip);
+	free(u->grant);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -171,7 +199,19 @@ static int grant_entries(const struct sbx_plan *pl, int rs, const char *dir, cha
 
 	if (dfd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
-			return 0; /* not in the sandbox's view (the private /tmp) */
+			return 0; /* not in the sandbox's view */
+		if (errno == EACCES) {
+			/* Searchable, not listable (a 0711 directory of
+			 * another user): what lies in it stays readable as
+			 * the mounts say, new entries too. */
+			dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (dfd >= 0) {
+				int rc = grant(rs, dfd, ".", dir, DT_DIR, err, errlen);
+
+				(void)close(dfd);
+				return rc;
+			}
+		}
 		errbuf_set_errno(err, errlen, errno,
 				 "cannot list %s to keep denied paths that do not exist yet unreadable", dir);
 		return -1;
@@ -226,6 +266,13 @@ int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < pl->unseen.n_dirs; i++)
 		if (grant_entries(pl, rs, pl->unseen.dirs[i], err, errlen) < 0) {
+			(void)close(rs);
+			return -1;
+		}
+	/* What the mounts show again inside a covered path: allow_read
+	 * paths, substituted files. */
+	for (size_t i = 0; i < pl->unseen.n_grant; i++)
+		if (grant(rs, AT_FDCWD, pl->unseen.grant[i], pl->unseen.grant[i], DT_UNKNOWN, err, errlen) < 0) {
 			(void)close(rs);
 			return -1;
 		}

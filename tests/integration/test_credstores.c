@@ -372,6 +372,18 @@ NORETURN static void late_host(unsigned n)
 		if (plant(rel) < 0)
 			_exit(1);
 	}
+	/* an existing store saved anew by rename, as logins and token
+	 * refreshes write: the kernel drops the cover in the sandbox */
+	{
+		char tmp[PATH_MAX], dst[PATH_MAX];
+
+		snprintf(rel, sizeof(rel), "home-late%u/.git-credentials.new", n);
+		at(tmp, rel);
+		snprintf(rel, sizeof(rel), "home-late%u/.git-credentials", n);
+		at(dst, rel);
+		if (test_write_file(tmp, "REPLACED-STORE\n", 15) < 0 || rename(tmp, dst) < 0)
+			_exit(1);
+	}
 	snprintf(rel, sizeof(rel), "work/go-%u", n);
 	_exit(test_write_file(at(flag, rel), "go", 2) < 0 ? 1 : 0);
 }
@@ -397,13 +409,17 @@ static int late_run(unsigned n, const char *const *env, char **out, char **err)
 	snprintf(rel, sizeof(rel), "home-late%u/.config/old.txt", n);
 	if (plant(rel) < 0)
 		return -1;
+	snprintf(rel, sizeof(rel), "home-late%u/.git-credentials", n);
+	if (plant(rel) < 0)
+		return -1;
 	snprintf(script, sizeof(script),
 		 "touch started-%u; i=0; while [ ! -e go-%u ] && [ $i -lt 500 ]; do sleep 0.02; "
 		 "i=$((i+1)); done\n"
 		 "for f in .aws/credentials .config/gh/hosts.yml .netrc later.txt newtop.txt x/new.txt "
-		 "notes.txt x/old.txt .config/old.txt; do printf '%%s=' $f; cat \"$HOME/$f\" 2>/dev/null; "
-		 "echo; done\necho mine > mine-%u.txt; cat mine-%u.txt; echo done\n",
-		 n, n, n, n);
+		 "notes.txt x/old.txt .config/old.txt .git-credentials; do printf '%%s=' $f; "
+		 "cat \"$HOME/$f\" 2>/dev/null; echo; done\necho mine > mine-%u.txt; cat mine-%u.txt; "
+		 "echo tmp > /tmp/t-%u && cat /tmp/t-%u; echo done\n",
+		 n, n, n, n, n, n);
 	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
 	if (test_write_file(sc, script, strlen(script)) < 0)
 		return -1;
@@ -431,12 +447,15 @@ static bool late_read(const char *out, unsigned n, const char *rel)
 static void test_late_stores(void)
 {
 	static const char *const hook[] = {"PASSAVANT_SBX_NO_LANDLOCK=1", NULL};
+	static const char *const kube[] = {"KUBECONFIG=/tmp/kc-missing", NULL};
 	char *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
-	st = late_run(1, NULL, &out, &err);
-	ROW(st == 0 && test_has(out, "mine\ndone"), "late stores: status %d", st);
+	/* KUBECONFIG names a missing file in /tmp: the private /tmp stays
+	 * the command's (it wrote and read t-1 there) */
+	st = late_run(1, kube, &out, &err);
+	ROW(st == 0 && test_has(out, "mine\ntmp\ndone"), "late stores: status %d", st);
 	if (st != 0)
 		show(st, out, err);
 	for (size_t i = 0; i < 5; i++)
@@ -446,6 +465,8 @@ static void test_late_stores(void)
 		    late_read(out, 1, "x/old.txt") && late_read(out, 1, ".config/old.txt"),
 	    "a file that existed, or a new one in a directory that existed, was not readable: %s",
 	    out ? out : "");
+	ROW(!test_has(out, "REPLACED-STORE") && !late_read(out, 1, ".git-credentials"),
+	    "~/.git-credentials, saved anew by the host by rename, was readable: %s", out ? out : "");
 	ROW(!test_has(err, "Landlock"), "run warned about Landlock on a kernel that has it: %s",
 	    err ? err : "");
 	free(out);
@@ -453,8 +474,9 @@ static void test_late_stores(void)
 	out = err = NULL;
 	/* The same without Landlock (the hook): the store shows, run warns. */
 	st = late_run(2, hook, &out, &err);
-	ROW(st == 0 && late_read(out, 2, ".aws/credentials"),
-	    "without Landlock the late store was not readable: the test cannot tell (status %d)", st);
+	ROW(st == 0 && late_read(out, 2, ".aws/credentials") && test_has(out, "REPLACED-STORE"),
+	    "without Landlock the late or replaced store was not readable: the test cannot tell "
+	    "(status %d)", st);
 	ROW(test_has(err, "this kernel offers no Landlock"), "no warning without Landlock: %s",
 	    err ? err : "");
 	free(out);
