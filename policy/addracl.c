@@ -108,8 +108,9 @@ static enum policy_addr_class classify_v4(const uint8_t a[4])
 	return ADDR_PUBLIC;
 }
 
-/* The most IPv4 addresses one address embeds (Teredo: server, client). */
-#define V4_VIEWS_MAX 2
+/* The most IPv4 addresses one address embeds (Teredo: server, client;
+ * and an ISATAP interface ID under it, or under a 6to4 prefix). */
+#define V4_VIEWS_MAX 3
 
 /*
  * The IPv4 addresses embedded in an IPv6 one (see the table at the top):
@@ -121,7 +122,7 @@ static size_t embedded_v4(const uint8_t a[16], uint8_t v4[V4_VIEWS_MAX][4])
 	static const uint8_t zero[12];
 	static const uint8_t nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
 	static const uint8_t nat64_local[6] = { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 };
-	size_t i;
+	size_t i, n;
 
 	if (memcmp(a, zero, 10) == 0 && a[10] == 0xff && a[11] == 0xff) {
 		memcpy(v4[0], a + 12, 4); /* ::ffff:a.b.c.d, mapped */
@@ -142,21 +143,19 @@ static size_t embedded_v4(const uint8_t a[16], uint8_t v4[V4_VIEWS_MAX][4])
 		memcpy(v4[0], a + 12, 4); /* 64:ff9b::a.b.c.d, 64:ff9b:1:...:a.b.c.d */
 		return 1;
 	}
+	n = 0;
 	if (a[0] == 0x20 && a[1] == 0x02) {
-		memcpy(v4[0], a + 2, 4); /* 2002:AABB:CCDD::/48, 6to4 */
-		return 1;
-	}
-	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) {
+		memcpy(v4[n++], a + 2, 4); /* 2002:AABB:CCDD::/48, 6to4 */
+	} else if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) {
 		for (i = 0; i < 4; i++)
-			v4[0][i] = (uint8_t)~a[12 + i]; /* Teredo client, obfuscated */
-		memcpy(v4[1], a + 4, 4); /* Teredo server */
-		return 2;
+			v4[n][i] = (uint8_t)~a[12 + i]; /* Teredo client, obfuscated */
+		n++;
+		memcpy(v4[n++], a + 4, 4); /* Teredo server */
 	}
-	if ((a[8] & 0xfc) == 0 && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe) {
-		memcpy(v4[0], a + 12, 4); /* PREFIX:0[0-3]00:5efe:a.b.c.d, ISATAP */
-		return 1;
-	}
-	return 0;
+	/* ISATAP, under any prefix (a 6to4 one was its usual deployment) */
+	if ((a[8] & 0xfc) == 0 && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe)
+		memcpy(v4[n++], a + 12, 4); /* PREFIX:0[0-3]00:5efe:a.b.c.d */
+	return n;
 }
 
 static enum policy_addr_class classify_v6(const uint8_t a[16])

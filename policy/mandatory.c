@@ -680,43 +680,61 @@ static bool value_webhook(const char *v)
 	return contains(path, strlen(path), "/webhook");
 }
 
-/* The shortest run of [A-Za-z0-9_-] in a URL's path that counts as a
- * token when it mixes upper case, lower case and digits. */
+/* The shortest run of letters and digits in a URL's path that counts as
+ * a token, when it mixes upper case, lower case and digits and changes
+ * between them often enough to be drawn rather than written. */
 #define URL_PATH_TOKEN_MIN 20
 
-/* Whether value holds a URL (scheme://host/path) whose path carries a
- * token: a bot or API key, a capability link (Telegram's /bot<id>:<key>/,
- * a Slack or IFTTT key, a signed download path). A run of at least
- * URL_PATH_TOKEN_MIN bytes of [A-Za-z0-9_-] between the host and the
- * query, with upper case, lower case and a digit; hashes (hex), UUIDs
- * and slugs have no upper case and stay. Every URL of the value is
- * looked at ("--url https://... --mirror https://..."). */
+/* Whether the run r[0..n) of letters and digits looks drawn: upper,
+ * lower and digit all present, and the class changes between neighbours
+ * at least once every three bytes (random base62 changes about 6 times
+ * in 10; "MyAwesomeProject2024" 4 times in 20, "Meta-Llama-3-8B" is
+ * split at each '-'). */
+static bool drawn_token(const char *r, size_t n)
+{
+	size_t changes = 0;
+	int seen = 0, prev = -1;
+
+	if (n < URL_PATH_TOKEN_MIN)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		int c = r[k] >= '0' && r[k] <= '9' ? 0 : r[k] >= 'A' && r[k] <= 'Z' ? 1 : 2;
+
+		seen |= 1 << c;
+		changes += prev >= 0 && c != prev;
+		prev = c;
+	}
+	return seen == 7 && changes * 3 >= n;
+}
+
+/* Whether value holds a URL (scheme://host/path, not file:) whose path
+ * carries a token: a bot or API key, a capability link (Telegram's
+ * /bot<id>:<key>/, a Slack or IFTTT key, a signed download path): a
+ * drawn_token() run of letters and digits between the host and the
+ * query. Hashes (hex), UUIDs, slugs and CamelCase names stay. Every URL
+ * of the value is looked at ("--url https://... --mirror https://..."). */
 static bool value_url_path_token(const char *v)
 {
 	for (const char *p = strstr(v, "://"); p != NULL; p = strstr(p + 3, "://")) {
-		const char *path = p + 3 + strcspn(p + 3, "/?# \t\"'");
-		size_t run = 0;
-		bool digit = false, upper = false, lower = false;
+		const char *path = p + 3 + strcspn(p + 3, "/?# \t\"'"), *run = NULL;
 
 		if (p == v || !((p[-1] | 0x20) >= 'a' && (p[-1] | 0x20) <= 'z') || path[0] != '/')
 			continue;
+		if (p - v >= 4 && strncasecmp(p - 4, "file", 4) == 0)
+			continue;
 		for (const char *c = path;; c++) {
-			unsigned char ch = (unsigned char)*c;
-			bool d = ch >= '0' && ch <= '9', u = ch >= 'A' && ch <= 'Z', l = ch >= 'a' && ch <= 'z';
+			bool alnum = (*c >= '0' && *c <= '9') || ((*c | 0x20) >= 'a' && (*c | 0x20) <= 'z');
 
-			if (d || u || l || ch == '_' || ch == '-') {
-				run++;
-				digit |= d;
-				upper |= u;
-				lower |= l;
+			if (alnum) {
+				if (run == NULL)
+					run = c;
 				continue;
 			}
-			if (run >= URL_PATH_TOKEN_MIN && digit && upper && lower)
+			if (run != NULL && drawn_token(run, (size_t)(c - run)))
 				return true;
-			if (ch == '\0' || strchr("?# \t\"'", ch) != NULL)
+			run = NULL;
+			if (*c == '\0' || strchr("?# \t\"'", *c) != NULL)
 				break;
-			run = 0;
-			digit = upper = lower = false;
 		}
 	}
 	return false;
@@ -855,8 +873,9 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "query \"?access_token=\", \"&sig=\", a connection\n%sstring's "
 		     "\"Password=\" or \"AccountKey=\"), is a webhook URL (host hooks.* or *webhook*,\n"
 		     "%sor a path with /webhook), is a URL whose path holds a run of %d or more\n"
-		     "%sletters, digits, '_' or '-' mixing upper case, lower case and digits (a bot or\n"
-		     "%sAPI key), or holds \"Bearer \" or \"Basic \" and a credential; "
+		     "%sletters and digits mixing upper case, lower case and digits, changing class\n"
+		     "%sat least every third byte (a bot or API key), or holds \"Bearer \" or \"Basic \" "
+		     "and a credential; "
 		     "PASSAVANT_*\n%svariables are kept.\n",
 		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, URL_PATH_TOKEN_MIN,
 		lead, lead, lead);

@@ -462,17 +462,28 @@ static unsigned char query_byte(const char *s, size_t end, size_t *i)
 /* Whether the query parameter name s[from, to) is "_method" once
  * decoded, in any case, or "_method[...": PHP, Rack and qs read
  * _method[]=DELETE and _method[0]=DELETE as a list holding the method,
- * and a framework that takes a list's first element acts on it. */
+ * and a framework that takes a list's first element acts on it. Read as
+ * PHP reads names: leading spaces dropped, '.' and ' ' taken for '_', a
+ * NUL ending the name (" _method", ".method" and "_method%00x" are
+ * $_GET['_method'] there). */
 static bool is_method_param(const char *s, size_t from, size_t to)
 {
 	static const char want[] = "_method";
 	size_t i = from, n = 0;
+	bool lead = true;
 
 	while (i < to) {
 		unsigned char ch = query_byte(s, to, &i);
 
+		if (lead && ch == ' ')
+			continue;
+		lead = false;
+		if (ch == '\0')
+			break;
 		if (ch >= 'A' && ch <= 'Z')
 			ch = (unsigned char)(ch - 'A' + 'a');
+		if (ch == '.' || ch == ' ')
+			ch = '_';
 		if (n == sizeof(want) - 1)
 			return ch == '[';
 		if (ch != (unsigned char)want[n])

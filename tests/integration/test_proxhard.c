@@ -1255,6 +1255,12 @@ static void test_override_h1_query(void)
 		{ "/hello?_method[]=DELETE", "DELETE" },
 		{ "/hello?_method%5B0%5D=put", "PUT" },
 		{ "/hello?_Method[x]=patch", "PATCH" },
+		/* as PHP reads names: leading spaces, '.' and ' ' for '_', NUL ends */
+		{ "/hello?%20_method=DELETE", "DELETE" },
+		{ "/hello?+_method=DELETE", "DELETE" },
+		{ "/hello?.method=DELETE", "DELETE" },
+		{ "/hello?%2Emethod=put", "PUT" },
+		{ "/hello?_method%00x=DELETE", "DELETE" },
 	};
 	struct marks m;
 

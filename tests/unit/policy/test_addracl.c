@@ -197,6 +197,9 @@ static const struct class_case class_cases[] = {
 	{ "2001:db8::200:5efe:8.8.8.8", PUB },
 	{ "2001:db8::400:5efe:127.0.0.1", PUB },	   /* not ISATAP */
 	{ "2001:db8::200:5eff:127.0.0.1", PUB },
+	{ "2002:808:808:1:0:5efe:7f00:1", LOOP },	   /* ISATAP under 6to4 */
+	{ "2002:808:808:1:200:5efe:a9fe:a9fe", META },
+	{ "2001:0:4136:e378:0:5efe:7f00:1", LOOP },	   /* ISATAP under Teredo */
 	/* Oracle Cloud's legacy metadata address */
 	{ "192.0.0.192", META },
 	{ "192.0.0.191", PUB },
