@@ -260,6 +260,46 @@ static int protect_link_target(struct sbx_builder *b, const char *p, unsigned de
 }
 
 /*
+ * p, missing, goes through the dangling link lnk (an existing component
+ * of it) and goes on with rest: p is planned again as the link will
+ * read it, the link's target followed by rest. Targets with "." or ".."
+ * components, or chains deeper than 8 links, fail closed.
+ */
+static int protect_through_link(struct sbx_builder *b, const char *p, const char *lnk, const char *rest,
+				unsigned depth, char *err, size_t errlen)
+{
+	char target[PATH_MAX], *abs = NULL;
+	const char *slash = strrchr(lnk, '/');
+	ssize_t n = sbx_memo_readlink(b->memo, lnk, target, sizeof(target) - 1);
+	int rc;
+
+	if (n < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", lnk);
+		return -1;
+	}
+	target[n] = '\0';
+	if (target[0] == '/') {
+		if (asprintf(&abs, "%s/%s", target, rest) < 0)
+			abs = NULL;
+	} else if (asprintf(&abs, "%.*s/%s/%s", (int)(slash - lnk), lnk, target, rest) < 0) {
+		abs = NULL;
+	}
+	if (abs == NULL) {
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	if (depth >= 8 || bad_path(abs) != NULL) {
+		errbuf_set_errno(err, errlen, 0, "cannot protect %s: it goes through the dangling symbolic link %s to %s",
+				 p, lnk, target);
+		free(abs);
+		return -1;
+	}
+	rc = plan_protect(b, abs, depth + 1, err, errlen);
+	free(abs);
+	return rc;
+}
+
+/*
  * plan_protect() of an existing path p (st: its lstat). A symlink in a
  * writable directory fails closed; a dangling one protects its target;
  * a file with more hard links on a writable filesystem fails; a path
@@ -405,6 +445,16 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	is_dir = slash != NULL;
 	if (slash != NULL)
 		*slash = '\0';
+	/* The first missing component is a dangling link (~/.config ->
+	 * /w/cfg, /w writable): creating what it names creates p, wherever
+	 * the link itself lies. Protect p as the link will read it. */
+	if (slash != NULL && sbx_memo_lstat(b->memo, first, &st) == 0 && S_ISLNK(st.st_mode)) {
+		int rc = protect_through_link(b, p, first, slash + 1, depth, err, errlen);
+
+		free(dir);
+		free(first);
+		return rc;
+	}
 	if (!sbx_plan_writable(b, dir) || in_placeholder(b, dir)) {
 		/* Read-only there (or inside a read-only placeholder): the
 		 * command cannot create it. */

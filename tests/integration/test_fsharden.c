@@ -231,6 +231,35 @@ static void drop(const char *rel)
 /* Class 2: symlinks                                                    */
 /* ------------------------------------------------------------------ */
 
+/* A host link on the way to a protected path, dangling into the writable
+ * tree (~/.config -> work/cfg, HOME read-only): creating work/cfg/git/
+ * config would give the host's git a config it reads. */
+static void test_link_dangling_way(void)
+{
+	char lnk[PATH_MAX], to[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home-dl") == 0);
+	drop("home-dl/.config");
+	CU_ASSERT_FATAL(symlink(at(to, "work/cfg"), at(lnk, "home-dl/.config")) == 0);
+	st = run_fsh("home-dl", NULL, NULL, NULL, "work.yaml",
+		     "mkdir -p cfg/git 2>/dev/null; echo '[core] fsmonitor = planted' > cfg/git/config "
+		     "2>/dev/null; echo w=$?; echo ok > ok-dl.txt; echo done\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "done") && test_has(out, "w=") && !test_has(out, "w=0"),
+	    "status %d, or work/cfg/git/config (the host's ~/.config/git/config) could be written", st);
+	if (st != 0)
+		show(st, out, err);
+	ROW(!exists("work/cfg/git/config") && !exists("work/cfg"),
+	    "~/.config/git/config exists on the host through the link, or a placeholder was left");
+	ROW(exists("work/ok-dl.txt"), "the control write did not reach the host");
+	drop("work/ok-dl.txt");
+	drop("home-dl/.config");
+	free(out);
+	free(err);
+}
+
 /* Session 1 (work writable) plants work/NAME as a link to ROOT/TO; then
  * session 2 under policy runs a script that would exploit the link.
  * Session 2 must refuse with 125, name the link, and not run. The link
@@ -865,6 +894,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "symlink: host link to a planted link refused", test_link_chain);
 	test_add(s, "symlink: host link in a read-only directory followed",
 		 test_link_read_only_followed);
+	test_add(s, "symlink: a dangling host link on the way to a protected path (~/.config -> "
+		 "work/cfg): its target protected", test_link_dangling_way);
 	test_add(s, "persistence: writable HOME, start-up/ssh/git/autostart/agent files",
 		 test_persistence_home);
 	test_add(s, "environment: more credential names, tokens inside values, JWTs", test_env_variants);
