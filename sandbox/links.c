@@ -17,9 +17,29 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sbx_int.h"
 
-/* Links followed while walking one path before giving up (the kernel's
- * own limit is 40). */
-#define SBX_MAX_LINKS 40
+/* What sbx_check_links() tells link_seen(). */
+struct link_check {
+	struct sbx_builder *b;
+	const char *what, *p;
+	char *err;
+	size_t errlen;
+};
+
+/* sbx_memo_walk()'s on_link: a link in a directory the command can write
+ * stops the walk (-2, err set). */
+static int link_seen(void *arg, const char *dir, const char *lnk)
+{
+	struct link_check *c = arg;
+
+	if (!sbx_plan_writable(c->b, dir))
+		return 0;
+	errbuf_set_errno(c->err, c->errlen, 0,
+			 "%s path %s goes through %s, a symbolic link in %s, which the "
+			 "sandbox can write (an earlier run may have planted it); replace the "
+			 "link by what it points to, or do not allow writes to %s",
+			 c->what, c->p, lnk, dir, dir);
+	return -2;
+}
 
 /*
  * SPEC §3.3: no policy path is resolved through a symlink the sandbox
@@ -30,83 +50,22 @@
  * $HOME, an allowRead one into a link to ~/.ssh), and the bind would
  * follow it. Links in read-only directories are followed. A path that
  * stops existing part-way is fine: there is nothing left to follow.
+ * Every path is walked from /, each component as the kernel meets it
+ * (sbx_memo_walk()): the plan's memo answers the looks at directories an
+ * earlier path went through, so no link is judged without its walk.
  * what names the list for the message. 0, or -1 with err set.
  */
 int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char *err,
 		       size_t errlen)
 {
-	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
-	size_t clen = 0;
-	unsigned links = 0;
-	struct stat st;
-	ssize_t n;
-	char *comp, *tail;
+	struct link_check c = {b, what, p, err, errlen};
+	char real[PATH_MAX];
+	int rc = sbx_memo_walk(b->memo, p, link_seen, &c, real);
 
-	if (snprintf(rest, sizeof(rest), "%s", p) >= (int)sizeof(rest))
-		goto toolong;
-	cur[0] = '\0'; /* "" is "/": cur never ends with a slash */
-	tail = rest;
-	/* Every path is walked from /, each component as the kernel meets
-	 * it: the plan's memo (b->memo) answers the looks at directories an
-	 * earlier path went through, so no link is judged without its walk. */
-	for (;;) {
-		/* cur is always an existing path of non-link components. */
-		while (*tail == '/')
-			tail++;
-		if (*tail == '\0')
-			return 0;
-		comp = tail;
-		tail += strcspn(tail, "/");
-		if (*tail != '\0')
-			*tail++ = '\0';
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			char *slash = strrchr(cur, '/');
-			if (slash != NULL)
-				*slash = '\0';
-			clen = strlen(cur);
-			continue;
-		}
-		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
-			goto toolong;
-		if (sbx_memo_lstat(b->memo, next, &st) < 0)
-			return 0; /* missing (or unreadable): nothing to follow */
-		if (!S_ISLNK(st.st_mode)) {
-			memcpy(cur, next, strlen(next) + 1);
-			clen = strlen(cur);
-			continue;
-		}
-		if (sbx_plan_writable(b, clen ? cur : "/")) {
-			errbuf_set_errno(err, errlen, 0,
-				   "%s path %s goes through %s, a symbolic link in %s, which the "
-				   "sandbox can write (an earlier run may have planted it); replace the "
-				   "link by what it points to, or do not allow writes to %s",
-				   what, p, next, clen ? cur : "/", clen ? cur : "/");
-			return -1;
-		}
-		if (++links > SBX_MAX_LINKS) {
-			errbuf_set_errno(err, errlen, ELOOP, "%s path %s", what, p);
-			return -1;
-		}
-		n = sbx_memo_readlink(b->memo, next, target, sizeof(target) - 1);
-		if (n < 0) {
-			errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", next);
-			return -1;
-		}
-		target[n] = '\0';
-		/* The rest of the walk: the link's target, then what followed. */
-		if (snprintf(next, sizeof(next), "%s/%s", target, tail) >= (int)sizeof(next))
-			goto toolong;
-		memcpy(rest, next, strlen(next) + 1);
-		tail = rest;
-		if (target[0] == '/') {
-			cur[0] = '\0';
-			clen = 0;
-		}
-	}
-toolong:
-	errbuf_set_errno(err, errlen, ENAMETOOLONG, "%s path %s", what, p);
+	if (rc == 0 || rc == SBX_WALK_MISSING)
+		return 0;
+	if (rc == -1)
+		errbuf_set_errno(err, errlen, errno, "%s path %s", what, p);
 	return -1;
 }
 

@@ -221,49 +221,13 @@ static bool in_placeholder(const struct sbx_builder *b, const char *dir)
 static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, char *err, size_t errlen);
 
 /*
- * A dangling symlink p (in a read-only directory): whoever creates its
- * target changes what p says, so the target is protected in its place
- * (with a placeholder if its directory is writable). Targets with "." or
- * ".." components, or chains deeper than 8 links, fail closed.
- */
-static int protect_link_target(struct sbx_builder *b, const char *p, unsigned depth, char *err,
-			       size_t errlen)
-{
-	char target[PATH_MAX], *abs = NULL;
-	const char *slash;
-	ssize_t n;
-	int rc;
-
-	n = sbx_memo_readlink(b->memo, p, target, sizeof(target) - 1);
-	if (n < 0) {
-		errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", p);
-		return -1;
-	}
-	target[n] = '\0';
-	slash = strrchr(p, '/');
-	if (target[0] == '/')
-		abs = strdup(target);
-	else if (asprintf(&abs, "%.*s/%s", (int)(slash - p), p, target) < 0)
-		abs = NULL;
-	if (abs == NULL) {
-		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
-		return -1;
-	}
-	if (depth >= 8 || bad_path(abs) != NULL) {
-		errbuf_set_errno(err, errlen, 0, "cannot protect %s: it is a dangling symbolic link to %s", p, target);
-		free(abs);
-		return -1;
-	}
-	rc = plan_protect(b, abs, depth + 1, err, errlen);
-	free(abs);
-	return rc;
-}
-
-/*
- * p, missing, goes through the dangling link lnk (an existing component
- * of it) and goes on with rest: p is planned again as the link will
- * read it, the link's target followed by rest. Targets with "." or ".."
- * components, or chains deeper than 8 links, fail closed.
+ * p, missing, goes through the dangling symlink lnk (p itself, or an
+ * existing component of it, in a read-only directory) and goes on with
+ * rest (NULL: lnk is p): whoever creates the link's target changes what
+ * p says, so p is protected as the link will read it, the target
+ * followed by rest (with a placeholder if its directory is writable).
+ * Targets with "." or ".." components, or chains deeper than 8 links,
+ * fail closed.
  */
 static int protect_through_link(struct sbx_builder *b, const char *p, const char *lnk, const char *rest,
 				unsigned depth, char *err, size_t errlen)
@@ -278,19 +242,21 @@ static int protect_through_link(struct sbx_builder *b, const char *p, const char
 		return -1;
 	}
 	target[n] = '\0';
-	if (target[0] == '/') {
-		if (asprintf(&abs, "%s/%s", target, rest) < 0)
-			abs = NULL;
-	} else if (asprintf(&abs, "%.*s/%s/%s", (int)(slash - lnk), lnk, target, rest) < 0) {
+	if (asprintf(&abs, "%.*s%s%s%s%s", target[0] == '/' ? 0 : (int)(slash - lnk), lnk,
+		     target[0] == '/' ? "" : "/", target, rest != NULL ? "/" : "", rest != NULL ? rest : "") < 0)
 		abs = NULL;
-	}
 	if (abs == NULL) {
 		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 		return -1;
 	}
 	if (depth >= 8 || bad_path(abs) != NULL) {
-		errbuf_set_errno(err, errlen, 0, "cannot protect %s: it goes through the dangling symbolic link %s to %s",
-				 p, lnk, target);
+		if (rest == NULL)
+			errbuf_set_errno(err, errlen, 0, "cannot protect %s: it is a dangling symbolic link to %s",
+					 p, target);
+		else
+			errbuf_set_errno(err, errlen, 0,
+					 "cannot protect %s: it goes through the dangling symbolic link %s to %s",
+					 p, lnk, target);
 		free(abs);
 		return -1;
 	}
@@ -338,7 +304,7 @@ static int protect_existing(struct sbx_builder *b, const char *p, struct stat *s
 	}
 	c = sbx_memo_realpath(b->memo, p);
 	if (c == NULL && errno == ENOENT && S_ISLNK(st->st_mode))
-		return protect_link_target(b, p, depth, err, errlen);
+		return protect_through_link(b, p, p, NULL, depth, err, errlen);
 	if (c == NULL) {
 		errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
 		return -1;

@@ -314,25 +314,26 @@ ssize_t sbx_memo_readlink(struct sbx_memo *m, const char *p, char *buf, size_t l
 	return (ssize_t)n;
 }
 
-char *sbx_memo_realpath(struct sbx_memo *m, const char *p)
+/* Contract in sbx_int.h. */
+int sbx_memo_walk(struct sbx_memo *m, const char *p, sbx_link_seen_fn on_link, void *arg,
+		  char out[PATH_MAX])
 {
-	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	char rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
 	size_t clen = 0;
 	unsigned links = 0;
 	struct stat st;
 	ssize_t n;
-	char *comp, *tail, *out;
+	char *comp, *tail;
+	int rc;
 
-	if (m == NULL || p[0] != '/')
-		return realpath(p, NULL);
 	if (snprintf(rest, sizeof(rest), "%s", p) >= (int)sizeof(rest))
 		goto toolong;
-	cur[0] = '\0'; /* "" is "/": cur never ends with a slash */
+	out[0] = '\0'; /* "" is "/": out never ends with a slash */
 	tail = rest;
 	for (;;) {
 		bool slash;
 
-		/* cur: an existing directory, every component a non-link. */
+		/* out: an existing directory, every component a non-link. */
 		while (*tail == '/')
 			tail++;
 		if (*tail == '\0')
@@ -345,37 +346,39 @@ char *sbx_memo_realpath(struct sbx_memo *m, const char *p)
 		if (strcmp(comp, ".") == 0)
 			continue;
 		if (strcmp(comp, "..") == 0) {
-			char *s = strrchr(cur, '/');
+			char *s = strrchr(out, '/');
 
 			if (s != NULL)
 				*s = '\0';
-			clen = strlen(cur);
+			clen = strlen(out);
 			continue;
 		}
-		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
+		if (snprintf(next, sizeof(next), "%s/%s", out, comp) >= (int)sizeof(next))
 			goto toolong;
 		if (sbx_memo_lstat(m, next, &st) < 0)
-			return NULL; /* errno: realpath(3)'s */
+			return SBX_WALK_MISSING; /* errno: the look's */
 		if (!S_ISLNK(st.st_mode)) {
 			/* A non-directory with more after it (even a '/'). */
 			if (slash && !S_ISDIR(st.st_mode)) {
 				errno = ENOTDIR;
-				return NULL;
+				return SBX_WALK_MISSING;
 			}
 			clen = strlen(next);
-			memcpy(cur, next, clen + 1);
+			memcpy(out, next, clen + 1);
 			continue;
 		}
+		if (on_link != NULL && (rc = on_link(arg, clen ? out : "/", next)) != 0)
+			return rc;
 		if (++links > MEMO_MAX_LINKS) {
 			errno = ELOOP;
-			return NULL;
+			return -1;
 		}
 		n = sbx_memo_readlink(m, next, target, sizeof(target) - 1);
 		if (n < 0)
-			return NULL;
+			return -1;
 		if (n == 0) {
 			errno = ENOENT; /* the kernel's answer for an empty link */
-			return NULL;
+			return SBX_WALK_MISSING;
 		}
 		target[n] = '\0';
 		/* The rest of the walk: the link's target, then what followed. */
@@ -385,15 +388,28 @@ char *sbx_memo_realpath(struct sbx_memo *m, const char *p)
 		memcpy(rest, next, strlen(next) + 1);
 		tail = rest;
 		if (target[0] == '/') {
-			cur[0] = '\0';
+			out[0] = '\0';
 			clen = 0;
 		}
 	}
-	out = strdup(clen > 0 ? cur : "/");
+	if (clen == 0)
+		memcpy(out, "/", 2);
+	return 0;
+toolong:
+	errno = ENAMETOOLONG;
+	return -1;
+}
+
+char *sbx_memo_realpath(struct sbx_memo *m, const char *p)
+{
+	char real[PATH_MAX], *out;
+
+	if (m == NULL || p[0] != '/')
+		return realpath(p, NULL);
+	if (sbx_memo_walk(m, p, NULL, NULL, real) != 0)
+		return NULL; /* errno: realpath(3)'s */
+	out = strdup(real);
 	if (out == NULL)
 		errno = ENOMEM;
 	return out;
-toolong:
-	errno = ENAMETOOLONG;
-	return NULL;
 }

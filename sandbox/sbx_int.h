@@ -137,6 +137,20 @@ ssize_t sbx_memo_readlink(struct sbx_memo *m, const char *p, char *buf, size_t l
  * the memo's looks (a relative p goes to realpath(3)). Returns malloc'd
  * (the caller frees it) or NULL with errno. */
 char *sbx_memo_realpath(struct sbx_memo *m, const char *p) NONNULL(2) MALLOC WUNRES;
+/* sbx_memo_walk(): called with each symlink met (dir: the directory that
+ * holds it, "/" for the root; lnk: its path) before it is followed; a
+ * non-zero return stops the walk and is its result. */
+typedef int (*sbx_link_seen_fn)(void *arg, const char *dir, const char *lnk);
+/* sbx_memo_walk(): a component of the path is missing, not a directory,
+ * or cannot be looked at (errno says which). */
+#define SBX_WALK_MISSING 1
+/* Walks p component by component as the kernel resolves it, with the
+ * memo's looks (m may be NULL), following each symlink (40 at most).
+ * Returns 0 with out (PATH_MAX bytes) the real path when p exists whole;
+ * SBX_WALK_MISSING (errno set); what on_link returned when it stopped the
+ * walk; or -1 with errno (ELOOP, ENAMETOOLONG, an unreadable link). */
+int sbx_memo_walk(struct sbx_memo *m, const char *p, sbx_link_seen_fn on_link, void *arg,
+		  char out[PATH_MAX]) NONNULL(2, 5) WUNRES;
 /* The caller has created something on the host: every failed look is
  * redone when next asked (successful ones stay). */
 void sbx_memo_changed(struct sbx_memo *m);

@@ -184,6 +184,22 @@ bad:
 
 /* Runs a NULL-terminated argv (at most 63 entries); stdout in *out (may
  * be NULL); stderr is shown when the exit status is not 0. */
+/* GET http://addr<path> through the proxy at pxaddr, one connection:
+ * what arrives until `until` or ms (malloc'd, NULL on nothing). */
+static char *px_get(const char *pxaddr, const char *addr, const char *path, const char *until, int ms)
+{
+	char req[512];
+	char *out;
+	int fd = test_tcp_connect(pxaddr, 5000), n;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "GET http://%s%s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, path, addr);
+	CU_ASSERT(n > 0 && (size_t)n < sizeof(req) && test_send_all(fd, req, (size_t)n) == 0);
+	out = test_recv_until(fd, until, ms, NULL, NULL);
+	close(fd);
+	return out;
+}
+
 static int runv(char **out, char **argv)
 {
 	char *e = NULL;
@@ -1426,13 +1442,12 @@ static void test_remask_url_encoders(void)
 		" % len(body) + body)\n"
 		"c.close()\n";
 	char *argv[] = {(char *)test_python(), "-c", (char *)script, FORM_REAL, NULL};
-	char addr[64], req[256], sent[sizeof(FORM_REAL)], path[4200];
+	char addr[64], sent[sizeof(FORM_REAL)], path[4200];
 	char rp[3 * sizeof(FORM_REAL)], rq[3 * sizeof(FORM_REAL)], sp[3 * sizeof(FORM_REAL)],
 		sq[3 * sizeof(FORM_REAL)], want[8 * sizeof(FORM_REAL)];
 	char *out = NULL, *env, *audit;
 	struct test_proc *echo;
 	struct px p;
-	int fd, n;
 
 	CU_ASSERT_FATAL(px_start_env(&p, "PV_FORM=" FORM_REAL,
 				     "network:\n"
@@ -1447,12 +1462,7 @@ static void test_remask_url_encoders(void)
 	free(env);
 	echo = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
 	CU_ASSERT_FATAL(echo != NULL);
-	fd = test_tcp_connect(p.t.addr, 5000);
-	CU_ASSERT_FATAL(fd >= 0);
-	n = snprintf(req, sizeof(req), "GET http://%s/echo HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
-	CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
-	out = test_recv_until(fd, "END\n", 5000, NULL, NULL);
-	close(fd);
+	out = px_get(p.t.addr, addr, "/echo", "END\n", 5000);
 	pct_enc(FORM_REAL, "-._~", true, rp);
 	pct_enc(FORM_REAL, "-._~/", false, rq);
 	pct_enc(sent, "-._~", true, sp);
@@ -1494,9 +1504,8 @@ static void test_sse_chunk_released(void)
 		"time.sleep(4)\n"
 		"c.sendall(b'0\\r\\n\\r\\n'); c.close()\n";
 	char *argv[] = {(char *)test_python(), "-c", (char *)script, NULL};
-	char addr[64], req[256], *out = NULL;
+	char addr[64], *out = NULL;
 	struct test_proc *sse;
-	int fd, n;
 	struct px p;
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
@@ -1504,12 +1513,7 @@ static void test_sse_chunk_released(void)
 	CU_ASSERT_FATAL(sse != NULL);
 	/* The event must be there within 2 s (the upstream sends the end
 	 * after 4 s); read until it is. */
-	fd = test_tcp_connect(p.t.addr, 5000);
-	CU_ASSERT_FATAL(fd >= 0);
-	n = snprintf(req, sizeof(req), "GET http://%s/events HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
-	CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
-	out = test_recv_until(fd, "data: one", 2000, NULL, NULL);
-	close(fd);
+	out = px_get(p.t.addr, addr, "/events", "data: one", 2000);
 	ROW(out != NULL && strstr(out, "data: one") != NULL,
 	    "the first event did not reach the client while the upstream waited: '%s'", test_nz(out));
 	free(out);
