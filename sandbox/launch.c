@@ -66,7 +66,29 @@ struct launch {
 	bool nft_break;        /* test hook: make the nftables step fail */
 	int (*meanwhile)(void *arg, char *err, size_t errlen); /* sbx_config's */
 	void *meanwhile_arg;
+	pthread_t mw_thread;   /* the meanwhile work's thread, */
+	bool mw_running;       /* while not joined */
 };
+
+/* Joins the meanwhile thread if it still runs. */
+static void meanwhile_join(struct launch *l)
+{
+	if (l->mw_running) {
+		(void)pthread_join(l->mw_thread, NULL);
+		l->mw_running = false;
+	}
+}
+
+/* sbx_nft_install()'s hook before it forks its helper: no thread of ours
+ * may be inside the allocator at the fork. glibc's fork() takes its own
+ * malloc's locks; ASan's allocator (make test) gets no such care, and a
+ * helper forked while the meanwhile thread allocated hung on its first
+ * malloc (run_unprivileged, "setpriv killed after 60000 ms", about one
+ * ASan run in three under load). */
+static void before_nft_fork(void *arg)
+{
+	meanwhile_join(arg);
+}
 
 /* The failure message after the child stopped talking: its report when
  * it sent one (it failed first), else what went wrong here (errnum). */
@@ -160,7 +182,7 @@ static int launch_rules(struct launch *l, struct sbx *s, char *err, size_t errle
 	int rc;
 
 	rc = sbx_nft_install(l->fds.fd[FDPASS_USERNS], l->fds.fd[FDPASS_NETNS], l->pl.icpt_port,
-			     s->icpt6_fd >= 0, l->nft_break, err, errlen);
+			     s->icpt6_fd >= 0, l->nft_break, before_nft_fork, l, err, errlen);
 	fdpass_set_close(&l->fds);
 	return rc < 0 ? -1 : 0;
 }
@@ -230,16 +252,14 @@ static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t e
 	struct meanwhile_job job = {.fn = l->meanwhile, .arg = l->meanwhile_arg};
 	struct sbx_report rep;
 	bool threaded = false;
-	pthread_t t;
 	char c = 'R';
 	int rc;
 
 	if (job.fn != NULL)
-		threaded = meanwhile_start(&t, &job) == 0;
+		threaded = l->mw_running = meanwhile_start(&l->mw_thread, &job) == 0;
 	rc = launch_setup(l, s, err, errlen);
-	if (threaded)
-		(void)pthread_join(t, NULL);
-	else if (job.fn != NULL && rc == 0)
+	meanwhile_join(l);
+	if (!threaded && job.fn != NULL && rc == 0)
 		job.rc = job.fn(job.arg, job.err, sizeof(job.err));
 	if (rc < 0)
 		return -1;

@@ -141,7 +141,8 @@ NORETURN static void helper_main(int userns_fd, int netns_fd, const char *rules,
 }
 
 /* The forked helper's way: 0, or -1 with the reason in msg. */
-static int install_forked(int userns_fd, int netns_fd, const char *rules, char *msg, size_t msglen)
+static int install_forked(int userns_fd, int netns_fd, const char *rules, void (*before_fork)(void *),
+			  void *arg, char *msg, size_t msglen)
 {
 	size_t got = 0;
 	int p[2], status;
@@ -152,6 +153,8 @@ static int install_forked(int userns_fd, int netns_fd, const char *rules, char *
 		errbuf_set_errno(msg, msglen, errno, "cannot create a pipe for the nftables helper");
 		return -1;
 	}
+	if (before_fork != NULL)
+		before_fork(arg);
 	pid = fork();
 	if (pid < 0) {
 		errbuf_set_errno(msg, msglen, errno, "cannot fork the nftables helper");
@@ -251,8 +254,8 @@ static int install_threaded(int netns_fd, const char *rules, char *msg, size_t m
 	return j.rc;
 }
 
-int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool test_break, char *err,
-		    size_t errlen)
+int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool test_break,
+		    void (*before_fork)(void *), void *arg, char *err, size_t errlen)
 {
 	static const char v6_nat[] = "\t\tip6 daddr ::1 return\n";
 	static const char v6_filter[] = "\t\tip6 daddr ::1 accept\n";
@@ -271,7 +274,7 @@ int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool te
 	if (geteuid() == 0 && getenv("PASSAVANT_SBX_NFT_FORK") == NULL)
 		rc = install_threaded(netns_fd, rules, msg, sizeof(msg));
 	if (rc > 0)
-		rc = install_forked(userns_fd, netns_fd, rules, msg, sizeof(msg));
+		rc = install_forked(userns_fd, netns_fd, rules, before_fork, arg, msg, sizeof(msg));
 	if (rc == 0)
 		return 0;
 	errbuf_set_errno(err, errlen, 0,

@@ -252,9 +252,11 @@ int sbx_netns_setup(const struct sbx_plan *pl, struct fdpass_set *out, char *err
  * refused, or PASSAVANT_SBX_NFT_FORK is set) in a forked helper that joins
  * both namespaces. Blocks until it is done. 0, or -1 with err set
  * (what nft said, and the --no-intercept hint). test_break adds a rule
- * nft refuses (test hook). */
-int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool test_break, char *err,
-		    size_t errlen) NONNULL(6) WUNRES;
+ * nft refuses (test hook). before_fork(arg), when not NULL, runs just
+ * before the helper is forked: the caller ends its other threads' work
+ * there (no thread may be inside an allocator that fork() does not lock). */
+int sbx_nft_install(int userns_fd, int netns_fd, uint16_t port, bool v6, bool test_break,
+		    void (*before_fork)(void *), void *arg, char *err, size_t errlen) NONNULL(8) WUNRES;
 
 /* mountns.c (child): builds the new root from pl->ops, pivots into it,
  * mounts /proc, /dev, /tmp, chdirs to pl->cwd. 0 or -1 with err set. */
