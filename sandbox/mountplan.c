@@ -666,7 +666,12 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 			free(s);
 			return -1;
 		}
-		if (sbx_unseen_grant(b, h) < 0) {
+		/* Granted (it shows a copy), and kept like a cover: a real
+		 * file the host saves anew by rename drops the substitution
+		 * (a refreshed token showed in clear). */
+		if (sbx_unseen_grant(b, h) < 0 ||
+		    (!cfg->files[i].public_content && strcmp(h, "/") != 0 &&
+		     sbx_unseen_add(b, h, (size_t)(strrchr(h, '/') - h), true) < 0)) {
 			free(h);
 			free(s);
 			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");

@@ -253,10 +253,19 @@ static int grant_entries(const struct sbx_plan *pl, int rs, const char *dir, cha
 int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
 {
 	struct landlock_ruleset_attr ra = { .handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE };
+	long abi;
 	int rs;
 
 	if (pl->unseen.n_dirs == 0 || pl->no_landlock)
 		return 0;
+	/* From ABI 2 on, a domain refuses every link or rename to another
+	 * directory (EXDEV: `git mv a sub/`, `ln d1/f d2/`) unless it handles
+	 * REFER and grants it: granted beneath "/", Landlock still refuses
+	 * one that would give a file more rights (an ungranted store linked
+	 * into a granted directory). */
+	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi >= 2)
+		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
 	rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
 	if (rs < 0) {
 		if (errno == ENOSYS || errno == EOPNOTSUPP)
@@ -270,12 +279,33 @@ int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
 			return -1;
 		}
 	/* What the mounts show again inside a covered path: allow_read
-	 * paths, substituted files. */
-	for (size_t i = 0; i < pl->unseen.n_grant; i++)
+	 * paths, writable trees, substituted files. One that is a directory
+	 * on the way (or above one: its ancestors are all listed) is not
+	 * granted whole, or what the listing left out would be granted with
+	 * it (allowRead ~/.docker above a covered config.json); its entries
+	 * are granted by the listing. */
+	for (size_t i = 0; i < pl->unseen.n_grant; i++) {
+		if (in_list(pl->unseen.dirs, pl->unseen.n_dirs, pl->unseen.grant[i]))
+			continue;
 		if (grant(rs, AT_FDCWD, pl->unseen.grant[i], pl->unseen.grant[i], DT_UNKNOWN, err, errlen) < 0) {
 			(void)close(rs);
 			return -1;
 		}
+	}
+	if (abi >= 2) {
+		struct landlock_path_beneath_attr pb = { .allowed_access = LANDLOCK_ACCESS_FS_REFER };
+		int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		pb.parent_fd = fd;
+		if (fd < 0 || syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot add the Landlock rule for links and renames");
+			if (fd >= 0)
+				(void)close(fd);
+			(void)close(rs);
+			return -1;
+		}
+		(void)close(fd);
+	}
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot apply the Landlock rule set");
 		(void)close(rs);

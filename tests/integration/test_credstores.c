@@ -135,7 +135,7 @@ static int suite_init(void)
 	snprintf(buf, sizeof(buf), "%s/late.yaml", root);
 	{
 		static const char pol[] = "filesystem:\n  allowWrite: [\".\"]\n"
-					  "  denyRead: [\"~/later.txt\"]\n";
+					  "  denyRead: [\"~/later.txt\"]\n  allowRead: [\"~/.docker\"]\n";
 		if (test_write_file(buf, pol, sizeof(pol) - 1) < 0)
 			return -1;
 	}
@@ -383,6 +383,13 @@ NORETURN static void late_host(unsigned n)
 		at(dst, rel);
 		if (test_write_file(tmp, "REPLACED-STORE\n", 15) < 0 || rename(tmp, dst) < 0)
 			_exit(1);
+		/* the same under an allowRead that names its directory */
+		snprintf(rel, sizeof(rel), "home-late%u/.docker/config.json.new", n);
+		at(tmp, rel);
+		snprintf(rel, sizeof(rel), "home-late%u/.docker/config.json", n);
+		at(dst, rel);
+		if (test_write_file(tmp, "REPLACED-DOCKER\n", 16) < 0 || rename(tmp, dst) < 0)
+			_exit(1);
 	}
 	snprintf(rel, sizeof(rel), "work/go-%u", n);
 	_exit(test_write_file(at(flag, rel), "go", 2) < 0 ? 1 : 0);
@@ -412,14 +419,18 @@ static int late_run(unsigned n, const char *const *env, char **out, char **err)
 	snprintf(rel, sizeof(rel), "home-late%u/.git-credentials", n);
 	if (plant(rel) < 0)
 		return -1;
+	snprintf(rel, sizeof(rel), "home-late%u/.docker/config.json", n);
+	if (plant(rel) < 0)
+		return -1;
 	snprintf(script, sizeof(script),
 		 "touch started-%u; i=0; while [ ! -e go-%u ] && [ $i -lt 500 ]; do sleep 0.02; "
 		 "i=$((i+1)); done\n"
 		 "for f in .aws/credentials .config/gh/hosts.yml .netrc later.txt newtop.txt x/new.txt "
 		 "notes.txt x/old.txt .config/old.txt .git-credentials; do printf '%%s=' $f; "
-		 "cat \"$HOME/$f\" 2>/dev/null; echo; done\necho mine > mine-%u.txt; cat mine-%u.txt; "
-		 "echo tmp > /tmp/t-%u && cat /tmp/t-%u; echo done\n",
-		 n, n, n, n, n, n);
+		 "cat \"$HOME/$f\" 2>/dev/null; echo; done\ncat \"$HOME/.docker/config.json\" 2>/dev/null\n"
+		 "echo mine > mine-%u.txt; cat mine-%u.txt; echo tmp > /tmp/t-%u && cat /tmp/t-%u\n"
+		 "mkdir -p d1-%u d2-%u; echo x > d1-%u/f; ln d1-%u/f d2-%u/g && echo linked\necho done\n",
+		 n, n, n, n, n, n, n, n, n, n, n);
 	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
 	if (test_write_file(sc, script, strlen(script)) < 0)
 		return -1;
@@ -455,7 +466,10 @@ static void test_late_stores(void)
 	/* KUBECONFIG names a missing file in /tmp: the private /tmp stays
 	 * the command's (it wrote and read t-1 there) */
 	st = late_run(1, kube, &out, &err);
-	ROW(st == 0 && test_has(out, "mine\ntmp\ndone"), "late stores: status %d", st);
+	ROW(st == 0 && test_has(out, "mine\ntmp\nlinked\ndone"),
+	    "late stores: status %d, or a link to another directory failed (Landlock's REFER)", st);
+	ROW(!test_has(out, "REPLACED-DOCKER"),
+	    "~/.docker/config.json, denied under allowRead ~/.docker, saved anew by rename, was readable");
 	if (st != 0)
 		show(st, out, err);
 	for (size_t i = 0; i < 5; i++)
