@@ -60,7 +60,7 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 {
 	struct link_check c = {b, what, p, err, errlen};
 	char real[PATH_MAX];
-	int rc = sbx_memo_walk(b->memo, p, link_seen, &c, real);
+	int rc = sbx_memo_walk(b->memo, p, link_seen, &c, real, NULL);
 
 	if (rc == 0 || rc == SBX_WALK_MISSING)
 		return 0;

@@ -432,75 +432,34 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	return make_placeholder(b, p, first, is_dir, err, errlen);
 }
 
-/* A deny_read path s that does not exist: its canonical form recorded
- * for unseen.c. A dangling link is followed (8 links at most) to the
- * missing path it names, which is what would appear; a path under a file
- * (ENOTDIR) can never appear and records nothing. 0 or -1 with err. */
+/* A deny_read path s that does not exist: the path that would be
+ * created, walked as the kernel resolves it (every link followed, a
+ * dangling one on the way too: ~/.config -> /elsewhere/cfg records
+ * /elsewhere/cfg/gh), recorded for unseen.c. A path under a file
+ * (ENOTDIR) can never appear, one that cannot be looked at cannot be
+ * reached: nothing recorded. 0 or -1 with err. */
 static int unseen(struct sbx_builder *b, const char *s, char *err, size_t errlen)
 {
-	char *c = NULL, *next = NULL, lnk[PATH_MAX];
-	const char *p = s;
-	size_t missing;
-	struct stat st;
-	int rc = -1;
+	char would[PATH_MAX];
+	size_t existing = 0;
+	int rc = sbx_memo_walk(b->memo, s, NULL, NULL, would, &existing);
 
-	for (int hops = 0;; hops++) {
-		free(c);
-		c = canon(b, p, &missing);
-		if (c == NULL) {
-			rc = errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -1;
-			if (rc < 0)
-				errbuf_set_errno(err, errlen, errno, "deny_read path %s", s);
-			goto out;
-		}
-		if (sbx_memo_lstat(b->memo, c, &st) < 0)
-			break;
-		if (!S_ISLNK(st.st_mode) || hops == 8) {
-			errbuf_set_errno(err, errlen, 0, S_ISLNK(st.st_mode) ?
-				"deny_read path %s: too many levels of symbolic links" :
-				"deny_read path %s appeared while the sandbox was planned; run again", s);
-			goto out;
-		}
-		/* a dangling link: what it names is what may appear */
-		ssize_t n = sbx_memo_readlink(b->memo, c, lnk, sizeof(lnk) - 1);
-		if (n < 0) {
-			errbuf_set_errno(err, errlen, errno, "deny_read path %s: cannot read the link %s", s, c);
-			goto out;
-		}
-		lnk[n] = '\0';
-		free(next);
-		next = NULL;
-		if (lnk[0] == '/') {
-			next = strdup(lnk);
-		} else {
-			char *slash = strrchr(c, '/');
-
-			if (asprintf(&next, "%.*s/%s", (int)(slash - c), c, lnk) < 0)
-				next = NULL;
-		}
-		if (next == NULL) {
-			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
-			goto out;
-		}
-		p = next;
+	if (rc == 0) {
+		errbuf_set_errno(err, errlen, 0,
+				 "deny_read path %s appeared while the sandbox was planned; run again", s);
+		return -1;
 	}
-	/* Its last existing component must be a directory for it to appear. */
-	{
-		char dir[PATH_MAX];
-
-		snprintf(dir, sizeof(dir), "%.*s", missing == 0 ? 1 : (int)missing, missing == 0 ? "/" : c);
-		if (sbx_memo_stat(b->memo, dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			rc = 0;
-			goto out;
-		}
+	if (rc != SBX_WALK_MISSING) {
+		errbuf_set_errno(err, errlen, errno, "deny_read path %s", s);
+		return -1;
 	}
-	rc = sbx_unseen_add(b, c, missing, false);
-	if (rc < 0)
+	if (errno != ENOENT)
+		return 0;
+	if (sbx_unseen_add(b, would, existing, false) < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot plan the sandbox");
-out:
-	free(c);
-	free(next);
-	return rc;
+		return -1;
+	}
+	return 0;
 }
 
 /* Plans one path list of the config. */

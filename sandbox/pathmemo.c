@@ -316,7 +316,7 @@ ssize_t sbx_memo_readlink(struct sbx_memo *m, const char *p, char *buf, size_t l
 
 /* Contract in sbx_int.h. */
 int sbx_memo_walk(struct sbx_memo *m, const char *p, sbx_link_seen_fn on_link, void *arg,
-		  char out[PATH_MAX])
+		  char out[PATH_MAX], size_t *existing)
 {
 	char rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
 	size_t clen = 0;
@@ -355,8 +355,20 @@ int sbx_memo_walk(struct sbx_memo *m, const char *p, sbx_link_seen_fn on_link, v
 		}
 		if (snprintf(next, sizeof(next), "%s/%s", out, comp) >= (int)sizeof(next))
 			goto toolong;
-		if (sbx_memo_lstat(m, next, &st) < 0)
+		if (sbx_memo_lstat(m, next, &st) < 0) {
+			int e = errno;
+
+			/* What would be created: the existing part, then the rest
+			 * as written (after every link followed so far). */
+			if (existing != NULL) {
+				*existing = clen;
+				if (snprintf(out + clen, PATH_MAX - clen, "/%s%s%s", comp, slash ? "/" : "", tail) >=
+				    (int)(PATH_MAX - clen))
+					goto toolong;
+			}
+			errno = e;
 			return SBX_WALK_MISSING; /* errno: the look's */
+		}
 		if (!S_ISLNK(st.st_mode)) {
 			/* A non-directory with more after it (even a '/'). */
 			if (slash && !S_ISDIR(st.st_mode)) {
@@ -406,7 +418,7 @@ char *sbx_memo_realpath(struct sbx_memo *m, const char *p)
 
 	if (m == NULL || p[0] != '/')
 		return realpath(p, NULL);
-	if (sbx_memo_walk(m, p, NULL, NULL, real) != 0)
+	if (sbx_memo_walk(m, p, NULL, NULL, real, NULL) != 0)
 		return NULL; /* errno: realpath(3)'s */
 	out = strdup(real);
 	if (out == NULL)

@@ -145,12 +145,15 @@ typedef int (*sbx_link_seen_fn)(void *arg, const char *dir, const char *lnk);
  * or cannot be looked at (errno says which). */
 #define SBX_WALK_MISSING 1
 /* Walks p component by component as the kernel resolves it, with the
- * memo's looks (m may be NULL), following each symlink (40 at most).
- * Returns 0 with out (PATH_MAX bytes) the real path when p exists whole;
- * SBX_WALK_MISSING (errno set); what on_link returned when it stopped the
- * walk; or -1 with errno (ELOOP, ENAMETOOLONG, an unreadable link). */
+ * memo's looks (m may be NULL), following each symlink (40 at most),
+ * dangling ones too. Returns 0 with out (PATH_MAX bytes) the real path
+ * when p exists whole; SBX_WALK_MISSING (errno set; with existing not
+ * NULL, out is the path that would be created, real up to *existing
+ * bytes, its last existing directory, "" for "/"); what on_link returned
+ * when it stopped the walk; or -1 with errno (ELOOP, ENAMETOOLONG, an
+ * unreadable link). */
 int sbx_memo_walk(struct sbx_memo *m, const char *p, sbx_link_seen_fn on_link, void *arg,
-		  char out[PATH_MAX]) NONNULL(2, 5) WUNRES;
+		  char out[PATH_MAX], size_t *existing) NONNULL(2, 5) WUNRES;
 /* The caller has created something on the host: every failed look is
  * redone when next asked (successful ones stay). */
 void sbx_memo_changed(struct sbx_memo *m);

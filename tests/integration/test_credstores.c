@@ -372,6 +372,10 @@ NORETURN static void late_host(unsigned n)
 		if (plant(rel) < 0)
 			_exit(1);
 	}
+	/* the store behind the dangling ~/.local */
+	snprintf(rel, sizeof(rel), "local-late%u/sub/share/keyrings/login.keyring", n);
+	if (plant(rel) < 0)
+		_exit(1);
 	/* an existing store saved anew by rename, as logins and token
 	 * refreshes write: the kernel drops the cover in the sandbox */
 	{
@@ -422,12 +426,29 @@ static int late_run(unsigned n, const char *const *env, char **out, char **err)
 	snprintf(rel, sizeof(rel), "home-late%u/.docker/config.json", n);
 	if (plant(rel) < 0)
 		return -1;
+	/* ~/.local, a dangling link to a directory the host makes later,
+	 * on the way to the keyring store */
+	{
+		char lnk[PATH_MAX], to[PATH_MAX];
+
+		/* its target's directory exists (and is no directory on
+		 * the way of any other store): only the link leads there */
+		snprintf(rel, sizeof(rel), "local-late%u/.keep", n);
+		if (plant(rel) < 0)
+			return -1;
+		snprintf(rel, sizeof(rel), "local-late%u/sub", n);
+		at(to, rel);
+		snprintf(rel, sizeof(rel), "home-late%u/.local", n);
+		if (symlink(to, at(lnk, rel)) < 0 && errno != EEXIST)
+			return -1;
+	}
 	snprintf(script, sizeof(script),
 		 "touch started-%u; i=0; while [ ! -e go-%u ] && [ $i -lt 500 ]; do sleep 0.02; "
 		 "i=$((i+1)); done\n"
 		 "for f in .aws/credentials .config/gh/hosts.yml .netrc later.txt newtop.txt x/new.txt "
 		 "notes.txt x/old.txt .config/old.txt .git-credentials; do printf '%%s=' $f; "
 		 "cat \"$HOME/$f\" 2>/dev/null; echo; done\ncat \"$HOME/.docker/config.json\" 2>/dev/null\n"
+		 "cat \"$HOME/.local/share/keyrings/login.keyring\" 2>/dev/null\n"
 		 "echo mine > mine-%u.txt; cat mine-%u.txt; echo tmp > /tmp/t-%u && cat /tmp/t-%u\n"
 		 "mkdir -p d1-%u d2-%u; echo x > d1-%u/f; ln d1-%u/f d2-%u/g && echo linked\necho done\n",
 		 n, n, n, n, n, n, n, n, n, n, n);
@@ -468,6 +489,8 @@ static void test_late_stores(void)
 	st = late_run(1, kube, &out, &err);
 	ROW(st == 0 && test_has(out, "mine\ntmp\nlinked\ndone"),
 	    "late stores: status %d, or a link to another directory failed (Landlock's REFER)", st);
+	ROW(!test_has(out, "PLANTED-local-late1/"),
+	    "~/.local/share/keyrings, behind a dangling ~/.local to a directory the host made, was readable");
 	ROW(!test_has(out, "REPLACED-DOCKER"),
 	    "~/.docker/config.json, denied under allowRead ~/.docker, saved anew by rename, was readable");
 	if (st != 0)
