@@ -319,8 +319,8 @@ static int launch_plan(const struct sbx_config *cfg, struct launch *l, struct sb
 	l->nft_break = getenv("PASSAVANT_SBX_NFT_TEST_BREAK") != NULL;
 	l->pl.no_mount_setattr = getenv("PASSAVANT_SBX_NO_MOUNT_SETATTR") != NULL;
 	l->pl.no_overlay = getenv("PASSAVANT_SBX_NO_OVERLAY") != NULL;
-	l->pl.no_landlock = getenv("PASSAVANT_SBX_NO_LANDLOCK") != NULL;
-	if (l->pl.no_landlock || !sbx_landlock_available())
+	l->pl.landlock_abi = getenv("PASSAVANT_SBX_NO_LANDLOCK") != NULL ? 0 : sbx_landlock_abi();
+	if (l->pl.landlock_abi < 1)
 		s->n_unguarded = l->pl.unseen.n_skip;
 	return 0;
 }

@@ -60,7 +60,7 @@ struct sbx_placeholder {
 /* Denied paths kept unreadable by Landlock (unseen.c): the directories
  * on the way to each (its last existing directory, or its parent when it
  * exists, and every ancestor, canonical) and each one's first missing
- * component; sets, no duplicates. Owned
+ * component; sorted sets, no duplicates. Owned
  * by the builder, then by the plan. */
 struct sbx_unseen {
 	char **dirs;
@@ -86,7 +86,8 @@ struct sbx_plan {
 	uint16_t icpt_port;       /* the interception listeners' port */
 	bool no_mount_setattr;    /* test hook: use the remount fallback */
 	bool no_overlay;          /* test hook: directory unions in a tmpfs */
-	bool no_landlock;         /* test hook: as on a kernel without Landlock */
+	int landlock_abi;         /* the kernel's Landlock ABI; 0: none (or the
+				     test hook PASSAVANT_SBX_NO_LANDLOCK) */
 	struct sbx_unseen unseen; /* unseen.c: kept unreadable if they appear */
 	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, fds out,
 				     "release" in (hold) */
@@ -207,8 +208,8 @@ int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing, boo
 int sbx_unseen_grant(struct sbx_builder *b, const char *path) NONNULL(1, 2) WUNRES;
 /* unseen.c: frees the sets and empties u. */
 void sbx_unseen_free(struct sbx_unseen *u) NONNULL(1);
-/* unseen.c: whether the kernel offers Landlock (ABI 1 or later). */
-bool sbx_landlock_available(void);
+/* unseen.c: the kernel's Landlock ABI version, 0 when it has none. */
+int sbx_landlock_abi(void);
 /* unseen.c (child, the command's process, no_new_privs set): the
  * Landlock domain that keeps pl->unseen unreadable; nothing without
  * Landlock (the parent warned). 0 or -1 with err set. */

@@ -44,7 +44,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,14 +52,41 @@
 
 #include "sandbox/sbx_int.h"
 
-/* Adds a copy of s to the set v (n, cap) unless it holds it. 0 or -1. */
+/* Where s[0..len) is, or would go, in the sorted set v[0..n): true when
+ * it is there (*at its index), else *at is where to insert it. The child
+ * looks up every entry it lists (a HOME of thousands): a binary search. */
+static bool set_find(char *const *v, size_t n, const char *s, size_t len, size_t *at)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(v[mid], s, len);
+
+		if (c == 0 && v[mid][len] != '\0')
+			c = 1; /* v[mid] is longer: after s */
+		if (c == 0) {
+			*at = mid;
+			return true;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return false;
+}
+
+/* Adds a copy of s[0..len) to the sorted set v (n, cap) unless it holds
+ * it. 0 or -1. */
 static int set_add(char ***v, size_t *n, size_t *cap, const char *s, size_t len)
 {
+	size_t at;
 	char *c;
 
-	for (size_t i = 0; i < *n; i++)
-		if (strlen((*v)[i]) == len && memcmp((*v)[i], s, len) == 0)
-			return 0;
+	if (set_find(*v, *n, s, len, &at))
+		return 0;
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 16;
 		char **nv = realloc(*v, nc * sizeof(*nv));
@@ -73,7 +99,9 @@ static int set_add(char ***v, size_t *n, size_t *cap, const char *s, size_t len)
 	c = strndup(s, len);
 	if (c == NULL)
 		return -1;
-	(*v)[(*n)++] = c;
+	memmove(*v + at + 1, *v + at, (*n - at) * sizeof(**v));
+	(*v)[at] = c;
+	(*n)++;
 	return 0;
 }
 
@@ -138,20 +166,19 @@ void sbx_unseen_free(struct sbx_unseen *u)
 }
 
 /* Contract in sbx_int.h. */
-bool sbx_landlock_available(void)
+int sbx_landlock_abi(void)
 {
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 
-	return abi >= 1;
+	return abi > 0 ? (int)abi : 0;
 }
 
-/* Whether p is one of v[0..n). */
+/* Whether p is in the sorted set v[0..n). */
 static bool in_list(char *const *v, size_t n, const char *p)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i], p) == 0)
-			return true;
-	return false;
+	size_t at;
+
+	return set_find(v, n, p, strlen(p), &at);
 }
 
 /* Grants reading beneath the entry name of dir (open as dfd), whose full
@@ -253,23 +280,19 @@ static int grant_entries(const struct sbx_plan *pl, int rs, const char *dir, cha
 int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
 {
 	struct landlock_ruleset_attr ra = { .handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE };
-	long abi;
 	int rs;
 
-	if (pl->unseen.n_dirs == 0 || pl->no_landlock)
-		return 0;
+	if (pl->unseen.n_dirs == 0 || pl->landlock_abi < 1)
+		return 0; /* none: the parent warned (sbx_unseen_unguarded()) */
 	/* From ABI 2 on, a domain refuses every link or rename to another
 	 * directory (EXDEV: `git mv a sub/`, `ln d1/f d2/`) unless it handles
 	 * REFER and grants it: granted beneath "/", Landlock still refuses
 	 * one that would give a file more rights (an ungranted store linked
 	 * into a granted directory). */
-	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	if (abi >= 2)
+	if (pl->landlock_abi >= 2)
 		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
 	rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
 	if (rs < 0) {
-		if (errno == ENOSYS || errno == EOPNOTSUPP)
-			return 0; /* the parent found none and warned (sbx_unseen_unguarded) */
 		errbuf_set_errno(err, errlen, errno, "cannot create the Landlock rule set");
 		return -1;
 	}
@@ -292,7 +315,7 @@ int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	if (abi >= 2) {
+	if (pl->landlock_abi >= 2) {
 		struct landlock_path_beneath_attr pb = { .allowed_access = LANDLOCK_ACCESS_FS_REFER };
 		int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 

@@ -356,6 +356,11 @@ static const char *const late_rels[] = {
 	"x/new.txt",
 };
 
+/* What exists under root/home-lateN before the command starts. */
+static const char *const early_rels[] = {
+	"notes.txt", "x/old.txt", ".config/old.txt", ".git-credentials", ".docker/config.json",
+};
+
 /* The host's side of test_late_stores(): waits (10 s at most) for the
  * command's root/work/started-N, creates late_rels under home-lateN,
  * then root/work/go-N. Runs in a forked child; exits. */
@@ -411,21 +416,11 @@ static int late_run(unsigned n, const char *const *env, char **out, char **err)
 
 	snprintf(rel, sizeof(rel), "home-late%u", n);
 	at(home, rel);
-	snprintf(rel, sizeof(rel), "home-late%u/notes.txt", n);
-	if (plant(rel) < 0)
-		return -1;
-	snprintf(rel, sizeof(rel), "home-late%u/x/old.txt", n);
-	if (plant(rel) < 0)
-		return -1;
-	snprintf(rel, sizeof(rel), "home-late%u/.config/old.txt", n);
-	if (plant(rel) < 0)
-		return -1;
-	snprintf(rel, sizeof(rel), "home-late%u/.git-credentials", n);
-	if (plant(rel) < 0)
-		return -1;
-	snprintf(rel, sizeof(rel), "home-late%u/.docker/config.json", n);
-	if (plant(rel) < 0)
-		return -1;
+	for (size_t i = 0; i < sizeof(early_rels) / sizeof(early_rels[0]); i++) {
+		snprintf(rel, sizeof(rel), "home-late%u/%s", n, early_rels[i]);
+		if (plant(rel) < 0)
+			return -1;
+	}
 	/* ~/.local, a dangling link to a directory the host makes later,
 	 * on the way to the keyring store */
 	{
