@@ -45,6 +45,7 @@
 #include "intercept.h"
 #include "log.h"
 #include "resolver.h"
+#include "zone.h"
 
 /* A policy and the number of holders: the proxy (while current) and every
  * connection that decided with it. */
@@ -356,6 +357,7 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	proxy_t *px = arg;
 	struct timeval left, trim = {0, PROXY_TRIM_MS * 1000};
+	struct zone_stats zs;
 	int64_t since;
 
 	(void)fd;
@@ -364,6 +366,7 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 		/* Churn since the last trim: trim, and look again soon. */
 		px->churned = false;
 		(void)malloc_trim(0);
+		zone_process_trim();
 		(void)event_add(px->settle, &trim);
 		return;
 	}
@@ -378,6 +381,10 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	(void)malloc_trim(0);
+	zone_process_trim();
+	zone_process_stats(&zs);
+	log_debug("heap settled: the upstream zone holds %zu objects in %zu pages (%zu ever used)", zs.objects,
+		  zs.pages, zs.touched);
 }
 
 /* Queues a connection loop 0 accepted for loop l and wakes l. On failure

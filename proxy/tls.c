@@ -20,6 +20,7 @@
 
 #include "../ca/ca.h"
 #include "wbio.h"
+#include "zone.h"
 
 /* Upstream TLS sessions kept for resumption (tls_wrap_upstream()): one
  * per host:port, the least recently stored replaced when full. */
@@ -77,6 +78,7 @@ static int up_session_new_cb(SSL *ssl, SSL_SESSION *sess)
 	const char *key = up_key_index >= 0 ? SSL_get_ex_data(ssl, up_key_index) : NULL;
 	struct up_session *slot = NULL;
 	SSL_SESSION *copy;
+	bool was;
 
 	if (t == NULL || key == NULL || SSL_get_verify_result(ssl) != X509_V_OK ||
 	    SSL_get0_peer_certificate(ssl) == NULL || !SSL_SESSION_is_resumable(sess))
@@ -84,7 +86,10 @@ static int up_session_new_cb(SSL *ssl, SSL_SESSION *sess)
 	/* A copy: OpenSSL marks the connection's own session not resumable
 	 * when that connection ends without close_notify (as upstreams often
 	 * are: ssl_clear_bad_session()), which must not spoil the next one. */
+	/* Kept past this connection: not in the upstream zone. */
+	was = zone_select(false);
 	copy = SSL_SESSION_dup(sess);
+	(void)zone_select(was);
 	if (copy == NULL)
 		return 0;
 	(void)pthread_mutex_lock(&t->up_lock);
@@ -408,6 +413,47 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
  * possible (bytes buffered; ssl still the caller's), true when it failed
  * after under was freed (ssl and the socket went with the failure).
  */
+/*
+ * OpenSSL's work on a connection starts with a read or a write of one of
+ * its BIOs (a handshake flight, a record): what it allocates from there
+ * until another connection's BIO is used is that connection's. These
+ * callbacks point the thread's OpenSSL allocations at the upstream zone
+ * or back at malloc() (zone.h): the upstream half of a tunnel, which goes
+ * long before the client half, then lies in pages of its own.
+ */
+static long zone_mark(int oper, int ret, bool upstream)
+{
+	int op = oper & ~BIO_CB_RETURN;
+
+	if (op == BIO_CB_READ || op == BIO_CB_WRITE)
+		(void)zone_select(upstream);
+	return ret;
+}
+
+static long mark_upstream(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret,
+			  size_t *processed)
+{
+	(void)b;
+	(void)argp;
+	(void)len;
+	(void)argi;
+	(void)argl;
+	(void)processed;
+	return zone_mark(oper, ret, true);
+}
+
+static long mark_client(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret,
+			size_t *processed)
+{
+	(void)b;
+	(void)argp;
+	(void)len;
+	(void)argi;
+	(void)argl;
+	(void)processed;
+	return zone_mark(oper, ret, false);
+}
+
 static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, struct bufferevent *under,
 				     SSL *ssl, enum bufferevent_ssl_state state, bool *under_lost)
 {
@@ -433,6 +479,8 @@ static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, 
 		BIO_free(wb);
 		return NULL;
 	}
+	BIO_set_callback_ex(rb, state == BUFFEREVENT_SSL_CONNECTING ? mark_upstream : mark_client);
+	BIO_set_callback_ex(wb, state == BUFFEREVENT_SSL_CONNECTING ? mark_upstream : mark_client);
 	SSL_set_bio(ssl, rb, wb);
 	bufferevent_free(under);
 	*under_lost = true;
@@ -453,6 +501,8 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
 	struct bufferevent *bev;
 
 	*under_lost = false;
+	/* The client half, and a leaf kept for later tunnels: malloc(). */
+	(void)zone_select(false);
 	ctx = ca_leaf_ctx(t->ca, host, err, errlen);
 	if (ctx == NULL)
 		return NULL;
@@ -487,9 +537,9 @@ int tls_session_prepare(tls_session_t *t, char *err, size_t errlen)
 	return up_ctx_of(t, err, errlen) != NULL ? 0 : -1;
 }
 
-struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
-				      struct bufferevent *under, const char *host, uint16_t port, bool is_ip,
-				      bool h2, bool *under_lost, char *err, size_t errlen)
+static struct bufferevent *wrap_upstream(tls_session_t *t, struct event_base *base, struct bufferevent *under,
+					 const char *host, uint16_t port, bool is_ip, bool h2, bool *under_lost,
+					 char *err, size_t errlen)
 {
 	char key[POLICY_HOST_MAX + 8];
 	static const unsigned char alpn_h2[] = "\x02h2\x08http/1.1";
@@ -537,6 +587,25 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 	bev = filter(base, under, ssl, BUFFEREVENT_SSL_CONNECTING, under_lost);
 	if (bev == NULL)
 		(void)snprintf(err, errlen, "cannot create the TLS filter (out of memory)");
+	return bev;
+}
+
+struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
+				      struct bufferevent *under, const char *host, uint16_t port, bool is_ip,
+				      bool h2, bool *under_lost, char *err, size_t errlen)
+{
+	struct bufferevent *bev;
+	bool was;
+
+	/* The context lives as long as the session: made outside the zone. */
+	*under_lost = false;
+	if (up_ctx_of(t, err, errlen) == NULL)
+		return NULL;
+	/* The SSL object, the resumed session's copy and the ClientHello's
+	 * key share are the upstream half's (zone.h). */
+	was = zone_select(true);
+	bev = wrap_upstream(t, base, under, host, port, is_ip, h2, under_lost, err, errlen);
+	(void)zone_select(was);
 	return bev;
 }
 

@@ -17,9 +17,11 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
@@ -541,6 +543,107 @@ static void test_bad_loops(void)
 	}
 }
 
+/* The "heap settled" lines of a -v proxy's stderr from offset *from on:
+ * the most and the least objects its upstream zone held; *from moves past
+ * the lines read. Returns how many lines there were. */
+static int zone_lines(const char *err, size_t *from, size_t *most, size_t *least)
+{
+	static const char tag[] = "heap settled: the upstream zone holds ";
+	const char *c = err + *from, *hit;
+	int n = 0;
+
+	while ((hit = strstr(c, tag)) != NULL) {
+		size_t objects = strtoul(hit + sizeof(tag) - 1, NULL, 10);
+
+		if (strchr(hit, '\n') == NULL)
+			break; /* a line still being written */
+		if (objects > *most)
+			*most = objects;
+		if (objects < *least)
+			*least = objects;
+		n++;
+		c = strchr(hit, '\n') + 1;
+	}
+	*from = (size_t)(c - err);
+	return n;
+}
+
+/*
+ * The upstream zone (proxy/zone.h, issue 16 memory per tunnel): while the
+ * terminated tunnels' upstream connections are up, their OpenSSL objects
+ * are in the zone; once upstreamKeepAliveMs closed them, with every client
+ * connection still open and idle, the zone is back to what the process
+ * keeps (OpenSSL's caches), its pages returned. Fails when nothing selects
+ * the zone (no objects while the upstreams live) and when the upstream
+ * halves stay in it.
+ */
+static void test_upstream_zone(void)
+{
+	struct test_px p;
+	char yaml[8192], *argv[16], bin[4096];
+	struct test_proc *load;
+	size_t from = 0, most = 0, least = SIZE_MAX, low_after = SIZE_MAX;
+	bool held = true, saw_high = false;
+	int rc;
+
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
+		 "  limits:\n    upstreamKeepAliveMs: 1500\n",
+		 cafile);
+	/* -v twice: the settle lines are debug lines. */
+	CU_ASSERT_EQUAL_FATAL(px_start_loops(&p, "1 -v", yaml), 0);
+	snprintf(bin, sizeof(bin), "%s", test_tool_path("pv-load"));
+	argv[0] = bin;
+	argv[1] = "--url";
+	argv[2] = (char *)test_upstream_url(&up_tls, "/hello");
+	argv[3] = "--proxy";
+	argv[4] = p.addr;
+	argv[5] = "--tls";
+	argv[6] = p.trust;
+	argv[7] = "-c";
+	argv[8] = "40";
+	argv[9] = "--hold";
+	argv[10] = "8";
+	argv[11] = NULL;
+	load = test_proc_start(argv, NULL, NULL, 0, 10000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(load);
+	/* Watch the settle lines while pv-load holds its 40 tunnels. */
+	for (long long deadline = test_mono_ms() + 7000; test_mono_ms() < deadline; usleep(50000)) {
+		char *err = test_proc_stderr(p.proc);
+		size_t hi = 0, lo = SIZE_MAX;
+
+		if (err != NULL && zone_lines(err, &from, &hi, &lo) > 0) {
+			if (hi > most)
+				most = hi;
+			if (lo < least)
+				least = lo;
+			if (hi >= 40 * 20)
+				saw_high = true;
+			else if (saw_high && lo < low_after)
+				low_after = lo;
+		}
+		free(err);
+		if (low_after != SIZE_MAX)
+			break;
+	}
+	/* The clients' side was still open when the zone emptied. */
+	if (waitpid(test_proc_pid(load), &rc, WNOHANG) != 0)
+		held = false;
+	rc = test_proc_stop(load, 0, 20000);
+	test_proc_free(load);
+	fprintf(stderr, "\n    upstream zone: %zu objects with 40 upstreams up, %zu after they went\n", most,
+		low_after);
+	CU_ASSERT(held);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT(saw_high);
+	CU_ASSERT(most >= 40 * 20);
+	/* What stays is the process's, not the tunnels': below 10 objects
+	 * per tunnel of the 40. */
+	CU_ASSERT(low_after < 400);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
 TEST_REGISTRAR(proxy_loops_suite)
 {
 	CU_pSuite s = test_suite("proxy_loops", suite_init, suite_cleanup);
@@ -554,4 +657,6 @@ TEST_REGISTRAR(proxy_loops_suite)
 	test_add(s, "--busy-poll-us 2000 on 2 loops: serves, reloads, sleeps when idle, stops",
 		 test_busy_poll);
 	test_add(s, "bad --loops and --busy-poll-us values are usage errors", test_bad_loops);
+	test_add(s, "terminated tunnels' upstream halves live in the upstream zone and leave it with their upstreams",
+		 test_upstream_zone);
 }

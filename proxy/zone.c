@@ -1,0 +1,476 @@
+/*
+ * zone.c - the upstream side's heap (zone.h): slab pages in one reserved
+ * mapping, and the OpenSSL allocator that chooses between it and malloc().
+ */
+#include "zone.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <openssl/crypto.h>
+
+/* Slot sizes, multiples of 16 (alignment), ZONE_SMALL_MAX_BYTES last,
+ * and the pages of the span each class is cut from. Steps of at most
+ * about a quarter keep the slack per slot small; the spans of the larger
+ * classes keep it under 10% (OpenSSL 3.0's SSL object, 7,608 bytes, takes
+ * a span of 2 pages). */
+static const struct {
+	uint16_t size;
+	uint8_t pages;
+} zone_classes[] = {
+	{16, 1},   {32, 1},   {48, 1},   {64, 1},   {80, 1},   {96, 1},   {112, 1},  {128, 1},
+	{160, 1},  {192, 1},  {224, 1},  {256, 1},  {320, 1},  {384, 1},  {448, 1},  {512, 1},
+	{640, 1},  {816, 1},  {1024, 1}, {1360, 1}, {2048, 1}, {2720, 2}, {4096, 1}, {5456, 4},
+	{8192, 2},
+};
+#define ZONE_CLASSES (sizeof(zone_classes) / sizeof(zone_classes[0]))
+#define ZONE_NONE (-1)
+/* Span lengths in pages: 1, 2 and 4 (an empty span is kept whole). */
+#define ZONE_SPAN_KINDS 3
+
+/* Where a span is: which list holds it. */
+enum zspan_where {
+	ZS_FRESH = 0, /* never handed out (beyond z->top) */
+	ZS_PARTIAL,   /* in use, with a free slot: in its class's list */
+	ZS_FULL,      /* in use, every slot taken: in no list */
+	ZS_WARM,      /* empty, resident: in its length's warm list */
+	ZS_COLD,      /* empty, returned to the kernel: in its length's cold list */
+};
+
+/* One page's bookkeeping, kept apart from the pages (a span is all
+ * slots). Only a span's first page's entry is used, except lead. */
+struct zpage {
+	uint16_t live;      /* slots in use */
+	uint16_t carved;    /* slots handed out at least once, in order */
+	uint16_t free_head; /* 1 + the first free slot (its first 2 bytes link the next), 0: none */
+	uint8_t cls;        /* size class while in use */
+	uint8_t where;      /* enum zspan_where */
+	uint8_t kind;       /* span length: 1 << kind pages */
+	uint8_t lead;       /* pages back to the span's first page */
+	int32_t prev, next; /* links in the list that holds the span */
+};
+
+struct zone {
+	unsigned char *base;                   /* the pages; npages * ZONE_PAGE_BYTES reserved */
+	struct zpage *meta;                    /* one per page, in its own reservation */
+	size_t npages, meta_bytes;             /* reserved sizes */
+	size_t top;                            /* pages below it were handed out once */
+	int32_t partial[ZONE_CLASSES];         /* per class: spans with a free slot */
+	int32_t warm[ZONE_SPAN_KINDS];         /* empty spans, resident, per length */
+	int32_t cold[ZONE_SPAN_KINDS];         /* empty spans, returned, per length */
+	size_t nwarm, npages_used, objects;    /* pages warm, pages in spans in use, slots in use */
+	uint8_t class_of[ZONE_SMALL_MAX_BYTES / 16 + 1]; /* (n + 15) / 16 -> class */
+	pthread_mutex_t lock;
+};
+
+static unsigned char *page_addr(const struct zone *z, int32_t pg)
+{
+	return z->base + (size_t)pg * ZONE_PAGE_BYTES;
+}
+
+static unsigned kind_of(unsigned pages)
+{
+	return pages == 1 ? 0 : pages == 2 ? 1 : 2;
+}
+
+/* Doubly linked lists threaded through meta (prev/next page numbers). */
+static void list_push(struct zone *z, int32_t *head, int32_t pg)
+{
+	struct zpage *m = &z->meta[pg];
+
+	m->prev = ZONE_NONE;
+	m->next = *head;
+	if (*head != ZONE_NONE)
+		z->meta[*head].prev = pg;
+	*head = pg;
+}
+
+static void list_remove(struct zone *z, int32_t *head, int32_t pg)
+{
+	struct zpage *m = &z->meta[pg];
+
+	if (m->prev != ZONE_NONE)
+		z->meta[m->prev].next = m->next;
+	else
+		*head = m->next;
+	if (m->next != ZONE_NONE)
+		z->meta[m->next].prev = m->prev;
+	m->prev = m->next = ZONE_NONE;
+}
+
+static int32_t list_pop(struct zone *z, int32_t *head)
+{
+	int32_t pg = *head;
+
+	if (pg != ZONE_NONE)
+		list_remove(z, head, pg);
+	return pg;
+}
+
+static void span_return(struct zone *z, int32_t pg, unsigned pages)
+{
+	/* MADV_DONTNEED on private anonymous pages: the next touch gets a
+	 * zero page. Refused only for a bad range, which this is not; a
+	 * refusal would only leave the pages resident. */
+	(void)madvise(page_addr(z, pg), (size_t)pages * ZONE_PAGE_BYTES, MADV_DONTNEED);
+}
+
+/* An empty span for class cls: warm first (no fault), then cold, then
+ * fresh pages; ZONE_NONE when the reservation is used up. */
+static int32_t span_take(struct zone *z, unsigned cls)
+{
+	unsigned pages = zone_classes[cls].pages, kind = kind_of(pages);
+	int32_t pg = list_pop(z, &z->warm[kind]);
+
+	if (pg != ZONE_NONE)
+		z->nwarm -= pages;
+	else
+		pg = list_pop(z, &z->cold[kind]);
+	if (pg == ZONE_NONE) {
+		if (z->npages - z->top < pages)
+			return ZONE_NONE;
+		pg = (int32_t)z->top;
+		z->top += pages;
+		for (unsigned i = 1; i < pages; i++)
+			z->meta[pg + (int32_t)i].lead = (uint8_t)i;
+	}
+	z->meta[pg] = (struct zpage){.cls = (uint8_t)cls, .where = ZS_PARTIAL, .kind = (uint8_t)kind};
+	list_push(z, &z->partial[cls], pg);
+	z->npages_used += pages;
+	return pg;
+}
+
+/* A span's last slot went: cache it, or return it when the cache is full. */
+static void span_give(struct zone *z, int32_t pg)
+{
+	struct zpage *m = &z->meta[pg];
+	unsigned pages = 1u << m->kind;
+
+	list_remove(z, &z->partial[m->cls], pg);
+	z->npages_used -= pages;
+	if (z->nwarm + pages <= ZONE_WARM_PAGES) {
+		m->where = ZS_WARM;
+		list_push(z, &z->warm[m->kind], pg);
+		z->nwarm += pages;
+		return;
+	}
+	span_return(z, pg, pages);
+	m->where = ZS_COLD;
+	list_push(z, &z->cold[m->kind], pg);
+}
+
+struct zone *zone_new(size_t bytes)
+{
+	struct zone *z;
+	size_t npages = (bytes + ZONE_PAGE_BYTES - 1) / ZONE_PAGE_BYTES;
+	unsigned cls = 0;
+	int rc;
+
+	/* Page numbers are int32_t. */
+	if (npages == 0 || npages > INT32_MAX / 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	z = calloc(1, sizeof(*z));
+	if (z == NULL)
+		return NULL;
+	z->npages = npages;
+	z->meta_bytes = npages * sizeof(struct zpage);
+	/* Reserved, not committed: only the pages touched count. */
+	z->base = mmap(NULL, npages * ZONE_PAGE_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (z->base == MAP_FAILED)
+		goto fail_base;
+	z->meta = mmap(NULL, z->meta_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (z->meta == MAP_FAILED)
+		goto fail_meta;
+	rc = pthread_mutex_init(&z->lock, NULL);
+	if (rc != 0) {
+		errno = rc;
+		goto fail_lock;
+	}
+	for (size_t i = 0; i < ZONE_CLASSES; i++)
+		z->partial[i] = ZONE_NONE;
+	for (size_t i = 0; i < ZONE_SPAN_KINDS; i++)
+		z->warm[i] = z->cold[i] = ZONE_NONE;
+	for (size_t u = 0; u <= ZONE_SMALL_MAX_BYTES / 16; u++) {
+		while (zone_classes[cls].size < u * 16)
+			cls++;
+		z->class_of[u] = (uint8_t)cls;
+	}
+	return z;
+
+fail_lock:
+	(void)munmap(z->meta, z->meta_bytes);
+fail_meta:
+	(void)munmap(z->base, npages * ZONE_PAGE_BYTES);
+fail_base:
+	free(z);
+	return NULL;
+}
+
+void zone_free(struct zone *z)
+{
+	if (z == NULL)
+		return;
+	(void)pthread_mutex_destroy(&z->lock);
+	(void)munmap(z->meta, z->meta_bytes);
+	(void)munmap(z->base, z->npages * ZONE_PAGE_BYTES);
+	free(z);
+}
+
+void *zone_alloc(struct zone *z, size_t n)
+{
+	unsigned cls;
+	int32_t pg;
+	struct zpage *m;
+	unsigned char *p;
+	size_t size;
+
+	if (n == 0 || n > ZONE_SMALL_MAX_BYTES)
+		return NULL;
+	cls = z->class_of[(n + 15) / 16];
+	size = zone_classes[cls].size;
+	(void)pthread_mutex_lock(&z->lock);
+	pg = z->partial[cls];
+	if (pg == ZONE_NONE)
+		pg = span_take(z, cls);
+	if (pg == ZONE_NONE) {
+		(void)pthread_mutex_unlock(&z->lock);
+		return NULL;
+	}
+	m = &z->meta[pg];
+	if (m->free_head != 0) {
+		p = page_addr(z, pg) + (size_t)(m->free_head - 1) * size;
+		memcpy(&m->free_head, p, sizeof(m->free_head));
+	} else {
+		p = page_addr(z, pg) + (size_t)m->carved * size;
+		m->carved++;
+	}
+	m->live++;
+	z->objects++;
+	if (m->live == (size_t)zone_classes[cls].pages * ZONE_PAGE_BYTES / size) {
+		list_remove(z, &z->partial[cls], pg);
+		m->where = ZS_FULL;
+	}
+	(void)pthread_mutex_unlock(&z->lock);
+	return p;
+}
+
+bool zone_owns(const struct zone *z, const void *p)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)z->base;
+
+	return a >= b && a - b < z->npages * ZONE_PAGE_BYTES;
+}
+
+/* The span of p (its first page) and its slot index; aborts on a pointer
+ * that is not a slot's start in a span in use (a corrupted or foreign
+ * free). */
+static int32_t slot_of(const struct zone *z, const void *p, size_t *slot)
+{
+	size_t off = (size_t)((const unsigned char *)p - z->base);
+	int32_t pg = (int32_t)(off / ZONE_PAGE_BYTES);
+	const struct zpage *m;
+	size_t size, in;
+
+	if (off / ZONE_PAGE_BYTES >= z->top)
+		goto bad;
+	pg -= z->meta[pg].lead;
+	m = &z->meta[pg];
+	if (m->where != ZS_PARTIAL && m->where != ZS_FULL)
+		goto bad;
+	size = zone_classes[m->cls].size;
+	in = off - (size_t)pg * ZONE_PAGE_BYTES;
+	if (in % size != 0 || in / size >= m->carved)
+		goto bad;
+	*slot = in / size;
+	return pg;
+bad:
+	(void)fprintf(stderr, "passavant: zone: free of %p, which is no allocation (heap corrupted)\n", p);
+	abort();
+}
+
+void zone_dealloc(struct zone *z, void *p)
+{
+	size_t slot;
+	int32_t pg;
+	struct zpage *m;
+	uint16_t link;
+
+	(void)pthread_mutex_lock(&z->lock);
+	pg = slot_of(z, p, &slot);
+	m = &z->meta[pg];
+	link = m->free_head;
+	memcpy(p, &link, sizeof(link));
+	m->free_head = (uint16_t)(slot + 1);
+	if (m->where == ZS_FULL) {
+		m->where = ZS_PARTIAL;
+		list_push(z, &z->partial[m->cls], pg);
+	}
+	m->live--;
+	z->objects--;
+	if (m->live == 0)
+		span_give(z, pg);
+	(void)pthread_mutex_unlock(&z->lock);
+}
+
+size_t zone_usable(const struct zone *z, const void *p)
+{
+	size_t pg = (size_t)((const unsigned char *)p - z->base) / ZONE_PAGE_BYTES;
+
+	/* A live slot's span keeps its class until it empties. */
+	return zone_classes[z->meta[pg - z->meta[pg].lead].cls].size;
+}
+
+void zone_trim(struct zone *z)
+{
+	int32_t pg;
+
+	(void)pthread_mutex_lock(&z->lock);
+	for (unsigned k = 0; k < ZONE_SPAN_KINDS; k++)
+		while ((pg = list_pop(z, &z->warm[k])) != ZONE_NONE) {
+			span_return(z, pg, 1u << k);
+			z->meta[pg].where = ZS_COLD;
+			list_push(z, &z->cold[k], pg);
+		}
+	z->nwarm = 0;
+	(void)pthread_mutex_unlock(&z->lock);
+}
+
+void zone_stats(struct zone *z, struct zone_stats *st)
+{
+	(void)pthread_mutex_lock(&z->lock);
+	st->objects = z->objects;
+	st->pages = z->npages_used;
+	st->warm = z->nwarm;
+	st->touched = z->top;
+	(void)pthread_mutex_unlock(&z->lock);
+}
+
+/* ---------------------------------------------------------------- process */
+
+/* Set once by zone_install(), before any other thread exists; read-only
+ * after. */
+static struct zone *proc_zone;
+/* Whether threads may select it: the fork handlers are in place. */
+static bool proc_usable;
+/* The calling thread's choice (zone_select()). */
+static __thread bool proc_selected;
+
+static void *hook_malloc(size_t n, const char *file, int line)
+{
+	void *p;
+
+	(void)file;
+	(void)line;
+	/* As OpenSSL's own CRYPTO_malloc(): nothing for 0 bytes. */
+	if (n == 0)
+		return NULL;
+	if (proc_selected && n <= ZONE_SMALL_MAX_BYTES) {
+		p = zone_alloc(proc_zone, n);
+		if (p != NULL)
+			return p;
+	}
+	return malloc(n);
+}
+
+static void hook_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	if (p != NULL && zone_owns(proc_zone, p))
+		zone_dealloc(proc_zone, p);
+	else
+		free(p);
+}
+
+static void *hook_realloc(void *p, size_t n, const char *file, int line)
+{
+	size_t have;
+	void *q;
+
+	if (p == NULL)
+		return hook_malloc(n, file, line);
+	if (n == 0) {
+		hook_free(p, file, line);
+		return NULL;
+	}
+	if (!zone_owns(proc_zone, p))
+		return realloc(p, n);
+	have = zone_usable(proc_zone, p);
+	if (n <= have)
+		return p;
+	q = hook_malloc(n, file, line);
+	if (q == NULL)
+		return NULL;
+	memcpy(q, p, have);
+	zone_dealloc(proc_zone, p);
+	return q;
+}
+
+/* A child forked while another thread held the lock would find it held
+ * forever: the lock is taken around fork() and released on both sides. */
+static void atfork_prepare(void)
+{
+	(void)pthread_mutex_lock(&proc_zone->lock);
+}
+
+static void atfork_release(void)
+{
+	(void)pthread_mutex_unlock(&proc_zone->lock);
+}
+
+int zone_install(void)
+{
+	struct zone *z;
+
+	if (proc_zone != NULL)
+		return 0;
+	z = zone_new(ZONE_PROCESS_BYTES);
+	if (z == NULL)
+		return -1;
+	proc_zone = z;
+	if (CRYPTO_set_mem_functions(hook_malloc, hook_realloc, hook_free) != 1) {
+		proc_zone = NULL;
+		zone_free(z);
+		return -1;
+	}
+	if (pthread_atfork(atfork_prepare, atfork_release, atfork_release) != 0) {
+		/* The hooks stay (they cannot be taken back) and free what
+		 * the zone holds, which is nothing: no thread may select a
+		 * zone whose lock is not safe across fork(). */
+		return -1;
+	}
+	proc_usable = true;
+	return 0;
+}
+
+bool zone_select(bool zone)
+{
+	bool was = proc_selected;
+
+	proc_selected = zone && proc_usable;
+	return was;
+}
+
+void zone_process_trim(void)
+{
+	if (proc_zone != NULL)
+		zone_trim(proc_zone);
+}
+
+void zone_process_stats(struct zone_stats *st)
+{
+	if (proc_zone == NULL) {
+		*st = (struct zone_stats){0};
+		return;
+	}
+	zone_stats(proc_zone, st);
+}
