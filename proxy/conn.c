@@ -762,6 +762,20 @@ fail:
 	return NULL;
 }
 
+const char *conn_set_mask_rule(conn_t *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->mask_rule == NULL)
+		c->mask_rule = malloc(CONN_RULE_BYTES);
+	if (c->mask_rule == NULL)
+		return "credentials: real value or sentinel";
+	va_start(ap, fmt);
+	(void)vsnprintf(c->mask_rule, CONN_RULE_BYTES, fmt, ap);
+	va_end(ap);
+	return c->mask_rule;
+}
+
 void conn_close(conn_t *c, const char *reason, bool is_error)
 {
 	if (c->state == CONN_CLOSED)
@@ -819,6 +833,11 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	}
 	proxy_policy_put(c->pol);
 	c->pol = NULL;
+	free(c->sni);
+	free(c->up_tls_err);
+	free(c->up_host);
+	free(c->mask_rule);
+	free(c->orig);
 	free(c);
 }
 

@@ -159,6 +159,21 @@ struct conn_side {
 	bool tls_ready;           /** upstream: TLS handshake done and verified */
 };
 
+/* An intercepted connection's original destination (SO_ORIGINAL_DST):
+ * allocated for intercepted connections only, as are the other texts a
+ * connection needs only sometimes (struct conn), so that an idle tunnel
+ * holds none of them (docs/architecture.md "The upstream zone"). */
+struct conn_orig {
+	struct sockaddr_storage sa;     /** the address */
+	char ip[48];                    /** the address as text (IPv6 without brackets) */
+	uint16_t port;                  /** the port */
+	char name[POLICY_HOST_MAX + 1]; /** the name its synthetic address stands for, or "" */
+};
+
+/* Sizes of struct conn's texts allocated when first needed. */
+#define CONN_RULE_BYTES (POLICY_HOST_MAX + 64)
+#define CONN_TLS_ERR_BYTES 256
+
 /*
  * One client connection. What it is doing is state, mode and ex.phase;
  * the booleans left are each one fact of their own that no enum orders:
@@ -187,10 +202,11 @@ struct conn {
 	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
 	enum tls_end tls_end;       /** how the TLS stream to the client ends */
 	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
-	char sni[POLICY_HOST_MAX + 1]; /** SNI the client sent, normalised ("" if none) */
-	char up_tls_err[256];       /** why the upstream TLS handshake failed ("" if not) */
+	char *sni;                  /** SNI the client sent, normalised (malloc'd), or NULL if none */
+	char *up_tls_err;           /** why the upstream TLS handshake failed (CONN_TLS_ERR_BYTES, malloc'd at
+	                             *  the first failure; "" or NULL if not) */
 	struct event *peek_ev;      /** TLS_SNIFF: MSG_PEEK watch of the client socket, or NULL */
-	char up_host[POLICY_HOST_MAX + 1]; /** host the upstream bev is connected for */
+	char *up_host;              /** host the upstream bev is connected for (malloc'd), or NULL */
 	uint16_t up_port;           /** port the upstream bev is connected for */
 	struct timeval last;        /** last time bytes moved (idle timeout) */
 	unsigned head_ms;           /** handshakeTimeoutMs of our policy */
@@ -200,17 +216,23 @@ struct conn {
 	cmask_t *mask;              /** credential masking state, or NULL (none in this session) */
 	struct evbuffer *head_out;  /** the request head for the upstream, substituted, until sent */
 	struct event *tail_ev;      /** masking: releases held bytes after a pause, or NULL */
-	char mask_rule[POLICY_HOST_MAX + 64]; /** rule of a refusal for a real value or a sentinel */
+	char *mask_rule;            /** rule of a refusal for a real value or a sentinel (CONN_RULE_BYTES,
+	                             *  malloc'd at the first: conn_set_mask_rule()), or NULL */
 	uint64_t drain_sent;        /** DRAINING: wbio_sent() of the client when the timer last fired */
 	struct evbuffer_cb_entry *under_cb; /** DRAINING, TLS filter: under_drained_cb() on its underlying output */
 	const struct intercept *icpt; /** the intercept listener it came from, or NULL (the proxy port) */
-	struct sockaddr_storage orig; /** intercepted: the original destination (SO_ORIGINAL_DST) */
-	char orig_ip[48];           /** intercepted: its address as text (IPv6 without brackets) */
-	uint16_t orig_port;         /** intercepted: its port */
-	char orig_name[POLICY_HOST_MAX + 1]; /** intercepted: the name its synthetic address stands for, or "" */
+	struct conn_orig *orig;     /** intercepted: the original destination (malloc'd), else NULL */
 	bool client_h2;             /** the client's ClientHello offers ALPN h2 */
 	struct h2 *h2;              /** mode H2: the sessions and streams (h2.c), else NULL */
 };
+
+/*
+ * Formats the rule of a credential refusal into c->mask_rule (allocated
+ * at the first call, kept until conn_close(); each call overwrites it, as
+ * every rule that names it is set anew) and returns it; out of memory, a
+ * fixed text that names no credential.
+ */
+const char *conn_set_mask_rule(conn_t *c, const char *fmt, ...) PRINTF(2, 3) NONNULL(1, 2);
 
 /* ---- inline helpers -------------------------------------------------- */
 

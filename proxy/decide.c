@@ -650,7 +650,7 @@ static void request_facts(conn_t *c, const char *url, size_t ulen, struct req_fa
 	f->tgt = f->tunnel ? &c->tgt : NULL;
 	f->intercepted = intercepted(c);
 	f->sni_mismatch = c->sni_mismatch;
-	f->sni = c->sni;
+	f->sni = c->sni != NULL ? c->sni : "";
 	f->nhost = http1_header_find(c->client.http, "host", &hi);
 	if (f->nhost > 0)
 		http1_header(c->client.http, hi, &name, &nlen, &f->host, &f->host_len);
@@ -719,7 +719,7 @@ static bool judge_request(conn_t *c, const char *url, size_t ulen, bool *restric
 static enum step send_plain(conn_t *c)
 {
 	if (c->up.bev != NULL && c->up.reusable && !c->up.eof && c->up_port == c->tgt.port &&
-	    strcmp(c->up_host, c->tgt.host) == 0) {
+	    c->up_host != NULL && strcmp(c->up_host, c->tgt.host) == 0) {
 		c->ex.up_use = EX_UP_REUSED;
 		return conn_send_request(c);
 	}
@@ -770,7 +770,7 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	if (http1_upgrade(c->client.http) && c->ex.req_done && !restricted &&
 	    is_websocket_upgrade(c->client.http))
 		c->ex.kind = EX_KIND_UPGRADE;
-	if (c->mode == CONN_MODE_TERMINATED && c->up_tls_err[0] != '\0')
+	if (c->mode == CONN_MODE_TERMINATED && c->up_tls_err != NULL && c->up_tls_err[0] != '\0')
 		return conn_refuse(c, 502, NULL, "request", c->rule,
 				   "passavant: %s: the certificate of %s:%u does not verify: %s",
 				   conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
@@ -795,7 +795,7 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	size_t tlen;
 	bool oom = false, in_header = false;
 	struct verdict v;
-	char w[512];
+	char w[512], rule[CONN_RULE_BYTES];
 	int r;
 
 	*st = STEP_CLOSED;
@@ -830,7 +830,9 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 				 (c->ex.kind == EX_KIND_CONNECT ? target_parse_connect(url, ulen, &c->tgt)
 					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
 	}
-	conn_verdict_real(&v, conn_what(c, w, sizeof(w)), cred, where, c->mask_rule, sizeof(c->mask_rule));
+	conn_verdict_real(&v, conn_what(c, w, sizeof(w)), cred, where, rule, sizeof(rule));
+	/* The rule outlives this call (c->rule, the audit line). */
+	v.rule = conn_set_mask_rule(c, "%s", rule);
 	v.kind = refusal_kind(c);
 	*st = refuse_verdict(c, &v);
 	return true;

@@ -34,7 +34,8 @@ void conn_drop_upstream(conn_t *c)
 	c->up.reusable = false;
 	c->up.failed = false;
 	c->up.tls_ready = false;
-	c->up_host[0] = '\0';
+	free(c->up_host);
+	c->up_host = NULL;
 	c->up_port = 0;
 }
 
@@ -66,13 +67,21 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	enum step st = STEP_AGAIN;
 
 	proxy_note_churn(c->px);
+	if (!ok || !tls_peer_verified(bev)) {
+		if (c->up_tls_err == NULL)
+			c->up_tls_err = malloc(CONN_TLS_ERR_BYTES);
+		if (c->up_tls_err == NULL) {
+			conn_close(c, "out of memory after a failed upstream TLS handshake", true);
+			return;
+		}
+	}
 	if (ok && !tls_peer_verified(bev)) {
 		ok = false;
-		(void)snprintf(c->up_tls_err, sizeof(c->up_tls_err), "no verified certificate");
+		(void)snprintf(c->up_tls_err, CONN_TLS_ERR_BYTES, "no verified certificate");
 	}
 	if (!ok) {
 		if (c->up_tls_err[0] == '\0')
-			tls_failure_reason(bev, c->up_tls_err, sizeof(c->up_tls_err));
+			tls_failure_reason(bev, c->up_tls_err, CONN_TLS_ERR_BYTES);
 		log_info("conn %s: TLS with %s failed: %s", c->client.peer, c->up.peer, c->up_tls_err);
 		conn_drop_upstream(c);
 		if (c->state == CONN_TLS_UPSTREAM) {
@@ -139,7 +148,9 @@ static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 	c->up.bev = bev;
 	c->up.eof = false;
 	c->up.reusable = false;
-	(void)snprintf(c->up_host, sizeof(c->up_host), "%s", c->tgt.host);
+	/* NULL when out of memory: the connection is then not reused. */
+	free(c->up_host);
+	c->up_host = strdup(c->tgt.host);
 	c->up_port = c->tgt.port;
 	(void)snprintf(c->up.peer, sizeof(c->up.peer), "%.50s:%u", c->tgt.host, (unsigned)c->tgt.port);
 	bufferevent_setcb(bev, up_read_cb, up_write_cb, conn_up_event_cb, c);
@@ -268,7 +279,8 @@ int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev, bool h2)
 	adopt_upstream(c, fb);
 	c->up.ssl = bufferevent_openssl_get_ssl(fb);
 	c->up.tls_ready = false;
-	c->up_tls_err[0] = '\0';
+	if (c->up_tls_err != NULL)
+		c->up_tls_err[0] = '\0';
 	return 0;
 }
 

@@ -248,8 +248,7 @@ static enum step refuse_body_leak(conn_t *c, const char *cred)
 
 	conn_wipe_reset_upstream(c);
 	conn_drop_upstream(c);
-	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
-	c->rule = c->mask_rule;
+	c->rule = conn_set_mask_rule(c, "credentials %s: real value", cred);
 	return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
 			   "passavant: %s refused by %s: a real value of %s is on its way out in the body "
 			   "(the sandbox should never hold one); the upstream connection was reset",

@@ -84,7 +84,7 @@ static bool judge(struct h2s *s)
 		.tunnel = true,
 		.intercepted = intercepted(c),
 		.sni_mismatch = c->sni_mismatch,
-		.sni = c->sni,
+		.sni = c->sni != NULL ? c->sni : "",
 		.nhost = s->nhost,
 		.host = s->host,
 		.host_len = s->host != NULL ? strlen(s->host) : 0,

@@ -91,9 +91,9 @@ static void refuse_accept(proxy_t *px, const char *host, uint16_t port, const ch
  * address stands for, else the address ([v6]). */
 static const char *dest_host(const conn_t *c, char *buf, size_t len)
 {
-	if (c->orig_name[0] != '\0')
-		return c->orig_name;
-	(void)snprintf(buf, len, c->orig.ss_family == AF_INET6 ? "[%s]" : "%s", c->orig_ip);
+	if (c->orig->name[0] != '\0')
+		return c->orig->name;
+	(void)snprintf(buf, len, c->orig->sa.ss_family == AF_INET6 ? "[%s]" : "%s", c->orig->ip);
 	return buf;
 }
 
@@ -103,11 +103,11 @@ static void target_from_dest(conn_t *c)
 {
 	char a[TARGET_AUTHORITY_MAX + 8], h[64];
 
-	(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, h, sizeof(h)), (unsigned)c->orig_port);
+	(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, h, sizeof(h)), (unsigned)c->orig->port);
 	if (target_parse_connect(a, strlen(a), &c->tgt) != NULL) {
 		memset(&c->tgt, 0, sizeof(c->tgt));
-		(void)snprintf(c->tgt.host, sizeof(c->tgt.host), "%s", c->orig_ip);
-		c->tgt.port = c->orig_port;
+		(void)snprintf(c->tgt.host, sizeof(c->tgt.host), "%s", c->orig->ip);
+		c->tgt.port = c->orig->port;
 	}
 	c->tgt.path = "";
 	c->tgt.path_len = 0;
@@ -138,7 +138,7 @@ static void refuse_other(conn_t *c)
 	char h[64];
 
 	conn_refuse_raw(c, "passavant: blocked TCP %s:%u (neither HTTP nor TLS)", dest_host(c, h, sizeof(h)),
-			(unsigned)c->orig_port);
+			(unsigned)c->orig->port);
 }
 
 void conn_intercept_timeout(conn_t *c)
@@ -156,7 +156,7 @@ void conn_intercept_timeout(conn_t *c)
 	conn_refuse_raw(c,
 			"passavant: blocked TLS %s:%u: the ClientHello was not complete within %u ms "
 			"(limits.handshakeTimeoutMs)",
-			dest_host(c, h, sizeof(h)), (unsigned)c->orig_port, c->head_ms);
+			dest_host(c, h, sizeof(h)), (unsigned)c->orig->port, c->head_ms);
 }
 
 /* ---- the ClientHello ---------------------------------------------------- */
@@ -210,12 +210,12 @@ static enum step take_hello(conn_t *c)
 	}
 	if (tls_hello_parse(c->icpt->hello, p, n, &h) < 0) {
 		conn_refuse_raw(c, "passavant: blocked TCP %s:%u (neither HTTP nor TLS: a malformed TLS ClientHello)",
-				dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
+				dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
 		return STEP_CLOSED;
 	}
 	if (h.bad_sni) {
 		conn_refuse_raw(c, "passavant: blocked TLS %s:%u: its ClientHello has a malformed server_name",
-				dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
+				dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
 		return STEP_CLOSED;
 	}
 	/*
@@ -227,14 +227,14 @@ static enum step take_hello(conn_t *c)
 	 * decide.
 	 */
 	c->client_h2 = h.offers_h2;
-	host = h.has_sni ? h.sni : c->orig_name[0] != '\0' ? c->orig_name : NULL;
+	host = h.has_sni ? h.sni : c->orig->name[0] != '\0' ? c->orig->name : NULL;
 	if (host != NULL)
-		(void)snprintf(a, sizeof(a), "%s:%u", host, (unsigned)c->orig_port);
+		(void)snprintf(a, sizeof(a), "%s:%u", host, (unsigned)c->orig->port);
 	else
-		(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
+		(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
 	if ((err = target_parse_connect(a, strlen(a), &c->tgt)) != NULL) {
 		conn_refuse_raw(c, "passavant: blocked TLS %s:%u: the server name %.200s is not a host name (%s)",
-				dest_host(c, d, sizeof(d)), (unsigned)c->orig_port, host != NULL ? host : "?", err);
+				dest_host(c, d, sizeof(d)), (unsigned)c->orig->port, host != NULL ? host : "?", err);
 		return STEP_CLOSED;
 	}
 	c->tgt.path = "";
@@ -282,27 +282,27 @@ enum step conn_step_intercept(conn_t *c)
 				conn_refuse_raw(c,
 						"passavant: blocked TLS %s:%u: its ClientHello (%zu bytes) is larger "
 						"than limits.maxHeaderBytes (%u)",
-						dest_host(c, d, sizeof(d)), (unsigned)c->orig_port,
+						dest_host(c, d, sizeof(d)), (unsigned)c->orig->port,
 						msglen > n ? msglen : n, max);
 				return STEP_CLOSED;
 			}
 			if (c->client.eof) {
 				conn_refuse_raw(c, "passavant: blocked TLS %s:%u: the client closed in the middle "
 						"of its ClientHello",
-						dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
+						dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
 				return STEP_CLOSED;
 			}
 			return STEP_STOP;
 		case TLS_HELLO_BAD:
 			conn_refuse_raw(c, "passavant: blocked TCP %s:%u (neither HTTP nor TLS: a malformed TLS "
-					"ClientHello)", dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
+					"ClientHello)", dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
 			return STEP_CLOSED;
 		}
 		if (msglen > max) {
 			conn_refuse_raw(c,
 					"passavant: blocked TLS %s:%u: its ClientHello (%zu bytes) is larger than "
 					"limits.maxHeaderBytes (%u)",
-					dest_host(c, d, sizeof(d)), (unsigned)c->orig_port, msglen, max);
+					dest_host(c, d, sizeof(d)), (unsigned)c->orig->port, msglen, max);
 			return STEP_CLOSED;
 		}
 		return take_hello(c);
@@ -348,7 +348,7 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 		explicit_port = vlen < sizeof(a) && target_parse_connect(val, vlen, &h) == NULL;
 		if (!explicit_port) {
 			(void)snprintf(a, sizeof(a), "%.*s:%u", (int)(vlen < 300 ? vlen : 300), val,
-				       (unsigned)c->orig_port);
+				       (unsigned)c->orig->port);
 			if (vlen >= 300 || target_parse_connect(a, strlen(a), &h) != NULL) {
 				*st = conn_refuse(c, 400, NULL, "request", NULL,
 						  "passavant: %s %.*s: Host %.*s is not a host name", m, cut, url,
@@ -358,7 +358,7 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 		}
 	} else {
 		/* HTTP/1.0 without Host: what the connection went to. */
-		(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, d, sizeof(d)), (unsigned)c->orig_port);
+		(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
 		if (target_parse_connect(a, strlen(a), &h) != NULL) {
 			*st = conn_refuse(c, 400, NULL, "request", NULL,
 					  "passavant: %s %.*s: no Host field, and the destination names no host", m,
@@ -368,7 +368,7 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 	}
 	/* What the audit and the refusal lines show from here. */
 	c->tgt = h;
-	c->tgt.port = c->orig_port;
+	c->tgt.port = c->orig->port;
 	target_set_authority(&c->tgt, 80);
 	c->tgt.path = url;
 	c->tgt.path_len = ulen;
@@ -379,19 +379,19 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 	 * address, another name) says the client and the connection
 	 * disagree on where the request goes.
 	 */
-	if (explicit_port && h.port != c->orig_port) {
+	if (explicit_port && h.port != c->orig->port) {
 		*st = conn_refuse(c, 421, NULL, "request", INTERCEPT_HOST_RULE,
 				  "passavant: %s http://%s%.*s: Host %.*s names port %u, but the connection was "
 				  "to port %u",
 				  m, c->tgt.authority, cut, url, (int)(vlen > 200 ? 200 : vlen), val, (unsigned)h.port,
-				  (unsigned)c->orig_port);
+				  (unsigned)c->orig->port);
 		return false;
 	}
-	if (c->orig_name[0] != '\0' && strcmp(h.host, c->orig_name) != 0) {
+	if (c->orig->name[0] != '\0' && strcmp(h.host, c->orig->name) != 0) {
 		*st = conn_refuse(c, 421, NULL, "request", INTERCEPT_HOST_RULE,
 				  "passavant: %s http://%s%.*s: Host names %s, but the connection went to %s, "
 				  "the address handed out for %s",
-				  m, c->tgt.authority, cut, url, h.host, c->orig_ip, c->orig_name);
+				  m, c->tgt.authority, cut, url, h.host, c->orig->ip, c->orig->name);
 		return false;
 	}
 	return true;
@@ -518,10 +518,15 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 	if (c == NULL)
 		return;
 	c->icpt = ic;
-	c->orig = orig;
-	(void)snprintf(c->orig_ip, sizeof(c->orig_ip), "%s", ip);
-	c->orig_port = port;
-	(void)snprintf(c->orig_name, sizeof(c->orig_name), "%s", name != NULL ? name : "");
+	c->orig = malloc(sizeof(*c->orig));
+	if (c->orig == NULL) {
+		conn_close(c, "out of memory accepting an intercepted connection", true);
+		return;
+	}
+	c->orig->sa = orig;
+	(void)snprintf(c->orig->ip, sizeof(c->orig->ip), "%s", ip);
+	c->orig->port = port;
+	(void)snprintf(c->orig->name, sizeof(c->orig->name), "%s", name != NULL ? name : "");
 	conn_set_mode(c, CONN_MODE_RAW);
 	conn_set_state(c, CONN_INTERCEPT_SNIFF);
 	conn_arm_timer(c, c->head_ms < PASSAVANT_INTERCEPT_FIRST_BYTE_MS ? c->head_ms

@@ -8,6 +8,7 @@
 #include "conn_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -270,11 +271,21 @@ enum step conn_step_tls_sniff(conn_t *c)
  */
 void conn_tls_accepted(conn_t *c)
 {
+	char sni[POLICY_HOST_MAX + 1];
+
 	proxy_note_churn(c->px);
 	c->client.kicked = false;
-	c->sni[0] = '\0';
-	c->sni_mismatch = tls_client_sni(c->client.bev, c->sni, sizeof(c->sni)) &&
-			  strcmp(c->sni, c->tgt.host) != 0;
+	free(c->sni);
+	c->sni = NULL;
+	c->sni_mismatch = false;
+	if (tls_client_sni(c->client.bev, sni, sizeof(sni))) {
+		c->sni = strdup(sni);
+		if (c->sni == NULL) {
+			conn_close(c, "out of memory keeping the client's SNI", true);
+			return;
+		}
+		c->sni_mismatch = strcmp(sni, c->tgt.host) != 0;
+	}
 	if (tls_alpn_h2(c->client.bev)) {
 		if (conn_h2_start(c) != STEP_CLOSED)
 			conn_drive(c);

@@ -119,15 +119,16 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 static enum step ws_leak_close(conn_t *c, const char *cred)
 {
 	char reason[REASON_MAX], w[512];
+	const char *rule;
 
 	conn_wipe_reset_upstream(c);
-	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value", cred);
+	rule = conn_set_mask_rule(c, "credentials %s: real value", cred);
 	(void)snprintf(reason, sizeof(reason),
 		       "passavant: %s: a real value of %s was on its way out in a WebSocket frame "
 		       "(the sandbox should never hold one); the stream was closed",
 		       conn_what(c, w, sizeof(w)), cred);
 	c->ex.audited = false;
-	conn_audit(c, "request", "deny", reason, c->mask_rule);
+	conn_audit(c, "request", "deny", reason, rule);
 	log_info("%s", reason);
 	conn_close(c, "a real value in a WebSocket frame", true);
 	return STEP_CLOSED;
@@ -142,7 +143,7 @@ static enum step ws_leak_close(conn_t *c, const char *cred)
  */
 static int tunnel_masked_out(conn_t *c, struct evbuffer *cin, size_t n, enum step *st)
 {
-	const char *cred = NULL;
+	const char *cred = NULL, *rule;
 	char w[512];
 	int r = cmask_tunnel_out(c->mask, cin, n, &cred);
 
@@ -152,20 +153,18 @@ static int tunnel_masked_out(conn_t *c, struct evbuffer *cin, size_t n, enum ste
 		return conn_mask_pass(c, CMASK_OUT) < 0 ? -1 : 0;
 	c->ex.phase = EX_WAIT_RESPONSE;
 	if (r == 2) {
-		(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: real value",
-			       cred != NULL ? cred : "?");
-		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+		rule = conn_set_mask_rule(c, "credentials %s: real value", cred != NULL ? cred : "?");
+		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", rule,
 				  "passavant: %s refused by %s: a real value of %s is on its way "
 				  "out in a tunnel without TLS (the sandbox should never hold one)",
-				  conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?");
+				  conn_what(c, w, sizeof(w)), rule, cred != NULL ? cred : "?");
 		return 1;
 	}
-	(void)snprintf(c->mask_rule, sizeof(c->mask_rule), "credentials %s: injectHosts",
-		       cred != NULL ? cred : "?");
-	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", c->mask_rule,
+	rule = conn_set_mask_rule(c, "credentials %s: injectHosts", cred != NULL ? cred : "?");
+	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", rule,
 			  "passavant: %s refused by %s: the sentinel of %s may not be "
 			  "sent to %s:%u in a tunnel without TLS",
-			  conn_what(c, w, sizeof(w)), c->mask_rule, cred != NULL ? cred : "?", c->tgt.host,
+			  conn_what(c, w, sizeof(w)), rule, cred != NULL ? cred : "?", c->tgt.host,
 			  (unsigned)c->tgt.port);
 	return 1;
 }
