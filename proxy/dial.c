@@ -69,7 +69,7 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	proxy_note_churn(c->px);
 	if (!ok || !tls_peer_verified(bev)) {
 		if (c->up_tls_err == NULL)
-			c->up_tls_err = malloc(CONN_TLS_ERR_BYTES);
+			c->up_tls_err = calloc(1, CONN_TLS_ERR_BYTES);
 		if (c->up_tls_err == NULL) {
 			conn_close(c, "out of memory after a failed upstream TLS handshake", true);
 			return;

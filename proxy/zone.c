@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include <openssl/crypto.h>
+#include <event2/event.h>
 
 /* Slot sizes, multiples of 16 (alignment), ZONE_SMALL_MAX_BYTES last,
  * and the pages of the span each class is cut from. Steps of at most
@@ -415,6 +416,24 @@ static void *hook_realloc(void *p, size_t n, const char *file, int line)
 	return q;
 }
 
+/* libevent's allocator: the same choice. The upstream's bufferevent,
+ * its events and buffers are the upstream half's too (made while the
+ * zone is selected: tls_wrap_upstream(), the upstream's BIO callbacks). */
+static void *ev_malloc(size_t n)
+{
+	return hook_malloc(n, NULL, 0);
+}
+
+static void ev_free(void *p)
+{
+	hook_free(p, NULL, 0);
+}
+
+static void *ev_realloc(void *p, size_t n)
+{
+	return hook_realloc(p, n, NULL, 0);
+}
+
 /* A child forked while another thread held the lock would find it held
  * forever: the lock is taken around fork() and released on both sides. */
 static void atfork_prepare(void)
@@ -442,6 +461,9 @@ int zone_install(void)
 		zone_free(z);
 		return -1;
 	}
+	/* Before anything allocates through libevent too (no return value:
+	 * libevent takes it whenever it is called). */
+	event_set_mem_functions(ev_malloc, ev_realloc, ev_free);
 	if (pthread_atfork(atfork_prepare, atfork_release, atfork_release) != 0) {
 		/* The hooks stay (they cannot be taken back) and free what
 		 * the zone holds, which is nothing: no thread may select a

@@ -21,9 +21,10 @@
  * that it is returned with MADV_DONTNEED, as zone_trim() returns the
  * cache. Thread-safe (one mutex; frees may come from any thread).
  *
- * The process zone: zone_install() makes OpenSSL allocate through it
- * (CRYPTO_set_mem_functions()); each thread chooses with zone_select()
- * whether OpenSSL's small allocations go to the zone or to malloc(). The
+ * The process zone: zone_install() makes OpenSSL and libevent allocate
+ * through it (CRYPTO_set_mem_functions(), event_set_mem_functions()); each
+ * thread chooses with zone_select() whether their small allocations go
+ * to the zone or to malloc(). The
  * one piece of process-wide state of proxy/ besides the event bases: the
  * allocator is process-wide by nature, like malloc's own.
  */
@@ -76,14 +77,17 @@ void zone_trim(struct zone *z) NONNULL(1);
 void zone_stats(struct zone *z, struct zone_stats *st) NONNULL(1, 2);
 
 /*
- * Makes the process zone OpenSSL's allocator. Must run before anything
- * allocates through OpenSSL (first thing in main()). Returns 0, or -1
- * when OpenSSL refuses (it already allocated) or the zone cannot be
- * reserved: then OpenSSL keeps malloc() and everything works as before.
+ * Makes the process zone OpenSSL's and libevent's allocator. Must run
+ * before anything allocates through either (first thing in main()).
+ * Returns 0, or -1 when OpenSSL refuses (it already allocated) or the
+ * zone cannot be reserved: then both keep malloc() and everything works
+ * as before. Memory libevent hands to its caller to free() (none of
+ * which passavant uses: evbuffer_readln() and the like) would have to be
+ * freed with libevent's own allocator.
  */
 int zone_install(void) WUNRES;
 
-/* From now on the calling thread's OpenSSL allocations of at most
+/* From now on the calling thread's OpenSSL and libevent allocations of at most
  * ZONE_SMALL_MAX_BYTES go to the process zone (true) or to malloc()
  * (false). Returns the previous choice. Any thread, any time. */
 bool zone_select(bool zone);
