@@ -69,6 +69,7 @@
 #include "h2.h"
 #include "base/defaults.h"
 #include "log.h"
+#include "zone.h"
 #include "sockio.h"
 #include "tls.h"
 #include "wbio.h"
@@ -707,6 +708,9 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 	conn_t *c;
 	int one = 1;
 
+	/* A new connection is a client half: whatever an upstream's work
+	 * left selected, nothing of it belongs in the upstream zone. */
+	(void)zone_select(false);
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		log_warn("accept");

@@ -591,6 +591,8 @@ static int loop_init(proxy_t *l)
 {
 	char err[512];
 
+	/* The loop's resolver, timers and base outlive every connection. */
+	(void)zone_select(false);
 	l->inbox_fd = -1;
 	if (pthread_mutex_init(&l->q_lock, NULL) != 0) {
 		log_warnx("cannot create the lock of event loop %u", l->index);

@@ -23,6 +23,7 @@
 
 #include "base/defaults.h"
 #include "log.h"
+#include "zone.h"
 
 /* At most this many resolved addresses are considered. */
 #define UPSTREAM_MAX_ADDRS 8
@@ -305,6 +306,10 @@ upstream_req_t *upstream_connect(struct event_base *base, struct evdns_base *dns
 	}
 	if (event_add(r->timer, &dns_tv) < 0)
 		goto fail;
+	/* The resolver's state outlives this dial, and libevent 2.1 frees a
+	 * string it made for a scoped IPv6 literal with free(), not with its
+	 * own allocator: never in the upstream zone (zone.h). */
+	(void)zone_select(false);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;

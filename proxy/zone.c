@@ -13,6 +13,18 @@
 #include <sys/mman.h>
 
 #include <openssl/crypto.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+/* Under ASan a free slot is poisoned: a use after free, or a second free,
+ * is reported with the stacks ASan keeps. */
+#define ZONE_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define ZONE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#define ZONE_IS_POISONED(p) (__asan_address_is_poisoned(p) != 0)
+#else
+#define ZONE_POISON(p, n) ((void)(p), (void)(n))
+#define ZONE_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 #include <event2/event.h>
 
 /* Slot sizes, multiples of 16 (alignment), ZONE_SMALL_MAX_BYTES last,
@@ -30,6 +42,11 @@ static const struct {
 	{8192, 2},
 };
 #define ZONE_CLASSES (sizeof(zone_classes) / sizeof(zone_classes[0]))
+/* Pages made writable at a time (their bookkeeping: one page of meta). */
+#define ZONE_COMMIT_PAGES 256
+/* Written at byte 8 of a free slot (bytes 0-1 link the next): a free of a
+ * slot that bears it is checked against the free list (a second free). */
+static const uint64_t zone_free_mark = 0x7a6f6e6566726565ULL; /* "zonefree" */
 #define ZONE_NONE (-1)
 /* Span lengths in pages: 1, 2 and 4 (an empty span is kept whole). */
 #define ZONE_SPAN_KINDS 3
@@ -41,6 +58,7 @@ enum zspan_where {
 	ZS_FULL,      /* in use, every slot taken: in no list */
 	ZS_WARM,      /* empty, resident: in its length's warm list */
 	ZS_COLD,      /* empty, returned to the kernel: in its length's cold list */
+	ZS_RETURNING, /* empty, being returned outside the lock: in no list */
 };
 
 /* One page's bookkeeping, kept apart from the pages (a span is all
@@ -61,6 +79,7 @@ struct zone {
 	struct zpage *meta;                    /* one per page, in its own reservation */
 	size_t npages, meta_bytes;             /* reserved sizes */
 	size_t top;                            /* pages below it were handed out once */
+	size_t committed;                      /* pages below it (and their meta) are writable */
 	int32_t partial[ZONE_CLASSES];         /* per class: spans with a free slot */
 	int32_t warm[ZONE_SPAN_KINDS];         /* empty spans, resident, per length */
 	int32_t cold[ZONE_SPAN_KINDS];         /* empty spans, returned, per length */
@@ -121,6 +140,29 @@ static void span_return(struct zone *z, int32_t pg, unsigned pages)
 	(void)madvise(page_addr(z, pg), (size_t)pages * ZONE_PAGE_BYTES, MADV_DONTNEED);
 }
 
+/* Makes the pages below want (and their bookkeeping) writable; the rest
+ * of the reservation stays PROT_NONE, so only what is used counts against
+ * the commit limit. 0 or -1. */
+static int commit_to(struct zone *z, size_t want)
+{
+	size_t page = ZONE_PAGE_BYTES, mfrom, mto;
+
+	want = (want + ZONE_COMMIT_PAGES - 1) / ZONE_COMMIT_PAGES * ZONE_COMMIT_PAGES;
+	if (want > z->npages)
+		want = z->npages;
+	if (want <= z->committed)
+		return 0;
+	mfrom = z->committed * sizeof(struct zpage) / page * page;
+	mto = (want * sizeof(struct zpage) + page - 1) / page * page;
+	if (mto > z->meta_bytes)
+		mto = z->meta_bytes;
+	if (mprotect((unsigned char *)z->meta + mfrom, mto - mfrom, PROT_READ | PROT_WRITE) < 0 ||
+	    mprotect(z->base + z->committed * page, (want - z->committed) * page, PROT_READ | PROT_WRITE) < 0)
+		return -1;
+	z->committed = want;
+	return 0;
+}
+
 /* An empty span for class cls: warm first (no fault), then cold, then
  * fresh pages; ZONE_NONE when the reservation is used up. */
 static int32_t span_take(struct zone *z, unsigned cls)
@@ -133,7 +175,7 @@ static int32_t span_take(struct zone *z, unsigned cls)
 	else
 		pg = list_pop(z, &z->cold[kind]);
 	if (pg == ZONE_NONE) {
-		if (z->npages - z->top < pages)
+		if (z->npages - z->top < pages || commit_to(z, z->top + pages) < 0)
 			return ZONE_NONE;
 		pg = (int32_t)z->top;
 		z->top += pages;
@@ -146,8 +188,13 @@ static int32_t span_take(struct zone *z, unsigned cls)
 	return pg;
 }
 
-/* A span's last slot went: cache it, or return it when the cache is full. */
-static void span_give(struct zone *z, int32_t pg)
+/*
+ * A span's last slot went: cached (ZONE_NONE), or taken out of every list
+ * and returned, to be handed back to the kernel by the caller after it
+ * let go of the lock (span_returned()): an madvise() under the lock would
+ * hold up every loop's allocations.
+ */
+static int32_t span_give(struct zone *z, int32_t pg)
 {
 	struct zpage *m = &z->meta[pg];
 	unsigned pages = 1u << m->kind;
@@ -158,11 +205,21 @@ static void span_give(struct zone *z, int32_t pg)
 		m->where = ZS_WARM;
 		list_push(z, &z->warm[m->kind], pg);
 		z->nwarm += pages;
-		return;
+		return ZONE_NONE;
 	}
-	span_return(z, pg, pages);
-	m->where = ZS_COLD;
-	list_push(z, &z->cold[m->kind], pg);
+	m->where = ZS_RETURNING;
+	return pg;
+}
+
+/* Returns the span pg (ZS_RETURNING: no one else touches it) to the
+ * kernel, then files it as cold. Called without the lock. */
+static void span_returned(struct zone *z, int32_t pg)
+{
+	span_return(z, pg, 1u << z->meta[pg].kind);
+	(void)pthread_mutex_lock(&z->lock);
+	z->meta[pg].where = ZS_COLD;
+	list_push(z, &z->cold[z->meta[pg].kind], pg);
+	(void)pthread_mutex_unlock(&z->lock);
 }
 
 struct zone *zone_new(size_t bytes)
@@ -182,13 +239,12 @@ struct zone *zone_new(size_t bytes)
 		return NULL;
 	z->npages = npages;
 	z->meta_bytes = npages * sizeof(struct zpage);
-	/* Reserved, not committed: only the pages touched count. */
-	z->base = mmap(NULL, npages * ZONE_PAGE_BYTES, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* Reserved, not committed: commit_to() makes what is used writable. */
+	z->base = mmap(NULL, npages * ZONE_PAGE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
 	if (z->base == MAP_FAILED)
 		goto fail_base;
-	z->meta = mmap(NULL, z->meta_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	z->meta = mmap(NULL, z->meta_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (z->meta == MAP_FAILED)
 		goto fail_meta;
 	rc = pthread_mutex_init(&z->lock, NULL);
@@ -221,6 +277,9 @@ void zone_free(struct zone *z)
 	if (z == NULL)
 		return;
 	(void)pthread_mutex_destroy(&z->lock);
+	/* ASan keeps the shadow of an unmapped range: whatever is mapped
+	 * there next must not find free slots' poison. */
+	ZONE_UNPOISON(z->base, z->committed * ZONE_PAGE_BYTES);
 	(void)munmap(z->meta, z->meta_bytes);
 	(void)munmap(z->base, z->npages * ZONE_PAGE_BYTES);
 	free(z);
@@ -249,9 +308,13 @@ void *zone_alloc(struct zone *z, size_t n)
 	m = &z->meta[pg];
 	if (m->free_head != 0) {
 		p = page_addr(z, pg) + (size_t)(m->free_head - 1) * size;
+		ZONE_UNPOISON(p, size);
 		memcpy(&m->free_head, p, sizeof(m->free_head));
+		memset(p + 8, 0, sizeof(zone_free_mark));
 	} else {
 		p = page_addr(z, pg) + (size_t)m->carved * size;
+		/* A span taken again may have been cut for another class. */
+		ZONE_UNPOISON(p, size);
 		m->carved++;
 	}
 	m->live++;
@@ -298,18 +361,58 @@ bad:
 	abort();
 }
 
+/* Whether slot is on pg's free list already (a second free). Only asked
+ * when the slot bears the free mark, which live data may by chance. */
+static bool on_free_list(const struct zone *z, int32_t pg, size_t slot) UNUSED;
+static bool on_free_list(const struct zone *z, int32_t pg, size_t slot)
+{
+	const struct zpage *m = &z->meta[pg];
+	size_t size = zone_classes[m->cls].size, n = 0;
+	uint16_t at = m->free_head;
+
+	while (at != 0 && n++ <= m->carved) {
+		if ((size_t)(at - 1) == slot)
+			return true;
+		memcpy(&at, page_addr(z, pg) + (size_t)(at - 1) * size, sizeof(at));
+	}
+	return false;
+}
+
+/* Whether p (slot of pg) is free already: under ASan its poison says so
+ * exactly (the free list's links are poisoned too); else its mark, then
+ * the list. */
+static bool freed_before(const struct zone *z, int32_t pg, size_t slot, const void *p)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	(void)z;
+	(void)pg;
+	(void)slot;
+	return ZONE_IS_POISONED(p);
+#else
+	return memcmp((const unsigned char *)p + 8, &zone_free_mark, sizeof(zone_free_mark)) == 0 &&
+	       on_free_list(z, pg, slot);
+#endif
+}
+
 void zone_dealloc(struct zone *z, void *p)
 {
-	size_t slot;
-	int32_t pg;
+	size_t slot, size;
+	int32_t pg, back = ZONE_NONE;
 	struct zpage *m;
 	uint16_t link;
 
 	(void)pthread_mutex_lock(&z->lock);
 	pg = slot_of(z, p, &slot);
 	m = &z->meta[pg];
+	size = zone_classes[m->cls].size;
+	if (freed_before(z, pg, slot, p)) {
+		(void)fprintf(stderr, "passavant: zone: %p freed twice (heap corrupted)\n", p);
+		abort();
+	}
 	link = m->free_head;
 	memcpy(p, &link, sizeof(link));
+	memcpy((unsigned char *)p + 8, &zone_free_mark, sizeof(zone_free_mark));
+	ZONE_POISON(p, size);
 	m->free_head = (uint16_t)(slot + 1);
 	if (m->where == ZS_FULL) {
 		m->where = ZS_PARTIAL;
@@ -318,8 +421,10 @@ void zone_dealloc(struct zone *z, void *p)
 	m->live--;
 	z->objects--;
 	if (m->live == 0)
-		span_give(z, pg);
+		back = span_give(z, pg);
 	(void)pthread_mutex_unlock(&z->lock);
+	if (back != ZONE_NONE)
+		span_returned(z, back);
 }
 
 size_t zone_usable(const struct zone *z, const void *p)
@@ -332,17 +437,25 @@ size_t zone_usable(const struct zone *z, const void *p)
 
 void zone_trim(struct zone *z)
 {
-	int32_t pg;
+	int32_t pg, chain = ZONE_NONE, next;
 
+	/* Out of every list under the lock, chained through their own
+	 * links (ZS_RETURNING: no one else touches them), returned without
+	 * it, filed as cold under it again. */
 	(void)pthread_mutex_lock(&z->lock);
 	for (unsigned k = 0; k < ZONE_SPAN_KINDS; k++)
 		while ((pg = list_pop(z, &z->warm[k])) != ZONE_NONE) {
-			span_return(z, pg, 1u << k);
-			z->meta[pg].where = ZS_COLD;
-			list_push(z, &z->cold[k], pg);
+			z->meta[pg].where = ZS_RETURNING;
+			z->meta[pg].next = chain;
+			chain = pg;
 		}
 	z->nwarm = 0;
 	(void)pthread_mutex_unlock(&z->lock);
+	for (pg = chain; pg != ZONE_NONE; pg = next) {
+		next = z->meta[pg].next;
+		z->meta[pg].next = ZONE_NONE;
+		span_returned(z, pg);
+	}
 }
 
 void zone_stats(struct zone *z, struct zone_stats *st)

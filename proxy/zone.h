@@ -41,8 +41,10 @@
 #define ZONE_SMALL_MAX_BYTES 8192
 /* Emptied pages kept resident for reuse before they are returned. */
 #define ZONE_WARM_PAGES 64
-/* The process zone's reservation (address space, not memory). */
-#define ZONE_PROCESS_BYTES ((size_t)1 << 30)
+/* The process zone's reservation: address space, PROT_NONE until used
+ * (1 MiB at a time); about 20,000 upstream halves at once. Beyond, the
+ * zone says full and OpenSSL and libevent get malloc(). */
+#define ZONE_PROCESS_BYTES ((size_t)256 << 20)
 
 struct zone;
 

@@ -2,7 +2,8 @@
  * test_zone.c - proxy/zone: every size from 1 to ZONE_SMALL_MAX_BYTES gets
  * an aligned slot of its own that holds its bytes; a zone that empties
  * gives its pages back (they read zero again); a full zone says so and
- * serves again after a free (spans keep their length); a pointer that is no slot aborts; two
+ * serves again after a free (spans keep their length); a pointer that is
+ * no slot, or a slot freed twice, aborts; two
  * threads allocating and freeing at once leave nothing behind; the
  * OpenSSL hooks send small requests of a selecting thread to the zone,
  * the rest to malloc(), and realloc() moves between the two whole.
@@ -188,9 +189,43 @@ static void free_twice_empty(struct zone *z)
 	zone_dealloc(z, p); /* its page went empty with the first */
 }
 
+static void free_twice_live(struct zone *z)
+{
+	void *a = zone_alloc(z, 64), *b = zone_alloc(z, 64);
+
+	zone_dealloc(z, a);
+	zone_dealloc(z, a); /* b keeps the page in use */
+	zone_dealloc(z, b);
+}
+
 static void free_untouched(struct zone *z)
 {
 	zone_dealloc(z, z->base + 100 * ZONE_PAGE_BYTES);
+}
+
+/* Live data that happens to bear the free mark frees as any other. */
+static void test_mark_in_data(void)
+{
+	struct zone *z = zone_new(1u << 20);
+	unsigned char *a, *b;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+	a = zone_alloc(z, 32);
+	b = zone_alloc(z, 32);
+	CU_ASSERT_FATAL(a != NULL && b != NULL);
+	memcpy(a + 8, &zone_free_mark, sizeof(zone_free_mark));
+	zone_dealloc(z, b);
+	memcpy(b = zone_alloc(z, 32), "x", 1);
+	memcpy(b + 8, &zone_free_mark, sizeof(zone_free_mark));
+	zone_dealloc(z, a);
+	zone_dealloc(z, b);
+	{
+		struct zone_stats st;
+
+		zone_stats(z, &st);
+		CU_ASSERT_EQUAL(st.objects, 0);
+	}
+	zone_free(z);
 }
 
 static void test_bad_free(void)
@@ -200,6 +235,7 @@ static void test_bad_free(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
 	CU_ASSERT(aborts(free_inside, z));
 	CU_ASSERT(aborts(free_twice_empty, z));
+	CU_ASSERT(aborts(free_twice_live, z));
 	CU_ASSERT(aborts(free_untouched, z));
 	zone_free(z);
 }
@@ -326,7 +362,8 @@ TEST_REGISTRAR(register_proxy_zone)
 	test_add(s, "emptied pages are cached, then returned (read zero)", test_pages_return);
 	test_add(s, "another class's short-lived objects leave no page behind", test_interleaved);
 	test_add(s, "a full zone says so and serves again after a free", test_full);
-	test_add(s, "a pointer that is no slot aborts", test_bad_free);
+	test_add(s, "a pointer that is no slot, or a slot freed twice, aborts", test_bad_free);
+	test_add(s, "live data bearing the free mark frees as any other", test_mark_in_data);
 	test_add(s, "two threads at once leave nothing behind", test_threads);
 	test_add(s, "OpenSSL hooks: zone or malloc, realloc keeps the bytes", test_hooks);
 }
