@@ -354,6 +354,42 @@ static void test_hooks(void)
 	zone_free(z);
 }
 
+/* A full process zone: the hooks fall back to malloc(), and the blocks
+ * they gave from either heap are freed and moved where they belong. */
+static void test_hooks_full(void)
+{
+	struct zone *z = zone_new(2 * ZONE_PAGE_BYTES);
+	void *p[64];
+	size_t in_zone = 0, n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+	proc_zone = z;
+	proc_usable = true;
+	(void)zone_select(true);
+	for (n = 0; n < 64; n++) {
+		p[n] = hook_malloc(1000, __FILE__, __LINE__);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(p[n]);
+		in_zone += zone_owns(z, p[n]);
+	}
+	/* 1,000 bytes: class 1024, 4 per page, 2 pages. */
+	CU_ASSERT_EQUAL(in_zone, 8);
+	/* A zone block grown past the zone's room moves to malloc(). */
+	p[0] = hook_realloc(p[0], 1500, __FILE__, __LINE__);
+	CU_ASSERT_FATAL(p[0] != NULL);
+	for (n = 0; n < 64; n++)
+		hook_free(p[n], __FILE__, __LINE__);
+	{
+		struct zone_stats st;
+
+		zone_stats(z, &st);
+		CU_ASSERT_EQUAL(st.objects, 0);
+	}
+	(void)zone_select(false);
+	proc_usable = false;
+	proc_zone = NULL;
+	zone_free(z);
+}
+
 TEST_REGISTRAR(register_proxy_zone)
 {
 	CU_pSuite s = test_suite("proxy_zone", NULL, NULL);
@@ -366,4 +402,5 @@ TEST_REGISTRAR(register_proxy_zone)
 	test_add(s, "live data bearing the free mark frees as any other", test_mark_in_data);
 	test_add(s, "two threads at once leave nothing behind", test_threads);
 	test_add(s, "OpenSSL hooks: zone or malloc, realloc keeps the bytes", test_hooks);
+	test_add(s, "a full zone: the hooks fall back to malloc()", test_hooks_full);
 }
