@@ -406,6 +406,33 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
 }
 
 /*
+ * OpenSSL's work on a connection starts with a read or a write of one of
+ * its BIOs (a handshake flight, a record): what it allocates from there
+ * until another connection's BIO is used is that connection's. This
+ * callback points the thread's OpenSSL and libevent allocations at the
+ * upstream zone (an upstream's BIOs, whose callback argument is
+ * &zone_upstream_tag) or back at malloc() (a client's) (zone.h): the
+ * upstream half of a tunnel, which goes long before the client half,
+ * then lies in pages of its own.
+ */
+static char zone_upstream_tag;
+
+static long zone_mark(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret,
+		      size_t *processed)
+{
+	int op = oper & ~BIO_CB_RETURN;
+
+	(void)argp;
+	(void)len;
+	(void)argi;
+	(void)argl;
+	(void)processed;
+	if (op == BIO_CB_READ || op == BIO_CB_WRITE)
+		(void)zone_select(BIO_get_callback_arg(b) == &zone_upstream_tag);
+	return ret;
+}
+
+/*
  * TLS directly on under's socket when nothing is buffered in under (no
  * second buffer layer: two copies fewer per byte, no filter chains): the
  * socket is taken from under, which is freed without closing it. Returns
@@ -413,47 +440,6 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
  * possible (bytes buffered; ssl still the caller's), true when it failed
  * after under was freed (ssl and the socket went with the failure).
  */
-/*
- * OpenSSL's work on a connection starts with a read or a write of one of
- * its BIOs (a handshake flight, a record): what it allocates from there
- * until another connection's BIO is used is that connection's. These
- * callbacks point the thread's OpenSSL allocations at the upstream zone
- * or back at malloc() (zone.h): the upstream half of a tunnel, which goes
- * long before the client half, then lies in pages of its own.
- */
-static long zone_mark(int oper, int ret, bool upstream)
-{
-	int op = oper & ~BIO_CB_RETURN;
-
-	if (op == BIO_CB_READ || op == BIO_CB_WRITE)
-		(void)zone_select(upstream);
-	return ret;
-}
-
-static long mark_upstream(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret,
-			  size_t *processed)
-{
-	(void)b;
-	(void)argp;
-	(void)len;
-	(void)argi;
-	(void)argl;
-	(void)processed;
-	return zone_mark(oper, ret, true);
-}
-
-static long mark_client(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret,
-			size_t *processed)
-{
-	(void)b;
-	(void)argp;
-	(void)len;
-	(void)argi;
-	(void)argl;
-	(void)processed;
-	return zone_mark(oper, ret, false);
-}
-
 static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, struct bufferevent *under,
 				     SSL *ssl, enum bufferevent_ssl_state state, bool *under_lost)
 {
@@ -479,8 +465,12 @@ static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, 
 		BIO_free(wb);
 		return NULL;
 	}
-	BIO_set_callback_ex(rb, state == BUFFEREVENT_SSL_CONNECTING ? mark_upstream : mark_client);
-	BIO_set_callback_ex(wb, state == BUFFEREVENT_SSL_CONNECTING ? mark_upstream : mark_client);
+	BIO_set_callback_ex(rb, zone_mark);
+	BIO_set_callback_ex(wb, zone_mark);
+	if (state == BUFFEREVENT_SSL_CONNECTING) {
+		BIO_set_callback_arg(rb, &zone_upstream_tag);
+		BIO_set_callback_arg(wb, &zone_upstream_tag);
+	}
 	SSL_set_bio(ssl, rb, wb);
 	bufferevent_free(under);
 	*under_lost = true;
