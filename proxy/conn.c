@@ -578,7 +578,7 @@ void conn_client_event_cb(struct bufferevent *bev, short events, void *arg)
 
 			char reason[REASON_MAX];
 
-			tls_failure_reason(bev, why, sizeof(why));
+			(void)tls_failure_reason(bev, why, sizeof(why));
 			(void)snprintf(reason, sizeof(reason),
 				       "passavant: TLS handshake with the client for %s:%u failed: %s "
 				       "(a client must trust the session's trust.pem)",

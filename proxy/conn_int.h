@@ -157,6 +157,7 @@ struct conn_side {
 	bool failed;              /** upstream: ended in an error, not a clean EOF */
 	bool reusable;            /** upstream: may carry the next request */
 	bool tls_ready;           /** upstream: TLS handshake done and verified */
+	bool cert_bad;            /** upstream: its TLS failed on its certificate (up_tls_err says why) */
 };
 
 /* An intercepted connection's original destination (SO_ORIGINAL_DST):
@@ -225,6 +226,11 @@ struct conn {
 	bool client_h2;             /** the client's ClientHello offers ALPN h2 */
 	struct h2 *h2;              /** mode H2: the sessions and streams (h2.c), else NULL */
 };
+
+/* The 502 of a request whose upstream TLS failed (c->up_tls_err): "the
+ * certificate of HOST:PORT does not verify: ..." when its certificate was
+ * the reason (c->up.cert_bad), else "TLS with HOST:PORT failed: ...". */
+enum step conn_refuse_up_tls(conn_t *c) NONNULL(1);
 
 /*
  * Formats the rule of a credential refusal into c->mask_rule (allocated

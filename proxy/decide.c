@@ -756,7 +756,6 @@ static enum step send_inner(conn_t *c)
 static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 {
 	bool restricted = false;
-	char w[512];
 	enum step st;
 
 	if (!judge_request(c, url, ulen, &restricted, &st))
@@ -771,9 +770,7 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	    is_websocket_upgrade(c->client.http))
 		c->ex.kind = EX_KIND_UPGRADE;
 	if (c->mode == CONN_MODE_TERMINATED && c->up_tls_err != NULL && c->up_tls_err[0] != '\0')
-		return conn_refuse(c, 502, NULL, "request", c->rule,
-				   "passavant: %s: the certificate of %s:%u does not verify: %s",
-				   conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+		return conn_refuse_up_tls(c);
 	if (!conn_prepare_request(c, &st))
 		return st;
 	return c->mode == CONN_MODE_TERMINATED ? send_inner(c) : send_plain(c);

@@ -61,9 +61,20 @@ static void up_write_cb(struct bufferevent *bev, void *arg)
  * request gets the 502 (a later one gets it from conn_decide()). Nothing
  * was sent upstream before the certificate verified.
  */
-static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
+enum step conn_refuse_up_tls(conn_t *c)
 {
 	char w[512];
+
+	if (c->up.cert_bad)
+		return conn_refuse(c, 502, NULL, "request", c->rule,
+				   "passavant: %s: the certificate of %s:%u does not verify: %s",
+				   conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+	return conn_refuse(c, 502, NULL, "request", c->rule, "passavant: %s: TLS with %s:%u failed: %s",
+			   conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+}
+
+static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
+{
 	enum step st = STEP_AGAIN;
 
 	proxy_note_churn(c->px);
@@ -78,10 +89,11 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	if (ok && !tls_peer_verified(bev)) {
 		ok = false;
 		(void)snprintf(c->up_tls_err, CONN_TLS_ERR_BYTES, "no verified certificate");
+		c->up.cert_bad = true;
 	}
 	if (!ok) {
 		if (c->up_tls_err[0] == '\0')
-			tls_failure_reason(bev, c->up_tls_err, CONN_TLS_ERR_BYTES);
+			c->up.cert_bad = tls_failure_reason(bev, c->up_tls_err, CONN_TLS_ERR_BYTES);
 		log_info("conn %s: TLS with %s failed: %s", c->client.peer, c->up.peer, c->up_tls_err);
 		conn_drop_upstream(c);
 		if (c->state == CONN_TLS_UPSTREAM) {
@@ -91,9 +103,7 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 			return;
 		}
 		if (c->state == CONN_UPSTREAM_CONNECTING)
-			st = conn_refuse(c, 502, NULL, "request", c->rule,
-					 "passavant: %s: the certificate of %s:%u does not verify: %s",
-					 conn_what(c, w, sizeof(w)), c->tgt.host, (unsigned)c->tgt.port, c->up_tls_err);
+			st = conn_refuse_up_tls(c);
 		if (st != STEP_CLOSED)
 			conn_drive(c);
 		return;
@@ -281,6 +291,7 @@ int conn_adopt_upstream_tls(conn_t *c, struct bufferevent *bev, bool h2)
 	c->up.tls_ready = false;
 	if (c->up_tls_err != NULL)
 		c->up_tls_err[0] = '\0';
+	c->up.cert_bad = false;
 	return 0;
 }
 

@@ -599,29 +599,41 @@ struct bufferevent *tls_wrap_upstream(tls_session_t *t, struct event_base *base,
 	return bev;
 }
 
-void tls_failure_reason(struct bufferevent *bev, char *buf, size_t len)
+bool tls_failure_reason(struct bufferevent *bev, char *buf, size_t len)
 {
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
 	unsigned long e, first = 0;
+	bool syscall = false;
 	long vr;
 
-	/* Drain libevent's copy of the OpenSSL errors; keep the oldest
-	 * (the last one popped: the queue is popped newest first). */
-	while ((e = bufferevent_get_openssl_error(bev)) != 0)
-		first = e;
+	/*
+	 * Drain libevent's queue, popped newest first. libevent 2.1 queues
+	 * SSL_get_error()'s code (SSL_ERROR_SSL, SSL_ERROR_SYSCALL: no
+	 * library in its bits) before OpenSSL's own errors: the reason is
+	 * the oldest of those (reporting the code gave "error:00000001:
+	 * lib(0)::reason(1)" for every failure).
+	 */
+	while ((e = bufferevent_get_openssl_error(bev)) != 0) {
+		if (ERR_GET_LIB(e) != 0)
+			first = e;
+		else if (e == SSL_ERROR_SYSCALL)
+			syscall = true;
+	}
 	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
 		(void)snprintf(buf, len, "certificate verify failed: %s",
 			       X509_verify_cert_error_string(vr));
-		return;
+		return true;
 	}
 	if (first != 0) {
 		char s[256];
 
 		ERR_error_string_n(first, s, sizeof(s));
 		(void)snprintf(buf, len, "TLS error: %s", s);
-		return;
+		return false;
 	}
-	(void)snprintf(buf, len, "connection closed during the TLS handshake");
+	(void)snprintf(buf, len, syscall ? "the connection was closed or reset during the TLS handshake"
+					 : "connection closed during the TLS handshake");
+	return false;
 }
 
 bool tls_peer_verified(struct bufferevent *bev)

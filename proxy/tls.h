@@ -149,14 +149,15 @@ SSL_CTX *tls_hello_ctx_new(void) WUNRES;
 SSL_CTX *tls_hello_ctx(tls_session_t *t) NONNULL(1);
 
 /*
- * After a BEV_EVENT_ERROR on a TLS filter: one line saying why, e.g.
+ * After a BEV_EVENT_ERROR on a TLS bufferevent: one line saying why, e.g.
  * "certificate verify failed: unable to get local issuer certificate" when
- * the peer's certificate did not verify (X509_verify_cert_error_string()),
- * else the first OpenSSL error queued on the bufferevent, else
- * "connection closed during the TLS handshake". Drains the bufferevent's
- * OpenSSL error queue. From callbacks: yes.
+ * the peer's certificate did not verify (X509_verify_cert_error_string();
+ * returns true), else the oldest OpenSSL error queued on the bufferevent
+ * ("TLS error: error:0A00010B:SSL routines::wrong version number"), else
+ * whether the connection was closed or reset. Drains the bufferevent's
+ * error queue. From callbacks: yes.
  */
-void tls_failure_reason(struct bufferevent *bev, char *buf, size_t len) NONNULL(1, 2);
+bool tls_failure_reason(struct bufferevent *bev, char *buf, size_t len) NONNULL(1, 2);
 
 /* Whether the peer's certificate verified (an upstream filter after its
  * handshake). */

@@ -308,6 +308,30 @@ static void test_host_mismatch(void)
 	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 }
 
+/* An upstream whose TLS fails for another reason than its certificate
+ * (it speaks plain HTTP): 502 naming OpenSSL's reason, not the code
+ * libevent queues first ("lib(0)"), and not a certificate. */
+static void test_upstream_tls_error(void)
+{
+	struct test_upstream plain;
+	struct test_upstream_opts o = {0};
+	char url[160], *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(test_upstream_start(&plain, &o), 0);
+	snprintf(url, sizeof(url), "https://%s/hello", plain.addr);
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "--cacert",
+			    px_main.trust, "-x", px_main.url, url, NULL),
+			0);
+	CU_ASSERT(out != NULL && strstr(out, "\r\nHTTP/1.1 502 Bad Gateway\r\n") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "TLS with 127.0.0.1:") != NULL &&
+		  strstr(out, " failed: TLS error: error:") != NULL);
+	CU_ASSERT(out != NULL && strstr(out, "lib(0)") == NULL && strstr(out, "does not verify") == NULL);
+	if (out != NULL && strstr(out, " failed: TLS error: error:") == NULL)
+		fprintf(stderr, "\n    502 body: %s\n", out);
+	free(out);
+	(void)test_upstream_stop(&plain);
+}
+
 static void test_upstream_unverified(void)
 {
 	struct test_px p;
@@ -1221,6 +1245,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "method refused inside TLS: readable 403, nothing forwarded", test_method_refused_inside);
 	test_add(s, "Host not naming the CONNECT target: 421", test_host_mismatch);
 	test_add(s, "upstream certificate does not verify: 502, nothing forwarded", test_upstream_unverified);
+	test_add(s, "upstream TLS fails otherwise: 502 with OpenSSL's reason", test_upstream_tls_error);
 	test_add(s, "excluded host: the upstream's own certificate", test_excluded_host);
 	test_add(s, "upstream TLS sessions resumed per host:port", test_upstream_resumption);
 	test_add(s, "audit: tls terminated, scheme https", test_audit_terminated);
