@@ -6,8 +6,9 @@
  * libevent's SSL bufferevent calls SSL_write() once per buffer chain, and
  * OpenSSL hands each record to its BIO at once: on a socket BIO that is one
  * write(2), one TCP segment train and one wakeup of the peer per 16 KiB
- * record. This BIO copies records into a buffer of WBIO_BUFFER_BYTES and
- * sends it when it is full or, at the latest, from an event made active
+ * record. This BIO copies records into a buffer of WBIO_BUFFER_BYTES (one
+ * record) and sends it when it is full or, at the latest, from an event
+ * made active
  * when the first record went in: that event runs after the callbacks
  * already queued in the same loop iteration (libevent runs active events
  * in order), so nothing waits for a later iteration. When the socket is
@@ -34,8 +35,16 @@
 
 #include "base/attrib.h"
 
-/* Bytes gathered before a send: four full TLS records. */
-#define WBIO_BUFFER_BYTES (4 * (16384 + 256))
+/*
+ * Bytes gathered before a send: one full TLS record. Small records of one
+ * iteration (a response, h2 frames) still leave in one send; in a bulk
+ * transfer each full record leaves as soon as the next one comes, as on a
+ * socket BIO. Four records made uploads wait for the end of the
+ * iteration: 64 MiB up at 0.92-0.94 of the bare TLS relay's rate, against
+ * 0.98-1.00 with one (peer bench, 4 alternating runs each; downloads,
+ * kept-alive and h2 rows unchanged; docs/architecture.md).
+ */
+#define WBIO_BUFFER_BYTES (16384 + 256)
 
 /* The method, made once per proxy (wbio_method_free() at exit); NULL when
  * OpenSSL cannot allocate it. */
