@@ -76,24 +76,20 @@ enum step conn_refuse_up_tls(conn_t *c)
 static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 {
 	enum step st = STEP_AGAIN;
+	bool unverified;
 
 	proxy_note_churn(c->px);
-	if (!ok || !tls_peer_verified(bev)) {
+	unverified = ok && !tls_peer_verified(bev);
+	if (!ok || unverified) {
 		if (c->up_tls_err == NULL)
 			c->up_tls_err = calloc(1, CONN_TLS_ERR_BYTES);
 		if (c->up_tls_err == NULL) {
 			conn_close(c, "out of memory after a failed upstream TLS handshake", true);
 			return;
 		}
-	}
-	if (ok && !tls_peer_verified(bev)) {
-		ok = false;
-		(void)snprintf(c->up_tls_err, CONN_TLS_ERR_BYTES, "no verified certificate");
-		c->up.cert_bad = true;
-	}
-	if (!ok) {
-		if (c->up_tls_err[0] == '\0')
-			c->up.cert_bad = tls_failure_reason(bev, c->up_tls_err, CONN_TLS_ERR_BYTES);
+		c->up.cert_bad = unverified || tls_failure_reason(bev, c->up_tls_err, CONN_TLS_ERR_BYTES);
+		if (unverified)
+			(void)snprintf(c->up_tls_err, CONN_TLS_ERR_BYTES, "no verified certificate");
 		log_info("conn %s: TLS with %s failed: %s", c->client.peer, c->up.peer, c->up_tls_err);
 		conn_drop_upstream(c);
 		if (c->state == CONN_TLS_UPSTREAM) {

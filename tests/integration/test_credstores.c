@@ -361,6 +361,19 @@ static const char *const early_rels[] = {
 	"notes.txt", "x/old.txt", ".config/old.txt", ".git-credentials", ".docker/config.json",
 };
 
+/* Saves text as home-lateN/NAME by writing NAME.new and renaming it
+ * over NAME. 0 or -1. */
+static int save_by_rename(unsigned n, const char *name, const char *text)
+{
+	char rel[PATH_MAX], tmp[PATH_MAX], dst[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "home-late%u/%s.new", n, name);
+	at(tmp, rel);
+	snprintf(rel, sizeof(rel), "home-late%u/%s", n, name);
+	at(dst, rel);
+	return test_write_file(tmp, text, strlen(text)) < 0 || rename(tmp, dst) < 0 ? -1 : 0;
+}
+
 /* The host's side of test_late_stores(): waits (10 s at most) for the
  * command's root/work/started-N, creates late_rels under home-lateN,
  * then root/work/go-N. Runs in a forked child; exits. */
@@ -382,24 +395,11 @@ NORETURN static void late_host(unsigned n)
 	if (plant(rel) < 0)
 		_exit(1);
 	/* an existing store saved anew by rename, as logins and token
-	 * refreshes write: the kernel drops the cover in the sandbox */
-	{
-		char tmp[PATH_MAX], dst[PATH_MAX];
-
-		snprintf(rel, sizeof(rel), "home-late%u/.git-credentials.new", n);
-		at(tmp, rel);
-		snprintf(rel, sizeof(rel), "home-late%u/.git-credentials", n);
-		at(dst, rel);
-		if (test_write_file(tmp, "REPLACED-STORE\n", 15) < 0 || rename(tmp, dst) < 0)
-			_exit(1);
-		/* the same under an allowRead that names its directory */
-		snprintf(rel, sizeof(rel), "home-late%u/.docker/config.json.new", n);
-		at(tmp, rel);
-		snprintf(rel, sizeof(rel), "home-late%u/.docker/config.json", n);
-		at(dst, rel);
-		if (test_write_file(tmp, "REPLACED-DOCKER\n", 16) < 0 || rename(tmp, dst) < 0)
-			_exit(1);
-	}
+	 * refreshes write: the kernel drops the cover in the sandbox; the
+	 * second under an allowRead that names its directory */
+	if (save_by_rename(n, ".git-credentials", "REPLACED-STORE\n") < 0 ||
+	    save_by_rename(n, ".docker/config.json", "REPLACED-DOCKER\n") < 0)
+		_exit(1);
 	snprintf(rel, sizeof(rel), "work/go-%u", n);
 	_exit(test_write_file(at(flag, rel), "go", 2) < 0 ? 1 : 0);
 }
