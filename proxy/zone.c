@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 
 #include <openssl/crypto.h>
 
@@ -85,8 +86,33 @@ struct zone {
 	int32_t cold[ZONE_SPAN_KINDS];         /* empty spans, returned, per length */
 	size_t nwarm, npages_used, objects;    /* pages warm, pages in spans in use, slots in use */
 	uint8_t class_of[ZONE_SMALL_MAX_BYTES / 16 + 1]; /* (n + 15) / 16 -> class */
+	uint16_t slots[ZONE_CLASSES];          /* per class: slots in one span */
+	uint32_t recip[ZONE_CLASSES];          /* per class: 2^32 / size + 1 (slot_of()) */
 	pthread_mutex_t lock;
 };
+
+/*
+ * The lock, unless the process has a single thread: glibc's own test for
+ * its malloc's locks (__libc_single_threaded, set false before a second
+ * thread starts). No other thread can then be in the zone, and none can
+ * start while this one is in it. With one event loop the proxy is a
+ * single thread, and the lock pair was about a third of each allocation's
+ * cost (docs/architecture.md "The upstream zone"). Returns whether it was
+ * taken, for zone_unlock().
+ */
+static bool zone_lock(struct zone *z)
+{
+	if (__libc_single_threaded)
+		return false;
+	(void)pthread_mutex_lock(&z->lock);
+	return true;
+}
+
+static void zone_unlock(struct zone *z, bool held)
+{
+	if (held)
+		(void)pthread_mutex_unlock(&z->lock);
+}
 
 static unsigned char *page_addr(const struct zone *z, int32_t pg)
 {
@@ -215,11 +241,13 @@ static int32_t span_give(struct zone *z, int32_t pg)
  * kernel, then files it as cold. Called without the lock. */
 static void span_returned(struct zone *z, int32_t pg)
 {
+	bool held;
+
 	span_return(z, pg, 1u << z->meta[pg].kind);
-	(void)pthread_mutex_lock(&z->lock);
+	held = zone_lock(z);
 	z->meta[pg].where = ZS_COLD;
 	list_push(z, &z->cold[z->meta[pg].kind], pg);
-	(void)pthread_mutex_unlock(&z->lock);
+	zone_unlock(z, held);
 }
 
 struct zone *zone_new(size_t bytes)
@@ -261,6 +289,10 @@ struct zone *zone_new(size_t bytes)
 			cls++;
 		z->class_of[u] = (uint8_t)cls;
 	}
+	for (size_t i = 0; i < ZONE_CLASSES; i++) {
+		z->slots[i] = (uint16_t)((size_t)zone_classes[i].pages * ZONE_PAGE_BYTES / zone_classes[i].size);
+		z->recip[i] = (uint32_t)((UINT64_C(1) << 32) / zone_classes[i].size + 1);
+	}
 	return z;
 
 fail_lock:
@@ -292,17 +324,18 @@ void *zone_alloc(struct zone *z, size_t n)
 	struct zpage *m;
 	unsigned char *p;
 	size_t size;
+	bool held;
 
 	if (n == 0 || n > ZONE_SMALL_MAX_BYTES)
 		return NULL;
 	cls = z->class_of[(n + 15) / 16];
 	size = zone_classes[cls].size;
-	(void)pthread_mutex_lock(&z->lock);
+	held = zone_lock(z);
 	pg = z->partial[cls];
 	if (pg == ZONE_NONE)
 		pg = span_take(z, cls);
 	if (pg == ZONE_NONE) {
-		(void)pthread_mutex_unlock(&z->lock);
+		zone_unlock(z, held);
 		return NULL;
 	}
 	m = &z->meta[pg];
@@ -319,11 +352,11 @@ void *zone_alloc(struct zone *z, size_t n)
 	}
 	m->live++;
 	z->objects++;
-	if (m->live == (size_t)zone_classes[cls].pages * ZONE_PAGE_BYTES / size) {
+	if (m->live == z->slots[cls]) {
 		list_remove(z, &z->partial[cls], pg);
 		m->where = ZS_FULL;
 	}
-	(void)pthread_mutex_unlock(&z->lock);
+	zone_unlock(z, held);
 	return p;
 }
 
@@ -342,7 +375,7 @@ static int32_t slot_of(const struct zone *z, const void *p, size_t *slot)
 	size_t off = (size_t)((const unsigned char *)p - z->base);
 	int32_t pg = (int32_t)(off / ZONE_PAGE_BYTES);
 	const struct zpage *m;
-	size_t size, in;
+	size_t size, in, q;
 
 	if (off / ZONE_PAGE_BYTES >= z->top)
 		goto bad;
@@ -352,9 +385,15 @@ static int32_t slot_of(const struct zone *z, const void *p, size_t *slot)
 		goto bad;
 	size = zone_classes[m->cls].size;
 	in = off - (size_t)pg * ZONE_PAGE_BYTES;
-	if (in % size != 0 || in / size >= m->carved)
+	/* in / size without a division, exact: recip exceeds 2^32 / size by
+	 * at most 1, so in * recip / 2^32 exceeds in / size by at most
+	 * in / 2^32 < 2^-18 (in is below a span's 16 KiB), less than the
+	 * 1 / size by which a fraction of in / size stays below the next
+	 * whole number. */
+	q = (size_t)(((uint64_t)in * z->recip[m->cls]) >> 32);
+	if (in != q * size || q >= m->carved)
 		goto bad;
-	*slot = in / size;
+	*slot = q;
 	return pg;
 bad:
 	(void)fprintf(stderr, "passavant: zone: free of %p, which is no allocation (heap corrupted)\n", p);
@@ -400,8 +439,9 @@ void zone_dealloc(struct zone *z, void *p)
 	int32_t pg, back = ZONE_NONE;
 	struct zpage *m;
 	uint16_t link;
+	bool held;
 
-	(void)pthread_mutex_lock(&z->lock);
+	held = zone_lock(z);
 	pg = slot_of(z, p, &slot);
 	m = &z->meta[pg];
 	size = zone_classes[m->cls].size;
@@ -422,7 +462,7 @@ void zone_dealloc(struct zone *z, void *p)
 	z->objects--;
 	if (m->live == 0)
 		back = span_give(z, pg);
-	(void)pthread_mutex_unlock(&z->lock);
+	zone_unlock(z, held);
 	if (back != ZONE_NONE)
 		span_returned(z, back);
 }
