@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -93,11 +94,10 @@ static unsigned char ctl_match(const struct gg *g, const char *dirrel, const cha
 	for (const struct sbx_ctl_path *p = g->ctl; p != NULL && p->path != NULL; p++) {
 		const char *r = p->path;
 
-		if (r[0] == '*') {
-			/* A name pattern ("*.code-workspace"): one
-			 * component, in any directory. */
-			size_t sl = strlen(r + 1);
-			if (dirrel == NULL && nl > sl && strcmp(name + nl - sl, r + 1) == 0) {
+		if (strchr(r, '*') != NULL) {
+			/* A name pattern ("*.code-workspace", "mise.*.toml"):
+			 * one component, in any directory. */
+			if (dirrel == NULL && fnmatch(r, name, 0) == 0) {
 				*row = p;
 				return CTL_IN;
 			}

@@ -298,7 +298,9 @@ typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);
  * A settings path that makes a program run commands when it is opened in
  * a directory (an editor's or agent's settings, .gitmodules): relative,
  * one or more components ("/"-separated, no "." or ".." and no trailing
- * "/"), e.g. ".vscode" (a whole directory) or ".claude/settings.json".
+ * "/"), e.g. ".vscode" (a whole directory) or ".claude/settings.json";
+ * or a name pattern: one component holding '*' (fnmatch(3)), matched in
+ * every directory, e.g. "*.code-workspace" or "mise.*.toml".
  * kind is the phrase the report gives as the finding's setting ("editor
  * or agent settings"). A list ends with a NULL path.
  */

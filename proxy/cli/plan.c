@@ -345,7 +345,7 @@ static int protect_dir(struct strv *sv, const char *dir)
 			const struct policy_mandatory *m = policy_mandatory_get(i);
 			if (!(m->where & POLICY_MAND_WORKSPACE))
 				continue;
-			if (m->path[0] == '*' ? protect_pattern(sv, roots[r], m->path) < 0
+			if (strchr(m->path, '*') != NULL ? protect_pattern(sv, roots[r], m->path) < 0
 					      : strv_add_join(sv, roots[r], m->path) < 0)
 				return -1;
 		}
@@ -905,7 +905,8 @@ struct sbx_ctl_path *plan_ctl_paths(void)
 		if (!(m->where & POLICY_MAND_WORKSPACE))
 			continue;
 		ctl[n].path = m->path;
-		ctl[n++].kind = strcmp(m->path, ".gitmodules") == 0 ? "git submodule settings"
+		ctl[n++].kind = strcmp(m->path, ".gitmodules") == 0  ? "git submodule settings"
+				: strcmp(m->path, ".hg/hgrc") == 0 ? "Mercurial repository settings"
 								     : "editor or agent settings";
 	}
 	return ctl;

@@ -382,7 +382,7 @@ static const char *const home_files[] = {
 	".screenrc", ".terraformrc", ".config/i3/config", ".config/starship.toml",
 	".config/mise/config.toml", ".config/lazygit/config.yml", ".claude/hooks/x.sh",
 	".claude/skills/x/SKILL.md", ".gemini/commands/x.toml", ".docker/cli-plugins/docker-x",
-	".emacs.el",
+	".emacs.el", ".pdbrc", ".gvimrc", "node_modules/x/index.js",
 	/* No row names these: the HOME class rule covers existing dot
 	 * entries. */
 	".someapprc", ".someapp/init.sh",
@@ -401,6 +401,12 @@ static const char *const work_files[] = {
 	"lefthook.yml", ".husky/pre-commit", "lefthook.toml", ".lefthook.json", ".huskyrc",
 	".simple-git-hooks.json", ".overcommit.yml", "mise.toml", ".mise.toml", ".lazy.lua",
 	".windsurf/mcp.json", ".trae/mcp.json", ".qwen/settings.json", ".crush.json",
+	/* Start-up files tools also read from the current directory, and
+	 * more names of mise's (round 3 of the attack). */
+	".pdbrc", ".vimrc", ".gvimrc", "_vimrc", "_exrc", ".gdbinit", ".lldbinit", ".Rprofile",
+	".irbrc", ".pryrc", ".dir-locals.el", ".dir-locals-2.el", ".hg/hgrc", "mise.local.toml",
+	".mise.local.toml", ".mise/config.toml", ".mise/tasks/x", "mise/config.toml",
+	".config/mise/config.toml", ".config/mise.toml", ".rtx.toml",
 };
 
 /* A script that tries to create or append to each file (mkdir -p of its
@@ -558,17 +564,21 @@ static void test_home_new_entries(void)
 	free(err);
 }
 
-/* Workspace settings named by a pattern (*.code-workspace): an existing
- * one is read-only; a new one is moved aside after the run. */
+/* Workspace settings named by a pattern (*.code-workspace, mise.*.toml,
+ * .mise.*.toml): an existing one is read-only; a new one is moved aside
+ * after the run. */
 static void test_workspace_pattern(void)
 {
 	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
 	const char *script = "echo evil >> old.code-workspace 2>/dev/null; echo o=$?\n"
-			     "echo evil > new.code-workspace; echo n=$?\n";
+			     "echo evil > new.code-workspace; echo n=$?\n"
+			     "echo evil >> mise.ci.toml 2>/dev/null; echo mo=$?\n"
+			     "echo evil > .mise.dev.toml; echo mn=$?\n";
 	int st;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(mkfile(at(buf, "work/old.code-workspace"), "{}\n") == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "work/mise.ci.toml"), "[tools]\n") == 0);
 	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
 	ROW(st == 0 && test_has(out, "o=") && !test_has(out, "o=0"),
 	    "an existing *.code-workspace was writable: status %d, %s", st, out ? out : "");
@@ -578,8 +588,18 @@ static void test_workspace_pattern(void)
 	ROW(!exists("work/new.code-workspace") && exists("work/new.code-workspace.passavant-quarantine") &&
 		    test_has(err, "new.code-workspace"),
 	    "a new *.code-workspace was not moved aside: %s", err ? err : "");
+	ROW(test_has(out, "mo=") && !test_has(out, "mo=0"), "an existing mise.*.toml was writable: %s",
+	    out ? out : "");
+	text = test_read_file(at(buf, "work/mise.ci.toml"), NULL);
+	ROW(text != NULL && strcmp(text, "[tools]\n") == 0, "mise.ci.toml changed");
+	free(text);
+	ROW(!exists("work/.mise.dev.toml") && exists("work/.mise.dev.toml.passavant-quarantine") &&
+		    test_has(err, ".mise.dev.toml"),
+	    "a new .mise.*.toml was not moved aside: %s", err ? err : "");
 	drop("work/old.code-workspace");
 	drop("work/new.code-workspace.passavant-quarantine");
+	drop("work/mise.ci.toml");
+	drop("work/.mise.dev.toml.passavant-quarantine");
 	free(out);
 	free(err);
 }

@@ -912,6 +912,36 @@ static void test_nested_settings_more(void)
 	gcase_free(&c);
 }
 
+/* Round 3 of the attack: start-up files that debuggers, REPLs and
+ * editors also read from the current directory, Mercurial's repository
+ * config and mise's other names, created in a nested directory and in a
+ * nested repository, are moved aside; mise.*.toml is a name pattern. */
+static void test_nested_startup_files(void)
+{
+	static const char *const want[] = {
+	    "/work/a/.pdbrc: ",           "/work/a/.vimrc: ",          "/work/a/.gdbinit: ",
+	    "/work/a/.Rprofile: ",        "/work/a/.irbrc: ",          "/work/a/.dir-locals.el: ",
+	    "/work/a/mise.local.toml: ",  "/work/a/mise.dev.toml: ",   "/work/a/.mise/config.toml: ",
+	    "/work/a/.config/mise.toml: ", "/work/a/.hg/hgrc: Mercurial repository settings",
+	    "/work/r/.pdbrc: ",           "/work/r/.mise.ci.toml: ",   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a/.mise a/.config a/.hg r && git init -q r && cd a && "
+				 "for f in .pdbrc .vimrc .gdbinit .Rprofile .irbrc .dir-locals.el "
+				 "mise.local.toml mise.dev.toml .mise/config.toml .config/mise.toml .hg/hgrc; "
+				 "do echo x > $f; done; echo x > mise.txt; echo x > ../r/.pdbrc; "
+				 "echo x > ../r/.mise.ci.toml",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/.pdbrc.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/a/mise.dev.toml.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/a/mise.txt"));
+	CU_ASSERT(!test_has(c.err, "mise.txt"));
+	gcase_free(&c);
+}
+
 /* The writable tree is a subdirectory of a repository whose git
  * directory lies above it, read-only: that repository's own
  * core.hooksPath names a hooks directory inside the tree, rewritten in
@@ -1023,6 +1053,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a git directory staged over two sessions (no HEAD, then HEAD)", test_staged_gitdir);
 	test_add(s, "init.templateDir of the global config, $XDG_CONFIG_HOME/git", test_global_templates);
 	test_add(s, "nested *.code-workspace, hook managers, .envrc, more MCP configs", test_nested_settings_more);
+	test_add(s, "nested debugger, REPL and editor start-up files, .hg/hgrc, mise's names",
+		 test_nested_startup_files);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);

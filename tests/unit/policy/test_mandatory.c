@@ -34,15 +34,15 @@ static void test_table_shape(void)
 		size_t len = strlen(m->path);
 		bool host = (m->where & POLICY_MAND_SYSTEM) != 0;
 		/* A host row is absolute and nothing else; the others relative,
-		 * or a workspace "*suffix" pattern. */
+		 * or a workspace name pattern (one component, one '*'). */
 		ROW(len > 1 && (m->path[0] == '/') == host && m->path[0] != '~' &&
 			    m->path[len - 1] != '/' && strstr(m->path, "//") == NULL &&
 			    strstr(m->path, "/./") == NULL && strstr(m->path, "..") == NULL &&
 			    (strchr(m->path, '*') == NULL ||
-			     (m->path[0] == '*' && strchr(m->path + 1, '*') == NULL &&
+			     (strchr(strchr(m->path, '*') + 1, '*') == NULL &&
 			      strchr(m->path, '/') == NULL && m->where == POLICY_MAND_WORKSPACE)) &&
 			    (!host || m->where == POLICY_MAND_SYSTEM),
-		    "row %zu: \"%s\" is not a plain %s path or a workspace \"*suffix\"", i, m->path,
+		    "row %zu: \"%s\" is not a plain %s path or a workspace name pattern", i, m->path,
 		    host ? "absolute" : "relative");
 		ROW(m->why != NULL && m->why[0] != '\0', "row %s has no reason", m->path);
 		ROW(m->deny != 0 && m->where != 0, "row %s denies nothing or nowhere", m->path);
