@@ -238,7 +238,10 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 
 		conn_set_mode(c, CONN_MODE_TUNNEL);
 		c->ex.status = 200;
-		if (!raw && evbuffer_add_printf(out_of(&c->client), "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
+		/* Through the side's pending buffer: conn_drive() below sends
+		 * it at once (sockio_send() writes into an empty socket),
+		 * not one loop iteration later on a write event. */
+		if (!raw && evbuffer_add_printf(c->client.pending, "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
 			conn_close(c, "out of memory", true);
 			return;
 		}
