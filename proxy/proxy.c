@@ -75,6 +75,7 @@ struct proxy {
 	struct event *settle;           /* returns freed heap pages once accepting settles */
 	bool churned;                   /* an accept, close or TLS handshake end since the last trim */
 	int64_t last_churn_us;          /* the last of them (mono_us(): a wall-clock step moves no trim) */
+	int64_t last_trim_us;           /* the last trim after churn (mono_us()) */
 	struct conn *conns;             /* registry of this loop's live connections */
 	int inbox_fd;                   /* eventfd: handoffs or a stop request wait; -1: none */
 	struct event *inbox;            /* reads inbox_fd */
@@ -331,16 +332,21 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
  * Heap pages freed by TLS handshakes. A burst of connections leaves holes
  * between the long-lived allocations of the tunnels it opened (handshake
  * buffers, certificate parsing, key shares); glibc gives back only the top
- * of the heap, so the holes stay resident. While accepts, closes and ends
- * of TLS handshakes come (proxy_note_churn()), malloc_trim() returns their
- * whole pages every PROXY_TRIM_MS; once more PROXY_SETTLE_MS after the
- * last of them, for what the first requests of the new tunnels freed
+ * of the heap, so the holes stay resident. When accepts, closes and ends
+ * of TLS handshakes (proxy_note_churn()) pause for PROXY_TRIM_MS,
+ * malloc_trim() returns their whole pages; while they go on without such
+ * a pause, every PROXY_TRIM_EVERY_MS (each trim hands pages back that the
+ * next handshakes take again, one page fault each: trimming every
+ * PROXY_TRIM_MS under a steady stream of new tunnels cost a madvise() and
+ * two page faults per tunnel); once more PROXY_SETTLE_MS after the last
+ * of them, for what the first requests of the new tunnels freed
  * (measured: about 25 KiB per open terminated tunnel after 1000 opened at
  * once, docs/tls.md). Armed by those events only: an idle proxy wakes up
  * for it at most three times (two trims) after its last connection came
  * or went.
  */
 #define PROXY_TRIM_MS 100
+#define PROXY_TRIM_EVERY_MS 1000
 #define PROXY_SETTLE_MS 1000
 
 /* Microseconds of the monotonic clock. */
@@ -363,8 +369,20 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (px->churned) {
-		/* Churn since the last trim: trim, and look again soon. */
+		int64_t now = mono_us(), quiet = now - px->last_churn_us;
+
+		if (quiet >= 0 && quiet < (int64_t)PROXY_TRIM_MS * 1000 &&
+		    now - px->last_trim_us < (int64_t)PROXY_TRIM_EVERY_MS * 1000) {
+			/* Still churning: trim at the next pause, or once
+			 * PROXY_TRIM_EVERY_MS has passed since the last trim. */
+			trim.tv_usec = (suseconds_t)((int64_t)PROXY_TRIM_MS * 1000 - quiet);
+			(void)event_add(px->settle, &trim);
+			return;
+		}
+		/* Churn, then a pause (or a long stream): trim, and look
+		 * again soon. */
 		px->churned = false;
+		px->last_trim_us = now;
 		(void)malloc_trim(0);
 		zone_process_trim();
 		(void)event_add(px->settle, &trim);
@@ -465,8 +483,12 @@ void proxy_note_churn(proxy_t *px)
 		return;
 	px->churned = true;
 	px->last_churn_us = mono_us();
-	if (!evtimer_pending(px->settle, NULL))
+	if (!evtimer_pending(px->settle, NULL)) {
+		/* Churn after a settled heap: the first trim comes at its
+		 * first pause, or PROXY_TRIM_EVERY_MS from now. */
+		px->last_trim_us = px->last_churn_us;
 		(void)event_add(px->settle, &tv);
+	}
 }
 
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)

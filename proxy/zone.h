@@ -41,7 +41,7 @@
 #define ZONE_PAGE_BYTES 4096
 #define ZONE_SMALL_MAX_BYTES 8192
 /* Emptied pages kept resident for reuse before they are returned. */
-#define ZONE_WARM_PAGES 64
+#define ZONE_WARM_PAGES 256
 /* The process zone's reservation: address space, PROT_NONE until used
  * (1 MiB at a time); about 20,000 upstream halves at once. Beyond, the
  * zone says full and OpenSSL and libevent get malloc(). */
