@@ -31,6 +31,7 @@
 #define H POLICY_MAND_HOME
 #define S POLICY_MAND_WORKSPACE
 #define Y POLICY_MAND_SYSTEM
+#define D POLICY_MAND_WS_IF_DIR
 
 /*
  * The credential stores (SPEC §3.6), by category: unreadable, and
@@ -308,7 +309,6 @@ static const struct policy_mandatory mandatory[] = {
 	{".cargo/bin", W, H, "rustup puts it on PATH"},
 	{".cargo/env", W, H, "sourced by ~/.profile and ~/.bashrc (rustup)"},
 	{".cargo/env.fish", W, H, "sourced by fish (rustup)"},
-	{"node_modules", W, H, "require() from any script under HOME looks there"},
 	{".bashrc.d", W, H, "sourced by the usual .bashrc"},
 	{".oh-my-zsh", W, H, "oh-my-zsh: custom plugins and themes run in every zsh"},
 	{".zsh", W, H, "zsh plugins and functions"},
@@ -340,7 +340,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".pryrc", W, H | S, "pry start-up (also read from the current directory)"},
 	{".pdbrc", W, H | S, "pdb start-up: ! lines run Python (also read from the current directory)"},
 	{".hgrc", W, H, "Mercurial hooks and extensions"},
-	{".hg/hgrc", W, S, "Mercurial repository hooks and extensions (git's .git/config)"},
+	{".hg/hgrc", W, S | D, "Mercurial repository hooks and extensions (git's .git/config)"},
 	{".gradle/init.d", W, H, "Gradle init scripts run in every build"},
 	{".gradle/init.gradle", W, H, "Gradle init script run in every build"},
 	{".gradle/init.gradle.kts", W, H, "Gradle init script run in every build"},
@@ -350,7 +350,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".screenrc", W, H, "screen start-up (runs commands)"},
 	{".docker/cli-plugins", W, H, "docker CLI plugins (programs)"},
 	{".config/starship.toml", W, H, "starship prompt custom commands"},
-	{".config/mise", W, H | S, "mise tasks and hooks (run on cd in a project)"},
+	{".config/mise", W, H | S | D, "mise tasks and hooks (run on cd in a project)"},
 	{".config/i3", W, H, "i3: exec lines"},
 	{".config/sway", W, H, "sway: exec lines"},
 	{".config/hypr", W, H, "Hyprland: exec lines"},
@@ -416,9 +416,16 @@ static const struct policy_mandatory mandatory[] = {
 	{"mise.*.toml", W, S, "mise per-environment config: hooks and tasks run on cd"},
 	{".mise.*.toml", W, S, "mise per-environment config: hooks and tasks run on cd"},
 	{".mise", W, S, "mise config and tasks: hooks run on cd"},
-	{"mise/config.toml", W, S, "mise hooks and tasks run on cd"},
-	{".config/mise.toml", W, S, "mise hooks and tasks run on cd"},
+	{"mise/config.toml", W, S | D, "mise hooks and tasks run on cd"},
+	{"mise/config.local.toml", W, S | D, "mise hooks and tasks run on cd"},
+	{"mise/config.*.toml", W, S | D, "mise per-environment config: hooks and tasks run on cd"},
+	{"mise/conf.d", W, S | D, "mise config fragments: hooks and tasks run on cd"},
+	{".config/mise.toml", W, S | D, "mise hooks and tasks run on cd"},
+	{".config/mise.local.toml", W, S | D, "mise hooks and tasks run on cd"},
+	{".config/mise.*.toml", W, S | D, "mise per-environment config: hooks and tasks run on cd"},
 	{".rtx.toml", W, S, "rtx (mise's old name) hooks run on cd"},
+	{".rtx.local.toml", W, S, "rtx (mise's old name) hooks run on cd"},
+	{".rtx.*.toml", W, S, "rtx (mise's old name) per-environment config"},
 	{".dir-locals.el", W, S, "Emacs directory variables (eval: forms)"},
 	{".dir-locals-2.el", W, S, "Emacs directory variables (eval: forms)"},
 	{".lazy.lua", W, S, "lazy.nvim loads it as code"},

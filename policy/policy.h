@@ -416,6 +416,13 @@ enum { POLICY_MAND_READ = 1u << 0, POLICY_MAND_WRITE = 1u << 1 };
  * allowWrite directory and the repository each is in), or the host's
  * own (SYSTEM: the path is absolute; policy_bind() adds it). */
 enum { POLICY_MAND_HOME = 1u << 0, POLICY_MAND_WORKSPACE = 1u << 1, POLICY_MAND_SYSTEM = 1u << 2 };
+/* With WORKSPACE: in a workspace only where the row's first directory
+ * already exists (".config", ".hg", "mise"): where it does not, the
+ * mount plan's placeholder would be that directory, read-only, and a
+ * project's own files there (.config/nextest.toml) could not be
+ * written; a row created in the session is moved aside after it
+ * instead (`run`'s post-run check). */
+enum { POLICY_MAND_WS_IF_DIR = 1u << 3 };
 
 struct policy_mandatory {
 	const char *path;  /* relative, e.g. ".ssh", ".config/git", ".vscode" */

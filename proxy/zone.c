@@ -97,7 +97,11 @@ struct zone {
  * thread starts). No other thread can then be in the zone, and none can
  * start while this one is in it. With one event loop the proxy is a
  * single thread, and the lock pair was about a third of each allocation's
- * cost (docs/architecture.md "The upstream zone"). Returns whether it was
+ * cost (docs/architecture.md "The upstream zone"). This relies on threads
+ * coming only from pthread_create()/thrd_create() (never a raw
+ * clone(CLONE_VM)) and on no signal handler allocating through OpenSSL or
+ * libevent. zone_trim(), zone_stats() and the fork handlers always lock.
+ * glibc 2.32 or later (<sys/single_threaded.h>). Returns whether it was
  * taken, for zone_unlock().
  */
 static bool zone_lock(struct zone *z)

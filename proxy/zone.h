@@ -19,8 +19,9 @@
  * not the zone's. An emptied page goes to a
  * small cache (ZONE_WARM_PAGES, no system call to take it back), beyond
  * that it is returned with MADV_DONTNEED, as zone_trim() returns the
- * cache. Thread-safe (one mutex, taken once the process has a second
- * thread; frees may come from any thread).
+ * cache. Thread-safe (one mutex; allocations and frees take it once the
+ * process has a second thread, trims and the fork handlers always; frees
+ * may come from any thread).
  *
  * The process zone: zone_install() makes OpenSSL and libevent allocate
  * through it (CRYPTO_set_mem_functions(), event_set_mem_functions()); each

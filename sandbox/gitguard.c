@@ -94,7 +94,7 @@ static unsigned char ctl_match(const struct gg *g, const char *dirrel, const cha
 	for (const struct sbx_ctl_path *p = g->ctl; p != NULL && p->path != NULL; p++) {
 		const char *r = p->path;
 
-		if (strchr(r, '*') != NULL) {
+		if (strchr(r, '*') != NULL && strchr(r, '/') == NULL) {
 			/* A name pattern ("*.code-workspace", "mise.*.toml"):
 			 * one component, in any directory. */
 			if (dirrel == NULL && fnmatch(r, name, 0) == 0) {
@@ -107,6 +107,15 @@ static unsigned char ctl_match(const struct gg *g, const char *dirrel, const cha
 			if (strncmp(r, dirrel, dl) != 0 || r[dl] != '/')
 				continue;
 			r += dl + 1;
+		}
+		/* A pattern in a row's last component ("mise/config.*.toml"):
+		 * the directories before it are literal. */
+		if (strchr(r, '*') != NULL && strchr(r, '/') == NULL) {
+			if (dirrel != NULL && fnmatch(r, name, 0) == 0) {
+				*row = p;
+				return CTL_IN;
+			}
+			continue;
 		}
 		if (strncmp(r, name, nl) != 0)
 			continue;
@@ -503,6 +512,13 @@ static bool home_writable(const char *const *roots, char rh[PATH_MAX])
 	return false;
 }
 
+bool sbx_home_class_entry(const char *name)
+{
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	return name[0] == '.' || strcmp(name, "node_modules") == 0;
+}
+
 void sbx_home_before_free(char **names)
 {
 	for (size_t i = 0; names != NULL && names[i] != NULL; i++)
@@ -526,7 +542,7 @@ int sbx_home_before(const char *const *roots, char ***out)
 	while ((de = readdir(d)) != NULL) {
 		char *name;
 
-		if (de->d_name[0] != '.' || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (!sbx_home_class_entry(de->d_name))
 			continue;
 		name = strdup(de->d_name);
 		nv = name != NULL ? realloc(v, (n + 2) * sizeof(*v)) : NULL;
@@ -576,8 +592,7 @@ static void check_home_entries(struct gg *g, const char *const *before)
 	while ((de = readdir(d)) != NULL) {
 		bool old = false;
 
-		if (de->d_name[0] != '.' || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+		if (!sbx_home_class_entry(de->d_name) || strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
 			continue;
 		for (size_t i = 0; before[i] != NULL && !old; i++)
 			old = strcmp(before[i], de->d_name) == 0;

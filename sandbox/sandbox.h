@@ -300,7 +300,8 @@ typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);
  * one or more components ("/"-separated, no "." or ".." and no trailing
  * "/"), e.g. ".vscode" (a whole directory) or ".claude/settings.json";
  * or a name pattern: one component holding '*' (fnmatch(3)), matched in
- * every directory, e.g. "*.code-workspace" or "mise.*.toml".
+ * every directory, e.g. "*.code-workspace" or "mise.*.toml", or a '*' in
+ * the last component after literal directories ("mise/config.*.toml").
  * kind is the phrase the report gives as the finding's setting ("editor
  * or agent settings"). A list ends with a NULL path.
  */
@@ -369,6 +370,11 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
  * writable; -1 (errno) when it could not be listed.
  */
 int sbx_home_before(const char *const *roots, char ***out) NONNULL(2) WUNRES;
+
+/* Whether name, an entry of a home directory, is one the HOME class rule
+ * covers (docs/config.md): every dot entry, and node_modules (require()
+ * from any script under HOME looks there). "." and ".." are not. */
+bool sbx_home_class_entry(const char *name) NONNULL(1);
 void sbx_home_before_free(char **names);
 
 #endif

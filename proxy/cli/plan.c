@@ -299,10 +299,18 @@ out:
 static int protect_pattern(struct strv *sv, const char *root, const char *pattern)
 {
 	char pat[PATH_MAX];
+	size_t o = 0;
 	glob_t gl;
 	int rc = 0, g;
 
-	if (snprintf(pat, sizeof(pat), "%s/%s", root, pattern) >= (int)sizeof(pat))
+	/* The root is a path, not a pattern: a workspace named proj[1]
+	 * must not match proj1's files. */
+	for (const char *r = root; *r != '\0' && o + 2 < sizeof(pat); r++) {
+		if (strchr("*?[]\\", *r) != NULL)
+			pat[o++] = '\\';
+		pat[o++] = *r;
+	}
+	if (o + 2 >= sizeof(pat) || snprintf(pat + o, sizeof(pat) - o, "/%s", pattern) >= (int)(sizeof(pat) - o))
 		return 0;
 	g = glob(pat, GLOB_NOSORT | GLOB_PERIOD, NULL, &gl);
 	if (g == GLOB_NOSPACE) {
@@ -314,6 +322,23 @@ static int protect_pattern(struct strv *sv, const char *root, const char *patter
 	if (g == 0)
 		globfree(&gl);
 	return rc;
+}
+
+/* Whether row m applies under root now: always, except an IF_DIR row
+ * whose first directory is not there (POLICY_MAND_WS_IF_DIR; the post-run
+ * check moves one made in the session aside). */
+static bool ws_dir_exists(const char *root, const struct policy_mandatory *m)
+{
+	char p[PATH_MAX];
+	const char *slash = strchr(m->path, '/');
+	struct stat st;
+
+	if (!(m->where & POLICY_MAND_WS_IF_DIR) || slash == NULL)
+		return true;
+	if (snprintf(p, sizeof(p), "%s/%.*s", root, (int)(slash - m->path), m->path) >= (int)sizeof(p))
+		return true;
+	/* A link there is refused at start like any other on a row's way. */
+	return lstat(p, &st) == 0;
 }
 
 static int protect_dir(struct strv *sv, const char *dir)
@@ -343,7 +368,7 @@ static int protect_dir(struct strv *sv, const char *dir)
 			return -1;
 		for (size_t i = 0; i < policy_mandatory_count(); i++) {
 			const struct policy_mandatory *m = policy_mandatory_get(i);
-			if (!(m->where & POLICY_MAND_WORKSPACE))
+			if (!(m->where & POLICY_MAND_WORKSPACE) || !ws_dir_exists(roots[r], m))
 				continue;
 			if (strchr(m->path, '*') != NULL ? protect_pattern(sv, roots[r], m->path) < 0
 					      : strv_add_join(sv, roots[r], m->path) < 0)
@@ -383,7 +408,7 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (top && de->d_name[0] != '.' && strcmp(de->d_name, "bin") != 0)
+		if (top && !sbx_home_class_entry(de->d_name) && strcmp(de->d_name, "bin") != 0)
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
 			continue;

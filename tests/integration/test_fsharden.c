@@ -382,7 +382,7 @@ static const char *const home_files[] = {
 	".screenrc", ".terraformrc", ".config/i3/config", ".config/starship.toml",
 	".config/mise/config.toml", ".config/lazygit/config.yml", ".claude/hooks/x.sh",
 	".claude/skills/x/SKILL.md", ".gemini/commands/x.toml", ".docker/cli-plugins/docker-x",
-	".emacs.el", ".pdbrc", ".gvimrc", "node_modules/x/index.js",
+	".emacs.el", ".pdbrc", ".gvimrc",
 	/* No row names these: the HOME class rule covers existing dot
 	 * entries. */
 	".someapprc", ".someapp/init.sh",
@@ -404,9 +404,8 @@ static const char *const work_files[] = {
 	/* Start-up files tools also read from the current directory, and
 	 * more names of mise's (round 3 of the attack). */
 	".pdbrc", ".vimrc", ".gvimrc", "_vimrc", "_exrc", ".gdbinit", ".lldbinit", ".Rprofile",
-	".irbrc", ".pryrc", ".dir-locals.el", ".dir-locals-2.el", ".hg/hgrc", "mise.local.toml",
-	".mise.local.toml", ".mise/config.toml", ".mise/tasks/x", "mise/config.toml",
-	".config/mise/config.toml", ".config/mise.toml", ".rtx.toml",
+	".irbrc", ".pryrc", ".dir-locals.el", ".dir-locals-2.el", "mise.local.toml",
+	".mise.local.toml", ".mise/config.toml", ".mise/tasks/x", ".rtx.toml", ".rtx.local.toml",
 };
 
 /* A script that tries to create or append to each file (mkdir -p of its
@@ -508,20 +507,25 @@ static void test_home_dot_rule(void)
 {
 	const char *script = "echo x > ~/.cache/c 2>/dev/null; echo c=$?\n"
 			     "echo x > ~/.someapp/y 2>/dev/null; echo s=$?\n"
+			     "echo x > ~/node_modules/y 2>/dev/null; echo nm=$?\n"
 			     "echo x > ~/plain.txt 2>/dev/null; echo p=$?\n";
-	char *out = NULL, *err = NULL;
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home2/node_modules") == 0);
 	st = run_fsh("home2", NULL, NULL, NULL, "home-cache.yaml", script, &out, &err);
 	ROW(st == 0 && test_has(out, "c=0\n") && test_has(out, "p=0\n"),
 	    "allowWrite ~/.cache or ~/plain.txt not writable: status %d, %s", st, out ? out : "");
 	ROW(test_has(out, "s=") && !test_has(out, "s=0"), "~/.someapp was writable");
 	ROW(!exists("home2/.someapp/y"), "~/.someapp/y reached the host");
+	ROW(test_has(out, "\nnm=") && !test_has(out, "\nnm=0"), "an existing ~/node_modules was writable");
+	ROW(!exists("home2/node_modules/y"), "~/node_modules/y reached the host");
 	if (st != 0)
 		show(st, out, err);
 	drop("home2/.cache/c");
 	drop("home2/plain.txt");
+	(void)rmdir(at(buf, "home2/node_modules"));
 	free(out);
 	free(err);
 }
@@ -536,7 +540,9 @@ static void test_home_new_entries(void)
 	const char *script = "echo 'mvn() { touch /tmp/x; }' > ~/.mavenrc; echo m=$?\n"
 			     "mkdir -p ~/.newtool && echo run > ~/.newtool/rc; echo n=$?\n"
 			     "echo x > ~/.cache/kept; echo c=$?\n"
-			     ": > ~/.hushlogin; echo h=$?\n";
+			     ": > ~/.hushlogin; echo h=$?\n"
+			     "mkdir -p ~/node_modules/x && echo 'module.exports=1' > ~/node_modules/x/index.js; "
+			     "echo nm=$?\n";
 	char buf[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
@@ -551,6 +557,9 @@ static void test_home_new_entries(void)
 	    "a new ~/.newtool was not moved aside: %s", err ? err : "");
 	ROW(exists("home2/.cache/kept"), "~/.cache/kept (allowWrite ~/.cache) was moved");
 	ROW(exists("home2/.hushlogin"), "an empty new ~/.hushlogin was moved");
+	ROW(test_has(out, "nm=0\n") && !exists("home2/node_modules") &&
+		    exists("home2/node_modules.passavant-quarantine/x/index.js") && test_has(err, "node_modules"),
+	    "a new ~/node_modules was not moved aside: %s", err ? err : "");
 	ROW(exists("home2/.config") && !exists("home2/.config.passavant-quarantine"),
 	    "an existing dot directory was moved aside: %s", err ? err : "");
 	if (st != 0)
@@ -560,6 +569,9 @@ static void test_home_new_entries(void)
 	(void)rmdir(at(buf, "home2/.newtool.passavant-quarantine"));
 	drop("home2/.cache/kept");
 	drop("home2/.hushlogin");
+	drop("home2/node_modules.passavant-quarantine/x/index.js");
+	(void)rmdir(at(buf, "home2/node_modules.passavant-quarantine/x"));
+	(void)rmdir(at(buf, "home2/node_modules.passavant-quarantine"));
 	free(out);
 	free(err);
 }
@@ -570,8 +582,8 @@ static void test_home_new_entries(void)
 static void test_workspace_pattern(void)
 {
 	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
-	const char *script = "echo evil >> old.code-workspace 2>/dev/null; echo o=$?\n"
-			     "echo evil > new.code-workspace; echo n=$?\n"
+	const char *script = "echo evil >> old.code-workspace 2>/dev/null; echo cwo=$?\n"
+			     "echo evil > new.code-workspace; echo cwn=$?\n"
 			     "echo evil >> mise.ci.toml 2>/dev/null; echo mo=$?\n"
 			     "echo evil > .mise.dev.toml; echo mn=$?\n";
 	int st;
@@ -580,7 +592,7 @@ static void test_workspace_pattern(void)
 	CU_ASSERT_FATAL(mkfile(at(buf, "work/old.code-workspace"), "{}\n") == 0);
 	CU_ASSERT_FATAL(mkfile(at(buf, "work/mise.ci.toml"), "[tools]\n") == 0);
 	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "o=") && !test_has(out, "o=0"),
+	ROW(st == 0 && test_has(out, "cwo=") && !test_has(out, "cwo=0"),
 	    "an existing *.code-workspace was writable: status %d, %s", st, out ? out : "");
 	text = test_read_file(at(buf, "work/old.code-workspace"), NULL);
 	ROW(text != NULL && strcmp(text, "{}\n") == 0, "old.code-workspace changed");
@@ -600,6 +612,51 @@ static void test_workspace_pattern(void)
 	drop("work/new.code-workspace.passavant-quarantine");
 	drop("work/mise.ci.toml");
 	drop("work/.mise.dev.toml.passavant-quarantine");
+	free(out);
+	free(err);
+}
+
+/* Rows under a generic directory (.config/mise.toml, .hg/hgrc,
+ * mise/config.*.toml): protected where that directory exists at start;
+ * where it does not, the directory stays the project's (no read-only
+ * placeholder: .config/nextest.toml can be written) and a row made in
+ * the session is moved aside after it. */
+static void test_workspace_if_dir(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	const char *script = "echo x > .config/nextest.toml; echo cn=$?\n"
+			     "echo x > .config/mise.toml 2>/dev/null; echo cm=$?\n"
+			     "mkdir -p .config/mise 2>/dev/null; echo x > .config/mise/config.toml 2>/dev/null; "
+			     "echo cmd=$?\n"
+			     "mkdir .hg && printf '[hooks]\\npre-status = touch /tmp/x\\n' > .hg/hgrc; echo hg=$?\n"
+			     "mkdir mise && echo x > mise/config.dev.toml && echo x > mise/notes.txt; echo md=$?\n";
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("work/.config") == 0 && mkfile(at(buf, "work/.config/keep"), "k\n") == 0);
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "cn=0\n") && test_has(out, "hg=0\n") && test_has(out, "md=0\n"),
+	    "a project's .config, .hg or mise directory was not writable: status %d, %s", st, out ? out : "");
+	ROW(test_has(out, "\ncm=") && !test_has(out, "\ncm=0"), "./.config/mise.toml was writable");
+	ROW(test_has(out, "\ncmd=") && !test_has(out, "\ncmd=0"), "./.config/mise/config.toml was writable");
+	ROW(exists("work/.config/nextest.toml") && !exists("work/.config/mise.toml") &&
+		    !exists("work/.config/mise"),
+	    "./.config afterwards: nextest.toml lost, or a mise file or placeholder left");
+	ROW(!exists("work/.hg/hgrc") && exists("work/.hg/hgrc.passavant-quarantine") && test_has(err, ".hg/hgrc"),
+	    "a new .hg/hgrc was not moved aside: %s", err ? err : "");
+	ROW(!exists("work/mise/config.dev.toml") && exists("work/mise/config.dev.toml.passavant-quarantine") &&
+		    exists("work/mise/notes.txt"),
+	    "mise/config.dev.toml was not moved aside, or mise/notes.txt was: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	drop("work/.config/keep");
+	drop("work/.config/nextest.toml");
+	(void)rmdir(at(buf, "work/.config"));
+	drop("work/.hg/hgrc.passavant-quarantine");
+	(void)rmdir(at(buf, "work/.hg"));
+	drop("work/mise/config.dev.toml.passavant-quarantine");
+	drop("work/mise/notes.txt");
+	(void)rmdir(at(buf, "work/mise"));
 	free(out);
 	free(err);
 }
@@ -929,6 +986,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: HOME writable, every existing dot entry unless named", test_home_dot_rule);
 	test_add(s, "writable HOME: a new dot entry is moved aside after the run", test_home_new_entries);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
+	test_add(s, "persistence: rows under .config, .hg and mise only where the directory exists",
+		 test_workspace_if_dir);
 	test_add(s, "credential stores: the new ones are unreadable", test_stores_unreadable);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);

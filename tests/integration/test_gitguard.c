@@ -923,15 +923,18 @@ static void test_nested_startup_files(void)
 	    "/work/a/.Rprofile: ",        "/work/a/.irbrc: ",          "/work/a/.dir-locals.el: ",
 	    "/work/a/mise.local.toml: ",  "/work/a/mise.dev.toml: ",   "/work/a/.mise/config.toml: ",
 	    "/work/a/.config/mise.toml: ", "/work/a/.hg/hgrc: Mercurial repository settings",
-	    "/work/r/.pdbrc: ",           "/work/r/.mise.ci.toml: ",   NULL};
+	    "/work/r/.pdbrc: ",           "/work/r/.mise.ci.toml: ",   "/work/a/mise/config.ci.toml: ",
+	    "/work/a/.lldbinit: ",        "/work/a/_exrc: ",           "/work/a/.rtx.dev.toml: ",
+	    NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
-				 "mkdir -p a/.mise a/.config a/.hg r && git init -q r && cd a && "
+				 "mkdir -p a/.mise a/.config a/.hg a/mise r && git init -q r && cd a && "
 				 "for f in .pdbrc .vimrc .gdbinit .Rprofile .irbrc .dir-locals.el "
-				 "mise.local.toml mise.dev.toml .mise/config.toml .config/mise.toml .hg/hgrc; "
-				 "do echo x > $f; done; echo x > mise.txt; echo x > ../r/.pdbrc; "
+				 "mise.local.toml mise.dev.toml .mise/config.toml .config/mise.toml .hg/hgrc "
+				 "mise/config.ci.toml .lldbinit _exrc .rtx.dev.toml; "
+				 "do echo x > $f; done; echo x > mise.txt; echo x > mise/notes.txt; echo x > ../r/.pdbrc; "
 				 "echo x > ../r/.mise.ci.toml",
 				 NULL) == 0);
 	expect_safe(&c, want);
@@ -939,6 +942,8 @@ static void test_nested_startup_files(void)
 	CU_ASSERT(exists(&c, "work/a/mise.dev.toml.passavant-quarantine"));
 	CU_ASSERT(exists(&c, "work/a/mise.txt"));
 	CU_ASSERT(!test_has(c.err, "mise.txt"));
+	CU_ASSERT(exists(&c, "work/a/mise/notes.txt"));
+	CU_ASSERT(!test_has(c.err, "notes.txt"));
 	gcase_free(&c);
 }
 

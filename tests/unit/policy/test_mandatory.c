@@ -34,13 +34,19 @@ static void test_table_shape(void)
 		size_t len = strlen(m->path);
 		bool host = (m->where & POLICY_MAND_SYSTEM) != 0;
 		/* A host row is absolute and nothing else; the others relative,
-		 * or a workspace name pattern (one component, one '*'). */
+		 * or a workspace name pattern (one '*', in the last component;
+		 * no other glob character); IF_DIR only with WORKSPACE and a
+		 * directory part. */
 		ROW(len > 1 && (m->path[0] == '/') == host && m->path[0] != '~' &&
 			    m->path[len - 1] != '/' && strstr(m->path, "//") == NULL &&
 			    strstr(m->path, "/./") == NULL && strstr(m->path, "..") == NULL &&
+			    strpbrk(m->path, "?[]\\") == NULL &&
 			    (strchr(m->path, '*') == NULL ||
 			     (strchr(strchr(m->path, '*') + 1, '*') == NULL &&
-			      strchr(m->path, '/') == NULL && m->where == POLICY_MAND_WORKSPACE)) &&
+			      (strrchr(m->path, '/') == NULL || strrchr(m->path, '/') < strchr(m->path, '*')) &&
+			      (m->where & ~POLICY_MAND_WS_IF_DIR) == POLICY_MAND_WORKSPACE)) &&
+			    (!(m->where & POLICY_MAND_WS_IF_DIR) ||
+			     ((m->where & POLICY_MAND_WORKSPACE) && strchr(m->path, '/') != NULL)) &&
 			    (!host || m->where == POLICY_MAND_SYSTEM),
 		    "row %zu: \"%s\" is not a plain %s path or a workspace name pattern", i, m->path,
 		    host ? "absolute" : "relative");
