@@ -271,8 +271,9 @@ void conn_audit(conn_t *c, const char *kind, const char *decision, const char *r
 	r.bytes_up = -1;
 	r.bytes_down = -1;
 	/* Byte counts for what was relayed (a request with a recorded note
-	 * was relayed in full too); refusals have none. */
-	if (strcmp(kind, "connect") != 0 && (reason == NULL || c->ex.phase == EX_DONE)) {
+	 * was relayed in full too, one cut short in part); refusals have
+	 * none. */
+	if (strcmp(kind, "connect") != 0 && (reason == NULL || c->ex.phase == EX_DONE || c->ex.cut)) {
 		r.bytes_up = (int64_t)c->ex.bytes_up;
 		r.bytes_down = (int64_t)c->ex.bytes_down;
 	}
@@ -787,6 +788,23 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	/* An opaque tunnel is audited when it ends, with its byte counts. */
 	if (c->mode == CONN_MODE_TUNNEL && responding(c) && c->ex.status == 200)
 		conn_audit(c, "tunnel", "allow", NULL, c->rule);
+	/* SPEC §6: an inspected request that went upstream, in full or in
+	 * part, is audited however the connection ends: a client that hangs
+	 * up before the response went out (or in the middle of its body),
+	 * an upstream that cuts the response, a timeout. The audit records
+	 * what left; finish_request() only sees exchanges that complete. */
+	if ((c->mode == CONN_MODE_HTTP || c->mode == CONN_MODE_TERMINATED) && c->ex.kind != EX_KIND_CONNECT &&
+	    !c->ex.audited &&
+	    (c->ex.phase == EX_WAIT_RESPONSE || c->ex.phase == EX_RESPONDING || c->ex.phase == EX_DONE)) {
+		char note[256];
+
+		(void)snprintf(note, sizeof(note),
+			       "passavant: the connection ended before the exchange did (%s); "
+			       "the request was passed on%s",
+			       reason, c->ex.req_done ? "" : " in part");
+		c->ex.cut = true;
+		conn_audit(c, "request", "allow", note, c->rule);
+	}
 	conn_set_state(c, CONN_CLOSED);
 	proxy_note_churn(c->px);
 	conn_h2_free(c);

@@ -131,6 +131,7 @@ struct exchange {
 	bool mask_req_body;         /** the request body goes through the outbound substituter */
 	bool mask_resp_body;        /** the response body goes through the inbound substituter */
 	bool raw_line;              /** the refusal reason is the whole stderr line (audit reason_is_line) */
+	bool cut;                   /** audited as it ended early: the byte counts are what left */
 	int status;                 /** status sent for the request */
 	struct timeval t0;          /** start of the request or tunnel */
 	uint64_t bytes_up;          /** bytes passed on from the client */
@@ -402,6 +403,7 @@ struct req_facts {
 	size_t host_len;
 	const char *authority;     /** HTTP/2 :authority (NUL-terminated), or NULL */
 	const policy_t *pol;       /** the policy the request is decided under */
+	bool audit_down;           /** the audit file cannot be written: refused (proxy_audit_down()) */
 	/** the head's fields: next_field(fields, &i, ...) gives the field at cursor i (0 first) and moves i
 	 * on; false after the last. NULL: no fields. Read only on a host with a method rule (overrides). */
 	bool (*next_field)(const void *fields, size_t *i, const char **name, size_t *nlen, const char **val,

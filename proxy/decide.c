@@ -118,6 +118,11 @@ enum step conn_decide_tunnel(conn_t *c)
 	const char *mrule = NULL;
 	char w[512];
 
+	if (proxy_audit_down(c->px))
+		return conn_refuse(c, 503, "audit-unavailable", "connect", "audit",
+				   "passavant: %s refused: the audit file cannot be written, and nothing "
+				   "leaves unrecorded (free space where --audit points)",
+				   conn_what(c, w, sizeof(w)));
 	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
 	c->rule = d.rule;
 	if (d.verdict != POLICY_ALLOW)
@@ -597,6 +602,11 @@ static void verdict_clear(struct verdict *v)
 bool conn_verdict(const struct req_facts *f, struct verdict *v)
 {
 	verdict_clear(v);
+	if (f->audit_down)
+		return refuse_with(v, 503, "audit-unavailable", "audit",
+				   "passavant: %s refused: the audit file cannot be written, and nothing "
+				   "leaves unrecorded (free space where --audit points)",
+				   f->method);
 	if (!judge_form(f, v))
 		return false;
 	return f->tgt == NULL || (judge_host(f, v) && judge_policy(f, v));
@@ -655,6 +665,7 @@ static void request_facts(conn_t *c, const char *url, size_t ulen, struct req_fa
 	if (f->nhost > 0)
 		http1_header(c->client.http, hi, &name, &nlen, &f->host, &f->host_len);
 	f->pol = pol(c);
+	f->audit_down = proxy_audit_down(c->px);
 	f->next_field = http1_next_field;
 	f->fields = c->client.http;
 }

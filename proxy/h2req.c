@@ -90,6 +90,7 @@ static bool judge(struct h2s *s)
 		.host_len = s->host != NULL ? strlen(s->host) : 0,
 		.authority = s->authority,
 		.pol = h2s_pol(s),
+		.audit_down = proxy_audit_down(c->px),
 		.next_field = h2_next_field,
 		.fields = &fl,
 	};

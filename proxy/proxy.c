@@ -82,6 +82,7 @@ struct proxy {
 	pthread_mutex_t q_lock;         /* guards q_head, q_tail */
 	struct handoff *q_head, *q_tail; /* handed-off connections, oldest first */
 	atomic_bool stop;               /* stop at the next inbox wake-up */
+	atomic_bool audit_down;         /* main: the last audit write failed (proxy_audit_down()) */
 	pthread_t thread;               /* workers: the thread running the loop */
 	bool started;                   /* workers: thread is running (to join) */
 	int rc;                         /* workers: 0, or -1 when the loop failed */
@@ -301,14 +302,32 @@ void proxy_set_signal_hook(proxy_t *px, proxy_signal_fn fn, void *arg)
 	px->sig_hook_arg = arg;
 }
 
+bool proxy_audit_down(proxy_t *px)
+{
+	return atomic_load(&px->main->audit_down);
+}
+
 void proxy_record(proxy_t *px, const struct audit_rec *r)
 {
 	proxy_t *m = px->main;
 
 	/* audit_write() is safe from any loop (one locked write per line);
-	 * an observer exists only with one loop (proxy_run()). */
-	if (m->audit != NULL && audit_write(m->audit, r) < 0)
-		log_warn("audit write");
+	 * an observer exists only with one loop (proxy_run()). A record that
+	 * cannot be written closes the proxy to new requests and tunnels
+	 * (proxy_audit_down()) until one can: said once each way. */
+	if (m->audit != NULL) {
+		if (audit_write(m->audit, r) < 0) {
+			int e = errno;
+
+			if (!atomic_exchange(&m->audit_down, true))
+				log_warnx("cannot write to the audit file: %s; new requests and tunnels are "
+					  "refused (503) until a record can be written again (free space "
+					  "where --audit points)",
+					  strerror(e));
+		} else if (atomic_exchange(&m->audit_down, false)) {
+			log_warnx("the audit file can be written again: requests and tunnels are served again");
+		}
+	}
 	if (m->observer != NULL)
 		m->observer(m->observer_arg, r);
 }

@@ -202,8 +202,14 @@ void proxy_set_signal_hook(proxy_t *px, proxy_signal_fn fn, void *arg) NONNULL(1
 
 /* --- for conn.c (callbacks: yes) --- */
 struct mask_table *proxy_masks(proxy_t *px) NONNULL(1); /* NULL: no masking */
-/* Writes r to the audit file (if any) and passes it to the observer. */
+/* Writes r to the audit file (if any) and passes it to the observer. A
+ * write that fails makes proxy_audit_down() true until one succeeds. */
 void proxy_record(proxy_t *px, const struct audit_rec *r) NONNULL(1, 2);
+
+/* Whether the last audit record could not be written: the proxy then
+ * refuses new requests and tunnels (503), since nothing may leave
+ * unrecorded (SPEC §6); each refusal's record tries the file again. */
+bool proxy_audit_down(proxy_t *px) NONNULL(1);
 tls_session_t *proxy_tls(proxy_t *px) NONNULL(1); /* NULL: no termination */
 
 /* Connections came, went or finished a TLS handshake: freed heap pages

@@ -34,6 +34,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/filter.h>
 #include <netinet/in.h>
 #include <search.h>
@@ -70,6 +71,10 @@
 #define RESOLVER_QUIET_MS 1000
 /* Refused names remembered for that. */
 #define RESOLVER_RECENT 16
+/* Refused questions audited one by one per second at most; beyond, one
+ * record says how many more came (a flood of refused names from the
+ * sandbox must not fill the audit's filesystem: nothing of them left). */
+#define RESOLVER_AUDIT_PER_S 100
 /* First allocation of the index array (names). */
 #define RESOLVER_INITIAL_CAP 64
 
@@ -107,6 +112,10 @@ struct resolver {
 	unsigned recent_next;              /* next slot of recent to reuse */
 	struct timespec full_warned;       /* last "map full" warning */
 	bool full_warned_once;             /* full_warned is set */
+	struct timespec win;               /* start of the audit window (RESOLVER_AUDIT_PER_S) */
+	unsigned win_count;                /* refusals audited in it */
+	uint64_t unrecorded;               /* refusals beyond it, not yet summed up in a record */
+	struct event *sum_ev;              /* writes that sum when no refusal comes to do it */
 };
 
 static const uint8_t synth_v6_prefix[8] = PASSAVANT_SYNTH_V6_PREFIX;
@@ -421,6 +430,59 @@ static bool recently_reported(resolver_t *r, const char *host)
 	return false;
 }
 
+/* The record of the refusals a full window left unrecorded, if any. */
+static void record_unrecorded(resolver_t *r)
+{
+	struct audit_rec rec;
+	char why[160];
+
+	if (r->unrecorded == 0)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.kind = "dns";
+	rec.decision = "deny";
+	(void)snprintf(why, sizeof(why),
+		       "passavant: %" PRIu64 " more refused DNS questions came within a second and were not "
+		       "recorded one by one (at most %d a second are)",
+		       r->unrecorded, RESOLVER_AUDIT_PER_S);
+	rec.reason = why;
+	rec.bytes_up = rec.bytes_down = rec.ms = -1;
+	r->unrecorded = 0;
+	proxy_record(r->px, &rec);
+}
+
+static void sum_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	record_unrecorded(arg);
+}
+
+/* Whether this refusal gets its own record: the first
+ * RESOLVER_AUDIT_PER_S of each second do; the others are counted and
+ * summed up in one record when the second is over. */
+static bool audit_window_open(resolver_t *r)
+{
+	struct timespec now;
+	struct timeval sec = {1, 0};
+
+	if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+		return true;
+	if ((r->win.tv_sec == 0 && r->win.tv_nsec == 0) || ms_between(&r->win, &now) >= 1000) {
+		record_unrecorded(r);
+		r->win = now;
+		r->win_count = 0;
+	}
+	if (r->win_count < RESOLVER_AUDIT_PER_S) {
+		r->win_count++;
+		return true;
+	}
+	r->unrecorded++;
+	if (r->sum_ev != NULL && !evtimer_pending(r->sum_ev, NULL))
+		(void)evtimer_add(r->sum_ev, &sec);
+	return false;
+}
+
 /* The audit record (and observer call) of a refused question. */
 static void record_refusal(resolver_t *r, const struct evdns_server_question *q,
 			   const char *norm, enum policy_name_verdict v, const char *rule)
@@ -428,6 +490,8 @@ static void record_refusal(resolver_t *r, const struct evdns_server_question *q,
 	struct audit_rec rec;
 	char tbuf[16], why[POLICY_HOST_MAX + 64];
 
+	if (!audit_window_open(r))
+		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.kind = "dns";
 	rec.method = type_name(q->type, tbuf, sizeof(tbuf));
@@ -621,11 +685,19 @@ resolver_t *resolver_new(proxy_t *px, int fd)
 	}
 	r->px = px;
 	r->max = PASSAVANT_SYNTH_MAX_NAMES;
+	r->sum_ev = evtimer_new(proxy_base(px), sum_cb, r);
+	if (r->sum_ev == NULL) {
+		log_warn("in-sandbox resolver");
+		(void)close(fd);
+		free(r);
+		return NULL;
+	}
 	if (attach_short_filter(fd) < 0) {
 		log_warn("cannot protect the DNS socket (descriptor %d) with its packet filter "
 			 "(SO_ATTACH_FILTER); the in-sandbox resolver is not started",
 			 fd);
 		(void)close(fd);
+		event_free(r->sum_ev);
 		free(r);
 		return NULL;
 	}
@@ -634,6 +706,7 @@ resolver_t *resolver_new(proxy_t *px, int fd)
 	if (r->port == NULL) {
 		log_warnx("cannot serve DNS on descriptor %d (libevent refused it)", fd);
 		(void)close(fd);
+		event_free(r->sum_ev);
 		free(r);
 		return NULL;
 	}
@@ -653,6 +726,10 @@ void resolver_free(resolver_t *r)
 		return;
 	if (r->port != NULL)
 		evdns_close_server_port(r->port);
+	if (r->sum_ev != NULL) {
+		record_unrecorded(r);
+		event_free(r->sum_ev);
+	}
 	tdestroy(r->tree, no_free);
 	for (i = 0; i < r->n; i++)
 		free(r->v[i]);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1267,6 +1268,93 @@ static int open_fds(pid_t pid)
 
 /* Out of descriptors: the listener pauses instead of spinning on EMFILE,
  * and accepts again once descriptors are free. */
+/* One curl through proxy url to /hello?q: "CODE XERR" (the status and
+ * the X-Proxy-Error value, "-" without one) into buf. */
+static void status_of(const char *url, const char *q, char *buf, size_t cap)
+{
+	char target[300], *out = NULL, *x;
+
+	snprintf(target, sizeof(target), "%s%s", test_upstream_url(&up, "/hello?"), q);
+	(void)test_curl(&out, "-i", "-x", url, target, NULL);
+	x = out != NULL ? strcasestr(out, "\nX-Proxy-Error: ") : NULL;
+	snprintf(buf, cap, "%.3s %.*s", out != NULL && strlen(out) > 12 ? out + 9 : "000",
+		 x != NULL ? (int)strcspn(x + 16, "\r\n") : 1, x != NULL ? x + 16 : "-");
+	free(out);
+}
+
+/* Round 4 of the attack: the audit file cannot be written (its
+ * filesystem is full; here its size limit, RLIMIT_FSIZE, with SIGXFSZ
+ * ignored as a full disk sends none): nothing may leave unrecorded, so
+ * requests are refused (503, audit-unavailable) until a record can be
+ * written again; the refusal that finds it writable is recorded, and the
+ * next request is served. */
+static void test_audit_fail_closed(void)
+{
+	static const char pol[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
+	char policy[4200], sess[4200], audit[4200], addr[80], url[120], st[128], *argv[16], *log;
+	struct test_proc *proc;
+	struct rlimit rl;
+	size_t len = 0;
+	int i = 0;
+
+	snprintf(policy, sizeof(policy), "%s/auditfull.yaml", dir);
+	snprintf(sess, sizeof(sess), "%s/auditfull-session", dir);
+	snprintf(audit, sizeof(audit), "%s/auditfull.jsonl", dir);
+	CU_ASSERT_FATAL(test_write_file(policy, pol, sizeof(pol) - 1) == 0);
+	argv[i++] = "sh";
+	argv[i++] = "-c";
+	argv[i++] = "trap '' XFSZ; exec \"$@\"";
+	argv[i++] = "sh";
+	argv[i++] = (char *)test_passavant_bin();
+	argv[i++] = "proxy";
+	argv[i++] = "-p";
+	argv[i++] = policy;
+	argv[i++] = "--listen";
+	argv[i++] = "127.0.0.1:0";
+	argv[i++] = "--session-dir";
+	argv[i++] = sess;
+	argv[i++] = "--audit";
+	argv[i++] = audit;
+	argv[i] = NULL;
+	proc = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(proc != NULL);
+	snprintf(url, sizeof(url), "http://%s", addr);
+	status_of(url, "af=1", st, sizeof(st));
+	CU_ASSERT_STRING_EQUAL(st, "200 -");
+	free(test_read_file(audit, &len));
+	CU_ASSERT(len > 0);
+	/* The file may not grow any more. */
+	CU_ASSERT_FATAL(prlimit(test_proc_pid(proc), RLIMIT_FSIZE, NULL, &rl) == 0);
+	rl.rlim_cur = (rlim_t)len;
+	CU_ASSERT_FATAL(prlimit(test_proc_pid(proc), RLIMIT_FSIZE, &rl, NULL) == 0);
+	/* This one's record is the first that fails: it left already. */
+	status_of(url, "af=2", st, sizeof(st));
+	CU_ASSERT_STRING_EQUAL(st, "200 -");
+	status_of(url, "af=3", st, sizeof(st));
+	CU_ASSERT_STRING_EQUAL(st, "503 audit-unavailable");
+	rl.rlim_cur = rl.rlim_max;
+	CU_ASSERT_FATAL(prlimit(test_proc_pid(proc), RLIMIT_FSIZE, &rl, NULL) == 0);
+	status_of(url, "af=4", st, sizeof(st));
+	CU_ASSERT_STRING_EQUAL(st, "503 audit-unavailable");
+	status_of(url, "af=5", st, sizeof(st));
+	CU_ASSERT_STRING_EQUAL(st, "200 -");
+	log = test_read_file(audit, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	CU_ASSERT(strstr(log, "/hello?af=1") != NULL && strstr(log, "/hello?af=2") == NULL &&
+		  strstr(log, "/hello?af=3") == NULL && strstr(log, "/hello?af=5") != NULL);
+	CU_ASSERT(strstr(log, "the audit file cannot be written") != NULL);
+	free(log);
+	/* What the upstream got: the request that left unrecorded, never
+	 * the refused ones. */
+	log = test_read_file(record_path, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	CU_ASSERT(strstr(log, "/hello?af=2") != NULL && strstr(log, "/hello?af=3") == NULL &&
+		  strstr(log, "/hello?af=4") == NULL && strstr(log, "/hello?af=5") != NULL);
+	free(log);
+	CU_ASSERT_EQUAL(test_proc_stop(proc, SIGTERM, 5000), 0);
+	test_proc_free(proc);
+}
+
 static void test_emfile_pause(void)
 {
 	static const char pol[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
@@ -1648,6 +1736,7 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "stalled 1 GiB download keeps RSS bounded", test_stalled_download);
 	test_add(s, "idle upstream: 504; idle tunnel closed", test_upstream_timeout);
 	test_add(s, "EMFILE pauses the listener, then accepts again", test_emfile_pause);
+	test_add(s, "audit file that cannot be written: requests refused until it can", test_audit_fail_closed);
 	test_add(s, "upstreamKeepAliveMs: an idle upstream goes, the client stays", test_upstream_keepalive);
 	test_add(s, "a wall-clock step back or forward closes no idle client early", test_clock_step);
 }

@@ -536,6 +536,57 @@ static SSL *tunnel_ssl(SSL_CTX *ctx, int *fd)
 	return ssl;
 }
 
+/* Round 4 of the attack: a request inside a terminated tunnel whose
+ * client hangs up before the response (after its whole body, or in the
+ * middle of it) reached the upstream: it is audited all the same, with
+ * what left (SPEC §6), not only exchanges that complete. */
+static void test_audit_cut_request(void)
+{
+	static const char *const tags[] = {"cut=whole", "cut=part"};
+	SSL_CTX *ctx;
+	char req[512], *log, *l;
+	size_t before = 0;
+
+	free(test_read_file(px_main.audit, &before));
+	ctx = SSL_CTX_new(TLS_client_method());
+	CU_ASSERT_FATAL(ctx != NULL);
+	for (size_t i = 0; i < 2; i++) {
+		SSL *ssl;
+		int fd, n;
+
+		ssl = tunnel_ssl(ctx, &fd);
+		CU_ASSERT_FATAL(SSL_connect(ssl) == 1);
+		/* The second announces 64 bytes more than it sends. */
+		n = snprintf(req, sizeof(req),
+			     "POST /delay/2000?%s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n"
+			     "EXFIL-payload-0123456789",
+			     tags[i], up.addr, i == 0 ? 24 : 88);
+		CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
+		usleep(200000);
+		SSL_free(ssl);
+		close(fd);
+	}
+	SSL_CTX_free(ctx);
+	for (size_t i = 0; i < 2; i++) {
+		char needle[64];
+
+		snprintf(needle, sizeof(needle), "\"target\":\"/delay/2000?%s\"", tags[i]);
+		log = audit_wait(px_main.audit, before, needle, &l);
+		CU_ASSERT_FATAL(log != NULL);
+		CU_ASSERT(l != NULL);
+		if (l != NULL) {
+			CU_ASSERT(strstr(l, "\"kind\":\"request\",\"method\":\"POST\"") != NULL);
+			CU_ASSERT(strstr(l, "\"decision\":\"allow\"") != NULL);
+			CU_ASSERT(strstr(l, "the connection ended before the exchange did") != NULL);
+			CU_ASSERT(strstr(l, i == 0 ? "\"bytesUp\":24," : "\"bytesUp\":24,") != NULL);
+			CU_ASSERT((strstr(l, "passed on in part") != NULL) == (i == 1));
+			if (strstr(l, "the connection ended") == NULL)
+				fprintf(stderr, "\n    audit line: %s\n", l);
+		}
+		free(log);
+	}
+}
+
 static void test_slow_reader(void)
 {
 	SSL_CTX *ctx;
@@ -1250,6 +1301,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "upstream TLS sessions resumed per host:port", test_upstream_resumption);
 	test_add(s, "audit: tls terminated, scheme https", test_audit_terminated);
 	test_add(s, "audit: a failed client handshake is one line", test_audit_failed_handshake);
+	test_add(s, "audit: a request whose client hangs up before the response is audited", test_audit_cut_request);
 	test_add(s, "stalled 1 GiB download inside TLS keeps RSS bounded", test_slow_reader);
 	test_add(s, "slow reader: bodies arrive whole on a kept-alive tunnel (read-ahead)", test_slow_reader_bodies_whole);
 	test_add(s, "a small response is one TLS record, a large one arrives whole", test_small_response_one_record);

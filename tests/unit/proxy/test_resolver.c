@@ -533,6 +533,47 @@ static void test_denied(void)
 	fix_stop(&f);
 }
 
+/* Round 4 of the attack: a flood of refused names must not fill the
+ * audit's filesystem (a refused question sends nothing anywhere). At most
+ * RESOLVER_AUDIT_PER_S (100) a second are recorded one by one; one
+ * record sums up the rest when the second is over. Every question is
+ * accounted for: the lines plus the sums. */
+static void test_denied_flood(void)
+{
+	char name[64], *audit, *p;
+	size_t lines = 0, sums = 0;
+	unsigned long summed = 0;
+	struct fix f;
+
+	fix_start(&f, NULL);
+	for (int i = 0; i < 250; i++) {
+		snprintf(name, sizeof(name), "f%d.evil.test", i);
+		CU_ASSERT_EQUAL(ask_rcode(&f, name, T_TXT, NULL), RC_NXDOMAIN);
+	}
+	usleep(1100 * 1000);
+	CU_ASSERT_EQUAL(ask_rcode(&f, "last.evil.test", T_A, NULL), RC_NXDOMAIN);
+	audit = test_read_file(f.audit_path, NULL);
+	CU_ASSERT_FATAL(audit != NULL);
+	for (p = audit; (p = strstr(p, "\"host\":\"")) != NULL; p++)
+		if (strncmp(p + 8, "f", 1) == 0 || strncmp(p + 8, "last.", 5) == 0)
+			lines++;
+	for (p = audit; (p = strstr(p, "\"reason\":\"passavant: ")) != NULL; p++) {
+		unsigned long n = strtoul(p + 21, NULL, 10);
+
+		if (strstr(p, " more refused DNS questions came within a second") != NULL && n > 0) {
+			summed += n;
+			sums++;
+		}
+	}
+	CU_ASSERT(sums >= 1);
+	CU_ASSERT(lines < 251);
+	CU_ASSERT_EQUAL(lines + summed, 251);
+	if (lines + summed != 251 || sums == 0)
+		fprintf(stderr, "\n    %zu lines, %zu sums of %lu\n", lines, sums, summed);
+	free(audit);
+	fix_stop(&f);
+}
+
 /* The resolver never asks anyone: with the proxy's own (host) resolver
  * pointed at a socket of ours, neither allowed nor denied questions
  * reach it. */
@@ -949,6 +990,7 @@ TEST_REGISTRAR(proxy_resolver_suite)
 	test_add(s, "names allowed on a port, wildcards, denies with and without ports",
 		 test_policy_names);
 	test_add(s, "denied names: NXDOMAIN, audit, stderr throttle", test_denied);
+	test_add(s, "a flood of refused names: 100 records a second, then one sum", test_denied_flood);
 	test_add(s, "nothing is ever resolved on the host", test_never_resolves);
 	test_add(s, "other types of an allowed name: NOERROR, no answer", test_other_types);
 	test_add(s, "PTR of synthetic addresses", test_ptr);
