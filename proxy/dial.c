@@ -238,10 +238,12 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 
 		conn_set_mode(c, CONN_MODE_TUNNEL);
 		c->ex.status = 200;
-		/* Through the side's pending buffer: conn_drive() below sends
-		 * it at once (sockio_send() writes into an empty socket),
-		 * not one loop iteration later on a write event. */
-		if (!raw && evbuffer_add_printf(c->client.pending, "HTTP/1.1 200 Connection Established\r\n\r\n") < 0) {
+		/* Through the side's pending buffer, flushed now: sockio_send()
+		 * writes into the empty socket at once, not one loop iteration
+		 * later on a write event, and before anything a step below
+		 * answers (a refusal of what follows the CONNECT head). */
+		if (!raw && (evbuffer_add_printf(c->client.pending, "HTTP/1.1 200 Connection Established\r\n\r\n") < 0 ||
+			     sockio_flush_pending(&c->client) < 0)) {
 			conn_close(c, "out of memory", true);
 			return;
 		}
