@@ -350,8 +350,12 @@ void *zone_alloc(struct zone *z, size_t n)
 		memset(p + 8, 0, sizeof(zone_free_mark));
 	} else {
 		p = page_addr(z, pg) + (size_t)m->carved * size;
-		/* A span taken again may have been cut for another class. */
+		/* A span taken again may have been cut for another class:
+		 * a free mark of its old slots may lie where this slot's
+		 * is, and a free that finds one walks the free list
+		 * (freed_before()): clear it, as for a reused slot. */
 		ZONE_UNPOISON(p, size);
+		memset(p + 8, 0, sizeof(zone_free_mark));
 		m->carved++;
 	}
 	m->live++;
