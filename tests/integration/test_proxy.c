@@ -1268,6 +1268,38 @@ static int open_fds(pid_t pid)
 
 /* Out of descriptors: the listener pauses instead of spinning on EMFILE,
  * and accepts again once descriptors are free. */
+/* `[WRAP...] passavant proxy -p DIR/NAME.yaml --listen 127.0.0.1:0
+ * --session-dir DIR/NAME-session [EXTRA...]` with a policy allowing
+ * 127.0.0.1, started and listening (its address into addr); wrap and
+ * extra are NULL-terminated, or NULL. */
+static struct test_proc *start_proxy_as(const char *name, const char *const *wrap, const char *const *extra,
+					char *addr, size_t addrlen)
+{
+	static const char pol[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
+	char policy[4200], sess[4200];
+	const char *argv[24];
+	size_t i = 0;
+
+	snprintf(policy, sizeof(policy), "%s/%s.yaml", dir, name);
+	snprintf(sess, sizeof(sess), "%s/%s-session", dir, name);
+	if (test_write_file(policy, pol, sizeof(pol) - 1) != 0)
+		return NULL;
+	for (size_t k = 0; wrap != NULL && wrap[k] != NULL && i < 8; k++)
+		argv[i++] = wrap[k];
+	argv[i++] = test_passavant_bin();
+	argv[i++] = "proxy";
+	argv[i++] = "-p";
+	argv[i++] = policy;
+	argv[i++] = "--listen";
+	argv[i++] = "127.0.0.1:0";
+	argv[i++] = "--session-dir";
+	argv[i++] = sess;
+	for (size_t k = 0; extra != NULL && extra[k] != NULL && i < 23; k++)
+		argv[i++] = extra[k];
+	argv[i] = NULL;
+	return test_proc_start((char *const *)argv, "listening on ", addr, addrlen, 10000);
+}
+
 /* One curl through proxy url to /hello?q: "CODE XERR" (the status and
  * the X-Proxy-Error value, "-" without one) into buf. */
 static void status_of(const char *url, const char *q, char *buf, size_t cap)
@@ -1290,33 +1322,15 @@ static void status_of(const char *url, const char *q, char *buf, size_t cap)
  * next request is served. */
 static void test_audit_fail_closed(void)
 {
-	static const char pol[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
-	char policy[4200], sess[4200], audit[4200], addr[80], url[120], st[128], *argv[16], *log;
+	static const char *const wrap[] = {"sh", "-c", "trap '' XFSZ; exec \"$@\"", "sh", NULL};
+	char audit[4200], addr[80], url[120], st[128], *log;
+	const char *extra[] = {"--audit", audit, NULL};
 	struct test_proc *proc;
 	struct rlimit rl;
 	size_t len = 0;
-	int i = 0;
 
-	snprintf(policy, sizeof(policy), "%s/auditfull.yaml", dir);
-	snprintf(sess, sizeof(sess), "%s/auditfull-session", dir);
 	snprintf(audit, sizeof(audit), "%s/auditfull.jsonl", dir);
-	CU_ASSERT_FATAL(test_write_file(policy, pol, sizeof(pol) - 1) == 0);
-	argv[i++] = "sh";
-	argv[i++] = "-c";
-	argv[i++] = "trap '' XFSZ; exec \"$@\"";
-	argv[i++] = "sh";
-	argv[i++] = (char *)test_passavant_bin();
-	argv[i++] = "proxy";
-	argv[i++] = "-p";
-	argv[i++] = policy;
-	argv[i++] = "--listen";
-	argv[i++] = "127.0.0.1:0";
-	argv[i++] = "--session-dir";
-	argv[i++] = sess;
-	argv[i++] = "--audit";
-	argv[i++] = audit;
-	argv[i] = NULL;
-	proc = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	proc = start_proxy_as("auditfull", wrap, extra, addr, sizeof(addr));
 	CU_ASSERT_FATAL(proc != NULL);
 	snprintf(url, sizeof(url), "http://%s", addr);
 	status_of(url, "af=1", st, sizeof(st));
@@ -1357,33 +1371,17 @@ static void test_audit_fail_closed(void)
 
 static void test_emfile_pause(void)
 {
-	static const char pol[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n";
-	char policy[4200], sess[4200], addr[80], *argv[14], *out = NULL, url[120];
+	/* One loop: with several, a closed connection still queued for one
+	 * loop can hold the last descriptor while another dials upstream
+	 * (a 502 naming EMFILE: right, but not what this test looks at). */
+	static const char *const wrap[] = {"prlimit", "--nofile=24", NULL};
+	static const char *const extra[] = {"--loops", "1", NULL};
+	char addr[80], *out = NULL, url[120];
 	struct test_proc *proc;
 	int fds[40], i, n = 0, base, now = -1;
 	long t0, t1;
 
-	snprintf(policy, sizeof(policy), "%s/emfile.yaml", dir);
-	snprintf(sess, sizeof(sess), "%s/emfile-session", dir);
-	CU_ASSERT_FATAL(test_write_file(policy, pol, sizeof(pol) - 1) == 0);
-	i = 0;
-	argv[i++] = "prlimit";
-	argv[i++] = "--nofile=24";
-	argv[i++] = (char *)test_passavant_bin();
-	argv[i++] = "proxy";
-	argv[i++] = "-p";
-	argv[i++] = policy;
-	argv[i++] = "--listen";
-	argv[i++] = "127.0.0.1:0";
-	argv[i++] = "--session-dir";
-	argv[i++] = sess;
-	/* One loop: with several, a closed connection still queued for one
-	 * loop can hold the last descriptor while another dials upstream
-	 * (a 502 naming EMFILE: right, but not what this test looks at). */
-	argv[i++] = "--loops";
-	argv[i++] = "1";
-	argv[i] = NULL;
-	proc = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	proc = start_proxy_as("emfile", wrap, extra, addr, sizeof(addr));
 	CU_ASSERT_FATAL(proc != NULL);
 	base = open_fds(test_proc_pid(proc));
 	CU_ASSERT_FATAL(base > 0);
