@@ -27,7 +27,8 @@ struct audit {
 	char *session;   /* session id */
 	char *buf;       /* line being built */
 	size_t cap;      /* bytes allocated in buf */
-	pthread_mutex_t lock; /* guards buf, cap (audit_write() from several loops) */
+	bool torn;       /* a short write left part of a line: the next starts with "\n" */
+	pthread_mutex_t lock; /* guards buf, cap, torn (audit_write() from several loops) */
 };
 
 /*
@@ -298,7 +299,10 @@ static int write_line(audit_t *a, const struct audit_rec *r)
 		return -1;
 	off = strftime(tsbuf, sizeof(tsbuf), "{\"ts\":\"%Y-%m-%dT%H:%M:%S", &tm);
 	(void)snprintf(tsbuf + off, sizeof(tsbuf) - off, ".%03ldZ\"", ts.tv_nsec / 1000000);
-	if (put(a, &pos, tsbuf, strlen(tsbuf)) < 0 || put_cstr(a, &pos, "session", a->session) < 0 ||
+	/* After a short write (a full disk), the fragment it left ends
+	 * here: the next record starts a line of its own. */
+	if ((a->torn && put(a, &pos, "\n", 1) < 0) || put(a, &pos, tsbuf, strlen(tsbuf)) < 0 ||
+	    put_cstr(a, &pos, "session", a->session) < 0 ||
 	    put_cstr(a, &pos, "kind", r->kind) < 0 || put_cstr(a, &pos, "method", r->method) < 0 ||
 	    put_cstr(a, &pos, "scheme", r->scheme) < 0 || put_cstr(a, &pos, "host", r->host) < 0 ||
 	    put_num(a, &pos, "port", r->port, r->port == 0) < 0 ||
@@ -320,9 +324,12 @@ static int write_line(audit_t *a, const struct audit_rec *r)
 	if (w < 0)
 		return -1;
 	if ((size_t)w != pos) {
+		if (w > 0)
+			a->torn = true;
 		errno = ENOSPC;
 		return -1;
 	}
+	a->torn = false;
 	return 0;
 }
 

@@ -270,10 +270,12 @@ void conn_audit(conn_t *c, const char *kind, const char *decision, const char *r
 	}
 	r.bytes_up = -1;
 	r.bytes_down = -1;
-	/* Byte counts for what was relayed (a request with a recorded note
-	 * was relayed in full too, one cut short in part); refusals have
-	 * none. */
-	if (strcmp(kind, "connect") != 0 && (reason == NULL || c->ex.phase == EX_DONE || c->ex.cut)) {
+	/* Byte counts for what was relayed: a request with a recorded note
+	 * was relayed in full too, one cut short or refused after it went
+	 * upstream (a 502, a 504, a real value in a later body chunk) in
+	 * part; refusals before that have none. */
+	if (strcmp(kind, "connect") != 0 &&
+	    (reason == NULL || c->ex.phase >= EX_WAIT_RESPONSE || c->ex.cut)) {
 		r.bytes_up = (int64_t)c->ex.bytes_up;
 		r.bytes_down = (int64_t)c->ex.bytes_down;
 	}
@@ -341,6 +343,11 @@ enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind,
 	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	if (responding(c)) {
+		/* Too late to answer: the refusal is the exchange's audit
+		 * line all the same (with what left), not the cut line
+		 * conn_close() would write, which says allow. */
+		c->ex.cut = true;
+		conn_audit(c, kind, status == 502 || status == 504 ? "allow" : "deny", reason, rule);
 		conn_close(c, reason, true);
 		return STEP_CLOSED;
 	}
@@ -796,8 +803,11 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	if ((c->mode == CONN_MODE_HTTP || c->mode == CONN_MODE_TERMINATED) && c->ex.kind != EX_KIND_CONNECT &&
 	    !c->ex.audited &&
 	    (c->ex.phase == EX_WAIT_RESPONSE || c->ex.phase == EX_RESPONDING || c->ex.phase == EX_DONE)) {
-		char note[256];
+		char note[REASON_MAX + 128];
 
+		/* An interim head (100 Continue) is no response. */
+		if (c->ex.status >= 100 && c->ex.status < 200)
+			c->ex.status = 0;
 		(void)snprintf(note, sizeof(note),
 			       "passavant: the connection ended before the exchange did (%s); "
 			       "the request was passed on%s",

@@ -361,7 +361,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
  * of them, for what the first requests of the new tunnels freed
  * (measured: about 25 KiB per open terminated tunnel after 1000 opened at
  * once, docs/tls.md). Armed by those events only: an idle proxy wakes up
- * for it at most three times (two trims) after its last connection came
+ * for it at most four times (two trims) after its last connection came
  * or went.
  */
 #define PROXY_TRIM_MS 100

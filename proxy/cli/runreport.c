@@ -90,6 +90,13 @@ void run_observer(void *arg, const struct audit_rec *r)
 		 * ago: resolvers ask A and AAAA together, and ask again. */
 		if (r->repeat)
 			return;
+		if (r->host == NULL && r->reason != NULL) {
+			/* The resolver's sum of refusals it did not record
+			 * one by one (a flood): its reason says it all. */
+			put_sanitized(line, sizeof(line), &n, r->reason, strlen(r->reason));
+			put_line(line, sizeof(line), n);
+			return;
+		}
 		put_str(line, sizeof(line), &n, "passavant: blocked DNS lookup of ");
 		if (r->host != NULL)
 			put_sanitized(line, sizeof(line), &n, r->host, strlen(r->host));

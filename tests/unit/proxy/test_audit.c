@@ -2,8 +2,10 @@
  * test_audit.c - proxy/audit.c (suite "proxy_audit"): JSON escaping and
  * the exact field set of a line.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "proxy/audit.h"
 #include "tests/support/testlib.h"
@@ -95,6 +97,61 @@ static void test_line(void)
 	free(dir);
 }
 
+/* Round 4 of the attack (review): a full disk cuts a record short; when
+ * records can be written again, the next one starts a line of its own,
+ * so every line but the fragment is one JSON object. The file's size
+ * limit (RLIMIT_FSIZE, SIGXFSZ ignored as a full disk sends none) stands
+ * for the full disk. */
+static void test_torn_line(void)
+{
+	char *dir = test_mkdtemp(), path[4096], *s, *nl;
+	struct rlimit old, lim;
+	struct audit_rec r;
+	void (*was)(int);
+	size_t len = 0;
+	audit_t *a;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	a = audit_open(path, "0123456789abcdef");
+	CU_ASSERT_FATAL(a != NULL);
+	memset(&r, 0, sizeof(r));
+	r.kind = "request";
+	r.host = "first.example";
+	r.bytes_up = r.bytes_down = r.ms = -1;
+	CU_ASSERT_EQUAL(audit_write(a, &r), 0);
+	free(test_read_file(path, &len));
+	CU_ASSERT_FATAL(len > 0 && getrlimit(RLIMIT_FSIZE, &old) == 0);
+	was = signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = (rlim_t)(len + 40); /* room for part of a line */
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	r.host = "torn.example";
+	CU_ASSERT_EQUAL(audit_write(a, &r), -1);
+	CU_ASSERT(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	(void)signal(SIGXFSZ, was);
+	r.host = "after.example";
+	CU_ASSERT_EQUAL(audit_write(a, &r), 0);
+	CU_ASSERT_EQUAL(audit_write(a, &r), 0);
+	audit_free(a);
+	s = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(s != NULL);
+	/* first line whole, then the fragment (40 bytes, no host), then two
+	 * whole lines, each starting with {"ts": */
+	nl = strchr(s, '\n');
+	CU_ASSERT_FATAL(nl != NULL);
+	CU_ASSERT(strncmp(nl + 1, "{\"ts\":", 6) == 0 && strstr(nl + 1, "\n") - (nl + 1) == 40);
+	nl = strchr(nl + 1, '\n');
+	CU_ASSERT_FATAL(nl != NULL);
+	CU_ASSERT(strncmp(nl + 1, "{\"ts\":", 6) == 0 && strstr(nl + 1, "after.example") != NULL);
+	nl = strchr(nl + 1, '\n');
+	CU_ASSERT_FATAL(nl != NULL);
+	CU_ASSERT(strncmp(nl + 1, "{\"ts\":", 6) == 0);
+	free(s);
+	test_rmtree(dir);
+	free(dir);
+}
+
 TEST_REGISTRAR(proxy_audit_suite)
 {
 	CU_pSuite s = test_suite("proxy_audit", NULL, NULL);
@@ -102,4 +159,5 @@ TEST_REGISTRAR(proxy_audit_suite)
 	test_add(s, "JSON escaping", test_escape);
 	test_add(s, "escaping never overflows or splits", test_escape_bounds);
 	test_add(s, "line field set and nulls", test_line);
+	test_add(s, "a line cut short by a full disk: the next starts a line of its own", test_torn_line);
 }
