@@ -2028,6 +2028,68 @@ static void test_masked_file(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* Review of round 4: a real value on its way out in a request body after
+ * the response has started (an upstream that answers before it has read
+ * the body): the client can no longer get a 403, the connection is cut,
+ * the value never reaches the upstream, and the audit line is the
+ * refusal (deny, the credential's rule, what left), not an allow. */
+static void test_leak_after_response(void)
+{
+	static const char early[] =
+	    "import socket, sys\n"
+	    "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)\n"
+	    "print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
+	    "c, _ = s.accept(); got = b''\n"
+	    "while b'\\r\\n\\r\\n' not in got:\n"
+	    "    got += c.recv(4096)\n"
+	    "c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 100000\\r\\n\\r\\n' + b'x' * 1000)\n"
+	    "while True:\n"
+	    "    b = c.recv(65536)\n"
+	    "    if not b: break\n"
+	    "    got += b\n"
+	    "sys.stderr.write('upstream got %d bytes, value %s\\n' % (len(got), sys.argv[1].encode() in got))\n";
+	char addr[80], req[512], body[200], *argv[] = {(char *)test_python(), "-c", (char *)early, tok_real, NULL};
+	char *resp, *log, *l;
+	struct test_proc *py;
+	struct px p;
+	int fd, n;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	py = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(py != NULL);
+	fd = test_tcp_connect(p.t.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "POST http://%s/early HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n%s",
+		     addr, addr, (size_t)50 + 150, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	CU_ASSERT_FATAL(test_send_all(fd, req, (size_t)n) == 0);
+	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+	CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	free(resp);
+	/* Now the body goes on with the real value in it. */
+	memset(body, 'b', sizeof(body));
+	memcpy(body + 20, tok_real, TOK_LEN);
+	CU_ASSERT(test_send_all(fd, body, 150) == 0);
+	free(test_recv_until(fd, "never-there", 5000, NULL, NULL));
+	close(fd);
+	log = NULL;
+	for (int i = 0; i < 100 && (log == NULL || strstr(log, "/early") == NULL); i++) {
+		free(log);
+		usleep(50000);
+		log = test_read_file(p.t.audit, NULL);
+	}
+	CU_ASSERT_FATAL(log != NULL);
+	l = strstr(log, "\"target\":\"/early\"");
+	CU_ASSERT_FATAL(l != NULL);
+	CU_ASSERT(strstr(l, "\"decision\":\"deny\"") != NULL && strstr(l, "credentials GH_TOKEN: real value") != NULL);
+	CU_ASSERT(strstr(l, "\"bytesUp\":null") == NULL);
+	CU_ASSERT(strstr(log, tok_real) == NULL);
+	CU_ASSERT(strstr(strchr(l, '\n') != NULL ? strchr(l, '\n') : l, "/early") == NULL); /* one line */
+	free(log);
+	CU_ASSERT_EQUAL(test_proc_stop(py, SIGTERM, 5000) >= 0, 1);
+	test_proc_free(py);
+	CU_ASSERT_EQUAL(test_px_stop(&p.t), 0);
+}
+
 TEST_REGISTRAR(mask_suites)
 {
 	CU_pSuite s = test_suite("mask_wire", fixtures_up, fixtures_down);
@@ -2035,6 +2097,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "session env: a sentinel of the same shape per masked variable", test_session_env);
 	test_add(s, "Bearer sentinel to the inject host: real value upstream, remasked echo", test_bearer_inject);
 	test_add(s, "sentinel to an allowed host outside injectHosts: 403, nothing sent", test_bearer_other_host);
+	test_add(s, "a real value in a body after the response started: cut, audited as the refusal", test_leak_after_response);
 	test_add(s, "Basic auth (curl -u, user:password@ URL): real password upstream", test_basic_auth);
 	test_add(s, "git ls-remote/clone with x-access-token:SENTINEL@ (401 first)", test_git_basic);
 	test_add(s, "an echoed Authorization: Basic does not carry base64(user:real)", test_basic_echo);
