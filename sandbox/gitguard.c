@@ -137,13 +137,17 @@ static unsigned char ctl_match(const struct gg *g, const char *dirrel, const cha
  * a row's way only a symlink counts (".claude" pointing at a directory of
  * settings elsewhere); a plain file there is nothing an editor reads.
  */
-static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t n)
+static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t n, bool fresh_way)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (ents[i].how == CTL_NONE || ents[i].type == DT_DIR ||
 		    (ents[i].how == CTL_WAY && ents[i].type != DT_LNK))
 			continue;
-		if (gg_changed(g, fd, ents[i].name))
+		/* A file written in an earlier session under a harmless
+		 * name keeps its ctime when a directory above it is renamed
+		 * into a row's place ("stage" -> ".vscode"): a directory on
+		 * its row's way changed in the session counts for it. */
+		if (fresh_way || gg_changed(g, fd, ents[i].name))
 			gg_quarantine(g, fd, g->path, ents[i].name,
 				   ents[i].row->kind != NULL ? ents[i].row->kind : "settings that run commands");
 	}
@@ -261,6 +265,7 @@ static int scan_keep(struct scan *sc, const char *name, unsigned char t, unsigne
 	sc->ents[sc->n].how = how;
 	sc->ents[sc->n].row = how != CTL_NONE ? row : NULL;
 	sc->ents[sc->n].reloff = how != CTL_NONE ? roff : 0;
+	sc->ents[sc->n].fresh = false;
 	sc->ents[sc->n++].type = t;
 	return 0;
 }
@@ -325,7 +330,7 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
  * GG_FD_DEPTH.
  */
 static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, size_t reloff,
-		 const struct sbx_ctl_path *inrow)
+		 const struct sbx_ctl_path *inrow, bool fresh_way)
 {
 	struct scan sc = {.dotgit = DT_UNKNOWN};
 	bool restore = false;
@@ -351,7 +356,13 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_gitdir(g, fd);
 	if (sc.dotgit != DT_UNKNOWN && sc.dotgit != DT_DIR)
 		gg_check_dotgit_file(g, fd, sc.dotgit);
-	check_ctl_files(g, fd, sc.ents, sc.n);
+	check_ctl_files(g, fd, sc.ents, sc.n, fresh_way);
+	/* Directories on a row's way or in a directory row: changed in the
+	 * session, or below one that was since the row starts. */
+	for (i = 0; i < sc.n; i++)
+		if (sc.ents[i].type == DT_DIR && sc.ents[i].how != CTL_NONE)
+			sc.ents[i].fresh = (fresh_way && (reloff != 0 || inrow != NULL)) ||
+					   gg_changed(g, fd, sc.ents[i].name);
 	if (depth >= GG_FD_DEPTH) {
 		(void)close(fd);
 		fd = -1;
@@ -367,7 +378,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		}
 		/* gg_join() with "" wrote "/name": the plain append. */
 		walk(g, fd, sc.ents[i].name, depth + 1, sc.ents[i].how == CTL_WAY ? sc.ents[i].reloff : 0,
-		     sc.ents[i].how == CTL_IN ? sc.ents[i].row : NULL);
+		     sc.ents[i].how == CTL_IN ? sc.ents[i].row : NULL,
+		     sc.ents[i].how != CTL_NONE && sc.ents[i].fresh);
 		g->path[len] = '\0';
 	}
 	if (fd >= 0)
@@ -656,7 +668,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		}
 		strcpy(g->path, strcmp(roots[i], "/") == 0 ? "" : roots[i]);
 		g->rootlen = strlen(g->path);
-		walk(g, -1, NULL, 0, 0, NULL);
+		walk(g, -1, NULL, 0, 0, NULL, false);
 		(void)close(g->rootfd);
 		check_enclosing_repo(g, roots[i]);
 	}

@@ -44,6 +44,9 @@ struct ent {
 	size_t reloff;                   /* with how: offset in g->path of
 					    the entry's path relative to the
 					    directory its row starts in */
+	bool fresh;                      /* a directory with how: it, or one
+					    above it since its row starts,
+					    changed in the session (walk()) */
 };
 
 /* The state of one check. */
@@ -67,6 +70,9 @@ struct gg {
 	 * its subdirectories are walked. */
 	_Alignas(8) char dents[32768];
 	int rc;                      /* -1 once something could not be checked */
+	bool activated;              /* the git directory at hand is one a .git
+				      * file written in the session points to:
+				      * every control file in it counts as new */
 };
 
 /* gitprotect.c: small helpers shared by both halves. */

@@ -766,6 +766,8 @@ static bool gitdir_new(const struct gg *g, int gfd)
 	static const char *const born[] = {"objects", "refs"};
 	struct statx sx;
 
+	if (g->activated)
+		return true;
 	if (gg_statx(gfd, "", AT_EMPTY_PATH, &sx) == 0 && (sx.stx_mask & STATX_BTIME) &&
 	    gg_ts_fresh(g, &sx.stx_btime))
 		return true;
@@ -824,6 +826,43 @@ bool gg_under_roots(const struct gg *g, const char *path)
 }
 
 /*
+ * A .git file written in the session makes target a repository's git
+ * directory now, whatever its files' own times say: a config or hooks
+ * staged in an earlier session under a directory git did not take then
+ * (no HEAD, objects moved in later) are activated by it (round 5 of the
+ * attack: a gitlink added to the index, then `git status` on the host
+ * ran the staged core.fsmonitor). target is checked as a new git
+ * directory, here; the walk may meet it again (nothing left to move).
+ */
+static void check_activated(struct gg *g, const char *target)
+{
+	char saved[PATH_MAX];
+	struct open_how how;
+	const char *rel;
+	int gfd;
+
+	/* Below the root being walked, through no link: the check moves
+	 * files aside, and a link could lead it out of the writable trees. */
+	if (strncmp(target, g->path, g->rootlen) != 0 || target[g->rootlen] != '/')
+		return;
+	for (rel = target + g->rootlen; *rel == '/'; rel++)
+		;
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH;
+	gfd = (int)syscall(SYS_openat2, g->rootfd, *rel ? rel : ".", &how, sizeof(how));
+	if (gfd < 0)
+		return; /* no directory there (or reached through a link): git takes nothing we can check */
+	memcpy(saved, g->path, sizeof(saved));
+	snprintf(g->path, sizeof(g->path), "%s", target);
+	g->activated = true;
+	gg_check_gitdir(g, gfd);
+	g->activated = false;
+	memcpy(g->path, saved, sizeof(g->path));
+	(void)close(gfd);
+}
+
+/*
  * A .git entry that is not a directory, in g->path (open as dfd), written
  * in the session: a gitdir: file may point only into the writable trees
  * (where this walk checks what it points to); a symlink or anything else
@@ -846,8 +885,11 @@ void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type)
 	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
 	    !gg_resolve_pointer(g->path, text + 8, target))
 		return; /* git accepts no such .git file */
-	if (!gg_under_roots(g, target))
+	if (!gg_under_roots(g, target)) {
 		gg_quarantine(g, dfd, g->path, ".git", "gitdir: (points outside the writable trees)");
+		return;
+	}
+	check_activated(g, target);
 }
 
 /* Opens the directory g->path below the root, never through a symlink. */

@@ -851,6 +851,59 @@ static void test_staged_gitdir(void)
 	gcase_free(&c);
 }
 
+/* Round 5 of the attack: a settings file written in one session under
+ * a harmless directory keeps its own ctime when the next session renames
+ * that directory into a row's place (stage -> .vscode, cl -> .claude):
+ * the renamed directory's change counts for what it holds. */
+static void test_staged_settings_dir(void)
+{
+	static const char *const want[] = {"/work/sub/.vscode/tasks.json: ", "/work/sub/.claude/settings.json: ",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p sub/stage sub/cl && echo '{\"tasks\":[]}' > sub/stage/tasks.json && "
+				 "echo '{\"hooks\":{}}' > sub/cl/settings.json",
+				 NULL) == 0);
+	expect_safe(&c, NULL);
+	CU_ASSERT(!test_has(c.err, "quarantined"));
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL, "mv sub/stage sub/.vscode && mv sub/cl sub/.claude") == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/sub/.vscode/tasks.json.passavant-quarantine"));
+	CU_ASSERT(!exists(&c, "work/sub/.vscode/tasks.json"));
+	gcase_free(&c);
+}
+
+/* Round 5 of the attack: a git directory assembled over two sessions so
+ * that neither sees a candidate (session 1: a lone config naming
+ * core.fsmonitor, and objects/refs elsewhere; session 2: they are moved
+ * in, HEAD written, a .git file points there and a gitlink to it is
+ * added to the index), then `git status` on the host recursed into it.
+ * The .git file written in session 2 activates its target: its config
+ * is checked as new and moved aside; git status runs nothing. */
+static void test_activated_gitdir(void)
+{
+	static const char *const want[] = {"/work/s1/gd/config: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p s1/gd s1/parts && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("activated") "\\n' > s1/gd/config && "
+				 "git init -q s1/tmp && mv s1/tmp/.git/objects s1/tmp/.git/refs s1/parts/ && rm -rf s1/tmp",
+				 NULL) == 0);
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL,
+				     "mv s1/parts/objects s1/parts/refs s1/gd/ && "
+				     "echo 'ref: refs/heads/master' > s1/gd/HEAD && mkdir sm && "
+				     "echo 'gitdir: ../s1/gd' > sm/.git && "
+				     "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sm") == 0);
+	CU_ASSERT(host_sh(&c, c.dir, "cd work && git status >/dev/null 2>&1; echo done", &c.host) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/s1/gd/config.passavant-quarantine"));
+	gcase_free(&c);
+}
+
 /* Finding 2: with HOME writable, the template directory the global
  * config names (init.templateDir), and git's config under a
  * $XDG_CONFIG_HOME other than ~/.config, cannot be written; `git init`
@@ -1056,6 +1109,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_global_relative_hooks);
 	test_add(s, "the hooksPath of the repository a writable subdirectory is in", test_enclosing_repo);
 	test_add(s, "a git directory staged over two sessions (no HEAD, then HEAD)", test_staged_gitdir);
+	test_add(s, "a settings file staged under a harmless directory, renamed into place later", test_staged_settings_dir);
+	test_add(s, "a git directory assembled over two sessions, activated by a .git file", test_activated_gitdir);
 	test_add(s, "init.templateDir of the global config, $XDG_CONFIG_HOME/git", test_global_templates);
 	test_add(s, "nested *.code-workspace, hook managers, .envrc, more MCP configs", test_nested_settings_more);
 	test_add(s, "nested debugger, REPL and editor start-up files, .hg/hgrc, mise's names",
