@@ -19,6 +19,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include "proxy/audit.h"
 #include "proxy/proxy.h"
 #include "tests/support/testlib.h"
 
@@ -396,11 +397,78 @@ static void test_policy_reload_threads(void)
 	free(dir);
 }
 
+/* Round 5 of the attack: refused requests in a loop filled the audit at
+ * 260 MB/s (60 KB targets). Refusal records are written one by one up to
+ * 200 a second, the rest summed in one record when a later second
+ * begins (or the proxy stops), and a refusal's long target is cut. Every
+ * refusal is accounted for: the lines plus the sums. Allowed records
+ * are never held back nor cut. */
+static void test_refusal_flood(void)
+{
+	char *dir = test_mkdtemp(), path[4096], *log, *p, target[5000];
+	struct audit_rec r;
+	size_t lines = 0, allows = 0;
+	unsigned long summed = 0;
+	audit_t *a;
+	proxy_t *px;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	a = audit_open(path, "0000000000000000");
+	CU_ASSERT_FATAL(a != NULL);
+	px = proxy_new(small_policy(), NULL, a, "0000000000000000");
+	CU_ASSERT_FATAL(px != NULL);
+	memset(target, 'A', sizeof(target));
+	memset(&r, 0, sizeof(r));
+	r.kind = "request";
+	r.method = "GET";
+	r.host = "evil.test";
+	r.target = target;
+	r.target_len = sizeof(target);
+	r.bytes_up = r.bytes_down = r.ms = -1;
+	for (int i = 0; i < 300; i++) {
+		r.decision = "deny";
+		proxy_record(px, &r);
+		if (i % 100 == 0) {
+			r.decision = "allow";
+			proxy_record(px, &r);
+		}
+	}
+	usleep(1100 * 1000);
+	r.decision = "deny";
+	proxy_record(px, &r);
+	proxy_free(px);
+	log = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	for (p = log; (p = strstr(p, "\"host\":\"evil.test\"")) != NULL; p++) {
+		lines++;
+		if (strncmp(strstr(p, "\"decision\":"), "\"decision\":\"allow\"", 18) == 0)
+			allows++;
+	}
+	for (p = log; (p = strstr(p, " more refusals came within a second")) != NULL; p++) {
+		const char *q = p;
+
+		while (q > log && q[-1] != ' ')
+			q--;
+		summed += strtoul(q, NULL, 10);
+	}
+	CU_ASSERT_EQUAL(allows, 3);
+	CU_ASSERT_EQUAL(lines - allows + summed, 301);
+	CU_ASSERT(summed >= 1 && lines - allows < 301);
+	/* a refusal's target is cut, an allowed one is whole */
+	CU_ASSERT(strstr(log, "...[4040 more bytes not recorded]") != NULL);
+	CU_ASSERT(test_file_size(path) < 300 * 1024 + 3 * 5200);
+	free(log);
+	test_rmtree(dir);
+	free(dir);
+}
+
 TEST_REGISTRAR(proxy_proxy_suite)
 {
 	CU_pSuite s = test_suite("proxy_proxy", NULL, NULL);
 
 	test_add(s, "adopt an already-listening fd", test_adopt);
+	test_add(s, "a flood of refusal records: 200 a second, then a sum; long targets cut", test_refusal_flood);
 	test_add(s, "refuse a descriptor that is not listening", test_adopt_refuses_non_listener);
 	test_add(s, "adopt interception listeners", test_adopt_intercept);
 	test_add(s, "policy holder outlives reloads and the proxy", test_policy_refs);
