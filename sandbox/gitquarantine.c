@@ -116,13 +116,21 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 		g->report(g->arg, &f);
 		return;
 	}
-	for (i = 1; i < 108; i++) {
+	for (i = 1; i < 116; i++) {
 		if (i >= 100 && getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 			break;
 		n = i == 1   ? snprintf(to, sizeof(to), "%s%s", name, SBX_GIT_QUARANTINE_SUFFIX)
 		    : i < 100 ? snprintf(to, sizeof(to), "%s%s.%d", name, SBX_GIT_QUARANTINE_SUFFIX, i)
-			      : snprintf(to, sizeof(to), "%s%s.%016llx", name, SBX_GIT_QUARANTINE_SUFFIX, rnd);
+		    : i < 108 ? snprintf(to, sizeof(to), "%s%s.%016llx", name, SBX_GIT_QUARANTINE_SUFFIX, rnd)
+			      : snprintf(to, sizeof(to), "%s.%016llx", SBX_GIT_QUARANTINE_SUFFIX, rnd);
+		/* A name too long to take the suffix (round 5 of the attack:
+		 * it stayed in place) goes to a short random name; the report
+		 * says what it was called. */
 		if (n < 0 || (size_t)n >= sizeof(to)) {
+			if (i < 108) {
+				i = 107;
+				continue;
+			}
 			errno = ENAMETOOLONG;
 			break;
 		}

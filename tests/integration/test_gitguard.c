@@ -904,6 +904,26 @@ static void test_activated_gitdir(void)
 	gcase_free(&c);
 }
 
+/* Round 5 of the attack: a settings file whose name is too long to take
+ * the quarantine suffix (a 240-byte *.code-workspace) stayed in place;
+ * it is moved aside to a short random name, and the report names it. */
+static void test_long_name_quarantined(void)
+{
+	char name[300], script[800];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	memset(name, 'A', 240);
+	snprintf(name + 240, sizeof(name) - 240, ".code-workspace");
+	snprintf(script, sizeof(script), "mkdir -p w && echo '{}' > w/%s && ls -A w | wc -l", name);
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, script, "ls -A work/w") == 0);
+	CU_ASSERT(test_has(c.err, name));
+	CU_ASSERT(c.host != NULL && strstr(c.host, name) == NULL && strstr(c.host, ".passavant-quarantine.") != NULL);
+	if (c.host == NULL || strstr(c.host, name) != NULL)
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Finding 2: with HOME writable, the template directory the global
  * config names (init.templateDir), and git's config under a
  * $XDG_CONFIG_HOME other than ~/.config, cannot be written; `git init`
@@ -1111,6 +1131,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a git directory staged over two sessions (no HEAD, then HEAD)", test_staged_gitdir);
 	test_add(s, "a settings file staged under a harmless directory, renamed into place later", test_staged_settings_dir);
 	test_add(s, "a git directory assembled over two sessions, activated by a .git file", test_activated_gitdir);
+	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
+		 test_long_name_quarantined);
 	test_add(s, "init.templateDir of the global config, $XDG_CONFIG_HOME/git", test_global_templates);
 	test_add(s, "nested *.code-workspace, hook managers, .envrc, more MCP configs", test_nested_settings_more);
 	test_add(s, "nested debugger, REPL and editor start-up files, .hg/hgrc, mise's names",
