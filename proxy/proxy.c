@@ -355,12 +355,20 @@ void proxy_record(proxy_t *px, const struct audit_rec *r)
 	struct audit_rec cut;
 	char tbuf[PROXY_DENY_TARGET_KEEP + 64];
 
-	if (r->decision != NULL && strcmp(r->decision, "deny") == 0) {
+	/* A sum of refusals (the resolver's, host null) is never held
+	 * back: it stands for many. */
+	if (r->decision != NULL && strcmp(r->decision, "deny") == 0 && !(r->host == NULL && r->kind != NULL &&
+									 strcmp(r->kind, "dns") == 0)) {
 		int64_t sec = mono_us() / 1000000, w = atomic_load(&m->deny_win);
 
-		if (w != sec && atomic_compare_exchange_strong(&m->deny_win, &w, sec)) {
-			atomic_store(&m->deny_count, 0);
-			deny_sum(m);
+		/* The window only moves forward: a loop that read the clock
+		 * before another moved it on must not move it back. */
+		while (w < sec) {
+			if (atomic_compare_exchange_weak(&m->deny_win, &w, sec)) {
+				atomic_store(&m->deny_count, 0);
+				deny_sum(m);
+				break;
+			}
 		}
 		if (atomic_fetch_add(&m->deny_count, 1) >= PROXY_DENY_RECORDS_PER_S) {
 			atomic_fetch_add(&m->deny_unrecorded, 1);
@@ -934,8 +942,6 @@ void proxy_free(proxy_t *px)
 	 * SSLs of the shared TLS session. */
 	free_workers(px);
 	conn_close_all(&px->conns);
-	/* The tail of a flood of refusals, before the audit goes. */
-	deny_sum(px);
 	for (size_t i = 0; i < sizeof(px->icpt) / sizeof(px->icpt[0]); i++)
 		intercept_free(px->icpt[i]);
 	if (px->sig_int != NULL)
@@ -945,6 +951,9 @@ void proxy_free(proxy_t *px)
 	if (px->sig_hup != NULL)
 		event_free(px->sig_hup);
 	loop_fini(px);
+	/* The tail of a flood of refusals (the resolver's last sum came in
+	 * loop_fini()), before the audit goes. */
+	deny_sum(px);
 	proxy_policy_put(px->cur);
 	(void)pthread_mutex_destroy(&px->pol_lock);
 	/* After every conn: their SSLs hold their own context references. */

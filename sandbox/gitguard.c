@@ -141,7 +141,8 @@ static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t
 {
 	for (size_t i = 0; i < n; i++) {
 		if (ents[i].how == CTL_NONE || ents[i].type == DT_DIR ||
-		    (ents[i].how == CTL_WAY && ents[i].type != DT_LNK))
+		    (ents[i].how == CTL_WAY && ents[i].type != DT_LNK) ||
+		    strstr(ents[i].name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
 			continue;
 		/* A file written in an earlier session under a harmless
 		 * name keeps its ctime when a directory above it is renamed
@@ -266,6 +267,7 @@ static int scan_keep(struct scan *sc, const char *name, unsigned char t, unsigne
 	sc->ents[sc->n].row = how != CTL_NONE ? row : NULL;
 	sc->ents[sc->n].reloff = how != CTL_NONE ? roff : 0;
 	sc->ents[sc->n].fresh = false;
+	sc->ents[sc->n].covered = false;
 	sc->ents[sc->n++].type = t;
 	return 0;
 }
@@ -330,7 +332,7 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
  * GG_FD_DEPTH.
  */
 static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, size_t reloff,
-		 const struct sbx_ctl_path *inrow, bool fresh_way)
+		 const struct sbx_ctl_path *inrow, bool fresh_way, bool covered)
 {
 	struct scan sc = {.dotgit = DT_UNKNOWN};
 	bool restore = false;
@@ -358,11 +360,18 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_dotgit_file(g, fd, sc.dotgit);
 	check_ctl_files(g, fd, sc.ents, sc.n, fresh_way);
 	/* Directories on a row's way or in a directory row: changed in the
-	 * session, or below one that was since the row starts. */
-	for (i = 0; i < sc.n; i++)
-		if (sc.ents[i].type == DT_DIR && sc.ents[i].how != CTL_NONE)
-			sc.ents[i].fresh = (fresh_way && (reloff != 0 || inrow != NULL)) ||
-					   gg_changed(g, fd, sc.ents[i].name);
+	 * session, or below one that was since the row starts. Not in a row
+	 * the mount plan covered read-only: the command could not write
+	 * there, and the host's own changes (an IDE saving its workspace)
+	 * must not move the rest aside. */
+	for (i = 0; i < sc.n; i++) {
+		if (sc.ents[i].type != DT_DIR || sc.ents[i].how == CTL_NONE)
+			continue;
+		sc.ents[i].covered = covered || (depth == 0 && sc.ents[i].row != NULL && !sc.ents[i].row->if_dir &&
+						 sc.ents[i].row->path[0] != '*');
+		sc.ents[i].fresh = !sc.ents[i].covered &&
+				   ((fresh_way && (reloff != 0 || inrow != NULL)) || gg_changed(g, fd, sc.ents[i].name));
+	}
 	if (depth >= GG_FD_DEPTH) {
 		(void)close(fd);
 		fd = -1;
@@ -379,7 +388,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		/* gg_join() with "" wrote "/name": the plain append. */
 		walk(g, fd, sc.ents[i].name, depth + 1, sc.ents[i].how == CTL_WAY ? sc.ents[i].reloff : 0,
 		     sc.ents[i].how == CTL_IN ? sc.ents[i].row : NULL,
-		     sc.ents[i].how != CTL_NONE && sc.ents[i].fresh);
+		     sc.ents[i].how != CTL_NONE && sc.ents[i].fresh, sc.ents[i].how != CTL_NONE && sc.ents[i].covered);
 		g->path[len] = '\0';
 	}
 	if (fd >= 0)
@@ -668,7 +677,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		}
 		strcpy(g->path, strcmp(roots[i], "/") == 0 ? "" : roots[i]);
 		g->rootlen = strlen(g->path);
-		walk(g, -1, NULL, 0, 0, NULL, false);
+		walk(g, -1, NULL, 0, 0, NULL, false, false);
 		(void)close(g->rootfd);
 		check_enclosing_repo(g, roots[i]);
 	}

@@ -47,6 +47,9 @@ struct ent {
 	bool fresh;                      /* a directory with how: it, or one
 					    above it since its row starts,
 					    changed in the session (walk()) */
+	bool covered;                    /* a directory with how: in a row the
+					    mount plan covered read-only (at the
+					    top of a root, not if_dir) */
 };
 
 /* The state of one check. */

@@ -141,6 +141,11 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 			g->report(g->arg, &f);
 			return;
 		}
+		if (errno == ENAMETOOLONG && i < 108) {
+			/* The filesystem's own name limit is shorter. */
+			i = 107;
+			continue;
+		}
 		if (errno != EEXIST)
 			break;
 	}

@@ -836,9 +836,13 @@ bool gg_under_roots(const struct gg *g, const char *path)
  */
 static void check_activated(struct gg *g, const char *target)
 {
-	char saved[PATH_MAX];
+	static const char *const markers[] = {"HEAD", "objects", "refs", "commondir"};
+	char saved[PATH_MAX], text[PATH_MAX], common[PATH_MAX];
+	const char *slash = strrchr(target, '/');
 	struct open_how how;
+	struct statx sx;
 	const char *rel;
+	bool fresh = false;
 	int gfd;
 
 	/* Below the root being walked, through no link: the check moves
@@ -853,10 +857,36 @@ static void check_activated(struct gg *g, const char *target)
 	gfd = (int)syscall(SYS_openat2, g->rootfd, *rel ? rel : ".", &how, sizeof(how));
 	if (gfd < 0)
 		return; /* no directory there (or reached through a link): git takes nothing we can check */
+	/* Only a directory that became a git directory in the session (a
+	 * marker created, moved in or rewritten): a .git file pointing at a
+	 * long-standing one (the work tree's own .git, a submodule's) must
+	 * not make the user's hooks and config count as new. A work tree's
+	 * own .git is checked by its own rules. */
+	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]) && !fresh; i++)
+		fresh = gg_statx(gfd, markers[i], AT_SYMLINK_NOFOLLOW, &sx) == 0 && gg_ts_fresh(g, &sx.stx_ctime);
+	if (!fresh || (slash != NULL && strcmp(slash, "/.git") == 0)) {
+		(void)close(gfd);
+		return;
+	}
 	memcpy(saved, g->path, sizeof(saved));
 	snprintf(g->path, sizeof(g->path), "%s", target);
 	g->activated = true;
 	gg_check_gitdir(g, gfd);
+	/* A worktree's git directory reads config and hooks from its
+	 * commondir: that one is activated with it (one level). */
+	if (gg_read_small(gfd, "commondir", text, sizeof(text)) > 0 && gg_resolve_pointer(g->path, text, common) &&
+	    strncmp(common, saved, g->rootlen) == 0 && common[g->rootlen] == '/') {
+		int cfd;
+
+		for (rel = common + g->rootlen; *rel == '/'; rel++)
+			;
+		cfd = (int)syscall(SYS_openat2, g->rootfd, rel, &how, sizeof(how));
+		if (cfd >= 0) {
+			snprintf(g->path, sizeof(g->path), "%s", common);
+			gg_check_gitdir(g, cfd);
+			(void)close(cfd);
+		}
+	}
 	g->activated = false;
 	memcpy(g->path, saved, sizeof(g->path));
 	(void)close(gfd);
@@ -882,9 +912,15 @@ void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type)
 		gg_quarantine(g, dfd, g->path, ".git", ".git is not a file or a directory");
 		return;
 	}
-	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
-	    !gg_resolve_pointer(g->path, text + 8, target))
+	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0)
 		return; /* git accepts no such .git file */
+	if (!gg_resolve_pointer(g->path, text + 8, target)) {
+		/* Nothing there yet: a later session could put a git
+		 * directory assembled from staged parts at that name, and
+		 * this file, old by then, would not activate it. */
+		gg_quarantine(g, dfd, g->path, ".git", "gitdir: (points where there is no git directory yet)");
+		return;
+	}
 	if (!gg_under_roots(g, target)) {
 		gg_quarantine(g, dfd, g->path, ".git", "gitdir: (points outside the writable trees)");
 		return;

@@ -308,6 +308,12 @@ typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);
 struct sbx_ctl_path {
 	const char *path;
 	const char *kind;
+	/* At the top of a root the mount plan covers the row read-only
+	 * unless if_dir (it covers it only where its first directory
+	 * exists): the command cannot have written it there, and a change
+	 * there (the host's own editor) is not spread to what the row's
+	 * directories hold. */
+	bool if_dir;
 };
 
 /* Work done by one sbx_gitguard_check(). */

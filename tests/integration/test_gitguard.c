@@ -904,6 +904,30 @@ static void test_activated_gitdir(void)
 	gcase_free(&c);
 }
 
+/* Review of round 5: a .git file written in the session that points
+ * where there is no git directory yet is moved aside (a later session
+ * could assemble one there, and the file, old by then, would activate
+ * nothing); one that points at the work tree's own long-standing .git
+ * activates nothing: the user's hook there stays. */
+static void test_dotgit_pointers(void)
+{
+	static const char *const want[] = {"/work/a/.git: gitdir: (points where there is no git directory yet)",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, HOOK("work/.git/hooks/pre-commit", "userhook") " && echo ok", NULL, NULL,
+				 "mkdir -p a b && echo 'gitdir: ../nothere' > a/.git && echo 'gitdir: ../.git' > b/.git",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.err, want[0]));
+	CU_ASSERT(exists(&c, "work/a/.git.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/.git/hooks/pre-commit"));
+	CU_ASSERT(!test_has(c.err, "/work/.git/hooks/pre-commit"));
+	if (!exists(&c, "work/.git/hooks/pre-commit") || !test_has(c.err, want[0]))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 5 of the attack: a settings file whose name is too long to take
  * the quarantine suffix (a 240-byte *.code-workspace) stayed in place;
  * it is moved aside to a short random name, and the report names it. */
@@ -1133,6 +1157,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a git directory assembled over two sessions, activated by a .git file", test_activated_gitdir);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
+	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",
+		 test_dotgit_pointers);
 	test_add(s, "init.templateDir of the global config, $XDG_CONFIG_HOME/git", test_global_templates);
 	test_add(s, "nested *.code-workspace, hook managers, .envrc, more MCP configs", test_nested_settings_more);
 	test_add(s, "nested debugger, REPL and editor start-up files, .hg/hgrc, mise's names",
