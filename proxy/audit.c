@@ -333,6 +333,20 @@ static int write_line(audit_t *a, const struct audit_rec *r)
 	return 0;
 }
 
+void audit_sum_record(struct audit_rec *r, char *why, size_t cap, const char *kind, const char *what, uint64_t n,
+		      unsigned per_s)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->decision = "deny";
+	(void)snprintf(why, cap,
+		       "passavant: %" PRIu64 " more %s came within a second and were not recorded one by one "
+		       "(at most %u a second are)",
+		       n, what, per_s);
+	r->reason = why;
+	r->bytes_up = r->bytes_down = r->ms = -1;
+}
+
 int audit_write(audit_t *a, const struct audit_rec *r)
 {
 	int rc, saved;

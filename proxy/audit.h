@@ -66,6 +66,15 @@ void audit_free(audit_t *a);
 int audit_write(audit_t *a, const struct audit_rec *r) NONNULL(1, 2);
 
 /*
+ * Fills r (and why, cap bytes, its reason) as the record that sums up n
+ * refusals of kind, "what" (a plural: "refused DNS questions") that came
+ * within a second beyond the per_s recorded one by one: decision deny,
+ * host null. Pure.
+ */
+void audit_sum_record(struct audit_rec *r, char *why, size_t cap, const char *kind, const char *what, uint64_t n,
+		      unsigned per_s) NONNULL(1, 2, 4, 5);
+
+/*
  * JSON-escapes len bytes of s into out as the inside of a JSON string
  * (quotes not included): ", \ and control characters escaped, invalid
  * UTF-8 replaced by U+FFFD. Writes at most outlen - 1 bytes plus NUL,

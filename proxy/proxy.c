@@ -332,15 +332,7 @@ static void deny_sum(proxy_t *m)
 
 	if (n == 0)
 		return;
-	memset(&rec, 0, sizeof(rec));
-	rec.kind = "refusals";
-	rec.decision = "deny";
-	(void)snprintf(why, sizeof(why),
-		       "passavant: %" PRIu64 " more refusals came within a second and were not recorded one "
-		       "by one (at most %d a second are)",
-		       n, PROXY_DENY_RECORDS_PER_S);
-	rec.reason = why;
-	rec.bytes_up = rec.bytes_down = rec.ms = -1;
+	audit_sum_record(&rec, why, sizeof(why), "refusals", "refusals", n, PROXY_DENY_RECORDS_PER_S);
 	record_out(m, &rec);
 }
 

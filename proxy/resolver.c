@@ -434,19 +434,11 @@ static bool recently_reported(resolver_t *r, const char *host)
 static void record_unrecorded(resolver_t *r)
 {
 	struct audit_rec rec;
-	char why[160];
+	char why[200];
 
 	if (r->unrecorded == 0)
 		return;
-	memset(&rec, 0, sizeof(rec));
-	rec.kind = "dns";
-	rec.decision = "deny";
-	(void)snprintf(why, sizeof(why),
-		       "passavant: %" PRIu64 " more refused DNS questions came within a second and were not "
-		       "recorded one by one (at most %d a second are)",
-		       r->unrecorded, RESOLVER_AUDIT_PER_S);
-	rec.reason = why;
-	rec.bytes_up = rec.bytes_down = rec.ms = -1;
+	audit_sum_record(&rec, why, sizeof(why), "dns", "refused DNS questions", r->unrecorded, RESOLVER_AUDIT_PER_S);
 	r->unrecorded = 0;
 	proxy_record(r->px, &rec);
 }
