@@ -32,6 +32,13 @@
 
 /* Answers a refusal (HTTP/1.1): the rule it decided by becomes the
  * connection's, then conn_refuse(). */
+
+/* The refusal while the audit cannot be written (proxy_audit_down()),
+ * the same for requests, streams and tunnels. */
+#define AUDIT_DOWN_XERR "audit-unavailable"
+#define AUDIT_DOWN_WHY                                                                                      \
+	"the audit file cannot be written, and nothing leaves unrecorded (free space where --audit points)"
+
 static enum step refuse_verdict(conn_t *c, const struct verdict *v)
 {
 	if (v->decided)
@@ -119,9 +126,7 @@ enum step conn_decide_tunnel(conn_t *c)
 	char w[512];
 
 	if (proxy_audit_down(c->px))
-		return conn_refuse(c, 503, "audit-unavailable", "connect", "audit",
-				   "passavant: %s refused: the audit file cannot be written, and nothing "
-				   "leaves unrecorded (free space where --audit points)",
+		return conn_refuse(c, 503, AUDIT_DOWN_XERR, "connect", "audit", "passavant: %s refused: " AUDIT_DOWN_WHY,
 				   conn_what(c, w, sizeof(w)));
 	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
 	c->rule = d.rule;
@@ -603,10 +608,7 @@ bool conn_verdict(const struct req_facts *f, struct verdict *v)
 {
 	verdict_clear(v);
 	if (f->audit_down)
-		return refuse_with(v, 503, "audit-unavailable", "audit",
-				   "passavant: %s refused: the audit file cannot be written, and nothing "
-				   "leaves unrecorded (free space where --audit points)",
-				   f->method);
+		return refuse_with(v, 503, AUDIT_DOWN_XERR, "audit", "passavant: %s refused: " AUDIT_DOWN_WHY, f->method);
 	if (!judge_form(f, v))
 		return false;
 	return f->tgt == NULL || (judge_host(f, v) && judge_policy(f, v));

@@ -44,9 +44,21 @@
 
 static int open_below_root(const struct gg *g)
 {
-	struct open_how how;
-	const char *rel = g->path + g->rootlen;
+	return gg_open_below(g, g->path);
+}
 
+int gg_open_below(const struct gg *g, const char *abs)
+{
+	struct open_how how;
+	const char *rel = abs + g->rootlen;
+
+	/* Under the root being walked (its path is g->path's first rootlen
+	 * bytes; the root "/" holds every absolute path). */
+	if (strncmp(abs, g->path, g->rootlen) != 0 ||
+	    (g->rootlen > 1 && *rel != '/' && *rel != '\0')) {
+		errno = EXDEV;
+		return -1;
+	}
 	while (*rel == '/')
 		rel++;
 	memset(&how, 0, sizeof(how));

@@ -85,6 +85,11 @@ bool gg_resolve_pointer(const char *base, const char *text, char *out);
 
 /* gitquarantine.c */
 bool gg_changed(const struct gg *g, int dfd, const char *name);
+/* The directory abs, under the root being walked, opened beneath its
+ * descriptor through no link (openat2 RESOLVE_BENEATH, no symlinks):
+ * what the check moves aside stays in the writable tree. -1 (EXDEV
+ * when abs is not under that root). */
+int gg_open_below(const struct gg *g, const char *abs);
 int gg_statx(int dfd, const char *name, int flags, struct statx *sx);
 void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting);
 void gg_report_error(struct gg *g, const char *dir, const char *name, const char *what, int errnum);

@@ -839,22 +839,13 @@ static void check_activated(struct gg *g, const char *target)
 	static const char *const markers[] = {"HEAD", "objects", "refs", "commondir"};
 	char saved[PATH_MAX], text[PATH_MAX], common[PATH_MAX];
 	const char *slash = strrchr(target, '/');
-	struct open_how how;
 	struct statx sx;
-	const char *rel;
 	bool fresh = false;
 	int gfd;
 
 	/* Below the root being walked, through no link: the check moves
 	 * files aside, and a link could lead it out of the writable trees. */
-	if (strncmp(target, g->path, g->rootlen) != 0 || target[g->rootlen] != '/')
-		return;
-	for (rel = target + g->rootlen; *rel == '/'; rel++)
-		;
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
-	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH;
-	gfd = (int)syscall(SYS_openat2, g->rootfd, *rel ? rel : ".", &how, sizeof(how));
+	gfd = gg_open_below(g, target);
 	if (gfd < 0)
 		return; /* no directory there (or reached through a link): git takes nothing we can check */
 	/* Only a directory that became a git directory in the session (a
@@ -874,13 +865,9 @@ static void check_activated(struct gg *g, const char *target)
 	gg_check_gitdir(g, gfd);
 	/* A worktree's git directory reads config and hooks from its
 	 * commondir: that one is activated with it (one level). */
-	if (gg_read_small(gfd, "commondir", text, sizeof(text)) > 0 && gg_resolve_pointer(g->path, text, common) &&
-	    strncmp(common, saved, g->rootlen) == 0 && common[g->rootlen] == '/') {
-		int cfd;
+	if (gg_read_small(gfd, "commondir", text, sizeof(text)) > 0 && gg_resolve_pointer(g->path, text, common)) {
+		int cfd = gg_open_below(g, common);
 
-		for (rel = common + g->rootlen; *rel == '/'; rel++)
-			;
-		cfd = (int)syscall(SYS_openat2, g->rootfd, rel, &how, sizeof(how));
 		if (cfd >= 0) {
 			snprintf(g->path, sizeof(g->path), "%s", common);
 			gg_check_gitdir(g, cfd);
