@@ -51,6 +51,7 @@ struct mask_pat {
 	uint32_t to_off;
 	uint32_t to_len;
 	uint32_t origin; /* index of the pair it comes from (counters) */
+	bool gaps;       /* may be found with line breaks inside (GAP_*) */
 };
 
 struct mask_set {
@@ -59,6 +60,8 @@ struct mask_set {
 	size_t npairs;            /* pairs given by the caller */
 	size_t npats;             /* patterns: pairs plus percent forms */
 	size_t maxlen;            /* longest from_len */
+	size_t gap_max;           /* most gap bytes inside one match; 0: no
+				   * pattern may be found with gaps */
 	bool equal_len;           /* every pattern has from_len == to_len */
 	uint32_t nnodes;          /* automaton states in use */
 	unsigned nfirst;          /* distinct first bytes of the patterns */
@@ -116,6 +119,27 @@ static inline uint32_t step(const mask_set_t *set, uint32_t q, unsigned char c)
 			return r;
 		q = set->node[q].fail;
 	}
+}
+
+/*
+ * Gaps (struct mask_pair gaps): the bytes a line-broken encoding puts
+ * inside a value, which a gap pattern is also found across. CR and LF
+ * (MIME, PEM), and a backslash (JSON's "\n" and "\r" escapes, PHP's
+ * "\/"): after a backslash that was a gap, an 'n' or 'r' is one too. A
+ * gap pattern holds none of these bytes, so in a match every one of them
+ * is a gap and the match can be rebuilt from its bytes alone.
+ */
+static inline bool gap_byte(unsigned char c)
+{
+	return c == '\n' || c == '\r' || c == '\\';
+}
+
+/* Gap bytes allowed inside a match of a gap pattern of len bytes: four
+ * per 32 bytes and four more (lines of 32 characters or more, each
+ * broken by at most four bytes, "\r\n" as JSON writes it). */
+static inline size_t gap_budget(size_t len)
+{
+	return 4 * (len / 32 + 1);
 }
 
 /* Bit i of a bitmap. */

@@ -411,9 +411,7 @@ size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d)
 
 size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d)
 {
-	size_t k = x->dir[d].set != NULL ? mask_set_maxlen(x->dir[d].set) : 0;
-
-	return k > 0 ? k - 1 : 0;
+	return x->dir[d].set != NULL ? mask_set_holdmax(x->dir[d].set) : 0;
 }
 
 void mask_exch_body_cut(mask_exch_t *x, enum mask_dir dd)

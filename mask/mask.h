@@ -51,15 +51,19 @@
  * A mask_stream_t is the per-direction (per-message) state: it finds
  * patterns split across chunks of any size, replaces them with
  * leftmost-longest non-overlapping semantics, writes to a libevent
- * evbuffer and retains at most (longest pattern - 1) input bytes between
- * calls. It allocates nothing after mask_stream_new().
+ * evbuffer and retains at most mask_set_holdmax() input bytes between
+ * calls (the longest pattern - 1, plus the gap budget of line-broken
+ * forms). It allocates nothing after mask_stream_new().
  *
  * Semantics (the reference implementation in the tests is exactly this):
  * scan the whole message from position p = 0; at p, if one or more
  * patterns' `from` strings occur starting at p, take the longest one
  * (equal `from` strings: the lowest pair index), emit its `to`, count it
  * for its pair and continue at p + length(from); otherwise emit the byte
- * at p and continue at p + 1. Chunking never changes the output.
+ * at p and continue at p + 1. Chunking never changes the output. A gap
+ * pair (struct mask_pair gaps) also occurs with gap bytes between its
+ * bytes; "longest" then counts input bytes, and a match with gaps wins a
+ * tie (docs/masking.md "Line-broken forms").
  *
  * Nothing here logs, and no function ever formats a pattern's bytes.
  */
@@ -102,7 +106,19 @@ struct mask_pair {
 	 * or MASK_PCT_NONE (a form too unlikely in a URL to pay for them;
 	 * tablesets.c). */
 	unsigned char pct;
+	/* Also find `from` with line breaks inside, as a line-broken
+	 * encoding writes it (base64 at 60, 64 or 76 columns: GitHub's
+	 * contents API, PEM, MIME): CR and LF, and JSON's "\n", "\r" and
+	 * "\/" escapes, between any two of its bytes. The gap bytes stay in
+	 * place and the others become `to`. Only where `from` holds none of
+	 * those bytes itself, from_len == to_len and from_len <=
+	 * MASK_GAP_MAX_BYTES; never for its percent forms. docs/masking.md
+	 * "Line-broken forms". */
+	bool gaps;
 };
+
+/* Longest `from` that may be found with gaps (struct mask_pair gaps). */
+#define MASK_GAP_MAX_BYTES 8192
 
 /* struct mask_pair pct. */
 enum { MASK_PCT_ALL = 0, MASK_PCT_ENCODERS = 1, MASK_PCT_NONE = 2 };
@@ -181,8 +197,13 @@ size_t mask_set_npairs(const mask_set_t *set) NONNULL(1);
 bool mask_set_equal_len(const mask_set_t *set) NONNULL(1);
 
 /* Length of the longest `from` in the set, percent forms included (0 for
- * an empty set). A stream never holds back more than this minus one. */
+ * an empty set). A stream holds back at most mask_set_holdmax(). */
 size_t mask_set_maxlen(const mask_set_t *set) NONNULL(1);
+
+/* Most input bytes a stream on the set holds back between calls: the
+ * longest `from` minus one, plus the gap bytes a match may span (struct
+ * mask_pair gaps); 0 for an empty set. Pure. */
+size_t mask_set_holdmax(const mask_set_t *set) NONNULL(1);
 
 /*
  * Creates a stream on set, which must outlive it. Allocates its hold-back
@@ -198,8 +219,8 @@ void mask_stream_free(mask_stream_t *st);
 /*
  * Scans len bytes at data (len may be 0) and appends the substituted
  * output to out: runs of unmatched bytes with one evbuffer_add() each,
- * replacements with one evbuffer_add() of `to`. Up to maxlen - 1 bytes that
- * may begin a match are copied into the stream and come out with a later
+ * replacements with one evbuffer_add() of `to`. Up to mask_set_holdmax()
+ * bytes that may begin a match are copied into the stream and come out with a later
  * call or with mask_stream_finish(). Returns 0, or -1 if libevent failed
  * to append (ENOMEM): the stream is then failed and only
  * mask_stream_reset() or mask_stream_free() may follow. Safe to call from
@@ -232,7 +253,7 @@ int mask_stream_finish(mask_stream_t *st, struct evbuffer *out) NONNULL(1, 2) WU
  * the counters: ready for a new message. */
 void mask_stream_reset(mask_stream_t *st) NONNULL(1);
 
-/* Input bytes currently held back (<= mask_set_maxlen() - 1). Pure. */
+/* Input bytes currently held back (<= mask_set_holdmax()). Pure. */
 size_t mask_stream_held(const mask_stream_t *st) NONNULL(1);
 
 /* Replacements of pair `pair` since creation or the last reset; 0 for an

@@ -713,6 +713,13 @@ static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, si
 	pt->to_off = (uint32_t)(*boff + flen);
 	pt->to_len = (uint32_t)tlen;
 	pt->origin = (uint32_t)pair;
+	/* A raw form only (a percent form lives in a URL, where no line
+	 * breaks), of equal lengths, holding no gap byte itself. */
+	pt->gaps = p->gaps && spec == NULL && flen == tlen && flen >= 2 && flen <= MASK_GAP_MAX_BYTES;
+	for (size_t i = 0; pt->gaps && i < flen; i++)
+		pt->gaps = !gap_byte(b[i]);
+	if (pt->gaps && gap_budget(flen) > set->gap_max)
+		set->gap_max = gap_budget(flen);
 	*boff += flen + tlen;
 	if (flen > set->maxlen)
 		set->maxlen = flen;
@@ -912,4 +919,9 @@ bool mask_set_equal_len(const mask_set_t *set)
 size_t mask_set_maxlen(const mask_set_t *set)
 {
 	return set->maxlen;
+}
+
+size_t mask_set_holdmax(const mask_set_t *set)
+{
+	return set->maxlen > 0 ? set->maxlen - 1 + set->gap_max : 0;
 }

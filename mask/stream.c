@@ -23,6 +23,13 @@
  *    4-byte prefixes) before the automaton runs, so data where 2-byte
  *    prefixes are common ("gh" of "ghp_" in English text) stays on the
  *    fast path.
+ *  - Gap patterns (struct mask_pair gaps) are also found with line breaks
+ *    inside. A second state, the gap path, follows the automaton over the
+ *    input without its gap bytes (automaton.h gap_byte()) from the first
+ *    gap after a partial match on, and stops when no gap is left inside
+ *    its string: the main state finds everything without gaps, so the
+ *    gap path only adds. A match it finds covers more input bytes than
+ *    its pattern, so each pending match keeps its length in input bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,18 +40,38 @@
 /* evbuffer_remove_buffer() returns an int: move at most this per call. */
 #define MOVE_STEP_BYTES (1u << 30)
 
+/* The longest match recorded as starting at one position: 1 + pattern
+ * (0: none) and the input bytes it covers (its from_len, more with gaps
+ * inside). */
+struct slot {
+	uint32_t pat;
+	uint32_t len;
+};
+
+/* The gap path: the automaton's state over the input without its gap
+ * bytes, with where each byte it consumed was. */
+struct gap_path {
+	uint32_t state; /* 0: not following */
+	bool esc;       /* the last byte was a backslash it skipped */
+	uint64_t nv;    /* bytes consumed since the stream began */
+	uint64_t *at;   /* [mask + 1]: message position of consumed byte v */
+	uint32_t mask;  /* ring size - 1 (a power of two > maxlen) */
+};
+
 struct mask_stream {
 	const mask_set_t *set; /* not owned */
 	uint32_t state;        /* automaton state after the last byte scanned */
 	uint64_t pos;          /* message position of the next input byte */
 	uint64_t lit;          /* first position neither emitted nor replaced */
 	uint64_t scan;         /* first position not yet final; lit <= scan <= pos */
-	uint32_t *ring;        /* [ring_mask + 1]: 1 + longest pattern starting at s */
-	uint32_t ring_mask;    /* ring size - 1 (size: power of two >= maxlen) */
+	struct slot *ring;     /* [ring_mask + 1]: longest match starting at s */
+	uint32_t ring_mask;    /* ring size - 1 (a power of two > holdmax + 1) */
+	struct gap_path gap;   /* sets with gap patterns only */
+	unsigned char *scratch;/* [holdmax + 1]: a match with gaps, rebuilt */
 	size_t npending;       /* nonzero ring entries */
 	unsigned char *hold;   /* input bytes [lit, pos) kept between calls */
 	size_t hold_len;       /* == pos - lit between calls */
-	size_t hold_cap;       /* maxlen - 1, at least 1 */
+	size_t hold_cap;       /* mask_set_holdmax(), at least 1 */
 	uint64_t *counts;      /* [npairs] replacements per pair; NULL: not kept */
 	uint64_t total;        /* replacements, all pairs */
 	bool failed;           /* an append failed: only reset or free may follow */
@@ -343,13 +370,77 @@ static int emit_literal(const struct feed_ctx *ctx, uint64_t a, uint64_t b)
 	return 0;
 }
 
-/* Replaces positions [p, p + from_len) with pattern k's `to`. */
-static int emit_replace(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t p, uint32_t k)
+/* Copies the input bytes of positions [a, b) into dst, from the
+ * hold-back and this call's input, whose front is at max(a, in_base). */
+static int copy_span(const struct feed_ctx *ctx, uint64_t a, uint64_t b, unsigned char *dst)
+{
+	if (a < ctx->in_base) {
+		uint64_t e = b < ctx->in_base ? b : ctx->in_base;
+
+		memcpy(dst, ctx->hold + (a - ctx->hold_base), (size_t)(e - a));
+		dst += e - a;
+		a = e;
+	}
+	if (a >= b)
+		return 0;
+	if (ctx->in == NULL) {
+		memcpy(dst, ctx->data + (a - ctx->in_base), (size_t)(b - a));
+		return 0;
+	}
+	return evbuffer_copyout(ctx->in, dst, (size_t)(b - a)) == (ev_ssize_t)(b - a) ? 0 : -1;
+}
+
+/*
+ * Rebuilds in st->scratch the len input bytes at p where pattern pt was
+ * found with gaps: each gap byte stays (the same rule as gap_feed(): CR,
+ * LF, a backslash, and an 'n', 'r' or backslash after a backslash that
+ * began an escape), the others become pt's
+ * `to`, in order. -1 if they do not add up (a bug: the stream fails
+ * rather than let the value through).
+ */
+static int rebuild_gapped(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t p, uint32_t len,
+			  const struct mask_pat *pt)
+{
+	const unsigned char *to = st->set->bytes + pt->to_off;
+	unsigned char *b = st->scratch;
+	size_t j = 0;
+
+	if (copy_span(ctx, p, p + len, b) != 0)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (b[i] == '\\') {
+			/* An escape: "\\n", "\\r", "\\\\" are gaps whole. */
+			if (i + 1 < len && (b[i + 1] == 'n' || b[i + 1] == 'r' || b[i + 1] == '\\'))
+				i++;
+		} else if (b[i] != '\n' && b[i] != '\r') {
+			if (j == pt->to_len)
+				return -1;
+			b[i] = to[j++];
+		}
+	}
+	return j == pt->to_len ? 0 : -1;
+}
+
+/* Replaces positions [p, p + len) with pattern k's `to` (len: its
+ * from_len, or more when it was found with gaps, which stay). */
+static int emit_replace(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t p, uint32_t k,
+			uint32_t len)
 {
 	const mask_set_t *set = st->set;
 	const struct mask_pat *pt = &set->pat[k];
 	const unsigned char *to = set->bytes + pt->to_off;
-	uint64_t end = p + pt->from_len;
+	size_t to_len = pt->to_len;
+	uint64_t end = p + len;
+
+	if (len != pt->from_len) {
+		if (rebuild_gapped(st, ctx, p, len, pt) != 0) {
+			explicit_bzero(st->scratch, len);
+			errno = EINVAL;
+			return -1;
+		}
+		to = st->scratch;
+		to_len = len;
+	}
 
 	if (ctx->in != NULL && end > ctx->in_base) {
 		uint64_t a = p > ctx->in_base ? p : ctx->in_base;
@@ -359,10 +450,12 @@ static int emit_replace(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t 
 	}
 	if (ctx->out == NULL) {
 		/* In place: equal lengths, and [p, end) is all in data. */
-		memcpy(ctx->data + (p - ctx->in_base), to, pt->to_len);
-	} else if (pt->to_len != 0 && evbuffer_add(ctx->out, to, pt->to_len) != 0) {
+		memcpy(ctx->data + (p - ctx->in_base), to, to_len);
+	} else if (to_len != 0 && evbuffer_add(ctx->out, to, to_len) != 0) {
 		return -1;
 	}
+	if (to == st->scratch)
+		explicit_bzero(st->scratch, len);
 	if (st->counts != NULL)
 		st->counts[pt->origin]++;
 	st->total++;
@@ -375,6 +468,20 @@ static int emit_replace(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t 
  * before lit are inside an earlier replacement and ignored. The output
  * chain goes from the longest pattern to the shortest.
  */
+static inline void slot_put(mask_stream_t *st, uint64_t s, uint32_t pat, uint32_t len)
+{
+	struct slot *sl = &st->ring[s & st->ring_mask];
+
+	if (sl->pat == 0) {
+		sl->pat = pat;
+		sl->len = len;
+		st->npending++;
+	} else if (sl->len < len) {
+		sl->pat = pat;
+		sl->len = len;
+	}
+}
+
 static inline void record(mask_stream_t *st, uint32_t q)
 {
 	const mask_set_t *set = st->set;
@@ -383,18 +490,96 @@ static inline void record(mask_stream_t *st, uint32_t q)
 	for (; r != 0; r = set->node[r].out) {
 		const struct mask_node *n = &set->node[r];
 		uint64_t s = st->pos - n->depth;
-		uint32_t *slot;
 
-		if (s < st->lit)
-			continue;
-		slot = &st->ring[s & st->ring_mask];
-		if (*slot == 0) {
-			*slot = n->pat;
-			st->npending++;
-		} else if (set->pat[*slot - 1].from_len < n->depth) {
-			*slot = n->pat;
-		}
+		if (s >= st->lit)
+			slot_put(st, s, n->pat, n->depth);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The gap path                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Message position of the first of the last d bytes the gap path
+ * consumed (d <= maxlen). */
+static inline uint64_t gap_from(const mask_stream_t *st, uint32_t d)
+{
+	return st->gap.at[(st->gap.nv - d) & st->gap.mask];
+}
+
+static inline void gap_stop(mask_stream_t *st)
+{
+	st->gap.state = 0;
+	st->gap.esc = false;
+}
+
+/* The patterns the gap path ends at position pos in state g that hold a
+ * gap: each is recorded at its first byte with the input it covers. */
+static void gap_record(mask_stream_t *st, uint32_t g)
+{
+	const mask_set_t *set = st->set;
+	uint32_t r = set->node[g].pat != 0 ? g : set->node[g].out;
+
+	for (; r != 0; r = set->node[r].out) {
+		const struct mask_node *n = &set->node[r];
+		uint64_t s = gap_from(st, n->depth);
+		uint64_t len = st->pos + 1 - s;
+
+		if (set->pat[n->pat - 1].gaps && len != n->depth && s >= st->lit)
+			slot_put(st, s, n->pat, (uint32_t)len);
+	}
+}
+
+/*
+ * The gap path's step on byte c at position pos, q being the main state
+ * before c. A gap byte after a partial match starts it in q (its string
+ * is the last depth(q) input bytes). A gap byte is skipped while the
+ * gaps inside the path's string stay within the set's budget (else a
+ * shorter suffix, along the failure links, that fits); any other byte is
+ * a step. The path stops in the root, when its string no longer holds a
+ * gap (the main state then holds that string or a longer one), or when
+ * nothing can follow.
+ */
+static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
+{
+	const mask_set_t *set = st->set;
+	struct gap_path *gp = &st->gap;
+	uint32_t g = gp->state;
+	bool skip;
+
+	if (g == 0) {
+		uint32_t d = set->node[q].depth;
+
+		if (q == 0 || !gap_byte(c))
+			return;
+		for (uint32_t k = 0; k < d; k++)
+			gp->at[(gp->nv + k) & gp->mask] = st->pos - d + k;
+		gp->nv += d;
+		g = q;
+	}
+	/* A backslash begins an escape unless it ends one ("\\\\"). */
+	skip = (gp->esc && (c == 'n' || c == 'r')) || gap_byte(c);
+	gp->esc = c == '\\' && !gp->esc;
+	if (skip) {
+		while (g != 0 &&
+		       st->pos - gap_from(st, set->node[g].depth) - set->node[g].depth + 1 > set->gap_max)
+			g = set->node[g].fail;
+		if (g == 0 || set->node[g].live == 0) {
+			gap_stop(st);
+			return;
+		}
+		gp->state = g;
+		return;
+	}
+	g = step(set, g, c);
+	gp->at[gp->nv++ & gp->mask] = st->pos;
+	if (g == 0 || st->pos + 1 - gap_from(st, set->node[g].depth) == set->node[g].depth) {
+		gap_stop(st);
+		return;
+	}
+	gp->state = g;
+	if (set->node[g].pat != 0 || set->node[g].out != 0)
+		gap_record(st, g);
 }
 
 /*
@@ -414,19 +599,20 @@ static int finalize(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t f)
 			st->scan = f;
 			break;
 		}
-		e = st->ring[p & st->ring_mask];
+		e = st->ring[p & st->ring_mask].pat;
 		if (e == 0) {
 			st->scan++;
 			continue;
 		}
-		if (emit_literal(ctx, st->lit, p) != 0 || emit_replace(st, ctx, p, e - 1) != 0)
+		end = p + st->ring[p & st->ring_mask].len;
+		if (emit_literal(ctx, st->lit, p) != 0 ||
+		    emit_replace(st, ctx, p, e - 1, (uint32_t)(end - p)) != 0)
 			return -1;
-		end = p + st->set->pat[e - 1].from_len;
 		/* Starts inside the replaced span can no longer match. */
 		for (uint64_t x = p; x < end; x++) {
-			uint32_t *slot = &st->ring[x & st->ring_mask];
-			if (*slot != 0) {
-				*slot = 0;
+			struct slot *sl = &st->ring[x & st->ring_mask];
+			if (sl->pat != 0) {
+				sl->pat = 0;
 				st->npending--;
 			}
 		}
@@ -435,28 +621,62 @@ static int finalize(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t f)
 	return 0;
 }
 
+/*
+ * Offset in seg of the first gap byte at or after i, n if none. at[] keeps
+ * the next '\n', '\r' and backslash found (SIZE_MAX: not looked for yet),
+ * so each is searched for again only once passed: linear in n.
+ */
+static size_t gap_next(const unsigned char *seg, size_t i, size_t n, size_t at[3])
+{
+	static const unsigned char b[3] = { '\n', '\r', '\\' };
+	size_t m = n;
+
+	for (int k = 0; k < 3; k++) {
+		if (at[k] == SIZE_MAX || at[k] < i) {
+			const unsigned char *h = memchr(seg + i, b[k], n - i);
+
+			at[k] = h != NULL ? (size_t)(h - seg) : n;
+		}
+		if (at[k] < m)
+			m = at[k];
+	}
+	return m;
+}
+
 /* Scans n bytes at seg, the input of positions [pos, pos + n). */
 static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const unsigned char *seg,
 			size_t n)
 {
 	const mask_set_t *set = st->set;
 	uint32_t q = st->state;
-	size_t i = 0;
+	size_t i = 0, gap_at[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
 
 	while (i < n) {
 		const struct mask_node *nq;
 		uint64_t f;
 
-		if (q == 0) {
-			/* Nothing pending in the root: skip to a first byte. */
-			size_t j = skip_root(set, seg + i, n - i);
+		if (q == 0 && st->gap.state == 0) {
+			/* Nothing pending in the root: skip to a first byte. The
+			 * skip's filters look at contiguous bytes, so with gap
+			 * patterns the automaton also runs over the three bytes
+			 * before each gap byte: a match broken within its first
+			 * four bytes starts there. */
+			size_t lim = n - i, j;
 
+			if (set->gap_max != 0) {
+				size_t k = gap_next(seg, i, n, gap_at);
+
+				lim = k - i > 3 ? k - i - 3 : 0;
+			}
+			j = lim != 0 ? skip_root(set, seg + i, lim) : 0;
 			i += j;
 			st->pos += j;
 			st->scan = st->pos;
 			if (i == n)
 				break;
 		}
+		if (set->gap_max != 0)
+			gap_feed(st, q, seg[i]);
 		q = step(set, q, seg[i]);
 		i++;
 		st->pos++;
@@ -464,6 +684,13 @@ static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const uns
 		if (nq->pat != 0 || nq->out != 0)
 			record(st, q);
 		f = st->pos - nq->live;
+		if (st->gap.state != 0) {
+			uint32_t live = set->node[st->gap.state].live;
+			uint64_t fg = live != 0 ? gap_from(st, live) : st->pos;
+
+			if (fg < f)
+				f = fg;
+		}
 		if (st->scan < f && finalize(st, ctx, f) != 0) {
 			st->state = q;
 			return -1;
@@ -518,23 +745,56 @@ static void ctx_init(struct feed_ctx *ctx, const mask_stream_t *st, struct evbuf
 /* Streams                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Smallest power of two above n. */
+static size_t pow2_above(size_t n)
+{
+	size_t r = 1;
+
+	while (r <= n)
+		r <<= 1;
+	return r;
+}
+
+/* Allocates st's pending ring, and for a set with gap patterns the gap
+ * path's positions and the scratch a match with gaps is rebuilt in.
+ * Returns 0 or -1 (ENOMEM; stream_tables_free() releases what was). */
+static int stream_tables(mask_stream_t *st, const mask_set_t *set)
+{
+	size_t ring = pow2_above(set->maxlen + set->gap_max + 1);
+
+	st->set = set;
+	st->ring_mask = (uint32_t)(ring - 1);
+	st->ring = calloc(ring, sizeof(*st->ring));
+	if (st->ring == NULL)
+		return -1;
+	if (set->gap_max == 0)
+		return 0;
+	ring = pow2_above(set->maxlen);
+	st->gap.mask = (uint32_t)(ring - 1);
+	st->gap.at = calloc(ring, sizeof(*st->gap.at));
+	st->scratch = malloc(set->maxlen + set->gap_max);
+	return st->gap.at != NULL && st->scratch != NULL ? 0 : -1;
+}
+
+static void stream_tables_free(mask_stream_t *st)
+{
+	free(st->ring);
+	free(st->gap.at);
+	/* Wiped after each use. */
+	free(st->scratch);
+}
+
 mask_stream_t *mask_stream_new(const mask_set_t *set)
 {
 	mask_stream_t *st;
-	size_t ring = 1;
 
-	while (ring < set->maxlen)
-		ring <<= 1;
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		return NULL;
-	st->set = set;
-	st->ring_mask = (uint32_t)(ring - 1);
-	st->hold_cap = set->maxlen > 1 ? set->maxlen - 1 : 1;
-	st->ring = calloc(ring, sizeof(*st->ring));
+	st->hold_cap = mask_set_holdmax(set) > 0 ? mask_set_holdmax(set) : 1;
 	st->hold = malloc(st->hold_cap);
 	st->counts = calloc(set->npairs != 0 ? set->npairs : 1, sizeof(*st->counts));
-	if (st->ring == NULL || st->hold == NULL || st->counts == NULL) {
+	if (stream_tables(st, set) != 0 || st->hold == NULL || st->counts == NULL) {
 		mask_stream_free(st);
 		errno = ENOMEM;
 		return NULL;
@@ -551,7 +811,7 @@ void mask_stream_free(mask_stream_t *st)
 		WIPED(st->hold, st->hold_cap, "hold");
 	}
 	free(st->hold);
-	free(st->ring);
+	stream_tables_free(st);
 	free(st->counts);
 	free(st);
 }
@@ -628,6 +888,7 @@ int mask_stream_finish(mask_stream_t *st, struct evbuffer *out)
 	}
 	st->lit = st->scan = st->pos;
 	st->state = 0;
+	gap_stop(st);
 	explicit_bzero(st->hold, st->hold_len);
 	st->hold_len = 0;
 	return 0;
@@ -638,6 +899,7 @@ void mask_stream_reset(mask_stream_t *st)
 	memset(st->ring, 0, ((size_t)st->ring_mask + 1) * sizeof(*st->ring));
 	st->npending = 0;
 	st->state = 0;
+	gap_stop(st);
 	st->lit = st->scan = st->pos;
 	explicit_bzero(st->hold, st->hold_cap);
 	st->hold_len = 0;
@@ -672,25 +934,22 @@ static int replace_once(const mask_set_t *set, unsigned char *buf, size_t len,
 {
 	struct mask_stream st;
 	struct feed_ctx ctx;
-	size_t ring = 1;
 	int rc = 0;
 
-	while (ring < set->maxlen)
-		ring <<= 1;
 	memset(&st, 0, sizeof(st));
-	st.set = set;
-	st.ring_mask = (uint32_t)(ring - 1);
 	st.counts = counts;
-	st.ring = calloc(ring, sizeof(*st.ring));
-	if (st.ring == NULL)
+	if (stream_tables(&st, set) != 0) {
+		stream_tables_free(&st);
+		errno = ENOMEM;
 		return -1;
+	}
 	ctx_init(&ctx, &st, out);
 	ctx.data = buf;
 	if (len != 0 && scan_segment(&st, &ctx, buf, len) != 0)
 		rc = -1;
 	else if (finalize(&st, &ctx, st.pos) != 0 || emit_literal(&ctx, st.lit, st.pos) != 0)
 		rc = -1;
-	free(st.ring);
+	stream_tables_free(&st);
 	if (total != NULL)
 		*total = (size_t)st.total;
 	return rc;

@@ -194,6 +194,9 @@ static void form_add(struct formlist *fl, uint32_t v, const char *from, const ch
 	fl->pairs[fl->n].to = to;
 	fl->pairs[fl->n].from_len = fl->pairs[fl->n].to_len = len;
 	fl->pairs[fl->n].pct = pct;
+	/* Every form of a real value is also found broken into lines
+	 * (mask.h struct mask_pair gaps): base64 at 60, 64 or 76 columns. */
+	fl->pairs[fl->n].gaps = true;
 	fl->n++;
 }
 

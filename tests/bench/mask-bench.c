@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 	}
 	make_patterns(from, to);
 	for (int i = 0; i < NPAT_MAX; i++)
-		pairs[i] = (struct mask_pair){ from[i], PAT_LEN, to[i], PAT_LEN, MASK_PCT_ALL };
+		pairs[i] = (struct mask_pair){ .from = from[i], .from_len = PAT_LEN, .to = to[i], .to_len = PAT_LEN, .pct = MASK_PCT_ALL, .gaps = true };
 	for (size_t i = 0; i < len; i++)
 		nomatch[i] = (unsigned char)(' ' + next_rand() % 95);
 	memcpy(matches, nomatch, len);

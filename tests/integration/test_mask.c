@@ -1192,6 +1192,107 @@ static void test_remask_bodies(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * Base64 broken into lines (SPEC §4.3, docs/masking.md "Line-broken
+ * forms"): a file holding the real value, base64-encoded as GitHub's
+ * contents API sends it (JSON, "\n" escapes every 60 columns), as PEM
+ * (LF every 64) and as MIME (CRLF every 76), with the value at each of
+ * the three alignments so that a break falls inside its base64. From the
+ * inject host and from another host the client gets text that, with the
+ * breaks taken out, decodes to the sentinel and never to the real value.
+ * Going out, the same text in a request body is refused (SPEC §4.2: a
+ * real value in any form the re-masker knows).
+ */
+static void test_remask_line_broken(void)
+{
+	static const struct { const char *name, *brk; size_t cols; bool json; } styles[] = {
+		{"JSON \\n at 60", "\\n", 60, true}, {"PEM LF at 64", "\n", 64, false}, {"MIME CRLF at 76", "\r\n", 76, false}};
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		for (size_t a = 0; a < 3; a++) {
+			for (size_t st = 0; st < sizeof(styles) / sizeof(styles[0]); st++) {
+				char file[256], b64[400], body[600], resp[800], hex[1700], path[1800], what[96];
+				size_t fl, bl = 0, rl;
+				int n;
+
+				snprintf(what, sizeof(what), "%s, alignment %zu", styles[st].name, a);
+				fl = (size_t)snprintf(file, sizeof(file), "# settings of the deploy job%.*s\nTOKEN=%s\nAPI=https://x\n",
+						      (int)a, "xx", tok_real);
+				n = EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)file, (int)fl);
+				CU_ASSERT_FATAL(n > 0);
+				if (styles[st].json)
+					bl = (size_t)snprintf(body, sizeof(body), "{\"content\":\"");
+				for (int i = 0; i < n; i += (int)styles[st].cols) {
+					int k = n - i < (int)styles[st].cols ? n - i : (int)styles[st].cols;
+
+					bl += (size_t)snprintf(body + bl, sizeof(body) - bl, "%.*s%s", k, b64 + i,
+							       styles[st].brk);
+				}
+				if (styles[st].json)
+					bl += (size_t)snprintf(body + bl, sizeof(body) - bl, "\",\"encoding\":\"base64\"}");
+				rl = (size_t)snprintf(resp, sizeof(resp),
+						      "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+						      bl, body);
+				CU_ASSERT_FATAL(rl < sizeof(resp));
+				to_hex(resp, hex);
+				snprintf(path, sizeof(path), "/rawhex/%s", hex);
+				for (int h = 0; h < 2; h++) {
+					char *out = NULL, *dec = NULL, clean[600];
+					size_t cl = 0;
+					const char *b;
+					int dn;
+
+					CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, h ? "localhost" : "127.0.0.1", path),
+								NULL), 0);
+					/* The breaks and the JSON around taken out, as a client would. */
+					b = out != NULL ? out : "";
+					if (styles[st].json && strstr(b, "\"content\":\"") != NULL)
+						b = strstr(b, "\"content\":\"") + 11;
+					for (; *b != '\0' && *b != '"' && cl + 1 < sizeof(clean); b++) {
+						if (b[0] == '\\' && b[1] == 'n')
+							b++;
+						else if (*b != '\r' && *b != '\n')
+							clean[cl++] = *b;
+					}
+					clean[cl] = '\0';
+					dec = calloc(1, cl + 1);
+					CU_ASSERT_FATAL(dec != NULL);
+					dn = EVP_DecodeBlock((unsigned char *)dec, (const unsigned char *)clean, (int)cl);
+					ROW(dn > 0 && memmem(dec, (size_t)dn, "TOKEN=", 6) != NULL,
+					    "%s, %s: the answer does not decode: %.300s", what, h ? "localhost" : "127.0.0.1",
+					    test_nz(out));
+					ROW(dn > 0 && memmem(dec, (size_t)dn, tok_real + 4, TOK_LEN - 8) == NULL,
+					    "%s, %s: the client got the real value one decode away", what,
+					    h ? "localhost" : "127.0.0.1");
+					ROW(dn > 0 && memmem(dec, (size_t)dn, p.tok + 4, TOK_LEN - 8) != NULL,
+					    "%s, %s: the decoded text holds no sentinel", what, h ? "localhost" : "127.0.0.1");
+					ROW(out != NULL && strstr(out, b64) == NULL && memmem(out, strlen(out), b64 + 40, 16) == NULL,
+					    "%s, %s: unbroken base64 of the real value arrived", what,
+					    h ? "localhost" : "127.0.0.1");
+					free(dec);
+					free(out);
+				}
+				/* The same text going out to another host: refused. */
+				{
+					char data[700], *out = NULL;
+
+					snprintf(data, sizeof(data), "%s", body);
+					CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", data,
+								url_of(&up, "localhost", "/echo"), NULL), 0);
+					ROW(out != NULL && strstr(out, "\r\n\r\nHTTP/1.1 403 ") != NULL &&
+						strstr(out, "X-Proxy-Error: blocked-by-sandbox-runtime") != NULL,
+					    "%s: a request body with the real value's line-broken base64 was not refused: %.200s",
+					    what, test_nz(out));
+					free(out);
+				}
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* After a WebSocket 101 the upstream pushes the real value: the client
  * gets the sentinel, and the tunnel still echoes. */
 static void test_remask_websocket(void)
@@ -2117,6 +2218,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "body: kept without injectIn body; injected with it, also in 1-byte chunks", test_body);
 	test_add(s, "plain HTTP: 403 without allowPlaintextInject, injected with it", test_plaintext);
 	test_add(s, "remask: header + Content-Length/chunked/close bodies, every host", test_remask_bodies);
+	test_add(s, "remask: base64 broken into lines (JSON, PEM, MIME), and refused going out", test_remask_line_broken);
 	test_add(s, "remask: WebSocket frames after 101", test_remask_websocket);
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);

@@ -6,6 +6,10 @@
  * semantics of mask.h (streaming substitution) literally: at each position the longest `from`
  * (lowest index on equal strings) is replaced, else one byte is copied.
  *
+ * Gap patterns (struct mask_pair gaps) are in the reference too:
+ * ref_match() walks a pattern over the input skipping gap bytes by
+ * stream.c's rule.
+ *
  * Suites:
  *   mask_stream        table cases through every entry point and split
  *   mask_stream_prop   random sets, inputs and split points (seeded:
@@ -73,9 +77,51 @@ static void bytes_add(struct bytes *b, const void *p, size_t n)
 }
 
 /*
+ * Input bytes a match of pattern pt at in[p] covers, 0 if none: its
+ * bytes in order, and for a gap pattern gap bytes between them (CR, LF,
+ * a backslash, and 'n' or 'r' after a backslash that began an escape),
+ * at most set->gap_max of them.
+ */
+static size_t ref_match(const mask_set_t *set, const struct mask_pat *pt, const unsigned char *in,
+			size_t len, size_t p)
+{
+	const unsigned char *f = set->bytes + pt->from_off;
+	size_t i = p, j = 0, gaps = 0;
+	bool esc = false;
+
+	while (j < pt->from_len) {
+		unsigned char c;
+
+		if (i >= len)
+			return 0;
+		c = in[i];
+		if (j > 0 && pt->gaps) {
+			bool skip = (esc && (c == 'n' || c == 'r')) || gap_byte(c);
+
+			esc = c == '\\' && !esc;
+			if (skip) {
+				if (++gaps > set->gap_max)
+					return 0;
+				i++;
+				continue;
+			}
+		}
+		if (c != f[j])
+			return 0;
+		i++;
+		j++;
+	}
+	return i - p;
+}
+
+/*
  * The reference: naive leftmost-longest scan over the set's compiled
  * pattern list (pairs first, then percent forms, as stream.c orders
- * them). counts has set->npairs entries and is incremented.
+ * them; of equal `from` strings the lowest index only, with its gaps
+ * flag). Longest means most input bytes covered; on a tie a match with
+ * gaps before one without, then the longer pattern, then the lower
+ * index. A match with gaps keeps them where they were. counts has
+ * set->npairs entries and is incremented.
  */
 static void ref_replace(const mask_set_t *set, const unsigned char *in, size_t len,
 			struct bytes *out, uint64_t *counts)
@@ -84,13 +130,27 @@ static void ref_replace(const mask_set_t *set, const unsigned char *in, size_t l
 
 	while (p < len) {
 		size_t best = SIZE_MAX, best_len = 0;
+		bool best_gapped = false;
 
 		for (size_t k = 0; k < set->npats; k++) {
 			const struct mask_pat *pt = &set->pat[k];
-			if (pt->from_len > best_len && pt->from_len <= len - p &&
-			    memcmp(in + p, set->bytes + pt->from_off, pt->from_len) == 0) {
+			size_t n = ref_match(set, pt, in, len, p);
+			bool gapped = n != pt->from_len, dup = false;
+
+			/* Equal `from` strings: the lowest index, gaps or not. */
+			for (size_t e = 0; e < k && !dup; e++)
+				dup = set->pat[e].from_len == pt->from_len &&
+				      memcmp(set->bytes + set->pat[e].from_off, set->bytes + pt->from_off,
+					     pt->from_len) == 0;
+			if (n == 0 || dup)
+				continue;
+			if (best == SIZE_MAX || n > best_len ||
+			    (n == best_len && gapped && !best_gapped) ||
+			    (n == best_len && gapped == best_gapped &&
+			     pt->from_len > set->pat[best].from_len)) {
 				best = k;
-				best_len = pt->from_len;
+				best_len = n;
+				best_gapped = gapped;
 			}
 		}
 		if (best == SIZE_MAX) {
@@ -98,13 +158,38 @@ static void ref_replace(const mask_set_t *set, const unsigned char *in, size_t l
 			p++;
 			continue;
 		}
-		bytes_add(out, set->bytes + set->pat[best].to_off, set->pat[best].to_len);
+		if (best_gapped) {
+			const unsigned char *to = set->bytes + set->pat[best].to_off;
+			size_t j = 0;
+
+			for (size_t i = p; i < p + best_len; i++) {
+				if (in[i] == '\\' && i + 1 < p + best_len &&
+				    (in[i + 1] == 'n' || in[i + 1] == 'r' || in[i + 1] == '\\')) {
+					bytes_add(out, in + i, 2);
+					i++;
+				} else if (gap_byte(in[i])) {
+					bytes_add(out, in + i, 1);
+				} else {
+					bytes_add(out, to + j++, 1);
+				}
+			}
+		} else {
+			bytes_add(out, set->bytes + set->pat[best].to_off, set->pat[best].to_len);
+		}
 		counts[set->pat[best].origin]++;
 		p += best_len;
 	}
 }
 
+/* tset_new() where pair i gets gaps when bit i of gapmask is set. */
+static mask_set_t *tset_new_gaps(const struct tpair *tp, size_t n, unsigned flags, unsigned gapmask);
+
 static mask_set_t *tset_new(const struct tpair *tp, size_t n, unsigned flags)
+{
+	return tset_new_gaps(tp, n, flags, 0);
+}
+
+static mask_set_t *tset_new_gaps(const struct tpair *tp, size_t n, unsigned flags, unsigned gapmask)
 {
 	struct mask_pair pairs[MAXP];
 	enum mask_set_result res;
@@ -117,6 +202,7 @@ static mask_set_t *tset_new(const struct tpair *tp, size_t n, unsigned flags)
 		pairs[i].to = tp[i].to;
 		pairs[i].to_len = strlen(tp[i].to);
 		pairs[i].pct = MASK_PCT_ALL;
+		pairs[i].gaps = (gapmask >> i & 1) != 0;
 	}
 	set = mask_set_new(pairs, n, flags | MASK_SET_NO_MLOCK, &res);
 	if (set == NULL)
@@ -165,7 +251,7 @@ static struct evbuffer *run_stream(const mask_set_t *set, const unsigned char *i
 {
 	mask_stream_t *st = mask_stream_new(set);
 	struct evbuffer *out = evbuffer_new(), *src = evbuffer_new();
-	size_t prev = 0, maxhold = set->maxlen ? set->maxlen - 1 : 0;
+	size_t prev = 0, maxhold = mask_set_holdmax(set);
 
 	CU_ASSERT_FATAL(st != NULL && out != NULL && src != NULL);
 	if (by_buffer) {
@@ -199,7 +285,7 @@ static struct evbuffer *run_stream(const mask_set_t *set, const unsigned char *i
 			goto fail;
 		}
 		if (mask_stream_held(st) > maxhold) {
-			FAILF("held %zu > maxlen - 1 = %zu", mask_stream_held(st), maxhold);
+			FAILF("held %zu > holdmax %zu", mask_stream_held(st), maxhold);
 			goto fail;
 		}
 		prev = end;
@@ -528,7 +614,7 @@ static void test_skip_paths(void)
 			to[k][j] = (unsigned char)('0' + k % 10);
 		}
 		to[k][0] = '#';
-		pairs[k] = (struct mask_pair){ from[k], 2 + k % 5, to[k], 2 + k % 5, MASK_PCT_ALL };
+		pairs[k] = (struct mask_pair){ .from = from[k], .from_len = 2 + k % 5, .to = to[k], .to_len = 2 + k % 5, .pct = MASK_PCT_ALL };
 	}
 	for (size_t i = 0; i < len; i++) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -567,6 +653,111 @@ static void test_skip_paths(void)
 	free(in);
 }
 
+/*
+ * Line-broken forms (struct mask_pair gaps): base64 as GitHub's contents
+ * API (JSON "\n" every 60 columns), PEM (LF) and MIME (CRLF) break it,
+ * PHP's "\/", an escaped backslash. Each through one-shot, in place,
+ * 1-byte chunks and every split, by pointer and by buffer, against the
+ * reference, and the expected text where it is written out.
+ */
+struct gcase {
+	const char *name;
+	struct tpair p[3];
+	size_t np;
+	unsigned gapmask;
+	const char *in;
+	const char *want; /* NULL: the reference's answer only */
+	uint64_t total;
+};
+
+#define B64V "Z2hwX3NlY3JldHNlY3JldHNlY3JldA" /* a value's base64 form, 30 bytes */
+#define B64S "c2VudGluZWxzZW50aW5lbHNlbnRpbm" /* its sentinel's */
+
+static const struct gcase gcases[] = {
+	{ "JSON \\n breaks", { { B64V, B64S } }, 1, 1,
+	  "{\"content\":\"Z2hwX3Nl\\nY3JldHNlY3\\nJldHNlY3JldA==\\n\"}",
+	  "{\"content\":\"c2VudGlu\\nZWxzZW50aW\\n5lbHNlbnRpbm==\\n\"}", 1 },
+	{ "JSON \\r\\n breaks", { { B64V, B64S } }, 1, 1, "x Z2hwX3NlY3JldHNl\\r\\nY3JldHNlY3JldA x",
+	  "x c2VudGluZWxzZW50\\r\\naW5lbHNlbnRpbm x", 1 },
+	{ "PEM LF and MIME CRLF", { { B64V, B64S } }, 1, 1,
+	  "Z2hwX3NlY3Jl\ndHNlY3JldHNlY3JldA\nZ2hwX3NlY3JldHNl\r\nY3JldHNlY3JldA",
+	  "c2VudGluZWxz\nZW50aW5lbHNlbnRpbm\nc2VudGluZWxzZW50\r\naW5lbHNlbnRpbm", 2 },
+	{ "a break after the first byte", { { B64V, B64S } }, 1, 1, "Z\n2hwX3NlY3JldHNlY3JldHNlY3JldA",
+	  "c\n2VudGluZWxzZW50aW5lbHNlbnRpbm", 1 },
+	{ "PHP's escaped slash", { { "ab/cd+ef/gh", "xy/zw+vu/ts" } }, 1, 1, "\"ab\\/cd+ef\\/gh\"",
+	  "\"xy\\/zw+vu\\/ts\"", 1 },
+	{ "an escaped backslash then n is not a break", { { "abcdnefgh", "ABCDNEFGH" } }, 1, 1,
+	  "abcd\\\\nefgh abcd\\nnefgh", "ABCD\\\\NEFGH ABCD\\nNEFGH", 2 },
+	{ "more breaks than the budget: left as is", { { B64V, B64S } }, 1, 1,
+	  "Z2\nhw\nX3\nNl\nY3\nJldHNlY3JldHNlY3JldA", "Z2\nhw\nX3\nNl\nY3\nJldHNlY3JldHNlY3JldA", 0 },
+	{ "a pair without gaps is found whole only", { { B64V, B64S } }, 1, 0,
+	  "Z2hwX3NlY3Jl\ndHNlY3JldHNlY3JldA " B64V, "Z2hwX3NlY3Jl\ndHNlY3JldHNlY3JldA " B64S, 1 },
+	/* The gap path only adds: the raw value right after a backslash that
+	 * follows the start of a base64 form is still found. */
+	{ "a raw value after a skipped backslash", { { "bnBtX2FiY2RlZmdo", "c2VudGluZWxzZW50" },
+	  { "npm_abcdefghijkl", "npm_SENTINELSENT" } }, 2, 3, "bnBt\\npm_abcdefghijkl",
+	  "bnBt\\npm_SENTINELSENT", 1 },
+	{ "breaks around and between matches", { { B64V, B64S }, { "QUJDREVGR0hJSktM", "TU5PUFFSU1RVVldY" } },
+	  2, 3, "\n\nZ2hwX3NlY3JldHNlY3Jl\ndHNlY3JldA\nQUJDREVG\r\nR0hJSktM\n\n", NULL, 2 },
+};
+
+static void check_gcase(const struct gcase *gc)
+{
+	mask_set_t *set = tset_new_gaps(gc->p, gc->np, 0, gc->gapmask);
+	const unsigned char *in = (const unsigned char *)gc->in;
+	size_t len = strlen(gc->in), cuts[256], total = 0;
+	uint64_t rc[3] = { 0 }, counts[3], want_total = 0;
+	struct bytes ref = { 0 };
+	struct evbuffer *out;
+	char b1[512];
+
+	CU_ASSERT_FATAL(set != NULL && len < 256);
+	ref_replace(set, in, len, &ref, rc);
+	for (size_t i = 0; i < gc->np; i++)
+		want_total += rc[i];
+	if ((gc->want != NULL && (ref.len != strlen(gc->want) || memcmp(ref.p, gc->want, ref.len) != 0)) ||
+	    want_total != gc->total)
+		FAILF("%s: reference gives \"%s\"", gc->name, show(ref.p, ref.len, b1, sizeof(b1)));
+	out = evbuffer_new();
+	CU_ASSERT_FATAL(out != NULL);
+	CU_ASSERT(mask_replace_buf(set, in, len, out, NULL, &total) == 0);
+	if (!evbuf_equals(out, ref.p, ref.len) || total != want_total)
+		FAILF("%s: replace_buf gives \"%s\"", gc->name,
+		      show(evbuffer_pullup(out, -1), evbuffer_get_length(out), b1, sizeof(b1)));
+	evbuffer_free(out);
+	{
+		unsigned char buf[256];
+
+		memcpy(buf, in, len);
+		CU_ASSERT(mask_replace_inplace(set, buf, len, NULL, NULL) == 0);
+		if (memcmp(buf, ref.p, len) != 0)
+			FAILF("%s: in place gives \"%s\"", gc->name, show(buf, len, b1, sizeof(b1)));
+	}
+	for (int by_buffer = 0; by_buffer <= 1; by_buffer++) {
+		for (size_t i = 1; i < len; i++)
+			cuts[i - 1] = i;
+		out = run_stream(set, in, len, cuts, len ? len - 1 : 0, by_buffer, counts);
+		if (!same_result(out, counts, &ref, rc, gc->np))
+			FAILF("%s: stream (buffer=%d) in 1-byte chunks", gc->name, by_buffer);
+		evbuffer_free(out);
+		for (size_t i = 1; i < len; i++) {
+			cuts[0] = i;
+			out = run_stream(set, in, len, cuts, 1, by_buffer, counts);
+			if (!same_result(out, counts, &ref, rc, gc->np))
+				FAILF("%s: stream (buffer=%d) split at %zu", gc->name, by_buffer, i);
+			evbuffer_free(out);
+		}
+	}
+	free(ref.p);
+	mask_set_free(set);
+}
+
+static void test_gaps(void)
+{
+	for (size_t i = 0; i < ARRAY_LEN(gcases); i++)
+		check_gcase(&gcases[i]);
+}
+
 TEST_REGISTRAR(register_mask_stream)
 {
 	CU_pSuite s = test_suite("mask_stream", NULL, NULL);
@@ -576,6 +767,7 @@ TEST_REGISTRAR(register_mask_stream)
 	test_add(s, "hold-back, finish, counters, reset, failure", test_lifecycle);
 	test_add(s, "3 MiB in 16 KiB chunks with split sentinels", test_large);
 	test_add(s, "every root-skip implementation", test_skip_paths);
+	test_add(s, "line-broken forms: JSON, PEM, MIME breaks, escapes, budget", test_gaps);
 }
 
 /* ------------------------------------------------------------------ */
@@ -610,9 +802,34 @@ static uint64_t prop_seed(void)
 
 #define PROP_ITERS 3000
 
-/* One random trial; returns false (after reporting) on a mismatch. */
+/* Gap tokens the gap trials put between pattern bytes and in noise. */
+static const char *const gap_tokens[] = { "\n", "\r\n", "\\n", "\\r\\n", "\\\\", "\\", "\r" };
+
+/* Appends src[0..n) at in + *i (room: cap), with a random gap token
+ * before each byte after the first one time in four when gaps is set. */
+static void put_piece(unsigned char *in, size_t *i, size_t cap, const unsigned char *src, size_t n,
+		      bool gaps)
+{
+	for (size_t j = 0; j < n && *i < cap; j++) {
+		if (gaps && j > 0 && rnd(4) == 0) {
+			const char *t = gap_tokens[rnd(ARRAY_LEN(gap_tokens))];
+			size_t tl = strlen(t);
+
+			if (*i + tl >= cap)
+				return;
+			memcpy(in + *i, t, tl);
+			*i += tl;
+		}
+		in[(*i)++] = src[j];
+	}
+}
+
+/* One random trial; returns false (after reporting) on a mismatch.
+ * MASK_SET_PROP_GAPS in flags: gap pairs and gap tokens in the input. */
+#define MASK_SET_PROP_GAPS (1u << 30)
 static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
 {
+	bool gaps = (flags & MASK_SET_PROP_GAPS) != 0;
 	/* Tiny alphabets force overlaps, prefixes and self-repetition. */
 	static const char *alphabets[] = { "ab", "abc", "a/b%", "xyz01" };
 	const char *alpha = alphabets[rnd(ARRAY_LEN(alphabets))];
@@ -639,7 +856,9 @@ static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
 		pairs[i].from = fb[i];
 		pairs[i].to = tb[i];
 		pairs[i].pct = MASK_PCT_ALL;
+		pairs[i].gaps = gaps && rnd(4) != 0;
 	}
+	flags &= ~MASK_SET_PROP_GAPS;
 	set = mask_set_new(pairs, np, flags | MASK_SET_NO_MLOCK, &res);
 	if (set == NULL) {
 		FAILF("seed %" PRIu64 " iter %u: mask_set_new: %s", seed, iter, mask_set_strerror(res));
@@ -658,8 +877,11 @@ static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
 			size_t n = pt->from_len - rnd(2);
 			if (n > len - i)
 				n = len - i;
-			memcpy(in + i, set->bytes + pt->from_off, n);
-			i += n;
+			put_piece(in, &i, len, set->bytes + pt->from_off, n, gaps);
+		} else if (gaps && rnd(6) == 0) {
+			const char *t = gap_tokens[rnd(ARRAY_LEN(gap_tokens))];
+
+			put_piece(in, &i, len, (const unsigned char *)t, strlen(t), false);
 		} else {
 			in[i++] = (unsigned char)alpha[rnd(alen)];
 		}
@@ -678,6 +900,19 @@ static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
 			ok = false;
 		}
 		evbuffer_free(out);
+	}
+	/* in place (the head path), when lengths allow */
+	if (ok && set->equal_len) {
+		unsigned char buf[300];
+		uint64_t oc[MAXP] = { 0 };
+
+		memcpy(buf, in, len);
+		if (mask_replace_inplace(set, buf, len, oc, NULL) != 0 || ref.len != len ||
+		    (len != 0 && memcmp(buf, ref.p, len) != 0) || memcmp(oc, rc, np * sizeof(oc[0])) != 0) {
+			FAILF("seed %" PRIu64 " iter %u: in place differs on \"%s\"", seed, iter,
+			      show(in, len, b1, sizeof(b1)));
+			ok = false;
+		}
 	}
 	for (int by_buffer = 0; ok && by_buffer <= 1; by_buffer++) {
 		struct evbuffer *out;
@@ -746,6 +981,13 @@ static void test_prop_plain(void)
 static void test_prop_percent(void)
 {
 	prop_run(MASK_SET_PERCENT);
+}
+
+/* Gap pairs, with line breaks and JSON escapes inside and around the
+ * pattern pieces (stream.c's gap path against ref_match()). */
+static void test_prop_gaps(void)
+{
+	prop_run(MASK_SET_PROP_GAPS);
 }
 
 /*
@@ -918,6 +1160,7 @@ TEST_REGISTRAR(register_mask_stream_prop)
 
 	test_add(s, "random sets, inputs, splits == reference", test_prop_plain);
 	test_add(s, "same with percent forms", test_prop_percent);
+	test_add(s, "gap pairs, line breaks and escapes in the input", test_prop_gaps);
 	test_add(s, "long self-overlapping patterns, long inputs", test_prop_long);
 	test_add(s, "frequent prefix hits, candidates at chunk edges", test_prop_edges);
 }
@@ -929,7 +1172,7 @@ TEST_REGISTRAR(register_mask_stream_prop)
 static void test_set_errors(void)
 {
 	static const char big[MASK_PATTERN_MAX_BYTES + 1];
-	struct mask_pair p = { "abc", 3, "xyz", 3, MASK_PCT_ALL };
+	struct mask_pair p = { "abc", 3, "xyz", 3, MASK_PCT_ALL, false };
 	enum mask_set_result res;
 	struct mask_pair *many;
 
@@ -974,7 +1217,7 @@ static void test_set_errors(void)
  * say what was achieved, and the kernel agrees. */
 static void test_set_hygiene(void)
 {
-	struct mask_pair p = { "ghp_secretsecret", 16, "ghp_sentinelxxxx", 16, MASK_PCT_ALL };
+	struct mask_pair p = { "ghp_secretsecret", 16, "ghp_sentinelxxxx", 16, MASK_PCT_ALL, false };
 	enum mask_set_result res;
 	mask_set_t *set = mask_set_new(&p, 1, 0, &res);
 	char flags[512];
@@ -1041,7 +1284,7 @@ static bool contains(const void *hay, size_t n, const void *needle, size_t m)
 static void test_set_wipe(void)
 {
 	static const char secret[] = "github_pat_11AAAAAAA0realrealrealrealreal";
-	struct mask_pair p = { secret, sizeof(secret) - 1, "x", 1, MASK_PCT_ALL };
+	struct mask_pair p = { secret, sizeof(secret) - 1, "x", 1, MASK_PCT_ALL, false };
 	enum mask_set_result res;
 	mask_set_t *set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK | MASK_SET_PERCENT, &res);
 	mask_stream_t *st;
@@ -1072,7 +1315,7 @@ static void test_set_wipe(void)
 /* finish() and a shrinking hold-back wipe what they drop. */
 static void test_hold_wipe(void)
 {
-	struct mask_pair p = { "0123456789", 10, "abcdefghij", 10, MASK_PCT_ALL };
+	struct mask_pair p = { "0123456789", 10, "abcdefghij", 10, MASK_PCT_ALL, false };
 	enum mask_set_result res;
 	mask_set_t *set = mask_set_new(&p, 1, MASK_SET_NO_MLOCK, &res);
 	mask_stream_t *st;
@@ -1201,7 +1444,7 @@ static void test_percent(void)
 	}
 	/* mask_set_new_pct(): percent forms for the pairs from pct_from on. */
 	{
-		struct mask_pair p[2] = { { "k/1", 3, "v/1", 3, MASK_PCT_ALL }, { "k/2", 3, "v/2", 3, MASK_PCT_ALL } };
+		struct mask_pair p[2] = { { "k/1", 3, "v/1", 3, MASK_PCT_ALL, false }, { "k/2", 3, "v/2", 3, MASK_PCT_ALL, false } };
 		enum mask_set_result res;
 		mask_set_t *set = mask_set_new_pct(p, 2, 1, MASK_SET_NO_MLOCK, &res);
 		uint64_t c[2] = { 0 };
