@@ -622,25 +622,167 @@ static int finalize(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t f)
 }
 
 /*
- * Offset in seg of the first gap byte at or after i, n if none. at[] keeps
- * the next '\n', '\r' and backslash found (SIZE_MAX: not looked for yet),
- * so each is searched for again only once passed: linear in n.
+ * The first of the (up to) three offsets before gap byte k, from i on,
+ * where a match broken at k may start, k if none (the root skip may then
+ * pass the gap). A match starting at s < k holds seg[s..k) and goes on
+ * after the gap bytes from k on (the rule of gap_feed(), fresh at k):
+ *  - s = k - 1: its first two bytes are seg[k - 1] and the first byte
+ *    after the gaps (set->bigram);
+ *  - s = k - 2 or k - 3: its first two are seg[s], seg[s + 1].
+ * Gaps reaching the end of seg: any s whose byte begins a pattern. More
+ * gap bytes than the budget: no match spans them.
  */
-static size_t gap_next(const unsigned char *seg, size_t i, size_t n, size_t at[3])
+static inline size_t gap_window(const mask_set_t *set, const unsigned char *seg, size_t i, size_t k,
+				size_t n)
 {
-	static const unsigned char b[3] = { '\n', '\r', '\\' };
-	size_t m = n;
+	size_t s = k - i > 3 ? k - 3 : i, t = k;
+	bool esc = false;
 
-	for (int k = 0; k < 3; k++) {
-		if (at[k] == SIZE_MAX || at[k] < i) {
-			const unsigned char *h = memchr(seg + i, b[k], n - i);
+	for (; s + 1 < k; s++)
+		if (bit_get(set->bigram, (uint32_t)seg[s] << 8 | seg[s + 1]))
+			return s;
+	if (s == k)
+		return k;
+	while (t < n && t - k <= set->gap_max) {
+		unsigned char c = seg[t];
 
-			at[k] = h != NULL ? (size_t)(h - seg) : n;
-		}
-		if (at[k] < m)
-			m = at[k];
+		if (!((esc && (c == 'n' || c == 'r')) || gap_byte(c)))
+			break;
+		esc = c == '\\' && !esc;
+		t++;
 	}
-	return m;
+	if (t == n)
+		return set->first[seg[s]] != 0 ? s : k;
+	if (t - k > set->gap_max)
+		return k;
+	return bit_get(set->bigram, (uint32_t)seg[s] << 8 | seg[t]) ? s : k;
+}
+
+#ifdef HAVE_TEDDY
+/* First-byte bits of the three bytes before offset b that are at or after
+ * i (bit 0: b - 3), for the vector loops' first step. */
+static uint32_t gap_prev3(const mask_set_t *set, const unsigned char *seg, size_t i, size_t b)
+{
+	uint32_t prev = 0;
+
+	for (size_t d = 1; d <= 3; d++)
+		if (b >= i + d && set->first[seg[b - d]] != 0)
+			prev |= 1u << (3 - d);
+	return prev;
+}
+
+/*
+ * gap_scan()'s loop with SSSE3 from offset b on, sixteen bytes per step
+ * and no branch per gap byte: lane masks of the gap bytes and of the
+ * bytes in the Teddy filter's first-byte tables (a superset of the
+ * patterns' first bytes); only a gap byte with such a byte among the
+ * three before it goes to gap_window() (windows from i on). Returns the
+ * first window start, or n with *done where it stopped.
+ */
+__attribute__((target("ssse3"))) static size_t gap_scan_teddy(const mask_set_t *set,
+							       const unsigned char *seg, size_t i,
+							       size_t b, size_t n, size_t *done)
+{
+	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
+	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), bs = _mm_set1_epi8('\\');
+	uint32_t prev = gap_prev3(set, seg, i, b); /* the three bytes before b */
+
+	for (; b + 16 <= n; b += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(seg + b));
+		__m128i g = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_cmpeq_epi8(x, cr)),
+					 _mm_cmpeq_epi8(x, bs));
+		__m128i f = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
+					  _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
+		uint32_t mf = ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, zero)) & 0xffffu;
+		uint32_t w3 = mf << 3 | prev; /* bit L: lane L - 3 */
+		uint32_t m = (uint32_t)_mm_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
+
+		prev = mf >> 13;
+		while (m != 0) {
+			size_t k = b + (size_t)__builtin_ctz(m);
+			size_t w = gap_window(set, seg, i, k, n);
+
+			if (w < k)
+				return w;
+			m &= m - 1;
+		}
+	}
+	*done = b;
+	return n;
+}
+
+/* The same with AVX2, thirty-two bytes per step. */
+__attribute__((target("avx2"))) static size_t gap_scan_teddy32(const mask_set_t *set,
+								const unsigned char *seg, size_t i,
+								size_t b, size_t n, size_t *done)
+{
+	const __m256i lo1 = _mm256_broadcastsi128_si256(set->teddy[0]);
+	const __m256i hi1 = _mm256_broadcastsi128_si256(set->teddy[1]);
+	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+	const __m256i nl = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
+	const __m256i bs = _mm256_set1_epi8('\\');
+	uint64_t prev = gap_prev3(set, seg, i, b);
+
+	for (; b + 32 <= n; b += 32) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(seg + b));
+		__m256i g = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, nl), _mm256_cmpeq_epi8(x, cr)),
+					    _mm256_cmpeq_epi8(x, bs));
+		__m256i f = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
+					     _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+		uint64_t mf = (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(f, zero));
+		uint64_t w3 = mf << 3 | prev;
+		uint64_t m = (uint32_t)_mm256_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
+
+		prev = mf >> 29;
+		while (m != 0) {
+			size_t k = b + (size_t)__builtin_ctzll(m);
+			size_t w = gap_window(set, seg, i, k, n);
+
+			if (w < k)
+				return w;
+			m &= m - 1;
+		}
+	}
+	*done = b;
+	return n;
+}
+#endif
+
+/*
+ * The first offset from i on where a match broken within its first four
+ * bytes may start (gap_window() of each gap byte in seg[i..n), in order),
+ * n if none. With SSSE3, sixteen bytes per step (gap_scan_teddy()).
+ */
+static size_t gap_scan(const mask_set_t *set, const unsigned char *seg, size_t i, size_t n)
+{
+	size_t b = i;
+
+#ifdef HAVE_TEDDY
+	/* The vector loops leave up to 31 bytes to the loop below; each
+	 * goes on where the last stopped, windows from i on. */
+	if (set->use_teddy) {
+		size_t w;
+
+		if (set->use_teddy32) {
+			w = gap_scan_teddy32(set, seg, i, b, n, &b);
+			if (w < n)
+				return w;
+		}
+		w = gap_scan_teddy(set, seg, i, b, n, &b);
+		if (w < n)
+			return w;
+	}
+#endif
+	for (; b < n; b++) {
+		if (gap_byte(seg[b])) {
+			size_t w = gap_window(set, seg, i, b, n);
+
+			if (w < b)
+				return w;
+		}
+	}
+	return n;
 }
 
 /* Scans n bytes at seg, the input of positions [pos, pos + n). */
@@ -649,7 +791,7 @@ static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const uns
 {
 	const mask_set_t *set = st->set;
 	uint32_t q = st->state;
-	size_t i = 0, gap_at[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
+	size_t i = 0, gap_w = SIZE_MAX; /* gap_scan() from some i' <= i; SIZE_MAX: none yet */
 
 	while (i < n) {
 		const struct mask_node *nq;
@@ -657,16 +799,20 @@ static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const uns
 
 		if (q == 0 && st->gap.state == 0) {
 			/* Nothing pending in the root: skip to a first byte. The
-			 * skip's filters look at contiguous bytes, so with gap
-			 * patterns the automaton also runs over the three bytes
-			 * before each gap byte: a match broken within its first
-			 * four bytes starts there. */
+			 * skip's filters look at four contiguous bytes, so with
+			 * gap patterns the automaton also runs from where a match
+			 * broken within its first four bytes may start, before a
+			 * gap byte (gap_window()), and over the last three bytes
+			 * of the segment (a gap may open the next one). */
 			size_t lim = n - i, j;
 
 			if (set->gap_max != 0) {
-				size_t k = gap_next(seg, i, n, gap_at);
+				size_t w;
 
-				lim = k - i > 3 ? k - i - 3 : 0;
+				if (gap_w == SIZE_MAX || gap_w < i)
+					gap_w = gap_scan(set, seg, i, n);
+				w = gap_w < n ? gap_w : n - i > 3 ? n - 3 : i;
+				lim = w - i;
 			}
 			j = lim != 0 ? skip_root(set, seg + i, lim) : 0;
 			i += j;
