@@ -130,6 +130,196 @@ static inline bool skip_cand(const mask_set_t *set, const unsigned char *p, size
 	return bit_get(set->quad, quad_hash(u));
 }
 
+/*
+ * May a match broken by the gap bytes at k start at s (k - 3 <= s < k)?
+ * Its bytes are p[s..k), then those after the gaps (the rule of
+ * gap_feed(), fresh at k). As skip_cand() for a contiguous start: its
+ * first two bytes begin a pattern of 1 to 3 bytes (short2) or its first
+ * four a longer one (quad); when p ends first, its first two begin some
+ * pattern (bigram), or it has one byte only; the same when the gaps
+ * pass the budget after its second byte. No when p[s..k) holds a gap
+ * byte (the window of that earlier gap covers s) or the gaps pass the
+ * budget before its second byte.
+ */
+static inline bool gap_cand(const mask_set_t *set, const unsigned char *p, size_t s, size_t k,
+			    size_t n)
+{
+	unsigned char v[4];
+	size_t nv = 0, t = k, gaps = 0;
+	bool esc = false;
+	uint32_t ab, u;
+
+	for (size_t x = s; x < k; x++) {
+		if (gap_byte(p[x]))
+			return false;
+		v[nv++] = p[x];
+	}
+	/* Most windows fail on their first two bytes: tested as soon as
+	 * they are known. */
+	if (nv >= 2 && !bit_get(set->bigram, (uint32_t)v[0] << 8 | v[1]))
+		return false;
+	while (nv < 4 && t < n) {
+		unsigned char c = p[t++];
+		bool gap = (esc && (c == 'n' || c == 'r')) || gap_byte(c);
+
+		esc = c == '\\' && !esc;
+		if (!gap) {
+			v[nv++] = c;
+			if (nv == 2 && !bit_get(set->bigram, (uint32_t)v[0] << 8 | v[1]))
+				return false;
+		} else if (++gaps > set->gap_max) {
+			/* No match has its second byte this far; a short one
+			 * may end before: decide on two bytes. */
+			if (nv < 2)
+				return false;
+			break;
+		}
+	}
+	if (nv < 4)
+		return true; /* the first two begin some pattern, or one byte */
+	ab = (uint32_t)v[0] << 8 | v[1];
+	if (bit_get(set->short2, ab))
+		return true;
+	memcpy(&u, v, 4);
+	return bit_get(set->quad, quad_hash(u));
+}
+
+/*
+ * The first of the (up to) three offsets before gap byte k, from i on,
+ * where a match broken at k may start (its first byte begins a pattern
+ * and gap_cand() agrees), k if none: the root skip may then pass the gap.
+ */
+static inline size_t gap_window(const mask_set_t *set, const unsigned char *p, size_t i, size_t k,
+				size_t n)
+{
+	for (size_t s = k - i > 3 ? k - 3 : i; s < k; s++)
+		if (set->first[p[s]] != 0 && gap_cand(set, p, s, k, n))
+			return s;
+	return k;
+}
+
+/* gap_window() of each gap byte p[k], k in (j, j + 3] and below n: the
+ * first that starts before j, else j. A candidate j returned by the skip
+ * must not pass over a broken match that starts just before it. */
+static size_t gap_ahead(const mask_set_t *set, const unsigned char *p, size_t n, size_t j)
+{
+	size_t r = j;
+
+	for (size_t k = j + 1; k <= j + 3 && k < n; k++) {
+		if (gap_byte(p[k])) {
+			size_t w = gap_window(set, p, 0, k, n);
+
+			if (w < r)
+				r = w;
+		}
+	}
+	return r;
+}
+
+#ifdef HAVE_TEDDY
+/* The first window start (gap_window()) of the gap bytes at lanes i + k,
+ * k the bits of m; n if none. */
+static inline size_t gap_lanes(const mask_set_t *set, const unsigned char *p, size_t n, size_t i,
+			       uint64_t m)
+{
+	while (m != 0) {
+		size_t k = i + (size_t)__builtin_ctzll(m);
+		size_t w = gap_window(set, p, 0, k, n);
+
+		if (w < k)
+			return w;
+		m &= m - 1;
+	}
+	return n;
+}
+
+/* First-byte bits of the three bytes before offset b (bit 0: b - 3), for
+ * a vector loop starting at b. */
+static uint32_t gap_prev3(const mask_set_t *set, const unsigned char *p, size_t b)
+{
+	uint32_t prev = 0;
+
+	for (size_t d = 1; d <= 3 && d <= b; d++)
+		if (set->first[p[b - d]] != 0)
+			prev |= 1u << (3 - d);
+	return prev;
+}
+
+/*
+ * The lanes of the block at p + b (b >= 3, the block and 2 bytes after it
+ * readable) where a gap byte could break a match within its first four
+ * bytes, by the Teddy filter's first- and second-byte tables (a bucket
+ * shared: a superset of the patterns' first two bytes): a match from
+ * k - 1 with its second byte at k + 1 or k + 2 (a gap run of one or two
+ * bytes; a longer one, a gap byte at k + 2, passes), from k - 2 or k - 3
+ * with its first two bytes before k. gap_window() decides each lane.
+ */
+__attribute__((target("ssse3"))) static uint32_t gap_refine(const mask_set_t *set, const unsigned char *p,
+							     size_t b)
+{
+	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
+	const __m128i lo2 = set->teddy[2], hi2 = set->teddy[3];
+	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+#define T16(lo, hi, off)                                                                           \
+	_mm_and_si128(_mm_shuffle_epi8(lo, _mm_and_si128(v##off, nib)),                             \
+		      _mm_shuffle_epi8(hi, _mm_and_si128(_mm_srli_epi16(v##off, 4), nib)))
+	__m128i vm3 = _mm_loadu_si128((const __m128i *)(const void *)(p + b - 3));
+	__m128i vm2 = _mm_loadu_si128((const __m128i *)(const void *)(p + b - 2));
+	__m128i vm1 = _mm_loadu_si128((const __m128i *)(const void *)(p + b - 1));
+	__m128i vp1 = _mm_loadu_si128((const __m128i *)(const void *)(p + b + 1));
+	__m128i vp2 = _mm_loadu_si128((const __m128i *)(const void *)(p + b + 2));
+	__m128i g2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(vp2, _mm_set1_epi8('\n')),
+					       _mm_cmpeq_epi8(vp2, _mm_set1_epi8('\r'))),
+				  _mm_cmpeq_epi8(vp2, _mm_set1_epi8('\\')));
+	__m128i c = _mm_and_si128(T16(lo1, hi1, m1), _mm_or_si128(_mm_or_si128(T16(lo2, hi2, p1), T16(lo2, hi2, p2)), g2));
+
+	c = _mm_or_si128(c, _mm_and_si128(T16(lo1, hi1, m2), T16(lo2, hi2, m1)));
+	c = _mm_or_si128(c, _mm_and_si128(T16(lo1, hi1, m3), T16(lo2, hi2, m2)));
+#undef T16
+	return ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(c, zero)) & 0xffffu;
+}
+
+/* gap_refine() for a 32-byte block (AVX2). */
+__attribute__((target("avx2"))) static uint64_t gap_refine32(const mask_set_t *set, const unsigned char *p,
+							      size_t b)
+{
+	const __m256i lo1 = _mm256_broadcastsi128_si256(set->teddy[0]);
+	const __m256i hi1 = _mm256_broadcastsi128_si256(set->teddy[1]);
+	const __m256i lo2 = _mm256_broadcastsi128_si256(set->teddy[2]);
+	const __m256i hi2 = _mm256_broadcastsi128_si256(set->teddy[3]);
+	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+#define T32(lo, hi, off)                                                                           \
+	_mm256_and_si256(_mm256_shuffle_epi8(lo, _mm256_and_si256(v##off, nib)),                    \
+			 _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v##off, 4), nib)))
+	__m256i vm3 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b - 3));
+	__m256i vm2 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b - 2));
+	__m256i vm1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b - 1));
+	__m256i vp1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b + 1));
+	__m256i vp2 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b + 2));
+	__m256i g2 = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(vp2, _mm256_set1_epi8('\n')),
+						     _mm256_cmpeq_epi8(vp2, _mm256_set1_epi8('\r'))),
+				     _mm256_cmpeq_epi8(vp2, _mm256_set1_epi8('\\')));
+	__m256i c = _mm256_and_si256(T32(lo1, hi1, m1),
+				     _mm256_or_si256(_mm256_or_si256(T32(lo2, hi2, p1), T32(lo2, hi2, p2)), g2));
+
+	c = _mm256_or_si256(c, _mm256_and_si256(T32(lo1, hi1, m2), T32(lo2, hi2, m1)));
+	c = _mm256_or_si256(c, _mm256_and_si256(T32(lo1, hi1, m3), T32(lo2, hi2, m2)));
+#undef T32
+	return (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, zero));
+}
+
+/* Where a Teddy block stops: the first confirmed lane jt or gap window
+ * jg, whichever is first, moved back before a broken match that starts
+ * just before it (gap_ahead()); n if neither. */
+static inline size_t block_stop(const mask_set_t *set, const unsigned char *p, size_t n, size_t jt,
+				size_t jg)
+{
+	size_t j = jt < jg ? jt : jg;
+
+	return j < n && set->gap_max != 0 ? gap_ahead(set, p, n, j) : j;
+}
+#endif
+
 #ifdef HAVE_TEDDY
 /* The first lane i + k, for the bits k set in bits (lanes that passed the
  * Teddy filter), that skip_cand() confirms; n if none. */
@@ -146,44 +336,66 @@ static inline size_t teddy_confirm(const mask_set_t *set, const unsigned char *p
 	return n;
 }
 
-/* Offset in p[0..n) (n >= 18) of the first lane, among the full 16-byte
- * blocks, that passes the Teddy filter and skip_cand(); sets *done to the
- * offset scanning stopped at when there is none. */
+/*
+ * Offset in p[0..n) (n >= i + 18) of the first lane, among the full
+ * 16-byte blocks from i on, that passes the Teddy filter and skip_cand(),
+ * or (a set with gap patterns) where a match broken within its first
+ * four bytes may start: a gap byte with one of the three bytes before it
+ * in the first-byte tables, confirmed by gap_window(). Sets *done to the
+ * offset scanning stopped at when there is none.
+ */
 __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
-							   const unsigned char *p, size_t n,
+							   const unsigned char *p, size_t i, size_t n,
 							   size_t *done)
 {
 	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
 	const __m128i lo2 = set->teddy[2], hi2 = set->teddy[3];
 	const __m128i lo3 = set->teddy[4], hi3 = set->teddy[5];
 	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
-	size_t i = 0;
+	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), bs = _mm_set1_epi8('\\');
+	const bool gaps = set->gap_max != 0;
+	uint32_t prev = gaps ? gap_prev3(set, p, i) : 0;
 
 	for (; i + 18 <= n; i += 16) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
 		__m128i z = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 2));
+		__m128i f = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
+					  _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
 		__m128i r = _mm_and_si128(
-			_mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
-				      _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib))),
-			_mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
-				      _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib))));
+			f, _mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
+					 _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib))));
 		unsigned bits;
-		size_t j;
+		size_t jt = n, jg = n;
 
 		r = _mm_and_si128(
 			r, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
 					 _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
 		bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
-		if (bits != 0 && (j = teddy_confirm(set, p, n, i, bits)) < n)
-			return j;
+		if (gaps) {
+			__m128i g = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_cmpeq_epi8(x, cr)),
+						 _mm_cmpeq_epi8(x, bs));
+			uint32_t mf = ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, zero)) & 0xffffu;
+			uint32_t w3 = mf << 3 | prev; /* bit L: lane L - 3 */
+			uint32_t mg = (uint32_t)_mm_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
+
+			prev = mf >> 13;
+			if (mg != 0 && i >= 3)
+				mg &= gap_refine(set, p, i);
+			if (mg != 0)
+				jg = gap_lanes(set, p, n, i, mg);
+		}
+		if (bits != 0)
+			jt = teddy_confirm(set, p, n, i, bits);
+		if (jt < n || jg < n)
+			return block_stop(set, p, n, jt, jg);
 	}
 	*done = i;
 	return n;
 }
 
 /* skip_teddy() with AVX2: the same tables in both 128-bit halves, 32
- * lanes per step (n >= 34). */
+ * lanes per step from offset 0 (n >= 34). */
 __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set, const unsigned char *p,
 							   size_t n, size_t *done)
 {
@@ -194,26 +406,46 @@ __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set
 	const __m256i lo3 = _mm256_broadcastsi128_si256(set->teddy[4]);
 	const __m256i hi3 = _mm256_broadcastsi128_si256(set->teddy[5]);
 	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+	const __m256i nl = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
+	const __m256i bs = _mm256_set1_epi8('\\');
+	const bool gaps = set->gap_max != 0;
+	uint64_t prev = 0;
 	size_t i = 0;
 
 	for (; i + 34 <= n; i += 32) {
 		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
 		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 1));
 		__m256i z = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 2));
+		__m256i f = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
+					     _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
 		__m256i r = _mm256_and_si256(
-			_mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
-					 _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib))),
-			_mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
-					 _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib))));
+			f, _mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
+					    _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib))));
 		uint32_t bits;
-		size_t j;
+		size_t jt = n, jg = n;
 
 		r = _mm256_and_si256(
 			r, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
 					    _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
 		bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
-		if (bits != 0 && (j = teddy_confirm(set, p, n, i, bits)) < n)
-			return j;
+		if (gaps) {
+			__m256i g = _mm256_or_si256(
+				_mm256_or_si256(_mm256_cmpeq_epi8(x, nl), _mm256_cmpeq_epi8(x, cr)),
+				_mm256_cmpeq_epi8(x, bs));
+			uint64_t mf = (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(f, zero));
+			uint64_t w3 = mf << 3 | prev;
+			uint64_t mg = (uint32_t)_mm256_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
+
+			prev = mf >> 29;
+			if (mg != 0 && i >= 3)
+				mg &= gap_refine32(set, p, i);
+			if (mg != 0)
+				jg = gap_lanes(set, p, n, i, mg);
+		}
+		if (bits != 0)
+			jt = teddy_confirm(set, p, n, i, bits);
+		if (jt < n || jg < n)
+			return block_stop(set, p, n, jt, jg);
 	}
 	*done = i;
 	return n;
@@ -277,7 +509,10 @@ static size_t skip_sse2(const mask_set_t *set, const unsigned char *p, size_t n,
  * 32 bytes per step, skip_teddy32). Else one
  * first byte: memchr; up to SKIP_VEC_MAX first bytes: SSE2 compares of 16
  * bytes (first and second byte sets); more: a table lookup per byte.
- * Every candidate is confirmed with skip_cand().
+ * Every candidate is confirmed with skip_cand(). A set with gap patterns
+ * also stops where a match broken within its first four bytes may start
+ * (gap_window(): its first bytes are not contiguous, so skip_cand() would
+ * not see it), in the Teddy loops or byte by byte.
  */
 static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 {
@@ -291,25 +526,25 @@ static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 
 		if (set->use_teddy32 && n >= 34) {
 			/* The 16-lane loop takes what is left of 32-byte steps. */
-			size_t k;
-
 			j = skip_teddy32(set, p, n, &i);
 			if (j < n)
 				return j;
 			if (n - i >= 18) {
-				j = skip_teddy(set, p + i, n - i, &k);
-				if (j < n - i)
-					return i + j;
-				i += k;
+				j = skip_teddy(set, p, i, n, &i);
+				if (j < n)
+					return j;
 			}
 			goto tail;
 		}
-		j = skip_teddy(set, p, n, &i);
+		j = skip_teddy(set, p, 0, n, &i);
 		if (j < n)
 			return j;
 		goto tail;
 	}
 #endif
+	/* Gap patterns without the Teddy loops: byte by byte below. */
+	if (set->gap_max != 0)
+		goto tail;
 	if (set->nfirst == 1) {
 		while (i < n) {
 			const unsigned char *hit = memchr(p + i, set->first_list[0], n - i);
@@ -331,12 +566,16 @@ static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 			return j;
 	}
 #endif
-#ifdef HAVE_TEDDY
 tail:
-#endif
 	for (; i < n; i++) {
+		if (set->gap_max != 0 && gap_byte(p[i])) {
+			size_t w = gap_window(set, p, 0, i, n);
+
+			if (w < i)
+				return w;
+		}
 		if (set->first[p[i]] && skip_cand(set, p, i, n))
-			return i;
+			return set->gap_max != 0 ? gap_ahead(set, p, n, i) : i;
 	}
 	return n;
 }
@@ -621,200 +860,22 @@ static int finalize(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t f)
 	return 0;
 }
 
-/*
- * The first of the (up to) three offsets before gap byte k, from i on,
- * where a match broken at k may start, k if none (the root skip may then
- * pass the gap). A match starting at s < k holds seg[s..k) and goes on
- * after the gap bytes from k on (the rule of gap_feed(), fresh at k):
- *  - s = k - 1: its first two bytes are seg[k - 1] and the first byte
- *    after the gaps (set->bigram);
- *  - s = k - 2 or k - 3: its first two are seg[s], seg[s + 1].
- * Gaps reaching the end of seg: any s whose byte begins a pattern. More
- * gap bytes than the budget: no match spans them.
- */
-static inline size_t gap_window(const mask_set_t *set, const unsigned char *seg, size_t i, size_t k,
-				size_t n)
-{
-	size_t s = k - i > 3 ? k - 3 : i, t = k;
-	bool esc = false;
-
-	for (; s + 1 < k; s++)
-		if (bit_get(set->bigram, (uint32_t)seg[s] << 8 | seg[s + 1]))
-			return s;
-	if (s == k)
-		return k;
-	while (t < n && t - k <= set->gap_max) {
-		unsigned char c = seg[t];
-
-		if (!((esc && (c == 'n' || c == 'r')) || gap_byte(c)))
-			break;
-		esc = c == '\\' && !esc;
-		t++;
-	}
-	if (t == n)
-		return set->first[seg[s]] != 0 ? s : k;
-	if (t - k > set->gap_max)
-		return k;
-	return bit_get(set->bigram, (uint32_t)seg[s] << 8 | seg[t]) ? s : k;
-}
-
-#ifdef HAVE_TEDDY
-/* First-byte bits of the three bytes before offset b that are at or after
- * i (bit 0: b - 3), for the vector loops' first step. */
-static uint32_t gap_prev3(const mask_set_t *set, const unsigned char *seg, size_t i, size_t b)
-{
-	uint32_t prev = 0;
-
-	for (size_t d = 1; d <= 3; d++)
-		if (b >= i + d && set->first[seg[b - d]] != 0)
-			prev |= 1u << (3 - d);
-	return prev;
-}
-
-/*
- * gap_scan()'s loop with SSSE3 from offset b on, sixteen bytes per step
- * and no branch per gap byte: lane masks of the gap bytes and of the
- * bytes in the Teddy filter's first-byte tables (a superset of the
- * patterns' first bytes); only a gap byte with such a byte among the
- * three before it goes to gap_window() (windows from i on). Returns the
- * first window start, or n with *done where it stopped.
- */
-__attribute__((target("ssse3"))) static size_t gap_scan_teddy(const mask_set_t *set,
-							       const unsigned char *seg, size_t i,
-							       size_t b, size_t n, size_t *done)
-{
-	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
-	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
-	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), bs = _mm_set1_epi8('\\');
-	uint32_t prev = gap_prev3(set, seg, i, b); /* the three bytes before b */
-
-	for (; b + 16 <= n; b += 16) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(seg + b));
-		__m128i g = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_cmpeq_epi8(x, cr)),
-					 _mm_cmpeq_epi8(x, bs));
-		__m128i f = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
-					  _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
-		uint32_t mf = ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, zero)) & 0xffffu;
-		uint32_t w3 = mf << 3 | prev; /* bit L: lane L - 3 */
-		uint32_t m = (uint32_t)_mm_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
-
-		prev = mf >> 13;
-		while (m != 0) {
-			size_t k = b + (size_t)__builtin_ctz(m);
-			size_t w = gap_window(set, seg, i, k, n);
-
-			if (w < k)
-				return w;
-			m &= m - 1;
-		}
-	}
-	*done = b;
-	return n;
-}
-
-/* The same with AVX2, thirty-two bytes per step. */
-__attribute__((target("avx2"))) static size_t gap_scan_teddy32(const mask_set_t *set,
-								const unsigned char *seg, size_t i,
-								size_t b, size_t n, size_t *done)
-{
-	const __m256i lo1 = _mm256_broadcastsi128_si256(set->teddy[0]);
-	const __m256i hi1 = _mm256_broadcastsi128_si256(set->teddy[1]);
-	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
-	const __m256i nl = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
-	const __m256i bs = _mm256_set1_epi8('\\');
-	uint64_t prev = gap_prev3(set, seg, i, b);
-
-	for (; b + 32 <= n; b += 32) {
-		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(seg + b));
-		__m256i g = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, nl), _mm256_cmpeq_epi8(x, cr)),
-					    _mm256_cmpeq_epi8(x, bs));
-		__m256i f = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
-					     _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
-		uint64_t mf = (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(f, zero));
-		uint64_t w3 = mf << 3 | prev;
-		uint64_t m = (uint32_t)_mm256_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
-
-		prev = mf >> 29;
-		while (m != 0) {
-			size_t k = b + (size_t)__builtin_ctzll(m);
-			size_t w = gap_window(set, seg, i, k, n);
-
-			if (w < k)
-				return w;
-			m &= m - 1;
-		}
-	}
-	*done = b;
-	return n;
-}
-#endif
-
-/*
- * The first offset from i on where a match broken within its first four
- * bytes may start (gap_window() of each gap byte in seg[i..n), in order),
- * n if none. With SSSE3, sixteen bytes per step (gap_scan_teddy()).
- */
-static size_t gap_scan(const mask_set_t *set, const unsigned char *seg, size_t i, size_t n)
-{
-	size_t b = i;
-
-#ifdef HAVE_TEDDY
-	/* The vector loops leave up to 31 bytes to the loop below; each
-	 * goes on where the last stopped, windows from i on. */
-	if (set->use_teddy) {
-		size_t w;
-
-		if (set->use_teddy32) {
-			w = gap_scan_teddy32(set, seg, i, b, n, &b);
-			if (w < n)
-				return w;
-		}
-		w = gap_scan_teddy(set, seg, i, b, n, &b);
-		if (w < n)
-			return w;
-	}
-#endif
-	for (; b < n; b++) {
-		if (gap_byte(seg[b])) {
-			size_t w = gap_window(set, seg, i, b, n);
-
-			if (w < b)
-				return w;
-		}
-	}
-	return n;
-}
-
 /* Scans n bytes at seg, the input of positions [pos, pos + n). */
 static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const unsigned char *seg,
 			size_t n)
 {
 	const mask_set_t *set = st->set;
 	uint32_t q = st->state;
-	size_t i = 0, gap_w = SIZE_MAX; /* gap_scan() from some i' <= i; SIZE_MAX: none yet */
+	size_t i = 0;
 
 	while (i < n) {
 		const struct mask_node *nq;
 		uint64_t f;
 
 		if (q == 0 && st->gap.state == 0) {
-			/* Nothing pending in the root: skip to a first byte. The
-			 * skip's filters look at four contiguous bytes, so with
-			 * gap patterns the automaton also runs from where a match
-			 * broken within its first four bytes may start, before a
-			 * gap byte (gap_window()), and over the last three bytes
-			 * of the segment (a gap may open the next one). */
-			size_t lim = n - i, j;
+			/* Nothing pending in the root: skip to a first byte. */
+			size_t j = skip_root(set, seg + i, n - i);
 
-			if (set->gap_max != 0) {
-				size_t w;
-
-				if (gap_w == SIZE_MAX || gap_w < i)
-					gap_w = gap_scan(set, seg, i, n);
-				w = gap_w < n ? gap_w : n - i > 3 ? n - 3 : i;
-				lim = w - i;
-			}
-			j = lim != 0 ? skip_root(set, seg + i, lim) : 0;
 			i += j;
 			st->pos += j;
 			st->scan = st->pos;
