@@ -233,79 +233,54 @@ static inline size_t gap_lanes(const mask_set_t *set, const unsigned char *p, si
 	return n;
 }
 
-/* First-byte bits of the three bytes before offset b (bit 0: b - 3), for
- * a vector loop starting at b. */
-static uint32_t gap_prev3(const mask_set_t *set, const unsigned char *p, size_t b)
+/*
+ * Gap lanes of a Teddy block where a match broken within its first four
+ * bytes may start, from lane masks of the filter's steps (supersets: a
+ * pattern byte passes its step): f1, a first byte at the lane; f2, a
+ * second byte after it; f12, both in one bucket; g, a gap byte; bs, a
+ * backslash. Lane k passes when a match may start at k - 2 or k - 3 (f12
+ * there), or at k - 1 (f1) with its second byte after the gap run: at
+ * k + 1 after a CR or LF, at k + 2 after two of them; a run that starts
+ * with or holds a backslash passes (an escape). c carries the previous
+ * block's last lanes (gap_carry); width: 16 or 32 lanes, and the lanes
+ * past the block count as passing.
+ */
+struct gap_carry {
+	uint64_t f12; /* f12 of the three positions before the block (bit 0: -3) */
+	uint64_t f1;  /* f1 of the position before it */
+};
+
+static inline uint64_t gap_pass(uint64_t f1, uint64_t f2, uint64_t f12, uint64_t g, uint64_t bs,
+				unsigned width, struct gap_carry *c)
 {
-	uint32_t prev = 0;
+	uint64_t all = (1ull << width) - 1;
+	uint64_t x12 = f12 << 3 | c->f12;        /* bit k + 3: position k */
+	uint64_t x1 = f1 << 1 | c->f1;           /* bit k + 1: position k */
+	uint64_t past1 = 1ull << (width - 1);    /* k + 1 past the block */
+	uint64_t past2 = 3ull << (width - 2);    /* k + 2 past the block */
+	uint64_t nlcr = g & ~bs;
+	uint64_t g1 = g >> 1 | past1, nlcr1 = nlcr >> 1, bs1 = bs >> 1 | past1;
+	uint64_t g2 = g >> 2 | past2;
+	uint64_t f2n = f2 >> 1 | past1;          /* f2 at k + 1: second byte at k + 2 */
+	uint64_t after = bs | (nlcr & ((~g1 & f2) | (nlcr1 & (f2n | g2)) | bs1));
+
+	c->f12 = f12 >> (width - 3) & 7;
+	c->f1 = f1 >> (width - 1) & 1;
+	return g & all & ((x12 | x12 >> 1) | (x1 & after));
+}
+
+/* The carry for a vector loop that starts at offset b of p: the exact
+ * tables for the positions before it (first bytes, first two bytes). */
+static struct gap_carry gap_carry_at(const mask_set_t *set, const unsigned char *p, size_t b)
+{
+	struct gap_carry c = { 0, 0 };
 
 	for (size_t d = 1; d <= 3 && d <= b; d++)
-		if (set->first[p[b - d]] != 0)
-			prev |= 1u << (3 - d);
-	return prev;
-}
-
-/*
- * The lanes of the block at p + b (b >= 3, the block and 2 bytes after it
- * readable) where a gap byte could break a match within its first four
- * bytes, by the Teddy filter's first- and second-byte tables (a bucket
- * shared: a superset of the patterns' first two bytes): a match from
- * k - 1 with its second byte at k + 1 or k + 2 (a gap run of one or two
- * bytes; a longer one, a gap byte at k + 2, passes), from k - 2 or k - 3
- * with its first two bytes before k. gap_window() decides each lane.
- */
-__attribute__((target("ssse3"))) static uint32_t gap_refine(const mask_set_t *set, const unsigned char *p,
-							     size_t b)
-{
-	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
-	const __m128i lo2 = set->teddy[2], hi2 = set->teddy[3];
-	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
-#define T16(lo, hi, off)                                                                           \
-	_mm_and_si128(_mm_shuffle_epi8(lo, _mm_and_si128(v##off, nib)),                             \
-		      _mm_shuffle_epi8(hi, _mm_and_si128(_mm_srli_epi16(v##off, 4), nib)))
-	__m128i vm3 = _mm_loadu_si128((const __m128i *)(const void *)(p + b - 3));
-	__m128i vm2 = _mm_loadu_si128((const __m128i *)(const void *)(p + b - 2));
-	__m128i vm1 = _mm_loadu_si128((const __m128i *)(const void *)(p + b - 1));
-	__m128i vp1 = _mm_loadu_si128((const __m128i *)(const void *)(p + b + 1));
-	__m128i vp2 = _mm_loadu_si128((const __m128i *)(const void *)(p + b + 2));
-	__m128i g2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(vp2, _mm_set1_epi8('\n')),
-					       _mm_cmpeq_epi8(vp2, _mm_set1_epi8('\r'))),
-				  _mm_cmpeq_epi8(vp2, _mm_set1_epi8('\\')));
-	__m128i c = _mm_and_si128(T16(lo1, hi1, m1), _mm_or_si128(_mm_or_si128(T16(lo2, hi2, p1), T16(lo2, hi2, p2)), g2));
-
-	c = _mm_or_si128(c, _mm_and_si128(T16(lo1, hi1, m2), T16(lo2, hi2, m1)));
-	c = _mm_or_si128(c, _mm_and_si128(T16(lo1, hi1, m3), T16(lo2, hi2, m2)));
-#undef T16
-	return ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(c, zero)) & 0xffffu;
-}
-
-/* gap_refine() for a 32-byte block (AVX2). */
-__attribute__((target("avx2"))) static uint64_t gap_refine32(const mask_set_t *set, const unsigned char *p,
-							      size_t b)
-{
-	const __m256i lo1 = _mm256_broadcastsi128_si256(set->teddy[0]);
-	const __m256i hi1 = _mm256_broadcastsi128_si256(set->teddy[1]);
-	const __m256i lo2 = _mm256_broadcastsi128_si256(set->teddy[2]);
-	const __m256i hi2 = _mm256_broadcastsi128_si256(set->teddy[3]);
-	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
-#define T32(lo, hi, off)                                                                           \
-	_mm256_and_si256(_mm256_shuffle_epi8(lo, _mm256_and_si256(v##off, nib)),                    \
-			 _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v##off, 4), nib)))
-	__m256i vm3 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b - 3));
-	__m256i vm2 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b - 2));
-	__m256i vm1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b - 1));
-	__m256i vp1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b + 1));
-	__m256i vp2 = _mm256_loadu_si256((const __m256i *)(const void *)(p + b + 2));
-	__m256i g2 = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(vp2, _mm256_set1_epi8('\n')),
-						     _mm256_cmpeq_epi8(vp2, _mm256_set1_epi8('\r'))),
-				     _mm256_cmpeq_epi8(vp2, _mm256_set1_epi8('\\')));
-	__m256i c = _mm256_and_si256(T32(lo1, hi1, m1),
-				     _mm256_or_si256(_mm256_or_si256(T32(lo2, hi2, p1), T32(lo2, hi2, p2)), g2));
-
-	c = _mm256_or_si256(c, _mm256_and_si256(T32(lo1, hi1, m2), T32(lo2, hi2, m1)));
-	c = _mm256_or_si256(c, _mm256_and_si256(T32(lo1, hi1, m3), T32(lo2, hi2, m2)));
-#undef T32
-	return (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, zero));
+		if (bit_get(set->bigram, (uint32_t)p[b - d] << 8 | p[b - d + 1]))
+			c.f12 |= 1ull << (3 - d);
+	if (b >= 1 && set->first[p[b - 1]] != 0)
+		c.f1 = 1;
+	return c;
 }
 
 /* Where a Teddy block stops: the first confirmed lane jt or gap window
@@ -354,34 +329,33 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
 	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), bs = _mm_set1_epi8('\\');
 	const bool gaps = set->gap_max != 0;
-	uint32_t prev = gaps ? gap_prev3(set, p, i) : 0;
+	struct gap_carry gc = gaps ? gap_carry_at(set, p, i) : (struct gap_carry){ 0, 0 };
 
 	for (; i + 18 <= n; i += 16) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
 		__m128i z = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 2));
-		__m128i f = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
-					  _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
+		__m128i a1 = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
+					   _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
+		__m128i a2 = _mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
+					   _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib)));
+		__m128i r12 = _mm_and_si128(a1, a2);
 		__m128i r = _mm_and_si128(
-			f, _mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
-					 _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib))));
+			r12, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
+					   _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
 		unsigned bits;
 		size_t jt = n, jg = n;
 
-		r = _mm_and_si128(
-			r, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
-					 _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
 		bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
 		if (gaps) {
 			__m128i g = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_cmpeq_epi8(x, cr)),
 						 _mm_cmpeq_epi8(x, bs));
-			uint32_t mf = ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, zero)) & 0xffffu;
-			uint32_t w3 = mf << 3 | prev; /* bit L: lane L - 3 */
-			uint32_t mg = (uint32_t)_mm_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
+			uint64_t mg = gap_pass(~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, zero)) & 0xffffu,
+					       ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a2, zero)) & 0xffffu,
+					       ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(r12, zero)) & 0xffffu,
+					       (uint32_t)_mm_movemask_epi8(g),
+					       (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs)), 16, &gc);
 
-			prev = mf >> 13;
-			if (mg != 0 && i >= 3)
-				mg &= gap_refine(set, p, i);
 			if (mg != 0)
 				jg = gap_lanes(set, p, n, i, mg);
 		}
@@ -409,36 +383,35 @@ __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set
 	const __m256i nl = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
 	const __m256i bs = _mm256_set1_epi8('\\');
 	const bool gaps = set->gap_max != 0;
-	uint64_t prev = 0;
+	struct gap_carry gc = { 0, 0 };
 	size_t i = 0;
 
 	for (; i + 34 <= n; i += 32) {
 		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
 		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 1));
 		__m256i z = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 2));
-		__m256i f = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
-					     _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+		__m256i a1 = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
+					      _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+		__m256i a2 = _mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
+					      _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib)));
+		__m256i r12 = _mm256_and_si256(a1, a2);
 		__m256i r = _mm256_and_si256(
-			f, _mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
-					    _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib))));
+			r12, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
+					      _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
 		uint32_t bits;
 		size_t jt = n, jg = n;
 
-		r = _mm256_and_si256(
-			r, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
-					    _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
 		bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
 		if (gaps) {
 			__m256i g = _mm256_or_si256(
 				_mm256_or_si256(_mm256_cmpeq_epi8(x, nl), _mm256_cmpeq_epi8(x, cr)),
 				_mm256_cmpeq_epi8(x, bs));
-			uint64_t mf = (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(f, zero));
-			uint64_t w3 = mf << 3 | prev;
-			uint64_t mg = (uint32_t)_mm256_movemask_epi8(g) & (w3 | w3 >> 1 | w3 >> 2);
+			uint64_t mg = gap_pass((uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a1, zero)),
+					       (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a2, zero)),
+					       (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r12, zero)),
+					       (uint32_t)_mm256_movemask_epi8(g),
+					       (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, bs)), 32, &gc);
 
-			prev = mf >> 29;
-			if (mg != 0 && i >= 3)
-				mg &= gap_refine32(set, p, i);
 			if (mg != 0)
 				jg = gap_lanes(set, p, n, i, mg);
 		}
