@@ -1012,6 +1012,8 @@ static void test_prop_long(void)
 		for (size_t i = 0; i < np; i++) {
 			pairs[i].from_len = 1 + rnd(64);
 			pairs[i].to_len = pairs[i].from_len;
+			/* gap pairs on input without gap bytes: nothing changes */
+			pairs[i].gaps = rnd(2) == 0;
 			/* mostly 'a' with a rare 'b': "aaaa...ab" shapes */
 			for (size_t j = 0; j < pairs[i].from_len; j++) {
 				fb[i][j] = rnd(6) == 0 ? 'b' : 'a';
@@ -1078,6 +1080,7 @@ static void test_prop_edges(void)
 		for (size_t i = 0; i < np; i++) {
 			/* mostly 4 to 24 bytes, sometimes 1 to 3 */
 			pairs[i].from_len = rnd(5) == 0 ? 1 + rnd(3) : 4 + rnd(21);
+			pairs[i].gaps = rnd(2) == 0;
 			pairs[i].to_len = rnd(4) == 0 ? rnd(24) : pairs[i].from_len;
 			for (size_t j = 0; j < pairs[i].from_len; j++)
 				fb[i][j] = j < 2 ? (unsigned char)"gh"[j]
