@@ -62,6 +62,7 @@ struct mask_set {
 	size_t maxlen;            /* longest from_len */
 	size_t gap_max;           /* most gap bytes inside one match; 0: no
 				   * pattern may be found with gaps */
+	size_t gap_maxlen;        /* longest from_len of a gap pattern */
 	bool equal_len;           /* every pattern has from_len == to_len */
 	uint32_t nnodes;          /* automaton states in use */
 	unsigned nfirst;          /* distinct first bytes of the patterns */

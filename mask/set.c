@@ -720,6 +720,8 @@ static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, si
 		pt->gaps = !gap_byte(b[i]);
 	if (pt->gaps && gap_budget(flen) > set->gap_max)
 		set->gap_max = gap_budget(flen);
+	if (pt->gaps && flen > set->gap_maxlen)
+		set->gap_maxlen = flen;
 	*boff += flen + tlen;
 	if (flen > set->maxlen)
 		set->maxlen = flen;

@@ -55,7 +55,8 @@ struct gap_path {
 	bool esc;       /* the last byte was a backslash it skipped */
 	uint64_t nv;    /* bytes consumed since the stream began */
 	uint64_t *at;   /* [mask + 1]: message position of consumed byte v */
-	uint32_t mask;  /* ring size - 1 (a power of two > maxlen) */
+	uint32_t mask;  /* ring size - 1 (a power of two > the longest gap
+			 * pattern: the path's state is never deeper) */
 };
 
 struct mask_stream {
@@ -742,6 +743,16 @@ static void gap_record(mask_stream_t *st, uint32_t g)
 	}
 }
 
+/* The longest suffix state of g (along the failure links) no deeper than
+ * the longest gap pattern: what deeper holds can only end in patterns
+ * without gaps, which the main state finds. */
+static inline uint32_t gap_trim(const mask_set_t *set, uint32_t g)
+{
+	while (set->node[g].depth > set->gap_maxlen)
+		g = set->node[g].fail;
+	return g;
+}
+
 /*
  * The gap path's step on byte c at position pos, q being the main state
  * before c. A gap byte after a partial match starts it in q (its string
@@ -760,14 +771,14 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 	bool skip;
 
 	if (g == 0) {
-		uint32_t d = set->node[q].depth;
+		uint32_t d;
 
-		if (q == 0 || !gap_byte(c))
+		if (q == 0 || !gap_byte(c) || (g = gap_trim(set, q)) == 0)
 			return;
+		d = set->node[g].depth;
 		for (uint32_t k = 0; k < d; k++)
 			gp->at[(gp->nv + k) & gp->mask] = st->pos - d + k;
 		gp->nv += d;
-		g = q;
 	}
 	/* A backslash begins an escape unless it ends one ("\\\\"). */
 	skip = (gp->esc && (c == 'n' || c == 'r')) || gap_byte(c);
@@ -783,7 +794,7 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 		gp->state = g;
 		return;
 	}
-	g = step(set, g, c);
+	g = gap_trim(set, step(set, g, c));
 	gp->at[gp->nv++ & gp->mask] = st->pos;
 	if (g == 0 || st->pos + 1 - gap_from(st, set->node[g].depth) == set->node[g].depth) {
 		gap_stop(st);
@@ -949,7 +960,7 @@ static int stream_tables(mask_stream_t *st, const mask_set_t *set)
 		return -1;
 	if (set->gap_max == 0)
 		return 0;
-	ring = pow2_above(set->maxlen);
+	ring = pow2_above(set->gap_maxlen);
 	st->gap.mask = (uint32_t)(ring - 1);
 	st->gap.at = calloc(ring, sizeof(*st->gap.at));
 	st->scratch = malloc(set->maxlen + set->gap_max);
