@@ -123,16 +123,25 @@ static inline uint32_t step(const mask_set_t *set, uint32_t q, unsigned char c)
 }
 
 /*
- * Gaps (struct mask_pair gaps): the bytes a line-broken encoding puts
- * inside a value, which a gap pattern is also found across. CR and LF
- * (MIME, PEM), and a backslash (JSON's "\n" and "\r" escapes, PHP's
- * "\/"): after a backslash that was a gap, an 'n' or 'r' is one too. A
- * gap pattern holds none of these bytes, so in a match every one of them
- * is a gap and the match can be rebuilt from its bytes alone.
+ * Gaps (struct mask_pair gaps): what a line-broken encoding puts inside a
+ * value, which a gap pattern is also found across: CR and LF (MIME, PEM)
+ * and JSON's escapes "\n" and "\r" (a backslash and the letter after
+ * it). A backslash followed by anything else is no gap: a match does not
+ * span it. A gap pattern holds none of these bytes, so in a match every
+ * CR, LF and backslash is a gap, with the letter after a backslash, and
+ * the match can be rebuilt from its bytes alone. gap_byte(): the bytes
+ * that may begin a gap.
  */
 static inline bool gap_byte(unsigned char c)
 {
 	return c == '\n' || c == '\r' || c == '\\';
+}
+
+/* Whether c is the letter of a JSON line-break escape ("\n", "\r") when
+ * it follows a backslash. */
+static inline bool gap_letter(unsigned char c)
+{
+	return c == 'n' || c == 'r';
 }
 
 /* Gap bytes allowed inside a match of a gap pattern of len bytes: four

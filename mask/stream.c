@@ -52,7 +52,14 @@ struct slot {
  * bytes, with where each byte it consumed was. */
 struct gap_path {
 	uint32_t state; /* 0: not following */
-	bool esc;       /* the last byte was a backslash it skipped */
+	bool esc;       /* it skipped a backslash just before: the byte now
+			 * must be 'n' or 'r', or no match spans them */
+	unsigned char last; /* the byte before the current one (any path) */
+	uint32_t lmask;     /* letter's bits - 1 (a power of two, at least 8,
+			     * above the longest gap pattern plus its gaps) */
+	uint8_t *letter;    /* [(lmask + 1) / 8] bit per position: the letter of a
+			     * "\\n" or "\\r" escape, so no match with gaps
+			     * starts there */
 	uint64_t nv;    /* bytes consumed since the stream began */
 	uint64_t *at;   /* [mask + 1]: message position of consumed byte v */
 	uint32_t mask;  /* ring size - 1 (a power of two > the longest gap
@@ -161,9 +168,16 @@ static inline bool gap_cand(const mask_set_t *set, const unsigned char *p, size_
 		return false;
 	while (nv < 4 && t < n) {
 		unsigned char c = p[t++];
-		bool gap = (esc && (c == 'n' || c == 'r')) || gap_byte(c);
+		bool gap = esc ? gap_letter(c) : gap_byte(c);
 
-		esc = c == '\\' && !esc;
+		if (esc && !gap) {
+			/* A backslash that began no escape: no match spans it
+			 * (a short one may end before it). */
+			if (nv < 2)
+				return false;
+			break;
+		}
+		esc = !esc && c == '\\';
 		if (!gap) {
 			v[nv++] = c;
 			if (nv == 2 && !bit_get(set->bigram, (uint32_t)v[0] << 8 | v[1]))
@@ -605,10 +619,8 @@ static int copy_span(const struct feed_ctx *ctx, uint64_t a, uint64_t b, unsigne
 
 /*
  * Rebuilds in st->scratch the len input bytes at p where pattern pt was
- * found with gaps: each gap byte stays (the same rule as gap_feed(): CR,
- * LF, a backslash, and an 'n', 'r' or backslash after a backslash that
- * began an escape), the others become pt's
- * `to`, in order. -1 if they do not add up (a bug: the stream fails
+ * found with gaps: each gap stays (CR, LF, "\\n", "\\r": automaton.h),
+ * the others become pt's `to`, in order. -1 if they do not add up (a bug: the stream fails
  * rather than let the value through).
  */
 static int rebuild_gapped(mask_stream_t *st, const struct feed_ctx *ctx, uint64_t p, uint32_t len,
@@ -622,9 +634,10 @@ static int rebuild_gapped(mask_stream_t *st, const struct feed_ctx *ctx, uint64_
 		return -1;
 	for (size_t i = 0; i < len; i++) {
 		if (b[i] == '\\') {
-			/* An escape: "\\n", "\\r", "\\\\" are gaps whole. */
-			if (i + 1 < len && (b[i + 1] == 'n' || b[i + 1] == 'r' || b[i + 1] == '\\'))
-				i++;
+			/* An escape: "\\n" or "\\r", a gap whole. */
+			if (i + 1 == len || !gap_letter(b[i + 1]))
+				return -1;
+			i++;
 		} else if (b[i] != '\n' && b[i] != '\r') {
 			if (j == pt->to_len)
 				return -1;
@@ -738,7 +751,10 @@ static void gap_record(mask_stream_t *st, uint32_t g)
 		uint64_t s = gap_from(st, n->depth);
 		uint64_t len = st->pos + 1 - s;
 
-		if (set->pat[n->pat - 1].gaps && len != n->depth && s >= st->lit)
+		/* Its own budget; never from the letter of an escape. */
+		if (set->pat[n->pat - 1].gaps && len != n->depth && s >= st->lit &&
+		    len - n->depth <= gap_budget(n->depth) &&
+		    !(st->gap.letter[(s & st->gap.lmask) >> 3] >> (s & 7) & 1))
 			slot_put(st, s, n->pat, (uint32_t)len);
 	}
 }
@@ -768,8 +784,18 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 	const mask_set_t *set = st->set;
 	struct gap_path *gp = &st->gap;
 	uint32_t g = gp->state;
-	bool skip;
+	uint64_t bit = st->pos & gp->lmask;
+	bool letter = gp->last == '\\' && gap_letter(c);
 
+	/* Which positions hold the letter of an escape, for gap_record(). */
+	if (letter)
+		gp->letter[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+	else
+		gp->letter[bit >> 3] &= (uint8_t)~(1u << (bit & 7));
+	gp->last = c;
+	if (g != 0 && gp->esc && !gap_letter(c))
+		gap_stop(st); /* the backslash began no escape: nothing spans it */
+	g = gp->state;
 	if (g == 0) {
 		uint32_t d;
 
@@ -780,10 +806,8 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 			gp->at[(gp->nv + k) & gp->mask] = st->pos - d + k;
 		gp->nv += d;
 	}
-	/* A backslash begins an escape unless it ends one ("\\\\"). */
-	skip = (gp->esc && (c == 'n' || c == 'r')) || gap_byte(c);
-	gp->esc = c == '\\' && !gp->esc;
-	if (skip) {
+	if (gp->esc || gap_byte(c)) {
+		gp->esc = !gp->esc && c == '\\';
 		while (g != 0 &&
 		       st->pos - gap_from(st, set->node[g].depth) - set->node[g].depth + 1 > set->gap_max)
 			g = set->node[g].fail;
@@ -863,6 +887,8 @@ static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const uns
 			i += j;
 			st->pos += j;
 			st->scan = st->pos;
+			if (j != 0)
+				st->gap.last = seg[i - 1];
 			if (i == n)
 				break;
 		}
@@ -963,14 +989,20 @@ static int stream_tables(mask_stream_t *st, const mask_set_t *set)
 	ring = pow2_above(set->gap_maxlen);
 	st->gap.mask = (uint32_t)(ring - 1);
 	st->gap.at = calloc(ring, sizeof(*st->gap.at));
+	ring = pow2_above(set->gap_maxlen + set->gap_max);
+	if (ring < 8)
+		ring = 8;
+	st->gap.lmask = (uint32_t)(ring - 1);
+	st->gap.letter = calloc(ring / 8, 1);
 	st->scratch = malloc(set->maxlen + set->gap_max);
-	return st->gap.at != NULL && st->scratch != NULL ? 0 : -1;
+	return st->gap.at != NULL && st->gap.letter != NULL && st->scratch != NULL ? 0 : -1;
 }
 
 static void stream_tables_free(mask_stream_t *st)
 {
 	free(st->ring);
 	free(st->gap.at);
+	free(st->gap.letter);
 	/* Wiped after each use. */
 	free(st->scratch);
 }
@@ -1080,6 +1112,7 @@ int mask_stream_finish(mask_stream_t *st, struct evbuffer *out)
 	st->lit = st->scan = st->pos;
 	st->state = 0;
 	gap_stop(st);
+	st->gap.last = 0;
 	explicit_bzero(st->hold, st->hold_len);
 	st->hold_len = 0;
 	return 0;
@@ -1091,6 +1124,7 @@ void mask_stream_reset(mask_stream_t *st)
 	st->npending = 0;
 	st->state = 0;
 	gap_stop(st);
+	st->gap.last = 0;
 	st->lit = st->scan = st->pos;
 	explicit_bzero(st->hold, st->hold_cap);
 	st->hold_len = 0;

@@ -18,7 +18,8 @@
  * generated here, independently of stream.c, from the rules in
  * docs/masking.md; gap pairs found across line breaks and JSON escapes
  * by the rule of docs/masking.md "Line-broken forms", also written
- * here); the hold-back must never exceed mask_set_holdmax(), the longest
+ * here: CR, LF, "\\n" and "\\r"); the hold-back must never exceed
+ * mask_set_holdmax(), the longest
  * pattern minus one plus the gap budget. Any difference aborts.
  *
  * Build with `make fuzz`; run e.g.
@@ -216,34 +217,40 @@ static void expand(struct spec *s)
 }
 
 /* Message bytes a match of r at p covers, 0 if none: r's bytes in order,
- * for a gap pattern with at most gap_max gap bytes between them (CR, LF,
- * a backslash, and 'n' or 'r' right after a backslash that began an
- * escape). */
+ * for a gap pattern with gaps between them (CR, LF, a backslash and the
+ * 'n' or 'r' after it; a backslash before anything else ends it), at
+ * most 4 * (flen / 32 + 1) gap bytes; a match with gaps never starts on
+ * the letter after a backslash. */
 static size_t match_at(const struct spec *s, const struct rpat *r, size_t p)
 {
 	size_t i = p, j = 0, gaps = 0;
-	bool esc = false;
 
 	while (j < r->flen) {
+		uint8_t c;
+
 		if (i >= s->len)
 			return 0;
-		if (j > 0 && r->gaps) {
-			uint8_t c = s->msg[i];
-			bool gap = (esc && (c == 'n' || c == 'r')) || is_gap(c);
-
-			esc = c == '\\' && !esc;
-			if (gap) {
-				if (++gaps > s->gap_max)
-					return 0;
-				i++;
-				continue;
-			}
+		c = s->msg[i];
+		if (j > 0 && r->gaps && (c == '\r' || c == '\n')) {
+			gaps++;
+			i++;
+		} else if (j > 0 && r->gaps && c == '\\') {
+			if (i + 1 >= s->len || (s->msg[i + 1] != 'n' && s->msg[i + 1] != 'r'))
+				return 0;
+			gaps += 2;
+			i += 2;
+		} else {
+			if (c != r->from[j])
+				return 0;
+			i++;
+			j++;
+			continue;
 		}
-		if (s->msg[i] != r->from[j])
+		if (gaps > 4 * (r->flen / 32 + 1))
 			return 0;
-		i++;
-		j++;
 	}
+	if (gaps != 0 && p > 0 && s->msg[p - 1] == '\\' && (s->msg[p] == 'n' || s->msg[p] == 'r'))
+		return 0;
 	return i - p;
 }
 
@@ -285,8 +292,7 @@ static size_t reference(const struct spec *s, uint8_t *out, uint64_t *counts)
 			for (size_t i = p; i < p + blen; i++) {
 				uint8_t c = s->msg[i];
 
-				if (c == '\\' && i + 1 < p + blen &&
-				    (s->msg[i + 1] == 'n' || s->msg[i + 1] == 'r' || s->msg[i + 1] == '\\')) {
+				if (c == '\\') {
 					out[w++] = c;
 					out[w++] = s->msg[++i];
 				} else {

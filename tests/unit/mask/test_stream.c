@@ -78,16 +78,16 @@ static void bytes_add(struct bytes *b, const void *p, size_t n)
 
 /*
  * Input bytes a match of pattern pt at in[p] covers, 0 if none: its
- * bytes in order, and for a gap pattern gap bytes between them (CR, LF,
- * a backslash, and 'n' or 'r' after a backslash that began an escape),
- * at most set->gap_max of them.
+ * bytes in order, and for a gap pattern gaps between them (CR, LF, "\\n",
+ * "\\r"; a backslash before anything else ends it), at most
+ * gap_budget(from_len) gap bytes. A match with gaps never starts on the
+ * letter of an escape (in[p - 1] a backslash, in[p] 'n' or 'r').
  */
 static size_t ref_match(const mask_set_t *set, const struct mask_pat *pt, const unsigned char *in,
 			size_t len, size_t p)
 {
 	const unsigned char *f = set->bytes + pt->from_off;
 	size_t i = p, j = 0, gaps = 0;
-	bool esc = false;
 
 	while (j < pt->from_len) {
 		unsigned char c;
@@ -95,22 +95,26 @@ static size_t ref_match(const mask_set_t *set, const struct mask_pat *pt, const 
 		if (i >= len)
 			return 0;
 		c = in[i];
-		if (j > 0 && pt->gaps) {
-			bool skip = (esc && (c == 'n' || c == 'r')) || gap_byte(c);
-
-			esc = c == '\\' && !esc;
-			if (skip) {
-				if (++gaps > set->gap_max)
-					return 0;
-				i++;
-				continue;
-			}
+		if (j > 0 && pt->gaps && (c == '\r' || c == '\n')) {
+			gaps++;
+			i++;
+		} else if (j > 0 && pt->gaps && c == '\\') {
+			if (i + 1 >= len || !gap_letter(in[i + 1]))
+				return 0;
+			gaps += 2;
+			i += 2;
+		} else {
+			if (c != f[j])
+				return 0;
+			i++;
+			j++;
+			continue;
 		}
-		if (c != f[j])
+		if (gaps > gap_budget(pt->from_len))
 			return 0;
-		i++;
-		j++;
 	}
+	if (gaps != 0 && p > 0 && in[p - 1] == '\\' && gap_letter(in[p]))
+		return 0;
 	return i - p;
 }
 
@@ -163,8 +167,7 @@ static void ref_replace(const mask_set_t *set, const unsigned char *in, size_t l
 			size_t j = 0;
 
 			for (size_t i = p; i < p + best_len; i++) {
-				if (in[i] == '\\' && i + 1 < p + best_len &&
-				    (in[i + 1] == 'n' || in[i + 1] == 'r' || in[i + 1] == '\\')) {
+				if (in[i] == '\\') {
 					bytes_add(out, in + i, 2);
 					i++;
 				} else if (gap_byte(in[i])) {
@@ -684,10 +687,19 @@ static const struct gcase gcases[] = {
 	  "c2VudGluZWxz\nZW50aW5lbHNlbnRpbm\nc2VudGluZWxzZW50\r\naW5lbHNlbnRpbm", 2 },
 	{ "a break after the first byte", { { B64V, B64S } }, 1, 1, "Z\n2hwX3NlY3JldHNlY3JldHNlY3JldA",
 	  "c\n2VudGluZWxzZW50aW5lbHNlbnRpbm", 1 },
-	{ "PHP's escaped slash", { { "ab/cd+ef/gh", "xy/zw+vu/ts" } }, 1, 1, "\"ab\\/cd+ef\\/gh\"",
-	  "\"xy\\/zw+vu\\/ts\"", 1 },
-	{ "an escaped backslash then n is not a break", { { "abcdnefgh", "ABCDNEFGH" } }, 1, 1,
-	  "abcd\\\\nefgh abcd\\nnefgh", "ABCD\\\\NEFGH ABCD\\nNEFGH", 2 },
+	/* A backslash before anything but n or r is no break: PHP's "\/"
+	 * stays out of scope (replacing the slash after it would write an
+	 * escape JSON does not have). */
+	{ "PHP's escaped slash is no break", { { "ab/cd+ef/gh", "xy/zw+vu/ts" } }, 1, 1,
+	  "\"ab\\/cd+ef\\/gh\" ab/cd+ef/gh", "\"ab\\/cd+ef\\/gh\" xy/zw+vu/ts", 1 },
+	{ "an escaped backslash is no break", { { "abcdnefgh", "ABCDNEFGH" } }, 1, 1,
+	  "abcd\\\\nefgh abcd\\nnefgh", "abcd\\\\nefgh ABCD\\nNEFGH", 1 },
+	{ "no match with gaps starts on an escape's letter", { { "nabcdefg", "NABCDEFG" } }, 1, 1,
+	  "x\\nab\ncdefg nab\ncdefg", "x\\nab\ncdefg NAB\nCDEFG", 1 },
+	{ "each pattern its own budget", { { "abcd", "WXYZ" },
+	  { "0123456789012345678901234567890123456789012345678901234567890123",
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" } }, 2, 3,
+	  "a\n\n\n\nbcd a\n\n\n\n\nbcd", "W\n\n\n\nXYZ a\n\n\n\n\nbcd", 1 },
 	{ "more breaks than the budget: left as is", { { B64V, B64S } }, 1, 1,
 	  "Z2\nhw\nX3\nNl\nY3\nJldHNlY3JldHNlY3JldA", "Z2\nhw\nX3\nNl\nY3\nJldHNlY3JldHNlY3JldA", 0 },
 	{ "a pair without gaps is found whole only", { { B64V, B64S } }, 1, 0,
@@ -831,7 +843,7 @@ static bool prop_trial(uint64_t seed, unsigned iter, unsigned flags)
 {
 	bool gaps = (flags & MASK_SET_PROP_GAPS) != 0;
 	/* Tiny alphabets force overlaps, prefixes and self-repetition. */
-	static const char *alphabets[] = { "ab", "abc", "a/b%", "xyz01" };
+	static const char *alphabets[] = { "ab", "abc", "a/b%", "xyz01", "anr", "rn/" };
 	const char *alpha = alphabets[rnd(ARRAY_LEN(alphabets))];
 	size_t alen = strlen(alpha), np = 1 + rnd(6), len, ncuts;
 	unsigned char fb[MAXP][8], tb[MAXP][8], in[300];
