@@ -125,12 +125,13 @@ static inline uint32_t step(const mask_set_t *set, uint32_t q, unsigned char c)
 /*
  * Gaps (struct mask_pair gaps): what a line-broken encoding puts inside a
  * value, which a gap pattern is also found across: CR and LF (MIME, PEM)
- * and JSON's escapes "\n" and "\r" (a backslash and the letter after
- * it). A backslash followed by anything else is no gap: a match does not
+ * and JSON's escapes "\n" and "\r", also escaped again ("\\n": JSON in
+ * a JSON string): a run of backslashes and the 'n' or 'r' after it. A
+ * backslash run followed by anything else is no gap: a match does not
  * span it. A gap pattern holds none of these bytes, so in a match every
- * CR, LF and backslash is a gap, with the letter after a backslash, and
- * the match can be rebuilt from its bytes alone. gap_byte(): the bytes
- * that may begin a gap.
+ * CR, LF and backslash is a gap, with the letter after a backslash run,
+ * and the match can be rebuilt from its bytes alone. gap_byte(): the
+ * bytes that may begin a gap.
  */
 static inline bool gap_byte(unsigned char c)
 {

@@ -53,7 +53,7 @@ struct slot {
 struct gap_path {
 	uint32_t state; /* 0: not following */
 	bool esc;       /* it skipped a backslash just before: the byte now
-			 * must be 'n' or 'r', or no match spans them */
+			 * must be one more, 'n' or 'r', or no match spans them */
 	unsigned char last; /* the byte before the current one (any path) */
 	uint32_t lmask;     /* letter's bits - 1 (a power of two, at least 8,
 			     * above the longest gap pattern plus its gaps) */
@@ -168,16 +168,16 @@ static inline bool gap_cand(const mask_set_t *set, const unsigned char *p, size_
 		return false;
 	while (nv < 4 && t < n) {
 		unsigned char c = p[t++];
-		bool gap = esc ? gap_letter(c) : gap_byte(c);
+		bool gap = esc ? c == '\\' || gap_letter(c) : gap_byte(c);
 
 		if (esc && !gap) {
-			/* A backslash that began no escape: no match spans it
-			 * (a short one may end before it). */
+			/* A backslash run that began no escape: no match spans
+			 * it (a short one may end before it). */
 			if (nv < 2)
 				return false;
 			break;
 		}
-		esc = !esc && c == '\\';
+		esc = c == '\\';
 		if (!gap) {
 			v[nv++] = c;
 			if (nv == 2 && !bit_get(set->bigram, (uint32_t)v[0] << 8 | v[1]))
@@ -619,7 +619,7 @@ static int copy_span(const struct feed_ctx *ctx, uint64_t a, uint64_t b, unsigne
 
 /*
  * Rebuilds in st->scratch the len input bytes at p where pattern pt was
- * found with gaps: each gap stays (CR, LF, "\\n", "\\r": automaton.h),
+ * found with gaps: each gap stays (CR, LF, "\\n", "\\\\n"...: automaton.h),
  * the others become pt's `to`, in order. -1 if they do not add up (a bug: the stream fails
  * rather than let the value through).
  */
@@ -634,7 +634,9 @@ static int rebuild_gapped(mask_stream_t *st, const struct feed_ctx *ctx, uint64_
 		return -1;
 	for (size_t i = 0; i < len; i++) {
 		if (b[i] == '\\') {
-			/* An escape: "\\n" or "\\r", a gap whole. */
+			/* An escape: a backslash run and 'n' or 'r', a gap whole. */
+			while (i + 1 < len && b[i + 1] == '\\')
+				i++;
 			if (i + 1 == len || !gap_letter(b[i + 1]))
 				return -1;
 			i++;
@@ -793,13 +795,18 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 	else
 		gp->letter[bit >> 3] &= (uint8_t)~(1u << (bit & 7));
 	gp->last = c;
-	if (g != 0 && gp->esc && !gap_letter(c))
-		gap_stop(st); /* the backslash began no escape: nothing spans it */
+	if (g != 0 && gp->esc && c != '\\' && !gap_letter(c))
+		gap_stop(st); /* the backslashes began no escape: nothing spans them */
 	g = gp->state;
 	if (g == 0) {
 		uint32_t d;
 
 		if (q == 0 || !gap_byte(c) || (g = gap_trim(set, q)) == 0)
+			return;
+		/* Only what starts after the last replacement can match. */
+		while (g != 0 && st->pos - set->node[g].depth < st->lit)
+			g = set->node[g].fail;
+		if (g == 0)
 			return;
 		d = set->node[g].depth;
 		for (uint32_t k = 0; k < d; k++)
@@ -807,9 +814,13 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 		gp->nv += d;
 	}
 	if (gp->esc || gap_byte(c)) {
-		gp->esc = !gp->esc && c == '\\';
+		gp->esc = c == '\\';
+		/* Within the budget, and starting after the last replacement
+		 * (else it holds bytes back for nothing: a close-delimited body
+		 * would lose them). */
 		while (g != 0 &&
-		       st->pos - gap_from(st, set->node[g].depth) - set->node[g].depth + 1 > set->gap_max)
+		       (st->pos - gap_from(st, set->node[g].depth) - set->node[g].depth + 1 > set->gap_max ||
+			gap_from(st, set->node[g].depth) < st->lit))
 			g = set->node[g].fail;
 		if (g == 0 || set->node[g].live == 0) {
 			gap_stop(st);

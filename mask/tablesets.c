@@ -390,6 +390,57 @@ static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
 	return 0;
 }
 
+/*
+ * Value i with its line breaks taken out: every CR and LF, and every
+ * JSON "\\n" or "\\r" escape (a backslash run and the letter), as the
+ * gap rule of mask/automaton.h reads them. A multi-line value (a PEM key,
+ * a value with a trailing newline) then matches whatever lines a client
+ * or a server gives it: joined onto one line, wrapped at other columns,
+ * with other line ends, in JSON (a gap pair, mask.h). The same positions
+ * go from the sentinel, which keeps control bytes and punctuation (SPEC
+ * §4.1), so both keep equal lengths. Nothing when the value holds no
+ * break or keeps fewer than two bytes. 0 or -1 (ENOMEM).
+ */
+static int form_joined(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	const struct tvalue *v = &t->value[i];
+	size_t n = 0, k;
+	char *rj, *sj;
+
+	for (int pass = 0; pass < 2; pass++) {
+		rj = sj = NULL;
+		if (pass == 1) {
+			if (n == v->len || n < 2)
+				return 0;
+			rj = mask_secrets_alloc(t->sec, n);
+			sj = mask_secrets_alloc(t->sec, n);
+			if (rj == NULL || sj == NULL)
+				return -1;
+		}
+		n = 0;
+		for (k = 0; k < v->len; k++) {
+			size_t r = 0;
+
+			if (v->real[k] == '\r' || v->real[k] == '\n')
+				continue;
+			while (k + r < v->len && v->real[k + r] == '\\')
+				r++;
+			if (r != 0 && k + r < v->len && (v->real[k + r] == 'n' || v->real[k + r] == 'r')) {
+				k += r;
+				continue;
+			}
+			if (pass == 1) {
+				rj[n] = v->real[k];
+				sj[n] = v->sent[k];
+			}
+			n++;
+		}
+		if (pass == 1)
+			form_add(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
+	}
+	return 0;
+}
+
 /* The base64 forms of value i (three alignments, in the middle of the
  * data or ending it, standard and URL-safe alphabets), into the arena.
  * scratch: room for the longest value + 2. 0 or -1 (ENOMEM). */
@@ -429,7 +480,7 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 /* Most forms of one value before its percent forms: the raw value, its
  * JSON forms, its base64 forms, and its two line-end forms with their
  * JSON forms. */
-#define FORMS_PER_VALUE (1 + JSON_STYLES + 12 + 2 * (1 + JSON_STYLES))
+#define FORMS_PER_VALUE (1 + JSON_STYLES + 12 + 2 * (1 + JSON_STYLES) + 1)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -462,6 +513,9 @@ static int build_forms(mask_table_t *t)
 	}
 	for (i = 0; i < t->nvalues; i++)
 		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_lines(t, &fl, i) != 0)
+			goto nomem;
+	for (i = 0; i < t->nvalues; i++)
+		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_joined(t, &fl, i) != 0)
 			goto nomem;
 	for (i = 0; i < t->nvalues; i++)
 		if (form_b64(t, &fl, i, scratch) != 0)

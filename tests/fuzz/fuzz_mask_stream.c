@@ -235,10 +235,14 @@ static size_t match_at(const struct spec *s, const struct rpat *r, size_t p)
 			gaps++;
 			i++;
 		} else if (j > 0 && r->gaps && c == '\\') {
-			if (i + 1 >= s->len || (s->msg[i + 1] != 'n' && s->msg[i + 1] != 'r'))
+			size_t b = 1;
+
+			while (i + b < s->len && s->msg[i + b] == '\\')
+				b++;
+			if (i + b >= s->len || (s->msg[i + b] != 'n' && s->msg[i + b] != 'r'))
 				return 0;
-			gaps += 2;
-			i += 2;
+			gaps += b + 1;
+			i += b + 1;
 		} else {
 			if (c != r->from[j])
 				return 0;
@@ -293,7 +297,9 @@ static size_t reference(const struct spec *s, uint8_t *out, uint64_t *counts)
 				uint8_t c = s->msg[i];
 
 				if (c == '\\') {
-					out[w++] = c;
+					while (s->msg[i + 1] == '\\')
+						out[w++] = s->msg[i++];
+					out[w++] = s->msg[i];
 					out[w++] = s->msg[++i];
 				} else {
 					out[w++] = is_gap(c) ? c : s->rp[best].to[j++];

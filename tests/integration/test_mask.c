@@ -1195,8 +1195,9 @@ static void test_remask_bodies(void)
 /*
  * Base64 broken into lines (SPEC §4.3, docs/masking.md "Line-broken
  * forms"): a file holding the real value, base64-encoded as GitHub's
- * contents API sends it (JSON, "\n" escapes every 60 columns), as PEM
- * (LF every 64) and as MIME (CRLF every 76), with the value at each of
+ * contents API sends it (JSON, "\n" escapes every 60 columns), as that
+ * JSON inside another JSON string ("\\n"), as PEM (LF every 64) and as
+ * MIME (CRLF every 76), with the value at each of
  * the three alignments so that a break falls inside its base64. From the
  * inject host and from another host the client gets text that, with the
  * breaks taken out, decodes to the sentinel and never to the real value.
@@ -1206,7 +1207,8 @@ static void test_remask_bodies(void)
 static void test_remask_line_broken(void)
 {
 	static const struct { const char *name, *brk; size_t cols; bool json; } styles[] = {
-		{"JSON \\n at 60", "\\n", 60, true}, {"PEM LF at 64", "\n", 64, false}, {"MIME CRLF at 76", "\r\n", 76, false}};
+		{"JSON \\n at 60", "\\n", 60, true}, {"PEM LF at 64", "\n", 64, false}, {"MIME CRLF at 76", "\r\n", 76, false},
+		{"JSON in a JSON string, \\\\n at 60", "\\\\n", 60, true}};
 	struct px p;
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
@@ -1251,10 +1253,13 @@ static void test_remask_line_broken(void)
 					if (styles[st].json && strstr(b, "\"content\":\"") != NULL)
 						b = strstr(b, "\"content\":\"") + 11;
 					for (; *b != '\0' && *b != '"' && cl + 1 < sizeof(clean); b++) {
-						if (b[0] == '\\' && b[1] == 'n')
+						if (b[0] == '\\') {
+							while (b[1] == '\\')
+								b++;
 							b++;
-						else if (*b != '\r' && *b != '\n')
+						} else if (*b != '\r' && *b != '\n') {
 							clean[cl++] = *b;
+						}
 					}
 					clean[cl] = '\0';
 					dec = calloc(1, cl + 1);
@@ -1290,6 +1295,118 @@ static void test_remask_line_broken(void)
 			}
 		}
 	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* Fetches a raw response (body given) from 127.0.0.1 and localhost
+ * through p; each answer with every CR, LF and "\n" escape taken out
+ * must not hold absent. what names the case. */
+static void served_without(const struct px *p, const char *body, const char *absent, const char *what)
+{
+	char resp[2400], hex[4900], path[5000];
+
+	snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		 strlen(body), body);
+	to_hex(resp, hex);
+	snprintf(path, sizeof(path), "/rawhex/%s", hex);
+	for (int h = 0; h < 2; h++) {
+		char *out = NULL, *flat;
+		size_t fl = 0;
+
+		CU_ASSERT_EQUAL(curl_px(p, &out, url_of(&up, h ? "localhost" : "127.0.0.1", path), NULL), 0);
+		flat = calloc(1, out != NULL ? strlen(out) + 1 : 1);
+		CU_ASSERT_FATAL(flat != NULL);
+		for (const char *c = out != NULL ? out : ""; *c != '\0'; c++) {
+			if (c[0] == '\\' && c[1] == 'n')
+				c++;
+			else if (*c != '\r' && *c != '\n')
+				flat[fl++] = *c;
+		}
+		ROW(out != NULL && strlen(out) == strlen(body), "%s, %s: the answer is not the body's length: %.200s",
+		    what, h ? "localhost" : "127.0.0.1", test_nz(out));
+		ROW(strstr(flat, absent) == NULL, "%s, %s: the client got the real value", what,
+		    h ? "localhost" : "127.0.0.1");
+		free(flat);
+		free(out);
+	}
+}
+
+/*
+ * A masked value that holds line breaks (a key file, a value pasted with
+ * a trailing newline) also has a form with its breaks taken out (a gap
+ * pair): the client gets no real value when the upstream joins the
+ * lines, wraps them at other columns or with other line ends, puts them
+ * in JSON, or returns the value without its trailing newline; and the
+ * same text going out is refused.
+ */
+static void test_remask_multiline(void)
+{
+	char key[400], lines[3][65], joined[260], keyenv[440], nl[TOK_LEN + 2], nlenv[64];
+	char body[1200], *b;
+	struct px p;
+
+	random_chars(nl, TOK_LEN, alnum);
+	memcpy(nl, "ghp_", 4);
+	nl[TOK_LEN] = '\n';
+	nl[TOK_LEN + 1] = '\0';
+	for (int l = 0; l < 3; l++)
+		random_chars(lines[l], 64, alnum);
+	snprintf(key, sizeof(key), "-----BEGIN TEST KEY-----\n%s\n%s\n%s\n-----END TEST KEY-----\n", lines[0],
+		 lines[1], lines[2]);
+	snprintf(joined, sizeof(joined), "%s%s%s", lines[0], lines[1], lines[2]);
+	snprintf(keyenv, sizeof(keyenv), "PV_KEY=%s", key);
+	snprintf(nlenv, sizeof(nlenv), "PV_NL=%s", nl);
+	{
+		int rc = px_start_env(&p, keyenv,
+				  "network:\n"
+				  "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				  "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				  "credentials:\n"
+				  "  envVars:\n"
+				  "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+				  "    - {name: PV_KEY, mode: mask, injectHosts: [\"127.0.0.1\"]}\n",
+				  dir);
+		CU_ASSERT_FATAL(rc == 0);
+	}
+	/* The key joined onto one line, wrapped at 76 with CRLF, in JSON. */
+	b = body;
+	b += sprintf(b, "-----BEGIN TEST KEY-----%s-----END TEST KEY-----", joined);
+	served_without(&p, body, joined + 60, "the key joined onto one line");
+	b = body;
+	b += sprintf(b, "-----BEGIN TEST KEY-----\r\n");
+	for (size_t o = 0; o < strlen(joined); o += 76)
+		b += sprintf(b, "%.76s\r\n", joined + o);
+	sprintf(b, "-----END TEST KEY-----\r\n");
+	served_without(&p, body, joined + 60, "the key wrapped at 76 with CRLF");
+	snprintf(body, sizeof(body), "{\"private_key\":\"-----BEGIN TEST KEY-----\\n%s\\n-----END TEST KEY-----\\n\"}",
+		 joined);
+	served_without(&p, body, joined + 60, "the key in JSON on one line");
+	/* Going out, joined: refused. */
+	{
+		char *out = NULL;
+
+		snprintf(body, sizeof(body), "-----BEGIN TEST KEY-----%s-----END TEST KEY-----", joined);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--data-binary", body, url_of(&up, "localhost", "/echo"), NULL),
+				0);
+		ROW(out != NULL && strstr(out, "\r\n\r\nHTTP/1.1 403 ") != NULL,
+		    "the key joined onto one line went out: %.200s", test_nz(out));
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+
+	/* A value with a trailing newline: the token alone is remasked. */
+	CU_ASSERT_FATAL(px_start_env(&p, nlenv,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+				     "    - {name: PV_NL, mode: mask, injectHosts: [\"127.0.0.1\"]}\n",
+				     dir) == 0);
+	nl[TOK_LEN] = '\0';
+	snprintf(body, sizeof(body), "{\"stored\":\"%s\"}", nl);
+	served_without(&p, body, nl + 4, "a value pasted with a trailing newline, returned without it");
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
@@ -2219,6 +2336,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "plain HTTP: 403 without allowPlaintextInject, injected with it", test_plaintext);
 	test_add(s, "remask: header + Content-Length/chunked/close bodies, every host", test_remask_bodies);
 	test_add(s, "remask: base64 broken into lines (JSON, PEM, MIME), and refused going out", test_remask_line_broken);
+	test_add(s, "remask: a multi-line value joined, rewrapped, in JSON; a trailing newline dropped", test_remask_multiline);
 	test_add(s, "remask: WebSocket frames after 101", test_remask_websocket);
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);

@@ -78,8 +78,8 @@ static void bytes_add(struct bytes *b, const void *p, size_t n)
 
 /*
  * Input bytes a match of pattern pt at in[p] covers, 0 if none: its
- * bytes in order, and for a gap pattern gaps between them (CR, LF, "\\n",
- * "\\r"; a backslash before anything else ends it), at most
+ * bytes in order, and for a gap pattern gaps between them (CR, LF, a
+ * backslash run and 'n' or 'r'; one before anything else ends it), at most
  * gap_budget(from_len) gap bytes. A match with gaps never starts on the
  * letter of an escape (in[p - 1] a backslash, in[p] 'n' or 'r').
  */
@@ -99,10 +99,14 @@ static size_t ref_match(const mask_set_t *set, const struct mask_pat *pt, const 
 			gaps++;
 			i++;
 		} else if (j > 0 && pt->gaps && c == '\\') {
-			if (i + 1 >= len || !gap_letter(in[i + 1]))
+			size_t r = 1;
+
+			while (i + r < len && in[i + r] == '\\')
+				r++;
+			if (i + r >= len || !gap_letter(in[i + r]))
 				return 0;
-			gaps += 2;
-			i += 2;
+			gaps += r + 1;
+			i += r + 1;
 		} else {
 			if (c != f[j])
 				return 0;
@@ -168,6 +172,8 @@ static void ref_replace(const mask_set_t *set, const unsigned char *in, size_t l
 
 			for (size_t i = p; i < p + best_len; i++) {
 				if (in[i] == '\\') {
+					while (in[i + 1] == '\\')
+						bytes_add(out, in + i++, 1);
 					bytes_add(out, in + i, 2);
 					i++;
 				} else if (gap_byte(in[i])) {
@@ -692,8 +698,8 @@ static const struct gcase gcases[] = {
 	 * escape JSON does not have). */
 	{ "PHP's escaped slash is no break", { { "ab/cd+ef/gh", "xy/zw+vu/ts" } }, 1, 1,
 	  "\"ab\\/cd+ef\\/gh\" ab/cd+ef/gh", "\"ab\\/cd+ef\\/gh\" xy/zw+vu/ts", 1 },
-	{ "an escaped backslash is no break", { { "abcdnefgh", "ABCDNEFGH" } }, 1, 1,
-	  "abcd\\\\nefgh abcd\\nnefgh", "abcd\\\\nefgh ABCD\\nNEFGH", 1 },
+	{ "JSON in a JSON string: \\\\n is a break", { { "abcdefgh", "ABCDEFGH" } }, 1, 1,
+	  "abcd\\\\nefgh abcd\\nefgh abcd\\\\xefgh", "ABCD\\\\nEFGH ABCD\\nEFGH abcd\\\\xefgh", 2 },
 	{ "no match with gaps starts on an escape's letter", { { "nabcdefg", "NABCDEFG" } }, 1, 1,
 	  "x\\nab\ncdefg nab\ncdefg", "x\\nab\ncdefg NAB\nCDEFG", 1 },
 	{ "each pattern its own budget", { { "abcd", "WXYZ" },
@@ -770,6 +776,30 @@ static void test_gaps(void)
 		check_gcase(&gcases[i]);
 }
 
+/* A line break right after a replaced value is not held back: nothing of
+ * the value can start a match any more (a close-delimited body drops
+ * what is held at its end). A break after a partial one is. */
+static void test_gaps_hold(void)
+{
+	static const struct tpair tp[] = { { "abcdefgh", "ABCDEFGH" }, { "efghijkl", "EFGHIJKL" } };
+	mask_set_t *set = tset_new_gaps(tp, 2, 0, 3);
+	mask_stream_t *st;
+	struct evbuffer *out = evbuffer_new();
+
+	CU_ASSERT_FATAL(set != NULL && out != NULL);
+	st = mask_stream_new(set);
+	CU_ASSERT_FATAL(st != NULL);
+	CU_ASSERT(mask_stream_feed(st, "x abcdefgh\n", 12, out) == 0);
+	CU_ASSERT(mask_stream_held(st) == 0);
+	CU_ASSERT(evbuf_equals(out, "x ABCDEFGH\n", 12));
+	CU_ASSERT(mask_stream_feed(st, "abcd\n", 5, out) == 0);
+	CU_ASSERT(mask_stream_held(st) == 5);
+	CU_ASSERT(mask_stream_finish(st, out) == 0);
+	mask_stream_free(st);
+	evbuffer_free(out);
+	mask_set_free(set);
+}
+
 TEST_REGISTRAR(register_mask_stream)
 {
 	CU_pSuite s = test_suite("mask_stream", NULL, NULL);
@@ -780,6 +810,7 @@ TEST_REGISTRAR(register_mask_stream)
 	test_add(s, "3 MiB in 16 KiB chunks with split sentinels", test_large);
 	test_add(s, "every root-skip implementation", test_skip_paths);
 	test_add(s, "line-broken forms: JSON, PEM, MIME breaks, escapes, budget", test_gaps);
+	test_add(s, "line-broken forms: a break after a replaced value is not held", test_gaps_hold);
 }
 
 /* ------------------------------------------------------------------ */
