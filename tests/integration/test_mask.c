@@ -1298,6 +1298,21 @@ static void test_remask_line_broken(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* A proxy masking GH_TOKEN and the variable name, set by env ("NAME=value"),
+ * both injected towards 127.0.0.1 only. */
+static int px_start_also(struct px *p, const char *env, const char *name)
+{
+	return px_start_env(p, env,
+			    "network:\n"
+			    "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+			    "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+			    "credentials:\n"
+			    "  envVars:\n"
+			    "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+			    "    - {name: %s, mode: mask, injectHosts: [\"127.0.0.1\"]}\n",
+			    dir, name);
+}
+
 /* Fetches a raw response (body given) from 127.0.0.1 and localhost
  * through p; each answer with every CR, LF and "\n" escape taken out
  * must not hold absent. what names the case. */
@@ -1356,18 +1371,7 @@ static void test_remask_multiline(void)
 	snprintf(joined, sizeof(joined), "%s%s%s", lines[0], lines[1], lines[2]);
 	snprintf(keyenv, sizeof(keyenv), "PV_KEY=%s", key);
 	snprintf(nlenv, sizeof(nlenv), "PV_NL=%s", nl);
-	{
-		int rc = px_start_env(&p, keyenv,
-				  "network:\n"
-				  "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-				  "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-				  "credentials:\n"
-				  "  envVars:\n"
-				  "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
-				  "    - {name: PV_KEY, mode: mask, injectHosts: [\"127.0.0.1\"]}\n",
-				  dir);
-		CU_ASSERT_FATAL(rc == 0);
-	}
+	CU_ASSERT_FATAL(px_start_also(&p, keyenv, "PV_KEY") == 0);
 	/* The key joined onto one line, wrapped at 76 with CRLF, in JSON. */
 	b = body;
 	b += sprintf(b, "-----BEGIN TEST KEY-----%s-----END TEST KEY-----", joined);
@@ -1395,15 +1399,7 @@ static void test_remask_multiline(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 
 	/* A value with a trailing newline: the token alone is remasked. */
-	CU_ASSERT_FATAL(px_start_env(&p, nlenv,
-				     "network:\n"
-				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-				     "credentials:\n"
-				     "  envVars:\n"
-				     "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
-				     "    - {name: PV_NL, mode: mask, injectHosts: [\"127.0.0.1\"]}\n",
-				     dir) == 0);
+	CU_ASSERT_FATAL(px_start_also(&p, nlenv, "PV_NL") == 0);
 	nl[TOK_LEN] = '\0';
 	snprintf(body, sizeof(body), "{\"stored\":\"%s\"}", nl);
 	served_without(&p, body, nl + 4, "a value pasted with a trailing newline, returned without it");
