@@ -624,7 +624,9 @@ static void test_upstream_zone(void)
 				low_after = lo;
 		}
 		free(err);
-		if (low_after != SIZE_MAX)
+		/* The upstreams go one by one: the first line after the high
+		 * mark may show only some gone (403 of 5371 once under ASan). */
+		if (low_after < 400)
 			break;
 	}
 	/* The clients' side was still open when the zone emptied. */
