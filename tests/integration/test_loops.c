@@ -627,8 +627,8 @@ static void test_upstream_zone(void)
 		}
 		free(err);
 		/* The upstreams go one by one: the first line after the high
-		 * mark may show only some gone (403 of 5371 once under ASan). */
-		if (low_after < 400)
+		 * mark may show only some gone. */
+		if (low_after < 800)
 			break;
 	}
 	/* The clients' side was still open when the zone emptied. */
@@ -642,9 +642,26 @@ static void test_upstream_zone(void)
 	CU_ASSERT_EQUAL(rc, 0);
 	CU_ASSERT(saw_high);
 	CU_ASSERT(most >= 40 * 20);
-	/* What stays is the process's, not the tunnels': below 10 objects
-	 * per tunnel of the 40. */
-	CU_ASSERT(low_after < 400);
+	/* What stays is the process's (OpenSSL's caches: 107 objects alone,
+	 * 403 after the other suites), not the tunnels' (about 150 each
+	 * while up): below 20 per tunnel of the 40. */
+	CU_ASSERT(low_after < 800);
+	if (low_after >= 800) {
+		/* What the proxy said: how many upstreams it released, and
+		 * the zone after each settle. */
+		char *err = test_proc_stderr(p.proc);
+		const char *c = err;
+		int released = 0;
+
+		while (c != NULL && (c = strstr(c, "idle for ")) != NULL) {
+			released++;
+			c++;
+		}
+		fprintf(stderr, "    %d upstreams released as idle\n", released);
+		for (c = err; c != NULL && (c = strstr(c, "heap settled")) != NULL; c++)
+			fprintf(stderr, "    %.*s\n", (int)strcspn(c, "\n"), c);
+		free(err);
+	}
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 

@@ -1273,9 +1273,16 @@ static void test_remask_line_broken(void)
 					    h ? "localhost" : "127.0.0.1");
 					ROW(dn > 0 && memmem(dec, (size_t)dn, p.tok + 4, TOK_LEN - 8) != NULL,
 					    "%s, %s: the decoded text holds no sentinel", what, h ? "localhost" : "127.0.0.1");
-					ROW(out != NULL && strstr(out, b64) == NULL && memmem(out, strlen(out), b64 + 40, 16) == NULL,
-					    "%s, %s: unbroken base64 of the real value arrived", what,
-					    h ? "localhost" : "127.0.0.1");
+					/* With the breaks out, no 16 characters of the base64
+					 * that only the token's random part decides. */
+					{
+						size_t tok_at = fl - (TOK_LEN + strlen("\nAPI=https://x\n")) + 4;
+						size_t c0 = (tok_at + 2) / 3 * 4 + 4;
+
+						ROW(memmem(clean, cl, b64 + c0, 16) == NULL,
+						    "%s, %s: the real value's base64 arrived", what,
+						    h ? "localhost" : "127.0.0.1");
+					}
 					free(dec);
 					free(out);
 				}
