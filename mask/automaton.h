@@ -60,9 +60,9 @@ struct mask_set {
 	size_t npairs;            /* pairs given by the caller */
 	size_t npats;             /* patterns: pairs plus percent forms */
 	size_t maxlen;            /* longest from_len */
-	size_t gap_max;           /* most gap bytes inside one match; 0: no
-				   * pattern may be found with gaps */
-	size_t gap_maxlen;        /* longest from_len of a gap pattern */
+	size_t gap_maxlen;        /* longest from_len of a gap pattern; 0: none */
+	size_t gap_max;           /* gap_budget(gap_maxlen): most gap bytes inside
+				   * one match; 0: no pattern may be found with gaps */
 	bool equal_len;           /* every pattern has from_len == to_len */
 	uint32_t nnodes;          /* automaton states in use */
 	unsigned nfirst;          /* distinct first bytes of the patterns */
@@ -136,6 +136,20 @@ static inline uint32_t step(const mask_set_t *set, uint32_t q, unsigned char c)
 static inline bool gap_byte(unsigned char c)
 {
 	return c == '\n' || c == '\r' || c == '\\';
+}
+
+/* Bytes of the gap that starts at b[i] (i < len): 1 for CR or LF, the
+ * run and its letter for a backslash run followed by 'n' or 'r'; 0 when
+ * none starts there. Pure. */
+static inline size_t gap_token(const unsigned char *b, size_t i, size_t len)
+{
+	size_t r = 0;
+
+	if (b[i] == '\n' || b[i] == '\r')
+		return 1;
+	while (i + r < len && b[i + r] == '\\')
+		r++;
+	return r != 0 && i + r < len && (b[i + r] == 'n' || b[i + r] == 'r') ? r + 1 : 0;
 }
 
 /* Whether c is the letter of a JSON line-break escape ("\n", "\r") when

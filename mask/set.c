@@ -718,8 +718,6 @@ static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, si
 	pt->gaps = p->gaps && spec == NULL && flen == tlen && flen >= 2 && flen <= MASK_GAP_MAX_BYTES;
 	for (size_t i = 0; pt->gaps && i < flen; i++)
 		pt->gaps = !gap_byte(b[i]);
-	if (pt->gaps && gap_budget(flen) > set->gap_max)
-		set->gap_max = gap_budget(flen);
 	if (pt->gaps && flen > set->gap_maxlen)
 		set->gap_maxlen = flen;
 	*boff += flen + tlen;
@@ -827,6 +825,8 @@ static void set_build(mask_set_t *set, const struct arena_layout *l, const struc
 		for (size_t v = 0; v < pl->n; v++)
 			pat_store(set, k++, &pairs[i], i, &pl->spec[v], esc, &boff);
 	}
+	/* The budget grows with the length: the longest gap pattern's. */
+	set->gap_max = set->gap_maxlen != 0 ? gap_budget(set->gap_maxlen) : 0;
 	for (k = 0; k < set->npats; k++)
 		trie_insert(set, first_child, next_sib, node_byte, k);
 	trie_finish(set, first_child, next_sib, node_byte, (uint32_t *)(void *)(set->mem.base + l->queue));

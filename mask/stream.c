@@ -10,7 +10,8 @@
  *    in future input. With the automaton in state q after position i, that
  *    holds for every s < i + 1 - live(q), where live(q) is the depth of the
  *    longest suffix state of q (q itself or along its failure chain) that
- *    has a child. live(q) <= maxlen - 1, which bounds the hold-back.
+ *    has a child. live(q) <= maxlen - 1, which bounds the hold-back
+ *    (plus the gap budget with gap patterns: mask_set_holdmax()).
  *  - Each report (pattern of length L ends at i) is stored as "longest
  *    match starting at s = i + 1 - L" in a ring indexed by s. Final
  *    positions are resolved in order: a start with a stored match is
@@ -200,14 +201,13 @@ static inline bool gap_cand(const mask_set_t *set, const unsigned char *p, size_
 }
 
 /*
- * The first of the (up to) three offsets before gap byte k, from i on,
- * where a match broken at k may start (its first byte begins a pattern
+ * The first of the (up to) three offsets before gap byte k (none before
+ * p) where a match broken at k may start (its first byte begins a pattern
  * and gap_cand() agrees), k if none: the root skip may then pass the gap.
  */
-static inline size_t gap_window(const mask_set_t *set, const unsigned char *p, size_t i, size_t k,
-				size_t n)
+static inline size_t gap_window(const mask_set_t *set, const unsigned char *p, size_t k, size_t n)
 {
-	for (size_t s = k - i > 3 ? k - 3 : i; s < k; s++)
+	for (size_t s = k > 3 ? k - 3 : 0; s < k; s++)
 		if (set->first[p[s]] != 0 && gap_cand(set, p, s, k, n))
 			return s;
 	return k;
@@ -222,7 +222,7 @@ static size_t gap_ahead(const mask_set_t *set, const unsigned char *p, size_t n,
 
 	for (size_t k = j + 1; k <= j + 3 && k < n; k++) {
 		if (gap_byte(p[k])) {
-			size_t w = gap_window(set, p, 0, k, n);
+			size_t w = gap_window(set, p, k, n);
 
 			if (w < r)
 				r = w;
@@ -239,7 +239,7 @@ static inline size_t gap_lanes(const mask_set_t *set, const unsigned char *p, si
 {
 	while (m != 0) {
 		size_t k = i + (size_t)__builtin_ctzll(m);
-		size_t w = gap_window(set, p, 0, k, n);
+		size_t w = gap_window(set, p, k, n);
 
 		if (w < k)
 			return w;
@@ -557,7 +557,7 @@ static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
 tail:
 	for (; i < n; i++) {
 		if (set->gap_max != 0 && gap_byte(p[i])) {
-			size_t w = gap_window(set, p, 0, i, n);
+			size_t w = gap_window(set, p, i, n);
 
 			if (w < i)
 				return w;
@@ -633,16 +633,13 @@ static int rebuild_gapped(mask_stream_t *st, const struct feed_ctx *ctx, uint64_
 	if (copy_span(ctx, p, p + len, b) != 0)
 		return -1;
 	for (size_t i = 0; i < len; i++) {
-		if (b[i] == '\\') {
-			/* An escape: a backslash run and 'n' or 'r', a gap whole. */
-			while (i + 1 < len && b[i + 1] == '\\')
-				i++;
-			if (i + 1 == len || !gap_letter(b[i + 1]))
-				return -1;
-			i++;
-		} else if (b[i] != '\n' && b[i] != '\r') {
-			if (j == pt->to_len)
-				return -1;
+		size_t g = gap_token(b, i, len);
+
+		if (g != 0) {
+			i += g - 1;
+		} else if (gap_byte(b[i]) || j == pt->to_len) {
+			return -1; /* a backslash run without its letter */
+		} else {
 			b[i] = to[j++];
 		}
 	}

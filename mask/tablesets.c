@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "automaton.h"
 #include "tablepriv.h"
 
 /* ------------------------------------------------------------------ */
@@ -390,54 +391,55 @@ static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
 	return 0;
 }
 
+/* real[0..len) with every gap (mask/automaton.h gap_token(): CR, LF, a
+ * backslash run and 'n' or 'r') taken out, into rout when not NULL, and
+ * sent[] without the same positions into sout. Returns the new length.
+ * Pure. */
+static size_t without_breaks(const char *real, const char *sent, size_t len, char *rout, char *sout)
+{
+	const unsigned char *r = (const unsigned char *)real;
+	size_t o = 0;
+
+	for (size_t k = 0; k < len; k++) {
+		size_t g = gap_token(r, k, len);
+
+		if (g != 0) {
+			k += g - 1;
+			continue;
+		}
+		if (rout != NULL) {
+			rout[o] = real[k];
+			sout[o] = sent[k];
+		}
+		o++;
+	}
+	return o;
+}
+
 /*
- * Value i with its line breaks taken out: every CR and LF, and every
- * JSON "\\n" or "\\r" escape (a backslash run and the letter), as the
- * gap rule of mask/automaton.h reads them. A multi-line value (a PEM key,
- * a value with a trailing newline) then matches whatever lines a client
- * or a server gives it: joined onto one line, wrapped at other columns,
- * with other line ends, in JSON (a gap pair, mask.h). The same positions
- * go from the sentinel, which keeps control bytes and punctuation (SPEC
- * §4.1), so both keep equal lengths. Nothing when the value holds no
- * break or keeps fewer than two bytes. 0 or -1 (ENOMEM).
+ * Value i with its line breaks taken out (without_breaks()), as the gap
+ * rule reads them. A multi-line value (a PEM key, a value with a trailing
+ * newline) then matches whatever lines a client or a server gives it:
+ * joined onto one line, wrapped at other columns, with other line ends,
+ * in JSON (a gap pair, mask.h). The same positions go from the sentinel,
+ * which keeps control bytes and punctuation (SPEC §4.1), so both keep
+ * equal lengths. Nothing when the value holds no break or keeps fewer
+ * than two bytes. 0 or -1 (ENOMEM).
  */
 static int form_joined(mask_table_t *t, struct formlist *fl, size_t i)
 {
 	const struct tvalue *v = &t->value[i];
-	size_t n = 0, k;
+	size_t n = without_breaks(v->real, v->sent, v->len, NULL, NULL);
 	char *rj, *sj;
 
-	for (int pass = 0; pass < 2; pass++) {
-		rj = sj = NULL;
-		if (pass == 1) {
-			if (n == v->len || n < 2)
-				return 0;
-			rj = mask_secrets_alloc(t->sec, n);
-			sj = mask_secrets_alloc(t->sec, n);
-			if (rj == NULL || sj == NULL)
-				return -1;
-		}
-		n = 0;
-		for (k = 0; k < v->len; k++) {
-			size_t r = 0;
-
-			if (v->real[k] == '\r' || v->real[k] == '\n')
-				continue;
-			while (k + r < v->len && v->real[k + r] == '\\')
-				r++;
-			if (r != 0 && k + r < v->len && (v->real[k + r] == 'n' || v->real[k + r] == 'r')) {
-				k += r;
-				continue;
-			}
-			if (pass == 1) {
-				rj[n] = v->real[k];
-				sj[n] = v->sent[k];
-			}
-			n++;
-		}
-		if (pass == 1)
-			form_add(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
-	}
+	if (n == v->len || n < 2)
+		return 0;
+	rj = mask_secrets_alloc(t->sec, n);
+	sj = mask_secrets_alloc(t->sec, n);
+	if (rj == NULL || sj == NULL)
+		return -1;
+	(void)without_breaks(v->real, v->sent, v->len, rj, sj);
+	form_add(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
 	return 0;
 }
 
