@@ -68,6 +68,26 @@ static int send_some(struct wbio *w)
 	return w->err != 0 ? -1 : 0;
 }
 
+/* One send of len bytes of data, with nothing gathered before them: the
+ * bytes the socket took (0 when it is full), or -1 when the send failed
+ * (w->err set). */
+static ssize_t send_direct(struct wbio *w, const char *data, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = send(w->fd, data, len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0) {
+		w->sent += (uint64_t)n;
+		return n;
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	w->err = errno;
+	return -1;
+}
+
 static void send_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct wbio *w = arg;
@@ -107,6 +127,7 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 {
 	struct wbio *w = BIO_get_data(b);
 	size_t n, room;
+	ssize_t sent = 0;
 
 	BIO_clear_retry_flags(b);
 	if (w == NULL || dlen < 0)
@@ -117,6 +138,19 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	}
 	if (dlen == 0)
 		return 0;
+	if (w->buf == NULL && (size_t)dlen >= WBIO_DIRECT_BYTES) {
+		/* Nothing gathered before a large record: it goes from
+		 * OpenSSL's buffer, and only what the socket leaves is copied. */
+		sent = send_direct(w, data, (size_t)dlen);
+		if (sent < 0) {
+			errno = w->err;
+			return -1;
+		}
+		if ((size_t)sent == (size_t)dlen)
+			return dlen;
+		data += sent;
+		dlen -= (int)sent;
+	}
 	if (w->buf != NULL && w->len + (size_t)dlen > WBIO_BUFFER_BYTES) {
 		/* Full: send now, then take what fits. */
 		if (send_some(w) < 0) {
@@ -148,7 +182,7 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	memcpy(w->buf + w->len, data, n);
 	w->len += n;
 	schedule(w);
-	return (int)n;
+	return (int)(n + (size_t)sent);
 }
 
 static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr)

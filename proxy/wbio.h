@@ -6,16 +6,18 @@
  * libevent's SSL bufferevent calls SSL_write() once per buffer chain, and
  * OpenSSL hands each record to its BIO at once: on a socket BIO that is one
  * write(2), one TCP segment train and one wakeup of the peer per 16 KiB
- * record. This BIO copies records into a buffer of WBIO_BUFFER_BYTES (one
- * record) and sends it when it is full or, at the latest, from an event
- * made active
+ * record. This BIO copies small records into a buffer of
+ * WBIO_BUFFER_BYTES (one record) and sends it when it is full or, at the
+ * latest, from an event made active
  * when the first record went in: that event runs after the callbacks
  * already queued in the same loop iteration (libevent runs active events
  * in order), so nothing waits for a later iteration. When the socket is
  * full the event waits for it to be writable; meanwhile the BIO refuses
  * more (retry), so back-pressure reaches libevent's output buffer as
  * before. The buffer exists only while it holds bytes: an idle connection
- * has none.
+ * has none. A large record (WBIO_DIRECT_BYTES) with nothing gathered
+ * before it is sent from the write itself, as a socket BIO would, and
+ * only what the socket does not take is kept.
  *
  * BIO_flush() (OpenSSL's end of a handshake flight, SSL_shutdown()) sends
  * at once. A send error is kept: the next write fails, and the
@@ -45,6 +47,14 @@
  * kept-alive and h2 rows unchanged; docs/architecture.md).
  */
 #define WBIO_BUFFER_BYTES (16384 + 256)
+
+/*
+ * A record of at least this size, written while nothing is gathered, is
+ * sent at once from OpenSSL's buffer, and only what the socket does not
+ * take is copied: bulk transfers move each byte once less. Smaller
+ * records are gathered as above.
+ */
+#define WBIO_DIRECT_BYTES (WBIO_BUFFER_BYTES / 2)
 
 /* The method, made once per proxy (wbio_method_free() at exit); NULL when
  * OpenSSL cannot allocate it. */
