@@ -28,6 +28,7 @@ struct wsdir {
 	unsigned char key[4];  /* its masking key */
 	uint64_t koff;         /* key offset of the next payload byte */
 	bool control;          /* the current frame is a control frame */
+	bool ext;              /* an extension was agreed: RSV bits may be set */
 	unsigned char cf[14 + 125]; /* control frame collected whole: header + payload */
 	size_t cfn;            /* bytes in cf */
 	size_t cfh;            /* header bytes in cf */
@@ -170,6 +171,13 @@ void cmask_begin_request(cmask_t *m)
 bool cmask_inject_host(cmask_t *m, const char *host, uint16_t port)
 {
 	return mask_exch_inject_host(m->x, host, port);
+}
+
+bool cmask_coding_scannable(const char *val, size_t len)
+{
+	while (len > 0 && (val[len - 1] == ' ' || val[len - 1] == '\t'))
+		len--;
+	return len == 0 || (len == 8 && strncasecmp(val, "identity", 8) == 0);
 }
 
 /* Where a refused sentinel went, for reasons. */
@@ -624,6 +632,11 @@ static int ws_header(struct cdir *d)
 			len = len << 8 | hb[2 + i];
 		p = 10;
 	}
+	/* RSV1-3 without an agreed extension (RFC 6455 §5.2): a frame coded
+	 * in a way nobody can read, a compressed one among them, which
+	 * could not be scanned either. */
+	if ((hb[0] & 0x70) != 0 && !w->ext)
+		return -1;
 	w->masked = (hb[1] & 0x80) != 0;
 	if (w->masked)
 		memcpy(w->key, hb + p, 4);
@@ -651,7 +664,7 @@ static int ws_header(struct cdir *d)
 	return ws_queue(d, &sg, NULL, 0);
 }
 
-int cmask_ws_begin(cmask_t *m)
+int cmask_ws_begin(cmask_t *m, bool extensions)
 {
 	struct cdir *o = &m->dir[CMASK_OUT], *i = &m->dir[CMASK_IN];
 
@@ -670,6 +683,7 @@ int cmask_ws_begin(cmask_t *m)
 		d->wsd.in_payload = false;
 		d->wsd.cfn = 0;
 		d->wsd.qbytes = 0;
+		d->wsd.ext = extensions;
 		d->ws = true;
 	}
 	return 0;

@@ -57,6 +57,15 @@ void cmask_begin_request(cmask_t *m) NONNULL(1);
 bool cmask_inject_host(cmask_t *m, const char *host, uint16_t port) NONNULL(1, 2);
 
 /*
+ * Whether a response's Content-Encoding value (trailing blanks allowed)
+ * leaves its body scannable: empty or "identity". An inject host's
+ * response was asked for identity (its request's Accept-Encoding); any
+ * other coding is refused with 502 in HTTP/1.1 and HTTP/2 alike, since a
+ * real value inside a compressed body cannot be found.
+ */
+bool cmask_coding_scannable(const char *val, size_t len);
+
+/*
  * Checks and substitutes the serialised request head in head (nothing
  * else in it) for host:port, over verified TLS or not. Returns 0 (head
  * ready; injected credentials recorded), 1 when a sentinel sits in a
@@ -184,11 +193,13 @@ int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n) NONNULL(1, 2) WU
  * (cmask_ws_leak()). Output goes through cmask_out()/cmask_ready() with
  * the same uniform hold-back in both directions, and cmask_release() on
  * the caller's timer. cmask_ws_begin() arms both directions (replacing
- * cmask_body_begin(IN)); cmask_ws_feed() takes n bytes of src in
- * direction d and returns 0, 1 for a frame that breaks RFC 6455 (the
- * caller closes), or -1 (ENOMEM). The end: cmask_body_cut().
+ * cmask_body_begin(IN)); extensions: the 101 agreed one (else a frame
+ * with an RSV bit set, a compressed one, breaks RFC 6455).
+ * cmask_ws_feed() takes n bytes of src in direction d and returns 0, 1
+ * for a frame that breaks RFC 6455 (the caller closes), or -1 (ENOMEM).
+ * The end: cmask_body_cut().
  */
-int cmask_ws_begin(cmask_t *m) NONNULL(1) WUNRES;
+int cmask_ws_begin(cmask_t *m, bool extensions) NONNULL(1) WUNRES;
 int cmask_ws_feed(cmask_t *m, enum cmask_dir d, struct evbuffer *src, size_t n) NONNULL(1, 3) WUNRES;
 /* The credential of a real value the client sent in the stream, or NULL. */
 const char *cmask_ws_leak(const cmask_t *m) NONNULL(1);

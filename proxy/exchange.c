@@ -211,11 +211,8 @@ static bool identity_coded(const http1_t *h)
 				return false;
 			continue;
 		}
-		if (nlen != 16 || strncasecmp(name, "content-encoding", 16) != 0)
-			continue;
-		while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
-			vlen--;
-		if (vlen != 0 && !(vlen == 8 && strncasecmp(val, "identity", 8) == 0))
+		if (nlen == 16 && strncasecmp(name, "content-encoding", 16) == 0 &&
+		    !cmask_coding_scannable(val, vlen))
 			return false;
 	}
 	return true;
@@ -313,17 +310,20 @@ oom:
  */
 static enum step take_upgrade(conn_t *c)
 {
+	bool ext;
+
 	/* Only an upgrade we forwarded may be accepted. */
 	if (c->ex.kind != EX_KIND_UPGRADE)
 		return conn_refuse(c, 502, NULL, "request", c->rule, "passavant: unexpected 101 from %s",
 				   c->up.peer);
-	if (c->ex.identity && http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0)
+	ext = http1_header_find(c->up.http, "sec-websocket-extensions", NULL) > 0;
+	if (c->ex.identity && ext)
 		return conn_refuse(c, 502, NULL, "request", c->rule,
 				   "passavant: %s accepted the upgrade with a WebSocket extension "
 				   "although none was offered: compressed frames cannot be scanned "
 				   "for real values",
 				   c->up.peer);
-	if (write_response_head(c, false, true) < 0 || (c->mask != NULL && cmask_ws_begin(c->mask) < 0)) {
+	if (write_response_head(c, false, true) < 0 || (c->mask != NULL && cmask_ws_begin(c->mask, ext) < 0)) {
 		conn_close(c, "out of memory writing a response head", true);
 		return STEP_CLOSED;
 	}

@@ -83,6 +83,7 @@ struct h2s {
 	bool in_frame;             /** inside an upstream DATA frame (hold-back release waits) */
 	bool mask_req;             /** the request body goes through the substituter */
 	bool mask_resp;            /** the response body goes through the substituter */
+	bool identity;             /** asked for identity (an inject host): a coded response is refused */
 	unsigned ninterim;         /** interim (1xx) heads from the upstream */
 	unsigned nfields;          /** fields of the head being read */
 	unsigned nhost;            /** Host fields in the request head */

@@ -313,6 +313,7 @@ static void decide(struct h2s *s)
 		}
 	}
 	identity = s->mask != NULL && cmask_inject_host(s->mask, c->tgt.host, c->tgt.port);
+	s->identity = identity;
 	head = evbuffer_new();
 	if (head == NULL || serialise(s, head, identity) < 0) {
 		h2_wipe_free(head);

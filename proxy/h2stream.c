@@ -357,6 +357,16 @@ int h2s_pass_in(struct h2s *s)
 	return 0;
 }
 
+/* Whether no field of nv[0, n) codes the body (cmask_coding_scannable()). */
+static bool body_scannable(const nghttp2_nv *nv, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (nv[i].namelen == 16 && strncasecmp((const char *)nv[i].name, "content-encoding", 16) == 0 &&
+		    !cmask_coding_scannable((const char *)nv[i].value, nv[i].valuelen))
+			return false;
+	return true;
+}
+
 /* A whole response head, interim head or trailer block from the upstream. */
 static void response_head(struct h2s *s, bool end_stream)
 {
@@ -401,6 +411,17 @@ static void response_head(struct h2s *s, bool end_stream)
 		if (nghttp2_submit_headers(s->h->down, NGHTTP2_FLAG_NONE, s->cid, NULL, nv, (size_t)n + 1, NULL) < 0)
 			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		cmask_wipe_drain(s->fields);
+		return;
+	}
+	if (s->identity && !end_stream && !body_scannable(nv + 1, (size_t)n)) {
+		char w[512];
+
+		/* As in HTTP/1.1 (exchange.c): the body cannot be scanned. */
+		cmask_wipe_drain(s->fields);
+		h2s_answer(s, 502, NULL, s->rule,
+			   "passavant: %s: %s answered with a Content-Encoding although asked for identity: "
+			   "a coded body cannot be scanned for real values",
+			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
 		return;
 	}
 	s->status = s->rstatus;

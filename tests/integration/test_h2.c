@@ -1422,6 +1422,53 @@ static void test_remask_drip(void)
 	}
 }
 
+/*
+ * An inject host asked for identity (accept-encoding) that answers with a
+ * content-encoding: 502 on that stream and its body dropped, since a real
+ * value in a compressed body cannot be found (as in HTTP/1.1; round 7 of
+ * the attack got the real value out of a gzip body over HTTP/2). Every
+ * coding but identity, a list holding identity included; identity itself
+ * passes, re-masked. A host that is no inject host was not asked for
+ * identity (no real value goes there): its coded answer passes.
+ */
+static void test_coded(void)
+{
+	static const char *const encs[] = {"gzip", "br", "gzip,%20identity", "x-custom", "identity"};
+	enum { N = sizeof(encs) / sizeof(encs[0]) };
+	char hex[2 * TOK_LEN + 1], spec[N][2 * TOK_LEN + 100], *out = NULL, *aud;
+	size_t amark = test_file_size(px.audit);
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	to_hex(real_tok, hex);
+	for (size_t i = 0; i < N; i++)
+		snprintf(spec[i], sizeof(spec[i]), "{\"path\":\"/coded?t=cd%zu&enc=%s&x=%s\"}", i, encs[i], hex);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec[0], spec[1], spec[2], spec[3], spec[4], NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	for (size_t i = 0; i + 1 < N; i++)
+		want_status(out, 1 + 2 * (int)i, 502, "a coded answer from an inject host");
+	ROW(!test_hasf(out, "\\x1f\\x8b"), "a gzip body from the inject host reached the client:\n%s", red(out));
+	want_status(out, 9, 200, "content-encoding: identity from an inject host");
+	ROW(test_hasf(out, "stream 9 body coded:%s\\x0a\n", sent_tok),
+	    "the identity-coded body is not 'coded:' and the sentinel:\n%s", red(out));
+	no_real_in(out, "the raw client's output (coded)");
+	free(out);
+	out = NULL;
+	aud = test_file_since(px.audit, amark);
+	ROW(test_count(aud, "answered with a Content-Encoding although asked for identity") == 4,
+	    "expected 4 audit records of a coded answer:\n%s", red(aud));
+	no_real_in(aud, "the audit");
+	free(aud);
+	/* Not an inject host: the coded body passes as it came. */
+	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", "{\"path\":\"/coded?t=cd9&enc=gzip&x=6f6b\"}",
+		 NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, "a coded answer from a host that is no inject host");
+	ROW(test_hasf(out, "stream 1 header content-encoding: gzip\n") && test_hasf(out, "\\x1f\\x8b"),
+	    "the coded body of a host that is no inject host did not pass as it came:\n%s", red(out));
+	free(out);
+}
+
 /* 7. A refused method on one stream while another completes; TRACE 405,
  * CONNECT 400. */
 static void test_refused_method(void)
@@ -1889,6 +1936,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "gRPC unary, error status, bidi through the proxy", test_grpc_proxy);
 	test_add(s, "gRPC inside passavant run (intercepted)", test_grpc_run);
 	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
+	test_add(s, "an inject host's coded answer: 502, its body dropped; identity passes", test_coded);
 	test_add(s, "injectIn: a header-only credential in a header, the query, DATA", test_inject_in);
 	test_add(s, "the real value in DATA or a request trailer never reaches the upstream", test_outbound_leaks);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);

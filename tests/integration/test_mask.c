@@ -477,6 +477,26 @@ static const char py_helper[] =
 	"    t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))\n"
 	"    op, echo = frame(t)\n"
 	"    sys.stdout.write(pushed.decode() + '|' + echo.decode())\n"
+	"elif mode == 'wsrsv':\n"
+	"    # argv[5]: the hex the upstream pushes with RSV1 set, or '-': the\n"
+	"    # client sends a frame with RSV1 set; prints 'CLOSED' when the\n"
+	"    # connection ends before a frame arrives, else the frame's hex\n"
+	"    t = connect()\n"
+	"    key = base64.b64encode(os.urandom(16))\n"
+	"    q = b'' if sys.argv[5] == '-' else b'?x=%s&rsv1=1' % sys.argv[5].encode()\n"
+	"    t.sendall(b'GET /ws%s HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
+	"              b'Sec-WebSocket-Version: 13\\r\\nSec-WebSocket-Key: %s\\r\\n\\r\\n' % (q, target.encode(), key))\n"
+	"    t.settimeout(5)\n"
+	"    try:\n"
+	"        # the proxy may close before the 101 has gone out\n"
+	"        head = b''\n"
+	"        while not head.endswith(b'\\r\\n\\r\\n'): head += recv_n(t, 1)\n"
+	"        assert head.startswith(b'HTTP/1.1 101'), head\n"
+	"        if sys.argv[5] == '-':\n"
+	"            payload = b'coded.'; mask = b'\\x01\\x02\\x03\\x04'\n"
+	"            t.sendall(bytes([0xc1, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))\n"
+	"        op, got = frame(t); sys.stdout.write('%02x:%s' % (op, got.hex()))\n"
+	"    except (SystemExit, ConnectionError, ssl.SSLError): sys.stdout.write('CLOSED')\n"
 	"elif mode == 'wsecho':\n"
 	"    # argv[5]: a payload; prints 'PAYLOAD-ECHOED|MS' or 'TIMEOUT|MS'\n"
 	"    import time\n"
@@ -1440,6 +1460,38 @@ static void test_remask_websocket(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * A WebSocket frame with RSV1 set (a compressed frame of permessage-
+ * deflate) where no extension was agreed (the proxy refuses one from an
+ * inject host): its payload could not be scanned, and RFC 6455 §5.2 has
+ * the connection fail. Pushed by the upstream (with a real value inside)
+ * and sent by the client: the connection closes before any frame passes.
+ */
+static void test_websocket_rsv(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char hex[2 * TOK_LEN + 1], target[128], *out = NULL;
+
+		to_hex(tok_real, hex);
+		snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+		for (int k = 0; k < 2; k++) {
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsrsv", p.t.addr, target,
+					p.t.trust, k == 0 ? hex : "-", NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+			ROW(out != NULL && strcmp(out, "CLOSED") == 0,
+			    "a frame with RSV1 set %s passed (no extension agreed): got '%s'",
+			    k == 0 ? "from the upstream" : "from the client", out ? out : "");
+			free(out);
+			out = NULL;
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* Runs the wsecho helper: the echo of payload, "PAYLOAD|MS" or
  * "TIMEOUT|MS" (malloc'd). */
 static char *ws_echo(const struct px *p, const char *payload)
@@ -2341,6 +2393,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: base64 broken into lines (JSON, PEM, MIME), and refused going out", test_remask_line_broken);
 	test_add(s, "remask: a multi-line value joined, rewrapped, in JSON; a trailing newline dropped", test_remask_multiline);
 	test_add(s, "remask: WebSocket frames after 101", test_remask_websocket);
+	test_add(s, "WebSocket: a frame with RSV1 set and no extension agreed closes", test_websocket_rsv);
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);

@@ -50,6 +50,11 @@ x-upstream-stream: S:
                       as for /reflect) with VALUE in DATA frames of K bytes
                       sent N ms apart: a streaming upstream whose pauses
                       are shorter than the proxy's hold
+    /coded?enc=E&x=HEX
+                      200 with content-encoding: E (%20 in E a space) and
+                      the body "coded:VALUE\\n" (VALUE as for /reflect),
+                      gzip-compressed unless E is identity: an upstream that
+                      codes although asked for identity
     /stall            stops reading the connection (for 30 s): an upstream
                       that does not read a large upload
     anything else     404
@@ -60,6 +65,7 @@ that).
 """
 import argparse
 import faulthandler
+import gzip
 import os
 import signal
 import socket
@@ -256,6 +262,13 @@ class Conn:
             st.gap = int(args.get('ms', '10')) / 1000.0
             st.drip_k = max(1, int(args.get('k', '1')))
             self.respond(st, 200, one_byte=[(b'drip:', False), (value, True), (b'\n', False)])
+        elif base == '/coded':
+            value = bytes.fromhex(args.get('x', ''))
+            enc = args.get('enc', 'gzip').replace('%20', ' ')
+            body = b'coded:' + value + b'\n'
+            if enc != 'identity':
+                body = gzip.compress(body)
+            self.respond(st, 200, body, extra=[(b'content-encoding', enc.encode('latin-1'))])
         elif base.startswith('/reflect'):
             value = bytes.fromhex(args.get('x', ''))
             pieces = [(b'reflect:', False)] + [(bytes([c]), True) for c in value] + [(b'\n', False)]

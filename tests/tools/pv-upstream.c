@@ -69,7 +69,9 @@
  *                   the connection closes). Frames up to WS_MAX_FRAME.
  *                   /ws?x=HEX: the same, but right after the 101 the server
  *                   first sends one text frame whose payload is the bytes
- *                   HEX encodes (an upstream that pushes a value).
+ *                   HEX encodes (an upstream that pushes a value);
+ *                   &rsv1=1 sets that frame's RSV1 bit (as a compressed
+ *                   frame of permessage-deflate, agreed or not).
  *   /reflect/MODE?x=HEX or ?h=NAME
  *                   reflects a value back: the bytes HEX encodes, or the
  *                   value of the request's first NAME header (as received,
@@ -682,7 +684,7 @@ static int ws_process(struct conn *c)
 
 /* /ws: 101, then echo. push (push_len bytes, may be 0) is sent first as
  * one text frame. */
-static int start_ws(struct conn *c, const unsigned char *push, size_t push_len)
+static int start_ws(struct conn *c, const unsigned char *push, size_t push_len, bool rsv1)
 {
 	char accept[32], extra[256];
 
@@ -699,7 +701,7 @@ static int start_ws(struct conn *c, const unsigned char *push, size_t push_len)
 		return -1;
 	if (push_len > 0) {
 		/* One unmasked text frame before any echo (RFC 6455 5.2). */
-		unsigned char fh[4] = { 0x81, 0, 0, 0 };
+		unsigned char fh[4] = { rsv1 ? 0xc1 : 0x81, 0, 0, 0 };
 		size_t fhlen = 2;
 
 		if (push_len < 126) {
@@ -1569,7 +1571,8 @@ static int dispatch(struct conn *c)
 			c->close_after = true;
 			return respond_text(c, 400, "bad /ws?x= value\n");
 		}
-		return start_ws(c, push, (size_t)n);
+		return start_ws(c, push, (size_t)n,
+				query != NULL && query_param(query, "rsv1", &(size_t){ 0 }) != NULL);
 	}
 	if (llhttp_get_upgrade(&c->parser)) {
 		/* An upgrade we do not speak: answer and close. */
