@@ -226,7 +226,8 @@ static int launch_setup(struct launch *l, struct sbx *s, char *err, size_t errle
 {
 	char c = 'M';
 
-	if (sbx_userns_write_maps(l->pid, getuid(), getgid(), err, errlen) < 0)
+	if (sbx_oom_first(l->pid, err, errlen) < 0 ||
+	    sbx_userns_write_maps(l->pid, getuid(), getgid(), err, errlen) < 0)
 		return -1;
 	if (send(l->sp[0], &c, 1, MSG_NOSIGNAL) != 1) {
 		child_failed(l, errno, "cannot signal the sandbox child", err, errlen);

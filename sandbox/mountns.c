@@ -247,7 +247,14 @@ fail:
  * the same): with root mapped to root, some sysctls check only the uid. */
 static int setup_proc(const struct sbx_plan *pl, char *err, size_t errlen)
 {
-	static const char *const ro_paths[] = { "sys", "sysrq-trigger", "irq", "bus" };
+	/* The init's OOM score too (we are PID 1): it keeps the 1000 the
+	 * parent gave it (sbx_oom_first()), which the command, a process of
+	 * the same uid, could otherwise lower; a sandbox filling memory then
+	 * loses its init, and with it everything, before the kernel turns to
+	 * passavant. */
+	static const char *const ro_paths[] = { "sys", "sysrq-trigger", "irq", "bus",
+						"1/oom_score_adj", "1/oom_adj",
+						"1/task/1/oom_score_adj", "1/task/1/oom_adj" };
 	char path[PATH_MAX];
 	size_t i;
 
@@ -635,8 +642,12 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 	char dst[PATH_MAX];
 	size_t i;
 
-	/* 1. Nothing we do propagates back to the host. */
-	if (do_mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL, "make a slave mount of", err,
+	/* 1. Nothing propagates either way: not what we do to the host, and
+	 * not what the host mounts later into the view (a USB stick, an
+	 * sshfs or an unlocked vault under a read-only or denied path would
+	 * arrive with its own flags: writable, uncovered; round 7 of the
+	 * attack). The view is the host's as it was at the start. */
+	if (do_mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL, "make a private mount of", err,
 		     errlen) < 0)
 		return -1;
 	/* 2. */

@@ -233,6 +233,18 @@ void sbx_close_fd(int *fd) NONNULL(1);
 /* child.c: the child's pipeline; never returns. */
 NORETURN void sbx_child_main(const struct sbx_plan *pl) NONNULL(1);
 
+/*
+ * userns.c (parent): the OOM killer takes the sandbox first: oom_score_adj 1000 on the child
+ * (its init and every process of the command inherit it). Its private
+ * /tmp and /dev/shm are tmpfs, whose pages count in no process's RSS: a
+ * command filling them looks small, and the biggest process, passavant,
+ * went instead, and the checks after the run with it (round 7 of the
+ * attack). Written by the parent: as root (CAP_SYS_RESOURCE) that also
+ * sets the floor the command cannot go below; unprivileged, the command
+ * may lower its own score back to 0 (docs/sandbox.md). 0 or -1 (err).
+ */
+int sbx_oom_first(pid_t pid, char *err, size_t errlen) WUNRES;
+
 /* userns.c (parent): setgroups deny, then uid_map and gid_map of pid,
  * mapping uid and gid to themselves. 0 or -1 with err set. */
 int sbx_userns_write_maps(pid_t pid, uid_t uid, gid_t gid, char *err, size_t errlen)

@@ -4,7 +4,9 @@
  * The parent writes the maps because it is still in the initial user
  * namespace (bubblewrap.c 3161-3185); the child cannot map ids it does
  * not hold. Each id maps to itself, so files keep their owners on both
- * sides, and root stays root (SPEC §7).
+ * sides, and root stays root (SPEC §7). Also the child's OOM score
+ * (sbx_oom_first()), another /proc file only the parent may write for
+ * good.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +62,18 @@ int sbx_userns_write_maps(pid_t pid, uid_t uid, gid_t gid, char *err, size_t err
 	snprintf(line, sizeof(line), "%lu %lu 1\n", (unsigned long)gid, (unsigned long)gid);
 	if (write_proc(pid, "gid_map", line) < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot write gid_map of the user namespace");
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_oom_first(pid_t pid, char *err, size_t errlen)
+{
+	if (write_proc(pid, "oom_score_adj", "1000") < 0) {
+		errbuf_set_errno(err, errlen, errno,
+				 "cannot raise the sandbox's OOM score (/proc/%ld/oom_score_adj): the command "
+				 "could make the kernel kill passavant instead of itself",
+				 (long)pid);
 		return -1;
 	}
 	return 0;

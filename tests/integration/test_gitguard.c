@@ -50,6 +50,7 @@ static unsigned ncase;
 static const char *path_first; /* a CASE-relative directory put first on
 				  passavant's PATH, or NULL */
 static const char *extra_env;  /* one more NAME=value for passavant, or NULL */
+static const char *cg_procs;   /* a cgroup.procs file passavant is started in, or NULL */
 
 static int suite_init(void)
 {
@@ -193,6 +194,12 @@ static int case_session(struct gcase *c, const char *policy, const char *const *
 	snprintf(work, sizeof(work), "%s/work", c->dir);
 	snprintf(home, sizeof(home), "HOME=%s/home", root);
 	snprintf(m, sizeof(m), "M=%s/m", c->dir);
+	if (cg_procs != NULL) {
+		argv[n++] = "sh";
+		argv[n++] = "-c";
+		argv[n++] = "echo $$ > \"$0\" && exec \"$@\"";
+		argv[n++] = (char *)cg_procs;
+	}
 	argv[n++] = "env";
 	argv[n++] = "-C";
 	argv[n++] = work;
@@ -1140,6 +1147,114 @@ static void test_unprivileged_modes(void)
 	free(err);
 }
 
+/*
+ * A memory cgroup of limit bytes under ours (cgroup v1's memory hierarchy,
+ * or v2 where our parent's subtree has the memory controller): its
+ * directory into dir, its cgroup.procs into procs. 0, or -1 when there is
+ * none to make here.
+ */
+static int memory_cgroup(char *dir, size_t dlen, char *procs, size_t plen, unsigned long long limit)
+{
+	char *cg = test_read_file("/proc/self/cgroup", &(size_t){ 0 }), *line, *save = NULL;
+	char own[PATH_MAX] = "", file[2 * PATH_MAX + 64], num[32];
+	bool v1 = false;
+	int rc = -1;
+
+	for (line = cg != NULL ? strtok_r(cg, "\n", &save) : NULL; line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *a = strchr(line, ':'), *b = a != NULL ? strchr(a + 1, ':') : NULL;
+
+		if (b == NULL)
+			continue;
+		*b = '\0';
+		if (strcmp(a + 1, "memory") == 0 || (strstr(a + 1, "memory") != NULL && strchr(a + 1, ',') != NULL)) {
+			snprintf(own, sizeof(own), "/sys/fs/cgroup/%s%s", a + 1, b + 1);
+			v1 = true;
+			break;
+		}
+		if (strcmp(line, "0") == 0 && a[1] == '\0')
+			snprintf(own, sizeof(own), "/sys/fs/cgroup%s", b + 1);
+	}
+	free(cg);
+	if (own[0] == '\0')
+		return -1;
+	if (!v1) {
+		char *ctl;
+
+		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", own);
+		ctl = test_read_file(file, &(size_t){ 0 });
+		v1 = false;
+		if (ctl == NULL || strstr(ctl, "memory") == NULL) {
+			free(ctl);
+			return -1;
+		}
+		free(ctl);
+	}
+	snprintf(dir, dlen, "%s/pv-gitguard-oom-%ld", own, (long)getpid());
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -1;
+	snprintf(num, sizeof(num), "%llu", limit);
+	snprintf(file, sizeof(file), "%s/%s", dir, v1 ? "memory.limit_in_bytes" : "memory.max");
+	if (test_write_file(file, num, strlen(num)) == 0) {
+		snprintf(file, sizeof(file), "%s/memory.swap.max", dir);
+		if (!v1 && access(file, F_OK) == 0)
+			(void)test_write_file(file, "0", 1);
+		snprintf(procs, plen, "%s/cgroup.procs", dir);
+		rc = 0;
+	}
+	if (rc < 0)
+		(void)rmdir(dir);
+	return rc;
+}
+
+/*
+ * The command fills memory the kernel counts in no process (its private
+ * /tmp is a tmpfs) after lowering its own OOM score and trying the
+ * init's: the OOM killer must take the sandbox, not passavant, so the
+ * checks after the run still happen (round 7 of the attack: passavant
+ * went, and a planted core.fsmonitor ran on the host's git status).
+ * Inside a memory cgroup of 256 MiB where one can be made (cgroup v1, or
+ * v2 with the memory controller); everywhere, the scores themselves: 1000
+ * for the command and the init, and the init's cannot be lowered.
+ */
+static void test_oom_takes_sandbox(void)
+{
+	static const char *const want[] = {"/work/vendor/lib/.git/config: core.fsmonitor", NULL};
+	char dir[PATH_MAX + 64], procs[PATH_MAX + 96], inside[1024];
+	bool cg;
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	cg = memory_cgroup(dir, sizeof(dir), procs, sizeof(procs), 256ull << 20) == 0;
+	if (!cg)
+		fprintf(stderr, "\n  (no memory cgroup can be made here: the OOM scores are checked, "
+				"not an OOM kill)\n");
+	cg_procs = cg ? procs : NULL;
+	snprintf(inside, sizeof(inside),
+		 "mkdir -p vendor/lib && cd vendor/lib && git init -q && "
+		 "git commit -q --allow-empty -m x && "
+		 "git config core.fsmonitor \"touch \\\"\\$M/fsmonitor\\\";:\" && cd ../.. && "
+		 "echo scores $(cat /proc/self/oom_score_adj) $(cat /proc/1/oom_score_adj); "
+		 "echo 0 > /proc/1/oom_score_adj 2>/dev/null && echo init-lowered; "
+		 "echo 0 > /proc/1/task/1/oom_score_adj 2>/dev/null && echo init-lowered; "
+		 "echo 0 > /proc/self/oom_score_adj; %s",
+		 cg ? "head -c 600M /dev/zero > /tmp/fill && echo filled" : "true");
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, inside, GIT_USE("work/vendor/lib")) == 0);
+	cg_procs = NULL;
+	ROW(test_has(c.out, "scores 1000 1000\n"), "the command and the init do not have OOM score 1000: %s",
+	    test_nz(c.out));
+	ROW(!test_has(c.out, "init-lowered"), "the command lowered the init's OOM score: %s", test_nz(c.out));
+	expect_safe(&c, want);
+	if (cg) {
+		(void)rmdir(dir);
+		/* The sandbox went (SIGKILL), passavant did not: it reported
+		 * and checked. */
+		ROW(c.status == 128 + 9 && !test_has(c.out, "filled"),
+		    "the command filled 600 MiB in a 256 MiB cgroup and was not killed: status %d, %s", c.status,
+		    test_nz(c.out));
+	}
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -1182,4 +1297,6 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "--keep-git-config keeps nested settings and reports", test_nested_settings_keep);
 	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
 	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
+	test_add(s, "a command that fills memory: the OOM killer takes the sandbox, the checks run",
+		 test_oom_takes_sandbox);
 }

@@ -297,6 +297,56 @@ static void test_credential_store_hidden(void)
 	free(err);
 }
 
+/*
+ * A mount the host makes while the command runs (a USB stick, an sshfs,
+ * an unlocked vault) does not reach the sandbox: under a read-only part
+ * of the view it would arrive with its own flags, writable (round 7 of
+ * the attack, with the host's / shared as systemd makes it). Here a
+ * shared tmpfs outside every writable path gets a second tmpfs mounted
+ * under it one second into the run; two seconds in, the command tries
+ * to write there.
+ */
+static void test_host_mount_later(void)
+{
+	char base[64], media[96], planted[128], cmd[512], *out = NULL, *err = NULL;
+	pid_t bg;
+	int st, ws;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		fprintf(stderr, "\n  (not root: no host mount is made; nothing to check)\n");
+		return;
+	}
+	snprintf(base, sizeof(base), "/var/tmp/pv-run-prop.%ld", (long)getpid());
+	snprintf(media, sizeof(media), "%s/media", base);
+	snprintf(planted, sizeof(planted), "%s/planted", media);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s && mount -t tmpfs pvprop %s && mount --make-shared %s && mkdir %s", base, base, base,
+		 media);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	bg = fork();
+	CU_ASSERT_FATAL(bg >= 0);
+	if (bg == 0) {
+		char *argv[] = {"sh", "-c", "sleep 1 && mount -t tmpfs pvstick \"$0\"", media, NULL};
+
+		execvp("sh", argv);
+		_exit(127);
+	}
+	st = run_sh(NULL, &out, &err,
+		    "sleep 2\n"
+		    "echo planted > %s 2>/dev/null && echo wrote\n"
+		    "echo mounts=$(grep -c pvstick /proc/self/mountinfo)\n",
+		    planted);
+	CU_ASSERT(waitpid(bg, &ws, 0) == bg && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	ROW(st == 0 && !test_has(out, "wrote") && test_has(out, "mounts=0\n"),
+	    "a mount the host made during the run reached the sandbox: status %d, %s", st, test_nz(out));
+	ROW(access(planted, F_OK) < 0, "the command wrote %s on a mount the host made during the run", planted);
+	snprintf(cmd, sizeof(cmd), "umount %s; umount %s; rmdir %s", media, base, base);
+	CU_ASSERT(system(cmd) == 0);
+	free(out);
+	free(err);
+}
+
 static void test_write_denies(void)
 {
 	char *out = NULL, *err = NULL, buf[PATH_MAX], *text;
@@ -1188,6 +1238,7 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "no direct connection (curl --noproxy, python socket)", test_no_direct_connection);
 	test_add(s, "credential store hidden (~/.ssh/id_rsa)", test_credential_store_hidden);
 	test_add(s, "mandatory write denies; work directory writable", test_write_denies);
+	test_add(s, "a mount the host makes during the run does not reach the sandbox", test_host_mount_later);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);
