@@ -339,6 +339,18 @@ static const struct policy_mandatory mandatory[] = {
 	{".irbrc", W, H | S, "irb start-up (also read from the current directory)"},
 	{".pryrc", W, H | S, "pry start-up (also read from the current directory)"},
 	{".pdbrc", W, H | S, "pdb start-up: ! lines run Python (also read from the current directory)"},
+	{".perldb", W, H | S, "perl -d start-up: runs Perl (read from the current directory, then HOME)"},
+	{".ghci", W, H | S, "GHCi start-up: :! runs commands (also read from the current directory)"},
+	{".octaverc", W, H | S, "Octave start-up (also read from the current directory)"},
+	/* Python's REPL imports these with the current directory first on
+	 * sys.path: a module of that name there runs in every interactive
+	 * python3 started in it (HOME: every one a new terminal starts). */
+	{"readline.py", W, H | S, "imported by every interactive python3 started in its directory"},
+	{"rlcompleter.py", W, H | S, "imported by every interactive python3 started in its directory"},
+	{"readline.*", W, S, "a compiled readline module (.pyc, .so) an interactive python3 imports"},
+	{"rlcompleter.*", W, S, "a compiled rlcompleter module an interactive python3 imports"},
+	{"readline/__init__.py", W, S | D, "a readline package an interactive python3 imports"},
+	{"rlcompleter/__init__.py", W, S | D, "an rlcompleter package an interactive python3 imports"},
 	{".hgrc", W, H, "Mercurial hooks and extensions"},
 	{".hg/hgrc", W, S | D, "Mercurial repository hooks and extensions (git's .git/config)"},
 	{".gradle/init.d", W, H, "Gradle init scripts run in every build"},

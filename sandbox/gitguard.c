@@ -528,6 +528,19 @@ static bool names_or_holds_root(const char *const *roots, const char *path)
 	return false;
 }
 
+/* Whether the canonical path p lies in (or is) one of roots. */
+static bool in_roots(const char *const *roots, const char *p)
+{
+	for (size_t i = 0; roots != NULL && roots[i] != NULL; i++) {
+		size_t n = strlen(roots[i]);
+
+		if (strcmp(roots[i], "/") == 0 ||
+		    (strncmp(p, roots[i], n) == 0 && (p[n] == '\0' || p[n] == '/')))
+			return true;
+	}
+	return false;
+}
+
 /* The canonical home directory into rh when it lies under one of roots. */
 static bool home_writable(const char *const *roots, char rh[PATH_MAX])
 {
@@ -535,14 +548,30 @@ static bool home_writable(const char *const *roots, char rh[PATH_MAX])
 
 	if (roots == NULL || home == NULL || home[0] != '/' || realpath(home, rh) == NULL)
 		return false;
-	for (size_t i = 0; roots[i] != NULL; i++) {
-		size_t n = strlen(roots[i]);
+	return in_roots(roots, rh);
+}
 
-		if (strcmp(roots[i], "/") == 0 ||
-		    (strncmp(rh, roots[i], n) == 0 && (rh[n] == '\0' || rh[n] == '/')))
-			return true;
-	}
-	return false;
+/*
+ * The configuration directories of the host's programs that lie under one
+ * of roots, canonical: $HOME/.config and $XDG_CONFIG_HOME (when absolute
+ * and another). Everything there is read by some program later (a shell's
+ * rc, a terminal's "shell =", an editor's plugins): the class rule of the
+ * home directory applies to all of their entries, not only to dot ones.
+ * Returns how many went into dirs (0 to 2).
+ */
+static size_t config_dirs(const char *const *roots, char dirs[2][PATH_MAX])
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	char p[PATH_MAX];
+	size_t n = 0;
+
+	if (home != NULL && home[0] == '/' && snprintf(p, sizeof(p), "%s/.config", home) < (int)sizeof(p) &&
+	    realpath(p, dirs[n]) != NULL && in_roots(roots, dirs[n]))
+		n++;
+	if (xdg != NULL && xdg[0] == '/' && realpath(xdg, dirs[n]) != NULL && in_roots(roots, dirs[n]) &&
+	    (n == 0 || strcmp(dirs[0], dirs[n]) != 0))
+		n++;
+	return n;
 }
 
 bool sbx_home_class_entry(const char *name)
@@ -559,39 +588,60 @@ void sbx_home_before_free(char **names)
 	free(names);
 }
 
-int sbx_home_before(const char *const *roots, char ***out)
+/* Appends the entries of dir to *v (*n of them): the home directory's
+ * class entries by name (prefix NULL), a configuration directory's all,
+ * as prefix/NAME. 0, or -1 (errno; *v stays NULL-terminated or NULL). */
+static int list_entries(const char *dir, const char *prefix, char ***v, size_t *n)
 {
-	char rh[PATH_MAX], **v = NULL, **nv;
 	struct dirent *de;
-	size_t n = 0;
-	DIR *d;
+	char **nv;
+	DIR *d = opendir(dir);
 
-	*out = NULL;
-	if (!home_writable(roots, rh))
-		return 0;
-	d = opendir(rh);
 	if (d == NULL)
 		return -1;
 	while ((de = readdir(d)) != NULL) {
 		char *name;
 
-		if (!sbx_home_class_entry(de->d_name))
+		if (prefix == NULL ? !sbx_home_class_entry(de->d_name)
+				   : strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		name = strdup(de->d_name);
-		nv = name != NULL ? realloc(v, (n + 2) * sizeof(*v)) : NULL;
+		if (prefix == NULL)
+			name = strdup(de->d_name);
+		else if (asprintf(&name, "%s/%s", prefix, de->d_name) < 0)
+			name = NULL;
+		nv = name != NULL ? realloc(*v, (*n + 2) * sizeof(**v)) : NULL;
 		if (nv == NULL) {
-			/* v stays as it was: NULL-terminated, or NULL. */
 			free(name);
-			sbx_home_before_free(v);
 			(void)closedir(d);
 			errno = ENOMEM;
 			return -1;
 		}
-		v = nv;
-		v[n++] = name;
-		v[n] = NULL;
+		*v = nv;
+		(*v)[(*n)++] = name;
+		(*v)[*n] = NULL;
 	}
 	(void)closedir(d);
+	return 0;
+}
+
+int sbx_home_before(const char *const *roots, char ***out)
+{
+	char rh[PATH_MAX], cfg[2][PATH_MAX], **v = NULL;
+	bool home = home_writable(roots, rh);
+	size_t n = 0, ncfg = config_dirs(roots, cfg);
+
+	*out = NULL;
+	if (!home && ncfg == 0)
+		return 0;
+	if (home && list_entries(rh, NULL, &v, &n) < 0) {
+		sbx_home_before_free(v);
+		return -1;
+	}
+	for (size_t i = 0; i < ncfg; i++)
+		if (list_entries(cfg[i], cfg[i], &v, &n) < 0) {
+			sbx_home_before_free(v);
+			return -1;
+		}
 	if (v == NULL && (v = calloc(1, sizeof(*v))) == NULL)
 		return -1;
 	*out = v;
@@ -606,36 +656,51 @@ int sbx_home_before(const char *const *roots, char ***out)
  * file): each non-empty dot entry not in before, that no root names or
  * lies in, is moved aside and reported.
  */
-static void check_home_entries(struct gg *g, const char *const *before)
+static void check_new_entries(struct gg *g, const char *const *before, const char *dir, bool config)
 {
-	char rh[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
-	int fd;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (before == NULL || !home_writable(g->roots, rh) ||
-	    (fd = open(rh, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (fd < 0)
 		return;
 	d = fdopendir(fd);
 	if (d == NULL) {
-		gg_report_error(g, rh, "", "cannot list to check for new start-up files", errno);
+		gg_report_error(g, dir, "", "cannot list to check for new start-up files", errno);
 		(void)close(fd);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
 		bool old = false;
 
-		if (!sbx_home_class_entry(de->d_name) || strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+		if ((config ? strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
+			    : !sbx_home_class_entry(de->d_name)) ||
+		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL || !gg_join(path, sizeof(path), dir, de->d_name))
 			continue;
 		for (size_t i = 0; before[i] != NULL && !old; i++)
-			old = strcmp(before[i], de->d_name) == 0;
-		if (old || !gg_join(path, sizeof(path), rh, de->d_name) || names_or_holds_root(g->roots, path) ||
-		    entry_empty(fd, de->d_name))
+			old = strcmp(before[i], config ? path : de->d_name) == 0;
+		if (old || names_or_holds_root(g->roots, path) || entry_empty(fd, de->d_name))
 			continue;
-		gg_quarantine(g, fd, rh, de->d_name,
-			      "a new entry of the home directory (start-up files run on the host)");
+		gg_quarantine(g, fd, dir, de->d_name,
+			      config ? "a new entry of the configuration directory (programs on the host read it)"
+				     : "a new entry of the home directory (start-up files run on the host)");
 	}
 	(void)closedir(d);
+}
+
+static void check_home_entries(struct gg *g, const char *const *before)
+{
+	char rh[PATH_MAX], cfg[2][PATH_MAX];
+	size_t ncfg;
+
+	if (before == NULL)
+		return;
+	if (home_writable(g->roots, rh))
+		check_new_entries(g, before, rh, false);
+	ncfg = config_dirs(g->roots, cfg);
+	for (size_t i = 0; i < ncfg; i++)
+		check_new_entries(g, before, cfg[i], true);
 }
 
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,

@@ -433,8 +433,22 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 	return rc;
 }
 
+/* Whether a writable tree of awr holds the canonical path p. */
+static bool held_by(const struct strv *awr, const char *p)
+{
+	for (size_t i = 0; i < awr->n; i++)
+		if (path_under(p, awr->v[i]))
+			return true;
+	return false;
+}
+
 /* The HOME class rule for each home (home, pw_home: canonical or NULL)
- * that a writable tree holds; the working directory counts as one. */
+ * that a writable tree holds; the working directory counts as one. And
+ * for the configuration directory of the host's programs (~/.config,
+ * $XDG_CONFIG_HOME) that a writable tree holds: all of its entries, dot
+ * or not, are covered the same way (a shell's rc, a terminal's "shell =",
+ * an editor's plugins: round 7 of the attack planted 19 of them with
+ * allowWrite naming ~/.config). */
 static int protect_homes(struct strv *sv, const struct strv *aw, const struct plan_host *h)
 {
 	const char *homes[2] = {h->home, h->pw_home};
@@ -450,16 +464,23 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 	if (rc == 0 && cwd_real)
 		rc = strv_add_unique(&awr, cwd);
 	for (size_t k = 0; k < 2 && rc == 0; k++) {
-		bool held = false;
+		char cfg[PATH_MAX + 16];
 
 		if (homes[k] == NULL || homes[k][0] != '/' || realpath(homes[k], real) == NULL ||
 		    (k == 1 && h->home != NULL && strcmp(homes[0], homes[1]) == 0))
 			continue;
-		for (size_t i = 0; i < awr.n && !held; i++)
-			held = path_under(real, awr.v[i]);
-		if (held)
+		if (held_by(&awr, real))
 			rc = protect_home_entries(sv, &awr, real, true, 0);
+		/* Its configuration directory: every entry, dot or not. */
+		if (rc == 0 && snprintf(cfg, sizeof(cfg), "%s/.config", real) < (int)sizeof(cfg) &&
+		    realpath(cfg, real) != NULL && held_by(&awr, real))
+			rc = protect_home_entries(sv, &awr, real, false, 0);
 	}
+	/* $XDG_CONFIG_HOME where the command's environment puts it. */
+	for (size_t i = 0; rc == 0 && h->env != NULL && h->env[i] != NULL; i++)
+		if (strncmp(h->env[i], "XDG_CONFIG_HOME=/", 17) == 0 && realpath(h->env[i] + 16, real) != NULL &&
+		    held_by(&awr, real))
+			rc = protect_home_entries(sv, &awr, real, false, 0);
 	strv_free(&awr);
 	return rc;
 }

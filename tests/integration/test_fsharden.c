@@ -162,6 +162,9 @@ static int suite_init(void)
 				       "  allowRead: [\"%1$s/ro/okl\"]\n") < 0 ||
 	    write_policy("home.yaml",
 			 "filesystem:\n  allowWrite: [\"%1$s/home2\", \"%1$s/work\"]\n") < 0 ||
+	    write_policy("config.yaml",
+			 "filesystem:\n  allowWrite: [\"%1$s/home3/.config\", \"%1$s/home3/.config/mine\", "
+			 "\"%1$s/work\"]\n") < 0 ||
 	    write_policy("home-cache.yaml",
 			 "filesystem:\n  allowWrite: [\"%1$s/home2\", \"%1$s/home2/.cache\", "
 			 "\"%1$s/work\"]\n") < 0 ||
@@ -576,6 +579,107 @@ static void test_home_new_entries(void)
 	free(err);
 }
 
+/*
+ * A writable ~/.config (allowWrite naming it): everything there is some
+ * program's configuration, so the class rule of HOME applies to all of
+ * its entries, dot or not. An existing one is read-only unless named
+ * (~/.config/mine is), a new non-empty one is moved aside after the run,
+ * an empty one stays. Round 7 of the attack planted 19 start-up files no
+ * row names (nushell, kitty, ranger, a VS Code OSS profile...).
+ */
+static void test_config_dir(void)
+{
+	const char *script = "c=$HOME/.config\n"
+			     "echo evil >> $c/existing/cfg 2>/dev/null; echo ex=$?\n"
+			     "mkdir -p $c/nushell && echo 'run-external touch' > $c/nushell/config.nu; echo nu=$?\n"
+			     "mkdir -p \"$c/Code - OSS/User\" && echo '{}' > \"$c/Code - OSS/User/settings.json\"; "
+			     "echo code=$?\n"
+			     "echo 'shell /bin/evil' > $c/kitty.conf; echo k=$?\n"
+			     "echo ok > $c/mine/ok.conf; echo m=$?\n"
+			     ": > $c/empty; echo z=$?\n";
+	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home3/.config/existing") == 0 && mkdirs("home3/.config/mine") == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "home3/.config/existing/cfg"), "kept\n") == 0);
+	st = run_fsh("home3", NULL, NULL, NULL, "config.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "nu=0\n") && test_has(out, "code=0\n") && test_has(out, "k=0\n") &&
+		    test_has(out, "m=0\n") && test_has(out, "ex=") && !test_has(out, "ex=0\n"),
+	    "the writes inside the session: status %d, %s", st, test_nz(out));
+	text = test_read_file(at(buf, "home3/.config/existing/cfg"), NULL);
+	ROW(text != NULL && strcmp(text, "kept\n") == 0, "an existing entry of ~/.config changed");
+	free(text);
+	ROW(!exists("home3/.config/nushell") && exists("home3/.config/nushell.passavant-quarantine") &&
+		    !exists("home3/.config/Code - OSS") && exists("home3/.config/Code - OSS.passavant-quarantine") &&
+		    !exists("home3/.config/kitty.conf") && exists("home3/.config/kitty.conf.passavant-quarantine") &&
+		    test_has(err, "a new entry of the configuration directory"),
+	    "new entries of a writable ~/.config were not moved aside: %s", test_nz(err));
+	ROW(exists("home3/.config/mine/ok.conf") && exists("home3/.config/empty"),
+	    "a named entry's file or an empty new entry was moved: %s", test_nz(err));
+	if (st != 0)
+		show(st, out, err);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", at(buf, "home3"));
+		CU_ASSERT(system(cmd) == 0);
+	}
+	free(out);
+	free(err);
+}
+
+/*
+ * Start-up code interactive tools read from the directory they start in,
+ * at the top of the workspace (read-only) and nested (moved aside after
+ * the run): Perl's debugger runs ./.perldb, Python's REPL imports
+ * readline and rlcompleter with the current directory first (a .py, a
+ * compiled module, a package), GHCi reads ./.ghci, Octave ./.octaverc.
+ * Then, on the host, the real programs are started in those directories:
+ * nothing planted runs.
+ */
+static void test_cwd_startup(void)
+{
+	char buf[PATH_MAX], mark[PATH_MAX], cmd[4 * PATH_MAX], script[2048], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(mark, "cwd-pwn");
+	snprintf(script, sizeof(script),
+		 "pl='system(\"touch %1$s.perl\"); 1;'\n"
+		 "py='import os; os.system(\"touch %1$s.py\")'\n"
+		 "echo \"$pl\" > .perldb 2>/dev/null; echo tp=$?\n"
+		 "echo \"$py\" > readline.py 2>/dev/null; echo tr=$?\n"
+		 "mkdir -p n1 n2/readline n3 && echo \"$pl\" > n1/.perldb && echo \"$py\" > n1/readline.py && "
+		 "echo \"$py\" > n2/readline/__init__.py && echo \"$py\" > n3/rlcompleter.py && "
+		 "echo ':! touch %1$s.ghci' > n3/.ghci && echo 'system(\"touch %1$s.oct\")' > n3/.octaverc && "
+		 "echo nested=$?\n",
+		 mark);
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "tp=") && !test_has(out, "tp=0\n") && test_has(out, "tr=") &&
+		    !test_has(out, "tr=0\n") && test_has(out, "nested=0\n"),
+	    "top-level start-up files were writable, or the nested ones not written: status %d, %s", st,
+	    test_nz(out));
+	ROW(test_has(err, "/work/n1/.perldb") && test_has(err, "/work/n1/readline.py") &&
+		    test_has(err, "/work/n2/readline/__init__.py") && test_has(err, "/work/n3/rlcompleter.py") &&
+		    test_has(err, "/work/n3/.ghci") && test_has(err, "/work/n3/.octaverc"),
+	    "nested start-up files were not moved aside: %s", test_nz(err));
+	/* The real programs, on the host, in each directory. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && for d in . n1 n2 n3; do (cd $d && python3 -i </dev/null >/dev/null 2>&1; "
+		 "echo 1 > /tmp/pv-cwd-t.pl; PERLDB_OPTS=NonStop=1 perl -d /tmp/pv-cwd-t.pl >/dev/null 2>&1); done; "
+		 "rm -f /tmp/pv-cwd-t.pl; true",
+		 at(buf, "work"));
+	CU_ASSERT(system(cmd) == 0);
+	ROW(!exists("cwd-pwn.perl") && !exists("cwd-pwn.py"), "a planted start-up file ran on the host");
+	if (st != 0)
+		show(st, out, err);
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf n1 n2 n3 %s.perl %s.py", at(buf, "work"), mark, mark);
+	CU_ASSERT(system(cmd) == 0);
+	free(out);
+	free(err);
+}
+
 /* Workspace settings named by a pattern (*.code-workspace, mise.*.toml,
  * .mise.*.toml): an existing one is read-only; a new one is moved aside
  * after the run. */
@@ -986,6 +1090,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: HOME writable, every existing dot entry unless named", test_home_dot_rule);
 	test_add(s, "writable HOME: a new dot entry is moved aside after the run", test_home_new_entries);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
+	test_add(s, "persistence: a writable ~/.config, every entry unless named", test_config_dir);
+	test_add(s, "persistence: start-up code read from the current directory (perl -d, python3 REPL, "
+		    "GHCi, Octave)",
+		 test_cwd_startup);
 	test_add(s, "persistence: rows under .config, .hg and mise only where the directory exists",
 		 test_workspace_if_dir);
 	test_add(s, "credential stores: the new ones are unreadable", test_stores_unreadable);
