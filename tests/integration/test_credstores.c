@@ -244,6 +244,58 @@ static void test_listed_stores(void)
 	free(err);
 }
 
+/*
+ * More of what only root reads, as rows name them (round 7 of the attack:
+ * a root-run sandbox keeps uid 0, the owner): a file the test plants in
+ * /var/lib/private (made, 0700, when missing, and removed after) reads
+ * empty, and so does every such path this host has, files empty and
+ * directories without entries.
+ */
+static void host_secrets_more(void)
+{
+	static const char *const paths[] = {"/var/cache/debconf/passwords.dat", "/var/log/btmp",
+					    "/var/log/journal", "/var/lib/private", "/var/lib/cloud",
+					    "/etc/netplan", "/var/spool/cron", "/var/lib/postgresql",
+					    "/var/lib/mysql", "/var/lib/NetworkManager", NULL};
+	char planted[128], script[4096], *out = NULL, *err = NULL;
+	size_t n = 0;
+	bool made = false;
+	struct stat sb;
+	int st;
+
+	if (stat("/var/lib/private", &sb) != 0) {
+		CU_ASSERT_FATAL(mkdir("/var/lib/private", 0700) == 0);
+		made = true;
+	}
+	snprintf(planted, sizeof(planted), "/var/lib/private/pv-credstores-%ld", (long)getpid());
+	CU_ASSERT_FATAL(test_write_file(planted, "ROOT-ONLY-SECRET\n", 17) == 0);
+	CU_ASSERT(chmod(planted, 0600) == 0);
+	n += (size_t)snprintf(script + n, sizeof(script) - n, "echo planted:$(cat %s 2>/dev/null | wc -c)\n",
+			      planted);
+	for (size_t i = 0; paths[i] != NULL; i++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n,
+				      "if [ -d %1$s ]; then echo %1$s:$(ls -A %1$s 2>/dev/null | wc -l); "
+				      "elif [ -e %1$s ]; then echo %1$s:$(cat %1$s 2>/dev/null | wc -c); fi\n",
+				      paths[i]);
+	st = run_cst(NULL, script, &out, &err);
+	ROW(st == 0 && test_has(out, "planted:0\n"), "a root-only file in /var/lib/private was readable: %s",
+	    test_nz(out));
+	for (size_t i = 0; paths[i] != NULL; i++) {
+		char want[128];
+
+		snprintf(want, sizeof(want), "%s:", paths[i]);
+		if (test_has(out, want)) {
+			snprintf(want, sizeof(want), "%s:0\n", paths[i]);
+			ROW(test_has(out, want), "%s showed content in the sandbox: %s", paths[i], test_nz(out));
+		}
+	}
+	CU_ASSERT(unlink(planted) == 0);
+	if (made)
+		CU_ASSERT(rmdir("/var/lib/private") == 0);
+	free(out);
+	free(err);
+}
+
 /* Finding 3: the host's own secrets. Run by root, /etc/shadow and /root
  * (HOME is elsewhere) show nothing; run by anyone, `check` lists them. */
 static void test_host_secrets(void)
@@ -281,6 +333,8 @@ static void test_host_secrets(void)
 	ROW(test_has(out, "root:0\n"), "/root was listable in the sandbox: %s", out ? out : "");
 	free(out);
 	free(err);
+	out = err = NULL;
+	host_secrets_more();
 }
 
 /* Finding 4: secrets in the environment by name or value; the masked
