@@ -239,10 +239,13 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl) NONNULL(1);
  * /tmp and /dev/shm are tmpfs, whose pages count in no process's RSS: a
  * command filling them looks small, and the biggest process, passavant,
  * went instead, and the checks after the run with it (round 7 of the
- * attack). Written by the parent: as root (CAP_SYS_RESOURCE) that also
- * sets the floor the command cannot go below; unprivileged, the command
- * may lower its own score back to 0 (docs/sandbox.md). 0 or -1 (err).
+ * attack). A process may lower its own score back to 0 without
+ * privilege (the init's files are read-only in the sandbox, setup_proc()),
+ * so as root passavant also lowers its own to SBX_OOM_SELF: the
+ * command's processes, at 0 at least, go before it once the init has
+ * gone. 0 or -1 (err).
  */
+#define SBX_OOM_SELF "-900"
 int sbx_oom_first(pid_t pid, char *err, size_t errlen) WUNRES;
 
 /* userns.c (parent): setgroups deny, then uid_map and gid_map of pid,

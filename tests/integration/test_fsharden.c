@@ -640,7 +640,7 @@ static void test_config_dir(void)
  */
 static void test_cwd_startup(void)
 {
-	char buf[PATH_MAX], mark[PATH_MAX], cmd[4 * PATH_MAX], script[2048], *out = NULL, *err = NULL;
+	char buf[PATH_MAX], mark[PATH_MAX], cmd[4 * PATH_MAX], script[6 * PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
