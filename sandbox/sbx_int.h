@@ -241,9 +241,9 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl) NONNULL(1);
  * went instead, and the checks after the run with it (round 7 of the
  * attack). A process may lower its own score back to 0 without
  * privilege (the init's files are read-only in the sandbox, setup_proc()),
- * so as root passavant also lowers its own to SBX_OOM_SELF: the
- * command's processes, at 0 at least, go before it once the init has
- * gone. 0 or -1 (err).
+ * so where it may (CAP_SYS_RESOURCE) passavant also lowers its own to
+ * SBX_OOM_SELF: the command's processes, at 0 at least, go before it
+ * once the init has gone. 0 or -1 (err).
  */
 #define SBX_OOM_SELF "-900"
 int sbx_oom_first(pid_t pid, char *err, size_t errlen) WUNRES;

@@ -69,10 +69,10 @@ int sbx_userns_write_maps(pid_t pid, uid_t uid, gid_t gid, char *err, size_t err
 
 int sbx_oom_first(pid_t pid, char *err, size_t errlen)
 {
-	/* Ours lower where we may (CAP_SYS_RESOURCE): when the init has
-	 * gone, a command still filling memory in the few milliseconds
-	 * before it is killed too could make the kernel pick the biggest
-	 * process left, which is passavant (seen under ASan). */
+	/* Ours lower where we may (CAP_SYS_RESOURCE; EACCES without it):
+	 * when the init has gone, a command still filling memory in the few
+	 * milliseconds before it is killed too could make the kernel pick
+	 * the biggest process left, which is passavant (seen under ASan). */
 	if (geteuid() == 0 && write_proc(getpid(), "oom_score_adj", SBX_OOM_SELF) < 0 && errno != EACCES &&
 	    errno != EPERM) {
 		errbuf_set_errno(err, errlen, errno, "cannot lower passavant's own OOM score");
