@@ -456,6 +456,7 @@ static const struct policy_mandatory mandatory[] = {
 	{"mise.*.toml", W, S, "mise per-environment config: hooks and tasks run on cd"},
 	{".mise.*.toml", W, S, "mise per-environment config: hooks and tasks run on cd"},
 	{".mise", W, S, "mise config and tasks: hooks run on cd"},
+	{".tool-versions", W, H | S, "asdf and mise: a path: version puts a directory of it first on PATH"},
 	{"mise/config.toml", W, S | D, "mise hooks and tasks run on cd"},
 	{"mise/config.local.toml", W, S | D, "mise hooks and tasks run on cd"},
 	{"mise/config.*.toml", W, S | D, "mise per-environment config: hooks and tasks run on cd"},

@@ -1029,6 +1029,7 @@ static void test_nested_startup_files(void)
 	    "/work/a/.config/mise.toml: ", "/work/a/.hg/hgrc: Mercurial repository settings",
 	    "/work/r/.pdbrc: ",           "/work/r/.mise.ci.toml: ",   "/work/a/mise/config.ci.toml: ",
 	    "/work/a/.lldbinit: ",        "/work/a/_exrc: ",           "/work/a/.rtx.dev.toml: ",
+	    "/work/a/.tool-versions: ",
 	    NULL};
 	struct gcase c;
 
@@ -1037,7 +1038,7 @@ static void test_nested_startup_files(void)
 				 "mkdir -p a/.mise a/.config a/.hg a/mise r && git init -q r && cd a && "
 				 "for f in .pdbrc .vimrc .gdbinit .Rprofile .irbrc .dir-locals.el "
 				 "mise.local.toml mise.dev.toml .mise/config.toml .config/mise.toml .hg/hgrc "
-				 "mise/config.ci.toml .lldbinit _exrc .rtx.dev.toml; "
+				 "mise/config.ci.toml .lldbinit _exrc .rtx.dev.toml .tool-versions; "
 				 "do echo x > $f; done; echo x > mise.txt; echo x > mise/notes.txt; echo x > ../r/.pdbrc; "
 				 "echo x > ../r/.mise.ci.toml",
 				 NULL) == 0);
