@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+
+#include <linux/fs.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -227,6 +229,16 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 	if (rc < 0)
 		return rc;
 	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, TIOCLINUX);
+	if (rc < 0)
+		return rc;
+	/* Inode flags (chattr): among them casefold (+F), which makes a new
+	 * directory case-insensitive: ".GIT" or ".VSCODE" there is what the
+	 * host's git and editor open as ".git" and ".vscode", while the
+	 * checks after the run compare names byte for byte. */
+	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, FS_IOC_SETFLAGS);
+	if (rc < 0)
+		return rc;
+	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, FS_IOC32_SETFLAGS);
 	if (rc < 0)
 		return rc;
 	return add_socket_rules(ctx, allow_unix, what);

@@ -1322,7 +1322,7 @@ static void test_protected_errnos(void)
 static void test_seccomp(void)
 {
 	static const char *const eperm[] = { "socket-unix", "unshare-user", "clone-newuser", "mount",
-					     "ptrace", "keyctl", "bpf", "io-uring", "tiocsti", NULL };
+					     "ptrace", "keyctl", "bpf", "io-uring", "tiocsti", "setflags", NULL };
 	char *out = NULL;
 	size_t i;
 	int rc;

@@ -10,7 +10,9 @@
  *   pv-probe mkdir PATH
  *   pv-probe rename FROM TO
  *   pv-probe socket-unix | unshare-user | clone-newuser | clone3 | mount |
- *            ptrace | keyctl | tiocsti | bpf | io-uring
+ *            ptrace | keyctl | tiocsti | bpf | io-uring | setflags
+ *                                     (setflags: FS_IOC_SETFLAGS on the
+ *                                     current directory, its own flags)
  *   pv-probe sockets                  tries socket()/socketpair() of many
  *                                     families and types; prints one line
  *                                     NAME=ok|EPERM|errN each; exit 0
@@ -56,6 +58,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+
+#include <linux/fs.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -514,6 +518,16 @@ int main(int argc, char **argv)
 		/* On stdin; the test passes a tty or not: only EPERM proves
 		 * the filter, ENOTTY would mean it let the call through. */
 		result(ioctl(0, TIOCSTI, &c), "ioctl(TIOCSTI)");
+	if (strcmp(cmd, "setflags") == 0) {
+		/* Its own flags again: only EPERM proves the filter (a
+		 * filesystem without flags answers ENOTTY or EOPNOTSUPP). */
+		int dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		long fl = 0;
+
+		if (dfd >= 0)
+			(void)ioctl(dfd, FS_IOC_GETFLAGS, &fl);
+		result(dfd < 0 ? -1 : ioctl(dfd, FS_IOC_SETFLAGS, &fl), "ioctl(FS_IOC_SETFLAGS)");
+	}
 	if (strcmp(cmd, "bpf") == 0) {
 		memset(&attr, 0, sizeof(attr));
 		result(syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr)), "bpf");
