@@ -32,6 +32,7 @@
 #define S POLICY_MAND_WORKSPACE
 #define Y POLICY_MAND_SYSTEM
 #define D POLICY_MAND_WS_IF_DIR
+#define E POLICY_MAND_WS_EXISTING
 
 /*
  * The credential stores (SPEC §3.6), by category: unreadable, and
@@ -372,13 +373,16 @@ static const struct policy_mandatory mandatory[] = {
 	{".octaverc", W, H | S, "Octave start-up (also read from the current directory)"},
 	/* Python's REPL imports these with the current directory first on
 	 * sys.path: a module of that name there runs in every interactive
-	 * python3 started in it (HOME: every one a new terminal starts). */
-	{"readline.py", W, H | S, "imported by every interactive python3 started in its directory"},
-	{"rlcompleter.py", W, H | S, "imported by every interactive python3 started in its directory"},
-	{"readline.*", W, S, "a compiled readline module (.pyc, .so) an interactive python3 imports"},
-	{"rlcompleter.*", W, S, "a compiled rlcompleter module an interactive python3 imports"},
-	{"readline/__init__.py", W, S | D, "a readline package an interactive python3 imports"},
-	{"rlcompleter/__init__.py", W, S | D, "an rlcompleter package an interactive python3 imports"},
+	 * python3 started in it (in HOME: every one a new terminal starts).
+	 * Only the names Python imports; never a placeholder (E). */
+	{"readline.py", W, S | E, "imported by every interactive python3 started in its directory"},
+	{"rlcompleter.py", W, S | E, "imported by every interactive python3 started in its directory"},
+	{"readline.pyc", W, S | E, "imported (sourceless) by every interactive python3 started there"},
+	{"rlcompleter.pyc", W, S | E, "imported (sourceless) by every interactive python3 started there"},
+	{"readline*.so", W, S, "a compiled readline module an interactive python3 imports"},
+	{"rlcompleter*.so", W, S, "a compiled rlcompleter module an interactive python3 imports"},
+	{"readline/__init__.py", W, S | D | E, "a readline package an interactive python3 imports"},
+	{"rlcompleter/__init__.py", W, S | D | E, "an rlcompleter package an interactive python3 imports"},
 	{".hgrc", W, H, "Mercurial hooks and extensions"},
 	{".hg/hgrc", W, S | D, "Mercurial repository hooks and extensions (git's .git/config)"},
 	{".gradle/init.d", W, H, "Gradle init scripts run in every build"},
@@ -487,6 +491,8 @@ static const struct policy_mandatory mandatory[] = {
 #undef H
 #undef S
 #undef Y
+#undef D
+#undef E
 
 /* Contract in policy.h: the stores first, then the write-only rows. */
 size_t policy_mandatory_count(void)

@@ -423,6 +423,11 @@ enum { POLICY_MAND_HOME = 1u << 0, POLICY_MAND_WORKSPACE = 1u << 1, POLICY_MAND_
  * written; a row created in the session is moved aside after it
  * instead (`run`'s post-run check). */
 enum { POLICY_MAND_WS_IF_DIR = 1u << 3 };
+/* With WORKSPACE: covered only where it exists, never by a placeholder,
+ * because an empty file there is itself read (an empty readline.py hides
+ * Python's own module from every python3 started in that directory); one
+ * created in the session is moved aside after it. */
+enum { POLICY_MAND_WS_EXISTING = 1u << 4 };
 
 struct policy_mandatory {
 	const char *path;  /* relative, e.g. ".ssh", ".config/git", ".vscode" */

@@ -180,6 +180,16 @@ bool cmask_coding_scannable(const char *val, size_t len)
 	return len == 0 || (len == 8 && strncasecmp(val, "identity", 8) == 0);
 }
 
+bool cmask_coding_field(const char *name, size_t len)
+{
+	static const char *const names[] = {"content-encoding", "grpc-encoding", "connect-content-encoding"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (len == strlen(names[i]) && strncasecmp(name, names[i], len) == 0)
+			return true;
+	return false;
+}
+
 /* Where a refused sentinel went, for reasons. */
 static const char *where_name(enum mask_where where)
 {

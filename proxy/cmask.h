@@ -66,6 +66,15 @@ bool cmask_inject_host(cmask_t *m, const char *host, uint16_t port) NONNULL(1, 2
 bool cmask_coding_scannable(const char *val, size_t len);
 
 /*
+ * Whether a response field names a coding of the body or of its messages:
+ * Content-Encoding, gRPC's grpc-encoding (per message, HTTP/2 and
+ * gRPC-Web) and Connect's connect-content-encoding (streams). Any of them
+ * with a value cmask_coding_scannable() refuses makes an inject host's
+ * response a 502. Case-insensitive.
+ */
+bool cmask_coding_field(const char *name, size_t len);
+
+/*
  * Checks and substitutes the serialised request head in head (nothing
  * else in it) for host:port, over verified TLS or not. Returns 0 (head
  * ready; injected credentials recorded), 1 when a sentinel sits in a

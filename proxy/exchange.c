@@ -211,8 +211,7 @@ static bool identity_coded(const http1_t *h)
 				return false;
 			continue;
 		}
-		if (nlen == 16 && strncasecmp(name, "content-encoding", 16) == 0 &&
-		    !cmask_coding_scannable(val, vlen))
+		if (cmask_coding_field(name, nlen) && !cmask_coding_scannable(val, vlen))
 			return false;
 	}
 	return true;

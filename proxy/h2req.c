@@ -117,7 +117,8 @@ static bool dropped(const char *name, size_t len, bool identity)
 #define IS(k) (len == sizeof(k) - 1 && memcmp(name, k, len) == 0)
 	if (IS("proxy-authorization"))
 		return true;
-	return identity && (IS("accept-encoding") || IS("range") || IS("if-range") || IS("request-range"));
+	return identity && (IS("accept-encoding") || IS("grpc-accept-encoding") || IS("connect-accept-encoding") ||
+			    IS("range") || IS("if-range") || IS("request-range"));
 #undef IS
 }
 

@@ -361,7 +361,7 @@ int h2s_pass_in(struct h2s *s)
 static bool body_scannable(const nghttp2_nv *nv, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (nv[i].namelen == 16 && strncasecmp((const char *)nv[i].name, "content-encoding", 16) == 0 &&
+		if (cmask_coding_field((const char *)nv[i].name, nv[i].namelen) &&
 		    !cmask_coding_scannable((const char *)nv[i].value, nv[i].valuelen))
 			return false;
 	return true;

@@ -166,6 +166,10 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	if (w->buf == NULL) {
 		w->buf = malloc(WBIO_BUFFER_BYTES);
 		if (w->buf == NULL) {
+			/* Part of a record already left: a short write (OpenSSL
+			 * writes the rest again), not a torn record. */
+			if (sent > 0)
+				return (int)sent;
 			errno = ENOMEM;
 			return -1;
 		}

@@ -4,8 +4,9 @@
  * Runs in the child, in its new mount namespace, with the capabilities of
  * its new user namespace. The order:
  *
- *  1. "/" becomes a slave mount tree: nothing we mount propagates back to
- *     the host, while the host's unmounts still reach us.
+ *  1. "/" becomes a private mount tree: nothing we mount propagates back
+ *     to the host, and nothing the host mounts or unmounts later reaches
+ *     us (a mount the host removes stays busy until the run ends).
  *  2. A setup tmpfs on /tmp becomes the root (pivot_root), with the host
  *     root under /oldroot. The host's /tmp is visible again there, which
  *     is what lets an allow_write path under /tmp be bound in.

@@ -239,11 +239,11 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl) NONNULL(1);
  * /tmp and /dev/shm are tmpfs, whose pages count in no process's RSS: a
  * command filling them looks small, and the biggest process, passavant,
  * went instead, and the checks after the run with it (round 7 of the
- * attack). A process may lower its own score back to 0 without
- * privilege (the init's files are read-only in the sandbox, setup_proc()),
- * so where it may (CAP_SYS_RESOURCE) passavant also lowers its own to
- * SBX_OOM_SELF: the command's processes, at 0 at least, go before it
- * once the init has gone. 0 or -1 (err).
+ * attack). With CAP_SYS_RESOURCE the write also sets the command's floor
+ * (it cannot lower its score), and passavant lowers its own to
+ * SBX_OOM_SELF; without it, a process may lower its own score back to 0
+ * (the init's files are read-only in the sandbox, setup_proc()). 0 or -1
+ * (err).
  */
 #define SBX_OOM_SELF "-900"
 int sbx_oom_first(pid_t pid, char *err, size_t errlen) WUNRES;

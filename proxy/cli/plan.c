@@ -341,6 +341,18 @@ static bool ws_dir_exists(const char *root, const struct policy_mandatory *m)
 	return lstat(p, &st) == 0;
 }
 
+/* Whether row m's path exists under root (lstat: a link counts, and is
+ * refused at start like any other on a row's way). */
+static bool ws_row_exists(const char *root, const struct policy_mandatory *m)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(p, sizeof(p), "%s/%s", root, m->path) >= (int)sizeof(p))
+		return true;
+	return lstat(p, &st) == 0;
+}
+
 static int protect_dir(struct strv *sv, const char *dir)
 {
 	static const char *const git_names[] = {".git/hooks", ".git/config"};
@@ -368,7 +380,8 @@ static int protect_dir(struct strv *sv, const char *dir)
 			return -1;
 		for (size_t i = 0; i < policy_mandatory_count(); i++) {
 			const struct policy_mandatory *m = policy_mandatory_get(i);
-			if (!(m->where & POLICY_MAND_WORKSPACE) || !ws_dir_exists(roots[r], m))
+			if (!(m->where & POLICY_MAND_WORKSPACE) || !ws_dir_exists(roots[r], m) ||
+			    ((m->where & POLICY_MAND_WS_EXISTING) && !ws_row_exists(roots[r], m)))
 				continue;
 			if (strchr(m->path, '*') != NULL ? protect_pattern(sv, roots[r], m->path) < 0
 					      : strv_add_join(sv, roots[r], m->path) < 0)
@@ -442,6 +455,42 @@ static bool held_by(const struct strv *awr, const char *p)
 	return false;
 }
 
+/*
+ * Whether the HOME class rule of one of the held homes already covers the
+ * canonical directory p whole: p lies under an entry of that home the
+ * rule covers (a dot entry, bin, node_modules) that no allowWrite entry
+ * names or lies in. Then its entries need no cover of their own (each
+ * would be one more mount, and a symbolic link among them would refuse
+ * the start for nothing: the directory is read-only already).
+ */
+static bool covered_whole(const struct strv *awr, char held[][PATH_MAX], size_t nheld, const char *p)
+{
+	for (size_t k = 0; k < nheld; k++) {
+		size_t hl = strlen(held[k]);
+		char entry[PATH_MAX];
+		const char *c, *e;
+		bool open = false;
+
+		if (strcmp(held[k], "/") == 0 || strncmp(p, held[k], hl) != 0 || p[hl] != '/')
+			continue;
+		c = p + hl + 1;
+		e = strchr(c, '/');
+		if (snprintf(entry, sizeof(entry), "%.*s", (int)(e != NULL ? (size_t)(e - c) : strlen(c)), c) >=
+		    (int)sizeof(entry))
+			continue;
+		if (!sbx_home_class_entry(entry) && strcmp(entry, "bin") != 0)
+			continue;
+		if (snprintf(entry, sizeof(entry), "%s/%.*s", held[k], (int)(e != NULL ? (size_t)(e - c) : strlen(c)),
+			     c) >= (int)sizeof(entry))
+			continue;
+		for (size_t i = 0; i < awr->n && !open; i++)
+			open = path_under(awr->v[i], entry);
+		if (!open)
+			return true;
+	}
+	return false;
+}
+
 /* The HOME class rule for each home (home, pw_home: canonical or NULL)
  * that a writable tree holds; the working directory counts as one. And
  * for the configuration directory of the host's programs (~/.config,
@@ -463,23 +512,26 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 			rc = strv_add_unique(&awr, real);
 	if (rc == 0 && cwd_real)
 		rc = strv_add_unique(&awr, cwd);
-	for (size_t k = 0; k < 2 && rc == 0; k++) {
-		char cfg[PATH_MAX + 16];
+	char held[2][PATH_MAX], cfg[PATH_MAX + 16];
+	size_t nheld = 0;
 
+	for (size_t k = 0; k < 2 && rc == 0; k++) {
 		if (homes[k] == NULL || homes[k][0] != '/' || realpath(homes[k], real) == NULL ||
 		    (k == 1 && h->home != NULL && strcmp(homes[0], homes[1]) == 0))
 			continue;
-		if (held_by(&awr, real))
+		if (held_by(&awr, real)) {
 			rc = protect_home_entries(sv, &awr, real, true, 0);
+			memcpy(held[nheld++], real, sizeof(real));
+		}
 		/* Its configuration directory: every entry, dot or not. */
 		if (rc == 0 && snprintf(cfg, sizeof(cfg), "%s/.config", real) < (int)sizeof(cfg) &&
-		    realpath(cfg, real) != NULL && held_by(&awr, real))
+		    realpath(cfg, real) != NULL && held_by(&awr, real) && !covered_whole(&awr, held, nheld, real))
 			rc = protect_home_entries(sv, &awr, real, false, 0);
 	}
 	/* $XDG_CONFIG_HOME where the command's environment puts it. */
 	for (size_t i = 0; rc == 0 && h->env != NULL && h->env[i] != NULL; i++)
 		if (strncmp(h->env[i], "XDG_CONFIG_HOME=/", 17) == 0 && realpath(h->env[i] + 16, real) != NULL &&
-		    held_by(&awr, real))
+		    held_by(&awr, real) && !covered_whole(&awr, held, nheld, real))
 			rc = protect_home_entries(sv, &awr, real, false, 0);
 	strv_free(&awr);
 	return rc;

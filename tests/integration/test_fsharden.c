@@ -648,18 +648,28 @@ static void test_cwd_startup(void)
 	snprintf(script, sizeof(script),
 		 "pl='system(\"touch %1$s.perl\"); 1;'\n"
 		 "py='import os; os.system(\"touch %1$s.py\")'\n"
+		 "[ -e readline.py ] && echo placeholder-readline.py\n"
 		 "echo \"$pl\" > .perldb 2>/dev/null; echo tp=$?\n"
-		 "echo \"$py\" > readline.py 2>/dev/null; echo tr=$?\n"
+		 "echo \"$py\" >> rlcompleter.py 2>/dev/null; echo tc=$?\n"
+		 "echo \"$py\" > readline.py; echo tr=$?\n"
 		 "mkdir -p n1 n2/readline n3 && echo \"$pl\" > n1/.perldb && echo \"$py\" > n1/readline.py && "
 		 "echo \"$py\" > n2/readline/__init__.py && echo \"$py\" > n3/rlcompleter.py && "
 		 "echo ':! touch %1$s.ghci' > n3/.ghci && echo 'system(\"touch %1$s.oct\")' > n3/.octaverc && "
 		 "echo nested=$?\n",
 		 mark);
+	/* An existing one, harmless (the project's own). */
+	CU_ASSERT_FATAL(mkfile(at(buf, "work/rlcompleter.py"), "harmless = 1\n") == 0);
 	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "tp=") && !test_has(out, "tp=0\n") && test_has(out, "tr=") &&
-		    !test_has(out, "tr=0\n") && test_has(out, "nested=0\n"),
-	    "top-level start-up files were writable, or the nested ones not written: status %d, %s", st,
+	ROW(st == 0 && test_has(out, "tp=") && !test_has(out, "tp=0\n") && test_has(out, "tc=") &&
+		    !test_has(out, "tc=0\n") && test_has(out, "tr=0\n") && test_has(out, "nested=0\n"),
+	    "an existing top-level start-up file was writable, or new ones not written: status %d, %s", st,
 	    test_nz(out));
+	/* No empty placeholder: an empty readline.py would hide Python's
+	 * own module from every python3 started there (pdb, the REPL). */
+	ROW(!test_has(out, "placeholder-"), "a placeholder readline.py was made: %s", test_nz(out));
+	ROW(!exists("work/readline.py") && exists("work/readline.py.passavant-quarantine") &&
+		    exists("work/rlcompleter.py") && test_has(err, "/work/readline.py"),
+	    "a new top-level readline.py was not moved aside, or the existing rlcompleter.py was: %s", test_nz(err));
 	ROW(test_has(err, "/work/n1/.perldb") && test_has(err, "/work/n1/readline.py") &&
 		    test_has(err, "/work/n2/readline/__init__.py") && test_has(err, "/work/n3/rlcompleter.py") &&
 		    test_has(err, "/work/n3/.ghci") && test_has(err, "/work/n3/.octaverc"),
@@ -674,7 +684,8 @@ static void test_cwd_startup(void)
 	ROW(!exists("cwd-pwn.perl") && !exists("cwd-pwn.py"), "a planted start-up file ran on the host");
 	if (st != 0)
 		show(st, out, err);
-	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf n1 n2 n3 %s.perl %s.py", at(buf, "work"), mark, mark);
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf n1 n2 n3 %s.perl %s.py rlcompleter.py readline.py.passavant-quarantine",
+		 at(buf, "work"), mark, mark);
 	CU_ASSERT(system(cmd) == 0);
 	free(out);
 	free(err);

@@ -1428,35 +1428,50 @@ static void test_remask_drip(void)
  * value in a compressed body cannot be found (as in HTTP/1.1; round 7 of
  * the attack got the real value out of a gzip body over HTTP/2). Every
  * coding but identity, a list holding identity included; identity itself
- * passes, re-masked. A host that is no inject host was not asked for
- * identity (no real value goes there): its coded answer passes.
+ * passes, re-masked. gRPC's and Connect's message codings the same
+ * (grpc-encoding, connect-content-encoding; their accept fields do not go
+ * up: the review of round 7). A host that is no inject host was not asked
+ * for identity (no real value goes there): its coded answer passes.
  */
 static void test_coded(void)
 {
-	static const char *const encs[] = {"gzip", "br", "gzip,%20identity", "x-custom", "identity"};
+	static const char *const encs[] = {"gzip",	  "br",		    "gzip,%20identity",
+					   "x-custom", "gzip&field=grpc-encoding", "deflate&field=connect-content-encoding",
+					   "identity"};
 	enum { N = sizeof(encs) / sizeof(encs[0]) };
-	char hex[2 * TOK_LEN + 1], spec[N][2 * TOK_LEN + 100], *out = NULL, *aud;
-	size_t amark = test_file_size(px.audit);
+	char hex[2 * TOK_LEN + 1], spec[N][2 * TOK_LEN + 100], gspec[200], *out = NULL, *aud, *rec;
+	size_t amark = test_file_size(px.audit), rmark;
 	int rc;
 
 	CU_ASSERT_FATAL(ready);
 	to_hex(real_tok, hex);
 	for (size_t i = 0; i < N; i++)
 		snprintf(spec[i], sizeof(spec[i]), "{\"path\":\"/coded?t=cd%zu&enc=%s&x=%s\"}", i, encs[i], hex);
-	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec[0], spec[1], spec[2], spec[3], spec[4], NULL);
+	rmark = test_file_size(p_h2rec);
+	/* A gRPC client asking for compressed messages: the ask does not go up. */
+	snprintf(gspec, sizeof(gspec),
+		 "{\"path\":\"/hello?t=cdg\",\"headers\":[[\"grpc-accept-encoding\",\"gzip\"],"
+		 "[\"connect-accept-encoding\",\"gzip\"]]}");
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec[0], spec[1], spec[2], spec[3], spec[4],
+		 spec[5], spec[6], gspec, NULL);
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	for (size_t i = 0; i + 1 < N; i++)
 		want_status(out, 1 + 2 * (int)i, 502, "a coded answer from an inject host");
 	ROW(!test_hasf(out, "\\x1f\\x8b"), "a gzip body from the inject host reached the client:\n%s", red(out));
-	want_status(out, 9, 200, "content-encoding: identity from an inject host");
-	ROW(test_hasf(out, "stream 9 body coded:%s\\x0a\n", sent_tok),
+	want_status(out, 2 * N - 1, 200, "content-encoding: identity from an inject host");
+	ROW(test_hasf(out, "stream %d body coded:%s\\x0a\n", 2 * (int)N - 1, sent_tok),
 	    "the identity-coded body is not 'coded:' and the sentinel:\n%s", red(out));
+	want_status(out, 2 * N + 1, 200, "a request asking for compressed gRPC messages");
 	no_real_in(out, "the raw client's output (coded)");
 	free(out);
 	out = NULL;
+	rec = test_file_since(p_h2rec, rmark);
+	ROW(test_has(rec, "t=cdg") && !test_has(rec, "grpc-accept-encoding") && !test_has(rec, "connect-accept-encoding"),
+	    "grpc-accept-encoding or connect-accept-encoding went up to an inject host:\n%.1500s", red(rec));
+	free(rec);
 	aud = test_file_since(px.audit, amark);
-	ROW(test_count(aud, "answered with a Content-Encoding although asked for identity") == 4,
-	    "expected 4 audit records of a coded answer:\n%s", red(aud));
+	ROW(test_count(aud, "answered with a Content-Encoding although asked for identity") == (int)N - 1,
+	    "expected %d audit records of a coded answer:\n%s", (int)N - 1, red(aud));
 	no_real_in(aud, "the audit");
 	free(aud);
 	/* Not an inject host: the coded body passes as it came. */

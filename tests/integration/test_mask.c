@@ -2003,19 +2003,24 @@ static void test_remask_heads(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
-/* An inject host that answers with a Content-Encoding although identity
- * was asked for: the body cannot be scanned, so it must not be passed on
- * (docs/masking.md: 502). */
+/* An inject host that answers with a Content-Encoding (or gRPC's or
+ * Connect's message coding) although identity was asked for: the body
+ * cannot be scanned, so it must not be passed on (docs/masking.md: 502). */
 static void test_coded_response(void)
 {
+	static const char *const paths[] = {"/headers?Content-Encoding=gzip", "/headers?grpc-encoding=gzip",
+					    "/headers?Connect-Content-Encoding=br"};
 	struct px p;
 	char *out = NULL;
 
 	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
-	CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", "/headers?Content-Encoding=gzip"), NULL), 0);
-	ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 502 ") != NULL && strstr(out, "\r\nok\n") == NULL,
-	    "a coded body from the inject host was passed on: %.400s", test_nz(out));
-	free(out);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", paths[i]), NULL), 0);
+		ROW(out != NULL && strstr(out, "\r\nHTTP/1.1 502 ") != NULL && strstr(out, "\r\nok\n") == NULL,
+		    "%s: a coded body from the inject host was passed on: %.400s", paths[i], test_nz(out));
+		free(out);
+		out = NULL;
+	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 

@@ -50,8 +50,9 @@ x-upstream-stream: S:
                       as for /reflect) with VALUE in DATA frames of K bytes
                       sent N ms apart: a streaming upstream whose pauses
                       are shorter than the proxy's hold
-    /coded?enc=E&x=HEX
-                      200 with content-encoding: E (%20 in E a space) and
+    /coded?enc=E&x=HEX[&field=F]
+                      200 with content-encoding: E (or the field F, such
+                      as grpc-encoding; %20 in E a space) and
                       the body "coded:VALUE\\n" (VALUE as for /reflect),
                       gzip-compressed unless E is identity: an upstream that
                       codes although asked for identity
@@ -268,7 +269,8 @@ class Conn:
             body = b'coded:' + value + b'\n'
             if enc != 'identity':
                 body = gzip.compress(body)
-            self.respond(st, 200, body, extra=[(b'content-encoding', enc.encode('latin-1'))])
+            field = args.get('field', 'content-encoding').encode('latin-1')
+            self.respond(st, 200, body, extra=[(field, enc.encode('latin-1'))])
         elif base.startswith('/reflect'):
             value = bytes.fromhex(args.get('x', ''))
             pieces = [(b'reflect:', False)] + [(bytes([c]), True) for c in value] + [(b'\n', False)]

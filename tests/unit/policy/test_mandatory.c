@@ -47,6 +47,11 @@ static void test_table_shape(void)
 			      (m->where & ~POLICY_MAND_WS_IF_DIR) == POLICY_MAND_WORKSPACE)) &&
 			    (!(m->where & POLICY_MAND_WS_IF_DIR) ||
 			     ((m->where & POLICY_MAND_WORKSPACE) && strchr(m->path, '/') != NULL)) &&
+			    /* EXISTING: a workspace row only (HOME rows get
+			     * placeholders), not a pattern (which is). */
+			    (!(m->where & POLICY_MAND_WS_EXISTING) ||
+			     ((m->where & POLICY_MAND_WORKSPACE) && !(m->where & POLICY_MAND_HOME) &&
+			      strchr(m->path, '*') == NULL)) &&
 			    (!host || m->where == POLICY_MAND_SYSTEM),
 		    "row %zu: \"%s\" is not a plain %s path or a workspace name pattern", i, m->path,
 		    host ? "absolute" : "relative");
