@@ -541,36 +541,48 @@ static bool in_roots(const char *const *roots, const char *p)
 	return false;
 }
 
-/* The canonical home directory into rh when it lies under one of roots. */
-static bool home_writable(const char *const *roots, char rh[PATH_MAX])
-{
-	const char *home = getenv("HOME");
-
-	if (roots == NULL || home == NULL || home[0] != '/' || realpath(home, rh) == NULL)
-		return false;
-	return in_roots(roots, rh);
-}
-
 /*
- * The configuration directories of the host's programs that lie under one
- * of roots, canonical: $HOME/.config and $XDG_CONFIG_HOME (when absolute
- * and another). Everything there is read by some program later (a shell's
- * rc, a terminal's "shell =", an editor's plugins): the class rule of the
- * home directory applies to all of their entries, not only to dot ones.
- * Returns how many went into dirs (0 to 2).
+ * The directories whose new entries the check after the run looks at:
+ * each home (canonical, once) that lies under one of roots, and the
+ * configuration directories of the host's programs under roots: each
+ * home's .config and xdg ($XDG_CONFIG_HOME, when absolute). Everything in
+ * a configuration directory is read by some program later (a shell's rc,
+ * a terminal's "shell =", an editor's plugins): there the class rule of
+ * the home directory applies to every entry, not only to dot ones. Each
+ * goes into dirs with its kind in cfg; returns how many (at most 6).
  */
-static size_t config_dirs(const char *const *roots, char dirs[2][PATH_MAX])
+static size_t class_dirs(const char *const *roots, const char *const *homes, const char *xdg,
+			 char dirs[6][PATH_MAX], bool cfg[6])
 {
-	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
-	char p[PATH_MAX];
+	char p[PATH_MAX], real[PATH_MAX];
 	size_t n = 0;
 
-	if (home != NULL && home[0] == '/' && snprintf(p, sizeof(p), "%s/.config", home) < (int)sizeof(p) &&
-	    realpath(p, dirs[n]) != NULL && in_roots(roots, dirs[n]))
-		n++;
-	if (xdg != NULL && xdg[0] == '/' && realpath(xdg, dirs[n]) != NULL && in_roots(roots, dirs[n]) &&
-	    (n == 0 || strcmp(dirs[0], dirs[n]) != 0))
-		n++;
+	for (size_t pass = 0; pass < 2; pass++)
+		for (size_t k = 0; homes != NULL && homes[k] != NULL && n < 5; k++) {
+			bool seen = false;
+
+			if (homes[k][0] != '/' ||
+			    (pass == 0 ? snprintf(p, sizeof(p), "%s", homes[k])
+				       : snprintf(p, sizeof(p), "%s/.config", homes[k])) >= (int)sizeof(p) ||
+			    realpath(p, real) == NULL || !in_roots(roots, real))
+				continue;
+			for (size_t i = 0; i < n && !seen; i++)
+				seen = strcmp(dirs[i], real) == 0;
+			if (seen)
+				continue;
+			memcpy(dirs[n], real, sizeof(real));
+			cfg[n++] = pass == 1;
+		}
+	if (xdg != NULL && xdg[0] == '/' && realpath(xdg, real) != NULL && in_roots(roots, real)) {
+		bool seen = false;
+
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = strcmp(dirs[i], real) == 0;
+		if (!seen) {
+			memcpy(dirs[n], real, sizeof(real));
+			cfg[n++] = true;
+		}
+	}
 	return n;
 }
 
@@ -588,73 +600,80 @@ void sbx_home_before_free(char **names)
 	free(names);
 }
 
-/* Appends the entries of dir to *v (*n of them): the home directory's
- * class entries by name (prefix NULL), a configuration directory's all,
- * as prefix/NAME. 0, or -1 (errno; *v stays NULL-terminated or NULL). */
-static int list_entries(const char *dir, const char *prefix, char ***v, size_t *n)
+/* Appends one string to *v (*n of them, NULL-terminated). 0, or -1
+ * (ENOMEM; str freed, *v unchanged). */
+static int push(char ***v, size_t *n, char *str)
+{
+	char **nv = str != NULL ? realloc(*v, (*n + 2) * sizeof(**v)) : NULL;
+
+	if (nv == NULL) {
+		free(str);
+		errno = ENOMEM;
+		return -1;
+	}
+	*v = nv;
+	(*v)[(*n)++] = str;
+	(*v)[*n] = NULL;
+	return 0;
+}
+
+/* Appends the marker of dir ("H:" or "C:" and its path), then its
+ * entries as absolute paths: a home's class entries, a configuration
+ * directory's all. 0, or -1 (errno). */
+static int list_entries(const char *dir, bool config, char ***v, size_t *n)
 {
 	struct dirent *de;
-	char **nv;
-	DIR *d = opendir(dir);
+	char *str;
+	DIR *d;
 
+	if (asprintf(&str, "%s%s", config ? "C:" : "H:", dir) < 0)
+		str = NULL;
+	if (push(v, n, str) < 0)
+		return -1;
+	d = opendir(dir);
 	if (d == NULL)
 		return -1;
 	while ((de = readdir(d)) != NULL) {
-		char *name;
-
-		if (prefix == NULL ? !sbx_home_class_entry(de->d_name)
-				   : strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (config ? strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
+			   : !sbx_home_class_entry(de->d_name))
 			continue;
-		if (prefix == NULL)
-			name = strdup(de->d_name);
-		else if (asprintf(&name, "%s/%s", prefix, de->d_name) < 0)
-			name = NULL;
-		nv = name != NULL ? realloc(*v, (*n + 2) * sizeof(**v)) : NULL;
-		if (nv == NULL) {
-			free(name);
+		if (asprintf(&str, "%s/%s", dir, de->d_name) < 0)
+			str = NULL;
+		if (push(v, n, str) < 0) {
 			(void)closedir(d);
-			errno = ENOMEM;
 			return -1;
 		}
-		*v = nv;
-		(*v)[(*n)++] = name;
-		(*v)[*n] = NULL;
 	}
 	(void)closedir(d);
 	return 0;
 }
 
-int sbx_home_before(const char *const *roots, char ***out)
+int sbx_home_before(const char *const *roots, const char *const *homes, const char *xdg, char ***out)
 {
-	char rh[PATH_MAX], cfg[2][PATH_MAX], **v = NULL;
-	bool home = home_writable(roots, rh);
-	size_t n = 0, ncfg = config_dirs(roots, cfg);
+	char dirs[6][PATH_MAX], **v = NULL;
+	bool cfg[6];
+	size_t n = 0, nd = class_dirs(roots, homes, xdg, dirs, cfg);
 
 	*out = NULL;
-	if (!home && ncfg == 0)
+	if (nd == 0)
 		return 0;
-	if (home && list_entries(rh, NULL, &v, &n) < 0) {
-		sbx_home_before_free(v);
-		return -1;
-	}
-	for (size_t i = 0; i < ncfg; i++)
-		if (list_entries(cfg[i], cfg[i], &v, &n) < 0) {
+	for (size_t i = 0; i < nd; i++)
+		if (list_entries(dirs[i], cfg[i], &v, &n) < 0) {
 			sbx_home_before_free(v);
 			return -1;
 		}
-	if (v == NULL && (v = calloc(1, sizeof(*v))) == NULL)
-		return -1;
 	*out = v;
 	return 0;
 }
 
 /*
- * A writable tree that holds the home directory: the mount plan covered
+ * A writable tree that holds a home directory: the mount plan covered
  * the dot entries that existed (read-only: they cannot be removed or
  * replaced), but a new one can be anything the host's shell, editor or
  * tools read later (~/.mavenrc, ~/.lessfilter, ~/.pdbrc, a new tool's rc
  * file): each non-empty dot entry not in before, that no root names or
- * lies in, is moved aside and reported.
+ * lies in, is moved aside and reported. In a configuration directory,
+ * every new entry.
  */
 static void check_new_entries(struct gg *g, const char *const *before, const char *dir, bool config)
 {
@@ -679,7 +698,7 @@ static void check_new_entries(struct gg *g, const char *const *before, const cha
 		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL || !gg_join(path, sizeof(path), dir, de->d_name))
 			continue;
 		for (size_t i = 0; before[i] != NULL && !old; i++)
-			old = strcmp(before[i], config ? path : de->d_name) == 0;
+			old = strcmp(before[i], path) == 0;
 		if (old || names_or_holds_root(g->roots, path) || entry_empty(fd, de->d_name))
 			continue;
 		gg_quarantine(g, fd, dir, de->d_name,
@@ -689,18 +708,12 @@ static void check_new_entries(struct gg *g, const char *const *before, const cha
 	(void)closedir(d);
 }
 
+/* The directories sbx_home_before() listed, by their markers. */
 static void check_home_entries(struct gg *g, const char *const *before)
 {
-	char rh[PATH_MAX], cfg[2][PATH_MAX];
-	size_t ncfg;
-
-	if (before == NULL)
-		return;
-	if (home_writable(g->roots, rh))
-		check_new_entries(g, before, rh, false);
-	ncfg = config_dirs(g->roots, cfg);
-	for (size_t i = 0; i < ncfg; i++)
-		check_new_entries(g, before, cfg[i], true);
+	for (size_t i = 0; before != NULL && before[i] != NULL; i++)
+		if (before[i][0] != '/' && before[i][1] == ':')
+			check_new_entries(g, before, before[i] + 2, before[i][0] == 'C');
 }
 
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,

@@ -365,17 +365,24 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 	NONNULL(1, 2, 6) WUNRES;
 
 /*
- * The names of the dot entries of the home directory ($HOME, canonical)
- * when it lies in one of roots (the writable trees; NULL: none), taken before the
- * sandbox starts: sbx_gitguard_check()'s home_before, which then moves
- * aside (and reports) each non-empty dot entry of the home directory that
- * is not in the list and that no root names or lies in (a new start-up
- * file: ~/.mavenrc, ~/.lessfilter, a new tool's rc; the ones that existed
- * were covered read-only). 0 with *out a NULL-terminated list to free with
- * sbx_home_before_free(), or NULL when the home directory is not
- * writable; -1 (errno) when it could not be listed.
+ * What the class rule of a writable home covers, taken before the sandbox
+ * starts: for each of homes (NULL-terminated: $HOME and the password
+ * database's home; canonicalised here, each once) that lies in one of
+ * roots (the writable trees; NULL: none), its dot entries, ~/bin's peers
+ * of sbx_home_class_entry(); for each configuration directory in roots
+ * (each home's .config, and xdg, $XDG_CONFIG_HOME when absolute; NULL:
+ * none) all of its entries. sbx_gitguard_check()'s home_before, which
+ * then moves aside (and reports) each non-empty such entry that is not in
+ * the list and that no root names or lies in (a new start-up file:
+ * ~/.mavenrc, ~/.lessfilter, a new tool's rc, ~/.config/kitty.conf; the
+ * ones that existed were covered read-only). The list holds each
+ * directory as "H:PATH" or "C:PATH" followed by its entries' absolute
+ * paths. 0 with *out a NULL-terminated list to free with
+ * sbx_home_before_free(), or NULL when none of them is writable; -1
+ * (errno) when one could not be listed.
  */
-int sbx_home_before(const char *const *roots, char ***out) NONNULL(2) WUNRES;
+int sbx_home_before(const char *const *roots, const char *const *homes, const char *xdg, char ***out)
+	NONNULL(4) WUNRES;
 
 /* Whether name, an entry of a home directory, is one the HOME class rule
  * covers (docs/config.md): every dot entry, and node_modules (require()

@@ -187,6 +187,7 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 {
 	struct cli_host ch;
 	proxy_policy_t *pp;
+	const char *homes[3] = {NULL, NULL, NULL}, *xdg = NULL;
 
 	/* The env file, for reference inside (the session directory is
 	 * visible read-only there): the in-sandbox listener's address. */
@@ -203,8 +204,14 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 		proxy_policy_put(pp);
 		return -1;
 	}
-	/* Before the mount plan's placeholders: the names that exist now. */
-	if (sbx_home_before(strv_list(roots), &run->home_before) < 0) {
+	/* Before the mount plan's placeholders: the names that exist now,
+	 * in the homes and configuration directories the plan covers. */
+	homes[0] = ch.h.home;
+	homes[1] = ch.h.pw_home;
+	for (size_t i = 0; ch.h.env != NULL && ch.h.env[i] != NULL; i++)
+		if (strncmp(ch.h.env[i], "XDG_CONFIG_HOME=", 16) == 0)
+			xdg = ch.h.env[i] + 16;
+	if (sbx_home_before(strv_list(roots), homes, xdg, &run->home_before) < 0) {
 		log_warn("cannot list the home directory for the check of new start-up files; the "
 			 "command was not started");
 		proxy_policy_put(pp);
