@@ -187,6 +187,17 @@ static int add_socket_rules(scmp_filter_ctx ctx, bool allow_unix, const char **w
 
 /* Builds the rules into ctx. 0 or a negative errno with *what naming the
  * call that failed. */
+
+/*
+ * ioctl requests refused: TIOCSTI and TIOCLINUX type into the terminal;
+ * FS_IOC_SETFLAGS (and its 32-bit twin) sets inode flags (chattr), among
+ * them casefold (+F), which makes a new directory case-insensitive:
+ * ".GIT" or ".VSCODE" there is what the host's git and editor open as
+ * ".git" and ".vscode", while the checks after the run compare names byte
+ * for byte.
+ */
+static const unsigned long refused_ioctls[] = {TIOCSTI, TIOCLINUX, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS};
+
 static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 {
 	size_t i;
@@ -225,22 +236,11 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 	 * or TIOCSTI | 1<<32 would pass the filter and still inject input
 	 * (CVE-2017-5226). */
 	*what = "ioctl";
-	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, TIOCSTI);
-	if (rc < 0)
-		return rc;
-	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, TIOCLINUX);
-	if (rc < 0)
-		return rc;
-	/* Inode flags (chattr): among them casefold (+F), which makes a new
-	 * directory case-insensitive: ".GIT" or ".VSCODE" there is what the
-	 * host's git and editor open as ".git" and ".vscode", while the
-	 * checks after the run compare names byte for byte. */
-	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, FS_IOC_SETFLAGS);
-	if (rc < 0)
-		return rc;
-	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, FS_IOC32_SETFLAGS);
-	if (rc < 0)
-		return rc;
+	for (i = 0; i < ARRAY_LEN(refused_ioctls); i++) {
+		rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffffffULL, refused_ioctls[i]);
+		if (rc < 0)
+			return rc;
+	}
 	return add_socket_rules(ctx, allow_unix, what);
 	return 0;
 }
