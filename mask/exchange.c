@@ -198,8 +198,50 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 }
 
 /*
+ * Whether the header set h would change anything in the field name
+ * [p, colon): a sentinel (or any form the set substitutes) there. A name
+ * is no place for a value: on an inject host the real value would be
+ * swapped in, and a hop that folds the names' case (Node's req.headers,
+ * Flask) echoes it back where the re-masker does not know it (round 8 of
+ * the attack). The check works on a wiped copy. *cred gets the first
+ * credential found; -1 on ENOMEM.
+ */
+static int name_holds(mask_exch_t *x, const struct mask_outbound *h, const char *p, const char *colon,
+		      const char **cred)
+{
+	size_t n = (size_t)(colon - p), total = 0;
+	char *copy;
+	long cf;
+
+	*cred = NULL;
+	if (n == 0)
+		return 0;
+	cf = mask_table_find_sentinel(x->t, p, n);
+	if (cf >= 0) {
+		*cred = mask_table_cred_name(x->t, (size_t)cf);
+		return 1;
+	}
+	copy = malloc(n);
+	if (copy == NULL)
+		return -1;
+	memcpy(copy, p, n);
+	clear_counts(x);
+	if (mask_replace_inplace(h->set, copy, n, x->counts, &total) < 0) {
+		explicit_bzero(copy, n);
+		free(copy);
+		return -1;
+	}
+	explicit_bzero(copy, n);
+	free(copy);
+	for (size_t i = 0; total > 0 && i < h->npairs && i < x->npairs && *cred == NULL; i++)
+		if (x->counts[i] != 0)
+			*cred = mask_table_cred_name(x->t, h->cred[i]);
+	return total > 0;
+}
+
+/*
  * One header field [p, le) with the header set h: the whole field (a
- * sentinel in a name goes nowhere either), then, for Authorization:
+ * name was checked before, name_holds()), then, for Authorization:
  * Basic, the decoded user:password. Before the Basic decode: the header
  * set also holds the base64 forms of real values (a real value going
  * out), which the re-encoded user:password would now match. Returns the
@@ -296,6 +338,19 @@ enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t 
 				return MASK_HEAD_REFUSED;
 			}
 			continue;
+		}
+		{
+			const char *ncred;
+			int held = name_holds(x, &h, p, colon, &ncred);
+
+			if (held < 0)
+				return MASK_HEAD_NOMEM;
+			if (held > 0) {
+				why->cred = ncred;
+				why->where = MASK_WHERE_NAME;
+				why->rule = MASK_RULE_INJECT_IN;
+				return MASK_HEAD_REFUSED;
+			}
 		}
 		bad = head_field(x, &h, p, colon, le);
 		if (bad == -2)

@@ -712,7 +712,7 @@ void mask_exch_begin(mask_exch_t *x) NONNULL(1);
 bool mask_exch_inject_host(mask_exch_t *x, const char *host, uint16_t port) NONNULL(1, 2);
 
 /* Where a refused sentinel sat, and which policy setting refuses it. */
-enum mask_where { MASK_WHERE_HEADER, MASK_WHERE_TARGET, MASK_WHERE_HOST };
+enum mask_where { MASK_WHERE_HEADER, MASK_WHERE_TARGET, MASK_WHERE_HOST, MASK_WHERE_NAME };
 enum mask_rule {
 	MASK_RULE_INJECT_HOSTS, /* host:port is not in the credential's injectHosts */
 	MASK_RULE_INJECT_IN,    /* its injectIn does not list the place (or the Host field) */
@@ -734,7 +734,9 @@ enum mask_head_result { MASK_HEAD_OK = 0, MASK_HEAD_REFUSED, MASK_HEAD_NOMEM };
  * fields, the empty line): the target (its percent forms too, and a
  * sentinel spelled with any %XX escapes is found), every field, the
  * decoded user:password of Authorization: Basic; the Host field is never
- * substituted and may carry no sentinel. Sentinels become real values
+ * substituted and may carry no sentinel, and neither may a field's name
+ * (nor any form of one: a hop that folds a name's case would hand the
+ * real value back unrecognised). Sentinels become real values
  * where a credential may be injected (recorded for mask_exch_injected());
  * a real value in any form becomes its sentinel's form (bodies and heads
  * are refused for that by the caller's mask_exch_find_real()). Returns

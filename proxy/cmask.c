@@ -198,6 +198,8 @@ static const char *where_name(enum mask_where where)
 		return "the request target";
 	case MASK_WHERE_HOST:
 		return "the host name";
+	case MASK_WHERE_NAME:
+		return "a header's name";
 	case MASK_WHERE_HEADER:
 		break;
 	}

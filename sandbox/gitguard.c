@@ -501,8 +501,12 @@ static bool entry_empty(int dfd, const char *name)
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
+	/* An empty file with another name elsewhere is what that name will
+	 * hold (round 8 of the attack: an empty ~/.tclshrc linked to a
+	 * project file, filled by a later session that may write only the
+	 * project). */
 	if (S_ISREG(st.st_mode))
-		return st.st_size == 0;
+		return st.st_size == 0 && st.st_nlink == 1;
 	if (!S_ISDIR(st.st_mode) ||
 	    (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return false;

@@ -63,6 +63,19 @@ static bool terminal_foreground(void)
 	return false;
 }
 
+/* When our group was the terminal's foreground at the start (run->tty_fg)
+ * and the command moved another there (a shell's job control, or to stop
+ * us: TOSTOP), the terminal goes back to our group once it has ended. */
+static void reclaim_terminal(const struct run *run)
+{
+	for (int fd = 0; run->tty_fg && fd <= 2; fd++)
+		if (isatty(fd)) {
+			if (tcgetpgrp(fd) != getpgrp())
+				(void)tcsetpgrp(fd, getpgrp());
+			return;
+		}
+}
+
 /* SIGINT, SIGTERM and SIGHUP go to the command (SPEC §2), not to the proxy:
  * it stops when the command ends. */
 static bool run_signal_hook(void *arg, int sig)
@@ -440,6 +453,8 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		goto out;
 	}
 	rc = run->status < 0 ? EXIT_RUN_SETUP : run->status;
+	/* The terminal back to our group if the command took it. */
+	reclaim_terminal(run);
 	/* Every process of the sandbox is gone: nothing writes under the
 	 * trees while they are checked. Before the proxy goes (its audit). */
 	run_git_check(run, &roots, &since);
@@ -467,6 +482,15 @@ int cmd_run(int argc, char **argv)
 	rc = run_parse(argc, argv, &run, &policy_path, &audit_path);
 	if (rc >= 0)
 		return rc;
+	/* The command shares our terminal: with TOSTOP set and its own
+	 * process group in the foreground (tcsetattr, tcsetpgrp), our next
+	 * line on the terminal would stop us with SIGTTOU, in the middle of
+	 * the checks after the run (round 8 of the attack). Ignored here,
+	 * the write goes through; the command gets default dispositions
+	 * back before it starts (sandbox/child.c). */
+	(void)signal(SIGTTOU, SIG_IGN);
+	(void)signal(SIGTTIN, SIG_IGN);
+	run.tty_fg = terminal_foreground();
 	p = cli_load_policy(policy_path, &invalid);
 	if (p == NULL) {
 		log_warnx("the command was not started");

@@ -26,6 +26,7 @@ struct run {
 	bool no_intercept;      /* --no-intercept: the proxy variables only (no nftables, no resolver) */
 	unsigned verbose;       /* -v count */
 	bool ended;             /* the sandbox has ended: status is final */
+	bool tty_fg;            /* our group was the terminal's foreground at the start */
 	int status;             /* its SPEC §2 status once ended */
 	unsigned long allowed;  /* audit records with decision "allow" */
 	unsigned long refused;  /* ... with decision "deny" */

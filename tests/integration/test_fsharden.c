@@ -545,7 +545,9 @@ static void test_home_new_entries(void)
 			     "echo x > ~/.cache/kept; echo c=$?\n"
 			     ": > ~/.hushlogin; echo h=$?\n"
 			     "mkdir -p ~/node_modules/x && echo 'module.exports=1' > ~/node_modules/x/index.js; "
-			     "echo nm=$?\n";
+			     "echo nm=$?\n"
+			     "mkdir -p ~/proj-hl && : > ~/proj-hl/notes.txt && ln ~/proj-hl/notes.txt ~/.tclshrc; "
+			     "echo hl=$?\n";
 	char buf[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
@@ -565,9 +567,16 @@ static void test_home_new_entries(void)
 	    "a new ~/node_modules was not moved aside: %s", err ? err : "");
 	ROW(exists("home2/.config") && !exists("home2/.config.passavant-quarantine"),
 	    "an existing dot directory was moved aside: %s", err ? err : "");
+	/* Empty, but a second name of a project file a later session may
+	 * write (round 8 of the attack). */
+	ROW(test_has(out, "hl=0\n") && !exists("home2/.tclshrc") && exists("home2/.tclshrc.passavant-quarantine"),
+	    "an empty ~/.tclshrc linked to a project file was left: %s", err ? err : "");
 	if (st != 0)
 		show(st, out, err);
 	drop("home2/.mavenrc.passavant-quarantine");
+	drop("home2/.tclshrc.passavant-quarantine");
+	drop("home2/proj-hl/notes.txt");
+	(void)rmdir(at(buf, "home2/proj-hl"));
 	drop("home2/.newtool.passavant-quarantine/rc");
 	(void)rmdir(at(buf, "home2/.newtool.passavant-quarantine"));
 	drop("home2/.cache/kept");

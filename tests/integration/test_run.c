@@ -347,6 +347,78 @@ static void test_host_mount_later(void)
 	free(err);
 }
 
+/*
+ * The command cannot stop passavant through the terminal they share: in
+ * an interactive bash with job control (on a pty), it takes the
+ * terminal's foreground for a process group of its own and sets TOSTOP,
+ * after planting six start-up files in its writable HOME. passavant's
+ * report lines would then have stopped it with SIGTTOU after the first
+ * (round 8 of the attack), leaving the other five in place. All six are
+ * moved aside, and passavant is not left stopped.
+ */
+static void test_tty_stop(void)
+{
+	static const char driver[] =
+		"import os, pty, select, sys, time\n"
+		"bin, pol, home = sys.argv[1:4]\n"
+		"pid, fd = pty.fork()\n"
+		"if pid == 0:\n"
+		"    os.environ.update(HOME=home, PS1='$ ', PATH='" SAFE_PATH "')\n"
+		"    os.chdir(home + '/proj')\n"
+		"    os.execvp('bash', ['bash', '--norc', '--noprofile', '-i'])\n"
+		"out = b''\n"
+		"def pump(t):\n"
+		"    global out\n"
+		"    end = time.time() + t\n"
+		"    while time.time() < end:\n"
+		"        if select.select([fd], [], [], 0.1)[0]:\n"
+		"            try: out += os.read(fd, 4096)\n"
+		"            except OSError: return\n"
+		"pump(1)\n"
+		"os.write(fd, ('%s run -p %s -- perl stop.pl; echo RUN-ENDED\\n' % (bin, pol)).encode())\n"
+		"for _ in range(100):\n"
+		"    pump(0.2)\n"
+		"    if b'RUN-ENDED\\r' in out or b'Stopped' in out: break\n"
+		"os.write(fd, b'stty -tostop; kill -9 %1 2>/dev/null; exit\\n')\n"
+		"pump(1)\n"
+		"sys.stdout.write(out.decode(errors='replace'))\n";
+	static const char stop_pl[] =
+		"use POSIX qw(setpgid tcsetpgrp);\n"
+		"for my $n (qw(.a1 .a2 .a3 .a4 .lesskey .tclshrc)) {\n"
+		"  open(my $fh, '>', \"$ENV{HOME}/$n\") or die; print $fh \"x\\n\"; close $fh; }\n"
+		"setpgid(0, 0); $SIG{TTOU} = 'IGNORE'; tcsetpgrp(0, getpgrp()) or die \"tcsetpgrp $!\";\n"
+		"my $t = POSIX::Termios->new; $t->getattr(0);\n"
+		"$t->setlflag($t->getlflag | POSIX::TOSTOP()); $t->setattr(0, POSIX::TCSANOW());\n";
+	static const char *const names[] = {".a1", ".a2", ".a3", ".a4", ".lesskey", ".tclshrc"};
+	char home[PATH_MAX], pol[PATH_MAX + 16], path[PATH_MAX + 32], text[3 * PATH_MAX], *out = NULL,
+		*err = NULL;
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "/usr/bin/python3", "-c", (char *)driver, (char *)test_passavant_bin(),
+			pol, home, NULL};
+	struct stat st;
+
+	SKIP_IF_NEEDED();
+	snprintf(home, sizeof(home), "%s/tty-home", root);
+	snprintf(path, sizeof(path), "%s/proj", home);
+	CU_ASSERT_FATAL(mkdir(home, 0755) == 0 && mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/proj/stop.pl", home);
+	CU_ASSERT_FATAL(test_write_file(path, stop_pl, strlen(stop_pl)) == 0);
+	snprintf(pol, sizeof(pol), "%s.yaml", home);
+	snprintf(text, sizeof(text), "network:\n  allowedDomains: []\nfilesystem:\n  allowWrite: [\"%s\"]\n", home);
+	CU_ASSERT_FATAL(test_write_file(pol, text, strlen(text)) == 0);
+	CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS), 0);
+	ROW(out != NULL && strstr(out, "RUN-ENDED") != NULL && strstr(out, "Stopped") == NULL,
+	    "passavant was stopped, or did not end: %s", test_nz(out));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", home, names[i]);
+		ROW(lstat(path, &st) != 0, "%s stayed in place (the check after the run did not finish): %s", path,
+		    test_nz(out));
+	}
+	free(out);
+	free(err);
+	snprintf(text, sizeof(text), "rm -rf %s %s", home, pol);
+	CU_ASSERT(system(text) == 0);
+}
+
 static void test_write_denies(void)
 {
 	char *out = NULL, *err = NULL, buf[PATH_MAX], *text;
@@ -1239,6 +1311,7 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "credential store hidden (~/.ssh/id_rsa)", test_credential_store_hidden);
 	test_add(s, "mandatory write denies; work directory writable", test_write_denies);
 	test_add(s, "a mount the host makes during the run does not reach the sandbox", test_host_mount_later);
+	test_add(s, "the command cannot stop passavant through the terminal (TOSTOP, tcsetpgrp)", test_tty_stop);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);

@@ -169,6 +169,37 @@ static void test_head_refusals(void)
 			MASK_HEAD_REFUSED);
 	CU_ASSERT_EQUAL(why.where, MASK_WHERE_HOST);
 	CU_ASSERT_STRING_EQUAL(why.cred, "PV_XR_HDR");
+	/* Nor in a field's name, on the inject host itself, where the same
+	 * sentinel in the value is injected: a hop that folds the name's
+	 * case would echo the real value back unrecognised (round 8). As the
+	 * whole name, inside one, and after a value that was injected. */
+	{
+		static const char *const fmts[] = {"%s: 1\r\n", "X-%s-Y: 1\r\n", "X-A: Bearer %s\r\n%s: 1\r\n"};
+
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			char fields[512];
+			size_t n;
+
+			if (i == 2)
+				snprintf(fields, sizeof(fields), fmts[i], f.hdr_sent, f.hdr_sent);
+			else
+				snprintf(fields, sizeof(fields), fmts[i], f.hdr_sent);
+			n = (size_t)snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: api.example.com\r\n%s\r\n",
+					     fields);
+			CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, n, "api.example.com", 443, true, &why),
+					MASK_HEAD_REFUSED);
+			CU_ASSERT_EQUAL(why.where, MASK_WHERE_NAME);
+			CU_ASSERT_PTR_NOT_NULL(why.cred);
+			if (why.cred != NULL)
+				CU_ASSERT_STRING_EQUAL(why.cred, "PV_XR_HDR");
+		}
+		/* The value alone is injected, as before. */
+		snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: api.example.com\r\nX-A: Bearer %s\r\n\r\n",
+			 f.hdr_sent);
+		CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, strlen(head), "api.example.com", 443, true, &why),
+				MASK_HEAD_OK);
+		CU_ASSERT(strstr(head, "X-A: Bearer " XR_HDR "\r\n") != NULL);
+	}
 	xfx_teardown(&f);
 }
 
