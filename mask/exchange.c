@@ -210,8 +210,9 @@ static int name_holds(mask_exch_t *x, const struct mask_outbound *h, const char 
 		      const char **cred)
 {
 	size_t n = (size_t)(colon - p), total = 0;
-	char *copy;
+	char small[256], *copy = small;
 	long cf;
+	int rc;
 
 	*cred = NULL;
 	if (n == 0)
@@ -221,18 +222,17 @@ static int name_holds(mask_exch_t *x, const struct mask_outbound *h, const char 
 		*cred = mask_table_cred_name(x->t, (size_t)cf);
 		return 1;
 	}
-	copy = malloc(n);
-	if (copy == NULL)
+	/* Names are short: no allocation per field but for a long one. */
+	if (n > sizeof(small) && (copy = malloc(n)) == NULL)
 		return -1;
 	memcpy(copy, p, n);
 	clear_counts(x);
-	if (mask_replace_inplace(h->set, copy, n, x->counts, &total) < 0) {
-		explicit_bzero(copy, n);
-		free(copy);
-		return -1;
-	}
+	rc = mask_replace_inplace(h->set, copy, n, x->counts, &total);
 	explicit_bzero(copy, n);
-	free(copy);
+	if (copy != small)
+		free(copy);
+	if (rc < 0)
+		return -1;
 	for (size_t i = 0; total > 0 && i < h->npairs && i < x->npairs && *cred == NULL; i++)
 		if (x->counts[i] != 0)
 			*cred = mask_table_cred_name(x->t, h->cred[i]);
