@@ -548,45 +548,43 @@ static bool in_roots(const char *const *roots, const char *p)
 /*
  * The directories whose new entries the check after the run looks at:
  * each home (canonical, once) that lies under one of roots, and the
- * configuration directories of the host's programs under roots: each
- * home's .config and xdg ($XDG_CONFIG_HOME, when absolute). Everything in
- * a configuration directory is read by some program later (a shell's rc,
- * a terminal's "shell =", an editor's plugins): there the class rule of
- * the home directory applies to every entry, not only to dot ones. Each
- * goes into dirs with its kind in cfg; returns how many (at most 6).
+ * configuration and data directories of the host's programs under roots:
+ * each home's .config and .local/share, and xdg ($XDG_CONFIG_HOME and
+ * $XDG_DATA_HOME, when absolute). Everything there is read by some
+ * program later (a shell's rc, a terminal's "shell =", an editor's
+ * plugins, a Jupyter kernel's command line, a D-Bus service): there the
+ * class rule of the home directory applies to every entry, not only to
+ * dot ones. Each goes into dirs with its kind in cfg; returns how many.
  */
-static size_t class_dirs(const char *const *roots, const char *const *homes, const char *xdg,
-			 char dirs[6][PATH_MAX], bool cfg[6])
+/* Adds the canonical form of p to dirs (of kind config) when it exists,
+ * lies under roots and is not there yet. */
+static void add_class_dir(const char *const *roots, const char *p, bool config, char dirs[][PATH_MAX],
+			  bool *cfg, size_t *n)
 {
-	char p[PATH_MAX], real[PATH_MAX];
+	char real[PATH_MAX];
+
+	if (p == NULL || p[0] != '/' || *n >= SBX_CLASS_DIRS || realpath(p, real) == NULL || !in_roots(roots, real))
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(dirs[i], real) == 0)
+			return;
+	memcpy(dirs[*n], real, sizeof(real));
+	cfg[(*n)++] = config;
+}
+
+static size_t class_dirs(const char *const *roots, const char *const *homes, const char *const *xdg,
+			 char dirs[SBX_CLASS_DIRS][PATH_MAX], bool cfg[SBX_CLASS_DIRS])
+{
+	static const char *const subs[] = {"", "/.config", "/.local/share"};
+	char p[PATH_MAX];
 	size_t n = 0;
 
-	for (size_t pass = 0; pass < 2; pass++)
-		for (size_t k = 0; homes != NULL && homes[k] != NULL && n < 5; k++) {
-			bool seen = false;
-
-			if (homes[k][0] != '/' ||
-			    (pass == 0 ? snprintf(p, sizeof(p), "%s", homes[k])
-				       : snprintf(p, sizeof(p), "%s/.config", homes[k])) >= (int)sizeof(p) ||
-			    realpath(p, real) == NULL || !in_roots(roots, real))
-				continue;
-			for (size_t i = 0; i < n && !seen; i++)
-				seen = strcmp(dirs[i], real) == 0;
-			if (seen)
-				continue;
-			memcpy(dirs[n], real, sizeof(real));
-			cfg[n++] = pass == 1;
-		}
-	if (xdg != NULL && xdg[0] == '/' && realpath(xdg, real) != NULL && in_roots(roots, real)) {
-		bool seen = false;
-
-		for (size_t i = 0; i < n && !seen; i++)
-			seen = strcmp(dirs[i], real) == 0;
-		if (!seen) {
-			memcpy(dirs[n], real, sizeof(real));
-			cfg[n++] = true;
-		}
-	}
+	for (size_t s = 0; s < ARRAY_LEN(subs); s++)
+		for (size_t k = 0; homes != NULL && homes[k] != NULL; k++)
+			if (snprintf(p, sizeof(p), "%s%s", homes[k], subs[s]) < (int)sizeof(p))
+				add_class_dir(roots, p, s > 0, dirs, cfg, &n);
+	for (size_t i = 0; xdg != NULL && xdg[i] != NULL; i++)
+		add_class_dir(roots, xdg[i], true, dirs, cfg, &n);
 	return n;
 }
 
@@ -652,10 +650,10 @@ static int list_entries(const char *dir, bool config, char ***v, size_t *n)
 	return 0;
 }
 
-int sbx_home_before(const char *const *roots, const char *const *homes, const char *xdg, char ***out)
+int sbx_home_before(const char *const *roots, const char *const *homes, const char *const *xdg, char ***out)
 {
-	char dirs[6][PATH_MAX], **v = NULL;
-	bool cfg[6];
+	char dirs[SBX_CLASS_DIRS][PATH_MAX], **v = NULL;
+	bool cfg[SBX_CLASS_DIRS];
 	size_t n = 0, nd = class_dirs(roots, homes, xdg, dirs, cfg);
 
 	*out = NULL;
@@ -706,7 +704,7 @@ static void check_new_entries(struct gg *g, const char *const *before, const cha
 		if (old || names_or_holds_root(g->roots, path) || entry_empty(fd, de->d_name))
 			continue;
 		gg_quarantine(g, fd, dir, de->d_name,
-			      config ? "a new entry of the configuration directory (programs on the host read it)"
+			      config ? "a new entry of a configuration or data directory (programs on the host read it)"
 				     : "a new entry of the home directory (start-up files run on the host)");
 	}
 	(void)closedir(d);

@@ -369,9 +369,10 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
  * starts: for each of homes (NULL-terminated: $HOME and the password
  * database's home; canonicalised here, each once) that lies in one of
  * roots (the writable trees; NULL: none), its dot entries, ~/bin's peers
- * of sbx_home_class_entry(); for each configuration directory in roots
- * (each home's .config, and xdg, $XDG_CONFIG_HOME when absolute; NULL:
- * none) all of its entries. sbx_gitguard_check()'s home_before, which
+ * of sbx_home_class_entry(); for each configuration or data directory in
+ * roots (each home's .config and .local/share, and xdg, NULL-terminated:
+ * $XDG_CONFIG_HOME and $XDG_DATA_HOME where absolute; NULL: none) all of
+ * its entries. sbx_gitguard_check()'s home_before, which
  * then moves aside (and reports) each non-empty such entry that is not in
  * the list and that no root names or lies in (a new start-up file:
  * ~/.mavenrc, ~/.lessfilter, a new tool's rc, ~/.config/kitty.conf; the
@@ -381,8 +382,11 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
  * sbx_home_before_free(), or NULL when none of them is writable; -1
  * (errno) when one could not be listed.
  */
-int sbx_home_before(const char *const *roots, const char *const *homes, const char *xdg, char ***out)
+int sbx_home_before(const char *const *roots, const char *const *homes, const char *const *xdg, char ***out)
 	NONNULL(4) WUNRES;
+
+/* At most this many directories in sbx_home_before()'s list. */
+#define SBX_CLASS_DIRS 8
 
 /* Whether name, an entry of a home directory, is one the HOME class rule
  * covers (docs/config.md): every dot entry, and node_modules (require()

@@ -523,16 +523,26 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 			rc = protect_home_entries(sv, &awr, real, true, 0);
 			memcpy(held[nheld++], real, sizeof(real));
 		}
-		/* Its configuration directory: every entry, dot or not. */
-		if (rc == 0 && snprintf(cfg, sizeof(cfg), "%s/.config", real) < (int)sizeof(cfg) &&
-		    realpath(cfg, real) != NULL && held_by(&awr, real) && !covered_whole(&awr, held, nheld, real))
+		/* Its configuration and data directories: every entry, dot or
+		 * not. */
+		for (size_t d = 0; d < 2 && rc == 0; d++) {
+			char dir[PATH_MAX];
+
+			if (snprintf(cfg, sizeof(cfg), "%s/%s", real, d == 0 ? ".config" : ".local/share") <
+				    (int)sizeof(cfg) &&
+			    realpath(cfg, dir) != NULL && held_by(&awr, dir) && !covered_whole(&awr, held, nheld, dir))
+				rc = protect_home_entries(sv, &awr, dir, false, 0);
+		}
+	}
+	/* $XDG_CONFIG_HOME and $XDG_DATA_HOME where the command's
+	 * environment puts them. */
+	for (size_t i = 0; rc == 0 && h->env != NULL && h->env[i] != NULL; i++) {
+		const char *e = h->env[i], *v = strchr(e, '=');
+
+		if ((strncmp(e, "XDG_CONFIG_HOME=/", 17) == 0 || strncmp(e, "XDG_DATA_HOME=/", 15) == 0) &&
+		    realpath(v + 1, real) != NULL && held_by(&awr, real) && !covered_whole(&awr, held, nheld, real))
 			rc = protect_home_entries(sv, &awr, real, false, 0);
 	}
-	/* $XDG_CONFIG_HOME where the command's environment puts it. */
-	for (size_t i = 0; rc == 0 && h->env != NULL && h->env[i] != NULL; i++)
-		if (strncmp(h->env[i], "XDG_CONFIG_HOME=/", 17) == 0 && realpath(h->env[i] + 16, real) != NULL &&
-		    held_by(&awr, real) && !covered_whole(&awr, held, nheld, real))
-			rc = protect_home_entries(sv, &awr, real, false, 0);
 	strv_free(&awr);
 	return rc;
 }

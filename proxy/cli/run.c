@@ -200,7 +200,8 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 {
 	struct cli_host ch;
 	proxy_policy_t *pp;
-	const char *homes[3] = {NULL, NULL, NULL}, *xdg = NULL;
+	const char *homes[3] = {NULL, NULL, NULL}, *xdg[3] = {NULL, NULL, NULL};
+	size_t nxdg = 0;
 
 	/* The env file, for reference inside (the session directory is
 	 * visible read-only there): the in-sandbox listener's address. */
@@ -221,9 +222,9 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	 * in the homes and configuration directories the plan covers. */
 	homes[0] = ch.h.home;
 	homes[1] = ch.h.pw_home;
-	for (size_t i = 0; ch.h.env != NULL && ch.h.env[i] != NULL; i++)
-		if (strncmp(ch.h.env[i], "XDG_CONFIG_HOME=", 16) == 0)
-			xdg = ch.h.env[i] + 16;
+	for (size_t i = 0; ch.h.env != NULL && ch.h.env[i] != NULL && nxdg < 2; i++)
+		if (strncmp(ch.h.env[i], "XDG_CONFIG_HOME=", 16) == 0 || strncmp(ch.h.env[i], "XDG_DATA_HOME=", 14) == 0)
+			xdg[nxdg++] = strchr(ch.h.env[i], '=') + 1;
 	if (sbx_home_before(strv_list(roots), homes, xdg, &run->home_before) < 0) {
 		log_warn("cannot list the home directory for the check of new start-up files; the "
 			 "command was not started");

@@ -164,7 +164,7 @@ static int suite_init(void)
 			 "filesystem:\n  allowWrite: [\"%1$s/home2\", \"%1$s/work\"]\n") < 0 ||
 	    write_policy("config.yaml",
 			 "filesystem:\n  allowWrite: [\"%1$s/home3/.config\", \"%1$s/home3/.config/mine\", "
-			 "\"%1$s/work\"]\n") < 0 ||
+			 "\"%1$s/home3/.local/share\", \"%1$s/work\"]\n") < 0 ||
 	    write_policy("home-cache.yaml",
 			 "filesystem:\n  allowWrite: [\"%1$s/home2\", \"%1$s/home2/.cache\", "
 			 "\"%1$s/work\"]\n") < 0 ||
@@ -589,9 +589,10 @@ static void test_home_new_entries(void)
 }
 
 /*
- * A writable ~/.config (allowWrite naming it): everything there is some
- * program's configuration, so the class rule of HOME applies to all of
- * its entries, dot or not. An existing one is read-only unless named
+ * A writable ~/.config (allowWrite naming it), and ~/.local/share:
+ * everything there is some program's configuration or data it runs (a
+ * Jupyter kernel's command line), so the class rule of HOME applies to
+ * all of their entries, dot or not. An existing one is read-only unless named
  * (~/.config/mine is), a new non-empty one is moved aside after the run,
  * an empty one stays. Round 7 of the attack planted 19 start-up files no
  * row names (nushell, kitty, ranger, a VS Code OSS profile...).
@@ -605,12 +606,15 @@ static void test_config_dir(void)
 			     "echo code=$?\n"
 			     "echo 'shell /bin/evil' > $c/kitty.conf; echo k=$?\n"
 			     "echo ok > $c/mine/ok.conf; echo m=$?\n"
-			     ": > $c/empty; echo z=$?\n";
+			     ": > $c/empty; echo z=$?\n"
+			     "d=$HOME/.local/share/jupyter/kernels/x; mkdir -p $d && echo '{\"argv\": [\"sh\"]}' > $d/kernel.json; "
+			     "echo j=$?\n";
 	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
 	int st;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(mkdirs("home3/.config/existing") == 0 && mkdirs("home3/.config/mine") == 0);
+	CU_ASSERT_FATAL(mkdirs("home3/.config/existing") == 0 && mkdirs("home3/.config/mine") == 0 &&
+			mkdirs("home3/.local/share") == 0);
 	CU_ASSERT_FATAL(mkfile(at(buf, "home3/.config/existing/cfg"), "kept\n") == 0);
 	st = run_fsh("home3", NULL, NULL, NULL, "config.yaml", script, &out, &err);
 	ROW(st == 0 && test_has(out, "nu=0\n") && test_has(out, "code=0\n") && test_has(out, "k=0\n") &&
@@ -622,8 +626,11 @@ static void test_config_dir(void)
 	ROW(!exists("home3/.config/nushell") && exists("home3/.config/nushell.passavant-quarantine") &&
 		    !exists("home3/.config/Code - OSS") && exists("home3/.config/Code - OSS.passavant-quarantine") &&
 		    !exists("home3/.config/kitty.conf") && exists("home3/.config/kitty.conf.passavant-quarantine") &&
-		    test_has(err, "a new entry of the configuration directory"),
+		    test_has(err, "a new entry of a configuration or data directory"),
 	    "new entries of a writable ~/.config were not moved aside: %s", test_nz(err));
+	ROW(test_has(out, "j=0\n") && !exists("home3/.local/share/jupyter") &&
+		    exists("home3/.local/share/jupyter.passavant-quarantine"),
+	    "a new Jupyter kernel in a writable ~/.local/share was not moved aside: %s", test_nz(err));
 	ROW(exists("home3/.config/mine/ok.conf") && exists("home3/.config/empty"),
 	    "a named entry's file or an empty new entry was moved: %s", test_nz(err));
 	if (st != 0)
