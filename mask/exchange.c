@@ -198,66 +198,48 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 }
 
 /*
- * Whether the header set h would change anything in the field name
- * [p, colon): a sentinel (or any form the set substitutes) there. A name
- * is no place for a value: on an inject host the real value would be
- * swapped in, and a hop that folds the names' case (Node's req.headers,
- * Flask) echoes it back where the re-masker does not know it (round 8 of
- * the attack). The check works on a wiped copy. *cred gets the first
- * credential found; -1 on ENOMEM.
+ * One header field [p, le) with the header set h: the whole field, then,
+ * for Authorization: Basic, the decoded user:password. Before the Basic
+ * decode: the header set also holds the base64 forms of real values (a
+ * real value going out), which the re-encoded user:password would now
+ * match. A name is no place for a value: when the substitution changed
+ * the name [p, colon) (a sentinel swapped for its real value, or a real
+ * value for its sentinel), -3 with *ncred naming the credential. On an
+ * inject host the real value would go up as a name, and a hop that folds
+ * names' case (Node's req.headers, Flask) echoes it back where the
+ * re-masker does not know it (round 8 of the attack). Returns the pair
+ * refused there, -1, -2 (ENOMEM) or -3.
  */
-static int name_holds(mask_exch_t *x, const struct mask_outbound *h, const char *p, const char *colon,
-		      const char **cred)
+static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, char *colon, char *le,
+		       const char **ncred)
 {
-	size_t n = (size_t)(colon - p), total = 0;
-	char small[256], *copy = small;
-	long cf;
+	char *v = colon + 1, small[256], *name = small;
+	size_t vlen, total, n = (size_t)(colon - p);
+	bool changed;
 	int rc;
 
-	*cred = NULL;
-	if (n == 0)
-		return 0;
-	cf = mask_table_find_sentinel(x->t, p, n);
-	if (cf >= 0) {
-		*cred = mask_table_cred_name(x->t, (size_t)cf);
-		return 1;
-	}
-	/* Names are short: no allocation per field but for a long one. */
-	if (n > sizeof(small) && (copy = malloc(n)) == NULL)
-		return -1;
-	memcpy(copy, p, n);
-	clear_counts(x);
-	rc = mask_replace_inplace(h->set, copy, n, x->counts, &total);
-	explicit_bzero(copy, n);
-	if (copy != small)
-		free(copy);
-	if (rc < 0)
-		return -1;
-	for (size_t i = 0; total > 0 && i < h->npairs && i < x->npairs && *cred == NULL; i++)
-		if (x->counts[i] != 0)
-			*cred = mask_table_cred_name(x->t, h->cred[i]);
-	return total > 0;
-}
-
-/*
- * One header field [p, le) with the header set h: the whole field (a
- * name was checked before, name_holds()), then, for Authorization:
- * Basic, the decoded user:password. Before the Basic decode: the header
- * set also holds the base64 forms of real values (a real value going
- * out), which the re-encoded user:password would now match. Returns the
- * pair refused there, -1 or -2 (ENOMEM).
- */
-static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, char *colon, char *le)
-{
-	char *v = colon + 1;
-	size_t vlen, total;
-
+	*ncred = NULL;
 	while (v < le && (*v == ' ' || *v == '\t'))
 		v++;
 	vlen = (size_t)(le - v);
-	clear_counts(x);
-	if (mask_replace_inplace(h->set, p, (size_t)(le - p), x->counts, &total) < 0)
+	/* The name as sent (it holds no real value: that would be found
+	 * in it and refused), to see whether the substitution changed it. */
+	if (n > sizeof(small) && (name = malloc(n)) == NULL)
 		return -2;
+	memcpy(name, p, n);
+	clear_counts(x);
+	rc = mask_replace_inplace(h->set, p, (size_t)(le - p), x->counts, &total);
+	changed = rc == 0 && total > 0 && memcmp(name, p, n) != 0;
+	if (name != small)
+		free(name);
+	if (rc < 0)
+		return -2;
+	if (changed) {
+		for (size_t i = 0; i < h->npairs && i < x->npairs && *ncred == NULL; i++)
+			if (x->counts[i] != 0)
+				*ncred = mask_table_cred_name(x->t, h->cred[i]);
+		return -3;
+	}
 	/* The decoded user:password (git's x-access-token:TOKEN). */
 	if (colon - p == 13 && strncasecmp(p, "authorization", 13) == 0 && vlen > 6 &&
 	    strncasecmp(v, "basic ", 6) == 0 &&
@@ -320,6 +302,7 @@ enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t 
 	}
 	/* Fields: "Name: value" lines up to the empty line. */
 	for (p = le + 2; p < end && *p != '\r'; p = le + 2) {
+		const char *ncred;
 		char *colon;
 		long cred;
 
@@ -339,22 +322,15 @@ enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t 
 			}
 			continue;
 		}
-		{
-			const char *ncred;
-			int held = name_holds(x, &h, p, colon, &ncred);
-
-			if (held < 0)
-				return MASK_HEAD_NOMEM;
-			if (held > 0) {
-				why->cred = ncred;
-				why->where = MASK_WHERE_NAME;
-				why->rule = MASK_RULE_INJECT_IN;
-				return MASK_HEAD_REFUSED;
-			}
-		}
-		bad = head_field(x, &h, p, colon, le);
+		bad = head_field(x, &h, p, colon, le, &ncred);
 		if (bad == -2)
 			return MASK_HEAD_NOMEM;
+		if (bad == -3) {
+			why->cred = ncred;
+			why->where = MASK_WHERE_NAME;
+			why->rule = MASK_RULE_INJECT_IN;
+			return MASK_HEAD_REFUSED;
+		}
 		if (bad >= 0) {
 			refuse(x, &h, bad, host, port, verified, INJECT_HEADER, why);
 			return MASK_HEAD_REFUSED;
