@@ -197,6 +197,24 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 	return total > 0 ? settle(x, q) : -1;
 }
 
+/* The credential of the first pair counted in x->counts for the set of
+ * ob: a sentinel's, a real value form's or a stale sentinel's. */
+static const char *counted_cred(mask_exch_t *x, const struct mask_outbound *ob)
+{
+	size_t forms = ob->npairs + ob->nforms, stale = forms + ob->nstale;
+
+	for (size_t i = 0; i < x->ncounts && i < stale; i++) {
+		if (x->counts[i] == 0)
+			continue;
+		if (i < ob->npairs)
+			return mask_table_cred_name(x->t, ob->cred[i]);
+		if (i < forms)
+			return mask_table_cred_name(x->t, mask_table_value_cred(x->t, ob->form_value[i - ob->npairs]));
+		return mask_table_cred_name(x->t, mask_table_value_cred(x->t, ob->stale_value[i - forms]));
+	}
+	return NULL;
+}
+
 /*
  * One header field [p, le) with the header set h: the whole field, then,
  * for Authorization: Basic, the decoded user:password. Before the Basic
@@ -222,22 +240,21 @@ static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, c
 	while (v < le && (*v == ' ' || *v == '\t'))
 		v++;
 	vlen = (size_t)(le - v);
-	/* The name as sent (it holds no real value: that would be found
-	 * in it and refused), to see whether the substitution changed it. */
+	/* The name as sent, to see whether the substitution changed it
+	 * (wiped after: it may hold a real value on its way out). */
 	if (n > sizeof(small) && (name = malloc(n)) == NULL)
 		return -2;
 	memcpy(name, p, n);
 	clear_counts(x);
 	rc = mask_replace_inplace(h->set, p, (size_t)(le - p), x->counts, &total);
 	changed = rc == 0 && total > 0 && memcmp(name, p, n) != 0;
+	explicit_bzero(name, n);
 	if (name != small)
 		free(name);
 	if (rc < 0)
 		return -2;
 	if (changed) {
-		for (size_t i = 0; i < h->npairs && i < x->npairs && *ncred == NULL; i++)
-			if (x->counts[i] != 0)
-				*ncred = mask_table_cred_name(x->t, h->cred[i]);
+		*ncred = counted_cred(x, h);
 		return -3;
 	}
 	/* The decoded user:password (git's x-access-token:TOKEN). */
