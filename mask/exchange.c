@@ -248,15 +248,22 @@ static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, c
 	clear_counts(x);
 	rc = mask_replace_inplace(h->set, p, (size_t)(le - p), x->counts, &total);
 	changed = rc == 0 && total > 0 && memcmp(name, p, n) != 0;
+	if (changed) {
+		/* The refusal names what the name held, not what the value
+		 * held: the name alone once more (the refusal path only). */
+		clear_counts(x);
+		if (mask_replace_inplace(h->set, name, n, x->counts, &total) < 0)
+			rc = -1;
+		else
+			*ncred = counted_cred(x, h);
+	}
 	explicit_bzero(name, n);
 	if (name != small)
 		free(name);
 	if (rc < 0)
 		return -2;
-	if (changed) {
-		*ncred = counted_cred(x, h);
+	if (changed)
 		return -3;
-	}
 	/* The decoded user:password (git's x-access-token:TOKEN). */
 	if (colon - p == 13 && strncasecmp(p, "authorization", 13) == 0 && vlen > 6 &&
 	    strncasecmp(v, "basic ", 6) == 0 &&

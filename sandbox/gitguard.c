@@ -559,21 +559,41 @@ static bool in_roots(const char *const *roots, const char *p)
 /* Adds the canonical form of p to dirs (of kind config) when it exists,
  * lies under roots and is not there yet. */
 static void add_class_dir(const char *const *roots, const char *p, bool config, char dirs[][PATH_MAX],
-			  bool *cfg, size_t *n)
+			  char *kind, size_t *n)
 {
-	char real[PATH_MAX];
+	char real[PATH_MAX], parent[PATH_MAX];
+	const char *slash;
+	char k = config ? 'C' : 'H';
 
-	if (p == NULL || p[0] != '/' || *n >= SBX_CLASS_DIRS || realpath(p, real) == NULL || !in_roots(roots, real))
+	if (p == NULL || p[0] != '/' || *n >= SBX_CLASS_DIRS)
+		return;
+	if (realpath(p, real) == NULL) {
+		/* Missing: created in the session, it is new as a whole
+		 * (kind 'M', where its parent, canonical, lies in roots). */
+		if (!config || errno != ENOENT || (slash = strrchr(p, '/')) == NULL || slash[1] == '\0' ||
+		    snprintf(parent, sizeof(parent), "%.*s", (int)(slash - p), slash == p ? "/" : p) >=
+			    (int)sizeof(parent) ||
+		    realpath(parent, real) == NULL || strlen(real) + strlen(slash) >= sizeof(real))
+			return;
+		strcat(real, strcmp(real, "/") == 0 ? slash + 1 : slash);
+		k = 'M';
+	}
+	if (!in_roots(roots, real))
 		return;
 	for (size_t i = 0; i < *n; i++)
-		if (strcmp(dirs[i], real) == 0)
+		if (strcmp(dirs[i], real) == 0) {
+			/* A home that is also a configuration directory
+			 * (XDG_CONFIG_HOME=$HOME): all of its entries. */
+			if (k == 'C')
+				kind[i] = 'C';
 			return;
+		}
 	memcpy(dirs[*n], real, sizeof(real));
-	cfg[(*n)++] = config;
+	kind[(*n)++] = k;
 }
 
 static size_t class_dirs(const char *const *roots, const char *const *homes, const char *const *xdg,
-			 char dirs[SBX_CLASS_DIRS][PATH_MAX], bool cfg[SBX_CLASS_DIRS])
+			 char dirs[SBX_CLASS_DIRS][PATH_MAX], char kind[SBX_CLASS_DIRS])
 {
 	static const char *const subs[] = {"", "/.config", "/.local/share"};
 	char p[PATH_MAX];
@@ -582,9 +602,9 @@ static size_t class_dirs(const char *const *roots, const char *const *homes, con
 	for (size_t s = 0; s < ARRAY_LEN(subs); s++)
 		for (size_t k = 0; homes != NULL && homes[k] != NULL; k++)
 			if (snprintf(p, sizeof(p), "%s%s", homes[k], subs[s]) < (int)sizeof(p))
-				add_class_dir(roots, p, s > 0, dirs, cfg, &n);
+				add_class_dir(roots, p, s > 0, dirs, kind, &n);
 	for (size_t i = 0; xdg != NULL && xdg[i] != NULL; i++)
-		add_class_dir(roots, xdg[i], true, dirs, cfg, &n);
+		add_class_dir(roots, xdg[i], true, dirs, kind, &n);
 	return n;
 }
 
@@ -619,25 +639,50 @@ static int push(char ***v, size_t *n, char *str)
 	return 0;
 }
 
-/* Appends the marker of dir ("H:" or "C:" and its path), then its
- * entries as absolute paths: a home's class entries, a configuration
- * directory's all. 0, or -1 (errno). */
-static int list_entries(const char *dir, bool config, char ***v, size_t *n)
+/* Appends the marker of dir: its kind (H, C, or M for a directory that
+ * does not exist yet: then its parent's), the device and inode of the
+ * directory (of its parent for M), its path; then its entries as
+ * absolute paths: a home's class entries, a configuration directory's
+ * all. 0, or -1 (errno). */
+static int list_entries(const char *dir, char kind, char ***v, size_t *n)
 {
+	char parent[PATH_MAX];
 	struct dirent *de;
+	struct stat st;
 	char *str;
 	DIR *d;
+	int fd;
 
-	if (asprintf(&str, "%s%s", config ? "C:" : "H:", dir) < 0)
+	if (kind == 'M') {
+		const char *slash = strrchr(dir, '/');
+
+		(void)snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), slash == dir ? "/" : dir);
+		if (stat(parent, &st) < 0)
+			return -1;
+	}
+	fd = kind == 'M' ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (kind != 'M' && (fd < 0 || fstat(fd, &st) < 0)) {
+		if (fd >= 0)
+			(void)close(fd);
+		return -1;
+	}
+	if (asprintf(&str, "%c:%lu:%lu:%s", kind, (unsigned long)st.st_dev, (unsigned long)st.st_ino, dir) < 0)
 		str = NULL;
-	if (push(v, n, str) < 0)
+	if (push(v, n, str) < 0) {
+		if (fd >= 0)
+			(void)close(fd);
 		return -1;
-	d = opendir(dir);
-	if (d == NULL)
+	}
+	if (kind == 'M')
+		return 0;
+	d = fdopendir(fd);
+	if (d == NULL) {
+		(void)close(fd);
 		return -1;
+	}
 	while ((de = readdir(d)) != NULL) {
-		if (config ? strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
-			   : !sbx_home_class_entry(de->d_name))
+		if (kind == 'C' ? strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
+				: !sbx_home_class_entry(de->d_name))
 			continue;
 		if (asprintf(&str, "%s/%s", dir, de->d_name) < 0)
 			str = NULL;
@@ -652,15 +697,14 @@ static int list_entries(const char *dir, bool config, char ***v, size_t *n)
 
 int sbx_home_before(const char *const *roots, const char *const *homes, const char *const *xdg, char ***out)
 {
-	char dirs[SBX_CLASS_DIRS][PATH_MAX], **v = NULL;
-	bool cfg[SBX_CLASS_DIRS];
-	size_t n = 0, nd = class_dirs(roots, homes, xdg, dirs, cfg);
+	char dirs[SBX_CLASS_DIRS][PATH_MAX], kind[SBX_CLASS_DIRS], **v = NULL;
+	size_t n = 0, nd = class_dirs(roots, homes, xdg, dirs, kind);
 
 	*out = NULL;
 	if (nd == 0)
 		return 0;
 	for (size_t i = 0; i < nd; i++)
-		if (list_entries(dirs[i], cfg[i], &v, &n) < 0) {
+		if (list_entries(dirs[i], kind[i], &v, &n) < 0) {
 			sbx_home_before_free(v);
 			return -1;
 		}
@@ -677,15 +721,12 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
  * lies in, is moved aside and reported. In a configuration directory,
  * every new entry.
  */
-static void check_new_entries(struct gg *g, const char *const *before, const char *dir, bool config)
+static void check_new_entries(struct gg *g, const char *const *before, int fd, const char *dir, bool config)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (fd < 0)
-		return;
 	d = fdopendir(fd);
 	if (d == NULL) {
 		gg_report_error(g, dir, "", "cannot list to check for new start-up files", errno);
@@ -710,12 +751,57 @@ static void check_new_entries(struct gg *g, const char *const *before, const cha
 	(void)closedir(d);
 }
 
-/* The directories sbx_home_before() listed, by their markers. */
+/* Opens dir (no link as its last component) when it is still the
+ * directory dev:ino: a class directory swapped for a link or another
+ * directory in the session (~/.local/share -> ~/Documents) must not have
+ * the entries it now shows moved. -1 otherwise (reported). */
+static int open_same(struct gg *g, const char *dir, unsigned long dev, unsigned long ino)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && (unsigned long)st.st_dev == dev && (unsigned long)st.st_ino == ino)
+		return fd;
+	if (fd >= 0)
+		(void)close(fd);
+	gg_report_error(g, dir, "", "was replaced during the session; not checked for new start-up files", ENOTDIR);
+	return -1;
+}
+
+/*
+ * The directories sbx_home_before() listed, by their markers
+ * "K:DEV:INO:PATH". A configuration or data directory that did not exist
+ * (M) is new as a whole: moved aside when it holds anything.
+ */
 static void check_home_entries(struct gg *g, const char *const *before)
 {
-	for (size_t i = 0; before != NULL && before[i] != NULL; i++)
-		if (before[i][0] != '/' && before[i][1] == ':')
-			check_new_entries(g, before, before[i] + 2, before[i][0] == 'C');
+	for (size_t i = 0; before != NULL && before[i] != NULL; i++) {
+		const char *m = before[i], *dir, *slash;
+		unsigned long dev, ino;
+		char parent[PATH_MAX];
+		int fd, off = 0;
+
+		if (m[0] == '/' || m[1] != ':' || sscanf(m + 2, "%lu:%lu:%n", &dev, &ino, &off) != 2 || off == 0)
+			continue;
+		dir = m + 2 + off;
+		if (m[0] != 'M') {
+			if ((fd = open_same(g, dir, dev, ino)) >= 0)
+				check_new_entries(g, before, fd, dir, m[0] == 'C');
+			continue;
+		}
+		slash = strrchr(dir, '/');
+		if (slash == NULL ||
+		    snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), slash == dir ? "/" : dir) >=
+			    (int)sizeof(parent) ||
+		    (fd = open_same(g, parent, dev, ino)) < 0)
+			continue;
+		if (faccessat(fd, slash + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !entry_empty(fd, slash + 1) &&
+		    !names_or_holds_root(g->roots, dir))
+			gg_quarantine(g, fd, parent, slash + 1,
+				      "a configuration or data directory created in the session (programs on the "
+				      "host read it)");
+		(void)close(fd);
+	}
 }
 
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,

@@ -3,12 +3,14 @@
  * (plan.c) handed to the sandbox, the event loop until the command ends,
  * then the post-run git check. docs/run.md tells the whole path.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -70,7 +72,12 @@ static void reclaim_terminal(const struct run *run)
 {
 	for (int fd = 0; run->tty_fg && fd <= 2; fd++)
 		if (isatty(fd)) {
-			if (tcgetpgrp(fd) != getpgrp())
+			pid_t fg = tcgetpgrp(fd);
+
+			/* Only from a group left empty by the sandbox: not from
+			 * the user's shell (^Z and bg put us in the
+			 * background), nor from a group still alive. */
+			if (fg > 0 && fg != getpgrp() && fg != tcgetsid(fd) && kill(-fg, 0) < 0 && errno == ESRCH)
 				(void)tcsetpgrp(fd, getpgrp());
 			return;
 		}
@@ -201,7 +208,6 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	struct cli_host ch;
 	proxy_policy_t *pp;
 	const char *homes[3] = {NULL, NULL, NULL}, *xdg[3] = {NULL, NULL, NULL};
-	size_t nxdg = 0;
 
 	/* The env file, for reference inside (the session directory is
 	 * visible read-only there): the in-sandbox listener's address. */
@@ -222,9 +228,17 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	 * in the homes and configuration directories the plan covers. */
 	homes[0] = ch.h.home;
 	homes[1] = ch.h.pw_home;
-	for (size_t i = 0; ch.h.env != NULL && ch.h.env[i] != NULL && nxdg < 2; i++)
-		if (strncmp(ch.h.env[i], "XDG_CONFIG_HOME=", 16) == 0 || strncmp(ch.h.env[i], "XDG_DATA_HOME=", 14) == 0)
-			xdg[nxdg++] = strchr(ch.h.env[i], '=') + 1;
+	/* The first of each name, as getenv() finds it (the plan's too). */
+	for (size_t i = 0; ch.h.env != NULL && ch.h.env[i] != NULL; i++) {
+		if (xdg[0] == NULL && strncmp(ch.h.env[i], "XDG_CONFIG_HOME=", 16) == 0)
+			xdg[0] = ch.h.env[i] + 16;
+		else if (xdg[1] == NULL && strncmp(ch.h.env[i], "XDG_DATA_HOME=", 14) == 0)
+			xdg[1] = ch.h.env[i] + 14;
+	}
+	if (xdg[0] == NULL) {
+		xdg[0] = xdg[1];
+		xdg[1] = NULL;
+	}
 	if (sbx_home_before(strv_list(roots), homes, xdg, &run->home_before) < 0) {
 		log_warn("cannot list the home directory for the check of new start-up files; the "
 			 "command was not started");
@@ -450,6 +464,7 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		log_warnx("the command was stopped");
 		(void)sbx_kill(run->sbx, SIGKILL);
 		(void)sbx_wait(run->sbx);
+		reclaim_terminal(run);
 		run_git_check(run, &roots, &since);
 		goto out;
 	}

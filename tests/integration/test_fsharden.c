@@ -646,6 +646,49 @@ static void test_config_dir(void)
 }
 
 /*
+ * A configuration or data directory the environment puts in a writable
+ * tree (the review of round 8): $XDG_DATA_HOME missing at the start is
+ * new as a whole, so one created in the session is moved aside with what
+ * it holds (a Jupyter kernel); $XDG_CONFIG_HOME swapped for a link to a
+ * directory the command could not write (~/Documents) is not checked
+ * through the link: nothing there is moved, and the swap is reported.
+ * (~/.config and ~/.local/share themselves hold the rows' placeholders:
+ * the command can neither create nor move them.)
+ */
+static void test_xdg_dirs_missing_or_swapped(void)
+{
+	char buf[PATH_MAX], data[PATH_MAX + 16], cfg[PATH_MAX + 16], cmd[2 * PATH_MAX], *out = NULL, *err = NULL;
+	const char *env[3] = {data, cfg, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(data, sizeof(data), "XDG_DATA_HOME=%s", at(buf, "work/xdg-data"));
+	snprintf(cfg, sizeof(cfg), "XDG_CONFIG_HOME=%s", at(buf, "work/xdg-cfg"));
+	CU_ASSERT_FATAL(mkdirs("work/xdg-cfg") == 0 && mkdirs("home/Documents") == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "home/Documents/thesis.txt"), "mine\n") == 0);
+	st = run_fsh("home", NULL, env, NULL, "work.yaml",
+		     "d=$XDG_DATA_HOME/jupyter/kernels/x; mkdir -p $d && echo '{}' > $d/kernel.json; echo j=$?\n"
+		     "mv $XDG_CONFIG_HOME $XDG_CONFIG_HOME-old && ln -s $HOME/Documents $XDG_CONFIG_HOME; echo s=$?\n",
+		     &out, &err);
+	/* Either way closed: the mount plan's placeholders for the rows
+	 * under them make both directories (read-only where missing, busy
+	 * mount holders where present), and the check after the run moves a
+	 * new one aside and checks one only while it is the same directory. */
+	ROW(st == 0 && !exists("work/xdg-data/jupyter/kernels/x/kernel.json") &&
+		    (!test_has(out, "j=0\n") || exists("work/xdg-data.passavant-quarantine/jupyter/kernels/x/kernel.json")),
+	    "a Jupyter kernel planted under a new XDG_DATA_HOME stayed: status %d, %s %s", st, test_nz(out),
+	    test_nz(err));
+	ROW(exists("home/Documents/thesis.txt") && !exists("home/Documents/thesis.txt.passavant-quarantine") &&
+		    (!test_has(out, "s=0\n") || test_has(err, "was replaced")),
+	    "an XDG_CONFIG_HOME swapped for a link: %s %s", test_nz(out), test_nz(err));
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf xdg-data xdg-data.passavant-quarantine xdg-cfg xdg-cfg-old ../home/Documents",
+		 at(buf, "work"));
+	CU_ASSERT(system(cmd) == 0);
+}
+
+/*
  * Start-up code interactive tools read from the directory they start in,
  * at the top of the workspace (read-only) and nested (moved aside after
  * the run): Perl's debugger runs ./.perldb, Python's REPL imports
@@ -1118,6 +1161,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "writable HOME: a new dot entry is moved aside after the run", test_home_new_entries);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
 	test_add(s, "persistence: a writable ~/.config, every entry unless named", test_config_dir);
+	test_add(s, "persistence: XDG_DATA_HOME created in the session, XDG_CONFIG_HOME swapped for a link",
+		 test_xdg_dirs_missing_or_swapped);
 	test_add(s, "persistence: start-up code read from the current directory (perl -d, python3 REPL, "
 		    "GHCi, Octave)",
 		 test_cwd_startup);

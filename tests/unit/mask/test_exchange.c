@@ -193,6 +193,18 @@ static void test_head_refusals(void)
 			if (why.cred != NULL)
 				CU_ASSERT_STRING_EQUAL(why.cred, "PV_XR_HDR");
 		}
+		/* The name's credential is named, not the value's: a real
+		 * value of one in the name, a sentinel of the other in the
+		 * value. */
+		snprintf(head, sizeof(head),
+			 "GET / HTTP/1.1\r\nHost: api.example.com\r\nX-" XR_BODY ": Bearer %s\r\n\r\n",
+			 f.hdr_sent);
+		CU_ASSERT_EQUAL(mask_exch_request_head(f.x, head, strlen(head), "api.example.com", 443, true, &why),
+				MASK_HEAD_REFUSED);
+		CU_ASSERT_EQUAL(why.where, MASK_WHERE_NAME);
+		CU_ASSERT_PTR_NOT_NULL(why.cred);
+		if (why.cred != NULL)
+			CU_ASSERT_STRING_EQUAL(why.cred, "PV_XR_BODY");
 		/* The value alone is injected, as before. */
 		snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: api.example.com\r\nX-A: Bearer %s\r\n\r\n",
 			 f.hdr_sent);
