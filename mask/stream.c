@@ -298,16 +298,6 @@ static struct gap_carry gap_carry_at(const mask_set_t *set, const unsigned char 
 	return c;
 }
 
-/* Where a Teddy block stops: the first confirmed lane jt or gap window
- * jg, whichever is first, moved back before a broken match that starts
- * just before it (gap_ahead()); n if neither. */
-static inline size_t block_stop(const mask_set_t *set, const unsigned char *p, size_t n, size_t jt,
-				size_t jg)
-{
-	size_t j = jt < jg ? jt : jg;
-
-	return j < n && set->gap_max != 0 ? gap_ahead(set, p, n, j) : j;
-}
 #endif
 
 #ifdef HAVE_TEDDY
@@ -324,6 +314,21 @@ static inline size_t teddy_confirm(const mask_set_t *set, const unsigned char *p
 		bits &= bits - 1;
 	}
 	return n;
+}
+
+/* Where the Teddy block at i stops: the first lane of bits that
+ * skip_cand() confirms or the first gap window of mg (gap_lanes()),
+ * whichever is first, moved back before a broken match that starts just
+ * before it (gap_ahead()); n if neither. The SSE and AVX2 loops share it:
+ * only their filters differ. */
+static inline size_t block_stop(const mask_set_t *set, const unsigned char *p, size_t n, size_t i, uint32_t bits,
+				uint64_t mg)
+{
+	size_t jt = bits != 0 ? teddy_confirm(set, p, n, i, bits) : n;
+	size_t jg = mg != 0 ? gap_lanes(set, p, n, i, mg) : n;
+	size_t j = jt < jg ? jt : jg;
+
+	return j < n && set->gap_max != 0 ? gap_ahead(set, p, n, j) : j;
 }
 
 /*
@@ -359,25 +364,21 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 			r12, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
 					   _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
 		unsigned bits;
-		size_t jt = n, jg = n;
+		uint64_t mg = 0;
+		size_t j;
 
 		bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
 		if (gaps) {
 			__m128i g = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_cmpeq_epi8(x, cr)),
 						 _mm_cmpeq_epi8(x, bs));
-			uint64_t mg = gap_pass(~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, zero)) & 0xffffu,
-					       ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a2, zero)) & 0xffffu,
-					       ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(r12, zero)) & 0xffffu,
-					       (uint32_t)_mm_movemask_epi8(g),
-					       (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs)), 16, &gc);
-
-			if (mg != 0)
-				jg = gap_lanes(set, p, n, i, mg);
+			mg = gap_pass(~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, zero)) & 0xffffu,
+				      ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a2, zero)) & 0xffffu,
+				      ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(r12, zero)) & 0xffffu,
+				      (uint32_t)_mm_movemask_epi8(g),
+				      (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs)), 16, &gc);
 		}
-		if (bits != 0)
-			jt = teddy_confirm(set, p, n, i, bits);
-		if (jt < n || jg < n)
-			return block_stop(set, p, n, jt, jg);
+		if ((bits != 0 || mg != 0) && (j = block_stop(set, p, n, i, bits, mg)) < n)
+			return j;
 	}
 	*done = i;
 	return n;
@@ -414,26 +415,22 @@ __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set
 			r12, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
 					      _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
 		uint32_t bits;
-		size_t jt = n, jg = n;
+		uint64_t mg = 0;
+		size_t j;
 
 		bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
 		if (gaps) {
 			__m256i g = _mm256_or_si256(
 				_mm256_or_si256(_mm256_cmpeq_epi8(x, nl), _mm256_cmpeq_epi8(x, cr)),
 				_mm256_cmpeq_epi8(x, bs));
-			uint64_t mg = gap_pass((uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a1, zero)),
-					       (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a2, zero)),
-					       (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r12, zero)),
-					       (uint32_t)_mm256_movemask_epi8(g),
-					       (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, bs)), 32, &gc);
-
-			if (mg != 0)
-				jg = gap_lanes(set, p, n, i, mg);
+			mg = gap_pass((uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a1, zero)),
+				      (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a2, zero)),
+				      (uint32_t)~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r12, zero)),
+				      (uint32_t)_mm256_movemask_epi8(g),
+				      (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, bs)), 32, &gc);
 		}
-		if (bits != 0)
-			jt = teddy_confirm(set, p, n, i, bits);
-		if (jt < n || jg < n)
-			return block_stop(set, p, n, jt, jg);
+		if ((bits != 0 || mg != 0) && (j = block_stop(set, p, n, i, bits, mg)) < n)
+			return j;
 	}
 	*done = i;
 	return n;

@@ -327,30 +327,26 @@ static int protect_pattern(struct strv *sv, const char *root, const char *patter
 /* Whether row m applies under root now: always, except an IF_DIR row
  * whose first directory is not there (POLICY_MAND_WS_IF_DIR; the post-run
  * check moves one made in the session aside). */
-static bool ws_dir_exists(const char *root, const struct policy_mandatory *m)
+/* Whether root/rel[0, len) exists (lstat: a link there is refused at
+ * start like any other on a row's way); true when the path is too long
+ * to ask (the row then applies, as everywhere). */
+static bool exists_under(const char *root, const char *rel, size_t len)
 {
 	char p[PATH_MAX];
-	const char *slash = strchr(m->path, '/');
 	struct stat st;
 
-	if (!(m->where & POLICY_MAND_WS_IF_DIR) || slash == NULL)
+	if (snprintf(p, sizeof(p), "%s/%.*s", root, (int)len, rel) >= (int)sizeof(p))
 		return true;
-	if (snprintf(p, sizeof(p), "%s/%.*s", root, (int)(slash - m->path), m->path) >= (int)sizeof(p))
-		return true;
-	/* A link there is refused at start like any other on a row's way. */
 	return lstat(p, &st) == 0;
 }
 
-/* Whether row m's path exists under root (lstat: a link counts, and is
- * refused at start like any other on a row's way). */
-static bool ws_row_exists(const char *root, const struct policy_mandatory *m)
+static bool ws_dir_exists(const char *root, const struct policy_mandatory *m)
 {
-	char p[PATH_MAX];
-	struct stat st;
+	const char *slash = strchr(m->path, '/');
 
-	if (snprintf(p, sizeof(p), "%s/%s", root, m->path) >= (int)sizeof(p))
+	if (!(m->where & POLICY_MAND_WS_IF_DIR) || slash == NULL)
 		return true;
-	return lstat(p, &st) == 0;
+	return exists_under(root, m->path, (size_t)(slash - m->path));
 }
 
 static int protect_dir(struct strv *sv, const char *dir)
@@ -381,7 +377,7 @@ static int protect_dir(struct strv *sv, const char *dir)
 		for (size_t i = 0; i < policy_mandatory_count(); i++) {
 			const struct policy_mandatory *m = policy_mandatory_get(i);
 			if (!(m->where & POLICY_MAND_WORKSPACE) || !ws_dir_exists(roots[r], m) ||
-			    ((m->where & POLICY_MAND_WS_EXISTING) && !ws_row_exists(roots[r], m)))
+			    ((m->where & POLICY_MAND_WS_EXISTING) && !exists_under(roots[r], m->path, strlen(m->path))))
 				continue;
 			if (strchr(m->path, '*') != NULL ? protect_pattern(sv, roots[r], m->path) < 0
 					      : strv_add_join(sv, roots[r], m->path) < 0)
@@ -466,22 +462,18 @@ static bool held_by(const struct strv *awr, const char *p)
 static bool covered_whole(const struct strv *awr, char held[][PATH_MAX], size_t nheld, const char *p)
 {
 	for (size_t k = 0; k < nheld; k++) {
-		size_t hl = strlen(held[k]);
+		size_t hl = strlen(held[k]), el;
 		char entry[PATH_MAX];
-		const char *c, *e;
+		const char *c;
 		bool open = false;
 
 		if (strcmp(held[k], "/") == 0 || strncmp(p, held[k], hl) != 0 || p[hl] != '/')
 			continue;
+		/* entry: the home's entry p lies in, whole path. */
 		c = p + hl + 1;
-		e = strchr(c, '/');
-		if (snprintf(entry, sizeof(entry), "%.*s", (int)(e != NULL ? (size_t)(e - c) : strlen(c)), c) >=
-		    (int)sizeof(entry))
-			continue;
-		if (!sbx_home_class_entry(entry) && strcmp(entry, "bin") != 0)
-			continue;
-		if (snprintf(entry, sizeof(entry), "%s/%.*s", held[k], (int)(e != NULL ? (size_t)(e - c) : strlen(c)),
-			     c) >= (int)sizeof(entry))
+		el = strchr(c, '/') != NULL ? (size_t)(strchr(c, '/') - c) : strlen(c);
+		if (snprintf(entry, sizeof(entry), "%s/%.*s", held[k], (int)el, c) >= (int)sizeof(entry) ||
+		    (!sbx_home_class_entry(entry + hl + 1) && strcmp(entry + hl + 1, "bin") != 0))
 			continue;
 		for (size_t i = 0; i < awr->n && !open; i++)
 			open = path_under(awr->v[i], entry);

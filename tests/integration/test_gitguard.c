@@ -1183,7 +1183,6 @@ static int memory_cgroup(char *dir, size_t dlen, char *procs, size_t plen, unsig
 
 		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", own);
 		ctl = test_read_file(file, &(size_t){ 0 });
-		v1 = false;
 		if (ctl == NULL || strstr(ctl, "memory") == NULL) {
 			free(ctl);
 			return -1;
