@@ -344,6 +344,7 @@ void audit_sum_record(struct audit_rec *r, char *why, size_t cap, const char *ki
 		       "(at most %u a second are)",
 		       n, what, per_s);
 	r->reason = why;
+	r->summed = n;
 	r->bytes_up = r->bytes_down = r->ms = -1;
 }
 

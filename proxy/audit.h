@@ -46,6 +46,8 @@ struct audit_rec {
 	bool repeat;
 	bool reason_is_line;  /* not written: reason is the whole stderr line `run` prints (an
 			       * intercepted connection refused before any HTTP, TLS on the proxy port) */
+	uint64_t summed;      /* not written: how many refusals this record sums up (a flood's
+			       * tail, audit_sum_record()); 0 for a record of one */
 };
 
 /*

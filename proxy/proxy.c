@@ -336,6 +336,13 @@ static void deny_sum(proxy_t *m)
 	record_out(m, &rec);
 }
 
+void proxy_flush_refusals(proxy_t *px)
+{
+	if (px->main->resolver != NULL)
+		resolver_flush(px->main->resolver);
+	deny_sum(px->main);
+}
+
 bool proxy_audit_down(proxy_t *px)
 {
 	return atomic_load(&px->main->audit_down);

@@ -200,6 +200,14 @@ void proxy_set_observer(proxy_t *px, proxy_observer_fn fn, void *arg) NONNULL(1)
 typedef bool (*proxy_signal_fn)(void *arg, int sig);
 void proxy_set_signal_hook(proxy_t *px, proxy_signal_fn fn, void *arg) NONNULL(1);
 
+/*
+ * Writes now the records that sum up refusals not yet summed (the
+ * resolver's and the proxy's, normally written a second later or when the
+ * proxy stops), so an observer has counted every refusal. `run` calls it
+ * once the command has ended, before its summary.
+ */
+void proxy_flush_refusals(proxy_t *px) NONNULL(1);
+
 /* --- for conn.c (callbacks: yes) --- */
 struct mask_table *proxy_masks(proxy_t *px) NONNULL(1); /* NULL: no masking */
 /* Writes r to the audit file (if any) and passes it to the observer. A

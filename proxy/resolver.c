@@ -705,6 +705,11 @@ resolver_t *resolver_new(proxy_t *px, int fd)
 	return r;
 }
 
+void resolver_flush(resolver_t *r)
+{
+	record_unrecorded(r);
+}
+
 static void no_free(void *p)
 {
 	(void)p;

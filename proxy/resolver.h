@@ -20,6 +20,10 @@ typedef struct resolver resolver_t;
  * resolver_free()). NULL after logging why (fd closed too). */
 resolver_t *resolver_new(proxy_t *px, int fd) NONNULL(1) WUNRES;
 
+/* Writes the record summing up refusals not recorded one by one, if any,
+ * without waiting for the second to end. */
+void resolver_flush(resolver_t *r) NONNULL(1);
+
 /* Stops serving and frees the map. NULL is a no-op. */
 void resolver_free(resolver_t *r);
 

@@ -474,6 +474,8 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 	/* Every process of the sandbox is gone: nothing writes under the
 	 * trees while they are checked. Before the proxy goes (its audit). */
 	run_git_check(run, &roots, &since);
+	/* The sums of a flood's tail, so the count below has them. */
+	proxy_flush_refusals(run->px);
 	if (run->verbose > 0)
 		fprintf(stderr, "passavant: %lu request%s allowed, %lu refused, %lu credential%s injected\n",
 			run->allowed, run->allowed == 1 ? "" : "s", run->refused, run->injected,

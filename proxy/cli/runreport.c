@@ -74,7 +74,7 @@ void run_observer(void *arg, const struct audit_rec *r)
 	if (r->decision != NULL && strcmp(r->decision, "allow") == 0)
 		run->allowed++;
 	else if (r->decision != NULL && strcmp(r->decision, "deny") == 0)
-		run->refused++;
+		run->refused += r->summed > 0 ? r->summed : 1; /* a flood's sum counts what it sums */
 	run->injected += r->n_injected;
 	if (run->quiet || r->decision == NULL || strcmp(r->decision, "deny") != 0)
 		return;

@@ -762,6 +762,43 @@ static void test_nothing_left(void)
 	free(err);
 }
 
+/*
+ * -v's count of refusals holds the ones a flood's sum stands for (they
+ * were counted as one): 300 denied DNS questions, 100 recorded one by
+ * one and the rest summed, must read "300 refused", however the seconds
+ * fall and however soon the command ends after them.
+ */
+static void test_refusal_count_flood(void)
+{
+	static const char *const verbose[] = {"-v", NULL};
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_sh(verbose, &out, &err,
+		    "%s - <<'EOF'\n"
+		    "import socket, struct\n"
+		    "ns = [l.split()[1] for l in open('/etc/resolv.conf') if l.startswith('nameserver')][0]\n"
+		    "s = socket.socket(socket.AF_INET6 if ':' in ns else socket.AF_INET, socket.SOCK_DGRAM)\n"
+		    "s.settimeout(5)\n"
+		    "got = 0\n"
+		    "for i in range(300):\n"
+		    "    name = b''.join(bytes([len(l)]) + l for l in [b'flood%%d' %% i, b'denied', b'example']) + b'\\0'\n"
+		    "    s.sendto(struct.pack('>HHHHHH', i, 0x100, 1, 0, 0, 0) + name + struct.pack('>HH', 1, 1), (ns, 53))\n"
+		    "    a = s.recv(512)\n"
+		    "    got += struct.unpack('>H', a[:2])[0] == i and (a[3] & 15) == 3\n"
+		    "print('nxdomain=%%d' %% got)\n"
+		    "EOF\n",
+		    python);
+	ROW(st == 0 && test_has(out, "nxdomain=300"), "the 300 denied names did not all get NXDOMAIN (%d): %s %s", st,
+	    out ? out : "", err ? err : "");
+	ROW(test_has(err, "more refused DNS questions came within a second"), "no summed record was made: %s",
+	    err ? err : "");
+	ROW(test_has(err, ", 300 refused, "), "-v does not count the summed refusals: %s", err ? err : "");
+	free(out);
+	free(err);
+}
+
 static void test_refusal_lines(void)
 {
 	static const char *const quiet[] = {"-q", NULL};
@@ -1322,6 +1359,7 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "SIGINT: ^C once; kill -INT without a terminal passed on", test_sigint_once);
 	test_add(s, "no process, mount, session dir or placeholder left", test_nothing_left);
 	test_add(s, "refusal lines on stderr, -q, -v summary", test_refusal_lines);
+	test_add(s, "-v counts the refusals a flood's summed record stands for", test_refusal_count_flood);
 	test_add(s, "the upstream receives the real token", test_token_injected);
 	s = test_suite("run_proxy_masks", NULL, NULL);
 	test_add(s, "proxy: sentinels in env and files/, no real value, temp dir removed",
