@@ -64,6 +64,8 @@ struct mask_set {
 	size_t gap_max;           /* gap_budget(gap_maxlen): most gap bytes inside
 				   * one match; 0: no pattern may be found with gaps */
 	bool equal_len;           /* every pattern has from_len == to_len */
+	bool field_syntax;        /* some from holds ':' or begins or ends with a
+				   * space or tab (mask_set_field_syntax()) */
 	uint32_t nnodes;          /* automaton states in use */
 	unsigned nfirst;          /* distinct first bytes of the patterns */
 	unsigned nsecond;         /* distinct second bytes; > SKIP_VEC_MAX: any

@@ -225,14 +225,17 @@ static const char *counted_cred(mask_exch_t *x, const struct mask_outbound *ob)
  * value for its sentinel), -3 with *ncred naming the credential. On an
  * inject host the real value would go up as a name, and a hop that folds
  * names' case (Node's req.headers, Flask) echoes it back where the
- * re-masker does not know it (round 8 of the attack). Returns the pair
- * refused there, -1, -2 (ENOMEM) or -3.
+ * re-masker does not know it (round 8 of the attack). A match that took
+ * in the colon or the white space around the value is refused too (-4,
+ * *ncred naming a credential counted in the field): the hop strips those
+ * bytes, so the real value would arrive cut. Returns the pair refused
+ * there, -1, -2 (ENOMEM), -3 or -4.
  */
 static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, char *colon, char *le,
 		       const char **ncred)
 {
-	char *v = colon + 1, small[256], *name = small;
-	size_t vlen, total, n = (size_t)(colon - p);
+	char *v = colon + 1, small[256], *name = small, vsmall[256], *val = NULL;
+	size_t vlen, total, n = (size_t)(colon - p), core = 0;
 	bool changed;
 	int rc;
 
@@ -240,6 +243,23 @@ static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, c
 	while (v < le && (*v == ' ' || *v == '\t'))
 		v++;
 	vlen = (size_t)(le - v);
+	if (mask_set_field_syntax(h->set)) {
+		/* A pattern with ':' or edge white space can match across
+		 * the colon or the value's white space, which the next hop
+		 * strips: ":TOKEN" written as "X-A:TOKEN'", " TOKEN" as
+		 * "X-A: TOKEN'" would put the real value up without its
+		 * first byte, and its echo would not be re-masked. The value
+		 * without its white space is counted on its own below: a
+		 * match the field has and it lacks took in the edge. */
+		core = vlen;
+		while (core > 0 && (v[core - 1] == ' ' || v[core - 1] == '\t'))
+			core--;
+		if (core > sizeof(vsmall) && (val = malloc(core)) == NULL)
+			return -2;
+		if (val == NULL)
+			val = vsmall;
+		memcpy(val, v, core);
+	}
 	/* The name as sent, to see whether the substitution changed it
 	 * (wiped after: it may hold a real value on its way out). */
 	if (n > sizeof(small) && (name = malloc(n)) == NULL)
@@ -260,6 +280,19 @@ static long head_field(mask_exch_t *x, const struct mask_outbound *h, char *p, c
 	explicit_bzero(name, n);
 	if (name != small)
 		free(name);
+	if (val != NULL) {
+		size_t alone = 0;
+
+		if (rc == 0 && !changed && total > 0 && mask_replace_inplace(h->set, val, core, NULL, &alone) < 0)
+			rc = -1;
+		explicit_bzero(val, core);
+		if (val != vsmall)
+			free(val);
+		if (rc == 0 && !changed && alone != total) {
+			*ncred = counted_cred(x, h);
+			return -4;
+		}
+	}
 	if (rc < 0)
 		return -2;
 	if (changed)
@@ -349,9 +382,9 @@ enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t 
 		bad = head_field(x, &h, p, colon, le, &ncred);
 		if (bad == -2)
 			return MASK_HEAD_NOMEM;
-		if (bad == -3) {
+		if (bad == -3 || bad == -4) {
 			why->cred = ncred;
-			why->where = MASK_WHERE_NAME;
+			why->where = bad == -3 ? MASK_WHERE_NAME : MASK_WHERE_EDGE;
 			why->rule = MASK_RULE_INJECT_IN;
 			return MASK_HEAD_REFUSED;
 		}

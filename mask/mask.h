@@ -196,6 +196,12 @@ size_t mask_set_npairs(const mask_set_t *set) NONNULL(1);
  * included): what mask_replace_inplace() needs. Pure. */
 bool mask_set_equal_len(const mask_set_t *set) NONNULL(1);
 
+/* Whether some pair's `from` holds ':' or begins or ends with a space or
+ * tab: a match could then take in a header field's colon or the white
+ * space around its value, which the next hop strips (percent forms hold
+ * neither raw). Pure. */
+bool mask_set_field_syntax(const mask_set_t *set) NONNULL(1);
+
 /* Length of the longest `from` in the set, percent forms included (0 for
  * an empty set). A stream holds back at most mask_set_holdmax(). */
 size_t mask_set_maxlen(const mask_set_t *set) NONNULL(1);
@@ -712,7 +718,7 @@ void mask_exch_begin(mask_exch_t *x) NONNULL(1);
 bool mask_exch_inject_host(mask_exch_t *x, const char *host, uint16_t port) NONNULL(1, 2);
 
 /* Where a refused sentinel sat, and which policy setting refuses it. */
-enum mask_where { MASK_WHERE_HEADER, MASK_WHERE_TARGET, MASK_WHERE_HOST, MASK_WHERE_NAME };
+enum mask_where { MASK_WHERE_HEADER, MASK_WHERE_TARGET, MASK_WHERE_HOST, MASK_WHERE_NAME, MASK_WHERE_EDGE };
 enum mask_rule {
 	MASK_RULE_INJECT_HOSTS, /* host:port is not in the credential's injectHosts */
 	MASK_RULE_INJECT_IN,    /* its injectIn does not list the place (or the Host field) */

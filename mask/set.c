@@ -875,6 +875,14 @@ mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_
 	set->equal_len = true;
 	arena_place(set, &l);
 	set_build(set, &l, pairs, npairs, pct_from, pl, esc);
+	for (size_t i = 0; i < npairs; i++) {
+		const unsigned char *f = pairs[i].from;
+		size_t n = pairs[i].from_len;
+
+		if (n > 0 && (memchr(f, ':', n) != NULL || f[0] == ' ' || f[0] == '\t' || f[n - 1] == ' ' ||
+			      f[n - 1] == '\t'))
+			set->field_syntax = true;
+	}
 	/* esc and the plan spell which bytes the secrets hold where */
 	explicit_bzero(esc, MASK_PATTERN_MAX_BYTES);
 	explicit_bzero(pl, sizeof(*pl));
@@ -916,6 +924,11 @@ size_t mask_set_npairs(const mask_set_t *set)
 bool mask_set_equal_len(const mask_set_t *set)
 {
 	return set->equal_len;
+}
+
+bool mask_set_field_syntax(const mask_set_t *set)
+{
+	return set->field_syntax;
 }
 
 size_t mask_set_maxlen(const mask_set_t *set)

@@ -200,6 +200,8 @@ static const char *where_name(enum mask_where where)
 		return "the host name";
 	case MASK_WHERE_NAME:
 		return "a header's name";
+	case MASK_WHERE_EDGE:
+		return "a header's colon or the white space around its value";
 	case MASK_WHERE_HEADER:
 		break;
 	}

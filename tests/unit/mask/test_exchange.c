@@ -215,6 +215,100 @@ static void test_head_refusals(void)
 	xfx_teardown(&f);
 }
 
+/*
+ * A match that takes in a field's colon or the white space around its
+ * value: the next hop strips those bytes, so the real value would arrive
+ * cut, and its echo would not be re-masked. Values that begin with ':',
+ * begin or end with a space; one with ':' inside, which a value may hold.
+ */
+static void test_head_field_edges(void)
+{
+	static const char doc[] = "network:\n"
+				  "  allowedDomains: [api.example.com]\n"
+				  "credentials:\n"
+				  "  envVars:\n"
+				  "    - {name: PV_XE_COLON, mode: mask, injectHosts: [api.example.com]}\n"
+				  "    - {name: PV_XE_LEAD, mode: mask, injectHosts: [api.example.com]}\n"
+				  "    - {name: PV_XE_TRAIL, mode: mask, injectHosts: [api.example.com]}\n"
+				  "    - {name: PV_XE_MID, mode: mask, injectHosts: [api.example.com]}\n";
+	static const char *const names[] = {"PV_XE_COLON", "PV_XE_LEAD", "PV_XE_TRAIL", "PV_XE_MID"};
+	static const char *const reals[] = {":Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz9Xc8Vb",
+					    " Mn7Bv6Cx5Za4Sd3Fg2Hj1Kl0Po9Iu8Yt7Re",
+					    "Wq1Ea2Sd3Rf4Tg5Yh6Uj7Ik8Ol9Pz0Xc1Vb2 ",
+					    "user7x:Lk9Jh8Gf7Ds6Ap5Ow4Ie3Ru2Ty1Qm0"};
+	struct {
+		const char *fmt; /* the field, %s the sentinel */
+		size_t cred;
+		bool refused;
+	} cases[] = {
+		{"X-A%s", 0, true},          /* ":" + rest: the field's colon is the sentinel's */
+		{"X-A:%s", 0, false},        /* the value is all of it */
+		{"X-A: %s", 0, false},
+		{"X-A:%s", 1, true},         /* " " + rest: its space is the OWS */
+		{"X-A: %s", 1, true},        /* the same after one more space */
+		{"X-A: Bearer%s", 1, false}, /* inside the value */
+		{"X-A: %s", 2, true},        /* its trailing space is OWS */
+		{"X-A: %s;x", 2, false},     /* followed by more value */
+		{"X-A: %s", 3, false},       /* ':' inside a value is a value's */
+		{"X-A:%s", 3, false},
+	};
+	char sent[4][64], head[512];
+	policy_t *p;
+	mask_table_t *t;
+	mask_exch_t *x;
+	unsigned nerr = 0;
+	char err[256];
+
+	for (size_t i = 0; i < 4; i++)
+		setenv(names[i], reals[i], 1);
+	p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	CU_ASSERT_FATAL(p != NULL);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_FATAL(t != NULL);
+	x = mask_exch_new(t);
+	CU_ASSERT_FATAL(x != NULL);
+	memset(sent, 0, sizeof(sent));
+	for (size_t i = 0; i < mask_table_env_count(t); i++) {
+		const char *sn, *name = mask_table_env_get(t, i, &sn);
+
+		for (size_t k = 0; k < 4; k++)
+			if (strcmp(name, names[k]) == 0)
+				snprintf(sent[k], sizeof(sent[k]), "%s", sn);
+	}
+	for (size_t k = 0; k < 4; k++)
+		CU_ASSERT_EQUAL_FATAL(strlen(sent[k]), strlen(reals[k]));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mask_refusal why;
+		char field[128];
+		enum mask_head_result r;
+		size_t n;
+
+		snprintf(field, sizeof(field), cases[i].fmt, sent[cases[i].cred]);
+		n = (size_t)snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: api.example.com\r\n%s\r\n\r\n",
+				     field);
+		r = mask_exch_request_head(x, head, n, "api.example.com", 443, true, &why);
+		if (cases[i].refused) {
+			CU_ASSERT_EQUAL(r, MASK_HEAD_REFUSED);
+			if (r == MASK_HEAD_REFUSED) {
+				CU_ASSERT_EQUAL(why.where, MASK_WHERE_EDGE);
+				CU_ASSERT(why.cred != NULL && strcmp(why.cred, names[cases[i].cred]) == 0);
+			} else {
+				fprintf(stderr, "case %zu (%s) not refused\n", i, cases[i].fmt);
+			}
+		} else {
+			CU_ASSERT_EQUAL(r, MASK_HEAD_OK);
+			CU_ASSERT(strstr(head, reals[cases[i].cred]) != NULL);
+			if (r != MASK_HEAD_OK)
+				fprintf(stderr, "case %zu (%s) refused\n", i, cases[i].fmt);
+		}
+	}
+	mask_exch_free(x);
+	mask_table_free(t);
+	policy_free(p);
+	for (size_t i = 0; i < 4; i++)
+		unsetenv(names[i]);
+}
+
 /* A body in two chunks that split the sentinel (pointer and buffer
  * feeds), and a response body that splits the real value. */
 static void test_body_split(void)
@@ -393,6 +487,7 @@ TEST_REGISTRAR(register_mask_exchange)
 	test_add(s, "env accessor: name -> sentinel pairs", test_env_accessor);
 	test_add(s, "one head call: target, fields, Basic", test_head_substitutes);
 	test_add(s, "head refusals: credential, place, rule", test_head_refusals);
+	test_add(s, "head: a match over a field's colon or its value's white space", test_head_field_edges);
 	test_add(s, "one body across a split, both ways", test_body_split);
 	test_add(s, "body: left sentinel, real value met, cut", test_body_left_leak_cut);
 	test_add(s, "table check: the loader's value checks and wording", test_check);
