@@ -52,6 +52,7 @@ struct http1 {
 	enum scan_state scan;        /* head scanner state */
 	size_t head_bytes;           /* head bytes scanned so far */
 	bool head_done;              /* on_headers_complete ran */
+	size_t trailer_bytes;        /* trailer field bytes seen (not kept) */
 	bool msg_done;               /* on_message_complete ran */
 	bool in_chunk;               /* chunked body: inside a chunk (size line read, data + CRLF not yet) */
 	bool is_head_req;            /* response to HEAD: no body */
@@ -79,9 +80,18 @@ static void set_error(http1_t *h, int status, const char *reason)
 #define HTTP1_BUF_INITIAL 1024
 #define HTTP1_FIELDS_INITIAL 16
 
-/* Appends to buf within the head limit; -1 (and a 431) past it. */
+/* Appends to buf within the head limit; -1 (and a 431) past it. Never
+ * once the head is complete: the head's strings (the target the request
+ * was decided on, which the audit record and the refusals quote later)
+ * must stay where they are until http1_reset() (round 9 of the attack:
+ * chunked trailers grew the buffer, and a 504 quoted the freed target,
+ * by then another connection's response holding a real value). */
 static int append(http1_t *h, const char *at, size_t n)
 {
+	if (h->head_done) {
+		set_error(h, 400, "internal error: head buffer grown after the head");
+		return -1;
+	}
 	if (h->len + n > h->max_head) {
 		set_error(h, 431, "header fields too large");
 		return -1;
@@ -158,10 +168,28 @@ static int grow_fields(http1_t *h)
 	return 0;
 }
 
+/*
+ * Trailer fields (after a chunked body's last chunk): counted against the
+ * head limit, not kept. Nothing reads them (the head is what was
+ * decided; a re-framed body ends without them), and keeping them would
+ * grow the buffer the head's strings live in.
+ */
+static int trailer(http1_t *h, size_t n)
+{
+	h->trailer_bytes += n;
+	if (h->trailer_bytes > h->max_head) {
+		set_error(h, 431, "trailer fields too large");
+		return HPE_USER;
+	}
+	return 0;
+}
+
 static int on_header_field(llhttp_t *p, const char *at, size_t n)
 {
 	http1_t *h = p->data;
 
+	if (h->head_done)
+		return trailer(h, n);
 	if (h->last != LAST_FIELD) {
 		if (h->nhdr == PASSAVANT_MAX_HEADER_COUNT) {
 			set_error(h, 431, "too many header fields");
@@ -201,9 +229,12 @@ static bool is_tchar(unsigned char c)
 static int on_header_field_complete(llhttp_t *p)
 {
 	http1_t *h = p->data;
-	const struct hdr *f = &h->hdr[h->nhdr - 1];
+	const struct hdr *f;
 	uint32_t i;
 
+	if (h->head_done)
+		return 0; /* a trailer's name: llhttp checked it is a token */
+	f = &h->hdr[h->nhdr - 1];
 	if (f->nlen == 0) {
 		set_error(h, 400, "empty header field name");
 		return HPE_USER;
@@ -221,6 +252,8 @@ static int on_header_value(llhttp_t *p, const char *at, size_t n)
 {
 	http1_t *h = p->data;
 
+	if (h->head_done)
+		return trailer(h, n);
 	if (h->nhdr == 0)
 		return HPE_USER;
 	if (h->last != LAST_VALUE) {
@@ -322,6 +355,7 @@ void http1_reset(http1_t *h)
 	h->head_bytes = 0;
 	h->start_len = 0;
 	h->head_done = h->msg_done = h->is_head_req = h->in_chunk = false;
+	h->trailer_bytes = 0;
 	h->err_status = 0;
 	h->err_reason = NULL;
 	h->sink = NULL;

@@ -539,6 +539,77 @@ static void test_transfer_encoding(void)
 	}
 }
 
+/*
+ * Chunked request trailers longer than the head buffer's first size
+ * (round 9 of the attack): the head's strings stay put, so the audit
+ * record quotes the target the request was decided on. Before, trailers
+ * grew that buffer and the target pointed into freed memory (ASan: a use
+ * after free in the audit; plain build: a record and a 504 quoting what
+ * reused the block, another connection's response with a real value in
+ * it). Plain and inside TLS; then trailers past the head limit end that
+ * request without harm to the next.
+ */
+static void test_trailers(void)
+{
+	char trailers[6000], req[8192], treq[8192], big[70000], *out, *tout, *a;
+	const char *tr[1];
+	struct marks m;
+	size_t n = 0;
+
+	NEED_READY();
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(trailers + n, sizeof(trailers) - n, "X-T%d: %0100d\r\n", i, i);
+	mark(&m);
+	snprintf(req, sizeof(req),
+		 "POST %s/sink?tr=plain-trailers HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+		 "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n%s\r\n",
+		 plain_url(true), trailers);
+	out = raw_pxs(req);
+	ROW(test_has(out, "HTTP/1.1 200 "), "plain, 4 KiB of trailers: %.200s", test_nz(out));
+	free(out);
+	snprintf(treq, sizeof(treq),
+		 "POST /sink?tr=tls-trailers HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n"
+		 "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n%s\r\n",
+		 (unsigned)up.port, trailers);
+	tr[0] = treq;
+	tls_px_many(tr, 1, &tout);
+	ROW(test_has(tout, "HTTP/1.1 200 "), "TLS, 4 KiB of trailers: %.200s", test_nz(tout));
+	free(tout);
+	/* Past the head limit: that request ends, the proxy serves on. */
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	n = (size_t)snprintf(req, sizeof(req),
+			     "POST %s/sink?tr=huge HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+			     "Connection: close\r\n\r\n5\r\nhello\r\n0\r\nX-Big: ",
+			     plain_url(true));
+	{
+		char *huge = malloc(n + sizeof(big) + 8);
+
+		CU_ASSERT_FATAL(huge != NULL);
+		memcpy(huge, req, n);
+		memcpy(huge + n, big, sizeof(big) - 1);
+		memcpy(huge + n + sizeof(big) - 1, "\r\n\r\n", 4);
+		out = raw_px(huge, n + sizeof(big) + 3, NULL);
+		free(huge);
+		free(out);
+	}
+	a = audit_since(&m);
+	ROW(test_has(a, "\"target\":\"/sink?tr=plain-trailers\""), "plain: the audit's target is not the request's: %.600s",
+	    a);
+	ROW(test_has(a, "\"target\":\"/sink?tr=tls-trailers\""), "TLS: the audit's target is not the request's: %.600s",
+	    a);
+	ROW(test_has(a, "\"target\":\"/sink?tr=huge\""), "past the limit: the audit's target is not the request's: %.600s",
+	    a);
+	free(a);
+	out = raw_pxs("GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+	free(out);
+	snprintf(req, sizeof(req), "GET %s/hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+		 plain_url(true));
+	out = raw_pxs(req);
+	ROW(test_has(out, "HTTP/1.1 200 "), "the proxy does not serve after the trailers: %.200s", test_nz(out));
+	free(out);
+}
+
 /* The audit `ms` of a malformed request's 400 is a duration. */
 static void test_malformed_ms(void)
 {
@@ -1386,6 +1457,7 @@ TEST_REGISTRAR(register_proxhard)
 
 	test_add(s, "9: request line not HTTP/1.0 or 1.1: 400/505, plain and TLS", test_version);
 	test_add(s, "9: Transfer-Encoding not exactly chunked, or on 1.0: 400", test_transfer_encoding);
+	test_add(s, "9: chunked trailers past the head buffer: the audit quotes the request's target", test_trailers);
 	test_add(s, "9: the audit ms of a malformed request is a duration", test_malformed_ms);
 	test_add(s, "7: real value in the target (raw, %XX; plain, TLS): 403, redacted", test_real_in_target);
 	test_add(s, "7: sentinel fully %-encoded in the target: found", test_sentinel_pct_target);
