@@ -333,6 +333,60 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
 	return 0;
 }
 
+/* The git directories before the session, by device and inode (sorted
+ * once the walk is over). */
+struct dev_ino {
+	dev_t dev;
+	ino_t ino;
+};
+struct sbx_git_before {
+	struct dev_ino *v;
+	size_t n, cap;
+	bool nomem; /* the walk ran out of memory: incomplete */
+};
+
+static int cmp_dev_ino(const void *a, const void *b)
+{
+	const struct dev_ino *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino ? 1 : 0;
+}
+
+/* Notes the directory open as fd in b. 0, or -1 (ENOMEM). One fstat
+ * cannot take is not noted (checked as new after the session). */
+static int note_gitdir(struct sbx_git_before *b, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return 0; /* not noted: checked as new after the session */
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct dev_ino *nv = realloc(b->v, cap * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		b->v = nv;
+		b->cap = cap;
+	}
+	b->v[b->n++] = (struct dev_ino){.dev = st.st_dev, .ino = st.st_ino};
+	return 0;
+}
+
+bool gg_was_gitdir(const struct sbx_git_before *b, int fd)
+{
+	struct stat st;
+	struct dev_ino k;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	k.dev = st.st_dev;
+	k.ino = st.st_ino;
+	return b->n > 0 && bsearch(&k, b->v, b->n, sizeof(k), cmp_dev_ino) != NULL;
+}
+
 /*
  * Walks the directory g->path (parentfd/name when parentfd >= 0, else
  * reopened from the root): checks it if it is a git directory, checks a
@@ -358,6 +412,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	g->st->dirs++;
 	if (walk_scan(g, fd, reloff, inrow, &sc) < 0) {
 		gg_report_error(g, g->path, "", "cannot check for git repositories", ENOMEM);
+		if (g->record != NULL)
+			g->record->nomem = true;
 		(void)close(fd);
 		goto out;
 	}
@@ -366,6 +422,18 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	 * alike, so a control file staged in one session before git would
 	 * take the directory (HEAD written in the next one) is caught in
 	 * the session that wrote it. */
+	if (g->record != NULL) {
+		/* The walk before the session: only which directories are
+		 * git directories now. */
+		if (gitdir_candidate(g, &sc) && note_gitdir(g->record, fd) < 0) {
+			g->record->nomem = true;
+			(void)close(fd);
+			goto out;
+		}
+		for (i = 0; i < sc.n; i++)
+			sc.ents[i].how = CTL_NONE;
+		goto descend;
+	}
 	if (gitdir_candidate(g, &sc))
 		gg_check_gitdir(g, fd);
 	if (sc.dotgit != DT_UNKNOWN && sc.dotgit != DT_DIR)
@@ -384,6 +452,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		sc.ents[i].fresh = !sc.ents[i].covered &&
 				   ((fresh_way && (reloff != 0 || inrow != NULL)) || gg_changed(g, fd, sc.ents[i].name));
 	}
+descend:
 	if (depth >= GG_FD_DEPTH) {
 		(void)close(fd);
 		fd = -1;
@@ -804,34 +873,13 @@ static void check_home_entries(struct gg *g, const char *const *before)
 	}
 }
 
-int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
-		       const struct sbx_ctl_path *ctl, const char *const *home_before,
-		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
+/* Walks each root of g->roots not inside another (the check after the
+ * session, or the walk before it when g->record). */
+static void walk_roots(struct gg *g)
 {
-	struct sbx_git_stats local;
-	struct gg *g;
+	const char *const *roots = g->roots;
 	size_t i, j;
-	int rc;
 
-	g = calloc(1, sizeof(*g));
-	if (g == NULL)
-		return -1;
-	if (stats == NULL)
-		stats = &local;
-	memset(stats, 0, sizeof(*stats));
-	g->since = *since;
-	g->keep = keep;
-	g->report = report;
-	g->arg = arg;
-	g->st = stats;
-	g->roots = roots;
-	g->ctl = ctl;
-	for (i = 0; ctl != NULL && ctl[i].path != NULL; i++)
-		g->ctl_first[(unsigned char)ctl[i].path[0]] = true;
-	gg_find_git(g);
-	/* First: a relative core.hooksPath there applies to every work tree
-	 * the walk finds. */
-	check_global_configs(g);
 	for (i = 0; roots[i] != NULL; i++) {
 		bool nested = false;
 
@@ -857,8 +905,91 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 		g->rootlen = strlen(g->path);
 		walk(g, -1, NULL, 0, 0, NULL, false, false);
 		(void)close(g->rootfd);
-		check_enclosing_repo(g, roots[i]);
+		if (g->record == NULL)
+			check_enclosing_repo(g, roots[i]);
 	}
+}
+
+/* The walk before the session reports nothing: what it could not read
+ * is not noted, and so checked as new after the session. */
+static void report_none(void *arg, const struct sbx_git_finding *f)
+{
+	(void)arg;
+	(void)f;
+}
+
+int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
+{
+	struct sbx_git_stats st;
+	struct sbx_git_before *b;
+	struct gg *g;
+
+	*out = NULL;
+	g = calloc(1, sizeof(*g));
+	b = calloc(1, sizeof(*b));
+	if (g == NULL || b == NULL) {
+		free(g);
+		free(b);
+		errno = ENOMEM;
+		return -1;
+	}
+	memset(&st, 0, sizeof(st));
+	g->report = report_none;
+	g->st = &st;
+	g->roots = roots;
+	g->record = b;
+	walk_roots(g);
+	free(g);
+	if (b->nomem) {
+		sbx_git_before_free(b);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (b->n > 1)
+		qsort(b->v, b->n, sizeof(*b->v), cmp_dev_ino);
+	*out = b;
+	return 0;
+}
+
+void sbx_git_before_free(sbx_git_before_t *b)
+{
+	if (b == NULL)
+		return;
+	free(b->v);
+	free(b);
+}
+
+int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
+		       const struct sbx_ctl_path *ctl, const char *const *home_before,
+		       const sbx_git_before_t *git_before, sbx_git_report_fn report, void *arg,
+		       struct sbx_git_stats *stats)
+{
+	struct sbx_git_stats local;
+	struct gg *g;
+	size_t i;
+	int rc;
+
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return -1;
+	if (stats == NULL)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	g->since = *since;
+	g->keep = keep;
+	g->report = report;
+	g->arg = arg;
+	g->st = stats;
+	g->roots = roots;
+	g->ctl = ctl;
+	g->before = git_before;
+	for (i = 0; ctl != NULL && ctl[i].path != NULL; i++)
+		g->ctl_first[(unsigned char)ctl[i].path[0]] = true;
+	gg_find_git(g);
+	/* First: a relative core.hooksPath there applies to every work tree
+	 * the walk finds. */
+	check_global_configs(g);
+	walk_roots(g);
 	check_home_entries(g, home_before);
 	rc = g->rc;
 	free(g);

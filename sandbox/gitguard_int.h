@@ -73,10 +73,17 @@ struct gg {
 	 * its subdirectories are walked. */
 	_Alignas(8) char dents[32768];
 	int rc;                      /* -1 once something could not be checked */
+	struct sbx_git_before *record; /* the walk before the session: notes the git
+					* directories there, checks nothing */
+	const struct sbx_git_before *before; /* git directories at the start; NULL: not known */
 	bool activated;              /* the git directory at hand is one a .git
 				      * file written in the session points to:
 				      * every control file in it counts as new */
 };
+
+/* gitguard.c: whether the directory open as fd was a git directory (or
+ * one in the making) when the session started (b: sbx_git_before()). */
+bool gg_was_gitdir(const struct sbx_git_before *b, int fd);
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

@@ -108,17 +108,49 @@ static const struct {
 	{"submodule", true, "branch"},
 };
 
-/* Is the setting name harmless? in_modules: the config of a submodule's
- * git directory, where `git submodule` itself writes core.worktree. */
-static bool setting_harmless(const char *name, bool in_modules)
+/*
+ * core.worktree in the config of the git directory gitdir, value val: what
+ * `git submodule` writes in SUPER/.git/modules/NAME (nested submodules:
+ * .../modules/A/modules/B), a path to the submodule's work tree inside
+ * SUPER. Harmless only there and only when it resolves (links followed:
+ * git follows them) to an existing directory strictly inside SUPER and
+ * not in SUPER/.git. Anywhere else (a directory the command named
+ * `modules`, round 9 of the attack), or pointing out of the superproject
+ * (`$HOME`: a later checkout on the host writes the committed files
+ * there), it is not.
+ */
+static bool submodule_worktree(const char *gitdir, const char *val, size_t vlen)
+{
+	const char *mod = strstr(gitdir, "/.git/modules/");
+	char text[PATH_MAX], super[PATH_MAX], real_super[PATH_MAX], real[PATH_MAX];
+	size_t n;
+	struct stat st;
+
+	if (mod == NULL || vlen == 0 || vlen >= sizeof(text) || memchr(val, '\0', vlen) != NULL)
+		return false;
+	memcpy(text, val, vlen);
+	text[vlen] = '\0';
+	snprintf(super, sizeof(super), "%.*s", (int)(mod - gitdir), gitdir);
+	if (realpath(super, real_super) == NULL || !gg_resolve_pointer(gitdir, text, real) ||
+	    stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	n = strlen(real_super);
+	if (strncmp(real, real_super, n) != 0 || real[n] != '/')
+		return false;
+	return strncmp(real + n, "/.git", 5) != 0 || (real[n + 5] != '/' && real[n + 5] != '\0');
+}
+
+/* Is the setting name (value val) harmless in the config of the git
+ * directory gitdir? core.worktree: only a submodule's own
+ * (submodule_worktree()). */
+static bool setting_harmless(const char *name, const char *gitdir, const char *val, size_t vlen)
 {
 	struct gg_key k;
 	size_t i;
 
 	split_key(name, &k);
-	if (in_modules && !k.has_sub && k.section_len == 4 && strncmp(k.section, "core", 4) == 0 &&
-	    strcmp(k.key, "worktree") == 0)
-		return true;
+	if (!k.has_sub && k.section_len == 4 && strncmp(k.section, "core", 4) == 0 && strcmp(k.key, "worktree") == 0)
+		return submodule_worktree(gitdir, val, vlen);
 	for (i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++) {
 		if (strlen(harmless[i].section) != k.section_len ||
 		    strncmp(harmless[i].section, k.section, k.section_len) != 0 || harmless[i].sub != k.has_sub)
@@ -316,7 +348,7 @@ static void list_setting(char *out, size_t len, unsigned *shown, const char *s)
  * paths among them). A symlink, a non-regular file or one too large to
  * check moves aside unread.
  */
-static void check_config(struct gg *g, int dfd, const char *dir, const char *name, bool in_modules)
+static void check_config(struct gg *g, int dfd, const char *dir, const char *name)
 {
 	char path[PATH_MAX], settings[512] = "";
 	const char *why = NULL, *rec;
@@ -354,7 +386,7 @@ static void check_config(struct gg *g, int dfd, const char *dir, const char *nam
 
 		memcpy(key, r.key, kl);
 		key[kl] = '\0';
-		if (!setting_harmless(key, in_modules))
+		if (!setting_harmless(key, dir, r.val, r.vlen))
 			list_setting(settings, sizeof(settings), &shown, key);
 	}
 	free(out);
@@ -503,7 +535,7 @@ static void check_include(struct gg *g, const char *base, const char *value)
 	if (dfd < 0)
 		return;
 	if (gg_changed(g, dfd, slash + 1))
-		check_config(g, dfd, dir, slash + 1, false);
+		check_config(g, dfd, dir, slash + 1);
 	(void)close(dfd);
 }
 
@@ -754,7 +786,10 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 
 /*
  * Was the git directory open as gfd created in the session, or did it
- * become one in it? Its own birth time, or the birth time of its objects
+ * become one in it? Not one at the start (sbx_git_before(): the walk
+ * before the session did not find it, by device and inode: a directory
+ * completed with HEAD, objects or refs moved in, or swapped in by
+ * rename, round 9 of the attack); its own birth time, or the birth time of its objects
  * or refs directory (git never recreates either), or a commondir written
  * in the session (git never rewrites one). Then every control file in it
  * counts as new, whatever its own times say (files moved in keep theirs;
@@ -767,6 +802,10 @@ static bool gitdir_new(const struct gg *g, int gfd)
 	struct statx sx;
 
 	if (g->activated)
+		return true;
+	/* Not one when the session started: it became one in it, whatever
+	 * its parts' times (staged in an earlier session, moved in). */
+	if (g->before != NULL && !gg_was_gitdir(g->before, gfd))
 		return true;
 	if (gg_statx(gfd, "", AT_EMPTY_PATH, &sx) == 0 && (sx.stx_mask & STATX_BTIME) &&
 	    gg_ts_fresh(g, &sx.stx_btime))
@@ -789,13 +828,12 @@ void gg_check_gitdir(struct gg *g, int gfd)
 	char cfg[PATH_MAX], base[PATH_MAX];
 	const char *slash;
 	bool all = gitdir_new(g, gfd);
-	bool in_modules = strstr(g->path, "/modules/") != NULL;
 
 	g->st->repos++;
 	if (all || gg_changed(g, gfd, "config"))
-		check_config(g, gfd, g->path, "config", in_modules);
+		check_config(g, gfd, g->path, "config");
 	if (all || gg_changed(g, gfd, "config.worktree"))
-		check_config(g, gfd, g->path, "config.worktree", in_modules);
+		check_config(g, gfd, g->path, "config.worktree");
 	check_commondir(g, gfd, all);
 	check_hooks(g, gfd, g->path, "hooks", all);
 	check_info(g, gfd, all);

@@ -283,6 +283,9 @@ int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *
  * (then ".2", ".3"... if taken). git reads no such name. */
 #define SBX_GIT_QUARANTINE_SUFFIX ".passavant-quarantine"
 
+/* The git directories before the session (sbx_git_before()). */
+typedef struct sbx_git_before sbx_git_before_t;
+
 /* One finding of sbx_gitguard_check(). */
 struct sbx_git_finding {
 	const char *path;     /* absolute path of the control file */
@@ -344,7 +347,8 @@ struct sbx_git_stats {
  * GIT_CONFIG_GLOBAL), hooks changed in its
  * core.hooksPath directory and included files that name a program, when
  * they are under roots; new dot entries of the home directory
- * (home_before, NULL: not checked; sbx_home_before()). The git run is the first on PATH outside the
+ * (home_before, NULL: not checked; sbx_home_before()); with git_before
+ * (NULL: not known), a git directory not in it counts as new whole. The git run is the first on PATH outside the
  * roots. And, in every directory of the roots (nested ones included),
  * each settings path of ctl (NULL: none) created or changed since
  * `since`: the file of a file row; every file, symlink or other
@@ -361,8 +365,22 @@ struct sbx_git_stats {
  */
 int sbx_gitguard_check(const char *const *roots, const struct timespec *since, bool keep,
 		       const struct sbx_ctl_path *ctl, const char *const *home_before,
-		       sbx_git_report_fn report, void *arg, struct sbx_git_stats *stats)
-	NONNULL(1, 2, 6) WUNRES;
+		       const sbx_git_before_t *git_before, sbx_git_report_fn report, void *arg,
+		       struct sbx_git_stats *stats) NONNULL(1, 2, 7) WUNRES;
+
+/*
+ * The git directories of roots (as sbx_gitguard_check() takes them)
+ * before the sandbox starts: the same walk, which notes, by device and
+ * inode, every directory git would take or that one file more would make
+ * one, and checks nothing. sbx_gitguard_check()'s git_before then counts
+ * every control file of a git directory that is not in it as new (it
+ * became one in the session: parts staged in an earlier session and
+ * completed now, a .git swapped in by rename). 0 with *out to free with
+ * sbx_git_before_free(), or -1 on ENOMEM. A directory it could not read
+ * is simply not in it (then checked as new).
+ */
+int sbx_git_before(const char *const *roots, sbx_git_before_t **out) NONNULL(1, 2) WUNRES;
+void sbx_git_before_free(sbx_git_before_t *b);
 
 /*
  * What the class rule of a writable home covers, taken before the sandbox

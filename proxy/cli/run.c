@@ -245,6 +245,14 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 		proxy_policy_put(pp);
 		return -1;
 	}
+	/* Which directories are git directories now: one that becomes one
+	 * in the session has every control file checked after it. */
+	if (sbx_git_before(strv_list(roots), &run->git_before) < 0) {
+		log_warn("cannot list the git repositories of the writable trees for the check after the "
+			 "run; the command was not started");
+		proxy_policy_put(pp);
+		return -1;
+	}
 	run->sbx = run_start_sandbox(run, proxy_policy(pp), sess, masks, &ch.h, audit_path, argv);
 	proxy_policy_put(pp);
 	return run->sbx == NULL ? -1 : 0;
@@ -483,6 +491,8 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 out:
 	sbx_home_before_free(run->home_before);
 	run->home_before = NULL;
+	sbx_git_before_free(run->git_before);
+	run->git_before = NULL;
 	strv_free(&roots);
 	return rc;
 }

@@ -214,7 +214,7 @@ void run_git_check(struct run *run, const struct strv *roots, const struct times
 	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	ctl = plan_ctl_paths();
 	rc = sbx_gitguard_check(strv_list(roots), since, run->keep_git, ctl,
-				(const char *const *)run->home_before, run_git_report, run, &st);
+				(const char *const *)run->home_before, run->git_before, run_git_report, run, &st);
 	if (ctl == NULL)
 		rc = -1;
 	free(ctl);

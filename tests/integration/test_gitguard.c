@@ -858,6 +858,102 @@ static void test_staged_gitdir(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 9 of the attack: parts staged in one session where no walk sees a
+ * git directory, completed in the next by what git needs last, so every
+ * part keeps its old times:
+ * - a: commondir and config.worktree (core.fsmonitor), then HEAD;
+ * - b: a lone config (core.pager), objects and refs elsewhere, then both
+ *   moved in and HEAD written;
+ * - sw: a nested repository whose .git the next session swaps by rename
+ *   for one assembled from staged parts (the documented limit until now);
+ * - the work tree itself: config.worktree and commondir at its top, then
+ *   HEAD there and its own .git/HEAD broken, so git takes the work tree
+ *   as the git directory.
+ * A directory that was no git directory when the session started counts
+ * as new whole (the walk before the session, by device and inode): every
+ * part is moved aside and the host's git runs nothing.
+ */
+static void test_became_gitdir(void)
+{
+	static const char *const want[] = {"/work/a/config.worktree: core.worktree, core.fsmonitor",
+					   "/work/b/config: core.worktree, core.pager", "/work/sw/.git/config: core.fsmonitor",
+					   "/work/config.worktree: core.worktree, core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && git -C n config extensions.worktreeConfig true && "
+				 "git -C n config core.repositoryformatversion 1 && "
+				 "mkdir -p a && echo ../n/.git > a/commondir && "
+				 "printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = " PLANT("wt")
+				 "\\n' > a/config.worktree && "
+				 "mkdir -p b parts && printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tpager = "
+				 PLANT("pager") "\\n' > b/config && "
+				 "git init -q --bare tb && mv tb/objects tb/refs parts/ && rm -rf tb && "
+				 "git init -q sw && mkdir -p stage/g parts2 && printf '[core]\\n\\tfsmonitor = "
+				 PLANT("swap") "\\n' > stage/g/config && "
+				 "git init -q --bare tc && mv tc/objects tc/refs parts2/ && rm -rf tc && "
+				 "echo ../n/.git > commondir && printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n"
+				 "\\tfsmonitor = " PLANT("top") "\\n' > config.worktree",
+				 NULL) == 0);
+	CU_ASSERT(!test_has(c.err, "quarantined"));
+	if (test_has(c.err, "quarantined"))
+		show(&c);
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL,
+				     "echo 'ref: refs/heads/master' > a/HEAD && "
+				     "mv parts/objects parts/refs b/ && echo 'ref: refs/heads/master' > b/HEAD && "
+				     "mv parts2/objects parts2/refs stage/g/ && echo 'ref: refs/heads/master' > stage/g/HEAD && "
+				     "rm -rf sw/.git && mv stage/g sw/.git && "
+				     "echo 'ref: refs/heads/master' > HEAD && echo broken > .git/HEAD") == 0);
+	CU_ASSERT(host_sh(&c, c.dir,
+			  "echo 'ref: refs/heads/master' > work/.git/HEAD; "
+			  "(cd work/a && git status >/dev/null 2>&1); (cd work/b && PAGER=cat script -qc 'git help -a' /dev/null "
+			  "</dev/null >/dev/null 2>&1); (cd work/sw && git status >/dev/null 2>&1); "
+			  "(cd work && echo broken > .git/HEAD && git status >/dev/null 2>&1; "
+			  "echo 'ref: refs/heads/master' > .git/HEAD); echo done",
+			  &c.host) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/config.worktree.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/b/config.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/sw/.git/config.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/config.worktree.passavant-quarantine"));
+	gcase_free(&c);
+}
+
+/*
+ * Round 9 of the attack: core.worktree was allowed in any git directory
+ * whose path held "/modules/", so a repository planted at modules/lib
+ * kept core.worktree = $HOME and a checkout on the host wrote a start-up
+ * file there. It is a submodule's only in SUPER/.git/modules/NAME,
+ * pointing into SUPER; a real submodule's config stays.
+ */
+static void test_modules_worktree(void)
+{
+	static const char *const want[] = {"/work/modules/lib/.git/config: core.worktree", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p modules/lib && cd modules/lib && git init -q && "
+				 "echo 'touch \"$M/aliases\"' > .bash_aliases && git add .bash_aliases && "
+				 "git -c user.name=a -c user.email=a@b commit -qm x && rm .bash_aliases && "
+				 "git config core.worktree \"$HOME\" && cd ../.. && "
+				 "git init -q nest && cd nest && mkdir -p .git/modules sub && "
+				 "git init -q --separate-git-dir=.git/modules/sub sub && "
+				 "git -C sub config core.worktree ../../../sub",
+				 "(cd work/modules/lib && git checkout -- . >/dev/null 2>&1); "
+				 "ls -a home; git -C work/nest/sub status >/dev/null 2>&1; echo done") == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/modules/lib/.git/config.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/nest/.git/modules/sub/config"));
+	CU_ASSERT(!test_has(c.err, "/work/nest/.git/modules/sub/config"));
+	CU_ASSERT(c.host != NULL && !test_has(c.host, ".bash_aliases"));
+	if (!exists(&c, "work/nest/.git/modules/sub/config") || test_has(c.host, ".bash_aliases"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 5 of the attack: a settings file written in one session under
  * a harmless directory keeps its own ctime when the next session renames
  * that directory into a row's place (stage -> .vscode, cl -> .claude):
@@ -1292,6 +1388,9 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a git directory staged over two sessions (no HEAD, then HEAD)", test_staged_gitdir);
 	test_add(s, "a settings file staged under a harmless directory, renamed into place later", test_staged_settings_dir);
 	test_add(s, "a git directory assembled over two sessions, activated by a .git file", test_activated_gitdir);
+	test_add(s, "a directory that became a git directory in the session counts as new whole",
+		 test_became_gitdir);
+	test_add(s, "core.worktree: a submodule's own only, pointing into its superproject", test_modules_worktree);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
 	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",

@@ -32,7 +32,7 @@ static void test_allowlist(void)
 		{"user.email", false, true},
 		{"submodule.lib.url", false, true},
 		{"advice.detachedhead", false, true},
-		{"core.worktree", true, true}, /* git submodule writes it */
+		{"core.worktree", true, false}, /* a submodule's only where it points in (below) */
 		/* what names a program, or points git elsewhere */
 		{"core.fsmonitor", false, false},
 		{"core.hookspath", false, false},
@@ -69,9 +69,63 @@ static void test_allowlist(void)
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		ROW(setting_harmless(rows[i].key, rows[i].in_modules) == rows[i].harmless,
+		ROW(setting_harmless(rows[i].key, rows[i].in_modules ? "/nonexistent/.git/modules/lib" : "/r/.git",
+				     "../../../lib", 12) == rows[i].harmless,
 		    "%s (in modules: %d): expected %s", rows[i].key, rows[i].in_modules,
 		    rows[i].harmless ? "harmless" : "suspect");
+}
+
+/*
+ * core.worktree: harmless only in SUPER/.git/modules/NAME, pointing at an
+ * existing directory inside SUPER that is not SUPER/.git, links followed
+ * (round 9 of the attack: a repository planted at proj/modules/lib kept
+ * core.worktree = $HOME, and a checkout on the host wrote there).
+ */
+static void test_submodule_worktree(void)
+{
+	char root[] = "/tmp/pv-ggwt.XXXXXX", gd[PATH_MAX], p[PATH_MAX], home[PATH_MAX];
+	static const struct {
+		const char *gitdir; /* relative to root */
+		const char *val;
+		bool harmless;
+	} rows[] = {
+		{"super/.git/modules/lib", "../../../lib", true},
+		{"super/.git/modules/a/modules/b", "../../../../../a/b", true}, /* nested */
+		{"super/.git/modules/lib", "../../../missing", false},
+		{"super/.git/modules/lib", "../../..", false},          /* the superproject itself */
+		{"super/.git/modules/lib", "../..", false},             /* its .git */
+		{"super/.git/modules/lib", "../../../../home", false},  /* out of it */
+		{"super/.git/modules/lib", "../../../lnk", false},      /* a link out of it */
+		{"super/modules/lib/.git", "../../../lib", false},      /* a directory named modules */
+		{"super/x/modules/lib", "../../../lib", false},
+	};
+
+	CU_ASSERT_FATAL(mkdtemp(root) != NULL);
+	static const char *const dirs[] = {"super", "super/.git", "super/.git/modules", "super/.git/modules/lib",
+					   "super/.git/modules/a", "super/.git/modules/a/modules",
+					   "super/.git/modules/a/modules/b", "super/lib", "super/a", "super/a/b", "home",
+					   "super/modules", "super/modules/lib", "super/modules/lib/.git", "super/x",
+					   "super/x/modules", "super/x/modules/lib"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
+	}
+	snprintf(p, sizeof(p), "%s/super/lnk", root);
+	snprintf(home, sizeof(home), "%s/home", root);
+	CU_ASSERT_FATAL(symlink(home, p) == 0);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(gd, sizeof(gd), "%s/%s", root, rows[i].gitdir);
+		ROW(setting_harmless("core.worktree", gd, rows[i].val, strlen(rows[i].val)) == rows[i].harmless,
+		    "core.worktree = %s in %s: expected %s", rows[i].val, rows[i].gitdir,
+		    rows[i].harmless ? "harmless" : "suspect");
+	}
+	/* An absolute value that points in is a submodule's too. */
+	snprintf(gd, sizeof(gd), "%s/super/.git/modules/lib", root);
+	snprintf(p, sizeof(p), "%s/super/lib", root);
+	CU_ASSERT(setting_harmless("core.worktree", gd, p, strlen(p)));
+	CU_ASSERT(!setting_harmless("core.worktree", gd, home, strlen(home)));
+	snprintf(p, sizeof(p), "rm -rf '%s'", root);
+	CU_ASSERT(system(p) == 0);
 }
 
 static void test_parent_named(void)
@@ -256,6 +310,7 @@ TEST_REGISTRAR(sandbox_gitguard_register)
 
 	test_add(s, "allowlist: harmless settings, and what names a program", test_allowlist);
 	test_add(s, "commondir shape: parent named worktrees", test_parent_named);
+	test_add(s, "core.worktree: a submodule's own, pointing into its superproject", test_submodule_worktree);
 	test_add(s, "mount plan: the control paths of a repository", test_protect_paths);
 	test_add(s, "global config: git run only where a setting can be named", test_global_settings);
 }
