@@ -383,6 +383,14 @@ enum step conn_refuse(conn_t *c, int status, const char *xerr, const char *kind,
 	return conn_enter_draining(c);
 }
 
+/* The request head's target as received (*n bytes), "" before the head
+ * is done. */
+static const char *what_url(const conn_t *c, size_t *n)
+{
+	*n = 0;
+	return http1_head_done(c->client.http) ? http1_url(c->client.http, n) : "";
+}
+
 /* "GET http://host:port/path" or "CONNECT host:port" ("TLS host:port"
  * for an intercepted ClientHello) for reasons; the path is cut at 200
  * bytes. */
@@ -400,10 +408,18 @@ const char *conn_what(const conn_t *c, char *buf, size_t len)
 		(void)snprintf(buf, len, "%s https://%s%.*s", http1_method(c->client.http),
 			       c->tgt.authority,
 			       (int)(c->tgt.path_len > 200 ? 200 : c->tgt.path_len), c->tgt.path);
-	else
+	else if (have_target(c))
 		(void)snprintf(buf, len, "%s http://%s%s%.*s", http1_method(c->client.http),
 			       c->tgt.authority, c->tgt.path[0] == '?' ? "/" : "",
 			       (int)(c->tgt.path_len > 200 ? 200 : c->tgt.path_len), c->tgt.path);
+	else {
+		/* Not parsed for this request yet: the head's own target
+		 * (cut at 200 bytes), never a previous request's. */
+		size_t n;
+		const char *u = what_url(c, &n);
+
+		(void)snprintf(buf, len, "%s %.*s", http1_method(c->client.http), (int)(n > 200 ? 200 : n), u);
+	}
 	return buf;
 }
 

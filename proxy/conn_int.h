@@ -518,7 +518,8 @@ void conn_stop_peek(conn_t *c) NONNULL(1);
 void conn_tls_accepted(conn_t *c) NONNULL(1);
 
 /* TLS_UPSTREAM: the upstream's handshake ended (h2: it negotiated h2);
- * TLS with the client starts, offering h2 only then. Closes c on failure. */
-void conn_mitm_client(conn_t *c, bool h2) NONNULL(1);
+ * TLS with the client starts, offering h2 only then. STEP_STOP, or
+ * STEP_CLOSED when it failed and c is freed (not to be touched). */
+enum step conn_mitm_client(conn_t *c, bool h2) NONNULL(1);
 
 #endif

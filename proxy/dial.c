@@ -95,7 +95,7 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 		if (c->state == CONN_TLS_UPSTREAM) {
 			/* The client's handshake runs now; its first request
 			 * gets the 502 (conn_decide()). */
-			conn_mitm_client(c, false);
+			(void)conn_mitm_client(c, false); /* c may be freed: nothing more */
 			return;
 		}
 		if (c->state == CONN_UPSTREAM_CONNECTING)
@@ -107,7 +107,7 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	c->up.tls_ready = true;
 	c->up.kicked = false;
 	if (c->state == CONN_TLS_UPSTREAM) {
-		conn_mitm_client(c, tls_alpn_h2(bev));
+		(void)conn_mitm_client(c, tls_alpn_h2(bev)); /* c may be freed: nothing more */
 		return;
 	}
 	if (c->state == CONN_UPSTREAM_CONNECTING && conn_send_request(c) == STEP_CLOSED)

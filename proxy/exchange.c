@@ -173,6 +173,10 @@ static enum step finish_request(conn_t *c)
 		if (c->up.reusable)
 			http1_release(c->up.http);
 	} else {
+		/* The buffer stays, but the next head may outgrow it: no
+		 * pointer into it outlives this request (round 9). */
+		c->tgt.path = "";
+		c->tgt.path_len = 0;
 		http1_reset(c->client.http);
 	}
 	/* Inside a terminated tunnel the target stays the CONNECT's

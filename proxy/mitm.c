@@ -31,7 +31,7 @@
  * only when the upstream negotiated it. From here on the conn reads
  * requests inside TLS (conn_tls_accepted()).
  */
-void conn_mitm_client(conn_t *c, bool h2)
+enum step conn_mitm_client(conn_t *c, bool h2)
 {
 	struct bufferevent *fb;
 	char err[256];
@@ -43,7 +43,7 @@ void conn_mitm_client(conn_t *c, bool h2)
 		if (lost)
 			c->client.bev = NULL;
 		conn_close(c, err, true);
-		return;
+		return STEP_CLOSED;
 	}
 	c->client.bev = fb;
 	c->client.ssl = bufferevent_openssl_get_ssl(fb);
@@ -59,11 +59,12 @@ void conn_mitm_client(conn_t *c, bool h2)
 	bufferevent_setwatermark(fb, EV_WRITE, PASSAVANT_OUTBUF_HIGH_BYTES / 2, 0);
 	if (bufferevent_enable(fb, EV_READ | EV_WRITE) < 0) {
 		conn_close(c, "cannot enable the client TLS filter", true);
-		return;
+		return STEP_CLOSED;
 	}
 	conn_set_mode(c, CONN_MODE_TERMINATED);
 	conn_set_state(c, CONN_TLS_ACCEPT);
 	conn_arm_timer(c, c->head_ms);
+	return STEP_STOP;
 }
 
 /*
@@ -107,8 +108,8 @@ static enum step conn_start_mitm(conn_t *c)
 		conn_arm_timer(c, c->head_ms);
 		return STEP_STOP;
 	}
-	conn_mitm_client(c, false);
-	return c->state == CONN_CLOSED ? STEP_CLOSED : STEP_STOP;
+	/* c is freed when it fails: its answer, not c->state, says so. */
+	return conn_mitm_client(c, false);
 }
 
 /* Whether p[0..n) is a whole ClientHello, and then whether it offers h2

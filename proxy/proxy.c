@@ -280,6 +280,12 @@ int proxy_reload(proxy_t *px)
 	if (px->masks != NULL && mask_table_value_count(px->masks) > 0)
 		log_warnx("SIGHUP: credentials are read only at start; a change to the credentials "
 			  "section (injectHosts, injectIn, allowPlaintextInject) applies after a restart");
+	/* The session CA's name constraints are signed into it (tls.c): a
+	 * domain this reload allows anew gets no leaf, and its terminated
+	 * tunnels are closed at the client's handshake (docs/tls.md). */
+	if (px->tls != NULL)
+		log_warnx("SIGHUP: the session CA's name constraints stay as made at start; a domain "
+			  "added to allowedDomains is reached through terminated TLS only after a restart");
 	return 0;
 }
 

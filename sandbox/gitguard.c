@@ -938,7 +938,8 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 	g->st = &st;
 	g->roots = roots;
 	g->record = b;
-	walk_roots(g);
+	if (roots != NULL)
+		walk_roots(g);
 	free(g);
 	if (b->nomem) {
 		sbx_git_before_free(b);

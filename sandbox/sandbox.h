@@ -377,9 +377,10 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
  * became one in the session: parts staged in an earlier session and
  * completed now, a .git swapped in by rename). 0 with *out to free with
  * sbx_git_before_free(), or -1 on ENOMEM. A directory it could not read
- * is simply not in it (then checked as new).
+ * is simply not in it (then checked as new). roots NULL: no writable
+ * tree, an empty set.
  */
-int sbx_git_before(const char *const *roots, sbx_git_before_t **out) NONNULL(1, 2) WUNRES;
+int sbx_git_before(const char *const *roots, sbx_git_before_t **out) NONNULL(2) WUNRES;
 void sbx_git_before_free(sbx_git_before_t *b);
 
 /*

@@ -28,6 +28,7 @@
 #include "tests/support/proc.h"
 #include "tests/support/pxproc.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 #include "tests/support/upstream.h"
 
 /* ------------------------------------------------------------------ */
@@ -964,6 +965,45 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
+/*
+ * A reload allows a domain the session CA's name constraints (made at
+ * start) do not cover: its terminated tunnel gets no leaf and is closed
+ * at the client's handshake, the proxy says why and serves on. Before,
+ * the failed handshake freed the connection and the caller read it again
+ * (the reviewer of round 9; ASan: use after free in conn_start_mitm()).
+ */
+static void test_reload_outside_ca(void)
+{
+	struct test_px p;
+	char *out = NULL, yaml[256], url[128], *err;
+	int n, rc;
+
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"only.example\"]\n"
+						  "  tlsTerminate: {}\n"),
+			      0);
+	n = snprintf(yaml, sizeof(yaml),
+		     "network:\n  allowedDomains: [\"only.example\", \"127.0.0.1\"]\n  tlsTerminate: {}\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, yaml, (size_t)n), 0);
+	CU_ASSERT_EQUAL(kill(test_proc_pid(p.proc), SIGHUP), 0);
+	quiet_for(&p, 1000); /* the reload is done */
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/hello", (unsigned)up.port);
+	for (int i = 0; i < 3; i++) {
+		rc = test_curl(&out, "--http1.1", "--cacert", p.trust, "-x", p.url, url, NULL);
+		CU_ASSERT(rc != 0);
+		free(out);
+		out = NULL;
+	}
+	/* Alive and serving: a plain request the new policy allows. */
+	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
+	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200", 12) == 0);
+	free(out);
+	err = test_file_since(test_proc_stderr_path(p.proc), 0);
+	CU_ASSERT(test_has(err, "name constraints stay as made at start"));
+	CU_ASSERT(test_has(err, "only after a restart of passavant"));
+	free(err);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
 /* A plain request, then a CONNECT on the same client connection. */
 static void test_connect_after_keepalive(void)
 {
@@ -1720,6 +1760,8 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "tunnel half-close: response still delivered", test_tunnel_half_close);
 	test_add(s, "maxTunnels+1 gets 503", test_max_tunnels);
 	test_add(s, "SIGHUP reload keeps live tunnels", test_reload);
+	test_add(s, "SIGHUP: a domain outside the session CA is closed at its handshake, the proxy serves on",
+		 test_reload_outside_ca);
 
 	s = test_suite("proxy_smuggling", smuggling_init, smuggling_cleanup);
 	test_add(s, "Content-Length with Transfer-Encoding", test_cl_and_te);
