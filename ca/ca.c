@@ -597,8 +597,8 @@ SSL_CTX *ca_leaf_ctx(ca_t *ca, const char *host, char *err, size_t errlen)
 	}
 	if (!host_permitted(ca, &h)) {
 		errbuf_set(err, errlen,
-		       "no leaf certificate for %s: outside the session CA's name constraints, made from "
-		       "allowedDomains at start (a domain a reload added is reached through terminated TLS "
+		       "no leaf certificate for %s: not in allowedDomains at start, so outside the session "
+		       "CA's name constraints (a domain a reload added is reached through terminated TLS "
 		       "only after a restart of passavant)",
 		       h.text);
 		return NULL;
