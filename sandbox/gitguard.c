@@ -27,6 +27,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,11 +334,16 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
 	return 0;
 }
 
-/* The git directories before the session, by device and inode (sorted
- * once the walk is over). */
+/* The git directories before the session, by device, inode and birth
+ * time (sorted once the walk is over). The birth time (zero where the
+ * filesystem keeps none) tells a directory made in the session on an
+ * inode number a removed one freed (ext4 and tmpfs hand them out again
+ * at once) from the one noted. */
 struct dev_ino {
-	dev_t dev;
-	ino_t ino;
+	uint64_t dev;
+	uint64_t ino;
+	int64_t btime_s;
+	uint32_t btime_ns;
 };
 struct sbx_git_before {
 	struct dev_ino *v;
@@ -351,16 +357,37 @@ static int cmp_dev_ino(const void *a, const void *b)
 
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino ? 1 : 0;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->btime_s != y->btime_s)
+		return x->btime_s < y->btime_s ? -1 : 1;
+	return x->btime_ns < y->btime_ns ? -1 : x->btime_ns > y->btime_ns ? 1 : 0;
+}
+
+/* The identity of the directory open as fd; false when statx fails. */
+static bool dir_id(int fd, struct dev_ino *k)
+{
+	struct statx sx;
+
+	if (gg_statx(fd, "", AT_EMPTY_PATH, &sx) < 0)
+		return false;
+	memset(k, 0, sizeof(*k));
+	k->dev = ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
+	k->ino = sx.stx_ino;
+	if (sx.stx_mask & STATX_BTIME) {
+		k->btime_s = sx.stx_btime.tv_sec;
+		k->btime_ns = sx.stx_btime.tv_nsec;
+	}
+	return true;
 }
 
 /* Notes the directory open as fd in b. 0, or -1 (ENOMEM). One fstat
  * cannot take is not noted (checked as new after the session). */
 static int note_gitdir(struct sbx_git_before *b, int fd)
 {
-	struct stat st;
+	struct dev_ino k;
 
-	if (fstat(fd, &st) < 0)
+	if (!dir_id(fd, &k))
 		return 0; /* not noted: checked as new after the session */
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 64;
@@ -371,19 +398,16 @@ static int note_gitdir(struct sbx_git_before *b, int fd)
 		b->v = nv;
 		b->cap = cap;
 	}
-	b->v[b->n++] = (struct dev_ino){.dev = st.st_dev, .ino = st.st_ino};
+	b->v[b->n++] = k;
 	return 0;
 }
 
 bool gg_was_gitdir(const struct sbx_git_before *b, int fd)
 {
-	struct stat st;
 	struct dev_ino k;
 
-	if (fstat(fd, &st) < 0)
+	if (!dir_id(fd, &k))
 		return false;
-	k.dev = st.st_dev;
-	k.ino = st.st_ino;
 	return b->n > 0 && bsearch(&k, b->v, b->n, sizeof(k), cmp_dev_ino) != NULL;
 }
 
