@@ -88,6 +88,8 @@ static void set_error(http1_t *h, int status, const char *reason)
  * by then another connection's response holding a real value). */
 static int append(http1_t *h, const char *at, size_t n)
 {
+	if (n == 0)
+		return 0; /* llhttp may pass an empty span: nothing to keep, no buffer needed */
 	if (h->head_done) {
 		set_error(h, 400, "internal error: head buffer grown after the head");
 		return -1;
@@ -673,7 +675,7 @@ bool http1_method_is(const http1_t *h, const char *m)
 const char *http1_url(const http1_t *h, size_t *len)
 {
 	*len = h->url_len;
-	return h->buf + h->url_off;
+	return h->buf != NULL ? h->buf + h->url_off : ""; /* a head with no byte kept */
 }
 
 const char *http1_head_text(const http1_t *h, size_t *len)
