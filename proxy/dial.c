@@ -25,9 +25,12 @@ void conn_drop_upstream(conn_t *c)
 		upstream_cancel(c->dial);
 		c->dial = NULL;
 	}
+	/* What waited for the upstream may hold real values: wiped. */
+	if (c->up.bev != NULL)
+		cmask_wipe_drain(bufferevent_get_output(c->up.bev));
 	sockio_side_free(&c->up);
 	if (c->up.pending != NULL)
-		(void)evbuffer_drain(c->up.pending, evbuffer_get_length(c->up.pending));
+		cmask_wipe_drain(c->up.pending);
 	c->up.ssl = NULL;
 	c->up.eof = false;
 	c->up.kicked = false;

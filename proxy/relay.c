@@ -57,15 +57,26 @@ int conn_mask_pass(conn_t *c, enum cmask_dir d)
 	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
 	size_t n;
 
-	if (cmask_ready(c->mask, d, &n) < 0 || (n > 0 && sockio_pass_on(to, cmask_out(c->mask, d), n) < 0))
+	if (to->bev == NULL) {
+		/* The side is gone (an upstream that closed while the
+		 * client's bytes were held, or a frame came behind a close):
+		 * what would have gone to it, held or ready, is wiped, and
+		 * no timer waits for it. */
+		if (cmask_body_cut(c->mask, d) < 0 || cmask_ready(c->mask, d, &n) < 0)
+			return -1;
+		cmask_wipe_drain(cmask_out(c->mask, d));
+	} else if (cmask_ready(c->mask, d, &n) < 0 ||
+		   (n > 0 && sockio_pass_on(to, cmask_out(c->mask, d), n) < 0)) {
 		return -1;
+	}
 	/* Only a byte stream without an end we can see (an upgraded stream,
 	 * a tunnel without TLS) releases held bytes after a pause: an HTTP
 	 * message keeps them until more bytes or its end, so an upstream
 	 * that stalls inside a real value does not get it through in two
 	 * pieces. */
-	if (!release_ok(c) || (!cmask_waiting(c->mask, CMASK_IN) &&
-				(!(c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) || !cmask_waiting(c->mask, CMASK_OUT)))) {
+	if (!release_ok(c) ||
+	    (!cmask_waiting(c->mask, CMASK_IN) && (!(c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) ||
+						   c->up.bev == NULL || !cmask_waiting(c->mask, CMASK_OUT)))) {
 		if (c->tail_ev != NULL)
 			(void)event_del(c->tail_ev);
 		return 0;
@@ -102,7 +113,8 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	}
 	if ((cmask_waiting(c->mask, CMASK_IN) &&
 	     (cmask_release(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) ||
-	    ((c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) && cmask_waiting(c->mask, CMASK_OUT) &&
+	    ((c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) && c->up.bev != NULL &&
+	     cmask_waiting(c->mask, CMASK_OUT) &&
 	     (cmask_release(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0))) {
 		conn_close(c, "out of memory releasing held bytes", true);
 		return;

@@ -53,10 +53,16 @@ static int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
  */
 int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 {
-	struct evbuffer *out = bufferevent_get_output(s->bev);
-	bool was_empty = evbuffer_get_length(out) == 0;
+	struct evbuffer *out;
+	bool was_empty;
 	int w;
 
+	/* A side already freed takes nothing: the caller's error path
+	 * closes the connection (never a write through a NULL). */
+	if (s->bev == NULL)
+		return -1;
+	out = bufferevent_get_output(s->bev);
+	was_empty = evbuffer_get_length(out) == 0;
 	if (n > 0 && s->ssl == NULL && was_empty) {
 		w = evbuffer_write_atmost(src, bufferevent_getfd(s->bev), (ev_ssize_t)n);
 		if (w > 0)

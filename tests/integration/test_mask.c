@@ -497,6 +497,26 @@ static const char py_helper[] =
 	"            t.sendall(bytes([0xc1, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))\n"
 	"        op, got = frame(t); sys.stdout.write('%02x:%s' % (op, got.hex()))\n"
 	"    except (SystemExit, ConnectionError, ssl.SSLError): sys.stdout.write('CLOSED')\n"
+	"elif mode == 'wsclose':\n"
+	"    # a close frame and a data frame in one write; the upstream echoes\n"
+	"    # the close and hangs up while the data frame is held; prints 'EOF'\n"
+	"    t = connect()\n"
+	"    key = base64.b64encode(os.urandom(16))\n"
+	"    t.sendall(b'GET /ws HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
+	"              b'Sec-WebSocket-Version: 13\\r\\nSec-WebSocket-Key: %s\\r\\n\\r\\n' % (target.encode(), key))\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'): head += recv_n(t, 1)\n"
+	"    assert head.startswith(b'HTTP/1.1 101'), head\n"
+	"    mask = b'\\x01\\x02\\x03\\x04'\n"
+	"    def masked(op, payload):\n"
+	"        return bytes([0x80 | op, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))\n"
+	"    t.sendall(masked(8, b'\\x03\\xe8') + masked(1, sys.argv[5].encode()))\n"
+	"    t.settimeout(5)\n"
+	"    try:\n"
+	"        while t.recv(4096): pass\n"
+	"    except (ConnectionError, ssl.SSLError): pass\n"
+	"    import time; time.sleep(0.5)\n"
+	"    sys.stdout.write('EOF')\n"
 	"elif mode == 'wsecho':\n"
 	"    # argv[5]: a payload; prints 'PAYLOAD-ECHOED|MS' or 'TIMEOUT|MS'\n"
 	"    import time\n"
@@ -1551,6 +1571,42 @@ static bool ws_echo_ok(const char *out, const char *payload, const char *ctl)
 }
 
 /*
+ * A close frame and a data frame from the client in one write: the
+ * upstream (pv-upstream's /ws) echoes the close and hangs up while the
+ * masking stream still holds the data frame's tail. The tail timer then
+ * fired with the upstream gone and wrote through a freed side (round 10:
+ * the whole proxy died). The proxy must live on and serve the next
+ * stream; the held bytes (a sentinel's prefix among them) go nowhere.
+ */
+static void test_ws_close_then_data(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char target[128], payload[64], *out = NULL, *ctl;
+		char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsclose", p.t.addr, target,
+				p.t.trust, payload, NULL};
+
+		snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+		/* Ends in the sentinel's first bytes: held by the stream. */
+		snprintf(payload, sizeof(payload), "after the close %.6s", p.tok);
+		for (int k = 0; k < 3; k++) {
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+			ROW(out != NULL && strcmp(out, "EOF") == 0, "close then data, round %d: got '%s'", k,
+			    out ? out : "");
+			free(out);
+			out = NULL;
+		}
+		ctl = ws_echo(&p, "control.");
+		ROW(ctl != NULL && strncmp(ctl, "control.|", 9) == 0,
+		    "the proxy serves no stream after a data frame behind a close: '%s'", ctl ? ctl : "");
+		free(ctl);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
  * Liveness of an upgraded stream, and the oracle it would open: the
  * upstream (an echo) sends back a frame whose last bytes could begin a
  * real value. If the remask stream holds such bytes back until more data
@@ -2438,6 +2494,7 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "a sentinel in a header's name: 403, also towards its inject host",
 		 test_sentinel_in_header_name_inject);
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
+	test_add(s, "WebSocket: a data frame behind the client's close, the upstream gone", test_ws_close_then_data);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
 	test_add(s, "remask: a chunk that ends a reply is released while the upstream waits (SSE)",
