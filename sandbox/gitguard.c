@@ -323,7 +323,10 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
 				how = ctl_match(g, NULL, de->d_name, &row);
 				roff = dlen + 1;
 			}
-			if (t != DT_DIR && how == CTL_NONE)
+			/* Kept: directories, entries on a row, and whatever is
+			 * neither a file nor a directory (a symlink inside a
+			 * git directory is checked: check_git_odd()). */
+			if (t == DT_REG && how == CTL_NONE)
 				continue;
 			if (scan_keep(sc, de->d_name, t, how, row, roff) < 0)
 				return -1;
@@ -345,10 +348,14 @@ struct dev_ino {
 	int64_t btime_s;
 	uint32_t btime_ns;
 };
-struct sbx_git_before {
+struct dev_ino_set {
 	struct dev_ino *v;
 	size_t n, cap;
-	bool nomem; /* the walk ran out of memory: incomplete */
+};
+struct sbx_git_before {
+	struct dev_ino_set dirs; /* git directories and candidates */
+	struct dev_ino_set odd;  /* entries inside them neither file nor directory */
+	bool nomem;              /* the walk ran out of memory: incomplete */
 };
 
 static int cmp_dev_ino(const void *a, const void *b)
@@ -364,12 +371,13 @@ static int cmp_dev_ino(const void *a, const void *b)
 	return x->btime_ns < y->btime_ns ? -1 : x->btime_ns > y->btime_ns ? 1 : 0;
 }
 
-/* The identity of the directory open as fd; false when statx fails. */
-static bool dir_id(int fd, struct dev_ino *k)
+/* The identity of the entry name in fd ("": fd itself), not followed;
+ * false when statx fails. */
+static bool ent_id(int fd, const char *name, struct dev_ino *k)
 {
 	struct statx sx;
 
-	if (gg_statx(fd, "", AT_EMPTY_PATH, &sx) < 0)
+	if (gg_statx(fd, name, name[0] == '\0' ? AT_EMPTY_PATH : AT_SYMLINK_NOFOLLOW, &sx) < 0)
 		return false;
 	memset(k, 0, sizeof(*k));
 	k->dev = ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
@@ -381,34 +389,88 @@ static bool dir_id(int fd, struct dev_ino *k)
 	return true;
 }
 
-/* Notes the directory open as fd in b. 0, or -1 (ENOMEM). One fstat
- * cannot take is not noted (checked as new after the session). */
-static int note_gitdir(struct sbx_git_before *b, int fd)
+/* Notes the entry name in fd ("": fd itself) in set. 0, or -1 (ENOMEM).
+ * One statx cannot take is not noted (checked as new after the session). */
+static int note_id(struct dev_ino_set *set, int fd, const char *name)
 {
 	struct dev_ino k;
 
-	if (!dir_id(fd, &k))
+	if (!ent_id(fd, name, &k))
 		return 0; /* not noted: checked as new after the session */
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 64;
-		struct dev_ino *nv = realloc(b->v, cap * sizeof(*nv));
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 64;
+		struct dev_ino *nv = realloc(set->v, cap * sizeof(*nv));
 
 		if (nv == NULL)
 			return -1;
-		b->v = nv;
-		b->cap = cap;
+		set->v = nv;
+		set->cap = cap;
 	}
-	b->v[b->n++] = k;
+	set->v[set->n++] = k;
 	return 0;
+}
+
+/* Whether the entry name in fd ("": fd itself) is in the sorted set. */
+static bool noted(const struct dev_ino_set *set, int fd, const char *name)
+{
+	struct dev_ino k;
+
+	if (set->n == 0 || !ent_id(fd, name, &k))
+		return false;
+	return bsearch(&k, set->v, set->n, sizeof(k), cmp_dev_ino) != NULL;
 }
 
 bool gg_was_gitdir(const struct sbx_git_before *b, int fd)
 {
-	struct dev_ino k;
+	return noted(&b->dirs, fd, "");
+}
 
-	if (!dir_id(fd, &k))
-		return false;
-	return b->n > 0 && bsearch(&k, b->v, b->n, sizeof(k), cmp_dev_ino) != NULL;
+/* Whether an entry of a git directory's tree is neither a file nor a
+ * directory (what check_git_odd() looks at). */
+static bool odd_type(unsigned char t)
+{
+	return t != DT_DIR && t != DT_REG;
+}
+
+/*
+ * The entries of the directory fd (g->path, inside a git directory) that
+ * are neither files nor directories, made in the session: a symlink (git
+ * writes a reflog, FETCH_HEAD, COMMIT_EDITMSG, a loose ref through it,
+ * appending a branch name or a commit subject to whatever it points at:
+ * round 10, `ln -s ~/.bashrc .git/logs/HEAD`; a linked directory takes
+ * the files git creates), a FIFO or a socket (git hangs on it). Made in
+ * the session: its own ctime, or (with the walk before the session) not
+ * there inside a git directory then, so that a directory of links staged
+ * in an earlier session and moved in keeps none. A HEAD linking to
+ * refs/ is git's own symbolic-link HEAD (core.preferSymlinkRefs).
+ */
+static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct statx sx;
+		char to[PATH_MAX];
+		ssize_t len;
+
+		if (!odd_type(ents[i].type) || strstr(ents[i].name, SBX_GIT_QUARANTINE_SUFFIX) != NULL ||
+		    gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+			continue;
+		if (!gg_ts_fresh(g, &sx.stx_ctime) &&
+		    (g->before == NULL || (!g->before->nomem && noted(&g->before->odd, fd, ents[i].name))))
+			continue;
+		if (ents[i].type == DT_LNK && strcmp(ents[i].name, "HEAD") == 0 &&
+		    (len = readlinkat(fd, "HEAD", to, sizeof(to) - 1)) > 5) {
+			to[len] = '\0';
+			if (strncmp(to, "refs/", 5) == 0 && strstr(to, "..") == NULL)
+				continue;
+		}
+		gg_quarantine(g, fd, g->path, ents[i].name,
+			      ents[i].type == DT_LNK
+				      ? "a symbolic link inside a git directory (git writes through it: a reflog, "
+					"FETCH_HEAD or a commit message would land where it points)"
+				      : "neither a file nor a directory inside a git directory");
+		/* Gone: no row check of it after this. */
+		ents[i].how = CTL_NONE;
+	}
 }
 
 /*
@@ -422,10 +484,10 @@ bool gg_was_gitdir(const struct sbx_git_before *b, int fd)
  * GG_FD_DEPTH.
  */
 static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, size_t reloff,
-		 const struct sbx_ctl_path *inrow, bool fresh_way, bool covered)
+		 const struct sbx_ctl_path *inrow, bool fresh_way, bool covered, bool ingit)
 {
 	struct scan sc = {.dotgit = DT_UNKNOWN};
-	bool restore = false;
+	bool restore = false, candidate;
 	struct stat dst;
 	size_t i, len;
 	int fd;
@@ -441,6 +503,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		(void)close(fd);
 		goto out;
 	}
+	candidate = gitdir_candidate(g, &sc);
 	/* A git directory, or one that a single file or directory more
 	 * would make one (docs/sandbox.md "Git control files"): checked
 	 * alike, so a control file staged in one session before git would
@@ -449,17 +512,26 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	if (g->record != NULL) {
 		/* The walk before the session: only which directories are
 		 * git directories now. */
-		if (gitdir_candidate(g, &sc) && note_gitdir(g->record, fd) < 0) {
+		if (candidate && note_id(&g->record->dirs, fd, "") < 0) {
 			g->record->nomem = true;
 			(void)close(fd);
 			goto out;
 		}
-		for (i = 0; i < sc.n; i++)
+		for (i = 0; i < sc.n; i++) {
 			sc.ents[i].how = CTL_NONE;
+			if ((ingit || candidate) && odd_type(sc.ents[i].type) &&
+			    note_id(&g->record->odd, fd, sc.ents[i].name) < 0) {
+				g->record->nomem = true;
+				(void)close(fd);
+				goto out;
+			}
+		}
 		goto descend;
 	}
-	if (gitdir_candidate(g, &sc))
+	if (candidate)
 		gg_check_gitdir(g, fd);
+	if (ingit || candidate)
+		check_git_odd(g, fd, sc.ents, sc.n);
 	if (sc.dotgit != DT_UNKNOWN && sc.dotgit != DT_DIR)
 		gg_check_dotgit_file(g, fd, sc.dotgit);
 	check_ctl_files(g, fd, sc.ents, sc.n, fresh_way);
@@ -493,7 +565,8 @@ descend:
 		/* gg_join() with "" wrote "/name": the plain append. */
 		walk(g, fd, sc.ents[i].name, depth + 1, sc.ents[i].how == CTL_WAY ? sc.ents[i].reloff : 0,
 		     sc.ents[i].how == CTL_IN ? sc.ents[i].row : NULL,
-		     sc.ents[i].how != CTL_NONE && sc.ents[i].fresh, sc.ents[i].how != CTL_NONE && sc.ents[i].covered);
+		     sc.ents[i].how != CTL_NONE && sc.ents[i].fresh, sc.ents[i].how != CTL_NONE && sc.ents[i].covered,
+		     ingit || candidate);
 		g->path[len] = '\0';
 	}
 	if (fd >= 0)
@@ -927,7 +1000,7 @@ static void walk_roots(struct gg *g)
 		}
 		strcpy(g->path, strcmp(roots[i], "/") == 0 ? "" : roots[i]);
 		g->rootlen = strlen(g->path);
-		walk(g, -1, NULL, 0, 0, NULL, false, false);
+		walk(g, -1, NULL, 0, 0, NULL, false, false, false);
 		(void)close(g->rootfd);
 		if (g->record == NULL)
 			check_enclosing_repo(g, roots[i]);
@@ -970,8 +1043,10 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		errno = ENOMEM;
 		return -1;
 	}
-	if (b->n > 1)
-		qsort(b->v, b->n, sizeof(*b->v), cmp_dev_ino);
+	if (b->dirs.n > 1)
+		qsort(b->dirs.v, b->dirs.n, sizeof(*b->dirs.v), cmp_dev_ino);
+	if (b->odd.n > 1)
+		qsort(b->odd.v, b->odd.n, sizeof(*b->odd.v), cmp_dev_ino);
 	*out = b;
 	return 0;
 }
@@ -980,7 +1055,8 @@ void sbx_git_before_free(sbx_git_before_t *b)
 {
 	if (b == NULL)
 		return;
-	free(b->v);
+	free(b->dirs.v);
+	free(b->odd.v);
 	free(b);
 }
 

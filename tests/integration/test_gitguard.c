@@ -922,6 +922,60 @@ static void test_became_gitdir(void)
 }
 
 /*
+ * Round 10 of the attack: git writes through a symlink inside a git
+ * directory. `ln -s ~/.bashrc .git/logs/HEAD` and a branch named with a
+ * shell command: the host's next checkout appended the command to the
+ * user's start-up file. The class: every entry of a git directory's tree
+ * that is neither a file nor a directory, made in the session (the
+ * reflog, FETCH_HEAD, COMMIT_EDITMSG, a linked logs/refs directory that
+ * takes the files git creates, a FIFO git would hang on), is moved
+ * aside; git's own symbolic-link HEAD (to refs/) stays. A directory of
+ * links staged outside the git directory in one session (nothing to
+ * check there) and moved in by the next is caught in the next: its links
+ * were not inside a git directory when that session started.
+ */
+static void test_links_in_gitdir(void)
+{
+	static const char *const want1[] = {
+		"/work/.git/logs/HEAD: a symbolic link inside a git directory",
+		"/work/.git/FETCH_HEAD: a symbolic link inside a git directory",
+		"/work/.git/COMMIT_EDITMSG: a symbolic link inside a git directory",
+		"/work/.git/logs/refs: a symbolic link inside a git directory",
+		"/work/.git/refs/tags/v1: a symbolic link inside a git directory",
+		"/work/.git/MERGE_MSG: neither a file nor a directory inside a git directory",
+		NULL};
+	static const char *const want2[] = {"/work/.git/logs/HEAD: a symbolic link inside a git directory", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "rm -f .git/logs/HEAD && ln -s \"$M/reflog\" .git/logs/HEAD && "
+				 "ln -s \"$M/fetch\" .git/FETCH_HEAD && rm -f .git/COMMIT_EDITMSG && ln -s \"$M/msg\" .git/COMMIT_EDITMSG && "
+				 "rm -rf .git/logs/refs && ln -s \"$M\" .git/logs/refs && "
+				 "ln -s \"$M/tag\" .git/refs/tags/v1 && mkfifo .git/MERGE_MSG && "
+				 "rm .git/HEAD && ln -s refs/heads/master .git/HEAD && "
+				 "mkdir stage && ln -s \"$M/staged\" stage/HEAD",
+				 "git -C work checkout -q -b 'x;touch${IFS}\"$M/ran\";#' >/dev/null 2>&1; "
+				 "git -C work commit -q --allow-empty -m 'touch $M/subject' >/dev/null 2>&1; "
+				 "git -C work fetch -q . master >/dev/null 2>&1; git -C work tag -f v1 >/dev/null 2>&1; "
+				 "git -C work checkout -q master >/dev/null 2>&1; echo done") == 0);
+	expect_safe(&c, want1);
+	/* git's own symbolic-link HEAD, and a link outside any git directory. */
+	CU_ASSERT(!exists(&c, "work/.git/HEAD.passavant-quarantine"));
+	CU_ASSERT(!exists(&c, "work/stage/HEAD.passavant-quarantine"));
+	CU_ASSERT(!test_has(c.err, "/work/stage/"));
+	CU_ASSERT(!test_has(c.err, "/work/.git/HEAD:"));
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL, "rm -rf .git/logs && mv stage .git/logs") == 0);
+	CU_ASSERT(host_sh(&c, c.dir,
+			  "git -C work checkout -q -b y >/dev/null 2>&1; git -C work checkout -q master >/dev/null 2>&1; "
+			  "echo done",
+			  &c.host) == 0);
+	expect_safe(&c, want2);
+	CU_ASSERT(exists(&c, "work/.git/logs/HEAD.passavant-quarantine"));
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1391,6 +1445,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a directory that became a git directory in the session counts as new whole",
 		 test_became_gitdir);
 	test_add(s, "core.worktree: a submodule's own only, pointing into its superproject", test_modules_worktree);
+	test_add(s, "links and FIFOs inside a git directory (reflog, FETCH_HEAD, a linked logs/refs)",
+		 test_links_in_gitdir);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
 	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",
