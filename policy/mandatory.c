@@ -488,6 +488,8 @@ static const struct policy_mandatory mandatory[] = {
 	{".zed", W, S, "Zed tasks and language server commands"},
 	{".config/zed", W, H, "Zed tasks and language server commands"},
 	{".gitmodules", W, S, "submodule URLs and update commands"},
+	{".lazygit.yml", W, S, "lazygit repository config: custom commands and pager"},
+	{".jj/repo/config.toml", W, S | D, "Jujutsu repository config: aliases, pager and diff tools"},
 };
 
 #undef R

@@ -674,6 +674,27 @@ static void check_info(struct gg *g, int gfd, bool all_fresh)
 	(void)close(ifd);
 }
 
+/*
+ * Other programs' settings kept inside a git directory, that run commands
+ * when the program opens the repository: lazygit reads GITDIR/lazygit.yml
+ * (custom commands, git.paging.pager, os.edit). Written in the session
+ * (or the git directory new): moved aside. Their workspace twins
+ * (.lazygit.yml) are rows of the mandatory table.
+ */
+static void check_tool_configs(struct gg *g, int gfd, bool all_fresh)
+{
+	static const struct {
+		const char *name, *what;
+	} tools[] = {
+		{"lazygit.yml", "lazygit repository config (custom commands, pager)"},
+	};
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (faccessat(gfd, tools[i].name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (all_fresh || gg_changed(g, gfd, tools[i].name)))
+			gg_quarantine(g, gfd, g->path, tools[i].name, tools[i].what);
+}
+
 /* Does the todo list text hold a command that runs a shell: a line whose
  * first word is "x" or "exec" (git's rebase todo syntax)? */
 static bool todo_runs_command(const char *text)
@@ -837,6 +858,7 @@ void gg_check_gitdir(struct gg *g, int gfd)
 	check_commondir(g, gfd, all);
 	check_hooks(g, gfd, g->path, "hooks", all);
 	check_info(g, gfd, all);
+	check_tool_configs(g, gfd, all);
 	check_rebase_todo(g, gfd, all);
 	check_strategy(g, gfd, all);
 	/* A config that stayed may reach into a writable tree; so may a

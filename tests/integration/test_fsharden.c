@@ -404,6 +404,7 @@ static const char *const work_files[] = {
 	"lefthook.yml", ".husky/pre-commit", "lefthook.toml", ".lefthook.json", ".huskyrc",
 	".simple-git-hooks.json", ".overcommit.yml", "mise.toml", ".mise.toml", ".lazy.lua",
 	".windsurf/mcp.json", ".trae/mcp.json", ".qwen/settings.json", ".crush.json",
+	".lazygit.yml",
 	/* Start-up files tools also read from the current directory, and
 	 * more names of mise's (round 3 of the attack). */
 	".pdbrc", ".vimrc", ".gvimrc", "_vimrc", "_exrc", ".gdbinit", ".lldbinit", ".Rprofile",

@@ -976,6 +976,43 @@ static void test_links_in_gitdir(void)
 }
 
 /*
+ * Round 10 of the attack: lazygit reads GITDIR/lazygit.yml and
+ * .lazygit.yml (custom commands, git.paging.pager, run when the user
+ * opens the repository in it); Jujutsu reads .jj/repo/config.toml. None
+ * was on a row. Each written in the session, nested or in a submodule's
+ * git directory, is moved aside; the top's .lazygit.yml cannot be
+ * written at all. (lazygit and jj are not installed here: the host side
+ * is what their documentation says they read.)
+ */
+static void test_tool_configs_in_repo(void)
+{
+	static const char *const want[] = {
+		"/work/.git/lazygit.yml: lazygit repository config",
+		"/work/n/.git/lazygit.yml: lazygit repository config",
+		"/work/.git/modules/s/lazygit.yml: lazygit repository config",
+		"/work/n/.lazygit.yml: editor or agent settings",
+		"/work/j/.jj/repo/config.toml: editor or agent settings",
+		NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git init -q --bare work/.git/modules/s",
+				 NULL, NULL,
+				 "P='git:\n  paging:\n    pager: touch $M/lazy\n' && printf \"$P\" > .git/lazygit.yml && "
+				 "git init -q n && printf \"$P\" > n/.git/lazygit.yml && printf \"$P\" > n/.lazygit.yml && "
+				 "printf \"$P\" > .git/modules/s/lazygit.yml && "
+				 "mkdir -p j/.jj/repo && printf '[ui]\\npager = \"touch $M/jj\"\\n' > j/.jj/repo/config.toml && "
+				 "if printf \"$P\" > .lazygit.yml 2>/dev/null; then echo TOP-WRITTEN; fi",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.out, "TOP-WRITTEN"));
+	CU_ASSERT(!exists(&c, "work/.lazygit.yml"));
+	CU_ASSERT(exists(&c, "work/.git/lazygit.yml.passavant-quarantine"));
+	CU_ASSERT(!exists(&c, "work/.git/lazygit.yml"));
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1447,6 +1484,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "core.worktree: a submodule's own only, pointing into its superproject", test_modules_worktree);
 	test_add(s, "links and FIFOs inside a git directory (reflog, FETCH_HEAD, a linked logs/refs)",
 		 test_links_in_gitdir);
+	test_add(s, "lazygit's and Jujutsu's repository configs", test_tool_configs_in_repo);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
 	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",
