@@ -129,8 +129,8 @@ static bool dropped(const char *name, size_t len, bool identity)
  */
 static int serialise(struct h2s *s, struct evbuffer *out, bool identity)
 {
-	size_t len = evbuffer_get_length(s->fields);
-	char *p = len > 0 ? (char *)evbuffer_pullup(s->fields, -1) : NULL, *end = p + len;
+	size_t len = s->fields != NULL ? evbuffer_get_length(s->fields) : 0;
+	char *p = len > 0 ? (char *)evbuffer_pullup(s->fields, -1) : NULL, *end = p != NULL ? p + len : NULL;
 
 	if (evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nhost: %s\r\n", s->method, s->path,
 				s->authority != NULL ? s->authority : h2s_conn(s)->tgt.authority) < 0)

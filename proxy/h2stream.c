@@ -234,6 +234,10 @@ static ssize_t h2s_resp_read(nghttp2_session *session, int32_t stream_id, uint8_
 /* Resets the stream on both sessions (the client's with code). */
 void h2s_reset(struct h2s *s, uint32_t code)
 {
+	/* A stream reset before it went upstream is over here: a header
+	 * block more on it (trailers already read) is not decided again. */
+	if (s->phase == H2S_HEAD)
+		s->phase = H2S_ANSWERED;
 	if (s->cl_open)
 		(void)nghttp2_submit_rst_stream(s->h->down, NGHTTP2_FLAG_NONE, s->cid, code);
 	if (s->up_open && s->uid >= 0)

@@ -137,7 +137,13 @@ static bool submodule_worktree(const char *gitdir, const char *val, size_t vlen)
 	n = strlen(real_super);
 	if (strncmp(real, real_super, n) != 0 || real[n] != '/')
 		return false;
-	return strncmp(real + n, "/.git", 5) != 0 || (real[n + 5] != '/' && real[n + 5] != '\0');
+	/* Not in any .git below SUPER either (its own, or a nested
+	 * repository's, SUPER/x/.git): a checkout there writes the
+	 * submodule's files among that repository's hooks and config. */
+	for (const char *c = real + n; (c = strstr(c, "/.git")) != NULL; c += 5)
+		if (c[5] == '/' || c[5] == '\0')
+			return false;
+	return true;
 }
 
 /* Is the setting name (value val) harmless in the config of the git

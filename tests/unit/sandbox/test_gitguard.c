@@ -98,6 +98,9 @@ static void test_submodule_worktree(void)
 		{"super/.git/modules/lib", "../../../lnk", false},      /* a link out of it */
 		{"super/modules/lib/.git", "../../../lib", false},      /* a directory named modules */
 		{"super/x/modules/lib", "../../../lib", false},
+		{"super/.git/modules/lib", "../../../n/.git", false},       /* a nested repository's .git */
+		{"super/.git/modules/lib", "../../../n/.git/hooks", false}, /* inside it */
+		{"super/.git/modules/lib", "../../../n/.gitx", true},       /* only the name .git */
 	};
 
 	CU_ASSERT_FATAL(mkdtemp(root) != NULL);
@@ -105,7 +108,8 @@ static void test_submodule_worktree(void)
 					   "super/.git/modules/a", "super/.git/modules/a/modules",
 					   "super/.git/modules/a/modules/b", "super/lib", "super/a", "super/a/b", "home",
 					   "super/modules", "super/modules/lib", "super/modules/lib/.git", "super/x",
-					   "super/x/modules", "super/x/modules/lib"};
+					   "super/x/modules", "super/x/modules/lib", "super/n", "super/n/.git",
+					   "super/n/.git/hooks", "super/n/.gitx"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
 		CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
