@@ -359,6 +359,8 @@ static const struct policy_mandatory mandatory[] = {
 	{".helix", W, S, "Helix language server commands"},
 	{".theia", W, S, "Theia tasks"},
 	{".config/lazygit", W, H, "lazygit custom commands"},
+	{".config/jj", W, H, "Jujutsu user config and per-repository configs: aliases, pager, diff tools"},
+	{".jjconfig.toml", W, H, "Jujutsu user config: aliases, pager, diff tools"},
 	/* Language and tool start-up. */
 	{".ipython", W, H, "IPython start-up scripts and config"},
 	{".jupyter", W, H, "Jupyter config (Python)"},
@@ -443,6 +445,7 @@ static const struct policy_mandatory mandatory[] = {
 	{"lefthook-local.yml", W, S, "lefthook hook commands"},
 	{".lefthook-local.yml", W, S, "lefthook hook commands"},
 	{".lefthook", W, S, "lefthook hook scripts"},
+	{".lefthook-local", W, S, "lefthook local hook scripts"},
 	{"lefthook.toml", W, S, "lefthook hook commands"},
 	{".lefthook.toml", W, S, "lefthook hook commands"},
 	{"lefthook.json", W, S, "lefthook hook commands"},
@@ -453,6 +456,23 @@ static const struct policy_mandatory mandatory[] = {
 	{".husky", W, S, "husky hook scripts"},
 	{".huskyrc", W, S, "husky 4 hook commands"},
 	{".huskyrc.json", W, S, "husky 4 hook commands"},
+	{".huskyrc.js", W, S, "husky 4 hook commands"},
+	{".huskyrc.cjs", W, S, "husky 4 hook commands"},
+	{".huskyrc.yaml", W, S, "husky 4 hook commands"},
+	{".huskyrc.yml", W, S, "husky 4 hook commands"},
+	{"husky.config.js", W, S, "husky 4 hook commands"},
+	{"husky.config.cjs", W, S, "husky 4 hook commands"},
+	/* What the hooks run: lint-staged's and nano-staged's command
+	 * lists, commitlint's config (JavaScript, plugins). */
+	{".lintstagedrc", W, S, "lint-staged commands run by the pre-commit hook"},
+	{".lintstagedrc.*", W, S, "lint-staged commands run by the pre-commit hook"},
+	{"lint-staged.config.*", W, S, "lint-staged commands run by the pre-commit hook"},
+	{".nano-staged.*", W, S, "nano-staged commands run by the pre-commit hook"},
+	{"nano-staged.*", W, S, "nano-staged commands run by the pre-commit hook"},
+	{".nanostagedrc", W, S, "nano-staged commands run by the pre-commit hook"},
+	{".commitlintrc", W, S, "commitlint config run by the commit-msg hook"},
+	{".commitlintrc.*", W, S, "commitlint config run by the commit-msg hook"},
+	{"commitlint.config.*", W, S, "commitlint config (code) run by the commit-msg hook"},
 	{".simple-git-hooks.json", W, S, "simple-git-hooks hook commands"},
 	{".simple-git-hooks.js", W, S, "simple-git-hooks hook commands"},
 	{".overcommit.yml", W, S, "overcommit hook commands"},
@@ -482,6 +502,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".trae", W, S, "Trae MCP servers"},
 	{".qwen", W, S, "Qwen Code settings, MCP servers and commands"},
 	{".crush.json", W, S, "Crush MCP servers and commands"},
+	{"crush.json", W, S, "Crush MCP servers and commands"},
 	{".aider.conf.yml", W, H | S, "aider lint-cmd and test-cmd run after edits"},
 	{".devcontainer", W, S, "dev container initializeCommand runs on the host"},
 	{".devcontainer.json", W, S, "dev container initializeCommand runs on the host"},
@@ -490,6 +511,8 @@ static const struct policy_mandatory mandatory[] = {
 	{".gitmodules", W, S, "submodule URLs and update commands"},
 	{".lazygit.yml", W, S, "lazygit repository config: custom commands and pager"},
 	{".jj/repo/config.toml", W, S | D, "Jujutsu repository config: aliases, pager and diff tools"},
+	{".jj/workspace-config.toml", W, S | D, "Jujutsu workspace config: aliases, pager and diff tools"},
+	{".envrc.local", W, S, "sourced by the usual .envrc (direnv source_env_if_exists)"},
 };
 
 #undef R

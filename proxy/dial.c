@@ -26,8 +26,11 @@ void conn_drop_upstream(conn_t *c)
 		c->dial = NULL;
 	}
 	/* What waited for the upstream may hold real values: wiped. */
-	if (c->up.bev != NULL)
+	if (c->up.bev != NULL) {
 		cmask_wipe_drain(bufferevent_get_output(c->up.bev));
+		/* And what came from it, not yet remasked. */
+		cmask_wipe_drain(bufferevent_get_input(c->up.bev));
+	}
 	sockio_side_free(&c->up);
 	if (c->up.pending != NULL)
 		cmask_wipe_drain(c->up.pending);

@@ -334,7 +334,7 @@ enum step conn_step_h2(conn_t *c)
 	if (!h->up_gone && (c->up.bev == NULL || feed(h->up, &c->up, &moved) < 0 || c->up.eof)) {
 		h->up_gone = true;
 		if (c->up.eof)
-			(void)evbuffer_drain(in_of(&c->up), evbuffer_get_length(in_of(&c->up)));
+			cmask_wipe_drain(in_of(&c->up)); /* not remasked: may hold real values */
 	}
 	if (h->up_gone && !h->up_ended) {
 		/* Once, even after a GOAWAY of ours (the client may still be

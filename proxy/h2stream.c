@@ -234,10 +234,28 @@ static ssize_t h2s_resp_read(nghttp2_session *session, int32_t stream_id, uint8_
 /* Resets the stream on both sessions (the client's with code). */
 void h2s_reset(struct h2s *s, uint32_t code)
 {
-	/* A stream reset before it went upstream is over here: a header
-	 * block more on it (trailers already read) is not decided again. */
-	if (s->phase == H2S_HEAD)
+	/* A stream reset before it went upstream (an error deciding it) is
+	 * over here: its one line now, since the close finds it answered,
+	 * and a header block more on it (trailers already read) is not
+	 * decided again, its fields gone. Its method and path may not
+	 * have been searched for real values: neither is written. */
+	if (s->phase == H2S_HEAD) {
+		if (!s->audited) {
+			char reason[REASON_MAX];
+
+			free(s->method);
+			s->method = NULL;
+			free(s->path);
+			s->path = NULL;
+			(void)snprintf(reason, sizeof(reason),
+				       "passavant: HTTP/2 request to https://%s: stream %d reset (%s) before it went "
+				       "upstream",
+				       h2s_conn(s)->tgt.authority, (int)s->cid, nghttp2_http2_strerror(code));
+			h2s_audit(s, "deny", reason, NULL);
+			log_info("%s", reason);
+		}
 		s->phase = H2S_ANSWERED;
+	}
 	if (s->cl_open)
 		(void)nghttp2_submit_rst_stream(s->h->down, NGHTTP2_FLAG_NONE, s->cid, code);
 	if (s->up_open && s->uid >= 0)

@@ -18,6 +18,7 @@
 #include <openssl/ssl.h>
 
 #include "base/defaults.h"
+#include "cmask.h"
 #include "log.h"
 #include "tls.h"
 #include "wbio.h"
@@ -107,8 +108,10 @@ int sockio_flush_pending(struct conn_side *s)
 
 	if (n == 0)
 		return 0;
-	if (s->bev == NULL)
-		return evbuffer_drain(s->pending, n);
+	if (s->bev == NULL) {
+		cmask_wipe_drain(s->pending); /* may hold real values */
+		return 0;
+	}
 	return sockio_send(s, s->pending, n);
 }
 

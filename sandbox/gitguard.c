@@ -260,6 +260,15 @@ static bool gitdir_candidate(const struct gg *g, const struct scan *sc)
 	return markers >= 2 || (sc->config && markers >= 1);
 }
 
+/* Is the directory g->path, read into sc, one git takes for a git
+ * directory (HEAD, and objects or commondir), or named .git? */
+static bool real_gitdir(const struct gg *g, const struct scan *sc)
+{
+	const char *slash = strrchr(g->path, '/');
+
+	return (sc->head && (sc->objects || sc->common)) || (slash != NULL && strcmp(slash, "/.git") == 0);
+}
+
 /* Keeps one entry in sc. 0, or -1 on ENOMEM. */
 static int scan_keep(struct scan *sc, const char *name, unsigned char t, unsigned char how,
 		     const struct sbx_ctl_path *row, size_t roff)
@@ -432,6 +441,16 @@ static bool odd_type(unsigned char t)
 	return t != DT_DIR && t != DT_REG;
 }
 
+/* Is the directory g->path a refs directory of a git directory, or below
+ * one? */
+static bool ingit_refs(const struct gg *g)
+{
+	for (const char *p = g->path; (p = strstr(p, "/refs")) != NULL; p += 5)
+		if (p[5] == '/' || p[5] == '\0')
+			return true;
+	return false;
+}
+
 /*
  * The entries of the directory fd (g->path, inside a git directory) that
  * are neither files nor directories, made in the session: a symlink (git
@@ -441,8 +460,8 @@ static bool odd_type(unsigned char t)
  * the files git creates), a FIFO or a socket (git hangs on it). Made in
  * the session: its own ctime, or (with the walk before the session) not
  * there inside a git directory then, so that a directory of links staged
- * in an earlier session and moved in keeps none. A HEAD linking to
- * refs/ is git's own symbolic-link HEAD (core.preferSymlinkRefs).
+ * in an earlier session and moved in keeps none. A HEAD, or a ref,
+ * linking to refs/... is git's own (core.preferSymlinkRefs).
  */
 static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 {
@@ -451,16 +470,25 @@ static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 		char to[PATH_MAX];
 		ssize_t len;
 
-		if (!odd_type(ents[i].type) || strstr(ents[i].name, SBX_GIT_QUARANTINE_SUFFIX) != NULL ||
-		    gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+		/* No name is exempt, the quarantine's suffix included: git
+		 * makes reflog and ref names of branch names, which may end
+		 * so. What an earlier session moved aside is old. */
+		if (!odd_type(ents[i].type))
 			continue;
-		if (!gg_ts_fresh(g, &sx.stx_ctime) &&
-		    (g->before == NULL || (!g->before->nomem && noted(&g->before->odd, fd, ents[i].name))))
+		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0) {
+			if (errno != ENOENT)
+				gg_report_error(g, g->path, ents[i].name, "cannot check (inside a git directory)", errno);
 			continue;
-		if (ents[i].type == DT_LNK && strcmp(ents[i].name, "HEAD") == 0 &&
-		    (len = readlinkat(fd, "HEAD", to, sizeof(to) - 1)) > 5) {
+		}
+		if (!gg_ts_fresh(g, &sx.stx_ctime) && (g->before == NULL || noted(&g->before->odd, fd, ents[i].name)))
+			continue;
+		/* git's own symbolic refs (core.preferSymlinkRefs): HEAD or a
+		 * ref linking to refs/..., which stays below the directory
+		 * the link is in. */
+		if (ents[i].type == DT_LNK && (len = readlinkat(fd, ents[i].name, to, sizeof(to) - 1)) > 5) {
 			to[len] = '\0';
-			if (strncmp(to, "refs/", 5) == 0 && strstr(to, "..") == NULL)
+			if (strncmp(to, "refs/", 5) == 0 && strstr(to, "..") == NULL &&
+			    (strcmp(ents[i].name, "HEAD") == 0 || ingit_refs(g)))
 				continue;
 		}
 		gg_quarantine(g, fd, g->path, ents[i].name,
@@ -504,6 +532,10 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		goto out;
 	}
 	candidate = gitdir_candidate(g, &sc);
+	/* What git takes for a git directory (or one named .git) makes its
+	 * whole tree one for check_git_odd(); not the wider candidates, so
+	 * a work tree with config/ and refs/ directories keeps its links. */
+	ingit = ingit || real_gitdir(g, &sc);
 	/* A git directory, or one that a single file or directory more
 	 * would make one (docs/sandbox.md "Git control files"): checked
 	 * alike, so a control file staged in one session before git would
@@ -519,7 +551,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		}
 		for (i = 0; i < sc.n; i++) {
 			sc.ents[i].how = CTL_NONE;
-			if ((ingit || candidate) && odd_type(sc.ents[i].type) &&
+			if (ingit && odd_type(sc.ents[i].type) &&
 			    note_id(&g->record->odd, fd, sc.ents[i].name) < 0) {
 				g->record->nomem = true;
 				(void)close(fd);
@@ -530,7 +562,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	}
 	if (candidate)
 		gg_check_gitdir(g, fd);
-	if (ingit || candidate)
+	if (ingit)
 		check_git_odd(g, fd, sc.ents, sc.n);
 	if (sc.dotgit != DT_UNKNOWN && sc.dotgit != DT_DIR)
 		gg_check_dotgit_file(g, fd, sc.dotgit);
@@ -566,7 +598,7 @@ descend:
 		walk(g, fd, sc.ents[i].name, depth + 1, sc.ents[i].how == CTL_WAY ? sc.ents[i].reloff : 0,
 		     sc.ents[i].how == CTL_IN ? sc.ents[i].row : NULL,
 		     sc.ents[i].how != CTL_NONE && sc.ents[i].fresh, sc.ents[i].how != CTL_NONE && sc.ents[i].covered,
-		     ingit || candidate);
+		     ingit);
 		g->path[len] = '\0';
 	}
 	if (fd >= 0)

@@ -108,13 +108,32 @@ static const struct {
 	{"submodule", true, "branch"},
 };
 
+/* Does the directory path hold what makes a git directory (HEAD, and
+ * objects or commondir), or a config with objects and refs (one HEAD
+ * away from it)? */
+static bool looks_gitdir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool head, objects, yes;
+
+	if (fd < 0)
+		return false;
+	head = faccessat(fd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	objects = faccessat(fd, "objects", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	yes = (head && (objects || faccessat(fd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0)) ||
+	      (objects && faccessat(fd, "refs", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       faccessat(fd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	(void)close(fd);
+	return yes;
+}
+
 /*
  * core.worktree in the config of the git directory gitdir, value val: what
  * `git submodule` writes in SUPER/.git/modules/NAME (nested submodules:
  * .../modules/A/modules/B), a path to the submodule's work tree inside
  * SUPER. Harmless only there and only when it resolves (links followed:
  * git follows them) to an existing directory strictly inside SUPER and
- * not in SUPER/.git. Anywhere else (a directory the command named
+ * in no git directory there. Anywhere else (a directory the command named
  * `modules`, round 9 of the attack), or pointing out of the superproject
  * (`$HOME`: a later checkout on the host writes the committed files
  * there), it is not.
@@ -137,13 +156,20 @@ static bool submodule_worktree(const char *gitdir, const char *val, size_t vlen)
 	n = strlen(real_super);
 	if (strncmp(real, real_super, n) != 0 || real[n] != '/')
 		return false;
-	/* Not in any .git below SUPER either (its own, or a nested
-	 * repository's, SUPER/x/.git): a checkout there writes the
-	 * submodule's files among that repository's hooks and config. */
-	for (const char *c = real + n; (c = strstr(c, "/.git")) != NULL; c += 5)
-		if (c[5] == '/' || c[5] == '\0')
+	/* Not in any git directory below SUPER either (its own .git, a
+	 * nested repository's SUPER/x/.git, a separate or bare one such
+	 * as SUPER/v/b.git): a checkout there writes the submodule's files
+	 * among that repository's hooks and config. Each directory from
+	 * the target up to SUPER, by name and by what git takes for one. */
+	for (;;) {
+		char *slash = strrchr(real, '/');
+
+		if (slash == NULL || (size_t)(slash - real) < n)
+			return true;
+		if (strcmp(slash, "/.git") == 0 || looks_gitdir(real))
 			return false;
-	return true;
+		*slash = '\0';
+	}
 }
 
 /* Is the setting name (value val) harmless in the config of the git

@@ -385,7 +385,7 @@ static const char *const home_files[] = {
 	".screenrc", ".terraformrc", ".config/i3/config", ".config/starship.toml",
 	".config/mise/config.toml", ".config/lazygit/config.yml", ".claude/hooks/x.sh",
 	".claude/skills/x/SKILL.md", ".gemini/commands/x.toml", ".docker/cli-plugins/docker-x",
-	".emacs.el", ".pdbrc", ".gvimrc",
+	".emacs.el", ".pdbrc", ".gvimrc", ".jjconfig.toml", ".config/jj/config.toml",
 	/* No row names these: the HOME class rule covers existing dot
 	 * entries. */
 	".someapprc", ".someapp/init.sh",
@@ -404,7 +404,8 @@ static const char *const work_files[] = {
 	"lefthook.yml", ".husky/pre-commit", "lefthook.toml", ".lefthook.json", ".huskyrc",
 	".simple-git-hooks.json", ".overcommit.yml", "mise.toml", ".mise.toml", ".lazy.lua",
 	".windsurf/mcp.json", ".trae/mcp.json", ".qwen/settings.json", ".crush.json",
-	".lazygit.yml",
+	".lazygit.yml", ".lintstagedrc", ".nanostagedrc", ".commitlintrc", "crush.json", ".envrc.local",
+	"husky.config.js", ".huskyrc.js",
 	/* Start-up files tools also read from the current directory, and
 	 * more names of mise's (round 3 of the attack). */
 	".pdbrc", ".vimrc", ".gvimrc", "_vimrc", "_exrc", ".gdbinit", ".lldbinit", ".Rprofile",
@@ -425,7 +426,10 @@ static void try_writes(char *script, size_t len, const char *base, const char *c
 					"echo evil >> \"$f\" 2>/dev/null; echo \"w:%s=$?\"\n",
 					base, files[i], files[i]);
 	if (off < len)
-		(void)snprintf(script + off, len - off, "echo ok > %s/ok.txt; echo \"ok=$?\"\n", base);
+		off += (size_t)snprintf(script + off, len - off, "echo ok > %s/ok.txt; echo \"ok=$?\"\n", base);
+	/* A script cut short would test less than it says, and the
+	 * caller's commands behind it would be lost. */
+	CU_ASSERT_FATAL(off + 256 < len);
 }
 
 static void test_persistence_home(void)
@@ -474,7 +478,7 @@ static void test_persistence_home(void)
 
 static void test_persistence_workspace(void)
 {
-	char script[8192], line[PATH_MAX], rel[PATH_MAX], *out = NULL, *err = NULL, *text;
+	char script[16384], line[PATH_MAX], rel[PATH_MAX], *out = NULL, *err = NULL, *text;
 	int st;
 
 	SKIP_IF_NEEDED();

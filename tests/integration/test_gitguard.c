@@ -943,6 +943,9 @@ static void test_links_in_gitdir(void)
 		"/work/.git/logs/refs: a symbolic link inside a git directory",
 		"/work/.git/refs/tags/v1: a symbolic link inside a git directory",
 		"/work/.git/MERGE_MSG: neither a file nor a directory inside a git directory",
+		/* A name ending in the quarantine's suffix is no exemption
+		 * (git names reflogs after branches). */
+		"/work/.git/x.passavant-quarantine: a symbolic link inside a git directory",
 		NULL};
 	static const char *const want2[] = {"/work/.git/logs/HEAD: a symbolic link inside a git directory", NULL};
 	struct gcase c;
@@ -954,7 +957,10 @@ static void test_links_in_gitdir(void)
 				 "rm -rf .git/logs/refs && ln -s \"$M\" .git/logs/refs && "
 				 "ln -s \"$M/tag\" .git/refs/tags/v1 && mkfifo .git/MERGE_MSG && "
 				 "rm .git/HEAD && ln -s refs/heads/master .git/HEAD && "
-				 "mkdir stage && ln -s \"$M/staged\" stage/HEAD",
+				 "mkdir stage && ln -s \"$M/staged\" stage/HEAD && "
+				 "ln -s \"$M/sfx\" .git/x.passavant-quarantine && "
+				 "ln -s refs/heads/master .git/refs/heads/alias && "
+				 "mkdir config refs && ln -s stage current",
 				 "git -C work checkout -q -b 'x;touch${IFS}\"$M/ran\";#' >/dev/null 2>&1; "
 				 "git -C work commit -q --allow-empty -m 'touch $M/subject' >/dev/null 2>&1; "
 				 "git -C work fetch -q . master >/dev/null 2>&1; git -C work tag -f v1 >/dev/null 2>&1; "
@@ -965,6 +971,11 @@ static void test_links_in_gitdir(void)
 	CU_ASSERT(!exists(&c, "work/stage/HEAD.passavant-quarantine"));
 	CU_ASSERT(!test_has(c.err, "/work/stage/"));
 	CU_ASSERT(!test_has(c.err, "/work/.git/HEAD:"));
+	/* git's own symbolic ref; a work tree with config/ and refs/
+	 * directories is no git directory, its links stay. */
+	CU_ASSERT(!test_has(c.err, "/work/.git/refs/heads/alias:"));
+	CU_ASSERT(!test_has(c.err, "/work/current:"));
+	CU_ASSERT(exists(&c, "work/current"));
 	CU_ASSERT_FATAL(case_session(&c, NULL, NULL, "rm -rf .git/logs && mv stage .git/logs") == 0);
 	CU_ASSERT(host_sh(&c, c.dir,
 			  "git -C work checkout -q -b y >/dev/null 2>&1; git -C work checkout -q master >/dev/null 2>&1; "
@@ -1186,15 +1197,23 @@ static void test_nested_settings_more(void)
 					   "/work/a/.husky/pre-commit: ", "/work/a/.envrc: ",
 					   "/work/a/.kiro/settings/mcp.json: ", "/work/a/.roo/mcp.json: ",
 					   "/work/a/opencode.json: ", "/work/a/.claude/hooks/h.sh: ",
-					   "/work/a/.codex/config.toml: ", "/work/a/.nvim.lua: ", NULL};
+					   "/work/a/.codex/config.toml: ", "/work/a/.nvim.lua: ",
+					   /* round 11: what the hooks run, by every name */
+					   "/work/a/.lintstagedrc.json: ", "/work/a/lint-staged.config.mjs: ",
+					   "/work/a/.huskyrc.yml: ", "/work/a/commitlint.config.js: ",
+					   "/work/a/.lefthook-local/pre-commit: ", "/work/a/crush.json: ",
+					   "/work/a/.envrc.local: ", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
-				 "mkdir -p a/.husky a/.kiro/settings a/.roo a/.claude/hooks a/.codex && cd a && "
+				 "mkdir -p a/.husky a/.kiro/settings a/.roo a/.claude/hooks a/.codex a/.lefthook-local && "
+				 "cd a && "
 				 "for f in x.code-workspace .pre-commit-config.yaml lefthook.yml .husky/pre-commit "
 				 ".envrc .kiro/settings/mcp.json .roo/mcp.json opencode.json .claude/hooks/h.sh "
-				 ".codex/config.toml .nvim.lua; do echo x > $f; done; echo x > notes.md",
+				 ".codex/config.toml .nvim.lua .lintstagedrc.json lint-staged.config.mjs .huskyrc.yml "
+				 "commitlint.config.js .lefthook-local/pre-commit crush.json .envrc.local; "
+				 "do echo x > $f; done; echo x > notes.md",
 				 NULL) == 0);
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/a/x.code-workspace.passavant-quarantine"));

@@ -101,6 +101,8 @@ static void test_submodule_worktree(void)
 		{"super/.git/modules/lib", "../../../n/.git", false},       /* a nested repository's .git */
 		{"super/.git/modules/lib", "../../../n/.git/hooks", false}, /* inside it */
 		{"super/.git/modules/lib", "../../../n/.gitx", true},       /* only the name .git */
+		{"super/.git/modules/lib", "../../../gd/hooks", false},     /* a separate git dir */
+		{"super/.git/modules/lib", "../../../v/b.git/hooks", false}, /* a bare repository */
 	};
 
 	CU_ASSERT_FATAL(mkdtemp(root) != NULL);
@@ -109,11 +111,19 @@ static void test_submodule_worktree(void)
 					   "super/.git/modules/a/modules/b", "super/lib", "super/a", "super/a/b", "home",
 					   "super/modules", "super/modules/lib", "super/modules/lib/.git", "super/x",
 					   "super/x/modules", "super/x/modules/lib", "super/n", "super/n/.git",
-					   "super/n/.git/hooks", "super/n/.gitx"};
+					   "super/n/.git/hooks", "super/n/.gitx", "super/gd", "super/gd/objects",
+					   "super/gd/hooks", "super/v", "super/v/b.git", "super/v/b.git/objects",
+					   "super/v/b.git/refs", "super/v/b.git/hooks"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
 		CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
 	}
+	/* gd: git init --separate-git-dir's (HEAD, objects); v/b.git: a
+	 * bare repository (HEAD, objects, refs). */
+	snprintf(p, sizeof(p), "%s/super/gd/HEAD", root);
+	CU_ASSERT_FATAL(test_write_file(p, "ref: refs/heads/main\n", 21) == 0);
+	snprintf(p, sizeof(p), "%s/super/v/b.git/HEAD", root);
+	CU_ASSERT_FATAL(test_write_file(p, "ref: refs/heads/main\n", 21) == 0);
 	snprintf(p, sizeof(p), "%s/super/lnk", root);
 	snprintf(home, sizeof(home), "%s/home", root);
 	CU_ASSERT_FATAL(symlink(home, p) == 0);
