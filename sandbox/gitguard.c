@@ -364,6 +364,7 @@ struct dev_ino_set {
 struct sbx_git_before {
 	struct dev_ino_set dirs; /* git directories and candidates */
 	struct dev_ino_set odd;  /* entries inside them neither file nor directory */
+	struct dev_ino_set refs; /* where kept configs lead (gg_ref_note()) */
 	bool nomem;              /* the walk ran out of memory: incomplete */
 };
 
@@ -432,6 +433,17 @@ static bool noted(const struct dev_ino_set *set, int fd, const char *name)
 bool gg_was_gitdir(const struct sbx_git_before *b, int fd)
 {
 	return noted(&b->dirs, fd, "");
+}
+
+void gg_ref_note(struct gg *g, const char *path)
+{
+	if (g->record != NULL && note_id(&g->record->refs, AT_FDCWD, path) < 0)
+		g->record->nomem = true;
+}
+
+bool gg_ref_new(const struct gg *g, const char *path)
+{
+	return g->before != NULL && !noted(&g->before->refs, AT_FDCWD, path);
 }
 
 /* Whether an entry of a git directory's tree is neither a file nor a
@@ -549,6 +561,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 			(void)close(fd);
 			goto out;
 		}
+		if (candidate)
+			gg_record_refs(g, fd);
 		for (i = 0; i < sc.n; i++) {
 			sc.ents[i].how = CTL_NONE;
 			if (ingit && odd_type(sc.ents[i].type) &&
@@ -1034,8 +1048,7 @@ static void walk_roots(struct gg *g)
 		g->rootlen = strlen(g->path);
 		walk(g, -1, NULL, 0, 0, NULL, false, false, false);
 		(void)close(g->rootfd);
-		if (g->record == NULL)
-			check_enclosing_repo(g, roots[i]);
+		check_enclosing_repo(g, roots[i]);
 	}
 }
 
@@ -1067,8 +1080,14 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 	g->st = &st;
 	g->roots = roots;
 	g->record = b;
-	if (roots != NULL)
+	if (roots != NULL) {
+		/* Where the kept configs lead now: the host's git lists them,
+		 * the global configs first (a relative core.hooksPath of
+		 * theirs applies in every work tree). */
+		gg_find_git(g);
+		check_global_configs(g);
 		walk_roots(g);
+	}
 	free(g);
 	if (b->nomem) {
 		sbx_git_before_free(b);
@@ -1079,6 +1098,8 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		qsort(b->dirs.v, b->dirs.n, sizeof(*b->dirs.v), cmp_dev_ino);
 	if (b->odd.n > 1)
 		qsort(b->odd.v, b->odd.n, sizeof(*b->odd.v), cmp_dev_ino);
+	if (b->refs.n > 1)
+		qsort(b->refs.v, b->refs.n, sizeof(*b->refs.v), cmp_dev_ino);
 	*out = b;
 	return 0;
 }
@@ -1089,6 +1110,7 @@ void sbx_git_before_free(sbx_git_before_t *b)
 		return;
 	free(b->dirs.v);
 	free(b->odd.v);
+	free(b->refs.v);
 	free(b);
 }
 

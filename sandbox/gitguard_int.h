@@ -84,6 +84,17 @@ struct gg {
 /* gitguard.c: whether the directory open as fd was a git directory (or
  * one in the making) when the session started (b: sbx_git_before()). */
 bool gg_was_gitdir(const struct sbx_git_before *b, int fd);
+/* A place a kept config leads to (a core.hooksPath directory, an included
+ * file, what an old hooks link names; resolved, no link left): the walk
+ * before the session notes it by identity (gg_ref_note()); after the
+ * session, one not noted there (swapped by a rename or a link since, or
+ * made in the session) counts as new whole (gg_ref_new(); false when no
+ * walk before is known). */
+void gg_ref_note(struct gg *g, const char *path);
+bool gg_ref_new(const struct gg *g, const char *path);
+/* gitrules.c: the walk before the session, in the git directory g->path
+ * (open as gfd): notes where its kept config and hooks link lead. */
+void gg_record_refs(struct gg *g, int gfd);
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

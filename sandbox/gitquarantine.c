@@ -107,7 +107,9 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 	unsigned long long rnd;
 	int i, n;
 
-	if (!gg_join(path, sizeof(path), dir, name))
+	/* The walk before the session only notes: nothing is moved then
+	 * (its clock is not the session's). */
+	if (g->record != NULL || !gg_join(path, sizeof(path), dir, name))
 		return;
 	f.path = path;
 	f.setting = setting;

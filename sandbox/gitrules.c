@@ -498,8 +498,10 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 			 realpath(hdir, real) != NULL && gg_under_roots(g, real) &&
 			 (hfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 			/* An old link (the user's) into a writable tree: what
-			 * it points to may have changed. */
-			check_hooks_dir(g, hfd, real, false);
+			 * it points to may have changed, or been swapped for a
+			 * directory staged elsewhere (by a rename or a link on
+			 * its way): then all of it counts as new. */
+			check_hooks_dir(g, hfd, real, gg_ref_new(g, real));
 			(void)close(hfd);
 		}
 		return;
@@ -562,11 +564,18 @@ static void check_include(struct gg *g, const char *base, const char *value)
 	if (!gg_resolve_pointer(base, raw, target) || !gg_under_roots(g, target) ||
 	    (slash = strrchr(target, '/')) == NULL)
 		return;
+	if (g->record != NULL) {
+		gg_ref_note(g, target);
+		return;
+	}
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
 	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return;
-	if (gg_changed(g, dfd, slash + 1))
+	/* Written in the session, or another file than at its start (one
+	 * staged elsewhere, reached now through a directory renamed or
+	 * linked into the include's way: round 11 of the attack). */
+	if (gg_ref_new(g, target) || gg_changed(g, dfd, slash + 1))
 		check_config(g, dfd, dir, slash + 1);
 	(void)close(dfd);
 }
@@ -582,10 +591,17 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
 	if (!gg_resolve_pointer(base, value, target) || !gg_under_roots(g, target) ||
 	    stat(target, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
+	if (g->record != NULL) {
+		gg_ref_note(g, target);
+		return;
+	}
 	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (hfd < 0)
 		return;
-	check_hooks_dir(g, hfd, target, false);
+	/* Another directory than at the session's start (round 11 of the
+	 * attack: `mv .githooks old && mv staged .githooks`, hooks written
+	 * in an earlier session): every hook in it counts as new. */
+	check_hooks_dir(g, hfd, target, gg_ref_new(g, target));
 	(void)close(hfd);
 }
 
@@ -876,10 +892,21 @@ static bool gitdir_new(const struct gg *g, int gfd)
 }
 
 /* One git directory: g->path, open as gfd. */
+/* Where a relative core.hooksPath of the git directory gitdir starts: its
+ * work tree's top (the directory of a .git), or itself (bare). */
+static void work_tree_of(const char *gitdir, char base[PATH_MAX])
+{
+	const char *slash = strrchr(gitdir, '/');
+
+	if (slash != NULL && strcmp(slash, "/.git") == 0)
+		snprintf(base, PATH_MAX, "%.*s", (int)(slash - gitdir), gitdir);
+	else
+		snprintf(base, PATH_MAX, "%s", gitdir);
+}
+
 void gg_check_gitdir(struct gg *g, int gfd)
 {
 	char cfg[PATH_MAX], base[PATH_MAX];
-	const char *slash;
 	bool all = gitdir_new(g, gfd);
 
 	g->st->repos++;
@@ -895,14 +922,24 @@ void gg_check_gitdir(struct gg *g, int gfd)
 	check_strategy(g, gfd, all);
 	/* A config that stayed may reach into a writable tree; so may a
 	 * relative core.hooksPath of the global config, from the work tree. */
-	slash = strrchr(g->path, '/');
-	if (slash != NULL && strcmp(slash, "/.git") == 0)
-		snprintf(base, sizeof(base), "%.*s", (int)(slash - g->path), g->path);
-	else
-		snprintf(base, sizeof(base), "%s", g->path);
+	work_tree_of(g->path, base);
 	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, "config"))
 		gg_check_kept_config(g, gfd, "config", false, cfg, g->path, base);
 	gg_check_global_hooks(g, base);
+}
+
+void gg_record_refs(struct gg *g, int gfd)
+{
+	char cfg[PATH_MAX], base[PATH_MAX], hdir[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+
+	work_tree_of(g->path, base);
+	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, "config"))
+		gg_check_kept_config(g, gfd, "config", false, cfg, g->path, base);
+	gg_check_global_hooks(g, base);
+	if (fstatat(gfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+	    gg_join(hdir, sizeof(hdir), g->path, "hooks") && realpath(hdir, real) != NULL && gg_under_roots(g, real))
+		gg_ref_note(g, real);
 }
 
 /* Is the canonical path under one of the writable roots? */

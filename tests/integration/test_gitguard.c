@@ -1024,6 +1024,44 @@ static void test_tool_configs_in_repo(void)
 }
 
 /*
+ * Round 11 of the attack: a directory a kept config leads to, swapped in a
+ * later session for one staged earlier where nothing checked it. The
+ * user's core.hooksPath = .githooks: hooks staged in tools/ci, then
+ * `mv .githooks old && mv tools/ci .githooks` (every file old); the
+ * user's include.path = ../conf/git.inc: a config staged in stage/, then
+ * conf replaced by a link to stage. The walk before the session notes
+ * where each kept config leads by identity; another directory or file
+ * there after the session counts as new whole.
+ */
+static void test_kept_config_target_swapped(void)
+{
+	static const char *const want[] = {"/work/.githooks/pre-commit: hook pre-commit",
+					   "/work/stage/git.inc: core.fsmonitor", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p work/.githooks work/conf && printf '#!/bin/sh\\nexit 0\\n' > work/.githooks/pre-commit && "
+				 "chmod +x work/.githooks/pre-commit && git -C work config core.hooksPath .githooks && "
+				 "echo '[user]' > work/conf/git.inc && git -C work config include.path ../conf/git.inc",
+				 NULL, NULL,
+				 "mkdir -p tools/ci stage && " HOOK("tools/ci/pre-commit", "swapped") " && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("inc") "\\n' > stage/git.inc",
+				 NULL) == 0);
+	CU_ASSERT(!test_has(c.err, "quarantined"));
+	if (test_has(c.err, "quarantined"))
+		show(&c);
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL,
+				     "mv .githooks tools/old-hooks && mv tools/ci .githooks && "
+				     "mv conf conf.old && ln -s stage conf") == 0);
+	CU_ASSERT(host_sh(&c, c.dir, GIT_USE("work") "echo done", &c.host) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/.githooks/pre-commit.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/stage/git.inc.passavant-quarantine"));
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1504,6 +1542,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "links and FIFOs inside a git directory (reflog, FETCH_HEAD, a linked logs/refs)",
 		 test_links_in_gitdir);
 	test_add(s, "lazygit's and Jujutsu's repository configs", test_tool_configs_in_repo);
+	test_add(s, "a kept config's hooksPath or include swapped for a staged one (rename, link)",
+		 test_kept_config_target_swapped);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
 	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",
