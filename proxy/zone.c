@@ -22,6 +22,11 @@
 #define ZONE_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define ZONE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #define ZONE_IS_POISONED(p) (__asan_address_is_poisoned(p) != 0)
+/* Freed slots wait poisoned in a ring this long before they can be handed
+ * out again, as ASan's own quarantine does for malloc(): a slot reused at
+ * once would hide a later use of the old pointer (round 11's review: the
+ * upstream side's OpenSSL and libevent objects live here). */
+#define ZONE_ASAN_QUARANTINE 4096
 #else
 #define ZONE_POISON(p, n) ((void)(p), (void)(n))
 #define ZONE_UNPOISON(p, n) ((void)(p), (void)(n))
@@ -89,7 +94,15 @@ struct zone {
 	uint16_t slots[ZONE_CLASSES];          /* per class: slots in one span */
 	uint32_t recip[ZONE_CLASSES];          /* per class: 2^32 / size + 1 (slot_of()) */
 	pthread_mutex_t lock;
+#if defined(__SANITIZE_ADDRESS__)
+	void *held[ZONE_ASAN_QUARANTINE];      /* freed, poisoned, not yet reusable */
+	size_t held_first, held_n;
+#endif
 };
+
+#if defined(__SANITIZE_ADDRESS__)
+static void release_held(struct zone *z, bool all, bool held);
+#endif
 
 /*
  * The lock, unless the process has a single thread: glibc's own test for
@@ -338,6 +351,17 @@ void *zone_alloc(struct zone *z, size_t n)
 	pg = z->partial[cls];
 	if (pg == ZONE_NONE)
 		pg = span_take(z, cls);
+#if defined(__SANITIZE_ADDRESS__)
+	if (pg == ZONE_NONE && z->held_n > 0) {
+		/* Full: what waits in the ring makes room, as it would
+		 * have without the ring. */
+		release_held(z, true, held);
+		held = zone_lock(z);
+		pg = z->partial[cls];
+		if (pg == ZONE_NONE)
+			pg = span_take(z, cls);
+	}
+#endif
 	if (pg == ZONE_NONE) {
 		zone_unlock(z, held);
 		return NULL;
@@ -441,15 +465,15 @@ static bool freed_before(const struct zone *z, int32_t pg, size_t slot, const vo
 #endif
 }
 
-void zone_dealloc(struct zone *z, void *p)
+/* Puts the slot p back on its span's free list, under the lock; the span
+ * to return when it emptied, or ZONE_NONE. */
+static int32_t release_slot(struct zone *z, void *p)
 {
 	size_t slot, size;
 	int32_t pg, back = ZONE_NONE;
 	struct zpage *m;
 	uint16_t link;
-	bool held;
 
-	held = zone_lock(z);
 	pg = slot_of(z, p, &slot);
 	m = &z->meta[pg];
 	size = zone_classes[m->cls].size;
@@ -470,6 +494,57 @@ void zone_dealloc(struct zone *z, void *p)
 	z->objects--;
 	if (m->live == 0)
 		back = span_give(z, pg);
+	return back;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+/* Releases the slots held in the ring (all, or the oldest when full),
+ * under the lock; spans that emptied are returned one at a time. */
+static void release_held(struct zone *z, bool all, bool held)
+{
+	while (z->held_n > 0 && (all || z->held_n == ZONE_ASAN_QUARANTINE)) {
+		void *q = z->held[z->held_first];
+		int32_t back;
+		size_t slot;
+		int32_t pg = slot_of(z, q, &slot);
+
+		z->held_first = (z->held_first + 1) % ZONE_ASAN_QUARANTINE;
+		z->held_n--;
+		ZONE_UNPOISON(q, zone_classes[z->meta[pg].cls].size);
+		back = release_slot(z, q);
+		if (back != ZONE_NONE) {
+			zone_unlock(z, held);
+			span_returned(z, back);
+			held = zone_lock(z);
+		}
+	}
+	zone_unlock(z, held);
+}
+#endif
+
+void zone_dealloc(struct zone *z, void *p)
+{
+	int32_t back;
+	bool held;
+
+	held = zone_lock(z);
+#if defined(__SANITIZE_ADDRESS__)
+	{
+		size_t slot;
+		int32_t pg = slot_of(z, p, &slot);
+
+		if (ZONE_IS_POISONED(p)) {
+			(void)fprintf(stderr, "passavant: zone: %p freed twice (heap corrupted)\n", p);
+			abort();
+		}
+		ZONE_POISON(p, zone_classes[z->meta[pg].cls].size);
+		z->held[(z->held_first + z->held_n) % ZONE_ASAN_QUARANTINE] = p;
+		z->held_n++;
+		release_held(z, false, held);
+		return;
+	}
+#endif
+	back = release_slot(z, p);
 	zone_unlock(z, held);
 	if (back != ZONE_NONE)
 		span_returned(z, back);
@@ -490,6 +565,10 @@ void zone_trim(struct zone *z)
 	/* Out of every list under the lock, chained through their own
 	 * links (ZS_RETURNING: no one else touches them), returned without
 	 * it, filed as cold under it again. */
+#if defined(__SANITIZE_ADDRESS__)
+	(void)pthread_mutex_lock(&z->lock);
+	release_held(z, true, true);
+#endif
 	(void)pthread_mutex_lock(&z->lock);
 	for (unsigned k = 0; k < ZONE_SPAN_KINDS; k++)
 		while ((pg = list_pop(z, &z->warm[k])) != ZONE_NONE) {
@@ -508,6 +587,11 @@ void zone_trim(struct zone *z)
 
 void zone_stats(struct zone *z, struct zone_stats *st)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	/* What waits in the ring counts as freed. */
+	(void)pthread_mutex_lock(&z->lock);
+	release_held(z, true, true);
+#endif
 	(void)pthread_mutex_lock(&z->lock);
 	st->objects = z->objects;
 	st->pages = z->npages_used;
