@@ -977,6 +977,8 @@ static void test_links_in_gitdir(void)
 	CU_ASSERT(!test_has(c.err, "/work/current:"));
 	CU_ASSERT(exists(&c, "work/current"));
 	CU_ASSERT_FATAL(case_session(&c, NULL, NULL, "rm -rf .git/logs && mv stage .git/logs") == 0);
+	free(c.host);
+	c.host = NULL;
 	CU_ASSERT(host_sh(&c, c.dir,
 			  "git -C work checkout -q -b y >/dev/null 2>&1; git -C work checkout -q master >/dev/null 2>&1; "
 			  "echo done",
