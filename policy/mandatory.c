@@ -391,6 +391,9 @@ static const struct policy_mandatory mandatory[] = {
 	{"rlcompleter/__init__*.so", W, S | D, "a compiled rlcompleter package python3 imports"},
 	{".hgrc", W, H, "Mercurial hooks and extensions"},
 	{".hg/hgrc", W, S | D, "Mercurial repository hooks and extensions (git's .git/config)"},
+	/* Where Mercurial reads the repository (and its hgrc) from: a
+	 * share's source (git's commondir). */
+	{".hg/sharedpath", W, S | D, "Mercurial share source: its hgrc hooks run (git's commondir)"},
 	{".gradle/init.d", W, H, "Gradle init scripts run in every build"},
 	{".gradle/init.gradle", W, H, "Gradle init script run in every build"},
 	{".gradle/init.gradle.kts", W, H, "Gradle init script run in every build"},

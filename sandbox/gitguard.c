@@ -180,6 +180,7 @@ static void restore_mode(struct gg *g, int parentfd, const char *name, mode_t mo
  * settings row). */
 struct scan {
 	bool head, objects, common, refs, config;
+	bool objects_dir, refs_dir; /* those two, as directories */
 	unsigned char dotgit; /* DT_* of a .git entry, DT_UNKNOWN if none */
 	struct ent *ents;
 	size_t n, cap;
@@ -223,14 +224,20 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 		sc->head = sc->head || strcmp(name, "HEAD") == 0;
 		break;
 	case 'o':
-		sc->objects = sc->objects || strcmp(name, "objects") == 0;
+		if (strcmp(name, "objects") == 0) {
+			sc->objects = true;
+			sc->objects_dir = t == DT_DIR;
+		}
 		break;
 	case 'c':
 		sc->common = sc->common || strcmp(name, "commondir") == 0;
 		sc->config = sc->config || strcmp(name, "config") == 0;
 		break;
 	case 'r':
-		sc->refs = sc->refs || strcmp(name, "refs") == 0;
+		if (strcmp(name, "refs") == 0) {
+			sc->refs = true;
+			sc->refs_dir = t == DT_DIR;
+		}
 		break;
 	case '.':
 		if (strcmp(name, ".git") == 0)
@@ -260,13 +267,17 @@ static bool gitdir_candidate(const struct gg *g, const struct scan *sc)
 	return markers >= 2 || (sc->config && markers >= 1);
 }
 
-/* Is the directory g->path, read into sc, one git takes for a git
- * directory (HEAD, and objects or commondir), or named .git? */
+/* Is the directory g->path, read into sc, one git reads or writes as a
+ * git directory: HEAD with objects or commondir, a common directory
+ * (objects and refs directories: a worktree's needs no HEAD there, and
+ * git writes its reflogs into it, round 12 of the attack), or named
+ * .git? */
 static bool real_gitdir(const struct gg *g, const struct scan *sc)
 {
 	const char *slash = strrchr(g->path, '/');
 
-	return (sc->head && (sc->objects || sc->common)) || (slash != NULL && strcmp(slash, "/.git") == 0);
+	return (sc->head && (sc->objects || sc->common)) || (sc->objects_dir && sc->refs_dir) ||
+	       (slash != NULL && strcmp(slash, "/.git") == 0);
 }
 
 /* Keeps one entry in sc. 0, or -1 on ENOMEM. */
@@ -563,6 +574,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		}
 		if (candidate)
 			gg_record_refs(g, fd);
+		if (sc.dotgit == DT_REG)
+			gg_check_worktree_side(g, fd);
 		for (i = 0; i < sc.n; i++) {
 			sc.ents[i].how = CTL_NONE;
 			if (ingit && odd_type(sc.ents[i].type) &&
@@ -580,6 +593,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		check_git_odd(g, fd, sc.ents, sc.n);
 	if (sc.dotgit != DT_UNKNOWN && sc.dotgit != DT_DIR)
 		gg_check_dotgit_file(g, fd, sc.dotgit);
+	if (sc.dotgit == DT_REG)
+		gg_check_worktree_side(g, fd);
 	check_ctl_files(g, fd, sc.ents, sc.n, fresh_way);
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row

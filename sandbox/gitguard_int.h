@@ -95,6 +95,11 @@ bool gg_ref_new(const struct gg *g, const char *path);
 /* gitrules.c: the walk before the session, in the git directory g->path
  * (open as gfd): notes where its kept config and hooks link lead. */
 void gg_record_refs(struct gg *g, int gfd);
+/* gitrules.c: the work tree g->path (open as dfd) whose .git is a file (a
+ * linked worktree, a submodule, a separate git directory): its git
+ * directory's kept configs, with a relative core.hooksPath taken from
+ * this work tree as git takes it. Both walks (notes, or checks). */
+void gg_check_worktree_side(struct gg *g, int dfd);
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

@@ -550,24 +550,37 @@ static bool expand_home(const char *value, char *out, size_t len)
 	return n >= 0 && (size_t)n < len;
 }
 
-/* An included file (value of include.path or includeIf.*.path in a
- * config in the directory base): when it is in a writable tree and was
- * written in the session, it is checked like a config of its own. */
-static void check_include(struct gg *g, const char *base, const char *value)
+static void kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg, const char *dir,
+			const char *hooks_base, unsigned depth);
+
+/* git's own bound on nested includes. */
+#define GG_INCLUDE_DEPTH 10
+
+/*
+ * An included file (value of include.path or includeIf.*.path, whatever
+ * its condition, in a config in the directory base): when it is in a
+ * writable tree and was written in the session, or is another file than
+ * at the session's start, it is checked like a config of its own; else
+ * it is a kept config in turn, whose own includes and core.hooksPath are
+ * followed (round 12 of the attack: a team config the repository
+ * includes, including a file in the work tree). hooks_base: as
+ * gg_check_kept_config()'s.
+ */
+static void check_include(struct gg *g, const char *base, const char *value, const char *hooks_base,
+			  unsigned depth)
 {
 	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX];
 	const char *slash;
+	bool writable;
 	int dfd;
 
-	if (!expand_home(value, raw, sizeof(raw)))
+	if (depth >= GG_INCLUDE_DEPTH || !expand_home(value, raw, sizeof(raw)))
 		return;
-	if (!gg_resolve_pointer(base, raw, target) || !gg_under_roots(g, target) ||
-	    (slash = strrchr(target, '/')) == NULL)
+	if (!gg_resolve_pointer(base, raw, target) || (slash = strrchr(target, '/')) == NULL)
 		return;
-	if (g->record != NULL) {
+	writable = gg_under_roots(g, target);
+	if (writable && g->record != NULL)
 		gg_ref_note(g, target);
-		return;
-	}
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
 	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -575,8 +588,10 @@ static void check_include(struct gg *g, const char *base, const char *value)
 	/* Written in the session, or another file than at its start (one
 	 * staged elsewhere, reached now through a directory renamed or
 	 * linked into the include's way: round 11 of the attack). */
-	if (gg_ref_new(g, target) || gg_changed(g, dfd, slash + 1))
+	if (writable && g->record == NULL && (gg_ref_new(g, target) || gg_changed(g, dfd, slash + 1)))
 		check_config(g, dfd, dir, slash + 1);
+	else
+		kept_config(g, dfd, slash + 1, false, target, dir[0] ? dir : "/", hooks_base, depth + 1);
 	(void)close(dfd);
 }
 
@@ -616,7 +631,14 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
  * hooks paths are checked).
  */
 void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg,
-			      const char *dir, const char *hooks_base)
+			  const char *dir, const char *hooks_base)
+{
+	kept_config(g, dfd, name, follow, cfg, dir, hooks_base, 0);
+}
+
+/* gg_check_kept_config() at include depth depth. */
+static void kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg, const char *dir,
+			const char *hooks_base, unsigned depth)
 {
 	static const char *const words[] = {"hookspath", "include", NULL};
 	char value[PATH_MAX] = "", raw[PATH_MAX];
@@ -641,7 +663,7 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 
 			memcpy(inc, r.val, r.vlen);
 			inc[r.vlen] = '\0';
-			check_include(g, dir, inc);
+			check_include(g, dir, inc, hooks_base, depth);
 		}
 	}
 	free(out);
@@ -940,6 +962,36 @@ void gg_record_refs(struct gg *g, int gfd)
 	if (fstatat(gfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
 	    gg_join(hdir, sizeof(hdir), g->path, "hooks") && realpath(hdir, real) != NULL && gg_under_roots(g, real))
 		gg_ref_note(g, real);
+}
+
+void gg_check_worktree_side(struct gg *g, int dfd)
+{
+	static const char *const files[] = {"config", "config.worktree"};
+	char text[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX], cfg[PATH_MAX];
+	char top[PATH_MAX];
+
+	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
+	    !gg_resolve_pointer(g->path, text + 8, gitdir))
+		return;
+	snprintf(top, sizeof(top), "%s", g->path[0] ? g->path : "/");
+	/* A linked worktree's config is its common directory's; its own
+	 * config.worktree (extensions.worktreeConfig) is read as well. */
+	{
+		int gfd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (gfd < 0)
+			return;
+		if (gg_read_small(gfd, "commondir", text, sizeof(text)) > 0 && gg_resolve_pointer(gitdir, text, common)) {
+			if (gg_join(cfg, sizeof(cfg), common, "config") && access(cfg, F_OK) == 0)
+				gg_check_kept_config(g, AT_FDCWD, cfg, false, cfg, common, top);
+		}
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			if (faccessat(gfd, files[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    gg_join(cfg, sizeof(cfg), gitdir, files[i]))
+				gg_check_kept_config(g, gfd, files[i], false, cfg, gitdir, top);
+		(void)close(gfd);
+	}
+	gg_check_global_hooks(g, top);
 }
 
 /* Is the canonical path under one of the writable roots? */

@@ -1064,6 +1064,50 @@ static void test_kept_config_target_swapped(void)
 }
 
 /*
+ * Round 12 of the attack, three ways past the kept-config checks:
+ * - a linked worktree (work/wt) of a repository with core.hooksPath =
+ *   .githooks: git takes the hooks from wt/.githooks, which the check
+ *   looked for only at the main work tree's top;
+ * - an include inside an include: the repository's config includes a
+ *   team config that includes tools/git/local.cfg and sets its own
+ *   core.hooksPath; only the first level was read;
+ * - a common directory without HEAD (git needs none there) holding a
+ *   link git writes a reflog through;
+ * - Mercurial's .hg/sharedpath (hg reads the share source's hgrc).
+ */
+static void test_worktree_and_nested_includes(void)
+{
+	static const char *const want[] = {"/work/wt/.githooks2/pre-commit: hook pre-commit",
+					   "/work/tools/git/local.cfg: core.fsmonitor",
+					   "/work/.githooks2/pre-commit: hook pre-commit",
+					   "/work/c/logs/refs/stash: a symbolic link inside a git directory",
+					   "/work/h/.hg/sharedpath: ", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	/* The repository's config: core.hooksPath = .githooks, then an
+	 * include of the team config, which includes tools/git/local.cfg
+	 * and sets core.hooksPath = .githooks2 (the last one wins). */
+	CU_ASSERT_FATAL(run_case(&c,
+				 "git -C work config core.hooksPath .githooks && git -C work worktree add -q wt 2>/dev/null && "
+				 "mkdir -p work/wt/.githooks2 work/tools/git work/.githooks2 && "
+				 "printf '#!/bin/sh\\nexit 0\\n' > work/wt/.githooks2/pre-commit && "
+				 "printf '#!/bin/sh\\nexit 0\\n' > work/.githooks2/pre-commit && "
+				 "chmod +x work/wt/.githooks2/pre-commit work/.githooks2/pre-commit && "
+				 "printf '[include]\\n\\tpath = tools/git/local.cfg\\n[core]\\n\\thooksPath = .githooks2\\n' "
+				 "> work/.gitconfig-team && echo '[user]' > work/tools/git/local.cfg && "
+				 "git -C work config --add include.path ../.gitconfig-team",
+				 NULL, NULL,
+				 HOOK("wt/.githooks2/pre-commit", "wt") " && " HOOK(".githooks2/pre-commit", "team") " && "
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("nested") "\\n' > tools/git/local.cfg && "
+				 "git init -q --bare c && rm c/HEAD && mkdir -p c/logs/refs && ln -s \"$M/stash\" c/logs/refs/stash && "
+				 "mkdir -p h/.hg && echo /nowhere > h/.hg/sharedpath",
+				 GIT_USE("work") GIT_USE("work/wt") "echo done") == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1546,6 +1590,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "lazygit's and Jujutsu's repository configs", test_tool_configs_in_repo);
 	test_add(s, "a kept config's hooksPath or include swapped for a staged one (rename, link)",
 		 test_kept_config_target_swapped);
+	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
+		 test_worktree_and_nested_includes);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
 	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",
