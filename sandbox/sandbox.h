@@ -384,6 +384,25 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out) NONNULL(2) 
 void sbx_git_before_free(sbx_git_before_t *b);
 
 /*
+ * One session's hold on its writable trees (SPEC §3.3): the check after
+ * the run compares them with the walk before it, which holds only if no
+ * other session writes them in between (round 12 of the attack: two
+ * sessions on one tree, each hiding from its own check what the other
+ * put back). Each root is locked exclusively (flock(2) on the directory)
+ * and each directory above it shared, so two sessions whose trees
+ * overlap (the same, one inside the other) cannot both hold theirs;
+ * sessions in separate trees can. Taken before the session's start time,
+ * released after its check (sbx_tree_unlock()). 0 with *out; 1 when
+ * another session holds an overlapping tree; -1 (errno) when a root
+ * cannot be opened or locked; *busy (busylen at most) names the
+ * directory of either. roots NULL: nothing to hold.
+ */
+typedef struct sbx_tree_lock sbx_tree_lock_t;
+int sbx_tree_lock(const char *const *roots, sbx_tree_lock_t **out, char *busy, size_t busylen)
+	NONNULL(2, 3) WUNRES;
+void sbx_tree_unlock(sbx_tree_lock_t *l);
+
+/*
  * What the class rule of a writable home covers, taken before the sandbox
  * starts: for each of homes (NULL-terminated: $HOME and the password
  * database's home; canonicalised here, each once) that lies in one of

@@ -219,8 +219,34 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	/* The session starts here for the git check: whatever the command
 	 * writes gets a ctime at or after this (the coarse clock is the one
 	 * the kernel stamps inodes with). */
-	if (plan_git_roots(roots, proxy_policy(pp)) < 0 ||
-	    clock_gettime(CLOCK_REALTIME_COARSE, since) < 0) {
+	if (plan_git_roots(roots, proxy_policy(pp)) < 0) {
+		proxy_policy_put(pp);
+		return -1;
+	}
+	/* No other session may write these trees from here to the end of
+	 * our check: the walk before and the check after would each miss
+	 * what the other put back (round 12 of the attack). */
+	{
+		char busy[PATH_MAX];
+		int lr = sbx_tree_lock(strv_list(roots), &run->tree_lock, busy, sizeof(busy));
+
+		if (lr == 1) {
+			log_warnx("another passavant session is running with a writable tree that overlaps "
+				  "this session's (at %s): each one's check after the run would miss what the "
+				  "other changed. The command was not started; wait for that session to end, or "
+				  "give each session a tree of its own (a git worktree, a copy)",
+				  busy);
+			proxy_policy_put(pp);
+			return -1;
+		}
+		if (lr < 0) {
+			log_warn("cannot lock the writable tree %s for this session; the command was not started",
+				 busy[0] ? busy : "(out of memory)");
+			proxy_policy_put(pp);
+			return -1;
+		}
+	}
+	if (clock_gettime(CLOCK_REALTIME_COARSE, since) < 0) {
 		proxy_policy_put(pp);
 		return -1;
 	}
@@ -489,6 +515,9 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 			run->allowed, run->allowed == 1 ? "" : "s", run->refused, run->injected,
 			run->injected == 1 ? "" : "s");
 out:
+	/* After the check: another session may write these trees now. */
+	sbx_tree_unlock(run->tree_lock);
+	run->tree_lock = NULL;
 	sbx_home_before_free(run->home_before);
 	run->home_before = NULL;
 	sbx_git_before_free(run->git_before);

@@ -31,6 +31,8 @@ struct run {
 	unsigned long allowed;  /* audit records with decision "allow" */
 	unsigned long refused;  /* ... with decision "deny" */
 	unsigned long injected; /* credentials injected, over all requests */
+	sbx_tree_lock_t *tree_lock;   /* the writable trees, held from the session's start to the
+				       * end of its check (sbx_tree_lock()); NULL: none */
 	sbx_git_before_t *git_before; /* the git directories of the writable trees before the
 				       * command (sbx_git_before()); NULL: not known */
 	char **home_before;     /* the home directory's dot entries before the command, when it is

@@ -1108,6 +1108,42 @@ static void test_worktree_and_nested_includes(void)
 }
 
 /*
+ * Round 12 of the attack: two sessions on one tree at once. Each one's
+ * walk before its session and check after it assume nobody else writes
+ * the tree in between; session A hid a staged git directory from its own
+ * check while B's walk had noted it, and B put it back. A session whose
+ * writable trees overlap a running one's (the same tree, one inside the
+ * other, or above) is refused before its command starts; one in a
+ * separate tree runs; after the first ends, the tree is free again.
+ */
+static void test_overlapping_sessions(void)
+{
+	char script[4 * PATH_MAX];
+	const char *bin = test_passavant_bin();
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "mkdir -p work/sub other", NULL, NULL, "true", NULL) == 0);
+	snprintf(script, sizeof(script),
+		 "P='%s'; (cd work && \"$P\" run -- sh -c 'echo started > started.txt; sleep 4') >/dev/null 2>&1 & "
+		 "for i in $(seq 100); do [ -f work/started.txt ] && break; sleep 0.1; done; "
+		 "(cd work && \"$P\" run -- true) 2>same.err; echo same=$?; "
+		 "(cd work/sub && \"$P\" run -- true) 2>/dev/null; echo sub=$?; "
+		 "(cd other && \"$P\" run -- true) 2>/dev/null; echo other=$?; "
+		 "wait; (cd work && \"$P\" run -- true) 2>/dev/null; echo after=$?; cat same.err",
+		 bin);
+	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
+	CU_ASSERT(test_has(c.host, "same=125"));
+	CU_ASSERT(test_has(c.host, "sub=125"));
+	CU_ASSERT(test_has(c.host, "other=0"));
+	CU_ASSERT(test_has(c.host, "after=0"));
+	CU_ASSERT(test_has(c.host, "another passavant session is running with a writable tree that overlaps"));
+	if (!test_has(c.host, "same=125") || !test_has(c.host, "other=0"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1592,6 +1628,7 @@ TEST_REGISTRAR(register_gitguard)
 		 test_kept_config_target_swapped);
 	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
 		 test_worktree_and_nested_includes);
+	test_add(s, "two sessions whose writable trees overlap: the second is refused", test_overlapping_sessions);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
 	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",
