@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -69,6 +70,13 @@ struct gg {
 	/* A relative core.hooksPath of the global or system config ("" if
 	 * none): git takes it from the top of each work tree. */
 	char global_hooks[PATH_MAX];
+	bool global_hooks_trusted;   /* it came from a config there at the start */
+	/* Configs read for their references in this walk, each once per
+	 * work tree (gg_config_once()); and how many git runs that took. */
+	struct gg_once {
+		uint64_t dev, ino, base;
+	} *once;
+	size_t nonce, caponce;
 	/* getdents64 buffer, shared: a directory is read to the end before
 	 * its subdirectories are walked. */
 	_Alignas(8) char dents[32768];
@@ -100,6 +108,12 @@ void gg_record_refs(struct gg *g, int gfd);
  * directory's kept configs, with a relative core.hooksPath taken from
  * this work tree as git takes it. Both walks (notes, or checks). */
 void gg_check_worktree_side(struct gg *g, int dfd);
+/* Whether the config cfg is yet to be read for its references from the
+ * work tree hooks_base in this walk (then noted): each config once per
+ * work tree, and GG_CONFIGS_MAX at most in a walk (past it reported, as
+ * not checked). */
+bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base);
+#define GG_CONFIGS_MAX 512
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

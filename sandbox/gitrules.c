@@ -138,6 +138,22 @@ static bool looks_gitdir(const char *path)
  * (`$HOME`: a later checkout on the host writes the committed files
  * there), it is not.
  */
+/* Does the directory path have what git needs of a git directory: HEAD,
+ * and objects or commondir? */
+static bool gitdir_shape(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = faccessat(fd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	      (faccessat(fd, "objects", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       faccessat(fd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	(void)close(fd);
+	return yes;
+}
+
 static bool submodule_worktree(const char *gitdir, const char *val, size_t vlen)
 {
 	const char *mod = strstr(gitdir, "/.git/modules/");
@@ -552,6 +568,7 @@ static bool expand_home(const char *value, char *out, size_t len)
 
 static void kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg, const char *dir,
 			const char *hooks_base, unsigned depth);
+static bool config_trusted(struct gg *g, const char *cfg);
 
 /* git's own bound on nested includes. */
 #define GG_INCLUDE_DEPTH 10
@@ -567,7 +584,7 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
  * gg_check_kept_config()'s.
  */
 static void check_include(struct gg *g, const char *base, const char *value, const char *hooks_base,
-			  unsigned depth)
+			  unsigned depth, bool trusted)
 {
 	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX];
 	const char *slash;
@@ -588,7 +605,7 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 	/* Written in the session, or another file than at its start (one
 	 * staged elsewhere, reached now through a directory renamed or
 	 * linked into the include's way: round 11 of the attack). */
-	if (writable && g->record == NULL && (gg_ref_new(g, target) || gg_changed(g, dfd, slash + 1)))
+	if (writable && g->record == NULL && ((trusted && gg_ref_new(g, target)) || gg_changed(g, dfd, slash + 1)))
 		check_config(g, dfd, dir, slash + 1);
 	else
 		kept_config(g, dfd, slash + 1, false, target, dir[0] ? dir : "/", hooks_base, depth + 1);
@@ -597,10 +614,11 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 
 /* A core.hooksPath value from base: when it is a directory under the
  * roots, the hooks written there in the session are moved aside. */
-static void check_hooks_path(struct gg *g, const char *base, const char *value)
+static void check_hooks_path(struct gg *g, const char *base, const char *value, bool trusted)
 {
 	char target[PATH_MAX];
 	struct stat st;
+	const char *slash;
 	int hfd;
 
 	if (!gg_resolve_pointer(base, value, target) || !gg_under_roots(g, target) ||
@@ -615,8 +633,15 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
 		return;
 	/* Another directory than at the session's start (round 11 of the
 	 * attack: `mv .githooks old && mv staged .githooks`, hooks written
-	 * in an earlier session): every hook in it counts as new. */
-	check_hooks_dir(g, hfd, target, gg_ref_new(g, target));
+	 * in an earlier session): every hook in it counts as new. Only
+	 * when the config that leads there was there at the start too
+	 * (trusted): a config of the command's must not make the check
+	 * move aside what it names (`.git`, a home directory: round 13's
+	 * review); and never a git directory, or one named .git, whole. */
+	slash = strrchr(target, '/');
+	check_hooks_dir(g, hfd, target,
+			trusted && gg_ref_new(g, target) && !looks_gitdir(target) &&
+				!(slash != NULL && strcmp(slash, "/.git") == 0) && !gitdir_shape(target));
 	(void)close(hfd);
 }
 
@@ -644,10 +669,16 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 	char value[PATH_MAX] = "", raw[PATH_MAX];
 	const char *why, *rec;
 	struct gg_rec r;
+	bool trusted;
 	size_t len;
 	char *out;
 
-	if (!file_mentions(dfd, name, follow, words))
+	/* Only a config that was there at the start is followed: one the
+	 * command wrote (or swapped in) is its git directory's check's, and
+	 * following it would let it choose what the check moves aside
+	 * (round 13's review: core.hooksPath = the work tree moved .git). */
+	trusted = config_trusted(g, cfg);
+	if (!trusted || !file_mentions(dfd, name, follow, words) || !gg_config_once(g, cfg, hooks_base))
 		return;
 	out = gg_config_list(g, cfg, &len, &why);
 	if (out == NULL)
@@ -663,7 +694,7 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 
 			memcpy(inc, r.val, r.vlen);
 			inc[r.vlen] = '\0';
-			check_include(g, dir, inc, hooks_base, depth);
+			check_include(g, dir, inc, hooks_base, depth, trusted);
 		}
 	}
 	free(out);
@@ -673,9 +704,30 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 		/* The global config's: relative to every work tree, checked
 		 * with each repository (gg_check_global_hooks()). */
 		memcpy(g->global_hooks, raw, strlen(raw) + 1);
+		g->global_hooks_trusted = trusted;
 		return;
 	}
-	check_hooks_path(g, hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw);
+	check_hooks_path(g, hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw, trusted);
+}
+
+/*
+ * Whether the config cfg was there when the session started: outside the
+ * writable trees (the command could not write it), or noted by the walk
+ * before (which notes each config under them that it reads). Only such a
+ * config makes a swapped target count as new whole. The walk before
+ * notes it here.
+ */
+static bool config_trusted(struct gg *g, const char *cfg)
+{
+	char real[PATH_MAX];
+
+	if (realpath(cfg, real) == NULL || !gg_under_roots(g, real))
+		return true;
+	if (g->record != NULL) {
+		gg_ref_note(g, real);
+		return true;
+	}
+	return g->before == NULL || !gg_ref_new(g, real);
 }
 
 /* The global config's relative core.hooksPath (g->global_hooks) from the
@@ -683,7 +735,7 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 void gg_check_global_hooks(struct gg *g, const char *base)
 {
 	if (g->global_hooks[0] != '\0')
-		check_hooks_path(g, base, g->global_hooks);
+		check_hooks_path(g, base, g->global_hooks, g->global_hooks_trusted);
 }
 
 /* Is dir's last component name? */
@@ -971,7 +1023,7 @@ void gg_check_worktree_side(struct gg *g, int dfd)
 	char top[PATH_MAX];
 
 	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
-	    !gg_resolve_pointer(g->path, text + 8, gitdir))
+	    !gg_resolve_pointer(g->path, text + 8, gitdir) || !gitdir_shape(gitdir))
 		return;
 	snprintf(top, sizeof(top), "%s", g->path[0] ? g->path : "/");
 	/* A linked worktree's config is its common directory's; its own
@@ -992,6 +1044,44 @@ void gg_check_worktree_side(struct gg *g, int dfd)
 		(void)close(gfd);
 	}
 	gg_check_global_hooks(g, top);
+}
+
+bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base)
+{
+	struct stat st;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a of hooks_base */
+
+	if (stat(cfg, &st) < 0)
+		return false;
+	for (const char *c = hooks_base != NULL ? hooks_base : ""; *c != '\0'; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	for (size_t i = 0; i < g->nonce; i++)
+		if (g->once[i].dev == (uint64_t)st.st_dev && g->once[i].ino == (uint64_t)st.st_ino &&
+		    g->once[i].base == h)
+			return false;
+	if (g->nonce >= GG_CONFIGS_MAX) {
+		if (g->nonce == GG_CONFIGS_MAX) {
+			gg_report_error(g, cfg, "", "too many git configs to follow (includes, work trees); not checked",
+					0);
+			g->nonce++;
+		}
+		return false;
+	}
+	if (g->nonce == g->caponce) {
+		size_t cap = g->caponce ? 2 * g->caponce : 32;
+		struct gg_once *n = realloc(g->once, cap * sizeof(*n));
+
+		if (n == NULL) {
+			gg_report_error(g, cfg, "", "cannot follow the config's references", ENOMEM);
+			return false;
+		}
+		g->once = n;
+		g->caponce = cap;
+	}
+	g->once[g->nonce].dev = (uint64_t)st.st_dev;
+	g->once[g->nonce].ino = (uint64_t)st.st_ino;
+	g->once[g->nonce++].base = h;
+	return true;
 }
 
 /* Is the canonical path under one of the writable roots? */
@@ -1091,6 +1181,14 @@ void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type)
 	}
 	if (!gg_under_roots(g, target)) {
 		gg_quarantine(g, dfd, g->path, ".git", "gitdir: (points outside the writable trees)");
+		return;
+	}
+	/* A directory git would not take (no HEAD with objects or
+	 * commondir): a later session could complete it, and through it
+	 * this work tree would lead the check to a config of the
+	 * command's (round 13's review). */
+	if (!looks_gitdir(target) || !gitdir_shape(target)) {
+		gg_quarantine(g, dfd, g->path, ".git", "gitdir: (points at a directory that is no git directory)");
 		return;
 	}
 	check_activated(g, target);

@@ -1144,6 +1144,37 @@ static void test_overlapping_sessions(void)
 }
 
 /*
+ * Round 13's review: a config the command wrote, reached from a work
+ * tree whose .git file it also wrote, named core.hooksPath = the work
+ * tree, and the check, taking every entry of a swapped hooks directory
+ * for new, moved the repository's .git aside. A .git file pointing at a
+ * directory git would not take is moved aside; a config is followed only
+ * when it was there at the start; nothing of the user's moves.
+ */
+static void test_planted_config_moves_nothing(void)
+{
+	static const char *const want[] = {"/work/w/.git: gitdir: (points at a directory that is no git directory)",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "echo keep > work/notes.txt", NULL, NULL,
+				 "mkdir g w w2 && printf '[core]\\n\\thooksPath = '\"$PWD\"'\\n' > g/config && "
+				 "echo \"gitdir: $PWD/g\" > w/.git && git init -q --bare g2 && "
+				 "printf '[core]\\n\\thooksPath = '\"$PWD\"'\\n' >> g2/config && "
+				 "echo \"gitdir: $PWD/g2\" > w2/.git && echo x > written.txt",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/.git/HEAD"));
+	CU_ASSERT(!exists(&c, "work/.git.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/notes.txt"));
+	CU_ASSERT(exists(&c, "work/written.txt"));
+	CU_ASSERT(!test_has(c.err, "/work/.git: hook"));
+	CU_ASSERT(!test_has(c.err, "/work/written.txt"));
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1629,6 +1660,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
 		 test_worktree_and_nested_includes);
 	test_add(s, "two sessions whose writable trees overlap: the second is refused", test_overlapping_sessions);
+	test_add(s, "a config the command wrote, reached through its own .git file, moves nothing of the user's",
+		 test_planted_config_moves_nothing);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
 		 test_long_name_quarantined);
 	test_add(s, "a .git file pointing nowhere is moved aside; one pointing at the work tree's .git activates nothing",
