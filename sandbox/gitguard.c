@@ -226,7 +226,7 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 	case 'o':
 		if (strcmp(name, "objects") == 0) {
 			sc->objects = true;
-			sc->objects_dir = t == DT_DIR;
+			sc->objects_dir = t == DT_DIR || t == DT_LNK; /* git follows a link */
 		}
 		break;
 	case 'c':
@@ -236,7 +236,7 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 	case 'r':
 		if (strcmp(name, "refs") == 0) {
 			sc->refs = true;
-			sc->refs_dir = t == DT_DIR;
+			sc->refs_dir = t == DT_DIR || t == DT_LNK;
 		}
 		break;
 	case '.':
@@ -648,11 +648,16 @@ out:
 static void check_global_configs(struct gg *g)
 {
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME"), *glob = getenv("GIT_CONFIG_GLOBAL");
-	char files[3][PATH_MAX], dir[PATH_MAX];
+	const char *sys = getenv("GIT_CONFIG_SYSTEM");
+	char files[4][PATH_MAX], dir[PATH_MAX];
 	const char *slash;
 	size_t i, n = 0;
 
+	/* Both: the one git reads, and the usual one (round 13 of the
+	 * attack: GIT_CONFIG_SYSTEM was not followed). */
 	snprintf(files[n++], PATH_MAX, "/etc/gitconfig");
+	if (sys != NULL && sys[0] == '/' && strlen(sys) < PATH_MAX && strcmp(sys, files[0]) != 0)
+		snprintf(files[n++], PATH_MAX, "%s", sys);
 	if (glob != NULL && glob[0] == '/' && strlen(glob) < PATH_MAX) {
 		snprintf(files[n++], PATH_MAX, "%s", glob);
 	} else if (glob == NULL && home != NULL && home[0] == '/') {
@@ -667,6 +672,7 @@ static void check_global_configs(struct gg *g)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - files[i]), files[i]);
 		gg_check_kept_config(g, AT_FDCWD, files[i], true, files[i], dir[0] ? dir : "/", NULL);
 	}
+	gg_check_env_config(g);
 }
 
 /*

@@ -113,6 +113,10 @@ void gg_check_worktree_side(struct gg *g, int dfd);
  * work tree, and GG_CONFIGS_MAX at most in a walk (past it reported, as
  * not checked). */
 bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base);
+/* gitrules.c: the config entries of the environment (GIT_CONFIG_COUNT,
+ * GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n), which git reads after every
+ * file: their core.hooksPath and includes, as the global config's. */
+void gg_check_env_config(struct gg *g);
 #define GG_CONFIGS_MAX 512
 
 /* gitprotect.c: small helpers shared by both halves. */

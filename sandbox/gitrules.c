@@ -966,6 +966,20 @@ static bool gitdir_new(const struct gg *g, int gfd)
 }
 
 /* One git directory: g->path, open as gfd. */
+/* The kept configs of the git directory g->path (open as gfd): config,
+ * and config.worktree (git reads it with extensions.worktreeConfig; a
+ * core.hooksPath set with `git config --worktree` is there: round 13 of
+ * the attack), followed from the work tree base. */
+static void check_own_configs(struct gg *g, int gfd, const char *base)
+{
+	static const char *const files[] = {"config", "config.worktree"};
+	char cfg[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (faccessat(gfd, files[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, files[i]))
+			gg_check_kept_config(g, gfd, files[i], false, cfg, g->path, base);
+}
+
 /* Where a relative core.hooksPath of the git directory gitdir starts: its
  * work tree's top (the directory of a .git), or itself (bare). */
 static void work_tree_of(const char *gitdir, char base[PATH_MAX])
@@ -980,7 +994,7 @@ static void work_tree_of(const char *gitdir, char base[PATH_MAX])
 
 void gg_check_gitdir(struct gg *g, int gfd)
 {
-	char cfg[PATH_MAX], base[PATH_MAX];
+	char base[PATH_MAX];
 	bool all = gitdir_new(g, gfd);
 
 	g->st->repos++;
@@ -997,19 +1011,17 @@ void gg_check_gitdir(struct gg *g, int gfd)
 	/* A config that stayed may reach into a writable tree; so may a
 	 * relative core.hooksPath of the global config, from the work tree. */
 	work_tree_of(g->path, base);
-	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, "config"))
-		gg_check_kept_config(g, gfd, "config", false, cfg, g->path, base);
+	check_own_configs(g, gfd, base);
 	gg_check_global_hooks(g, base);
 }
 
 void gg_record_refs(struct gg *g, int gfd)
 {
-	char cfg[PATH_MAX], base[PATH_MAX], hdir[PATH_MAX], real[PATH_MAX];
+	char base[PATH_MAX], hdir[PATH_MAX], real[PATH_MAX];
 	struct stat st;
 
 	work_tree_of(g->path, base);
-	if (faccessat(gfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(cfg, sizeof(cfg), g->path, "config"))
-		gg_check_kept_config(g, gfd, "config", false, cfg, g->path, base);
+	check_own_configs(g, gfd, base);
 	gg_check_global_hooks(g, base);
 	if (fstatat(gfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
 	    gg_join(hdir, sizeof(hdir), g->path, "hooks") && realpath(hdir, real) != NULL && gg_under_roots(g, real))
@@ -1044,6 +1056,40 @@ void gg_check_worktree_side(struct gg *g, int dfd)
 		(void)close(gfd);
 	}
 	gg_check_global_hooks(g, top);
+}
+
+void gg_check_env_config(struct gg *g)
+{
+	const char *count = getenv("GIT_CONFIG_COUNT");
+	char name[64], raw[PATH_MAX];
+	long n;
+
+	if (count == NULL || (n = strtol(count, NULL, 10)) <= 0)
+		return;
+	for (long i = 0; i < n && i < 1000; i++) {
+		const char *k, *v;
+
+		snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%ld", i);
+		k = getenv(name);
+		snprintf(name, sizeof(name), "GIT_CONFIG_VALUE_%ld", i);
+		v = getenv(name);
+		if (k == NULL || v == NULL)
+			continue;
+		if (strcasecmp(k, "core.hooksPath") == 0 && expand_home(v, raw, sizeof(raw))) {
+			if (raw[0] != '/') {
+				/* Relative: from every work tree, as the global
+				 * config's. */
+				snprintf(g->global_hooks, sizeof(g->global_hooks), "%s", raw);
+				g->global_hooks_trusted = true;
+			} else {
+				check_hooks_path(g, "/", raw, true);
+			}
+		} else if (strcasecmp(k, "include.path") == 0 ||
+			   (strncasecmp(k, "includeif.", 10) == 0 && strlen(k) > 15 &&
+			    strcasecmp(k + strlen(k) - 5, ".path") == 0)) {
+			check_include(g, "/", v, NULL, 0, true);
+		}
+	}
 }
 
 bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base)

@@ -1175,6 +1175,32 @@ static void test_planted_config_moves_nothing(void)
 }
 
 /*
+ * Round 13 of the attack: a core.hooksPath the user set with `git config
+ * --worktree` (in .git/config.worktree, extensions.worktreeConfig) was
+ * not followed; a common directory whose objects is a link was no git
+ * directory to the link check (git follows the link).
+ */
+static void test_worktree_config_and_linked_objects(void)
+{
+	static const char *const want[] = {"/work/.githooks3/pre-commit: hook pre-commit",
+					   "/work/c2/logs/refs/stash: a symbolic link inside a git directory", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "git -C work config extensions.worktreeConfig true && "
+				 "git -C work config --worktree core.hooksPath .githooks3 && mkdir -p work/.githooks3 && "
+				 "printf '#!/bin/sh\\nexit 0\\n' > work/.githooks3/pre-commit && chmod +x work/.githooks3/pre-commit",
+				 NULL, NULL,
+				 HOOK(".githooks3/pre-commit", "wtcfg") " && git init -q --bare c2 && rm c2/HEAD && "
+				 "mv c2/objects objs2 && ln -s ../objs2 c2/objects && mkdir -p c2/logs/refs && "
+				 "ln -s \"$M/stash2\" c2/logs/refs/stash",
+				 GIT_USE("work") "echo done") == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1660,6 +1686,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
 		 test_worktree_and_nested_includes);
 	test_add(s, "two sessions whose writable trees overlap: the second is refused", test_overlapping_sessions);
+	test_add(s, "a hooksPath in config.worktree; a common directory whose objects is a link",
+		 test_worktree_config_and_linked_objects);
 	test_add(s, "a config the command wrote, reached through its own .git file, moves nothing of the user's",
 		 test_planted_config_moves_nothing);
 	test_add(s, "a settings file with a name too long for the suffix is moved aside all the same",
