@@ -1042,6 +1042,8 @@ static void check_home_entries(struct gg *g, const char *const *before)
 static void walk_roots(struct gg *g)
 {
 	const char *const *roots = g->roots;
+	struct stat rst;
+	bool restore;
 	size_t i, j;
 
 	for (i = 0; roots[i] != NULL; i++) {
@@ -1060,15 +1062,30 @@ static void walk_roots(struct gg *g)
 		if (nested || strlen(roots[i]) >= sizeof(g->path))
 			continue;
 		g->rootfd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* A root of ours the command made unreadable (chmod 0300 .,
+		 * round 13 of the attack): opened up for the walk, its mode
+		 * put back after, as walk_open() does below it. */
+		restore = false;
+		if (g->rootfd < 0 && errno == EACCES && stat(roots[i], &rst) == 0 && S_ISDIR(rst.st_mode) &&
+		    rst.st_uid == geteuid() && chmod(roots[i], (rst.st_mode & 07777) | S_IRUSR | S_IXUSR) == 0) {
+			restore = true;
+			g->rootfd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
 		if (g->rootfd < 0) {
-			if (errno != ENOENT)
-				gg_report_error(g, roots[i], "", "cannot open to check for git repositories", errno);
+			int e = errno;
+
+			if (restore)
+				(void)chmod(roots[i], rst.st_mode & 07777);
+			if (e != ENOENT)
+				gg_report_error(g, roots[i], "", "cannot open to check for git repositories", e);
 			continue;
 		}
 		strcpy(g->path, strcmp(roots[i], "/") == 0 ? "" : roots[i]);
 		g->rootlen = strlen(g->path);
 		walk(g, -1, NULL, 0, 0, NULL, false, false, false);
 		(void)close(g->rootfd);
+		if (restore && chmod(roots[i], rst.st_mode & 07777) < 0)
+			gg_report_error(g, roots[i], "", "cannot put back the mode of", errno);
 		check_enclosing_repo(g, roots[i]);
 	}
 }

@@ -12,12 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct sbx_tree_lock {
 	int *fds;
 	size_t n, cap;
 };
+
+/* Whether fd's directory is one held already (the same directory reached
+ * by two paths, a bind mount: a second lock of ours would conflict with
+ * the first). */
+static bool held_already(const struct sbx_tree_lock *l, int fd)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) < 0)
+		return false;
+	for (size_t i = 0; i < l->n; i++)
+		if (fstat(l->fds[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return true;
+	return false;
+}
 
 /* Is path (canonical) root or below it? */
 static bool within(const char *path, const char *root)
@@ -54,12 +70,33 @@ static int lock_one(struct sbx_tree_lock *l, const char *path, int op)
 		l->cap = cap;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && op == LOCK_EX) {
+		/* A tree of ours an earlier command made unreadable (chmod
+		 * 0300): opened up for the lock, its mode put back (the walk
+		 * after the session does the same). */
+		struct stat st;
+
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		    chmod(path, (st.st_mode & 07777) | S_IRUSR | S_IXUSR) == 0) {
+			fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			(void)chmod(path, st.st_mode & 07777);
+			if (fd < 0)
+				errno = EACCES;
+		} else {
+			errno = EACCES;
+		}
+	}
 	/* A directory above that we may not read (a 0711 parent): no
-	 * session of this user can have it as a tree either. */
-	if (fd < 0 && op == LOCK_SH && (errno == EACCES || errno == EPERM))
+	 * session of this user can have it as a tree either. A root that is
+	 * a file (allowWrite names one) holds no tree. */
+	if (fd < 0 && ((op == LOCK_SH && (errno == EACCES || errno == EPERM)) || errno == ENOTDIR))
 		return 0;
 	if (fd < 0)
 		return -1;
+	if (held_already(l, fd)) {
+		(void)close(fd);
+		return 0;
+	}
 	if (flock(fd, op | LOCK_NB) < 0) {
 		int e = errno;
 

@@ -232,15 +232,17 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 
 		if (lr == 1) {
 			log_warnx("another passavant session is running with a writable tree that overlaps "
-				  "this session's (at %s): each one's check after the run would miss what the "
-				  "other changed. The command was not started; wait for that session to end, or "
-				  "give each session a tree of its own (a git worktree, a copy)",
+				  "this session's (at %s; or another process holds flock(2) on that directory): "
+				  "each one's check after the run would miss what the other changed. The command "
+				  "was not started; wait for that session to end, or give each session a tree of "
+				  "its own (a git worktree, a copy, a TMPDIR of its own rather than a shared /tmp)",
 				  busy);
 			proxy_policy_put(pp);
 			return -1;
 		}
 		if (lr < 0) {
-			log_warn("cannot lock the writable tree %s for this session; the command was not started",
+			log_warn("cannot hold the writable tree %s for this session (if a session made it "
+				 "unreadable, restore its mode: chmod u+rx); the command was not started",
 				 busy[0] ? busy : "(out of memory)");
 			proxy_policy_put(pp);
 			return -1;

@@ -1486,7 +1486,11 @@ static void test_unprivileged_modes(void)
 		"chmod 555 a/.git && mkdir v && git init -q v/b && "
 		"git -C v/b config core.fsmonitor \"touch $M/hidden000;:\" && chmod 000 v'; "
 		"stat -c 'mode %a' v a/.git; chmod 755 v; "
-		"git -C a status >/dev/null 2>&1; git -C v/b status >/dev/null 2>&1; ls -A \"$M\"";
+		"git -C a status >/dev/null 2>&1; git -C v/b status >/dev/null 2>&1; "
+		/* round 13: the tree's root itself made unreadable */
+		"\"$P\" run -- sh -c 'git init -q c && git -C c config core.fsmonitor \"touch $M/root0300;:\" && "
+		"chmod 0300 .' 2>&1; stat -c 'root %a' .; \"$P\" run -- true; echo next=$?; chmod 755 .; "
+		"git -C c status >/dev/null 2>&1; ls -A \"$M\"";
 	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
 	char bin[PATH_MAX];
 	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
@@ -1525,7 +1529,10 @@ static void test_unprivileged_modes(void)
 	CU_ASSERT(test_has(err, "/work/v/b/.git/config: core.fsmonitor (moved to"));
 	CU_ASSERT(test_has(out, "mode 0\nmode 555\n"));
 	CU_ASSERT(!test_has(out, "ro555") && !test_has(out, "hidden000"));
-	if (!test_has(err, "/work/v/b/.git/config") || test_has(out, "hidden000") || test_has(out, "ro555"))
+	CU_ASSERT(test_has(out, "/work/c/.git/config: core.fsmonitor (moved to"));
+	CU_ASSERT(test_has(out, "root 300\n") && test_has(out, "next=0\n") && !test_has(out, "root0300"));
+	if (!test_has(err, "/work/v/b/.git/config") || test_has(out, "hidden000") || test_has(out, "ro555") ||
+	    !test_has(out, "next=0"))
 		fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "", err ? err : "");
 	free(out);
 	free(err);
