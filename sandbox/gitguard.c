@@ -615,6 +615,16 @@ descend:
 		fd = -1;
 	}
 	len = strlen(g->path);
+	/* A directory's .git first: its repository's configs are followed
+	 * before any other's in the walk's budget (gg_config_once()). */
+	for (size_t k = 1; k < sc.n; k++)
+		if (strcmp(sc.ents[k].name, ".git") == 0) {
+			struct ent t = sc.ents[k];
+
+			sc.ents[k] = sc.ents[0];
+			sc.ents[0] = t;
+			break;
+		}
 	for (i = 0; i < sc.n; i++) {
 		if (sc.ents[i].type != DT_DIR)
 			continue;

@@ -109,10 +109,11 @@ void gg_record_refs(struct gg *g, int gfd);
  * this work tree as git takes it. Both walks (notes, or checks). */
 void gg_check_worktree_side(struct gg *g, int dfd);
 /* Whether the config cfg is yet to be read for its references from the
- * work tree hooks_base in this walk (then noted): each config once per
- * work tree, and GG_CONFIGS_MAX at most in a walk (past it reported, as
+ * work tree hooks_base, nested includes starting in dir, in this walk
+ * (then noted): each config once per work tree and start, and
+ * GG_CONFIGS_MAX at most in a walk (past it each one is reported, as
  * not checked). */
-bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base);
+bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base, const char *dir);
 /* gitrules.c: the config entries of the environment (GIT_CONFIG_COUNT,
  * GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n), which git reads after every
  * file: their core.hooksPath and includes, as the global config's. */

@@ -450,13 +450,61 @@ static bool ends_with(const char *name, const char *suffix)
 	return n >= s && strcmp(name + n - s, suffix) == 0;
 }
 
+/* How check_hooks_dir() takes a hooks directory's entries. */
+enum hooks_new {
+	HOOKS_CHANGED,   /* those created or changed in the session */
+	HOOKS_ALL,       /* all: the directory is new (renamed into place, a new git directory) */
+	HOOKS_ALL_NAMED, /* all those git runs as hooks, besides the changed ones: the directory
+			  * is new but has a git directory's shape (its HEAD, objects, config
+			  * stay) */
+};
+
+/*
+ * How a hooks directory a kept config leads to (target, resolved) is
+ * taken: another one than at the start (swapped by a rename or a link:
+ * round 11) counts as new whole, when the config was there at the start
+ * (trusted). One with a git directory's shape (named .git, HEAD with
+ * objects or commondir) gets every entry git runs as a hook moved aside,
+ * not its HEAD, objects or config: the shape is the command's to choose
+ * (round 14 of the attack staged `stage/HEAD`, `stage/objects` beside
+ * the hook to keep the rule off).
+ */
+static enum hooks_new swapped_hooks(struct gg *g, const char *target, bool trusted)
+{
+	const char *slash = strrchr(target, '/');
+
+	if (!trusted || !gg_ref_new(g, target))
+		return HOOKS_CHANGED;
+	if (looks_gitdir(target) || gitdir_shape(target) || (slash != NULL && strcmp(slash, "/.git") == 0))
+		return HOOKS_ALL_NAMED;
+	return HOOKS_ALL;
+}
+
+/* Whether name is one git runs as a hook (githooks(5)). */
+static bool git_hook_name(const char *name)
+{
+	static const char *const hooks[] = {
+		"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+		"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
+		"pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
+		"reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
+		"fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist",
+		"p4-pre-submit", "post-index-change",
+	};
+
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+		if (strcmp(name, hooks[i]) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Every entry of a hooks directory (open as hfd, path hdir) that was
  * created or changed in the session, or all of them when the directory
  * itself was (renamed into place, or in a new git directory), except the
  * *.sample files git init writes and never runs.
  */
-static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, bool all_fresh)
+static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, enum hooks_new how)
 {
 	char setting[NAME_MAX + 16];
 	struct dirent *de;
@@ -477,7 +525,8 @@ static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, bool all_fr
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    ends_with(de->d_name, ".sample") || strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
 			continue;
-		if (!all_fresh && !gg_changed(g, hfd, de->d_name))
+		if (how != HOOKS_ALL && !(how == HOOKS_ALL_NAMED && git_hook_name(de->d_name)) &&
+		    !gg_changed(g, hfd, de->d_name))
 			continue;
 		nn = realloc(names, (n + 1) * sizeof(*names));
 		if (nn == NULL || (nn[n] = strdup(de->d_name)) == NULL) {
@@ -517,7 +566,7 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 			 * it points to may have changed, or been swapped for a
 			 * directory staged elsewhere (by a rename or a link on
 			 * its way): then all of it counts as new. */
-			check_hooks_dir(g, hfd, real, gg_ref_new(g, real));
+			check_hooks_dir(g, hfd, real, swapped_hooks(g, real, true));
 			(void)close(hfd);
 		}
 		return;
@@ -529,13 +578,20 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 		gg_report_error(g, dir, name, "cannot open", errno);
 		return;
 	}
-	check_hooks_dir(g, hfd, hdir, all_fresh || gg_ts_fresh(g, &sx.stx_ctime));
+	check_hooks_dir(g, hfd, hdir, all_fresh || gg_ts_fresh(g, &sx.stx_ctime) ? HOOKS_ALL : HOOKS_CHANGED);
 	(void)close(hfd);
 }
 
-/* Does the file dfd/name (regular, at most GG_CONFIG_MAX_BYTES; through
- * a final symlink only when follow) mention one of words, in any case? A
- * cheap filter before running git on a config nobody changed. */
+/*
+ * Can the file dfd/name (regular, at most GG_CONFIG_MAX_BYTES; through a
+ * final symlink only when follow) name an include or a hooks path? A
+ * cheap filter before running git on a config nobody changed: a section
+ * header holding one of words, or a line whose key (before '=' or white
+ * space) is "hookspath" or "path", in any case. Wider than git (a
+ * continued value line may look like a key: one git run more), never
+ * narrower; a word only in a value (`name = include`) runs no git
+ * (round 14 of the attack filled the walk's budget with such configs).
+ */
 static bool file_mentions(int dfd, const char *name, bool follow, const char *const *words)
 {
 	bool found = false;
@@ -546,8 +602,21 @@ static bool file_mentions(int dfd, const char *name, bool follow, const char *co
 	if (buf == NULL)
 		return false;
 	/* A NUL ends the search early: git stops reading there too. */
-	for (; *words != NULL && !found; words++)
-		found = strcasestr(buf, *words) != NULL;
+	for (char *line = buf, *next; line != NULL && *line != '\0' && !found; line = next) {
+		size_t k;
+
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		line += strspn(line, " \t\r");
+		if (*line == '[') {
+			for (const char *const *w = words; *w != NULL && !found; w++)
+				found = strcasestr(line, *w) != NULL;
+			continue;
+		}
+		k = strcspn(line, "= \t\r");
+		found = (k == 9 && strncasecmp(line, "hookspath", 9) == 0) || (k == 4 && strncasecmp(line, "path", 4) == 0);
+	}
 	free(buf);
 	return found;
 }
@@ -570,6 +639,28 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 			const char *hooks_base, unsigned depth);
 static bool config_trusted(struct gg *g, const char *cfg);
 
+/* Whether a component of the path as written (absolute) is a link made
+ * or changed in the session. */
+static bool fresh_link_on(const struct gg *g, const char *path)
+{
+	char pre[PATH_MAX];
+	struct statx sx;
+	size_t n = strlen(path);
+
+	if (n >= sizeof(pre))
+		return false;
+	for (size_t i = 1; i <= n; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		memcpy(pre, path, i);
+		pre[i] = '\0';
+		if (gg_statx(AT_FDCWD, pre, AT_SYMLINK_NOFOLLOW, &sx) == 0 && S_ISLNK(sx.stx_mode) &&
+		    gg_ts_fresh(g, &sx.stx_ctime))
+			return true;
+	}
+	return false;
+}
+
 /* git's own bound on nested includes. */
 #define GG_INCLUDE_DEPTH 10
 
@@ -586,8 +677,8 @@ static bool config_trusted(struct gg *g, const char *cfg);
 static void check_include(struct gg *g, const char *base, const char *value, const char *hooks_base,
 			  unsigned depth, bool trusted)
 {
-	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX];
-	const char *slash;
+	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX], written[PATH_MAX], wdir[PATH_MAX];
+	const char *slash, *wslash;
 	bool writable;
 	int dfd;
 
@@ -595,6 +686,16 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 		return;
 	if (!gg_resolve_pointer(base, raw, target) || (slash = strrchr(target, '/')) == NULL)
 		return;
+	/* git opens the path as written and starts a nested relative
+	 * include from its directory, not from where links lead (round 14
+	 * of the attack: conf/team.cfg a link to x/team.cfg, whose
+	 * `include.path = local.cfg` git reads as conf/local.cfg). */
+	if (raw[0] == '/')
+		snprintf(written, sizeof(written), "%s", raw);
+	else if (!gg_join(written, sizeof(written), base, raw))
+		return;
+	wslash = strrchr(written, '/');
+	snprintf(wdir, sizeof(wdir), "%.*s", (int)(wslash - written), written);
 	writable = gg_under_roots(g, target);
 	if (writable && g->record != NULL)
 		gg_ref_note(g, target);
@@ -605,10 +706,11 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 	/* Written in the session, or another file than at its start (one
 	 * staged elsewhere, reached now through a directory renamed or
 	 * linked into the include's way: round 11 of the attack). */
-	if (writable && g->record == NULL && ((trusted && gg_ref_new(g, target)) || gg_changed(g, dfd, slash + 1)))
+	if (writable && g->record == NULL &&
+	    ((trusted && gg_ref_new(g, target)) || gg_changed(g, dfd, slash + 1) || fresh_link_on(g, written)))
 		check_config(g, dfd, dir, slash + 1);
 	else
-		kept_config(g, dfd, slash + 1, false, target, dir[0] ? dir : "/", hooks_base, depth + 1);
+		kept_config(g, dfd, slash + 1, false, target, wdir[0] ? wdir : "/", hooks_base, depth + 1);
 	(void)close(dfd);
 }
 
@@ -618,7 +720,6 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value, 
 {
 	char target[PATH_MAX];
 	struct stat st;
-	const char *slash;
 	int hfd;
 
 	if (!gg_resolve_pointer(base, value, target) || !gg_under_roots(g, target) ||
@@ -638,10 +739,7 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value, 
 	 * (trusted): a config of the command's must not make the check
 	 * move aside what it names (`.git`, a home directory: round 13's
 	 * review); and never a git directory, or one named .git, whole. */
-	slash = strrchr(target, '/');
-	check_hooks_dir(g, hfd, target,
-			trusted && gg_ref_new(g, target) && !looks_gitdir(target) &&
-				!(slash != NULL && strcmp(slash, "/.git") == 0) && !gitdir_shape(target));
+	check_hooks_dir(g, hfd, target, swapped_hooks(g, target, trusted));
 	(void)close(hfd);
 }
 
@@ -678,7 +776,7 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 	 * following it would let it choose what the check moves aside
 	 * (round 13's review: core.hooksPath = the work tree moved .git). */
 	trusted = config_trusted(g, cfg);
-	if (!trusted || !file_mentions(dfd, name, follow, words) || !gg_config_once(g, cfg, hooks_base))
+	if (!trusted || !file_mentions(dfd, name, follow, words) || !gg_config_once(g, cfg, hooks_base, dir))
 		return;
 	out = gg_config_list(g, cfg, &len, &why);
 	if (out == NULL)
@@ -1092,25 +1190,28 @@ void gg_check_env_config(struct gg *g)
 	}
 }
 
-bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base)
+bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base, const char *dir)
 {
 	struct stat st;
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a of hooks_base */
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a of hooks_base, NUL, dir */
 
 	if (stat(cfg, &st) < 0)
 		return false;
 	for (const char *c = hooks_base != NULL ? hooks_base : ""; *c != '\0'; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	h *= 1099511628211ULL;
+	for (const char *c = dir; *c != '\0'; c++)
 		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
 	for (size_t i = 0; i < g->nonce; i++)
 		if (g->once[i].dev == (uint64_t)st.st_dev && g->once[i].ino == (uint64_t)st.st_ino &&
 		    g->once[i].base == h)
 			return false;
 	if (g->nonce >= GG_CONFIGS_MAX) {
-		if (g->nonce == GG_CONFIGS_MAX) {
-			gg_report_error(g, cfg, "", "too many git configs to follow (includes, work trees); not checked",
-					0);
-			g->nonce++;
-		}
+		/* Each one named: the check did not follow it. */
+		gg_report_error(g, cfg, "",
+				"too many git configs to follow in one walk (includes, work trees): its includes "
+				"and hooks path were not checked",
+				0);
 		return false;
 	}
 	if (g->nonce == g->caponce) {

@@ -1201,6 +1201,41 @@ static void test_worktree_config_and_linked_objects(void)
 }
 
 /*
+ * Round 14 of the attack: a hooks directory swapped in for one staged
+ * with a git directory's shape (HEAD, objects beside the hook) kept the
+ * "new whole" rule off; a nested include was looked for beside the file
+ * a link led to, git reads it beside the link (conf/team.cfg ->
+ * ../x/team.cfg, `include.path = local.cfg` is conf/local.cfg).
+ */
+static void test_swapped_shapes_and_include_base(void)
+{
+	static const char *const want[] = {"/work/.githooks/pre-commit: hook pre-commit",
+					   /* reached through a link made in the session:
+					    * checked as a config written in it */
+					   "/work/x/team.cfg: include.path", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p work/.githooks work/conf && printf '#!/bin/sh\\nexit 0\\n' > work/.githooks/pre-commit && "
+				 "chmod +x work/.githooks/pre-commit && git -C work config core.hooksPath .githooks && "
+				 "printf '[include]\\n\\tpath = local.cfg\\n' > work/conf/team.cfg && "
+				 "git -C work config include.path ../conf/team.cfg",
+				 NULL, NULL,
+				 "mkdir -p stage/objects && echo 'ref: refs/heads/main' > stage/HEAD && "
+				 HOOK("stage/pre-commit", "shaped"),
+				 NULL) == 0);
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL,
+				     "mv .githooks old && mv stage .githooks && mv conf x && mkdir conf && "
+				     "ln -s ../x/team.cfg conf/team.cfg && "
+				     "printf '[core]\\n\\tfsmonitor = " PLANT("base") "\\n' > conf/local.cfg") == 0);
+	CU_ASSERT(host_sh(&c, c.dir, GIT_USE("work") "echo done", &c.host) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/.githooks/HEAD"));
+	gcase_free(&c);
+}
+
+/*
  * Round 9 of the attack: core.worktree was allowed in any git directory
  * whose path held "/modules/", so a repository planted at modules/lib
  * kept core.worktree = $HOME and a checkout on the host wrote a start-up
@@ -1693,6 +1728,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
 		 test_worktree_and_nested_includes);
 	test_add(s, "two sessions whose writable trees overlap: the second is refused", test_overlapping_sessions);
+	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
+		 test_swapped_shapes_and_include_base);
 	test_add(s, "a hooksPath in config.worktree; a common directory whose objects is a link",
 		 test_worktree_config_and_linked_objects);
 	test_add(s, "a config the command wrote, reached through its own .git file, moves nothing of the user's",

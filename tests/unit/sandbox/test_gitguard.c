@@ -142,6 +142,38 @@ static void test_submodule_worktree(void)
 	CU_ASSERT(system(p) == 0);
 }
 
+/* The filter before a git run on a kept config: a key or a section can
+ * name an include or a hooks path; a word in a value cannot (round 14 of
+ * the attack filled the walk's budget with `name = include` configs). */
+static void test_file_mentions(void)
+{
+	static const char *const words[] = {"hookspath", "include", NULL};
+	static const struct {
+		const char *text;
+		bool mentions;
+	} rows[] = {
+		{"[user]\n\tname = include\n\temail = hookspath@x\n", false},
+		{"[include]\n\tpath = x.cfg\n", true},
+		{"[includeIf \"gitdir:/w/\"]\n  PATH=y\n", true},
+		{"[core]\n\thooksPath = .githooks\n", true},
+		{"[core] hookspath = .githooks\n", true},
+		{"[core]\n\tHOOKSPATH\n", true},
+		{"[core]\n\tbare = false\n# include.path = x\n", false},
+		{"", false},
+	};
+	char dir[] = "/tmp/pv-ggfm.XXXXXX", p[PATH_MAX];
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(p, sizeof(p), "%s/config", dir);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		CU_ASSERT_FATAL(test_write_file(p, rows[i].text, strlen(rows[i].text)) == 0);
+		ROW(file_mentions(AT_FDCWD, p, false, words) == rows[i].mentions, "config %zu ('%s'): expected %s", i,
+		    rows[i].text, rows[i].mentions ? "a git run" : "none");
+	}
+	(void)unlink(p);
+	(void)rmdir(dir);
+}
+
 static void test_parent_named(void)
 {
 	CU_ASSERT(parent_named("/r/.git/worktrees/wt", "worktrees"));
@@ -324,6 +356,8 @@ TEST_REGISTRAR(sandbox_gitguard_register)
 
 	test_add(s, "allowlist: harmless settings, and what names a program", test_allowlist);
 	test_add(s, "commondir shape: parent named worktrees", test_parent_named);
+	test_add(s, "kept config: git runs only where a key or section can name an include or hooks path",
+		 test_file_mentions);
 	test_add(s, "core.worktree: a submodule's own, pointing into its superproject", test_submodule_worktree);
 	test_add(s, "mount plan: the control paths of a repository", test_protect_paths);
 	test_add(s, "global config: git run only where a setting can be named", test_global_settings);
