@@ -77,6 +77,7 @@ struct gg {
 		uint64_t dev, ino, base;
 	} *once;
 	size_t nonce, caponce;
+	size_t nfiles;               /* distinct configs among them */
 	/* getdents64 buffer, shared: a directory is read to the end before
 	 * its subdirectories are walked. */
 	_Alignas(8) char dents[32768];

@@ -1194,6 +1194,7 @@ bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base, const
 {
 	struct stat st;
 	uint64_t h = 1469598103934665603ULL; /* FNV-1a of hooks_base, NUL, dir */
+	bool seen_file = false;
 
 	if (stat(cfg, &st) < 0)
 		return false;
@@ -1202,11 +1203,24 @@ bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base, const
 	h *= 1099511628211ULL;
 	for (const char *c = dir; *c != '\0'; c++)
 		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-	for (size_t i = 0; i < g->nonce; i++)
-		if (g->once[i].dev == (uint64_t)st.st_dev && g->once[i].ino == (uint64_t)st.st_ino &&
-		    g->once[i].base == h)
+	for (size_t i = 0; i < g->nonce; i++) {
+		if (g->once[i].dev != (uint64_t)st.st_dev || g->once[i].ino != (uint64_t)st.st_ino)
+			continue;
+		if (g->once[i].base == h)
 			return false;
-	if (g->nonce >= GG_CONFIGS_MAX) {
+		seen_file = true;
+	}
+	/* The budget counts configs, not the work trees that lead to one
+	 * (work trees whose .git files all name the user's repository must
+	 * not use it up); the second bound is the walk's time. */
+	if (!seen_file && g->nfiles >= GG_CONFIGS_MAX) {
+		gg_report_error(g, cfg, "",
+				"too many git configs to follow in one walk (includes, work trees): its includes "
+				"and hooks path were not checked",
+				0);
+		return false;
+	}
+	if (g->nonce >= 16 * GG_CONFIGS_MAX) {
 		/* Each one named: the check did not follow it. */
 		gg_report_error(g, cfg, "",
 				"too many git configs to follow in one walk (includes, work trees): its includes "
@@ -1225,6 +1239,7 @@ bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base, const
 		g->once = n;
 		g->caponce = cap;
 	}
+	g->nfiles += !seen_file;
 	g->once[g->nonce].dev = (uint64_t)st.st_dev;
 	g->once[g->nonce].ino = (uint64_t)st.st_ino;
 	g->once[g->nonce++].base = h;
