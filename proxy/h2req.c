@@ -175,6 +175,13 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	if (cmask_find_real(s->mask, s->path, strlen(s->path), &name) == 1)
 		where = "the request target";
 	s->redact = true;
+	/* HTTP/2 takes any token as the method, a real value too (round 14
+	 * of the attack): then it is written nowhere either. */
+	if (s->method != NULL && cmask_find_real(s->mask, s->method, strlen(s->method), &name) == 1) {
+		free(s->method);
+		s->method = NULL;
+		where = "the method";
+	}
 	conn_verdict_real(&v, h2s_what(s, w, sizeof(w)), cred, where, s->mask_rule, sizeof(s->mask_rule));
 	refuse_verdict(s, &v);
 	return true;
@@ -279,6 +286,19 @@ static bool forward(struct h2s *s, struct evbuffer *head)
 	return true;
 }
 
+/* Whether method is one of RFC 9110's and 5789's (written as it is even
+ * before any search for real values). */
+static bool known_method(const char *method)
+{
+	static const char *const known[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE",
+					    "PATCH"};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(method, known[i]) == 0)
+			return true;
+	return false;
+}
+
 /* A request head is complete: the pipeline of decide.c, then upstream. */
 static void decide(struct h2s *s)
 {
@@ -288,6 +308,15 @@ static void decide(struct h2s *s)
 
 	conn_now(&s->t0);
 	if (s->head_big) {
+		/* Refused before any search for real values: the path is
+		 * not written, nor a method HTTP/2 let be any token (round
+		 * 14 of the attack: a real value as the method). */
+		free(s->path);
+		s->path = NULL;
+		if (s->method != NULL && !known_method(s->method)) {
+			free(s->method);
+			s->method = NULL;
+		}
 		h2s_answer(s, 431, NULL, NULL,
 		       "passavant: request head refused (limits.maxHeaderBytes, %u fields): %s https://%s: "
 		       "its fields are larger than %zu bytes",

@@ -116,7 +116,12 @@ void h2s_audit(struct h2s *s, const char *decision, const char *reason, const ch
 	r.rule = rule;
 	r.inspected = true;
 	if (s->mask != NULL) {
-		r.n_injected = cmask_injected(s->mask, injected, sizeof(injected) / sizeof(injected[0]));
+		/* Injected only if the stream went upstream: a head
+		 * substituted and then refused (GOAWAY, an error) sent no
+		 * real value anywhere (round 14 of the attack). */
+		r.n_injected = s->phase == H2S_FORWARD
+				       ? cmask_injected(s->mask, injected, sizeof(injected) / sizeof(injected[0]))
+				       : 0;
 		r.injected = injected;
 		r.remasked = cmask_remasked(s->mask);
 	}

@@ -1199,6 +1199,33 @@ static void test_inject(void)
 	free(rec);
 	free(out);
 
+	/* Round 14 of the attack: HTTP/2 takes any token as :method, a real
+	 * value too; refused, and written in no audit field or reason. An
+	 * incomplete head at the connection's end still gets its one line. */
+	{
+		size_t amark = test_file_size(px.audit);
+		char *audit;
+
+		snprintf(s1, sizeof(s1), "{\"method\":\"%s\",\"path\":\"/echo?t=im1\"}", real_tok);
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, NULL);
+		ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+		want_refusal(out, 1, "GH_TOKEN", "the real value as the method");
+		free(out);
+		out = NULL;
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "5", "continuation", "3", "/hello?t=inc", NULL);
+		free(out);
+		out = NULL;
+		/* The proxy writes the incomplete stream's line as the
+		 * connection goes. */
+		for (int i = 0; i < 50 && audit_count(px.audit, amark, "the stream's head was complete", NULL) == 0; i++)
+			usleep(100 * 1000);
+		audit = test_file_since(px.audit, amark);
+		ROW(audit == NULL || strstr(audit, real_tok) == NULL, "the audit holds the real value sent as the method");
+		ROW(audit_count(px.audit, amark, "\"decision\":\"deny\"", "the stream's head was complete", NULL) == 1,
+		    "a stream whose head never came whole has no audit line of its own:\n%s", audit ? audit : "");
+		free(audit);
+	}
+
 	/* localhost is allowed but not an inject host */
 	mark = test_file_size(p_h2rec);
 	snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=io1\",\"headers\":[[\"authorization\",\"Bearer %s\"]]}", sent_tok);
