@@ -366,8 +366,31 @@ int h2_down_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, 
 
 	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
-	if (h->ending)
+	if (h->ending) {
+		/* Refused (nghttp2 resets it): still one line, with no
+		 * method or path, never read (round 14 of the attack). */
+		conn_t *c = h->c;
+		char reason[REASON_MAX];
+		struct audit_rec r;
+
+		(void)snprintf(reason, sizeof(reason),
+			       "passavant: HTTP/2 request to https://%s: stream %d refused, the connection is ending",
+			       c->tgt.authority, (int)frame->hd.stream_id);
+		memset(&r, 0, sizeof(r));
+		r.kind = "request";
+		r.scheme = "https";
+		r.host = c->tgt.host;
+		r.port = c->tgt.port;
+		r.decision = "deny";
+		r.reason = reason;
+		r.inspected = true;
+		r.bytes_up = -1;
+		r.bytes_down = -1;
+		r.tls = "terminated";
+		r.proto = "h2";
+		proxy_record(c->px, &r);
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;

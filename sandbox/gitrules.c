@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -621,17 +622,33 @@ static bool file_mentions(int dfd, const char *name, bool follow, const char *co
 	return found;
 }
 
-/* A path value of a config into out, a leading "~/" taken from HOME, as
- * git does. False when it does not fit, or HOME is unset for "~/". */
+/* A path value of a config into out, a leading "~/" taken from HOME and
+ * "~user/" from the password database, as git does (round 14 of the
+ * attack: `~user/` was taken as a relative path). False when it does not
+ * fit, or the home is not known. */
 static bool expand_home(const char *value, char *out, size_t len)
 {
 	const char *home = getenv("HOME");
 	int n;
 
-	if (strncmp(value, "~/", 2) == 0)
+	if (strncmp(value, "~/", 2) == 0) {
 		n = home != NULL ? snprintf(out, len, "%s/%s", home, value + 2) : -1;
-	else
+	} else if (value[0] == '~') {
+		const char *slash = strchr(value, '/');
+		char user[256];
+		struct passwd pw, *res = NULL;
+		char buf[4096];
+
+		if (slash == NULL || (size_t)(slash - value - 1) >= sizeof(user))
+			return false;
+		memcpy(user, value + 1, (size_t)(slash - value - 1));
+		user[slash - value - 1] = '\0';
+		if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
+			return false;
+		n = snprintf(out, len, "%s%s", pw.pw_dir, slash);
+	} else {
 		n = snprintf(out, len, "%s", value);
+	}
 	return n >= 0 && (size_t)n < len;
 }
 

@@ -174,6 +174,24 @@ static void test_file_mentions(void)
 	(void)rmdir(dir);
 }
 
+/* Config paths as git expands them: "~/" from HOME, "~user/" from the
+ * password database (root's home, which every system has). */
+static void test_expand_home(void)
+{
+	char out[PATH_MAX];
+	const char *home = getenv("HOME");
+
+	CU_ASSERT(expand_home("~root/x.cfg", out, sizeof(out)) && strcmp(out, "/root/x.cfg") == 0);
+	CU_ASSERT(!expand_home("~no-such-user-here/x", out, sizeof(out)));
+	CU_ASSERT(expand_home("rel/x", out, sizeof(out)) && strcmp(out, "rel/x") == 0);
+	if (home != NULL) {
+		char want[PATH_MAX];
+
+		snprintf(want, sizeof(want), "%s/y", home);
+		CU_ASSERT(expand_home("~/y", out, sizeof(out)) && strcmp(out, want) == 0);
+	}
+}
+
 static void test_parent_named(void)
 {
 	CU_ASSERT(parent_named("/r/.git/worktrees/wt", "worktrees"));
@@ -356,6 +374,7 @@ TEST_REGISTRAR(sandbox_gitguard_register)
 
 	test_add(s, "allowlist: harmless settings, and what names a program", test_allowlist);
 	test_add(s, "commondir shape: parent named worktrees", test_parent_named);
+	test_add(s, "config paths: ~/ and ~user/ expanded as git does", test_expand_home);
 	test_add(s, "kept config: git runs only where a key or section can name an include or hooks path",
 		 test_file_mentions);
 	test_add(s, "core.worktree: a submodule's own, pointing into its superproject", test_submodule_worktree);
