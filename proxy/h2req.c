@@ -166,6 +166,14 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	if (p == NULL)
 		return false;
 	r = cmask_find_real(s->mask, p, len, &cred);
+	/* The serialised head takes its Host line from :authority: a host
+	 * field (which a 421 would quote) and :authority are searched
+	 * themselves (round 14's review). */
+	if (r == 0 && s->host != NULL && (r = cmask_find_real(s->mask, s->host, strlen(s->host), &cred)) == 1)
+		where = "the Host field";
+	if (r == 0 && s->authority != NULL &&
+	    (r = cmask_find_real(s->mask, s->authority, strlen(s->authority), &cred)) == 1)
+		where = ":authority";
 	if (r < 0) {
 		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		return true;
@@ -175,6 +183,10 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	if (cmask_find_real(s->mask, s->path, strlen(s->path), &name) == 1)
 		where = "the request target";
 	s->redact = true;
+	if (s->host != NULL && cmask_find_real(s->mask, s->host, strlen(s->host), &name) == 1) {
+		free(s->host);
+		s->host = NULL;
+	}
 	/* HTTP/2 takes any token as the method, a real value too (round 14
 	 * of the attack): then it is written nowhere either. */
 	if (s->method != NULL && cmask_find_real(s->mask, s->method, strlen(s->method), &name) == 1) {

@@ -602,8 +602,13 @@ static bool file_mentions(int dfd, const char *name, bool follow, const char *co
 
 	if (buf == NULL)
 		return false;
-	/* A NUL ends the search early: git stops reading there too. */
-	for (char *line = buf, *next; line != NULL && *line != '\0' && !found; line = next) {
+	/* git reads past a NUL in a value, and skips a UTF-8 byte order
+	 * mark (round 14's review): NULs read as spaces, the mark skipped. */
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	for (char *line = buf + (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0), *next;
+	     line != NULL && *line != '\0' && !found; line = next) {
 		size_t k;
 
 		next = strchr(line, '\n');
@@ -633,19 +638,23 @@ static bool expand_home(const char *value, char *out, size_t len)
 
 	if (strncmp(value, "~/", 2) == 0) {
 		n = home != NULL ? snprintf(out, len, "%s/%s", home, value + 2) : -1;
+	} else if (strcmp(value, "~") == 0) {
+		n = home != NULL ? snprintf(out, len, "%s", home) : -1;
 	} else if (value[0] == '~') {
+		/* ~user/... or a bare ~user: the home of user. */
 		const char *slash = strchr(value, '/');
+		size_t ul = slash != NULL ? (size_t)(slash - value - 1) : strlen(value + 1);
 		char user[256];
 		struct passwd pw, *res = NULL;
-		char buf[4096];
+		char buf[16384];
 
-		if (slash == NULL || (size_t)(slash - value - 1) >= sizeof(user))
+		if (ul >= sizeof(user))
 			return false;
-		memcpy(user, value + 1, (size_t)(slash - value - 1));
-		user[slash - value - 1] = '\0';
+		memcpy(user, value + 1, ul);
+		user[ul] = '\0';
 		if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
 			return false;
-		n = snprintf(out, len, "%s%s", pw.pw_dir, slash);
+		n = snprintf(out, len, "%s%s", pw.pw_dir, slash != NULL ? slash : "");
 	} else {
 		n = snprintf(out, len, "%s", value);
 	}

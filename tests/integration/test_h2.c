@@ -1212,6 +1212,14 @@ static void test_inject(void)
 		want_refusal(out, 1, "GH_TOKEN", "the real value as the method");
 		free(out);
 		out = NULL;
+		/* A host field is not in the serialised head (its Host line
+		 * is :authority's): searched itself, a 421 would quote it. */
+		snprintf(s1, sizeof(s1), "{\"path\":\"/echo?t=ih1\",\"headers\":[[\"host\",\"%s\"]]}", real_tok);
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, NULL);
+		ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+		want_refusal(out, 1, "GH_TOKEN", "the real value in a host field");
+		free(out);
+		out = NULL;
 		rc = h2c(&out, false, hp("127.0.0.1", h2port), "5", "continuation", "3", "/hello?t=inc", NULL);
 		free(out);
 		out = NULL;

@@ -160,6 +160,8 @@ static void test_file_mentions(void)
 		{"[core]\n\tHOOKSPATH\n", true},
 		{"[core]\n\tbare = false\n# include.path = x\n", false},
 		{"", false},
+		/* git reads on past a NUL in a value, and skips a byte order mark */
+		{"\xEF\xBB\xBF[include]path=x.cfg\n", true},
 	};
 	char dir[] = "/tmp/pv-ggfm.XXXXXX", p[PATH_MAX];
 
@@ -184,6 +186,7 @@ static void test_expand_home(void)
 	CU_ASSERT(expand_home("~root/x.cfg", out, sizeof(out)) && strcmp(out, "/root/x.cfg") == 0);
 	CU_ASSERT(!expand_home("~no-such-user-here/x", out, sizeof(out)));
 	CU_ASSERT(expand_home("rel/x", out, sizeof(out)) && strcmp(out, "rel/x") == 0);
+	CU_ASSERT(expand_home("~root", out, sizeof(out)) && strcmp(out, "/root") == 0);
 	if (home != NULL) {
 		char want[PATH_MAX];
 
