@@ -1136,7 +1136,7 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		check_global_configs(g);
 		walk_roots(g);
 	}
-	free(g->once);
+	gg_listed_free(g);
 	free(g);
 	if (b->nomem) {
 		sbx_git_before_free(b);
@@ -1196,7 +1196,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 	walk_roots(g);
 	check_home_entries(g, home_before);
 	rc = g->rc;
-	free(g->once);
+	gg_listed_free(g);
 	free(g);
 	return rc;
 }

@@ -78,6 +78,13 @@ struct gg {
 	} *once;
 	size_t nonce, caponce;
 	size_t nfiles;               /* distinct configs among them */
+	/* What git listed of each of them, once per file (config_listed()). */
+	struct gg_listed {
+		uint64_t dev, ino;
+		char *out;
+		size_t len;
+	} *listed;
+	size_t nlisted, caplisted;
 	/* getdents64 buffer, shared: a directory is read to the end before
 	 * its subdirectories are walked. */
 	_Alignas(8) char dents[32768];
@@ -120,6 +127,9 @@ bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base, const
  * file: their core.hooksPath and includes, as the global config's. */
 void gg_check_env_config(struct gg *g);
 #define GG_CONFIGS_MAX 512
+/* Frees what a walk kept of the configs it read (gg_config_once(),
+ * and what git listed of them). */
+void gg_listed_free(struct gg *g);
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

@@ -785,6 +785,58 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
 	kept_config(g, dfd, name, follow, cfg, dir, hooks_base, 0);
 }
 
+/*
+ * gg_config_list() of cfg, once per file in a walk: a config reached
+ * from many work trees or directories runs git once (round 14's review:
+ * one file counted thousands of runs). The text stays the walk's
+ * (gg_listed_free()).
+ */
+static char *config_listed(struct gg *g, const char *cfg, size_t *len, const char **why)
+{
+	struct stat st;
+	char *out;
+
+	if (stat(cfg, &st) < 0)
+		return NULL;
+	for (size_t i = 0; i < g->nlisted; i++)
+		if (g->listed[i].dev == (uint64_t)st.st_dev && g->listed[i].ino == (uint64_t)st.st_ino) {
+			*len = g->listed[i].len;
+			return g->listed[i].out;
+		}
+	out = gg_config_list(g, cfg, len, why);
+	if (out == NULL)
+		return NULL;
+	if (g->nlisted == g->caplisted) {
+		size_t cap = g->caplisted ? 2 * g->caplisted : 16;
+		struct gg_listed *n = realloc(g->listed, cap * sizeof(*n));
+
+		if (n == NULL) {
+			free(out);
+			gg_report_error(g, cfg, "", "cannot follow the config's references", ENOMEM);
+			return NULL;
+		}
+		g->listed = n;
+		g->caplisted = cap;
+	}
+	g->listed[g->nlisted].dev = (uint64_t)st.st_dev;
+	g->listed[g->nlisted].ino = (uint64_t)st.st_ino;
+	g->listed[g->nlisted].out = out;
+	g->listed[g->nlisted++].len = *len;
+	return out;
+}
+
+void gg_listed_free(struct gg *g)
+{
+	for (size_t i = 0; i < g->nlisted; i++)
+		free(g->listed[i].out);
+	free(g->listed);
+	g->listed = NULL;
+	g->nlisted = g->caplisted = 0;
+	free(g->once);
+	g->once = NULL;
+	g->nonce = g->caponce = 0;
+}
+
 /* gg_check_kept_config() at include depth depth. */
 static void kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg, const char *dir,
 			const char *hooks_base, unsigned depth)
@@ -804,7 +856,7 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 	trusted = config_trusted(g, cfg);
 	if (!trusted || !file_mentions(dfd, name, follow, words) || !gg_config_once(g, cfg, hooks_base, dir))
 		return;
-	out = gg_config_list(g, cfg, &len, &why);
+	out = config_listed(g, cfg, &len, &why);
 	if (out == NULL)
 		return;
 	for (rec = out; gg_config_next(out, len, &rec, &r);) {
@@ -821,7 +873,6 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 			check_include(g, dir, inc, hooks_base, depth, trusted);
 		}
 	}
-	free(out);
 	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)))
 		return;
 	if (raw[0] != '/' && hooks_base == NULL) {
