@@ -419,23 +419,14 @@ void conn_h2_free(conn_t *c)
 		if (!s->audited && s->phase == H2S_FORWARD)
 			h2s_audit(s, "allow", h2s_answered(s) ? NULL : "passavant: the connection ended before the stream did",
 			      s->rule);
-		else if (!s->audited && s->phase == H2S_HEAD) {
+		else if (!s->audited && s->phase == H2S_HEAD)
 			/* Its head never came whole (the connection ended, a
-			 * CONTINUATION flood, an error): still one line, with
-			 * neither method nor path, never searched for real
-			 * values (round 14 of the attack). */
-			char reason[REASON_MAX];
-
-			free(s->method);
-			s->method = NULL;
-			free(s->path);
-			s->path = NULL;
-			(void)snprintf(reason, sizeof(reason),
-				       "passavant: HTTP/2 request to https://%s: the connection ended before the "
-				       "stream's head was complete",
-				       c->tgt.authority);
-			h2s_audit(s, "deny", reason, NULL);
-		}
+			 * CONTINUATION flood, an error): still one line
+			 * (round 14 of the attack). */
+			h2s_deny_unread(s, false,
+					"passavant: HTTP/2 request to https://%s: the connection ended before the "
+					"stream's head was complete",
+					c->tgt.authority);
 		s->cl_open = false;
 		s->up_open = false;
 		h2s_free(h, s);

@@ -150,6 +150,11 @@ void h2s_cut(struct h2s *s, enum cmask_dir d) NONNULL(1);
 bool h2s_answered(const struct h2s *s) NONNULL(1);
 /* The stream's audit line (once). */
 void h2s_audit(struct h2s *s, const char *decision, const char *reason, const char *rule) NONNULL(1, 2);
+/* The deny line of a stream whose method and path were never searched for
+ * real values (its head incomplete, or reset before it went upstream):
+ * neither is written (both are freed), the reason is fmt's, also on
+ * stderr when log. */
+void h2s_deny_unread(struct h2s *s, bool log, const char *fmt, ...) NONNULL(1, 3) __attribute__((format(printf, 3, 4)));
 /* The request body's data provider (s->req to the upstream). */
 ssize_t h2s_req_read(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
 		     uint32_t *data_flags, nghttp2_data_source *source, void *user_data);

@@ -631,22 +631,12 @@ int h2_down_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t c
 		}
 	} else if (!s->audited && s->phase == H2S_HEAD && code != NGHTTP2_NO_ERROR) {
 		/* Reset before its head was whole: nghttp2 refused it (RFC
-		 * 9113), or the client gave up. Still one line per stream;
-		 * the method and path were never searched for real values,
-		 * so neither is written. */
-		char reason[REASON_MAX];
-
-		free(s->method);
-		s->method = NULL;
-		free(s->path);
-		s->path = NULL;
-		(void)snprintf(reason, sizeof(reason),
-			       "passavant: malformed HTTP/2 request to https://%s: stream %d reset (%s) before its head "
-			       "was complete (RFC 9113: a connection-specific field, CR, LF or NUL in a value, a pseudo-"
-			       "header out of place, or the client's own reset)",
-			       h2s_conn(s)->tgt.authority, (int)stream_id, nghttp2_http2_strerror(code));
-		h2s_audit(s, "deny", reason, NULL);
-		log_info("%s", reason);
+		 * 9113), or the client gave up. Still one line per stream. */
+		h2s_deny_unread(s, true,
+				"passavant: malformed HTTP/2 request to https://%s: stream %d reset (%s) before its head "
+				"was complete (RFC 9113: a connection-specific field, CR, LF or NUL in a value, a pseudo-"
+				"header out of place, or the client's own reset)",
+				h2s_conn(s)->tgt.authority, (int)stream_id, nghttp2_http2_strerror(code));
 	}
 	if (!s->up_open)
 		h2s_free(h, s);

@@ -87,6 +87,23 @@ bool h2s_answered(const struct h2s *s)
 
 /* ---- audit ---------------------------------------------------------------- */
 
+void h2s_deny_unread(struct h2s *s, bool log, const char *fmt, ...)
+{
+	char reason[REASON_MAX];
+	va_list ap;
+
+	free(s->method);
+	s->method = NULL;
+	free(s->path);
+	s->path = NULL;
+	va_start(ap, fmt);
+	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	h2s_audit(s, "deny", reason, NULL);
+	if (log)
+		log_info("%s", reason);
+}
+
 /* The stream's audit line (once). */
 void h2s_audit(struct h2s *s, const char *decision, const char *reason, const char *rule)
 {
@@ -245,20 +262,11 @@ void h2s_reset(struct h2s *s, uint32_t code)
 	 * decided again, its fields gone. Its method and path may not
 	 * have been searched for real values: neither is written. */
 	if (s->phase == H2S_HEAD) {
-		if (!s->audited) {
-			char reason[REASON_MAX];
-
-			free(s->method);
-			s->method = NULL;
-			free(s->path);
-			s->path = NULL;
-			(void)snprintf(reason, sizeof(reason),
-				       "passavant: HTTP/2 request to https://%s: stream %d reset (%s) before it went "
-				       "upstream",
-				       h2s_conn(s)->tgt.authority, (int)s->cid, nghttp2_http2_strerror(code));
-			h2s_audit(s, "deny", reason, NULL);
-			log_info("%s", reason);
-		}
+		if (!s->audited)
+			h2s_deny_unread(s, true,
+					"passavant: HTTP/2 request to https://%s: stream %d reset (%s) before it went "
+					"upstream",
+					h2s_conn(s)->tgt.authority, (int)s->cid, nghttp2_http2_strerror(code));
 		s->phase = H2S_ANSWERED;
 	}
 	if (s->cl_open)

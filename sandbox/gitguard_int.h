@@ -70,7 +70,6 @@ struct gg {
 	/* A relative core.hooksPath of the global or system config ("" if
 	 * none): git takes it from the top of each work tree. */
 	char global_hooks[PATH_MAX];
-	bool global_hooks_trusted;   /* it came from a config there at the start */
 	/* Configs read for their references in this walk, each once per
 	 * work tree (gg_config_once()); and how many git runs that took. */
 	struct gg_once {

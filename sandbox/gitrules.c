@@ -109,23 +109,34 @@ static const struct {
 	{"submodule", true, "branch"},
 };
 
-/* Does the directory path hold what makes a git directory (HEAD, and
- * objects or commondir), or a config with objects and refs (one HEAD
- * away from it)? */
-static bool looks_gitdir(const char *path)
+/* Does the directory path have what git needs of a git directory (HEAD,
+ * and objects or commondir), or, wide, also objects, refs and a config
+ * (one HEAD away from one)? */
+static bool gitdir_at(const char *path, bool wide)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool head, objects, yes;
+	bool objects, yes;
 
 	if (fd < 0)
 		return false;
-	head = faccessat(fd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 	objects = faccessat(fd, "objects", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-	yes = (head && (objects || faccessat(fd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0)) ||
-	      (objects && faccessat(fd, "refs", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	yes = (faccessat(fd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (objects || faccessat(fd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0)) ||
+	      (wide && objects && faccessat(fd, "refs", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       faccessat(fd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	(void)close(fd);
 	return yes;
+}
+
+/* What git takes for a git directory, and what is one HEAD away. */
+static bool gitdir_shape(const char *path)
+{
+	return gitdir_at(path, false);
+}
+
+static bool looks_gitdir(const char *path)
+{
+	return gitdir_at(path, true);
 }
 
 /*
@@ -139,22 +150,6 @@ static bool looks_gitdir(const char *path)
  * (`$HOME`: a later checkout on the host writes the committed files
  * there), it is not.
  */
-/* Does the directory path have what git needs of a git directory: HEAD,
- * and objects or commondir? */
-static bool gitdir_shape(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool yes;
-
-	if (fd < 0)
-		return false;
-	yes = faccessat(fd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
-	      (faccessat(fd, "objects", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	       faccessat(fd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
-	(void)close(fd);
-	return yes;
-}
-
 static bool submodule_worktree(const char *gitdir, const char *val, size_t vlen)
 {
 	const char *mod = strstr(gitdir, "/.git/modules/");
@@ -463,20 +458,20 @@ enum hooks_new {
 /*
  * How a hooks directory a kept config leads to (target, resolved) is
  * taken: another one than at the start (swapped by a rename or a link:
- * round 11) counts as new whole, when the config was there at the start
- * (trusted). One with a git directory's shape (named .git, HEAD with
+ * round 11) counts as new whole (only configs there at the start are
+ * followed: kept_config()). One with a git directory's shape (named .git, HEAD with
  * objects or commondir) gets every entry git runs as a hook moved aside,
  * not its HEAD, objects or config: the shape is the command's to choose
  * (round 14 of the attack staged `stage/HEAD`, `stage/objects` beside
  * the hook to keep the rule off).
  */
-static enum hooks_new swapped_hooks(struct gg *g, const char *target, bool trusted)
+static enum hooks_new swapped_hooks(struct gg *g, const char *target)
 {
 	const char *slash = strrchr(target, '/');
 
-	if (!trusted || !gg_ref_new(g, target))
+	if (!gg_ref_new(g, target))
 		return HOOKS_CHANGED;
-	if (looks_gitdir(target) || gitdir_shape(target) || (slash != NULL && strcmp(slash, "/.git") == 0))
+	if (looks_gitdir(target) || (slash != NULL && strcmp(slash, "/.git") == 0))
 		return HOOKS_ALL_NAMED;
 	return HOOKS_ALL;
 }
@@ -567,7 +562,7 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 			 * it points to may have changed, or been swapped for a
 			 * directory staged elsewhere (by a rename or a link on
 			 * its way): then all of it counts as new. */
-			check_hooks_dir(g, hfd, real, swapped_hooks(g, real, true));
+			check_hooks_dir(g, hfd, real, swapped_hooks(g, real));
 			(void)close(hfd);
 		}
 		return;
@@ -701,7 +696,7 @@ static bool fresh_link_on(const struct gg *g, const char *path)
  * gg_check_kept_config()'s.
  */
 static void check_include(struct gg *g, const char *base, const char *value, const char *hooks_base,
-			  unsigned depth, bool trusted)
+			  unsigned depth)
 {
 	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX], written[PATH_MAX], wdir[PATH_MAX];
 	const char *slash, *wslash;
@@ -733,7 +728,7 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 	 * staged elsewhere, reached now through a directory renamed or
 	 * linked into the include's way: round 11 of the attack). */
 	if (writable && g->record == NULL &&
-	    ((trusted && gg_ref_new(g, target)) || gg_changed(g, dfd, slash + 1) || fresh_link_on(g, written)))
+	    (gg_ref_new(g, target) || gg_changed(g, dfd, slash + 1) || fresh_link_on(g, written)))
 		check_config(g, dfd, dir, slash + 1);
 	else
 		kept_config(g, dfd, slash + 1, false, target, wdir[0] ? wdir : "/", hooks_base, depth + 1);
@@ -742,7 +737,7 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 
 /* A core.hooksPath value from base: when it is a directory under the
  * roots, the hooks written there in the session are moved aside. */
-static void check_hooks_path(struct gg *g, const char *base, const char *value, bool trusted)
+static void check_hooks_path(struct gg *g, const char *base, const char *value)
 {
 	char target[PATH_MAX];
 	struct stat st;
@@ -760,12 +755,9 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value, 
 		return;
 	/* Another directory than at the session's start (round 11 of the
 	 * attack: `mv .githooks old && mv staged .githooks`, hooks written
-	 * in an earlier session): every hook in it counts as new. Only
-	 * when the config that leads there was there at the start too
-	 * (trusted): a config of the command's must not make the check
-	 * move aside what it names (`.git`, a home directory: round 13's
-	 * review); and never a git directory, or one named .git, whole. */
-	check_hooks_dir(g, hfd, target, swapped_hooks(g, target, trusted));
+	 * in an earlier session): every hook in it counts as new
+	 * (swapped_hooks()). */
+	check_hooks_dir(g, hfd, target, swapped_hooks(g, target));
 	(void)close(hfd);
 }
 
@@ -845,7 +837,6 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 	char value[PATH_MAX] = "", raw[PATH_MAX];
 	const char *why, *rec;
 	struct gg_rec r;
-	bool trusted;
 	size_t len;
 	char *out;
 
@@ -853,8 +844,8 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 	 * command wrote (or swapped in) is its git directory's check's, and
 	 * following it would let it choose what the check moves aside
 	 * (round 13's review: core.hooksPath = the work tree moved .git). */
-	trusted = config_trusted(g, cfg);
-	if (!trusted || !file_mentions(dfd, name, follow, words) || !gg_config_once(g, cfg, hooks_base, dir))
+	if (!config_trusted(g, cfg) || !file_mentions(dfd, name, follow, words) ||
+	    !gg_config_once(g, cfg, hooks_base, dir))
 		return;
 	out = config_listed(g, cfg, &len, &why);
 	if (out == NULL)
@@ -870,7 +861,7 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 
 			memcpy(inc, r.val, r.vlen);
 			inc[r.vlen] = '\0';
-			check_include(g, dir, inc, hooks_base, depth, trusted);
+			check_include(g, dir, inc, hooks_base, depth);
 		}
 	}
 	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)))
@@ -879,10 +870,9 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 		/* The global config's: relative to every work tree, checked
 		 * with each repository (gg_check_global_hooks()). */
 		memcpy(g->global_hooks, raw, strlen(raw) + 1);
-		g->global_hooks_trusted = trusted;
 		return;
 	}
-	check_hooks_path(g, hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw, trusted);
+	check_hooks_path(g, hooks_base != NULL && hooks_base[0] ? hooks_base : "/", raw);
 }
 
 /*
@@ -910,7 +900,7 @@ static bool config_trusted(struct gg *g, const char *cfg)
 void gg_check_global_hooks(struct gg *g, const char *base)
 {
 	if (g->global_hooks[0] != '\0')
-		check_hooks_path(g, base, g->global_hooks, g->global_hooks_trusted);
+		check_hooks_path(g, base, g->global_hooks);
 }
 
 /* Is dir's last component name? */
@@ -1255,14 +1245,13 @@ void gg_check_env_config(struct gg *g)
 				/* Relative: from every work tree, as the global
 				 * config's. */
 				snprintf(g->global_hooks, sizeof(g->global_hooks), "%s", raw);
-				g->global_hooks_trusted = true;
 			} else {
-				check_hooks_path(g, "/", raw, true);
+				check_hooks_path(g, "/", raw);
 			}
 		} else if (strcasecmp(k, "include.path") == 0 ||
 			   (strncasecmp(k, "includeif.", 10) == 0 && strlen(k) > 15 &&
 			    strcasecmp(k + strlen(k) - 5, ".path") == 0)) {
-			check_include(g, "/", v, NULL, 0, true);
+			check_include(g, "/", v, NULL, 0);
 		}
 	}
 }
@@ -1426,7 +1415,7 @@ void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type)
 	 * commondir): a later session could complete it, and through it
 	 * this work tree would lead the check to a config of the
 	 * command's (round 13's review). */
-	if (!looks_gitdir(target) || !gitdir_shape(target)) {
+	if (!gitdir_shape(target)) {
 		gg_quarantine(g, dfd, g->path, ".git", "gitdir: (points at a directory that is no git directory)");
 		return;
 	}
