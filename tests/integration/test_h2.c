@@ -1750,6 +1750,40 @@ static void test_malformed(void)
 		nothing_reached(rec, "t=mfbig", "an oversized header list");
 		free(rec);
 		free(out);
+
+		/* The same refusal before any search for real values: a
+		 * real value as the method and in :path is written in no
+		 * answer, audit field or message (the sweep at the end
+		 * reads stderr). */
+		big = calloc(1, 12400);
+		CU_ASSERT_FATAL(big != NULL);
+		{
+			size_t bmark = test_file_size(px.audit);
+			char *audit;
+
+			snprintf(big, 12400, "{\"method\":\"%s\",\"path\":\"/echo?t=mfreal&tok=%s\",\"headers\":[[\"x-big\",\"",
+				 real_tok, real_tok);
+			memset(big + strlen(big), 'a', 12000 - 100);
+			snprintf(big + strlen(big), 12400 - strlen(big), "\"]]}");
+			mark = test_file_size(p_h2rec);
+			rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", big, "{\"path\":\"/hello?t=mfrok\"}",
+				 NULL);
+			free(big);
+			ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+			want_status(out, 3, 200, "the stream after an oversized head holding real values");
+			no_real_in(out, "the answer to an oversized head holding real values");
+			rec = test_file_since(p_h2rec, mark);
+			nothing_reached(rec, "t=mfreal", "an oversized head holding real values");
+			free(rec);
+			for (int i = 0; i < 50 && audit_count(px.audit, bmark, "\"status\":431", NULL) == 0; i++)
+				usleep(100 * 1000);
+			audit = test_file_since(px.audit, bmark);
+			ROW(audit != NULL && strstr(audit, "\"status\":431") != NULL,
+			    "no audit line with status 431 for the oversized head:\n%s", audit ? audit : "");
+			no_real_in(audit, "the audit line of an oversized head holding real values");
+			free(audit);
+			free(out);
+		}
 	}
 }
 
