@@ -33,6 +33,7 @@
 #define Y POLICY_MAND_SYSTEM
 #define D POLICY_MAND_WS_IF_DIR
 #define E POLICY_MAND_WS_EXISTING
+#define P POLICY_MAND_WS_POINTER
 
 /*
  * The credential stores (SPEC §3.6), by category: unreadable, and
@@ -513,7 +514,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".config/zed", W, H, "Zed tasks and language server commands"},
 	{".gitmodules", W, S, "submodule URLs and update commands"},
 	{".lazygit.yml", W, S, "lazygit repository config: custom commands and pager"},
-	{".jj/repo/config.toml", W, S | D, "Jujutsu repository config: aliases, pager and diff tools"},
+	{".jj/repo/config.toml", W, S | D | P, "Jujutsu repository config: aliases, pager and diff tools"},
 	{".jj/workspace-config.toml", W, S | D, "Jujutsu workspace config: aliases, pager and diff tools"},
 	{".envrc.local", W, S, "sourced by the usual .envrc (direnv source_env_if_exists)"},
 };
@@ -525,6 +526,7 @@ static const struct policy_mandatory mandatory[] = {
 #undef Y
 #undef D
 #undef E
+#undef P
 
 /* Contract in policy.h: the stores first, then the write-only rows. */
 size_t policy_mandatory_count(void)

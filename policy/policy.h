@@ -428,6 +428,11 @@ enum { POLICY_MAND_WS_IF_DIR = 1u << 3 };
  * Python's own module from every python3 started in that directory); one
  * created in the session is moved aside after it. */
 enum { POLICY_MAND_WS_EXISTING = 1u << 4 };
+/* With WORKSPACE: the row's directory may be a file naming that directory
+ * elsewhere (Jujutsu's `.jj/repo` in a second workspace): such a file made
+ * or changed in the session is moved aside too (`run`'s post-run check),
+ * where another file on a row's way is nothing any tool reads. */
+enum { POLICY_MAND_WS_POINTER = 1u << 5 };
 
 struct policy_mandatory {
 	const char *path;  /* relative, e.g. ".ssh", ".config/git", ".vscode" */

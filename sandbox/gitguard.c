@@ -150,11 +150,46 @@ static unsigned char ctl_match(const struct gg *g, const char *dirrel, const cha
  * a row's way only a symlink counts (".claude" pointing at a directory of
  * settings elsewhere); a plain file there is nothing an editor reads.
  */
+/*
+ * The pointer row (sbx_ctl_path.pointer) whose directory is the entry
+ * name of g->path's directory, its path relative to where the rows start
+ * at reloff of g->path + "/" + name; NULL if none is.
+ */
+static const struct sbx_ctl_path *pointer_row(const struct gg *g, const char *name, size_t reloff)
+{
+	size_t pl = strlen(g->path), nl = strlen(name);
+
+	for (const struct sbx_ctl_path *p = g->ctl; p != NULL && p->path != NULL; p++) {
+		const char *r = p->path;
+
+		if (!p->pointer)
+			continue;
+		/* r is dirrel/name/last, dirrel being g->path from reloff */
+		if (reloff <= pl) {
+			size_t dl = pl - reloff;
+
+			if (strncmp(r, g->path + reloff, dl) != 0 || r[dl] != '/')
+				continue;
+			r += dl + 1;
+		}
+		if (strncmp(r, name, nl) == 0 && r[nl] == '/' && strchr(r + nl + 1, '/') == NULL)
+			return p;
+	}
+	return NULL;
+}
+
 static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t n, bool fresh_way)
 {
 	for (size_t i = 0; i < n; i++) {
+		const struct sbx_ctl_path *ptr = NULL;
+
+		/* A file where a pointer row has its directory names that
+		 * directory elsewhere (jj's .jj/repo): it counts as the
+		 * row itself. */
+		if (ents[i].how == CTL_WAY && ents[i].type == DT_REG)
+			ptr = pointer_row(g, ents[i].name, ents[i].reloff);
 		if (ents[i].how == CTL_NONE || ents[i].type == DT_DIR ||
-		    (ents[i].how == CTL_WAY && ents[i].type != DT_LNK) ||
+		    (ents[i].how == CTL_WAY && ents[i].type != DT_LNK && ptr == NULL) ||
 		    strstr(ents[i].name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
 			continue;
 		/* A file written in an earlier session under a harmless
@@ -163,7 +198,9 @@ static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t
 		 * its row's way changed in the session counts for it. */
 		if (fresh_way || gg_changed(g, fd, ents[i].name))
 			gg_quarantine(g, fd, g->path, ents[i].name,
-				   ents[i].row->kind != NULL ? ents[i].row->kind : "settings that run commands");
+				   ptr != NULL		     ? "a pointer to a directory of settings that run commands"
+				   : ents[i].row->kind != NULL ? ents[i].row->kind
+							       : "settings that run commands");
 	}
 }
 

@@ -317,6 +317,10 @@ struct sbx_ctl_path {
 	 * there (the host's own editor) is not spread to what the row's
 	 * directories hold. */
 	bool if_dir;
+	/* The row's directory may be a file naming it elsewhere (jj's
+	 * `.jj/repo`): such a file made or changed in the session counts
+	 * as the row itself. */
+	bool pointer;
 };
 
 /* Work done by one sbx_gitguard_check(). */

@@ -1005,6 +1005,8 @@ static void test_tool_configs_in_repo(void)
 		"/work/.git/modules/s/lazygit.yml: lazygit repository config",
 		"/work/n/.lazygit.yml: editor or agent settings",
 		"/work/j/.jj/repo/config.toml: editor or agent settings",
+		"/work/k/.jj/repo: a pointer to a directory of settings",
+		"/work/.jj/repo: a pointer to a directory of settings",
 		NULL};
 	struct gcase c;
 
@@ -1015,6 +1017,9 @@ static void test_tool_configs_in_repo(void)
 				 "git init -q n && printf \"$P\" > n/.git/lazygit.yml && printf \"$P\" > n/.lazygit.yml && "
 				 "printf \"$P\" > .git/modules/s/lazygit.yml && "
 				 "mkdir -p j/.jj/repo && printf '[ui]\\npager = \"touch $M/jj\"\\n' > j/.jj/repo/config.toml && "
+				 "mkdir -p k/.jj /tmp/jjr /tmp/jjr2 .jj bin/mise && echo /tmp/jjr > k/.jj/repo && "
+				 "echo /tmp/jjr2 > .jj/repo && echo x > mise && echo x > k/repo && "
+				 "printf '[ui]\\npager = \"touch $M/jjp\"\\n' > /tmp/jjr/config.toml && "
 				 "if printf \"$P\" > .lazygit.yml 2>/dev/null; then echo TOP-WRITTEN; fi",
 				 NULL) == 0);
 	expect_safe(&c, want);
@@ -1022,6 +1027,13 @@ static void test_tool_configs_in_repo(void)
 	CU_ASSERT(!exists(&c, "work/.lazygit.yml"));
 	CU_ASSERT(exists(&c, "work/.git/lazygit.yml.passavant-quarantine"));
 	CU_ASSERT(!exists(&c, "work/.git/lazygit.yml"));
+	/* jj's second workspace: .jj/repo a file naming the repository
+	 * elsewhere (round 13: not followed); any other file on a row's
+	 * way stays */
+	CU_ASSERT(!exists(&c, "work/k/.jj/repo"));
+	CU_ASSERT(!exists(&c, "work/.jj/repo"));
+	CU_ASSERT(exists(&c, "work/mise") && exists(&c, "work/k/repo") && exists(&c, "work/bin/mise"));
+	CU_ASSERT(!test_has(c.err, "/work/mise") && !test_has(c.err, "/work/k/repo:"));
 	gcase_free(&c);
 }
 
