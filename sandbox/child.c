@@ -99,6 +99,14 @@ NORETURN static void run_command(const struct sbx_plan *pl)
 	 * no_new_privs (already set, idempotent). */
 	if (sbx_caps_nnp_pdeathsig(err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
+	/* The pipes in place of the host files at fds 0-2 (stdio.c): dup2
+	 * drops CLOEXEC on the copy, the original closes at exec. */
+	for (int i = 0; i < 3; i++) {
+		if (pl->stdio_fd[i] >= 0 && dup2(pl->stdio_fd[i], i) < 0) {
+			errbuf_set_errno(err, sizeof(err), errno, "cannot put the copy's pipe at fd %d", i);
+			child_fail(pl, 125, err);
+		}
+	}
 	/* Denied paths that do not exist yet stay unreadable should they
 	 * appear (unseen.c): listed with our capabilities still held, in
 	 * the final view, before the command's first file. */

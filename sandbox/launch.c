@@ -110,8 +110,11 @@ static void child_failed(struct launch *l, int errnum, const char *what, char *e
  * byte travels on the socket, not a pipe, so that a child that died early
  * costs us an EPIPE, not a SIGPIPE. 0 or -1 with err set.
  */
-static int launch_clone(struct launch *l, char *err, size_t errlen)
+static int launch_clone(struct launch *l, struct sbx *s, char *err, size_t errlen)
 {
+	if (sbx_stdio_guard(&s->io, err, errlen) < 0)
+		return -1;
+	memcpy(l->pl.stdio_fd, s->io.child_fd, sizeof(l->pl.stdio_fd));
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sp) < 0 ||
 	    pipe2(l->errp, O_CLOEXEC) < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot create the sandbox's channels");
@@ -134,6 +137,7 @@ static int launch_clone(struct launch *l, char *err, size_t errlen)
 	}
 	sbx_close_fd(&l->sp[1]);
 	sbx_close_fd(&l->errp[1]);
+	sbx_stdio_close(&s->io);
 	return 0;
 }
 
@@ -352,6 +356,8 @@ static void launch_end(struct launch *l, struct sbx *s, bool failed)
 		sbx_close_fd(&s->icpt6_fd);
 		sbx_close_fd(&s->dns_fd);
 		sbx_placeholders_remove(s->ph, s->n_ph);
+		sbx_stdio_close(&s->io);
+		(void)sbx_stdio_end(&s->io);
 		free(s);
 	}
 }
@@ -391,10 +397,14 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	s->icpt6_fd = -1;
 	s->dns_fd = -1;
 	s->status = -1;
+	for (int i = 0; i < 3; i++) {
+		s->io.child_fd[i] = -1;
+		s->io.pump[i] = -1;
+	}
 	/* 1. Everything that allocates or needs the host's view; 2. the
 	 * channels and the clone; 3. the maps, "go", the sockets, the rules,
 	 * the report. */
-	if (launch_plan(cfg, &l, s, err, errlen) < 0 || launch_clone(&l, err, errlen) < 0)
+	if (launch_plan(cfg, &l, s, err, errlen) < 0 || launch_clone(&l, s, err, errlen) < 0)
 		goto fail;
 	s->pid = l.pid;
 	if (launch_handshake(&l, s, err, errlen) < 0)

@@ -92,7 +92,29 @@ struct sbx_plan {
 	int sock;                 /* SOCK_SEQPACKET: "maps ready" in, fds out,
 				     "release" in (hold) */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */
+	int stdio_fd[3];          /* -1, or the pipe to put at fd i (stdio.c) */
 };
+
+/*
+ * stdio.c (parent, before the clone): fds 0-2 as the command gets them.
+ * child_fd[i] is -1 (fd i is passed as it is) or the pipe end the child
+ * puts in its place; pump[i] the process copying between that pipe and
+ * the file, or -1.
+ */
+struct sbx_stdio {
+	int child_fd[3];
+	pid_t pump[3];
+};
+
+/* Judges fds 0-2 and starts a copy for each that names a file the
+ * command could reopen on the host's mount (stdio.c says which). 0, or
+ * -1 with err set (a directory: refused) and nothing left running. */
+int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+/* Closes the child's ends (the parent's copies, after the clone). */
+void sbx_stdio_close(struct sbx_stdio *io) NONNULL(1);
+/* After the sandbox ended: the input copy is killed, the output copies
+ * are waited for (all written). 0, or -1 when one could not be reaped. */
+int sbx_stdio_end(struct sbx_stdio *io) NONNULL(1);
 
 /* A failure report on the err pipe: exit status the parent should give
  * (125 setup, 126/127 exec) and a NUL-terminated one-line message. */
@@ -113,6 +135,7 @@ struct sbx {
 	struct sbx_placeholder *ph; /* made on the host, removed after */
 	size_t n_ph;
 	size_t n_unguarded;         /* sbx_unseen_unguarded() */
+	struct sbx_stdio io;        /* the copies of fds 0-2 (stdio.c) */
 };
 
 /*

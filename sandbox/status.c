@@ -99,6 +99,9 @@ int sbx_kill(struct sbx *s, int sig)
 /* After the sandbox ended: the placeholders go. */
 static void finish(struct sbx *s)
 {
+	/* What the command wrote reaches its file before anything of ours
+	 * that follows (the checks' messages). */
+	(void)sbx_stdio_end(&s->io);
 	sbx_placeholders_remove(s->ph, s->n_ph);
 	s->ph = NULL;
 	s->n_ph = 0;

@@ -1395,6 +1395,94 @@ static void test_stray_fds(void)
 	close(fd);
 }
 
+/*
+ * Starts argv (base config) with fds 0-2 as given (-1: the test's own),
+ * waits, and returns sbx_wait()'s status, or -125 with err set.
+ */
+static int run_stdio(char *const *argv, int in, int out, int errfd, char *err, size_t errlen)
+{
+	struct sbx_config cfg;
+	struct sbx *s = NULL;
+	int want[3] = {in, out, errfd}, saved[3], rc, fd;
+
+	base_config(&cfg, argv);
+	fflush(stdout);
+	fflush(stderr);
+	for (int i = 0; i < 3; i++) {
+		saved[i] = dup(i);
+		CU_ASSERT_FATAL(saved[i] >= 0);
+		if (want[i] >= 0)
+			CU_ASSERT_FATAL(dup2(want[i], i) == i);
+	}
+	rc = sbx_start(&cfg, &s, err, errlen);
+	for (int i = 0; i < 3; i++) {
+		CU_ASSERT_FATAL(dup2(saved[i], i) == i);
+		close(saved[i]);
+	}
+	if (rc < 0)
+		return -125;
+	fd = sbx_take_listen_fd(s);
+	rc = sbx_wait(s);
+	if (fd >= 0)
+		close(fd);
+	sbx_free(s);
+	return rc;
+}
+
+/*
+ * Round 15 of the attack: a host file given as standard input was
+ * reopened for writing through /proc/self/fd/0 (the link names the file
+ * on the host's mount, not the sandbox's read-only view), as was any
+ * file given as output. The command gets pipes, copied by passavant:
+ * the file stays as it was, every line written reaches the output file,
+ * in order when output and error share it; a directory is refused.
+ */
+static void test_stdio_files(void)
+{
+	char victim[PATH_MAX], outf[PATH_MAX], err[512];
+	char *argv[] = {"/bin/sh", "-c",
+			"echo PWN >> /proc/self/fd/0; cat; for i in 1 2 3; do echo o$i; echo e$i >&2; done; "
+			"readlink /proc/self/fd/0 /proc/self/fd/1 | grep -c '^pipe:'",
+			NULL};
+	char *lsargv[] = {"/bin/cat", NULL};
+	char *text;
+	int in, out, rc;
+
+	SKIP_IF_NEEDED();
+	at(victim, "stdin-victim.txt");
+	at(outf, "stdio-out.txt");
+	CU_ASSERT_FATAL(mkfile(victim, "original\n") == 0);
+	in = open(victim, O_RDONLY | O_CLOEXEC);
+	out = open(outf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	CU_ASSERT_FATAL(in >= 0 && out >= 0);
+	rc = run_stdio(argv, in, out, out, err, sizeof(err));
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc == -125)
+		fprintf(stderr, "sbx_start failed: %s\n", err);
+	close(in);
+	close(out);
+	text = test_read_file(victim, NULL);
+	CU_ASSERT(text != NULL && strcmp(text, "original\n") == 0);
+	if (text != NULL && strcmp(text, "original\n") != 0)
+		fprintf(stderr, "\n    the host file given as standard input now holds:\n%s\n", text);
+	free(text);
+	text = test_read_file(outf, NULL);
+	/* What the command wrote into the stdin pipe it reads back; the
+	 * order of output and error is kept (one pipe). */
+	CU_ASSERT(text != NULL && strstr(text, "original\nPWN\no1\ne1\no2\ne2\no3\ne3\n2\n") != NULL);
+	if (text == NULL || strstr(text, "o1\ne1\no2\ne2\no3\ne3\n2\n") == NULL)
+		fprintf(stderr, "\n    the output file holds:\n%s\n", text != NULL ? text : "(nothing)");
+	free(text);
+
+	/* A directory as standard input: refused before the command runs. */
+	in = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CU_ASSERT_FATAL(in >= 0);
+	rc = run_stdio(lsargv, in, -1, -1, err, sizeof(err));
+	close(in);
+	CU_ASSERT_EQUAL(rc, -125);
+	CU_ASSERT(strstr(err, "standard input is a directory") != NULL);
+}
+
 static void test_env(void)
 {
 	static const char *add[] = { "PV_ADDED=yes", "HTTPS_PROXY=http://127.0.0.1:3128", NULL };
@@ -1727,6 +1815,7 @@ TEST_REGISTRAR(register_sandbox)
 	s = test_suite("sandbox_proc", suite_init, suite_cleanup);
 	test_add(s, "PID namespace", test_pid_namespace);
 	test_add(s, "no stray fds", test_stray_fds);
+	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
 	test_add(s, "environment additions and removals", test_env);
 	s = test_suite("sandbox_status", suite_init, suite_cleanup);
 	test_add(s, "exit statuses 0 3 137 127 126 125", test_exit_statuses);
