@@ -432,6 +432,9 @@ static const struct policy_mandatory mandatory[] = {
 	{".kiro/settings", W, H | S, "Kiro MCP servers"},
 	{".kiro/hooks", W, S, "Kiro agent hooks"},
 	{".roo/mcp.json", W, S, "Roo Code MCP servers"},
+	{".kilocode/mcp.json", W, S | D, "Kilo Code MCP servers"},
+	{".junie/mcp", W, S | D, "Junie MCP servers"},
+	{".amp/settings.json", W, S | D, "Amp workspace settings: MCP servers and permissions"},
 	{".amazonq/mcp.json", W, S, "Amazon Q MCP servers"},
 	{".continue", W, H | S, "Continue MCP servers and commands"},
 	{"opencode.json", W, S, "opencode MCP servers and commands"},
@@ -448,8 +451,6 @@ static const struct policy_mandatory mandatory[] = {
 	{".lefthook.yaml", W, S, "lefthook hook commands"},
 	{"lefthook-local.yml", W, S, "lefthook hook commands"},
 	{".lefthook-local.yml", W, S, "lefthook hook commands"},
-	{".lefthook", W, S, "lefthook hook scripts"},
-	{".lefthook-local", W, S, "lefthook local hook scripts"},
 	{"lefthook.toml", W, S, "lefthook hook commands"},
 	{".lefthook.toml", W, S, "lefthook hook commands"},
 	{"lefthook.json", W, S, "lefthook hook commands"},
@@ -457,6 +458,19 @@ static const struct policy_mandatory mandatory[] = {
 	{"lefthook-local.yaml", W, S, "lefthook hook commands"},
 	{"lefthook-local.toml", W, S, "lefthook hook commands"},
 	{"lefthook-local.json", W, S, "lefthook hook commands"},
+	/* lefthook reads lefthook, .lefthook, .config/lefthook and their
+	 * -local twins, each as .yml, .yaml, .json, .jsonc or .toml. The
+	 * usual names are rows (covered at the top); the patterns catch the
+	 * rest where they are made (round 15 of the attack: .lefthook-local.yaml
+	 * and the .jsonc names were on no row). */
+	{"lefthook.*", W, S, "lefthook hook commands"},
+	{".lefthook.*", W, S, "lefthook hook commands"},
+	{"lefthook-local.*", W, S, "lefthook hook commands"},
+	{".lefthook-local.*", W, S, "lefthook hook commands"},
+	{".config/lefthook.*", W, S | D, "lefthook hook commands"},
+	{".config/lefthook-local.*", W, S | D, "lefthook hook commands"},
+	{".lefthook", W, S, "lefthook hook scripts"},
+	{".lefthook-local", W, S, "lefthook local hook scripts"},
 	{".husky", W, S, "husky hook scripts"},
 	{".huskyrc", W, S, "husky 4 hook commands"},
 	{".huskyrc.json", W, S, "husky 4 hook commands"},

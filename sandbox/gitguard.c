@@ -561,6 +561,15 @@ static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 	}
 }
 
+/* Whether g->path is one of the roots (a nested one included). */
+static bool is_root(const struct gg *g)
+{
+	for (const char *const *r = g->roots; *r != NULL; r++)
+		if (strcmp(*r, g->path) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Walks the directory g->path (parentfd/name when parentfd >= 0, else
  * reopened from the root): checks it if it is a git directory, checks a
@@ -633,6 +642,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	if (sc.dotgit == DT_REG)
 		gg_check_worktree_side(g, fd);
 	check_ctl_files(g, fd, sc.ents, sc.n, fresh_way);
+	if (is_root(g))
+		gg_check_py_shadow(g, fd);
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row
 	 * the mount plan covered read-only: the command could not write

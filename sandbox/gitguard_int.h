@@ -130,6 +130,11 @@ void gg_check_env_config(struct gg *g);
  * and what git listed of them). */
 void gg_listed_free(struct gg *g);
 
+/* pyshadow.c: at the top of a writable tree (g->path, open as fd), the
+ * modules Python's prompt imports from there, made or changed in the
+ * session, are moved aside. */
+void gg_check_py_shadow(struct gg *g, int fd);
+
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);
 ssize_t gg_read_small(int dfd, const char *name, char *buf, size_t len);

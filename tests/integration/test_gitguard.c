@@ -1038,6 +1038,49 @@ static void test_tool_configs_in_repo(void)
 }
 
 /*
+ * Round 15 of the attack: Python's prompt, opened in a directory, imports
+ * modules from it first: 3.13's _pyrepl and what it imports in turn
+ * (code, traceback, _colorize, unicodedata, ...), 3.10's rlcompleter's
+ * (inspect, ast, ...). Each made or changed in the session at the top of
+ * a writable tree, as a module, a compiled one or a package, is moved
+ * aside; a project's own older one and one in a subdirectory stay. With
+ * a python3.13 on the host, its prompt runs nothing planted.
+ */
+static void test_python_prompt_modules(void)
+{
+	static const char *const want[] = {
+		"/work/code.py: a module Python's prompt imports",
+		"/work/traceback.pyc: a module Python's prompt imports",
+		"/work/_colorize.cpython-313-x86_64-linux-gnu.so: a module",
+		"/work/unicodedata.py: a module",
+		"/work/re/__init__.py: a package Python's prompt imports",
+		"/work/_pyrepl/__init__.py: a package",
+		"/work/enum/__init__.py: a package",
+		NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "printf 'x = 1\\n' > work/types.py && mkdir -p work/sub work/enum && "
+				 "touch work/enum/__init__.py",
+				 NULL, NULL,
+				 "P='import os\\nopen(os.environ[\"M\"] + \"/py\", \"w\")\\n' && "
+				 "for f in code.py unicodedata.py sub/code.py mymod.py; do printf \"$P\" > $f; done && "
+				 "printf \"$P\" > traceback.pyc && printf \"$P\" > _colorize.cpython-313-x86_64-linux-gnu.so && "
+				 "mkdir -p re _pyrepl && printf \"$P\" > re/__init__.py && printf \"$P\" > _pyrepl/__init__.py && "
+				 "printf \"$P\" >> enum/__init__.py",
+				 "cd work && for py in python3.13 python3; do command -v $py >/dev/null && "
+				 "command -v script >/dev/null && "
+				 "printf 'exit()\\n' | timeout 10 script -qc \"$py\" /dev/null >/dev/null 2>&1; "
+				 "done; true") == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/code.py.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/types.py") && exists(&c, "work/sub/code.py") && exists(&c, "work/mymod.py"));
+	CU_ASSERT(!test_has(c.err, "/work/types.py") && !test_has(c.err, "/work/sub/code.py") &&
+		  !test_has(c.err, "/work/mymod.py"));
+	gcase_free(&c);
+}
+
+/*
  * Round 11 of the attack: a directory a kept config leads to, swapped in a
  * later session for one staged earlier where nothing checked it. The
  * user's core.hooksPath = .githooks: hooks staged in tools/ci, then
@@ -1426,17 +1469,26 @@ static void test_nested_settings_more(void)
 					   "/work/a/.lintstagedrc.json: ", "/work/a/lint-staged.config.mjs: ",
 					   "/work/a/.huskyrc.yml: ", "/work/a/commitlint.config.js: ",
 					   "/work/a/.lefthook-local/pre-commit: ", "/work/a/crush.json: ",
-					   "/work/a/.envrc.local: ", NULL};
+					   "/work/a/.envrc.local: ",
+					   /* round 15: lefthook's other names, three
+					    * more agents' MCP settings, at the top too */
+					   "/work/a/.lefthook-local.yaml: ", "/work/a/lefthook.jsonc: ",
+					   "/work/a/.config/lefthook-local.toml: ", "/work/a/.kilocode/mcp.json: ",
+					   "/work/a/.junie/mcp/mcp.json: ", "/work/a/.amp/settings.json: ",
+					   "/work/.lefthook-local.yaml: ", "/work/.lefthook.jsonc: ", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
 				 "mkdir -p a/.husky a/.kiro/settings a/.roo a/.claude/hooks a/.codex a/.lefthook-local && "
-				 "cd a && "
+				 "mkdir -p a/.config a/.kilocode a/.junie/mcp a/.amp && "
+				 "echo x > .lefthook-local.yaml && echo x > .lefthook.jsonc && cd a && "
 				 "for f in x.code-workspace .pre-commit-config.yaml lefthook.yml .husky/pre-commit "
 				 ".envrc .kiro/settings/mcp.json .roo/mcp.json opencode.json .claude/hooks/h.sh "
 				 ".codex/config.toml .nvim.lua .lintstagedrc.json lint-staged.config.mjs .huskyrc.yml "
-				 "commitlint.config.js .lefthook-local/pre-commit crush.json .envrc.local; "
+				 "commitlint.config.js .lefthook-local/pre-commit crush.json .envrc.local "
+				 ".lefthook-local.yaml lefthook.jsonc .config/lefthook-local.toml .kilocode/mcp.json "
+				 ".junie/mcp/mcp.json .amp/settings.json; "
 				 "do echo x > $f; done; echo x > notes.md",
 				 NULL) == 0);
 	expect_safe(&c, want);
@@ -1735,6 +1787,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "links and FIFOs inside a git directory (reflog, FETCH_HEAD, a linked logs/refs)",
 		 test_links_in_gitdir);
 	test_add(s, "lazygit's and Jujutsu's repository configs", test_tool_configs_in_repo);
+	test_add(s, "modules Python's prompt imports from the directory it starts in", test_python_prompt_modules);
 	test_add(s, "a kept config's hooksPath or include swapped for a staged one (rename, link)",
 		 test_kept_config_target_swapped);
 	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
