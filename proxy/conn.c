@@ -279,7 +279,9 @@ void conn_audit(conn_t *c, const char *kind, const char *decision, const char *r
 		r.bytes_up = (int64_t)c->ex.bytes_up;
 		r.bytes_down = (int64_t)c->ex.bytes_down;
 	}
-	r.ms = conn_ms_since(&c->ex.t0);
+	/* A refusal before any head or ClientHello was decided (the raw
+	 * lines of interception) has no start: 0, not the clock's age. */
+	r.ms = c->ex.t0.tv_sec == 0 && c->ex.t0.tv_usec == 0 ? 0 : conn_ms_since(&c->ex.t0);
 	r.tls = terminated(c) ? "terminated" : strcmp(kind, "tunnel") == 0 ? "passthrough" : "none";
 	r.proto = strcmp(kind, "request") == 0 && c->client.http != NULL && http1_head_done(c->client.http)
 			  ? "http/1.1"

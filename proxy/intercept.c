@@ -226,6 +226,13 @@ static enum step take_hello(conn_t *c)
 	 * it (Host, 421), so a mismatch opens nothing the policy did not
 	 * decide.
 	 */
+	/* A server name carrying a real value goes nowhere: not to the
+	 * upstream's DNS, not into a line (round 15 of the attack). */
+	if (h.has_sni && (err = proxy_real_in(c->px, h.sni, strlen(h.sni))) != NULL) {
+		conn_refuse_raw(c, "passavant: blocked TLS %s:%u: its server name carries a real value of %s",
+				dest_host(c, d, sizeof(d)), (unsigned)c->orig->port, err);
+		return STEP_CLOSED;
+	}
 	c->client_h2 = h.offers_h2;
 	host = h.has_sni ? h.sni : c->orig->name[0] != '\0' ? c->orig->name : NULL;
 	if (host != NULL)

@@ -273,19 +273,29 @@ enum step conn_step_tls_sniff(conn_t *c)
 void conn_tls_accepted(conn_t *c)
 {
 	char sni[POLICY_HOST_MAX + 1];
+	const char *raw;
 
 	proxy_note_churn(c->px);
 	c->client.kicked = false;
 	free(c->sni);
 	c->sni = NULL;
 	c->sni_mismatch = false;
-	if (tls_client_sni(c->client.bev, sni, sizeof(sni))) {
-		c->sni = strdup(sni);
+	if (tls_client_sni(c->client.bev, sni, sizeof(sni), &raw)) {
+		/* Searched as sent: normalising lowers its case. */
+		const char *cred = proxy_real_in(c->px, raw, strlen(raw));
+		char named[160];
+
+		/* A server name carrying a real value (round 15 of the
+		 * attack) is never kept: the 421 names the credential. */
+		if (cred != NULL)
+			(void)snprintf(named, sizeof(named), "[one carrying a real value of %s]", cred);
+		c->sni = strdup(cred != NULL ? named : sni);
 		if (c->sni == NULL) {
 			conn_close(c, "out of memory keeping the client's SNI", true);
 			return;
 		}
-		c->sni_mismatch = strcmp(sni, c->tgt.host) != 0;
+		c->sni_mismatch = cred != NULL || strcmp(sni, c->tgt.host) != 0;
+		explicit_bzero(sni, sizeof(sni));
 	}
 	if (tls_alpn_h2(c->client.bev)) {
 		if (conn_h2_start(c) != STEP_CLOSED)

@@ -354,12 +354,71 @@ bool proxy_audit_down(proxy_t *px)
 	return atomic_load(&px->main->audit_down);
 }
 
+const char *proxy_real_in(proxy_t *px, const char *text, size_t len)
+{
+	mask_table_t *t = px->main->masks;
+	long c;
+
+	if (t == NULL || mask_table_value_count(t) == 0 || len == 0)
+		return NULL;
+	errno = 0;
+	c = mask_table_find_real(t, text, len);
+	if (c < 0)
+		return errno == ENOMEM ? "a credential (out of memory while searching)" : NULL;
+	return mask_table_cred_name(t, (size_t)c);
+}
+
+#define RECORD_REDACTED "[redacted: it carries a real value]"
+
+/* r with each field that holds a real value replaced, into *copy (which
+ * reason_buf backs); r itself when none does. */
+static const struct audit_rec *record_scrub(proxy_t *px, const struct audit_rec *r, struct audit_rec *copy,
+					    char *reason_buf, size_t reason_len)
+{
+	const char *cred = NULL, *c;
+	bool any = false;
+
+	*copy = *r;
+#define SCRUB(field)                                                                   \
+	if (copy->field != NULL && (c = proxy_real_in(px, copy->field, strlen(copy->field))) != NULL) { \
+		copy->field = RECORD_REDACTED;                                         \
+		cred = c;                                                              \
+		any = true;                                                            \
+	}
+	SCRUB(host)
+	SCRUB(method)
+	SCRUB(rule)
+#undef SCRUB
+	if (copy->target != NULL && (c = proxy_real_in(px, copy->target, copy->target_len)) != NULL) {
+		copy->target = "/" RECORD_REDACTED;
+		copy->target_len = strlen(copy->target);
+		cred = c;
+		any = true;
+	}
+	if (copy->reason != NULL && (c = proxy_real_in(px, copy->reason, strlen(copy->reason))) != NULL) {
+		cred = c;
+		any = true;
+	}
+	if (!any)
+		return r;
+	/* The reason may quote any of them: replaced whole, naming what
+	 * was found (a credential's name is not secret). */
+	if (copy->reason != NULL) {
+		(void)snprintf(reason_buf, reason_len,
+			       "passavant: %s: what this line would quote carries a real value of %s; not written",
+			       copy->kind != NULL ? copy->kind : "connection", cred);
+		copy->reason = reason_buf;
+	}
+	return copy;
+}
+
 void proxy_record(proxy_t *px, const struct audit_rec *r)
 {
 	proxy_t *m = px->main;
-	struct audit_rec cut;
-	char tbuf[PROXY_DENY_TARGET_KEEP + 64];
+	struct audit_rec cut, clean;
+	char tbuf[PROXY_DENY_TARGET_KEEP + 64], rbuf[256];
 
+	r = record_scrub(px, r, &clean, rbuf, sizeof(rbuf));
 	/* A sum of refusals (the resolver's, host null) is never held
 	 * back: it stands for many. */
 	if (r->decision != NULL && strcmp(r->decision, "deny") == 0 && !(r->host == NULL && r->kind != NULL &&

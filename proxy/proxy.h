@@ -210,9 +210,21 @@ void proxy_flush_refusals(proxy_t *px) NONNULL(1);
 
 /* --- for conn.c (callbacks: yes) --- */
 struct mask_table *proxy_masks(proxy_t *px) NONNULL(1); /* NULL: no masking */
-/* Writes r to the audit file (if any) and passes it to the observer. A
- * write that fails makes proxy_audit_down() true until one succeeds. */
+/* Writes r to the audit file (if any) and passes it to the observer
+ * (`run`'s stderr line). A write that fails makes proxy_audit_down() true
+ * until one succeeds. A field holding a real value (a name the sandbox
+ * chose: a DNS question, a server name, a target) is written as
+ * "[redacted: ...]" instead, and the reason then names only the
+ * credential: the callers search what they decide on, this is the last
+ * check (SPEC §6). */
 void proxy_record(proxy_t *px, const struct audit_rec *r) NONNULL(1, 2);
+/*
+ * The credential whose real value text (len bytes) holds, in any form the
+ * remask set knows (mask_table_find_real()), or NULL when none or when
+ * nothing is masked. Out of memory counts as found (fail closed): the
+ * name is then "a credential (out of memory while searching)".
+ */
+const char *proxy_real_in(proxy_t *px, const char *text, size_t len) NONNULL(1, 2);
 
 /* Whether the last audit record could not be written: the proxy then
  * refuses new requests and tunnels (503), since nothing may leave

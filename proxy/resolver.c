@@ -498,6 +498,28 @@ static void record_refusal(resolver_t *r, const struct evdns_server_question *q,
 	proxy_record(r->px, &rec);
 }
 
+/* The record of a question whose name carries a real value of cred: the
+ * name is written nowhere. */
+static void record_real(resolver_t *r, const struct evdns_server_question *q, const char *cred)
+{
+	struct audit_rec rec;
+	char tbuf[16], why[160];
+
+	if (!audit_window_open(r))
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.kind = "dns";
+	rec.method = type_name(q->type, tbuf, sizeof(tbuf));
+	rec.host = "[redacted: it carries a real value]";
+	rec.decision = "deny";
+	(void)snprintf(why, sizeof(why), "the name carries a real value of %s", cred);
+	rec.reason = why;
+	rec.rule = "credentials (a real value on its way out)";
+	rec.bytes_up = rec.bytes_down = rec.ms = -1;
+	rec.repeat = recently_reported(r, rec.host);
+	proxy_record(r->px, &rec);
+}
+
 /* The map is full: one warning per RESOLVER_QUIET_MS. */
 static void warn_full(resolver_t *r, const char *name)
 {
@@ -534,6 +556,13 @@ static int answer(resolver_t *r, struct evdns_server_request *req,
 
 	if (q->type == EVDNS_TYPE_PTR)
 		return answer_ptr(r, req, q);
+	/* A name carrying a real value is refused before any decision
+	 * (round 15 of the attack): never mapped, so never dialled, and
+	 * recorded without it. */
+	if ((rule = proxy_real_in(r->px, q->name, strlen(q->name))) != NULL) {
+		record_real(r, q, rule);
+		return DNS_ERR_NOTEXIST;
+	}
 	/* The current policy: a SIGHUP reload applies to the next question.
 	 * Addresses handed out stay mapped; their connections are decided
 	 * again by the intercepting listener anyway. */

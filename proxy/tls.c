@@ -650,13 +650,15 @@ bool tls_peer_verified(struct bufferevent *bev)
 	return true;
 }
 
-bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len)
+bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len, const char **raw)
 {
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
 	const char *sni;
 
+	*raw = NULL;
 	if (ssl == NULL || (sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) == NULL)
 		return false;
+	*raw = sni;
 	if (len < POLICY_HOST_MAX + 1 || policy_host_normalize(sni, strlen(sni), buf, len) != NULL)
 		(void)snprintf(buf, len, "%s", sni);
 	return true;

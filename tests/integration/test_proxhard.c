@@ -24,6 +24,7 @@
  * method-override tests (SPEC §3.1, §5) send other methods in override
  * fields and _method parameters there.
  */
+#include <ctype.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -186,6 +187,10 @@ static int runv(char **out, char **argv)
 	return rc;
 }
 
+/* "PV_SNI=name": the server name tls_px_many() sends instead of the
+ * target's ("" for the target's). */
+static char tls_sni[128];
+
 /* Each of the n requests sent inside its own terminated TLS tunnel to the
  * TLS upstream, all by one python3 (its start is most of the cost); the
  * answers as latin-1 text, malloc'd, into outs[]. */
@@ -201,6 +206,8 @@ static void tls_px_many(const char *const *reqs, size_t n, char **outs)
 		for (i = 0; i < sizeof(env) / sizeof(env[0]); i++)
 			argv[a++] = env[i];
 	}
+	if (tls_sni[0] != '\0')
+		argv[a++] = tls_sni;
 	argv[a++] = (char *)test_python();
 	argv[a++] = py_path;
 	argv[a++] = "raw";
@@ -248,9 +255,10 @@ static const char py_helper[] =
 	"    # each argument from argv[5] on: the hex of what to send in one\n"
 	"    # tunnel; the answers are separated by a line '=====' \n"
 	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    ctx.check_hostname = 'PV_SNI' not in os.environ\n"
 	"    outs = []\n"
 	"    for h in sys.argv[5:]:\n"
-	"        t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
+	"        t = ctx.wrap_socket(tunnel(), server_hostname=os.environ.get('PV_SNI', th))\n"
 	"        t.settimeout(3)\n"
 	"        t.sendall(binascii.unhexlify(h))\n"
 	"        try: outs.append(read_all(t, (ssl.SSLZeroReturnError,)).decode('latin-1'))\n"
@@ -897,6 +905,44 @@ static void test_real_in_body(void)
 	}
 }
 
+/* Round 15 of the attack: a real value as the server name of the
+ * ClientHello inside a terminated tunnel. The 421 that follows names the
+ * credential, never the value, and so do the audit and stderr. */
+static void test_real_in_sni(void)
+{
+	struct marks m;
+	char req[128], *out;
+
+	mark(&m);
+	snprintf(tls_sni, sizeof(tls_sni), "PV_SNI=%s.example", tok_real);
+	snprintf(req, sizeof(req), "GET /echo?t=sni1 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", (unsigned)up.port);
+	out = tls_px(req, strlen(req));
+	tls_sni[0] = '\0';
+	ROW(test_has(out, "HTTP/1.1 421 "), "a real value as the server name: no 421: %.300s", test_nz(out));
+	ROW(test_has(out, "a real value of GH_TOKEN"), "the 421 does not name the credential: %.300s", test_nz(out));
+	no_real_value_in(out, out != NULL ? strlen(out) : 0, "the 421 to a real value as the server name");
+	{
+		char *a = test_file_since(px.audit, m.audit), *e = test_file_since(test_proc_stderr_path(px.proc), m.err);
+
+		ROW(a != NULL && test_has(a, "a real value of GH_TOKEN"), "no audit line naming the credential: %s",
+		    test_nz(a));
+		no_real_value_in(a, a != NULL ? strlen(a) : 0, "the audit of a real value as the server name");
+		no_real_value_in(e, e != NULL ? strlen(e) : 0, "stderr of a real value as the server name");
+		/* nor lowered, as a host name is normalised */
+		{
+			char low[TOK_LEN + 1];
+
+			for (size_t i = 0; i <= TOK_LEN; i++)
+				low[i] = (char)tolower((unsigned char)tok_real[i]);
+			ROW(!test_has(a, low) && !test_has(e, low) && !test_has(out, low),
+			    "the real value as the server name, lowered, is in the audit, stderr or the answer");
+		}
+		free(a);
+		free(e);
+	}
+	free(out);
+}
+
 /* A plain-bytes tunnel (CONNECT, no TLS inside) carrying a real value:
  * refused, the value never arrives. */
 static void test_real_in_tunnel(void)
@@ -1464,6 +1510,7 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "7: real value in headers (raw, JSON, Basic, %XX): 403", test_real_in_headers);
 	test_add(s, "7: real value in bodies (raw, base64, chunks, form, streamed, TLS)", test_real_in_body);
 	test_add(s, "7: real value in a tunnel without TLS", test_real_in_tunnel);
+	test_add(s, "7: real value as the server name inside a tunnel: 421 naming the credential", test_real_in_sni);
 	test_add(s, "7: real value in client WebSocket frames: not relayed", test_real_in_websocket);
 	test_add(s, "8: WebSocket value split across fragments, a ping, messages", test_ws_split);
 	test_add(s, "8: upstream cut mid-value (CL, chunked, close, upgraded): dropped", test_cut_mid_value);
