@@ -376,8 +376,39 @@ static const struct audit_rec *record_scrub(proxy_t *px, const struct audit_rec 
 					    char *reason_buf, size_t reason_len)
 {
 	const char *cred = NULL, *c;
+	const char *const parts[] = {r->host, r->method, r->rule, r->reason};
+	char joined[2048];
+	size_t n = 0;
 	bool any = false;
 
+	if (px->main->masks == NULL || mask_table_value_count(px->main->masks) == 0)
+		return r;
+	/* One search over the fields joined by NULs (no real value holds
+	 * one, so no match spans two) when they fit; each field is looked
+	 * at only when that finds something. Every request makes a record:
+	 * one search, not five. */
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && n < sizeof(joined); i++) {
+		size_t l = parts[i] != NULL ? strlen(parts[i]) : 0;
+
+		if (n + l + 1 > sizeof(joined)) {
+			n = sizeof(joined);
+			break;
+		}
+		memcpy(joined + n, parts[i] != NULL ? parts[i] : "", l);
+		n += l;
+		joined[n++] = '\0';
+	}
+	if (n < sizeof(joined) && r->target != NULL && n + r->target_len <= sizeof(joined)) {
+		memcpy(joined + n, r->target, r->target_len);
+		n += r->target_len;
+	} else if (r->target != NULL) {
+		n = sizeof(joined);
+	}
+	if (n < sizeof(joined) && proxy_real_in(px, joined, n) == NULL) {
+		explicit_bzero(joined, n);
+		return r;
+	}
+	explicit_bzero(joined, sizeof(joined));
 	*copy = *r;
 #define SCRUB(field)                                                                   \
 	if (copy->field != NULL && (c = proxy_real_in(px, copy->field, strlen(copy->field))) != NULL) { \
