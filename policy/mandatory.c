@@ -459,14 +459,17 @@ static const struct policy_mandatory mandatory[] = {
 	{"lefthook-local.toml", W, S, "lefthook hook commands"},
 	{"lefthook-local.json", W, S, "lefthook hook commands"},
 	/* lefthook reads lefthook, .lefthook, .config/lefthook and their
-	 * -local twins, each as .yml, .yaml, .json, .jsonc or .toml. The
-	 * usual names are rows (covered at the top); the patterns catch the
-	 * rest where they are made (round 15 of the attack: .lefthook-local.yaml
-	 * and the .jsonc names were on no row). */
-	{"lefthook.*", W, S, "lefthook hook commands"},
-	{".lefthook.*", W, S, "lefthook hook commands"},
-	{"lefthook-local.*", W, S, "lefthook hook commands"},
-	{".lefthook-local.*", W, S, "lefthook hook commands"},
+	 * -local twins, each as .yml, .yaml, .json, .jsonc or .toml (round
+	 * 15 of the attack: .lefthook-local.yaml and the .jsonc names were
+	 * on no row). Names, not `lefthook.*`: that pattern matched a
+	 * project's lefthook.go or lefthook.md in any directory (review). */
+	{".lefthook-local.yaml", W, S, "lefthook hook commands"},
+	{".lefthook-local.toml", W, S, "lefthook hook commands"},
+	{".lefthook-local.json", W, S, "lefthook hook commands"},
+	{"lefthook.jsonc", W, S, "lefthook hook commands"},
+	{".lefthook.jsonc", W, S, "lefthook hook commands"},
+	{"lefthook-local.jsonc", W, S, "lefthook hook commands"},
+	{".lefthook-local.jsonc", W, S, "lefthook hook commands"},
 	{".config/lefthook.*", W, S | D, "lefthook hook commands"},
 	{".config/lefthook-local.*", W, S | D, "lefthook hook commands"},
 	{".lefthook", W, S, "lefthook hook scripts"},

@@ -400,6 +400,7 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 	for (int i = 0; i < 3; i++) {
 		s->io.child_fd[i] = -1;
 		s->io.pump[i] = -1;
+		s->io.err[i] = 0;
 	}
 	/* 1. Everything that allocates or needs the host's view; 2. the
 	 * channels and the clone; 3. the maps, "go", the sockets, the rules,

@@ -16,8 +16,9 @@
  * those hit removed, again until none was hit).
  *
  * Each one made or changed in the session, as NAME.py, NAME.pyc, a
- * NAME.so or NAME.*.so extension, or a package NAME/ with its
- * __init__.py, __init__.pyc or __init__*.so, is moved aside. Only at
+ * NAME.so or NAME.*.so extension, a package NAME/ with its __init__.py,
+ * __init__.pyc or __init__*.so, a link NAME to a package directory, or
+ * __pycache__/NAME.TAG.pyc, is moved aside. Only at
  * the top of each writable tree: these are also common names of a
  * project's own modules (pkg/types.py), and a prompt is usually opened
  * at a project's top (docs/sandbox.md says what this leaves).
@@ -109,6 +110,66 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 	(void)closedir(d);
 }
 
+/* Whether the directory a link dfd/name leads to (followed) holds an
+ * __init__ made or changed in the session. */
+static bool init_fresh(const struct gg *g, int dfd, const char *name)
+{
+	struct dirent *de;
+	bool fresh = false;
+	DIR *d;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (d == NULL) {
+		(void)close(fd);
+		return false;
+	}
+	while (!fresh && (de = readdir(d)) != NULL)
+		fresh = strncmp(de->d_name, "__init__.", 9) == 0 && py_stem(de->d_name) == 8 &&
+			gg_changed(g, dirfd(d), de->d_name);
+	(void)closedir(d);
+	return fresh;
+}
+
+/* The top's __pycache__ (open as dfd/__pycache__): a NAME.TAG.pyc of a
+ * listed NAME made or changed in the session. Python takes it instead of
+ * NAME.py when its header names the source's size and time, which the
+ * command can write: a project's own older code.py does not stay safe. */
+static void check_pycache(struct gg *g, int dfd)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int fd = openat(dfd, "__pycache__", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (d == NULL) {
+		(void)close(fd);
+		return;
+	}
+	if (!gg_join(path, sizeof(path), g->path, "__pycache__")) {
+		(void)closedir(d);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		const char *dot = strchr(de->d_name, '.');
+		size_t n = strlen(de->d_name);
+
+		if (dot == NULL || n < 4 || strcmp(de->d_name + n - 4, ".pyc") != 0 ||
+		    !py_listed(de->d_name, (size_t)(dot - de->d_name)) ||
+		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+			continue;
+		if (gg_changed(g, dirfd(d), de->d_name))
+			gg_quarantine(g, dirfd(d), path, de->d_name,
+				      "a compiled module Python's prompt imports from the directory it starts in");
+	}
+	(void)closedir(d);
+}
+
 void gg_check_py_shadow(struct gg *g, int fd)
 {
 	struct dirent *de;
@@ -129,7 +190,7 @@ void gg_check_py_shadow(struct gg *g, int fd)
 		struct stat st;
 
 		if (t == DT_UNKNOWN && fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			t = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 
 		if (strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
 			continue;
@@ -139,6 +200,13 @@ void gg_check_py_shadow(struct gg *g, int fd)
 					      "a module Python's prompt imports from the directory it starts in");
 		} else if (stem == 0 && t == DT_DIR && py_listed(de->d_name, strlen(de->d_name))) {
 			check_package(g, fd, de->d_name, g->path);
+		} else if (stem == 0 && t == DT_LNK && py_listed(de->d_name, strlen(de->d_name))) {
+			/* Python follows it (`code -> .x` with .x/__init__.py) */
+			if (gg_changed(g, fd, de->d_name) || init_fresh(g, fd, de->d_name))
+				gg_quarantine(g, fd, g->path, de->d_name,
+					      "a link to a package Python's prompt imports from the directory it starts in");
+		} else if (t == DT_DIR && strcmp(de->d_name, "__pycache__") == 0) {
+			check_pycache(g, fd);
 		}
 	}
 	(void)closedir(d);

@@ -172,6 +172,15 @@ int sbx_take_intercept_fd(struct sbx *s, int family) NONNULL(1) WUNRES;
  */
 int sbx_take_dns_fd(struct sbx *s) NONNULL(1) WUNRES;
 
+/*
+ * After sbx_wait(): 0, or the errno of a write into the file given as
+ * the command's fd (1: standard output, 2: standard error) that failed
+ * (ENOSPC, EDQUOT, EIO, EFBIG). Such a file reaches the command as a pipe
+ * copied by passavant (stdio.c), so the command never saw the error: the
+ * caller must report it.
+ */
+int sbx_stdio_errno(const struct sbx *s, int fd) NONNULL(1);
+
 /* The execve failure message, or NULL when the command was started. */
 const char *sbx_exec_error(const struct sbx *s) NONNULL(1);
 

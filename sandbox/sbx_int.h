@@ -104,6 +104,8 @@ struct sbx_plan {
 struct sbx_stdio {
 	int child_fd[3];
 	pid_t pump[3];
+	int err[3];       /* after sbx_stdio_end(): errno of a failed write into fd 1 or 2 */
+	bool in_seekable; /* stdin's copy puts the file's offset back (SIGUSR1) */
 };
 
 /* Judges fds 0-2 and starts a copy for each that names a file the
@@ -112,8 +114,10 @@ struct sbx_stdio {
 int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
 /* Closes the child's ends (the parent's copies, after the clone). */
 void sbx_stdio_close(struct sbx_stdio *io) NONNULL(1);
-/* After the sandbox ended: the input copy is killed, the output copies
- * are waited for (all written). 0, or -1 when one could not be reaped. */
+/* After the sandbox ended: the input copy is asked to put the file's
+ * offset where the command stopped reading (a device's is killed), the
+ * output copies are waited for (all written, or err[] set). 0, or -1
+ * when one could not be reaped. */
 int sbx_stdio_end(struct sbx_stdio *io) NONNULL(1);
 
 /* A failure report on the err pipe: exit status the parent should give

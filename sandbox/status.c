@@ -152,3 +152,8 @@ void sbx_free(struct sbx *s)
 	free(s->exec_err);
 	free(s);
 }
+
+int sbx_stdio_errno(const struct sbx *s, int fd)
+{
+	return fd == 1 || fd == 2 ? s->io.err[fd] : 0;
+}

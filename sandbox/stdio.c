@@ -31,6 +31,8 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <linux/kcmp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "sandbox/sbx_int.h"
@@ -66,111 +68,303 @@ static enum stdio_how stdio_judge(int fd)
 	return STDIO_PASS; /* anonymous inodes: no path to reopen */
 }
 
-/* Whether fds a and b are one open file description (`>f 2>&1`). */
-static bool same_open_file(int a, int b)
+/* Whether fds a and b write into one stream: one open file description
+ * (`>f 2>&1`), or two appending to one file (`>>f 2>>f`, where the kernel
+ * kept their order). */
+static bool same_stream(int a, int b)
 {
 	struct stat sa, sb;
 	long r = syscall(SYS_kcmp, (long)getpid(), (long)getpid(), (long)KCMP_FILE, (long)a, (long)b);
+	int fa, fb;
 
-	if (r >= 0)
-		return r == 0;
+	if (r == 0)
+		return true;
+	if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0 || sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino)
+		return false;
+	fa = fcntl(a, F_GETFL);
+	fb = fcntl(b, F_GETFL);
+	if (fa < 0 || fb < 0)
+		return false;
+	if ((fa & O_APPEND) && (fb & O_APPEND))
+		return true;
 	/* No kcmp (CONFIG_KCMP off): the same file, one flags word. */
-	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
-	       fcntl(a, F_GETFL) == fcntl(b, F_GETFL);
+	return r < 0 && fa == fb;
 }
 
-/* Closes every fd but keep_a and keep_b. */
-static void close_all_but(int keep_a, int keep_b)
+/* Closes every fd but the (up to three) in keep, each -1 or >= 0. */
+static void close_all_but(const int *keep, size_t n)
 {
-	int lo = keep_a < keep_b ? keep_a : keep_b, hi = keep_a < keep_b ? keep_b : keep_a;
+	int k[3], lo = 0;
+	size_t m = 0;
 
-	if (lo > 0)
-		(void)close_range(0, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		(void)close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	(void)close_range((unsigned)hi + 1, ~0U, 0);
+	for (size_t i = 0; i < n; i++)
+		if (keep[i] >= 0)
+			k[m++] = keep[i];
+	for (size_t i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && k[j - 1] > k[j]; j--) {
+			int t = k[j];
+
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+	for (size_t i = 0; i < m; i++) {
+		if (k[i] > lo)
+			(void)close_range((unsigned)lo, (unsigned)k[i] - 1, 0);
+		lo = k[i] + 1;
+	}
+	(void)close_range((unsigned)lo, ~0U, 0);
 }
 
-/* Writes all of buf to fd; -1 when it cannot (EPIPE: the reader is gone). */
-static int write_all(int fd, const char *buf, size_t len)
+/*
+ * A copying process's start: every signal it can ignore ignored (the
+ * terminal's ^C goes to the whole group, `timeout` sends SIGTERM to it,
+ * SIGXFSZ would end it at a size limit: the sandbox decides how it ends,
+ * and what it wrote still reaches the file or is reported), dying with
+ * passavant, holding only its own descriptors.
+ */
+static void copy_setup(const int *keep, size_t n)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGUSR1)
+			(void)signal(sig, SIG_IGN);
+	(void)sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	close_all_but(keep, n);
+}
+
+/*
+ * Output: the pipe into the file until EOF. read(2) and write(2), not
+ * splice(2): into a file splice takes the file's offset before it waits
+ * for data, and passavant's own lines written to the same file meanwhile
+ * were overwritten. A write that fails (ENOSPC, EDQUOT, EIO, EFBIG) is
+ * not the command's to see any more: the rest is read and dropped, so it
+ * ends as it would have, and the exit status is that errno, which `run`
+ * reports (0: all written).
+ */
+NORETURN static void copy_out(int in, int out)
+{
+	static char buf[65536];
+	int keep[2] = {in, out}, failed = 0;
+
+	copy_setup(keep, 2);
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		size_t off = 0;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
+			_exit(failed);
+		while (failed == 0 && off < (size_t)n) {
+			ssize_t w = write(out, buf + off, (size_t)n - off);
+
+			if (w > 0) {
+				off += (size_t)w;
+			} else if (w < 0 && errno == EAGAIN) {
+				struct pollfd pf = {.fd = out, .events = POLLOUT};
+
+				(void)poll(&pf, 1, -1);
+			} else if (w < 0 && errno != EINTR) {
+				failed = errno > 0 && errno < 256 ? errno : EIO;
+			} else if (w == 0) {
+				failed = EIO;
+			}
+		}
 	}
+}
+
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
+/*
+ * Input from a file that can seek: read at an offset of our own (pread),
+ * into the pipe, until passavant asks us to stop (SIGUSR1, once the
+ * sandbox ended). Then the file's offset, which the caller shares (`while
+ * read f; do passavant run ...; done < list`), is put where the command
+ * stopped reading: where it started, plus what went into the pipe, less
+ * what is still in it. We hold a read end ourselves so that the count
+ * survives the command (and so no EPIPE ends us: the writes wait, without
+ * blocking, in ppoll, where the stop is let in).
+ */
+NORETURN static void copy_in_seekable(int in, int wr, int rd, off_t start)
+{
+	static char buf[65536];
+	int keep[3] = {in, wr, rd}, unread = 0;
+	struct sigaction sa;
+	sigset_t usr1, none;
+	size_t have = 0, off = 0;
+	off_t pos = start, pushed = 0;
+	bool eof = false;
+
+	copy_setup(keep, 3);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop; /* no SA_RESTART: ppoll and sigsuspend end */
+	(void)sigaction(SIGUSR1, &sa, NULL);
+	(void)sigemptyset(&usr1);
+	(void)sigaddset(&usr1, SIGUSR1);
+	(void)sigemptyset(&none);
+	(void)sigprocmask(SIG_BLOCK, &usr1, NULL);
+	(void)fcntl(wr, F_SETFL, O_NONBLOCK);
+	while (!stop_asked) {
+		ssize_t n;
+
+		if (eof) {
+			(void)sigsuspend(&none);
+			continue;
+		}
+		if (off == have) {
+			n = pread(in, buf, sizeof(buf), pos);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				/* The end (or an error): the command sees EOF
+				 * once it has read what is in the pipe. */
+				eof = true;
+				(void)close(wr);
+				continue;
+			}
+			pos += n;
+			have = (size_t)n;
+			off = 0;
+		}
+		n = write(wr, buf + off, have - off);
+		if (n > 0) {
+			off += (size_t)n;
+			pushed += n;
+		} else if (n < 0 && errno == EAGAIN) {
+			struct pollfd pf = {.fd = wr, .events = POLLOUT};
+
+			(void)ppoll(&pf, 1, NULL, &none);
+		} else if (n < 0 && errno != EINTR) {
+			eof = true;
+			(void)close(wr);
+		}
+	}
+	if (ioctl(rd, FIONREAD, &unread) < 0 || unread < 0)
+		unread = 0;
+	(void)lseek(in, start + pushed - unread, SEEK_SET);
+	_exit(0);
+}
+
+/* Input that cannot seek (a device): copied as it comes; what the copy
+ * read ahead is lost to the caller. Killed when the sandbox ends. */
+NORETURN static void copy_in_stream(int in, int wr)
+{
+	static char buf[65536];
+	int keep[2] = {in, wr};
+
+	copy_setup(keep, 2);
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		size_t off = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0);
+		while (off < (size_t)n) {
+			ssize_t w = write(wr, buf + off, (size_t)n - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				_exit(0); /* the command is gone */
+			off += (size_t)w;
+		}
+	}
+}
+
+/* The raw fork of a copying process (no atfork handlers, as launch.c's
+ * clone): 0 in the child, its pid, or -1. */
+static pid_t copy_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+}
+
+/* Starts the copy of stdin (fd 0) into a new pipe; the read end for the
+ * command into *child. 0 or -1 (errno). */
+static int start_input(struct sbx_stdio *io, int *child)
+{
+	int p[2], rd;
+	off_t start = -1;
+	struct stat st;
+
+	if (fstat(0, &st) == 0 && S_ISREG(st.st_mode))
+		start = lseek(0, 0, SEEK_CUR);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	rd = start >= 0 ? fcntl(p[0], F_DUPFD_CLOEXEC, 3) : -1;
+	if (start >= 0 && rd < 0) {
+		int e = errno;
+
+		(void)close(p[0]);
+		(void)close(p[1]);
+		errno = e;
+		return -1;
+	}
+	io->pump[0] = copy_fork();
+	if (io->pump[0] == 0) {
+		if (start >= 0)
+			copy_in_seekable(0, p[1], rd, start);
+		copy_in_stream(0, p[1]);
+	}
+	{
+		int e = errno;
+
+		(void)close(p[1]);
+		if (rd >= 0)
+			(void)close(rd);
+		if (io->pump[0] < 0) {
+			(void)close(p[0]);
+			errno = e;
+			return -1;
+		}
+	}
+	io->in_seekable = start >= 0;
+	*child = p[0];
 	return 0;
 }
 
-/* The copying process: from in to out until EOF or an error. Never
- * returns. splice(2) only into the pipe: into a file it takes the file's
- * offset before it waits for data, and passavant's own lines written to
- * the same file meanwhile would be overwritten; write(2) takes it when
- * it writes. */
-NORETURN static void copy_main(int in, int out, bool to_pipe)
+/* Starts the copy of the pipe into fd i (1, 2); the write end for the
+ * command into *child. 0 or -1 (errno). */
+static int start_output(struct sbx_stdio *io, int i, int *child)
 {
-	static char buf[65536];
-	bool splicing = to_pipe;
-	sigset_t none;
+	int p[2];
 
-	/* The terminal's ^C and ^\ go to the whole foreground group: the
-	 * sandbox decides what they do, and what it wrote still reaches
-	 * the file. Our end comes with the sandbox's (EOF, EPIPE) or,
-	 * if passavant dies, with it. */
-	(void)signal(SIGINT, SIG_IGN);
-	(void)signal(SIGQUIT, SIG_IGN);
-	(void)signal(SIGHUP, SIG_IGN);
-	(void)signal(SIGPIPE, SIG_IGN);
-	(void)sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	close_all_but(in, out);
-	for (;;) {
-		ssize_t n;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	io->pump[i] = copy_fork();
+	if (io->pump[i] == 0)
+		copy_out(p[0], i);
+	if (io->pump[i] < 0) {
+		int e = errno;
 
-		if (splicing) {
-			n = splice(in, NULL, out, NULL, 1 << 20, SPLICE_F_MOVE);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
-				splicing = false; /* O_APPEND, a device: read and write */
-				continue;
-			}
-			if (n <= 0)
-				_exit(0);
-			continue;
-		}
-		n = read(in, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || write_all(out, buf, (size_t)n) < 0)
-			_exit(0);
+		(void)close(p[0]);
+		(void)close(p[1]);
+		errno = e;
+		return -1;
 	}
-}
-
-/* Forks the copying process from in to out: its pid, or -1. */
-static pid_t copy_start(int in, int out, bool to_pipe)
-{
-	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
-
-	if (pid == 0)
-		copy_main(in, out, to_pipe);
-	return pid;
+	(void)close(p[0]);
+	*child = p[1];
+	return 0;
 }
 
 int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 {
-	int p[2];
-
 	for (int i = 0; i < 3; i++) {
 		io->child_fd[i] = -1;
 		io->pump[i] = -1;
+		io->err[i] = 0;
 	}
+	io->in_seekable = false;
 	for (int i = 0; i < 3; i++) {
 		enum stdio_how how = stdio_judge(i);
 
@@ -183,33 +377,15 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 					 stdio_name[i], i);
 			return -1;
 		}
-		if (i == 2 && io->child_fd[1] >= 0 && same_open_file(1, 2)) {
-			/* `>f 2>&1`: one pipe, one copy, their order kept */
+		if (i == 2 && io->child_fd[1] >= 0 && same_stream(1, 2)) {
+			/* one pipe, one copy: their order kept */
 			io->child_fd[2] = fcntl(io->child_fd[1], F_DUPFD_CLOEXEC, 3);
 			if (io->child_fd[2] < 0)
 				goto fail;
 			continue;
 		}
-		if (pipe2(p, O_CLOEXEC) < 0)
+		if ((i == 0 ? start_input(io, &io->child_fd[0]) : start_output(io, i, &io->child_fd[i])) < 0)
 			goto fail;
-		/* 0: the file into the pipe, the command reads p[0];
-		 * 1, 2: the pipe into the file, the command writes p[1]. */
-		io->pump[i] = i == 0 ? copy_start(i, p[1], true) : copy_start(p[0], i, false);
-		if (io->pump[i] < 0) {
-			int e = errno;
-
-			(void)close(p[0]);
-			(void)close(p[1]);
-			errno = e;
-			goto fail;
-		}
-		if (i == 0) {
-			(void)close(p[1]);
-			io->child_fd[0] = p[0];
-		} else {
-			(void)close(p[0]);
-			io->child_fd[i] = p[1];
-		}
 	}
 	return 0;
 fail:
@@ -225,24 +401,47 @@ void sbx_stdio_close(struct sbx_stdio *io)
 		sbx_close_fd(&io->child_fd[i]);
 }
 
+/* waitpid() of pid for at most ms (then SIGKILL and wait; ms < 0: as
+ * long as it takes): its status, or -1. */
+static int reap_within(pid_t pid, int ms)
+{
+	int st;
+
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(pid, &st, ms >= 0 && waited < ms ? WNOHANG : 0);
+
+		if (r == pid)
+			return st;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (ms >= 0 && waited == ms)
+			(void)kill(pid, SIGKILL);
+		if (ms >= 0 && waited < ms)
+			(void)usleep(10 * 1000);
+	}
+}
+
 int sbx_stdio_end(struct sbx_stdio *io)
 {
 	int rc = 0;
 
-	/* Standard input's copy may wait on its device (or on a command
-	 * that never read): the command is gone, it has nothing to do.
-	 * The output copies end at the pipes' EOF, all written. */
+	/* Standard input's copy: asked to put the file's offset where the
+	 * command stopped reading (a file), else killed (a device it may
+	 * wait on). The output copies end at the pipes' EOF, all written. */
 	if (io->pump[0] > 0)
-		(void)kill(io->pump[0], SIGKILL);
+		(void)kill(io->pump[0], io->in_seekable ? SIGUSR1 : SIGKILL);
 	for (int i = 0; i < 3; i++) {
+		int st;
+
 		if (io->pump[i] <= 0)
 			continue;
-		while (waitpid(io->pump[i], NULL, 0) < 0) {
-			if (errno != EINTR) {
-				rc = -1;
-				break;
-			}
-		}
+		st = reap_within(io->pump[i], i == 0 ? 2000 : -1);
+		if (st < 0)
+			rc = -1;
+		else if (i > 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0)
+			io->err[i] = WEXITSTATUS(st);
+		else if (i > 0 && WIFSIGNALED(st))
+			io->err[i] = EIO;
 		io->pump[i] = -1;
 	}
 	return rc;

@@ -505,6 +505,19 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		goto out;
 	}
 	rc = run->status < 0 ? EXIT_RUN_SETUP : run->status;
+	/* A file given as the command's output reached it as a pipe we
+	 * copied: a write into the file that failed was never the
+	 * command's to see. Said here, and a status of 0 becomes 1. */
+	for (int fd = 1; fd <= 2; fd++) {
+		int e = sbx_stdio_errno(run->sbx, fd);
+
+		if (e == 0)
+			continue;
+		log_warnx("the command's %s could not all be written to its file: %s; the rest was dropped",
+			  fd == 1 ? "standard output" : "standard error", strerror(e));
+		if (rc == 0)
+			rc = 1;
+	}
 	/* The terminal back to our group if the command took it. */
 	reclaim_terminal(run);
 	/* Every process of the sandbox is gone: nothing writes under the

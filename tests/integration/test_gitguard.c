@@ -1056,6 +1056,8 @@ static void test_python_prompt_modules(void)
 		"/work/re/__init__.py: a package Python's prompt imports",
 		"/work/_pyrepl/__init__.py: a package",
 		"/work/enum/__init__.py: a package",
+		/* review: a link to a package, a compiled module in __pycache__ */
+		"/work/inspect: a link to a package", "/work/__pycache__/types.cpython-313.pyc: a compiled module",
 		NULL};
 	struct gcase c;
 
@@ -1067,7 +1069,9 @@ static void test_python_prompt_modules(void)
 				 "for f in code.py unicodedata.py sub/code.py mymod.py; do printf \"$P\" > $f; done && "
 				 "printf \"$P\" > traceback.pyc && printf \"$P\" > _colorize.cpython-313-x86_64-linux-gnu.so && "
 				 "mkdir -p re _pyrepl && printf \"$P\" > re/__init__.py && printf \"$P\" > _pyrepl/__init__.py && "
-				 "printf \"$P\" >> enum/__init__.py",
+				 "printf \"$P\" >> enum/__init__.py && mkdir -p .x __pycache__ && printf \"$P\" > .x/__init__.py && "
+				 "ln -s .x inspect && printf \"$P\" > __pycache__/types.cpython-313.pyc && "
+				 "printf \"$P\" > __pycache__/mymod.cpython-313.pyc",
 				 "cd work && for py in python3.13 python3; do command -v $py >/dev/null && "
 				 "command -v script >/dev/null && "
 				 "printf 'exit()\\n' | timeout 10 script -qc \"$py\" /dev/null >/dev/null 2>&1; "
@@ -1075,8 +1079,8 @@ static void test_python_prompt_modules(void)
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/code.py.passavant-quarantine"));
 	CU_ASSERT(exists(&c, "work/types.py") && exists(&c, "work/sub/code.py") && exists(&c, "work/mymod.py"));
-	CU_ASSERT(!test_has(c.err, "/work/types.py") && !test_has(c.err, "/work/sub/code.py") &&
-		  !test_has(c.err, "/work/mymod.py"));
+	CU_ASSERT(!test_has(c.err, "/work/types.py:") && !test_has(c.err, "/work/sub/code.py") &&
+		  !test_has(c.err, "/work/mymod.py") && !test_has(c.err, "mymod.cpython"));
 	gcase_free(&c);
 }
 
@@ -1474,15 +1478,16 @@ static void test_nested_settings_more(void)
 					    * more agents' MCP settings, at the top too */
 					   "/work/a/.lefthook-local.yaml: ", "/work/a/lefthook.jsonc: ",
 					   "/work/a/.config/lefthook-local.toml: ", "/work/a/.kilocode/mcp.json: ",
-					   "/work/a/.junie/mcp/mcp.json: ", "/work/a/.amp/settings.json: ",
-					   "/work/.lefthook-local.yaml: ", "/work/.lefthook.jsonc: ", NULL};
+					   "/work/a/.junie/mcp/mcp.json: ", "/work/a/.amp/settings.json: ", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
 				 "mkdir -p a/.husky a/.kiro/settings a/.roo a/.claude/hooks a/.codex a/.lefthook-local && "
 				 "mkdir -p a/.config a/.kilocode a/.junie/mcp a/.amp && "
-				 "echo x > .lefthook-local.yaml && echo x > .lefthook.jsonc && cd a && "
+				 "for f in .lefthook-local.yaml .lefthook.jsonc lefthook-local.jsonc; do "
+				 "if echo x > $f 2>/dev/null; then echo TOP-WRITTEN $f; fi; done; "
+				 "mkdir -p a/cmd && echo x > a/cmd/lefthook.go && echo x > a/lefthook.md && cd a && "
 				 "for f in x.code-workspace .pre-commit-config.yaml lefthook.yml .husky/pre-commit "
 				 ".envrc .kiro/settings/mcp.json .roo/mcp.json opencode.json .claude/hooks/h.sh "
 				 ".codex/config.toml .nvim.lua .lintstagedrc.json lint-staged.config.mjs .huskyrc.yml "
@@ -1495,6 +1500,11 @@ static void test_nested_settings_more(void)
 	CU_ASSERT(exists(&c, "work/a/x.code-workspace.passavant-quarantine"));
 	CU_ASSERT(exists(&c, "work/a/notes.md"));
 	CU_ASSERT(!test_has(c.err, "notes.md"));
+	/* lefthook's names at the top cannot be written at all; a project's
+	 * own lefthook.go or lefthook.md is no config (review) */
+	CU_ASSERT(!test_has(c.out, "TOP-WRITTEN"));
+	CU_ASSERT(exists(&c, "work/a/cmd/lefthook.go") && exists(&c, "work/a/lefthook.md"));
+	CU_ASSERT(!test_has(c.err, "lefthook.go") && !test_has(c.err, "lefthook.md"));
 	gcase_free(&c);
 }
 

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1395,6 +1396,9 @@ static void test_stray_fds(void)
 	close(fd);
 }
 
+/* sbx_stdio_errno() of the last run_stdio(). */
+static int stdio_errno[3];
+
 /*
  * Starts argv (base config) with fds 0-2 as given (-1: the test's own),
  * waits, and returns sbx_wait()'s status, or -125 with err set.
@@ -1425,6 +1429,8 @@ static int run_stdio(char *const *argv, int in, int out, int errfd, char *err, s
 	rc = sbx_wait(s);
 	if (fd >= 0)
 		close(fd);
+	stdio_errno[1] = sbx_stdio_errno(s, 1);
+	stdio_errno[2] = sbx_stdio_errno(s, 2);
 	sbx_free(s);
 	return rc;
 }
@@ -1473,6 +1479,53 @@ static void test_stdio_files(void)
 	if (text == NULL || strstr(text, "o1\ne1\no2\ne2\no3\ne3\n2\n") == NULL)
 		fprintf(stderr, "\n    the output file holds:\n%s\n", text != NULL ? text : "(nothing)");
 	free(text);
+
+	/* The file's offset, which the caller shares (`while read f; do
+	 * passavant run ...; done < list`), is where the command stopped
+	 * reading: untouched by one that never reads, past one line for
+	 * sh's read (byte by byte from a pipe), at the end for cat (review:
+	 * the copy had taken up to 64 KiB of every caller's input). */
+	{
+		char *trueargv[] = {"/bin/true", NULL};
+		char *readargv[] = {"/bin/sh", "-c", "read x; echo \"$x\" >/dev/null", NULL};
+		char *catargv[] = {"/bin/cat", NULL};
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		CU_ASSERT_FATAL(mkfile(victim, "l1\nl2\nl3\n") == 0);
+		in = open(victim, O_RDONLY | O_CLOEXEC);
+		CU_ASSERT_FATAL(in >= 0 && null >= 0);
+		CU_ASSERT_EQUAL(run_stdio(trueargv, in, null, -1, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(lseek(in, 0, SEEK_CUR), 0);
+		CU_ASSERT_EQUAL(run_stdio(readargv, in, null, -1, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(lseek(in, 0, SEEK_CUR), 3);
+		CU_ASSERT_EQUAL(run_stdio(catargv, in, null, -1, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(lseek(in, 0, SEEK_CUR), 9);
+		close(in);
+		close(null);
+	}
+
+	/* A write into the output file that fails (a full filesystem) is
+	 * reported, since the command never saw it (review: a truncated
+	 * output and status 0). Needs a tmpfs mount: root. */
+	{
+		char small[PATH_MAX], sfile[PATH_MAX + 8];
+		char *bigargv[] = {"/bin/sh", "-c", "head -c 100000 /dev/zero", NULL};
+
+		at(small, "small");
+		snprintf(sfile, sizeof(sfile), "%s/out", small);
+		if (mkdir(small, 0755) == 0 && mount("tmpfs", small, "tmpfs", 0, "size=16k") == 0) {
+			out = open(sfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			CU_ASSERT_FATAL(out >= 0);
+			rc = run_stdio(bigargv, -1, out, -1, err, sizeof(err));
+			close(out);
+			CU_ASSERT_EQUAL(rc, 0);
+			CU_ASSERT_EQUAL(stdio_errno[1], ENOSPC);
+			CU_ASSERT(umount(small) == 0);
+		} else {
+			fprintf(stderr, "\n    (no tmpfs mount here: the full-filesystem case is not run)\n");
+		}
+		(void)rmdir(small);
+	}
 
 	/* A directory as standard input: refused before the command runs. */
 	in = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
