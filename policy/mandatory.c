@@ -369,6 +369,13 @@ static const struct policy_mandatory mandatory[] = {
 	{".pythonrc", W, H, "python start-up"},
 	{".Rprofile", W, H | S, "R start-up (a project's replaces the home one)"},
 	{".irbrc", W, H | S, "irb start-up (also read from the current directory)"},
+	/* Round 16 of the attack: the other names irb and R read from the
+	 * directory they start in. */
+	{"_irbrc", W, S, "irb start-up, read from the current directory"},
+	{"irb.rc", W, S, "irb start-up, read from the current directory"},
+	{"$irbrc", W, S, "irb start-up, read from the current directory"},
+	{".Renviron", W, H | S, "R start-up environment: R_PROFILE_USER names any file as R code"},
+	{".RData", W, S | E, "R restores it at start-up, and runs a saved .First()"},
 	{".pryrc", W, H | S, "pry start-up (also read from the current directory)"},
 	{".pdbrc", W, H | S, "pdb start-up: ! lines run Python (also read from the current directory)"},
 	{".perldb", W, H | S, "perl -d start-up: runs Perl (read from the current directory, then HOME)"},
@@ -506,6 +513,8 @@ static const struct policy_mandatory mandatory[] = {
 	{".mise.*.toml", W, S, "mise per-environment config: hooks and tasks run on cd"},
 	{".mise", W, S, "mise config and tasks: hooks run on cd"},
 	{".tool-versions", W, H | S, "asdf and mise: a path: version puts a directory of it first on PATH"},
+	{"rust-toolchain.toml", W, S, "rustup: a path toolchain runs its cargo and rustc (round 16)"},
+	{"rust-toolchain", W, S, "rustup: a path toolchain runs its cargo and rustc (round 16)"},
 	{"mise/config.toml", W, S | D, "mise hooks and tasks run on cd"},
 	{"mise/config.local.toml", W, S | D, "mise hooks and tasks run on cd"},
 	{"mise/config.*.toml", W, S | D, "mise per-environment config: hooks and tasks run on cd"},

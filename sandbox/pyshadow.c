@@ -1,27 +1,29 @@
 /*
- * pyshadow.c - modules Python's interactive interpreter imports from the
- * directory it starts in (post-run check, at the top of each writable
- * tree).
+ * pyshadow.c - modules named like Python's standard library at the top of
+ * each writable tree (post-run check).
  *
  * `python3` started in a directory puts it first on sys.path, and its
- * prompt then imports modules lazily: readline and rlcompleter (3.12 and
- * before; rows of the mandatory table), _pyrepl and what it imports in
- * turn (3.13: code, traceback, dataclasses, ...), or what rlcompleter
- * imports (3.10: inspect, ast, ...). A file the command leaves there
- * under one of those names runs when the user next opens a Python prompt
- * in the project (round 15 of the attack: code.py, _colorize.py and
- * unicodedata.py with Python 3.13). The names below were measured, as
- * the closure each version imports from the current directory before
- * its first prompt (3.10 to 3.13, every standard module name planted,
- * those hit removed, again until none was hit).
+ * prompt then imports modules lazily, from there first: readline and
+ * rlcompleter (3.12 and before; rows of the mandatory table), _pyrepl and
+ * what it imports in turn (3.13: code, traceback, _colorize,
+ * unicodedata, ...), what rlcompleter imports (3.10: inspect, ast, ...),
+ * what help() imports (pydoc, pkgutil, sysconfig, typing, ...), what the
+ * user's PYTHONSTARTUP imports (pprint, ...), and help('modules') walks
+ * every package. Round 15 of the attack planted code.py, _colorize.py and
+ * unicodedata.py for 3.13's prompt; round 16 pydoc.py for help() and
+ * pprint.py for a startup file. So not a measured list of what one path
+ * imports, but every standard module name (3.10 to 3.13's
+ * sys.stdlib_module_names, 320 names).
  *
  * Each one made or changed in the session, as NAME.py, NAME.pyc, a
  * NAME.so or NAME.*.so extension, a package NAME/ with its __init__.py,
  * __init__.pyc or __init__*.so, a link NAME to a package directory, or
- * __pycache__/NAME.TAG.pyc, is moved aside. Only at
- * the top of each writable tree: these are also common names of a
- * project's own modules (pkg/types.py), and a prompt is usually opened
- * at a project's top (docs/sandbox.md says what this leaves).
+ * __pycache__/NAME.TAG.pyc, is moved aside. Only at the top of each
+ * writable tree: these are also names of a project's own modules
+ * (pkg/types.py), and a prompt is usually opened at a project's top
+ * (docs/sandbox.md says what this leaves). A project adding a top-level
+ * module named like the standard library shadows it for its own code
+ * too: rare, and reported.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,13 +36,45 @@
 
 #include "sandbox/gitguard_int.h"
 
-/* Sorted (strcmp), for bsearch. */
+/* Every name of sys.stdlib_module_names of Python 3.10 to 3.13 but
+ * "test" (a usual name of a scratch script; no prompt path imports it):
+ * sorted (strcmp), for bsearch. */
 static const char *const py_names[] = {
-	"__future__", "_colorize", "_curses", "_opcode", "_pyrepl", "_struct", "_wmi", "ast", "code", "codeop",
-	"collections", "contextlib", "copy", "copyreg", "ctypes", "dataclasses", "dis", "enum", "fcntl",
-	"functools", "importlib", "inspect", "keyword", "linecache", "msvcrt", "opcode", "operator", "platform",
-	"re", "reprlib", "select", "signal", "sre_compile", "sre_constants", "sre_parse", "struct", "termios",
-	"textwrap", "token", "tokenize", "traceback", "types", "unicodedata", "warnings",
+	"__future__", "_abc", "_aix_support", "_android_support", "_ast", "_asyncio", "_bisect", "_blake2",
+	"_bootsubprocess", "_bz2", "_codecs", "_codecs_cn", "_codecs_hk", "_codecs_iso2022", "_codecs_jp",
+	"_codecs_kr", "_codecs_tw", "_collections", "_collections_abc", "_colorize", "_compat_pickle", "_compression",
+	"_contextvars", "_crypt", "_csv", "_ctypes", "_curses", "_curses_panel", "_datetime", "_dbm", "_decimal",
+	"_elementtree", "_frozen_importlib", "_frozen_importlib_external", "_functools", "_gdbm", "_hashlib",
+	"_heapq", "_imp", "_interpchannels", "_interpqueues", "_interpreters", "_io", "_ios_support", "_json",
+	"_locale", "_lsprof", "_lzma", "_markupbase", "_md5", "_msi", "_multibytecodec", "_multiprocessing",
+	"_opcode", "_opcode_metadata", "_operator", "_osx_support", "_overlapped", "_pickle", "_posixshmem",
+	"_posixsubprocess", "_py_abc", "_pydatetime", "_pydecimal", "_pyio", "_pylong", "_pyrepl", "_queue",
+	"_random", "_scproxy", "_sha1", "_sha2", "_sha256", "_sha3", "_sha512", "_signal", "_sitebuiltins", "_socket",
+	"_sqlite3", "_sre", "_ssl", "_stat", "_statistics", "_string", "_strptime", "_struct", "_suggestions",
+	"_symtable", "_sysconfig", "_thread", "_threading_local", "_tkinter", "_tokenize", "_tracemalloc", "_typing",
+	"_uuid", "_warnings", "_weakref", "_weakrefset", "_winapi", "_wmi", "_zoneinfo", "abc", "aifc", "antigravity",
+	"argparse", "array", "ast", "asynchat", "asyncio", "asyncore", "atexit", "audioop", "base64", "bdb",
+	"binascii", "binhex", "bisect", "builtins", "bz2", "cProfile", "calendar", "cgi", "cgitb", "chunk", "cmath",
+	"cmd", "code", "codecs", "codeop", "collections", "colorsys", "compileall", "concurrent", "configparser",
+	"contextlib", "contextvars", "copy", "copyreg", "crypt", "csv", "ctypes", "curses", "dataclasses", "datetime",
+	"dbm", "decimal", "difflib", "dis", "distutils", "doctest", "email", "encodings", "ensurepip", "enum",
+	"errno", "faulthandler", "fcntl", "filecmp", "fileinput", "fnmatch", "fractions", "ftplib", "functools", "gc",
+	"genericpath", "getopt", "getpass", "gettext", "glob", "graphlib", "grp", "gzip", "hashlib", "heapq", "hmac",
+	"html", "http", "idlelib", "imaplib", "imghdr", "imp", "importlib", "inspect", "io", "ipaddress", "itertools",
+	"json", "keyword", "lib2to3", "linecache", "locale", "logging", "lzma", "mailbox", "mailcap", "marshal",
+	"math", "mimetypes", "mmap", "modulefinder", "msilib", "msvcrt", "multiprocessing", "netrc", "nis", "nntplib",
+	"nt", "ntpath", "nturl2path", "numbers", "opcode", "operator", "optparse", "os", "ossaudiodev", "pathlib",
+	"pdb", "pickle", "pickletools", "pipes", "pkgutil", "platform", "plistlib", "poplib", "posix", "posixpath",
+	"pprint", "profile", "pstats", "pty", "pwd", "py_compile", "pyclbr", "pydoc", "pydoc_data", "pyexpat",
+	"queue", "quopri", "random", "re", "readline", "reprlib", "resource", "rlcompleter", "runpy", "sched",
+	"secrets", "select", "selectors", "shelve", "shlex", "shutil", "signal", "site", "smtpd", "smtplib", "sndhdr",
+	"socket", "socketserver", "spwd", "sqlite3", "sre_compile", "sre_constants", "sre_parse", "ssl", "stat",
+	"statistics", "string", "stringprep", "struct", "subprocess", "sunau", "symtable", "sys", "sysconfig",
+	"syslog", "tabnanny", "tarfile", "telnetlib", "tempfile", "termios", "textwrap", "this", "threading", "time",
+	"timeit", "tkinter", "token", "tokenize", "tomllib", "trace", "traceback", "tracemalloc", "tty", "turtle",
+	"turtledemo", "types", "typing", "unicodedata", "unittest", "urllib", "uu", "uuid", "venv", "warnings",
+	"wave", "weakref", "webbrowser", "winreg", "winsound", "wsgiref", "xdrlib", "xml", "xmlrpc", "zipapp",
+	"zipfile", "zipimport", "zlib", "zoneinfo",
 };
 
 static int cmp_name(const void *a, const void *b)
@@ -51,13 +85,17 @@ static int cmp_name(const void *a, const void *b)
 /* Whether the first len bytes of name are one of py_names. */
 static bool py_listed(const char *name, size_t len)
 {
-	char stem[32];
+	char stem[96];
 	const char *p = stem;
 
 	if (len == 0 || len >= sizeof(stem))
 		return false;
 	memcpy(stem, name, len);
 	stem[len] = '\0';
+	/* sysconfig's data module is named for the platform (help() and
+	 * sysconfig import it): _sysconfigdata__linux_x86_64-linux-gnu */
+	if (strncmp(stem, "_sysconfigdata_", 15) == 0)
+		return true;
 	return bsearch(&p, py_names, sizeof(py_names) / sizeof(py_names[0]), sizeof(py_names[0]), cmp_name) != NULL;
 }
 

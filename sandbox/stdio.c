@@ -13,8 +13,10 @@
  * to the command: it gets a pipe, and a small process of ours outside
  * the sandbox copies the file into it (standard input) or out of it
  * (output, error; one pipe when both share one open file, so their
- * order is kept). A directory is refused. Pipes, sockets and terminals
- * are passed as they are: reopening them reaches nothing new.
+ * order is kept). A directory and a listening socket are refused. Pipes,
+ * terminals and connected Unix stream sockets are passed as they are:
+ * reopening them reaches nothing new; any other socket is copied
+ * (socket_judge()).
  *
  * The copying processes are forked with the raw clone syscall (no
  * atfork handlers, as launch.c's clone) and call only system calls.
@@ -33,12 +35,43 @@
 #include <linux/kcmp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sandbox/sbx_int.h"
 
 /* What the guard does with one of fds 0-2. */
-enum stdio_how { STDIO_PASS, STDIO_COPY, STDIO_REFUSE };
+enum stdio_how { STDIO_PASS, STDIO_COPY, STDIO_REFUSE_DIR, STDIO_REFUSE_LISTEN };
+
+/*
+ * A socket: a connected Unix stream or seqpacket socket passes (it cannot
+ * be connected again, and no path is reopened through it); a listening
+ * one is refused (the command would accept the host's connections); any
+ * other (inet, a Unix datagram socket) is copied: it lives in the host's
+ * network namespace, and `connect(AF_UNSPEC)` then `connect()` took it
+ * anywhere, past the proxy (round 16 of the attack: inetd, systemd
+ * Accept=yes, `socat EXEC:` hand such a socket over as stdio).
+ */
+static enum stdio_how socket_judge(int fd)
+{
+	int v = 0, dom = 0, type = 0;
+	socklen_t l = sizeof(v);
+	struct sockaddr_storage ss;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v != 0)
+		return STDIO_REFUSE_LISTEN;
+	l = sizeof(dom);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
+		return STDIO_COPY;
+	l = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
+		return STDIO_COPY;
+	l = sizeof(ss);
+	if (dom == AF_UNIX && (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
+	    getpeername(fd, (struct sockaddr *)&ss, &l) == 0)
+		return STDIO_PASS;
+	return STDIO_COPY;
+}
 
 static const char *const stdio_name[3] = {"standard input", "standard output", "standard error"};
 
@@ -49,10 +82,12 @@ static enum stdio_how stdio_judge(int fd)
 
 	if (fstat(fd, &st) < 0)
 		return STDIO_PASS; /* closed: stays closed */
-	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+	if (S_ISFIFO(st.st_mode))
 		return STDIO_PASS;
+	if (S_ISSOCK(st.st_mode))
+		return socket_judge(fd);
 	if (S_ISDIR(st.st_mode))
-		return STDIO_REFUSE;
+		return STDIO_REFUSE_DIR;
 	if (S_ISCHR(st.st_mode)) {
 		unsigned mj = major(st.st_rdev), mn = minor(st.st_rdev);
 
@@ -135,6 +170,14 @@ static void copy_setup(const int *keep, size_t n)
 	close_all_but(keep, n);
 }
 
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
 /*
  * Output: the pipe into the file until EOF. read(2) and write(2), not
  * splice(2): into a file splice takes the file's offset before it waits
@@ -148,12 +191,35 @@ NORETURN static void copy_out(int in, int out)
 {
 	static char buf[65536];
 	int keep[2] = {in, out}, failed = 0;
+	struct sigaction sa;
+	sigset_t usr1, none;
 
 	copy_setup(keep, 2);
+	/* The stop (SIGUSR1, let in only while waiting for data): the
+	 * sandbox ended but the pipe has no EOF, since the command sent its
+	 * write end away in a descriptor message that only the kernel's
+	 * garbage collection frees (round 16 of the attack). What is in
+	 * the pipe is copied, then we end. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	(void)sigaction(SIGUSR1, &sa, NULL);
+	(void)sigemptyset(&usr1);
+	(void)sigaddset(&usr1, SIGUSR1);
+	(void)sigemptyset(&none);
+	(void)sigprocmask(SIG_BLOCK, &usr1, NULL);
+	(void)fcntl(in, F_SETFL, O_NONBLOCK);
 	for (;;) {
 		ssize_t n = read(in, buf, sizeof(buf));
 		size_t off = 0;
 
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pf = {.fd = in, .events = POLLIN};
+
+			if (stop_asked)
+				_exit(failed);
+			(void)ppoll(&pf, 1, NULL, &none);
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -174,14 +240,6 @@ NORETURN static void copy_out(int in, int out)
 			}
 		}
 	}
-}
-
-static volatile sig_atomic_t stop_asked;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_asked = 1;
 }
 
 /*
@@ -370,11 +428,18 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 
 		if (how == STDIO_PASS)
 			continue;
-		if (how == STDIO_REFUSE) {
+		if (how == STDIO_REFUSE_DIR) {
 			errbuf_set_errno(err, errlen, 0,
 					 "%s is a directory: through /proc/self/fd/%d the command would reach every "
 					 "file below it on the host; give it a file, a pipe or /dev/null",
 					 stdio_name[i], i);
+			return -1;
+		}
+		if (how == STDIO_REFUSE_LISTEN) {
+			errbuf_set_errno(err, errlen, 0,
+					 "%s is a listening socket: the command would accept connections on the "
+					 "host's network, past the proxy; give it a connected socket, a file or a pipe",
+					 stdio_name[i]);
 			return -1;
 		}
 		if (i == 2 && io->child_fd[1] >= 0 && same_stream(1, 2)) {
@@ -401,23 +466,28 @@ void sbx_stdio_close(struct sbx_stdio *io)
 		sbx_close_fd(&io->child_fd[i]);
 }
 
-/* waitpid() of pid for at most ms (then SIGKILL and wait; ms < 0: as
- * long as it takes): its status, or -1. */
-static int reap_within(pid_t pid, int ms)
+/* waitpid() of pid for at most ms, then sig to it and a wait for as long
+ * as it takes: its status, or -1. */
+static int reap_within(pid_t pid, int ms, int sig)
 {
+	pid_t r;
 	int st;
 
-	for (int waited = 0;; waited += 10) {
-		pid_t r = waitpid(pid, &st, ms >= 0 && waited < ms ? WNOHANG : 0);
-
+	for (int waited = 0; waited < ms; waited += 10) {
+		r = waitpid(pid, &st, WNOHANG);
 		if (r == pid)
 			return st;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (ms >= 0 && waited == ms)
-			(void)kill(pid, SIGKILL);
-		if (ms >= 0 && waited < ms)
-			(void)usleep(10 * 1000);
+		(void)usleep(10 * 1000);
+	}
+	(void)kill(pid, sig);
+	for (;;) {
+		r = waitpid(pid, &st, 0);
+		if (r == pid)
+			return st;
+		if (r < 0 && errno != EINTR)
+			return -1;
 	}
 }
 
@@ -435,7 +505,9 @@ int sbx_stdio_end(struct sbx_stdio *io)
 
 		if (io->pump[i] <= 0)
 			continue;
-		st = reap_within(io->pump[i], i == 0 ? 2000 : -1);
+		/* An output copy gets 1 s to see its EOF (at once, unless
+		 * the command sent its pipe away), then the stop. */
+		st = reap_within(io->pump[i], i == 0 ? 2000 : 1000, i == 0 ? SIGKILL : SIGUSR1);
 		if (st < 0)
 			rc = -1;
 		else if (i > 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0)

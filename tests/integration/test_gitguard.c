@@ -1058,6 +1058,8 @@ static void test_python_prompt_modules(void)
 		"/work/enum/__init__.py: a package",
 		/* review: a link to a package, a compiled module in __pycache__ */
 		"/work/inspect: a link to a package", "/work/__pycache__/types.cpython-313.pyc: a compiled module",
+		/* round 16: what help() and a PYTHONSTARTUP file import */
+		"/work/pydoc.py: a module", "/work/pprint.py: a module",
 		NULL};
 	struct gcase c;
 
@@ -1066,7 +1068,7 @@ static void test_python_prompt_modules(void)
 				 "touch work/enum/__init__.py",
 				 NULL, NULL,
 				 "P='import os\\nopen(os.environ[\"M\"] + \"/py\", \"w\")\\n' && "
-				 "for f in code.py unicodedata.py sub/code.py mymod.py; do printf \"$P\" > $f; done && "
+				 "for f in code.py unicodedata.py sub/code.py mymod.py pydoc.py pprint.py; do printf \"$P\" > $f; done && "
 				 "printf \"$P\" > traceback.pyc && printf \"$P\" > _colorize.cpython-313-x86_64-linux-gnu.so && "
 				 "mkdir -p re _pyrepl && printf \"$P\" > re/__init__.py && printf \"$P\" > _pyrepl/__init__.py && "
 				 "printf \"$P\" >> enum/__init__.py && mkdir -p .x __pycache__ && printf \"$P\" > .x/__init__.py && "
@@ -1478,7 +1480,10 @@ static void test_nested_settings_more(void)
 					    * more agents' MCP settings, at the top too */
 					   "/work/a/.lefthook-local.yaml: ", "/work/a/lefthook.jsonc: ",
 					   "/work/a/.config/lefthook-local.toml: ", "/work/a/.kilocode/mcp.json: ",
-					   "/work/a/.junie/mcp/mcp.json: ", "/work/a/.amp/settings.json: ", NULL};
+					   "/work/a/.junie/mcp/mcp.json: ", "/work/a/.amp/settings.json: ",
+					   /* round 16: irb's and R's other start-up names, rustup's toolchain file */
+					   "/work/a/_irbrc: ", "/work/a/.Renviron: ", "/work/a/.RData: ",
+					   "/work/a/rust-toolchain.toml: ", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -1493,7 +1498,7 @@ static void test_nested_settings_more(void)
 				 ".codex/config.toml .nvim.lua .lintstagedrc.json lint-staged.config.mjs .huskyrc.yml "
 				 "commitlint.config.js .lefthook-local/pre-commit crush.json .envrc.local "
 				 ".lefthook-local.yaml lefthook.jsonc .config/lefthook-local.toml .kilocode/mcp.json "
-				 ".junie/mcp/mcp.json .amp/settings.json; "
+				 ".junie/mcp/mcp.json .amp/settings.json _irbrc .Renviron .RData rust-toolchain.toml; "
 				 "do echo x > $f; done; echo x > notes.md",
 				 NULL) == 0);
 	expect_safe(&c, want);

@@ -1527,6 +1527,80 @@ static void test_stdio_files(void)
 		(void)rmdir(small);
 	}
 
+	/* Round 16 of the attack: a host TCP socket as stdout (inetd,
+	 * systemd Accept=yes) was passed as it was, and `connect(AF_UNSPEC)`
+	 * then `connect()` took it to any host listener, past the proxy.
+	 * It is copied now: the command's fd 1 is a pipe, the peer still
+	 * gets what it writes, the other listener nothing. And a write end
+	 * the command sends away in a descriptor message (no EOF until the
+	 * kernel's garbage collection) delays the end by 1 s, not minutes. */
+	{
+		int la = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), lb = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)}, b = a;
+		socklen_t al = sizeof(a), bl = sizeof(b);
+		char script[1024], got[64];
+		char *pyargv[] = {"python3", "-c", script, NULL};
+		int cl, peer, stray;
+		struct timespec t0, t1;
+		ssize_t n;
+
+		CU_ASSERT_FATAL(la >= 0 && lb >= 0);
+		CU_ASSERT_FATAL(bind(la, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(la, 4) == 0);
+		CU_ASSERT_FATAL(bind(lb, (struct sockaddr *)&b, sizeof(b)) == 0 && listen(lb, 4) == 0);
+		CU_ASSERT_FATAL(getsockname(la, (struct sockaddr *)&a, &al) == 0 &&
+				getsockname(lb, (struct sockaddr *)&b, &bl) == 0);
+		cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CU_ASSERT_FATAL(cl >= 0 && connect(cl, (struct sockaddr *)&a, sizeof(a)) == 0);
+		peer = accept4(la, NULL, NULL, SOCK_CLOEXEC);
+		CU_ASSERT_FATAL(peer >= 0);
+		snprintf(script, sizeof(script),
+			 "import os, socket, sys\n"
+			 "os.write(1, b'hello\\n')\n"
+			 "try:\n"
+			 "    s = socket.socket(fileno=1)\n"
+			 "    import ctypes\n"
+			 "    ctypes.CDLL(None).connect(1, ctypes.create_string_buffer(16), 16)\n"
+			 "    s.connect(('127.0.0.1', %u))\n"
+			 "    s.sendall(b'ESCAPED')\n"
+			 "except OSError as e:\n"
+			 "    pass\n",
+			 (unsigned)ntohs(b.sin_port));
+		rc = run_stdio(pyargv, -1, cl, -1, err, sizeof(err));
+		close(cl);
+		CU_ASSERT_EQUAL(rc, 0);
+		{
+			struct timeval tv = {1, 0};
+
+			(void)setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			n = recv(peer, got, sizeof(got) - 1, 0);
+			got[n > 0 ? n : 0] = '\0';
+			CU_ASSERT(strcmp(got, "hello\n") == 0);
+		}
+		(void)fcntl(lb, F_SETFL, O_NONBLOCK);
+		stray = accept4(lb, NULL, NULL, SOCK_CLOEXEC);
+		CU_ASSERT(stray < 0);
+		if (stray >= 0)
+			close(stray);
+		close(peer);
+		close(la);
+		close(lb);
+
+		snprintf(script, sizeof(script),
+			 "import socket, os, array\n"
+			 "a, b = socket.socketpair()\n"
+			 "def send(s, fds): s.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', fds))])\n"
+			 "send(a, [1, 2, a.fileno(), b.fileno()]); send(b, [1, 2, a.fileno(), b.fileno()])\n"
+			 "os.close(1); os.close(2); a.detach(); b.detach(); os._exit(0)\n");
+		out = open(outf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		CU_ASSERT_FATAL(out >= 0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = run_stdio(pyargv, -1, out, out, err, sizeof(err));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		close(out);
+		CU_ASSERT_EQUAL(rc, 0);
+		CU_ASSERT(t1.tv_sec - t0.tv_sec < 5);
+	}
+
 	/* A directory as standard input: refused before the command runs. */
 	in = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CU_ASSERT_FATAL(in >= 0);
