@@ -115,6 +115,20 @@ static size_t py_stem(const char *name)
 	return 0;
 }
 
+/* The directory dfd/name as a DIR (flags: O_NOFOLLOW or 0), or NULL. */
+static DIR *dir_at(int dfd, const char *name, int flags)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (d == NULL)
+		(void)close(fd);
+	return d;
+}
+
 /* A package NAME (open as dfd/name): its __init__ files made or changed
  * in the session, or all of them when NAME itself was. */
 static void check_package(struct gg *g, int dfd, const char *name, const char *dir)
@@ -122,17 +136,10 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 	char path[PATH_MAX];
 	bool whole = gg_changed(g, dfd, name);
 	struct dirent *de;
-	DIR *d;
-	int fd;
+	DIR *d = dir_at(dfd, name, O_NOFOLLOW);
 
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (d == NULL)
 		return;
-	d = fdopendir(fd);
-	if (d == NULL) {
-		(void)close(fd);
-		return;
-	}
 	if (!gg_join(path, sizeof(path), dir, name)) {
 		(void)closedir(d);
 		return;
@@ -154,16 +161,10 @@ static bool init_fresh(const struct gg *g, int dfd, const char *name)
 {
 	struct dirent *de;
 	bool fresh = false;
-	DIR *d;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dir_at(dfd, name, 0);
 
-	if (fd < 0)
+	if (d == NULL)
 		return false;
-	d = fdopendir(fd);
-	if (d == NULL) {
-		(void)close(fd);
-		return false;
-	}
 	while (!fresh && (de = readdir(d)) != NULL)
 		fresh = strncmp(de->d_name, "__init__.", 9) == 0 && py_stem(de->d_name) == 8 &&
 			gg_changed(g, dirfd(d), de->d_name);
@@ -179,16 +180,10 @@ static void check_pycache(struct gg *g, int dfd)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	DIR *d;
-	int fd = openat(dfd, "__pycache__", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = dir_at(dfd, "__pycache__", O_NOFOLLOW);
 
-	if (fd < 0)
+	if (d == NULL)
 		return;
-	d = fdopendir(fd);
-	if (d == NULL) {
-		(void)close(fd);
-		return;
-	}
 	if (!gg_join(path, sizeof(path), g->path, "__pycache__")) {
 		(void)closedir(d);
 		return;
@@ -211,17 +206,11 @@ static void check_pycache(struct gg *g, int dfd)
 void gg_check_py_shadow(struct gg *g, int fd)
 {
 	struct dirent *de;
-	DIR *d;
 	/* Its own open file: fd's offset stays the walk's. */
-	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dir_at(fd, ".", 0);
 
-	if (dfd < 0)
+	if (d == NULL)
 		return;
-	d = fdopendir(dfd);
-	if (d == NULL) {
-		(void)close(dfd);
-		return;
-	}
 	while ((de = readdir(d)) != NULL) {
 		size_t stem = py_stem(de->d_name);
 		unsigned char t = de->d_type;
