@@ -107,7 +107,7 @@ enum tls_end {
 
 /* What a CONNECT to a host decided, for TLS_SNIFF. */
 enum tunnel_plan {
-	TUNNEL_OPAQUE,          /* relay the bytes as they are */
+	TUNNEL_OPAQUE,          /* relay TLS as it is; plain bytes searched when masking (mitm.c) */
 	TUNNEL_TERMINATE,       /* terminate TLS; relay anything else opaquely */
 	TUNNEL_TERMINATE_ONLY   /* terminate TLS; refuse anything else (method rule, SPEC §3.1) */
 };

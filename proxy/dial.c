@@ -256,12 +256,14 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 		c->ex.phase = EX_RESPONDING;
 		conn_now(&c->ex.t0);
 		conn_touch(c);
-		if (c->plan != TUNNEL_OPAQUE) {
+		if (c->plan != TUNNEL_OPAQUE || proxy_masks(c->px) != NULL) {
 			/* The bytes after the CONNECT head decide
 			 * (conn_step_tls_sniff()); a tunnel nobody speaks in is
-			 * idle as much as it is a slow handshake. */
+			 * idle as much as it is a slow handshake. An opaque
+			 * tunnel is sniffed too when masking is on: bytes
+			 * that are not TLS are searched (round 16). */
 			conn_set_state(c, CONN_TLS_SNIFF);
-			conn_arm_timer(c, c->head_ms < c->idle_ms ? c->head_ms : c->idle_ms);
+			conn_arm_timer(c, c->plan == TUNNEL_OPAQUE || c->idle_ms < c->head_ms ? c->idle_ms : c->head_ms);
 			conn_start_peek(c);
 		} else {
 			conn_set_state(c, CONN_RELAY);

@@ -154,7 +154,7 @@ static void peek_cb(evutil_socket_t fd, short events, void *arg)
 	conn_stop_peek(c);
 	/* The whole ClientHello must be there to know its ALPN list; a
 	 * larger or partial one is read and decided by conn_step_tls_sniff(). */
-	if (n >= 3 && tls_sniff(head, 3) == TLS_SNIFF_TLS && hello_read(c, head, (size_t)n) &&
+	if (c->plan != TUNNEL_OPAQUE && n >= 3 && tls_sniff(head, 3) == TLS_SNIFF_TLS && hello_read(c, head, (size_t)n) &&
 	    evbuffer_get_length(out_of(&c->client)) == 0 && evbuffer_get_length(in_of(&c->client)) == 0) {
 		if (conn_start_mitm(c) == STEP_CLOSED)
 			return;
@@ -182,12 +182,14 @@ void conn_start_peek(conn_t *c)
 }
 
 /*
- * TLS_SNIFF: the first bytes of a tunnel to a host the policy terminates.
- * A TLS record header is terminated; anything else (or an upstream that
- * speaks first, as SSH and SMTP do) is relayed opaquely, unless the host
- * has a method restriction, which an opaque relay could not enforce: then
- * it is refused (SPEC §3.1), in plain HTTP, which is what a client that
- * does not speak TLS most likely reads.
+ * TLS_SNIFF: the first bytes of a tunnel to a host the policy terminates,
+ * or, with masking on, to one it does not (excludeDomains). A TLS record
+ * header is terminated (relayed as it is when the host is excluded);
+ * anything else (or an upstream that speaks first, as SSH and SMTP do) is
+ * relayed as plain bytes, searched both ways when masking is on, unless
+ * the host has a method restriction, which a relay could not enforce:
+ * then it is refused (SPEC §3.1), in plain HTTP, which is what a client
+ * that does not speak TLS most likely reads.
  */
 enum step conn_step_tls_sniff(conn_t *c)
 {
@@ -214,6 +216,13 @@ enum step conn_step_tls_sniff(conn_t *c)
 	case TLS_SNIFF_MORE:
 		return STEP_STOP;
 	case TLS_SNIFF_TLS:
+		if (c->plan == TUNNEL_OPAQUE) {
+			/* excludeDomains: TLS the proxy does not open is
+			 * relayed as it is. */
+			conn_set_state(c, CONN_RELAY);
+			conn_arm_timer(c, c->idle_ms);
+			return STEP_AGAIN;
+		}
 		/* The ALPN list decides h2: wait for the whole ClientHello
 		 * (up to limits.maxHeaderBytes; the handshake refuses
 		 * anything that is not one). */

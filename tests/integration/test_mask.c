@@ -2180,6 +2180,54 @@ static void test_plain_in_connect(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* The same through a tunnel to a host in excludeDomains (round 16 of the
+ * attack: relayed unsearched both ways). TLS there is still not opened:
+ * the client sees the upstream's own certificate. */
+static void test_plain_in_excluded(void)
+{
+	struct px p;
+	char ca[4200], hex[2 * TOK_LEN + 1], path[256], hdr[128], *out = NULL, *rec;
+	size_t mark;
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	CU_ASSERT_FATAL(px_start_env(&p, NULL,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n    excludeDomains: [\"localhost\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
+				     ca) == 0);
+	if (strlen(p.tok) == TOK_LEN) {
+		to_hex(tok_real, hex);
+		snprintf(path, sizeof(path), "/reflect/cl?x=%s", hex);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-p", url_of(&upp, "localhost", path), NULL), 0);
+		ROW(out != NULL && strstr(out, "200 OK") != NULL && strstr(out, tok_real) == NULL &&
+			    strstr(out, p.tok) != NULL,
+		    "excluded host, plain tunnel: the answer was not remasked: %.300s", test_nz(out));
+		free(out);
+		out = NULL;
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p.tok);
+		mark = test_file_size(rec_plain);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "-p", "-H", hdr, url_of(&upp, "localhost", "/hello"), NULL), 0);
+		ROW(out != NULL && strstr(out, "HTTP/1.1 403") != NULL && strstr(out, "GH_TOKEN") != NULL,
+		    "excluded host, plain tunnel: a sentinel was not refused: %.300s", test_nz(out));
+		free(out);
+		out = NULL;
+		rec = test_file_since(rec_plain, mark);
+		ROW(strstr(rec, p.tok) == NULL, "excluded host, plain tunnel: the sentinel reached the upstream");
+		free(rec);
+		/* Only the test CA: a terminated tunnel would fail. */
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "--cacert", ca, "-w", " %{http_code}", url_of(&up, "localhost", "/hello"),
+					NULL),
+				0);
+		ROW(out != NULL && strcmp(out, "hello\n 200") == 0, "excluded host, TLS: '%s'", test_nz(out));
+		free(out);
+	}
+	ROW(strlen(p.tok) == TOK_LEN, "no GH_TOKEN sentinel in %s/env", p.t.session);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* Requests to an inject host ask for identity; the client's own
  * Accept-Encoding does not go there. */
 static void test_accept_encoding(void)
@@ -2509,6 +2557,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "a coded body from the inject host is not passed on", test_coded_response);
 	test_add(s, "injectHosts with a port: only that port", test_inject_host_port);
 	test_add(s, "plain HTTP inside CONNECT: remasked, sentinel refused off-host", test_plain_in_connect);
+	test_add(s, "plain HTTP inside CONNECT to an excluded host: remasked, sentinel refused; TLS not opened",
+		 test_plain_in_excluded);
 	test_add(s, "Accept-Encoding: identity to the inject host", test_accept_encoding);
 	test_add(s, "audit: injected and remasked", test_audit);
 	test_add(s, "a 6-character secret is refused at load (check, proxy)", test_too_short);
