@@ -19,6 +19,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include "mask/mask.h"
 #include "proxy/audit.h"
 #include "proxy/proxy.h"
 #include "tests/support/testlib.h"
@@ -463,11 +464,102 @@ static void test_refusal_flood(void)
 	free(dir);
 }
 
+/* Round 15 of the attack: every audit record is searched last
+ * (record_scrub()): a field holding a real value is replaced, and the
+ * reason, which may quote it, is replaced whole. Fields past the joined
+ * search's buffer are searched one by one. A clean record is written as
+ * it is. */
+static void test_record_scrub(void)
+{
+	static const char real[] = "ghp_Zq8rT2mW9xK4vB7nL1cF6hJ3dS5gA0pE2yU8";
+	char *dir = test_mkdtemp(), path[4096], yaml[512], host[128], rule[128], why[128], target[4000], *log;
+	unsigned nerr = 0;
+	struct audit_rec r;
+	policy_t *pol;
+	mask_table_t *t;
+	audit_t *a;
+	proxy_t *px;
+	int n;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	setenv("PV_SCRUB_TOK", real, 1);
+	n = snprintf(yaml, sizeof(yaml),
+		     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		     "credentials:\n  envVars:\n    - {name: PV_SCRUB_TOK, mode: mask, injectHosts: [\"127.0.0.1\"]}\n");
+	pol = policy_load_buffer("t.yaml", yaml, (size_t)n, stderr, &nerr);
+	CU_ASSERT_FATAL(pol != NULL);
+	t = mask_table_new(pol, path, sizeof(path));
+	CU_ASSERT_FATAL(t != NULL);
+	unsetenv("PV_SCRUB_TOK");
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	a = audit_open(path, "0000000000000000");
+	CU_ASSERT_FATAL(a != NULL);
+	px = proxy_new(pol, NULL, a, "0000000000000000");
+	CU_ASSERT_FATAL(px != NULL);
+	proxy_set_masks(px, t);
+	snprintf(host, sizeof(host), "x%s.test", real);
+	snprintf(rule, sizeof(rule), "rule %s", real);
+	snprintf(why, sizeof(why), "passavant: refused %s", real);
+	/* one field at a time, then all at once, then a long target */
+	for (int v = 0; v < 6; v++) {
+		memset(&r, 0, sizeof(r));
+		r.kind = "request";
+		r.decision = "allow";
+		r.method = v == 1 ? real : "GET";
+		r.host = v == 0 || v == 4 ? host : "clean.test";
+		r.rule = v == 2 || v == 4 ? rule : "network.allowedDomains: 127.0.0.1";
+		r.reason = v == 3 || v == 4 ? why : NULL;
+		if (v == 5) {
+			memset(target, 'a', sizeof(target));
+			memcpy(target + sizeof(target) - sizeof(real), real, sizeof(real) - 1);
+			r.target = target;
+			r.target_len = sizeof(target) - 1;
+		} else {
+			r.target = "/ok";
+			r.target_len = 3;
+		}
+		r.bytes_up = r.bytes_down = r.ms = -1;
+		proxy_record(px, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.kind = "request";
+	r.decision = "allow";
+	r.method = "GET";
+	r.host = "kept.test";
+	r.target = "/kept";
+	r.target_len = 5;
+	r.bytes_up = r.bytes_down = r.ms = -1;
+	proxy_record(px, &r);
+	proxy_free(px);
+	log = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(log != NULL);
+	CU_ASSERT(strstr(log, real) == NULL);
+	CU_ASSERT(strstr(log, real + 4) == NULL);
+	{
+		size_t lines = 0, redacted = 0;
+
+		for (const char *p = log; (p = strchr(p, '\n')) != NULL; p++)
+			lines++;
+		for (const char *p = log; (p = strstr(p, "[redacted: it carries a real value]")) != NULL; p++)
+			redacted++;
+		CU_ASSERT_EQUAL(lines, 7);
+		/* host, method, rule, host+rule, the target */
+		CU_ASSERT_EQUAL(redacted, 6);
+	}
+	CU_ASSERT(strstr(log, "carries a real value of PV_SCRUB_TOK; not written") != NULL);
+	CU_ASSERT(strstr(log, "\"host\":\"kept.test\"") != NULL && strstr(log, "\"target\":\"/kept\"") != NULL);
+	explicit_bzero(log, strlen(log));
+	free(log);
+	test_rmtree(dir);
+	free(dir);
+}
+
 TEST_REGISTRAR(proxy_proxy_suite)
 {
 	CU_pSuite s = test_suite("proxy_proxy", NULL, NULL);
 
 	test_add(s, "adopt an already-listening fd", test_adopt);
+	test_add(s, "an audit record holding a real value: the field redacted, the reason replaced", test_record_scrub);
 	test_add(s, "a flood of refusal records: 200 a second, then a sum; long targets cut", test_refusal_flood);
 	test_add(s, "refuse a descriptor that is not listening", test_adopt_refuses_non_listener);
 	test_add(s, "adopt interception listeners", test_adopt_intercept);
