@@ -643,6 +643,14 @@ long mask_table_find_sentinel(mask_table_t *t, const void *buf, size_t len) NONN
 long mask_table_find_real(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
 
 /*
+ * mask_table_find_real() for a name (a DNS question, a server name, a
+ * URL's host), which any resolver or server may take in any case: then
+ * every raw real value is also looked for with ASCII case ignored.
+ * Returns the credential index, or -1 (errno ENOMEM on failure, else 0).
+ */
+long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
+
+/*
  * Adds to counts[v] the sentinels of each value v in buf with every %XX
  * decoded, and the stale sentinels where an outbound set counts them
  * (struct mask_outbound); nothing when buf has no '%'. counts has

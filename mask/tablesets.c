@@ -815,6 +815,42 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
 	return -1;
 }
 
+static unsigned char ascii_lower(unsigned char ch)
+{
+	return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch - 'A' + 'a') : ch;
+}
+
+long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	long found;
+
+	errno = 0;
+	if ((found = mask_table_find_real(t, buf, len)) >= 0 || errno == ENOMEM)
+		return found;
+	/* A name is case-insensitive (DNS, SNI, a URL's host): a real value
+	 * with its case changed on the way is the same way out. Names are
+	 * short (253 bytes for DNS) and values few: a plain comparison,
+	 * whole at every offset (no early exit: how far a guess matched
+	 * does not show in the time taken). */
+	for (size_t v = 0; v < t->nvalues; v++) {
+		const unsigned char *r = (const unsigned char *)t->value[v].real;
+		size_t rl = t->value[v].len;
+		unsigned hit = 0;
+
+		for (size_t i = 0; rl > 0 && i + rl <= len; i++) {
+			unsigned diff = 0;
+
+			for (size_t k = 0; k < rl; k++)
+				diff |= (unsigned)(ascii_lower(b[i + k]) ^ ascii_lower(r[k]));
+			hit |= diff == 0;
+		}
+		if (hit)
+			return (long)t->value[v].cred;
+	}
+	return -1;
+}
+
 int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, uint64_t *counts)
 {
 	long n;

@@ -799,6 +799,33 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
  * nowhere (c->ex.redact). Returns false when there is none (go on), else
  * true with *st the step the refusal (or a failure) returned.
  */
+/*
+ * A host name in the head carrying a real value with its case changed
+ * (round 17): a CONNECT's authority, an absolute URL's, the Host field.
+ * Names are case-insensitive, so a resolver or server takes them in any
+ * case, and the exact search misses them. The credential, or NULL.
+ */
+static const char *head_names_real(conn_t *c, const char *url, size_t ulen)
+{
+	const char *cred, *name, *val, *sep;
+	size_t a = 0, e, hi, nlen, vlen;
+
+	if (!terminated(c) && ulen > 0 && url[0] != '/') {
+		if (!http1_method_is(c->client.http, "CONNECT") && (sep = memmem(url, ulen, "://", 3)) != NULL)
+			a = (size_t)(sep - url) + 3;
+		for (e = a; e < ulen && url[e] != '/' && url[e] != '?' && url[e] != '#'; e++)
+			;
+		if ((cred = proxy_real_in_name(c->px, url + a, e - a)) != NULL)
+			return cred;
+	}
+	if (http1_header_find(c->client.http, "host", &hi) > 0) {
+		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
+		if ((cred = proxy_real_in_name(c->px, val, vlen)) != NULL)
+			return cred;
+	}
+	return NULL;
+}
+
 static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum step *st)
 {
 	const char *cred = NULL, *where = "the request target", *name = NULL, *text;
@@ -827,8 +854,11 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 		conn_close(c, "out of memory checking a request head", true);
 		return true;
 	}
-	if (r == 0)
-		return false;
+	if (r == 0) {
+		if ((cred = head_names_real(c, url, ulen)) == NULL)
+			return false;
+		where = "a host name (its case changed)";
+	}
 	c->ex.redact = true;
 	if (http1_method_is(c->client.http, "CONNECT"))
 		c->ex.kind = EX_KIND_CONNECT;

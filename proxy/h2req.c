@@ -178,12 +178,20 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		return true;
 	}
-	if (r == 0)
+	/* The same names with their case changed (round 17): a 421 would
+	 * quote them. */
+	if (r == 0 && s->host != NULL && (cred = proxy_real_in_name(s->h->c->px, s->host, strlen(s->host))) != NULL)
+		where = "the Host field (its case changed)";
+	else if (r == 0 && s->authority != NULL &&
+		 (cred = proxy_real_in_name(s->h->c->px, s->authority, strlen(s->authority))) != NULL)
+		where = ":authority (its case changed)";
+	else if (r == 0)
 		return false;
 	if (cmask_find_real(s->mask, s->path, strlen(s->path), &name) == 1)
 		where = "the request target";
 	s->redact = true;
-	if (s->host != NULL && cmask_find_real(s->mask, s->host, strlen(s->host), &name) == 1) {
+	if (s->host != NULL && (cmask_find_real(s->mask, s->host, strlen(s->host), &name) == 1 ||
+				proxy_real_in_name(s->h->c->px, s->host, strlen(s->host)) != NULL)) {
 		free(s->host);
 		s->host = NULL;
 	}

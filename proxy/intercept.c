@@ -228,7 +228,7 @@ static enum step take_hello(conn_t *c)
 	 */
 	/* A server name carrying a real value goes nowhere: not to the
 	 * upstream's DNS, not into a line (round 15 of the attack). */
-	if (h.has_sni && (err = proxy_real_in(c->px, h.sni, strlen(h.sni))) != NULL) {
+	if (h.has_sni && (err = proxy_real_in_name(c->px, h.sni, strlen(h.sni))) != NULL) {
 		conn_refuse_raw(c, "passavant: blocked TLS %s:%u: its server name carries a real value of %s",
 				dest_host(c, d, sizeof(d)), (unsigned)c->orig->port, err);
 		return STEP_CLOSED;

@@ -291,7 +291,7 @@ void conn_tls_accepted(conn_t *c)
 	c->sni_mismatch = false;
 	if (tls_client_sni(c->client.bev, sni, sizeof(sni), &raw)) {
 		/* Searched as sent: normalising lowers its case. */
-		const char *cred = proxy_real_in(c->px, raw, strlen(raw));
+		const char *cred = proxy_real_in_name(c->px, raw, strlen(raw));
 		char named[160];
 
 		/* A server name carrying a real value (round 15 of the

@@ -368,10 +368,35 @@ const char *proxy_real_in(proxy_t *px, const char *text, size_t len)
 	return mask_table_cred_name(t, (size_t)c);
 }
 
+const char *proxy_real_in_name(proxy_t *px, const char *name, size_t len)
+{
+	mask_table_t *t = px->main->masks;
+	long c;
+
+	if (t == NULL || mask_table_value_count(t) == 0 || len == 0)
+		return NULL;
+	c = mask_table_find_real_name(t, name, len);
+	if (c < 0)
+		return errno == ENOMEM ? "a credential (out of memory while searching)" : NULL;
+	return mask_table_cred_name(t, (size_t)c);
+}
+
 #define RECORD_REDACTED "[redacted: it carries a real value]"
 
+/* The credential whose real value field (len bytes) holds: as the remask
+ * set knows it, and with its case changed too when any_case. */
+static const char *field_real(proxy_t *px, const char *field, size_t len, bool any_case)
+{
+	if (field == NULL)
+		return NULL;
+	return any_case ? proxy_real_in_name(px, field, len) : proxy_real_in(px, field, len);
+}
+
 /* r with each field that holds a real value replaced, into *copy (which
- * reason_buf backs); r itself when none does. */
+ * reason_buf backs); r itself when none does. A refusal's fields are
+ * also searched with case ignored: a reason quotes names (a Host, a
+ * server name) that a resolver or server takes in any case, and
+ * refusals are few. */
 static const struct audit_rec *record_scrub(proxy_t *px, const struct audit_rec *r, struct audit_rec *copy,
 					    char *reason_buf, size_t reason_len)
 {
@@ -379,7 +404,7 @@ static const struct audit_rec *record_scrub(proxy_t *px, const struct audit_rec 
 	const char *const parts[] = {r->host, r->method, r->rule, r->reason};
 	char joined[2048];
 	size_t n = 0;
-	bool any = false;
+	bool any = false, deny = r->decision != NULL && strcmp(r->decision, "deny") == 0;
 
 	if (px->main->masks == NULL || mask_table_value_count(px->main->masks) == 0)
 		return r;
@@ -404,29 +429,30 @@ static const struct audit_rec *record_scrub(proxy_t *px, const struct audit_rec 
 	} else if (r->target != NULL) {
 		n = sizeof(joined);
 	}
-	if (n < sizeof(joined) && proxy_real_in(px, joined, n) == NULL) {
+	if (n < sizeof(joined) && field_real(px, joined, n, deny) == NULL &&
+	    (r->host == NULL || proxy_real_in_name(px, r->host, strlen(r->host)) == NULL)) {
 		explicit_bzero(joined, n);
 		return r;
 	}
 	explicit_bzero(joined, sizeof(joined));
 	*copy = *r;
-#define SCRUB(field)                                                                   \
-	if (copy->field != NULL && (c = proxy_real_in(px, copy->field, strlen(copy->field))) != NULL) { \
-		copy->field = RECORD_REDACTED;                                         \
-		cred = c;                                                              \
-		any = true;                                                            \
+#define SCRUB(field, any_case)                                                                        \
+	if ((c = field_real(px, copy->field, copy->field != NULL ? strlen(copy->field) : 0, any_case)) != NULL) { \
+		copy->field = RECORD_REDACTED;                                                        \
+		cred = c;                                                                             \
+		any = true;                                                                           \
 	}
-	SCRUB(host)
-	SCRUB(method)
-	SCRUB(rule)
+	SCRUB(host, true)
+	SCRUB(method, deny)
+	SCRUB(rule, deny)
 #undef SCRUB
-	if (copy->target != NULL && (c = proxy_real_in(px, copy->target, copy->target_len)) != NULL) {
+	if ((c = field_real(px, copy->target, copy->target_len, deny)) != NULL) {
 		copy->target = "/" RECORD_REDACTED;
 		copy->target_len = strlen(copy->target);
 		cred = c;
 		any = true;
 	}
-	if (copy->reason != NULL && (c = proxy_real_in(px, copy->reason, strlen(copy->reason))) != NULL) {
+	if ((c = field_real(px, copy->reason, copy->reason != NULL ? strlen(copy->reason) : 0, deny)) != NULL) {
 		cred = c;
 		any = true;
 	}

@@ -225,6 +225,10 @@ void proxy_record(proxy_t *px, const struct audit_rec *r) NONNULL(1, 2);
  * name is then "a credential (out of memory while searching)".
  */
 const char *proxy_real_in(proxy_t *px, const char *text, size_t len) NONNULL(1, 2);
+/* proxy_real_in() for a host or server name, which may reach a resolver
+ * or server in any case: a raw real value is also found with its ASCII
+ * case changed (mask_table_find_real_name()). */
+const char *proxy_real_in_name(proxy_t *px, const char *name, size_t len) NONNULL(1, 2);
 
 /* Whether the last audit record could not be written: the proxy then
  * refuses new requests and tunnels (503), since nothing may leave

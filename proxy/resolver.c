@@ -559,7 +559,7 @@ static int answer(resolver_t *r, struct evdns_server_request *req,
 	/* A name carrying a real value is refused before any decision
 	 * (round 15 of the attack): never mapped, so never dialled, and
 	 * recorded without it. */
-	if ((rule = proxy_real_in(r->px, q->name, strlen(q->name))) != NULL) {
+	if ((rule = proxy_real_in_name(r->px, q->name, strlen(q->name))) != NULL) {
 		record_real(r, q, rule);
 		return DNS_ERR_NOTEXIST;
 	}

@@ -943,6 +943,72 @@ static void test_real_in_sni(void)
 	free(out);
 }
 
+static char *curl_h2(const char *path, const char *field);
+
+/* Text holds the real value with any case (a name's case is free). */
+static bool has_any_case(const char *text, const char *v)
+{
+	return text != NULL && strcasestr(text, v) != NULL;
+}
+
+/* Round 17: a real value with its case changed, in a name. A resolver or
+ * server takes a host name in any case, so the exact search missed it:
+ * the server name inside a tunnel, a CONNECT's host, an absolute URL's,
+ * a Host field inside a tunnel (whose 421 quoted it), an HTTP/2
+ * :authority. Each is refused naming the credential; the value, in any
+ * case, is in no answer, audit line or stderr line. */
+static void test_real_name_case(void)
+{
+	char swap[TOK_LEN + 1], req[512], *out, *a, *e;
+	struct marks m;
+
+	NEED_READY();
+	for (size_t i = 0; i <= TOK_LEN; i++) {
+		unsigned char ch = (unsigned char)tok_real[i];
+
+		swap[i] = (char)(islower(ch) ? toupper(ch) : tolower(ch));
+	}
+	mark(&m);
+	for (int v = 0; v < 5; v++) {
+		const char *what[] = {"the server name", "a CONNECT host", "an absolute URL's host",
+				      "a Host field inside a tunnel", "an HTTP/2 :authority"};
+
+		if (v == 0) {
+			snprintf(tls_sni, sizeof(tls_sni), "PV_SNI=%s.example", swap);
+			snprintf(req, sizeof(req), "GET /echo?t=sni2 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+				 (unsigned)up.port);
+			out = tls_px(req, strlen(req));
+			tls_sni[0] = '\0';
+		} else if (v == 1) {
+			snprintf(req, sizeof(req), "CONNECT %s.localhost:%u HTTP/1.1\r\nHost: x\r\n\r\n", swap,
+				 (unsigned)up.port);
+			out = raw_pxs(req);
+		} else if (v == 2) {
+			snprintf(req, sizeof(req), "GET http://%s.localhost:%u/ HTTP/1.1\r\nHost: x\r\n\r\n", swap,
+				 (unsigned)upp.port);
+			out = raw_pxs(req);
+		} else if (v == 3) {
+			snprintf(req, sizeof(req), "GET /echo HTTP/1.1\r\nHost: %s:%u\r\n\r\n", swap, (unsigned)up.port);
+			out = tls_px(req, strlen(req));
+		} else {
+			snprintf(req, sizeof(req), "Host: %s.localhost:%u", swap, h2port);
+			out = curl_h2("/hello", req);
+		}
+		ROW(test_has(out, v == 0 ? " 421 " : " 403 ") && test_has(out, "a real value of GH_TOKEN"),
+		    "%s with a real value, its case changed: not refused naming the credential: %.300s", what[v],
+		    test_nz(out));
+		ROW(!has_any_case(out, tok_real), "%s: the answer holds the real value", what[v]);
+		free(out);
+	}
+	a = test_file_since(px.audit, m.audit);
+	e = test_file_since(test_proc_stderr_path(px.proc), m.err);
+	ROW(!has_any_case(a, tok_real), "the audit holds a real value with its case changed");
+	ROW(!has_any_case(e, tok_real), "stderr holds a real value with its case changed");
+	ROW(a != NULL && test_has(a, "a real value of GH_TOKEN"), "no audit line names the credential: %.300s", test_nz(a));
+	free(a);
+	free(e);
+}
+
 /* A plain-bytes tunnel (CONNECT, no TLS inside) carrying a real value:
  * refused, the value never arrives. */
 static void test_real_in_tunnel(void)
@@ -1511,6 +1577,8 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "7: real value in bodies (raw, base64, chunks, form, streamed, TLS)", test_real_in_body);
 	test_add(s, "7: real value in a tunnel without TLS", test_real_in_tunnel);
 	test_add(s, "7: real value as the server name inside a tunnel: 421 naming the credential", test_real_in_sni);
+	test_add(s, "7: real value with its case changed in a name (server name, CONNECT, URL, Host, :authority)",
+		 test_real_name_case);
 	test_add(s, "7: real value in client WebSocket frames: not relayed", test_real_in_websocket);
 	test_add(s, "8: WebSocket value split across fragments, a ping, messages", test_ws_split);
 	test_add(s, "8: upstream cut mid-value (CL, chunked, close, upgraded): dropped", test_cut_mid_value);

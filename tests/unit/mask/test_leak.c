@@ -89,6 +89,46 @@ static void test_find_real(void)
 	lfx_teardown(&f);
 }
 
+/* mask_table_find_real_name(): a name's case is free, so a real value
+ * with its case changed is found there (round 17), at the start, the end
+ * or alone; the exact forms still are; a near miss is not; and
+ * mask_table_find_real() itself stays exact. */
+static void test_find_real_name(void)
+{
+	char low[sizeof(LK_TOK)], swap[sizeof(LK_TOK)], buf[256];
+	struct lfx f;
+
+	CU_ASSERT_FATAL(lfx_setup(&f) == 0);
+	for (size_t i = 0; i < sizeof(LK_TOK); i++) {
+		unsigned char c = (unsigned char)LK_TOK[i];
+
+		low[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+		swap[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c >= 'a' && c <= 'z' ? c - 32 : c);
+	}
+	CU_ASSERT(mask_table_find_real(f.t, low, strlen(low)) == -1);
+	for (int v = 0; v < 4; v++) {
+		long c;
+
+		if (v == 0)
+			snprintf(buf, sizeof(buf), "%s.example.com", low);
+		else if (v == 1)
+			snprintf(buf, sizeof(buf), "a.%s", swap);
+		else if (v == 2)
+			snprintf(buf, sizeof(buf), "%s", swap);
+		else
+			snprintf(buf, sizeof(buf), "x.%s.y", LK_TOK);
+		c = mask_table_find_real_name(f.t, buf, strlen(buf));
+		CU_ASSERT(c >= 0 && strcmp(mask_table_cred_name(f.t, (size_t)c), "PV_LK_TOK") == 0);
+	}
+	/* one character off, and the value cut by one */
+	snprintf(buf, sizeof(buf), "%s", low);
+	buf[10] = buf[10] == 'x' ? 'y' : 'x';
+	CU_ASSERT(mask_table_find_real_name(f.t, buf, strlen(buf)) == -1);
+	CU_ASSERT(mask_table_find_real_name(f.t, low, strlen(low) - 1) == -1);
+	CU_ASSERT(mask_table_find_real_name(f.t, "api.example.com", 15) == -1);
+	lfx_teardown(&f);
+}
+
 /* An outbound set maps each real value's forms to its sentinel's and
  * counts them after the sentinel pairs (struct mask_outbound). */
 static void test_outbound_forms(void)
@@ -606,6 +646,7 @@ TEST_REGISTRAR(register_mask_leak)
 	CU_pSuite s = test_suite("mask_leak", NULL, NULL);
 
 	test_add(s, "real values found in every form, raw and fully %-decoded", test_find_real);
+	test_add(s, "a real value with its case changed is found in a name", test_find_real_name);
 	test_add(s, "outbound sets: real-value forms become sentinel forms, counted", test_outbound_forms);
 	test_add(s, "sentinels found in a fully %-decoded target", test_sentinels_decoded);
 	test_add(s, "real values found in the JSON forms of JavaScript, Python, PHP and Go", test_json_forms);
