@@ -644,9 +644,11 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len) NONNULL(
 
 /*
  * mask_table_find_real() for a name (a DNS question, a server name, a
- * URL's host), which any resolver or server may take in any case: then
- * every raw real value is also looked for with ASCII case ignored.
- * Returns the credential index, or -1 (errno ENOMEM on failure, else 0).
+ * URL's host) or a line that quotes one, which any resolver or server may
+ * take in any case: then every raw real value of at most 1024 bytes is
+ * also looked for with ASCII case ignored (one pass over a lower-cased
+ * copy, linear in len). Returns the credential index, or -1 (errno ENOMEM
+ * on failure, else 0).
  */
 long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
 

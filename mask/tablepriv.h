@@ -88,6 +88,11 @@ struct mask_table {
 	mask_set_t *inbound;    /* real -> sentinel forms, percent forms */
 	mask_set_t *detect;     /* sentinel -> sentinel, then the forms; percent forms */
 	uint64_t *detect_counts;/* [nvalues + nform] */
+	size_t min_len;         /* shortest value or form the detect set holds: shorter text holds none */
+	mask_set_t *folded;     /* each raw value of at most FOLD_VALUE_MAX bytes, ASCII lower-cased,
+				 * to itself: mask_table_find_real_name() */
+	uint32_t *folded_value; /* [pairs of folded] the value of each pair */
+	uint64_t *folded_counts;/* [pairs of folded] */
 	unsigned char *scratch; /* find_sentinel copy; wiped after use */
 	size_t scratch_cap;
 	bool stable;            /* sentinels derived from a key (not per-session) */

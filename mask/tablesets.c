@@ -636,6 +636,73 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 	return 0;
 }
 
+static unsigned char ascii_lower(unsigned char ch)
+{
+	return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch - 'A' + 'a') : ch;
+}
+
+/* Longest value looked for with its case changed: a name (253 bytes for
+ * DNS) or the part of one a line quotes holds no longer one. */
+#define FOLD_VALUE_MAX 1024
+
+/* t->folded: every raw value of at most FOLD_VALUE_MAX bytes, lower-cased,
+ * once (two values differing only in case are one pattern). The
+ * lower-cased copies live in a buffer wiped and freed here; the set
+ * keeps its own in its arena. 0 or -1. */
+static int build_folded(mask_table_t *t)
+{
+	struct mask_pair *pairs = calloc(t->nvalues + 1, sizeof(*pairs));
+	unsigned char *low = NULL;
+	size_t total = 0, off = 0, n = 0;
+	enum mask_set_result res = MASK_SET_ERR_NOMEM;
+
+	t->folded_value = calloc(t->nvalues + 1, sizeof(*t->folded_value));
+	for (size_t v = 0; v < t->nvalues; v++)
+		total += t->value[v].len <= FOLD_VALUE_MAX ? t->value[v].len : 0;
+	low = malloc(total + 1);
+	if (pairs == NULL || t->folded_value == NULL || low == NULL)
+		goto fail;
+	for (size_t v = 0; v < t->nvalues; v++) {
+		size_t len = t->value[v].len;
+		bool dup = false;
+
+		if (len == 0 || len > FOLD_VALUE_MAX)
+			continue;
+		for (size_t i = 0; i < len; i++)
+			low[off + i] = ascii_lower((unsigned char)t->value[v].real[i]);
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = pairs[k].from_len == len && memcmp(pairs[k].from, low + off, len) == 0;
+		if (dup)
+			continue;
+		pairs[n].from = pairs[n].to = low + off;
+		pairs[n].from_len = pairs[n].to_len = len;
+		t->folded_value[n++] = (uint32_t)v;
+		off += len;
+	}
+	t->folded = mask_set_new(pairs, n, 0, &res);
+	explicit_bzero(low, total + 1);
+	free(low);
+	free(pairs);
+	if (t->folded == NULL) {
+		t->set_res = res;
+		return -1;
+	}
+	t->set_hygiene &= mask_set_hygiene(t->folded);
+	t->folded_counts = calloc(n + 1, sizeof(uint64_t));
+	if (t->folded_counts == NULL) {
+		t->set_res = MASK_SET_ERR_NOMEM;
+		return -1;
+	}
+	return 0;
+fail:
+	if (low != NULL)
+		explicit_bzero(low, total + 1);
+	free(low);
+	free(pairs);
+	t->set_res = MASK_SET_ERR_NOMEM;
+	return -1;
+}
+
 /* Warming the cache at start: a proxy whose credentials name their hosts
  * never builds a set per request. */
 int table_build_sets(mask_table_t *t)
@@ -658,6 +725,17 @@ int table_build_sets(mask_table_t *t)
 		t->set_res = MASK_SET_ERR_NOMEM;
 		return -1;
 	}
+	if (build_folded(t) != 0)
+		return -1;
+	/* Every form is at least this long (percent forms are longer still,
+	 * and decoding only shortens the text searched). */
+	t->min_len = SIZE_MAX;
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (t->value[i].len < t->min_len)
+			t->min_len = t->value[i].len;
+	for (size_t k = 0; k < set_forms(t); k++)
+		if (t->form[k].from_len < t->min_len)
+			t->min_len = t->form[k].from_len;
 	for (size_t c = 0; c < t->ncreds; c++) {
 		for (size_t h = 0; h < t->cred[c].nhosts; h++) {
 			const struct policy_hostpat *hp = &t->cred[c].hosts[h];
@@ -687,7 +765,12 @@ void table_free_sets(mask_table_t *t)
 	t->ncache = t->cachecap = 0;
 	mask_set_free(t->inbound);
 	mask_set_free(t->detect);
-	t->inbound = t->detect = NULL;
+	mask_set_free(t->folded);
+	t->inbound = t->detect = t->folded = NULL;
+	free(t->folded_value);
+	free(t->folded_counts);
+	t->folded_value = NULL;
+	t->folded_counts = NULL;
 	free(t->form);
 	free(t->form_value);
 	t->form = NULL;
@@ -796,7 +879,7 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
 {
 	long n, found;
 
-	if (t->nvalues == 0 || len == 0)
+	if (t->nvalues == 0 || len == 0 || len < t->min_len)
 		return -1;
 	/* As it is (raw, and the percent forms an encoder writes), then,
 	 * when it has a '%', with every %XX decoded (%67hp_ for ghp_), then,
@@ -815,39 +898,34 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
 	return -1;
 }
 
-static unsigned char ascii_lower(unsigned char ch)
-{
-	return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch - 'A' + 'a') : ch;
-}
-
 long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
+	size_t total = 0, np;
 	long found;
+	int rc;
 
 	errno = 0;
 	if ((found = mask_table_find_real(t, buf, len)) >= 0 || errno == ENOMEM)
 		return found;
 	/* A name is case-insensitive (DNS, SNI, a URL's host): a real value
-	 * with its case changed on the way is the same way out. Names are
-	 * short (253 bytes for DNS) and values few: a plain comparison,
-	 * whole at every offset (no early exit: how far a guess matched
-	 * does not show in the time taken). */
-	for (size_t v = 0; v < t->nvalues; v++) {
-		const unsigned char *r = (const unsigned char *)t->value[v].real;
-		size_t rl = t->value[v].len;
-		unsigned hit = 0;
-
-		for (size_t i = 0; rl > 0 && i + rl <= len; i++) {
-			unsigned diff = 0;
-
-			for (size_t k = 0; k < rl; k++)
-				diff |= (unsigned)(ascii_lower(b[i + k]) ^ ascii_lower(r[k]));
-			hit |= diff == 0;
-		}
-		if (hit)
-			return (long)t->value[v].cred;
-	}
+	 * with its case changed on the way is the same way out. One pass of
+	 * the lower-cased values over a lower-cased copy (linear in len,
+	 * however long the text). */
+	if (t->folded == NULL || len < t->min_len || (np = mask_set_npairs(t->folded)) == 0)
+		return -1;
+	if (scratch_reserve(t, len) != 0)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		t->scratch[i] = ascii_lower(b[i]);
+	memset(t->folded_counts, 0, np * sizeof(uint64_t));
+	rc = mask_replace_inplace(t->folded, t->scratch, len, t->folded_counts, &total);
+	explicit_bzero(t->scratch, len);
+	if (rc != 0)
+		return -1;
+	for (size_t k = 0; k < np; k++)
+		if (t->folded_counts[k] != 0)
+			return (long)t->value[t->folded_value[k]].cred;
 	return -1;
 }
 

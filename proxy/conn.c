@@ -681,6 +681,10 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		conn_close(c, c->client.shut_wr ? "linger timeout" : "drain timeout", false);
 		return;
 	case CONN_TLS_SNIFF:
+		/* An opaque tunnel (excludeDomains) waits here with the idle
+		 * timeout: nobody spoke in it. */
+		conn_close(c, c->plan == TUNNEL_OPAQUE ? "idle timeout" : "TLS handshake timeout", false);
+		return;
 	case CONN_TLS_UPSTREAM:
 	case CONN_TLS_ACCEPT:
 		conn_close(c, "TLS handshake timeout", false);

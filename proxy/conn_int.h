@@ -132,6 +132,7 @@ struct exchange {
 	bool mask_resp_body;        /** the response body goes through the inbound substituter */
 	bool raw_line;              /** the refusal reason is the whole stderr line (audit reason_is_line) */
 	bool cut;                   /** audited as it ended early: the byte counts are what left */
+	bool up_close;              /** sent with "Connection: close": the upstream connection is not reused */
 	int status;                 /** status sent for the request */
 	struct timeval t0;          /** start of the request or tunnel */
 	uint64_t bytes_up;          /** bytes passed on from the client */

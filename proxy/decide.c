@@ -82,7 +82,7 @@ bool conn_prepare_request(conn_t *c, enum step *st)
 	c->ex.identity = c->mask != NULL && cmask_inject_host(c->mask, c->tgt.host, c->tgt.port);
 	if (http1_write_request_head(c->client.http, c->head_out, c->tgt.path, c->tgt.path_len,
 				     c->tgt.authority, c->ex.kind == EX_KIND_UPGRADE,
-				     c->ex.identity) < 0)
+				     c->ex.identity, c->ex.up_close) < 0)
 		goto oom;
 	if (c->mask == NULL)
 		return true;
@@ -782,6 +782,13 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
 	if (http1_upgrade(c->client.http) && c->ex.req_done && !restricted &&
 	    is_websocket_upgrade(c->client.http))
 		c->ex.kind = EX_KIND_UPGRADE;
+	/* On a host with a method rule, a body the upstream leaves unread
+	 * (a GET handler that never reads one) would be read as the next
+	 * request on a kept-alive connection: a DELETE inside a GET's body
+	 * ran, and only the GET was decided and audited (round 17 of the
+	 * attack). A request with a body goes with "Connection: close",
+	 * and its upstream connection is never used again. */
+	c->ex.up_close = restricted && http1_has_body(c->client.http);
 	if (c->mode == CONN_MODE_TERMINATED && c->up_tls_err != NULL && c->up_tls_err[0] != '\0')
 		return conn_refuse_up_tls(c);
 	if (!conn_prepare_request(c, &st))
@@ -800,30 +807,27 @@ static enum step decide_request(conn_t *c, const char *url, size_t ulen)
  * true with *st the step the refusal (or a failure) returned.
  */
 /*
- * A host name in the head carrying a real value with its case changed
- * (round 17): a CONNECT's authority, an absolute URL's, the Host field.
- * Names are case-insensitive, so a resolver or server takes them in any
- * case, and the exact search misses them. The credential, or NULL.
+ * A real value with its case changed in a target that is not in origin
+ * form (round 17): a CONNECT's authority, an absolute URL (its host is a
+ * name, and a 400 quotes the target whole, inside a tunnel too). Names
+ * are case-insensitive, so a resolver or server takes them in any case,
+ * and the exact search misses them. The credential, or NULL.
  */
-static const char *head_names_real(conn_t *c, const char *url, size_t ulen)
+static const char *target_names_real(conn_t *c, const char *url, size_t ulen)
 {
-	const char *cred, *name, *val, *sep;
-	size_t a = 0, e, hi, nlen, vlen;
+	return ulen > 0 && url[0] != '/' ? proxy_real_in_name(c->px, url, ulen) : NULL;
+}
 
-	if (!terminated(c) && ulen > 0 && url[0] != '/') {
-		if (!http1_method_is(c->client.http, "CONNECT") && (sep = memmem(url, ulen, "://", 3)) != NULL)
-			a = (size_t)(sep - url) + 3;
-		for (e = a; e < ulen && url[e] != '/' && url[e] != '?' && url[e] != '#'; e++)
-			;
-		if ((cred = proxy_real_in_name(c->px, url + a, e - a)) != NULL)
-			return cred;
-	}
-	if (http1_header_find(c->client.http, "host", &hi) > 0) {
-		http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
-		if ((cred = proxy_real_in_name(c->px, val, vlen)) != NULL)
-			return cred;
-	}
-	return NULL;
+/* The same in the Host field (a 421 quotes it). The credential, or NULL. */
+static const char *host_field_real(conn_t *c)
+{
+	const char *name, *val;
+	size_t hi, nlen, vlen;
+
+	if (http1_header_find(c->client.http, "host", &hi) == 0)
+		return NULL;
+	http1_header(c->client.http, hi, &name, &nlen, &val, &vlen);
+	return proxy_real_in_name(c->px, val, vlen);
 }
 
 static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum step *st)
@@ -855,9 +859,14 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 		return true;
 	}
 	if (r == 0) {
-		if ((cred = head_names_real(c, url, ulen)) == NULL)
+		if ((cred = target_names_real(c, url, ulen)) == NULL && (cred = host_field_real(c)) == NULL)
 			return false;
 		where = "a host name (its case changed)";
+		in_header = false;
+	} else if (in_header && target_names_real(c, url, ulen) != NULL) {
+		/* the target holds it too, with its case changed: not
+		 * parsed for the audit below */
+		in_header = false;
 	}
 	c->ex.redact = true;
 	if (http1_method_is(c->client.http, "CONNECT"))

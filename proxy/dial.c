@@ -256,7 +256,7 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 		c->ex.phase = EX_RESPONDING;
 		conn_now(&c->ex.t0);
 		conn_touch(c);
-		if (c->plan != TUNNEL_OPAQUE || proxy_masks(c->px) != NULL) {
+		if (c->plan != TUNNEL_OPAQUE || proxy_masking(c->px)) {
 			/* The bytes after the CONNECT head decide
 			 * (conn_step_tls_sniff()); a tunnel nobody speaks in is
 			 * idle as much as it is a slow handshake. An opaque

@@ -148,7 +148,7 @@ static enum step finish_request(conn_t *c)
 		log_info("%s", note);
 	}
 	conn_audit(c, "request", "allow", left != NULL ? note : NULL, c->rule);
-	c->up.reusable = c->ex.req_done && !c->up.eof && http1_keep_alive(c->up.http);
+	c->up.reusable = c->ex.req_done && !c->up.eof && !c->ex.up_close && http1_keep_alive(c->up.http);
 	if (!c->up.reusable)
 		conn_drop_upstream(c);
 	if (c->ex.client_close || !c->ex.req_done || c->client.eof)

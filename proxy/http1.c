@@ -52,6 +52,7 @@ struct http1 {
 	enum scan_state scan;        /* head scanner state */
 	size_t head_bytes;           /* head bytes scanned so far */
 	bool head_done;              /* on_headers_complete ran */
+	bool has_body;               /* the head announced a body (chunked, or Content-Length > 0) */
 	size_t trailer_bytes;        /* trailer field bytes seen (not kept) */
 	bool msg_done;               /* on_message_complete ran */
 	bool in_chunk;               /* chunked body: inside a chunk (size line read, data + CRLF not yet) */
@@ -273,6 +274,7 @@ static int on_headers_complete(llhttp_t *p)
 	http1_t *h = p->data;
 
 	h->head_done = true;
+	h->has_body = (p->flags & F_CHUNKED) != 0 || ((p->flags & F_CONTENT_LENGTH) != 0 && p->content_length > 0);
 	/* 1: "this message has no body" (llhttp settings contract). */
 	return h->kind == HTTP1_RESPONSE && h->is_head_req ? 1 : 0;
 }
@@ -356,7 +358,7 @@ void http1_reset(http1_t *h)
 	h->scan = SCAN_LINE;
 	h->head_bytes = 0;
 	h->start_len = 0;
-	h->head_done = h->msg_done = h->is_head_req = h->in_chunk = false;
+	h->head_done = h->msg_done = h->is_head_req = h->in_chunk = h->has_body = false;
 	h->trailer_bytes = 0;
 	h->err_status = 0;
 	h->err_reason = NULL;
@@ -637,6 +639,11 @@ bool http1_head_done(const http1_t *h)
 	return h->head_done;
 }
 
+bool http1_has_body(const http1_t *h)
+{
+	return h->head_done && h->has_body;
+}
+
 bool http1_message_done(const http1_t *h)
 {
 	return h->msg_done;
@@ -866,7 +873,7 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
 			     size_t path_len, const char *authority, bool keep_upgrade,
-			     bool identity)
+			     bool identity, bool close)
 {
 	const char *method = http1_method(h);
 	char version[] = " HTTP/1.0\r\nHost: ";
@@ -890,6 +897,8 @@ int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char 
 		put(&w, ACCEPT_IDENTITY, sizeof(ACCEPT_IDENTITY) - 1);
 	if (keep_upgrade)
 		put(&w, CONNECTION_UPGRADE, sizeof(CONNECTION_UPGRADE) - 1);
+	else if (close)
+		put(&w, CONNECTION_CLOSE, sizeof(CONNECTION_CLOSE) - 1);
 	put(&w, "\r\n", 2);
 	return head_commit(out, &w, &v);
 }

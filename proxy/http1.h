@@ -89,6 +89,10 @@ enum http1_result http1_finish(http1_t *h) NONNULL(1) WUNRES;
 typedef int (*http1_body_fn)(void *arg, const char *data, size_t len);
 void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg) NONNULL(1);
 
+/* Whether the head announced a body: chunked, or a Content-Length above
+ * 0 (false before the head is done). */
+bool http1_has_body(const http1_t *h) NONNULL(1);
+
 /* Whether the message body uses chunked transfer coding (valid once the
  * head is done). */
 bool http1_chunked(const http1_t *h) NONNULL(1);
@@ -148,11 +152,12 @@ size_t http1_header_find(const http1_t *h, const char *name, size_t *first) NONN
  * §4.3, requests to inject hosts): Accept-Encoding,
  * Sec-WebSocket-Extensions, Range and If-Range fields are dropped and
  * "Accept-Encoding: identity" is written, so the response can be scanned
- * in clear and whole. Returns 0, or -1 on ENOMEM.
+ * in clear and whole. close (without keep_upgrade): "Connection: close"
+ * is written. Returns 0, or -1 on ENOMEM.
  */
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
 			     size_t path_len, const char *authority, bool keep_upgrade,
-			     bool identity) NONNULL(1, 2, 3, 5) WUNRES;
+			     bool identity, bool close) NONNULL(1, 2, 3, 5) WUNRES;
 
 /* Writes the response head for the client without hop-by-hop fields, plus
  * "Connection: close" when add_close; keep_upgrade as above (for a 101).

@@ -218,10 +218,27 @@ enum step conn_step_tls_sniff(conn_t *c)
 	case TLS_SNIFF_TLS:
 		if (c->plan == TUNNEL_OPAQUE) {
 			/* excludeDomains: TLS the proxy does not open is
-			 * relayed as it is. */
-			conn_set_state(c, CONN_RELAY);
-			conn_arm_timer(c, c->idle_ms);
-			return STEP_AGAIN;
+			 * relayed as it is, once a whole ClientHello came
+			 * (up to limits.maxHeaderBytes); bytes that only
+			 * start like one are searched as plain bytes. */
+			size_t len = evbuffer_get_length(in), msglen = 0;
+			const unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)len);
+			enum tls_hello_state hs;
+
+			if (p == NULL) {
+				conn_close(c, "out of memory reading a ClientHello", true);
+				return STEP_CLOSED;
+			}
+			hs = tls_hello_complete(p, len, &msglen);
+			if (hs == TLS_HELLO_MORE && len < policy_limits(pol(c))->max_header_bytes && !c->client.eof &&
+			    !c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
+				return STEP_STOP;
+			if (hs == TLS_HELLO_DONE) {
+				conn_set_state(c, CONN_RELAY);
+				conn_arm_timer(c, c->idle_ms);
+				return STEP_AGAIN;
+			}
+			break;
 		}
 		/* The ALPN list decides h2: wait for the whole ClientHello
 		 * (up to limits.maxHeaderBytes; the handshake refuses

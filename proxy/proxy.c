@@ -300,6 +300,11 @@ mask_table_t *proxy_masks(proxy_t *px)
 	return px->main->masks;
 }
 
+bool proxy_masking(proxy_t *px)
+{
+	return px->main->masks != NULL && mask_table_value_count(px->main->masks) > 0;
+}
+
 void proxy_set_observer(proxy_t *px, proxy_observer_fn fn, void *arg)
 {
 	px->observer = fn;

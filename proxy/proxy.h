@@ -210,6 +210,9 @@ void proxy_flush_refusals(proxy_t *px) NONNULL(1);
 
 /* --- for conn.c (callbacks: yes) --- */
 struct mask_table *proxy_masks(proxy_t *px) NONNULL(1); /* NULL: no masking */
+/* Whether some credential is masked (the table holds a value): `run` and
+ * `proxy` always set a table, empty without masked credentials. */
+bool proxy_masking(proxy_t *px) NONNULL(1);
 /* Writes r to the audit file (if any) and passes it to the observer
  * (`run`'s stderr line). A write that fails makes proxy_audit_down() true
  * until one succeeds. A field holding a real value (a name the sandbox

@@ -2217,6 +2217,31 @@ static void test_plain_in_excluded(void)
 		rec = test_file_since(rec_plain, mark);
 		ROW(strstr(rec, p.tok) == NULL, "excluded host, plain tunnel: the sentinel reached the upstream");
 		free(rec);
+		/* Bytes that only start like TLS (a record header, then a
+		 * sentinel): searched as plain bytes, refused, not relayed. */
+		{
+			char req[512];
+			int fd, n;
+
+			n = snprintf(req, sizeof(req),
+				     "CONNECT localhost:%u HTTP/1.1\r\nHost: x\r\n\r\n\x16\x03\x01\x01\x40"
+				     "Authorization: Bearer %s\r\n\r\n",
+				     (unsigned)upp.port, p.tok);
+			mark = test_file_size(rec_plain);
+			fd = test_tcp_connect(p.t.addr, 5000);
+			CU_ASSERT_FATAL(fd >= 0);
+			CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
+			out = test_recv_until(fd, NULL, 5000, NULL, NULL);
+			close(fd);
+			ROW(out != NULL && strstr(out, "HTTP/1.1 403") != NULL && strstr(out, "GH_TOKEN") != NULL,
+			    "excluded host, bytes starting like TLS: a sentinel was not refused: %.300s", test_nz(out));
+			free(out);
+			out = NULL;
+			usleep(200 * 1000);
+			rec = test_file_since(rec_plain, mark);
+			ROW(strstr(rec, p.tok) == NULL, "excluded host, bytes starting like TLS: the sentinel arrived");
+			free(rec);
+		}
 		/* Only the test CA: a terminated tunnel would fail. */
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "--cacert", ca, "-w", " %{http_code}", url_of(&up, "localhost", "/hello"),
 					NULL),

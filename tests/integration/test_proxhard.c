@@ -969,9 +969,10 @@ static void test_real_name_case(void)
 		swap[i] = (char)(islower(ch) ? toupper(ch) : tolower(ch));
 	}
 	mark(&m);
-	for (int v = 0; v < 5; v++) {
+	for (int v = 0; v < 7; v++) {
 		const char *what[] = {"the server name", "a CONNECT host", "an absolute URL's host",
-				      "a Host field inside a tunnel", "an HTTP/2 :authority"};
+				      "a Host field inside a tunnel", "an HTTP/2 :authority",
+				      "an absolute URL inside a tunnel", "a URL's host, the value as it is in a header"};
 
 		if (v == 0) {
 			snprintf(tls_sni, sizeof(tls_sni), "PV_SNI=%s.example", swap);
@@ -990,9 +991,17 @@ static void test_real_name_case(void)
 		} else if (v == 3) {
 			snprintf(req, sizeof(req), "GET /echo HTTP/1.1\r\nHost: %s:%u\r\n\r\n", swap, (unsigned)up.port);
 			out = tls_px(req, strlen(req));
-		} else {
+		} else if (v == 4) {
 			snprintf(req, sizeof(req), "Host: %s.localhost:%u", swap, h2port);
 			out = curl_h2("/hello", req);
+		} else if (v == 5) {
+			snprintf(req, sizeof(req), "GET http://%s.localhost/ HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", swap,
+				 (unsigned)up.port);
+			out = tls_px(req, strlen(req));
+		} else {
+			snprintf(req, sizeof(req), "GET http://%s.localhost:%u/ HTTP/1.1\r\nHost: x\r\nX-A: %s\r\n\r\n", swap,
+				 (unsigned)upp.port, tok_real);
+			out = raw_pxs(req);
 		}
 		ROW(test_has(out, v == 0 ? " 421 " : " 403 ") && test_has(out, "a real value of GH_TOKEN"),
 		    "%s with a real value, its case changed: not refused naming the credential: %.300s", what[v],

@@ -27,6 +27,7 @@
 #include "tests/support/certs.h"
 #include "tests/support/proc.h"
 #include "tests/support/pxproc.h"
+#include "tests/support/pyscript.h"
 #include "tests/support/testlib.h"
 #include "tests/support/textutil.h"
 #include "tests/support/upstream.h"
@@ -737,6 +738,83 @@ static void test_localhost(void)
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 200", 12) == 0);
 	free(out);
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
+/* An upstream as common as any: Python's http.server, HTTP/1.1 kept
+ * alive, whose GET handler never reads a body (so a body is read as the
+ * next request). Each request it runs is appended to argv[1] as
+ * "SAW METHOD PATH"; argv[2], when given, is the directory of
+ * server.pem/server.key (TLS). */
+static const char desync_py[] =
+	"import http.server, socketserver, ssl, sys\n"
+	"class H(http.server.BaseHTTPRequestHandler):\n"
+	"    protocol_version = 'HTTP/1.1'\n"
+	"    def _ok(self):\n"
+	"        with open(sys.argv[1], 'a') as f: f.write('SAW %s %s\\n' % (self.command, self.path))\n"
+	"        self.send_response(200); self.send_header('Content-Length', '3'); self.end_headers()\n"
+	"        self.wfile.write(b'ok\\n')\n"
+	"    do_GET = do_DELETE = do_HEAD = _ok\n"
+	"    def log_message(self, *a): pass\n"
+	"s = socketserver.ThreadingTCPServer(('127.0.0.1', 0), H)\n"
+	"if len(sys.argv) > 2:\n"
+	"    c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+	"    c.load_cert_chain(sys.argv[2] + '/server.pem', sys.argv[2] + '/server.key')\n"
+	"    s.socket = c.wrap_socket(s.socket, server_side=True)\n"
+	"print('listening on 127.0.0.1:%d' % s.server_address[1], flush=True)\n"
+	"s.serve_forever()\n";
+
+/* Round 17 of the attack: on a host with a method rule, a GET whose body
+ * is a DELETE request. The upstream above read the body as the next
+ * request on the kept-alive connection and ran the DELETE; only the GET
+ * was decided and audited. A request with a body goes there with
+ * "Connection: close" and its upstream connection is not used again:
+ * plain HTTP and inside a terminated tunnel. */
+static void test_method_body_smuggle(void)
+{
+	char py[4200], rec[4200], addr[2][128], url[2][256], *log, *out = NULL;
+	const char body[] = "DELETE /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n";
+	struct test_proc *srv[2];
+	struct test_px p;
+
+	snprintf(py, sizeof(py), "%s/desync_up.py", dir);
+	snprintf(rec, sizeof(rec), "%s/desync.txt", dir);
+	CU_ASSERT_FATAL(test_write_file(py, desync_py, sizeof(desync_py) - 1) == 0);
+	for (int i = 0; i < 2; i++) {
+		char *argv[] = {(char *)test_python(), py, rec, i == 1 ? dir : NULL, NULL};
+		const char *colon;
+
+		srv[i] = test_proc_start(argv, "listening on ", addr[i], sizeof(addr[i]), 10000);
+		CU_ASSERT_FATAL(srv[i] != NULL);
+		colon = strrchr(addr[i], ':');
+		snprintf(url[i], sizeof(url[i]), "%s://127.0.0.1:%s/a", i == 1 ? "https" : "http",
+			 colon != NULL ? colon + 1 : "0");
+	}
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+					     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					     "  allowedMethods: {\"127.0.0.1\": [GET, HEAD]}\n"
+					     "  tlsTerminate: {extraCaCertPaths: [\"%s/ca.pem\"]}\n",
+					     dir),
+			      0);
+	for (int i = 0; i < 2; i++) {
+		/* curl keeps the connection: the second GET follows on it */
+		CU_ASSERT_EQUAL(test_curl(&out, "-x", p.url, "--cacert", p.trust, "-X", "GET", "--data-binary", body,
+					  url[i], "--next", "-x", p.url, "--cacert", p.trust, url[i], NULL),
+				0);
+		ROW(out != NULL && strcmp(out, "ok\nok\n") == 0, "%s: '%s'", url[i], test_nz(out));
+		free(out);
+		out = NULL;
+	}
+	usleep(300 * 1000);
+	log = test_read_file(rec, NULL);
+	ROW(log != NULL && strstr(log, "SAW GET /a") != NULL, "the upstream ran no GET: %s", test_nz(log));
+	ROW(log != NULL && strstr(log, "DELETE") == NULL,
+	    "a DELETE hidden in a GET's body ran on a host whose rule is [GET, HEAD]: %s", test_nz(log));
+	free(log);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+	for (int i = 0; i < 2; i++) {
+		(void)test_proc_stop(srv[i], SIGTERM, 5000);
+		test_proc_free(srv[i]);
+	}
 }
 
 static void test_method_refused(void)
@@ -1751,6 +1829,7 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "audit lines field by field", test_audit_fields);
 	test_add(s, "localhost refused unless the IP literal is allowed", test_localhost);
 	test_add(s, "method refused by allowedMethods", test_method_refused);
+	test_add(s, "a request hidden in a body on a host with a method rule does not run", test_method_body_smuggle);
 
 	s = test_suite("proxy_connect", connect_init, connect_cleanup);
 	test_add(s, "CONNECT tunnel to an HTTPS upstream", test_connect_tunnel);

@@ -127,13 +127,13 @@ static void test_rewrite(void)
 
 	CU_ASSERT_FATAL(h != NULL && r != NULL && out != NULL);
 	CU_ASSERT_EQUAL_FATAL(feed(h, req, &n), HTTP1_HEAD);
-	CU_ASSERT_EQUAL(http1_write_request_head(h, out, "/p?q", 4, "a.example:81", false, false), 0);
+	CU_ASSERT_EQUAL(http1_write_request_head(h, out, "/p?q", 4, "a.example:81", false, false, false), 0);
 	CU_ASSERT_EQUAL(evbuffer_add(out, "", 1), 0);
 	s = (char *)evbuffer_pullup(out, -1);
 	CU_ASSERT_STRING_EQUAL(s, "GET /p?q HTTP/1.1\r\nHost: a.example:81\r\nX-Keep: 2\r\n\r\n");
 	evbuffer_drain(out, evbuffer_get_length(out));
 	/* "?q" alone gets a leading slash. */
-	CU_ASSERT_EQUAL(http1_write_request_head(h, out, "?q", 2, "a", false, false), 0);
+	CU_ASSERT_EQUAL(http1_write_request_head(h, out, "?q", 2, "a", false, false, false), 0);
 	CU_ASSERT_EQUAL(evbuffer_add(out, "", 1), 0);
 	CU_ASSERT(strncmp((char *)evbuffer_pullup(out, -1), "GET /?q HTTP/1.1\r\n", 18) == 0);
 	evbuffer_drain(out, evbuffer_get_length(out));

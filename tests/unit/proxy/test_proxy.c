@@ -544,6 +544,29 @@ static void test_record_scrub(void)
 		r.host = NULL;
 		r.reason = lwhy;
 		proxy_record(px, &r);
+		/* a short target (the joined search): the value as it is in
+		 * an allowed record, lowered in a refusal's target and rule */
+		{
+			char t1[128], t2[128], rl[128];
+
+			snprintf(t1, sizeof(t1), "/t?%s", real);
+			snprintf(t2, sizeof(t2), "/t?%s", low);
+			snprintf(rl, sizeof(rl), "rule %s", low);
+			r.kind = "request";
+			r.reason = NULL;
+			r.decision = "allow";
+			r.target = t1;
+			r.target_len = strlen(t1);
+			proxy_record(px, &r);
+			r.decision = "deny";
+			r.target = t2;
+			r.target_len = strlen(t2);
+			proxy_record(px, &r);
+			r.target = "/ok";
+			r.target_len = 3;
+			r.rule = rl;
+			proxy_record(px, &r);
+		}
 	}
 	memset(&r, 0, sizeof(r));
 	r.kind = "request";
@@ -566,9 +589,10 @@ static void test_record_scrub(void)
 			lines++;
 		for (const char *p = log; (p = strstr(p, "[redacted: it carries a real value]")) != NULL; p++)
 			redacted++;
-		CU_ASSERT_EQUAL(lines, 9);
-		/* host, method, rule, host+rule, the target, the lowered host */
-		CU_ASSERT_EQUAL(redacted, 7);
+		CU_ASSERT_EQUAL(lines, 12);
+		/* host, method, rule, host+rule, the long target, the lowered
+		 * host, the short targets, the lowered rule */
+		CU_ASSERT_EQUAL(redacted, 10);
 	}
 	CU_ASSERT(strstr(log, "carries a real value of PV_SCRUB_TOK; not written") != NULL);
 	CU_ASSERT(strstr(log, "passavant: connect: what this line would quote carries a real value") != NULL);
