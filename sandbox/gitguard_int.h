@@ -173,6 +173,10 @@ void gg_config_abandon(struct gg_run *r);
 #define GG_WHY_NO_GIT_RUN "cannot run git to check it"
 #define GG_WHY_TOO_BIG "too large for git to list"
 #define GG_WHY_UNPARSED "git cannot parse it"
+#define GG_WHY_SLOW "git did not list it within 10 s"
+/* How long one git run of the check may take (a FIFO or a device the
+ * session made would block it for ever; round 17 of the attack). */
+#define GG_GIT_DEADLINE_MS 10000
 /* One record of gg_config_list()'s output: key [key, key + klen) (lower
  * case, as git lists it), value [val, val + vlen) (NULL: a key without a
  * value). */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -308,12 +309,30 @@ char *gg_config_finish(struct gg_run *r, size_t *len, const char **why)
 {
 	char *buf = NULL, *nb;
 	size_t cap = 0;
-	bool too_big = false;
-	ssize_t n;
+	bool too_big = false, slow = false;
+	struct timespec t0, now;
+	ssize_t n = 0;
 	int st;
 
 	*len = 0;
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
+		struct pollfd pf = {.fd = r->fd, .events = POLLIN};
+		long left;
+		int pr;
+
+		(void)clock_gettime(CLOCK_MONOTONIC, &now);
+		left = GG_GIT_DEADLINE_MS - ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L);
+		if (left <= 0 || (pr = poll(&pf, 1, (int)left)) == 0) {
+			/* git blocked (a FIFO it opens): killed, the file
+			 * counts as unreadable (moved aside) */
+			slow = true;
+			n = -1;
+			(void)kill(r->pid, SIGKILL);
+			break;
+		}
+		if (pr < 0 && errno == EINTR)
+			continue;
 		if (*len + 4096 > cap) {
 			cap = cap ? 2 * cap : 8192;
 			nb = cap <= GG_GIT_OUT_MAX_BYTES ? realloc(buf, cap + 1) : NULL;
@@ -337,7 +356,7 @@ char *gg_config_finish(struct gg_run *r, size_t *len, const char **why)
 	r->pid = -1;
 	if (buf == NULL || n != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		free(buf);
-		*why = too_big ? GG_WHY_TOO_BIG : n < 0 ? GG_WHY_NO_GIT_RUN : GG_WHY_UNPARSED;
+		*why = slow ? GG_WHY_SLOW : too_big ? GG_WHY_TOO_BIG : n < 0 ? GG_WHY_NO_GIT_RUN : GG_WHY_UNPARSED;
 		return NULL;
 	}
 	buf[*len] = '\0';
@@ -1080,6 +1099,23 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 	    !gg_join(path, sizeof(path), sdir, "opts")) {
 		(void)close(sfd);
 		return;
+	}
+	/* As check_config() does: git would open a FIFO or a device and
+	 * wait for ever (round 17 of the attack), and read a link's target. */
+	{
+		struct statx sx;
+
+		if (gg_statx(sfd, "opts", AT_SYMLINK_NOFOLLOW, &sx) < 0) {
+			(void)close(sfd);
+			return;
+		}
+		if (!S_ISREG(sx.stx_mode) || sx.stx_size > GG_CONFIG_MAX_BYTES) {
+			gg_quarantine(g, sfd, sdir, "opts",
+				      S_ISLNK(sx.stx_mode) ? "a symbolic link (git reads what it points to)"
+				      : !S_ISREG(sx.stx_mode) ? "not a regular file" : "too large to check");
+			(void)close(sfd);
+			return;
+		}
 	}
 	out = gg_config_list(g, path, &len, &why);
 	for (rec = out; gg_config_next(out, len, &rec, &r);)

@@ -781,6 +781,30 @@ static void test_merge_strategy(void)
 	gcase_free(&c);
 }
 
+/* Round 17 of the attack: a cherry-pick's options file as a FIFO, and
+ * as a link to one: the host's git listing it blocked in open() for ever,
+ * and `run` never returned (SIGINT and SIGTERM went to the command,
+ * gone), leaving what the check had not reached yet. Both move aside,
+ * and the run ends; so does the tasks file after them. */
+static void test_check_fifo(void)
+{
+	static const char *const want[] = {"/work/q/.git/sequencer/opts: not a regular file",
+					   "/work/s/.git/sequencer/opts: a symbolic link", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q q && mkdir -p q/.git/sequencer && mkfifo q/.git/sequencer/opts && "
+				 "git init -q s && mkdir -p s/.git/sequencer && mkfifo fifo2 && "
+				 "ln -s ../../../fifo2 s/.git/sequencer/opts && mkdir -p z/.vscode && "
+				 "echo '{}' > z/.vscode/tasks.json",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/z/.vscode/tasks.json.passavant-quarantine") ||
+		  !exists(&c, "work/z/.vscode/tasks.json"));
+	gcase_free(&c);
+}
+
 /* The user's global config (~/.gitconfig, unchanged) includes a team
  * config in the work tree and names a hooks directory there (as "~/..."):
  * the host's git reads them in every repository, so the mount plan
@@ -1826,6 +1850,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
 	test_add(s, "a program as the merge strategy of a stopped rebase, cherry-pick", test_merge_strategy);
+	test_add(s, "the check's files as FIFOs (sequencer/opts, a link to one): moved aside, the run ends", test_check_fifo);
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
