@@ -637,6 +637,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_gitdir(g, fd);
 	if (ingit)
 		check_git_odd(g, fd, sc.ents, sc.n);
+	else
+		gg_check_links_out(g, fd, sc.ents, sc.n);
 	if (sc.dotgit != DT_UNKNOWN && sc.dotgit != DT_DIR)
 		gg_check_dotgit_file(g, fd, sc.dotgit);
 	if (sc.dotgit == DT_REG)

@@ -134,6 +134,10 @@ void gg_listed_free(struct gg *g);
  * modules Python's prompt imports from there, made or changed in the
  * session, are moved aside. */
 void gg_check_py_shadow(struct gg *g, int fd);
+/* linkout.c: links made in the session from the directory at hand (fd,
+ * g->path) out of the writable trees to where the host reads at start-up
+ * move aside. */
+void gg_check_links_out(struct gg *g, int fd, struct ent *ents, size_t n);
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

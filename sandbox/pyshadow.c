@@ -129,6 +129,8 @@ static DIR *dir_at(int dfd, const char *name, int flags)
 	return d;
 }
 
+static void check_pycache(struct gg *g, int dfd, const char *dir, bool init);
+
 /* A package NAME (open as dfd/name): its __init__ files made or changed
  * in the session, or all of them when NAME itself was. */
 static void check_package(struct gg *g, int dfd, const char *name, const char *dir)
@@ -152,6 +154,9 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 			gg_quarantine(g, dirfd(d), path, de->d_name,
 				      "a package Python's prompt imports from the directory it starts in");
 	}
+	/* its compiled __init__ (round 17: a project's own older package
+	 * named like the standard library, its __init__.py unchanged) */
+	check_pycache(g, dirfd(d), path, true);
 	(void)closedir(d);
 }
 
@@ -172,19 +177,32 @@ static bool init_fresh(const struct gg *g, int dfd, const char *name)
 	return fresh;
 }
 
-/* The top's __pycache__ (open as dfd/__pycache__): a NAME.TAG.pyc of a
- * listed NAME made or changed in the session. Python takes it instead of
- * NAME.py when its header names the source's size and time, which the
- * command can write: a project's own older code.py does not stay safe. */
-static void check_pycache(struct gg *g, int dfd)
+/* A __pycache__ in dfd (whose path is dir): a NAME.TAG.pyc made or
+ * changed in the session, of a listed NAME (the top's; init: __init__ of
+ * the package dfd is). Python takes it instead of NAME.py when its header
+ * names the source's size and time, which the command can write: a
+ * project's own older code.py does not stay safe. A __pycache__ that is a
+ * link made in the session moves aside whole (round 17 of the attack:
+ * Python follows it to the command's own directory). */
+static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	DIR *d = dir_at(dfd, "__pycache__", O_NOFOLLOW);
+	struct stat st;
+	DIR *d;
 
+	if (fstatat(dfd, "__pycache__", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (S_ISLNK(st.st_mode)) {
+		if (gg_changed(g, dfd, "__pycache__"))
+			gg_quarantine(g, dfd, dir, "__pycache__",
+				      "a link as __pycache__ (Python follows it to compiled modules it imports)");
+		return;
+	}
+	d = dir_at(dfd, "__pycache__", O_NOFOLLOW);
 	if (d == NULL)
 		return;
-	if (!gg_join(path, sizeof(path), g->path, "__pycache__")) {
+	if (!gg_join(path, sizeof(path), dir, "__pycache__")) {
 		(void)closedir(d);
 		return;
 	}
@@ -193,8 +211,10 @@ static void check_pycache(struct gg *g, int dfd)
 		size_t n = strlen(de->d_name);
 
 		if (dot == NULL || n < 4 || strcmp(de->d_name + n - 4, ".pyc") != 0 ||
-		    !py_listed(de->d_name, (size_t)(dot - de->d_name)) ||
 		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+			continue;
+		if (init ? (size_t)(dot - de->d_name) != 8 || strncmp(de->d_name, "__init__", 8) != 0
+			 : !py_listed(de->d_name, (size_t)(dot - de->d_name)))
 			continue;
 		if (gg_changed(g, dirfd(d), de->d_name))
 			gg_quarantine(g, dirfd(d), path, de->d_name,
@@ -232,8 +252,8 @@ void gg_check_py_shadow(struct gg *g, int fd)
 			if (gg_changed(g, fd, de->d_name) || init_fresh(g, fd, de->d_name))
 				gg_quarantine(g, fd, g->path, de->d_name,
 					      "a link to a package Python's prompt imports from the directory it starts in");
-		} else if (t == DT_DIR && strcmp(de->d_name, "__pycache__") == 0) {
-			check_pycache(g, fd);
+		} else if ((t == DT_DIR || t == DT_LNK) && strcmp(de->d_name, "__pycache__") == 0) {
+			check_pycache(g, fd, g->path, false);
 		}
 	}
 	(void)closedir(d);

@@ -805,6 +805,39 @@ static void test_check_fifo(void)
 	gcase_free(&c);
 }
 
+/* Round 17 of the attack: links the command leaves in the work tree
+ * that a host tool writes through later (`python3 -m venv` writes
+ * .venv/bin/activate and pyvenv.cfg, `git format-patch` a .patch): to
+ * the user's dotfiles, to /etc, to a file outside every writable tree.
+ * They move aside; links into the tree, into the system's trees, to
+ * /dev/null and to an interpreter outside (a venv's bin/python) stay. */
+static void test_links_out(void)
+{
+	static const char *const want[] = {"/work/.venv/bin/activate: a symbolic link out of the writable trees",
+					   "/work/.venv/pyvenv.cfg: a symbolic link out",
+					   "/work/0001-fix.patch: a symbolic link out", "/work/sub/p: a symbolic link out",
+					   "/work/conf: a symbolic link out", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "mkdir -p ext && cp /bin/true ext/py && chmod 755 ext/py && mkdir -p home", NULL,
+				 NULL,
+				 "mkdir -p .venv/bin sub && ln -s \"$HOME/.bashrc\" .venv/bin/activate && "
+				 "ln -s \"$HOME/.profile\" .venv/pyvenv.cfg && ln -s \"$M/../ext/fix\" 0001-fix.patch && "
+				 "ln -s /etc/profile.d/x.sh sub/p && ln -s \"$HOME/.config\" conf && "
+				 "ln -s /usr/bin/env .venv/bin/python && ln -s \"$M/../ext/py\" .venv/bin/python3 && "
+				 "ln -s /dev/null nul && ln -s ../README sub/inner && echo r > README",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(!exists(&c, "work/.venv/bin/activate"));
+	CU_ASSERT(!exists(&c, "work/0001-fix.patch"));
+	CU_ASSERT(exists(&c, "work/.venv/bin/python"));
+	CU_ASSERT(exists(&c, "work/.venv/bin/python3"));
+	CU_ASSERT(exists(&c, "work/nul"));
+	CU_ASSERT(exists(&c, "work/sub/inner"));
+	gcase_free(&c);
+}
+
 /* The user's global config (~/.gitconfig, unchanged) includes a team
  * config in the work tree and names a hooks directory there (as "~/..."):
  * the host's git reads them in every repository, so the mount plan
@@ -981,7 +1014,7 @@ static void test_links_in_gitdir(void)
 				 "rm -rf .git/logs/refs && ln -s \"$M\" .git/logs/refs && "
 				 "ln -s \"$M/tag\" .git/refs/tags/v1 && mkfifo .git/MERGE_MSG && "
 				 "rm .git/HEAD && ln -s refs/heads/master .git/HEAD && "
-				 "mkdir stage && ln -s \"$M/staged\" stage/HEAD && "
+				 "mkdir stage && ln -s ../staged stage/HEAD && "
 				 "ln -s \"$M/sfx\" .git/x.passavant-quarantine && "
 				 "ln -s refs/heads/master .git/refs/heads/alias && "
 				 "mkdir config refs && ln -s stage current",
@@ -990,7 +1023,9 @@ static void test_links_in_gitdir(void)
 				 "git -C work fetch -q . master >/dev/null 2>&1; git -C work tag -f v1 >/dev/null 2>&1; "
 				 "git -C work checkout -q master >/dev/null 2>&1; echo done") == 0);
 	expect_safe(&c, want1);
-	/* git's own symbolic-link HEAD, and a link outside any git directory. */
+	/* git's own symbolic-link HEAD, and a link outside any git
+	 * directory that stays in the tree (one out of it moves aside:
+	 * test_links_out()). */
 	CU_ASSERT(!exists(&c, "work/.git/HEAD.passavant-quarantine"));
 	CU_ASSERT(!exists(&c, "work/stage/HEAD.passavant-quarantine"));
 	CU_ASSERT(!test_has(c.err, "/work/stage/"));
@@ -1108,6 +1143,24 @@ static void test_python_prompt_modules(void)
 	CU_ASSERT(!test_has(c.err, "/work/types.py:") && !test_has(c.err, "/work/sub/code.py") &&
 		  !test_has(c.err, "/work/mymod.py") && !test_has(c.err, "mymod.cpython"));
 	gcase_free(&c);
+	/* Round 17: a project's own older package named like the standard
+	 * library gets a compiled __init__ in its __pycache__; the top's
+	 * __pycache__ made a link to the command's own directory. */
+	{
+		static const char *const want2[] = {
+			"/work/pprint/__pycache__/__init__.cpython-311.pyc: a compiled module",
+			"/work/__pycache__: a link as __pycache__", NULL};
+
+		CU_ASSERT_FATAL(run_case(&c, "mkdir -p work/pprint/__pycache__ && touch work/pprint/__init__.py",
+					 NULL, NULL,
+					 "P='import os\\nopen(os.environ[\"M\"] + \"/py\", \"w\")\\n' && "
+					 "printf \"$P\" > pprint/__pycache__/__init__.cpython-311.pyc && mkdir .stash && "
+					 "printf \"$P\" > .stash/types.cpython-311.pyc && ln -s .stash __pycache__",
+					 NULL) == 0);
+		expect_safe(&c, want2);
+		CU_ASSERT(exists(&c, "work/pprint/__init__.py"));
+		gcase_free(&c);
+	}
 }
 
 /*
@@ -1851,6 +1904,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
 	test_add(s, "a program as the merge strategy of a stopped rebase, cherry-pick", test_merge_strategy);
 	test_add(s, "the check's files as FIFOs (sequencer/opts, a link to one): moved aside, the run ends", test_check_fifo);
+	test_add(s, "links out of the writable trees (dotfiles, /etc, elsewhere) move aside; interpreters stay", test_links_out);
 	test_add(s, "worktrees/NAME/commondir repointed", test_worktree_commondir);
 	test_add(s, ".git file, .git symlink, gitdir: out of the trees", test_gitdir_pointers);
 	test_add(s, "repository in another allowWrite tree", test_other_tree);
