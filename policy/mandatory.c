@@ -436,6 +436,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".codex/config.toml", W, H | S, "Codex CLI MCP servers and notify command"},
 	{".gemini/commands", W, H | S, "Gemini CLI custom commands"},
 	{".gemini/extensions", W, H | S, "Gemini CLI extensions (MCP servers)"},
+	{".gemini/.env", W, H | S | D, "Gemini CLI environment (BASH_ENV, NODE_OPTIONS run code)"},
 	{".kiro/settings", W, H | S, "Kiro MCP servers"},
 	{".kiro/hooks", W, S, "Kiro agent hooks"},
 	{".roo/mcp.json", W, S, "Roo Code MCP servers"},

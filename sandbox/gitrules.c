@@ -436,6 +436,11 @@ static void check_config(struct gg *g, int dfd, const char *dir, const char *nam
 		gg_quarantine(g, dfd, dir, name, "too large to check");
 		return;
 	}
+	if (g->st->configs > GG_NEW_CONFIGS_MAX) {
+		gg_quarantine(g, dfd, dir, name,
+			      "past the " GG_STR(GG_NEW_CONFIGS_MAX) " new configs the check reads in one run: not read");
+		return;
+	}
 	if (!gg_join(path, sizeof(path), dir, name))
 		return;
 	out = gg_config_list(g, path, &len, &why);
