@@ -914,18 +914,29 @@ long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
 	 * however long the text). */
 	if (t->folded == NULL || len < t->min_len || (np = mask_set_npairs(t->folded)) == 0)
 		return -1;
-	if (scratch_reserve(t, len) != 0)
-		return -1;
-	for (size_t i = 0; i < len; i++)
-		t->scratch[i] = ascii_lower(b[i]);
-	memset(t->folded_counts, 0, np * sizeof(uint64_t));
-	rc = mask_replace_inplace(t->folded, t->scratch, len, t->folded_counts, &total);
-	explicit_bzero(t->scratch, len);
-	if (rc != 0)
-		return -1;
-	for (size_t k = 0; k < np; k++)
-		if (t->folded_counts[k] != 0)
-			return (long)t->value[t->folded_value[k]].cred;
+	/* As sent, then with every %XX decoded, then with '+' as a space
+	 * (as mask_table_find_real() does; round 18: %67hp_ and a lowered
+	 * rest). */
+	for (enum fill how = FILL_ASIS; how <= FILL_FORM; how++) {
+		long n;
+
+		if (how == FILL_PCT && memchr(b, '%', len) == NULL)
+			continue;
+		if (how == FILL_FORM && (!t->space_value || memchr(b, '+', len) == NULL))
+			continue;
+		if ((n = scratch_fill(t, b, len, how)) < 0)
+			return -1;
+		for (long i = 0; i < n; i++)
+			t->scratch[i] = ascii_lower(t->scratch[i]);
+		memset(t->folded_counts, 0, np * sizeof(uint64_t));
+		rc = mask_replace_inplace(t->folded, t->scratch, (size_t)n, t->folded_counts, &total);
+		explicit_bzero(t->scratch, (size_t)n);
+		if (rc != 0)
+			return -1;
+		for (size_t k = 0; k < np; k++)
+			if (t->folded_counts[k] != 0)
+				return (long)t->value[t->folded_value[k]].cred;
+	}
 	return -1;
 }
 

@@ -234,6 +234,20 @@ enum step conn_step_tls_sniff(conn_t *c)
 			    !c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
 				return STEP_STOP;
 			if (hs == TLS_HELLO_DONE) {
+				/* Its server name and ALPN travel in clear: a real
+				 * value there, in any case, goes nowhere (round 18). */
+				const char *cred = proxy_real_in_name(c->px, (const char *)p, len);
+
+				if (cred != NULL) {
+					char rule[CONN_RULE_BYTES];
+
+					(void)snprintf(rule, sizeof(rule), "credentials %s: real value", cred);
+					return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect",
+							   conn_set_mask_rule(c, "%s", rule),
+							   "passavant: CONNECT %s:%u refused by %s: a real value of %s is on "
+							   "its way out in a ClientHello (the sandbox should never hold one)",
+							   c->tgt.host, (unsigned)c->tgt.port, rule, cred);
+				}
 				conn_set_state(c, CONN_RELAY);
 				conn_arm_timer(c, c->idle_ms);
 				return STEP_AGAIN;

@@ -2242,6 +2242,25 @@ static void test_plain_in_excluded(void)
 			ROW(strstr(rec, p.tok) == NULL, "excluded host, bytes starting like TLS: the sentinel arrived");
 			free(rec);
 		}
+		/* Round 18: a ClientHello whose server name is the real value,
+		 * lowered, goes out in clear: refused, not relayed. */
+		{
+			char sni[TOK_LEN + 16], connect[64], *o = NULL, *e = NULL, *a;
+			char *argv[] = {"openssl", "s_client", "-proxy", p.t.addr, "-connect", connect, "-servername", sni,
+					"-brief", NULL};
+
+			for (size_t k = 0; k <= TOK_LEN; k++)
+				sni[k] = (char)tolower((unsigned char)tok_real[k]);
+			strcat(sni, ".localhost");
+			snprintf(connect, sizeof(connect), "localhost:%u", (unsigned)up.port);
+			(void)test_run_capture(argv, &o, &e, 20000);
+			a = test_read_file(p.t.audit, NULL);
+			ROW(a != NULL && strstr(a, "in a ClientHello") != NULL && strcasestr(a, tok_real) == NULL,
+			    "excluded host: a ClientHello carrying a real value was not refused: %.300s", test_nz(e));
+			free(a);
+			free(o);
+			free(e);
+		}
 		/* Only the test CA: a terminated tunnel would fail. */
 		CU_ASSERT_EQUAL(curl_px(&p, &out, "--cacert", ca, "-w", " %{http_code}", url_of(&up, "localhost", "/hello"),
 					NULL),

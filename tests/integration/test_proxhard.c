@@ -969,10 +969,11 @@ static void test_real_name_case(void)
 		swap[i] = (char)(islower(ch) ? toupper(ch) : tolower(ch));
 	}
 	mark(&m);
-	for (int v = 0; v < 7; v++) {
+	for (int v = 0; v < 8; v++) {
 		const char *what[] = {"the server name", "a CONNECT host", "an absolute URL's host",
 				      "a Host field inside a tunnel", "an HTTP/2 :authority",
-				      "an absolute URL inside a tunnel", "a URL's host, the value as it is in a header"};
+				      "an absolute URL inside a tunnel", "a URL's host, the value as it is in a header",
+				      "a Host field inside a tunnel, lowered and its first byte %XX"};
 
 		if (v == 0) {
 			snprintf(tls_sni, sizeof(tls_sni), "PV_SNI=%s.example", swap);
@@ -998,10 +999,19 @@ static void test_real_name_case(void)
 			snprintf(req, sizeof(req), "GET http://%s.localhost/ HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", swap,
 				 (unsigned)up.port);
 			out = tls_px(req, strlen(req));
-		} else {
+		} else if (v == 6) {
 			snprintf(req, sizeof(req), "GET http://%s.localhost:%u/ HTTP/1.1\r\nHost: x\r\nX-A: %s\r\n\r\n", swap,
 				 (unsigned)upp.port, tok_real);
 			out = raw_pxs(req);
+		} else {
+			/* round 18: %XX and a changed case together */
+			char low[TOK_LEN + 1];
+
+			for (size_t i = 0; i <= TOK_LEN; i++)
+				low[i] = (char)tolower((unsigned char)tok_real[i]);
+			snprintf(req, sizeof(req), "GET /echo HTTP/1.1\r\nHost: %%%02X%s:%u\r\n\r\n", (unsigned char)low[0],
+				 low + 1, (unsigned)up.port);
+			out = tls_px(req, strlen(req));
 		}
 		ROW(test_has(out, v == 0 ? " 421 " : " 403 ") && test_has(out, "a real value of GH_TOKEN"),
 		    "%s with a real value, its case changed: not refused naming the credential: %.300s", what[v],

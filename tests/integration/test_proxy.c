@@ -771,8 +771,8 @@ static const char desync_py[] =
  * plain HTTP and inside a terminated tunnel. */
 static void test_method_body_smuggle(void)
 {
-	char py[4200], rec[4200], addr[2][128], url[2][256], *log, *out = NULL;
-	const char body[] = "DELETE /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n";
+	char py[4200], rec[4200], addr[2][128], url[3][256], *log, *out = NULL;
+	const char body[] = "DELETE /smuggled HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n";
 	struct test_proc *srv[2];
 	struct test_px p;
 
@@ -786,16 +786,19 @@ static void test_method_body_smuggle(void)
 		srv[i] = test_proc_start(argv, "listening on ", addr[i], sizeof(addr[i]), 10000);
 		CU_ASSERT_FATAL(srv[i] != NULL);
 		colon = strrchr(addr[i], ':');
-		snprintf(url[i], sizeof(url[i]), "%s://127.0.0.1:%s/a", i == 1 ? "https" : "http",
+		snprintf(url[i], sizeof(url[i]), "%s://localhost:%s/a", i == 1 ? "https" : "http",
 			 colon != NULL ? colon + 1 : "0");
+		/* round 18: the same server by a name without a rule */
+		if (i == 0)
+			snprintf(url[2], sizeof(url[2]), "http://127.0.0.1:%s/a", colon != NULL ? colon + 1 : "0");
 	}
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
-					     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-					     "  allowedMethods: {\"127.0.0.1\": [GET, HEAD]}\n"
+					     "network:\n  allowedDomains: [\"127.0.0.1\", localhost]\n"
+					     "  allowedMethods: {localhost: [GET, HEAD]}\n"
 					     "  tlsTerminate: {extraCaCertPaths: [\"%s/ca.pem\"]}\n",
 					     dir),
 			      0);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		/* curl keeps the connection: the second GET follows on it */
 		CU_ASSERT_EQUAL(test_curl(&out, "-x", p.url, "--cacert", p.trust, "-X", "GET", "--data-binary", body,
 					  url[i], "--next", "-x", p.url, "--cacert", p.trust, url[i], NULL),
