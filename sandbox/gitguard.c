@@ -412,6 +412,7 @@ struct dev_ino_set {
 struct sbx_git_before {
 	struct dev_ino_set dirs; /* git directories and candidates */
 	struct dev_ino_set odd;  /* entries inside them neither file nor directory */
+	struct dev_ino_set links; /* symbolic links outside them (linkout.c) */
 	struct dev_ino_set refs; /* where kept configs lead (gg_ref_note()) */
 	bool nomem;              /* the walk ran out of memory: incomplete */
 };
@@ -476,6 +477,44 @@ static bool noted(const struct dev_ino_set *set, int fd, const char *name)
 	if (set->n == 0 || !ent_id(fd, name, &k))
 		return false;
 	return bsearch(&k, set->v, set->n, sizeof(k), cmp_dev_ino) != NULL;
+}
+
+/* A link's key: its identity and where it is (g->path/name, hashed into
+ * the inode: a relative link moved elsewhere, its directory moved with it,
+ * leads elsewhere; round 18). False when statx fails. */
+static bool link_key(const struct gg *g, int fd, const char *name, struct dev_ino *k)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	if (!ent_id(fd, name, k))
+		return false;
+	for (const char *p = g->path; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ '/') * 1099511628211ULL;
+	for (const char *p = name; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	k->ino ^= h;
+	return true;
+}
+
+static int note_link(struct gg *g, int fd, const char *name)
+{
+	struct dev_ino_set *set = &g->record->links;
+	struct dev_ino k;
+
+	if (!link_key(g, fd, name, &k))
+		return 0;
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 64;
+		struct dev_ino *nv = realloc(set->v, cap * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		set->v = nv;
+		set->cap = cap;
+	}
+	set->v[set->n++] = k;
+	return 0;
 }
 
 bool gg_was_gitdir(const struct sbx_git_before *b, int fd)
@@ -561,6 +600,22 @@ static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 	}
 }
 
+bool gg_link_old(const struct gg *g, int fd, const char *name)
+{
+	struct dev_ino k;
+
+	if (g->before == NULL || g->before->links.n == 0 || !link_key(g, fd, name, &k))
+		return false;
+	return bsearch(&k, g->before->links.v, g->before->links.n, sizeof(k), cmp_dev_ino) != NULL;
+}
+
+bool gg_name_on_row(const struct gg *g, const char *name)
+{
+	const struct sbx_ctl_path *row = NULL;
+
+	return ctl_match(g, NULL, name, &row) != CTL_NONE;
+}
+
 /* Whether g->path is one of the roots (a nested one included). */
 static bool is_root(const struct gg *g)
 {
@@ -624,8 +679,9 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 			gg_check_worktree_side(g, fd);
 		for (i = 0; i < sc.n; i++) {
 			sc.ents[i].how = CTL_NONE;
-			if (ingit && odd_type(sc.ents[i].type) &&
-			    note_id(&g->record->odd, fd, sc.ents[i].name) < 0) {
+			if (((ingit && odd_type(sc.ents[i].type) &&
+			      note_id(&g->record->odd, fd, sc.ents[i].name) < 0)) ||
+			    (!ingit && sc.ents[i].type == DT_LNK && note_link(g, fd, sc.ents[i].name) < 0)) {
 				g->record->nomem = true;
 				(void)close(fd);
 				goto out;
@@ -1197,6 +1253,8 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		qsort(b->dirs.v, b->dirs.n, sizeof(*b->dirs.v), cmp_dev_ino);
 	if (b->odd.n > 1)
 		qsort(b->odd.v, b->odd.n, sizeof(*b->odd.v), cmp_dev_ino);
+	if (b->links.n > 1)
+		qsort(b->links.v, b->links.n, sizeof(*b->links.v), cmp_dev_ino);
 	if (b->refs.n > 1)
 		qsort(b->refs.v, b->refs.n, sizeof(*b->refs.v), cmp_dev_ino);
 	*out = b;
@@ -1209,6 +1267,7 @@ void sbx_git_before_free(sbx_git_before_t *b)
 		return;
 	free(b->dirs.v);
 	free(b->odd.v);
+	free(b->links.v);
 	free(b->refs.v);
 	free(b);
 }

@@ -91,6 +91,8 @@ struct gg {
 	struct sbx_git_before *record; /* the walk before the session: notes the git
 					* directories there, checks nothing */
 	const struct sbx_git_before *before; /* git directories at the start; NULL: not known */
+	struct timespec links_t0;    /* linkout.c: when it first ran in this walk */
+	bool links_late;             /* linkout.c: its time is spent */
 	bool activated;              /* the git directory at hand is one a .git
 				      * file written in the session points to:
 				      * every control file in it counts as new */
@@ -138,6 +140,12 @@ void gg_check_py_shadow(struct gg *g, int fd);
  * g->path) out of the writable trees to where the host reads at start-up
  * move aside. */
 void gg_check_links_out(struct gg *g, int fd, struct ent *ents, size_t n);
+/* gitguard.c: whether the link fd/name was there at the walk before the
+ * session (by device, inode and birth time; false when not known). */
+bool gg_link_old(const struct gg *g, int fd, const char *name);
+/* gitguard.c: whether an entry so named is on a settings row or on the
+ * way to one, in any directory. */
+bool gg_name_on_row(const struct gg *g, const char *name);
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

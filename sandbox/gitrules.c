@@ -1106,9 +1106,19 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 		return;
 	}
 	/* As check_config() does: git would open a FIFO or a device and
-	 * wait for ever (round 17 of the attack), and read a link's target. */
+	 * wait for ever (round 17 of the attack), and read a link's target;
+	 * and counted against the same cap (round 18: 10,000 repositories
+	 * of an options file each took 12.7 s). */
 	{
 		struct statx sx;
+
+		if (g->st->configs++ > GG_NEW_CONFIGS_MAX) {
+			gg_quarantine(g, sfd, sdir, "opts",
+				      "past the " GG_STR(GG_NEW_CONFIGS_MAX) " new configs the check reads in one run: "
+				      "not read");
+			(void)close(sfd);
+			return;
+		}
 
 		if (gg_statx(sfd, "opts", AT_SYMLINK_NOFOLLOW, &sx) < 0) {
 			(void)close(sfd);

@@ -11,21 +11,28 @@
  * ~/.bash_logout (a line of the commit message ran at logout). Round 10
  * closed this inside git directories only (check_git_odd()).
  *
- * A link made or changed in the session, anywhere in a writable tree,
- * whose target (followed on the host, the last part lexically when it
- * does not exist) is outside every writable tree, is moved aside when it
- * leads:
- *   - to a place the host reads at start-up: the invoking user's home
- *     directory itself or an entry directly in it (its dotfiles:
- *     .bashrc, .profile, .gitconfig, ...), below ~/.config, ~/.local/bin,
- *     ~/bin, ~/.ssh, ~/.gnupg; /etc, /root, /boot, /var/spool/cron; /dev
- *     but its harmless nodes (null, zero, full, random, urandom, tty,
- *     stdin, stdout, stderr, fd/), /proc, /sys;
- *   - or anywhere else outside the system's own trees (/usr, /bin, /sbin,
- *     /lib*, /opt, /nix, /snap, /gnu), unless to an existing executable
- *     file: a venv made in the sandbox links bin/python to an interpreter
- *     (/usr/bin/python3, ~/.local/share/uv/python/..., ~/.pyenv/...), and
- *     host tools do not write through those.
+ * A link new in the session (its ctime, or not there at the walk before
+ * the session: a directory of old links moved into place, round 18),
+ * anywhere in a writable tree outside git directories, is judged by where
+ * it leads on the host (followed to the end; when that does not exist, its
+ * directory followed and its last part as written). It stays only when
+ * that is told and:
+ *   - inside a writable tree, not in a git directory (a component .git)
+ *     nor on a settings row (.vscode, .husky, ...: read-only in the
+ *     session because the host runs them, round 18), nor a start-up
+ *     place of a home that is itself a writable tree;
+ *   - or a harmless device (/dev/null, ...);
+ *   - or a venv's interpreter: bin/python* beside a pyvenv.cfg, to an
+ *     existing executable file (/usr/bin/python3, uv's or pyenv's);
+ *   - or in the system's own trees (/usr, /bin, /sbin, /lib*, /opt, /nix,
+ *     /snap, /gnu), existing, and not writable by the invoking user.
+ * Everything else moves aside: a start-up place (the home directory
+ * itself or an entry directly in it, ~/.config, ~/.local/bin, ~/bin,
+ * ~/.ssh, ~/.gnupg, /etc, /root, /boot, /var/spool/cron, /proc, /sys,
+ * devices), any other place outside (a program the user can write:
+ * ~/.cargo/bin/cargo, round 18), and a link whose end cannot be told in
+ * bounded time (a missing directory before "..", a body longer than
+ * 1024 bytes, more than 3 s spent on links in one check: fail closed).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/gitguard_int.h"
@@ -159,29 +167,102 @@ static bool link_target(const char *dir, const char *name, int fd, char *out)
 	return snprintf(out, PATH_MAX, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, slash + 1) < PATH_MAX;
 }
 
+/* Whether dir/name is the interpreter of a venv: bin/python* beside a
+ * pyvenv.cfg (fd is dir), leading to an existing executable file. */
+static bool venv_interpreter(int fd, const char *dir, const char *name, const char *target)
+{
+	const char *base = strrchr(dir, '/');
+	struct stat st;
+
+	return base != NULL && strcmp(base, "/bin") == 0 && strncmp(name, "python", 6) == 0 &&
+	       faccessat(fd, "../pyvenv.cfg", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && stat(target, &st) == 0 &&
+	       S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+}
+
+/* Whether the resolved path inside the trees is in a git directory or
+ * on a settings row (a component of it is). */
+static bool in_tree_protected(const struct gg *g, const char *path)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = path;
+
+	while (*p != '\0') {
+		const char *e;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (n == 0)
+			break;
+		if (n <= NAME_MAX) {
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			if (strcmp(comp, ".git") == 0 || gg_name_on_row(g, comp))
+				return true;
+		}
+		p += n;
+	}
+	return false;
+}
+
+/* Why the link ents[i] moves aside, or NULL when it stays. */
+static const char *judge(struct gg *g, int fd, const char *name)
+{
+	char target[PATH_MAX], body[1100];
+	struct timespec now;
+	ssize_t n;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &now);
+	if (g->links_t0.tv_sec == 0 && g->links_t0.tv_nsec == 0)
+		g->links_t0 = now;
+	else if ((now.tv_sec - g->links_t0.tv_sec) * 1000L + (now.tv_nsec - g->links_t0.tv_nsec) / 1000000L > 3000)
+		g->links_late = true;
+	if (g->links_late)
+		return "a symbolic link not judged: the check's time for links ran out (3 s)";
+	n = readlinkat(fd, name, body, sizeof(body));
+	if (n < 0 || (size_t)n >= sizeof(body) - 76)
+		return "a symbolic link whose target is too long to judge";
+	if (!link_target(g->path, name, fd, target))
+		return "a symbolic link whose end cannot be told (a host tool writing here could write anywhere)";
+	if (in_roots(g, target)) {
+		size_t rl = 0;
+
+		/* the components below the tree that holds it */
+		for (size_t i = 0; g->roots[i] != NULL; i++)
+			if (under(target, g->roots[i]) && strlen(g->roots[i]) > rl)
+				rl = strlen(g->roots[i]);
+		if (in_tree_protected(g, target + rl))
+			return "a symbolic link to a file the host runs (a git directory or a settings file; a host "
+			       "tool writing here would write there)";
+		if (startup_place(target))
+			return "a symbolic link to a file the host reads at start-up (a host tool writing here "
+			       "would write there)";
+		return NULL;
+	}
+	if (harmless_dev(target) || venv_interpreter(fd, g->path, name, target))
+		return NULL;
+	if (!startup_place(target) && system_tree(target) && access(target, F_OK) == 0 && access(target, W_OK) != 0)
+		return NULL;
+	return "a symbolic link out of the writable trees (a host tool writing here would write there)";
+}
+
 void gg_check_links_out(struct gg *g, int fd, struct ent *ents, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		char target[PATH_MAX];
+		const char *why;
 		struct statx sx;
 
 		if (ents[i].type != DT_LNK)
 			continue;
-		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || !S_ISLNK(sx.stx_mode) ||
-		    !gg_ts_fresh(g, &sx.stx_ctime))
+		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || !S_ISLNK(sx.stx_mode))
 			continue;
-		if (!link_target(g->path, ents[i].name, fd, target) || in_roots(g, target))
+		if (!gg_ts_fresh(g, &sx.stx_ctime) && (g->before == NULL || gg_link_old(g, fd, ents[i].name)))
 			continue;
-		if (!startup_place(target)) {
-			struct stat st;
-
-			if (system_tree(target) || harmless_dev(target) ||
-			    (stat(target, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0))
-				continue;
-		}
-		gg_quarantine(g, fd, g->path, ents[i].name,
-			      "a symbolic link out of the writable trees (a host tool writing here would write "
-			      "there)");
+		if ((why = judge(g, fd, ents[i].name)) == NULL)
+			continue;
+		gg_quarantine(g, fd, g->path, ents[i].name, why);
 		/* Gone: no row check of it after this. */
 		ents[i].how = CTL_NONE;
 	}

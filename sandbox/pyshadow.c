@@ -189,6 +189,7 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 	char path[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
+	bool whole;
 	DIR *d;
 
 	if (fstatat(dfd, "__pycache__", &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -199,6 +200,10 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 				      "a link as __pycache__ (Python follows it to compiled modules it imports)");
 		return;
 	}
+	/* Changed in the session (made, or moved in by rename: round 18
+	 * renamed a directory of compiled modules into place, each keeping
+	 * its old ctime): every listed entry in it counts. */
+	whole = gg_changed(g, dfd, "__pycache__");
 	d = dir_at(dfd, "__pycache__", O_NOFOLLOW);
 	if (d == NULL)
 		return;
@@ -216,7 +221,7 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 		if (init ? (size_t)(dot - de->d_name) != 8 || strncmp(de->d_name, "__init__", 8) != 0
 			 : !py_listed(de->d_name, (size_t)(dot - de->d_name)))
 			continue;
-		if (gg_changed(g, dirfd(d), de->d_name))
+		if (whole || gg_changed(g, dirfd(d), de->d_name))
 			gg_quarantine(g, dirfd(d), path, de->d_name,
 				      "a compiled module Python's prompt imports from the directory it starts in");
 	}

@@ -813,28 +813,43 @@ static void test_check_fifo(void)
  * /dev/null and to an interpreter outside (a venv's bin/python) stay. */
 static void test_links_out(void)
 {
-	static const char *const want[] = {"/work/.venv/bin/activate: a symbolic link out of the writable trees",
-					   "/work/.venv/pyvenv.cfg: a symbolic link out",
+	static const char *const want[] = {"/work/.venv/bin/activate: a symbolic link out",
+					   "/work/.venv/pyvenv.cfg: a symbolic link",
 					   "/work/0001-fix.patch: a symbolic link out", "/work/sub/p: a symbolic link out",
-					   "/work/conf: a symbolic link out", NULL};
+					   "/work/conf: a symbolic link",
+					   /* round 18 */
+					   "/work/.v2/bin/tool: a symbolic link out", "/work/hk.patch: a symbolic link to a file the host runs",
+					   "/work/vs.patch: a symbolic link",
+					   "/work/miss: a symbolic link whose end cannot be told", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, "mkdir -p ext && cp /bin/true ext/py && chmod 755 ext/py && mkdir -p home", NULL,
 				 NULL,
-				 "mkdir -p .venv/bin sub && ln -s \"$HOME/.bashrc\" .venv/bin/activate && "
+				 "mkdir -p .venv/bin sub .v2/bin && ln -s \"$HOME/.bashrc\" .venv/bin/activate && "
 				 "ln -s \"$HOME/.profile\" .venv/pyvenv.cfg && ln -s \"$M/../ext/fix\" 0001-fix.patch && "
 				 "ln -s /etc/profile.d/x.sh sub/p && ln -s \"$HOME/.config\" conf && "
-				 "ln -s /usr/bin/env .venv/bin/python && ln -s \"$M/../ext/py\" .venv/bin/python3 && "
+				 "echo 'home = /usr/bin' > .v2/pyvenv.cfg && ln -s /usr/bin/env .v2/bin/python && "
+				 "ln -s \"$M/../ext/py\" .v2/bin/python3 && ln -s \"$M/../ext/py\" .v2/bin/tool && "
+				 "ln -s python .v2/bin/python3.11 && ln -s .git/hooks/pre-commit hk.patch && "
+				 "ln -s .vscode/tasks.json vs.patch && ln -s nodir/../../../x miss && "
 				 "ln -s /dev/null nul && ln -s ../README sub/inner && echo r > README",
 				 NULL) == 0);
 	expect_safe(&c, want);
 	CU_ASSERT(!exists(&c, "work/.venv/bin/activate"));
 	CU_ASSERT(!exists(&c, "work/0001-fix.patch"));
-	CU_ASSERT(exists(&c, "work/.venv/bin/python"));
-	CU_ASSERT(exists(&c, "work/.venv/bin/python3"));
+	CU_ASSERT(exists(&c, "work/.v2/bin/python") && exists(&c, "work/.v2/bin/python3") &&
+		  exists(&c, "work/.v2/bin/python3.11"));
 	CU_ASSERT(exists(&c, "work/nul"));
 	CU_ASSERT(exists(&c, "work/sub/inner"));
+	gcase_free(&c);
+	/* Round 18: a directory of links made in one session, harmless
+	 * where they were, moved into place by the next (their ctimes old). */
+	CU_ASSERT_FATAL(run_case(&c, "mkdir -p home", NULL, NULL, "mkdir -p stage/x/bin home && ln -s ../../../home/.bashrc stage/x/bin/activate", NULL) == 0);
+	CU_ASSERT(exists(&c, "work/stage/x/bin/activate"));
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL, "mkdir -p .venv && mv stage/x/bin .venv/bin") == 0);
+	CU_ASSERT(!exists(&c, "work/.venv/bin/activate"));
+	CU_ASSERT(test_has(c.err, "/work/.venv/bin/activate: a symbolic link"));
 	gcase_free(&c);
 }
 
