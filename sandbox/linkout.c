@@ -13,26 +13,15 @@
  *
  * A link new in the session (its ctime, or not there at the walk before
  * the session: a directory of old links moved into place, round 18),
- * anywhere in a writable tree outside git directories, is judged by where
- * it leads on the host (followed to the end; when that does not exist, its
- * directory followed and its last part as written). It stays only when
- * that is told and:
- *   - inside a writable tree, not in a git directory (a component .git)
- *     nor on a settings row (.vscode, .husky, ...: read-only in the
- *     session because the host runs them, round 18), nor a start-up
- *     place of a home that is itself a writable tree;
- *   - or a harmless device (/dev/null, ...);
- *   - or a venv's interpreter: bin/python* beside a pyvenv.cfg, to an
- *     existing executable file (/usr/bin/python3, uv's or pyenv's);
- *   - or in the system's own trees (/usr, /bin, /sbin, /lib*, /opt, /nix,
- *     /snap, /gnu), existing, and not writable by the invoking user.
- * Everything else moves aside: a start-up place (the home directory
- * itself or an entry directly in it, ~/.config, ~/.local/bin, ~/bin,
- * ~/.ssh, ~/.gnupg, /etc, /root, /boot, /var/spool/cron, /proc, /sys,
- * devices), any other place outside (a program the user can write:
- * ~/.cargo/bin/cargo, round 18), and a link whose end cannot be told in
- * bounded time (a missing directory before "..", a body longer than
- * 1024 bytes, more than 3 s spent on links in one check: fail closed).
+ * anywhere in a writable tree outside git directories, is judged fail
+ * closed; docs/sandbox.md "Links out of the writable trees" has the
+ * rules and why (rounds 17 to 19 of the attack): a harmless device as
+ * written stays, a body through /proc or /dev/fd moves aside, a relative
+ * body without "." or ".." is judged lexically, any other is followed
+ * (within 10 s for all). Inside the trees, not in a git directory (by
+ * name or shape), a place a kept config leads to, a settings row or a
+ * home start-up place; outside, a venv's interpreter, or a system file
+ * the user cannot write (directories only in immutable stores).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -167,25 +156,65 @@ static bool link_target(const char *dir, const char *name, int fd, char *out)
 	return snprintf(out, PATH_MAX, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, slash + 1) < PATH_MAX;
 }
 
-/* Whether dir/name is the interpreter of a venv: bin/python* beside a
- * pyvenv.cfg (fd is dir), leading to an existing executable file. */
+/* Where interpreters live in a home (uv, pyenv, rye, conda): a venv made
+ * in the sandbox links its bin/python there. */
+static bool interpreter_store(const char *path)
+{
+	static const char *const stores[] = {"/.local/share/uv/python/", "/.pyenv/versions/", "/.rye/py/",
+					     "/miniconda3/",		 "/anaconda3/",	       "/miniforge3/",
+					     "/mambaforge/",		 "/.conda/"};
+
+	for (size_t i = 0; i < sizeof(stores) / sizeof(stores[0]); i++)
+		if (strstr(path, stores[i]) != NULL)
+			return true;
+	return false;
+}
+
+/* Whether dir/name is the interpreter of a venv: bin/python*, pypy*,
+ * graalpy* beside a pyvenv.cfg (fd is dir), leading to an existing
+ * executable file in the system's trees that the user cannot write, or
+ * in an interpreter store (round 19: ~/.cargo/bin/cargo was taken). */
 static bool venv_interpreter(int fd, const char *dir, const char *name, const char *target)
 {
 	const char *base = strrchr(dir, '/');
 	struct stat st;
 
-	return base != NULL && strcmp(base, "/bin") == 0 && strncmp(name, "python", 6) == 0 &&
-	       faccessat(fd, "../pyvenv.cfg", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && stat(target, &st) == 0 &&
-	       S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+	if (base == NULL || strcmp(base, "/bin") != 0 ||
+	    (strncmp(name, "python", 6) != 0 && strncmp(name, "pypy", 4) != 0 && strncmp(name, "graalpy", 7) != 0) ||
+	    faccessat(fd, "../pyvenv.cfg", F_OK, AT_SYMLINK_NOFOLLOW) != 0 || stat(target, &st) != 0 ||
+	    !S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0)
+		return false;
+	return (system_tree(target) && access(target, W_OK) != 0) || interpreter_store(target);
 }
 
-/* Whether the resolved path inside the trees is in a git directory or
- * on a settings row (a component of it is). */
-static bool in_tree_protected(const struct gg *g, const char *path)
+/* Whether dir looks like a git directory (HEAD, and objects, refs or
+ * commondir): named .git or not (a .git file's gitdir, w.git, round 19). */
+static bool gitdir_like(const char *dir)
 {
-	char comp[NAME_MAX + 1];
-	const char *p = path;
+	char p[PATH_MAX + 16];
 
+	if (strlen(dir) >= PATH_MAX)
+		return false;
+	if (snprintf(p, sizeof(p), "%s/HEAD", dir) >= (int)sizeof(p) || access(p, F_OK) != 0)
+		return false;
+	if (snprintf(p, sizeof(p), "%s/objects", dir) < (int)sizeof(p) && access(p, F_OK) == 0)
+		return true;
+	if (snprintf(p, sizeof(p), "%s/refs", dir) < (int)sizeof(p) && access(p, F_OK) == 0)
+		return true;
+	return snprintf(p, sizeof(p), "%s/commondir", dir) < (int)sizeof(p) && access(p, F_OK) == 0;
+}
+
+/* Whether path (absolute, in a tree whose root is rl bytes of it) is in
+ * a git directory (named .git or shaped like one), on a settings row, or
+ * in a place a kept config leads to (a core.hooksPath directory, an
+ * included file: noted at the walk before the session). */
+static bool in_tree_protected(const struct gg *g, const char *path, size_t rl)
+{
+	char comp[NAME_MAX + 1], prefix[PATH_MAX];
+	const char *p = path + rl;
+
+	if (strlen(path) >= sizeof(prefix))
+		return true;
 	while (*p != '\0') {
 		const char *e;
 		size_t n;
@@ -203,39 +232,92 @@ static bool in_tree_protected(const struct gg *g, const char *path)
 				return true;
 		}
 		p += n;
+		memcpy(prefix, path, (size_t)(p - path));
+		prefix[p - path] = '\0';
+		if (gitdir_like(prefix) || (g->before != NULL && !gg_ref_new(g, prefix)))
+			return true;
 	}
 	return false;
+}
+
+/* A relative body with no ".." and no "." component, no empty one: it
+ * leads below the link's own directory, through entries the walk judges
+ * themselves (new links) or that were there before (the user's own). The
+ * lexical target then, else NULL. */
+static bool lexical_below(const char *dir, const char *body, char *out)
+{
+	const char *p = body;
+
+	if (body[0] == '/' || body[0] == '\0')
+		return false;
+	while (*p != '\0') {
+		const char *e = strchr(p, '/');
+		size_t n = e != NULL ? (size_t)(e - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return snprintf(out, PATH_MAX, "%s/%s", dir, body) < PATH_MAX;
+}
+
+/* Whether a directory target outside the trees is an immutable store. */
+static bool immutable_store(const char *path)
+{
+	return under(path, "/nix/store") || under(path, "/gnu/store");
 }
 
 /* Why the link ents[i] moves aside, or NULL when it stays. */
 static const char *judge(struct gg *g, int fd, const char *name)
 {
+	static const char *const devs[] = {"/dev/null", "/dev/zero",  "/dev/full",   "/dev/random", "/dev/urandom",
+					   "/dev/tty",  "/dev/stdin", "/dev/stdout", "/dev/stderr"};
 	char target[PATH_MAX], body[1100];
 	struct timespec now;
+	struct stat st;
+	size_t rl = 0;
 	ssize_t n;
 
-	(void)clock_gettime(CLOCK_MONOTONIC, &now);
-	if (g->links_t0.tv_sec == 0 && g->links_t0.tv_nsec == 0)
-		g->links_t0 = now;
-	else if ((now.tv_sec - g->links_t0.tv_sec) * 1000L + (now.tv_nsec - g->links_t0.tv_nsec) / 1000000L > 3000)
-		g->links_late = true;
-	if (g->links_late)
-		return "a symbolic link not judged: the check's time for links ran out (3 s)";
-	n = readlinkat(fd, name, body, sizeof(body));
-	if (n < 0 || (size_t)n >= sizeof(body) - 76)
+	n = readlinkat(fd, name, body, sizeof(body) - 1);
+	if (n < 0 || (size_t)n >= sizeof(body) - 77)
 		return "a symbolic link whose target is too long to judge";
-	if (!link_target(g->path, name, fd, target))
-		return "a symbolic link whose end cannot be told (a host tool writing here could write anywhere)";
+	body[n] = '\0';
+	/* Named as written: /dev/stdout is the writer's own (round 19:
+	 * followed here it was passavant's). */
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (strcmp(body, devs[i]) == 0)
+			return NULL;
+	/* Where these lead depends on who follows them (round 19:
+	 * /proc/self/cwd was passavant's directory here, the user's there). */
+	if (strncmp(body, "/proc/", 6) == 0 || strcmp(body, "/proc") == 0 || strncmp(body, "/dev/fd", 7) == 0 ||
+	    strncmp(body, "/dev/std", 8) == 0 || strstr(body, "/proc/") != NULL)
+		return "a symbolic link through /proc or /dev/fd (where it leads depends on who follows it)";
+	if (!lexical_below(g->path, body, target)) {
+		/* A budget for what must be followed (round 18: chains of
+		 * long links made the check take minutes). */
+		(void)clock_gettime(CLOCK_MONOTONIC, &now);
+		if (g->links_t0.tv_sec == 0 && g->links_t0.tv_nsec == 0)
+			g->links_t0 = now;
+		else if ((now.tv_sec - g->links_t0.tv_sec) * 1000L +
+				 (now.tv_nsec - g->links_t0.tv_nsec) / 1000000L >
+			 10000)
+			g->links_late = true;
+		if (g->links_late)
+			return "a symbolic link not judged: the check's time for links ran out (10 s)";
+		if (!link_target(g->path, name, fd, target))
+			return "a symbolic link whose end cannot be told (a host tool writing here could write "
+			       "anywhere)";
+	}
 	if (in_roots(g, target)) {
-		size_t rl = 0;
-
 		/* the components below the tree that holds it */
 		for (size_t i = 0; g->roots[i] != NULL; i++)
 			if (under(target, g->roots[i]) && strlen(g->roots[i]) > rl)
 				rl = strlen(g->roots[i]);
-		if (in_tree_protected(g, target + rl))
-			return "a symbolic link to a file the host runs (a git directory or a settings file; a host "
-			       "tool writing here would write there)";
+		if (in_tree_protected(g, target, rl))
+			return "a symbolic link to a file the host runs (a git directory, a hooks directory or a "
+			       "settings file; a host tool writing here would write there)";
 		if (startup_place(target))
 			return "a symbolic link to a file the host reads at start-up (a host tool writing here "
 			       "would write there)";
@@ -243,7 +325,11 @@ static const char *judge(struct gg *g, int fd, const char *name)
 	}
 	if (harmless_dev(target) || venv_interpreter(fd, g->path, name, target))
 		return NULL;
-	if (!startup_place(target) && system_tree(target) && access(target, F_OK) == 0 && access(target, W_OK) != 0)
+	/* The system's own files the user cannot write; directories only in
+	 * an immutable store (a tool writes into a directory's children,
+	 * which access() of the directory does not tell, round 19). */
+	if (!startup_place(target) && system_tree(target) && stat(target, &st) == 0 && access(target, W_OK) != 0 &&
+	    (!S_ISDIR(st.st_mode) || immutable_store(target)))
 		return NULL;
 	return "a symbolic link out of the writable trees (a host tool writing here would write there)";
 }
@@ -254,7 +340,8 @@ void gg_check_links_out(struct gg *g, int fd, struct ent *ents, size_t n)
 		const char *why;
 		struct statx sx;
 
-		if (ents[i].type != DT_LNK)
+		/* a .git link has its own check (gg_check_dotgit_file()) */
+		if (ents[i].type != DT_LNK || strcmp(ents[i].name, ".git") == 0)
 			continue;
 		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || !S_ISLNK(sx.stx_mode))
 			continue;

@@ -820,17 +820,26 @@ static void test_links_out(void)
 					   /* round 18 */
 					   "/work/.v2/bin/tool: a symbolic link out", "/work/hk.patch: a symbolic link to a file the host runs",
 					   "/work/vs.patch: a symbolic link",
-					   "/work/miss: a symbolic link whose end cannot be told", NULL};
+					   "/work/miss: a symbolic link whose end cannot be told",
+					   /* round 19 */
+					   "/work/.v2/bin/python: a symbolic link out", "/work/.v2/bin/activate: a symbolic link through /proc",
+					   "/work/sub/w.patch: a symbolic link to a file the host runs", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(run_case(&c, "mkdir -p ext && cp /bin/true ext/py && chmod 755 ext/py && mkdir -p home", NULL,
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p ext home/.pyenv/versions/3.11/bin && cp /bin/true ext/py && chmod 755 ext/py && "
+				 "cp /bin/true home/.pyenv/versions/3.11/bin/python3.11",
+				 NULL,
 				 NULL,
 				 "mkdir -p .venv/bin sub .v2/bin && ln -s \"$HOME/.bashrc\" .venv/bin/activate && "
 				 "ln -s \"$HOME/.profile\" .venv/pyvenv.cfg && ln -s \"$M/../ext/fix\" 0001-fix.patch && "
 				 "ln -s /etc/profile.d/x.sh sub/p && ln -s \"$HOME/.config\" conf && "
-				 "echo 'home = /usr/bin' > .v2/pyvenv.cfg && ln -s /usr/bin/env .v2/bin/python && "
-				 "ln -s \"$M/../ext/py\" .v2/bin/python3 && ln -s \"$M/../ext/py\" .v2/bin/tool && "
+				 "echo 'home = /usr/bin' > .v2/pyvenv.cfg && ln -s \"$M/../ext/py\" .v2/bin/python && "
+				 "ln -s \"$M/../home/.pyenv/versions/3.11/bin/python3.11\" .v2/bin/python3 && "
+				 "ln -s \"$M/../ext/py\" .v2/bin/tool && ln -s /proc/self/cwd/x .v2/bin/activate && "
+				 "ln -s /dev/stdout app.log && ln -s build/cc.json cc.json && "
+				 "git init -q --bare w.git && ln -s ../w.git/hooks/pre-commit sub/w.patch && "
 				 "ln -s python .v2/bin/python3.11 && ln -s .git/hooks/pre-commit hk.patch && "
 				 "ln -s .vscode/tasks.json vs.patch && ln -s nodir/../../../x miss && "
 				 "ln -s /dev/null nul && ln -s ../README sub/inner && echo r > README",
@@ -838,8 +847,8 @@ static void test_links_out(void)
 	expect_safe(&c, want);
 	CU_ASSERT(!exists(&c, "work/.venv/bin/activate"));
 	CU_ASSERT(!exists(&c, "work/0001-fix.patch"));
-	CU_ASSERT(exists(&c, "work/.v2/bin/python") && exists(&c, "work/.v2/bin/python3") &&
-		  exists(&c, "work/.v2/bin/python3.11"));
+	CU_ASSERT(exists(&c, "work/.v2/bin/python3") && exists(&c, "work/.v2/bin/python3.11"));
+	CU_ASSERT(exists(&c, "work/app.log") && exists(&c, "work/cc.json"));
 	CU_ASSERT(exists(&c, "work/nul"));
 	CU_ASSERT(exists(&c, "work/sub/inner"));
 	gcase_free(&c);
