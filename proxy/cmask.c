@@ -142,13 +142,19 @@ void cmask_wipe_drain(struct evbuffer *b)
 {
 	struct evbuffer_iovec v;
 
+	/* A socket bufferevent's output may have its front frozen (round
+	 * 19: after EPIPE on a reused upstream); a drain then fails and the
+	 * length never falls: unfrozen first, and a failed drain ends the
+	 * loop rather than spinning for ever. */
+	(void)evbuffer_unfreeze(b, 1);
 	while (evbuffer_get_length(b) > 0) {
 		if (evbuffer_peek(b, -1, NULL, &v, 1) < 1 || v.iov_len == 0) {
 			(void)evbuffer_drain(b, evbuffer_get_length(b));
 			return;
 		}
 		explicit_bzero(v.iov_base, v.iov_len);
-		(void)evbuffer_drain(b, v.iov_len);
+		if (evbuffer_drain(b, v.iov_len) < 0)
+			return;
 	}
 }
 
