@@ -850,6 +850,14 @@ static long scratch_fill(mask_table_t *t, const unsigned char *buf, size_t len, 
 	return (long)o;
 }
 
+/* Whether filling buf as how would copy it unchanged (no '%' to decode,
+ * no '+' a space could be): that pass finds nothing the first did not. */
+static bool fill_useless(const mask_table_t *t, const void *buf, size_t len, enum fill how)
+{
+	return (how == FILL_PCT && memchr(buf, '%', len) == NULL) ||
+	       (how == FILL_FORM && (!t->space_value || memchr(buf, '+', len) == NULL));
+}
+
 /* Runs the detect set over the scratch copy (len bytes), counts into
  * t->detect_counts (zeroed first), wipes the copy. 0 or -1. */
 static int scratch_detect(mask_table_t *t, size_t len)
@@ -886,9 +894,7 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
 	 * when it has a '+' and some value a space, with '+' as a space too
 	 * (a form-encoded query spelled any way a server decodes). */
 	for (enum fill how = FILL_ASIS; how <= FILL_FORM; how++) {
-		if (how == FILL_PCT && memchr(buf, '%', len) == NULL)
-			continue;
-		if (how == FILL_FORM && (!t->space_value || memchr(buf, '+', len) == NULL))
+		if (fill_useless(t, buf, len, how))
 			continue;
 		if ((n = scratch_fill(t, buf, len, how)) < 0 || scratch_detect(t, (size_t)n) != 0)
 			return -1;
@@ -920,9 +926,7 @@ long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
 	for (enum fill how = FILL_ASIS; how <= FILL_FORM; how++) {
 		long n;
 
-		if (how == FILL_PCT && memchr(b, '%', len) == NULL)
-			continue;
-		if (how == FILL_FORM && (!t->space_value || memchr(b, '+', len) == NULL))
+		if (fill_useless(t, b, len, how))
 			continue;
 		if ((n = scratch_fill(t, b, len, how)) < 0)
 			return -1;

@@ -158,6 +158,7 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 {
 	size_t len = evbuffer_get_length(head);
 	const char *cred = NULL, *name = NULL, *where = "a header";
+	bool host_hit = false;
 	const unsigned char *p = evbuffer_pullup(head, -1);
 	struct verdict v;
 	char w[512];
@@ -180,8 +181,10 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	}
 	/* The same names with their case changed (round 17): a 421 would
 	 * quote them. */
-	if (r == 0 && s->host != NULL && (cred = proxy_real_in_name(s->h->c->px, s->host, strlen(s->host))) != NULL)
+	if (r == 0 && s->host != NULL && (cred = proxy_real_in_name(s->h->c->px, s->host, strlen(s->host))) != NULL) {
 		where = "the Host field (its case changed)";
+		host_hit = true;
+	}
 	else if (r == 0 && s->authority != NULL &&
 		 (cred = proxy_real_in_name(s->h->c->px, s->authority, strlen(s->authority))) != NULL)
 		where = ":authority (its case changed)";
@@ -190,8 +193,7 @@ static bool refuse_real(struct h2s *s, struct evbuffer *head)
 	if (cmask_find_real(s->mask, s->path, strlen(s->path), &name) == 1)
 		where = "the request target";
 	s->redact = true;
-	if (s->host != NULL && (cmask_find_real(s->mask, s->host, strlen(s->host), &name) == 1 ||
-				proxy_real_in_name(s->h->c->px, s->host, strlen(s->host)) != NULL)) {
+	if (s->host != NULL && (host_hit || cmask_find_real(s->mask, s->host, strlen(s->host), &name) == 1)) {
 		free(s->host);
 		s->host = NULL;
 	}

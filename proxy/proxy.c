@@ -359,7 +359,9 @@ bool proxy_audit_down(proxy_t *px)
 	return atomic_load(&px->main->audit_down);
 }
 
-const char *proxy_real_in(proxy_t *px, const char *text, size_t len)
+/* proxy_real_in() and proxy_real_in_name(): the search as it is, or
+ * with case ignored too. */
+static const char *real_in(proxy_t *px, const char *text, size_t len, bool any_case)
 {
 	mask_table_t *t = px->main->masks;
 	long c;
@@ -367,23 +369,20 @@ const char *proxy_real_in(proxy_t *px, const char *text, size_t len)
 	if (t == NULL || mask_table_value_count(t) == 0 || len == 0)
 		return NULL;
 	errno = 0;
-	c = mask_table_find_real(t, text, len);
+	c = any_case ? mask_table_find_real_name(t, text, len) : mask_table_find_real(t, text, len);
 	if (c < 0)
 		return errno == ENOMEM ? "a credential (out of memory while searching)" : NULL;
 	return mask_table_cred_name(t, (size_t)c);
 }
 
+const char *proxy_real_in(proxy_t *px, const char *text, size_t len)
+{
+	return real_in(px, text, len, false);
+}
+
 const char *proxy_real_in_name(proxy_t *px, const char *name, size_t len)
 {
-	mask_table_t *t = px->main->masks;
-	long c;
-
-	if (t == NULL || mask_table_value_count(t) == 0 || len == 0)
-		return NULL;
-	c = mask_table_find_real_name(t, name, len);
-	if (c < 0)
-		return errno == ENOMEM ? "a credential (out of memory while searching)" : NULL;
-	return mask_table_cred_name(t, (size_t)c);
+	return real_in(px, name, len, true);
 }
 
 #define RECORD_REDACTED "[redacted: it carries a real value]"
@@ -392,9 +391,7 @@ const char *proxy_real_in_name(proxy_t *px, const char *name, size_t len)
  * set knows it, and with its case changed too when any_case. */
 static const char *field_real(proxy_t *px, const char *field, size_t len, bool any_case)
 {
-	if (field == NULL)
-		return NULL;
-	return any_case ? proxy_real_in_name(px, field, len) : proxy_real_in(px, field, len);
+	return field != NULL ? real_in(px, field, len, any_case) : NULL;
 }
 
 /* r with each field that holds a real value replaced, into *copy (which

@@ -448,14 +448,9 @@ static bool ent_id(int fd, const char *name, struct dev_ino *k)
 	return true;
 }
 
-/* Notes the entry name in fd ("": fd itself) in set. 0, or -1 (ENOMEM).
- * One statx cannot take is not noted (checked as new after the session). */
-static int note_id(struct dev_ino_set *set, int fd, const char *name)
+/* Appends k to set. 0, or -1 (ENOMEM). */
+static int set_add(struct dev_ino_set *set, const struct dev_ino *k)
 {
-	struct dev_ino k;
-
-	if (!ent_id(fd, name, &k))
-		return 0; /* not noted: checked as new after the session */
 	if (set->n == set->cap) {
 		size_t cap = set->cap ? 2 * set->cap : 64;
 		struct dev_ino *nv = realloc(set->v, cap * sizeof(*nv));
@@ -465,8 +460,19 @@ static int note_id(struct dev_ino_set *set, int fd, const char *name)
 		set->v = nv;
 		set->cap = cap;
 	}
-	set->v[set->n++] = k;
+	set->v[set->n++] = *k;
 	return 0;
+}
+
+/* Notes the entry name in fd ("": fd itself) in set. 0, or -1 (ENOMEM).
+ * One statx cannot take is not noted (checked as new after the session). */
+static int note_id(struct dev_ino_set *set, int fd, const char *name)
+{
+	struct dev_ino k;
+
+	if (!ent_id(fd, name, &k))
+		return 0; /* not noted: checked as new after the session */
+	return set_add(set, &k);
 }
 
 /* Whether the entry name in fd ("": fd itself) is in the sorted set. */
@@ -499,22 +505,9 @@ static bool link_key(const struct gg *g, int fd, const char *name, struct dev_in
 
 static int note_link(struct gg *g, int fd, const char *name)
 {
-	struct dev_ino_set *set = &g->record->links;
 	struct dev_ino k;
 
-	if (!link_key(g, fd, name, &k))
-		return 0;
-	if (set->n == set->cap) {
-		size_t cap = set->cap ? 2 * set->cap : 64;
-		struct dev_ino *nv = realloc(set->v, cap * sizeof(*nv));
-
-		if (nv == NULL)
-			return -1;
-		set->v = nv;
-		set->cap = cap;
-	}
-	set->v[set->n++] = k;
-	return 0;
+	return link_key(g, fd, name, &k) ? set_add(&g->record->links, &k) : 0;
 }
 
 bool gg_was_gitdir(const struct sbx_git_before *b, int fd)

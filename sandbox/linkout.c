@@ -96,7 +96,7 @@ static bool harmless_dev(const char *path)
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 		if (strcmp(path, ok[i]) == 0)
 			return true;
-	return under(path, "/dev/fd");
+	return false;
 }
 
 /* Whether the resolved target path is a place the host reads at
@@ -272,8 +272,6 @@ static bool immutable_store(const char *path)
 /* Why the link ents[i] moves aside, or NULL when it stays. */
 static const char *judge(struct gg *g, int fd, const char *name)
 {
-	static const char *const devs[] = {"/dev/null", "/dev/zero",  "/dev/full",   "/dev/random", "/dev/urandom",
-					   "/dev/tty",  "/dev/stdin", "/dev/stdout", "/dev/stderr"};
 	char target[PATH_MAX], body[1100];
 	struct timespec now;
 	struct stat st;
@@ -286,13 +284,12 @@ static const char *judge(struct gg *g, int fd, const char *name)
 	body[n] = '\0';
 	/* Named as written: /dev/stdout is the writer's own (round 19:
 	 * followed here it was passavant's). */
-	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
-		if (strcmp(body, devs[i]) == 0)
-			return NULL;
+	if (harmless_dev(body))
+		return NULL;
 	/* Where these lead depends on who follows them (round 19:
 	 * /proc/self/cwd was passavant's directory here, the user's there). */
-	if (strncmp(body, "/proc/", 6) == 0 || strcmp(body, "/proc") == 0 || strncmp(body, "/dev/fd", 7) == 0 ||
-	    strncmp(body, "/dev/std", 8) == 0 || strstr(body, "/proc/") != NULL)
+	if (under(body, "/proc") || strstr(body, "/proc/") != NULL || strncmp(body, "/dev/fd", 7) == 0 ||
+	    strncmp(body, "/dev/std", 8) == 0)
 		return "a symbolic link through /proc or /dev/fd (where it leads depends on who follows it)";
 	if (!lexical_below(g->path, body, target)) {
 		/* A budget for what must be followed (round 18: chains of
