@@ -275,8 +275,27 @@ static int on_headers_complete(llhttp_t *p)
 
 	h->head_done = true;
 	h->has_body = (p->flags & F_CHUNKED) != 0 || ((p->flags & F_CONTENT_LENGTH) != 0 && p->content_length > 0);
-	/* 1: "this message has no body" (llhttp settings contract). */
-	return h->kind == HTTP1_RESPONSE && h->is_head_req ? 1 : 0;
+	if (h->kind != HTTP1_RESPONSE)
+		return 0;
+	/* 1: "this message has no body" (llhttp settings contract). A 1xx
+	 * (not 101: the upgrade takes its bytes), 204 or 304 response has
+	 * none whatever its framing fields say (RFC 9112 §6.3); llhttp would
+	 * take the bytes announced as its body. One that announces a body
+	 * (a Transfer-Encoding, or a Content-Length above 0 but on a 304,
+	 * RFC 9110 §8.6) is read in two ways by clients (curl and Go skip
+	 * the bytes, so a response forged in them answers their next
+	 * request; Python reads a chunked one): refused. */
+	if ((p->status_code / 100 == 1 && p->status_code != 101) || p->status_code == 204 || p->status_code == 304) {
+		if ((p->flags & F_TRANSFER_ENCODING) != 0 ||
+		    (p->status_code != 304 && (p->flags & F_CONTENT_LENGTH) != 0 && p->content_length > 0)) {
+			set_error(h, 502, "a response whose status has no body announced one (Content-Length or "
+					  "Transfer-Encoding)");
+			return HPE_USER;
+		}
+		h->has_body = false;
+		return 1;
+	}
+	return h->is_head_req ? 1 : 0;
 }
 
 static int on_body(llhttp_t *p, const char *at, size_t n)

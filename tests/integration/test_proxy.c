@@ -820,6 +820,90 @@ static void test_method_body_smuggle(void)
 	}
 }
 
+/* A client as common as any: Python's http.client, kept alive through the
+ * proxy, plain (argv[1] = proxy host:port, requests by absolute URL) or in
+ * a tunnel (argv[2] = "tls:HOST:PORT:TRUST", requests by path). Prints
+ * "STATUS BODY" per request, joined by '|', or "ERR ..." where one fails. */
+static const char py_bodiless[] =
+	"import http.client, ssl, sys\n"
+	"h, port = sys.argv[1].rsplit(':', 1)\n"
+	"if sys.argv[2].startswith('tls:'):\n"
+	"    _, th, tp, trust = sys.argv[2].split(':', 3)\n"
+	"    c = http.client.HTTPSConnection(h, int(port), timeout=8, context=ssl.create_default_context(cafile=trust))\n"
+	"    c.set_tunnel(th, int(tp))\n"
+	"else:\n"
+	"    c = http.client.HTTPConnection(h, int(port), timeout=8)\n"
+	"out = []\n"
+	"for u in sys.argv[3:]:\n"
+	"    try:\n"
+	"        c.request('GET', u)\n"
+	"        r = c.getresponse()\n"
+	"        out.append('%d %s' % (r.status, r.read().decode('latin-1').strip()))\n"
+	"    except Exception as e:\n"
+	"        out.append('ERR %s' % type(e).__name__)\n"
+	"        break\n"
+	"print('|'.join(out))\n";
+
+/* Round 19 of the attack: a 204 (or 1xx, or 304) response has no body,
+ * whatever its Content-Length or Transfer-Encoding say (RFC 9112 §6.3),
+ * and curl, Go and Node read it so. llhttp read the announced bytes as its
+ * body and the proxy passed them on: a response forged after a 204 was
+ * then the client's answer to its next request, on the proxy connection
+ * it shares with other hosts (Python's reads a chunked 204's body: the
+ * two cannot both be served, so such a response is refused, 502). A 304
+ * with the Content-Length of its
+ * representation (allowed) and no body made the proxy wait for bytes
+ * that never come. */
+static void test_bodiless_status(void)
+{
+	static const char forged[] = "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nFORGED\n";
+	static const char *const heads[] = {
+		"HTTP/1.1 204 No Content\r\nContent-Length: %zu\r\n\r\n%s",
+		"HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n",
+		"HTTP/1.1 304 Not Modified\r\nContent-Length: %zu\r\n\r\n%s",
+		"HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\n\r\n", /* no body: extra arguments unused */
+	};
+	/* a 204 that announces a body is refused: clients read it two ways */
+	static const char *const want[] = {"502 ", "502 ", "304 |200 hello", "304 |200 hello"};
+	struct test_px p;
+
+	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir,
+					     "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					     "  tlsTerminate: {extraCaCertPaths: [\"%s/ca.pem\"]}\n",
+					     dir),
+			      0);
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		for (int tls = 0; tls < 2; tls++) {
+			const struct test_upstream *u = tls ? &up_tls : &up;
+			char raw[512], path[1200], url[2][1400], how[4400], *out = NULL, *err = NULL;
+			char *argv[] = {"python3", "-c", (char *)py_bodiless, p.addr, how, url[0], url[1], NULL};
+			int n = snprintf(raw, sizeof(raw), heads[i], sizeof(forged) - 1, forged);
+
+			CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof(raw));
+			CU_ASSERT_FATAL(test_upstream_rawhex_path(path, sizeof(path), raw, (size_t)n) == 0);
+			if (tls) {
+				snprintf(how, sizeof(how), "tls:%s:%u:%s", u->host, (unsigned)u->port, p.trust);
+				snprintf(url[0], sizeof(url[0]), "%s", path);
+				snprintf(url[1], sizeof(url[1]), "/hello");
+			} else {
+				snprintf(how, sizeof(how), "plain");
+				snprintf(url[0], sizeof(url[0]), "%s%s", u->url, path);
+				snprintf(url[1], sizeof(url[1]), "%s/hello", u->url);
+			}
+			CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, 30000), 0);
+			if (out != NULL)
+				out[strcspn(out, "\n")] = '\0';
+			ROW(out != NULL && (i < 2 ? strncmp(out, want[i], 4) == 0 : strcmp(out, want[i]) == 0) &&
+				    strstr(out, "FORGED") == NULL,
+			    "case %zu (%s): got '%s', want '%s' (%s)", i,
+			    tls ? "tunnel" : "plain", test_nz(out), want[i], test_nz(err));
+			free(out);
+			free(err);
+		}
+	}
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
 static void test_method_refused(void)
 {
 	struct test_px p;
@@ -1833,6 +1917,8 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "localhost refused unless the IP literal is allowed", test_localhost);
 	test_add(s, "method refused by allowedMethods", test_method_refused);
 	test_add(s, "a request hidden in a body on a host with a method rule does not run", test_method_body_smuggle);
+	test_add(s, "a 204, 304 or 1xx has no body whatever it announces: nothing forged after it, no wait",
+		 test_bodiless_status);
 
 	s = test_suite("proxy_connect", connect_init, connect_cleanup);
 	test_add(s, "CONNECT tunnel to an HTTPS upstream", test_connect_tunnel);
