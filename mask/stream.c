@@ -1157,18 +1157,66 @@ uint64_t mask_stream_total(const mask_stream_t *st)
 /* One-shot                                                             */
 /* ------------------------------------------------------------------ */
 
+/* A one-shot scan's tables on the stack (about 4.6 KiB), for sets whose
+ * longest pattern fits them. */
+#define ONESHOT_RING 256
+#define ONESHOT_SCRATCH 512
+struct oneshot_tables {
+	struct slot ring[ONESHOT_RING];
+	uint64_t at[ONESHOT_RING];
+	uint8_t letter[ONESHOT_RING / 8];
+	unsigned char scratch[ONESHOT_SCRATCH];
+};
+
+/* stream_tables() in m when every table fits; returns false otherwise. */
+static bool stream_tables_local(mask_stream_t *st, const mask_set_t *set, struct oneshot_tables *m)
+{
+	size_t ring = pow2_above(set->maxlen + set->gap_max + 1), at = 1, letter = 8;
+
+	if (set->gap_max != 0) {
+		at = pow2_above(set->gap_maxlen);
+		letter = pow2_above(set->gap_maxlen + set->gap_max);
+		if (letter < 8)
+			letter = 8;
+	}
+	if (ring > ONESHOT_RING || at > ONESHOT_RING || letter > ONESHOT_RING ||
+	    set->maxlen + set->gap_max > ONESHOT_SCRATCH)
+		return false;
+	st->set = set;
+	st->ring_mask = (uint32_t)(ring - 1);
+	st->ring = m->ring;
+	memset(m->ring, 0, ring * sizeof(*m->ring));
+	if (set->gap_max == 0)
+		return true;
+	st->gap.mask = (uint32_t)(at - 1);
+	st->gap.at = m->at;
+	memset(m->at, 0, at * sizeof(*m->at));
+	st->gap.lmask = (uint32_t)(letter - 1);
+	st->gap.letter = m->letter;
+	memset(m->letter, 0, letter / 8);
+	st->scratch = m->scratch;
+	return true;
+}
+
 /* Runs a whole buffer through a temporary stream (no hold-back needed:
- * all of it is at hand). out NULL: in place. */
+ * all of it is at hand). out NULL: in place. One-shot scans run several
+ * times per request (target, each field, Host): their tables live on the
+ * stack when they fit. Four heap blocks per field, the ring 1 KiB, also
+ * made glibc consolidate its fast bins each time (issue 16: masked
+ * kept-alive requests, malloc_consolidate() in the profile). */
 static int replace_once(const mask_set_t *set, unsigned char *buf, size_t len,
 			struct evbuffer *out, uint64_t *counts, size_t *total)
 {
+	struct oneshot_tables local;
 	struct mask_stream st;
 	struct feed_ctx ctx;
+	bool on_stack;
 	int rc = 0;
 
 	memset(&st, 0, sizeof(st));
 	st.counts = counts;
-	if (stream_tables(&st, set) != 0) {
+	on_stack = stream_tables_local(&st, set, &local);
+	if (!on_stack && stream_tables(&st, set) != 0) {
 		stream_tables_free(&st);
 		errno = ENOMEM;
 		return -1;
@@ -1179,7 +1227,8 @@ static int replace_once(const mask_set_t *set, unsigned char *buf, size_t len,
 		rc = -1;
 	else if (finalize(&st, &ctx, st.pos) != 0 || emit_literal(&ctx, st.lit, st.pos) != 0)
 		rc = -1;
-	stream_tables_free(&st);
+	if (!on_stack)
+		stream_tables_free(&st); /* the scratch is wiped after each use */
 	if (total != NULL)
 		*total = (size_t)st.total;
 	return rc;

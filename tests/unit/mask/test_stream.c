@@ -1044,7 +1044,7 @@ static void test_prop_long(void)
 
 	prng_state = seed;
 	for (unsigned iter = 0; iter < 60; iter++) {
-		unsigned char fb[8][64], tb[8][64], *in;
+		unsigned char fb[8][400], tb[8][400], *in;
 		struct mask_pair pairs[8];
 		size_t np = 1 + rnd(8), len = 500 + rnd(4000), cuts[600], ncuts = 0;
 		uint64_t rc[8] = { 0 }, counts[8];
@@ -1053,7 +1053,9 @@ static void test_prop_long(void)
 		mask_set_t *set;
 
 		for (size_t i = 0; i < np; i++) {
-			pairs[i].from_len = 1 + rnd(64);
+			/* a third of the sets with patterns too long for a
+			 * one-shot scan's tables on the stack (its heap path) */
+			pairs[i].from_len = 1 + rnd(iter % 3 == 2 ? 400 : 64);
 			pairs[i].to_len = pairs[i].from_len;
 			/* gap pairs on input without gap bytes: nothing changes */
 			pairs[i].gaps = rnd(2) == 0;
@@ -1087,6 +1089,19 @@ static void test_prop_long(void)
 				iter = 1000;
 				break;
 			}
+		}
+		/* one-shot, the scan a request's fields get */
+		if (iter < 1000) {
+			struct evbuffer *out = evbuffer_new();
+			uint64_t oc[8] = { 0 };
+
+			CU_ASSERT_FATAL(out != NULL);
+			CU_ASSERT(mask_replace_buf(set, in, len, out, oc, NULL) == 0);
+			if (!same_result(out, oc, &ref, rc, np)) {
+				FAILF("seed %" PRIu64 " iter %u (one-shot): long patterns differ", seed, iter);
+				iter = 1000;
+			}
+			evbuffer_free(out);
 		}
 		free(ref.p);
 		free(in);
