@@ -10,7 +10,7 @@
  * installed at the same place: the last call before execve.
  *
  * Everything not listed is allowed; listed calls fail with EPERM, except
- * clone3 (ENOSYS, below). Socket families are the exception to "not
+ * clone3 and openat2 (ENOSYS, below). Socket families are the exception to "not
  * listed is allowed": socket() and socketpair() create only the families
  * of an allowlist (add_socket_rules()). The architecture is the native one; a syscall
  * made through another ABI (int 0x80, x32) kills the process, libseccomp's
@@ -198,6 +198,52 @@ static int add_socket_rules(scmp_filter_ctx ctx, bool allow_unix, const char **w
  */
 static const unsigned long refused_ioctls[] = {TIOCSTI, TIOCLINUX, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS};
 
+/*
+ * Set-user-ID and set-group-ID files (round 20 of the attack). The command
+ * keeps its uid, and an owner may set S_ISUID (and S_ISGID for a group it
+ * is in) without any capability: `cp /bin/sh x; chmod 4755 x` in a tree
+ * the host shares left a program that runs as the sandbox's user for
+ * anyone who starts it, root's when `run` runs as root. nosuid and
+ * no_new_privs only hold inside the sandbox. So every call that sets mode
+ * bits refuses the two bits: the mode changes and every creation that
+ * takes a mode (a regular file by open, creat or mknod). openat2 passes
+ * its mode in a struct a filter cannot read: ENOSYS, which callers take
+ * as "fall back to openat". mkdir keeps neither bit of its mode (a
+ * directory inherits set-group-ID from its parent); chmod cannot tell a
+ * directory from a file, so `chmod g+s DIR` is refused too. The
+ * comparison is on the low bits only: upper bits of the register (the
+ * kernel reads a umode_t) cannot hide them.
+ */
+static const struct {
+	const char *call;
+	unsigned arg; /* the mode's argument */
+} setid_modes[] = {
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}, {"open", 2}, {"openat", 3},
+	{"creat", 1}, {"mknod", 1},  {"mknodat", 2},
+};
+
+static int add_setid_rules(scmp_filter_ctx ctx, const char **what)
+{
+	static const uint64_t bits[] = {S_ISUID, S_ISGID};
+	size_t i, b;
+	int rc;
+
+	for (i = 0; i < ARRAY_LEN(setid_modes); i++) {
+		*what = setid_modes[i].call;
+		/* a name this libseccomp does not know on this architecture
+		 * is not a call the kernel has there either */
+		if (seccomp_syscall_resolve_name(setid_modes[i].call) == __NR_SCMP_ERROR)
+			continue;
+		for (b = 0; b < ARRAY_LEN(bits); b++) {
+			rc = rule_masked(ctx, EPERM, setid_modes[i].call, setid_modes[i].arg, bits[b], bits[b]);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	*what = "openat2";
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+}
+
 static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 {
 	size_t i;
@@ -241,8 +287,10 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 		if (rc < 0)
 			return rc;
 	}
+	rc = add_setid_rules(ctx, what);
+	if (rc < 0)
+		return rc;
 	return add_socket_rules(ctx, allow_unix, what);
-	return 0;
 }
 
 int sbx_seccomp_compile(bool allow_unix, struct sock_fprog *out, char *err, size_t errlen)

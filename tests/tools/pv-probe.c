@@ -25,6 +25,11 @@
  *                                     prints
  *                                     VARIANT:PATH=ok|EPERM|errN; exit 0.
  *                                     The host checks what arrived.
+ *   pv-probe setid DIR                tries every call that could leave a
+ *                                     set-user-ID or set-group-ID file in
+ *                                     DIR; prints NAME=ok|EPERM|ENOSYS|errN
+ *                                     each, then "setid-files=N" (regular
+ *                                     files in DIR with either bit); exit 0
  *   pv-probe getpid                   exit getpid(); prints "pid ppid"
  *   pv-probe pids                     exit the number of /proc/<pid> dirs
  *   pv-probe fds                      exit the number of open fds
@@ -60,6 +65,7 @@
 #include <sys/ioctl.h>
 
 #include <linux/fs.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -287,6 +293,104 @@ static void try_socketpair(const char *name, long fam, long type)
 #endif
 
 /* Families and types a sandboxed command might reach for. */
+/* One line NAME=ok|EPERM|ENOSYS|errN for a call's result. */
+static void setid_line(const char *name, long rc)
+{
+	int e = errno;
+
+	if (rc >= 0)
+		printf("%s=ok\n", name);
+	else if (e == EPERM)
+		printf("%s=EPERM\n", name);
+	else if (e == ENOSYS)
+		printf("%s=ENOSYS\n", name);
+	else
+		printf("%s=err%d\n", name, e);
+}
+
+/* A fresh regular file DIR/NAME with mode 0755, or -1. */
+static int setid_file(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+
+	if (fd >= 0 && fchmod(fd, 0755) < 0) {
+		(void)close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int do_setid(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, n = 0;
+	struct open_how how;
+	DIR *d;
+	struct dirent *de;
+
+	if (dfd < 0)
+		fail(dir);
+	if (fchdir(dfd) < 0)
+		fail("fchdir");
+	fd = setid_file(dfd, "f");
+	if (fd < 0)
+		fail("f");
+	setid_line("chmod-suid", chmod("f", 04755));
+	setid_line("chmod-sgid", chmod("f", 02755));
+	setid_line("chmod-suid-high", syscall(SYS_chmod, "f", 04755UL | (1UL << 32)));
+	setid_line("fchmod-suid", fchmod(fd, 04755));
+	setid_line("fchmodat-sgid", fchmodat(AT_FDCWD, "f", 02755, 0));
+#ifdef SYS_fchmodat2
+	setid_line("fchmodat2-suid", syscall(SYS_fchmodat2, AT_FDCWD, "f", 04755, 0));
+#else
+	setid_line("fchmodat2-suid", syscall(452, AT_FDCWD, "f", 04755, 0));
+#endif
+	setid_line("chmod-plain", chmod("f", 0700));
+	(void)close(fd);
+	fd = open("g", O_WRONLY | O_CREAT | O_CLOEXEC, 04755);
+	setid_line("open-suid", fd);
+	if (fd >= 0)
+		(void)close(fd);
+	fd = openat(AT_FDCWD, "h", O_WRONLY | O_CREAT | O_CLOEXEC, 02755);
+	setid_line("openat-sgid", fd);
+	if (fd >= 0)
+		(void)close(fd);
+	fd = creat("i", 04755);
+	setid_line("creat-suid", fd);
+	if (fd >= 0)
+		(void)close(fd);
+	setid_line("mknod-suid", mknod("j", S_IFREG | 04755, 0));
+	setid_line("mknodat-sgid", mknodat(AT_FDCWD, "k", S_IFREG | 02755, 0));
+	memset(&how, 0, sizeof(how));
+	how.flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+	how.mode = 04755;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, "l", &how, sizeof(how));
+	setid_line("openat2-suid", fd);
+	if (fd >= 0)
+		(void)close(fd);
+	/* allowed: a set-group-ID directory (mkdir), a plain file */
+	setid_line("mkdir-sgid", mkdir("m", 02775));
+	fd = open("n", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	setid_line("open-plain", fd);
+	if (fd >= 0)
+		(void)close(fd);
+	d = fdopendir(dfd);
+	if (d == NULL)
+		fail("fdopendir");
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+			printf("setid file %s %o\n", de->d_name, (unsigned)(st.st_mode & 07777));
+			n++;
+		}
+	}
+	(void)closedir(d);
+	printf("setid-files=%d\n", n);
+	fflush(stdout);
+	_exit(0);
+}
+
 static int do_sockets(void)
 {
 	try_socket("inet", AF_INET, SOCK_STREAM, 0);
@@ -536,6 +640,8 @@ int main(int argc, char **argv)
 		result(syscall(SYS_io_uring_setup, 1, params), "io_uring_setup");
 	if (strcmp(cmd, "sockets") == 0)
 		return do_sockets();
+	if (strcmp(cmd, "setid") == 0 && argc >= 3)
+		return do_setid(argv[2]);
 	if (strcmp(cmd, "unix-reach") == 0 && argc >= 3)
 		return do_unix_reach(argc - 2, argv + 2);
 	if (strcmp(cmd, "getpid") == 0) {
