@@ -109,8 +109,13 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 
 	/* The walk before the session only notes: nothing is moved then
 	 * (its clock is not the session's). */
-	if (g->record != NULL || !gg_join(path, sizeof(path), dir, name))
+	if (g->record != NULL)
 		return;
+	/* The move goes by dfd and name; the path is for the report. One
+	 * past PATH_MAX (a directory too deep to check, round 20) is still
+	 * moved, and reported by its name under the start of its path. */
+	if (!gg_join(path, sizeof(path), dir, name))
+		(void)snprintf(path, sizeof(path), "%.256s.../%s", dir, name);
 	f.path = path;
 	f.setting = setting;
 	g->st->findings++;
@@ -138,7 +143,8 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 		}
 		/* RENAME_NOREPLACE: never over an earlier quarantined copy. */
 		if (rename_aside(dfd, name, to) == 0) {
-			if (gg_join(moved, sizeof(moved), dir, to))
+			if (gg_join(moved, sizeof(moved), dir, to) ||
+			    snprintf(moved, sizeof(moved), "%.256s.../%s", dir, to) > 0)
 				f.moved_to = moved;
 			g->report(g->arg, &f);
 			return;

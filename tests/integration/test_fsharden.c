@@ -1121,6 +1121,43 @@ static void test_persistence_env_paths(void)
  * writable work tree. The second name would reach the file past the
  * rule: the session does not start (125, naming the file), the file is
  * unchanged, the store's content is not shown. */
+/* Round 20 of the attack: settings planted in a directory whose path
+ * passes PATH_MAX (45 levels of 100 bytes). The check reported "path too
+ * long" and left it; in a next session the directory, renamed up to the
+ * top, kept its files' old ctimes and passed. What the check cannot read
+ * now moves aside. */
+static void test_too_deep(void)
+{
+	const char *script =
+		"python3 -c \"\n"
+		"import os\n"
+		"os.makedirs('deep', exist_ok=True); os.chdir('deep')\n"
+		"for i in range(45):\n"
+		"    n = '%0100d' % i; os.mkdir(n); os.chdir(n)\n"
+		"os.makedirs('x/.vscode'); open('x/.vscode/tasks.json', 'w').write('{}')\n"
+		"print('staged')\n"
+		"\"\n";
+	char dir[PATH_MAX], *out = NULL, *err = NULL, *found = NULL, *ferr = NULL;
+	char *find[] = {"find", dir, "-name", "tasks.json", NULL};
+	char *rm[] = {"rm", "-rf", dir, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(dir, "work/deep");
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "staged"), "status %d: %s", st, test_nz(err));
+	ROW(test_has(err, "quarantined ") && test_has(err, "too deep to check"), "no move aside reported: %s",
+	    test_nz(err));
+	CU_ASSERT(test_run_capture(find, &found, &ferr, 30000) == 0);
+	ROW(found != NULL && test_has(found, "tasks.json") && test_has(found, ".passavant-quarantine"),
+	    "the deep settings were left in place: %s", test_nz(found));
+	free(found);
+	free(ferr);
+	(void)test_run_capture(rm, NULL, NULL, 30000);
+	free(out);
+	free(err);
+}
+
 static void test_hard_links(void)
 {
 	static const struct {
@@ -1171,6 +1208,7 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "environment: more credential names, tokens inside values, JWTs", test_env_variants);
 	test_add(s, "persistence: start-up files and libraries named by ENV, BASH_ENV, ZDOTDIR, "
 		 "PYTHONSTARTUP, LD_LIBRARY_PATH", test_persistence_env_paths);
+	test_add(s, "a directory too deep to check moves aside", test_too_deep);
 	test_add(s, "hard links: a write-denied and a read-denied file with a name in the work tree",
 		 test_hard_links);
 	test_add(s, "persistence: agent and editor files in the workspace",
