@@ -205,7 +205,10 @@ int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n) NONNULL(1, 2) WU
  * cmask_body_begin(IN)); extensions: the 101 agreed one (else a frame
  * with an RSV bit set, a compressed one, breaks RFC 6455).
  * cmask_ws_feed() takes n bytes of src in direction d and returns 0, 1
- * for a frame that breaks RFC 6455 (the caller closes), or -1 (ENOMEM).
+ * for a frame that breaks RFC 6455 (the caller closes), 2 when more than
+ * 64 KiB of frame headers and control frames wait behind held bytes (the
+ * caller closes: releasing them could pass the start of a value), or -1
+ * (ENOMEM).
  * The end: cmask_body_cut().
  */
 int cmask_ws_begin(cmask_t *m, bool extensions) NONNULL(1) WUNRES;

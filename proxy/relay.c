@@ -16,6 +16,11 @@
 #include "sockio.h"
 #include "wbio.h"
 
+/* cmask_ws_feed() returned 2 (round 20 of the attack). */
+#define WS_QUEUE_FULL                                                                               \
+	"WebSocket: more than 64 KiB of frame headers and control frames queued behind bytes that may " \
+	"begin a real value (a flood of pings, pongs or empty frames); closed rather than released"
+
 /*
  * Inbound masking holds the last bytes the upstream sent (the longest
  * form of a real value minus one) at every pause, whatever they are
@@ -196,8 +201,8 @@ static bool stream_out(conn_t *c, enum step *st)
 	if (c->mode == CONN_MODE_UPGRADED && c->mask != NULL) {
 		if ((r = cmask_ws_feed(c->mask, CMASK_OUT, cin, n)) < 0)
 			goto fail;
-		if (r == 1) {
-			conn_close(c, "a WebSocket frame from the client breaks RFC 6455", true);
+		if (r == 1 || r == 2) {
+			conn_close(c, r == 1 ? "a WebSocket frame from the client breaks RFC 6455" : WS_QUEUE_FULL, true);
 			*st = STEP_CLOSED;
 			return false;
 		}
@@ -238,8 +243,8 @@ static bool stream_in(conn_t *c, enum step *st)
 		r = cmask_ws_feed(c->mask, CMASK_IN, uin, n);
 		if (r < 0 || (r == 0 && conn_mask_pass(c, CMASK_IN) < 0))
 			goto fail;
-		if (r == 1) {
-			conn_close(c, "a WebSocket frame from the upstream breaks RFC 6455", true);
+		if (r == 1 || r == 2) {
+			conn_close(c, r == 1 ? "a WebSocket frame from the upstream breaks RFC 6455" : WS_QUEUE_FULL, true);
 			*st = STEP_CLOSED;
 			return false;
 		}

@@ -457,6 +457,16 @@ static const char py_helper[] =
 	"    while not head.endswith(b'\\r\\n\\r\\n'): head += recv_n(t, 1)\n"
 	"    assert head.startswith(b'HTTP/1.1 101'), head\n"
 	"    return t\n"
+	"def ws_open_x(x):\n"
+	"    # a WebSocket at /ws?x=HEX...: the upstream pushes those bytes first\n"
+	"    t = connect()\n"
+	"    key = base64.b64encode(os.urandom(16))\n"
+	"    t.sendall(b'GET /ws?x=%s HTTP/1.1\\r\\nHost: %s\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n"
+	"              b'Sec-WebSocket-Version: 13\\r\\nSec-WebSocket-Key: %s\\r\\n\\r\\n' % (x.encode(), target.encode(), key))\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'): head += recv_n(t, 1)\n"
+	"    assert head.startswith(b'HTTP/1.1 101'), head\n"
+	"    return t\n"
 	"def frame(t):\n"
 	"    h = recv_n(t, 2); n = h[1] & 0x7f\n"
 	"    if n == 126: n = int.from_bytes(recv_n(t, 2), 'big')\n"
@@ -533,6 +543,22 @@ static const char py_helper[] =
 	"        op, echo = frame(t); res = echo.decode()\n"
 	"    except (TimeoutError, socket.timeout): res = 'TIMEOUT'\n"
 	"    sys.stdout.write('%s|%d' % (res, (time.monotonic() - t0) * 1000))\n"
+	"elif mode == 'wsflood':\n"
+	"    # argv[5]: the hex the upstream pushes after the 101, as a fragment\n"
+	"    # of its first argv[6] bytes, argv[7] pongs, then the rest, in one\n"
+	"    # write. Prints the data payloads the client got, joined, then\n"
+	"    # '|CLOSED' or '|OPEN' (3 s without a frame)\n"
+	"    got = b''; end = 'OPEN'\n"
+	"    try:\n"
+	"        # the proxy may close before the 101 has gone out\n"
+	"        t = ws_open_x('%s&split=%s&pongs=%s' % (sys.argv[5], sys.argv[6], sys.argv[7]))\n"
+	"        t.settimeout(3)\n"
+	"        while True:\n"
+	"            op, pl = frame(t)\n"
+	"            if op & 0x0f in (0, 1, 2): got += pl\n"
+	"    except (TimeoutError, socket.timeout): pass\n"
+	"    except (SystemExit, ConnectionError, ssl.SSLError): end = 'CLOSED'\n"
+	"    sys.stdout.write(got.decode('latin-1') + '|' + end)\n"
 	"elif mode == 'pipelined':\n"
 	"    # argv[5]: Authorization value of request 1; argv[6]: body of request 2\n"
 	"    t = connect()\n"
@@ -1509,6 +1535,46 @@ static void test_remask_websocket(void)
 			ROW(out != NULL && strcmp(out, want) == 0, "WebSocket via %s: got '%s'", target,
 			    out ? out : "");
 			free(out);
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
+ * Round 20 of the attack: the inject host sends the first half of a real
+ * value as a fragment, then pongs (the answers to the client's pings),
+ * then the second half, with no pause. Past 64 KiB of frames queued
+ * behind the held half, the remasker released it: the client joined the
+ * halves into the real value. The connection is closed instead; a few
+ * pongs between the halves still give the sentinel.
+ */
+static void test_ws_flood_behind_held(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char hex[2 * TOK_LEN + 1], target[128], split[16], *out = NULL;
+		const char *pongs[] = {"1000", "5"};
+
+		to_hex(tok_real, hex);
+		snprintf(split, sizeof(split), "%d", TOK_LEN / 2);
+		snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+		for (int k = 0; k < 2; k++) {
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsflood", p.t.addr, target,
+					p.t.trust, hex, split, (char *)pongs[k], NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+			ROW(out != NULL && strstr(out, tok_real) == NULL, "%s pongs: the client joined the real value: %.120s",
+			    pongs[k], test_nz(out));
+			if (k == 0)
+				ROW(out != NULL && strstr(out, "|CLOSED") != NULL, "1000 pongs: not closed: %.120s",
+				    test_nz(out));
+			else
+				ROW(out != NULL && strncmp(out, p.tok, TOK_LEN) == 0 && strstr(out, "|OPEN") != NULL,
+				    "5 pongs: not the sentinel, or closed: %.120s", test_nz(out));
+			free(out);
+			out = NULL;
 		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -2581,6 +2647,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: a multi-line value joined, rewrapped, in JSON; a trailing newline dropped", test_remask_multiline);
 	test_add(s, "remask: WebSocket frames after 101", test_remask_websocket);
 	test_add(s, "WebSocket: a frame with RSV1 set and no extension agreed closes", test_websocket_rsv);
+	test_add(s, "WebSocket: a flood of frames behind a held half of a value closes, releases nothing",
+		 test_ws_flood_behind_held);
 	test_add(s, "a sentinel in a header's name: 403, also towards its inject host",
 		 test_sentinel_in_header_name_inject);
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);

@@ -70,6 +70,9 @@
  *                   /ws?x=HEX: the same, but right after the 101 the server
  *                   first sends one text frame whose payload is the bytes
  *                   HEX encodes (an upstream that pushes a value);
+ *                   &split=K&pongs=N: the bytes go as a fragment of the
+ *                   first K, N unsolicited pongs (120 bytes each), then the
+ *                   rest as its continuation, in one write.
  *                   &rsv1=1 sets that frame's RSV1 bit (as a compressed
  *                   frame of permessage-deflate, agreed or not).
  *   /reflect/MODE?x=HEX or ?h=NAME
@@ -682,11 +685,32 @@ static int ws_process(struct conn *c)
 	return 0;
 }
 
+/* One unmasked frame header (RFC 6455 5.2) and its payload into out. */
+static int ws_put_frame(struct evbuffer *out, unsigned char b0, const unsigned char *p, size_t n)
+{
+	unsigned char fh[4] = { b0, 0, 0, 0 };
+	size_t fhlen = 2;
+
+	if (n < 126) {
+		fh[1] = (unsigned char)n;
+	} else {
+		fh[1] = 126;
+		fh[2] = (unsigned char)(n >> 8);
+		fh[3] = (unsigned char)n;
+		fhlen = 4;
+	}
+	return evbuffer_add(out, fh, fhlen) < 0 || (n > 0 && evbuffer_add(out, p, n) < 0) ? -1 : 0;
+}
+
 /* /ws: 101, then echo. push (push_len bytes, may be 0) is sent first as
- * one text frame. */
-static int start_ws(struct conn *c, const unsigned char *push, size_t push_len, bool rsv1)
+ * one text frame; with split (0 < split < push_len) as a fragment of its
+ * first split bytes, pongs unsolicited pong frames of 120 bytes, then the
+ * rest as the continuation, in one write (no pause between them). */
+static int start_ws(struct conn *c, const unsigned char *push, size_t push_len, bool rsv1, size_t split,
+		    unsigned pongs)
 {
 	char accept[32], extra[256];
+	struct evbuffer *out = bufferevent_get_output(c->bev);
 
 	if (c->ws_key[0] == '\0' || !llhttp_get_upgrade(&c->parser) ||
 	    llhttp_get_method(&c->parser) != HTTP_GET) {
@@ -699,22 +723,19 @@ static int start_ws(struct conn *c, const unsigned char *push, size_t push_len, 
 		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", accept);
 	if (write_head(c, 101, extra, "") < 0)
 		return -1;
-	if (push_len > 0) {
-		/* One unmasked text frame before any echo (RFC 6455 5.2). */
-		unsigned char fh[4] = { rsv1 ? 0xc1 : 0x81, 0, 0, 0 };
-		size_t fhlen = 2;
+	if (push_len > 0 && split > 0 && split < push_len) {
+		unsigned char pong[120];
 
-		if (push_len < 126) {
-			fh[1] = (unsigned char)push_len;
-		} else {
-			fh[1] = 126;
-			fh[2] = (unsigned char)(push_len >> 8);
-			fh[3] = (unsigned char)push_len;
-			fhlen = 4;
-		}
-		if (evbuffer_add(bufferevent_get_output(c->bev), fh, fhlen) < 0 ||
-		    evbuffer_add(bufferevent_get_output(c->bev), push, push_len) < 0)
+		memset(pong, 'q', sizeof(pong));
+		if (ws_put_frame(out, 0x01, push, split) < 0)
 			return -1;
+		for (unsigned i = 0; i < pongs; i++)
+			if (ws_put_frame(out, 0x8a, pong, sizeof(pong)) < 0)
+				return -1;
+		if (ws_put_frame(out, 0x80, push + split, push_len - split) < 0)
+			return -1;
+	} else if (push_len > 0 && ws_put_frame(out, rsv1 ? 0xc1 : 0x81, push, push_len) < 0) {
+		return -1;
 	}
 	c->state = CS_WS;
 	/* Whole frames of up to WS_MAX_FRAME must fit in the input. */
@@ -1571,8 +1592,19 @@ static int dispatch(struct conn *c)
 			c->close_after = true;
 			return respond_text(c, 400, "bad /ws?x= value\n");
 		}
-		return start_ws(c, push, (size_t)n,
-				query != NULL && query_param(query, "rsv1", &(size_t){ 0 }) != NULL);
+		{
+			const char *v;
+			size_t vl;
+			size_t split = query != NULL && (v = query_param(query, "split", &vl)) != NULL
+					       ? (size_t)strtoul(v, NULL, 10) : 0;
+			unsigned pongs = query != NULL && (v = query_param(query, "pongs", &vl)) != NULL
+						 ? (unsigned)strtoul(v, NULL, 10) : 0;
+
+			if (pongs > 100000)
+				pongs = 100000;
+			return start_ws(c, push, (size_t)n,
+					query != NULL && query_param(query, "rsv1", &(size_t){ 0 }) != NULL, split, pongs);
+		}
 	}
 	if (llhttp_get_upgrade(&c->parser)) {
 		/* An upgrade we do not speak: answer and close. */
