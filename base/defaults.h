@@ -27,6 +27,13 @@
 #define PASSAVANT_OUTBUF_HIGH_BYTES (256 * 1024)
 #define PASSAVANT_ACCEPT_PAUSE_MS 100
 #define PASSAVANT_DNS_TIMEOUT_MS 5000
+/* `run`'s report after the post-run check goes to a terminal the command
+ * shared: when no byte of it goes out for this long, the rest is dropped
+ * (the audit log has every finding) rather than passavant waiting for
+ * ever (docs/run.md "Terminal"). */
+#define PASSAVANT_REPORT_STALL_MS 30000
+/* How often a blocked report write is interrupted to look at the clock. */
+#define PASSAVANT_REPORT_TICK_MS 250
 
 /*
  * Interception in `run` (SPEC §7, docs/run.md): the in-sandbox transparent

@@ -4,6 +4,7 @@
  * then the post-run git check. docs/run.md tells the whole path.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -81,6 +82,87 @@ static void reclaim_terminal(const struct run *run)
 				(void)tcsetpgrp(fd, getpgrp());
 			return;
 		}
+}
+
+/*
+ * Saves what the command could change on the terminals it shares with us
+ * and that would block or change our own output after it (docs/run.md
+ * "Terminal"): the settings (termios: IXON, ISIG, TOSTOP...) and the file
+ * status flags (O_NONBLOCK: the open file description is the command's
+ * too) of standard input, output and error that are terminals, when our
+ * group is their foreground (else the settings are the shell's, not ours
+ * to put back); and our controlling terminal, which the command can open
+ * as /dev/tty, when none of those is it. A terminal whose state cannot be
+ * read is left out. Before the command starts.
+ */
+static void run_tty_save(struct run *run)
+{
+	bool ctty = false;
+	struct run_tty *t;
+	int fd;
+
+	for (fd = 0; run->tty_fg && fd <= 2; fd++) {
+		t = &run->ttys[run->n_ttys];
+		if (!isatty(fd) || tcgetattr(fd, &t->tio) < 0 || (t->fl = fcntl(fd, F_GETFL)) < 0)
+			continue;
+		t->fd = fd;
+		run->n_ttys++;
+		if (tcgetsid(fd) == getsid(0))
+			ctty = true;
+	}
+	if (ctty)
+		return;
+	/* Our own description: O_NONBLOCK so that opening a serial line
+	 * does not wait for its carrier; only ioctls go through it. */
+	fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	t = &run->ttys[run->n_ttys];
+	if (tcgetpgrp(fd) != getpgrp() || tcgetattr(fd, &t->tio) < 0) {
+		(void)close(fd);
+		return;
+	}
+	t->fd = run->tty_fd = fd;
+	t->fl = -1; /* its flags are ours alone */
+	run->n_ttys++;
+}
+
+/*
+ * Once the command has ended (every process of the sandbox gone), and
+ * before anything is written there: the terminals saved by run_tty_save()
+ * get their settings and file status flags back, and their output
+ * restarted (tcflow TCOON: the command may have suspended it with TCOOFF,
+ * and turned off IXON so that ^Q would not restart it). TCSANOW: waiting
+ * for output to drain is what a stopped terminal never does. Only where
+ * our group is the foreground again (reclaim_terminal() ran); a user who
+ * put us in the background gave the terminal to the shell. This is also
+ * the terminal left to the user after the run, as ssh and script leave
+ * it. An output stopped by an XOFF from the terminal itself is the
+ * user's to restart (^Q, with IXON back); the report after the check
+ * does not wait for it for ever (runreport.c). A failure is held for the
+ * report: a line now could block on the very terminal that failed.
+ */
+static void run_tty_restore(struct run *run)
+{
+	for (size_t i = 0; i < run->n_ttys; i++) {
+		struct run_tty *t = &run->ttys[i];
+		char line[256];
+		int n;
+
+		if (tcgetpgrp(t->fd) != getpgrp())
+			continue;
+		if ((t->fl >= 0 && fcntl(t->fd, F_SETFL, t->fl) < 0) ||
+		    tcsetattr(t->fd, TCSANOW, &t->tio) < 0 || tcflow(t->fd, TCOON) < 0) {
+			n = snprintf(line, sizeof(line),
+				     "passavant: cannot restore the terminal's settings as they were before the "
+				     "run (%s): %s; `stty sane` resets them\n",
+				     t->fd == run->tty_fd ? "/dev/tty" : t->fd == 0 ? "standard input"
+						: t->fd == 1 ? "standard output" : "standard error",
+				     strerror(errno));
+			if (n > 0)
+				run_report_hold(run, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		}
+	}
 }
 
 /* SIGINT, SIGTERM and SIGHUP go to the command (SPEC §2), not to the proxy:
@@ -501,6 +583,7 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		(void)sbx_kill(run->sbx, SIGKILL);
 		(void)sbx_wait(run->sbx);
 		reclaim_terminal(run);
+		run_tty_restore(run);
 		run_git_check(run, &roots, &since);
 		goto out;
 	}
@@ -518,8 +601,10 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		if (rc == 0)
 			rc = 1;
 	}
-	/* The terminal back to our group if the command took it. */
+	/* The terminal back to our group if the command took it, and as
+	 * it was before the command: the check's report goes there. */
 	reclaim_terminal(run);
+	run_tty_restore(run);
 	/* Every process of the sandbox is gone: nothing writes under the
 	 * trees while they are checked. Before the proxy goes (its audit). */
 	run_git_check(run, &roots, &since);
@@ -544,7 +629,7 @@ out:
 int cmd_run(int argc, char **argv)
 {
 	const char *policy_path = NULL, *audit_path = NULL;
-	struct run run = {0};
+	struct run run = {.tty_fd = -1};
 	session_t *sess = NULL;
 	mask_table_t *masks = NULL;
 	bool invalid;
@@ -579,6 +664,9 @@ int cmd_run(int argc, char **argv)
 		return EXIT_RUN_SETUP;
 	}
 	rc = EXIT_RUN_SETUP;
+	/* Past the last return before the cleanup below (it closes
+	 * run.tty_fd). */
+	run_tty_save(&run);
 	/* The proxy's signal handlers are in place before the command
 	 * starts, so a SIGTERM from now on is passed on, not lost. */
 	run.px = cli_session_proxy(p, sess, &audit_path, &masks);
@@ -592,5 +680,8 @@ int cmd_run(int argc, char **argv)
 	sbx_free(run.sbx);
 	mask_table_free(masks);
 	session_free(sess);
+	if (run.tty_fd >= 0)
+		(void)close(run.tty_fd);
+	free(run.held);
 	return rc;
 }

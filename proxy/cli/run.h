@@ -7,7 +7,9 @@
 #define PASSAVANT_CLI_RUN_H
 
 #include <stdbool.h>
+#include <termios.h>
 #include <time.h>
+#include <sys/types.h>
 
 #include "proxy/audit.h"
 #include "proxy/cli/strv.h"
@@ -15,6 +17,18 @@
 #include "sandbox/sandbox.h"
 
 struct event;
+
+/* Terminals whose state a run saves: standard input, output, error and
+ * our controlling terminal (/dev/tty) when none of those is it. */
+#define RUN_TTY_MAX 4
+
+/* One descriptor of a terminal the command shares, and the terminal's
+ * state when the run started (run.c, docs/run.md "Terminal"). */
+struct run_tty {
+	int fd;             /* 0, 1, 2, or run->tty_fd */
+	int fl;             /* its file status flags (O_NONBLOCK: the description is shared) */
+	struct termios tio; /* the terminal's settings */
+};
 
 /* State of one `passavant run`, shared by the event callbacks. */
 struct run {
@@ -27,6 +41,12 @@ struct run {
 	unsigned verbose;       /* -v count */
 	bool ended;             /* the sandbox has ended: status is final */
 	bool tty_fg;            /* our group was the terminal's foreground at the start */
+	struct run_tty ttys[RUN_TTY_MAX]; /* the terminals saved at the start (tty_fg only) */
+	size_t n_ttys;          /* entries of ttys in use */
+	int tty_fd;             /* our descriptor of /dev/tty, or -1 */
+	char *held;             /* the post-run check's report lines, held until it has moved
+				 * every file (run_git_check()); malloc'd, ours */
+	size_t held_len, held_cap;
 	int status;             /* its SPEC §2 status once ended */
 	unsigned long allowed;  /* audit records with decision "allow" */
 	unsigned long refused;  /* ... with decision "deny" */
@@ -54,5 +74,13 @@ void run_observer(void *arg, const struct audit_rec *r) NONNULL(1, 2);
  */
 void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
 	NONNULL(1, 2, 3);
+
+/*
+ * Keeps the whole line (len bytes, newline included) in run->held, to be
+ * written by run_git_check() once every planted file has been moved: a
+ * terminal the command left unable to take output cannot stop the check
+ * half-way. Out of memory, the line is written at once instead.
+ */
+void run_report_hold(struct run *run, const char *line, size_t len) NONNULL(1, 2);
 
 #endif

@@ -4,10 +4,17 @@
  * the post-run git check. Every line is one write, with bytes the command
  * chose sanitised.
  */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
+#include "base/defaults.h"
 #include "proxy/cli/plan.h"
 #include "proxy/cli/run.h"
 #include "proxy/log.h"
@@ -42,6 +49,107 @@ static void put_line(char *line, size_t cap, size_t n)
 	line[n++] = '\n';
 	(void)fwrite(line, 1, n, stderr);
 	(void)fflush(stderr);
+}
+
+void run_report_hold(struct run *run, const char *line, size_t len)
+{
+	if (run->held_cap - run->held_len < len) {
+		size_t cap = run->held_cap > 0 ? run->held_cap : 4096;
+		char *p;
+
+		while (cap - run->held_len < len && cap < SIZE_MAX / 2)
+			cap *= 2;
+		p = cap - run->held_len >= len ? realloc(run->held, cap) : NULL;
+		if (p == NULL) {
+			/* Better a line that may wait on the terminal than a
+			 * finding the user never hears of. */
+			(void)fwrite(line, 1, len, stderr);
+			(void)fflush(stderr);
+			return;
+		}
+		run->held = p;
+		run->held_cap = cap;
+	}
+	memcpy(run->held + run->held_len, line, len);
+	run->held_len += len;
+}
+
+/* SIGALRM while report_write() runs: a handler (not SIG_IGN) only so that
+ * a blocked write(2) returns EINTR. */
+static void report_tick(int sig)
+{
+	(void)sig;
+}
+
+static long report_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
+		return PASSAVANT_REPORT_STALL_MS; /* no clock: give up rather than wait for ever */
+	return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Writes len bytes of buf to stderr, which may be a terminal the command
+ * shared and left stopped (an XOFF from the terminal, a reader that went
+ * away) or non-blocking (O_NONBLOCK on the shared file description).
+ * Gives up on the rest when no byte went out for
+ * PASSAVANT_REPORT_STALL_MS. A write(2) blocked on a terminal sleeps
+ * interruptibly: a periodic SIGALRM without SA_RESTART makes it return
+ * EINTR, and being periodic, one that lands between the clock test and
+ * the write() only delays the next. SIGALRM and ITIMER_REAL are used by
+ * nothing else in passavant; both are put back.
+ */
+static void report_write(const char *buf, size_t len)
+{
+	struct itimerval tick = {{0, PASSAVANT_REPORT_TICK_MS * 1000}, {0, PASSAVANT_REPORT_TICK_MS * 1000}};
+	struct itimerval off = {{0, 0}, {0, 0}};
+	struct sigaction sa, old;
+	struct timespec last;
+	bool timed;
+
+	(void)fflush(stderr);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = report_tick;
+	(void)sigemptyset(&sa.sa_mask);
+	timed = sigaction(SIGALRM, &sa, &old) == 0;
+	if (timed && setitimer(ITIMER_REAL, &tick, NULL) < 0) {
+		(void)sigaction(SIGALRM, &old, NULL);
+		timed = false;
+	}
+	if (clock_gettime(CLOCK_MONOTONIC, &last) < 0)
+		memset(&last, 0, sizeof(last));
+	while (len > 0) {
+		ssize_t w;
+
+		if (report_ms_since(&last) >= PASSAVANT_REPORT_STALL_MS)
+			break;
+		/* Without the timer, only a write that cannot block. */
+		if (!timed) {
+			struct pollfd pfd = {.fd = STDERR_FILENO, .events = POLLOUT};
+
+			if (poll(&pfd, 1, PASSAVANT_REPORT_TICK_MS) <= 0)
+				continue;
+		}
+		w = write(STDERR_FILENO, buf, len);
+		if (w > 0) {
+			buf += w;
+			len -= (size_t)w;
+			if (clock_gettime(CLOCK_MONOTONIC, &last) < 0)
+				break;
+		} else if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = {.fd = STDERR_FILENO, .events = POLLOUT};
+
+			(void)poll(&pfd, 1, PASSAVANT_REPORT_TICK_MS);
+		} else if (w == 0 || errno != EINTR) {
+			break;
+		}
+	}
+	if (timed) {
+		(void)setitimer(ITIMER_REAL, &off, NULL);
+		(void)sigaction(SIGALRM, &old, NULL);
+	}
 }
 
 /* The "[host]:port" part of a refusal line (default ports left out). */
@@ -141,8 +249,9 @@ void run_observer(void *arg, const struct audit_rec *r)
 	put_line(line, sizeof(line), n);
 }
 
-/* The stderr line of one finding (path and setting, never contents). */
-static void git_finding_line(const struct sbx_git_finding *f)
+/* The stderr line of one finding (path and setting, never contents),
+ * held (run_report_hold()). */
+static void git_finding_line(struct run *run, const struct sbx_git_finding *f)
 {
 	char line[2048];
 	size_t n = 0;
@@ -171,7 +280,10 @@ static void git_finding_line(const struct sbx_git_finding *f)
 			put_str(line, sizeof(line), &n, "; move it aside before running git or opening an editor or agent there");
 		}
 	}
-	put_line(line, sizeof(line), n);
+	if (n >= sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	run_report_hold(run, line, n);
 }
 
 /* sbx_git_report_fn of the post-run git check: one stderr line per
@@ -183,7 +295,7 @@ static void run_git_report(void *arg, const struct sbx_git_finding *f)
 	struct audit_rec r;
 	audit_t *audit = proxy_audit(run->px);
 
-	git_finding_line(f);
+	git_finding_line(run, f);
 	if (audit == NULL)
 		return;
 	memset(&r, 0, sizeof(r));
@@ -206,10 +318,11 @@ void run_git_check(struct run *run, const struct strv *roots, const struct times
 	struct sbx_ctl_path *ctl;
 	struct sbx_git_stats st;
 	struct timespec t0, t1;
-	int rc;
+	char line[512];
+	int rc, n;
 
 	if (roots->n == 0)
-		return;
+		goto say;
 	memset(&st, 0, sizeof(st));
 	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	ctl = plan_ctl_paths();
@@ -218,16 +331,31 @@ void run_git_check(struct run *run, const struct strv *roots, const struct times
 	if (ctl == NULL)
 		rc = -1;
 	free(ctl);
-	if (rc < 0)
-		log_warnx("the check for planted git programs and editor or agent settings did not "
-			  "finish everywhere (lines above, or out of memory): look for planted hooks, "
-			  "config and settings (.vscode, .claude, .mcp.json...) before running git or "
-			  "opening an editor or agent in the writable trees");
+	if (rc < 0) {
+		static const char warn[] =
+			"passavant: the check for planted git programs and editor or agent settings did not "
+			"finish everywhere (lines above, or out of memory): look for planted hooks, "
+			"config and settings (.vscode, .claude, .mcp.json...) before running git or "
+			"opening an editor or agent in the writable trees\n";
+
+		run_report_hold(run, warn, sizeof(warn) - 1);
+	}
 	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (run->verbose > 0)
-		fprintf(stderr,
-			"passavant: git check: %lu directories, %lu git directories, %lu configs, "
-			"%lu control files %s, %.1f ms\n",
-			st.dirs, st.repos, st.configs, st.findings, run->keep_git ? "kept" : "quarantined",
-			(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	if (run->verbose > 0) {
+		n = snprintf(line, sizeof(line),
+			     "passavant: git check: %lu directories, %lu git directories, %lu configs, "
+			     "%lu control files %s, %.1f ms\n",
+			     st.dirs, st.repos, st.configs, st.findings, run->keep_git ? "kept" : "quarantined",
+			     (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		if (n > 0)
+			run_report_hold(run, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+say:
+	/* Every file is moved aside by now: what the check found goes to
+	 * the terminal, with a bound on how long that may take. */
+	if (run->held_len > 0)
+		report_write(run->held, run->held_len);
+	free(run->held);
+	run->held = NULL;
+	run->held_len = run->held_cap = 0;
 }
