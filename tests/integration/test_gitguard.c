@@ -1882,6 +1882,107 @@ static void test_oom_takes_sandbox(void)
 	gcase_free(&c);
 }
 
+/*
+ * The command shares passavant's terminal (a pseudo-terminal here, from a
+ * Python driver that is its other end and keeps reading it): it plants a
+ * settings file, turns off IXON and ISIG (^Q and ^C dead) and suspends
+ * the terminal's output (tcflow TCOOFF) before it exits. passavant ends
+ * within seconds all the same, with the file moved aside and reported,
+ * and the terminal's settings and file status flags as they were before
+ * the run. Before the fix passavant blocked for ever in write() on its
+ * first "quarantined" line, the file still in place (the driver kills it
+ * after 20 s and says HANG).
+ */
+static const char tty_driver[] =
+	"import fcntl, os, select, sys, termios, time\n"
+	"INSIDE = r'''\n"
+	"import os, termios\n"
+	"os.makedirs('sub/.vscode', exist_ok=True)\n"
+	"open('sub/.vscode/tasks.json', 'w').write('{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"}}]}')\n"
+	"try:\n"
+	"    fd = os.open('/dev/tty', os.O_RDWR)\n"
+	"except OSError:\n"
+	"    fd = 0\n"
+	"a = termios.tcgetattr(fd)\n"
+	"a[0] &= ~(termios.IXON | termios.IXANY)\n"
+	"a[3] &= ~termios.ISIG\n"
+	"termios.tcsetattr(fd, termios.TCSANOW, a)\n"
+	"print('PLANTED', flush=True)\n"
+	"termios.tcflow(fd, termios.TCOOFF)\n"
+	"'''\n"
+	"m, s = os.openpty()\n"
+	"before = termios.tcgetattr(s)\n"
+	"fl = fcntl.fcntl(s, fcntl.F_GETFL)\n"
+	"pid = os.fork()\n"
+	"if pid == 0:\n"
+	"    os.setsid()\n"
+	"    fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n"
+	"    for fd in (0, 1, 2):\n"
+	"        os.dup2(s, fd)\n"
+	"    os.execv(sys.argv[1], [sys.argv[1], 'run', '--', 'python3', '-c', INSIDE])\n"
+	"    os._exit(127)\n"
+	"out, t0, st = b'', time.monotonic(), None\n"
+	"while st is None and time.monotonic() - t0 < 20:\n"
+	"    if select.select([m], [], [], 0.2)[0]:\n"
+	"        try:\n"
+	"            out += os.read(m, 65536)\n"
+	"        except OSError:\n"
+	"            pass\n"
+	"    p, w = os.waitpid(pid, os.WNOHANG)\n"
+	"    if p:\n"
+	"        st = w\n"
+	"if st is None:\n"
+	"    os.kill(pid, 9)\n"
+	"    os.waitpid(pid, 0)\n"
+	"    print('HANG after 20 s')\n"
+	"else:\n"
+	"    print('exit %d after %.1f s' % (os.waitstatus_to_exitcode(st), time.monotonic() - t0))\n"
+	"while select.select([m], [], [], 0.2)[0]:\n"
+	"    try:\n"
+	"        b = os.read(m, 65536)\n"
+	"    except OSError:\n"
+	"        break\n"
+	"    if not b:\n"
+	"        break\n"
+	"    out += b\n"
+	"after = termios.tcgetattr(s)\n"
+	"print('termios', 'same' if after == before else 'changed: %r -> %r' % (before, after))\n"
+	"print('flags', 'same' if fcntl.fcntl(s, fcntl.F_GETFL) == fl else 'changed')\n"
+	"print('tty output:', out.decode('ascii', 'replace'))\n";
+
+static void test_tty_output_suspended(void)
+{
+	char drv[PATH_MAX + 16], cmd[2 * PATH_MAX + 64], *out = NULL;
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		fprintf(stderr, "\n  SKIP: no /usr/bin/python3 ");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	snprintf(c.dir, sizeof(c.dir), "%s/c%u", root, ncase++);
+	snprintf(drv, sizeof(drv), "%s/drive.py", c.dir);
+	CU_ASSERT_FATAL(mkdir(c.dir, 0755) == 0);
+	CU_ASSERT_FATAL(test_write_file(drv, tty_driver, sizeof(tty_driver) - 1) == 0);
+	CU_ASSERT_FATAL(host_sh(&c, c.dir, "git init -q work && git -C work commit -q --allow-empty -m init && echo ok",
+				&out) == 0 && test_has(out, "ok"));
+	free(out);
+	out = NULL;
+	snprintf(cmd, sizeof(cmd), "cd work && python3 ../drive.py '%s' 2>&1", test_passavant_bin());
+	CU_ASSERT_FATAL(host_sh(&c, c.dir, cmd, &c.host) == 0);
+	ok = test_has(c.host, "exit 0 after ") && test_has(c.host, "termios same\n") &&
+	     test_has(c.host, "flags same\n") && test_has(c.host, "PLANTED") &&
+	     test_has(c.host, "passavant: quarantined ") &&
+	     test_has(c.host, "/work/sub/.vscode/tasks.json: editor or agent settings (moved to ") &&
+	     !exists(&c, "work/sub/.vscode/tasks.json") && exists(&c, "work/sub/.vscode/tasks.json.passavant-quarantine");
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -1946,4 +2047,6 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
 	test_add(s, "a command that fills memory: the OOM killer takes the sandbox, the checks run",
 		 test_oom_takes_sandbox);
+	test_add(s, "a command that suspends the shared terminal's output (TCOOFF, IXON and ISIG off): the run ends, "
+		    "the file is moved, the terminal is as before", test_tty_output_suspended);
 }
