@@ -190,7 +190,7 @@ static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t
 			ptr = pointer_row(g, ents[i].name, ents[i].reloff);
 		if (ents[i].how == CTL_NONE || ents[i].type == DT_DIR ||
 		    (ents[i].how == CTL_WAY && ents[i].type != DT_LNK && ptr == NULL) ||
-		    strstr(ents[i].name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+		    gg_quarantined(g, fd, ents[i].name, fresh_way))
 			continue;
 		/* A file written in an earlier session under a harmless
 		 * name keeps its ctime when a directory above it is renamed
@@ -1099,7 +1099,7 @@ static void check_new_entries(struct gg *g, const char *const *before, int fd, c
 
 		if ((config ? strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
 			    : !sbx_home_class_entry(de->d_name)) ||
-		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL || !gg_join(path, sizeof(path), dir, de->d_name))
+		    gg_quarantined(g, fd, de->d_name, true) || !gg_join(path, sizeof(path), dir, de->d_name))
 			continue;
 		for (size_t i = 0; before[i] != NULL && !old; i++)
 			old = strcmp(before[i], path) == 0;

@@ -96,6 +96,15 @@ struct gg {
 	bool activated;              /* the git directory at hand is one a .git
 				      * file written in the session points to:
 				      * every control file in it counts as new */
+	/* What this walk moved aside (device and inode; an open-addressed
+	 * set, ino 0 free): a copy the walk itself made is left alone when
+	 * a later read shows it, a name of that shape planted in the
+	 * session is not (gg_quarantined()). */
+	struct gg_moved {
+		uint64_t dev, ino;
+	} *moved;
+	size_t nmoved, capmoved;
+	bool moved_lost;             /* a move could not be noted (ENOMEM) */
 };
 
 /* gitguard.c: whether the directory open as fd was a git directory (or
@@ -129,7 +138,7 @@ bool gg_config_once(struct gg *g, const char *cfg, const char *hooks_base, const
 void gg_check_env_config(struct gg *g);
 #define GG_CONFIGS_MAX 512
 /* Frees what a walk kept of the configs it read (gg_config_once(),
- * and what git listed of them). */
+ * and what git listed of them), and its note of what it moved aside. */
 void gg_listed_free(struct gg *g);
 
 /* pyshadow.c: at the top of a writable tree (g->path, open as fd), the
@@ -161,6 +170,17 @@ bool gg_changed(const struct gg *g, int dfd, const char *name);
 int gg_open_below(const struct gg *g, const char *abs);
 int gg_statx(int dfd, const char *name, int flags, struct statx *sx);
 void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting);
+/* Whether name has exactly one of the shapes gg_quarantine() gives a
+ * copy it moves aside: NAME.passavant-quarantine, NAME.passavant-
+ * quarantine.N (N from 2 to 99, as printed), NAME.passavant-quarantine.H
+ * or .passavant-quarantine.H (H: 16 lower-case hex digits). The suffix
+ * anywhere else (x.passavant-quarantine.js) is no such copy. */
+bool gg_is_quarantine_name(const char *name);
+/* Whether the entry dfd/name is a copy the check moved aside, which the
+ * check skips: of such a shape, and either moved there by this walk, or
+ * (unless all_new: the caller counts every entry there as new whatever
+ * its ctime) not changed in the session. */
+bool gg_quarantined(const struct gg *g, int dfd, const char *name, bool all_new);
 void gg_report_error(struct gg *g, const char *dir, const char *name, const char *what, int errnum);
 bool gg_ts_fresh(const struct gg *g, const struct statx_timestamp *t);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -94,6 +95,121 @@ static int rename_aside(int dfd, const char *name, const char *to)
 	return rc;
 }
 
+bool gg_is_quarantine_name(const char *name)
+{
+	const size_t sl = strlen(SBX_GIT_QUARANTINE_SUFFIX);
+	const char *p, *t;
+	size_t tl, k;
+
+	/* Every occurrence: "a.passavant-quarantine.passavant-quarantine"
+	 * is a copy of a copy, its first occurrence in the middle. */
+	for (p = strstr(name, SBX_GIT_QUARANTINE_SUFFIX); p != NULL; p = strstr(p + 1, SBX_GIT_QUARANTINE_SUFFIX)) {
+		t = p + sl;
+		if (*t == '\0') {
+			if (p > name)
+				return true;
+			continue;
+		}
+		if (*t++ != '.')
+			continue;
+		tl = strlen(t);
+		/* %016llx: exactly 16 lower-case hex digits, with or without
+		 * the name before */
+		for (k = 0; k < tl && ((t[k] >= '0' && t[k] <= '9') || (t[k] >= 'a' && t[k] <= 'f')); k++)
+			;
+		if (tl == 16 && k == 16)
+			return true;
+		/* %d for 2 ... 99: no sign, no leading zero, after a name */
+		if (p > name && (tl == 1 ? t[0] >= '2' && t[0] <= '9'
+					 : tl == 2 && t[0] >= '1' && t[0] <= '9' && t[1] >= '0' && t[1] <= '9'))
+			return true;
+	}
+	return false;
+}
+
+/* Slot of dev:ino in g->moved (its own, or the free one it would take);
+ * capmoved is a power of two, never full. */
+static size_t moved_slot(const struct gg *g, uint64_t dev, uint64_t ino)
+{
+	size_t mask = g->capmoved - 1;
+	size_t i = (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) & mask;
+
+	while (g->moved[i].ino != 0 && (g->moved[i].ino != ino || g->moved[i].dev != dev))
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Notes dfd/to, just moved aside, as this walk's own copy. A note that
+ * cannot be kept is reported (the run fails), and from then on every
+ * name of a quarantine copy's shape is left alone: never moving the
+ * walk's own copies over and over again. */
+static void moved_note(struct gg *g, int dfd, const char *dir, const char *to)
+{
+	struct statx sx;
+	size_t i;
+
+	if (gg_statx(dfd, to, AT_SYMLINK_NOFOLLOW, &sx) < 0 || sx.stx_ino == 0) {
+		gg_report_error(g, dir, to, "cannot note what was moved aside", errno);
+		g->moved_lost = true;
+		return;
+	}
+	if (2 * (g->nmoved + 1) > g->capmoved) {
+		size_t cap = g->capmoved ? 2 * g->capmoved : 64;
+		struct gg_moved *old = g->moved, *n = calloc(cap, sizeof(*n));
+		size_t oldcap = g->capmoved;
+
+		if (n == NULL) {
+			if (!g->moved_lost)
+				gg_report_error(g, dir, to, "cannot note what was moved aside", ENOMEM);
+			g->moved_lost = true;
+			return;
+		}
+		g->moved = n;
+		g->capmoved = cap;
+		for (i = 0; i < oldcap; i++)
+			if (old[i].ino != 0)
+				g->moved[moved_slot(g, old[i].dev, old[i].ino)] = old[i];
+		free(old);
+	}
+	i = moved_slot(g, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino);
+	if (g->moved[i].ino == 0) {
+		g->moved[i].dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+		g->moved[i].ino = sx.stx_ino;
+		g->nmoved++;
+	}
+}
+
+/*
+ * Why a name of a copy's shape is not enough: the command can plant
+ * hooks/pre-commit.passavant-quarantine.1 or .claude/agents/x.md
+ * .passavant-quarantine.2 itself. Most are read by no tool (git runs a
+ * hook by its exact name, agents load *.md, *.js, *.json), but a
+ * directory some tool reads whole (a .bashrc.d sourcing every file)
+ * would run it. Fail closed: a copy-shaped entry made or changed in the
+ * session is checked like any other unless this walk itself moved it
+ * there (noted by identity when moved: renaming while a directory is
+ * read may show the new name again, with a fresh ctime). One not changed
+ * in the session is an earlier check's copy (that check saw it made, and
+ * checked it unless this walk's copy) and stays, unless the caller counts
+ * every entry as new whatever its ctime (a hooks directory renamed into
+ * place, a new git directory, a row's directory changed on its way): an
+ * old file renamed in with its directory keeps its old ctime.
+ */
+bool gg_quarantined(const struct gg *g, int dfd, const char *name, bool all_new)
+{
+	struct statx sx;
+
+	if (!gg_is_quarantine_name(name))
+		return false;
+	if (g->moved_lost)
+		return true;
+	if (!all_new && !gg_changed(g, dfd, name))
+		return true;
+	if (g->capmoved == 0 || gg_statx(dfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+		return false;
+	return g->moved[moved_slot(g, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino)].ino != 0;
+}
+
 /*
  * Moves dfd/name (in the directory dir) aside to name.passavant-quarantine
  * (.2 ... .99 when taken; then a random suffix, so that names planted in
@@ -147,6 +263,7 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 			    snprintf(moved, sizeof(moved), "%.256s.../%s", dir, to) > 0)
 				f.moved_to = moved;
 			g->report(g->arg, &f);
+			moved_note(g, dfd, dir, to);
 			return;
 		}
 		if (errno == ENAMETOOLONG && i < 108) {

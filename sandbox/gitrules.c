@@ -543,7 +543,7 @@ static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, enum hooks_
 	 * may show an entry twice. */
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    ends_with(de->d_name, ".sample") || strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+		    ends_with(de->d_name, ".sample") || gg_quarantined(g, hfd, de->d_name, how == HOOKS_ALL))
 			continue;
 		if (how != HOOKS_ALL && !(how == HOOKS_ALL_NAMED && git_hook_name(de->d_name)) &&
 		    !gg_changed(g, hfd, de->d_name))
@@ -851,6 +851,9 @@ void gg_listed_free(struct gg *g)
 	free(g->once);
 	g->once = NULL;
 	g->nonce = g->caponce = 0;
+	free(g->moved);
+	g->moved = NULL;
+	g->nmoved = g->capmoved = 0;
 }
 
 /* gg_check_kept_config() at include depth depth. */

@@ -148,7 +148,7 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 	}
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, "__init__.", 9) != 0 || py_stem(de->d_name) != 8 ||
-		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+		    gg_quarantined(g, dirfd(d), de->d_name, whole))
 			continue;
 		if (whole || gg_changed(g, dirfd(d), de->d_name))
 			gg_quarantine(g, dirfd(d), path, de->d_name,
@@ -216,7 +216,7 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 		size_t n = strlen(de->d_name);
 
 		if (dot == NULL || n < 4 || strcmp(de->d_name + n - 4, ".pyc") != 0 ||
-		    strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+		    gg_quarantined(g, dirfd(d), de->d_name, whole))
 			continue;
 		if (init ? (size_t)(dot - de->d_name) != 8 || strncmp(de->d_name, "__init__", 8) != 0
 			 : !py_listed(de->d_name, (size_t)(dot - de->d_name)))
@@ -244,7 +244,7 @@ void gg_check_py_shadow(struct gg *g, int fd)
 		if (t == DT_UNKNOWN && fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 
-		if (strstr(de->d_name, SBX_GIT_QUARANTINE_SUFFIX) != NULL)
+		if (gg_quarantined(g, fd, de->d_name, false))
 			continue;
 		if (stem > 0 && py_listed(de->d_name, stem)) {
 			if (gg_changed(g, fd, de->d_name))

@@ -1669,6 +1669,57 @@ static void test_enclosing_repo(void)
 	gcase_free(&c);
 }
 
+/* Names that only contain the quarantine suffix are no copies the check
+ * made: agents load x.passavant-quarantine.js (opencode's plugins),
+ * .yaml (Continue), .kiro.hook (Kiro), .md (Claude's agents) by their
+ * extension; a hooks directory's entry with the suffix in its middle is
+ * checked like any other. A name of a copy's exact shape planted in the
+ * session (pre-commit.passavant-quarantine.1) is checked too; the copy
+ * the check makes of a planted hook is not moved again. */
+static void test_quarantine_suffix_inside(void)
+{
+	static const char *const want[] = {
+	    "quarantined ",
+	    CTL_LINE("pkg/.opencode/plugin/x.passavant-quarantine.js") " (moved to ",
+	    CTL_LINE("pkg/.continue/mcpServers/x.passavant-quarantine.yaml") " (moved to ",
+	    CTL_LINE("pkg/.kiro/hooks/x.passavant-quarantine.kiro.hook") " (moved to ",
+	    CTL_LINE("pkg/.claude/agents/x.passavant-quarantine.md") " (moved to ",
+	    "/work/r/.git/hooks/post-checkout.passavant-quarantine.sh: hook ",
+	    "/work/r/.git/hooks/pre-commit.passavant-quarantine.1: hook ",
+	    "/work/r/.git/hooks/pre-commit: hook pre-commit",
+	    NULL};
+	static const char *const moved[] = {
+	    "pkg/.opencode/plugin/x.passavant-quarantine.js", "pkg/.continue/mcpServers/x.passavant-quarantine.yaml",
+	    "pkg/.kiro/hooks/x.passavant-quarantine.kiro.hook", "pkg/.claude/agents/x.passavant-quarantine.md",
+	    "r/.git/hooks/post-checkout.passavant-quarantine.sh", "r/.git/hooks/pre-commit.passavant-quarantine.1",
+	    "r/.git/hooks/pre-commit"};
+	char q[PATH_MAX];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git init -q work/r && git -C work/r commit -q --allow-empty -m x", NULL, NULL,
+				 "mkdir -p pkg/.opencode/plugin pkg/.continue/mcpServers pkg/.kiro/hooks "
+				 "pkg/.claude/agents && echo x > pkg/.opencode/plugin/x.passavant-quarantine.js && "
+				 "echo x > pkg/.continue/mcpServers/x.passavant-quarantine.yaml && "
+				 "echo x > pkg/.kiro/hooks/x.passavant-quarantine.kiro.hook && "
+				 "echo x > pkg/.claude/agents/x.passavant-quarantine.md && "
+				 HOOK("r/.git/hooks/post-checkout.passavant-quarantine.sh", "mid") " && "
+				 HOOK("r/.git/hooks/pre-commit.passavant-quarantine.1", "shaped") " && "
+				 HOOK("r/.git/hooks/pre-commit", "hook") " && echo DONE",
+				 GIT_USE("work/r")) == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		snprintf(q, sizeof(q), "work/%s", moved[i]);
+		CU_ASSERT(!exists(&c, q));
+		snprintf(q, sizeof(q), "work/%s.passavant-quarantine", moved[i]);
+		CU_ASSERT(exists(&c, q));
+	}
+	/* the check's own copy stays as it made it */
+	CU_ASSERT(!exists(&c, "work/r/.git/hooks/pre-commit.passavant-quarantine.passavant-quarantine"));
+	gcase_free(&c);
+}
+
 /* Every quarantine name .passavant-quarantine, .2 ... .99 planted in
  * advance next to a planted config: it still moves aside (to a random
  * name). */
@@ -2040,6 +2091,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
+	test_add(s, "a name only containing the quarantine suffix, or of its shape but new, is checked",
+		 test_quarantine_suffix_inside);
 	test_add(s, "nested settings: symlinked .claude, deep rows, .gitmodules, renamed in",
 		 test_nested_settings_variants);
 	test_add(s, "--keep-git-config keeps nested settings and reports", test_nested_settings_keep);

@@ -13,6 +13,44 @@
 #include "../../../sandbox/gitrules.c"
 #include "tests/support/testlib.h"
 
+/* gitquarantine.c: the names the check gives its copies, exactly; the
+ * suffix anywhere else is an ordinary name. */
+static void test_quarantine_name(void)
+{
+	static const struct {
+		const char *name;
+		bool copy;
+	} rows[] = {
+		{"config.passavant-quarantine", true},
+		{"config.passavant-quarantine.2", true},
+		{"config.passavant-quarantine.99", true},
+		{"config.passavant-quarantine.0123456789abcdef", true},
+		{".passavant-quarantine.0123456789abcdef", true},
+		{"a.passavant-quarantine.passavant-quarantine", true},
+		{".passavant-quarantine", false},
+		{"x.passavant-quarantine.js", false},
+		{"x.passavant-quarantine.kiro.hook", false},
+		{"pre-commit.passavant-quarantine-x", false},
+		{"config.passavant-quarantine.1", false}, /* .2 is the first */
+		{"config.passavant-quarantine.0", false},
+		{"config.passavant-quarantine.02", false},
+		{"config.passavant-quarantine.100", false},
+		{"config.passavant-quarantine.", false},
+		{"config.passavant-quarantine.0123456789ABCDEF", false},
+		{"config.passavant-quarantine.0123456789abcde", false},
+		{".passavant-quarantine.5", false},
+		{"config", false},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		bool got = gg_is_quarantine_name(rows[i].name);
+
+		if (got != rows[i].copy)
+			fprintf(stderr, "\n  %s: %d\n", rows[i].name, got);
+		CU_ASSERT(got == rows[i].copy);
+	}
+}
+
 static void test_allowlist(void)
 {
 	static const struct {
@@ -376,6 +414,7 @@ TEST_REGISTRAR(sandbox_gitguard_register)
 	CU_pSuite s = test_suite("sandbox_gitguard", NULL, NULL);
 
 	test_add(s, "allowlist: harmless settings, and what names a program", test_allowlist);
+	test_add(s, "quarantine copies: only the exact names the check gives them", test_quarantine_name);
 	test_add(s, "commondir shape: parent named worktrees", test_parent_named);
 	test_add(s, "config paths: ~/ and ~user/ expanded as git does", test_expand_home);
 	test_add(s, "kept config: git runs only where a key or section can name an include or hooks path",
