@@ -444,6 +444,29 @@ static const struct policy_mandatory mandatory[] = {
 	{".junie/mcp", W, S | D, "Junie MCP servers"},
 	{".amp/settings.json", W, S | D, "Amp workspace settings: MCP servers and permissions"},
 	{".amazonq/mcp.json", W, S, "Amazon Q MCP servers"},
+	/* Round 20 of the attack: hook files more agents run from the
+	 * project, which no row named. .github and .clinerules are a
+	 * project's own too (workflows; Cline's rules, once a file): at the
+	 * top only where that directory exists (D), no placeholder making it
+	 * read-only; a row made in the session moves aside after it. */
+	{".github/hooks", W, S | D, "GitHub Copilot CLI hooks: every *.json there runs its commands"},
+	{".copilot/hooks", W, H, "GitHub Copilot CLI personal hooks run commands"},
+	{".copilot/mcp-config.json", W, H, "GitHub Copilot CLI MCP servers run commands"},
+	{".clinerules/hooks", W, S | D, "Cline hook scripts (run on task and tool events)"},
+	{"Documents/Cline/Hooks", W, H, "Cline global hook scripts"},
+	{".codex/hooks.json", W, H | S, "Codex CLI hooks run commands"},
+	{".factory", W, S, "Factory Droid hooks, settings, MCP servers and droids"},
+	{".factory/settings.json", W, H, "Factory Droid hooks and settings"},
+	{".factory/hooks.json", W, H, "Factory Droid hooks"},
+	{".factory/hooks", W, H, "Factory Droid hooks (old place)"},
+	{".factory/mcp.json", W, H, "Factory Droid MCP servers"},
+	{".augment", W, S, "Auggie hooks, MCP servers and settings"},
+	{".augment/settings.json", W, H, "Auggie hooks and MCP servers"},
+	{".kiro/agents", W, H | S, "Kiro CLI agents: hooks and MCP servers"},
+	{".amazonq/cli-agents", W, S, "Amazon Q CLI agents: hooks and MCP servers"},
+	{".qwen/settings.json", W, H, "Qwen Code MCP servers and tool commands"},
+	{".codeium/windsurf/hooks.json", W, H, "Windsurf hooks run commands"},
+	{".codeium/windsurf/mcp_config.json", W, H, "Windsurf MCP servers"},
 	{".continue", W, H | S, "Continue MCP servers and commands"},
 	{"opencode.json", W, S, "opencode MCP servers and commands"},
 	{"opencode.jsonc", W, S, "opencode MCP servers and commands"},

@@ -1563,7 +1563,10 @@ static void test_global_templates(void)
 
 /* Finding 4: settings that run commands, created in nested directories,
  * moved aside: a *.code-workspace, hook-manager configs, .envrc, MCP
- * configs of other agents. */
+ * configs of other agents; round 20: the hook files of Copilot CLI,
+ * Cline, Factory, Codex, Auggie, Kiro's and Amazon Q's CLI agents (and
+ * .github/hooks at the top, where no .github was: no placeholder
+ * there, moved after the run). */
 static void test_nested_settings_more(void)
 {
 	static const char *const want[] = {"/work/a/x.code-workspace: editor or agent settings",
@@ -1584,13 +1587,22 @@ static void test_nested_settings_more(void)
 					   "/work/a/.junie/mcp/mcp.json: ", "/work/a/.amp/settings.json: ",
 					   /* round 16: irb's and R's other start-up names, rustup's toolchain file */
 					   "/work/a/_irbrc: ", "/work/a/.Renviron: ", "/work/a/.RData: ",
-					   "/work/a/rust-toolchain.toml: ", NULL};
+					   "/work/a/rust-toolchain.toml: ",
+					   /* round 20: more agents' hook files */
+					   "/work/a/.github/hooks/x.json: ", "/work/a/.clinerules/hooks/PreToolUse: ",
+					   "/work/a/.factory/hooks.json: ", "/work/a/.factory/settings.json: ",
+					   "/work/a/.codex/hooks.json: ", "/work/a/.augment/settings.json: ",
+					   "/work/a/.kiro/agents/x.json: ", "/work/a/.amazonq/cli-agents/x.json: ",
+					   "/work/.github/hooks/top.json: ", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
 				 "mkdir -p a/.husky a/.kiro/settings a/.roo a/.claude/hooks a/.codex a/.lefthook-local && "
 				 "mkdir -p a/.config a/.kilocode a/.junie/mcp a/.amp && "
+				 "mkdir -p a/.github/hooks a/.github/workflows a/.clinerules/hooks a/.factory a/.augment "
+				 "a/.kiro/agents a/.amazonq/cli-agents .github/hooks && echo x > .github/hooks/top.json && "
+				 "echo x > a/.github/workflows/ci.yml && "
 				 "for f in .lefthook-local.yaml .lefthook.jsonc lefthook-local.jsonc; do "
 				 "if echo x > $f 2>/dev/null; then echo TOP-WRITTEN $f; fi; done; "
 				 "mkdir -p a/cmd && echo x > a/cmd/lefthook.go && echo x > a/lefthook.md && cd a && "
@@ -1599,11 +1611,18 @@ static void test_nested_settings_more(void)
 				 ".codex/config.toml .nvim.lua .lintstagedrc.json lint-staged.config.mjs .huskyrc.yml "
 				 "commitlint.config.js .lefthook-local/pre-commit crush.json .envrc.local "
 				 ".lefthook-local.yaml lefthook.jsonc .config/lefthook-local.toml .kilocode/mcp.json "
-				 ".junie/mcp/mcp.json .amp/settings.json _irbrc .Renviron .RData rust-toolchain.toml; "
+				 ".junie/mcp/mcp.json .amp/settings.json _irbrc .Renviron .RData rust-toolchain.toml "
+				 ".github/hooks/x.json .clinerules/hooks/PreToolUse .factory/hooks.json .factory/settings.json "
+				 ".codex/hooks.json .augment/settings.json .kiro/agents/x.json .amazonq/cli-agents/x.json; "
 				 "do echo x > $f; done; echo x > notes.md",
 				 NULL) == 0);
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/a/x.code-workspace.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/a/.github/hooks/x.json.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/.github/hooks/top.json.passavant-quarantine"));
+	/* a project's own workflows are no row (.github is covered only on
+	 * its hooks row) */
+	CU_ASSERT(exists(&c, "work/a/.github/workflows/ci.yml") && !test_has(c.err, "ci.yml"));
 	CU_ASSERT(exists(&c, "work/a/notes.md"));
 	CU_ASSERT(!test_has(c.err, "notes.md"));
 	/* lefthook's names at the top cannot be written at all; a project's
