@@ -1229,6 +1229,8 @@ static int replace_once(const mask_set_t *set, unsigned char *buf, size_t len,
 		rc = -1;
 	if (!on_stack)
 		stream_tables_free(&st); /* the scratch is wiped after each use */
+	else if (rc != 0 && st.scratch != NULL)
+		explicit_bzero(local.scratch, sizeof(local.scratch)); /* a use cut short by an error */
 	if (total != NULL)
 		*total = (size_t)st.total;
 	return rc;

@@ -207,6 +207,11 @@ bool gg_quarantined(const struct gg *g, int dfd, const char *name, bool all_new)
 		return true;
 	if (g->capmoved == 0 || gg_statx(dfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
 		return false;
+	/* An identity is not a name: a hard link the command gave a copy's
+	 * name to a file this walk moved would pass as that copy (review of
+	 * round 20). A file with other links is checked again. */
+	if (sx.stx_nlink > 1 && !S_ISDIR(sx.stx_mode))
+		return false;
 	return g->moved[moved_slot(g, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino)].ino != 0;
 }
 

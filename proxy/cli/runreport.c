@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +107,7 @@ static void report_write(const char *buf, size_t len)
 	struct itimerval tick = {{0, PASSAVANT_REPORT_TICK_MS * 1000}, {0, PASSAVANT_REPORT_TICK_MS * 1000}};
 	struct itimerval off = {{0, 0}, {0, 0}};
 	struct sigaction sa, old;
+	sigset_t alrm, oldmask;
 	struct timespec last;
 	bool timed;
 
@@ -114,7 +116,15 @@ static void report_write(const char *buf, size_t len)
 	sa.sa_handler = report_tick;
 	(void)sigemptyset(&sa.sa_mask);
 	timed = sigaction(SIGALRM, &sa, &old) == 0;
-	if (timed && setitimer(ITIMER_REAL, &tick, NULL) < 0) {
+	/* A SIGALRM blocked in the mask passavant was started with would
+	 * stay pending and never interrupt the write (review of round 20). */
+	(void)sigemptyset(&alrm);
+	(void)sigaddset(&alrm, SIGALRM);
+	if (timed && pthread_sigmask(SIG_UNBLOCK, &alrm, &oldmask) != 0) {
+		(void)sigaction(SIGALRM, &old, NULL);
+		timed = false;
+	} else if (timed && setitimer(ITIMER_REAL, &tick, NULL) < 0) {
+		(void)pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 		(void)sigaction(SIGALRM, &old, NULL);
 		timed = false;
 	}
@@ -148,6 +158,7 @@ static void report_write(const char *buf, size_t len)
 	}
 	if (timed) {
 		(void)setitimer(ITIMER_REAL, &off, NULL);
+		(void)pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 		(void)sigaction(SIGALRM, &old, NULL);
 	}
 }
