@@ -281,13 +281,16 @@ static int on_headers_complete(llhttp_t *p)
 	 * (not 101: the upgrade takes its bytes), 204 or 304 response has
 	 * none whatever its framing fields say (RFC 9112 §6.3); llhttp would
 	 * take the bytes announced as its body. One that announces a body
-	 * (a Transfer-Encoding, or a Content-Length above 0 but on a 304,
-	 * RFC 9110 §8.6) is read in two ways by clients (curl and Go skip
-	 * the bytes, so a response forged in them answers their next
-	 * request; Python reads a chunked one): refused. */
+	 * (a Transfer-Encoding or a Content-Length above 0, but on a 304,
+	 * which may carry both, RFC 9110 §8.6, RFC 9112 §6.1) is read in two
+	 * ways by clients (curl and Go skip the bytes, so a response forged
+	 * in them answers their next request; Python reads a chunked one):
+	 * refused. A 304's Transfer-Encoding is not passed on
+	 * (http1_write_response_head()): Python would wait for chunks. */
 	if ((p->status_code / 100 == 1 && p->status_code != 101) || p->status_code == 204 || p->status_code == 304) {
-		if ((p->flags & F_TRANSFER_ENCODING) != 0 ||
-		    (p->status_code != 304 && (p->flags & F_CONTENT_LENGTH) != 0 && p->content_length > 0)) {
+		if (p->status_code != 304 &&
+		    ((p->flags & F_TRANSFER_ENCODING) != 0 ||
+		     ((p->flags & F_CONTENT_LENGTH) != 0 && p->content_length > 0))) {
 			set_error(h, 502, "a response whose status has no body announced one (Content-Length or "
 					  "Transfer-Encoding)");
 			return HPE_USER;
@@ -940,7 +943,9 @@ int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_c
 	if (h->reason_len > 0)
 		put(&w, h->buf + h->reason_off, h->reason_len);
 	put(&w, "\r\n", 2);
-	write_fields(h, &w, NULL, keep_upgrade, false);
+	/* A 304 has no body: its Transfer-Encoding only names the coding
+	 * a 200 would have had, and Python's client would read chunks. */
+	write_fields(h, &w, status == 304 ? "transfer-encoding" : NULL, keep_upgrade, false);
 	if (keep_upgrade)
 		put(&w, CONNECTION_UPGRADE, sizeof(CONNECTION_UPGRADE) - 1);
 	if (add_close)
