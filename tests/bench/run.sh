@@ -7,7 +7,7 @@
 # Environment:
 #   PASSAVANT_BIN    passavant binary (required; the GNUmakefile sets it)
 #   PASSAVANT_TOOLS  directory holding pv-upstream, pv-load, pv-certs, pv-relay,
-#                    pv-tlsrelay (required)
+#                    pv-tlsrelay, pv-machine (required)
 #   BENCH_SECS       seconds per measurement (default 3)
 #   BENCH_ROUNDS     direct and proxied measurements alternate this many
 #                    times per scenario; the median of each side is shown,
@@ -80,7 +80,7 @@ die() {
 	exit 1
 }
 
-for t in pv-upstream pv-load pv-certs pv-relay pv-tlsrelay; do
+for t in pv-upstream pv-load pv-certs pv-relay pv-tlsrelay pv-machine; do
 	[ -x "$PASSAVANT_TOOLS/$t" ] || die "missing $PASSAVANT_TOOLS/$t"
 done
 
@@ -594,6 +594,16 @@ echo "bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -srm), $(nproc) CPUs, ${SECS
 version=$("$PASSAVANT_BIN" --version 2>/dev/null) || version="version unknown"
 echo "bench: upstream http $HTTP_ADDR, https $HTTPS_ADDR; proxy ${PROXY_ADDR:-none}" \
 	"(${version%%$'\n'*})"
+# What the kernel charges here for a system call and a loopback round trip:
+# the figures that move a relay's floor from one machine to another
+# (docs/bench.md, "The machine line").
+machine_args=()
+[ "$PIN" = 1 ] && machine_args=(--pin)
+if machine=$("$PASSAVANT_TOOLS/pv-machine" "${machine_args[@]}"); then
+	echo "bench: $machine"
+else
+	echo "bench: pv-machine failed: no machine line" >&2
+fi
 
 # ---------------------------------------------------------------- scenarios
 # One line each. SCHEME: http (absolute-form through the proxy), http-tunnel
