@@ -23,11 +23,15 @@ typedef struct conn conn_t;
  * Takes over an accepted client socket fd (non-blocking) from peer: sets
  * TCP_NODELAY, starts reading the first request head under the current
  * policy's handshake timeout, and links the conn into the proxy registry.
+ * The conn counts among those waiting for a first allowed request
+ * (proxy_waiting_acquire()) until it takes a tunnel slot; past
+ * limits.maxTunnels of them, fd is refused and closed (with a 503 when
+ * http says the client speaks HTTP to the proxy, not an intercepted one).
  * Returns the conn (owned by the registry; it frees itself through
  * conn_close()), or NULL after closing fd and logging why. From callbacks:
  * yes.
  */
-conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, int peerlen)
+conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, int peerlen, bool http)
 	NONNULL(1, 3);
 
 /*

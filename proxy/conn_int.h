@@ -199,6 +199,7 @@ struct conn {
 	const char *rule;           /** rule of the last decision (policy or static storage) */
 	enum tunnel_plan plan;      /** CONNECT: what TLS_SNIFF does with the first bytes */
 	bool slot;                  /** holds one of the proxy's maxTunnels slots */
+	bool waiting;               /** counted among the conns holding no slot (proxy_waiting_acquire()) */
 	bool first_request;         /** the first head is still awaited */
 	bool answered;              /** a terminated tunnel completed its first request */
 	bool tunnel_masked;         /** TUNNEL mode without TLS: inbound remasked, outbound scanned */
@@ -304,6 +305,10 @@ void conn_set_mode(conn_t *c, enum conn_mode m) NONNULL(1);
 /* Bytes moved now (idle timeout); (re)arms the conn's timer for ms. */
 void conn_touch(conn_t *c) NONNULL(1);
 void conn_arm_timer(conn_t *c, unsigned ms) NONNULL(1);
+
+/* c now holds a maxTunnels slot (taken by the caller): it no longer counts
+ * among the conns waiting for a first allowed request. */
+void conn_slot_taken(conn_t *c) NONNULL(1);
 
 /* READ_HEAD between requests (after a response, or a TLS handshake with
  * the client): from now, idleTimeoutMs for the client, and

@@ -521,7 +521,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 			return;
 		}
 	}
-	c = conn_new(ic->px, fd, sa, len);
+	c = conn_new(ic->px, fd, sa, len, false);
 	if (c == NULL)
 		return;
 	c->icpt = ic;

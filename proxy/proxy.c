@@ -99,6 +99,7 @@ struct proxy {
 	audit_t *audit;                 /* audit log or NULL */
 	char *session;                  /* session id */
 	atomic_uint tunnels;            /* tunnel slots in use, on every loop */
+	atomic_uint waiting;            /* client connections holding no slot, on every loop */
 	tls_session_t *tls;             /* session CA + upstream context, or NULL */
 	mask_table_t *masks;            /* credential table, or NULL */
 	proxy_observer_fn observer;     /* audit record observer, or NULL */
@@ -183,10 +184,10 @@ tls_session_t *proxy_tls(proxy_t *px)
 	return px->main->tls;
 }
 
-/* One count for every loop, so maxTunnels stays a limit of the process. */
-bool proxy_tunnel_acquire(proxy_t *px, unsigned max)
+/* A count of the process (every loop adds to loop 0's): one more if it
+ * stays at most max. */
+static bool count_acquire(atomic_uint *t, unsigned max)
 {
-	atomic_uint *t = &px->main->tunnels;
 	unsigned n = atomic_load_explicit(t, memory_order_relaxed);
 
 	do {
@@ -197,14 +198,34 @@ bool proxy_tunnel_acquire(proxy_t *px, unsigned max)
 	return true;
 }
 
-void proxy_tunnel_release(proxy_t *px)
+static void count_release(atomic_uint *t)
 {
-	atomic_uint *t = &px->main->tunnels;
 	unsigned n = atomic_load_explicit(t, memory_order_relaxed);
 
 	while (n > 0 && !atomic_compare_exchange_weak_explicit(t, &n, n - 1, memory_order_relaxed,
 							       memory_order_relaxed))
 		;
+}
+
+/* One count for every loop, so maxTunnels stays a limit of the process. */
+bool proxy_tunnel_acquire(proxy_t *px, unsigned max)
+{
+	return count_acquire(&px->main->tunnels, max);
+}
+
+void proxy_tunnel_release(proxy_t *px)
+{
+	count_release(&px->main->tunnels);
+}
+
+bool proxy_waiting_acquire(proxy_t *px, unsigned max)
+{
+	return count_acquire(&px->main->waiting, max);
+}
+
+void proxy_waiting_release(proxy_t *px)
+{
+	count_release(&px->main->waiting);
 }
 
 struct conn **proxy_conn_list(proxy_t *px)
@@ -670,7 +691,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 		}
 	}
 	proxy_note_churn(px);
-	(void)conn_new(px, fd, sa, len);
+	(void)conn_new(px, fd, sa, len, true);
 }
 
 /* A loop's inbox: takes the queued connections, then stops if asked. */
@@ -690,7 +711,7 @@ static void inbox_cb(evutil_socket_t fd, short what, void *arg)
 	for (; h != NULL; h = next) {
 		next = h->next;
 		proxy_note_churn(l);
-		(void)conn_new(l, h->fd, (struct sockaddr *)&h->sa, (int)h->len);
+		(void)conn_new(l, h->fd, (struct sockaddr *)&h->sa, (int)h->len, true);
 		free(h);
 	}
 	if (atomic_load(&l->stop))

@@ -257,6 +257,12 @@ const policy_t *proxy_policy(const proxy_policy_t *pp) NONNULL(1);
 /* Takes a tunnel slot if fewer than max are in use on every loop. */
 bool proxy_tunnel_acquire(proxy_t *px, unsigned max) NONNULL(1);
 void proxy_tunnel_release(proxy_t *px) NONNULL(1);
+/* Counts a client connection that holds no tunnel slot (still reading its
+ * first head, or answered only with refusals so far) if fewer than max
+ * are, on every loop: each may buffer a head of maxHeaderBytes, or a TLS
+ * handshake, before any decision. */
+bool proxy_waiting_acquire(proxy_t *px, unsigned max) NONNULL(1);
+void proxy_waiting_release(proxy_t *px) NONNULL(1);
 
 /* Head of this loop's connection registry (conn.c links and unlinks). */
 struct conn **proxy_conn_list(proxy_t *px) NONNULL(1);

@@ -368,7 +368,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_family = AF_UNIX;
-	c = conn_new(fz_px, cs[0], (struct sockaddr *)&ss, sizeof(sa_family_t));
+	c = conn_new(fz_px, cs[0], (struct sockaddr *)&ss, sizeof(sa_family_t), true);
 	ub = bufferevent_socket_new(proxy_base(fz_px), us[0], BEV_OPT_CLOSE_ON_FREE);
 	if (c == NULL || ub == NULL)
 		abort();
