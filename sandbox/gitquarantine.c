@@ -95,6 +95,17 @@ static int rename_aside(int dfd, const char *name, const char *to)
 	return rc;
 }
 
+/*
+ * Mode 000 on dfd/name, never through a link (AT_SYMLINK_NOFOLLOW: glibc
+ * refuses a link with EOPNOTSUPP and changes anything else through an
+ * O_PATH descriptor, so no read permission is needed). Needs no room on
+ * the filesystem. 0, or -1 with errno set.
+ */
+static int lock_out(int dfd, const char *name)
+{
+	return fchmodat(dfd, name, 0, AT_SYMLINK_NOFOLLOW);
+}
+
 bool gg_is_quarantine_name(const char *name)
 {
 	const size_t sl = strlen(SBX_GIT_QUARANTINE_SUFFIX);
@@ -223,10 +234,10 @@ bool gg_quarantined(const struct gg *g, int dfd, const char *name, bool all_new)
  */
 void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting)
 {
-	char path[PATH_MAX], to[NAME_MAX + 1], moved[PATH_MAX];
+	char path[PATH_MAX], to[NAME_MAX + 1], moved[PATH_MAX], why[160];
 	struct sbx_git_finding f = {0};
 	unsigned long long rnd;
-	int i, n;
+	int i, n, e;
 
 	/* The walk before the session only notes: nothing is moved then
 	 * (its clock is not the session's). */
@@ -279,7 +290,16 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 		if (errno != EEXIST)
 			break;
 	}
-	f.error = strerror(errno);
+	/* Left in place (round 21 of the attack: a full disk, every
+	 * directory's slack taken by hard links, so no rename had a slot).
+	 * What still needs no room: its mode to 000, so that a host user
+	 * other than root can no longer read or enter it; the count makes
+	 * run's exit status say so. */
+	e = errno;
+	(void)snprintf(why, sizeof(why), "%s%s", strerror(e),
+		       lock_out(dfd, name) == 0 ? "; made unreadable (mode 000) in place, not for root" : "");
+	f.error = why;
+	g->st->stuck++;
 	g->rc = -1;
 	g->report(g->arg, &f);
 }

@@ -339,6 +339,7 @@ struct sbx_git_stats {
 	unsigned long repos;    /* git directories checked */
 	unsigned long configs;  /* config files parsed */
 	unsigned long findings; /* control files quarantined (or kept) */
+	unsigned long stuck;    /* of those, left in place: the move aside failed */
 };
 
 /*

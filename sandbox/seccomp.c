@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 
 #include <linux/fs.h>
+#include <linux/fscrypt.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -189,14 +190,29 @@ static int add_socket_rules(scmp_filter_ctx ctx, bool allow_unix, const char **w
  * call that failed. */
 
 /*
- * ioctl requests refused: TIOCSTI and TIOCLINUX type into the terminal;
- * FS_IOC_SETFLAGS (and its 32-bit twin) sets inode flags (chattr), among
- * them casefold (+F), which makes a new directory case-insensitive:
- * ".GIT" or ".VSCODE" there is what the host's git and editor open as
- * ".git" and ".vscode", while the checks after the run compare names byte
- * for byte.
+ * ioctl requests refused: TIOCSTI and TIOCLINUX type into the terminal.
+ * The rest change what a name in a shared tree means to the host later,
+ * while the checks after the run read names byte for byte as they are
+ * then:
+ * - FS_IOC_SETFLAGS (and its 32-bit twin) and FS_IOC_FSSETXATTR set inode
+ *   flags (chattr), among them casefold (+F), which makes a new directory
+ *   case-insensitive: ".GIT" or ".VSCODE" there is what the host's git
+ *   and editor open as ".git" and ".vscode";
+ * - fscrypt (round 21 of the attack): a directory given an encryption
+ *   policy, filled, then its key removed shows the check only encrypted
+ *   names; the key added back in a later session reveals ".vscode" and
+ *   ".claude" files with old ctimes. None of these needs a capability.
+ *   Reading a policy or a key's status stays allowed.
  */
-static const unsigned long refused_ioctls[] = {TIOCSTI, TIOCLINUX, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS};
+static const unsigned long refused_ioctls[] = {TIOCSTI,
+					       TIOCLINUX,
+					       FS_IOC_SETFLAGS,
+					       FS_IOC32_SETFLAGS,
+					       FS_IOC_FSSETXATTR,
+					       FS_IOC_SET_ENCRYPTION_POLICY,
+					       FS_IOC_ADD_ENCRYPTION_KEY,
+					       FS_IOC_REMOVE_ENCRYPTION_KEY,
+					       FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS};
 
 /*
  * Set-user-ID and set-group-ID files (round 20 of the attack). The command

@@ -584,7 +584,7 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		(void)sbx_wait(run->sbx);
 		reclaim_terminal(run);
 		run_tty_restore(run);
-		run_git_check(run, &roots, &since);
+		(void)run_git_check(run, &roots, &since);
 		goto out;
 	}
 	rc = run->status < 0 ? EXIT_RUN_SETUP : run->status;
@@ -606,8 +606,12 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 	reclaim_terminal(run);
 	run_tty_restore(run);
 	/* Every process of the sandbox is gone: nothing writes under the
-	 * trees while they are checked. Before the proxy goes (its audit). */
-	run_git_check(run, &roots, &since);
+	 * trees while they are checked. Before the proxy goes (its audit).
+	 * A planted file left in place (a full disk, round 21 of the
+	 * attack) is a failure the caller must see, not only the command's
+	 * stderr readers: a status of 0 becomes 1, as for lost output. */
+	if (run_git_check(run, &roots, &since) > 0 && rc == 0)
+		rc = 1;
 	/* The sums of a flood's tail, so the count below has them. */
 	proxy_flush_refusals(run->px);
 	if (run->verbose > 0)

@@ -70,9 +70,10 @@ void run_observer(void *arg, const struct audit_rec *r) NONNULL(1, 2);
  * agent settings of plan_ctl_paths() in every directory. Prints and
  * audits each finding; with -v a line with the work done. Call it once
  * every process of the sandbox is gone, before the proxy goes (its
- * audit).
+ * audit). Returns how many findings could not be moved aside (left in
+ * place, their mode set to 000 where that worked).
  */
-void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
+unsigned long run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
 	NONNULL(1, 2, 3);
 
 /*

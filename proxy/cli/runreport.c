@@ -324,7 +324,7 @@ static void run_git_report(void *arg, const struct sbx_git_finding *f)
 		log_warn("audit write");
 }
 
-void run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
+unsigned long run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
 {
 	struct sbx_ctl_path *ctl;
 	struct sbx_git_stats st;
@@ -332,9 +332,9 @@ void run_git_check(struct run *run, const struct strv *roots, const struct times
 	char line[512];
 	int rc, n;
 
+	memset(&st, 0, sizeof(st));
 	if (roots->n == 0)
 		goto say;
-	memset(&st, 0, sizeof(st));
 	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	ctl = plan_ctl_paths();
 	rc = sbx_gitguard_check(strv_list(roots), since, run->keep_git, ctl,
@@ -350,6 +350,14 @@ void run_git_check(struct run *run, const struct strv *roots, const struct times
 			"opening an editor or agent in the writable trees\n";
 
 		run_report_hold(run, warn, sizeof(warn) - 1);
+	}
+	if (st.stuck > 0) {
+		n = snprintf(line, sizeof(line),
+			     "passavant: %lu planted file%s could not be moved aside and %s still in place "
+			     "(lines above); the exit status is not 0\n",
+			     st.stuck, st.stuck == 1 ? "" : "s", st.stuck == 1 ? "is" : "are");
+		if (n > 0)
+			run_report_hold(run, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
 	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (run->verbose > 0) {
@@ -369,4 +377,5 @@ say:
 	free(run->held);
 	run->held = NULL;
 	run->held_len = run->held_cap = 0;
+	return st.stuck;
 }

@@ -1758,6 +1758,37 @@ static void test_quarantine_names_taken(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 21 of the attack: a full disk (every directory's slack taken by
+ * hard links) left no slot for the move aside; the planted config stayed,
+ * the exit status was 0, and git on the host ran its core.fsmonitor. Any
+ * failed move is that case: here the git directory is made immutable on
+ * the host before the session (chattr +i; the command appends to the
+ * config in place, which it allows). The config is left, mode 000 (what
+ * needs no room), and the exit status is 1, not the command's 0.
+ */
+static void test_quarantine_fails_closed(void)
+{
+	static const char *const want[] = {"cannot quarantine ", "/work/n/.git/config: core.fsmonitor",
+					   "made unreadable (mode 000) in place",
+					   "1 planted file could not be moved aside", NULL};
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git init -q work/n && chattr +i work/n/.git && echo ok", NULL, NULL,
+				 "printf '[core]\\n\\tfsmonitor = " PLANT("ran") "\\n' >> n/.git/config && echo DONE",
+				 "chattr -i work/n/.git; stat -c 'mode %a' work/n/.git/config") == 0);
+	ok = test_has(c.out, "DONE") && c.status == 1 && test_has(c.host, "mode 0\n");
+	CU_ASSERT(ok);
+	for (size_t i = 0; want[i] != NULL; i++)
+		ok = test_has(c.err, want[i]) && ok;
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
 /* As a user other than root (uid 65534 through setpriv, when the suite
  * runs as root), where modes bind: a planted repository's git directory
  * made unwritable (chmod 555, the rename would fail), and another's
@@ -2116,6 +2147,7 @@ TEST_REGISTRAR(register_gitguard)
 		 test_nested_settings_variants);
 	test_add(s, "--keep-git-config keeps nested settings and reports", test_nested_settings_keep);
 	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
+	test_add(s, "a move aside that fails: mode 000 and a status that is not 0", test_quarantine_fails_closed);
 	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
 	test_add(s, "a command that fills memory: the OOM killer takes the sandbox, the checks run",
 		 test_oom_takes_sandbox);

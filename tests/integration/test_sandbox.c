@@ -1361,6 +1361,24 @@ static void test_seccomp(void)
 		free(out);
 		out = NULL;
 	}
+	/* Round 21: no ioctl that changes what a name means later (flags,
+	 * fsxattr, fscrypt). Outside the sandbox each answers otherwise
+	 * (ENOTTY, EOPNOTSUPP, EINVAL, EACCES: the probe's own baseline). */
+	{
+		static const char *const refused[] = {"fssetxattr", "set-encryption-policy", "add-encryption-key",
+						      "remove-encryption-key", "remove-encryption-key-all-users",
+						      NULL};
+		char line[64];
+
+		rc = probe_run(&out, "inode-ioctls", p_work, NULL);
+		CU_ASSERT_EQUAL(rc, 0);
+		for (i = 0; refused[i] != NULL; i++) {
+			snprintf(line, sizeof(line), "%s=EPERM", refused[i]);
+			ROW(out != NULL && has_line(out, line), "%s: not refused: %s", refused[i], test_nz(out));
+		}
+		free(out);
+		out = NULL;
+	}
 	/* No capability left in any set. */
 	rc = probe_run(&out, "caps", NULL);
 	CU_ASSERT_EQUAL(rc, 0);

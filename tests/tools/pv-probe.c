@@ -13,6 +13,10 @@
  *            ptrace | keyctl | tiocsti | bpf | io-uring | setflags
  *                                     (setflags: FS_IOC_SETFLAGS on the
  *                                     current directory, its own flags)
+ *   pv-probe inode-ioctls DIR         tries on DIR (one the sandbox owns)
+ *                                     every ioctl that changes what its
+ *                                     names mean (fsxattr, fscrypt);
+ *                                     prints NAME=ok|EPERM|errN each; exit 0
  *   pv-probe sockets                  tries socket()/socketpair() of many
  *                                     families and types; prints one line
  *                                     NAME=ok|EPERM|errN each; exit 0
@@ -65,6 +69,7 @@
 #include <sys/ioctl.h>
 
 #include <linux/fs.h>
+#include <linux/fscrypt.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -306,6 +311,48 @@ static void setid_line(const char *name, long rc)
 		printf("%s=ENOSYS\n", name);
 	else
 		printf("%s=err%d\n", name, e);
+}
+
+/*
+ * Each ioctl that changes what the names in dir mean, with harmless
+ * arguments (its own fsxattr again, a policy and keys of zeros). dir is
+ * the sandbox's own, so the owner check passes: only EPERM proves the
+ * filter, a filesystem without the feature answers ENOTTY, EOPNOTSUPP or
+ * EINVAL.
+ */
+static int do_inode_ioctls(const char *dir)
+{
+	struct fsxattr fx;
+	struct fscrypt_policy_v2 pol;
+	struct fscrypt_remove_key_arg rk;
+	union {
+		struct fscrypt_add_key_arg arg;
+		unsigned char room[sizeof(struct fscrypt_add_key_arg) + 64];
+	} ak;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0) {
+		fprintf(stderr, "pv-probe: open %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	memset(&fx, 0, sizeof(fx));
+	(void)ioctl(dfd, FS_IOC_FSGETXATTR, &fx);
+	setid_line("fssetxattr", ioctl(dfd, FS_IOC_FSSETXATTR, &fx));
+	memset(&pol, 0, sizeof(pol));
+	pol.version = FSCRYPT_POLICY_V2;
+	pol.contents_encryption_mode = FSCRYPT_MODE_AES_256_XTS;
+	pol.filenames_encryption_mode = FSCRYPT_MODE_AES_256_CTS;
+	setid_line("set-encryption-policy", ioctl(dfd, FS_IOC_SET_ENCRYPTION_POLICY, &pol));
+	memset(&ak, 0, sizeof(ak));
+	ak.arg.key_spec.type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER;
+	ak.arg.raw_size = 64;
+	setid_line("add-encryption-key", ioctl(dfd, FS_IOC_ADD_ENCRYPTION_KEY, &ak));
+	memset(&rk, 0, sizeof(rk));
+	rk.key_spec.type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER;
+	setid_line("remove-encryption-key", ioctl(dfd, FS_IOC_REMOVE_ENCRYPTION_KEY, &rk));
+	setid_line("remove-encryption-key-all-users", ioctl(dfd, FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, &rk));
+	close(dfd);
+	return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* A fresh regular file DIR/NAME with mode 0755, or -1. */
@@ -632,6 +679,8 @@ int main(int argc, char **argv)
 			(void)ioctl(dfd, FS_IOC_GETFLAGS, &fl);
 		result(dfd < 0 ? -1 : ioctl(dfd, FS_IOC_SETFLAGS, &fl), "ioctl(FS_IOC_SETFLAGS)");
 	}
+	if (strcmp(cmd, "inode-ioctls") == 0 && argc >= 3)
+		return do_inode_ioctls(argv[2]);
 	if (strcmp(cmd, "bpf") == 0) {
 		memset(&attr, 0, sizeof(attr));
 		result(syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr)), "bpf");
