@@ -258,7 +258,7 @@ const policy_t *proxy_policy(const proxy_policy_t *pp) NONNULL(1);
 bool proxy_tunnel_acquire(proxy_t *px, unsigned max) NONNULL(1);
 void proxy_tunnel_release(proxy_t *px) NONNULL(1);
 /* Counts a client connection that holds no tunnel slot (still reading its
- * first head, or answered only with refusals so far) if fewer than max
+ * first head or TLS handshake, or refused and closing) if fewer than max
  * are, on every loop: each may buffer a head of maxHeaderBytes, or a TLS
  * handshake, before any decision. */
 bool proxy_waiting_acquire(proxy_t *px, unsigned max) NONNULL(1);

@@ -1393,8 +1393,8 @@ static int limits_cleanup(void)
  * a head it never finished, took 218 MB of the proxy's memory until
  * handshakeTimeoutMs; nothing counted them, since a slot is taken at the
  * first allowed request. Connections holding no slot now count up to
- * maxTunnels, refused ones too; the next gets a 503 and is closed. One
- * holding a slot is not among them.
+ * maxTunnels; the next gets a 503 and is closed. One holding a slot is
+ * not among them, nor one refused (a refusal closes it).
  */
 static void test_waiting_limit(void)
 {
@@ -1415,16 +1415,23 @@ static void test_waiting_limit(void)
 	r = raw_read(held, "\r\n\r\n", 5000, NULL);
 	ROW(r != NULL && strncmp(r, "HTTP/1.1 200", 12) == 0, "the first request: '%s'", test_nz(r));
 	free(r);
-	/* Two waiting: a head never finished, and a refusal then one. */
+	/* A refusal closes its connection: it waits no more. */
+	w[0] = raw_connect(p.addr);
+	CU_ASSERT_FATAL(w[0] >= 0);
+	CU_ASSERT(raw_send(w[0], denied, sizeof(denied) - 1) == 0);
+	r = raw_read(w[0], NULL, 5000, &closed);
+	ROW(r != NULL && strncmp(r, "HTTP/1.1 403", 12) == 0 && closed, "the denied request: '%s'", test_nz(r));
+	free(r);
+	close(w[0]);
+	closed = false;
+	quiet_for(&p, 500); /* its close seen */
+	/* Two waiting: heads never finished. */
 	w[0] = raw_connect(p.addr);
 	w[1] = raw_connect(p.addr);
 	CU_ASSERT_FATAL(w[0] >= 0 && w[1] >= 0);
 	CU_ASSERT(raw_send(w[0], partial, sizeof(partial) - 1) == 0);
-	CU_ASSERT(raw_send(w[1], denied, sizeof(denied) - 1) == 0);
-	r = raw_read(w[1], "\r\n\r\n", 5000, NULL);
-	ROW(r != NULL && strncmp(r, "HTTP/1.1 403", 12) == 0, "the denied request: '%s'", test_nz(r));
-	free(r);
 	CU_ASSERT(raw_send(w[1], partial, sizeof(partial) - 1) == 0);
+	quiet_for(&p, 300); /* the proxy has taken both */
 	/* The third has no room. */
 	extra = raw_connect(p.addr);
 	CU_ASSERT_FATAL(extra >= 0);

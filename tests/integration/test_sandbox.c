@@ -1365,7 +1365,7 @@ static void test_seccomp(void)
 	 * fsxattr, fscrypt). Outside the sandbox each answers otherwise
 	 * (ENOTTY, EOPNOTSUPP, EINVAL, EACCES: the probe's own baseline). */
 	{
-		static const char *const refused[] = {"fssetxattr", "set-encryption-policy", "add-encryption-key",
+		static const char *const refused[] = {"fssetxattr", "file-setattr", "set-encryption-policy", "add-encryption-key",
 						      "remove-encryption-key", "remove-encryption-key-all-users",
 						      NULL};
 		char line[64];

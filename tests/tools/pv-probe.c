@@ -15,7 +15,8 @@
  *                                     current directory, its own flags)
  *   pv-probe inode-ioctls DIR         tries on DIR (one the sandbox owns)
  *                                     every ioctl that changes what its
- *                                     names mean (fsxattr, fscrypt);
+ *                                     names mean (fsxattr, fscrypt; and
+ *                                     file_setattr);
  *                                     prints NAME=ok|EPERM|errN each; exit 0
  *   pv-probe sockets                  tries socket()/socketpair() of many
  *                                     families and types; prints one line
@@ -338,6 +339,16 @@ static int do_inode_ioctls(const char *dir)
 	memset(&fx, 0, sizeof(fx));
 	(void)ioctl(dfd, FS_IOC_FSGETXATTR, &fx);
 	setid_line("fssetxattr", ioctl(dfd, FS_IOC_FSSETXATTR, &fx));
+	/* file_setattr (Linux 6.17, 469 on x86_64 and aarch64): the same on
+	 * a path; an older kernel answers ENOSYS outside the sandbox. */
+	{
+		struct {
+			unsigned long long xflags;
+			unsigned int extsize, nextents, projid, cowextsize;
+		} fa = {fx.fsx_xflags, fx.fsx_extsize, fx.fsx_nextents, fx.fsx_projid, fx.fsx_cowextsize};
+
+		setid_line("file-setattr", syscall(469, dfd, "", &fa, sizeof(fa), AT_EMPTY_PATH));
+	}
 	memset(&pol, 0, sizeof(pol));
 	pol.version = FSCRYPT_POLICY_V2;
 	pol.contents_encryption_mode = FSCRYPT_MODE_AES_256_XTS;
