@@ -63,6 +63,36 @@ static const char *const denied_calls[] = {
 };
 
 /*
+ * Whole families of filesystem-specific ioctls, by their type byte (bits
+ * 8-15 of the request; direction and size are ignored), each with the
+ * numbers of that type that are generic and kept (round 22 of the
+ * attack). What a family can do that the check after the run cannot see:
+ * - btrfs (0x94): a subvolume or snapshot keeps its source's times, its
+ *   own root directory's too: `.vscode`, `.claude` or `.git/hooks`
+ *   snapshotted into place looked old; a read-only subvolume made every
+ *   move aside fail (EROFS). Kept: FICLONE (9), FICLONERANGE (13),
+ *   FS_IOC_GETFSLABEL (49), FIDEDUPERANGE (54), the VFS's own (cp's
+ *   reflink copies).
+ * - XFS ('X'): XFS_IOC_SWAPEXT swaps two files' contents and leaves both
+ *   ctimes as they were (and XFS_IOC_EXCHANGE_RANGE). Kept:
+ *   FS_IOC_FSGETXATTR (31).
+ * - f2fs (0xf5), bcachefs (0xbc, subvolumes and snapshots): nothing a
+ *   coding session needs.
+ * ext4's EXT4_IOC_MOVE_EXT ('f' 15) moves a donor's blocks into a file,
+ * which its times need not show: refused by number below.
+ */
+static const struct {
+	unsigned type;
+	unsigned char kept[4];
+	unsigned nkept;
+} refused_ioctl_types[] = {
+	{0x94, {9, 13, 49, 54}, 4},
+	{'X', {31}, 1},
+	{0xf5, {0}, 0},
+	{0xbc, {0}, 0},
+};
+
+/*
  * Refused too, but newer than the libseccomp we build with (Debian 12's
  * 2.5.4 does not know them): by their numbers in the unified table that
  * x86_64 and aarch64 share, when the name does not resolve (review of
@@ -226,6 +256,8 @@ static int add_socket_rules(scmp_filter_ctx ctx, bool allow_unix, const char **w
  *   ".claude" files with old ctimes. None of these needs a capability.
  *   Reading a policy or a key's status stays allowed.
  */
+#define EXT4_IOC_MOVE_EXT_NR 15 /* _IOWR('f', 15, struct move_extent) */
+
 static const unsigned long refused_ioctls[] = {TIOCSTI,
 					       TIOCLINUX,
 					       FS_IOC_SETFLAGS,
@@ -293,6 +325,30 @@ static int add_setid_rules(scmp_filter_ctx ctx, const char **what)
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
 }
 
+/*
+ * Refuses the ioctl requests of type `type` whose number is in
+ * [start, start + size) (size a power of two, start aligned to it) but
+ * not in kept: one masked rule per largest aligned block holding no kept
+ * number, so a family costs a handful of rules, not 256.
+ */
+static int add_ioctl_block(scmp_filter_ctx ctx, unsigned type, unsigned start, unsigned size,
+			   const unsigned char *kept, unsigned nkept)
+{
+	bool holds = false;
+	int rc;
+
+	for (unsigned k = 0; k < nkept; k++)
+		if (kept[k] >= start && kept[k] < start + size)
+			holds = true;
+	if (!holds)
+		return rule_masked(ctx, EPERM, "ioctl", 1, 0xff00ULL | (0xffULL & ~(uint64_t)(size - 1)),
+				   ((uint64_t)type << 8) | start);
+	if (size == 1)
+		return 0;
+	rc = add_ioctl_block(ctx, type, start, size / 2, kept, nkept);
+	return rc < 0 ? rc : add_ioctl_block(ctx, type, start + size / 2, size / 2, kept, nkept);
+}
+
 static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 {
 	size_t i;
@@ -352,6 +408,15 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 		if (rc < 0)
 			return rc;
 	}
+	for (i = 0; i < ARRAY_LEN(refused_ioctl_types); i++) {
+		rc = add_ioctl_block(ctx, refused_ioctl_types[i].type, 0, 256, refused_ioctl_types[i].kept,
+				     refused_ioctl_types[i].nkept);
+		if (rc < 0)
+			return rc;
+	}
+	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffULL, ((unsigned long)'f' << 8) | EXT4_IOC_MOVE_EXT_NR);
+	if (rc < 0)
+		return rc;
 	rc = add_setid_rules(ctx, what);
 	if (rc < 0)
 		return rc;

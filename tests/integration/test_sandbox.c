@@ -1367,7 +1367,11 @@ static void test_seccomp(void)
 	{
 		static const char *const refused[] = {"fssetxattr", "file-setattr", "set-encryption-policy", "add-encryption-key",
 						      "remove-encryption-key", "remove-encryption-key-all-users",
-						      NULL};
+						      /* round 22: families by type */
+						      "btrfs-snap-create-v2", "btrfs-subvol-create", "btrfs-subvol-setflags",
+						      "xfs-swapext", "xfs-exchange-range", "ext4-move-ext", "f2fs-move-range",
+						      "bcachefs-subvolume-create", NULL};
+		static const char *const kept[] = {"kept-ficlone=", "kept-getflags=", "kept-fsgetxattr=", NULL};
 		char line[64];
 
 		rc = probe_run(&out, "inode-ioctls", p_work, NULL);
@@ -1375,6 +1379,12 @@ static void test_seccomp(void)
 		for (i = 0; refused[i] != NULL; i++) {
 			snprintf(line, sizeof(line), "%s=EPERM", refused[i]);
 			ROW(out != NULL && has_line(out, line), "%s: not refused: %s", refused[i], test_nz(out));
+		}
+		for (i = 0; kept[i] != NULL; i++) {
+			const char *at = out != NULL ? strstr(out, kept[i]) : NULL;
+
+			ROW(at != NULL && strncmp(at + strlen(kept[i]), "EPERM", 5) != 0, "%s refused or missing: %s",
+			    kept[i], test_nz(out));
 		}
 		free(out);
 		out = NULL;
