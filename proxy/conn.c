@@ -769,6 +769,48 @@ static void refuse_waiting(proxy_t *px, evutil_socket_t fd, const char *peer, un
 	(void)evutil_closesocket(fd);
 }
 
+/*
+ * The waiting set is full (proxy_waiting_acquire()): closes this loop's
+ * oldest connection still waiting for its first head (the registry is
+ * newest first), so that a new one can take its place. Round 22 of the
+ * attack held the set with 256 silent connections, reopened as each
+ * timed out: refusing the newest locked every other client out for the
+ * price of idle sockets. Evicting the oldest makes the holder race each
+ * newcomer's head, which takes well under a millisecond. The eviction is
+ * audited, with the peer that held the place. True if one was closed.
+ */
+static bool evict_oldest_waiting(proxy_t *px, const char *newcomer, unsigned max)
+{
+	char line[REASON_MAX];
+	struct audit_rec r;
+	conn_t *victim = NULL;
+
+	for (conn_t *c = *proxy_conn_list(px); c != NULL; c = c->next)
+		if (c->waiting && (c->state == CONN_ACCEPTED || c->state == CONN_READ_HEAD ||
+				   c->state == CONN_INTERCEPT_SNIFF))
+			victim = c;
+	if (victim == NULL)
+		return false;
+	(void)snprintf(line, sizeof(line),
+		       "passavant: closed the connection from %s, the longest waiting for a first request, for one "
+		       "from %s: %u connections already wait (limits.maxTunnels)",
+		       victim->client.peer, newcomer, max);
+	memset(&r, 0, sizeof(r));
+	r.kind = "connect";
+	r.decision = "deny";
+	r.reason = line;
+	r.rule = "limits: maxTunnels";
+	r.bytes_up = -1;
+	r.bytes_down = -1;
+	r.ms = 0;
+	r.tls = "none";
+	r.reason_is_line = true;
+	log_info("%s", line);
+	proxy_record(px, &r);
+	conn_close(victim, "evicted from the waiting set", false);
+	return true;
+}
+
 void conn_slot_taken(conn_t *c)
 {
 	c->slot = true;
@@ -814,7 +856,9 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 	c->idle_ms = lim->idle_timeout_ms;
 	c->up_keep_ms = lim->upstream_keepalive_ms;
 	format_peer(peer, peerlen, c->client.peer, sizeof(c->client.peer));
-	if (!proxy_waiting_acquire(px, lim->max_tunnels)) {
+	if (!proxy_waiting_acquire(px, lim->max_tunnels) &&
+	    (!evict_oldest_waiting(px, c->client.peer, lim->max_tunnels) ||
+	     !proxy_waiting_acquire(px, lim->max_tunnels))) {
 		refuse_waiting(px, fd, c->client.peer, lim->max_tunnels, http);
 		proxy_policy_put(c->pol);
 		free(c);

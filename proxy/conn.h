@@ -25,8 +25,10 @@ typedef struct conn conn_t;
  * policy's handshake timeout, and links the conn into the proxy registry.
  * The conn counts among those waiting for a first allowed request
  * (proxy_waiting_acquire()) until it takes a tunnel slot; past
- * limits.maxTunnels of them, fd is refused and closed (with a 503 when
- * http says the client speaks HTTP to the proxy, not an intercepted one).
+ * limits.maxTunnels of them, the oldest of this loop still reading a
+ * first head is closed to make room, and only when none can be is fd
+ * refused and closed (with a 503 when http says the client speaks HTTP
+ * to the proxy, not an intercepted one).
  * Returns the conn (owned by the registry; it frees itself through
  * conn_close()), or NULL after closing fd and logging why. From callbacks:
  * yes.
