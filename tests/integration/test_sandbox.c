@@ -1370,8 +1370,9 @@ static void test_seccomp(void)
 						      /* round 22: families by type */
 						      "btrfs-snap-create-v2", "btrfs-subvol-create", "btrfs-subvol-setflags",
 						      "xfs-swapext", "xfs-exchange-range", "ext4-move-ext", "f2fs-move-range",
-						      "bcachefs-subvolume-create", NULL};
-		static const char *const kept[] = {"kept-ficlone=", "kept-getflags=", "kept-fsgetxattr=", NULL};
+						      "bcachefs-subvolume-create", "nsfs-get-nstype", NULL};
+		static const char *const kept[] = {"kept-ficlone=", "kept-getflags=", "kept-fsgetxattr=",
+						   "kept-fionread=", NULL};
 		char line[64];
 
 		rc = probe_run(&out, "inode-ioctls", p_work, NULL);

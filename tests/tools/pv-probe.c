@@ -71,6 +71,7 @@
 
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -382,6 +383,20 @@ static int do_inode_ioctls(const char *dir)
 		setid_line("ext4-move-ext", ioctl(ffd, _IOWR('f', 15, char[48]), big));
 		setid_line("f2fs-move-range", ioctl(ffd, _IOWR(0xf5, 9, char[32]), big));
 		setid_line("bcachefs-subvolume-create", ioctl(dfd, _IOW(0xbc, 16, char[32]), big));
+		/* Types no one may use: nsfs (0xb7) answers outside. */
+		{
+			int nfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+			int pfd[2] = {-1, -1}, avail = 0;
+
+			setid_line("nsfs-get-nstype", nfd < 0 ? -1 : ioctl(nfd, NS_GET_NSTYPE));
+			if (nfd >= 0)
+				close(nfd);
+			setid_line("kept-fionread", pipe(pfd) < 0 ? -1 : ioctl(pfd[0], FIONREAD, &avail));
+			if (pfd[0] >= 0) {
+				close(pfd[0]);
+				close(pfd[1]);
+			}
+		}
 		setid_line("kept-ficlone", ioctl(ffd, FICLONE, ffd));
 		setid_line("kept-getflags", ioctl(ffd, FS_IOC_GETFLAGS, &fl));
 		setid_line("kept-fsgetxattr", ioctl(ffd, FS_IOC_FSGETXATTR, &fx));
