@@ -735,7 +735,6 @@ static void format_peer(const struct sockaddr *sa, int len, char *buf, size_t bu
 static void refuse_waiting(proxy_t *px, evutil_socket_t fd, const char *peer, unsigned max, bool http)
 {
 	char line[REASON_MAX], resp[REASON_MAX + 256];
-	struct audit_rec r;
 	int n;
 
 	(void)snprintf(line, sizeof(line),
@@ -753,19 +752,7 @@ static void refuse_waiting(proxy_t *px, evutil_socket_t fd, const char *peer, un
 		if (n > 0 && (size_t)n < sizeof(resp) && send(fd, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 			log_debug("client %s: the 503 of the waiting limit: %s", peer, strerror(errno));
 	}
-	memset(&r, 0, sizeof(r));
-	r.kind = "connect";
-	r.status = http ? 503 : 0;
-	r.decision = "deny";
-	r.reason = line;
-	r.rule = "limits: maxTunnels";
-	r.bytes_up = -1;
-	r.bytes_down = -1;
-	r.ms = 0;
-	r.tls = "none";
-	r.reason_is_line = true;
-	log_info("%s", line);
-	proxy_record(px, &r);
+	proxy_record_line(px, NULL, 0, http ? 503 : 0, "limits: maxTunnels", line);
 	(void)evutil_closesocket(fd);
 }
 
@@ -782,7 +769,6 @@ static void refuse_waiting(proxy_t *px, evutil_socket_t fd, const char *peer, un
 static bool evict_oldest_waiting(proxy_t *px, const char *newcomer, unsigned max)
 {
 	char line[REASON_MAX];
-	struct audit_rec r;
 	conn_t *victim = NULL;
 
 	for (conn_t *c = *proxy_conn_list(px); c != NULL; c = c->next)
@@ -795,18 +781,7 @@ static bool evict_oldest_waiting(proxy_t *px, const char *newcomer, unsigned max
 		       "passavant: closed the connection from %s, the longest waiting for a first request, for one "
 		       "from %s: %u connections already wait (limits.maxTunnels)",
 		       victim->client.peer, newcomer, max);
-	memset(&r, 0, sizeof(r));
-	r.kind = "connect";
-	r.decision = "deny";
-	r.reason = line;
-	r.rule = "limits: maxTunnels";
-	r.bytes_up = -1;
-	r.bytes_down = -1;
-	r.ms = 0;
-	r.tls = "none";
-	r.reason_is_line = true;
-	log_info("%s", line);
-	proxy_record(px, &r);
+	proxy_record_line(px, NULL, 0, 0, "limits: maxTunnels", line);
 	conn_close(victim, "evicted from the waiting set", false);
 	return true;
 }

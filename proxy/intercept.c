@@ -66,25 +66,12 @@ static void refuse_accept(proxy_t *px, const char *host, uint16_t port, const ch
 static void refuse_accept(proxy_t *px, const char *host, uint16_t port, const char *fmt, ...)
 {
 	char line[REASON_MAX];
-	struct audit_rec r;
 	va_list ap;
 
 	va_start(ap, fmt);
 	(void)vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	memset(&r, 0, sizeof(r));
-	r.kind = "connect";
-	r.host = host;
-	r.port = port;
-	r.decision = "deny";
-	r.reason = line;
-	r.bytes_up = -1;
-	r.bytes_down = -1;
-	r.ms = 0;
-	r.tls = "none";
-	r.reason_is_line = true;
-	log_info("%s", line);
-	proxy_record(px, &r);
+	proxy_record_line(px, host, port, 0, NULL, line);
 }
 
 /* What the refusal lines call the destination: the name its synthetic

@@ -533,6 +533,28 @@ void proxy_record(proxy_t *px, const struct audit_rec *r)
 	record_out(m, r);
 }
 
+void proxy_record_line(proxy_t *px, const char *host, uint16_t port, int status, const char *rule,
+		       const char *line)
+{
+	struct audit_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = "connect";
+	r.host = host;
+	r.port = port;
+	r.status = status;
+	r.decision = "deny";
+	r.reason = line;
+	r.rule = rule;
+	r.bytes_up = -1;
+	r.bytes_down = -1;
+	r.ms = 0;
+	r.tls = "none";
+	r.reason_is_line = true;
+	log_info("%s", line);
+	proxy_record(px, &r);
+}
+
 static void record_out(proxy_t *m, const struct audit_rec *r)
 {
 	/* audit_write() is safe from any loop (one locked write per line);

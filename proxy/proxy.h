@@ -221,6 +221,12 @@ bool proxy_masking(proxy_t *px) NONNULL(1);
  * credential: the callers search what they decide on, this is the last
  * check (SPEC §6). */
 void proxy_record(proxy_t *px, const struct audit_rec *r) NONNULL(1, 2);
+/* A connection refused or closed before any request (at accept, on its
+ * first bytes): line, the whole reason, to stderr at info level and as a
+ * "connect" deny record (host NULL and status 0 when unknown, written
+ * null), through proxy_record(). */
+void proxy_record_line(proxy_t *px, const char *host, uint16_t port, int status, const char *rule,
+		       const char *line) NONNULL(1, 6);
 /*
  * The credential whose real value text (len bytes) holds, in any form the
  * remask set knows (mask_table_find_real()), or NULL when none or when

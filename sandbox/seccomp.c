@@ -340,46 +340,29 @@ static int add_setid_rules(scmp_filter_ctx ctx, const char **what)
 }
 
 /*
- * Refuses the ioctl requests of type `type` whose number is in
- * [start, start + size) (size a power of two, start aligned to it) but
- * not in kept: one masked rule per largest aligned block holding no kept
- * number, so a family costs a handful of rules, not 256.
+ * Refuses the ioctl requests whose byte at bit `shift` of the request (8:
+ * the type, 0: the number) is in [start, start + size) (size a power of
+ * two, start aligned to it) but not in kept, among those matching
+ * fixed_val under fixed_mask (the type, for numbers; nothing, for types):
+ * one masked rule per largest aligned block holding no kept byte, so a
+ * family costs a handful of rules, not 256.
  */
-static int add_ioctl_block(scmp_filter_ctx ctx, unsigned type, unsigned start, unsigned size,
-			   const unsigned char *kept, unsigned nkept)
+static int add_ioctl_block(scmp_filter_ctx ctx, uint64_t fixed_mask, uint64_t fixed_val, unsigned shift,
+			   unsigned start, unsigned size, const unsigned char *kept, size_t nkept)
 {
 	bool holds = false;
 	int rc;
 
-	for (unsigned k = 0; k < nkept; k++)
+	for (size_t k = 0; k < nkept; k++)
 		if (kept[k] >= start && kept[k] < start + size)
 			holds = true;
 	if (!holds)
-		return rule_masked(ctx, EPERM, "ioctl", 1, 0xff00ULL | (0xffULL & ~(uint64_t)(size - 1)),
-				   ((uint64_t)type << 8) | start);
+		return rule_masked(ctx, EPERM, "ioctl", 1, fixed_mask | ((0xffULL & ~(uint64_t)(size - 1)) << shift),
+				   fixed_val | ((uint64_t)start << shift));
 	if (size == 1)
 		return 0;
-	rc = add_ioctl_block(ctx, type, start, size / 2, kept, nkept);
-	return rc < 0 ? rc : add_ioctl_block(ctx, type, start + size / 2, size / 2, kept, nkept);
-}
-
-/* The same over the type byte: refuses every type in [start, start +
- * size) that allowed_ioctl_types[] does not hold. */
-static int add_ioctl_type_block(scmp_filter_ctx ctx, unsigned start, unsigned size)
-{
-	bool holds = false;
-	int rc;
-
-	for (size_t k = 0; k < ARRAY_LEN(allowed_ioctl_types); k++)
-		if (allowed_ioctl_types[k] >= start && allowed_ioctl_types[k] < start + size)
-			holds = true;
-	if (!holds)
-		return rule_masked(ctx, EPERM, "ioctl", 1, (0xffULL & ~(uint64_t)(size - 1)) << 8,
-				   (uint64_t)start << 8);
-	if (size == 1)
-		return 0;
-	rc = add_ioctl_type_block(ctx, start, size / 2);
-	return rc < 0 ? rc : add_ioctl_type_block(ctx, start + size / 2, size / 2);
+	rc = add_ioctl_block(ctx, fixed_mask, fixed_val, shift, start, size / 2, kept, nkept);
+	return rc < 0 ? rc : add_ioctl_block(ctx, fixed_mask, fixed_val, shift, start + size / 2, size / 2, kept, nkept);
 }
 
 static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
@@ -442,15 +425,15 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 			return rc;
 	}
 	for (i = 0; i < ARRAY_LEN(refused_ioctl_types); i++) {
-		rc = add_ioctl_block(ctx, refused_ioctl_types[i].type, 0, 256, refused_ioctl_types[i].kept,
-				     refused_ioctl_types[i].nkept);
+		rc = add_ioctl_block(ctx, 0xff00ULL, (uint64_t)refused_ioctl_types[i].type << 8, 0, 0, 256,
+				     refused_ioctl_types[i].kept, refused_ioctl_types[i].nkept);
 		if (rc < 0)
 			return rc;
 	}
 	rc = rule_masked(ctx, EPERM, "ioctl", 1, 0xffffULL, ((unsigned long)'f' << 8) | EXT4_IOC_MOVE_EXT_NR);
 	if (rc < 0)
 		return rc;
-	rc = add_ioctl_type_block(ctx, 0, 256);
+	rc = add_ioctl_block(ctx, 0, 0, 8, 0, 256, allowed_ioctl_types, ARRAY_LEN(allowed_ioctl_types));
 	if (rc < 0)
 		return rc;
 	rc = add_setid_rules(ctx, what);
