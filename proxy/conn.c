@@ -569,8 +569,7 @@ void conn_drive(conn_t *c)
 			return;
 		}
 	}
-	sockio_release_idle(c, &c->client);
-	sockio_release_idle(c, &c->up);
+	sockio_drive_done(c);
 	sockio_update(c);
 }
 
@@ -985,4 +984,21 @@ void conn_close_all(struct conn **list)
 {
 	while (*list != NULL)
 		conn_close(*list, "proxy stopping", false);
+}
+
+void conn_bufs_tick(struct conn *list, bool *busy, bool *freed)
+{
+	*busy = *freed = false;
+	for (conn_t *c = list; c != NULL; c = c->next) {
+		switch (sockio_bufs_tick(c)) {
+		case SOCKIO_TICK_IDLE:
+			break;
+		case SOCKIO_TICK_BUSY:
+			*busy = true;
+			break;
+		case SOCKIO_TICK_RELEASED:
+			*freed = true;
+			break;
+		}
+	}
 }

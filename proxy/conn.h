@@ -49,4 +49,9 @@ void conn_close(conn_t *c, const char *reason, bool is_error) NONNULL(1, 2);
 /* Closes every connection in the registry (shutdown). */
 void conn_close_all(struct conn **list) NONNULL(1);
 
+/* A buffer tick over the registry (proxy.c, enum conn_bufs): whether a
+ * connection is still busy (*busy: tick again) and whether one that was
+ * busy freed its buffers (*freed: trim the heap). */
+void conn_bufs_tick(struct conn *list, bool *busy, bool *freed) NONNULL(2, 3);
+
 #endif

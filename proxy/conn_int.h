@@ -139,6 +139,19 @@ struct exchange {
 	uint64_t bytes_down;        /** bytes passed on from the upstream */
 };
 
+/*
+ * What a TLS connection does with its record buffers (OpenSSL's read and
+ * write buffers, the input chain libevent reserves) between requests
+ * (sockio_drive_done(), sockio_bufs_tick()). A connection starts in
+ * RELEASE; one driven at least SOCKIO_BUSY_DRIVES times between two of its
+ * loop's buffer ticks is busy and KEEPs them, and the first tick that
+ * finds it quiet releases them and puts it back in RELEASE.
+ */
+enum conn_bufs {
+	CONN_BUFS_RELEASE, /* freed whenever a side goes idle (SSL_MODE_RELEASE_BUFFERS) */
+	CONN_BUFS_KEEP     /* busy: kept from one request to the next, until a quiet tick */
+};
+
 /* One side of the connection: its socket, TLS and parser. */
 struct conn_side {
 	struct bufferevent *bev;  /** socket bufferevent, NULL when not connected */
@@ -227,6 +240,8 @@ struct conn {
 	const struct intercept *icpt; /** the intercept listener it came from, or NULL (the proxy port) */
 	struct conn_orig *orig;     /** intercepted: the original destination (malloc'd), else NULL */
 	bool client_h2;             /** the client's ClientHello offers ALPN h2 */
+	enum conn_bufs bufs;        /** TLS record buffers: released per drive or kept while busy */
+	uint16_t drives;            /** drives since the loop's last buffer tick (saturating, sockio.c) */
 	struct h2 *h2;              /** mode H2: the sessions and streams (h2.c), else NULL */
 };
 

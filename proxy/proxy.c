@@ -77,6 +77,8 @@ struct proxy {
 	bool churned;                   /* an accept, close or TLS handshake end since the last trim */
 	int64_t last_churn_us;          /* the last of them (mono_us(): a wall-clock step moves no trim) */
 	int64_t last_trim_us;           /* the last trim after churn (mono_us()) */
+	struct event *bufs_tick;        /* busy connections' record buffers: kept or released */
+	bool bufs_armed;                /* bufs_tick is pending */
 	struct conn *conns;             /* registry of this loop's live connections */
 	int inbox_fd;                   /* eventfd: handoffs or a stop request wait; -1: none */
 	struct event *inbox;            /* reads inbox_fd */
@@ -624,6 +626,8 @@ static int64_t mono_us(void)
 	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
+static void trim_heap(void);
+
 static void settle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	proxy_t *px = arg;
@@ -648,7 +652,7 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 		 * again soon. */
 		px->churned = false;
 		px->last_trim_us = now;
-		(void)malloc_trim(0);
+		trim_heap();
 		zone_process_trim();
 		(void)event_add(px->settle, &trim);
 		return;
@@ -663,7 +667,7 @@ static void settle_cb(evutil_socket_t fd, short what, void *arg)
 		(void)event_add(px->settle, &left);
 		return;
 	}
-	(void)malloc_trim(0);
+	trim_heap();
 	zone_process_trim();
 	zone_process_stats(&zs);
 	log_debug("heap settled: the upstream zone holds %zu objects in %zu pages (%zu ever used)", zs.objects,
@@ -756,6 +760,39 @@ void proxy_note_churn(proxy_t *px)
 	}
 }
 
+/*
+ * Every PROXY_BUFS_TICK_MS while TLS connections are driven: each
+ * connection is found busy (it keeps its record buffers) or quiet
+ * (sockio_bufs_tick()). Buffers freed by a connection that was busy go
+ * back to the system as churn does. Armed by drives only: an idle proxy
+ * does not wake for it.
+ */
+#define PROXY_BUFS_TICK_MS 1000
+
+static void bufs_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	proxy_t *px = arg;
+	bool again = false, freed = false;
+
+	(void)fd;
+	(void)what;
+	px->bufs_armed = false;
+	conn_bufs_tick(px->conns, &again, &freed);
+	if (again)
+		proxy_bufs_arm(px);
+	if (freed)
+		proxy_note_churn(px);
+}
+
+void proxy_bufs_arm(proxy_t *px)
+{
+	struct timeval tv = {PROXY_BUFS_TICK_MS / 1000, (PROXY_BUFS_TICK_MS % 1000) * 1000};
+
+	if (px->bufs_armed || px->bufs_tick == NULL)
+		return;
+	px->bufs_armed = event_add(px->bufs_tick, &tv) == 0;
+}
+
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
 	proxy_t *px = arg;
@@ -821,6 +858,37 @@ static void tune_heap(void)
 }
 
 /*
+ * Returns the calling thread's free heap pages. malloc_trim() gives back
+ * the free pages of every arena, and the top of the main one, but not the
+ * top of a thread's own arena: glibc shrinks that only when a large free
+ * finds the top above M_TRIM_THRESHOLD (16 MiB here). A worker loop's
+ * peak (busy tunnels' record buffers, a burst of handshakes) then stayed
+ * resident: 48 busy tunnels on 2 loops left 1 MiB behind. So the
+ * threshold is lowered to glibc's default for one large free of the
+ * thread's own: its arena's top is trimmed down to it. Under a lock: two
+ * loops trimming at once must not restore each other's threshold early.
+ * settle_cb() runs on the loop's own thread.
+ */
+#define PROXY_TOP_TRIM_BYTES (128 << 10)
+#define PROXY_TOP_POKE_BYTES (128 << 10)
+
+static void trim_heap(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	void *volatile poke;
+
+	(void)malloc_trim(0);
+	if (pthread_mutex_lock(&lock) != 0)
+		return;
+	if (mallopt(M_TRIM_THRESHOLD, PROXY_TOP_TRIM_BYTES) == 1) {
+		poke = malloc(PROXY_TOP_POKE_BYTES);
+		free(poke);
+		(void)mallopt(M_TRIM_THRESHOLD, PROXY_HEAP_TRIM_BYTES);
+	}
+	(void)pthread_mutex_unlock(&lock);
+}
+
+/*
  * The loop, with epoll's change list: libevent then applies the changes of
  * one iteration in a batch when it next waits, and an add undone in the
  * same iteration costs no system call. Every TLS write adds and then
@@ -828,14 +896,19 @@ static void tune_heap(void)
  * are queued and disarms it once SSL_write took them): two epoll_ctl per
  * response and side without it. libevent warns that the change list
  * misbehaves with fds that share a file description (dup()); the proxy
- * never dups a socket it registers. Falls back to a default base.
+ * never dups a socket it registers. Without the base's lock: only the
+ * loop's own thread touches its base (other threads hand connections over
+ * and ask it to stop through its inbox, an eventfd the loop reads), and
+ * with N > 1 loops the lock cost about 3,000 instructions per kept-alive
+ * request (docs/architecture.md "Loops"). Falls back to a default base.
  */
 static struct event_base *new_base(void)
 {
 	struct event_config *cfg = event_config_new();
 	struct event_base *b = NULL;
 
-	if (cfg != NULL && event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) == 0)
+	if (cfg != NULL && event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) == 0 &&
+	    event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK) == 0)
 		b = event_base_new_with_config(cfg);
 	if (cfg != NULL)
 		event_config_free(cfg);
@@ -916,7 +989,8 @@ static int loop_init(proxy_t *l)
 	}
 	l->accept_pause = evtimer_new(l->base, accept_resume_cb, l);
 	l->settle = evtimer_new(l->base, settle_cb, l);
-	if (l->accept_pause == NULL || l->settle == NULL) {
+	l->bufs_tick = evtimer_new(l->base, bufs_tick_cb, l);
+	if (l->accept_pause == NULL || l->settle == NULL || l->bufs_tick == NULL) {
 		log_warnx("cannot create the timers of event loop %u", l->index);
 		return -1;
 	}
@@ -961,6 +1035,8 @@ static void loop_fini(proxy_t *l)
 		event_free(l->accept_pause);
 	if (l->settle != NULL)
 		event_free(l->settle);
+	if (l->bufs_tick != NULL)
+		event_free(l->bufs_tick);
 	/* Before the base: the resolver's server port has an event on it. */
 	if (l->index == 0)
 		resolver_free(l->resolver);
@@ -1056,8 +1132,8 @@ int proxy_set_loops(proxy_t *px, unsigned n)
 	if (n == 1)
 		return 0;
 	/* libevent's own shared state (its random numbers for DNS ids, the
-	 * signal pipe) takes locks only once threads are declared. Before
-	 * the workers' bases: those then get their locks too. */
+	 * signal pipe) takes locks only once threads are declared. The bases
+	 * take none (new_base()): each is touched by its own thread only. */
 	if (pthread_once(&once, threads_init) != 0 || threads_ok_result < 0) {
 		log_warnx("cannot make libevent thread-safe (evthread_use_pthreads)");
 		return -1;

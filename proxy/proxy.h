@@ -248,6 +248,9 @@ tls_session_t *proxy_tls(proxy_t *px) NONNULL(1); /* NULL: no termination */
 /* Connections came, went or finished a TLS handshake: freed heap pages
  * are returned (malloc_trim) once this has been quiet for a second. */
 void proxy_note_churn(proxy_t *px) NONNULL(1);
+/* A TLS connection of this loop was driven since the last buffer tick:
+ * the tick (sockio_bufs_tick() for each connection) is due. */
+void proxy_bufs_arm(proxy_t *px) NONNULL(1);
 struct event_base *proxy_base(proxy_t *px) NONNULL(1);
 struct evdns_base *proxy_dns(proxy_t *px) NONNULL(1);
 /* This machine's own addresses for the guard (owned by the proxy). */

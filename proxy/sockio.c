@@ -210,6 +210,72 @@ void sockio_release_idle(conn_t *c, struct conn_side *s)
 		tls_release_buffers(proxy_tls(c->px), s->ssl);
 }
 
+/*
+ * Busy connections keep their record buffers. Releasing them after every
+ * drive (sockio_release_idle()) and letting OpenSSL free its buffers as
+ * each empties (SSL_MODE_RELEASE_BUFFERS) keeps an idle tunnel small, but
+ * a kept-alive connection then allocates and frees four record buffers,
+ * and walks OpenSSL's record slots twice, for every request: about 7,000
+ * of some 70,000 instructions per request (docs/architecture.md "Busy
+ * connections keep their buffers"). A connection driven
+ * SOCKIO_BUSY_DRIVES times between two buffer ticks of its loop
+ * (PROXY_BUFS_TICK_MS, proxy.c; a request drives it about four times) is
+ * busy: until a tick finds it quiet, nothing is released. Only where
+ * SSL_free_buffers() is safe (tls_release_buffers()): the tick that ends
+ * it needs it.
+ */
+#define SOCKIO_BUSY_DRIVES 32
+
+void sockio_drive_done(conn_t *c)
+{
+	if (c->client.ssl == NULL && c->up.ssl == NULL)
+		return;
+	if (c->drives < SOCKIO_BUSY_DRIVES && c->drives++ == 0)
+		proxy_bufs_arm(c->px);
+	if (c->bufs == CONN_BUFS_KEEP)
+		return;
+	sockio_release_idle(c, &c->client);
+	sockio_release_idle(c, &c->up);
+}
+
+/* OpenSSL frees s's record buffers as they empty (release) or keeps them. */
+static void bufs_mode(struct conn_side *s, bool release)
+{
+	if (s->ssl == NULL)
+		return;
+	if (release)
+		(void)SSL_set_mode(s->ssl, SSL_MODE_RELEASE_BUFFERS);
+	else
+		(void)SSL_clear_mode(s->ssl, SSL_MODE_RELEASE_BUFFERS);
+}
+
+enum sockio_tick sockio_bufs_tick(conn_t *c)
+{
+	bool busy = c->drives >= SOCKIO_BUSY_DRIVES;
+	const tls_session_t *t = proxy_tls(c->px);
+
+	c->drives = 0;
+	if (busy && t != NULL && tls_buffers_releasable(t)) {
+		/* Every tick: an upstream dialled since the last one came
+		 * with its context's mode. */
+		bufs_mode(&c->client, false);
+		bufs_mode(&c->up, false);
+		c->bufs = CONN_BUFS_KEEP;
+		return SOCKIO_TICK_BUSY;
+	}
+	if (c->bufs != CONN_BUFS_KEEP)
+		return SOCKIO_TICK_IDLE;
+	c->bufs = CONN_BUFS_RELEASE;
+	bufs_mode(&c->client, true);
+	bufs_mode(&c->up, true);
+	/* Either side may hold buffers, read or written. */
+	c->client.held = c->client.ssl != NULL;
+	c->up.held = c->up.ssl != NULL;
+	sockio_release_idle(c, &c->client);
+	sockio_release_idle(c, &c->up);
+	return SOCKIO_TICK_RELEASED;
+}
+
 /* Enables or disables reading on s; a side whose reading comes back may
  * need a kick again (sockio_kick_tls_read()). */
 void sockio_set_reading(struct conn_side *s, bool on)

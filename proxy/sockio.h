@@ -51,6 +51,20 @@ size_t sockio_tls_unsent(const conn_t *c) NONNULL(1);
 /* Frees the buffers an idle TLS side keeps (input chain, OpenSSL's). */
 void sockio_release_idle(conn_t *c, struct conn_side *s) NONNULL(1, 2);
 
+/* The end of a drive of c: counts it, and frees what its idle TLS sides
+ * hold unless c is busy (enum conn_bufs). */
+void sockio_drive_done(conn_t *c) NONNULL(1);
+
+/* What a buffer tick (proxy.c) found of a connection. */
+enum sockio_tick {
+	SOCKIO_TICK_IDLE,     /* releasing after each drive: nothing to do until driven again */
+	SOCKIO_TICK_BUSY,     /* busy: its buffers are kept; the next tick looks again */
+	SOCKIO_TICK_RELEASED  /* was busy, now quiet: its buffers were freed */
+};
+
+/* A buffer tick for c: busy since the last one, or quiet. */
+enum sockio_tick sockio_bufs_tick(conn_t *c) NONNULL(1);
+
 /* Starts or stops reading side s. */
 void sockio_set_reading(struct conn_side *s, bool on) NONNULL(1);
 

@@ -176,6 +176,11 @@ static bool free_buffers_safe(void)
 	return v >= 0x300000e0UL; /* 3.0.14 */
 }
 
+bool tls_buffers_releasable(const tls_session_t *t)
+{
+	return t->free_buffers;
+}
+
 void tls_release_buffers(const tls_session_t *t, SSL *ssl)
 {
 	if (t->free_buffers)

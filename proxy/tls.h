@@ -183,5 +183,7 @@ bool tls_client_sni(struct bufferevent *bev, char *buf, size_t len, const char *
  * (CVE-2024-4741; decided once, in tls_session_new()).
  */
 void tls_release_buffers(const tls_session_t *t, struct ssl_st *ssl) NONNULL(1, 2);
+/* Whether tls_release_buffers() frees anything with this OpenSSL. */
+bool tls_buffers_releasable(const tls_session_t *t) NONNULL(1);
 
 #endif

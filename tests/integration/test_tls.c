@@ -701,6 +701,98 @@ static void test_small_response_one_record(void)
 	close(fd);
 }
 
+/*
+ * Busy connections keep their TLS record buffers from one request to the
+ * next (sockio_drive_done()), and give them back once quiet: the first
+ * buffer tick that finds a connection idle frees them, and the heap is
+ * trimmed after it. 48 kept-alive tunnels, each idle after one request,
+ * then busy for 2.5 s (15,000-byte echoes: four nearly full records per
+ * request), then quiet for 3.5 s (less than upstreamKeepAliveMs, so the
+ * upstream halves stay open): the proxy's VmRSS must come back to within
+ * 16 KiB per tunnel of where it was before the busy phase (each tunnel
+ * keeps four record buffers, about 67 KiB, while busy). Every
+ * tunnel must still answer afterwards. ASan's allocator keeps freed
+ * memory, so under it only the answers are checked.
+ */
+#define BUSY_TUNNELS 48
+
+static long proxy_rss_now(void)
+{
+	return test_rss_kib(test_proc_pid(px_main.proc));
+}
+
+static bool one_hello(SSL *ssl)
+{
+	static char buf[4096];
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
+
+	return SSL_write(ssl, req, n) == n && read_one_response(ssl, buf, sizeof(buf)) == 6 &&
+	       strncmp(buf, "HTTP/1.1 200", 12) == 0;
+}
+
+/* A POST of 15,000 bytes to /echo, which answers with the whole request:
+ * each of the tunnel's four record buffers carries a nearly full record. */
+#define BUSY_BODY 15000
+
+static bool one_echo(SSL *ssl)
+{
+	static char req[BUSY_BODY + 256], buf[2 * BUSY_BODY];
+	int h = snprintf(req, 256, "POST /echo HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", up.addr,
+			 BUSY_BODY);
+
+	memset(req + h, 'x', BUSY_BODY);
+	return SSL_write(ssl, req, h + BUSY_BODY) == h + BUSY_BODY &&
+	       read_one_response(ssl, buf, sizeof(buf)) == h + BUSY_BODY && strncmp(buf, "HTTP/1.1 200", 12) == 0;
+}
+
+static void test_busy_buffers_released(void)
+{
+	SSL *ssl[BUSY_TUNNELS];
+	int fd[BUSY_TUNNELS];
+	SSL_CTX *ctx;
+	long idle, busy, after;
+	unsigned ok = 0, bad = 0, rounds = 0;
+	struct timespec t0, t;
+	bool asan = getenv("ASAN_OPTIONS") != NULL;
+
+	ctx = SSL_CTX_new(TLS_client_method());
+	CU_ASSERT_FATAL(ctx != NULL);
+	for (int i = 0; i < BUSY_TUNNELS; i++) {
+		ssl[i] = tunnel_ssl(ctx, &fd[i]);
+		CU_ASSERT_FATAL(SSL_connect(ssl[i]) == 1);
+		CU_ASSERT_FATAL(one_hello(ssl[i]));
+	}
+	/* The handshakes' heap is trimmed once accepting pauses. */
+	usleep(2500 * 1000);
+	idle = proxy_rss_now();
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < BUSY_TUNNELS; i++)
+			one_echo(ssl[i]) ? ok++ : bad++;
+		rounds++;
+		(void)clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 2500);
+	busy = proxy_rss_now();
+	usleep(3500 * 1000);
+	after = proxy_rss_now();
+	fprintf(stderr, "\n    %d tunnels: proxy VmRSS %ld KiB idle, %ld KiB busy (%u requests each), %ld KiB 3.5 s later\n",
+		BUSY_TUNNELS, idle, busy, rounds, after);
+	CU_ASSERT(bad == 0 && ok == rounds * BUSY_TUNNELS);
+	CU_ASSERT(rounds >= 20);
+	if (asan)
+		fprintf(stderr, "    (ASan keeps freed memory: VmRSS not compared)\n");
+	else
+		CU_ASSERT(idle > 0 && after > 0 && after - idle < BUSY_TUNNELS * 16);
+	/* Released buffers come back with the next request. */
+	for (int i = 0; i < BUSY_TUNNELS; i++) {
+		CU_ASSERT(one_hello(ssl[i]));
+		SSL_free(ssl[i]);
+		close(fd[i]);
+	}
+	SSL_CTX_free(ctx);
+}
+
 /* ------------------------------------------------------------------ */
 /* tls_clients                                                         */
 /* ------------------------------------------------------------------ */
@@ -1305,6 +1397,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "stalled 1 GiB download inside TLS keeps RSS bounded", test_slow_reader);
 	test_add(s, "slow reader: bodies arrive whole on a kept-alive tunnel (read-ahead)", test_slow_reader_bodies_whole);
 	test_add(s, "a small response is one TLS record, a large one arrives whole", test_small_response_one_record);
+	test_add(s, "busy tunnels keep their record buffers and give them back once quiet", test_busy_buffers_released);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
 	test_add(s, "TLS: Finished and a request in one read after a split ClientHello", test_edge_split_hello);
