@@ -230,7 +230,11 @@ void sockio_drive_done(conn_t *c)
 {
 	if (c->client.ssl == NULL && c->up.ssl == NULL)
 		return;
-	if (c->drives < SOCKIO_BUSY_DRIVES && c->drives++ == 0)
+	/* Only requests and relayed bytes count: a handshake's drives
+	 * (a dozen or more, each callback of each side) would make every
+	 * tunnel of a burst busy. */
+	if ((c->state == CONN_READ_HEAD || c->state == CONN_RELAY) && c->drives < SOCKIO_BUSY_DRIVES &&
+	    c->drives++ == 0)
 		proxy_bufs_arm(c->px);
 	if (c->bufs == CONN_BUFS_KEEP)
 		return;
