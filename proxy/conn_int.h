@@ -163,6 +163,7 @@ struct conn_side {
 	bool reading;             /** rd is added */
 	bool kicked;              /** TLS: a read was started for bytes OpenSSL holds (sockio.c) */
 	bool held;                /** TLS: read since its buffers were last released (sockio_release_idle()) */
+	bool filter;              /** TLS: bev is an SSL filter over a socket bufferevent (set with bev) */
 	bool may_join;            /** TLS: a small write may be copied into one record (sockio_send()); never
 	                           *  where real credential values go (the upstream of a masking session:
 	                           *  the copied chains would be freed unwiped). Upstream: set by

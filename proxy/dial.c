@@ -158,6 +158,7 @@ void conn_up_event_cb(struct bufferevent *bev, short events, void *arg)
 static void adopt_upstream(conn_t *c, struct bufferevent *bev)
 {
 	c->up.bev = bev;
+	c->up.filter = bufferevent_get_underlying(bev) != NULL;
 	c->up.eof = false;
 	c->up.reusable = false;
 	/* NULL when out of memory: the connection is then not reused. */

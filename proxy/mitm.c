@@ -46,6 +46,7 @@ enum step conn_mitm_client(conn_t *c, bool h2)
 		return STEP_CLOSED;
 	}
 	c->client.bev = fb;
+	c->client.filter = bufferevent_get_underlying(fb) != NULL;
 	c->client.ssl = bufferevent_openssl_get_ssl(fb);
 	/* what goes to the client is remasked (real values only in the
 	 * corner cases of docs/masking.md "Held bytes", whose chains
@@ -97,6 +98,7 @@ static enum step conn_start_mitm(conn_t *c)
 	c->tgt.path_len = 0;
 	ub = c->up.bev;
 	c->up.bev = NULL;
+	c->up.filter = false;
 	if (ub == NULL)
 		h2 = false;
 	if (ub != NULL && conn_adopt_upstream_tls(c, ub, h2) < 0)

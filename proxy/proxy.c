@@ -899,7 +899,7 @@ static void trim_heap(void)
  * never dups a socket it registers. Without the base's lock: only the
  * loop's own thread touches its base (other threads hand connections over
  * and ask it to stop through its inbox, an eventfd the loop reads), and
- * with N > 1 loops the lock cost about 3,000 instructions per kept-alive
+ * with N > 1 loops the lock cost about 1,500 instructions per kept-alive
  * request (docs/architecture.md "Loops"). Falls back to a default base.
  */
 static struct event_base *new_base(void)

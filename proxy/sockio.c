@@ -87,7 +87,7 @@ int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 		return -1;
 	/* TLS on a socket would write on the next EPOLLOUT only; a filter
 	 * writes at once anyway. */
-	if (s->ssl != NULL && was_empty && bufferevent_get_underlying(s->bev) == NULL)
+	if (s->ssl != NULL && was_empty && !s->filter)
 		event_active(&s->bev->ev_write, EV_WRITE, 1);
 	return 0;
 }
@@ -301,9 +301,9 @@ void sockio_set_reading(struct conn_side *s, bool on)
 	if (on) {
 		if (!enabled)
 			s->kicked = false;
-		if (!enabled || bufferevent_get_underlying(s->bev) != NULL)
+		if (!enabled || s->filter)
 			(void)bufferevent_enable(s->bev, EV_READ);
-	} else if (enabled || bufferevent_get_underlying(s->bev) != NULL) {
+	} else if (enabled || s->filter) {
 		(void)bufferevent_disable(s->bev, EV_READ);
 	}
 }
@@ -320,7 +320,7 @@ void sockio_set_reading(struct conn_side *s, bool on)
 static void sockio_kick_tls_read(struct conn_side *s)
 {
 	/* During a handshake OpenSSL consumes what it buffered itself. */
-	if (s->bev == NULL || s->ssl == NULL || s->kicked || bufferevent_get_underlying(s->bev) != NULL ||
+	if (s->bev == NULL || s->ssl == NULL || s->kicked || s->filter ||
 	    SSL_is_init_finished(s->ssl) != 1)
 		return;
 	if ((bufferevent_get_enabled(s->bev) & EV_READ) == 0 ||
@@ -352,7 +352,7 @@ int sockio_pull_tls(struct conn_side *s)
 	struct evbuffer_iovec v;
 	int n;
 
-	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || bufferevent_get_underlying(s->bev) != NULL ||
+	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || s->filter ||
 	    (bufferevent_get_enabled(s->bev) & EV_READ) == 0 || SSL_is_init_finished(s->ssl) != 1)
 		return 0;
 	in = bufferevent_get_input(s->bev);
@@ -530,4 +530,5 @@ void sockio_side_free(struct conn_side *s)
 		wbio_detach(s->ssl);
 	bufferevent_free(s->bev);
 	s->bev = NULL;
+	s->filter = false;
 }
