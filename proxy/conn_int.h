@@ -144,12 +144,16 @@ struct exchange {
  * write buffers, the input chain libevent reserves) between requests
  * (sockio_drive_done(), sockio_bufs_tick()). A connection starts in
  * RELEASE; one driven at least SOCKIO_BUSY_DRIVES times between two of its
- * loop's buffer ticks is busy and KEEPs them, and the first tick that
- * finds it quiet releases them and puts it back in RELEASE.
+ * loop's buffer ticks is busy and KEEPs them; a tick that finds it quiet
+ * makes it COOL (still kept), and a second quiet tick in a row releases
+ * them and puts it back in RELEASE. A busy tick in between makes it KEEP
+ * again: a client that alternates short busy and quiet spells does not
+ * make the proxy free, trim and fault its buffers back in each time.
  */
 enum conn_bufs {
 	CONN_BUFS_RELEASE, /* freed whenever a side goes idle (SSL_MODE_RELEASE_BUFFERS) */
-	CONN_BUFS_KEEP     /* busy: kept from one request to the next, until a quiet tick */
+	CONN_BUFS_KEEP,    /* busy: kept from one request to the next */
+	CONN_BUFS_COOL     /* kept, one quiet tick seen: the next quiet tick releases them */
 };
 
 /* One side of the connection: its socket, TLS and parser. */

@@ -79,6 +79,7 @@ struct proxy {
 	int64_t last_trim_us;           /* the last trim after churn (mono_us()) */
 	struct event *bufs_tick;        /* busy connections' record buffers: kept or released */
 	bool bufs_armed;                /* bufs_tick is pending */
+	bool bufs_freed;                /* a busy connection freed its buffers since the last trim it asked for */
 	struct conn *conns;             /* registry of this loop's live connections */
 	int inbox_fd;                   /* eventfd: handoffs or a stop request wait; -1: none */
 	struct event *inbox;            /* reads inbox_fd */
@@ -763,9 +764,11 @@ void proxy_note_churn(proxy_t *px)
 /*
  * Every PROXY_BUFS_TICK_MS while TLS connections are driven: each
  * connection is found busy (it keeps its record buffers) or quiet
- * (sockio_bufs_tick()). Buffers freed by a connection that was busy go
- * back to the system as churn does. Armed by drives only: an idle proxy
- * does not wake for it.
+ * (sockio_bufs_tick()). Buffers freed by connections that were busy go
+ * back to the system as churn does, once no connection of the loop is
+ * busy any more: trimming while others still run would hand back pages
+ * their next requests fault in again (round 23 of the attack). Armed by
+ * drives only: an idle proxy does not wake for it.
  */
 #define PROXY_BUFS_TICK_MS 1000
 
@@ -780,8 +783,12 @@ static void bufs_tick_cb(evutil_socket_t fd, short what, void *arg)
 	conn_bufs_tick(px->conns, &again, &freed);
 	if (again)
 		proxy_bufs_arm(px);
-	if (freed)
+	px->bufs_freed |= freed;
+	if (px->bufs_freed && !again) {
+		/* The loop's busy spell is over: what it freed goes back. */
+		px->bufs_freed = false;
 		proxy_note_churn(px);
+	}
 }
 
 void proxy_bufs_arm(proxy_t *px)

@@ -58,12 +58,14 @@ void sockio_drive_done(conn_t *c) NONNULL(1);
 /* What a buffer tick (proxy.c) found of a connection. */
 enum sockio_tick {
 	SOCKIO_TICK_IDLE,     /* releasing after each drive: nothing to do until driven again */
-	SOCKIO_TICK_BUSY,     /* busy: its buffers are kept; the next tick looks again */
-	SOCKIO_TICK_RELEASED  /* was busy, now quiet: its buffers were freed */
+	SOCKIO_TICK_BUSY,     /* busy, or quiet once: its buffers are kept; the next tick looks again */
+	SOCKIO_TICK_RELEASED  /* was busy, now quiet twice in a row: its buffers were freed */
 };
 
-/* A buffer tick for c: busy since the last one, or quiet. */
-enum sockio_tick sockio_bufs_tick(conn_t *c) NONNULL(1);
+/* A buffer tick for c: busy since the last one, or quiet. may_keep false
+ * (its loop keeps the buffers of enough connections already): a busy c
+ * counts as quiet. */
+enum sockio_tick sockio_bufs_tick(conn_t *c, bool may_keep) NONNULL(1);
 
 /* Starts or stops reading side s. */
 void sockio_set_reading(struct conn_side *s, bool on) NONNULL(1);
