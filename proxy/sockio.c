@@ -232,6 +232,13 @@ void sockio_release_idle(conn_t *c, struct conn_side *s)
  */
 #define SOCKIO_BUSY_DRIVES 256
 
+/* Both sides' idle buffers go (sockio_release_idle()). */
+static void release_sides(conn_t *c)
+{
+	sockio_release_idle(c, &c->client);
+	sockio_release_idle(c, &c->up);
+}
+
 void sockio_drive_done(conn_t *c)
 {
 	if (c->client.ssl == NULL && c->up.ssl == NULL)
@@ -242,10 +249,8 @@ void sockio_drive_done(conn_t *c)
 	if ((c->state == CONN_READ_HEAD || c->state == CONN_RELAY) && c->drives < SOCKIO_BUSY_DRIVES &&
 	    c->drives++ == 0)
 		proxy_bufs_arm(c->px);
-	if (c->bufs != CONN_BUFS_RELEASE)
-		return;
-	sockio_release_idle(c, &c->client);
-	sockio_release_idle(c, &c->up);
+	if (c->bufs == CONN_BUFS_RELEASE)
+		release_sides(c);
 }
 
 /* OpenSSL frees s's record buffers as they empty (release) or keeps them. */
@@ -288,8 +293,7 @@ enum sockio_tick sockio_bufs_tick(conn_t *c, bool may_keep)
 	/* Either side may hold buffers, read or written. */
 	c->client.held = c->client.ssl != NULL;
 	c->up.held = c->up.ssl != NULL;
-	sockio_release_idle(c, &c->client);
-	sockio_release_idle(c, &c->up);
+	release_sides(c);
 	return SOCKIO_TICK_RELEASED;
 }
 
