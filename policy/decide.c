@@ -141,6 +141,27 @@ void policy_decide(const policy_t *p, const char *host, uint16_t port, struct po
 	out->terminate_tls = p->tls_terminate && list_match(&p->tls_exclude, host, port) == NULL;
 	mr = method_rule(p, host, port);
 	out->method_restricted = mr != NULL && !mr->any_method;
+	out->methods = mr;
+}
+
+/* Whether rule mr (NULL: none matched) lets method through; *rule (may
+ * be NULL) as policy_method_allowed() says. */
+static bool rule_allows(const struct policy_method_rule *mr, const char *method, const char **rule)
+{
+	size_t i;
+
+	if (rule != NULL)
+		*rule = NULL;
+	if (mr == NULL)
+		return true;
+	if (rule != NULL)
+		*rule = mr->host.rule != NULL ? mr->host.rule : RULE_METHODS;
+	if (mr->any_method)
+		return true;
+	for (i = 0; i < mr->n_methods; i++)
+		if (strcmp(mr->methods[i], method) == 0 || strcmp(mr->methods[i], "*") == 0)
+			return true;
+	return false;
 }
 
 /*
@@ -156,28 +177,26 @@ void policy_decide(const policy_t *p, const char *host, uint16_t port, struct po
 bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, const char *method,
 			   const char **rule)
 {
-	const struct policy_method_rule *mr;
 	char norm[POLICY_HOST_MAX + 1];
-	size_t i;
 
-	if (rule != NULL)
-		*rule = NULL;
 	if (!host_norm(host, norm)) {
 		if (rule != NULL)
 			*rule = RULE_BAD_HOST;
 		return false;
 	}
-	mr = method_rule(p, norm, port);
-	if (mr == NULL)
-		return true;
-	if (rule != NULL)
-		*rule = mr->host.rule != NULL ? mr->host.rule : RULE_METHODS;
-	if (mr->any_method)
-		return true;
-	for (i = 0; i < mr->n_methods; i++)
-		if (strcmp(mr->methods[i], method) == 0 || strcmp(mr->methods[i], "*") == 0)
-			return true;
-	return false;
+	return rule_allows(method_rule(p, norm, port), method, rule);
+}
+
+/* Contract in policy.h: the rule policy_decide() found (a DENY carries
+ * none, and is refused as a host that does not normalise would be). */
+bool policy_decision_method_allowed(const struct policy_decision *d, const char *method, const char **rule)
+{
+	if (d->verdict != POLICY_ALLOW) {
+		if (rule != NULL)
+			*rule = d->rule;
+		return false;
+	}
+	return rule_allows(d->methods, method, rule);
 }
 
 /*

@@ -188,6 +188,8 @@ bool policy_hostpat_match(const struct policy_hostpat *pat, const char *host, ui
 
 enum policy_verdict { POLICY_DENY = 0, POLICY_ALLOW = 1 };
 
+struct policy_method_rule; /* policy_int.h */
+
 struct policy_decision {
 	enum policy_verdict verdict;
 	/* Which rule decided, e.g. "deniedDomains: *.example.com",
@@ -200,6 +202,10 @@ struct policy_decision {
 	/* Whether allowedMethods restricts this host (then a CONNECT that does
 	 * not carry TLS, or an excluded host, cannot be enforced: refuse). */
 	bool method_restricted;
+	/* The allowedMethods rule that applies to the host (the most specific
+	 * pattern matching it), or NULL when none does; filled only on ALLOW.
+	 * Points into the policy: for policy_decision_method_allowed(). */
+	const struct policy_method_rule *methods;
 };
 
 /* Connection decision for host:port (steps 1 and 2 of §3.5). The host is
@@ -217,6 +223,13 @@ void policy_decide(const policy_t *p, const char *host, uint16_t port, struct po
  */
 bool policy_method_allowed(const policy_t *p, const char *host, uint16_t port, const char *method,
 			   const char **rule) NONNULL(1, 2, 4);
+
+/* policy_method_allowed() for the host and port an ALLOW decision d was
+ * made for, under the same policy, without looking the host up again: a
+ * connection that makes many requests to one host decides it once. A
+ * DENY decision allows no method (*rule gets its rule). */
+bool policy_decision_method_allowed(const struct policy_decision *d, const char *method, const char **rule)
+	NONNULL(1, 2);
 
 /* What the in-sandbox resolver may say about a name (SPEC §3.5, §7). */
 enum policy_name_verdict {

@@ -124,6 +124,17 @@ void conn_set_state(conn_t *c, enum conn_state s)
 		timerclear(&c->between);
 }
 
+void conn_use_policy(conn_t *c)
+{
+	/* Taken before the old one is put: both are alive, so they are the
+	 * same object exactly when the pointers are equal. */
+	proxy_policy_t *now = proxy_policy_get(c->px);
+
+	if (now != c->pol)
+		c->tun_decision.valid = false;
+	proxy_policy_put(c->pol);
+	c->pol = now;
+}
 
 static const char *mode_name(enum conn_mode m)
 {

@@ -196,6 +196,16 @@ struct conn_orig {
 #define CONN_TLS_ERR_BYTES 256
 
 /*
+ * The decision of one host and port (policy_decide()) kept for the
+ * requests that follow: a terminated tunnel's target is fixed, and its
+ * policy changes only with conn_use_policy(), which forgets it.
+ */
+struct host_decision {
+	bool valid;
+	struct policy_decision d;
+};
+
+/*
  * One client connection. What it is doing is state, mode and ex.phase;
  * the booleans left are each one fact of their own that no enum orders:
  * the slot held, the first head, the first answer inside TLS, a remasked
@@ -206,6 +216,7 @@ struct conn {
 	struct conn **pprev;        /** registry: the pointer that points to us */
 	proxy_t *px;                /** the proxy (loop, resolver, audit, slots) */
 	proxy_policy_t *pol;        /** policy reference this connection decides with */
+	struct host_decision tun_decision; /** the tunnel's target decided under pol (conn_use_policy()) */
 	enum conn_state state;      /** where we are; changed only by conn_set_state() */
 	enum conn_mode mode;        /** what the client's bytes are; changed only by conn_set_mode() */
 	struct exchange ex;         /** the current request/response */
@@ -322,6 +333,11 @@ static inline struct evbuffer *out_of(struct conn_side *s)
 void conn_set_state(conn_t *c, enum conn_state s) NONNULL(1);
 void conn_set_mode(conn_t *c, enum conn_mode m) NONNULL(1);
 
+/* c decides from now on under the proxy's current policy (a SIGHUP
+ * reload applies from the next decision on); the tunnel decision kept
+ * under the old one is forgotten. */
+void conn_use_policy(conn_t *c) NONNULL(1);
+
 /* Bytes moved now (idle timeout); (re)arms the conn's timer for ms. */
 void conn_touch(conn_t *c) NONNULL(1);
 void conn_arm_timer(conn_t *c, unsigned ms) NONNULL(1);
@@ -429,6 +445,8 @@ struct req_facts {
 	size_t host_len;
 	const char *authority;     /** HTTP/2 :authority (NUL-terminated), or NULL */
 	const policy_t *pol;       /** the policy the request is decided under */
+	struct host_decision *tgt_decision; /** tgt decided under pol, kept between requests (filled when not
+					     * valid); NULL: decided afresh */
 	bool audit_down;           /** the audit file cannot be written: refused (proxy_audit_down()) */
 	/** the head's fields: next_field(fields, &i, ...) gives the field at cursor i (0 first) and moves i
 	 * on; false after the last. NULL: no fields. Read only on a host with a method rule (overrides). */

@@ -129,6 +129,10 @@ enum step conn_decide_tunnel(conn_t *c)
 		return conn_refuse(c, 503, AUDIT_DOWN_XERR, "connect", "audit", "passavant: %s refused: " AUDIT_DOWN_WHY,
 				   conn_what(c, w, sizeof(w)));
 	policy_decide(pol(c), c->tgt.host, c->tgt.port, &d);
+	/* The tunnel's requests are decided on the same target: under the
+	 * same policy, this decision is theirs too (request_facts()). */
+	c->tun_decision.d = d;
+	c->tun_decision.valid = true;
 	c->rule = d.rule;
 	if (d.verdict != POLICY_ALLOW)
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", d.rule,
@@ -212,12 +216,37 @@ static bool take_plain_target(conn_t *c, const char *url, size_t ulen, enum step
 }
 
 /*
+ * What clients send, without parsing: the target's host as it was
+ * normalised (a name or an IPv4 address, which normalise to themselves),
+ * alone when the port is 443, or with ":" and the port in decimal. True
+ * only where the parse below says the same; false: not this form.
+ */
+static bool names_target_as_normalised(const char *v, size_t vlen, const struct target *t)
+{
+	size_t hlen = strlen(t->host), i;
+	unsigned port = 0;
+
+	if (t->is_ipv6 || hlen == 0 || vlen < hlen || memcmp(v, t->host, hlen) != 0)
+		return false;
+	if (vlen == hlen)
+		return t->port == 443;
+	if (v[hlen] != ':' || vlen - hlen < 2 || vlen - hlen > 6 || v[hlen + 1] == '0')
+		return false;
+	for (i = hlen + 1; i < vlen; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		port = port * 10 + (unsigned)(v[i] - '0');
+	}
+	return port == t->port;
+}
+
+/*
  * Whether a Host field value names the CONNECT target t: "host[:port]" or
  * "[v6][:port]", the port 443 when absent, the host normalised
  * (target_parse_connect(); a value without a port is parsed again with
  * ":443", which changes nothing for one that fails otherwise).
  */
-bool conn_host_names_target(const char *v, size_t vlen, const struct target *t)
+static bool names_target_parsed(const char *v, size_t vlen, const struct target *t)
 {
 	char buf[TARGET_AUTHORITY_MAX + 8];
 	struct target h;
@@ -231,6 +260,11 @@ bool conn_host_names_target(const char *v, size_t vlen, const struct target *t)
 			return false;
 	}
 	return h.port == t->port && strcmp(h.host, t->host) == 0;
+}
+
+bool conn_host_names_target(const char *v, size_t vlen, const struct target *t)
+{
+	return names_target_as_normalised(v, vlen, t) || names_target_parsed(v, vlen, t);
 }
 
 /* ---- the verdict of a request (HTTP/1.1 and HTTP/2) ---------------------- */
@@ -396,6 +430,23 @@ static void tok_put(struct override_tok *t, unsigned char ch)
 		t->end = t->len;
 }
 
+/* The decision of f's target under f's policy: the one kept for the
+ * tunnel (made now when there is none yet), else a new one into *mine. */
+static const struct policy_decision *decide_target(const struct req_facts *f, struct policy_decision *mine)
+{
+	struct host_decision *kept = f->tgt_decision;
+
+	if (kept == NULL) {
+		policy_decide(f->pol, f->tgt->host, f->tgt->port, mine);
+		return mine;
+	}
+	if (!kept->valid) {
+		policy_decide(f->pol, f->tgt->host, f->tgt->port, &kept->d);
+		kept->valid = true;
+	}
+	return &kept->d;
+}
+
 /*
  * Ends an element: one that names a method the host's rule does not
  * allow refuses the request (403, the rule, what named it); an empty one
@@ -406,6 +457,7 @@ static bool tok_judge(struct override_tok *t, const struct req_facts *f, struct 
 	bool too_long = t->end > OVERRIDE_METHOD_MAX;
 	size_t shown = too_long ? OVERRIDE_METHOD_MAX : t->end;
 	const char *mrule = NULL;
+	struct policy_decision mine;
 	char w[512];
 
 	t->len = 0;
@@ -415,7 +467,7 @@ static bool tok_judge(struct override_tok *t, const struct req_facts *f, struct 
 	t->m[shown] = '\0';
 	/* Longer than any method the rule can list: "" matches none, and
 	 * still yields the deciding rule. */
-	if (policy_method_allowed(f->pol, f->tgt->host, f->tgt->port, too_long ? "" : t->m, &mrule))
+	if (policy_decision_method_allowed(decide_target(f, &mine), too_long ? "" : t->m, &mrule))
 		return true;
 	if (mrule == NULL)
 		mrule = "allowedMethods";
@@ -571,24 +623,24 @@ static bool judge_overrides(const struct req_facts *f, struct verdict *v)
  * policy. True to go on. */
 static bool judge_policy(const struct req_facts *f, struct verdict *v)
 {
-	struct policy_decision d;
+	struct policy_decision mine;
+	const struct policy_decision *d = decide_target(f, &mine);
 	const char *mrule = NULL;
 	char w[512];
 
-	policy_decide(f->pol, f->tgt->host, f->tgt->port, &d);
 	v->decided = true;
-	v->rule = d.rule;
-	v->restricted = d.method_restricted;
-	if (d.verdict != POLICY_ALLOW)
-		return refuse_with(v, 403, "blocked-by-sandbox-runtime", d.rule, "passavant: %s refused by %s",
-				   facts_what(f, w, sizeof(w)), d.rule);
-	if (!policy_method_allowed(f->pol, f->tgt->host, f->tgt->port, f->method, &mrule)) {
+	v->rule = d->rule;
+	v->restricted = d->method_restricted;
+	if (d->verdict != POLICY_ALLOW)
+		return refuse_with(v, 403, "blocked-by-sandbox-runtime", d->rule, "passavant: %s refused by %s",
+				   facts_what(f, w, sizeof(w)), d->rule);
+	if (!policy_decision_method_allowed(d, f->method, &mrule)) {
 		if (mrule == NULL)
 			mrule = "allowedMethods";
 		return refuse_with(v, 403, "blocked-by-sandbox-runtime", mrule, "passavant: %s refused by %s",
 				   facts_what(f, w, sizeof(w)), mrule);
 	}
-	return !d.method_restricted || judge_overrides(f, v);
+	return !d->method_restricted || judge_overrides(f, v);
 }
 
 /* An allowed request's verdict, so far. */
@@ -667,6 +719,7 @@ static void request_facts(conn_t *c, const char *url, size_t ulen, struct req_fa
 	if (f->nhost > 0)
 		http1_header(c->client.http, hi, &name, &nlen, &f->host, &f->host_len);
 	f->pol = pol(c);
+	f->tgt_decision = f->tunnel ? &c->tun_decision : NULL;
 	f->audit_down = proxy_audit_down(c->px);
 	f->next_field = http1_next_field;
 	f->fields = c->client.http;
@@ -906,8 +959,7 @@ enum step conn_decide(conn_t *c)
 	/* Each request is decided under the current policy: a SIGHUP
 	 * reload applies from the next request on (live tunnels keep the
 	 * policy they were decided with). */
-	proxy_policy_put(c->pol);
-	c->pol = proxy_policy_get(c->px);
+	conn_use_policy(c);
 	if (c->mask != NULL)
 		cmask_begin_request(c->mask);
 	url = http1_url(c->client.http, &ulen);

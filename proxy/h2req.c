@@ -90,6 +90,9 @@ static bool judge(struct h2s *s)
 		.host_len = s->host != NULL ? strlen(s->host) : 0,
 		.authority = s->authority,
 		.pol = h2s_pol(s),
+		/* the tunnel's decision, when the stream decides under the
+		 * tunnel's policy (a stream opened after a reload does not) */
+		.tgt_decision = h2s_pol(s) == pol(c) ? &c->tun_decision : NULL,
 		.audit_down = proxy_audit_down(c->px),
 		.next_field = h2_next_field,
 		.fields = &fl,

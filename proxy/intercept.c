@@ -238,8 +238,7 @@ static enum step take_hello(conn_t *c)
 	conn_set_state(c, CONN_DECIDE);
 	conn_now(&c->ex.t0);
 	/* Decided under the current policy, as every CONNECT is. */
-	proxy_policy_put(c->pol);
-	c->pol = proxy_policy_get(c->px);
+	conn_use_policy(c);
 	return conn_decide_tunnel(c);
 }
 

@@ -1519,6 +1519,52 @@ static void test_coded(void)
 	free(out);
 }
 
+/*
+ * A SIGHUP reload applies to the next stream of an HTTP/2 tunnel: a
+ * stream decides under the policy of its own start, never under the
+ * decision the tunnel kept for its target under the policy it was opened
+ * with (decide.c). Stream 1 under a policy that allows GET; a reload to
+ * a method rule of [HEAD]; stream 3, a GET on the same connection: 403.
+ */
+static void test_reload_streams(void)
+{
+	static const char allow[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+				    "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n";
+	static const char head_only[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					"  allowedMethods: {\"127.0.0.1\": [HEAD]}\n"
+					"  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n";
+	char *wrap[] = {"sh", "-c", "exec \"$0\" \"$@\" -v", NULL};
+	char yaml[PATH_MAX + 256], go[PATH_MAX + 16], *out = NULL;
+	struct test_px rp;
+	struct test_proc *cl;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(yaml, sizeof(yaml), allow, p_ca);
+	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
+	snprintf(go, sizeof(go), "%s/reload-go", root);
+	(void)unlink(go);
+	{
+		char *argv[] = {TEST_ENV_CLEAN, PY, p_client, "--proxy", rp.addr, "--target",
+				(char *)hp("127.0.0.1", h2port), "--cafile", rp.trust, "--timeout", "10", "pause", go,
+				"{\"path\":\"/hello?t=rl1\"}", "{\"path\":\"/hello?t=rl3\"}", NULL};
+
+		cl = test_proc_start(argv, "paused", NULL, 0, 20000);
+	}
+	CU_ASSERT_FATAL(cl != NULL);
+	snprintf(yaml, sizeof(yaml), head_only, p_ca);
+	CU_ASSERT(test_px_reload(&rp, yaml) == 0);
+	CU_ASSERT_FATAL(test_write_file(go, "", 0) == 0);
+	rc = test_proc_stop(cl, 0, 20000);
+	out = test_proc_stdout(cl);
+	test_proc_free(cl);
+	ROW(rc == 0, "the raw client exited %d:\n%s", rc, red(out));
+	want_status(out, 1, 200, "GET before the reload");
+	want_refusal(out, 3, "allowedMethods", "GET on the same connection after a reload to [HEAD]");
+	free(out);
+	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
+}
+
 /* 7. A refused method on one stream while another completes; TRACE 405,
  * CONNECT 400. */
 static void test_refused_method(void)
@@ -2027,6 +2073,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "re-masking: frames of a value 10 ms apart are not released between them", test_remask_drip);
 	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
+	test_add(s, "a reload applies to the next stream of an HTTP/2 tunnel", test_reload_streams);
 	test_add(s, ":authority or host naming another host: 421", test_authority);
 	test_add(s, "TRACK, an absolute-form :path, GET *, two host fields: refused", test_form_refusals);
 	test_add(s, "malformed requests: reset per stream, nothing upstream", test_malformed);

@@ -826,6 +826,104 @@ static void test_busy_buffers_released(void)
 /* tls_clients                                                         */
 /* ------------------------------------------------------------------ */
 
+
+/* The status of METHOD /hello sent on ssl (Host: up), or -1 when no
+ * whole answer came back; *why gets the body's first line (a refusal's
+ * reason), cut to cap. */
+static int status_on(SSL *ssl, const char *method, char *why, size_t cap)
+{
+	static char buf[8192];
+	char req[256], *body;
+	int n = snprintf(req, sizeof(req), "%s /hello HTTP/1.1\r\nHost: %s\r\n\r\n", method, up.addr);
+
+	why[0] = '\0';
+	if (SSL_write(ssl, req, n) != n)
+		return -1;
+	if (strcmp(method, "HEAD") == 0) {
+		/* a head alone */
+		size_t have = 0;
+
+		buf[0] = '\0';
+		while (strstr(buf, "\r\n\r\n") == NULL) {
+			if (have + 1 >= sizeof(buf) || (n = SSL_read(ssl, buf + have, (int)(sizeof(buf) - 1 - have))) <= 0)
+				return -1;
+			have += (size_t)n;
+			buf[have] = '\0';
+		}
+	} else if (read_one_response(ssl, buf, sizeof(buf)) < 0) {
+		return -1;
+	}
+	if ((body = strstr(buf, "\r\n\r\n")) != NULL)
+		(void)snprintf(why, cap, "%.*s", (int)strcspn(body + 4, "\n"), body + 4);
+	return atoi(buf + 9);
+}
+
+/*
+ * A SIGHUP reload applies to the next request of a kept-alive terminated
+ * tunnel (SPEC §3.5, docs/config.md): a tunnel keeps the decision of its
+ * target between requests, made under the policy it was made under, and
+ * forgets it with that policy. Three tunnels open under a policy that
+ * allows GET; then a method rule, a deny, and the first policy again,
+ * each reload met by a tunnel that last decided under an older one (a
+ * refusal closes its tunnel: each tunnel ends with its first refusal).
+ */
+static void test_reload_inside_tunnel(void)
+{
+	static const char allow[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+				    "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n";
+	static const char head_only[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+					"  allowedMethods: {\"127.0.0.1\": [HEAD]}\n"
+					"  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n";
+	static const char deny[] = "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+				   "  deniedDomains: [\"127.0.0.1\"]\n"
+				   "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n";
+	/* -v: the proxy says when a reload is done */
+	char *wrap[] = {"sh", "-c", "exec \"$0\" \"$@\" -v", NULL};
+	struct test_px px;
+	SSL_CTX *ctx;
+	SSL *ssl[3];
+	int fd[3], st;
+	char yaml[1024], why[256];
+
+	snprintf(yaml, sizeof(yaml), allow, dir);
+	CU_ASSERT_FATAL(test_px_start(&px, dir, wrap, yaml) == 0);
+	ctx = SSL_CTX_new(TLS_client_method());
+	CU_ASSERT_FATAL(ctx != NULL);
+	for (int i = 0; i < 3; i++) {
+		ssl[i] = tunnel_ssl_via(&px, ctx, &fd[i]);
+		CU_ASSERT_FATAL(SSL_connect(ssl[i]) == 1);
+		st = status_on(ssl[i], "GET", why, sizeof(why));
+		ROW(st == 200, "tunnel %d, first GET: %d %s", i, st, why);
+	}
+	/* a method rule: GET refused on a tunnel that decided under the
+	 * first policy; HEAD passes on another, which now decided under it */
+	snprintf(yaml, sizeof(yaml), head_only, dir);
+	CU_ASSERT_FATAL(test_px_reload(&px, yaml) == 0);
+	st = status_on(ssl[0], "GET", why, sizeof(why));
+	ROW(st == 403 && strstr(why, "allowedMethods") != NULL,
+	    "GET after a reload to [HEAD]: expected 403 by allowedMethods, got %d %s", st, why);
+	st = status_on(ssl[2], "HEAD", why, sizeof(why));
+	ROW(st == 200, "HEAD after a reload to [HEAD]: expected 200, got %d", st);
+	/* a deny, met by a tunnel whose last request was two policies ago */
+	snprintf(yaml, sizeof(yaml), deny, dir);
+	CU_ASSERT_FATAL(test_px_reload(&px, yaml) == 0);
+	st = status_on(ssl[1], "GET", why, sizeof(why));
+	ROW(st == 403 && strstr(why, "deniedDomains") != NULL,
+	    "GET after a reload to a deny: expected 403 by deniedDomains, got %d %s", st, why);
+	/* the first policy again: the method rule the HEAD was decided
+	 * under is not kept either */
+	snprintf(yaml, sizeof(yaml), allow, dir);
+	CU_ASSERT_FATAL(test_px_reload(&px, yaml) == 0);
+	st = status_on(ssl[2], "GET", why, sizeof(why));
+	ROW(st == 200, "GET after a reload back to the first policy: expected 200, got %d %s", st, why);
+	for (int i = 0; i < 3; i++) {
+		SSL_free(ssl[i]);
+		close(fd[i]);
+	}
+	SSL_CTX_free(ctx);
+	CU_ASSERT_EQUAL(test_px_stop(&px), 0);
+}
+
 /*
  * python3 helper: argv[1] mode, then proxy host:port, target host:port,
  * cafile, extra. Modes:
@@ -1427,6 +1525,7 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "slow reader: bodies arrive whole on a kept-alive tunnel (read-ahead)", test_slow_reader_bodies_whole);
 	test_add(s, "a small response is one TLS record, a large one arrives whole", test_small_response_one_record);
 	test_add(s, "busy tunnels keep their record buffers and give them back once quiet", test_busy_buffers_released);
+	test_add(s, "a reload applies to the next request of a kept-alive terminated tunnel", test_reload_inside_tunnel);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
 	test_add(s, "TLS: Finished and a request in one read after a split ClientHello", test_edge_split_hello);

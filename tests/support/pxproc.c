@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/proc.h"
 #include "tests/support/testlib.h"
@@ -79,6 +80,38 @@ int test_px_stop(struct test_px *p)
 	test_proc_free(p->proc);
 	p->proc = NULL;
 	return st;
+}
+
+/* How many times err says the policy was reloaded. */
+static int reloads(const char *err)
+{
+	int n = 0;
+
+	while (err != NULL && (err = strstr(err, "SIGHUP: reloaded the network policy")) != NULL) {
+		n++;
+		err++;
+	}
+	return n;
+}
+
+int test_px_reload(struct test_px *p, const char *yaml)
+{
+	char *err = test_proc_stderr(p->proc);
+	int before = reloads(err);
+
+	free(err);
+	if (test_write_file(p->policy, yaml, strlen(yaml)) < 0 || kill(test_proc_pid(p->proc), SIGHUP) < 0)
+		return -1;
+	for (long long deadline = test_mono_ms() + 10000; test_mono_ms() < deadline; usleep(20000)) {
+		int now;
+
+		err = test_proc_stderr(p->proc);
+		now = reloads(err);
+		free(err);
+		if (now > before)
+			return 0;
+	}
+	return -1;
 }
 
 bool test_env_export(const char *env, const char *name, char *out, size_t cap)

@@ -47,6 +47,12 @@ int test_px_startf(struct test_px *p, const char *dir, const char *fmt, ...)
  * frees p->proc. Returns the exit status (0: clean stop), -1 if not running. */
 int test_px_stop(struct test_px *p);
 
+/* Writes yaml as p's policy and sends SIGHUP; waits (at most 10 s) for
+ * one more "SIGHUP: reloaded the network policy" line than before on its
+ * stderr, which a proxy prints with -v. Returns 0, or -1 when it did not
+ * come. */
+int test_px_reload(struct test_px *p, const char *yaml);
+
 /*
  * Copies the VALUE of the line `export NAME='VALUE'` in env (NULL: none)
  * into out (cap bytes). false if there is no such line or it does not fit.

@@ -40,6 +40,10 @@ Modes:
   noread PATH        a GET with windows of 2^31-1, reads up to the response
                      headers, then stops reading the socket (prints
                      "stalled", then sleeps until killed or --timeout)
+  pause FILE SPEC SPEC  a stream per SPEC (as req) on one connection: the
+                     first, then once it ended "paused" and a wait until
+                     FILE exists (the test acts meanwhile; at most
+                     --timeout), then the second
   upload PATH BYTES  a POST of BYTES bytes, sent as fast as the windows
                      allow (prints "sent N" every MiB); blocks when the
                      peer stops reading, until --timeout
@@ -61,6 +65,7 @@ Output, one fact per line:
 """
 import argparse
 import json
+import os
 import socket
 import ssl
 import sys
@@ -425,6 +430,17 @@ def main():
             out('stalled')
             c.read_enabled = False
             time.sleep(max(0.0, deadline - time.monotonic()))
+        elif a.mode == 'pause':
+            go, first, second = a.args[0], json.loads(a.args[1]), json.loads(a.args[2])
+            sid = c.request(first)
+            c.wait([sid], a.timeout)
+            out('paused')
+            deadline = time.monotonic() + a.timeout
+            while not os.path.exists(go) and time.monotonic() < deadline and not c.closed:
+                c.read(0.05)
+            if not c.closed:
+                sid = c.request(second)
+                c.wait([sid], a.timeout)
         elif a.mode == 'upload':
             path, size = a.args[0], int(a.args[1])
             sid = c.new_stream()

@@ -81,6 +81,49 @@ static void test_host_names_literals(void)
 	check_cases(&t, v4, sizeof(v4) / sizeof(v4[0]));
 }
 
+/*
+ * The form clients send is taken without a parse (names_target_as_
+ * normalised()), never where the parse would refuse it: each value
+ * against each target, the shortcut's yes is the parse's yes; and a
+ * target on another port than 443 is named with its port only.
+ */
+static void test_host_names_shortcut(void)
+{
+	static const char *const targets[] = {"example.com:443", "example.com:8443", "127.0.0.1:443",
+					      "127.0.0.1:8080", "[2001:db8::1]:443", "a.b:1"};
+	static const char *const values[] = {
+		"example.com",       "example.com:443",   "example.com:8443",  "example.com:08443",
+		"example.com:84430", "example.com:8443x", "example.com.:8443", "example.comm:8443",
+		"example.co:8443",   "Example.com:8443",  "example.com:",      "example.com:0",
+		"127.0.0.1",         "127.0.0.1:443",     "127.0.0.1:8080",    "127.0.0.1:80800",
+		"127.0.0.1.:8080",   "127.0.0.10:8080",   "2001:db8::1",       "[2001:db8::1]",
+		"[2001:db8::1]:443", "a.b:1",             "a.b:01",            "a.b",
+		"a.b:65537",         "",                  ":",                 "a.b: 1",
+	};
+	static const struct host_case port8443[] = {
+		{"example.com:8443", true}, {"EXAMPLE.COM.:8443", true}, {"example.com", false},
+		{"example.com:443", false}, {"example.com:84430", false}, {"example.com:8443 ", false},
+	};
+	struct target t;
+	unsigned shortcut = 0;
+
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+		CU_ASSERT_PTR_NULL_FATAL(target_parse_connect(targets[i], strlen(targets[i]), &t));
+		for (size_t j = 0; j < sizeof(values) / sizeof(values[0]); j++) {
+			bool fast = names_target_as_normalised(values[j], strlen(values[j]), &t);
+			bool parsed = names_target_parsed(values[j], strlen(values[j]), &t);
+
+			ROW(!fast || parsed, "Host %s, target %s: the shortcut says it names it, the parse does not",
+			    values[j], targets[i]);
+			shortcut += fast;
+		}
+	}
+	/* the shortcut took the forms clients send: host alone on 443, host:port (7 pairs) */
+	CU_ASSERT_EQUAL(shortcut, 7);
+	CU_ASSERT_PTR_NULL_FATAL(target_parse_connect("example.com:8443", 16, &t));
+	check_cases(&t, port8443, sizeof(port8443) / sizeof(port8443[0]));
+}
+
 /* A value longer than any authority is refused without a copy. */
 static void test_host_too_long(void)
 {
@@ -322,6 +365,7 @@ TEST_REGISTRAR(proxy_decide_suite)
 	test_add(s, "Host names the CONNECT target: names", test_host_names_name);
 	test_add(s, "Host names the CONNECT target: IP literals", test_host_names_literals);
 	test_add(s, "Host longer than any authority", test_host_too_long);
+	test_add(s, "Host in the form clients send: taken without a parse only where the parse agrees", test_host_names_shortcut);
 	test_add(s, "verdict: TRACE, TRACK, CONNECT and the origin form", test_verdict_form);
 	test_add(s, "verdict: Host, :authority and SNI", test_verdict_host);
 	test_add(s, "verdict: allowedDomains and allowedMethods", test_verdict_policy);
