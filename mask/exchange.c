@@ -35,6 +35,7 @@ struct mask_exch {
 	unsigned char *inj; /* [ncreds] injected on the current request */
 	long body_left;     /* credential of a sentinel left in a body, or -1 */
 	long ctl_leak;      /* credential of a real value in a control frame, or -1 */
+	bool body_inj;      /* a real value went into the finished request body */
 	uint64_t remasked;  /* real values turned into sentinels */
 	struct xdir dir[2];
 };
@@ -76,6 +77,7 @@ void mask_exch_begin(mask_exch_t *x)
 {
 	memset(x->inj, 0, x->ncreds > 0 ? x->ncreds : 1);
 	x->body_left = -1;
+	x->body_inj = false;
 	x->ctl_leak = -1;
 	x->remasked = 0;
 	for (int i = 0; i < 2; i++) {
@@ -534,6 +536,7 @@ int mask_exch_body_end(mask_exch_t *x, enum mask_dir dd, struct evbuffer *out)
 		if (d->ob.inject[i]) {
 			if (d->ob.cred[i] < x->ncreds)
 				x->inj[d->ob.cred[i]] = 1;
+			x->body_inj = true;
 		} else if (x->body_left < 0) {
 			x->body_left = (long)d->ob.cred[i];
 		}
@@ -609,6 +612,20 @@ size_t mask_exch_injected(const mask_exch_t *x, const char **names, size_t max)
 uint64_t mask_exch_remasked(const mask_exch_t *x)
 {
 	return x->remasked;
+}
+
+bool mask_exch_body_injected(const mask_exch_t *x)
+{
+	const struct xdir *d = &x->dir[MASK_OUT];
+
+	if (x->body_inj)
+		return true;
+	if (!d->on || d->st == NULL)
+		return false;
+	for (size_t i = 0; i < d->ob.npairs; i++)
+		if (d->ob.inject[i] && mask_stream_count(d->st, i) > 0)
+			return true;
+	return false;
 }
 
 const char *mask_exch_body_left(const mask_exch_t *x)

@@ -847,4 +847,9 @@ size_t mask_exch_injected(const mask_exch_t *x, const char **names, size_t max) 
 uint64_t mask_exch_remasked(const mask_exch_t *x) NONNULL(1);
 const char *mask_exch_body_left(const mask_exch_t *x) NONNULL(1);
 
+/* Whether a real value went into the current request's body so far (its
+ * outbound stream, as it runs, or once finished; the head's injections
+ * do not count): its echo's pauses may be the sandbox's doing. */
+bool mask_exch_body_injected(const mask_exch_t *x) NONNULL(1);
+
 #endif

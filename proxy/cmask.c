@@ -799,6 +799,11 @@ size_t cmask_injected(const cmask_t *m, const char **names, size_t max)
 	return mask_exch_injected(m->x, names, max);
 }
 
+bool cmask_body_injected(const cmask_t *m)
+{
+	return mask_exch_body_injected(m->x);
+}
+
 uint64_t cmask_remasked(const cmask_t *m)
 {
 	return mask_exch_remasked(m->x);

@@ -223,6 +223,10 @@ uint64_t cmask_remasked(const cmask_t *m) NONNULL(1);
 /* The credential whose sentinel was left in the request body where it may
  * not be injected (recorded, not refused), or NULL. */
 const char *cmask_body_left(const cmask_t *m) NONNULL(1);
+/* Whether a real value went into the current request's body so far
+ * (mask_exch_body_injected()): the sandbox chose where it lies in the
+ * bytes an upstream may echo, so no timed release may cut its echo. */
+bool cmask_body_injected(const cmask_t *m) NONNULL(1);
 /* Number of credentials (bound for cmask_injected()). */
 size_t cmask_cred_count(const cmask_t *m) NONNULL(1);
 

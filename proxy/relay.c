@@ -49,7 +49,13 @@ static bool release_ok(const conn_t *c)
 {
 	if (c->mode == CONN_MODE_UPGRADED || c->tunnel_masked)
 		return true;
-	return c->ex.mask_resp_body && c->ex.phase != EX_DONE && http1_between_chunks(c->up.http);
+	/* Not after a request whose body got a real value (round 24 of the
+	 * attack): the sandbox chose where it lies in the body, so where a
+	 * window, a socket buffer or the upstream's reads cut it on its way
+	 * up, and an upstream that echoes the body as it reads it pauses
+	 * there. Its held bytes wait for more or the end. */
+	return c->ex.mask_resp_body && c->ex.phase != EX_DONE && http1_between_chunks(c->up.http) &&
+	       !cmask_body_injected(c->mask);
 }
 
 /*

@@ -1458,6 +1458,55 @@ static void test_remask_drip(void)
 }
 
 /*
+ * Round 24 of the attack: a sentinel in a request body, placed so that
+ * the real value put in its place straddles the point where the upstream
+ * stops reading for a while (its window, its read size: here /slowecho
+ * reads 16,384 bytes at a time, here 1 s apart), came back from an upstream
+ * that echoes what it reads as two pieces that far apart, and the held
+ * prefix of the real value went to the client after 100 ms, the rest
+ * later: the real value whole in the body. A stream whose request body
+ * got a real value releases no held bytes after a pause: its echo comes
+ * back re-masked whole, beside another stream that completes.
+ */
+static void test_remask_injected_echo(void)
+{
+	static char pad[16384 - 10 + 1];
+	char spec[sizeof(pad) + 256], prefix[11], *out = NULL, *rec;
+	size_t mark = test_file_size(p_h2rec), amark = test_file_size(px.audit);
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	memset(pad, 'A', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	/* the first 10 bytes of the value in the first piece, the rest in the next */
+	snprintf(spec, sizeof(spec),
+		 "{\"method\":\"POST\",\"path\":\"/slowecho?t=se1&n=16384&ms=1000\",\"data\":[\"%s\",\"%s\\n\"],"
+		 "\"end\":true}",
+		 pad, sent_tok);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "20", "req", spec,
+		 "{\"path\":\"/delay/200?t=se2\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, test_tail(red(out), 600));
+	want_status(out, 1, 200, "a streaming echo of a body that got a real value");
+	want_status(out, 3, 200, "a stream beside it");
+	rec = test_file_since(p_h2rec, mark);
+	ROW(rec != NULL && strstr(rec, real_tok + 10) != NULL,
+	    "the upstream did not get the real value in the body (no injection, the test proves nothing)");
+	free(rec);
+	ROW(test_hasf(out, "%s\\x0a", sent_tok),
+	    "the echo of the body is not the sentinel whole (held bytes released inside the value's echo):\n%s",
+	    test_tail(red(out), 300));
+	memcpy(prefix, real_tok, 10);
+	prefix[10] = '\0';
+	ROW(out == NULL || strstr(out, prefix) == NULL,
+	    "the raw client got the first 10 bytes of the real value (%.4s...): released before the rest came",
+	    prefix);
+	no_real_in(out, "the raw client's output (streaming echo)");
+	ROW(audit_count(px.audit, amark, "\"target\":\"/slowecho?t=se1", "\"injected\":[\"GH_TOKEN\"]", NULL) == 1,
+	    "no audit line says GH_TOKEN was injected into the /slowecho request");
+	free(out);
+}
+
+/*
  * An inject host asked for identity (accept-encoding) that answers with a
  * content-encoding: 502 on that stream and its body dropped, since a real
  * value in a compressed body cannot be found (as in HTTP/1.1; round 7 of
@@ -2072,6 +2121,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "re-masking: frames of a value 10 ms apart are not released between them", test_remask_drip);
+	test_add(s, "re-masking: the echo of a body that got a real value is not released inside it", test_remask_injected_echo);
 	test_add(s, "a refused method on one stream, another completes; TRACE, CONNECT", test_refused_method);
 	test_add(s, "a reload applies to the next stream of an HTTP/2 tunnel", test_reload_streams);
 	test_add(s, ":authority or host naming another host: 421", test_authority);

@@ -1951,6 +1951,75 @@ static void test_sse_chunk_released(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * Round 24 of the attack, HTTP/1.1: a body whose sentinel the sandbox
+ * placed across the point where the upstream stops reading for a while
+ * (here an upstream that reads 4,096 bytes, echoes them as a chunk, and
+ * reads the rest a second later). The real value put in its place came
+ * back in two chunks a second apart, and at the chunk boundary the held
+ * prefix of the real value went to the client after 100 ms: the rest
+ * followed, the real value whole. After a request whose body got a real
+ * value, held bytes wait for more or the end: the echo comes back with
+ * the sentinel whole.
+ */
+static void test_remask_injected_echo(void)
+{
+	static const char script[] =
+		"import socket,time\n"
+		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(1)\n"
+		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
+		"c,_=s.accept(); d=b''\n"
+		"while b'\\r\\n\\r\\n' not in d: d+=c.recv(65536)\n"
+		"head,_,body=d.partition(b'\\r\\n\\r\\n')\n"
+		"n=int([l.split(b':')[1] for l in head.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0])\n"
+		"c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\n"
+		"Transfer-Encoding: chunked\\r\\n\\r\\n')\n"
+		"while len(body)<4096: body+=c.recv(4096-len(body))\n"
+		"c.sendall(b'%x\\r\\n' % 4096 + body[:4096] + b'\\r\\n'); rest=body[4096:]\n"
+		"time.sleep(1)\n"
+		"while len(rest)<n-4096: rest+=c.recv(65536)\n"
+		"c.sendall(b'%x\\r\\n' % len(rest) + rest + b'\\r\\n0\\r\\n\\r\\n'); time.sleep(1); c.close()\n";
+	char *argv[] = {(char *)test_python(), "-c", (char *)script, NULL};
+	char addr[64], head[512], body[4096 - 10 + TOK_LEN + 2], want[TOK_LEN + 8], prefix[11], *out;
+	struct test_proc *echo;
+	struct px p;
+	int fd, n;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", true) == 0);
+	if (!have_sentinels(&p)) {
+		CU_ASSERT_EQUAL(px_stop(&p), 0);
+		return;
+	}
+	echo = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(echo != NULL);
+	/* the first 10 bytes of the value in the first 4,096 */
+	memset(body, 'A', 4096 - 10);
+	memcpy(body + 4096 - 10, p.tok, TOK_LEN);
+	body[4096 - 10 + TOK_LEN] = '\n';
+	n = snprintf(head, sizeof(head),
+		     "POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n", addr, addr,
+		     sizeof(body) - 1);
+	fd = test_tcp_connect(p.t.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(test_send_all(fd, head, (size_t)n) == 0 && test_send_all(fd, body, sizeof(body) - 1) == 0);
+	out = test_recv_until(fd, "\r\n0\r\n\r\n", 10000, NULL, NULL);
+	close(fd);
+	snprintf(want, sizeof(want), "%s\n", p.tok);
+	memcpy(prefix, tok_real, 10);
+	prefix[10] = '\0';
+	/* (the answer is not printed: it may hold the real value) */
+	ROW(out != NULL && strncmp(out, "HTTP/1.1 200", 12) == 0 && strstr(out, "\r\n0\r\n\r\n") != NULL,
+	    "the streaming echo did not answer 200 and end (%zu bytes came)", out != NULL ? strlen(out) : 0);
+	ROW(out != NULL && strstr(out, prefix) == NULL,
+	    "the client got the first 10 bytes of the real value: released at the chunk boundary inside it");
+	ROW(out != NULL && strstr(out, tok_real) == NULL, "the client got the real value");
+	ROW(out != NULL && strstr(out, want) != NULL, "the echo does not hold the sentinel whole");
+	free(out);
+	(void)test_proc_stop(echo, SIGTERM, 5000);
+	test_proc_free(echo);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* A chunked trailer carries the real value: it must not reach the client
  * (kept and remasked like a header, or dropped). */
 static void test_remask_trailer(void)
@@ -2657,6 +2726,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
 	test_add(s, "remask: a chunk that ends a reply is released while the upstream waits (SSE)",
 		 test_sse_chunk_released);
+	test_add(s, "remask: the echo of a body that got a real value is not released inside it (chunks)",
+		 test_remask_injected_echo);
 	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
 	test_add(s, "remask: a 400 ms stall inside a value", test_remask_stalled_upstream);
 	test_add(s, "remask: a JSON-escaped real value (\\/)", test_remask_json_escape);

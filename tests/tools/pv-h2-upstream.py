@@ -56,6 +56,12 @@ x-upstream-stream: S:
                       the body "coded:VALUE\\n" (VALUE as for /reflect),
                       gzip-compressed unless E is identity: an upstream that
                       codes although asked for identity
+    /slowecho?n=N&ms=M
+                      200 at once (no content-length), then the request
+                      body echoed as it comes, N bytes at a time, each
+                      piece M ms after the one before (the last one at
+                      END_STREAM, which ends the response): an upstream
+                      that reads its input slowly, in pieces of its size
     /stall            stops reading the connection (for 30 s): an upstream
                       that does not read a large upload
     anything else     404
@@ -132,6 +138,8 @@ class Stream:
         self.gap = 0.0  # /drip: seconds between two frames of its value
         self.next_t = 0.0  # /drip: time.monotonic() of the next frame
         self.drip_k = 1  # /drip: bytes of the value per frame
+        self.slow = None  # /slowecho: (bytes per piece, seconds between pieces)
+        self.echoed = 0  # /slowecho: body bytes echoed so far
 
     def get(self, name):
         for n, v in self.headers:
@@ -236,6 +244,28 @@ class Conn:
                 st.done = True
         self.flush()
 
+    def slow_pump(self):
+        """/slowecho: the next piece of each stream's body, when its time came."""
+        now = time.monotonic()
+        for st in self.streams.values():
+            if st.slow is None or st.done or now < st.next_t:
+                continue
+            size, gap = st.slow
+            left = len(st.body) - st.echoed
+            if left >= size or (st.ended and left > 0):
+                piece = bytes(st.body[st.echoed:st.echoed + size])
+                st.echoed += len(piece)
+                st.next_t = now + gap
+                self.h2.send_data(st.sid, piece, end_stream=st.ended and st.echoed == len(st.body))
+            elif st.ended:
+                self.h2.send_data(st.sid, b'', end_stream=True)
+            else:
+                continue
+            if st.ended and st.echoed == len(st.body):
+                st.done = True
+                record('=== conn %d stream %d response-sent\n' % (self.n, st.sid))
+            self.flush()
+
     def handle_request(self, st):
         path = (st.get(b':path') or b'').decode('latin-1')
         base, _, query = path.partition('?')
@@ -288,7 +318,15 @@ class Conn:
         self.streams[sid] = st
         record('=== conn %d stream %d headers\n%s' % (self.n, sid, fields_text(ev.headers)))
         path = (st.get(b':path') or b'').decode('latin-1')
-        if path.startswith('/stall'):
+        if path.startswith('/slowecho'):
+            args = dict(kv.partition('=')[::2] for kv in path.partition('?')[2].split('&') if kv)
+            st.slow = (max(1, int(args.get('n', '16384'))), int(args.get('ms', '250')) / 1000.0)
+            st.next_t = time.monotonic()
+            self.h2.send_headers(sid, [(b':status', b'200'), (b'content-type', b'application/octet-stream'),
+                                       (b'x-upstream-conn', str(self.n).encode()),
+                                       (b'x-upstream-stream', str(sid).encode())])
+            self.flush()
+        elif path.startswith('/stall'):
             self.stalled = True
         elif path.startswith('/delay/'):
             st.due = time.monotonic() + int(path[7:].partition('?')[0]) / 1000.0
@@ -299,7 +337,7 @@ class Conn:
         if st is None:
             return
         st.ended = True
-        if st.due is None and not (st.get(b':path') or b'').startswith(b'/stall'):
+        if st.due is None and st.slow is None and not (st.get(b':path') or b'').startswith(b'/stall'):
             self.handle_request(st)
 
     def events(self, evs):
@@ -347,7 +385,8 @@ class Conn:
                 time.sleep(30)
                 return
             # a paced /drip stream needs the loop more often than 50 ms
-            self.sock.settimeout(0.002 if any(st.gap > 0 and st.out for st in self.streams.values()) else 0.05)
+            self.sock.settimeout(0.002 if any((st.gap > 0 and st.out) or (st.slow and not st.done)
+                                              for st in self.streams.values()) else 0.05)
             try:
                 data = self.sock.recv(65536)
             except (socket.timeout, ssl.SSLWantReadError):
@@ -368,6 +407,7 @@ class Conn:
                     ms = (st.get(b':path') or b'').decode('latin-1')[7:].partition('?')[0]
                     self.respond(st, 200, b'delayed %s\n' % ms.encode())
             self.pump()
+            self.slow_pump()
             for sid in [s for s, st in self.streams.items() if st.done]:
                 del self.streams[sid]
 

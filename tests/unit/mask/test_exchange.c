@@ -129,6 +129,8 @@ static void test_head_substitutes(void)
 	CU_ASSERT(strstr(head, "Host: api.example.com\r\n") != NULL);
 	CU_ASSERT_EQUAL(mask_exch_injected(f.x, names, 4), 1);
 	CU_ASSERT_STRING_EQUAL(names[0], "PV_XR_HDR");
+	/* the head's injections are not the body's */
+	CU_ASSERT_FALSE(mask_exch_body_injected(f.x));
 	/* A new request forgets it. */
 	mask_exch_begin(f.x);
 	CU_ASSERT_EQUAL(mask_exch_injected(f.x, names, 4), 0);
@@ -326,12 +328,17 @@ static void test_body_split(void)
 	CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_OUT, "api.example.com", 443, true) == 0);
 	CU_ASSERT(mask_exch_body_active(f.x, MASK_OUT));
 	CU_ASSERT(mask_exch_body_feed(f.x, MASK_OUT, body, cut, out) == 0);
+	/* half a sentinel: nothing injected yet */
+	CU_ASSERT_FALSE(mask_exch_body_injected(f.x));
 	CU_ASSERT(mask_exch_body_held(f.x, MASK_OUT) > 0);
 	CU_ASSERT(mask_exch_body_held(f.x, MASK_OUT) <= mask_exch_body_holdmax(f.x, MASK_OUT));
 	CU_ASSERT(evbuffer_add(in, body + cut, strlen(body) - cut) == 0);
 	CU_ASSERT(mask_exch_body_feed_buffer(f.x, MASK_OUT, in, strlen(body) - cut, out) == 0);
+	/* as the body runs, before its end */
+	CU_ASSERT_TRUE(mask_exch_body_injected(f.x));
 	CU_ASSERT(mask_exch_body_end(f.x, MASK_OUT, out) == 0);
 	CU_ASSERT(!mask_exch_body_active(f.x, MASK_OUT));
+	CU_ASSERT_TRUE(mask_exch_body_injected(f.x));
 	n = evbuffer_get_length(out);
 	CU_ASSERT_FATAL(n == strlen(body));
 	CU_ASSERT(evbuffer_remove(out, got, n) == (int)n);
@@ -354,6 +361,9 @@ static void test_body_split(void)
 	got[n] = '\0';
 	CU_ASSERT(strstr(got, f.hdr_sent) != NULL && strstr(got, XR_HDR) == NULL);
 	CU_ASSERT_EQUAL(mask_exch_remasked(f.x), 1);
+	/* a new request forgets it */
+	mask_exch_begin(f.x);
+	CU_ASSERT_FALSE(mask_exch_body_injected(f.x));
 	explicit_bzero(body, sizeof(body));
 	explicit_bzero(got, sizeof(got));
 	evbuffer_free(out);
@@ -379,6 +389,8 @@ static void test_body_left_leak_cut(void)
 	CU_ASSERT(mask_exch_sentinel_met(f.x, &met) != NULL && met);
 	CU_ASSERT(mask_exch_body_end(f.x, MASK_OUT, out) == 0);
 	CU_ASSERT_STRING_EQUAL(mask_exch_body_left(f.x), "PV_XR_BODY");
+	/* a sentinel left where it may not be injected is not an injection */
+	CU_ASSERT_FALSE(mask_exch_body_injected(f.x));
 	CU_ASSERT(evbuffer_drain(out, evbuffer_get_length(out)) == 0);
 	/* A cut: the held start of a sentinel is dropped. */
 	CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_OUT, "api.example.com", 443, true) == 0);
