@@ -44,6 +44,43 @@ static int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
 	return evbuffer_remove_buffer(src, dst, n) == (int)n ? 0 : -1;
 }
 
+/* What a record adds to its plaintext, at most, with room to spare: TLS
+ * 1.3's header, type and tag (22 bytes), TLS 1.2's CBC suites (up to 85),
+ * a KeyUpdate OpenSSL owes the peer before it. */
+#define TLS_RECORD_SLACK 512
+
+/*
+ * SSL_write() beside bufferevent_openssl: the first n bytes of src, n at
+ * most one record, nothing queued for the TLS side s on a socket, go
+ * through OpenSSL into the write BIO now, a chain at a time while the BIO
+ * has room for its record (wbio_room()): so no write of it can be told to
+ * retry. libevent's own write of them (its write event made active) called
+ * ERR_clear_error() first, about 930 instructions in OpenSSL 3.0, and then
+ * the conn's write callback: twice per kept-alive request. Returns how
+ * many bytes went (drained from src); the rest, or all of them after a
+ * failed write, go through libevent's output as before, which meets the
+ * error or retries the record (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER).
+ */
+static size_t tls_write_now(struct conn_side *s, struct evbuffer *src, size_t n)
+{
+	struct evbuffer_iovec v[4];
+	int nv = evbuffer_peek(src, (ev_ssize_t)n, NULL, v, 4);
+	size_t done = 0;
+
+	if (nv <= 0 || nv > 4 || !SSL_is_init_finished(s->ssl))
+		return 0;
+	for (int i = 0; i < nv && done < n; i++) {
+		size_t len = v[i].iov_len < n - done ? v[i].iov_len : n - done;
+
+		if (len + TLS_RECORD_SLACK > wbio_room(s->ssl) || SSL_write(s->ssl, v[i].iov_base, (int)len) != (int)len)
+			break;
+		done += len;
+	}
+	if (done > 0 && evbuffer_drain(src, done) < 0)
+		return 0;
+	return done;
+}
+
 /*
  * Passes the first n bytes of src to side s. When nothing is queued for a
  * plain side they go straight to its socket (no EPOLLOUT armed and
@@ -83,6 +120,9 @@ int sockio_send(struct conn_side *s, struct evbuffer *src, size_t n)
 	if (s->ssl != NULL && s->may_join && n <= TLS_RECORD_BYTES &&
 	    evbuffer_peek(src, (ev_ssize_t)n, NULL, NULL, 0) > 1 && evbuffer_pullup(src, (ev_ssize_t)n) == NULL)
 		return -1;
+	if (s->ssl != NULL && was_empty && !s->filter && n <= TLS_RECORD_BYTES &&
+	    (n -= tls_write_now(s, src, n)) == 0)
+		return 0;
 	if (sockio_move(src, out, n) < 0)
 		return -1;
 	/* TLS on a socket would write on the next EPOLLOUT only; a filter

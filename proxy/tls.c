@@ -36,6 +36,7 @@ struct tls_session {
 	ca_t *ca;          /* the session CA (leaf contexts per host) */
 	SSL_CTX *up_ctx;   /* verifying client context for upstreams, made at first use */
 	BIO_METHOD *wbio;  /* the gathering write BIO of TLS on a socket (wbio.h) */
+	BIO_METHOD *rbio;  /* its read BIO (wbio.h) */
 	char **extra;      /* extraCaCertPaths (copies), for up_ctx */
 	size_t n_extra;
 	bool free_buffers; /* this OpenSSL's SSL_free_buffers() is safe (tls_release_buffers()) */
@@ -260,9 +261,10 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 	if (t->ca == NULL)
 		goto fail;
 	t->wbio = wbio_method_new();
+	t->rbio = rbio_method_new();
 	t->hello = tls_hello_ctx_new();
-	if (t->wbio == NULL || t->hello == NULL) {
-		(void)snprintf(err, errlen, "out of memory building the TLS write method");
+	if (t->wbio == NULL || t->rbio == NULL || t->hello == NULL) {
+		(void)snprintf(err, errlen, "out of memory building the TLS read and write methods");
 		goto fail;
 	}
 	/* trust.pem also checks every extra file (an error names it): the
@@ -308,6 +310,7 @@ void tls_session_free(tls_session_t *t)
 	SSL_CTX_free(t->up_ctx);
 	SSL_CTX_free(t->hello);
 	wbio_method_free(t->wbio);
+	wbio_method_free(t->rbio);
 	for (size_t i = 0; t->extra != NULL && i < t->n_extra; i++)
 		free(t->extra[i]);
 	free(t->extra);
@@ -411,33 +414,6 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
 }
 
 /*
- * OpenSSL's work on a connection starts with a read or a write of one of
- * its BIOs (a handshake flight, a record): what it allocates from there
- * until another connection's BIO is used is that connection's. This
- * callback points the thread's OpenSSL and libevent allocations at the
- * upstream zone (an upstream's BIOs, whose callback argument is
- * &zone_upstream_tag) or back at malloc() (a client's) (zone.h): the
- * upstream half of a tunnel, which goes long before the client half,
- * then lies in pages of its own.
- */
-static char zone_upstream_tag;
-
-static long zone_mark(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret,
-		      size_t *processed)
-{
-	int op = oper & ~BIO_CB_RETURN;
-
-	(void)argp;
-	(void)len;
-	(void)argi;
-	(void)argl;
-	(void)processed;
-	if (op == BIO_CB_READ || op == BIO_CB_WRITE)
-		(void)zone_select(BIO_get_callback_arg(b) == &zone_upstream_tag);
-	return ret;
-}
-
-/*
  * TLS directly on under's socket when nothing is buffered in under (no
  * second buffer layer: two copies fewer per byte, no filter chains): the
  * socket is taken from under, which is freed without closing it. Returns
@@ -456,9 +432,18 @@ static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, 
 	if (fd < 0 || evbuffer_get_length(bufferevent_get_input(under)) > 0 ||
 	    evbuffer_get_length(bufferevent_get_output(under)) > 0)
 		return NULL;
-	/* Records are read straight from the socket and written through the
-	 * gathering BIO (wbio.h); libevent finds the socket through it. */
-	rb = BIO_new_socket((int)fd, BIO_NOCLOSE);
+	/*
+	 * Records are read straight from the socket and written through the
+	 * gathering BIO (wbio.h); libevent finds the socket through it.
+	 * OpenSSL's work on a connection starts with a read or a write of one
+	 * of its BIOs (a handshake flight, a record): what it allocates from
+	 * there until another connection's BIO is used is that connection's.
+	 * Both BIOs point the thread's OpenSSL and libevent allocations at the
+	 * upstream zone (an upstream's, dialled: CONNECTING) or back at
+	 * malloc() (a client's) (zone.h): the upstream half of a tunnel, which
+	 * goes long before the client half, then lies in pages of its own.
+	 */
+	rb = rbio_new(t->rbio, fd, state == BUFFEREVENT_SSL_CONNECTING);
 	wb = wbio_new(t->wbio, base, fd);
 	if (rb == NULL || wb == NULL) {
 		BIO_free(rb);
@@ -470,13 +455,11 @@ static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, 
 		BIO_free(wb);
 		return NULL;
 	}
-	BIO_set_callback_ex(rb, zone_mark);
-	BIO_set_callback_ex(wb, zone_mark);
-	if (state == BUFFEREVENT_SSL_CONNECTING) {
-		BIO_set_callback_arg(rb, &zone_upstream_tag);
-		BIO_set_callback_arg(wb, &zone_upstream_tag);
-	}
+	wbio_set_zone(wb, state == BUFFEREVENT_SSL_CONNECTING);
 	SSL_set_bio(ssl, rb, wb);
+	/* sockio_send() writes small messages itself; should OpenSSL ever be
+	 * told to retry one, libevent retries it from its own buffer. */
+	(void)SSL_set_mode(ssl, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	bufferevent_free(under);
 	*under_lost = true;
 	bev = bufferevent_openssl_socket_new(base, fd, ssl, state, BEV_OPT_CLOSE_ON_FREE);

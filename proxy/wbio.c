@@ -16,6 +16,8 @@
 
 #include <openssl/err.h>
 
+#include "zone.h"
+
 struct wbio {
 	evutil_socket_t fd;       /* the socket (not ours to close) */
 	struct event *send_ev;    /* sends the buffer (active) or waits for room (added) */
@@ -26,6 +28,14 @@ struct wbio {
 	int err;                  /* errno of a failed send, 0 */
 	bool scheduled;           /* send_ev is active or added */
 	bool notify;              /* run bev's write callback once the buffer is empty */
+	bool upstream;            /* OpenSSL's allocations from here on: the upstream zone (zone.h) */
+};
+
+/* The read BIO: the socket, its end, and the zone as for struct wbio. */
+struct rbio {
+	evutil_socket_t fd;
+	bool eof;
+	bool upstream;
 };
 
 #define WBIO_NAME "passavant gathering writer"
@@ -132,6 +142,7 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	BIO_clear_retry_flags(b);
 	if (w == NULL || dlen < 0)
 		return -1;
+	(void)zone_select(w->upstream);
 	if (w->err != 0) {
 		errno = w->err;
 		return -1;
@@ -301,12 +312,29 @@ BIO *wbio_new(BIO_METHOD *m, struct event_base *base, evutil_socket_t fd)
 	return b;
 }
 
+void wbio_set_zone(BIO *b, bool upstream)
+{
+	struct wbio *w = BIO_get_data(b);
+
+	if (w != NULL)
+		w->upstream = upstream;
+}
+
 void wbio_set_bufferevent(BIO *b, struct bufferevent *bev)
 {
 	struct wbio *w = BIO_get_data(b);
 
 	if (w != NULL)
 		w->bev = bev;
+}
+
+size_t wbio_room(SSL *ssl)
+{
+	struct wbio *w = of_ssl(ssl);
+
+	if (w == NULL || w->err != 0)
+		return 0;
+	return w->buf != NULL ? WBIO_BUFFER_BYTES - w->len : WBIO_BUFFER_BYTES;
 }
 
 size_t wbio_pending(SSL *ssl)
@@ -344,4 +372,112 @@ void wbio_detach(SSL *ssl)
 	/* The socket is closed before the BIO is freed: no send after. */
 	(void)event_del(w->send_ev);
 	w->scheduled = false;
+}
+
+/* ---- the read BIO --------------------------------------------------------- */
+
+#define RBIO_NAME "passavant socket reader"
+
+/* As OpenSSL's socket BIO (BIO_sock_non_fatal_error()): errors after
+ * which a read may be tried again. */
+static bool read_retry(int e)
+{
+	return e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == EINPROGRESS || e == EALREADY ||
+	       e == ENOTCONN || e == EPROTO;
+}
+
+static int rbio_read(BIO *b, char *buf, int len)
+{
+	struct rbio *r = BIO_get_data(b);
+	ssize_t n;
+
+	BIO_clear_retry_flags(b);
+	if (r == NULL || len < 0)
+		return -1;
+	(void)zone_select(r->upstream);
+	if (len == 0)
+		return 0;
+	do
+		n = recv(r->fd, buf, (size_t)len, 0);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		return (int)n;
+	if (n == 0)
+		r->eof = true;
+	else if (read_retry(errno))
+		BIO_set_retry_read(b);
+	return (int)n;
+}
+
+static long rbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	struct rbio *r = BIO_get_data(b);
+
+	(void)num;
+	if (r == NULL)
+		return 0;
+	switch (cmd) {
+	case BIO_C_GET_FD:
+		if (ptr != NULL)
+			*(int *)ptr = (int)r->fd;
+		return (long)r->fd;
+	case BIO_CTRL_GET_CLOSE:
+		return BIO_NOCLOSE;
+	case BIO_CTRL_SET_CLOSE:
+	case BIO_CTRL_DUP:
+	case BIO_CTRL_FLUSH:
+		return 1;
+	case BIO_CTRL_EOF:
+		/* OpenSSL tells a peer that closed without close_notify
+		 * (SSL_R_UNEXPECTED_EOF_WHILE_READING) by this. */
+		return r->eof ? 1 : 0;
+	default:
+		return 0;
+	}
+}
+
+static int rbio_destroy(BIO *b)
+{
+	if (b == NULL)
+		return 0;
+	free(BIO_get_data(b));
+	BIO_set_data(b, NULL);
+	BIO_set_init(b, 0);
+	return 1;
+}
+
+BIO_METHOD *rbio_method_new(void)
+{
+	int idx = BIO_get_new_index();
+	BIO_METHOD *m;
+
+	if (idx < 0)
+		return NULL;
+	m = BIO_meth_new(idx | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, RBIO_NAME);
+	if (m == NULL)
+		return NULL;
+	if (BIO_meth_set_read(m, rbio_read) != 1 || BIO_meth_set_ctrl(m, rbio_ctrl) != 1 ||
+	    BIO_meth_set_create(m, wbio_create) != 1 || BIO_meth_set_destroy(m, rbio_destroy) != 1) {
+		BIO_meth_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)
+{
+	struct rbio *r = calloc(1, sizeof(*r));
+	BIO *b;
+
+	if (r == NULL)
+		return NULL;
+	r->fd = fd;
+	r->upstream = upstream;
+	if ((b = BIO_new(m)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	BIO_set_data(b, r);
+	BIO_set_init(b, 1);
+	return b;
 }

@@ -28,6 +28,7 @@
 #ifndef PASSAVANT_PROXY_WBIO_H
 #define PASSAVANT_PROXY_WBIO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <event2/bufferevent.h>
@@ -69,8 +70,18 @@ void wbio_method_free(BIO_METHOD *m);
  */
 BIO *wbio_new(BIO_METHOD *m, struct event_base *base, evutil_socket_t fd) NONNULL(1, 2) WUNRES;
 
+/* OpenSSL's and libevent's allocations of the thread go to the upstream
+ * zone (true) or to malloc() (false) from each write of b on (zone.h):
+ * b is an upstream's. */
+void wbio_set_zone(BIO *b, bool upstream) NONNULL(1);
+
 /* The bufferevent that owns the SSL holding b (for error events). */
 void wbio_set_bufferevent(BIO *b, struct bufferevent *bev) NONNULL(1);
+
+/* Bytes ssl's write BIO takes now without a send(2) (0 when it is not a
+ * wbio, or after a send failed): a record that fits is copied, and an
+ * SSL_write() of it cannot be told to retry. */
+size_t wbio_room(SSL *ssl) NONNULL(1);
 
 /* Bytes ssl's write BIO still holds (0 when it is not a wbio). */
 size_t wbio_pending(SSL *ssl) NONNULL(1);
@@ -92,5 +103,18 @@ void wbio_notify_empty(SSL *ssl) NONNULL(1);
  * (wbio_pending()) where the bytes matter.
  */
 void wbio_detach(SSL *ssl) NONNULL(1);
+
+/*
+ * The read side: a BIO that reads the socket as OpenSSL's socket BIO does
+ * (recv(2), the same errors to retry, its end for BIO_eof()), and points
+ * the thread's allocations at the upstream zone or at malloc() (upstream
+ * as for wbio_set_zone()) at each read. Both BIOs mark the zone in their
+ * own read and write, where a BIO callback (BIO_set_callback_ex()) ran on
+ * every BIO_ctrl() as well: OpenSSL 3.0 asks its BIOs about 50 times per
+ * kept-alive request (docs/architecture.md). The method is made once per
+ * proxy (BIO_meth_free() at exit); the BIO never closes fd.
+ */
+BIO_METHOD *rbio_method_new(void) WUNRES;
+BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream) NONNULL(1) WUNRES;
 
 #endif
