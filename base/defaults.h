@@ -26,6 +26,11 @@
 #define PASSAVANT_UPSTREAM_RESPONSE_TIMEOUT_MS 60000
 #define PASSAVANT_OUTBUF_HIGH_BYTES (256 * 1024)
 #define PASSAVANT_ACCEPT_PAUSE_MS 100
+/* After the last request whose body got a real value ended, held bytes
+ * of responses wait this long more before pauses release them again
+ * (proxy_body_injected_lately(): a relay that echoes the body on another
+ * connection is still forwarding its last pieces). */
+#define PASSAVANT_BODY_INJECTED_GRACE_MS 10000
 #define PASSAVANT_DNS_TIMEOUT_MS 5000
 /* `run`'s report after the post-run check goes to a terminal the command
  * shared: when no byte of it goes out for this long, the rest is dropped

@@ -136,6 +136,22 @@ void conn_use_policy(conn_t *c)
 	c->pol = now;
 }
 
+void conn_body_injected_note(conn_t *c)
+{
+	if (!c->body_inj && c->mask != NULL && cmask_body_injected(c->mask)) {
+		c->body_inj = true;
+		proxy_body_injected_open(c->px);
+	}
+}
+
+void conn_body_injected_done(conn_t *c)
+{
+	if (c->body_inj) {
+		c->body_inj = false;
+		proxy_body_injected_done(c->px);
+	}
+}
+
 static const char *mode_name(enum conn_mode m)
 {
 	switch (m) {
@@ -975,6 +991,7 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		proxy_waiting_release(c->px);
 		c->waiting = false;
 	}
+	conn_body_injected_done(c);
 	if (c->pprev != NULL) {
 		*c->pprev = c->next;
 		if (c->next != NULL)

@@ -229,6 +229,8 @@ struct conn {
 	enum tunnel_plan plan;      /** CONNECT: what TLS_SNIFF does with the first bytes */
 	bool slot;                  /** holds one of the proxy's maxTunnels slots */
 	bool waiting;               /** counted among the conns holding no slot (proxy_waiting_acquire()) */
+	bool body_inj;              /** its request's body got a real value: counted by
+				     *  proxy_body_injected_open() until the exchange ends */
 	bool first_request;         /** the first head is still awaited */
 	bool answered;              /** a terminated tunnel completed its first request */
 	bool tunnel_masked;         /** TUNNEL mode without TLS: inbound remasked, outbound scanned */
@@ -337,6 +339,11 @@ void conn_set_mode(conn_t *c, enum conn_mode m) NONNULL(1);
  * reload applies from the next decision on); the tunnel decision kept
  * under the old one is forgotten. */
 void conn_use_policy(conn_t *c) NONNULL(1);
+
+/* HTTP/1.1: the current request's body got a real value (counted once,
+ * proxy_body_injected_open()); the exchange ended (done). */
+void conn_body_injected_note(conn_t *c) NONNULL(1);
+void conn_body_injected_done(conn_t *c) NONNULL(1);
 
 /* Bytes moved now (idle timeout); (re)arms the conn's timer for ms. */
 void conn_touch(conn_t *c) NONNULL(1);

@@ -181,6 +181,7 @@ static enum step finish_request(conn_t *c)
 	}
 	/* Inside a terminated tunnel the target stays the CONNECT's
 	 * (have_target()). */
+	conn_body_injected_done(c);
 	exchange_reset(&c->ex);
 	c->first_request = false;
 	conn_set_state(c, CONN_READ_HEAD);

@@ -63,7 +63,9 @@ static bool h2_up_quiet(h2_t *h)
  * in the body, so where the upstream's window cut it on its way up, and
  * an upstream that echoes what it reads paused in the middle of the
  * value's echo until its next read; its held bytes wait for more bytes
- * or the end.
+ * or the end. Nor while such a request is open on any connection of the
+ * proxy, or was lately (round 25: a relay service echoed it on another
+ * connection; proxy_body_injected_lately()).
  */
 static bool h2_release_ok(const struct h2s *s)
 {
@@ -73,7 +75,8 @@ static bool h2_release_ok(const struct h2s *s)
 	    h->wu_seen != h->wu_sent || conn_ms_since(&h->seen_t) < H2_HOLD_MS ||
 	    conn_ms_since(&h->up_rx_t) < H2_HOLD_MS ||
 	    nghttp2_session_want_write(h->up) || nghttp2_session_get_local_window_size(h->up) <= 0 ||
-	    evbuffer_get_length(out_of(&h->c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES || !h2_up_quiet(h))
+	    evbuffer_get_length(out_of(&h->c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES || !h2_up_quiet(h) ||
+	    proxy_body_injected_lately(h->c->px))
 		return false;
 	for (const struct h2s *t = h->streams; t != NULL; t = t->next)
 		if (t->phase == H2S_FORWARD && t->up_open &&

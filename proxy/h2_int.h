@@ -84,6 +84,8 @@ struct h2s {
 	bool mask_req;             /** the request body goes through the substituter */
 	bool mask_resp;            /** the response body goes through the substituter */
 	bool identity;             /** asked for identity (an inject host): a coded response is refused */
+	bool body_inj;             /** its request body got a real value: counted by
+				    *  proxy_body_injected_open() until h2s_free() */
 	unsigned ninterim;         /** interim (1xx) heads from the upstream */
 	unsigned nfields;          /** fields of the head being read */
 	unsigned nhost;            /** Host fields in the request head */

@@ -494,6 +494,16 @@ int h2_down_header(nghttp2_session *session, const nghttp2_frame *frame, const u
 	return 0;
 }
 
+/* The request body got a real value: counted proxy-wide once (relay.c's
+ * and h2.c's timed releases wait while it is open, h2s_free() ends it). */
+static void note_body_injected(struct h2s *s)
+{
+	if (!s->body_inj && cmask_body_injected(s->mask)) {
+		s->body_inj = true;
+		proxy_body_injected_open(s->h->c->px);
+	}
+}
+
 /* The request's end came: the upstream gets its last DATA and END_STREAM. */
 static void request_ended(struct h2s *s)
 {
@@ -506,6 +516,7 @@ static void request_ended(struct h2s *s)
 			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 			return;
 		}
+		note_body_injected(s);
 	}
 	if (s->phase == H2S_FORWARD && s->up_open)
 		(void)nghttp2_session_resume_data(s->h->up, s->uid);
@@ -580,6 +591,7 @@ int h2_down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, con
 		}
 		if (evbuffer_remove_buffer(cmask_out(s->mask, CMASK_OUT), s->req, n) != (int)n)
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		note_body_injected(s);
 	}
 	if (s->up_open)
 		(void)nghttp2_session_resume_data(h->up, s->uid);

@@ -611,6 +611,8 @@ void h2s_free(h2_t *h, struct h2s *s)
 		if (s->next != NULL)
 			s->next->pprev = s->pprev;
 	}
+	if (s->body_inj)
+		proxy_body_injected_done(h->c->px);
 	h2_wipe_free(s->fields);
 	h2_wipe_free(s->req);
 	h2_wipe_free(s->resp);

@@ -103,6 +103,8 @@ struct proxy {
 	char *session;                  /* session id */
 	atomic_uint tunnels;            /* tunnel slots in use, on every loop */
 	atomic_uint waiting;            /* client connections holding no slot, on every loop */
+	atomic_uint body_inj_open;      /* requests open upstream whose body got a real value, every loop */
+	atomic_llong body_inj_end_us;   /* when the last of them ended (mono_us()) */
 	tls_session_t *tls;             /* session CA + upstream context, or NULL */
 	mask_table_t *masks;            /* credential table, or NULL */
 	proxy_observer_fn observer;     /* audit record observer, or NULL */
@@ -219,6 +221,27 @@ bool proxy_tunnel_acquire(proxy_t *px, unsigned max)
 void proxy_tunnel_release(proxy_t *px)
 {
 	count_release(&px->main->tunnels);
+}
+
+static int64_t mono_us(void);
+
+void proxy_body_injected_open(proxy_t *px)
+{
+	atomic_fetch_add_explicit(&px->main->body_inj_open, 1, memory_order_relaxed);
+}
+
+void proxy_body_injected_done(proxy_t *px)
+{
+	atomic_store_explicit(&px->main->body_inj_end_us, mono_us(), memory_order_relaxed);
+	count_release(&px->main->body_inj_open);
+}
+
+bool proxy_body_injected_lately(proxy_t *px)
+{
+	long long end = atomic_load_explicit(&px->main->body_inj_end_us, memory_order_relaxed);
+
+	return atomic_load_explicit(&px->main->body_inj_open, memory_order_relaxed) > 0 ||
+	       (end != 0 && mono_us() - end < (int64_t)PASSAVANT_BODY_INJECTED_GRACE_MS * 1000);
 }
 
 bool proxy_waiting_acquire(proxy_t *px, unsigned max)

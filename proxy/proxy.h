@@ -266,6 +266,19 @@ const policy_t *proxy_policy(const proxy_policy_t *pp) NONNULL(1);
 /* Takes a tunnel slot if fewer than max are in use on every loop. */
 bool proxy_tunnel_acquire(proxy_t *px, unsigned max) NONNULL(1);
 void proxy_tunnel_release(proxy_t *px) NONNULL(1);
+/*
+ * Requests whose body got a real value (round 25 of the attack): an
+ * upstream may echo such a body on any connection (a relay service, its
+ * download stream on another connection, another stream), pausing where
+ * it paused reading, which the sandbox chose. While one is open upstream
+ * on any loop, and PASSAVANT_BODY_INJECTED_GRACE_MS after the last one
+ * ended, no held bytes are released after a pause (relay.c, h2.c).
+ * open/done are paired per request; lately is that test.
+ */
+void proxy_body_injected_open(proxy_t *px) NONNULL(1);
+void proxy_body_injected_done(proxy_t *px) NONNULL(1);
+bool proxy_body_injected_lately(proxy_t *px) NONNULL(1);
+
 /* Counts a client connection that holds no tunnel slot (still reading its
  * first head or TLS handshake, or refused and closing) if fewer than max
  * are, on every loop: each may buffer a head of maxHeaderBytes, or a TLS

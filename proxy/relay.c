@@ -53,9 +53,11 @@ static bool release_ok(const conn_t *c)
 	 * attack): the sandbox chose where it lies in the body, so where a
 	 * window, a socket buffer or the upstream's reads cut it on its way
 	 * up, and an upstream that echoes the body as it reads it pauses
-	 * there. Its held bytes wait for more or the end. */
+	 * there. Its held bytes wait for more or the end. Nor while such a
+	 * request is open on any connection, or was lately (round 25: a
+	 * relay echoed it on another connection). */
 	return c->ex.mask_resp_body && c->ex.phase != EX_DONE && http1_between_chunks(c->up.http) &&
-	       !cmask_body_injected(c->mask);
+	       !cmask_body_injected(c->mask) && !proxy_body_injected_lately(c->px);
 }
 
 /*
@@ -68,6 +70,8 @@ int conn_mask_pass(conn_t *c, enum cmask_dir d)
 	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
 	size_t n;
 
+	if (d == CMASK_OUT)
+		conn_body_injected_note(c);
 	if (to->bev == NULL) {
 		/* The side is gone (an upstream that closed while the
 		 * client's bytes were held, or a frame came behind a close):
