@@ -259,9 +259,11 @@ void sockio_release_idle(conn_t *c, struct conn_side *s)
  * of some 70,000 instructions per request (docs/architecture.md "Busy
  * connections keep their buffers"). A connection driven
  * SOCKIO_BUSY_DRIVES times between two buffer ticks of its loop
- * (PROXY_BUFS_TICK_MS, proxy.c; a request drives it about four times, so
- * about 64 requests a second: below that, buffers freed and taken again
- * from the heap's hot free list cost less than each connection keeping
+ * (PROXY_BUFS_TICK_MS, proxy.c; a kept-alive request drives it twice, a
+ * read of each side, since its small writes no longer call back
+ * (tls_write_now()), so about 64 requests a second: below that, buffers
+ * freed and taken again from the heap's hot free list cost less than
+ * each connection keeping
  * its own, 200 tunnels at 12 requests a second in round 23) is
  * busy: until two ticks in a row find it quiet, nothing is released (one
  * quiet tick would let a client that alternates short busy and quiet
@@ -270,7 +272,7 @@ void sockio_release_idle(conn_t *c, struct conn_side *s)
  * SSL_free_buffers() is safe (tls_release_buffers()): the tick that ends
  * it needs it.
  */
-#define SOCKIO_BUSY_DRIVES 256
+#define SOCKIO_BUSY_DRIVES 128
 
 /* Both sides' idle buffers go (sockio_release_idle()). */
 static void release_sides(conn_t *c)
