@@ -151,6 +151,9 @@ static enum step finish_request(conn_t *c)
 	c->up.reusable = c->ex.req_done && !c->up.eof && !c->ex.up_close && http1_keep_alive(c->up.http);
 	if (!c->up.reusable)
 		conn_drop_upstream(c);
+	/* The exchange is over: a body that got a real value no longer
+	 * keeps other connections' held bytes back (after the grace). */
+	conn_body_injected_done(c);
 	if (c->ex.client_close || !c->ex.req_done || c->client.eof)
 		return conn_enter_draining(c);
 	if (c->mode == CONN_MODE_TERMINATED) {
@@ -181,7 +184,6 @@ static enum step finish_request(conn_t *c)
 	}
 	/* Inside a terminated tunnel the target stays the CONNECT's
 	 * (have_target()). */
-	conn_body_injected_done(c);
 	exchange_reset(&c->ex);
 	c->first_request = false;
 	conn_set_state(c, CONN_READ_HEAD);

@@ -227,21 +227,29 @@ static int64_t mono_us(void);
 
 void proxy_body_injected_open(proxy_t *px)
 {
-	atomic_fetch_add_explicit(&px->main->body_inj_open, 1, memory_order_relaxed);
+	atomic_fetch_add(&px->main->body_inj_open, 1);
 }
 
+/* The end time is stored before the count goes down, and read after the
+ * count (sequentially consistent): a loop that sees the count at 0 sees
+ * the end of the last one, so the grace is never skipped. */
 void proxy_body_injected_done(proxy_t *px)
 {
-	atomic_store_explicit(&px->main->body_inj_end_us, mono_us(), memory_order_relaxed);
-	count_release(&px->main->body_inj_open);
+	unsigned n = atomic_load(&px->main->body_inj_open);
+
+	atomic_store(&px->main->body_inj_end_us, mono_us());
+	while (n > 0 && !atomic_compare_exchange_weak(&px->main->body_inj_open, &n, n - 1))
+		;
 }
 
 bool proxy_body_injected_lately(proxy_t *px)
 {
-	long long end = atomic_load_explicit(&px->main->body_inj_end_us, memory_order_relaxed);
+	long long end;
 
-	return atomic_load_explicit(&px->main->body_inj_open, memory_order_relaxed) > 0 ||
-	       (end != 0 && mono_us() - end < (int64_t)PASSAVANT_BODY_INJECTED_GRACE_MS * 1000);
+	if (atomic_load(&px->main->body_inj_open) > 0)
+		return true;
+	end = atomic_load(&px->main->body_inj_end_us);
+	return end != 0 && mono_us() - end < (int64_t)PASSAVANT_BODY_INJECTED_GRACE_MS * 1000;
 }
 
 bool proxy_waiting_acquire(proxy_t *px, unsigned max)

@@ -53,11 +53,11 @@ static bool release_ok(const conn_t *c)
 	 * attack): the sandbox chose where it lies in the body, so where a
 	 * window, a socket buffer or the upstream's reads cut it on its way
 	 * up, and an upstream that echoes the body as it reads it pauses
-	 * there. Its held bytes wait for more or the end. Nor while such a
-	 * request is open on any connection, or was lately (round 25: a
-	 * relay echoed it on another connection). */
+	 * there. Its held bytes wait for more or the end. (While such a
+	 * request is open on any connection, or was lately, every release
+	 * waits: tail_cb().) */
 	return c->ex.mask_resp_body && c->ex.phase != EX_DONE && http1_between_chunks(c->up.http) &&
-	       !cmask_body_injected(c->mask) && !proxy_body_injected_lately(c->px);
+	       !cmask_body_injected(c->mask);
 }
 
 /*
@@ -115,13 +115,18 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	 * upstream has sent more (unread input) or we stopped reading it
 	 * because the client does not read (its output at the high mark),
 	 * the held bytes wait. Otherwise the sandbox could cut a real value
-	 * in two at will, by not reading at the right moment.
+	 * in two at will, by not reading at the right moment. Nor while a
+	 * request whose body got a real value is open on any connection, or
+	 * was lately (round 25 of the attack: a relay service echoed it into
+	 * another connection, a GET or a tunnel, pausing where the sandbox
+	 * chose): they wait, and the timer looks again.
 	 */
 	if (!release_ok(c))
 		return;
 	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
 	    (evbuffer_get_length(in_of(&c->up)) > 0 ||
-	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES)) {
+	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES ||
+	     proxy_body_injected_lately(c->px))) {
 		if (event_add(c->tail_ev, &mask_tail_tv) < 0)
 			conn_close(c, "cannot re-arm the masking timer", true);
 		return;

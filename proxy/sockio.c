@@ -44,22 +44,26 @@ static int sockio_move(struct evbuffer *src, struct evbuffer *dst, size_t n)
 	return evbuffer_remove_buffer(src, dst, n) == (int)n ? 0 : -1;
 }
 
-/* What a record adds to its plaintext, at most, with room to spare: TLS
- * 1.3's header, type and tag (22 bytes), TLS 1.2's CBC suites (up to 85),
- * a KeyUpdate OpenSSL owes the peer before it. */
+/* What a record adds to its plaintext, with room to spare: TLS 1.3's
+ * header, type and tag (22 bytes), TLS 1.2's CBC suites (up to 85), a
+ * KeyUpdate OpenSSL owes the peer before it. */
 #define TLS_RECORD_SLACK 512
 
 /*
  * SSL_write() beside bufferevent_openssl: the first n bytes of src, n at
- * most one record, nothing queued for the TLS side s on a socket, go
- * through OpenSSL into the write BIO now, a chain at a time while the BIO
- * has room for its record (wbio_room()): so no write of it can be told to
- * retry. libevent's own write of them (its write event made active) called
+ * most 16 KiB, nothing queued for the TLS side s on a socket, go through
+ * OpenSSL into the write BIO now, a chain at a time while the BIO has
+ * room for its record (wbio_room(): copied, no send needed). libevent's
+ * own write of them (its write event made active) called
  * ERR_clear_error() first, about 930 instructions in OpenSSL 3.0, and then
  * the conn's write callback: twice per kept-alive request. Returns how
- * many bytes went (drained from src); the rest, or all of them after a
- * failed write, go through libevent's output as before, which meets the
- * error or retries the record (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER).
+ * many bytes went (drained from src). A write can still be refused or
+ * told to retry (a KeyUpdate owed to the peer flushed into a full socket,
+ * a peer that negotiated small fragments, a send error kept in the BIO):
+ * its bytes and the rest go through libevent's output as before, which
+ * meets the error or retries the write where OpenSSL stopped
+ * (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, which libevent sets too), and
+ * the error queue is cleared for whoever reads it next.
  */
 static size_t tls_write_now(struct conn_side *s, struct evbuffer *src, size_t n)
 {
@@ -72,8 +76,12 @@ static size_t tls_write_now(struct conn_side *s, struct evbuffer *src, size_t n)
 	for (int i = 0; i < nv && done < n; i++) {
 		size_t len = v[i].iov_len < n - done ? v[i].iov_len : n - done;
 
-		if (len + TLS_RECORD_SLACK > wbio_room(s->ssl) || SSL_write(s->ssl, v[i].iov_base, (int)len) != (int)len)
+		if (len + TLS_RECORD_SLACK > wbio_room(s->ssl))
 			break;
+		if (SSL_write(s->ssl, v[i].iov_base, (int)len) != (int)len) {
+			ERR_clear_error();
+			break;
+		}
 		done += len;
 	}
 	if (done > 0 && evbuffer_drain(src, done) < 0)

@@ -457,8 +457,9 @@ static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, 
 	}
 	wbio_set_zone(wb, state == BUFFEREVENT_SSL_CONNECTING);
 	SSL_set_bio(ssl, rb, wb);
-	/* sockio_send() writes small messages itself; should OpenSSL ever be
-	 * told to retry one, libevent retries it from its own buffer. */
+	/* sockio_send() writes small messages itself; should OpenSSL tell it
+	 * to retry one, libevent retries it from its own buffer (libevent
+	 * 2.1.12 sets this mode too; said here, where it is relied on). */
 	(void)SSL_set_mode(ssl, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	bufferevent_free(under);
 	*under_lost = true;

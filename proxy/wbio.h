@@ -79,8 +79,7 @@ void wbio_set_zone(BIO *b, bool upstream) NONNULL(1);
 void wbio_set_bufferevent(BIO *b, struct bufferevent *bev) NONNULL(1);
 
 /* Bytes ssl's write BIO takes now without a send(2) (0 when it is not a
- * wbio, or after a send failed): a record that fits is copied, and an
- * SSL_write() of it cannot be told to retry. */
+ * wbio, or after a send failed): a record that fits is copied. */
 size_t wbio_room(SSL *ssl) NONNULL(1);
 
 /* Bytes ssl's write BIO still holds (0 when it is not a wbio). */

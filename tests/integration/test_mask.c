@@ -2028,31 +2028,37 @@ static void test_remask_injected_echo(void)
  * held prefix of the real value went after 100 ms at the chunk boundary.
  * While a request whose body got a real value is open, on any
  * connection, and for PASSAVANT_BODY_INJECTED_GRACE_MS after, no held
- * bytes go after a pause: the receiver gets the sentinel whole.
+ * bytes go after a pause: the receiver gets the sentinel whole. The
+ * receiver as a plain GET (chunked), and inside a CONNECT tunnel without
+ * TLS (raw bytes: the review of round 25 found the tunnel's release
+ * skipped the guard).
  */
-static void test_remask_injected_relay(void)
+static void relay_case(bool tunnel)
 {
 	static const char script[] =
-		"import socket,time\n"
+		"import socket,sys,time\n"
+		"raw=sys.argv[1]=='raw'\n"
 		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(2)\n"
 		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
 		"def head(c):\n"
 		"    d=b''\n"
 		"    while b'\\r\\n\\r\\n' not in d: d+=c.recv(65536)\n"
 		"    return d.partition(b'\\r\\n\\r\\n')\n"
+		"def piece(b, last): return b if raw else b'%x\\r\\n' % len(b) + b + b'\\r\\n' + (b'0\\r\\n\\r\\n' if last else b'')\n"
 		"g,_=s.accept(); head(g)\n"
-		"g.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\n"
-		"Transfer-Encoding: chunked\\r\\n\\r\\n')\n"
+		"g.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\n' +"
+		" (b'Connection: close' if raw else b'Transfer-Encoding: chunked') + b'\\r\\n\\r\\n')\n"
 		"p,_=s.accept(); h,_,body=head(p)\n"
 		"n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0])\n"
 		"while len(body)<4096: body+=p.recv(4096-len(body))\n"
-		"g.sendall(b'%x\\r\\n' % 4096 + body[:4096] + b'\\r\\n'); rest=body[4096:]\n"
+		"g.sendall(piece(body[:4096], False)); rest=body[4096:]\n"
 		"time.sleep(1)\n"
 		"while len(rest)<n-4096: rest+=p.recv(65536)\n"
-		"g.sendall(b'%x\\r\\n' % len(rest) + rest + b'\\r\\n0\\r\\n\\r\\n')\n"
+		"g.sendall(piece(rest + (b'END.' if raw else b''), True))\n"
 		"p.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\n\\r\\nok\\n'); time.sleep(1)\n";
-	char *argv[] = {(char *)test_python(), "-c", (char *)script, NULL};
+	char *argv[] = {(char *)test_python(), "-c", (char *)script, tunnel ? "raw" : "chunked", NULL};
 	char addr[64], head[512], body[4096 - 10 + TOK_LEN + 2], want[TOK_LEN + 8], prefix[11], *out, *ack;
+	const char *what = tunnel ? "a receiver inside a tunnel without TLS" : "a GET receiver";
 	struct test_proc *relay;
 	struct px p;
 	int get, post, n;
@@ -2067,7 +2073,16 @@ static void test_remask_injected_relay(void)
 	/* the receiver first, on its own connection */
 	get = test_tcp_connect(p.t.addr, 5000);
 	CU_ASSERT_FATAL(get >= 0);
-	n = snprintf(head, sizeof(head), "GET http://%s/pipe HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
+	if (tunnel) {
+		n = snprintf(head, sizeof(head), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
+		CU_ASSERT(test_send_all(get, head, (size_t)n) == 0);
+		ack = test_recv_until(get, "\r\n\r\n", 5000, NULL, NULL);
+		CU_ASSERT(ack != NULL && strncmp(ack, "HTTP/1.1 200", 12) == 0);
+		free(ack);
+	}
+	n = snprintf(head, sizeof(head), tunnel ? "GET /pipe HTTP/1.1\r\nHost: %s\r\n\r\n"
+						: "GET http://%s/pipe HTTP/1.1\r\nHost: %s\r\n\r\n",
+		     addr, addr);
 	CU_ASSERT(test_send_all(get, head, (size_t)n) == 0);
 	ack = test_recv_until(get, "\r\n\r\n", 5000, NULL, NULL);
 	CU_ASSERT(ack != NULL && strncmp(ack, "HTTP/1.1 200", 12) == 0);
@@ -2082,7 +2097,7 @@ static void test_remask_injected_relay(void)
 	post = test_tcp_connect(p.t.addr, 5000);
 	CU_ASSERT_FATAL(post >= 0);
 	CU_ASSERT(test_send_all(post, head, (size_t)n) == 0 && test_send_all(post, body, sizeof(body) - 1) == 0);
-	out = test_recv_until(get, "\r\n0\r\n\r\n", 10000, NULL, NULL);
+	out = test_recv_until(get, tunnel ? "END." : "\r\n0\r\n\r\n", 10000, NULL, NULL);
 	ack = test_recv_until(post, "ok\n", 10000, NULL, NULL);
 	close(get);
 	close(post);
@@ -2091,16 +2106,22 @@ static void test_remask_injected_relay(void)
 	prefix[10] = '\0';
 	/* (the answer is not printed: it may hold the real value) */
 	CU_ASSERT(ack != NULL && strstr(ack, "ok\n") != NULL);
-	ROW(out != NULL && strstr(out, "\r\n0\r\n\r\n") != NULL, "the receiver's stream did not end (%zu bytes came)",
-	    out != NULL ? strlen(out) : 0);
+	ROW(out != NULL && strstr(out, tunnel ? "END." : "\r\n0\r\n\r\n") != NULL,
+	    "%s: its stream did not end (%zu bytes came)", what, out != NULL ? strlen(out) : 0);
 	ROW(out != NULL && strstr(out, prefix) == NULL,
-	    "the receiver got the first 10 bytes of the real value: released at the chunk boundary inside it");
-	ROW(out != NULL && strstr(out, want) != NULL, "the receiver's stream does not hold the sentinel whole");
+	    "%s got the first 10 bytes of the real value: released at a pause inside it", what);
+	ROW(out != NULL && strstr(out, want) != NULL, "%s: its stream does not hold the sentinel whole", what);
 	free(out);
 	free(ack);
 	(void)test_proc_stop(relay, SIGTERM, 5000);
 	test_proc_free(relay);
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+static void test_remask_injected_relay(void)
+{
+	relay_case(false);
+	relay_case(true);
 }
 
 /* A chunked trailer carries the real value: it must not reach the client
@@ -2811,7 +2832,7 @@ TEST_REGISTRAR(mask_suites)
 		 test_sse_chunk_released);
 	test_add(s, "remask: the echo of a body that got a real value is not released inside it (chunks)",
 		 test_remask_injected_echo);
-	test_add(s, "remask: the same echo on another connection (a relay) is not released inside it",
+	test_add(s, "remask: the same echo on another connection (a relay; a GET, a tunnel) is not released inside it",
 		 test_remask_injected_relay);
 	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
 	test_add(s, "remask: a 400 ms stall inside a value", test_remask_stalled_upstream);
