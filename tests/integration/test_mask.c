@@ -44,6 +44,7 @@
 
 #include <openssl/evp.h>
 
+#include "base/defaults.h"
 #include "tests/support/certs.h"
 #include "tests/support/net.h"
 #include "tests/support/proc.h"
@@ -2124,6 +2125,74 @@ static void test_remask_injected_relay(void)
 	relay_case(true);
 }
 
+/*
+ * The guard of round 25 ends: a server-sent event held while a request
+ * whose body got a real value was lately open (PASSAVANT_BODY_INJECTED_
+ * GRACE_MS, 10 s) is not sent during it, and is sent after it without new
+ * bytes from the upstream (the release timer looks again).
+ */
+static void test_remask_guard_ends(void)
+{
+	static const char script[] =
+		"import socket,time\n"
+		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(2)\n"
+		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
+		"def head(c):\n"
+		"    d=b''\n"
+		"    while b'\\r\\n\\r\\n' not in d: d+=c.recv(65536)\n"
+		"    return d.partition(b'\\r\\n\\r\\n')\n"
+		"p,_=s.accept(); h,_,body=head(p)\n"
+		"n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0])\n"
+		"while len(body)<n: body+=p.recv(65536)\n"
+		"p.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\n\\r\\nok\\n')\n"
+		"g,_=s.accept(); head(g)\n"
+		"g.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: text/event-stream\\r\\n"
+		"Transfer-Encoding: chunked\\r\\n\\r\\n')\n"
+		"ev=b'data: one\\n\\n'; g.sendall(b'%x\\r\\n' % len(ev) + ev + b'\\r\\n')\n"
+		"time.sleep(30)\n";
+	char *argv[] = {(char *)test_python(), "-c", (char *)script, NULL};
+	char addr[64], req[512], *out, *ack;
+	struct test_proc *up2;
+	long long t0;
+	struct px p;
+	int fd, n;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", true) == 0);
+	if (!have_sentinels(&p)) {
+		CU_ASSERT_EQUAL(px_stop(&p), 0);
+		return;
+	}
+	up2 = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
+	CU_ASSERT_FATAL(up2 != NULL);
+	/* a body that gets a real value, answered at once */
+	n = snprintf(req, sizeof(req), "POST http://%s/store HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n%s",
+		     addr, addr, strlen(p.tok), p.tok);
+	fd = test_tcp_connect(p.t.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
+	ack = test_recv_until(fd, "ok\n", 5000, NULL, NULL);
+	CU_ASSERT(ack != NULL && strstr(ack, "ok\n") != NULL);
+	free(ack);
+	close(fd);
+	t0 = test_mono_ms();
+	/* within the grace the event waits; after it, it comes */
+	n = snprintf(req, sizeof(req), "GET http://%s/events HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
+	fd = test_tcp_connect(p.t.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(test_send_all(fd, req, (size_t)n) == 0);
+	out = test_recv_until(fd, "data: one", 14000, NULL, NULL);
+	close(fd);
+	ROW(out != NULL && strstr(out, "data: one") != NULL,
+	    "the event did not reach the client once the guard's grace passed: '%s'", test_nz(out));
+	ROW(test_mono_ms() - t0 >= PASSAVANT_BODY_INJECTED_GRACE_MS - 1000,
+	    "the event came %lld ms after a body got a real value, within the guard's grace",
+	    test_mono_ms() - t0);
+	free(out);
+	(void)test_proc_stop(up2, SIGTERM, 5000);
+	test_proc_free(up2);
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* A chunked trailer carries the real value: it must not reach the client
  * (kept and remasked like a header, or dropped). */
 static void test_remask_trailer(void)
@@ -2834,6 +2903,8 @@ TEST_REGISTRAR(mask_suites)
 		 test_remask_injected_echo);
 	test_add(s, "remask: the same echo on another connection (a relay; a GET, a tunnel) is not released inside it",
 		 test_remask_injected_relay);
+	test_add(s, "remask: the guard's grace ends: a held event goes after it without new bytes",
+		 test_remask_guard_ends);
 	test_add(s, "remask: a slow upstream (one byte per 30 ms)", test_remask_slow_upstream);
 	test_add(s, "remask: a 400 ms stall inside a value", test_remask_stalled_upstream);
 	test_add(s, "remask: a JSON-escaped real value (\\/)", test_remask_json_escape);
