@@ -620,7 +620,8 @@ bool mask_exch_body_injected(const mask_exch_t *x)
 
 	if (x->body_inj)
 		return true;
-	if (!d->on || d->st == NULL)
+	/* no replacement yet (most calls): nothing to look at */
+	if (!d->on || d->st == NULL || mask_stream_total(d->st) == 0)
 		return false;
 	for (size_t i = 0; i < d->ob.npairs; i++)
 		if (d->ob.inject[i] && mask_stream_count(d->st, i) > 0)

@@ -289,6 +289,8 @@ static bool relay_request_body(conn_t *c, enum step *st)
 				*st = refuse_body_leak(c, leak);
 				return false;
 			}
+			/* counted before any of it goes up */
+			conn_body_injected_note(c);
 			if (conn_mask_pass(c, CMASK_OUT) < 0)
 				goto oom;
 		} else if (sockio_pass_on(&c->up, cin, n) < 0) {

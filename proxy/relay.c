@@ -70,8 +70,6 @@ int conn_mask_pass(conn_t *c, enum cmask_dir d)
 	struct conn_side *to = d == CMASK_OUT ? &c->up : &c->client;
 	size_t n;
 
-	if (d == CMASK_OUT)
-		conn_body_injected_note(c);
 	if (to->bev == NULL) {
 		/* The side is gone (an upstream that closed while the
 		 * client's bytes were held, or a frame came behind a close):

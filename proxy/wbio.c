@@ -267,22 +267,28 @@ static int wbio_destroy(BIO *b)
 	return 1;
 }
 
-BIO_METHOD *wbio_method_new(void)
+/* A source/sink descriptor BIO method named name, whose one data
+ * operation is write (wr) or read (rd); NULL when OpenSSL cannot make it. */
+static BIO_METHOD *method_new(const char *name, int (*wr)(BIO *, const char *, int), int (*rd)(BIO *, char *, int),
+			      long (*ctrl)(BIO *, int, long, void *), int (*destroy)(BIO *))
 {
 	int idx = BIO_get_new_index();
 	BIO_METHOD *m;
 
-	if (idx < 0)
+	if (idx < 0 || (m = BIO_meth_new(idx | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, name)) == NULL)
 		return NULL;
-	m = BIO_meth_new(idx | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, WBIO_NAME);
-	if (m == NULL)
-		return NULL;
-	if (BIO_meth_set_write(m, wbio_write) != 1 || BIO_meth_set_ctrl(m, wbio_ctrl) != 1 ||
-	    BIO_meth_set_create(m, wbio_create) != 1 || BIO_meth_set_destroy(m, wbio_destroy) != 1) {
+	if ((wr != NULL && BIO_meth_set_write(m, wr) != 1) || (rd != NULL && BIO_meth_set_read(m, rd) != 1) ||
+	    BIO_meth_set_ctrl(m, ctrl) != 1 || BIO_meth_set_create(m, wbio_create) != 1 ||
+	    BIO_meth_set_destroy(m, destroy) != 1) {
 		BIO_meth_free(m);
 		return NULL;
 	}
 	return m;
+}
+
+BIO_METHOD *wbio_method_new(void)
+{
+	return method_new(WBIO_NAME, wbio_write, NULL, wbio_ctrl, wbio_destroy);
 }
 
 void wbio_method_free(BIO_METHOD *m)
@@ -448,20 +454,7 @@ static int rbio_destroy(BIO *b)
 
 BIO_METHOD *rbio_method_new(void)
 {
-	int idx = BIO_get_new_index();
-	BIO_METHOD *m;
-
-	if (idx < 0)
-		return NULL;
-	m = BIO_meth_new(idx | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, RBIO_NAME);
-	if (m == NULL)
-		return NULL;
-	if (BIO_meth_set_read(m, rbio_read) != 1 || BIO_meth_set_ctrl(m, rbio_ctrl) != 1 ||
-	    BIO_meth_set_create(m, wbio_create) != 1 || BIO_meth_set_destroy(m, rbio_destroy) != 1) {
-		BIO_meth_free(m);
-		return NULL;
-	}
-	return m;
+	return method_new(RBIO_NAME, NULL, rbio_read, rbio_ctrl, rbio_destroy);
 }
 
 BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)

@@ -1953,6 +1953,67 @@ static void test_sse_chunk_released(void)
 }
 
 /*
+ * Python before each streaming upstream below: a listener that prints its
+ * address, head(c) (a request head, then the body bytes read with it)
+ * and clen(h) (its Content-Length).
+ */
+#define PY_UPSTREAM_PRELUDE                                                                                 \
+	"import socket,sys,time\n"                                                                         \
+	"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(2)\n"                                        \
+	"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"                            \
+	"def head(c):\n"                                                                                   \
+	"    d=b''\n"                                                                                      \
+	"    while b'\\r\\n\\r\\n' not in d: d+=c.recv(65536)\n"                                      \
+	"    return d.partition(b'\\r\\n\\r\\n')\n"                                                    \
+	"def clen(h): return int([l.split(b':')[1] for l in h.split(b'\\r\\n')"                           \
+	" if l.lower().startswith(b'content-length:')][0])\n"
+
+/* A proxy that injects into bodies (plain HTTP too) and the python
+ * upstream script, run with arg (may be NULL); NULL, the proxy stopped,
+ * when the session has no sentinels. */
+static struct test_proc *inject_fixture(struct px *p, const char *script, const char *arg, char *addr, size_t cap)
+{
+	char *argv[] = {(char *)test_python(), "-c", (char *)script, (char *)arg, NULL};
+	struct test_proc *up2;
+
+	CU_ASSERT_FATAL(px_start(p, "[header, body]", "[header]", true) == 0);
+	if (!have_sentinels(p)) {
+		CU_ASSERT_EQUAL(px_stop(p), 0);
+		return NULL;
+	}
+	up2 = test_proc_start(argv, "listening on ", addr, cap, 10000);
+	CU_ASSERT_FATAL(up2 != NULL);
+	return up2;
+}
+
+/* A body with the sentinel tok after 4,086 bytes, then a newline: the
+ * first 10 bytes of the real value put in its place fall in the first
+ * 4,096 an upstream reads. body holds STRADDLE_BYTES + 1. */
+#define STRADDLE_BYTES (4096 - 10 + TOK_LEN + 1)
+
+static void straddle_body(char *body, const char *tok)
+{
+	memset(body, 'A', 4096 - 10);
+	memcpy(body + 4096 - 10, tok, TOK_LEN);
+	body[4096 - 10 + TOK_LEN] = '\n';
+	body[STRADDLE_BYTES] = '\0';
+}
+
+/* (What came is never printed: it may hold the real value.) The first 10
+ * bytes of the real value are not in out, the sentinel tok is, whole. */
+static void want_sentinel_whole(const char *out, const char *tok, const char *what)
+{
+	char want[TOK_LEN + 8], prefix[11];
+
+	snprintf(want, sizeof(want), "%s\n", tok);
+	memcpy(prefix, tok_real, 10);
+	prefix[10] = '\0';
+	ROW(out != NULL && strstr(out, prefix) == NULL,
+	    "%s got the first 10 bytes of the real value: released at a pause inside it", what);
+	ROW(out != NULL && strstr(out, want) != NULL, "%s: the stream does not hold the sentinel whole", what);
+}
+
+/*
  * Round 24 of the attack, HTTP/1.1: a body whose sentinel the sandbox
  * placed across the point where the upstream stops reading for a while
  * (here an upstream that reads 4,096 bytes, echoes them as a chunk, and
@@ -1966,13 +2027,8 @@ static void test_sse_chunk_released(void)
 static void test_remask_injected_echo(void)
 {
 	static const char script[] =
-		"import socket,time\n"
-		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(1)\n"
-		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
-		"c,_=s.accept(); d=b''\n"
-		"while b'\\r\\n\\r\\n' not in d: d+=c.recv(65536)\n"
-		"head,_,body=d.partition(b'\\r\\n\\r\\n')\n"
-		"n=int([l.split(b':')[1] for l in head.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0])\n"
+		PY_UPSTREAM_PRELUDE
+		"c,_=s.accept(); h,_,body=head(c); n=clen(h)\n"
 		"c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\n"
 		"Transfer-Encoding: chunked\\r\\n\\r\\n')\n"
 		"while len(body)<4096: body+=c.recv(4096-len(body))\n"
@@ -1980,41 +2036,26 @@ static void test_remask_injected_echo(void)
 		"time.sleep(1)\n"
 		"while len(rest)<n-4096: rest+=c.recv(65536)\n"
 		"c.sendall(b'%x\\r\\n' % len(rest) + rest + b'\\r\\n0\\r\\n\\r\\n'); time.sleep(1); c.close()\n";
-	char *argv[] = {(char *)test_python(), "-c", (char *)script, NULL};
-	char addr[64], head[512], body[4096 - 10 + TOK_LEN + 2], want[TOK_LEN + 8], prefix[11], *out;
+	char addr[64], head[512], body[STRADDLE_BYTES + 1], *out;
 	struct test_proc *echo;
 	struct px p;
 	int fd, n;
 
-	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", true) == 0);
-	if (!have_sentinels(&p)) {
-		CU_ASSERT_EQUAL(px_stop(&p), 0);
+	if ((echo = inject_fixture(&p, script, NULL, addr, sizeof(addr))) == NULL)
 		return;
-	}
-	echo = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
-	CU_ASSERT_FATAL(echo != NULL);
-	/* the first 10 bytes of the value in the first 4,096 */
-	memset(body, 'A', 4096 - 10);
-	memcpy(body + 4096 - 10, p.tok, TOK_LEN);
-	body[4096 - 10 + TOK_LEN] = '\n';
+	straddle_body(body, p.tok);
 	n = snprintf(head, sizeof(head),
-		     "POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n", addr, addr,
-		     sizeof(body) - 1);
+		     "POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", addr, addr,
+		     STRADDLE_BYTES);
 	fd = test_tcp_connect(p.t.addr, 5000);
 	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT(test_send_all(fd, head, (size_t)n) == 0 && test_send_all(fd, body, sizeof(body) - 1) == 0);
+	CU_ASSERT(test_send_all(fd, head, (size_t)n) == 0 && test_send_all(fd, body, STRADDLE_BYTES) == 0);
 	out = test_recv_until(fd, "\r\n0\r\n\r\n", 10000, NULL, NULL);
 	close(fd);
-	snprintf(want, sizeof(want), "%s\n", p.tok);
-	memcpy(prefix, tok_real, 10);
-	prefix[10] = '\0';
-	/* (the answer is not printed: it may hold the real value) */
 	ROW(out != NULL && strncmp(out, "HTTP/1.1 200", 12) == 0 && strstr(out, "\r\n0\r\n\r\n") != NULL,
 	    "the streaming echo did not answer 200 and end (%zu bytes came)", out != NULL ? strlen(out) : 0);
-	ROW(out != NULL && strstr(out, prefix) == NULL,
-	    "the client got the first 10 bytes of the real value: released at the chunk boundary inside it");
 	ROW(out != NULL && strstr(out, tok_real) == NULL, "the client got the real value");
-	ROW(out != NULL && strstr(out, want) != NULL, "the echo does not hold the sentinel whole");
+	want_sentinel_whole(out, p.tok, "the client of the echo (at the chunk boundary)");
 	free(out);
 	(void)test_proc_stop(echo, SIGTERM, 5000);
 	test_proc_free(echo);
@@ -2037,40 +2078,27 @@ static void test_remask_injected_echo(void)
 static void relay_case(bool tunnel)
 {
 	static const char script[] =
-		"import socket,sys,time\n"
+		PY_UPSTREAM_PRELUDE
 		"raw=sys.argv[1]=='raw'\n"
-		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(2)\n"
-		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
-		"def head(c):\n"
-		"    d=b''\n"
-		"    while b'\\r\\n\\r\\n' not in d: d+=c.recv(65536)\n"
-		"    return d.partition(b'\\r\\n\\r\\n')\n"
 		"def piece(b, last): return b if raw else b'%x\\r\\n' % len(b) + b + b'\\r\\n' + (b'0\\r\\n\\r\\n' if last else b'')\n"
 		"g,_=s.accept(); head(g)\n"
 		"g.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\n' +"
 		" (b'Connection: close' if raw else b'Transfer-Encoding: chunked') + b'\\r\\n\\r\\n')\n"
-		"p,_=s.accept(); h,_,body=head(p)\n"
-		"n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0])\n"
+		"p,_=s.accept(); h,_,body=head(p); n=clen(h)\n"
 		"while len(body)<4096: body+=p.recv(4096-len(body))\n"
 		"g.sendall(piece(body[:4096], False)); rest=body[4096:]\n"
 		"time.sleep(1)\n"
 		"while len(rest)<n-4096: rest+=p.recv(65536)\n"
 		"g.sendall(piece(rest + (b'END.' if raw else b''), True))\n"
 		"p.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\n\\r\\nok\\n'); time.sleep(1)\n";
-	char *argv[] = {(char *)test_python(), "-c", (char *)script, tunnel ? "raw" : "chunked", NULL};
-	char addr[64], head[512], body[4096 - 10 + TOK_LEN + 2], want[TOK_LEN + 8], prefix[11], *out, *ack;
+	char addr[64], head[512], body[STRADDLE_BYTES + 1], *out, *ack;
 	const char *what = tunnel ? "a receiver inside a tunnel without TLS" : "a GET receiver";
 	struct test_proc *relay;
 	struct px p;
 	int get, post, n;
 
-	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", true) == 0);
-	if (!have_sentinels(&p)) {
-		CU_ASSERT_EQUAL(px_stop(&p), 0);
+	if ((relay = inject_fixture(&p, script, tunnel ? "raw" : "chunked", addr, sizeof(addr))) == NULL)
 		return;
-	}
-	relay = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
-	CU_ASSERT_FATAL(relay != NULL);
 	/* the receiver first, on its own connection */
 	get = test_tcp_connect(p.t.addr, 5000);
 	CU_ASSERT_FATAL(get >= 0);
@@ -2088,30 +2116,21 @@ static void relay_case(bool tunnel)
 	ack = test_recv_until(get, "\r\n\r\n", 5000, NULL, NULL);
 	CU_ASSERT(ack != NULL && strncmp(ack, "HTTP/1.1 200", 12) == 0);
 	free(ack);
-	/* the first 10 bytes of the value in the first 4,096 */
-	memset(body, 'A', 4096 - 10);
-	memcpy(body + 4096 - 10, p.tok, TOK_LEN);
-	body[4096 - 10 + TOK_LEN] = '\n';
+	straddle_body(body, p.tok);
 	n = snprintf(head, sizeof(head),
-		     "POST http://%s/pipe HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n", addr, addr,
-		     sizeof(body) - 1);
+		     "POST http://%s/pipe HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", addr, addr,
+		     STRADDLE_BYTES);
 	post = test_tcp_connect(p.t.addr, 5000);
 	CU_ASSERT_FATAL(post >= 0);
-	CU_ASSERT(test_send_all(post, head, (size_t)n) == 0 && test_send_all(post, body, sizeof(body) - 1) == 0);
+	CU_ASSERT(test_send_all(post, head, (size_t)n) == 0 && test_send_all(post, body, STRADDLE_BYTES) == 0);
 	out = test_recv_until(get, tunnel ? "END." : "\r\n0\r\n\r\n", 10000, NULL, NULL);
 	ack = test_recv_until(post, "ok\n", 10000, NULL, NULL);
 	close(get);
 	close(post);
-	snprintf(want, sizeof(want), "%s\n", p.tok);
-	memcpy(prefix, tok_real, 10);
-	prefix[10] = '\0';
-	/* (the answer is not printed: it may hold the real value) */
 	CU_ASSERT(ack != NULL && strstr(ack, "ok\n") != NULL);
 	ROW(out != NULL && strstr(out, tunnel ? "END." : "\r\n0\r\n\r\n") != NULL,
 	    "%s: its stream did not end (%zu bytes came)", what, out != NULL ? strlen(out) : 0);
-	ROW(out != NULL && strstr(out, prefix) == NULL,
-	    "%s got the first 10 bytes of the real value: released at a pause inside it", what);
-	ROW(out != NULL && strstr(out, want) != NULL, "%s: its stream does not hold the sentinel whole", what);
+	want_sentinel_whole(out, p.tok, what);
 	free(out);
 	free(ack);
 	(void)test_proc_stop(relay, SIGTERM, 5000);
@@ -2134,15 +2153,8 @@ static void test_remask_injected_relay(void)
 static void test_remask_guard_ends(void)
 {
 	static const char script[] =
-		"import socket,time\n"
-		"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(2)\n"
-		"print('listening on 127.0.0.1:%d' % s.getsockname()[1], flush=True)\n"
-		"def head(c):\n"
-		"    d=b''\n"
-		"    while b'\\r\\n\\r\\n' not in d: d+=c.recv(65536)\n"
-		"    return d.partition(b'\\r\\n\\r\\n')\n"
-		"p,_=s.accept(); h,_,body=head(p)\n"
-		"n=int([l.split(b':')[1] for l in h.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0])\n"
+		PY_UPSTREAM_PRELUDE
+		"p,_=s.accept(); h,_,body=head(p); n=clen(h)\n"
 		"while len(body)<n: body+=p.recv(65536)\n"
 		"p.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\n\\r\\nok\\n')\n"
 		"g,_=s.accept(); head(g)\n"
@@ -2150,20 +2162,14 @@ static void test_remask_guard_ends(void)
 		"Transfer-Encoding: chunked\\r\\n\\r\\n')\n"
 		"ev=b'data: one\\n\\n'; g.sendall(b'%x\\r\\n' % len(ev) + ev + b'\\r\\n')\n"
 		"time.sleep(30)\n";
-	char *argv[] = {(char *)test_python(), "-c", (char *)script, NULL};
 	char addr[64], req[512], *out, *ack;
 	struct test_proc *up2;
 	long long t0;
 	struct px p;
 	int fd, n;
 
-	CU_ASSERT_FATAL(px_start(&p, "[header, body]", "[header]", true) == 0);
-	if (!have_sentinels(&p)) {
-		CU_ASSERT_EQUAL(px_stop(&p), 0);
+	if ((up2 = inject_fixture(&p, script, NULL, addr, sizeof(addr))) == NULL)
 		return;
-	}
-	up2 = test_proc_start(argv, "listening on ", addr, sizeof(addr), 10000);
-	CU_ASSERT_FATAL(up2 != NULL);
 	/* a body that gets a real value, answered at once */
 	n = snprintf(req, sizeof(req), "POST http://%s/store HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n%s",
 		     addr, addr, strlen(p.tok), p.tok);
