@@ -163,7 +163,9 @@ struct conn_side {
 	http1_t *http;            /** client: request parser; upstream: response parser */
 	char peer[64];            /** "addr:port" or "host:port" for logs */
 	struct evbuffer *pending; /** head (+ body) assembled in a step, flushed after it */
-	struct event *rd;         /** plain socket: our read event (sockio.c); NULL on a TLS side */
+	struct event *rd;         /** our read event (sockio.c): a plain socket's, a TLS socket's once its
+	                           *  handshake is done; NULL before, on a TLS filter, or handed back to
+	                           *  libevent */
 	bool reading;             /** rd is added */
 	bool kicked;              /** TLS: a read was started for bytes OpenSSL holds (sockio.c) */
 	bool held;                /** TLS: read since its buffers were last released (sockio_release_idle()) */

@@ -112,6 +112,9 @@ static void up_tls_done(conn_t *c, struct bufferevent *bev, bool ok)
 	}
 	c->up.tls_ready = true;
 	c->up.kicked = false;
+	/* As the client's (conn_tls_accepted()). */
+	if (sockio_tls_reader_new(c, &c->up) < 0)
+		log_debug("conn %s: libevent keeps reading the TLS of %s", c->client.peer, c->up.peer);
 	if (c->state == CONN_TLS_UPSTREAM) {
 		(void)conn_mitm_client(c, tls_alpn_h2(bev)); /* c may be freed: nothing more */
 		return;

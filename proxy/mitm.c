@@ -18,6 +18,7 @@
 
 #include "base/defaults.h"
 #include "h2.h"
+#include "log.h"
 #include "sockio.h"
 #include "tls.h"
 
@@ -319,6 +320,10 @@ void conn_tls_accepted(conn_t *c)
 
 	proxy_note_churn(c->px);
 	c->client.kicked = false;
+	/* From here on the client's records are read by sockio.c; when it
+	 * cannot (out of memory), libevent goes on reading them. */
+	if (sockio_tls_reader_new(c, &c->client) < 0)
+		log_debug("conn %s: libevent keeps reading the client's TLS", c->client.peer);
 	free(c->sni);
 	c->sni = NULL;
 	c->sni_mismatch = false;

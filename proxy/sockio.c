@@ -354,10 +354,12 @@ void sockio_set_reading(struct conn_side *s, bool on)
 	bool enabled;
 
 	if (s->rd != NULL) {
-		if (on && !s->reading)
+		if (on && !s->reading) {
+			s->kicked = false;
 			s->reading = event_add(s->rd, NULL) == 0;
-		else if (!on && s->reading && event_del(s->rd) == 0)
+		} else if (!on && s->reading && event_del(s->rd) == 0) {
 			s->reading = false;
+		}
 		return;
 	}
 	enabled = (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
@@ -375,14 +377,40 @@ void sockio_set_reading(struct conn_side *s, bool on)
 	}
 }
 
+/* Whether s reads now: our read event added, or libevent's reading on. */
+static bool is_reading(struct conn_side *s)
+{
+	if (s->rd != NULL)
+		return s->reading;
+	return (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
+}
+
+/*
+ * A TLS side whose SSL_read() must write first (a KeyUpdate the peer
+ * asked for, owed while the write BIO is full) goes back to libevent's
+ * reader for good, which waits for the socket to take bytes and reads
+ * again (read_blocked_on_write in bufferevent_openssl.c). Its read event
+ * runs in this loop iteration.
+ */
+static void give_reads_to_libevent(struct conn_side *s)
+{
+	bool on = is_reading(s);
+
+	log_info("TLS read from %s must write first: libevent reads that side from here on", s->peer);
+	sockio_reader_free(s);
+	if (on)
+		(void)bufferevent_enable(s->bev, EV_READ);
+	event_active(&s->bev->ev_read, EV_READ, 1);
+}
+
 /*
  * Records OpenSSL read ahead wait inside the SSL object, where epoll
- * cannot see them, and libevent's SSL bufferevent reads again only when
- * the socket is readable: when reading is on, the input has room and
- * OpenSSL holds bytes, its read event is made active (its SSL_read loop
- * runs in this iteration). kicked stops a kick that found only part of a
- * record from repeating; the next read callback, or reading switched back
- * on, clears it.
+ * cannot see them, and a TLS side's read event fires again only when the
+ * socket is readable: when reading is on, the input has room and OpenSSL
+ * holds bytes, that read event (ours, or libevent's before the handshake
+ * ended) is made active: its SSL_read loop runs in this iteration. kicked
+ * stops a kick that found only part of a record from repeating; the next
+ * read callback, or reading switched back on, clears it.
  */
 static void sockio_kick_tls_read(struct conn_side *s)
 {
@@ -390,13 +418,34 @@ static void sockio_kick_tls_read(struct conn_side *s)
 	if (s->bev == NULL || s->ssl == NULL || s->kicked || s->filter ||
 	    SSL_is_init_finished(s->ssl) != 1)
 		return;
-	if ((bufferevent_get_enabled(s->bev) & EV_READ) == 0 ||
-	    evbuffer_get_length(bufferevent_get_input(s->bev)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+	if (!is_reading(s) || evbuffer_get_length(bufferevent_get_input(s->bev)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
 		return;
 	if (SSL_has_pending(s->ssl) != 1)
 		return;
 	s->kicked = true;
-	event_active(&s->bev->ev_read, EV_READ, 1);
+	event_active(s->rd != NULL ? s->rd : &s->bev->ev_read, EV_READ, 1);
+}
+
+/* The thread's OpenSSL error queue emptied before an SSL_read(), whose
+ * SSL_get_error() reads it: ERR_clear_error() walks all 16 slots (about
+ * 930 instructions in OpenSSL 3.0), ERR_peek_error() only looks. */
+static void clear_errors(void)
+{
+	if (ERR_peek_error() != 0)
+		ERR_clear_error();
+}
+
+/* Logs why a TLS read ended (a protocol error, a cut connection), then
+ * empties the error queue. */
+static void log_tls_end(const struct conn_side *s)
+{
+	unsigned long e = ERR_peek_error();
+	char why[160] = "connection closed without close_notify";
+
+	if (e != 0)
+		ERR_error_string_n(e, why, sizeof(why));
+	log_debug("TLS read from %s: %s", s->peer, why);
+	ERR_clear_error();
 }
 
 /*
@@ -419,15 +468,15 @@ int sockio_pull_tls(struct conn_side *s)
 	struct evbuffer_iovec v;
 	int n;
 
-	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || s->filter ||
-	    (bufferevent_get_enabled(s->bev) & EV_READ) == 0 || SSL_is_init_finished(s->ssl) != 1)
+	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || s->filter || !is_reading(s) ||
+	    SSL_is_init_finished(s->ssl) != 1)
 		return 0;
 	in = bufferevent_get_input(s->bev);
 	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES && SSL_has_pending(s->ssl) == 1) {
 		s->held = true;
 		if (evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, &v, 1) < 1)
 			return -1;
-		ERR_clear_error();
+		clear_errors();
 		n = SSL_read(s->ssl, v.iov_base,
 			     v.iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v.iov_len : CONN_TLS_SINGLE_READ_BYTES);
 		if (n > 0) {
@@ -445,22 +494,18 @@ int sockio_pull_tls(struct conn_side *s)
 			s->eof = true;
 			return 1;
 		case SSL_ERROR_SSL:
-		case SSL_ERROR_SYSCALL: {
-			unsigned long e = ERR_peek_error();
-			char why[160] = "connection closed without close_notify";
-
-			if (e != 0)
-				ERR_error_string_n(e, why, sizeof(why));
-			log_debug("TLS read from %s: %s", s->peer, why);
-			ERR_clear_error();
+		case SSL_ERROR_SYSCALL:
+			log_tls_end(s);
 			s->eof = true;
 			return 2;
-		}
 		default:
 			/* WANT_WRITE (a key update to answer while the socket
 			 * is full) and the like: libevent's handler retries. */
 			ERR_clear_error();
-			event_active(&s->bev->ev_read, EV_READ, 1);
+			if (s->rd != NULL)
+				give_reads_to_libevent(s);
+			else
+				event_active(&s->bev->ev_read, EV_READ, 1);
 			return 0;
 		}
 	}
@@ -520,13 +565,112 @@ static void sockio_plain_read(conn_t *c, struct conn_side *s)
 		conn_up_event_cb(s->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
 }
 
-/* The read event of either plain side: the socket tells which. */
-static void sockio_plain_cb(evutil_socket_t fd, short events, void *arg)
+/* Passes the end of s's stream to its event callback, as libevent does. */
+static void side_event(conn_t *c, struct conn_side *s, short what)
+{
+	if (s == &c->client)
+		conn_client_event_cb(s->bev, what, c);
+	else
+		conn_up_event_cb(s->bev, what, c);
+}
+
+/*
+ * How libevent 2.1.12 reports the end of a TLS read (conn_closed() in
+ * bufferevent_openssl.c), with a dirty shutdown allowed, as on every TLS
+ * side here (tls.c): close_notify, or a connection closed without it, is
+ * EOF; a protocol error, or a socket error with OpenSSL's reason queued,
+ * is ERROR.
+ */
+static short tls_end_what(int err, int ret)
+{
+	switch (err) {
+	case SSL_ERROR_ZERO_RETURN:
+		return BEV_EVENT_EOF;
+	case SSL_ERROR_SYSCALL:
+		return (ret == 0 || ret == -1) && ERR_peek_error() == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR;
+	default:
+		return BEV_EVENT_ERROR;
+	}
+}
+
+/*
+ * A TLS side on a socket, its handshake done, is read here
+ * (sockio_tls_reader_new()): SSL_read() into the input's reserved space,
+ * the read BIO's recv() underneath, until OpenSSL holds nothing more of
+ * what that recv() brought (no second recv() that finds the socket empty).
+ * libevent's reader (do_read() in bufferevent_openssl.c) emptied the
+ * error queue before every SSL_read() (clear_errors()) and went through
+ * its read callback, and the write event for the reply, twice per
+ * kept-alive request. Ends are reported as libevent does (tls_end_what());
+ * a read that must write first goes back to libevent
+ * (give_reads_to_libevent()). May free c.
+ */
+static void sockio_tls_read(conn_t *c, struct conn_side *s)
+{
+	struct evbuffer *in = in_of(s);
+	struct evbuffer_iovec v;
+	bool got = false;
+	int n, err;
+
+	s->kicked = false;
+	s->held = true;
+	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES) {
+		if (evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, &v, 1) < 1) {
+			conn_close(c, "out of memory reading TLS records", true);
+			return;
+		}
+		clear_errors();
+		n = SSL_read(s->ssl, v.iov_base,
+			     v.iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v.iov_len : CONN_TLS_SINGLE_READ_BYTES);
+		if (n > 0) {
+			v.iov_len = (size_t)n;
+			if (evbuffer_commit_space(in, &v, 1) < 0) {
+				conn_close(c, "out of memory reading TLS records", true);
+				return;
+			}
+			got = true;
+			if (SSL_has_pending(s->ssl) == 1)
+				continue;
+			break;
+		}
+		err = SSL_get_error(s->ssl, n);
+		if (err == SSL_ERROR_WANT_READ)
+			break;
+		if (err == SSL_ERROR_WANT_WRITE) {
+			ERR_clear_error();
+			give_reads_to_libevent(s);
+			break;
+		}
+		/* What came before the end is in the input: the event
+		 * callback drives the connection once more. */
+		{
+			short what = tls_end_what(err, n);
+
+			if (err != SSL_ERROR_ZERO_RETURN)
+				log_tls_end(s);
+			ERR_clear_error();
+			sockio_set_reading(s, false);
+			side_event(c, s, BEV_EVENT_READING | what);
+		}
+		return;
+	}
+	if (got)
+		conn_drive(c);
+	else if (evbuffer_get_length(in) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+		sockio_update(c);
+}
+
+/* The read event of either side with our reader: the socket tells which. */
+static void sockio_read_cb(evutil_socket_t fd, short events, void *arg)
 {
 	conn_t *c = arg;
+	struct conn_side *s = c->client.rd != NULL && event_get_fd(c->client.rd) == fd ? &c->client : &c->up;
 
 	(void)events;
-	sockio_plain_read(c, c->client.rd != NULL && event_get_fd(c->client.rd) == fd ? &c->client : &c->up);
+	if (s->ssl != NULL)
+		sockio_tls_read(c, s);
+	else
+		sockio_plain_read(c, s);
 }
 
 /* Gives the plain side s (bev connected, no TLS) its read event; reading
@@ -539,8 +683,29 @@ int sockio_reader_new(conn_t *c, struct conn_side *s)
 		return -1;
 	sockio_reader_free(s);
 	(void)bufferevent_disable(s->bev, EV_READ);
-	s->rd = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST, sockio_plain_cb, c);
+	s->rd = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST, sockio_read_cb, c);
 	return s->rd != NULL ? 0 : -1;
+}
+
+int sockio_tls_reader_new(conn_t *c, struct conn_side *s)
+{
+	evutil_socket_t fd;
+	bool on;
+
+	if (s->bev == NULL || s->ssl == NULL || s->filter || s->rd != NULL || SSL_is_init_finished(s->ssl) != 1)
+		return 0;
+	fd = bufferevent_getfd(s->bev);
+	if (fd < 0)
+		return -1;
+	on = (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
+	s->rd = event_new(proxy_base(c->px), fd, EV_READ | EV_PERSIST, sockio_read_cb, c);
+	if (s->rd == NULL)
+		return -1;
+	(void)bufferevent_disable(s->bev, EV_READ);
+	s->reading = false;
+	if (on)
+		sockio_set_reading(s, true);
+	return 0;
 }
 
 void sockio_reader_free(struct conn_side *s)

@@ -4,7 +4,8 @@
  *
  * Everything that depends on how libevent 2.1 works inside is in
  * sockio.c and only there: the read and write events of a bufferevent
- * made active by hand, our own reader on a plain socket, SSL_read() beside
+ * made active by hand, our own reader on a plain socket and, after the
+ * handshake, on a TLS one, SSL_read() and SSL_write() beside
  * bufferevent_openssl, writes straight to the socket of a bufferevent, and
  * freeing the chain an empty input buffer keeps. Each saves memory per
  * idle connection or system calls per request; docs/notes-proxy-io.md says
@@ -79,6 +80,11 @@ int sockio_pull_tls(struct conn_side *s) NONNULL(1) WUNRES;
  * starts with sockio_set_reading(). sockio_reader_free() takes it away. */
 int sockio_reader_new(conn_t *c, struct conn_side *s) NONNULL(1, 2) WUNRES;
 void sockio_reader_free(struct conn_side *s) NONNULL(1);
+
+/* Gives the TLS side s, on a socket and its handshake done, our reader in
+ * place of libevent's, reading if libevent's was; 0 (also when s is a
+ * filter, plain, or has it already) or -1 (libevent keeps reading). */
+int sockio_tls_reader_new(conn_t *c, struct conn_side *s) NONNULL(1, 2) WUNRES;
 
 /* Which sides may read: the back-pressure rule (conn.c). */
 void sockio_update(conn_t *c) NONNULL(1);

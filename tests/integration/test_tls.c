@@ -925,6 +925,56 @@ static void test_reload_inside_tunnel(void)
 }
 
 /*
+ * Once its handshake is done the proxy reads a TLS side itself
+ * (sockio_tls_read() in proxy/sockio.c). An upstream's TLS 1.3 KeyUpdate
+ * asking for ours is read there (SSL_read() finds no data in it);
+ * OpenSSL 3.0 answers it with the next
+ * write: a small request written at once (tls_write_now()) or, when the
+ * KeyUpdate came while the proxy's writes to the upstream were blocked (an
+ * upload the upstream stopped reading), libevent's retried write. Either
+ * way the kept-alive tunnel must carry the next request, and the upload
+ * must arrive whole.
+ */
+static void test_upstream_key_update(void)
+{
+	char yaml[1024], path[4200], url[512], *out = NULL;
+	struct test_px px;
+	size_t big = 24u << 20;
+	char *data = malloc(big);
+
+	CU_ASSERT_FATAL(data != NULL);
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+		 dir);
+	CU_ASSERT_FATAL(test_px_start(&px, dir, NULL, yaml) == 0);
+	/* at once, then a request on the same connection */
+	snprintf(url, sizeof(url), "%s", test_upstream_url(&up, "/keyupdate"));
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--cacert", px.trust, "-x",
+			    px.url, "-w", "%{http_code} %{num_connects};", url, test_upstream_url(&up, "/hello"), NULL),
+			0);
+	ROW(out != NULL && strcmp(out, "0\n200 1;hello\n200 0;") == 0, "a KeyUpdate, then /hello: '%s'",
+	    out != NULL ? out : "");
+	free(out);
+	out = NULL;
+	/* while the upstream reads nothing of a 24 MiB upload for 1.5 s */
+	memset(data, 'k', big);
+	snprintf(path, sizeof(path), "%s/ku.bin", dir);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(path, data, big), 0);
+	free(data);
+	snprintf(path, sizeof(path), "@%s/ku.bin", dir);
+	snprintf(url, sizeof(url), "%s", test_upstream_url(&up, "/keyupdate?after=700&stall=1500"));
+	CU_ASSERT_EQUAL(run(&out, NULL, TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "30", "--cacert", px.trust, "-x",
+			    px.url, "-w", "%{http_code} %{num_connects};", "--data-binary", path, url, "--next",
+			    "-sS", "--max-time", "30", "--cacert", px.trust, "-x", px.url, "-w",
+			    "%{http_code} %{num_connects};", test_upstream_url(&up, "/hello"), NULL),
+			0);
+	ROW(out != NULL && strcmp(out, "25165824\n200 1;hello\n200 0;") == 0,
+	    "a KeyUpdate while the upload is blocked, then /hello: '%s'", out != NULL ? out : "");
+	free(out);
+	CU_ASSERT_EQUAL(test_px_stop(&px), 0);
+}
+
+/*
  * python3 helper: argv[1] mode, then proxy host:port, target host:port,
  * cafile, extra. Modes:
  *   urllib     GET /hello with urllib, a ProxyHandler and cafile
@@ -1526,6 +1576,8 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "a small response is one TLS record, a large one arrives whole", test_small_response_one_record);
 	test_add(s, "busy tunnels keep their record buffers and give them back once quiet", test_busy_buffers_released);
 	test_add(s, "a reload applies to the next request of a kept-alive terminated tunnel", test_reload_inside_tunnel);
+	test_add(s, "an upstream's KeyUpdate is read and the tunnel goes on, also while writes to it are blocked",
+		 test_upstream_key_update);
 	s = test_suite("tls_clients", clients_init, clients_cleanup);
 	test_add(s, "python3 urllib with trust.pem", test_python_urllib);
 	test_add(s, "TLS: Finished and a request in one read after a split ClientHello", test_edge_split_hello);

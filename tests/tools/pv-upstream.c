@@ -112,6 +112,13 @@
  *                   by "\n" (at most 64 MiB); MODE cl (Content-Length) or
  *                   chunked (997-byte chunks, so chunk edges fall inside
  *                   values at every offset).
+ *   /keyupdate?after=MS&stall=MS
+ *                   TLS only: a TLS 1.3 KeyUpdate asking the peer to update
+ *                   its keys too is sent MS (after) after the request head,
+ *                   then the answer of /sink. stall: the request body is not
+ *                   read for MS after the head (the KeyUpdate then arrives
+ *                   while the peer's writes to us are blocked); after below
+ *                   stall. Without TLS or TLS 1.3: 400.
  *   anything else   a file of --files DIR, else 404
  * Requests with Expect: 100-continue get "100 Continue" first. A request
  * head over HEAD_MAX bytes gets 431, a malformed request 400; both close.
@@ -236,6 +243,11 @@ struct conn {
 	size_t drip_span[4][2];       /* only=value: [start, end) of each value, ascending */
 	int drip_nspan;
 	unsigned delay_ms;
+	/* /keyupdate */
+	struct event *ku_ev;
+	bool ku_ok;                   /* this request's KeyUpdate was started */
+	bool ku_sent;                 /* the KeyUpdate went; the next tick reads again */
+	unsigned ku_after_ms, ku_stall_ms;
 };
 
 struct cgi {
@@ -262,6 +274,7 @@ struct server {
 };
 
 static void conn_free(struct conn *c);
+static void key_update_send(struct conn *c);
 static int process_input(struct conn *c);
 static void conn_writecb(struct bufferevent *bev, void *arg);
 
@@ -1720,6 +1733,26 @@ static int dispatch(struct conn *c)
 		snprintf(body, sizeof(body), "%llu\n", (unsigned long long)c->body_bytes);
 		if (respond_text(c, 200, body) < 0)
 			return -1;
+	} else if (strcmp(path, "/keyupdate") == 0) {
+		char body[32];
+
+		if (!c->ku_ok) {
+			if (respond_text(c, 400, "keyupdate: TLS 1.3 and ?after=MS&stall=MS (after <= stall <= 10000)\n") < 0)
+				return -1;
+		} else {
+			/* The body came before the KeyUpdate's time: it goes
+			 * now, before the answer. */
+			if (!c->ku_sent) {
+				(void)evtimer_del(c->ku_ev);
+				key_update_send(c);
+				if (c->ku_stall_ms > 0)
+					(void)bufferevent_enable(c->bev, EV_READ);
+			}
+			c->ku_ok = false;
+			snprintf(body, sizeof(body), "%llu\n", (unsigned long long)c->body_bytes);
+			if (respond_text(c, 200, body) < 0)
+				return -1;
+		}
 	} else if (c->srv->files_root != NULL) {
 		if (respond_file(c, path) < 0)
 			return -1;
@@ -1849,10 +1882,82 @@ static int on_header_value_complete(llhttp_t *p)
 	return 0;
 }
 
+/* /keyupdate: sends the KeyUpdate (SSL_do_handshake() writes it now). */
+static void key_update_send(struct conn *c)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(c->bev);
+
+	c->ku_sent = true;
+	if (ssl == NULL || SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) != 1) {
+		fprintf(stderr, "pv-upstream: conn %lu: SSL_key_update failed\n", c->id);
+		ERR_clear_error();
+		return;
+	}
+	if (SSL_do_handshake(ssl) != 1)
+		ERR_clear_error(); /* a full socket: it goes with the next write */
+}
+
+static void key_update_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct timeval tv = {0, 0};
+
+	(void)fd;
+	(void)what;
+	if (!c->ku_sent) {
+		key_update_send(c);
+		if (c->ku_stall_ms > c->ku_after_ms) {
+			unsigned ms = c->ku_stall_ms - c->ku_after_ms;
+
+			tv.tv_sec = (time_t)(ms / 1000);
+			tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+		}
+		if (c->ku_stall_ms > 0 && evtimer_add(c->ku_ev, &tv) == 0)
+			return;
+	}
+	if (c->ku_stall_ms > 0)
+		(void)bufferevent_enable(c->bev, EV_READ);
+}
+
+/* /keyupdate?after=MS&stall=MS at the end of the head: 0, or -1 when the
+ * query is bad or this is not TLS 1.3 (the request is then answered 400
+ * by dispatch()). */
+static int key_update_start(struct conn *c)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(c->bev);
+	const char *q = strchr(c->url, '?');
+	unsigned long after = 0, stall = 0;
+	struct timeval tv;
+
+	c->ku_ok = false; /* dispatch() answers 400 unless started below */
+	c->ku_sent = true;
+	if (ssl == NULL || SSL_version(ssl) != TLS1_3_VERSION)
+		return -1;
+	if (q != NULL && sscanf(q, "?after=%lu&stall=%lu", &after, &stall) < 1)
+		return -1;
+	if (after > 10000 || stall > 10000 || (stall > 0 && after > stall))
+		return -1;
+	if (c->ku_ev == NULL)
+		c->ku_ev = evtimer_new(c->srv->base, key_update_cb, c);
+	if (c->ku_ev == NULL)
+		return -1;
+	c->ku_ok = true;
+	c->ku_sent = false;
+	c->ku_after_ms = (unsigned)after;
+	c->ku_stall_ms = (unsigned)stall;
+	if (stall > 0)
+		(void)bufferevent_disable(c->bev, EV_READ);
+	tv.tv_sec = (time_t)(after / 1000);
+	tv.tv_usec = (suseconds_t)(after % 1000) * 1000;
+	return evtimer_add(c->ku_ev, &tv) == 0 ? 0 : -1;
+}
+
 static int on_headers_complete(llhttp_t *p)
 {
 	struct conn *c = p->data;
 
+	if (strncmp(c->url, "/keyupdate", 10) == 0 && (c->url[10] == '\0' || c->url[10] == '?'))
+		(void)key_update_start(c);
 	c->keep_body = strncmp(c->url, "/git/", 5) == 0;
 	if (c->expect_continue &&
 	    evbuffer_add_printf(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n") < 0)
@@ -1895,6 +2000,8 @@ static void conn_free(struct conn *c)
 	cgi_free(c->cgi);
 	if (c->delay != NULL)
 		event_free(c->delay);
+	if (c->ku_ev != NULL)
+		event_free(c->ku_ev);
 	if (c->drip_ev != NULL)
 		event_free(c->drip_ev);
 	if (c->drip != NULL)
