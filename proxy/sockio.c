@@ -449,6 +449,49 @@ static void log_tls_end(const struct conn_side *s)
 }
 
 /*
+ * One reserve of s's input read through OpenSSL: SSL_read() into up to
+ * two vectors, the free end of the last chain and then a new chain, as
+ * libevent's do_read() reserves them (a chain is filled before another is
+ * taken: one vector made every read a chain of its own, half empty, and
+ * twice the allocations for bulk transfers), at most a record's plaintext
+ * per call, the second only while OpenSSL holds more. Returns the bytes
+ * read and committed, or -1 when out of memory. *err is SSL_ERROR_NONE,
+ * or SSL_get_error() of an SSL_read() that returned *ret <= 0; *more: OpenSSL
+ * holds more.
+ */
+static int tls_read_some(struct conn_side *s, struct evbuffer *in, int *err, int *ret, bool *more)
+{
+	struct evbuffer_iovec v[2];
+	int nv = evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, v, 2), used = 0, total = 0;
+
+	*err = SSL_ERROR_NONE;
+	*more = false;
+	if (nv < 1 || nv > 2)
+		return -1;
+	for (int i = 0; i < nv; i++) {
+		int n;
+
+		clear_errors();
+		n = SSL_read(s->ssl, v[i].iov_base,
+			     v[i].iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v[i].iov_len : CONN_TLS_SINGLE_READ_BYTES);
+		if (n <= 0) {
+			*err = SSL_get_error(s->ssl, n);
+			*ret = n;
+			break;
+		}
+		v[i].iov_len = (size_t)n;
+		used++;
+		total += n;
+		*more = SSL_has_pending(s->ssl) == 1;
+		if (!*more)
+			break;
+	}
+	if (used > 0 && evbuffer_commit_space(in, v, used) < 0)
+		return -1;
+	return total;
+}
+
+/*
  * Decrypts the records OpenSSL already holds (read-ahead) into s's input
  * now, rather than one record per trip through the event loop: a step
  * then passes several records on at once, and the other side's TLS writes
@@ -465,8 +508,8 @@ static void log_tls_end(const struct conn_side *s)
 int sockio_pull_tls(struct conn_side *s)
 {
 	struct evbuffer *in;
-	struct evbuffer_iovec v;
-	int n;
+	int err, ret = 0;
+	bool more;
 
 	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || s->filter || !is_reading(s) ||
 	    SSL_is_init_finished(s->ssl) != 1)
@@ -474,18 +517,11 @@ int sockio_pull_tls(struct conn_side *s)
 	in = bufferevent_get_input(s->bev);
 	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES && SSL_has_pending(s->ssl) == 1) {
 		s->held = true;
-		if (evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, &v, 1) < 1)
+		if (tls_read_some(s, in, &err, &ret, &more) < 0)
 			return -1;
-		clear_errors();
-		n = SSL_read(s->ssl, v.iov_base,
-			     v.iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v.iov_len : CONN_TLS_SINGLE_READ_BYTES);
-		if (n > 0) {
-			v.iov_len = (size_t)n;
-			if (evbuffer_commit_space(in, &v, 1) < 0)
-				return -1;
+		switch (err) {
+		case SSL_ERROR_NONE:
 			continue;
-		}
-		switch (SSL_get_error(s->ssl, n)) {
 		case SSL_ERROR_WANT_READ:
 			s->kicked = true;
 			return 0;
@@ -608,32 +644,23 @@ static short tls_end_what(int err, int ret)
 static void sockio_tls_read(conn_t *c, struct conn_side *s)
 {
 	struct evbuffer *in = in_of(s);
-	struct evbuffer_iovec v;
-	bool got = false;
-	int n, err;
+	bool got = false, more;
+	int n, err, ret = 0;
 
 	s->kicked = false;
 	s->held = true;
 	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES) {
-		if (evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, &v, 1) < 1) {
+		n = tls_read_some(s, in, &err, &ret, &more);
+		if (n < 0) {
 			conn_close(c, "out of memory reading TLS records", true);
 			return;
 		}
-		clear_errors();
-		n = SSL_read(s->ssl, v.iov_base,
-			     v.iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v.iov_len : CONN_TLS_SINGLE_READ_BYTES);
-		if (n > 0) {
-			v.iov_len = (size_t)n;
-			if (evbuffer_commit_space(in, &v, 1) < 0) {
-				conn_close(c, "out of memory reading TLS records", true);
-				return;
-			}
-			got = true;
-			if (SSL_has_pending(s->ssl) == 1)
+		got = got || n > 0;
+		if (err == SSL_ERROR_NONE) {
+			if (more)
 				continue;
 			break;
 		}
-		err = SSL_get_error(s->ssl, n);
 		if (err == SSL_ERROR_WANT_READ)
 			break;
 		if (err == SSL_ERROR_WANT_WRITE) {
@@ -644,7 +671,7 @@ static void sockio_tls_read(conn_t *c, struct conn_side *s)
 		/* What came before the end is in the input: the event
 		 * callback drives the connection once more. */
 		{
-			short what = tls_end_what(err, n);
+			short what = tls_end_what(err, ret);
 
 			if (err != SSL_ERROR_ZERO_RETURN)
 				log_tls_end(s);
