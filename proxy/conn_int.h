@@ -167,6 +167,8 @@ struct conn_side {
 	                           *  handshake is done; NULL before, on a TLS filter, or handed back to
 	                           *  libevent */
 	bool reading;             /** rd is added */
+	struct timeval read_on;   /** when reading it was last switched on (sockio_set_reading(); zero: never
+	                           *  by it), for sockio_peer_quiet() */
 	bool kicked;              /** TLS: a read was started for bytes OpenSSL holds (sockio.c) */
 	bool held;                /** TLS: read since its buffers were last released (sockio_release_idle()) */
 	bool filter;              /** TLS: bev is an SSL filter over a socket bufferevent (set with bev) */

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/ioctl.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -22,27 +21,12 @@
 #include "audit.h"
 #include "base/defaults.h"
 #include "log.h"
+#include "sockio.h"
 #include "tls.h"
 
 /* ---- hold-back release (masking) ------------------------------------------ */
 
 static const struct timeval hold_tv = {H2_HOLD_MS / 1000, (H2_HOLD_MS % 1000) * 1000};
-
-/* Whether nothing of the upstream waits anywhere on its way to the
- * session: not in our input, the SSL object, a filter's underlying input
- * or the socket (reading may be off while the client's output is full). */
-static bool h2_up_quiet(h2_t *h)
-{
-	struct conn_side *u = &h->c->up;
-	struct bufferevent *under = bufferevent_get_underlying(u->bev);
-	evutil_socket_t fd = bufferevent_getfd(u->bev);
-	int unread = 0;
-
-	if (evbuffer_get_length(in_of(u)) > 0 || (u->ssl != NULL && SSL_has_pending(u->ssl) == 1) ||
-	    (under != NULL && evbuffer_get_length(bufferevent_get_input(under)) > 0))
-		return false;
-	return fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread == 0;
-}
 
 /*
  * Whether the bytes held for s may go after a pause: between two DATA
@@ -75,7 +59,8 @@ static bool h2_release_ok(const struct h2s *s)
 	    h->wu_seen != h->wu_sent || conn_ms_since(&h->seen_t) < H2_HOLD_MS ||
 	    conn_ms_since(&h->up_rx_t) < H2_HOLD_MS ||
 	    nghttp2_session_want_write(h->up) || nghttp2_session_get_local_window_size(h->up) <= 0 ||
-	    evbuffer_get_length(out_of(&h->c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES || !h2_up_quiet(h) ||
+	    evbuffer_get_length(out_of(&h->c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES ||
+	    !sockio_peer_quiet(&h->c->up, H2_HOLD_MS) ||
 	    proxy_body_injected_lately(h->c->px))
 		return false;
 	for (const struct h2s *t = h->streams; t != NULL; t = t->next)

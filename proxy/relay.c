@@ -110,19 +110,25 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	/*
 	 * Only a pause of the upstream releases inbound bytes: while the
-	 * upstream has sent more (unread input) or we stopped reading it
-	 * because the client does not read (its output at the high mark),
-	 * the held bytes wait. Otherwise the sandbox could cut a real value
-	 * in two at will, by not reading at the right moment. Nor while a
-	 * request whose body got a real value is open on any connection, or
-	 * was lately (round 25 of the attack: a relay service echoed it into
-	 * another connection, a GET or a tunnel, pausing where the sandbox
-	 * chose): they wait, and the timer looks again.
+	 * upstream has sent more (in our input, in OpenSSL, in the socket),
+	 * while we do not read it, or have read it again for less than
+	 * CONN_MASK_TAIL_MS, because the client did not read (its output at
+	 * the high mark, or not yet back below half of it), the held bytes
+	 * wait (sockio_peer_quiet()). Otherwise the sandbox could cut a real
+	 * value in two at will, by not reading at the right moment: round 26
+	 * of the attack read in bursts, and the timer that fired in the loop
+	 * iteration where its read emptied the output, before the upstream
+	 * was read again, released the value's first bytes while the rest
+	 * waited in the socket. Nor while a request whose body got a real
+	 * value is open on any connection, or was lately (round 25 of the
+	 * attack: a relay service echoed it into another connection, a GET
+	 * or a tunnel, pausing where the sandbox chose): they wait, and the
+	 * timer looks again.
 	 */
 	if (!release_ok(c))
 		return;
 	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
-	    (evbuffer_get_length(in_of(&c->up)) > 0 ||
+	    (!sockio_peer_quiet(&c->up, CONN_MASK_TAIL_MS) ||
 	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES ||
 	     proxy_body_injected_lately(c->px))) {
 		if (event_add(c->tail_ev, &mask_tail_tv) < 0)

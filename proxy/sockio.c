@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -357,6 +358,7 @@ void sockio_set_reading(struct conn_side *s, bool on)
 		if (on && !s->reading) {
 			s->kicked = false;
 			s->reading = event_add(s->rd, NULL) == 0;
+			conn_now(&s->read_on);
 		} else if (!on && s->reading && event_del(s->rd) == 0) {
 			s->reading = false;
 		}
@@ -368,8 +370,10 @@ void sockio_set_reading(struct conn_side *s, bool on)
 	 * passed on. A filter's enable also reads what its underlying holds,
 	 * so it is always passed on. */
 	if (on) {
-		if (!enabled)
+		if (!enabled) {
 			s->kicked = false;
+			conn_now(&s->read_on);
+		}
 		if (!enabled || s->filter)
 			(void)bufferevent_enable(s->bev, EV_READ);
 	} else if (enabled || s->filter) {
@@ -383,6 +387,22 @@ static bool is_reading(struct conn_side *s)
 	if (s->rd != NULL)
 		return s->reading;
 	return (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
+}
+
+bool sockio_peer_quiet(struct conn_side *s, int64_t ms)
+{
+	struct bufferevent *under;
+	evutil_socket_t fd;
+	int unread = 0;
+
+	if (s->bev == NULL || !is_reading(s) || conn_ms_since(&s->read_on) < ms)
+		return false;
+	under = bufferevent_get_underlying(s->bev);
+	if (evbuffer_get_length(in_of(s)) > 0 || (s->ssl != NULL && SSL_has_pending(s->ssl) == 1) ||
+	    (under != NULL && evbuffer_get_length(bufferevent_get_input(under)) > 0))
+		return false;
+	fd = bufferevent_getfd(s->bev);
+	return fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread == 0;
 }
 
 /*

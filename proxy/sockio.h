@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -70,6 +71,13 @@ enum sockio_tick sockio_bufs_tick(conn_t *c, bool may_keep) NONNULL(1);
 
 /* Starts or stops reading side s. */
 void sockio_set_reading(struct conn_side *s, bool on) NONNULL(1);
+
+/* Whether a pause of side s's peer is its own: s read for at least ms
+ * since its reading was last switched on, and nothing of the peer waits
+ * on its way in (s's input, OpenSSL, a filter's underlying input, the
+ * socket). Held bytes are released after a pause only then (relay.c,
+ * h2.c): a pause that our back-pressure made is the sandbox's choice. */
+bool sockio_peer_quiet(struct conn_side *s, int64_t ms) NONNULL(1);
 
 /* Decrypts what OpenSSL already holds into s's input. Returns 0, 1 when
  * s ended cleanly (close_notify), 2 when it failed (eof set in both
