@@ -406,11 +406,12 @@ bool sockio_peer_quiet(struct conn_side *s, int64_t ms)
 }
 
 /*
- * A TLS side whose SSL_read() must write first (a KeyUpdate the peer
- * asked for, owed while the write BIO is full) goes back to libevent's
- * reader for good, which waits for the socket to take bytes and reads
- * again (read_blocked_on_write in bufferevent_openssl.c). Its read event
- * runs in this loop iteration.
+ * A TLS side whose SSL_read() must write first while the write BIO is
+ * full goes back to libevent's reader for good, which waits for the
+ * socket to take bytes and reads again (read_blocked_on_write in
+ * bufferevent_openssl.c). Its read event runs in this loop iteration.
+ * OpenSSL 3.0 with these contexts never gets here (no renegotiation; a
+ * peer's KeyUpdate is answered with the next write): docs/notes-proxy-io.md.
  */
 static void give_reads_to_libevent(struct conn_side *s)
 {
@@ -471,10 +472,11 @@ static void log_tls_end(const struct conn_side *s)
 /*
  * One reserve of s's input read through OpenSSL: SSL_read() into up to
  * two vectors, the free end of the last chain and then a new chain, as
- * libevent's do_read() reserves them (a chain is filled before another is
- * taken: one vector made every read a chain of its own, half empty, and
- * twice the allocations for bulk transfers), at most a record's plaintext
- * per call, the second only while OpenSSL holds more. Returns the bytes
+ * libevent's do_read() reserves them (with one vector libevent may move
+ * or copy what the last chain holds to make room, and free the old chain
+ * unwiped, evbuffer_expand_singlechain(): an upstream's unread bytes may
+ * hold a real value), at most a record's plaintext per call, the second
+ * only while OpenSSL holds more. Returns the bytes
  * read and committed, or -1 when out of memory. *err is SSL_ERROR_NONE,
  * or SSL_get_error() of an SSL_read() that returned *ret <= 0; *more: OpenSSL
  * holds more.
