@@ -8,6 +8,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -389,20 +392,45 @@ static bool is_reading(struct conn_side *s)
 	return (bufferevent_get_enabled(s->bev) & EV_READ) != 0;
 }
 
+/*
+ * How long s must have been read again before a pause is its peer's: ms,
+ * or two of the kernel's smoothed round trips on a TCP socket when that is
+ * longer. A peer that TCP stopped (a zero window while we did not read)
+ * learns that we read again half a round trip later, and its next bytes
+ * come a whole one after: with a far upstream (more than 100 ms away) the
+ * socket is empty for that long although the pause is ours (the reviewer
+ * of round 26 of the attack, from the code; not reproduced, no netem here).
+ */
+static int64_t quiet_ms(evutil_socket_t fd, int64_t ms)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int64_t rtt2;
+
+	memset(&ti, 0, sizeof(ti));
+	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_rtt) + sizeof(ti.tcpi_rtt))
+		return ms;
+	rtt2 = 2 * ((int64_t)ti.tcpi_rtt / 1000 + 1);
+	return rtt2 > ms ? rtt2 : ms;
+}
+
 bool sockio_peer_quiet(struct conn_side *s, int64_t ms)
 {
 	struct bufferevent *under;
 	evutil_socket_t fd;
 	int unread = 0;
 
-	if (s->bev == NULL || !is_reading(s) || conn_ms_since(&s->read_on) < ms)
+	if (s->bev == NULL || !is_reading(s))
 		return false;
 	under = bufferevent_get_underlying(s->bev);
 	if (evbuffer_get_length(in_of(s)) > 0 || (s->ssl != NULL && SSL_has_pending(s->ssl) == 1) ||
 	    (under != NULL && evbuffer_get_length(bufferevent_get_input(under)) > 0))
 		return false;
 	fd = bufferevent_getfd(s->bev);
-	return fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread == 0;
+	if (fd < 0 || ioctl(fd, FIONREAD, &unread) != 0 || unread != 0)
+		return false;
+	return conn_ms_since(&s->read_on) >= quiet_ms(fd, ms);
 }
 
 /*

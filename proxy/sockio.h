@@ -73,7 +73,8 @@ enum sockio_tick sockio_bufs_tick(conn_t *c, bool may_keep) NONNULL(1);
 void sockio_set_reading(struct conn_side *s, bool on) NONNULL(1);
 
 /* Whether a pause of side s's peer is its own: s read for at least ms
- * since its reading was last switched on, and nothing of the peer waits
+ * (two round trips of its TCP connection when longer) since its reading
+ * was last switched on, and nothing of the peer waits
  * on its way in (s's input, OpenSSL, a filter's underlying input, the
  * socket). Held bytes are released after a pause only then (relay.c,
  * h2.c): a pause that our back-pressure made is the sandbox's choice. */

@@ -12,7 +12,9 @@
 
 #include "../../support/testlib.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -70,6 +72,7 @@ static void test_peer_quiet(void)
 	ROW(!sockio_peer_quiet(&s, QUIET_MS), "reading off: the pause is ours");
 	sockio_set_reading(&s, true);
 	ROW(!sockio_peer_quiet(&s, QUIET_MS), "reading back on just now: the time counts from there");
+	ROW(sockio_peer_quiet(&s, 0), "a socket pair (no round trip) and no pause asked: nothing to wait");
 	sleep_ms(QUIET_MS + 10);
 	ROW(sockio_peer_quiet(&s, QUIET_MS), "reading back on for %d ms: the peer's pause", QUIET_MS);
 	/* no socket any more */
@@ -80,10 +83,67 @@ static void test_peer_quiet(void)
 	event_base_free(base);
 }
 
+/* A connected TCP pair on loopback: fd[0] accepted, fd[1] the client. */
+static void tcp_pair(int fd[2])
+{
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	CU_ASSERT_FATAL(l >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(bind(l, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CU_ASSERT_FATAL(listen(l, 1) == 0);
+	CU_ASSERT_FATAL(getsockname(l, (struct sockaddr *)&a, &al) == 0);
+	fd[1] = socket(AF_INET, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(fd[1] >= 0);
+	CU_ASSERT_FATAL(connect(fd[1], (struct sockaddr *)&a, sizeof(a)) == 0);
+	fd[0] = accept(l, NULL, NULL);
+	CU_ASSERT_FATAL(fd[0] >= 0);
+	close(l);
+}
+
+/* On TCP the wait is the longer of ms and two smoothed round trips
+ * (TCP_INFO): on loopback, ms. */
+static void test_peer_quiet_tcp(void)
+{
+	struct event_base *base = event_base_new();
+	struct conn_side s;
+	int fd[2];
+	char b[8];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+	tcp_pair(fd);
+	CU_ASSERT_FATAL(fcntl(fd[0], F_SETFL, O_NONBLOCK) == 0);
+	memset(&s, 0, sizeof(s));
+	s.bev = bufferevent_socket_new(base, fd[0], BEV_OPT_CLOSE_ON_FREE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s.bev);
+	(void)bufferevent_disable(s.bev, EV_READ);
+	sockio_set_reading(&s, true);
+	ROW(!sockio_peer_quiet(&s, QUIET_MS), "TCP: read again just now: not yet the peer's pause");
+	/* no pause asked: still two round trips, each counted as at least 1 ms */
+	ROW(!sockio_peer_quiet(&s, 0), "TCP: read again just now, no pause asked: two round trips are still waited");
+	sleep_ms(QUIET_MS + 10);
+	ROW(sockio_peer_quiet(&s, QUIET_MS), "TCP: read for %d ms (loopback's round trip is shorter): the peer's pause",
+	    QUIET_MS);
+	CU_ASSERT_FATAL(write(fd[1], "x", 1) == 1);
+	sleep_ms(5);
+	ROW(!sockio_peer_quiet(&s, QUIET_MS), "TCP: a byte waiting in the socket: not a pause");
+	CU_ASSERT_FATAL(read(fd[0], b, sizeof(b)) == 1);
+	ROW(sockio_peer_quiet(&s, QUIET_MS), "TCP: the socket read empty: a pause again");
+	bufferevent_free(s.bev);
+	close(fd[1]);
+	event_base_free(base);
+}
+
 TEST_REGISTRAR(register_proxy_sockio)
 {
 	CU_pSuite s = test_suite("proxy_sockio", NULL, NULL);
 
 	test_add(s, "peer_quiet: read, long enough since reading came back, nothing in the input or socket",
 		 test_peer_quiet);
+	test_add(s, "peer_quiet on TCP: the same, waiting the longer of the pause and two round trips",
+		 test_peer_quiet_tcp);
 }
