@@ -200,24 +200,40 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	return (int)(n + (size_t)sent);
 }
 
-static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+/* The controls both BIOs answer alike for their socket fd: *ret set and
+ * true when cmd is one of them. The socket is never a BIO's to close. */
+static bool fd_ctrl(evutil_socket_t fd, int cmd, void *ptr, long *ret)
 {
-	struct wbio *w = BIO_get_data(b);
-	int r;
-
-	(void)ptr;
-	if (w == NULL)
-		return 0;
 	switch (cmd) {
 	case BIO_C_GET_FD:
 		if (ptr != NULL)
-			*(int *)ptr = (int)w->fd;
-		return (long)w->fd;
+			*(int *)ptr = (int)fd;
+		*ret = (long)fd;
+		return true;
 	case BIO_CTRL_GET_CLOSE:
-		return BIO_NOCLOSE;
+		*ret = BIO_NOCLOSE;
+		return true;
 	case BIO_CTRL_SET_CLOSE:
-		(void)num; /* the socket is never the BIO's to close */
-		return 1;
+	case BIO_CTRL_DUP:
+		*ret = 1;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	struct wbio *w = BIO_get_data(b);
+	long ret;
+	int r;
+
+	(void)num;
+	if (w == NULL)
+		return 0;
+	if (fd_ctrl(w->fd, cmd, ptr, &ret))
+		return ret;
+	switch (cmd) {
 	case BIO_CTRL_WPENDING:
 		return (long)(w->len - w->off);
 	case BIO_CTRL_PENDING:
@@ -235,8 +251,6 @@ static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
 			return -1;
 		}
 		return 0;
-	case BIO_CTRL_DUP:
-		return 1;
 	default:
 		return 0;
 	}
@@ -418,19 +432,14 @@ static int rbio_read(BIO *b, char *buf, int len)
 static long rbio_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
 	struct rbio *r = BIO_get_data(b);
+	long ret;
 
 	(void)num;
 	if (r == NULL)
 		return 0;
+	if (fd_ctrl(r->fd, cmd, ptr, &ret))
+		return ret;
 	switch (cmd) {
-	case BIO_C_GET_FD:
-		if (ptr != NULL)
-			*(int *)ptr = (int)r->fd;
-		return (long)r->fd;
-	case BIO_CTRL_GET_CLOSE:
-		return BIO_NOCLOSE;
-	case BIO_CTRL_SET_CLOSE:
-	case BIO_CTRL_DUP:
 	case BIO_CTRL_FLUSH:
 		return 1;
 	case BIO_CTRL_EOF:

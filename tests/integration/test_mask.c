@@ -1999,6 +1999,22 @@ static void straddle_body(char *body, const char *tok)
 	body[STRADDLE_BYTES] = '\0';
 }
 
+/* On a new connection to p's proxy: POST http://addr/path with the
+ * straddling body of p's sentinel. Returns the connection. */
+static int post_straddle(const struct px *p, const char *addr, const char *path)
+{
+	char head[512], body[STRADDLE_BYTES + 1];
+	int fd, n;
+
+	straddle_body(body, p->tok);
+	n = snprintf(head, sizeof(head), "POST http://%s%s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n",
+		     addr, path, addr, STRADDLE_BYTES);
+	fd = test_tcp_connect(p->t.addr, 5000);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(test_send_all(fd, head, (size_t)n) == 0 && test_send_all(fd, body, STRADDLE_BYTES) == 0);
+	return fd;
+}
+
 /* (What came is never printed: it may hold the real value.) The first 10
  * bytes of the real value are not in out, the sentinel tok is, whole. */
 static void want_sentinel_whole(const char *out, const char *tok, const char *what)
@@ -2036,20 +2052,14 @@ static void test_remask_injected_echo(void)
 		"time.sleep(1)\n"
 		"while len(rest)<n-4096: rest+=c.recv(65536)\n"
 		"c.sendall(b'%x\\r\\n' % len(rest) + rest + b'\\r\\n0\\r\\n\\r\\n'); time.sleep(1); c.close()\n";
-	char addr[64], head[512], body[STRADDLE_BYTES + 1], *out;
+	char addr[64], *out;
 	struct test_proc *echo;
 	struct px p;
-	int fd, n;
+	int fd;
 
 	if ((echo = inject_fixture(&p, script, NULL, addr, sizeof(addr))) == NULL)
 		return;
-	straddle_body(body, p.tok);
-	n = snprintf(head, sizeof(head),
-		     "POST http://%s/echo HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", addr, addr,
-		     STRADDLE_BYTES);
-	fd = test_tcp_connect(p.t.addr, 5000);
-	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT(test_send_all(fd, head, (size_t)n) == 0 && test_send_all(fd, body, STRADDLE_BYTES) == 0);
+	fd = post_straddle(&p, addr, "/echo");
 	out = test_recv_until(fd, "\r\n0\r\n\r\n", 10000, NULL, NULL);
 	close(fd);
 	ROW(out != NULL && strncmp(out, "HTTP/1.1 200", 12) == 0 && strstr(out, "\r\n0\r\n\r\n") != NULL,
@@ -2091,7 +2101,7 @@ static void relay_case(bool tunnel)
 		"while len(rest)<n-4096: rest+=p.recv(65536)\n"
 		"g.sendall(piece(rest + (b'END.' if raw else b''), True))\n"
 		"p.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\n\\r\\nok\\n'); time.sleep(1)\n";
-	char addr[64], head[512], body[STRADDLE_BYTES + 1], *out, *ack;
+	char addr[64], head[512], *out, *ack;
 	const char *what = tunnel ? "a receiver inside a tunnel without TLS" : "a GET receiver";
 	struct test_proc *relay;
 	struct px p;
@@ -2116,13 +2126,7 @@ static void relay_case(bool tunnel)
 	ack = test_recv_until(get, "\r\n\r\n", 5000, NULL, NULL);
 	CU_ASSERT(ack != NULL && strncmp(ack, "HTTP/1.1 200", 12) == 0);
 	free(ack);
-	straddle_body(body, p.tok);
-	n = snprintf(head, sizeof(head),
-		     "POST http://%s/pipe HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", addr, addr,
-		     STRADDLE_BYTES);
-	post = test_tcp_connect(p.t.addr, 5000);
-	CU_ASSERT_FATAL(post >= 0);
-	CU_ASSERT(test_send_all(post, head, (size_t)n) == 0 && test_send_all(post, body, STRADDLE_BYTES) == 0);
+	post = post_straddle(&p, addr, "/pipe");
 	out = test_recv_until(get, tunnel ? "END." : "\r\n0\r\n\r\n", 10000, NULL, NULL);
 	ack = test_recv_until(post, "ok\n", 10000, NULL, NULL);
 	close(get);

@@ -10,11 +10,13 @@
  */
 #include "../../../proxy/sockio.h"
 
+#include "../../support/net.h"
 #include "../../support/testlib.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -88,6 +90,7 @@ static void tcp_pair(int fd[2])
 {
 	struct sockaddr_in a;
 	socklen_t al = sizeof(a);
+	char hostport[64];
 	int l = socket(AF_INET, SOCK_STREAM, 0);
 
 	CU_ASSERT_FATAL(l >= 0);
@@ -97,9 +100,9 @@ static void tcp_pair(int fd[2])
 	CU_ASSERT_FATAL(bind(l, (struct sockaddr *)&a, sizeof(a)) == 0);
 	CU_ASSERT_FATAL(listen(l, 1) == 0);
 	CU_ASSERT_FATAL(getsockname(l, (struct sockaddr *)&a, &al) == 0);
-	fd[1] = socket(AF_INET, SOCK_STREAM, 0);
+	snprintf(hostport, sizeof(hostport), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	fd[1] = test_tcp_connect(hostport, 5000);
 	CU_ASSERT_FATAL(fd[1] >= 0);
-	CU_ASSERT_FATAL(connect(fd[1], (struct sockaddr *)&a, sizeof(a)) == 0);
 	fd[0] = accept(l, NULL, NULL);
 	CU_ASSERT_FATAL(fd[0] >= 0);
 	close(l);
