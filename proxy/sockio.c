@@ -497,6 +497,31 @@ static void log_tls_end(const struct conn_side *s)
 	ERR_clear_error();
 }
 
+/* A chain for bulk records: three whole records (libevent allocates it
+ * as 64 KiB with its header). */
+#define TLS_BULK_CHAIN_BYTES (3 * CONN_TLS_SINGLE_READ_BYTES)
+
+/* The plaintext bytes OpenSSL hands out next: what is left of the record
+ * it has open (SSL_pending()), else the whole of the next one, which
+ * SSL_peek() opens (decrypted in place, nothing taken). <= 0 when there is
+ * none yet, *err and *ret then as for an SSL_read() that failed so. */
+static int next_record_bytes(SSL *ssl, int *err, int *ret)
+{
+	unsigned char b;
+	int n = SSL_pending(ssl);
+
+	if (n > 0)
+		return n;
+	clear_errors();
+	n = SSL_peek(ssl, &b, 1);
+	if (n <= 0) {
+		*err = SSL_get_error(ssl, n);
+		*ret = n;
+		return n;
+	}
+	return SSL_pending(ssl);
+}
+
 /*
  * One reserve of s's input read through OpenSSL: SSL_read() into up to
  * two vectors, the free end of the last chain and then a new chain, as
@@ -504,21 +529,53 @@ static void log_tls_end(const struct conn_side *s)
  * or copy what the last chain holds to make room, and free the old chain
  * unwiped, evbuffer_expand_singlechain(): an upstream's unread bytes may
  * hold a real value), at most a record's plaintext per call, the second
- * only while OpenSSL holds more. Returns the bytes
- * read and committed, or -1 when out of memory. *err is SSL_ERROR_NONE,
- * or SSL_get_error() of an SSL_read() that returned *ret <= 0; *more: OpenSSL
- * holds more.
+ * only while OpenSSL holds more.
+ *
+ * Records stay whole in the input: libevent writes the other side a
+ * chain at a time (one SSL_write() each), so a record cut between two
+ * chains left as two, one more for the peer to decrypt, the small one
+ * gathered by the write BIO. When the last chain's free end is shorter
+ * than a record, the next record's size is looked at first; one that
+ * does not fit goes into a new chain of TLS_BULK_CHAIN_BYTES (the short
+ * end stays unused: a quarter of such a chain at most), and a new chain
+ * is never made smaller than a record (libevent sizes it for what the
+ * last one lacks, a few bytes, and would cut again at the next reserve).
+ *
+ * Returns the bytes read and committed (0 with *err set when OpenSSL
+ * had nothing), or -1 when out of memory. *err is SSL_ERROR_NONE, or
+ * SSL_get_error() of an SSL_read() or SSL_peek() that returned *ret <= 0;
+ * *more: OpenSSL holds more.
  */
 static int tls_read_some(struct conn_side *s, struct evbuffer *in, int *err, int *ret, bool *more)
 {
 	struct evbuffer_iovec v[2];
-	int nv = evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, v, 2), used = 0, total = 0;
+	int nv = evbuffer_reserve_space(in, CONN_TLS_SINGLE_READ_BYTES, v, 2), first = 0, used = 0, total = 0;
 
 	*err = SSL_ERROR_NONE;
 	*more = false;
+	if (nv == 2 && v[0].iov_len < CONN_TLS_SINGLE_READ_BYTES) {
+		int next = next_record_bytes(s->ssl, err, ret);
+		size_t want = 0;
+
+		if (next <= 0)
+			return 0;
+		if ((size_t)next > v[0].iov_len) {
+			first = 1;
+			want = v[0].iov_len + TLS_BULK_CHAIN_BYTES;
+		} else if (v[1].iov_len < CONN_TLS_SINGLE_READ_BYTES) {
+			want = v[0].iov_len + CONN_TLS_SINGLE_READ_BYTES;
+		}
+		if (want > 0) {
+			nv = evbuffer_reserve_space(in, (ev_ssize_t)want, v, 2);
+			if (nv != 2)
+				first = 0;
+		}
+	}
 	if (nv < 1 || nv > 2)
 		return -1;
-	for (int i = 0; i < nv; i++) {
+	if (first == 1)
+		v[0].iov_len = 0; /* committed empty */
+	for (int i = first; i < nv; i++) {
 		int n;
 
 		clear_errors();
@@ -536,7 +593,7 @@ static int tls_read_some(struct conn_side *s, struct evbuffer *in, int *err, int
 		if (!*more)
 			break;
 	}
-	if (used > 0 && evbuffer_commit_space(in, v, used) < 0)
+	if (used > 0 && evbuffer_commit_space(in, v, first + used) < 0)
 		return -1;
 	return total;
 }

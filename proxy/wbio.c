@@ -27,6 +27,8 @@ struct wbio {
 	uint64_t sent;            /* bytes sent so far */
 	int err;                  /* errno of a failed send, 0 */
 	bool scheduled;           /* send_ev is active or added */
+	bool direct;              /* a record went out in part from OpenSSL's buffer: its rest goes so too */
+	bool blocked;             /* that part filled the socket: OpenSSL's next try waits for room */
 	bool notify;              /* run bev's write callback once the buffer is empty */
 	bool upstream;            /* OpenSSL's allocations from here on: the upstream zone (zone.h) */
 };
@@ -78,24 +80,41 @@ static int send_some(struct wbio *w)
 	return w->err != 0 ? -1 : 0;
 }
 
-/* One send of len bytes of data, with nothing gathered before them: the
- * bytes the socket took (0 when it is full), or -1 when the send failed
- * (w->err set). */
+/* One send of what is gathered, then len bytes of data (sendmsg(2) with
+ * two vectors, no copy): the bytes of data the socket took (0 when it
+ * took none of them; the gathered ones it took are consumed, the buffer
+ * freed once empty), or -1 when the send failed (w->err set, the buffer
+ * dropped). */
 static ssize_t send_direct(struct wbio *w, const char *data, size_t len)
 {
+	size_t held = w->len - w->off;
+	struct iovec iov[2] = {
+		{.iov_base = w->buf != NULL ? w->buf + w->off : NULL, .iov_len = held},
+		{.iov_base = (void *)data, .iov_len = len},
+	};
+	struct msghdr msg = {.msg_iov = held > 0 ? iov : iov + 1, .msg_iovlen = held > 0 ? 2 : 1};
 	ssize_t n;
 
 	do
-		n = send(w->fd, data, len, MSG_NOSIGNAL);
+		n = sendmsg(w->fd, &msg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	if (n >= 0) {
-		w->sent += (uint64_t)n;
-		return n;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		n = 0;
+	else if (n < 0)
+		w->err = errno;
+	if (n < 0 || (size_t)n >= held) {
+		/* The gathered bytes are gone (sent, or dropped with the
+		 * error): no buffer is kept. */
+		free(w->buf);
+		w->buf = NULL;
+		w->off = w->len = 0;
+	} else {
+		w->off += (size_t)n;
 	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK)
-		return 0;
-	w->err = errno;
-	return -1;
+	if (n < 0)
+		return -1;
+	w->sent += (uint64_t)n;
+	return (size_t)n > held ? n - (ssize_t)held : 0;
 }
 
 static void send_cb(evutil_socket_t fd, short what, void *arg)
@@ -137,7 +156,6 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 {
 	struct wbio *w = BIO_get_data(b);
 	size_t n, room;
-	ssize_t sent = 0;
 
 	BIO_clear_retry_flags(b);
 	if (w == NULL || dlen < 0)
@@ -149,18 +167,41 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	}
 	if (dlen == 0)
 		return 0;
-	if (w->buf == NULL && (size_t)dlen >= WBIO_DIRECT_BYTES) {
-		/* Nothing gathered before a large record: it goes from
-		 * OpenSSL's buffer, and only what the socket leaves is copied. */
+	if (w->direct || (size_t)dlen >= WBIO_DIRECT_BYTES) {
+		/* A large record goes from OpenSSL's buffer, behind what is
+		 * gathered (one send, no copy), as on a socket BIO. What the
+		 * socket does not take stays there: OpenSSL keeps the record
+		 * and writes its rest again once libevent's write event finds
+		 * room. Never copied. */
+		ssize_t sent;
+
+		if (w->blocked) {
+			/* The socket took part of this record a moment ago:
+			 * no send that would only find it full. */
+			w->blocked = false;
+			BIO_set_retry_write(b);
+			return -1;
+		}
 		sent = send_direct(w, data, (size_t)dlen);
 		if (sent < 0) {
+			w->direct = false;
 			errno = w->err;
 			return -1;
 		}
-		if ((size_t)sent == (size_t)dlen)
-			return dlen;
-		data += sent;
-		dlen -= (int)sent;
+		if (w->buf != NULL) {
+			/* Not even the gathered bytes all went: they go
+			 * first, from the send event. */
+			BIO_set_retry_write(b);
+			schedule(w);
+			return -1;
+		}
+		w->direct = (size_t)sent < (size_t)dlen;
+		if (sent == 0) {
+			BIO_set_retry_write(b);
+			return -1;
+		}
+		w->blocked = w->direct;
+		return (int)sent;
 	}
 	if (w->buf != NULL && w->len + (size_t)dlen > WBIO_BUFFER_BYTES) {
 		/* Full: send now, then take what fits. */
@@ -177,10 +218,6 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	if (w->buf == NULL) {
 		w->buf = malloc(WBIO_BUFFER_BYTES);
 		if (w->buf == NULL) {
-			/* Part of a record already left: a short write (OpenSSL
-			 * writes the rest again), not a torn record. */
-			if (sent > 0)
-				return (int)sent;
 			errno = ENOMEM;
 			return -1;
 		}
@@ -197,7 +234,7 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	memcpy(w->buf + w->len, data, n);
 	w->len += n;
 	schedule(w);
-	return (int)(n + (size_t)sent);
+	return (int)n;
 }
 
 /* The controls both BIOs answer alike for their socket fd: *ret set and
@@ -352,7 +389,7 @@ size_t wbio_room(SSL *ssl)
 {
 	struct wbio *w = of_ssl(ssl);
 
-	if (w == NULL || w->err != 0)
+	if (w == NULL || w->err != 0 || w->direct)
 		return 0;
 	return w->buf != NULL ? WBIO_BUFFER_BYTES - w->len : WBIO_BUFFER_BYTES;
 }

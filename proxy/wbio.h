@@ -16,8 +16,10 @@
  * more (retry), so back-pressure reaches libevent's output buffer as
  * before. The buffer exists only while it holds bytes: an idle connection
  * has none. A large record (WBIO_DIRECT_BYTES) with nothing gathered
- * before it is sent from the write itself, as a socket BIO would, and
- * only what the socket does not take is kept.
+ * before it is sent from the write itself, as a socket BIO would: what
+ * the socket does not take stays in OpenSSL's buffer (a short write, then
+ * retry), and OpenSSL writes it again when libevent's write event finds
+ * room.
  *
  * BIO_flush() (OpenSSL's end of a handshake flight, SSL_shutdown()) sends
  * at once. A send error is kept: the next write fails, and the
@@ -51,9 +53,10 @@
 
 /*
  * A record of at least this size, written while nothing is gathered, is
- * sent at once from OpenSSL's buffer, and only what the socket does not
- * take is copied: bulk transfers move each byte once less. Smaller
- * records are gathered as above.
+ * sent at once from OpenSSL's buffer and never copied: what the socket
+ * does not take is written again from there (retry), so bulk transfers
+ * move no byte through the BIO's buffer. Smaller records are gathered as
+ * above.
  */
 #define WBIO_DIRECT_BYTES (WBIO_BUFFER_BYTES / 2)
 
@@ -79,7 +82,8 @@ void wbio_set_zone(BIO *b, bool upstream) NONNULL(1);
 void wbio_set_bufferevent(BIO *b, struct bufferevent *bev) NONNULL(1);
 
 /* Bytes ssl's write BIO takes now without a send(2) (0 when it is not a
- * wbio, or after a send failed): a record that fits is copied. */
+ * wbio, after a send failed, or while OpenSSL holds a record only part of
+ * which the socket took): a record that fits is copied. */
 size_t wbio_room(SSL *ssl) NONNULL(1);
 
 /* Bytes ssl's write BIO still holds (0 when it is not a wbio). */

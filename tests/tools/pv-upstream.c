@@ -58,6 +58,10 @@
  *                   e.g. a second Content-Length on purpose)
  *   /sink           reads a request body of any size without keeping it,
  *                   replies "N\n" (N = body bytes after de-chunking)
+ *   /sink?records=1 the same, replying "N records=R\n": R is the number of
+ *                   TLS records read since the request began (the record
+ *                   that began it not counted), to check that a relay
+ *                   keeps records whole
  *   /delay/MS       200 "delayed MS\n" after MS milliseconds (at most
  *                   600000), for timeout tests
  *   /rawhex/HEX     writes the bytes HEX encodes (at most 32 KiB), verbatim,
@@ -218,6 +222,7 @@ struct conn {
 	char content_encoding[64];
 	char git_protocol[256];
 	uint64_t body_bytes;
+	uint64_t tls_records;         /* TLS records read since the request began */
 	bool keep_body;               /* body kept in body (git) */
 	struct evbuffer *body;
 	/* raw capture of the request for --record and /echo */
@@ -1728,9 +1733,14 @@ static int dispatch(struct conn *c)
 		if (respond_repeat(c, path + 8, query) < 0)
 			return -1;
 	} else if (strcmp(path, "/sink") == 0) {
-		char body[32];
+		char body[64];
+		size_t qlen;
 
-		snprintf(body, sizeof(body), "%llu\n", (unsigned long long)c->body_bytes);
+		if (query_param(query, "records", &qlen) != NULL)
+			snprintf(body, sizeof(body), "%llu records=%llu\n", (unsigned long long)c->body_bytes,
+				 (unsigned long long)c->tls_records);
+		else
+			snprintf(body, sizeof(body), "%llu\n", (unsigned long long)c->body_bytes);
 		if (respond_text(c, 200, body) < 0)
 			return -1;
 	} else if (strcmp(path, "/keyupdate") == 0) {
@@ -1767,6 +1777,20 @@ static int dispatch(struct conn *c)
 
 /* ------------------------------------------------------------ llhttp */
 
+/* OpenSSL's message callback: counts the records read (/sink?records). */
+static void count_records(int write_p, int version, int content_type, const void *buf, size_t len, SSL *ssl,
+			  void *arg)
+{
+	struct conn *c = arg;
+
+	(void)version;
+	(void)buf;
+	(void)len;
+	(void)ssl;
+	if (!write_p && content_type == SSL3_RT_HEADER)
+		c->tls_records++;
+}
+
 static int on_message_begin(llhttp_t *p)
 {
 	struct conn *c = p->data;
@@ -1785,6 +1809,7 @@ static int on_message_begin(llhttp_t *p)
 	c->git_protocol[0] = '\0';
 	c->expect_continue = false;
 	c->body_bytes = 0;
+	c->tls_records = 0;
 	c->keep_body = false;
 	evbuffer_drain(c->body, evbuffer_get_length(c->body));
 	evbuffer_drain(c->raw, evbuffer_get_length(c->raw));
@@ -2205,6 +2230,10 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 	if (srv->ssl_ctx != NULL) {
 		SSL *ssl = SSL_new(srv->ssl_ctx);
 
+		if (ssl != NULL) {
+			SSL_set_msg_callback(ssl, count_records);
+			SSL_set_msg_callback_arg(ssl, c);
+		}
 		if (ssl != NULL)
 			c->bev = bufferevent_openssl_socket_new(srv->base, fd, ssl,
 								BUFFEREVENT_SSL_ACCEPTING,
