@@ -497,6 +497,42 @@ static void log_tls_end(const struct conn_side *s)
 	ERR_clear_error();
 }
 
+/*
+ * OpenSSL 3.0 as a TLS 1.3 server answers a KeyUpdate that asks for ours
+ * inside SSL_read(), and that write fails (SSL_R_BAD_LENGTH: the
+ * connection is lost) while a record of ours is only partly written,
+ * which a full socket leaves behind (wbio_holding()). A server side, the
+ * client's, is therefore not read while its write BIO holds such a
+ * record: its read event goes until the record is out (reads_resume(),
+ * from inside the write that completes it), then reads at once. A client
+ * that does not read is not read either; what it sends waits in the
+ * socket, as behind any back-pressure.
+ */
+static bool read_must_wait(struct conn_side *s)
+{
+	return s->rd != NULL && SSL_is_server(s->ssl) == 1 && wbio_holding(s->ssl);
+}
+
+static void reads_resume(void *arg)
+{
+	struct conn_side *s = arg;
+
+	if (s->rd == NULL || !s->reading)
+		return;
+	if (event_add(s->rd, NULL) != 0) {
+		s->reading = false; /* sockio_update() tries again */
+		return;
+	}
+	conn_now(&s->read_on);
+	event_active(s->rd, EV_READ, 1);
+}
+
+static void reads_wait(struct conn_side *s)
+{
+	(void)event_del(s->rd);
+	wbio_on_sent(s->ssl, reads_resume, s);
+}
+
 /* A chain for bulk records: three whole records (libevent allocates it
  * as 64 KiB with its header). */
 #define TLS_BULK_CHAIN_BYTES (3 * CONN_TLS_SINGLE_READ_BYTES)
@@ -621,6 +657,10 @@ int sockio_pull_tls(struct conn_side *s)
 	if (s->bev == NULL || s->ssl == NULL || s->eof || s->kicked || s->filter || !is_reading(s) ||
 	    SSL_is_init_finished(s->ssl) != 1)
 		return 0;
+	if (read_must_wait(s)) {
+		reads_wait(s);
+		return 0;
+	}
 	in = bufferevent_get_input(s->bev);
 	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES && SSL_has_pending(s->ssl) == 1) {
 		s->held = true;
@@ -755,6 +795,10 @@ static void sockio_tls_read(conn_t *c, struct conn_side *s)
 	int n, err, ret = 0;
 
 	s->kicked = false;
+	if (read_must_wait(s)) {
+		reads_wait(s);
+		return;
+	}
 	s->held = true;
 	while (evbuffer_get_length(in) < PASSAVANT_OUTBUF_HIGH_BYTES) {
 		n = tls_read_some(s, in, &err, &ret, &more);

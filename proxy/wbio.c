@@ -29,6 +29,9 @@ struct wbio {
 	bool scheduled;           /* send_ev is active or added */
 	bool direct;              /* a record went out in part from OpenSSL's buffer: its rest goes so too */
 	bool blocked;             /* that part filled the socket: OpenSSL's next try waits for room */
+	bool held;                /* OpenSSL holds a record not all written (short write or retry) */
+	void (*on_sent)(void *);  /* runs once when that record is out (wbio_on_sent()) */
+	void *on_sent_arg;
 	bool notify;              /* run bev's write callback once the buffer is empty */
 	bool upstream;            /* OpenSSL's allocations from here on: the upstream zone (zone.h) */
 };
@@ -152,13 +155,11 @@ static void schedule(struct wbio *w)
 	event_active(w->send_ev, EV_WRITE, 1);
 }
 
-static int wbio_write(BIO *b, const char *data, int dlen)
+static int write_some(BIO *b, struct wbio *w, const char *data, int dlen)
 {
-	struct wbio *w = BIO_get_data(b);
 	size_t n, room;
 
-	BIO_clear_retry_flags(b);
-	if (w == NULL || dlen < 0)
+	if (dlen < 0)
 		return -1;
 	(void)zone_select(w->upstream);
 	if (w->err != 0) {
@@ -235,6 +236,31 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	w->len += n;
 	schedule(w);
 	return (int)n;
+}
+
+/* The BIO's write: write_some(), and whether OpenSSL now holds a record
+ * of which only part, or nothing, was taken (it writes its rest again,
+ * before anything else). */
+static int wbio_write(BIO *b, const char *data, int dlen)
+{
+	struct wbio *w = BIO_get_data(b);
+	void (*fn)(void *);
+	int n;
+
+	BIO_clear_retry_flags(b);
+	if (w == NULL)
+		return -1;
+	n = write_some(b, w, data, dlen);
+	if (n == dlen && w->held) {
+		w->held = false;
+		fn = w->on_sent;
+		w->on_sent = NULL;
+		if (fn != NULL)
+			fn(w->on_sent_arg);
+	} else if (n != dlen && (n >= 0 || BIO_should_retry(b))) {
+		w->held = true;
+	}
+	return n;
 }
 
 /* The controls both BIOs answer alike for their socket fd: *ret set and
@@ -416,6 +442,23 @@ void wbio_notify_empty(SSL *ssl)
 		w->notify = true;
 }
 
+bool wbio_holding(SSL *ssl)
+{
+	struct wbio *w = of_ssl(ssl);
+
+	return w != NULL && w->held;
+}
+
+void wbio_on_sent(SSL *ssl, void (*fn)(void *), void *arg)
+{
+	struct wbio *w = of_ssl(ssl);
+
+	if (w == NULL)
+		return;
+	w->on_sent = fn;
+	w->on_sent_arg = arg;
+}
+
 void wbio_detach(SSL *ssl)
 {
 	struct wbio *w = of_ssl(ssl);
@@ -423,6 +466,7 @@ void wbio_detach(SSL *ssl)
 	if (w == NULL)
 		return;
 	w->bev = NULL;
+	w->on_sent = NULL;
 	w->notify = false;
 	if (w->buf != NULL && w->err == 0)
 		(void)send_some(w);

@@ -99,6 +99,20 @@ uint64_t wbio_sent(SSL *ssl) NONNULL(1);
 void wbio_notify_empty(SSL *ssl) NONNULL(1);
 
 /*
+ * Whether OpenSSL holds a record of ssl's that the socket took only part
+ * of, or none of (a short write or a retry since the last whole write):
+ * OpenSSL writes its rest before anything else, and fails any other
+ * write it must make meanwhile, such as the KeyUpdate a TLS 1.3 server
+ * answers inside SSL_read() (false when ssl's write BIO is not a wbio).
+ */
+bool wbio_holding(SSL *ssl) NONNULL(1);
+
+/* fn(arg) runs once, from inside the write that completes that record
+ * (it must not free the SSL or its bufferevent), or never when
+ * wbio_detach() comes first; replaces an earlier fn. */
+void wbio_on_sent(SSL *ssl, void (*fn)(void *), void *arg) NONNULL(1);
+
+/*
  * Before the bufferevent owning ssl is freed (which closes the socket and
  * frees the BIO): forget the bufferevent and send, without blocking, what
  * the socket still takes. Bytes the socket does not take are lost, as

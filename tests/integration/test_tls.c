@@ -12,12 +12,15 @@
  * like globally: every client runs under `env -u ...` with the trust file
  * named explicitly, so what it trusts is exactly what the test says.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -807,6 +810,89 @@ static void test_bulk_records_whole(void)
 	if (proxied > direct + 2)
 		fprintf(stderr, "\n    8 MiB down: %d records through the proxy, %d straight\n", proxied, direct);
 	CU_ASSERT(proxied >= (int)(BULK_BYTES / 16384) && proxied <= direct + 2);
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	close(fd);
+}
+
+/*
+ * A client asks for a KeyUpdate (update_requested) after every read of a
+ * download that its small receive buffer holds back. OpenSSL 3.0, the
+ * proxy's TLS 1.3 server, answers inside SSL_read(), and that write
+ * failed (SSL_R_BAD_LENGTH, the connection cut) whenever a record to the
+ * client was only partly written: the reviewer of the bulk change (its
+ * short writes made that every time the socket filled), 8 of 10 downloads
+ * cut. The client side is not read while such a record waits; the body
+ * must arrive whole, and the tunnel still answer afterwards. The client
+ * waits 300 ms before it reads, so that the proxy's socket is full.
+ */
+#define KU_BYTES 8000000
+
+static bool one_hello(SSL *ssl);
+
+static void test_client_key_update_held_write(void)
+{
+	static char buf[16384];
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *ssl;
+	char req[256], head[512], *end, *cl, *resp;
+	struct sockaddr_in sa;
+	int fd, n, rcv = 2048, updates = 0;
+	size_t have = 0, got = 0;
+	long want = -1;
+
+	CU_ASSERT_FATAL(ctx != NULL);
+	CU_ASSERT_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1);
+	/* The receive buffer is set before connect(), so that the window
+	 * scale fits it (set after, loopback TCP stalls on its own). */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)) == 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)atoi(strrchr(px_main.addr, ':') + 1));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+	CU_ASSERT_FATAL(test_send_all(fd, req, (size_t)n) == 0);
+	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
+	CU_ASSERT_FATAL(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
+	free(resp);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_FATAL(ssl != NULL && SSL_set_fd(ssl, fd) == 1);
+	CU_ASSERT_FATAL(SSL_connect(ssl) == 1);
+	n = snprintf(req, sizeof(req), "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", KU_BYTES, up.addr);
+	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
+	/* The proxy fills the socket (its send buffer grows to about 4 MB
+	 * here) and is left with a record partly written. */
+	usleep(300 * 1000);
+	while (want < 0 || got < (size_t)want) {
+		if (want < 0) {
+			if (have + 1 >= sizeof(head) ||
+			    (n = SSL_read(ssl, head + have, (int)(sizeof(head) - 1 - have))) <= 0)
+				break;
+			have += (size_t)n;
+			head[have] = '\0';
+			if ((end = strstr(head, "\r\n\r\n")) == NULL)
+				continue;
+			if ((cl = strcasestr(head, "\r\nContent-Length:")) == NULL || cl > end)
+				break;
+			want = strtol(cl + 17, NULL, 10);
+			got = have - (size_t)(end + 4 - head);
+		} else {
+			if ((n = SSL_read(ssl, buf, (int)sizeof(buf))) <= 0)
+				break;
+			got += (size_t)n;
+		}
+		if (want >= 0 && SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) == 1)
+			updates++;
+	}
+	if (got != KU_BYTES)
+		fprintf(stderr, "\n    download cut at %zu of %d bytes after %d KeyUpdates\n", got, KU_BYTES, updates);
+	CU_ASSERT_EQUAL(want, KU_BYTES);
+	CU_ASSERT_EQUAL(got, (size_t)KU_BYTES);
+	CU_ASSERT(updates > 100);
+	CU_ASSERT(one_hello(ssl));
 	SSL_free(ssl);
 	SSL_CTX_free(ctx);
 	close(fd);
@@ -1681,6 +1767,8 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "slow reader: bodies arrive whole on a kept-alive tunnel (read-ahead)", test_slow_reader_bodies_whole);
 	test_add(s, "a small response is one TLS record, a large one arrives whole", test_small_response_one_record);
 	test_add(s, "bulk data keeps its TLS records whole, both ways", test_bulk_records_whole);
+	test_add(s, "a client's KeyUpdate while a record to it is partly written: the body arrives whole",
+		 test_client_key_update_held_write);
 	test_add(s, "busy tunnels keep their record buffers and give them back once quiet", test_busy_buffers_released);
 	test_add(s, "a reload applies to the next request of a kept-alive terminated tunnel", test_reload_inside_tunnel);
 	test_add(s, "an upstream's KeyUpdate is read and the tunnel goes on, also while writes to it are blocked",

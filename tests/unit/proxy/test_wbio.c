@@ -11,6 +11,9 @@
  *   reads exactly the bytes written, in order. A large record the socket
  *   takes in part is a short write: its rest is never copied into the
  *   BIO, and is written again (as OpenSSL does) once there is room.
+ * - wbio_holding() is true while OpenSSL holds a record taken in part;
+ *   wbio_on_sent()'s function runs once, from the write that completes
+ *   it, and not after wbio_detach().
  * - A send error is kept: the next write fails.
  */
 #include "../../../proxy/wbio.h"
@@ -203,6 +206,90 @@ static void test_stream_whole(void)
 	}
 }
 
+static void count_call(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/* Writes in[off, off + len) again as OpenSSL does after a short write or
+ * a retry, the peer reading between tries, until the BIO took it all;
+ * *calls must stay put and the BIO keep holding until the last piece. */
+static void finish_record(struct pair *p, SSL *ssl, const unsigned char *in, size_t len, const int *calls,
+			  unsigned char *out, size_t *got, size_t cap)
+{
+	int before = *calls;
+
+	for (int tries = 0; len > 0 && tries < 100000; tries++) {
+		int r = BIO_write(p->b, in, (int)len);
+
+		if (r > 0) {
+			in += r;
+			len -= (size_t)r;
+			if (len > 0)
+				CU_ASSERT(wbio_holding(ssl) && *calls == before);
+			continue;
+		}
+		CU_ASSERT_FATAL(BIO_should_retry(p->b));
+		CU_ASSERT(wbio_holding(ssl) && *calls == before);
+		drain(p, out, got, cap, 4096);
+	}
+	CU_ASSERT_EQUAL(len, 0);
+}
+
+/* wbio_holding(): true from a short write or a retry of a large record
+ * until the write that completes it, which runs wbio_on_sent()'s
+ * function once; wbio_detach() forgets that function. */
+static void test_holding(void)
+{
+	enum { REC = 16384 };
+	static unsigned char in[REC * 3], out[REC * 3];
+	SSL_CTX *ctx = SSL_CTX_new(TLS_method());
+	struct pair p;
+	SSL *ssl;
+	size_t got = 0;
+	int calls = 0, r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+	pair_open(&p, 4096);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ssl);
+	CU_ASSERT_FATAL(BIO_up_ref(p.b) == 1);
+	SSL_set0_wbio(ssl, p.b); /* ssl owns the second reference */
+	fill(in, sizeof(in), 4);
+	CU_ASSERT(!wbio_holding(ssl));
+
+	r = BIO_write(p.b, in, REC);
+	CU_ASSERT_FATAL(r > 0 && r < REC);
+	CU_ASSERT(wbio_holding(ssl));
+	wbio_on_sent(ssl, count_call, &calls);
+	finish_record(&p, ssl, in + r, REC - (size_t)r, &calls, out, &got, sizeof(out));
+	CU_ASSERT_EQUAL(calls, 1);
+	CU_ASSERT(!wbio_holding(ssl));
+
+	/* Another record held and completed: the function ran once only. */
+	drain(&p, out, &got, sizeof(out), sizeof(out));
+	r = BIO_write(p.b, in + REC, REC);
+	CU_ASSERT_FATAL(r > 0 && r < REC);
+	finish_record(&p, ssl, in + REC + r, REC - (size_t)r, &calls, out, &got, sizeof(out));
+	CU_ASSERT_EQUAL(calls, 1);
+
+	/* Detached before the record is out: never called. */
+	drain(&p, out, &got, sizeof(out), sizeof(out));
+	r = BIO_write(p.b, in + 2 * REC, REC);
+	CU_ASSERT_FATAL(r > 0 && r < REC);
+	wbio_on_sent(ssl, count_call, &calls);
+	wbio_detach(ssl);
+	finish_record(&p, ssl, in + 2 * REC + r, REC - (size_t)r, &calls, out, &got, sizeof(out));
+	CU_ASSERT_EQUAL(calls, 1);
+
+	drain(&p, out, &got, sizeof(out), sizeof(out));
+	CU_ASSERT_EQUAL(got, sizeof(in));
+	CU_ASSERT(memcmp(in, out, sizeof(in)) == 0);
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	pair_close(&p);
+}
+
 static void test_error_kept(void)
 {
 	struct pair p;
@@ -229,5 +316,6 @@ TEST_REGISTRAR(register_proxy_wbio)
 	test_add(s, "a large record leaves at once, behind gathered ones in the same send", test_large_direct);
 	test_add(s, "random records, small send buffer, slow peer: the stream arrives whole",
 		 test_stream_whole);
+	test_add(s, "a record taken in part is held until its rest is out, then on_sent runs once", test_holding);
 	test_add(s, "a send error is kept: later writes fail", test_error_kept);
 }
