@@ -524,12 +524,14 @@ static void reads_resume(void *arg)
 		return;
 	}
 	conn_now(&s->read_on);
+	s->kicked = false;
 	event_active(s->rd, EV_READ, 1);
 }
 
 static void reads_wait(struct conn_side *s)
 {
 	(void)event_del(s->rd);
+	s->kicked = true; /* no kick while the event is away */
 	wbio_on_sent(s->ssl, reads_resume, s);
 }
 

@@ -251,7 +251,9 @@ static int wbio_write(BIO *b, const char *data, int dlen)
 	if (w == NULL)
 		return -1;
 	n = write_some(b, w, data, dlen);
-	if (n == dlen && w->held) {
+	if (w->err != 0) {
+		w->held = false; /* the connection fails: nothing to wait for */
+	} else if (n == dlen && dlen > 0 && w->held) {
 		w->held = false;
 		fn = w->on_sent;
 		w->on_sent = NULL;
@@ -302,18 +304,21 @@ static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
 	case BIO_CTRL_PENDING:
 		return 0;
 	case BIO_CTRL_FLUSH:
+		/* What the socket does not take now stays with the BIO, whose
+		 * send event writes it once there is room: the flush is done
+		 * for OpenSSL. A retry here made an SSL_read() that answers a
+		 * client's KeyUpdate (a flush after the message) fail with
+		 * SSL_ERROR_WANT_WRITE, whose reader then went to libevent
+		 * (the session's second reviewer). */
 		BIO_clear_retry_flags(b);
 		if (w->buf == NULL)
 			return w->err != 0 ? 0 : 1;
 		r = send_some(w);
-		if (r == 0)
-			return 1;
 		if (r > 0) {
-			BIO_set_retry_write(b);
 			schedule(w);
-			return -1;
+			return 1;
 		}
-		return 0;
+		return r == 0 ? 1 : 0;
 	default:
 		return 0;
 	}

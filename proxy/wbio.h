@@ -21,8 +21,10 @@
  * retry), and OpenSSL writes it again when libevent's write event finds
  * room.
  *
- * BIO_flush() (OpenSSL's end of a handshake flight, SSL_shutdown()) sends
- * at once. A send error is kept: the next write fails, and the
+ * BIO_flush() (OpenSSL's end of a handshake flight, SSL_shutdown(), a
+ * KeyUpdate's answer) sends at once, and succeeds when the socket is full:
+ * the rest is the BIO's to send, from its send event (a retry there made
+ * an SSL_read() fail for a write). A send error is kept: the next write fails, and the
  * bufferevent, once set with wbio_set_bufferevent(), gets
  * BEV_EVENT_ERROR|BEV_EVENT_WRITING (deferred: the callback never runs
  * inside OpenSSL or inside this BIO).

@@ -290,6 +290,42 @@ static void test_holding(void)
 	pair_close(&p);
 }
 
+/* BIO_flush() with gathered bytes the full socket does not take: done for
+ * OpenSSL (1, no retry), the bytes stay pending and the send event
+ * delivers them once the peer reads. */
+static void test_flush_full(void)
+{
+	static unsigned char in[200000], out[200000];
+	struct pair p;
+	size_t wrote = 0, got = 0;
+
+	pair_open(&p, 4096);
+	fill(in, sizeof(in), 6);
+	/* Small records until the socket and the buffer are both full. */
+	for (;;) {
+		int r = BIO_write(p.b, in + wrote, 100);
+
+		if (r <= 0) {
+			CU_ASSERT_FATAL(BIO_should_retry(p.b));
+			break;
+		}
+		wrote += (size_t)r;
+		CU_ASSERT_FATAL(wrote + 100 <= sizeof(in));
+	}
+	CU_ASSERT(BIO_wpending(p.b) > 0);
+	CU_ASSERT_EQUAL(BIO_flush(p.b), 1);
+	CU_ASSERT(!BIO_should_retry(p.b));
+	CU_ASSERT(BIO_wpending(p.b) > 0);
+	for (int spins = 0; got < wrote && spins < 100000; spins++) {
+		CU_ASSERT_FATAL(event_base_loop(p.base, EVLOOP_NONBLOCK) >= 0);
+		drain(&p, out, &got, sizeof(out), 4096);
+	}
+	CU_ASSERT_EQUAL(got, wrote);
+	CU_ASSERT(memcmp(in, out, wrote) == 0);
+	CU_ASSERT_EQUAL(BIO_wpending(p.b), 0);
+	pair_close(&p);
+}
+
 static void test_error_kept(void)
 {
 	struct pair p;
@@ -317,5 +353,6 @@ TEST_REGISTRAR(register_proxy_wbio)
 	test_add(s, "random records, small send buffer, slow peer: the stream arrives whole",
 		 test_stream_whole);
 	test_add(s, "a record taken in part is held until its rest is out, then on_sent runs once", test_holding);
+	test_add(s, "a flush into a full socket is done: the send event delivers the rest", test_flush_full);
 	test_add(s, "a send error is kept: later writes fail", test_error_kept);
 }
