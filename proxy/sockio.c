@@ -575,9 +575,11 @@ static int next_record_bytes(SSL *ssl, int *err, int *ret)
  * gathered by the write BIO. When the last chain's free end is shorter
  * than a record, the next record's size is looked at first; one that
  * does not fit goes into a new chain of TLS_BULK_CHAIN_BYTES (the short
- * end stays unused: a quarter of such a chain at most), and a new chain
- * is never made smaller than a record (libevent sizes it for what the
- * last one lacks, a few bytes, and would cut again at the next reserve).
+ * end stays unused: a quarter of such a chain at most), and a second
+ * vector shorter than a record (libevent sizes the new chain for what the
+ * last one lacks) is not read into: the next call looks first. The
+ * second vector is never made larger on the chance that it is needed: a
+ * burst of new tunnels held 15 KB more each when it was.
  *
  * Returns the bytes read and committed (0 with *err set when OpenSSL
  * had nothing), or -1 when out of memory. *err is SSL_ERROR_NONE, or
@@ -593,17 +595,15 @@ static int tls_read_some(struct conn_side *s, struct evbuffer *in, int *err, int
 	*more = false;
 	if (nv == 2 && v[0].iov_len < CONN_TLS_SINGLE_READ_BYTES) {
 		int next = next_record_bytes(s->ssl, err, ret);
-		size_t want = 0;
+		size_t want;
 
 		if (next <= 0)
 			return 0;
-		if ((size_t)next > v[0].iov_len) {
+		/* Only behind bytes: a skipped chain is never the first (a
+		 * peek of the input's first chain would find it empty). */
+		if ((size_t)next > v[0].iov_len && evbuffer_get_length(in) > 0) {
 			first = 1;
 			want = v[0].iov_len + TLS_BULK_CHAIN_BYTES;
-		} else if (v[1].iov_len < CONN_TLS_SINGLE_READ_BYTES) {
-			want = v[0].iov_len + CONN_TLS_SINGLE_READ_BYTES;
-		}
-		if (want > 0) {
 			nv = evbuffer_reserve_space(in, (ev_ssize_t)want, v, 2);
 			if (nv != 2)
 				first = 0;
@@ -616,6 +616,11 @@ static int tls_read_some(struct conn_side *s, struct evbuffer *in, int *err, int
 	for (int i = first; i < nv; i++) {
 		int n;
 
+		/* A second vector shorter than a record (libevent sized it
+		 * for what the first lacked) could cut the next one: the
+		 * next call looks at it first (*more is set). */
+		if (i > first && v[i].iov_len < CONN_TLS_SINGLE_READ_BYTES)
+			break;
 		clear_errors();
 		n = SSL_read(s->ssl, v[i].iov_base,
 			     v[i].iov_len < CONN_TLS_SINGLE_READ_BYTES ? (int)v[i].iov_len : CONN_TLS_SINGLE_READ_BYTES);
