@@ -314,11 +314,9 @@ static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
 		if (w->buf == NULL)
 			return w->err != 0 ? 0 : 1;
 		r = send_some(w);
-		if (r > 0) {
+		if (r > 0)
 			schedule(w);
-			return 1;
-		}
-		return r == 0 ? 1 : 0;
+		return r >= 0 ? 1 : 0;
 	default:
 		return 0;
 	}
