@@ -37,6 +37,7 @@ struct tls_session {
 	SSL_CTX *up_ctx;   /* verifying client context for upstreams, made at first use */
 	BIO_METHOD *wbio;  /* the gathering write BIO of TLS on a socket (wbio.h) */
 	BIO_METHOD *rbio;  /* its read BIO (wbio.h) */
+	BIO_METHOD *fwbio; /* a filter's write BIO (wbio.h) */
 	char **extra;      /* extraCaCertPaths (copies), for up_ctx */
 	size_t n_extra;
 	bool free_buffers; /* this OpenSSL's SSL_free_buffers() is safe (tls_release_buffers()) */
@@ -262,8 +263,9 @@ tls_session_t *tls_session_new(const policy_t *pol, const char *session_dir, cha
 		goto fail;
 	t->wbio = wbio_method_new();
 	t->rbio = rbio_method_new();
+	t->fwbio = fwbio_method_new();
 	t->hello = tls_hello_ctx_new();
-	if (t->wbio == NULL || t->rbio == NULL || t->hello == NULL) {
+	if (t->wbio == NULL || t->rbio == NULL || t->fwbio == NULL || t->hello == NULL) {
 		(void)snprintf(err, errlen, "out of memory building the TLS read and write methods");
 		goto fail;
 	}
@@ -311,6 +313,7 @@ void tls_session_free(tls_session_t *t)
 	SSL_CTX_free(t->hello);
 	wbio_method_free(t->wbio);
 	wbio_method_free(t->rbio);
+	wbio_method_free(t->fwbio);
 	for (size_t i = 0; t->extra != NULL && i < t->n_extra; i++)
 		free(t->extra[i]);
 	free(t->extra);
@@ -366,11 +369,12 @@ static void ossl_reason(char *err, size_t errlen, const char *what)
  * two cannot be told apart from here; forgetting it can only leak (on
  * ENOMEM), never free twice.
  */
-static struct bufferevent *filter(struct event_base *base, struct bufferevent *under, SSL *ssl,
-				  enum bufferevent_ssl_state state, bool *under_lost)
+static struct bufferevent *filter(tls_session_t *t, struct event_base *base, struct bufferevent *under,
+				  SSL *ssl, enum bufferevent_ssl_state state, bool *under_lost)
 {
 	struct evbuffer *in = bufferevent_get_input(under), *saved;
 	struct bufferevent *bev;
+	BIO *writer;
 	size_t pending = evbuffer_get_length(in);
 
 	*under_lost = false;
@@ -398,6 +402,17 @@ static struct bufferevent *filter(struct event_base *base, struct bufferevent *u
 		evbuffer_free(saved);
 		return NULL;
 	}
+	/* Records go to under whole (wbio.h: a held record and a KeyUpdate
+	 * lost the connection). libevent's BIO stays the read BIO; the
+	 * handshake's buffering BIO, if pushed, moves onto the new one. */
+	writer = fwbio_new(t->fwbio, under);
+	if (writer == NULL) {
+		bufferevent_free(bev); /* with ssl and under */
+		*under_lost = true;
+		evbuffer_free(saved);
+		return NULL;
+	}
+	SSL_set0_wbio(ssl, writer);
 	/* A peer that closes without close_notify ends the stream like EOF
 	 * (the HTTP framing above decides whether that cut a message). */
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
@@ -505,7 +520,7 @@ struct bufferevent *tls_wrap_client(tls_session_t *t, struct event_base *base,
 			(void)snprintf(err, errlen, "cannot create the TLS bufferevent (out of memory)");
 		return bev;
 	}
-	bev = filter(base, under, ssl, BUFFEREVENT_SSL_ACCEPTING, under_lost);
+	bev = filter(t, base, under, ssl, BUFFEREVENT_SSL_ACCEPTING, under_lost);
 	if (bev == NULL)
 		(void)snprintf(err, errlen, "cannot create the TLS filter (out of memory)");
 	return bev;
@@ -563,7 +578,7 @@ static struct bufferevent *wrap_upstream(tls_session_t *t, struct event_base *ba
 			(void)snprintf(err, errlen, "cannot create the TLS bufferevent (out of memory)");
 		return bev;
 	}
-	bev = filter(base, under, ssl, BUFFEREVENT_SSL_CONNECTING, under_lost);
+	bev = filter(t, base, under, ssl, BUFFEREVENT_SSL_CONNECTING, under_lost);
 	if (bev == NULL)
 		(void)snprintf(err, errlen, "cannot create the TLS filter (out of memory)");
 	return bev;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <event2/buffer.h>
 #include <openssl/err.h>
 
 #include "zone.h"
@@ -349,13 +350,14 @@ static int wbio_destroy(BIO *b)
 
 /* A source/sink descriptor BIO method named name, whose one data
  * operation is write (wr) or read (rd); NULL when OpenSSL cannot make it. */
-static BIO_METHOD *method_new(const char *name, int (*wr)(BIO *, const char *, int), int (*rd)(BIO *, char *, int),
-			      long (*ctrl)(BIO *, int, long, void *), int (*destroy)(BIO *))
+static BIO_METHOD *method_new(const char *name, int type, int (*wr)(BIO *, const char *, int),
+			      int (*rd)(BIO *, char *, int), long (*ctrl)(BIO *, int, long, void *),
+			      int (*destroy)(BIO *))
 {
 	int idx = BIO_get_new_index();
 	BIO_METHOD *m;
 
-	if (idx < 0 || (m = BIO_meth_new(idx | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, name)) == NULL)
+	if (idx < 0 || (m = BIO_meth_new(idx | type, name)) == NULL)
 		return NULL;
 	if ((wr != NULL && BIO_meth_set_write(m, wr) != 1) || (rd != NULL && BIO_meth_set_read(m, rd) != 1) ||
 	    BIO_meth_set_ctrl(m, ctrl) != 1 || BIO_meth_set_create(m, wbio_create) != 1 ||
@@ -368,7 +370,7 @@ static BIO_METHOD *method_new(const char *name, int (*wr)(BIO *, const char *, i
 
 BIO_METHOD *wbio_method_new(void)
 {
-	return method_new(WBIO_NAME, wbio_write, NULL, wbio_ctrl, wbio_destroy);
+	return method_new(WBIO_NAME, BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, wbio_write, NULL, wbio_ctrl, wbio_destroy);
 }
 
 void wbio_method_free(BIO_METHOD *m)
@@ -547,7 +549,7 @@ static int rbio_destroy(BIO *b)
 
 BIO_METHOD *rbio_method_new(void)
 {
-	return method_new(RBIO_NAME, NULL, rbio_read, rbio_ctrl, rbio_destroy);
+	return method_new(RBIO_NAME, BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, NULL, rbio_read, rbio_ctrl, rbio_destroy);
 }
 
 BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)
@@ -564,6 +566,84 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)
 		return NULL;
 	}
 	BIO_set_data(b, r);
+	BIO_set_init(b, 1);
+	return b;
+}
+
+/* ---- the filter writer ---------------------------------------------------- */
+
+#define FWBIO_NAME "passavant filter writer"
+
+static int fwbio_write(BIO *b, const char *buf, int len)
+{
+	struct bufferevent *under = BIO_get_data(b);
+	struct evbuffer *out;
+
+	BIO_clear_retry_flags(b);
+	if (under == NULL || len < 0)
+		return -1;
+	if (len == 0)
+		return 0;
+	out = bufferevent_get_output(under);
+	if (evbuffer_get_length(out) > FWBIO_MAX_BYTES) {
+		ERR_raise_data(ERR_LIB_SYS, ENOBUFS,
+			       "more than %u bytes of TLS records wait for a peer that reads none of them "
+			       "(KeyUpdate requests without reading?)",
+			       (unsigned)FWBIO_MAX_BYTES);
+		return -1;
+	}
+	if (evbuffer_add(out, buf, (size_t)len) != 0) {
+		ERR_raise_data(ERR_LIB_SYS, ENOMEM, "out of memory queuing a TLS record");
+		return -1;
+	}
+	return len;
+}
+
+static long fwbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	struct bufferevent *under = BIO_get_data(b);
+
+	(void)num;
+	(void)ptr;
+	if (under == NULL)
+		return 0;
+	switch (cmd) {
+	case BIO_CTRL_FLUSH:
+		/* The bufferevent under sends as the socket takes it. */
+		return 1;
+	case BIO_CTRL_WPENDING:
+		return (long)evbuffer_get_length(bufferevent_get_output(under));
+	case BIO_CTRL_GET_CLOSE:
+		return BIO_NOCLOSE;
+	case BIO_CTRL_SET_CLOSE:
+	case BIO_CTRL_DUP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int fwbio_destroy(BIO *b)
+{
+	if (b == NULL)
+		return 0;
+	BIO_set_data(b, NULL);
+	BIO_set_init(b, 0);
+	return 1;
+}
+
+BIO_METHOD *fwbio_method_new(void)
+{
+	return method_new(FWBIO_NAME, BIO_TYPE_SOURCE_SINK, fwbio_write, NULL, fwbio_ctrl, fwbio_destroy);
+}
+
+BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under)
+{
+	BIO *b = BIO_new(m);
+
+	if (b == NULL)
+		return NULL;
+	BIO_set_data(b, under);
 	BIO_set_init(b, 1);
 	return b;
 }

@@ -41,6 +41,7 @@
 #include <openssl/ssl.h>
 
 #include "base/attrib.h"
+#include "base/defaults.h"
 
 /*
  * Bytes gathered before a send: one full TLS record. Small records of one
@@ -135,5 +136,23 @@ void wbio_detach(SSL *ssl) NONNULL(1);
  */
 BIO_METHOD *rbio_method_new(void) WUNRES;
 BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream) NONNULL(1) WUNRES;
+
+/*
+ * The write side of a TLS filter (a ClientHello that came behind the
+ * CONNECT head, tls.c): appends each record whole to the output of the
+ * bufferevent under the filter, where libevent's own BIO wrote only what
+ * fitted under that output's high watermark and left OpenSSL holding the
+ * rest. OpenSSL 3.0, as a TLS 1.3 server, answers a KeyUpdate that asks
+ * for ours inside SSL_read(), and that write fails (SSL_R_BAD_LENGTH, the
+ * connection lost) while a record is held so; this BIO never holds one.
+ * libevent still stops writing at the watermark (consider_writing()), so
+ * the output passes it by one write's record headers at most. What only a
+ * peer that asks for KeyUpdates without reading can make grow is bounded:
+ * a write that finds more than FWBIO_MAX_BYTES waiting fails (the
+ * connection ends with that reason). The BIO never frees under.
+ */
+#define FWBIO_MAX_BYTES (2 * PASSAVANT_OUTBUF_HIGH_BYTES)
+BIO_METHOD *fwbio_method_new(void) WUNRES;
+BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under) NONNULL(1, 2) WUNRES;
 
 #endif

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "tests/support/certs.h"
@@ -830,37 +831,98 @@ static void test_bulk_records_whole(void)
 
 static bool one_hello(SSL *ssl);
 
-static void test_client_key_update_held_write(void)
+/* The proxy's answer to a CONNECT, read a byte at a time: nothing of the
+ * TLS bytes behind it is taken. */
+static bool connect_answered(int fd)
+{
+	char head[512];
+	size_t have = 0;
+
+	while (have + 1 < sizeof(head)) {
+		if (recv(fd, head + have, 1, 0) != 1)
+			return false;
+		have++;
+		head[have] = '\0';
+		if (have >= 4 && memcmp(head + have - 4, "\r\n\r\n", 4) == 0)
+			return strncmp(head, "HTTP/1.1 200", 12) == 0;
+	}
+	return false;
+}
+
+/*
+ * The handshake of ssl over fd, after a CONNECT to up. pipelined: the
+ * ClientHello goes in the CONNECT's own write, so the proxy finds it
+ * behind the head and terminates TLS through a libevent filter (tls.c);
+ * else after the proxy's 200, on its own reader (sockio.c).
+ */
+static bool tunnel_handshake(SSL *ssl, int fd, bool pipelined)
+{
+	char req[256 + 4096];
+	int n = snprintf(req, 256, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+
+	if (!pipelined)
+		return test_send_all(fd, req, (size_t)n) == 0 && connect_answered(fd) && SSL_set_fd(ssl, fd) == 1 &&
+		       SSL_connect(ssl) == 1;
+	{
+		BIO *rb = BIO_new(BIO_s_mem()), *wb = BIO_new(BIO_s_mem());
+		char *hello;
+		long len;
+
+		if (rb == NULL || wb == NULL) {
+			BIO_free(rb);
+			BIO_free(wb);
+			return false;
+		}
+		SSL_set_bio(ssl, rb, wb);
+		SSL_set_connect_state(ssl);
+		if (SSL_do_handshake(ssl) != -1 || (len = BIO_get_mem_data(wb, &hello)) <= 0 ||
+		    (size_t)len > sizeof(req) - (size_t)n)
+			return false;
+		memcpy(req + n, hello, (size_t)len);
+		return test_send_all(fd, req, (size_t)n + (size_t)len) == 0 && connect_answered(fd) &&
+		       SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1;
+	}
+}
+
+/* A socket to px_main with a 2 KiB receive buffer, set before connect()
+ * so that the window scale fits it (set after, loopback TCP stalls on its
+ * own). -1 on failure. */
+static int small_rcvbuf_connect(void)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rcv = 2048;
+
+	if (fd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)atoi(strrchr(px_main.addr, ':') + 1));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)) != 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void client_key_update_held_write(bool pipelined)
 {
 	static char buf[16384];
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	SSL *ssl;
-	char req[256], head[512], *end, *cl, *resp;
-	struct sockaddr_in sa;
-	int fd, n, rcv = 2048, updates = 0;
+	char req[256], head[512], *end, *cl;
+	int fd, n, updates = 0;
 	size_t have = 0, got = 0;
 	long want = -1;
 
 	CU_ASSERT_FATAL(ctx != NULL);
 	CU_ASSERT_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1);
-	/* The receive buffer is set before connect(), so that the window
-	 * scale fits it (set after, loopback TCP stalls on its own). */
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = small_rcvbuf_connect();
 	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT_FATAL(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)) == 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)atoi(strrchr(px_main.addr, ':') + 1));
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CU_ASSERT_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
-	CU_ASSERT_FATAL(test_send_all(fd, req, (size_t)n) == 0);
-	resp = test_recv_until(fd, "\r\n\r\n", 5000, NULL, NULL);
-	CU_ASSERT_FATAL(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
-	free(resp);
 	ssl = SSL_new(ctx);
-	CU_ASSERT_FATAL(ssl != NULL && SSL_set_fd(ssl, fd) == 1);
-	CU_ASSERT_FATAL(SSL_connect(ssl) == 1);
+	CU_ASSERT_FATAL(ssl != NULL);
+	CU_ASSERT_FATAL(tunnel_handshake(ssl, fd, pipelined));
 	n = snprintf(req, sizeof(req), "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", KU_BYTES, up.addr);
 	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
 	/* The proxy fills the socket (its send buffer grows to about 4 MB
@@ -917,6 +979,61 @@ static void test_client_key_update_held_write(void)
  * under it only the answers are checked.
  */
 #define BUSY_TUNNELS 16
+
+static void test_client_key_update_held_write(void)
+{
+	client_key_update_held_write(false);
+}
+
+static void test_client_key_update_held_write_filter(void)
+{
+	client_key_update_held_write(true);
+}
+
+/*
+ * The attacker's side of the filter's writer (wbio.h): it takes every
+ * record whole, so a client that asks for KeyUpdates and reads nothing
+ * makes it queue an answer per request. 60,000 requests (1.6 MB of
+ * answers) while a download fills the socket: the proxy must end the
+ * connection once FWBIO_MAX_BYTES wait (about 20,000 answers; libevent's
+ * own BIO ended it at the first one), and keep serving others.
+ */
+static void test_filter_key_update_flood(void)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *ssl, *other;
+	char req[256];
+	int fd, n, sent = 0;
+
+	CU_ASSERT_FATAL(ctx != NULL);
+	CU_ASSERT_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1);
+	fd = small_rcvbuf_connect();
+	CU_ASSERT_FATAL(fd >= 0);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_FATAL(ssl != NULL);
+	CU_ASSERT_FATAL(tunnel_handshake(ssl, fd, true));
+	n = snprintf(req, sizeof(req), "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", KU_BYTES, up.addr);
+	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
+	usleep(300 * 1000);
+	while (sent < 60000 && SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) == 1 && SSL_do_handshake(ssl) == 1)
+		sent++;
+	ERR_clear_error();
+	if (sent >= 60000)
+		fprintf(stderr, "\n    60000 KeyUpdate requests taken from a client that reads nothing\n");
+	CU_ASSERT(sent < 60000);
+	CU_ASSERT(sent > 1000);
+	SSL_free(ssl);
+	close(fd);
+	/* The proxy serves the next tunnel. */
+	fd = small_rcvbuf_connect();
+	CU_ASSERT_FATAL(fd >= 0);
+	other = SSL_new(ctx);
+	CU_ASSERT_FATAL(other != NULL);
+	CU_ASSERT(tunnel_handshake(other, fd, true) && one_hello(other));
+	SSL_free(other);
+	close(fd);
+	SSL_CTX_free(ctx);
+}
 
 static bool one_hello(SSL *ssl)
 {
@@ -1769,6 +1886,10 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "bulk data keeps its TLS records whole, both ways", test_bulk_records_whole);
 	test_add(s, "a client's KeyUpdate while a record to it is partly written: the body arrives whole",
 		 test_client_key_update_held_write);
+	test_add(s, "the same through a TLS filter (ClientHello behind the CONNECT): the body arrives whole",
+		 test_client_key_update_held_write_filter);
+	test_add(s, "a client on a TLS filter asking for KeyUpdates without reading is cut off, memory bounded",
+		 test_filter_key_update_flood);
 	test_add(s, "busy tunnels keep their record buffers and give them back once quiet", test_busy_buffers_released);
 	test_add(s, "a reload applies to the next request of a kept-alive terminated tunnel", test_reload_inside_tunnel);
 	test_add(s, "an upstream's KeyUpdate is read and the tunnel goes on, also while writes to it are blocked",

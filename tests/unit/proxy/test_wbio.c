@@ -15,12 +15,19 @@
  *   wbio_on_sent()'s function runs once, from the write that completes
  *   it, and not after wbio_detach().
  * - A send error is kept: the next write fails.
+ * - The filter writer (fwbio) appends every record whole to the output of
+ *   the bufferevent under it, past that output's write high watermark
+ *   (where libevent's own BIO wrote part and left OpenSSL holding the
+ *   rest), and fails, without retry, a write that finds more than
+ *   FWBIO_MAX_BYTES waiting.
  */
 #include "../../../proxy/wbio.h"
 
 #include "../../support/testlib.h"
 
 #include <errno.h>
+#include <event2/buffer.h>
+#include <openssl/err.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +351,53 @@ static void test_error_kept(void)
 	pair_close(&p);
 }
 
+static void test_filter_writer(void)
+{
+	static unsigned char in[16384];
+	struct event_base *base = event_base_new();
+	BIO_METHOD *m = fwbio_method_new();
+	struct bufferevent *under;
+	struct evbuffer *out;
+	BIO *b;
+	int fd[2];
+	size_t n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+	under = bufferevent_socket_new(base, fd[0], 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(under);
+	bufferevent_setwatermark(under, EV_WRITE, 1024, 4096);
+	out = bufferevent_get_output(under);
+	b = fwbio_new(m, under);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	fill(in, sizeof(in), 5);
+	/* Whole, past the 4 KiB watermark, in order. */
+	CU_ASSERT_EQUAL(BIO_write(b, in, sizeof(in)), (int)sizeof(in));
+	CU_ASSERT_EQUAL(BIO_write(b, in, 100), 100);
+	CU_ASSERT_EQUAL(evbuffer_get_length(out), sizeof(in) + 100);
+	CU_ASSERT_EQUAL(BIO_wpending(b), (long)(sizeof(in) + 100));
+	CU_ASSERT_EQUAL(BIO_flush(b), 1);
+	CU_ASSERT(memcmp(evbuffer_pullup(out, (ev_ssize_t)sizeof(in)), in, sizeof(in)) == 0);
+	/* Up to the bound; the write that finds it passed fails for good. */
+	while (evbuffer_get_length(out) <= FWBIO_MAX_BYTES && n < 64) {
+		CU_ASSERT_EQUAL_FATAL(BIO_write(b, in, sizeof(in)), (int)sizeof(in));
+		n++;
+	}
+	CU_ASSERT(n < 64);
+	CU_ASSERT_EQUAL(BIO_write(b, in, 27), -1);
+	CU_ASSERT(!BIO_should_retry(b));
+	CU_ASSERT(ERR_peek_error() != 0);
+	ERR_clear_error();
+	CU_ASSERT(evbuffer_get_length(out) <= FWBIO_MAX_BYTES + sizeof(in));
+	BIO_free(b);
+	bufferevent_free(under);
+	close(fd[0]);
+	close(fd[1]);
+	wbio_method_free(m);
+	event_base_free(base);
+}
+
 TEST_REGISTRAR(register_proxy_wbio)
 {
 	CU_pSuite s = test_suite("proxy_wbio", NULL, NULL);
@@ -355,4 +409,6 @@ TEST_REGISTRAR(register_proxy_wbio)
 	test_add(s, "a record taken in part is held until its rest is out, then on_sent runs once", test_holding);
 	test_add(s, "a flush into a full socket is done: the send event delivers the rest", test_flush_full);
 	test_add(s, "a send error is kept: later writes fail", test_error_kept);
+	test_add(s, "the filter writer takes records whole past the watermark, up to its bound",
+		 test_filter_writer);
 }
