@@ -906,28 +906,42 @@ static int small_rcvbuf_connect(void)
 	return fd;
 }
 
+/*
+ * A tunnel (tunnel_handshake()) on a socket with a small receive buffer,
+ * asked for KU_BYTES; returns after 300 ms unread, by when the proxy has
+ * filled the socket (its send buffer grows to about 4 MB here) and is left
+ * with a record partly written. *fd: the socket.
+ */
+static SSL *held_download(SSL_CTX *ctx, int *fd, bool pipelined)
+{
+	char req[256];
+	SSL *ssl;
+	int n;
+
+	*fd = small_rcvbuf_connect();
+	CU_ASSERT_FATAL(*fd >= 0);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_FATAL(ssl != NULL);
+	CU_ASSERT_FATAL(tunnel_handshake(ssl, *fd, pipelined));
+	n = snprintf(req, sizeof(req), "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", KU_BYTES, up.addr);
+	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
+	usleep(300 * 1000);
+	return ssl;
+}
+
 static void client_key_update_held_write(bool pipelined)
 {
 	static char buf[16384];
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	SSL *ssl;
-	char req[256], head[512], *end, *cl;
+	char head[512], *end, *cl;
 	int fd, n, updates = 0;
 	size_t have = 0, got = 0;
 	long want = -1;
 
 	CU_ASSERT_FATAL(ctx != NULL);
 	CU_ASSERT_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1);
-	fd = small_rcvbuf_connect();
-	CU_ASSERT_FATAL(fd >= 0);
-	ssl = SSL_new(ctx);
-	CU_ASSERT_FATAL(ssl != NULL);
-	CU_ASSERT_FATAL(tunnel_handshake(ssl, fd, pipelined));
-	n = snprintf(req, sizeof(req), "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", KU_BYTES, up.addr);
-	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
-	/* The proxy fills the socket (its send buffer grows to about 4 MB
-	 * here) and is left with a record partly written. */
-	usleep(300 * 1000);
+	ssl = held_download(ctx, &fd, pipelined);
 	while (want < 0 || got < (size_t)want) {
 		if (want < 0) {
 			if (have + 1 >= sizeof(head) ||
@@ -1002,19 +1016,11 @@ static void test_filter_key_update_flood(void)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	SSL *ssl, *other;
-	char req[256];
-	int fd, n, sent = 0;
+	int fd, sent = 0;
 
 	CU_ASSERT_FATAL(ctx != NULL);
 	CU_ASSERT_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1);
-	fd = small_rcvbuf_connect();
-	CU_ASSERT_FATAL(fd >= 0);
-	ssl = SSL_new(ctx);
-	CU_ASSERT_FATAL(ssl != NULL);
-	CU_ASSERT_FATAL(tunnel_handshake(ssl, fd, true));
-	n = snprintf(req, sizeof(req), "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", KU_BYTES, up.addr);
-	CU_ASSERT_FATAL(SSL_write(ssl, req, n) == n);
-	usleep(300 * 1000);
+	ssl = held_download(ctx, &fd, true);
 	while (sent < 60000 && SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) == 1 && SSL_do_handshake(ssl) == 1)
 		sent++;
 	ERR_clear_error();
