@@ -16,6 +16,7 @@
 #include "log.h"
 #include "sockio.h"
 #include "tls.h"
+#include "wbio.h"
 
 /* Frees the upstream side (connection and parser state), keeping the
  * parser object for reuse. */
@@ -141,7 +142,9 @@ void conn_up_event_cb(struct bufferevent *bev, short events, void *arg)
 	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		/* An upstream error is handled like EOF: what was received is
 		 * passed on, then the missing rest decides (502 or close). */
-		if (events & BEV_EVENT_ERROR)
+		if ((events & BEV_EVENT_ERROR) && c->up.ssl != NULL && fwbio_overflowed(c->up.ssl))
+			log_info("conn %s: upstream %s: %s", c->client.peer, c->up.peer, FWBIO_OVERFLOW_REASON);
+		else if (events & BEV_EVENT_ERROR)
 			log_debug("conn %s: upstream %s: %s", c->client.peer, c->up.peer,
 				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		c->up.eof = true;

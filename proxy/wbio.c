@@ -574,26 +574,29 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)
 
 #define FWBIO_NAME "passavant filter writer"
 
+struct fwbio {
+	struct bufferevent *under; /* not ours */
+	bool over;                 /* a write failed on FWBIO_MAX_BYTES */
+};
+
 static int fwbio_write(BIO *b, const char *buf, int len)
 {
-	struct bufferevent *under = BIO_get_data(b);
+	struct fwbio *f = BIO_get_data(b);
 	struct evbuffer *out;
 
 	BIO_clear_retry_flags(b);
-	if (under == NULL || len < 0)
+	if (f == NULL || len < 0)
 		return -1;
 	if (len == 0)
 		return 0;
-	out = bufferevent_get_output(under);
+	out = bufferevent_get_output(f->under);
 	if (evbuffer_get_length(out) > FWBIO_MAX_BYTES) {
-		ERR_raise_data(ERR_LIB_SYS, ENOBUFS,
-			       "more than %u bytes of TLS records wait for a peer that reads none of them "
-			       "(KeyUpdate requests without reading?)",
-			       (unsigned)FWBIO_MAX_BYTES);
+		f->over = true;
+		ERR_raise(ERR_LIB_SYS, ENOBUFS);
 		return -1;
 	}
 	if (evbuffer_add(out, buf, (size_t)len) != 0) {
-		ERR_raise_data(ERR_LIB_SYS, ENOMEM, "out of memory queuing a TLS record");
+		ERR_raise(ERR_LIB_SYS, ENOMEM);
 		return -1;
 	}
 	return len;
@@ -601,18 +604,18 @@ static int fwbio_write(BIO *b, const char *buf, int len)
 
 static long fwbio_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
-	struct bufferevent *under = BIO_get_data(b);
+	struct fwbio *f = BIO_get_data(b);
 
 	(void)num;
 	(void)ptr;
-	if (under == NULL)
+	if (f == NULL)
 		return 0;
 	switch (cmd) {
 	case BIO_CTRL_FLUSH:
 		/* The bufferevent under sends as the socket takes it. */
 		return 1;
 	case BIO_CTRL_WPENDING:
-		return (long)evbuffer_get_length(bufferevent_get_output(under));
+		return (long)evbuffer_get_length(bufferevent_get_output(f->under));
 	case BIO_CTRL_GET_CLOSE:
 		return BIO_NOCLOSE;
 	case BIO_CTRL_SET_CLOSE:
@@ -627,6 +630,7 @@ static int fwbio_destroy(BIO *b)
 {
 	if (b == NULL)
 		return 0;
+	free(BIO_get_data(b));
 	BIO_set_data(b, NULL);
 	BIO_set_init(b, 0);
 	return 1;
@@ -639,11 +643,30 @@ BIO_METHOD *fwbio_method_new(void)
 
 BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under)
 {
-	BIO *b = BIO_new(m);
+	struct fwbio *f = calloc(1, sizeof(*f));
+	BIO *b;
 
-	if (b == NULL)
+	if (f == NULL)
 		return NULL;
-	BIO_set_data(b, under);
+	f->under = under;
+	if ((b = BIO_new(m)) == NULL) {
+		free(f);
+		return NULL;
+	}
+	BIO_set_data(b, f);
 	BIO_set_init(b, 1);
 	return b;
+}
+
+bool fwbio_overflowed(SSL *ssl)
+{
+	BIO *b = SSL_get_wbio(ssl);
+	struct fwbio *f;
+
+	/* The handshake's buffering BIO may sit on top. */
+	while (b != NULL && (BIO_method_name(b) == NULL || strcmp(BIO_method_name(b), FWBIO_NAME) != 0))
+		b = BIO_next(b);
+	if (b == NULL || (f = BIO_get_data(b)) == NULL)
+		return false;
+	return f->over;
 }

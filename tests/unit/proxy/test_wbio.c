@@ -358,6 +358,8 @@ static void test_filter_writer(void)
 	BIO_METHOD *m = fwbio_method_new();
 	struct bufferevent *under;
 	struct evbuffer *out;
+	SSL_CTX *ctx;
+	SSL *ssl;
 	BIO *b;
 	int fd[2];
 	size_t n = 0;
@@ -371,6 +373,14 @@ static void test_filter_writer(void)
 	out = bufferevent_get_output(under);
 	b = fwbio_new(m, under);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	/* An SSL that writes through it (a reference of its own). */
+	ctx = SSL_CTX_new(TLS_method());
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ssl);
+	CU_ASSERT_FATAL(BIO_up_ref(b) == 1);
+	SSL_set0_wbio(ssl, b);
+	CU_ASSERT(!fwbio_overflowed(ssl));
 	fill(in, sizeof(in), 5);
 	/* Whole, past the 4 KiB watermark, in order. */
 	CU_ASSERT_EQUAL(BIO_write(b, in, sizeof(in)), (int)sizeof(in));
@@ -389,7 +399,10 @@ static void test_filter_writer(void)
 	CU_ASSERT(!BIO_should_retry(b));
 	CU_ASSERT(ERR_peek_error() != 0);
 	ERR_clear_error();
+	CU_ASSERT(fwbio_overflowed(ssl));
 	CU_ASSERT(evbuffer_get_length(out) <= FWBIO_MAX_BYTES + sizeof(in));
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
 	BIO_free(b);
 	bufferevent_free(under);
 	close(fd[0]);
