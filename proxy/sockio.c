@@ -712,12 +712,6 @@ int sockio_pull_tls(struct conn_side *s)
  */
 #define CONN_PLAIN_READ_BYTES (64 * 1024)
 
-/* What a TLS filter's write passes its watermark by (wbio.h): libevent's
- * max single write and the rest of the last chain it peeks. */
-_Static_assert(CONN_MAX_SINGLE_IO_BYTES + CONN_PLAIN_READ_BYTES <= FWBIO_OVERSHOOT_BYTES,
-	       "a filter's writes pass its watermark by more than FWBIO_OVERSHOOT_BYTES");
-_Static_assert(TLS_BULK_CHAIN_BYTES <= CONN_PLAIN_READ_BYTES, "a bulk TLS chain larger than a plain read's");
-_Static_assert(FWBIO_MAX_BYTES == 512 * 1024, "FWBIO_OVERFLOW_REASON names 512 KiB");
 
 static void sockio_plain_read(conn_t *c, struct conn_side *s)
 {

@@ -576,13 +576,15 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)
 
 struct fwbio {
 	struct bufferevent *under; /* not ours */
-	bool over;                 /* a write failed on FWBIO_MAX_BYTES */
+	size_t answers;            /* bytes of small records written at or above under's watermark */
+	bool over;                 /* a write failed on FWBIO_ANSWERS_MAX */
 };
 
 static int fwbio_write(BIO *b, const char *buf, int len)
 {
 	struct fwbio *f = BIO_get_data(b);
 	struct evbuffer *out;
+	size_t high = 0;
 
 	BIO_clear_retry_flags(b);
 	if (f == NULL || len < 0)
@@ -590,10 +592,17 @@ static int fwbio_write(BIO *b, const char *buf, int len)
 	if (len == 0)
 		return 0;
 	out = bufferevent_get_output(f->under);
-	if (evbuffer_get_length(out) > FWBIO_MAX_BYTES) {
-		f->over = true;
-		ERR_raise(ERR_LIB_SYS, ENOBUFS);
-		return -1;
+	if (bufferevent_getwatermark(f->under, EV_WRITE, NULL, &high) != 0 || high == 0)
+		high = PASSAVANT_OUTBUF_HIGH_BYTES;
+	if (evbuffer_get_length(out) < high) {
+		f->answers = 0;
+	} else if ((size_t)len <= FWBIO_ANSWER_BYTES) {
+		if (f->answers + (size_t)len > FWBIO_ANSWERS_MAX) {
+			f->over = true;
+			ERR_raise(ERR_LIB_SYS, ENOBUFS);
+			return -1;
+		}
+		f->answers += (size_t)len;
 	}
 	if (evbuffer_add(out, buf, (size_t)len) != 0) {
 		ERR_raise(ERR_LIB_SYS, ENOMEM);

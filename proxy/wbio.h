@@ -146,27 +146,30 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream) NONNULL(1) WUNRE
  * for ours inside SSL_read(), and that write fails (SSL_R_BAD_LENGTH, the
  * connection lost) while a record is held so; this BIO never holds one.
  *
- * libevent still gates its writes at the watermark (consider_writing()
- * writes while the output is below it), but one write then takes up to
- * its max single write (CONN_MAX_SINGLE_IO_BYTES, 128 KiB, sockio.c) and
- * the whole of the last chain it peeks (64 KiB at most: the plain
- * reader's chains, TLS_BULK_CHAIN_BYTES), so the output passes the
- * watermark by up to FWBIO_OVERSHOOT_BYTES (a reviewer saw 423 KB in
- * slow downloads). Above that only the writes libevent does not gate
- * remain, the answers OpenSSL writes inside SSL_read() (KeyUpdates, TLS
- * 1.2's no_renegotiation alerts), which a peer that reads nothing can ask
- * for without end. A write that finds more than FWBIO_MAX_BYTES waiting
- * fails (no retry; fwbio_overflowed() then tells why the connection
- * ended). The BIO never frees under.
+ * libevent still gates its writes at the watermark: it writes while the
+ * output is below it (consider_writing()), one write then taking up to
+ * its max single write (128 KiB, sockio.c) and the whole of the last
+ * chain it peeks, so a slow reader's output passes the watermark by a
+ * bounded amount (a reviewer saw 395-423 KB waiting). What libevent does
+ * not gate are the answers OpenSSL writes inside SSL_read() (a
+ * KeyUpdate's, TLS 1.2's no_renegotiation alert, each one record of at
+ * most FWBIO_ANSWER_BYTES), which a peer that reads nothing can ask for
+ * without end. So small records written while the output is at or above
+ * its watermark are counted (at most 8 per libevent write, the vectors
+ * of one do_write(), otherwise), the count starting again when a write
+ * finds the output below it; a write that would take the count past
+ * FWBIO_ANSWERS_MAX fails (no retry; fwbio_overflowed() then tells why
+ * the connection ended). Large records are never refused: their
+ * producers are gated. The BIO never frees under.
  */
-#define FWBIO_OVERSHOOT_BYTES (192 * 1024)
-#define FWBIO_MAX_BYTES (PASSAVANT_OUTBUF_HIGH_BYTES + FWBIO_OVERSHOOT_BYTES + 64 * 1024)
-#define FWBIO_OVERFLOW_REASON                                                                                    \
-	"more than 512 KiB of TLS records wait for a peer that reads none of them (KeyUpdate or renegotiation " \
+#define FWBIO_ANSWER_BYTES 128
+#define FWBIO_ANSWERS_MAX (64 * 1024)
+#define FWBIO_OVERFLOW_REASON                                                                              \
+	"more than 64 KiB of TLS answers wait for a peer that reads none of them (KeyUpdate or renegotiation " \
 	"requests without reading): connection closed"
 BIO_METHOD *fwbio_method_new(void) WUNRES;
 BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under) NONNULL(1, 2) WUNRES;
-/* True once a write of ssl's filter writer failed on FWBIO_MAX_BYTES
+/* True once a write of ssl's filter writer failed on FWBIO_ANSWERS_MAX
  * (false for any other write BIO). */
 bool fwbio_overflowed(SSL *ssl) NONNULL(1);
 
