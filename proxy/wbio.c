@@ -537,7 +537,9 @@ static long rbio_ctrl(BIO *b, int cmd, long num, void *ptr)
 	}
 }
 
-static int rbio_destroy(BIO *b)
+/* The read BIO's and the filter writer's destroy: their state is one
+ * plain allocation. */
+static int plain_destroy(BIO *b)
 {
 	if (b == NULL)
 		return 0;
@@ -547,27 +549,36 @@ static int rbio_destroy(BIO *b)
 	return 1;
 }
 
+/* A BIO of m owning data (freed here when BIO_new() fails), or NULL. */
+static BIO *plain_new(BIO_METHOD *m, void *data)
+{
+	BIO *b;
+
+	if (data == NULL)
+		return NULL;
+	if ((b = BIO_new(m)) == NULL) {
+		free(data);
+		return NULL;
+	}
+	BIO_set_data(b, data);
+	BIO_set_init(b, 1);
+	return b;
+}
+
 BIO_METHOD *rbio_method_new(void)
 {
-	return method_new(RBIO_NAME, BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, NULL, rbio_read, rbio_ctrl, rbio_destroy);
+	return method_new(RBIO_NAME, BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, NULL, rbio_read, rbio_ctrl, plain_destroy);
 }
 
 BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)
 {
 	struct rbio *r = calloc(1, sizeof(*r));
-	BIO *b;
 
-	if (r == NULL)
-		return NULL;
-	r->fd = fd;
-	r->upstream = upstream;
-	if ((b = BIO_new(m)) == NULL) {
-		free(r);
-		return NULL;
+	if (r != NULL) {
+		r->fd = fd;
+		r->upstream = upstream;
 	}
-	BIO_set_data(b, r);
-	BIO_set_init(b, 1);
-	return b;
+	return plain_new(m, r);
 }
 
 /* ---- the filter writer ---------------------------------------------------- */
@@ -635,36 +646,18 @@ static long fwbio_ctrl(BIO *b, int cmd, long num, void *ptr)
 	}
 }
 
-static int fwbio_destroy(BIO *b)
-{
-	if (b == NULL)
-		return 0;
-	free(BIO_get_data(b));
-	BIO_set_data(b, NULL);
-	BIO_set_init(b, 0);
-	return 1;
-}
-
 BIO_METHOD *fwbio_method_new(void)
 {
-	return method_new(FWBIO_NAME, BIO_TYPE_SOURCE_SINK, fwbio_write, NULL, fwbio_ctrl, fwbio_destroy);
+	return method_new(FWBIO_NAME, BIO_TYPE_SOURCE_SINK, fwbio_write, NULL, fwbio_ctrl, plain_destroy);
 }
 
 BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under)
 {
 	struct fwbio *f = calloc(1, sizeof(*f));
-	BIO *b;
 
-	if (f == NULL)
-		return NULL;
-	f->under = under;
-	if ((b = BIO_new(m)) == NULL) {
-		free(f);
-		return NULL;
-	}
-	BIO_set_data(b, f);
-	BIO_set_init(b, 1);
-	return b;
+	if (f != NULL)
+		f->under = under;
+	return plain_new(m, f);
 }
 
 bool fwbio_overflowed(SSL *ssl)
