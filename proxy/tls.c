@@ -471,6 +471,7 @@ static struct bufferevent *on_socket(tls_session_t *t, struct event_base *base, 
 		return NULL;
 	}
 	wbio_set_zone(wb, state == BUFFEREVENT_SSL_CONNECTING);
+	wbio_set_ssl(wb, ssl);
 	SSL_set_bio(ssl, rb, wb);
 	/* sockio_send() writes small messages itself; should OpenSSL tell it
 	 * to retry one, libevent retries it from its own buffer (libevent

@@ -34,6 +34,9 @@ struct wbio {
 	void (*on_sent)(void *);  /* runs once when that record is out (wbio_on_sent()) */
 	void *on_sent_arg;
 	bool notify;              /* run bev's write callback once the buffer is empty */
+	SSL *ssl;                 /* the SSL writing through this BIO (wbio_set_ssl()), or NULL */
+	size_t cap;               /* buf's size: WBIO_BUFFER_BYTES, more with answers */
+	size_t answers;           /* bytes of answers taken past WBIO_BUFFER_BYTES since buf was made */
 	bool upstream;            /* OpenSSL's allocations from here on: the upstream zone (zone.h) */
 };
 
@@ -156,6 +159,44 @@ static void schedule(struct wbio *w)
 	event_active(w->send_ev, EV_WRITE, 1);
 }
 
+/*
+ * An answer OpenSSL writes inside SSL_read() (a KeyUpdate's, the
+ * handshake's state machine running: SSL_in_init()) is one small record.
+ * Refused or taken in part, it made that SSL_read() fail with
+ * SSL_ERROR_WANT_WRITE and handed the side to libevent's reader, which
+ * has no wait for held records (sockio.c): a later KeyUpdate then lost
+ * the connection. So it is taken whole past WBIO_BUFFER_BYTES, up to
+ * WBIO_ANSWERS_MAX per buffer (a peer asking without reading); the write
+ * past that fails, and with it the connection.
+ */
+static bool is_answer(const struct wbio *w, int dlen)
+{
+	return (size_t)dlen <= WBIO_ANSWER_BYTES && w->ssl != NULL && SSL_in_init(w->ssl);
+}
+
+static int take_answer(struct wbio *w, size_t dlen)
+{
+	unsigned char *p;
+
+	if (w->answers + dlen > WBIO_ANSWERS_MAX) {
+		w->err = ENOBUFS;
+		errno = ENOBUFS;
+		return -1;
+	}
+	if (w->len + dlen > w->cap) {
+		size_t cap = w->cap + 4096 > w->len + dlen ? w->cap + 4096 : w->len + dlen;
+
+		if ((p = realloc(w->buf, cap)) == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		w->buf = p;
+		w->cap = cap;
+	}
+	w->answers += dlen;
+	return 0;
+}
+
 static int write_some(BIO *b, struct wbio *w, const char *data, int dlen)
 {
 	size_t n, room;
@@ -224,8 +265,15 @@ static int write_some(BIO *b, struct wbio *w, const char *data, int dlen)
 			return -1;
 		}
 		w->off = w->len = 0;
+		w->cap = WBIO_BUFFER_BYTES;
+		w->answers = 0;
 	}
-	room = WBIO_BUFFER_BYTES - w->len;
+	room = w->len < WBIO_BUFFER_BYTES ? WBIO_BUFFER_BYTES - w->len : 0;
+	if (room < (size_t)dlen && is_answer(w, dlen)) {
+		if (take_answer(w, (size_t)dlen) < 0)
+			return -1;
+		room = (size_t)dlen;
+	}
 	if (room == 0) {
 		/* The socket is full: libevent retries on EPOLLOUT. */
 		BIO_set_retry_write(b);
@@ -408,6 +456,14 @@ void wbio_set_zone(BIO *b, bool upstream)
 		w->upstream = upstream;
 }
 
+void wbio_set_ssl(BIO *b, SSL *ssl)
+{
+	struct wbio *w = BIO_get_data(b);
+
+	if (w != NULL)
+		w->ssl = ssl;
+}
+
 void wbio_set_bufferevent(BIO *b, struct bufferevent *bev)
 {
 	struct wbio *w = BIO_get_data(b);
@@ -422,7 +478,9 @@ size_t wbio_room(SSL *ssl)
 
 	if (w == NULL || w->err != 0 || w->direct)
 		return 0;
-	return w->buf != NULL ? WBIO_BUFFER_BYTES - w->len : WBIO_BUFFER_BYTES;
+	if (w->buf == NULL)
+		return WBIO_BUFFER_BYTES;
+	return w->len < WBIO_BUFFER_BYTES ? WBIO_BUFFER_BYTES - w->len : 0;
 }
 
 size_t wbio_pending(SSL *ssl)

@@ -81,6 +81,19 @@ BIO *wbio_new(BIO_METHOD *m, struct event_base *base, evutil_socket_t fd) NONNUL
  * b is an upstream's. */
 void wbio_set_zone(BIO *b, bool upstream) NONNULL(1);
 
+/*
+ * The SSL writing through b, so that b can tell the answers OpenSSL
+ * writes inside SSL_read() (SSL_in_init(): a KeyUpdate's) from data. An
+ * answer of at most WBIO_ANSWER_BYTES that does not fit is taken whole
+ * past the buffer, never refused or taken in part (that made the
+ * SSL_read() fail with SSL_ERROR_WANT_WRITE), up to WBIO_ANSWERS_MAX per
+ * buffer: a peer that asks without reading then loses the connection
+ * (the write fails, ENOBUFS).
+ */
+#define WBIO_ANSWER_BYTES 128
+#define WBIO_ANSWERS_MAX (64 * 1024)
+void wbio_set_ssl(BIO *b, SSL *ssl) NONNULL(1, 2);
+
 /* The bufferevent that owns the SSL holding b (for error events). */
 void wbio_set_bufferevent(BIO *b, struct bufferevent *bev) NONNULL(1);
 

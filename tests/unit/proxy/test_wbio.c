@@ -15,6 +15,9 @@
  *   wbio_on_sent()'s function runs once, from the write that completes
  *   it, and not after wbio_detach().
  * - A send error is kept: the next write fails.
+ * - An answer OpenSSL writes inside SSL_read() (its SSL in init) that does
+ *   not fit the full buffer is taken whole past it (data is refused), up
+ *   to WBIO_ANSWERS_MAX; the write past that fails for good.
  * - The filter writer (fwbio) appends every record whole to the output of
  *   the bufferevent under it, past that output's write high watermark
  *   (where libevent's own BIO wrote part and left OpenSSL holding the
@@ -352,6 +355,75 @@ static void test_error_kept(void)
 	pair_close(&p);
 }
 
+/* Small records until the socket and the buffer are both full (the
+ * last write refused, retry); returns the bytes taken, in[0, n). */
+static size_t fill_full(struct pair *p, const unsigned char *in, size_t cap)
+{
+	size_t wrote = 0;
+
+	for (;;) {
+		int r = BIO_write(p->b, in + wrote, 100);
+
+		if (r <= 0) {
+			CU_ASSERT_FATAL(BIO_should_retry(p->b));
+			return wrote;
+		}
+		wrote += (size_t)r;
+		CU_ASSERT_FATAL(wrote + 100 <= cap);
+	}
+}
+
+/* An answer OpenSSL writes inside SSL_read() (its SSL in init: a
+ * KeyUpdate's) into a full buffer is taken whole, where data is refused;
+ * the stream arrives whole and in order; past WBIO_ANSWERS_MAX the write
+ * fails for good, no retry. */
+static void test_answers_whole(void)
+{
+	static unsigned char in[200000], out[200000];
+	SSL_CTX *ctx = SSL_CTX_new(TLS_method());
+	struct pair p;
+	SSL *ssl;
+	size_t wrote, got = 0;
+	int n = 0, r = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+	ssl = SSL_new(ctx);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ssl);
+	CU_ASSERT_FATAL(SSL_in_init(ssl) == 1);
+	fill(in, sizeof(in), 7);
+
+	pair_open(&p, 4096);
+	wrote = fill_full(&p, in, sizeof(in));
+	/* Without its SSL the BIO cannot tell an answer: refused too. */
+	CU_ASSERT_EQUAL(BIO_write(p.b, in + wrote, 27), -1);
+	CU_ASSERT(BIO_should_retry(p.b));
+	wbio_set_ssl(p.b, ssl);
+	for (int i = 0; i < 10; i++, wrote += 27)
+		CU_ASSERT_EQUAL(BIO_write(p.b, in + wrote, 27), 27);
+	for (int spins = 0; got < wrote && spins < 100000; spins++) {
+		CU_ASSERT_FATAL(event_base_loop(p.base, EVLOOP_NONBLOCK) >= 0);
+		drain(&p, out, &got, sizeof(out), 4096);
+	}
+	CU_ASSERT_EQUAL(got, wrote);
+	CU_ASSERT(memcmp(out, in, got) == 0);
+	pair_close(&p);
+
+	pair_open(&p, 4096);
+	wrote = fill_full(&p, in, sizeof(in));
+	wbio_set_ssl(p.b, ssl);
+	while (n < 10000 && (r = BIO_write(p.b, in + wrote, 27)) == 27) {
+		wrote += 27;
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, WBIO_ANSWERS_MAX / 27);
+	CU_ASSERT_EQUAL(r, -1);
+	CU_ASSERT(!BIO_should_retry(p.b));
+	CU_ASSERT_EQUAL(BIO_write(p.b, in, 100), -1);
+	pair_close(&p);
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+}
+
 static void test_filter_writer(void)
 {
 	static unsigned char in[16384];
@@ -430,6 +502,8 @@ TEST_REGISTRAR(register_proxy_wbio)
 	test_add(s, "a record taken in part is held until its rest is out, then on_sent runs once", test_holding);
 	test_add(s, "a flush into a full socket is done: the send event delivers the rest", test_flush_full);
 	test_add(s, "a send error is kept: later writes fail", test_error_kept);
+	test_add(s, "an answer written inside SSL_read() is taken whole into a full buffer, up to its bound",
+		 test_answers_whole);
 	test_add(s, "the filter writer takes records whole past the watermark, up to its bound",
 		 test_filter_writer);
 }
