@@ -647,7 +647,7 @@ void conn_client_event_cb(struct bufferevent *bev, short events, void *arg)
 	}
 	if (events & BEV_EVENT_ERROR) {
 		/* Reset or write failure: nothing more can reach the client. */
-		if (c->client.ssl != NULL && fwbio_overflowed(c->client.ssl)) {
+		if (c->client.ssl != NULL && wbio_overflowed(c->client.ssl)) {
 			log_info("conn %s: %s", c->client.peer, FWBIO_OVERFLOW_REASON);
 			conn_close(c, FWBIO_OVERFLOW_REASON, false);
 			return;

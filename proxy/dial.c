@@ -142,7 +142,7 @@ void conn_up_event_cb(struct bufferevent *bev, short events, void *arg)
 	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		/* An upstream error is handled like EOF: what was received is
 		 * passed on, then the missing rest decides (502 or close). */
-		if ((events & BEV_EVENT_ERROR) && c->up.ssl != NULL && fwbio_overflowed(c->up.ssl))
+		if ((events & BEV_EVENT_ERROR) && c->up.ssl != NULL && wbio_overflowed(c->up.ssl))
 			log_info("conn %s: upstream %s: %s", c->client.peer, c->up.peer, FWBIO_OVERFLOW_REASON);
 		else if (events & BEV_EVENT_ERROR)
 			log_debug("conn %s: upstream %s: %s", c->client.peer, c->up.peer,

@@ -36,7 +36,7 @@ struct wbio {
 	bool notify;              /* run bev's write callback once the buffer is empty */
 	SSL *ssl;                 /* the SSL writing through this BIO (wbio_set_ssl()), or NULL */
 	size_t cap;               /* buf's size: WBIO_BUFFER_BYTES, more with answers */
-	size_t answers;           /* bytes of answers taken past WBIO_BUFFER_BYTES since buf was made */
+	bool over;                /* an answer found WBIO_ANSWERS_MAX past the buffer (the write failed) */
 	bool upstream;            /* OpenSSL's allocations from here on: the upstream zone (zone.h) */
 };
 
@@ -178,9 +178,13 @@ static int take_answer(struct wbio *w, size_t dlen)
 {
 	unsigned char *p;
 
-	if (w->answers + dlen > WBIO_ANSWERS_MAX) {
+	if (w->len + dlen > WBIO_BUFFER_BYTES + WBIO_ANSWERS_MAX) {
+		w->over = true;
 		w->err = ENOBUFS;
 		errno = ENOBUFS;
+		/* Read by the reader's end (an ERROR, not a clean EOF) and by
+		 * wbio_overflowed(). */
+		ERR_raise(ERR_LIB_SYS, ENOBUFS);
 		return -1;
 	}
 	if (w->len + dlen > w->cap) {
@@ -193,7 +197,6 @@ static int take_answer(struct wbio *w, size_t dlen)
 		w->buf = p;
 		w->cap = cap;
 	}
-	w->answers += dlen;
 	return 0;
 }
 
@@ -266,7 +269,6 @@ static int write_some(BIO *b, struct wbio *w, const char *data, int dlen)
 		}
 		w->off = w->len = 0;
 		w->cap = WBIO_BUFFER_BYTES;
-		w->answers = 0;
 	}
 	room = w->len < WBIO_BUFFER_BYTES ? WBIO_BUFFER_BYTES - w->len : 0;
 	if (room < (size_t)dlen && is_answer(w, dlen)) {
@@ -718,15 +720,21 @@ BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under)
 	return plain_new(m, f);
 }
 
-bool fwbio_overflowed(SSL *ssl)
+bool wbio_overflowed(SSL *ssl)
 {
 	BIO *b = SSL_get_wbio(ssl);
-	struct fwbio *f;
 
 	/* The handshake's buffering BIO may sit on top. */
-	while (b != NULL && (BIO_method_name(b) == NULL || strcmp(BIO_method_name(b), FWBIO_NAME) != 0))
-		b = BIO_next(b);
-	if (b == NULL || (f = BIO_get_data(b)) == NULL)
-		return false;
-	return f->over;
+	for (; b != NULL; b = BIO_next(b)) {
+		const char *name = BIO_method_name(b);
+		void *data = BIO_get_data(b);
+
+		if (name == NULL || data == NULL)
+			continue;
+		if (strcmp(name, FWBIO_NAME) == 0)
+			return ((struct fwbio *)data)->over;
+		if (strcmp(name, WBIO_NAME) == 0)
+			return ((struct wbio *)data)->over;
+	}
+	return false;
 }

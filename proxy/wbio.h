@@ -86,9 +86,12 @@ void wbio_set_zone(BIO *b, bool upstream) NONNULL(1);
  * writes inside SSL_read() (SSL_in_init(): a KeyUpdate's) from data. An
  * answer of at most WBIO_ANSWER_BYTES that does not fit is taken whole
  * past the buffer, never refused or taken in part (that made the
- * SSL_read() fail with SSL_ERROR_WANT_WRITE), up to WBIO_ANSWERS_MAX per
- * buffer: a peer that asks without reading then loses the connection
- * (the write fails, ENOBUFS).
+ * SSL_read() fail with SSL_ERROR_WANT_WRITE), while at most
+ * WBIO_ANSWERS_MAX wait past WBIO_BUFFER_BYTES: a peer that asks without
+ * reading then loses the connection (the write fails, ENOBUFS;
+ * wbio_overflowed()); one that reads drains the buffer. No integration
+ * test reaches this path (a reviewer's slow downloads with a KeyUpdate
+ * per read never did); the unit test proxy_wbio does.
  */
 #define WBIO_ANSWER_BYTES 128
 #define WBIO_ANSWERS_MAX (64 * 1024)
@@ -171,7 +174,7 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream) NONNULL(1) WUNRE
  * its watermark are counted (at most 8 per libevent write, the vectors
  * of one do_write(), otherwise), the count starting again when a write
  * finds the output below it; a write that would take the count past
- * FWBIO_ANSWERS_MAX fails (no retry; fwbio_overflowed() then tells why
+ * FWBIO_ANSWERS_MAX fails (no retry; wbio_overflowed() then tells why
  * the connection ended). Large records are never refused: their
  * producers are gated. The BIO never frees under.
  */
@@ -182,8 +185,9 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream) NONNULL(1) WUNRE
 	"requests without reading): connection closed"
 BIO_METHOD *fwbio_method_new(void) WUNRES;
 BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under) NONNULL(1, 2) WUNRES;
-/* True once a write of ssl's filter writer failed on FWBIO_ANSWERS_MAX
- * (false for any other write BIO). */
-bool fwbio_overflowed(SSL *ssl) NONNULL(1);
+/* True once a write of ssl's write BIO (the filter writer or the socket
+ * BIO) failed on its answers' bound (FWBIO_ANSWERS_MAX,
+ * WBIO_ANSWERS_MAX): the connection ends for FWBIO_OVERFLOW_REASON. */
+bool wbio_overflowed(SSL *ssl) NONNULL(1);
 
 #endif
