@@ -21,10 +21,14 @@
 
 struct wbio {
 	evutil_socket_t fd;       /* the socket (not ours to close) */
+	bool notify;              /* run bev's write callback once the buffer is empty */
+	bool over;                /* an answer found WBIO_ANSWERS_MAX past the buffer (the write failed) */
+	bool upstream;            /* OpenSSL's allocations from here on: the upstream zone (zone.h) */
 	struct event *send_ev;    /* sends the buffer (active) or waits for room (added) */
 	struct bufferevent *bev;  /* owner of the SSL, for error events; may be NULL */
 	unsigned char *buf;       /* gathered bytes, NULL when empty */
 	size_t off, len;          /* unsent bytes are buf[off, len) */
+	size_t cap;               /* buf's size: WBIO_BUFFER_BYTES, more with answers */
 	uint64_t sent;            /* bytes sent so far */
 	int err;                  /* errno of a failed send, 0 */
 	bool scheduled;           /* send_ev is active or added */
@@ -33,11 +37,7 @@ struct wbio {
 	bool held;                /* OpenSSL holds a record not all written (short write or retry) */
 	void (*on_sent)(void *);  /* runs once when that record is out (wbio_on_sent()) */
 	void *on_sent_arg;
-	bool notify;              /* run bev's write callback once the buffer is empty */
 	SSL *ssl;                 /* the SSL writing through this BIO (wbio_set_ssl()), or NULL */
-	size_t cap;               /* buf's size: WBIO_BUFFER_BYTES, more with answers */
-	bool over;                /* an answer found WBIO_ANSWERS_MAX past the buffer (the write failed) */
-	bool upstream;            /* OpenSSL's allocations from here on: the upstream zone (zone.h) */
 };
 
 /* The read BIO: the socket, its end, and the zone as for struct wbio. */
