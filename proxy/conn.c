@@ -543,7 +543,8 @@ void conn_drive(conn_t *c)
 		}
 		if (pc == 2) {
 			/* As conn_client_event_cb() on an error. */
-			conn_close(c, "client TLS error", false);
+			conn_close(c, wbio_overflowed(c->client.ssl) ? FWBIO_OVERFLOW_REASON : "client TLS error",
+				   false);
 			return;
 		}
 		if (pu > 0) /* as conn_up_event_cb(): what came is passed on */
