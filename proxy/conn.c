@@ -543,7 +543,7 @@ void conn_drive(conn_t *c)
 		}
 		if (pc == 2) {
 			/* As conn_client_event_cb() on an error. */
-			conn_close(c, wbio_overflowed(c->client.ssl) ? FWBIO_OVERFLOW_REASON : "client TLS error",
+			conn_close(c, wbio_overflowed(c->client.ssl) ? WBIO_ANSWERS_REASON : "client TLS error",
 				   false);
 			return;
 		}
@@ -649,8 +649,8 @@ void conn_client_event_cb(struct bufferevent *bev, short events, void *arg)
 	if (events & BEV_EVENT_ERROR) {
 		/* Reset or write failure: nothing more can reach the client. */
 		if (c->client.ssl != NULL && wbio_overflowed(c->client.ssl)) {
-			log_info("conn %s: %s", c->client.peer, FWBIO_OVERFLOW_REASON);
-			conn_close(c, FWBIO_OVERFLOW_REASON, false);
+			log_info("conn %s: %s", c->client.peer, WBIO_ANSWERS_REASON);
+			conn_close(c, WBIO_ANSWERS_REASON, false);
 			return;
 		}
 		conn_close(c, "client connection error", false);

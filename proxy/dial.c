@@ -143,7 +143,7 @@ void conn_up_event_cb(struct bufferevent *bev, short events, void *arg)
 		/* An upstream error is handled like EOF: what was received is
 		 * passed on, then the missing rest decides (502 or close). */
 		if ((events & BEV_EVENT_ERROR) && c->up.ssl != NULL && wbio_overflowed(c->up.ssl))
-			log_info("conn %s: upstream %s: %s", c->client.peer, c->up.peer, FWBIO_OVERFLOW_REASON);
+			log_info("conn %s: upstream %s: %s", c->client.peer, c->up.peer, WBIO_ANSWERS_REASON);
 		else if (events & BEV_EVENT_ERROR)
 			log_debug("conn %s: upstream %s: %s", c->client.peer, c->up.peer,
 				  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));

@@ -648,7 +648,7 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream)
 struct fwbio {
 	struct bufferevent *under; /* not ours */
 	size_t answers;            /* bytes of small records written at or above under's watermark */
-	bool over;                 /* a write failed on FWBIO_ANSWERS_MAX */
+	bool over;                 /* a write failed on WBIO_ANSWERS_MAX */
 };
 
 static int fwbio_write(BIO *b, const char *buf, int len)
@@ -667,8 +667,8 @@ static int fwbio_write(BIO *b, const char *buf, int len)
 		high = PASSAVANT_OUTBUF_HIGH_BYTES;
 	if (evbuffer_get_length(out) < high) {
 		f->answers = 0;
-	} else if ((size_t)len <= FWBIO_ANSWER_BYTES) {
-		if (f->answers + (size_t)len > FWBIO_ANSWERS_MAX) {
+	} else if ((size_t)len <= WBIO_ANSWER_BYTES) {
+		if (f->answers + (size_t)len > WBIO_ANSWERS_MAX) {
 			f->over = true;
 			ERR_raise(ERR_LIB_SYS, ENOBUFS);
 			return -1;

@@ -169,25 +169,23 @@ BIO *rbio_new(BIO_METHOD *m, evutil_socket_t fd, bool upstream) NONNULL(1) WUNRE
  * bounded amount (a reviewer saw 395-423 KB waiting). What libevent does
  * not gate are the answers OpenSSL writes inside SSL_read() (a
  * KeyUpdate's, TLS 1.2's no_renegotiation alert, each one record of at
- * most FWBIO_ANSWER_BYTES), which a peer that reads nothing can ask for
+ * most WBIO_ANSWER_BYTES), which a peer that reads nothing can ask for
  * without end. So small records written while the output is at or above
  * its watermark are counted (at most 8 per libevent write, the vectors
  * of one do_write(), otherwise), the count starting again when a write
  * finds the output below it; a write that would take the count past
- * FWBIO_ANSWERS_MAX fails (no retry; wbio_overflowed() then tells why
+ * WBIO_ANSWERS_MAX fails (no retry; wbio_overflowed() then tells why
  * the connection ended). Large records are never refused: their
  * producers are gated. The BIO never frees under.
  */
-#define FWBIO_ANSWER_BYTES 128
-#define FWBIO_ANSWERS_MAX (64 * 1024)
-#define FWBIO_OVERFLOW_REASON                                                                              \
+#define WBIO_ANSWERS_REASON                                                                              \
 	"more than 64 KiB of TLS answers wait for a peer that reads none of them (KeyUpdate or renegotiation " \
 	"requests without reading): connection closed"
 BIO_METHOD *fwbio_method_new(void) WUNRES;
 BIO *fwbio_new(BIO_METHOD *m, struct bufferevent *under) NONNULL(1, 2) WUNRES;
 /* True once a write of ssl's write BIO (the filter writer or the socket
- * BIO) failed on its answers' bound (FWBIO_ANSWERS_MAX,
- * WBIO_ANSWERS_MAX): the connection ends for FWBIO_OVERFLOW_REASON. */
+ * BIO) failed on its answers' bound (WBIO_ANSWERS_MAX,
+ * WBIO_ANSWERS_MAX): the connection ends for WBIO_ANSWERS_REASON. */
 bool wbio_overflowed(SSL *ssl) NONNULL(1);
 
 #endif

@@ -1009,7 +1009,7 @@ static void test_client_key_update_held_write_filter(void)
  * record whole, so a client that asks for KeyUpdates and reads nothing
  * makes it queue an answer per request. While a download fills the
  * socket, requests go until the proxy ends the connection, which it must
- * do once FWBIO_ANSWERS_MAX of answers wait above the watermark
+ * do once WBIO_ANSWERS_MAX of answers wait above the watermark
  * (libevent's own BIO ended it at the first answer); the kernel's buffers take a few MB of answers first, so the
  * flood may go on for 400,000 requests (11 MB). The audit says why, and
  * the proxy serves the next tunnel.

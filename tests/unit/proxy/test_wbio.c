@@ -22,7 +22,7 @@
  *   the bufferevent under it, past that output's write high watermark
  *   (where libevent's own BIO wrote part and left OpenSSL holding the
  *   rest); it counts small records written at or above the watermark and
- *   fails, without retry, the one past FWBIO_ANSWERS_MAX; a write below
+ *   fails, without retry, the one past WBIO_ANSWERS_MAX; a write below
  *   the watermark starts the count again.
  */
 #include "../../../proxy/wbio.h"
@@ -472,10 +472,10 @@ static void test_filter_writer(void)
 	for (int i = 0; i < 40; i++)
 		CU_ASSERT_EQUAL_FATAL(BIO_write(b, in, sizeof(in)), (int)sizeof(in));
 	/* Small ones above the watermark count (the 100 bytes above too),
-	 * up to FWBIO_ANSWERS_MAX; the write past it fails, no retry. */
+	 * up to WBIO_ANSWERS_MAX; the write past it fails, no retry. */
 	while (n < 10000 && BIO_write(b, in, 27) == 27)
 		n++;
-	CU_ASSERT_EQUAL(n, (FWBIO_ANSWERS_MAX - 100) / 27);
+	CU_ASSERT_EQUAL(n, (WBIO_ANSWERS_MAX - 100) / 27);
 	CU_ASSERT(!BIO_should_retry(b));
 	CU_ASSERT(ERR_peek_error() != 0);
 	ERR_clear_error();
