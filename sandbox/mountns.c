@@ -384,24 +384,22 @@ static bool is_mount_root(const char *path)
 }
 
 /*
- * A write protection of path (already prefixed with /newroot): a
- * read-only self-bind that copies the sandbox's current view under it
- * (so deny_read covers inside stay covered), then "pins" each ancestor
- * whose own parent is writable by binding it onto itself. A mount point
- * cannot be renamed or removed (EBUSY), so the command cannot move
- * .git aside and make a new .git with hooks, nor replace ~/.bashrc.
+ * "Pins" each ancestor of path (prefixed with /newroot) whose own parent
+ * is writable by binding it onto itself: a mount point cannot be renamed
+ * or removed (EBUSY). Every mount that hides or replaces host content
+ * inside a writable tree needs it, not only a write protection: a cover
+ * or a substituted file stays on its directory when the command renames
+ * that directory (or one above it), and the next session, which looks
+ * for the path by name, finds the host file at its new name uncovered
+ * (round 29 of the attack: a denyRead key and a masked .env read in
+ * clear one session later). The self-bind is recursive, so it copies the
+ * sandbox's current view under it.
  */
-static int protect(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
+static int pin_ancestors(const char *path, char *err, size_t errlen)
 {
 	char buf[PATH_MAX];
-	struct stat st;
 	char *slash;
 
-	if (lstat(path, &st) < 0)
-		return 0; /* not in the sandbox's view (private /tmp, cover) */
-	if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
-	    make_ro(pl, path, true, err, errlen) < 0)
-		return -1;
 	if (join(buf, sizeof(buf), "", path) < 0) {
 		errbuf_set_errno(err, errlen, errno, "path too long: %s", path);
 		return -1;
@@ -413,16 +411,35 @@ static int protect(const struct sbx_plan *pl, const char *path, char *err, size_
 		*slash = '\0';
 		if (!parent_writable(buf))
 			break;
-		/* Pinned already (by an earlier protection under the same
-		 * ancestor, or a bind of the plan): one mount is enough, and
-		 * stacking one per protected path costs a mount each. Its
-		 * own ancestors are still checked. */
+		/* Pinned already (by an earlier pin under the same ancestor,
+		 * or a bind of the plan): one mount is enough, and stacking
+		 * one per hidden path costs a mount each. Its own ancestors
+		 * are still checked. */
 		if (is_mount_root(buf))
 			continue;
 		if (do_mount(buf, buf, NULL, MS_BIND | MS_REC, NULL, "pin", err, errlen) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * A write protection of path (already prefixed with /newroot): a
+ * read-only self-bind that copies the sandbox's current view under it
+ * (so deny_read covers inside stay covered), then its ancestors pinned
+ * (pin_ancestors()), so the command cannot move .git aside and make a
+ * new .git with hooks, nor replace ~/.bashrc.
+ */
+static int protect(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return 0; /* not in the sandbox's view (private /tmp, cover) */
+	if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
+	    make_ro(pl, path, true, err, errlen) < 0)
+		return -1;
+	return pin_ancestors(path, err, errlen);
 }
 
 /* getdents64 records for union_dir() (static: the child must not
@@ -682,6 +699,19 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 		if (join(dst, sizeof(dst), SBX_NEWROOT, pl->ops[i].path) < 0 || access(dst, F_OK) < 0)
 			continue;
 		if (make_ro(pl, dst, false, err, errlen) < 0)
+			return -1;
+	}
+	/* 6b. What a cover or a substituted file hides stays hidden in
+	 * later sessions only while its directory keeps its name: their
+	 * writable ancestors are pinned (pin_ancestors()), after every
+	 * mount exists, so each pin copies the finished view. A write
+	 * protection pinned its own in step 5. */
+	for (i = 0; i < pl->n_ops; i++) {
+		if (pl->ops[i].kind != SBX_OP_DENY_READ && pl->ops[i].kind != SBX_OP_FILE)
+			continue;
+		if (join(dst, sizeof(dst), SBX_NEWROOT, pl->ops[i].path) < 0 || access(dst, F_OK) < 0)
+			continue;
+		if (pin_ancestors(dst, err, errlen) < 0)
 			return -1;
 	}
 	/* 7. pivot_root(".", ".") stacks the old root on the new one; the

@@ -80,14 +80,24 @@ static const char *const denied_calls[] = {
  * which its times need not show: refused by number below. f2fs (0xf5)
  * and bcachefs (0xbc, subvolumes and snapshots) are types no one may use
  * (allowed_ioctl_types[]).
+ * The Linux console ('K', kd.h; 'V', vt.h): its state is the machine's,
+ * not the session's, and outlasts the run when the command's terminal is
+ * a text console (round 29 of the attack: PIO_SCRNMAP swapped the glyphs
+ * of every console, KDSKBMODE K_OFF left tty2's keyboard dead after the
+ * run). Kept: the queries a program asks a terminal (KDGETLED 0x31,
+ * KDGKBTYPE 0x33, KDGETMODE 0x3b, KDGKBMODE 0x44, KDGKBMETA 0x62,
+ * KDGKBLED 0x64; VT_OPENQRY 0, VT_GETMODE 1, VT_GETSTATE 3). Every
+ * setter goes, KDFONTOP too (one number for reading and writing fonts).
  */
 static const struct {
 	unsigned type;
-	unsigned char kept[4];
+	unsigned char kept[8];
 	unsigned nkept;
 } refused_ioctl_types[] = {
 	{0x94, {9, 13, 49, 54}, 4},
 	{'X', {31}, 1},
+	{'K', {0x31, 0x33, 0x3b, 0x44, 0x62, 0x64}, 6},
+	{'V', {0x00, 0x01, 0x03}, 3},
 };
 
 /*
@@ -101,8 +111,8 @@ static const struct {
  * queries), the VFS's own (0: FIGETBSZ; 0x15: the filesystem's UUID; 'f':
  * flags, FIEMAP, fscrypt and fs-verity queries; 'v': inode version;
  * 0x94: reflink clones and the label; 'X': FS_IOC_FSGETXATTR; both
- * narrowed by refused_ioctl_types[]), consoles and /dev/random ('K',
- * 'V', 'R'), and pidfd queries (0xff).
+ * narrowed by refused_ioctl_types[]), console queries and /dev/random
+ * ('K' and 'V', narrowed the same way; 'R'), and pidfd queries (0xff).
  */
 static const unsigned char allowed_ioctl_types[] = {0x00, 0x15, 'K', 'R', 'T', 'V', 'X', 'f', 'v', 0x89, 0x8b, 0x94, 0xff};
 

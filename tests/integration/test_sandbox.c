@@ -510,6 +510,86 @@ static void test_protect_missing(void)
 	CU_ASSERT_EQUAL(probe_run(NULL, "write", buf, NULL), 0);
 }
 
+/*
+ * A cover or a substituted file inside a writable tree: the command
+ * cannot carry what it hides away by renaming a directory above it (the
+ * mount goes with its directory, and the next session, looking for the
+ * path by name, would find the host file uncovered at the new name;
+ * round 29 of the attack). Each writable ancestor is pinned: EBUSY. A
+ * directory beside them still renames, and files are still written in
+ * the pinned ones. Afterwards everything is where it was on the host.
+ */
+static int pinned_probe(const char *a1, const char *a2, const char *a3)
+{
+	char *argv[] = { probe, (char *)a1, (char *)a2, (char *)a3, NULL };
+	const char *aw[] = { p_work, NULL }, *dr[3];
+	char key[PATH_MAX], dir[PATH_MAX], env[PATH_MAX];
+	struct sbx_file files[2];
+	struct sbx_config cfg;
+	struct run r;
+
+	base_config(&cfg, argv);
+	dr[0] = at(key, "work/pin/a/b/key");
+	dr[1] = at(dir, "work/pin/d/secretdir");
+	dr[2] = NULL;
+	files[0] = l_files[0];
+	files[1].path = at(env, "work/pin/c/.env");
+	files[1].source = p_sentinel;
+	files[1].public_content = false;
+	cfg.allow_write = aw;
+	cfg.deny_read = dr;
+	cfg.files = files;
+	cfg.n_files = 2;
+	run_cfg(&cfg, &r, 0, NULL);
+	if (r.status == -125)
+		fprintf(stderr, "sbx_start failed: %s\n", r.err);
+	free(r.out);
+	return r.status;
+}
+
+static void test_hidden_parents_pinned(void)
+{
+	static const char *const dirs[] = { "work/pin", "work/pin/a", "work/pin/a/b", "work/pin/c",
+					    "work/pin/d", "work/pin/d/secretdir", "work/pin/e", NULL };
+	static const char *const moved[] = { "work/pin/a", "work/pin/a/b", "work/pin/c", "work/pin/d", NULL };
+	static const char *const moved_to[] = { "work/pin/a2", "work/pin/a/b2", "work/pin/c2", "work/pin/d2" };
+	char buf[PATH_MAX], buf2[PATH_MAX], *text;
+	size_t i;
+
+	SKIP_IF_NEEDED();
+	for (i = 0; dirs[i] != NULL; i++)
+		CU_ASSERT_FATAL(mkdir(at(buf, dirs[i]), 0755) == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "work/pin/a/b/key"), "TOPSECRET\n") == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "work/pin/d/secretdir/key"), "TOPSECRET\n") == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "work/pin/c/.env"), "REALVALUE\n") == 0);
+	for (i = 0; moved[i] != NULL; i++) {
+		at(buf, moved[i]);
+		at(buf2, moved_to[i]);
+		if (pinned_probe("rename", buf, buf2) != 19)
+			fprintf(stderr, "pinned: %s was renamed\n", moved[i]);
+		CU_ASSERT_EQUAL(pinned_probe("rename", buf, buf2), 19); /* EBUSY */
+		CU_ASSERT(access(buf2, F_OK) < 0 && errno == ENOENT);
+	}
+	/* Nor can the parents be moved by moving their contents' root
+	 * aside through a relative name from inside. */
+	CU_ASSERT_EQUAL(pinned_probe("rename", at(buf, "work/pin/a/b/../../c"), at(buf2, "work/pin/x")), 19);
+	/* A directory hiding nothing still renames: the refusal above is
+	 * the pin's, not a read-only tree's. */
+	CU_ASSERT_EQUAL(pinned_probe("rename", at(buf, "work/pin/e"), at(buf2, "work/pin/e2")), 0);
+	CU_ASSERT(access(buf2, F_OK) == 0);
+	CU_ASSERT_EQUAL(pinned_probe("write", at(buf, "work/pin/a/new"), NULL), 0);
+	text = test_read_file(at(buf, "work/pin/a/b/key"), NULL);
+	CU_ASSERT(text != NULL && strcmp(text, "TOPSECRET\n") == 0);
+	free(text);
+	text = test_read_file(at(buf, "work/pin/c/.env"), NULL);
+	CU_ASSERT(text != NULL && strcmp(text, "REALVALUE\n") == 0);
+	free(text);
+	CU_ASSERT(access(at(buf, "work/pin/d/secretdir/key"), F_OK) == 0);
+	/* And what they hide is still hidden. */
+	CU_ASSERT_EQUAL(pinned_probe("read", at(buf, "work/pin/d/secretdir/key"), NULL), 13);
+	test_rmtree(at(buf, "work/pin"));
+}
+
 /* The remount fallback (kernels without mount_setattr) gives the same
  * read-only view. */
 static void test_ro_fallback(void)
@@ -1370,9 +1450,13 @@ static void test_seccomp(void)
 						      /* round 22: families by type */
 						      "btrfs-snap-create-v2", "btrfs-subvol-create", "btrfs-subvol-setflags",
 						      "xfs-swapext", "xfs-exchange-range", "ext4-move-ext", "f2fs-move-range",
-						      "bcachefs-subvolume-create", "nsfs-get-nstype", NULL};
+						      "bcachefs-subvolume-create", "nsfs-get-nstype",
+						      /* round 29: the console's setters */
+						      "console-kdskbmode", "console-pio-scrnmap", "console-kdsetmode",
+						      "console-kdfontop", "console-kdskbent", "vt-activate", "vt-lockswitch",
+						      NULL};
 		static const char *const kept[] = {"kept-ficlone=", "kept-getflags=", "kept-fsgetxattr=",
-						   "kept-fionread=", NULL};
+						   "kept-fionread=", "kept-kdgkbtype=", "kept-vt-getstate=", NULL};
 		char line[64];
 
 		rc = probe_run(&out, "inode-ioctls", p_work, NULL);
@@ -1987,6 +2071,7 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "private /tmp; allow_read binds a host /tmp path in", test_private_tmp);
 	test_add(s, "protected existing file", test_protect_existing);
 	test_add(s, "protected paths that do not exist yet", test_protect_missing);
+	test_add(s, "covers and substituted files: their writable parents cannot be renamed", test_hidden_parents_pinned);
 	test_add(s, "read-only remount fallback", test_ro_fallback);
 	test_add(s, "protected file: errno of each way to write it", test_protected_errnos);
 	s = test_suite("sandbox_seccomp", suite_init, suite_cleanup);

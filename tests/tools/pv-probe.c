@@ -397,6 +397,17 @@ static int do_inode_ioctls(const char *dir)
 				close(pfd[1]);
 			}
 		}
+		/* Round 29: the console's setters (on a regular file: ENOTTY
+		 * outside), its queries kept. */
+		setid_line("console-kdskbmode", ioctl(ffd, 0x4B45, 0));   /* KDSKBMODE */
+		setid_line("console-pio-scrnmap", ioctl(ffd, 0x4B41, big)); /* PIO_SCRNMAP */
+		setid_line("console-kdsetmode", ioctl(ffd, 0x4B3A, 0));   /* KDSETMODE */
+		setid_line("console-kdfontop", ioctl(ffd, 0x4B72, big));  /* KDFONTOP */
+		setid_line("console-kdskbent", ioctl(ffd, 0x4B47, big));  /* KDSKBENT */
+		setid_line("vt-activate", ioctl(ffd, 0x5606, 1));         /* VT_ACTIVATE */
+		setid_line("vt-lockswitch", ioctl(ffd, 0x560B, 0));       /* VT_LOCKSWITCH */
+		setid_line("kept-kdgkbtype", ioctl(ffd, 0x4B33, big));    /* KDGKBTYPE */
+		setid_line("kept-vt-getstate", ioctl(ffd, 0x5603, big));  /* VT_GETSTATE */
 		setid_line("kept-ficlone", ioctl(ffd, FICLONE, ffd));
 		setid_line("kept-getflags", ioctl(ffd, FS_IOC_GETFLAGS, &fl));
 		setid_line("kept-fsgetxattr", ioctl(ffd, FS_IOC_FSGETXATTR, &fx));
