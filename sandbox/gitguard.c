@@ -219,6 +219,7 @@ struct scan {
 	bool head, objects, common, refs, config;
 	bool objects_dir, refs_dir; /* those two, as directories */
 	unsigned char dotgit; /* DT_* of a .git entry, DT_UNKNOWN if none */
+	bool notebook;        /* a Jupyter notebook (*.ipynb): its kernel starts here */
 	struct ent *ents;
 	size_t n, cap;
 };
@@ -256,6 +257,10 @@ static int walk_open(struct gg *g, int parentfd, const char *name, bool *restore
 /* Notes the git-directory markers among the entries (name, type t). */
 static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 {
+	size_t n;
+
+	if (t == DT_REG && (n = strlen(name)) > 6 && memcmp(name + n - 6, ".ipynb", 6) == 0)
+		sc->notebook = true;
 	switch (name[0]) {
 	case 'H':
 		sc->head = sc->head || strcmp(name, "HEAD") == 0;
@@ -414,6 +419,8 @@ struct sbx_git_before {
 	struct dev_ino_set odd;  /* entries inside them neither file nor directory */
 	struct dev_ino_set links; /* symbolic links outside them (linkout.c) */
 	struct dev_ino_set refs; /* where kept configs lead (gg_ref_note()) */
+	struct dev_ino_set py;   /* entries where a host Python starts, keyed by
+				  * place too (gg_py_note()) */
 	bool nomem;              /* the walk ran out of memory: incomplete */
 };
 
@@ -485,22 +492,51 @@ static bool noted(const struct dev_ino_set *set, int fd, const char *name)
 	return bsearch(&k, set->v, set->n, sizeof(k), cmp_dev_ino) != NULL;
 }
 
-/* A link's key: its identity and where it is (g->path/name, hashed into
- * the inode: a relative link moved elsewhere, its directory moved with it,
- * leads elsewhere; round 18). False when statx fails. */
-static bool link_key(const struct gg *g, int fd, const char *name, struct dev_ino *k)
+/* An entry's key: its identity and where it is (dir[/sub]/name, hashed
+ * into the inode: a relative link moved elsewhere, its directory moved
+ * with it, leads elsewhere, round 18; a module renamed into a name is
+ * not the one noted there). False when statx fails. */
+static bool place_key(const char *dir, const char *sub, int fd, const char *name, struct dev_ino *k)
 {
 	uint64_t h = 1469598103934665603ULL;
 
 	if (!ent_id(fd, name, k))
 		return false;
-	for (const char *p = g->path; *p != '\0'; p++)
+	for (const char *p = dir; *p != '\0'; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	if (sub != NULL) {
+		h = (h ^ '/') * 1099511628211ULL;
+		for (const char *p = sub; *p != '\0'; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	}
 	h = (h ^ '/') * 1099511628211ULL;
 	for (const char *p = name; *p != '\0'; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	k->ino ^= h;
 	return true;
+}
+
+/* A link's key (place_key() in g->path). */
+static bool link_key(const struct gg *g, int fd, const char *name, struct dev_ino *k)
+{
+	return place_key(g->path, NULL, fd, name, k);
+}
+
+void gg_py_note(struct gg *g, int fd, const char *sub, const char *name)
+{
+	struct dev_ino k;
+
+	if (g->record != NULL && place_key(g->path, sub, fd, name, &k) && set_add(&g->record->py, &k) < 0)
+		g->record->nomem = true;
+}
+
+bool gg_py_old(const struct gg *g, int fd, const char *sub, const char *name)
+{
+	struct dev_ino k;
+
+	if (g->before == NULL || g->before->py.n == 0 || !place_key(g->path, sub, fd, name, &k))
+		return false;
+	return bsearch(&k, g->before->py.v, g->before->py.n, sizeof(k), cmp_dev_ino) != NULL;
 }
 
 static int note_link(struct gg *g, int fd, const char *name)
@@ -668,6 +704,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		}
 		if (candidate)
 			gg_record_refs(g, fd);
+		if (is_root(g) || sc.notebook)
+			gg_py_note_dir(g, fd);
 		if (sc.dotgit == DT_REG)
 			gg_check_worktree_side(g, fd);
 		for (i = 0; i < sc.n; i++) {
@@ -693,7 +731,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	if (sc.dotgit == DT_REG)
 		gg_check_worktree_side(g, fd);
 	check_ctl_files(g, fd, sc.ents, sc.n, fresh_way);
-	if (is_root(g))
+	if (is_root(g) || sc.notebook)
 		gg_check_py_shadow(g, fd);
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row
@@ -1258,6 +1296,7 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		walk_roots(g);
 	}
 	gg_listed_free(g);
+	gg_py_free(g);
 	free(g);
 	if (b->nomem) {
 		sbx_git_before_free(b);
@@ -1272,6 +1311,8 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		qsort(b->links.v, b->links.n, sizeof(*b->links.v), cmp_dev_ino);
 	if (b->refs.n > 1)
 		qsort(b->refs.v, b->refs.n, sizeof(*b->refs.v), cmp_dev_ino);
+	if (b->py.n > 1)
+		qsort(b->py.v, b->py.n, sizeof(*b->py.v), cmp_dev_ino);
 	*out = b;
 	return 0;
 }
@@ -1284,6 +1325,7 @@ void sbx_git_before_free(sbx_git_before_t *b)
 	free(b->odd.v);
 	free(b->links.v);
 	free(b->refs.v);
+	free(b->py.v);
 	free(b);
 }
 
@@ -1321,6 +1363,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 	check_home_entries(g, home_before);
 	rc = g->rc;
 	gg_listed_free(g);
+	gg_py_free(g);
 	free(g);
 	return rc;
 }

@@ -105,6 +105,11 @@ struct gg {
 	} *moved;
 	size_t nmoved, capmoved;
 	bool moved_lost;             /* a move could not be noted (ENOMEM) */
+	/* Top-level module names installed for the host's Python, sorted,
+	 * read once per walk when first needed (pyshadow.c). */
+	char **py_installed;
+	size_t npy_installed;
+	bool py_read;
 };
 
 /* gitguard.c: whether the directory open as fd was a git directory (or
@@ -141,10 +146,23 @@ void gg_check_env_config(struct gg *g);
  * and what git listed of them), and its note of what it moved aside. */
 void gg_listed_free(struct gg *g);
 
-/* pyshadow.c: at the top of a writable tree (g->path, open as fd), the
- * modules Python's prompt imports from there, made or changed in the
- * session, are moved aside. */
+/* pyshadow.c: where a host Python starts (the top of a writable tree, a
+ * directory holding a notebook: g->path, open as fd), the modules it
+ * imports from there first are moved aside: named like the standard
+ * library, made or changed in the session; named like a tool run with
+ * `python3 -m` or a package installed for the host's Python, new at
+ * that name in the session (gg_py_old()). */
 void gg_check_py_shadow(struct gg *g, int fd);
+/* pyshadow.c: the walk before the session notes the entries of such a
+ * directory and the __init__ files of its packages (gg_py_note()). */
+void gg_py_note_dir(struct gg *g, int fd);
+/* pyshadow.c: frees the installed names a walk read. */
+void gg_py_free(struct gg *g);
+/* gitguard.c: notes (walk before the session) the entry fd/name, whose
+ * place is g->path[/sub]/name; and whether it was there then, at that
+ * place (by device, inode, birth time and place; false when not known). */
+void gg_py_note(struct gg *g, int fd, const char *sub, const char *name);
+bool gg_py_old(const struct gg *g, int fd, const char *sub, const char *name);
 /* linkout.c: links made in the session from the directory at hand (fd,
  * g->path) out of the writable trees to where the host reads at start-up
  * move aside. */

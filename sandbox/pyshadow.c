@@ -24,11 +24,30 @@
  * (docs/sandbox.md says what this leaves). A project adding a top-level
  * module named like the standard library shadows it for its own code
  * too: rare, and reported.
+ *
+ * The same holds beyond the standard library (round 29 of the attack):
+ * `python3 -m pip install -r requirements.txt` at a project's top
+ * imports pip from there first, and Jupyter starts a kernel as `python3
+ * -m ipykernel_launcher` in the notebook's own directory. So the names of
+ * tools run that way (tool_names[]) and every top-level name installed
+ * for the host's Python (site_dirs[], read at the check) count too, in
+ * the directories where a host Python starts: the tops, and each
+ * directory holding a notebook. Such names are also those of a project's
+ * own packages (a Django checkout has django/ at its top), whose files
+ * the command may edit: these are moved aside only when new at that
+ * name in the session (a file made or renamed there; the __init__ and
+ * __main__ files of a package made or renamed there, or made or renamed
+ * into an older one), by the walk before the session (gg_py_note());
+ * names too generic to tell a
+ * project's own module from an installed one (generic_names[]) count
+ * only when they are tools.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -77,6 +96,41 @@ static const char *const py_names[] = {
 	"zipfile", "zipimport", "zlib", "zoneinfo",
 };
 
+/* Modules run as `python3 -m NAME` from a project's directory, or whose
+ * launcher Jupyter runs so: installed or not yet (once installed, a
+ * planted copy still wins). Sorted (strcmp). */
+static const char *const tool_names[] = {
+	"IPython", "autopep8", "bandit", "black", "build", "coverage", "debugpy", "django", "flake8",
+	"flask", "gunicorn", "hatch", "ipdb", "ipykernel", "ipykernel_launcher", "isort", "jupyter",
+	"jupyterlab", "mypy", "nbconvert", "notebook", "nox", "pdm", "pip", "pip_audit", "pipenv", "pipx",
+	"poetry", "pre_commit", "pudb", "pycodestyle", "pydocstyle", "pyflakes", "pylint", "pyright",
+	"pytest", "ruff", "setuptools", "sphinx", "tox", "twine", "uv", "uvicorn", "virtualenv", "wheel",
+	"yapf"
+};
+
+/* Installed names that are as often a project's own directories: they
+ * count only as tools. Sorted (strcmp). */
+static const char *const generic_names[] = {
+	"api", "app", "apps", "bench", "benchmarks", "bin", "cli", "client", "common", "conf", "config",
+	"core", "data", "demo", "doc", "docs", "example", "examples", "helpers", "lib", "main", "models",
+	"sample", "samples", "script", "scripts", "server", "settings", "src", "test", "testing", "tests",
+	"tools", "util", "utils", "web"
+};
+
+/* Where the host's Python finds installed packages (glob(3) patterns;
+ * "~" is $HOME). */
+static const char *const site_dirs[] = {
+	"/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages",
+	"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+	"~/.local/lib/python3*/site-packages",
+	/* pyenv's and conda's interpreters */
+	"~/.pyenv/versions/*/lib/python3*/site-packages", "/opt/conda/lib/python3*/site-packages",
+	"~/miniconda3/lib/python3*/site-packages", "~/anaconda3/lib/python3*/site-packages",
+	"~/miniforge3/lib/python3*/site-packages",
+};
+
+enum py_kind { PY_NONE, PY_STD, PY_TOOL };
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -97,6 +151,151 @@ static bool py_listed(const char *name, size_t len)
 	if (strncmp(stem, "_sysconfigdata_", 15) == 0)
 		return true;
 	return bsearch(&p, py_names, sizeof(py_names) / sizeof(py_names[0]), sizeof(py_names[0]), cmp_name) != NULL;
+}
+
+/* Whether name[0..len) is a Python identifier (ASCII): what an import
+ * statement can name. */
+static bool py_ident(const char *name, size_t len)
+{
+	if (len == 0 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+/* Adds name[0..len) to g's installed names. 0, or -1 (ENOMEM). */
+static int installed_add(struct gg *g, const char *name, size_t len, size_t *cap)
+{
+	char *copy;
+
+	if (g->npy_installed == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 256;
+		char **nv = realloc(g->py_installed, ncap * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		g->py_installed = nv;
+		*cap = ncap;
+	}
+	copy = strndup(name, len);
+	if (copy == NULL)
+		return -1;
+	g->py_installed[g->npy_installed++] = copy;
+	return 0;
+}
+
+static size_t py_stem(const char *name);
+
+/* The top-level names importable from one site directory: packages,
+ * NAME.py and NAME*.so (not metadata, not .pth files). */
+static int installed_read_dir(struct gg *g, const char *dir, size_t *cap)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	if (d == NULL)
+		return 0; /* no such Python here */
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		size_t stem = py_stem(de->d_name), n = strlen(de->d_name);
+
+		if (stem == 0 && de->d_type != DT_DIR && de->d_type != DT_LNK && de->d_type != DT_UNKNOWN)
+			continue;
+		if (stem == 0)
+			stem = n; /* a package: metadata directories have a '.' or '-' */
+		if (py_ident(de->d_name, stem) && strcmp(de->d_name, "__pycache__") != 0)
+			rc = installed_add(g, de->d_name, stem, cap);
+	}
+	(void)closedir(d);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads the installed names once per walk (sorted, without repeats). On
+ * ENOMEM, what was read is kept and the check is reported incomplete. */
+static void installed_read(struct gg *g)
+{
+	const char *home = getenv("HOME");
+	size_t cap = 0, i, j;
+
+	if (g->py_read)
+		return;
+	g->py_read = true;
+	for (i = 0; i < sizeof(site_dirs) / sizeof(site_dirs[0]); i++) {
+		char pat[PATH_MAX];
+		glob_t gl;
+
+		if (site_dirs[i][0] == '~') {
+			if (home == NULL || home[0] != '/' ||
+			    (size_t)snprintf(pat, sizeof(pat), "%s%s", home, site_dirs[i] + 1) >= sizeof(pat))
+				continue;
+		} else {
+			snprintf(pat, sizeof(pat), "%s", site_dirs[i]);
+		}
+		if (glob(pat, GLOB_NOSORT | GLOB_ONLYDIR, NULL, &gl) != 0)
+			continue;
+		for (j = 0; j < gl.gl_pathc; j++)
+			if (installed_read_dir(g, gl.gl_pathv[j], &cap) < 0) {
+				gg_report_error(g, gl.gl_pathv[j], "", "cannot read the installed Python packages",
+						ENOMEM);
+				break;
+			}
+		globfree(&gl);
+	}
+	if (g->npy_installed > 1)
+		qsort(g->py_installed, g->npy_installed, sizeof(*g->py_installed), cmp_str);
+	for (i = j = 0; i < g->npy_installed; i++) {
+		if (j > 0 && strcmp(g->py_installed[j - 1], g->py_installed[i]) == 0)
+			free(g->py_installed[i]);
+		else
+			g->py_installed[j++] = g->py_installed[i];
+	}
+	g->npy_installed = j;
+}
+
+void gg_py_free(struct gg *g)
+{
+	for (size_t i = 0; i < g->npy_installed; i++)
+		free(g->py_installed[i]);
+	free(g->py_installed);
+	g->py_installed = NULL;
+	g->npy_installed = 0;
+	g->py_read = false;
+}
+
+/* Whether key is in the sorted array v of n names. */
+static bool in_names(const char *key, const char *const *v, size_t n)
+{
+	return bsearch(&key, v, n, sizeof(*v), cmp_name) != NULL;
+}
+
+/* What the first len bytes of name are to a host Python: a standard
+ * module name, a tool's or an installed package's, or neither. */
+static enum py_kind py_kind(struct gg *g, const char *name, size_t len)
+{
+	char stem[96];
+
+	if (py_listed(name, len))
+		return PY_STD;
+	if (len == 0 || len >= sizeof(stem) || !py_ident(name, len))
+		return PY_NONE;
+	memcpy(stem, name, len);
+	stem[len] = '\0';
+	if (in_names(stem, tool_names, sizeof(tool_names) / sizeof(tool_names[0])))
+		return PY_TOOL;
+	if (in_names(stem, generic_names, sizeof(generic_names) / sizeof(generic_names[0])))
+		return PY_NONE;
+	installed_read(g);
+	return in_names(stem, (const char *const *)g->py_installed, g->npy_installed) ? PY_TOOL : PY_NONE;
 }
 
 /* The module an entry name would be imported as: the length of its stem
@@ -228,6 +427,92 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 	(void)closedir(d);
 }
 
+#define TOOL_WHY "a module named like a tool or an installed package, which python3 -m imports from the directory it starts in"
+
+/* Whether name is an __init__ or __main__ file (NAME.py, .pyc, .so). */
+static bool init_or_main(const char *name)
+{
+	return py_stem(name) == 8 && (strncmp(name, "__init__.", 9) == 0 || strncmp(name, "__main__.", 9) == 0);
+}
+
+/* A directory named like a tool or an installed package (dfd/name, in
+ * g->path): its __init__ and __main__ files new at their place in the
+ * session, or all of them when the directory itself is new at that name.
+ * Without them it is at most a namespace package, which an installed
+ * package of that name wins over, and `python3 -m NAME` finds no
+ * __main__ in. The files stay where they are, so the walk still goes
+ * through the directory. One the project had, edited in place, stays: it
+ * shadowed the installed one before the session too. */
+static void check_tool_package(struct gg *g, int dfd, const char *name)
+{
+	char path[PATH_MAX];
+	bool whole = gg_changed(g, dfd, name) && !gg_py_old(g, dfd, NULL, name);
+	struct dirent *de;
+	DIR *d = dir_at(dfd, name, O_NOFOLLOW);
+
+	if (d == NULL)
+		return;
+	if (!gg_join(path, sizeof(path), g->path, name)) {
+		(void)closedir(d);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!init_or_main(de->d_name) || gg_quarantined(g, dirfd(d), de->d_name, whole))
+			continue;
+		if (whole || (gg_changed(g, dirfd(d), de->d_name) && !gg_py_old(g, dirfd(d), name, de->d_name)))
+			gg_quarantine(g, dirfd(d), path, de->d_name, TOOL_WHY);
+	}
+	(void)closedir(d);
+}
+
+/* The type of dfd/name from its record, or from fstatat. */
+static unsigned char ent_type(int dfd, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type;
+	if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return DT_UNKNOWN;
+	return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+}
+
+/* The kind of an entry of a directory where Python starts: by its stem
+ * (a module file) or its whole name (a package or a link to one). */
+static enum py_kind ent_kind(struct gg *g, const char *name, unsigned char t)
+{
+	size_t stem = py_stem(name);
+
+	if (stem > 0)
+		return py_kind(g, name, stem);
+	if (t == DT_DIR || t == DT_LNK)
+		return py_kind(g, name, strlen(name));
+	return PY_NONE;
+}
+
+void gg_py_note_dir(struct gg *g, int fd)
+{
+	struct dirent *de, *ie;
+	DIR *d = dir_at(fd, ".", 0), *p;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		unsigned char t = ent_type(fd, de);
+
+		if (ent_kind(g, de->d_name, t) != PY_TOOL)
+			continue;
+		gg_py_note(g, fd, NULL, de->d_name);
+		if (t != DT_DIR || (p = dir_at(fd, de->d_name, O_NOFOLLOW)) == NULL)
+			continue;
+		while ((ie = readdir(p)) != NULL)
+			if (init_or_main(ie->d_name))
+				gg_py_note(g, dirfd(p), de->d_name, ie->d_name);
+		(void)closedir(p);
+	}
+	(void)closedir(d);
+}
+
 void gg_check_py_shadow(struct gg *g, int fd)
 {
 	struct dirent *de;
@@ -246,7 +531,13 @@ void gg_check_py_shadow(struct gg *g, int fd)
 
 		if (gg_quarantined(g, fd, de->d_name, false))
 			continue;
-		if (stem > 0 && py_listed(de->d_name, stem)) {
+		if (ent_kind(g, de->d_name, t) == PY_TOOL) {
+			if (stem == 0 && t == DT_DIR)
+				check_tool_package(g, fd, de->d_name);
+			else if ((gg_changed(g, fd, de->d_name) || (t == DT_LNK && init_fresh(g, fd, de->d_name))) &&
+				 !gg_py_old(g, fd, NULL, de->d_name))
+				gg_quarantine(g, fd, g->path, de->d_name, TOOL_WHY);
+		} else if (stem > 0 && py_listed(de->d_name, stem)) {
 			if (gg_changed(g, fd, de->d_name))
 				gg_quarantine(g, fd, g->path, de->d_name,
 					      "a module Python's prompt imports from the directory it starts in");

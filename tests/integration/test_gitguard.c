@@ -1201,6 +1201,61 @@ static void test_python_prompt_modules(void)
 }
 
 /*
+ * Round 29 of the attack: beyond the standard library. `python3 -m pip`
+ * at a project's top imports pip from there first, and Jupyter starts a
+ * kernel as `python3 -m ipykernel_launcher` in the notebook's directory.
+ * Names of tools run that way and of packages installed for the host's
+ * Python (here one in $HOME/.local), new at their name in the session,
+ * are moved aside: a package made in the session (its __init__ and
+ * __main__: what is left is at most a namespace package), a module file, one next to a
+ * notebook, an __init__ or __main__ added to an old plain directory
+ * (build/), and a harmless old package renamed into a tool's name. The
+ * project's own package named like a tool, edited in place, and such a
+ * module in a directory without a notebook stay. The host then runs
+ * each way, and nothing planted runs.
+ */
+static void test_python_tool_modules(void)
+{
+	static const char *const want[] = {
+		"/work/pip/__init__.py: a module named like a tool", "/work/pip/__main__.py: a module named",
+		"/work/notebooks/ipykernel_launcher.py: a module named",
+		"/work/pv_installed_mod.py: a module named", "/work/build/__init__.py: a module named",
+		"/work/build/__main__.py: a module named", "/work/pytest/__init__.py: a module named",
+		"/work/pytest/__main__.py: a module named", NULL};
+	char setup[2 * PATH_MAX];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	/* An installed package the host's Python finds in $HOME/.local (the
+	 * sessions' HOME is ROOT/home). */
+	snprintf(setup, sizeof(setup),
+		 "mkdir -p '%s/home/.local/lib/python3.99/site-packages/pv_installed_mod' && "
+		 "mkdir -p work/black work/build/lib work/notpip work/sub && "
+		 "printf 'x = 1\\n' > work/black/__init__.py && printf 'x = 1\\n' > work/notpip/__init__.py",
+		 root);
+	CU_ASSERT_FATAL(run_case(&c, setup, NULL, NULL,
+				 "P='import os\\nopen(os.environ[\"M\"] + \"/py\", \"w\")\\n' && "
+				 "mkdir -p pip notebooks && printf \"$P\" > pip/__init__.py && printf \"$P\" > pip/__main__.py && "
+				 "echo '{}' > notebooks/a.ipynb && printf \"$P\" > notebooks/ipykernel_launcher.py && "
+				 "printf \"$P\" > pv_installed_mod.py && printf \"$P\" >> black/__init__.py && "
+				 "printf \"$P\" > build/__init__.py && printf \"$P\" > build/__main__.py && "
+				 "printf \"$P\" > notpip/__main__.py && mv notpip pytest && "
+				 "printf \"$P\" > sub/pip.py && printf \"$P\" > mymod3.py",
+				 "cd work && python3 -m pip --version >/dev/null 2>&1; python3 -m build >/dev/null 2>&1; "
+				 "python3 -m pytest --version >/dev/null 2>&1; python3 -c 'import pv_installed_mod' 2>/dev/null; "
+				 "(cd notebooks && python3 -m ipykernel_launcher -f /dev/null >/dev/null 2>&1); true") == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/pip/__main__.py.passavant-quarantine") && !exists(&c, "work/pip/__main__.py"));
+	/* Everything was checked: no directory went from under the walk. */
+	CU_ASSERT(!test_has(c.err, "did not finish"));
+	CU_ASSERT(exists(&c, "work/black/__init__.py") && exists(&c, "work/sub/pip.py") &&
+		  exists(&c, "work/mymod3.py") && exists(&c, "work/build/lib"));
+	CU_ASSERT(!test_has(c.err, "/work/black") && !test_has(c.err, "/work/sub/pip.py") &&
+		  !test_has(c.err, "/work/mymod3.py"));
+	gcase_free(&c);
+}
+
+/*
  * Round 11 of the attack: a directory a kept config leads to, swapped in a
  * later session for one staged earlier where nothing checked it. The
  * user's core.hooksPath = .githooks: hooks staged in tools/ci, then
@@ -2123,6 +2178,7 @@ TEST_REGISTRAR(register_gitguard)
 		 test_links_in_gitdir);
 	test_add(s, "lazygit's and Jujutsu's repository configs", test_tool_configs_in_repo);
 	test_add(s, "modules Python's prompt imports from the directory it starts in", test_python_prompt_modules);
+	test_add(s, "modules named like tools or installed packages, where a host Python starts", test_python_tool_modules);
 	test_add(s, "a kept config's hooksPath or include swapped for a staged one (rename, link)",
 		 test_kept_config_target_swapped);
 	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
