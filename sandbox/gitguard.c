@@ -259,7 +259,9 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 {
 	size_t n;
 
-	if (t == DT_REG && (n = strlen(name)) > 6 && memcmp(name + n - 6, ".ipynb", 6) == 0)
+	/* a link too: Jupyter starts the kernel in the link's directory
+	 * (review of round 29) */
+	if ((t == DT_REG || t == DT_LNK) && (n = strlen(name)) > 6 && memcmp(name + n - 6, ".ipynb", 6) == 0)
 		sc->notebook = true;
 	switch (name[0]) {
 	case 'H':
@@ -492,16 +494,11 @@ static bool noted(const struct dev_ino_set *set, int fd, const char *name)
 	return bsearch(&k, set->v, set->n, sizeof(k), cmp_dev_ino) != NULL;
 }
 
-/* An entry's key: its identity and where it is (dir[/sub]/name, hashed
- * into the inode: a relative link moved elsewhere, its directory moved
- * with it, leads elsewhere, round 18; a module renamed into a name is
- * not the one noted there). False when statx fails. */
-static bool place_key(const char *dir, const char *sub, int fd, const char *name, struct dev_ino *k)
+/* FNV-1a of the place dir[/sub]/name. */
+static uint64_t place_hash(const char *dir, const char *sub, const char *name)
 {
 	uint64_t h = 1469598103934665603ULL;
 
-	if (!ent_id(fd, name, k))
-		return false;
 	for (const char *p = dir; *p != '\0'; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	if (sub != NULL) {
@@ -512,7 +509,17 @@ static bool place_key(const char *dir, const char *sub, int fd, const char *name
 	h = (h ^ '/') * 1099511628211ULL;
 	for (const char *p = name; *p != '\0'; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	k->ino ^= h;
+	return h;
+}
+
+/* An entry's key: its identity and where it is (the place hashed into
+ * the inode: a relative link moved elsewhere, its directory moved with
+ * it, leads elsewhere; round 18). False when statx fails. */
+static bool place_key(const char *dir, const char *sub, int fd, const char *name, struct dev_ino *k)
+{
+	if (!ent_id(fd, name, k))
+		return false;
+	k->ino ^= place_hash(dir, sub, name);
 	return true;
 }
 
@@ -522,20 +529,30 @@ static bool link_key(const struct gg *g, int fd, const char *name, struct dev_in
 	return place_key(g->path, NULL, fd, name, k);
 }
 
-void gg_py_note(struct gg *g, int fd, const char *sub, const char *name)
+/* The key of a place alone, g->path[/sub]/name: what was there before
+ * the session counts by its name, whatever its inode (gg_py_old()). */
+static void py_place(const struct gg *g, const char *sub, const char *name, struct dev_ino *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->ino = place_hash(g->path, sub, name);
+}
+
+void gg_py_note(struct gg *g, const char *sub, const char *name)
 {
 	struct dev_ino k;
 
-	if (g->record != NULL && place_key(g->path, sub, fd, name, &k) && set_add(&g->record->py, &k) < 0)
+	py_place(g, sub, name, &k);
+	if (g->record != NULL && set_add(&g->record->py, &k) < 0)
 		g->record->nomem = true;
 }
 
-bool gg_py_old(const struct gg *g, int fd, const char *sub, const char *name)
+bool gg_py_old(const struct gg *g, const char *sub, const char *name)
 {
 	struct dev_ino k;
 
-	if (g->before == NULL || g->before->py.n == 0 || !place_key(g->path, sub, fd, name, &k))
+	if (g->before == NULL || g->before->py.n == 0)
 		return false;
+	py_place(g, sub, name, &k);
 	return bsearch(&k, g->before->py.v, g->before->py.n, sizeof(k), cmp_dev_ino) != NULL;
 }
 

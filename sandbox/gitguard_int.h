@@ -158,11 +158,12 @@ void gg_check_py_shadow(struct gg *g, int fd);
 void gg_py_note_dir(struct gg *g, int fd);
 /* pyshadow.c: frees the installed names a walk read. */
 void gg_py_free(struct gg *g);
-/* gitguard.c: notes (walk before the session) the entry fd/name, whose
- * place is g->path[/sub]/name; and whether it was there then, at that
- * place (by device, inode, birth time and place; false when not known). */
-void gg_py_note(struct gg *g, int fd, const char *sub, const char *name);
-bool gg_py_old(const struct gg *g, int fd, const char *sub, const char *name);
+/* gitguard.c: notes (walk before the session) that an entry was at the
+ * place g->path[/sub]/name; and whether one was there then, by its name
+ * whatever its inode (false when not known): a project's own module,
+ * replaced (sed -i, git checkout) or edited, was its code before too. */
+void gg_py_note(struct gg *g, const char *sub, const char *name);
+bool gg_py_old(const struct gg *g, const char *sub, const char *name);
 /* linkout.c: links made in the session from the directory at hand (fd,
  * g->path) out of the writable trees to where the host reads at start-up
  * move aside. */

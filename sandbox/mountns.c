@@ -398,27 +398,42 @@ static bool is_mount_root(const char *path)
 static int pin_ancestors(const char *path, char *err, size_t errlen)
 {
 	char buf[PATH_MAX];
+	size_t root = strlen(SBX_NEWROOT), top, end, last;
 	char *slash;
 
 	if (join(buf, sizeof(buf), "", path) < 0) {
 		errbuf_set_errno(err, errlen, errno, "path too long: %s", path);
 		return -1;
 	}
+	/* Up from path: the shallowest ancestor whose own parent and every
+	 * one's below it are writable (buf ends there afterwards). */
+	top = strlen(buf);
 	for (;;) {
 		slash = strrchr(buf, '/');
-		if (slash == NULL || (size_t)(slash - buf) <= strlen(SBX_NEWROOT))
+		if (slash == NULL || (size_t)(slash - buf) <= root)
 			break;
 		*slash = '\0';
 		if (!parent_writable(buf))
 			break;
-		/* Pinned already (by an earlier pin under the same ancestor,
-		 * or a bind of the plan): one mount is enough, and stacking
-		 * one per hidden path costs a mount each. Its own ancestors
-		 * are still checked. */
-		if (is_mount_root(buf))
+		top = (size_t)(slash - buf);
+	}
+	/* Down from there, shallowest first: each recursive self-bind copies
+	 * the mounts below it, so pinning the deepest first made every level
+	 * copy the pins of the levels under it, twice (the pin and what it
+	 * hides): 2^depth mounts, and a start that failed (ENOSPC) past 16
+	 * levels (review of round 29). This way a pin copies only what the
+	 * plan mounted below it. One already a mount point (pinned for an
+	 * earlier path, or a bind of the plan) is not pinned again. */
+	if (join(buf, sizeof(buf), "", path) < 0)
+		return -1; /* cannot happen: it fitted above */
+	last = (size_t)(strrchr(buf, '/') - buf);
+	for (end = top; end <= last; end++) {
+		if (buf[end] != '/')
 			continue;
-		if (do_mount(buf, buf, NULL, MS_BIND | MS_REC, NULL, "pin", err, errlen) < 0)
+		buf[end] = '\0';
+		if (!is_mount_root(buf) && do_mount(buf, buf, NULL, MS_BIND | MS_REC, NULL, "pin", err, errlen) < 0)
 			return -1;
+		buf[end] = '/';
 	}
 	return 0;
 }

@@ -97,15 +97,25 @@ static const char *const py_names[] = {
 };
 
 /* Modules run as `python3 -m NAME` from a project's directory, or whose
- * launcher Jupyter runs so: installed or not yet (once installed, a
- * planted copy still wins). Sorted (strcmp). */
+ * launcher Jupyter runs so, installed or not yet (once installed, a
+ * planted copy still wins); and what such a tool imports from there at
+ * start whether installed or not, with the current directory on
+ * sys.path: IPython 8's lookups (measured: a sys.meta_path finder
+ * logging every top-level name `python3 -m IPython -c pass` asks for:
+ * storemagic, docrepr, jedi, ...; the review of round 29 ran a planted
+ * storemagic.py), its bundled extensions (autoreload: `%load_ext`), and
+ * ipykernel's requirements. Sorted (strcmp). */
 static const char *const tool_names[] = {
-	"IPython", "autopep8", "bandit", "black", "build", "coverage", "debugpy", "django", "flake8",
-	"flask", "gunicorn", "hatch", "ipdb", "ipykernel", "ipykernel_launcher", "isort", "jupyter",
-	"jupyterlab", "mypy", "nbconvert", "notebook", "nox", "pdm", "pip", "pip_audit", "pipenv", "pipx",
-	"poetry", "pre_commit", "pudb", "pycodestyle", "pydocstyle", "pyflakes", "pylint", "pyright",
-	"pytest", "ruff", "setuptools", "sphinx", "tox", "twine", "uv", "uvicorn", "virtualenv", "wheel",
-	"yapf"
+	"IPython", "argcomplete", "astroid", "asttokens", "autopep8", "autoreload", "backcall", "bandit",
+	"black", "build", "cPickle", "colorama", "comm", "coverage", "ctags", "debugpy", "decorator",
+	"django", "docrepr", "executing", "flake8", "flask", "gunicorn", "hatch", "ipdb", "ipykernel",
+	"ipykernel_launcher", "isort", "jedi", "jupyter", "jupyter_client", "jupyter_core", "jupyterlab",
+	"matplotlib_inline", "mypy", "nbconvert", "nest_asyncio", "notebook", "nox", "org", "packaging",
+	"parso", "pdm", "pexpect", "pickleshare", "pip", "pip_audit", "pipenv", "pipx", "platformdirs",
+	"poetry", "pre_commit", "prompt_toolkit", "psutil", "ptyprocess", "pudb", "pure_eval",
+	"pycodestyle", "pydocstyle", "pyflakes", "pygments", "pylint", "pyright", "pytest", "ruff",
+	"setuptools", "sphinx", "stack_data", "storemagic", "tornado", "tox", "traitlets", "twine", "uv",
+	"uvicorn", "virtualenv", "wcwidth", "wheel", "yapf", "zmq"
 };
 
 /* Installed names that are as often a project's own directories: they
@@ -436,19 +446,20 @@ static bool init_or_main(const char *name)
 }
 
 /* A directory named like a tool or an installed package (dfd/name, in
- * g->path): its __init__ and __main__ files new at their place in the
- * session, or all of them when the directory itself is new at that name.
+ * g->path; flags: O_NOFOLLOW, or 0 for an older link's target): its
+ * __init__ and __main__ files new at their place in the session, or all
+ * of them when the directory itself is new at that name.
  * Without them it is at most a namespace package, which an installed
  * package of that name wins over, and `python3 -m NAME` finds no
  * __main__ in. The files stay where they are, so the walk still goes
  * through the directory. One the project had, edited in place, stays: it
  * shadowed the installed one before the session too. */
-static void check_tool_package(struct gg *g, int dfd, const char *name)
+static void check_tool_package(struct gg *g, int dfd, const char *name, int flags)
 {
 	char path[PATH_MAX];
-	bool whole = gg_changed(g, dfd, name) && !gg_py_old(g, dfd, NULL, name);
+	bool whole = gg_changed(g, dfd, name) && !gg_py_old(g, NULL, name);
 	struct dirent *de;
-	DIR *d = dir_at(dfd, name, O_NOFOLLOW);
+	DIR *d = dir_at(dfd, name, flags);
 
 	if (d == NULL)
 		return;
@@ -459,7 +470,7 @@ static void check_tool_package(struct gg *g, int dfd, const char *name)
 	while ((de = readdir(d)) != NULL) {
 		if (!init_or_main(de->d_name) || gg_quarantined(g, dirfd(d), de->d_name, whole))
 			continue;
-		if (whole || (gg_changed(g, dirfd(d), de->d_name) && !gg_py_old(g, dirfd(d), name, de->d_name)))
+		if (whole || (gg_changed(g, dirfd(d), de->d_name) && !gg_py_old(g, name, de->d_name)))
 			gg_quarantine(g, dirfd(d), path, de->d_name, TOOL_WHY);
 	}
 	(void)closedir(d);
@@ -502,12 +513,15 @@ void gg_py_note_dir(struct gg *g, int fd)
 
 		if (ent_kind(g, de->d_name, t) != PY_TOOL)
 			continue;
-		gg_py_note(g, fd, NULL, de->d_name);
-		if (t != DT_DIR || (p = dir_at(fd, de->d_name, O_NOFOLLOW)) == NULL)
+		gg_py_note(g, NULL, de->d_name);
+		/* a package, or a link to one (its target's files, by the
+		 * link's name) */
+		if ((t != DT_DIR && t != DT_LNK) ||
+		    (p = dir_at(fd, de->d_name, t == DT_DIR ? O_NOFOLLOW : 0)) == NULL)
 			continue;
 		while ((ie = readdir(p)) != NULL)
 			if (init_or_main(ie->d_name))
-				gg_py_note(g, dirfd(p), de->d_name, ie->d_name);
+				gg_py_note(g, de->d_name, ie->d_name);
 		(void)closedir(p);
 	}
 	(void)closedir(d);
@@ -533,10 +547,13 @@ void gg_check_py_shadow(struct gg *g, int fd)
 			continue;
 		if (ent_kind(g, de->d_name, t) == PY_TOOL) {
 			if (stem == 0 && t == DT_DIR)
-				check_tool_package(g, fd, de->d_name);
-			else if ((gg_changed(g, fd, de->d_name) || (t == DT_LNK && init_fresh(g, fd, de->d_name))) &&
-				 !gg_py_old(g, fd, NULL, de->d_name))
+				check_tool_package(g, fd, de->d_name, O_NOFOLLOW);
+			else if (gg_changed(g, fd, de->d_name) && !gg_py_old(g, NULL, de->d_name))
 				gg_quarantine(g, fd, g->path, de->d_name, TOOL_WHY);
+			else if (stem == 0 && t == DT_LNK)
+				/* an older link: its target as a package (review of
+				 * round 29: build -> _build, then _build/__main__.py) */
+				check_tool_package(g, fd, de->d_name, 0);
 		} else if (stem > 0 && py_listed(de->d_name, stem)) {
 			if (gg_changed(g, fd, de->d_name))
 				gg_quarantine(g, fd, g->path, de->d_name,

@@ -1209,9 +1209,13 @@ static void test_python_prompt_modules(void)
  * are moved aside: a package made in the session (its __init__ and
  * __main__: what is left is at most a namespace package), a module file, one next to a
  * notebook, an __init__ or __main__ added to an old plain directory
- * (build/), and a harmless old package renamed into a tool's name. The
- * project's own package named like a tool, edited in place, and such a
- * module in a directory without a notebook stay. The host then runs
+ * (build/), and a harmless old package renamed into a tool's name; the
+ * review of round 29: storemagic.py (IPython imports it from there at
+ * every start), __main__.py in the target of an older link named like a
+ * tool, and a module beside a notebook that is a link. The project's own
+ * package named like a tool, appended to and then replaced by sed -i (a
+ * new inode, as git checkout makes), and such a module in a directory
+ * without a notebook stay. The host then runs
  * each way, and nothing planted runs.
  */
 static void test_python_tool_modules(void)
@@ -1221,7 +1225,12 @@ static void test_python_tool_modules(void)
 		"/work/notebooks/ipykernel_launcher.py: a module named",
 		"/work/pv_installed_mod.py: a module named", "/work/build/__init__.py: a module named",
 		"/work/build/__main__.py: a module named", "/work/pytest/__init__.py: a module named",
-		"/work/pytest/__main__.py: a module named", NULL};
+		"/work/pytest/__main__.py: a module named",
+		/* review of round 29: what IPython imports from there at start
+		 * (storemagic), an older link's target, a notebook that is a
+		 * link */
+		"/work/storemagic.py: a module named", "/work/isort/__main__.py: a module named",
+		"/work/lab/ipykernel_launcher.py: a module named", NULL};
 	char setup[2 * PATH_MAX];
 	struct gcase c;
 
@@ -1230,7 +1239,8 @@ static void test_python_tool_modules(void)
 	 * sessions' HOME is ROOT/home). */
 	snprintf(setup, sizeof(setup),
 		 "mkdir -p '%s/home/.local/lib/python3.99/site-packages/pv_installed_mod' && "
-		 "mkdir -p work/black work/build/lib work/notpip work/sub && "
+		 "mkdir -p work/black work/build/lib work/notpip work/sub work/_isort work/lab && "
+		 "ln -s _isort work/isort && echo '{}' > work/main.ipynb && ln -s ../main.ipynb work/lab/nb.ipynb && "
 		 "printf 'x = 1\\n' > work/black/__init__.py && printf 'x = 1\\n' > work/notpip/__init__.py",
 		 root);
 	CU_ASSERT_FATAL(run_case(&c, setup, NULL, NULL,
@@ -1240,10 +1250,14 @@ static void test_python_tool_modules(void)
 				 "printf \"$P\" > pv_installed_mod.py && printf \"$P\" >> black/__init__.py && "
 				 "printf \"$P\" > build/__init__.py && printf \"$P\" > build/__main__.py && "
 				 "printf \"$P\" > notpip/__main__.py && mv notpip pytest && "
-				 "printf \"$P\" > sub/pip.py && printf \"$P\" > mymod3.py",
+				 "printf \"$P\" > sub/pip.py && printf \"$P\" > mymod3.py && "
+				 "printf \"$P\" > storemagic.py && printf \"$P\" > _isort/__main__.py && "
+				 "printf \"$P\" > lab/ipykernel_launcher.py && sed -i 's/x = 1/x = 2/' black/__init__.py",
 				 "cd work && python3 -m pip --version >/dev/null 2>&1; python3 -m build >/dev/null 2>&1; "
 				 "python3 -m pytest --version >/dev/null 2>&1; python3 -c 'import pv_installed_mod' 2>/dev/null; "
-				 "(cd notebooks && python3 -m ipykernel_launcher -f /dev/null >/dev/null 2>&1); true") == 0);
+				 "(cd notebooks && python3 -m ipykernel_launcher -f /dev/null >/dev/null 2>&1); "
+				 "python3 -m isort --version >/dev/null 2>&1; python3 -c 'import storemagic' 2>/dev/null; "
+				 "(cd lab && python3 -m ipykernel_launcher -f /dev/null >/dev/null 2>&1); true") == 0);
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/pip/__main__.py.passavant-quarantine") && !exists(&c, "work/pip/__main__.py"));
 	/* Everything was checked: no directory went from under the walk. */

@@ -588,6 +588,40 @@ static void test_hidden_parents_pinned(void)
 	/* And what they hide is still hidden. */
 	CU_ASSERT_EQUAL(pinned_probe("read", at(buf, "work/pin/d/secretdir/key"), NULL), 13);
 	test_rmtree(at(buf, "work/pin"));
+	/* A cover 24 levels down: its pins, shallowest first, cost a mount
+	 * each (the deepest first doubled the mounts at every level: the
+	 * start failed with ENOSPC past 16, the review of round 29). */
+	{
+		char deep[PATH_MAX], mid[PATH_MAX], dr_deep[PATH_MAX];
+		const char *aw[] = { p_work, NULL }, *dr[] = { dr_deep, NULL };
+		char *argv[] = { probe, "rename", mid, buf2, NULL };
+		struct sbx_config cfg;
+		struct run r;
+		size_t len;
+
+		at(deep, "work/deep");
+		CU_ASSERT_FATAL(mkdir(deep, 0755) == 0);
+		for (i = 0; i < 24; i++) {
+			len = strlen(deep);
+			snprintf(deep + len, sizeof(deep) - len, "/d");
+			CU_ASSERT_FATAL(mkdir(deep, 0755) == 0);
+			if (i == 11)
+				memcpy(mid, deep, strlen(deep) + 1);
+		}
+		snprintf(dr_deep, sizeof(dr_deep), "%s/key", deep);
+		CU_ASSERT_FATAL(mkfile(dr_deep, "TOPSECRET\n") == 0);
+		memcpy(buf2, mid, strlen(mid) + 1);
+		buf2[strlen(buf2) - 1] = 'm'; /* .../d/d -> .../d/m */
+		base_config(&cfg, argv);
+		cfg.allow_write = aw;
+		cfg.deny_read = dr;
+		run_cfg(&cfg, &r, 0, NULL);
+		if (r.status == -125)
+			fprintf(stderr, "deep cover: sbx_start failed: %s\n", r.err);
+		CU_ASSERT_EQUAL(r.status, 19); /* EBUSY: started, and the middle is pinned */
+		free(r.out);
+		test_rmtree(at(buf, "work/deep"));
+	}
 }
 
 /* The remount fallback (kernels without mount_setattr) gives the same
