@@ -608,7 +608,7 @@ static void test_hidden_parents_pinned(void)
 			if (i == 11)
 				memcpy(mid, deep, strlen(deep) + 1);
 		}
-		snprintf(dr_deep, sizeof(dr_deep), "%s/key", deep);
+		CU_ASSERT_FATAL((size_t)snprintf(dr_deep, sizeof(dr_deep), "%s/key", deep) < sizeof(dr_deep));
 		CU_ASSERT_FATAL(mkfile(dr_deep, "TOPSECRET\n") == 0);
 		memcpy(buf2, mid, strlen(mid) + 1);
 		buf2[strlen(buf2) - 1] = 'm'; /* .../d/d -> .../d/m */
