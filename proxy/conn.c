@@ -827,6 +827,78 @@ void conn_slot_taken(conn_t *c)
 	}
 }
 
+/* ---- the target ----------------------------------------------------------- */
+
+/* Contract in conn_int.h. Grows the text only when the new one does not
+ * fit: a plain connection's requests reuse it. */
+int conn_target_set(conn_t *c, const struct target *t)
+{
+	size_t hl = strlen(t->host), al = strlen(t->authority), need = hl + al + 2;
+	char *text = c->tgt.text;
+
+	if (need > c->tgt.cap) {
+		text = malloc(need);
+		if (text == NULL)
+			return -1;
+		free(c->tgt.text);
+		c->tgt.text = text;
+		c->tgt.cap = need;
+	}
+	memcpy(text, t->host, hl + 1);
+	memcpy(text + hl + 1, t->authority, al + 1);
+	c->tgt.host = text;
+	c->tgt.authority = text + hl + 1;
+	c->tgt.port = t->port;
+	c->tgt.is_ip = t->is_ip;
+	c->tgt.is_ipv6 = t->is_ipv6;
+	c->tgt.path = t->path;
+	c->tgt.path_len = t->path_len;
+	return 0;
+}
+
+const char *conn_target_connect(conn_t *c, const char *s, size_t len)
+{
+	struct target t;
+	const char *err = target_parse_connect(s, len, &t);
+
+	if (err != NULL)
+		return err;
+	return conn_target_set(c, &t) < 0 ? "out of memory" : NULL;
+}
+
+const char *conn_target_absolute(conn_t *c, const char *s, size_t len)
+{
+	struct target t;
+	const char *err = target_parse_absolute(s, len, &t);
+
+	if (err != NULL)
+		return err;
+	return conn_target_set(c, &t) < 0 ? "out of memory" : NULL;
+}
+
+int conn_target_authority(conn_t *c, uint16_t default_port)
+{
+	struct target t;
+
+	memset(&t, 0, sizeof(t));
+	(void)snprintf(t.host, sizeof(t.host), "%s", c->tgt.host);
+	t.port = c->tgt.port;
+	t.is_ip = c->tgt.is_ip;
+	t.is_ipv6 = c->tgt.is_ipv6;
+	t.path = c->tgt.path;
+	t.path_len = c->tgt.path_len;
+	target_set_authority(&t, default_port);
+	return conn_target_set(c, &t);
+}
+
+void conn_target_free(conn_t *c)
+{
+	free(c->tgt.text);
+	c->tgt.text = NULL;
+	c->tgt.cap = 0;
+	c->tgt.host = c->tgt.authority = "";
+}
+
 /* Wipes what an evbuffer holds (it may carry real values) and frees it. */
 static void wipe_free(struct evbuffer *b)
 {
@@ -853,6 +925,7 @@ conn_t *conn_new(proxy_t *px, evutil_socket_t fd, const struct sockaddr *peer, i
 		return NULL;
 	}
 	c->px = px;
+	c->tgt.host = c->tgt.authority = "";
 	c->state = CONN_ACCEPTED;
 	c->mode = CONN_MODE_HTTP;
 	exchange_reset(&c->ex);
@@ -1006,6 +1079,7 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	}
 	proxy_policy_put(c->pol);
 	c->pol = NULL;
+	conn_target_free(c);
 	free(c->sni);
 	free(c->up_tls_err);
 	free(c->up_host);

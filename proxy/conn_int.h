@@ -210,6 +210,24 @@ struct host_decision {
 };
 
 /*
+ * The target of a connection's current request or tunnel: what struct
+ * target holds, with the host and the authority in one allocation sized
+ * to them (an idle tunnel keeps a few dozen bytes of it, not struct
+ * target's 544). Both are "" until set.
+ */
+struct conn_target {
+	const char *host;          /** normalised host (struct target's) */
+	const char *authority;     /** what the Host field must say */
+	uint16_t port;
+	bool is_ip;
+	bool is_ipv6;
+	const char *path;          /** absolute form: into the request head */
+	size_t path_len;
+	char *text;                /** owns host and authority; NULL while both are "" */
+	size_t cap;                /** bytes at text */
+};
+
+/*
  * One client connection. What it is doing is state, mode and ex.phase;
  * the booleans left are each one fact of their own that no enum orders:
  * the slot held, the first head, the first answer inside TLS, a remasked
@@ -228,7 +246,7 @@ struct conn {
 	struct conn_side up;        /** the upstream's side */
 	struct event *timer;        /** head, idle, drain or linger deadline */
 	upstream_req_t *dial;       /** pending resolve+connect, or NULL */
-	struct target tgt;          /** target of the current request or tunnel */
+	struct conn_target tgt;     /** target of the current request or tunnel (conn_target_set()) */
 	const char *rule;           /** rule of the last decision (policy or static storage) */
 	enum tunnel_plan plan;      /** CONNECT: what TLS_SNIFF does with the first bytes */
 	bool slot;                  /** holds one of the proxy's maxTunnels slots */
@@ -434,7 +452,19 @@ bool conn_prepare_request(conn_t *c, enum step *st) NONNULL(1, 2);
 
 /* Whether a Host field value (or :authority) names the CONNECT target t:
  * "host[:port]" or "[v6][:port]", the port 443 when absent. */
-bool conn_host_names_target(const char *v, size_t vlen, const struct target *t) NONNULL(1, 3);
+bool conn_host_names_target(const char *v, size_t vlen, const struct conn_target *t) NONNULL(1, 3);
+
+/* c->tgt = t (its host, authority, port, kinds and path). 0, or -1 on
+ * ENOMEM, c->tgt unchanged. */
+int conn_target_set(conn_t *c, const struct target *t) NONNULL(1, 2) WUNRES;
+/* target_parse_connect() / target_parse_absolute() into c->tgt: NULL, or
+ * a static message (c->tgt unchanged), "out of memory" among them. */
+const char *conn_target_connect(conn_t *c, const char *s, size_t len) NONNULL(1, 2) WUNRES;
+const char *conn_target_absolute(conn_t *c, const char *s, size_t len) NONNULL(1, 2) WUNRES;
+/* c->tgt's authority made again from its host and port (target_set_authority()). 0 or -1 (ENOMEM). */
+int conn_target_authority(conn_t *c, uint16_t default_port) NONNULL(1) WUNRES;
+/* Frees what c->tgt holds; both strings are "" again. */
+void conn_target_free(conn_t *c) NONNULL(1);
 
 /*
  * What both protocols know of a request when it is judged (conn_verdict()):
@@ -445,7 +475,7 @@ struct req_facts {
 	const char *method;        /** the method (NUL-terminated) */
 	const char *path;          /** tunnel: the target as sent; plain: the parsed URL's path; NULL: none (no :path) */
 	size_t path_len;
-	const struct target *tgt;  /** the tunnel's target, or the plain request's; NULL: plain, not parsed yet
+	const struct conn_target *tgt; /** the tunnel's target, or the plain request's; NULL: plain, not parsed yet
 				    * (only the method is judged) */
 	bool tunnel;               /** inside a terminated tunnel: origin form, Host and SNI must name tgt */
 	bool intercepted;          /** the tunnel came through an intercept listener (tgt is the SNI's) */

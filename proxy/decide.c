@@ -172,7 +172,7 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 	const char *err;
 
 	c->ex.kind = EX_KIND_CONNECT;
-	if ((err = target_parse_connect(url, ulen, &c->tgt)) != NULL)
+	if ((err = conn_target_connect(c, url, ulen)) != NULL)
 		return conn_refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
 				   (int)(ulen > 200 ? 200 : ulen), url, err);
 	c->ex.have_target = true;
@@ -207,7 +207,7 @@ static bool take_plain_target(conn_t *c, const char *url, size_t ulen, enum step
 	if (intercepted(c) && ulen > 0 &&
 	    (url[0] == '/' || (ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))))
 		return conn_intercept_target(c, url, ulen, st);
-	if ((err = target_parse_absolute(url, ulen, &c->tgt)) != NULL) {
+	if ((err = conn_target_absolute(c, url, ulen)) != NULL) {
 		*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s", m, cut, url, err);
 		return false;
 	}
@@ -221,7 +221,7 @@ static bool take_plain_target(conn_t *c, const char *url, size_t ulen, enum step
  * alone when the port is 443, or with ":" and the port in decimal. True
  * only where the parse below says the same; false: not this form.
  */
-static bool names_target_as_normalised(const char *v, size_t vlen, const struct target *t)
+static bool names_target_as_normalised(const char *v, size_t vlen, const struct conn_target *t)
 {
 	size_t hlen = strlen(t->host), i;
 	unsigned port = 0;
@@ -246,7 +246,7 @@ static bool names_target_as_normalised(const char *v, size_t vlen, const struct 
  * (target_parse_connect(); a value without a port is parsed again with
  * ":443", which changes nothing for one that fails otherwise).
  */
-static bool names_target_parsed(const char *v, size_t vlen, const struct target *t)
+static bool names_target_parsed(const char *v, size_t vlen, const struct conn_target *t)
 {
 	char buf[TARGET_AUTHORITY_MAX + 8];
 	struct target h;
@@ -262,7 +262,7 @@ static bool names_target_parsed(const char *v, size_t vlen, const struct target 
 	return h.port == t->port && strcmp(h.host, t->host) == 0;
 }
 
-bool conn_host_names_target(const char *v, size_t vlen, const struct target *t)
+bool conn_host_names_target(const char *v, size_t vlen, const struct conn_target *t)
 {
 	return names_target_as_normalised(v, vlen, t) || names_target_parsed(v, vlen, t);
 }
@@ -937,8 +937,8 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 		 * header: in the target it may be in the authority, and the
 		 * normalised host (lower case) would no longer match it. */
 		c->ex.have_target = in_header &&
-				 (c->ex.kind == EX_KIND_CONNECT ? target_parse_connect(url, ulen, &c->tgt)
-					    : target_parse_absolute(url, ulen, &c->tgt)) == NULL;
+				 (c->ex.kind == EX_KIND_CONNECT ? conn_target_connect(c, url, ulen)
+					    : conn_target_absolute(c, url, ulen)) == NULL;
 	}
 	conn_verdict_real(&v, conn_what(c, w, sizeof(w)), cred, where, rule, sizeof(rule));
 	/* The rule outlives this call (c->rule, the audit line). */

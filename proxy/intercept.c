@@ -91,10 +91,15 @@ static void target_from_dest(conn_t *c)
 	char a[TARGET_AUTHORITY_MAX + 8], h[64];
 
 	(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, h, sizeof(h)), (unsigned)c->orig->port);
-	if (target_parse_connect(a, strlen(a), &c->tgt) != NULL) {
-		memset(&c->tgt, 0, sizeof(c->tgt));
-		(void)snprintf(c->tgt.host, sizeof(c->tgt.host), "%s", c->orig->ip);
-		c->tgt.port = c->orig->port;
+	if (conn_target_connect(c, a, strlen(a)) != NULL) {
+		struct target t;
+
+		memset(&t, 0, sizeof(t));
+		(void)snprintf(t.host, sizeof(t.host), "%s", c->orig->ip);
+		t.port = c->orig->port;
+		/* Out of memory: the line shows no host. */
+		if (conn_target_set(c, &t) < 0)
+			log_debug("intercept: out of memory for the destination's name");
 	}
 	c->tgt.path = "";
 	c->tgt.path_len = 0;
@@ -226,7 +231,7 @@ static enum step take_hello(conn_t *c)
 		(void)snprintf(a, sizeof(a), "%s:%u", host, (unsigned)c->orig->port);
 	else
 		(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
-	if ((err = target_parse_connect(a, strlen(a), &c->tgt)) != NULL) {
+	if ((err = conn_target_connect(c, a, strlen(a))) != NULL) {
 		conn_refuse_raw(c, "passavant: blocked TLS %s:%u: the server name %.200s is not a host name (%s)",
 				dest_host(c, d, sizeof(d)), (unsigned)c->orig->port, host != NULL ? host : "?", err);
 		return STEP_CLOSED;
@@ -326,7 +331,7 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 	const char *name, *val, *m = http1_method(c->client.http);
 	size_t nlen, vlen = 0, hi, nhost;
 	char a[TARGET_AUTHORITY_MAX + 8], d[64];
-	struct target h;
+	struct target h, t;
 	bool explicit_port = false;
 	int cut = (int)(ulen > 200 ? 200 : ulen);
 
@@ -359,12 +364,18 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 			return false;
 		}
 	}
-	/* What the audit and the refusal lines show from here. */
-	c->tgt = h;
-	c->tgt.port = c->orig->port;
-	target_set_authority(&c->tgt, 80);
-	c->tgt.path = url;
-	c->tgt.path_len = ulen;
+	/* What the audit and the refusal lines show from here: the Host's
+	 * name at the connection's port (h keeps the Host's own port for the
+	 * check below). */
+	t = h;
+	t.port = c->orig->port;
+	target_set_authority(&t, 80);
+	t.path = url;
+	t.path_len = ulen;
+	if (conn_target_set(c, &t) < 0) {
+		*st = conn_refuse(c, 503, NULL, "request", NULL, "passavant: %s %.*s: out of memory", m, cut, url);
+		return false;
+	}
 	c->ex.have_target = true;
 	/*
 	 * 421 rather than deciding by Host:port: the connection went to

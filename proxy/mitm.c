@@ -94,7 +94,10 @@ static enum step conn_start_mitm(conn_t *c)
 	}
 	/* The Host the upstream gets: the CONNECT authority, without the
 	 * scheme's default port. */
-	target_set_authority(&c->tgt, 443);
+	if (conn_target_authority(c, 443) < 0) {
+		conn_close(c, "out of memory for the tunnel's authority", true);
+		return STEP_CLOSED;
+	}
 	c->tgt.path = "";
 	c->tgt.path_len = 0;
 	ub = c->up.bev;
