@@ -856,6 +856,8 @@ int conn_target_set(conn_t *c, const struct target *t)
 	return 0;
 }
 
+const char conn_target_nomem[] = "out of memory";
+
 const char *conn_target_connect(conn_t *c, const char *s, size_t len)
 {
 	struct target t;
@@ -863,7 +865,7 @@ const char *conn_target_connect(conn_t *c, const char *s, size_t len)
 
 	if (err != NULL)
 		return err;
-	return conn_target_set(c, &t) < 0 ? "out of memory" : NULL;
+	return conn_target_set(c, &t) < 0 ? conn_target_nomem : NULL;
 }
 
 const char *conn_target_absolute(conn_t *c, const char *s, size_t len)
@@ -873,7 +875,7 @@ const char *conn_target_absolute(conn_t *c, const char *s, size_t len)
 
 	if (err != NULL)
 		return err;
-	return conn_target_set(c, &t) < 0 ? "out of memory" : NULL;
+	return conn_target_set(c, &t) < 0 ? conn_target_nomem : NULL;
 }
 
 int conn_target_authority(conn_t *c, uint16_t default_port)

@@ -458,7 +458,9 @@ bool conn_host_names_target(const char *v, size_t vlen, const struct conn_target
  * ENOMEM, c->tgt unchanged. */
 int conn_target_set(conn_t *c, const struct target *t) NONNULL(1, 2) WUNRES;
 /* target_parse_connect() / target_parse_absolute() into c->tgt: NULL, or
- * a static message (c->tgt unchanged), "out of memory" among them. */
+ * a static message (c->tgt unchanged): conn_target_nomem itself when
+ * memory ran out (a 503, not the client's fault), else the parser's. */
+extern const char conn_target_nomem[];
 const char *conn_target_connect(conn_t *c, const char *s, size_t len) NONNULL(1, 2) WUNRES;
 const char *conn_target_absolute(conn_t *c, const char *s, size_t len) NONNULL(1, 2) WUNRES;
 /* c->tgt's authority made again from its host and port (target_set_authority()). 0 or -1 (ENOMEM). */

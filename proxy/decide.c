@@ -173,7 +173,8 @@ static enum step decide_connect(conn_t *c, const char *url, size_t ulen)
 
 	c->ex.kind = EX_KIND_CONNECT;
 	if ((err = conn_target_connect(c, url, ulen)) != NULL)
-		return conn_refuse(c, 400, NULL, "connect", NULL, "passavant: CONNECT %.*s: %s",
+		return conn_refuse(c, err == conn_target_nomem ? 503 : 400, NULL, "connect", NULL,
+				   "passavant: CONNECT %.*s: %s",
 				   (int)(ulen > 200 ? 200 : ulen), url, err);
 	c->ex.have_target = true;
 	return conn_decide_tunnel(c);
@@ -208,7 +209,8 @@ static bool take_plain_target(conn_t *c, const char *url, size_t ulen, enum step
 	    (url[0] == '/' || (ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))))
 		return conn_intercept_target(c, url, ulen, st);
 	if ((err = conn_target_absolute(c, url, ulen)) != NULL) {
-		*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: %s %.*s: %s", m, cut, url, err);
+		*st = conn_refuse(c, err == conn_target_nomem ? 503 : 400, NULL, "request", NULL,
+				  "passavant: %s %.*s: %s", m, cut, url, err);
 		return false;
 	}
 	c->ex.have_target = true;

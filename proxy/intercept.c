@@ -91,19 +91,20 @@ static void target_from_dest(conn_t *c)
 	char a[TARGET_AUTHORITY_MAX + 8], h[64];
 
 	(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, h, sizeof(h)), (unsigned)c->orig->port);
-	if (conn_target_connect(c, a, strlen(a)) != NULL) {
+	bool ok = conn_target_connect(c, a, strlen(a)) == NULL;
+
+	if (!ok) {
 		struct target t;
 
 		memset(&t, 0, sizeof(t));
 		(void)snprintf(t.host, sizeof(t.host), "%s", c->orig->ip);
 		t.port = c->orig->port;
-		/* Out of memory: the line shows no host. */
-		if (conn_target_set(c, &t) < 0)
-			log_debug("intercept: out of memory for the destination's name");
+		ok = conn_target_set(c, &t) == 0;
 	}
 	c->tgt.path = "";
 	c->tgt.path_len = 0;
-	c->ex.have_target = true;
+	/* Out of memory: the line names no target (have_target false). */
+	c->ex.have_target = ok;
 	c->ex.kind = EX_KIND_CONNECT;
 }
 
@@ -232,8 +233,14 @@ static enum step take_hello(conn_t *c)
 	else
 		(void)snprintf(a, sizeof(a), "%s:%u", dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
 	if ((err = conn_target_connect(c, a, strlen(a))) != NULL) {
-		conn_refuse_raw(c, "passavant: blocked TLS %s:%u: the server name %.200s is not a host name (%s)",
-				dest_host(c, d, sizeof(d)), (unsigned)c->orig->port, host != NULL ? host : "?", err);
+		if (err == conn_target_nomem)
+			conn_refuse_raw(c, "passavant: blocked TLS %s:%u: out of memory for the server name",
+					dest_host(c, d, sizeof(d)), (unsigned)c->orig->port);
+		else
+			conn_refuse_raw(c,
+					"passavant: blocked TLS %s:%u: the server name %.200s is not a host name (%s)",
+					dest_host(c, d, sizeof(d)), (unsigned)c->orig->port,
+					host != NULL ? host : "?", err);
 		return STEP_CLOSED;
 	}
 	c->tgt.path = "";

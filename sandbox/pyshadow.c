@@ -133,10 +133,17 @@ static const char *const site_dirs[] = {
 	"/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages",
 	"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
 	"~/.local/lib/python3*/site-packages",
+	"/usr/lib/python3*/dist-packages",
 	/* pyenv's and conda's interpreters */
 	"~/.pyenv/versions/*/lib/python3*/site-packages", "/opt/conda/lib/python3*/site-packages",
 	"~/miniconda3/lib/python3*/site-packages", "~/anaconda3/lib/python3*/site-packages",
 	"~/miniforge3/lib/python3*/site-packages",
+	/* environments outside the project a tool may run from (review of
+	 * round 29): virtualenvwrapper, pipenv, poetry, pipx, uv tools */
+	"~/.virtualenvs/*/lib/python3*/site-packages", "~/.local/share/virtualenvs/*/lib/python3*/site-packages",
+	"~/.cache/pypoetry/virtualenvs/*/lib/python3*/site-packages",
+	"~/.local/pipx/venvs/*/lib/python3*/site-packages", "~/.local/share/pipx/venvs/*/lib/python3*/site-packages",
+	"~/.local/share/uv/tools/*/lib/python3*/site-packages",
 };
 
 enum py_kind { PY_NONE, PY_STD, PY_TOOL };

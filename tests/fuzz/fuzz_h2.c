@@ -372,9 +372,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ub = bufferevent_socket_new(proxy_base(fz_px), us[0], BEV_OPT_CLOSE_ON_FREE);
 	if (c == NULL || ub == NULL)
 		abort();
-	if (target_parse_connect("api.example.com:443", 19, &c->tgt) != NULL)
+	if (conn_target_connect(c, "api.example.com:443", 19) != NULL || conn_target_authority(c, 443) < 0)
 		abort();
-	target_set_authority(&c->tgt, 443);
 	c->up.bev = ub;
 	bufferevent_setcb(ub, fz_drive, fz_drive, conn_up_event_cb, c);
 	(void)bufferevent_enable(ub, EV_READ | EV_WRITE);

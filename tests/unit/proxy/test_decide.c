@@ -377,6 +377,60 @@ static void test_verdict_credentials(void)
 					 "not an inject host");
 }
 
+/*
+ * conn_target_set() and its parsers (proxy/conn.c): the host and the
+ * authority in one text sized to them, reused while the next fits, grown
+ * when it does not; a failed parse leaves the target as it was; the
+ * authority made again drops the default port; freed, both are "".
+ */
+static void test_conn_target(void)
+{
+	char url[300];
+	const char *text;
+	conn_t c;
+
+	memset(&c, 0, sizeof(c));
+	c.tgt.host = c.tgt.authority = "";
+	CU_ASSERT_PTR_NULL_FATAL(conn_target_connect(&c, "Example.COM.:8443", 17));
+	CU_ASSERT_STRING_EQUAL(c.tgt.host, "example.com");
+	CU_ASSERT_STRING_EQUAL(c.tgt.authority, "example.com:8443");
+	CU_ASSERT_EQUAL(c.tgt.port, 8443);
+	CU_ASSERT_FALSE(c.tgt.is_ip);
+	text = c.tgt.text;
+	CU_ASSERT_EQUAL(c.tgt.cap, strlen("example.com") + strlen("example.com:8443") + 2);
+	/* a shorter target reuses the text; the path points into the URL */
+	snprintf(url, sizeof(url), "http://a.b/x?y");
+	CU_ASSERT_PTR_NULL_FATAL(conn_target_absolute(&c, url, strlen(url)));
+	CU_ASSERT_PTR_EQUAL(c.tgt.text, text);
+	CU_ASSERT_STRING_EQUAL(c.tgt.host, "a.b");
+	CU_ASSERT_STRING_EQUAL(c.tgt.authority, "a.b");
+	CU_ASSERT_EQUAL(c.tgt.port, 80);
+	CU_ASSERT(c.tgt.path == url + 10 && c.tgt.path_len == 4);
+	/* a longer one grows it */
+	snprintf(url, sizeof(url), "http://%060d.%060d.%060d.example:8080/", 1, 2, 3);
+	CU_ASSERT_PTR_NULL(conn_target_absolute(&c, url, strlen(url)));
+	CU_ASSERT_EQUAL(strlen(c.tgt.host), 190);
+	CU_ASSERT_EQUAL(strlen(c.tgt.authority), 195);
+	CU_ASSERT(c.tgt.text != NULL && c.tgt.cap == 190 + 195 + 2);
+	/* a failed parse changes nothing */
+	CU_ASSERT_PTR_NOT_NULL(conn_target_connect(&c, "no-port", 7));
+	CU_ASSERT_EQUAL(strlen(c.tgt.host), 190);
+	CU_ASSERT_EQUAL(c.tgt.port, 8080);
+	/* the authority again, without the default port; IPv6 in brackets */
+	CU_ASSERT_PTR_NULL_FATAL(conn_target_connect(&c, "[2001:DB8::1]:443", 17));
+	CU_ASSERT_STRING_EQUAL(c.tgt.host, "2001:db8::1");
+	CU_ASSERT_STRING_EQUAL(c.tgt.authority, "[2001:db8::1]:443");
+	CU_ASSERT_TRUE(c.tgt.is_ipv6);
+	CU_ASSERT_EQUAL_FATAL(conn_target_authority(&c, 443), 0);
+	CU_ASSERT_STRING_EQUAL(c.tgt.authority, "[2001:db8::1]");
+	CU_ASSERT_STRING_EQUAL(c.tgt.host, "2001:db8::1");
+	conn_target_free(&c);
+	CU_ASSERT_PTR_NULL(c.tgt.text);
+	CU_ASSERT_STRING_EQUAL(c.tgt.host, "");
+	CU_ASSERT_STRING_EQUAL(c.tgt.authority, "");
+	conn_target_free(&c); /* twice is harmless */
+}
+
 TEST_REGISTRAR(proxy_decide_suite)
 {
 	CU_pSuite s = test_suite("proxy_decide", NULL, NULL);
@@ -389,4 +443,5 @@ TEST_REGISTRAR(proxy_decide_suite)
 	test_add(s, "verdict: Host, :authority and SNI", test_verdict_host);
 	test_add(s, "verdict: allowedDomains and allowedMethods", test_verdict_policy);
 	test_add(s, "verdict: a real value, a sentinel out of place", test_verdict_credentials);
+	test_add(s, "the connection's target: one text, reused, grown, unchanged on a failed parse", test_conn_target);
 }
