@@ -858,24 +858,26 @@ int conn_target_set(conn_t *c, const struct target *t)
 
 const char conn_target_nomem[] = "out of memory";
 
-const char *conn_target_connect(conn_t *c, const char *s, size_t len)
+/* s parsed by parse (target.h) into c->tgt: the two below. */
+static const char *target_take(conn_t *c, const char *s, size_t len,
+			       const char *(*parse)(const char *, size_t, struct target *))
 {
 	struct target t;
-	const char *err = target_parse_connect(s, len, &t);
+	const char *err = parse(s, len, &t);
 
 	if (err != NULL)
 		return err;
 	return conn_target_set(c, &t) < 0 ? conn_target_nomem : NULL;
 }
 
+const char *conn_target_connect(conn_t *c, const char *s, size_t len)
+{
+	return target_take(c, s, len, target_parse_connect);
+}
+
 const char *conn_target_absolute(conn_t *c, const char *s, size_t len)
 {
-	struct target t;
-	const char *err = target_parse_absolute(s, len, &t);
-
-	if (err != NULL)
-		return err;
-	return conn_target_set(c, &t) < 0 ? conn_target_nomem : NULL;
+	return target_take(c, s, len, target_parse_absolute);
 }
 
 int conn_target_authority(conn_t *c, uint16_t default_port)

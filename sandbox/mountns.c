@@ -399,23 +399,25 @@ static int pin_ancestors(const char *path, char *err, size_t errlen)
 {
 	char buf[PATH_MAX];
 	size_t root = strlen(SBX_NEWROOT), top, end, last;
-	char *slash;
+	bool writable;
 
 	if (join(buf, sizeof(buf), "", path) < 0) {
 		errbuf_set_errno(err, errlen, errno, "path too long: %s", path);
 		return -1;
 	}
 	/* Up from path: the shallowest ancestor whose own parent and every
-	 * one's below it are writable (buf ends there afterwards). */
+	 * one's below it are writable (each cut put back as it is left). */
+	last = (size_t)(strrchr(buf, '/') - buf);
 	top = strlen(buf);
-	for (;;) {
-		slash = strrchr(buf, '/');
-		if (slash == NULL || (size_t)(slash - buf) <= root)
+	for (end = last; end > root; end--) {
+		if (buf[end] != '/')
+			continue;
+		buf[end] = '\0';
+		writable = parent_writable(buf);
+		buf[end] = '/';
+		if (!writable)
 			break;
-		*slash = '\0';
-		if (!parent_writable(buf))
-			break;
-		top = (size_t)(slash - buf);
+		top = end;
 	}
 	/* Down from there, shallowest first: each recursive self-bind copies
 	 * the mounts below it, so pinning the deepest first made every level
@@ -424,9 +426,6 @@ static int pin_ancestors(const char *path, char *err, size_t errlen)
 	 * levels (review of round 29). This way a pin copies only what the
 	 * plan mounted below it. One already a mount point (pinned for an
 	 * earlier path, or a bind of the plan) is not pinned again. */
-	if (join(buf, sizeof(buf), "", path) < 0)
-		return -1; /* cannot happen: it fitted above */
-	last = (size_t)(strrchr(buf, '/') - buf);
 	for (end = top; end <= last; end++) {
 		if (buf[end] != '/')
 			continue;

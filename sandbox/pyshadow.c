@@ -544,11 +544,7 @@ void gg_check_py_shadow(struct gg *g, int fd)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		size_t stem = py_stem(de->d_name);
-		unsigned char t = de->d_type;
-		struct stat st;
-
-		if (t == DT_UNKNOWN && fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		unsigned char t = ent_type(fd, de);
 
 		if (gg_quarantined(g, fd, de->d_name, false))
 			continue;
