@@ -361,25 +361,6 @@ int cmask_tunnel_begin(cmask_t *m)
 	return 0;
 }
 
-int cmask_tunnel_out(cmask_t *m, struct evbuffer *src, size_t n, const char **cred)
-{
-	struct cdir *d = &m->dir[CMASK_OUT];
-	bool met;
-
-	*cred = NULL;
-	if (mask_exch_body_feed_buffer(m->x, MASK_OUT, src, n, d->out) < 0)
-		return -1;
-	if ((*cred = mask_exch_leak(m->x)) != NULL) {
-		cmask_wipe_drain(d->out);
-		return 2;
-	}
-	*cred = mask_exch_sentinel_met(m->x, &met);
-	if (!met)
-		return 0;
-	cmask_wipe_drain(d->out);
-	return 1;
-}
-
 const char *cmask_leak(const cmask_t *m, enum cmask_dir dd)
 {
 	return dd == CMASK_OUT ? mask_exch_leak(m->x) : NULL;
@@ -410,14 +391,6 @@ int cmask_body_cut(cmask_t *m, enum cmask_dir dd)
 		d->wsd.qbytes = 0;
 	}
 	return 0;
-}
-
-int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n)
-{
-	struct cdir *d = &m->dir[CMASK_IN];
-
-	d->release = false;
-	return mask_exch_body_feed_buffer(m->x, MASK_IN, src, n, d->out);
 }
 
 /* Chunked: frames the first n bytes of d->chunk as one chunk into out. */

@@ -140,17 +140,12 @@ bool cmask_waiting(const cmask_t *m, enum cmask_dir d) NONNULL(1);
 int cmask_release(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
 
 /*
- * An opaque tunnel without TLS (SPEC §4.2): the client's bytes are scanned
- * for sentinels, and never substituted. cmask_tunnel_begin() arms the
- * outbound direction; cmask_tunnel_out() scans n bytes of src into
- * cmask_out(OUT) and returns 0, or 1 when a sentinel came (the output is
- * dropped: nothing of it may go; *cred names the credential), or -1.
+ * Arms the outbound direction for a stream the client sends after a 101
+ * (cmask_ws_begin()): its bytes are scanned, never substituted (nothing
+ * is injected into a stream: every pair maps a sentinel to itself), so a
+ * real value in it is met (cmask_leak()). Returns 0 or -1.
  */
 int cmask_tunnel_begin(cmask_t *m) NONNULL(1) WUNRES;
-/* ... and 2 when a real value came (*cred names its credential; SPEC
- * §4.2: nothing of it may go either). */
-int cmask_tunnel_out(cmask_t *m, struct evbuffer *src, size_t n, const char **cred)
-	NONNULL(1, 2, 4) WUNRES;
 
 /*
  * A real value on its way out (SPEC §4.2): the credential whose real
@@ -185,11 +180,6 @@ int cmask_body_cut(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
  * chunk and the chunked terminator written; figures recorded. Returns 0
  * or -1. */
 int cmask_body_end(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
-
-/* Upgraded stream, inbound: remasks n bytes of src into cmask_out(IN). At
- * the end of the stream, cmask_body_end(IN). Call cmask_body_begin(IN,
- * ..., false) first. Returns 0 or -1. */
-int cmask_stream_in(cmask_t *m, struct evbuffer *src, size_t n) NONNULL(1, 2) WUNRES;
 
 /*
  * A WebSocket stream after a 101 (SPEC §4.2, §4.3), both directions

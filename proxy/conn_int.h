@@ -62,7 +62,8 @@ enum conn_state {
 /* What the client's bytes are; changed only by conn_set_mode(). */
 enum conn_mode {
 	CONN_MODE_HTTP,       /* plain proxy requests (absolute form), one exchange at a time */
-	CONN_MODE_TUNNEL,     /* after a CONNECT's 200: opaque bytes (remasked: tunnel_masked) */
+	CONN_MODE_TUNNEL,     /* after a CONNECT's 200 (or an intercepted ClientHello): TLS_SNIFF, then
+			       * TLS relayed as it is (excludeDomains) */
 	CONN_MODE_TERMINATED, /* TLS with the client terminated: origin-form requests inside */
 	CONN_MODE_UPGRADED,   /* after a 101: an opaque WebSocket stream (inside TLS if client.ssl) */
 	CONN_MODE_RAW,        /* intercepted, no HTTP spoken (first bytes, a ClientHello before its
@@ -184,15 +185,19 @@ struct conn_side {
 	bool cert_bad;            /** upstream: its TLS failed on its certificate (up_tls_err says why) */
 };
 
-/* An intercepted connection's original destination (SO_ORIGINAL_DST):
- * allocated for intercepted connections only, as are the other texts a
- * connection needs only sometimes (struct conn), so that an idle tunnel
+/* Where a connection of origin-form plain HTTP requests goes: an
+ * intercepted connection's original destination (SO_ORIGINAL_DST), or
+ * the target of a CONNECT whose tunnel carries plain HTTP (mitm.c,
+ * conn_tunnel_plain()). Allocated for those only, as are the other texts
+ * a connection needs only sometimes (struct conn), so that an idle tunnel
  * holds none of them (docs/architecture.md "The upstream zone"). */
 struct conn_orig {
-	struct sockaddr_storage sa;     /** the address */
+	struct sockaddr_storage sa;     /** the address (intercepted only; zero for a tunnel) */
 	char ip[48];                    /** the address as text (IPv6 without brackets) */
 	uint16_t port;                  /** the port */
-	char name[POLICY_HOST_MAX + 1]; /** the name its synthetic address stands for, or "" */
+	char name[POLICY_HOST_MAX + 1]; /** the name its synthetic address stands for (a tunnel: the
+					  * CONNECT host, name or address), or "" */
+	bool tunnel;                    /** a CONNECT's target, not an intercepted destination */
 };
 
 /* Sizes of struct conn's texts allocated when first needed. */
@@ -255,7 +260,6 @@ struct conn {
 				     *  proxy_body_injected_open() until the exchange ends */
 	bool first_request;         /** the first head is still awaited */
 	bool answered;              /** a terminated tunnel completed its first request */
-	bool tunnel_masked;         /** TUNNEL mode without TLS: inbound remasked, outbound scanned */
 	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
 	enum tls_end tls_end;       /** how the TLS stream to the client ends */
 	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
@@ -540,6 +544,8 @@ void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule
 
 /* The rules a 421 inside a tunnel names. */
 #define CONN_RULE_HOST_TUNNEL "tunnel: Host must name the CONNECT target"
+/* The rule of a tunnel refused for carrying neither HTTP nor TLS. */
+#define CONN_RULE_TUNNEL_OTHER "tunnel: neither HTTP nor TLS"
 #define CONN_RULE_HOST_INTERCEPT "interception: Host must name the TLS server name"
 #define CONN_RULE_SNI "tunnel: the TLS server name must name the CONNECT target"
 
@@ -569,12 +575,18 @@ enum step conn_decide_tunnel(conn_t *c) NONNULL(1);
 
 /* ---- intercept.c ------------------------------------------------------- */
 
-/* The target of an origin-form request on an intercepted plain-HTTP
- * connection: the Host field's host (or the destination's name or
- * address without one), the destination's port; 421 when Host names
- * another port, or another host than the synthetic address stands for.
- * Returns true to go on, else false with *st the refusal's step. */
+/* The target of an origin-form request on a plain-HTTP connection with a
+ * destination (c->orig: intercepted, or a CONNECT tunnel carrying plain
+ * HTTP): the Host field's host (or the destination's name or address
+ * without one), the destination's port; 421 when Host names another
+ * port, or another host than the synthetic address stands for or the
+ * CONNECT named. Returns true to go on, else false with *st the
+ * refusal's step. */
 bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *st) NONNULL(1, 2, 4);
+
+/* 1: the bytes in `in` start an HTTP request line ("METHOD " in upper
+ * case), 0: they do not, -1: too few to tell. */
+int conn_http_start(struct evbuffer *in) NONNULL(1);
 
 /* INTERCEPT_SNIFF: what the first bytes of an intercepted connection are. */
 enum step conn_step_intercept(conn_t *c) NONNULL(1);

@@ -194,8 +194,9 @@ static bool is_websocket_upgrade(const http1_t *h)
 
 /*
  * The target of a plain HTTP request: the absolute form, parsed into tgt;
- * on an intercepted connection also the origin form
- * (conn_intercept_target(): Host and the original destination's port).
+ * on a connection with a destination (intercepted, or a CONNECT tunnel
+ * carrying plain HTTP) also the origin form (conn_intercept_target():
+ * Host and the destination's port).
  * Inside a terminated tunnel the target is the CONNECT's and conn_verdict()
  * judges the request's form. Returns true to go on, else false with *st
  * the refusal's step.
@@ -205,7 +206,7 @@ static bool take_plain_target(conn_t *c, const char *url, size_t ulen, enum step
 	const char *err, *m = http1_method(c->client.http);
 	int cut = (int)(ulen > 200 ? 200 : ulen);
 
-	if (intercepted(c) && ulen > 0 &&
+	if (c->orig != NULL && ulen > 0 &&
 	    (url[0] == '/' || (ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))))
 		return conn_intercept_target(c, url, ulen, st);
 	if ((err = conn_target_absolute(c, url, ulen)) != NULL) {

@@ -263,19 +263,16 @@ static void dial_cb(void *arg, enum upstream_result res, struct bufferevent *bev
 		c->ex.phase = EX_RESPONDING;
 		conn_now(&c->ex.t0);
 		conn_touch(c);
-		if (c->plan != TUNNEL_OPAQUE || proxy_masking(c->px)) {
-			/* The bytes after the CONNECT head decide
-			 * (conn_step_tls_sniff()); a tunnel nobody speaks in is
-			 * idle as much as it is a slow handshake. An opaque
-			 * tunnel is sniffed too when masking is on: bytes
-			 * that are not TLS are searched (round 16). */
-			conn_set_state(c, CONN_TLS_SNIFF);
-			conn_arm_timer(c, c->plan == TUNNEL_OPAQUE || c->idle_ms < c->head_ms ? c->idle_ms : c->head_ms);
-			conn_start_peek(c);
-		} else {
-			conn_set_state(c, CONN_RELAY);
-			conn_arm_timer(c, c->idle_ms);
-		}
+		/* The bytes after the CONNECT head decide, for every
+		 * tunnel (conn_step_tls_sniff()): TLS is terminated, or
+		 * relayed as it is to an excluded host; plain HTTP is
+		 * decided request by request; anything else is refused
+		 * (round 16: plain HTTP to an excluded host; round 30: to
+		 * any host, with another Host). A tunnel nobody speaks in
+		 * is idle as much as it is a slow handshake. */
+		conn_set_state(c, CONN_TLS_SNIFF);
+		conn_arm_timer(c, c->plan == TUNNEL_OPAQUE || c->idle_ms < c->head_ms ? c->idle_ms : c->head_ms);
+		conn_start_peek(c);
 	} else if (conn_send_request(c) == STEP_CLOSED) {
 		return;
 	}

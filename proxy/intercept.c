@@ -78,9 +78,12 @@ static void refuse_accept(proxy_t *px, const char *host, uint16_t port, const ch
  * address stands for, else the address ([v6]). */
 static const char *dest_host(const conn_t *c, char *buf, size_t len)
 {
-	if (c->orig->name[0] != '\0')
-		return c->orig->name;
-	(void)snprintf(buf, len, c->orig->sa.ss_family == AF_INET6 ? "[%s]" : "%s", c->orig->ip);
+	const char *h = c->orig->name[0] != '\0' ? c->orig->name : c->orig->ip;
+
+	/* An IPv6 address (a tunnel's name may be one) in brackets. */
+	if (strchr(h, ':') == NULL)
+		return h;
+	(void)snprintf(buf, len, "[%.46s]", h);
 	return buf;
 }
 
@@ -170,9 +173,7 @@ static enum tls_hello_state hello_state(struct evbuffer *in, size_t *msglen)
 
 /* ---- INTERCEPT_SNIFF ----------------------------------------------------- */
 
-/* 1: the bytes start an HTTP request line ("METHOD " in upper case), 0:
- * they do not, -1: too few to tell. */
-static int http_start(struct evbuffer *in)
+int conn_http_start(struct evbuffer *in)
 {
 	unsigned char p[INTERCEPT_METHOD_MAX + 1];
 	ev_ssize_t n = evbuffer_copyout(in, p, sizeof(p));
@@ -312,7 +313,7 @@ enum step conn_step_intercept(conn_t *c)
 		}
 		return take_hello(c);
 	}
-	switch (http_start(in)) {
+	switch (conn_http_start(in)) {
 	case 1:
 		/* Requests from here on, through the same pipeline as proxy
 		 * requests (conn_decide(); the target: conn_intercept_target()). */
@@ -341,6 +342,7 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 	struct target h, t;
 	bool explicit_port = false;
 	int cut = (int)(ulen > 200 ? 200 : ulen);
+	const char *rule = c->orig->tunnel ? CONN_RULE_HOST_TUNNEL : INTERCEPT_HOST_RULE;
 
 	nhost = http1_header_find(c->client.http, "host", &hi);
 	if (nhost > 1) {
@@ -391,18 +393,24 @@ bool conn_intercept_target(conn_t *c, const char *url, size_t ulen, enum step *s
 	 * disagree on where the request goes.
 	 */
 	if (explicit_port && h.port != c->orig->port) {
-		*st = conn_refuse(c, 421, NULL, "request", INTERCEPT_HOST_RULE,
-				  "passavant: %s http://%s%.*s: Host %.*s names port %u, but the connection was "
-				  "to port %u",
-				  m, c->tgt.authority, cut, url, (int)(vlen > 200 ? 200 : vlen), val, (unsigned)h.port,
+		*st = conn_refuse(c, 421, NULL, "request", rule,
+				  "passavant: %s http://%s%.*s: Host %.*s names port %u, but %s to port %u", m,
+				  c->tgt.authority, cut, url, (int)(vlen > 200 ? 200 : vlen), val, (unsigned)h.port,
+				  c->orig->tunnel ? "the CONNECT tunnel is" : "the connection was",
 				  (unsigned)c->orig->port);
 		return false;
 	}
 	if (c->orig->name[0] != '\0' && strcmp(h.host, c->orig->name) != 0) {
-		*st = conn_refuse(c, 421, NULL, "request", INTERCEPT_HOST_RULE,
-				  "passavant: %s http://%s%.*s: Host names %s, but the connection went to %s, "
-				  "the address handed out for %s",
-				  m, c->tgt.authority, cut, url, h.host, c->orig->ip, c->orig->name);
+		if (c->orig->tunnel)
+			*st = conn_refuse(c, 421, NULL, "request", rule,
+					  "passavant: %s http://%s%.*s: Host names %s, but the CONNECT tunnel is "
+					  "to %s",
+					  m, c->tgt.authority, cut, url, h.host, c->orig->name);
+		else
+			*st = conn_refuse(c, 421, NULL, "request", rule,
+					  "passavant: %s http://%s%.*s: Host names %s, but the connection went to "
+					  "%s, the address handed out for %s",
+					  m, c->tgt.authority, cut, url, h.host, c->orig->ip, c->orig->name);
 		return false;
 	}
 	return true;

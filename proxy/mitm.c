@@ -188,14 +188,57 @@ void conn_start_peek(conn_t *c)
 }
 
 /*
- * TLS_SNIFF: the first bytes of a tunnel to a host the policy terminates,
- * or, with masking on, to one it does not (excludeDomains). A TLS record
- * header is terminated (relayed as it is when the host is excluded);
- * anything else (or an upstream that speaks first, as SSH and SMTP do) is
- * relayed as plain bytes, searched both ways when masking is on, unless
- * the host has a method restriction, which a relay could not enforce:
- * then it is refused (SPEC §3.1), in plain HTTP, which is what a client
- * that does not speak TLS most likely reads.
+ * A tunnel whose first bytes start an HTTP request line: its requests are
+ * read and decided one by one, as an intercepted connection's are, with
+ * the CONNECT's host and port as their destination (c->orig): a Host
+ * naming another host or port is answered 421, and each request is
+ * decided (allowedDomains, allowedMethods, credentials), dialled and
+ * audited like any plain request (scheme http, tls none). Relayed as
+ * bytes, the tunnel carried requests with any Host and method to the
+ * server behind an allowed name, none of them decided or audited (round
+ * 30 of the attack: a front end that routes by Host reached a denied
+ * name). The upstream dialled for the CONNECT carries the first request
+ * (send_plain() reuses it while Host names the CONNECT host), unless it
+ * spoke or closed first: then it is dropped and the request dials anew.
+ */
+static enum step tunnel_plain(conn_t *c)
+{
+	struct conn_orig *o = calloc(1, sizeof(*o));
+
+	if (o == NULL) {
+		conn_close(c, "out of memory reading plain HTTP in a tunnel", true);
+		return STEP_CLOSED;
+	}
+	(void)snprintf(o->name, sizeof(o->name), "%s", c->tgt.host);
+	if (c->tgt.is_ip)
+		(void)snprintf(o->ip, sizeof(o->ip), "%s", c->tgt.host);
+	o->port = c->tgt.port;
+	o->tunnel = true;
+	free(c->orig);
+	c->orig = o;
+	if (c->up.bev != NULL && !c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
+		c->up.reusable = true;
+	else
+		conn_drop_upstream(c);
+	http1_reset(c->client.http);
+	exchange_reset(&c->ex);
+	c->first_request = false;
+	conn_set_mode(c, CONN_MODE_HTTP);
+	conn_set_state(c, CONN_READ_HEAD);
+	conn_arm_timer(c, c->head_ms);
+	return STEP_AGAIN;
+}
+
+/*
+ * TLS_SNIFF: the first bytes of every tunnel. A TLS record header is
+ * terminated (relayed as it is when the host is excluded); an HTTP
+ * request line is read as plain requests, each decided
+ * (tunnel_plain()), unless the host has a method restriction: then the
+ * tunnel is refused (SPEC §3.1). Anything else (or an upstream that
+ * speaks first, as SSH and SMTP do) is refused, as interception refuses
+ * it: a channel the policy cannot decide (round 30). Refusals are
+ * answered in plain HTTP, which is what a client that does not speak TLS
+ * most likely reads.
  */
 enum step conn_step_tls_sniff(conn_t *c)
 {
@@ -205,6 +248,7 @@ enum step conn_step_tls_sniff(conn_t *c)
 	enum tls_sniff k = TLS_SNIFF_MORE;
 	const char *mrule = NULL;
 	char w[512];
+	int http;
 
 	if (evbuffer_get_length(in) > 0) {
 		n = evbuffer_copyout(in, head, sizeof(head));
@@ -279,6 +323,18 @@ enum step conn_step_tls_sniff(conn_t *c)
 	case TLS_SNIFF_OTHER:
 		break;
 	}
+	http = evbuffer_get_length(in) > 0 ? conn_http_start(in) : 0;
+	if (http < 0 && !c->client.eof && !c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
+		return STEP_STOP;
+	if (http != 1) {
+		/* The 200 went out, but no answer inside the tunnel yet. */
+		c->ex.phase = EX_WAIT_RESPONSE;
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
+				   "passavant: %s refused: the tunnel carries neither HTTP nor TLS%s, so what "
+				   "it carries cannot be decided",
+				   conn_what(c, w, sizeof(w)),
+				   evbuffer_get_length(in) == 0 ? " (the server spoke first, or nothing came)" : "");
+	}
 	if (c->plan == TUNNEL_TERMINATE_ONLY) {
 		(void)policy_method_allowed(pol(c), c->tgt.host, c->tgt.port, "CONNECT", &mrule);
 		if (mrule == NULL)
@@ -290,25 +346,7 @@ enum step conn_step_tls_sniff(conn_t *c)
 				   "cannot be enforced",
 				   conn_what(c, w, sizeof(w)), mrule);
 	}
-	/* Plain bytes in the tunnel (SPEC §4.3: every response from every
-	 * host): what the upstream sends is remasked like an upgraded
-	 * stream. Nothing is injected into it. */
-	if (proxy_masks(c->px) != NULL) {
-		bool oom = false;
-
-		if (c->mask == NULL)
-			c->mask = cmask_new(proxy_masks(c->px), &oom);
-		if (oom || (c->mask != NULL &&
-			    (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, false) < 0 ||
-			     cmask_tunnel_begin(c->mask) < 0))) {
-			conn_close(c, "out of memory starting to remask a tunnel", true);
-			return STEP_CLOSED;
-		}
-		c->tunnel_masked = c->mask != NULL;
-	}
-	conn_set_state(c, CONN_RELAY);
-	conn_arm_timer(c, c->idle_ms);
-	return STEP_AGAIN;
+	return tunnel_plain(c);
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
- * relay.c - byte streams: an opaque tunnel (mode TUNNEL, remasked when it
- * does not carry TLS) and an upgraded WebSocket stream (mode UPGRADED,
- * framed both ways), with half-close; and the masking glue both share
+ * relay.c - byte streams: an opaque tunnel (mode TUNNEL: TLS to an
+ * excluded host, relayed as it is) and an upgraded WebSocket stream (mode
+ * UPGRADED, framed both ways), with half-close; and the masking glue both share
  * with the HTTP relay (conn_mask_pass(), the tail timer).
  */
 #include "conn_int.h"
@@ -25,7 +25,7 @@
  * Inbound masking holds the last bytes the upstream sent (the longest
  * form of a real value minus one) at every pause, whatever they are
  * (cmask.h): in an HTTP message until more bytes or its end; in a stream
- * without a visible end (after a 101, a tunnel without TLS), after this
+ * without a visible end (after a 101), after this
  * long without new bytes they go as they are. A real value that the
  * upstream of such a stream interrupts for longer than this is not
  * recognised.
@@ -37,7 +37,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg);
 
 /*
  * Whether held inbound bytes may be released after a pause: in a stream
- * without a visible end (after a 101, a tunnel without TLS), or in a
+ * without a visible end (after a 101), or in a
  * chunked response standing between two chunks (a boundary the upstream
  * chose: server-sent events, MCP's streamable HTTP and watch streams end
  * each reply with a chunk and wait for the client). Inside a chunk, a
@@ -47,7 +47,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg);
  */
 static bool release_ok(const conn_t *c)
 {
-	if (c->mode == CONN_MODE_UPGRADED || c->tunnel_masked)
+	if (c->mode == CONN_MODE_UPGRADED)
 		return true;
 	/* Not after a request whose body got a real value (round 24 of the
 	 * attack): the sandbox chose where it lies in the body, so where a
@@ -82,13 +82,13 @@ int conn_mask_pass(conn_t *c, enum cmask_dir d)
 		   (n > 0 && sockio_pass_on(to, cmask_out(c->mask, d), n) < 0)) {
 		return -1;
 	}
-	/* Only a byte stream without an end we can see (an upgraded stream,
-	 * a tunnel without TLS) releases held bytes after a pause: an HTTP
+	/* Only a byte stream without an end we can see (an upgraded stream)
+	 * releases held bytes after a pause: an HTTP
 	 * message keeps them until more bytes or its end, so an upstream
 	 * that stalls inside a real value does not get it through in two
 	 * pieces. */
 	if (!release_ok(c) ||
-	    (!cmask_waiting(c->mask, CMASK_IN) && (!(c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) ||
+	    (!cmask_waiting(c->mask, CMASK_IN) && (c->mode != CONN_MODE_UPGRADED ||
 						   c->up.bev == NULL || !cmask_waiting(c->mask, CMASK_OUT)))) {
 		if (c->tail_ev != NULL)
 			(void)event_del(c->tail_ev);
@@ -137,7 +137,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	}
 	if ((cmask_waiting(c->mask, CMASK_IN) &&
 	     (cmask_release(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) ||
-	    ((c->tunnel_masked || c->mode == CONN_MODE_UPGRADED) && c->up.bev != NULL &&
+	    (c->mode == CONN_MODE_UPGRADED && c->up.bev != NULL &&
 	     cmask_waiting(c->mask, CMASK_OUT) &&
 	     (cmask_release(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0))) {
 		conn_close(c, "out of memory releasing held bytes", true);
@@ -170,43 +170,8 @@ static enum step ws_leak_close(conn_t *c, const char *cred)
 	return STEP_CLOSED;
 }
 
-/*
- * A tunnel without TLS, client -> upstream (SPEC §4.2): sentinels are
- * replaced where the policy allows it; a real value, or a sentinel to a
- * host where it may not go, refuses the tunnel with nothing of it sent.
- * As in conn_step_tls_sniff(), the 200 went out but no answer inside the
- * tunnel yet. Returns 0, 1 when *st holds a refusal's step, -1 on failure.
- */
-static int tunnel_masked_out(conn_t *c, struct evbuffer *cin, size_t n, enum step *st)
-{
-	const char *cred = NULL, *rule;
-	char w[512];
-	int r = cmask_tunnel_out(c->mask, cin, n, &cred);
-
-	if (r < 0)
-		return -1;
-	if (r == 0)
-		return conn_mask_pass(c, CMASK_OUT) < 0 ? -1 : 0;
-	c->ex.phase = EX_WAIT_RESPONSE;
-	if (r == 2) {
-		rule = conn_set_mask_rule(c, "credentials %s: real value", cred != NULL ? cred : "?");
-		*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", rule,
-				  "passavant: %s refused by %s: a real value of %s is on its way "
-				  "out in a tunnel without TLS (the sandbox should never hold one)",
-				  conn_what(c, w, sizeof(w)), rule, cred != NULL ? cred : "?");
-		return 1;
-	}
-	rule = conn_set_mask_rule(c, "credentials %s: injectHosts", cred != NULL ? cred : "?");
-	*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", rule,
-			  "passavant: %s refused by %s: the sentinel of %s may not be "
-			  "sent to %s:%u in a tunnel without TLS",
-			  conn_what(c, w, sizeof(w)), rule, cred != NULL ? cred : "?", c->tgt.host,
-			  (unsigned)c->tgt.port);
-	return 1;
-}
-
-/* Client -> upstream: WebSocket frames searched for real values, a
- * tunnel without TLS scanned, else the bytes as they are. Returns true to
+/* Client -> upstream: WebSocket frames searched for real values, else
+ * the bytes as they are. Returns true to
  * go on, else false with *st the step to return. */
 static bool stream_out(conn_t *c, enum step *st)
 {
@@ -231,11 +196,6 @@ static bool stream_out(conn_t *c, enum step *st)
 		}
 		if (conn_mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
-	} else if (c->tunnel_masked && c->mask != NULL) {
-		if ((r = tunnel_masked_out(c, cin, n, st)) < 0)
-			goto fail;
-		if (r == 1)
-			return false;
 	} else if (sockio_send(&c->up, cin, n) < 0) {
 		goto fail;
 	}
@@ -248,8 +208,8 @@ fail:
 	return false;
 }
 
-/* Upstream -> client: WebSocket frames and a tunnel without TLS remasked
- * (SPEC §4.3), else the bytes as they are. */
+/* Upstream -> client: WebSocket frames remasked (SPEC §4.3), else the
+ * bytes as they are. */
 static bool stream_in(conn_t *c, enum step *st)
 {
 	struct evbuffer *uin = in_of(&c->up);
@@ -267,9 +227,6 @@ static bool stream_in(conn_t *c, enum step *st)
 			*st = STEP_CLOSED;
 			return false;
 		}
-	} else if (c->tunnel_masked && c->mask != NULL) {
-		if (cmask_stream_in(c->mask, uin, n) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
-			goto fail;
 	} else if (sockio_send(&c->client, uin, n) < 0) {
 		goto fail;
 	}
@@ -291,25 +248,13 @@ static bool stream_ends(conn_t *c, enum step *st)
 	*st = STEP_CLOSED;
 	if (c->mask == NULL)
 		return true;
-	if (c->tunnel_masked && c->client.eof && cin_empty && cmask_waiting(c->mask, CMASK_OUT)) {
-		/* The client ended: what the scan held back goes (a sentinel
-		 * completed only now is dropped with the tunnel). */
-		if (cmask_body_end(c->mask, CMASK_OUT) < 0)
-			goto fail;
-		if (cmask_body_left(c->mask) != NULL) {
-			conn_close(c, "a sentinel at the end of a tunnel without TLS was dropped", true);
-			return false;
-		}
-		if (conn_mask_pass(c, CMASK_OUT) < 0)
-			goto fail;
-	}
 	if (c->mode == CONN_MODE_UPGRADED && c->client.eof && cin_empty && cmask_waiting(c->mask, CMASK_OUT)) {
 		/* The client ended: held bytes may begin a real value; the
 		 * frames before them go. */
 		if (cmask_body_cut(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
 	}
-	if ((c->mode == CONN_MODE_UPGRADED || c->tunnel_masked) && c->up.eof &&
+	if (c->mode == CONN_MODE_UPGRADED && c->up.eof &&
 	    evbuffer_get_length(in_of(&c->up)) == 0) {
 		/* The stream ended, and an end cannot be told from a cut: what
 		 * the substituter held back may begin a real value and is

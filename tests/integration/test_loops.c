@@ -218,11 +218,11 @@ static int open_tunnel(const char *proxy, const char *addr, int *status)
 /* GET /hello through an open tunnel to the plain upstream. */
 static bool tunnel_hello(int fd)
 {
-	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
-	char *resp;
+	char req[256], *resp;
 	bool ok;
+	int n = snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
 
-	if (test_send_all(fd, req, sizeof(req) - 1) < 0)
+	if (test_send_all(fd, req, (size_t)n) < 0)
 		return false;
 	resp = test_recv_until(fd, "hello\n", 5000, NULL, NULL);
 	ok = resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0;

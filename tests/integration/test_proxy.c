@@ -1061,11 +1061,11 @@ static int open_tunnel(const char *proxy, const char *addr, int *status)
 /* GET /hello through an open tunnel to the plain upstream. */
 static bool tunnel_hello(int fd)
 {
-	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
-	char *resp;
+	char req[256], *resp;
 	bool ok;
+	int n = snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
 
-	if (raw_send(fd, req, sizeof(req) - 1) < 0)
+	if (raw_send(fd, req, (size_t)n) < 0)
 		return false;
 	resp = raw_read(fd, "hello\n", 5000, NULL);
 	ok = resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0 && strstr(resp, "hello\n") != NULL;
@@ -1121,8 +1121,19 @@ static void test_reload(void)
 	CU_ASSERT_EQUAL(test_curl(&out, "-i", "-x", p.url, test_upstream_url(&up, "/hello"), NULL), 0);
 	CU_ASSERT(out != NULL && strncmp(out, "HTTP/1.1 403", 12) == 0);
 	free(out);
-	/* The live tunnel keeps working. */
-	CU_ASSERT(tunnel_hello(t));
+	/* The live tunnel stays open, and the plain request inside it is
+	 * decided under the current policy, as every request is (round 30
+	 * of the attack: a tunnel without TLS is no longer relayed
+	 * undecided). */
+	{
+		char req[256], *resp;
+		int rn = snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
+
+		CU_ASSERT_EQUAL(raw_send(t, req, (size_t)rn), 0);
+		resp = raw_read(t, "\r\n\r\n", 5000, NULL);
+		CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 403", 12) == 0);
+		free(resp);
+	}
 	close(t);
 	/* A broken policy file keeps the current one. */
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p.policy, "network: [\n", 11), 0);
@@ -1217,16 +1228,15 @@ static void test_tunnel_half_close(void)
 {
 	/* /hello: pv-upstream cuts a streamed /bytes response short when its
 	 * client half-closes (directly too), so a short response is used. */
-	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
 	struct test_px p;
-	char *resp;
+	char req[256], *resp;
 	bool eof = false;
-	int fd, st;
+	int fd, st, n = snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr);
 
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	fd = open_tunnel(p.addr, up.addr, &st);
 	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT_EQUAL(raw_send(fd, req, sizeof(req) - 1), 0);
+	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
 	CU_ASSERT_EQUAL(shutdown(fd, SHUT_WR), 0);
 	resp = raw_read(fd, NULL, 5000, &eof);
 	CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0);
@@ -1234,6 +1244,151 @@ static void test_tunnel_half_close(void)
 	CU_ASSERT(eof);
 	free(resp);
 	close(fd);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
+/*
+ * CONNECT then bytes through the tunnel (round 30 of the attack): what a
+ * tunnel without TLS carries is decided too. Relayed as bytes, it carried
+ * requests with any Host and method to the server behind an allowed
+ * name (a front end routing by Host reached a denied name), none decided
+ * or audited. req is written after the 200; returns what came back
+ * after it (malloc'd). Also checks that the upstream recorded nothing
+ * holding mark when mark is not NULL.
+ */
+static char *through_tunnel(const struct test_px *p, const char *req, const char *mark)
+{
+	size_t before = test_file_size(record_path);
+	char *resp, *rec;
+	int fd, st;
+
+	fd = open_tunnel(p->addr, up.addr, &st);
+	if (fd < 0)
+		return NULL;
+	if (raw_send(fd, req, strlen(req)) < 0) {
+		close(fd);
+		return NULL;
+	}
+	resp = raw_read(fd, NULL, 3000, NULL);
+	close(fd);
+	if (mark != NULL) {
+		usleep(200 * 1000);
+		rec = test_file_since(record_path, before);
+		ROW(rec != NULL && strstr(rec, mark) == NULL, "the upstream received %s through a tunnel without TLS",
+		    mark);
+		free(rec);
+	}
+	return resp;
+}
+
+static void test_tunnel_without_tls(void)
+{
+	static const char *const policies[] = {
+		"network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+		"  deniedDomains: [\"evil.example\"]\n",
+		/* round 16's door: an excluded host, nothing masked */
+		"network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+		"  deniedDomains: [\"evil.example\"]\n  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n",
+	};
+
+	for (size_t k = 0; k < sizeof(policies) / sizeof(policies[0]); k++) {
+		struct test_px p;
+		char req[512], port[16], *resp, *log;
+		const char *colon = strrchr(up.addr, ':');
+
+		snprintf(port, sizeof(port), "%s", colon != NULL ? colon + 1 : "");
+		CU_ASSERT_FATAL(test_px_startf(&p, dir, "%s", policies[k]) == 0);
+		/* Another Host, a denied name: 421, nothing sent. */
+		snprintf(req, sizeof(req),
+			 "POST /tun-fronted HTTP/1.1\r\nHost: evil.example:%s\r\nContent-Length: 4\r\n\r\nleak", port);
+		resp = through_tunnel(&p, req, "/tun-fronted");
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 421", 12) == 0 &&
+			    strstr(resp, "but the CONNECT tunnel is to 127.0.0.1") != NULL,
+		    "policy %zu: Host evil.example in a tunnel to %s: not 421: %.300s", k, up.addr, test_nz(resp));
+		free(resp);
+		/* Another name of the same server (allowed) is another host too. */
+		snprintf(req, sizeof(req), "GET /tun-other HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port);
+		resp = through_tunnel(&p, req, "/tun-other");
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 421", 12) == 0, "policy %zu: Host localhost: not 421: %.300s", k,
+		    test_nz(resp));
+		free(resp);
+		/* Another port. */
+		snprintf(req, sizeof(req), "GET /tun-port HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n");
+		resp = through_tunnel(&p, req, "/tun-port");
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 421", 12) == 0, "policy %zu: Host on port 1: not 421: %.300s", k,
+		    test_nz(resp));
+		free(resp);
+		/* An absolute-form request inside is decided as on the proxy port. */
+		resp = through_tunnel(&p, "GET http://evil.example/tun-abs HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+				      "/tun-abs");
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 403", 12) == 0 &&
+			    strstr(resp, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL,
+		    "policy %zu: an absolute-form request to a denied host inside a tunnel: not 403: %.300s", k,
+		    test_nz(resp));
+		free(resp);
+		/* Neither HTTP nor TLS (an SSH banner): 403, nothing relayed. */
+		resp = through_tunnel(&p, "SSH-2.0-OpenSSH_9.2 tun-ssh\r\n", "tun-ssh");
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 403", 12) == 0 && strstr(resp, "neither HTTP nor TLS") != NULL,
+		    "policy %zu: an SSH banner in a tunnel: not refused: %.300s", k, test_nz(resp));
+		free(resp);
+		/* Its own Host: decided, answered, pipelined requests each too. */
+		snprintf(req, sizeof(req),
+			 "GET /hello?tun=1 HTTP/1.1\r\nHost: %s\r\n\r\nGET /hello?tun=2 HTTP/1.1\r\nHost: %s\r\n"
+			 "Connection: close\r\n\r\n",
+			 up.addr, up.addr);
+		resp = through_tunnel(&p, req, NULL);
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 200", 12) == 0 && strstr(resp + 12, "HTTP/1.1 200") != NULL,
+		    "policy %zu: two requests naming the CONNECT target: not both answered: %.300s", k, test_nz(resp));
+		free(resp);
+		CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+		/* Every request inside has its own audit line; no tunnel line
+		 * hides them. */
+		log = test_read_file(p.audit, NULL);
+		ROW(log != NULL && strstr(log, "\"target\":\"/hello?tun=1\"") != NULL &&
+			    strstr(log, "\"target\":\"/hello?tun=2\"") != NULL &&
+			    strstr(log, "\"target\":\"/tun-fronted\"") != NULL &&
+			    strstr(log, "\"tls\":\"passthrough\"") == NULL,
+		    "policy %zu: the audit does not have a line per request inside the tunnel:\n%.1500s", k, test_nz(log));
+		free(log);
+	}
+}
+
+/* An upstream that speaks first (SMTP, an SSH server): the tunnel is
+ * refused, its banner never reaches the client. */
+static void test_tunnel_server_first(void)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	struct test_px p;
+	char addr[64], req[128], *resp;
+	int lis, fd, s;
+
+	lis = socket(AF_INET, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(lis >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(bind(lis, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lis, 4) == 0 &&
+			getsockname(lis, (struct sockaddr *)&a, &alen) == 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n") == 0);
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	int n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
+	CU_ASSERT(raw_send(fd, req, (size_t)n) == 0);
+	s = accept(lis, NULL, NULL);
+	CU_ASSERT(s >= 0);
+	if (s >= 0)
+		CU_ASSERT(write(s, "220 smtp.test ESMTP secret-banner\r\n", 36) == 36);
+	resp = raw_read(fd, NULL, 3000, NULL);
+	ROW(resp != NULL && strstr(resp, "HTTP/1.1 403") != NULL && strstr(resp, "neither HTTP nor TLS") != NULL &&
+		    strstr(resp, "secret-banner") == NULL,
+	    "a tunnel whose server speaks first: not refused, or its banner reached the client: %.300s", test_nz(resp));
+	free(resp);
+	close(fd);
+	if (s >= 0)
+		close(s);
+	close(lis);
 	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
 }
 
@@ -1248,8 +1403,8 @@ static void test_bytes_after_connect_head(void)
 	CU_ASSERT_EQUAL_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"), 0);
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
-	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n",
-		     up.addr);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\nHost: %s\r\n\r\n",
+		     up.addr, up.addr);
 	CU_ASSERT_EQUAL(raw_send(fd, req, (size_t)n), 0);
 	resp = raw_read(fd, "hello\n", 5000, NULL);
 	CU_ASSERT(resp != NULL && strncmp(resp, "HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200", 51) == 0);
@@ -2010,6 +2165,9 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "CONNECT tunnel to an HTTPS upstream", test_connect_tunnel);
 	test_add(s, "CONNECT to a denied host refused", test_connect_denied);
 	test_add(s, "bytes after the CONNECT head are relayed", test_bytes_after_connect_head);
+	test_add(s, "a tunnel without TLS: each request decided, Host the CONNECT target, other bytes refused",
+		 test_tunnel_without_tls);
+	test_add(s, "a tunnel whose server speaks first is refused", test_tunnel_server_first);
 	test_add(s, "CONNECT after a plain request on one connection", test_connect_after_keepalive);
 	test_add(s, "tunnel half-close: response still delivered", test_tunnel_half_close);
 	test_add(s, "maxTunnels+1 gets 503", test_max_tunnels);

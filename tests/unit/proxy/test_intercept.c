@@ -2,7 +2,7 @@
  * test_intercept.c - the pure parts of proxy/intercept.c (suite
  * "proxy_intercept"): when a buffered ClientHello is whole (hello_state(),
  * at every prefix, and re-framed into tiny records), what OpenSSL reads
- * from it (tls_hello_parse(): SNI, ALPN h2), what starts an HTTP request line (http_start()),
+ * from it (tls_hello_parse(): SNI, ALPN h2), what starts an HTTP request line (conn_http_start()),
  * and the synthetic ranges (synthetic()). The .c file is included for its
  * statics. ClientHellos come from a real OpenSSL client over memory BIOs.
  */
@@ -216,7 +216,7 @@ static void test_http_start(void)
 
 		(void)evbuffer_drain(b, evbuffer_get_length(b));
 		CU_ASSERT_FATAL(evbuffer_add(b, cases[i].bytes, strlen(cases[i].bytes)) == 0);
-		got = http_start(b);
+		got = conn_http_start(b);
 		ROW(got == cases[i].want, "'%s': %d, expected %d", cases[i].bytes, got, cases[i].want);
 	}
 	evbuffer_free(b);
@@ -257,6 +257,6 @@ TEST_REGISTRAR(register_proxy_intercept)
 	test_add(s, "tls_hello_parse: ALPN h2 offered or not", test_hello_alpn);
 	test_add(s, "hello_state refusals and a huge hello", test_hello_state_bad);
 	test_add(s, "hello_sni through OpenSSL", test_hello_sni);
-	test_add(s, "http_start", test_http_start);
+	test_add(s, "conn_http_start", test_http_start);
 	test_add(s, "synthetic ranges", test_synthetic);
 }
