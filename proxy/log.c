@@ -34,6 +34,14 @@ static void log_emit(enum log_level level, int errnum, const char *fmt, va_list 
 	m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	if (m < 0)
 		return;
+	/* Refusal reasons are whole lines already ("passavant: blocked
+	 * ..."): one prefix, not two. */
+	if (strncmp(line + n, "passavant: ", (size_t)n) == 0) {
+		/* vsnprintf() wrote its NUL inside what moves. */
+		memmove(line, line + n, sizeof(line) - (size_t)n);
+		n = 0;
+		m = (int)strlen(line);
+	}
 	n += m;
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
