@@ -31,11 +31,13 @@ void exchange_reset(struct exchange *ex)
 #define CONN_STR_(x) #x
 #define CONN_STR(x) CONN_STR_(x)
 
-/* How a head error reads: 405 is a refusal, 431 a limit, 400 malformed. */
+/* How a head error reads: 405 is a refusal, 505 says which version, 431
+ * a limit, 400 malformed. */
 static const char *head_error_prefix(int status)
 {
 	switch (status) {
 	case 405:
+	case 505:
 		return "";
 	case 431:
 		return "request head refused (limits.maxHeaderBytes, " CONN_STR(PASSAVANT_MAX_HEADER_COUNT) " fields): ";

@@ -595,6 +595,19 @@ enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *c
 			set_error(h, 405, "TRACK is not allowed through the proxy");
 			return HTTP1_ERROR;
 		}
+		if (((e != HPE_OK && e != HPE_PAUSED && e != HPE_PAUSED_UPGRADE) ||
+		     (h->scan == SCAN_DONE && !h->head_done)) &&
+		    h->start_len == sizeof(h->start) && memcmp(h->start, "PRI * HT", 8) == 0) {
+			/* HTTP/2's preface in clear (h2c with prior knowledge,
+			 * as gRPC's insecure channels send it through a proxy
+			 * or a redirected connection): no HTTP/1 head, and
+			 * nothing the proxy decides. Said as such, not as a
+			 * malformed head. */
+			set_error(h, 505,
+				  "HTTP/2 without TLS (h2c, prior knowledge) is not decided by the proxy: use TLS "
+				  "(HTTP/2 is terminated and decided there) or HTTP/1.1");
+			return HTTP1_ERROR;
+		}
 		if (e != HPE_OK && e != HPE_PAUSED && e != HPE_PAUSED_UPGRADE) {
 			/* Our callbacks set a more precise error first. */
 			set_error(h, 400, llhttp_get_error_reason(&h->parser) != NULL

@@ -91,6 +91,18 @@ static void test_strictness(void)
 	expect_error("GET http://a/ HTTP/1.1\r\nConnection: transfer-encoding\r\n\r\n", 400, 4096);
 	expect_error("\r\n\r\n", 400, 4096);
 	expect_error("TRACK http://a/ HTTP/1.1\r\n\r\n", 405, 4096);
+	/* HTTP/2's preface in clear (h2c, prior knowledge): a version the
+	 * proxy does not decide, said as such (not "malformed head"). */
+	expect_error("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505, 4096);
+	{
+		http1_t *h = http1_new(HTTP1_REQUEST, 4096);
+		size_t n = 0;
+
+		CU_ASSERT_FATAL(h != NULL);
+		CU_ASSERT_EQUAL(feed(h, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", &n), HTTP1_ERROR);
+		CU_ASSERT(http1_error_reason(h) != NULL && strstr(http1_error_reason(h), "HTTP/2 without TLS") != NULL);
+		http1_free(h);
+	}
 }
 
 static void test_limits(void)
