@@ -1031,7 +1031,7 @@ bool sbx_home_class_entry(const char *name)
 {
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return false;
-	return name[0] == '.' || strcmp(name, "node_modules") == 0;
+	return name[0] == '.' || strcmp(name, "node_modules") == 0 || strcmp(name, "go") == 0;
 }
 
 void sbx_home_before_free(char **names)
@@ -1133,12 +1133,14 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
 
 /*
  * A writable tree that holds a home directory: the mount plan covered
- * the dot entries that existed (read-only: they cannot be removed or
- * replaced), but a new one can be anything the host's shell, editor or
- * tools read later (~/.mavenrc, ~/.lessfilter, ~/.pdbrc, a new tool's rc
- * file): each non-empty dot entry not in before, that no root names or
- * lies in, is moved aside and reported. In a configuration directory,
- * every new entry.
+ * the entries that existed (read-only: they cannot be removed or
+ * replaced), but a new dot entry can be anything the host's shell,
+ * editor or tools read later (~/.mavenrc, ~/.lessfilter, ~/.pdbrc, a new
+ * tool's rc file), and a new ~/node_modules or ~/go is code tools run
+ * from HOME by default: each non-empty entry sbx_home_class_entry()
+ * names, not in before, that no root names or lies in, is moved aside
+ * and reported; another new entry (~/newproject) stays. In a
+ * configuration directory, every new entry.
  */
 static void check_new_entries(struct gg *g, const char *const *before, int fd, const char *dir, bool config)
 {
@@ -1165,7 +1167,8 @@ static void check_new_entries(struct gg *g, const char *const *before, int fd, c
 			continue;
 		gg_quarantine(g, fd, dir, de->d_name,
 			      config ? "a new entry of a configuration or data directory (programs on the host read it)"
-				     : "a new entry of the home directory (start-up files run on the host)");
+				     : "a new entry of the home directory (the host runs start-up files and "
+				       "the code in ~/node_modules and ~/go)");
 	}
 	(void)closedir(d);
 }

@@ -420,15 +420,16 @@ void sbx_tree_unlock(sbx_tree_lock_t *l);
  * What the class rule of a writable home covers, taken before the sandbox
  * starts: for each of homes (NULL-terminated: $HOME and the password
  * database's home; canonicalised here, each once) that lies in one of
- * roots (the writable trees; NULL: none), its dot entries, ~/bin's peers
- * of sbx_home_class_entry(); for each configuration or data directory in
+ * roots (the writable trees; NULL: none), its entries that
+ * sbx_home_class_entry() names (dot entries, node_modules, go); for each configuration or data directory in
  * roots (each home's .config and .local/share, and xdg, NULL-terminated:
  * $XDG_CONFIG_HOME and $XDG_DATA_HOME where absolute; NULL: none) all of
  * its entries. sbx_gitguard_check()'s home_before, which
  * then moves aside (and reports) each non-empty such entry that is not in
  * the list and that no root names or lies in (a new start-up file:
- * ~/.mavenrc, ~/.lessfilter, a new tool's rc, ~/.config/kitty.conf; the
- * ones that existed were covered read-only). The list holds each
+ * ~/.mavenrc, ~/.lessfilter, a new tool's rc, ~/.config/kitty.conf, a
+ * module cache in a new ~/go; the ones that existed were covered
+ * read-only). The list holds each
  * directory as "H:PATH" or "C:PATH" followed by its entries' absolute
  * paths. 0 with *out a NULL-terminated list to free with
  * sbx_home_before_free(), or NULL when none of them is writable; -1
@@ -440,9 +441,14 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
 /* At most this many directories in sbx_home_before()'s list. */
 #define SBX_CLASS_DIRS 8
 
-/* Whether name, an entry of a home directory, is one the HOME class rule
- * covers (docs/config.md): every dot entry, and node_modules (require()
- * from any script under HOME looks there). "." and ".." are not. */
+/* Whether name, an entry of a home directory, is one that the HOME class
+ * rule (docs/config.md) moves aside after the run when the session made
+ * it (every existing entry, whatever its name, is read-only in the
+ * session): every dot entry, and the ones a tool reads from HOME with no
+ * start-up file naming them: node_modules (require() from any script
+ * under HOME looks there) and go (GOPATH's default: the module cache
+ * every project's build runs code from, go install's commands). "." and
+ * ".." are not. */
 bool sbx_home_class_entry(const char *name) NONNULL(1);
 void sbx_home_before_free(char **names);
 

@@ -390,16 +390,22 @@ static int protect_dir(struct strv *sv, const char *dir)
 /*
  * SPEC §3.3, the HOME class rule: when a writable tree holds the home
  * directory home itself (allowWrite "~", a parent of it, or the working
- * directory run from ~), every entry of home whose name starts with '.',
- * and ~/bin, is write-denied unless an allowWrite entry names it exactly:
- * the host runs code from dot files and dot directories nobody can list
- * in advance (the table names the ones that do not exist yet, which no
- * mount can cover). An entry that holds an allowWrite entry deeper down
- * (allowWrite "~" and "~/.local/src/proj") is not covered whole, which
- * would make that entry read-only too: its own entries are, by the same
- * rule, except the ones on the way. aw: the allowWrite list.
+ * directory run from ~), every existing entry of home is write-denied
+ * unless an allowWrite entry (or the working directory) names it
+ * exactly: the host runs code and reads configuration from the entries
+ * of a home, and no list of names can enumerate them (dot files and dot
+ * directories, and tool roots with no dot: ~/miniconda3, whose
+ * site-packages conda's .bashrc block runs at every shell, ~/go/pkg/mod,
+ * ~/perl5, ~/google-cloud-sdk; round 30 of the attack). The table names
+ * the ones that do not exist yet, which no mount can cover. An entry
+ * that holds an allowWrite entry deeper down (allowWrite "~" and
+ * "~/.local/src/proj", or run from ~/work/proj) is not covered whole,
+ * which would make that entry read-only too: its own entries are, by
+ * the same rule, except the ones on the way. aw: the allowWrite list and
+ * the working directory. Each entry of home without a leading dot it
+ * covers whole is added to plain when that is not NULL (for the notice).
  */
-static int protect_home_entries(struct strv *sv, const struct strv *aw, const char *dir, bool top,
+static int protect_home_entries(struct strv *sv, const struct strv *aw, const char *dir, struct strv *plain,
 				unsigned depth)
 {
 	struct dirent *de;
@@ -409,15 +415,13 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 
 	d = opendir(dir);
 	if (d == NULL) {
-		log_warn("cannot read %s to protect its dot files (check its permissions)", dir);
+		log_warn("cannot read %s to protect its entries (check its permissions)", dir);
 		return -1;
 	}
 	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
 		bool named = false, holds = false;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (top && !sbx_home_class_entry(de->d_name) && strcmp(de->d_name, "bin") != 0)
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
 			continue;
@@ -430,12 +434,12 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 		/* One holding an allowWrite entry is a directory (its path
 		 * is canonical); past 16 levels it is covered whole. */
 		if (holds && depth < 16)
-			rc = protect_home_entries(sv, aw, path, false, depth + 1);
-		else
-			rc = strv_add_unique(sv, path);
+			rc = protect_home_entries(sv, aw, path, NULL, depth + 1);
+		else if ((rc = strv_add_unique(sv, path)) == 0 && plain != NULL && de->d_name[0] != '.')
+			rc = strv_add(plain, de->d_name);
 	}
 	if (rc == 0 && errno != 0) {
-		log_warn("cannot read %s to protect its dot files", dir);
+		log_warn("cannot read %s to protect its entries", dir);
 		rc = -1;
 	}
 	(void)closedir(d);
@@ -453,9 +457,8 @@ static bool held_by(const struct strv *awr, const char *p)
 
 /*
  * Whether the HOME class rule of one of the held homes already covers the
- * canonical directory p whole: p lies under an entry of that home the
- * rule covers (a dot entry, bin, node_modules) that no allowWrite entry
- * names or lies in. Then its entries need no cover of their own (each
+ * canonical directory p whole: p lies under an entry of that home (the
+ * rule covers every one) that no allowWrite entry names or lies in. Then its entries need no cover of their own (each
  * would be one more mount, and a symbolic link among them would refuse
  * the start for nothing: the directory is read-only already).
  */
@@ -472,8 +475,7 @@ static bool covered_whole(const struct strv *awr, char held[][PATH_MAX], size_t 
 		/* entry: the home's entry p lies in, whole path. */
 		c = p + hl + 1;
 		el = strchr(c, '/') != NULL ? (size_t)(strchr(c, '/') - c) : strlen(c);
-		if (snprintf(entry, sizeof(entry), "%s/%.*s", held[k], (int)el, c) >= (int)sizeof(entry) ||
-		    (!sbx_home_class_entry(entry + hl + 1) && strcmp(entry + hl + 1, "bin") != 0))
+		if (snprintf(entry, sizeof(entry), "%s/%.*s", held[k], (int)el, c) >= (int)sizeof(entry))
 			continue;
 		for (size_t i = 0; i < awr->n && !open; i++)
 			open = path_under(awr->v[i], entry);
@@ -483,14 +485,51 @@ static bool covered_whole(const struct strv *awr, char held[][PATH_MAX], size_t 
 	return false;
 }
 
+/*
+ * The notice of the HOME class rule for the writable home home: the
+ * entries without a leading dot it made read-only (plain, at least one),
+ * the first few by name, and how to write one. Dot entries are not
+ * listed: the rule has covered them since the first release. 0, or -1
+ * after logging (out of memory).
+ */
+static int print_home_notice(const char *home, const struct strv *plain)
+{
+	char *names = NULL;
+	size_t nlen = 0, shown = plain->n > 6 ? 5 : plain->n;
+	FILE *f = open_memstream(&names, &nlen);
+
+	if (f == NULL) {
+		log_warn("run: the notice of the HOME class rule");
+		return -1;
+	}
+	for (size_t i = 0; i < shown; i++)
+		fprintf(f, "%s~/%s", i ? ", " : "", plain->v[i]);
+	if (shown < plain->n)
+		fprintf(f, " and %zu more", plain->n - shown);
+	if (fclose(f) != 0) {
+		log_warn("run: the notice of the HOME class rule");
+		free(names);
+		return -1;
+	}
+	fprintf(stderr,
+		"passavant: the home directory %s is writable, but the entries it already had are "
+		"read-only in the sandbox, as the host runs code and reads configuration from them: "
+		"every dot entry, and %s (to write one, name it in filesystem.allowWrite, or run from "
+		"the project's own directory instead of the home directory)\n",
+		home, names);
+	free(names);
+	return 0;
+}
+
 /* The HOME class rule for each home (home, pw_home: canonical or NULL)
  * that a writable tree holds; the working directory counts as one. And
  * for the configuration directory of the host's programs (~/.config,
  * $XDG_CONFIG_HOME) that a writable tree holds: all of its entries, dot
  * or not, are covered the same way (a shell's rc, a terminal's "shell =",
  * an editor's plugins: round 7 of the attack planted 19 of them with
- * allowWrite naming ~/.config). */
-static int protect_homes(struct strv *sv, const struct strv *aw, const struct plan_host *h)
+ * allowWrite naming ~/.config). Unless quiet, one notice line for each
+ * home whose entries without a dot the rule made read-only. */
+static int protect_homes(struct strv *sv, const struct strv *aw, const struct plan_host *h, bool quiet)
 {
 	const char *homes[2] = {h->home, h->pw_home};
 	char real[PATH_MAX], cwd[PATH_MAX];
@@ -512,7 +551,12 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 		    (k == 1 && h->home != NULL && strcmp(homes[0], homes[1]) == 0))
 			continue;
 		if (held_by(&awr, real)) {
-			rc = protect_home_entries(sv, &awr, real, true, 0);
+			struct strv plain = {0};
+
+			rc = protect_home_entries(sv, &awr, real, &plain, 0);
+			if (rc == 0 && plain.n > 0 && !quiet)
+				rc = print_home_notice(real, &plain);
+			strv_free(&plain);
 			memcpy(held[nheld++], real, sizeof(real));
 		}
 		/* Its configuration and data directories: every entry, dot or
@@ -523,7 +567,7 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 			if (snprintf(cfg, sizeof(cfg), "%s/%s", real, d == 0 ? ".config" : ".local/share") <
 				    (int)sizeof(cfg) &&
 			    realpath(cfg, dir) != NULL && held_by(&awr, dir) && !covered_whole(&awr, held, nheld, dir))
-				rc = protect_home_entries(sv, &awr, dir, false, 0);
+				rc = protect_home_entries(sv, &awr, dir, NULL, 0);
 		}
 	}
 	/* $XDG_CONFIG_HOME and $XDG_DATA_HOME where the command's
@@ -533,7 +577,7 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 
 		if ((strncmp(e, "XDG_CONFIG_HOME=/", 17) == 0 || strncmp(e, "XDG_DATA_HOME=/", 15) == 0) &&
 		    realpath(v + 1, real) != NULL && held_by(&awr, real) && !covered_whole(&awr, held, nheld, real))
-			rc = protect_home_entries(sv, &awr, real, false, 0);
+			rc = protect_home_entries(sv, &awr, real, NULL, 0);
 	}
 	strv_free(&awr);
 	return rc;
@@ -592,7 +636,7 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 	for (size_t i = 0; i < pl->allow_write.n; i++)
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
 			return -1;
-	if (protect_homes(&pl->protect, &pl->allow_write, h) < 0)
+	if (protect_homes(&pl->protect, &pl->allow_write, h, s->quiet) < 0)
 		return -1;
 	if (sbx_git_protect_global(git_global_env, (void *)h, strv_add_unique, &pl->protect) < 0) {
 		log_warnx("cannot read the host's global or system git configuration with git (out of "

@@ -62,7 +62,7 @@ struct plan_sys_paths {
 struct plan_session {
 	const char *dir;        /* canonical session directory (holds ca.pem, trust.pem) */
 	const char *audit_path; /* the audit file in use, or NULL */
-	bool quiet;             /* -q: no line about dropped variables */
+	bool quiet;             /* -q: no line about dropped variables or a home's read-only entries */
 	unsigned verbose;       /* -v: each dropped variable and the rule */
 	/* Transparent interception (the sandbox's resolver on 127.0.0.1:53):
 	 * the command's /etc/resolv.conf names it and /etc/hosts holds only
@@ -103,7 +103,8 @@ const struct plan_sys_paths *plan_sys_paths_default(void) WUNRES;
  * the environment; writes the session files of PLAN_SYS_SUBDIR (the
  * trust and resolver files the system paths are shown with). Prints
  * one notice about dropped variables (s->quiet, s->verbose), never a
- * value. Returns 0, or -1 after logging why; pl is then empty. Free
+ * value, and one for each writable home whose entries without a dot the
+ * HOME class rule made read-only (unless s->quiet). Returns 0, or -1 after logging why; pl is then empty. Free
  * with plan_free() in both cases.
  */
 int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,

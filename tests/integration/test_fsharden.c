@@ -11,7 +11,8 @@
  *  - persistence (§3.3): with HOME writable, every shell start-up and
  *    logout file, git's global config, autostart, systemd user units,
  *    ~/.ssh (missing), agent and editor settings cannot be created or
- *    changed; the same agent/editor files in the writable working
+ *    changed, nor any entry HOME had at start (~/miniconda3, ~/go)
+ *    unless allowWrite names it or it is the working directory; the same agent/editor files in the writable working
  *    directory; a directory on PATH cannot be written unless allowWrite
  *    names it exactly;
  *  - credential stores (§3.6): the newly listed stores cannot be read;
@@ -603,6 +604,128 @@ static void test_home_new_entries(void)
 	drop("home2/node_modules.passavant-quarantine/x/index.js");
 	(void)rmdir(at(buf, "home2/node_modules.passavant-quarantine/x"));
 	(void)rmdir(at(buf, "home2/node_modules.passavant-quarantine"));
+	free(out);
+	free(err);
+}
+
+/*
+ * Round 30 of the attack: the HOME class rule covered only dot entries
+ * (and ~/bin, ~/node_modules), so in a writable HOME a tool root with no
+ * dot stayed writable: a .pth planted in ~/miniconda3's site-packages ran
+ * at the user's next shell (conda's .bashrc block), a module in
+ * ~/go/pkg/mod ran in the user's other projects. Every existing entry of
+ * a writable HOME is read-only unless allowWrite names it or it is (or
+ * holds) the working directory; a new one stays, except a new ~/go (the
+ * module cache GOPATH's default puts there), which is moved aside after
+ * the run as a new dot entry is.
+ */
+static void test_home_every_entry(void)
+{
+	const char *script = "echo 'import os' >> ~/miniconda3/lib/site-packages/zz.pth 2>/dev/null; echo pth=$?\n"
+			     "echo 'func init(){}' >> ~/go/pkg/mod/ex/lib.go 2>/dev/null; echo go=$?\n"
+			     "echo x >> ~/notes.txt 2>/dev/null; echo notes=$?\n"
+			     "echo x > ~/perl5/lib/X.pm 2>/dev/null; echo perl=$?\n"
+			     "mv ~/miniconda3 ~/mc-old 2>/dev/null; echo mv=$?\n"
+			     "echo x >> ~/proj/f 2>/dev/null; echo proj=$?\n"
+			     "mkdir -p ~/newproj && echo x >> ~/newproj/f; echo new=$?\n";
+	char h[PATH_MAX], home[PATH_MAX], pol[PATH_MAX], cwd[PATH_MAX], sc[PATH_MAX], *out = NULL, *err = NULL,
+		*text;
+	struct test_sbx_run r = {cwd, home, NULL, pol, sc, NULL, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home5/miniconda3/lib/site-packages") == 0 && mkdirs("home5/go/pkg/mod/ex") == 0 &&
+			mkdirs("home5/perl5/lib") == 0 && mkdirs("home5/proj") == 0 && mkdirs("home6") == 0);
+	CU_ASSERT_FATAL(mkfile(at(h, "home5/go/pkg/mod/ex/lib.go"), "package ex\n") == 0 &&
+			mkfile(at(h, "home5/notes.txt"), "notes\n") == 0 &&
+			mkfile(at(h, "home5/.bashrc"), "original bashrc\n") == 0);
+	CU_ASSERT_FATAL(write_policy("home5.yaml", "filesystem:\n  allowWrite: [\"%1$s/home5\", \"%1$s/work\"]\n") == 0 &&
+			write_policy("dot.yaml", "filesystem:\n  allowWrite: [\".\"]\n") == 0 &&
+			write_policy("home5-go.yaml",
+				     "filesystem:\n  allowWrite: [\"%1$s/home5\", \"%1$s/home5/go\"]\n") == 0 &&
+			write_policy("home6.yaml", "filesystem:\n  allowWrite: [\"%1$s/home6\", \"%1$s/work\"]\n") == 0);
+
+	/* allowWrite "~", run from elsewhere. */
+	st = run_fsh("home5", NULL, NULL, NULL, "home5.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "new=0\n"), "allowWrite ~: status %d, a new ~/newproj not writable: %s", st,
+	    out ? out : "");
+	ROW(test_has(out, "pth=") && !test_has(out, "pth=0"), "~/miniconda3's site-packages was writable");
+	ROW(!exists("home5/miniconda3/lib/site-packages/zz.pth"), "the planted .pth reached the host");
+	ROW(test_has(out, "\ngo=") && !test_has(out, "\ngo=0"), "the module cache ~/go/pkg/mod was writable");
+	text = test_read_file(at(h, "home5/go/pkg/mod/ex/lib.go"), NULL);
+	ROW(text != NULL && strcmp(text, "package ex\n") == 0, "a module in ~/go/pkg/mod changed on the host");
+	free(text);
+	ROW(test_has(out, "notes=") && !test_has(out, "notes=0"), "an existing ~/notes.txt was writable");
+	ROW(test_has(out, "perl=") && !test_has(out, "perl=0"), "~/perl5 was writable");
+	ROW(test_has(out, "mv=") && !test_has(out, "mv=0") && exists("home5/miniconda3"),
+	    "~/miniconda3 could be moved aside");
+	ROW(test_has(out, "proj=") && !test_has(out, "proj=0"), "~/proj (not the working directory) was writable");
+	ROW(exists("home5/newproj/f") && !exists("home5/newproj.passavant-quarantine"),
+	    "a new ~/newproj did not stay: %s", err ? err : "");
+	ROW(test_has(err, "~/miniconda3") && test_has(err, "filesystem.allowWrite"),
+	    "no notice names the read-only entries and what to do: %s", err ? err : "");
+	if (st != 0 || !test_has(out, "new=0\n"))
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* Each run makes its own new ~/newproj. */
+	drop("home5/newproj/f");
+	(void)rmdir(at(h, "home5/newproj"));
+
+	/* The default policy, run from ~ itself: the working directory is
+	 * HOME, whose existing entries are read-only all the same. */
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_FATAL(mkfile(sc, script) == 0);
+	at(home, "home5");
+	at(cwd, "home5");
+	at(pol, "dot.yaml");
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "new=0\n"), "run from ~: status %d, ~/newproj not writable: %s", st,
+	    out ? out : "");
+	ROW(test_has(out, "pth=") && !test_has(out, "pth=0"), "run from ~: ~/miniconda3 was writable");
+	ROW(test_has(out, "\ngo=") && !test_has(out, "\ngo=0"), "run from ~: ~/go was writable");
+	ROW(test_has(out, "proj=") && !test_has(out, "proj=0"), "run from ~: ~/proj was writable");
+	ROW(!exists("home5/miniconda3/lib/site-packages/zz.pth"), "run from ~: the planted .pth reached the host");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+	drop("home5/newproj/f");
+	(void)rmdir(at(h, "home5/newproj"));
+
+	/* allowWrite "~" and "~/go", run from ~/proj: both stay writable. */
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_FATAL(mkfile(sc, script) == 0);
+	at(cwd, "home5/proj");
+	at(pol, "home5-go.yaml");
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "\ngo=0\n") && test_has(out, "proj=0\n"),
+	    "~/go named by allowWrite, or the working directory ~/proj, not writable: status %d, %s", st,
+	    out ? out : "");
+	ROW(test_has(out, "pth=") && !test_has(out, "pth=0"), "~/miniconda3 was writable beside a named ~/go");
+	ROW(!test_has(err, "~/proj") && test_has(err, "~/miniconda3"),
+	    "the notice names the working directory, or misses ~/miniconda3: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A new ~/go (a module cache Go would use on the host) is moved
+	 * aside after the run; another new entry stays. */
+	st = run_fsh("home6", NULL, NULL, NULL, "home6.yaml",
+		     "mkdir -p ~/go/pkg/mod/ex && echo 'package ex' > ~/go/pkg/mod/ex/lib.go; echo go=$?\n"
+		     "mkdir -p ~/newproj && echo x > ~/newproj/f; echo new=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "go=0\n") && test_has(out, "new=0\n"), "new entries: status %d, %s", st,
+	    out ? out : "");
+	ROW(!exists("home6/go") && exists("home6/go.passavant-quarantine/pkg/mod/ex/lib.go") && test_has(err, "go"),
+	    "a new ~/go was not moved aside: %s", err ? err : "");
+	ROW(exists("home6/newproj/f"), "a new ~/newproj did not stay: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
 	free(out);
 	free(err);
 }
@@ -1216,6 +1339,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
 	test_add(s, "persistence: HOME writable, every existing dot entry unless named", test_home_dot_rule);
 	test_add(s, "writable HOME: a new dot entry is moved aside after the run", test_home_new_entries);
+	test_add(s, "writable HOME: every existing entry, dot or not, unless named or the working directory; "
+		    "a new ~/go moved aside",
+		 test_home_every_entry);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
 	test_add(s, "persistence: a writable ~/.config, every entry unless named", test_config_dir);
 	test_add(s, "persistence: XDG_DATA_HOME created in the session, XDG_CONFIG_HOME swapped for a link",
