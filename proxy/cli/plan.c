@@ -485,18 +485,28 @@ static bool covered_whole(const struct strv *awr, char held[][PATH_MAX], size_t 
 	return false;
 }
 
+/* qsort(3) order of two entries of a struct strv: by name. */
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /*
  * The notice of the HOME class rule for the writable home home: the
- * entries without a leading dot it made read-only (plain, at least one),
- * the first few by name, and how to write one. Dot entries are not
+ * entries without a leading dot it made read-only (plain, at least one;
+ * sorted here, as readdir(3) order is the filesystem's), the first few by
+ * name, and how to write one. Dot entries are not
  * listed: the rule has covered them since the first release. 0, or -1
  * after logging (out of memory).
  */
-static int print_home_notice(const char *home, const struct strv *plain)
+static int print_home_notice(const char *home, struct strv *plain)
 {
 	char *names = NULL;
 	size_t nlen = 0, shown = plain->n > 6 ? 5 : plain->n;
-	FILE *f = open_memstream(&names, &nlen);
+	FILE *f;
+
+	qsort(plain->v, plain->n, sizeof(*plain->v), name_cmp);
+	f = open_memstream(&names, &nlen);
 
 	if (f == NULL) {
 		log_warn("run: the notice of the HOME class rule");
