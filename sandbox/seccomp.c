@@ -88,16 +88,72 @@ static const char *const denied_calls[] = {
  * KDGKBTYPE 0x33, KDGETMODE 0x3b, KDGKBMODE 0x44, KDGKBMETA 0x62,
  * KDGKBLED 0x64; VT_OPENQRY 0, VT_GETMODE 1, VT_GETSTATE 3). Every
  * setter goes, KDFONTOP too (one number for reading and writing fonts).
+ * Terminals ('T'): the command shares the user's own terminal (stdio.c
+ * passes it as it is), and what it sets there but the settings (termios,
+ * flags and output flow, which run_tty_restore() puts back) outlasts the
+ * run (round 30 of the attack: TIOCSETD N_NULL left the terminal
+ * dropping every key typed after the run, TIOCEXCL made every later open
+ * of it fail with EBUSY). So the type is an allowlist too (tty_kept[]):
+ * what programs need from a terminal, a pty of their own and an fd.
  */
+static const unsigned char console_k_kept[] = {0x31, 0x33, 0x3b, 0x44, 0x62, 0x64};
+static const unsigned char console_v_kept[] = {0x00, 0x01, 0x03};
+static const unsigned char btrfs_kept[] = {9, 13, 49, 54};
+static const unsigned char xfs_kept[] = {31};
+
+/*
+ * Type 'T' (asm-generic/ioctls.h), kept by number (round 30):
+ *   0x01-0x08  TCGETS TCSETS TCSETSW TCSETSF TCGETA TCSETA TCSETAW TCSETAF
+ *   0x09       TCSBRK: tcdrain() (argument not 0) and a timed break (0),
+ *              which ends by itself
+ *   0x0a       TCXONC: tcflow(); TCOOFF stops output, which
+ *              run_tty_restore() restarts (TCOON) after the run
+ *   0x0b       TCFLSH
+ *   0x0e       TIOCSCTTY: a session leader takes a pty as its controlling
+ *              terminal (script, tmux, ssh inside the sandbox). The kernel
+ *              refuses a terminal that already controls a session (the
+ *              user's does) unless the caller is CAP_SYS_ADMIN in the
+ *              initial user namespace, which the sandbox never is
+ *   0x0f 0x10  TIOCGPGRP TIOCSPGRP (a shell's job control; run takes the
+ *              terminal back after the run: reclaim_terminal())
+ *   0x11       TIOCOUTQ
+ *   0x13 0x14  TIOCGWINSZ TIOCSWINSZ (the terminal's own emulator sets the
+ *              size again at the next resize)
+ *   0x15       TIOCMGET   0x19 TIOCGSOFTCAR   0x1b FIONREAD (TIOCINQ)
+ *   0x1e       TIOCGSERIAL
+ *   0x20       TIOCPKT (a pty master's: the sandbox's own ptys only)
+ *   0x21       FIONBIO    0x22 TIOCNOTTY    0x24 TIOCGETD    0x29 TIOCGSID
+ *   0x2a-0x2d  TCGETS2 TCSETS2 TCSETSW2 TCSETSF2
+ *   0x30-0x32  TIOCGPTN TIOCSPTLCK TIOCGDEV (0x32 is also TCGETX)
+ *   0x36       TIOCSIG (a pty master's)
+ *   0x38 0x39  TIOCGPKT TIOCGPTLCK   0x40 TIOCGEXCL   0x41 TIOCGPTPEER
+ *   0x50-0x52  FIONCLEX FIOCLEX FIOASYNC
+ *   0x56       TIOCGLCKTRMIOS
+ *   0x60       FIOQSIZE (any file)
+ * Refused among the rest: TIOCSETD (the line discipline), TIOCEXCL and
+ * TIOCNXCL (exclusive use: nothing needs to clear what it may not set),
+ * TIOCCONS (console output), TIOCSBRK and TIOCCBRK (a break held on),
+ * TCSBRKP, TIOCSSOFTCAR, TIOCSSERIAL, TIOCMSET, TIOCMBIS, TIOCMBIC
+ * (modem lines), TIOCSLCKTRMIOS, TIOCVHANGUP, TIOCSTI and TIOCLINUX (also
+ * refused by number, below), the serial drivers' and RS-485's, and every
+ * other driver's that took the letter (TUN's TUNSETIFF 0xca...).
+ */
+static const unsigned char tty_kept[] = {
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0e, 0x0f, 0x10, 0x11, 0x13,
+	0x14, 0x15, 0x19, 0x1b, 0x1e, 0x20, 0x21, 0x22, 0x24, 0x29, 0x2a, 0x2b, 0x2c, 0x2d, 0x30, 0x31,
+	0x32, 0x36, 0x38, 0x39, 0x40, 0x41, 0x50, 0x51, 0x52, 0x56, 0x60,
+};
+
 static const struct {
 	unsigned type;
-	unsigned char kept[8];
-	unsigned nkept;
+	const unsigned char *kept;
+	size_t nkept;
 } refused_ioctl_types[] = {
-	{0x94, {9, 13, 49, 54}, 4},
-	{'X', {31}, 1},
-	{'K', {0x31, 0x33, 0x3b, 0x44, 0x62, 0x64}, 6},
-	{'V', {0x00, 0x01, 0x03}, 3},
+	{0x94, btrfs_kept, ARRAY_LEN(btrfs_kept)},
+	{'X', xfs_kept, ARRAY_LEN(xfs_kept)},
+	{'K', console_k_kept, ARRAY_LEN(console_k_kept)},
+	{'V', console_v_kept, ARRAY_LEN(console_v_kept)},
+	{'T', tty_kept, ARRAY_LEN(tty_kept)},
 };
 
 /*
@@ -106,8 +162,8 @@ static const struct {
  * read: round 22 found two filesystems' primitives the check could not
  * see, and every filesystem has its own type (OCFS2, NILFS, CIFS, ...).
  * What a coding session uses: terminals and the fd-wide FIO* requests
- * ('T': TCGETS, TIOCGWINSZ, FIONREAD, FIONBIO, FIOCLEX; TIOCSTI and
- * TIOCLINUX refused above), sockets (0x89, and 0x8b for wireless
+ * ('T': TCGETS, TIOCGWINSZ, FIONREAD, FIONBIO, FIOCLEX; narrowed by
+ * refused_ioctl_types[] to tty_kept[]), sockets (0x89, and 0x8b for wireless
  * queries), the VFS's own (0: FIGETBSZ; 0x15: the filesystem's UUID; 'f':
  * flags, FIEMAP, fscrypt and fs-verity queries; 'v': inode version;
  * 0x94: reflink clones and the label; 'X': FS_IOC_FSGETXATTR; both

@@ -1488,9 +1488,22 @@ static void test_seccomp(void)
 						      /* round 29: the console's setters */
 						      "console-kdskbmode", "console-pio-scrnmap", "console-kdsetmode",
 						      "console-kdfontop", "console-kdskbent", "vt-activate", "vt-lockswitch",
+						      /* round 30: terminal state that outlasts the
+						       * run */
+						      "tty-tiocsetd", "tty-tiocexcl", "tty-tiocnxcl", "tty-tioccons",
+						      "tty-tiocsbrk", "tty-tioccbrk", "tty-tcsbrkp", "tty-tiocsserial",
+						      "tty-tiocmset", "tty-tiocmbis", "tty-tiocmbic", "tty-tiocssoftcar",
+						      "tty-tiocslcktrmios", "tty-tiocvhangup", "tty-tunsetiff",
 						      NULL};
 		static const char *const kept[] = {"kept-ficlone=", "kept-getflags=", "kept-fsgetxattr=",
-						   "kept-fionread=", "kept-kdgkbtype=", "kept-vt-getstate=", NULL};
+						   "kept-fionread=", "kept-kdgkbtype=", "kept-vt-getstate=",
+						   "kept-fioqsize=", "kept-fionbio=", "kept-fioclex=",
+						   NULL};
+		/* Round 30: on a pty of the probe's own, these work. */
+		static const char *const tty_ok[] = {"kept-tcgets", "kept-tcsets", "kept-tcsetsw", "kept-tiocgwinsz",
+						     "kept-tiocswinsz", "kept-tiocoutq", "kept-tiocgetd", "kept-tiocgexcl",
+						     "kept-tcflsh", "kept-tcsbrk-drain", "kept-tiocgptn", "kept-tiocpkt",
+						     NULL};
 		char line[64];
 
 		rc = probe_run(&out, "inode-ioctls", p_work, NULL);
@@ -1504,6 +1517,10 @@ static void test_seccomp(void)
 
 			ROW(at != NULL && strncmp(at + strlen(kept[i]), "EPERM", 5) != 0, "%s refused or missing: %s",
 			    kept[i], test_nz(out));
+		}
+		for (i = 0; tty_ok[i] != NULL; i++) {
+			snprintf(line, sizeof(line), "%s=ok", tty_ok[i]);
+			ROW(out != NULL && has_line(out, line), "%s: does not work on a pty: %s", tty_ok[i], test_nz(out));
 		}
 		free(out);
 		out = NULL;

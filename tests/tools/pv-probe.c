@@ -16,7 +16,10 @@
  *   pv-probe inode-ioctls DIR         tries on DIR (one the sandbox owns)
  *                                     every ioctl that changes what its
  *                                     names mean (fsxattr, fscrypt; and
- *                                     file_setattr);
+ *                                     file_setattr; the filesystem
+ *                                     families, the console's and the
+ *                                     terminal's setters, with the
+ *                                     numbers kept; a pty's own);
  *                                     prints NAME=ok|EPERM|errN each; exit 0
  *   pv-probe sockets                  tries socket()/socketpair() of many
  *                                     families and types; prints one line
@@ -68,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
@@ -316,6 +320,40 @@ static void setid_line(const char *name, long rc)
 }
 
 /*
+ * The terminal requests programs need (round 30), on a pty of the
+ * probe's own: each must work ("ok"), and never answer EPERM. Without a
+ * pty (no /dev/ptmx), each line says why.
+ */
+static void do_tty_kept(void)
+{
+	struct termios tio;
+	struct winsize ws;
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), s = -1, n = 0, one = 1;
+	char *name = NULL;
+
+	if (m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0 && (name = ptsname(m)) != NULL)
+		s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	memset(&tio, 0, sizeof(tio));
+	memset(&ws, 0, sizeof(ws));
+	setid_line("kept-tcgets", s < 0 ? -1 : ioctl(s, TCGETS, &tio));
+	setid_line("kept-tcsets", s < 0 ? -1 : ioctl(s, TCSETS, &tio));
+	setid_line("kept-tcsetsw", s < 0 ? -1 : ioctl(s, TCSETSW, &tio));
+	setid_line("kept-tiocgwinsz", s < 0 ? -1 : ioctl(s, TIOCGWINSZ, &ws));
+	setid_line("kept-tiocswinsz", s < 0 ? -1 : ioctl(s, TIOCSWINSZ, &ws));
+	setid_line("kept-tiocoutq", s < 0 ? -1 : ioctl(s, TIOCOUTQ, &n));
+	setid_line("kept-tiocgetd", s < 0 ? -1 : ioctl(s, TIOCGETD, &n));
+	setid_line("kept-tiocgexcl", s < 0 ? -1 : ioctl(s, TIOCGEXCL, &n));
+	setid_line("kept-tcflsh", s < 0 ? -1 : ioctl(s, TCFLSH, TCIFLUSH));
+	setid_line("kept-tcsbrk-drain", s < 0 ? -1 : ioctl(s, TCSBRK, 1));
+	setid_line("kept-tiocgptn", m < 0 ? -1 : ioctl(m, TIOCGPTN, &n));
+	setid_line("kept-tiocpkt", m < 0 ? -1 : ioctl(m, TIOCPKT, &one));
+	if (s >= 0)
+		close(s);
+	if (m >= 0)
+		close(m);
+}
+
+/*
  * Each ioctl that changes what the names in dir mean, with harmless
  * arguments (its own fsxattr again, a policy and keys of zeros). dir is
  * the sandbox's own, so the owner check passes: only EPERM proves the
@@ -408,6 +446,28 @@ static int do_inode_ioctls(const char *dir)
 		setid_line("vt-lockswitch", ioctl(ffd, 0x560B, 0));       /* VT_LOCKSWITCH */
 		setid_line("kept-kdgkbtype", ioctl(ffd, 0x4B33, big));    /* KDGKBTYPE */
 		setid_line("kept-vt-getstate", ioctl(ffd, 0x5603, big));  /* VT_GETSTATE */
+		/* Round 30: terminal requests that outlast the run, on the
+		 * regular file (ENOTTY outside, where TIOCCONS's and
+		 * TIOCVHANGUP's capability checks are never reached). */
+		setid_line("tty-tiocsetd", ioctl(ffd, 0x5423, big));      /* TIOCSETD */
+		setid_line("tty-tiocexcl", ioctl(ffd, 0x540C));           /* TIOCEXCL */
+		setid_line("tty-tiocnxcl", ioctl(ffd, 0x540D));           /* TIOCNXCL */
+		setid_line("tty-tioccons", ioctl(ffd, 0x541D));           /* TIOCCONS */
+		setid_line("tty-tiocsbrk", ioctl(ffd, 0x5427));           /* TIOCSBRK */
+		setid_line("tty-tioccbrk", ioctl(ffd, 0x5428));           /* TIOCCBRK */
+		setid_line("tty-tcsbrkp", ioctl(ffd, 0x5425, 0));         /* TCSBRKP */
+		setid_line("tty-tiocsserial", ioctl(ffd, 0x541F, big));   /* TIOCSSERIAL */
+		setid_line("tty-tiocmset", ioctl(ffd, 0x5418, big));      /* TIOCMSET */
+		setid_line("tty-tiocmbis", ioctl(ffd, 0x5416, big));      /* TIOCMBIS */
+		setid_line("tty-tiocmbic", ioctl(ffd, 0x5417, big));      /* TIOCMBIC */
+		setid_line("tty-tiocssoftcar", ioctl(ffd, 0x541A, big));  /* TIOCSSOFTCAR */
+		setid_line("tty-tiocslcktrmios", ioctl(ffd, 0x5457, big)); /* TIOCSLCKTRMIOS */
+		setid_line("tty-tiocvhangup", ioctl(ffd, 0x5437));        /* TIOCVHANGUP */
+		setid_line("tty-tunsetiff", ioctl(ffd, 0x400454ca, big)); /* TUNSETIFF */
+		setid_line("kept-fioqsize", ioctl(ffd, 0x5460, big));     /* FIOQSIZE */
+		setid_line("kept-fionbio", ioctl(ffd, FIONBIO, &(int){0}));
+		setid_line("kept-fioclex", ioctl(ffd, FIOCLEX));
+		do_tty_kept();
 		setid_line("kept-ficlone", ioctl(ffd, FICLONE, ffd));
 		setid_line("kept-getflags", ioctl(ffd, FS_IOC_GETFLAGS, &fl));
 		setid_line("kept-fsgetxattr", ioctl(ffd, FS_IOC_FSGETXATTR, &fx));
