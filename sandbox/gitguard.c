@@ -883,11 +883,19 @@ static void check_enclosing_repo(struct gg *g, const char *root)
 		if (!gg_join(gitdir, sizeof(gitdir), up, ".git") || lstat(gitdir, &st) < 0)
 			continue;
 		if (!S_ISDIR(st.st_mode)) {
+			ssize_t n;
+
 			fd = open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (fd < 0)
+			if (fd < 0) {
+				gg_report_unread(g, up, "", "cannot open to follow the repository it lies in", errno);
 				return;
-			if (gg_read_small(fd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
-			    !gg_resolve_pointer(up, text + 8, gitdir)) {
+			}
+			n = gg_read_small(fd, ".git", text, sizeof(text));
+			if (n < 0)
+				/* round 30: unread is not "no repository" */
+				gg_report_unread(g, up, ".git",
+						 "cannot read the .git file to follow its git directory's config", errno);
+			if (n <= 8 || strncmp(text, "gitdir: ", 8) != 0 || !gg_resolve_pointer(up, text + 8, gitdir)) {
 				(void)close(fd);
 				return;
 			}

@@ -201,6 +201,13 @@ bool gg_is_quarantine_name(const char *name);
  * its ctime) not changed in the session. */
 bool gg_quarantined(const struct gg *g, int dfd, const char *name, bool all_new);
 void gg_report_error(struct gg *g, const char *dir, const char *name, const char *what, int errnum);
+/* gg_report_error() of a file the check had to read to follow what it
+ * names and could not (round 30 of the attack: a lease made the open
+ * fail with EWOULDBLOCK, and "unreadable" had meant "nothing to
+ * follow"), counted in g->st->unread, which makes run's status not 0.
+ * errnum ENOENT or ENOTDIR (no such file: nothing to follow) reports
+ * nothing. */
+void gg_report_unread(struct gg *g, const char *dir, const char *name, const char *what, int errnum);
 bool gg_ts_fresh(const struct gg *g, const struct statx_timestamp *t);
 
 /* gitrules.c */

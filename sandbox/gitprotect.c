@@ -38,19 +38,22 @@ bool gg_join(char *out, size_t len, const char *dir, const char *name)
 
 /* Reads at most len - 1 bytes of the regular file dfd/name (not through a
  * symlink) into buf, NUL-terminated, one trailing newline (and CR) cut.
- * Returns the length or -1. */
+ * Returns the length or -1 with errno. */
 ssize_t gg_read_small(int dfd, const char *name, char *buf, size_t len)
 {
 	struct stat st;
 	ssize_t total;
-	int fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, &st);
+	int saved, fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, &st);
 
 	if (fd < 0)
 		return -1;
 	total = fileio_read_full(fd, buf, len - 1);
+	saved = errno;
 	(void)close(fd);
-	if (total < 0)
+	if (total < 0) {
+		errno = saved;
 		return -1;
+	}
 	buf[total] = '\0';
 	while (total > 0 && (buf[total - 1] == '\n' || buf[total - 1] == '\r'))
 		buf[--total] = '\0';

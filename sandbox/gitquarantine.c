@@ -68,6 +68,14 @@ void gg_report_error(struct gg *g, const char *dir, const char *name, const char
 	g->report(g->arg, &f);
 }
 
+void gg_report_unread(struct gg *g, const char *dir, const char *name, const char *what, int errnum)
+{
+	if (errnum == ENOENT || errnum == ENOTDIR)
+		return;
+	g->st->unread++;
+	gg_report_error(g, dir, name, what, errnum);
+}
+
 /*
  * renameat2(RENAME_NOREPLACE) of dfd/name to dfd/to. When the directory
  * is ours but not writable (the command can chmod its own directories;

@@ -536,7 +536,7 @@ static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, enum hooks_
 	if (d == NULL) {
 		if (dup_fd >= 0)
 			(void)close(dup_fd);
-		gg_report_error(g, hdir, "", "cannot read the hooks directory", errno);
+		gg_report_unread(g, hdir, "", "cannot read the hooks directory", errno);
 		return;
 	}
 	/* Names first, renames after: renaming while reading a directory
@@ -595,7 +595,7 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 	if (hfd < 0 || !gg_join(hdir, sizeof(hdir), dir, name)) {
 		if (hfd >= 0)
 			(void)close(hfd);
-		gg_report_error(g, dir, name, "cannot open", errno);
+		gg_report_unread(g, dir, name, "cannot open the hooks directory", errno);
 		return;
 	}
 	check_hooks_dir(g, hfd, hdir, all_fresh || gg_ts_fresh(g, &sx.stx_ctime) ? HOOKS_ALL : HOOKS_CHANGED);
@@ -611,8 +611,11 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
  * continued value line may look like a key: one git run more), never
  * narrower; a word only in a value (`name = include`) runs no git
  * (round 14 of the attack filled the walk's budget with such configs).
+ * 1 or 0; -1 with errno when the file could not be read (then it says
+ * nothing: round 30 of the attack held a lease on .git/config, and the
+ * failed read had meant "nothing to follow").
  */
-static bool file_mentions(int dfd, const char *name, bool follow, const char *const *words)
+static int file_mentions(int dfd, const char *name, bool follow, const char *const *words)
 {
 	bool found = false;
 	size_t len;
@@ -620,7 +623,7 @@ static bool file_mentions(int dfd, const char *name, bool follow, const char *co
 				   NULL);
 
 	if (buf == NULL)
-		return false;
+		return -1;
 	/* git reads past a NUL in a value, and skips a UTF-8 byte order
 	 * mark (round 14's review): NULs read as spaces, the mark skipped. */
 	for (size_t i = 0; i < len; i++)
@@ -643,7 +646,7 @@ static bool file_mentions(int dfd, const char *name, bool follow, const char *co
 		found = (k == 9 && strncasecmp(line, "hookspath", 9) == 0) || (k == 4 && strncasecmp(line, "path", 4) == 0);
 	}
 	free(buf);
-	return found;
+	return found ? 1 : 0;
 }
 
 /* A path value of a config into out, a leading "~/" taken from HOME and
@@ -746,8 +749,10 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 		gg_ref_note(g, target);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
 	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	if (dfd < 0) {
+		gg_report_unread(g, dir[0] ? dir : "/", "", "cannot open the directory of an included config", errno);
 		return;
+	}
 	/* Written in the session, or another file than at its start (one
 	 * staged elsewhere, reached now through a directory renamed or
 	 * linked into the include's way: round 11 of the attack). */
@@ -775,8 +780,12 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
 		return;
 	}
 	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (hfd < 0)
+	if (hfd < 0) {
+		/* git runs a hook through a directory it cannot list (mode
+		 * 0100): unread is not empty */
+		gg_report_unread(g, target, "", "cannot open the core.hooksPath directory to check its hooks", errno);
 		return;
+	}
 	/* Another directory than at the session's start (round 11 of the
 	 * attack: `mv .githooks old && mv staged .githooks`, hooks written
 	 * in an earlier session): every hook in it counts as new
@@ -805,15 +814,20 @@ void gg_check_kept_config(struct gg *g, int dfd, const char *name, bool follow, 
  * gg_config_list() of cfg, once per file in a walk: a config reached
  * from many work trees or directories runs git once (round 14's review:
  * one file counted thousands of runs). The text stays the walk's
- * (gg_listed_free()).
+ * (gg_listed_free()). NULL: *why says what failed, or is NULL when there
+ * is nothing to say (the file is gone) or it was reported here.
  */
 static char *config_listed(struct gg *g, const char *cfg, size_t *len, const char **why)
 {
 	struct stat st;
 	char *out;
 
-	if (stat(cfg, &st) < 0)
+	*why = NULL;
+	if (stat(cfg, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			*why = "cannot read its status";
 		return NULL;
+	}
 	for (size_t i = 0; i < g->nlisted; i++)
 		if (g->listed[i].dev == (uint64_t)st.st_dev && g->listed[i].ino == (uint64_t)st.st_ino) {
 			*len = g->listed[i].len;
@@ -828,7 +842,8 @@ static char *config_listed(struct gg *g, const char *cfg, size_t *len, const cha
 
 		if (n == NULL) {
 			free(out);
-			gg_report_error(g, cfg, "", "cannot follow the config's references", ENOMEM);
+			gg_report_unread(g, cfg, "", "cannot follow the config's references", ENOMEM);
+			*why = NULL;
 			return NULL;
 		}
 		g->listed = n;
@@ -861,22 +876,35 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 			const char *hooks_base, unsigned depth)
 {
 	static const char *const words[] = {"hookspath", "include", NULL};
-	char value[PATH_MAX] = "", raw[PATH_MAX];
+	char value[PATH_MAX] = "", raw[PATH_MAX], what[160];
 	const char *why, *rec;
 	struct gg_rec r;
 	size_t len;
 	char *out;
+	int m;
 
 	/* Only a config that was there at the start is followed: one the
 	 * command wrote (or swapped in) is its git directory's check's, and
 	 * following it would let it choose what the check moves aside
 	 * (round 13's review: core.hooksPath = the work tree moved .git). */
-	if (!config_trusted(g, cfg) || !file_mentions(dfd, name, follow, words) ||
-	    !gg_config_once(g, cfg, hooks_base, dir))
+	if (!config_trusted(g, cfg))
+		return;
+	/* A file that cannot be read says nothing about what it names
+	 * (round 30 of the attack: a lease kept past the session made the
+	 * O_NONBLOCK open fail with EWOULDBLOCK, and a planted include was
+	 * never followed): git reads it then, and git failing is reported.
+	 * Only a file that is not there names nothing. */
+	m = file_mentions(dfd, name, follow, words);
+	if (m == 0 || (m < 0 && (errno == ENOENT || errno == ENOTDIR)) || !gg_config_once(g, cfg, hooks_base, dir))
 		return;
 	out = config_listed(g, cfg, &len, &why);
-	if (out == NULL)
+	if (out == NULL) {
+		if (why != NULL) {
+			snprintf(what, sizeof(what), "%s; what it includes and its core.hooksPath were not checked", why);
+			gg_report_unread(g, cfg, "", what, 0);
+		}
 		return;
+	}
 	for (rec = out; gg_config_next(out, len, &rec, &r);) {
 		if (r.val == NULL || r.vlen >= sizeof(value))
 			continue;
@@ -1252,9 +1280,15 @@ void gg_check_worktree_side(struct gg *g, int dfd)
 	static const char *const files[] = {"config", "config.worktree"};
 	char text[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX], cfg[PATH_MAX];
 	char top[PATH_MAX];
+	ssize_t n = gg_read_small(dfd, ".git", text, sizeof(text));
 
-	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0 ||
-	    !gg_resolve_pointer(g->path, text + 8, gitdir) || !gitdir_shape(gitdir))
+	if (n < 0) {
+		/* the configs it leads to were not followed (round 30) */
+		gg_report_unread(g, g->path, ".git", "cannot read the .git file to follow its git directory's config", errno);
+		return;
+	}
+	if (n <= 8 || strncmp(text, "gitdir: ", 8) != 0 || !gg_resolve_pointer(g->path, text + 8, gitdir) ||
+	    !gitdir_shape(gitdir))
 		return;
 	snprintf(top, sizeof(top), "%s", g->path[0] ? g->path : "/");
 	/* A linked worktree's config is its common directory's; its own
@@ -1262,9 +1296,15 @@ void gg_check_worktree_side(struct gg *g, int dfd)
 	{
 		int gfd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		if (gfd < 0)
+		if (gfd < 0) {
+			gg_report_unread(g, gitdir, "", "cannot open the git directory to follow its config", errno);
 			return;
-		if (gg_read_small(gfd, "commondir", text, sizeof(text)) > 0 && gg_resolve_pointer(gitdir, text, common)) {
+		}
+		n = gg_read_small(gfd, "commondir", text, sizeof(text));
+		if (n < 0)
+			gg_report_unread(g, gitdir, "commondir", "cannot read to follow the common directory's config",
+					 errno);
+		if (n > 0 && gg_resolve_pointer(gitdir, text, common)) {
 			if (gg_join(cfg, sizeof(cfg), common, "config") && access(cfg, F_OK) == 0)
 				gg_check_kept_config(g, AT_FDCWD, cfg, false, cfg, common, top);
 		}
@@ -1452,7 +1492,14 @@ void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type)
 		gg_quarantine(g, dfd, g->path, ".git", ".git is not a file or a directory");
 		return;
 	}
-	if (gg_read_small(dfd, ".git", text, sizeof(text)) <= 8 || strncmp(text, "gitdir: ", 8) != 0)
+	if (gg_read_small(dfd, ".git", text, sizeof(text)) < 0) {
+		/* git may read it later (a lease broken, round 30): what it
+		 * would point at cannot be judged */
+		if (errno != ENOENT)
+			gg_quarantine(g, dfd, g->path, ".git", ".git file that cannot be read to check where it points");
+		return;
+	}
+	if (strncmp(text, "gitdir: ", 8) != 0)
 		return; /* git accepts no such .git file */
 	if (!gg_resolve_pointer(g->path, text + 8, target)) {
 		/* Nothing there yet: a later session could put a git

@@ -345,6 +345,22 @@ static DIR *dir_at(int dfd, const char *name, int flags)
 	return d;
 }
 
+/*
+ * dir_at() of a directory the check must list: one it cannot open (not
+ * gone, not a link) is no empty one (round 30's family: unread meant
+ * "nothing found"). Python imports through a directory it may only
+ * search (mode 0100), so one changed in the session moves aside whole,
+ * as setting says.
+ */
+static DIR *dir_to_check(struct gg *g, int dfd, const char *dir, const char *name, int flags, const char *setting)
+{
+	DIR *d = dir_at(dfd, name, flags);
+
+	if (d == NULL && errno != ENOENT && errno != ENOTDIR && errno != ELOOP && gg_changed(g, dfd, name))
+		gg_quarantine(g, dfd, dir, name, setting);
+	return d;
+}
+
 static void check_pycache(struct gg *g, int dfd, const char *dir, bool init);
 
 /* A package NAME (open as dfd/name): its __init__ files made or changed
@@ -354,7 +370,8 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 	char path[PATH_MAX];
 	bool whole = gg_changed(g, dfd, name);
 	struct dirent *de;
-	DIR *d = dir_at(dfd, name, O_NOFOLLOW);
+	DIR *d = dir_to_check(g, dfd, dir, name, O_NOFOLLOW,
+			      "a package Python's prompt imports from, that the check cannot read");
 
 	if (d == NULL)
 		return;
@@ -420,7 +437,8 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 	 * renamed a directory of compiled modules into place, each keeping
 	 * its old ctime): every listed entry in it counts. */
 	whole = gg_changed(g, dfd, "__pycache__");
-	d = dir_at(dfd, "__pycache__", O_NOFOLLOW);
+	d = dir_to_check(g, dfd, dir, "__pycache__", O_NOFOLLOW,
+			 "a __pycache__ the check cannot read (Python imports compiled modules from it)");
 	if (d == NULL)
 		return;
 	if (!gg_join(path, sizeof(path), dir, "__pycache__")) {
@@ -466,7 +484,8 @@ static void check_tool_package(struct gg *g, int dfd, const char *name, int flag
 	char path[PATH_MAX];
 	bool whole = gg_changed(g, dfd, name) && !gg_py_old(g, NULL, name);
 	struct dirent *de;
-	DIR *d = dir_at(dfd, name, flags);
+	DIR *d = dir_to_check(g, dfd, g->path, name, flags,
+			      "a package named like a tool, that the check cannot read");
 
 	if (d == NULL)
 		return;

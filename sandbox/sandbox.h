@@ -340,6 +340,9 @@ struct sbx_git_stats {
 	unsigned long configs;  /* config files parsed */
 	unsigned long findings; /* control files quarantined (or kept) */
 	unsigned long stuck;    /* of those, left in place: the move aside failed */
+	unsigned long unread;   /* files the check had to read to follow what they name
+				 * (a kept config, a .git file, a hooks directory) and
+				 * could not: reported; run's status is not 0 */
 };
 
 /*

@@ -502,6 +502,19 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 	rc = add_ioctl_block(ctx, 0, 0, 8, 0, 256, allowed_ioctl_types, ARRAY_LEN(allowed_ioctl_types));
 	if (rc < 0)
 		return rc;
+	/* Leases (round 30 of the attack): an owner may take a write lease
+	 * on its own file whatever the mount (a read-only view too), and
+	 * every open of it elsewhere then fails with EWOULDBLOCK (O_NONBLOCK)
+	 * or waits up to lease-break-time (45 s). Kept past the sandbox in
+	 * an unreachable SCM_RIGHTS cycle, one on .git/config made the check
+	 * after the run read nothing there, and an include it names was not
+	 * followed. Nothing in a coding session takes leases (Samba does);
+	 * F_GETLEASE stays. Byte-range locks and flock() are advisory: they
+	 * block no read of the check's. The kernel reads cmd as 32 bits. */
+	*what = "fcntl";
+	rc = rule_masked(ctx, EPERM, "fcntl", 1, 0xffffffffULL, F_SETLEASE);
+	if (rc < 0)
+		return rc;
 	rc = add_setid_rules(ctx, what);
 	if (rc < 0)
 		return rc;

@@ -71,7 +71,9 @@ void run_observer(void *arg, const struct audit_rec *r) NONNULL(1, 2);
  * audits each finding; with -v a line with the work done. Call it once
  * every process of the sandbox is gone, before the proxy goes (its
  * audit). Returns how many findings could not be moved aside (left in
- * place, their mode set to 000 where that worked).
+ * place, their mode set to 000 where that worked), plus how many files
+ * the check had to read to follow what they name and could not (round
+ * 30): either makes run's status not 0.
  */
 unsigned long run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
 	NONNULL(1, 2, 3);

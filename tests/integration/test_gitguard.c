@@ -2170,6 +2170,71 @@ static void test_tty_output_suspended(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 30 of the attack: a write lease on the repository's own
+ * .git/config held while the check runs (the attacker kept one past the
+ * session through an SCM_RIGHTS cycle; seccomp now refuses F_SETLEASE in
+ * the sandbox, so the host side takes it here). The check's O_NONBLOCK
+ * read fails with EWOULDBLOCK and git blocks on the open: the config is
+ * reported as not read, with a status that is not 0. The old check took
+ * the failed read for "nothing to follow": status 0, no line, and the
+ * planted core.fsmonitor in the config it includes stayed.
+ */
+static const char lease_driver[] =
+	"import fcntl, os, signal, subprocess, sys, time\n"
+	"signal.signal(signal.SIGIO, signal.SIG_IGN)\n"
+	"p = subprocess.Popen([sys.argv[1], 'run', '--', 'sh', '-c',\n"
+	"    'printf \"[core]\\\\n\\\\tfsmonitor = touch planted-ran\\\\n\" >> tools/git.cfg && touch ready && '\n"
+	"    'while [ ! -e go ]; do sleep 0.05; done'], stderr=subprocess.PIPE)\n"
+	"t0 = time.monotonic()\n"
+	"while not os.path.exists('ready') and time.monotonic() - t0 < 20:\n"
+	"    time.sleep(0.05)\n"
+	"fd = os.open('.git/config', os.O_RDONLY)\n"
+	"fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)\n"
+	"print('lease taken', flush=True)\n"
+	"open('go', 'w').close()\n"
+	"err = p.communicate(timeout=50)[1].decode()\n"
+	"print('status', p.returncode)\n"
+	"print(err)\n"
+	"os.close(fd)\n";
+
+static void test_lease_on_kept_config(void)
+{
+	char drv[PATH_MAX + 16], cmd[2 * PATH_MAX + 64], *out = NULL;
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		fprintf(stderr, "\n  SKIP: no /usr/bin/python3 ");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	snprintf(c.dir, sizeof(c.dir), "%s/c%u", root, ncase++);
+	snprintf(drv, sizeof(drv), "%s/lease.py", c.dir);
+	CU_ASSERT_FATAL(mkdir(c.dir, 0755) == 0);
+	CU_ASSERT_FATAL(test_write_file(drv, lease_driver, sizeof(lease_driver) - 1) == 0);
+	CU_ASSERT_FATAL(host_sh(&c, c.dir,
+				"git init -q work && mkdir work/tools && printf '[alias]\\n\\tst = status\\n' > "
+				"work/tools/git.cfg && git -C work config include.path ../tools/git.cfg && "
+				"git -C work add tools && git -C work commit -q -m init && echo ok",
+				&out) == 0 &&
+			test_has(out, "ok"));
+	free(out);
+	out = NULL;
+	snprintf(cmd, sizeof(cmd), "cd work && python3 ../lease.py '%s' 2>&1", test_passavant_bin());
+	CU_ASSERT_FATAL(host_sh(&c, c.dir, cmd, &c.host) == 0);
+	ok = test_has(c.host, "lease taken") && test_has(c.host, "status 1\n") &&
+	     test_has(c.host, "/work/.git/config for planted git programs: ") &&
+	     test_has(c.host, "what it includes and its core.hooksPath were not checked") &&
+	     test_has(c.host, "1 file the check had to read to follow what it names could not be read") &&
+	     !exists(&c, "work/planted-ran");
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -2240,4 +2305,6 @@ TEST_REGISTRAR(register_gitguard)
 		 test_oom_takes_sandbox);
 	test_add(s, "a command that suspends the shared terminal's output (TCOOFF, IXON and ISIG off): the run ends, "
 		    "the file is moved, the terminal is as before", test_tty_output_suspended);
+	test_add(s, "a lease on a kept config while the check runs: reported as not read, a status that is not 0",
+		 test_lease_on_kept_config);
 }

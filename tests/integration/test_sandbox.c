@@ -1489,15 +1489,15 @@ static void test_seccomp(void)
 						      "console-kdskbmode", "console-pio-scrnmap", "console-kdsetmode",
 						      "console-kdfontop", "console-kdskbent", "vt-activate", "vt-lockswitch",
 						      /* round 30: terminal state that outlasts the
-						       * run */
+						       * run, and leases */
 						      "tty-tiocsetd", "tty-tiocexcl", "tty-tiocnxcl", "tty-tioccons",
 						      "tty-tiocsbrk", "tty-tioccbrk", "tty-tcsbrkp", "tty-tiocsserial",
 						      "tty-tiocmset", "tty-tiocmbis", "tty-tiocmbic", "tty-tiocssoftcar",
 						      "tty-tiocslcktrmios", "tty-tiocvhangup", "tty-tunsetiff",
-						      NULL};
+						      "fcntl-setlease", NULL};
 		static const char *const kept[] = {"kept-ficlone=", "kept-getflags=", "kept-fsgetxattr=",
 						   "kept-fionread=", "kept-kdgkbtype=", "kept-vt-getstate=",
-						   "kept-fioqsize=", "kept-fionbio=", "kept-fioclex=",
+						   "kept-getlease=", "kept-fioqsize=", "kept-fionbio=", "kept-fioclex=",
 						   NULL};
 		/* Round 30: on a pty of the probe's own, these work. */
 		static const char *const tty_ok[] = {"kept-tcgets", "kept-tcsets", "kept-tcsetsw", "kept-tiocgwinsz",

@@ -19,7 +19,8 @@
  *                                     file_setattr; the filesystem
  *                                     families, the console's and the
  *                                     terminal's setters, with the
- *                                     numbers kept; a pty's own);
+ *                                     numbers kept; a pty's own;
+ *                                     fcntl F_SETLEASE);
  *                                     prints NAME=ok|EPERM|errN each; exit 0
  *   pv-probe sockets                  tries socket()/socketpair() of many
  *                                     families and types; prints one line
@@ -448,7 +449,9 @@ static int do_inode_ioctls(const char *dir)
 		setid_line("kept-vt-getstate", ioctl(ffd, 0x5603, big));  /* VT_GETSTATE */
 		/* Round 30: terminal requests that outlast the run, on the
 		 * regular file (ENOTTY outside, where TIOCCONS's and
-		 * TIOCVHANGUP's capability checks are never reached). */
+		 * TIOCVHANGUP's capability checks are never reached); and a
+		 * write lease on the file (ok outside: its owner, no other
+		 * open). */
 		setid_line("tty-tiocsetd", ioctl(ffd, 0x5423, big));      /* TIOCSETD */
 		setid_line("tty-tiocexcl", ioctl(ffd, 0x540C));           /* TIOCEXCL */
 		setid_line("tty-tiocnxcl", ioctl(ffd, 0x540D));           /* TIOCNXCL */
@@ -464,6 +467,8 @@ static int do_inode_ioctls(const char *dir)
 		setid_line("tty-tiocslcktrmios", ioctl(ffd, 0x5457, big)); /* TIOCSLCKTRMIOS */
 		setid_line("tty-tiocvhangup", ioctl(ffd, 0x5437));        /* TIOCVHANGUP */
 		setid_line("tty-tunsetiff", ioctl(ffd, 0x400454ca, big)); /* TUNSETIFF */
+		setid_line("fcntl-setlease", ffd < 0 ? -1 : fcntl(ffd, F_SETLEASE, F_WRLCK));
+		setid_line("kept-getlease", ffd < 0 ? -1 : fcntl(ffd, F_GETLEASE));
 		setid_line("kept-fioqsize", ioctl(ffd, 0x5460, big));     /* FIOQSIZE */
 		setid_line("kept-fionbio", ioctl(ffd, FIONBIO, &(int){0}));
 		setid_line("kept-fioclex", ioctl(ffd, FIOCLEX));
