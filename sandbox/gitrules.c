@@ -566,11 +566,47 @@ static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, enum hooks_
 	free(names);
 }
 
+/*
+ * Opens the hooks directory dfd/name (O_DIRECTORY, not through a final
+ * link when nofollow). One of ours that we may not read (mode 0100: git
+ * runs a hook through a directory it may only search, and the check
+ * took the failed open for no hooks: round 30's review) gets u+rx for
+ * the check; *mode then holds the mode to put back with
+ * hooks_dir_restore() (also when the open fails), else is (mode_t)-1.
+ * -1 with errno.
+ */
+static int hooks_dir_open(int dfd, const char *name, bool nofollow, mode_t *mode)
+{
+	int fl = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+	int fd = openat(dfd, name, fl), saved;
+	struct stat st;
+
+	*mode = (mode_t)-1;
+	if (fd >= 0 || errno != EACCES)
+		return fd;
+	saved = errno;
+	if (fstatat(dfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || fchmodat(dfd, name, (st.st_mode & 07777) | S_IRUSR | S_IXUSR, 0) < 0) {
+		errno = saved;
+		return -1;
+	}
+	*mode = st.st_mode & 07777;
+	return openat(dfd, name, fl);
+}
+
+/* Puts back the mode hooks_dir_open() changed (path: for the report). */
+static void hooks_dir_restore(struct gg *g, int dfd, const char *name, const char *path, mode_t mode)
+{
+	if (mode != (mode_t)-1 && fchmodat(dfd, name, mode, 0) < 0)
+		gg_report_error(g, path, "", "cannot put back the mode of", errno);
+}
+
 /* The hooks directory dfd/name of a git directory. */
 static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name, bool all_fresh)
 {
 	char hdir[PATH_MAX], real[PATH_MAX];
 	struct statx sx;
+	mode_t mode;
 	int hfd;
 
 	if (gg_statx(dfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
@@ -591,15 +627,17 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 		}
 		return;
 	}
-	hfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	hfd = hooks_dir_open(dfd, name, true, &mode);
 	if (hfd < 0 || !gg_join(hdir, sizeof(hdir), dir, name)) {
 		if (hfd >= 0)
 			(void)close(hfd);
 		gg_report_unread(g, dir, name, "cannot open the hooks directory", errno);
+		hooks_dir_restore(g, dfd, name, dir, mode);
 		return;
 	}
 	check_hooks_dir(g, hfd, hdir, all_fresh || gg_ts_fresh(g, &sx.stx_ctime) ? HOOKS_ALL : HOOKS_CHANGED);
 	(void)close(hfd);
+	hooks_dir_restore(g, dfd, name, hdir, mode);
 }
 
 /*
@@ -770,6 +808,7 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
 {
 	char target[PATH_MAX];
 	struct stat st;
+	mode_t mode;
 	int hfd;
 
 	if (!gg_resolve_pointer(base, value, target) || !gg_under_roots(g, target) ||
@@ -779,11 +818,13 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
 		gg_ref_note(g, target);
 		return;
 	}
-	hfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* git runs a hook through a directory it cannot list (mode 0100):
+	 * one of ours is opened up for the check, and one that stays
+	 * unread is not an empty one */
+	hfd = hooks_dir_open(AT_FDCWD, target, false, &mode);
 	if (hfd < 0) {
-		/* git runs a hook through a directory it cannot list (mode
-		 * 0100): unread is not empty */
 		gg_report_unread(g, target, "", "cannot open the core.hooksPath directory to check its hooks", errno);
+		hooks_dir_restore(g, AT_FDCWD, target, target, mode);
 		return;
 	}
 	/* Another directory than at the session's start (round 11 of the
@@ -792,6 +833,7 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
 	 * (swapped_hooks()). */
 	check_hooks_dir(g, hfd, target, swapped_hooks(g, target));
 	(void)close(hfd);
+	hooks_dir_restore(g, AT_FDCWD, target, target, mode);
 }
 
 /*

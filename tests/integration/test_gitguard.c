@@ -1940,6 +1940,55 @@ static void test_unprivileged_modes(void)
 	free(err);
 }
 
+/* Round 30's review, as a user other than root: a hook planted in the
+ * core.hooksPath directory of the user's own config, then the directory
+ * made 0100 (git still runs a hook through a directory it may only
+ * search): the check took the failed open for no hooks. Now it opens
+ * its own directory up, moves the hook aside and puts the mode back. */
+static void test_unreadable_hooks_path(void)
+{
+	static const char script[] =
+		"cd \"$D/work\" && git init -q . && git commit -q --allow-empty -m i && mkdir .githooks && "
+		"git config core.hooksPath .githooks && "
+		"\"$P\" run -- sh -c 'printf \"#!/bin/sh\\ntouch $M/hook0100\\n\" > .githooks/pre-commit && "
+		"chmod 755 .githooks/pre-commit && chmod 0100 .githooks'; echo status=$?; "
+		"stat -c 'mode %a' .githooks; git commit -q --allow-empty -m k; ls -A \"$M\"";
+	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
+	char bin[PATH_MAX], w[PATH_MAX + 8];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
+			"PATH=" GG_PATH, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
+			"GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.org", "TMPDIR=/tmp", m, p, "sh", "-c", (char *)script,
+			NULL};
+	char *out = NULL, *err = NULL;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to run as another user");
+		return;
+	}
+	snprintf(d, sizeof(d), "%s/c%u", root, ncase++);
+	snprintf(dv, sizeof(dv), "D=%s", d);
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	snprintf(m, sizeof(m), "M=%s/m", d);
+	snprintf(w, sizeof(w), "%s/work", d);
+	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && chown(d, 65534, 65534) == 0);
+	CU_ASSERT_FATAL(snprintf(bin, sizeof(bin), "%s/passavant", d) < (int)sizeof(bin) &&
+			test_copy_file(test_passavant_bin(), bin, 0755) == 0);
+	snprintf(p, sizeof(p), "P=%s", bin);
+	CU_ASSERT_FATAL(mkdir(w, 0755) == 0 && chown(w, 65534, 65534) == 0 && mkdir(m + 2, 0755) == 0 &&
+			chown(m + 2, 65534, 65534) == 0);
+	CU_ASSERT_FATAL(test_run_capture(argv, &out, &err, GG_TIMEOUT_MS) == 0);
+	ok = test_has(err, "/work/.githooks/pre-commit: hook pre-commit (moved to") && test_has(out, "status=0\n") &&
+	     test_has(out, "mode 100\n") && !test_has(out, "hook0100");
+	CU_ASSERT(ok);
+	if (!ok)
+		fprintf(stderr, "\n  stdout: %s\n  stderr: %s\n", out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
 /*
  * A memory cgroup of limit bytes under ours (cgroup v1's memory hierarchy,
  * or v2 where our parent's subtree has the memory controller): its
@@ -2301,6 +2350,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
 	test_add(s, "a move aside that fails: mode 000 and a status that is not 0", test_quarantine_fails_closed);
 	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
+	test_add(s, "as another user: a core.hooksPath directory made 0100 after a hook was planted",
+		 test_unreadable_hooks_path);
 	test_add(s, "a command that fills memory: the OOM killer takes the sandbox, the checks run",
 		 test_oom_takes_sandbox);
 	test_add(s, "a command that suspends the shared terminal's output (TCOOFF, IXON and ISIG off): the run ends, "
