@@ -249,6 +249,11 @@ static int walk_open(struct gg *g, int parentfd, const char *name, bool *restore
 
 		if (*restore)
 			restore_mode(g, parentfd, name, dst->st_mode);
+		/* Gone since the directory was read: moved aside by this
+		 * check (a package pyshadow.c could not read), nothing left
+		 * at the name to walk. */
+		if (e == ENOENT && parentfd >= 0)
+			return -1;
 		gg_report_error(g, g->path, "", "cannot open to check for git repositories", e);
 	}
 	return fd;

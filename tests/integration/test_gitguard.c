@@ -1944,7 +1944,9 @@ static void test_unprivileged_modes(void)
  * core.hooksPath directory of the user's own config, then the directory
  * made 0100 (git still runs a hook through a directory it may only
  * search): the check took the failed open for no hooks. Now it opens
- * its own directory up, moves the hook aside and puts the mode back. */
+ * its own directory up, moves the hook aside and puts the mode back.
+ * The same for a package named like the standard library where Python
+ * starts (Python imports through it): moved aside whole. */
 static void test_unreadable_hooks_path(void)
 {
 	static const char script[] =
@@ -1952,7 +1954,12 @@ static void test_unreadable_hooks_path(void)
 		"git config core.hooksPath .githooks && "
 		"\"$P\" run -- sh -c 'printf \"#!/bin/sh\\ntouch $M/hook0100\\n\" > .githooks/pre-commit && "
 		"chmod 755 .githooks/pre-commit && chmod 0100 .githooks'; echo status=$?; "
-		"stat -c 'mode %a' .githooks; git commit -q --allow-empty -m k; ls -A \"$M\"";
+		"stat -c 'mode %a' .githooks; git commit -q --allow-empty -m k; "
+		/* a package named like the standard library, where Python
+		 * starts, made 0100: Python imports through it */
+		"mkdir py && cd py && \"$P\" run -- sh -c 'mkdir json && "
+		"echo \"import os; open(os.environ[\\\"M\\\"] + \\\"/py0100\\\", \\\"w\\\")\" > json/__init__.py && "
+		"chmod 0100 json'; echo pystatus=$?; python3 -c 'import json' 2>/dev/null; ls -A \"$M\"";
 	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
 	char bin[PATH_MAX], w[PATH_MAX + 8];
 	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
@@ -1981,7 +1988,9 @@ static void test_unreadable_hooks_path(void)
 			chown(m + 2, 65534, 65534) == 0);
 	CU_ASSERT_FATAL(test_run_capture(argv, &out, &err, GG_TIMEOUT_MS) == 0);
 	ok = test_has(err, "/work/.githooks/pre-commit: hook pre-commit (moved to") && test_has(out, "status=0\n") &&
-	     test_has(out, "mode 100\n") && !test_has(out, "hook0100");
+	     test_has(out, "mode 100\n") && !test_has(out, "hook0100") &&
+	     test_has(err, "/work/py/json: a package Python's prompt imports from, that the check cannot read (moved to") &&
+	     test_has(out, "pystatus=0\n") && !test_has(out, "py0100") && !test_has(err, "cannot open to check");
 	CU_ASSERT(ok);
 	if (!ok)
 		fprintf(stderr, "\n  stdout: %s\n  stderr: %s\n", out ? out : "", err ? err : "");
@@ -2350,7 +2359,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "every quarantine name taken in advance", test_quarantine_names_taken);
 	test_add(s, "a move aside that fails: mode 000 and a status that is not 0", test_quarantine_fails_closed);
 	test_add(s, "as another user: a git directory chmod 555, a parent chmod 000", test_unprivileged_modes);
-	test_add(s, "as another user: a core.hooksPath directory made 0100 after a hook was planted",
+	test_add(s, "as another user: a core.hooksPath directory, a package where Python starts, made 0100 "
+		    "after planting",
 		 test_unreadable_hooks_path);
 	test_add(s, "a command that fills memory: the OOM killer takes the sandbox, the checks run",
 		 test_oom_takes_sandbox);
