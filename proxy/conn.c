@@ -45,8 +45,9 @@
  * (accepting, leaf for the CONNECT host) and over the already connected
  * upstream (connecting, verified); both handshakes run at once
  * (TLS_ACCEPT). Requests inside go through the same pipeline as plain
- * HTTP (decide.c). Anything else than TLS is tunnelled opaquely, or
- * refused when the host has a method restriction (SPEC §3.1).
+ * HTTP (decide.c). Plain HTTP in a tunnel is read as requests with the
+ * CONNECT target as their destination; anything else is refused, and so
+ * is plain HTTP to a host with a method restriction (SPEC §3.1).
  */
 #include "conn_int.h"
 
@@ -98,6 +99,8 @@ static const char *state_name(enum conn_state s)
 		return "TUNNEL_CONNECTING";
 	case CONN_TLS_SNIFF:
 		return "TLS_SNIFF";
+	case CONN_PASS_HELLO:
+		return "PASS_HELLO";
 	case CONN_TLS_UPSTREAM:
 		return "TLS_UPSTREAM";
 	case CONN_TLS_ACCEPT:
@@ -572,6 +575,9 @@ void conn_drive(conn_t *c)
 		case CONN_TLS_SNIFF:
 			st = conn_step_tls_sniff(c);
 			break;
+		case CONN_PASS_HELLO:
+			st = conn_step_pass_hello(c);
+			break;
 		case CONN_TLS_UPSTREAM:
 		case CONN_TLS_ACCEPT:
 			/* The handshake's end comes as an event (conn_client_event_cb). */
@@ -720,6 +726,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	case CONN_TLS_UPSTREAM:
 	case CONN_TLS_ACCEPT:
+	case CONN_PASS_HELLO:
 		conn_close(c, "TLS handshake timeout", false);
 		return;
 	case CONN_INTERCEPT_SNIFF:

@@ -50,7 +50,8 @@ enum conn_state {
 	CONN_READ_HEAD,           /* reading a request head (first or next) */
 	CONN_DECIDE,              /* head complete: policy decisions */
 	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
-	CONN_TLS_SNIFF,           /* 200 sent to a terminated host: waiting for the first bytes */
+	CONN_TLS_SNIFF,           /* 200 sent: waiting for the tunnel's first bytes (TLS, HTTP or other) */
+	CONN_PASS_HELLO,          /* excluded host: its ClientHello went; the rest waits for TLS from the server */
 	CONN_TLS_UPSTREAM,        /* the client offers h2: the upstream's handshake first (its ALPN decides) */
 	CONN_TLS_ACCEPT,          /* TLS handshakes with the client (and the upstream) running */
 	CONN_UPSTREAM_CONNECTING, /* request allowed: resolving/connecting (or upstream TLS) */
@@ -108,8 +109,8 @@ enum tls_end {
 
 /* What a CONNECT to a host decided, for TLS_SNIFF. */
 enum tunnel_plan {
-	TUNNEL_OPAQUE,          /* relay TLS as it is; plain bytes searched when masking (mitm.c) */
-	TUNNEL_TERMINATE,       /* terminate TLS; relay anything else opaquely */
+	TUNNEL_OPAQUE,          /* relay TLS as it is; plain HTTP decided per request, else refused (mitm.c) */
+	TUNNEL_TERMINATE,       /* terminate TLS; plain HTTP decided per request, else refused */
 	TUNNEL_TERMINATE_ONLY   /* terminate TLS; refuse anything else (method rule, SPEC §3.1) */
 };
 
@@ -188,7 +189,7 @@ struct conn_side {
 /* Where a connection of origin-form plain HTTP requests goes: an
  * intercepted connection's original destination (SO_ORIGINAL_DST), or
  * the target of a CONNECT whose tunnel carries plain HTTP (mitm.c,
- * conn_tunnel_plain()). Allocated for those only, as are the other texts
+ * tunnel_plain()). Allocated for those only, as are the other texts
  * a connection needs only sometimes (struct conn), so that an idle tunnel
  * holds none of them (docs/architecture.md "The upstream zone"). */
 struct conn_orig {
@@ -605,8 +606,12 @@ void conn_refuse_raw(conn_t *c, const char *fmt, ...) NONNULL(1, 2) PRINTF(2, 3)
 
 /* ---- mitm.c ------------------------------------------------------------ */
 
-/* TLS_SNIFF: what the first bytes of a tunnel to a terminated host are. */
+/* TLS_SNIFF: what the first bytes of a tunnel are (TLS, HTTP or other). */
 enum step conn_step_tls_sniff(conn_t *c) NONNULL(1);
+
+/* PASS_HELLO: an excluded host's ClientHello went upstream; the server's
+ * first bytes must be TLS before anything else is relayed. */
+enum step conn_step_pass_hello(conn_t *c) NONNULL(1);
 
 /* Peek mode of TLS_SNIFF: watch the client socket with MSG_PEEK. */
 void conn_start_peek(conn_t *c) NONNULL(1);

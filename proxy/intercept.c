@@ -537,7 +537,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 	if (c == NULL)
 		return;
 	c->icpt = ic;
-	c->orig = malloc(sizeof(*c->orig));
+	c->orig = calloc(1, sizeof(*c->orig));
 	if (c->orig == NULL) {
 		conn_close(c, "out of memory accepting an intercepted connection", true);
 		return;

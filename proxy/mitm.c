@@ -204,11 +204,18 @@ void conn_start_peek(conn_t *c)
 static enum step tunnel_plain(conn_t *c)
 {
 	struct conn_orig *o = calloc(1, sizeof(*o));
+	char w[512], why[REASON_MAX];
 
 	if (o == NULL) {
 		conn_close(c, "out of memory reading plain HTTP in a tunnel", true);
 		return STEP_CLOSED;
 	}
+	/* The tunnel itself has its line (its upstream connection was
+	 * made), even when no request in it comes whole (the review of
+	 * round 30: a head never finished left none). */
+	(void)snprintf(why, sizeof(why), "passavant: %s carries plain HTTP: each request in it is decided and audited",
+		       conn_what(c, w, sizeof(w)));
+	conn_audit(c, "connect", "allow", why, c->rule);
 	(void)snprintf(o->name, sizeof(o->name), "%s", c->tgt.host);
 	if (c->tgt.is_ip)
 		(void)snprintf(o->ip, sizeof(o->ip), "%s", c->tgt.host);
@@ -227,6 +234,104 @@ static enum step tunnel_plain(conn_t *c)
 	conn_set_state(c, CONN_READ_HEAD);
 	conn_arm_timer(c, c->head_ms);
 	return STEP_AGAIN;
+}
+
+/*
+ * Whether p[0..n) is TLS records and nothing else (the last one may be
+ * cut): content types 20 to 23, version 3.x, lengths from 1 to 2^14 +
+ * 2048 (RFC 8446 §5.2). Pure.
+ */
+static bool tls_framed(const unsigned char *p, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		size_t rl;
+
+		if (p[off] < 20 || p[off] > 23)
+			return false;
+		if (n - off < 5)
+			return (n - off < 2 || p[off + 1] == 0x03) && (n - off < 3 || p[off + 2] <= 0x04);
+		rl = (size_t)p[off + 3] << 8 | p[off + 4];
+		if (p[off + 1] != 0x03 || p[off + 2] > 0x04 || rl == 0 || rl > 16384 + 2048)
+			return false;
+		off += 5 + rl;
+	}
+	return true;
+}
+
+/*
+ * An excluded host's tunnel (TUNNEL_OPAQUE) holds a whole ClientHello
+ * (msglen handshake bytes) in its first len bytes p: OpenSSL must parse
+ * it, everything the client sent must be TLS records, and only the
+ * records that hold the hello go upstream now. The rest waits in
+ * PASS_HELLO until the upstream's first bytes are TLS too. Round 30's
+ * review: a 9-byte "hello" that only the framing read, then SMTP
+ * commands, opened a relay to a server that speaks first; a real hello
+ * then plain bytes would have too.
+ */
+static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_t msglen)
+{
+	struct tls_hello h;
+	size_t off = 0, have = 0;
+	char w[512];
+
+	if (tls_hello_parse(tls_hello_ctx(proxy_tls(c->px)), p, len, &h) < 0 || !tls_framed(p, len)) {
+		c->ex.phase = EX_WAIT_RESPONSE;
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
+				   "passavant: %s refused: the tunnel carries neither HTTP nor TLS (a ClientHello "
+				   "OpenSSL cannot read, or other bytes after it), so what it carries cannot be "
+				   "decided",
+				   conn_what(c, w, sizeof(w)));
+	}
+	/* The records up to the one where the hello ends, whole. */
+	while (off + 5 <= len && have < msglen) {
+		size_t rl = (size_t)p[off + 3] << 8 | p[off + 4];
+
+		off += 5 + rl;
+		have += rl;
+	}
+	if (have < msglen || off > len)
+		return STEP_STOP; /* the hello's last record is not whole yet */
+	if (sockio_send(&c->up, in_of(&c->client), off) < 0) {
+		conn_close(c, "evbuffer move failed", true);
+		return STEP_CLOSED;
+	}
+	c->ex.bytes_up += off;
+	conn_set_state(c, CONN_PASS_HELLO);
+	conn_arm_timer(c, c->head_ms);
+	return STEP_AGAIN;
+}
+
+enum step conn_step_pass_hello(conn_t *c)
+{
+	unsigned char h[3];
+	ev_ssize_t n = evbuffer_copyout(in_of(&c->up), h, sizeof(h));
+	char w[512];
+
+	if (n < 0) {
+		conn_close(c, "evbuffer_copyout failed", true);
+		return STEP_CLOSED;
+	}
+	if (n > 0 && !tls_framed(h, (size_t)n)) {
+		/* Nothing of it reaches the client: wiped with the upstream. */
+		conn_drop_upstream(c);
+		c->ex.phase = EX_WAIT_RESPONSE;
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
+				   "passavant: %s refused: the server answered the ClientHello with bytes that "
+				   "are not TLS, so what the tunnel carries cannot be decided",
+				   conn_what(c, w, sizeof(w)));
+	}
+	if (n == (ev_ssize_t)sizeof(h)) {
+		conn_set_state(c, CONN_RELAY);
+		conn_arm_timer(c, c->idle_ms);
+		return STEP_AGAIN;
+	}
+	if (c->up.eof) {
+		conn_close(c, "the server closed after the ClientHello", false);
+		return STEP_CLOSED;
+	}
+	return STEP_STOP;
 }
 
 /*
@@ -269,8 +374,9 @@ enum step conn_step_tls_sniff(conn_t *c)
 		if (c->plan == TUNNEL_OPAQUE) {
 			/* excludeDomains: TLS the proxy does not open is
 			 * relayed as it is, once a whole ClientHello came
-			 * (up to limits.maxHeaderBytes); bytes that only
-			 * start like one are searched as plain bytes. */
+			 * (up to limits.maxHeaderBytes) and the server
+			 * answered it in TLS (pass_hello()); bytes that only
+			 * start like one are refused. */
 			size_t len = evbuffer_get_length(in), msglen = 0;
 			const unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)len);
 			enum tls_hello_state hs;
@@ -298,9 +404,7 @@ enum step conn_step_tls_sniff(conn_t *c)
 							   "its way out in a ClientHello (the sandbox should never hold one)",
 							   c->tgt.host, (unsigned)c->tgt.port, rule, cred);
 				}
-				conn_set_state(c, CONN_RELAY);
-				conn_arm_timer(c, c->idle_ms);
-				return STEP_AGAIN;
+				return pass_hello(c, p, len, msglen);
 			}
 			break;
 		}

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include "tests/support/certs.h"
 #include "tests/support/proc.h"
 #include "tests/support/pxproc.h"
@@ -1347,10 +1349,128 @@ static void test_tunnel_without_tls(void)
 		ROW(log != NULL && strstr(log, "\"target\":\"/hello?tun=1\"") != NULL &&
 			    strstr(log, "\"target\":\"/hello?tun=2\"") != NULL &&
 			    strstr(log, "\"target\":\"/tun-fronted\"") != NULL &&
+			    strstr(log, "carries plain HTTP: each request in it is decided and audited") != NULL &&
 			    strstr(log, "\"tls\":\"passthrough\"") == NULL,
 		    "policy %zu: the audit does not have a line per request inside the tunnel:\n%.1500s", k, test_nz(log));
 		free(log);
 	}
+}
+
+/* A ClientHello for name as OpenSSL's client writes it (malloc'd into
+ * *out, *len bytes). 0 or -1. */
+static int test_client_hello(const char *name, char **out, size_t *len)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *ssl = ctx != NULL ? SSL_new(ctx) : NULL;
+	BIO *rb = BIO_new(BIO_s_mem()), *wb = BIO_new(BIO_s_mem());
+	char *data;
+	long n;
+	int rc = -1;
+
+	*out = NULL;
+	*len = 0;
+	if (ssl == NULL || rb == NULL || wb == NULL) {
+		BIO_free(rb);
+		BIO_free(wb);
+		goto done;
+	}
+	SSL_set_bio(ssl, rb, wb);
+	SSL_set_connect_state(ssl);
+	if (SSL_set_tlsext_host_name(ssl, name) != 1 || SSL_do_handshake(ssl) == 1)
+		goto done;
+	n = BIO_get_mem_data(wb, &data);
+	if (n > 0 && (*out = malloc((size_t)n)) != NULL) {
+		memcpy(*out, data, (size_t)n);
+		*len = (size_t)n;
+		rc = 0;
+	}
+done:
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	return rc;
+}
+
+/*
+ * An excluded host's tunnel (round 30's review): a 9-byte "ClientHello"
+ * whose framing is whole, then SMTP commands, in one write, to a server
+ * that speaks first (excluded: 0); a real ClientHello alone, to that
+ * server, answered with its banner (1). Both refused; neither the banner
+ * nor anything after the hello crosses.
+ */
+static void excluded_case(int v)
+{
+	static const unsigned char fake[] = {0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x00, 0x00, 0x00};
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	struct test_px p;
+	char addr[64], req[2048], got[512], *resp;
+	int lis, fd, s, n;
+	ssize_t k = 0;
+
+	lis = socket(AF_INET, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(lis >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(bind(lis, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lis, 4) == 0 &&
+			getsockname(lis, (struct sockaddr *)&a, &alen) == 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+						 "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n") == 0);
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr);
+	if (v == 0) {
+		memcpy(req + n, fake, sizeof(fake));
+		n += (int)sizeof(fake);
+		n += snprintf(req + n, sizeof(req) - (size_t)n, "HELO x\r\nMAIL FROM:<a@b>\r\n");
+	}
+	CU_ASSERT(raw_send(fd, req, (size_t)n) == 0);
+	s = accept(lis, NULL, NULL);
+	CU_ASSERT(s >= 0);
+	if (v == 1) {
+		/* A ClientHello OpenSSL reads: openssl's own, captured. */
+		char *hello = NULL;
+		size_t hl = 0;
+
+		resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
+		free(resp);
+		CU_ASSERT(test_client_hello("mail.test", &hello, &hl) == 0);
+		if (hello != NULL) {
+			CU_ASSERT(raw_send(fd, hello, hl) == 0);
+			free(hello);
+		}
+		usleep(300 * 1000);
+		CU_ASSERT(raw_send(fd, "HELO x\r\n", 8) == 0);
+	}
+	if (s >= 0) {
+		CU_ASSERT(write(s, "220 smtp.test ESMTP secret-banner\r\n", 36) == 36);
+		usleep(500 * 1000);
+		struct pollfd pf = {.fd = s, .events = POLLIN};
+
+		if (poll(&pf, 1, 0) == 1)
+			k = read(s, got, sizeof(got) - 1);
+		got[k > 0 ? k : 0] = '\0';
+	}
+	resp = raw_read(fd, NULL, 3000, NULL);
+	ROW(resp != NULL && strstr(resp, "secret-banner") == NULL &&
+		    strstr(resp, v == 0 ? "neither HTTP nor TLS" : "answered the ClientHello with bytes that are not TLS") !=
+			    NULL,
+	    "excluded host, case %d: not refused, or the banner crossed: %.300s", v, test_nz(resp));
+	ROW(memmem(got, k > 0 ? (size_t)k : 0, "HELO", 4) == NULL && memmem(got, k > 0 ? (size_t)k : 0, "MAIL", 4) == NULL,
+	    "excluded host, case %d: the server received the commands after the hello", v);
+	free(resp);
+	close(fd);
+	if (s >= 0)
+		close(s);
+	close(lis);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+}
+
+static void test_tunnel_excluded_not_tls(void)
+{
+	excluded_case(0);
+	excluded_case(1);
 }
 
 /* An upstream that speaks first (SMTP, an SSH server): the tunnel is
@@ -2168,6 +2288,8 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "a tunnel without TLS: each request decided, Host the CONNECT target, other bytes refused",
 		 test_tunnel_without_tls);
 	test_add(s, "a tunnel whose server speaks first is refused", test_tunnel_server_first);
+	test_add(s, "an excluded host: a hello OpenSSL cannot read, or a server that answers it in clear, is refused",
+		 test_tunnel_excluded_not_tls);
 	test_add(s, "CONNECT after a plain request on one connection", test_connect_after_keepalive);
 	test_add(s, "tunnel half-close: response still delivered", test_tunnel_half_close);
 	test_add(s, "maxTunnels+1 gets 503", test_max_tunnels);
