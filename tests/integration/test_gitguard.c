@@ -1875,6 +1875,43 @@ static void test_quarantine_fails_closed(void)
 	gcase_free(&c);
 }
 
+/*
+ * Runs script with sh -c as uid 65534 (setpriv), in env -i with D (a
+ * fresh case directory it owns, holding work/ and m/, both its own), M
+ * (D/m: the markers), P (a copy of passavant in D: the clone may live
+ * where that user cannot reach, as Debian's /root is 0700) and HOME (the
+ * suite's). Its stdout and stderr into *out and *err. Returns its exit
+ * status, or -2 when the test was skipped (not root, no setpriv).
+ */
+static int run_as_nobody(const char *script, char **out, char **err)
+{
+	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
+	char bin[PATH_MAX], w[PATH_MAX + 8];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
+			"PATH=" GG_PATH, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
+			"GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.org", "TMPDIR=/tmp", m, p, "sh", "-c", (char *)script,
+			NULL};
+
+	*out = *err = NULL;
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to run as another user");
+		return -2;
+	}
+	snprintf(d, sizeof(d), "%s/c%u", root, ncase++);
+	snprintf(dv, sizeof(dv), "D=%s", d);
+	snprintf(home, sizeof(home), "HOME=%s/home", root);
+	snprintf(m, sizeof(m), "M=%s/m", d);
+	snprintf(w, sizeof(w), "%s/work", d);
+	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && chown(d, 65534, 65534) == 0);
+	CU_ASSERT_FATAL(snprintf(bin, sizeof(bin), "%s/passavant", d) < (int)sizeof(bin) &&
+			test_copy_file(test_passavant_bin(), bin, 0755) == 0);
+	snprintf(p, sizeof(p), "P=%s", bin);
+	CU_ASSERT_FATAL(mkdir(w, 0755) == 0 && chown(w, 65534, 65534) == 0 && mkdir(m + 2, 0755) == 0 &&
+			chown(m + 2, 65534, 65534) == 0);
+	return test_run_capture(argv, out, err, GG_TIMEOUT_MS);
+}
+
 /* As a user other than root (uid 65534 through setpriv, when the suite
  * runs as root), where modes bind: a planted repository's git directory
  * made unwritable (chmod 555, the rename would fail), and another's
@@ -1893,39 +1930,12 @@ static void test_unprivileged_modes(void)
 		"\"$P\" run -- sh -c 'git init -q c && git -C c config core.fsmonitor \"touch $M/root0300;:\" && "
 		"chmod 0300 .' 2>&1; stat -c 'root %a' .; \"$P\" run -- true; echo next=$?; chmod 755 .; "
 		"git -C c status >/dev/null 2>&1; ls -A \"$M\"";
-	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
-	char bin[PATH_MAX];
-	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
-			"PATH=" GG_PATH, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
-			"GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t",
-			"GIT_COMMITTER_EMAIL=t@example.org", "TMPDIR=/tmp", m, p, "sh", "-c", (char *)script,
-			NULL};
 	char *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
-	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
-		TEST_SKIP("needs root and setpriv to run as another user");
+	if ((st = run_as_nobody(script, &out, &err)) == -2)
 		return;
-	}
-	snprintf(d, sizeof(d), "%s/c%u", root, ncase++);
-	snprintf(dv, sizeof(dv), "D=%s", d);
-	snprintf(home, sizeof(home), "HOME=%s/home", root);
-	snprintf(m, sizeof(m), "M=%s/m", d);
-	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && chown(d, 65534, 65534) == 0);
-	/* uid 65534 runs a copy of the binary from the test tree: the clone
-	 * may live where that user cannot reach (Debian's /root is 0700). */
-	CU_ASSERT_FATAL(snprintf(bin, sizeof(bin), "%s/passavant", d) < (int)sizeof(bin) &&
-			test_copy_file(test_passavant_bin(), bin, 0755) == 0);
-	snprintf(p, sizeof(p), "P=%s", bin);
-	{
-		char w[PATH_MAX + 8], mm[PATH_MAX + 8];
-		snprintf(w, sizeof(w), "%s/work", d);
-		snprintf(mm, sizeof(mm), "%s/m", d);
-		CU_ASSERT_FATAL(mkdir(w, 0755) == 0 && chown(w, 65534, 65534) == 0 && mkdir(mm, 0755) == 0 &&
-				chown(mm, 65534, 65534) == 0);
-	}
-	st = test_run_capture(argv, &out, &err, GG_TIMEOUT_MS);
 	CU_ASSERT(st == 0);
 	CU_ASSERT(test_has(err, "/work/a/.git/config: core.fsmonitor (moved to"));
 	CU_ASSERT(test_has(err, "/work/v/b/.git/config: core.fsmonitor (moved to"));
@@ -1960,33 +1970,14 @@ static void test_unreadable_hooks_path(void)
 		"mkdir py && cd py && \"$P\" run -- sh -c 'mkdir json && "
 		"echo \"import os; open(os.environ[\\\"M\\\"] + \\\"/py0100\\\", \\\"w\\\")\" > json/__init__.py && "
 		"chmod 0100 json'; echo pystatus=$?; python3 -c 'import json' 2>/dev/null; ls -A \"$M\"";
-	char d[PATH_MAX], dv[PATH_MAX + 8], home[PATH_MAX + 8], m[PATH_MAX + 8], p[PATH_MAX + 8];
-	char bin[PATH_MAX], w[PATH_MAX + 8];
-	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", dv, home,
-			"PATH=" GG_PATH, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
-			"GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t",
-			"GIT_COMMITTER_EMAIL=t@example.org", "TMPDIR=/tmp", m, p, "sh", "-c", (char *)script,
-			NULL};
 	char *out = NULL, *err = NULL;
 	bool ok;
+	int st;
 
 	SKIP_IF_NEEDED();
-	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
-		TEST_SKIP("needs root and setpriv to run as another user");
+	if ((st = run_as_nobody(script, &out, &err)) == -2)
 		return;
-	}
-	snprintf(d, sizeof(d), "%s/c%u", root, ncase++);
-	snprintf(dv, sizeof(dv), "D=%s", d);
-	snprintf(home, sizeof(home), "HOME=%s/home", root);
-	snprintf(m, sizeof(m), "M=%s/m", d);
-	snprintf(w, sizeof(w), "%s/work", d);
-	CU_ASSERT_FATAL(mkdir(d, 0755) == 0 && chown(d, 65534, 65534) == 0);
-	CU_ASSERT_FATAL(snprintf(bin, sizeof(bin), "%s/passavant", d) < (int)sizeof(bin) &&
-			test_copy_file(test_passavant_bin(), bin, 0755) == 0);
-	snprintf(p, sizeof(p), "P=%s", bin);
-	CU_ASSERT_FATAL(mkdir(w, 0755) == 0 && chown(w, 65534, 65534) == 0 && mkdir(m + 2, 0755) == 0 &&
-			chown(m + 2, 65534, 65534) == 0);
-	CU_ASSERT_FATAL(test_run_capture(argv, &out, &err, GG_TIMEOUT_MS) == 0);
+	CU_ASSERT(st == 0);
 	ok = test_has(err, "/work/.githooks/pre-commit: hook pre-commit (moved to") && test_has(out, "status=0\n") &&
 	     test_has(out, "mode 100\n") && !test_has(out, "hook0100") &&
 	     test_has(err, "/work/py/json: a package Python's prompt imports from, that the check cannot read (moved to") &&

@@ -1356,6 +1356,29 @@ static void test_tunnel_without_tls(void)
 	}
 }
 
+/* A TCP listener on 127.0.0.1 (a server of the test's own, which the
+ * test accepts from and writes to by hand); "127.0.0.1:PORT" in addr.
+ * The socket, or -1. */
+static int loopback_listener(char *addr, size_t cap)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	int lis = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (lis < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(lis, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lis, 4) < 0 ||
+	    getsockname(lis, (struct sockaddr *)&a, &alen) < 0) {
+		close(lis);
+		return -1;
+	}
+	snprintf(addr, cap, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	return lis;
+}
+
 /* A ClientHello for name as OpenSSL's client writes it (malloc'd into
  * *out, *len bytes). 0 or -1. */
 static int test_client_hello(const char *name, char **out, size_t *len)
@@ -1400,21 +1423,13 @@ done:
 static void excluded_case(int v)
 {
 	static const unsigned char fake[] = {0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x00, 0x00, 0x00};
-	struct sockaddr_in a;
-	socklen_t alen = sizeof(a);
 	struct test_px p;
 	char addr[64], req[2048], got[512], *resp;
 	int lis, fd, s, n;
 	ssize_t k = 0;
 
-	lis = socket(AF_INET, SOCK_STREAM, 0);
+	lis = loopback_listener(addr, sizeof(addr));
 	CU_ASSERT_FATAL(lis >= 0);
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CU_ASSERT_FATAL(bind(lis, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lis, 4) == 0 &&
-			getsockname(lis, (struct sockaddr *)&a, &alen) == 0);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
 	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
 						 "  tlsTerminate: {excludeDomains: [\"127.0.0.1\"]}\n") == 0);
 	fd = raw_connect(p.addr);
@@ -1477,20 +1492,12 @@ static void test_tunnel_excluded_not_tls(void)
  * refused, its banner never reaches the client. */
 static void test_tunnel_server_first(void)
 {
-	struct sockaddr_in a;
-	socklen_t alen = sizeof(a);
 	struct test_px p;
 	char addr[64], req[128], *resp;
 	int lis, fd, s;
 
-	lis = socket(AF_INET, SOCK_STREAM, 0);
+	lis = loopback_listener(addr, sizeof(addr));
 	CU_ASSERT_FATAL(lis >= 0);
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CU_ASSERT_FATAL(bind(lis, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lis, 4) == 0 &&
-			getsockname(lis, (struct sockaddr *)&a, &alen) == 0);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
 	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"127.0.0.1\"]\n") == 0);
 	fd = raw_connect(p.addr);
 	CU_ASSERT_FATAL(fd >= 0);
