@@ -233,16 +233,15 @@ struct scan {
  */
 static int walk_open(struct gg *g, int parentfd, const char *name, bool *restore, struct stat *dst)
 {
+	mode_t mode = (mode_t)-1;
 	int fd;
 
-	fd = parentfd >= 0 ? openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-			   : open_below_root(g);
-	if (fd < 0 && errno == EACCES && parentfd >= 0 &&
-	    fstatat(parentfd, name, dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst->st_mode) &&
-	    dst->st_uid == geteuid() &&
-	    fchmodat(parentfd, name, (dst->st_mode & 07777) | S_IRUSR | S_IXUSR, 0) == 0) {
+	/* the check's one opener (gg_dir_open_up()): u+rx for one of ours,
+	 * the mode back once the walk is done with it */
+	fd = parentfd >= 0 ? gg_dir_open_up(parentfd, name, true, &mode) : open_below_root(g);
+	if (mode != (mode_t)-1) {
 		*restore = true;
-		fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		dst->st_mode = mode;
 	}
 	if (fd < 0) {
 		int e = errno;

@@ -210,6 +210,47 @@ void gg_report_error(struct gg *g, const char *dir, const char *name, const char
 void gg_report_unread(struct gg *g, const char *dir, const char *name, const char *what, int errnum);
 bool gg_ts_fresh(const struct gg *g, const struct statx_timestamp *t);
 
+/*
+ * The one way the check opens a directory it must read (round 30's
+ * review: a hooks, info, rebase-merge, sequencer, include or package
+ * directory made 0100 or 0300 by the command as a user other than root
+ * is still one git or Python goes through, and a failed open had meant
+ * "nothing there"). gg_dir_open_up(): openat(pfd, name, O_DIRECTORY, and
+ * O_NOFOLLOW when nofollow); on EACCES, one of ours (owned by the
+ * session's uid) gets u+rx and is opened again: *mode then holds the
+ * mode to put back with gg_dir_mode_back() (path: for its report; also
+ * when the second open fails), else is (mode_t)-1. -1 with errno.
+ */
+int gg_dir_open_up(int pfd, const char *name, bool nofollow, mode_t *mode);
+void gg_dir_mode_back(struct gg *g, int pfd, const char *name, const char *path, mode_t mode);
+/* A directory the check must read, for gg_dir_open(). */
+struct gg_dir {
+	int pfd;             /* where name is (AT_FDCWD for an absolute name) */
+	const char *dir;     /* pfd's path, for reports ("" or the name itself
+				with an absolute name) */
+	const char *name;    /* the directory in pfd, or an absolute path */
+	bool nofollow;       /* a final link is not followed (ELOOP: nothing) */
+	bool is_new;         /* new whatever its ctime (the caller knows) */
+	const char *setting; /* why it moves aside when it cannot be read and
+				is new or changed in the session; NULL: never
+				moved, only counted */
+	const char *what;    /* the unread report ("cannot open the hooks
+				directory"); NULL: the caller reports */
+	mode_t mode;         /* set by gg_dir_open(): to put back */
+};
+/*
+ * gg_dir_open_up() of d, and when that still fails (but for ENOENT,
+ * ENOTDIR, and ELOOP: a link under nofollow, or a loop: nothing there
+ * to go through), fail closed: one
+ * changed in the session (is_new or its ctime) with a setting moves
+ * aside whole (gg_quarantine()); else it is reported as unread
+ * (gg_report_unread(), when what), which makes run's status 1. The fd,
+ * or -1 with errno. gg_dir_close() closes the fd (if >= 0) and puts the
+ * mode back.
+ */
+int gg_dir_open(struct gg *g, struct gg_dir *d);
+void gg_dir_close(struct gg *g, const struct gg_dir *d, int fd);
+
 /* gitrules.c */
 void gg_check_dotgit_file(struct gg *g, int dfd, unsigned char type);
 void gg_check_gitdir(struct gg *g, int gfd);

@@ -76,6 +76,98 @@ void gg_report_unread(struct gg *g, const char *dir, const char *name, const cha
 	gg_report_error(g, dir, name, what, errnum);
 }
 
+int gg_dir_open_up(int pfd, const char *name, bool nofollow, mode_t *mode)
+{
+	int fl = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+	int fd = openat(pfd, name, fl), saved;
+	struct stat st;
+
+	*mode = (mode_t)-1;
+	if (fd >= 0 || errno != EACCES)
+		return fd;
+	saved = errno;
+	/* Only one of ours: chmod on any other fails anyway, and a
+	 * directory the session could not chmod it could not close to us
+	 * either. */
+	if (fstatat(pfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || fchmodat(pfd, name, (st.st_mode & 07777) | S_IRUSR | S_IXUSR, 0) < 0) {
+		errno = saved;
+		return -1;
+	}
+	/* set on failure too: the caller puts it back and says when not */
+	*mode = st.st_mode & 07777;
+	return openat(pfd, name, fl);
+}
+
+void gg_dir_mode_back(struct gg *g, int pfd, const char *name, const char *path, mode_t mode)
+{
+	if (mode != (mode_t)-1 && fchmodat(pfd, name, mode, 0) < 0)
+		gg_report_error(g, path, "", "cannot put back the mode the check opened up (chmod it by hand) of", errno);
+}
+
+/* The directory that holds abs (an absolute path), opened into *pfd,
+ * its path into parent, and the last name into *base. false (nothing
+ * opened) when it cannot be. */
+static bool open_parent(const char *abs, char *parent, size_t len, const char **base, int *pfd)
+{
+	const char *slash = strrchr(abs, '/');
+
+	if (slash == NULL || slash[1] == '\0' ||
+	    (size_t)snprintf(parent, len, "%.*s", (int)(slash - abs), slash == abs ? "/" : abs) >= len)
+		return false;
+	*base = slash + 1;
+	*pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return *pfd >= 0;
+}
+
+int gg_dir_open(struct gg *g, struct gg_dir *d)
+{
+	char parent[PATH_MAX];
+	const char *base;
+	int fd = gg_dir_open_up(d->pfd, d->name, d->nofollow, &d->mode), e, ppfd;
+
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	gg_dir_mode_back(g, d->pfd, d->name, d->name[0] == '/' ? d->name : d->dir, d->mode);
+	d->mode = (mode_t)-1;
+	/* Nothing there to check (or a link where the caller opens no
+	 * link, or a loop of links, which no one goes through either). */
+	if (e == ENOENT || e == ENOTDIR || e == ELOOP)
+		return -1;
+	/* Not opened even opened up (one not ours; a cap on descriptors):
+	 * git or Python may still go through it. Changed in the session:
+	 * aside whole, which nothing the check could not read survives;
+	 * else it is counted as unread, and run's status says so. */
+	if (d->setting != NULL && g->record == NULL && (d->is_new || gg_changed(g, d->pfd, d->name))) {
+		if (d->name[0] != '/') {
+			gg_quarantine(g, d->pfd, d->dir, d->name, d->setting);
+		} else if (open_parent(d->name, parent, sizeof(parent), &base, &ppfd)) {
+			gg_quarantine(g, ppfd, parent, base, d->setting);
+			(void)close(ppfd);
+		} else {
+			gg_report_unread(g, d->name, "", d->what != NULL ? d->what : "cannot open to check", e);
+		}
+	} else if (d->what != NULL) {
+		gg_report_unread(g, d->dir, d->name[0] == '/' ? "" : d->name, d->what, e);
+	}
+	errno = e;
+	return -1;
+}
+
+void gg_dir_close(struct gg *g, const struct gg_dir *d, int fd)
+{
+	char path[PATH_MAX];
+
+	if (fd >= 0)
+		(void)close(fd);
+	if (d->mode == (mode_t)-1)
+		return;
+	if (d->name[0] == '/' || !gg_join(path, sizeof(path), d->dir, d->name))
+		(void)snprintf(path, sizeof(path), "%s", d->name);
+	gg_dir_mode_back(g, d->pfd, d->name, path, d->mode);
+}
+
 /*
  * renameat2(RENAME_NOREPLACE) of dfd/name to dfd/to. When the directory
  * is ours but not writable (the command can chmod its own directories;

@@ -115,7 +115,9 @@ static const struct {
  * (one HEAD away from one)? */
 static bool gitdir_at(const char *path, bool wide)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* O_PATH: faccessat needs search permission only, and a directory
+	 * made 0100 is still one git takes */
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	bool objects, yes;
 
 	if (fd < 0)
@@ -566,47 +568,14 @@ static void check_hooks_dir(struct gg *g, int hfd, const char *hdir, enum hooks_
 	free(names);
 }
 
-/*
- * Opens the hooks directory dfd/name (O_DIRECTORY, not through a final
- * link when nofollow). One of ours that we may not read (mode 0100: git
- * runs a hook through a directory it may only search, and the check
- * took the failed open for no hooks: round 30's review) gets u+rx for
- * the check; *mode then holds the mode to put back with
- * hooks_dir_restore() (also when the open fails), else is (mode_t)-1.
- * -1 with errno.
- */
-static int hooks_dir_open(int dfd, const char *name, bool nofollow, mode_t *mode)
-{
-	int fl = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
-	int fd = openat(dfd, name, fl), saved;
-	struct stat st;
-
-	*mode = (mode_t)-1;
-	if (fd >= 0 || errno != EACCES)
-		return fd;
-	saved = errno;
-	if (fstatat(dfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid() || fchmodat(dfd, name, (st.st_mode & 07777) | S_IRUSR | S_IXUSR, 0) < 0) {
-		errno = saved;
-		return -1;
-	}
-	*mode = st.st_mode & 07777;
-	return openat(dfd, name, fl);
-}
-
-/* Puts back the mode hooks_dir_open() changed (path: for the report). */
-static void hooks_dir_restore(struct gg *g, int dfd, const char *name, const char *path, mode_t mode)
-{
-	if (mode != (mode_t)-1 && fchmodat(dfd, name, mode, 0) < 0)
-		gg_report_error(g, path, "", "cannot put back the mode of", errno);
-}
-
 /* The hooks directory dfd/name of a git directory. */
 static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name, bool all_fresh)
 {
 	char hdir[PATH_MAX], real[PATH_MAX];
+	struct gg_dir hd = {.pfd = dfd, .dir = dir, .name = name, .nofollow = true, .is_new = all_fresh,
+			    .setting = "a hooks directory the check cannot read (git runs hooks through it)",
+			    .what = "cannot open the hooks directory"};
 	struct statx sx;
-	mode_t mode;
 	int hfd;
 
 	if (gg_statx(dfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
@@ -616,28 +585,36 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
 			gg_quarantine(g, dfd, dir, name,
 				   S_ISLNK(sx.stx_mode) ? "hooks is a symbolic link" : "hooks is not a directory");
 		else if (S_ISLNK(sx.stx_mode) && gg_join(hdir, sizeof(hdir), dir, name) &&
-			 realpath(hdir, real) != NULL && gg_under_roots(g, real) &&
-			 (hfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			 realpath(hdir, real) != NULL && gg_under_roots(g, real)) {
 			/* An old link (the user's) into a writable tree: what
 			 * it points to may have changed, or been swapped for a
 			 * directory staged elsewhere (by a rename or a link on
 			 * its way): then all of it counts as new. */
-			check_hooks_dir(g, hfd, real, swapped_hooks(g, real));
-			(void)close(hfd);
+			enum hooks_new how = swapped_hooks(g, real);
+			struct gg_dir td = {.pfd = AT_FDCWD, .dir = real, .name = real, .is_new = how != HOOKS_CHANGED,
+					    .setting = "a hooks directory the check cannot read (git runs hooks through it)",
+					    .what = "cannot open the directory an old hooks link leads to"};
+
+			if ((hfd = gg_dir_open(g, &td)) >= 0) {
+				check_hooks_dir(g, hfd, real, how);
+				gg_dir_close(g, &td, hfd);
+			}
 		}
 		return;
 	}
-	hfd = hooks_dir_open(dfd, name, true, &mode);
-	if (hfd < 0 || !gg_join(hdir, sizeof(hdir), dir, name)) {
-		if (hfd >= 0)
-			(void)close(hfd);
-		gg_report_unread(g, dir, name, "cannot open the hooks directory", errno);
-		hooks_dir_restore(g, dfd, name, dir, mode);
+	/* git runs a hook through a directory it may only search (mode
+	 * 0100): gg_dir_open() opens one of ours up, and one that stays
+	 * unread is not an empty one */
+	hfd = gg_dir_open(g, &hd);
+	if (hfd < 0)
+		return;
+	if (!gg_join(hdir, sizeof(hdir), dir, name)) {
+		gg_report_unread(g, dir, name, "cannot open the hooks directory", ENAMETOOLONG);
+		gg_dir_close(g, &hd, hfd);
 		return;
 	}
 	check_hooks_dir(g, hfd, hdir, all_fresh || gg_ts_fresh(g, &sx.stx_ctime) ? HOOKS_ALL : HOOKS_CHANGED);
-	(void)close(hfd);
-	hooks_dir_restore(g, dfd, name, hdir, mode);
+	gg_dir_close(g, &hd, hfd);
 }
 
 /*
@@ -765,6 +742,7 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 {
 	char raw[PATH_MAX], target[PATH_MAX], dir[PATH_MAX], written[PATH_MAX], wdir[PATH_MAX];
 	const char *slash, *wslash;
+	struct gg_dir id = {.pfd = AT_FDCWD, .what = "cannot open the directory of an included config"};
 	bool writable;
 	int dfd;
 
@@ -786,11 +764,15 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 	if (writable && g->record != NULL)
 		gg_ref_note(g, target);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target), target);
-	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		gg_report_unread(g, dir[0] ? dir : "/", "", "cannot open the directory of an included config", errno);
+	/* git reads an include through a directory it may only search
+	 * (mode 0100, round 30's review): one of ours is opened up; one in
+	 * a writable tree changed in the session that stays unread moves
+	 * aside whole; else unread is reported, not taken for nothing */
+	id.dir = id.name = dir[0] ? dir : "/";
+	id.setting = writable ? "the directory of an included config, that the check cannot read" : NULL;
+	dfd = gg_dir_open(g, &id);
+	if (dfd < 0)
 		return;
-	}
 	/* Written in the session, or another file than at its start (one
 	 * staged elsewhere, reached now through a directory renamed or
 	 * linked into the include's way: round 11 of the attack). */
@@ -799,7 +781,7 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 		check_config(g, dfd, dir, slash + 1);
 	else
 		kept_config(g, dfd, slash + 1, false, target, wdir[0] ? wdir : "/", hooks_base, depth + 1);
-	(void)close(dfd);
+	gg_dir_close(g, &id, dfd);
 }
 
 /* A core.hooksPath value from base: when it is a directory under the
@@ -807,8 +789,11 @@ static void check_include(struct gg *g, const char *base, const char *value, con
 static void check_hooks_path(struct gg *g, const char *base, const char *value)
 {
 	char target[PATH_MAX];
+	struct gg_dir hd = {.pfd = AT_FDCWD,
+			    .setting = "a core.hooksPath directory the check cannot read (git runs hooks through it)",
+			    .what = "cannot open the core.hooksPath directory to check its hooks"};
+	enum hooks_new how;
 	struct stat st;
-	mode_t mode;
 	int hfd;
 
 	if (!gg_resolve_pointer(base, value, target) || !gg_under_roots(g, target) ||
@@ -821,19 +806,18 @@ static void check_hooks_path(struct gg *g, const char *base, const char *value)
 	/* git runs a hook through a directory it cannot list (mode 0100):
 	 * one of ours is opened up for the check, and one that stays
 	 * unread is not an empty one */
-	hfd = hooks_dir_open(AT_FDCWD, target, false, &mode);
-	if (hfd < 0) {
-		gg_report_unread(g, target, "", "cannot open the core.hooksPath directory to check its hooks", errno);
-		hooks_dir_restore(g, AT_FDCWD, target, target, mode);
+	how = swapped_hooks(g, target);
+	hd.dir = hd.name = target;
+	hd.is_new = how != HOOKS_CHANGED;
+	hfd = gg_dir_open(g, &hd);
+	if (hfd < 0)
 		return;
-	}
 	/* Another directory than at the session's start (round 11 of the
 	 * attack: `mv .githooks old && mv staged .githooks`, hooks written
 	 * in an earlier session): every hook in it counts as new
 	 * (swapped_hooks()). */
-	check_hooks_dir(g, hfd, target, swapped_hooks(g, target));
-	(void)close(hfd);
-	hooks_dir_restore(g, AT_FDCWD, target, target, mode);
+	check_hooks_dir(g, hfd, target, how);
+	gg_dir_close(g, &hd, hfd);
 }
 
 /*
@@ -1039,6 +1023,10 @@ static void check_commondir(struct gg *g, int gfd, bool all_fresh)
 static void check_info(struct gg *g, int gfd, bool all_fresh)
 {
 	char idir[PATH_MAX];
+	struct gg_dir id = {.pfd = gfd, .dir = g->path, .name = "info", .nofollow = true, .is_new = all_fresh,
+			    .setting = "an info directory the check cannot read (info/attributes selects filter and "
+				       "diff drivers)",
+			    .what = "cannot open the info directory to check info/attributes"};
 	struct statx sx;
 	int ifd;
 
@@ -1049,13 +1037,13 @@ static void check_info(struct gg *g, int gfd, bool all_fresh)
 			gg_quarantine(g, gfd, g->path, "info", "info is not a directory");
 		return;
 	}
-	ifd = openat(gfd, "info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	ifd = gg_dir_open(g, &id);
 	if (ifd < 0)
 		return;
 	if ((all_fresh || gg_ts_fresh(g, &sx.stx_ctime) || gg_changed(g, ifd, "attributes")) &&
 	    faccessat(ifd, "attributes", F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(idir, sizeof(idir), g->path, "info"))
 		gg_quarantine(g, ifd, idir, "attributes", "info/attributes (selects filter and diff drivers)");
-	(void)close(ifd);
+	gg_dir_close(g, &id, ifd);
 }
 
 /*
@@ -1107,27 +1095,33 @@ static void check_rebase_todo(struct gg *g, int gfd, bool all_fresh)
 {
 	static const char todo[] = "git-rebase-todo";
 	char rdir[PATH_MAX], *text;
+	/* git reads and writes the todo list through a directory it may
+	 * not list (mode 0300: round 30's review) */
+	struct gg_dir rd = {.pfd = gfd, .dir = g->path, .name = "rebase-merge", .nofollow = true, .is_new = all_fresh,
+			    .setting = "a rebase-merge directory the check cannot read (git rebase --continue runs "
+				       "its todo list)",
+			    .what = "cannot open the rebase-merge directory to check its todo list"};
 	size_t len;
 	int rfd;
 
-	rfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	rfd = gg_dir_open(g, &rd);
 	if (rfd < 0)
 		return;
 	if (!all_fresh && !gg_changed(g, rfd, todo) && !gg_changed(g, gfd, "rebase-merge")) {
-		(void)close(rfd);
+		gg_dir_close(g, &rd, rfd);
 		return;
 	}
 	text = fileio_read_at(rfd, todo, GG_CONFIG_MAX_BYTES, FILEIO_NOFOLLOW, &len, NULL);
 	if (text == NULL) {
 		if (faccessat(rfd, todo, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_join(rdir, sizeof(rdir), g->path, "rebase-merge"))
 			gg_quarantine(g, rfd, rdir, todo, "rebase todo list that cannot be checked");
-		(void)close(rfd);
+		gg_dir_close(g, &rd, rfd);
 		return;
 	}
 	if (todo_runs_command(text) && gg_join(rdir, sizeof(rdir), g->path, "rebase-merge"))
 		gg_quarantine(g, rfd, rdir, todo, "rebase todo list with exec (runs on git rebase --continue)");
 	free(text);
-	(void)close(rfd);
+	gg_dir_close(g, &rd, rfd);
 }
 
 /* Is s a merge strategy built into git? Any other name runs the program
@@ -1157,9 +1151,16 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 	bool bad = false;
 	size_t len;
 	char *out;
+	/* rebase-merge: check_rebase_todo() ran first, and moved aside or
+	 * reported one that cannot be opened */
+	struct gg_dir rd = {.pfd = gfd, .dir = g->path, .name = "rebase-merge", .nofollow = true};
+	struct gg_dir sd = {.pfd = gfd, .dir = g->path, .name = "sequencer", .nofollow = true, .is_new = all_fresh,
+			    .setting = "a sequencer directory the check cannot read (git cherry-pick --continue "
+				       "takes its options)",
+			    .what = "cannot open the sequencer directory to check its options"};
 	int sfd;
 
-	sfd = openat(gfd, "rebase-merge", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	sfd = gg_dir_open(g, &rd);
 	if (sfd >= 0) {
 		if ((all_fresh || gg_changed(g, sfd, "strategy") || gg_changed(g, gfd, "rebase-merge")) &&
 		    faccessat(sfd, "strategy", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -1167,15 +1168,15 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 		    gg_join(sdir, sizeof(sdir), g->path, "rebase-merge"))
 			gg_quarantine(g, sfd, sdir, "strategy",
 				   "merge strategy that is a program (runs on git rebase --continue)");
-		(void)close(sfd);
+		gg_dir_close(g, &rd, sfd);
 	}
-	sfd = openat(gfd, "sequencer", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	sfd = gg_dir_open(g, &sd);
 	if (sfd < 0)
 		return;
 	if (!(all_fresh || gg_changed(g, sfd, "opts") || gg_changed(g, gfd, "sequencer")) ||
 	    faccessat(sfd, "opts", F_OK, AT_SYMLINK_NOFOLLOW) < 0 || !gg_join(sdir, sizeof(sdir), g->path, "sequencer") ||
 	    !gg_join(path, sizeof(path), sdir, "opts")) {
-		(void)close(sfd);
+		gg_dir_close(g, &sd, sfd);
 		return;
 	}
 	/* As check_config() does: git would open a FIFO or a device and
@@ -1189,19 +1190,19 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 			gg_quarantine(g, sfd, sdir, "opts",
 				      "past the " GG_STR(GG_NEW_CONFIGS_MAX) " new configs the check reads in one run: "
 				      "not read");
-			(void)close(sfd);
+			gg_dir_close(g, &sd, sfd);
 			return;
 		}
 
 		if (gg_statx(sfd, "opts", AT_SYMLINK_NOFOLLOW, &sx) < 0) {
-			(void)close(sfd);
+			gg_dir_close(g, &sd, sfd);
 			return;
 		}
 		if (!S_ISREG(sx.stx_mode) || sx.stx_size > GG_CONFIG_MAX_BYTES) {
 			gg_quarantine(g, sfd, sdir, "opts",
 				      S_ISLNK(sx.stx_mode) ? "a symbolic link (git reads what it points to)"
 				      : !S_ISREG(sx.stx_mode) ? "not a regular file" : "too large to check");
-			(void)close(sfd);
+			gg_dir_close(g, &sd, sfd);
 			return;
 		}
 	}
@@ -1213,7 +1214,7 @@ static void check_strategy(struct gg *g, int gfd, bool all_fresh)
 	if (out == NULL || bad)
 		gg_quarantine(g, sfd, sdir, "opts",
 			   out == NULL ? why : "options.strategy (a program, runs on git cherry-pick --continue)");
-	(void)close(sfd);
+	gg_dir_close(g, &sd, sfd);
 }
 
 /*

@@ -331,34 +331,46 @@ static size_t py_stem(const char *name)
 	return 0;
 }
 
-/* The directory dfd/name as a DIR (flags: O_NOFOLLOW or 0), or NULL. */
-static DIR *dir_at(int dfd, const char *name, int flags)
+/*
+ * The directory od (gg_dir_open(): one of ours made unreadable is opened
+ * up, one that stays unread moves aside or is counted; od->what NULL and
+ * od->setting NULL: neither, the caller takes NULL for nothing) as a
+ * DIR, or NULL. dir_done() closes it and puts the mode back.
+ */
+static DIR *dir_open(struct gg *g, struct gg_dir *od)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+	int fd = gg_dir_open(g, od);
 	DIR *d;
 
 	if (fd < 0)
 		return NULL;
 	d = fdopendir(fd);
 	if (d == NULL)
-		(void)close(fd);
+		gg_dir_close(g, od, fd);
 	return d;
 }
 
-/*
- * dir_at() of a directory the check must list: one it cannot open (not
- * gone, not a link) is no empty one (round 30's family: unread meant
- * "nothing found"). Python imports through a directory it may only
- * search (mode 0100), so one changed in the session moves aside whole,
- * as setting says.
- */
-static DIR *dir_to_check(struct gg *g, int dfd, const char *dir, const char *name, int flags, const char *setting)
+static void dir_done(struct gg *g, const struct gg_dir *od, DIR *d)
 {
-	DIR *d = dir_at(dfd, name, flags);
+	(void)closedir(d);
+	gg_dir_close(g, od, -1);
+}
 
-	if (d == NULL && errno != ENOENT && errno != ENOTDIR && errno != ELOOP && gg_changed(g, dfd, name))
-		gg_quarantine(g, dfd, dir, name, setting);
-	return d;
+/*
+ * dir_open() of a directory the check must list (dfd/name in dir;
+ * nofollow, or an older link's target): one it cannot open (not gone,
+ * not a link) is no empty one (round 30's family: unread meant "nothing
+ * found"). Python imports through a directory it may only search (mode
+ * 0100): one of ours is opened up, one changed in the session that
+ * stays unread moves aside whole, as setting says, and another one is
+ * counted unread.
+ */
+static DIR *dir_to_check(struct gg *g, struct gg_dir *od, int dfd, const char *dir, const char *name, bool nofollow,
+			 const char *setting)
+{
+	*od = (struct gg_dir){.pfd = dfd, .dir = dir, .name = name, .nofollow = nofollow, .setting = setting,
+			      .what = "cannot open a directory Python imports from where it starts, to check it"};
+	return dir_open(g, od);
 }
 
 static void check_pycache(struct gg *g, int dfd, const char *dir, bool init);
@@ -370,13 +382,14 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 	char path[PATH_MAX];
 	bool whole = gg_changed(g, dfd, name);
 	struct dirent *de;
-	DIR *d = dir_to_check(g, dfd, dir, name, O_NOFOLLOW,
+	struct gg_dir od;
+	DIR *d = dir_to_check(g, &od, dfd, dir, name, true,
 			      "a package Python's prompt imports from, that the check cannot read");
 
 	if (d == NULL)
 		return;
 	if (!gg_join(path, sizeof(path), dir, name)) {
-		(void)closedir(d);
+		dir_done(g, &od, d);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -390,23 +403,25 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 	/* its compiled __init__ (round 17: a project's own older package
 	 * named like the standard library, its __init__.py unchanged) */
 	check_pycache(g, dirfd(d), path, true);
-	(void)closedir(d);
+	dir_done(g, &od, d);
 }
 
 /* Whether the directory a link dfd/name leads to (followed) holds an
  * __init__ made or changed in the session. */
-static bool init_fresh(const struct gg *g, int dfd, const char *name)
+static bool init_fresh(struct gg *g, int dfd, const char *name)
 {
 	struct dirent *de;
 	bool fresh = false;
-	DIR *d = dir_at(dfd, name, 0);
+	/* a target it cannot read counts as fresh: the link moves aside */
+	struct gg_dir od = {.pfd = dfd, .dir = g->path, .name = name};
+	DIR *d = dir_open(g, &od);
 
 	if (d == NULL)
-		return false;
+		return errno != ENOENT && errno != ENOTDIR && errno != ELOOP;
 	while (!fresh && (de = readdir(d)) != NULL)
 		fresh = strncmp(de->d_name, "__init__.", 9) == 0 && py_stem(de->d_name) == 8 &&
 			gg_changed(g, dirfd(d), de->d_name);
-	(void)closedir(d);
+	dir_done(g, &od, d);
 	return fresh;
 }
 
@@ -422,6 +437,7 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 	char path[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
+	struct gg_dir od;
 	bool whole;
 	DIR *d;
 
@@ -437,12 +453,12 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 	 * renamed a directory of compiled modules into place, each keeping
 	 * its old ctime): every listed entry in it counts. */
 	whole = gg_changed(g, dfd, "__pycache__");
-	d = dir_to_check(g, dfd, dir, "__pycache__", O_NOFOLLOW,
+	d = dir_to_check(g, &od, dfd, dir, "__pycache__", true,
 			 "a __pycache__ the check cannot read (Python imports compiled modules from it)");
 	if (d == NULL)
 		return;
 	if (!gg_join(path, sizeof(path), dir, "__pycache__")) {
-		(void)closedir(d);
+		dir_done(g, &od, d);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -459,7 +475,7 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 			gg_quarantine(g, dirfd(d), path, de->d_name,
 				      "a compiled module Python's prompt imports from the directory it starts in");
 	}
-	(void)closedir(d);
+	dir_done(g, &od, d);
 }
 
 #define TOOL_WHY "a module named like a tool or an installed package, which python3 -m imports from the directory it starts in"
@@ -479,18 +495,19 @@ static bool init_or_main(const char *name)
  * __main__ in. The files stay where they are, so the walk still goes
  * through the directory. One the project had, edited in place, stays: it
  * shadowed the installed one before the session too. */
-static void check_tool_package(struct gg *g, int dfd, const char *name, int flags)
+static void check_tool_package(struct gg *g, int dfd, const char *name, bool nofollow)
 {
 	char path[PATH_MAX];
 	bool whole = gg_changed(g, dfd, name) && !gg_py_old(g, NULL, name);
 	struct dirent *de;
-	DIR *d = dir_to_check(g, dfd, g->path, name, flags,
+	struct gg_dir od;
+	DIR *d = dir_to_check(g, &od, dfd, g->path, name, nofollow,
 			      "a package named like a tool, that the check cannot read");
 
 	if (d == NULL)
 		return;
 	if (!gg_join(path, sizeof(path), g->path, name)) {
-		(void)closedir(d);
+		dir_done(g, &od, d);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -499,7 +516,7 @@ static void check_tool_package(struct gg *g, int dfd, const char *name, int flag
 		if (whole || (gg_changed(g, dirfd(d), de->d_name) && !gg_py_old(g, name, de->d_name)))
 			gg_quarantine(g, dirfd(d), path, de->d_name, TOOL_WHY);
 	}
-	(void)closedir(d);
+	dir_done(g, &od, d);
 }
 
 /* The type of dfd/name from its record, or from fstatat. */
@@ -530,7 +547,8 @@ static enum py_kind ent_kind(struct gg *g, const char *name, unsigned char t)
 void gg_py_note_dir(struct gg *g, int fd)
 {
 	struct dirent *de, *ie;
-	DIR *d = dir_at(fd, ".", 0), *p;
+	struct gg_dir top = {.pfd = fd, .dir = g->path, .name = "."}, od;
+	DIR *d = dir_open(g, &top), *p;
 
 	if (d == NULL)
 		return;
@@ -542,22 +560,24 @@ void gg_py_note_dir(struct gg *g, int fd)
 		gg_py_note(g, NULL, de->d_name);
 		/* a package, or a link to one (its target's files, by the
 		 * link's name) */
-		if ((t != DT_DIR && t != DT_LNK) ||
-		    (p = dir_at(fd, de->d_name, t == DT_DIR ? O_NOFOLLOW : 0)) == NULL)
+		od = (struct gg_dir){.pfd = fd, .dir = g->path, .name = de->d_name, .nofollow = t == DT_DIR};
+		if ((t != DT_DIR && t != DT_LNK) || (p = dir_open(g, &od)) == NULL)
 			continue;
 		while ((ie = readdir(p)) != NULL)
 			if (init_or_main(ie->d_name))
 				gg_py_note(g, de->d_name, ie->d_name);
-		(void)closedir(p);
+		dir_done(g, &od, p);
 	}
-	(void)closedir(d);
+	dir_done(g, &top, d);
 }
 
 void gg_check_py_shadow(struct gg *g, int fd)
 {
 	struct dirent *de;
-	/* Its own open file: fd's offset stays the walk's. */
-	DIR *d = dir_at(fd, ".", 0);
+	/* Its own open file: fd's offset stays the walk's. The walk opened
+	 * fd (up, if need be): "." opens. */
+	struct gg_dir top = {.pfd = fd, .dir = g->path, .name = "."};
+	DIR *d = dir_open(g, &top);
 
 	if (d == NULL)
 		return;
@@ -569,13 +589,13 @@ void gg_check_py_shadow(struct gg *g, int fd)
 			continue;
 		if (ent_kind(g, de->d_name, t) == PY_TOOL) {
 			if (stem == 0 && t == DT_DIR)
-				check_tool_package(g, fd, de->d_name, O_NOFOLLOW);
+				check_tool_package(g, fd, de->d_name, true);
 			else if (gg_changed(g, fd, de->d_name) && !gg_py_old(g, NULL, de->d_name))
 				gg_quarantine(g, fd, g->path, de->d_name, TOOL_WHY);
 			else if (stem == 0 && t == DT_LNK)
 				/* an older link: its target as a package (review of
 				 * round 29: build -> _build, then _build/__main__.py) */
-				check_tool_package(g, fd, de->d_name, 0);
+				check_tool_package(g, fd, de->d_name, false);
 		} else if (stem > 0 && py_listed(de->d_name, stem)) {
 			if (gg_changed(g, fd, de->d_name))
 				gg_quarantine(g, fd, g->path, de->d_name,
@@ -591,5 +611,5 @@ void gg_check_py_shadow(struct gg *g, int fd)
 			check_pycache(g, fd, g->path, false);
 		}
 	}
-	(void)closedir(d);
+	dir_done(g, &top, d);
 }

@@ -1956,7 +1956,9 @@ static void test_unprivileged_modes(void)
  * search): the check took the failed open for no hooks. Now it opens
  * its own directory up, moves the hook aside and puts the mode back.
  * The same for a package named like the standard library where Python
- * starts (Python imports through it): moved aside whole. */
+ * starts (Python imports through it): opened up the same way (one
+ * opener for every directory the check reads), its __init__.py moved
+ * aside. */
 static void test_unreadable_hooks_path(void)
 {
 	static const char script[] =
@@ -1980,11 +1982,62 @@ static void test_unreadable_hooks_path(void)
 	CU_ASSERT(st == 0);
 	ok = test_has(err, "/work/.githooks/pre-commit: hook pre-commit (moved to") && test_has(out, "status=0\n") &&
 	     test_has(out, "mode 100\n") && !test_has(out, "hook0100") &&
-	     test_has(err, "/work/py/json: a package Python's prompt imports from, that the check cannot read (moved to") &&
+	     test_has(err, "/work/py/json/__init__.py: a package Python's prompt imports from the directory it starts "
+			   "in (moved to") &&
 	     test_has(out, "pystatus=0\n") && !test_has(out, "py0100") && !test_has(err, "cannot open to check");
 	CU_ASSERT(ok);
 	if (!ok)
 		fprintf(stderr, "\n  stdout: %s\n  stderr: %s\n", out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
+/* Round 30's review, the family of the test above, as a user other than
+ * root: directories the check must read, made unreadable but still
+ * searchable by the command: .git/rebase-merge 0300 with an exec in the
+ * todo list (ran at the host's git rebase --continue), .git/info 0100
+ * with info/attributes naming a filter (stayed), and the directory of a
+ * kept config's include 0100 with core.fsmonitor planted in it (reported
+ * but left, ran at the next git status). Each is opened up by the one
+ * opener (gg_dir_open()), checked, and its mode put back. */
+static void test_unreadable_control_dirs(void)
+{
+	static const char script[] =
+		"cd \"$D/work\" && mkdir r i && cd r && git init -q . && echo a > a && git add a && "
+		"git commit -qm one && echo b > b && git add b && git commit -qm two && "
+		"\"$P\" run -- sh -c 'GIT_SEQUENCE_EDITOR=\"sed -i -e \\\"1i break\\\" -e \\\"1a exec touch "
+		"$M/rebase0300\\\"\" git rebase -qi HEAD~1 >/dev/null 2>&1; chmod 0300 .git/rebase-merge'; "
+		"echo rstatus=$?; stat -c 'rmode %a' .git/rebase-merge; git rebase --continue >/dev/null 2>&1; "
+		/* info 0100 */
+		"\"$P\" run -- sh -c 'git init -q sub && echo \"* filter=x\" > sub/.git/info/attributes && "
+		"chmod 0100 sub/.git/info'; echo istatus=$?; stat -c 'imode %a' sub/.git/info; "
+		"echo a > sub/a; (cd sub && git check-attr filter a); "
+		/* an include's directory 0100 */
+		"cd ../i && git init -q . && mkdir tools && printf '[core]\\n\\tautocrlf = false\\n' > tools/git.cfg && "
+		"git config include.path ../tools/git.cfg && echo a > a && git add a && git commit -qm one && "
+		"\"$P\" run -- sh -c 'printf \"[core]\\n\\tfsmonitor = touch $M/include0100\\n\" > tools/git.cfg && "
+		"chmod 0100 tools'; echo nstatus=$?; stat -c 'nmode %a' tools; chmod 755 tools; "
+		"git status >/dev/null 2>&1; ls -A \"$M\"";
+	char *out = NULL, *err = NULL;
+	bool ok;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if ((st = run_as_nobody(script, &out, &err)) == -2)
+		return;
+	CU_ASSERT(st == 0);
+	ok = test_has(err, "/work/r/.git/rebase-merge/git-rebase-todo: rebase todo list with exec") &&
+	     test_has(out, "rstatus=0\n") && test_has(out, "rmode 300\n") && !test_has(out, "rebase0300");
+	CU_ASSERT(ok);
+	ok = test_has(err, "/work/r/sub/.git/info/attributes: info/attributes (selects filter and diff drivers) (moved to") &&
+	     test_has(out, "istatus=0\n") && test_has(out, "imode 100\n") && test_has(out, "a: filter: unspecified\n") &&
+	     ok;
+	CU_ASSERT(ok);
+	ok = test_has(err, "/work/i/tools/git.cfg: core.fsmonitor (moved to") && test_has(out, "nstatus=0\n") &&
+	     test_has(out, "nmode 100\n") && !test_has(out, "include0100") && ok;
+	CU_ASSERT(ok);
+	if (!ok)
+		fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "", err ? err : "");
 	free(out);
 	free(err);
 }
@@ -2353,6 +2406,9 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "as another user: a core.hooksPath directory, a package where Python starts, made 0100 "
 		    "after planting",
 		 test_unreadable_hooks_path);
+	test_add(s, "as another user: rebase-merge 0300 with an exec todo, info 0100 with attributes, an include's "
+		    "directory 0100 with core.fsmonitor",
+		 test_unreadable_control_dirs);
 	test_add(s, "a command that fills memory: the OOM killer takes the sandbox, the checks run",
 		 test_oom_takes_sandbox);
 	test_add(s, "a command that suspends the shared terminal's output (TCOOFF, IXON and ISIG off): the run ends, "
