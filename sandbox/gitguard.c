@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "sandbox/gitguard_int.h"
 #include "sandbox/sandbox.h"
 
@@ -1112,8 +1113,9 @@ static int list_entries(const char *dir, char kind, char ***v, size_t *n)
 		return -1;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (kind == 'C' ? strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
-				: !sbx_home_class_entry(de->d_name))
+		/* A home's every entry: a new one without a dot is looked
+		 * for in its start-up files after the run. */
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (asprintf(&str, "%s/%s", dir, de->d_name) < 0)
 			str = NULL;
@@ -1144,6 +1146,242 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
 }
 
 /*
+ * The after-run search of a writable home's start-up files for the new
+ * entries without a dot that they name (round 30's review: a tool's
+ * block left in .bashrc, ~/.zsh/conda.zsh, oh-my-zsh's custom/ after the
+ * tool was removed: conda's runs ~/miniconda3/etc/profile.d/conda.sh,
+ * gcloud's sources ~/google-cloud-sdk/path.bash.inc; a session that made
+ * the entry plants code for the next shell). What is read: the home's
+ * dot files that existed at the start (read-only in the session: the
+ * session cannot add or change a line), and the regular files of its dot
+ * directories, breadth first, within the bounds below; not a history
+ * (it names what was, not what runs), not ~/.cache.
+ */
+#define HOME_REFS_FILE_MAX_BYTES (256 * 1024)
+#define HOME_REFS_TOTAL_MAX_BYTES (32 * 1024 * 1024)
+#define HOME_REFS_MAX_FILES 8192
+#define HOME_REFS_MAX_DEPTH 5
+
+/** One search: the new entries and what names them. */
+struct refscan {
+	const char *home;	  /**< canonical path of the home */
+	char **names;		  /**< the new entries without a dot */
+	const char **by;	  /**< per name: the file naming it (in files), or NULL */
+	size_t n;		  /**< how many names */
+	size_t files, bytes;	  /**< what was read so far */
+	bool cut;		  /**< a bound stopped the search */
+	char **dirs;		  /**< the queue of directories, relative to home */
+	size_t ndirs, head;	  /**< its length and next one */
+	char **files_seen;	  /**< the relative paths of the files that named one */
+	size_t nseen;
+};
+
+/* Whether a file named name names what was, not what runs: a shell's,
+ * an interpreter's or an editor's history. */
+static bool history_like(const char *name)
+{
+	return strcasestr(name, "history") != NULL || strcmp(name, ".viminfo") == 0 ||
+	       strcmp(name, ".lesshst") == 0 || strstr(name, "_hist") != NULL || strcmp(name, ".zhistory") == 0;
+}
+
+/* Whether c may be part of an entry's name as a start-up file writes it
+ * after "$HOME/". */
+static bool ref_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("._+@-", c) != NULL);
+}
+
+/* Whether text[0, at) ends with form, then an optional quote. */
+static bool ends_with_form(const char *text, size_t at, const char *form)
+{
+	size_t fl = strlen(form);
+
+	if (at > 0 && (text[at - 1] == '"' || text[at - 1] == '\''))
+		at--;
+	return fl > 0 && at >= fl && memcmp(text + at - fl, form, fl) == 0;
+}
+
+/* Marks each name of rs that text (len bytes; rel: its path in the home)
+ * names after "$HOME/", "${HOME}/", "~/" or the home's path. 0, or -1
+ * (ENOMEM). */
+static int scan_text(struct refscan *rs, const char *rel, const char *text, size_t len)
+{
+	const char *forms[] = {"$HOME", "${HOME}", "~", rs->home};
+	char *copy = NULL;
+
+	for (size_t i = 0; i + 1 < len; i++) {
+		size_t nl = 0;
+		bool form = false;
+
+		if (text[i] != '/' || !ref_name_char(text[i + 1]))
+			continue;
+		for (size_t f = 0; f < ARRAY_LEN(forms) && !form; f++)
+			form = ends_with_form(text, i, forms[f]);
+		if (!form)
+			continue;
+		while (i + 1 + nl < len && ref_name_char(text[i + 1 + nl]))
+			nl++;
+		for (size_t k = 0; k < rs->n; k++)
+			if (rs->by[k] == NULL && strlen(rs->names[k]) == nl &&
+			    memcmp(rs->names[k], text + i + 1, nl) == 0) {
+				if (copy == NULL) {
+					char **nv = realloc(rs->files_seen, (rs->nseen + 1) * sizeof(*nv));
+
+					if (nv == NULL || (copy = strdup(rel)) == NULL) {
+						if (nv != NULL)
+							rs->files_seen = nv;
+						errno = ENOMEM;
+						return -1;
+					}
+					rs->files_seen = nv;
+					rs->files_seen[rs->nseen++] = copy;
+				}
+				rs->by[k] = copy;
+			}
+	}
+	return 0;
+}
+
+/* Reads the directory home/rel (rel "" for the home: only its dot
+ * entries that before lists) into rs: its regular files scanned, its
+ * directories queued. 0, or -1 (ENOMEM). */
+static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth, const char *const *before)
+{
+	char sub[PATH_MAX], path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int fd, rc = 0;
+	DIR *d;
+
+	/* Not dup(hfd): a duplicate shares the listing's offset. */
+	fd = openat(hfd, rel[0] == '\0' ? "." : rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			(void)close(fd);
+		return 0; /* gone or unreadable: nothing to read there */
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		bool old = false;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || history_like(de->d_name) ||
+		    gg_is_quarantine_name(de->d_name))
+			continue;
+		if (rel[0] == '\0') {
+			/* A new dot entry is moved aside anyway; ~/.cache is
+			 * a cache. */
+			if (de->d_name[0] != '.' || strcmp(de->d_name, ".cache") == 0 ||
+			    !gg_join(path, sizeof(path), rs->home, de->d_name))
+				continue;
+			for (size_t i = 0; before[i] != NULL && !old; i++)
+				old = strcmp(before[i], path) == 0;
+			if (!old)
+				continue;
+		}
+		if (snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] != '\0' ? "/" : "", de->d_name) >=
+			    (int)sizeof(sub) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			char **nq, *s;
+
+			if (depth + 1 >= HOME_REFS_MAX_DEPTH)
+				continue; /* deeper: a tool's own tree, no start-up file */
+			nq = realloc(rs->dirs, (rs->ndirs + 1) * sizeof(*nq));
+			if (nq == NULL || (s = strdup(sub)) == NULL) {
+				if (nq != NULL)
+					rs->dirs = nq;
+				errno = ENOMEM;
+				rc = -1;
+				break;
+			}
+			rs->dirs = nq;
+			rs->dirs[rs->ndirs++] = s;
+		} else if (S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= HOME_REFS_FILE_MAX_BYTES) {
+			size_t len;
+			char *text;
+
+			if (rs->files >= HOME_REFS_MAX_FILES ||
+			    rs->bytes + (size_t)st.st_size > HOME_REFS_TOTAL_MAX_BYTES) {
+				rs->cut = true;
+				continue;
+			}
+			text = fileio_read_at(dirfd(d), de->d_name, HOME_REFS_FILE_MAX_BYTES, 0, &len, &st);
+			if (text == NULL)
+				continue; /* changed or unreadable: left out */
+			rs->files++;
+			rs->bytes += len;
+			/* A binary file (a compiled cache, a database) is
+			 * no start-up file. */
+			if (memchr(text, '\0', len < 4096 ? len : 4096) == NULL)
+				rc = scan_text(rs, sub, text, len);
+			free(text);
+		}
+	}
+	(void)closedir(d);
+	return rc;
+}
+
+/*
+ * Moves aside each new entry without a dot of the home dir (fd, its
+ * canonical path) in names (n of them) that a start-up file of the home
+ * names, and reports the search cut short by a bound.
+ */
+static void check_home_refs(struct gg *g, int fd, const char *dir, char **names, size_t n, const char *const *before)
+{
+	struct refscan rs = {.home = dir, .names = names, .n = n};
+	int rc = 0;
+
+	if (n == 0 || strcmp(dir, "/") == 0)
+		return;
+	rs.by = calloc(n, sizeof(*rs.by));
+	if (rs.by == NULL) {
+		gg_report_error(g, dir, "", "cannot search the start-up files for the new entries they name", ENOMEM);
+		return;
+	}
+	rc = scan_dir(&rs, fd, "", 0, before);
+	for (; rc == 0 && rs.head < rs.ndirs; rs.head++) {
+		unsigned depth = 1;
+
+		for (const char *c = rs.dirs[rs.head]; *c != '\0'; c++)
+			depth += *c == '/';
+		rc = scan_dir(&rs, fd, rs.dirs[rs.head], depth, before);
+	}
+	if (rc < 0)
+		gg_report_error(g, dir, "", "cannot search the start-up files for the new entries they name", errno);
+	for (size_t k = 0; k < n; k++) {
+		char why[PATH_MAX + 160];
+
+		if (rs.by[k] == NULL)
+			continue;
+		(void)snprintf(why, sizeof(why),
+			       "a new entry of the home directory that its start-up file ~/%s names (the host's "
+			       "next shell would run what it holds)",
+			       rs.by[k]);
+		gg_quarantine(g, fd, dir, names[k], why);
+	}
+	if (rs.cut) {
+		/* Not an error of the check (the status stays): the files
+		 * are the user's, the session could not add one. */
+		struct sbx_git_finding f = {
+			.path = dir,
+			.error = "has more files in its dot directories than the search for the new entries their "
+				 "start-up files name reads (8192 files, 32 MiB); the new entries without a dot that "
+				 "stayed were not looked for in the rest: check that no start-up file runs what they "
+				 "hold before opening a new shell"};
+
+		g->report(g->arg, &f);
+	}
+	for (size_t i = 0; i < rs.ndirs; i++)
+		free(rs.dirs[i]);
+	free(rs.dirs);
+	for (size_t i = 0; i < rs.nseen; i++)
+		free(rs.files_seen[i]);
+	free(rs.files_seen);
+	free(rs.by);
+}
+
+/*
  * A writable tree that holds a home directory: the mount plan covered
  * the entries that existed (read-only: they cannot be removed or
  * replaced), but a new dot entry can be anything the host's shell,
@@ -1151,12 +1389,14 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
  * tool's rc file), and a new ~/node_modules or ~/go is code tools run
  * from HOME by default: each non-empty entry sbx_home_class_entry()
  * names, not in before, that no root names or lies in, is moved aside
- * and reported; another new entry (~/newproject) stays. In a
+ * and reported; another new entry (~/newproject) stays, unless a
+ * start-up file of the home names it (check_home_refs()). In a
  * configuration directory, every new entry.
  */
 static void check_new_entries(struct gg *g, const char *const *before, int fd, const char *dir, bool config)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], **names = NULL;
+	size_t nnames = 0;
 	struct dirent *de;
 	DIR *d;
 
@@ -1167,21 +1407,40 @@ static void check_new_entries(struct gg *g, const char *const *before, int fd, c
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		bool old = false;
+		bool old = false, plain;
 
-		if ((config ? strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
-			    : !sbx_home_class_entry(de->d_name)) ||
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    gg_quarantined(g, fd, de->d_name, true) || !gg_join(path, sizeof(path), dir, de->d_name))
 			continue;
+		plain = !config && !sbx_home_class_entry(de->d_name);
 		for (size_t i = 0; before[i] != NULL && !old; i++)
 			old = strcmp(before[i], path) == 0;
 		if (old || names_or_holds_root(g->roots, path) || entry_empty(fd, de->d_name))
 			continue;
+		if (plain) {
+			/* Looked for in the start-up files below. */
+			char **nv = realloc(names, (nnames + 1) * sizeof(*nv));
+
+			if (nv == NULL || (nv[nnames] = strdup(de->d_name)) == NULL) {
+				if (nv != NULL)
+					names = nv;
+				gg_report_error(g, dir, de->d_name,
+						"cannot note the new entry to search the start-up files for it", ENOMEM);
+				continue;
+			}
+			names = nv;
+			nnames++;
+			continue;
+		}
 		gg_quarantine(g, fd, dir, de->d_name,
 			      config ? "a new entry of a configuration or data directory (programs on the host read it)"
 				     : "a new entry of the home directory (the host runs start-up files and "
 				       "the code in ~/node_modules and ~/go)");
 	}
+	check_home_refs(g, dirfd(d), dir, names, nnames, before);
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
 	(void)closedir(d);
 }
 

@@ -423,8 +423,10 @@ void sbx_tree_unlock(sbx_tree_lock_t *l);
  * What the class rule of a writable home covers, taken before the sandbox
  * starts: for each of homes (NULL-terminated: $HOME and the password
  * database's home; canonicalised here, each once) that lies in one of
- * roots (the writable trees; NULL: none), its entries that
- * sbx_home_class_entry() names (dot entries, node_modules, go); for each configuration or data directory in
+ * roots (the writable trees; NULL: none), all of its entries (the
+ * check moves a new one aside when sbx_home_class_entry() names it: dot
+ * entries, node_modules, go; or when a start-up file of the home names
+ * it: ~/miniconda3 under conda's block); for each configuration or data directory in
  * roots (each home's .config and .local/share, and xdg, NULL-terminated:
  * $XDG_CONFIG_HOME and $XDG_DATA_HOME where absolute; NULL: none) all of
  * its entries. sbx_gitguard_check()'s home_before, which

@@ -23,7 +23,6 @@
 
 #include <openssl/x509.h>
 
-#include "base/fileio.h"
 #include "ca/ca.h"
 #include "proxy/log.h"
 
@@ -447,137 +446,6 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 	return rc;
 }
 
-/* A start-up file is read up to this size (a larger one is left out),
- * and at most this many missing entries of one home are covered. */
-#define HOME_RC_MAX_BYTES (256 * 1024)
-#define HOME_REFS_MAX 256
-
-/* Whether c may be part of an entry's name as a start-up file writes it
- * after "$HOME/". */
-static bool name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c != '\0' && strchr("._+@-", c) != NULL);
-}
-
-/*
- * The entries of home (canonical) that the start-up file text names
- * through one of forms ("$HOME", "~", the home's path...; then an
- * optional quote, then '/') and that do not exist: each is added to sv,
- * where the mount plan covers it through a read-only placeholder, unless
- * it starts with a dot (a new dot entry is moved aside after the run) or
- * aw names it. *nrefs counts them, HOME_REFS_MAX at most. 0, or -1 after
- * logging.
- */
-static int cover_refs(struct strv *sv, const struct strv *aw, const char *home, const char *const *forms,
-		      size_t nforms, const char *text, size_t *nrefs)
-{
-	char path[PATH_MAX];
-	struct stat st;
-
-	for (const char *t = text; *t != '\0' && *nrefs < HOME_REFS_MAX; t++)
-		for (size_t f = 0; f < nforms; f++) {
-			size_t fl = strlen(forms[f]), nl = 0;
-			const char *q = t + fl;
-
-			if (fl == 0 || strncmp(t, forms[f], fl) != 0)
-				continue;
-			if (*q == '"' || *q == '\'')
-				q++;
-			if (*q++ != '/')
-				continue;
-			while (name_char(q[nl]))
-				nl++;
-			if (nl == 0 || q[0] == '.' ||
-			    snprintf(path, sizeof(path), "%s/%.*s", home, (int)nl, q) >= (int)sizeof(path) ||
-			    lstat(path, &st) == 0 || errno != ENOENT || strv_has(aw, path) || strv_has(sv, path))
-				continue;
-			if (strv_add(sv, path) < 0)
-				return -1;
-			(*nrefs)++;
-		}
-	return 0;
-}
-
-/* cover_refs() for each regular file of the directory home/sub (sub ""
- * for home itself, whose files are read only when their name starts with
- * a dot and holds no "hist": a shell's history names what was, not what
- * runs), and for home/sub itself when it is a file. A file that cannot
- * be read, or is larger than HOME_RC_MAX_BYTES, is left out (logged at
- * debug level). 0, or -1 after logging. */
-static int cover_refs_in(struct strv *sv, const struct strv *aw, const char *home, const char *const *forms,
-			 size_t nforms, const char *sub, size_t *nrefs)
-{
-	char dir[PATH_MAX], *text;
-	struct dirent *de;
-	struct stat st;
-	size_t len;
-	int rc = 0, dfd;
-	DIR *d;
-
-	if (snprintf(dir, sizeof(dir), "%s%s%s", home, sub[0] != '\0' ? "/" : "", sub) >= (int)sizeof(dir))
-		return 0;
-	if (sub[0] != '\0' && (text = fileio_read(dir, HOME_RC_MAX_BYTES, 0, &len, &st)) != NULL) {
-		rc = cover_refs(sv, aw, home, forms, nforms, text, nrefs);
-		free(text);
-		return rc;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || (d = fdopendir(dfd)) == NULL) {
-		if (dfd >= 0)
-			(void)close(dfd);
-		return 0; /* none there: nothing to read */
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    (sub[0] == '\0' && (de->d_name[0] != '.' || strstr(de->d_name, "hist") != NULL)))
-			continue;
-		text = fileio_read_at(dfd, de->d_name, HOME_RC_MAX_BYTES, 0, &len, &st);
-		if (text == NULL) {
-			if (errno != EINVAL && errno != EISDIR)
-				log_debug("start-up file %s/%s not read for the entries it names: %s", dir,
-					  de->d_name, strerror(errno));
-			continue;
-		}
-		rc = cover_refs(sv, aw, home, forms, nforms, text, nrefs);
-		free(text);
-	}
-	(void)closedir(d);
-	return rc;
-}
-
-/*
- * The entries a writable home does not have yet that its start-up files
- * already name (round 30 of the attack, its review): conda's block in
- * .bashrc runs ~/miniconda3/bin/conda, gcloud's sources
- * ~/google-cloud-sdk/path.bash.inc when there, local::lib's puts
- * ~/perl5 first; left in .bashrc after the tool was removed, a session
- * that makes the entry plants code the next shell runs. A new entry
- * without a dot otherwise stays (docs/config.md), so these are covered
- * through placeholders. The files read: home's dot files, those of
- * ~/.bashrc.d and ~/.config/fish/conf.d, and ~/.config/fish/config.fish;
- * a name after "$HOME/", "${HOME}/", "~/" or the home's path (home
- * canonical, as_set: as $HOME or the password database gives it). 0, or
- * -1 after logging.
- */
-static int protect_home_refs(struct strv *sv, const struct strv *aw, const char *home, const char *as_set)
-{
-	static const char *const subs[] = {"", ".bashrc.d", ".config/fish/conf.d", ".config/fish/config.fish"};
-	const char *forms[] = {"$HOME", "${HOME}", "~", home, as_set != NULL ? as_set : ""};
-	size_t nrefs = 0;
-
-	if (strcmp(home, "/") == 0)
-		return 0; /* every path would be one of its entries */
-	for (size_t i = 0; i < ARRAY_LEN(subs); i++)
-		if (cover_refs_in(sv, aw, home, forms, ARRAY_LEN(forms), subs[i], &nrefs) < 0)
-			return -1;
-	if (nrefs == HOME_REFS_MAX)
-		log_warnx("the start-up files of %s name more than %d entries it does not have; the first %d "
-			  "are read-only in the sandbox, the others may be created",
-			  home, HOME_REFS_MAX, HOME_REFS_MAX);
-	return 0;
-}
-
 /* Whether a writable tree of awr holds the canonical path p. */
 static bool held_by(const struct strv *awr, const char *p)
 {
@@ -696,8 +564,6 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 			struct strv plain = {0};
 
 			rc = protect_home_entries(sv, &awr, real, &plain, 0);
-			if (rc == 0)
-				rc = protect_home_refs(sv, &awr, real, homes[k]);
 			if (rc == 0 && plain.n > 0 && !quiet)
 				rc = print_home_notice(real, &plain);
 			strv_free(&plain);

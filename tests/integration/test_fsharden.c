@@ -715,29 +715,47 @@ static void test_home_every_entry(void)
 
 	/* A new ~/go (a module cache Go would use on the host) is moved
 	 * aside after the run; another new entry stays, unless a start-up
-	 * file names it already (a tool's block left in .bashrc after the
-	 * tool was removed: its next shell would run what the session put
-	 * there). */
+	 * file names it already (a tool's block left in .bashrc, or in a
+	 * file of a dot directory that .zshrc sources, after the tool was
+	 * removed: its next shell would run what the session put there).
+	 * Such an entry can be made in the session (no placeholder) and is
+	 * moved aside after the run; one a history names stays. */
 	snprintf(sc, sizeof(sc),
 		 "__conda_setup=\"$('%s/conda3/bin/conda' 'shell.bash' 'hook')\"\n"
 		 "if [ -f \"$HOME/gsdk/path.bash.inc\" ]; then . \"$HOME/gsdk/path.bash.inc\"; fi\n"
 		 "[ -d ~/perl5x ] && eval \"$(perl -I${HOME}/perl5x/lib/perl5 -Mlocal::lib)\"\n",
 		 at(h, "home6"));
 	CU_ASSERT_FATAL(mkfile(at(h, "home6/.bashrc"), sc) == 0);
+	CU_ASSERT_FATAL(mkdirs("home6/.zsh") == 0 &&
+			mkfile(at(h, "home6/.zsh/conda.zsh"),
+			       "[ -f ~/mc3/etc/profile.d/conda.sh ] && . ~/mc3/etc/profile.d/conda.sh\n") == 0 &&
+			mkfile(at(h, "home6/.viminfo"), "> ~/scratch/notes.txt\n") == 0 &&
+			mkfile(at(h, "home6/.zsh_history"), ": 1:0;cd ~/oldproj\n") == 0);
 	st = run_fsh("home6", NULL, NULL, NULL, "home6.yaml",
 		     "mkdir -p ~/go/pkg/mod/ex && echo 'package ex' > ~/go/pkg/mod/ex/lib.go; echo go=$?\n"
 		     "mkdir -p ~/newproj && echo x > ~/newproj/f; echo new=$?\n"
-		     "mkdir -p ~/conda3/bin 2>/dev/null; echo conda=$?\n"
-		     "mkdir -p ~/gsdk 2>/dev/null; echo gsdk=$?\n"
-		     "mkdir -p ~/perl5x/lib 2>/dev/null; echo perl=$?\n",
+		     "mkdir -p ~/conda3/bin && echo x > ~/conda3/bin/conda; echo conda=$?\n"
+		     "mkdir -p ~/gsdk && echo x > ~/gsdk/path.bash.inc; echo gsdk=$?\n"
+		     "mkdir -p ~/perl5x/lib; echo perl=$?\n"
+		     "mkdir -p ~/mc3/etc/profile.d && echo x > ~/mc3/etc/profile.d/conda.sh; echo mc3=$?\n"
+		     "mkdir ~/scratch && echo x > ~/scratch/f; echo scratch=$?\n"
+		     "mkdir ~/oldproj && echo x > ~/oldproj/f; echo oldproj=$?\n",
 		     &out, &err);
 	ROW(st == 0 && test_has(out, "go=0\n") && test_has(out, "new=0\n"), "new entries: status %d, %s", st,
 	    out ? out : "");
-	ROW(test_has(out, "conda=") && !test_has(out, "conda=0") && test_has(out, "gsdk=") &&
-		    !test_has(out, "gsdk=0") && test_has(out, "perl=") && !test_has(out, "perl=0"),
-	    "an entry .bashrc names could be created: %s", out ? out : "");
-	ROW(!exists("home6/conda3") && !exists("home6/gsdk") && !exists("home6/perl5x"),
-	    "an entry .bashrc names, or its placeholder, is on the host afterwards");
+	ROW(test_has(out, "conda=0\n") && test_has(out, "gsdk=0\n") && test_has(out, "perl=0\n") &&
+		    test_has(out, "mc3=0\n") && test_has(out, "scratch=0\n") && test_has(out, "oldproj=0\n"),
+	    "an entry a start-up file or a history names could not be created in the session: %s",
+	    out ? out : "");
+	ROW(!exists("home6/conda3") && exists("home6/conda3.passavant-quarantine/bin/conda") &&
+		    !exists("home6/gsdk") && exists("home6/gsdk.passavant-quarantine/path.bash.inc") &&
+		    !exists("home6/perl5x") && exists("home6/perl5x.passavant-quarantine/lib"),
+	    "an entry .bashrc names was not moved aside after the run: %s", err ? err : "");
+	ROW(!exists("home6/mc3") && exists("home6/mc3.passavant-quarantine/etc/profile.d/conda.sh") &&
+		    test_has(err, ".zsh/conda.zsh"),
+	    "an entry ~/.zsh/conda.zsh names was not moved aside after the run: %s", err ? err : "");
+	ROW(exists("home6/scratch/f") && exists("home6/oldproj/f"),
+	    "an entry only .viminfo or a history names was moved aside: %s", err ? err : "");
 	ROW(!exists("home6/go") && exists("home6/go.passavant-quarantine/pkg/mod/ex/lib.go") && test_has(err, "go"),
 	    "a new ~/go was not moved aside: %s", err ? err : "");
 	ROW(exists("home6/newproj/f"), "a new ~/newproj did not stay: %s", err ? err : "");
