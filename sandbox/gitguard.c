@@ -1080,7 +1080,7 @@ static int list_entries(const char *dir, char kind, char ***v, size_t *n)
 {
 	char parent[PATH_MAX];
 	struct dirent *de;
-	struct stat st;
+	struct stat st, est;
 	char *str;
 	DIR *d;
 	int fd;
@@ -1122,6 +1122,24 @@ static int list_entries(const char *dir, char kind, char ***v, size_t *n)
 		if (push(v, n, str) < 0) {
 			(void)closedir(d);
 			return -1;
+		}
+		/* A home's entry without a dot that is a symbolic link or a
+		 * file with another hard link: the mount plan leaves it
+		 * writable (protect_home_entries()), its identity is noted
+		 * for check_home_links(). A symbolic link cannot be changed
+		 * in place (a new one is a new inode, its ctime the
+		 * session's); a file's writes and chmod move its ctime. */
+		if (kind == 'H' && de->d_name[0] != '.' &&
+		    fstatat(dirfd(d), de->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (S_ISLNK(est.st_mode) || (!S_ISDIR(est.st_mode) && est.st_nlink > 1))) {
+			if (asprintf(&str, "L:%lu:%lu:%lld:%ld:%s/%s", (unsigned long)est.st_dev,
+				     (unsigned long)est.st_ino, (long long)est.st_ctim.tv_sec,
+				     (long)est.st_ctim.tv_nsec, dir, de->d_name) < 0)
+				str = NULL;
+			if (push(v, n, str) < 0) {
+				(void)closedir(d);
+				return -1;
+			}
 		}
 	}
 	(void)closedir(d);
@@ -1462,6 +1480,56 @@ static int open_same(struct gg *g, const char *dir, unsigned long dev, unsigned 
 }
 
 /*
+ * A home's entry without a dot that was a symbolic link or a file with
+ * another hard link at the start, by its marker "L:DEV:INO:CSEC:CNSEC:PATH":
+ * the mount plan could not cover it read-only (the link itself, or the
+ * file's other name, can be replaced or written), so it was writable in
+ * the session. One replaced, retargeted or written (another inode, or
+ * another ctime) is moved aside; one removed is reported.
+ */
+static void check_home_link(struct gg *g, const char *m)
+{
+	unsigned long dev, ino;
+	long long csec;
+	long cnsec;
+	char parent[PATH_MAX];
+	const char *path, *slash;
+	struct stat st;
+	int off = 0, fd;
+
+	if (sscanf(m + 2, "%lu:%lu:%lld:%ld:%n", &dev, &ino, &csec, &cnsec, &off) != 4 || off == 0)
+		return;
+	path = m + 2 + off;
+	slash = strrchr(path, '/');
+	if (slash == NULL || slash == path ||
+	    snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path) >= (int)sizeof(parent))
+		return;
+	fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return; /* the home itself: check_home_entries() reports it */
+	if (fstatat(fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			struct sbx_git_finding f = {
+				.path = path,
+				.error = "was a symbolic link or a file with several hard links of the home "
+					 "directory, and the session removed it (links there cannot be protected: "
+					 "restore it if it was yours)"};
+
+			g->report(g->arg, &f);
+		} else {
+			gg_report_error(g, parent, slash + 1, "cannot check whether the session replaced it", errno);
+		}
+	} else if ((unsigned long)st.st_dev != dev || (unsigned long)st.st_ino != ino ||
+		   (long long)st.st_ctim.tv_sec != csec || (long)st.st_ctim.tv_nsec != cnsec) {
+		gg_quarantine(g, fd, parent, slash + 1,
+			      "a symbolic link or a file with several hard links of the home directory, replaced, "
+			      "retargeted or written in the session (links there cannot be covered read-only; the "
+			      "host may run what it now holds)");
+	}
+	(void)close(fd);
+}
+
+/*
  * The directories sbx_home_before() listed, by their markers
  * "K:DEV:INO:PATH". A configuration or data directory that did not exist
  * (M) is new as a whole: moved aside when it holds anything.
@@ -1474,6 +1542,10 @@ static void check_home_entries(struct gg *g, const char *const *before)
 		char parent[PATH_MAX];
 		int fd, off = 0;
 
+		if (m[0] == 'L' && m[1] == ':') {
+			check_home_link(g, m);
+			continue;
+		}
 		if (m[0] == '/' || m[1] != ':' || sscanf(m + 2, "%lu:%lu:%n", &dev, &ino, &off) != 2 || off == 0)
 			continue;
 		dir = m + 2 + off;

@@ -409,6 +409,7 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 				unsigned depth)
 {
 	struct dirent *de;
+	struct stat st;
 	char path[PATH_MAX];
 	int rc = 0;
 	DIR *d;
@@ -433,9 +434,43 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 			continue;
 		/* One holding an allowWrite entry is a directory (its path
 		 * is canonical); past 16 levels it is covered whole. */
-		if (holds && depth < 16)
+		if (holds && depth < 16) {
 			rc = protect_home_entries(sv, aw, path, NULL, depth + 1);
-		else if ((rc = strv_add_unique(sv, path)) == 0 && plain != NULL && de->d_name[0] != '.')
+			continue;
+		}
+		/* An entry of a home without a dot that is a symbolic link
+		 * (~/Downloads -> /mnt/x) or a file with another hard link
+		 * cannot be covered read-only (the link could be replaced
+		 * before the mount: links.c refuses the start), and refusing
+		 * made run from ~ impossible for ordinary homes: it stays
+		 * writable, its identity noted by sbx_home_before(), and the
+		 * check after the run moves it aside when it was replaced,
+		 * retargeted or written. What a link points to keeps its own
+		 * protections (read-only unless allowWrite holds it). */
+		if (plain != NULL && lstat(path, &st) == 0 &&
+		    (S_ISLNK(st.st_mode) || (!S_ISDIR(st.st_mode) && st.st_nlink > 1))) {
+			if (de->d_name[0] != '.')
+				continue;
+			/* A dot entry is a start-up file or a tool's: the
+			 * start is refused, as links.c would, but saying
+			 * what to do about a home (before the notice, which
+			 * is then not printed). */
+			if (S_ISLNK(st.st_mode))
+				log_warnx("~/%s is a symbolic link among the dot entries of the home directory %s, "
+					  "which is writable in this session; links there cannot be protected: run "
+					  "from the project's own directory instead of the home directory, or replace "
+					  "the link by what it points to; the command was not started",
+					  de->d_name, dir);
+			else
+				log_warnx("~/%s has %lu hard links and is a dot entry of the home directory %s, "
+					  "which is writable in this session; its other names cannot be protected: run "
+					  "from the project's own directory instead of the home directory, or replace "
+					  "the extra links by copies; the command was not started",
+					  de->d_name, (unsigned long)st.st_nlink, dir);
+			rc = -1;
+			break;
+		}
+		if ((rc = strv_add_unique(sv, path)) == 0 && plain != NULL && de->d_name[0] != '.')
 			rc = strv_add(plain, de->d_name);
 	}
 	if (rc == 0 && errno != 0) {

@@ -766,6 +766,76 @@ static void test_home_every_entry(void)
 }
 
 /*
+ * Round 30's review: an entry of a writable HOME without a dot that is a
+ * symbolic link (~/Downloads -> /mnt/x) or a file with a second hard link
+ * refused the start, with a message about a planted link; run from ~ was
+ * impossible for an ordinary home. Such an entry stays writable now (its
+ * target keeps its own protections) and is moved aside after the run
+ * when the session replaced, retargeted or wrote it.
+ */
+static void test_home_links(void)
+{
+	char h[PATH_MAX], t[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home7") == 0 && mkdirs("ext7") == 0 &&
+			mkfile(at(h, "ext7/f"), "theirs\n") == 0 && mkfile(at(h, "home7/hl.txt"), "notes\n") == 0 &&
+			write_policy("home7.yaml", "filesystem:\n  allowWrite: [\"%1$s/home7\", \"%1$s/work\"]\n") == 0);
+	CU_ASSERT_FATAL(symlink(at(t, "ext7"), at(h, "home7/dl")) == 0 &&
+			symlink(at(t, "ext7"), at(h, "home7/dl2")) == 0 &&
+			link(at(t, "home7/hl.txt"), at(h, "ext7/hl-backup.txt")) == 0);
+	st = run_fsh("home7", NULL, NULL, NULL, "home7.yaml",
+		     "cat ~/dl/f; echo read=$?\necho x >> ~/dl/f 2>/dev/null; echo through=$?\n", &out, &err);
+	ROW(st == 0 && test_has(out, "theirs\nread=0\n"), "a HOME with a link ~/dl and a hard-linked ~/hl.txt: "
+	    "status %d, %s %s", st, out ? out : "", err ? err : "");
+	ROW(test_has(out, "through=") && !test_has(out, "through=0"), "the link's target was writable through it");
+	ROW(readlink(at(h, "home7/dl"), t, sizeof(t)) > 0 && exists("home7/hl.txt") && !exists("home7/dl.passavant-quarantine") &&
+		    !exists("home7/hl.txt.passavant-quarantine"),
+	    "an untouched link or hard-linked file was moved aside: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	st = run_fsh("home7", NULL, NULL, NULL, "home7.yaml",
+		     "rm ~/dl && mkdir ~/dl && echo planted > ~/dl/f; echo replace=$?\n"
+		     "ln -sfn /tmp ~/dl2; echo retarget=$?\n"
+		     "echo planted >> ~/hl.txt; echo write=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "replace=0\n") && test_has(out, "retarget=0\n") && test_has(out, "write=0\n"),
+	    "the session could not change the links: status %d, %s", st, out ? out : "");
+	ROW(!exists("home7/dl") && exists("home7/dl.passavant-quarantine/f"),
+	    "a link replaced by a directory was not moved aside: %s", err ? err : "");
+	ROW(!exists("home7/dl2") && exists("home7/dl2.passavant-quarantine"),
+	    "a retargeted link was not moved aside: %s", err ? err : "");
+	ROW(!exists("home7/hl.txt") && exists("home7/hl.txt.passavant-quarantine"),
+	    "a written hard-linked file was not moved aside: %s", err ? err : "");
+	text = test_read_file(at(h, "ext7/f"), NULL);
+	ROW(text != NULL && strcmp(text, "theirs\n") == 0, "the link's target changed");
+	free(text);
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A dot entry that is a link still refuses the start, saying so
+	 * about the home, and without the notice before it (whose advice
+	 * the refusal contradicted). */
+	CU_ASSERT_FATAL(mkdirs("home8/proj") == 0 && symlink(at(t, "ext7"), at(h, "home8/.nix-x")) == 0 &&
+			write_policy("home8.yaml", "filesystem:\n  allowWrite: [\"%1$s/home8\", \"%1$s/work\"]\n") == 0);
+	st = run_fsh("home8", NULL, NULL, NULL, "home8.yaml", "echo ran\n", &out, &err);
+	ROW(st == 125 && !test_has(out, "ran") &&
+		    test_has(err, "~/.nix-x is a symbolic link among the dot entries of the home directory") &&
+		    !test_has(err, "to write one, name it in filesystem.allowWrite"),
+	    "a dot link of a writable HOME: status %d, %s", st, err ? err : "");
+	free(out);
+	free(err);
+}
+
+/*
  * A writable ~/.config (allowWrite naming it), and ~/.local/share:
  * everything there is some program's configuration or data it runs (a
  * Jupyter kernel's command line), so the class rule of HOME applies to
@@ -1377,6 +1447,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "writable HOME: every existing entry, dot or not, unless named or the working directory; "
 		    "a new ~/go moved aside",
 		 test_home_every_entry);
+	test_add(s, "writable HOME: a link or a hard-linked file without a dot stays, moved aside when changed",
+		 test_home_links);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
 	test_add(s, "persistence: a writable ~/.config, every entry unless named", test_config_dir);
 	test_add(s, "persistence: XDG_DATA_HOME created in the session, XDG_CONFIG_HOME swapped for a link",
