@@ -210,9 +210,56 @@ out:
 
 /* Environment: SPEC §7 variables, then the sentinels; the variables the
  * policy denies and the unnamed credential-looking ones removed. */
+static bool path_under(const char *path, const char *dir);
+
+/*
+ * TMPDIR, TMP and TEMP of the host's environment (h->env) that point
+ * inside a path the plan protects (pl->protect: read-only in the
+ * session), typically an entry of a writable home that the HOME class
+ * rule covers (TMPDIR=~/tmp, run from ~: mktemp failed, round 30's
+ * review): the command gets /tmp instead, the sandbox's private one.
+ * Making the entry writable instead would undo the rule for it (a
+ * directory the host's tools also use); the command's temporary files
+ * are its own. One notice unless quiet. 0, or -1 after logging (ENOMEM).
+ */
+static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, bool quiet)
+{
+	static const char *const vars[] = {"TMPDIR", "TMP", "TEMP"};
+	char real[PATH_MAX], set[16];
+
+	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
+		size_t n = strlen(vars[v]);
+		const char *val = NULL, *by = NULL;
+
+		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
+			if (strncmp(h->env[i], vars[v], n) == 0 && h->env[i][n] == '=')
+				val = h->env[i] + n + 1;
+		if (val == NULL || val[0] != '/' || realpath(val, real) == NULL)
+			continue;
+		for (size_t j = 0; j < pl->protect.n && by == NULL; j++)
+			if (path_under(real, pl->protect.v[j]))
+				by = pl->protect.v[j];
+		if (by == NULL)
+			continue;
+		(void)snprintf(set, sizeof(set), "%s=/tmp", vars[v]);
+		if (strv_add(&pl->env_add, set) < 0) {
+			log_warn("run: setting %s for the command", vars[v]);
+			return -1;
+		}
+		if (!quiet)
+			fprintf(stderr,
+				"passavant: %s=%s lies in %s, which is read-only in this session; the command's %s "
+				"is /tmp, the sandbox's own (to keep yours, name %s in filesystem.allowWrite)\n",
+				vars[v], val, by, vars[v], by);
+	}
+	return 0;
+}
+
 static int plan_env(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
 		    const struct plan_host *h, const struct plan_session *s)
 {
+	if (plan_tmpdir(pl, h, s->quiet) < 0)
+		return -1;
 	if (plan_env_vars(&pl->env_add, "127.0.0.1", SBX_DEFAULT_PORT, pl->trust) < 0)
 		return -1;
 	if (masks != NULL && plan_sentinel_env(&pl->env_add, masks) < 0)

@@ -821,6 +821,28 @@ static void test_home_links(void)
 	free(err);
 	out = err = NULL;
 
+	/* TMPDIR (and TMP) at an existing entry of the writable HOME, which
+	 * is read-only: mktemp failed (round 30's review); the command gets
+	 * the sandbox's /tmp, and one notice says so. */
+	{
+		char tmpv[PATH_MAX + 16], tmpw[PATH_MAX + 16];
+		const char *env[3] = {tmpv, tmpw, NULL};
+
+		CU_ASSERT_FATAL(mkdirs("home7/tmp") == 0);
+		snprintf(tmpv, sizeof(tmpv), "TMPDIR=%s", at(t, "home7/tmp"));
+		snprintf(tmpw, sizeof(tmpw), "TMP=%s", at(t, "home7/tmp"));
+		st = run_fsh("home7", NULL, env, NULL, "home7.yaml",
+			     "echo T=$TMPDIR U=$TMP; mktemp >/dev/null; echo mktemp=$?\n", &out, &err);
+		ROW(st == 0 && test_has(out, "T=/tmp U=/tmp\n") && test_has(out, "mktemp=0\n") &&
+			    test_has(err, "TMPDIR=") && test_has(err, "the command's TMPDIR is /tmp"),
+		    "TMPDIR in a read-only entry of HOME: status %d, %s %s", st, out ? out : "", err ? err : "");
+		if (st != 0)
+			show(st, out, err);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+
 	/* A dot entry that is a link still refuses the start, saying so
 	 * about the home, and without the notice before it (whose advice
 	 * the refusal contradicted). */
