@@ -1191,7 +1191,7 @@ struct refscan {
 	char **dirs;		  /**< the queue of directories, relative to home */
 	size_t ndirs, head;	  /**< its length and next one */
 	char **files_seen;	  /**< the relative paths of the files that named one */
-	size_t nseen;
+	size_t nseen;		  /**< how many files_seen */
 };
 
 /* Whether a file named name names what was, not what runs: a shell's,
@@ -1345,7 +1345,8 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
  * canonical path) in names (n of them) that a start-up file of the home
  * names, and reports the search cut short by a bound.
  */
-static void check_home_refs(struct gg *g, int fd, const char *dir, char **names, size_t n, const char *const *before)
+static void check_home_refs(struct gg *g, int fd, const char *dir, char **names, size_t n,
+			    const char *const *before)
 {
 	struct refscan rs = {.home = dir, .names = names, .n = n};
 	int rc = 0;

@@ -790,8 +790,8 @@ static void test_home_links(void)
 	ROW(st == 0 && test_has(out, "theirs\nread=0\n"), "a HOME with a link ~/dl and a hard-linked ~/hl.txt: "
 	    "status %d, %s %s", st, out ? out : "", err ? err : "");
 	ROW(test_has(out, "through=") && !test_has(out, "through=0"), "the link's target was writable through it");
-	ROW(readlink(at(h, "home7/dl"), t, sizeof(t)) > 0 && exists("home7/hl.txt") && !exists("home7/dl.passavant-quarantine") &&
-		    !exists("home7/hl.txt.passavant-quarantine"),
+	ROW(readlink(at(h, "home7/dl"), t, sizeof(t)) > 0 && exists("home7/hl.txt") &&
+		    !exists("home7/dl.passavant-quarantine") && !exists("home7/hl.txt.passavant-quarantine"),
 	    "an untouched link or hard-linked file was moved aside: %s", err ? err : "");
 	if (st != 0)
 		show(st, out, err);
