@@ -27,6 +27,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1182,7 +1183,12 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
 
 /** One search: the new entries and what names them. */
 struct refscan {
+	struct gg *g;		  /**< the check: what it cannot read is unread */
 	const char *home;	  /**< canonical path of the home */
+	const char *given[2];	  /**< HOME and the password database's home as
+				       given (a link to it: conda init writes
+				       $HOME as given), or NULL */
+	char given_buf[2][PATH_MAX];
 	char **names;		  /**< the new entries without a dot */
 	const char **by;	  /**< per name: the file naming it (in files), or NULL */
 	size_t n;		  /**< how many names */
@@ -1225,7 +1231,8 @@ static bool ends_with_form(const char *text, size_t at, const char *form)
  * (ENOMEM). */
 static int scan_text(struct refscan *rs, const char *rel, const char *text, size_t len)
 {
-	const char *forms[] = {"$HOME", "${HOME}", "~", rs->home};
+	const char *forms[] = {"$HOME", "${HOME}", "~", rs->home, rs->given[0] != NULL ? rs->given[0] : "",
+			       rs->given[1] != NULL ? rs->given[1] : ""};
 	char *copy = NULL;
 
 	for (size_t i = 0; i + 1 < len; i++) {
@@ -1261,6 +1268,40 @@ static int scan_text(struct refscan *rs, const char *rel, const char *text, size
 	return 0;
 }
 
+/* Whether path lies in (or is) a root of roots strictly inside home: a
+ * tree the session could write. */
+static bool in_writable_below(const char *const *roots, const char *home, const char *path)
+{
+	size_t hl = strlen(home);
+
+	for (size_t i = 0; roots != NULL && roots[i] != NULL; i++) {
+		const char *r = roots[i];
+		size_t rl = strlen(r);
+
+		if (rl > hl && strncmp(r, home, hl) == 0 && r[hl] == '/' && strncmp(path, r, rl) == 0 &&
+		    (path[rl] == '\0' || path[rl] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* HOME as given (src), without its trailing slashes, into buf when it
+ * is another path of home (canonical); else NULL. */
+static const char *given_home(const char *src, const char *home, char *buf, size_t len)
+{
+	char real[PATH_MAX];
+	size_t n;
+
+	if (src == NULL || src[0] != '/' || (n = strlen(src)) >= len)
+		return NULL;
+	memcpy(buf, src, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	if (strcmp(buf, home) == 0 || realpath(buf, real) == NULL || strcmp(real, home) != 0)
+		return NULL;
+	return buf;
+}
+
 /* Reads the directory home/rel (rel "" for the home: only its dot
  * entries that before lists) into rs: its regular files scanned, its
  * directories queued. 0, or -1 (ENOMEM). */
@@ -1272,12 +1313,20 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
 	int fd, rc = 0;
 	DIR *d;
 
-	/* Not dup(hfd): a duplicate shares the listing's offset. */
-	fd = openat(hfd, rel[0] == '\0' ? "." : rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			(void)close(fd);
-		return 0; /* gone or unreadable: nothing to read there */
+	struct gg_dir gd = {.pfd = hfd, .dir = rs->home, .name = rel[0] == '\0' ? "." : rel, .nofollow = true,
+			    .what = "cannot open to search the start-up files it holds for the new entries they name"};
+
+	/* Not dup(hfd): a duplicate shares the listing's offset. The one
+	 * opener: a directory the session made 0300 is opened up, and one
+	 * still unreadable is counted as unread (run's status 1), not
+	 * "nothing to read there". */
+	fd = gg_dir_open(rs->g, &gd);
+	if (fd < 0)
+		return 0; /* gone (or reported) */
+	if ((d = fdopendir(fd)) == NULL) {
+		gg_report_unread(rs->g, rs->home, rel, "cannot list to search the start-up files it holds", errno);
+		gg_dir_close(rs->g, &gd, fd);
+		return 0;
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		bool old = false;
@@ -1299,6 +1348,12 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
 		if (snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] != '\0' ? "/" : "", de->d_name) >=
 			    (int)sizeof(sub) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		/* A writable tree (allowWrite ~/.npm): the session could
+		 * write its files, so they are no start-up file the user
+		 * wrote, and could use up the bounds below (round 30's
+		 * review). */
+		if (gg_join(path, sizeof(path), rs->home, sub) && in_writable_below(rs->g->roots, rs->home, path))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			char **nq, *s;
@@ -1337,6 +1392,7 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
 		}
 	}
 	(void)closedir(d);
+	gg_dir_close(rs->g, &gd, -1);
 	return rc;
 }
 
@@ -1348,11 +1404,16 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
 static void check_home_refs(struct gg *g, int fd, const char *dir, char **names, size_t n,
 			    const char *const *before)
 {
-	struct refscan rs = {.home = dir, .names = names, .n = n};
+	struct refscan rs = {.g = g, .home = dir, .names = names, .n = n};
+	struct passwd *pw;
 	int rc = 0;
 
 	if (n == 0 || strcmp(dir, "/") == 0)
 		return;
+	rs.given[0] = given_home(getenv("HOME"), dir, rs.given_buf[0], sizeof(rs.given_buf[0]));
+	errno = 0;
+	pw = getpwuid(geteuid());
+	rs.given[1] = pw != NULL ? given_home(pw->pw_dir, dir, rs.given_buf[1], sizeof(rs.given_buf[1])) : NULL;
 	rs.by = calloc(n, sizeof(*rs.by));
 	if (rs.by == NULL) {
 		gg_report_error(g, dir, "", "cannot search the start-up files for the new entries they name", ENOMEM);
@@ -1380,16 +1441,15 @@ static void check_home_refs(struct gg *g, int fd, const char *dir, char **names,
 		gg_quarantine(g, fd, dir, names[k], why);
 	}
 	if (rs.cut) {
-		/* Not an error of the check (the status stays): the files
-		 * are the user's, the session could not add one. */
-		struct sbx_git_finding f = {
-			.path = dir,
-			.error = "has more files in its dot directories than the search for the new entries their "
+		/* Unread (run's status 1): what was left out may name one
+		 * (round 30's review: a session that filled a writable tree
+		 * here used the bounds up; those trees are skipped now). */
+		gg_report_unread(g, dir, "",
+				 "has more files in its dot directories than the search for the new entries their "
 				 "start-up files name reads (8192 files, 32 MiB); the new entries without a dot that "
 				 "stayed were not looked for in the rest: check that no start-up file runs what they "
-				 "hold before opening a new shell"};
-
-		g->report(g->arg, &f);
+				 "hold before opening a new shell",
+				 0);
 	}
 	for (size_t i = 0; i < rs.ndirs; i++)
 		free(rs.dirs[i]);
@@ -1466,16 +1526,36 @@ static void check_new_entries(struct gg *g, const char *const *before, int fd, c
 /* Opens dir (no link as its last component) when it is still the
  * directory dev:ino: a class directory swapped for a link or another
  * directory in the session (~/.local/share -> ~/Documents) must not have
- * the entries it now shows moved. -1 otherwise (reported). */
-static int open_same(struct gg *g, const char *dir, unsigned long dev, unsigned long ino)
+ * the entries it now shows moved. -1 otherwise (reported). Through the
+ * one opener (round 30's review: `chmod 0300 ~` as the command's last
+ * step made the open fail, and every home check was skipped with status
+ * 0): one of ours is opened up, its mode put back by gg_dir_close(gd)
+ * (also when -1); one still unreadable is counted as unread. */
+static int open_same(struct gg *g, const char *dir, unsigned long dev, unsigned long ino, struct gg_dir *gd)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
+	int fd, e;
 
-	if (fd >= 0 && fstat(fd, &st) == 0 && (unsigned long)st.st_dev == dev && (unsigned long)st.st_ino == ino)
-		return fd;
-	if (fd >= 0)
+	*gd = (struct gg_dir){.pfd = AT_FDCWD, .dir = dir, .name = dir, .nofollow = true,
+			      .what = "cannot open to check for new start-up files"};
+	fd = gg_dir_open(g, gd);
+	if (fd < 0) {
+		e = errno;
+		/* Else gg_dir_open() reported it unread. */
+		if (e == ENOENT || e == ENOTDIR || e == ELOOP)
+			gg_report_error(g, dir, "",
+					"was replaced during the session; not checked for new start-up files", ENOTDIR);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
 		(void)close(fd);
+		gg_report_unread(g, dir, "", "cannot check for new start-up files", e);
+		return -1;
+	}
+	if ((unsigned long)st.st_dev == dev && (unsigned long)st.st_ino == ino)
+		return fd;
+	(void)close(fd);
 	gg_report_error(g, dir, "", "was replaced during the session; not checked for new start-up files", ENOTDIR);
 	return -1;
 }
@@ -1505,9 +1585,15 @@ static void check_home_link(struct gg *g, const char *m)
 	if (slash == NULL || slash == path ||
 	    snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path) >= (int)sizeof(parent))
 		return;
-	fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct gg_dir gd = {.pfd = AT_FDCWD, .dir = parent, .name = parent, .nofollow = true,
+			    .what = "cannot open to check the links it had"};
+
+	/* The one opener: a home the command made 0300 is opened up; one
+	 * still unreadable is counted as unread. Gone or replaced:
+	 * check_home_entries() reports it. */
+	fd = gg_dir_open(g, &gd);
 	if (fd < 0)
-		return; /* the home itself: check_home_entries() reports it */
+		return;
 	if (fstatat(fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT) {
 			struct sbx_git_finding f = {
@@ -1527,7 +1613,7 @@ static void check_home_link(struct gg *g, const char *m)
 			      "retargeted or written in the session (links there cannot be covered read-only; the "
 			      "host may run what it now holds)");
 	}
-	(void)close(fd);
+	gg_dir_close(g, &gd, fd);
 }
 
 /*
@@ -1539,6 +1625,7 @@ static void check_home_entries(struct gg *g, const char *const *before)
 {
 	for (size_t i = 0; before != NULL && before[i] != NULL; i++) {
 		const char *m = before[i], *dir, *slash;
+		struct gg_dir gd = {.mode = (mode_t)-1};
 		unsigned long dev, ino;
 		char parent[PATH_MAX];
 		int fd, off = 0;
@@ -1551,22 +1638,25 @@ static void check_home_entries(struct gg *g, const char *const *before)
 			continue;
 		dir = m + 2 + off;
 		if (m[0] != 'M') {
-			if ((fd = open_same(g, dir, dev, ino)) >= 0)
+			if ((fd = open_same(g, dir, dev, ino, &gd)) >= 0)
 				check_new_entries(g, before, fd, dir, m[0] == 'C');
+			gg_dir_close(g, &gd, -1); /* the fd: closed by check_new_entries() */
 			continue;
 		}
 		slash = strrchr(dir, '/');
 		if (slash == NULL ||
 		    snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), slash == dir ? "/" : dir) >=
 			    (int)sizeof(parent) ||
-		    (fd = open_same(g, parent, dev, ino)) < 0)
+		    (fd = open_same(g, parent, dev, ino, &gd)) < 0) {
+			gg_dir_close(g, &gd, -1);
 			continue;
+		}
 		if (faccessat(fd, slash + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !entry_empty(fd, slash + 1) &&
 		    !names_or_holds_root(g->roots, dir))
 			gg_quarantine(g, fd, parent, slash + 1,
 				      "a configuration or data directory created in the session (programs on the "
 				      "host read it)");
-		(void)close(fd);
+		gg_dir_close(g, &gd, fd);
 	}
 }
 
@@ -1575,8 +1665,7 @@ static void check_home_entries(struct gg *g, const char *const *before)
 static void walk_roots(struct gg *g)
 {
 	const char *const *roots = g->roots;
-	struct stat rst;
-	bool restore;
+	mode_t mode;
 	size_t i, j;
 
 	for (i = 0; roots[i] != NULL; i++) {
@@ -1594,21 +1683,15 @@ static void walk_roots(struct gg *g)
 		}
 		if (nested || strlen(roots[i]) >= sizeof(g->path))
 			continue;
-		g->rootfd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		/* A root of ours the command made unreadable (chmod 0300 .,
-		 * round 13 of the attack): opened up for the walk, its mode
-		 * put back after, as walk_open() does below it. */
-		restore = false;
-		if (g->rootfd < 0 && errno == EACCES && stat(roots[i], &rst) == 0 && S_ISDIR(rst.st_mode) &&
-		    rst.st_uid == geteuid() && chmod(roots[i], (rst.st_mode & 07777) | S_IRUSR | S_IXUSR) == 0) {
-			restore = true;
-			g->rootfd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		}
+		 * round 13 of the attack): opened up for the walk by the one
+		 * opener, its mode put back after (and said when it cannot
+		 * be), as walk_open() does below it. */
+		g->rootfd = gg_dir_open_up(AT_FDCWD, roots[i], false, &mode);
 		if (g->rootfd < 0) {
 			int e = errno;
 
-			if (restore)
-				(void)chmod(roots[i], rst.st_mode & 07777);
+			gg_dir_mode_back(g, AT_FDCWD, roots[i], roots[i], mode);
 			if (e != ENOENT)
 				gg_report_error(g, roots[i], "", "cannot open to check for git repositories", e);
 			continue;
@@ -1617,8 +1700,7 @@ static void walk_roots(struct gg *g)
 		g->rootlen = strlen(g->path);
 		walk(g, -1, NULL, 0, 0, NULL, false, false, false);
 		(void)close(g->rootfd);
-		if (restore && chmod(roots[i], rst.st_mode & 07777) < 0)
-			gg_report_error(g, roots[i], "", "cannot put back the mode of", errno);
+		gg_dir_mode_back(g, AT_FDCWD, roots[i], roots[i], mode);
 		check_enclosing_repo(g, roots[i]);
 	}
 }

@@ -26,6 +26,7 @@
  * under /var/tmp: the sandbox's /tmp is private.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -1441,6 +1442,128 @@ static void test_hard_links(void)
 	}
 }
 
+/*
+ * Round 30's review of the home checks after the run.
+ * A: as a user other than root (uid 65534 through setpriv, where modes
+ * bind), the command's last step `chmod 0300 ~` made the home's open
+ * fail: the new dot entry, the new ~/mc that .bashrc names and the
+ * written hard-linked file all stayed, status 0. Now the home is opened
+ * up (the one opener), each is moved aside, and the mode is put back.
+ * B: HOME reached through a link (home9 -> home9r): .bashrc names
+ * ~/mc by HOME as given (as conda init writes it); the search knew only
+ * the canonical path. C: allowWrite naming a dot directory (~/.npm):
+ * the command filled it past the search's bounds, and the new ~/mc that
+ * .config/fish/config.fish names stayed; a writable tree is skipped now,
+ * and bounds the user's own files hit make the status 1.
+ */
+static void test_home_checks_unreadable_link_bounds(void)
+{
+	char h[PATH_MAX], t[PATH_MAX], d[PATH_MAX], bin[PATH_MAX], pol[PATH_MAX], hv[PATH_MAX + 8];
+	char pv[PATH_MAX + 8], pp[PATH_MAX + 8], buf[PATH_MAX], *out = NULL, *err = NULL, *big;
+	static const char inner[] = "mkdir -p ~/mc && echo 'echo PLANTED' > ~/mc/env.sh; echo x > ~/.planted_rc; "
+				    "echo y >> ~/notes.txt; echo p=$?; chmod 0300 ~";
+	char sv[sizeof(inner) + 8];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", "-C", h, hv,
+			"PATH=" TEST_SAFE_PATH, "TMPDIR=/tmp", pv, pp, sv, "sh", "-c",
+			"\"$P\" run -p \"$Q\" -- sh -c \"$S\"", NULL};
+	struct stat sb;
+	int st, fd;
+
+	SKIP_IF_NEEDED();
+	/* A */
+	if (geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0) {
+		CU_ASSERT_FATAL(mkdirs("nb") == 0 && mkdirs("nb/h") == 0 && mkdirs("nb/ext") == 0 &&
+				mkfile(at(h, "nb/h/.bashrc"), "[ -f ~/mc/env.sh ] && . ~/mc/env.sh\n") == 0 &&
+				mkfile(at(h, "nb/ext/other"), "orig\n") == 0 &&
+				link(at(t, "nb/ext/other"), at(h, "nb/h/notes.txt")) == 0);
+		at(d, "nb");
+		CU_ASSERT_FATAL(snprintf(bin, sizeof(bin), "%s/passavant", d) < (int)sizeof(bin) &&
+				test_copy_file(test_passavant_bin(), bin, 0755) == 0);
+		CU_ASSERT_FATAL(snprintf(pol, sizeof(pol), "%s/p.yaml", d) < (int)sizeof(pol) &&
+				write_policy("nb/p.yaml", "filesystem:\n  allowWrite: [\"%1$s/nb/h\"]\n") == 0);
+		snprintf(pv, sizeof(pv), "P=%s", bin);
+		snprintf(pp, sizeof(pp), "Q=%s", pol);
+		snprintf(sv, sizeof(sv), "S=%s", inner);
+		CU_ASSERT_FATAL(chown(at(buf, "nb/h"), 65534, 65534) == 0 &&
+				chown(at(buf, "nb/h/.bashrc"), 65534, 65534) == 0 &&
+				chown(at(buf, "nb/ext/other"), 65534, 65534) == 0 &&
+				chown(at(buf, "nb/p.yaml"), 65534, 65534) == 0);
+		at(h, "nb/h");
+		snprintf(hv, sizeof(hv), "HOME=%s", h);
+		st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		ROW(stat(h, &sb) == 0 && (sb.st_mode & 07777) == 0300, "the mode 0300 of ~ was not put back: %o",
+		    (unsigned)(sb.st_mode & 07777));
+		(void)chmod(h, 0755);
+		ROW(test_has(out, "p=0\n") && !exists("nb/h/.planted_rc") &&
+			    exists("nb/h/.planted_rc.passavant-quarantine"),
+		    "chmod 0300 ~: a new dot entry stayed: status %d, %s %s", st, out ? out : "", err ? err : "");
+		ROW(!exists("nb/h/mc") && exists("nb/h/mc.passavant-quarantine/env.sh"),
+		    "chmod 0300 ~: a new ~/mc that .bashrc names stayed: %s", err ? err : "");
+		ROW(!exists("nb/h/notes.txt") && exists("nb/h/notes.txt.passavant-quarantine"),
+		    "chmod 0300 ~: a written hard-linked file stayed: %s", err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	} else {
+		fprintf(stderr, "\n  (the 0300 home row needs root and setpriv: skipped)\n");
+	}
+
+	/* B */
+	CU_ASSERT_FATAL(mkdirs("home9r") == 0 && symlink("home9r", at(h, "home9")) == 0 &&
+			write_policy("home9.yaml",
+				     "filesystem:\n  allowWrite: [\"%1$s/home9\", \"%1$s/work\"]\n") == 0);
+	snprintf(buf, sizeof(buf),
+		 "if [ -f \"%1$s/mc/etc/profile.d/conda.sh\" ]; then . \"%1$s/mc/etc/profile.d/conda.sh\"; fi\n",
+		 at(t, "home9"));
+	CU_ASSERT_FATAL(mkfile(at(h, "home9r/.bashrc"), buf) == 0);
+	st = run_fsh("home9", NULL, NULL, NULL, "home9.yaml",
+		     "mkdir -p ~/mc/etc/profile.d && echo 'echo PLANTED' > ~/mc/etc/profile.d/conda.sh; echo mc=$?\n",
+		     &out, &err);
+	ROW(test_has(out, "mc=0\n") && !exists("home9r/mc") && exists("home9r/mc.passavant-quarantine"),
+	    "HOME through a link: a new ~/mc .bashrc names by HOME as given stayed: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* C */
+	CU_ASSERT_FATAL(mkdirs("home10/.npm") == 0 && mkdirs("home10/.config/fish") == 0 &&
+			mkdirs("home10/.data") == 0 &&
+			mkfile(at(h, "home10/.config/fish/config.fish"),
+			       "source ~/mc/etc/fish/conf.d/conda.fish\n") == 0 &&
+			write_policy("home10.yaml", "filesystem:\n  allowWrite: [\"%1$s/home10\", "
+				     "\"%1$s/home10/.npm\", \"%1$s/work\"]\n") == 0);
+	st = run_fsh("home10", NULL, NULL, NULL, "home10.yaml",
+		     "i=0; while [ $i -lt 130 ]; do head -c 262144 /dev/zero | tr '\\0' a > ~/.npm/f$i; "
+		     "i=$((i+1)); done\n"
+		     "mkdir -p ~/mc/etc/fish/conf.d && echo 'echo PLANTED' > ~/mc/etc/fish/conf.d/conda.fish; "
+		     "echo mc=$?\n",
+		     &out, &err);
+	ROW(test_has(out, "mc=0\n") && !exists("home10/mc") && exists("home10/mc.passavant-quarantine"),
+	    "a writable ~/.npm filled past the bounds: the new ~/mc config.fish names stayed: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* The user's own files past the bounds: what was not read is
+	 * unread, status 1. */
+	big = malloc(262144);
+	CU_ASSERT_FATAL(big != NULL);
+	memset(big, 'a', 262144);
+	for (int i = 0; i < 130; i++) {
+		snprintf(buf, sizeof(buf), "home10/.data/f%d", i);
+		fd = open(at(t, buf), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		CU_ASSERT_FATAL(fd >= 0 && write(fd, big, 262144) == 262144 && close(fd) == 0);
+	}
+	free(big);
+	st = run_fsh("home10", NULL, NULL, NULL, "home10.yaml", "mkdir -p ~/mc2 && echo x > ~/mc2/f; echo mc2=$?\n",
+		     &out, &err);
+	ROW(st == 1 && test_has(out, "mc2=0\n") && test_has(err, "(8192 files, 32 MiB)"),
+	    "the bounds hit by the user's own files: status %d (want 1), %s", st, err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -1471,6 +1594,9 @@ TEST_REGISTRAR(register_fsharden)
 		 test_home_every_entry);
 	test_add(s, "writable HOME: a link or a hard-linked file without a dot stays, moved aside when changed",
 		 test_home_links);
+	test_add(s, "writable HOME: the checks after the run with ~ made 0300, HOME through a link, a writable "
+		    "dot directory filled past the search's bounds",
+		 test_home_checks_unreadable_link_bounds);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
 	test_add(s, "persistence: a writable ~/.config, every entry unless named", test_config_dir);
 	test_add(s, "persistence: XDG_DATA_HOME created in the session, XDG_CONFIG_HOME swapped for a link",
