@@ -155,19 +155,75 @@ void sbx_ops_free(struct sbx_op *ops, size_t n)
 	free(ops);
 }
 
+/*
+ * Removes dir/name (a directory when is_dir) through dirfd d. When the
+ * directory is ours but not writable (the command can chmod its own
+ * directories, chmod 0500 ~; root bypasses this, a user does not), owner
+ * write and search are added for the removal and the mode put back, as
+ * gitquarantine.c rename_aside() does. d may be an O_PATH descriptor:
+ * its mode is changed through /proc/self/fd. 0, or -1 with errno set.
+ */
+static int remove_entry(int d, const char *name, bool is_dir)
+{
+	const mode_t wx = S_IWUSR | S_IXUSR;
+	const int flags = is_dir ? AT_REMOVEDIR : 0;
+	char fdp[32];
+	struct stat st;
+	int rc, saved;
+
+	if (unlinkat(d, name, flags) == 0)
+		return 0;
+	saved = errno;
+	if ((saved != EACCES && saved != EPERM) || fstat(d, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & wx) == wx || snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", d) >= (int)sizeof(fdp) ||
+	    chmod(fdp, (st.st_mode & 07777) | wx) < 0) {
+		errno = saved;
+		return -1;
+	}
+	rc = unlinkat(d, name, flags);
+	saved = errno;
+	if (chmod(fdp, st.st_mode & 07777) < 0 && rc == 0) {
+		/* Removed, but the directory keeps owner write. */
+		(void)fprintf(stderr,
+			      "passavant: warning: cannot put back the mode %04o of %s (fd %d) after removing %s: %s\n",
+			      (unsigned)(st.st_mode & 07777), fdp, d, name, strerror(errno));
+	}
+	errno = saved;
+	return rc;
+}
+
 /* Removes the placeholders, newest first, if they are still ours and
- * still empty. */
+ * still empty. One that cannot be removed (its directory made
+ * read-only by someone else, a file written into it) is reported on
+ * stderr, naming it and what to do: an empty ~/.bash_profile left behind
+ * stops login shells reading ~/.profile. */
 void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n)
 {
 	struct stat st;
 	size_t i;
 
 	for (i = n; i-- > 0;) {
-		if (lstat(ph[i].path, &st) == 0 && st.st_dev == ph[i].dev && st.st_ino == ph[i].ino) {
-			if (ph[i].is_dir)
-				(void)rmdir(ph[i].path);
-			else if (S_ISREG(st.st_mode) && st.st_size == 0)
-				(void)unlink(ph[i].path);
+		char *slash = strrchr(ph[i].path, '/');
+		int d = -1, rc = 0;
+
+		if (slash != NULL && lstat(ph[i].path, &st) == 0 && st.st_dev == ph[i].dev &&
+		    st.st_ino == ph[i].ino && (ph[i].is_dir || (S_ISREG(st.st_mode) && st.st_size == 0))) {
+			*slash = '\0';
+			d = open(slash == ph[i].path ? "/" : ph[i].path,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			*slash = '/';
+			rc = d < 0 ? -1 : remove_entry(d, slash + 1, ph[i].is_dir);
+			if (d >= 0)
+				(void)close(d);
+			/* A directory the command filled is its own. */
+			if (rc < 0 && !(ph[i].is_dir && (errno == ENOTEMPTY || errno == EEXIST)))
+				(void)fprintf(stderr,
+					      "passavant: warning: cannot remove the empty %s %s that the sandbox "
+					      "made to protect that path: %s; remove it by hand (%s %s), as it may "
+					      "change what reads that path (an empty ~/.bash_profile stops login "
+					      "shells reading ~/.profile)\n",
+					      ph[i].is_dir ? "directory" : "file", ph[i].path, strerror(errno),
+					      ph[i].is_dir ? "rmdir" : "rm", ph[i].path);
 		}
 		free(ph[i].path);
 	}
@@ -309,7 +365,9 @@ static int protect_existing(struct sbx_builder *b, const char *p, struct stat *s
 		errbuf_set_errno(err, errlen, errno, "cannot resolve %s", p);
 		return -1;
 	}
-	if (sbx_memo_stat(b->memo, c, st) == 0 &&
+	/* A cover is of this name only (sbx_config.cover): the file's
+	 * other names are covered, or not, by their own rules. */
+	if (!b->cover && sbx_memo_stat(b->memo, c, st) == 0 &&
 	    sbx_check_hard_links(b, "a write deny", p, st, err, errlen) < 0) {
 		free(c);
 		return -1;
@@ -669,7 +727,8 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	    sbx_check_list_links(b, cfg->deny_read, "deny_read", err, errlen) < 0 ||
 	    sbx_check_list_links(b, cfg->allow_read, "allow_read", err, errlen) < 0 ||
 	    sbx_check_list_links(b, cfg->deny_write, "deny_write", err, errlen) < 0 ||
-	    sbx_check_list_links(b, cfg->protect, "mandatory deny", err, errlen) < 0)
+	    sbx_check_list_links(b, cfg->protect, "mandatory deny", err, errlen) < 0 ||
+	    sbx_check_list_links(b, cfg->cover, "home entry", err, errlen) < 0)
 		goto fail;
 	for (i = 0; i < cfg->n_files; i++)
 		if (sbx_check_links(b, "substituted file", cfg->files[i].path, err, errlen) < 0)
@@ -684,6 +743,10 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	if (plan_list(b, cfg->deny_write, SBX_OP_PROTECT, "deny_write", err, errlen) < 0 ||
 	    plan_list(b, cfg->protect, SBX_OP_PROTECT, "protect", err, errlen) < 0)
 		goto fail;
+	b->cover = true;
+	if (plan_list(b, cfg->cover, SBX_OP_PROTECT, "cover", err, errlen) < 0)
+		goto fail;
+	b->cover = false;
 	free(b->writable);
 	b->writable = NULL;
 	sbx_memo_free(b->memo);

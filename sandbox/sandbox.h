@@ -82,6 +82,10 @@ struct sbx_config {
 	 *  .git/hooks, ..., the policy file, the session dir): treated as
 	 *  deny_write, kept apart so the caller can list them separately. */
 	const char *const *protect;
+	/** Read-only by name, as protect, but a file with other hard links
+	 *  is not refused: each other name is covered, or not, by its own
+	 *  rules (the entries without a dot of a writable home). */
+	const char *const *cover;
 	/** Files shown with another file's content, n_files entries. */
 	const struct sbx_file *files;
 	size_t n_files;

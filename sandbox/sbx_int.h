@@ -203,6 +203,7 @@ struct sbx_builder {
 	 * as sbx_check_host_path() makes for its one path). */
 	struct sbx_memo *memo;
 	struct sbx_unseen unseen; /* moved to the plan when it is complete */
+	bool cover; /* planning sbx_config.cover: other hard links not refused */
 };
 
 struct sbx_config;

@@ -452,8 +452,8 @@ static int protect_dir(struct strv *sv, const char *dir)
  * the working directory. Each entry of home without a leading dot it
  * covers whole is added to plain when that is not NULL (for the notice).
  */
-static int protect_home_entries(struct strv *sv, const struct strv *aw, const char *dir, struct strv *plain,
-				unsigned depth)
+static int protect_home_entries(struct strv *sv, struct strv *cover, const struct strv *aw, const char *dir,
+				struct strv *plain, unsigned depth)
 {
 	struct dirent *de;
 	struct stat st;
@@ -482,22 +482,33 @@ static int protect_home_entries(struct strv *sv, const struct strv *aw, const ch
 		/* One holding an allowWrite entry is a directory (its path
 		 * is canonical); past 16 levels it is covered whole. */
 		if (holds && depth < 16) {
-			rc = protect_home_entries(sv, aw, path, NULL, depth + 1);
+			rc = protect_home_entries(sv, cover, aw, path, NULL, depth + 1);
 			continue;
 		}
 		/* An entry of a home without a dot that is a symbolic link
-		 * (~/Downloads -> /mnt/x) or a file with another hard link
-		 * cannot be covered read-only (the link could be replaced
-		 * before the mount: links.c refuses the start), and refusing
-		 * made run from ~ impossible for ordinary homes: it stays
-		 * writable, its identity noted by sbx_home_before(), and the
-		 * check after the run moves it aside when it was replaced,
-		 * retargeted or written. What a link points to keeps its own
-		 * protections (read-only unless allowWrite holds it). */
+		 * (~/Downloads -> /mnt/x) cannot be covered read-only (the
+		 * link could be replaced before the mount: links.c refuses
+		 * the start), and refusing made run from ~ impossible for
+		 * ordinary homes: it stays writable, its identity noted by
+		 * sbx_home_before(), and the check after the run moves it
+		 * aside when it was replaced or retargeted. What it points to
+		 * keeps its own protections (read-only unless allowWrite
+		 * holds it). A file without a dot with another hard link is
+		 * covered read-only by this name like any other entry
+		 * (cover: the mount plan does not refuse it for its other
+		 * names, each covered or not by its own rules): left
+		 * writable, a write through it changed the same inode the
+		 * host runs through another name (~/aliases.sh and
+		 * ~/.bashrc.d/aliases.sh, round 30's review). */
 		if (plain != NULL && lstat(path, &st) == 0 &&
 		    (S_ISLNK(st.st_mode) || (!S_ISDIR(st.st_mode) && st.st_nlink > 1))) {
-			if (de->d_name[0] != '.')
+			if (de->d_name[0] != '.' && S_ISLNK(st.st_mode))
 				continue;
+			if (de->d_name[0] != '.') {
+				if ((rc = strv_add_unique(cover, path)) == 0)
+					rc = strv_add(plain, de->d_name);
+				continue;
+			}
 			/* A dot entry is a start-up file or a tool's: the
 			 * start is refused, as links.c would, but saying
 			 * what to do about a home (before the notice, which
@@ -621,7 +632,8 @@ static int print_home_notice(const char *home, struct strv *plain)
  * an editor's plugins: round 7 of the attack planted 19 of them with
  * allowWrite naming ~/.config). Unless quiet, one notice line for each
  * home whose entries without a dot the rule made read-only. */
-static int protect_homes(struct strv *sv, const struct strv *aw, const struct plan_host *h, bool quiet)
+static int protect_homes(struct strv *sv, struct strv *cover, const struct strv *aw, const struct plan_host *h,
+			 bool quiet)
 {
 	const char *homes[2] = {h->home, h->pw_home};
 	char real[PATH_MAX], cwd[PATH_MAX];
@@ -645,7 +657,7 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 		if (held_by(&awr, real)) {
 			struct strv plain = {0};
 
-			rc = protect_home_entries(sv, &awr, real, &plain, 0);
+			rc = protect_home_entries(sv, cover, &awr, real, &plain, 0);
 			if (rc == 0 && plain.n > 0 && !quiet)
 				rc = print_home_notice(real, &plain);
 			strv_free(&plain);
@@ -659,7 +671,7 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 			if (snprintf(cfg, sizeof(cfg), "%s/%s", real, d == 0 ? ".config" : ".local/share") <
 				    (int)sizeof(cfg) &&
 			    realpath(cfg, dir) != NULL && held_by(&awr, dir) && !covered_whole(&awr, held, nheld, dir))
-				rc = protect_home_entries(sv, &awr, dir, NULL, 0);
+				rc = protect_home_entries(sv, cover, &awr, dir, NULL, 0);
 		}
 	}
 	/* $XDG_CONFIG_HOME and $XDG_DATA_HOME where the command's
@@ -669,7 +681,7 @@ static int protect_homes(struct strv *sv, const struct strv *aw, const struct pl
 
 		if ((strncmp(e, "XDG_CONFIG_HOME=/", 17) == 0 || strncmp(e, "XDG_DATA_HOME=/", 15) == 0) &&
 		    realpath(v + 1, real) != NULL && held_by(&awr, real) && !covered_whole(&awr, held, nheld, real))
-			rc = protect_home_entries(sv, &awr, real, NULL, 0);
+			rc = protect_home_entries(sv, cover, &awr, real, NULL, 0);
 	}
 	strv_free(&awr);
 	return rc;
@@ -728,7 +740,7 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 	for (size_t i = 0; i < pl->allow_write.n; i++)
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
 			return -1;
-	if (protect_homes(&pl->protect, &pl->allow_write, h, s->quiet) < 0)
+	if (protect_homes(&pl->protect, &pl->cover, &pl->allow_write, h, s->quiet) < 0)
 		return -1;
 	if (sbx_git_protect_global(git_global_env, (void *)h, strv_add_unique, &pl->protect) < 0) {
 		log_warnx("cannot read the host's global or system git configuration with git (out of "
@@ -1084,6 +1096,7 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 	cfg->allow_write = strv_list(&pl->allow_write);
 	cfg->deny_write = strv_list(&pl->deny_write);
 	cfg->protect = strv_list(&pl->protect);
+	cfg->cover = strv_list(&pl->cover);
 	cfg->files = pl->files;
 	cfg->n_files = pl->n_files;
 	cfg->env_base = NULL;
@@ -1104,6 +1117,7 @@ void plan_free(struct run_plan *pl)
 	strv_free(&pl->allow_write);
 	strv_free(&pl->deny_write);
 	strv_free(&pl->protect);
+	strv_free(&pl->cover);
 	strv_free(&pl->env_add);
 	strv_free(&pl->env_remove);
 	strv_free(&pl->file_strs);

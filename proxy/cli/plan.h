@@ -79,6 +79,9 @@ struct plan_session {
 /* The plan: every list of the sbx_config, owned here. */
 struct run_plan {
 	struct strv deny_read, allow_read, allow_write, deny_write, protect;
+	/* Covered read-only by name, other hard links not refused
+	 * (sbx_config.cover): the hard-linked files of a writable home. */
+	struct strv cover;
 	struct strv env_add, env_remove;
 	/* Substituted files: masked files (path -> sentinel copy), then the
 	 * trust and resolver files (system path -> session file). */

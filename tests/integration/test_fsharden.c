@@ -25,6 +25,7 @@
  * the reason printed, unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree lives
  * under /var/tmp: the sandbox's /tmp is private.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -805,14 +806,18 @@ static void test_home_links(void)
 		     "ln -sfn /tmp ~/dl2; echo retarget=$?\n"
 		     "echo planted >> ~/hl.txt; echo write=$?\n",
 		     &out, &err);
-	ROW(st == 0 && test_has(out, "replace=0\n") && test_has(out, "retarget=0\n") && test_has(out, "write=0\n"),
-	    "the session could not change the links: status %d, %s", st, out ? out : "");
+	ROW(st == 0 && test_has(out, "replace=0\n") && test_has(out, "retarget=0\n") && test_has(out, "write=") &&
+		    !test_has(out, "write=0\n"),
+	    "the session could not change the links, or wrote the hard-linked file: status %d, %s", st,
+	    out ? out : "");
 	ROW(!exists("home7/dl") && exists("home7/dl.passavant-quarantine/f"),
 	    "a link replaced by a directory was not moved aside: %s", err ? err : "");
 	ROW(!exists("home7/dl2") && exists("home7/dl2.passavant-quarantine"),
 	    "a retargeted link was not moved aside: %s", err ? err : "");
-	ROW(!exists("home7/hl.txt") && exists("home7/hl.txt.passavant-quarantine"),
-	    "a written hard-linked file was not moved aside: %s", err ? err : "");
+	/* A hard-linked file without a dot is read-only now (its other
+	 * name may be a start-up file: test_home_hard_link_read_only()). */
+	ROW(exists("home7/hl.txt") && !exists("home7/hl.txt.passavant-quarantine"),
+	    "a hard-linked file was moved aside: %s", err ? err : "");
 	text = test_read_file(at(h, "ext7/f"), NULL);
 	ROW(text != NULL && strcmp(text, "theirs\n") == 0, "the link's target changed");
 	free(text);
@@ -1564,6 +1569,103 @@ static void test_home_checks_unreadable_link_bounds(void)
 	free(err);
 }
 
+/*
+ * Round 30's review (K): ~/aliases.sh, a hard link of
+ * ~/.bashrc.d/aliases.sh (which .bashrc sources), stayed writable in a
+ * writable HOME, and a write through it changed the file the host shell
+ * runs; only ~/aliases.sh was moved aside after. It is covered read-only
+ * by that name now, like every other existing entry: the write fails
+ * (read-only file system), both names keep their content.
+ */
+static void test_home_hard_link_read_only(void)
+{
+	char h[PATH_MAX], t[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home10/.bashrc.d") == 0 &&
+			mkfile(at(h, "home10/.bashrc"), "for f in ~/.bashrc.d/*.sh; do . \"$f\"; done\n") == 0 &&
+			mkfile(at(h, "home10/.bashrc.d/aliases.sh"), "alias ll='ls -l'\n") == 0 &&
+			link(h, at(t, "home10/aliases.sh")) == 0 &&
+			write_policy("home10.yaml", "filesystem:\n  allowWrite: [\"%1$s/home10\"]\n") == 0);
+	st = run_fsh("home10", NULL, NULL, NULL, "home10.yaml",
+		     "echo 'echo PLANTED-K' >> ~/aliases.sh 2>/dev/null; echo via_link=$?\n"
+		     "echo 'echo PLANTED-K' >> ~/.bashrc.d/aliases.sh 2>/dev/null; echo direct=$?\n"
+		     "touch ~/aliases.sh 2>&1; echo x > ~/new-file; echo new=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "via_link=") && !test_has(out, "via_link=0\n") &&
+		    test_has(out, "direct=") && !test_has(out, "direct=0\n") && test_has(out, "new=0\n"),
+	    "a hard-linked ~/aliases.sh was writable (or the run failed): status %d, %s", st, out ? out : "");
+	ROW(test_has(out, "Read-only file system"), "the write did not fail read-only: %s", out ? out : "");
+	text = test_read_file(at(h, "home10/.bashrc.d/aliases.sh"), NULL);
+	ROW(text != NULL && strcmp(text, "alias ll='ls -l'\n") == 0, "~/.bashrc.d/aliases.sh changed on the host: %s",
+	    text ? text : "(gone)");
+	free(text);
+	ROW(exists("home10/aliases.sh") && !exists("home10/aliases.sh.passavant-quarantine"),
+	    "~/aliases.sh was moved aside: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+/*
+ * Round 30's review (L), as a user other than root (uid 65534 through
+ * setpriv, where modes bind): the command ran chmod 0500 ~ and the mount
+ * plan's empty placeholders (~231 of them, ~/.bash_profile among them,
+ * which then stopped login shells reading ~/.profile) stayed in the home,
+ * the failed removals unsaid. The home is opened up for the removals and
+ * its mode put back: none is left.
+ */
+static void test_home_placeholders_read_only_home(void)
+{
+	char h[PATH_MAX], y[PATH_MAX], bin[PATH_MAX], hv[PATH_MAX + 8], pv[PATH_MAX + 8], yv[PATH_MAX + 8];
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", hv, pv, yv,
+			"PATH=/usr/bin:/bin", "TMPDIR=/tmp", "sh", "-c",
+			"cd \"$HOME\" && \"$P\" run -p \"$Y\" -- sh -c 'chmod 0500 ~'; echo status=$?", NULL};
+	char *out = NULL, *err = NULL;
+	struct dirent *de;
+	struct stat st;
+	size_t left = 0;
+	char first[256] = "";
+	DIR *d;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to run as another user");
+		return;
+	}
+	CU_ASSERT_FATAL(mkdirs("home11") == 0 && mkfile(at(h, "home11/.profile"), "echo PROFILE-RAN\n") == 0 &&
+			chown(at(h, "home11/.profile"), 65534, 65534) == 0 &&
+			chown(at(h, "home11"), 65534, 65534) == 0 &&
+			write_policy("home11.yaml", "filesystem:\n  allowWrite: [\"%1$s/home11\"]\n") == 0 &&
+			chown(at(y, "home11.yaml"), 65534, 65534) == 0 &&
+			test_copy_file(test_passavant_bin(), at(bin, "pv11"), 0755) == 0);
+	snprintf(hv, sizeof(hv), "HOME=%s", h);
+	snprintf(pv, sizeof(pv), "P=%s", bin);
+	snprintf(yv, sizeof(yv), "Y=%s", y);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && lstat(h, &st) == 0 && (st.st_mode & 07777) == 0500,
+	    "the session did not make ~ 0500: %d, %s %s", rc, out ? out : "", err ? err : "");
+	CU_ASSERT_FATAL(chmod(h, 0755) == 0);
+	d = opendir(h);
+	CU_ASSERT_FATAL(d != NULL);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, ".profile") == 0)
+			continue;
+		if (left++ == 0)
+			snprintf(first, sizeof(first), "%s", de->d_name);
+	}
+	(void)closedir(d);
+	ROW(left == 0, "%zu placeholders left in the home after chmod 0500 ~ (%s first): %s %s", left, first,
+	    out ? out : "", err ? err : "");
+	ROW(!test_has(err, "cannot remove the empty"), "a placeholder was reported left: %s", err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -1610,4 +1712,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);
 	test_add(s, "check -v: mandatory table, PATH, environment rule", test_check_verbose);
+	test_add(s, "writable HOME: a hard-linked file without a dot is read-only, its other name unchanged",
+		 test_home_hard_link_read_only);
+	test_add(s, "writable HOME, another user: chmod 0500 ~ leaves no placeholder",
+		 test_home_placeholders_read_only_home);
 }
