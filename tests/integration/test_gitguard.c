@@ -2171,6 +2171,23 @@ static void test_oom_takes_sandbox(void)
 	gcase_free(&c);
 }
 
+/* A case directory holding a Python driver of the host side (name, the
+ * len bytes of text) for a test that drives run from outside; its path
+ * into drv. False when there is no /usr/bin/python3 (the test returns). */
+static bool driver_case(struct gcase *c, const char *name, const char *text, size_t len, char *drv, size_t cap)
+{
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		fprintf(stderr, "\n  SKIP: no /usr/bin/python3 ");
+		return false;
+	}
+	memset(c, 0, sizeof(*c));
+	snprintf(c->dir, sizeof(c->dir), "%s/c%u", root, ncase++);
+	snprintf(drv, cap, "%s/%s", c->dir, name);
+	CU_ASSERT_FATAL(mkdir(c->dir, 0755) == 0);
+	CU_ASSERT_FATAL(test_write_file(drv, text, len) == 0);
+	return true;
+}
+
 /*
  * The command shares passavant's terminal (a pseudo-terminal here, from a
  * Python driver that is its other end and keeps reading it): it plants a
@@ -2246,15 +2263,8 @@ static void test_tty_output_suspended(void)
 	bool ok;
 
 	SKIP_IF_NEEDED();
-	if (access("/usr/bin/python3", X_OK) < 0) {
-		fprintf(stderr, "\n  SKIP: no /usr/bin/python3 ");
+	if (!driver_case(&c, "drive.py", tty_driver, sizeof(tty_driver) - 1, drv, sizeof(drv)))
 		return;
-	}
-	memset(&c, 0, sizeof(c));
-	snprintf(c.dir, sizeof(c.dir), "%s/c%u", root, ncase++);
-	snprintf(drv, sizeof(drv), "%s/drive.py", c.dir);
-	CU_ASSERT_FATAL(mkdir(c.dir, 0755) == 0);
-	CU_ASSERT_FATAL(test_write_file(drv, tty_driver, sizeof(tty_driver) - 1) == 0);
 	CU_ASSERT_FATAL(host_sh(&c, c.dir, "git init -q work && git -C work commit -q --allow-empty -m init && echo ok",
 				&out) == 0 && test_has(out, "ok"));
 	free(out);
@@ -2307,15 +2317,8 @@ static void test_lease_on_kept_config(void)
 	bool ok;
 
 	SKIP_IF_NEEDED();
-	if (access("/usr/bin/python3", X_OK) < 0) {
-		fprintf(stderr, "\n  SKIP: no /usr/bin/python3 ");
+	if (!driver_case(&c, "lease.py", lease_driver, sizeof(lease_driver) - 1, drv, sizeof(drv)))
 		return;
-	}
-	memset(&c, 0, sizeof(c));
-	snprintf(c.dir, sizeof(c.dir), "%s/c%u", root, ncase++);
-	snprintf(drv, sizeof(drv), "%s/lease.py", c.dir);
-	CU_ASSERT_FATAL(mkdir(c.dir, 0755) == 0);
-	CU_ASSERT_FATAL(test_write_file(drv, lease_driver, sizeof(lease_driver) - 1) == 0);
 	CU_ASSERT_FATAL(host_sh(&c, c.dir,
 				"git init -q work && mkdir work/tools && printf '[alias]\\n\\tst = status\\n' > "
 				"work/tools/git.cfg && git -C work config include.path ../tools/git.cfg && "
