@@ -442,6 +442,36 @@ static void test_rebase_exec(void)
 	gcase_free(&c);
 }
 
+/* The same, and a stopped cherry-pick's merge strategy, each behind a
+ * symbolic link the session made as .git/rebase-merge and .git/sequencer:
+ * git follows both, the check's opener does not (nofollow), and the rule
+ * for links inside a git directory moves them aside. */
+static void test_rebase_link(void)
+{
+	static const char *const want[] = {"/work/n/.git/rebase-merge: a symbolic link inside a git directory",
+					   "/work/p/.git/sequencer: a symbolic link inside a git directory", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git init -q n && cd n && git commit -q --allow-empty -m a && "
+				 "git commit -q --allow-empty -m b && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~1 >/dev/null 2>&1; "
+				 "echo \"exec touch '$M/rebase'\" >> .git/rebase-merge/git-rebase-todo && "
+				 "mv .git/rebase-merge .git/rm && ln -s rm .git/rebase-merge && cd .. && "
+				 "git init -q p && cd p && echo 0 > f && git add f && git commit -q -m a && "
+				 "git checkout -q -b side && echo 1 > f && git commit -qam b && echo 2 > h && "
+				 "git add h && git commit -qm c && git checkout -q - && echo 3 > f && "
+				 "git commit -qam m; git cherry-pick side~1 side >/dev/null 2>&1; echo 1 > f && "
+				 "git add f && git config -f .git/sequencer/opts options.strategy ../../x && "
+				 "mkdir -p git-merge-.. && printf '#!/bin/sh\\ntouch \"$M/cherry\"\\nexit 1\\n' > x && "
+				 "chmod +x x && mv .git/sequencer sq && ln -s ../sq .git/sequencer",
+				 "git -C work/n rebase --continue >/dev/null 2>&1; "
+				 "git -C work/p cherry-pick --continue >/dev/null 2>&1") == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* A bare repository created in the session (an alias there), and a
  * repository that existed before the session given core.sshCommand. */
 static void test_bare_and_old_repo(void)
@@ -2385,6 +2415,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
+	test_add(s, "a stopped rebase's and cherry-pick's directories as symbolic links", test_rebase_link);
 	test_add(s, "a program as the merge strategy of a stopped rebase, cherry-pick", test_merge_strategy);
 	test_add(s, "the check's files as FIFOs (sequencer/opts, a link to one): moved aside, the run ends", test_check_fifo);
 	test_add(s, "links out of the writable trees (dotfiles, /etc, elsewhere) move aside; interpreters stay", test_links_out);
