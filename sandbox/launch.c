@@ -355,7 +355,7 @@ static void launch_end(struct launch *l, struct sbx *s, bool failed)
 		sbx_close_fd(&s->icpt4_fd);
 		sbx_close_fd(&s->icpt6_fd);
 		sbx_close_fd(&s->dns_fd);
-		sbx_placeholders_remove(s->ph, s->n_ph);
+		(void)sbx_placeholders_remove(s->ph, s->n_ph);
 		sbx_stdio_close(&s->io);
 		(void)sbx_stdio_end(&s->io);
 		free(s);

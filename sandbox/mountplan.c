@@ -196,11 +196,12 @@ static int remove_entry(int d, const char *name, bool is_dir)
  * still empty. One that cannot be removed (its directory made
  * read-only by someone else, a file written into it) is reported on
  * stderr, naming it and what to do: an empty ~/.bash_profile left behind
- * stops login shells reading ~/.profile. */
-void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n)
+ * stops login shells reading ~/.profile. Frees ph; returns how many were
+ * left so (the caller's status says so too). */
+size_t sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n)
 {
 	struct stat st;
-	size_t i;
+	size_t i, left = 0;
 
 	for (i = n; i-- > 0;) {
 		char *slash = strrchr(ph[i].path, '/');
@@ -216,7 +217,8 @@ void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n)
 			if (d >= 0)
 				(void)close(d);
 			/* A directory the command filled is its own. */
-			if (rc < 0 && !(ph[i].is_dir && (errno == ENOTEMPTY || errno == EEXIST)))
+			if (rc < 0 && !(ph[i].is_dir && (errno == ENOTEMPTY || errno == EEXIST))) {
+				left++;
 				(void)fprintf(stderr,
 					      "passavant: warning: cannot remove the empty %s %s that the sandbox "
 					      "made to protect that path: %s; remove it by hand (%s %s), as it may "
@@ -224,10 +226,12 @@ void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n)
 					      "shells reading ~/.profile)\n",
 					      ph[i].is_dir ? "directory" : "file", ph[i].path, strerror(errno),
 					      ph[i].is_dir ? "rmdir" : "rm", ph[i].path);
+			}
 		}
 		free(ph[i].path);
 	}
 	free(ph);
+	return left;
 }
 
 /* Would the command be able to create entries in dir (canonical)? */
@@ -777,7 +781,7 @@ fail:
 	pl->ops = NULL;
 	pl->n_ops = 0;
 	sbx_unseen_free(&b->unseen);
-	sbx_placeholders_remove(b->ph, b->n_ph);
+	(void)sbx_placeholders_remove(b->ph, b->n_ph);
 	b->ph = NULL;
 	b->n_ph = 0;
 	return -1;

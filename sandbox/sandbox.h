@@ -185,6 +185,15 @@ int sbx_take_dns_fd(struct sbx *s) NONNULL(1) WUNRES;
  */
 int sbx_stdio_errno(const struct sbx *s, int fd) NONNULL(1);
 
+/*
+ * After sbx_wait(): how many of the empty files and directories made on
+ * the host to protect paths that did not exist could not be removed
+ * (each named on stderr with what to do). Left behind, an empty
+ * ~/.bash_profile stops login shells reading ~/.profile: the caller's
+ * status must say so.
+ */
+size_t sbx_placeholders_left(const struct sbx *s) NONNULL(1);
+
 /* The execve failure message, or NULL when the command was started. */
 const char *sbx_exec_error(const struct sbx *s) NONNULL(1);
 

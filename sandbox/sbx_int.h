@@ -138,6 +138,7 @@ struct sbx {
 	char *exec_err;             /* execve failure message, or NULL */
 	struct sbx_placeholder *ph; /* made on the host, removed after */
 	size_t n_ph;
+	size_t ph_left;             /* sbx_placeholders_left() */
 	size_t n_unguarded;         /* sbx_unseen_unguarded() */
 	struct sbx_stdio io;        /* the copies of fds 0-2 (stdio.c) */
 };
@@ -217,7 +218,7 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 void sbx_ops_free(struct sbx_op *ops, size_t n);
 /* Removes the placeholders, newest first, if they are still ours and
  * still empty; frees the array. */
-void sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n);
+size_t sbx_placeholders_remove(struct sbx_placeholder *ph, size_t n);
 /* Is path equal to prefix or below it (component-wise)? */
 bool sbx_path_under(const char *path, const char *prefix) NONNULL(1, 2);
 /* Would the command be able to create entries in dir (canonical)? */

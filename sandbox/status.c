@@ -102,7 +102,7 @@ static void finish(struct sbx *s)
 	/* What the command wrote reaches its file before anything of ours
 	 * that follows (the checks' messages). */
 	(void)sbx_stdio_end(&s->io);
-	sbx_placeholders_remove(s->ph, s->n_ph);
+	s->ph_left += sbx_placeholders_remove(s->ph, s->n_ph);
 	s->ph = NULL;
 	s->n_ph = 0;
 }
@@ -151,6 +151,11 @@ void sbx_free(struct sbx *s)
 	sbx_close_fd(&s->dns_fd);
 	free(s->exec_err);
 	free(s);
+}
+
+size_t sbx_placeholders_left(const struct sbx *s)
+{
+	return s->ph_left;
 }
 
 int sbx_stdio_errno(const struct sbx *s, int fd)

@@ -601,6 +601,10 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		if (rc == 0)
 			rc = 1;
 	}
+	/* A placeholder left on the host (named above) changes what reads
+	 * that path later: the caller learns of it, as of lost output. */
+	if (sbx_placeholders_left(run->sbx) > 0 && rc == 0)
+		rc = 1;
 	/* The terminal back to our group if the command took it, and as
 	 * it was before the command: the check's report goes there. */
 	reclaim_terminal(run);

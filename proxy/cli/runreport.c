@@ -270,9 +270,11 @@ static void git_finding_line(struct run *run, const struct sbx_git_finding *f)
 	if (f->setting == NULL) {
 		put_str(line, sizeof(line), &n, "passavant: cannot check ");
 		put_str(line, sizeof(line), &n, f->path);
-		put_str(line, sizeof(line), &n, " for planted git programs: ");
+		put_str(line, sizeof(line), &n, " for planted programs: ");
 		put_str(line, sizeof(line), &n, f->error != NULL ? f->error : "?");
-		put_str(line, sizeof(line), &n, "; look for planted hooks and config there before running git");
+		/* the git checks and the home's (start-up files, links) alike */
+		put_str(line, sizeof(line), &n,
+			"; look there for what git, a shell, Python or an editor would run before using it");
 	} else {
 		put_str(line, sizeof(line), &n,
 			f->moved_to != NULL ? "passavant: quarantined "
@@ -344,7 +346,8 @@ unsigned long run_git_check(struct run *run, const struct strv *roots, const str
 	free(ctl);
 	if (rc < 0) {
 		static const char warn[] =
-			"passavant: the check for planted git programs and editor or agent settings did not "
+			"passavant: the check for planted programs (git, shell start-up files, Python) and "
+			"editor or agent settings did not "
 			"finish everywhere (lines above, or out of memory): look for planted hooks, "
 			"config and settings (.vscode, .claude, .mcp.json...) before running git or "
 			"opening an editor or agent in the writable trees\n";

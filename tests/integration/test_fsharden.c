@@ -1670,6 +1670,53 @@ static void test_home_placeholders_read_only_home(void)
 	free(err);
 }
 
+/*
+ * A placeholder that cannot be removed after the run (here: ~/.kaggle,
+ * where the plan puts an empty kaggle.json, made a read-only mount from
+ * outside while the command ran, as a remounted file system would):
+ * named on stderr with what to do, and a status that is not 0, since an
+ * empty ~/.bash_profile left behind stops login shells reading
+ * ~/.profile. The status was the command's 0.
+ */
+static void test_home_placeholder_left_status(void)
+{
+	char h[PATH_MAX], y[PATH_MAX], f[PATH_MAX], script[4 * PATH_MAX + 512];
+	char *argv[] = {"unshare", "-m", "--propagation", "private", "sh", "-c", script, NULL};
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("needs root to remount the home read-only");
+		return;
+	}
+	CU_ASSERT_FATAL(mkdirs("home13/.kaggle") == 0 && mkfile(at(f, "home13/.profile"), "echo PROFILE-RAN\n") == 0 &&
+			write_policy("home13.yaml", "filesystem:\n  allowWrite: [\"%1$s/home13\"]\n") == 0);
+	(void)at(h, "home13");
+	(void)at(y, "home13.yaml");
+	/* The command says it started (a file in the home), then waits for
+	 * the remount; the outer shell remounts and lets it end. */
+	snprintf(script, sizeof(script),
+		 "mount --bind '%1$s/.kaggle' '%1$s/.kaggle' || exit 9; "
+		 "cd /tmp && env -i HOME='%1$s' PATH=/usr/bin:/bin TMPDIR=/tmp '%2$s' run -p '%3$s' -- "
+		 "sh -c 'touch ~/started; i=0; while [ ! -e ~/go-on ] && [ $i -lt 600 ]; do sleep 0.1; "
+		 "i=$((i+1)); done' & pid=$!; "
+		 "i=0; while [ ! -e '%1$s/started' ] && kill -0 $pid && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); "
+		 "done; "
+		 "touch '%1$s/go-on' && mount -o remount,bind,ro '%1$s/.kaggle' || echo remount-failed; "
+		 "wait $pid; echo status=$?",
+		 h, test_passavant_bin(), y);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=") && !test_has(out, "remount-failed"),
+	    "the case did not run: %d, %s %s", rc, out ? out : "", err ? err : "");
+	ROW(test_has(err, "cannot remove the empty file") && test_has(err, "/home13/.kaggle/kaggle.json"),
+	    "the placeholder left was not named: %s", err ? err : "");
+	ROW(test_has(out, "status=1\n"), "the status was not 1 with a placeholder left: %s %s", out ? out : "",
+	    err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -1720,4 +1767,6 @@ TEST_REGISTRAR(register_fsharden)
 		 test_home_hard_link_read_only);
 	test_add(s, "writable HOME, another user: chmod 0500 ~ leaves no placeholder",
 		 test_home_placeholders_read_only_home);
+	test_add(s, "a placeholder that cannot be removed after the run: named, status 1",
+		 test_home_placeholder_left_status);
 }

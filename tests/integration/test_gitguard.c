@@ -2360,7 +2360,7 @@ static void test_lease_on_kept_config(void)
 	snprintf(cmd, sizeof(cmd), "cd work && python3 ../lease.py '%s' 2>&1", test_passavant_bin());
 	CU_ASSERT_FATAL(host_sh(&c, c.dir, cmd, &c.host) == 0);
 	ok = test_has(c.host, "lease taken") && test_has(c.host, "status 1\n") &&
-	     test_has(c.host, "/work/.git/config for planted git programs: ") &&
+	     test_has(c.host, "/work/.git/config for planted programs: ") &&
 	     test_has(c.host, "what it includes and its core.hooksPath were not checked") &&
 	     test_has(c.host, "1 file the check had to read to follow what it names could not be read") &&
 	     !exists(&c, "work/planted-ran");
