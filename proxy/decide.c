@@ -951,6 +951,32 @@ static bool refuse_real_values(conn_t *c, const char *url, size_t ulen, enum ste
 	return true;
 }
 
+/*
+ * Inside a tunnel that carries plain HTTP (tunnel_plain()), as inside a
+ * terminated one: the origin form (or "*" for OPTIONS), no CONNECT. The
+ * CONNECT's host and port are the destination; an absolute form naming
+ * another, or a CONNECT in the tunnel, went there (round 31 of the
+ * attack: decided under its own host, while the tunnel's audit line
+ * named the CONNECT's). True to go on, else false with *st the 400.
+ */
+static bool plain_tunnel_form(conn_t *c, const char *url, size_t ulen, enum step *st)
+{
+	const char *m = http1_method(c->client.http);
+	int cut = (int)(ulen > 200 ? 200 : ulen);
+
+	if (http1_method_is(c->client.http, "CONNECT")) {
+		*st = conn_refuse(c, 400, NULL, "request", NULL,
+				  "passavant: CONNECT %.*s inside the tunnel to %s:%u refused", cut, url, c->orig->name,
+				  (unsigned)c->orig->port);
+		return false;
+	}
+	if (ulen > 0 && (url[0] == '/' || (ulen == 1 && url[0] == '*' && http1_method_is(c->client.http, "OPTIONS"))))
+		return true;
+	*st = conn_refuse(c, 400, NULL, "request", NULL,
+			  "passavant: %s %.*s: a request inside a tunnel must have an origin-form target", m, cut, url);
+	return false;
+}
+
 /* A complete head is in client.http: decide what to do with it. */
 enum step conn_decide(conn_t *c)
 {
@@ -970,6 +996,12 @@ enum step conn_decide(conn_t *c)
 		enum step st;
 
 		if (refuse_real_values(c, url, ulen, &st))
+			return st;
+	}
+	if (c->orig != NULL && c->orig->tunnel) {
+		enum step st;
+
+		if (!plain_tunnel_form(c, url, ulen, &st))
 			return st;
 	}
 	if (c->mode != CONN_MODE_TERMINATED && http1_method_is(c->client.http, "CONNECT"))

@@ -268,10 +268,14 @@ static bool tls_framed(const unsigned char *p, size_t n)
  * PASS_HELLO until the upstream's first bytes are TLS too. Round 30's
  * review: a 9-byte "hello" that only the framing read, then SMTP
  * commands, opened a relay to a server that speaks first; a real hello
- * then plain bytes would have too.
+ * then plain bytes would have too. Its server name, when it sends one,
+ * must name the CONNECT host, as in a terminated tunnel (round 31 of the
+ * attack: a front end that routes by SNI, behind an excluded name, served
+ * a denied one, and with it a method the host's rule refuses).
  */
 static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_t msglen)
 {
+	char sni[POLICY_HOST_MAX + 1];
 	struct tls_hello h;
 	size_t off = 0, have = 0;
 	char w[512];
@@ -283,6 +287,20 @@ static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_
 				   "OpenSSL cannot read, or other bytes after it), so what it carries cannot be "
 				   "decided",
 				   conn_what(c, w, sizeof(w)));
+	}
+	if (h.has_sni || h.bad_sni) {
+		bool named = !h.bad_sni && policy_host_normalize(h.sni, strlen(h.sni), sni, sizeof(sni)) == NULL;
+
+		if (!named)
+			(void)snprintf(sni, sizeof(sni), "%s", "(not a host name)");
+		if (!named || strcmp(sni, c->tgt.host) != 0) {
+			c->ex.phase = EX_WAIT_RESPONSE;
+			return conn_refuse(c, 421, NULL, "connect", CONN_RULE_SNI,
+					   "passavant: %s refused: TLS server name %s does not name the CONNECT "
+					   "target %s:%u (an excluded host's TLS is relayed unopened: the name its "
+					   "server routes by must be the one the policy decided)",
+					   conn_what(c, w, sizeof(w)), sni, c->tgt.host, (unsigned)c->tgt.port);
+		}
 	}
 	/* The records up to the one where the hello ends, whole. */
 	while (off + 5 <= len && have < msglen) {

@@ -214,25 +214,44 @@ static void test_split_by_window_in_flight(void)
  * upstream). nghttp2's reset rate limit counts only the client's
  * RST_STREAM frames; the proxy must bound these too (same burst, 200,
  * then 50/s): the client gets GOAWAY, and the upstream far fewer than
- * the 1000 streams tried.
+ * the 1000 streams tried. The client waits for resets to keep 50 open,
+ * so a loaded machine (ASan, a suite beside it) can pace it below the
+ * limit itself: such a run judges nothing and is tried again, up to
+ * three times; one fast enough to pass the limit must end in GOAWAY.
  */
 static void test_made_you_reset(void)
 {
-	size_t mark = test_file_size(p_rec);
-	char *o = NULL, *rec;
-	int rc, n;
+	char *o = NULL, *rec, *at;
+	double secs = 0;
+	int rc = -1, n = 0, sent = 0;
+	bool judged = false;
 
 	CU_ASSERT_FATAL(ready);
-	rc = attack(&o, "30", "madeyoureset", "1000", NULL);
-	rec = test_file_since(p_rec, mark);
-	n = test_count(rec, "headers /hello?t=myr");
+	for (int t = 0; t < 3 && !judged; t++) {
+		size_t mark = test_file_size(p_rec);
+
+		free(o);
+		o = NULL;
+		rc = attack(&o, "30", "madeyoureset", "1000", NULL);
+		rec = test_file_since(p_rec, mark);
+		n = test_count(rec, "headers /hello?t=myr");
+		free(rec);
+		at = o != NULL ? strstr(o, "sent ") : NULL;
+		if (at == NULL || sscanf(at, "sent %d in %lf s", &sent, &secs) != 2)
+			sent = 0, secs = 0;
+		/* Past the burst and the rate by a quarter at least, or
+		 * ended by the GOAWAY: the limit was reached. */
+		judged = test_hasf(o, "goaway 11") || sent > 1.25 * (200 + 50 * secs);
+	}
 	ROW(rc == 0, "madeyoureset: the client exited %d:\n%s", rc, test_tail(o, 1500));
+	ROW(judged, "madeyoureset: three runs paced below the limit by the machine (last: %d streams in %.2f s)", sent,
+	    secs);
 	ROW(test_hasf(o, "goaway 11"),
-	    "madeyoureset: expected GOAWAY ENHANCE_YOUR_CALM (11) after the burst (the upstream got %d streams), got:\n%s",
-	    n, test_tail(o, 200));
+	    "madeyoureset: expected GOAWAY ENHANCE_YOUR_CALM (11) after the burst (the upstream got %d streams, %d "
+	    "sent in %.2f s), got:\n%s",
+	    n, sent, secs, test_tail(o, 300));
 	ROW(n > 0 && n <= 400, "madeyoureset: the upstream got %d of 1000 streams the proxy reset itself (at most 400 allowed)",
 	    n);
-	free(rec);
 	free(o);
 }
 

@@ -1320,13 +1320,32 @@ static void test_tunnel_without_tls(void)
 		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 421", 12) == 0, "policy %zu: Host on port 1: not 421: %.300s", k,
 		    test_nz(resp));
 		free(resp);
-		/* An absolute-form request inside is decided as on the proxy port. */
+		/* The absolute form inside names no other destination: 400, as
+		 * in a terminated tunnel (round 31 of the attack: it was dialled
+		 * to its own host, the tunnel's audit line naming the CONNECT's),
+		 * to a denied host, to another allowed name and port of the
+		 * same server, and a CONNECT inside. */
 		resp = through_tunnel(&p, "GET http://evil.example/tun-abs HTTP/1.1\r\nHost: evil.example\r\n\r\n",
 				      "/tun-abs");
-		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 403", 12) == 0 &&
-			    strstr(resp, "X-Proxy-Error: blocked-by-sandbox-runtime\r\n") != NULL,
-		    "policy %zu: an absolute-form request to a denied host inside a tunnel: not 403: %.300s", k,
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 400", 12) == 0 &&
+			    strstr(resp, "must have an origin-form target") != NULL,
+		    "policy %zu: an absolute-form request to a denied host inside a tunnel: not 400: %.300s", k,
 		    test_nz(resp));
+		free(resp);
+		snprintf(req, sizeof(req), "GET http://localhost:%s/tun-abs2 HTTP/1.1\r\nHost: localhost:%s\r\n\r\n",
+			 port, port);
+		resp = through_tunnel(&p, req, "/tun-abs2");
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 400", 12) == 0 &&
+			    strstr(resp, "must have an origin-form target") != NULL,
+		    "policy %zu: an absolute-form request to another allowed name inside a tunnel: not 400: %.300s", k,
+		    test_nz(resp));
+		free(resp);
+		snprintf(req, sizeof(req), "CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n"
+			 "GET /tun-nested HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port, port);
+		resp = through_tunnel(&p, req, "/tun-nested");
+		ROW(resp != NULL && strncmp(resp, "HTTP/1.1 400", 12) == 0 &&
+			    strstr(resp, "inside the tunnel to 127.0.0.1") != NULL && strstr(resp, "HTTP/1.1 200") == NULL,
+		    "policy %zu: a CONNECT inside a tunnel: not 400: %.300s", k, test_nz(resp));
 		free(resp);
 		/* Neither HTTP nor TLS (an SSH banner): 403, nothing relayed. */
 		resp = through_tunnel(&p, "SSH-2.0-OpenSSH_9.2 tun-ssh\r\n", "tun-ssh");
@@ -1379,8 +1398,8 @@ static int loopback_listener(char *addr, size_t cap)
 	return lis;
 }
 
-/* A ClientHello for name as OpenSSL's client writes it (malloc'd into
- * *out, *len bytes). 0 or -1. */
+/* A ClientHello for name (NULL: no server name, as for an address) as
+ * OpenSSL's client writes it (malloc'd into *out, *len bytes). 0 or -1. */
 static int test_client_hello(const char *name, char **out, size_t *len)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -1399,7 +1418,7 @@ static int test_client_hello(const char *name, char **out, size_t *len)
 	}
 	SSL_set_bio(ssl, rb, wb);
 	SSL_set_connect_state(ssl);
-	if (SSL_set_tlsext_host_name(ssl, name) != 1 || SSL_do_handshake(ssl) == 1)
+	if ((name != NULL && SSL_set_tlsext_host_name(ssl, name) != 1) || SSL_do_handshake(ssl) == 1)
 		goto done;
 	n = BIO_get_mem_data(wb, &data);
 	if (n > 0 && (*out = malloc((size_t)n)) != NULL) {
@@ -1450,7 +1469,7 @@ static void excluded_case(int v)
 
 		resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
 		free(resp);
-		CU_ASSERT(test_client_hello("mail.test", &hello, &hl) == 0);
+		CU_ASSERT(test_client_hello(NULL, &hello, &hl) == 0);
 		if (hello != NULL) {
 			CU_ASSERT(raw_send(fd, hello, hl) == 0);
 			free(hello);
@@ -1486,6 +1505,79 @@ static void test_tunnel_excluded_not_tls(void)
 {
 	excluded_case(0);
 	excluded_case(1);
+}
+
+/*
+ * Round 31 of the attack: an excluded host's tunnel relayed a ClientHello
+ * whose server name was a denied host; a front end that routes by SNI
+ * served it. The hello for sni (NULL: none) in a tunnel to localhost
+ * (excluded): refused with a 421 naming both, the server receiving
+ * nothing, when refused; else the hello reaches the server.
+ */
+static void excluded_sni_case(const char *sni, bool refused)
+{
+	struct test_px p;
+	char addr[64], req[256], got[4096], *resp, *hello = NULL, *log;
+	const char *port;
+	size_t hl = 0;
+	ssize_t k = 0;
+	int lis, fd, s, n;
+
+	lis = loopback_listener(addr, sizeof(addr));
+	CU_ASSERT_FATAL(lis >= 0);
+	port = strrchr(addr, ':') + 1;
+	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"localhost\", \"127.0.0.1\"]\n"
+						 "  deniedDomains: [\"evil.example\"]\n"
+						 "  tlsTerminate: {excludeDomains: [\"localhost\"]}\n") == 0);
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port);
+	CU_ASSERT(raw_send(fd, req, (size_t)n) == 0);
+	s = accept(lis, NULL, NULL);
+	CU_ASSERT(s >= 0);
+	resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
+	free(resp);
+	CU_ASSERT(test_client_hello(sni, &hello, &hl) == 0);
+	if (hello != NULL)
+		CU_ASSERT(raw_send(fd, hello, hl) == 0);
+	free(hello);
+	if (s >= 0) {
+		struct pollfd pf = {.fd = s, .events = POLLIN};
+
+		if (poll(&pf, 1, 1000) == 1)
+			k = read(s, got, sizeof(got));
+	}
+	if (refused) {
+		resp = raw_read(fd, NULL, 3000, NULL);
+		ROW(resp != NULL && strstr(resp, "HTTP/1.1 421") != NULL && strstr(resp, sni) != NULL &&
+			    strstr(resp, "does not name the CONNECT target localhost") != NULL,
+		    "excluded host, server name %s: not refused with a 421: %.300s", sni, test_nz(resp));
+		ROW(k <= 0, "excluded host, server name %s: the server received %zd bytes", sni, k);
+		free(resp);
+	} else {
+		ROW(k > 0 && (unsigned char)got[0] == 0x16, "excluded host, server name %s: the hello did not reach "
+							   "the server (%zd bytes)", sni ? sni : "(none)", k);
+	}
+	close(fd);
+	if (s >= 0)
+		close(s);
+	close(lis);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+	if (refused) {
+		log = test_read_file(p.audit, NULL);
+		ROW(log != NULL && strstr(log, "the TLS server name must name the CONNECT target") != NULL,
+		    "excluded host, server name %s: no audit line names the rule:\n%.1000s", sni, test_nz(log));
+		free(log);
+	}
+}
+
+static void test_tunnel_excluded_sni(void)
+{
+	excluded_sni_case("evil.example", true);
+	excluded_sni_case("127.0.0.1.nip.example", true);
+	excluded_sni_case("localhost.evil.example", true);
+	excluded_sni_case("LocalHost.", false);
+	excluded_sni_case(NULL, false);
 }
 
 /* An upstream that speaks first (SMTP, an SSH server): the tunnel is
@@ -2297,6 +2389,8 @@ TEST_REGISTRAR(proxy_suites)
 	test_add(s, "a tunnel whose server speaks first is refused", test_tunnel_server_first);
 	test_add(s, "an excluded host: a hello OpenSSL cannot read, or a server that answers it in clear, is refused",
 		 test_tunnel_excluded_not_tls);
+	test_add(s, "an excluded host: a ClientHello whose server name is another host is refused (421)",
+		 test_tunnel_excluded_sni);
 	test_add(s, "CONNECT after a plain request on one connection", test_connect_after_keepalive);
 	test_add(s, "tunnel half-close: response still delivered", test_tunnel_half_close);
 	test_add(s, "maxTunnels+1 gets 503", test_max_tunnels);

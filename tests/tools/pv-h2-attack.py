@@ -58,6 +58,7 @@ Two roles, both over TLS with ALPN h2 only:
         interim", "stream S body TEXT", "stream S reset CODE",
         "push_promise on stream S",
         "resets N" (RST_STREAM received in all), "goaway CODE",
+        "sent N in S s" (madeyoureset: streams written, and how long),
         "closed", "timeout".
 """
 import argparse
@@ -402,6 +403,8 @@ def client(a):
     elif a.mode == 'madeyoureset':
         n = int(a.args[0])
         sid = 1
+        t0 = time.monotonic()
+        sent = 0
         for i in range(n):
             try:
                 sock.sendall(get(sid, '/hello?t=myr%d' % i, False, 'POST', [('content-length', '1')]) +
@@ -410,11 +413,15 @@ def client(a):
                 out('closed')
                 break
             sid += 2
+            sent += 1
             # at most 50 open at once (the server allows 100)
             while not r.done and i + 1 - len(r.ended) >= 50 and time.monotonic() < deadline:
                 r.step(0.05)
             if r.done:
                 break
+        # how fast the streams went (a loaded machine can pace them
+        # below the limit being tested)
+        out('sent %d in %.2f s' % (sent, time.monotonic() - t0))
         if not r.done:
             try:
                 sock.sendall(get(sid, '/hello?t=after'))
