@@ -100,6 +100,13 @@ static const char *const listed[] = {
 	"home/.config/hcloud/cli.toml", "home/.talos/config", "home/_netrc", "home/.my.cnf",
 	"home/.config/Slack/Cookies", "home/.config/Bitwarden CLI/data.json",
 	"home/.config/Code/User/globalStorage/state.vscdb", "home/.aws/sso/cache/t.json",
+	/* round 31 */
+	"home/.msmtprc", "home/.purple/accounts.xml", "home/.config/filezilla/sitemanager.xml",
+	"home/.local/share/TelegramDesktop/tdata/key_datas", "home/.config/Signal/config.json",
+	"home/.config/syncthing/key.pem", "home/.wakatime.cfg", "home/.config/tea/config.yml",
+	"home/.snowsql/config", "home/.config/aerc/accounts.conf", "home/.weechat/sec.conf", "home/.muttrc",
+	"home/.cert/nm-openvpn/k.key", "home/.config/hexchat/servlist.conf", "home/.sentryclirc",
+	"home/.config/remmina/remmina.pref", "home/.config/scw/config.yaml", "home/.irssi/config",
 };
 
 static int suite_init(void)
