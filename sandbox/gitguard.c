@@ -222,6 +222,7 @@ struct scan {
 	bool objects_dir, refs_dir; /* those two, as directories */
 	unsigned char dotgit; /* DT_* of a .git entry, DT_UNKNOWN if none */
 	bool notebook;        /* a Jupyter notebook (*.ipynb): its kernel starts here */
+	bool pyc;             /* a compiled Python file (*.pyc) */
 	struct ent *ents;
 	size_t n, cap;
 };
@@ -269,6 +270,8 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 	 * (review of round 29) */
 	if ((t == DT_REG || t == DT_LNK) && (n = strlen(name)) > 6 && memcmp(name + n - 6, ".ipynb", 6) == 0)
 		sc->notebook = true;
+	if (t == DT_REG && (n = strlen(name)) > 4 && memcmp(name + n - 4, ".pyc", 4) == 0)
+		sc->pyc = true;
 	switch (name[0]) {
 	case 'H':
 		sc->head = sc->head || strcmp(name, "HEAD") == 0;
@@ -756,6 +759,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	check_ctl_files(g, fd, sc.ents, sc.n, fresh_way);
 	if (is_root(g) || sc.notebook)
 		gg_check_py_shadow(g, fd);
+	if (sc.pyc)
+		gg_py_drop_compiled(g, fd);
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row
 	 * the mount plan covered read-only: the command could not write

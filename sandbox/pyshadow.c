@@ -571,6 +571,53 @@ void gg_py_note_dir(struct gg *g, int fd)
 	dir_done(g, &top, d);
 }
 
+/*
+ * Round 31 of the attack: __pycache__/util.cpython-311.pyc written in the
+ * session for a util.py it left alone, its header carrying the source's
+ * mtime and size: Python ran its code, not the source the user reviews,
+ * and git showed nothing (caches are ignored). A .pyc is a cache, which
+ * Python compiles again from the source: each one in the directory fd
+ * (g->path) made or changed in the session, under any name, is removed
+ * (counted, one line after the run); one that cannot be moves aside.
+ */
+void gg_py_drop_compiled(struct gg *g, int fd)
+{
+	struct gg_dir top = {.pfd = fd, .dir = g->path, .name = "."};
+	DIR *d = dir_open(g, &top);
+	struct dirent *de;
+	char **names = NULL, **nn;
+	size_t n = 0;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+
+		if (len <= 4 || strcmp(de->d_name + len - 4, ".pyc") != 0 || ent_type(dirfd(d), de) != DT_REG ||
+		    !gg_changed(g, dirfd(d), de->d_name))
+			continue;
+		nn = realloc(names, (n + 1) * sizeof(*names));
+		if (nn == NULL || (nn[n] = strdup(de->d_name)) == NULL) {
+			names = nn != NULL ? nn : names;
+			gg_report_error(g, g->path, "", "cannot check its compiled Python files", ENOMEM);
+			break;
+		}
+		names = nn;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (unlinkat(dirfd(d), names[i], 0) == 0)
+			g->st->pyc++;
+		else
+			gg_quarantine(g, dirfd(d), g->path, names[i],
+				      "a compiled Python file written in the session (Python loads it in place of its "
+				      "source)");
+		free(names[i]);
+	}
+	free(names);
+	dir_done(g, &top, d);
+}
+
 void gg_check_py_shadow(struct gg *g, int fd)
 {
 	struct dirent *de;

@@ -356,6 +356,8 @@ struct sbx_git_stats {
 	unsigned long unread;   /* files the check had to read to follow what they name
 				 * (a kept config, a .git file, a hooks directory) and
 				 * could not: reported; run's status is not 0 */
+	unsigned long pyc;      /* compiled Python files written in the session,
+				 * removed (Python compiles them again) */
 };
 
 /*

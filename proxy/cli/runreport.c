@@ -354,6 +354,15 @@ unsigned long run_git_check(struct run *run, const struct strv *roots, const str
 
 		run_report_hold(run, warn, sizeof(warn) - 1);
 	}
+	if (st.pyc > 0) {
+		n = snprintf(line, sizeof(line),
+			     "passavant: removed %lu compiled Python file%s (.pyc) written in the session: Python "
+			     "compiles %s again from the sources, which are what you review (a .pyc can hold "
+			     "code its source does not)\n",
+			     st.pyc, st.pyc == 1 ? "" : "s", st.pyc == 1 ? "it" : "them");
+		if (n > 0)
+			run_report_hold(run, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
 	if (st.stuck > 0) {
 		n = snprintf(line, sizeof(line),
 			     "passavant: %lu planted file%s could not be moved aside and %s still in place "

@@ -472,6 +472,53 @@ static void test_rebase_link(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 31 of the attack: a compiled module written in the session for a
+ * source it left alone (the header carries the source's mtime and size),
+ * an unchecked hash-based one (Python never compares it with its
+ * source), and a sourceless helper.pyc beside the script: the host's
+ * python3 ran each, git showing nothing (__pycache__ and *.pyc ignored).
+ * All three are removed after the run; a .pyc older than the session
+ * stays.
+ */
+static void test_pyc_forged(void)
+{
+	static const char *const want[] = {"removed 3 compiled Python files (.pyc) written in the session", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && printf '__pycache__/\\n*.pyc\\n' > .gitignore && "
+				 "for m in util u2 u3; do printf 'def add(a, b):\\n    return a + b\\n' > $m.py; done && "
+				 "printf 'import util, u2, u3\\ntry:\\n    import helper\\nexcept ImportError:\\n"
+				 "    pass\\nprint(\"sum\", util.add(2, 2))\\n' > app.py && "
+				 "python3 -c 'import py_compile\nfor m in (\"util\", \"u2\", \"u3\"): "
+				 "py_compile.compile(m + \".py\", doraise=True)'",
+				 NULL, NULL,
+				 "python3 -c '\n"
+				 "import importlib.util, marshal, os, struct\n"
+				 "def forge(src, flags, out=None):\n"
+				 "    st = os.stat(src)\n"
+				 "    code = compile(\"open(%r, \\\"w\\\").close()\\ndef add(a, b):\\n    return a + b\\n\" "
+				 "% (os.environ[\"M\"] + \"/\" + src), src, \"exec\")\n"
+				 "    pyc = out or importlib.util.cache_from_source(src)\n"
+				 "    os.makedirs(os.path.dirname(pyc) or \".\", exist_ok=True)\n"
+				 "    hdr = struct.pack(\"<III\", flags, int(st.st_mtime) & 0xFFFFFFFF, st.st_size) if flags == 0 "
+				 "else struct.pack(\"<I\", flags) + b\"\\0\" * 8\n"
+				 "    with open(pyc, \"wb\") as f:\n"
+				 "        f.write(importlib.util.MAGIC_NUMBER + hdr + marshal.dumps(code))\n"
+				 "forge(\"util.py\", 0)\n"
+				 "forge(\"u2.py\", 1)\n"
+				 "forge(\"u3.py\", 0, \"helper.pyc\")\n"
+				 "'",
+				 "cd work && python3 app.py; ls __pycache__ | grep -c '^u3\\.' | sed 's/^/u3pyc=/'") == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(test_has(c.host, "sum 4") && test_has(c.host, "u3pyc=1"));
+	if (!test_has(c.host, "u3pyc=1"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* A bare repository created in the session (an alias there), and a
  * repository that existed before the session given core.sshCommand. */
 static void test_bare_and_old_repo(void)
@@ -2416,6 +2463,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
 	test_add(s, "a stopped rebase's and cherry-pick's directories as symbolic links", test_rebase_link);
+	test_add(s, "compiled Python files written in the session are removed (a forged one ran)", test_pyc_forged);
 	test_add(s, "a program as the merge strategy of a stopped rebase, cherry-pick", test_merge_strategy);
 	test_add(s, "the check's files as FIFOs (sequencer/opts, a link to one): moved aside, the run ends", test_check_fifo);
 	test_add(s, "links out of the writable trees (dotfiles, /etc, elsewhere) move aside; interpreters stay", test_links_out);
