@@ -626,8 +626,11 @@ static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 
 		/* No name is exempt, the quarantine's suffix included: git
 		 * makes reflog and ref names of branch names, which may end
-		 * so. What an earlier session moved aside is old. */
-		if (!odd_type(ents[i].type))
+		 * so. What an earlier session moved aside is old; what this
+		 * check moved (by identity: a hook link whose target changed)
+		 * is not moved twice (round 31: pre-commit.passavant-
+		 * quarantine.passavant-quarantine). */
+		if (!odd_type(ents[i].type) || gg_quarantined(g, fd, ents[i].name, true))
 			continue;
 		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0) {
 			if (errno != ENOENT)

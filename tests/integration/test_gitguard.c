@@ -519,6 +519,26 @@ static void test_pyc_forged(void)
 	gcase_free(&c);
 }
 
+/* The user's hook, a link to a tracked script the session rewrote: moved
+ * aside once (round 31: the link was then moved a second time as "a
+ * symbolic link inside a git directory"). */
+static void test_hook_link_target(void)
+{
+	static const char *const want[] = {"/work/.git/hooks/pre-commit: hook pre-commit", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && mkdir -p scripts && printf '#!/bin/sh\\nexit 0\\n' > scripts/pre-commit && "
+				 "chmod +x scripts/pre-commit && ln -s ../../scripts/pre-commit .git/hooks/pre-commit && "
+				 "git add -A && git commit -q -m hooks",
+				 NULL, NULL, HOOK("scripts/pre-commit", "hooklink"), GIT_USE("work")) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "quarantine.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/.git/hooks/pre-commit.passavant-quarantine"));
+	gcase_free(&c);
+}
+
 /* A bare repository created in the session (an alias there), and a
  * repository that existed before the session given core.sshCommand. */
 static void test_bare_and_old_repo(void)
@@ -2464,6 +2484,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
 	test_add(s, "a stopped rebase's and cherry-pick's directories as symbolic links", test_rebase_link);
 	test_add(s, "compiled Python files written in the session are removed (a forged one ran)", test_pyc_forged);
+	test_add(s, "a hook linked to a script the session rewrote is moved aside once", test_hook_link_target);
 	test_add(s, "a program as the merge strategy of a stopped rebase, cherry-pick", test_merge_strategy);
 	test_add(s, "the check's files as FIFOs (sequencer/opts, a link to one): moved aside, the run ends", test_check_fifo);
 	test_add(s, "links out of the writable trees (dotfiles, /etc, elsewhere) move aside; interpreters stay", test_links_out);
