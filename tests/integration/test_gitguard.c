@@ -442,6 +442,15 @@ static void test_rebase_exec(void)
 	gcase_free(&c);
 }
 
+/* In CASE/work: repository p with a cherry-pick stopped on a conflict, its
+ * sequencer/opts naming the merge strategy ../../x; the shell left in p. */
+#define CHERRY_STOPPED_P                                                                           \
+	"git init -q p && cd p && echo 0 > f && git add f && git commit -q -m a && "                 \
+	"git checkout -q -b side && echo 1 > f && git commit -qam b && echo 2 > h && "               \
+	"git add h && git commit -qm c && git checkout -q - && echo 3 > f && "                       \
+	"git commit -qam m; git cherry-pick side~1 side >/dev/null 2>&1; echo 1 > f && "             \
+	"git add f && git config -f .git/sequencer/opts options.strategy ../../x && "
+
 /* The same, and a stopped cherry-pick's merge strategy, each behind a
  * symbolic link the session made as .git/rebase-merge and .git/sequencer:
  * git follows both, the check's opener does not (nofollow), and the rule
@@ -459,11 +468,7 @@ static void test_rebase_link(void)
 				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~1 >/dev/null 2>&1; "
 				 "echo \"exec touch '$M/rebase'\" >> .git/rebase-merge/git-rebase-todo && "
 				 "mv .git/rebase-merge .git/rm && ln -s rm .git/rebase-merge && cd .. && "
-				 "git init -q p && cd p && echo 0 > f && git add f && git commit -q -m a && "
-				 "git checkout -q -b side && echo 1 > f && git commit -qam b && echo 2 > h && "
-				 "git add h && git commit -qm c && git checkout -q - && echo 3 > f && "
-				 "git commit -qam m; git cherry-pick side~1 side >/dev/null 2>&1; echo 1 > f && "
-				 "git add f && git config -f .git/sequencer/opts options.strategy ../../x && "
+				 CHERRY_STOPPED_P
 				 "mkdir -p git-merge-.. && printf '#!/bin/sh\\ntouch \"$M/cherry\"\\nexit 1\\n' > x && "
 				 "chmod +x x && mv .git/sequencer sq && ln -s ../sq .git/sequencer",
 				 "git -C work/n rebase --continue >/dev/null 2>&1; "
@@ -873,11 +878,7 @@ static void test_merge_strategy(void)
 				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~2 >/dev/null 2>&1; "
 				 "git commit -q --amend --allow-empty -m 1b && cd .. && " PROG("r", "rebase") " && "
 				 "echo ../../x > r/.git/rebase-merge/strategy; "
-				 "git init -q p && cd p && echo 0 > f && git add f && git commit -q -m a && "
-				 "git checkout -q -b side && echo 1 > f && git commit -qam b && echo 2 > h && "
-				 "git add h && git commit -qm c && git checkout -q - && echo 3 > f && "
-				 "git commit -qam m; git cherry-pick side~1 side >/dev/null 2>&1; echo 1 > f && "
-				 "git add f && git config -f .git/sequencer/opts options.strategy ../../x && cd .. && "
+				 CHERRY_STOPPED_P "cd .. && "
 				 PROG("p", "cherry") "; "
 				 "git init -q o && cd o && for i in 1 2 3; do echo $i > f$i && git add f$i && "
 				 "git commit -q -m $i; done && "
