@@ -1049,11 +1049,30 @@ static size_t class_dirs(const char *const *roots, const char *const *homes, con
 	return n;
 }
 
+/* The directories without a dot a tool reads from HOME with no start-up
+ * file of the home naming them (sbx_home_class_entry()). */
+static const char *const home_tool_roots[] = {
+	"node_modules", /* require() from any script under HOME */
+	"go",		/* GOPATH's default: module cache, go install */
+	"R",		/* R_LIBS_USER's default, first in .libPaths() */
+	"texmf",	/* TEXMFHOME's default (TeX Live) */
+	"bin",		/* on PATH by /etc/profile (openSUSE), Debian's and Fedora's skeletons */
+	"snap",		/* each snap's HOME (~/snap/APP/current) */
+	"sdk",		/* golang.org/dl's goX.Y commands run ~/sdk/goX.Y/bin/go */
+	"objects",	/* with refs and a HEAD: HOME a bare git directory */
+	"refs",		/* for every directory under it (round 31 of the attack) */
+};
+
 bool sbx_home_class_entry(const char *name)
 {
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return false;
-	return name[0] == '.' || strcmp(name, "node_modules") == 0 || strcmp(name, "go") == 0;
+	if (name[0] == '.')
+		return true;
+	for (size_t i = 0; i < ARRAY_LEN(home_tool_roots); i++)
+		if (strcmp(name, home_tool_roots[i]) == 0)
+			return true;
+	return false;
 }
 
 void sbx_home_before_free(char **names)
@@ -1476,15 +1495,20 @@ static void check_home_refs(struct gg *g, int fd, const char *dir, char **names,
  * tool's rc file), and a new ~/node_modules or ~/go is code tools run
  * from HOME by default: each non-empty entry sbx_home_class_entry()
  * names, not in before, that no root names or lies in, is moved aside
- * and reported; another new entry (~/newproject) stays, unless a
- * start-up file of the home names it (check_home_refs()). In a
- * configuration directory, every new entry.
+ * and reported (~/objects and ~/refs even empty); every new entry that
+ * is not a directory too, empty or not, dot or not (round 31 of the
+ * attack: tools walk up from the directory they run in, and HOME is
+ * above every project: ~/go.work, ~/Cargo.toml, an empty ~/pytest.ini
+ * sets pytest's rootdir); another new directory (~/newproject) stays,
+ * unless a start-up file of the home names it (check_home_refs()). In a
+ * configuration directory, every new non-empty entry.
  */
 static void check_new_entries(struct gg *g, const char *const *before, int fd, const char *dir, bool config)
 {
 	char path[PATH_MAX], **names = NULL;
 	size_t nnames = 0;
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
 
 	d = fdopendir(fd);
@@ -1502,7 +1526,27 @@ static void check_new_entries(struct gg *g, const char *const *before, int fd, c
 		plain = !config && !sbx_home_class_entry(de->d_name);
 		for (size_t i = 0; before[i] != NULL && !old; i++)
 			old = strcmp(before[i], path) == 0;
-		if (old || names_or_holds_root(g->roots, path) || entry_empty(fd, de->d_name))
+		if (old || names_or_holds_root(g->roots, path))
+			continue;
+		if (!config && fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				gg_report_error(g, dir, de->d_name, "cannot tell whether the new entry is a file",
+						errno);
+			continue;
+		}
+		if (!config && !S_ISDIR(st.st_mode)) {
+			/* A file, empty or not (round 31 of the attack). */
+			gg_quarantine(g, fd, dir, de->d_name,
+				      "a new file at the top of the home directory (tools look for their "
+				      "project files in every directory above the one they run in, and the "
+				      "home is above every project: go.work, Cargo.toml, pytest.ini, "
+				      "package.json, a bare repository's HEAD)");
+			continue;
+		}
+		/* An empty directory runs nothing, except git's two: with a
+		 * HEAD they make HOME a git directory. */
+		if (entry_empty(fd, de->d_name) &&
+		    (config || (strcmp(de->d_name, "objects") != 0 && strcmp(de->d_name, "refs") != 0)))
 			continue;
 		if (plain) {
 			/* Looked for in the start-up files below. */
@@ -1522,7 +1566,8 @@ static void check_new_entries(struct gg *g, const char *const *before, int fd, c
 		gg_quarantine(g, fd, dir, de->d_name,
 			      config ? "a new entry of a configuration or data directory (programs on the host read it)"
 				     : "a new entry of the home directory (the host runs start-up files and "
-				       "the code in ~/node_modules and ~/go)");
+				       "the code in ~/node_modules, ~/go, ~/R, ~/texmf, ~/bin; ~/objects and "
+				       "~/refs make the home a git directory)");
 	}
 	check_home_refs(g, dirfd(d), dir, names, nnames, before);
 	for (size_t i = 0; i < nnames; i++)

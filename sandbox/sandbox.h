@@ -439,9 +439,11 @@ void sbx_tree_unlock(sbx_tree_lock_t *l);
  * starts: for each of homes (NULL-terminated: $HOME and the password
  * database's home; canonicalised here, each once) that lies in one of
  * roots (the writable trees; NULL: none), all of its entries (the
- * check moves a new one aside when sbx_home_class_entry() names it: dot
- * entries, node_modules, go; or when a start-up file of the home names
- * it: ~/miniconda3 under conda's block); for each configuration or data directory in
+ * check moves a new one aside when it is not a directory (round 31 of
+ * the attack: ~/go.work, ~/Cargo.toml), when sbx_home_class_entry()
+ * names it: dot entries, node_modules, go, R, texmf...; or when a
+ * start-up file of the home names it: ~/miniconda3 under conda's
+ * block); for each configuration or data directory in
  * roots (each home's .config and .local/share, and xdg, NULL-terminated:
  * $XDG_CONFIG_HOME and $XDG_DATA_HOME where absolute; NULL: none) all of
  * its entries. sbx_gitguard_check()'s home_before, which
@@ -465,10 +467,14 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
  * rule (docs/config.md) moves aside after the run when the session made
  * it (every existing entry, whatever its name, is read-only in the
  * session): every dot entry, and the ones a tool reads from HOME with no
- * start-up file naming them: node_modules (require() from any script
- * under HOME looks there) and go (GOPATH's default: the module cache
- * every project's build runs code from, go install's commands). "." and
- * ".." are not. */
+ * start-up file of the home naming them: node_modules (require() from
+ * any script under HOME looks there), go (GOPATH's default: the module
+ * cache every project's build runs code from, go install's commands), R
+ * (R_LIBS_USER's default), texmf (TEXMFHOME's), bin (on PATH by system
+ * start-up files), snap (each snap's HOME), sdk (golang.org/dl's
+ * toolchains), and objects and refs (with a HEAD, HOME is a bare git
+ * directory for every directory under it). A new entry that is not a
+ * directory is moved aside whatever its name. "." and ".." are not. */
 bool sbx_home_class_entry(const char *name) NONNULL(1);
 void sbx_home_before_free(char **names);
 

@@ -586,11 +586,13 @@ static int name_cmp(const void *a, const void *b)
 
 /*
  * The notice of the HOME class rule for the writable home home: the
- * entries without a leading dot it made read-only (plain, at least one;
+ * entries without a leading dot it made read-only (plain, maybe none;
  * sorted here, as readdir(3) order is the filesystem's), the first few by
  * name, and how to write one. Dot entries are not
- * listed: the rule has covered them since the first release. 0, or -1
- * after logging (out of memory).
+ * listed: the rule has covered them since the first release. And what
+ * the check after the run moves aside: a new file at the top (round 31
+ * of the attack), a new dot entry. 0, or -1 after logging (out of
+ * memory).
  */
 static int print_home_notice(const char *home, struct strv *plain)
 {
@@ -598,7 +600,8 @@ static int print_home_notice(const char *home, struct strv *plain)
 	size_t nlen = 0, shown = plain->n > 6 ? 5 : plain->n;
 	FILE *f;
 
-	qsort(plain->v, plain->n, sizeof(*plain->v), name_cmp);
+	if (plain->n > 1)
+		qsort(plain->v, plain->n, sizeof(*plain->v), name_cmp);
 	f = open_memstream(&names, &nlen);
 
 	if (f == NULL) {
@@ -617,9 +620,11 @@ static int print_home_notice(const char *home, struct strv *plain)
 	fprintf(stderr,
 		"passavant: the home directory %s is writable, but the entries it already had are "
 		"read-only in the sandbox, as the host runs code and reads configuration from them: "
-		"every dot entry, and %s (to write one, name it in filesystem.allowWrite, or run from "
-		"the project's own directory instead of the home directory)\n",
-		home, names);
+		"every dot entry%s%s (to write one, name it in filesystem.allowWrite, or run from "
+		"the project's own directory instead of the home directory); a new file at its top "
+		"(not a directory), and a new dot entry, are moved aside after the run, as tools "
+		"look for their project files in every directory above the one they run in\n",
+		home, plain->n > 0 ? ", and " : "", names);
 	free(names);
 	return 0;
 }
@@ -631,7 +636,8 @@ static int print_home_notice(const char *home, struct strv *plain)
  * or not, are covered the same way (a shell's rc, a terminal's "shell =",
  * an editor's plugins: round 7 of the attack planted 19 of them with
  * allowWrite naming ~/.config). Unless quiet, one notice line for each
- * home whose entries without a dot the rule made read-only. */
+ * writable home (round 31 of the attack: also when it has no entry
+ * without a dot, as it says what the check after the run moves aside). */
 static int protect_homes(struct strv *sv, struct strv *cover, const struct strv *aw, const struct plan_host *h,
 			 bool quiet)
 {
@@ -658,7 +664,7 @@ static int protect_homes(struct strv *sv, struct strv *cover, const struct strv 
 			struct strv plain = {0};
 
 			rc = protect_home_entries(sv, cover, &awr, real, &plain, 0);
-			if (rc == 0 && plain.n > 0 && !quiet)
+			if (rc == 0 && !quiet)
 				rc = print_home_notice(real, &plain);
 			strv_free(&plain);
 			memcpy(held[nheld++], real, sizeof(real));

@@ -443,7 +443,8 @@ static void try_writes(char *script, size_t len, const char *base, const char *c
 					"echo evil >> \"$f\" 2>/dev/null; echo \"w:%s=$?\"\n",
 					base, files[i], files[i]);
 	if (off < len)
-		off += (size_t)snprintf(script + off, len - off, "echo ok > %s/ok.txt; echo \"ok=$?\"\n", base);
+		off += (size_t)snprintf(script + off, len - off,
+					"mkdir -p %1$s/ctl && echo ok > %1$s/ctl/ok.txt; echo \"ok=$?\"\n", base);
 	/* A script cut short would test less than it says, and the
 	 * caller's commands behind it would be lost. */
 	CU_ASSERT_FATAL(off + 256 < len);
@@ -487,8 +488,10 @@ static void test_persistence_home(void)
 	ROW(!exists("home2/.ssh") && !exists("home2/.config/git") && !exists("home2/.bash_login"),
 	    "a placeholder was left in HOME");
 	ROW(exists("home2/.config/app.conf"), "~/.config lost its file");
-	ROW(exists("home2/ok.txt"), "the control write did not reach the host");
-	drop("home2/ok.txt");
+	/* In a directory: a new file at the top of HOME moves aside (round 31). */
+	ROW(exists("home2/ctl/ok.txt"), "the control write did not reach the host");
+	drop("home2/ctl/ok.txt");
+	(void)rmdir(at(line, "home2/ctl"));
 	free(out);
 	free(err);
 }
@@ -519,8 +522,8 @@ static void test_persistence_workspace(void)
 			ROW(!exists(rel), "./%s exists on the host afterwards", work_files[i]);
 		}
 	}
-	ROW(exists("work/ok.txt"), "the control write did not reach the host");
-	drop("work/ok.txt");
+	ROW(exists("work/ctl/ok.txt"), "the control write did not reach the host");
+	drop("work/ctl/ok.txt");
 	free(out);
 	free(err);
 }
@@ -548,8 +551,12 @@ static void test_home_dot_rule(void)
 	ROW(!exists("home2/node_modules/y"), "~/node_modules/y reached the host");
 	if (st != 0)
 		show(st, out, err);
+	/* A new file at the top of HOME: moved aside (round 31). */
+	ROW(!exists("home2/plain.txt") && exists("home2/plain.txt.passavant-quarantine"),
+	    "a new ~/plain.txt was not moved aside: %s", err ? err : "");
 	drop("home2/.cache/c");
 	drop("home2/plain.txt");
+	drop("home2/plain.txt.passavant-quarantine");
 	(void)rmdir(at(buf, "home2/node_modules"));
 	free(out);
 	free(err);
@@ -583,7 +590,9 @@ static void test_home_new_entries(void)
 	ROW(!exists("home2/.newtool") && exists("home2/.newtool.passavant-quarantine"),
 	    "a new ~/.newtool was not moved aside: %s", err ? err : "");
 	ROW(exists("home2/.cache/kept"), "~/.cache/kept (allowWrite ~/.cache) was moved");
-	ROW(exists("home2/.hushlogin"), "an empty new ~/.hushlogin was moved");
+	/* Empty, but a file (round 31: it hides the last login's line). */
+	ROW(!exists("home2/.hushlogin") && exists("home2/.hushlogin.passavant-quarantine"),
+	    "an empty new ~/.hushlogin was not moved aside: %s", err ? err : "");
 	ROW(test_has(out, "nm=0\n") && !exists("home2/node_modules") &&
 		    exists("home2/node_modules.passavant-quarantine/x/index.js") && test_has(err, "node_modules"),
 	    "a new ~/node_modules was not moved aside: %s", err ? err : "");
@@ -603,6 +612,7 @@ static void test_home_new_entries(void)
 	(void)rmdir(at(buf, "home2/.newtool.passavant-quarantine"));
 	drop("home2/.cache/kept");
 	drop("home2/.hushlogin");
+	drop("home2/.hushlogin.passavant-quarantine");
 	drop("home2/node_modules.passavant-quarantine/x/index.js");
 	(void)rmdir(at(buf, "home2/node_modules.passavant-quarantine/x"));
 	(void)rmdir(at(buf, "home2/node_modules.passavant-quarantine"));
@@ -763,6 +773,83 @@ static void test_home_every_entry(void)
 	ROW(exists("home6/newproj/f"), "a new ~/newproj did not stay: %s", err ? err : "");
 	if (st != 0)
 		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+/*
+ * Round 31 of the attack: in a writable HOME a new entry without a dot
+ * stayed unless a start-up file named it, but tools walk up from the
+ * directory they run in, and HOME is above every project: a planted
+ * ~/go.work made `go run .` in ~/gproj build ~/evil, a ~/Cargo.toml
+ * workspace ran a planted build.rs, ~/pytest.ini and ~/conftest.py ran
+ * in every project's tests; ~/R (R's user library) and ~/texmf are read
+ * with no start-up file; ~/HEAD, ~/objects, ~/refs made HOME a bare git
+ * directory for every directory under it. Every new entry at the top
+ * of HOME that is not a directory is moved aside now, empty or not,
+ * unless a root names it; a new directory stays (~/proj), except the
+ * tool roots read by default and git's objects and refs. Not tested: an
+ * allowWrite entry naming a file of HOME (such a file is read-only in
+ * the sandbox on the old code too, and the check reports it unread).
+ */
+static void test_home_new_files(void)
+{
+	const char *script =
+		"printf 'go 1.21\\nuse (\\n\\t./gproj\\n\\t./evil\\n)\\n' > ~/go.work; echo gw=$?\n"
+		"mkdir -p ~/evil && echo 'module evil' > ~/evil/go.mod\n"
+		"printf '[workspace]\\nmembers = [\\\"crate\\\"]\\n' > ~/Cargo.toml; echo cargo=$?\n"
+		": > ~/pytest.ini; echo 'import os' > ~/conftest.py; echo py=$?\n"
+		"mkdir -p ~/R/x86_64-pc-linux-gnu-library/4.2/utils/R && "
+		"echo 'system(\\\"id\\\")' > ~/R/x86_64-pc-linux-gnu-library/4.2/utils/R/utils; echo r=$?\n"
+		"mkdir -p ~/texmf/tex/latex && echo x > ~/texmf/tex/latex/article.cls; echo tex=$?\n"
+		"echo 'ref: refs/heads/master' > ~/HEAD && mkdir -p ~/objects ~/refs/heads; echo bare=$?\n"
+		"echo notes > ~/notes.txt; ln -s /etc/passwd ~/link; mkfifo ~/fifo; echo notes=$?\n"
+		"mkdir -p ~/proj && echo x > ~/proj/f; echo proj=$?\n";
+	static const char *const gone[] = {"go.work", "Cargo.toml", "pytest.ini", "conftest.py", "R", "texmf",
+					   "HEAD", "objects", "refs", "notes.txt", "link", "fifo"};
+	char h[PATH_MAX], buf[PATH_MAX], *out = NULL, *err = NULL, *gw = NULL, *gerr = NULL;
+	char hv[PATH_MAX + 8], gp[PATH_MAX];
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home14/gproj") == 0 &&
+			mkfile(at(h, "home14/gproj/go.mod"), "module gproj\n\ngo 1.21\n") == 0 &&
+			mkfile(at(h, "home14/.bashrc"), "original bashrc\n") == 0 &&
+			write_policy("home14.yaml", "filesystem:\n  allowWrite: [\"%1$s/home14\", \"%1$s/work\"]\n") == 0);
+	st = run_fsh("home14", NULL, NULL, NULL, "home14.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "gw=0\n") && test_has(out, "cargo=0\n") && test_has(out, "py=0\n") &&
+		    test_has(out, "r=0\n") && test_has(out, "tex=0\n") && test_has(out, "bare=0\n") &&
+		    test_has(out, "notes=0\n") && test_has(out, "proj=0\n"),
+	    "the writes in the session: status %d, %s", st, out ? out : "");
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		char q[PATH_MAX];
+
+		snprintf(buf, sizeof(buf), "home14/%s", gone[i]);
+		snprintf(q, sizeof(q), "home14/%s.passavant-quarantine", gone[i]);
+		ROW(!exists(buf) && exists(q), "a new ~/%s was not moved aside: %s", gone[i], err ? err : "");
+	}
+	ROW(test_has(err, "a new file at the top of the home directory"), "no report of the new files: %s",
+	    err ? err : "");
+	ROW(exists("home14/proj/f") && !exists("home14/proj.passavant-quarantine"),
+	    "a new ~/proj directory did not stay: %s", err ? err : "");
+	ROW(test_has(err, "a new file at its top") || st != 0, "the notice does not say new files move aside: %s",
+	    err ? err : "");
+	/* Go on the host: no go.work above ~/gproj any more. */
+	snprintf(hv, sizeof(hv), "HOME=%s", at(h, "home14"));
+	at(gp, "home14/gproj");
+	char *goenv[] = {"env", "-C", gp, hv, "GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=", "go", "env", "GOWORK",
+			 NULL};
+
+	if (access("/usr/bin/go", X_OK) == 0 || access("/usr/local/go/bin/go", X_OK) == 0) {
+		int gst = test_run_capture(goenv, &gw, &gerr, 60000);
+
+		ROW(gst == 0 && gw != NULL && !test_has(gw, "go.work"), "go on the host still finds a go.work: %d %s %s",
+		    gst, gw ? gw : "", gerr ? gerr : "");
+	}
+	if (st != 0)
+		show(st, out, err);
+	free(gw);
+	free(gerr);
 	free(out);
 	free(err);
 }
@@ -1367,7 +1454,7 @@ static void test_persistence_env_paths(void)
 		snprintf(rel, sizeof(rel), "home2/%s", files[i]);
 		ROW(!exists(rel), "~/%s exists on the host afterwards", files[i]);
 	}
-	drop("home2/ok.txt");
+	drop("home2/ctl/ok.txt");
 	free(out);
 	free(err);
 }
@@ -1747,6 +1834,9 @@ TEST_REGISTRAR(register_fsharden)
 		 test_home_every_entry);
 	test_add(s, "writable HOME: a link or a hard-linked file without a dot stays, moved aside when changed",
 		 test_home_links);
+	test_add(s, "writable HOME: a new file at its top, a new ~/R, ~/texmf, ~/objects, ~/refs moved aside; "
+		    "a new directory stays",
+		 test_home_new_files);
 	test_add(s, "writable HOME: the checks after the run with ~ made 0300, HOME through a link, a writable "
 		    "dot directory filled past the search's bounds",
 		 test_home_checks_unreadable_link_bounds);
