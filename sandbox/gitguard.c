@@ -1202,11 +1202,41 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
  * session cannot add or change a line), and the regular files of its dot
  * directories, breadth first, within the bounds below; not a history
  * (it names what was, not what runs), not ~/.cache.
+ *
+ * Round 31 of the attack: then, transitively (a queue, within the same
+ * bounds), each existing regular file a file read names through a
+ * spelling of the home outside the dot tree (.bashrc sourcing
+ * ~/dotfiles/shell.sh, which puts $HOME/sdk-tools/bin on PATH), the
+ * files a glob of such a name matches (the *.sh of ~/dotfiles), the target of a
+ * link in the dot tree (a stowed ~/.bashrc -> dotfiles/bash/.bashrc),
+ * and the system's start-up files every login shell reads
+ * (/etc/profile, the *.sh of /etc/profile.d, /etc/bash.bashrc, zsh's). The
+ * spellings of the home: $HOME, ${HOME}, ${HOME:-...} (any ${HOME...}),
+ * ~, ~user, its path (canonical, HOME as given, the password
+ * database's), and its parent with the user's name as a variable
+ * (/home/$USER, /home/${USER}, /home/$LOGNAME, /home/$(whoami)), each
+ * quoted or not ("$HOME"/x, $HOME/"x"). A named file in a tree the
+ * session could write (allowWrite ~/proj, the working directory) is
+ * read only when the session did not change it: one it changed is
+ * itself the plant (the next shell runs it); it is not moved aside (the
+ * user's file, in a tree the user let the session write) but reported
+ * unread (run's status 1), to be checked before a new shell.
  */
 #define HOME_REFS_FILE_MAX_BYTES (256 * 1024)
 #define HOME_REFS_TOTAL_MAX_BYTES (32 * 1024 * 1024)
 #define HOME_REFS_MAX_FILES 8192
 #define HOME_REFS_MAX_DEPTH 5
+/* How far back a ${...} before a "/" is looked for. */
+#define HOME_REFS_BRACE_MAX_BYTES 256
+
+/** A file (or a directory's files by a glob) to read next. */
+struct refnext {
+	char *path;  /**< canonical absolute path (with glob: the directory) */
+	char *glob;  /**< the pattern of the directory's files to read, or NULL */
+	char *shown; /**< as named: ~/dotfiles/shell.sh, /etc/profile */
+	char *via;   /**< shown of the file that named it, or NULL */
+	bool fresh;  /**< in a tree the session could write, and changed */
+};
 
 /** One search: the new entries and what names them. */
 struct refscan {
@@ -1216,6 +1246,12 @@ struct refscan {
 				       given (a link to it: conda init writes
 				       $HOME as given), or NULL */
 	char given_buf[2][PATH_MAX];
+	/** ~NAME for the users whose home this is (the home's owner, the
+	 * running user), "" if none */
+	char tilde[2][64];
+	/** the parents of the home's spellings whose last component is
+	 * such a user's name (/home for /home/att31), "" if none */
+	char parent[3][PATH_MAX];
 	char **names;		  /**< the new entries without a dot */
 	const char **by;	  /**< per name: the file naming it (in files), or NULL */
 	size_t n;		  /**< how many names */
@@ -1223,7 +1259,9 @@ struct refscan {
 	bool cut;		  /**< a bound stopped the search */
 	char **dirs;		  /**< the queue of directories, relative to home */
 	size_t ndirs, head;	  /**< its length and next one */
-	char **files_seen;	  /**< the relative paths of the files that named one */
+	struct refnext *next;	  /**< the queue of named files, each once */
+	size_t nnext, hnext;	  /**< its length and next one */
+	char **files_seen;	  /**< how the files that named one are shown */
 	size_t nseen;		  /**< how many files_seen */
 };
 
@@ -1243,56 +1281,135 @@ static bool ref_name_char(char c)
 	       (c != '\0' && strchr("._+@-", c) != NULL);
 }
 
-/* Whether text[0, at) ends with form, then an optional quote. */
-static bool ends_with_form(const char *text, size_t at, const char *form)
+static bool ref_quote(char c)
+{
+	return c == '"' || c == '\'';
+}
+
+/* Whether text[0, *at) ends with form; if so *at moves before it. */
+static bool strip_form(const char *text, size_t *at, const char *form)
 {
 	size_t fl = strlen(form);
 
-	if (at > 0 && (text[at - 1] == '"' || text[at - 1] == '\''))
-		at--;
-	return fl > 0 && at >= fl && memcmp(text + at - fl, form, fl) == 0;
+	if (fl == 0 || *at < fl || memcmp(text + *at - fl, form, fl) != 0)
+		return false;
+	*at -= fl;
+	return true;
 }
 
-/* Marks each name of rs that text (len bytes; rel: its path in the home)
- * names after "$HOME/", "${HOME}/", "~/" or the home's path. 0, or -1
- * (ENOMEM). */
-static int scan_text(struct refscan *rs, const char *rel, const char *text, size_t len)
+/* Whether text[0, *at) ends with a ${VAR...} whose VAR is var (${HOME},
+ * ${HOME:-/x}, ${HOME%/}); if so *at moves before it. Nested braces
+ * count; a line break ends the look. */
+static bool strip_brace_var(const char *text, size_t *at, const char *var)
 {
-	const char *forms[] = {"$HOME", "${HOME}", "~", rs->home, rs->given[0] != NULL ? rs->given[0] : "",
-			       rs->given[1] != NULL ? rs->given[1] : ""};
-	char *copy = NULL;
+	size_t vl = strlen(var), depth = 0, i = *at;
 
-	for (size_t i = 0; i + 1 < len; i++) {
-		size_t nl = 0;
-		bool form = false;
+	if (i == 0 || text[i - 1] != '}')
+		return false;
+	while (i > 0 && *at - i < HOME_REFS_BRACE_MAX_BYTES && text[i - 1] != '\n') {
+		char c;
 
-		if (text[i] != '/' || !ref_name_char(text[i + 1]))
+		i--;
+		if (text[i] == '}')
+			depth++;
+		if (text[i] != '{' || --depth > 0)
 			continue;
-		for (size_t f = 0; f < ARRAY_LEN(forms) && !form; f++)
-			form = ends_with_form(text, i, forms[f]);
-		if (!form)
-			continue;
-		while (i + 1 + nl < len && ref_name_char(text[i + 1 + nl]))
-			nl++;
-		for (size_t k = 0; k < rs->n; k++)
-			if (rs->by[k] == NULL && strlen(rs->names[k]) == nl &&
-			    memcmp(rs->names[k], text + i + 1, nl) == 0) {
-				if (copy == NULL) {
-					char **nv = realloc(rs->files_seen, (rs->nseen + 1) * sizeof(*nv));
-
-					if (nv == NULL || (copy = strdup(rel)) == NULL) {
-						if (nv != NULL)
-							rs->files_seen = nv;
-						errno = ENOMEM;
-						return -1;
-					}
-					rs->files_seen = nv;
-					rs->files_seen[rs->nseen++] = copy;
-				}
-				rs->by[k] = copy;
-			}
+		/* The brace that opens the last one: ${VAR then no name
+		 * character. */
+		if (i == 0 || text[i - 1] != '$' || i + 1 + vl >= *at || strncmp(text + i + 1, var, vl) != 0)
+			return false;
+		c = text[i + 1 + vl];
+		if (c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+			return false;
+		*at = i - 1;
+		return true;
 	}
+	return false;
+}
+
+/* Whether text[0, *at) ends with the user's name as the shell spells it
+ * at run time ($USER, ${USER}, $LOGNAME, $(whoami), ...). */
+static bool strip_user_var(const char *text, size_t *at)
+{
+	static const char *const plain[] = {"$USER", "$LOGNAME", "$(whoami)", "`whoami`", "$(id -un)", "`id -un`",
+					    "$(id -nu)"};
+
+	for (size_t i = 0; i < ARRAY_LEN(plain); i++)
+		if (strip_form(text, at, plain[i]))
+			return true;
+	return strip_brace_var(text, at, "USER") || strip_brace_var(text, at, "LOGNAME");
+}
+
+/* Whether text[0, at) ends with a spelling of the home (the comment
+ * above), then an optional quote: the "/" at text[at] starts a path in
+ * the home. *from: where the spelling starts. */
+static bool home_before(const struct refscan *rs, const char *text, size_t at, size_t *from)
+{
+	const char *forms[] = {"$HOME", "~", rs->home, rs->given[0] != NULL ? rs->given[0] : "",
+			       rs->given[1] != NULL ? rs->given[1] : "", rs->tilde[0], rs->tilde[1]};
+	size_t a;
+
+	if (at > 0 && ref_quote(text[at - 1]))
+		at--;
+	for (size_t f = 0; f < ARRAY_LEN(forms); f++) {
+		a = at;
+		if (strip_form(text, &a, forms[f])) {
+			*from = a;
+			return true;
+		}
+	}
+	a = at;
+	if (strip_brace_var(text, &a, "HOME")) {
+		*from = a;
+		return true;
+	}
+	/* PARENT/$USER, quoted in parts or not. */
+	a = at;
+	if (!strip_user_var(text, &a))
+		return false;
+	if (a > 0 && ref_quote(text[a - 1]))
+		a--;
+	if (a == 0 || text[a - 1] != '/')
+		return false;
+	a--;
+	if (a > 0 && ref_quote(text[a - 1]))
+		a--;
+	for (size_t p = 0; p < ARRAY_LEN(rs->parent); p++) {
+		size_t b = a;
+
+		if (strip_form(text, &b, rs->parent[p])) {
+			*from = b;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Notes that the file shown as shown (named by via, or NULL) names the
+ * new entry k; *copy: the note's string, made once per file. 0, or -1
+ * (ENOMEM). */
+static int ref_mark(struct refscan *rs, size_t k, const char *shown, const char *via, char **copy)
+{
+	if (rs->by[k] != NULL)
+		return 0;
+	if (*copy == NULL) {
+		char **nv = realloc(rs->files_seen, (rs->nseen + 1) * sizeof(*nv));
+
+		if (nv == NULL)
+			goto nomem;
+		rs->files_seen = nv;
+		if (via != NULL ? asprintf(copy, "%s (which %s names)", shown, via) < 0
+				: (*copy = strdup(shown)) == NULL) {
+			*copy = NULL;
+			goto nomem;
+		}
+		rs->files_seen[rs->nseen++] = *copy;
+	}
+	rs->by[k] = *copy;
 	return 0;
+nomem:
+	errno = ENOMEM;
+	return -1;
 }
 
 /* Whether path lies in (or is) a root of roots strictly inside home: a
@@ -1312,6 +1429,150 @@ static bool in_writable_below(const char *const *roots, const char *home, const 
 	return false;
 }
 
+/* Whether the canonical path (a named file) lies where the session could
+ * write: a root strictly inside the home, or any root outside it. */
+static bool ref_writable(const struct refscan *rs, const char *path)
+{
+	size_t hl = strlen(rs->home);
+
+	if (strncmp(path, rs->home, hl) == 0 && (path[hl] == '/' || path[hl] == '\0'))
+		return in_writable_below(rs->g->roots, rs->home, path);
+	for (size_t i = 0; rs->g->roots != NULL && rs->g->roots[i] != NULL; i++) {
+		const char *r = rs->g->roots[i];
+		size_t rl = strlen(r);
+
+		if (strncmp(path, r, rl) == 0 && (path[rl] == '\0' || path[rl] == '/' || strcmp(r, "/") == 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Queues the file at path (absolute, or relative to the home when
+ * in_home; a glob in its last component: the directory's files it
+ * matches), shown as shown, named by via (or NULL), unless read or
+ * queued already. A path that resolves into a new entry (through a
+ * link) marks that entry instead; one missing, or not a regular file,
+ * is left out. 0, or -1 (ENOMEM).
+ */
+static int ref_follow(struct refscan *rs, const char *path, bool in_home, const char *shown, const char *via)
+{
+	char full[PATH_MAX], canon[PATH_MAX], *glob = NULL, *slash, *wild;
+	size_t hl = strlen(rs->home);
+	struct refnext *nq, e = {0};
+	struct stat st;
+
+	if (in_home ? !gg_join(full, sizeof(full), rs->home, path)
+		    : snprintf(full, sizeof(full), "%s", path) >= (int)sizeof(full))
+		return 0;
+	slash = strrchr(full, '/');
+	if ((wild = strpbrk(full, "*?[")) != NULL) {
+		/* A glob in the last component only: for f in ~/x/ *.sh. */
+		if (slash == NULL || wild < slash)
+			return 0;
+		*slash = '\0';
+		glob = slash + 1;
+	}
+	if (realpath(full[0] != '\0' ? full : "/", canon) == NULL || stat(canon, &st) < 0 ||
+	    !(glob != NULL ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+		return 0;
+	/* Written in the session where it could write: the named path
+	 * (a link it put there) or what it resolves to. */
+	e.fresh = glob == NULL && ((ref_writable(rs, full) && gg_changed(rs->g, AT_FDCWD, full)) ||
+				   (ref_writable(rs, canon) && gg_changed(rs->g, AT_FDCWD, canon)));
+	if (strncmp(canon, rs->home, hl) == 0 && canon[hl] == '/') {
+		/* Through a link into a new entry: that entry is named. */
+		const char *first = canon + hl + 1;
+		size_t fl = strcspn(first, "/");
+		char *copy = NULL;
+
+		for (size_t k = 0; k < rs->n; k++)
+			if (strlen(rs->names[k]) == fl && memcmp(rs->names[k], first, fl) == 0)
+				return ref_mark(rs, k, via != NULL ? via : shown, NULL, &copy);
+	}
+	for (size_t i = 0; i < rs->nnext; i++)
+		if (strcmp(rs->next[i].path, canon) == 0 &&
+		    (glob == NULL ? rs->next[i].glob == NULL
+				  : rs->next[i].glob != NULL && strcmp(rs->next[i].glob, glob) == 0))
+			return 0;
+	if (rs->nnext >= HOME_REFS_MAX_FILES) {
+		rs->cut = true;
+		return 0;
+	}
+	nq = realloc(rs->next, (rs->nnext + 1) * sizeof(*nq));
+	if (nq == NULL)
+		goto nomem;
+	rs->next = nq;
+	if ((e.path = strdup(canon)) == NULL || (glob != NULL && (e.glob = strdup(glob)) == NULL) ||
+	    (e.shown = strdup(shown)) == NULL || (via != NULL && (e.via = strdup(via)) == NULL)) {
+		free(e.path);
+		free(e.glob);
+		free(e.shown);
+		goto nomem;
+	}
+	rs->next[rs->nnext++] = e;
+	return 0;
+nomem:
+	errno = ENOMEM;
+	return -1;
+}
+
+/* Marks each name of rs that text (len bytes; shown: how its file is
+ * named to the user, via: the file naming it or NULL) names through a
+ * spelling of the home (home_before()), and queues the existing files
+ * outside the dot tree it names so (ref_follow()). 0, or -1 (ENOMEM). */
+static int scan_text(struct refscan *rs, const char *shown, const char *via, const char *text, size_t len)
+{
+	char *copy = NULL, path[PATH_MAX], named[PATH_MAX + 2];
+
+	for (size_t i = 0; i + 1 < len; i++) {
+		size_t j = i + 1, pl = 0, nl, from = 0;
+		bool marked = false, whole = true;
+
+		if (text[i] != '/')
+			continue;
+		if (ref_quote(text[j]) && j + 1 < len)
+			j++; /* $HOME/"x" */
+		if (!ref_name_char(text[j]) || !home_before(rs, text, i, &from))
+			continue;
+		/* The path as the shell takes it: quotes inside it dropped
+		 * ($HOME/"x"/y.sh), a glob kept (~/dotfiles/ *.sh). */
+		for (; j < len; j++) {
+			char c = text[j];
+
+			if (pl + 1 >= sizeof(path)) {
+				whole = false;
+				break;
+			}
+			if (ref_name_char(c) || (c != '\0' && strchr("/*?[]", c) != NULL))
+				path[pl++] = c;
+			else if (!(ref_quote(c) && j + 1 < len && (ref_name_char(text[j + 1]) || text[j + 1] == '/')))
+				break;
+		}
+		path[pl] = '\0';
+		while (pl > 1 && path[pl - 1] == '/')
+			path[--pl] = '\0';
+		nl = strcspn(path, "/");
+		for (size_t k = 0; k < rs->n; k++)
+			if (strlen(rs->names[k]) == nl && memcmp(rs->names[k], path, nl) == 0) {
+				if (ref_mark(rs, k, shown, via, &copy) < 0)
+					return -1;
+				marked = true;
+			}
+		/* The dot tree is read anyway; a new entry is not read (the
+		 * session wrote it); a file:// address is a document an
+		 * editor or a file manager lists (recently-used.xbel: a
+		 * start-up file never sources one, and hundreds of them
+		 * would use the bounds up). */
+		if (!marked && whole && path[0] != '.' &&
+		    !(from >= 7 && memcmp(text + from - 7, "file://", 7) == 0) &&
+		    snprintf(named, sizeof(named), "~/%s", path) < (int)sizeof(named) &&
+		    ref_follow(rs, path, true, named, shown) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* HOME as given (src), without its trailing slashes, into buf when it
  * is another path of home (canonical); else NULL. */
 static const char *given_home(const char *src, const char *home, char *buf, size_t len)
@@ -1329,12 +1590,44 @@ static const char *given_home(const char *src, const char *home, char *buf, size
 	return buf;
 }
 
+/* Fills rs->tilde (slot i) for the user uid when the password database
+ * gives that user this home, and rs->parent when a spelling of the home
+ * ends in the user's name. */
+static void ref_user_forms(struct refscan *rs, uid_t uid, size_t i)
+{
+	const char *homes[] = {rs->home, rs->given[0], rs->given[1]};
+	char real[PATH_MAX];
+	struct passwd *pw;
+	size_t nl;
+
+	errno = 0;
+	pw = getpwuid(uid);
+	if (pw == NULL || pw->pw_name == NULL || (nl = strlen(pw->pw_name)) == 0)
+		return;
+	if (pw->pw_dir != NULL && nl + 2 <= sizeof(rs->tilde[i]) && realpath(pw->pw_dir, real) != NULL &&
+	    strcmp(real, rs->home) == 0)
+		(void)snprintf(rs->tilde[i], sizeof(rs->tilde[i]), "~%s", pw->pw_name);
+	/* /home/$USER: a spelling of the home whose last component is the
+	 * name ($USER at the next shell is the home's user, whatever the
+	 * password database says of its home). */
+	for (size_t h = 0; h < ARRAY_LEN(homes); h++) {
+		const char *s = homes[h], *slash = s != NULL ? strrchr(s, '/') : NULL;
+
+		if (slash == NULL || slash == s || strcmp(slash + 1, pw->pw_name) != 0 ||
+		    (size_t)(slash - s) >= sizeof(rs->parent[h]))
+			continue;
+		memcpy(rs->parent[h], s, (size_t)(slash - s));
+		rs->parent[h][slash - s] = '\0';
+	}
+}
+
 /* Reads the directory home/rel (rel "" for the home: only its dot
  * entries that before lists) into rs: its regular files scanned, its
- * directories queued. 0, or -1 (ENOMEM). */
+ * directories queued, the targets of its links queued as named files.
+ * 0, or -1 (ENOMEM). */
 static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth, const char *const *before)
 {
-	char sub[PATH_MAX], path[PATH_MAX];
+	char sub[PATH_MAX], path[PATH_MAX], shown[PATH_MAX + 2];
 	struct dirent *de;
 	struct stat st;
 	int fd, rc = 0;
@@ -1382,6 +1675,7 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
 		 * review). */
 		if (gg_join(path, sizeof(path), rs->home, sub) && in_writable_below(rs->g->roots, rs->home, path))
 			continue;
+		(void)snprintf(shown, sizeof(shown), "~/%s", sub);
 		if (S_ISDIR(st.st_mode)) {
 			char **nq, *s;
 
@@ -1397,6 +1691,10 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
 			}
 			rs->dirs = nq;
 			rs->dirs[rs->ndirs++] = s;
+		} else if (S_ISLNK(st.st_mode)) {
+			/* A stowed ~/.bashrc -> dotfiles/bash/.bashrc: the
+			 * shell reads the target (a regular file only). */
+			rc = ref_follow(rs, sub, true, shown, NULL);
 		} else if (S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= HOME_REFS_FILE_MAX_BYTES) {
 			size_t len;
 			char *text;
@@ -1414,13 +1712,90 @@ static int scan_dir(struct refscan *rs, int hfd, const char *rel, unsigned depth
 			/* A binary file (a compiled cache, a database) is
 			 * no start-up file. */
 			if (memchr(text, '\0', len < 4096 ? len : 4096) == NULL)
-				rc = scan_text(rs, sub, text, len);
+				rc = scan_text(rs, shown, NULL, text, len);
 			free(text);
 		}
 	}
 	(void)closedir(d);
 	gg_dir_close(rs->g, &gd, -1);
 	return rc;
+}
+
+/* Reads the named file rs->next[i] (a glob: queues the directory's files
+ * it matches). A file in a tree the session could write is read only
+ * when the session did not change it; one it changed is reported unread.
+ * 0, or -1 (ENOMEM). */
+static int scan_next(struct refscan *rs, size_t i)
+{
+	struct refnext e = rs->next[i]; /* the strings stay; the array may move */
+	char child[PATH_MAX], shown[PATH_MAX + 2];
+	struct dirent *de;
+	struct stat st;
+	size_t len;
+	char *text;
+	int rc = 0;
+	DIR *d;
+
+	if (e.glob != NULL) {
+		const char *sl = strrchr(e.shown, '/');
+		int dl = sl != NULL ? (int)(sl - e.shown + 1) : 0;
+
+		if ((d = opendir(e.path)) == NULL)
+			return 0; /* gone, or not ours to read: nothing runs from it then */
+		while (rc == 0 && (de = readdir(d)) != NULL)
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+			    fnmatch(e.glob, de->d_name, FNM_PERIOD) == 0 &&
+			    gg_join(child, sizeof(child), e.path, de->d_name) &&
+			    snprintf(shown, sizeof(shown), "%.*s%s", dl, e.shown, de->d_name) < (int)sizeof(shown))
+				rc = ref_follow(rs, child, false, shown, e.via);
+		(void)closedir(d);
+		return rc;
+	}
+	if (e.fresh) {
+		char what[PATH_MAX + 160];
+
+		(void)snprintf(what, sizeof(what),
+			       "changed in the session, in a tree it could write; the start-up file %s runs it: "
+			       "check it before opening a new shell",
+			       e.via != NULL ? e.via : e.shown);
+		gg_report_unread(rs->g, e.path, "", what, 0);
+		return 0;
+	}
+	if (rs->files >= HOME_REFS_MAX_FILES) {
+		rs->cut = true;
+		return 0;
+	}
+	text = fileio_read(e.path, HOME_REFS_FILE_MAX_BYTES, 0, &len, &st);
+	if (text == NULL)
+		return 0; /* over the size (a tool's binary), gone, unreadable: left out */
+	if (rs->bytes + len > HOME_REFS_TOTAL_MAX_BYTES) {
+		rs->cut = true;
+		free(text);
+		return 0;
+	}
+	rs->files++;
+	rs->bytes += len;
+	if (memchr(text, '\0', len < 4096 ? len : 4096) == NULL) {
+		rc = scan_text(rs, e.shown, e.via, text, len);
+	}
+	free(text);
+	return rc;
+}
+
+/* The system's start-up files every login or interactive shell of the
+ * user reads; they name the home as $HOME or ~ (read-only in the
+ * session: what they name is the user's to plant). */
+static int ref_follow_system(struct refscan *rs)
+{
+	static const char *const sys[] = {"/etc/profile",      "/etc/profile.d/*.sh", "/etc/bash.bashrc",
+					  "/etc/bashrc",       "/etc/zshenv",	      "/etc/zprofile",
+					  "/etc/zshrc",	       "/etc/zlogin",	      "/etc/zsh/zshenv",
+					  "/etc/zsh/zprofile", "/etc/zsh/zshrc",      "/etc/zsh/zlogin"};
+
+	for (size_t i = 0; i < ARRAY_LEN(sys); i++)
+		if (ref_follow(rs, sys[i], false, sys[i], NULL) < 0)
+			return -1;
+	return 0;
 }
 
 /*
@@ -1433,6 +1808,8 @@ static void check_home_refs(struct gg *g, int fd, const char *dir, char **names,
 {
 	struct refscan rs = {.g = g, .home = dir, .names = names, .n = n};
 	struct passwd *pw;
+	struct stat hst;
+	bool own;
 	int rc = 0;
 
 	if (n == 0 || strcmp(dir, "/") == 0)
@@ -1441,12 +1818,21 @@ static void check_home_refs(struct gg *g, int fd, const char *dir, char **names,
 	errno = 0;
 	pw = getpwuid(geteuid());
 	rs.given[1] = pw != NULL ? given_home(pw->pw_dir, dir, rs.given_buf[1], sizeof(rs.given_buf[1])) : NULL;
+	/* ~att31/ and /home/$USER/: the home's owner, and the running user
+	 * (root with HOME=/root). */
+	own = fstat(fd, &hst) == 0;
+	if (own)
+		ref_user_forms(&rs, hst.st_uid, 0);
+	if (!own || hst.st_uid != geteuid())
+		ref_user_forms(&rs, geteuid(), 1);
 	rs.by = calloc(n, sizeof(*rs.by));
 	if (rs.by == NULL) {
 		gg_report_error(g, dir, "", "cannot search the start-up files for the new entries they name", ENOMEM);
 		return;
 	}
-	rc = scan_dir(&rs, fd, "", 0, before);
+	rc = ref_follow_system(&rs);
+	if (rc == 0)
+		rc = scan_dir(&rs, fd, "", 0, before);
 	for (; rc == 0 && rs.head < rs.ndirs; rs.head++) {
 		unsigned depth = 1;
 
@@ -1454,15 +1840,18 @@ static void check_home_refs(struct gg *g, int fd, const char *dir, char **names,
 			depth += *c == '/';
 		rc = scan_dir(&rs, fd, rs.dirs[rs.head], depth, before);
 	}
+	/* The named files last: each may name more (within the bounds). */
+	for (; rc == 0 && rs.hnext < rs.nnext; rs.hnext++)
+		rc = scan_next(&rs, rs.hnext);
 	if (rc < 0)
 		gg_report_error(g, dir, "", "cannot search the start-up files for the new entries they name", errno);
 	for (size_t k = 0; k < n; k++) {
-		char why[PATH_MAX + 160];
+		char why[2 * PATH_MAX + 160];
 
 		if (rs.by[k] == NULL)
 			continue;
 		(void)snprintf(why, sizeof(why),
-			       "a new entry of the home directory that its start-up file ~/%s names (the host's "
+			       "a new entry of the home directory that its start-up file %s names (the host's "
 			       "next shell would run what it holds)",
 			       rs.by[k]);
 		gg_quarantine(g, fd, dir, names[k], why);
@@ -1472,15 +1861,22 @@ static void check_home_refs(struct gg *g, int fd, const char *dir, char **names,
 		 * (round 30's review: a session that filled a writable tree
 		 * here used the bounds up; those trees are skipped now). */
 		gg_report_unread(g, dir, "",
-				 "has more files in its dot directories than the search for the new entries their "
-				 "start-up files name reads (8192 files, 32 MiB); the new entries without a dot that "
-				 "stayed were not looked for in the rest: check that no start-up file runs what they "
-				 "hold before opening a new shell",
+				 "has more files in its dot directories and the files its start-up files name than "
+				 "the search for the new entries they name reads (8192 files, 32 MiB); the new "
+				 "entries without a dot that stayed were not looked for in the rest: check that no "
+				 "start-up file runs what they hold before opening a new shell",
 				 0);
 	}
 	for (size_t i = 0; i < rs.ndirs; i++)
 		free(rs.dirs[i]);
 	free(rs.dirs);
+	for (size_t i = 0; i < rs.nnext; i++) {
+		free(rs.next[i].path);
+		free(rs.next[i].glob);
+		free(rs.next[i].shown);
+		free(rs.next[i].via);
+	}
+	free(rs.next);
 	for (size_t i = 0; i < rs.nseen; i++)
 		free(rs.files_seen[i]);
 	free(rs.files_seen);

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1660,6 +1661,117 @@ static void test_home_checks_unreadable_link_bounds(void)
 	free(err);
 }
 
+/* rel inside the home u (hr/NAME) into buf, relative to root. */
+static char *in_hr(char *buf, const char *u, const char *rel)
+{
+	if (snprintf(buf, PATH_MAX, "%s/%s", u, rel) >= PATH_MAX)
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * Round 31 of the attack (a8, a9): the search of a writable home's
+ * start-up files read only its dot files and dot directories, and knew
+ * the home as $HOME, ${HOME}, ~ and its paths. A: .bashrc sources
+ * ~/dotfiles/shell.sh (an existing directory without a dot), which puts
+ * $HOME/sdk-tools/bin on PATH: the new ~/sdk-tools/bin/ls stayed and ran
+ * at the next shell; so with a second step (shell.sh sourcing
+ * "$HOME"/dotfiles/more/lib.sh), a glob (~/rc.d/ *.sh) and the home's
+ * absolute path. B: the home spelled /PARENT/$USER, /PARENT/${USER},
+ * /PARENT/"$LOGNAME", ${HOME:-/x}, $HOME/"x" (the home's directory
+ * bears the user's name). Each such new entry is moved aside now; an
+ * entry only a file nobody names names stays. C: a file .bashrc names
+ * in a tree the session could write (allowWrite ~/proj): read when
+ * unchanged; changed in the session, it is reported, status 1 (it is
+ * itself the plant). ~user is tested by hand (a user whose password
+ * entry gives this home).
+ */
+static void test_home_refs_named_files(void)
+{
+	char h[PATH_MAX], t[PATH_MAX], u[PATH_MAX], buf[4 * PATH_MAX], fmt[PATH_MAX], *out = NULL, *err = NULL;
+	static const char *const dirs[] = {"dotfiles/more", "rc.d", "abs", "proj", "proj2"};
+	const char *user;
+	struct passwd *pw;
+	int st;
+
+	SKIP_IF_NEEDED();
+	pw = getpwuid(geteuid());
+	CU_ASSERT_FATAL(pw != NULL && pw->pw_name != NULL && strchr(pw->pw_name, '%') == NULL);
+	user = pw->pw_name;
+	snprintf(u, sizeof(u), "hr/%s", user);
+	CU_ASSERT_FATAL(mkdirs(u) == 0);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		CU_ASSERT_FATAL(mkdirs(in_hr(t, u, dirs[i])) == 0);
+	snprintf(buf, sizeof(buf),
+		 "[ -f ~/dotfiles/shell.sh ] && . ~/dotfiles/shell.sh\n"
+		 "[ -f %1$s/hr/$USER/mc9/init.sh ] && . %1$s/hr/$USER/mc9/init.sh\n"
+		 "[ -f \"%1$s/hr/${USER}/mc10/init.sh\" ] && . \"%1$s/hr/${USER}/mc10/init.sh\"\n"
+		 ". %1$s/hr/\"$LOGNAME\"/mc11/init.sh 2>/dev/null\n"
+		 "export PATH=${HOME:-/nonexistent}/mc12/bin:$PATH\n"
+		 "export PATH=$HOME/\"mc13\"/bin:$PATH\n"
+		 "for f in ~/rc.d/*.sh; do . \"$f\"; done\n"
+		 ". %1$s/hr/%2$s/abs/abs.sh\n"
+		 ". ~/proj/env.sh; . ~/proj2/env.sh\n",
+		 root, user);
+	CU_ASSERT_FATAL(mkfile(at(h, in_hr(t, u, ".bashrc")), buf) == 0);
+	CU_ASSERT_FATAL(mkfile(at(h, in_hr(t, u, "dotfiles/shell.sh")),
+			       "[ -d \"$HOME/sdk-tools/bin\" ] && PATH=\"$HOME/sdk-tools/bin:$PATH\"\n"
+			       ". \"$HOME\"/dotfiles/more/lib.sh\n") == 0 &&
+			mkfile(at(h, in_hr(t, u, "dotfiles/more/lib.sh")), ". ${HOME}/deep2/x.sh\n") == 0 &&
+			mkfile(at(h, in_hr(t, u, "dotfiles/unnamed.sh")), ". ~/notnamed/x.sh\n") == 0 &&
+			mkfile(at(h, in_hr(t, u, "rc.d/a.sh")), ". ~/globbed/x.sh\n") == 0 &&
+			mkfile(at(h, in_hr(t, u, "abs/abs.sh")), ". ~/absnamed/x.sh\n") == 0 &&
+			mkfile(at(h, in_hr(t, u, "proj/env.sh")), "# the project's environment\n") == 0 &&
+			mkfile(at(h, in_hr(t, u, "proj2/env.sh")), ". ~/p2named/x.sh\n") == 0);
+	snprintf(fmt, sizeof(fmt),
+		 "filesystem:\n  allowWrite: [\"%%1$s/hr/%1$s\", \"%%1$s/hr/%1$s/proj\", \"%%1$s/hr/%1$s/proj2\", "
+		 "\"%%1$s/work\"]\n",
+		 user);
+	CU_ASSERT_FATAL(write_policy("hr.yaml", fmt) == 0);
+	st = run_fsh(u, NULL, NULL, NULL, "hr.yaml",
+		     "for d in sdk-tools/bin deep2 globbed absnamed p2named mc9 mc10 mc11 mc12/bin mc13/bin "
+		     "notnamed newproj; do mkdir -p ~/$d && echo 'echo PLANTED' > ~/$d/x.sh || echo fail=$d; done\n"
+		     "echo made=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "made=0\n") && !test_has(out, "fail="),
+	    "new entries named by the files the start-up files name: status %d, %s %s", st, out ? out : "",
+	    err ? err : "");
+	{
+		static const char *const moved[] = {"sdk-tools", "deep2", "globbed", "absnamed", "p2named",
+						    "mc9",	 "mc10",  "mc11",    "mc12",	 "mc13"};
+
+		for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+			char q[64];
+
+			ROW(!exists(in_hr(t, u, moved[i])), "~/%s stayed (a start-up file names it): %s", moved[i], err ? err : "");
+			snprintf(q, sizeof(q), "%s.passavant-quarantine", moved[i]);
+			ROW(exists(in_hr(t, u, q)), "~/%s was not moved aside: %s", moved[i], err ? err : "");
+		}
+	}
+	ROW(test_has(err, "~/dotfiles/shell.sh (which ~/.bashrc names)") &&
+		    test_has(err, "~/dotfiles/more/lib.sh (which ~/dotfiles/shell.sh names)") &&
+		    test_has(err, "~/rc.d/a.sh (which ~/.bashrc names)"),
+	    "the notice does not say which file named the entry, and through which: %s", err ? err : "");
+	ROW(exists(in_hr(t, u, "notnamed/x.sh")) && exists(in_hr(h, u, "newproj/x.sh")),
+	    "an entry no read file names was moved aside: %s", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* C: the session changes ~/proj/env.sh (writable): reported,
+	 * status 1; what it names is not read. */
+	st = run_fsh(u, NULL, NULL, NULL, "hr.yaml",
+		     "echo '. ~/pplant/x.sh' >> ~/proj/env.sh; echo append=$?\n"
+		     "mkdir ~/pplant && echo 'echo PLANTED' > ~/pplant/x.sh; echo pplant=$?\n",
+		     &out, &err);
+	ROW(st == 1 && test_has(out, "append=0\n") && test_has(out, "pplant=0\n") &&
+		    test_has(err, "/proj/env.sh") && test_has(err, "changed in the session") &&
+		    test_has(err, "~/.bashrc runs it"),
+	    "a file .bashrc sources, changed in a writable ~/proj: status %d (want 1), %s", st, err ? err : "");
+	free(out);
+	free(err);
+}
+
 /*
  * Round 30's review (K): ~/aliases.sh, a hard link of
  * ~/.bashrc.d/aliases.sh (which .bashrc sources), stayed writable in a
@@ -1840,6 +1952,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "writable HOME: the checks after the run with ~ made 0300, HOME through a link, a writable "
 		    "dot directory filled past the search's bounds",
 		 test_home_checks_unreadable_link_bounds);
+	test_add(s, "writable HOME: new entries named by the files the start-up files name (~/dotfiles/shell.sh), "
+		    "by /home/$USER, ${HOME:-...}; a named file the session changed is reported",
+		 test_home_refs_named_files);
 	test_add(s, "persistence: *.code-workspace in the workspace", test_workspace_pattern);
 	test_add(s, "persistence: a writable ~/.config, every entry unless named", test_config_dir);
 	test_add(s, "persistence: XDG_DATA_HOME created in the session, XDG_CONFIG_HOME swapped for a link",
