@@ -2139,8 +2139,16 @@ static void walk_roots(struct gg *g)
 		g->rootfd = gg_dir_open_up(AT_FDCWD, roots[i], false, &mode);
 		if (g->rootfd < 0) {
 			int e = errno;
+			struct stat st;
 
 			gg_dir_mode_back(g, AT_FDCWD, roots[i], roots[i], mode);
+			/* A file named by allowWrite: nothing below it to walk
+			 * (its mount point cannot be replaced); the repository
+			 * it may lie in is checked. */
+			if (e == ENOTDIR && stat(roots[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
+				check_enclosing_repo(g, roots[i]);
+				continue;
+			}
 			if (e != ENOENT)
 				gg_report_error(g, roots[i], "", "cannot open to check for git repositories", e);
 			continue;

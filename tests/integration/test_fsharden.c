@@ -1870,6 +1870,41 @@ static void test_home_placeholders_read_only_home(void)
 }
 
 /*
+ * allowWrite naming a file (round 31's helper found it): the workspace
+ * rows were joined to it as to a directory, and each one's nearest
+ * existing part, the file itself, was covered read-only (118 mounts);
+ * the check after the run could not open it and said the check did not
+ * finish. The file is writable now, one mount, nothing said.
+ */
+static void test_allow_write_file(void)
+{
+	char f[PATH_MAX], y[PATH_MAX], w[PATH_MAX], cmd[4 * PATH_MAX];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *out = NULL, *err = NULL, *text;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("awf/proj") == 0 && mkfile(at(f, "awf/notes.txt"), "one\n") == 0 &&
+			write_policy("awf.yaml", "filesystem:\n  allowWrite: [\"%1$s/awf/notes.txt\"]\n") == 0);
+	(void)at(y, "awf.yaml");
+	(void)at(w, "awf/proj");
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && '%s' run -q -p '%s' -- sh -c 'echo two >> \"$0\" && echo wrote; "
+		 "grep -c \" $0 \" /proc/self/mountinfo' '%s'; echo status=$?",
+		 w, test_passavant_bin(), y, f);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "wrote\n1\nstatus=0\n"),
+	    "a file named by allowWrite: not written with one mount, or a status that is not 0: %s %s", out ? out : "",
+	    err ? err : "");
+	ROW(!test_has(err, "cannot check") && !test_has(err, "did not finish"), "the check said: %s", err ? err : "");
+	text = test_read_file(f, NULL);
+	ROW(text != NULL && strcmp(text, "one\ntwo\n") == 0, "the file on the host: %s", text ? text : "(gone)");
+	free(text);
+	free(out);
+	free(err);
+}
+
+/*
  * A placeholder that cannot be removed after the run (here: ~/.kaggle,
  * where the plan puts an empty kaggle.json, made a read-only mount from
  * outside while the command ran, as a remounted file system would):
@@ -1972,6 +2007,8 @@ TEST_REGISTRAR(register_fsharden)
 		 test_home_hard_link_read_only);
 	test_add(s, "writable HOME, another user: chmod 0500 ~ leaves no placeholder",
 		 test_home_placeholders_read_only_home);
+	test_add(s, "allowWrite naming a file: writable, one mount, nothing said after the run",
+		 test_allow_write_file);
 	test_add(s, "a placeholder that cannot be removed after the run: named, status 1",
 		 test_home_placeholder_left_status);
 }
