@@ -6,6 +6,7 @@
  * the run), the environment built and seccomp compiled. The child only
  * reads the result.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -524,6 +525,317 @@ static int unseen(struct sbx_builder *b, const char *s, char *err, size_t errlen
 	return 0;
 }
 
+/*
+ * Round 31 of the attack: a deny_read or deny_write directory (~/.ssh,
+ * ~/.aws, ~/.config/git) covers its own entries, not what its symbolic
+ * links point to: ~/.ssh/id_work -> ~/keys/id_work was read through the
+ * target, ~/.ssh/config -> ~/dotfiles/ssh/config written through it from
+ * a session in ~/dotfiles. The walk below gives every link found under
+ * such a directory (any depth) the directory's protection at its target,
+ * a target directory walked in turn; links pointing inside the directory
+ * need nothing. Its bounds fail closed: the start is refused, naming the
+ * path, past them.
+ */
+#define LINK_WALK_DEPTH 64	 /* directory levels below a path */
+#define LINK_WALK_ENTRIES 500000 /* entries looked at, in all */
+#define LINK_WALK_TARGETS 512	 /* links followed, in all */
+
+struct link_walk {
+	enum sbx_op_kind kind; /* SBX_OP_DENY_READ or SBX_OP_PROTECT */
+	const char *list;      /* "deny_read" or "deny_write", for messages */
+	const char *row;       /* canonical path of the list's directory */
+	char **seen;	       /* canonical directories walked (owned) */
+	size_t n_seen, cap_seen;
+	size_t entries, targets;
+};
+
+static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir, unsigned depth,
+		    char *err, size_t errlen);
+
+/* Whether an op of kind covers the canonical path c already. */
+static bool op_covers(const struct sbx_builder *b, enum sbx_op_kind kind, const char *c)
+{
+	for (size_t i = 0; i < b->n_ops; i++)
+		if (b->ops[i].kind == kind && sbx_path_under(c, b->ops[i].path))
+			return true;
+	return false;
+}
+
+/* The deny_read of the link lnk's existing target c (canonical, not
+ * covered yet; st its stat), as plan_list() does for a path of the list. */
+static int deny_target(struct sbx_builder *b, const char *lnk, const char *c, const struct stat *st,
+		       char *err, size_t errlen)
+{
+	char *copy;
+
+	if (sbx_check_hard_links(b, "a read deny", lnk, st, err, errlen) < 0)
+		return -1;
+	copy = strdup(c);
+	if (copy == NULL || (strcmp(c, "/") != 0 && sbx_unseen_add(b, c, (size_t)(strrchr(c, '/') - c), true) < 0) ||
+	    add_op(b, SBX_OP_DENY_READ, copy, NULL, S_ISDIR(st->st_mode)) < 0) {
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the canonical c is not the host's in the sandbox (its own /tmp,
+ * /dev, /proc, /sys; as unseen.c's not_host[]): nothing to cover there. */
+static bool not_host_path(const char *c)
+{
+	static const char *const own[] = {"/tmp", "/dev", "/proc", "/sys"};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (sbx_path_under(c, own[i]))
+			return true;
+	return false;
+}
+
+/* The dangling link lnk's target abs, under a deny_write directory: the
+ * path the kernel would create (walked as it resolves it, ".." and
+ * further links included) gets plan_protect()'s placeholder where the
+ * command could create it. 0, or -1 with err set. */
+static int protect_missing(struct sbx_builder *b, const char *lnk, const char *abs, char *err, size_t errlen)
+{
+	char would[PATH_MAX];
+	size_t existing = 0;
+	int rc = sbx_memo_walk(b->memo, abs, NULL, NULL, would, &existing);
+
+	if (rc == SBX_WALK_MISSING && errno == ENOENT)
+		return not_host_path(would) ? 0 : plan_protect(b, would, 0, err, errlen);
+	if (rc == SBX_WALK_MISSING)
+		return 0; /* under a file: it can never appear */
+	errbuf_set_errno(err, errlen, rc == 0 ? 0 : errno,
+			 rc == 0 ? "the target %s of the symbolic link %s appeared while the sandbox was planned; run again"
+				 : "cannot resolve the target %s of the symbolic link %s",
+			 abs, lnk);
+	return -1;
+}
+
+/*
+ * The link lnk, found under w->row: its target gets w's protection. The
+ * way to the target may not go through a link the command can write (as
+ * for a path of the list, links.c). A target that is "/", an ancestor of
+ * the row, or holds a writable tree cannot be covered without hiding or
+ * freezing the session's own work: refused. A dangling one: a deny_read
+ * keeps the path it would create unseen (unseen.c), a deny_write gets a
+ * placeholder where the command could create it (protect_through_link()).
+ */
+static int walk_link(struct sbx_builder *b, struct link_walk *w, const char *lnk, char *err, size_t errlen)
+{
+	char target[PATH_MAX], *abs = NULL, *what = NULL, *c;
+	const char *slash = strrchr(lnk, '/');
+	struct stat st;
+	size_t ops = b->n_ops;
+	ssize_t n;
+	int rc = -1;
+
+	n = sbx_memo_readlink(b->memo, lnk, target, sizeof(target) - 1);
+	if (n < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", lnk);
+		return -1;
+	}
+	target[n] = '\0';
+	if (asprintf(&abs, "%.*s%s%s", target[0] == '/' ? 0 : (int)(slash - lnk), lnk, target[0] == '/' ? "" : "/",
+		     target) < 0 ||
+	    asprintf(&what, "the target of the link %s under the %s", lnk, w->list) < 0) {
+		free(abs);
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	if (sbx_check_links(b, what, abs, err, errlen) < 0)
+		goto out;
+	if (sbx_memo_stat(b->memo, abs, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			errbuf_set_errno(err, errlen, errno, "cannot check the target %s of the symbolic link %s",
+					 target, lnk);
+			goto out;
+		}
+		rc = w->kind == SBX_OP_DENY_READ ? unseen(b, abs, err, errlen) : protect_missing(b, lnk, abs, err, errlen);
+		goto out;
+	}
+	c = sbx_memo_realpath(b->memo, abs);
+	if (c == NULL) {
+		errbuf_set_errno(err, errlen, errno, "cannot resolve the target %s of the symbolic link %s", target,
+				 lnk);
+		goto out;
+	}
+	/* Inside the directory; the sandbox's own /tmp; a socket or a
+	 * device behind a deny_read (Chrome's SingletonSocket): nothing to
+	 * read or cover. */
+	if (sbx_path_under(c, w->row) || not_host_path(c) ||
+	    (w->kind == SBX_OP_DENY_READ && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+		free(c);
+		rc = 0;
+		goto out;
+	}
+	for (size_t i = 0; i <= b->n_writable; i++) {
+		const char *held = i < b->n_writable ? b->writable[i] : w->row;
+
+		if (sbx_path_under(held, c)) {
+			errbuf_set_errno(err, errlen, 0,
+					 "the symbolic link %s under the %s path %s points to %s, which holds %s: "
+					 "its target cannot be made %s without the session's own files; point the "
+					 "link at the file it means, or replace it by a copy",
+					 lnk, w->list, w->row, c, held,
+					 w->kind == SBX_OP_DENY_READ ? "unreadable" : "read-only");
+			free(c);
+			goto out;
+		}
+	}
+	/* Covered already (an earlier link, a path of the list): walked
+	 * already too. */
+	if (w->kind == SBX_OP_DENY_READ && op_covers(b, SBX_OP_DENY_READ, c))
+		rc = 0;
+	else if ((w->kind == SBX_OP_DENY_READ ? deny_target(b, lnk, c, &st, err, errlen)
+					      : plan_protect(b, c, 0, err, errlen)) == 0)
+		rc = S_ISDIR(st.st_mode) ? walk_dir(b, w, c, 0, err, errlen) : 0;
+	free(c);
+out:
+	free(abs);
+	free(what);
+	/* Counted when it cost a mount: a read-only target (most of
+	 * /usr/bin's links) costs nothing. */
+	if (rc == 0 && b->n_ops > ops && ++w->targets > LINK_WALK_TARGETS) {
+		errbuf_set_errno(err, errlen, 0,
+				 "%s path %s holds more than %d symbolic links whose targets need a mount "
+				 "of their own (in all, with their targets' links); they cannot all be "
+				 "covered: replace links there by what they point to",
+				 w->list, w->row, LINK_WALK_TARGETS);
+		rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * Walks the canonical directory dir (depth levels below the start) for
+ * symbolic links, each handed to walk_link(). A directory a walk started
+ * at before (or one below it) is not walked again: links between two
+ * directories end there. One the user cannot list holds no link the user's programs
+ * follow by name there either. 0, or -1 with err set.
+ */
+static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir, unsigned depth,
+		    char *err, size_t errlen)
+{
+	struct dirent *de;
+	char **ns, path[PATH_MAX];
+	int fd, rc = 0;
+	DIR *d;
+
+	/* A walk's own subdirectories are reached by readdir only, never
+	 * through a link: only where a walk starts can it meet one done. */
+	for (size_t i = 0; depth == 0 && i < w->n_seen; i++)
+		if (sbx_path_under(dir, w->seen[i]))
+			return 0;
+	if (depth > LINK_WALK_DEPTH) {
+		errbuf_set_errno(err, errlen, 0,
+				 "%s path %s is deeper than %d directories at %s; the symbolic links below "
+				 "cannot all be checked: flatten it, or remove the links there",
+				 w->list, w->row, LINK_WALK_DEPTH, dir);
+		return -1;
+	}
+	if (depth == 0 && w->n_seen == w->cap_seen) {
+		w->cap_seen = w->cap_seen ? 2 * w->cap_seen : 8;
+		ns = realloc(w->seen, w->cap_seen * sizeof(*ns));
+		if (ns == NULL)
+			goto nomem;
+		w->seen = ns;
+	}
+	if (depth == 0 && (w->seen[w->n_seen++] = strdup(dir)) == NULL)
+		goto nomem;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES)
+		return 0;
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (d == NULL) {
+		errbuf_set_errno(err, errlen, errno, "cannot list %s to check its symbolic links (%s path %s)",
+				 dir, w->list, w->row);
+		if (fd >= 0)
+			(void)close(fd);
+		return -1;
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		unsigned char type = de->d_type;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++w->entries > LINK_WALK_ENTRIES) {
+			errbuf_set_errno(err, errlen, 0,
+					 "%s path %s holds more than %d entries (in all, with its links' "
+					 "targets), stopped at %s; the symbolic links below cannot all be "
+					 "checked: remove what is not needed there",
+					 w->list, w->row, LINK_WALK_ENTRIES, dir);
+			rc = -1;
+			break;
+		}
+		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, de->d_name) >=
+		    (int)sizeof(path)) {
+			errbuf_set_errno(err, errlen, ENAMETOOLONG, "cannot check the symbolic links under %s", dir);
+			rc = -1;
+			break;
+		}
+		if (type == DT_UNKNOWN) {
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				errbuf_set_errno(err, errlen, errno, "cannot check %s", path);
+				rc = -1;
+				break;
+			}
+			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		}
+		if (type == DT_LNK)
+			rc = walk_link(b, w, path, err, errlen);
+		else if (type == DT_DIR)
+			rc = walk_dir(b, w, path, depth + 1, err, errlen);
+	}
+	if (rc == 0 && errno != 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot list %s to check its symbolic links", dir);
+		rc = -1;
+	}
+	(void)closedir(d);
+	return rc;
+nomem:
+	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
+}
+
+/* The walk of the links under the list path s (kind: SBX_OP_DENY_READ or
+ * SBX_OP_PROTECT), when it is a directory. 0, or -1 with err set. */
+static int follow_links(struct sbx_builder *b, const char *s, enum sbx_op_kind kind, const char *list,
+			char *err, size_t errlen)
+{
+	struct link_walk w = {.kind = kind, .list = list};
+	bool under = false;
+	struct stat st;
+	char *c;
+	int rc;
+
+	if (sbx_memo_stat(b->memo, s, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	c = sbx_memo_realpath(b->memo, s);
+	if (c == NULL) {
+		errbuf_set_errno(err, errlen, errno, "cannot resolve %s", s);
+		return -1;
+	}
+	/* Only strictly inside a home: the system's denied trees
+	 * (/var/lib/docker, a container's layers) hold links that mean
+	 * paths of another root, and another user's whole home denied
+	 * (/root) is not a store but a tree of any size. */
+	for (size_t i = 0; b->follow_under != NULL && b->follow_under[i] != NULL && !under; i++)
+		under = sbx_path_under(c, b->follow_under[i]) && strcmp(c, b->follow_under[i]) != 0;
+	if (!under) {
+		free(c);
+		return 0;
+	}
+	w.row = c;
+	rc = walk_dir(b, &w, c, 0, err, errlen);
+	for (size_t i = 0; i < w.n_seen; i++)
+		free(w.seen[i]);
+	free(w.seen);
+	free(c);
+	return rc;
+}
+
 /* Plans one path list of the config. */
 static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op_kind kind,
 		     const char *name, char *err, size_t errlen)
@@ -545,6 +857,9 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			goto nomem;
 		if (kind == SBX_OP_PROTECT) {
 			rc = plan_protect(b, s, 0, err, errlen);
+			/* A deny_write directory's links: their targets too. */
+			if (rc == 0 && strcmp(name, "deny_write") == 0)
+				rc = follow_links(b, s, SBX_OP_PROTECT, name, err, errlen);
 			free(s);
 			if (rc < 0)
 				return -1;
@@ -594,6 +909,11 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 		}
 		if (add_op(b, kind, c, NULL, S_ISDIR(st.st_mode)) < 0)
 			goto nomem;
+		/* A deny_read directory's links: their targets too (c is the
+		 * op's now, freed with the plan). */
+		if (kind == SBX_OP_DENY_READ && S_ISDIR(st.st_mode) &&
+		    follow_links(b, c, SBX_OP_DENY_READ, name, err, errlen) < 0)
+			return -1;
 	}
 	return 0;
 nomem:
@@ -716,6 +1036,7 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	/* Without memory for the memo the plan asks the kernel every time:
 	 * slower, the same answers. */
 	b->memo = sbx_memo_new();
+	b->follow_under = cfg->follow_under;
 	if (plan_list(b, cfg->allow_write, SBX_OP_ALLOW_WRITE, "allow_write", err, errlen) < 0)
 		goto fail;
 	b->n_writable = b->n_ops;

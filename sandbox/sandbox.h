@@ -86,6 +86,11 @@ struct sbx_config {
 	 *  is not refused: each other name is covered, or not, by its own
 	 *  rules (the entries without a dot of a writable home). */
 	const char *const *cover;
+	/** Canonical directories (the homes) under which the symbolic
+	 *  links found in a deny_read or deny_write directory are followed
+	 *  and their targets given its protection (mountplan.c
+	 *  follow_links()); NULL or empty: none. */
+	const char *const *follow_under;
 	/** Files shown with another file's content, n_files entries. */
 	const struct sbx_file *files;
 	size_t n_files;

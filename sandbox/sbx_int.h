@@ -205,6 +205,7 @@ struct sbx_builder {
 	struct sbx_memo *memo;
 	struct sbx_unseen unseen; /* moved to the plan when it is complete */
 	bool cover; /* planning sbx_config.cover: other hard links not refused */
+	const char *const *follow_under; /* sbx_config.follow_under (borrowed) */
 };
 
 struct sbx_config;

@@ -635,6 +635,134 @@ static int print_home_notice(const char *home, struct strv *plain)
 	return 0;
 }
 
+/*
+ * Round 31 of the attack: a home that no writable tree holds, whose dot
+ * entries are symbolic links into one (stow: ~/.lesskey ->
+ * dotfiles/less/.lesskey, ~/.config/kitty -> ../dotfiles/kitty/...,
+ * run in ~/dotfiles). The host reads and runs them later, as it does the
+ * table's rows, whose links are covered at their targets already: every
+ * such link is added to sv (the mount plan covers it read-only where it
+ * leads, links.c refusing a way through a link the command can write).
+ * The walk lists home's dot entries and dot directories HOME_LINK_LEVELS
+ * levels down (~/.config/nvim/lua/x), HOME_LINK_ENTRIES entries in all;
+ * past that the start is refused. A link to a writable tree itself or
+ * one of its ancestors (that would make the session's whole tree
+ * read-only) is refused too, naming it. A dangling link whose target
+ * would lie in a writable tree is added as well (the plan puts a
+ * placeholder there, or refuses it). awr: canonical writable trees.
+ */
+#define HOME_LINK_LEVELS 4
+#define HOME_LINK_ENTRIES 200000
+
+/* The canonical path the link lnk's target would have (realpath of its
+ * longest existing prefix, then the rest), into out; false when there
+ * is none to say (then the link is treated as leading anywhere). */
+static bool link_would_be(const char *lnk, char out[PATH_MAX])
+{
+	char target[PATH_MAX], abs[PATH_MAX], head[PATH_MAX];
+	const char *ls = strrchr(lnk, '/'), *slash;
+	ssize_t n = readlink(lnk, target, sizeof(target) - 1);
+	size_t cut;
+
+	if (n < 0 || ls == NULL)
+		return false;
+	target[n] = '\0';
+	if (snprintf(abs, sizeof(abs), "%.*s%s%s", target[0] == '/' ? 0 : (int)(ls - lnk), lnk,
+		     target[0] == '/' ? "" : "/", target) >= (int)sizeof(abs))
+		return false;
+	for (cut = strlen(abs); (slash = memrchr(abs, '/', cut)) != NULL;) {
+		cut = (size_t)(slash - abs);
+		memcpy(head, abs, cut);
+		head[cut] = '\0';
+		if (realpath(cut == 0 ? "/" : head, out) == NULL)
+			continue;
+		/* A ".." after a missing component: unknown. */
+		if (strstr(abs + cut, "/..") != NULL)
+			return false;
+		if (strcmp(out, "/") == 0)
+			out[0] = '\0';
+		if (strlen(out) + strlen(abs + cut) >= PATH_MAX)
+			return false;
+		strcat(out, abs + cut);
+		return true;
+	}
+	return false;
+}
+
+static int protect_home_links(struct strv *sv, const struct strv *awr, const char *dir, unsigned level,
+			      size_t *entries)
+{
+	struct dirent *de;
+	char path[PATH_MAX], real[PATH_MAX];
+	int rc = 0;
+	DIR *d = opendir(dir);
+
+	if (d == NULL) {
+		if (errno == EACCES || errno == ENOENT)
+			return 0; /* nothing the user's programs read there */
+		log_warn("cannot list %s to check the links among the home's dot entries", dir);
+		return -1;
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		unsigned char type = de->d_type;
+		struct stat st;
+		bool known, exists;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (level == 0 && de->d_name[0] != '.'))
+			continue;
+		if (++*entries > HOME_LINK_ENTRIES) {
+			log_warnx("the dot directories of the home directory hold more than %d entries %d levels "
+				  "down (stopped at %s); their symbolic links into the session's writable trees "
+				  "cannot all be checked: remove what is not needed there; the command was not "
+				  "started",
+				  HOME_LINK_ENTRIES, HOME_LINK_LEVELS, dir);
+			rc = -1;
+			break;
+		}
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		if (type == DT_UNKNOWN) {
+			if (lstat(path, &st) < 0)
+				continue;
+			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		}
+		if (type == DT_DIR) {
+			if (level + 1 < HOME_LINK_LEVELS)
+				rc = protect_home_links(sv, awr, path, level + 1, entries);
+			continue;
+		}
+		if (type != DT_LNK)
+			continue;
+		exists = realpath(path, real) != NULL;
+		known = exists || link_would_be(path, real);
+		/* The sandbox's /tmp, /dev, /proc and /sys are its own: what
+		 * it writes there is not the host's. */
+		if (known && (!held_by(awr, real) || path_under(real, "/tmp") || path_under(real, "/dev") ||
+			      path_under(real, "/proc") || path_under(real, "/sys")))
+			continue;
+		for (size_t i = 0; known && i < awr->n && rc == 0; i++) {
+			if (!path_under(awr->v[i], real))
+				continue;
+			log_warnx("%s is a symbolic link to %s, which holds %s, writable in this session: the "
+				  "host reads what that link leads to, which cannot be made read-only without "
+				  "the session's whole tree; point the link at the file it means, or run from "
+				  "another directory; the command was not started",
+				  path, real, awr->v[i]);
+			rc = -1;
+		}
+		/* Missing: where it would be made (a placeholder there). */
+		if (rc == 0)
+			rc = strv_add_unique(sv, known && !exists ? real : path);
+	}
+	if (rc == 0 && errno != 0) {
+		log_warn("cannot list %s to check the links among the home's dot entries", dir);
+		rc = -1;
+	}
+	(void)closedir(d);
+	return rc;
+}
+
 /* The HOME class rule for each home (home, pw_home: canonical or NULL)
  * that a writable tree holds; the working directory counts as one. And
  * for the configuration directory of the host's programs (~/.config,
@@ -644,8 +772,8 @@ static int print_home_notice(const char *home, struct strv *plain)
  * allowWrite naming ~/.config). Unless quiet, one notice line for each
  * writable home (round 31 of the attack: also when it has no entry
  * without a dot, as it says what the check after the run moves aside). */
-static int protect_homes(struct strv *sv, struct strv *cover, const struct strv *aw, const struct plan_host *h,
-			 bool quiet)
+static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follow, const struct strv *aw,
+			 const struct plan_host *h, bool quiet)
 {
 	const char *homes[2] = {h->home, h->pw_home};
 	char real[PATH_MAX], cwd[PATH_MAX];
@@ -666,6 +794,8 @@ static int protect_homes(struct strv *sv, struct strv *cover, const struct strv 
 		if (homes[k] == NULL || homes[k][0] != '/' || realpath(homes[k], real) == NULL ||
 		    (k == 1 && h->home != NULL && strcmp(homes[0], homes[1]) == 0))
 			continue;
+		if ((rc = strv_add_unique(follow, real)) < 0)
+			break;
 		if (held_by(&awr, real)) {
 			struct strv plain = {0};
 
@@ -674,6 +804,10 @@ static int protect_homes(struct strv *sv, struct strv *cover, const struct strv 
 				rc = print_home_notice(real, &plain);
 			strv_free(&plain);
 			memcpy(held[nheld++], real, sizeof(real));
+		} else {
+			size_t entries = 0;
+
+			rc = protect_home_links(sv, &awr, real, 0, &entries);
 		}
 		/* Its configuration and data directories: every entry, dot or
 		 * not. */
@@ -752,7 +886,7 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 	for (size_t i = 0; i < pl->allow_write.n; i++)
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
 			return -1;
-	if (protect_homes(&pl->protect, &pl->cover, &pl->allow_write, h, s->quiet) < 0)
+	if (protect_homes(&pl->protect, &pl->cover, &pl->follow, &pl->allow_write, h, s->quiet) < 0)
 		return -1;
 	if (sbx_git_protect_global(git_global_env, (void *)h, strv_add_unique, &pl->protect) < 0) {
 		log_warnx("cannot read the host's global or system git configuration with git (out of "
@@ -1109,6 +1243,7 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 	cfg->deny_write = strv_list(&pl->deny_write);
 	cfg->protect = strv_list(&pl->protect);
 	cfg->cover = strv_list(&pl->cover);
+	cfg->follow_under = strv_list(&pl->follow);
 	cfg->files = pl->files;
 	cfg->n_files = pl->n_files;
 	cfg->env_base = NULL;
@@ -1130,6 +1265,7 @@ void plan_free(struct run_plan *pl)
 	strv_free(&pl->deny_write);
 	strv_free(&pl->protect);
 	strv_free(&pl->cover);
+	strv_free(&pl->follow);
 	strv_free(&pl->env_add);
 	strv_free(&pl->env_remove);
 	strv_free(&pl->file_strs);

@@ -82,6 +82,9 @@ struct run_plan {
 	/* Covered read-only by name, other hard links not refused
 	 * (sbx_config.cover): the hard-linked files of a writable home. */
 	struct strv cover;
+	/* The canonical homes: the links under a denyRead or denyWrite
+	 * directory inside one are followed (sbx_config.follow_under). */
+	struct strv follow;
 	struct strv env_add, env_remove;
 	/* Substituted files: masked files (path -> sentinel copy), then the
 	 * trust and resolver files (system path -> session file). */

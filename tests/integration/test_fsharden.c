@@ -16,6 +16,10 @@
  *    directory; a directory on PATH cannot be written unless allowWrite
  *    names it exactly;
  *  - credential stores (§3.6): the newly listed stores cannot be read;
+ *  - links under protected directories (round 31): a link in ~/.ssh,
+ *    ~/.aws or ~/.kube has an unreadable target, one in a write-denied
+ *    row (or a stow'd dot entry) pointing into the project a read-only
+ *    one; a link to the project or an ancestor refuses the start;
  *  - environment (§3.6): variables whose name or value looks like a
  *    credential are dropped, with one notice naming them and no value;
  *    policy-named ones are kept (masked) or removed as the policy says;
@@ -1256,6 +1260,198 @@ static void test_stores_unreadable(void)
 	free(err);
 }
 
+/* ------------------------------------------------------------------ */
+/* Round 31: links under protected directories, stow'd dot files        */
+/* ------------------------------------------------------------------ */
+
+/* symlink(to, root/rel) where to is relative (kept so) or root-relative
+ * when it starts with '@'. */
+static int mklink(const char *to, const char *rel)
+{
+	char t[PATH_MAX], l[PATH_MAX];
+
+	return symlink(to[0] == '@' ? at(t, to + 1) : to, at(l, rel));
+}
+
+/* Files of a read-denied directory (~/.ssh, ~/.aws, ~/.kube) that are
+ * links elsewhere in the home: their targets are unreadable too, through
+ * the link or by their own path, whatever the way (relative, absolute, a
+ * chain, a link to a directory); a link pointing inside the directory
+ * still works. */
+static void test_read_denied_dir_links(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home31r/.ssh") == 0 && mkdirs("home31r/.aws") == 0 &&
+			mkdirs("home31r/.kube") == 0 && mkdirs("home31r/keys") == 0 &&
+			mkdirs("home31r/.aws/sso/cache") == 0 && mkdirs("home31r/secrets/keydir") == 0 &&
+			mkfile(at(buf, "home31r/secrets/deep"), "R31-DEEP-TOKEN\n") == 0 &&
+			mkfile(at(buf, "home31r/keys/id_work"), "R31-SSH-KEY\n") == 0 &&
+			mkfile(at(buf, "home31r/secrets/aws"), "R31-AWS-SECRET\n") == 0 &&
+			mkfile(at(buf, "home31r/secrets/kube"), "R31-KUBE-TOKEN\n") == 0 &&
+			mkfile(at(buf, "home31r/secrets/keydir/id_dir"), "R31-DIR-KEY\n") == 0 &&
+			mkfile(at(buf, "home31r/.ssh/inside"), "R31-INSIDE\n") == 0);
+	CU_ASSERT_FATAL(mklink("../keys/id_work", "home31r/.ssh/id_work") == 0 &&
+			mklink("@home31r/secrets/aws", "home31r/.aws/credentials") == 0 &&
+			mklink("secrets/kube", "home31r/kubelink") == 0 &&
+			mklink("../kubelink", "home31r/.kube/config") == 0 &&
+			mklink("../secrets/keydir", "home31r/.ssh/keys.d") == 0 &&
+			mklink("inside", "home31r/.ssh/same") == 0 &&
+			mklink("../../../secrets/deep", "home31r/.aws/sso/cache/token.json") == 0);
+	st = run_fsh("home31r", NULL, NULL, NULL, "work.yaml",
+		     "for f in .ssh/id_work .aws/credentials .kube/config .ssh/keys.d/id_dir keys/id_work "
+		     "secrets/aws secrets/kube kubelink secrets/keydir/id_dir secrets/deep; do cat ~/$f 2>/dev/null; done\n"
+		     "ls ~/secrets/keydir 2>/dev/null; echo done\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "done"), "links in read-denied directories: status %d", st);
+	ROW(!test_has(out, "R31-SSH-KEY"), "a key linked from ~/.ssh (relative link) was readable: %s", out);
+	ROW(!test_has(out, "R31-AWS-SECRET"), "~/.aws/credentials's target (absolute link) was readable: %s", out);
+	ROW(!test_has(out, "R31-KUBE-TOKEN"), "~/.kube/config's target (a chain of links) was readable: %s", out);
+	ROW(!test_has(out, "R31-DIR-KEY") && !test_has(out, "id_dir"),
+	    "a directory linked from ~/.ssh was readable: %s", out);
+	ROW(!test_has(out, "R31-INSIDE"), "~/.ssh itself was readable: %s", out);
+	ROW(!test_has(out, "R31-DEEP-TOKEN"), "a link two levels down in ~/.aws had a readable target: %s", out);
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A link to an ancestor of the working directory would hide the
+	 * session's own files: refused, named. */
+	CU_ASSERT_FATAL(mklink("@", "home31r/.ssh/up") == 0);
+	st = run_fsh("home31r", NULL, NULL, NULL, "work.yaml", "echo ran\n", &out, &err);
+	ROW(st == 125 && !test_has(out, "ran") && test_has(err, "/.ssh/up") && test_has(err, "holds"),
+	    "a link in ~/.ssh to an ancestor of the working directory: status %d, %s", st, err ? err : "");
+	drop("home31r/.ssh/up");
+	free(out);
+	free(err);
+}
+
+/* Files of a write-denied directory row (~/.ssh, ~/.config/git,
+ * ~/.config/nvim) that are links into the writable project (a dotfiles
+ * repository, the session's working directory): their targets are
+ * read-only; a dangling one cannot be created there; a link to the
+ * project itself refuses the start. */
+static void test_write_denied_dir_links(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home31w/.ssh") == 0 && mkdirs("home31w/.config/git") == 0 &&
+			mkdirs("home31w/.config/nvim") == 0 && mkdirs("work/df31/ssh") == 0 &&
+			mkdirs("work/df31/git") == 0 && mkdirs("work/df31/nvim/lua") == 0 &&
+			mkfile(at(buf, "work/df31/ssh/config"), "Host *\n") == 0 &&
+			mkfile(at(buf, "work/df31/git/config"), "[core]\n") == 0 &&
+			mkfile(at(buf, "work/df31/nvim/init.lua"), "-- nvim\n") == 0 &&
+			mkfile(at(buf, "work/df31/nvim/lua/plug.lua"), "-- plug\n") == 0);
+	CU_ASSERT_FATAL(mklink("../../work/df31/ssh/config", "home31w/.ssh/config") == 0 &&
+			mklink("@work/df31/git/config", "home31w/.config/git/config") == 0 &&
+			mklink("../../nvimlink", "home31w/.config/nvim/init.lua") == 0 &&
+			mklink("@work/df31/nvim/init.lua", "home31w/nvimlink") == 0 &&
+			mklink("../../../work/df31/nvim/lua", "home31w/.config/nvim/lua") == 0 &&
+			mklink("../../work/df31/ssh/rc", "home31w/.ssh/rc") == 0);
+	st = run_fsh("home31w", NULL, NULL, NULL, "work.yaml",
+		     "echo 'Match exec \"touch /x\"' >> df31/ssh/config 2>/dev/null; echo ssh=$?\n"
+		     "echo '\tfsmonitor = x' >> df31/git/config 2>/dev/null; echo git=$?\n"
+		     "echo 'os.execute(1)' >> df31/nvim/init.lua 2>/dev/null; echo nvim=$?\n"
+		     "echo 'os.execute(2)' >> df31/nvim/lua/plug.lua 2>/dev/null; echo dir=$?\n"
+		     "echo 'touch /x' > df31/ssh/rc 2>/dev/null; echo rc=$?\n"
+		     "echo ok > df31/other 2>/dev/null; echo other=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "other=0"), "a dotfiles project: status %d, %s %s", st, out ? out : "",
+	    err ? err : "");
+	ROW(test_has(out, "ssh=") && !test_has(out, "ssh=0"), "~/.ssh/config's target in the project was writable");
+	ROW(test_has(out, "git=") && !test_has(out, "git=0"),
+	    "~/.config/git/config's target in the project was writable");
+	ROW(test_has(out, "nvim=") && !test_has(out, "nvim=0"),
+	    "~/.config/nvim/init.lua's target (a chain of links) was writable");
+	ROW(test_has(out, "dir=") && !test_has(out, "dir=0"),
+	    "a file in a directory linked from ~/.config/nvim was writable");
+	ROW(test_has(out, "rc=") && !test_has(out, "rc=0"), "~/.ssh/rc's missing target could be created");
+	text = test_read_file(at(buf, "work/df31/ssh/config"), NULL);
+	ROW(text != NULL && strcmp(text, "Host *\n") == 0, "~/.ssh/config's target changed");
+	free(text);
+	ROW(!exists("work/df31/ssh/rc"), "the placeholder of ~/.ssh/rc's target was left");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A link to the working directory itself: refused, named. */
+	CU_ASSERT_FATAL(mklink("@work", "home31w/.config/git/proj") == 0);
+	st = run_fsh("home31w", NULL, NULL, NULL, "work.yaml", "echo ran\n", &out, &err);
+	ROW(st == 125 && !test_has(out, "ran") && test_has(err, "/.config/git/proj"),
+	    "a link in ~/.config/git to the working directory: status %d, %s", st, err ? err : "");
+	drop("home31w/.config/git/proj");
+	free(out);
+	free(err);
+}
+
+/* Dot entries with no row of the table, linked into the writable project
+ * (stow: ~/.lesskey, ~/.config/kitty as a directory, ~/.wezterm.lua, one
+ * three levels down, one dangling): read-only, or not creatable, in a
+ * session run in the project; the project's other files stay writable. */
+static void test_stow_dot_links(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home31s/.config/foo/bar") == 0 && mkdirs("work/st31/less") == 0 &&
+			mkdirs("work/st31/kitty") == 0 && mkdirs("work/st31/wez") == 0 &&
+			mkdirs("work/st31/some") == 0 &&
+			mkfile(at(buf, "work/st31/less/.lesskey"), "#command\n") == 0 &&
+			mkfile(at(buf, "work/st31/kitty/kitty.conf"), "font_size 11\n") == 0 &&
+			mkfile(at(buf, "work/st31/wez/.wezterm.lua"), "return {}\n") == 0 &&
+			mkfile(at(buf, "work/st31/deep.conf"), "deep\n") == 0);
+	CU_ASSERT_FATAL(mklink("../work/st31/less/.lesskey", "home31s/.lesskey") == 0 &&
+			mklink("../../work/st31/kitty", "home31s/.config/kitty") == 0 &&
+			mklink("@work/st31/wez/.wezterm.lua", "home31s/.wezterm.lua") == 0 &&
+			mklink("@work/st31/deep.conf", "home31s/.config/foo/bar/baz.conf") == 0 &&
+			mklink("../work/st31/some/rc", "home31s/.somerc31") == 0);
+	st = run_fsh("home31s", NULL, NULL, NULL, "work.yaml",
+		     "printf '#env\\nLESSOPEN=|-touch /x\\n' > st31/less/.lesskey 2>/dev/null; echo less=$?\n"
+		     "echo 'shell sh' >> st31/kitty/kitty.conf 2>/dev/null; echo kitty=$?\n"
+		     "echo 'os.execute(1)' > st31/wez/.wezterm.lua 2>/dev/null; echo wez=$?\n"
+		     "echo x >> st31/deep.conf 2>/dev/null; echo deep=$?\n"
+		     "echo x > st31/some/rc 2>/dev/null; echo dangling=$?\n"
+		     "echo ok > st31/other 2>/dev/null; echo other=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "other=0"), "a stow'd dotfiles project: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	ROW(test_has(out, "less=") && !test_has(out, "less=0"), "~/.lesskey's target in the project was writable");
+	ROW(test_has(out, "kitty=") && !test_has(out, "kitty=0"),
+	    "a file of ~/.config/kitty (a link to a project directory) was writable");
+	ROW(test_has(out, "wez=") && !test_has(out, "wez=0"), "~/.wezterm.lua's target was writable");
+	ROW(test_has(out, "deep=") && !test_has(out, "deep=0"),
+	    "~/.config/foo/bar/baz.conf's target was writable");
+	ROW(test_has(out, "dangling=") && !test_has(out, "dangling=0"),
+	    "a dangling dot link's target could be created in the project");
+	text = test_read_file(at(buf, "work/st31/less/.lesskey"), NULL);
+	ROW(text != NULL && strcmp(text, "#command\n") == 0, "~/.lesskey's target changed");
+	free(text);
+	ROW(!exists("work/st31/some/rc"), "the placeholder of a dangling dot link's target was left");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A dot link to the working directory itself: refused, named. */
+	CU_ASSERT_FATAL(mklink("@work", "home31s/.proj31") == 0);
+	st = run_fsh("home31s", NULL, NULL, NULL, "work.yaml", "echo ran\n", &out, &err);
+	ROW(st == 125 && !test_has(out, "ran") && test_has(err, "/.proj31"),
+	    "a dot link to the working directory: status %d, %s", st, err ? err : "");
+	drop("home31s/.proj31");
+	free(out);
+	free(err);
+}
+
 static void test_env_dropped(void)
 {
 	static const char script[] =
@@ -2000,6 +2196,11 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: rows under .config, .hg and mise only where the directory exists",
 		 test_workspace_if_dir);
 	test_add(s, "credential stores: the new ones are unreadable", test_stores_unreadable);
+	test_add(s, "round 31: links in read-denied directories (~/.ssh, ~/.aws, ~/.kube): targets unreadable",
+		 test_read_denied_dir_links);
+	test_add(s, "round 31: links in write-denied directory rows into the project: targets read-only",
+		 test_write_denied_dir_links);
+	test_add(s, "round 31: stow'd dot entries linked into the project: read-only", test_stow_dot_links);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);
 	test_add(s, "check -v: mandatory table, PATH, environment rule", test_check_verbose);
