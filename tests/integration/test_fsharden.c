@@ -1442,6 +1442,18 @@ static void test_stow_dot_links(void)
 	free(err);
 	out = err = NULL;
 
+	/* A link inside a writable dot directory (allowWrite "~/.cache")
+	 * is the session's own to change: no refusal for it. */
+	CU_ASSERT_FATAL(mkdirs("home31s/.cache/tool/v2") == 0 && mklink("v2", "home31s/.cache/tool/current") == 0 &&
+			write_policy("cache31.yaml", "filesystem:\n  allowWrite: [\"%1$s/home31s/.cache\", "
+						     "\"%1$s/work\"]\n") == 0);
+	st = run_fsh("home31s", NULL, NULL, NULL, "cache31.yaml", "echo ran\n", &out, &err);
+	ROW(st == 0 && test_has(out, "ran"), "a link inside a writable ~/.cache refused the start: status %d, %s", st,
+	    err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+
 	/* A dot link to the working directory itself: refused, named. */
 	CU_ASSERT_FATAL(mklink("@work", "home31s/.proj31") == 0);
 	st = run_fsh("home31s", NULL, NULL, NULL, "work.yaml", "echo ran\n", &out, &err);
