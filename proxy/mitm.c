@@ -288,6 +288,16 @@ static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_
 				   "decided",
 				   conn_what(c, w, sizeof(w)));
 	}
+	/* An encrypted ClientHello names the server's real choice inside
+	 * (round 31's review): only its outer name would be compared. */
+	if (h.hides_name) {
+		c->ex.phase = EX_WAIT_RESPONSE;
+		return conn_refuse(c, 421, NULL, "connect", CONN_RULE_SNI,
+				   "passavant: %s refused: the ClientHello offers encrypted_client_hello, which hides "
+				   "the name the server routes by (an excluded host's TLS is relayed unopened, so "
+				   "that name must be the one in clear)",
+				   conn_what(c, w, sizeof(w)));
+	}
 	if (h.has_sni || h.bad_sni) {
 		bool named = !h.bad_sni && policy_host_normalize(h.sni, strlen(h.sni), sni, sizeof(sni)) == NULL;
 

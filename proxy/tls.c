@@ -724,7 +724,8 @@ static int hello_cb(SSL *s, int *al, void *arg)
 {
 	struct tls_hello *h = SSL_get_app_data(s);
 	const unsigned char *p;
-	size_t len, ll, nl;
+	size_t len, ll, nl, ntypes = 0;
+	int *types = NULL;
 
 	(void)al;
 	(void)arg;
@@ -735,10 +736,24 @@ static int hello_cb(SSL *s, int *al, void *arg)
 			if (p[i] == 2 && memcmp(p + i + 1, "h2", 2) == 0)
 				h->offers_h2 = true;
 	}
+	/* encrypted_client_hello (0xfe0d) and its draft ESNI (0xffce): the
+	 * name the server routes by is not the one in clear. OpenSSL drops
+	 * an extension it does not know: tls_hello_ctx_new() registers
+	 * these two, so they are listed. */
+	if (SSL_client_hello_get1_extensions_present(s, &types, &ntypes) == 1) {
+		for (size_t i = 0; i < ntypes; i++)
+			if (types[i] == 0xfe0d || types[i] == 0xffce)
+				h->hides_name = true;
+		OPENSSL_free(types);
+	} else {
+		h->hides_name = true; /* unknown: the worse case */
+	}
 	if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &p, &len) != 1)
 		return SSL_CLIENT_HELLO_RETRY;
+	/* one host_name entry, nothing after it (round 31's review: a second
+	 * entry, unread, went to the server) */
 	if (len < 5 || (ll = (size_t)p[0] << 8 | p[1]) != len - 2 || p[2] != 0 ||
-	    (nl = (size_t)p[3] << 8 | p[4]) == 0 || nl > len - 5 || nl >= sizeof(h->sni) ||
+	    (nl = (size_t)p[3] << 8 | p[4]) == 0 || nl != len - 5 || nl >= sizeof(h->sni) ||
 	    memchr(p + 5, '\0', nl) != NULL) {
 		h->bad_sni = true;
 		return SSL_CLIENT_HELLO_RETRY;
@@ -753,8 +768,14 @@ SSL_CTX *tls_hello_ctx_new(void)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 
-	if (ctx != NULL)
-		SSL_CTX_set_client_hello_cb(ctx, hello_cb, NULL);
+	if (ctx == NULL)
+		return NULL;
+	SSL_CTX_set_client_hello_cb(ctx, hello_cb, NULL);
+	if (SSL_CTX_add_custom_ext(ctx, 0xfe0d, SSL_EXT_CLIENT_HELLO, NULL, NULL, NULL, NULL, NULL) != 1 ||
+	    SSL_CTX_add_custom_ext(ctx, 0xffce, SSL_EXT_CLIENT_HELLO, NULL, NULL, NULL, NULL, NULL) != 1) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
 	return ctx;
 }
 

@@ -132,6 +132,9 @@ struct tls_hello {
 	bool has_sni;                  /* it carried a host_name server name */
 	bool bad_sni;                  /* a server_name extension we cannot read */
 	bool offers_h2;                /* its ALPN list names h2 */
+	bool hides_name;               /* it offers encrypted_client_hello (or
+					  ESNI): the server may route by a name
+					  not in clear */
 	char sni[POLICY_HOST_MAX + 1]; /* the name as sent (NUL-terminated) */
 };
 

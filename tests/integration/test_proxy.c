@@ -1398,12 +1398,28 @@ static int loopback_listener(char *addr, size_t cap)
 	return lis;
 }
 
+/* A payload for an extension a test adds to its ClientHello. */
+static int hello_ext_add(SSL *s, unsigned int type, unsigned int context, const unsigned char **out, size_t *outlen,
+			 X509 *x, size_t chainidx, int *al, void *arg)
+{
+	static const unsigned char body[] = {0x00, 0x00, 0x01, 0x00, 0x01, 0x42, 0x00, 0x00, 0x00, 0x00};
+
+	(void)s, (void)type, (void)context, (void)x, (void)chainidx, (void)al, (void)arg;
+	*out = body;
+	*outlen = sizeof(body);
+	return 1;
+}
+
 /* A ClientHello for name (NULL: no server name, as for an address) as
- * OpenSSL's client writes it (malloc'd into *out, *len bytes). 0 or -1. */
-static int test_client_hello(const char *name, char **out, size_t *len)
+ * OpenSSL's client writes it, with the extension ext too when it is not
+ * 0 (malloc'd into *out, *len bytes). 0 or -1. */
+static int test_client_hello_ext(const char *name, unsigned ext, char **out, size_t *len)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-	SSL *ssl = ctx != NULL ? SSL_new(ctx) : NULL;
+	SSL *ssl = ctx != NULL && (ext == 0 || SSL_CTX_add_custom_ext(ctx, ext, SSL_EXT_CLIENT_HELLO, hello_ext_add, NULL,
+								    NULL, NULL, NULL) == 1)
+			   ? SSL_new(ctx)
+			   : NULL;
 	BIO *rb = BIO_new(BIO_s_mem()), *wb = BIO_new(BIO_s_mem());
 	char *data;
 	long n;
@@ -1430,6 +1446,11 @@ done:
 	SSL_free(ssl);
 	SSL_CTX_free(ctx);
 	return rc;
+}
+
+static int test_client_hello(const char *name, char **out, size_t *len)
+{
+	return test_client_hello_ext(name, 0, out, len);
 }
 
 /*
@@ -1514,7 +1535,7 @@ static void test_tunnel_excluded_not_tls(void)
  * (excluded): refused with a 421 naming both, the server receiving
  * nothing, when refused; else the hello reaches the server.
  */
-static void excluded_sni_case(const char *sni, bool refused)
+static void excluded_sni_case(const char *sni, unsigned ext, bool refused)
 {
 	struct test_px p;
 	char addr[64], req[256], got[4096], *resp, *hello = NULL, *log;
@@ -1537,7 +1558,7 @@ static void excluded_sni_case(const char *sni, bool refused)
 	CU_ASSERT(s >= 0);
 	resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
 	free(resp);
-	CU_ASSERT(test_client_hello(sni, &hello, &hl) == 0);
+	CU_ASSERT(test_client_hello_ext(sni, ext, &hello, &hl) == 0);
 	if (hello != NULL)
 		CU_ASSERT(raw_send(fd, hello, hl) == 0);
 	free(hello);
@@ -1549,8 +1570,10 @@ static void excluded_sni_case(const char *sni, bool refused)
 	}
 	if (refused) {
 		resp = raw_read(fd, NULL, 3000, NULL);
-		ROW(resp != NULL && strstr(resp, "HTTP/1.1 421") != NULL && strstr(resp, sni) != NULL &&
-			    strstr(resp, "does not name the CONNECT target localhost") != NULL,
+		ROW(resp != NULL && strstr(resp, "HTTP/1.1 421") != NULL &&
+			    (ext != 0 ? strstr(resp, "encrypted_client_hello") != NULL
+				      : strstr(resp, sni) != NULL &&
+						strstr(resp, "does not name the CONNECT target localhost") != NULL),
 		    "excluded host, server name %s: not refused with a 421: %.300s", sni, test_nz(resp));
 		ROW(k <= 0, "excluded host, server name %s: the server received %zd bytes", sni, k);
 		free(resp);
@@ -1573,11 +1596,15 @@ static void excluded_sni_case(const char *sni, bool refused)
 
 static void test_tunnel_excluded_sni(void)
 {
-	excluded_sni_case("evil.example", true);
-	excluded_sni_case("127.0.0.1.nip.example", true);
-	excluded_sni_case("localhost.evil.example", true);
-	excluded_sni_case("LocalHost.", false);
-	excluded_sni_case(NULL, false);
+	excluded_sni_case("evil.example", 0, true);
+	excluded_sni_case("127.0.0.1.nip.example", 0, true);
+	excluded_sni_case("localhost.evil.example", 0, true);
+	/* the outer name right, the routing one inside encrypted_client_hello
+	 * (0xfe0d) or ESNI (0xffce): round 31's review */
+	excluded_sni_case("localhost", 0xfe0d, true);
+	excluded_sni_case("localhost", 0xffce, true);
+	excluded_sni_case("LocalHost.", 0, false);
+	excluded_sni_case(NULL, 0, false);
 }
 
 /* An upstream that speaks first (SMTP, an SSH server): the tunnel is
