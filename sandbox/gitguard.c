@@ -222,7 +222,8 @@ struct scan {
 	bool objects_dir, refs_dir; /* those two, as directories */
 	unsigned char dotgit; /* DT_* of a .git entry, DT_UNKNOWN if none */
 	bool notebook;        /* a Jupyter notebook (*.ipynb): its kernel starts here */
-	bool pyc;             /* a compiled Python file (*.pyc) */
+	bool pyc;             /* a compiled Python file (*.pyc) or an extension
+				 module (*.so), or a link so named */
 	struct ent *ents;
 	size_t n, cap;
 };
@@ -270,7 +271,8 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 	 * (review of round 29) */
 	if ((t == DT_REG || t == DT_LNK) && (n = strlen(name)) > 6 && memcmp(name + n - 6, ".ipynb", 6) == 0)
 		sc->notebook = true;
-	if (t == DT_REG && (n = strlen(name)) > 4 && memcmp(name + n - 4, ".pyc", 4) == 0)
+	if ((t == DT_REG || t == DT_LNK) && (n = strlen(name)) > 3 &&
+	    (memcmp(name + n - 3, ".so", 3) == 0 || (n > 4 && memcmp(name + n - 4, ".pyc", 4) == 0)))
 		sc->pyc = true;
 	switch (name[0]) {
 	case 'H':

@@ -153,9 +153,11 @@ void gg_listed_free(struct gg *g);
  * `python3 -m` or a package installed for the host's Python, new at
  * that name in the session (gg_py_old()). */
 void gg_check_py_shadow(struct gg *g, int fd);
-/* Removes the compiled Python files (*.pyc) of the walk's directory fd
- * made or changed in the session; one that cannot be removed moves
- * aside. */
+/* Removes the compiled Python files (*.pyc, or links so named) of the
+ * walk's directory fd made or changed in the session; one that cannot be
+ * removed moves aside. Moves aside an extension module (NAME*.so) made
+ * or changed in the session beside a NAME.py, which Python imports
+ * instead. */
 void gg_py_drop_compiled(struct gg *g, int fd);
 /* pyshadow.c: the walk before the session notes the entries of such a
  * directory and the __init__ files of its packages (gg_py_note()). */

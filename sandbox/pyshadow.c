@@ -577,9 +577,25 @@ void gg_py_note_dir(struct gg *g, int fd)
  * mtime and size: Python ran its code, not the source the user reviews,
  * and git showed nothing (caches are ignored). A .pyc is a cache, which
  * Python compiles again from the source: each one in the directory fd
- * (g->path) made or changed in the session, under any name, is removed
+ * (g->path) made or changed in the session, under any name, a link so
+ * named too (Python opens through it; review of round 31), is removed
  * (counted, one line after the run); one that cannot be moves aside.
+ * An extension module (util.cpython-311-x86_64-linux-gnu.so, util.so)
+ * made or changed in the session beside util.py takes its place the same
+ * way (Python tries extension suffixes first; *.so is ignored too): no
+ * cache, so it moves aside.
  */
+static bool so_shadows_source(int dfd, const char *name)
+{
+	char src[NAME_MAX + 1];
+	const char *dot = strchr(name, '.');
+
+	if (dot == NULL || dot == name || (size_t)(dot - name) + 3 >= sizeof(src))
+		return false;
+	(void)snprintf(src, sizeof(src), "%.*s.py", (int)(dot - name), name);
+	return faccessat(dfd, src, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 void gg_py_drop_compiled(struct gg *g, int fd)
 {
 	struct gg_dir top = {.pfd = fd, .dir = g->path, .name = "."};
@@ -592,9 +608,15 @@ void gg_py_drop_compiled(struct gg *g, int fd)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
+		unsigned char t;
 
-		if (len <= 4 || strcmp(de->d_name + len - 4, ".pyc") != 0 || ent_type(dirfd(d), de) != DT_REG ||
-		    !gg_changed(g, dirfd(d), de->d_name))
+		if (len <= 3 ||
+		    (strcmp(de->d_name + len - 3, ".so") != 0 && (len <= 4 || strcmp(de->d_name + len - 4, ".pyc") != 0)))
+			continue;
+		t = ent_type(dirfd(d), de);
+		if ((t != DT_REG && t != DT_LNK) || !gg_changed(g, dirfd(d), de->d_name))
+			continue;
+		if (de->d_name[len - 1] == 'o' && !so_shadows_source(dirfd(d), de->d_name))
 			continue;
 		nn = realloc(names, (n + 1) * sizeof(*names));
 		if (nn == NULL || (nn[n] = strdup(de->d_name)) == NULL) {
@@ -606,7 +628,13 @@ void gg_py_drop_compiled(struct gg *g, int fd)
 		n++;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (unlinkat(dirfd(d), names[i], 0) == 0)
+		size_t len = strlen(names[i]);
+
+		if (names[i][len - 1] == 'o')
+			gg_quarantine(g, dirfd(d), g->path, names[i],
+				      "an extension module beside its NAME.py, written in the session (Python "
+				      "imports it in place of the source)");
+		else if (unlinkat(dirfd(d), names[i], 0) == 0)
 			g->st->pyc++;
 		else
 			gg_quarantine(g, dirfd(d), g->path, names[i],

@@ -483,21 +483,26 @@ static void test_rebase_link(void)
  * an unchecked hash-based one (Python never compares it with its
  * source), and a sourceless helper.pyc beside the script: the host's
  * python3 ran each, git showing nothing (__pycache__ and *.pyc ignored).
- * All three are removed after the run; a .pyc older than the session
- * stays.
+ * Its review: a forged one reached through a link named like the cache,
+ * and an extension module u5.cpython-3X-....so beside u5.py (Python
+ * tries extension suffixes first). The four .pyc are removed after the
+ * run, the module moved aside; a .pyc older than the session and an
+ * extension module with no NAME.py beside it stay.
  */
 static void test_pyc_forged(void)
 {
-	static const char *const want[] = {"removed 3 compiled Python files (.pyc) written in the session", NULL};
+	static const char *const want[] = {"removed 4 compiled Python files (.pyc) written in the session",
+					   "an extension module beside its NAME.py", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c,
 				 "cd work && printf '__pycache__/\\n*.pyc\\n' > .gitignore && "
-				 "for m in util u2 u3; do printf 'def add(a, b):\\n    return a + b\\n' > $m.py; done && "
-				 "printf 'import util, u2, u3\\ntry:\\n    import helper\\nexcept ImportError:\\n"
+				 "for m in util u2 u3 u4 u5; do printf 'def add(a, b):\\n    return a + b\\n' > $m.py; done && "
+				 "printf 'import util, u2, u3, u4\\ntry:\\n    import helper\\nexcept ImportError:\\n"
+				 "    pass\\ntry:\\n    import u5\\nexcept ImportError:\\n"
 				 "    pass\\nprint(\"sum\", util.add(2, 2))\\n' > app.py && "
-				 "python3 -c 'import py_compile\nfor m in (\"util\", \"u2\", \"u3\"): "
+				 "python3 -c 'import py_compile\nfor m in (\"util\", \"u2\", \"u3\", \"u4\"): "
 				 "py_compile.compile(m + \".py\", doraise=True)'",
 				 NULL, NULL,
 				 "python3 -c '\n"
@@ -515,11 +520,24 @@ static void test_pyc_forged(void)
 				 "forge(\"util.py\", 0)\n"
 				 "forge(\"u2.py\", 1)\n"
 				 "forge(\"u3.py\", 0, \"helper.pyc\")\n"
+				 "forge(\"u4.py\", 0, \"u4.bin\")\n"
+				 "os.unlink(importlib.util.cache_from_source(\"u4.py\"))\n"
+				 "os.symlink(\"../u4.bin\", importlib.util.cache_from_source(\"u4.py\"))\n"
+				 "import subprocess, importlib.machinery, json\n"
+				 "q = json.dumps\n"
+				 "open(\"so.c\", \"w\").write(\"#include <stdio.h>\\n#include <stdlib.h>\\n"
+				 "__attribute__((constructor)) static void f(void) { char p[4096]; snprintf(p, sizeof p, \" + "
+				 "q(\"%s/u5.py\") + \", getenv(\" + q(\"M\") + \")); FILE *x = fopen(p, \" + q(\"w\") + "
+				 "\"); if (x) fclose(x); }\\n\")\n"
+				 "for m in (\"u5\", \"fast\"):\n"
+				 "    subprocess.check_call([\"gcc\", \"-shared\", \"-fPIC\", \"-o\", "
+				 "m + importlib.machinery.EXTENSION_SUFFIXES[0], \"so.c\"])\n"
 				 "'",
-				 "cd work && python3 app.py; ls __pycache__ | grep -c '^u3\\.' | sed 's/^/u3pyc=/'") == 0);
+				 "cd work && python3 app.py; ls __pycache__ | grep -c '^u3\\.' | sed 's/^/u3pyc=/'; "
+				 "ls | grep -c '^fast\\..*\\.so$' | sed 's/^/fastso=/'") == 0);
 	expect_safe(&c, want);
-	CU_ASSERT(test_has(c.host, "sum 4") && test_has(c.host, "u3pyc=1"));
-	if (!test_has(c.host, "u3pyc=1"))
+	CU_ASSERT(test_has(c.host, "sum 4") && test_has(c.host, "u3pyc=1") && test_has(c.host, "fastso=1"));
+	if (!test_has(c.host, "u3pyc=1") || !test_has(c.host, "fastso=1"))
 		show(&c);
 	gcase_free(&c);
 }
