@@ -1347,7 +1347,8 @@ static bool strip_user_var(const char *text, size_t *at)
  * the home. *from: where the spelling starts. */
 static bool home_before(const struct refscan *rs, const char *text, size_t at, size_t *from)
 {
-	const char *forms[] = {"$HOME", "~", rs->home, rs->given[0] != NULL ? rs->given[0] : "",
+	/* @{HOME}: pam_env's spelling (/etc/security/pam_env.conf, its review) */
+	const char *forms[] = {"$HOME", "~", "@{HOME}", rs->home, rs->given[0] != NULL ? rs->given[0] : "",
 			       rs->given[1] != NULL ? rs->given[1] : "", rs->tilde[0], rs->tilde[1]};
 	size_t a;
 
@@ -1785,14 +1786,21 @@ static int scan_next(struct refscan *rs, size_t i)
 }
 
 /* The system's start-up files every login or interactive shell of the
- * user reads; they name the home as $HOME or ~ (read-only in the
- * session: what they name is the user's to plant). */
+ * user reads, and what sets a login's environment; they name the home
+ * as $HOME, ~ or @{HOME} (read-only in the session: what they name is
+ * the user's to plant). fish, csh, pam_env, systemd's environment.d and
+ * the X session's scripts: the review of round 31's fixes. */
 static int ref_follow_system(struct refscan *rs)
 {
-	static const char *const sys[] = {"/etc/profile",      "/etc/profile.d/*.sh", "/etc/bash.bashrc",
-					  "/etc/bashrc",       "/etc/zshenv",	      "/etc/zprofile",
-					  "/etc/zshrc",	       "/etc/zlogin",	      "/etc/zsh/zshenv",
-					  "/etc/zsh/zprofile", "/etc/zsh/zshrc",      "/etc/zsh/zlogin"};
+	static const char *const sys[] = {
+		"/etc/profile",		    "/etc/profile.d/*.sh",	"/etc/bash.bashrc",
+		"/etc/bashrc",		    "/etc/zshenv",		"/etc/zprofile",
+		"/etc/zshrc",		    "/etc/zlogin",		"/etc/zsh/zshenv",
+		"/etc/zsh/zprofile",	    "/etc/zsh/zshrc",		"/etc/zsh/zlogin",
+		"/etc/fish/config.fish",    "/etc/fish/conf.d/*.fish", "/etc/csh.cshrc",
+		"/etc/csh.login",	    "/etc/profile.d/*.csh",	"/etc/environment",
+		"/etc/environment.d/*.conf", "/etc/security/pam_env.conf", "/etc/X11/Xsession.d/*",
+	};
 
 	for (size_t i = 0; i < ARRAY_LEN(sys); i++)
 		if (ref_follow(rs, sys[i], false, sys[i], NULL) < 0)

@@ -2078,6 +2078,47 @@ static void test_home_placeholders_read_only_home(void)
 }
 
 /*
+ * The review of round 31's fixes: the search read /etc's shell files but
+ * not what sets a login's environment: pam_env's
+ * /etc/security/pam_env.conf names the home as @{HOME}. A line there
+ * puts @{HOME}/pamtools/bin on PATH (bind-mounted over the file in a
+ * mount namespace of the test's own); the new ~/pamtools the session
+ * makes is moved aside, another new directory stays.
+ */
+static void test_home_refs_pam_env(void)
+{
+	char h[PATH_MAX], y[PATH_MAX], conf[PATH_MAX], f[PATH_MAX], script[4 * PATH_MAX + 512];
+	char *argv[] = {"unshare", "-m", "--propagation", "private", "sh", "-c", script, NULL};
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/etc/security/pam_env.conf", F_OK) < 0) {
+		TEST_SKIP("needs root and /etc/security/pam_env.conf to bind a file over it");
+		return;
+	}
+	CU_ASSERT_FATAL(mkdirs("home14") == 0 && mkfile(at(f, "home14/.profile"), "# nothing\n") == 0 &&
+			mkfile(at(conf, "pam_env.conf"), "PATH DEFAULT=@{HOME}/pamtools/bin:${PATH}\n") == 0 &&
+			write_policy("home14.yaml", "filesystem:\n  allowWrite: [\"%1$s/home14\"]\n") == 0);
+	(void)at(h, "home14");
+	(void)at(y, "home14.yaml");
+	snprintf(script, sizeof(script),
+		 "mount --bind '%1$s' /etc/security/pam_env.conf || exit 9; "
+		 "cd '%2$s' && env -i HOME='%2$s' PATH=/usr/bin:/bin TMPDIR=/tmp '%3$s' run -q -p '%4$s' -- "
+		 "sh -c 'mkdir -p ~/pamtools/bin ~/other && echo x > ~/pamtools/bin/ls && echo x > ~/other/f'; "
+		 "echo status=$?",
+		 conf, h, test_passavant_bin(), y);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=0\n"), "the case did not run: %d, %s %s", rc, out ? out : "",
+	    err ? err : "");
+	ROW(!exists("home14/pamtools") && exists("home14/pamtools.passavant-quarantine"),
+	    "a new ~/pamtools that pam_env.conf names (@{HOME}) stayed: %s", err ? err : "");
+	ROW(exists("home14/other/f"), "a new ~/other nothing names was moved aside: %s", err ? err : "");
+	free(out);
+	free(err);
+}
+
+/*
  * allowWrite naming a file (round 31's helper found it): the workspace
  * rows were joined to it as to a directory, and each one's nearest
  * existing part, the file itself, was covered read-only (118 mounts);
@@ -2220,6 +2261,8 @@ TEST_REGISTRAR(register_fsharden)
 		 test_home_hard_link_read_only);
 	test_add(s, "writable HOME, another user: chmod 0500 ~ leaves no placeholder",
 		 test_home_placeholders_read_only_home);
+	test_add(s, "writable HOME: a new entry named by pam_env.conf as @{HOME} is moved aside",
+		 test_home_refs_pam_env);
 	test_add(s, "allowWrite naming a file: writable, one mount, nothing said after the run",
 		 test_allow_write_file);
 	test_add(s, "a placeholder that cannot be removed after the run: named, status 1",
