@@ -1061,6 +1061,7 @@ static const char *const home_tool_roots[] = {
 	"bin",		/* on PATH by /etc/profile (openSUSE), Debian's and Fedora's skeletons */
 	"snap",		/* each snap's HOME (~/snap/APP/current) */
 	"sdk",		/* golang.org/dl's goX.Y commands run ~/sdk/goX.Y/bin/go */
+	"public_html",	/* Apache's UserDir: served, its scripts run where CGI or PHP is on */
 	"objects",	/* with refs and a HEAD: HOME a bare git directory */
 	"refs",		/* for every directory under it (round 31 of the attack) */
 };

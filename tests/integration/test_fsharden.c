@@ -807,11 +807,12 @@ static void test_home_new_files(void)
 		"mkdir -p ~/R/x86_64-pc-linux-gnu-library/4.2/utils/R && "
 		"echo 'system(\\\"id\\\")' > ~/R/x86_64-pc-linux-gnu-library/4.2/utils/R/utils; echo r=$?\n"
 		"mkdir -p ~/texmf/tex/latex && echo x > ~/texmf/tex/latex/article.cls; echo tex=$?\n"
+		"mkdir -p ~/public_html && echo '<?php system(\\\"id\\\"); ?>' > ~/public_html/i.php\n"
 		"echo 'ref: refs/heads/master' > ~/HEAD && mkdir -p ~/objects ~/refs/heads; echo bare=$?\n"
 		"echo notes > ~/notes.txt; ln -s /etc/passwd ~/link; mkfifo ~/fifo; echo notes=$?\n"
 		"mkdir -p ~/proj && echo x > ~/proj/f; echo proj=$?\n";
 	static const char *const gone[] = {"go.work", "Cargo.toml", "pytest.ini", "conftest.py", "R", "texmf",
-					   "HEAD", "objects", "refs", "notes.txt", "link", "fifo"};
+					   "HEAD", "objects", "refs", "notes.txt", "link", "fifo", "public_html"};
 	char h[PATH_MAX], buf[PATH_MAX], *out = NULL, *err = NULL, *gw = NULL, *gerr = NULL;
 	char hv[PATH_MAX + 8], gp[PATH_MAX];
 	int st;
@@ -2097,11 +2098,11 @@ static void test_home_refs_pam_env(void)
 		TEST_SKIP("needs root and /etc/security/pam_env.conf to bind a file over it");
 		return;
 	}
-	CU_ASSERT_FATAL(mkdirs("home14") == 0 && mkfile(at(f, "home14/.profile"), "# nothing\n") == 0 &&
+	CU_ASSERT_FATAL(mkdirs("home15") == 0 && mkfile(at(f, "home15/.profile"), "# nothing\n") == 0 &&
 			mkfile(at(conf, "pam_env.conf"), "PATH DEFAULT=@{HOME}/pamtools/bin:${PATH}\n") == 0 &&
-			write_policy("home14.yaml", "filesystem:\n  allowWrite: [\"%1$s/home14\"]\n") == 0);
-	(void)at(h, "home14");
-	(void)at(y, "home14.yaml");
+			write_policy("home15.yaml", "filesystem:\n  allowWrite: [\"%1$s/home15\"]\n") == 0);
+	(void)at(h, "home15");
+	(void)at(y, "home15.yaml");
 	snprintf(script, sizeof(script),
 		 "mount --bind '%1$s' /etc/security/pam_env.conf || exit 9; "
 		 "cd '%2$s' && env -i HOME='%2$s' PATH=/usr/bin:/bin TMPDIR=/tmp '%3$s' run -q -p '%4$s' -- "
@@ -2111,9 +2112,9 @@ static void test_home_refs_pam_env(void)
 	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
 	ROW(rc == 0 && test_has(out, "status=0\n"), "the case did not run: %d, %s %s", rc, out ? out : "",
 	    err ? err : "");
-	ROW(!exists("home14/pamtools") && exists("home14/pamtools.passavant-quarantine"),
+	ROW(!exists("home15/pamtools") && exists("home15/pamtools.passavant-quarantine"),
 	    "a new ~/pamtools that pam_env.conf names (@{HOME}) stayed: %s", err ? err : "");
-	ROW(exists("home14/other/f"), "a new ~/other nothing names was moved aside: %s", err ? err : "");
+	ROW(exists("home15/other/f"), "a new ~/other nothing names was moved aside: %s", err ? err : "");
 	free(out);
 	free(err);
 }
