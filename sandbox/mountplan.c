@@ -800,9 +800,10 @@ nomem:
 }
 
 /* The walk of the links under the list path s (kind: SBX_OP_DENY_READ or
- * SBX_OP_PROTECT), when it is a directory. 0, or -1 with err set. */
-static int follow_links(struct sbx_builder *b, const char *s, enum sbx_op_kind kind, const char *list,
-			char *err, size_t errlen)
+ * SBX_OP_PROTECT), when it is a directory; written: the path as the list
+ * gives it (before links are resolved). 0, or -1 with err set. */
+static int follow_links(struct sbx_builder *b, const char *s, const char *written, enum sbx_op_kind kind,
+			const char *list, char *err, size_t errlen)
 {
 	struct link_walk w = {.kind = kind, .list = list};
 	bool under = false;
@@ -820,9 +821,14 @@ static int follow_links(struct sbx_builder *b, const char *s, enum sbx_op_kind k
 	/* Only strictly inside a home: the system's denied trees
 	 * (/var/lib/docker, a container's layers) hold links that mean
 	 * paths of another root, and another user's whole home denied
-	 * (/root) is not a store but a tree of any size. */
+	 * (/root) is not a store but a tree of any size. Inside it as
+	 * written, or where it leads (review of round 31: ~/.ssh ->
+	 * /srv/keys, or ~/.config -> /data/cfg with the row ~/.config/git,
+	 * a store linked out of the home, was not walked and its links'
+	 * targets stayed readable or writable). */
 	for (size_t i = 0; b->follow_under != NULL && b->follow_under[i] != NULL && !under; i++)
-		under = sbx_path_under(c, b->follow_under[i]) && strcmp(c, b->follow_under[i]) != 0;
+		under = (sbx_path_under(c, b->follow_under[i]) && strcmp(c, b->follow_under[i]) != 0) ||
+			(sbx_path_under(written, b->follow_under[i]) && strcmp(written, b->follow_under[i]) != 0);
 	if (!under) {
 		free(c);
 		return 0;
@@ -859,7 +865,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			rc = plan_protect(b, s, 0, err, errlen);
 			/* A deny_write directory's links: their targets too. */
 			if (rc == 0 && strcmp(name, "deny_write") == 0)
-				rc = follow_links(b, s, SBX_OP_PROTECT, name, err, errlen);
+				rc = follow_links(b, s, s, SBX_OP_PROTECT, name, err, errlen);
 			free(s);
 			if (rc < 0)
 				return -1;
@@ -893,9 +899,9 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			free(s);
 			continue; /* nothing to hide or re-allow */
 		}
-		free(s);
 		if (kind == SBX_OP_DENY_READ && sbx_check_hard_links(b, "a read deny", c, &st, err, errlen) < 0) {
 			free(c);
+			free(s);
 			return -1;
 		}
 		/* Landlock keeps a covered path unreadable should the host
@@ -905,14 +911,20 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 		     sbx_unseen_add(b, c, (size_t)(strrchr(c, '/') - c), true) < 0) ||
 		    ((kind == SBX_OP_ALLOW_READ || kind == SBX_OP_ALLOW_WRITE) && sbx_unseen_grant(b, c) < 0)) {
 			free(c);
+			free(s);
 			goto nomem;
 		}
-		if (add_op(b, kind, c, NULL, S_ISDIR(st.st_mode)) < 0)
+		if (add_op(b, kind, c, NULL, S_ISDIR(st.st_mode)) < 0) {
+			free(s);
 			goto nomem;
+		}
 		/* A deny_read directory's links: their targets too (c is the
 		 * op's now, freed with the plan). */
-		if (kind == SBX_OP_DENY_READ && S_ISDIR(st.st_mode) &&
-		    follow_links(b, c, SBX_OP_DENY_READ, name, err, errlen) < 0)
+		rc = kind == SBX_OP_DENY_READ && S_ISDIR(st.st_mode)
+			     ? follow_links(b, c, s, SBX_OP_DENY_READ, name, err, errlen)
+			     : 0;
+		free(s);
+		if (rc < 0)
 			return -1;
 	}
 	return 0;

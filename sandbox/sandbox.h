@@ -86,9 +86,11 @@ struct sbx_config {
 	 *  is not refused: each other name is covered, or not, by its own
 	 *  rules (the entries without a dot of a writable home). */
 	const char *const *cover;
-	/** Canonical directories (the homes) under which the symbolic
-	 *  links found in a deny_read or deny_write directory are followed
-	 *  and their targets given its protection (mountplan.c
+	/** Directories (the homes, canonical and as written) under which
+	 *  the symbolic links found in a deny_read or deny_write directory
+	 *  are followed and their targets given its protection: a directory
+	 *  strictly inside one by its canonical path or by its path as the
+	 *  list writes it (~/.ssh -> /srv/keys) (mountplan.c
 	 *  follow_links()); NULL or empty: none. */
 	const char *const *follow_under;
 	/** Files shown with another file's content, n_files entries. */

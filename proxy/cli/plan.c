@@ -800,7 +800,11 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 		if (homes[k] == NULL || homes[k][0] != '/' || realpath(homes[k], real) == NULL ||
 		    (k == 1 && h->home != NULL && strcmp(homes[0], homes[1]) == 0))
 			continue;
-		if ((rc = strv_add_unique(follow, real)) < 0)
+		/* Canonical, and as written (the rows' paths start so: a
+		 * row under a link out of the home is walked by it). */
+		if ((rc = strv_add_unique(follow, real)) < 0 ||
+		    (strcmp(homes[k], real) != 0 && homes[k][strlen(homes[k]) - 1] != '/' &&
+		     (rc = strv_add_unique(follow, homes[k])) < 0))
 			break;
 		if (held_by(&awr, real)) {
 			struct strv plain = {0};

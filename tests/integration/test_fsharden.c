@@ -1320,6 +1320,20 @@ static void test_read_denied_dir_links(void)
 	free(err);
 	out = err = NULL;
 
+	/* ~/.ssh itself a link out of the home (another disk): its links
+	 * are followed as well (review of round 31: they were not). */
+	CU_ASSERT_FATAL(mkdirs("home31l/keys") == 0 && mkdirs("store31l/ssh") == 0 &&
+			mkfile(at(buf, "home31l/keys/id_work"), "R31L-SSH-KEY\n") == 0 &&
+			mklink("@home31l/keys/id_work", "store31l/ssh/id_work") == 0 &&
+			mklink("@store31l/ssh", "home31l/.ssh") == 0);
+	st = run_fsh("home31l", NULL, NULL, NULL, "work.yaml", "cat ~/keys/id_work ~/.ssh/id_work 2>/dev/null; echo done\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "done"), "~/.ssh a link out of the home: status %d, %s", st, err ? err : "");
+	ROW(!test_has(out, "R31L-SSH-KEY"), "a key linked from a linked ~/.ssh was readable: %s", out ? out : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+
 	/* A link to an ancestor of the working directory would hide the
 	 * session's own files: refused, named. */
 	CU_ASSERT_FATAL(mklink("@", "home31r/.ssh/up") == 0);
@@ -1379,6 +1393,21 @@ static void test_write_denied_dir_links(void)
 	ROW(!exists("work/df31/ssh/rc"), "the placeholder of ~/.ssh/rc's target was left");
 	if (st != 0)
 		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* ~/.config a link out of the home (review of round 31): the row
+	 * ~/.config/git's links are followed as well. */
+	CU_ASSERT_FATAL(mkdirs("home31wl") == 0 && mkdirs("cfg31wl/git") == 0 && mkdirs("work/df31l/git") == 0 &&
+			mkfile(at(buf, "work/df31l/git/config"), "[core]\n") == 0 &&
+			mklink("@work/df31l/git/config", "cfg31wl/git/config") == 0 &&
+			mklink("@cfg31wl", "home31wl/.config") == 0);
+	st = run_fsh("home31wl", NULL, NULL, NULL, "work.yaml",
+		     "echo '\tfsmonitor = x' >> df31l/git/config 2>/dev/null; echo git=$?\n", &out, &err);
+	ROW(st == 0 && test_has(out, "git=") && !test_has(out, "git=0"),
+	    "~/.config/git/config's target, ~/.config a link out of the home, was writable: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
 	free(out);
 	free(err);
 	out = err = NULL;
