@@ -645,7 +645,12 @@ static int print_home_notice(const char *home, struct strv *plain)
  * leads, links.c refusing a way through a link the command can write).
  * The walk lists home's dot entries and dot directories HOME_LINK_LEVELS
  * levels down (~/.config/nvim/lua/x), HOME_LINK_ENTRIES entries in all;
- * past that the start is refused. A link to a writable tree itself or
+ * past that the start is refused. A link to a directory is entered as a
+ * directory (~/.config -> /data/cfg; review of round 31), and so is the
+ * target of a link into a writable tree when it is a directory, for the
+ * links inside it leading elsewhere in the tree (~/.config/kitty ->
+ * ../dotfiles/kitty, whose kitty.conf -> ../shared/kitty.conf), at the
+ * level of the link. A link to a writable tree itself or
  * one of its ancestors (that would make the session's whole tree
  * read-only) is refused too, naming it. A dangling link whose target
  * would lie in a writable tree is added as well (the plan puts a
@@ -689,18 +694,95 @@ static bool link_would_be(const char *lnk, char out[PATH_MAX])
 	return false;
 }
 
-static int protect_home_links(struct strv *sv, const struct strv *awr, const char *dir, unsigned level,
-			      size_t *entries)
+/* One walk of protect_home_links(): sv and awr as there; home: the
+ * canonical home; prot: the protected target directory being walked (the
+ * links inside it need nothing), or NULL; entered: canonical directories
+ * entered through a link (each once). */
+struct home_walk {
+	struct strv *sv;
+	const struct strv *awr;
+	const char *home;
+	const char *prot;
+	struct strv entered;
+	size_t entries;
+};
+
+static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level);
+
+/* The link path found level levels below the home. */
+static int home_walk_link(struct home_walk *hw, const char *path, unsigned level)
+{
+	char real[PATH_MAX];
+	const char *saved = hw->prot;
+	struct stat st;
+	bool exists = realpath(path, real) != NULL;
+	bool known = exists || link_would_be(path, real);
+	bool dir = exists && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+	int rc = 0;
+
+	/* The sandbox's /tmp, /dev, /proc and /sys are its own: what it
+	 * writes there is not the host's. Inside the protected target being
+	 * walked: read-only with it. */
+	if (known && (path_under(real, "/tmp") || path_under(real, "/dev") || path_under(real, "/proc") ||
+		      path_under(real, "/sys") || (hw->prot != NULL && path_under(real, hw->prot))))
+		return 0;
+	if (known && !held_by(hw->awr, real)) {
+		/* A directory out of the writable trees (~/.config ->
+		 * /data/cfg, ~/.config/nvim -> /srv/nvim): the host reads
+		 * through it as through a dot directory; its links are
+		 * walked the same (review of round 31). Not the home or an
+		 * ancestor of it: the walk is there already. */
+		if (!dir || level + 1 >= HOME_LINK_LEVELS || path_under(hw->home, real) ||
+		    strv_has(&hw->entered, real))
+			return 0;
+		if (strv_add_unique(&hw->entered, real) < 0)
+			return -1;
+		hw->prot = NULL;
+		rc = home_walk_dir(hw, real, level + 1);
+		hw->prot = saved;
+		return rc;
+	}
+	for (size_t i = 0; known && i < hw->awr->n; i++) {
+		if (!path_under(hw->awr->v[i], real))
+			continue;
+		log_warnx("%s is a symbolic link to %s, which holds %s, writable in this session: the "
+			  "host reads what that link leads to, which cannot be made read-only without "
+			  "the session's whole tree; point the link at the file it means, or run from "
+			  "another directory; the command was not started",
+			  path, real, hw->awr->v[i]);
+		return -1;
+	}
+	/* Missing: where it would be made (a placeholder there). Inside a
+	 * protected target: the link is in a writable tree (read-only
+	 * with the target, but links.c refuses a way through it), its
+	 * target is named. */
+	if (strv_add_unique(hw->sv, known && (!exists || hw->prot != NULL) ? real : path) < 0)
+		return -1;
+	/* A directory of the writable tree made read-only (~/.config/kitty
+	 * -> ../dotfiles/kitty): its own links lead on, into the tree
+	 * (kitty/kitty.conf -> ../shared/kitty.conf; review of round 31). */
+	if (!dir || level + 1 >= HOME_LINK_LEVELS || strv_has(&hw->entered, real))
+		return 0;
+	if (strv_add_unique(&hw->entered, real) < 0)
+		return -1;
+	hw->prot = real;
+	rc = home_walk_dir(hw, real, level + 1);
+	hw->prot = saved;
+	return rc;
+}
+
+static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 {
 	struct dirent *de;
-	char path[PATH_MAX], real[PATH_MAX];
+	char path[PATH_MAX];
 	int rc = 0;
 	DIR *d;
 
 	/* A writable directory (allowWrite "~/.cache"): the command can
 	 * make or change links there anyway; what the host does with them
-	 * is the HOME class rule's and the check after the run's. */
-	if (held_by(awr, dir))
+	 * is the HOME class rule's and the check after the run's. A
+	 * protected target is walked though. */
+	if (hw->prot == NULL && held_by(hw->awr, dir))
 		return 0;
 	d = opendir(dir);
 	if (d == NULL) {
@@ -712,12 +794,11 @@ static int protect_home_links(struct strv *sv, const struct strv *awr, const cha
 	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
 		unsigned char type = de->d_type;
 		struct stat st;
-		bool known, exists;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    (level == 0 && de->d_name[0] != '.'))
 			continue;
-		if (++*entries > HOME_LINK_ENTRIES) {
+		if (++hw->entries > HOME_LINK_ENTRIES) {
 			log_warnx("the dot directories of the home directory hold more than %d entries %d levels "
 				  "down (stopped at %s); their symbolic links into the session's writable trees "
 				  "cannot all be checked: remove what is not needed there; the command was not "
@@ -735,37 +816,26 @@ static int protect_home_links(struct strv *sv, const struct strv *awr, const cha
 		}
 		if (type == DT_DIR) {
 			if (level + 1 < HOME_LINK_LEVELS)
-				rc = protect_home_links(sv, awr, path, level + 1, entries);
-			continue;
+				rc = home_walk_dir(hw, path, level + 1);
+		} else if (type == DT_LNK) {
+			rc = home_walk_link(hw, path, level);
 		}
-		if (type != DT_LNK)
-			continue;
-		exists = realpath(path, real) != NULL;
-		known = exists || link_would_be(path, real);
-		/* The sandbox's /tmp, /dev, /proc and /sys are its own: what
-		 * it writes there is not the host's. */
-		if (known && (!held_by(awr, real) || path_under(real, "/tmp") || path_under(real, "/dev") ||
-			      path_under(real, "/proc") || path_under(real, "/sys")))
-			continue;
-		for (size_t i = 0; known && i < awr->n && rc == 0; i++) {
-			if (!path_under(awr->v[i], real))
-				continue;
-			log_warnx("%s is a symbolic link to %s, which holds %s, writable in this session: the "
-				  "host reads what that link leads to, which cannot be made read-only without "
-				  "the session's whole tree; point the link at the file it means, or run from "
-				  "another directory; the command was not started",
-				  path, real, awr->v[i]);
-			rc = -1;
-		}
-		/* Missing: where it would be made (a placeholder there). */
-		if (rc == 0)
-			rc = strv_add_unique(sv, known && !exists ? real : path);
 	}
 	if (rc == 0 && errno != 0) {
 		log_warn("cannot list %s to check the links among the home's dot entries", dir);
 		rc = -1;
 	}
 	(void)closedir(d);
+	return rc;
+}
+
+/* The walk of the canonical home's dot entries (above). */
+static int protect_home_links(struct strv *sv, const struct strv *awr, const char *home)
+{
+	struct home_walk hw = {.sv = sv, .awr = awr, .home = home};
+	int rc = home_walk_dir(&hw, home, 0);
+
+	strv_free(&hw.entered);
 	return rc;
 }
 
@@ -815,9 +885,7 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 			strv_free(&plain);
 			memcpy(held[nheld++], real, sizeof(real));
 		} else {
-			size_t entries = 0;
-
-			rc = protect_home_links(sv, &awr, real, 0, &entries);
+			rc = protect_home_links(sv, &awr, real);
 		}
 		/* Its configuration and data directories: every entry, dot or
 		 * not. */

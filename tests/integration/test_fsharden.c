@@ -1472,6 +1472,38 @@ static void test_stow_dot_links(void)
 	free(err);
 	out = err = NULL;
 
+	/* Review of round 31: ~/.config itself a link out of the home, and
+	 * there kitty -> the project's kitty (entered as a dot directory);
+	 * a link inside a protected target directory into another file of
+	 * the project (kitty/kitty.conf -> ../shared/kitty.conf). */
+	CU_ASSERT_FATAL(mkdirs("home31s2") == 0 && mkdirs("cfg31s2") == 0 && mkdirs("work/st31b/kitty") == 0 &&
+			mkdirs("work/st31b/shared") == 0 && mkdirs("home31s3/.config") == 0 &&
+			mkfile(at(buf, "work/st31b/kitty/kitty.conf"), "font_size 11\n") == 0 &&
+			mkfile(at(buf, "work/st31b/shared/kitty.conf"), "font_size 12\n") == 0 &&
+			mklink("@work/st31b/kitty", "cfg31s2/kitty") == 0 && mklink("@cfg31s2", "home31s2/.config") == 0 &&
+			mklink("../shared/kitty.conf", "work/st31b/kitty/shared.conf") == 0 &&
+			mklink("../../work/st31b/kitty", "home31s3/.config/kitty") == 0);
+	st = run_fsh("home31s2", NULL, NULL, NULL, "work.yaml",
+		     "echo 'shell sh' >> st31b/kitty/kitty.conf 2>/dev/null; echo kitty=$?\n"
+		     "echo ok > st31b/other 2>/dev/null; echo other=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "other=0") && test_has(out, "kitty=") && !test_has(out, "kitty=0"),
+	    "~/.config a link out of the home, its kitty linked into the project: writable: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	st = run_fsh("home31s3", NULL, NULL, NULL, "work.yaml",
+		     "echo 'shell sh' >> st31b/shared/kitty.conf 2>/dev/null; echo shared=$?\n"
+		     "echo ok > st31b/other 2>/dev/null; echo other=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "other=0") && test_has(out, "shared=") && !test_has(out, "shared=0"),
+	    "a link inside ~/.config/kitty's target (into the project) had a writable target: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+
 	/* A link inside a writable dot directory (allowWrite "~/.cache")
 	 * is the session's own to change: no refusal for it. */
 	CU_ASSERT_FATAL(mkdirs("home31s/.cache/tool/v2") == 0 && mklink("v2", "home31s/.cache/tool/current") == 0 &&
