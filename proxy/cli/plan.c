@@ -645,7 +645,10 @@ static int print_home_notice(const char *home, struct strv *plain)
  * leads, links.c refusing a way through a link the command can write).
  * The walk lists home's dot entries and dot directories HOME_LINK_LEVELS
  * levels down (~/.config/nvim/lua/x), HOME_LINK_ENTRIES entries in all;
- * past that the start is refused. A link to a directory is entered as a
+ * past that the start is refused, naming the largest dot entry. The
+ * cache (~/.cache, $XDG_CACHE_HOME inside the home) is not walked:
+ * regenerable data, no configuration read through links (a Go build
+ * cache passed 200000 entries and refused every run). A link to a directory is entered as a
  * directory (~/.config -> /data/cfg; review of round 31), and so is the
  * target of a link into a writable tree when it is a directory, for the
  * links inside it leading elsewhere in the tree (~/.config/kitty ->
@@ -657,7 +660,7 @@ static int print_home_notice(const char *home, struct strv *plain)
  * placeholder there, or refuses it). awr: canonical writable trees.
  */
 #define HOME_LINK_LEVELS 4
-#define HOME_LINK_ENTRIES 200000
+#define HOME_LINK_ENTRIES 400000
 
 /* The canonical path the link lnk's target would have (realpath of its
  * longest existing prefix, then the rest), into out; false when there
@@ -694,6 +697,17 @@ static bool link_would_be(const char *lnk, char out[PATH_MAX])
 	return false;
 }
 
+/* The value of name in the command's environment, or NULL. */
+static const char *host_env(const struct plan_host *h, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
+		if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
+			return h->env[i] + n + 1;
+	return NULL;
+}
+
 /* One walk of protect_home_links(): sv and awr as there; home: the
  * canonical home; prot: the protected target directory being walked (the
  * links inside it need nothing), or NULL; entered: canonical directories
@@ -705,7 +719,22 @@ struct home_walk {
 	const char *prot;
 	struct strv entered;
 	size_t entries;
+	char cache[PATH_MAX];	/* canonical $XDG_CACHE_HOME inside the home, or "" */
+	char top[NAME_MAX + 1]; /* the dot entry walked; and the largest walked */
+	size_t top_from;	/* entries when it began */
+	char big[NAME_MAX + 1];
+	size_t big_n;
 };
+
+/* Whether the canonical c is the home's cache directory (~/.cache, or
+ * $XDG_CACHE_HOME inside the home): not walked. */
+static bool home_cache(const struct home_walk *hw, const char *c)
+{
+	size_t hl = strlen(hw->home);
+
+	return (hw->cache[0] != '\0' && strcmp(c, hw->cache) == 0) ||
+	       (strncmp(c, hw->home, hl) == 0 && strcmp(c + hl, "/.cache") == 0);
+}
 
 static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level);
 
@@ -732,7 +761,7 @@ static int home_walk_link(struct home_walk *hw, const char *path, unsigned level
 		 * through it as through a dot directory; its links are
 		 * walked the same (review of round 31). Not the home or an
 		 * ancestor of it: the walk is there already. */
-		if (!dir || level + 1 >= HOME_LINK_LEVELS || path_under(hw->home, real) ||
+		if (!dir || level + 1 >= HOME_LINK_LEVELS || path_under(hw->home, real) || home_cache(hw, real) ||
 		    strv_has(&hw->entered, real))
 			return 0;
 		if (strv_add_unique(&hw->entered, real) < 0)
@@ -798,16 +827,32 @@ static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    (level == 0 && de->d_name[0] != '.'))
 			continue;
+		if (level == 0) {
+			if (hw->entries - hw->top_from > hw->big_n) {
+				hw->big_n = hw->entries - hw->top_from;
+				memcpy(hw->big, hw->top, sizeof(hw->big));
+			}
+			snprintf(hw->top, sizeof(hw->top), "%s", de->d_name);
+			hw->top_from = hw->entries;
+		}
 		if (++hw->entries > HOME_LINK_ENTRIES) {
-			log_warnx("the dot directories of the home directory hold more than %d entries %d levels "
-				  "down (stopped at %s); their symbolic links into the session's writable trees "
-				  "cannot all be checked: remove what is not needed there; the command was not "
-				  "started",
-				  HOME_LINK_ENTRIES, HOME_LINK_LEVELS, dir);
+			bool cur = hw->entries - hw->top_from >= hw->big_n;
+
+			log_warnx("the home's dot entries hold more than %d entries %d levels down, %zu of them in "
+				  "%s/%s (stopped at %s); their symbolic links into the session's writable trees "
+				  "cannot all be checked: remove what is not needed there, or move a cache under "
+				  "%s/.cache, which is not walked; the command was not started",
+				  HOME_LINK_ENTRIES, HOME_LINK_LEVELS, cur ? hw->entries - hw->top_from : hw->big_n,
+				  hw->home, cur ? hw->top : hw->big, dir, hw->home);
 			rc = -1;
 			break;
 		}
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		/* The cache: regenerable data, which no program reads its
+		 * configuration from through a link (a Go build cache holds
+		 * 200000 files: review of round 31). */
+		if (home_cache(hw, path))
 			continue;
 		if (type == DT_UNKNOWN) {
 			if (lstat(path, &st) < 0)
@@ -829,11 +874,18 @@ static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 	return rc;
 }
 
-/* The walk of the canonical home's dot entries (above). */
-static int protect_home_links(struct strv *sv, const struct strv *awr, const char *home)
+/* The walk of the canonical home's dot entries (above); cache: the
+ * command's $XDG_CACHE_HOME, or NULL. */
+static int protect_home_links(struct strv *sv, const struct strv *awr, const char *home, const char *cache)
 {
 	struct home_walk hw = {.sv = sv, .awr = awr, .home = home};
-	int rc = home_walk_dir(&hw, home, 0);
+	int rc;
+
+	/* Absolute and strictly inside the home, or none. */
+	if (cache == NULL || cache[0] != '/' || realpath(cache, hw.cache) == NULL || !path_under(hw.cache, home) ||
+	    strcmp(hw.cache, home) == 0)
+		hw.cache[0] = '\0';
+	rc = home_walk_dir(&hw, home, 0);
 
 	strv_free(&hw.entered);
 	return rc;
@@ -885,7 +937,7 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 			strv_free(&plain);
 			memcpy(held[nheld++], real, sizeof(real));
 		} else {
-			rc = protect_home_links(sv, &awr, real);
+			rc = protect_home_links(sv, &awr, real, host_env(h, "XDG_CACHE_HOME"));
 		}
 		/* Its configuration and data directories: every entry, dot or
 		 * not. */

@@ -1526,6 +1526,35 @@ static void test_stow_dot_links(void)
 	free(err);
 }
 
+/* A Go build cache (~/.cache/go-build/00..ff, 801 files each: 205056
+ * entries) in a home that is not writable: the walk of the dot links
+ * skips the cache and the run starts (review of round 31: every run was
+ * refused past 200000 entries). */
+static void test_home_big_cache(void)
+{
+	char dir[PATH_MAX], f[PATH_MAX + 32], *out = NULL, *err = NULL;
+	bool ok = true;
+	int st, fd;
+
+	SKIP_IF_NEEDED();
+	for (unsigned i = 0; i < 256 && ok; i++) {
+		snprintf(f, sizeof(f), "home31c/.cache/go-build/%02x", i);
+		ok = mkdirs(f) == 0;
+		(void)at(dir, f);
+		for (unsigned j = 0; j < 801 && ok; j++) {
+			snprintf(f, sizeof(f), "%s/%08x-d", dir, j);
+			fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+			ok = fd >= 0 && close(fd) == 0;
+		}
+	}
+	CU_ASSERT_FATAL(ok);
+	st = run_fsh("home31c", NULL, NULL, NULL, "work.yaml", "echo ran\n", &out, &err);
+	ROW(st == 0 && test_has(out, "ran"), "a Go build cache in ~/.cache refused the start: status %d, %s", st,
+	    err ? err : "");
+	free(out);
+	free(err);
+}
+
 static void test_env_dropped(void)
 {
 	static const char script[] =
@@ -2316,6 +2345,7 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 31: links in write-denied directory rows into the project: targets read-only",
 		 test_write_denied_dir_links);
 	test_add(s, "round 31: stow'd dot entries linked into the project: read-only", test_stow_dot_links);
+	test_add(s, "round 31: a Go build cache in ~/.cache (205056 entries) is not walked", test_home_big_cache);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);
 	test_add(s, "check -v: mandatory table, PATH, environment rule", test_check_verbose);
