@@ -659,7 +659,7 @@ static int print_home_notice(const char *home, struct strv *plain)
  * would lie in a writable tree is added as well (the plan puts a
  * placeholder there, or refuses it). awr: canonical writable trees.
  */
-#define HOME_LINK_LEVELS 4
+#define HOME_LINK_LEVELS 6
 #define HOME_LINK_ENTRIES 400000
 
 /* The canonical path the link lnk's target would have (realpath of its

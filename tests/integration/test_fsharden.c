@@ -1493,13 +1493,23 @@ static void test_stow_dot_links(void)
 	free(out);
 	free(err);
 	out = err = NULL;
+	/* And a link five components down (stow --no-folding), six. */
+	CU_ASSERT_FATAL(mkdirs("home31s3/.config/k5/themes/dark/extra") == 0 &&
+			mkfile(at(buf, "work/st31b/t5.conf"), "t5\n") == 0 &&
+			mkfile(at(buf, "work/st31b/t6.conf"), "t6\n") == 0 &&
+			mklink("@work/st31b/t5.conf", "home31s3/.config/k5/themes/dark/t.conf") == 0 &&
+			mklink("@work/st31b/t6.conf", "home31s3/.config/k5/themes/dark/extra/t.conf") == 0);
 	st = run_fsh("home31s3", NULL, NULL, NULL, "work.yaml",
 		     "echo 'shell sh' >> st31b/shared/kitty.conf 2>/dev/null; echo shared=$?\n"
+		     "echo x >> st31b/t5.conf 2>/dev/null; echo t5=$?\n"
+		     "echo x >> st31b/t6.conf 2>/dev/null; echo t6=$?\n"
 		     "echo ok > st31b/other 2>/dev/null; echo other=$?\n",
 		     &out, &err);
 	ROW(st == 0 && test_has(out, "other=0") && test_has(out, "shared=") && !test_has(out, "shared=0"),
 	    "a link inside ~/.config/kitty's target (into the project) had a writable target: status %d, %s %s", st,
 	    out ? out : "", err ? err : "");
+	ROW(test_has(out, "t5=") && !test_has(out, "t5=0") && test_has(out, "t6=") && !test_has(out, "t6=0"),
+	    "a dot link five or six components down had a writable target: %s", out ? out : "");
 	free(out);
 	free(err);
 	out = err = NULL;
