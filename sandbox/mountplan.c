@@ -744,8 +744,21 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 	if (depth == 0 && (w->seen[w->n_seen++] = strdup(dir)) == NULL)
 		goto nomem;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES)
-		return 0;
+	/* Not listable: the host's programs still open the links in it by
+	 * name (a 0311 ~/.ssh/vault holding id_vault -> ~/keys/id_vault;
+	 * review of round 31). Only one the command can neither enter nor
+	 * chmod (another user's, not searchable) holds nothing for it. */
+	if (fd < 0 && errno == EACCES) {
+		struct stat st;
+
+		if (lstat(dir, &st) == 0 && st.st_uid != geteuid() && access(dir, X_OK) < 0)
+			return 0;
+		errbuf_set_errno(err, errlen, 0,
+				 "cannot list %s to check its symbolic links (%s path %s): programs still open "
+				 "the links in it by name; give it read permission (chmod u+r %s) or remove it",
+				 dir, w->list, w->row, dir);
+		return -1;
+	}
 	d = fd < 0 ? NULL : fdopendir(fd);
 	if (d == NULL) {
 		errbuf_set_errno(err, errlen, errno, "cannot list %s to check its symbolic links (%s path %s)",

@@ -815,8 +815,24 @@ static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 		return 0;
 	d = opendir(dir);
 	if (d == NULL) {
-		if (errno == EACCES || errno == ENOENT)
-			return 0; /* nothing the user's programs read there */
+		struct stat st;
+		int e = errno;
+
+		if (e == ENOENT)
+			return 0;
+		/* Not listable (a 0311 directory): the host's programs still
+		 * open the links in it by name; one the command can neither
+		 * enter nor chmod (another user's) holds nothing for it. */
+		if (e == EACCES && lstat(dir, &st) == 0 && st.st_uid != geteuid() && access(dir, X_OK) < 0)
+			return 0;
+		errno = e;
+		if (e == EACCES) {
+			log_warnx("cannot list %s to check the links among the home's dot entries: programs still "
+				  "open the links in it by name; give it read permission (chmod u+r %s) or remove "
+				  "it; the command was not started",
+				  dir, dir);
+			return -1;
+		}
 		log_warn("cannot list %s to check the links among the home's dot entries", dir);
 		return -1;
 	}

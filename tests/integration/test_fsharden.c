@@ -1565,6 +1565,41 @@ static void test_home_big_cache(void)
 	free(err);
 }
 
+/* A directory under ~/.ssh the user cannot list (0311) holding
+ * id_vault -> ~/keys/id_vault: the start is refused, naming it (review
+ * of round 31: the walk skipped it and the key was read at its target).
+ * Run as nobody: root lists any directory. */
+static void test_xonly_dir_links(void)
+{
+	char h[PATH_MAX], buf[PATH_MAX], script[3 * PATH_MAX + 512];
+	char *argv[] = {"sh", "-c", script, NULL};
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to run as another user");
+		return;
+	}
+	CU_ASSERT_FATAL(mkdirs("home31x/.ssh/vault") == 0 && mkdirs("home31x/keys") == 0 &&
+			mkdirs("home31x/proj") == 0 && mkfile(at(buf, "home31x/keys/id_vault"), "R31X-KEY\n") == 0 &&
+			mklink("@home31x/keys/id_vault", "home31x/.ssh/vault/id_vault") == 0);
+	(void)at(h, "home31x");
+	snprintf(script, sizeof(script),
+		 "chown -R 65534:65534 '%1$s' && chmod 700 '%1$s/.ssh' && chmod 311 '%1$s/.ssh/vault' || exit 9; "
+		 "cd '%1$s/proj' && env -i HOME='%1$s' PATH=/usr/bin:/bin TMPDIR=/tmp setpriv --reuid=65534 "
+		 "--regid=65534 --clear-groups '%2$s' run -q -- cat '%1$s/keys/id_vault'; echo status=$?",
+		 h, test_passavant_bin());
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=125\n") && !test_has(out, "R31X-KEY") &&
+		    test_has(err, "/home31x/.ssh/vault") && test_has(err, "chmod u+r"),
+	    "a key linked from a directory under ~/.ssh that cannot be listed: %d, %s %s", rc, out ? out : "",
+	    err ? err : "");
+	(void)chmod(at(buf, "home31x/.ssh/vault"), 0700);
+	free(out);
+	free(err);
+}
+
 static void test_env_dropped(void)
 {
 	static const char script[] =
@@ -2356,6 +2391,8 @@ TEST_REGISTRAR(register_fsharden)
 		 test_write_denied_dir_links);
 	test_add(s, "round 31: stow'd dot entries linked into the project: read-only", test_stow_dot_links);
 	test_add(s, "round 31: a Go build cache in ~/.cache (205056 entries) is not walked", test_home_big_cache);
+	test_add(s, "round 31: links in a directory of ~/.ssh that cannot be listed (0311): refused, named",
+		 test_xonly_dir_links);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);
 	test_add(s, "check -v: mandatory table, PATH, environment rule", test_check_verbose);
