@@ -648,14 +648,15 @@ static int print_home_notice(const char *home, struct strv *plain)
  * past that the start is refused, naming the largest dot entry. The
  * cache (~/.cache, $XDG_CACHE_HOME inside the home) is not walked:
  * regenerable data, no configuration read through links (a Go build
- * cache passed 200000 entries and refused every run). A link to a directory is entered as a
- * directory (~/.config -> /data/cfg; review of round 31), and so is the
- * target of a link into a writable tree when it is a directory, for the
- * links inside it leading elsewhere in the tree (~/.config/kitty ->
- * ../dotfiles/kitty, whose kitty.conf -> ../shared/kitty.conf), at the
- * level of the link. A link to a writable tree itself or
- * one of its ancestors (that would make the session's whole tree
- * read-only) is refused too, naming it. A dangling link whose target
+ * cache passed 200000 entries and refused every run). A link to a
+ * directory is entered as a directory (~/.config -> /data/cfg; review of
+ * round 31), and so is the target of a link into a writable tree when it
+ * is a directory, for the links inside it leading elsewhere in the tree
+ * (~/.config/kitty -> ../dotfiles/kitty, whose kitty.conf ->
+ * ../shared/kitty.conf), at the level of the link. A directory the user
+ * cannot list refuses the start. A link to a writable tree itself or one
+ * of its ancestors (that would make the session's whole tree read-only)
+ * is refused too, naming it. A dangling link whose target
  * would lie in a writable tree is added as well (the plan puts a
  * placeholder there, or refuses it). awr: canonical writable trees.
  */
