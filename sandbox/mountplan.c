@@ -655,6 +655,14 @@ static int walk_link(struct sbx_builder *b, struct link_walk *w, const char *lnk
 		goto out;
 	}
 	c = sbx_memo_realpath(b->memo, abs);
+	if (c == NULL && not_host_path(abs)) {
+		/* /dev/stdout, /proc/self/fd/N: a pipe or socket of whoever
+		 * opens it, never the host's file (the third review of round
+		 * 31: Chrome's chrome_debug.log -> /dev/stdout refused the
+		 * start). */
+		rc = 0;
+		goto out;
+	}
 	if (c == NULL) {
 		errbuf_set_errno(err, errlen, errno, "cannot resolve the target %s of the symbolic link %s", target,
 				 lnk);

@@ -646,15 +646,18 @@ static int print_home_notice(const char *home, struct strv *plain)
  * The walk lists home's dot entries and dot directories HOME_LINK_LEVELS
  * levels down (~/.config/nvim/lua/x), HOME_LINK_ENTRIES entries in all;
  * past that the start is refused, naming the largest dot entry. The
- * cache (~/.cache, $XDG_CACHE_HOME inside the home) is not walked:
+ * cache (~/.cache; not $XDG_CACHE_HOME, which the environment sets) and
+ * package trees (node_modules, npm's _cacache) are not walked:
  * regenerable data, no configuration read through links (a Go build
  * cache passed 200000 entries and refused every run). A link to a
- * directory is entered as a directory (~/.config -> /data/cfg; review of
- * round 31), and so is the target of a link into a writable tree when it
+ * directory of the user's own is entered as a directory (~/.config ->
+ * /data/cfg; review of round 31; the system's trees, /usr, /var, a nix
+ * store, are not), and so is the target of a link into a writable tree when it
  * is a directory, for the links inside it leading elsewhere in the tree
  * (~/.config/kitty -> ../dotfiles/kitty, whose kitty.conf ->
- * ../shared/kitty.conf), at the level of the link. A directory the user
- * cannot list refuses the start. A link to a writable tree itself or one
+ * ../shared/kitty.conf), at the level of the link (again from a
+ * shallower one: entered()). A directory of the user's own that the
+ * user cannot list refuses the start; another user's is skipped. A link to a writable tree itself or one
  * of its ancestors (that would make the session's whole tree read-only)
  * is refused too, naming it. A dangling link whose target
  * would lie in a writable tree is added as well (the plan puts a
@@ -719,6 +722,7 @@ struct home_walk {
 	const char *home;
 	const char *prot;
 	struct strv entered;
+	unsigned *entered_at; /* per entered path: the shallowest level it was walked from */
 	size_t entries;
 	char cache[PATH_MAX];	/* canonical $XDG_CACHE_HOME inside the home, or "" */
 	char top[NAME_MAX + 1]; /* the dot entry walked; and the largest walked */
@@ -738,6 +742,33 @@ static bool home_cache(const struct home_walk *hw, const char *c)
 }
 
 static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level);
+
+/* Whether the directory real, reached through a link, is to be walked
+ * from level: 1 when it was not walked yet or only from deeper (a
+ * deeper walk lists fewer of its levels: the third review of round 31
+ * linked one directory four levels down and at the top, and the first,
+ * read first, hid what the second reaches), 0 when walked from as high
+ * already, -1 (out of memory). */
+static int entered(struct home_walk *hw, const char *real, unsigned level)
+{
+	unsigned *nv;
+
+	for (size_t i = 0; i < hw->entered.n; i++)
+		if (strcmp(hw->entered.v[i], real) == 0) {
+			if (hw->entered_at[i] <= level)
+				return 0;
+			hw->entered_at[i] = level;
+			return 1;
+		}
+	nv = realloc(hw->entered_at, (hw->entered.n + 1) * sizeof(*nv));
+	if (nv == NULL)
+		return -1;
+	hw->entered_at = nv;
+	if (strv_add(&hw->entered, real) < 0)
+		return -1;
+	nv[hw->entered.n - 1] = level;
+	return 1;
+}
 
 /* The link path found level levels below the home. */
 static int home_walk_link(struct home_walk *hw, const char *path, unsigned level)
@@ -762,11 +793,13 @@ static int home_walk_link(struct home_walk *hw, const char *path, unsigned level
 		 * through it as through a dot directory; its links are
 		 * walked the same (review of round 31). Not the home or an
 		 * ancestor of it: the walk is there already. */
-		if (!dir || level + 1 >= HOME_LINK_LEVELS || path_under(hw->home, real) || home_cache(hw, real) ||
-		    strv_has(&hw->entered, real))
+		/* Only the user's own: the system's trees (~/.sysusr -> /usr,
+		 * wine's d: -> /usr, a nix store) hold no link the session
+		 * planted or could aim, and walking them cost up to 0.9 s a
+		 * start (the third review of round 31). */
+		if (!dir || st.st_uid != geteuid() || level + 1 >= HOME_LINK_LEVELS || path_under(hw->home, real) ||
+		    home_cache(hw, real) || entered(hw, real, level + 1) != 1)
 			return 0;
-		if (strv_add_unique(&hw->entered, real) < 0)
-			return -1;
 		hw->prot = NULL;
 		rc = home_walk_dir(hw, real, level + 1);
 		hw->prot = saved;
@@ -791,10 +824,10 @@ static int home_walk_link(struct home_walk *hw, const char *path, unsigned level
 	/* A directory of the writable tree made read-only (~/.config/kitty
 	 * -> ../dotfiles/kitty): its own links lead on, into the tree
 	 * (kitty/kitty.conf -> ../shared/kitty.conf; review of round 31). */
-	if (!dir || level + 1 >= HOME_LINK_LEVELS || strv_has(&hw->entered, real))
+	if (!dir || level + 1 >= HOME_LINK_LEVELS)
 		return 0;
-	if (strv_add_unique(&hw->entered, real) < 0)
-		return -1;
+	if ((rc = entered(hw, real, level + 1)) != 1)
+		return rc;
 	hw->prot = real;
 	rc = home_walk_dir(hw, real, level + 1);
 	hw->prot = saved;
@@ -824,7 +857,11 @@ static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 		/* Not listable (a 0311 directory): the host's programs still
 		 * open the links in it by name; one the command can neither
 		 * enter nor chmod (another user's) holds nothing for it. */
-		if (e == EACCES && lstat(dir, &st) == 0 && st.st_uid != geteuid() && access(dir, X_OK) < 0)
+		/* Another user's (root's 0711 or 1733 directories, /var's
+		 * reached through a link): the command cannot make or aim a
+		 * link there, and chmod is not the user's to give (the third
+		 * review of round 31). */
+		if (e == EACCES && lstat(dir, &st) == 0 && st.st_uid != geteuid())
 			return 0;
 		errno = e;
 		if (e == EACCES) {
@@ -871,6 +908,12 @@ static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 		 * 200000 files: review of round 31). */
 		if (home_cache(hw, path))
 			continue;
+		/* Packages (an editor's extensions' node_modules, npm's
+		 * _cacache): hundreds of thousands of entries six levels
+		 * down, 1.7 s a start in the third review of round 31, and no
+		 * configuration the host reads through a link. */
+		if (strcmp(de->d_name, "node_modules") == 0 || strcmp(de->d_name, "_cacache") == 0)
+			continue;
 		if (type == DT_UNKNOWN) {
 			if (lstat(path, &st) < 0)
 				continue;
@@ -898,13 +941,15 @@ static int protect_home_links(struct strv *sv, const struct strv *awr, const cha
 	struct home_walk hw = {.sv = sv, .awr = awr, .home = home};
 	int rc;
 
-	/* Absolute and strictly inside the home, or none. */
-	if (cache == NULL || cache[0] != '/' || realpath(cache, hw.cache) == NULL || !path_under(hw.cache, home) ||
-	    strcmp(hw.cache, home) == 0)
-		hw.cache[0] = '\0';
+	/* ~/.cache only: $XDG_CACHE_HOME comes from the environment, which a
+	 * project's .envrc sets (XDG_CACHE_HOME=~/.config skipped the walk
+	 * of ~/.config: the third review of round 31). */
+	(void)cache;
+	hw.cache[0] = '\0';
 	rc = home_walk_dir(&hw, home, 0);
 
 	strv_free(&hw.entered);
+	free(hw.entered_at);
 	return rc;
 }
 
