@@ -41,6 +41,11 @@ static const char *bad_path(const char *p)
 }
 
 /* Is path equal to prefix or below it (component-wise)? */
+bool sbx_package_tree(const char *name)
+{
+	return strcmp(name, "node_modules") == 0 || strcmp(name, "_cacache") == 0;
+}
+
 bool sbx_path_under(const char *path, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -787,7 +792,7 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 		 * review of round 31), and no configuration the host reads
 		 * through a link of theirs; an extension that is itself a
 		 * link into a project is covered above them. */
-		if (strcmp(de->d_name, "node_modules") == 0 || strcmp(de->d_name, "_cacache") == 0)
+		if (sbx_package_tree(de->d_name))
 			continue;
 		if (++w->entries > LINK_WALK_ENTRIES) {
 			errbuf_set_errno(err, errlen, 0,

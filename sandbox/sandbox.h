@@ -470,6 +470,11 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
 /* At most this many directories in sbx_home_before()'s list. */
 #define SBX_CLASS_DIRS 8
 
+/* Whether a directory named name is a package tree (node_modules, npm's
+ * _cacache): the link walks at the start skip it, for its size, as it
+ * holds no configuration the host reads through a link. Pure. */
+bool sbx_package_tree(const char *name) NONNULL(1);
+
 /* Whether name, an entry of a home directory, is one that the HOME class
  * rule (docs/config.md) moves aside after the run when the session made
  * it (every existing entry, whatever its name, is read-only in the

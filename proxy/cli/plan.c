@@ -912,7 +912,7 @@ static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 		 * _cacache): hundreds of thousands of entries six levels
 		 * down, 1.7 s a start in the third review of round 31, and no
 		 * configuration the host reads through a link. */
-		if (strcmp(de->d_name, "node_modules") == 0 || strcmp(de->d_name, "_cacache") == 0)
+		if (sbx_package_tree(de->d_name))
 			continue;
 		if (type == DT_UNKNOWN) {
 			if (lstat(path, &st) < 0)
