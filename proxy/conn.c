@@ -101,6 +101,8 @@ static const char *state_name(enum conn_state s)
 		return "TLS_SNIFF";
 	case CONN_PASS_HELLO:
 		return "PASS_HELLO";
+	case CONN_PASS_RETRY:
+		return "PASS_RETRY";
 	case CONN_TLS_UPSTREAM:
 		return "TLS_UPSTREAM";
 	case CONN_TLS_ACCEPT:
@@ -578,6 +580,9 @@ void conn_drive(conn_t *c)
 		case CONN_PASS_HELLO:
 			st = conn_step_pass_hello(c);
 			break;
+		case CONN_PASS_RETRY:
+			st = conn_step_pass_retry(c);
+			break;
 		case CONN_TLS_UPSTREAM:
 		case CONN_TLS_ACCEPT:
 			/* The handshake's end comes as an event (conn_client_event_cb). */
@@ -727,6 +732,7 @@ static void timer_cb(evutil_socket_t fd, short events, void *arg)
 	case CONN_TLS_UPSTREAM:
 	case CONN_TLS_ACCEPT:
 	case CONN_PASS_HELLO:
+	case CONN_PASS_RETRY:
 		conn_close(c, "TLS handshake timeout", false);
 		return;
 	case CONN_INTERCEPT_SNIFF:

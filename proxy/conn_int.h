@@ -52,6 +52,7 @@ enum conn_state {
 	CONN_TUNNEL_CONNECTING,   /* CONNECT allowed: resolving/connecting */
 	CONN_TLS_SNIFF,           /* 200 sent: waiting for the tunnel's first bytes (TLS, HTTP or other) */
 	CONN_PASS_HELLO,          /* excluded host: its ClientHello went; the rest waits for TLS from the server */
+	CONN_PASS_RETRY,          /* excluded host: the server asked for a second ClientHello (HelloRetryRequest) */
 	CONN_TLS_UPSTREAM,        /* the client offers h2: the upstream's handshake first (its ALPN decides) */
 	CONN_TLS_ACCEPT,          /* TLS handshakes with the client (and the upstream) running */
 	CONN_UPSTREAM_CONNECTING, /* request allowed: resolving/connecting (or upstream TLS) */
@@ -612,6 +613,7 @@ enum step conn_step_tls_sniff(conn_t *c) NONNULL(1);
 /* PASS_HELLO: an excluded host's ClientHello went upstream; the server's
  * first bytes must be TLS before anything else is relayed. */
 enum step conn_step_pass_hello(conn_t *c) NONNULL(1);
+enum step conn_step_pass_retry(conn_t *c) NONNULL(1);
 
 /* Peek mode of TLS_SNIFF: watch the client socket with MSG_PEEK. */
 void conn_start_peek(conn_t *c) NONNULL(1);

@@ -275,13 +275,16 @@ static bool tls_framed(const unsigned char *p, size_t n)
  */
 static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_t msglen)
 {
+	/* A second hello (after a HelloRetryRequest) comes when the server's
+	 * bytes went to the client: a refusal then only closes. */
+	enum exchange_phase refused = c->state == CONN_PASS_RETRY ? EX_RESPONDING : EX_WAIT_RESPONSE;
 	char sni[POLICY_HOST_MAX + 1];
 	struct tls_hello h;
 	size_t off = 0, have = 0;
 	char w[512];
 
 	if (tls_hello_parse(tls_hello_ctx(proxy_tls(c->px)), p, len, &h) < 0 || !tls_framed(p, len)) {
-		c->ex.phase = EX_WAIT_RESPONSE;
+		c->ex.phase = refused;
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
 				   "passavant: %s refused: the tunnel carries neither HTTP nor TLS (a ClientHello "
 				   "OpenSSL cannot read, or other bytes after it), so what it carries cannot be "
@@ -291,7 +294,7 @@ static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_
 	/* An encrypted ClientHello names the server's real choice inside
 	 * (round 31's review): only its outer name would be compared. */
 	if (h.hides_name) {
-		c->ex.phase = EX_WAIT_RESPONSE;
+		c->ex.phase = refused;
 		return conn_refuse(c, 421, NULL, "connect", CONN_RULE_SNI,
 				   "passavant: %s refused: the ClientHello offers encrypted_client_hello, which hides "
 				   "the name the server routes by (an excluded host's TLS is relayed unopened, so "
@@ -304,7 +307,7 @@ static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_
 		if (!named)
 			(void)snprintf(sni, sizeof(sni), "%s", "(not a host name)");
 		if (!named || strcmp(sni, c->tgt.host) != 0) {
-			c->ex.phase = EX_WAIT_RESPONSE;
+			c->ex.phase = refused;
 			return conn_refuse(c, 421, NULL, "connect", CONN_RULE_SNI,
 					   "passavant: %s refused: TLS server name %s does not name the CONNECT "
 					   "target %s:%u (an excluded host's TLS is relayed unopened: the name its "
@@ -331,17 +334,81 @@ static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_
 	return STEP_AGAIN;
 }
 
+/* The random of a ServerHello that is a HelloRetryRequest (RFC 8446
+ * §4.1.3). */
+static const unsigned char hrr_random[32] = {0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c,
+					     0x02, 0x1e, 0x65, 0xb8, 0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb,
+					     0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+
+/* What a server's first records p[0..n) say (TLS-framed already). */
+enum server_first {
+	SERVER_MORE,  /* not enough yet to tell */
+	SERVER_RETRY, /* a HelloRetryRequest: a second ClientHello comes in clear */
+	SERVER_OTHER  /* a ServerHello, an alert, anything else: relayed */
+};
+
+/*
+ * The handshake message that begins the server's answer, read far
+ * enough to see its type and random (4 + 2 + 32 bytes, across records
+ * if the server cut it), after any change_cipher_spec. Pure.
+ */
+static enum server_first server_first(const unsigned char *p, size_t n)
+{
+	unsigned char hs[38];
+	size_t off = 0, have = 0;
+
+	while (have < sizeof(hs)) {
+		size_t rl, take;
+
+		if (n - off < 5)
+			return SERVER_MORE;
+		rl = (size_t)p[off + 3] << 8 | p[off + 4];
+		if (p[off] == 20 && have == 0) {
+			off += 5 + rl;
+			if (off > n)
+				return SERVER_MORE;
+			continue;
+		}
+		if (p[off] != 22)
+			return SERVER_OTHER;
+		take = rl < sizeof(hs) - have ? rl : sizeof(hs) - have;
+		if (take > n - off - 5)
+			return SERVER_MORE;
+		memcpy(hs + have, p + off + 5, take);
+		have += take;
+		off += 5 + rl;
+		if (off > n)
+			off = n;
+	}
+	return hs[0] == 2 && memcmp(hs + 6, hrr_random, sizeof(hrr_random)) == 0 ? SERVER_RETRY : SERVER_OTHER;
+}
+
+/* How far conn_step_pass_hello() reads the server's first records: a
+ * ServerHello's random cut into one-byte records still fits. */
+#define SERVER_FIRST_PEEK 512
+
+/*
+ * PASS_HELLO: an excluded host's ClientHello went. The server's answer
+ * must be TLS; when it is a HelloRetryRequest, the client's second
+ * ClientHello, in clear too, is read as the first was (PASS_RETRY): a
+ * client that provokes the retry (no key share the server takes) would
+ * otherwise name another server in it, or carry a real value there
+ * (round 31's open item).
+ */
 enum step conn_step_pass_hello(conn_t *c)
 {
-	unsigned char h[3];
+	unsigned char h[SERVER_FIRST_PEEK];
 	ev_ssize_t n = evbuffer_copyout(in_of(&c->up), h, sizeof(h));
+	enum server_first sf = SERVER_MORE;
+	size_t back;
 	char w[512];
 
 	if (n < 0) {
 		conn_close(c, "evbuffer_copyout failed", true);
 		return STEP_CLOSED;
 	}
-	if (n > 0 && !tls_framed(h, (size_t)n)) {
+	if (n > 0 && (!tls_framed(h, (size_t)n) ||
+		      ((sf = server_first(h, (size_t)n)) == SERVER_MORE && n == (ev_ssize_t)sizeof(h)))) {
 		/* Nothing of it reaches the client: wiped with the upstream. */
 		conn_drop_upstream(c);
 		c->ex.phase = EX_WAIT_RESPONSE;
@@ -350,13 +417,143 @@ enum step conn_step_pass_hello(conn_t *c)
 				   "are not TLS, so what the tunnel carries cannot be decided",
 				   conn_what(c, w, sizeof(w)));
 	}
-	if (n == (ev_ssize_t)sizeof(h)) {
+	if (sf == SERVER_MORE) {
+		if (!c->up.eof)
+			return STEP_STOP;
+		if (n < 3) {
+			conn_close(c, "the server closed after the ClientHello", false);
+			return STEP_CLOSED;
+		}
+		/* Cut short: what came goes, and the relay ends. */
+	}
+	if (sf != SERVER_RETRY) {
 		conn_set_state(c, CONN_RELAY);
 		conn_arm_timer(c, c->idle_ms);
 		return STEP_AGAIN;
 	}
-	if (c->up.eof) {
-		conn_close(c, "the server closed after the ClientHello", false);
+	back = evbuffer_get_length(in_of(&c->up));
+	if (sockio_send(&c->client, in_of(&c->up), back) < 0) {
+		conn_close(c, "evbuffer move failed", true);
+		return STEP_CLOSED;
+	}
+	c->ex.bytes_down += back;
+	conn_set_state(c, CONN_PASS_RETRY);
+	conn_arm_timer(c, c->head_ms);
+	return STEP_AGAIN;
+}
+
+/*
+ * An excluded host's ClientHello, first or second, at the head of the
+ * client's bytes: waited for whole (up to limits.maxHeaderBytes), then
+ * checked (a real value in its clear names, pass_hello()).
+ */
+static enum step opaque_hello(conn_t *c)
+{
+	struct evbuffer *in = in_of(&c->client);
+	size_t len = evbuffer_get_length(in), msglen = 0;
+	const unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)len);
+	enum tls_hello_state hs;
+	const char *cred;
+	char w[512];
+
+	if (p == NULL) {
+		conn_close(c, "out of memory reading a ClientHello", true);
+		return STEP_CLOSED;
+	}
+	hs = tls_hello_complete(p, len, &msglen);
+	if (hs == TLS_HELLO_MORE && len < policy_limits(pol(c))->max_header_bytes && !c->client.eof && !c->up.eof &&
+	    evbuffer_get_length(in_of(&c->up)) == 0)
+		return STEP_STOP;
+	if (hs != TLS_HELLO_DONE) {
+		c->ex.phase = c->state == CONN_PASS_RETRY ? EX_RESPONDING : EX_WAIT_RESPONSE;
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
+				   "passavant: %s refused: the tunnel carries neither HTTP nor TLS, so what it "
+				   "carries cannot be decided",
+				   conn_what(c, w, sizeof(w)));
+	}
+	/* Its server name and ALPN travel in clear: a real value there, in
+	 * any case, goes nowhere (round 18). */
+	cred = proxy_real_in_name(c->px, (const char *)p, len);
+	if (cred != NULL) {
+		char rule[CONN_RULE_BYTES];
+
+		(void)snprintf(rule, sizeof(rule), "credentials %s: real value", cred);
+		if (c->state == CONN_PASS_RETRY)
+			c->ex.phase = EX_RESPONDING;
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", conn_set_mask_rule(c, "%s", rule),
+				   "passavant: CONNECT %s:%u refused by %s: a real value of %s is on its way out "
+				   "in a ClientHello (the sandbox should never hold one)",
+				   c->tgt.host, (unsigned)c->tgt.port, rule, cred);
+	}
+	return pass_hello(c, p, len, msglen);
+}
+
+/*
+ * PASS_RETRY: the server asked for another ClientHello. What it sends
+ * goes to the client as it comes; what the client sent before its
+ * second hello (change_cipher_spec, early data the server drops after a
+ * retry) goes to the server whole record by whole record; then the
+ * second hello is read as the first (opaque_hello()). An alert from the
+ * client ends the handshake: relayed.
+ */
+enum step conn_step_pass_retry(conn_t *c)
+{
+	struct evbuffer *in = in_of(&c->client);
+	size_t back = evbuffer_get_length(in_of(&c->up)), len, off = 0;
+	const unsigned char *p;
+	char w[512];
+
+	if (back > 0) {
+		if (sockio_send(&c->client, in_of(&c->up), back) < 0) {
+			conn_close(c, "evbuffer move failed", true);
+			return STEP_CLOSED;
+		}
+		c->ex.bytes_down += back;
+	}
+	len = evbuffer_get_length(in);
+	if (len == 0) {
+		if (c->client.eof || c->up.eof) {
+			conn_close(c, "a side closed before the second ClientHello", false);
+			return STEP_CLOSED;
+		}
+		return STEP_STOP;
+	}
+	if ((p = evbuffer_pullup(in, (ev_ssize_t)len)) == NULL) {
+		conn_close(c, "out of memory reading a ClientHello", true);
+		return STEP_CLOSED;
+	}
+	if (!tls_framed(p, len)) {
+		c->ex.phase = EX_RESPONDING;
+		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
+				   "passavant: %s refused: after the server's HelloRetryRequest the tunnel "
+				   "carries bytes that are not TLS, so what it carries cannot be decided",
+				   conn_what(c, w, sizeof(w)));
+	}
+	while (len - off >= 5 && (p[off] == 20 || p[off] == 23)) {
+		size_t rl = (size_t)p[off + 3] << 8 | p[off + 4];
+
+		if (rl > len - off - 5)
+			break;
+		off += 5 + rl;
+	}
+	if (off > 0) {
+		if (sockio_send(&c->up, in, off) < 0) {
+			conn_close(c, "evbuffer move failed", true);
+			return STEP_CLOSED;
+		}
+		c->ex.bytes_up += off;
+		return STEP_AGAIN;
+	}
+	if (p[0] == 22)
+		return opaque_hello(c);
+	if (p[0] == 21) {
+		conn_set_state(c, CONN_RELAY);
+		conn_arm_timer(c, c->idle_ms);
+		return STEP_AGAIN;
+	}
+	/* A record of type 20 or 23 not whole yet. */
+	if (c->client.eof || c->up.eof) {
+		conn_close(c, "a side closed before the second ClientHello", false);
 		return STEP_CLOSED;
 	}
 	return STEP_STOP;
@@ -399,43 +596,13 @@ enum step conn_step_tls_sniff(conn_t *c)
 	case TLS_SNIFF_MORE:
 		return STEP_STOP;
 	case TLS_SNIFF_TLS:
-		if (c->plan == TUNNEL_OPAQUE) {
+		if (c->plan == TUNNEL_OPAQUE)
 			/* excludeDomains: TLS the proxy does not open is
 			 * relayed as it is, once a whole ClientHello came
-			 * (up to limits.maxHeaderBytes) and the server
-			 * answered it in TLS (pass_hello()); bytes that only
-			 * start like one are refused. */
-			size_t len = evbuffer_get_length(in), msglen = 0;
-			const unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)len);
-			enum tls_hello_state hs;
-
-			if (p == NULL) {
-				conn_close(c, "out of memory reading a ClientHello", true);
-				return STEP_CLOSED;
-			}
-			hs = tls_hello_complete(p, len, &msglen);
-			if (hs == TLS_HELLO_MORE && len < policy_limits(pol(c))->max_header_bytes && !c->client.eof &&
-			    !c->up.eof && evbuffer_get_length(in_of(&c->up)) == 0)
-				return STEP_STOP;
-			if (hs == TLS_HELLO_DONE) {
-				/* Its server name and ALPN travel in clear: a real
-				 * value there, in any case, goes nowhere (round 18). */
-				const char *cred = proxy_real_in_name(c->px, (const char *)p, len);
-
-				if (cred != NULL) {
-					char rule[CONN_RULE_BYTES];
-
-					(void)snprintf(rule, sizeof(rule), "credentials %s: real value", cred);
-					return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect",
-							   conn_set_mask_rule(c, "%s", rule),
-							   "passavant: CONNECT %s:%u refused by %s: a real value of %s is on "
-							   "its way out in a ClientHello (the sandbox should never hold one)",
-							   c->tgt.host, (unsigned)c->tgt.port, rule, cred);
-				}
-				return pass_hello(c, p, len, msglen);
-			}
-			break;
-		}
+			 * and the server answered it in TLS (pass_hello(),
+			 * conn_step_pass_hello()); bytes that only start like
+			 * one are refused. */
+			return opaque_hello(c);
 		/* The ALPN list decides h2: wait for the whole ClientHello
 		 * (up to limits.maxHeaderBytes; the handshake refuses
 		 * anything that is not one). */

@@ -1607,6 +1607,135 @@ static void test_tunnel_excluded_sni(void)
 	excluded_sni_case(NULL, 0, false);
 }
 
+/* A HelloRetryRequest as a TLS 1.3 server writes it (RFC 8446 §4.1.3):
+ * TLS 1.3, TLS_AES_128_GCM_SHA256, a key share for secp256r1 wanted. */
+static const unsigned char test_hrr[] = {
+	0x16, 0x03, 0x03, 0x00, 0x38, 0x02, 0x00, 0x00, 0x34, 0x03, 0x03, 0xcf, 0x21, 0xad, 0x74, 0xe5,
+	0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a,
+	0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c, 0x00, 0x13, 0x01, 0x00, 0x00,
+	0x0c, 0x00, 0x2b, 0x00, 0x02, 0x03, 0x04, 0x00, 0x33, 0x00, 0x02, 0x00, 0x17};
+
+/*
+ * An excluded host (localhost) whose server answers the first ClientHello
+ * (server name localhost) with a HelloRetryRequest: the client's second
+ * hello, in clear too, names sni2 (with extension ext when not 0), behind
+ * a change_cipher_spec when ccs. Refused: the server gets nothing but the
+ * change_cipher_spec, the client the retry request then a close, and the
+ * audit names the rule; else the second hello reaches the server. Bytes
+ * that are not TLS (other) instead of the second hello are refused too.
+ */
+static void excluded_retry_case(const char *sni2, unsigned ext, bool ccs, const char *other, bool refused)
+{
+	static const char ccs_rec[] = {0x14, 0x03, 0x03, 0x00, 0x01, 0x01};
+	struct test_px p;
+	char addr[64], req[256], got[4096], *resp, *hello = NULL, *log;
+	const char *port, *what = other != NULL ? "bytes that are not TLS" : sni2;
+	size_t hl = 0;
+	ssize_t k = 0, m = 0;
+	int lis, fd, s, n;
+
+	lis = loopback_listener(addr, sizeof(addr));
+	CU_ASSERT_FATAL(lis >= 0);
+	port = strrchr(addr, ':') + 1;
+	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"localhost\", \"127.0.0.1\"]\n"
+						 "  deniedDomains: [\"evil.example\"]\n"
+						 "  tlsTerminate: {excludeDomains: [\"localhost\"]}\n") == 0);
+	fd = raw_connect(p.addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port);
+	CU_ASSERT(raw_send(fd, req, (size_t)n) == 0);
+	s = accept(lis, NULL, NULL);
+	CU_ASSERT_FATAL(s >= 0);
+	resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
+	free(resp);
+	CU_ASSERT(test_client_hello("localhost", &hello, &hl) == 0);
+	if (hello != NULL)
+		CU_ASSERT(raw_send(fd, hello, hl) == 0);
+	free(hello);
+	hello = NULL;
+	{
+		struct pollfd pf = {.fd = s, .events = POLLIN};
+
+		/* The first hello, whole, then the retry request. */
+		while (m < (ssize_t)hl && poll(&pf, 1, 2000) == 1 && (k = read(s, got, sizeof(got))) > 0)
+			m += k;
+		ROW(m == (ssize_t)hl, "excluded host, retry: the first hello did not reach the server (%zd of %zu bytes)",
+		    m, hl);
+		CU_ASSERT(write(s, test_hrr, sizeof(test_hrr)) == (ssize_t)sizeof(test_hrr));
+	}
+	{
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+		m = 0;
+		while (m < (ssize_t)sizeof(test_hrr) && poll(&pf, 1, 2000) == 1 &&
+		       (k = read(fd, got + m, sizeof(test_hrr) - (size_t)m)) > 0)
+			m += k;
+		ROW(m == (ssize_t)sizeof(test_hrr) && memcmp(got, test_hrr, sizeof(test_hrr)) == 0,
+		    "excluded host, retry: the client did not get the HelloRetryRequest (%zd bytes)", m);
+	}
+	if (ccs)
+		CU_ASSERT(raw_send(fd, ccs_rec, sizeof(ccs_rec)) == 0);
+	if (other != NULL) {
+		CU_ASSERT(raw_send(fd, other, strlen(other)) == 0);
+	} else {
+		CU_ASSERT(test_client_hello_ext(sni2, ext, &hello, &hl) == 0);
+	}
+	if (hello != NULL)
+		CU_ASSERT(raw_send(fd, hello, hl) == 0);
+	free(hello);
+	{
+		struct pollfd pf = {.fd = s, .events = POLLIN};
+		long long deadline = test_mono_ms() + 1000;
+
+		m = 0;
+		while (test_mono_ms() < deadline && poll(&pf, 1, 200) >= 0) {
+			if (!(pf.revents & POLLIN))
+				continue;
+			if ((k = read(s, got + m, sizeof(got) - (size_t)m)) <= 0)
+				break;
+			m += k;
+		}
+	}
+	if (refused) {
+		bool eof = false;
+
+		resp = raw_read(fd, NULL, 3000, &eof);
+		ROW(eof, "excluded host, retry, %s: the connection stayed open", what);
+		free(resp);
+		ROW(m == (ccs ? (ssize_t)sizeof(ccs_rec) : 0) && (m == 0 || memcmp(got, ccs_rec, sizeof(ccs_rec)) == 0),
+		    "excluded host, retry, %s: the server received %zd bytes after its retry request", what, m);
+	} else {
+		size_t at = ccs ? sizeof(ccs_rec) : 0;
+
+		ROW(m > (ssize_t)at && (unsigned char)got[at] == 0x16,
+		    "excluded host, retry, %s: the second hello did not reach the server (%zd bytes)", what, m);
+	}
+	close(fd);
+	close(s);
+	close(lis);
+	CU_ASSERT_EQUAL(test_px_stop(&p), 0);
+	if (refused) {
+		log = test_read_file(p.audit, NULL);
+		ROW(log != NULL && strstr(log, other != NULL ? "after the server's HelloRetryRequest"
+				      : ext != 0 ? "encrypted_client_hello"
+						 : "the TLS server name must name the CONNECT target") != NULL,
+		    "excluded host, retry, %s: no audit line names the rule:\n%.1000s", what, test_nz(log));
+		free(log);
+	}
+}
+
+/* Round 31's open item: a client provokes a HelloRetryRequest and names
+ * another server, in clear, in its second hello. */
+static void test_tunnel_excluded_retry(void)
+{
+	excluded_retry_case("evil.example", 0, false, NULL, true);
+	excluded_retry_case("localhost.evil.example", 0, true, NULL, true);
+	excluded_retry_case("localhost", 0xfe0d, true, NULL, true);
+	excluded_retry_case(NULL, 0, true, "EHLO evil.example\r\n", true);
+	excluded_retry_case("localhost", 0, true, NULL, false);
+	excluded_retry_case(NULL, 0, false, NULL, false);
+}
+
 /* An upstream that speaks first (SMTP, an SSH server): the tunnel is
  * refused, its banner never reaches the client. */
 static void test_tunnel_server_first(void)
@@ -2418,6 +2547,8 @@ TEST_REGISTRAR(proxy_suites)
 		 test_tunnel_excluded_not_tls);
 	test_add(s, "an excluded host: a ClientHello whose server name is another host is refused (421)",
 		 test_tunnel_excluded_sni);
+	test_add(s, "an excluded host: the second ClientHello after a HelloRetryRequest is read as the first",
+		 test_tunnel_excluded_retry);
 	test_add(s, "CONNECT after a plain request on one connection", test_connect_after_keepalive);
 	test_add(s, "tunnel half-close: response still delivered", test_tunnel_half_close);
 	test_add(s, "maxTunnels+1 gets 503", test_max_tunnels);
