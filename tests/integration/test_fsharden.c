@@ -1583,6 +1583,73 @@ static void test_home_big_cache(void)
  * id_vault -> ~/keys/id_vault: the start is refused, naming it (review
  * of round 31: the walk skipped it and the key was read at its target).
  * Run as nobody: root lists any directory. */
+/* Whether name comes before other in the listing of directory rel
+ * (the order the walk reads it in). */
+static bool listed_before(const char *rel, const char *name, const char *other)
+{
+	char buf[PATH_MAX];
+	DIR *d = opendir(at(buf, rel));
+	struct dirent *e;
+	bool before = false;
+
+	if (d == NULL)
+		return false;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, other) == 0)
+			break;
+		if (strcmp(e->d_name, name) == 0) {
+			before = true;
+			break;
+		}
+	}
+	(void)closedir(d);
+	return before;
+}
+
+/*
+ * The third review of round 31: a directory first reached through a deep
+ * link (listed at the last level, its subdirectories not entered) was
+ * skipped when a link at the top of the home reached it later in the
+ * walk's order: the links below it went unchecked. The deep entry is
+ * made to come first in this filesystem's order (names tried until one
+ * does); the link below the shared directory into the project must be
+ * read-only all the same.
+ */
+static void test_link_walk_order(void)
+{
+	char buf[PATH_MAX], name[32], deep[96];
+	char *out = NULL, *err = NULL, *text;
+	int st, i;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home31o/cfgstore/sub") == 0 && mkdirs("work/st31o") == 0 &&
+			mkfile(at(buf, "work/st31o/x.conf"), "orig\n") == 0 &&
+			mklink("@work/st31o/x.conf", "home31o/cfgstore/sub/x.conf") == 0 &&
+			mklink("@home31o/cfgstore", "home31o/.shallow") == 0);
+	for (i = 0; i < 64; i++) {
+		CU_ASSERT_FATAL(snprintf(name, sizeof(name), ".deep%d", i) < (int)sizeof(name));
+		CU_ASSERT_FATAL(snprintf(deep, sizeof(deep), "home31o/%s/1/2/3", name) < (int)sizeof(deep));
+		CU_ASSERT_FATAL(mkdirs(deep) == 0);
+		CU_ASSERT_FATAL(snprintf(deep, sizeof(deep), "home31o/%s/1/2/3/lnk", name) < (int)sizeof(deep));
+		CU_ASSERT_FATAL(mklink("@home31o/cfgstore", deep) == 0);
+		if (listed_before("home31o", name, ".shallow"))
+			break;
+	}
+	ROW(i < 64, "no name listed before .shallow in 64 tries: the case is not made");
+	st = run_fsh("home31o", NULL, NULL, NULL, "work.yaml",
+		     "echo pwned >> st31o/x.conf 2>/dev/null; echo wrote=$?\necho ok > st31o/other; echo other=$?\n", &out,
+		     &err);
+	ROW(st == 0 && test_has(out, "other=0") && test_has(out, "wrote=") && !test_has(out, "wrote=0"),
+	    "a link below a directory reached first deep, then from the top of the home: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	text = test_read_file(at(buf, "work/st31o/x.conf"), NULL);
+	ROW(text != NULL && strcmp(text, "orig\n") == 0, "~/.shallow/sub/x.conf's target changed: %s",
+	    text ? text : "(gone)");
+	free(text);
+	free(out);
+	free(err);
+}
+
 static void test_xonly_dir_links(void)
 {
 	char h[PATH_MAX], buf[PATH_MAX], script[3 * PATH_MAX + 512];
@@ -1610,6 +1677,29 @@ static void test_xonly_dir_links(void)
 	    "a key linked from a directory under ~/.ssh that cannot be listed: %d, %s %s", rc, out ? out : "",
 	    err ? err : "");
 	(void)chmod(at(buf, "home31x/.ssh/vault"), 0700);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* The third review of round 31: another user's directory the user
+	 * cannot list, reached by the walk (a root-made 0711 directory in
+	 * ~/.local/share; a link to a tree with root's 0711 and a 1733
+	 * spool), refused the start. Only the user's own does. */
+	CU_ASSERT_FATAL(mkdirs("home31y/.local/share/app/root-made/x") == 0 && mkdirs("home31y/proj") == 0 &&
+			mkdirs("sys31y/lib/spool") == 0 && mkdirs("sys31y/lib/private/y") == 0 &&
+			mklink("@sys31y", "home31y/.sysvar") == 0);
+	(void)at(h, "home31y");
+	CU_ASSERT_FATAL(snprintf(script, sizeof(script),
+		 "chown -R 65534:65534 '%1$s' && chown -R 0:0 '%1$s/.local/share/app/root-made' && "
+		 "chmod 711 '%1$s/.local/share/app/root-made' && chmod 1733 '%3$s/lib/spool' && "
+		 "chmod 711 '%3$s/lib/private' || exit 9; "
+		 "cd '%1$s/proj' && env -i HOME='%1$s' PATH=/usr/bin:/bin TMPDIR=/tmp setpriv --reuid=65534 "
+		 "--regid=65534 --clear-groups '%2$s' run -q -- echo started; echo status=$?",
+		 h, test_passavant_bin(), at(buf, "sys31y")) < (int)sizeof(script));
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "started\nstatus=0\n"),
+	    "another user's directories the user cannot list (0711, 1733) refused the start: %d, %s %s", rc,
+	    out ? out : "", err ? err : "");
 	free(out);
 	free(err);
 }
@@ -2405,8 +2495,11 @@ TEST_REGISTRAR(register_fsharden)
 		 test_write_denied_dir_links);
 	test_add(s, "round 31: stow'd dot entries linked into the project: read-only", test_stow_dot_links);
 	test_add(s, "round 31: a Go build cache in ~/.cache (205056 entries) is not walked", test_home_big_cache);
-	test_add(s, "round 31: links in a directory of ~/.ssh that cannot be listed (0311): refused, named",
+	test_add(s, "round 31: links in a directory of ~/.ssh that cannot be listed (0311): refused, named; "
+		    "another user's (0711, 1733): started",
 		 test_xonly_dir_links);
+	test_add(s, "round 31: a directory reached deep first, then from the top of the home: walked again",
+		 test_link_walk_order);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);
 	test_add(s, "check -v: mandatory table, PATH, environment rule", test_check_verbose);
