@@ -557,6 +557,116 @@ struct link_walk {
 static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir, unsigned depth,
 		    char *err, size_t errlen);
 
+/* Whether the filesystem dev holds a tree the sandbox can write. */
+static bool writable_dev(const struct sbx_builder *b, dev_t dev)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < b->n_writable; i++)
+		if (sbx_memo_stat(b->memo, b->writable[i], &st) == 0 && st.st_dev == dev)
+			return true;
+	return false;
+}
+
+/* Keeps path, a name of the hard-linked file st met by the walk w, for
+ * walk_names_check(). */
+static int walk_name_add(struct sbx_builder *b, const struct link_walk *w, const struct stat *st, const char *path)
+{
+	if (b->n_names == b->cap_names) {
+		size_t cap = b->cap_names ? 2 * b->cap_names : 16;
+		struct sbx_walk_name *nn = realloc(b->names, cap * sizeof(*nn));
+
+		if (nn == NULL)
+			return -1;
+		b->names = nn;
+		b->cap_names = cap;
+	}
+	if ((b->names[b->n_names].path = strdup(path)) == NULL)
+		return -1;
+	b->names[b->n_names].dev = st->st_dev;
+	b->names[b->n_names].ino = st->st_ino;
+	b->names[b->n_names].read_deny = w->kind == SBX_OP_DENY_READ;
+	b->n_names++;
+	return 0;
+}
+
+static int walk_name_cmp(const void *a, const void *b)
+{
+	const struct sbx_walk_name *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void walk_names_free(struct sbx_builder *b)
+{
+	for (size_t i = 0; i < b->n_names; i++)
+		free(b->names[i].path);
+	free(b->names);
+	b->names = NULL;
+	b->n_names = b->cap_names = 0;
+}
+
+/*
+ * A file under a walked directory with more hard links than the names
+ * of it the plan covers, on a writable tree's filesystem: the others may
+ * lie in that tree, where the command would read or write the file past
+ * the row's mount (round 32: ~/.ssh/config hard-linked from a dotfiles
+ * project, as round 31's symbolic links were). Covered names are the
+ * walks' (rustup's proxies in ~/.cargo/bin, all in the row) and the
+ * files the plan covers by name (a writable HOME's hard-linked entries,
+ * plan.c's cover list): hidden ones for a file met under a deny_read
+ * directory, hidden or read-only ones for a deny_write one. Fails naming
+ * the file, as for a path of the list (sbx_check_hard_links()); 0 when
+ * none is so. Run once every list is planned.
+ */
+static int walk_names_check(struct sbx_builder *b, char *err, size_t errlen)
+{
+	size_t i = 0;
+
+	if (b->n_names > 1)
+		qsort(b->names, b->n_names, sizeof(*b->names), walk_name_cmp);
+	while (i < b->n_names) {
+		size_t j = i + 1, covered = 1;
+		bool read_deny = b->names[i].read_deny;
+		struct stat st;
+
+		for (; j < b->n_names && b->names[j].dev == b->names[i].dev && b->names[j].ino == b->names[i].ino; j++) {
+			read_deny = read_deny || b->names[j].read_deny;
+			if (strcmp(b->names[j].path, b->names[j - 1].path) != 0)
+				covered++;
+		}
+		for (size_t k = 0; k < b->n_ops; k++) {
+			struct stat ost;
+			bool named = false;
+
+			if (b->ops[k].is_dir || (b->ops[k].kind != SBX_OP_DENY_READ &&
+						 (read_deny || b->ops[k].kind != SBX_OP_PROTECT)))
+				continue;
+			if (sbx_memo_lstat(b->memo, b->ops[k].path, &ost) < 0 || ost.st_dev != b->names[i].dev ||
+			    ost.st_ino != b->names[i].ino)
+				continue;
+			for (size_t m = i; m < j && !named; m++)
+				named = strcmp(b->names[m].path, b->ops[k].path) == 0;
+			if (!named)
+				covered++;
+		}
+		if (lstat(b->names[i].path, &st) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot check %s", b->names[i].path);
+			return -1;
+		}
+		if (st.st_dev == b->names[i].dev && st.st_ino == b->names[i].ino && st.st_nlink > covered &&
+		    sbx_check_hard_links(b, read_deny ? "a read deny" : "a write deny", b->names[i].path, &st, err,
+					 errlen) < 0)
+			return -1;
+		i = j;
+	}
+	return 0;
+}
+
 /* Whether an op of kind covers the canonical path c already. */
 static bool op_covers(const struct sbx_builder *b, enum sbx_op_kind kind, const char *c)
 {
@@ -732,6 +842,7 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 {
 	struct dirent *de;
 	char **ns, path[PATH_MAX];
+	bool shared_fs;
 	int fd, rc = 0;
 	DIR *d;
 
@@ -780,6 +891,16 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 			(void)close(fd);
 		return -1;
 	}
+	{
+		struct stat dst;
+
+		if (fstat(fd, &dst) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot check %s", dir);
+			(void)closedir(d);
+			return -1;
+		}
+		shared_fs = writable_dev(b, dst.st_dev);
+	}
 	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
 		unsigned char type = de->d_type;
 		struct stat st;
@@ -809,13 +930,21 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 			rc = -1;
 			break;
 		}
-		if (type == DT_UNKNOWN) {
+		if (type == DT_UNKNOWN || (type == DT_REG && shared_fs)) {
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				errbuf_set_errno(err, errlen, errno, "cannot check %s", path);
 				rc = -1;
 				break;
 			}
-			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR
+				 : S_ISREG(st.st_mode)			   ? DT_REG
+									   : DT_UNKNOWN;
+			if (type == DT_REG && st.st_nlink > 1 && writable_dev(b, st.st_dev) &&
+			    walk_name_add(b, w, &st, path) < 0) {
+				errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+				rc = -1;
+				break;
+			}
 		}
 		if (type == DT_LNK)
 			rc = walk_link(b, w, path, err, errlen);
@@ -1118,6 +1247,9 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	if (plan_list(b, cfg->cover, SBX_OP_PROTECT, "cover", err, errlen) < 0)
 		goto fail;
 	b->cover = false;
+	if (walk_names_check(b, err, errlen) < 0)
+		goto fail;
+	walk_names_free(b);
 	free(b->writable);
 	b->writable = NULL;
 	sbx_memo_free(b->memo);
@@ -1138,6 +1270,7 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 nomem:
 	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 fail:
+	walk_names_free(b);
 	free(b->writable);
 	b->writable = NULL;
 	sbx_memo_free(b->memo);

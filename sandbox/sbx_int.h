@@ -189,6 +189,15 @@ void sbx_memo_changed(struct sbx_memo *m);
 /* How many lstat/stat/readlink calls m made (tests). */
 size_t sbx_memo_calls(const struct sbx_memo *m);
 
+/* One name of a file with several hard links, on a writable tree's
+ * filesystem, met under a protected directory (mountplan.c). */
+struct sbx_walk_name {
+	dev_t dev;
+	ino_t ino;
+	bool read_deny; /* met under a deny_read directory (else deny_write) */
+	char *path;	/* owned */
+};
+
 /* The growing plan while mountplan.c builds it. */
 struct sbx_builder {
 	struct sbx_op *ops;
@@ -206,6 +215,10 @@ struct sbx_builder {
 	struct sbx_unseen unseen; /* moved to the plan when it is complete */
 	bool cover; /* planning sbx_config.cover: other hard links not refused */
 	const char *const *follow_under; /* sbx_config.follow_under (borrowed) */
+	/* Names of hard-linked files met by the link walks under protected
+	 * directories (mountplan.c), checked once every list is planned. */
+	struct sbx_walk_name *names;
+	size_t n_names, cap_names;
 };
 
 struct sbx_config;

@@ -1583,6 +1583,56 @@ static void test_home_big_cache(void)
  * id_vault -> ~/keys/id_vault: the start is refused, naming it (review
  * of round 31: the walk skipped it and the key was read at its target).
  * Run as nobody: root lists any directory. */
+/* Round 32: a file inside a protected directory row with a second hard
+ * link in the project (a dotfiles manager that hard-links): the start is
+ * refused naming it, for a write deny and a read deny alike; hard links
+ * whose names are all inside the row (rustup's proxies in ~/.cargo/bin)
+ * start. */
+static void test_hard_linked_row_files(void)
+{
+	static const struct {
+		const char *home, *dir, *row_file, *work_file, *text;
+	} cases[] = {
+		{"home32hw", "home32hw/.config/git", "home32hw/.config/git/config", "work/df32/gitconfig", "[core]\n"},
+		{"home32hs", "home32hs/.ssh/conf.d", "home32hs/.ssh/conf.d/hosts", "work/df32/sshhosts", "Host *\n"},
+		{"home32hr", "home32hr/.aws", "home32hr/.aws/credentials", "work/df32/awscreds", "R32H-SECRET\n"},
+	};
+	char buf[PATH_MAX], buf2[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("work/df32") == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CU_ASSERT_FATAL(mkdirs(cases[i].dir) == 0 && mkfile(at(buf, cases[i].work_file), cases[i].text) == 0 &&
+				link(at(buf, cases[i].work_file), at(buf2, cases[i].row_file)) == 0);
+		st = run_fsh(cases[i].home, NULL, NULL, NULL, "work.yaml",
+			     "echo ran; cat df32/awscreds 2>/dev/null; echo 'Match exec x' >> df32/sshhosts 2>/dev/null; "
+			     "echo '[core] fsmonitor = x' >> df32/gitconfig 2>/dev/null; echo done\n",
+			     &out, &err);
+		ROW(st == 125 && !test_has(out, "ran") && test_has(err, cases[i].row_file) &&
+			    test_has(err, "hard links") && !test_has(err, "R32H-SECRET"),
+		    "%s hard-linked from the project: status %d, %s %s", cases[i].row_file, st, out ? out : "",
+		    err ? err : "");
+		text = test_read_file(at(buf, cases[i].work_file), NULL);
+		ROW(text != NULL && strcmp(text, cases[i].text) == 0, "%s changed: %s", cases[i].work_file,
+		    text ? text : "(gone)");
+		free(text);
+		free(out);
+		free(err);
+		out = err = NULL;
+		(void)unlink(at(buf, cases[i].work_file));
+	}
+	/* rustup: its proxies are hard links of one another, all in the row. */
+	CU_ASSERT_FATAL(mkdirs("home32hc/.cargo/bin") == 0 && mkfile(at(buf, "home32hc/.cargo/bin/rustup"), "#!/bin/sh\n") == 0 &&
+			link(buf, at(buf2, "home32hc/.cargo/bin/cargo")) == 0 &&
+			link(buf, at(buf2, "home32hc/.cargo/bin/rustc")) == 0);
+	st = run_fsh("home32hc", NULL, NULL, NULL, "work.yaml", "echo started\n", &out, &err);
+	ROW(st == 0 && test_has(out, "started"), "rustup's hard-linked proxies in ~/.cargo/bin: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
 /* Whether name comes before other in the listing of directory rel
  * (the order the walk reads it in). */
 static bool listed_before(const char *rel, const char *name, const char *other)
@@ -2500,6 +2550,8 @@ TEST_REGISTRAR(register_fsharden)
 		 test_xonly_dir_links);
 	test_add(s, "round 31: a directory reached deep first, then from the top of the home: walked again",
 		 test_link_walk_order);
+	test_add(s, "round 32: a file of a protected directory hard-linked from the project: start refused",
+		 test_hard_linked_row_files);
 	test_add(s, "environment: credential-looking variables dropped, one notice",
 		 test_env_dropped);
 	test_add(s, "check -v: mandatory table, PATH, environment rule", test_check_verbose);
