@@ -476,7 +476,11 @@ SSL_CTX *ca_upstream_ctx(const char *const *extra_ca_paths, size_t n_extra, char
 	X509_VERIFY_PARAM_set_hostflags(SSL_CTX_get0_param(ctx),
 					X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+	/* What an upstream sends may hold a real value (an echo, a token
+	 * endpoint): OpenSSL keeps each decrypted record in its read buffer
+	 * until the next overwrites it, and frees that buffer as it is
+	 * (SSL_MODE_RELEASE_BUFFERS). Cleansed once read, and on release. */
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CLEANSE_PLAINTEXT);
 	if (SSL_CTX_set_ciphersuites(ctx, CA_TLS13_SUITES) != 1 ||
 	    SSL_CTX_set_cipher_list(ctx, CA_TLS12_CIPHERS) != 1) {
 		ca_ssl_err(err, errlen, "upstream TLS context: TLS 1.3 suites or TLS 1.2 ciphers");

@@ -1759,6 +1759,41 @@ static void test_edge_inner_refusals(void)
 	CU_ASSERT_EQUAL(test_file_size(rec_good), before);
 }
 
+/*
+ * A value an upstream sent (a real one, re-masked on its way to the
+ * client) does not stay in the memory OpenSSL frees: the upstream
+ * context cleanses each decrypted record once read (pv-cleanse hooks
+ * OpenSSL's allocator and searches every freed block). The control run,
+ * with the option cleared on its connection, must find it, or the search
+ * proves nothing.
+ */
+static void test_upstream_cleanse(void)
+{
+	char *tmp = test_mkdtemp(), *out = NULL, *err = NULL;
+	char *argv[] = {(char *)test_tool_path("pv-cleanse"), tmp, NULL, NULL};
+	int rc;
+
+	CU_ASSERT_FATAL(tmp != NULL);
+	argv[0] = strdup(argv[0]);
+	CU_ASSERT_FATAL(argv[0] != NULL);
+	rc = test_run_capture(argv, &out, &err, 20000);
+	ROW(rc == 0 && out != NULL && strstr(out, "freed blocks holding the value: 0\n") != NULL,
+	    "the upstream's plaintext stayed in freed memory: %d, %s %s", rc, out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	argv[2] = "--control";
+	rc = test_run_capture(argv, &out, &err, 20000);
+	ROW(rc == 0 && out != NULL && strstr(out, "freed blocks holding the value: ") != NULL &&
+		    strstr(out, "freed blocks holding the value: 0\n") == NULL,
+	    "the control run found nothing (the search proves nothing): %d, %s %s", rc, out ? out : "",
+	    err ? err : "");
+	free(out);
+	free(err);
+	free(argv[0]);
+	test_rmtree(tmp);
+	free(tmp);
+}
+
 /* An upstream that ends a close-delimited body with close_notify and
  * waits for ours before closing TCP: a slow client still gets the end
  * of the body (close_notify must not be lost while reading is off). The
@@ -1931,4 +1966,5 @@ TEST_REGISTRAR(tls_suites)
 	test_add(s, "WebSocket echo inside TLS", test_websocket);
 	test_add(s, "openssl s_client -proxy", test_openssl_s_client);
 	test_add(s, "git clone over HTTPS", test_git_clone);
+	test_add(s, "upstream plaintext cleansed from OpenSSL's buffers once read", test_upstream_cleanse);
 }

@@ -527,6 +527,21 @@ static void test_ca_tls12_order(void)
 	ca_free(ca);
 }
 
+/* The upstream context cleanses what it decrypted once read (a real
+ * value an upstream sends back lingered in OpenSSL's read buffer), and
+ * its connections inherit it. */
+static void test_ca_upstream_cleanse(void)
+{
+	SSL_CTX *up = ca_upstream_ctx(NULL, 0, NULL, 0);
+	SSL *ssl = up != NULL ? SSL_new(up) : NULL;
+
+	CU_ASSERT_FATAL(up != NULL && ssl != NULL);
+	CU_ASSERT((SSL_CTX_get_options(up) & SSL_OP_CLEANSE_PLAINTEXT) != 0);
+	CU_ASSERT((SSL_get_options(ssl) & SSL_OP_CLEANSE_PLAINTEXT) != 0);
+	SSL_free(ssl);
+	SSL_CTX_free(up);
+}
+
 /* ALPN: http/1.1 by default, h2 only on a connection allowed it (the
  * proxy allows it when the upstream negotiated h2). */
 static void test_ca_alpn_h2(void)
@@ -1447,6 +1462,7 @@ TEST_REGISTRAR(ca_register)
 	test_add(s, "upstream context trusts system and extra roots", test_ca_upstream_ctx);
 	test_add(s, "ALPN h2 only where allowed", test_ca_alpn_h2);
 	test_add(s, "TLS 1.2: AES-128-GCM first, DEFAULT's set", test_ca_tls12_order);
+	test_add(s, "upstream context: decrypted records cleansed once read", test_ca_upstream_cleanse);
 
 	s = test_suite("ca_wire", NULL, NULL);
 	test_add(s, "curl and python3 accept allowed, reject forged", test_ca_wire_clients);
