@@ -81,18 +81,28 @@ int sbx_check_list_links(struct sbx_builder *b, const char *const *list, const c
 
 /*
  * A regular file st (at path p, under the rule what) with more than one
- * name, on the filesystem of a writable tree: another name may lie in
- * that tree, where a write (or, for a read deny, a read) would reach the
- * file past the rule, and no mount can cover a name nobody knows. Fails
- * naming the file; 0 when it is not so.
+ * name. For a write deny, on the filesystem of a writable tree: another
+ * name may lie in that tree, where a write would reach the file past the
+ * rule, and no mount can cover a name nobody knows. For a read deny or a
+ * substitution (read), anywhere: every name outside the denied ones is
+ * readable in the sandbox (round 32 of the attack: a denyRead or masked
+ * file's second name in the home, not writable, was read in clear).
+ * Fails naming the file; 0 when it is not so.
  */
 int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const char *p, const struct stat *st,
-			    char *err, size_t errlen)
+			 bool read, char *err, size_t errlen)
 {
 	struct stat wst;
 
 	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
 		return 0;
+	if (read) {
+		errbuf_set_errno(err, errlen, 0,
+			   "cannot apply %s to %s: it has %lu hard links, and the sandbox reads the file "
+			   "by any other name; replace the extra links by copies",
+			   what, p, (unsigned long)st->st_nlink);
+		return -1;
+	}
 	for (size_t i = 0; i < b->n_writable; i++) {
 		if (sbx_memo_stat(b->memo, b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
 			continue;

@@ -378,7 +378,7 @@ static int protect_existing(struct sbx_builder *b, const char *p, struct stat *s
 	/* A cover is of this name only (sbx_config.cover): the file's
 	 * other names are covered, or not, by their own rules. */
 	if (!b->cover && sbx_memo_stat(b->memo, c, st) == 0 &&
-	    sbx_check_hard_links(b, "a write deny", p, st, err, errlen) < 0) {
+	    sbx_check_hard_links(b, "a write deny", p, st, false, err, errlen) < 0) {
 		free(c);
 		return -1;
 	}
@@ -659,8 +659,8 @@ static int walk_names_check(struct sbx_builder *b, char *err, size_t errlen)
 			return -1;
 		}
 		if (st.st_dev == b->names[i].dev && st.st_ino == b->names[i].ino && st.st_nlink > covered &&
-		    sbx_check_hard_links(b, read_deny ? "a read deny" : "a write deny", b->names[i].path, &st, err,
-					 errlen) < 0)
+		    sbx_check_hard_links(b, read_deny ? "a read deny" : "a write deny", b->names[i].path, &st,
+					 read_deny, err, errlen) < 0)
 			return -1;
 		i = j;
 	}
@@ -683,7 +683,7 @@ static int deny_target(struct sbx_builder *b, const char *lnk, const char *c, co
 {
 	char *copy;
 
-	if (sbx_check_hard_links(b, "a read deny", lnk, st, err, errlen) < 0)
+	if (sbx_check_hard_links(b, "a read deny", lnk, st, true, err, errlen) < 0)
 		return -1;
 	copy = strdup(c);
 	if (copy == NULL || (strcmp(c, "/") != 0 && sbx_unseen_add(b, c, (size_t)(strrchr(c, '/') - c), true) < 0) ||
@@ -930,7 +930,7 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 			rc = -1;
 			break;
 		}
-		if (type == DT_UNKNOWN || (type == DT_REG && shared_fs)) {
+		if (type == DT_UNKNOWN || (type == DT_REG && (shared_fs || w->kind == SBX_OP_DENY_READ))) {
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				errbuf_set_errno(err, errlen, errno, "cannot check %s", path);
 				rc = -1;
@@ -939,7 +939,8 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR
 				 : S_ISREG(st.st_mode)			   ? DT_REG
 									   : DT_UNKNOWN;
-			if (type == DT_REG && st.st_nlink > 1 && writable_dev(b, st.st_dev) &&
+			if (type == DT_REG && st.st_nlink > 1 &&
+			    (w->kind == SBX_OP_DENY_READ || writable_dev(b, st.st_dev)) &&
 			    walk_name_add(b, w, &st, path) < 0) {
 				errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
 				rc = -1;
@@ -1062,7 +1063,7 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 			free(s);
 			continue; /* nothing to hide or re-allow */
 		}
-		if (kind == SBX_OP_DENY_READ && sbx_check_hard_links(b, "a read deny", c, &st, err, errlen) < 0) {
+		if (kind == SBX_OP_DENY_READ && sbx_check_hard_links(b, "a read deny", c, &st, true, err, errlen) < 0) {
 			free(c);
 			free(s);
 			return -1;
@@ -1177,7 +1178,7 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 			return -1;
 		}
 		if (!cfg->files[i].public_content &&
-		    sbx_check_hard_links(b, "a file substitution", h, &st, err, errlen) < 0) {
+		    sbx_check_hard_links(b, "a file substitution", h, &st, true, err, errlen) < 0) {
 			free(h);
 			free(s);
 			return -1;

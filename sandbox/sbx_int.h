@@ -265,7 +265,7 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 int sbx_check_list_links(struct sbx_builder *b, const char *const *list, const char *what,
 			 char *err, size_t errlen) NONNULL(1, 3, 4) WUNRES;
 int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const char *p,
-			 const struct stat *st, char *err, size_t errlen) NONNULL(1, 2, 3, 4, 5) WUNRES;
+			 const struct stat *st, bool read, char *err, size_t errlen) NONNULL(1, 2, 3, 4, 6) WUNRES;
 
 /* status.c: waitpid without EINTR, the status mapped per SPEC §2
  * (128+N for signal N). 1 reaped, 0 still running (WNOHANG), -1 error. */

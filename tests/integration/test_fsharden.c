@@ -1622,6 +1622,44 @@ static void test_hard_linked_row_files(void)
 		out = err = NULL;
 		(void)unlink(at(buf, cases[i].work_file));
 	}
+	/* Round 32, read side: a read-denied or masked file's second name
+	 * outside every writable tree (the home, read-only here) showed it
+	 * (a policy denyRead file and a masked credentials.files file under
+	 * a policy that makes nothing writable, a key in ~/.ssh hard-linked
+	 * from ~/keys). */
+	{
+		static const struct {
+			const char *dir, *file, *other, *policy;
+		} reads[] = {
+			{"home32hk/.config/tool", "home32hk/.config/tool/token", "home32hk/keep/token",
+			 "filesystem:\n  denyRead: [\"%1$s/home32hk/.config/tool/token\"]\n"},
+			{"home32hk/.config/tool", "home32hk/.config/tool/token", "home32hk/keep/token",
+			 "credentials:\n  files:\n"
+			 "    - {path: \"%1$s/home32hk/.config/tool/token\", mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+			 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"},
+			{"home32hk/.ssh", "home32hk/.ssh/id_work", "home32hk/keep/id_work", NULL},
+		};
+
+		CU_ASSERT_FATAL(mkdirs("home32hk/keep") == 0);
+		for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+			CU_ASSERT_FATAL(mkdirs(reads[i].dir) == 0 &&
+					mkfile(at(buf, reads[i].other), "tok_R32HK_0123456789abcdef\n") == 0 &&
+					link(buf, at(buf2, reads[i].file)) == 0);
+			CU_ASSERT_FATAL(reads[i].policy == NULL || write_policy("hk32.yaml", reads[i].policy) == 0);
+			CU_ASSERT_FATAL(snprintf(buf2, sizeof(buf2), "echo ran; cat '%s'\n", buf) < (int)sizeof(buf2));
+			st = run_fsh("home32hk", NULL, NULL, NULL, reads[i].policy != NULL ? "hk32.yaml" : "work.yaml", buf2,
+				     &out, &err);
+			ROW(st == 125 && !test_has(out, "ran") && !test_has(out, "R32HK") && test_has(err, reads[i].file) &&
+				    test_has(err, "hard links"),
+			    "%s, its second name in the read-only home: status %d, %s %s", reads[i].file, st,
+			    out ? out : "", err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+			(void)unlink(at(buf, reads[i].file));
+			(void)unlink(at(buf, reads[i].other));
+		}
+	}
 	/* rustup: its proxies are hard links of one another, all in the row. */
 	CU_ASSERT_FATAL(mkdirs("home32hc/.cargo/bin") == 0 && mkfile(at(buf, "home32hc/.cargo/bin/rustup"), "#!/bin/sh\n") == 0 &&
 			link(buf, at(buf2, "home32hc/.cargo/bin/cargo")) == 0 &&
