@@ -374,12 +374,44 @@ int cmask_find_real(cmask_t *m, const void *buf, size_t len, const char **cred)
 int cmask_body_cut(cmask_t *m, enum cmask_dir dd)
 {
 	struct cdir *d = &m->dir[dd];
+	struct evbuffer *raw = raw_out(d), *front;
+	size_t k, held, keep, pending;
 
 	if (!mask_exch_body_active(m->x, xd(dd)))
 		return 0;
-	/* The hold-back may begin a real value: wiped, never sent. What
-	 * waits in the output was resolved already and may go. */
+	/*
+	 * The hold-back may begin a real value: wiped, never sent (SPEC
+	 * §4.3). With it goes the rest of the last maxlen - 1 bytes that
+	 * came (cmask_ready()'s tail), whatever they are: the same amount
+	 * at every cut, so what reaches the other side does not tell the
+	 * sandbox whether its bytes began a real value (round 32 of the
+	 * attack: dropping only the held ones answered that, one guessed
+	 * byte at a time, through an upstream that echoes). What came
+	 * before the tail was resolved already and may go.
+	 */
+	k = mask_exch_body_holdmax(m->x, xd(dd));
+	held = mask_exch_body_held(m->x, xd(dd));
+	keep = d->release || k <= held ? 0 : k - held;
 	mask_exch_body_cut(m->x, xd(dd));
+	pending = evbuffer_get_length(raw);
+	if (keep > pending)
+		keep = pending;
+	if (keep > 0) {
+		if ((front = evbuffer_new()) == NULL)
+			return -1;
+		if (evbuffer_remove_buffer(raw, front, pending - keep) != (int)(pending - keep)) {
+			cmask_wipe_drain(front);
+			evbuffer_free(front);
+			return -1;
+		}
+		cmask_wipe_drain(raw);
+		if (evbuffer_add_buffer(raw, front) < 0) {
+			cmask_wipe_drain(front);
+			evbuffer_free(front);
+			return -1;
+		}
+		evbuffer_free(front);
+	}
 	if (d->chunked && frame_n(d, evbuffer_get_length(d->chunk)) < 0)
 		return -1;
 	/* Frames go as far as their payload came; what follows a cut
@@ -415,14 +447,20 @@ int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 		/* Message over: cmask_body_end() framed everything. */
 		return 0;
 	}
-	if ((dd == CMASK_IN || d->ws) && !d->release) {
+	if (!d->release) {
 		/*
-		 * Hold the last maxlen - 1 bytes of what the upstream sent:
+		 * Hold the last maxlen - 1 bytes of what came, both ways:
 		 * the stream itself holds those that could begin a real value,
 		 * the rest waits here. The amount depends only on how many
 		 * bytes came, never on whether they match, so neither timing
 		 * nor chunk sizes tell the sandbox that its bytes begin a real
-		 * value (which would let it guess one byte at a time).
+		 * value (which would let it guess one byte at a time). A
+		 * request body too (round 32 of the attack: held only when
+		 * they could begin a real value, its bytes were a prefix
+		 * oracle through any upstream that echoes what it reads, and
+		 * through HTTP/2's WINDOW_UPDATEs, which acknowledge what the
+		 * upstream took). A pause of the sender releases them
+		 * (cmask_release()).
 		 */
 		size_t k = mask_exch_body_holdmax(m->x, xd(dd)), held = mask_exch_body_held(m->x, xd(dd));
 

@@ -72,6 +72,27 @@ static bool h2_release_ok(const struct h2s *s)
 	return true;
 }
 
+/* Whether s holds request bytes back from the upstream (its body not
+ * ended). */
+static bool h2_out_waits(const struct h2s *s)
+{
+	return s->mask != NULL && s->mask_req && !s->req_end && s->phase == H2S_FORWARD &&
+	       cmask_waiting(s->mask, CMASK_OUT);
+}
+
+/* The request bytes s holds go to the upstream's buffer as they are. */
+static int h2s_release_out(struct h2s *s)
+{
+	size_t n;
+
+	if (cmask_release(s->mask, CMASK_OUT) < 0 || cmask_ready(s->mask, CMASK_OUT, &n) < 0 ||
+	    evbuffer_remove_buffer(cmask_out(s->mask, CMASK_OUT), s->req, n) != (int)n)
+		return -1;
+	if (s->up_open)
+		(void)nghttp2_session_resume_data(s->h->up, s->uid);
+	return 0;
+}
+
 static void tail_cb(evutil_socket_t fd, short events, void *arg)
 {
 	conn_t *c = arg;
@@ -81,6 +102,20 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	(void)fd;
 	(void)events;
 	for (struct h2s *s = h->streams; s != NULL; s = s->next) {
+		if (h2_out_waits(s)) {
+			/* A pause of the client releases the request bytes held
+			 * for the upstream, the same bytes whatever they are
+			 * (round 32 of the attack: holding only those that could
+			 * begin a real value showed in the WINDOW_UPDATEs, which
+			 * acknowledge what the upstream took). A sentinel cut by
+			 * the pause is not injected. */
+			if (conn_ms_since(&h->down_rx_t) < H2_HOLD_MS) {
+				again = true;
+			} else if (h2s_release_out(s) < 0) {
+				conn_close(c, "out of memory releasing held bytes", true);
+				return;
+			}
+		}
 		if (!s->mask_resp || !cmask_waiting(s->mask, CMASK_IN))
 			continue;
 		if (!h2_release_ok(s)) {
@@ -112,7 +147,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 static int h2_arm_tail(h2_t *h)
 {
 	for (struct h2s *s = h->streams; s != NULL; s = s->next)
-		if (s->mask_resp && cmask_waiting(s->mask, CMASK_IN)) {
+		if ((s->mask_resp && cmask_waiting(s->mask, CMASK_IN)) || h2_out_waits(s)) {
 			if (h->tail_ev == NULL && (h->tail_ev = evtimer_new(proxy_base(h->c->px), tail_cb, h->c)) == NULL)
 				return -1;
 			if (evtimer_pending(h->tail_ev, NULL))

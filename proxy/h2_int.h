@@ -131,6 +131,8 @@ struct h2 {
 	struct timeval seen_t;     /** when wu_seen last changed */
 	struct timeval up_rx_t;    /** when bytes last came from the upstream (held bytes wait
 				    * H2_HOLD_MS of its silence) */
+	struct timeval down_rx_t;  /** when request DATA last came from the client (held request
+				    * bytes wait H2_HOLD_MS of its silence) */
 	struct timeval cancel_t;   /** when cancels was last refilled */
 	char why[160];             /** why the connection ends (log) */
 };

@@ -578,6 +578,7 @@ int h2_down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, con
 		return 0;
 	}
 	s->bytes_up += len;
+	conn_now(&h->down_rx_t); /* held request bytes wait H2_HOLD_MS more (h2.c tail_cb()) */
 	if (!s->mask_req) {
 		if (evbuffer_add(s->req, data, len) < 0)
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;

@@ -82,14 +82,13 @@ int conn_mask_pass(conn_t *c, enum cmask_dir d)
 		   (n > 0 && sockio_pass_on(to, cmask_out(c->mask, d), n) < 0)) {
 		return -1;
 	}
-	/* Only a byte stream without an end we can see (an upgraded stream)
-	 * releases held bytes after a pause: an HTTP
-	 * message keeps them until more bytes or its end, so an upstream
-	 * that stalls inside a real value does not get it through in two
-	 * pieces. */
-	if (!release_ok(c) ||
-	    (!cmask_waiting(c->mask, CMASK_IN) && (c->mode != CONN_MODE_UPGRADED ||
-						   c->up.bev == NULL || !cmask_waiting(c->mask, CMASK_OUT)))) {
+	/* Inbound, only where release_ok() says a pause may release held
+	 * bytes: elsewhere an HTTP message keeps them until more bytes or
+	 * its end, so an upstream that stalls inside a real value does not
+	 * get it through in two pieces. Outbound, a pause of the client
+	 * releases them (tail_cb()). */
+	if (!((release_ok(c) && cmask_waiting(c->mask, CMASK_IN)) ||
+	      (c->up.bev != NULL && cmask_waiting(c->mask, CMASK_OUT)))) {
 		if (c->tail_ev != NULL)
 			(void)event_del(c->tail_ev);
 		return 0;
@@ -103,47 +102,61 @@ int conn_mask_pass(conn_t *c, enum cmask_dir d)
 static void tail_cb(evutil_socket_t fd, short events, void *arg)
 {
 	conn_t *c = arg;
+	bool again = false;
 
 	(void)fd;
 	(void)events;
 	if (c->mask == NULL)
 		return;
 	/*
-	 * Only a pause of the upstream releases inbound bytes: while the
-	 * upstream has sent more (in our input, in OpenSSL, in the socket),
-	 * while we do not read it, or have read it again for less than
-	 * CONN_MASK_TAIL_MS, because the client did not read (its output at
-	 * the high mark, or not yet back below half of it), the held bytes
-	 * wait (sockio_peer_quiet()). Otherwise the sandbox could cut a real
-	 * value in two at will, by not reading at the right moment: round 26
-	 * of the attack read in bursts, and the timer that fired in the loop
-	 * iteration where its read emptied the output, before the upstream
-	 * was read again, released the value's first bytes while the rest
-	 * waited in the socket. Nor while a request whose body got a real
-	 * value is open on any connection, or was lately (round 25 of the
-	 * attack: a relay service echoed it into another connection, a GET
-	 * or a tunnel, pausing where the sandbox chose): they wait, and the
-	 * timer looks again.
+	 * Inbound, only a pause of the upstream releases held bytes: while
+	 * the upstream has sent more (in our input, in OpenSSL, in the
+	 * socket), while we do not read it, or have read it again for less
+	 * than CONN_MASK_TAIL_MS, because the client did not read (its
+	 * output at the high mark, or not yet back below half of it), the
+	 * held bytes wait (sockio_peer_quiet()). Otherwise the sandbox could
+	 * cut a real value in two at will, by not reading at the right
+	 * moment: round 26 of the attack read in bursts, and the timer that
+	 * fired in the loop iteration where its read emptied the output,
+	 * before the upstream was read again, released the value's first
+	 * bytes while the rest waited in the socket. Nor while a request
+	 * whose body got a real value is open on any connection, or was
+	 * lately (round 25 of the attack: a relay service echoed it into
+	 * another connection, a GET or a tunnel, pausing where the sandbox
+	 * chose): they wait, and the timer looks again.
 	 */
-	if (!release_ok(c))
-		return;
-	if (cmask_waiting(c->mask, CMASK_IN) && c->up.bev != NULL &&
-	    (!sockio_peer_quiet(&c->up, CONN_MASK_TAIL_MS) ||
-	     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES ||
-	     proxy_body_injected_lately(c->px))) {
-		if (event_add(c->tail_ev, &mask_tail_tv) < 0)
-			conn_close(c, "cannot re-arm the masking timer", true);
-		return;
+	if (release_ok(c) && cmask_waiting(c->mask, CMASK_IN)) {
+		if (c->up.bev != NULL &&
+		    (!sockio_peer_quiet(&c->up, CONN_MASK_TAIL_MS) ||
+		     evbuffer_get_length(out_of(&c->client)) >= PASSAVANT_OUTBUF_HIGH_BYTES ||
+		     proxy_body_injected_lately(c->px)))
+			again = true;
+		else if (cmask_release(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+			goto oom;
 	}
-	if ((cmask_waiting(c->mask, CMASK_IN) &&
-	     (cmask_release(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) ||
-	    (c->mode == CONN_MODE_UPGRADED && c->up.bev != NULL &&
-	     cmask_waiting(c->mask, CMASK_OUT) &&
-	     (cmask_release(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0))) {
-		conn_close(c, "out of memory releasing held bytes", true);
+	/*
+	 * Outbound (a request body, an upgraded stream), a pause of the
+	 * client releases what waits for the upstream, the same bytes
+	 * whatever they are: a sentinel cut by the pause is not injected,
+	 * and a real value cut by it is not recognised (round 32 of the
+	 * attack: holding only what could begin a real value told the
+	 * sandbox which of its bytes did).
+	 */
+	if (c->up.bev != NULL && cmask_waiting(c->mask, CMASK_OUT)) {
+		if (!sockio_peer_quiet(&c->client, CONN_MASK_TAIL_MS) ||
+		    evbuffer_get_length(out_of(&c->up)) >= PASSAVANT_OUTBUF_HIGH_BYTES)
+			again = true;
+		else if (cmask_release(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0)
+			goto oom;
+	}
+	if (again && event_add(c->tail_ev, &mask_tail_tv) < 0) {
+		conn_close(c, "cannot re-arm the masking timer", true);
 		return;
 	}
 	conn_drive(c);
+	return;
+oom:
+	conn_close(c, "out of memory releasing held bytes", true);
 }
 
 /*
@@ -249,17 +262,19 @@ static bool stream_ends(conn_t *c, enum step *st)
 	if (c->mask == NULL)
 		return true;
 	if (c->mode == CONN_MODE_UPGRADED && c->client.eof && cin_empty && cmask_waiting(c->mask, CMASK_OUT)) {
-		/* The client ended: held bytes may begin a real value; the
-		 * frames before them go. */
-		if (cmask_body_cut(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0)
+		/* The client ended: what it sent goes, resolved (its own
+		 * bytes, the same whatever they are). */
+		if (cmask_body_end(c->mask, CMASK_OUT) < 0 || conn_mask_pass(c, CMASK_OUT) < 0)
 			goto fail;
 	}
 	if (c->mode == CONN_MODE_UPGRADED && c->up.eof &&
 	    evbuffer_get_length(in_of(&c->up)) == 0) {
-		/* The stream ended, and an end cannot be told from a cut: what
-		 * the substituter held back may begin a real value and is
-		 * dropped (SPEC §4.3); what it resolved goes. */
-		if (cmask_body_cut(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+		/* The stream ended: what was held goes resolved, the same
+		 * bytes whatever they are (round 32 of the attack: dropping
+		 * only those that could begin a real value was a prefix
+		 * oracle through an upstream that echoes a frame and
+		 * closes). */
+		if (cmask_body_end(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
 			goto fail;
 	}
 	return true;

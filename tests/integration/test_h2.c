@@ -1129,6 +1129,63 @@ static void test_grpc_run(void)
 	session_free(&s);
 }
 
+/*
+ * Round 32 of the attack: request DATA was held back only when its last
+ * bytes could begin a real value, and the WINDOW_UPDATEs (which
+ * acknowledge what the upstream took) or an echo told the sandbox which
+ * guesses did, one byte at a time. Two streams left open, one ending in
+ * the first 12 bytes of PV_HDR's real value (searched for in a body,
+ * where it is never injected) and one whose 12th byte is wrong: the
+ * upstream must get both whole once the client pauses.
+ */
+static void test_data_prefix_oracle(void)
+{
+	size_t mark = test_file_size(p_h2rec);
+	char right[32], wrong[32], s1[256], s2[256], want[64], key[128], *out = NULL, *rec;
+	const char *guess[2] = {right, wrong}, *tag[2] = {"t=or1", "t=or2"};
+	char c = 'a';
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	while (c == real_hdr[11])
+		c++;
+	snprintf(right, sizeof(right), "%.12s", real_hdr);
+	snprintf(wrong, sizeof(wrong), "%.11s%c", real_hdr, c);
+	snprintf(s1, sizeof(s1), "{\"method\":\"POST\",\"path\":\"/echo?%s\",\"data\":[\"@@@@%s\"],\"end\":false}", tag[0], right);
+	snprintf(s2, sizeof(s2), "{\"method\":\"POST\",\"path\":\"/echo?%s\",\"data\":[\"@@@@%s\"],\"end\":false}", tag[1], wrong);
+	{
+		/* Read while both bodies are open (an end, or the client's
+		 * close, resolves what is held). */
+		char *argv[] = {TEST_ENV_CLEAN, PY, p_client, "--proxy", px.addr, "--target",
+				(char *)hp("127.0.0.1", h2port), "--cafile", px.trust, "--timeout", "4", "req", s1, s2, NULL};
+		struct test_proc *cl = test_proc_start(argv, NULL, NULL, 0, 5000);
+
+		CU_ASSERT_FATAL(cl != NULL);
+		usleep(1200 * 1000);
+		rec = test_file_since(p_h2rec, mark);
+		rc = test_proc_stop(cl, SIGKILL, 5000);
+		out = test_proc_stdout(cl);
+		test_proc_free(cl);
+		ROW(rc >= 0, "the raw client: %d\n%s", rc, red(out));
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(want, sizeof(want), "@@@@%s", guess[i]);
+		if (rec_key(rec, tag[i], key, sizeof(key))) {
+			char *b = rec_body(rec, key);
+
+			ROW(strcmp(b, want) == 0,
+			    "%s: the upstream got '%s' of the open body, want '%s' (a real value's prefix held, the "
+			    "other bytes not: a prefix oracle)",
+			    i == 0 ? "a real value's first 12 bytes" : "a wrong 12th byte", red(b), i == 0 ? "@@@@<prefix>" : want);
+			free(b);
+		} else {
+			ROW(false, "the upstream recorded no stream for %s:\n%.1500s", tag[i], red(rec));
+		}
+	}
+	free(rec);
+	free(out);
+}
+
 /* 5. Injection in a header, the :path query and a DATA body split one
  * byte per frame; a sentinel to a host outside injectHosts: 403 on that
  * stream only. */
@@ -2117,6 +2174,8 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
 	test_add(s, "an inject host's coded answer: 502, its body dropped; identity passes", test_coded);
 	test_add(s, "injectIn: a header-only credential in a header, the query, DATA", test_inject_in);
+	test_add(s, "request DATA ending in a real value's prefix: held as any other bytes (oracle)",
+		 test_data_prefix_oracle);
 	test_add(s, "the real value in DATA or a request trailer never reaches the upstream", test_outbound_leaks);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);

@@ -63,6 +63,7 @@ static char rec_plain[4096];       /* --record of the plain upstream */
 static char rec_git[4096];         /* --record of the git upstream */
 static char creds_path[4096];      /* the masked file */
 static char py_path[4200];         /* python3 helper */
+static char py_oracle_path[4200];  /* python3 oracle.py (standalone) */
 static struct test_upstream up;    /* HTTPS, test CA */
 static struct test_upstream upp;   /* plain HTTP */
 static struct test_upstream upg;   /* HTTPS, --git-root with --git-auth x-access-token */
@@ -436,6 +437,63 @@ static int px_stop(struct px *p)
 /* Fixtures                                                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * oracle.py MODE PROXY GUESS: the prefix oracle of round 32 of the
+ * attack, through an upstream of its own on loopback (plain HTTP,
+ * absolute form). "body": the request body "@@@@GUESS" (Content-Length
+ * 1000, left open); the upstream answers with what of it came within
+ * 700 ms. "close": the upstream answers 300 "x" then "@@@@GUESS" in a
+ * close-delimited body and closes (FIN). Prints what the client got as
+ * the body, repr.
+ */
+static const char py_oracle[] =
+	"import socket, sys, threading, time\n"
+	"mode, proxy, guess = sys.argv[1], sys.argv[2], sys.argv[3].encode()\n"
+	"ph, pp = proxy.rsplit(':', 1)\n"
+	"srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
+	"port = srv.getsockname()[1]\n"
+	"def upstream():\n"
+	"    c, _ = srv.accept()\n"
+	"    c.settimeout(0.05)\n"
+	"    buf = b''\n"
+	"    while b'\\r\\n\\r\\n' not in buf: \n"
+	"        try: buf += c.recv(4096)\n"
+	"        except socket.timeout: pass\n"
+	"    body = buf.split(b'\\r\\n\\r\\n', 1)[1]\n"
+	"    if mode == 'body':\n"
+	"        end = time.time() + 0.7\n"
+	"        while time.time() < end:\n"
+	"            try:\n"
+	"                d = c.recv(4096)\n"
+	"                if not d: break\n"
+	"                body += d\n"
+	"            except socket.timeout: pass\n"
+	"        c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n' % len(body) + body)\n"
+	"    else:\n"
+	"        c.sendall(b'HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n\\r\\n' + b'x' * 300 + b'@@@@' + guess)\n"
+	"    c.shutdown(socket.SHUT_WR)\n"
+	"    time.sleep(0.2)\n"
+	"    c.close()\n"
+	"threading.Thread(target=upstream, daemon=True).start()\n"
+	"s = socket.create_connection((ph, int(pp)))\n"
+	"if mode == 'body':\n"
+	"    s.sendall(b'POST http://127.0.0.1:%d/x HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nContent-Length: 1000\\r\\n\\r\\n@@@@' % (port, port) + guess)\n"
+	"else:\n"
+	"    s.sendall(b'GET http://127.0.0.1:%d/x HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n\\r\\n' % (port, port))\n"
+	"s.settimeout(5)\n"
+	"got = b''\n"
+	"try:\n"
+	"    while True:\n"
+	"        d = s.recv(65536)\n"
+	"        if not d: break\n"
+	"        got += d\n"
+	"        if b'\\r\\n\\r\\n' in got and mode == 'body':\n"
+	"            h, b = got.split(b'\\r\\n\\r\\n', 1)\n"
+	"            n = [int(l.split(b':')[1]) for l in h.split(b'\\r\\n') if l.lower().startswith(b'content-length:')]\n"
+	"            if n and len(b) >= n[0]: break\n"
+	"except socket.timeout: pass\n"
+	"print(repr(got.split(b'\\r\\n\\r\\n', 1)[-1]))\n";
+
 static const char py_helper[] =
 	"import os, base64\n"
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
@@ -627,6 +685,9 @@ static int fixtures_up(void)
 			return -1;
 	}
 	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
+	snprintf(py_oracle_path, sizeof(py_oracle_path), "%s/oracle.py", dir);
+	if (test_write_file(py_oracle_path, py_oracle, sizeof(py_oracle) - 1) < 0)
+		return -1;
 	return test_write_py(py_path, py_helper, sizeof(py_helper) - 1);
 }
 
@@ -1712,6 +1773,64 @@ static void test_ws_holdback_oracle(void)
 		free(r1);
 		free(r5);
 		free(w5);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* What oracle.py MODE prints for GUESS through p (malloc'd). */
+static char *oracle_run(const struct px *p, const char *mode, const char *guess)
+{
+	char *out = NULL;
+	char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_oracle_path, (char *)mode, (char *)p->t.addr,
+			(char *)guess, NULL};
+
+	CU_ASSERT_EQUAL(runv(&out, argv), 0);
+	return out;
+}
+
+/*
+ * Round 32 of the attack: the hold-back as a prefix oracle, outbound and
+ * at a close-delimited end. A request body left open ("body") was held
+ * only when its last bytes could begin a real value, so an upstream that
+ * echoes what it reads showed which guesses did; a close-delimited body
+ * ("close") lost only such bytes at its end. A guess that is a real
+ * value's first 12 bytes and one whose 12th byte is wrong must now get
+ * the same treatment: both reach the upstream whole after the client's
+ * pause, and both come whole at the close, which ends the body.
+ */
+static void test_holdback_prefix_oracle(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", true) == 0);
+	if (have_sentinels(&p)) {
+		char right[32], wrong[32], want_r[64], want_w[64], *r, *w;
+		char c = 'a';
+
+		while (c == tok_real[11])
+			c++;
+		snprintf(right, sizeof(right), "%.12s", tok_real);
+		snprintf(wrong, sizeof(wrong), "%.11s%c", tok_real, c);
+		snprintf(want_r, sizeof(want_r), "b'@@@@%s'", right);
+		snprintf(want_w, sizeof(want_w), "b'@@@@%s'", wrong);
+		r = oracle_run(&p, "body", right);
+		w = oracle_run(&p, "body", wrong);
+		ROW(r != NULL && w != NULL && strncmp(r, want_r, strlen(want_r)) == 0 &&
+			    strncmp(w, want_w, strlen(want_w)) == 0,
+		    "body: the upstream got %s of a body ending in a real value's first 12 bytes and %s of one whose "
+		    "12th byte is wrong (want both whole after the pause; a difference is the prefix oracle)",
+		    r ? r : "(nothing)", w ? w : "(nothing)");
+		free(r);
+		free(w);
+		r = oracle_run(&p, "close", right);
+		w = oracle_run(&p, "close", wrong);
+		ROW(r != NULL && w != NULL && strlen(r) == strlen(w) && strlen(r) > 300 && strncmp(r, "b'xxxx", 6) == 0 &&
+			    strstr(r, want_r + 2) != NULL && strstr(w, want_w + 2) != NULL,
+		    "close: a close-delimited body ending in a real value's first 12 bytes came as %s, one whose 12th "
+		    "byte is wrong as %s (want the same bytes: a difference is the prefix oracle)",
+		    r ? r : "(nothing)", w ? w : "(nothing)");
+		free(r);
+		free(w);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -2905,6 +3024,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "a sentinel in a header's name: 403, also towards its inject host",
 		 test_sentinel_in_header_name_inject);
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
+	test_add(s, "a request body, or a close-delimited end, treats a real value's prefix as any other bytes (oracle)",
+		 test_holdback_prefix_oracle);
 	test_add(s, "WebSocket: a data frame behind the client's close, the upstream gone", test_ws_close_then_data);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);

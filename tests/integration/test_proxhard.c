@@ -1221,8 +1221,12 @@ static void test_ws_split(void)
 }
 
 /* The upstream ends in the middle of a real value: Content-Length short,
- * chunked unfinished, close-delimited, an upgraded stream. The held
- * bytes are dropped, never released. */
+ * chunked unfinished. The held bytes are dropped, never released. (A
+ * close-delimited body and an upgraded stream end with the connection,
+ * and that is their end: since round 32 of the attack what was held
+ * goes resolved, the same bytes whatever they are; mask_wire "a request
+ * body, or a close-delimited end, treats a real value's prefix as any
+ * other bytes" checks that no end tells a prefix apart.) */
 static void test_cut_mid_value(void)
 {
 	char half[32];
@@ -1230,7 +1234,7 @@ static void test_cut_mid_value(void)
 
 	NEED_READY();
 	snprintf(half, sizeof(half), "%.24s", tok_real);
-	for (int v = 0; v < 4; v++) {
+	for (int v = 0; v < 2; v++) {
 		char resp[512], *out;
 		size_t got = 0;
 		int n = 0;
@@ -1238,22 +1242,11 @@ static void test_cut_mid_value(void)
 		mark(&m);
 		if (v == 0)
 			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nbody %s", half);
-		else if (v == 1)
+		else
 			n = snprintf(resp, sizeof(resp),
 				     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\nbody %s\r\n",
 				     strlen(half) + 5, half);
-		else if (v == 2)
-			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody %s", half);
-		else
-			n = snprintf(resp, sizeof(resp),
-				     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-				     "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n\x81%cbody %s",
-				     (char)(strlen(half) + 5 + 10), half);
-		out = via_rawhex(resp, (size_t)n,
-				 v == 3 ? "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-					  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-					: "",
-				 &got);
+		out = via_rawhex(resp, (size_t)n, "", &got);
 		ROW(out != NULL && memmem(out, got, half + 4, strlen(half) - 4) == NULL,
 		    "variant %d: the held part of the value was released: %.*s", v, (int)got, test_nz(out));
 		free(out);
@@ -1600,7 +1593,7 @@ TEST_REGISTRAR(register_proxhard)
 		 test_real_name_case);
 	test_add(s, "7: real value in client WebSocket frames: not relayed", test_real_in_websocket);
 	test_add(s, "8: WebSocket value split across fragments, a ping, messages", test_ws_split);
-	test_add(s, "8: upstream cut mid-value (CL, chunked, close, upgraded): dropped", test_cut_mid_value);
+	test_add(s, "8: upstream cut mid-value (CL short, chunked unfinished): dropped", test_cut_mid_value);
 	test_add(s, "8: Range/If-Range stripped towards inject hosts", test_range_stripped);
 	test_add(s, "7: passavant run: a leaked value in query and body refused, not logged", test_run_leak);
 	test_add(s, "method override: h1 fields refused where the rule does not allow the method",
