@@ -107,6 +107,20 @@ static const char *const listed[] = {
 	"home/.snowsql/config", "home/.config/aerc/accounts.conf", "home/.weechat/sec.conf", "home/.muttrc",
 	"home/.cert/nm-openvpn/k.key", "home/.config/hexchat/servlist.conf", "home/.sentryclirc",
 	"home/.config/remmina/remmina.pref", "home/.config/scw/config.yaml", "home/.irssi/config",
+	/* round 32: per-application homes (snap, flatpak), more browsers,
+	 * wallets, JetBrains' store, model CLIs' keys, chezmoi's copies */
+	"home/snap/firefox/common/.mozilla/firefox/p.default/logins.json",
+	"home/snap/chromium/common/chromium/Default/Login Data", "home/snap/gh/current/.config/gh/hosts.yml",
+	"home/.var/app/org.mozilla.firefox/.mozilla/firefox/p.default/key4.db",
+	"home/.var/app/com.slack.Slack/config/Slack/Cookies", "home/.config/vivaldi/Default/Login Data",
+	"home/.config/opera/Login Data", "home/.librewolf/p.default/logins.json",
+	"home/.local/share/kwalletd/kdewallet.kwl", "home/.local/share/atuin/history.db",
+	"home/.bitcoin/wallets/w/wallet.dat", "home/.electrum/wallets/default_wallet",
+	"home/.ethereum/keystore/UTC--k", "home/.config/solana/id.json", "home/.config/Exodus/exodus.wallet/s",
+	"home/.config/Ledger Live/app.json", "home/.config/JetBrains/IntelliJIdea2025.1/c.kdbx",
+	"home/.config/JetBrains/IntelliJIdea2025.1/c.pwd", "home/.local/share/opencode/auth.json",
+	"home/.config/io.datasette.llm/keys.json", "home/.continue/config.yaml", "home/.aider.conf.yml",
+	"home/.qwen/oauth_creds.json", "home/.env", "home/.local/share/chezmoi/private_dot_ssh/private_id_ed25519",
 };
 
 static int suite_init(void)
@@ -583,7 +597,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "stores moved by XDG_CONFIG_HOME, DOCKER_CONFIG, AWS_*, KUBECONFIG list, "
 		 "GH_CONFIG_DIR, GNUPGHOME, CARGO_HOME, npm_config_userconfig, HISTFILE",
 		 test_moved_stores);
-	test_add(s, "histories, keys, registries, service CLIs, desktop stores", test_listed_stores);
+	test_add(s, "histories, keys, registries, service CLIs, desktop stores, snap and flatpak homes, "
+		 "wallets, model CLIs' keys",
+		 test_listed_stores);
 	test_add(s, "host secrets: /etc/shadow, /root", test_host_secrets);
 	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
 		 "credentials; masked, proxy and trust variables kept",
