@@ -727,15 +727,25 @@ static const char *const name_contains[] = {
 	"API_KEY", "APIKEY", "ACCESS_KEY", "_TOKEN_", "SESSION", "AUTHORIZATION",
 	"_AUTH_", "COOKIE", "WEBHOOK", "SIGNING", "CONNECTION_STRING",
 };
+/* The short words PASS, CREDS, AUTH and BEARER hold a secret at either
+ * end of a name, with or without a '_' (round 32 of the attack: SSHPASS,
+ * DBPASS, CREDS, AUTH, BEARER passed): ends with the word, or starts
+ * with it and a '_'. */
 static const char *const name_prefixes[] = {
-	"AUTH_",
+	"AUTH_", "PASS_", "CREDS_", "BEARER_",
 };
 static const char *const name_suffixes[] = {
-	"TOKEN", "_KEY", "_APIKEY", "_PASS", "_PWD", "_AUTH", "_COOKIE",
-	"_PAT", "_JWT", "_DSN", "_CREDS", "_BEARER",
+	"TOKEN", "_KEY", "_APIKEY", "PASS", "_PWD", "AUTH", "_COOKIE",
+	"_PAT", "_JWT", "_DSN", "CREDS", "BEARER",
 };
 static const char *const name_exact[] = {
 	"APIKEY", "API_KEY",
+};
+/* Words a suffix above ends that hold no secret: the password prompt
+ * programs (SSH_ASKPASS, SUDO_ASKPASS, GIT_ASKPASS, which editors set)
+ * and a bypass switch. The value rule still applies. */
+static const char *const name_word_suffixes[] = {
+	"ASKPASS", "BYPASS",
 };
 /* A name ending so holds where a credential is, not the credential:
  * passed on (the filesystem rules decide whether it can be read). The
@@ -1015,6 +1025,48 @@ static bool value_http_auth(const char *v)
 	return false;
 }
 
+/* The value of a base64 digit (standard or URL-safe alphabet), or -1. */
+static int b64_digit(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* Whether value is base64 (either alphabet) whose first bytes decode to
+ * "-----BEGIN": a PEM key or certificate packed into one line, as CI
+ * systems and deploy scripts pass keys ("LS0tLS1CRUdJTi..."). Only the
+ * first 16 digits (12 bytes) are decoded; the loop stops at the end of a
+ * shorter value (its NUL is no digit). */
+static bool value_base64_pem(const char *v)
+{
+	unsigned char out[12];
+
+	for (size_t g = 0; g < 4; g++) {
+		unsigned long w = 0;
+
+		for (size_t k = 0; k < 4; k++) {
+			int d = b64_digit((unsigned char)v[g * 4 + k]);
+
+			if (d < 0)
+				return false;
+			w = (w << 6) | (unsigned long)d;
+		}
+		out[g * 3] = (unsigned char)(w >> 16);
+		out[g * 3 + 1] = (unsigned char)(w >> 8);
+		out[g * 3 + 2] = (unsigned char)w;
+	}
+	return memcmp(out, "-----BEGIN", 10) == 0;
+}
+
 /* Whether the len bytes of name are one of name_benign. */
 static bool name_is_benign(const char *name, size_t len)
 {
@@ -1038,6 +1090,8 @@ const char *policy_env_secret_reason(const char *entry)
 		return NULL;
 	for (size_t i = 0; i < ARRAY_LEN(name_location_suffixes) && !location; i++)
 		location = ends_with(entry, len, name_location_suffixes[i]);
+	for (size_t i = 0; i < ARRAY_LEN(name_word_suffixes) && !location; i++)
+		location = ends_with(entry, len, name_word_suffixes[i]);
 	if (!location && !name_is_benign(entry, len)) {
 		for (size_t i = 0; i < ARRAY_LEN(name_prefixes); i++)
 			if (len >= strlen(name_prefixes[i]) &&
@@ -1062,6 +1116,8 @@ const char *policy_env_secret_reason(const char *entry)
 		return "its value is a JSON Web Token";
 	if (strncmp(eq + 1, "-----BEGIN", 10) == 0)
 		return "its value is a PEM block";
+	if (value_base64_pem(eq + 1))
+		return "its value is a PEM block in base64";
 	if (value_url_password(eq + 1))
 		return "its value is a URL with a password";
 	if (value_secret_setting(eq + 1))
@@ -1108,13 +1164,15 @@ void policy_print_env_rule(FILE *out, const char *lead)
 	put_list(out, name_exact, ARRAY_LEN(name_exact), "", "");
 	fprintf(out, " (not when it ends with ");
 	put_list(out, name_location_suffixes, ARRAY_LEN(name_location_suffixes), "", "");
+	fprintf(out, ", ");
+	put_list(out, name_word_suffixes, ARRAY_LEN(name_word_suffixes), "", "");
 	fprintf(out, ",\n%snor for ", lead);
 	put_list(out, name_benign, ARRAY_LEN(name_benign), "", "");
 	fprintf(out, "),\n%sor when its value holds a known token prefix (ghp_, github_pat_, "
 		     "glpat-, sk-, sk-ant-,\n%sxoxb-, AKIA, ASIA, AIza, npm_, pypi-, hf_, ...) followed "
 		     "by at least %d token characters,\n%sat its start or after a space, quote, ':', '=' "
-		     "or ',' (\"Bearer ghp_...\"),\n%sis a JSON Web Token (eyJ...), a PEM block "
-		     "(-----BEGIN) or a URL with a\n%spassword (scheme://user:pass@host), holds a "
+		     "or ',' (\"Bearer ghp_...\"),\n%sis a JSON Web Token (eyJ...), a PEM block\n%s"
+		     "(-----BEGIN, or base64 of it: LS0tLS1CRUdJTi...) or a URL with a\n%spassword (scheme://user:pass@host), holds a "
 		     "setting NAME=VALUE whose NAME is a password,\n%stoken, key or signature (a URL's "
 		     "query \"?access_token=\", \"&sig=\", a connection\n%sstring's "
 		     "\"Password=\" or \"AccountKey=\"), is a webhook URL (host hooks.* or *webhook*,\n"
@@ -1123,7 +1181,7 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "%sat least every third byte (a bot or API key), or holds \"Bearer \" or \"Basic \" "
 		     "and a credential; "
 		     "PASSAVANT_*\n%svariables are kept.\n",
-		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, URL_PATH_TOKEN_MIN,
+		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead, URL_PATH_TOKEN_MIN,
 		lead, lead, lead);
 }
 

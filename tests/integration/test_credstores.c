@@ -365,7 +365,8 @@ static void test_env_family(void)
 	static const char script[] =
 		"for v in BW_SESSION OP_SESSION_myacct HTTP_AUTHORIZATION DATABASE_URL "
 		"SLACK_WEBHOOK_URL DOCKER_AUTH_CONFIG CI_HOOK SAS_URL CONN HDR XDG_SESSION_TYPE "
-		"GIT_AUTHOR_NAME PAGE_URL; do\n"
+		"GIT_AUTHOR_NAME PAGE_URL SSHPASS DBPASS CREDS AUTH BEARER DEPLOY_KEY_B64 SSH_ASKPASS "
+		"XAUTHORITY SSH_AUTH_SOCK; do\n"
 		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n"
 		"printf 'GH_TOKEN=%s\\n' \"$GH_TOKEN\"\n"
 		"printf 'PROXY=%s\\n' \"${HTTPS_PROXY:+set}\"\n"
@@ -388,15 +389,28 @@ static void test_env_family(void)
 		"GIT_AUTHOR_NAME=A U Thor",
 		"PAGE_URL=https://example.com/search?q=token&page=2",
 		"HISTFILE=/dev/null",
+		/* round 32 */
+		"SSHPASS=sshpassvalue0123",
+		"DBPASS=dbpassvalue0123",
+		"CREDS=credsvalue0123",
+		"AUTH=user:authvalue0123",
+		"BEARER=bearervalue0123",
+		"DEPLOY_KEY_B64=LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0K",
+		"SSH_ASKPASS=/usr/bin/ssh-askpass",
+		"XAUTHORITY=/run/user/1000/xauth_pv",
+		"SSH_AUTH_SOCK=/run/user/1000/pv-agent.socket",
 		NULL,
 	};
 	static const char *const gone[] = {"BW_SESSION", "OP_SESSION_myacct", "HTTP_AUTHORIZATION",
 					   "DATABASE_URL", "SLACK_WEBHOOK_URL", "DOCKER_AUTH_CONFIG",
-					   "CI_HOOK", "SAS_URL", "CONN", "HDR"};
+					   "CI_HOOK", "SAS_URL", "CONN", "HDR", "SSHPASS", "DBPASS",
+					   "CREDS", "AUTH", "BEARER", "DEPLOY_KEY_B64"};
 	static const char *const values[] = {"bwsessionvalue", "opsessionvalue", "httpauthvalue",
 					     "dbpwvalue", "slackhookvalue", "ZG9ja2VyYXV0aHZhbHVl",
 					     "discordhookvalue", "sasvalue", "connvalue",
-					     "aGRydmFsdWUwMTIzOnBhc3M"};
+					     "aGRydmFsdWUwMTIzOnBhc3M", "sshpassvalue", "dbpassvalue",
+					     "credsvalue", "authvalue", "bearervalue",
+					     "LS0tLS1CRUdJTiBPUEVOU1NI"};
 	int st;
 
 	SKIP_IF_NEEDED();
@@ -416,6 +430,11 @@ static void test_env_family(void)
 	ROW(test_has(out, "XDG_SESSION_TYPE=x11\n") && test_has(out, "GIT_AUTHOR_NAME=A U Thor\n") &&
 		    test_has(out, "PAGE_URL=https://example.com/search?q=token&page=2\n"),
 	    "a look-alike was dropped: %s", out ? out : "");
+	ROW(test_has(out, "SSH_ASKPASS=/usr/bin/ssh-askpass\n") &&
+		    test_has(out, "XAUTHORITY=/run/user/1000/xauth_pv\n") &&
+		    test_has(out, "SSH_AUTH_SOCK=/run/user/1000/pv-agent.socket\n"),
+	    "a prompt program, the X authority file or the agent socket was dropped: %s",
+	    out ? out : "");
 	ROW(test_has(out, "GH_TOKEN=ghp_") && !test_has(out, real_token),
 	    "the masked variable did not reach the command as its sentinel");
 	ROW(test_has(out, "DEVNULL-WRITABLE"), "HISTFILE=/dev/null made /dev/null unwritable");
