@@ -361,6 +361,48 @@ static const struct store_row stores[] = {
 	{{"/var/lib/libvirt", R | W, Y, "virtual machines' disks and secrets"}, NULL},
 	{{"/etc/libvirt/secrets", R | W, Y, "libvirt secrets"}, NULL},
 	{{"/var/lib/bluetooth", R | W, Y, "Bluetooth pairing keys"}, NULL},
+	/* Round 32 of the attack: services' own secret stores (a root
+	 * session read GitLab's secrets, Jenkins' master key, BIND's rndc
+	 * key, a Ceph admin keyring, the LDAP bind password, nginx's TLS
+	 * keys, Proxmox's private directory): by service, with the
+	 * neighbours of each kind (orchestration, configuration management,
+	 * web servers' key directories, time and mail). */
+	{{"/etc/gitlab", R | W, Y, "GitLab secrets (gitlab-secrets.json), passwords, TLS keys"}, NULL},
+	{{"/var/opt/gitlab/gitlab-rails/etc", R | W, Y, "GitLab secrets.yml and database password"},
+	 NULL},
+	/* Jenkins' own files, not its home: jobs run there (HOME and the
+	 * working directory of a passavant a job starts). */
+	{{"/var/lib/jenkins/secrets", R | W, Y, "Jenkins master key and secrets"}, NULL},
+	{{"/var/lib/jenkins/secret.key", R | W, Y, "Jenkins instance key"}, NULL},
+	{{"/var/lib/jenkins/credentials.xml", R | W, Y, "Jenkins stored credentials"}, NULL},
+	{{"/var/lib/jenkins/identity.key.enc", R | W, Y, "Jenkins instance identity key"}, NULL},
+	{{"/etc/bind/rndc.key", R | W, Y, "BIND control key"}, NULL},
+	{{"/etc/rndc.key", R | W, Y, "BIND control key"}, NULL},
+	{{"/etc/ceph", R | W, Y, "Ceph keyrings (client.admin)"}, NULL},
+	{{"/var/lib/ceph", R | W, Y, "Ceph daemons' keyrings"}, NULL},
+	{{"/etc/ldap.secret", R | W, Y, "LDAP root bind password (pam_ldap, libnss-ldap)"}, NULL},
+	{{"/etc/pam_ldap.secret", R | W, Y, "LDAP root bind password"}, NULL},
+	{{"/etc/libnss-ldap.secret", R | W, Y, "LDAP root bind password"}, NULL},
+	{{"/etc/nslcd.conf", R | W, Y, "nslcd's LDAP bind password"}, NULL},
+	{{"/etc/chrony/chrony.keys", R | W, Y, "NTP authentication keys"}, NULL},
+	{{"/etc/chrony.keys", R | W, Y, "NTP authentication keys"}, NULL},
+	{{"/etc/nginx/ssl", R | W, Y, "nginx TLS private keys"}, NULL},
+	{{"/etc/apache2/ssl", R | W, Y, "Apache TLS private keys"}, NULL},
+	{{"/etc/haproxy/certs", R | W, Y, "HAProxy certificates with their keys"}, NULL},
+	{{"/etc/vault.d", R | W, Y, "Vault server configuration: seal and storage secrets"}, NULL},
+	{{"/etc/consul.d", R | W, Y, "Consul gossip key and ACL tokens"}, NULL},
+	{{"/etc/nomad.d", R | W, Y, "Nomad gossip key and ACL tokens"}, NULL},
+	{{"/etc/grafana", R | W, Y, "Grafana admin password and secret key"}, NULL},
+	{{"/var/lib/grafana", R | W, Y, "Grafana database: data source passwords"}, NULL},
+	{{"/etc/exim4/passwd.client", R | W, Y, "mail relay password"}, NULL},
+	{{"/etc/dovecot/private", R | W, Y, "Dovecot TLS private key"}, NULL},
+	{{"/etc/pve/priv", R | W, Y, "Proxmox VE private keys and tokens"}, NULL},
+	{{"/etc/pve/local/pve-ssl.key", R | W, Y, "Proxmox VE TLS key"}, NULL},
+	{{"/etc/salt/pki", R | W, Y, "Salt master and minion keys"}, NULL},
+	{{"/etc/puppetlabs/puppet/ssl", R | W, Y, "Puppet agent and CA keys"}, NULL},
+	{{"/var/lib/puppet/ssl", R | W, Y, "Puppet agent and CA keys (old place)"}, NULL},
+	{{"/etc/docker/certs.d", R | W, Y, "Docker registries' client keys"}, NULL},
+	{{"/var/lib/acme", R | W, Y, "ACME (lego, NixOS) account and certificate keys"}, NULL},
 };
 
 /* The rest: denied for writing only (SPEC §3.3). */

@@ -317,6 +317,92 @@ static void host_secrets_more(void)
 	free(err);
 }
 
+/* mkdir -p of path's parent, remembering in *made the first directory
+ * it had to make (NULL when none; malloc'd), then path with text unless
+ * it exists. Returns 1 when it wrote path, 0 when path was there, -1 on
+ * an error. */
+static int plant_abs(const char *path, const char *text, char **made)
+{
+	char buf[PATH_MAX];
+	struct stat sb;
+
+	*made = NULL;
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -1;
+	for (char *p = buf + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(buf, 0700) == 0) {
+			if (*made == NULL && (*made = strdup(buf)) == NULL)
+				return -1;
+		} else if (errno != EEXIST) {
+			return -1;
+		}
+		*p = '/';
+	}
+	if (lstat(path, &sb) == 0)
+		return 0;
+	if (test_write_file(path, text, strlen(text)) < 0 || chmod(path, 0600) < 0)
+		return -1;
+	return 1;
+}
+
+/*
+ * Round 32: services' own secret stores a root session read (GitLab,
+ * Jenkins, BIND, Ceph, LDAP, nginx, Proxmox, Vault, Grafana, exim). A
+ * stand-in is planted where the host has none (its directories made and
+ * removed after); a file the host has is only read. Each reads empty.
+ */
+static void host_service_secrets(void)
+{
+	static const char *const paths[] = {
+		"/etc/gitlab/gitlab-secrets.json", "/var/lib/jenkins/secrets/master.key",
+		"/etc/bind/rndc.key", "/etc/ceph/ceph.client.admin.keyring", "/etc/ldap.secret",
+		"/etc/chrony/chrony.keys", "/etc/nginx/ssl/site.key", "/etc/vault.d/vault.hcl",
+		"/etc/consul.d/consul.hcl", "/var/lib/grafana/grafana.db", "/etc/exim4/passwd.client",
+		"/etc/pve/priv/authkey.key",
+	};
+	enum { NP = sizeof(paths) / sizeof(paths[0]) };
+	char *made[NP], script[8192], *out = NULL, *err = NULL;
+	int wrote[NP], st;
+	size_t n = 0;
+
+	for (size_t i = 0; i < NP; i++) {
+		wrote[i] = plant_abs(paths[i], "ROOT-ONLY-SERVICE-SECRET\n", &made[i]);
+		ROW(wrote[i] >= 0, "could not plant %s", paths[i]);
+		n += (size_t)snprintf(script + n, sizeof(script) - n, "echo %1$s:$(cat %1$s 2>/dev/null | wc -c)\n",
+				      paths[i]);
+	}
+	st = run_cst(NULL, script, &out, &err);
+	ROW(st == 0, "service secrets: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < NP; i++) {
+		char want[PATH_MAX + 8];
+
+		snprintf(want, sizeof(want), "%s:0\n", paths[i]);
+		ROW(test_has(out, want), "%s was readable by root in the sandbox: %s", paths[i], test_nz(out));
+	}
+	for (size_t i = 0; i < NP; i++) {
+		if (wrote[i] == 1)
+			CU_ASSERT(unlink(paths[i]) == 0);
+		if (made[i] != NULL) {
+			char dir[PATH_MAX];
+
+			/* The directories made, innermost first, up to made[i]. */
+			snprintf(dir, sizeof(dir), "%s", paths[i]);
+			for (char *slash = strrchr(dir, '/'); slash != NULL && strlen(dir) > strlen(made[i]);
+			     slash = strrchr(dir, '/')) {
+				*slash = '\0';
+				if (strlen(dir) >= strlen(made[i]))
+					CU_ASSERT(rmdir(dir) == 0 || errno == ENOTEMPTY);
+			}
+		}
+		free(made[i]);
+	}
+	free(out);
+	free(err);
+}
+
 /* Finding 3: the host's own secrets. Run by root, /etc/shadow and /root
  * (HOME is elsewhere) show nothing; run by anyone, `check` lists them. */
 static void test_host_secrets(void)
@@ -333,6 +419,10 @@ static void test_host_secrets(void)
 	ROW(st == 0 && test_has(out, "\"/etc/shadow\"") && test_has(out, "\"/etc/gshadow\"") &&
 		    test_has(out, "\"/etc/ssl/private\"") && test_has(out, "\"/root\""),
 	    "check does not list the host's secrets: status %d: %s", st, out ? out : "");
+	ROW(test_has(out, "\"/etc/gitlab\"") && test_has(out, "\"/var/lib/jenkins/secrets\"") &&
+		    test_has(out, "\"/etc/ceph\"") && test_has(out, "\"/etc/pve/priv\"") &&
+		    test_has(out, "\"/etc/nginx/ssl\""),
+	    "check does not list the services' secret stores (round 32)");
 	free(out);
 	free(err);
 	out = err = NULL;
@@ -356,6 +446,7 @@ static void test_host_secrets(void)
 	free(err);
 	out = err = NULL;
 	host_secrets_more();
+	host_service_secrets();
 }
 
 /* Finding 4: secrets in the environment by name or value; the masked
@@ -619,7 +710,7 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "histories, keys, registries, service CLIs, desktop stores, snap and flatpak homes, "
 		 "wallets, model CLIs' keys",
 		 test_listed_stores);
-	test_add(s, "host secrets: /etc/shadow, /root", test_host_secrets);
+	test_add(s, "host secrets: /etc/shadow, /root, services' secret stores", test_host_secrets);
 	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
 		 "credentials; masked, proxy and trust variables kept",
 		 test_env_family);
