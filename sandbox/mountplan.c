@@ -830,6 +830,48 @@ out:
 	return rc;
 }
 
+/* sbx_package_links()'s callback for walk_package(): the link to
+ * walk_link(). */
+struct package_walk {
+	struct sbx_builder *b;
+	struct link_walk *w;
+	char *err;
+	size_t errlen;
+	bool failed; /* walk_link() failed: err says why */
+};
+
+static int package_link(const char *path, void *arg)
+{
+	struct package_walk *pw = arg;
+
+	if (walk_link(pw->b, pw->w, path, pw->err, pw->errlen) == 0)
+		return 0;
+	pw->failed = true;
+	return -1;
+}
+
+/* The package tree dir/name, not walked: its links (and its @scope
+ * directories' links) to walk_link() (round 32 of the attack: an `npm
+ * link`ed dependency of a ~/.vscode extension, a project's code the
+ * editor loads). 0, or -1 with err set. */
+static int walk_package(struct sbx_builder *b, struct link_walk *w, const char *dir, const char *name, char *err,
+			size_t errlen)
+{
+	struct package_walk pw = {b, w, err, errlen, false};
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, name) >= (int)sizeof(path)) {
+		errbuf_set_errno(err, errlen, ENAMETOOLONG, "cannot check the symbolic links under %s", dir);
+		return -1;
+	}
+	if (sbx_package_links(path, package_link, &pw) == 0)
+		return 0;
+	if (!pw.failed)
+		errbuf_set_errno(err, errlen, errno, "cannot list %s to check its symbolic links (%s path %s)",
+				 path, w->list, w->row);
+	return -1;
+}
+
 /*
  * Walks the canonical directory dir (depth levels below the start) for
  * symbolic links, each handed to walk_link(). A directory a walk started
@@ -910,11 +952,13 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 		/* Package trees (an editor's extensions' node_modules under
 		 * ~/.vscode, npm's _cacache): 100000 entries and 0.5 s a
 		 * start on a developer's home (measured after the third
-		 * review of round 31), and no configuration the host reads
-		 * through a link of theirs; an extension that is itself a
-		 * link into a project is covered above them. */
-		if (sbx_package_tree(de->d_name))
+		 * review of round 31): not walked, only their links looked
+		 * at (an `npm link`ed package is code the editor loads
+		 * through one: round 32 of the attack). */
+		if (sbx_package_tree(de->d_name)) {
+			rc = walk_package(b, w, dir, de->d_name, err, errlen);
 			continue;
+		}
 		if (++w->entries > LINK_WALK_ENTRIES) {
 			errbuf_set_errno(err, errlen, 0,
 					 "%s path %s holds more than %d entries (in all, with its links' "

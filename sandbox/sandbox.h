@@ -475,6 +475,20 @@ int sbx_home_before(const char *const *roots, const char *const *homes, const ch
  * holds no configuration the host reads through a link. Pure. */
 bool sbx_package_tree(const char *name) NONNULL(1);
 
+/* What sbx_package_links() hands each link to: path, the link's path;
+ * 0 to go on, anything else stops the listing and is returned. */
+typedef int (*sbx_package_link_fn)(const char *path, void *arg);
+
+/* The symbolic links at the top of the package tree dir (a path whose
+ * last component sbx_package_tree() names), not walked: its entries, and
+ * those of each @scope directory, one level each; fn gets each link (an
+ * `npm link`ed package: code the host loads through it), and dir itself
+ * when dir is a link. A real package directory is never entered, nor is
+ * anything stat'ed where the filesystem gives d_type. Returns 0, fn's
+ * first nonzero result, or -1 with errno when a directory cannot be
+ * listed (fn not called for the rest). Not for the sandbox child. */
+int sbx_package_links(const char *dir, sbx_package_link_fn fn, void *arg) NONNULL(1, 2) WUNRES;
+
 /* Whether name, an entry of a home directory, is one that the HOME class
  * rule (docs/config.md) moves aside after the run when the session made
  * it (every existing entry, whatever its name, is read-only in the

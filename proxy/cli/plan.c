@@ -834,6 +834,43 @@ static int home_walk_link(struct home_walk *hw, const char *path, unsigned level
 	return rc;
 }
 
+/* sbx_package_links()'s callback for home_walk_package(). */
+struct home_package {
+	struct home_walk *hw;
+	unsigned level;
+	bool failed; /* home_walk_link() failed and said why */
+};
+
+static int home_package_link(const char *path, void *arg)
+{
+	struct home_package *hp = arg;
+
+	if (home_walk_link(hp->hw, path, hp->level) == 0)
+		return 0;
+	hp->failed = true;
+	return -1;
+}
+
+/* The package tree path, an entry level levels below the home: its links
+ * (and its @scope directories') to home_walk_link(), one level below;
+ * the packages are not entered. 0, or -1 when the command is not to
+ * start (said). */
+static int home_walk_package(struct home_walk *hw, const char *path, unsigned level)
+{
+	struct home_package hp = {hw, level + 1, false};
+	struct stat st;
+
+	if (sbx_package_links(path, home_package_link, &hp) == 0)
+		return 0;
+	if (hp.failed)
+		return -1;
+	/* Another user's, as in home_walk_dir(). */
+	if (errno == EACCES && lstat(path, &st) == 0 && st.st_uid != geteuid())
+		return 0;
+	log_warn("cannot list %s to check the links among the home's dot entries", path);
+	return -1;
+}
+
 static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 {
 	struct dirent *de;
@@ -910,10 +947,13 @@ static int home_walk_dir(struct home_walk *hw, const char *dir, unsigned level)
 			continue;
 		/* Packages (an editor's extensions' node_modules, npm's
 		 * _cacache): hundreds of thousands of entries six levels
-		 * down, 1.7 s a start in the third review of round 31, and no
-		 * configuration the host reads through a link. */
-		if (sbx_package_tree(de->d_name))
+		 * down, 1.7 s a start in the third review of round 31: not
+		 * walked, only their links looked at (an `npm link`ed
+		 * package is code the host loads through one: round 32). */
+		if (sbx_package_tree(de->d_name)) {
+			rc = home_walk_package(hw, path, level);
 			continue;
+		}
 		if (type == DT_UNKNOWN) {
 			if (lstat(path, &st) < 0)
 				continue;

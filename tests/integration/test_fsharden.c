@@ -1422,6 +1422,69 @@ static void test_write_denied_dir_links(void)
 	free(err);
 }
 
+/* Round 32: package trees are listed for links, not skipped. An `npm
+ * link`ed dependency of a ~/.vscode extension (node_modules/NAME, a
+ * scoped node_modules/@me/NAME, a node_modules that is itself a link)
+ * and of a dot directory with no row (the home walk): each target in the
+ * project is read-only; the project's other files stay writable; a link
+ * to the working directory itself refuses the start, named. */
+static void test_package_tree_links(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home32p/.vscode/extensions/me.a/node_modules/@me") == 0 &&
+			mkdirs("home32p/.vscode/extensions/me.a/node_modules/realpkg/lib") == 0 &&
+			mkdirs("home32p/.vscode/extensions/me.b") == 0 &&
+			mkdirs("home32p/.someed32/ext/node_modules") == 0 && mkdirs("work/lib32/plain") == 0 &&
+			mkdirs("work/lib32/scoped") == 0 && mkdirs("work/lib32/nm/dep") == 0 &&
+			mkdirs("work/lib32/other") == 0 &&
+			mkfile(at(buf, "work/lib32/plain/index.js"), "module.exports = 1;\n") == 0 &&
+			mkfile(at(buf, "work/lib32/scoped/index.js"), "module.exports = 2;\n") == 0 &&
+			mkfile(at(buf, "work/lib32/nm/dep/index.js"), "module.exports = 3;\n") == 0 &&
+			mkfile(at(buf, "work/lib32/other/index.js"), "module.exports = 4;\n") == 0 &&
+			mkfile(at(buf, "home32p/.vscode/extensions/me.a/node_modules/realpkg/lib/i.js"), "x\n") == 0);
+	CU_ASSERT_FATAL(mklink("@work/lib32/plain", "home32p/.vscode/extensions/me.a/node_modules/plain") == 0 &&
+			mklink("@work/lib32/scoped", "home32p/.vscode/extensions/me.a/node_modules/@me/scoped") == 0 &&
+			mklink("@work/lib32/nm", "home32p/.vscode/extensions/me.b/node_modules") == 0 &&
+			mklink("@work/lib32/other", "home32p/.someed32/ext/node_modules/other") == 0);
+	st = run_fsh("home32p", NULL, NULL, NULL, "work.yaml",
+		     "echo 'require(\"child_process\")' >> lib32/plain/index.js 2>/dev/null; echo plain=$?\n"
+		     "echo 'require(\"child_process\")' >> lib32/scoped/index.js 2>/dev/null; echo scoped=$?\n"
+		     "echo 'require(\"child_process\")' >> lib32/nm/dep/index.js 2>/dev/null; echo nm=$?\n"
+		     "echo 'require(\"child_process\")' >> lib32/other/index.js 2>/dev/null; echo home=$?\n"
+		     "echo ok > lib32/free 2>/dev/null; echo free=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "free=0"), "npm-linked packages: status %d, %s %s", st, out ? out : "",
+	    err ? err : "");
+	ROW(test_has(out, "plain=") && !test_has(out, "plain=0"),
+	    "an npm-linked package of a ~/.vscode extension (node_modules/plain) was writable");
+	ROW(test_has(out, "scoped=") && !test_has(out, "scoped=0"),
+	    "a scoped npm-linked package (node_modules/@me/scoped) was writable");
+	ROW(test_has(out, "nm=") && !test_has(out, "nm=0"), "an extension's node_modules, a link, was writable");
+	ROW(test_has(out, "home=") && !test_has(out, "home=0"),
+	    "an npm-linked package under a dot directory with no row (the home walk) was writable");
+	text = test_read_file(at(buf, "work/lib32/plain/index.js"), NULL);
+	ROW(text != NULL && strcmp(text, "module.exports = 1;\n") == 0, "the linked package's index.js changed");
+	free(text);
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* The package is the working directory (b14: a session in the
+	 * library): refused, named. */
+	CU_ASSERT_FATAL(mklink("@work", "home32p/.vscode/extensions/me.a/node_modules/self") == 0);
+	st = run_fsh("home32p", NULL, NULL, NULL, "work.yaml", "echo ran\n", &out, &err);
+	ROW(st == 125 && !test_has(out, "ran") && test_has(err, "node_modules/self"),
+	    "an npm-linked package that is the working directory: status %d, %s", st, err ? err : "");
+	drop("home32p/.vscode/extensions/me.a/node_modules/self");
+	free(out);
+	free(err);
+}
+
 /* Dot entries with no row of the table, linked into the writable project
  * (stow: ~/.lesskey, ~/.config/kitty as a directory, ~/.wezterm.lua, one
  * three levels down, one dangling): read-only, or not creatable, in a
@@ -2583,6 +2646,10 @@ TEST_REGISTRAR(register_fsharden)
 		 test_write_denied_dir_links);
 	test_add(s, "round 31: stow'd dot entries linked into the project: read-only", test_stow_dot_links);
 	test_add(s, "round 31: a Go build cache in ~/.cache (205056 entries) is not walked", test_home_big_cache);
+	test_add(s, "round 32: npm-linked packages in package trees (~/.vscode extensions' node_modules, "
+		    "@scope, a linked node_modules, a dot directory with no row): read-only; the working "
+		    "directory itself refused",
+		 test_package_tree_links);
 	test_add(s, "round 31: links in a directory of ~/.ssh that cannot be listed (0311): refused, named; "
 		    "another user's (0711, 1733): started",
 		 test_xonly_dir_links);
