@@ -866,9 +866,16 @@ static int walk_package(struct sbx_builder *b, struct link_walk *w, const char *
 	}
 	if (sbx_package_links(path, package_link, &pw) == 0)
 		return 0;
-	if (!pw.failed)
-		errbuf_set_errno(err, errlen, errno, "cannot list %s to check its symbolic links (%s path %s)",
-				 path, w->list, w->row);
+	if (!pw.failed) {
+		int e = errno;
+		struct stat st;
+
+		/* Another user's, not searchable: as in walk_dir(). */
+		if (e == EACCES && lstat(path, &st) == 0 && st.st_uid != geteuid() && access(path, X_OK) < 0)
+			return 0;
+		errbuf_set_errno(err, errlen, e, "cannot list %s to check its symbolic links (%s path %s)", path,
+				 w->list, w->row);
+	}
 	return -1;
 }
 

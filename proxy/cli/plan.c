@@ -859,14 +859,17 @@ static int home_walk_package(struct home_walk *hw, const char *path, unsigned le
 {
 	struct home_package hp = {hw, level + 1, false};
 	struct stat st;
+	int e;
 
 	if (sbx_package_links(path, home_package_link, &hp) == 0)
 		return 0;
 	if (hp.failed)
 		return -1;
+	e = errno;
 	/* Another user's, as in home_walk_dir(). */
-	if (errno == EACCES && lstat(path, &st) == 0 && st.st_uid != geteuid())
+	if (e == EACCES && lstat(path, &st) == 0 && st.st_uid != geteuid())
 		return 0;
+	errno = e;
 	log_warn("cannot list %s to check the links among the home's dot entries", path);
 	return -1;
 }

@@ -1483,6 +1483,35 @@ static void test_package_tree_links(void)
 	drop("home32p/.vscode/extensions/me.a/node_modules/self");
 	free(out);
 	free(err);
+	out = err = NULL;
+
+	/* Another user's package tree the user cannot list (a root-made
+	 * 0700 node_modules): started, as for any directory of the walk. */
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("another user's node_modules: needs root and setpriv");
+		return;
+	}
+	{
+		char h[PATH_MAX], script[2 * PATH_MAX + 512];
+		char *argv[] = {"sh", "-c", script, NULL};
+		int rc;
+
+		CU_ASSERT_FATAL(mkdirs("home32q/.vscode/extensions/x/node_modules/p") == 0 &&
+				mkdirs("home32q/proj") == 0);
+		(void)at(h, "home32q");
+		CU_ASSERT_FATAL(snprintf(script, sizeof(script),
+			 "chown -R 65534:65534 '%1$s' && chown -R 0:0 '%1$s/.vscode/extensions/x/node_modules' && "
+			 "chmod 700 '%1$s/.vscode/extensions/x/node_modules' || exit 9; "
+			 "cd '%1$s/proj' && env -i HOME='%1$s' PATH=/usr/bin:/bin TMPDIR=/tmp setpriv --reuid=65534 "
+			 "--regid=65534 --clear-groups '%2$s' run -q -- echo started; echo status=$?",
+			 h, test_passavant_bin()) < (int)sizeof(script));
+		rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		ROW(rc == 0 && test_has(out, "started\nstatus=0\n"),
+		    "another user's unlistable node_modules refused the start: %d, %s %s", rc, out ? out : "",
+		    err ? err : "");
+		free(out);
+		free(err);
+	}
 }
 
 /* Dot entries with no row of the table, linked into the writable project
