@@ -147,6 +147,13 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 	 * during setup, we die (the sync read below also sees EOF). */
 	if (sbx_caps_nnp_pdeathsig(err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
+	/* No controlling terminal when the caller gave the command none of
+	 * its own (stdio.c): /dev/tty is then ENXIO for every process of
+	 * the sandbox. Before anything that could open a terminal. */
+	if (pl->new_session && setsid() < 0) {
+		errbuf_set_errno(err, sizeof(err), errno, "cannot start a session without a terminal");
+		child_fail(pl, 125, err);
+	}
 	/* 1. Wait for the maps: until the parent wrote uid_map, we have no
 	 * uid in our namespace and mount and netns calls would fail. */
 	do

@@ -93,6 +93,8 @@ struct sbx_plan {
 				     "release" in (hold) */
 	int err_wr;               /* CLOEXEC: setup/exec failure reports */
 	int stdio_fd[3];          /* -1, or the pipe to put at fd i (stdio.c) */
+	bool new_session;         /* setsid() first: no controlling terminal
+				     (sbx_stdio.new_session) */
 };
 
 /*
@@ -106,6 +108,8 @@ struct sbx_stdio {
 	pid_t pump[3];
 	int err[3];       /* after sbx_stdio_end(): errno of a failed write into fd 1 or 2 */
 	bool in_seekable; /* stdin's copy puts the file's offset back (SIGUSR1) */
+	bool new_session; /* none of fds 0-2 is our controlling terminal: the
+			     sandbox gets a session of its own, without one */
 };
 
 /* Judges fds 0-2 and starts a copy for each that names a file the

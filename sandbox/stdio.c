@@ -20,6 +20,19 @@
  *
  * The copying processes are forked with the raw clone syscall (no
  * atfork handlers, as launch.c's clone) and call only system calls.
+ *
+ * The controlling terminal: the sandbox's /dev has the `tty` device, which
+ * is whatever terminal the opener's session controls. When none of fds
+ * 0-2 is our controlling terminal (an agent harness pipes all three), the
+ * command must not reach that terminal through /dev/tty: it wrote escapes
+ * there (OSC 52 sets the user's clipboard), or drew a false password
+ * prompt and read the keys typed (round 32 of the attack). So the sandbox
+ * then gets a session of its own (new_session: setsid() in the child, the
+ * init and the command after it), with no controlling terminal: opening
+ * /dev/tty fails with ENXIO, and with no terminal descriptor it cannot
+ * take one (TIOCSCTTY). When one of them is (an interactive run), the
+ * command keeps our session and process group: it is given that terminal
+ * anyway, and job control, ^C and ^Z work as before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +49,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "sandbox/sbx_int.h"
@@ -101,6 +115,17 @@ static enum stdio_how stdio_judge(int fd)
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
 		return STDIO_COPY;
 	return STDIO_PASS; /* anonymous inodes: no path to reopen */
+}
+
+/* Whether one of fds 0-2 is our controlling terminal. */
+static bool stdio_has_ctty(void)
+{
+	pid_t sid = getsid(0);
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (isatty(fd) && sid > 0 && tcgetsid(fd) == sid)
+			return true;
+	return false;
 }
 
 /* Whether fds a and b write into one stream: one open file description
@@ -423,6 +448,7 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 		io->err[i] = 0;
 	}
 	io->in_seekable = false;
+	io->new_session = !stdio_has_ctty();
 	for (int i = 0; i < 3; i++) {
 		enum stdio_how how = stdio_judge(i);
 

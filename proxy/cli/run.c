@@ -91,8 +91,10 @@ static void reclaim_terminal(const struct run *run)
  * status flags (O_NONBLOCK: the open file description is the command's
  * too) of standard input, output and error that are terminals, when our
  * group is their foreground (else the settings are the shell's, not ours
- * to put back); and our controlling terminal, which the command can open
- * as /dev/tty, when none of those is it. A terminal whose state cannot be
+ * to put back); and our controlling terminal when none of those is it
+ * (which the command could open as /dev/tty before round 32; now the
+ * sandbox then has a session of its own, without one: sandbox/stdio.c,
+ * so this is a second line only). A terminal whose state cannot be
  * read is left out. Before the command starts.
  */
 static void run_tty_save(struct run *run)

@@ -419,6 +419,138 @@ static void test_tty_stop(void)
 	CU_ASSERT(system(text) == 0);
 }
 
+/*
+ * Round 32 of the attack: with standard input, output and error all
+ * piped (an agent harness), the command opened /dev/tty, the caller's
+ * controlling terminal, and wrote an OSC 52 sequence there (the user's
+ * clipboard set to `curl ... | sh`), or drew a false password prompt and
+ * read the keys typed. The caller here is a process whose controlling
+ * terminal is a pseudo-terminal the Python driver holds the other end
+ * of. Piped: opening /dev/tty fails with ENXIO, nothing reaches the
+ * terminal, and ^C typed on it reaches the command exactly once (passed
+ * on by passavant). Given the terminal as its stdio (an interactive run),
+ * the command still opens /dev/tty.
+ */
+static void test_tty_unreachable_piped(void)
+{
+	static const char driver[] =
+		"import fcntl, os, select, sys, termios, time\n"
+		"INSIDE = r'''\n"
+		"import os, signal, sys\n"
+		"signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+		"try:\n"
+		"    fd = os.open('/dev/tty', os.O_RDWR)\n"
+		"    os.write(fd, b'\\x1b]52;c;Y3VybCB4IHwgc2g=\\x07[sudo] password: ')\n"
+		"    print('tty opened', flush=True)\n"
+		"except OSError as e:\n"
+		"    print('tty errno %d' % e.errno, flush=True)\n"
+		"if sys.argv[1] == 'piped':\n"
+		"    print('armed', flush=True)\n"
+		"    n, t = 0, 15\n"
+		"    while signal.sigtimedwait({signal.SIGINT}, t) is not None:\n"
+		"        n, t = n + 1, 1.5\n"
+		"    print('ints %d' % n, flush=True)\n"
+		"'''\n"
+		"bin, pol, mode = sys.argv[1:4]\n"
+		"m, s = os.openpty()\n"
+		"a = termios.tcgetattr(s)\n"
+		"a[3] &= ~termios.ECHO\n"
+		"termios.tcsetattr(s, termios.TCSANOW, a)\n"
+		"r, w = os.pipe()\n"
+		"pid = os.fork()\n"
+		"if pid == 0:\n"
+		"    os.setsid()\n"
+		"    fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n"
+		"    if mode == 'piped':\n"
+		"        os.dup2(os.open('/dev/null', os.O_RDONLY), 0)\n"
+		"        os.dup2(w, 1)\n"
+		"        os.dup2(w, 2)\n"
+		"    else:\n"
+		"        for fd in (0, 1, 2):\n"
+		"            os.dup2(s, fd)\n"
+		"    os.execv(bin, [bin, 'run', '-p', pol, '--', 'python3', '-c', INSIDE, mode])\n"
+		"    os._exit(127)\n"
+		"os.close(w)  # s stays open: the master reads block, not EIO\n"
+		"out, got, t0, typed, st = b'', b'', time.monotonic(), False, None\n"
+		"while st is None and time.monotonic() - t0 < 40:\n"
+		"    if mode == 'piped' and not typed and b'armed\\n' in got:\n"
+		"        os.write(m, b'\\x03')\n"
+		"        typed = time.monotonic() - t0\n"
+		"    for fd in select.select([m, r], [], [], 0.1)[0]:\n"
+		"        try:\n"
+		"            b = os.read(fd, 65536)\n"
+		"        except OSError:\n"
+		"            b = b''\n"
+		"        if fd == m:\n"
+		"            out += b\n"
+		"        else:\n"
+		"            got += b\n"
+		"    p, ws = os.waitpid(pid, os.WNOHANG)\n"
+		"    if p:\n"
+		"        st = os.waitstatus_to_exitcode(ws)\n"
+		"if st is None:\n"
+		"    os.kill(pid, 9)\n"
+		"    os.waitpid(pid, 0)\n"
+		"live = [m, r]\n"
+		"while live:\n"
+		"    ready = select.select(live, [], [], 0.2)[0]\n"
+		"    if not ready:\n"
+		"        break\n"
+		"    for fd in ready:\n"
+		"        try:\n"
+		"            b = os.read(fd, 65536)\n"
+		"        except OSError:\n"
+		"            b = b''\n"
+		"        if not b:\n"
+		"            live.remove(fd)\n"
+		"        elif fd == m:\n"
+		"            out += b\n"
+		"        else:\n"
+		"            got += b\n"
+		"print('captured: %s' % got.decode(errors='replace'))\n"
+		"print('status %s (^C typed at %s s, ended at %.1f s)' % (st, typed, time.monotonic() - t0))\n"
+		"print('terminal: %r' % out)\n";
+	char *out = NULL, *err = NULL, *cmd;
+	size_t len = 4 * PATH_MAX;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	cmd = malloc(len);
+	CU_ASSERT_FATAL(cmd != NULL);
+	snprintf(cmd, len,
+		 "cd %s && env -u MAKEFLAGS PATH=%s /usr/bin/python3 -c \"$0\" '%s' '%s' piped",
+		 p_work, SAFE_PATH, test_passavant_bin(), p_policy);
+	{
+		char *argv[] = {"sh", "-c", cmd, (char *)driver, NULL};
+
+		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	}
+	ROW(test_has(out, "tty errno 6\n"), "stdio piped: /dev/tty was not ENXIO inside: %s", test_nz(out));
+	ROW(test_has(out, "terminal: b''\n"), "stdio piped: the command's bytes reached the caller's terminal: %s",
+	    test_nz(out));
+	ROW(test_has(out, "ints 1\n"), "stdio piped: ^C on the caller's terminal did not reach the command once: %s",
+	    test_nz(out));
+	ROW(test_has(out, "status 0 "), "stdio piped: status not 0: %s", test_nz(out));
+	free(out);
+	free(err);
+	out = err = NULL;
+	snprintf(cmd, len,
+		 "cd %s && env -u MAKEFLAGS PATH=%s /usr/bin/python3 -c \"$0\" '%s' '%s' tty",
+		 p_work, SAFE_PATH, test_passavant_bin(), p_policy);
+	{
+		char *argv[] = {"sh", "-c", cmd, (char *)driver, NULL};
+
+		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	}
+	ROW(test_has(out, "tty opened"), "stdio on the terminal: /dev/tty did not open inside: %s", test_nz(out));
+	free(out);
+	free(err);
+	free(cmd);
+}
+
 static void test_write_denies(void)
 {
 	char *out = NULL, *err = NULL, buf[PATH_MAX], *text;
@@ -1349,6 +1481,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "mandatory write denies; work directory writable", test_write_denies);
 	test_add(s, "a mount the host makes during the run does not reach the sandbox", test_host_mount_later);
 	test_add(s, "the command cannot stop passavant through the terminal (TOSTOP, tcsetpgrp)", test_tty_stop);
+	test_add(s, "stdio all piped: /dev/tty is ENXIO, nothing reaches the caller's terminal",
+		 test_tty_unreachable_piped);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);
