@@ -181,6 +181,15 @@ bool gg_link_old(const struct gg *g, int fd, const char *name);
  * way to one, in any directory. */
 bool gg_name_on_row(const struct gg *g, const char *name);
 
+/* gitviews.c: in the git directory g->path (open as gfd; all: every
+ * file in it counts as new), what makes git show the user something
+ * other than the objects and the work tree hold, made or changed in the
+ * session, moves aside: replace refs (loose, packed), info/grafts,
+ * objects/info/alternates, an index hiding changed files (skip-worktree,
+ * assume-unchanged), info/exclude rules; and HEAD or a stopped rebase's
+ * files that git's prompt prints, holding control characters. */
+void gg_check_views(struct gg *g, int gfd, bool all);
+
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);
 ssize_t gg_read_small(int dfd, const char *name, char *buf, size_t len);

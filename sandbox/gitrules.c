@@ -1298,6 +1298,10 @@ void gg_check_gitdir(struct gg *g, int gfd)
 	check_tool_configs(g, gfd, all);
 	check_rebase_todo(g, gfd, all);
 	check_strategy(g, gfd, all);
+	/* What makes git show other than the objects and the work tree
+	 * (replace refs, grafts, alternates, index bits, exclude rules) and
+	 * what its prompt prints raw (gitviews.c). */
+	gg_check_views(g, gfd, all);
 	/* A config that stayed may reach into a writable tree; so may a
 	 * relative core.hooksPath of the global config, from the work tree. */
 	work_tree_of(g->path, base);

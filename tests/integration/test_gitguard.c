@@ -2398,6 +2398,127 @@ static void test_tty_output_suspended(void)
 	gcase_free(&c);
 }
 
+
+/*
+ * Round 32 (b6): replace refs made in the session hide from git log and
+ * show the commit git push sends. A loose one (git replace) moves out of
+ * refs/, a packed one leaves packed-refs (the branches stay); info/grafts
+ * and objects/info/alternates written in the session move aside.
+ */
+static void test_replace_refs(void)
+{
+	static const char *const want[] = {"replace ref made in the session", "/work/n/.git/packed-refs: packed-refs holding replace refs",
+					   "/work/n/.git/info/grafts: info/grafts", "/work/n/.git/objects/info/alternates: objects/info/alternates",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "echo a > f && git add f && git commit -q -m reviewed && R=$(git rev-parse HEAD) && "
+				 "echo planted > f && git commit -q -a --amend -m pushed && "
+				 "git replace $(git rev-parse HEAD) $R && "
+				 "git init -q n && cd n && git commit -q --allow-empty -m one && "
+				 "git commit -q --allow-empty -m two && git replace HEAD HEAD~1 && git pack-refs --all && "
+				 "git rev-parse HEAD > .git/info/grafts && echo /var/tmp > .git/objects/info/alternates && "
+				 "echo DONE",
+				 "echo \"log: $(git -C work log -1 --format=%s) $(git -C work/n log -1 --format=%s)\"; "
+				 "grep -c refs/heads/ work/n/.git/packed-refs; grep -c refs/replace/ work/n/.git/packed-refs; "
+				 "git -C work replace -l | wc -l") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* the host's git log now shows what git push sends */
+	CU_ASSERT(test_has(c.host, "log: pushed two"));
+	CU_ASSERT(test_has(c.host, "1\n0\n0\n"));
+	if (!test_has(c.host, "log: pushed two") || !test_has(c.host, "1\n0\n0\n"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 32 (b13): HEAD written in the session as "ref: refs/heads/B" and
+ * an escape sequence: git's prompt printed it raw at every host prompt.
+ * Moved aside and written again as the ref; a HEAD with no ref to keep
+ * moves aside. A stopped rebase's head-name likewise; .git/logs/HEAD (a
+ * reflog) is no HEAD.
+ */
+static void test_head_controls(void)
+{
+	static const char *const want[] = {"/work/.git/HEAD: HEAD holding control characters",
+					   "/work/h/.git/HEAD: HEAD holding control characters",
+					   "/work/p/.git/rebase-merge/head-name: a stopped rebase's file", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "B=$(git symbolic-ref HEAD) && git commit -q --allow-empty -m two && "
+				 "printf \"ref: $B\\033]52;c;eA==\\007\\n\" > .git/HEAD && "
+				 "git init -q h && printf 'x\\033[2J\\n' > h/.git/HEAD && "
+				 "git init -q p && cd p && git commit -q --allow-empty -m a && git commit -q --allow-empty -m b && "
+				 "GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~1 >/dev/null 2>&1; "
+				 "printf 'refs/heads/x\\033]0;t\\007\\n' > .git/rebase-merge/head-name; echo DONE",
+				 "printf 'head: '; od -An -c work/.git/HEAD | tr -d ' \\n'; echo; git -C work log -1 --format=%s; "
+				 "ls work/h/.git | grep -c '^HEAD$'") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(test_has(c.host, "head: ref:refs/heads/"));
+	CU_ASSERT(!test_has(c.host, "033"));
+	CU_ASSERT(test_has(c.host, "two\n0\n"));
+	CU_ASSERT(!test_has(c.err, "logs/HEAD"));
+	if (!test_has(c.host, "two\n0\n") || test_has(c.host, "033") || test_has(c.err, "logs/HEAD"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 32 (b7): skip-worktree or assume-unchanged set in the session on
+ * a file it changed hid the change from git status and diff: the index
+ * moves aside (git reset makes one from HEAD, the changes show). An
+ * unchanged file marked skip-worktree (sparse work) moves nothing.
+ */
+static void test_index_hides_changes(void)
+{
+	static const char *const want[] = {"/work/.git/index: an index marking 2 files the session changed", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && echo t > t.py && echo u > u.py && git add . && git commit -q -m tu && "
+				 "git init -q n && cd n && echo x > x && git add x && git commit -q -m x",
+				 NULL, NULL,
+				 "echo planted >> t.py && git update-index --skip-worktree t.py && "
+				 "echo planted >> u.py && git update-index --assume-unchanged u.py && "
+				 "git -C n update-index --skip-worktree x && echo DONE",
+				 "git -C work reset -q; git -C work status --short; git -C work/n ls-files -v") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(test_has(c.host, " M t.py") && test_has(c.host, " M u.py"));
+	CU_ASSERT(exists(&c, "work/n/.git/index") && test_has(c.host, "S x"));
+	CU_ASSERT(!test_has(c.err, "/work/n/.git/index"));
+	if (!test_has(c.host, " M t.py") || !test_has(c.host, "S x"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/* Round 32 (b7 family): info/exclude given rules in the session hid a
+ * new file from git status; moved aside, it shows. (The top repository's
+ * info/ is read-only in the session: a nested one.) */
+static void test_exclude_rules(void)
+{
+	static const char *const want[] = {"/work/n/.git/info/exclude: info/exclude given rules", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "cd work && git init -q n && git -C n commit -q --allow-empty -m n", NULL, NULL,
+				 "echo 'hidden.py' >> n/.git/info/exclude && echo 'print(1)' > n/hidden.py && echo DONE",
+				 "git -C work/n status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(test_has(c.host, "?? hidden.py"));
+	if (!test_has(c.host, "?? hidden.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /*
  * Round 30 of the attack: a write lease on the repository's own
  * .git/config held while the check runs (the attacker kept one past the
@@ -2537,4 +2658,9 @@ TEST_REGISTRAR(register_gitguard)
 		    "the file is moved, the terminal is as before", test_tty_output_suspended);
 	test_add(s, "a lease on a kept config while the check runs: reported as not read, a status that is not 0",
 		 test_lease_on_kept_config);
+	test_add(s, "replace refs (loose, packed), info/grafts, alternates written in the session", test_replace_refs);
+	test_add(s, "HEAD and a rebase's head-name holding escape sequences", test_head_controls);
+	test_add(s, "skip-worktree and assume-unchanged hiding changed files: the index moves aside",
+		 test_index_hides_changes);
+	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 }
