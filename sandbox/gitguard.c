@@ -224,6 +224,8 @@ struct scan {
 	bool notebook;        /* a Jupyter notebook (*.ipynb): its kernel starts here */
 	bool pyc;             /* a compiled Python file (*.pyc) or an extension
 				 module (*.so), or a link so named */
+	bool gitignore;       /* a .gitignore file */
+	bool venv;            /* a pyvenv.cfg file: a Python virtual environment */
 	struct ent *ents;
 	size_t n, cap;
 };
@@ -297,6 +299,10 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 	case '.':
 		if (strcmp(name, ".git") == 0)
 			sc->dotgit = t;
+		sc->gitignore = sc->gitignore || (t == DT_REG && strcmp(name, ".gitignore") == 0);
+		break;
+	case 'p':
+		sc->venv = sc->venv || (t == DT_REG && strcmp(name, "pyvenv.cfg") == 0);
 		break;
 	default:
 		break;
@@ -766,6 +772,12 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_py_shadow(g, fd);
 	if (sc.pyc)
 		gg_py_drop_compiled(g, fd);
+	/* What git status does not show (gitignored.c): a .gitignore
+	 * written in the session, a virtual environment's files. */
+	if (sc.gitignore && !ingit)
+		gg_check_gitignore(g, fd);
+	if (sc.venv && !ingit)
+		gg_check_venv(g, fd);
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row
 	 * the mount plan covered read-only: the command could not write

@@ -190,6 +190,16 @@ bool gg_name_on_row(const struct gg *g, const char *name);
  * files that git's prompt prints, holding control characters. */
 void gg_check_views(struct gg *g, int gfd, bool all);
 
+/* gitignored.c: the directory g->path (open as fd) holds a .gitignore:
+ * written in the session, it is reported with the entries beside it the
+ * session wrote (git status does not show what its rules ignore). */
+void gg_check_gitignore(struct gg *g, int fd);
+/* gitignored.c: the directory g->path (open as fd) holds a pyvenv.cfg:
+ * made in the session, reported as such; else its activation scripts
+ * rewritten in the session move aside, and the files of its
+ * site-packages the session wrote are reported (a bounded walk). */
+void gg_check_venv(struct gg *g, int fd);
+
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);
 ssize_t gg_read_small(int dfd, const char *name, char *buf, size_t len);

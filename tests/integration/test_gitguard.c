@@ -2520,6 +2520,49 @@ static void test_exclude_rules(void)
 }
 
 /*
+ * Round 32 (b7b, b4, b4b): what git ignores. A tests/.gitignore of "*"
+ * written in the session hid itself and a new tests/conftest.py: named,
+ * with the file. A venv older than the session: its bin/activate
+ * rewritten moves aside, a .pth and a module edited in its site-packages
+ * are named; a venv made in the session is one line. An unchanged
+ * .gitignore says nothing.
+ */
+static void test_ignored_writes(void)
+{
+	static const char *const want[] = {
+		"/work/tests/.gitignore for planted programs: written in the session", "conftest.py",
+		"quarantined ", "/work/.venv/bin/activate: a virtual environment's activation script",
+		"/work/.venv for planted programs: a Python virtual environment (git ignores it) with files",
+		"lib/python3.99/site-packages/_x.pth", "lib/python3.99/site-packages/pkg/__init__.py",
+		"/work/nv for planted programs: a Python virtual environment made in the session", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && mkdir tests && echo 'def test_ok(): pass' > tests/test_a.py && "
+				 "printf '.venv/\\nnv/\\n' > .gitignore && git add . && git commit -q -m t && "
+				 "mkdir -p .venv/bin .venv/lib/python3.99/site-packages/pkg && "
+				 "echo 'home = /usr/bin' > .venv/pyvenv.cfg && echo '# activate' > .venv/bin/activate && "
+				 "echo x > .venv/lib/python3.99/site-packages/pkg/__init__.py && "
+				 "echo y > .venv/lib/python3.99/site-packages/old.py",
+				 NULL, NULL,
+				 "printf '*\\n' > tests/.gitignore && echo 'import os' > tests/conftest.py && "
+				 "echo 'touch x' >> .venv/bin/activate && "
+				 "echo 'import os' > .venv/lib/python3.99/site-packages/_x.pth && "
+				 "echo '#' >> .venv/lib/python3.99/site-packages/pkg/__init__.py && "
+				 "mkdir nv && echo 'home = /usr/bin' > nv/pyvenv.cfg && echo DONE",
+				 "git -C work status --short --untracked-files=all") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!exists(&c, "work/.venv/bin/activate"));
+	CU_ASSERT(!test_has(c.err, "/work/.gitignore"));
+	CU_ASSERT(!test_has(c.err, "old.py"));
+	if (exists(&c, "work/.venv/bin/activate") || test_has(c.err, "/work/.gitignore") || test_has(c.err, "old.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
  * Round 30 of the attack: a write lease on the repository's own
  * .git/config held while the check runs (the attacker kept one past the
  * session through an SCM_RIGHTS cycle; seccomp now refuses F_SETLEASE in
@@ -2663,4 +2706,6 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "skip-worktree and assume-unchanged hiding changed files: the index moves aside",
 		 test_index_hides_changes);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
+	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth and module written in the session",
+		 test_ignored_writes);
 }
