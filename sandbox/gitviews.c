@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -457,13 +458,59 @@ static size_t hash_size(int gfd)
 	return n;
 }
 
+/* core.worktree of the config text cfg (a submodule's git directory in
+ * .git/modules holds one), resolved from gitdir into out. A plain
+ * reading: [core] sections, "worktree = VALUE", quotes stripped. */
+static bool config_worktree(const char *cfg, const char *gitdir, char out[PATH_MAX])
+{
+	bool core = false, found = false;
+	char val[PATH_MAX];
+
+	for (const char *l = cfg; *l != '\0';) {
+		const char *e = strchrnul(l, '\n'), *k = l;
+
+		while (k < e && (*k == ' ' || *k == '\t'))
+			k++;
+		if (k < e && *k == '[') {
+			core = (size_t)(e - k) >= 6 && strncasecmp(k, "[core]", 6) == 0;
+		} else if (core && (size_t)(e - k) > 8 && strncasecmp(k, "worktree", 8) == 0) {
+			const char *v = k + 8;
+			size_t n;
+
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			if (v < e && *v == '=') {
+				v++;
+				while (v < e && (*v == ' ' || *v == '\t'))
+					v++;
+				n = (size_t)(e - v);
+				while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
+					n--;
+				if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+					v++;
+					n -= 2;
+				}
+				if (n > 0 && n < sizeof(val)) {
+					memcpy(val, v, n);
+					val[n] = '\0';
+					found = true; /* the last one counts, as in git */
+				}
+			}
+		}
+		l = *e ? e + 1 : e;
+	}
+	return found && gg_resolve_pointer(gitdir, val, out);
+}
+
 /* The work tree of the git directory g->path: the directory of a .git,
- * or the one a linked worktree's gitdir file names. False for a bare
- * repository. */
+ * the one a linked worktree's gitdir file names, or its core.worktree (a
+ * submodule's). False for a bare repository. */
 static bool work_tree(const struct gg *g, int gfd, char out[PATH_MAX])
 {
 	const char *slash = strrchr(g->path, '/');
-	char text[PATH_MAX];
+	char text[PATH_MAX], *cfg;
+	size_t len;
+	bool ok;
 	ssize_t n;
 
 	if (slash != NULL && strcmp(slash, "/.git") == 0) {
@@ -475,7 +522,12 @@ static bool work_tree(const struct gg *g, int gfd, char out[PATH_MAX])
 		snprintf(out, PATH_MAX, "%.*s", (int)(n - 5), text);
 		return true;
 	}
-	return false;
+	cfg = read_all(gfd, "config", GG_CONFIG_MAX_BYTES, &len);
+	if (cfg == NULL)
+		return false;
+	ok = config_worktree(cfg, g->path, out);
+	free(cfg);
+	return ok;
 }
 
 /* What an index check found. */

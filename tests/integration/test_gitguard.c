@@ -2477,18 +2477,26 @@ static void test_head_controls(void)
  */
 static void test_index_hides_changes(void)
 {
-	static const char *const want[] = {"/work/.git/index: an index marking 2 files the session changed", NULL};
+	static const char *const want[] = {"/work/.git/index: an index marking 2 files the session changed",
+					   "/work/.git/modules/sub/index: an index marking 1 file", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c,
+				 "git init -q lib && git -C lib commit -q --allow-empty -m l && echo v > lib/v.py && "
+				 "git -C lib add v.py && git -C lib commit -q -m v && "
 				 "cd work && echo t > t.py && echo u > u.py && git add . && git commit -q -m tu && "
+				 "git -c protocol.file.allow=always submodule --quiet add \"$PWD/../lib\" sub && "
+				 "git commit -q -m sub && "
 				 "git init -q n && cd n && echo x > x && git add x && git commit -q -m x",
 				 NULL, NULL,
 				 "echo planted >> t.py && git update-index --skip-worktree t.py && "
 				 "echo planted >> u.py && git update-index --assume-unchanged u.py && "
+				 "echo planted >> sub/v.py && git -C sub update-index --skip-worktree v.py && "
 				 "git -C n update-index --skip-worktree x && echo DONE",
-				 "git -C work reset -q; git -C work status --short; git -C work/n ls-files -v") == 0);
+				 "git -C work reset -q; git -C work status --short; git -C work/n ls-files -v; "
+				 "git -C work/sub reset -q; git -C work/sub status --short") == 0);
+	CU_ASSERT(test_has(c.host, " M v.py"));
 	CU_ASSERT(test_has(c.out, "DONE"));
 	expect_safe(&c, want);
 	CU_ASSERT(test_has(c.host, " M t.py") && test_has(c.host, " M u.py"));
