@@ -541,9 +541,12 @@ struct hidden {
  * session? */
 static void flagged(const struct gg *g, int wfd, const char *name, const unsigned char *e, struct hidden *h)
 {
+	uint32_t type = be32(e + 24) & 0170000;
 	struct statx sx;
 
-	if (wfd < 0 || gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+	/* Files and links only: a sparse index's directory entries (040000)
+	 * and submodules (0160000) are not files git compares. */
+	if ((type != 0100000 && type != 0120000) || wfd < 0 || gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
 		return;
 	if (gg_ts_fresh(g, &sx.stx_ctime) || (uint32_t)sx.stx_size != be32(e + 36) ||
 	    (uint32_t)sx.stx_mtime.tv_sec != be32(e + 8)) {

@@ -2472,8 +2472,9 @@ static void test_head_controls(void)
 /*
  * Round 32 (b7): skip-worktree or assume-unchanged set in the session on
  * a file it changed hid the change from git status and diff: the index
- * moves aside (git reset makes one from HEAD, the changes show). An
- * unchanged file marked skip-worktree (sparse work) moves nothing.
+ * moves aside (git reset makes one from HEAD, the changes show), a
+ * submodule's too. Unchanged files marked skip-worktree (sparse work) in
+ * an index of version 4 (prefix-compressed names) move nothing.
  */
 static void test_index_hides_changes(void)
 {
@@ -2488,19 +2489,20 @@ static void test_index_hides_changes(void)
 				 "cd work && echo t > t.py && echo u > u.py && git add . && git commit -q -m tu && "
 				 "git -c protocol.file.allow=always submodule --quiet add \"$PWD/../lib\" sub && "
 				 "git commit -q -m sub && "
-				 "git init -q n && cd n && echo x > x && git add x && git commit -q -m x",
+				 "git init -q n && cd n && git config index.version 4 && mkdir -p d/e && echo x > x && "
+				 "echo y > d/e/y && git add . && git commit -q -m x && git update-index --index-version 4",
 				 NULL, NULL,
 				 "echo planted >> t.py && git update-index --skip-worktree t.py && "
 				 "echo planted >> u.py && git update-index --assume-unchanged u.py && "
 				 "echo planted >> sub/v.py && git -C sub update-index --skip-worktree v.py && "
-				 "git -C n update-index --skip-worktree x && echo DONE",
+				 "git -C n update-index --skip-worktree x d/e/y && echo DONE",
 				 "git -C work reset -q; git -C work status --short; git -C work/n ls-files -v; "
 				 "git -C work/sub reset -q; git -C work/sub status --short") == 0);
 	CU_ASSERT(test_has(c.host, " M v.py"));
 	CU_ASSERT(test_has(c.out, "DONE"));
 	expect_safe(&c, want);
 	CU_ASSERT(test_has(c.host, " M t.py") && test_has(c.host, " M u.py"));
-	CU_ASSERT(exists(&c, "work/n/.git/index") && test_has(c.host, "S x"));
+	CU_ASSERT(exists(&c, "work/n/.git/index") && test_has(c.host, "S x") && test_has(c.host, "S d/e/y"));
 	CU_ASSERT(!test_has(c.err, "/work/n/.git/index"));
 	if (!test_has(c.host, " M t.py") || !test_has(c.host, "S x"))
 		show(&c);
