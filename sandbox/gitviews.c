@@ -11,7 +11,8 @@
  *  - HEAD, and the files git's prompt (__git_ps1) prints, holding control
  *    characters: printed raw to the host terminal at every prompt;
  *  - an index whose skip-worktree or assume-unchanged bits hide a file
- *    the session changed: git status and diff skip it;
+ *    the session changed: git status and diff skip it; or an entry that
+ *    records a written file's times with another object (named only);
  *  - info/exclude given rules in the session: git status hides what they
  *    match.
  *
@@ -432,6 +433,141 @@ static void check_prompt_files(struct gg *g, int gfd, bool all)
 	}
 }
 
+/* ---------------------------------------------------- SHA-1 of a blob */
+
+/* SHA-1 (FIPS 180-4), for git's object names of work tree files: the
+ * sandbox module links no crypto library, and a blob's name is all it
+ * needs one for (not a security use: git's own choice of hash). */
+struct sha1 {
+	uint32_t h[5];
+	uint64_t len;
+	unsigned char buf[64];
+	size_t n;
+};
+
+static uint32_t rol(uint32_t x, unsigned r)
+{
+	return x << r | x >> (32 - r);
+}
+
+static void sha1_block(struct sha1 *c, const unsigned char *p)
+{
+	uint32_t w[80], a = c->h[0], b = c->h[1], d = c->h[2], e = c->h[3], f = c->h[4];
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 80; i++)
+		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+	for (int i = 0; i < 80; i++) {
+		uint32_t k, fn, t;
+
+		if (i < 20) {
+			fn = (b & d) | (~b & e);
+			k = 0x5a827999;
+		} else if (i < 40) {
+			fn = b ^ d ^ e;
+			k = 0x6ed9eba1;
+		} else if (i < 60) {
+			fn = (b & d) | (b & e) | (d & e);
+			k = 0x8f1bbcdc;
+		} else {
+			fn = b ^ d ^ e;
+			k = 0xca62c1d6;
+		}
+		t = rol(a, 5) + fn + f + k + w[i];
+		f = e;
+		e = d;
+		d = rol(b, 30);
+		b = a;
+		a = t;
+	}
+	c->h[0] += a;
+	c->h[1] += b;
+	c->h[2] += d;
+	c->h[3] += e;
+	c->h[4] += f;
+}
+
+static void sha1_init(struct sha1 *c)
+{
+	static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+
+	memcpy(c->h, iv, sizeof(iv));
+	c->len = 0;
+	c->n = 0;
+}
+
+static void sha1_add(struct sha1 *c, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	c->len += len;
+	while (len > 0) {
+		size_t k = 64 - c->n < len ? 64 - c->n : len;
+
+		memcpy(c->buf + c->n, p, k);
+		c->n += k;
+		p += k;
+		len -= k;
+		if (c->n == 64) {
+			sha1_block(c, c->buf);
+			c->n = 0;
+		}
+	}
+}
+
+static void sha1_end(struct sha1 *c, unsigned char out[20])
+{
+	uint64_t bits = c->len * 8;
+	unsigned char pad = 0x80, z = 0, be[8];
+
+	sha1_add(c, &pad, 1);
+	while (c->n != 56)
+		sha1_add(c, &z, 1);
+	for (int i = 0; i < 8; i++)
+		be[i] = (unsigned char)(bits >> (56 - 8 * i));
+	sha1_add(c, be, 8);
+	for (int i = 0; i < 5; i++) {
+		out[4 * i] = (unsigned char)(c->h[i] >> 24);
+		out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
+		out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
+		out[4 * i + 3] = (unsigned char)c->h[i];
+	}
+}
+
+/* Whether the regular file wfd/name (size bytes) hashes, as a git blob
+ * of its raw bytes, to oid. -1 when it cannot be read. */
+static int blob_is(int wfd, const char *name, uint64_t size, const unsigned char oid[20])
+{
+	char head[40], buf[65536];
+	unsigned char got[20];
+	struct sha1 c;
+	struct stat st;
+	ssize_t n;
+	uint64_t total = 0;
+	int fd = fileio_open_regular_at(wfd, name, FILEIO_NOFOLLOW, &st);
+
+	if (fd < 0)
+		return -1;
+	sha1_init(&c);
+	sha1_add(&c, head, (size_t)snprintf(head, sizeof(head), "blob %llu", (unsigned long long)size) + 1);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			(void)close(fd);
+			return -1;
+		}
+		sha1_add(&c, buf, (size_t)n);
+		total += (uint64_t)n;
+	}
+	(void)close(fd);
+	if (total != size)
+		return -1;
+	sha1_end(&c, got);
+	return memcmp(got, oid, 20) == 0;
+}
+
 /* ------------------------------------------------------------ the index */
 
 static uint32_t be32(const unsigned char *p)
@@ -530,10 +666,21 @@ static bool work_tree(const struct gg *g, int gfd, char out[PATH_MAX])
 	return ok;
 }
 
+/* Work tree files hashed at most in one index (those git trusts by their
+ * times alone although written in the session), and their size each. */
+#define GV_HASH_FILES_MAX 2000
+#define GV_HASH_BYTES_MAX (64u * 1024 * 1024)
+
 /* What an index check found. */
 struct hidden {
 	unsigned long n;        /* entries hiding a changed file */
 	char first[PATH_MAX];   /* the first one's path */
+	unsigned long forged;   /* entries whose recorded times match a file
+				   the session wrote while its content is
+				   not the entry's object */
+	char forged_first[PATH_MAX];
+	unsigned long hashed;   /* files hashed (GV_HASH_FILES_MAX) */
+	size_t hsz;             /* object name size */
 };
 
 /* One flagged entry: does the work tree file name (below wfd) differ
@@ -553,6 +700,36 @@ static void flagged(const struct gg *g, int wfd, const char *name, const unsigne
 		if (h->n++ == 0)
 			snprintf(h->first, sizeof(h->first), "%s", name);
 	}
+}
+
+/*
+ * An entry with no such bit: git takes the file for unchanged when the
+ * times, size and inode the entry records match it (it hashes nothing
+ * then). A file the session wrote whose entry records exactly its
+ * present change time is one git (or the session) recorded after that
+ * write: its content must be the entry's object. One that is not was
+ * recorded by hand to hide the change (the index is the session's to
+ * write). Hashed raw, without git's filters (LFS, end-of-line
+ * conversion), which a mismatch may also mean: reported, not moved.
+ */
+static void trusted(const struct gg *g, int wfd, const char *name, const unsigned char *e, struct hidden *h)
+{
+	uint32_t type = be32(e + 24) & 0170000;
+	struct statx_timestamp rec = {.tv_sec = be32(e), .tv_nsec = be32(e + 4)};
+	struct statx sx;
+
+	/* An entry recorded before the session is not stat'ed: one stat for
+	 * each entry git (or the session) wrote in it, not one per file. */
+	if (type != 0100000 || !gg_ts_fresh(g, &rec) || h->hsz != 20 || wfd < 0 || h->hashed >= GV_HASH_FILES_MAX ||
+	    gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || !S_ISREG(sx.stx_mode) ||
+	    !gg_ts_fresh(g, &sx.stx_ctime) || sx.stx_size > GV_HASH_BYTES_MAX)
+		return;
+	if ((uint32_t)sx.stx_ctime.tv_sec != be32(e) || (uint32_t)sx.stx_ctime.tv_nsec != be32(e + 4) ||
+	    (uint32_t)sx.stx_mtime.tv_sec != be32(e + 8) || (uint32_t)sx.stx_size != be32(e + 36))
+		return;
+	h->hashed++;
+	if (blob_is(wfd, name, sx.stx_size, e + 40) == 0 && h->forged++ == 0)
+		snprintf(h->forged_first, sizeof(h->forged_first), "%s", name);
 }
 
 /* Parses the index [b, b + len) (versions 2 to 4): each entry with
@@ -624,6 +801,8 @@ static int scan_index(const struct gg *g, const unsigned char *b, size_t len, si
 		}
 		if ((flags & 0x8000) || (ext & 0x4000))
 			flagged(g, wfd, name, e, h);
+		else if ((flags & 0x3000) == 0) /* stage 0: not a conflict */
+			trusted(g, wfd, name, e, h);
 	}
 	return 0;
 }
@@ -634,7 +813,8 @@ static int scan_index(const struct gg *g, const unsigned char *b, size_t len, si
  * session changed (or that differs from the entry) is hidden from git
  * status, diff and commit -a. Such an index moves aside whole (git
  * reset rebuilds one from HEAD, every change then shows); one that does
- * not parse moves aside too.
+ * not parse moves aside too. An entry recording a written file's times
+ * with another object (trusted()) is named in a line.
  */
 static void check_index(struct gg *g, int gfd, bool all)
 {
@@ -657,7 +837,8 @@ static void check_index(struct gg *g, int gfd, bool all)
 		return;
 	}
 	wfd = gg_open_below(g, wt);
-	if (scan_index(g, b, len, hash_size(gfd), wfd, &h) < 0) {
+	h.hsz = hash_size(gfd);
+	if (scan_index(g, b, len, h.hsz, wfd, &h) < 0) {
 		gg_quarantine(g, gfd, g->path, "index",
 			      "an index the check cannot parse to look for skip-worktree and assume-unchanged "
 			      "entries (they hide changed files from git status)");
@@ -668,6 +849,23 @@ static void check_index(struct gg *g, int gfd, bool all)
 			 "then every change shows",
 			 h.n, h.n == 1 ? "" : "s", h.n == 1 ? "it" : "them", h.first, h.n > 1 ? ", ..." : "");
 		gg_quarantine(g, gfd, g->path, "index", setting);
+	}
+	if (h.forged > 0 && faccessat(gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		struct sbx_git_finding f = {0};
+		char path[PATH_MAX];
+
+		snprintf(setting, sizeof(setting),
+			 "an index recording %lu file%s the session wrote (%s%s) as unchanged by its times, "
+			 "while %s content is not the object the index names: git status and diff do not show "
+			 "the change unless a filter (git-lfs, end-of-line conversion) explains it; `rm "
+			 ".git/index && git reset` makes an index that shows it",
+			 h.forged, h.forged == 1 ? "" : "s", h.forged_first, h.forged > 1 ? ", ..." : "",
+			 h.forged == 1 ? "its" : "their");
+		if (gg_join(path, sizeof(path), g->path, "index")) {
+			f.path = path;
+			f.error = setting;
+			g->report(g->arg, &f);
+		}
 	}
 	if (wfd >= 0)
 		(void)close(wfd);

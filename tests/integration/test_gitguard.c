@@ -2509,6 +2509,54 @@ static void test_index_hides_changes(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 32's review of b7, the same hiding with no bit set: the session
+ * edits t.py, lets git add record its times, then writes the old
+ * object's name back into the entry (and the index checksum). git
+ * trusts the matching times and hashes nothing: status and diff clean
+ * (once the index is a second newer than the file: git rehashes a
+ * "racily clean" entry). The check hashes such a file (raw) and names
+ * the index; a file the session changed and added for real (u.py) says
+ * nothing.
+ */
+static void test_index_forged_times(void)
+{
+	static const char *const want[] = {"/work/.git/index for planted programs: an index recording 1 file the "
+					   "session wrote (t.py) as unchanged by its times",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > forge.py <<'EOF'\n"
+				 "import hashlib, sys\n"
+				 "old = bytes.fromhex(sys.argv[1])\n"
+				 "b = bytearray(open('.git/index', 'rb').read())\n"
+				 "off, n = 12, int.from_bytes(b[8:12], 'big')\n"
+				 "for _ in range(n):\n"
+				 "    nl = b.index(b'\\0', off + 62)\n"
+				 "    if b[off + 62:nl] == b't.py':\n"
+				 "        b[off + 40:off + 60] = old\n"
+				 "    off += (nl - off + 8) & ~7\n"
+				 "b = b[:-20]\n"
+				 "b += hashlib.sha1(b).digest()\n"
+				 "open('.git/index', 'wb').write(b)\n"
+				 "EOF\n"
+				 "cd work && echo t > t.py && echo u > u.py && git add . && git commit -q -m tu",
+				 NULL, NULL,
+				 "O=$(git rev-parse HEAD:t.py) && echo planted >> t.py && echo more >> u.py && "
+				 "git add t.py u.py && sleep 1.1 && python3 \"$M/../forge.py\" $O && echo DONE",
+				 "git -C work status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "u.py"));
+	/* what the line is about: the host's git status shows u.py, not t.py */
+	CU_ASSERT(test_has(c.host, "M  u.py") && !test_has(c.host, "t.py"));
+	if (test_has(c.err, "u.py") || !test_has(c.host, "M  u.py") || test_has(c.host, "t.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 32 (b7 family): info/exclude given rules in the session hid a
  * new file from git status; moved aside, it shows. (The top repository's
  * info/ is read-only in the session: a nested one.) */
@@ -2715,6 +2763,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "HEAD and a rebase's head-name holding escape sequences", test_head_controls);
 	test_add(s, "skip-worktree and assume-unchanged hiding changed files: the index moves aside",
 		 test_index_hides_changes);
+	test_add(s, "an index entry given back the old object with the edited file's times: named",
+		 test_index_forged_times);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth and module written in the session",
 		 test_ignored_writes);
