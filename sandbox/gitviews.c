@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "base/fileio.h"
 #include "sandbox/gitguard_int.h"
 
@@ -435,104 +437,34 @@ static void check_prompt_files(struct gg *g, int gfd, bool all)
 
 /* ---------------------------------------------------- SHA-1 of a blob */
 
-/* SHA-1 (FIPS 180-4), for git's object names of work tree files: the
- * sandbox module links no crypto library, and a blob's name is all it
- * needs one for (not a security use: git's own choice of hash). */
+/* SHA-1, for git's object names of work tree files (git's choice of
+ * hash, not a security use), by OpenSSL's EVP. */
 struct sha1 {
-	uint32_t h[5];
-	uint64_t len;
-	unsigned char buf[64];
-	size_t n;
+	EVP_MD_CTX *ctx;
+	bool ok;
 };
-
-static uint32_t rol(uint32_t x, unsigned r)
-{
-	return x << r | x >> (32 - r);
-}
-
-static void sha1_block(struct sha1 *c, const unsigned char *p)
-{
-	uint32_t w[80], a = c->h[0], b = c->h[1], d = c->h[2], e = c->h[3], f = c->h[4];
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (int i = 16; i < 80; i++)
-		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-	for (int i = 0; i < 80; i++) {
-		uint32_t k, fn, t;
-
-		if (i < 20) {
-			fn = (b & d) | (~b & e);
-			k = 0x5a827999;
-		} else if (i < 40) {
-			fn = b ^ d ^ e;
-			k = 0x6ed9eba1;
-		} else if (i < 60) {
-			fn = (b & d) | (b & e) | (d & e);
-			k = 0x8f1bbcdc;
-		} else {
-			fn = b ^ d ^ e;
-			k = 0xca62c1d6;
-		}
-		t = rol(a, 5) + fn + f + k + w[i];
-		f = e;
-		e = d;
-		d = rol(b, 30);
-		b = a;
-		a = t;
-	}
-	c->h[0] += a;
-	c->h[1] += b;
-	c->h[2] += d;
-	c->h[3] += e;
-	c->h[4] += f;
-}
 
 static void sha1_init(struct sha1 *c)
 {
-	static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
-
-	memcpy(c->h, iv, sizeof(iv));
-	c->len = 0;
-	c->n = 0;
+	c->ctx = EVP_MD_CTX_new();
+	c->ok = c->ctx != NULL && EVP_DigestInit_ex(c->ctx, EVP_sha1(), NULL) == 1;
 }
 
 static void sha1_add(struct sha1 *c, const void *data, size_t len)
 {
-	const unsigned char *p = data;
-
-	c->len += len;
-	while (len > 0) {
-		size_t k = 64 - c->n < len ? 64 - c->n : len;
-
-		memcpy(c->buf + c->n, p, k);
-		c->n += k;
-		p += k;
-		len -= k;
-		if (c->n == 64) {
-			sha1_block(c, c->buf);
-			c->n = 0;
-		}
-	}
+	c->ok = c->ok && EVP_DigestUpdate(c->ctx, data, len) == 1;
 }
 
-static void sha1_end(struct sha1 *c, unsigned char out[20])
+/* The digest into out, and the context freed: 0, or -1 (OpenSSL failed;
+ * out is then unset). */
+static int sha1_end(struct sha1 *c, unsigned char out[20])
 {
-	uint64_t bits = c->len * 8;
-	unsigned char pad = 0x80, z = 0, be[8];
+	unsigned int n = 0;
 
-	sha1_add(c, &pad, 1);
-	while (c->n != 56)
-		sha1_add(c, &z, 1);
-	for (int i = 0; i < 8; i++)
-		be[i] = (unsigned char)(bits >> (56 - 8 * i));
-	sha1_add(c, be, 8);
-	for (int i = 0; i < 5; i++) {
-		out[4 * i] = (unsigned char)(c->h[i] >> 24);
-		out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
-		out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
-		out[4 * i + 3] = (unsigned char)c->h[i];
-	}
+	c->ok = c->ok && EVP_DigestFinal_ex(c->ctx, out, &n) == 1 && n == 20;
+	EVP_MD_CTX_free(c->ctx);
+	c->ctx = NULL;
+	return c->ok ? 0 : -1;
 }
 
 /* Whether the regular file wfd/name (size bytes) hashes, as a git blob
@@ -555,16 +487,14 @@ static int blob_is(int wfd, const char *name, uint64_t size, const unsigned char
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			(void)close(fd);
-			return -1;
+			break;
 		}
 		sha1_add(&c, buf, (size_t)n);
 		total += (uint64_t)n;
 	}
 	(void)close(fd);
-	if (total != size)
+	if (sha1_end(&c, got) < 0 || n < 0 || total != size)
 		return -1;
-	sha1_end(&c, got);
 	return memcmp(got, oid, 20) == 0;
 }
 
