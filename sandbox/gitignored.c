@@ -182,6 +182,33 @@ void gg_check_venv(struct gg *g, int fd)
 						      "a virtual environment's activation script rewritten in the "
 						      "session (it runs when sourced: an editor's terminal, `source "
 						      ".venv/bin/activate`; git ignores it)");
+		/* Its other programs (pip, pytest, a console script)
+		 * written in the session run as directly (the review of
+		 * round 32): named with the site-packages files below;
+		 * `pip install` writes them too, so they stay. */
+		{
+			int dfd = dup(bfd);
+			DIR *bp = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+			if (bp == NULL && dfd >= 0)
+				(void)close(dfd);
+			while (bp != NULL && (de = readdir(bp)) != NULL) {
+				struct statx sx;
+				char sub[NAME_MAX + 8];
+				bool act = false;
+
+				for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++)
+					act = act || strcmp(de->d_name, activate[i]) == 0;
+				if (act || de->d_name[0] == '.' || gg_is_quarantine_name(de->d_name) ||
+				    gg_statx(bfd, de->d_name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || S_ISDIR(sx.stx_mode) ||
+				    !gg_ts_fresh(g, &sx.stx_ctime))
+					continue;
+				if (snprintf(sub, sizeof(sub), "bin/%s", de->d_name) < (int)sizeof(sub))
+					found_add(&f, sub);
+			}
+			if (bp != NULL)
+				(void)closedir(bp);
+		}
 		(void)close(bfd);
 	}
 	/* lib/pythonX.Y/site-packages: what the session changed there
@@ -216,7 +243,7 @@ void gg_check_venv(struct gg *g, int fd)
 	if (f.n > 0)
 		report_hidden(g, g->path,
 			      "a Python virtual environment (git ignores it) with files the session wrote, that its "
-			      "python runs (a .pth at every start, a module when imported); reinstall what you did "
-			      "not ask for",
+			      "python runs (a .pth at every start, a module when imported, a program in bin/); "
+			      "reinstall what you did not ask for",
 			      &f);
 }

@@ -611,6 +611,9 @@ struct hidden {
 	char forged_first[PATH_MAX];
 	unsigned long hashed;   /* files hashed (GV_HASH_FILES_MAX) */
 	size_t hsz;             /* object name size */
+	bool split;             /* a split index: its entries' flags live in
+				   a sharedindex.* file this check does not
+				   read (the "link" extension) */
 };
 
 /* One flagged entry: does the work tree file name (below wfd) differ
@@ -734,6 +737,16 @@ static int scan_index(const struct gg *g, const unsigned char *b, size_t len, si
 		else if ((flags & 0x3000) == 0) /* stage 0: not a conflict */
 			trusted(g, wfd, name, e, h);
 	}
+	/* The extensions: a 4-byte signature and a 4-byte size each. */
+	while (off + 8 <= len) {
+		uint32_t sz = be32(b + off + 4);
+
+		if (memcmp(b + off, "link", 4) == 0)
+			h->split = true;
+		if (sz > len - off - 8)
+			return -1;
+		off += 8 + sz;
+	}
 	return 0;
 }
 
@@ -772,6 +785,14 @@ static void check_index(struct gg *g, int gfd, bool all)
 		gg_quarantine(g, gfd, g->path, "index",
 			      "an index the check cannot parse to look for skip-worktree and assume-unchanged "
 			      "entries (they hide changed files from git status)");
+	} else if (h.split) {
+		/* Round 32's review: `git update-index --split-index`, then
+		 * --skip-worktree on a changed file: the flag went to the
+		 * shared index, and the check saw none. */
+		gg_quarantine(g, gfd, g->path, "index",
+			      "a split index written in the session (its entries, and their skip-worktree and "
+			      "assume-unchanged bits, lie in a sharedindex file the check does not read); `git "
+			      "reset` makes an index from HEAD, then every change shows");
 	} else if (h.n > 0) {
 		snprintf(setting, sizeof(setting),
 			 "an index marking %lu file%s the session changed skip-worktree or assume-unchanged (git "

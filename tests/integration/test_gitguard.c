@@ -2510,6 +2510,30 @@ static void test_index_hides_changes(void)
 }
 
 /*
+ * Round 32's review: `git update-index --split-index`, then
+ * --skip-worktree on a changed file. The bit went into the shared index
+ * (.git/sharedindex.*), which the check does not read: status clean, no
+ * line. A split index written in the session now moves aside.
+ */
+static void test_index_split_hides(void)
+{
+	static const char *const want[] = {"/work/.git/index: a split index written in the session", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "cd work && echo t > t.py && git add . && git commit -q -m t", NULL, NULL,
+				 "echo planted >> t.py && git update-index --split-index && "
+				 "git update-index --skip-worktree t.py && echo DONE",
+				 "git -C work reset -q; git -C work status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(test_has(c.host, " M t.py"));
+	if (!test_has(c.host, " M t.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
  * Round 32's review of b7, the same hiding with no bit set: the session
  * edits t.py, lets git add record its times, then writes the old
  * object's name back into the entry (and the index checksum). git
@@ -2591,8 +2615,8 @@ static void test_ignored_writes(void)
 		"/work/tests/.gitignore for planted programs: written in the session", "conftest.py",
 		"quarantined ", "/work/.venv/bin/activate: a virtual environment's activation script",
 		"/work/.venv for planted programs: a Python virtual environment (git ignores it) with files",
-		"lib/python3.99/site-packages/_x.pth", "lib/python3.99/site-packages/pkg/__init__.py",
-		"/work/nv for planted programs: a Python virtual environment made in the session", NULL};
+		"lib/python3.99/site-packages/_x.pth", "lib/python3.99/site-packages/pkg/__init__.py", "bin/pip",
+		"bin/pytest", "/work/nv for planted programs: a Python virtual environment made in the session", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -2601,11 +2625,13 @@ static void test_ignored_writes(void)
 				 "printf '.venv/\\nnv/\\n' > .gitignore && git add . && git commit -q -m t && "
 				 "mkdir -p .venv/bin .venv/lib/python3.99/site-packages/pkg && "
 				 "echo 'home = /usr/bin' > .venv/pyvenv.cfg && echo '# activate' > .venv/bin/activate && "
+				 "echo '#!/bin/sh' > .venv/bin/pip && echo '#!/bin/sh' > .venv/bin/old-tool && "
 				 "echo x > .venv/lib/python3.99/site-packages/pkg/__init__.py && "
 				 "echo y > .venv/lib/python3.99/site-packages/old.py",
 				 NULL, NULL,
 				 "printf '*\\n' > tests/.gitignore && echo 'import os' > tests/conftest.py && "
-				 "echo 'touch x' >> .venv/bin/activate && "
+				 "echo 'touch x' >> .venv/bin/activate && echo 'touch y' >> .venv/bin/pip && "
+				 "echo '#!/bin/sh' > .venv/bin/pytest && "
 				 "echo 'import os' > .venv/lib/python3.99/site-packages/_x.pth && "
 				 "echo '#' >> .venv/lib/python3.99/site-packages/pkg/__init__.py && "
 				 "mkdir nv && echo 'home = /usr/bin' > nv/pyvenv.cfg && echo DONE",
@@ -2614,7 +2640,7 @@ static void test_ignored_writes(void)
 	expect_safe(&c, want);
 	CU_ASSERT(!exists(&c, "work/.venv/bin/activate"));
 	CU_ASSERT(!test_has(c.err, "/work/.gitignore"));
-	CU_ASSERT(!test_has(c.err, "old.py"));
+	CU_ASSERT(!test_has(c.err, "old.py") && !test_has(c.err, "old-tool"));
 	if (exists(&c, "work/.venv/bin/activate") || test_has(c.err, "/work/.gitignore") || test_has(c.err, "old.py"))
 		show(&c);
 	gcase_free(&c);
@@ -2763,9 +2789,11 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "HEAD and a rebase's head-name holding escape sequences", test_head_controls);
 	test_add(s, "skip-worktree and assume-unchanged hiding changed files: the index moves aside",
 		 test_index_hides_changes);
+	test_add(s, "a split index written in the session (its bits in the shared index): moves aside",
+		 test_index_split_hides);
 	test_add(s, "an index entry given back the old object with the edited file's times: named",
 		 test_index_forged_times);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
-	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth and module written in the session",
+	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth, module and bin/ programs written in the session",
 		 test_ignored_writes);
 }
