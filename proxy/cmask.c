@@ -34,6 +34,7 @@ struct wsdir {
 	size_t cfh;            /* header bytes in cf */
 	struct evbuffer *q;    /* queue of struct wsseg records (+ their bytes) */
 	size_t qbytes;         /* header and control bytes in q */
+	bool closed;           /* a close frame went by (RFC 6455 §5.5.1): the stream ended there */
 };
 
 /* A queued piece of output: literal bytes (a header, a control frame)
@@ -614,6 +615,8 @@ static int ws_control(cmask_t *m, struct cdir *d)
 	size_t plen = w->cfn - w->cfh;
 	struct wsseg sg;
 
+	if ((w->cf[0] & 0x0f) == 0x8)
+		w->closed = true;
 	for (size_t i = 0; w->masked && i < plen; i++)
 		pl[i] ^= w->key[i % 4];
 	if (mask_exch_control(m->x, xd(d->d), pl, plen) < 0)
@@ -796,6 +799,11 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 	if (w->qbytes > CMASK_WS_QUEUE_MAX)
 		return 2;
 	return 0;
+}
+
+bool cmask_ws_closed(const cmask_t *m, enum cmask_dir dd)
+{
+	return m->dir[dd].ws && m->dir[dd].wsd.closed;
 }
 
 const char *cmask_ws_leak(const cmask_t *m)

@@ -205,6 +205,9 @@ int cmask_ws_begin(cmask_t *m, bool extensions) NONNULL(1) WUNRES;
 int cmask_ws_feed(cmask_t *m, enum cmask_dir d, struct evbuffer *src, size_t n) NONNULL(1, 3) WUNRES;
 /* The credential of a real value the client sent in the stream, or NULL. */
 const char *cmask_ws_leak(const cmask_t *m) NONNULL(1);
+/* Whether a WebSocket close frame went by in direction d: the stream
+ * ended there (its end is no cut). */
+bool cmask_ws_closed(const cmask_t *m, enum cmask_dir d) NONNULL(1);
 
 /* Audit figures of the current request. names gets up to max credential
  * names (owned by the table); returns how many. */

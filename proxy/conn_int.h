@@ -614,6 +614,7 @@ enum step conn_step_tls_sniff(conn_t *c) NONNULL(1);
  * first bytes must be TLS before anything else is relayed. */
 enum step conn_step_pass_hello(conn_t *c) NONNULL(1);
 enum step conn_step_pass_retry(conn_t *c) NONNULL(1);
+bool conn_up_closed_cleanly(const conn_t *c) NONNULL(1);
 
 /* Peek mode of TLS_SNIFF: watch the client socket with MSG_PEEK. */
 void conn_start_peek(conn_t *c) NONNULL(1);

@@ -476,17 +476,22 @@ static enum step upstream_ended(conn_t *c)
 				 "closing the client without close_notify",
 				 c->client.peer, c->up.peer);
 		}
-		/* A close-delimited body ends with the connection, and that
-		 * is its end: what was held goes resolved, as at the end of
-		 * a Content-Length body, the same bytes whatever they are.
-		 * Until round 32 of the attack the end was taken for a cut
-		 * and only the bytes that could begin a real value were
-		 * dropped: an upstream that reflects its input at the end
-		 * of such a body told the sandbox which of its guesses began
-		 * one (the whole value in 1.3 s). Dropping the whole tail
-		 * instead would cut every such body short. */
+		/* A close-delimited body ends with the connection. With
+		 * TLS's close_notify that is its end, and what was held goes
+		 * resolved, as at the end of a Content-Length body; a plain
+		 * FIN or an error (a reset, which a sandbox can provoke by
+		 * sending a big body to an upstream that answers without
+		 * reading it; TLS without close_notify) cannot be told from
+		 * a cut, and the last longest - 1 bytes that came are
+		 * dropped (SPEC §4.3). Either way the same bytes whatever
+		 * they are: dropping only those that could begin a real
+		 * value told the sandbox which of its guesses did (round 32
+		 * of the attack); releasing them at a reset or a FIN handed
+		 * it a real value cut one byte short (its review). */
 		if (c->ex.mask_resp_body &&
-		    (cmask_body_end(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)) {
+		    ((conn_up_closed_cleanly(c) ? cmask_body_end(c->mask, CMASK_IN) : cmask_body_cut(c->mask, CMASK_IN)) <
+			     0 ||
+		     conn_mask_pass(c, CMASK_IN) < 0)) {
 			conn_close(c, "out of memory writing a response head", true);
 			return STEP_CLOSED;
 		}

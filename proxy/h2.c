@@ -98,6 +98,7 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 	conn_t *c = arg;
 	h2_t *h = c->h2;
 	bool again = false;
+	int64_t soonest = H2_HOLD_MS; /* ms until the timer is needed again */
 
 	(void)fd;
 	(void)events;
@@ -109,8 +110,14 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 			 * begin a real value showed in the WINDOW_UPDATEs, which
 			 * acknowledge what the upstream took). A sentinel cut by
 			 * the pause is not injected. */
-			if (conn_ms_since(&h->down_rx_t) < H2_HOLD_MS) {
+			int64_t quiet = conn_ms_since(&h->down_rx_t);
+
+			if (quiet < H2_HOLD_MS) {
+				/* Looked again when the pause is whole, not a
+				 * whole H2_HOLD_MS later (its review: 200 ms). */
 				again = true;
+				if (H2_HOLD_MS - quiet < soonest)
+					soonest = H2_HOLD_MS - quiet;
 			} else if (h2s_release_out(s) < 0) {
 				conn_close(c, "out of memory releasing held bytes", true);
 				return;
@@ -136,7 +143,9 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 		}
 		(void)nghttp2_session_resume_data(h->down, s->cid);
 	}
-	if (again && event_add(h->tail_ev, &hold_tv) < 0) {
+	if (again && soonest < 1)
+		soonest = 1;
+	if (again && event_add(h->tail_ev, &(struct timeval){soonest / 1000, (soonest % 1000) * 1000}) < 0) {
 		conn_close(c, "cannot re-arm the masking timer", true);
 		return;
 	}

@@ -60,6 +60,17 @@ static bool release_ok(const conn_t *c)
 	       !cmask_body_injected(c->mask);
 }
 
+/* Whether the upstream ended its stream in a way that is an end, not a
+ * possible cut: TLS with close_notify. A plain connection's FIN cannot
+ * be told from a cut (an upstream that stops in the middle of a value it
+ * reflects), nor an error (a reset: the review of round 32 provoked one
+ * by sending a big body to an upstream that answers without reading it)
+ * or TLS ended without close_notify (dial.c sets up.failed for both). */
+bool conn_up_closed_cleanly(const conn_t *c)
+{
+	return c->up.ssl != NULL && !c->up.failed;
+}
+
 /*
  * Passes on what the substituter of direction d may send now (cmask_ready()).
  * Inbound, while bytes are held, the tail timer runs from the last bytes
@@ -269,12 +280,19 @@ static bool stream_ends(conn_t *c, enum step *st)
 	}
 	if (c->mode == CONN_MODE_UPGRADED && c->up.eof &&
 	    evbuffer_get_length(in_of(&c->up)) == 0) {
-		/* The stream ended: what was held goes resolved, the same
-		 * bytes whatever they are (round 32 of the attack: dropping
-		 * only those that could begin a real value was a prefix
-		 * oracle through an upstream that echoes a frame and
-		 * closes). */
-		if (cmask_body_end(c->mask, CMASK_IN) < 0 || conn_mask_pass(c, CMASK_IN) < 0)
+		/* The stream ended: after a close frame, or with TLS's
+		 * close_notify, what was held goes resolved; otherwise (a
+		 * FIN or an error that no close frame announced) the last
+		 * bytes that came are dropped (SPEC §4.3). The same bytes
+		 * whatever they are (round 32 of the attack: dropping only
+		 * those that could begin a real value was a prefix oracle
+		 * through an upstream that echoes a frame and closes; its
+		 * review: releasing them at a reset handed over a real value
+		 * cut one byte short). */
+		if (((conn_up_closed_cleanly(c) || cmask_ws_closed(c->mask, CMASK_IN))
+			     ? cmask_body_end(c->mask, CMASK_IN)
+			     : cmask_body_cut(c->mask, CMASK_IN)) < 0 ||
+		    conn_mask_pass(c, CMASK_IN) < 0)
 			goto fail;
 	}
 	return true;

@@ -1222,11 +1222,11 @@ static void test_ws_split(void)
 
 /* The upstream ends in the middle of a real value: Content-Length short,
  * chunked unfinished. The held bytes are dropped, never released. (A
- * close-delimited body and an upgraded stream end with the connection,
- * and that is their end: since round 32 of the attack what was held
- * goes resolved, the same bytes whatever they are; mask_wire "a request
- * body, or a close-delimited end, treats a real value's prefix as any
- * other bytes" checks that no end tells a prefix apart.) */
+ * close-delimited body and an upgraded stream end with the connection:
+ * at a FIN or close_notify that is their end, and what was held goes
+ * resolved as at a Content-Length body's end; at a reset, a cut, the
+ * last bytes are dropped: mask_wire "a request body, or a close-delimited
+ * end, ..." checks both, with a real value's prefix and without.) */
 static void test_cut_mid_value(void)
 {
 	char half[32];
