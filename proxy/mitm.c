@@ -273,18 +273,23 @@ static bool tls_framed(const unsigned char *p, size_t n)
  * attack: a front end that routes by SNI, behind an excluded name, served
  * a denied one, and with it a method the host's rule refuses).
  */
+/* The phase a refusal of an excluded host's hello is made in: a second
+ * hello (after a HelloRetryRequest) comes when the server's bytes went to
+ * the client, so a refusal then only closes (conn_refuse()). */
+static enum exchange_phase hello_refusal_phase(const conn_t *c)
+{
+	return c->state == CONN_PASS_RETRY ? EX_RESPONDING : EX_WAIT_RESPONSE;
+}
+
 static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_t msglen)
 {
-	/* A second hello (after a HelloRetryRequest) comes when the server's
-	 * bytes went to the client: a refusal then only closes. */
-	enum exchange_phase refused = c->state == CONN_PASS_RETRY ? EX_RESPONDING : EX_WAIT_RESPONSE;
 	char sni[POLICY_HOST_MAX + 1];
 	struct tls_hello h;
 	size_t off = 0, have = 0;
 	char w[512];
 
 	if (tls_hello_parse(tls_hello_ctx(proxy_tls(c->px)), p, len, &h) < 0 || !tls_framed(p, len)) {
-		c->ex.phase = refused;
+		c->ex.phase = hello_refusal_phase(c);
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
 				   "passavant: %s refused: the tunnel carries neither HTTP nor TLS (a ClientHello "
 				   "OpenSSL cannot read, or other bytes after it), so what it carries cannot be "
@@ -294,7 +299,7 @@ static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_
 	/* An encrypted ClientHello names the server's real choice inside
 	 * (round 31's review): only its outer name would be compared. */
 	if (h.hides_name) {
-		c->ex.phase = refused;
+		c->ex.phase = hello_refusal_phase(c);
 		return conn_refuse(c, 421, NULL, "connect", CONN_RULE_SNI,
 				   "passavant: %s refused: the ClientHello offers encrypted_client_hello, which hides "
 				   "the name the server routes by (an excluded host's TLS is relayed unopened, so "
@@ -307,7 +312,7 @@ static enum step pass_hello(conn_t *c, const unsigned char *p, size_t len, size_
 		if (!named)
 			(void)snprintf(sni, sizeof(sni), "%s", "(not a host name)");
 		if (!named || strcmp(sni, c->tgt.host) != 0) {
-			c->ex.phase = refused;
+			c->ex.phase = hello_refusal_phase(c);
 			return conn_refuse(c, 421, NULL, "connect", CONN_RULE_SNI,
 					   "passavant: %s refused: TLS server name %s does not name the CONNECT "
 					   "target %s:%u (an excluded host's TLS is relayed unopened: the name its "
@@ -465,7 +470,7 @@ static enum step opaque_hello(conn_t *c)
 	    evbuffer_get_length(in_of(&c->up)) == 0)
 		return STEP_STOP;
 	if (hs != TLS_HELLO_DONE) {
-		c->ex.phase = c->state == CONN_PASS_RETRY ? EX_RESPONDING : EX_WAIT_RESPONSE;
+		c->ex.phase = hello_refusal_phase(c);
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", CONN_RULE_TUNNEL_OTHER,
 				   "passavant: %s refused: the tunnel carries neither HTTP nor TLS, so what it "
 				   "carries cannot be decided",
@@ -479,7 +484,7 @@ static enum step opaque_hello(conn_t *c)
 
 		(void)snprintf(rule, sizeof(rule), "credentials %s: real value", cred);
 		if (c->state == CONN_PASS_RETRY)
-			c->ex.phase = EX_RESPONDING;
+			c->ex.phase = hello_refusal_phase(c);
 		return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "connect", conn_set_mask_rule(c, "%s", rule),
 				   "passavant: CONNECT %s:%u refused by %s: a real value of %s is on its way out "
 				   "in a ClientHello (the sandbox should never hold one)",

@@ -1528,6 +1528,32 @@ static void test_tunnel_excluded_not_tls(void)
 	excluded_case(1);
 }
 
+/* A proxy p whose policy excludes localhost from termination (and
+ * denies evil.example), and a CONNECT through it to a loopback listener
+ * (*lis) whose accepted side is *s; the 200 read. Returns the client's
+ * connection. */
+static int excluded_tunnel(struct test_px *p, int *lis, int *s)
+{
+	char addr[64], req[256], *resp;
+	const char *port;
+	int fd, n;
+
+	*lis = loopback_listener(addr, sizeof(addr));
+	CU_ASSERT_FATAL(*lis >= 0);
+	port = strrchr(addr, ':') + 1;
+	CU_ASSERT_FATAL(test_px_startf(p, dir, "network:\n  allowedDomains: [\"localhost\", \"127.0.0.1\"]\n"
+						"  deniedDomains: [\"evil.example\"]\n"
+						"  tlsTerminate: {excludeDomains: [\"localhost\"]}\n") == 0);
+	fd = raw_connect(p->addr);
+	CU_ASSERT_FATAL(fd >= 0);
+	n = snprintf(req, sizeof(req), "CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port);
+	CU_ASSERT(raw_send(fd, req, (size_t)n) == 0);
+	*s = accept(*lis, NULL, NULL);
+	resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
+	free(resp);
+	return fd;
+}
+
 /*
  * Round 31 of the attack: an excluded host's tunnel relayed a ClientHello
  * whose server name was a denied host; a front end that routes by SNI
@@ -1538,26 +1564,13 @@ static void test_tunnel_excluded_not_tls(void)
 static void excluded_sni_case(const char *sni, unsigned ext, bool refused)
 {
 	struct test_px p;
-	char addr[64], req[256], got[4096], *resp, *hello = NULL, *log;
-	const char *port;
+	char got[4096], *resp, *hello = NULL, *log;
 	size_t hl = 0;
 	ssize_t k = 0;
-	int lis, fd, s, n;
+	int lis, fd, s;
 
-	lis = loopback_listener(addr, sizeof(addr));
-	CU_ASSERT_FATAL(lis >= 0);
-	port = strrchr(addr, ':') + 1;
-	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"localhost\", \"127.0.0.1\"]\n"
-						 "  deniedDomains: [\"evil.example\"]\n"
-						 "  tlsTerminate: {excludeDomains: [\"localhost\"]}\n") == 0);
-	fd = raw_connect(p.addr);
-	CU_ASSERT_FATAL(fd >= 0);
-	n = snprintf(req, sizeof(req), "CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port);
-	CU_ASSERT(raw_send(fd, req, (size_t)n) == 0);
-	s = accept(lis, NULL, NULL);
+	fd = excluded_tunnel(&p, &lis, &s);
 	CU_ASSERT(s >= 0);
-	resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
-	free(resp);
 	CU_ASSERT(test_client_hello_ext(sni, ext, &hello, &hl) == 0);
 	if (hello != NULL)
 		CU_ASSERT(raw_send(fd, hello, hl) == 0);
@@ -1628,26 +1641,14 @@ static void excluded_retry_case(const char *sni2, unsigned ext, bool ccs, const 
 {
 	static const char ccs_rec[] = {0x14, 0x03, 0x03, 0x00, 0x01, 0x01};
 	struct test_px p;
-	char addr[64], req[256], got[4096], *resp, *hello = NULL, *log;
-	const char *port, *what = other != NULL ? "bytes that are not TLS" : sni2;
+	char got[4096], *resp, *hello = NULL, *log;
+	const char *what = other != NULL ? "bytes that are not TLS" : sni2;
 	size_t hl = 0;
 	ssize_t k = 0, m = 0;
-	int lis, fd, s, n;
+	int lis, fd, s;
 
-	lis = loopback_listener(addr, sizeof(addr));
-	CU_ASSERT_FATAL(lis >= 0);
-	port = strrchr(addr, ':') + 1;
-	CU_ASSERT_FATAL(test_px_startf(&p, dir, "network:\n  allowedDomains: [\"localhost\", \"127.0.0.1\"]\n"
-						 "  deniedDomains: [\"evil.example\"]\n"
-						 "  tlsTerminate: {excludeDomains: [\"localhost\"]}\n") == 0);
-	fd = raw_connect(p.addr);
-	CU_ASSERT_FATAL(fd >= 0);
-	n = snprintf(req, sizeof(req), "CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port);
-	CU_ASSERT(raw_send(fd, req, (size_t)n) == 0);
-	s = accept(lis, NULL, NULL);
+	fd = excluded_tunnel(&p, &lis, &s);
 	CU_ASSERT_FATAL(s >= 0);
-	resp = raw_read(fd, "\r\n\r\n", 3000, NULL);
-	free(resp);
 	CU_ASSERT(test_client_hello("localhost", &hello, &hl) == 0);
 	if (hello != NULL)
 		CU_ASSERT(raw_send(fd, hello, hl) == 0);
