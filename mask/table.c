@@ -714,19 +714,54 @@ static int write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
-/* Writes the sentinel copy of file credential c to fd. 0 or -1. */
+/* Writes what out holds to fd and empties it; 0 or -1 with errno. */
+static int drain_to(int fd, struct evbuffer *out)
+{
+	while (evbuffer_get_length(out) > 0) {
+		struct evbuffer_iovec v;
+		if (evbuffer_peek(out, -1, NULL, &v, 1) < 1)
+			return -1;
+		if (write_all(fd, v.iov_base, v.iov_len) != 0 || evbuffer_drain(out, v.iov_len) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Writes the sentinel copy of file credential c to fd. 0 or -1 with errno.
+ * The extracted values become their sentinels, and then the whole copy
+ * goes through the re-masker (t->inbound, the set responses go through):
+ * a real value written elsewhere in the file too (a URL's userinfo, its
+ * base64 form, another key's value, another credential's value) is
+ * replaced by the sentinel in the same form (round 32, b18). The stream
+ * wipes what it holds back; out holds only re-masked bytes. */
 static int write_copy(const mask_table_t *t, const struct tcred *c, int fd)
 {
+	mask_stream_t *st = mask_stream_new(t->inbound);
+	struct evbuffer *out = evbuffer_new();
 	size_t pos = 0;
+	int rc = -1;
 
+	if (st == NULL || out == NULL) {
+		errno = ENOMEM;
+		goto done;
+	}
 	for (size_t k = 0; k < c->nvals; k++) {
 		const struct tspan *sp = &c->spans[k];
-		if (write_all(fd, c->content + pos, sp->off - pos) != 0 ||
-		    write_all(fd, t->value[sp->value].sent, sp->len) != 0)
-			return -1;
+		if (mask_stream_feed(st, c->content + pos, sp->off - pos, out) != 0 ||
+		    mask_stream_feed(st, t->value[sp->value].sent, sp->len, out) != 0 ||
+		    drain_to(fd, out) != 0)
+			goto done;
 		pos = sp->off + sp->len;
 	}
-	return write_all(fd, c->content + pos, c->content_len - pos);
+	if (mask_stream_feed(st, c->content + pos, c->content_len - pos, out) != 0 ||
+	    mask_stream_finish(st, out) != 0 || drain_to(fd, out) != 0)
+		goto done;
+	rc = 0;
+done:
+	mask_stream_free(st);
+	if (out != NULL)
+		evbuffer_free(out);
+	return rc;
 }
 
 int mask_table_write_files(mask_table_t *t, const char *dir, char *err, size_t errlen)

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 
 #include <event2/buffer.h>
+#include <openssl/evp.h>
 
 /* Synthetic secrets. Q has quotes and punctuation a URL encoder escapes. */
 #define REAL_GH "ghp_R3alT0kenValue0123456789abcdefABCD"
@@ -202,6 +203,86 @@ static void test_env_lines(void)
 	CU_ASSERT_EQUAL(memcmp(q, vq->sent, vq->len), 0);
 	CU_ASSERT_PTR_NOT_NULL(memchr(q, '\'', strlen(q)));
 	fx_teardown(&f);
+}
+
+/* Round 32 of the attack, b18: the real value written elsewhere in a
+ * file masked through `extract` (a URL's userinfo, its base64 form), and
+ * another credential's value in it (raw and percent-encoded), were kept
+ * in clear in the sandbox's copy. The copy goes through the re-masker. */
+#define REAL_DUP "sk-proj-Dup1icateVALUE0123456789abcdefGHIJ"
+#define REAL_DUP_B64 "c2stcHJvai1EdXAxaWNhdGVWQUxVRTAxMjM0NTY3ODlhYmNkZWZHSElK"
+#define REAL_Q_PCT "Qx7%27kz%22Pm%2F9%2BLw%3DTr4Yb8Nc2Vd6Hs1"
+#define DUP_FILE                                                                                   \
+	"OPENAI_API_KEY=" REAL_DUP "\nFALLBACK_URL=https://x:" REAL_DUP "@proxy.example/v1\n"      \
+	"KEY_B64=" REAL_DUP_B64 "\nQ_URL=https://h.example/?q=" REAL_Q_PCT "\nQ=" REAL_Q "\nend\n"
+
+static void test_files_other_forms(void)
+{
+	char *dir = test_mkdtemp(), path[512], doc[1024], err[256];
+	const char *copy = NULL;
+	const struct tvalue *vd, *vq;
+	unsigned char b64[128];
+	unsigned nerr = 0;
+	policy_t *p;
+	mask_table_t *t;
+	size_t len;
+	char *got;
+	int n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+	snprintf(path, sizeof(path), "%s/.env", dir);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(path, DUP_FILE, strlen(DUP_FILE)), 0);
+	setenv("PV_MT_Q", REAL_Q, 1);
+	n = snprintf(doc, sizeof(doc),
+		     "network:\n  allowedDomains: [api.openai.com, other.example.com]\n"
+		     "credentials:\n"
+		     "  envVars:\n"
+		     "    - {name: PV_MT_Q, mode: mask, injectHosts: [other.example.com]}\n"
+		     "  files:\n"
+		     "    - {path: %s/.env, mode: mask, extract: \"OPENAI_API_KEY=([A-Za-z0-9_-]+)\",\n"
+		     "       injectHosts: [api.openai.com]}\n",
+		     dir);
+	CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof(doc));
+	p = policy_load_buffer("t.yaml", doc, (size_t)n, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	snprintf(path, sizeof(path), "%s/files", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(path, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(mask_table_write_files(t, path, err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mask_table_file_copy(t, 0, &copy));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+	got = test_read_file(copy, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	/* Every form is gone... */
+	CU_ASSERT(!contains(got, len, REAL_DUP));
+	CU_ASSERT(!contains(got, len, REAL_DUP_B64));
+	CU_ASSERT(!contains(got, len, REAL_Q));
+	CU_ASSERT(!contains(got, len, REAL_Q_PCT));
+	/* ... each one replaced by the sentinel in the same form, and the rest
+	 * kept byte for byte (sentinels have their value's length). */
+	vd = &t->value[value_of(t, REAL_DUP)];
+	vq = &t->value[value_of(t, REAL_Q)];
+	CU_ASSERT_EQUAL(len, strlen(DUP_FILE));
+	CU_ASSERT_EQUAL(memcmp(got, "OPENAI_API_KEY=", 15), 0);
+	CU_ASSERT_EQUAL(memcmp(got + 15, vd->sent, vd->len), 0);
+	{
+		const char *url = memmem(got, len, "https://x:", 10);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(url);
+		CU_ASSERT_EQUAL(memcmp(url + 10, vd->sent, vd->len), 0);
+		CU_ASSERT_EQUAL(memcmp(url + 10 + vd->len, "@proxy.example/v1\n", 18), 0);
+	}
+	CU_ASSERT_EQUAL(EVP_EncodeBlock(b64, (const unsigned char *)vd->sent, (int)vd->len),
+			(int)strlen(REAL_DUP_B64));
+	CU_ASSERT(contains(got, len, (const char *)b64));
+	CU_ASSERT(memmem(got, len, vq->sent, vq->len) != NULL);
+	CU_ASSERT(contains(got, len, "\nend\n"));
+	assert_no_real(got, len, "copy with other forms");
+	free(got);
+	mask_table_free(t);
+	policy_free(p);
+	test_rmtree(dir);
+	free(dir);
 }
 
 static void test_files(void)
@@ -812,6 +893,7 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "built from a policy: creds, values, sentinels", test_build);
 	test_add(s, "env pairs: sentinels only, exact", test_env_lines);
 	test_add(s, "sentinel copies of files byte for byte", test_files);
+	test_add(s, "sentinel copies: other forms of real values re-masked (b18)", test_files_other_forms);
 	test_add(s, "outbound eligibility: host, injectIn, TLS, cache", test_outbound);
 	test_add(s, "inbound remask", test_inbound);
 	test_add(s, "base64", test_b64);
