@@ -1067,17 +1067,136 @@ static bool value_http_auth(const char *v)
 	return false;
 }
 
-/* Whether value is base64 (either alphabet) whose first bytes decode to
- * "-----BEGIN": a PEM key or certificate packed into one line, as CI
- * systems and deploy scripts pass keys ("LS0tLS1CRUdJTi..."). Its first
- * 16 characters are digits; 12 of them spell "-----BEGI" in both
- * alphabets, and the 13th and 14th carry the "N" ('T', then a digit of
- * value 32 to 47, 'g' to 'v', whatever the next byte). */
-static bool value_base64_pem(const char *v)
-{
-	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_";
+/* How many base64 digits (either alphabet) and hex digits an encoded
+ * value's prefix is decoded from: enough for "-----BEGIN" under two
+ * layers of base64 (96 digits give 72 bytes, whose 72 digits give 54). */
+#define ENC_PREFIX_DIGITS 96
 
-	return strspn(v, digits) >= 16 && strncmp(v, "LS0tLS1CRUdJT", 13) == 0 && v[13] >= 'g' && v[13] <= 'v';
+/* The value of base64 digit c in either alphabet, or -1. */
+static int b64_digit(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* Decodes the longest run of whole base64 quads at the start of v[0..n),
+ * at most ENC_PREFIX_DIGITS digits, into out; the bytes made. */
+static size_t b64_prefix(const unsigned char *v, size_t n, unsigned char *out)
+{
+	size_t k = 0, o = 0;
+
+	while (k + 4 <= n && k + 4 <= ENC_PREFIX_DIGITS) {
+		int d[4];
+		for (int i = 0; i < 4; i++)
+			d[i] = b64_digit(v[k + i]);
+		if (d[0] < 0 || d[1] < 0 || d[2] < 0 || d[3] < 0)
+			break;
+		out[o++] = (unsigned char)(d[0] << 2 | d[1] >> 4);
+		out[o++] = (unsigned char)((d[1] & 15) << 4 | d[2] >> 2);
+		out[o++] = (unsigned char)((d[2] & 3) << 6 | d[3]);
+		k += 4;
+	}
+	return o;
+}
+
+/* The value of hex digit c (either case), or -1. */
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Decodes the hex pairs at the start of v[0..n), at most
+ * ENC_PREFIX_DIGITS digits, into out; the bytes made. *all is set when
+ * the whole of v is hex. */
+static size_t hex_prefix(const unsigned char *v, size_t n, unsigned char *out, bool *all)
+{
+	size_t k = 0, o = 0;
+
+	while (k + 2 <= n && hex_digit(v[k]) >= 0 && hex_digit(v[k + 1]) >= 0) {
+		if (k + 2 <= ENC_PREFIX_DIGITS)
+			out[o++] = (unsigned char)(hex_digit(v[k]) << 4 | hex_digit(v[k + 1]));
+		k += 2;
+	}
+	*all = k == n;
+	return o;
+}
+
+/* Why the n bytes at v, the decoded start of an encoded value, are a key
+ * hidden in an encoding: a PEM block ("-----BEGIN"), gzip data (a
+ * compressed key or kubeconfig: 1f 8b 08), or either under one more layer
+ * of base64 or hex (depth left). NULL when none. The family of round 32's
+ * review: a PEM as hex, or gzip'd then base64'd, passed. */
+static const char *decoded_secret(const unsigned char *v, size_t n, int depth)
+{
+	unsigned char out[ENC_PREFIX_DIGITS];
+	size_t o;
+	bool all;
+
+	if (n >= 10 && memcmp(v, "-----BEGIN", 10) == 0)
+		return "its value is a PEM block, encoded (base64 or hex)";
+	if (n >= 3 && v[0] == 0x1f && v[1] == 0x8b && v[2] == 0x08)
+		return "its value is compressed data (gzip), encoded, which can hide a key";
+	if (depth == 0)
+		return NULL;
+	o = b64_prefix(v, n, out);
+	if (o >= 12) {
+		const char *why = decoded_secret(out, o, depth - 1);
+		if (why != NULL)
+			return why;
+	}
+	o = hex_prefix(v, n, out, &all);
+	return o >= 10 ? decoded_secret(out, o, depth - 1) : NULL;
+}
+
+/* Whether value, base64 (either alphabet) or hex, decodes to a key: a
+ * PEM block packed into one line, as CI systems and deploy scripts pass
+ * keys ("LS0tLS1CRUdJTi...", "2d2d2d2d2d424547494e..."), gzip data
+ * ("H4sI...", "1f8b08..."), or either encoded twice. A hex value holding
+ * gzip's three bytes must be longer than a SHA-256 (64 digits): a commit
+ * id may start with them. */
+static const char *value_encoded_secret(const char *v)
+{
+	const unsigned char *u = (const unsigned char *)v;
+	unsigned char out[ENC_PREFIX_DIGITS];
+	size_t n = strlen(v), o = b64_prefix(u, n, out);
+	const char *why = o >= 12 ? decoded_secret(out, o, 1) : NULL;
+	bool all;
+
+	if (why != NULL)
+		return why;
+	o = hex_prefix(u, n, out, &all);
+	if (o < 10)
+		return NULL;
+	if (o >= 3 && out[0] == 0x1f && out[1] == 0x8b && out[2] == 0x08 && (!all || n <= 64))
+		return NULL;
+	return decoded_secret(out, o, 1);
+}
+
+/* Whether value is a flag that no secret is: empty, 0, 1, true, false,
+ * yes, no, on, off, y, n, enabled, disabled (any case). A name that
+ * looks like a credential with such a value ("SKIP_AUTH=true",
+ * "NO_AUTH=1") is kept. */
+static bool value_flag(const char *v)
+{
+	static const char *const flags[] = {"",	   "0",	  "1", "true", "false", "yes",	   "no",
+					    "on",  "off", "y", "n",    "enabled", "disabled"};
+
+	for (size_t i = 0; i < ARRAY_LEN(flags); i++)
+		if (strcasecmp(v, flags[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Whether the len bytes of name are one of name_benign. */
@@ -1095,6 +1214,7 @@ const char *policy_env_secret_reason(const char *entry)
 	const char *eq = strchr(entry, '=');
 	size_t len = eq != NULL ? (size_t)(eq - entry) : strlen(entry);
 	bool location = false;
+	const char *why;
 	long at;
 
 	if (len == 0 || eq == NULL)
@@ -1105,7 +1225,7 @@ const char *policy_env_secret_reason(const char *entry)
 		location = ends_with(entry, len, name_location_suffixes[i]);
 	for (size_t i = 0; i < ARRAY_LEN(name_word_suffixes) && !location; i++)
 		location = ends_with(entry, len, name_word_suffixes[i]);
-	if (!location && !name_is_benign(entry, len)) {
+	if (!location && !name_is_benign(entry, len) && !value_flag(eq + 1)) {
 		for (size_t i = 0; i < ARRAY_LEN(name_prefixes); i++)
 			if (len >= strlen(name_prefixes[i]) &&
 			    strncasecmp(entry, name_prefixes[i], strlen(name_prefixes[i])) == 0)
@@ -1129,8 +1249,9 @@ const char *policy_env_secret_reason(const char *entry)
 		return "its value is a JSON Web Token";
 	if (strncmp(eq + 1, "-----BEGIN", 10) == 0)
 		return "its value is a PEM block";
-	if (value_base64_pem(eq + 1))
-		return "its value is a PEM block in base64";
+	why = value_encoded_secret(eq + 1);
+	if (why != NULL)
+		return why;
 	if (value_url_password(eq + 1))
 		return "its value is a URL with a password";
 	if (value_secret_setting(eq + 1))
@@ -1181,11 +1302,15 @@ void policy_print_env_rule(FILE *out, const char *lead)
 	put_list(out, name_word_suffixes, ARRAY_LEN(name_word_suffixes), "", "");
 	fprintf(out, ",\n%snor for ", lead);
 	put_list(out, name_benign, ARRAY_LEN(name_benign), "", "");
-	fprintf(out, "),\n%sor when its value holds a known token prefix (ghp_, github_pat_, "
+	fprintf(out, ", nor when its value is empty, 0, 1, true, false, yes, no, on, off,\n%s"
+		     "y, n, enabled or disabled),\n"
+		     "%sor when its value holds a known token prefix (ghp_, github_pat_, "
 		     "glpat-, sk-, sk-ant-,\n%sxoxb-, AKIA, ASIA, AIza, npm_, pypi-, hf_, ...) followed "
 		     "by at least %d token characters,\n%sat its start or after a space, quote, ':', '=' "
 		     "or ',' (\"Bearer ghp_...\"),\n%sis a JSON Web Token (eyJ...), a PEM block\n%s"
-		     "(-----BEGIN, or base64 of it: LS0tLS1CRUdJTi...) or a URL with a\n%spassword (scheme://user:pass@host), holds a "
+		     "(-----BEGIN, or base64 or hex of it: LS0tLS1CRUdJTi..., 2d2d2d2d2d42...),\n"
+		     "%sgzip data in base64 or hex (H4sI...), either encoded twice, or a URL with a\n"
+		     "%spassword (scheme://user:pass@host), holds a "
 		     "setting NAME=VALUE whose NAME is a password,\n%stoken, key or signature (a URL's "
 		     "query \"?access_token=\", \"&sig=\", a connection\n%sstring's "
 		     "\"Password=\" or \"AccountKey=\"), is a webhook URL (host hooks.* or *webhook*,\n"
@@ -1194,8 +1319,8 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "%sat least every third byte (a bot or API key), or holds \"Bearer \" or \"Basic \" "
 		     "and a credential; "
 		     "PASSAVANT_*\n%svariables are kept.\n",
-		lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead, URL_PATH_TOKEN_MIN,
-		lead, lead, lead);
+		lead, lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead, lead,
+		URL_PATH_TOKEN_MIN, lead, lead, lead);
 }
 
 /* Contract in policy.h. */

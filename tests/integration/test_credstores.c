@@ -457,7 +457,7 @@ static void test_env_family(void)
 		"for v in BW_SESSION OP_SESSION_myacct HTTP_AUTHORIZATION DATABASE_URL "
 		"SLACK_WEBHOOK_URL DOCKER_AUTH_CONFIG CI_HOOK SAS_URL CONN HDR XDG_SESSION_TYPE "
 		"GIT_AUTHOR_NAME PAGE_URL SSHPASS DBPASS CREDS AUTH BEARER DEPLOY_KEY_B64 SSH_ASKPASS "
-		"XAUTHORITY SSH_AUTH_SOCK; do\n"
+		"XAUTHORITY SSH_AUTH_SOCK DEPLOY_KEY_HEX KUBE_GZ SKIP_AUTH; do\n"
 		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n"
 		"printf 'GH_TOKEN=%s\\n' \"$GH_TOKEN\"\n"
 		"printf 'PROXY=%s\\n' \"${HTTPS_PROXY:+set}\"\n"
@@ -490,18 +490,24 @@ static void test_env_family(void)
 		"SSH_ASKPASS=/usr/bin/ssh-askpass",
 		"XAUTHORITY=/run/user/1000/xauth_pv",
 		"SSH_AUTH_SOCK=/run/user/1000/pv-agent.socket",
+		/* the review of round 32 */
+		"DEPLOY_KEY_HEX=2d2d2d2d2d424547494e204f50454e5353482050524956415445204b45592d2d2d2d2d0a",
+		"KUBE_GZ=H4sIAKBdFGsC/9PVBQInV3dPPwX/AFe/4GAPhYAgzzDHEFcFb9dIkKQuV5Kx",
+		"SKIP_AUTH=true",
 		NULL,
 	};
 	static const char *const gone[] = {"BW_SESSION", "OP_SESSION_myacct", "HTTP_AUTHORIZATION",
 					   "DATABASE_URL", "SLACK_WEBHOOK_URL", "DOCKER_AUTH_CONFIG",
 					   "CI_HOOK", "SAS_URL", "CONN", "HDR", "SSHPASS", "DBPASS",
-					   "CREDS", "AUTH", "BEARER", "DEPLOY_KEY_B64"};
+					   "CREDS", "AUTH", "BEARER", "DEPLOY_KEY_B64",
+					   "DEPLOY_KEY_HEX", "KUBE_GZ"};
 	static const char *const values[] = {"bwsessionvalue", "opsessionvalue", "httpauthvalue",
 					     "dbpwvalue", "slackhookvalue", "ZG9ja2VyYXV0aHZhbHVl",
 					     "discordhookvalue", "sasvalue", "connvalue",
 					     "aGRydmFsdWUwMTIzOnBhc3M", "sshpassvalue", "dbpassvalue",
 					     "credsvalue", "authvalue", "bearervalue",
-					     "LS0tLS1CRUdJTiBPUEVOU1NI"};
+					     "LS0tLS1CRUdJTiBPUEVOU1NI", "2d2d2d2d2d424547494e",
+					     "H4sIAKBdFGsC"};
 	int st;
 
 	SKIP_IF_NEEDED();
@@ -521,6 +527,8 @@ static void test_env_family(void)
 	ROW(test_has(out, "XDG_SESSION_TYPE=x11\n") && test_has(out, "GIT_AUTHOR_NAME=A U Thor\n") &&
 		    test_has(out, "PAGE_URL=https://example.com/search?q=token&page=2\n"),
 	    "a look-alike was dropped: %s", out ? out : "");
+	ROW(test_has(out, "SKIP_AUTH=true\n"), "a flag named like a credential was dropped: %s",
+	    out ? out : "");
 	ROW(test_has(out, "SSH_ASKPASS=/usr/bin/ssh-askpass\n") &&
 		    test_has(out, "XAUTHORITY=/run/user/1000/xauth_pv\n") &&
 		    test_has(out, "SSH_AUTH_SOCK=/run/user/1000/pv-agent.socket\n"),

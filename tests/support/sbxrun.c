@@ -41,7 +41,7 @@ int test_ghp_token(char out[41])
 	return 0;
 }
 
-#define SBX_LIST_MAX 24
+#define SBX_LIST_MAX 32
 
 int test_sbx_run(const struct test_sbx_run *r, char **out, char **err, int timeout_ms)
 {

@@ -27,7 +27,7 @@ int test_ghp_token(char out[41]);
  * TEST_SAFE_PATH), TMPDIR=/tmp, the sanitizer settings of `make
  * test-asan`, the NAME=value entries of env, then `passavant run` with
  * opts, -p policy, -- sh script. env and opts are NULL-terminated, may be
- * NULL, at most 24 entries each. The command's exit status, or -1.
+ * NULL, at most 32 entries each. The command's exit status, or -1.
  */
 struct test_sbx_run {
 	const char *cwd, *home, *path, *policy, *script;

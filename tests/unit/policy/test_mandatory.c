@@ -383,6 +383,23 @@ static void test_env_rule(void)
 		{"K=LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t", true},
 		{"K=LS0tLS1CRUdJTi", false},
 		{"K=LS0tLS1FTkQgQ0VSVElGSUNBVEU=", false},
+		/* the review of round 32: a PEM block as hex (either case), gzip
+		 * data as base64 or hex, a PEM under two layers of encoding;
+		 * a commit id, a SHA-256 and a flag-valued name stay */
+		{"K=2d2d2d2d2d424547494e204f50454e5353482050524956415445204b45592d2d2d2d2d0a", true},
+		{"K=2D2D2D2D2D424547494E204F50454E5353482050524956415445204B45592D2D2D2D2D0A", true},
+		{"K=H4sIAKBdFGsC/9PVBQInV3dPPwX/AFe/4GAPhYAgzzDHEFcFb9dIkKQuV5Kx", true},
+		{"K=1f8b0800a05d146b02ffd3d505022757774f3f05ff0057bfe0600f858020cf30c71057056fd74890", true},
+		{"K=TFMwdExTMUNSVWRKVGlCUFVFVk9VMU5JSUZCU1NWWkJWRVVnUzBWWkxTMHRM", true},
+		{"K=MmQyZDJkMmQyZDQyNDU0NzQ5NGUyMDRmNTA0NTRlNTM1MzQ4MjA1MDUyNDk1", true},
+		{"GITHUB_SHA=1f8b08aa0d16b02ffd3d505022757774f3f05ff0", false},
+		{"DIGEST=1f8b08aa0d16b02ffd3d505022757774f3f05ff01f8b08aa0d16b02ffd3d5050", false},
+		{"K=2d2d2d2d2d424547", false},
+		{"SKIP_AUTH=true", false},
+		{"NO_AUTH=1", false},
+		{"USE_PASS=off", false},
+		{"GITHUB_TOKEN=", false},
+		{"AUTH_MODE=truex", true},
 		{"SSH_ASKPASS=/usr/bin/ksshaskpass", false},
 		{"GIT_ASKPASS=/usr/share/code/askpass.sh", false},
 		{"SUDO_ASKPASS=/usr/bin/ssh-askpass", false},
