@@ -1,0 +1,244 @@
+/*
+ * replay/main.c - runs a libFuzzer driver without libFuzzer, as part of
+ * `make test` (gcc, ASan+UBSan; `make fuzz` needs clang).
+ *
+ * Usage: DRIVER [-n RUNS] [-t SECONDS] SEED...
+ * (RUNS per seed, 2000 by default; SECONDS in all, 60, shared by the seeds)
+ * Each seed (a file of tests/fuzz/corpus/DRIVER/) is given to the driver
+ * as it is, then RUNS times mutated (bit flips, bytes set to values
+ * parsers care about, inserted, deleted or repeated runs, a cut, a piece
+ * of another seed spliced in; one to four at a time). The mutations are
+ * drawn from a fixed seed, so a run is the same every time; the input a
+ * sanitizer dies on is written to $FUZZ_REPLAY_CRASH (default
+ * ./replay-crash) to be replayed alone: DRIVER -n 0 FILE.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sanitizer/common_interface_defs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
+
+/* Mutated inputs grow to at most this. */
+#define REPLAY_MAX_INPUT (64 * 1024)
+
+struct seed {
+	const char *path;
+	uint8_t *data;
+	size_t len;
+};
+
+/* The input being run, for the death callback. */
+static const uint8_t *cur_data;
+static size_t cur_len;
+
+static void on_death(void)
+{
+	const char *out = getenv("FUZZ_REPLAY_CRASH");
+	int fd;
+
+	if (out == NULL)
+		out = "replay-crash";
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		size_t off = 0;
+		while (off < cur_len) {
+			ssize_t n = write(fd, cur_data + off, cur_len - off);
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+		(void)close(fd);
+		fprintf(stderr, "replay: the input is in %s (%zu bytes)\n", out, cur_len);
+	}
+}
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static size_t below(size_t n)
+{
+	return n == 0 ? 0 : (size_t)(rnd() % n);
+}
+
+static int read_seed(const char *path, struct seed *s)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > REPLAY_MAX_INPUT) {
+		fprintf(stderr, "replay: %s: %s\n", path,
+			fd < 0 ? strerror(errno) : "not a regular file of at most 64 KiB");
+		if (fd >= 0)
+			(void)close(fd);
+		return -1;
+	}
+	s->path = path;
+	s->len = (size_t)st.st_size;
+	s->data = malloc(s->len + 1);
+	if (s->data == NULL) {
+		(void)close(fd);
+		return -1;
+	}
+	while (off < s->len) {
+		ssize_t n = read(fd, s->data + off, s->len - off);
+		if (n <= 0) {
+			fprintf(stderr, "replay: %s: short read\n", path);
+			(void)close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	(void)close(fd);
+	return 0;
+}
+
+/* One mutation of buf[0..*len) in place (capacity REPLAY_MAX_INPUT). */
+static void mutate_once(uint8_t *buf, size_t *len, const struct seed *seeds, size_t nseeds)
+{
+	static const uint8_t special[] = {0, 0xff, 0x7f, 0x80, '\r', '\n', ':', ' ', '%', '"', '\\',
+					  '/', '.', '[', ']', '0', '9', 'A', '=', '-', ';', '\t'};
+	size_t n = *len, at = below(n + 1), k;
+
+	switch (rnd() % 8) {
+	case 0: /* flip a bit */
+		if (n > 0)
+			buf[below(n)] ^= (uint8_t)(1u << (rnd() % 8));
+		break;
+	case 1: /* a byte set to a value parsers care about */
+		if (n > 0)
+			buf[below(n)] = special[below(sizeof(special))];
+		break;
+	case 2: /* insert a byte */
+		if (n < REPLAY_MAX_INPUT) {
+			memmove(buf + at + 1, buf + at, n - at);
+			buf[at] = rnd() % 2 ? special[below(sizeof(special))] : (uint8_t)rnd();
+			*len = n + 1;
+		}
+		break;
+	case 3: /* delete a run */
+		k = below(n - at + 1);
+		if (k > 16)
+			k = 16;
+		memmove(buf + at, buf + at + k, n - at - k);
+		*len = n - k;
+		break;
+	case 4: /* repeat a run */
+		k = below(n - at + 1);
+		if (k > 64)
+			k = 64;
+		if (n + k <= REPLAY_MAX_INPUT) {
+			memmove(buf + at + k, buf + at, n - at);
+			*len = n + k;
+		}
+		break;
+	case 5: /* cut */
+		*len = at;
+		break;
+	case 6: { /* a piece of another seed, spliced in */
+		const struct seed *o = &seeds[below(nseeds)];
+		size_t from = below(o->len + 1), m = below(o->len - from + 1);
+		if (n + m <= REPLAY_MAX_INPUT) {
+			memmove(buf + at + m, buf + at, n - at);
+			memcpy(buf + at, o->data + from, m);
+			*len = n + m;
+		}
+		break;
+	}
+	default: /* a run of a byte made longer or shorter: a size field */
+		if (n > 0) {
+			size_t p = below(n);
+			buf[p] = (uint8_t)(buf[p] + (rnd() % 2 ? 1 : -1));
+		}
+		break;
+	}
+}
+
+static void run_one(const uint8_t *data, size_t len)
+{
+	/* A copy of the exact size, so ASan sees a read past the end. */
+	uint8_t *copy = malloc(len ? len : 1);
+
+	if (copy == NULL)
+		abort();
+	memcpy(copy, data, len);
+	cur_data = copy;
+	cur_len = len;
+	(void)LLVMFuzzerTestOneInput(copy, len);
+	cur_data = NULL;
+	free(copy);
+}
+
+int main(int argc, char **argv)
+{
+	long runs = 2000, seconds = 60;
+	struct seed *seeds;
+	size_t nseeds = 0, total = 0;
+	uint8_t *buf;
+	time_t start = time(NULL);
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:t:")) != -1) {
+		if (opt == 'n')
+			runs = strtol(optarg, NULL, 10);
+		else if (opt == 't')
+			seconds = strtol(optarg, NULL, 10);
+		else
+			return 2;
+	}
+	if (optind >= argc || runs < 0 || seconds <= 0) {
+		fprintf(stderr, "usage: %s [-n RUNS] [-t SECONDS] SEED...\n", argv[0]);
+		return 2;
+	}
+	if (LLVMFuzzerInitialize != NULL && LLVMFuzzerInitialize(&argc, &argv) != 0)
+		return 1;
+	__sanitizer_set_death_callback(on_death);
+	seeds = calloc((size_t)(argc - optind), sizeof(*seeds));
+	buf = malloc(REPLAY_MAX_INPUT);
+	if (seeds == NULL || buf == NULL)
+		return 1;
+	for (int i = optind; i < argc; i++)
+		if (read_seed(argv[i], &seeds[nseeds++]) != 0)
+			return 1;
+	for (size_t s = 0; s < nseeds; s++) {
+		/* Each seed gets its share of the time. */
+		time_t until = time(NULL) + (seconds / (long)nseeds > 0 ? seconds / (long)nseeds : 1);
+
+		run_one(seeds[s].data, seeds[s].len);
+		total++;
+		rng_state = 0x9e3779b97f4a7c15ull ^ (uint64_t)(s + 1) * 0xbf58476d1ce4e5b9ull;
+		for (long r = 0; r < runs; r++) {
+			size_t len = seeds[s].len;
+			unsigned stack = 1 + (unsigned)(rnd() % 4);
+
+			memcpy(buf, seeds[s].data, len);
+			for (unsigned m = 0; m < stack; m++)
+				mutate_once(buf, &len, seeds, nseeds);
+			run_one(buf, len);
+			total++;
+			if ((r & 63) == 63 && time(NULL) >= until)
+				break;
+		}
+	}
+	printf("%zu inputs from %zu seeds in %ld s\n", total, nseeds, (long)(time(NULL) - start));
+	for (size_t s = 0; s < nseeds; s++)
+		free(seeds[s].data);
+	free(seeds);
+	free(buf);
+	return 0;
+}
