@@ -611,6 +611,10 @@ size_t mask_exch_injected(const mask_exch_t *x, const char **names, size_t max)
 
 uint64_t mask_exch_remasked(const mask_exch_t *x)
 {
+	/* An inbound body still under way (a WebSocket stream audited when
+	 * its connection ends) counts what it re-masked so far. */
+	if (x->dir[MASK_IN].on && x->dir[MASK_IN].st != NULL)
+		return x->remasked + mask_stream_total(x->dir[MASK_IN].st);
 	return x->remasked;
 }
 

@@ -11,8 +11,12 @@
 
 #include "../policy/policy.h"
 
-/* Most WebSocket frame headers (and control frames) queued behind held
- * payload bytes; past it the connection is closed (cmask_ws_feed()). */
+/* Most bytes of WebSocket frame headers and control frames queued behind
+ * held payload bytes, with the records that place them (struct wsseg):
+ * past it the connection is closed (cmask_ws_feed()). The records count:
+ * counting only the frames' bytes let 32,000 empty frames queue 1.6 MB
+ * of records on each connection (round 33 of the attack, 412 MB for 250
+ * connections). */
 #define CMASK_WS_QUEUE_MAX (64 * 1024)
 
 /* WebSocket framing of one direction (RFC 6455 §5.2): the payloads of the
@@ -33,7 +37,6 @@ struct wsdir {
 	size_t cfn;            /* bytes in cf */
 	size_t cfh;            /* header bytes in cf */
 	struct evbuffer *q;    /* queue of struct wsseg records (+ their bytes) */
-	size_t qbytes;         /* header and control bytes in q */
 	bool closed;           /* a close frame went by (RFC 6455 §5.5.1): the stream ended there */
 };
 
@@ -421,7 +424,6 @@ int cmask_body_cut(cmask_t *m, enum cmask_dir dd)
 		return -1;
 	if (d->ws && evbuffer_get_length(d->wsd.q) > 0) {
 		cmask_wipe_drain(d->wsd.q);
-		d->wsd.qbytes = 0;
 	}
 	return 0;
 }
@@ -538,7 +540,6 @@ static int ws_queue(struct cdir *d, const struct wsseg *sg, const void *bytes, s
 {
 	if (evbuffer_add(d->wsd.q, sg, sizeof(*sg)) < 0 || (len > 0 && evbuffer_add(d->wsd.q, bytes, len) < 0))
 		return -1;
-	d->wsd.qbytes += len;
 	return 0;
 }
 
@@ -568,7 +569,6 @@ static int ws_emit(struct cdir *d, size_t go)
 			if (evbuffer_drain(w->q, sizeof(*sg)) < 0 ||
 			    evbuffer_remove_buffer(w->q, d->out, len) != (int)len)
 				return -1;
-			w->qbytes -= len;
 			continue;
 		}
 		take = sg->n < go ? (size_t)sg->n : go;
@@ -716,7 +716,6 @@ int cmask_ws_begin(cmask_t *m, bool extensions)
 		d->wsd.hn = 0;
 		d->wsd.in_payload = false;
 		d->wsd.cfn = 0;
-		d->wsd.qbytes = 0;
 		d->wsd.ext = extensions;
 		d->ws = true;
 	}
@@ -796,7 +795,7 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 	 * halves of a value, no pause needed); letting the queue grow has
 	 * no bound. The caller closes; the held bytes are wiped with the
 	 * connection. */
-	if (w->qbytes > CMASK_WS_QUEUE_MAX)
+	if (evbuffer_get_length(w->q) > CMASK_WS_QUEUE_MAX)
 		return 2;
 	return 0;
 }

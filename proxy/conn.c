@@ -1018,9 +1018,12 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 {
 	if (c->state == CONN_CLOSED)
 		return;
-	/* An opaque tunnel is audited when it ends, with its byte counts. */
+	/* An opaque tunnel is audited when it ends, with its byte counts;
+	 * so is an upgraded stream (a WebSocket), with its re-masked count. */
 	if (c->mode == CONN_MODE_TUNNEL && responding(c) && c->ex.status == 200)
 		conn_audit(c, "tunnel", "allow", NULL, c->rule);
+	if (c->mode == CONN_MODE_UPGRADED)
+		conn_audit(c, "request", "allow", NULL, c->rule);
 	/* SPEC §6: an inspected request that went upstream, in full or in
 	 * part, is audited however the connection ends: a client that hangs
 	 * up before the response went out (or in the middle of its body),

@@ -624,6 +624,23 @@ static const char py_helper[] =
 	"    except (TimeoutError, socket.timeout): pass\n"
 	"    except (SystemExit, ConnectionError, ssl.SSLError): end = 'CLOSED'\n"
 	"    sys.stdout.write(got.decode('latin-1') + '|' + end)\n"
+	"elif mode == 'wsempty':\n"
+	"    # a 10-byte frame (its tail held), then argv[5] empty unmasked\n"
+	"    # frames in one write; prints the echo's payload then '|CLOSED'\n"
+	"    # or '|OPEN' (3 s without a frame)\n"
+	"    got = b''; end = 'OPEN'\n"
+	"    t = ws_open()\n"
+	"    payload = b'ten bytes.'; mask = b'\\x01\\x02\\x03\\x04'\n"
+	"    t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))\n"
+	"              + b'\\x80\\x00' * int(sys.argv[5]))\n"
+	"    t.settimeout(3)\n"
+	"    try:\n"
+	"        while True:\n"
+	"            op, pl = frame(t)\n"
+	"            if op & 0x0f in (0, 1, 2): got += pl\n"
+	"    except (TimeoutError, socket.timeout): pass\n"
+	"    except (SystemExit, ConnectionError, ssl.SSLError): end = 'CLOSED'\n"
+	"    sys.stdout.write(got.decode('latin-1') + '|' + end)\n"
 	"elif mode == 'pipelined':\n"
 	"    # argv[5]: Authorization value of request 1; argv[6]: body of request 2\n"
 	"    t = connect()\n"
@@ -1604,6 +1621,31 @@ static void test_remask_websocket(void)
 			    out ? out : "");
 			free(out);
 		}
+		/* Each stream's audit line, written when it ends, counts the
+		 * value re-masked and the bytes (round 33 of the attack: at the
+		 * 101 it said 0 of each). */
+		{
+			long long deadline = test_mono_ms() + 3000;
+			int lines = 0;
+
+			while (lines < 2 && test_mono_ms() < deadline) {
+				char *log = test_read_file(p.t.audit, NULL);
+
+				lines = 0;
+				for (const char *l = log; l != NULL && (l = strstr(l, "\"status\":101")) != NULL; l++) {
+					const char *eol = strchr(l, '\n');
+					const char *rm = strstr(l, "\"remasked\":"), *down = strstr(l, "\"bytesDown\":");
+
+					if (eol != NULL && rm != NULL && rm < eol && down != NULL && down < eol &&
+					    strtol(rm + 11, NULL, 10) >= 1 && strtol(down + 12, NULL, 10) > TOK_LEN)
+						lines++;
+				}
+				free(log);
+				if (lines < 2)
+					usleep(50000);
+			}
+			ROW(lines == 2, "%d of 2 WebSocket audit lines count the re-masked value and the bytes", lines);
+		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -1643,6 +1685,42 @@ static void test_ws_flood_behind_held(void)
 				    "5 pongs: not the sentinel, or closed: %.120s", test_nz(out));
 			free(out);
 			out = NULL;
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
+ * Round 33 of the attack: behind a held tail, 32,000 empty frames (2
+ * bytes each, 64,000 in all) stayed under the 64 KiB bound on queued
+ * frame bytes, while their records took 1.6 MB of the proxy's memory per
+ * connection (412 MB for 250). The records count: the connection closes.
+ * A hundred empty frames still pass, and the held frame is echoed.
+ */
+static void test_ws_empty_frames_bound(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		const char *counts[] = {"32000", "100"};
+		char target[128];
+
+		snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+		for (int k = 0; k < 2; k++) {
+			char *out = NULL;
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsempty", p.t.addr,
+					target, p.t.trust, (char *)counts[k], NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+			if (k == 0)
+				ROW(out != NULL && strstr(out, "|CLOSED") != NULL,
+				    "32000 empty frames behind a held tail: the connection stayed open: %.120s",
+				    test_nz(out));
+			else
+				ROW(out != NULL && strcmp(out, "ten bytes.|OPEN") == 0,
+				    "100 empty frames: not echoed, or closed: %.120s", test_nz(out));
+			free(out);
 		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
@@ -3046,6 +3124,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "a request body, or a close-delimited end, treats a real value's prefix as any other bytes (oracle)",
 		 test_holdback_prefix_oracle);
 	test_add(s, "WebSocket: a data frame behind the client's close, the upstream gone", test_ws_close_then_data);
+	test_add(s, "WebSocket: empty frames behind a held tail count against the queue bound (records too)",
+		 test_ws_empty_frames_bound);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
 	test_add(s, "remask: a chunk that ends a reply is released while the upstream waits (SSE)",

@@ -543,7 +543,50 @@ static void test_websocket(void)
 	resp = raw_read(fd, "hi", 5000, NULL);
 	CU_ASSERT(resp != NULL && memcmp(resp, "\x81\x02hi", 4) == 0);
 	free(resp);
+	/* 1000 more frames each way (20 KiB), then the end: the stream's
+	 * audit line, written when it ends, counts them (round 33 of the
+	 * attack: written at the 101, it said 0 bytes whatever passed). */
+	{
+		unsigned char big[20 * 1024];
+		long long deadline = test_mono_ms() + 5000;
+		size_t got = 0;
+
+		for (size_t i = 0; i < 1000; i++)
+			memcpy(big + i * sizeof(frame), frame, sizeof(frame));
+		CU_ASSERT_EQUAL(raw_send(fd, (const char *)big, 1000 * sizeof(frame)), 0);
+		while (got < 4000 && test_mono_ms() < deadline) {
+			struct pollfd pfd = {fd, POLLIN, 0};
+			ssize_t r;
+
+			if (poll(&pfd, 1, 200) <= 0)
+				continue;
+			r = recv(fd, big, sizeof(big), 0);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		ROW(got == 4000, "the echo of 1000 frames: %zu bytes of 4000", got);
+	}
 	close(fd);
+	{
+		long long deadline = test_mono_ms() + 3000, upb = -1, downb = -1;
+
+		while (test_mono_ms() < deadline && upb < 0) {
+			char *log = test_read_file(px_main.audit, NULL);
+			const char *l = log != NULL ? strstr(log, "\"target\":\"/ws\"") : NULL;
+
+			if (l != NULL && strstr(l, "\"status\":101") != NULL && strstr(l, "\"bytesUp\":") != NULL) {
+				upb = strtoll(strstr(l, "\"bytesUp\":") + 10, NULL, 10);
+				downb = strtoll(strstr(l, "\"bytesDown\":") + 12, NULL, 10);
+			}
+			free(log);
+			if (upb < 0)
+				usleep(50000);
+		}
+		ROW(upb >= 8008 && downb >= 4004,
+		    "the WebSocket stream's audit line does not count what it moved: bytesUp %lld, bytesDown %lld",
+		    upb, downb);
+	}
 }
 
 static void test_header_too_large(void)
