@@ -146,6 +146,41 @@ static void fs_home_denies(struct ldr *l, const char *home)
 	}
 }
 
+/*
+ * A Windows home (struct policy_host's other_homes): the HOME rows, then
+ * what Windows keeps there that no row of a Linux home names. AppData
+ * whole, for reading and writing: browsers' profiles, the Git Credential
+ * Manager's and the cloud CLIs' tokens, and the Startup folder, whose
+ * programs Windows runs at the next logon; PowerShell's profile scripts,
+ * which every PowerShell start runs, for writing.
+ */
+static void fs_windows_home_denies(struct ldr *l, const char *home)
+{
+	static const struct {
+		const char *sub;
+		bool read;
+	} rows[] = {
+		{"AppData", true},
+		{"Documents/WindowsPowerShell", false},
+		{"Documents/PowerShell", false},
+	};
+	struct policy *p = l->p;
+
+	fs_home_denies(l, home);
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		char *abs = NULL;
+
+		if (asprintf(&abs, "%s/%s", home, rows[i].sub) < 0) {
+			ldr_error(l, (struct policy_mark){0, 0}, "out of memory, expected to add the mandatory denies");
+			return;
+		}
+		if (rows[i].read && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
+			fs_add(l, &p->fs[FS_DENY_READ], abs);
+		fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+		free(abs);
+	}
+}
+
 /* Whether path is dir or below it, component-wise (both normalised). */
 static bool path_under(const char *path, const char *dir)
 {
@@ -485,6 +520,9 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		free(pwhome);
 	}
 	free(home);
+	for (size_t i = 0; i < h->n_other_homes; i++)
+		if (h->other_homes[i] != NULL && h->other_homes[i][0] == '/')
+			fs_windows_home_denies(l, h->other_homes[i]);
 	fs_store_relocations(l, h);
 	fs_credential_files(l, h);
 	fs_system_denies(l, h);

@@ -1349,7 +1349,9 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 		else if (env != NULL)
 			fprintf(out, "#%23salso at %s\n", "", env);
 	}
-	fputs("#   (~: under $HOME and under the home directory of the password database;\n"
+	fputs("#   (~: under $HOME, under the home directory of the password database and\n"
+	      "#    under each Windows home mounted at /mnt/X/Users/NAME (WSL) or a dual\n"
+	      "#    boot's /media/U/V/Users/NAME, whose AppData is denied whole too;\n"
 	      "#    workspace: under the working directory, each allowWrite directory and\n"
 	      "#    the git repository each is in, and, created or changed in the run, in\n"
 	      "#    every directory below them (moved aside); \"*.x\": any name ending so;\n"

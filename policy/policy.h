@@ -104,6 +104,13 @@ struct policy_host {
 	 * launcher could not plan and the sandbox, with the same user and no
 	 * privilege over the host's files, could not use. */
 	bool (*unreachable)(const char *path);
+	/* Other homes of whoever runs passavant on this machine, absolute
+	 * normalised paths: the Windows homes that WSL (or a dual boot)
+	 * mounts at /mnt/X/Users/NAME, whose stores (.ssh, .aws, AppData)
+	 * the user's uid reads (round 33 of the attack). n_other_homes 0:
+	 * none. */
+	const char *const *other_homes;
+	size_t n_other_homes;
 };
 
 /*
@@ -112,7 +119,8 @@ struct policy_host {
  * (against h->home and h->cwd), each extraCaCertPaths entry must pass
  * h->file_problem, and the filesystem denies every policy gets are added
  * to denyRead/denyWrite: the HOME rows of the mandatory table under
- * h->home and h->pw_home, each store again where the variables of its
+ * h->home and h->pw_home (and each of h->other_homes, with a Windows
+ * home's AppData and PowerShell profiles), each store again where the variables of its
  * row and the XDG bases put it (h->env), the host's own secrets (SYSTEM
  * rows) and /root, the directories of $PATH and the other code
  * paths, the policy file, $XDG_CONFIG_HOME/passavant, $XDG_STATE_HOME/passavant

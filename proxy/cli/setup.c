@@ -4,6 +4,7 @@
  * machine facts the run plan uses (read here, once).
  */
 #include <errno.h>
+#include <glob.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -61,10 +62,59 @@ static bool host_unreachable(const char *path)
 	return lstat(path, &st) < 0 && errno == EACCES;
 }
 
+/* Most Windows homes looked at (other_homes()). */
+#define CLI_OTHER_HOMES_MAX 64
+
+/* Where Windows homes are mounted: WSL's drives, a dual boot's NTFS
+ * volume (udisks under /media or /run/media). */
+static const char *const other_home_patterns[] = {"/mnt/*/Users/*", "/media/*/*/Users/*",
+						  "/run/media/*/*/Users/*"};
+#define CLI_OTHER_HOME_PATTERNS (sizeof(other_home_patterns) / sizeof(other_home_patterns[0]))
+
+/*
+ * Fills homes[] with the Windows homes mounted on this machine: the
+ * directories (not links: "All Users", "Default User" are) matching
+ * other_home_patterns. Their stores are the user's as much as $HOME's
+ * (round 33 of the attack, under WSL). Returns how many; the strings are
+ * g's, freed with globfree() on each.
+ */
+static size_t other_homes(glob_t g[CLI_OTHER_HOME_PATTERNS], const char *homes[CLI_OTHER_HOMES_MAX])
+{
+	size_t n = 0;
+	bool over = false;
+
+	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS; k++) {
+		int rc;
+
+		memset(&g[k], 0, sizeof(g[k]));
+		rc = glob(other_home_patterns[k], 0, NULL, &g[k]);
+		if (rc != 0 && rc != GLOB_NOMATCH)
+			log_warnx("cannot list %s to protect the Windows homes there (glob error %d)",
+				  other_home_patterns[k], rc);
+		for (size_t i = 0; rc == 0 && i < g[k].gl_pathc; i++) {
+			struct stat st;
+
+			if (lstat(g[k].gl_pathv[i], &st) != 0 || !S_ISDIR(st.st_mode))
+				continue;
+			if (n == CLI_OTHER_HOMES_MAX)
+				over = true;
+			else
+				homes[n++] = g[k].gl_pathv[i];
+		}
+	}
+	if (over)
+		log_warnx("more than %d Windows homes under /mnt, /media and /run/media: the stores of those "
+			  "past the %dth are not denied; add them to filesystem.denyRead",
+			  CLI_OTHER_HOMES_MAX, CLI_OTHER_HOMES_MAX);
+	return n;
+}
+
 unsigned cli_bind_policy(policy_t *p)
 {
 	struct cli_host ch;
 	char *real = policy_file(p) != NULL ? realpath(policy_file(p), NULL) : NULL;
+	const char *homes[CLI_OTHER_HOMES_MAX];
+	glob_t g[CLI_OTHER_HOME_PATTERNS];
 	struct policy_host h;
 	unsigned n;
 
@@ -77,7 +127,11 @@ unsigned cli_bind_policy(policy_t *p)
 				 .env_at = host_env_at,
 				 .file_problem = file_problem,
 				 .unreachable = host_unreachable};
+	h.n_other_homes = other_homes(g, homes);
+	h.other_homes = homes;
 	n = policy_bind(p, &h, stderr);
+	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS; k++)
+		globfree(&g[k]);
 	free(real);
 	return n;
 }

@@ -403,6 +403,100 @@ static void host_service_secrets(void)
 	free(err);
 }
 
+/*
+ * Round 33 of the attack: under WSL, the Windows home at /mnt/c/Users/NAME
+ * holds the same stores as $HOME (.ssh, .aws, the GitHub CLI's token in
+ * AppData), readable by the user's uid; nothing denied them. Planted at
+ * /mnt/pvcstN/Users/pvwin (root: /mnt is root's), with a project there:
+ * the stores, AppData and a PowerShell profile are denied, the project
+ * stays writable, and a link named like "All Users" is no home.
+ */
+/* mkdir -p path (each component 0755). 0 or -1. */
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *s = buf + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void test_windows_homes(void)
+{
+	char base[64], home[128], proj[160], pol[PATH_MAX], *out = NULL, *err = NULL;
+	static const char *const files[] = {".aws/credentials", ".ssh/id_ed25519", "AppData/Roaming/GitHub CLI/hosts.yml",
+					    "AppData/Local/Google/Chrome/User Data/Default/Login Data",
+					    "Documents/WindowsPowerShell/Microsoft.PowerShell_profile.ps1"};
+	char script[4096];
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("not root: cannot make /mnt/X/Users for the Windows home");
+		return;
+	}
+	snprintf(base, sizeof(base), "/mnt/pvcst%d", (int)getpid());
+	snprintf(home, sizeof(home), "%s/Users/pvwin", base);
+	snprintf(proj, sizeof(proj), "%s/proj", home);
+	CU_ASSERT_EQUAL_FATAL(mkdirs(proj), 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[512], dir[512];
+
+		snprintf(path, sizeof(path), "%s/%s", home, files[i]);
+		snprintf(dir, sizeof(dir), "%s", path);
+		*strrchr(dir, '/') = '\0';
+		CU_ASSERT_EQUAL(mkdirs(dir), 0);
+		CU_ASSERT(test_write_file(path, "WINDOWS-HOME-SECRET\n", 20) == 0);
+		n += (size_t)snprintf(script + n, sizeof(script) - n,
+				      "echo \"%1$s:$(cat '%2$s/%1$s' 2>/dev/null | wc -c)\"\n", files[i], home);
+	}
+	{
+		char link[PATH_MAX];
+
+		snprintf(link, sizeof(link), "%s/Users/All Users", base);
+		CU_ASSERT_EQUAL(symlink(home, link), 0);
+	}
+	n += (size_t)snprintf(script + n, sizeof(script) - n,
+			      "echo pwsh:$(echo x 2>/dev/null >> '%s/%s' && echo written)\n"
+			      "echo mine > here.txt && echo proj:$(cat here.txt)\n",
+			      home, files[4]);
+	{
+		char sc[PATH_MAX], hh[PATH_MAX];
+		/* Run in the Windows home itself, writable: the stores and
+		 * the profile are denied in a writable tree too. */
+		struct test_sbx_run r = {home, at(hh, "home"), NULL, at(pol, "scripts/win.yaml"), sc, NULL, NULL};
+		static const char wpol[] = "filesystem:\n  allowWrite: [\".\"]\n";
+
+		CU_ASSERT_EQUAL_FATAL(test_write_file(pol, wpol, sizeof(wpol) - 1), 0);
+		snprintf(sc, sizeof(sc), "%s/scripts/win.sh", root);
+		CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	}
+	ROW(st == 0, "Windows home: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	/* The profile is only kept from being written. */
+	for (size_t i = 0; i + 1 < sizeof(files) / sizeof(files[0]); i++) {
+		char want[PATH_MAX];
+
+		snprintf(want, sizeof(want), "%s:0\n", files[i]);
+		ROW(test_has(out, want), "the Windows home's %s was readable: %s", files[i], test_nz(out));
+	}
+	ROW(test_has(out, "pwsh:\n"), "the PowerShell profile was written: %s", test_nz(out));
+	ROW(test_has(out, "proj:mine\n"), "the project in the Windows home is not writable: %s", test_nz(out));
+	test_rmtree(base);
+	free(out);
+	free(err);
+}
+
 /* Finding 3: the host's own secrets. Run by root, /etc/shadow and /root
  * (HOME is elsewhere) show nothing; run by anyone, `check` lists them. */
 static void test_host_secrets(void)
@@ -719,6 +813,8 @@ TEST_REGISTRAR(register_credstores)
 		 "wallets, model CLIs' keys",
 		 test_listed_stores);
 	test_add(s, "host secrets: /etc/shadow, /root, services' secret stores", test_host_secrets);
+	test_add(s, "Windows homes under /mnt/X/Users (WSL): stores, AppData and PowerShell profiles denied",
+		 test_windows_homes);
 	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
 		 "credentials; masked, proxy and trust variables kept",
 		 test_env_family);

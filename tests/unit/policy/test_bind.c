@@ -218,6 +218,38 @@ static void test_bound_relocated(void)
 	policy_free(p);
 }
 
+/* Round 33 of the attack: the Windows homes WSL mounts get the HOME
+ * rows, AppData whole and PowerShell's profiles (write). */
+static void test_bound_other_homes(void)
+{
+	static const char *const homes[] = {"/mnt/c/Users/me", "/mnt/d/Users/Other One", "relative/x"};
+	struct policy_host h = fake;
+	policy_t *p = load_pure("filesystem: {allowRead: [\"/mnt/c/Users/me/.aws\"]}\n");
+
+	h.other_homes = homes;
+	h.n_other_homes = 3;
+	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &h, stderr), 0);
+	for (size_t i = 0; i < 2; i++) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/.ssh", homes[i]);
+		ROW(has(p, FS_DENY_READ, path) && has(p, FS_DENY_WRITE, path), "%s not denied", path);
+		snprintf(path, sizeof(path), "%s/AppData", homes[i]);
+		ROW(has(p, FS_DENY_READ, path) && has(p, FS_DENY_WRITE, path), "%s not denied", path);
+		snprintf(path, sizeof(path), "%s/Documents/WindowsPowerShell", homes[i]);
+		ROW(!has(p, FS_DENY_READ, path) && has(p, FS_DENY_WRITE, path), "%s: write only", path);
+		snprintf(path, sizeof(path), "%s/Documents/PowerShell", homes[i]);
+		ROW(has(p, FS_DENY_WRITE, path), "%s not write-denied", path);
+	}
+	/* allowRead of an exact row is honoured as in $HOME; a relative
+	 * home names nothing; $HOME's rows stay. */
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "/mnt/c/Users/me/.aws"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/mnt/c/Users/me/.aws"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_READ, "relative/x/.ssh"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.ssh"));
+	policy_free(p);
+}
+
 /* A store moved to "/" or to a directory that holds the working
  * directory cannot be denied without hiding the work: an error naming
  * the variable, the place and the way out. */
@@ -404,6 +436,7 @@ TEST_REGISTRAR(register_policy_bind)
 	test_add(s, "bound: two spellings, one entry", test_bound_dedup);
 	test_add(s, "bind errors with FILE:LINE:COL", test_bind_errors);
 	test_add(s, "stores where the environment moves them", test_bound_relocated);
+	test_add(s, "Windows homes (WSL): the HOME rows, AppData, PowerShell profiles", test_bound_other_homes);
 	test_add(s, "a moved store that holds the working directory is an error",
 		 test_bound_relocated_errors);
 	test_add(s, "the host's own secrets and /root", test_bound_system);
