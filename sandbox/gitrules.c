@@ -79,7 +79,6 @@ static const struct {
 	{"core", false, "commentchar"},
 	{"extensions", false, "objectformat"},
 	{"extensions", false, "worktreeconfig"},
-	{"extensions", false, "refstorage"},
 	{"user", false, "name"},
 	{"user", false, "email"},
 	{"init", false, "defaultbranch"},

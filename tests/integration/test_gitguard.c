@@ -2581,6 +2581,24 @@ static void test_index_forged_times(void)
 	gcase_free(&c);
 }
 
+/* Round 33: extensions.refStorage (reftable: a git that knows it reads
+ * every ref, replace refs among them, from binary tables the check does
+ * not read) set in the session was on the allowlist: the config now
+ * moves aside. */
+static void test_ref_storage(void)
+{
+	static const char *const want[] = {"/work/n/.git/config: ", "extensions.refstorage", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "cd work && git init -q n && git -C n commit -q --allow-empty -m n", NULL, NULL,
+				 "git -C n config extensions.refStorage reftable && echo DONE", NULL) == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!exists(&c, "work/n/.git/config"));
+	gcase_free(&c);
+}
+
 /* Round 32 (b7 family): info/exclude given rules in the session hid a
  * new file from git status; moved aside, it shows. (The top repository's
  * info/ is read-only in the session: a nested one.) */
@@ -2793,6 +2811,7 @@ TEST_REGISTRAR(register_gitguard)
 		 test_index_split_hides);
 	test_add(s, "an index entry given back the old object with the edited file's times: named",
 		 test_index_forged_times);
+	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth, module and bin/ programs written in the session",
 		 test_ignored_writes);
