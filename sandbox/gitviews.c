@@ -14,7 +14,9 @@
  *    the session changed: git status and diff skip it; or an entry that
  *    records a written file's times with another object (named only);
  *  - info/exclude given rules in the session: git status hides what they
- *    match.
+ *    match;
+ *  - (round 33) caches git trusts without reading the objects again: a
+ *    commit-graph (chain), a multi-pack-index, a pack's .bitmap or .rev.
  *
  * Each one made or changed in the session moves aside (gg_quarantine(),
  * reported); what git needs to go on working is put back in a clean form
@@ -297,6 +299,95 @@ static void check_object_sources(struct gg *g, int gfd, bool all)
 		    gg_join(dir, sizeof(dir), g->path, files[i].dir))
 			gg_quarantine(g, fd, dir, files[i].name, files[i].what);
 		(void)close(fd);
+	}
+}
+
+/*
+ * Caches git derives from the objects and then trusts without checking
+ * them against the objects (round 33, family R): a commit-graph (every
+ * commit's parents and tree, read by git log, merge-base and status's
+ * ahead/behind), a multi-pack-index, a pack's reachability bitmap (.bitmap)
+ * or reverse index (.rev). A forged commit-graph gives git log other
+ * parents than the commits hold, as grafts do. Made or changed in the
+ * session, they move aside: git works without them (only slower) and
+ * writes them again (`git commit-graph write`, `git gc`).
+ */
+static void check_caches(struct gg *g, int gfd, bool all)
+{
+	static const struct {
+		const char *dir, *name, *what;
+	} files[] = {
+		{"objects/info", "commit-graph",
+		 "a commit-graph written in the session (git log takes commits' parents from it without reading "
+		 "the commits; git rebuilds it: git commit-graph write)"},
+		{"objects/info", "commit-graphs",
+		 "a commit-graph chain written in the session (git log takes commits' parents from it without "
+		 "reading the commits; git rebuilds it: git commit-graph write)"},
+		{"objects/pack", "multi-pack-index",
+		 "a multi-pack-index written in the session (git finds objects through it without checking; git "
+		 "rebuilds it: git multi-pack-index write)"},
+	};
+	char dir[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int fd = openat(gfd, files[i].dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		bool changed;
+
+		if (fd < 0)
+			continue;
+		if (fstatat(fd, files[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !gg_quarantined(g, fd, files[i].name, false)) {
+			changed = all || gg_changed(g, fd, files[i].name);
+			/* The chain's directory: a graph file written in it,
+			 * or its chain file rewritten, leaves the directory's
+			 * own times as they were when only a file changed. */
+			if (!changed && S_ISDIR(st.st_mode)) {
+				int cfd = openat(fd, files[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				DIR *dp = cfd >= 0 ? fdopendir(cfd) : NULL;
+				struct dirent *de;
+
+				if (dp == NULL && cfd >= 0)
+					(void)close(cfd);
+				while (dp != NULL && !changed && (de = readdir(dp)) != NULL)
+					changed = de->d_name[0] != '.' && gg_changed(g, dirfd(dp), de->d_name);
+				if (dp != NULL)
+					(void)closedir(dp);
+			}
+			if (changed && gg_join(dir, sizeof(dir), g->path, files[i].dir))
+				gg_quarantine(g, fd, dir, files[i].name, files[i].what);
+		}
+		(void)close(fd);
+	}
+	/* objects/pack: a .bitmap or a .rev beside its pack (a readdir, and
+	 * a stat of those alone: a file rewritten in place leaves the
+	 * directory's times). */
+	{
+		int fd = openat(gfd, "objects/pack", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *dp;
+		struct dirent *de;
+
+		if (fd < 0)
+			return;
+		if (!gg_join(dir, sizeof(dir), g->path, "objects/pack") || (dp = fdopendir(fd)) == NULL) {
+			(void)close(fd);
+			return;
+		}
+		while ((de = readdir(dp)) != NULL) {
+			size_t n = strlen(de->d_name);
+			bool bitmap = n > 7 && strcmp(de->d_name + n - 7, ".bitmap") == 0;
+			bool rev = n > 4 && strcmp(de->d_name + n - 4, ".rev") == 0;
+
+			if ((!bitmap && !rev) || gg_quarantined(g, dirfd(dp), de->d_name, all) ||
+			    (!all && !gg_changed(g, dirfd(dp), de->d_name)))
+				continue;
+			gg_quarantine(g, dirfd(dp), dir, de->d_name,
+				      bitmap ? "a pack bitmap written in the session (git counts and sends objects by "
+					       "it without checking; git rebuilds it: git repack -adb)"
+					     : "a pack's reverse index written in the session (git trusts it; git "
+					       "rebuilds it)");
+		}
+		(void)closedir(dp);
 	}
 }
 
@@ -876,6 +967,7 @@ void gg_check_views(struct gg *g, int gfd, bool all)
 	check_loose_replace(g, gfd, all);
 	check_packed_replace(g, gfd, all);
 	check_object_sources(g, gfd, all);
+	check_caches(g, gfd, all);
 	check_head(g, gfd, all);
 	check_prompt_files(g, gfd, all);
 	check_index(g, gfd, all);

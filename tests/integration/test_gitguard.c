@@ -2581,6 +2581,60 @@ static void test_index_forged_times(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 33 (family R): caches git trusts without checking them against
+ * the objects. The session rewrites the commit-graph so that the head
+ * commit's parent is its grandparent: the host's git log skipped the
+ * middle commit (git push sends it). A multi-pack-index and a pack
+ * bitmap written in the session move aside too; the host's git log
+ * then reads the commits.
+ */
+static void test_forged_commit_graph(void)
+{
+	static const char *const want[] = {"/work/.git/objects/info/commit-graph: a commit-graph written in the session",
+					   "/work/n/.git/objects/pack/multi-pack-index: a multi-pack-index",
+					   ".bitmap: a pack bitmap written in the session", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > forge.py <<'EOF'\n"
+				 "import os, subprocess\n"
+				 "p = '.git/objects/info/commit-graph'\n"
+				 "os.chmod(p, 0o644)\n"
+				 "b = bytearray(open(p, 'rb').read())\n"
+				 "ch = {}\n"
+				 "for i in range(b[6] + 1):\n"
+				 "    o = 8 + 12 * i\n"
+				 "    ch[bytes(b[o:o + 4])] = int.from_bytes(b[o + 4:o + 12], 'big')\n"
+				 "f = ch[b'OIDF'] + 255 * 4\n"
+				 "n = int.from_bytes(b[f:f + 4], 'big')\n"
+				 "oids = [bytes(b[ch[b'OIDL'] + 20 * i:ch[b'OIDL'] + 20 * i + 20]).hex() for i in range(n)]\n"
+				 "rev = lambda r: subprocess.check_output(['git', 'rev-parse', r]).decode().strip()\n"
+				 "e = ch[b'CDAT'] + 36 * oids.index(rev('HEAD'))\n"
+				 "b[e + 20:e + 24] = oids.index(rev('HEAD~2')).to_bytes(4, 'big')\n"
+				 "open(p, 'wb').write(b)\n"
+				 "EOF\n"
+				 "cd work && git commit -q --allow-empty -m a && git commit -q --allow-empty -m b && "
+				 "git init -q n && git -C n commit -q --allow-empty -m n",
+				 NULL, NULL,
+				 "git commit -q --allow-empty -m hidden && git commit -q --allow-empty -m c && "
+				 "git commit-graph write --reachable && python3 \"$M/../forge.py\" && "
+				 "git log --format=%s | tr '\\n' ' ' && "
+				 "git -C n repack -q -adb && git -C n multi-pack-index write && echo DONE",
+				 "git -C work log --format=%s | tr '\\n' ' '; echo; ls work/n/.git/objects/pack | "
+				 "grep -c 'bitmap$'") == 0);
+	CU_ASSERT(test_has(c.out, "c b a"));
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* the host's git log shows the commit git push sends */
+	CU_ASSERT(test_has(c.host, "c hidden b a"));
+	CU_ASSERT(test_has(c.host, "\n0\n"));
+	if (!test_has(c.host, "c hidden b a") || !test_has(c.host, "\n0\n"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 33: extensions.refStorage (reftable: a git that knows it reads
  * every ref, replace refs among them, from binary tables the check does
  * not read) set in the session was on the allowlist: the config now
@@ -2811,6 +2865,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_index_split_hides);
 	test_add(s, "an index entry given back the old object with the edited file's times: named",
 		 test_index_forged_times);
+	test_add(s, "a forged commit-graph, a multi-pack-index and a bitmap written in the session move aside",
+		 test_forged_commit_graph);
 	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth, module and bin/ programs written in the session",
