@@ -187,8 +187,9 @@ bool gg_name_on_row(const struct gg *g, const char *name);
  * session, moves aside: replace refs (loose, packed), info/grafts,
  * objects/info/alternates, an index hiding changed files (skip-worktree,
  * assume-unchanged), info/exclude rules, caches git trusts (commit-graph,
- * multi-pack-index, .bitmap, .rev); and HEAD or a stopped rebase's files
- * that git's prompt prints, holding control characters. */
+ * multi-pack-index, .bitmap, .rev), an index's untracked cache or
+ * fsmonitor data (a copy without them put back); and HEAD or a stopped
+ * rebase's files that git's prompt prints, holding control characters. */
 void gg_check_views(struct gg *g, int gfd, bool all);
 
 /* gitignored.c: the directory g->path (open as fd) holds a .gitignore:

@@ -16,12 +16,14 @@
  *  - info/exclude given rules in the session: git status hides what they
  *    match;
  *  - (round 33) caches git trusts without reading the objects again: a
- *    commit-graph (chain), a multi-pack-index, a pack's .bitmap or .rev.
+ *    commit-graph (chain), a multi-pack-index, a pack's .bitmap or .rev;
+ *    an index's untracked cache (UNTR) or fsmonitor data (FSMN), which
+ *    git status trusts to skip what it does not look at again.
  *
  * Each one made or changed in the session moves aside (gg_quarantine(),
  * reported); what git needs to go on working is put back in a clean form
  * where there is one (packed-refs without its replace refs, HEAD cut at
- * its first control character).
+ * its first control character, the index without UNTR and FSMN).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -705,6 +707,12 @@ struct hidden {
 	bool split;             /* a split index: its entries' flags live in
 				   a sharedindex.* file this check does not
 				   read (the "link" extension) */
+	bool untr, fsmn;        /* an untracked cache, fsmonitor data */
+	size_t eoie;            /* the end-of-index-entries extension's
+				   offset (0: none): it hashes the others'
+				   headers, so it goes with them */
+	size_t drop[8];         /* offsets of the extensions to drop */
+	size_t ndrop;
 };
 
 /* One flagged entry: does the work tree file name (below wfd) differ
@@ -836,9 +844,108 @@ static int scan_index(const struct gg *g, const unsigned char *b, size_t len, si
 			h->split = true;
 		if (sz > len - off - 8)
 			return -1;
+		if (memcmp(b + off, "UNTR", 4) == 0 || memcmp(b + off, "FSMN", 4) == 0) {
+			if (b[off] == 'U')
+				h->untr = true;
+			else
+				h->fsmn = true;
+			if (h->ndrop < sizeof(h->drop) / sizeof(h->drop[0]))
+				h->drop[h->ndrop++] = off;
+			else
+				return -1;
+		}
+		if (memcmp(b + off, "EOIE", 4) == 0)
+			h->eoie = off;
 		off += 8 + sz;
 	}
 	return 0;
+}
+
+/*
+ * An index written in the session holding an untracked cache (UNTR: git
+ * status takes the untracked files of each directory whose times match
+ * from it, without reading the directory; used whenever present) or
+ * fsmonitor data (FSMN: entries git takes for unchanged without a stat,
+ * with core.fsmonitor set): either can be forged to hide a new or changed
+ * file (a new conftest.py missing from git status). The index moves aside
+ * and a copy without them (nor the end-of-index-entries extension, which
+ * hashes the others) is put in its place, its checksum made again: git
+ * builds them again where it is configured to.
+ */
+static void strip_index_caches(struct gg *g, int gfd, const unsigned char *b, size_t len, const struct hidden *h)
+{
+	static const char tmp[] = "index.passavant-new";
+	char setting[512];
+	unsigned char *out, md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	size_t kept = 0, end = len - h->hsz, off, first = end;
+	struct stat st;
+	EVP_MD_CTX *ctx;
+	bool ok;
+	int fd;
+
+	/* The entries end where the first extension starts: the lowest
+	 * offset among those found (they follow one another). */
+	for (size_t i = 0; i < h->ndrop; i++)
+		if (h->drop[i] < first)
+			first = h->drop[i];
+	if (h->eoie != 0 && h->eoie < first)
+		first = h->eoie;
+	snprintf(setting, sizeof(setting),
+		 "an index written in the session holding %s (git status trusts %s to skip files and "
+		 "directories it does not look at again: a forged one hides a new or changed file); a copy "
+		 "without %s is put in its place",
+		 h->untr && h->fsmn ? "an untracked cache and fsmonitor data"
+		 : h->untr	   ? "an untracked cache"
+				   : "fsmonitor data",
+		 h->untr && h->fsmn ? "them" : "it", h->untr && h->fsmn ? "them" : "it");
+	if (g->keep || fstatat(gfd, "index", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		gg_quarantine(g, gfd, g->path, "index", setting);
+		return;
+	}
+	out = malloc(len);
+	if (out == NULL) {
+		gg_quarantine(g, gfd, g->path, "index", setting);
+		return;
+	}
+	/* Walk the extensions from the first one again (scan_index()
+	 * checked their sizes), keeping all but UNTR, FSMN and EOIE. */
+	memcpy(out, b, first);
+	kept = first;
+	for (off = first; off + 8 <= end;) {
+		size_t sz = be32(b + off + 4);
+
+		if (memcmp(b + off, "UNTR", 4) != 0 && memcmp(b + off, "FSMN", 4) != 0 &&
+		    memcmp(b + off, "EOIE", 4) != 0) {
+			memcpy(out + kept, b + off, 8 + sz);
+			kept += 8 + sz;
+		}
+		off += 8 + sz;
+	}
+	ctx = EVP_MD_CTX_new();
+	ok = ctx != NULL && EVP_DigestInit_ex(ctx, h->hsz == 32 ? EVP_sha256() : EVP_sha1(), NULL) == 1 &&
+	     EVP_DigestUpdate(ctx, out, kept) == 1 && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == h->hsz;
+	EVP_MD_CTX_free(ctx);
+	fd = -1;
+	if (ok) {
+		memcpy(out + kept, md, mdlen);
+		kept += mdlen;
+		fd = openat(gfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0644);
+	}
+	if (fd < 0 || write_all(fd, (const char *)out, kept) < 0 || close(fd) < 0) {
+		int e = ok ? errno : ENOMEM;
+
+		if (fd >= 0)
+			(void)unlinkat(gfd, tmp, 0);
+		free(out);
+		gg_report_error(g, g->path, "index", "cannot write a copy without its untracked cache", e);
+		gg_quarantine(g, gfd, g->path, "index", setting);
+		return;
+	}
+	free(out);
+	gg_quarantine(g, gfd, g->path, "index", setting);
+	if (faccessat(gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) == 0 || renameat(gfd, tmp, gfd, "index") < 0)
+		gg_report_error(g, g->path, "index", "cannot put the copy in place (it is index.passavant-new)", errno);
 }
 
 /*
@@ -891,6 +998,8 @@ static void check_index(struct gg *g, int gfd, bool all)
 			 "then every change shows",
 			 h.n, h.n == 1 ? "" : "s", h.n == 1 ? "it" : "them", h.first, h.n > 1 ? ", ..." : "");
 		gg_quarantine(g, gfd, g->path, "index", setting);
+	} else if (h.ndrop > 0) {
+		strip_index_caches(g, gfd, b, len, &h);
 	}
 	if (h.forged > 0 && faccessat(gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		struct sbx_git_finding f = {0};

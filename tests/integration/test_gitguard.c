@@ -2635,6 +2635,64 @@ static void test_forged_commit_graph(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 33: an untracked cache (the index's UNTR extension, which git
+ * status uses whenever the index holds one) written in the session with
+ * a new tests/conftest.py taken out of its directory's list: the host's
+ * git status did not show it. Fsmonitor data (FSMN) likewise, for a host
+ * with core.fsmonitor. The index moves aside and a copy without them is
+ * put in place: conftest.py shows, the staged file stays staged.
+ */
+static void test_index_untracked_cache(void)
+{
+	static const char *const want[] = {"/work/.git/index: an index written in the session holding an untracked cache",
+					   "/work/n/.git/index: an index written in the session holding fsmonitor data",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > untr.py <<'EOF'\n"
+				 "import hashlib\n"
+				 "b = bytearray(open('.git/index', 'rb').read())\n"
+				 "body = b[:-20]\n"
+				 "off, n = 12, int.from_bytes(b[8:12], 'big')\n"
+				 "for _ in range(n):\n"
+				 "    nl = body.index(b'\\0', off + 62)\n"
+				 "    off += (nl - off + 8) & ~7\n"
+				 "while off + 8 <= len(body):\n"
+				 "    sig, sz = bytes(body[off:off + 4]), int.from_bytes(body[off + 4:off + 8], 'big')\n"
+				 "    if sig == b'UNTR':\n"
+				 "        old = b'\\x01\\x00tests\\x00conftest.py\\x00'\n"
+				 "        ext = body[off + 8:off + 8 + sz]\n"
+				 "        assert old in ext\n"
+				 "        ext = ext.replace(old, b'\\x00\\x00tests\\x00')\n"
+				 "        body = body[:off + 4] + len(ext).to_bytes(4, 'big') + ext + body[off + 8 + sz:]\n"
+				 "        break\n"
+				 "    off += 8 + sz\n"
+				 "open('.git/index', 'wb').write(body + hashlib.sha1(body).digest())\n"
+				 "EOF\n"
+				 "printf '#!/bin/sh\\nprintf \"tok\\\\0/\\\\0\"\\n' > fsm.sh && chmod +x fsm.sh && "
+				 "cd work && mkdir tests && echo a > tests/a.py && git add tests && git commit -q -m a && "
+				 "git init -q n && echo x > n/x && git -C n add x && git -C n commit -q -m x",
+				 NULL, NULL,
+				 "echo b > b.py && git add b.py && echo 'import os' > tests/conftest.py && "
+				 "git -c core.untrackedCache=true -c index.recordEndOfIndexEntries=false status --short && "
+				 "sleep 1.1 && python3 \"$M/../untr.py\" && echo \"hidden: $(git status --short | grep -c conftest)\"; "
+				 "git -C n -c core.fsmonitor=\"$M/../fsm.sh\" status --short && echo DONE",
+				 "git -C work status --short; grep -c FSMN work/n/.git/index") == 0);
+	CU_ASSERT(test_has(c.out, "?? tests/conftest.py") && test_has(c.out, "hidden: 0\n"));
+	if (!test_has(c.out, "hidden: 0\n"))
+		show(&c);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* the host's git status shows it; what was staged stays staged */
+	CU_ASSERT(test_has(c.host, "A  b.py") && test_has(c.host, "?? tests/conftest.py") && test_has(c.host, "\n0\n"));
+	if (!test_has(c.host, "?? tests/conftest.py") || !test_has(c.host, "A  b.py") || !test_has(c.host, "\n0\n"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 33: extensions.refStorage (reftable: a git that knows it reads
  * every ref, replace refs among them, from binary tables the check does
  * not read) set in the session was on the allowlist: the config now
@@ -2867,6 +2925,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_index_forged_times);
 	test_add(s, "a forged commit-graph, a multi-pack-index and a bitmap written in the session move aside",
 		 test_forged_commit_graph);
+	test_add(s, "an untracked cache and fsmonitor data in an index written in the session: stripped",
+		 test_index_untracked_cache);
 	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth, module and bin/ programs written in the session",
