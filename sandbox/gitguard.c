@@ -440,6 +440,9 @@ struct sbx_git_before {
 	struct dev_ino_set refs; /* where kept configs lead (gg_ref_note()) */
 	struct dev_ino_set py;   /* entries where a host Python starts, keyed by
 				  * place too (gg_py_note()) */
+	struct gg_refsnap *refsnaps; /* each git directory's refs (gitrefs.c),
+				      * sorted by identity once the walk is over */
+	size_t nrefsnaps, caprefsnaps;
 	bool nomem;              /* the walk ran out of memory: incomplete */
 };
 
@@ -578,6 +581,61 @@ static int note_link(struct gg *g, int fd, const char *name)
 	struct dev_ino k;
 
 	return link_key(g, fd, name, &k) ? set_add(&g->record->links, &k) : 0;
+}
+
+static int cmp_refsnap(const void *a, const void *b)
+{
+	const struct gg_refsnap *x = a, *y = b;
+	struct dev_ino kx = {x->dev, x->ino, x->btime_s, x->btime_ns}, ky = {y->dev, y->ino, y->btime_s, y->btime_ns};
+
+	return cmp_dev_ino(&kx, &ky);
+}
+
+bool gg_refsnap_add(struct gg *g, int gfd, const struct gg_refsnap *s)
+{
+	struct sbx_git_before *b = g->record;
+	struct dev_ino k;
+
+	if (b == NULL)
+		return false;
+	if (s == NULL) {
+		b->nomem = true;
+		return false;
+	}
+	if (!ent_id(gfd, "", &k))
+		return false;
+	if (b->nrefsnaps == b->caprefsnaps) {
+		size_t cap = b->caprefsnaps ? 2 * b->caprefsnaps : 16;
+		struct gg_refsnap *nv = realloc(b->refsnaps, cap * sizeof(*nv));
+
+		if (nv == NULL) {
+			b->nomem = true;
+			return false;
+		}
+		b->refsnaps = nv;
+		b->caprefsnaps = cap;
+	}
+	b->refsnaps[b->nrefsnaps] = *s;
+	b->refsnaps[b->nrefsnaps].dev = k.dev;
+	b->refsnaps[b->nrefsnaps].ino = k.ino;
+	b->refsnaps[b->nrefsnaps].btime_s = k.btime_s;
+	b->refsnaps[b->nrefsnaps].btime_ns = k.btime_ns;
+	b->nrefsnaps++;
+	return true;
+}
+
+const struct gg_refsnap *gg_refsnap_find(const struct gg *g, int gfd)
+{
+	struct gg_refsnap key = {0};
+	struct dev_ino k;
+
+	if (g->before == NULL || g->before->nrefsnaps == 0 || !ent_id(gfd, "", &k))
+		return NULL;
+	key.dev = k.dev;
+	key.ino = k.ino;
+	key.btime_s = k.btime_s;
+	key.btime_ns = k.btime_ns;
+	return bsearch(&key, g->before->refsnaps, g->before->nrefsnaps, sizeof(key), cmp_refsnap);
 }
 
 bool gg_was_gitdir(const struct sbx_git_before *b, int fd)
@@ -741,6 +799,10 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		}
 		if (candidate)
 			gg_record_refs(g, fd);
+		/* The refs of a git directory git takes (not a wider
+		 * candidate), to name after the session those it moved. */
+		if (candidate && real_gitdir(g, &sc))
+			gg_refs_record(g, fd);
 		if (is_root(g) || sc.notebook)
 			gg_py_note_dir(g, fd);
 		if (sc.dotgit == DT_REG)
@@ -2239,6 +2301,8 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		qsort(b->refs.v, b->refs.n, sizeof(*b->refs.v), cmp_dev_ino);
 	if (b->py.n > 1)
 		qsort(b->py.v, b->py.n, sizeof(*b->py.v), cmp_dev_ino);
+	if (b->nrefsnaps > 1)
+		qsort(b->refsnaps, b->nrefsnaps, sizeof(*b->refsnaps), cmp_refsnap);
 	*out = b;
 	return 0;
 }
@@ -2252,6 +2316,9 @@ void sbx_git_before_free(sbx_git_before_t *b)
 	free(b->links.v);
 	free(b->refs.v);
 	free(b->py.v);
+	for (size_t i = 0; i < b->nrefsnaps; i++)
+		gg_refsnap_free(&b->refsnaps[i]);
+	free(b->refsnaps);
 	free(b);
 }
 

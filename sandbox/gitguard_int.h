@@ -189,8 +189,48 @@ bool gg_name_on_row(const struct gg *g, const char *name);
  * assume-unchanged), info/exclude rules, caches git trusts (commit-graph,
  * multi-pack-index, .bitmap, .rev), an index's untracked cache or
  * fsmonitor data (a copy without them put back); and HEAD or a stopped
- * rebase's files that git's prompt prints, holding control characters. */
+ * rebase's files that git's prompt prints, holding control characters.
+ * Names .git/shallow written in the session, and (gitrefs.c) the refs
+ * moved since the start. */
 void gg_check_views(struct gg *g, int gfd, bool all);
+
+/* gitrefs.c: one ref as read, offsets into its list's text. */
+struct gg_refent {
+	size_t name, val;
+	unsigned char loose; /* 1: a loose file, which git reads over packed-refs */
+};
+/* Which packed-refs was read. */
+struct gg_pkid {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec ctime;
+};
+/* The refs of one git directory at the start of the session, sorted by
+ * name: its loose refs and packed-refs, a loose one over a packed one. */
+struct gg_refsnap {
+	uint64_t dev, ino;          /* the git directory (gitguard.c) */
+	int64_t btime_s;
+	uint32_t btime_ns;
+	char *packed;               /* packed-refs, split (entries not loose) */
+	struct gg_pkid pk;
+	char *text;                 /* loose: "name\0value\0"... */
+	struct gg_refent *v;
+	size_t n;
+	bool cut;                   /* not every ref could be read */
+};
+/* gitrefs.c: the walk before the session notes the refs of the git
+ * directory g->path (open as gfd); after it, gg_refs_compare() names
+ * each ref moved, made or removed since (old -> new), by kind, in a
+ * line: nothing is moved (a session may fetch and commit). */
+void gg_refs_record(struct gg *g, int gfd);
+void gg_refs_compare(struct gg *g, int gfd);
+void gg_refsnap_free(struct gg_refsnap *s);
+/* gitguard.c: keeps s (its buffers taken over: true) as the refs of the
+ * git directory gfd in the walk before the session; s NULL: they could
+ * not be read (out of memory). And the one kept for gfd, or NULL. */
+bool gg_refsnap_add(struct gg *g, int gfd, const struct gg_refsnap *s);
+const struct gg_refsnap *gg_refsnap_find(const struct gg *g, int gfd);
 
 /* gitignored.c: the directory g->path (open as fd) holds a .gitignore:
  * written in the session, it is reported with the entries beside it the

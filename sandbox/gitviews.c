@@ -24,6 +24,8 @@
  * reported); what git needs to go on working is put back in a clean form
  * where there is one (packed-refs without its replace refs, HEAD cut at
  * its first control character, the index without UNTR and FSMN).
+ * .git/shallow written in the session is named (a shallow fetch writes
+ * it too); refs moved since the start are gitrefs.c's (named).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1064,6 +1066,29 @@ static void check_exclude(struct gg *g, int gfd, bool all)
 	(void)close(fd);
 }
 
+/*
+ * .git/shallow written in the session: git log, blame and merge-base stop
+ * at the commits it names as if they had no parents (as grafts make
+ * them), so the history behind them is not shown. A shallow fetch or
+ * clone writes it too: named, not moved (moved aside, git would look for
+ * parents the repository does not hold).
+ */
+static void check_shallow(struct gg *g, int gfd, bool all)
+{
+	struct sbx_git_finding f = {0};
+	char path[PATH_MAX];
+
+	if (faccessat(gfd, "shallow", F_OK, AT_SYMLINK_NOFOLLOW) < 0 || (!all && !gg_changed(g, gfd, "shallow")) ||
+	    gg_quarantined(g, gfd, "shallow", all) || g->record != NULL || !gg_join(path, sizeof(path), g->path, "shallow"))
+		return;
+	f.path = path;
+	f.setting = "written in the session: git log and blame stop at the commits it names, as if they had no "
+		    "parents, so the history behind them is not shown (a shallow fetch writes it too; `git fetch "
+		    "--unshallow` or removing the file shows the whole history)";
+	f.named = true;
+	g->report(g->arg, &f);
+}
+
 void gg_check_views(struct gg *g, int gfd, bool all)
 {
 	/* A git directory git takes (HEAD, and objects or commondir), not a
@@ -1081,4 +1106,8 @@ void gg_check_views(struct gg *g, int gfd, bool all)
 	check_prompt_files(g, gfd, all);
 	check_index(g, gfd, all);
 	check_exclude(g, gfd, all);
+	check_shallow(g, gfd, all);
+	/* Refs moved since the start (a git directory known then). */
+	if (!all)
+		gg_refs_compare(g, gfd);
 }

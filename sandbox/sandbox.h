@@ -322,6 +322,9 @@ struct sbx_git_finding {
 				 "hook pre-commit", ...); NULL with error */
 	const char *moved_to; /* where it is now; NULL when kept or failed */
 	const char *error;    /* why it could not be moved or checked, else NULL */
+	bool named;           /* with setting: named only, nothing moved (what
+				 git shows may not be what runs or is pushed:
+				 refs moved, .git/shallow) */
 };
 
 typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);

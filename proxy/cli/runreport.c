@@ -279,6 +279,7 @@ static void git_finding_line(struct run *run, const struct sbx_git_finding *f)
 		put_str(line, sizeof(line), &n,
 			f->moved_to != NULL ? "passavant: quarantined "
 			: f->error != NULL  ? "passavant: cannot quarantine "
+			: f->named	    ? "passavant: look at "
 					    : "passavant: kept (--keep-git-config) ");
 		put_str(line, sizeof(line), &n, f->path);
 		put_str(line, sizeof(line), &n, ": ");
@@ -320,6 +321,7 @@ static void run_git_report(void *arg, const struct sbx_git_finding *f)
 	r.rule = f->setting == NULL ? "git check failed"
 		 : f->moved_to != NULL ? "quarantined"
 		 : f->error != NULL    ? "quarantine failed"
+		 : f->named	       ? "named"
 				       : "--keep-git-config";
 	r.bytes_up = r.bytes_down = r.ms = -1;
 	if (audit_write(audit, &r) < 0)

@@ -2636,6 +2636,92 @@ static void test_forged_commit_graph(void)
 }
 
 /*
+ * Round 33 (family R): refs other than HEAD moved in the session. The
+ * session commits, sets refs/remotes/origin/main to its HEAD (the host's
+ * git status then said "up to date with 'origin/main'" while git push
+ * sends the commit), moves the tag v1 (loose over its packed line),
+ * removes the packed tag v0 and adds a note: all with status 0 and no
+ * line. Each kind is now named, old -> new; a nested repository whose
+ * refs were only packed in the session says nothing.
+ */
+static void test_refs_moved(void)
+{
+	static const char *const want[] = {
+		"look at ", "/work/.git: tags moved, made or removed in the session", "refs/tags/v0 ", " -> (none)",
+		"refs/tags/v1 ", "/work/.git: remote-tracking refs set in the session",
+		"refs/remotes/origin/", "/work/.git: notes refs changed in the session",
+		"refs/notes/commits (none) -> ", "/work/.git: branches moved, made or removed in the session", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "git clone -q --bare work origin.git && cd work && "
+				 "git remote add origin ../origin.git && git fetch -q origin && "
+				 "git branch -q -u origin/main 2>/dev/null || git branch -q -u origin/master; "
+				 "git tag v0 && git commit -q --allow-empty -m rel && git tag v1 && git pack-refs --all && "
+				 "git init -q n && git -C n commit -q --allow-empty -m n && git -C n tag t1",
+				 NULL, NULL,
+				 "echo planted > app.py && git add app.py && git commit -q -m feature && "
+				 "B=$(git rev-parse --abbrev-ref '@{u}') && git update-ref refs/remotes/$B HEAD && "
+				 "git tag -f v1 HEAD >/dev/null && git tag -d v0 >/dev/null && "
+				 "git notes add -m 'reviewed: ok' HEAD && git -C n pack-refs --all && "
+				 "git status | grep -o 'up to date' && echo DONE",
+				 "git -C work status | grep -c 'up to date'") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "/work/n/.git"));
+	CU_ASSERT(c.status == 0);
+	if (test_has(c.err, "/work/n/.git") || c.status != 0)
+		show(&c);
+	gcase_free(&c);
+}
+
+/* Round 33: a note holding an escape sequence (OSC 52, the clipboard)
+ * added in the session: the host's git log printed it raw under the
+ * commit. The loose notes ref moves aside (out of refs/ first); a packed
+ * one is named for removal. */
+static void test_notes_controls(void)
+{
+	static const char *const want[] = {"/work/.git/notes-commits: a notes ref whose notes, added in the session, hold "
+					   "control characters",
+					   "/work/n/.git: a notes ref whose notes, added in the session, hold control "
+					   "characters",
+					   "refs/notes/commits, in packed-refs (remove it: git update-ref -d refs/notes/commits)",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "cd work && git init -q n && git -C n commit -q --allow-empty -m n", NULL, NULL,
+				 "git notes add -m \"$(printf 'ok\\033]52;c;eA==\\007')\" HEAD && "
+				 "git -C n notes add -m \"$(printf 'ok\\033[2J')\" HEAD && git -C n pack-refs --all && "
+				 "git log -1 | od -c | grep -c 033 && echo DONE",
+				 "git -C work log -1 | od -c | grep -c 033") == 0);
+	CU_ASSERT(test_has(c.out, "1\nDONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(strcmp(c.host, "0\n") == 0);
+	if (strcmp(c.host, "0\n") != 0)
+		show(&c);
+	gcase_free(&c);
+}
+
+/* Round 33: .git/shallow written in the session cut the history the
+ * host's git log showed (the commit before it hidden, as grafts do):
+ * named. */
+static void test_shallow_written(void)
+{
+	static const char *const want[] = {"look at ", "/work/.git/shallow: written in the session", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "cd work && git commit -q --allow-empty -m a && git commit -q --allow-empty -m b",
+				 NULL, NULL, "git rev-parse HEAD~1 > .git/shallow && git log --oneline | wc -l && echo DONE",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
+/*
  * Round 33: an untracked cache (the index's UNTR extension, which git
  * status uses whenever the index holds one) written in the session with
  * a new tests/conftest.py taken out of its directory's list: the host's
@@ -2925,6 +3011,11 @@ TEST_REGISTRAR(register_gitguard)
 		 test_index_forged_times);
 	test_add(s, "a forged commit-graph, a multi-pack-index and a bitmap written in the session move aside",
 		 test_forged_commit_graph);
+	test_add(s, "refs moved in the session (a remote-tracking ref, tags, notes, a branch): named",
+		 test_refs_moved);
+	test_add(s, "notes holding escape sequences added in the session: moved aside (loose), named (packed)",
+		 test_notes_controls);
+	test_add(s, ".git/shallow written in the session: named", test_shallow_written);
 	test_add(s, "an untracked cache and fsmonitor data in an index written in the session: stripped",
 		 test_index_untracked_cache);
 	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
