@@ -422,7 +422,7 @@ struct kline {
 	size_t len;
 };
 
-/* A ref's value as shown: an object name cut to 12 hex digits, "-" for
+/* A ref's value as shown: an object name cut to 12 hex digits, "(none)" for
  * none, a symbolic ref whole; control characters as '?'. */
 static void short_val(const char *v, char *out, size_t cap)
 {
