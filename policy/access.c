@@ -125,6 +125,14 @@ size_t policy_fs_count(const policy_t *p, enum policy_fs_list which)
 	return (unsigned)which < FS_LIST_COUNT ? p->fs[which].n : 0;
 }
 
+/* Contract in policy.h. */
+size_t policy_fs_named_count(const policy_t *p, enum policy_fs_list which)
+{
+	if ((unsigned)which >= FS_LIST_COUNT)
+		return 0;
+	return p->bound ? p->fs_named[which] : p->fs[which].n;
+}
+
 /* Contract in policy.h; NULL when which or i is out of range. */
 const char *policy_fs_path(const policy_t *p, enum policy_fs_list which, size_t i)
 {

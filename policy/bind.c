@@ -599,6 +599,8 @@ unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag)
 		return 0;
 	p->bound = true;
 	resolve_paths(&l, h);
+	for (size_t i = 0; i < FS_LIST_COUNT; i++)
+		p->fs_named[i] = p->fs[i].n;
 	fs_mandatory(&l, h);
 	return ldr_flush_errors(&l);
 }

@@ -399,6 +399,9 @@ enum policy_sentinels policy_sentinels(const policy_t *p) NONNULL(1);
  * written ("~/x", "x") before. */
 enum policy_fs_list { FS_DENY_READ, FS_ALLOW_READ, FS_ALLOW_WRITE, FS_DENY_WRITE, FS_LIST_COUNT };
 size_t policy_fs_count(const policy_t *p, enum policy_fs_list which) NONNULL(1);
+/* How many of a list's entries the policy names itself: the first ones
+ * (policy_bind() appends the mandatory ones after them). */
+size_t policy_fs_named_count(const policy_t *p, enum policy_fs_list which) NONNULL(1);
 const char *policy_fs_path(const policy_t *p, enum policy_fs_list which, size_t i) NONNULL(1);
 
 /* ------------------------------------------------------------------ */

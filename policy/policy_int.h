@@ -90,6 +90,10 @@ struct policy {
 	/* filesystem (§3.3): normalised paths as written ("~/x", "x", "/x")
 	 * until policy_bind() makes them absolute and adds the mandatory ones */
 	struct policy_strlist fs[FS_LIST_COUNT];
+	/* how many entries of each fs list the policy itself names (the
+	 * first ones), set by policy_bind() before it adds the mandatory
+	 * ones */
+	size_t fs_named[FS_LIST_COUNT];
 	/* the directories of $PATH added to fs[FS_DENY_WRITE] (for check -v) */
 	struct policy_strlist path_dirs;
 

@@ -232,6 +232,35 @@ void gg_refsnap_free(struct gg_refsnap *s);
 bool gg_refsnap_add(struct gg *g, int gfd, const struct gg_refsnap *s);
 const struct gg_refsnap *gg_refsnap_find(const struct gg *g, int gfd);
 
+/* gitviews.c, also for gitcopies.c (the start-up check of copies of
+ * hidden files in git's object stores). */
+/* Reads the whole regular file dfd/name (no link followed), at most max
+ * bytes, into a buffer to free (NUL-ended); its length in *len. NULL with
+ * errno (EFBIG past max). */
+char *gg_read_all(int dfd, const char *name, size_t max, size_t *len);
+/* The object name size of the repository whose common git directory is
+ * open as gfd: 32 with extensions.objectFormat = sha256 in its config,
+ * else 20. */
+size_t gg_hash_size(int gfd);
+/* The object name (hsz 20: SHA-1, 32: SHA-256) of the blob of the size
+ * bytes read from fd to its end into out: the hash of "blob SIZE\0" and
+ * the content. 0, or -1 with errno (a read error, another size). */
+int gg_blob_id(int fd, uint64_t size, size_t hsz, unsigned char *out);
+/* One entry of an index: its path (prefix compression undone), the
+ * entry's bytes (ctime at 0, mode at 24, object name at 40), its flags
+ * and extended flags (0 before version 3). -1 stops the scan. */
+typedef int (*gg_index_fn)(void *arg, const char *name, const unsigned char *e, uint16_t flags, uint16_t ext);
+/* One extension of an index: its 4-byte signature at b + off, its size
+ * sz (after the 8-byte header). -1 stops the scan. */
+typedef int (*gg_index_ext_fn)(void *arg, const unsigned char *b, size_t off, size_t sz);
+/* Parses the index [b, b + len) (versions 2 to 4, object names of hsz
+ * bytes), each entry to fn, each extension to efn when not NULL. 1 for a
+ * split index (a "link" extension: the shared index's name, hsz bytes,
+ * into shared), 0 for a whole one, -1 when it does not parse or fn or
+ * efn stopped it. */
+int gg_index_scan(const unsigned char *b, size_t len, size_t hsz, gg_index_fn fn, gg_index_ext_fn efn, void *arg,
+		  unsigned char *shared);
+
 /* gitignored.c: the directory g->path (open as fd) holds a .gitignore:
  * written in the session, it is reported with the entries beside it the
  * session wrote (git status does not show what its rules ignore). */

@@ -49,10 +49,8 @@
 /* A packed-refs larger than this, changed in the session, is scanned
  * all the same, line by line: no limit is needed there. */
 
-/* Reads the whole regular file dfd/name (no link followed), at most max
- * bytes, into a buffer to free; its length in *len. NULL with errno
- * (EFBIG past max). */
-static char *read_all(int dfd, const char *name, size_t max, size_t *len)
+/* Contract in gitguard_int.h. */
+char *gg_read_all(int dfd, const char *name, size_t max, size_t *len)
 {
 	struct stat st;
 	char *buf;
@@ -215,7 +213,7 @@ static void check_packed_replace(struct gg *g, int gfd, bool all)
 
 	if (!all && !gg_changed(g, gfd, "packed-refs"))
 		return;
-	text = read_all(gfd, "packed-refs", (size_t)1 << 31, &len);
+	text = gg_read_all(gfd, "packed-refs", (size_t)1 << 31, &len);
 	if (text == NULL) {
 		if (errno != ENOENT)
 			gg_report_unread(g, g->path, "packed-refs", "cannot read to check for replace refs", errno);
@@ -451,7 +449,7 @@ static void check_head(struct gg *g, int gfd, bool all)
 
 	if (!all && !gg_changed(g, gfd, "HEAD"))
 		return;
-	text = read_all(gfd, "HEAD", 64 * 1024, &len);
+	text = gg_read_all(gfd, "HEAD", 64 * 1024, &len);
 	if (text == NULL) {
 		/* A link (core.preferSymlinkRefs) is check_git_odd()'s. */
 		if (errno != ENOENT && errno != ELOOP)
@@ -519,7 +517,7 @@ static void check_prompt_files(struct gg *g, int gfd, bool all)
 		fd = openat(gfd, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if ((all || gg_changed(g, fd, slash + 1)) && (text = read_all(fd, slash + 1, 64 * 1024, &len)) != NULL) {
+		if ((all || gg_changed(g, fd, slash + 1)) && (text = gg_read_all(fd, slash + 1, 64 * 1024, &len)) != NULL) {
 			if (has_control(text, len) && gg_join(dir, sizeof(dir), g->path, dname))
 				gg_quarantine(g, fd, dir, slash + 1,
 					      "a stopped rebase's file holding control characters (git's prompt "
@@ -530,65 +528,53 @@ static void check_prompt_files(struct gg *g, int gfd, bool all)
 	}
 }
 
-/* ---------------------------------------------------- SHA-1 of a blob */
+/* ------------------------------------------------ the object name of a blob */
 
-/* SHA-1, for git's object names of work tree files (git's choice of
- * hash, not a security use), by OpenSSL's EVP. */
-struct sha1 {
-	EVP_MD_CTX *ctx;
-	bool ok;
-};
-
-static void sha1_init(struct sha1 *c)
+/* Contract in gitguard_int.h. SHA-1 or SHA-256 by OpenSSL's EVP (git's
+ * choice of hash, not a security use). */
+int gg_blob_id(int fd, uint64_t size, size_t hsz, unsigned char *out)
 {
-	c->ctx = EVP_MD_CTX_new();
-	c->ok = c->ctx != NULL && EVP_DigestInit_ex(c->ctx, EVP_sha1(), NULL) == 1;
-}
-
-static void sha1_add(struct sha1 *c, const void *data, size_t len)
-{
-	c->ok = c->ok && EVP_DigestUpdate(c->ctx, data, len) == 1;
-}
-
-/* The digest into out, and the context freed: 0, or -1 (OpenSSL failed;
- * out is then unset). */
-static int sha1_end(struct sha1 *c, unsigned char out[20])
-{
+	char head[40], buf[65536];
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned int n = 0;
+	uint64_t total = 0;
+	ssize_t r = 0;
+	bool ok;
 
-	c->ok = c->ok && EVP_DigestFinal_ex(c->ctx, out, &n) == 1 && n == 20;
-	EVP_MD_CTX_free(c->ctx);
-	c->ctx = NULL;
-	return c->ok ? 0 : -1;
+	ok = ctx != NULL && (hsz == 20 || hsz == 32) &&
+	     EVP_DigestInit_ex(ctx, hsz == 32 ? EVP_sha256() : EVP_sha1(), NULL) == 1 &&
+	     EVP_DigestUpdate(ctx, head,
+			      (size_t)snprintf(head, sizeof(head), "blob %llu", (unsigned long long)size) + 1) == 1;
+	while (ok && (r = read(fd, buf, sizeof(buf))) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			ok = false;
+			break;
+		}
+		ok = EVP_DigestUpdate(ctx, buf, (size_t)r) == 1;
+		total += (uint64_t)r;
+	}
+	ok = ok && total == size && EVP_DigestFinal_ex(ctx, out, &n) == 1 && n == hsz;
+	EVP_MD_CTX_free(ctx);
+	if (!ok && errno == 0)
+		errno = EIO;
+	return ok ? 0 : -1;
 }
 
 /* Whether the regular file wfd/name (size bytes) hashes, as a git blob
- * of its raw bytes, to oid. -1 when it cannot be read. */
+ * of its raw bytes, to oid (SHA-1). -1 when it cannot be read. */
 static int blob_is(int wfd, const char *name, uint64_t size, const unsigned char oid[20])
 {
-	char head[40], buf[65536];
-	unsigned char got[20];
-	struct sha1 c;
+	unsigned char got[32];
 	struct stat st;
-	ssize_t n;
-	uint64_t total = 0;
-	int fd = fileio_open_regular_at(wfd, name, FILEIO_NOFOLLOW, &st);
+	int rc, fd = fileio_open_regular_at(wfd, name, FILEIO_NOFOLLOW, &st);
 
 	if (fd < 0)
 		return -1;
-	sha1_init(&c);
-	sha1_add(&c, head, (size_t)snprintf(head, sizeof(head), "blob %llu", (unsigned long long)size) + 1);
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		sha1_add(&c, buf, (size_t)n);
-		total += (uint64_t)n;
-	}
+	rc = gg_blob_id(fd, size, 20, got);
 	(void)close(fd);
-	if (sha1_end(&c, got) < 0 || n < 0 || total != size)
+	if (rc < 0)
 		return -1;
 	return memcmp(got, oid, 20) == 0;
 }
@@ -600,32 +586,14 @@ static uint32_t be32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* The object name size of the git directory gfd's repository: 32 with
- * extensions.objectFormat = sha256 in its config, else 20. */
-static size_t hash_size(int gfd)
+/* The last value of key in section sect ("[core]") of the config text
+ * cfg into val (len bytes), quotes stripped. A plain reading: section
+ * headers and "key = VALUE" lines, names compared without case. False
+ * when there is none (or it does not fit). */
+static bool config_value(const char *cfg, const char *sect, const char *key, char *val, size_t len)
 {
-	size_t len;
-	char *cfg = read_all(gfd, "config", GG_CONFIG_MAX_BYTES, &len);
-	size_t n = 20;
-
-	if (cfg != NULL) {
-		for (char *p = cfg; *p != '\0'; p++)
-			if (*p >= 'A' && *p <= 'Z')
-				*p = (char)(*p - 'A' + 'a');
-		if (strstr(cfg, "sha256") != NULL)
-			n = 32;
-		free(cfg);
-	}
-	return n;
-}
-
-/* core.worktree of the config text cfg (a submodule's git directory in
- * .git/modules holds one), resolved from gitdir into out. A plain
- * reading: [core] sections, "worktree = VALUE", quotes stripped. */
-static bool config_worktree(const char *cfg, const char *gitdir, char out[PATH_MAX])
-{
-	bool core = false, found = false;
-	char val[PATH_MAX];
+	size_t sl = strlen(sect), kl = strlen(key);
+	bool in = false, found = false;
 
 	for (const char *l = cfg; *l != '\0';) {
 		const char *e = strchrnul(l, '\n'), *k = l;
@@ -633,9 +601,9 @@ static bool config_worktree(const char *cfg, const char *gitdir, char out[PATH_M
 		while (k < e && (*k == ' ' || *k == '\t'))
 			k++;
 		if (k < e && *k == '[') {
-			core = (size_t)(e - k) >= 6 && strncasecmp(k, "[core]", 6) == 0;
-		} else if (core && (size_t)(e - k) > 8 && strncasecmp(k, "worktree", 8) == 0) {
-			const char *v = k + 8;
+			in = (size_t)(e - k) >= sl && strncasecmp(k, sect, sl) == 0;
+		} else if (in && (size_t)(e - k) > kl && strncasecmp(k, key, kl) == 0) {
+			const char *v = k + kl;
 			size_t n;
 
 			while (v < e && (*v == ' ' || *v == '\t'))
@@ -651,7 +619,7 @@ static bool config_worktree(const char *cfg, const char *gitdir, char out[PATH_M
 					v++;
 					n -= 2;
 				}
-				if (n > 0 && n < sizeof(val)) {
+				if (n > 0 && n < len) {
 					memcpy(val, v, n);
 					val[n] = '\0';
 					found = true; /* the last one counts, as in git */
@@ -660,7 +628,28 @@ static bool config_worktree(const char *cfg, const char *gitdir, char out[PATH_M
 		}
 		l = *e ? e + 1 : e;
 	}
-	return found && gg_resolve_pointer(gitdir, val, out);
+	return found;
+}
+
+/* Contract in gitguard_int.h: extensions.objectFormat of the config. */
+size_t gg_hash_size(int gfd)
+{
+	size_t len;
+	char *cfg = gg_read_all(gfd, "config", GG_CONFIG_MAX_BYTES, &len), val[16];
+	bool sha256 = cfg != NULL && config_value(cfg, "[extensions]", "objectformat", val, sizeof(val)) &&
+		      strcasecmp(val, "sha256") == 0;
+
+	free(cfg);
+	return sha256 ? 32 : 20;
+}
+
+/* core.worktree of the config text cfg (a submodule's git directory in
+ * .git/modules holds one), resolved from gitdir into out. */
+static bool config_worktree(const char *cfg, const char *gitdir, char out[PATH_MAX])
+{
+	char val[PATH_MAX];
+
+	return config_value(cfg, "[core]", "worktree", val, sizeof(val)) && gg_resolve_pointer(gitdir, val, out);
 }
 
 /* The work tree of the git directory g->path: the directory of a .git,
@@ -683,7 +672,7 @@ static bool work_tree(const struct gg *g, int gfd, char out[PATH_MAX])
 		snprintf(out, PATH_MAX, "%.*s", (int)(n - 5), text);
 		return true;
 	}
-	cfg = read_all(gfd, "config", GG_CONFIG_MAX_BYTES, &len);
+	cfg = gg_read_all(gfd, "config", GG_CONFIG_MAX_BYTES, &len);
 	if (cfg == NULL)
 		return false;
 	ok = config_worktree(cfg, g->path, out);
@@ -766,15 +755,15 @@ static void trusted(const struct gg *g, int wfd, const char *name, const unsigne
 		snprintf(h->forged_first, sizeof(h->forged_first), "%s", name);
 }
 
-/* Parses the index [b, b + len) (versions 2 to 4): each entry with
- * assume-unchanged or skip-worktree goes to flagged(). -1 when it does
- * not parse. */
-static int scan_index(const struct gg *g, const unsigned char *b, size_t len, size_t hsz, int wfd, struct hidden *h)
+/* Contract in gitguard_int.h. */
+int gg_index_scan(const unsigned char *b, size_t len, size_t hsz, gg_index_fn fn, gg_index_ext_fn efn, void *arg,
+		  unsigned char *shared)
 {
 	uint32_t ver, count;
 	size_t off = 12, fixed = 40 + hsz + 2;
 	char name[PATH_MAX];
 	size_t prev = 0;
+	int ret = 0;
 
 	if (len < 12 + hsz || memcmp(b, "DIRC", 4) != 0)
 		return -1;
@@ -833,33 +822,68 @@ static int scan_index(const struct gg *g, const unsigned char *b, size_t len, si
 			/* padded with 1 to 8 NULs to a multiple of 8 */
 			off = off + ((at - off + nl + 8) & ~(size_t)7);
 		}
-		if ((flags & 0x8000) || (ext & 0x4000))
-			flagged(g, wfd, name, e, h);
-		else if ((flags & 0x3000) == 0) /* stage 0: not a conflict */
-			trusted(g, wfd, name, e, h);
+		if (fn(arg, name, e, flags, ext) < 0)
+			return -1;
 	}
 	/* The extensions: a 4-byte signature and a 4-byte size each. */
 	while (off + 8 <= len) {
 		uint32_t sz = be32(b + off + 4);
 
-		if (memcmp(b + off, "link", 4) == 0)
-			h->split = true;
 		if (sz > len - off - 8)
 			return -1;
-		if (memcmp(b + off, "UNTR", 4) == 0 || memcmp(b + off, "FSMN", 4) == 0) {
-			if (b[off] == 'U')
-				h->untr = true;
-			else
-				h->fsmn = true;
-			if (h->ndrop < sizeof(h->drop) / sizeof(h->drop[0]))
-				h->drop[h->ndrop++] = off;
-			else
+		if (memcmp(b + off, "link", 4) == 0) {
+			if (sz < hsz || shared == NULL)
 				return -1;
+			memcpy(shared, b + off + 8, hsz);
+			ret = 1;
 		}
-		if (memcmp(b + off, "EOIE", 4) == 0)
-			h->eoie = off;
+		if (efn != NULL && efn(arg, b, off, sz) < 0)
+			return -1;
 		off += 8 + sz;
 	}
+	return ret;
+}
+
+/* What check_index() hands gg_index_scan()'s callback. */
+struct index_walk {
+	const struct gg *g;
+	int wfd;
+	struct hidden *h;
+};
+
+/* gg_index_scan()'s callback for check_index(): an entry with
+ * assume-unchanged or skip-worktree goes to flagged(), one at stage 0
+ * without to trusted(). */
+static int index_entry(void *arg, const char *name, const unsigned char *e, uint16_t flags, uint16_t ext)
+{
+	struct index_walk *w = arg;
+
+	if ((flags & 0x8000) || (ext & 0x4000))
+		flagged(w->g, w->wfd, name, e, w->h);
+	else if ((flags & 0x3000) == 0) /* stage 0: not a conflict */
+		trusted(w->g, w->wfd, name, e, w->h);
+	return 0;
+}
+
+/* gg_index_scan()'s extension callback for check_index(): notes an
+ * untracked cache or fsmonitor data (to drop), and the end-of-index-
+ * entries extension, which goes with them. */
+static int index_ext(void *arg, const unsigned char *b, size_t off, size_t sz)
+{
+	struct hidden *h = ((struct index_walk *)arg)->h;
+
+	(void)sz;
+	if (memcmp(b + off, "UNTR", 4) == 0 || memcmp(b + off, "FSMN", 4) == 0) {
+		if (b[off] == 'U')
+			h->untr = true;
+		else
+			h->fsmn = true;
+		if (h->ndrop >= sizeof(h->drop) / sizeof(h->drop[0]))
+			return -1;
+		h->drop[h->ndrop++] = off;
+	}
+	if (memcmp(b + off, "EOIE", 4) == 0)
+		h->eoie = off;
 	return 0;
 }
 
@@ -910,7 +934,7 @@ static void strip_index_caches(struct gg *g, int gfd, const unsigned char *b, si
 		gg_quarantine(g, gfd, g->path, "index", setting);
 		return;
 	}
-	/* Walk the extensions from the first one again (scan_index()
+	/* Walk the extensions from the first one again (gg_index_scan()
 	 * checked their sizes), keeping all but UNTR, FSMN and EOIE. */
 	memcpy(out, b, first);
 	kept = first;
@@ -971,7 +995,7 @@ static void check_index(struct gg *g, int gfd, bool all)
 		return;
 	if (!work_tree(g, gfd, wt))
 		return;
-	b = (unsigned char *)read_all(gfd, "index", GV_INDEX_MAX_BYTES, &len);
+	b = (unsigned char *)gg_read_all(gfd, "index", GV_INDEX_MAX_BYTES, &len);
 	if (b == NULL) {
 		if (errno != ENOENT)
 			gg_quarantine(g, gfd, g->path, "index",
@@ -980,8 +1004,13 @@ static void check_index(struct gg *g, int gfd, bool all)
 		return;
 	}
 	wfd = gg_open_below(g, wt);
-	h.hsz = hash_size(gfd);
-	if (scan_index(g, b, len, h.hsz, wfd, &h) < 0) {
+	h.hsz = gg_hash_size(gfd);
+	struct index_walk w = {g, wfd, &h};
+	unsigned char shared[32];
+	int rc = gg_index_scan(b, len, h.hsz, index_entry, index_ext, &w, shared);
+
+	h.split = rc == 1;
+	if (rc < 0) {
 		gg_quarantine(g, gfd, g->path, "index",
 			      "an index the check cannot parse to look for skip-worktree and assume-unchanged "
 			      "entries (they hide changed files from git status)");
@@ -1054,7 +1083,7 @@ static void check_exclude(struct gg *g, int gfd, bool all)
 	if (fd < 0)
 		return;
 	if ((all || gg_changed(g, fd, "exclude")) && !gg_quarantined(g, fd, "exclude", false)) {
-		text = read_all(fd, "exclude", 1024 * 1024, &len);
+		text = gg_read_all(fd, "exclude", 1024 * 1024, &len);
 		if ((text == NULL && errno != ENOENT) || (text != NULL && has_rule(text, len))) {
 			if (gg_join(dir, sizeof(dir), g->path, "info"))
 				gg_quarantine(g, fd, dir, "exclude",

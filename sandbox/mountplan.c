@@ -1297,6 +1297,16 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 		goto fail;
 	if (plan_files(b, cfg, err, errlen) < 0)
 		goto fail;
+	/* What is hidden is known, and what is read: a copy of a hidden
+	 * file in a git object store the sandbox reads (round 32, b10). */
+	{
+		char *cwd = cfg->cwd == NULL ? getcwd(NULL, 0) : NULL;
+		int grc = sbx_check_git_copies(b, cfg, cfg->cwd != NULL ? cfg->cwd : cwd, err, errlen);
+
+		free(cwd);
+		if (grc < 0)
+			goto fail;
+	}
 	/* The writable set is known: plan the protections (and make their
 	 * placeholders) last. */
 	if (plan_list(b, cfg->deny_write, SBX_OP_PROTECT, "deny_write", err, errlen) < 0 ||

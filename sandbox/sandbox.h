@@ -93,6 +93,15 @@ struct sbx_config {
 	 *  list writes it (~/.ssh -> /srv/keys) (mountplan.c
 	 *  follow_links()); NULL or empty: none. */
 	const char *const *follow_under;
+	/** Paths of deny_read the user named as secret (a policy's own
+	 *  denyRead entries, its credential files in mode deny), as
+	 *  deny_read writes them: a copy of such a file's content is looked
+	 *  for in the git object stores of the working directory and the
+	 *  writable trees too, as for a substituted file whose content is
+	 *  not public. Every other deny_read file (the mandatory table's) is
+	 *  looked for only in the repository that holds it (mountplan.c,
+	 *  gitcopies.c). NULL or empty: none. */
+	const char *const *named_secrets;
 	/** Files shown with another file's content, n_files entries. */
 	const struct sbx_file *files;
 	size_t n_files;

@@ -232,6 +232,15 @@ struct sbx_config;
  * placeholders already made are removed. 0 or -1 with err set. */
 int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx_builder *b,
 		   char *err, size_t errlen) NONNULL(1, 2, 3, 4) WUNRES;
+/* gitcopies.c (parent): refuses a hidden file (a deny_read op on a
+ * file, a substituted file whose content is not public) that the git
+ * repository holding it tracks, or whose content is an object in that
+ * repository's store or in the store of a repository holding a writable
+ * tree or cwd (the working directory, canonical or not; NULL: none),
+ * where the plan lets the sandbox read it. Run once the deny_read and
+ * allow_read lists and the files are planned. 0 or -1 with err set. */
+int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, const char *cwd, char *err,
+			 size_t errlen) NONNULL(1, 2, 4) WUNRES;
 /* Frees n ops and their paths. */
 void sbx_ops_free(struct sbx_op *ops, size_t n);
 /* Removes the placeholders, newest first, if they are still ours and

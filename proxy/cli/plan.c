@@ -310,6 +310,16 @@ static int plan_fs(struct run_plan *pl, const policy_t *p)
 	struct strv writes = {0};
 	int rc = -1;
 
+	for (size_t i = 0; i < policy_fs_named_count(p, FS_DENY_READ); i++)
+		if (strv_add_unique(&pl->named, policy_fs_path(p, FS_DENY_READ, i)) < 0)
+			goto out;
+	for (size_t i = 0; i < policy_cred_count(p); i++) {
+		const struct policy_cred *c = policy_cred(p, i);
+
+		if (c->kind == CRED_FILE && c->mode == CRED_DENY && c->path != NULL &&
+		    strv_add_unique(&pl->named, c->path) < 0)
+			goto out;
+	}
 	if (add_fs(&pl->deny_read, p, FS_DENY_READ) < 0 ||
 	    add_fs(&pl->allow_read, p, FS_ALLOW_READ) < 0 ||
 	    add_fs(&pl->deny_write, p, FS_DENY_WRITE) < 0 || add_fs(&writes, p, FS_ALLOW_WRITE) < 0)
@@ -1479,6 +1489,7 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 	cfg->protect = strv_list(&pl->protect);
 	cfg->cover = strv_list(&pl->cover);
 	cfg->follow_under = strv_list(&pl->follow);
+	cfg->named_secrets = strv_list(&pl->named);
 	cfg->files = pl->files;
 	cfg->n_files = pl->n_files;
 	cfg->env_base = NULL;
@@ -1495,6 +1506,7 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 void plan_free(struct run_plan *pl)
 {
 	strv_free(&pl->deny_read);
+	strv_free(&pl->named);
 	strv_free(&pl->allow_read);
 	strv_free(&pl->allow_write);
 	strv_free(&pl->deny_write);

@@ -85,6 +85,9 @@ struct run_plan {
 	/* The canonical homes: the links under a denyRead or denyWrite
 	 * directory inside one are followed (sbx_config.follow_under). */
 	struct strv follow;
+	/* The denyRead paths the policy names itself and its credential
+	 * files in mode deny (sbx_config.named_secrets). */
+	struct strv named;
 	struct strv env_add, env_remove;
 	/* Substituted files: masked files (path -> sentinel copy), then the
 	 * trust and resolver files (system path -> session file). */

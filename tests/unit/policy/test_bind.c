@@ -71,6 +71,7 @@ static void test_pure_forms(void)
 				"audit: {path: logs/../a.jsonl}\n");
 
 	CU_ASSERT_EQUAL(policy_fs_count(p, FS_DENY_READ), 3);
+	CU_ASSERT_EQUAL(policy_fs_named_count(p, FS_DENY_READ), 3);
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "~/.ssh"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "b"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/srv/x"));
@@ -94,6 +95,11 @@ static void test_bound(void)
 	CU_ASSERT_EQUAL_FATAL(policy_bind(p, &fake, stderr), 0);
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/h/u/.ssh"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_READ, "/w/proj/b"));
+	/* The policy's own entries first, then the mandatory ones. */
+	CU_ASSERT_EQUAL(policy_fs_named_count(p, FS_DENY_READ), 2);
+	CU_ASSERT_STRING_EQUAL(policy_fs_path(p, FS_DENY_READ, 0), "/h/u/.ssh");
+	CU_ASSERT_STRING_EQUAL(policy_fs_path(p, FS_DENY_READ, 1), "/w/proj/b");
+	CU_ASSERT_TRUE(policy_fs_count(p, FS_DENY_READ) > 2);
 	CU_ASSERT_TRUE(has(p, FS_ALLOW_WRITE, "/w/proj"));
 	CU_ASSERT_TRUE(has(p, FS_ALLOW_WRITE, "/h/u"));
 	CU_ASSERT_STRING_EQUAL(policy_cred(p, 0)->path, "/h/u/tok");

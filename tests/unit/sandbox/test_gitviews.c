@@ -15,31 +15,58 @@
 #include "../../../sandbox/gitviews.c"
 #include "tests/support/testlib.h"
 
-/* SHA-1 test vectors (FIPS 180 examples) and git's name of "hello\n". */
-static void test_sha1(void)
+/* git's object names of blobs (git hash-object, and with
+ * --object-format=sha256), through gg_blob_id() from a file. */
+static void test_blob_id(void)
 {
 	static const struct {
-		const char *in, *hex;
+		const char *in;
+		size_t hsz;
+		const char *hex;
 	} rows[] = {
-		{"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
-		{"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
-		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"},
-		{"blob 6\0hello\n", "ce013625030ba8dba906f756967f9e9ca394464a"},
+		{"", 20, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"},
+		{"hello\n", 20, "ce013625030ba8dba906f756967f9e9ca394464a"},
+		{"", 32, "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"},
+		{"hello\n", 32, "2cf8d83d9ee29543b34a87727421fdecb7e3f3a183d337639025de576db9ebb4"},
 	};
+	char *dir = test_mkdtemp(), p[PATH_MAX];
 
+	CU_ASSERT_FATAL(dir != NULL);
+	snprintf(p, sizeof(p), "%s/f", dir);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct sha1 c;
-		unsigned char out[20];
-		char hex[41];
-		size_t len = strncmp(rows[i].in, "blob", 4) == 0 ? 13 : strlen(rows[i].in);
+		unsigned char out[32];
+		char hex[65];
+		size_t len = strlen(rows[i].in);
+		int fd;
 
-		sha1_init(&c);
-		sha1_add(&c, rows[i].in, len);
-		CU_ASSERT_FATAL(sha1_end(&c, out) == 0);
-		for (int k = 0; k < 20; k++)
+		CU_ASSERT_FATAL(test_write_file(p, rows[i].in, len) == 0);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_FATAL(gg_blob_id(fd, len, rows[i].hsz, out) == 0);
+		(void)close(fd);
+		for (size_t k = 0; k < rows[i].hsz; k++)
 			snprintf(hex + 2 * k, 3, "%02x", out[k]);
 		CU_ASSERT_STRING_EQUAL(hex, rows[i].hex);
+		/* another size than the file's: an error */
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT(gg_blob_id(fd, len + 1, rows[i].hsz, out) < 0);
+		(void)close(fd);
 	}
+	test_rmtree(dir);
+	free(dir);
+}
+
+/* check_index()'s scan, as it was called before gg_index_scan() took a
+ * callback: 0, or -1 when the index does not parse. */
+static int scan_index(const struct gg *g, const unsigned char *b, size_t len, size_t hsz, int wfd, struct hidden *h)
+{
+	struct index_walk w = {g, wfd, h};
+	unsigned char shared[32];
+	int rc = gg_index_scan(b, len, hsz, index_entry, index_ext, &w, shared);
+
+	h->split = h->split || rc == 1;
+	return rc < 0 ? -1 : 0;
 }
 
 /* What HEAD may hold, and what a terminal takes for a control. */
@@ -206,7 +233,7 @@ TEST_REGISTRAR(sandbox_gitviews_register)
 {
 	CU_pSuite s = test_suite("sandbox_gitviews", NULL, NULL);
 
-	test_add(s, "SHA-1 vectors and a git blob name", test_sha1);
+	test_add(s, "git blob names, SHA-1 and SHA-256", test_blob_id);
 	test_add(s, "HEAD values and control bytes", test_head_values);
 	test_add(s, "index versions 3 and 4: hiding bits on the right names, cut indexes refused", test_index_parse);
 	test_add(s, "core.worktree of a submodule's config", test_config_worktree);

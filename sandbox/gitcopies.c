@@ -1,0 +1,681 @@
+/*
+ * gitcopies.c - the start-up refusal of SPEC §3.3 for copies of hidden
+ * files in git's object stores (round 32 of the attack, b10): a file the
+ * sandbox must not read (a deny_read file, a masked file shown as its
+ * sentinel copy) that a git repository tracks, or whose content is an
+ * object in a store the sandbox reads, is read in clear there (`git show
+ * HEAD:.env`). Used by the mount plan (mountplan.c) once the deny_read
+ * list, the allow_read list and the substituted files are planned,
+ * before anything is bound or created.
+ *
+ * The repositories looked at for a file: the one holding it (found as
+ * git finds it: a .git directory or file in it or a directory above),
+ * and the ones holding each writable tree and the working directory. A
+ * repository whose git directory (or an object directory) the plan
+ * covers, or that the caller cannot read and does not own, is not one
+ * the sandbox reads. In each: the index names the file (versions 2 to 4,
+ * a split index's shared index, a sparse index's directory entries), or
+ * the object name of the file's present content (SHA-1, or SHA-256 with
+ * extensions.objectFormat) is a loose object or in a pack's .idx (looked
+ * up, no object read), in the repository's objects or its alternates.
+ * What cannot be read or parsed there refuses the start; no repository
+ * is nothing to refuse.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/errbuf.h"
+#include "base/fileio.h"
+#include "sandbox/gitguard_int.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sbx_int.h"
+
+/* An index larger than this is not parsed: the start is refused. */
+#define GC_INDEX_MAX_BYTES (256u * 1024 * 1024)
+/* A hidden file larger than this is not hashed (its blob is not looked
+ * for; whether an index names it still is). */
+#define GC_HASH_MAX_BYTES (64u * 1024 * 1024)
+/* Alternates followed, as git: five deep. */
+#define GC_ALT_DEPTH 5
+#define GC_OBJDIRS_MAX 16
+
+/* One repository the sandbox may read. */
+struct gc_repo {
+	char top[PATH_MAX];    /* the directory holding .git (canonical) */
+	char gitdir[PATH_MAX]; /* canonical */
+	char common[PATH_MAX]; /* its commondir (canonical), or gitdir */
+	size_t hsz;            /* object name size: 20 or 32 */
+	bool unread;           /* the sandbox cannot read its git directory */
+	char *objdirs[GC_OBJDIRS_MAX]; /* objects, then its alternates */
+	size_t n_obj;
+	unsigned char *index;  /* the index, read once (NULL: none) */
+	size_t index_len;
+	unsigned char *shared; /* a split index's shared index, or NULL */
+	size_t shared_len;
+	bool index_read;
+};
+
+/* The state of one check. */
+struct gc {
+	struct sbx_builder *b;
+	struct gc_repo *repos;
+	size_t n_repos, cap_repos;
+	char *err;
+	size_t errlen;
+};
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Whether the plan hides the canonical path p: under a deny_read op, and
+ * not shown again by a deeper allow_read op. */
+static bool plan_hides(const struct sbx_builder *b, const char *p)
+{
+	size_t deny = 0, allow = 0;
+
+	for (size_t i = 0; i < b->n_ops; i++) {
+		size_t n = strlen(b->ops[i].path);
+
+		if (!sbx_path_under(p, b->ops[i].path))
+			continue;
+		if (b->ops[i].kind == SBX_OP_DENY_READ && n + 1 > deny)
+			deny = n + 1;
+		else if (b->ops[i].kind == SBX_OP_ALLOW_READ && n + 1 > allow)
+			allow = n + 1;
+	}
+	return deny > allow;
+}
+
+/* Whether the caller can read the directory p; one it cannot read, not
+ * its own, the sandbox cannot read either (root's /etc/.git under
+ * etckeeper). */
+static bool closed_to_us(const char *p)
+{
+	struct stat st;
+
+	return access(p, R_OK | X_OK) < 0 && errno == EACCES && stat(p, &st) == 0 && st.st_uid != geteuid();
+}
+
+/* Adds the object directory dir (canonical) and, GC_ALT_DEPTH deep, the
+ * ones its info/alternates names. 0, or -1 with err set. */
+static int add_objdir(struct gc *c, struct gc_repo *r, const char *dir, unsigned depth)
+{
+	char alt[PATH_MAX], line[PATH_MAX];
+	size_t len;
+	char *text;
+	int fd;
+
+	for (size_t i = 0; i < r->n_obj; i++)
+		if (strcmp(r->objdirs[i], dir) == 0)
+			return 0;
+	if (r->n_obj == GC_OBJDIRS_MAX) {
+		errbuf_set_errno(c->err, c->errlen, 0, "cannot check the git repository %s: more than %d object "
+				 "directories (alternates)", r->gitdir, GC_OBJDIRS_MAX);
+		return -1;
+	}
+	if ((r->objdirs[r->n_obj] = strdup(dir)) == NULL) {
+		errbuf_set_errno(c->err, c->errlen, ENOMEM, "cannot check the git repository %s", r->gitdir);
+		return -1;
+	}
+	r->n_obj++;
+	if (depth >= GC_ALT_DEPTH || (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	text = gg_read_all(fd, "info/alternates", GG_CONFIG_MAX_BYTES, &len);
+	(void)close(fd);
+	if (text == NULL) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the git repository %s: %s/info/alternates",
+				 r->gitdir, dir);
+		return -1;
+	}
+	for (char *l = text, *e; *l != '\0'; l = *e ? e + 1 : e) {
+		size_t n;
+
+		e = strchrnul(l, '\n');
+		n = (size_t)(e - l);
+		if (n == 0 || l[0] == '#' || n >= sizeof(line))
+			continue;
+		memcpy(line, l, n);
+		line[n] = '\0';
+		/* One that does not resolve holds nothing to read. */
+		if (gg_resolve_pointer(dir, line, alt) && add_objdir(c, r, alt, depth + 1) < 0) {
+			free(text);
+			return -1;
+		}
+	}
+	free(text);
+	return 0;
+}
+
+/*
+ * The repository git finds from the directory dir (canonical): a .git
+ * directory holding HEAD, or a .git file naming one, in dir or the
+ * nearest directory above. Its entry in c->repos (read once) into *out,
+ * or NULL when there is none. 0, or -1 with err set.
+ */
+static int find_repo(struct gc *c, const char *dir, struct gc_repo **out)
+{
+	char top[PATH_MAX], dotgit[PATH_MAX], text[PATH_MAX], gitdir[PATH_MAX], p[PATH_MAX];
+	struct gc_repo *r;
+	struct stat st;
+	char *slash;
+	bool found = false;
+	int fd;
+
+	*out = NULL;
+	if (strlen(dir) >= sizeof(top))
+		return 0;
+	strcpy(top, dir);
+	for (;;) {
+		/* Followed: git takes a .git that is a link to a directory. */
+		if (gg_join(dotgit, sizeof(dotgit), top, ".git") && sbx_memo_stat(c->b->memo, dotgit, &st) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				found = gg_join(p, sizeof(p), dotgit, "HEAD") && sbx_memo_lstat(c->b->memo, p, &st) == 0 &&
+					realpath(dotgit, gitdir) != NULL;
+			} else if (S_ISREG(st.st_mode) && (fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+				ssize_t n = gg_read_small(fd, ".git", text, sizeof(text));
+
+				(void)close(fd);
+				found = n > 8 && strncmp(text, "gitdir: ", 8) == 0 &&
+					gg_resolve_pointer(top, text + 8, gitdir);
+			}
+			if (found)
+				break;
+		}
+		if (strcmp(top, "/") == 0)
+			return 0;
+		slash = strrchr(top, '/');
+		if (slash == top)
+			top[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	for (size_t i = 0; i < c->n_repos; i++)
+		if (strcmp(c->repos[i].gitdir, gitdir) == 0 && strcmp(c->repos[i].top, top) == 0) {
+			*out = &c->repos[i];
+			return 0;
+		}
+	if (c->n_repos == c->cap_repos) {
+		size_t cap = c->cap_repos ? 2 * c->cap_repos : 8;
+		struct gc_repo *n = realloc(c->repos, cap * sizeof(*n));
+
+		if (n == NULL) {
+			errbuf_set_errno(c->err, c->errlen, ENOMEM, "cannot check the git repository %s", gitdir);
+			return -1;
+		}
+		c->repos = n;
+		c->cap_repos = cap;
+	}
+	r = &c->repos[c->n_repos++];
+	memset(r, 0, sizeof(*r));
+	strcpy(r->top, top);
+	strcpy(r->gitdir, gitdir);
+	strcpy(r->common, gitdir);
+	*out = r;
+	r->unread = plan_hides(c->b, gitdir) || closed_to_us(gitdir);
+	if (r->unread)
+		return 0;
+	fd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the git repository %s", gitdir);
+		return -1;
+	}
+	/* A linked worktree's (or a submodule's) objects and config are in
+	 * its common directory. */
+	if (gg_read_small(fd, "commondir", text, sizeof(text)) > 0 && !gg_resolve_pointer(gitdir, text, r->common)) {
+		(void)close(fd);
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the git repository %s: its commondir", gitdir);
+		return -1;
+	}
+	(void)close(fd);
+	fd = open(r->common, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the git repository %s", r->common);
+		return -1;
+	}
+	r->hsz = gg_hash_size(fd);
+	(void)close(fd);
+	if (!gg_join(p, sizeof(p), r->common, "objects")) {
+		errbuf_set_errno(c->err, c->errlen, ENAMETOOLONG, "cannot check the git repository %s", r->common);
+		return -1;
+	}
+	if (realpath(p, dotgit) == NULL) {
+		if (errno == ENOENT)
+			return 0; /* no objects: nothing stored */
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the git repository %s: %s", r->common, p);
+		return -1;
+	}
+	return add_objdir(c, r, dotgit, 0);
+}
+
+static void repos_free(struct gc *c)
+{
+	for (size_t i = 0; i < c->n_repos; i++) {
+		for (size_t k = 0; k < c->repos[i].n_obj; k++)
+			free(c->repos[i].objdirs[k]);
+		if (c->repos[i].index != NULL)
+			(void)munmap(c->repos[i].index, c->repos[i].index_len);
+		if (c->repos[i].shared != NULL)
+			(void)munmap(c->repos[i].shared, c->repos[i].shared_len);
+	}
+	free(c->repos);
+}
+
+/* ------------------------------------------------------------ the index */
+
+/* What one index scan looks for. */
+struct tracked {
+	const char *rel; /* the path in the work tree */
+	size_t rlen;
+	bool found;
+};
+
+/* gg_index_scan()'s callback: the entry is rel, or a sparse index's
+ * directory entry ("dir/") above it. */
+static int tracked_entry(void *arg, const char *name, const unsigned char *e, uint16_t flags, uint16_t ext)
+{
+	struct tracked *t = arg;
+	size_t n = strlen(name);
+
+	(void)e;
+	(void)flags;
+	(void)ext;
+	if (strcmp(name, t->rel) == 0 || (n > 0 && name[n - 1] == '/' && n < t->rlen && strncmp(name, t->rel, n) == 0))
+		t->found = true;
+	return 0;
+}
+
+/* Maps the regular file dfd/name (no link followed), at most max bytes,
+ * read-only: no copy, its pages read as the scan goes (a 400,000-entry
+ * index of 32 MB read into memory cost 160 ms a start in page faults).
+ * NULL with errno (EFBIG past max, EBADMSG when empty). */
+static unsigned char *map_file(int dfd, const char *name, size_t max, size_t *len)
+{
+	struct stat st;
+	void *m;
+	int fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, &st);
+
+	if (fd < 0)
+		return NULL;
+	if (st.st_size <= 0 || (uint64_t)st.st_size > max) {
+		(void)close(fd);
+		errno = st.st_size <= 0 ? EBADMSG : EFBIG;
+		return NULL;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	(void)close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	return m;
+}
+
+/* Whether r's index (or a split index's shared index) names rel, in
+ * *found: the files mapped at the first call, each scan parsing them
+ * whole. 0, or -1 with err set (an index that cannot be read or does
+ * not parse: whether it names the file is not known). */
+static int index_tracks(struct gc *c, struct gc_repo *r, const char *rel, bool *found)
+{
+	struct tracked t = {rel, strlen(rel), false};
+	unsigned char shared[32];
+	char name[32 * 2 + 16];
+	int fd = -1, rc;
+
+	*found = false;
+	if (!r->index_read) {
+		fd = open(r->gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			errbuf_set_errno(c->err, c->errlen, errno, "cannot check the git repository %s", r->gitdir);
+			return -1;
+		}
+		r->index = map_file(fd, "index", GC_INDEX_MAX_BYTES, &r->index_len);
+		if (r->index == NULL && errno != ENOENT) {
+			errbuf_set_errno(c->err, c->errlen, errno,
+					 "cannot check whether the git repository %s tracks a hidden file: cannot "
+					 "read its index", r->gitdir);
+			(void)close(fd);
+			return -1;
+		}
+		r->index_read = true;
+	}
+	rc = r->index == NULL ? 0 : gg_index_scan(r->index, r->index_len, r->hsz, tracked_entry, NULL, &t, shared);
+	if (rc == 1 && r->shared == NULL) {
+		int k = snprintf(name, sizeof(name), "sharedindex.");
+
+		for (size_t i = 0; i < r->hsz; i++)
+			k += snprintf(name + k, sizeof(name) - (size_t)k, "%02x", shared[i]);
+		if (fd < 0)
+			fd = open(r->gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r->shared = fd < 0 ? NULL : map_file(fd, name, GC_INDEX_MAX_BYTES, &r->shared_len);
+		if (r->shared == NULL) {
+			errbuf_set_errno(c->err, c->errlen, errno,
+					 "cannot check whether the git repository %s tracks a hidden file: cannot "
+					 "read its shared index %s", r->gitdir, name);
+			if (fd >= 0)
+				(void)close(fd);
+			return -1;
+		}
+	}
+	if (fd >= 0)
+		(void)close(fd);
+	if (rc == 1 && gg_index_scan(r->shared, r->shared_len, r->hsz, tracked_entry, NULL, &t, NULL) != 0)
+		rc = -1;
+	if (rc < 0) {
+		errbuf_set_errno(c->err, c->errlen, 0,
+				 "cannot check whether the git repository %s tracks a hidden file: its index does "
+				 "not parse (`rm %s/index && git reset` makes a new one)", r->gitdir, r->gitdir);
+		return -1;
+	}
+	*found = t.found;
+	return 0;
+}
+
+/* -------------------------------------------------------- the object store */
+
+/*
+ * Whether the pack index path names the object id (hsz bytes): version 2
+ * ("\377tOc", 2, then 256 fan-out counts and the sorted names) or 1 (the
+ * fan-out, then offset and name pairs), by a binary search in the names
+ * of id's first byte. 1 or 0; -1 with errno when it cannot be read, or
+ * EBADMSG when it does not parse.
+ */
+static int idx_has(const char *path, const unsigned char *id, size_t hsz)
+{
+	const unsigned char *m, *fan, *names;
+	size_t size, stride, n, lo, hi;
+	struct stat st;
+	int fd = fileio_open_regular(path, 0, &st), rc = -1;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1; /* gone (git gc): nothing */
+	size = (size_t)st.st_size;
+	if (size < 1024 + 2 * hsz) {
+		(void)close(fd);
+		errno = EBADMSG;
+		return -1;
+	}
+	m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	(void)close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	if (memcmp(m, "\377tOc", 4) == 0) {
+		if (size < 8 + 1024 + 2 * hsz || be32(m + 4) != 2)
+			goto bad;
+		fan = m + 8;
+		names = fan + 1024;
+		stride = hsz;
+		n = be32(fan + 255 * 4);
+		if (n > (size - 8 - 1024 - 2 * hsz) / (hsz + 8))
+			goto bad;
+	} else {
+		fan = m;
+		names = m + 1024 + 4;
+		stride = hsz + 4;
+		n = be32(fan + 255 * 4);
+		if (n > (size - 1024 - 2 * hsz) / (hsz + 4))
+			goto bad;
+	}
+	lo = id[0] == 0 ? 0 : be32(fan + (id[0] - 1) * 4);
+	hi = be32(fan + id[0] * 4);
+	if (lo > hi || hi > n)
+		goto bad;
+	rc = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(names + mid * stride, id, hsz);
+
+		if (cmp == 0) {
+			rc = 1;
+			break;
+		}
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	(void)munmap((void *)m, size);
+	return rc;
+bad:
+	(void)munmap((void *)m, size);
+	errno = EBADMSG;
+	return -1;
+}
+
+/* Whether the object directory dir holds the object id: loose, or in a
+ * pack. 1 or 0; -1 with err set. */
+static int store_has(struct gc *c, const char *dir, const unsigned char *id, size_t hsz)
+{
+	char hex[2 * 32 + 2], p[PATH_MAX];
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	for (size_t i = 0, k = 0; i < hsz; i++) {
+		k += (size_t)snprintf(hex + k, sizeof(hex) - k, "%02x", id[i]);
+		if (i == 0)
+			hex[k++] = '/';
+	}
+	if (!gg_join(p, sizeof(p), dir, hex)) {
+		errbuf_set_errno(c->err, c->errlen, ENAMETOOLONG, "cannot check the object directory %s", dir);
+		return -1;
+	}
+	if (lstat(p, &st) == 0)
+		return 1;
+	if (errno != ENOENT) {
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the object directory %s", dir);
+		return -1;
+	}
+	if (!gg_join(p, sizeof(p), dir, "pack"))
+		return 0;
+	d = opendir(p);
+	if (d == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the object directory %s: %s", dir, p);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		char idx[PATH_MAX];
+
+		if (n < 5 || strcmp(de->d_name + n - 4, ".idx") != 0 || !gg_join(idx, sizeof(idx), p, de->d_name))
+			continue;
+		rc = idx_has(idx, id, hsz);
+		if (rc < 0)
+			errbuf_set_errno(c->err, c->errlen, errno,
+					 "cannot check whether the pack index %s holds a copy of a hidden file", idx);
+	}
+	(void)closedir(d);
+	return rc;
+}
+
+/* ------------------------------------------------------------- the check */
+
+/* The hidden file p's object names, made when first needed. */
+struct hidden_file {
+	const char *p;
+	const char *what; /* "a read deny", "a masked file" */
+	struct stat st;
+	unsigned char id[2][32]; /* SHA-1, SHA-256 */
+	int have[2];             /* 0 not yet, 1 made, -1 not to be made */
+};
+
+/* f's object name for a store of hsz; NULL when it cannot be made (not
+ * readable to us, larger than GC_HASH_MAX_BYTES). */
+static const unsigned char *blob_of(struct hidden_file *f, size_t hsz)
+{
+	int k = hsz == 32;
+	struct stat st;
+	int fd;
+
+	if (f->have[k] == 0) {
+		f->have[k] = -1;
+		if (f->st.st_size > 0 && (uint64_t)f->st.st_size <= GC_HASH_MAX_BYTES &&
+		    (fd = fileio_open_regular(f->p, 0, &st)) >= 0) {
+			if (gg_blob_id(fd, (uint64_t)st.st_size, hsz, f->id[k]) == 0)
+				f->have[k] = 1;
+			(void)close(fd);
+		}
+	}
+	return f->have[k] == 1 ? f->id[k] : NULL;
+}
+
+/* Whether r's object store, where the sandbox reads it, holds f's
+ * content. 0 (no), or -1 with err set (yes, or not known). */
+static int check_store(struct gc *c, const struct gc_repo *r, struct hidden_file *f)
+{
+	const unsigned char *id;
+
+	if (r == NULL || r->unread || (id = blob_of(f, r->hsz)) == NULL)
+		return 0;
+	for (size_t i = 0; i < r->n_obj; i++) {
+		int rc;
+
+		if (plan_hides(c->b, r->objdirs[i]) || closed_to_us(r->objdirs[i]))
+			continue;
+		rc = store_has(c, r->objdirs[i], id, r->hsz);
+		if (rc < 0)
+			return -1;
+		if (rc == 1) {
+			errbuf_set_errno(c->err, c->errlen, 0,
+					 "cannot apply %s to %s: its content is an object in %s, the object store of the "
+					 "git repository %s, which the sandbox reads (a commit, the index or a stash "
+					 "holds it, or did); remove it from the history and the index (e.g. git "
+					 "filter-repo --invert-paths --path FILE, then git reflog expire --expire=now "
+					 "--all && git gc --prune=now) and replace the secret, or add %s to "
+					 "filesystem.denyRead",
+					 f->what, f->p, r->objdirs[i], r->top, r->common);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Checks one hidden file (canonical p, regular) against the repository
+ * holding it and the n_others repositories others (indexes in c->repos,
+ * SIZE_MAX: none; n_others 0 for a file of the mandatory table). 0, or
+ * -1 with err set. */
+static int check_file(struct gc *c, const char *p, const char *what, const size_t *others, size_t n_others)
+{
+	struct hidden_file f = {.p = p, .what = what};
+	char dir[PATH_MAX];
+	struct gc_repo *r;
+	size_t tl, ri;
+	bool tracked;
+
+	if (sbx_memo_stat(c->b->memo, p, &f.st) < 0 || !S_ISREG(f.st.st_mode) || strlen(p) >= sizeof(dir))
+		return 0;
+	strcpy(dir, p);
+	*strrchr(dir, '/') = '\0';
+	if (find_repo(c, dir[0] != '\0' ? dir : "/", &r) < 0)
+		return -1;
+	ri = r != NULL ? (size_t)(r - c->repos) : SIZE_MAX;
+	if (r != NULL && !r->unread) {
+		tl = strcmp(r->top, "/") == 0 ? 0 : strlen(r->top);
+		if (index_tracks(c, r, p + tl + 1, &tracked) < 0)
+			return -1;
+		if (tracked) {
+			errbuf_set_errno(c->err, c->errlen, 0,
+					 "cannot apply %s to %s: the git repository %s tracks it as %s, and the "
+					 "sandbox reads its real content from the repository's objects (git show "
+					 "HEAD:%s); remove it from the index and the history (git rm --cached %s, then "
+					 "e.g. git filter-repo --invert-paths --path %s) and replace the secret, or "
+					 "add %s to filesystem.denyRead",
+					 what, p, r->top, p + tl + 1, p + tl + 1, p + tl + 1, p + tl + 1, r->gitdir);
+			return -1;
+		}
+	}
+	if (check_store(c, r, &f) < 0)
+		return -1;
+	for (size_t i = 0; i < n_others; i++) {
+		bool same = false;
+
+		if (others[i] == SIZE_MAX || others[i] == ri)
+			continue;
+		for (size_t k = 0; k < i && !same; k++)
+			same = others[k] == others[i];
+		if (!same && check_store(c, &c->repos[others[i]], &f) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Contract in sbx_int.h. */
+int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, const char *cwd, char *err,
+			 size_t errlen)
+{
+	struct gc c = {.b = b, .err = err, .errlen = errlen};
+	size_t *others, n_others = 0;
+	int rc = -1;
+
+	/* The repositories of the writable trees and of the working
+	 * directory: a copy of any hidden file's content there is read. */
+	others = calloc(b->n_writable + 1, sizeof(*others));
+	if (others == NULL) {
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	for (size_t i = 0; i <= b->n_writable; i++) {
+		const char *t = i < b->n_writable ? b->writable[i] : cwd;
+		struct gc_repo *r;
+		char *real;
+
+		if (t == NULL || (real = realpath(t, NULL)) == NULL)
+			continue;
+		if (find_repo(&c, real, &r) < 0) {
+			free(real);
+			goto out;
+		}
+		free(real);
+		others[n_others++] = r != NULL ? (size_t)(r - c.repos) : SIZE_MAX;
+	}
+	/* A file of the mandatory table, which the user did not name, is
+	 * looked for in its own repository only: a project may well commit
+	 * a file byte for byte like one of the home's that holds no secret
+	 * (a .yarnrc.yml of "nodeLinker: node-modules", an .npmrc of
+	 * "save-exact=true"), and the start would be refused for nothing. */
+	for (size_t i = 0; i < b->n_ops; i++) {
+		bool named = false;
+
+		if (b->ops[i].kind != SBX_OP_DENY_READ || b->ops[i].is_dir)
+			continue;
+		for (size_t k = 0; cfg->named_secrets != NULL && cfg->named_secrets[k] != NULL && !named; k++) {
+			char *n = sbx_memo_realpath(b->memo, cfg->named_secrets[k]);
+
+			named = n != NULL && strcmp(n, b->ops[i].path) == 0;
+			free(n);
+		}
+		if (check_file(&c, b->ops[i].path, "a read deny", others, named ? n_others : 0) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < cfg->n_files; i++) {
+		char *h;
+		int frc;
+
+		if (cfg->files[i].public_content || (h = sbx_memo_realpath(b->memo, cfg->files[i].path)) == NULL)
+			continue;
+		frc = check_file(&c, h, "a masked copy", others, n_others);
+		free(h);
+		if (frc < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(others);
+	repos_free(&c);
+	return rc;
+}

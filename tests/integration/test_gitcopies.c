@@ -1,0 +1,431 @@
+/*
+ * test_gitcopies.c - copies of hidden files in git's object stores, end
+ * to end (SPEC §3.3; round 32 of the attack, b10): the real `passavant
+ * run` binary, real repositories made by the host's git, and a script
+ * that reads what git keeps.
+ *
+ *  - a masked file the repository tracks (index versions 2 and 4, a
+ *    split index whose entries lie in the shared index), a denyRead file
+ *    it tracks, one in a linked worktree, one in a SHA-256 repository:
+ *    the start is refused, naming the file and the repository, the
+ *    secret printed nowhere;
+ *  - a masked file no longer tracked (git rm --cached) whose content is
+ *    in a pack after git gc (SHA-1 and SHA-256), and a masked or denyRead
+ *    file outside every repository whose content the working directory's
+ *    repository holds: refused; a file of the mandatory table (~/.npmrc)
+ *    a dotfiles repository in the home tracks: refused;
+ *  - an index or a pack index that does not parse: refused, said so;
+ *  - an untracked (ignored) masked file in a repository, a masked file
+ *    with no repository above it, a repository whose .git the policy
+ *    denies, and a file of the mandatory table (~/.yarnrc.yml) byte for
+ *    byte like one the project commits: the command starts.
+ *
+ * Suite "gitcopies". Without user namespaces every test is skipped with
+ * the reason printed, unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree
+ * lives under /var/tmp: the sandbox's /tmp is private.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/sbxrun.h"
+#include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
+
+#define RUN_TIMEOUT_MS 60000
+
+static bool skip;   /* no user namespaces */
+static bool ready;  /* fixtures up */
+static char *root;  /* /var/tmp/pv-gcp.XXXXXX */
+static unsigned nrun;
+static char secret[48]; /* the hidden files' value: sk-proj- and 32 random characters */
+static const char *run_home = "home"; /* HOME of run_gc(), under root */
+
+/* root/rel into buf (PATH_MAX bytes); "" if it does not fit. */
+static char *at(char *buf, const char *rel)
+{
+	if (snprintf(buf, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* Runs the shell script fmt (printf-style; %1$s is root, as the first
+ * argument must be) in root with the host's git, as a user's: a fixed
+ * name and e-mail, no system or global config. 0 when it exits 0. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char script[8192], full[9000];
+	char *argv[] = {"sh", "-ec", full, NULL};
+	char *out = NULL, *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vsnprintf(script, sizeof(script), fmt, ap);
+	va_end(ap);
+	if (rc < 0 || (size_t)rc >= sizeof(script))
+		return -1;
+	if (snprintf(full, sizeof(full),
+		     "export HOME='%s/githome' GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t "
+		     "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; cd '%s'\n%s",
+		     root, root, script) >= (int)sizeof(full))
+		return -1;
+	rc = test_run_capture(argv, &out, &err, 60000);
+	if (rc != 0)
+		fprintf(stderr, "\n  setup script failed (%d): %s\n  %s %s\n", rc, script, out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	return rc;
+}
+
+static int suite_init(void)
+{
+	char buf[PATH_MAX];
+	int gate;
+
+	if (ready || skip)
+		return 0;
+	gate = test_sandbox_gate("gitcopies");
+	if (gate <= 0) {
+		skip = gate == 0;
+		return gate;
+	}
+	if (access("/usr/bin/git", X_OK) < 0) {
+		fprintf(stderr, "gitcopies: SKIP: no /usr/bin/git\n");
+		skip = true;
+		return 0;
+	}
+	root = strdup("/var/tmp/pv-gcp.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
+		return -1;
+	memcpy(secret, "sk-proj-", 8);
+	if (test_random_alnum(secret + 8, 32) < 0)
+		return -1;
+	secret[40] = '\0';
+	if (mkdir(at(buf, "home"), 0755) < 0 || mkdir(at(buf, "githome"), 0755) < 0)
+		return -1;
+	ready = true;
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	if (ready)
+		test_rmtree(root);
+	free(root);
+	root = NULL;
+	ready = false;
+	return 0;
+}
+
+#define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
+
+/* Writes root/rel holding "OPENAI_API_KEY=<secret>\n" (0600). */
+static int secret_file(const char *rel)
+{
+	char buf[PATH_MAX], text[128];
+
+	snprintf(text, sizeof(text), "OPENAI_API_KEY=%s\n", secret);
+	if (test_write_file(at(buf, rel), text, strlen(text)) < 0)
+		return -1;
+	return chmod(buf, 0600);
+}
+
+/*
+ * One `passavant run` in root/cwd (HOME=root/home) under a policy that
+ * masks root/mask (NULL: none) and denies reading root/deny (NULL:
+ * none), and the extra denyRead root/deny2 (NULL: none); the script
+ * (written to root/run-N.sh) prints "ran", then what git shows of the
+ * repository's objects. The exit status.
+ */
+static int run_gc(const char *cwd, const char *mask, const char *deny, const char *deny2, char **out, char **err)
+{
+	char home[PATH_MAX], pol[PATH_MAX], wd[PATH_MAX], m[PATH_MAX], d[PATH_MAX], d2[PATH_MAX];
+	char text[4 * PATH_MAX + 512], name[64], sc[PATH_MAX];
+	static const char script[] = "echo ran; cat .env 2>/dev/null; git log --all -p 2>/dev/null | cat; "
+				     "git cat-file --batch-all-objects --batch-check 2>/dev/null | cat; echo done\n";
+	struct test_sbx_run r = {at(wd, cwd), at(home, run_home), NULL, pol, sc, NULL, NULL};
+	int n = 0;
+
+	snprintf(name, sizeof(name), "run-%u.sh", nrun);
+	if (test_write_file(at(sc, name), script, sizeof(script) - 1) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "pol-%u.yaml", nrun++);
+	at(pol, name);
+	if (mask != NULL)
+		n += snprintf(text + n, sizeof(text) - (size_t)n,
+			      "credentials:\n  files:\n    - {path: \"%s\", mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+			      "network:\n  allowedDomains: [\"127.0.0.1\"]\n",
+			      at(m, mask));
+	if (deny != NULL || deny2 != NULL)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "filesystem:\n  denyRead: [\"%s\"%s%s%s]\n",
+			      deny != NULL ? at(d, deny) : at(d, deny2), deny != NULL && deny2 != NULL ? ", \"" : "",
+			      deny != NULL && deny2 != NULL ? at(d2, deny2) : "",
+			      deny != NULL && deny2 != NULL ? "\"" : "");
+	if (n == 0)
+		n = snprintf(text, sizeof(text), "network:\n  allowedDomains: [\"127.0.0.1\"]\n");
+	if (n < 0 || (size_t)n >= sizeof(text) || test_write_file(pol, text, (size_t)n) < 0)
+		return -1;
+	return test_sbx_run(&r, out, err, RUN_TIMEOUT_MS);
+}
+
+/* A refused start: status 125, nothing ran, err naming each of the
+ * words, and the secret in neither stream. */
+static void refused(const char *what, int st, const char *out, const char *err, const char *w1, const char *w2)
+{
+	ROW(st == 125 && !test_has(out, "ran") && test_has(err, w1) && test_has(err, w2) &&
+		    !test_has(out, secret + 8) && !test_has(err, secret + 8),
+	    "%s: status %d, stdout %s, stderr %s", what, st, test_nz(out), test_nz(err));
+}
+
+/* A start: status 0, the script ran to its end, the secret not read. */
+static void started(const char *what, int st, const char *out, const char *err)
+{
+	ROW(st == 0 && test_has(out, "ran") && test_has(out, "done") && !test_has(out, secret + 8),
+	    "%s: status %d, stdout %s, stderr %s", what, st, test_nz(out), test_nz(err));
+}
+
+/* A masked .env the repository tracks: index version 2, then 4, then a
+ * split index (its entries in the shared index); a denyRead file it
+ * tracks. */
+static void test_tracked(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at((char[PATH_MAX]){0}, "r1"), 0755) == 0 && secret_file("r1/.env") == 0 &&
+			secret_file("r1/secrets.yml") == 0);
+	CU_ASSERT_FATAL(sh("cd r1 && git init -q . && echo app > app.py && git add -A && git commit -qm init") == 0);
+	st = run_gc("r1", "r1/.env", NULL, NULL, &out, &err);
+	refused("a tracked masked .env (index v2)", st, out, err, "/r1/.env", "tracks it as .env");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r1 && git update-index --index-version 4 && mkdir -p d/e && echo x > d/e/f && "
+			   "echo y > d/e/g && git add -A && git commit -qm more") == 0);
+	st = run_gc("r1", "r1/.env", NULL, NULL, &out, &err);
+	refused("a tracked masked .env (index v4)", st, out, err, "/r1/.env", "tracks it as .env");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r1 && git update-index --split-index && ls .git/sharedindex.* >/dev/null && "
+			   "echo z > d/e/h && git add d/e/h && git commit -qm split") == 0);
+	st = run_gc("r1", "r1/.env", NULL, NULL, &out, &err);
+	refused("a tracked masked .env (split index)", st, out, err, "/r1/.env", "tracks it as .env");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	st = run_gc("r1", NULL, "r1/secrets.yml", NULL, &out, &err);
+	refused("a tracked denyRead file", st, out, err, "/r1/secrets.yml", "tracks it as secrets.yml");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* The policy denies the repository's .git: nothing of it is read. */
+	st = run_gc("r1", "r1/.env", NULL, "r1/.git", &out, &err);
+	started("a tracked masked .env, the repository's .git denied", st, out, err);
+	free(out);
+	free(err);
+}
+
+/* Untracked, but the content is an object: committed, then git rm
+ * --cached and ignored, then gc'd into a pack (no loose object left);
+ * a file outside every repository whose content the working directory's
+ * repository holds. */
+static void test_in_pack(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r2"), 0755) == 0 && secret_file("r2/.env") == 0);
+	CU_ASSERT_FATAL(sh("cd r2 && git init -q . && echo app > app.py && git add -A && git commit -qm init && "
+			   "git rm -q --cached .env && echo .env > .gitignore && git add .gitignore && "
+			   "git commit -qm untrack && git gc -q && test -z \"$(ls -d .git/objects/?? 2>/dev/null)\" && "
+			   "ls .git/objects/pack/*.idx >/dev/null") == 0);
+	st = run_gc("r2", "r2/.env", NULL, NULL, &out, &err);
+	refused("an untracked masked .env whose content is in a pack", st, out, err, "/r2/.env", "is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A masked file in no repository; the working directory's holds a
+	 * copy (loose, as committed). */
+	CU_ASSERT_FATAL(mkdir(at(buf, "plain"), 0755) == 0 && secret_file("plain/token") == 0 &&
+			mkdir(at(buf, "r3"), 0755) == 0 && secret_file("r3/backup.txt") == 0);
+	CU_ASSERT_FATAL(sh("cd r3 && git init -q . && git add -A && git commit -qm init") == 0);
+	st = run_gc("r3", "plain/token", NULL, NULL, &out, &err);
+	refused("a masked file whose content the working directory's repository holds", st, out, err,
+		"/plain/token", "is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* The same for a file the policy's denyRead names. */
+	st = run_gc("r3", NULL, "plain/token", NULL, &out, &err);
+	refused("a denyRead file whose content the working directory's repository holds", st, out, err,
+		"/plain/token", "is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A file of the mandatory table (~/.npmrc) that a dotfiles
+	 * repository in the home tracks: refused, run from a project
+	 * outside it. */
+	CU_ASSERT_FATAL(mkdir(at(buf, "home9"), 0755) == 0 && secret_file("home9/.npmrc") == 0 &&
+			mkdir(at(buf, "proj9"), 0755) == 0);
+	CU_ASSERT_FATAL(sh("cd home9 && git init -q . && git add .npmrc && git commit -qm dotfiles") == 0);
+	run_home = "home9";
+	st = run_gc("proj9", NULL, NULL, NULL, &out, &err);
+	run_home = "home";
+	refused("~/.npmrc tracked by a dotfiles repository in the home", st, out, err, "/home9/.npmrc",
+		"tracks it as .npmrc");
+	free(out);
+	free(err);
+}
+
+/* What starts: an ignored, never committed masked .env in a repository;
+ * a masked file with no repository above it. */
+static void test_starts(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r4"), 0755) == 0 && secret_file("r4/.env") == 0);
+	CU_ASSERT_FATAL(sh("cd r4 && git init -q . && echo .env > .gitignore && echo app > app.py && git add -A && "
+			   "git commit -qm init && git gc -q && echo more >> app.py && git commit -qam more") == 0);
+	st = run_gc("r4", "r4/.env", NULL, NULL, &out, &err);
+	started("an ignored masked .env never committed", st, out, err);
+	ROW(test_has(out, "+app"), "git log in the sandbox did not run: %s", test_nz(out));
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A file of the mandatory table (~/.yarnrc.yml) byte for byte like
+	 * one the project commits, no secret in either: not looked for in
+	 * the project's repository. */
+	CU_ASSERT_FATAL(mkdir(at(buf, "home10"), 0755) == 0 &&
+			test_write_file(at(buf, "home10/.yarnrc.yml"), "nodeLinker: node-modules\n", 25) == 0 &&
+			mkdir(at(buf, "r10"), 0755) == 0 &&
+			test_write_file(at(buf, "r10/.yarnrc.yml"), "nodeLinker: node-modules\n", 25) == 0);
+	CU_ASSERT_FATAL(sh("cd r10 && git init -q . && git add -A && git commit -qm init") == 0);
+	run_home = "home10";
+	st = run_gc("r10", NULL, NULL, NULL, &out, &err);
+	run_home = "home";
+	started("~/.yarnrc.yml like the project's committed .yarnrc.yml", st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(mkdir(at(buf, "norepo"), 0755) == 0 && secret_file("norepo/.env") == 0);
+	st = run_gc("norepo", "norepo/.env", "norepo/.env2", NULL, &out, &err);
+	started("a masked .env with no repository", st, out, err);
+	free(out);
+	free(err);
+}
+
+/* SHA-256 repositories: tracked, and in a pack only. */
+static void test_sha256(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r5"), 0755) == 0 && secret_file("r5/.env") == 0 &&
+			mkdir(at(buf, "r6"), 0755) == 0 && secret_file("r6/.env") == 0);
+	CU_ASSERT_FATAL(sh("cd r5 && git init -q --object-format=sha256 . && git add -A && git commit -qm init") == 0);
+	st = run_gc("r5", "r5/.env", NULL, NULL, &out, &err);
+	refused("a tracked masked .env, SHA-256 repository", st, out, err, "/r5/.env", "tracks it as .env");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r6 && git init -q --object-format=sha256 . && echo a > a && git add -A && "
+			   "git commit -qm init && git rm -q --cached .env && echo .env > .gitignore && git add -A && "
+			   "git commit -qm untrack && git gc -q && test -z \"$(ls -d .git/objects/?? 2>/dev/null)\"") == 0);
+	st = run_gc("r6", "r6/.env", NULL, NULL, &out, &err);
+	refused("an untracked masked .env in a SHA-256 pack", st, out, err, "/r6/.env", "is an object in");
+	free(out);
+	free(err);
+}
+
+/* A linked worktree: its own index (in .git/worktrees/NAME), the common
+ * directory's objects. */
+static void test_worktree(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r7"), 0755) == 0);
+	CU_ASSERT_FATAL(sh("cd r7 && git init -q . && echo a > a && git add -A && git commit -qm init && "
+			   "git worktree add -q -b side ../wt7") == 0);
+	CU_ASSERT_FATAL(secret_file("wt7/.env") == 0);
+	CU_ASSERT_FATAL(sh("cd wt7 && git add .env && git commit -qm secret && test -f .git") == 0);
+	st = run_gc("wt7", "wt7/.env", NULL, NULL, &out, &err);
+	refused("a masked .env a linked worktree tracks", st, out, err, "/wt7/.env", "tracks it as .env");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* Untracked there since, the blob in the common directory's objects. */
+	CU_ASSERT_FATAL(sh("cd wt7 && git rm -q --cached .env && git commit -qm untrack") == 0);
+	st = run_gc("wt7", "wt7/.env", NULL, NULL, &out, &err);
+	refused("an untracked masked .env of a linked worktree, in the common objects", st, out, err, "/wt7/.env",
+		"is an object in");
+	free(out);
+	free(err);
+}
+
+/* Fail closed: an index, a pack index that does not parse. */
+static void test_garbled(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r8"), 0755) == 0 && secret_file("r8/.env") == 0);
+	CU_ASSERT_FATAL(sh("cd r8 && git init -q . && echo .env > .gitignore && git add -A && git commit -qm init && "
+			   "printf 'DIRC\\0\\0\\0\\2\\0\\0\\0\\5garbage' > .git/index") == 0);
+	st = run_gc("r8", "r8/.env", NULL, NULL, &out, &err);
+	refused("an index that does not parse", st, out, err, "/r8/.git", "does not parse");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r8 && rm .git/index && git reset -q && git gc -q && "
+			   "f=$(ls .git/objects/pack/*.idx) && chmod u+w $f && head -c 1100 $f > $f.t && mv $f.t $f") == 0);
+	st = run_gc("r8", "r8/.env", NULL, NULL, &out, &err);
+	refused("a pack index cut short", st, out, err, ".idx", "holds a copy");
+	free(out);
+	free(err);
+}
+
+TEST_REGISTRAR(register_gitcopies)
+{
+	CU_pSuite s = test_suite("gitcopies", suite_init, suite_cleanup);
+
+	test_add(s, "a masked or denyRead file the repository tracks (index v2, v4, split): refused; its .git "
+		 "denied: starts",
+		 test_tracked);
+	test_add(s, "untracked, its content in a pack after gc, or in the working directory's repository; "
+		 "~/.npmrc in a dotfiles repository: refused",
+		 test_in_pack);
+	test_add(s, "an ignored masked file never committed, no repository, a mandatory row like a project's "
+		 "file: starts",
+		 test_starts);
+	test_add(s, "SHA-256 repositories: tracked, in a pack: refused", test_sha256);
+	test_add(s, "a linked worktree: tracked, in the common objects: refused", test_worktree);
+	test_add(s, "an index, a pack index that does not parse: refused", test_garbled);
+}
