@@ -10,7 +10,8 @@
  *    the start is refused, naming the file and the repository, the
  *    secret printed nowhere;
  *  - a masked file no longer tracked (git rm --cached) whose content is
- *    in a pack after git gc (SHA-1 and SHA-256), and a masked or denyRead
+ *    in a pack after git gc (SHA-1 and SHA-256) or in the store a --shared
+ *    clone's alternates name, and a masked or denyRead
  *    file outside every repository whose content the working directory's
  *    repository holds: refused; a file of the mandatory table (~/.npmrc)
  *    a dotfiles repository in the home tracks: refused;
@@ -267,6 +268,18 @@ static void test_in_pack(void)
 	st = run_gc("r3", "plain/token", NULL, NULL, &out, &err);
 	refused("a masked file whose content the working directory's repository holds", st, out, err,
 		"/plain/token", "is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A clone made with --shared holds the object through its
+	 * alternates only (objects/info/alternates names r2's store). */
+	CU_ASSERT_FATAL(sh("git clone -q --shared r2 r2s && test -s r2s/.git/objects/info/alternates && "
+			   "test -z \"$(ls -d r2s/.git/objects/?? 2>/dev/null)\"") == 0);
+	CU_ASSERT_FATAL(secret_file("r2s/.env") == 0);
+	st = run_gc("r2s", "r2s/.env", NULL, NULL, &out, &err);
+	refused("a masked .env whose content is in the store an alternates file names", st, out, err, "/r2s/.env",
+		"is an object in");
 	free(out);
 	free(err);
 	out = err = NULL;
