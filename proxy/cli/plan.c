@@ -1415,9 +1415,189 @@ static int plan_resolver(struct run_plan *pl, const struct plan_sys_paths *sys, 
 	return 0;
 }
 
+/* The largest info/exclude shown with the placeholders added (1 MiB);
+ * a larger one is left as it is. */
+#define PLAN_EXCLUDE_MAX (1024 * 1024)
+
+/* The first line of the small file path (a .git file, a commondir),
+ * newline cut, into buf. 0 or -1. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
+}
+
+/* For a work tree whose .git is a file (a linked worktree, a
+ * submodule): the info/exclude git reads, in the common git directory
+ * ("gitdir: X" in .git, then X's commondir when it has one), into ex.
+ * 0 or -1. */
+static int git_common_exclude(const char *top, char *ex, size_t exlen)
+{
+	char line[PATH_MAX], path[2 * PATH_MAX + 16], gitdir[PATH_MAX], common[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/.git", top);
+	if (read_line(path, line, sizeof(line)) < 0 || strncmp(line, "gitdir: ", 8) != 0)
+		return -1;
+	if (line[8] == '/')
+		snprintf(path, sizeof(path), "%s", line + 8);
+	else
+		snprintf(path, sizeof(path), "%s/%s", top, line + 8);
+	if (realpath(path, gitdir) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/commondir", gitdir);
+	if (read_line(path, line, sizeof(line)) == 0) {
+		if (line[0] == '/')
+			snprintf(path, sizeof(path), "%s", line);
+		else
+			snprintf(path, sizeof(path), "%s/%s", gitdir, line);
+		if (realpath(path, common) == NULL)
+			return -1;
+	} else {
+		snprintf(common, sizeof(common), "%s", gitdir);
+	}
+	return (size_t)snprintf(ex, exlen, "%s/info/exclude", common) >= exlen ? -1 : 0;
+}
+
+/*
+ * The placeholders of the working directory's repository, kept out of its
+ * git status in the session. The sandbox covers a protected path that
+ * does not exist (`.envrc`, `.vscode`, `.gitmodules`, about a hundred in
+ * a fresh project) with an empty file or directory it makes, removed
+ * after the run; git saw them untracked, and an agent's `git add -A &&
+ * git commit` committed them (the review of round 32). The repository's
+ * info/exclude is shown in the session (read-only, as info/ is) with, after
+ * its own lines, one anchored line per path the plan will make: the first
+ * missing component of each protected path of the work tree whose parent
+ * the command may write. The host's file is not changed. Nothing when the
+ * working directory is in no repository or info/exclude is not a
+ * regular file. A linked worktree's or a submodule's is the common git
+ * directory's. 0, or -1 after logging.
+ */
+static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, const char *sysdir)
+{
+	char top[PATH_MAX], ex[PATH_MAX + 32], out[PATH_MAX];
+	struct strv lines = {0};
+	struct stat st;
+	char *text = NULL, *all = NULL;
+	size_t tlen = 0, alen = 0;
+	FILE *mf;
+	int fd, rc = -1;
+
+	if (h->cwd == NULL || realpath(h->cwd, top) == NULL)
+		return 0;
+	for (;;) {
+		if ((size_t)snprintf(ex, sizeof(ex), "%s/.git", strcmp(top, "/") == 0 ? "" : top) < sizeof(ex) &&
+		    lstat(ex, &st) == 0)
+			break;
+		if (strcmp(top, "/") == 0)
+			return 0;
+		*strrchr(top, '/') = '\0';
+		if (top[0] == '\0')
+			strcpy(top, "/");
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if ((size_t)snprintf(ex, sizeof(ex), "%s/.git/info/exclude", strcmp(top, "/") == 0 ? "" : top) >=
+		    sizeof(ex))
+			return 0;
+	} else if (!S_ISREG(st.st_mode) || git_common_exclude(top, ex, sizeof(ex)) < 0) {
+		return 0;
+	}
+	fd = open(ex, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PLAN_EXCLUDE_MAX) {
+		(void)close(fd);
+		return 0;
+	}
+	text = calloc(1, (size_t)st.st_size + 1);
+	if (text == NULL || (tlen = (size_t)read(fd, text, (size_t)st.st_size)) != (size_t)st.st_size) {
+		(void)close(fd);
+		free(text);
+		log_warnx("cannot read %s", ex);
+		return -1;
+	}
+	(void)close(fd);
+	for (size_t i = 0; i < pl->protect.n; i++) {
+		const char *p = pl->protect.v[i];
+		size_t tl = strcmp(top, "/") == 0 ? 0 : strlen(top);
+		char cur[PATH_MAX];
+
+		if (!path_under(p, top) || p[tl] != '/' || strlen(p) >= sizeof(cur))
+			continue;
+		/* the first missing component below the top */
+		for (const char *c = p + tl + 1;; c++) {
+			if (*c != '/' && *c != '\0')
+				continue;
+			memcpy(cur, p, (size_t)(c - p));
+			cur[c - p] = '\0';
+			if (lstat(cur, &st) < 0) {
+				char parent[PATH_MAX];
+				bool writable = false;
+
+				snprintf(parent, sizeof(parent), "%s", cur);
+				*strrchr(parent, '/') = '\0';
+				for (size_t k = 0; k < pl->allow_write.n && !writable; k++)
+					writable = path_under(parent[0] != '\0' ? parent : "/", pl->allow_write.v[k]);
+				if (writable && strncmp(cur + tl, "/.git/", 6) != 0 && strcmp(cur + tl, "/.git") != 0 &&
+				    strv_add_unique(&lines, cur + tl) < 0)
+					goto done;
+				break;
+			}
+			if (*c == '\0')
+				break;
+		}
+	}
+	if (lines.n == 0) {
+		rc = 0;
+		goto done;
+	}
+	mf = open_memstream(&all, &alen);
+	if (mf == NULL)
+		goto oom;
+	fputs(text, mf);
+	if (tlen > 0 && text[tlen - 1] != '\n')
+		fputc('\n', mf);
+	fputs("# passavant run: the empty files and directories this session made to protect these\n"
+	      "# paths (removed after it; shown here in the session only, the repository's file is\n"
+	      "# not changed)\n", mf);
+	for (size_t i = 0; i < lines.n; i++) {
+		/* gitignore syntax: a leading "#" or "!", "\\", "*", "?", "["
+		 * and trailing spaces are escaped with a backslash. */
+		for (const char *c = lines.v[i]; *c != '\0'; c++) {
+			if (strchr("\\*?[#! ", *c) != NULL)
+				fputc('\\', mf);
+			fputc(*c, mf);
+		}
+		fputc('\n', mf);
+	}
+	if (fclose(mf) != 0)
+		goto oom;
+	if (write_session_file(sysdir, "git-info-exclude", all, out, sizeof(out)) == 0 &&
+	    add_file(pl, ex, out, true) == 0)
+		rc = 0;
+	goto done;
+oom:
+	log_warn("run");
+done:
+	free(all);
+	free(text);
+	strv_free(&lines);
+	return rc;
+}
+
 /* The session files the system paths are shown with, in
  * <session>/PLAN_SYS_SUBDIR (made here, 0755: the command reads them). */
-static int plan_sys(struct run_plan *pl, const struct plan_session *s)
+static int plan_sys(struct run_plan *pl, const struct plan_host *h, const struct plan_session *s)
 {
 	const struct plan_sys_paths *sys = s->sys != NULL ? s->sys : plan_sys_paths_default();
 	char sysdir[PATH_MAX];
@@ -1438,6 +1618,8 @@ static int plan_sys(struct run_plan *pl, const struct plan_session *s)
 		return -1;
 	if (s->intercept && plan_resolver(pl, sys, sysdir) < 0)
 		return -1;
+	if (plan_git_exclude(pl, h, sysdir) < 0)
+		return -1;
 	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_debug("run: trust and resolver files in %.1f ms",
 		  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
@@ -1453,7 +1635,7 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		return -1;
 	}
 	if (plan_fs(pl, p) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
-	    plan_sys(pl, s) < 0 || plan_env(pl, p, masks, h, s) < 0) {
+	    plan_sys(pl, h, s) < 0 || plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
 		return -1;
 	}

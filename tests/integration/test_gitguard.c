@@ -753,6 +753,43 @@ static void test_legit_session(void)
 	gcase_free(&c);
 }
 
+/*
+ * The review of round 32: the empty files the sandbox makes to protect
+ * missing paths of the work tree (.envrc, .vscode, .gitmodules, ...)
+ * showed untracked in the session's git status, and an agent's `git add
+ * -A && git commit` committed them (the host then saw them deleted). The
+ * repository's info/exclude is shown in the session with them: status is
+ * clean, nothing is committed, and the host's file is not changed.
+ */
+static void test_placeholders_not_committed(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "printf 'own-rule\\n' >> work/.git/info/exclude", NULL, NULL,
+				 "ls -A; echo ==; git status --porcelain --untracked-files=all; echo ==; "
+				 "git add -A; git commit -q -m all 2>&1; git show --stat --format= HEAD; "
+				 "echo own > own-rule; git status --porcelain; echo DONE",
+				 "git -C work status --porcelain; echo ==; git -C work log --oneline | wc -l; "
+				 "grep -c passavant work/.git/info/exclude; tail -n 1 work/.git/info/exclude") == 0);
+	{
+		const char *mid = c.out != NULL ? strstr(c.out, "==\n") : NULL;
+		const char *end = mid != NULL ? strstr(mid + 3, "==\n") : NULL;
+
+		ROW(c.out != NULL && strstr(c.out, ".envrc\n") != NULL,
+		    "no placeholder was made (the test shows nothing): %s", test_nz(c.out));
+		ROW(mid != NULL && end == mid + 3, "the session's git status shows the placeholders: %.400s",
+		    test_nz(mid));
+		ROW(end != NULL && strstr(end, ".envrc") == NULL && strstr(end, ".vscode") == NULL,
+		    "`git add -A` committed placeholders: %.400s", test_nz(end));
+	}
+	ROW(test_has(c.out, "DONE") && !test_has(c.out, "?? own-rule"),
+	    "the repository's own exclude rule was lost in the session: %s", test_nz(c.out));
+	ROW(c.host != NULL && strncmp(c.host, "==\n1\n0\nown-rule\n", 16) == 0,
+	    "after the run, the host's git status or info/exclude changed: %s", test_nz(c.host));
+	gcase_free(&c);
+}
+
 /* --keep-git-config keeps a planted file, and says so. */
 static void test_keep_flag(void)
 {
@@ -2979,6 +3016,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "old hooks renamed into place with their directory", test_renamed_dir);
 	test_add(s, "mount plan: control files not writable, nothing left", test_mount_plan);
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
+	test_add(s, "placeholders of the work tree: not in the session's git status, not committed by git add -A",
+		 test_placeholders_not_committed);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
 	test_add(s, "a name only containing the quarantine suffix, or of its shape but new, is checked",
