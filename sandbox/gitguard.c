@@ -840,6 +840,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_gitignore(g, fd);
 	if (sc.venv && !ingit)
 		gg_check_venv(g, fd);
+	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row
 	 * the mount plan covered read-only: the command could not write

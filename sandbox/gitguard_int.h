@@ -403,4 +403,17 @@ static inline bool gg_rec_is_include(const struct gg_rec *r)
 }
 bool gg_under_roots(const struct gg *g, const char *path);
 
+/* gitindex.c: the index of the git directory g->path (open as gfd),
+ * written in the session and left in place by gitviews.c: rewritten for
+ * git to compare every file again (sizes 0, optional extensions dropped,
+ * checksum new), or moved aside when that cannot undo what it hides (a
+ * sparse directory entry over files the session wrote; bits whose work
+ * tree is not known). wt_known: the work tree was found; wfd: it, open
+ * (-1: not opened). */
+void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd);
+/* gitindex.c: the directory g->path (open as fd), when it is a .hg: its
+ * dirstate written in the session gets every normal entry set to be
+ * looked up again (v1), or moves aside (v2, or unparsed). */
+void gg_check_hg(struct gg *g, int fd);
+
 #endif

@@ -698,12 +698,6 @@ struct hidden {
 	bool split;             /* a split index: its entries' flags live in
 				   a sharedindex.* file this check does not
 				   read (the "link" extension) */
-	bool untr, fsmn;        /* an untracked cache, fsmonitor data */
-	size_t eoie;            /* the end-of-index-entries extension's
-				   offset (0: none): it hashes the others'
-				   headers, so it goes with them */
-	size_t drop[8];         /* offsets of the extensions to drop */
-	size_t ndrop;
 };
 
 /* One flagged entry: does the work tree file name (below wfd) differ
@@ -865,115 +859,6 @@ static int index_entry(void *arg, const char *name, const unsigned char *e, uint
 	return 0;
 }
 
-/* gg_index_scan()'s extension callback for check_index(): notes an
- * untracked cache or fsmonitor data (to drop), and the end-of-index-
- * entries extension, which goes with them. */
-static int index_ext(void *arg, const unsigned char *b, size_t off, size_t sz)
-{
-	struct hidden *h = ((struct index_walk *)arg)->h;
-
-	(void)sz;
-	if (memcmp(b + off, "UNTR", 4) == 0 || memcmp(b + off, "FSMN", 4) == 0) {
-		if (b[off] == 'U')
-			h->untr = true;
-		else
-			h->fsmn = true;
-		if (h->ndrop >= sizeof(h->drop) / sizeof(h->drop[0]))
-			return -1;
-		h->drop[h->ndrop++] = off;
-	}
-	if (memcmp(b + off, "EOIE", 4) == 0)
-		h->eoie = off;
-	return 0;
-}
-
-/*
- * An index written in the session holding an untracked cache (UNTR: git
- * status takes the untracked files of each directory whose times match
- * from it, without reading the directory; used whenever present) or
- * fsmonitor data (FSMN: entries git takes for unchanged without a stat,
- * with core.fsmonitor set): either can be forged to hide a new or changed
- * file (a new conftest.py missing from git status). The index moves aside
- * and a copy without them (nor the end-of-index-entries extension, which
- * hashes the others) is put in its place, its checksum made again: git
- * builds them again where it is configured to.
- */
-static void strip_index_caches(struct gg *g, int gfd, const unsigned char *b, size_t len, const struct hidden *h)
-{
-	static const char tmp[] = "index.passavant-new";
-	char setting[512];
-	unsigned char *out, md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	size_t kept = 0, end = len - h->hsz, off, first = end;
-	struct stat st;
-	EVP_MD_CTX *ctx;
-	bool ok;
-	int fd;
-
-	/* The entries end where the first extension starts: the lowest
-	 * offset among those found (they follow one another). */
-	for (size_t i = 0; i < h->ndrop; i++)
-		if (h->drop[i] < first)
-			first = h->drop[i];
-	if (h->eoie != 0 && h->eoie < first)
-		first = h->eoie;
-	snprintf(setting, sizeof(setting),
-		 "an index written in the session holding %s (git status trusts %s to skip files and "
-		 "directories it does not look at again: a forged one hides a new or changed file); a copy "
-		 "without %s is put in its place",
-		 h->untr && h->fsmn ? "an untracked cache and fsmonitor data"
-		 : h->untr	   ? "an untracked cache"
-				   : "fsmonitor data",
-		 h->untr && h->fsmn ? "them" : "it", h->untr && h->fsmn ? "them" : "it");
-	if (g->keep || fstatat(gfd, "index", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		gg_quarantine(g, gfd, g->path, "index", setting);
-		return;
-	}
-	out = malloc(len);
-	if (out == NULL) {
-		gg_quarantine(g, gfd, g->path, "index", setting);
-		return;
-	}
-	/* Walk the extensions from the first one again (gg_index_scan()
-	 * checked their sizes), keeping all but UNTR, FSMN and EOIE. */
-	memcpy(out, b, first);
-	kept = first;
-	for (off = first; off + 8 <= end;) {
-		size_t sz = be32(b + off + 4);
-
-		if (memcmp(b + off, "UNTR", 4) != 0 && memcmp(b + off, "FSMN", 4) != 0 &&
-		    memcmp(b + off, "EOIE", 4) != 0) {
-			memcpy(out + kept, b + off, 8 + sz);
-			kept += 8 + sz;
-		}
-		off += 8 + sz;
-	}
-	ctx = EVP_MD_CTX_new();
-	ok = ctx != NULL && EVP_DigestInit_ex(ctx, h->hsz == 32 ? EVP_sha256() : EVP_sha1(), NULL) == 1 &&
-	     EVP_DigestUpdate(ctx, out, kept) == 1 && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == h->hsz;
-	EVP_MD_CTX_free(ctx);
-	fd = -1;
-	if (ok) {
-		memcpy(out + kept, md, mdlen);
-		kept += mdlen;
-		fd = openat(gfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0644);
-	}
-	if (fd < 0 || write_all(fd, (const char *)out, kept) < 0 || close(fd) < 0) {
-		int e = ok ? errno : ENOMEM;
-
-		if (fd >= 0)
-			(void)unlinkat(gfd, tmp, 0);
-		free(out);
-		gg_report_error(g, g->path, "index", "cannot write a copy without its untracked cache", e);
-		gg_quarantine(g, gfd, g->path, "index", setting);
-		return;
-	}
-	free(out);
-	gg_quarantine(g, gfd, g->path, "index", setting);
-	if (faccessat(gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) == 0 || renameat(gfd, tmp, gfd, "index") < 0)
-		gg_report_error(g, g->path, "index", "cannot put the copy in place (it is index.passavant-new)", errno);
-}
-
 /*
  * The index of g->path (gfd), written in the session: an entry marked
  * assume-unchanged or skip-worktree whose file in the work tree the
@@ -993,8 +878,10 @@ static void check_index(struct gg *g, int gfd, bool all)
 
 	if (!all && !gg_changed(g, gfd, "index"))
 		return;
-	if (!work_tree(g, gfd, wt))
+	if (!work_tree(g, gfd, wt)) {
+		gg_index_settle(g, gfd, false, -1); /* gitindex.c */
 		return;
+	}
 	b = (unsigned char *)gg_read_all(gfd, "index", GV_INDEX_MAX_BYTES, &len);
 	if (b == NULL) {
 		if (errno != ENOENT)
@@ -1007,7 +894,7 @@ static void check_index(struct gg *g, int gfd, bool all)
 	h.hsz = gg_hash_size(gfd);
 	struct index_walk w = {g, wfd, &h};
 	unsigned char shared[32];
-	int rc = gg_index_scan(b, len, h.hsz, index_entry, index_ext, &w, shared);
+	int rc = gg_index_scan(b, len, h.hsz, index_entry, NULL, &w, shared);
 
 	h.split = rc == 1;
 	if (rc < 0) {
@@ -1029,8 +916,6 @@ static void check_index(struct gg *g, int gfd, bool all)
 			 "then every change shows",
 			 h.n, h.n == 1 ? "" : "s", h.n == 1 ? "it" : "them", h.first, h.n > 1 ? ", ..." : "");
 		gg_quarantine(g, gfd, g->path, "index", setting);
-	} else if (h.ndrop > 0) {
-		strip_index_caches(g, gfd, b, len, &h);
 	}
 	if (h.forged > 0 && faccessat(gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		struct sbx_git_finding f = {0};
@@ -1049,6 +934,8 @@ static void check_index(struct gg *g, int gfd, bool all)
 			g->report(g->arg, &f);
 		}
 	}
+	/* What is left: rewritten for git to read every file (gitindex.c). */
+	gg_index_settle(g, gfd, true, wfd);
 	if (wfd >= 0)
 		(void)close(wfd);
 	free(b);

@@ -2611,9 +2611,243 @@ static void test_index_forged_times(void)
 	CU_ASSERT(test_has(c.out, "DONE"));
 	expect_safe(&c, want);
 	CU_ASSERT(!test_has(c.err, "u.py"));
-	/* what the line is about: the host's git status shows u.py, not t.py */
-	CU_ASSERT(test_has(c.host, "M  u.py") && !test_has(c.host, "t.py"));
-	if (test_has(c.err, "u.py") || !test_has(c.host, "M  u.py") || test_has(c.host, "t.py"))
+	/* Round 33: the index the session wrote is rewritten with every
+	 * size 0 (gitindex.c), so the host's git status compares t.py's
+	 * content and shows the edit the line is about, beside u.py. */
+	CU_ASSERT(test_has(c.host, "M  u.py") && test_has(c.host, " M t.py"));
+	if (test_has(c.err, "u.py") || !test_has(c.host, "M  u.py") || !test_has(c.host, " M t.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33 (family R1): an index the session wrote rewritten in place.
+ * gi.py, written to CASE by the setup, edits a version 2 index the way
+ * the attack did (attack33s's gitidx.py): "oid PATH HEX", "ctimens PATH
+ * NS", "drop PATH" (the other extensions kept), "sparsedir DIR TREE" (DIR's
+ * entries made one sparse directory entry, skip-worktree, 'sdir'),
+ * "treefrom OTHER" (OTHER's cache-tree); the checksum computed again.
+ */
+#define GI_PY                                                                                                  \
+	"cat > gi.py <<'EOF'\n"                                                                                \
+	"import hashlib, struct, sys\n"                                                                        \
+	"p, op = sys.argv[1], sys.argv[2]\n"                                                                   \
+	"def parse(b):\n"                                                                                      \
+	"    n = struct.unpack('>I', b[8:12])[0]; off = 12; ents = []\n"                                       \
+	"    for _ in range(n):\n"                                                                             \
+	"        fl = struct.unpack('>H', b[off+60:off+62])[0]; at = off + 62 + (2 if fl & 0x4000 else 0)\n"  \
+	"        nl = b.index(b'\\0', at) - at; end = off + ((at - off + nl + 8) & ~7)\n"                     \
+	"        ents.append([b[at:at+nl], bytearray(b[off:end])]); off = end\n"                              \
+	"    exts = []\n"                                                                                      \
+	"    while off + 8 <= len(b) - 20:\n"                                                                  \
+	"        sz = struct.unpack('>I', b[off+4:off+8])[0]; exts.append((b[off:off+4], b[off:off+8+sz])); off += 8 + sz\n" \
+	"    return ents, exts\n"                                                                              \
+	"b = open(p, 'rb').read(); ents, exts = parse(b); hdr = bytearray(b[:8])\n"                            \
+	"if op == 'treefrom':\n"                                                                               \
+	"    t = [x for x in parse(open(sys.argv[3], 'rb').read())[1] if x[0] == b'TREE']\n"                   \
+	"    exts = t + [x for x in exts if x[0] != b'TREE']\n"                                                \
+	"else:\n"                                                                                              \
+	"    path = sys.argv[3].encode(); e = [x for x in ents if x[0] == path or x[0].startswith(path + b'/')][0]\n" \
+	"    if op == 'oid': e[1][40:60] = bytes.fromhex(sys.argv[4])\n"                                       \
+	"    if op == 'ctimens': e[1][4:8] = struct.pack('>I', int(sys.argv[4]))\n"                            \
+	"    if op == 'drop': ents.remove(e)\n"                                                                \
+	"    if op == 'sparsedir':\n"                                                                          \
+	"        d = path + b'/'; ents = [x for x in ents if not x[0].startswith(d)]\n"                        \
+	"        body = bytearray(24) + struct.pack('>I', 0o40000) + bytearray(12) + bytes.fromhex(sys.argv[4])\n" \
+	"        body += struct.pack('>HH', 0x4000 | len(d), 0x4000) + d; body += b'\\0' * (8 - len(body) % 8)\n" \
+	"        ents = sorted(ents + [[d, body]], key=lambda x: x[0]); exts = [x for x in exts if x[0] != b'UNTR'] + [(b'sdir', b'sdir' + bytes(4))]\n" \
+	"        hdr[4:8] = struct.pack('>I', 3)\n"                                                            \
+	"    exts = [x for x in exts if x[0] != b'TREE']\n"                                                    \
+	"out = bytes(hdr) + struct.pack('>I', len(ents)) + b''.join(bytes(x[1]) for x in ents) + b''.join(x[1] for x in exts)\n" \
+	"open(p, 'wb').write(out + hashlib.sha1(out).digest())\n"                                              \
+	"EOF\n"
+
+/*
+ * Round 33 (c1): a sparse index's directory entry "tests/" (040000,
+ * skip-worktree) over tests/, whose conftest.py the session edited: host
+ * git expands it into skip-worktree entries and shows no change. The
+ * index moves aside (`git reset` then shows the edit).
+ */
+static void test_index_sparse_dir(void)
+{
+	static const char *const want[] = {"/work/.git/index: an index with a sparse directory entry (tests/)", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 GI_PY "cd work && mkdir tests && echo ok > tests/test_app.py && "
+				       "echo '# fixtures' > tests/conftest.py && git add . && git commit -q -m t",
+				 NULL, NULL,
+				 "echo planted >> tests/conftest.py && "
+				 "python3 \"$M/../gi.py\" .git/index sparsedir tests $(git rev-parse HEAD:tests) && echo DONE",
+				 "git -C work reset -q; git -C work status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!exists(&c, "work/.git/index") || test_has(c.host, " M tests/conftest.py"));
+	CU_ASSERT(test_has(c.host, " M tests/conftest.py"));
+	if (!test_has(c.host, " M tests/conftest.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33 (c2): an entry given back the old object with the edited
+ * file's times but its ctime nanoseconds 0 (git compares whole seconds),
+ * and a tracked symbolic link repointed whose entry names the old target
+ * (the forged-entry check hashes regular files only). Both showed
+ * nothing on the host and gave no line; the index rewritten with every
+ * size 0 makes git compare both with their files.
+ */
+static void test_index_forged_nsec_and_link(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 GI_PY "cd work && echo 'print(1)' > t.py && mkdir settings && echo D=1 > settings/dev.py && "
+				       "echo D=2 > settings/ci.py && ln -s settings/dev.py local_settings.py && git add . && "
+				       "git commit -q -m t",
+				 NULL, NULL,
+				 "echo planted >> t.py && ln -sfn settings/ci.py local_settings.py && "
+				 "git add t.py local_settings.py && sleep 1.1 && "
+				 "python3 \"$M/../gi.py\" .git/index oid t.py $(git rev-parse HEAD:t.py) && "
+				 "python3 \"$M/../gi.py\" .git/index ctimens t.py 0 && "
+				 "python3 \"$M/../gi.py\" .git/index oid local_settings.py "
+				 "$(git rev-parse HEAD:local_settings.py) && echo DONE",
+				 "git -C work status --short; git -C work diff --stat | cat") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(c.status == 0);
+	CU_ASSERT(test_has(c.host, " M t.py"));
+	CU_ASSERT(test_has(c.host, " M local_settings.py"));
+	CU_ASSERT(exists(&c, "work/.git/index"));
+	if (!test_has(c.host, " M t.py") || !test_has(c.host, " M local_settings.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33 (c3): the untracked cache (UNTR) hid a new file: the session
+ * staged tests/conftest.py, let git build the cache (the file tracked,
+ * not listed), then dropped the entry and kept the cache. The index
+ * rewritten without UNTR: git reads tests/ again and lists the file.
+ */
+static void test_index_untracked_cache(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 GI_PY "cd work && mkdir tests && echo ok > tests/test_app.py && git add . && "
+				       "git commit -q -m t",
+				 NULL, NULL,
+				 "echo planted > tests/conftest.py && git add tests/conftest.py && sleep 2.1 && "
+				 "git -c core.untrackedCache=true status --short >/dev/null && "
+				 "git -c core.untrackedCache=true status --short >/dev/null && "
+				 "python3 \"$M/../gi.py\" .git/index drop tests/conftest.py && echo DONE",
+				 "git -C work status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(c.status == 0);
+	CU_ASSERT(test_has(c.host, "?? tests/conftest.py"));
+	if (!test_has(c.host, "?? tests/conftest.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33 (c6): a forged cache-tree (TREE): tests/conftest.py edited and
+ * really added, only the cache-tree taken from an index `git read-tree
+ * HEAD` wrote. git status and diff --cached trusted it and showed
+ * nothing; the index rewritten without TREE shows the staged edit.
+ */
+static void test_index_cache_tree(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 GI_PY "cd work && mkdir tests && echo ok > tests/test_app.py && "
+				       "echo '# fixtures' > tests/conftest.py && echo app > app.py && git add . && "
+				       "git commit -q -m t",
+				 NULL, NULL,
+				 "echo planted >> tests/conftest.py && git add tests/conftest.py && sleep 1.1 && "
+				 "cp .git/index .git/idx.tmp && GIT_INDEX_FILE=.git/idx.tmp git read-tree HEAD && "
+				 "python3 \"$M/../gi.py\" .git/index treefrom .git/idx.tmp && rm .git/idx.tmp && echo DONE",
+				 "git -C work status --short; git -C work diff --cached --stat | cat") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(c.status == 0);
+	CU_ASSERT(test_has(c.host, "M  tests/conftest.py"));
+	if (!test_has(c.host, "M  tests/conftest.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33 (c7): a linked worktree inside the repository (.worktrees/feat,
+ * as agent tools make them): the session marks an edited file of it
+ * skip-worktree and takes "/.git" off the admin directory's gitdir file,
+ * which the check read to find the work tree (git does not): no line.
+ * The work tree is now found from its own .git file (pointing back at
+ * the admin directory) and the index moves aside. A second worktree's
+ * gitdir file made to name nothing: the check fails closed, its index
+ * with a skip-worktree bit moves aside too.
+ */
+static void test_index_worktree_gitdir_text(void)
+{
+	static const char *const want[] = {"/work/.git/worktrees/feat/index: an index marking 1 file the session "
+					   "changed skip-worktree",
+					   "/work/.git/worktrees/feat2/index: an index marking 1 entry skip-worktree "
+					   "or assume-unchanged (tests/conftest.py) whose work tree the check cannot find",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && mkdir tests && echo ok > tests/test_app.py && "
+				 "echo '# fixtures' > tests/conftest.py && echo .worktrees/ > .gitignore && git add . && "
+				 "git commit -q -m t && git worktree add -q .worktrees/feat -b feat && "
+				 "git worktree add -q .worktrees/feat2 -b feat2",
+				 NULL, NULL,
+				 "for w in feat feat2; do echo planted >> .worktrees/$w/tests/conftest.py && "
+				 "git -C .worktrees/$w update-index --skip-worktree tests/conftest.py || exit 1; done && "
+				 "sed -i 's|/\\.git$||' .git/worktrees/feat/gitdir && echo nowhere > .git/worktrees/feat2/gitdir && "
+				 "git worktree list && echo DONE",
+				 "for w in feat feat2; do (cd work/.worktrees/$w && git reset -q; git status --short); done") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(test_has(c.host, " M tests/conftest.py\n M tests/conftest.py"));
+	if (!test_has(c.host, " M tests/conftest.py\n M tests/conftest.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33: a session's ordinary git use (edit, add, commit, status)
+ * leaves an index the host's git reads as before: status shows the one
+ * change left unstaged, log shows the session's commit, no line is
+ * printed, and the index was rewritten (sizes 0, no cache-tree).
+ */
+static void test_index_normal_session(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && echo a > a.py && echo b > b.py && mkdir d && echo c > d/c.py && "
+				 "git add . && git commit -q -m ab",
+				 NULL, NULL,
+				 "echo a2 >> a.py && git add a.py && git commit -q -m session-commit && "
+				 "echo b2 >> b.py && echo new > n.py && git status --short && echo DONE",
+				 "cd work && git status --short; git log --format=%s | cat; git diff --cached --stat | cat; "
+				 "git ls-files --debug d/c.py | grep size; git fsck --no-dangling 2>&1 | head -3; "
+				 "git status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(c.status == 0);
+	CU_ASSERT(!test_has(c.err, "index"));
+	CU_ASSERT(test_has(c.host, " M b.py\n?? n.py\nsession-commit\nab\n"));
+	CU_ASSERT(!test_has(c.host, "a.py") && !test_has(c.host, "d/c.py"));
+	/* the host's first status wrote true stat data back */
+	CU_ASSERT(!test_has(c.host, "size: 0\t"));
+	if (!test_has(c.host, " M b.py\n?? n.py\nsession-commit\nab\n") || test_has(c.err, "index"))
 		show(&c);
 	gcase_free(&c);
 }
@@ -2766,11 +3000,8 @@ static void test_shallow_written(void)
  * with core.fsmonitor. The index moves aside and a copy without them is
  * put in place: conftest.py shows, the staged file stays staged.
  */
-static void test_index_untracked_cache(void)
+static void test_index_untracked_fsmonitor(void)
 {
-	static const char *const want[] = {"/work/.git/index: an index written in the session holding an untracked cache",
-					   "/work/n/.git/index: an index written in the session holding fsmonitor data",
-					   NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -2808,8 +3039,8 @@ static void test_index_untracked_cache(void)
 	if (!test_has(c.out, "hidden: 0\n"))
 		show(&c);
 	CU_ASSERT(test_has(c.out, "DONE"));
-	expect_safe(&c, want);
-	/* the host's git status shows it; what was staged stays staged */
+	/* the index is rewritten without them (gitindex.c): the host's git
+	 * status shows it; what was staged stays staged */
 	CU_ASSERT(test_has(c.host, "A  b.py") && test_has(c.host, "?? tests/conftest.py") && test_has(c.host, "\n0\n"));
 	if (!test_has(c.host, "?? tests/conftest.py") || !test_has(c.host, "A  b.py") || !test_has(c.host, "\n0\n"))
 		show(&c);
@@ -3055,9 +3286,18 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "notes holding escape sequences added in the session: moved aside (loose), named (packed)",
 		 test_notes_controls);
 	test_add(s, ".git/shallow written in the session: named", test_shallow_written);
-	test_add(s, "an untracked cache and fsmonitor data in an index written in the session: stripped",
-		 test_index_untracked_cache);
+	test_add(s, "an untracked cache and fsmonitor data in an index written in the session: dropped",
+		 test_index_untracked_fsmonitor);
 	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
+	test_add(s, "a sparse index's directory entry over an edited file: the index moves aside",
+		 test_index_sparse_dir);
+	test_add(s, "an entry forged with ctime ns 0, a repointed tracked link: the index rewritten shows both",
+		 test_index_forged_nsec_and_link);
+	test_add(s, "the untracked cache hiding a new file: dropped, the file shows", test_index_untracked_cache);
+	test_add(s, "a forged cache-tree hiding a staged edit: dropped, the edit shows", test_index_cache_tree);
+	test_add(s, "a linked worktree's gitdir file edited: its index with a skip-worktree bit moves aside",
+		 test_index_worktree_gitdir_text);
+	test_add(s, "an ordinary session's index (add, commit, status) works on the host", test_index_normal_session);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth, module and bin/ programs written in the session",
 		 test_ignored_writes);

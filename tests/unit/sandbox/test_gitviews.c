@@ -63,7 +63,7 @@ static int scan_index(const struct gg *g, const unsigned char *b, size_t len, si
 {
 	struct index_walk w = {g, wfd, h};
 	unsigned char shared[32];
-	int rc = gg_index_scan(b, len, hsz, index_entry, index_ext, &w, shared);
+	int rc = gg_index_scan(b, len, hsz, index_entry, NULL, &w, shared);
 
 	h->split = h->split || rc == 1;
 	return rc < 0 ? -1 : 0;
