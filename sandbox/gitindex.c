@@ -587,7 +587,7 @@ void gg_check_hg(struct gg *g, int fd)
 		gg_quarantine(g, fd, g->path, "dirstate",
 			      "a Mercurial dirstate-v2 written in the session (hg takes the files it records for "
 			      "unchanged by their size and time; the check rewrites only v1); `hg "
-			      "debugrebuilddirstate` makes one");
+			      "debugrebuilddirstate -r REV` (the revision checked out) makes one");
 		goto out;
 	}
 	/* v1: two parents (40 bytes), then per file: state (1), mode, size,

@@ -2947,6 +2947,47 @@ static void test_refs_moved(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 33 (c9): Mercurial's dirstate is git's index: the session edits
+ * app.py and rewrites .hg/dirstate (v1) so app.py's entry records the
+ * edited file's size and mtime; hg trusted them, `hg status` was clean.
+ * The dirstate written in the session gets every normal entry's mtime
+ * -1 (look it up): hg compares the content and shows the edit.
+ */
+static void test_hg_dirstate_forged(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/hg", X_OK) != 0) {
+		TEST_SKIP("no Mercurial (/usr/bin/hg)");
+		return;
+	}
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > hgforge.py <<'EOF'\n"
+				 "import os, struct\n"
+				 "b = open('.hg/dirstate', 'rb').read(); out = bytearray(b[:40]); i = 40\n"
+				 "while i < len(b):\n"
+				 "    st, mode, size, mtime, nl = struct.unpack('>cllll', b[i:i+17]); name = b[i+17:i+17+nl]\n"
+				 "    i += 17 + nl\n"
+				 "    if name == b'app.py':\n"
+				 "        s = os.stat('app.py'); mode, size, mtime = s.st_mode, s.st_size, int(s.st_mtime)\n"
+				 "    out += struct.pack('>cllll', st, mode, size, mtime, nl) + name\n"
+				 "open('.hg/dirstate', 'wb').write(out)\n"
+				 "EOF\n"
+				 "cd work && hg init h && cd h && echo 'print(1)' > app.py && hg add -q app.py && "
+				 "hg commit -q -u t -m init && sleep 1.1",
+				 NULL, NULL,
+				 "cd h && echo planted >> app.py && sleep 2.1 && python3 \"$M/../hgforge.py\" && echo DONE",
+				 "cd work/h && hg status") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(c.status == 0);
+	CU_ASSERT(test_has(c.host, "M app.py"));
+	if (!test_has(c.host, "M app.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 33: a note holding an escape sequence (OSC 52, the clipboard)
  * added in the session: the host's git log printed it raw under the
  * commit. The loose notes ref moves aside (out of refs/ first); a packed
@@ -3298,6 +3339,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a linked worktree's gitdir file edited: its index with a skip-worktree bit moves aside",
 		 test_index_worktree_gitdir_text);
 	test_add(s, "an ordinary session's index (add, commit, status) works on the host", test_index_normal_session);
+	test_add(s, "a Mercurial dirstate forged with an edited file's size and time: hg shows the edit",
+		 test_hg_dirstate_forged);
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth, module and bin/ programs written in the session",
 		 test_ignored_writes);
