@@ -187,8 +187,8 @@ bool gg_name_on_row(const struct gg *g, const char *name);
  * session, moves aside: replace refs (loose, packed), info/grafts,
  * objects/info/alternates, an index hiding changed files (skip-worktree,
  * assume-unchanged), info/exclude rules, caches git trusts (commit-graph,
- * multi-pack-index, .bitmap, .rev), an index's untracked cache or
- * fsmonitor data (a copy without them put back); and HEAD or a stopped
+ * multi-pack-index, .bitmap, .rev) (an index's optional extensions, the
+ * untracked cache and fsmonitor data among them, are gitindex.c's); and HEAD or a stopped
  * rebase's files that git's prompt prints, holding control characters.
  * Names .git/shallow written in the session, and (gitrefs.c) the refs
  * moved since the start. */

@@ -16,9 +16,9 @@
  *  - info/exclude given rules in the session: git status hides what they
  *    match;
  *  - (round 33) caches git trusts without reading the objects again: a
- *    commit-graph (chain), a multi-pack-index, a pack's .bitmap or .rev;
- *    an index's untracked cache (UNTR) or fsmonitor data (FSMN), which
- *    git status trusts to skip what it does not look at again.
+ *    commit-graph (chain), a multi-pack-index, a pack's .bitmap or .rev
+ *    (an index's untracked cache and fsmonitor data go with every other
+ *    optional extension when gitindex.c rewrites an index).
  *
  * Each one made or changed in the session moves aside (gg_quarantine(),
  * reported); what git needs to go on working is put back in a clean form
