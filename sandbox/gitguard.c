@@ -225,7 +225,8 @@ struct scan {
 	bool pyc;             /* a compiled Python file (*.pyc) or an extension
 				 module (*.so), or a link so named */
 	bool gitignore;       /* a .gitignore file */
-	bool venv;            /* a pyvenv.cfg file: a Python virtual environment */
+	unsigned venv;        /* GG_PY_*: a pyvenv.cfg, or a bin/, lib/, lib64/,
+				 Lib/ or conda-meta/: maybe a Python environment */
 	struct ent *ents;
 	size_t n, cap;
 };
@@ -289,6 +290,8 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 	case 'c':
 		sc->common = sc->common || strcmp(name, "commondir") == 0;
 		sc->config = sc->config || strcmp(name, "config") == 0;
+		if ((t == DT_DIR || t == DT_LNK) && strcmp(name, "conda-meta") == 0)
+			sc->venv |= GG_PY_CONDA;
 		break;
 	case 'r':
 		if (strcmp(name, "refs") == 0) {
@@ -302,7 +305,20 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 		sc->gitignore = sc->gitignore || (t == DT_REG && strcmp(name, ".gitignore") == 0);
 		break;
 	case 'p':
-		sc->venv = sc->venv || (t == DT_REG && strcmp(name, "pyvenv.cfg") == 0);
+		if ((t == DT_REG || t == DT_LNK) && strcmp(name, "pyvenv.cfg") == 0)
+			sc->venv |= GG_PY_CFG;
+		break;
+	case 'b':
+	case 'l':
+	case 'L':
+		/* what may make it a Python environment by its layout
+		 * (gitignored.c decides) */
+		if (t == DT_DIR || t == DT_LNK)
+			sc->venv |= strcmp(name, "bin") == 0	  ? GG_PY_BIN
+				    : strcmp(name, "lib") == 0	  ? GG_PY_LIB
+				    : strcmp(name, "lib64") == 0 ? GG_PY_LIB64
+				    : strcmp(name, "Lib") == 0	  ? GG_PY_WLIB
+								  : 0;
 		break;
 	default:
 		break;
@@ -838,8 +854,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	 * written in the session, a virtual environment's files. */
 	if (sc.gitignore && !ingit)
 		gg_check_gitignore(g, fd);
-	if (sc.venv && !ingit)
-		gg_check_venv(g, fd);
+	if (sc.venv != 0 && !ingit)
+		gg_check_venv(g, fd, sc.venv);
 	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row

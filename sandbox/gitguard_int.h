@@ -265,11 +265,22 @@ int gg_index_scan(const unsigned char *b, size_t len, size_t hsz, gg_index_fn fn
  * written in the session, it is reported with the entries beside it the
  * session wrote (git status does not show what its rules ignore). */
 void gg_check_gitignore(struct gg *g, int fd);
-/* gitignored.c: the directory g->path (open as fd) holds a pyvenv.cfg:
- * made in the session, reported as such; else its activation scripts
- * rewritten in the session move aside, and the files of its
- * site-packages the session wrote are reported (a bounded walk). */
-void gg_check_venv(struct gg *g, int fd);
+/* gitignored.c: the directory g->path (open as fd) may be a Python
+ * environment (marks: a pyvenv.cfg, conda-meta/, lib/, lib64/, Lib/ or
+ * bin/ in it): one by its layout, made in the session, is reported as such;
+ * else its activation scripts rewritten in the session move aside, and
+ * what the session wrote that its python runs (bin/, lib/'s Python
+ * directories whole, conda's activate.d) is reported (a bounded walk,
+ * links followed while they stay in the tree). */
+void gg_check_venv(struct gg *g, int fd, unsigned marks);
+/* What the walk's read of a directory saw of a Python environment's
+ * layout (gg_check_venv()'s marks). */
+#define GG_PY_CFG 1u    /* pyvenv.cfg */
+#define GG_PY_CONDA 2u  /* conda-meta/ */
+#define GG_PY_BIN 4u    /* bin/ */
+#define GG_PY_LIB 8u    /* lib/ */
+#define GG_PY_LIB64 16u /* lib64/ */
+#define GG_PY_WLIB 32u  /* Lib/ */
 
 /* gitprotect.c: small helpers shared by both halves. */
 bool gg_join(char *out, size_t len, const char *dir, const char *name);

@@ -7,7 +7,10 @@
  * activate when sourced: VS Code sources it in every new terminal).
  *
  * Part of the post-run walk (gitguard.c calls these for a directory
- * holding a .gitignore or a pyvenv.cfg). What git would show is left to
+ * holding a .gitignore, or what may make it a Python environment: a
+ * pyvenv.cfg, conda-meta/, lib/, bin/; round 33 of the attack, c4:
+ * recognised by its layout, links in it followed while they stay in the
+ * tree, the walk's bound always said). What git would show is left to
  * git; what it hides is named in the report, as a line that tells the
  * user to look there before using it (the report's "cannot check" form:
  * runreport.c has no other form for a line that moves nothing). The
@@ -21,18 +24,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "sandbox/gitguard_int.h"
 
 /* Names one report line lists at most. */
 #define GI_NAMES_SHOWN 5
-/* Entries of an environment's site-packages the check looks at, at most
- * (a stat each; a large environment holds 20,000 to 50,000 files, about
- * 40 ms per 10,000 here, docs/sandbox.md). Past it the line says the walk
- * stopped. */
+/* Entries of an environment the check looks at, at most (a stat each; a
+ * large environment holds 20,000 to 50,000 files, about 40 ms per
+ * 10,000 here, docs/sandbox.md). Past it the line says the look
+ * stopped, whatever it found before (round 33's c4b: a .pth that readdir
+ * returned after the 50,000th entry gave no line at all). */
 #define GI_VENV_ENTRIES_MAX 50000
-/* Directory depth below site-packages walked. */
+/* Directory depth below a place walked; deeper ones are said, not
+ * walked. */
 #define GI_VENV_DEPTH 12
 
 /* What a look found: a count and the first names, comma-separated. */
@@ -41,6 +49,17 @@ struct found {
 	char names[1024];
 	unsigned long seen; /* entries looked at */
 	bool cut;           /* stopped at GI_VENV_ENTRIES_MAX */
+	bool deep;          /* a directory past GI_VENV_DEPTH not walked */
+	/* The environment's path from the root being walked ("" when it is
+	 * the root): where a link inside it is resolved from. */
+	const char *envrel;
+	/* Directories walked (device, inode; open-addressed, ino 0 free):
+	 * each once, whatever leads there (lib64 -> lib, a link to a
+	 * directory walked already, a loop). */
+	struct gi_dir {
+		uint64_t dev, ino;
+	} *dirs;
+	size_t ndirs, capdirs;
 };
 
 static void found_add(struct found *f, const char *name)
@@ -60,9 +79,10 @@ static void report_hidden(struct gg *g, const char *path, const char *what, cons
 
 	if (g->record != NULL)
 		return;
-	snprintf(msg, sizeof(msg), "%s%s%s%s%s", what, f != NULL && f->n > 0 ? ": " : "",
+	snprintf(msg, sizeof(msg), "%s%s%s%s%s%s", what, f != NULL && f->n > 0 ? ": " : "",
 		 f != NULL && f->n > 0 ? f->names : "", f != NULL && f->n > GI_NAMES_SHOWN ? ", ..." : "",
-		 f != NULL && f->cut ? " (the look stopped after " GG_STR(GI_VENV_ENTRIES_MAX) " entries)" : "");
+		 f != NULL && f->cut ? " (the look stopped after " GG_STR(GI_VENV_ENTRIES_MAX) " entries: what it did not reach is not named)" : "",
+		 f != NULL && f->deep ? " (directories deeper than " GG_STR(GI_VENV_DEPTH) " were not looked into)" : "");
 	fi.path = path;
 	fi.error = msg;
 	g->report(g->arg, &fi);
@@ -100,10 +120,138 @@ void gg_check_gitignore(struct gg *g, int fd)
 		      &f);
 }
 
-/* Walks dir (open as fd, path) below an environment's site-packages:
- * files changed in the session go to f, by their path from rel. */
-static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, struct found *f)
+/* Whether the directory open as fd was walked already in this look;
+ * notes it when not. false also when it cannot be noted (ENOMEM: walked
+ * again then, within the entries' bound). */
+static bool dir_seen(struct found *f, int fd)
 {
+	struct statx sx;
+	uint64_t dev, ino;
+	size_t h;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_INO, &sx) < 0 || sx.stx_ino == 0)
+		return false;
+	dev = ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
+	ino = sx.stx_ino;
+	if ((f->ndirs + 1) * 2 > f->capdirs) {
+		size_t cap = f->capdirs != 0 ? f->capdirs * 2 : 256;
+		struct gi_dir *d = calloc(cap, sizeof(*d));
+
+		if (d == NULL)
+			return false;
+		for (size_t i = 0; i < f->capdirs; i++) {
+			if (f->dirs[i].ino == 0)
+				continue;
+			h = (size_t)((f->dirs[i].dev * 0x9E3779B97F4A7C15ULL) ^ f->dirs[i].ino) & (cap - 1);
+			while (d[h].ino != 0)
+				h = (h + 1) & (cap - 1);
+			d[h] = f->dirs[i];
+		}
+		free(f->dirs);
+		f->dirs = d;
+		f->capdirs = cap;
+	}
+	h = (size_t)((dev * 0x9E3779B97F4A7C15ULL) ^ ino) & (f->capdirs - 1);
+	for (; f->dirs[h].ino != 0; h = (h + 1) & (f->capdirs - 1))
+		if (f->dirs[h].dev == dev && f->dirs[h].ino == ino)
+			return true;
+	f->dirs[h].dev = dev;
+	f->dirs[h].ino = ino;
+	f->ndirs++;
+	return false;
+}
+
+/*
+ * Opens the directory pfd/name (rel: its path in the environment) for
+ * the look. A directory: through no link, opened up when one of ours
+ * was made unreadable (*mode: to put back, gg_dir_mode_back()). A link
+ * (round 33's c4a: site-packages or lib/ made a link, the walk's
+ * O_NOFOLLOW open failed and it said nothing, while Python follows it):
+ * followed from the root being walked, as Python follows it, and only
+ * while it stays beneath that root (openat2 RESOLVE_BENEATH); one that
+ * leads out of the tree, or cannot be followed, is named in f instead:
+ * fail closed. A directory that cannot be opened is reported as unread.
+ * -1: nothing to walk.
+ */
+static int env_open(struct gg *g, struct found *f, int pfd, const char *name, const char *rel, bool link,
+		    mode_t *mode)
+{
+	char p[PATH_MAX], note[PATH_MAX + 96];
+	struct open_how how;
+	int fd, e;
+
+	*mode = (mode_t)-1;
+	if (!link) {
+		fd = gg_dir_open_up(pfd, name, true, mode);
+		if (fd >= 0)
+			return fd;
+		e = errno;
+		if (gg_join(p, sizeof(p), g->path, rel))
+			gg_dir_mode_back(g, pfd, name, p, *mode);
+		*mode = (mode_t)-1;
+		if (e != ENOENT && e != ENOTDIR)
+			gg_report_unread(g, g->path, rel,
+					 "cannot look into this directory of a Python environment (what the session "
+					 "wrote there is not named)",
+					 e);
+		return -1;
+	}
+	if ((size_t)snprintf(p, sizeof(p), "%s%s%s", f->envrel, f->envrel[0] ? "/" : "", rel) >= sizeof(p)) {
+		snprintf(note, sizeof(note), "%s (a link not followed: its path is too long)", rel);
+		found_add(f, note);
+		return -1;
+	}
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, g->rootfd, p, &how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	/* gone, or no directory behind it after all: nothing Python reads
+	 * as one */
+	if (e == ENOENT || e == ENOTDIR)
+		return -1;
+	if (e == EXDEV)
+		snprintf(note, sizeof(note), "%s (a link out of the writable tree, not looked into)", rel);
+	else
+		snprintf(note, sizeof(note), "%s (a link that cannot be followed: %s)", rel, strerror(e));
+	found_add(f, note);
+	return -1;
+}
+
+/* Whether a directory of lib/ is one of Python's: python3.X, python3
+ * (Debian's dist-packages), pypy3.X. */
+static bool py_lib_name(const char *name)
+{
+	return strncmp(name, "python", 6) == 0 || strncmp(name, "pypy", 4) == 0;
+}
+
+/* The order subdirectories are walked in: site-packages and
+ * dist-packages first (their top holds the .pth files, run at every
+ * start), then the others. */
+static int sub_order(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	bool sx = strcmp(x + 1, "site-packages") == 0 || strcmp(x + 1, "dist-packages") == 0;
+	bool sy = strcmp(y + 1, "site-packages") == 0 || strcmp(y + 1, "dist-packages") == 0;
+
+	return (int)sy - (int)sx;
+}
+
+/*
+ * Walks the directory open as fd (rel: its path in the environment):
+ * its files changed in the session go to f by their path, then its
+ * subdirectories are walked (site-packages first), links to directories
+ * followed as env_open() says. only_py: of the subdirectories only
+ * Python's (lib/'s). A file link whose target the session wrote is
+ * named too. Bounded by GI_VENV_ENTRIES_MAX entries and GI_VENV_DEPTH,
+ * both said when reached.
+ */
+static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, bool only_py, struct found *f)
+{
+	char **subs = NULL; /* first byte: 'l' a link, 'd' a directory; then the name */
+	size_t nsub = 0, capsub = 0;
 	struct dirent *de;
 	DIR *dp;
 	int dfd = dup(fd);
@@ -112,11 +260,16 @@ static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, str
 	if (dp == NULL) {
 		if (dfd >= 0)
 			(void)close(dfd);
+		gg_report_unread(g, g->path, rel,
+				 "cannot look into this directory of a Python environment (what the session wrote "
+				 "there is not named)",
+				 errno);
 		return;
 	}
 	while ((de = readdir(dp)) != NULL) {
 		char sub[PATH_MAX];
-		struct statx sx;
+		struct statx sx, tx;
+		bool dir = false, link;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -126,124 +279,310 @@ static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, str
 		}
 		if (gg_statx(fd, de->d_name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
 			continue;
+		link = S_ISLNK(sx.stx_mode);
 		/* Compiled files are gg_py_drop_compiled()'s. */
 		if (S_ISREG(sx.stx_mode) && strlen(de->d_name) > 4 &&
 		    strcmp(de->d_name + strlen(de->d_name) - 4, ".pyc") == 0)
 			continue;
 		if (snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= (int)sizeof(sub))
 			continue;
-		if (!S_ISDIR(sx.stx_mode)) {
-			if (gg_ts_fresh(g, &sx.stx_ctime))
+		if (link && gg_statx(fd, de->d_name, 0, &tx) == 0) {
+			dir = S_ISDIR(tx.stx_mode);
+			/* an old link to a file the session wrote: Python
+			 * reads that file */
+			if (!dir && !gg_ts_fresh(g, &sx.stx_ctime) && gg_ts_fresh(g, &tx.stx_ctime))
 				found_add(f, sub);
-		} else if (depth < GI_VENV_DEPTH) {
-			int cfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (cfd >= 0) {
-				venv_walk(g, cfd, sub, depth + 1, f);
-				(void)close(cfd);
-			}
 		}
-		if (f->cut)
+		if (!S_ISDIR(sx.stx_mode) && gg_ts_fresh(g, &sx.stx_ctime))
+			found_add(f, sub);
+		if (!S_ISDIR(sx.stx_mode) && !dir)
+			continue;
+		if (only_py && !py_lib_name(de->d_name))
+			continue;
+		if (nsub == capsub) {
+			size_t cap = capsub != 0 ? capsub * 2 : 16;
+			char **n = realloc(subs, cap * sizeof(*n));
+
+			if (n == NULL)
+				break;
+			subs = n;
+			capsub = cap;
+		}
+		if ((subs[nsub] = malloc(strlen(de->d_name) + 2)) == NULL)
 			break;
+		subs[nsub][0] = link ? 'l' : 'd';
+		strcpy(subs[nsub] + 1, de->d_name);
+		nsub++;
 	}
 	(void)closedir(dp);
+	if (nsub > 1)
+		qsort(subs, nsub, sizeof(*subs), sub_order);
+	for (size_t i = 0; i < nsub; i++) {
+		char sub[PATH_MAX];
+		mode_t mode;
+		int cfd;
+
+		if (f->cut)
+			break;
+		if (depth >= GI_VENV_DEPTH) {
+			f->deep = true;
+			break;
+		}
+		if (snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", subs[i] + 1) >= (int)sizeof(sub))
+			continue;
+		cfd = env_open(g, f, fd, subs[i] + 1, sub, subs[i][0] == 'l', &mode);
+		if (cfd < 0)
+			continue;
+		if (!dir_seen(f, cfd))
+			venv_walk(g, cfd, sub, depth + 1, false, f);
+		(void)close(cfd);
+		if (mode != (mode_t)-1) {
+			char p[PATH_MAX];
+
+			if (gg_join(p, sizeof(p), g->path, sub))
+				gg_dir_mode_back(g, fd, subs[i] + 1, p, mode);
+		}
+	}
+	for (size_t i = 0; i < nsub; i++)
+		free(subs[i]);
+	free(subs);
 }
 
-void gg_check_venv(struct gg *g, int fd)
+/* Opens the directory path (a name, or two: "local/lib") in the
+ * environment fd for the look, following links as env_open() does; a
+ * link made in the session is named. -1: nothing there. *mode and *pfd:
+ * for gg_dir_mode_back() (*pfd to close when not fd). */
+static int env_open_top(struct gg *g, struct found *f, int fd, const char *path, int *pfd, mode_t *mode)
+{
+	const char *slash = strchr(path, '/');
+	const char *name = slash != NULL ? slash + 1 : path;
+	char first[NAME_MAX + 1];
+	struct statx sx;
+	int dfd;
+
+	*pfd = fd;
+	*mode = (mode_t)-1;
+	if (slash != NULL) {
+		/* the first name: walked as env_open() would, not named */
+		struct found scratch = {.envrel = f->envrel};
+		mode_t m;
+
+		snprintf(first, sizeof(first), "%.*s", (int)(slash - path), path);
+		if (gg_statx(fd, first, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+			return -1;
+		*pfd = env_open(g, &scratch, fd, first, first, S_ISLNK(sx.stx_mode), &m);
+		if (*pfd < 0 || m != (mode_t)-1) {
+			/* one made unreadable: opened up, put back now; its
+			 * children are looked at as the walk reaches them */
+			if (*pfd >= 0) {
+				char p[PATH_MAX];
+
+				(void)close(*pfd);
+				if (gg_join(p, sizeof(p), g->path, first))
+					gg_dir_mode_back(g, fd, first, p, m);
+			}
+			*pfd = fd;
+			return -1;
+		}
+	}
+	if (gg_statx(*pfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0) {
+		if (*pfd != fd)
+			(void)close(*pfd);
+		*pfd = fd;
+		return -1;
+	}
+	if (S_ISLNK(sx.stx_mode) && gg_ts_fresh(g, &sx.stx_ctime))
+		found_add(f, path);
+	dfd = env_open(g, f, *pfd, name, path, S_ISLNK(sx.stx_mode), mode);
+	if (dfd < 0 && *pfd != fd) {
+		(void)close(*pfd);
+		*pfd = fd;
+	}
+	return dfd;
+}
+
+/* Walks the directory path of the environment fd whole (only_py: lib/,
+ * Python's directories in it), each directory once. */
+static void env_walk_top(struct gg *g, struct found *f, int fd, const char *path, bool only_py)
+{
+	mode_t mode;
+	int pfd, dfd = env_open_top(g, f, fd, path, &pfd, &mode);
+
+	if (dfd < 0)
+		return;
+	if (!dir_seen(f, dfd) && !f->cut)
+		venv_walk(g, dfd, path, 0, only_py, f);
+	(void)close(dfd);
+	if (mode != (mode_t)-1) {
+		char p[PATH_MAX];
+		const char *slash = strchr(path, '/');
+
+		if (gg_join(p, sizeof(p), g->path, path))
+			gg_dir_mode_back(g, pfd, slash != NULL ? slash + 1 : path, p, mode);
+	}
+	if (pfd != fd)
+		(void)close(pfd);
+}
+
+/* Whether the directory fd/dir holds one of Python's directories (a
+ * py_lib_name()) holding site-packages. One getdents64 into the stack
+ * (no DIR: this runs for every directory holding a lib/, every package
+ * of a node_modules that has one). */
+static bool lib_has_site(int fd, const char *dir)
+{
+	_Alignas(8) char buf[4096];
+	bool yes = false;
+	ssize_t n;
+	int dfd = openat(fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return false;
+	while (!yes && (n = getdents64(dfd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n && !yes;) {
+			struct dirent64 *d = (struct dirent64 *)(void *)(buf + off);
+			char p[NAME_MAX + 32];
+
+			off += d->d_reclen;
+			yes = py_lib_name(d->d_name) &&
+			      snprintf(p, sizeof(p), "%s/site-packages", d->d_name) < (int)sizeof(p) &&
+			      faccessat(dfd, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+		}
+		/* less than a full buffer: the end (saves a read) */
+		if (n < (ssize_t)sizeof(buf) - (ssize_t)sizeof(struct dirent64) - NAME_MAX)
+			break;
+	}
+	(void)close(dfd);
+	return yes;
+}
+
+/* Whether the directory fd, whose entries the walk saw as marks, is a
+ * Python environment. */
+static bool is_pyenv(int fd, unsigned marks)
+{
+	/* By its layout (round 33's c4c: a conda environment has no
+	 * pyvenv.cfg): any one of these. Not dist-packages alone: Debian's
+	 * layout of a system prefix (a conda environment's local/, walked
+	 * as part of it). */
+	return (marks & (GG_PY_CFG | GG_PY_CONDA)) != 0 ||
+	       ((marks & GG_PY_BIN) != 0 && (faccessat(fd, "bin/python", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+					    faccessat(fd, "bin/python3", F_OK, AT_SYMLINK_NOFOLLOW) == 0)) ||
+	       ((marks & GG_PY_WLIB) != 0 && faccessat(fd, "Lib/site-packages", F_OK, AT_SYMLINK_NOFOLLOW) == 0) ||
+	       ((marks & GG_PY_LIB) != 0 && lib_has_site(fd, "lib")) ||
+	       ((marks & GG_PY_LIB64) != 0 && lib_has_site(fd, "lib64"));
+}
+
+void gg_check_venv(struct gg *g, int fd, unsigned marks)
 {
 	static const char *const activate[] = {"activate", "activate.fish", "activate.csh", "activate.nu",
 					       "Activate.ps1", "activate_this.py", "activate.bat"};
-	char bin[PATH_MAX];
+	static const char *const bins[] = {"bin", "Scripts"};
 	struct found f = {0};
-	struct dirent *de;
-	DIR *dp;
-	int lfd, bfd;
+	struct statx sx;
+	bool made;
 
-	if (g->record != NULL)
+	if (g->record != NULL || !is_pyenv(fd, marks))
 		return;
+	f.envrel = g->path + g->rootlen;
+	while (*f.envrel == '/')
+		f.envrel++;
 	/* Made (or made again) in the session: new whole; the user asked
-	 * for it, and git ignores it whole: one line. */
-	if (gg_changed(g, fd, "pyvenv.cfg")) {
+	 * for it, and git ignores it whole: one line. Made: the directory
+	 * was born in the session (a pyvenv.cfg or conda-meta/ rewritten in
+	 * an older one is named below, the rest looked at); without birth
+	 * times, its pyvenv.cfg or conda-meta/ changed. */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_BTIME, &sx) == 0 &&
+	    (sx.stx_mask & STATX_BTIME) != 0)
+		made = gg_ts_fresh(g, &sx.stx_btime);
+	else
+		made = gg_changed(g, fd, "pyvenv.cfg") || gg_changed(g, fd, "conda-meta");
+	if (made) {
 		report_hidden(g, g->path,
-			      "a Python virtual environment made in the session (git ignores it; its python runs "
-			      "what the session put in it)",
+			      "a Python environment made in the session (git ignores it; its python runs what the "
+			      "session put in it)",
 			      NULL);
 		return;
 	}
 	/* Older than the session: its activation scripts are rewritten by
 	 * nothing but making it again. */
-	bfd = openat(fd, "bin", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (bfd >= 0) {
-		if (gg_join(bin, sizeof(bin), g->path, "bin"))
-			for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++)
-				if (faccessat(bfd, activate[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
-				    gg_changed(g, bfd, activate[i]))
-					gg_quarantine(g, bfd, bin, activate[i],
-						      "a virtual environment's activation script rewritten in the "
-						      "session (it runs when sourced: an editor's terminal, `source "
-						      ".venv/bin/activate`; git ignores it)");
+	for (size_t b = 0; b < sizeof(bins) / sizeof(bins[0]); b++) {
+		char bin[PATH_MAX];
+		struct dirent *de;
+		mode_t mode;
+		int pfd, bfd = env_open_top(g, &f, fd, bins[b], &pfd, &mode), dfd;
+		DIR *bp;
+
+		if (bfd < 0)
+			continue;
+		if (!gg_join(bin, sizeof(bin), g->path, bins[b]))
+			bin[0] = '\0';
+		if (bin[0] == '\0' || dir_seen(&f, bfd)) {
+			(void)close(bfd);
+			gg_dir_mode_back(g, fd, bins[b], bin, mode);
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++)
+			if (faccessat(bfd, activate[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_changed(g, bfd, activate[i]))
+				gg_quarantine(g, bfd, bin, activate[i],
+					      "a virtual environment's activation script rewritten in the session (it "
+					      "runs when sourced: an editor's terminal, `source .venv/bin/activate`; git "
+					      "ignores it)");
 		/* Its other programs (pip, pytest, a console script)
 		 * written in the session run as directly (the review of
 		 * round 32): named with the site-packages files below;
 		 * `pip install` writes them too, so they stay. */
-		{
-			int dfd = dup(bfd);
-			DIR *bp = dfd >= 0 ? fdopendir(dfd) : NULL;
+		dfd = dup(bfd);
+		bp = dfd >= 0 ? fdopendir(dfd) : NULL;
+		if (bp == NULL && dfd >= 0)
+			(void)close(dfd);
+		while (bp != NULL && (de = readdir(bp)) != NULL) {
+			char sub[NAME_MAX + 16];
+			bool act = false;
 
-			if (bp == NULL && dfd >= 0)
-				(void)close(dfd);
-			while (bp != NULL && (de = readdir(bp)) != NULL) {
-				struct statx sx;
-				char sub[NAME_MAX + 8];
-				bool act = false;
-
-				for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++)
-					act = act || strcmp(de->d_name, activate[i]) == 0;
-				if (act || de->d_name[0] == '.' || gg_is_quarantine_name(de->d_name) ||
-				    gg_statx(bfd, de->d_name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || S_ISDIR(sx.stx_mode) ||
-				    !gg_ts_fresh(g, &sx.stx_ctime))
-					continue;
-				if (snprintf(sub, sizeof(sub), "bin/%s", de->d_name) < (int)sizeof(sub))
-					found_add(&f, sub);
-			}
-			if (bp != NULL)
-				(void)closedir(bp);
+			for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++)
+				act = act || strcmp(de->d_name, activate[i]) == 0;
+			if (act || de->d_name[0] == '.' || gg_is_quarantine_name(de->d_name) ||
+			    gg_statx(bfd, de->d_name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || S_ISDIR(sx.stx_mode) ||
+			    !gg_ts_fresh(g, &sx.stx_ctime))
+				continue;
+			if (snprintf(sub, sizeof(sub), "%s/%s", bins[b], de->d_name) < (int)sizeof(sub))
+				found_add(&f, sub);
 		}
+		if (bp != NULL)
+			(void)closedir(bp);
 		(void)close(bfd);
+		gg_dir_mode_back(g, fd, bins[b], bin, mode);
 	}
-	/* lib/pythonX.Y/site-packages: what the session changed there
-	 * (a .pth runs at every start of the environment's python; a
-	 * module edited in place runs when imported). */
-	lfd = openat(fd, "lib", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (lfd < 0)
-		return;
-	dp = fdopendir(lfd);
-	if (dp == NULL) {
-		(void)close(lfd);
-		return;
-	}
-	while ((de = readdir(dp)) != NULL) {
-		char rel[NAME_MAX + 32];
-		int pfd, sfd;
-
-		if (strncmp(de->d_name, "python", 6) != 0)
-			continue;
-		pfd = openat(lfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (pfd < 0)
-			continue;
-		sfd = openat(pfd, "site-packages", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		(void)close(pfd);
-		if (sfd < 0)
-			continue;
-		snprintf(rel, sizeof(rel), "lib/%s/site-packages", de->d_name);
-		venv_walk(g, sfd, rel, 0, &f);
-		(void)close(sfd);
-	}
-	(void)closedir(dp);
+	/* Which python the environment starts (pyvenv.cfg's home) and what
+	 * conda exports when activating it (conda-meta/state's env_vars),
+	 * rewritten in an older environment. */
+	if (gg_changed(g, fd, "pyvenv.cfg"))
+		found_add(&f, "pyvenv.cfg");
+	if (gg_changed(g, fd, "conda-meta/state"))
+		found_add(&f, "conda-meta/state");
+	/* What runs from it: conda's activation and deactivation scripts
+	 * (etc/conda/activate.d/NAME.sh, sourced by `conda activate`); then
+	 * Python's directories of lib/ whole (site-packages first: a .pth
+	 * at every start; a module when imported; a conda environment's
+	 * own standard library, sitecustomize.py, usercustomize.py);
+	 * lib64/ (a venv's is a link to lib/: walked once); Debian's
+	 * local/lib/python3.X/dist-packages; Windows' Lib/. */
+	env_walk_top(g, &f, fd, "etc/conda", false);
+	env_walk_top(g, &f, fd, "lib", true);
+	env_walk_top(g, &f, fd, "lib64", true);
+	env_walk_top(g, &f, fd, "local/lib", true);
+	env_walk_top(g, &f, fd, "Lib", false);
+	free(f.dirs);
 	if (f.n > 0)
 		report_hidden(g, g->path,
-			      "a Python virtual environment (git ignores it) with files the session wrote, that its "
-			      "python runs (a .pth at every start, a module when imported, a program in bin/); "
-			      "reinstall what you did not ask for",
+			      "a Python environment (a venv, a conda environment or a prefix of that layout; git "
+			      "ignores it) with files the session wrote, that its python runs (a .pth at every "
+			      "start, a module when imported, a program in bin/, an activation script); reinstall "
+			      "what you did not ask for",
+			      &f);
+	else if (f.cut || f.deep)
+		report_hidden(g, g->path,
+			      "a Python environment (a venv, a conda environment or a prefix of that layout; git "
+			      "ignores it) too large to look at whole: the files the session wrote in it are not "
+			      "all named; reinstall it if the session may have written there",
 			      &f);
 }

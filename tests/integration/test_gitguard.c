@@ -3139,9 +3139,10 @@ static void test_ignored_writes(void)
 	static const char *const want[] = {
 		"/work/tests/.gitignore for planted programs: written in the session", "conftest.py",
 		"quarantined ", "/work/.venv/bin/activate: a virtual environment's activation script",
-		"/work/.venv for planted programs: a Python virtual environment (git ignores it) with files",
+		"/work/.venv for planted programs: a Python environment (a venv, a conda environment or a prefix "
+		"of that layout; git ignores it) with files",
 		"lib/python3.99/site-packages/_x.pth", "lib/python3.99/site-packages/pkg/__init__.py", "bin/pip",
-		"bin/pytest", "/work/nv for planted programs: a Python virtual environment made in the session", NULL};
+		"bin/pytest", "/work/nv for planted programs: a Python environment made in the session", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -3223,6 +3224,72 @@ static void test_lease_on_kept_config(void)
 	     test_has(c.host, "what it includes and its core.hooksPath were not checked") &&
 	     test_has(c.host, "1 file the check had to read to follow what it names could not be read") &&
 	     !exists(&c, "work/planted-ran");
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33 (c4): three blind spots of the environment look, each a .pth
+ * the host's next python of that environment runs. (a) site-packages
+ * (and, in a second venv, lib/) made a link inside the tree: the old
+ * walk's O_NOFOLLOW open failed and it said nothing; a link out of the
+ * tree is named too. (b) a venv of more than 50,000 entries, the .pth
+ * given a name readdir returns last: the old walk stopped and said so
+ * only when it had found something before the cut. (c) a conda-style
+ * environment (conda-meta/, no pyvenv.cfg) and a bare prefix
+ * (bin/python3, lib/python3.X/site-packages) were no venv to the check;
+ * conda's activate.d script and a conda environment's own
+ * sitecustomize.py run on the host as well.
+ */
+static void test_env_walk_gaps(void)
+{
+	static const char *const want[] = {
+		"/work/.venv for planted programs: a Python environment", "lib/python3.99/site-packages/zz_a.pth",
+		"/work/.v2 for planted programs: a Python environment", "lib/python3.99/site-packages/zz_a2.pth",
+		"/work/.v3 for planted programs: a Python environment",
+		"lib/python3.99/site-packages/ext (a link out of the writable tree, not looked into)",
+		"/work/.v4 for planted programs: a Python environment", "the look stopped after 50000 entries",
+		"/work/.conda for planted programs: a Python environment", "lib/python3.99/site-packages/zz_c.pth",
+		"etc/conda/activate.d/zz.sh", "lib/python3.99/sitecustomize.py",
+		"/work/pfx for planted programs: a Python environment", "lib/python3.99/site-packages/zz_d.pth", NULL};
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir ext && cd work && printf '.venv/\\n.v2/\\n.v3/\\n.v4/\\n.conda/\\npfx/\\n' > .gitignore && "
+				 "git add . && git commit -q -m t && "
+				 "for v in .venv .v2 .v3 .v4; do mkdir -p $v/bin $v/lib/python3.99/site-packages && "
+				 "echo 'home = /usr/bin' > $v/pyvenv.cfg; done && "
+				 "ln -s ../../../../../ext .v3/lib/python3.99/site-packages/ext && "
+				 "mkdir .v4/lib/python3.99/site-packages/bigpkg && (cd .v4/lib/python3.99/site-packages/bigpkg "
+				 "&& seq 1 50001 | sed 's/$/.py/' | xargs touch) && "
+				 "mkdir -p .conda/conda-meta .conda/bin .conda/etc/conda/activate.d "
+				 ".conda/lib/python3.99/site-packages && touch .conda/conda-meta/history && "
+				 "echo 'import os' > .conda/lib/python3.99/site.py && "
+				 "mkdir -p pfx/bin pfx/lib/python3.99/site-packages && ln -s /usr/bin/python3 pfx/bin/python3 && "
+				 "echo ok",
+				 NULL, NULL,
+				 "P='import os' && cd .venv/lib/python3.99 && mv site-packages sp.d && "
+				 "ln -s sp.d site-packages && echo \"$P\" > sp.d/zz_a.pth && cd ../../.. && "
+				 "mv .v2/lib .v2/lib.d && ln -s lib.d .v2/lib && "
+				 "echo \"$P\" > .v2/lib.d/python3.99/site-packages/zz_a2.pth && "
+				 "cd .v4/lib/python3.99/site-packages && i=0; while :; do i=$((i+1)); n=_v$i.pth; touch $n; "
+				 "[ \"$(ls -f | tail -1)\" = \"$n\" ] && break; rm $n; [ $i -gt 400 ] && break; done; "
+				 "echo \"$P\" > $n && cd ../../../.. && "
+				 "echo \"$P\" > .conda/lib/python3.99/site-packages/zz_c.pth && "
+				 "echo 'touch x' > .conda/etc/conda/activate.d/zz.sh && "
+				 "echo \"$P\" > .conda/lib/python3.99/sitecustomize.py && "
+				 "echo \"$P\" > pfx/lib/python3.99/site-packages/zz_d.pth && echo DONE",
+				 "git -C work status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* the .pth readdir returns last in .v4 is named, found before the
+	 * cut (the top of site-packages is read before its packages) */
+	ok = test_has(c.err, "lib/python3.99/site-packages/_v") && !test_has(c.err, "python3.99/site.py") &&
+	     !test_has(c.err, "/work/.conda for planted programs: a Python environment made");
 	CU_ASSERT(ok);
 	if (!ok)
 		show(&c);
@@ -3344,4 +3411,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "info/exclude given rules in the session", test_exclude_rules);
 	test_add(s, "a self-ignoring .gitignore, a venv's activate, .pth, module and bin/ programs written in the session",
 		 test_ignored_writes);
+	test_add(s, "a Python environment's site-packages or lib/ behind a link, past 50,000 entries, conda's and a "
+		    "bare prefix: what the session wrote is named",
+		 test_env_walk_gaps);
 }
