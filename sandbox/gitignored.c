@@ -39,9 +39,9 @@
  * stopped, whatever it found before (round 33's c4b: a .pth that readdir
  * returned after the 50,000th entry gave no line at all). */
 #define GI_VENV_ENTRIES_MAX 50000
-/* Directory depth below a place walked; deeper ones are said, not
- * walked. */
-#define GI_VENV_DEPTH 12
+/* Directory depth below lib/ (or bin/, etc/conda, Lib/) walked: 14 below
+ * lib/python3.X/site-packages; deeper ones are said, not walked. */
+#define GI_VENV_DEPTH 16
 
 /* What a look found: a count and the first names, comma-separated. */
 struct found {
@@ -559,18 +559,24 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 		found_add(&f, "pyvenv.cfg");
 	if (gg_changed(g, fd, "conda-meta/state"))
 		found_add(&f, "conda-meta/state");
-	/* What runs from it: conda's activation and deactivation scripts
-	 * (etc/conda/activate.d/NAME.sh, sourced by `conda activate`); then
+	/* What runs from it: its etc/ (conda's activation and deactivation
+	 * scripts, etc/conda/activate.d/NAME.sh, sourced by `conda
+	 * activate`; Jupyter's and IPython's configs, Python run at their
+	 * start, etc/jupyter, etc/ipython; OpenSSL's openssl.cnf, which
+	 * loads modules); then
 	 * Python's directories of lib/ whole (site-packages first: a .pth
 	 * at every start; a module when imported; a conda environment's
 	 * own standard library, sitecustomize.py, usercustomize.py);
 	 * lib64/ (a venv's is a link to lib/: walked once); Debian's
-	 * local/lib/python3.X/dist-packages; Windows' Lib/. */
-	env_walk_top(g, &f, fd, "etc/conda", false);
+	 * local/lib/python3.X/dist-packages; Windows' Lib/; last Jupyter's
+	 * share/jupyter (a kernel's kernel.json names the program run for
+	 * it). */
+	env_walk_top(g, &f, fd, "etc", false);
 	env_walk_top(g, &f, fd, "lib", true);
 	env_walk_top(g, &f, fd, "lib64", true);
 	env_walk_top(g, &f, fd, "local/lib", true);
 	env_walk_top(g, &f, fd, "Lib", false);
+	env_walk_top(g, &f, fd, "share/jupyter", false);
 	free(f.dirs);
 	if (f.n > 0)
 		report_hidden(g, g->path,
@@ -582,7 +588,7 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 	else if (f.cut || f.deep)
 		report_hidden(g, g->path,
 			      "a Python environment (a venv, a conda environment or a prefix of that layout; git "
-			      "ignores it) too large to look at whole: the files the session wrote in it are not "
-			      "all named; reinstall it if the session may have written there",
+			      "ignores it) too large or deep to look at whole: the files the session wrote in it "
+			      "may not all be named; reinstall it if the session may have written there",
 			      &f);
 }

@@ -3241,7 +3241,9 @@ static void test_lease_on_kept_config(void)
  * environment (conda-meta/, no pyvenv.cfg) and a bare prefix
  * (bin/python3, lib/python3.X/site-packages) were no venv to the check;
  * conda's activate.d script and a conda environment's own
- * sitecustomize.py run on the host as well.
+ * sitecustomize.py run on the host as well. A venv deeper than the
+ * walk goes, nothing written: the bound is said (the old walk stopped
+ * there in silence).
  */
 static void test_env_walk_gaps(void)
 {
@@ -3252,21 +3254,27 @@ static void test_env_walk_gaps(void)
 		"lib/python3.99/site-packages/ext (a link out of the writable tree, not looked into)",
 		"/work/.v4 for planted programs: a Python environment", "the look stopped after 50000 entries",
 		"/work/.conda for planted programs: a Python environment", "lib/python3.99/site-packages/zz_c.pth",
-		"etc/conda/activate.d/zz.sh", "lib/python3.99/sitecustomize.py",
-		"/work/pfx for planted programs: a Python environment", "lib/python3.99/site-packages/zz_d.pth", NULL};
+		"etc/conda/activate.d/zz.sh", "lib/python3.99/sitecustomize.py", "etc/jupyter/jupyter_server_config.py",
+		"share/jupyter/kernels/k/kernel.json",
+		"/work/pfx for planted programs: a Python environment", "lib/python3.99/site-packages/zz_d.pth",
+		"/work/.v5 for planted programs: a Python environment (a venv, a conda environment or a prefix of "
+		"that layout; git ignores it) too large or deep to look at whole",
+		"(directories deeper than 16 were not looked into)", NULL};
 	struct gcase c;
 	bool ok;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c,
-				 "mkdir ext && cd work && printf '.venv/\\n.v2/\\n.v3/\\n.v4/\\n.conda/\\npfx/\\n' > .gitignore && "
+				 "mkdir ext && cd work && printf '.venv/\\n.v2/\\n.v3/\\n.v4/\\n.v5/\\n.conda/\\npfx/\\n' > .gitignore && "
 				 "git add . && git commit -q -m t && "
-				 "for v in .venv .v2 .v3 .v4; do mkdir -p $v/bin $v/lib/python3.99/site-packages && "
+				 "for v in .venv .v2 .v3 .v4 .v5; do mkdir -p $v/bin $v/lib/python3.99/site-packages && "
 				 "echo 'home = /usr/bin' > $v/pyvenv.cfg; done && "
 				 "ln -s ../../../../../ext .v3/lib/python3.99/site-packages/ext && "
+				 "mkdir -p .v5/lib/python3.99/site-packages/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d && "
 				 "mkdir .v4/lib/python3.99/site-packages/bigpkg && (cd .v4/lib/python3.99/site-packages/bigpkg "
 				 "&& seq 1 50001 | sed 's/$/.py/' | xargs touch) && "
-				 "mkdir -p .conda/conda-meta .conda/bin .conda/etc/conda/activate.d "
+				 "mkdir -p .conda/conda-meta .conda/bin .conda/etc/conda/activate.d .conda/etc/jupyter "
+				 ".conda/share/jupyter/kernels/k "
 				 ".conda/lib/python3.99/site-packages && touch .conda/conda-meta/history && "
 				 "echo 'import os' > .conda/lib/python3.99/site.py && "
 				 "mkdir -p pfx/bin pfx/lib/python3.99/site-packages && ln -s /usr/bin/python3 pfx/bin/python3 && "
@@ -3281,6 +3289,8 @@ static void test_env_walk_gaps(void)
 				 "echo \"$P\" > $n && cd ../../../.. && "
 				 "echo \"$P\" > .conda/lib/python3.99/site-packages/zz_c.pth && "
 				 "echo 'touch x' > .conda/etc/conda/activate.d/zz.sh && "
+				 "echo \"$P\" > .conda/etc/jupyter/jupyter_server_config.py && "
+				 "echo '{\"argv\": [\"sh\"]}' > .conda/share/jupyter/kernels/k/kernel.json && "
 				 "echo \"$P\" > .conda/lib/python3.99/sitecustomize.py && "
 				 "echo \"$P\" > pfx/lib/python3.99/site-packages/zz_d.pth && echo DONE",
 				 "git -C work status --short") == 0);
