@@ -348,80 +348,57 @@ static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, boo
 	free(subs);
 }
 
-/* Opens the directory path (a name, or two: "local/lib") in the
- * environment fd for the look, following links as env_open() does; a
- * link made in the session is named. -1: nothing there. *mode and *pfd:
- * for gg_dir_mode_back() (*pfd to close when not fd). */
-static int env_open_top(struct gg *g, struct found *f, int fd, const char *path, int *pfd, mode_t *mode)
+/* Opens the directory pfd/name (rel: its path in the environment) for
+ * the look, following a link as env_open() does; a link made in the
+ * session is named. -1: nothing there. *mode: for env_mode_back(). */
+static int env_open_at(struct gg *g, struct found *f, int pfd, const char *name, const char *rel, mode_t *mode)
 {
-	const char *slash = strchr(path, '/');
-	const char *name = slash != NULL ? slash + 1 : path;
-	char first[NAME_MAX + 1];
 	struct statx sx;
-	int dfd;
 
-	*pfd = fd;
 	*mode = (mode_t)-1;
-	if (slash != NULL) {
-		/* the first name: walked as env_open() would, not named */
-		struct found scratch = {.envrel = f->envrel};
-		mode_t m;
-
-		snprintf(first, sizeof(first), "%.*s", (int)(slash - path), path);
-		if (gg_statx(fd, first, AT_SYMLINK_NOFOLLOW, &sx) < 0)
-			return -1;
-		*pfd = env_open(g, &scratch, fd, first, first, S_ISLNK(sx.stx_mode), &m);
-		if (*pfd < 0 || m != (mode_t)-1) {
-			/* one made unreadable: opened up, put back now; its
-			 * children are looked at as the walk reaches them */
-			if (*pfd >= 0) {
-				char p[PATH_MAX];
-
-				(void)close(*pfd);
-				if (gg_join(p, sizeof(p), g->path, first))
-					gg_dir_mode_back(g, fd, first, p, m);
-			}
-			*pfd = fd;
-			return -1;
-		}
-	}
-	if (gg_statx(*pfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0) {
-		if (*pfd != fd)
-			(void)close(*pfd);
-		*pfd = fd;
+	if (gg_statx(pfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
 		return -1;
-	}
 	if (S_ISLNK(sx.stx_mode) && gg_ts_fresh(g, &sx.stx_ctime))
-		found_add(f, path);
-	dfd = env_open(g, f, *pfd, name, path, S_ISLNK(sx.stx_mode), mode);
-	if (dfd < 0 && *pfd != fd) {
-		(void)close(*pfd);
-		*pfd = fd;
-	}
-	return dfd;
+		found_add(f, rel);
+	return env_open(g, f, pfd, name, rel, S_ISLNK(sx.stx_mode), mode);
 }
 
-/* Walks the directory path of the environment fd whole (only_py: lib/,
- * Python's directories in it), each directory once. */
+/* Puts back the mode of pfd/name (rel in the environment) that the look
+ * opened up. */
+static void env_mode_back(struct gg *g, int pfd, const char *name, const char *rel, mode_t mode)
+{
+	char p[PATH_MAX];
+
+	if (mode != (mode_t)-1 && gg_join(p, sizeof(p), g->path, rel))
+		gg_dir_mode_back(g, pfd, name, p, mode);
+}
+
+/* Walks the directory path (a name, or two: "local/lib") of the
+ * environment fd whole (only_py: lib/, Python's directories in it),
+ * each directory once. */
 static void env_walk_top(struct gg *g, struct found *f, int fd, const char *path, bool only_py)
 {
-	mode_t mode;
-	int pfd, dfd = env_open_top(g, f, fd, path, &pfd, &mode);
+	const char *slash = strchr(path, '/');
+	char first[NAME_MAX + 1];
+	mode_t mode, fmode = (mode_t)-1;
+	int pfd = fd, dfd;
 
-	if (dfd < 0)
-		return;
-	if (!dir_seen(f, dfd) && !f->cut)
-		venv_walk(g, dfd, path, 0, only_py, f);
-	(void)close(dfd);
-	if (mode != (mode_t)-1) {
-		char p[PATH_MAX];
-		const char *slash = strchr(path, '/');
-
-		if (gg_join(p, sizeof(p), g->path, path))
-			gg_dir_mode_back(g, pfd, slash != NULL ? slash + 1 : path, p, mode);
+	if (slash != NULL) {
+		snprintf(first, sizeof(first), "%.*s", (int)(slash - path), path);
+		if ((pfd = env_open_at(g, f, fd, first, first, &fmode)) < 0)
+			return;
 	}
-	if (pfd != fd)
+	dfd = env_open_at(g, f, pfd, slash != NULL ? slash + 1 : path, path, &mode);
+	if (dfd >= 0) {
+		if (!dir_seen(f, dfd) && !f->cut)
+			venv_walk(g, dfd, path, 0, only_py, f);
+		(void)close(dfd);
+		env_mode_back(g, pfd, slash != NULL ? slash + 1 : path, path, mode);
+	}
+	if (pfd != fd) {
 		(void)close(pfd);
+		env_mode_back(g, fd, first, first, fmode);
+	}
 }
 
 /* Whether the directory fd/dir holds one of Python's directories (a
@@ -508,7 +485,7 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 		char bin[PATH_MAX];
 		struct dirent *de;
 		mode_t mode;
-		int pfd, bfd = env_open_top(g, &f, fd, bins[b], &pfd, &mode), dfd;
+		int bfd = env_open_at(g, &f, fd, bins[b], bins[b], &mode), dfd;
 		DIR *bp;
 
 		if (bfd < 0)
@@ -517,7 +494,7 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 			bin[0] = '\0';
 		if (bin[0] == '\0' || dir_seen(&f, bfd)) {
 			(void)close(bfd);
-			gg_dir_mode_back(g, fd, bins[b], bin, mode);
+			env_mode_back(g, fd, bins[b], bins[b], mode);
 			continue;
 		}
 		for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++)
@@ -550,7 +527,7 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 		if (bp != NULL)
 			(void)closedir(bp);
 		(void)close(bfd);
-		gg_dir_mode_back(g, fd, bins[b], bin, mode);
+		env_mode_back(g, fd, bins[b], bins[b], mode);
 	}
 	/* Which python the environment starts (pyvenv.cfg's home) and what
 	 * conda exports when activating it (conda-meta/state's env_vars),
