@@ -81,8 +81,12 @@ static void report_hidden(struct gg *g, const char *path, const char *what, cons
 		return;
 	snprintf(msg, sizeof(msg), "%s%s%s%s%s%s", what, f != NULL && f->n > 0 ? ": " : "",
 		 f != NULL && f->n > 0 ? f->names : "", f != NULL && f->n > GI_NAMES_SHOWN ? ", ..." : "",
-		 f != NULL && f->cut ? " (the look stopped after " GG_STR(GI_VENV_ENTRIES_MAX) " entries: what it did not reach is not named)" : "",
-		 f != NULL && f->deep ? " (directories deeper than " GG_STR(GI_VENV_DEPTH) " were not looked into)" : "");
+		 f != NULL && f->cut ? " (the look stopped after " GG_STR(GI_VENV_ENTRIES_MAX)
+				       " entries: what it did not reach is not named)"
+				     : "",
+		 f != NULL && f->deep ? " (directories deeper than " GG_STR(GI_VENV_DEPTH)
+					" below lib/ were not looked into)"
+				      : "");
 	fi.path = path;
 	fi.error = msg;
 	g->report(g->arg, &fi);

@@ -3259,7 +3259,7 @@ static void test_env_walk_gaps(void)
 		"/work/pfx for planted programs: a Python environment", "lib/python3.99/site-packages/zz_d.pth",
 		"/work/.v5 for planted programs: a Python environment (a venv, a conda environment or a prefix of "
 		"that layout; git ignores it) too large or deep to look at whole",
-		"(directories deeper than 16 were not looked into)", NULL};
+		"(directories deeper than 16 below lib/ were not looked into)", NULL};
 	struct gcase c;
 	bool ok;
 
