@@ -307,13 +307,19 @@ static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, boo
 			size_t cap = capsub != 0 ? capsub * 2 : 16;
 			char **n = realloc(subs, cap * sizeof(*n));
 
-			if (n == NULL)
+			if (n == NULL) {
+				gg_report_error(g, g->path, rel, "cannot look into all of this directory of a "
+						"Python environment", ENOMEM);
 				break;
+			}
 			subs = n;
 			capsub = cap;
 		}
-		if ((subs[nsub] = malloc(strlen(de->d_name) + 2)) == NULL)
+		if ((subs[nsub] = malloc(strlen(de->d_name) + 2)) == NULL) {
+			gg_report_error(g, g->path, rel, "cannot look into all of this directory of a Python environment",
+					ENOMEM);
 			break;
+		}
 		subs[nsub][0] = link ? 'l' : 'd';
 		strcpy(subs[nsub] + 1, de->d_name);
 		nsub++;
