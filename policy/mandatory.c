@@ -1134,20 +1134,46 @@ static size_t hex_prefix(const unsigned char *v, size_t n, unsigned char *out, b
 }
 
 /* Why the n bytes at v, the decoded start of an encoded value, are a key
- * hidden in an encoding: a PEM block ("-----BEGIN"), gzip data (a
- * compressed key or kubeconfig: 1f 8b 08), or either under one more layer
- * of base64 or hex (depth left). NULL when none. The family of round 32's
- * review: a PEM as hex, or gzip'd then base64'd, passed. */
+ * hidden in an encoding: a PEM block ("-----BEGIN", after white space or
+ * a byte order mark too), a private key's DER or an OpenSSH key's body,
+ * compressed data (a compressed key or kubeconfig: gzip, bzip2, xz,
+ * zstd), or any of them under one more layer of base64 or hex (depth
+ * left). NULL when none. The family of round 32's review: a PEM as hex,
+ * or gzip'd then base64'd, passed; round 33's: DER ("MIIEvQIBADAN..."),
+ * "b3BlbnNzaC1rZXktdjE...", base64 of "\n-----BEGIN". */
 static const char *decoded_secret(const unsigned char *v, size_t n, int depth)
 {
 	unsigned char out[ENC_PREFIX_DIGITS];
-	size_t o;
+	size_t o, k = 0;
 	bool all;
 
-	if (n >= 10 && memcmp(v, "-----BEGIN", 10) == 0)
+	/* A PEM block after white space or a byte order mark ("\n-----BEGIN"
+	 * encoded: "Ci0tLS0t", " -----BEGIN": "IC0tLS0t"). */
+	if (n >= 3 && v[0] == 0xef && v[1] == 0xbb && v[2] == 0xbf)
+		k = 3;
+	while (k < n && (v[k] == ' ' || v[k] == '\t' || v[k] == '\r' || v[k] == '\n'))
+		k++;
+	if (n - k >= 10 && memcmp(v + k, "-----BEGIN", 10) == 0)
 		return "its value is a PEM block, encoded (base64 or hex)";
+	/* A key without its PEM lines: an OpenSSH key's body
+	 * ("b3BlbnNzaC1rZXktdjE..."), or DER whose SEQUENCE starts with
+	 * INTEGER 0 to 3: PKCS#1, PKCS#8 or SEC1 private keys ("MIIEvQIBADAN...",
+	 * "MIIEowIBAAKC...", "MHcCAQEEI...") or a PKCS#12 file ("MIIJ...AgEDMIIJ",
+	 * a signing certificate with its key); certificates and public keys
+	 * start with a SEQUENCE instead. */
+	if (n >= 15 && memcmp(v, "openssh-key-v1", 15) == 0)
+		return "its value is an OpenSSH private key, encoded (base64 or hex)";
+	if (n >= 7 && v[0] == 0x30) {
+		size_t at = v[1] < 0x80 ? 2 : v[1] >= 0x81 && v[1] <= 0x83 ? 2 + (size_t)(v[1] - 0x80) : n;
+		if (at + 3 <= n && v[at] == 0x02 && v[at + 1] == 0x01 && v[at + 2] <= 0x03)
+			return "its value is a private key or PKCS#12 file (DER), encoded (base64 or hex)";
+	}
 	if (n >= 3 && v[0] == 0x1f && v[1] == 0x8b && v[2] == 0x08)
 		return "its value is compressed data (gzip), encoded, which can hide a key";
+	if ((n >= 4 && memcmp(v, "BZh", 3) == 0 && v[3] >= '1' && v[3] <= '9') ||
+	    (n >= 6 && memcmp(v, "\xfd" "7zXZ\0", 6) == 0) ||
+	    (n >= 4 && memcmp(v, "\x28\xb5\x2f\xfd", 4) == 0))
+		return "its value is compressed data (bzip2, xz or zstd), encoded, which can hide a key";
 	if (depth == 0)
 		return NULL;
 	o = b64_prefix(v, n, out);
@@ -1170,10 +1196,17 @@ static const char *value_encoded_secret(const char *v)
 {
 	const unsigned char *u = (const unsigned char *)v;
 	unsigned char out[ENC_PREFIX_DIGITS];
-	size_t n = strlen(v), o = b64_prefix(u, n, out);
-	const char *why = o >= 12 ? decoded_secret(out, o, 1) : NULL;
+	size_t n, o;
+	const char *why;
 	bool all;
 
+	/* White space or a quote before it (a value pasted from YAML or a
+	 * shell line): " LS0tLS1CRUdJTi...", "\"LS0t...\"". */
+	while (*u == ' ' || *u == '\t' || *u == '\r' || *u == '\n' || *u == '"' || *u == '\'')
+		u++;
+	n = strlen((const char *)u);
+	o = b64_prefix(u, n, out);
+	why = o >= 12 ? decoded_secret(out, o, 1) : NULL;
 	if (why != NULL)
 		return why;
 	o = hex_prefix(u, n, out, &all);
@@ -1247,7 +1280,7 @@ const char *policy_env_secret_reason(const char *entry)
 		return "its value holds a token with a known prefix";
 	if (value_jwt(eq + 1))
 		return "its value is a JSON Web Token";
-	if (strncmp(eq + 1, "-----BEGIN", 10) == 0)
+	if (strncmp(eq + 1 + strspn(eq + 1, " \t\r\n\"'"), "-----BEGIN", 10) == 0)
 		return "its value is a PEM block";
 	why = value_encoded_secret(eq + 1);
 	if (why != NULL)
@@ -1309,7 +1342,9 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "by at least %d token characters,\n%sat its start or after a space, quote, ':', '=' "
 		     "or ',' (\"Bearer ghp_...\"),\n%sis a JSON Web Token (eyJ...), a PEM block\n%s"
 		     "(-----BEGIN, or base64 or hex of it: LS0tLS1CRUdJTi..., 2d2d2d2d2d42...),\n"
-		     "%sgzip data in base64 or hex (H4sI...), either encoded twice, or a URL with a\n"
+		     "%sgzip, bzip2, xz or zstd data or a private key's DER or OpenSSH body in\n"
+		     "%sbase64 or hex (H4sI..., MIIEvQIBADAN..., b3BlbnNzaC1rZXktdjE...), any of them\n"
+		     "%sencoded twice, or a URL with a\n"
 		     "%spassword (scheme://user:pass@host), holds a "
 		     "setting NAME=VALUE whose NAME is a password,\n%stoken, key or signature (a URL's "
 		     "query \"?access_token=\", \"&sig=\", a connection\n%sstring's "
@@ -1319,7 +1354,7 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "%sat least every third byte (a bot or API key), or holds \"Bearer \" or \"Basic \" "
 		     "and a credential; "
 		     "PASSAVANT_*\n%svariables are kept.\n",
-		lead, lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead, lead,
+		lead, lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead, lead, lead, lead,
 		URL_PATH_TOKEN_MIN, lead, lead, lead);
 }
 
