@@ -2,19 +2,25 @@
  * replay/main.c - runs a libFuzzer driver without libFuzzer, as part of
  * `make test` (gcc, ASan+UBSan; `make fuzz` needs clang).
  *
- * Usage: DRIVER [-n RUNS] [-t SECONDS] SEED...
- * (RUNS per seed, 2000 by default; SECONDS in all, 60, shared by the seeds)
+ * Usage: DRIVER [-n RUNS] [-t SECONDS] [-T SECONDS] SEED...
+ * (RUNS per seed, 2000 by default; -t: SECONDS in all, 60, shared by the
+ * seeds; -T: SECONDS one input may take, 10, past which it counts as a
+ * hang, like libFuzzer's -timeout)
  * Each seed (a file of tests/fuzz/corpus/DRIVER/) is given to the driver
  * as it is, then RUNS times mutated (bit flips, bytes set to values
  * parsers care about, inserted, deleted or repeated runs, a cut, a piece
  * of another seed spliced in; one to four at a time). The mutations are
  * drawn from a fixed seed, so a run is the same every time; the input a
- * sanitizer dies on is written to $FUZZ_REPLAY_CRASH (default
- * ./replay-crash) to be replayed alone: DRIVER -n 0 FILE.
+ * sanitizer dies on (or that aborts, or hangs) is written to
+ * $FUZZ_REPLAY_CRASH (default ./replay-crash) to be replayed alone:
+ * DRIVER -n 0 FILE. A leak is found per seed (LeakSanitizer after each
+ * seed's runs): no single input is written then, the seed is named.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sanitizer/common_interface_defs.h>
+#include <sanitizer/lsan_interface.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,29 +41,70 @@ struct seed {
 	size_t len;
 };
 
-/* The input being run, for the death callback. */
-static const uint8_t *cur_data;
-static size_t cur_len;
+/* The input being run, for the death callback and the signal handlers;
+ * the crash file's name, read before any input runs. */
+static const uint8_t *volatile cur_data;
+static volatile size_t cur_len;
+static const char *crash_path = "replay-crash";
+
+static void say(const char *s)
+{
+	(void)!write(2, s, strlen(s));
+}
+
+/* Writes the input being run to crash_path (async-signal-safe: called
+ * from the SIGALRM and SIGABRT handlers too). Without one (a leak found
+ * at exit, after every input), nothing is written and that is said. */
+static void keep_input(const char *what)
+{
+	const uint8_t *data = cur_data;
+	size_t len = cur_len, off = 0;
+	int fd;
+
+	say("replay: ");
+	say(what);
+	if (data == NULL) {
+		say(": no input was running (a leak found at exit?); nothing kept\n");
+		return;
+	}
+	fd = open(crash_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		say(": the input could not be kept\n");
+		return;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	(void)close(fd);
+	say(": the input is in ");
+	say(crash_path);
+	say("\n");
+}
 
 static void on_death(void)
 {
-	const char *out = getenv("FUZZ_REPLAY_CRASH");
-	int fd;
+	keep_input("a sanitizer stopped the run");
+}
 
-	if (out == NULL)
-		out = "replay-crash";
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		size_t off = 0;
-		while (off < cur_len) {
-			ssize_t n = write(fd, cur_data + off, cur_len - off);
-			if (n <= 0)
-				break;
-			off += (size_t)n;
-		}
-		(void)close(fd);
-		fprintf(stderr, "replay: the input is in %s (%zu bytes)\n", out, cur_len);
-	}
+/* An input that runs past -T: a hang, which no sanitizer reports and the
+ * -t budget (checked between inputs) never ends. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+	keep_input("an input ran past its time (a hang)");
+	_exit(3);
+}
+
+/* abort() (an assert in the code under test): ASan leaves SIGABRT alone
+ * by default. The input is kept, then the default action. */
+static void on_abort(int sig)
+{
+	keep_input("the driver aborted");
+	(void)signal(sig, SIG_DFL);
+	(void)raise(sig);
 }
 
 static uint64_t rng_state;
@@ -169,6 +216,17 @@ static void mutate_once(uint8_t *buf, size_t *len, const struct seed *seeds, siz
 	}
 }
 
+static unsigned input_seconds = 10;
+
+/* Milliseconds on the monotonic clock. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void run_one(const uint8_t *data, size_t len)
 {
 	/* A copy of the exact size, so ASan sees a read past the end. */
@@ -177,9 +235,11 @@ static void run_one(const uint8_t *data, size_t len)
 	if (copy == NULL)
 		abort();
 	memcpy(copy, data, len);
-	cur_data = copy;
 	cur_len = len;
+	cur_data = copy;
+	(void)alarm(input_seconds);
 	(void)LLVMFuzzerTestOneInput(copy, len);
+	(void)alarm(0);
 	cur_data = NULL;
 	free(copy);
 }
@@ -188,23 +248,32 @@ int main(int argc, char **argv)
 {
 	long runs = 2000, seconds = 60;
 	struct seed *seeds;
-	size_t nseeds = 0, total = 0;
+	size_t nseeds = 0, total = 0, cut = 0;
 	uint8_t *buf;
 	time_t start = time(NULL);
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:t:")) != -1) {
+	long per_input = 10;
+
+	while ((opt = getopt(argc, argv, "n:t:T:")) != -1) {
 		if (opt == 'n')
 			runs = strtol(optarg, NULL, 10);
 		else if (opt == 't')
 			seconds = strtol(optarg, NULL, 10);
+		else if (opt == 'T')
+			per_input = strtol(optarg, NULL, 10);
 		else
 			return 2;
 	}
-	if (optind >= argc || runs < 0 || seconds <= 0) {
-		fprintf(stderr, "usage: %s [-n RUNS] [-t SECONDS] SEED...\n", argv[0]);
+	if (optind >= argc || runs < 0 || seconds <= 0 || per_input <= 0 || per_input > 86400) {
+		fprintf(stderr, "usage: %s [-n RUNS] [-t SECONDS] [-T SECONDS] SEED...\n", argv[0]);
 		return 2;
 	}
+	input_seconds = (unsigned)per_input;
+	if (getenv("FUZZ_REPLAY_CRASH") != NULL)
+		crash_path = getenv("FUZZ_REPLAY_CRASH");
+	(void)signal(SIGALRM, on_alarm);
+	(void)signal(SIGABRT, on_abort);
 	if (LLVMFuzzerInitialize != NULL && LLVMFuzzerInitialize(&argc, &argv) != 0)
 		return 1;
 	__sanitizer_set_death_callback(on_death);
@@ -216,8 +285,10 @@ int main(int argc, char **argv)
 		if (read_seed(argv[i], &seeds[nseeds++]) != 0)
 			return 1;
 	for (size_t s = 0; s < nseeds; s++) {
-		/* Each seed gets its share of the time. */
-		time_t until = time(NULL) + (seconds / (long)nseeds > 0 ? seconds / (long)nseeds : 1);
+		/* Each seed gets its share of the time, in milliseconds: in
+		 * whole seconds, 7 seeds of a 20 s budget had 2 s each, of
+		 * which the first tick of time() took anything up to one. */
+		long long until = now_ms() + seconds * 1000 / (long)nseeds;
 
 		run_one(seeds[s].data, seeds[s].len);
 		total++;
@@ -231,11 +302,26 @@ int main(int argc, char **argv)
 				mutate_once(buf, &len, seeds, nseeds);
 			run_one(buf, len);
 			total++;
-			if ((r & 63) == 63 && time(NULL) >= until)
+			if ((r & 63) == 63 && now_ms() >= until) {
+				/* A slow machine runs fewer: said, so a run that
+				 * passed here is not taken for the whole. */
+				cut++;
 				break;
+			}
+		}
+		/* A leak is only found at exit otherwise, with no input to
+		 * name: checked after each seed's runs, the seed is named. */
+		if (__lsan_do_recoverable_leak_check() != 0) {
+			fprintf(stderr, "replay: a leak in the runs of seed %s (no single input is kept)\n",
+				seeds[s].path);
+			return 1;
 		}
 	}
-	printf("%zu inputs from %zu seeds in %ld s\n", total, nseeds, (long)(time(NULL) - start));
+	printf("%zu inputs from %zu seeds in %ld s", total, nseeds, (long)(time(NULL) - start));
+	if (cut > 0)
+		printf(" (%zu seeds cut short by the time limit: fewer than %ld mutations each)", cut, runs);
+	printf("\n");
+	(void)fflush(stdout);
 	for (size_t s = 0; s < nseeds; s++)
 		free(seeds[s].data);
 	free(seeds);
