@@ -12,8 +12,9 @@
 #include "../policy/policy.h"
 
 /* Most bytes of WebSocket frame headers and control frames queued behind
- * held payload bytes, with the records that place them (struct wsseg):
- * past it the connection is closed (cmask_ws_feed()). The records count:
+ * held payload bytes, with the records that place them (struct wsseg),
+ * besides one frame for each byte that may be held: past it the
+ * connection is closed (cmask_ws_feed()). The records count:
  * counting only the frames' bytes let 32,000 empty frames queue 1.6 MB
  * of records on each connection (round 33 of the attack, 412 MB for 250
  * connections). */
@@ -788,15 +789,30 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 			if (w->control && ws_control(m, d) < 0)
 				return -1;
 		}
+		/* Many frames behind a held tail. Releasing what is held (as
+		 * this did) let a real value through (round 20 of the attack:
+		 * the client's pings made the inject host's pongs pile up
+		 * between two halves of a value, no pause needed); letting the
+		 * queue grow has no bound. The caller closes; the held bytes
+		 * are wiped with the connection. Only what stays queued once
+		 * everything not held is out counts (cmask_ready(), the same
+		 * amount whatever the bytes are): counted over a whole read,
+		 * a burst of some 1,300 one-byte frames (10 KB) from a real
+		 * client closed the stream with any credential masked (the
+		 * review of round 33). Each byte held back may end a frame of
+		 * its own (a header and two records): those are allowed on
+		 * top, so a long masked value (a key) held one byte a frame
+		 * does not close a real client's stream either. */
+		if (evbuffer_get_length(w->q) > CMASK_WS_QUEUE_MAX) {
+			size_t ready, max = CMASK_WS_QUEUE_MAX + mask_exch_body_holdmax(m->x, xd(dd)) *
+									 (2 * sizeof(struct wsseg) + sizeof(w->hb));
+
+			if (cmask_ready(m, dd, &ready) < 0)
+				return -1;
+			if (evbuffer_get_length(w->q) > max)
+				return 2;
+		}
 	}
-	/* Many frames behind a held tail. Releasing what is held (as this
-	 * did) let a real value through (round 20 of the attack: the
-	 * client's pings made the inject host's pongs pile up between two
-	 * halves of a value, no pause needed); letting the queue grow has
-	 * no bound. The caller closes; the held bytes are wiped with the
-	 * connection. */
-	if (evbuffer_get_length(w->q) > CMASK_WS_QUEUE_MAX)
-		return 2;
 	return 0;
 }
 

@@ -631,16 +631,31 @@ static const char py_helper[] =
 	"    got = b''; end = 'OPEN'\n"
 	"    t = ws_open()\n"
 	"    payload = b'ten bytes.'; mask = b'\\x01\\x02\\x03\\x04'\n"
-	"    t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))\n"
-	"              + b'\\x80\\x00' * int(sys.argv[5]))\n"
 	"    t.settimeout(3)\n"
 	"    try:\n"
+	"        # the proxy may close before it read them all: a reset here\n"
+	"        t.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))\n"
+	"                  + b'\\x80\\x00' * int(sys.argv[5]))\n"
 	"        while True:\n"
 	"            op, pl = frame(t)\n"
 	"            if op & 0x0f in (0, 1, 2): got += pl\n"
 	"    except (TimeoutError, socket.timeout): pass\n"
 	"    except (SystemExit, ConnectionError, ssl.SSLError): end = 'CLOSED'\n"
 	"    sys.stdout.write(got.decode('latin-1') + '|' + end)\n"
+	"elif mode == 'wssmall':\n"
+	"    # argv[5] one-byte text frames, masked as a client's, in one write;\n"
+	"    # prints how many echo payload bytes came, then '|CLOSED' or '|OPEN'\n"
+	"    got = b''; end = 'OPEN'; n = int(sys.argv[5])\n"
+	"    t = ws_open()\n"
+	"    t.sendall(b''.join(bytes([0x81, 0x81, 1, 2, 3, 4, (97 + i % 26) ^ 1]) for i in range(n)))\n"
+	"    t.settimeout(3)\n"
+	"    try:\n"
+	"        while len(got) < n:\n"
+	"            op, pl = frame(t)\n"
+	"            if op & 0x0f in (0, 1, 2): got += pl\n"
+	"    except (TimeoutError, socket.timeout): pass\n"
+	"    except (SystemExit, ConnectionError, ssl.SSLError): end = 'CLOSED'\n"
+	"    sys.stdout.write('%d|%s' % (len(got), end))\n"
 	"elif mode == 'pipelined':\n"
 	"    # argv[5]: Authorization value of request 1; argv[6]: body of request 2\n"
 	"    t = connect()\n"
@@ -1720,6 +1735,33 @@ static void test_ws_empty_frames_bound(void)
 			else
 				ROW(out != NULL && strcmp(out, "ten bytes.|OPEN") == 0,
 				    "100 empty frames: not echoed, or closed: %.120s", test_nz(out));
+			free(out);
+		}
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
+ * The review of round 33: the queue bound counted over a whole read, so
+ * a real client's burst of 3,000 one-byte frames (21 KB) closed the stream
+ * with any credential masked; each is echoed now.
+ */
+static void test_ws_small_frames(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char target[128], *out = NULL;
+
+		snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+		{
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wssmall", p.t.addr,
+					target, p.t.trust, "3000", NULL};
+
+			CU_ASSERT_EQUAL(runv(&out, argv), 0);
+			ROW(out != NULL && strcmp(out, "3000|OPEN") == 0,
+			    "3000 one-byte frames in one burst: not all echoed, or closed: %.120s", test_nz(out));
 			free(out);
 		}
 	}
@@ -3126,6 +3168,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "WebSocket: a data frame behind the client's close, the upstream gone", test_ws_close_then_data);
 	test_add(s, "WebSocket: empty frames behind a held tail count against the queue bound (records too)",
 		 test_ws_empty_frames_bound);
+	test_add(s, "WebSocket: a burst of 3000 one-byte frames is relayed (the review of round 33)",
+		 test_ws_small_frames);
 	test_add(s, "remask: values split across reads (byte-by-byte upstream)", test_remask_split_reads);
 	test_add(s, "remask: a chunked trailer (dropped or remasked)", test_remask_trailer);
 	test_add(s, "remask: a chunk that ends a reply is released while the upstream waits (SSE)",
