@@ -146,6 +146,8 @@ static int read_seed(const char *path, struct seed *s)
 		ssize_t n = read(fd, s->data + off, s->len - off);
 		if (n <= 0) {
 			fprintf(stderr, "replay: %s: short read\n", path);
+			free(s->data);
+			s->data = NULL;
 			(void)close(fd);
 			return -1;
 		}
@@ -281,9 +283,21 @@ int main(int argc, char **argv)
 	buf = malloc(REPLAY_MAX_INPUT);
 	if (seeds == NULL || buf == NULL)
 		return 1;
-	for (int i = optind; i < argc; i++)
-		if (read_seed(argv[i], &seeds[nseeds++]) != 0)
+	for (int i = optind; i < argc; i++) {
+		if (read_seed(argv[i], &seeds[nseeds]) != 0) {
+			/* A shell leaves an empty corpus's glob as it is
+			 * ("corpus/DRIVER/" and a star): said, and nothing leaked (the
+			 * leak report buried the reason). */
+			if (strchr(argv[i], '*') != NULL)
+				fprintf(stderr, "replay: %s: an empty corpus? every driver needs a seed\n", argv[i]);
+			for (size_t k = 0; k < nseeds; k++)
+				free(seeds[k].data);
+			free(seeds);
+			free(buf);
 			return 1;
+		}
+		nseeds++;
+	}
 	for (size_t s = 0; s < nseeds; s++) {
 		/* Each seed gets its share of the time, in milliseconds: in
 		 * whole seconds, 7 seeds of a 20 s budget had 2 s each, of
