@@ -463,12 +463,21 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 	}
 	md = repo_hash(gfd);
 	hsz = (size_t)EVP_MD_size(md);
-	/* A checksum that does not match (all zeros is index.skipHash's):
-	 * git refuses such an index, and the check must not mend it. */
-	if (len < 12 + hsz || digest(md, b, len - hsz, sum) < 0 ||
-	    (memcmp(sum, b + len - hsz, hsz) != 0 &&
-	     memcmp(b + len - hsz, (const unsigned char[EVP_MAX_MD_SIZE]){0}, hsz) != 0))
+	if (len < 12 + hsz || digest(md, b, len - hsz, sum) < 0)
 		goto out;
+	/* A checksum that does not match (all zeros is index.skipHash's):
+	 * git reads such an index all the same (read-cache.c checks the
+	 * checksum only for fsck), trusting what it records: moved aside,
+	 * not mended (the review of round 33: a forged cache-tree with
+	 * one byte of the checksum changed hid a staged edit). */
+	if (memcmp(sum, b + len - hsz, hsz) != 0 &&
+	    memcmp(b + len - hsz, (const unsigned char[EVP_MAX_MD_SIZE]){0}, hsz) != 0) {
+		gg_quarantine(g, gfd, g->path, "index",
+			      "an index written in the session whose checksum does not match (git reads it "
+			      "anyway and trusts the times and caches it records); `git reset` makes an index "
+			      "from HEAD");
+		goto out;
+	}
 	end = scan(g, b, len, hsz, wfd, &x);
 	if (end == 0)
 		goto out; /* gitviews.c moved one that does not parse */

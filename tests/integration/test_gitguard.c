@@ -2782,6 +2782,40 @@ static void test_index_cache_tree(void)
 }
 
 /*
+ * The review of round 33: c6's forged cache-tree with one byte of the
+ * index's checksum changed. gitindex.c left an index whose checksum did
+ * not match as it was ("git refuses it"), but git 2.39 checks that
+ * checksum only in fsck: status and diff --cached trusted the cache-tree
+ * and showed nothing. The index moves aside; `git reset` shows the edit.
+ */
+static void test_index_bad_checksum(void)
+{
+	static const char *const want[] = {"/work/.git/index: an index written in the session whose checksum does "
+					   "not match",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 GI_PY "cd work && mkdir tests && echo ok > tests/test_app.py && "
+				       "echo '# fixtures' > tests/conftest.py && echo app > app.py && git add . && "
+				       "git commit -q -m t",
+				 NULL, NULL,
+				 "echo planted >> tests/conftest.py && git add tests/conftest.py && sleep 1.1 && "
+				 "cp .git/index .git/idx.tmp && GIT_INDEX_FILE=.git/idx.tmp git read-tree HEAD && "
+				 "python3 \"$M/../gi.py\" .git/index treefrom .git/idx.tmp && rm .git/idx.tmp && "
+				 "python3 -c \"import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[-1] ^= 1; "
+				 "open(sys.argv[1], 'wb').write(b)\" .git/index && echo DONE",
+				 "git -C work status --short; git -C work reset -q; git -C work status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(test_has(c.host, " M tests/conftest.py"));
+	if (!test_has(c.host, " M tests/conftest.py"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
  * Round 33 (c7): a linked worktree inside the repository (.worktrees/feat,
  * as agent tools make them): the session marks an edited file of it
  * skip-worktree and takes "/.git" off the admin directory's gitdir file,
@@ -3413,6 +3447,7 @@ TEST_REGISTRAR(register_gitguard)
 		 test_index_forged_nsec_and_link);
 	test_add(s, "the untracked cache hiding a new file: dropped, the file shows", test_index_untracked_cache);
 	test_add(s, "a forged cache-tree hiding a staged edit: dropped, the edit shows", test_index_cache_tree);
+	test_add(s, "a forged index with a checksum that does not match: moved aside", test_index_bad_checksum);
 	test_add(s, "a linked worktree's gitdir file edited: its index with a skip-worktree bit moves aside",
 		 test_index_worktree_gitdir_text);
 	test_add(s, "an ordinary session's index (add, commit, status) works on the host", test_index_normal_session);

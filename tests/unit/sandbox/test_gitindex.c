@@ -1,8 +1,8 @@
 /*
  * test_gitindex.c - sandbox/gitindex.c: an index written in the session
  * rewritten (file and link sizes 0, optional extensions dropped, the
- * checksum new, the mode kept), one whose checksum does not match left
- * alone, bits with no work tree moved aside, every cut of an index
+ * checksum new, the mode kept), one whose checksum does not match moved
+ * aside, bits with no work tree moved aside, every cut of an index
  * refused without a read past it, and a Mercurial dirstate's normal
  * entries set to be looked up. Suite "sandbox_gitindex". The wire tests
  * are in tests/integration/test_gitguard.c.
@@ -165,7 +165,8 @@ static void test_index_rewritten(void)
 	fixture_free(&f);
 }
 
-/* A checksum that does not match: git refuses the index; left alone. */
+/* A checksum that does not match: git 2.39 reads the index all the same
+ * (it checks the checksum only in fsck): moved aside, not mended. */
 static void test_index_bad_checksum(void)
 {
 	unsigned char b[1024], *got;
@@ -178,9 +179,11 @@ static void test_index_bad_checksum(void)
 	b[len - 1] ^= 1;
 	CU_ASSERT_FATAL(write_at(f.gfd, "index", b, len, 0644) == 0);
 	gg_index_settle(&f.g, f.gfd, true, -1);
-	got = read_back(&f, "index", &glen, &st);
+	CU_ASSERT(faccessat(f.gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+	got = read_back(&f, "index.passavant-quarantine", &glen, &st);
 	CU_ASSERT_FATAL(got != NULL);
 	CU_ASSERT(glen == len && memcmp(got, b, len) == 0);
+	CU_ASSERT(strstr(last_report, "checksum does not match") != NULL);
 	free(got);
 	fixture_free(&f);
 }
@@ -291,7 +294,7 @@ TEST_REGISTRAR(sandbox_gitindex_register)
 
 	test_add(s, "an index rewritten: sizes 0, optional extensions dropped, checksum new, mode kept",
 		 test_index_rewritten);
-	test_add(s, "an index whose checksum does not match is left alone", test_index_bad_checksum);
+	test_add(s, "an index whose checksum does not match moves aside", test_index_bad_checksum);
 	test_add(s, "skip-worktree bits with no work tree: moved aside", test_index_bits_no_worktree);
 	test_add(s, "every cut and every changed byte of an index parses within bounds", test_index_cuts);
 	test_add(s, "a Mercurial dirstate v1: normal entries looked up, a cut one moved aside", test_hg_dirstate);
