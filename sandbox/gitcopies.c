@@ -17,7 +17,10 @@
  * a split index's shared index, a sparse index's directory entries), or
  * the object name of the file's present content (SHA-1, or SHA-256 with
  * extensions.objectFormat) is a loose object or in a pack's .idx (looked
- * up, no object read), in the repository's objects or its alternates.
+ * up, no object read), in the repository's objects or its alternates;
+ * so is the name of that content with each CRLF made LF (what git stores
+ * under core.autocrlf), and the content's SHA-256 in the Git LFS store
+ * (COMMON/lfs/objects) (the review of round 33).
  * What cannot be read or parsed there refuses the start; no repository
  * is nothing to refuse.
  */
@@ -33,6 +36,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "base/errbuf.h"
 #include "base/fileio.h"
@@ -512,7 +517,107 @@ struct hidden_file {
 	struct stat st;
 	unsigned char id[2][32]; /* SHA-1, SHA-256 */
 	int have[2];             /* 0 not yet, 1 made, -1 not to be made */
+	/* The same with each CRLF made LF (what git stores of a text file
+	 * under core.autocrlf or eol=crlf: another object name), and the
+	 * SHA-256 of the raw bytes (a Git LFS object's name). */
+	unsigned char lf[2][32];
+	int have_lf[2];
+	unsigned char lfs[32];
+	int have_lfs;
 };
+
+/* f's bytes (at most GC_HASH_MAX_BYTES, not empty) in a buffer to free,
+ * their length in *len; NULL when they cannot be read. */
+static unsigned char *hidden_bytes(const struct hidden_file *f, size_t *len)
+{
+	unsigned char *buf;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (f->st.st_size <= 0 || (uint64_t)f->st.st_size > GC_HASH_MAX_BYTES ||
+	    (fd = fileio_open_regular(f->p, 0, &st)) < 0)
+		return NULL;
+	buf = st.st_size > 0 && (uint64_t)st.st_size <= GC_HASH_MAX_BYTES ? malloc((size_t)st.st_size) : NULL;
+	n = buf != NULL ? fileio_read_full(fd, buf, (size_t)st.st_size) : -1;
+	(void)close(fd);
+	if (n != (ssize_t)st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
+}
+
+/* f's object name for a store of hsz with its CRLFs made LF; NULL when
+ * it has none or cannot be read. */
+static const unsigned char *blob_lf_of(struct hidden_file *f, size_t hsz)
+{
+	int k = hsz == 32;
+	unsigned char *b;
+	size_t len, o = 0;
+
+	if (f->have_lf[k] != 0)
+		return f->have_lf[k] == 1 ? f->lf[k] : NULL;
+	f->have_lf[k] = -1;
+	if ((b = hidden_bytes(f, &len)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		if (!(b[i] == '\r' && i + 1 < len && b[i + 1] == '\n'))
+			b[o++] = b[i];
+	if (o != len) {
+		char head[40];
+		int hl = snprintf(head, sizeof(head), "blob %zu", o) + 1;
+		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+		unsigned int n = 0;
+
+		if (ctx != NULL && EVP_DigestInit_ex(ctx, k ? EVP_sha256() : EVP_sha1(), NULL) == 1 &&
+		    EVP_DigestUpdate(ctx, head, (size_t)hl) == 1 && EVP_DigestUpdate(ctx, b, o) == 1 &&
+		    EVP_DigestFinal_ex(ctx, f->lf[k], &n) == 1 && n == hsz)
+			f->have_lf[k] = 1;
+		EVP_MD_CTX_free(ctx);
+	}
+	free(b);
+	return f->have_lf[k] == 1 ? f->lf[k] : NULL;
+}
+
+/* Whether r's Git LFS store (COMMON/lfs/objects/ab/cd/abcd...) holds f's
+ * content: 0 (no), or -1 with err set. */
+static int check_lfs(struct gc *c, const struct gc_repo *r, struct hidden_file *f)
+{
+	char rel[80], lfsdir[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+
+	if (f->have_lfs == 0) {
+		unsigned char *b;
+		size_t len;
+		unsigned int n = 0;
+
+		f->have_lfs = -1;
+		if ((b = hidden_bytes(f, &len)) != NULL &&
+		    EVP_Digest(b, len, f->lfs, &n, EVP_sha256(), NULL) == 1 && n == 32)
+			f->have_lfs = 1;
+		free(b);
+	}
+	if (f->have_lfs != 1 || !gg_join(lfsdir, sizeof(lfsdir), r->common, "lfs/objects") ||
+	    plan_hides(c->b, lfsdir) || closed_to_us(lfsdir))
+		return 0;
+	for (size_t i = 0; i < 32; i++)
+		snprintf(rel + 6 + 2 * i, 3, "%02x", f->lfs[i]);
+	memcpy(rel, rel + 6, 2);
+	rel[2] = '/';
+	memcpy(rel + 3, rel + 8, 2);
+	rel[5] = '/';
+	if (!gg_join(path, sizeof(path), lfsdir, rel) || lstat(path, &st) < 0)
+		return 0;
+	errbuf_set_errno(c->err, c->errlen, 0,
+			 "cannot apply %s to %s: its content is a Git LFS object in %s, the store of the git "
+			 "repository %s, which the sandbox reads; remove it from the history (e.g. git filter-repo "
+			 "--invert-paths --path FILE), then git lfs prune, and replace the secret, or add %s to "
+			 "filesystem.denyRead",
+			 f->what, f->p, lfsdir, r->top, r->common);
+	return -1;
+}
 
 /* f's object name for a store of hsz; NULL when it cannot be made (not
  * readable to us, larger than GC_HASH_MAX_BYTES). */
@@ -538,16 +643,23 @@ static const unsigned char *blob_of(struct hidden_file *f, size_t hsz)
  * content. 0 (no), or -1 with err set (yes, or not known). */
 static int check_store(struct gc *c, const struct gc_repo *r, struct hidden_file *f)
 {
-	const unsigned char *id;
+	const unsigned char *id, *lf;
 
-	if (r == NULL || r->unread || (id = blob_of(f, r->hsz)) == NULL)
+	if (r == NULL || r->unread)
 		return 0;
+	if (!plan_hides(c->b, r->common) && check_lfs(c, r, f) < 0)
+		return -1;
+	if ((id = blob_of(f, r->hsz)) == NULL)
+		return 0;
+	lf = blob_lf_of(f, r->hsz);
 	for (size_t i = 0; i < r->n_obj; i++) {
 		int rc;
 
 		if (plan_hides(c->b, r->objdirs[i]) || closed_to_us(r->objdirs[i]))
 			continue;
 		rc = store_has(c, r->objdirs[i], id, r->hsz);
+		if (rc == 0 && lf != NULL)
+			rc = store_has(c, r->objdirs[i], lf, r->hsz);
 		if (rc < 0)
 			return -1;
 		if (rc == 1) {

@@ -425,6 +425,46 @@ static void test_garbled(void)
 	free(err);
 }
 
+/*
+ * The review of round 33: copies under another object name. A denyRead
+ * file committed with CRLF line ends under core.autocrlf (Git for
+ * Windows, a checkout under WSL), then untracked: git stores it with LF,
+ * so its bytes' blob name is in no store and `git log -p` printed it; the
+ * same file's bytes kept by Git LFS in .git/lfs/objects/ab/cd/SHA256
+ * (the LFS pointer is all git stores): `cat` read it. Both refused.
+ */
+static void test_other_names(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r20"), 0755) == 0 && mkdir(at(buf, "r21"), 0755) == 0);
+	CU_ASSERT_FATAL(sh("cd r20 && git init -q . && git config core.autocrlf true && "
+			   "printf 'OPENAI_API_KEY=%s\\r\\n' > secrets.env && git add secrets.env 2>/dev/null && "
+			   "git commit -qm s && git rm -q --cached secrets.env && echo secrets.env > .gitignore && "
+			   "git add .gitignore 2>/dev/null && git commit -qm rm && "
+			   "test \"$(git hash-object --no-filters secrets.env)\" != \"$(git rev-parse HEAD~1:secrets.env)\"",
+			   secret) == 0);
+	st = run_gc("r20", NULL, "r20/secrets.env", NULL, &out, &err);
+	refused("a denyRead file committed with its CRLFs made LF (core.autocrlf)", st, out, err,
+		"/r20/secrets.env", "is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r21 && git init -q . && printf 'OPENAI_API_KEY=%s\\n' > secrets.env && "
+			   "o=$(sha256sum secrets.env | cut -c1-64) && d=.git/lfs/objects/$(echo $o | cut -c1-2)/"
+			   "$(echo $o | cut -c3-4) && mkdir -p $d && cp secrets.env $d/$o && "
+			   "echo secrets.env > .gitignore && git add .gitignore && git commit -qm lfs",
+			   secret) == 0);
+	st = run_gc("r21", NULL, "r21/secrets.env", NULL, &out, &err);
+	refused("a denyRead file whose bytes are a Git LFS object", st, out, err, "/r21/secrets.env",
+		"is a Git LFS object in");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_gitcopies)
 {
 	CU_pSuite s = test_suite("gitcopies", suite_init, suite_cleanup);
@@ -441,4 +481,5 @@ TEST_REGISTRAR(register_gitcopies)
 	test_add(s, "SHA-256 repositories: tracked, in a pack: refused", test_sha256);
 	test_add(s, "a linked worktree: tracked, in the common objects: refused", test_worktree);
 	test_add(s, "an index, a pack index that does not parse: refused", test_garbled);
+	test_add(s, "copies under another name (CRLF made LF, a Git LFS object): refused", test_other_names);
 }
