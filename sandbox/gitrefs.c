@@ -128,9 +128,14 @@ static void gr_free(struct gr_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* packed-refs of gfd: "HASH SP NAME" lines; "#" (the header) and "^"
- * (a peeled tag) lines are no refs. Read into l->packed, split there
- * (no copy: a packed-refs of 20,000 refs is a MiB). */
+/* packed-refs of gfd: "HASH SP NAME" lines; "#" (the header) lines are
+ * no refs. A "^PEELED" line (what a tag peels to: git describe, show-ref
+ * -d and the advertisement to a fetch take it from there without reading
+ * the tag) belongs to the ref above it, whose value becomes "HASH^PEELED"
+ * (the review of round 33: a peeled line rewritten in the session made
+ * the host's git describe name another commit v1.0, and no line). Read
+ * into l->packed, split there (no copy: a packed-refs of 20,000 refs is a
+ * MiB): "NAME\0HASH^PEELED\0" fits where "HASH NAME\n^PEELED\n" was. */
 static void read_packed(int gfd, struct gr_list *l)
 {
 	struct stat st;
@@ -174,6 +179,30 @@ static void read_packed(int gfd, struct gr_list *l)
 			struct gg_refent r = {.name = (size_t)(sp + 1 - buf), .val = i, .loose = 0};
 
 			*sp = '\0';
+			if (e + 1 < (size_t)n && buf[e + 1] == '^') {
+				/* the peeled line joins this ref's value */
+				char *pnl = memchr(buf + e + 1, '\n', (size_t)n - e - 1);
+				size_t e2 = pnl != NULL ? (size_t)(pnl - buf) : (size_t)n;
+				size_t hl = (size_t)(sp - (buf + i)), ml = e - r.name, pl = e2 - e - 1;
+				char *tmp = malloc(hl + ml + pl + 3);
+
+				if (tmp == NULL) {
+					l->nomem = true;
+					break;
+				}
+				memcpy(tmp, buf + r.name, ml);
+				tmp[ml] = '\0';
+				memcpy(tmp + ml + 1, buf + i, hl);
+				memcpy(tmp + ml + 1 + hl, buf + e + 1, pl); /* "^PEELED" */
+				tmp[ml + 1 + hl + pl] = '\0';
+				memcpy(buf + i, tmp, ml + hl + pl + 2);
+				free(tmp);
+				r.name = i;
+				r.val = i + ml + 1;
+				e = e2;
+				if (e < (size_t)n)
+					buf[e] = '\0';
+			}
 			if (!gr_push(l, &l->v, &l->n, &l->capn, &r))
 				break;
 		}
@@ -457,6 +486,18 @@ static void kline_add(struct kline *k, const char *name, const char *old, const 
 		k->len = (size_t)w < sizeof(k->text) - k->len ? k->len + (size_t)w : sizeof(k->text) - 1;
 }
 
+/* Whether two values of a ref are the same: equal, or the same object
+ * name where one has no peeled value (a tag packed or unpacked by git gc
+ * or pack-refs in the session: git peels it again from the tag). */
+static bool same_value(const char *a, const char *b)
+{
+	size_t ha = strcspn(a, "^"), hb = strcspn(b, "^");
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return ha == hb && strncmp(a, b, ha) == 0 && (a[ha] == '\0' || b[hb] == '\0');
+}
+
 /* Whether the ref name is one this comparison leaves to others: a
  * replace ref (gitviews.c moves it aside), or a copy the check moved. */
 static bool skipped(const char *name)
@@ -623,9 +664,13 @@ void gg_refs_compare(struct gg *g, int gfd)
 			i++;
 		if (c >= 0)
 			j++;
-		if (skipped(name) || (ov != NULL && nv != NULL && strcmp(ov, nv) == 0))
+		if (skipped(name) || (ov != NULL && nv != NULL && same_value(ov, nv)))
 			continue;
-		kline_add(&k[kind_of(name)], name, ov, nv);
+		if (ov != NULL && nv != NULL && strchr(ov, '^') != NULL && strchr(nv, '^') != NULL &&
+		    strcspn(ov, "^") == strcspn(nv, "^") && strncmp(ov, nv, strcspn(ov, "^")) == 0)
+			kline_add(&k[kind_of(name)], name, strchr(ov, '^'), strchr(nv, '^')); /* peeled only */
+		else
+			kline_add(&k[kind_of(name)], name, ov, nv);
 		any = true;
 		if (nv != NULL && kind_of(name) == K_NOTES && notes_checked++ < GR_NOTES_CHECKED)
 			check_notes(g, gfd, name, ov, nv);

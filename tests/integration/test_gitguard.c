@@ -2982,6 +2982,40 @@ static void test_refs_moved(void)
 }
 
 /*
+ * The review of round 33: packed-refs' "^" line (what an annotated tag
+ * peels to) was no part of a ref's value. The session rewrote v1.0's
+ * peeled line to its own HEAD: the tag object unchanged, no line, and the
+ * host's git describe said HEAD was v1.0 (show-ref -d and an upload-pack
+ * advertisement too). Now named. A nested repository whose loose
+ * annotated tag the session's git pack-refs packs (a peeled line
+ * appears, the tag unmoved) gives no line.
+ */
+static void test_refs_peeled(void)
+{
+	static const char *const want[] = {"/work/.git: tags moved, made or removed in the session",
+					   "refs/tags/v1.0 ^", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && echo a > a && git add a && git commit -qm A && git tag -a -m rel v1.0 && "
+				 "echo b >> a && git commit -qam B && git pack-refs --all && "
+				 "git init -q n && git -C n commit -q --allow-empty -m n && git -C n tag -a -m t t1",
+				 NULL, NULL,
+				 "H=$(git rev-parse HEAD) && P=$(git rev-parse 'v1.0^{commit}') && "
+				 "sed -i \"s/^^$P/^$H/\" .git/packed-refs && git -C n pack-refs --all && "
+				 "grep -q '^^' n/.git/packed-refs && git describe && echo DONE",
+				 "git -C work describe") == 0);
+	CU_ASSERT(test_has(c.out, "v1.0\nDONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "/work/n/.git"));
+	CU_ASSERT(c.status == 0);
+	if (test_has(c.err, "/work/n/.git") || c.status != 0)
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
  * Round 33 (c9): Mercurial's dirstate is git's index: the session edits
  * app.py and rewrites .hg/dirstate (v1) so app.py's entry records the
  * edited file's size and mtime; hg trusted them, `hg status` was clean.
@@ -3433,6 +3467,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_index_forged_times);
 	test_add(s, "a forged commit-graph, a multi-pack-index and a bitmap written in the session move aside",
 		 test_forged_commit_graph);
+	test_add(s, "a packed tag's peeled line rewritten in the session: named; refs packed: nothing",
+		 test_refs_peeled);
 	test_add(s, "refs moved in the session (a remote-tracking ref, tags, notes, a branch): named",
 		 test_refs_moved);
 	test_add(s, "notes holding escape sequences added in the session: moved aside (loose), named (packed)",
