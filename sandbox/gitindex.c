@@ -19,8 +19,11 @@
  *    data. The cost is one read of every tracked file at the host's next
  *    `git status`;
  *  - the optional extensions (a signature whose first letter is upper
- *    case: TREE, REUC, UNTR, FSMN, EOIE, IEOT, ...) are dropped: git
- *    rebuilds what it needs of them;
+ *    case: TREE, UNTR, FSMN, EOIE, IEOT, ...) are dropped: git rebuilds
+ *    what it needs of them. REUC stays: the resolve-undo record of the
+ *    conflicts resolved (`git checkout -m FILE` makes a conflict again
+ *    from it) is no cache, git cannot rebuild it, and no status or diff
+ *    reads it (the review of round 33);
  *  - the trailing checksum is computed again (SHA-1 or SHA-256, after the
  *    repository's extensions.objectFormat), and the new file replaces the
  *    old one by rename (same mode, no link followed).
@@ -514,7 +517,8 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 		goto out;
 	}
 	/* The extensions after the entries: a required one (lower case
-	 * first letter) stays, an optional one (upper case) goes. */
+	 * first letter) stays, an optional one (upper case) goes, but for
+	 * the resolve-undo record (REUC). */
 	out = malloc(len);
 	if (out == NULL) {
 		gg_report_error(g, g->path, "index", "cannot rewrite the index written in the session", ENOMEM);
@@ -529,7 +533,7 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 			goto out; /* gitviews.c moved it aside */
 		if (memcmp(b + off, "link", 4) == 0)
 			x.split = true;
-		if (b[off] >= 'A' && b[off] <= 'Z') {
+		if (b[off] >= 'A' && b[off] <= 'Z' && memcmp(b + off, "REUC", 4) != 0) {
 			dropped++;
 		} else {
 			memcpy(out + olen, b + off, 8 + sz);

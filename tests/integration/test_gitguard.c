@@ -2782,6 +2782,35 @@ static void test_index_cache_tree(void)
 }
 
 /*
+ * The review of round 33: the index rewrite dropped every optional
+ * extension, the resolve-undo record (REUC) among them, which git cannot
+ * rebuild: after a session resolved a merge conflict with git add, the
+ * host's `git checkout -m g` could not make the conflict again ("Updated
+ * 0 paths"). REUC stays; the index is still rewritten (sizes 0).
+ */
+static void test_index_resolve_undo(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && echo x > g && echo y > h && git add g h && git commit -qm base && "
+				 "git checkout -qb other && echo x2 > g && git commit -qam other && git checkout -q - && "
+				 "echo x3 > g && git commit -qam main",
+				 NULL, NULL,
+				 "git merge -q other >/dev/null 2>&1; echo resolved > g && git add g && echo DONE",
+				 "git -C work ls-files --debug h | grep size; git -C work checkout -m g 2>&1; "
+				 "git -C work ls-files -s g") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(c.status == 0);
+	CU_ASSERT(test_has(c.host, "size: 0"));
+	CU_ASSERT(test_has(c.host, "Recreated 1 merge conflict") && test_has(c.host, " 3\tg"));
+	if (!test_has(c.host, "Recreated 1 merge conflict"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
  * The review of round 33: c6's forged cache-tree with one byte of the
  * index's checksum changed. gitindex.c left an index whose checksum did
  * not match as it was ("git refuses it"), but git 2.39 checks that
@@ -3484,6 +3513,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "the untracked cache hiding a new file: dropped, the file shows", test_index_untracked_cache);
 	test_add(s, "a forged cache-tree hiding a staged edit: dropped, the edit shows", test_index_cache_tree);
 	test_add(s, "a forged index with a checksum that does not match: moved aside", test_index_bad_checksum);
+	test_add(s, "a conflict resolved in the session: the rewritten index keeps its resolve-undo record",
+		 test_index_resolve_undo);
 	test_add(s, "a linked worktree's gitdir file edited: its index with a skip-worktree bit moves aside",
 		 test_index_worktree_gitdir_text);
 	test_add(s, "an ordinary session's index (add, commit, status) works on the host", test_index_normal_session);

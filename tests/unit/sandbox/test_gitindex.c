@@ -72,7 +72,7 @@ static size_t ext(unsigned char *b, size_t off, const char *sig, size_t len)
 }
 
 /* An index of a file (size 5), a link (3), a gitlink (0), flags on the
- * file; TREE, a required "sdir", UNTR; its SHA-1. Its length. */
+ * file; TREE, a required "sdir", UNTR, REUC; its SHA-1. Its length. */
 static size_t make_index(unsigned char *b, uint16_t file_flags)
 {
 	size_t off = 12;
@@ -87,6 +87,7 @@ static size_t make_index(unsigned char *b, uint16_t file_flags)
 	off = ext(b, off, "TREE", 10);
 	off = ext(b, off, "sdir", 0);
 	off = ext(b, off, "UNTR", 7);
+	off = ext(b, off, "REUC", 6);
 	CU_ASSERT_FATAL(EVP_Digest(b, off, b + off, &n, EVP_sha1(), NULL) == 1);
 	return off + 20;
 }
@@ -127,7 +128,8 @@ static unsigned char *read_back(struct fixture *f, const char *name, size_t *len
 }
 
 /* The index rewritten: sizes 0 but the gitlink's, TREE and UNTR gone,
- * sdir kept, a checksum git accepts, the mode kept; no line. */
+ * sdir and REUC (resolve-undo, which git cannot rebuild) kept, a
+ * checksum git accepts, the mode kept; no line. */
 static void test_index_rewritten(void)
 {
 	unsigned char b[1024], *got, sum[20];
@@ -144,8 +146,9 @@ static void test_index_rewritten(void)
 	got = read_back(&f, "index", &glen, &st);
 	CU_ASSERT_FATAL(got != NULL);
 	CU_ASSERT((st.st_mode & 07777) == 0640);
-	/* the three entries are 72, 72, 72 bytes: 12 + 216, then sdir */
-	CU_ASSERT(glen == 12 + 3 * 72 + 8 + 20);
+	/* the three entries are 72, 72, 72 bytes: 12 + 216, then sdir, REUC */
+	CU_ASSERT(glen == 12 + 3 * 72 + 8 + 14 + 20);
+	CU_ASSERT(memcmp(got + 12 + 216 + 8, "REUC", 4) == 0 && be32(got + 12 + 216 + 12) == 6);
 	CU_ASSERT(be32(got + 12 + 36) == 0);
 	CU_ASSERT(be32(got + 12 + 72 + 36) == 0);
 	CU_ASSERT(be32(got + 12 + 144 + 24) == 0160000);
