@@ -118,22 +118,33 @@ static unsigned char *slurp(int dfd, const char *name, size_t max, size_t *len, 
  * Replaces dfd/name by [buf, buf + len): written to a temporary name in
  * dfd (a link planted there is removed, never followed), given the mode
  * (and, for root, the owner) of old, then renamed over name, but only if
- * name is still the file old describes. 0, or -1 with errno.
+ * name is still the file old describes. With git_lock the temporary name
+ * is git's own lock, NAME.lock, taken as git takes it (O_EXCL): a git on
+ * the host writing the index meanwhile keeps its lock and its write (the
+ * review of round 33), and the rewrite fails with EBUSY (a lock the
+ * session left behind too: the caller moves the index aside). 0, or -1
+ * with errno.
  */
-static int replace_file(int dfd, const char *name, const struct stat *old, const unsigned char *buf, size_t len)
+static int replace_file(int dfd, const char *name, const struct stat *old, const unsigned char *buf, size_t len,
+			bool git_lock)
 {
 	char tmp[NAME_MAX + 1];
 	struct stat now;
 	int fd, e;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.passavant-tmp.%ld", name, (long)getpid()) >= (int)sizeof(tmp)) {
+	if ((git_lock ? snprintf(tmp, sizeof(tmp), "%s.lock", name)
+		      : snprintf(tmp, sizeof(tmp), "%s.passavant-tmp.%ld", name, (long)getpid())) >= (int)sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	(void)unlinkat(dfd, tmp, 0);
+	if (!git_lock)
+		(void)unlinkat(dfd, tmp, 0);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (fd < 0) {
+		if (git_lock && errno == EEXIST)
+			errno = EBUSY;
 		return -1;
+	}
 	if (geteuid() == 0 && fchown(fd, old->st_uid, old->st_gid) < 0)
 		goto fail;
 	if (fchmod(fd, old->st_mode & 07777) < 0)
@@ -557,14 +568,16 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 		goto out;
 	}
 	olen += hsz;
-	if (replace_file(gfd, "index", &st, out, olen) < 0) {
+	if (replace_file(gfd, "index", &st, out, olen, true) < 0) {
 		if (errno == EAGAIN)
 			goto out; /* replaced meanwhile by someone else */
 		/* Fail closed: an index git would trust as written. */
 		snprintf(setting, sizeof(setting),
 			 "an index written in the session that the check could not rewrite for git to compare "
 			 "every file again (%s); `git reset` makes an index from HEAD",
-			 strerror(errno));
+			 errno == EBUSY ? "index.lock exists: a git on the host is writing it, or the session left "
+					  "it; remove it when no git runs"
+					: strerror(errno));
 		gg_quarantine(g, gfd, g->path, "index", setting);
 	}
 out:
@@ -634,7 +647,7 @@ void gg_check_hg(struct gg *g, int fd)
 		     "the sizes and times it records; `hg debugrebuilddirstate` makes one");
 		goto out;
 	}
-	if (replace_file(fd, "dirstate", &st, b, len) < 0 && errno != EAGAIN)
+	if (replace_file(fd, "dirstate", &st, b, len, false) < 0 && errno != EAGAIN)
 		gg_quarantine(g, fd, g->path, "dirstate",
 			      "a Mercurial dirstate written in the session that the check could not rewrite for hg "
 			      "to compare every file again; `hg debugrebuilddirstate` makes one");

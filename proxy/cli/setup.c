@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/fileio.h"
@@ -78,19 +79,56 @@ static const char *const other_home_patterns[] = {"/mnt/*/Users/*", "/media/*/*/
  * (round 33 of the attack, under WSL). Returns how many; the strings are
  * g's, freed with globfree() on each.
  */
-static size_t other_homes(glob_t g[CLI_OTHER_HOME_PATTERNS], const char *homes[CLI_OTHER_HOMES_MAX])
+/*
+ * WSL mounts the Windows drives under [automount] root of /etc/wsl.conf
+ * ("/mnt/" unless set: "root = /" gives /c/Users/NAME, the review of round
+ * 33): the glob pattern of the homes there (ROOT, any drive, Users, any
+ * name) into out; false when the file sets no other root.
+ */
+static bool wsl_root_pattern(char *out, size_t len)
 {
-	size_t n = 0;
+	char line[512], root[PATH_MAX] = "";
+	bool in_automount = false;
+	FILE *f = fopen("/etc/wsl.conf", "re");
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *p = line + strspn(line, " \t"), *v;
+
+		p[strcspn(p, "\r\n#;")] = '\0';
+		if (*p == '[') {
+			in_automount = strncasecmp(p, "[automount]", 11) == 0;
+			continue;
+		}
+		if (!in_automount || strncasecmp(p, "root", 4) != 0 || (v = strchr(p, '=')) == NULL ||
+		    strspn(p + 4, " \t") != (size_t)(v - p - 4))
+			continue;
+		v += 1 + strspn(v + 1, " \t\"");
+		v[strcspn(v, " \t\"")] = '\0';
+		snprintf(root, sizeof(root), "%s", v);
+	}
+	(void)fclose(f);
+	if (root[0] != '/' || strcmp(root, "/mnt/") == 0 || strcmp(root, "/mnt") == 0)
+		return false;
+	return (size_t)snprintf(out, len, "%s%s*/Users/*", root, root[strlen(root) - 1] == '/' ? "" : "/") < len;
+}
+
+static size_t other_homes(glob_t g[CLI_OTHER_HOME_PATTERNS + 1], const char *homes[CLI_OTHER_HOMES_MAX])
+{
+	char wsl[PATH_MAX + 16];
+	size_t n = 0, npat = CLI_OTHER_HOME_PATTERNS + (wsl_root_pattern(wsl, sizeof(wsl)) ? 1 : 0);
 	bool over = false;
 
-	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS; k++) {
+	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS + 1; k++)
+		memset(&g[k], 0, sizeof(g[k]));
+	for (size_t k = 0; k < npat; k++) {
+		const char *pat = k < CLI_OTHER_HOME_PATTERNS ? other_home_patterns[k] : wsl;
 		int rc;
 
-		memset(&g[k], 0, sizeof(g[k]));
-		rc = glob(other_home_patterns[k], 0, NULL, &g[k]);
+		rc = glob(pat, 0, NULL, &g[k]);
 		if (rc != 0 && rc != GLOB_NOMATCH)
-			log_warnx("cannot list %s to protect the Windows homes there (glob error %d)",
-				  other_home_patterns[k], rc);
+			log_warnx("cannot list %s to protect the Windows homes there (glob error %d)", pat, rc);
 		for (size_t i = 0; rc == 0 && i < g[k].gl_pathc; i++) {
 			struct stat st;
 
@@ -114,7 +152,7 @@ unsigned cli_bind_policy(policy_t *p)
 	struct cli_host ch;
 	char *real = policy_file(p) != NULL ? realpath(policy_file(p), NULL) : NULL;
 	const char *homes[CLI_OTHER_HOMES_MAX];
-	glob_t g[CLI_OTHER_HOME_PATTERNS];
+	glob_t g[CLI_OTHER_HOME_PATTERNS + 1];
 	struct policy_host h;
 	unsigned n;
 
@@ -130,7 +168,7 @@ unsigned cli_bind_policy(policy_t *p)
 	h.n_other_homes = other_homes(g, homes);
 	h.other_homes = homes;
 	n = policy_bind(p, &h, stderr);
-	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS; k++)
+	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS + 1; k++)
 		globfree(&g[k]);
 	free(real);
 	return n;

@@ -495,6 +495,33 @@ static void test_windows_homes(void)
 	test_rmtree(base);
 	free(out);
 	free(err);
+	out = err = NULL;
+	/* WSL's drives elsewhere: [automount] root = /X/ in /etc/wsl.conf
+	 * (the review of round 33: only /mnt was looked at). Only on a
+	 * machine without a wsl.conf of its own. */
+	if (access("/etc/wsl.conf", F_OK) != 0) {
+		char conf[128], key[256], sc[PATH_MAX], hh[PATH_MAX], wpol[PATH_MAX];
+		struct test_sbx_run r = {root, at(hh, "home"), NULL, at(wpol, "work.yaml"), sc, NULL, NULL};
+
+		snprintf(base, sizeof(base), "/pvwsl%d", (int)getpid());
+		snprintf(conf, sizeof(conf), "[boot]\nsystemd=true\n[automount]\n  root = %s/\n", base);
+		snprintf(home, sizeof(home), "%s/c/Users/pvwin", base);
+		snprintf(key, sizeof(key), "%s/.aws", home);
+		CU_ASSERT_EQUAL_FATAL(mkdirs(key), 0);
+		snprintf(key, sizeof(key), "%s/.aws/credentials", home);
+		CU_ASSERT(test_write_file(key, "WINDOWS-HOME-SECRET\n", 20) == 0);
+		CU_ASSERT_EQUAL_FATAL(test_write_file("/etc/wsl.conf", conf, strlen(conf)), 0);
+		snprintf(script, sizeof(script), "echo \"aws:$(cat '%s' 2>/dev/null | wc -c)\"\n", key);
+		snprintf(sc, sizeof(sc), "%s/scripts/wsl.sh", root);
+		CU_ASSERT_EQUAL(test_write_file(sc, script, strlen(script)), 0);
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+		CU_ASSERT(unlink("/etc/wsl.conf") == 0);
+		test_rmtree(base);
+		ROW(st == 0 && test_has(out, "aws:0\n"),
+		    "a Windows home under wsl.conf's automount root was readable: status %d, %s", st, test_nz(out));
+	}
+	free(out);
+	free(err);
 }
 
 /* Finding 3: the host's own secrets. Run by root, /etc/shadow and /root

@@ -790,6 +790,29 @@ static void test_placeholders_not_committed(void)
 	gcase_free(&c);
 }
 
+/*
+ * The review of round 33: the index rewrite renamed over .git/index
+ * without git's lock, so a host git writing the index at that moment
+ * lost its write. It takes index.lock as git does; a lock that is there
+ * (a host git's, or one the session left to block the rewrite) means no
+ * rewrite, and the index written in the session moves aside (fail closed).
+ */
+static void test_index_lock_held(void)
+{
+	static const char *const want[] = {"/work/.git/index", "index.lock exists", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "echo a > f && git add f && : > .git/index.lock && echo DONE",
+				 "ls work/.git | grep -c '^index$'; ls work/.git | grep -c '^index.lock$'") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* moved aside, the lock left for the user to remove */
+	ROW(c.host != NULL && strcmp(c.host, "0\n1\n") == 0, "index / index.lock after the run: %s", test_nz(c.host));
+	gcase_free(&c);
+}
+
 /* --keep-git-config keeps a planted file, and says so. */
 static void test_keep_flag(void)
 {
@@ -3464,6 +3487,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
 	test_add(s, "placeholders of the work tree: not in the session's git status, not committed by git add -A",
 		 test_placeholders_not_committed);
+	test_add(s, "an index.lock left in the session: no rewrite, the index moves aside", test_index_lock_held);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
 	test_add(s, "a name only containing the quarantine suffix, or of its shape but new, is checked",
