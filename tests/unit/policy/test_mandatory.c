@@ -418,6 +418,12 @@ static void test_env_rule(void)
 		{"K=MIIC+TCCAeGgAwIBAgIUbzdf0N8k", false},
 		{"K=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A", false},
 		{"K=3082010a0282010100c3", false},
+		/* the review of round 33 (E2): a service-account JSON file or a
+		 * kubeconfig as one base64 line, the key further in; an
+		 * ordinary JSON in base64 stays */
+		{"SA_B64=eyJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIsICJwcm9qZWN0X2lkIjogInAiLCAicHJpdmF0ZV9rZXlfaWQiOiAiYWJjIiwgInByaXZhdGVfa2V5IjogIi0tLS0tQkVHSU4gUFJJVkFURSBLRVktLS0tLVxuTUlJRXZRSUJBREFOQmdrcVxuLS0tLS1FTkQgUFJJVkFURSBLRVktLS0tLVxuIiwgImNsaWVudF9lbWFpbCI6ICJ4QHAuaWFtLmdzZXJ2aWNlYWNjb3VudC5jb20ifQ==", true},
+		{"KC_B64=YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6Ci0gY2x1c3RlcjoKICAgIHNlcnZlcjogaHR0cHM6Ly9rCnVzZXJzOgotIG5hbWU6IHUKICB1c2VyOgogICAgY2xpZW50LWNlcnRpZmljYXRlLWRhdGE6IFFVSkQKICAgIGNsaWVudC1rZXktZGF0YTogUkVWRwo=", true},
+		{"CFG_B64=eyJ0eXBlIjogImNvbmZpZyIsICJuYW1lIjogImhlbGxvIHdvcmxkLCB0aGlzIGlzIGFuIG9yZGluYXJ5IGpzb24gYmxvYiJ9", false},
 		{"SSH_ASKPASS=/usr/bin/ksshaskpass", false},
 		{"GIT_ASKPASS=/usr/share/code/askpass.sh", false},
 		{"SUDO_ASKPASS=/usr/bin/ssh-askpass", false},
