@@ -1490,6 +1490,7 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 	struct stat st;
 	char *text = NULL, *all = NULL;
 	size_t tlen = 0, alen = 0;
+	bool union_info = false;
 	FILE *mf;
 	int fd, rc = -1;
 
@@ -1513,20 +1514,37 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 		return 0;
 	}
 	fd = open(ex, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 && errno == ENOENT) {
+		/* No info/exclude (`git init --template=`, or removed): the
+		 * session's info/ is shown with one (the union of info/'s own
+		 * entries and a session directory holding it: the review of
+		 * round 33), when info/ itself is there. */
+		char info[PATH_MAX + 32];
+
+		snprintf(info, sizeof(info), "%s", ex);
+		*strrchr(info, '/') = '\0';
+		if (lstat(info, &st) < 0 || !S_ISDIR(st.st_mode))
+			return 0;
+		union_info = true;
+		text = strdup("");
+		if (text == NULL)
+			goto oom;
+	} else if (fd < 0) {
 		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PLAN_EXCLUDE_MAX) {
+	} else {
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PLAN_EXCLUDE_MAX) {
+			(void)close(fd);
+			return 0;
+		}
+		text = calloc(1, (size_t)st.st_size + 1);
+		if (text == NULL || (tlen = (size_t)read(fd, text, (size_t)st.st_size)) != (size_t)st.st_size) {
+			(void)close(fd);
+			free(text);
+			log_warnx("cannot read %s", ex);
+			return -1;
+		}
 		(void)close(fd);
-		return 0;
 	}
-	text = calloc(1, (size_t)st.st_size + 1);
-	if (text == NULL || (tlen = (size_t)read(fd, text, (size_t)st.st_size)) != (size_t)st.st_size) {
-		(void)close(fd);
-		free(text);
-		log_warnx("cannot read %s", ex);
-		return -1;
-	}
-	(void)close(fd);
 	for (size_t i = 0; i < pl->protect.n; i++) {
 		const char *p = pl->protect.v[i];
 		size_t tl = strcmp(top, "/") == 0 ? 0 : strlen(top);
@@ -1582,9 +1600,21 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 	}
 	if (fclose(mf) != 0)
 		goto oom;
-	if (write_session_file(sysdir, "git-info-exclude", all, out, sizeof(out)) == 0 &&
-	    add_file(pl, ex, out, true) == 0)
+	if (union_info) {
+		char dir[PATH_MAX];
+
+		if ((size_t)snprintf(dir, sizeof(dir), "%s/git-info", sysdir) >= sizeof(dir) ||
+		    mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0) {
+			log_warn("cannot create %s/git-info", sysdir);
+			goto done;
+		}
+		*strrchr(ex, '/') = '\0'; /* info/ */
+		if (write_session_file(dir, "exclude", all, out, sizeof(out)) == 0 && add_file(pl, ex, dir, true) == 0)
+			rc = 0;
+	} else if (write_session_file(sysdir, "git-info-exclude", all, out, sizeof(out)) == 0 &&
+		   add_file(pl, ex, out, true) == 0) {
 		rc = 0;
+	}
 	goto done;
 oom:
 	log_warn("run");

@@ -790,6 +790,26 @@ static void test_placeholders_not_committed(void)
 	gcase_free(&c);
 }
 
+/* The review of round 33: a repository without info/exclude (`git init
+ * --template=`, or the file removed) got no list, and `git add -A`
+ * committed 97 placeholders. Its info/ is shown with one; the host's
+ * info/ stays without. */
+static void test_placeholders_no_exclude(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "rm work/.git/info/exclude", NULL, NULL,
+				 "git status --porcelain --untracked-files=all | grep -c . ; "
+				 "git add -A; git commit -q -m all 2>&1 | grep -c 'nothing to commit'; echo DONE",
+				 "git -C work status --porcelain | grep -c .; ls work/.git/info | grep -c exclude") == 0);
+	ROW(c.out != NULL && strncmp(c.out, "0\n1\nDONE", 8) == 0,
+	    "the session's git status or commit took placeholders: %.300s", test_nz(c.out));
+	ROW(c.host != NULL && strcmp(c.host, "0\n0\n") == 0, "after the run, the host's status or info/ changed: %s",
+	    test_nz(c.host));
+	gcase_free(&c);
+}
+
 /*
  * The review of round 33: the index rewrite renamed over .git/index
  * without git's lock, so a host git writing the index at that moment
@@ -3487,6 +3507,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "legitimate session: nothing moved", test_legit_session);
 	test_add(s, "placeholders of the work tree: not in the session's git status, not committed by git add -A",
 		 test_placeholders_not_committed);
+	test_add(s, "placeholders in a repository without info/exclude: its info/ shows one in the session",
+		 test_placeholders_no_exclude);
 	test_add(s, "an index.lock left in the session: no rewrite, the index moves aside", test_index_lock_held);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
