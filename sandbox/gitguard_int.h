@@ -238,6 +238,8 @@ const struct gg_refsnap *gg_refsnap_find(const struct gg *g, int gfd);
  * bytes, into a buffer to free (NUL-ended); its length in *len. NULL with
  * errno (EFBIG past max). */
 char *gg_read_all(int dfd, const char *name, size_t max, size_t *len);
+/* The same, with the file's stat in *st. */
+char *gg_read_all_st(int dfd, const char *name, size_t max, size_t *len, struct stat *st);
 /* The object name size of the repository whose common git directory is
  * open as gfd: 32 with extensions.objectFormat = sha256 in its config,
  * else 20. */
@@ -372,6 +374,11 @@ struct gg_run {
 	int fd;    /* the read end of its stdout, -1 once closed */
 };
 int gg_config_start(const struct gg *g, const char *file, struct gg_run *r, const char **why);
+/* Starts the host's git (g->git) with argv and envp in /, its stdin and
+ * stderr /dev/null, its stdout a pipe: r filled, 0 (then one
+ * gg_config_finish() or gg_config_abandon() of r), or -1 with errno.
+ * Only async-signal-safe calls in the child. */
+int gg_git_spawn(const struct gg *g, char *const argv[], char *const envp[], struct gg_run *r);
 char *gg_config_finish(struct gg_run *r, size_t *len, const char **why);
 void gg_config_abandon(struct gg_run *r);
 /* gg_config_list()'s reasons (compare the pointers). */

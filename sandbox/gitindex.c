@@ -78,42 +78,6 @@ static void put_be32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)v;
 }
 
-/* Reads the regular file dfd/name (no link followed), at most max bytes,
- * into a buffer to free, its length in *len and its stat in *st. NULL
- * with errno (EFBIG past max). */
-static unsigned char *slurp(int dfd, const char *name, size_t max, size_t *len, struct stat *st)
-{
-	unsigned char *buf;
-	ssize_t n;
-	int fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, st);
-
-	if (fd < 0)
-		return NULL;
-	if (st->st_size < 0 || (size_t)st->st_size > max) {
-		(void)close(fd);
-		errno = EFBIG;
-		return NULL;
-	}
-	buf = malloc((size_t)st->st_size + 1);
-	if (buf == NULL) {
-		(void)close(fd);
-		errno = ENOMEM;
-		return NULL;
-	}
-	n = fileio_read_full(fd, buf, (size_t)st->st_size);
-	if (n < 0) {
-		int e = errno;
-
-		(void)close(fd);
-		free(buf);
-		errno = e;
-		return NULL;
-	}
-	(void)close(fd);
-	*len = (size_t)n;
-	return buf;
-}
-
 /*
  * Replaces dfd/name by [buf, buf + len): written to a temporary name in
  * dfd (a link planted there is removed, never followed), given the mode
@@ -200,33 +164,10 @@ static void note(struct gg *g, const char *name, const char *what)
 
 /* ----------------------------------------------------------- git's index */
 
-/* The hash of the git directory gfd's repository: SHA-256 when its config
- * sets extensions.objectFormat = sha256 (a line naming objectformat and
- * sha256, any case), else SHA-1. */
+/* The hash of the git directory gfd's repository (gg_hash_size()). */
 static const EVP_MD *repo_hash(int gfd)
 {
-	struct stat st;
-	size_t len;
-	unsigned char *cfg = slurp(gfd, "config", GG_CONFIG_MAX_BYTES, &len, &st);
-	const EVP_MD *md = EVP_sha1();
-
-	if (cfg == NULL)
-		return md;
-	for (size_t i = 0; i < len; i++)
-		if (cfg[i] >= 'A' && cfg[i] <= 'Z')
-			cfg[i] = (unsigned char)(cfg[i] - 'A' + 'a');
-	for (size_t i = 0; i < len;) {
-		unsigned char *nl = memchr(cfg + i, '\n', len - i);
-		size_t e = nl != NULL ? (size_t)(nl - cfg) : len;
-		char line[256];
-
-		snprintf(line, sizeof(line), "%.*s", (int)(e - i < 255 ? e - i : 255), (const char *)cfg + i);
-		if (strstr(line, "objectformat") != NULL && strstr(line, "sha256") != NULL)
-			md = EVP_sha256();
-		i = e + 1;
-	}
-	free(cfg);
-	return md;
+	return gg_hash_size(gfd) == 32 ? EVP_sha256() : EVP_sha1();
 }
 
 /* The digest of [b, b + len) by md into out: 0, or -1. */
@@ -466,7 +407,7 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 	struct stat st;
 	size_t len, hsz, end, olen, dropped = 0;
 
-	b = slurp(gfd, "index", GI_MAX_BYTES, &len, &st);
+	b = (unsigned char *)gg_read_all_st(gfd, "index", GI_MAX_BYTES, &len, &st);
 	if (b == NULL)
 		return; /* gone (moved aside) or unreadable: gitviews.c said so */
 	if (!wt_known && find_worktree(g, gfd, found)) {
@@ -600,7 +541,7 @@ void gg_check_hg(struct gg *g, int fd)
 
 	if (slash == NULL || strcmp(slash, "/.hg") != 0 || !gg_changed(g, fd, "dirstate"))
 		return;
-	b = slurp(fd, "dirstate", GI_MAX_BYTES, &len, &st);
+	b = (unsigned char *)gg_read_all_st(fd, "dirstate", GI_MAX_BYTES, &len, &st);
 	if (b == NULL) {
 		if (errno != ENOENT)
 			gg_quarantine(g, fd, g->path, "dirstate",

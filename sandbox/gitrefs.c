@@ -538,10 +538,9 @@ static int notes_controls(const struct gg *g, const char *old, const char *new)
 			"--text", "--no-color", "--no-renames", from, to, "--", NULL};
 	const char *why = NULL;
 	struct gg_run r = {.pid = -1, .fd = -1};
-	int pfd[2], devnull, found = 0;
+	int found = 0;
 	size_t len;
 	char *out;
-	pid_t pid;
 
 	if (g->git[0] == '\0' || strlen(new) >= sizeof(to))
 		return -1;
@@ -553,26 +552,10 @@ static int notes_controls(const struct gg *g, const char *old, const char *new)
 		new += 5;
 	snprintf(from, sizeof(from), "%s", old != NULL ? old : strlen(new) == 64 ? empty2 : empty1);
 	snprintf(to, sizeof(to), "%s", new);
-	if (from[0] == '-' || to[0] == '-' || pipe2(pfd, O_CLOEXEC) < 0)
+	if (from[0] == '-' || to[0] == '-')
 		return -1;
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	pid = fork();
-	if (pid == 0) {
-		if (dup2(pfd[1], 1) < 0 || (devnull >= 0 && (dup2(devnull, 0) < 0 || dup2(devnull, 2) < 0)) ||
-		    chdir("/") < 0)
-			_exit(127);
-		execve(g->git, argv, envp);
-		_exit(127);
-	}
-	(void)close(pfd[1]);
-	if (devnull >= 0)
-		(void)close(devnull);
-	if (pid < 0) {
-		(void)close(pfd[0]);
+	if (gg_git_spawn(g, argv, envp, &r) < 0)
 		return -1;
-	}
-	r.pid = pid;
-	r.fd = pfd[0];
 	out = gg_config_finish(&r, &len, &why);
 	if (out == NULL)
 		return -1;

@@ -265,8 +265,6 @@ int gg_config_start(const struct gg *g, const char *file, struct gg_run *r, cons
 			      "HOME=/nonexistent", "GIT_DIR=/nonexistent", "LC_ALL=C", NULL};
 	char *const argv[] = {(char *)"git", "config", "--no-includes", "--file", (char *)file,
 			      "--list", "-z", NULL};
-	int pfd[2], devnull;
-	pid_t pid;
 
 	r->pid = -1;
 	r->fd = -1;
@@ -274,10 +272,23 @@ int gg_config_start(const struct gg *g, const char *file, struct gg_run *r, cons
 		*why = GG_WHY_NO_GIT;
 		return -1;
 	}
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
+	if (gg_git_spawn(g, argv, envp, r) < 0) {
 		*why = GG_WHY_NO_GIT_RUN;
 		return -1;
 	}
+	return 0;
+}
+
+/* Contract in gitguard_int.h. */
+int gg_git_spawn(const struct gg *g, char *const argv[], char *const envp[], struct gg_run *r)
+{
+	int pfd[2], devnull;
+	pid_t pid;
+
+	r->pid = -1;
+	r->fd = -1;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	pid = fork();
 	if (pid == 0) {
@@ -293,7 +304,6 @@ int gg_config_start(const struct gg *g, const char *file, struct gg_run *r, cons
 		(void)close(devnull);
 	if (pid < 0) {
 		(void)close(pfd[0]);
-		*why = GG_WHY_NO_GIT_RUN;
 		return -1;
 	}
 	r->pid = pid;

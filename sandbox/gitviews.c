@@ -53,24 +53,30 @@
 char *gg_read_all(int dfd, const char *name, size_t max, size_t *len)
 {
 	struct stat st;
+
+	return gg_read_all_st(dfd, name, max, len, &st);
+}
+
+char *gg_read_all_st(int dfd, const char *name, size_t max, size_t *len, struct stat *st)
+{
 	char *buf;
 	ssize_t n;
-	int fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, &st);
+	int fd = fileio_open_regular_at(dfd, name, FILEIO_NOFOLLOW, st);
 
 	if (fd < 0)
 		return NULL;
-	if (st.st_size < 0 || (size_t)st.st_size > max) {
+	if (st->st_size < 0 || (size_t)st->st_size > max) {
 		(void)close(fd);
 		errno = EFBIG;
 		return NULL;
 	}
-	buf = malloc((size_t)st.st_size + 1);
+	buf = malloc((size_t)st->st_size + 1);
 	if (buf == NULL) {
 		(void)close(fd);
 		errno = ENOMEM;
 		return NULL;
 	}
-	n = fileio_read_full(fd, buf, (size_t)st.st_size);
+	n = fileio_read_full(fd, buf, (size_t)st->st_size);
 	if (n < 0) {
 		int e = errno;
 

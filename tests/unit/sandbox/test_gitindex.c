@@ -124,7 +124,7 @@ static void fixture_free(struct fixture *f)
 
 static unsigned char *read_back(struct fixture *f, const char *name, size_t *len, struct stat *st)
 {
-	return slurp(f->gfd, name, 1u << 20, len, st);
+	return (unsigned char *)gg_read_all_st(f->gfd, name, 1u << 20, len, st);
 }
 
 /* The index rewritten: sizes 0 but the gitlink's, TREE and UNTR gone,
@@ -274,7 +274,7 @@ static void test_hg_dirstate(void)
 	}
 	CU_ASSERT_FATAL(write_at(fd, "dirstate", b, off, 0644) == 0);
 	gg_check_hg(&f.g, fd);
-	got = slurp(fd, "dirstate", 4096, &glen, &st);
+	got = (unsigned char *)gg_read_all_st(fd, "dirstate", 4096, &glen, &st);
 	CU_ASSERT_FATAL(got != NULL);
 	CU_ASSERT(glen == off);
 	CU_ASSERT(be32(got + 40 + 9) == 0xffffffffu);                /* app.py: look it up */
