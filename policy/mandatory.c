@@ -1119,20 +1119,105 @@ static int hex_digit(unsigned char c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* Decodes the hex pairs at the start of v[0..n), at most
- * ENC_PREFIX_DIGITS digits, into out; the bytes made. *all is set when
- * the whole of v is hex. */
-static size_t hex_prefix(const unsigned char *v, size_t n, unsigned char *out, bool *all)
+/* The length of what stands before a hex pair at v (what is left: n):
+ * "0x" or "0X", "\\x", "%" (a C or shell escape, a URL's percent
+ * encoding), or nothing. */
+static size_t hex_pair_lead(const unsigned char *v, size_t n)
 {
-	size_t k = 0, o = 0;
+	if (n >= 2 && ((v[0] == '0' && (v[1] | 0x20) == 'x') || (v[0] == '\\' && v[1] == 'x')))
+		return 2;
+	return n >= 1 && v[0] == '%' ? 1 : 0;
+}
 
-	while (k + 2 <= n && hex_digit(v[k]) >= 0 && hex_digit(v[k + 1]) >= 0) {
-		if (k + 2 <= ENC_PREFIX_DIGITS)
-			out[o++] = (unsigned char)(hex_digit(v[k]) << 4 | hex_digit(v[k + 1]));
-		k += 2;
+/* Decodes the hex pairs at the start of v[0..n), at most
+ * max bytes, into out; the bytes made. A pair may stand
+ * after "0x", "\\x" or "%", and pairs may be parted by one of ':', ' ',
+ * ',', '-' or ';' (and a space after it): "2d:2d:2d...", "0x2d, 0x2d",
+ * "\\x2d\\x2d", "%2D%2D" (the review of round 33, E2: colon hex, as
+ * openssl and key tools print bytes). The lead and the separator are those
+ * of the first pair, the same all along. *all is set when the whole of v
+ * is such hex. */
+static size_t hex_prefix(const unsigned char *v, size_t n, unsigned char *out, size_t max, bool *all)
+{
+	size_t k = 0, o = 0, lead = hex_pair_lead(v, n);
+	unsigned char sep = 0;
+	bool sep_space = false;
+
+	for (;;) {
+		size_t at = k;
+
+		if (at > 0 && sep != 0) {
+			if (at >= n || v[at] != sep)
+				break;
+			at++;
+			if (sep_space && (at >= n || v[at] != ' '))
+				break;
+			at += sep_space;
+		}
+		if (lead > 0 && (hex_pair_lead(v + at, n - at) != lead || memcmp(v + at, v, lead) != 0))
+			break;
+		at += lead;
+		if (at + 2 > n || hex_digit(v[at]) < 0 || hex_digit(v[at + 1]) < 0)
+			break;
+		if (o < max)
+			out[o++] = (unsigned char)(hex_digit(v[at]) << 4 | hex_digit(v[at + 1]));
+		k = at + 2;
+		if (o == 1 && k < n && strchr(":,-; ", v[k]) != NULL && v[k] != '\0') {
+			sep = v[k];
+			sep_space = sep != ' ' && k + 1 < n && v[k + 1] == ' ';
+		}
 	}
 	*all = k == n;
 	return o;
+}
+
+/* The value of base32 digit c (RFC 4648's alphabet, either case), or -1. */
+static int b32_digit(unsigned char c)
+{
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+		return (c | 0x20) - 'a';
+	return c >= '2' && c <= '7' ? c - '2' + 26 : -1;
+}
+
+/* Decodes the longest run of whole base32 octets at the start of
+ * v[0..n), at most ENC_PREFIX_DIGITS digits, into out; the bytes made
+ * (the review of round 33, E2: base32 of a PEM block). */
+static size_t b32_prefix(const unsigned char *v, size_t n, unsigned char *out)
+{
+	size_t k = 0, o = 0;
+
+	while (k + 8 <= n && k + 8 <= ENC_PREFIX_DIGITS) {
+		uint64_t acc = 0;
+		int i;
+
+		for (i = 0; i < 8 && b32_digit(v[k + i]) >= 0; i++)
+			acc = acc << 5 | (uint64_t)b32_digit(v[k + i]);
+		if (i < 8)
+			break;
+		for (int b = 4; b >= 0; b--)
+			out[o++] = (unsigned char)(acc >> (8 * b));
+		k += 8;
+	}
+	return o;
+}
+
+/* Whether the n bytes at v start compressed data: gzip, zlib (the
+ * usual levels' headers, no preset dictionary), bzip2, xz or zstd. */
+static const char *compressed_start(const unsigned char *v, size_t n)
+{
+	if (n >= 3 && v[0] == 0x1f && v[1] == 0x8b && v[2] == 0x08)
+		return "its value is compressed data (gzip), encoded, which can hide a key";
+	/* zlib: CMF 0x78 (deflate, 32 KiB window), FLG of level 1, 2-5, 6 or
+	 * 7-9, then a deflate block of type 0, 1 or 2 (the review of round
+	 * 33, E2: "eJzT1dUFAidXd08..."). */
+	if (n >= 3 && v[0] == 0x78 && (v[1] == 0x01 || v[1] == 0x5e || v[1] == 0x9c || v[1] == 0xda) &&
+	    ((v[2] >> 1) & 3) != 3)
+		return "its value is compressed data (zlib), encoded, which can hide a key";
+	if ((n >= 4 && memcmp(v, "BZh", 3) == 0 && v[3] >= '1' && v[3] <= '9') ||
+	    (n >= 6 && memcmp(v, "\xfd" "7zXZ\0", 6) == 0) ||
+	    (n >= 4 && memcmp(v, "\x28\xb5\x2f\xfd", 4) == 0))
+		return "its value is compressed data (bzip2, xz or zstd), encoded, which can hide a key";
+	return NULL;
 }
 
 /* Why the n bytes at v, the decoded start of an encoded value, are a key
@@ -1170,12 +1255,10 @@ static const char *decoded_secret(const unsigned char *v, size_t n, int depth)
 		if (at + 3 <= n && v[at] == 0x02 && v[at + 1] == 0x01 && v[at + 2] <= 0x03)
 			return "its value is a private key or PKCS#12 file (DER), encoded (base64 or hex)";
 	}
-	if (n >= 3 && v[0] == 0x1f && v[1] == 0x8b && v[2] == 0x08)
-		return "its value is compressed data (gzip), encoded, which can hide a key";
-	if ((n >= 4 && memcmp(v, "BZh", 3) == 0 && v[3] >= '1' && v[3] <= '9') ||
-	    (n >= 6 && memcmp(v, "\xfd" "7zXZ\0", 6) == 0) ||
-	    (n >= 4 && memcmp(v, "\x28\xb5\x2f\xfd", 4) == 0))
-		return "its value is compressed data (bzip2, xz or zstd), encoded, which can hide a key";
+	if (n >= 20 && memcmp(v, "PuTTY-User-Key-File-", 20) == 0)
+		return "its value is a PuTTY private key, encoded";
+	if (compressed_start(v, n) != NULL)
+		return compressed_start(v, n);
 	if (depth == 0)
 		return NULL;
 	o = b64_prefix(v, n, out);
@@ -1184,42 +1267,49 @@ static const char *decoded_secret(const unsigned char *v, size_t n, int depth)
 		if (why != NULL)
 			return why;
 	}
-	o = hex_prefix(v, n, out, &all);
+	o = b32_prefix(v, n, out);
+	if (o >= 10) {
+		const char *why = decoded_secret(out, o, depth - 1);
+		if (why != NULL)
+			return why;
+	}
+	o = hex_prefix(v, n, out, ENC_PREFIX_DIGITS / 2, &all);
 	return o >= 10 ? decoded_secret(out, o, depth - 1) : NULL;
 }
 
-/* Whether value, base64 (either alphabet) or hex, decodes to a key: a
- * PEM block packed into one line, as CI systems and deploy scripts pass
- * keys ("LS0tLS1CRUdJTi...", "2d2d2d2d2d424547494e..."), gzip data
- * ("H4sI...", "1f8b08..."), or either encoded twice. A hex value holding
- * gzip's three bytes must be longer than a SHA-256 (64 digits): a commit
- * id may start with them. */
-/* What, found in the text a whole base64 value decodes to, is a
- * credential: a PEM private key (also as a JSON string), a service
- * account's "private_key" field, a kubeconfig's client key. */
-static const char *const b64_text_markers[] = {"PRIVATE KEY-----", "\"private_key\"", "client-key-data:"};
+/* What, found in a value's text (as it is, unescaped, or decoded from a
+ * whole value in base64, base32 or hex), is a credential: a PEM private
+ * key (also as a JSON string, or PGP's "PRIVATE KEY BLOCK"), a service
+ * account's "private_key" field, a kubeconfig's client key, a PuTTY
+ * key. */
+static const char *const text_markers[] = {"PRIVATE KEY-----", "PRIVATE KEY BLOCK-----", "\"private_key\"",
+					   "client-key-data:", "PuTTY-User-Key-File-"};
 
-/*
- * Why the whole value u[0..n), base64 (either alphabet, '=' padding at
- * the end only), decodes to a text holding a credential further in than
- * its first bytes: a cloud service-account JSON file or a kubeconfig
- * passed as one base64 line (the review of round 33, E2). NULL when not.
- * The decoded copy is wiped.
- */
-static const char *value_b64_text_secret(const unsigned char *u, size_t n)
+/* The fewest digits a whole value is decoded from to look for
+ * text_markers (a shorter text cannot hold a key). */
+#define TEXT_DECODE_MIN 64
+
+/* Whether the n bytes at t hold one of text_markers. */
+static bool text_has_marker(const unsigned char *t, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_LEN(text_markers); i++)
+		if (memmem(t, n, text_markers[i], strlen(text_markers[i])) != NULL)
+			return true;
+	return false;
+}
+
+/* Decodes the whole of u[0..n) as base64 (either alphabet, '=' padding at
+ * the end only) into out (n bytes); the bytes made, or 0 when u is not
+ * that or is shorter than TEXT_DECODE_MIN digits. */
+static size_t whole_b64(const unsigned char *u, size_t n, unsigned char *out)
 {
 	size_t digits = 0, o = 0;
-	const char *why = NULL;
-	unsigned char *out;
 	uint32_t acc = 0;
 
 	while (digits < n && b64_digit(u[digits]) >= 0)
 		digits++;
-	if (digits < 64 || digits + 2 < n || (digits < n && strspn((const char *)u + digits, "=") != n - digits))
-		return NULL;
-	out = malloc(digits * 3 / 4 + 1);
-	if (out == NULL)
-		return NULL;
+	if (digits < TEXT_DECODE_MIN || digits + 2 < n || strspn((const char *)u + digits, "=") != n - digits)
+		return 0;
 	for (size_t k = 0; k < digits; k++) {
 		acc = acc << 6 | (uint32_t)b64_digit(u[k]);
 		if (k % 4 == 3) {
@@ -1229,14 +1319,118 @@ static const char *value_b64_text_secret(const unsigned char *u, size_t n)
 			acc = 0;
 		}
 	}
-	for (size_t i = 0; i < ARRAY_LEN(b64_text_markers) && why == NULL; i++)
-		if (memmem(out, o, b64_text_markers[i], strlen(b64_text_markers[i])) != NULL)
-			why = "its value is base64 of a text holding a private key or credential";
-	explicit_bzero(out, digits * 3 / 4 + 1);
+	return o;
+}
+
+/* As whole_b64(), base32 (RFC 4648, either case, up to 6 '='). */
+static size_t whole_b32(const unsigned char *u, size_t n, unsigned char *out)
+{
+	size_t digits = 0, o = 0;
+	uint64_t acc = 0;
+
+	while (digits < n && b32_digit(u[digits]) >= 0)
+		digits++;
+	if (digits < TEXT_DECODE_MIN || digits + 6 < n || strspn((const char *)u + digits, "=") != n - digits)
+		return 0;
+	for (size_t k = 0; k < digits; k++) {
+		acc = acc << 5 | (uint64_t)b32_digit(u[k]);
+		if (k % 8 == 7) {
+			for (int b = 4; b >= 0; b--)
+				out[o++] = (unsigned char)(acc >> (8 * b));
+			acc = 0;
+		}
+	}
+	return o;
+}
+
+/* As whole_b64(), hex as hex_prefix() reads it (separators, "0x"). */
+static size_t whole_hex(const unsigned char *u, size_t n, unsigned char *out)
+{
+	bool all;
+	size_t o = hex_prefix(u, n, out, n, &all);
+
+	return all && o * 2 >= TEXT_DECODE_MIN ? o : 0;
+}
+
+/* Copies u[0..n) into out (n bytes) with its escapes undone: a URL's
+ * "%HH", a C, shell or JSON string's "\\xHH", "\\uHHHH" (as one byte
+ * when below 0x80), "\\n", "\\t", "\\r", "\\/", "\\\"" and "\\\\"; the
+ * bytes made. */
+static size_t unescape(const unsigned char *u, size_t n, unsigned char *out)
+{
+	size_t o = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		int h1, h2;
+
+		if (u[k] == '%' && k + 2 < n && (h1 = hex_digit(u[k + 1])) >= 0 && (h2 = hex_digit(u[k + 2])) >= 0) {
+			out[o++] = (unsigned char)(h1 << 4 | h2);
+			k += 2;
+		} else if (u[k] == '\\' && k + 3 < n && u[k + 1] == 'x' && (h1 = hex_digit(u[k + 2])) >= 0 &&
+			   (h2 = hex_digit(u[k + 3])) >= 0) {
+			out[o++] = (unsigned char)(h1 << 4 | h2);
+			k += 3;
+		} else if (u[k] == '\\' && k + 5 < n && u[k + 1] == 'u' && hex_digit(u[k + 2]) == 0 &&
+			   hex_digit(u[k + 3]) == 0 && (h1 = hex_digit(u[k + 4])) >= 0 && h1 < 8 &&
+			   (h2 = hex_digit(u[k + 5])) >= 0) {
+			out[o++] = (unsigned char)(h1 << 4 | h2);
+			k += 5;
+		} else if (u[k] == '\\' && k + 1 < n && strchr("ntr/\"\\", u[k + 1]) != NULL) {
+			k++;
+			out[o++] = u[k] == 'n' ? '\n' : u[k] == 't' ? '\t' : u[k] == 'r' ? '\r' : u[k];
+		} else {
+			out[o++] = u[k];
+		}
+	}
+	return o;
+}
+
+/*
+ * Why the value u[0..n) holds a credential further in than its first
+ * bytes: a private key or a service account's key in its text, as it is
+ * (a JSON configuration with a PEM inside), with its escapes undone
+ * ("-----BEGIN%20PRIVATE%20KEY-----", "\\u002d\\u002d..."), or in the text
+ * the whole value decodes to from base64, base32 or hex (a cloud
+ * service-account JSON file or a kubeconfig passed as one line: the
+ * review of round 33, E2). NULL when not. The decoded copies are wiped.
+ */
+static const char *value_text_secret(const unsigned char *u, size_t n)
+{
+	size_t (*const decode[])(const unsigned char *, size_t, unsigned char *) = {whole_b64, whole_b32, whole_hex};
+	const char *why = NULL;
+	unsigned char *out;
+	size_t o;
+
+	if (text_has_marker(u, n))
+		return "its value holds a private key or credential";
+	out = malloc(n + 1);
+	if (out == NULL)
+		return "its value could not be looked at (out of memory)";
+	o = unescape(u, n, out);
+	if (o < n && text_has_marker(out, o))
+		why = "its value holds a private key or credential, escaped";
+	for (size_t i = 0; i < ARRAY_LEN(decode) && why == NULL; i++) {
+		o = decode[i](u, n, out);
+		if (o > 0 && text_has_marker(out, o)) {
+			static const char *const said[] = {
+				"its value is base64 of a text holding a private key or credential",
+				"its value is base32 of a text holding a private key or credential",
+				"its value is hex of a text holding a private key or credential"};
+			why = said[i];
+		}
+	}
+	explicit_bzero(out, n + 1);
 	free(out);
 	return why;
 }
 
+/* Whether value, base64 (either alphabet), base32 or hex, decodes to a
+ * key: a PEM block packed into one line, as CI systems and deploy
+ * scripts pass keys ("LS0tLS1CRUdJTi...", "2d2d2d2d2d424547494e...",
+ * "2d:2d:2d:..."), compressed data ("H4sI...", "1f8b08...", "eJ..."), or
+ * either encoded twice; or whose text holds one further in. A hex value
+ * starting compressed data must be longer than a SHA-256 (64 digits): a
+ * commit id may start with gzip's or zlib's bytes. */
 static const char *value_encoded_secret(const char *v)
 {
 	const unsigned char *u = (const unsigned char *)v;
@@ -1252,14 +1446,16 @@ static const char *value_encoded_secret(const char *v)
 	n = strlen((const char *)u);
 	o = b64_prefix(u, n, out);
 	why = o >= 12 ? decoded_secret(out, o, 1) : NULL;
+	if (why == NULL && (o = b32_prefix(u, n, out)) >= 10)
+		why = decoded_secret(out, o, 1);
 	if (why == NULL)
-		why = value_b64_text_secret(u, n);
+		why = value_text_secret(u, n);
 	if (why != NULL)
 		return why;
-	o = hex_prefix(u, n, out, &all);
+	o = hex_prefix(u, n, out, ENC_PREFIX_DIGITS / 2, &all);
 	if (o < 10)
 		return NULL;
-	if (o >= 3 && out[0] == 0x1f && out[1] == 0x8b && out[2] == 0x08 && (!all || n <= 64))
+	if (compressed_start(out, o) != NULL && (!all || n <= 64))
 		return NULL;
 	return decoded_secret(out, o, 1);
 }
@@ -1389,9 +1585,11 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "by at least %d token characters,\n%sat its start or after a space, quote, ':', '=' "
 		     "or ',' (\"Bearer ghp_...\"),\n%sis a JSON Web Token (eyJ...), a PEM block\n%s"
 		     "(-----BEGIN, or base64 or hex of it: LS0tLS1CRUdJTi..., 2d2d2d2d2d42...),\n"
-		     "%sgzip, bzip2, xz or zstd data or a private key's DER or OpenSSH body in\n"
-		     "%sbase64 or hex (H4sI..., MIIEvQIBADAN..., b3BlbnNzaC1rZXktdjE...), any of them\n"
-		     "%sencoded twice, or a URL with a\n"
+		     "%sgzip, zlib, bzip2, xz or zstd data or a private key's DER or OpenSSH body in\n"
+		     "%sbase64, base32 or hex (H4sI..., MIIEvQIBADAN..., b3BlbnNzaC1rZXktdjE...,\n"
+		     "%s2d:2d:..., 0x2d, \\x2d, %%2D), any of them encoded twice, holds a private key\n"
+		     "%sfurther in (as it is, escaped, or in a whole base64, base32 or hex value),\n"
+		     "%sor a URL with a\n"
 		     "%spassword (scheme://user:pass@host), holds a "
 		     "setting NAME=VALUE whose NAME is a password,\n%stoken, key or signature (a URL's "
 		     "query \"?access_token=\", \"&sig=\", a connection\n%sstring's "
@@ -1401,7 +1599,7 @@ void policy_print_env_rule(FILE *out, const char *lead)
 		     "%sat least every third byte (a bot or API key), or holds \"Bearer \" or \"Basic \" "
 		     "and a credential; "
 		     "PASSAVANT_*\n%svariables are kept.\n",
-		lead, lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead, lead, lead, lead,
+		lead, lead, lead, ENV_TOKEN_MIN_TAIL, lead, lead, lead, lead, lead, lead, lead, lead, lead, lead, lead, lead,
 		URL_PATH_TOKEN_MIN, lead, lead, lead);
 }
 

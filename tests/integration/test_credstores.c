@@ -578,7 +578,7 @@ static void test_env_family(void)
 		"for v in BW_SESSION OP_SESSION_myacct HTTP_AUTHORIZATION DATABASE_URL "
 		"SLACK_WEBHOOK_URL DOCKER_AUTH_CONFIG CI_HOOK SAS_URL CONN HDR XDG_SESSION_TYPE "
 		"GIT_AUTHOR_NAME PAGE_URL SSHPASS DBPASS CREDS AUTH BEARER DEPLOY_KEY_B64 SSH_ASKPASS "
-		"XAUTHORITY SSH_AUTH_SOCK DEPLOY_KEY_HEX KUBE_GZ SKIP_AUTH; do\n"
+		"XAUTHORITY SSH_AUTH_SOCK DEPLOY_KEY_HEX KUBE_GZ SKIP_AUTH APP_CONFIG KEY_COLON KEY_Z; do\n"
 		"  eval \"printf '%s=%s\\n' $v \\\"\\${$v-unset}\\\"\"\ndone\n"
 		"printf 'GH_TOKEN=%s\\n' \"$GH_TOKEN\"\n"
 		"printf 'PROXY=%s\\n' \"${HTTPS_PROXY:+set}\"\n"
@@ -615,20 +615,25 @@ static void test_env_family(void)
 		"DEPLOY_KEY_HEX=2d2d2d2d2d424547494e204f50454e5353482050524956415445204b45592d2d2d2d2d0a",
 		"KUBE_GZ=H4sIAKBdFGsC/9PVBQInV3dPPwX/AFe/4GAPhYAgzzDHEFcFb9dIkKQuV5Kx",
 		"SKIP_AUTH=true",
+		/* session 34: a key inside a JSON value, as colon hex, as zlib */
+		"APP_CONFIG={\"sa\": {\"private_key\": \"-----BEGIN PRIVATE KEY-----\\nappcfgvalue0123\\n\"}}",
+		"KEY_COLON=2d:2d:2d:2d:2d:42:45:47:49:4e:20:4f:50:45:4e:53:53:48:20:50:52:49:56:41:54:45",
+		"KEY_Z=eJzT1QUCJ1d3Tz8F/wBXv+BgD4WAIM8wxxBXBW/XSJCkLleSsVNOUp5fVaKz",
 		NULL,
 	};
 	static const char *const gone[] = {"BW_SESSION", "OP_SESSION_myacct", "HTTP_AUTHORIZATION",
 					   "DATABASE_URL", "SLACK_WEBHOOK_URL", "DOCKER_AUTH_CONFIG",
 					   "CI_HOOK", "SAS_URL", "CONN", "HDR", "SSHPASS", "DBPASS",
 					   "CREDS", "AUTH", "BEARER", "DEPLOY_KEY_B64",
-					   "DEPLOY_KEY_HEX", "KUBE_GZ"};
+					   "DEPLOY_KEY_HEX", "KUBE_GZ", "APP_CONFIG", "KEY_COLON", "KEY_Z"};
 	static const char *const values[] = {"bwsessionvalue", "opsessionvalue", "httpauthvalue",
 					     "dbpwvalue", "slackhookvalue", "ZG9ja2VyYXV0aHZhbHVl",
 					     "discordhookvalue", "sasvalue", "connvalue",
 					     "aGRydmFsdWUwMTIzOnBhc3M", "sshpassvalue", "dbpassvalue",
 					     "credsvalue", "authvalue", "bearervalue",
 					     "LS0tLS1CRUdJTiBPUEVOU1NI", "2d2d2d2d2d424547494e",
-					     "H4sIAKBdFGsC"};
+					     "H4sIAKBdFGsC", "appcfgvalue", "2d:2d:2d:2d:2d:42",
+					     "eJzT1QUCJ1d3"};
 	int st;
 
 	SKIP_IF_NEEDED();
