@@ -622,6 +622,19 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 const mask_set_t *mask_table_inbound_set(const mask_table_t *t) NONNULL(1);
 
 /*
+ * Re-masks the len bytes at in through the inbound set (every form of
+ * every real value -> its sentinel in that form), for what `run` hands
+ * the command besides the masked credentials themselves: other
+ * variables' values, the command's arguments, files it reads (round 34
+ * of the attack, M1). Returns 1 with *out a new NUL-terminated buffer of
+ * *outlen bytes (the caller frees it) when anything was replaced, 0
+ * (*out NULL) when in holds no real value, -1 with errno (ENOMEM). What
+ * the stream held back is wiped; *out holds no real value.
+ */
+int mask_table_remask(const mask_table_t *t, const void *in, size_t len, char **out, size_t *outlen)
+	NONNULL(1, 4, 5) WUNRES;
+
+/*
  * Whether a sentinel (raw or percent-encoded) occurs in buf: returns the
  * credential index of the first value found (lowest value index), or -1
  * when none (or on ENOMEM, errno set). Meant for a header value or target

@@ -764,6 +764,50 @@ done:
 	return rc;
 }
 
+/* Contract in mask.h. */
+int mask_table_remask(const mask_table_t *t, const void *in, size_t len, char **out, size_t *outlen)
+{
+	mask_stream_t *st = NULL;
+	struct evbuffer *b = NULL;
+	unsigned char *flat;
+	size_t n;
+	int rc = -1;
+
+	*out = NULL;
+	*outlen = 0;
+	if (t->nvalues == 0 || len == 0)
+		return 0;
+	st = mask_stream_new(t->inbound);
+	b = evbuffer_new();
+	if (st == NULL || b == NULL || mask_stream_feed(st, in, len, b) != 0 || mask_stream_finish(st, b) != 0) {
+		errno = ENOMEM;
+		goto done;
+	}
+	n = evbuffer_get_length(b);
+	flat = n > 0 ? evbuffer_pullup(b, -1) : NULL;
+	if (n > 0 && flat == NULL) {
+		errno = ENOMEM;
+		goto done;
+	}
+	if (n == len && memcmp(flat, in, len) == 0) {
+		rc = 0;
+		goto done;
+	}
+	*out = malloc(n + 1);
+	if (*out == NULL)
+		goto done;
+	if (n > 0)
+		memcpy(*out, flat, n);
+	(*out)[n] = '\0';
+	*outlen = n;
+	rc = 1;
+done:
+	mask_stream_free(st);
+	if (b != NULL)
+		evbuffer_free(b);
+	return rc;
+}
+
 int mask_table_write_files(mask_table_t *t, const char *dir, char *err, size_t errlen)
 {
 	for (size_t c = 0; c < t->ncreds; c++) {

@@ -1020,10 +1020,19 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		return;
 	/* An opaque tunnel is audited when it ends, with its byte counts;
 	 * so is an upgraded stream (a WebSocket), with its re-masked count. */
-	if (c->mode == CONN_MODE_TUNNEL && responding(c) && c->ex.status == 200)
-		conn_audit(c, "tunnel", "allow", NULL, c->rule);
-	if (c->mode == CONN_MODE_UPGRADED)
-		conn_audit(c, "request", "allow", NULL, c->rule);
+	/* One the proxy cut (a frame breaking RFC 6455, the frame queue's
+	 * bound, a real value in a frame, an error) says so: the review
+	 * of round 34, W1 (it read as one that ended). */
+	if ((c->mode == CONN_MODE_TUNNEL && responding(c) && c->ex.status == 200) ||
+	    c->mode == CONN_MODE_UPGRADED) {
+		char cut[REASON_MAX + 64];
+
+		if (is_error)
+			(void)snprintf(cut, sizeof(cut), "passavant: the proxy cut the %s: %s",
+				       c->mode == CONN_MODE_TUNNEL ? "tunnel" : "upgraded stream", reason);
+		conn_audit(c, c->mode == CONN_MODE_TUNNEL ? "tunnel" : "request", "allow", is_error ? cut : NULL,
+			   c->rule);
+	}
 	/* SPEC §6: an inspected request that went upstream, in full or in
 	 * part, is audited however the connection ends: a client that hangs
 	 * up before the response went out (or in the middle of its body),

@@ -208,6 +208,90 @@ out:
 	return rc;
 }
 
+/*
+ * The variables the command gets from env whose values hold a masked
+ * credential's real value in any form the re-masker knows (the value
+ * itself under another name, inside a line, in a URL, base64 of
+ * "user:VALUE"): the command gets them with the sentinel in its place,
+ * set through pl->env_add (round 34 of the attack, M1a: SPEC §4, the
+ * sandbox never holds a real value). One notice line with the names,
+ * always (a changed value is not the user's to miss). 0 or -1.
+ */
+static int remask_env(struct run_plan *pl, const mask_table_t *masks, char *const *env)
+{
+	struct strv names = {0};
+	int rc = -1;
+
+	for (char *const *e = env; e != NULL && *e != NULL; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t len = eq != NULL ? (size_t)(eq - *e) : 0, vlen, nlen;
+		char *val = NULL, *entry, *name;
+		int r;
+
+		if (len == 0 || env_sets(&pl->env_add, *e, len))
+			continue;
+		name = strndup(*e, len);
+		if (name == NULL) {
+			log_warn("run: environment");
+			goto out;
+		}
+		if (strv_has(&pl->env_remove, name)) {
+			free(name);
+			continue;
+		}
+		vlen = strlen(eq + 1);
+		r = mask_table_remask(masks, eq + 1, vlen, &val, &nlen);
+		if (r < 0) {
+			log_warn("run: re-masking the environment");
+			free(name);
+			goto out;
+		}
+		if (r == 0) {
+			free(name);
+			continue;
+		}
+		entry = NULL;
+		if (asprintf(&entry, "%s=%s", name, val) < 0 || strv_add(&pl->env_add, entry) < 0 ||
+		    strv_add(&names, name) < 0) {
+			log_warn("run: re-masking the environment");
+			free(entry);
+			free(val);
+			free(name);
+			goto out;
+		}
+		free(entry);
+		free(val);
+		free(name);
+	}
+	if (names.n > 0) {
+		char *list = NULL;
+		size_t llen = 0;
+		FILE *f = open_memstream(&list, &llen);
+
+		if (f == NULL) {
+			log_warn("run: environment");
+			goto out;
+		}
+		for (size_t i = 0; i < names.n; i++)
+			fprintf(f, "%s%s", i ? ", " : "", names.v[i]);
+		if (fclose(f) != 0) {
+			free(list);
+			log_warn("run: environment");
+			goto out;
+		}
+		fprintf(stderr,
+			"passavant: %s held a masked credential's real value: the command gets the "
+			"sentinel in its place (the proxy puts the value back on requests to its "
+			"injectHosts)\n",
+			list);
+		free(list);
+	}
+	rc = 0;
+out:
+	strv_free(&names);
+	return rc;
+}
+
 /* Environment: SPEC §7 variables, then the sentinels; the variables the
  * policy denies and the unnamed credential-looking ones removed. */
 static bool path_under(const char *path, const char *dir);
@@ -270,7 +354,9 @@ static int plan_env(struct run_plan *pl, const policy_t *p, const mask_table_t *
 		    strv_add(&pl->env_remove, c->name) < 0)
 			return -1;
 	}
-	return drop_secret_env(pl, p, h->env, s->quiet, s->verbose);
+	if (drop_secret_env(pl, p, h->env, s->quiet, s->verbose) < 0)
+		return -1;
+	return masks != NULL ? remask_env(pl, masks, h->env) : 0;
 }
 
 /* ------------------------------------------------ paths */
@@ -1144,11 +1230,11 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 
 /*
  * Appends the substitution path -> source to pl->files. With own, both
- * strings are copied into pl->file_strs (and path's content is public:
- * a system file, sbx_file.public_content); else they must outlive pl
- * (the mask table's: a credential file). 0, or -1 after logging.
+ * strings are copied into pl->file_strs; else they must outlive pl (the
+ * mask table's: a credential file). public: path's content is no secret
+ * (a system file, sbx_file.public_content). 0, or -1 after logging.
  */
-static int add_file(struct run_plan *pl, const char *path, const char *source, bool own)
+static int add_file_as(struct run_plan *pl, const char *path, const char *source, bool own, bool public)
 {
 	if (pl->n_files == pl->cap_files) {
 		size_t cap = pl->cap_files ? 2 * pl->cap_files : 8;
@@ -1169,9 +1255,16 @@ static int add_file(struct run_plan *pl, const char *path, const char *source, b
 	}
 	pl->files[pl->n_files].path = path;
 	pl->files[pl->n_files].source = source;
-	pl->files[pl->n_files].public_content = own;
+	pl->files[pl->n_files].public_content = public;
 	pl->n_files++;
 	return 0;
+}
+
+/* add_file_as(): our own strings hold public content, the caller's a
+ * masked file's copy. */
+static int add_file(struct run_plan *pl, const char *path, const char *source, bool own)
+{
+	return add_file_as(pl, path, source, own, own);
 }
 
 /* Masked files: the command sees the sentinel copy, read-only. */
@@ -1191,6 +1284,234 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
 			return -1;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------ files holding real values */
+
+/* The largest file, and the most files, searched for real values. */
+#define REMASK_FILE_MAX (1024 * 1024)
+#define REMASK_FILES_MAX 2048
+
+/* What plan_remask_files() collects while it searches. */
+struct remask_walk {
+	struct run_plan *pl;
+	const mask_table_t *masks;
+	const char *dir; /* where the copies go */
+	struct strv seen, said, big;
+	size_t made, looked;
+};
+
+/* Whether real (canonical) is under a read-denied path of the plan, or
+ * is already shown with other content. */
+static bool remask_skip(const struct run_plan *pl, const char *real)
+{
+	for (size_t i = 0; i < pl->deny_read.n; i++)
+		if (path_under(real, pl->deny_read.v[i]))
+			return true;
+	for (size_t i = 0; i < pl->n_files; i++)
+		if (strcmp(pl->files[i].path, real) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Searches the file at path (through its links) for a masked credential's
+ * real value; when one is there, writes a copy with the sentinels in their
+ * place into w->dir and shows it in the file's place, read-only. 0, or -1
+ * after logging.
+ */
+static int remask_file(struct remask_walk *w, const char *path)
+{
+	char real[PATH_MAX], copy[PATH_MAX];
+	char *content = NULL, *out = NULL;
+	struct stat st;
+	size_t got = 0, outlen = 0;
+	int fd, r, rc = -1;
+
+	if (realpath(path, real) == NULL || strv_has(&w->seen, real))
+		return 0;
+	if (strv_add(&w->seen, real) < 0)
+		return -1;
+	if (remask_skip(w->pl, real) || ++w->looked > REMASK_FILES_MAX)
+		return 0;
+	fd = open(real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	if (st.st_size > REMASK_FILE_MAX) {
+		close(fd);
+		return strv_add(&w->big, path);
+	}
+	content = malloc((size_t)st.st_size);
+	if (content == NULL) {
+		log_warn("run: reading %s", path);
+		close(fd);
+		return -1;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, content + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	r = mask_table_remask(w->masks, content, got, &out, &outlen);
+	if (r < 0) {
+		log_warn("run: searching %s for real values", path);
+		goto done;
+	}
+	if (r == 0) {
+		rc = 0;
+		goto done;
+	}
+	if ((size_t)snprintf(copy, sizeof(copy), "%s/%zu-%s", w->dir, w->made++, strrchr(real, '/') + 1) >=
+	    sizeof(copy)) {
+		log_warnx("run: session directory path too long for a copy of %s", path);
+		goto done;
+	}
+	fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		log_warn("run: cannot write %s", copy);
+		goto done;
+	}
+	for (size_t off = 0; off < outlen;) {
+		ssize_t n = write(fd, out + off, outlen - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			log_warn("run: cannot write %s", copy);
+			close(fd);
+			goto done;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) < 0) {
+		log_warn("run: cannot write %s", copy);
+		goto done;
+	}
+	if (add_file_as(w->pl, real, copy, true, false) < 0 || strv_add(&w->said, path) < 0)
+		goto done;
+	rc = 0;
+done:
+	if (content != NULL) {
+		explicit_bzero(content, got);
+		free(content);
+	}
+	free(out);
+	return rc;
+}
+
+/* remask_file() on dir/name for each entry of dir whose name starts with
+ * '.' (dots_only) or every entry, regular files only (through links). */
+static int remask_dir(struct remask_walk *w, const char *dir, bool dots_only)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL)
+		return 0;
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		char p[PATH_MAX];
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (dots_only && de->d_name[0] != '.'))
+			continue;
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, de->d_name) >=
+			    sizeof(p) ||
+		    stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		rc = remask_file(w, p);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Prints "passavant: LEAD a, b, c TAIL" (one write). */
+static void say_paths(const struct strv *paths, const char *lead, const char *tail)
+{
+	char *list = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&list, &len);
+
+	if (f == NULL)
+		return;
+	for (size_t i = 0; i < paths->n; i++)
+		fprintf(f, "%s%s", i ? ", " : "", paths->v[i]);
+	if (fclose(f) == 0)
+		fprintf(stderr, "passavant: %s%s%s\n", lead, list, tail);
+	free(list);
+}
+
+/*
+ * The files the command can read that hold a masked credential's real
+ * value in any form the re-masker knows, the way users define a token
+ * (`export GH_TOKEN=ghp_...` in ~/.bashrc, a project's .env): each is
+ * shown with the sentinel in its place, read-only, like a masked file
+ * (round 34 of the attack: SPEC §4, the sandbox never holds a real
+ * value). Searched: the home's rows of the mandatory table that stay
+ * readable (a directory row: its files), every dot file at the top of the
+ * home and of the working directory. Not searched: files past
+ * REMASK_FILE_MAX (named in a line) and past the REMASK_FILES_MAX-th; any
+ * other file (docs/masking.md). 0, or -1 after logging.
+ */
+static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, const struct plan_host *h,
+			     const struct plan_session *s)
+{
+	struct remask_walk w = {.pl = pl, .masks = masks};
+	char dir[PATH_MAX];
+	int rc = -1;
+
+	if (masks == NULL || mask_table_value_count(masks) == 0)
+		return 0;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s/remasked", s->dir, PLAN_SYS_SUBDIR) >= sizeof(dir)) {
+		log_warnx("session directory path too long: %s", s->dir);
+		return -1;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_warn("cannot create %s", dir);
+		return -1;
+	}
+	w.dir = dir;
+	if (h->home != NULL && h->home[0] == '/') {
+		for (size_t i = 0; i < policy_mandatory_count(); i++) {
+			const struct policy_mandatory *m = policy_mandatory_get(i);
+			char p[PATH_MAX];
+			struct stat st;
+
+			if ((m->where & POLICY_MAND_HOME) == 0 || (m->deny & POLICY_MAND_READ) != 0 ||
+			    (size_t)snprintf(p, sizeof(p), "%s/%s", h->home, m->path) >= sizeof(p) ||
+			    stat(p, &st) < 0)
+				continue;
+			if ((S_ISDIR(st.st_mode) ? remask_dir(&w, p, false) : remask_file(&w, p)) < 0)
+				goto out;
+		}
+		if (remask_dir(&w, h->home, true) < 0)
+			goto out;
+	}
+	if (h->cwd != NULL && remask_dir(&w, h->cwd, true) < 0)
+		goto out;
+	if (w.said.n > 0 && !s->quiet)
+		say_paths(&w.said, "",
+			  " held a masked credential's real value: the command reads the sentinel in "
+			  "its place (read-only in this session)");
+	if (w.big.n > 0 && !s->quiet)
+		say_paths(&w.big, "not searched for masked credentials' real values (over 1 MiB): ", "");
+	if (w.looked > REMASK_FILES_MAX && !s->quiet)
+		fprintf(stderr, "passavant: searched the first %d files for masked credentials' real values, "
+			"not the rest\n", REMASK_FILES_MAX);
+	rc = 0;
+out:
+	strv_free(&w.seen);
+	strv_free(&w.said);
+	strv_free(&w.big);
+	return rc;
 }
 
 /* ------------------------------------------------ trust and resolver files */
@@ -1665,7 +1986,8 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		return -1;
 	}
 	if (plan_fs(pl, p) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
-	    plan_sys(pl, h, s) < 0 || plan_env(pl, p, masks, h, s) < 0) {
+	    plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
+	    plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
 		return -1;
 	}

@@ -236,6 +236,64 @@ static int run_parse(int argc, char **argv, struct run *run, const char **policy
 }
 
 /*
+ * The command's arguments with every masked credential's real value (in
+ * any form the re-masker knows) replaced by its sentinel: a shell that
+ * expanded $TOKEN into `run -- git clone https://x:$TOKEN@host/` put the
+ * real value there, which every process of the sandbox reads in
+ * /proc/PID/cmdline (round 34 of the attack, M1b). A new NULL-terminated
+ * array (*out, free with free_remasked_argv()) whose changed entries are
+ * ours; one line names their positions. 0, or -1 after logging.
+ */
+static int remask_argv(const mask_table_t *masks, char **argv, char ***out, bool quiet)
+{
+	size_t n = 0;
+	char **v, pos[256] = "";
+	size_t plen = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	if (v == NULL) {
+		log_warn("run: arguments");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *r = NULL;
+		size_t rlen;
+		int rc = masks != NULL ? mask_table_remask(masks, argv[i], strlen(argv[i]), &r, &rlen) : 0;
+
+		if (rc < 0) {
+			log_warn("run: re-masking the command's arguments");
+			for (size_t k = 0; k < i; k++)
+				if (v[k] != argv[k])
+					free(v[k]);
+			free(v);
+			return -1;
+		}
+		v[i] = rc == 1 ? r : argv[i];
+		if (rc == 1 && plen < sizeof(pos) - 16)
+			plen += (size_t)snprintf(pos + plen, sizeof(pos) - plen, "%s%zu", plen ? ", " : "", i);
+	}
+	if (plen > 0 && !quiet)
+		fprintf(stderr,
+			"passavant: the command's argument%s %s held a masked credential's real value: "
+			"the command gets the sentinel in its place (the proxy puts the value back on "
+			"requests to its injectHosts)\n",
+			strchr(pos, ',') != NULL ? "s" : "", pos);
+	*out = v;
+	return 0;
+}
+
+/* Frees remask_argv()'s array: the entries that are not argv's. */
+static void free_remasked_argv(char **v, char **argv)
+{
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		if (v[i] != argv[i])
+			free(v[i]);
+	free(v);
+}
+
+/*
  * Builds the plan (plan.c) of policy p for argv and starts the sandbox.
  * Returns the running sandbox, or NULL after printing why.
  */
@@ -250,6 +308,7 @@ static struct sbx *run_start_sandbox(const struct run *run, const policy_t *p,
 	struct sbx_config cfg;
 	struct run_plan pl;
 	struct sbx *s = NULL;
+	char **args = NULL;
 
 	if (realpath(session_dir(sess), sessdir) == NULL) {
 		log_warn("session directory %s", session_dir(sess));
@@ -258,9 +317,13 @@ static struct sbx *run_start_sandbox(const struct run *run, const policy_t *p,
 	ps.dir = sessdir;
 	/* The resolver files (resolv.conf, hosts) go with interception. */
 	ps.intercept = !run->no_intercept;
-	if (plan_build(&pl, p, masks, h, &ps) < 0)
+	if (remask_argv(masks, argv, &args, run->quiet) < 0)
 		return NULL;
-	plan_sbx_config(&pl, p, argv, &cfg);
+	if (plan_build(&pl, p, masks, h, &ps) < 0) {
+		free_remasked_argv(args, argv);
+		return NULL;
+	}
+	plan_sbx_config(&pl, p, args, &cfg);
 	/* SPEC §7: connections that ignore the proxy variables are
 	 * redirected to the proxy, and names resolve through ours. */
 	cfg.intercept = !run->no_intercept;
@@ -275,6 +338,7 @@ static struct sbx *run_start_sandbox(const struct run *run, const policy_t *p,
 			  sbx_unseen_unguarded(s));
 	}
 	plan_free(&pl);
+	free_remasked_argv(args, argv);
 	return s;
 }
 

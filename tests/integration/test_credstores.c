@@ -834,6 +834,90 @@ static void test_late_stores(void)
 	free(err);
 }
 
+/* Base64 of the n bytes at in (standard alphabet, padded); malloc'd. */
+static char *test_base64(const char *in, size_t n)
+{
+	static const char d[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *o = malloc(4 * ((n + 2) / 3) + 1), *p = o;
+
+	if (o == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)in[i] << 16 | (i + 1 < n ? (unsigned char)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? (unsigned char)in[i + 2] : 0);
+		*p++ = d[v >> 18 & 63];
+		*p++ = d[v >> 12 & 63];
+		*p++ = i + 1 < n ? d[v >> 6 & 63] : '=';
+		*p++ = i + 2 < n ? d[v & 63] : '=';
+	}
+	*p = '\0';
+	return o;
+}
+
+/*
+ * Round 34 of the attack (M1): what run hands the command besides the
+ * masked variable itself holds no real value. The masked GH_TOKEN's real
+ * value in another variable (base64 of "deploy:VALUE", which the
+ * environment filter keeps), in the command's arguments (a shell expanded
+ * $GH_TOKEN into them: /proc/self/cmdline), in ~/.bashrc and in the
+ * project's .env: each reaches the command with the sentinel in its place.
+ */
+static void test_remask_inputs(void)
+{
+	static const char script[] =
+		"printf 'REG=%s\\n' \"$REG_B64\"\n"
+		"printf 'REGDEC=%s\\n' \"$(printf %s \"$REG_B64\" | base64 -d)\"\n"
+		"printf 'ARG1=%s\\nARG2=%s\\n' \"$1\" \"$2\"\n"
+		"printf 'CMDLINE=%s\\n' \"$(tr '\\0' ' ' < /proc/self/cmdline)\"\n"
+		"printf 'PCMD=%s\\n' \"$(tr '\\0' ' ' < /proc/$$/cmdline)\"\n"
+		"printf 'RC=%s\\n' \"$(grep GH_TOKEN \"$HOME/.bashrc\")\"\n"
+		"printf 'DOTENV=%s\\n' \"$(cat .env)\"\n"
+		"(echo x >> .env) 2>/dev/null && echo ENV-WRITABLE; true\n";
+	char gh[64], reg[128], url[128], rc_line[128], dotenv[128], path[PATH_MAX], dec[96];
+	char *out = NULL, *err = NULL, *b64 = NULL;
+	const char *env[] = {gh, reg, NULL};
+	const char *args[] = {real_token, url, NULL};
+	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	snprintf(dec, sizeof(dec), "deploy:%s", real_token);
+	b64 = test_base64(dec, strlen(dec));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b64);
+	snprintf(reg, sizeof(reg), "REG_B64=%s", b64);
+	snprintf(url, sizeof(url), "https://x:%s@h.example/", real_token);
+	snprintf(rc_line, sizeof(rc_line), "export GH_TOKEN=%s\n", real_token);
+	snprintf(dotenv, sizeof(dotenv), "TOKEN=%s\n", real_token);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "home/.bashrc"), rc_line, strlen(rc_line)), 0);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), dotenv, strlen(dotenv)), 0);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0, "status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value reached the command: %s",
+	    out ? out : "");
+	ROW(!test_has(out, b64 + 8) && test_has(out, "REGDEC=deploy:ghp_"),
+	    "REG_B64 was not re-masked (base64 of user:VALUE): %s", out ? out : "");
+	ROW(test_has(out, "ARG1=ghp_") && test_has(out, "ARG2=https://x:ghp_"),
+	    "the arguments lost their sentinel form: %s", out ? out : "");
+	ROW(test_has(out, "RC=export GH_TOKEN=ghp_") && test_has(out, "DOTENV=TOKEN=ghp_"),
+	    "~/.bashrc or .env is not the sentinel copy: %s", out ? out : "");
+	ROW(!test_has(out, "ENV-WRITABLE"), "the sentinel copy of .env was writable");
+	ROW(test_has(err, "REG_B64 held a masked credential's real value") &&
+		    test_has(err, "arguments 2, 3 held a masked credential's real value") &&
+		    test_has(err, ".bashrc") && test_has(err, ".env held a masked credential's real value"),
+	    "run did not say what it re-masked: %s", err ? err : "");
+	free(out);
+	free(err);
+	free(b64);
+	(void)unlink(at(path, "home/.bashrc"));
+	(void)unlink(at(path, "work/.env"));
+}
+
 TEST_REGISTRAR(register_credstores)
 {
 	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
@@ -850,6 +934,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
 		 "credentials; masked, proxy and trust variables kept",
 		 test_env_family);
+	test_add(s, "a masked value in another variable, the arguments, ~/.bashrc or .env reaches the "
+		 "command as its sentinel",
+		 test_remask_inputs);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

@@ -1796,6 +1796,16 @@ static void test_websocket_rsv(void)
 			free(out);
 			out = NULL;
 		}
+		/* The review of round 34 (W1): the audit says the proxy cut
+		 * each stream, not that it ended (on 1821f35: "allow", reason
+		 * null). */
+		char *log = test_read_file(p.t.audit, NULL);
+		ROW(test_count(log, "\"reason\":\"passavant: the proxy cut the upgraded stream: a WebSocket "
+				    "frame from the upstream breaks RFC 6455\"") == 1 &&
+			    test_count(log, "\"reason\":\"passavant: the proxy cut the upgraded stream: a WebSocket "
+					    "frame from the client breaks RFC 6455\"") == 1,
+		    "the audit does not say the proxy cut the streams: %s", log ? log : "");
+		free(log);
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }

@@ -45,8 +45,14 @@ int test_ghp_token(char out[41])
 
 int test_sbx_run(const struct test_sbx_run *r, char **out, char **err, int timeout_ms)
 {
+	return test_sbx_run_args(r, NULL, out, err, timeout_ms);
+}
+
+int test_sbx_run_args(const struct test_sbx_run *r, const char *const *args, char **out, char **err,
+		      int timeout_ms)
+{
 	char h[4096 + 8], pth[8192 + 8], asan[512] = "", ubsan[512] = "";
-	char *argv[16 + 2 * SBX_LIST_MAX];
+	char *argv[16 + 3 * SBX_LIST_MAX];
 	size_t n = 0;
 
 	if (getenv("ASAN_OPTIONS") != NULL)
@@ -87,6 +93,11 @@ int test_sbx_run(const struct test_sbx_run *r, char **out, char **err, int timeo
 	argv[n++] = "--";
 	argv[n++] = "sh";
 	argv[n++] = (char *)r->script;
+	for (size_t i = 0; args != NULL && args[i] != NULL; i++) {
+		if (i == SBX_LIST_MAX)
+			return -1;
+		argv[n++] = (char *)args[i];
+	}
 	argv[n] = NULL;
 	return test_run_capture(argv, out, err, timeout_ms);
 }

@@ -34,5 +34,8 @@ struct test_sbx_run {
 	const char *const *env, *const *opts;
 };
 int test_sbx_run(const struct test_sbx_run *r, char **out, char **err, int timeout_ms);
+/* test_sbx_run() with args after the script (its $1, $2, ...). */
+int test_sbx_run_args(const struct test_sbx_run *r, const char *const *args, char **out, char **err,
+		      int timeout_ms);
 
 #endif
