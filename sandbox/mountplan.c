@@ -558,6 +558,7 @@ struct link_walk {
 	size_t n_seen, cap_seen;
 	size_t entries, targets;
 	size_t stats; /* regular files stat'ed for hard links (LINK_WALK_STATS) */
+	bool links_only; /* a follow_also directory outside the homes: no stats */
 };
 
 static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir, unsigned depth,
@@ -798,7 +799,21 @@ static int walk_link(struct sbx_builder *b, struct link_walk *w, const char *lnk
 		rc = 0;
 		goto out;
 	}
-	for (size_t i = 0; i <= b->n_writable; i++) {
+	/* A PATH directory outside the homes (/usr/bin: its links into
+	 * the system's own trees, read-only already): only a target in a
+	 * writable tree needs anything, and the row itself is not covered. */
+	if (w->links_only) {
+		bool in = false;
+
+		for (size_t i = 0; i < b->n_writable && !in; i++)
+			in = sbx_path_under(c, b->writable[i]);
+		if (!in) {
+			free(c);
+			rc = 0;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < b->n_writable + (w->links_only ? 0 : 1); i++) {
 		const char *held = i < b->n_writable ? b->writable[i] : w->row;
 
 		if (sbx_path_under(held, c)) {
@@ -987,8 +1002,8 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 			rc = -1;
 			break;
 		}
-		if (type == DT_UNKNOWN || (type == DT_REG && (shared_fs || w->kind == SBX_OP_DENY_READ) &&
-					   w->stats++ < LINK_WALK_STATS)) {
+		if (type == DT_UNKNOWN || (type == DT_REG && !w->links_only &&
+					   (shared_fs || w->kind == SBX_OP_DENY_READ) && w->stats++ < LINK_WALK_STATS)) {
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				errbuf_set_errno(err, errlen, errno, "cannot check %s", path);
 				rc = -1;
@@ -1051,6 +1066,13 @@ static int follow_links(struct sbx_builder *b, const char *s, const char *writte
 	for (size_t i = 0; b->follow_under != NULL && b->follow_under[i] != NULL && !under; i++)
 		under = (sbx_path_under(c, b->follow_under[i]) && strcmp(c, b->follow_under[i]) != 0) ||
 			(sbx_path_under(written, b->follow_under[i]) && strcmp(written, b->follow_under[i]) != 0);
+	/* A PATH directory, or one of the system's usual ones, wherever it
+	 * lies (round 32 of the attack: npm link, sudo ln -s made
+	 * /usr/local/bin/tool -> ~/proj/cli.js; a session in ~/proj
+	 * rewrote what root's next `tool` ran). Its links only: /usr/bin's
+	 * hard-linked programs are the system's own. */
+	for (size_t i = 0; !under && b->follow_also != NULL && b->follow_also[i] != NULL; i++)
+		w.links_only = under = strcmp(c, b->follow_also[i]) == 0 || strcmp(written, b->follow_also[i]) == 0;
 	if (!under) {
 		free(c);
 		return 0;
@@ -1271,6 +1293,7 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	 * slower, the same answers. */
 	b->memo = sbx_memo_new();
 	b->follow_under = cfg->follow_under;
+	b->follow_also = cfg->follow_also;
 	if (plan_list(b, cfg->allow_write, SBX_OP_ALLOW_WRITE, "allow_write", err, errlen) < 0)
 		goto fail;
 	b->n_writable = b->n_ops;

@@ -93,6 +93,13 @@ struct sbx_config {
 	 *  list writes it (~/.ssh -> /srv/keys) (mountplan.c
 	 *  follow_links()); NULL or empty: none. */
 	const char *const *follow_under;
+	/** Directories of deny_write whose symbolic links are followed
+	 *  wherever they lie (the host's PATH directories and the system's
+	 *  usual ones: /usr/local/bin -> a project's cli.js, from npm link),
+	 *  matched exactly by canonical path or as the list writes them;
+	 *  outside follow_under their regular files are not stat'ed for
+	 *  hard links. NULL or empty: none. */
+	const char *const *follow_also;
 	/** Paths of deny_read the user named as secret (a policy's own
 	 *  denyRead entries, its credential files in mode deny), as
 	 *  deny_read writes them: a copy of such a file's content is looked

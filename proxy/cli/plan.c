@@ -1190,6 +1190,64 @@ static const char *git_global_env(void *arg, const char *name)
 	return NULL;
 }
 
+/*
+ * The PATH directories (absolute entries) and the system's usual ones,
+ * whether PATH names them or not, outside the writable trees: each
+ * canonical one goes to follow_also and deny_write, so that its symbolic
+ * links into a writable tree make their targets read-only, wherever the
+ * directory lies (round 32 of the attack, b12: `npm link` or `sudo ln -s`
+ * made /usr/local/bin/tool -> ~/proj/cli.js; a session in ~/proj
+ * rewrote what the next `tool` typed ran; only the home's PATH
+ * directories were followed). A directory that is missing, or lies in a
+ * writable tree (its links point at the project's own files), is left
+ * out. 0, or -1 after logging (ENOMEM).
+ */
+static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
+{
+	static const char *const usual[] = {
+		"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
+		"/usr/local/games", "/usr/games", "/snap/bin", "/home/linuxbrew/.linuxbrew/bin",
+		"/opt/homebrew/bin", "/nix/var/nix/profiles/default/bin", "/run/current-system/sw/bin",
+	};
+	const char *path = git_global_env((void *)h, "PATH");
+	char dir[PATH_MAX], real[PATH_MAX];
+	size_t k = 0;
+
+	for (const char *s = path;;) {
+		size_t len;
+		bool mine = false;
+
+		if (s != NULL) {
+			len = strcspn(s, ":");
+			if (len < sizeof(dir)) {
+				memcpy(dir, s, len);
+				dir[len] = '\0';
+			} else {
+				dir[0] = '\0';
+			}
+			s = s[len] == ':' ? s + len + 1 : NULL;
+		} else if (k < ARRAY_LEN(usual)) {
+			(void)snprintf(dir, sizeof(dir), "%s", usual[k++]);
+		} else {
+			break;
+		}
+		if (dir[0] != '/' || realpath(dir, real) == NULL)
+			continue;
+		for (size_t i = 0; i < pl->allow_write.n && !mine; i++)
+			mine = path_under(real, pl->allow_write.v[i]);
+		/* The homes' are walked as rows already (follow_under). */
+		for (size_t i = 0; i < pl->follow.n && !mine; i++)
+			mine = path_under(real, pl->follow.v[i]);
+		if (mine || (h->cwd != NULL && path_under(real, h->cwd)))
+			continue;
+		if (strv_add_unique(&pl->follow_also, real) < 0 || strv_add_unique(&pl->deny_write, real) < 0) {
+			log_warn("run");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 			const struct plan_session *s)
 {
@@ -1218,6 +1276,8 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
 			return -1;
 	if (protect_homes(&pl->protect, &pl->cover, &pl->follow, &pl->allow_write, h, s->quiet) < 0)
+		return -1;
+	if (plan_path_links(pl, h) < 0)
 		return -1;
 	if (sbx_git_protect_global(git_global_env, (void *)h, strv_add_unique, &pl->protect) < 0) {
 		log_warnx("cannot read the host's global or system git configuration with git (out of "
@@ -2023,6 +2083,7 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 	cfg->protect = strv_list(&pl->protect);
 	cfg->cover = strv_list(&pl->cover);
 	cfg->follow_under = strv_list(&pl->follow);
+	cfg->follow_also = strv_list(&pl->follow_also);
 	cfg->named_secrets = strv_list(&pl->named);
 	cfg->files = pl->files;
 	cfg->n_files = pl->n_files;
@@ -2047,6 +2108,7 @@ void plan_free(struct run_plan *pl)
 	strv_free(&pl->protect);
 	strv_free(&pl->cover);
 	strv_free(&pl->follow);
+	strv_free(&pl->follow_also);
 	strv_free(&pl->env_add);
 	strv_free(&pl->env_remove);
 	strv_free(&pl->file_strs);

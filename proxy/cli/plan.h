@@ -85,6 +85,10 @@ struct run_plan {
 	/* The canonical homes: the links under a denyRead or denyWrite
 	 * directory inside one are followed (sbx_config.follow_under). */
 	struct strv follow;
+	/* The PATH directories outside the writable trees and the system's
+	 * usual ones, canonical, in deny_write too: their links are
+	 * followed wherever they lie (sbx_config.follow_also). */
+	struct strv follow_also;
 	/* The denyRead paths the policy names itself and its credential
 	 * files in mode deny (sbx_config.named_secrets). */
 	struct strv named;

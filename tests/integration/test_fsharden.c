@@ -1235,6 +1235,56 @@ static void test_path_dirs(void)
 	free(err);
 }
 
+/* Round 32 of the attack, b12: a link in a PATH directory outside the
+ * home (npm link with prefix /usr/local, sudo ln -s) into the project:
+ * its target is read-only, as for ~/bin's; in /usr/local/bin too when
+ * PATH does not name it (another user's shell does). */
+static void test_path_links_outside_home(void)
+{
+	char path[PATH_MAX + 64], sys[PATH_MAX], tgt[PATH_MAX], lnk[PATH_MAX], usr[128], buf[256];
+	char *out = NULL, *err = NULL;
+	const char *script = "printf '#!/bin/sh\\necho PLANTED\\n' > cli-b12.sh 2>/dev/null; echo w=$?; "
+			     "printf '#!/bin/sh\\necho PLANTED\\n' > cli-b12b.sh 2>/dev/null; echo wb=$?; "
+			     "echo ok > ok-b12.txt; echo done\n";
+	bool have_usr;
+	int st;
+	FILE *f;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("sysbin") == 0);
+	CU_ASSERT_FATAL(mkfile(at(tgt, "work/cli-b12.sh"), "#!/bin/sh\necho v1\n") == 0);
+	CU_ASSERT_FATAL(mkfile(at(tgt, "work/cli-b12b.sh"), "#!/bin/sh\necho v1\n") == 0);
+	drop("sysbin/b12tool");
+	CU_ASSERT_FATAL(symlink(at(tgt, "work/cli-b12.sh"), at(lnk, "sysbin/b12tool")) == 0);
+	/* /usr/local/bin, not on the command's PATH: root only, one name. */
+	snprintf(usr, sizeof(usr), "/usr/local/bin/pv-fsh-b12-%ld", (long)getpid());
+	have_usr = geteuid() == 0 && symlink(at(tgt, "work/cli-b12b.sh"), usr) == 0;
+	snprintf(path, sizeof(path), "%s:/usr/bin:/bin", at(sys, "sysbin"));
+	st = run_fsh("home", path, NULL, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "done") && exists("work/ok-b12.txt"), "status %d, or the control write failed",
+	    st);
+	ROW(test_has(out, "w=") && !test_has(out, "w=0"), "the target of sysbin/b12tool (in the project) was writable");
+	f = fopen(at(tgt, "work/cli-b12.sh"), "r");
+	ROW(f != NULL && fgets(buf, sizeof(buf), f) != NULL && fgets(buf, sizeof(buf), f) != NULL &&
+		strstr(buf, "v1") != NULL,
+	    "work/cli-b12.sh changed on the host");
+	if (f != NULL)
+		fclose(f);
+	if (have_usr) {
+		ROW(test_has(out, "wb=") && !test_has(out, "wb=0"),
+		    "the target of %s (in the project) was writable, /usr/local/bin not on PATH", usr);
+		(void)unlink(usr);
+	}
+	if (st != 0)
+		show(st, out, err);
+	drop("sysbin/b12tool");
+	drop("work/cli-b12.sh");
+	drop("work/cli-b12b.sh");
+	drop("work/ok-b12.txt");
+	free(out);
+	free(err);
+}
+
 /* ------------------------------------------------------------------ */
 /* Class 6: credential stores and environment                            */
 /* ------------------------------------------------------------------ */
@@ -2643,6 +2693,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
+	test_add(s, "round 32: a link in a PATH directory outside the home, or in /usr/local/bin off PATH, into the "
+		    "project: its target read-only",
+		 test_path_links_outside_home);
 	test_add(s, "persistence: HOME writable, every existing dot entry unless named", test_home_dot_rule);
 	test_add(s, "writable HOME: a new dot entry is moved aside after the run", test_home_new_entries);
 	test_add(s, "writable HOME: every existing entry, dot or not, unless named or the working directory; "
