@@ -1248,12 +1248,71 @@ static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
 	return 0;
 }
 
+/*
+ * A relative entry of PATH ("./node_modules/.bin", ".", "bin", "~/bin" as
+ * a shell other than bash or execvp() reads it) or an empty one (a
+ * leading, trailing or doubled ':', which means ".") names a directory
+ * of wherever the host's shell is: every directory of a writable tree is
+ * then a PATH directory once the shell enters it, and a program the
+ * command leaves there under a command's name (sub/node_modules/.bin/git,
+ * git-ignored) runs at the user's next `git status` there (round 32 of
+ * the attack, b9). The writable trees cannot all be made read-only at
+ * those names, nor searched after every run: the start is refused,
+ * naming the entry. The same for LD_LIBRARY_PATH (glibc takes an empty
+ * entry as ".") and the single paths ENV, BASH_ENV, ZDOTDIR,
+ * PYTHONSTARTUP (policy/bind.c's code_path_vars). 0, or -1 after logging.
+ */
+static int plan_relative_path(const struct plan_host *h)
+{
+	static const char *const vars[] = {"PATH", "LD_LIBRARY_PATH", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP"};
+
+	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
+		size_t n = strlen(vars[v]);
+		bool list = v < 2;
+		const char *val = NULL;
+
+		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
+			if (strncmp(h->env[i], vars[v], n) == 0 && h->env[i][n] == '=')
+				val = h->env[i] + n + 1;
+		if (val == NULL || (v != 0 && val[0] == '\0'))
+			continue;
+		for (const char *e = val;;) {
+			size_t len = list ? strcspn(e, ":") : strlen(e);
+
+			if (len == 0 || e[0] != '/') {
+				char what[256];
+
+				if (len == 0)
+					(void)snprintf(what, sizeof(what),
+						       "an empty entry (a leading, trailing or doubled ':', read as \".\")");
+				else
+					(void)snprintf(what, sizeof(what), "the relative entry \"%.*s\"",
+						       (int)(len > 200 ? 200 : len), e);
+				log_warnx("%s holds %s, which names a directory of wherever a shell or program "
+					  "runs: in any directory this session could write, what the command leaves "
+					  "there under that name would run at your next command in it; not started. "
+					  "Start passavant with %s naming absolute directories only (%s)",
+					  vars[v], what, vars[v],
+					  v == 0 ? "e.g. PATH=/usr/local/bin:/usr/bin:/bin passavant run ..."
+						 : "unset it, or write $PWD/... instead");
+				return -1;
+			}
+			if (!list || e[len] == '\0')
+				break;
+			e += len + 1;
+		}
+	}
+	return 0;
+}
+
 static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 			const struct plan_session *s)
 {
 	char real[PATH_MAX];
 	bool skip = false;
 
+	if (plan_relative_path(h) < 0)
+		return -1;
 	if (strv_add(&pl->allow_read, s->dir) < 0 || strv_add(&pl->protect, s->dir) < 0)
 		return -1;
 	if (h->cwd != NULL && strncmp(h->cwd, "/tmp/", 5) == 0) {

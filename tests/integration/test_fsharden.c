@@ -1235,6 +1235,83 @@ static void test_path_dirs(void)
 	free(err);
 }
 
+/* Round 32 of the attack, b9: a relative PATH entry ("./node_modules/.bin",
+ * ".", "bin", an empty one) makes every directory of the writable tree a
+ * PATH directory once the host's shell enters it: the session planted
+ * sub/node_modules/.bin/git (git-ignored) and the host's `git status`
+ * there ran it. The start is refused, naming the entry; an absolute PATH
+ * starts as before. */
+static void test_path_relative_entries(void)
+{
+	static const char *const paths[][2] = {
+		{"./node_modules/.bin:" TEST_SAFE_PATH, "\"./node_modules/.bin\""},
+		{".:" TEST_SAFE_PATH, "\".\""},
+		{"bin:" TEST_SAFE_PATH, "\"bin\""},
+		{"/usr/bin::" TEST_SAFE_PATH, "empty entry"},
+		{TEST_SAFE_PATH ":", "empty entry"},
+	};
+	const char *script = "mkdir -p sub-b9/node_modules/.bin sub-b9/bin && "
+			     "printf '#!/bin/sh\\necho PLANTED-GIT-RAN\\n' > sub-b9/node_modules/.bin/git && "
+			     "chmod +x sub-b9/node_modules/.bin/git && cp sub-b9/node_modules/.bin/git sub-b9/bin/git && "
+			     "cp sub-b9/bin/git sub-b9/git && echo planted\n";
+	char cmd[2 * PATH_MAX], work[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		st = run_fsh("home", paths[i][0], NULL, NULL, "work.yaml", script, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted"), "PATH=%s: status %d, the command ran: %s", paths[i][0],
+		    st, out ? out : "");
+		ROW(test_has(err, paths[i][1]) && test_has(err, "not started"),
+		    "PATH=%s: the refusal does not name the entry: %s", paths[i][0], err ? err : "");
+		/* The host's shell in the subdirectory, PATH as the user's. */
+		snprintf(cmd, sizeof(cmd), "cd '%s/sub-b9' 2>/dev/null && PATH='%s' git --version 2>&1",
+			 at(work, "work"), paths[i][0]);
+		{
+			FILE *f = popen(cmd, "r");
+			char line[256] = "";
+
+			if (f != NULL) {
+				if (fgets(line, sizeof(line), f) == NULL)
+					line[0] = '\0';
+				(void)pclose(f);
+			}
+			ROW(strstr(line, "PLANTED-GIT-RAN") == NULL,
+			    "PATH=%s: the host's git in work/sub-b9 ran the session's plant", paths[i][0]);
+		}
+		if (st != 125)
+			show(st, out, err);
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "%s/sub-b9", work);
+		test_rmtree(cmd);
+	}
+	/* LD_LIBRARY_PATH and BASH_ENV: the same family. */
+	{
+		const char *env1[] = {"LD_LIBRARY_PATH=/usr/lib::/lib", NULL};
+		const char *env2[] = {"BASH_ENV=.bashenv", NULL};
+
+		st = run_fsh("home", NULL, env1, NULL, "work.yaml", "echo planted\n", &out, &err);
+		ROW(st == 125 && test_has(err, "LD_LIBRARY_PATH") && !test_has(out, "planted"),
+		    "LD_LIBRARY_PATH with an empty entry: status %d", st);
+		free(out);
+		free(err);
+		out = err = NULL;
+		st = run_fsh("home", NULL, env2, NULL, "work.yaml", "echo planted\n", &out, &err);
+		ROW(st == 125 && test_has(err, "BASH_ENV") && test_has(err, "\".bashenv\"") && !test_has(out, "planted"),
+		    "BASH_ENV relative: status %d", st);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	/* Absolute entries only: started. */
+	st = run_fsh("home", TEST_SAFE_PATH, NULL, NULL, "work.yaml", "echo started\n", &out, &err);
+	ROW(st == 0 && test_has(out, "started"), "an absolute PATH: status %d", st);
+	free(out);
+	free(err);
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -2693,6 +2770,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
+	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
+		    "BASH_ENV: start refused, named",
+		 test_path_relative_entries);
 	test_add(s, "round 32: a link in a PATH directory outside the home, or in /usr/local/bin off PATH, into the "
 		    "project: its target read-only",
 		 test_path_links_outside_home);

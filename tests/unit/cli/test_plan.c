@@ -140,6 +140,13 @@ static void test_plan_build(void)
 	t_env = env;
 	p = load_bound(doc, (size_t)n, &h);
 	CU_ASSERT_FATAL(p != NULL);
+	/* An empty PATH entry, a relative LD_LIBRARY_PATH one: `run`
+	 * refuses to start (round 32 of the attack, b9); the policy (what
+	 * `check` prints) still takes them from the working directory. */
+	CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
+	snprintf(pathvar, sizeof(pathvar), "PATH=/bin:%s", t_work);
+	CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
+	env[5] = "LD_LIBRARY_PATH=/usr/lib";
 	CU_ASSERT_FATAL(plan_build(&pl, p, NULL, &h, &s) == 0);
 	/* `~` and the HOME rows under the fake home, and under the password
 	 * database's home too. */
