@@ -1360,6 +1360,41 @@ static void test_path_links_outside_home(void)
 	drop("work/ok-b12.txt");
 	free(out);
 	free(err);
+	out = err = NULL;
+	/* Another user (nobody): a PATH link to a target in a directory
+	 * that user cannot search (root's 0700 tree) leads to nothing of
+	 * theirs: started (the first version refused every such start);
+	 * the link into their project still makes its target read-only. */
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0)
+		return;
+	{
+		char h[PATH_MAX], sb[PATH_MAX], script2[3 * PATH_MAX + 512];
+		char *argv[] = {"sh", "-c", script2, NULL};
+		int rc;
+
+		CU_ASSERT_FATAL(mkdirs("home34h/proj") == 0 && mkdirs("sysbin34h") == 0 && mkdirs("priv34h") == 0 &&
+				mkfile(at(tgt, "priv34h/tool"), "#!/bin/sh\n") == 0 &&
+				mkfile(at(tgt, "home34h/proj/cli.sh"), "#!/bin/sh\necho v1\n") == 0);
+		drop("sysbin34h/hidden");
+		drop("sysbin34h/cli");
+		CU_ASSERT_FATAL(symlink(at(tgt, "priv34h/tool"), at(lnk, "sysbin34h/hidden")) == 0 &&
+				symlink(at(tgt, "home34h/proj/cli.sh"), at(lnk, "sysbin34h/cli")) == 0);
+		(void)at(h, "home34h");
+		(void)at(sb, "sysbin34h");
+		CU_ASSERT_FATAL(snprintf(script2, sizeof(script2),
+			 "chown -R 65534:65534 '%1$s' && chmod 700 '%3$s/../priv34h' || exit 9; "
+			 "cd '%1$s/proj' && env -i HOME='%1$s' PATH='%3$s':/usr/bin:/bin TMPDIR=/tmp setpriv "
+			 "--reuid=65534 --regid=65534 --clear-groups '%2$s' run -q -- sh -c "
+			 "'echo x > cli.sh 2>/dev/null; echo w=$?; echo started'; echo status=$?",
+			 h, test_passavant_bin(), sb) < (int)sizeof(script2));
+		rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		ROW(rc == 0 && test_has(out, "started") && test_has(out, "status=0\n"),
+		    "another user, a PATH link into root's 0700 tree: %d, %s %s", rc, out ? out : "", err ? err : "");
+		ROW(test_has(out, "w=") && !test_has(out, "w=0"), "another user: the PATH link's target in the project "
+								  "was writable: %s", out ? out : "");
+		free(out);
+		free(err);
+	}
 }
 
 /* ------------------------------------------------------------------ */
