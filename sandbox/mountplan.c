@@ -1083,8 +1083,17 @@ static int follow_links(struct sbx_builder *b, const char *s, const char *writte
 	 * /usr/local/bin/tool -> ~/proj/cli.js; a session in ~/proj
 	 * rewrote what root's next `tool` ran). Its links only: /usr/bin's
 	 * hard-linked programs are the system's own. */
-	for (size_t i = 0; !under && b->follow_also != NULL && b->follow_also[i] != NULL; i++)
+	for (size_t i = 0; !under && b->follow_also != NULL && b->follow_also[i] != NULL; i++) {
 		w.links_only = under = strcmp(c, b->follow_also[i]) == 0 || strcmp(written, b->follow_also[i]) == 0;
+		/* Once: /bin and /usr/bin are one directory on a merged /usr,
+		 * and PATH names both. */
+		if (under && i < 64 && (b->also_walked & (1ULL << i)) != 0) {
+			free(c);
+			return 0;
+		}
+		if (under && i < 64)
+			b->also_walked |= 1ULL << i;
+	}
 	if (!under) {
 		free(c);
 		return 0;

@@ -220,6 +220,7 @@ struct sbx_builder {
 	bool cover; /* planning sbx_config.cover: other hard links not refused */
 	const char *const *follow_under; /* sbx_config.follow_under (borrowed) */
 	const char *const *follow_also;	 /* sbx_config.follow_also (borrowed) */
+	unsigned long long also_walked;	 /* bit i: follow_also[i] walked (the first 64) */
 	/* Names of hard-linked files met by the link walks under protected
 	 * directories (mountplan.c), checked once every list is planned. */
 	struct sbx_walk_name *names;
