@@ -769,7 +769,7 @@ const char *policy_mandatory_xdg(const struct policy_mandatory *m, const char **
 static const char *const name_contains[] = {
 	"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE",
 	"API_KEY", "APIKEY", "ACCESS_KEY", "_TOKEN_", "SESSION", "AUTHORIZATION",
-	"_AUTH_", "COOKIE", "WEBHOOK", "SIGNING", "CONNECTION_STRING",
+	"_AUTH_", "COOKIE", "WEBHOOK", "SIGNING", "CONNECTION_STRING", "SEED_PHRASE", "MNEMONIC",
 };
 /* The short words PASS, CREDS, AUTH and BEARER hold a secret at either
  * end of a name, with or without a '_' (round 32 of the attack: SSHPASS,
@@ -781,9 +781,11 @@ static const char *const name_prefixes[] = {
 static const char *const name_suffixes[] = {
 	"TOKEN", "_KEY", "_APIKEY", "PASS", "_PWD", "AUTH", "_COOKIE",
 	"_PAT", "_JWT", "_DSN", "CREDS", "BEARER",
+	/* round 34 of the attack, d6 */
+	"_PW", "_SALT", "HMAC", "MNEMONIC", "OTP_SEED", "MFA_SEED", "WALLET_SEED", "SEED_WORDS",
 };
 static const char *const name_exact[] = {
-	"APIKEY", "API_KEY",
+	"APIKEY", "API_KEY", "KEY", "PW", "SALT", "HMAC", "MNEMONIC", "OTP", "TOTP",
 };
 /* Words a suffix above ends that hold no secret: the password prompt
  * programs (SSH_ASKPASS, SUDO_ASKPASS, GIT_ASKPASS, which editors set)
@@ -919,7 +921,7 @@ static bool secret_setting(const char *s, size_t n)
 	};
 	static const char *const suffixes[] = {
 		"password", "passwd", "token", "secret", "apikey", "api_key", "signature",
-		"authorization", "credential", "credentials",
+		"authorization", "credential", "credentials", "secret_access_key", "secret_key",
 	};
 	char name[48];
 
@@ -1162,6 +1164,9 @@ static size_t hex_prefix(const unsigned char *v, size_t n, unsigned char *out, s
 		if (o < max)
 			out[o++] = (unsigned char)(hex_digit(v[at]) << 4 | hex_digit(v[at + 1]));
 		k = at + 2;
+		/* "0x2d2d2d...": one lead before all the pairs (E3 of round 34). */
+		if (o == 1 && lead > 0 && k < n && hex_digit(v[k]) >= 0)
+			lead = 0;
 		if (o == 1 && k < n && strchr(":,-; ", v[k]) != NULL && v[k] != '\0') {
 			sep = v[k];
 			sep_space = sep != ' ' && k + 1 < n && v[k + 1] == ' ';
@@ -1298,49 +1303,138 @@ static bool text_has_marker(const unsigned char *t, size_t n)
 	return false;
 }
 
-/* Decodes the whole of u[0..n) as base64 (either alphabet, '=' padding at
- * the end only) into out (n bytes); the bytes made, or 0 when u is not
- * that or is shorter than TEXT_DECODE_MIN digits. */
-static size_t whole_b64(const unsigned char *u, size_t n, unsigned char *out)
+/* Whether c is white space a wrapped encoding breaks its lines with. */
+static bool wrap_space(unsigned char c)
 {
-	size_t digits = 0, o = 0;
-	uint32_t acc = 0;
-
-	while (digits < n && b64_digit(u[digits]) >= 0)
-		digits++;
-	if (digits < TEXT_DECODE_MIN || digits + 2 < n || strspn((const char *)u + digits, "=") != n - digits)
-		return 0;
-	for (size_t k = 0; k < digits; k++) {
-		acc = acc << 6 | (uint32_t)b64_digit(u[k]);
-		if (k % 4 == 3) {
-			out[o++] = (unsigned char)(acc >> 16);
-			out[o++] = (unsigned char)(acc >> 8);
-			out[o++] = (unsigned char)acc;
-			acc = 0;
-		}
-	}
-	return o;
+	return c == '\n' || c == '\r' || c == ' ' || c == '\t';
 }
 
-/* As whole_b64(), base32 (RFC 4648, either case, up to 6 '='). */
-static size_t whole_b32(const unsigned char *u, size_t n, unsigned char *out)
+/*
+ * Decodes the whole of u[0..n) in base 64 (bits 6) or base 32 (bits 5),
+ * digit() giving each digit's value, into out (n bytes); white space
+ * between digits skipped (GNU base64 wraps at 76 columns: the review of
+ * round 34, E1), up to pad '=' at the end. The bytes made, or 0 when u
+ * is not that or holds fewer than TEXT_DECODE_MIN digits.
+ */
+static size_t whole_decode(const unsigned char *u, size_t n, unsigned char *out, int (*digit)(unsigned char),
+			   unsigned bits, size_t pad)
 {
-	size_t digits = 0, o = 0;
+	size_t digits = 0, o = 0, k = 0, eq = 0;
 	uint64_t acc = 0;
+	unsigned have = 0;
 
-	while (digits < n && b32_digit(u[digits]) >= 0)
+	for (; k < n; k++) {
+		int d;
+
+		if (wrap_space(u[k]))
+			continue;
+		if (u[k] == '=') {
+			eq++;
+			continue;
+		}
+		if (eq > 0 || (d = digit(u[k])) < 0)
+			return 0;
 		digits++;
-	if (digits < TEXT_DECODE_MIN || digits + 6 < n || strspn((const char *)u + digits, "=") != n - digits)
-		return 0;
-	for (size_t k = 0; k < digits; k++) {
-		acc = acc << 5 | (uint64_t)b32_digit(u[k]);
-		if (k % 8 == 7) {
-			for (int b = 4; b >= 0; b--)
-				out[o++] = (unsigned char)(acc >> (8 * b));
-			acc = 0;
+		acc = acc << bits | (uint64_t)d;
+		have += bits;
+		if (have >= 8) {
+			have -= 8;
+			out[o++] = (unsigned char)(acc >> have);
 		}
 	}
-	return o;
+	return digits >= TEXT_DECODE_MIN && eq <= pad ? o : 0;
+}
+
+/* The whole of u[0..n) as base64 (either alphabet); whole_decode(). */
+static size_t whole_b64(const unsigned char *u, size_t n, unsigned char *out)
+{
+	return whole_decode(u, n, out, b64_digit, 6, 2);
+}
+
+/* As whole_b64(), base32 (RFC 4648, either case). */
+static size_t whole_b32(const unsigned char *u, size_t n, unsigned char *out)
+{
+	return whole_decode(u, n, out, b32_digit, 5, 6);
+}
+
+/* The value of ascii85 digit c ('!' to 'u'), or -1. */
+static int a85_digit(unsigned char c)
+{
+	return c >= '!' && c <= 'u' ? c - '!' : -1;
+}
+
+/* The value of base85 digit c (RFC 1924's alphabet, git's and Python's
+ * b85encode), or -1. */
+static int b85_digit(unsigned char c)
+{
+	static const char alpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "!#$%&()*+-;<=>?@^_`{|}~";
+	const char *p = c != '\0' ? strchr(alpha, c) : NULL;
+
+	return p != NULL ? (int)(p - alpha) : -1;
+}
+
+/*
+ * As whole_b64(), a base-85 encoding (the review of round 34, E3: a PEM
+ * as ascii85 or base85): groups of five digits give four bytes, a short
+ * last group is padded with the highest digit; ascii85's "z" (four zero
+ * bytes) and its "<~" "~>" frame are read. 0 when u is not that.
+ */
+static size_t whole_b85(const unsigned char *u, size_t n, unsigned char *out, int (*digit)(unsigned char))
+{
+	size_t o = 0, digits = 0, g = 0;
+	uint64_t acc = 0;
+	bool a85 = digit == a85_digit;
+
+	if (a85 && n >= 4 && memcmp(u, "<~", 2) == 0 && memcmp(u + n - 2, "~>", 2) == 0) {
+		u += 2;
+		n -= 4;
+	}
+	for (size_t k = 0; k <= n; k++) {
+		int d;
+
+		if (k < n && wrap_space(u[k]))
+			continue;
+		if (k < n && a85 && u[k] == 'z' && g == 0) {
+			memset(out + o, 0, 4);
+			o += 4;
+			continue;
+		}
+		if (k == n) {
+			if (g == 0)
+				break;
+			for (size_t pad = g; pad < 5; pad++)
+				acc = acc * 85 + 84;
+			if (acc > UINT32_MAX)
+				return 0;
+			for (size_t b = 0; b + 1 < g; b++)
+				out[o++] = (unsigned char)(acc >> (24 - 8 * b));
+			break;
+		}
+		if ((d = digit(u[k])) < 0)
+			return 0;
+		digits++;
+		acc = acc * 85 + (uint64_t)d;
+		if (++g == 5) {
+			if (acc > UINT32_MAX)
+				return 0;
+			for (int b = 3; b >= 0; b--)
+				out[o++] = (unsigned char)(acc >> (8 * b));
+			acc = 0;
+			g = 0;
+		}
+	}
+	return digits >= TEXT_DECODE_MIN ? o : 0;
+}
+
+static size_t whole_a85(const unsigned char *u, size_t n, unsigned char *out)
+{
+	return whole_b85(u, n, out, a85_digit);
+}
+
+static size_t whole_rfc1924(const unsigned char *u, size_t n, unsigned char *out)
+{
+	return whole_b85(u, n, out, b85_digit);
 }
 
 /* As whole_b64(), hex as hex_prefix() reads it (separators, "0x"). */
@@ -1385,6 +1479,109 @@ static size_t unescape(const unsigned char *u, size_t n, unsigned char *out)
 	return o;
 }
 
+/* A byte of a setting's name: letters, digits, '_', '-', '.'. */
+static bool setting_name_char(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '_' || c == '-' ||
+	       c == '.';
+}
+
+/* Whether the n bytes at v, a setting's value, look like a credential:
+ * at least min bytes up to a space, quote, ',', ';', '&' or '}', not a
+ * reference (`$VAR`, `${...}`, `%(...)`, `<...>`, `{{...}}`), not masked
+ * (`***`), not a flag or null word. Short values need a digit or both
+ * cases (strong). */
+static bool setting_value(const unsigned char *v, size_t n, size_t min, bool strong)
+{
+	static const char *const words[] = {"true", "false", "null", "none", "yes", "no", "required", "optional",
+					    "redacted", "changeme", "example", "string"};
+	size_t k = 0;
+	bool digit = false, upper = false, lower = false;
+
+	if (n > 0 && strchr("$%<{*", v[0]) != NULL)
+		return false;
+	while (k < n && v[k] > ' ' && strchr("\"',;&}", v[k]) == NULL) {
+		digit |= v[k] >= '0' && v[k] <= '9';
+		upper |= v[k] >= 'A' && v[k] <= 'Z';
+		lower |= v[k] >= 'a' && v[k] <= 'z';
+		k++;
+	}
+	if (k < min || (strong && !digit && !(upper && lower)))
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(words); i++)
+		if (k == strlen(words[i]) && strncasecmp((const char *)v, words[i], k) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * Whether the n bytes at t hold a credential as a setting, in the forms
+ * configuration files and command lines write one (round 34 of the
+ * attack, E2 and E5; value_secret_setting() knows NAME=VALUE in a URL's
+ * query or a connection string): NAME=VALUE, NAME: VALUE, NAME = VALUE,
+ * "NAME": "VALUE" (YAML, JSON, INI, an HTTP header such as
+ * "Authorization: Token ..." or "X-API-Key: ..."), --NAME VALUE, a
+ * .netrc's "password VALUE", curl's "-u user:pass", where NAME is a
+ * secret_setting() name. A short name ("key", "auth", "pw") counts only
+ * quoted or with '=', and with a strong value.
+ */
+static bool text_secret_setting(const unsigned char *t, size_t n)
+{
+	bool netrc = memmem(t, n, "machine ", 8) != NULL || memmem(t, n, "login ", 6) != NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t e = i, d = 0, at, len;
+		unsigned char q = i > 0 && (t[i - 1] == '"' || t[i - 1] == '\'') ? t[i - 1] : 0;
+		bool is_short, has_sep = false;
+		char name[48];
+
+		if (!setting_name_char(t[i]) || (i > 0 && setting_name_char(t[i - 1])))
+			continue;
+		while (e < n && setting_name_char(t[e]))
+			e++;
+		while (i + d < e && t[i + d] == '-')
+			d++;
+		len = e - i - d;
+		/* curl's -u/--user user:pass */
+		if (((d == 1 && len == 1 && t[i + 1] == 'u') || (d == 2 && len == 4 && memcmp(t + i + 2, "user", 4) == 0)) &&
+		    e + 1 < n && (t[e] == ' ' || t[e] == '=')) {
+			const unsigned char *c = memchr(t + e + 1, ':', n - e - 1);
+			size_t sp = strcspn((const char *)t + e + 1, " \t\n");
+			if (c != NULL && (size_t)(c - (t + e + 1)) < sp && c > t + e + 1 &&
+			    setting_value(c + 1, n - (size_t)(c + 1 - t), 3, false))
+				return true;
+		}
+		if (len == 0 || len >= sizeof(name) || !secret_setting((const char *)t + i + d, len))
+			continue;
+		memcpy(name, t + i + d, len);
+		name[len] = '\0';
+		is_short = len <= 4;
+		at = e;
+		if (q != 0 && at < n && t[at] == q)
+			at++;
+		while (at < n && (t[at] == ' ' || t[at] == '\t'))
+			at++;
+		if (at < n && (t[at] == '=' || (t[at] == ':' && !(at + 1 < n && t[at + 1] == '/')))) {
+			has_sep = true;
+			if (t[at] == ':' && is_short && q == 0)
+				continue;
+			at++;
+		} else if (!(d == 2 || (netrc && (strcasecmp(name, "password") == 0 || strcasecmp(name, "passwd") == 0))) ||
+			   at == e) {
+			continue;
+		}
+		while (at < n && (t[at] == ' ' || t[at] == '\t'))
+			at++;
+		if (at < n && (t[at] == '"' || t[at] == '\''))
+			at++;
+		if (is_short && !(has_sep && (q != 0 || t[e] == '=')))
+			continue;
+		if (setting_value(t + at, n - at, is_short ? 12 : 4, is_short))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Why the value u[0..n) holds a credential further in than its first
  * bytes: a private key or a service account's key in its text, as it is
@@ -1396,26 +1593,31 @@ static size_t unescape(const unsigned char *u, size_t n, unsigned char *out)
  */
 static const char *value_text_secret(const unsigned char *u, size_t n)
 {
-	size_t (*const decode[])(const unsigned char *, size_t, unsigned char *) = {whole_b64, whole_b32, whole_hex};
+	size_t (*const decode[])(const unsigned char *, size_t, unsigned char *) = {whole_b64, whole_b32, whole_hex,
+										   whole_a85, whole_rfc1924};
 	const char *why = NULL;
 	unsigned char *out;
 	size_t o;
 
 	if (text_has_marker(u, n))
 		return "its value holds a private key or credential";
+	if (text_secret_setting(u, n))
+		return "its value holds a password, token or key setting";
 	out = malloc(n + 1);
 	if (out == NULL)
 		return "its value could not be looked at (out of memory)";
 	o = unescape(u, n, out);
-	if (o < n && text_has_marker(out, o))
+	if (o < n && (text_has_marker(out, o) || text_secret_setting(out, o)))
 		why = "its value holds a private key or credential, escaped";
 	for (size_t i = 0; i < ARRAY_LEN(decode) && why == NULL; i++) {
 		o = decode[i](u, n, out);
-		if (o > 0 && text_has_marker(out, o)) {
+		if (o > 0 && (text_has_marker(out, o) || text_secret_setting(out, o))) {
 			static const char *const said[] = {
 				"its value is base64 of a text holding a private key or credential",
 				"its value is base32 of a text holding a private key or credential",
-				"its value is hex of a text holding a private key or credential"};
+				"its value is hex of a text holding a private key or credential",
+				"its value is ascii85 of a text holding a private key or credential",
+				"its value is base85 of a text holding a private key or credential"};
 			why = said[i];
 		}
 	}
