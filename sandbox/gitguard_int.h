@@ -110,6 +110,9 @@ struct gg {
 	char **py_installed;
 	size_t npy_installed;
 	bool py_read;
+	/* gitobjects.c: bytes of loose objects hashed and of packs verified
+	 * in this walk (each bounded). */
+	uint64_t obj_loose_spent, obj_pack_spent;
 };
 
 /* gitguard.c: whether the directory open as fd was a git directory (or
@@ -193,6 +196,20 @@ bool gg_name_on_row(const struct gg *g, const char *name);
  * Names .git/shallow written in the session, and (gitrefs.c) the refs
  * moved since the start. */
 void gg_check_views(struct gg *g, int gfd, bool all);
+
+/* gitobjects.c: in the git directory g->path (open as gfd; all: every
+ * file in it counts as new), loose objects written in the session whose
+ * content does not hash to their name, and packs written in it that do
+ * not verify against their index (git index-pack --verify), move aside;
+ * what is past the check's bounds is named as not verified. */
+void gg_check_objects(struct gg *g, int gfd, bool all);
+/* gitobjects.c, also for gitcopies.c: the loose object open as fd,
+ * inflated, its "TYPE SIZE\0" header parsed (one of git's four types,
+ * SIZE the bytes that follow), the whole hashed into out (hsz 20: SHA-1,
+ * 32: SHA-256); the inflated bytes added to *inflated. 1: hashed; 0:
+ * corrupt (does not inflate, a bad header, a size that does not match,
+ * bytes after the end); -1: a read error (errno). */
+int gg_loose_hash(int fd, size_t hsz, unsigned char *out, uint64_t *inflated);
 
 /* gitrefs.c: one ref as read, offsets into its list's text. */
 struct gg_refent {

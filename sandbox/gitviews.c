@@ -1024,6 +1024,7 @@ void gg_check_views(struct gg *g, int gfd, bool all)
 	check_packed_replace(g, gfd, all);
 	check_object_sources(g, gfd, all);
 	check_caches(g, gfd, all);
+	gg_check_objects(g, gfd, all);
 	check_head(g, gfd, all);
 	check_prompt_files(g, gfd, all);
 	check_index(g, gfd, all);

@@ -3156,6 +3156,107 @@ static void test_notes_controls(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 33 (family R2, c5): git never hashes an object again when it
+ * reads it. The session rewrites the loose object of HEAD:app.py in
+ * place (in a SHA-1 and in a SHA-256 repository) and commits something
+ * else: status, diff and log -p stayed clean, and the host's git archive,
+ * checkout and reset --hard gave the planted app.py. The rewritten
+ * objects move aside; the session's own new objects (its commit) stay.
+ * On the host git archive no longer gives the planted content (the
+ * object is missing until `git hash-object -w app.py` from the reviewed
+ * work tree writes it again).
+ */
+static void test_object_rewritten(void)
+{
+	static const char *const want[] = {
+		"quarantined ", "/work/.git/objects/", ": a loose object rewritten in the session: its content does not hash",
+		"/work/s/.git/objects/", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > rw.py <<'EOF'\n"
+				 "import os, subprocess, sys, zlib\n"
+				 "o = subprocess.check_output(['git', 'rev-parse', 'HEAD:app.py']).decode().strip()\n"
+				 "f = '.git/objects/%s/%s' % (o[:2], o[2:])\n"
+				 "b = b'print(\"planted\")\\n'\n"
+				 "open(f + '.new', 'wb').write(zlib.compress(b'blob %d\\0' % len(b) + b))\n"
+				 "os.rename(f + '.new', f)\n"
+				 "EOF\n"
+				 "cd work && echo 'print(\"hello\")' > app.py && git add app.py && git commit -q -m app && "
+				 "git init -q --object-format=sha256 s && cd s && echo 'print(\"hello\")' > app.py && "
+				 "git add app.py && git commit -q -m app",
+				 NULL, NULL,
+				 "python3 \"$M/../rw.py\" && (cd s && python3 \"$M/../rw.py\") && echo doc > README && git add README && git commit -q -m doc && "
+				 "git archive HEAD app.py | tar -xO && git status --short | wc -l && echo DONE",
+				 "cd work && git archive HEAD app.py 2>&1 | tar -xO 2>&1; git -C s archive HEAD app.py 2>&1 | "
+				 "tar -xO 2>&1; git hash-object -w app.py >/dev/null && git -C s hash-object -w app.py >/dev/null "
+				 "&& git archive HEAD | tar -xO app.py README && git -C s archive HEAD | tar -xO app.py") == 0);
+	CU_ASSERT(test_has(c.out, "planted"));
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* the host never gets the planted app.py; the session's commit is kept */
+	CU_ASSERT(!test_has(c.host, "planted"));
+	CU_ASSERT(test_has(c.host, "doc\nprint(\"hello\")\nprint(\"hello\")\n"));
+	CU_ASSERT(!test_has(c.err, "README"));
+	if (test_has(c.host, "planted") || !test_has(c.host, "doc\nprint(\"hello\")\nprint(\"hello\")\n"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Round 33 (family R2, c5b): no stored object touched. The session adds a
+ * new pack whose .idx names HEAD:app.py's object for planted content
+ * (git looks in packs first): the host's git archive gave the planted
+ * app.py. The pack does not verify against its index (git index-pack
+ * --verify): both move aside. A nested repository the session only
+ * repacks (new packs of its own) says nothing.
+ */
+static void test_pack_shadows_object(void)
+{
+	static const char *const want[] = {
+		"quarantined ", "/work/.git/objects/pack/pack-",
+		".idx: the index of a pack written in the session that does not verify", ".pack: a pack written in the session "
+		"that does not verify", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > fp.py <<'EOF'\n"
+				 "import hashlib, os, struct, subprocess, sys\n"
+				 "x = bytes.fromhex(subprocess.check_output(['git', 'rev-parse', 'HEAD:app.py']).decode().strip())\n"
+				 "p = subprocess.run(['git', 'hash-object', '-w', '--stdin'], input=b'print(\"planted\")\\n', "
+				 "capture_output=True).stdout.decode().strip()\n"
+				 "base = subprocess.run(['git', 'pack-objects', '-q', '.git/objects/pack/pack'], input=(p + '\\n')"
+				 ".encode(), capture_output=True).stdout.decode().strip()\n"
+				 "os.unlink('.git/objects/%s/%s' % (p[:2], p[2:]))\n"
+				 "i = '.git/objects/pack/pack-%s.idx' % base\n"
+				 "b = bytearray(open(i, 'rb').read())\n"
+				 "for n in range(256): b[8 + n * 4:12 + n * 4] = struct.pack('>I', 1 if n >= x[0] else 0)\n"
+				 "b[8 + 1024:8 + 1024 + 20] = x\n"
+				 "b[-20:] = hashlib.sha1(bytes(b[:-20])).digest()\n"
+				 "os.chmod(i, 0o644)\n"
+				 "open(i, 'wb').write(b)\n"
+				 "EOF\n"
+				 "cd work && echo 'print(\"hello\")' > app.py && git add app.py && git commit -q -m app && "
+				 "git init -q n && for i in 1 2 3; do seq $i 500 > n/f$i; git -C n add .; "
+				 "git -C n commit -q -m $i; done",
+				 NULL, NULL,
+				 "python3 \"$M/../fp.py\" && git archive HEAD app.py | tar -xO && "
+				 "git -C n repack -q -ad && echo x >> n/f1 && git -C n commit -q -am x && git -C n repack -q && echo DONE",
+				 "cd work && git archive HEAD app.py | tar -xO; git status --short app.py | wc -l; "
+				 "git -C n log --oneline | wc -l") == 0);
+	CU_ASSERT(test_has(c.out, "planted"));
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "/work/n/.git/objects"));
+	CU_ASSERT(test_has(c.host, "print(\"hello\")\n0\n4\n"));
+	if (test_has(c.err, "/work/n/.git/objects") || !test_has(c.host, "print(\"hello\")\n0\n4\n"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 33: .git/shallow written in the session cut the history the
  * host's git log showed (the commit before it hidden, as grafts do):
  * named. */
@@ -3549,6 +3650,10 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "notes holding escape sequences added in the session: moved aside (loose), named (packed)",
 		 test_notes_controls);
 	test_add(s, ".git/shallow written in the session: named", test_shallow_written);
+	test_add(s, "loose objects rewritten in the session (SHA-1, SHA-256): moved aside, new ones kept",
+		 test_object_rewritten);
+	test_add(s, "a new pack whose index claims an existing object: moved aside; a repack says nothing",
+		 test_pack_shadows_object);
 	test_add(s, "an untracked cache and fsmonitor data in an index written in the session: dropped",
 		 test_index_untracked_fsmonitor);
 	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
