@@ -20,7 +20,12 @@
  * up, no object read), in the repository's objects or its alternates;
  * so is the name of that content with each CRLF made LF (what git stores
  * under core.autocrlf), and the content's SHA-256 in the Git LFS store
- * (COMMON/lfs/objects) (the review of round 33).
+ * (COMMON/lfs/objects) (the review of round 33). A pack git has no index
+ * for (tmp_pack_*, a .pack without .idx or beside another pack's .idx),
+ * which the session could index and read, is indexed by the host's git
+ * into a temporary directory and looked up (one git cannot index refuses
+ * the start); a loose object left as tmp_obj_* in the content's fan-out
+ * directory is inflated and hashed (the review of round 33, R6a).
  * What cannot be read or parsed there refuses the start; no repository
  * is nothing to refuse.
  */
@@ -35,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -53,6 +59,8 @@
 /* Alternates followed, as git: five deep. */
 #define GC_ALT_DEPTH 5
 #define GC_OBJDIRS_MAX 16
+/* How long git may take to index a pack that has no index. */
+#define GC_INDEX_PACK_SECS 120
 
 /* One repository the sandbox may read. */
 struct gc_repo {
@@ -70,6 +78,14 @@ struct gc_repo {
 	bool index_read;
 };
 
+/* A pack git has no index for (a .pack without .idx or whose .idx is
+ * another pack's; an interrupted fetch's tmp_pack_*), indexed once per
+ * check into the check's temporary directory. */
+struct gc_unidx {
+	char *pack;
+	char *idx; /* the index made for it */
+};
+
 /* The state of one check. */
 struct gc {
 	struct sbx_builder *b;
@@ -77,6 +93,9 @@ struct gc {
 	size_t n_repos, cap_repos;
 	char *err;
 	size_t errlen;
+	struct gc_unidx *unidx;
+	size_t n_unidx, cap_unidx;
+	char tmpdir[64]; /* "" until made */
 };
 
 static uint32_t be32(const unsigned char *p)
@@ -459,6 +478,197 @@ bad:
 	return -1;
 }
 
+/* The host's git for indexing a pack: the first on PATH (resolved) that
+ * is not in a writable tree (a git a session could have planted there
+ * is not run). false when none. */
+static bool host_git(const struct gc *c, char out[PATH_MAX])
+{
+	const char *path = getenv("PATH"), *s, *e;
+	char cand[PATH_MAX];
+
+	if (path == NULL)
+		path = "/usr/bin:/bin";
+	for (s = path; *s != '\0'; s = *e ? e + 1 : e) {
+		bool inside = false;
+
+		e = strchrnul(s, ':');
+		if (e == s || (size_t)(e - s) + 5 >= sizeof(cand) || *s != '/')
+			continue;
+		snprintf(cand, sizeof(cand), "%.*s/git", (int)(e - s), s);
+		if (access(cand, X_OK) < 0 || realpath(cand, out) == NULL)
+			continue;
+		for (size_t i = 0; i < c->b->n_writable && !inside; i++)
+			inside = sbx_path_under(out, c->b->writable[i]) || sbx_path_under(cand, c->b->writable[i]);
+		if (!inside)
+			return true;
+	}
+	return false;
+}
+
+/* git index-pack of the pack at pack (object names of hsz bytes) into
+ * the index idx, outside any repository, within GC_INDEX_PACK_SECS. 0,
+ * or -1 (git not found, or it could not index the pack). */
+static int index_pack(const struct gc *c, const char *pack, const char *idx, size_t hsz)
+{
+	char git[PATH_MAX];
+	char *argv[] = {"git", "index-pack", hsz == 32 ? "--object-format=sha256" : "--object-format=sha1", "-o",
+			(char *)idx, (char *)pack, NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C",
+			"HOME=/nonexistent", NULL};
+	pid_t pid;
+	int st;
+
+	if (!host_git(c, git))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir("/") < 0)
+			_exit(127);
+		(void)alarm(GC_INDEX_PACK_SECS);
+		execve(git, argv, envp);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Whether the pack dir/name (one git has no index for) holds the object
+ * id: indexed once per check (git index-pack), then looked up. 1 or 0;
+ * -1 with err set (it cannot be indexed: the start is refused). */
+static int unindexed_has(struct gc *c, const char *dir, const char *name, const unsigned char *id, size_t hsz)
+{
+	char pack[PATH_MAX], idx[PATH_MAX];
+	struct gc_unidx *u = NULL;
+	int rc;
+
+	if (!gg_join(pack, sizeof(pack), dir, name)) {
+		errbuf_set_errno(c->err, c->errlen, ENAMETOOLONG, "cannot check the pack directory %s", dir);
+		return -1;
+	}
+	for (size_t i = 0; i < c->n_unidx && u == NULL; i++)
+		if (strcmp(c->unidx[i].pack, pack) == 0)
+			u = &c->unidx[i];
+	if (u == NULL) {
+		if (c->tmpdir[0] == '\0') {
+			snprintf(c->tmpdir, sizeof(c->tmpdir), "/tmp/passavant-packs-XXXXXX");
+			if (mkdtemp(c->tmpdir) == NULL) {
+				c->tmpdir[0] = '\0';
+				errbuf_set_errno(c->err, c->errlen, errno,
+						 "cannot check whether the pack %s (which has no index) holds a copy of a "
+						 "hidden file: cannot make a directory for its index", pack);
+				return -1;
+			}
+		}
+		if (c->n_unidx == c->cap_unidx) {
+			size_t cap = c->cap_unidx ? 2 * c->cap_unidx : 4;
+			struct gc_unidx *nv = realloc(c->unidx, cap * sizeof(*nv));
+
+			if (nv == NULL) {
+				errbuf_set_errno(c->err, c->errlen, ENOMEM, "cannot check the pack %s", pack);
+				return -1;
+			}
+			c->unidx = nv;
+			c->cap_unidx = cap;
+		}
+		snprintf(idx, sizeof(idx), "%s/%zu.idx", c->tmpdir, c->n_unidx);
+		u = &c->unidx[c->n_unidx];
+		u->pack = strdup(pack);
+		u->idx = strdup(idx);
+		if (u->pack == NULL || u->idx == NULL) {
+			free(u->pack);
+			free(u->idx);
+			errbuf_set_errno(c->err, c->errlen, ENOMEM, "cannot check the pack %s", pack);
+			return -1;
+		}
+		c->n_unidx++;
+		if (index_pack(c, pack, idx, hsz) < 0) {
+			(void)unlink(idx);
+			free(u->idx);
+			u->idx = NULL;
+		}
+	}
+	if (u->idx == NULL) {
+		errbuf_set_errno(c->err, c->errlen, 0,
+				 "cannot check whether %s holds a copy of a hidden file: it is a pack git has no index "
+				 "for (an interrupted fetch or repack leaves one; the session could index and read it) "
+				 "and git index-pack cannot index it here; remove it (rm %s) or index it (git "
+				 "index-pack %s), then start again",
+				 pack, pack, pack);
+		return -1;
+	}
+	rc = idx_has(u->idx, id, hsz);
+	if (rc < 0)
+		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the index made for the pack %s", pack);
+	return rc;
+}
+
+/* Whether the pack dir/name.pack has no index git takes for it: no
+ * name.idx, or one whose pack checksum (the idx's second-to-last hash) is
+ * not the pack's own (its last hash): another pack's index, which git
+ * refuses. */
+static bool pack_unindexed(int pfd, const char *base, size_t hsz)
+{
+	char pack[NAME_MAX + 8], idx[NAME_MAX + 8];
+	unsigned char a[32], b[32];
+	struct stat ps, is;
+	int pf, xf;
+	bool stale = true;
+
+	if ((size_t)snprintf(pack, sizeof(pack), "%s.pack", base) >= sizeof(pack) ||
+	    (size_t)snprintf(idx, sizeof(idx), "%s.idx", base) >= sizeof(idx))
+		return true;
+	xf = openat(pfd, idx, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (xf < 0)
+		return true;
+	pf = openat(pfd, pack, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (pf >= 0 && fstat(pf, &ps) == 0 && fstat(xf, &is) == 0 && S_ISREG(ps.st_mode) && S_ISREG(is.st_mode) &&
+	    ps.st_size >= (off_t)hsz && is.st_size >= (off_t)(2 * hsz) &&
+	    pread(pf, a, hsz, ps.st_size - (off_t)hsz) == (ssize_t)hsz &&
+	    pread(xf, b, hsz, is.st_size - (off_t)(2 * hsz)) == (ssize_t)hsz)
+		stale = memcmp(a, b, hsz) != 0;
+	if (pf >= 0)
+		(void)close(pf);
+	(void)close(xf);
+	return stale;
+}
+
+/* Whether the loose objects of dir/XX (XX: id's first byte) that git
+ * left under a temporary name (tmp_obj_*: a write that did not finish
+ * its rename) hold the object id: each inflated and hashed. 1 or 0. */
+static int tmp_loose_has(const char *dir, const unsigned char *id, size_t hsz)
+{
+	char sub[PATH_MAX], xx[4];
+	DIR *d;
+	struct dirent *de;
+	int rc = 0;
+
+	snprintf(xx, sizeof(xx), "%02x", id[0]);
+	if (!gg_join(sub, sizeof(sub), dir, xx) || (d = opendir(sub)) == NULL)
+		return 0;
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		unsigned char got[32];
+		uint64_t n = 0;
+		int fd;
+
+		if (strncmp(de->d_name, "tmp_obj_", 8) != 0)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (gg_loose_hash(fd, hsz, got, &n) == 1 && memcmp(got, id, hsz) == 0)
+			rc = 1;
+		(void)close(fd);
+	}
+	(void)closedir(d);
+	return rc;
+}
+
 /* Whether the object directory dir holds the object id: loose, or in a
  * pack. 1 or 0; -1 with err set. */
 static int store_has(struct gc *c, const char *dir, const unsigned char *id, size_t hsz)
@@ -484,6 +694,8 @@ static int store_has(struct gc *c, const char *dir, const unsigned char *id, siz
 		errbuf_set_errno(c->err, c->errlen, errno, "cannot check the object directory %s", dir);
 		return -1;
 	}
+	if (tmp_loose_has(dir, id, hsz) == 1)
+		return 1;
 	if (!gg_join(p, sizeof(p), dir, "pack"))
 		return 0;
 	d = opendir(p);
@@ -495,8 +707,16 @@ static int store_has(struct gc *c, const char *dir, const unsigned char *id, siz
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
-		char idx[PATH_MAX];
+		char idx[PATH_MAX], base[NAME_MAX + 1];
 
+		/* A pack git has no index for: the session can index it
+		 * (git index-pack) and read it. */
+		if (strncmp(de->d_name, "tmp_pack_", 9) == 0 ||
+		    (n > 5 && n - 5 < sizeof(base) && strcmp(de->d_name + n - 5, ".pack") == 0 &&
+		     (memcpy(base, de->d_name, n - 5), base[n - 5] = '\0', pack_unindexed(dirfd(d), base, hsz)))) {
+			rc = unindexed_has(c, p, de->d_name, id, hsz);
+			continue;
+		}
 		if (n < 5 || strcmp(de->d_name + n - 4, ".idx") != 0 || !gg_join(idx, sizeof(idx), p, de->d_name))
 			continue;
 		rc = idx_has(idx, id, hsz);
@@ -789,5 +1009,21 @@ int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, co
 out:
 	free(others);
 	repos_free(&c);
+	for (size_t i = 0; i < c.n_unidx; i++) {
+		free(c.unidx[i].pack);
+		free(c.unidx[i].idx);
+	}
+	free(c.unidx);
+	if (c.tmpdir[0] != '\0') {
+		DIR *d = opendir(c.tmpdir);
+		struct dirent *de;
+
+		while (d != NULL && (de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.')
+				(void)unlinkat(dirfd(d), de->d_name, 0);
+		if (d != NULL)
+			(void)closedir(d);
+		(void)rmdir(c.tmpdir);
+	}
 	return rc;
 }

@@ -465,6 +465,83 @@ static void test_other_names(void)
 	free(err);
 }
 
+/*
+ * The review of round 33 (R6a): a pack git has no index for is not
+ * looked up by git, but the session can index it (git index-pack) and
+ * read it. A denyRead file's content, untracked, kept only in such a
+ * pack: an interrupted fetch's tmp_pack_*, a .pack without .idx, a .pack
+ * beside another pack's .idx; and in a loose object left under git's
+ * temporary name (tmp_obj_*). Each is refused (the pack indexed into a
+ * temporary directory and looked up); a pack cut short that git cannot
+ * index refuses the start with what to do; once removed, the command
+ * starts.
+ */
+static void test_unindexed(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r22"), 0755) == 0);
+	CU_ASSERT_FATAL(sh("cd r22 && git init -q . && printf 'OPENAI_API_KEY=%s\\n' > secrets.env && "
+			   "git add secrets.env && git commit -qm s && git rm -q --cached secrets.env && "
+			   "echo secrets.env > .gitignore && git add .gitignore && git commit -qm rm && "
+			   "b=$(git rev-parse HEAD~1:secrets.env) && echo $b > ../r22.blob && "
+			   "q=$(echo $b | git pack-objects -q ../r22q) && "
+			   "cp .git/objects/$(echo $b | cut -c1-2)/$(echo $b | cut -c3-) ../r22.loose && "
+			   "rm .git/objects/$(echo $b | cut -c1-2)/$(echo $b | cut -c3-) && "
+			   "mv ../r22q-$q.pack .git/objects/pack/tmp_pack_Ab12Cd && "
+			   "git rev-parse HEAD | git pack-objects -q ../r22o >/dev/null && "
+			   "test -z \"$(find .git/objects -type f -name '*.idx')\"",
+			   secret) == 0);
+	st = run_gc("r22", NULL, "r22/secrets.env", NULL, &out, &err);
+	refused("a denyRead file's content in a tmp_pack_* (no index)", st, out, err, "/r22/secrets.env",
+		"is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r22/.git/objects/pack && mv tmp_pack_Ab12Cd pack-q.pack") == 0);
+	st = run_gc("r22", NULL, "r22/secrets.env", NULL, &out, &err);
+	refused("a denyRead file's content in a .pack without .idx", st, out, err, "/r22/secrets.env",
+		"is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r22/.git/objects/pack && cp ../../../../r22o-*.idx pack-q.idx") == 0);
+	st = run_gc("r22", NULL, "r22/secrets.env", NULL, &out, &err);
+	refused("a denyRead file's content in a .pack beside another pack's .idx", st, out, err, "/r22/secrets.env",
+		"is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r22/.git/objects/pack && rm pack-q.idx && head -c 40 pack-q.pack > t && mv t pack-q.pack") ==
+			0);
+	st = run_gc("r22", NULL, "r22/secrets.env", NULL, &out, &err);
+	refused("a pack without index cut short (git cannot index it)", st, out, err, "/pack-q.pack",
+		"a pack git has no index for");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r22 && rm .git/objects/pack/pack-q.pack && b=$(cat ../r22.blob) && "
+			   "cp ../r22.loose .git/objects/$(echo $b | cut -c1-2)/tmp_obj_Zq81Yw") == 0);
+	st = run_gc("r22", NULL, "r22/secrets.env", NULL, &out, &err);
+	refused("a denyRead file's content in a loose object under git's temporary name", st, out, err,
+		"/r22/secrets.env", "is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd r22 && rm .git/objects/*/tmp_obj_Zq81Yw") == 0);
+	st = run_gc("r22", NULL, "r22/secrets.env", NULL, &out, &err);
+	started("the copies removed", st, out, err);
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_gitcopies)
 {
 	CU_pSuite s = test_suite("gitcopies", suite_init, suite_cleanup);
@@ -482,4 +559,7 @@ TEST_REGISTRAR(register_gitcopies)
 	test_add(s, "a linked worktree: tracked, in the common objects: refused", test_worktree);
 	test_add(s, "an index, a pack index that does not parse: refused", test_garbled);
 	test_add(s, "copies under another name (CRLF made LF, a Git LFS object): refused", test_other_names);
+	test_add(s, "a copy in a pack git has no index for (tmp_pack_*, no .idx, another pack's .idx), in a "
+		 "tmp_obj_*: refused; a pack git cannot index: refused, said so",
+		 test_unindexed);
 }
