@@ -70,13 +70,14 @@
 
 /* What one git directory's look did not verify (named at its end). */
 struct go_state {
-	int gfd;
 	size_t hsz;
 	unsigned long loose_skipped; /* past GO_LOOSE_BYTES_MAX */
 	bool stat_cut;               /* past GO_LOOSE_STAT_MAX */
 	unsigned long nstat;
 };
 
+/* Names dir/name (dir alone with name "") with what: a line, nothing
+ * moved, the status unchanged (as .git/shallow's). */
 static void go_name(struct gg *g, const char *dir, const char *name, const char *what)
 {
 	struct sbx_git_finding f = {0};
@@ -89,7 +90,6 @@ static void go_name(struct gg *g, const char *dir, const char *name, const char 
 	f.path = path;
 	f.setting = what;
 	f.named = true;
-	g->st->findings++;
 	g->report(g->arg, &f);
 }
 
@@ -378,13 +378,17 @@ static void check_packs(struct gg *g, struct go_state *s, int pfd, const char *d
 			size_t c = cap ? 2 * cap : 16;
 			char **nv = realloc(bases, c * sizeof(*nv));
 
-			if (nv == NULL)
+			if (nv == NULL) {
+				cut = true;
 				break;
+			}
 			bases = nv;
 			cap = c;
 		}
-		if ((bases[nb] = strdup(base)) == NULL)
+		if ((bases[nb] = strdup(base)) == NULL) {
+			cut = true;
 			break;
+		}
 		nb++;
 	}
 	if (nb > 0)
@@ -445,8 +449,8 @@ static void check_packs(struct gg *g, struct go_state *s, int pfd, const char *d
 	}
 	if (cut)
 		go_name(g, dir, "",
-			"more than " GG_STR(GO_PACKS_MAX) " pack files written in the session: the packs past them are "
-			"not verified (git fsck checks them)");
+			"pack files written in the session past the " GG_STR(GO_PACKS_MAX) " the check lists (or "
+			"out of memory): those are not verified (git fsck checks them)");
 	for (size_t i = 0; i < nb; i++)
 		free(bases[i]);
 	free(bases);
@@ -455,7 +459,7 @@ static void check_packs(struct gg *g, struct go_state *s, int pfd, const char *d
 
 void gg_check_objects(struct gg *g, int gfd, bool all)
 {
-	struct go_state s = {.gfd = gfd};
+	struct go_state s = {0};
 	char odir[PATH_MAX], sub[PATH_MAX];
 	int ofd, pfd;
 	DIR *dp;
