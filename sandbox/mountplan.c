@@ -1258,6 +1258,41 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 		}
 		h = canon(b, cfg->files[i].path, &missing);
 		s = sbx_memo_realpath(b->memo, cfg->files[i].source);
+		if (h != NULL && s != NULL && missing != 0 && cfg->files[i].may_be_missing &&
+		    h[missing] == '/' && strchr(h + missing + 1, '/') == NULL && sbx_memo_stat(b->memo, s, &sst) == 0 &&
+		    S_ISDIR(sst.st_mode)) {
+			/* Only the last component missing: a placeholder
+			 * directory where the command could make one. */
+			char *parent = strndup(h, missing > 0 ? missing : 1), *first = strdup(h);
+
+			if (parent == NULL || first == NULL) {
+				free(parent);
+				free(first);
+				free(h);
+				free(s);
+				errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+				return -1;
+			}
+			if (sbx_plan_writable(b, parent) && !in_placeholder(b, parent)) {
+				free(parent);
+				if (make_placeholder(b, h, first, true, err, errlen) < 0) {
+					free(h);
+					free(s);
+					return -1;
+				}
+				missing = 0;
+			} else {
+				free(parent);
+				free(first);
+			}
+		}
+		if (h != NULL && missing != 0 && cfg->files[i].may_be_missing) {
+			/* Nowhere the command could make it either: nothing
+			 * to show. */
+			free(h);
+			free(s);
+			continue;
+		}
 		if (h == NULL || s == NULL || missing != 0 || sbx_memo_stat(b->memo, h, &st) < 0 ||
 		    sbx_memo_stat(b->memo, s, &sst) < 0 ||
 		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {

@@ -55,6 +55,12 @@ struct sbx_file {
 	 * refuse, as it is for a masked file, whose other name would show
 	 * the real value. */
 	bool public_content;
+	/* A directory substitution whose path may be missing: when only its
+	 * last component is and its parent is writable in the sandbox, an
+	 * empty placeholder directory is made there (removed after the run
+	 * as the others are) and shown as the union, read-only. A repository
+	 * without info/ gets the placeholders' list this way. */
+	bool may_be_missing;
 };
 
 /*

@@ -1375,6 +1375,7 @@ static int add_file_as(struct run_plan *pl, const char *path, const char *source
 	pl->files[pl->n_files].path = path;
 	pl->files[pl->n_files].source = source;
 	pl->files[pl->n_files].public_content = public;
+	pl->files[pl->n_files].may_be_missing = false;
 	pl->n_files++;
 	return 0;
 }
@@ -1908,63 +1909,91 @@ static int git_common_exclude(const char *top, char *ex, size_t exlen)
 	return (size_t)snprintf(ex, exlen, "%s/info/exclude", common) >= exlen ? -1 : 0;
 }
 
-/*
- * The placeholders of the working directory's repository, kept out of its
- * git status in the session. The sandbox covers a protected path that
- * does not exist (`.envrc`, `.vscode`, `.gitmodules`, about a hundred in
- * a fresh project) with an empty file or directory it makes, removed
- * after the run; git saw them untracked, and an agent's `git add -A &&
- * git commit` committed them (the review of round 32). The repository's
- * info/exclude is shown in the session (read-only, as info/ is) with, after
- * its own lines, one anchored line per path the plan will make: the first
- * missing component of each protected path of the work tree whose parent
- * the command may write. The host's file is not changed. Nothing when the
- * working directory is in no repository or info/exclude is not a
- * regular file. A linked worktree's or a submodule's is the common git
- * directory's. 0, or -1 after logging.
- */
-static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, const char *sysdir)
+/* The info/exclude git reads for the work tree top (which has a .git
+ * entry): top/.git/info/exclude, or the common git directory's for a
+ * .git file. 0 or -1 (not a repository passavant lists for). */
+static int repo_exclude(const char *top, char *ex, size_t exlen)
 {
-	char top[PATH_MAX], ex[PATH_MAX + 32], out[PATH_MAX];
-	struct strv lines = {0};
+	const char *t = strcmp(top, "/") == 0 ? "" : top;
+	char git[PATH_MAX + 8];
 	struct stat st;
-	char *text = NULL, *all = NULL;
-	size_t tlen = 0, alen = 0;
-	bool union_info = false;
-	FILE *mf;
-	int fd, rc = -1;
 
-	if (h->cwd == NULL || realpath(h->cwd, top) == NULL)
-		return 0;
+	if ((size_t)snprintf(git, sizeof(git), "%s/.git", t) >= sizeof(git) || lstat(git, &st) < 0)
+		return -1;
+	if (S_ISDIR(st.st_mode))
+		return (size_t)snprintf(ex, exlen, "%s/.git/info/exclude", t) >= exlen ? -1 : 0;
+	if (S_ISREG(st.st_mode))
+		return git_common_exclude(top, ex, exlen);
+	return -1;
+}
+
+/* The work tree top of the repository dir (canonical, existing) is in:
+ * the nearest ancestor (dir included) holding a .git entry, into top.
+ * 0, or -1 when none. */
+static int repo_top(const char *dir, char *top, size_t len)
+{
+	char git[PATH_MAX + 8];
+	struct stat st;
+
+	if ((size_t)snprintf(top, len, "%s", dir) >= len)
+		return -1;
 	for (;;) {
-		if ((size_t)snprintf(ex, sizeof(ex), "%s/.git", strcmp(top, "/") == 0 ? "" : top) < sizeof(ex) &&
-		    lstat(ex, &st) == 0)
-			break;
-		if (strcmp(top, "/") == 0)
+		if ((size_t)snprintf(git, sizeof(git), "%s/.git", strcmp(top, "/") == 0 ? "" : top) < sizeof(git) &&
+		    lstat(git, &st) == 0)
 			return 0;
+		if (strcmp(top, "/") == 0)
+			return -1;
 		*strrchr(top, '/') = '\0';
 		if (top[0] == '\0')
 			strcpy(top, "/");
 	}
-	if (S_ISDIR(st.st_mode)) {
-		if ((size_t)snprintf(ex, sizeof(ex), "%s/.git/info/exclude", strcmp(top, "/") == 0 ? "" : top) >=
-		    sizeof(ex))
-			return 0;
-	} else if (!S_ISREG(st.st_mode) || git_common_exclude(top, ex, sizeof(ex)) < 0) {
-		return 0;
-	}
+}
+
+/* One repository's list: the info/exclude git reads for it (ex) and the
+ * anchored paths of its work trees' placeholders. */
+struct repo_list {
+	char ex[PATH_MAX + 32];
+	struct strv lines;
+};
+
+/*
+ * Shows the info/exclude ex in the session with, after its own lines,
+ * lines (the placeholders). n numbers the session files. A missing
+ * info/exclude: info/ shown as the union of its own entries and a session
+ * directory holding one; a missing info/ too: the same on an empty
+ * placeholder directory the sandbox makes (sbx_file.may_be_missing).
+ * 0, or -1 after logging.
+ */
+static int show_exclude(struct run_plan *pl, const char *sysdir, unsigned n, char *ex, const struct strv *lines)
+{
+	char out[PATH_MAX], name[64], info[PATH_MAX + 32];
+	struct stat st;
+	char *text = NULL, *all = NULL;
+	size_t tlen = 0, alen = 0;
+	bool union_info = false, no_info = false;
+	FILE *mf;
+	int fd, rc = -1;
+
 	fd = open(ex, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		/* No info/exclude (`git init --template=`, or removed): the
 		 * session's info/ is shown with one (the union of info/'s own
 		 * entries and a session directory holding it: the review of
-		 * round 33), when info/ itself is there. */
-		char info[PATH_MAX + 32];
-
+		 * round 33); no info/ either: on a placeholder directory
+		 * (round 34), when the git directory is there. */
 		snprintf(info, sizeof(info), "%s", ex);
 		*strrchr(info, '/') = '\0';
-		if (lstat(info, &st) < 0 || !S_ISDIR(st.st_mode))
+		if (lstat(info, &st) < 0) {
+			char gitdir[PATH_MAX + 32];
+
+			snprintf(gitdir, sizeof(gitdir), "%s", info);
+			*strrchr(gitdir, '/') = '\0';
+			if (errno != ENOENT || lstat(gitdir, &st) < 0 || !S_ISDIR(st.st_mode))
+				return 0;
+			no_info = true;
+		} else if (!S_ISDIR(st.st_mode)) {
 			return 0;
+		}
 		union_info = true;
 		text = strdup("");
 		if (text == NULL)
@@ -1985,40 +2014,6 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 		}
 		(void)close(fd);
 	}
-	for (size_t i = 0; i < pl->protect.n; i++) {
-		const char *p = pl->protect.v[i];
-		size_t tl = strcmp(top, "/") == 0 ? 0 : strlen(top);
-		char cur[PATH_MAX];
-
-		if (!path_under(p, top) || p[tl] != '/' || strlen(p) >= sizeof(cur))
-			continue;
-		/* the first missing component below the top */
-		for (const char *c = p + tl + 1;; c++) {
-			if (*c != '/' && *c != '\0')
-				continue;
-			memcpy(cur, p, (size_t)(c - p));
-			cur[c - p] = '\0';
-			if (lstat(cur, &st) < 0) {
-				char parent[PATH_MAX];
-				bool writable = false;
-
-				snprintf(parent, sizeof(parent), "%s", cur);
-				*strrchr(parent, '/') = '\0';
-				for (size_t k = 0; k < pl->allow_write.n && !writable; k++)
-					writable = path_under(parent[0] != '\0' ? parent : "/", pl->allow_write.v[k]);
-				if (writable && strncmp(cur + tl, "/.git/", 6) != 0 && strcmp(cur + tl, "/.git") != 0 &&
-				    strv_add_unique(&lines, cur + tl) < 0)
-					goto done;
-				break;
-			}
-			if (*c == '\0')
-				break;
-		}
-	}
-	if (lines.n == 0) {
-		rc = 0;
-		goto done;
-	}
 	mf = open_memstream(&all, &alen);
 	if (mf == NULL)
 		goto oom;
@@ -2028,10 +2023,10 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 	fputs("# passavant run: the empty files and directories this session made to protect these\n"
 	      "# paths (removed after it; shown here in the session only, the repository's file is\n"
 	      "# not changed)\n", mf);
-	for (size_t i = 0; i < lines.n; i++) {
+	for (size_t i = 0; i < lines->n; i++) {
 		/* gitignore syntax: a leading "#" or "!", "\\", "*", "?", "["
 		 * and trailing spaces are escaped with a backslash. */
-		for (const char *c = lines.v[i]; *c != '\0'; c++) {
+		for (const char *c = lines->v[i]; *c != '\0'; c++) {
 			if (strchr("\\*?[#! ", *c) != NULL)
 				fputc('\\', mf);
 			fputc(*c, mf);
@@ -2043,16 +2038,18 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 	if (union_info) {
 		char dir[PATH_MAX];
 
-		if ((size_t)snprintf(dir, sizeof(dir), "%s/git-info", sysdir) >= sizeof(dir) ||
+		if ((size_t)snprintf(dir, sizeof(dir), "%s/git-info-%u", sysdir, n) >= sizeof(dir) ||
 		    mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0) {
-			log_warn("cannot create %s/git-info", sysdir);
+			log_warn("cannot create %s/git-info-%u", sysdir, n);
 			goto done;
 		}
 		*strrchr(ex, '/') = '\0'; /* info/ */
-		if (write_session_file(dir, "exclude", all, out, sizeof(out)) == 0 && add_file(pl, ex, dir, true) == 0)
+		if (write_session_file(dir, "exclude", all, out, sizeof(out)) == 0 && add_file(pl, ex, dir, true) == 0) {
+			pl->files[pl->n_files - 1].may_be_missing = no_info;
 			rc = 0;
-	} else if (write_session_file(sysdir, "git-info-exclude", all, out, sizeof(out)) == 0 &&
-		   add_file(pl, ex, out, true) == 0) {
+		}
+	} else if (snprintf(name, sizeof(name), "git-info-exclude-%u", n) > 0 &&
+		   write_session_file(sysdir, name, all, out, sizeof(out)) == 0 && add_file(pl, ex, out, true) == 0) {
 		rc = 0;
 	}
 	goto done;
@@ -2061,7 +2058,106 @@ oom:
 done:
 	free(all);
 	free(text);
-	strv_free(&lines);
+	return rc;
+}
+
+/* The most repositories whose placeholders are listed (the rest keep
+ * theirs shown untracked; a plan has a few hundred placeholders). */
+#define PLAN_EXCLUDE_REPOS 64
+
+/*
+ * The placeholders, kept out of git status in the session. The sandbox
+ * covers a protected path that does not exist (`.envrc`, `.vscode`,
+ * `.gitmodules`, about a hundred in a fresh project) with an empty file
+ * or directory it makes, removed after the run; git saw them untracked,
+ * and an agent's `git add -A && git commit` committed them (the review
+ * of round 32). Each placeholder the plan will make (the first missing
+ * component of a protected path whose parent the command may write, none
+ * inside a .git) belongs to the repository of the nearest ancestor with
+ * a .git entry: the working directory's, a nested one or a submodule,
+ * another writable tree's (round 34). That repository's info/exclude
+ * (its common git directory's, for a linked worktree or a submodule) is
+ * shown in the session (read-only, as info/ is) with one anchored line
+ * per placeholder after its own lines. The host's file is not changed.
+ * Nothing for an info/exclude that is not a regular file. 0, or -1
+ * after logging.
+ */
+static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, const char *sysdir)
+{
+	struct repo_list *repos = NULL;
+	char lastdir[PATH_MAX] = "", top[PATH_MAX] = "", ex[PATH_MAX + 32];
+	bool have_ex = false;
+	size_t nrepos = 0;
+	int rc = -1;
+
+	(void)h;
+	for (size_t i = 0; i < pl->protect.n; i++) {
+		const char *p = pl->protect.v[i];
+		char cur[PATH_MAX], parent[PATH_MAX];
+		struct stat st;
+		bool writable = false, found = false;
+		size_t r, tl;
+
+		if (p[0] != '/' || strlen(p) >= sizeof(cur))
+			continue;
+		/* the first missing component */
+		for (const char *c = p + 1;; c++) {
+			if (*c != '/' && *c != '\0')
+				continue;
+			memcpy(cur, p, (size_t)(c - p));
+			cur[c - p] = '\0';
+			if (lstat(cur, &st) < 0) {
+				found = errno == ENOENT;
+				break;
+			}
+			if (*c == '\0' || !S_ISDIR(st.st_mode))
+				break;
+		}
+		if (!found || strstr(cur, "/.git/") != NULL || strcmp(strrchr(cur, '/'), "/.git") == 0)
+			continue;
+		snprintf(parent, sizeof(parent), "%s", cur);
+		*strrchr(parent, '/') = '\0';
+		if (parent[0] == '\0')
+			strcpy(parent, "/");
+		for (size_t k = 0; k < pl->allow_write.n && !writable; k++)
+			writable = path_under(parent, pl->allow_write.v[k]);
+		if (!writable)
+			continue;
+		if (strcmp(parent, lastdir) != 0) {
+			snprintf(lastdir, sizeof(lastdir), "%s", parent);
+			have_ex = repo_top(parent, top, sizeof(top)) == 0 && repo_exclude(top, ex, sizeof(ex)) == 0;
+		}
+		if (!have_ex)
+			continue;
+		for (r = 0; r < nrepos && strcmp(repos[r].ex, ex) != 0; r++)
+			;
+		if (r == nrepos) {
+			struct repo_list *n;
+
+			if (nrepos == PLAN_EXCLUDE_REPOS)
+				continue;
+			n = realloc(repos, (nrepos + 1) * sizeof(*n));
+			if (n == NULL) {
+				log_warn("run");
+				goto done;
+			}
+			repos = n;
+			memset(&repos[nrepos], 0, sizeof(repos[nrepos]));
+			snprintf(repos[nrepos].ex, sizeof(repos[nrepos].ex), "%s", ex);
+			nrepos++;
+		}
+		tl = strcmp(top, "/") == 0 ? 0 : strlen(top);
+		if (strv_add_unique(&repos[r].lines, cur + tl) < 0)
+			goto done;
+	}
+	for (size_t r = 0; r < nrepos; r++)
+		if (show_exclude(pl, sysdir, (unsigned)r, repos[r].ex, &repos[r].lines) < 0)
+			goto done;
+	rc = 0;
+done:
+	for (size_t r = 0; r < nrepos; r++)
+		strv_free(&repos[r].lines);
+	free(repos);
 	return rc;
 }
 

@@ -810,6 +810,56 @@ static void test_placeholders_no_exclude(void)
 	gcase_free(&c);
 }
 
+/* Round 34: a repository without info/ at all (`rm -rf .git/info`, a
+ * template without it) got no list: its info/ is shown in the session
+ * on an empty placeholder directory the sandbox makes and removes. */
+static void test_placeholders_no_info(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "rm -rf work/.git/info", NULL, NULL,
+				 "git status --porcelain --untracked-files=all | grep -c . ; "
+				 "git add -A; git commit -q -m all 2>&1 | grep -c 'nothing to commit'; echo DONE",
+				 "git -C work status --porcelain | grep -c .; ls -A work/.git | grep -c '^info$'; "
+				 "git -C work log --oneline | wc -l") == 0);
+	ROW(c.out != NULL && strncmp(c.out, "0\n1\nDONE", 8) == 0,
+	    "the session's git status or commit took placeholders: %.300s", test_nz(c.out));
+	ROW(c.host != NULL && strcmp(c.host, "0\n0\n1\n") == 0,
+	    "after the run, the host's status, .git/info or log changed: %s", test_nz(c.host));
+	gcase_free(&c);
+}
+
+/* Round 34: the placeholders of another writable tree (its own
+ * repository; a linked worktree of the working directory's repository,
+ * whose list is the common info/exclude's) showed untracked there and
+ * `git add -A` committed them. */
+static void test_placeholders_other_trees(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "git init -q other && git -C other commit -q --allow-empty -m x && "
+				 "git -C work worktree add -q ../wt 2>&1",
+				 "filesystem:\n  allowWrite: [\"%s/work\", \"%s/other\", \"../wt\"]\n", NULL,
+				 "ls -A ../other | grep -c '^.envrc$'; "
+				 "git -C ../other status --porcelain --untracked-files=all | grep -c . ; "
+				 "git -C ../wt status --porcelain --untracked-files=all | grep -c . ; "
+				 "git -C ../other add -A; git -C ../other commit -q -m all 2>&1 | grep -c 'nothing to commit'; "
+				 "git -C ../wt add -A; git -C ../wt commit -q -m all 2>&1 | grep -c 'nothing to commit'; "
+				 "echo DONE",
+				 "git -C other status --porcelain | grep -c .; git -C wt status --porcelain | grep -c .; "
+				 "git -C other log --oneline | wc -l; git -C wt log --oneline | wc -l") == 0);
+	ROW(c.out != NULL && strncmp(c.out, "1\n0\n0\n1\n1\nDONE", 15) == 0,
+	    "in another writable tree the session's git status or commit took placeholders (or none was "
+	    "made there): %.400s",
+	    test_nz(c.out));
+	ROW(c.host != NULL && strcmp(c.host, "0\n0\n1\n1\n") == 0,
+	    "after the run, the other trees' status or log changed: %s", test_nz(c.host));
+	gcase_free(&c);
+}
+
 /*
  * The review of round 33: the index rewrite renamed over .git/index
  * without git's lock, so a host git writing the index at that moment
@@ -3148,7 +3198,7 @@ static void test_notes_controls(void)
 				 "git -C n notes add -m \"$(printf 'ok\\033[2J')\" HEAD && git -C n pack-refs --all && "
 				 "git log -1 | od -c | grep -c 033 && echo DONE",
 				 "git -C work log -1 | od -c | grep -c 033") == 0);
-	CU_ASSERT(test_has(c.out, "1\nDONE"));
+	CU_ASSERT(test_has(c.out, "2\nDONE"));
 	expect_safe(&c, want);
 	CU_ASSERT(strcmp(c.host, "0\n") == 0);
 	if (strcmp(c.host, "0\n") != 0)
@@ -3610,6 +3660,10 @@ TEST_REGISTRAR(register_gitguard)
 		 test_placeholders_not_committed);
 	test_add(s, "placeholders in a repository without info/exclude: its info/ shows one in the session",
 		 test_placeholders_no_exclude);
+	test_add(s, "placeholders in a repository without info/: shown on a placeholder info/ in the session",
+		 test_placeholders_no_info);
+	test_add(s, "placeholders of other writable trees (a repository, a linked worktree): not committed",
+		 test_placeholders_other_trees);
 	test_add(s, "an index.lock left in the session: no rewrite, the index moves aside", test_index_lock_held);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
