@@ -756,6 +756,19 @@ bool gg_name_on_row(const struct gg *g, const char *name)
 	return ctl_match(g, NULL, name, &row) != CTL_NONE;
 }
 
+bool gg_name_is_row(const struct gg *g, const char *name)
+{
+	const struct sbx_ctl_path *row = NULL;
+	const char *base = strrchr(name, '/');
+
+	if (ctl_match(g, NULL, name, &row) == CTL_IN)
+		return true;
+	if (base == NULL)
+		return false;
+	row = NULL;
+	return ctl_match(g, NULL, base + 1, &row) == CTL_IN && strchr(row->path, '/') == NULL;
+}
+
 /* Whether g->path is one of the roots (a nested one included). */
 static bool is_root(const struct gg *g)
 {

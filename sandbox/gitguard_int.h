@@ -183,6 +183,10 @@ bool gg_link_old(const struct gg *g, int fd, const char *name);
 /* gitguard.c: whether an entry so named is on a settings row or on the
  * way to one, in any directory. */
 bool gg_name_on_row(const struct gg *g, const char *name);
+/* Whether name (relative to a root; several components allowed) is itself
+ * a settings row's path, or its last component a row of one component:
+ * a path the mount plan covers with an empty placeholder when missing. */
+bool gg_name_is_row(const struct gg *g, const char *name);
 
 /* gitviews.c: in the git directory g->path (open as gfd; all: every
  * file in it counts as new), what makes git show the user something

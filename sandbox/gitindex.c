@@ -37,6 +37,10 @@
  * those bits needs the work tree: fail closed). A split index moves aside
  * in gitviews.c already.
  *
+ * An index written in the session that holds an empty file at a path the
+ * mount plan covered with a placeholder, gone from the work tree after
+ * the run, is named (name_placeholders(): `git add -f` took it; round 34).
+ *
  * Mercurial's .hg/dirstate (v1) is the same family: hg trusts an entry
  * whose size and mtime match the file. One written in the session gets
  * every normal entry's mtime set to -1 ("look it up"), which makes hg
@@ -194,6 +198,10 @@ struct ix {
 	unsigned long walked;      /* entries looked at below sparse directories */
 	unsigned long smudged;     /* entries whose size was set to 0 */
 	bool split;                /* a "link" extension */
+	const unsigned char *empty; /* the empty blob's object name */
+	unsigned long ph;          /* empty files at a row's path missing from
+				      the work tree: placeholders added */
+	char ph_names[1024];       /* the first of them, ", "-separated */
 	bool unknown_ext;          /* a required extension (lower case) other
 				      than link and sdir: kept as is */
 };
@@ -336,12 +344,55 @@ static size_t scan(const struct gg *g, unsigned char *b, size_t len, size_t hsz,
 		 * entries of HEAD's files, never compared. */
 		if (type == 0040000 && wfd >= 0 && fresh_below(g, wfd, name, x, 0) && x->sparse_hit++ == 0)
 			snprintf(x->sparse_first, sizeof(x->sparse_first), "%s", name);
+		/* An empty file at a path the mount plan covers with an
+		 * empty placeholder, gone from the work tree now: the
+		 * session's `git add -f` (or a `!` rule, `update-index
+		 * --add`) took a placeholder, removed after the run. */
+		if (type == 0100000 && x->empty != NULL && wfd >= 0 && memcmp(e + 40, x->empty, hsz) == 0 &&
+		    gg_name_is_row(g, name) && faccessat(wfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT && x->ph++ < 8) {
+			size_t at2 = strlen(x->ph_names);
+
+			snprintf(x->ph_names + at2, sizeof(x->ph_names) - at2, "%s%s", at2 > 0 ? ", " : "",
+				 name);
+		}
 		if ((type == 0100000 || type == 0120000) && be32(e + 36) != 0) {
 			put_be32(e + 36, 0);
 			x->smudged++;
 		}
 	}
 	return off;
+}
+
+/*
+ * Names the placeholders an index written in the session holds (x->ph:
+ * round 34). The sandbox covers a missing protected path (`.envrc`,
+ * `.gitmodules`) with an empty file it removes after the run; the
+ * working tree's repository lists them in the session's info/exclude,
+ * but `git add -f`, a `!` rule or `git update-index --add` still stage
+ * them, and a commit takes them. Named, not dropped: the entry may be in
+ * a commit the session made too, and an index without it would show that
+ * commit's file deleted all the same.
+ */
+static void name_placeholders(struct gg *g, const struct ix *x)
+{
+	struct sbx_git_finding f = {0};
+	char path[PATH_MAX], setting[1536];
+
+	if (!gg_join(path, sizeof(path), g->path, "index"))
+		return;
+	snprintf(setting, sizeof(setting),
+		 "an index written in the session holds %lu empty file%s at %s the sandbox covered with an empty "
+		 "placeholder (%s%s), removed after the run: git status shows %s deleted; the session staged "
+		 "%s (git add -f, a ! rule in a .gitignore, git update-index --add) and a commit it made may "
+		 "hold %s: `git rm --cached` each (and amend or drop that commit) before you push",
+		 x->ph, x->ph == 1 ? "" : "s", x->ph == 1 ? "a path" : "paths", x->ph_names,
+		 x->ph > 8 ? ", ..." : "", x->ph == 1 ? "it" : "them", x->ph == 1 ? "it" : "them",
+		 x->ph == 1 ? "it" : "them");
+	f.path = path;
+	f.setting = setting;
+	f.named = true;
+	g->report(g->arg, &f);
 }
 
 /*
@@ -401,7 +452,7 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 	char found[PATH_MAX];
 	int own = -1;
 	char setting[PATH_MAX + 512];
-	unsigned char sum[EVP_MAX_MD_SIZE], *b, *out = NULL;
+	unsigned char sum[EVP_MAX_MD_SIZE], empty[EVP_MAX_MD_SIZE], *b, *out = NULL;
 	const EVP_MD *md;
 	struct ix x = {0};
 	struct stat st;
@@ -433,9 +484,17 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 			      "from HEAD");
 		goto out;
 	}
+	{
+		static const char blob0[] = "blob 0";
+
+		if (digest(md, (const unsigned char *)blob0, sizeof(blob0), empty) == 0)
+			x.empty = empty;
+	}
 	end = scan(g, b, len, hsz, wfd, &x);
 	if (end == 0)
 		goto out; /* gitviews.c moved one that does not parse */
+	if (x.ph > 0)
+		name_placeholders(g, &x);
 	if (x.sparse_hit > 0) {
 		snprintf(setting, sizeof(setting),
 			 "an index with a sparse directory entry (%s%s) over a directory the session wrote in%s: "

@@ -860,6 +860,32 @@ static void test_placeholders_other_trees(void)
 	gcase_free(&c);
 }
 
+/* Round 34: `git add -f` (or a `!` rule) stages a placeholder anyway and
+ * a commit takes it; after the run the host's git status shows it
+ * deleted. The post-run check names it (the index written in the
+ * session holds an empty file at a covered path, gone from the work
+ * tree); an ordinary empty file staged and kept is not named. */
+static void test_placeholders_forced(void)
+{
+	static const char *const want[] = {"/work/.git/index", ".envrc", ".gitmodules", "placeholder",
+					   "git rm --cached", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "git add -f .envrc && : > empty && git add empty && printf '!/.gitmodules\\n' > .gitignore && "
+				 "git add -A && git commit -q -m forced && "
+				 "git show --stat --format= HEAD | grep -c -e envrc -e gitmodules; echo DONE",
+				 "git -C work status --porcelain") == 0);
+	CU_ASSERT(test_has(c.out, "2\nDONE"));
+	expect_safe(&c, want);
+	ROW(!test_has(c.err, "empty,") && !test_has(c.err, "(empty"),
+	    "an ordinary empty file was named a placeholder: %s", test_nz(c.err));
+	ROW(test_has(c.host, "D .envrc"), "the host's git status does not show the placeholder deleted: %s",
+	    test_nz(c.host));
+	gcase_free(&c);
+}
+
 /*
  * The review of round 33: the index rewrite renamed over .git/index
  * without git's lock, so a host git writing the index at that moment
@@ -3664,6 +3690,7 @@ TEST_REGISTRAR(register_gitguard)
 		 test_placeholders_no_info);
 	test_add(s, "placeholders of other writable trees (a repository, a linked worktree): not committed",
 		 test_placeholders_other_trees);
+	test_add(s, "placeholders staged with git add -f: named after the run", test_placeholders_forced);
 	test_add(s, "an index.lock left in the session: no rewrite, the index moves aside", test_index_lock_held);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
