@@ -851,7 +851,7 @@ static void test_placeholders_other_trees(void)
 				 "echo DONE",
 				 "git -C other status --porcelain | grep -c .; git -C wt status --porcelain | grep -c .; "
 				 "git -C other log --oneline | wc -l; git -C wt log --oneline | wc -l") == 0);
-	ROW(c.out != NULL && strncmp(c.out, "1\n0\n0\n1\n1\nDONE", 15) == 0,
+	ROW(c.out != NULL && strncmp(c.out, "1\n0\n0\n1\n1\nDONE", 14) == 0,
 	    "in another writable tree the session's git status or commit took placeholders (or none was "
 	    "made there): %.400s",
 	    test_nz(c.out));
