@@ -1260,9 +1260,10 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 		s = sbx_memo_realpath(b->memo, cfg->files[i].source);
 		if (h != NULL && s != NULL && missing != 0 && cfg->files[i].may_be_missing &&
 		    h[missing] == '/' && strchr(h + missing + 1, '/') == NULL && sbx_memo_stat(b->memo, s, &sst) == 0 &&
-		    S_ISDIR(sst.st_mode)) {
+		    (S_ISDIR(sst.st_mode) || S_ISREG(sst.st_mode))) {
 			/* Only the last component missing: a placeholder
-			 * directory where the command could make one. */
+			 * (a directory or a file, as the source) where the
+			 * command could make one. */
 			char *parent = strndup(h, missing > 0 ? missing : 1), *first = strdup(h);
 
 			if (parent == NULL || first == NULL) {
@@ -1275,7 +1276,7 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 			}
 			if (sbx_plan_writable(b, parent) && !in_placeholder(b, parent)) {
 				free(parent);
-				if (make_placeholder(b, h, first, true, err, errlen) < 0) {
+				if (make_placeholder(b, h, first, S_ISDIR(sst.st_mode), err, errlen) < 0) {
 					free(h);
 					free(s);
 					return -1;

@@ -55,11 +55,13 @@ struct sbx_file {
 	 * refuse, as it is for a masked file, whose other name would show
 	 * the real value. */
 	bool public_content;
-	/* A directory substitution whose path may be missing: when only its
-	 * last component is and its parent is writable in the sandbox, an
-	 * empty placeholder directory is made there (removed after the run
-	 * as the others are) and shown as the union, read-only. A repository
-	 * without info/ gets the placeholders' list this way. */
+	/* A substitution whose path may be missing: when only its last
+	 * component is and its parent is writable in the sandbox, an empty
+	 * placeholder (a directory or a file, as source is) is made there,
+	 * removed after the run as the others are, and shown with source
+	 * (a directory as the union), read-only; elsewhere the entry is
+	 * left out. A repository without info/ gets the placeholders' list
+	 * this way, a Mercurial one without .hg/hgrc its ignore file. */
 	bool may_be_missing;
 };
 

@@ -1928,9 +1928,10 @@ static int repo_exclude(const char *top, char *ex, size_t exlen)
 }
 
 /* The work tree top of the repository dir (canonical, existing) is in:
- * the nearest ancestor (dir included) holding a .git entry, into top.
- * 0, or -1 when none. */
-static int repo_top(const char *dir, char *top, size_t len)
+ * the nearest ancestor (dir included) holding a .git entry (mark
+ * ".git"), or a .hg directory (mark ".hg"), into top. 0, or -1 when
+ * none. */
+static int repo_top(const char *dir, const char *mark, char *top, size_t len)
 {
 	char git[PATH_MAX + 8];
 	struct stat st;
@@ -1938,8 +1939,8 @@ static int repo_top(const char *dir, char *top, size_t len)
 	if ((size_t)snprintf(top, len, "%s", dir) >= len)
 		return -1;
 	for (;;) {
-		if ((size_t)snprintf(git, sizeof(git), "%s/.git", strcmp(top, "/") == 0 ? "" : top) < sizeof(git) &&
-		    lstat(git, &st) == 0)
+		if ((size_t)snprintf(git, sizeof(git), "%s/%s", strcmp(top, "/") == 0 ? "" : top, mark) < sizeof(git) &&
+		    lstat(git, &st) == 0 && (strcmp(mark, ".git") == 0 || S_ISDIR(st.st_mode)))
 			return 0;
 		if (strcmp(top, "/") == 0)
 			return -1;
@@ -2065,6 +2066,124 @@ done:
  * theirs shown untracked; a plan has a few hundred placeholders). */
 #define PLAN_EXCLUDE_REPOS 64
 
+/* Adds cur (a placeholder below top) to the list of the repository
+ * keyed key in *repos (made when new, up to PLAN_EXCLUDE_REPOS). 0, or
+ * -1 after logging. */
+static int add_line(struct repo_list **repos, size_t *n, const char *key, const char *top, const char *cur)
+{
+	size_t r, tl = strcmp(top, "/") == 0 ? 0 : strlen(top);
+
+	for (r = 0; r < *n && strcmp((*repos)[r].ex, key) != 0; r++)
+		;
+	if (r == *n) {
+		struct repo_list *nr;
+
+		if (*n == PLAN_EXCLUDE_REPOS)
+			return 0;
+		nr = realloc(*repos, (*n + 1) * sizeof(*nr));
+		if (nr == NULL) {
+			log_warn("run");
+			return -1;
+		}
+		*repos = nr;
+		memset(&nr[*n], 0, sizeof(nr[*n]));
+		snprintf(nr[*n].ex, sizeof(nr[*n].ex), "%s", key);
+		(*n)++;
+	}
+	return strv_add_unique(&(*repos)[r].lines, cur + tl) < 0 ? -1 : 0;
+}
+
+/*
+ * The same for a Mercurial work tree top (round 34: `hg status` showed
+ * the placeholders untracked, `hg commit -A` took them): the session's
+ * top/.hg/hgrc is its own text and a [ui] section naming a session file
+ * of anchored patterns (`ignore.passavant`), shown read-only (the row
+ * .hg/hgrc is protected anyway); a missing hgrc on a placeholder file the
+ * sandbox makes (sbx_file.may_be_missing). The host's file is not
+ * changed. 0, or -1 after logging.
+ */
+static int show_hgignore(struct run_plan *pl, const char *sysdir, unsigned n, const char *top,
+			 const struct strv *lines)
+{
+	char hgrc[PATH_MAX + 16], ign[PATH_MAX], out[PATH_MAX], name[64];
+	char *text = NULL, *all = NULL, *pat = NULL;
+	size_t tlen = 0, alen = 0, plen = 0;
+	bool missing = false;
+	struct stat st;
+	FILE *mf;
+	int fd, rc = -1;
+
+	if ((size_t)snprintf(hgrc, sizeof(hgrc), "%s/.hg/hgrc", strcmp(top, "/") == 0 ? "" : top) >= sizeof(hgrc))
+		return 0;
+	fd = open(hgrc, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		return 0;
+	if (fd < 0) {
+		missing = true;
+		text = strdup("");
+	} else {
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PLAN_EXCLUDE_MAX) {
+			(void)close(fd);
+			return 0;
+		}
+		text = calloc(1, (size_t)st.st_size + 1);
+		if (text != NULL && (tlen = (size_t)read(fd, text, (size_t)st.st_size)) != (size_t)st.st_size) {
+			(void)close(fd);
+			free(text);
+			log_warnx("cannot read %s", hgrc);
+			return -1;
+		}
+		(void)close(fd);
+	}
+	if (text == NULL)
+		goto oom;
+	/* the patterns: regular expressions, every character but letters,
+	 * digits, '_' and '/' escaped */
+	mf = open_memstream(&pat, &plen);
+	if (mf == NULL)
+		goto oom;
+	fputs("# passavant run: the empty files and directories this session made to protect these paths\n"
+	      "syntax: regexp\n", mf);
+	for (size_t i = 0; i < lines->n; i++) {
+		fputc('^', mf);
+		for (const char *c = lines->v[i] + 1; *c != '\0'; c++) {
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			      *c == '_' || *c == '/'))
+				fputc('\\', mf);
+			fputc(*c, mf);
+		}
+		fputs("$\n", mf);
+	}
+	if (fclose(mf) != 0)
+		goto oom;
+	if (snprintf(name, sizeof(name), "hg-ignore-%u", n) < 0 ||
+	    write_session_file(sysdir, name, pat, ign, sizeof(ign)) < 0)
+		goto done;
+	mf = open_memstream(&all, &alen);
+	if (mf == NULL)
+		goto oom;
+	fputs(text, mf);
+	if (tlen > 0 && text[tlen - 1] != '\n')
+		fputc('\n', mf);
+	fprintf(mf, "# passavant run: shown in the session only, the repository's file is not changed\n"
+		    "[ui]\nignore.passavant = %s\n", ign);
+	if (fclose(mf) != 0)
+		goto oom;
+	if (snprintf(name, sizeof(name), "hgrc-%u", n) > 0 &&
+	    write_session_file(sysdir, name, all, out, sizeof(out)) == 0 && add_file(pl, hgrc, out, true) == 0) {
+		pl->files[pl->n_files - 1].may_be_missing = missing;
+		rc = 0;
+	}
+	goto done;
+oom:
+	log_warn("run");
+done:
+	free(pat);
+	free(all);
+	free(text);
+	return rc;
+}
+
 /*
  * The placeholders, kept out of git status in the session. The sandbox
  * covers a protected path that does not exist (`.envrc`, `.vscode`,
@@ -2079,15 +2198,16 @@ done:
  * (its common git directory's, for a linked worktree or a submodule) is
  * shown in the session (read-only, as info/ is) with one anchored line
  * per placeholder after its own lines. The host's file is not changed.
- * Nothing for an info/exclude that is not a regular file. 0, or -1
- * after logging.
+ * Nothing for an info/exclude that is not a regular file. The same for
+ * the Mercurial work tree of the nearest ancestor with a .hg directory
+ * (show_hgignore()). 0, or -1 after logging.
  */
 static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, const char *sysdir)
 {
-	struct repo_list *repos = NULL;
-	char lastdir[PATH_MAX] = "", top[PATH_MAX] = "", ex[PATH_MAX + 32];
-	bool have_ex = false;
-	size_t nrepos = 0;
+	struct repo_list *repos = NULL, *hgrepos = NULL;
+	char lastdir[PATH_MAX] = "", top[PATH_MAX] = "", hgtop[PATH_MAX] = "", ex[PATH_MAX + 32];
+	bool have_ex = false, have_hg = false;
+	size_t nrepos = 0, nhg = 0;
 	int rc = -1;
 
 	(void)h;
@@ -2096,7 +2216,6 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 		char cur[PATH_MAX], parent[PATH_MAX];
 		struct stat st;
 		bool writable = false, found = false;
-		size_t r, tl;
 
 		if (p[0] != '/' || strlen(p) >= sizeof(cur))
 			continue;
@@ -2125,39 +2244,30 @@ static int plan_git_exclude(struct run_plan *pl, const struct plan_host *h, cons
 			continue;
 		if (strcmp(parent, lastdir) != 0) {
 			snprintf(lastdir, sizeof(lastdir), "%s", parent);
-			have_ex = repo_top(parent, top, sizeof(top)) == 0 && repo_exclude(top, ex, sizeof(ex)) == 0;
+			have_ex = repo_top(parent, ".git", top, sizeof(top)) == 0 &&
+				  repo_exclude(top, ex, sizeof(ex)) == 0;
+			have_hg = repo_top(parent, ".hg", hgtop, sizeof(hgtop)) == 0;
 		}
-		if (!have_ex)
-			continue;
-		for (r = 0; r < nrepos && strcmp(repos[r].ex, ex) != 0; r++)
-			;
-		if (r == nrepos) {
-			struct repo_list *n;
-
-			if (nrepos == PLAN_EXCLUDE_REPOS)
-				continue;
-			n = realloc(repos, (nrepos + 1) * sizeof(*n));
-			if (n == NULL) {
-				log_warn("run");
-				goto done;
-			}
-			repos = n;
-			memset(&repos[nrepos], 0, sizeof(repos[nrepos]));
-			snprintf(repos[nrepos].ex, sizeof(repos[nrepos].ex), "%s", ex);
-			nrepos++;
-		}
-		tl = strcmp(top, "/") == 0 ? 0 : strlen(top);
-		if (strv_add_unique(&repos[r].lines, cur + tl) < 0)
+		if (have_hg && strstr(cur, "/.hg/") == NULL && strcmp(strrchr(cur, '/'), "/.hg") != 0 &&
+		    add_line(&hgrepos, &nhg, hgtop, hgtop, cur) < 0)
+			goto done;
+		if (have_ex && add_line(&repos, &nrepos, ex, top, cur) < 0)
 			goto done;
 	}
 	for (size_t r = 0; r < nrepos; r++)
 		if (show_exclude(pl, sysdir, (unsigned)r, repos[r].ex, &repos[r].lines) < 0)
+			goto done;
+	for (size_t r = 0; r < nhg; r++)
+		if (show_hgignore(pl, sysdir, (unsigned)r, hgrepos[r].ex, &hgrepos[r].lines) < 0)
 			goto done;
 	rc = 0;
 done:
 	for (size_t r = 0; r < nrepos; r++)
 		strv_free(&repos[r].lines);
 	free(repos);
+	for (size_t r = 0; r < nhg; r++)
+		strv_free(&hgrepos[r].lines);
+	free(hgrepos);
 	return rc;
 }
 

@@ -886,6 +886,40 @@ static void test_placeholders_forced(void)
 	gcase_free(&c);
 }
 
+/* Round 34: in a Mercurial work tree `hg status` showed the placeholders
+ * untracked and `hg commit -A` took them (97). The session's .hg/hgrc
+ * (its own lines kept; one without, on a placeholder) names an ignore
+ * file of them; h1 has no hgrc after the run. (h2's own hgrc moves aside
+ * after the run on the old code too: the sandbox's placeholder for
+ * .hg/sharedpath changes .hg, and the check takes that for the session's
+ * doing; not this test's matter.) */
+static void test_placeholders_hg(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	if (system("hg --version >/dev/null 2>&1") != 0) {
+		CU_PASS("no hg");
+		return;
+	}
+	CU_ASSERT_FATAL(run_case(&c,
+				 "hg init work/h1 && hg init work/h2 && printf '[ui]\\nusername = own\\n' > work/h2/.hg/hgrc",
+				 "filesystem:\n  allowWrite: [\".\", \"%s/work/h1\", \"%s/work/h2\"]\n", NULL,
+				 "cd h2 && hg status | grep -c . ; hg config ui.username; cd .. && "
+				 "hg -R h1 status | grep -c . ; "
+				 "echo x > h2/own && hg -R h2 commit -q -A -m all && hg -R h2 log -v -r . | grep -c envrc; "
+				 "echo DONE",
+				 "hg -R work/h2 status | grep -c .; ls -A work/h1/.hg | grep -c hgrc") == 0);
+	ROW(c.out != NULL && strncmp(c.out, "0\nown\n", 6) == 0,
+	    "the session's hg status showed placeholders, or the repository's own hgrc was lost: %.300s",
+	    test_nz(c.out));
+	ROW(c.out != NULL && strstr(c.out, "own\n0\n0\nDONE") != NULL,
+	    "hg commit -A took placeholders: %.300s", test_nz(c.out));
+	ROW(c.host != NULL && strcmp(c.host, "0\n0\n") == 0,
+	    "after the run, the host's hg status changed or h1 has an hgrc: %s", test_nz(c.host));
+	gcase_free(&c);
+}
+
 /*
  * The review of round 33: the index rewrite renamed over .git/index
  * without git's lock, so a host git writing the index at that moment
@@ -3691,6 +3725,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "placeholders of other writable trees (a repository, a linked worktree): not committed",
 		 test_placeholders_other_trees);
 	test_add(s, "placeholders staged with git add -f: named after the run", test_placeholders_forced);
+	test_add(s, "placeholders in Mercurial work trees: not in hg status, not committed by hg commit -A",
+		 test_placeholders_hg);
 	test_add(s, "an index.lock left in the session: no rewrite, the index moves aside", test_index_lock_held);
 	test_add(s, "--keep-git-config keeps and reports", test_keep_flag);
 	test_add(s, "nested editor and agent settings moved aside; unchanged ones stay", test_nested_settings);
