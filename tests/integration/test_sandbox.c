@@ -536,6 +536,7 @@ static int pinned_probe(const char *a1, const char *a2, const char *a3)
 	files[1].path = at(env, "work/pin/c/.env");
 	files[1].source = p_sentinel;
 	files[1].public_content = false;
+	files[1].may_be_missing = false;
 	cfg.allow_write = aw;
 	cfg.deny_read = dr;
 	cfg.files = files;
@@ -1096,6 +1097,7 @@ static void test_meanwhile(void)
 		files[1].path = target;
 		files[1].source = src;
 		files[1].public_content = true;
+		files[1].may_be_missing = false;
 		cfg.files = files;
 		cfg.n_files = 2;
 		cfg.intercept = icpt != 0;
