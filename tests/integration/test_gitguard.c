@@ -3256,9 +3256,11 @@ static void test_notes_controls(void)
 	CU_ASSERT_FATAL(run_case(&c, "cd work && git init -q n && git -C n commit -q --allow-empty -m n", NULL, NULL,
 				 "git notes add -m \"$(printf 'ok\\033]52;c;eA==\\007')\" HEAD && "
 				 "git -C n notes add -m \"$(printf 'ok\\033[2J')\" HEAD && git -C n pack-refs --all && "
-				 "git log -1 | od -c | grep -c 033 && echo DONE",
-				 "git -C work log -1 | od -c | grep -c 033") == 0);
-	CU_ASSERT(test_has(c.out, "2\nDONE"));
+				 "git log -1 | tr -cd '\\033' | wc -c && echo DONE",
+				 "git -C work log -1 | tr -cd '\\033' | wc -c") == 0);
+	/* ESC bytes counted (od's lines with "033" also counted an offset
+	 * such as 0000330: the test failed by the log's length). */
+	CU_ASSERT(test_has(c.out, "1\nDONE"));
 	expect_safe(&c, want);
 	CU_ASSERT(strcmp(c.host, "0\n") == 0);
 	if (strcmp(c.host, "0\n") != 0)
