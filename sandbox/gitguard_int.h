@@ -448,8 +448,20 @@ bool gg_under_roots(const struct gg *g, const char *path);
  * checksum new), or moved aside when that cannot undo what it hides (a
  * sparse directory entry over files the session wrote; bits whose work
  * tree is not known). wt_known: the work tree was found; wfd: it, open
- * (-1: not opened). */
-void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd);
+ * (-1: not opened); sparse: gg_sparse_before(). */
+void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd, bool sparse);
+/* gitviews.c: whether the git directory gfd is a sparse checkout set up
+ * before the session: core.sparseCheckout true in its config or
+ * config.worktree, and neither of them nor info/sparse-checkout written
+ * in the session (all: its files count as new; then never). */
+bool gg_sparse_before(const struct gg *g, int gfd, bool all);
+/* gitviews.c: whether an entry marked skip-worktree or assume-unchanged,
+ * or a sparse directory entry, whose path name is not in the work tree
+ * wfd, hides a deletion from git status (round 34's d1): always, but in
+ * a sparse checkout set up before the session (sparse), where only one
+ * whose parent directory is there and changed in the session does (a
+ * file removed from a directory the checkout holds). */
+bool gg_absent_hides(const struct gg *g, int wfd, const char *name, bool sparse);
 /* gitindex.c: the directory g->path (open as fd), when it is a .hg: its
  * dirstate written in the session gets every normal entry set to be
  * looked up again (v1), or moves aside (v2, or unparsed). */

@@ -32,7 +32,9 @@
  * reset` makes an index from HEAD): a sparse index's directory entry
  * whose directory is in the work tree with entries the session wrote
  * below it (git expands it into skip-worktree entries, which it never
- * compares), and, when the work tree of the git directory cannot be
+ * compares), or is absent from it outside a sparse checkout set up
+ * before the session (round 34's d1: a tracked package removed whole;
+ * gg_absent_hides()), and, when the work tree of the git directory cannot be
  * found, any skip-worktree or assume-unchanged bit (gitviews.c's check of
  * those bits needs the work tree: fail closed). A split index moves aside
  * in gitviews.c already.
@@ -188,6 +190,8 @@ struct ix {
 	char bits_first[PATH_MAX];
 	bool judge_bits;           /* compare those with their files here (the
 				      work tree found by find_worktree()) */
+	bool sparse;               /* a sparse checkout set up before the
+				      session (gg_sparse_before()) */
 	unsigned long hidden;      /* of those, files changed in the session or
 				      differing from the entry */
 	char hidden_first[PATH_MAX];
@@ -221,7 +225,7 @@ static bool fresh_below(const struct gg *g, int wfd, const char *name, struct ix
 	int fd;
 
 	if (gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || !S_ISDIR(sx.stx_mode))
-		return false; /* not in the work tree: what a sparse checkout leaves */
+		return false; /* gone meanwhile (scan() judges an absent one) */
 	if (gg_ts_fresh(g, &sx.stx_ctime))
 		return true;
 	if (depth > 64) {
@@ -333,17 +337,28 @@ static size_t scan(const struct gg *g, unsigned char *b, size_t len, size_t hsz,
 			/* as gitviews.c's flagged(): changed in the session, or
 			 * not what the entry records */
 			if (x->judge_bits && wfd >= 0 && (type == 0100000 || type == 0120000) &&
-			    gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) == 0 &&
-			    (gg_ts_fresh(g, &sx.stx_ctime) || (uint32_t)sx.stx_size != be32(e + 36) ||
-			     (uint32_t)sx.stx_mtime.tv_sec != be32(e + 8)) &&
+			    (gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0
+				     ? gg_absent_hides(g, wfd, name, x->sparse)
+				     : gg_ts_fresh(g, &sx.stx_ctime) || (uint32_t)sx.stx_size != be32(e + 36) ||
+					       (uint32_t)sx.stx_mtime.tv_sec != be32(e + 8)) &&
 			    x->hidden++ == 0)
 				snprintf(x->hidden_first, sizeof(x->hidden_first), "%s", name);
 		}
 		/* A sparse index's directory entry ("dir/", 040000,
 		 * skip-worktree): host git expands it into skip-worktree
-		 * entries of HEAD's files, never compared. */
-		if (type == 0040000 && wfd >= 0 && fresh_below(g, wfd, name, x, 0) && x->sparse_hit++ == 0)
-			snprintf(x->sparse_first, sizeof(x->sparse_first), "%s", name);
+		 * entries of HEAD's files, never compared. One whose
+		 * directory is not in the work tree is a deletion git does
+		 * not show, but in a sparse checkout set up before the
+		 * session (round 34's d1: a tracked package removed whole). */
+		if (type == 0040000 && wfd >= 0) {
+			struct statx sx;
+			bool hit = gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0
+					   ? gg_absent_hides(g, wfd, name, x->sparse)
+					   : fresh_below(g, wfd, name, x, 0);
+
+			if (hit && x->sparse_hit++ == 0)
+				snprintf(x->sparse_first, sizeof(x->sparse_first), "%s", name);
+		}
 		/* An empty file at a path the mount plan covers with an
 		 * empty placeholder, gone from the work tree now: the
 		 * session's `git add -f` (or a `!` rule, `update-index
@@ -447,7 +462,7 @@ static bool find_worktree(const struct gg *g, int gfd, char out[PATH_MAX])
 	return true;
 }
 
-void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
+void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd, bool sparse)
 {
 	char found[PATH_MAX];
 	int own = -1;
@@ -467,6 +482,7 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 		wt_known = true;
 		x.judge_bits = true;
 	}
+	x.sparse = sparse;
 	md = repo_hash(gfd);
 	hsz = (size_t)EVP_MD_size(md);
 	if (len < 12 + hsz || digest(md, b, len - hsz, sum) < 0)
@@ -497,7 +513,8 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 		name_placeholders(g, &x);
 	if (x.sparse_hit > 0) {
 		snprintf(setting, sizeof(setting),
-			 "an index with a sparse directory entry (%s%s) over a directory the session wrote in%s: "
+			 "an index with a sparse directory entry (%s%s) over a directory the session wrote in or "
+			 "removed%s: "
 			 "git takes every file below it for HEAD's and shows no change there; `git reset` makes "
 			 "an index from HEAD",
 			 x.sparse_first, x.sparse_hit > 1 ? ", ..." : "",
@@ -507,8 +524,9 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd)
 	}
 	if (x.hidden > 0) {
 		snprintf(setting, sizeof(setting),
-			 "an index marking %lu file%s the session changed skip-worktree or assume-unchanged (git "
-			 "status and diff do not show %s: %s%s); its work tree found from its own .git file, not "
+			 "an index marking %lu file%s the session changed or removed skip-worktree or "
+			 "assume-unchanged (git status and diff do not show %s: %s%s); its work tree found from "
+			 "its own .git file, not "
 			 "the gitdir file; `git reset` makes an index from HEAD, then every change shows",
 			 x.hidden, x.hidden == 1 ? "" : "s", x.hidden == 1 ? "it" : "them", x.hidden_first,
 			 x.hidden > 1 ? ", ..." : "");

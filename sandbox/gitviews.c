@@ -686,6 +686,53 @@ static bool work_tree(const struct gg *g, int gfd, char out[PATH_MAX])
 	return ok;
 }
 
+/* Contract in gitguard_int.h. */
+bool gg_sparse_before(const struct gg *g, int gfd, bool all)
+{
+	static const char *const files[] = {"config", "config.worktree"};
+	bool on = false;
+	char val[16];
+
+	/* What the session wrote cannot make it one: a config (or the
+	 * patterns) written in the session, or a git directory new whole. */
+	if (all || gg_changed(g, gfd, "config") || gg_changed(g, gfd, "config.worktree") ||
+	    gg_changed(g, gfd, "info/sparse-checkout"))
+		return false;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		size_t len;
+		char *cfg = gg_read_all(gfd, files[i], GG_CONFIG_MAX_BYTES, &len);
+
+		if (cfg != NULL && config_value(cfg, "[core]", "sparsecheckout", val, sizeof(val)))
+			on = strcasecmp(val, "true") == 0 || strcasecmp(val, "yes") == 0 ||
+			     strcasecmp(val, "on") == 0 || strcmp(val, "1") == 0;
+		free(cfg);
+	}
+	return on;
+}
+
+/* Contract in gitguard_int.h. */
+bool gg_absent_hides(const struct gg *g, int wfd, const char *name, bool sparse)
+{
+	char parent[PATH_MAX];
+	struct statx sx;
+	size_t n = strlen(name);
+	const char *slash;
+
+	if (!sparse)
+		return true;
+	/* a sparse checkout leaves out what its patterns do not hold; one
+	 * file gone from a directory it holds is a deletion */
+	while (n > 0 && name[n - 1] == '/')
+		n--;
+	slash = memrchr(name, '/', n);
+	if (slash == NULL)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - name), name);
+	return gg_statx(wfd, parent, AT_SYMLINK_NOFOLLOW, &sx) == 0 && S_ISDIR(sx.stx_mode) &&
+	       gg_ts_fresh(g, &sx.stx_ctime);
+}
+
 /* Work tree files hashed at most in one index (those git trusts by their
  * times alone although written in the session), and their size each. */
 #define GV_HASH_FILES_MAX 2000
@@ -704,22 +751,29 @@ struct hidden {
 	bool split;             /* a split index: its entries' flags live in
 				   a sharedindex.* file this check does not
 				   read (the "link" extension) */
+	bool sparse;            /* a sparse checkout set up before the
+				   session (gg_sparse_before()) */
 };
 
 /* One flagged entry: does the work tree file name (below wfd) differ
  * from the entry (size, mtime seconds), or was it changed in the
- * session? */
+ * session? One not in the work tree is a deletion git does not show
+ * (round 34's d1: a tracked file removed and its entry marked), but in
+ * a sparse checkout set up before the session (gg_absent_hides()). */
 static void flagged(const struct gg *g, int wfd, const char *name, const unsigned char *e, struct hidden *h)
 {
 	uint32_t type = be32(e + 24) & 0170000;
 	struct statx sx;
 
 	/* Files and links only: a sparse index's directory entries (040000)
-	 * and submodules (0160000) are not files git compares. */
-	if ((type != 0100000 && type != 0120000) || wfd < 0 || gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0)
+	 * are gitindex.c's, submodules (0160000) are not files git
+	 * compares. */
+	if ((type != 0100000 && type != 0120000) || wfd < 0)
 		return;
-	if (gg_ts_fresh(g, &sx.stx_ctime) || (uint32_t)sx.stx_size != be32(e + 36) ||
-	    (uint32_t)sx.stx_mtime.tv_sec != be32(e + 8)) {
+	if (gg_statx(wfd, name, AT_SYMLINK_NOFOLLOW, &sx) < 0 ? gg_absent_hides(g, wfd, name, h->sparse)
+							       : gg_ts_fresh(g, &sx.stx_ctime) ||
+									 (uint32_t)sx.stx_size != be32(e + 36) ||
+									 (uint32_t)sx.stx_mtime.tv_sec != be32(e + 8)) {
 		if (h->n++ == 0)
 			snprintf(h->first, sizeof(h->first), "%s", name);
 	}
@@ -884,8 +938,9 @@ static void check_index(struct gg *g, int gfd, bool all)
 
 	if (!all && !gg_changed(g, gfd, "index"))
 		return;
+	h.sparse = gg_sparse_before(g, gfd, all);
 	if (!work_tree(g, gfd, wt)) {
-		gg_index_settle(g, gfd, false, -1); /* gitindex.c */
+		gg_index_settle(g, gfd, false, -1, h.sparse); /* gitindex.c */
 		return;
 	}
 	b = (unsigned char *)gg_read_all(gfd, "index", GV_INDEX_MAX_BYTES, &len);
@@ -917,8 +972,9 @@ static void check_index(struct gg *g, int gfd, bool all)
 			      "reset` makes an index from HEAD, then every change shows");
 	} else if (h.n > 0) {
 		snprintf(setting, sizeof(setting),
-			 "an index marking %lu file%s the session changed skip-worktree or assume-unchanged (git "
-			 "status and diff do not show %s: %s%s); `git reset` makes an index from HEAD, "
+			 "an index marking %lu file%s the session changed or removed skip-worktree or "
+			 "assume-unchanged (git status and diff do not show %s: %s%s); `git reset` makes an "
+			 "index from HEAD, "
 			 "then every change shows",
 			 h.n, h.n == 1 ? "" : "s", h.n == 1 ? "it" : "them", h.first, h.n > 1 ? ", ..." : "");
 		gg_quarantine(g, gfd, g->path, "index", setting);
@@ -941,7 +997,7 @@ static void check_index(struct gg *g, int gfd, bool all)
 		}
 	}
 	/* What is left: rewritten for git to read every file (gitindex.c). */
-	gg_index_settle(g, gfd, true, wfd);
+	gg_index_settle(g, gfd, true, wfd, h.sparse);
 	if (wfd >= 0)
 		(void)close(wfd);
 	free(b);

@@ -3010,7 +3010,7 @@ static void test_index_bad_checksum(void)
 static void test_index_worktree_gitdir_text(void)
 {
 	static const char *const want[] = {"/work/.git/worktrees/feat/index: an index marking 1 file the session "
-					   "changed skip-worktree",
+					   "changed or removed skip-worktree",
 					   "/work/.git/worktrees/feat2/index: an index marking 1 entry skip-worktree "
 					   "or assume-unchanged (tests/conftest.py) whose work tree the check cannot find",
 					   NULL};
@@ -3659,6 +3659,52 @@ static void test_env_walk_gaps(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 34 (d1): a tracked file DELETED in the session and its entry
+ * marked skip-worktree (or assume-unchanged), a tracked package removed
+ * whole under a sparse directory entry: host git showed no deletion
+ * (status, diff, commit -a) and the check judged a marked entry only
+ * when its file was there. Such an index moves aside; a sparse checkout
+ * set up before the session keeps its absent entries (sp), but for a
+ * file removed from a directory it holds (sq).
+ */
+static void test_index_hides_deletion(void)
+{
+	static const char *const want[] = {
+		"/work/.git/index: an index marking 2 files the session changed or removed",
+		"/work/w2/.git/index: an index with a sparse directory entry (helpers/)",
+		"/work/sq/.git/index: an index marking 1 file the session changed or removed", NULL};
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 GI_PY "cd work && echo u > util.py && echo a > app.py && git add . && git commit -q -m u && "
+				       "git init -q w2 && mkdir w2/helpers && echo h > w2/helpers/__init__.py && "
+				       "git -C w2 add . && git -C w2 commit -q -m h && "
+				       "for r in sp sq; do git init -q $r && mkdir $r/a $r/b && echo x > $r/a/x && "
+				       "echo y > $r/b/y && git -C $r add . && git -C $r commit -q -m ab && "
+				       "git -C $r sparse-checkout set a || exit 1; done; test ! -e sp/b",
+				 NULL, NULL,
+				 "rm util.py && git update-index --skip-worktree util.py && "
+				 "rm app.py && git update-index --assume-unchanged app.py && "
+				 "rm -r w2/helpers && "
+				 "python3 \"$M/../gi.py\" w2/.git/index sparsedir helpers $(git -C w2 rev-parse HEAD:helpers) && "
+				 "echo n > sp/a/n && git -C sp add a/n && "
+				 "rm sq/a/x && git -C sq update-index --skip-worktree a/x && echo DONE",
+				 "cd work && git reset -q; git status --short; git -C w2 reset -q; git -C w2 status --short; "
+				 "git -C sp status --short") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	ok = test_has(c.host, " D util.py") && test_has(c.host, " D app.py") &&
+	     test_has(c.host, " D helpers/__init__.py") && test_has(c.host, "A  a/n") && !test_has(c.host, "b/y") &&
+	     !test_has(c.err, "/work/sp/.git/index") && exists(&c, "work/sp/.git/index");
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -3796,4 +3842,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a Python environment's site-packages or lib/ behind a link, past 50,000 entries, conda's and a "
 		    "bare prefix: what the session wrote is named",
 		 test_env_walk_gaps);
+	test_add(s, "a tracked file or package removed in the session under skip-worktree, assume-unchanged or a "
+		    "sparse directory entry: the index moves aside; a sparse checkout's own stays",
+		 test_index_hides_deletion);
 }
