@@ -456,6 +456,8 @@ struct sbx_git_before {
 	struct dev_ino_set refs; /* where kept configs lead (gg_ref_note()) */
 	struct dev_ino_set py;   /* entries where a host Python starts, keyed by
 				  * place too (gg_py_note()) */
+	struct dev_ino_set places; /* every directory walked: its identity at
+				      its place (gg_dir_whole()) */
 	struct gg_refsnap *refsnaps; /* each git directory's refs (gitrefs.c),
 				      * sorted by identity once the walk is over */
 	size_t nrefsnaps, caprefsnaps;
@@ -580,6 +582,28 @@ void gg_py_note(struct gg *g, const char *sub, const char *name)
 	py_place(g, sub, name, &k);
 	if (g->record != NULL && set_add(&g->record->py, &k) < 0)
 		g->record->nomem = true;
+}
+
+/* The key of the directory open as fd at the place path: its identity
+ * (device, inode, birth time) with the place hashed in. */
+static bool dir_place_key(int fd, const char *path, struct dev_ino *k)
+{
+	if (!ent_id(fd, "", k))
+		return false;
+	k->ino ^= place_hash(path, NULL, "");
+	return true;
+}
+
+bool gg_dir_whole(const struct gg *g, int fd, const char *path)
+{
+	struct dev_ino k;
+
+	if (!gg_dir_fresh(g, fd))
+		return false;
+	/* Not known: its ctime alone. */
+	if (g->before == NULL || !dir_place_key(fd, path, &k))
+		return true;
+	return bsearch(&k, g->before->places.v, g->before->places.n, sizeof(k), cmp_dev_ino) == NULL;
 }
 
 bool gg_py_old(const struct gg *g, const char *sub, const char *name)
@@ -834,6 +858,19 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 			gg_refs_record(g, fd);
 		if (is_root(g) || sc.notebook)
 			gg_py_note_dir(g, fd);
+		/* each directory where it is (gg_dir_whole()) */
+		{
+			struct dev_ino k;
+
+			if (dir_place_key(fd, g->path, &k) && set_add(&g->record->places, &k) < 0) {
+				g->record->nomem = true;
+				(void)close(fd);
+				goto out;
+			}
+		}
+		/* where a .gitignore was (gg_check_gitignore()) */
+		if (sc.gitignore && !ingit)
+			gg_py_note(g, NULL, ".gitignore");
 		if (sc.dotgit == DT_REG)
 			gg_check_worktree_side(g, fd);
 		for (i = 0; i < sc.n; i++) {
@@ -2331,6 +2368,8 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		qsort(b->refs.v, b->refs.n, sizeof(*b->refs.v), cmp_dev_ino);
 	if (b->py.n > 1)
 		qsort(b->py.v, b->py.n, sizeof(*b->py.v), cmp_dev_ino);
+	if (b->places.n > 1)
+		qsort(b->places.v, b->places.n, sizeof(*b->places.v), cmp_dev_ino);
 	if (b->nrefsnaps > 1)
 		qsort(b->refsnaps, b->nrefsnaps, sizeof(*b->refsnaps), cmp_refsnap);
 	*out = b;
@@ -2346,6 +2385,7 @@ void sbx_git_before_free(sbx_git_before_t *b)
 	free(b->links.v);
 	free(b->refs.v);
 	free(b->py.v);
+	free(b->places.v);
 	for (size_t i = 0; i < b->nrefsnaps; i++)
 		gg_refsnap_free(&b->refsnaps[i]);
 	free(b->refsnaps);

@@ -312,6 +312,18 @@ bool gg_resolve_pointer(const char *base, const char *text, char *out);
 
 /* gitquarantine.c */
 bool gg_changed(const struct gg *g, int dfd, const char *name);
+/* Whether the directory open as fd was itself changed in the session
+ * (made, renamed, an entry added, removed or renamed): then every entry
+ * in it counts as written in the session, whatever its own ctime, for a
+ * check keyed on an entry's ctime (round 34's d10: a directory renamed
+ * into place keeps its entries' old ctimes, and those of everything
+ * below it). One statx of the directory. */
+bool gg_dir_fresh(const struct gg *g, int fd);
+/* gitguard.c: gg_dir_fresh(), and (when the walk before the session is
+ * known) the directory was not at the place path then with this
+ * identity: made or renamed there, not one that only had an entry added
+ * (pip writing in site-packages, a file saved beside a .gitignore). */
+bool gg_dir_whole(const struct gg *g, int fd, const char *path);
 /* The directory abs, under the root being walked, opened beneath its
  * descriptor through no link (openat2 RESOLVE_BENEATH, no symlinks):
  * what the check moves aside stays in the writable tree. -1 (EXDEV

@@ -99,11 +99,23 @@ void gg_check_gitignore(struct gg *g, int fd)
 	struct dirent *de;
 	DIR *dp;
 	int dfd;
+	/* Round 34 (d10): a directory renamed into place keeps its
+	 * .gitignore's old ctime (pytest's .pytest_cache, mypy's, ruff's
+	 * caches and a venv ignore themselves with "*"): its directory made
+	 * or renamed there in the session counts it as written
+	 * (gg_dir_whole(): not one that only had an entry added beside the
+	 * project's own). One the walk before the session did not see at
+	 * this place is new whatever its ctimes (a directory above
+	 * renamed). */
+	bool written = gg_changed(g, fd, ".gitignore");
+	bool whole = gg_dir_whole(g, fd, g->path) ||
+		     (!written && g->before != NULL && !gg_py_old(g, NULL, ".gitignore"));
 
-	if (!gg_changed(g, fd, ".gitignore") || !gg_join(path, sizeof(path), g->path, ".gitignore"))
+	if ((!whole && !written) || !gg_join(path, sizeof(path), g->path, ".gitignore"))
 		return;
-	/* The entries of its directory written in the session: the likely
-	 * ones its rules hide (one readdir, a statx each). */
+	/* The entries of its directory written in the session (all of them
+	 * when it came with the directory): the likely ones its rules hide
+	 * (one readdir, a statx each). */
 	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dp = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (dp == NULL) {
@@ -113,14 +125,17 @@ void gg_check_gitignore(struct gg *g, int fd)
 		while ((de = readdir(dp)) != NULL)
 			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
 			    strcmp(de->d_name, ".gitignore") != 0 && strcmp(de->d_name, ".git") != 0 &&
-			    gg_changed(g, fd, de->d_name))
+			    (whole || gg_changed(g, fd, de->d_name)))
 				found_add(&f, de->d_name);
 		(void)closedir(dp);
 	}
 	report_hidden(g, path,
-		      "written in the session: git status does not show what its rules ignore (itself "
-		      "included; `git status --ignored` lists them); review it, and what the session wrote "
-		      "beside it",
+		      !written ? "new at this place in the session (its directory made or renamed there): git status "
+			      "does not show what its rules ignore (itself included; `git status --ignored` lists "
+			      "them); review it, and what came or was written beside it"
+			    : "written in the session: git status does not show what its rules ignore (itself "
+			      "included; `git status --ignored` lists them); review it, and what the session wrote "
+			      "beside it",
 		      &f);
 }
 
@@ -250,11 +265,17 @@ static int sub_order(const void *a, const void *b)
  * followed as env_open() says. only_py: of the subdirectories only
  * Python's (lib/'s). A file link whose target the session wrote is
  * named too. Bounded by GI_VENV_ENTRIES_MAX entries and GI_VENV_DEPTH,
- * both said when reached.
+ * both said when reached. whole: a directory above made or renamed
+ * into place in the session; with fd itself so (gg_dir_whole(); round
+ * 34's d10c: site-packages swapped for a copy staged in an earlier
+ * session), every entry here and below counts as written, whatever its
+ * own ctime.
  */
-static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, bool only_py, struct found *f)
+static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, bool only_py, bool whole,
+		      struct found *f)
 {
 	char **subs = NULL; /* first byte: 'l' a link, 'd' a directory; then the name */
+	char sub0[PATH_MAX];
 	size_t nsub = 0, capsub = 0;
 	struct dirent *de;
 	DIR *dp;
@@ -270,6 +291,8 @@ static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, boo
 				 errno);
 		return;
 	}
+	if (!whole && gg_join(sub0, sizeof(sub0), g->path, rel))
+		whole = gg_dir_whole(g, fd, rel[0] ? sub0 : g->path);
 	while ((de = readdir(dp)) != NULL) {
 		char sub[PATH_MAX];
 		struct statx sx, tx;
@@ -294,10 +317,10 @@ static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, boo
 			dir = S_ISDIR(tx.stx_mode);
 			/* an old link to a file the session wrote: Python
 			 * reads that file */
-			if (!dir && !gg_ts_fresh(g, &sx.stx_ctime) && gg_ts_fresh(g, &tx.stx_ctime))
+			if (!dir && !whole && !gg_ts_fresh(g, &sx.stx_ctime) && gg_ts_fresh(g, &tx.stx_ctime))
 				found_add(f, sub);
 		}
-		if (!S_ISDIR(sx.stx_mode) && gg_ts_fresh(g, &sx.stx_ctime))
+		if (!S_ISDIR(sx.stx_mode) && (whole || gg_ts_fresh(g, &sx.stx_ctime)))
 			found_add(f, sub);
 		if (!S_ISDIR(sx.stx_mode) && !dir)
 			continue;
@@ -344,7 +367,7 @@ static void venv_walk(struct gg *g, int fd, const char *rel, unsigned depth, boo
 		if (cfd < 0)
 			continue;
 		if (!dir_seen(f, cfd))
-			venv_walk(g, cfd, sub, depth + 1, false, f);
+			venv_walk(g, cfd, sub, depth + 1, false, whole, f);
 		(void)close(cfd);
 		if (mode != (mode_t)-1) {
 			char p[PATH_MAX];
@@ -385,11 +408,12 @@ static void env_mode_back(struct gg *g, int pfd, const char *name, const char *r
 
 /* Walks the directory path (a name, or two: "local/lib") of the
  * environment fd whole (only_py: lib/, Python's directories in it),
- * each directory once. */
-static void env_walk_top(struct gg *g, struct found *f, int fd, const char *path, bool only_py)
+ * each directory once. whole: as venv_walk()'s (the environment's own
+ * directory, or the first of two, changed in the session). */
+static void env_walk_top(struct gg *g, struct found *f, int fd, const char *path, bool only_py, bool whole)
 {
 	const char *slash = strchr(path, '/');
-	char first[NAME_MAX + 1];
+	char first[NAME_MAX + 1], p[PATH_MAX];
 	mode_t mode, fmode = (mode_t)-1;
 	int pfd = fd, dfd;
 
@@ -397,11 +421,13 @@ static void env_walk_top(struct gg *g, struct found *f, int fd, const char *path
 		snprintf(first, sizeof(first), "%.*s", (int)(slash - path), path);
 		if ((pfd = env_open_at(g, f, fd, first, first, &fmode)) < 0)
 			return;
+		if (!whole && gg_join(p, sizeof(p), g->path, first))
+			whole = gg_dir_whole(g, pfd, p);
 	}
 	dfd = env_open_at(g, f, pfd, slash != NULL ? slash + 1 : path, path, &mode);
 	if (dfd >= 0) {
 		if (!dir_seen(f, dfd) && !f->cut)
-			venv_walk(g, dfd, path, 0, only_py, f);
+			venv_walk(g, dfd, path, 0, only_py, whole, f);
 		(void)close(dfd);
 		env_mode_back(g, pfd, slash != NULL ? slash + 1 : path, path, mode);
 	}
@@ -465,7 +491,7 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 	static const char *const bins[] = {"bin", "Scripts"};
 	struct found f = {0};
 	struct statx sx;
-	bool made;
+	bool made, whole;
 
 	if (g->record != NULL || !is_pyenv(fd, marks))
 		return;
@@ -490,12 +516,17 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 		return;
 	}
 	/* Older than the session: its activation scripts are rewritten by
-	 * nothing but making it again. */
+	 * nothing but making it again. What a directory of it made or
+	 * renamed there in the session holds counts as written
+	 * (gg_dir_whole(), round 34's d10c: a directory renamed into place
+	 * keeps its entries' ctimes). */
+	whole = gg_dir_whole(g, fd, g->path);
 	for (size_t b = 0; b < sizeof(bins) / sizeof(bins[0]); b++) {
 		char bin[PATH_MAX];
 		struct dirent *de;
 		mode_t mode;
 		int bfd = env_open_at(g, &f, fd, bins[b], bins[b], &mode), dfd;
+		bool bwhole;
 		DIR *bp;
 
 		if (bfd < 0)
@@ -507,12 +538,22 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 			env_mode_back(g, fd, bins[b], bins[b], mode);
 			continue;
 		}
-		for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++)
-			if (faccessat(bfd, activate[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0 && gg_changed(g, bfd, activate[i]))
+		bwhole = whole || gg_dir_whole(g, bfd, bin);
+		for (size_t i = 0; i < sizeof(activate) / sizeof(activate[0]); i++) {
+			char sub[NAME_MAX + 16];
+
+			if (faccessat(bfd, activate[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			if (gg_changed(g, bfd, activate[i]))
 				gg_quarantine(g, bfd, bin, activate[i],
 					      "a virtual environment's activation script rewritten in the session (it "
 					      "runs when sourced: an editor's terminal, `source .venv/bin/activate`; git "
 					      "ignores it)");
+			/* its directory changed (pip writes a program there):
+			 * named, not moved */
+			else if (bwhole && snprintf(sub, sizeof(sub), "%s/%s", bins[b], activate[i]) < (int)sizeof(sub))
+				found_add(&f, sub);
+		}
 		/* Its other programs (pip, pytest, a console script)
 		 * written in the session run as directly (the review of
 		 * round 32): named with the site-packages files below;
@@ -529,7 +570,7 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 				act = act || strcmp(de->d_name, activate[i]) == 0;
 			if (act || de->d_name[0] == '.' || gg_is_quarantine_name(de->d_name) ||
 			    gg_statx(bfd, de->d_name, AT_SYMLINK_NOFOLLOW, &sx) < 0 || S_ISDIR(sx.stx_mode) ||
-			    !gg_ts_fresh(g, &sx.stx_ctime))
+			    !(bwhole || gg_ts_fresh(g, &sx.stx_ctime)))
 				continue;
 			if (snprintf(sub, sizeof(sub), "%s/%s", bins[b], de->d_name) < (int)sizeof(sub))
 				found_add(&f, sub);
@@ -542,9 +583,11 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 	/* Which python the environment starts (pyvenv.cfg's home) and what
 	 * conda exports when activating it (conda-meta/state's env_vars),
 	 * rewritten in an older environment. */
-	if (gg_changed(g, fd, "pyvenv.cfg"))
+	if (gg_changed(g, fd, "pyvenv.cfg") ||
+	    (whole && faccessat(fd, "pyvenv.cfg", F_OK, AT_SYMLINK_NOFOLLOW) == 0))
 		found_add(&f, "pyvenv.cfg");
-	if (gg_changed(g, fd, "conda-meta/state"))
+	if (gg_changed(g, fd, "conda-meta/state") ||
+	    (whole && faccessat(fd, "conda-meta/state", F_OK, AT_SYMLINK_NOFOLLOW) == 0))
 		found_add(&f, "conda-meta/state");
 	/* What runs from it: its etc/ (conda's activation and deactivation
 	 * scripts, etc/conda/activate.d/NAME.sh, sourced by `conda
@@ -558,12 +601,12 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 	 * local/lib/python3.X/dist-packages; Windows' Lib/; last Jupyter's
 	 * share/jupyter (a kernel's kernel.json names the program run for
 	 * it). */
-	env_walk_top(g, &f, fd, "etc", false);
-	env_walk_top(g, &f, fd, "lib", true);
-	env_walk_top(g, &f, fd, "lib64", true);
-	env_walk_top(g, &f, fd, "local/lib", true);
-	env_walk_top(g, &f, fd, "Lib", false);
-	env_walk_top(g, &f, fd, "share/jupyter", false);
+	env_walk_top(g, &f, fd, "etc", false, whole);
+	env_walk_top(g, &f, fd, "lib", true, whole);
+	env_walk_top(g, &f, fd, "lib64", true, whole);
+	env_walk_top(g, &f, fd, "local/lib", true, whole);
+	env_walk_top(g, &f, fd, "Lib", false, whole);
+	env_walk_top(g, &f, fd, "share/jupyter", false, whole);
 	free(f.dirs);
 	if (f.n > 0)
 		report_hidden(g, g->path,

@@ -51,6 +51,13 @@ bool gg_changed(const struct gg *g, int dfd, const char *name)
 	return S_ISLNK(sx.stx_mode) && gg_statx(dfd, name, 0, &sx) == 0 && gg_ts_fresh(g, &sx.stx_ctime);
 }
 
+bool gg_dir_fresh(const struct gg *g, int fd)
+{
+	struct statx sx;
+
+	return gg_statx(fd, "", AT_EMPTY_PATH, &sx) == 0 && gg_ts_fresh(g, &sx.stx_ctime);
+}
+
 void gg_report_error(struct gg *g, const char *dir, const char *name, const char *what, int errnum)
 {
 	char path[PATH_MAX], msg[256];

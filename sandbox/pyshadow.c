@@ -380,7 +380,7 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init);
 static void check_package(struct gg *g, int dfd, const char *name, const char *dir)
 {
 	char path[PATH_MAX];
-	bool whole = gg_changed(g, dfd, name);
+	bool whole;
 	struct dirent *de;
 	struct gg_dir od;
 	DIR *d = dir_to_check(g, &od, dfd, dir, name, true,
@@ -388,6 +388,7 @@ static void check_package(struct gg *g, int dfd, const char *name, const char *d
 
 	if (d == NULL)
 		return;
+	whole = gg_dir_fresh(g, dirfd(d));
 	if (!gg_join(path, sizeof(path), dir, name)) {
 		dir_done(g, &od, d);
 		return;
@@ -452,11 +453,11 @@ static void check_pycache(struct gg *g, int dfd, const char *dir, bool init)
 	/* Changed in the session (made, or moved in by rename: round 18
 	 * renamed a directory of compiled modules into place, each keeping
 	 * its old ctime): every listed entry in it counts. */
-	whole = gg_changed(g, dfd, "__pycache__");
 	d = dir_to_check(g, &od, dfd, dir, "__pycache__", true,
 			 "a __pycache__ the check cannot read (Python imports compiled modules from it)");
 	if (d == NULL)
 		return;
+	whole = gg_dir_fresh(g, dirfd(d));
 	if (!gg_join(path, sizeof(path), dir, "__pycache__")) {
 		dir_done(g, &od, d);
 		return;
@@ -583,7 +584,9 @@ void gg_py_note_dir(struct gg *g, int fd)
  * An extension module (util.cpython-311-x86_64-linux-gnu.so, util.so)
  * made or changed in the session beside util.py takes its place the same
  * way (Python tries extension suffixes first; *.so is ignored too): no
- * cache, so it moves aside.
+ * cache, so it moves aside. Every extension module counts when the
+ * directory itself was made or renamed there in the session
+ * (gg_dir_whole()).
  */
 static bool so_shadows_source(int dfd, const char *name)
 {
@@ -603,9 +606,18 @@ void gg_py_drop_compiled(struct gg *g, int fd)
 	struct dirent *de;
 	char **names = NULL, **nn;
 	size_t n = 0;
+	bool whole;
 
 	if (d == NULL)
 		return;
+	/* its directory made or renamed there in the session (round
+	 * 34's d10b: an extension module staged with no source beside it,
+	 * then the sources moved in and the directory renamed): every
+	 * extension module in it counts. Not a .pyc: one the session wrote
+	 * is removed under any name in that session, and a rename moves a
+	 * file's own ctime, so none is staged; a cache the user's Python
+	 * wrote beside one the session wrote stays. */
+	whole = gg_dir_whole(g, dirfd(d), g->path);
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
 		unsigned char t;
@@ -614,7 +626,8 @@ void gg_py_drop_compiled(struct gg *g, int fd)
 		    (strcmp(de->d_name + len - 3, ".so") != 0 && (len <= 4 || strcmp(de->d_name + len - 4, ".pyc") != 0)))
 			continue;
 		t = ent_type(dirfd(d), de);
-		if ((t != DT_REG && t != DT_LNK) || !gg_changed(g, dirfd(d), de->d_name))
+		if ((t != DT_REG && t != DT_LNK) ||
+		    !((whole && de->d_name[len - 1] == 'o') || gg_changed(g, dirfd(d), de->d_name)))
 			continue;
 		if (de->d_name[len - 1] == 'o' && !so_shadows_source(dirfd(d), de->d_name))
 			continue;

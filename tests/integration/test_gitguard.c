@@ -3705,6 +3705,59 @@ static void test_index_hides_deletion(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 34 (d10, d10b, d10c): checks keyed on an entry's own ctime
+ * missed a directory renamed into place, whose entries keep their old
+ * ctimes. pytest's .pytest_cache (a .gitignore of "*") renamed to utils/
+ * with a utils/__init__.py beside the tracked utils.py; an extension
+ * module staged in one session with no source beside it, the package's
+ * sources moved in and its directory renamed to pkg/ in the next; a
+ * copy of a venv's site-packages with a .pth staged in one session and
+ * swapped in by renames in the next. Each is named (or moved aside) in
+ * the session that renamed; the project's own .gitignore, in a root the
+ * session wrote in, says nothing.
+ */
+static void test_dir_renamed_into_place(void)
+{
+	static const char *const want[] = {
+		"/work/utils/.gitignore for planted programs: new at this place in the session", "__init__.py",
+		"/work/pkg/util.cpython-399.so: an extension module beside its NAME.py",
+		"/work/.venv for planted programs: a Python environment",
+		"lib/python3.99/site-packages/zz-evil.pth", NULL};
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && printf '*.so\\n.venv/\\nstage/\\n' > .gitignore && "
+				 "echo 'def greet(): pass' > utils.py && echo 'import utils' > app.py && mkdir pkg && "
+				 "echo 'def greet(): pass' > pkg/util.py && : > pkg/__init__.py && git add . && "
+				 "git commit -q -m t && mkdir -p .pytest_cache/v/cache && "
+				 "printf '# Created by pytest automatically.\\n*\\n' > .pytest_cache/.gitignore && "
+				 "echo '# pytest cache directory #' > .pytest_cache/README.md && "
+				 "mkdir -p .venv/lib/python3.99/site-packages && echo 'home = /usr/bin' > .venv/pyvenv.cfg && "
+				 "echo y > .venv/lib/python3.99/site-packages/old.py",
+				 NULL, NULL,
+				 "mkdir staging && echo so > staging/util.cpython-399.so && "
+				 "cp -a .venv/lib/python3.99/site-packages stage && "
+				 "echo 'import os' > stage/zz-evil.pth && echo DONE1",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "DONE1"));
+	CU_ASSERT_FATAL(case_session(&c, NULL, NULL,
+				     "mv .pytest_cache utils && echo 'import os' > utils/__init__.py && "
+				     "mv pkg/util.py pkg/__init__.py staging/ && rmdir pkg && mv staging pkg && "
+				     "mv .venv/lib/python3.99/site-packages .venv/lib/python3.99/sp.old && "
+				     "mv stage .venv/lib/python3.99/site-packages && echo DONE2") == 0);
+	CU_ASSERT(test_has(c.out, "DONE2"));
+	expect_safe(&c, want);
+	ok = !exists(&c, "work/pkg/util.cpython-399.so") && exists(&c, "work/pkg/util.py") &&
+	     !test_has(c.err, "/work/.gitignore");
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -3845,4 +3898,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a tracked file or package removed in the session under skip-worktree, assume-unchanged or a "
 		    "sparse directory entry: the index moves aside; a sparse checkout's own stays",
 		 test_index_hides_deletion);
+	test_add(s, "a self-ignoring cache directory, a package with a staged extension module, a venv's "
+		    "site-packages renamed into place: named, moved aside",
+		 test_dir_renamed_into_place);
 }
