@@ -535,6 +535,10 @@ static const struct policy_mandatory mandatory[] = {
 	{"rlcompleter/__init__*.so", W, S | D, "a compiled rlcompleter package python3 imports"},
 	{".hgrc", W, H, "Mercurial hooks and extensions"},
 	{".hg/hgrc", W, S | D, "Mercurial repository hooks and extensions (git's .git/config)"},
+	/* Round 34 of the attack (d3): the repository config Mercurial 5.7
+	 * and later reads on every command beside .hg/hgrc, in any
+	 * repository (share-safe's "not for shares"). */
+	{".hg/hgrc-not-shared", W, S | D, "Mercurial repository hooks and extensions, read beside .hg/hgrc"},
 	/* Where Mercurial reads the repository (and its hgrc) from: a
 	 * share's source (git's commondir). */
 	{".hg/sharedpath", W, S | D, "Mercurial share source: its hgrc hooks run (git's commondir)"},

@@ -2414,7 +2414,7 @@ struct sbx_ctl_path *plan_ctl_paths(void)
 		ctl[n].if_dir = (m->where & POLICY_MAND_WS_IF_DIR) != 0;
 		ctl[n].pointer = (m->where & POLICY_MAND_WS_POINTER) != 0;
 		ctl[n++].kind = strcmp(m->path, ".gitmodules") == 0  ? "git submodule settings"
-				: strcmp(m->path, ".hg/hgrc") == 0 ? "Mercurial repository settings"
+				: strncmp(m->path, ".hg/hgrc", 8) == 0 ? "Mercurial repository settings"
 								     : "editor or agent settings";
 	}
 	return ctl;

@@ -3758,6 +3758,40 @@ static void test_dir_renamed_into_place(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 34 of the attack (d3): Mercurial 5.7 and later reads a second
+ * repository config on every command, .hg/hgrc-not-shared, in any
+ * repository. It was no row: written in the session with a [hooks]
+ * pre-status, the host's next `hg status` ran it. Now a row like
+ * .hg/hgrc: not writable at the top (.hg exists there), moved aside in a
+ * nested repository.
+ */
+static void test_hg_config_not_shared(void)
+{
+	static const char *const want[] = {"/work/h/.hg/hgrc-not-shared: Mercurial repository settings", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/hg", X_OK) != 0) {
+		TEST_SKIP("no Mercurial (/usr/bin/hg)");
+		return;
+	}
+	CU_ASSERT_FATAL(run_case(&c, "cd work && hg init . && hg init h", NULL, NULL,
+				 "printf '[hooks]\\npre-status = touch %s/top\\n' \"$M\" > .hg/hgrc-not-shared "
+				 "2>/dev/null && echo TOP-WRITTEN; "
+				 "printf '[hooks]\\npre-status = touch %s/nested\\n' \"$M\" > h/.hg/hgrc-not-shared && "
+				 "echo DONE",
+				 "cd work && hg status >/dev/null 2>&1; cd h && hg status >/dev/null 2>&1; echo host-done") ==
+			0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	CU_ASSERT(!test_has(c.out, "TOP-WRITTEN"));
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/h/.hg/hgrc-not-shared.passavant-quarantine"));
+	if (test_has(c.out, "TOP-WRITTEN"))
+		show(&c);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -3901,4 +3935,6 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a self-ignoring cache directory, a package with a staged extension module, a venv's "
 		    "site-packages renamed into place: named, moved aside",
 		 test_dir_renamed_into_place);
+	test_add(s, "Mercurial's .hg/hgrc-not-shared: not writable at the top, moved aside in a nested repository",
+		 test_hg_config_not_shared);
 }
