@@ -907,6 +907,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	if (sc.venv != 0 && !ingit)
 		gg_check_venv(g, fd, sc.venv);
 	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */
+	gg_check_hg_prompt(g, fd); /* its branch and bookmarks (githg.c) */
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row
 	 * the mount plan covered read-only: the command could not write

@@ -478,5 +478,12 @@ bool gg_absent_hides(const struct gg *g, int wfd, const char *name, bool sparse)
  * dirstate written in the session gets every normal entry set to be
  * looked up again (v1), or moves aside (v2, or unparsed). */
 void gg_check_hg(struct gg *g, int fd);
+/* githg.c: the directory g->path (open as fd), when it is a .hg: the
+ * files a shell prompt prints (branch, bookmarks, bookmarks.current,
+ * topic) written in the session holding control characters move aside. */
+void gg_check_hg_prompt(struct gg *g, int fd);
+/* gitviews.c: does [s, s + n) hold a byte a terminal takes for a control
+ * (C0, DEL, C1 as UTF-8)? A final newline is not one. */
+bool gg_has_control(const char *s, size_t n);
 
 #endif

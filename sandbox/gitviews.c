@@ -1090,3 +1090,10 @@ void gg_check_views(struct gg *g, int gfd, bool all)
 	if (!all)
 		gg_refs_compare(g, gfd);
 }
+
+/* Contract in gitguard_int.h (githg.c's test of Mercurial's prompt
+ * files). */
+bool gg_has_control(const char *s, size_t n)
+{
+	return has_control(s, n);
+}

@@ -3792,6 +3792,44 @@ static void test_hg_config_not_shared(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 34 of the attack (d9): the Mercurial member of round 32's HEAD
+ * escapes. .hg/branch written in the session as "default" + OSC 52 (the
+ * host's clipboard) and .hg/bookmarks with an escape after a name: `hg
+ * branch`, `hg bookmarks` and the prompts that show them printed them
+ * raw. Both move aside; hg then says "default".
+ */
+static void test_hg_prompt_controls(void)
+{
+	static const char *const want[] = {"/work/h/.hg/branch: a Mercurial branch name holding control characters",
+					   "/work/h/.hg/bookmarks: a Mercurial bookmark or topic file holding control",
+					   NULL};
+	struct gcase c;
+	bool ok;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/hg", X_OK) != 0) {
+		TEST_SKIP("no Mercurial (/usr/bin/hg)");
+		return;
+	}
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && hg init h && cd h && echo x > a && hg add -q a && hg commit -q -u t -m init && "
+				 "hg bookmark -q bm && hg bookmark -q -i",
+				 NULL, NULL,
+				 "cd h && printf 'default\\033]52;c;eA==\\007\\n' > .hg/branch && "
+				 "printf '%s bm\\033[2J\\n' \"$(cut -d' ' -f1 .hg/bookmarks)\" > .hg/bookmarks.new && "
+				 "mv .hg/bookmarks.new .hg/bookmarks && echo DONE",
+				 "cd work/h && hg branch; hg branch | od -c | grep -c 033; hg bookmarks | od -c | grep -c 033") ==
+			0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	ok = c.host != NULL && strcmp(c.host, "default\n0\n0\n") == 0;
+	CU_ASSERT(ok);
+	if (!ok)
+		show(&c);
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -3937,4 +3975,5 @@ TEST_REGISTRAR(register_gitguard)
 		 test_dir_renamed_into_place);
 	test_add(s, "Mercurial's .hg/hgrc-not-shared: not writable at the top, moved aside in a nested repository",
 		 test_hg_config_not_shared);
+	test_add(s, "Mercurial's branch and bookmarks holding escape sequences: moved aside", test_hg_prompt_controls);
 }
