@@ -225,6 +225,7 @@ struct scan {
 	bool pyc;             /* a compiled Python file (*.pyc) or an extension
 				 module (*.so), or a link so named */
 	bool gitignore;       /* a .gitignore file */
+	bool hgignore;        /* a .hgignore file */
 	unsigned venv;        /* GG_PY_*: a pyvenv.cfg, or a bin/, lib/, lib64/,
 				 Lib/ or conda-meta/: maybe a Python environment */
 	struct ent *ents;
@@ -303,6 +304,7 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 		if (strcmp(name, ".git") == 0)
 			sc->dotgit = t;
 		sc->gitignore = sc->gitignore || (t == DT_REG && strcmp(name, ".gitignore") == 0);
+		sc->hgignore = sc->hgignore || (t == DT_REG && strcmp(name, ".hgignore") == 0);
 		break;
 	case 'p':
 		if ((t == DT_REG || t == DT_LNK) && strcmp(name, "pyvenv.cfg") == 0)
@@ -904,6 +906,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	 * written in the session, a virtual environment's files. */
 	if (sc.gitignore && !ingit)
 		gg_check_gitignore(g, fd);
+	if (sc.hgignore && !ingit)
+		gg_check_hgignore(g, fd);
 	if (sc.venv != 0 && !ingit)
 		gg_check_venv(g, fd, sc.venv);
 	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */

@@ -288,6 +288,11 @@ int gg_index_scan(const unsigned char *b, size_t len, size_t hsz, gg_index_fn fn
  * written in the session, it is reported with the entries beside it the
  * session wrote (git status does not show what its rules ignore). */
 void gg_check_gitignore(struct gg *g, int fd);
+/* gitignored.c: the directory g->path (open as fd) holds a .hgignore:
+ * written in the session, it is reported with the files below it the
+ * session wrote (hg status does not show what its rules ignore; they
+ * reach the whole repository). */
+void gg_check_hgignore(struct gg *g, int fd);
 /* gitignored.c: the directory g->path (open as fd) may be a Python
  * environment (marks: a pyvenv.cfg, conda-meta/, lib/, lib64/, Lib/ or
  * bin/ in it): one by its layout, made in the session, is reported as such;

@@ -622,3 +622,83 @@ void gg_check_venv(struct gg *g, int fd, unsigned marks)
 			      "may not all be named; reinstall it if the session may have written there",
 			      &f);
 }
+
+/* ------------------------------------------------ Mercurial's .hgignore */
+
+/* Entries of a .hgignore's tree looked at, at most, and directories deep
+ * (one statx each: a bound on the cost, said in the line when reached). */
+#define GI_HG_ENTRIES_MAX 20000
+#define GI_HG_DEPTH 16
+
+/* The files (and links) below dfd written in the session, as paths from
+ * the .hgignore's directory (rel: "" at its top), into f. The repositories
+ * inside (.hg, .git) are not walked: theirs are not the rules' files. */
+static void hg_written(struct gg *g, int dfd, const char *rel, unsigned depth, struct found *f)
+{
+	struct dirent *de;
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (dp == NULL) {
+		if (fd >= 0)
+			(void)close(fd);
+		return;
+	}
+	while ((de = readdir(dp)) != NULL) {
+		char sub[PATH_MAX];
+		unsigned char t;
+		struct stat st;
+		int cfd;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, ".hg") == 0 || strcmp(de->d_name, ".git") == 0 ||
+		    (rel[0] == '\0' && strcmp(de->d_name, ".hgignore") == 0))
+			continue;
+		if (++f->seen > GI_HG_ENTRIES_MAX) {
+			f->cut = true;
+			break;
+		}
+		if (snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= (int)sizeof(sub))
+			continue;
+		t = de->d_type;
+		if (t == DT_UNKNOWN)
+			t = fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)
+				    ? DT_DIR
+				    : DT_REG;
+		if (t == DT_DIR) {
+			if (depth + 1 >= GI_HG_DEPTH) {
+				f->deep = true;
+				continue;
+			}
+			cfd = openat(dirfd(dp), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (cfd >= 0) {
+				hg_written(g, cfd, sub, depth + 1, f);
+				(void)close(cfd);
+			}
+			continue;
+		}
+		if (gg_changed(g, dirfd(dp), de->d_name))
+			found_add(f, sub);
+	}
+	(void)closedir(dp);
+}
+
+void gg_check_hgignore(struct gg *g, int fd)
+{
+	char path[PATH_MAX], what[512];
+	struct found f = {0};
+
+	if (!gg_changed(g, fd, ".hgignore") || !gg_join(path, sizeof(path), g->path, ".hgignore"))
+		return;
+	/* Its rules reach the whole repository (a rule with a '/' too): the
+	 * files the session wrote anywhere below are the likely ones it
+	 * hides. */
+	hg_written(g, fd, "", 0, &f);
+	snprintf(what, sizeof(what),
+		 "written in the session: hg status does not show what its rules ignore (itself included; `hg "
+		 "status -i` lists them); review it, and what the session wrote below it%s%s",
+		 f.cut ? " (the look stopped after " GG_STR(GI_HG_ENTRIES_MAX) " entries)" : "",
+		 f.deep ? " (directories deeper than " GG_STR(GI_HG_DEPTH) " were not looked into)" : "");
+	f.cut = f.deep = false;
+	report_hidden(g, path, what, &f);
+}

@@ -3830,6 +3830,38 @@ static void test_hg_prompt_controls(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 34 of the attack (d4): the Mercurial member of round 32's
+ * .gitignore. A repository without a .hgignore; the session writes one
+ * that ignores itself and a new tests/conftest.py (pytest loads it): hg
+ * status and hg diff were clean, nothing said. The .hgignore is named
+ * with what the session wrote below it.
+ */
+static void test_hgignore_written(void)
+{
+	static const char *const want[] = {"/work/h/.hgignore for planted programs: written in the session: hg status does not show",
+					   "tests/conftest.py", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/hg", X_OK) != 0) {
+		TEST_SKIP("no Mercurial (/usr/bin/hg)");
+		return;
+	}
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && hg init h && mkdir h/tests && echo 'def test_ok(): pass' > h/tests/test_a.py && "
+				 "cd h && hg add -q tests && hg commit -q -u t -m init && sleep 1.1",
+				 NULL, NULL,
+				 "cd h && echo 'import os' > tests/conftest.py && "
+				 "printf 'syntax: glob\\n.hgignore\\ntests/conftest.py\\n' > .hgignore && echo DONE",
+				 "cd work/h && hg status; echo host-done") == 0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* only what the session wrote is named, not the tracked test */
+	CU_ASSERT(!test_has(c.err, "test_a.py"));
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -3976,4 +4008,5 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "Mercurial's .hg/hgrc-not-shared: not writable at the top, moved aside in a nested repository",
 		 test_hg_config_not_shared);
 	test_add(s, "Mercurial's branch and bookmarks holding escape sequences: moved aside", test_hg_prompt_controls);
+	test_add(s, "a .hgignore written in the session: named with the files it may hide", test_hgignore_written);
 }
