@@ -65,19 +65,125 @@ static bool host_unreachable(const char *path)
 
 /* Most Windows homes looked at (other_homes()). */
 #define CLI_OTHER_HOMES_MAX 64
+/* Most glob patterns of Windows homes: the fixed ones, WSL's root, and
+ * two per volume found in /proc/self/mountinfo. */
+#define CLI_OTHER_HOME_GLOBS 40
 
 /* Where Windows homes are mounted: WSL's drives, a dual boot's NTFS
- * volume (udisks under /media or /run/media). */
-static const char *const other_home_patterns[] = {"/mnt/*/Users/*", "/media/*/*/Users/*",
-						  "/run/media/*/*/Users/*"};
+ * volume (udisks under /media or /run/media; an fstab line's usual
+ * places, /media/windows, /windows, /data: round 34 of the attack, d7,
+ * also when the volume is not mounted with a Windows file system, a
+ * copy or a bind mount of it). */
+static const char *const other_home_patterns[] = {"/mnt/*/Users/*", "/media/*/*/Users/*", "/run/media/*/*/Users/*",
+						  "/media/*/Users/*", "/*/Users/*"};
 #define CLI_OTHER_HOME_PATTERNS (sizeof(other_home_patterns) / sizeof(other_home_patterns[0]))
+
+/* The file systems a Windows (or macOS) volume is mounted with: NTFS
+ * (the kernel's ntfs3 and old ntfs, ntfs-3g as fuseblk or fuse.ntfs-3g),
+ * FAT and exFAT, WSL's drvfs and 9p, a virtual machine's share (virtiofs),
+ * macOS's HFS+ and APFS (its homes are Users/NAME too). */
+static bool windows_fstype(const char *t)
+{
+	static const char *const types[] = {"ntfs",  "ntfs3", "fuseblk", "vfat",     "msdos",   "exfat",
+					    "9p",    "drvfs", "virtiofs", "hfsplus", "apfs",    "fuse.ntfs-3g",
+					    "fuse.lowntfs-3g", "fuse.apfs-fuse", "fuse.exfat"};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(t, types[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The glob pattern of MOUNT/SUB/NAME, any NAME (the mount point's glob
+ * characters escaped), into out; false when it does not fit. */
+static bool mount_pattern(char *out, size_t len, const char *mnt, const char *sub)
+{
+	size_t n = 0;
+
+	for (const char *p = mnt; *p != '\0'; p++) {
+		if (n + 2 >= len)
+			return false;
+		if (strchr("*?[\\", *p) != NULL)
+			out[n++] = '\\';
+		out[n++] = *p;
+	}
+	return (size_t)snprintf(out + n, len - n, "%s%s/*", n > 0 && out[n - 1] == '/' ? "" : "/", sub) < len - n;
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *w = s;
+
+	for (const char *r = s; *r != '\0'; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+		    r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/*
+ * The patterns of the homes on every volume mounted with a Windows file
+ * system (windows_fstype()), wherever it is mounted (round 34 of the
+ * attack, d7: an fstab line puts a dual boot's volume at /media/windows,
+ * /windows or /data, which no fixed pattern reaches): MOUNT/Users/NAME and
+ * MOUNT/Documents and Settings/NAME (Windows XP's), "Users" in any case (FAT
+ * shows short names as the mount says). Appended to pats[*n] (each
+ * PATH_MAX + 32 long) up to max; *cut set when volumes were left out.
+ */
+static void mounted_home_patterns(char (*pats)[PATH_MAX + 32], size_t *n, size_t max, bool *cut)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (f == NULL) {
+		log_warnx("cannot read /proc/self/mountinfo to find the Windows volumes mounted here: %s",
+			  strerror(errno));
+		return;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *field[6], *save = NULL, *sep, *tok;
+		size_t k = 0;
+
+		/* ID PARENT MAJ:MIN ROOT MOUNT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER */
+		sep = strstr(line, " - ");
+		if (sep == NULL)
+			continue;
+		*sep = '\0';
+		for (tok = strtok_r(line, " ", &save); tok != NULL && k < 5; tok = strtok_r(NULL, " ", &save))
+			field[k++] = tok;
+		tok = strtok_r(sep + 3, " \n", &save);
+		if (k < 5 || tok == NULL || !windows_fstype(tok))
+			continue;
+		mountinfo_unescape(field[4]);
+		if (field[4][0] != '/')
+			continue;
+		if (*n + 2 > max) {
+			*cut = true;
+			continue;
+		}
+		if (mount_pattern(pats[*n], sizeof(pats[0]), field[4], "[Uu][Ss][Ee][Rr][Ss]"))
+			(*n)++;
+		if (mount_pattern(pats[*n], sizeof(pats[0]), field[4], "Documents and Settings"))
+			(*n)++;
+	}
+	free(line);
+	(void)fclose(f);
+}
 
 /*
  * Fills homes[] with the Windows homes mounted on this machine: the
  * directories (not links: "All Users", "Default User" are) matching
- * other_home_patterns. Their stores are the user's as much as $HOME's
- * (round 33 of the attack, under WSL). Returns how many; the strings are
- * g's, freed with globfree() on each.
+ * other_home_patterns, WSL's root and the volumes of mounted_home_patterns().
+ * Their stores are the user's as much as $HOME's (round 33 of the attack,
+ * under WSL). Returns how many, each once; the strings are g's, freed
+ * with globfree() on each.
  */
 /*
  * WSL mounts the Windows drives under [automount] root of /etc/wsl.conf
@@ -114,25 +220,39 @@ static bool wsl_root_pattern(char *out, size_t len)
 	return (size_t)snprintf(out, len, "%s%s*/Users/*", root, root[strlen(root) - 1] == '/' ? "" : "/") < len;
 }
 
-static size_t other_homes(glob_t g[CLI_OTHER_HOME_PATTERNS + 1], const char *homes[CLI_OTHER_HOMES_MAX])
+static size_t other_homes(glob_t g[CLI_OTHER_HOME_GLOBS], const char *homes[CLI_OTHER_HOMES_MAX])
 {
-	char wsl[PATH_MAX + 16];
-	size_t n = 0, npat = CLI_OTHER_HOME_PATTERNS + (wsl_root_pattern(wsl, sizeof(wsl)) ? 1 : 0);
-	bool over = false;
+	static char pats[CLI_OTHER_HOME_GLOBS][PATH_MAX + 32];
+	size_t n = 0, npat = 0;
+	bool over = false, cut = false;
 
-	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS + 1; k++)
+	for (size_t k = 0; k < CLI_OTHER_HOME_GLOBS; k++)
 		memset(&g[k], 0, sizeof(g[k]));
+	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS; k++)
+		snprintf(pats[npat++], sizeof(pats[0]), "%s", other_home_patterns[k]);
+	if (wsl_root_pattern(pats[npat], sizeof(pats[0])))
+		npat++;
+	mounted_home_patterns(pats, &npat, CLI_OTHER_HOME_GLOBS, &cut);
+	if (cut)
+		log_warnx("more than %d Windows volumes mounted: the homes on some are not looked at; add their "
+			  "stores to filesystem.denyRead",
+			  (CLI_OTHER_HOME_GLOBS - (int)CLI_OTHER_HOME_PATTERNS - 1) / 2);
 	for (size_t k = 0; k < npat; k++) {
-		const char *pat = k < CLI_OTHER_HOME_PATTERNS ? other_home_patterns[k] : wsl;
 		int rc;
 
-		rc = glob(pat, 0, NULL, &g[k]);
+		rc = glob(pats[k], 0, NULL, &g[k]);
 		if (rc != 0 && rc != GLOB_NOMATCH)
-			log_warnx("cannot list %s to protect the Windows homes there (glob error %d)", pat, rc);
+			log_warnx("cannot list %s to protect the Windows homes there (glob error %d)", pats[k], rc);
 		for (size_t i = 0; rc == 0 && i < g[k].gl_pathc; i++) {
 			struct stat st;
+			bool dup = false;
 
 			if (lstat(g[k].gl_pathv[i], &st) != 0 || !S_ISDIR(st.st_mode))
+				continue;
+			/* A volume under /mnt or /media matches twice. */
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = strcmp(homes[j], g[k].gl_pathv[i]) == 0;
+			if (dup)
 				continue;
 			if (n == CLI_OTHER_HOMES_MAX)
 				over = true;
@@ -141,8 +261,8 @@ static size_t other_homes(glob_t g[CLI_OTHER_HOME_PATTERNS + 1], const char *hom
 		}
 	}
 	if (over)
-		log_warnx("more than %d Windows homes under /mnt, /media and /run/media: the stores of those "
-			  "past the %dth are not denied; add them to filesystem.denyRead",
+		log_warnx("more than %d Windows homes mounted: the stores of those past the %dth are not denied; "
+			  "add them to filesystem.denyRead",
 			  CLI_OTHER_HOMES_MAX, CLI_OTHER_HOMES_MAX);
 	return n;
 }
@@ -152,7 +272,7 @@ unsigned cli_bind_policy(policy_t *p)
 	struct cli_host ch;
 	char *real = policy_file(p) != NULL ? realpath(policy_file(p), NULL) : NULL;
 	const char *homes[CLI_OTHER_HOMES_MAX];
-	glob_t g[CLI_OTHER_HOME_PATTERNS + 1];
+	glob_t g[CLI_OTHER_HOME_GLOBS];
 	struct policy_host h;
 	unsigned n;
 
@@ -168,7 +288,7 @@ unsigned cli_bind_policy(policy_t *p)
 	h.n_other_homes = other_homes(g, homes);
 	h.other_homes = homes;
 	n = policy_bind(p, &h, stderr);
-	for (size_t k = 0; k < CLI_OTHER_HOME_PATTERNS + 1; k++)
+	for (size_t k = 0; k < CLI_OTHER_HOME_GLOBS; k++)
 		globfree(&g[k]);
 	free(real);
 	return n;

@@ -918,6 +918,88 @@ static void test_remask_inputs(void)
 	(void)unlink(at(path, "work/.env"));
 }
 
+/*
+ * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
+ * where its owner chose (/media/windows, /windows, /data): no fixed
+ * pattern reached it, its home's stores were read in clear. A real NTFS
+ * volume (mkntfs on a loop device, mounted by ntfs-3g: fuseblk, as a dual
+ * boot's is) mounted where no pattern looks (the test's directory, "win
+ * vol": a space, which mountinfo escapes): its Users/NAME is found from
+ * /proc/self/mountinfo. And a plain directory /pvdataPID/Users/NAME (the
+ * reproducer's form, an fstab place): found by the pattern /X/Users/NAME.
+ * The stores of both are denied.
+ */
+static void test_windows_volume_mounted(void)
+{
+	char img[PATH_MAX], mnt[PATH_MAX], home[PATH_MAX + 16], sc[PATH_MAX], hh[PATH_MAX], wpol[PATH_MAX];
+	char cmd[4 * PATH_MAX], data[64], script[4096], *out = NULL, *err = NULL;
+	static const char *const files[] = {".aws/credentials", ".ssh/id_ed25519",
+					    "AppData/Roaming/GitHub CLI/hosts.yml"};
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/ntfs-3g", X_OK) != 0 || access("/usr/sbin/mkntfs", X_OK) != 0 ||
+	    access("/dev/fuse", R_OK | W_OK) != 0) {
+		TEST_SKIP("not root, or no ntfs-3g, mkntfs or /dev/fuse: cannot mount an NTFS volume");
+		return;
+	}
+	at(mnt, "win vol");
+	snprintf(home, sizeof(home), "%s/Users/pvwin", mnt);
+	snprintf(data, sizeof(data), "/pvdata%d", (int)getpid());
+	at(img, "ntfs.img");
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; truncate -s 8M '%1$s'; mkntfs -F -Q -q '%1$s' >/dev/null 2>&1; mkdir -p '%2$s'; "
+		 "d=$(losetup -f --show '%1$s'); ntfs-3g \"$d\" '%2$s' || { losetup -d \"$d\"; exit 1; }; "
+		 "grep -q ' fuseblk ' /proc/self/mountinfo",
+		 img, mnt);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "rmdir '%s' 2>/dev/null; rm -f '%s'", mnt, img);
+		if (system(cmd) != 0)
+			fprintf(stderr, "\n  cannot remove %s\n", mnt);
+		TEST_SKIP("cannot mount an NTFS volume here (loop device or FUSE refused)");
+		return;
+	}
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			char path[PATH_MAX * 2], dir[PATH_MAX * 2], top[PATH_MAX + 16];
+
+			snprintf(top, sizeof(top), "%s%s", k == 0 ? home : data, k == 0 ? "" : "/Users/pvwin");
+			snprintf(path, sizeof(path), "%s/%s", top, files[i]);
+			snprintf(dir, sizeof(dir), "%s", path);
+			*strrchr(dir, '/') = '\0';
+			CU_ASSERT_EQUAL(mkdirs(dir), 0);
+			CU_ASSERT(test_write_file(path, "WINDOWS-HOME-SECRET\n", 20) == 0);
+			n += (size_t)snprintf(script + n, sizeof(script) - n,
+					      "echo \"%3$s%1$s:$(cat '%2$s/%1$s' 2>/dev/null | wc -c)\"\n", files[i], top,
+					      k == 0 ? "ntfs:" : "data:");
+		}
+	{
+		struct test_sbx_run r = {root, at(hh, "home"), NULL, at(wpol, "work.yaml"), sc, NULL, NULL};
+
+		snprintf(sc, sizeof(sc), "%s/scripts/ntfs.sh", root);
+		CU_ASSERT_EQUAL(test_write_file(sc, script, strlen(script)), 0);
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	}
+	snprintf(cmd, sizeof(cmd), "d=$(findmnt -n -o SOURCE --target '%1$s'); umount '%1$s' && losetup -d \"$d\"; "
+		 "rmdir '%1$s'; rm -f '%2$s'", mnt, img);
+	CU_ASSERT(system(cmd) == 0);
+	test_rmtree(data);
+	ROW(st == 0, "NTFS volume: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char want[PATH_MAX];
+
+		snprintf(want, sizeof(want), "ntfs:%s:0\n", files[i]);
+		ROW(test_has(out, want), "the mounted NTFS volume's home %s was readable: %s", files[i], test_nz(out));
+		snprintf(want, sizeof(want), "data:%s:0\n", files[i]);
+		ROW(test_has(out, want), "the home under /X/Users %s was readable: %s", files[i], test_nz(out));
+	}
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_credstores)
 {
 	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
@@ -940,4 +1022,6 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);
+	test_add(s, "a Windows home on an NTFS volume mounted anywhere (from mountinfo), or at /X/Users: denied",
+		 test_windows_volume_mounted);
 }
