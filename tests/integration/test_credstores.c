@@ -962,7 +962,7 @@ static void test_windows_volume_mounted(void)
 	}
 	for (size_t k = 0; k < 2; k++)
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-			char path[PATH_MAX * 2], dir[PATH_MAX * 2], top[PATH_MAX + 16];
+			char path[PATH_MAX * 2], dir[PATH_MAX * 2], top[PATH_MAX + 64];
 
 			snprintf(top, sizeof(top), "%s%s", k == 0 ? home : data, k == 0 ? "" : "/Users/pvwin");
 			snprintf(path, sizeof(path), "%s/%s", top, files[i]);
