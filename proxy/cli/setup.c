@@ -67,15 +67,18 @@ static bool host_unreachable(const char *path)
 #define CLI_OTHER_HOMES_MAX 64
 /* Most glob patterns of Windows homes: the fixed ones, WSL's root, and
  * two per volume found in /proc/self/mountinfo. */
-#define CLI_OTHER_HOME_GLOBS 40
+#define CLI_OTHER_HOME_GLOBS 48
 
 /* Where Windows homes are mounted: WSL's drives, a dual boot's NTFS
  * volume (udisks under /media or /run/media; an fstab line's usual
- * places, /media/windows, /windows, /data: round 34 of the attack, d7,
- * also when the volume is not mounted with a Windows file system, a
- * copy or a bind mount of it). */
-static const char *const other_home_patterns[] = {"/mnt/*/Users/*", "/media/*/*/Users/*", "/run/media/*/*/Users/*",
-						  "/media/*/Users/*", "/*/Users/*"};
+ * places, /media/windows, /windows, /win, /data: round 34 of the attack,
+ * d7, also when the volume is not mounted with a Windows file system, a
+ * copy or a bind mount of it). Not "/X/Users": a lookup of Users in an
+ * automount point at the top (/net) would ask the network at every
+ * start. */
+static const char *const other_home_patterns[] = {
+    "/mnt/*/Users/*",	   "/media/*/*/Users/*", "/run/media/*/*/Users/*", "/media/*/Users/*",
+    "/windows/Users/*", "/Windows/Users/*",   "/win/Users/*",	       "/data/Users/*"};
 #define CLI_OTHER_HOME_PATTERNS (sizeof(other_home_patterns) / sizeof(other_home_patterns[0]))
 
 /* The file systems a Windows (or macOS) volume is mounted with: NTFS

@@ -925,8 +925,9 @@ static void test_remask_inputs(void)
  * volume (mkntfs on a loop device, mounted by ntfs-3g: fuseblk, as a dual
  * boot's is) mounted where no pattern looks (the test's directory, "win
  * vol": a space, which mountinfo escapes): its Users/NAME is found from
- * /proc/self/mountinfo. And a plain directory /pvdataPID/Users/NAME (the
- * reproducer's form, an fstab place): found by the pattern /X/Users/NAME.
+ * /proc/self/mountinfo. And a plain directory /media/pvdataPID/Users/NAME
+ * (the reproducer's form, an fstab place): found by the pattern
+ * /media/X/Users/NAME.
  * The stores of both are denied.
  */
 static void test_windows_volume_mounted(void)
@@ -946,7 +947,7 @@ static void test_windows_volume_mounted(void)
 	}
 	at(mnt, "win vol");
 	snprintf(home, sizeof(home), "%s/Users/pvwin", mnt);
-	snprintf(data, sizeof(data), "/pvdata%d", (int)getpid());
+	snprintf(data, sizeof(data), "/media/pvdata%d", (int)getpid());
 	at(img, "ntfs.img");
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; truncate -s 8M '%1$s'; mkntfs -F -Q -q '%1$s' >/dev/null 2>&1; mkdir -p '%2$s'; "
@@ -994,7 +995,7 @@ static void test_windows_volume_mounted(void)
 		snprintf(want, sizeof(want), "ntfs:%s:0\n", files[i]);
 		ROW(test_has(out, want), "the mounted NTFS volume's home %s was readable: %s", files[i], test_nz(out));
 		snprintf(want, sizeof(want), "data:%s:0\n", files[i]);
-		ROW(test_has(out, want), "the home under /X/Users %s was readable: %s", files[i], test_nz(out));
+		ROW(test_has(out, want), "the home under /media/X/Users %s was readable: %s", files[i], test_nz(out));
 	}
 	free(out);
 	free(err);
@@ -1022,6 +1023,6 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);
-	test_add(s, "a Windows home on an NTFS volume mounted anywhere (from mountinfo), or at /X/Users: denied",
+	test_add(s, "a Windows home on an NTFS volume mounted anywhere (from mountinfo), or at /media/X/Users: denied",
 		 test_windows_volume_mounted);
 }
