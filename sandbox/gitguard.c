@@ -454,6 +454,9 @@ struct dev_ino_set {
 struct sbx_git_before {
 	struct dev_ino_set dirs; /* git directories and candidates */
 	struct dev_ino_set odd;  /* entries inside them neither file nor directory */
+	struct dev_ino_set ifdirs; /* directories at a root's top (those on
+				    * the way of rows covered only where they
+				    * exist were covered) */
 	struct dev_ino_set links; /* symbolic links outside them (linkout.c) */
 	struct dev_ino_set refs; /* where kept configs lead (gg_ref_note()) */
 	struct dev_ino_set py;   /* entries where a host Python starts, keyed by
@@ -876,6 +879,17 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		if (sc.dotgit == DT_REG)
 			gg_check_worktree_side(g, fd);
 		for (i = 0; i < sc.n; i++) {
+			/* The directories at the top of a root: those on the
+			 * way of rows covered only where they exist (.hg,
+			 * .config, mise) the mount plan covers now (its mount
+			 * pins such a directory: it cannot be renamed away).
+			 * All noted: this walk has no rows. */
+			if (depth == 0 && sc.ents[i].type == DT_DIR &&
+			    note_id(&g->record->ifdirs, fd, sc.ents[i].name) < 0) {
+				g->record->nomem = true;
+				(void)close(fd);
+				goto out;
+			}
 			sc.ents[i].how = CTL_NONE;
 			if (((ingit && odd_type(sc.ents[i].type) &&
 			      note_id(&g->record->odd, fd, sc.ents[i].name) < 0)) ||
@@ -912,6 +926,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_venv(g, fd, sc.venv);
 	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */
 	gg_check_hg_prompt(g, fd); /* its branch and bookmarks (githg.c) */
+	gg_check_hg_includes(g, fd); /* what its hgrc includes (githg.c) */
 	/* Directories on a row's way or in a directory row: changed in the
 	 * session, or below one that was since the row starts. Not in a row
 	 * the mount plan covered read-only: the command could not write
@@ -922,6 +937,13 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 			continue;
 		sc.ents[i].covered = covered || (depth == 0 && sc.ents[i].row != NULL && !sc.ents[i].row->if_dir &&
 						 sc.ents[i].row->path[0] != '*');
+		/* Rows covered only where their directory exists: covered
+		 * when that directory was there at the start (the placeholders
+		 * the plan made in it change its ctime: round 34, an untouched
+		 * .hg/hgrc at the top was moved aside after every session). */
+		if (!sc.ents[i].covered && depth == 0 && sc.ents[i].type == DT_DIR && sc.ents[i].row != NULL &&
+		    sc.ents[i].row->if_dir && g->before != NULL && noted(&g->before->ifdirs, fd, sc.ents[i].name))
+			sc.ents[i].covered = true;
 		sc.ents[i].fresh = !sc.ents[i].covered &&
 				   ((fresh_way && (reloff != 0 || inrow != NULL)) || gg_changed(g, fd, sc.ents[i].name));
 	}
@@ -2367,6 +2389,8 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 		qsort(b->dirs.v, b->dirs.n, sizeof(*b->dirs.v), cmp_dev_ino);
 	if (b->odd.n > 1)
 		qsort(b->odd.v, b->odd.n, sizeof(*b->odd.v), cmp_dev_ino);
+	if (b->ifdirs.n > 1)
+		qsort(b->ifdirs.v, b->ifdirs.n, sizeof(*b->ifdirs.v), cmp_dev_ino);
 	if (b->links.n > 1)
 		qsort(b->links.v, b->links.n, sizeof(*b->links.v), cmp_dev_ino);
 	if (b->refs.n > 1)
@@ -2387,6 +2411,7 @@ void sbx_git_before_free(sbx_git_before_t *b)
 		return;
 	free(b->dirs.v);
 	free(b->odd.v);
+	free(b->ifdirs.v);
 	free(b->links.v);
 	free(b->refs.v);
 	free(b->py.v);

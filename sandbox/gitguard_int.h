@@ -487,6 +487,10 @@ void gg_check_hg(struct gg *g, int fd);
  * files a shell prompt prints (branch, bookmarks, bookmarks.current,
  * topic) written in the session holding control characters move aside. */
 void gg_check_hg_prompt(struct gg *g, int fd);
+/* githg.c: the directory g->path (open as fd), when it is a .hg: the
+ * files its hgrc and hgrc-not-shared %include, in a writable tree and
+ * written in the session, move aside; kept ones are followed. */
+void gg_check_hg_includes(struct gg *g, int fd);
 /* gitviews.c: does [s, s + n) hold a byte a terminal takes for a control
  * (C0, DEL, C1 as UTF-8)? A final newline is not one. */
 bool gg_has_control(const char *s, size_t n);

@@ -3862,6 +3862,46 @@ static void test_hgignore_written(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 34 (d3's family): a kept .hg/hgrc that includes a team file in
+ * the work tree ("%include ../team.rc", as git's include.path): the
+ * session writes [hooks] there (and a second include the hgrc names
+ * that did not exist): the host's next hg status ran them. Both move
+ * aside, at the top (where .hg/hgrc itself is read-only) and nested;
+ * the kept hgrc stays.
+ */
+static void test_hg_include_written(void)
+{
+	static const char *const want[] = {"/work/team.rc: a file a Mercurial repository config includes",
+					   "/work/h/conf/new.rc: a file a Mercurial repository config includes", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/hg", X_OK) != 0) {
+		TEST_SKIP("no Mercurial (/usr/bin/hg)");
+		return;
+	}
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && hg init . && hg init h && printf '%%include ../team.rc\\n' > .hg/hgrc && "
+				 "echo '[ui]' > team.rc && mkdir h/conf && "
+				 "printf '[ui]\\n%%include ../conf/old.rc\\n%%include ../conf/new.rc\\n' > h/.hg/hgrc && "
+				 "echo '[ui]' > h/conf/old.rc && sleep 1.1",
+				 NULL, NULL,
+				 "printf '[hooks]\\npre-status = touch %s/top\\n' \"$M\" >> team.rc && "
+				 "printf '[hooks]\\npre-status = touch %s/nested\\n' \"$M\" > h/conf/new.rc && echo DONE",
+				 "cd work && hg status >/dev/null 2>&1; cd h && hg status >/dev/null 2>&1; echo host-done") ==
+			0);
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	/* the kept include the session left alone stays; so does the
+	 * kept .hg/hgrc at the top, which the mount plan covered (it was
+	 * moved aside after every session: the plan's placeholders in .hg
+	 * made the directory look new) */
+	CU_ASSERT(exists(&c, "work/h/conf/old.rc") && !test_has(c.err, "old.rc"));
+	CU_ASSERT(exists(&c, "work/.hg/hgrc") && !test_has(c.err, "/work/.hg/hgrc"));
+	gcase_free(&c);
+}
+
 TEST_REGISTRAR(register_gitguard)
 {
 	CU_pSuite s = test_suite("gitguard", suite_init, suite_cleanup);
@@ -4009,4 +4049,5 @@ TEST_REGISTRAR(register_gitguard)
 		 test_hg_config_not_shared);
 	test_add(s, "Mercurial's branch and bookmarks holding escape sequences: moved aside", test_hg_prompt_controls);
 	test_add(s, "a .hgignore written in the session: named with the files it may hide", test_hgignore_written);
+	test_add(s, "files a kept .hg/hgrc includes, written in the session: moved aside", test_hg_include_written);
 }
