@@ -26,6 +26,12 @@
  * into a temporary directory and looked up (one git cannot index refuses
  * the start); a loose object left as tmp_obj_* in the content's fan-out
  * directory is inflated and hashed (the review of round 33, R6a).
+ * A hidden directory (a deny_read directory: one the user named, a row of
+ * the mandatory table such as ~/.aws; round 34 of the attack, d8 and
+ * d8b): the index of the repository holding it naming a path under it
+ * (one scan; a sparse index's directory entry above it too) refuses the
+ * start, and the content of each of its regular files is looked up as a
+ * hidden file's, within bounds (check_dir()).
  * What cannot be read or parsed there refuses the start; no repository
  * is nothing to refuse.
  */
@@ -57,6 +63,19 @@
  * for; whether an index names it still is). */
 #define GC_HASH_MAX_BYTES (64u * 1024 * 1024)
 /* Alternates followed, as git: five deep. */
+/* A hidden directory's files whose content is looked up, and how deep:
+ * a directory the user named, past either bound the start is refused; a
+ * row of the mandatory table, its first GC_ROW_FILES_MAX files at most
+ * GC_ROW_DEPTH directories down, those of at most GC_ROW_FILE_MAX_BYTES
+ * hashed, up to GC_ROW_MAX_BYTES (each lookup maps every pack's .idx:
+ * 64 files of two browser profiles cost some 60 ms a start). */
+#define GC_DIR_FILES_MAX 1024u
+#define GC_DIR_MAX_BYTES (64u * 1024 * 1024)
+#define GC_ROW_FILES_MAX 32u
+#define GC_ROW_DEPTH 2
+#define GC_ROW_FILE_MAX_BYTES (64u * 1024)
+#define GC_ROW_MAX_BYTES (1024u * 1024)
+#define GC_DIR_DEPTH 16
 #define GC_ALT_DEPTH 5
 #define GC_OBJDIRS_MAX 16
 /* How long git may take to index a pack that has no index. */
@@ -347,18 +366,16 @@ static unsigned char *map_file(int dfd, const char *name, size_t max, size_t *le
 	return m;
 }
 
-/* Whether r's index (or a split index's shared index) names rel, in
- * *found: the files mapped at the first call, each scan parsing them
- * whole. 0, or -1 with err set (an index that cannot be read or does
- * not parse: whether it names the file is not known). */
-static int index_tracks(struct gc *c, struct gc_repo *r, const char *rel, bool *found)
+/* Each entry of r's index (or a split index's shared index) to fn with
+ * arg: the files mapped at the first call, each scan parsing them whole.
+ * 0, or -1 with err set (an index that cannot be read or does not
+ * parse: what it names is not known). */
+static int index_walk(struct gc *c, struct gc_repo *r, gg_index_fn fn, void *arg)
 {
-	struct tracked t = {rel, strlen(rel), false};
 	unsigned char shared[32];
 	char name[32 * 2 + 16];
 	int fd = -1, rc;
 
-	*found = false;
 	if (!r->index_read) {
 		fd = open(r->gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
@@ -375,7 +392,7 @@ static int index_tracks(struct gc *c, struct gc_repo *r, const char *rel, bool *
 		}
 		r->index_read = true;
 	}
-	rc = r->index == NULL ? 0 : gg_index_scan(r->index, r->index_len, r->hsz, tracked_entry, NULL, &t, shared);
+	rc = r->index == NULL ? 0 : gg_index_scan(r->index, r->index_len, r->hsz, fn, NULL, arg, shared);
 	if (rc == 1 && r->shared == NULL) {
 		int k = snprintf(name, sizeof(name), "sharedindex.");
 
@@ -395,7 +412,7 @@ static int index_tracks(struct gc *c, struct gc_repo *r, const char *rel, bool *
 	}
 	if (fd >= 0)
 		(void)close(fd);
-	if (rc == 1 && gg_index_scan(r->shared, r->shared_len, r->hsz, tracked_entry, NULL, &t, NULL) != 0)
+	if (rc == 1 && gg_index_scan(r->shared, r->shared_len, r->hsz, fn, NULL, arg, NULL) != 0)
 		rc = -1;
 	if (rc < 0) {
 		errbuf_set_errno(c->err, c->errlen, 0,
@@ -403,6 +420,18 @@ static int index_tracks(struct gc *c, struct gc_repo *r, const char *rel, bool *
 				 "not parse (`rm %s/index && git reset` makes a new one)", r->gitdir, r->gitdir);
 		return -1;
 	}
+	return 0;
+}
+
+/* Whether r's index names rel (or a sparse directory entry above it),
+ * in *found. 0, or -1 with err set. */
+static int index_tracks(struct gc *c, struct gc_repo *r, const char *rel, bool *found)
+{
+	struct tracked t = {rel, strlen(rel), false};
+
+	*found = false;
+	if (index_walk(c, r, tracked_entry, &t) < 0)
+		return -1;
 	*found = t.found;
 	return 0;
 }
@@ -897,6 +926,29 @@ static int check_store(struct gc *c, const struct gc_repo *r, struct hidden_file
 	return 0;
 }
 
+/* Whether the store of r (the repository holding f, or NULL) or of one
+ * of the n_others repositories others (indexes in c->repos, SIZE_MAX:
+ * none) holds f's content. 0, or -1 with err set. */
+static int check_stores(struct gc *c, struct gc_repo *r, struct hidden_file *f, const size_t *others,
+			size_t n_others)
+{
+	size_t ri = r != NULL ? (size_t)(r - c->repos) : SIZE_MAX;
+
+	if (check_store(c, r, f) < 0)
+		return -1;
+	for (size_t i = 0; i < n_others; i++) {
+		bool same = false;
+
+		if (others[i] == SIZE_MAX || others[i] == ri)
+			continue;
+		for (size_t k = 0; k < i && !same; k++)
+			same = others[k] == others[i];
+		if (!same && check_store(c, &c->repos[others[i]], f) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Checks one hidden file (canonical p, regular) against the repository
  * holding it and the n_others repositories others (indexes in c->repos,
  * SIZE_MAX: none; n_others 0 for a file of the mandatory table). 0, or
@@ -906,7 +958,7 @@ static int check_file(struct gc *c, const char *p, const char *what, const size_
 	struct hidden_file f = {.p = p, .what = what};
 	char dir[PATH_MAX];
 	struct gc_repo *r;
-	size_t tl, ri;
+	size_t tl;
 	bool tracked;
 
 	if (sbx_memo_stat(c->b->memo, p, &f.st) < 0 || !S_ISREG(f.st.st_mode) || strlen(p) >= sizeof(dir))
@@ -915,7 +967,6 @@ static int check_file(struct gc *c, const char *p, const char *what, const size_
 	*strrchr(dir, '/') = '\0';
 	if (find_repo(c, dir[0] != '\0' ? dir : "/", &r) < 0)
 		return -1;
-	ri = r != NULL ? (size_t)(r - c->repos) : SIZE_MAX;
 	if (r != NULL && !r->unread) {
 		tl = strcmp(r->top, "/") == 0 ? 0 : strlen(r->top);
 		if (index_tracks(c, r, p + tl + 1, &tracked) < 0)
@@ -931,19 +982,244 @@ static int check_file(struct gc *c, const char *p, const char *what, const size_
 			return -1;
 		}
 	}
-	if (check_store(c, r, &f) < 0)
-		return -1;
-	for (size_t i = 0; i < n_others; i++) {
-		bool same = false;
+	return check_stores(c, r, &f, others, n_others);
+}
 
-		if (others[i] == SIZE_MAX || others[i] == ri)
+/* ------------------------------------------------- a hidden directory */
+
+/* A hidden directory (a deny_read directory op) and what its
+ * repository's index names under it. */
+struct dir_scan {
+	const char *p;   /* the directory (canonical, the plan's) */
+	size_t repo;     /* the repository holding it (in c->repos), or SIZE_MAX */
+	const char *rel; /* its path in that work tree */
+	size_t rlen;
+	char *first;     /* the first entry under it (or a sparse entry above), or NULL */
+};
+
+/* One scan of repository repo's index for every directory of d[0, n)
+ * it holds. */
+struct dir_scans {
+	struct dir_scan *d;
+	size_t n, repo;
+};
+
+/* gg_index_scan()'s callback for struct dir_scans: the entry is under a
+ * directory ("rel/...": a file, or a sparse entry below), or a sparse
+ * entry "a/" is above or at it (rel "a/b": not checked out at all). */
+static int under_entry(void *arg, const char *name, const unsigned char *e, uint16_t flags, uint16_t ext)
+{
+	struct dir_scans *s = arg;
+	size_t n = strlen(name);
+
+	(void)e;
+	(void)flags;
+	(void)ext;
+	for (size_t i = 0; i < s->n && n > 0; i++) {
+		struct dir_scan *t = &s->d[i];
+
+		if (t->repo != s->repo || t->first != NULL)
 			continue;
-		for (size_t k = 0; k < i && !same; k++)
-			same = others[k] == others[i];
-		if (!same && check_store(c, &c->repos[others[i]], &f) < 0)
+		if ((n > t->rlen && strncmp(name, t->rel, t->rlen) == 0 && name[t->rlen] == '/') ||
+		    (name[n - 1] == '/' && n - 1 <= t->rlen && strncmp(name, t->rel, n - 1) == 0 &&
+		     (n - 1 == t->rlen || t->rel[n - 1] == '/'))) {
+			if ((t->first = strdup(name)) == NULL)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* The walk of one hidden directory's regular files. */
+struct dir_walk {
+	struct gc *c;
+	struct gc_repo *r;     /* the repository holding it, or NULL */
+	const size_t *others;  /* as check_stores() */
+	size_t n_others;
+	bool named;            /* the user named it: past the bound refuses */
+	const char *dir;       /* the directory (canonical) */
+	char what[PATH_MAX + 64];
+	size_t files;          /* files hashed */
+	uint64_t bytes;        /* their bytes */
+	bool over;             /* a bound was reached */
+};
+
+/* Looks up the content of each regular file under path (open as dfd,
+ * which this closes), plen bytes of path[PATH_MAX] in use, depth deep:
+ * a directory's files before its subdirectories (a store keeps its keys
+ * at its top: ~/.aws/credentials, ~/.ssh/id_ed25519), no link followed, a
+ * nested .git not entered (a repository there is under the deny: not
+ * read). 0, or -1 with err set. */
+static int walk_dir(struct dir_walk *w, int dfd, char *path, size_t plen, unsigned depth)
+{
+	struct dirent *de;
+	DIR *d = fdopendir(dfd);
+	int rc = 0;
+
+	if (d == NULL) {
+		(void)close(dfd);
+		return 0; /* cannot be listed: the sandbox cannot either */
+	}
+	for (int pass = 0; pass < 2 && rc == 0 && !w->over; pass++) {
+		rewinddir(d);
+		while (rc == 0 && !w->over && (de = readdir(d)) != NULL) {
+			struct hidden_file f = {.p = path, .what = w->what};
+			size_t n = strlen(de->d_name);
+			int sub;
+
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			    strcmp(de->d_name, ".git") == 0 || plen + 1 + n >= PATH_MAX ||
+			    (pass == 0 && de->d_type == DT_DIR) || (pass == 1 && de->d_type != DT_DIR &&
+								  de->d_type != DT_UNKNOWN) ||
+			    fstatat(dfd, de->d_name, &f.st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			path[plen] = '/';
+			memcpy(path + plen + 1, de->d_name, n + 1);
+			if (pass == 1 && S_ISDIR(f.st.st_mode)) {
+				if (depth < (w->named ? GC_DIR_DEPTH : GC_ROW_DEPTH) &&
+				    (sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+					rc = walk_dir(w, sub, path, plen + 1 + n, depth + 1);
+			} else if (pass == 0 && S_ISREG(f.st.st_mode) && f.st.st_size > 0) {
+				if (w->named) {
+					if (w->files + 1 > GC_DIR_FILES_MAX ||
+					    w->bytes + (uint64_t)f.st.st_size > GC_DIR_MAX_BYTES) {
+						w->over = true;
+					} else {
+						w->files++;
+						w->bytes += (uint64_t)f.st.st_size;
+						rc = check_stores(w->c, w->r, &f, w->others, w->n_others);
+					}
+				} else if (++w->files > GC_ROW_FILES_MAX) {
+					w->over = true;
+				} else if ((uint64_t)f.st.st_size <= GC_ROW_FILE_MAX_BYTES &&
+					   w->bytes + (uint64_t)f.st.st_size <= GC_ROW_MAX_BYTES) {
+					/* A row's credential files are small; a
+					 * browser's database is not hashed. */
+					w->bytes += (uint64_t)f.st.st_size;
+					rc = check_stores(w->c, w->r, &f, w->others, w->n_others);
+				}
+			}
+			path[plen] = '\0';
+		}
+	}
+	(void)closedir(d);
+	return rc;
+}
+
+/*
+ * Checks one hidden directory ds->p: the index of the repository holding
+ * it naming a path under it (ds->first, from scan_dirs()) refuses the
+ * start; then
+ * the content of each of its regular files is looked up as a hidden
+ * file's, in that repository's store and (named) in the n_others
+ * repositories others: for a directory the user named, at most
+ * GC_DIR_FILES_MAX files and GC_DIR_MAX_BYTES bytes, past which the
+ * start is refused; for a row of the mandatory table, the first
+ * GC_ROW_FILES_MAX files GC_ROW_DEPTH deep, those of at most
+ * GC_ROW_FILE_MAX_BYTES, up to GC_ROW_MAX_BYTES, and no more. 0, or -1
+ * with err set.
+ */
+static int check_dir(struct gc *c, const struct dir_scan *ds, bool named, const size_t *others, size_t n_others)
+{
+	struct dir_walk w = {.c = c, .others = others, .n_others = named ? n_others : 0, .named = named, .dir = ds->p};
+	const char *p = ds->p;
+	char path[PATH_MAX];
+	bool store = false;
+	int fd;
+
+	if (strlen(p) >= sizeof(path))
+		return 0;
+	w.r = ds->repo != SIZE_MAX ? &c->repos[ds->repo] : NULL;
+	if (w.r != NULL && !w.r->unread) {
+		if (ds->first != NULL) {
+			errbuf_set_errno(c->err, c->errlen, 0,
+					 "cannot apply a read deny to the directory %s: the git repository %s tracks "
+					 "%s in it, and the sandbox reads its real content from the repository's "
+					 "objects (git show HEAD:%s); remove the directory from the index and the "
+					 "history (git rm -r --cached %s, then e.g. git filter-repo --invert-paths "
+					 "--path %s/) and replace its secrets, or add %s to filesystem.denyRead",
+					 p, w.r->top, ds->first, ds->first, ds->rel, ds->rel, w.r->gitdir);
+			return -1;
+		}
+		store = true;
+	}
+	/* Hash nothing when no store would be searched. */
+	for (size_t i = 0; i < w.n_others && !store; i++)
+		store = others[i] != SIZE_MAX && !c->repos[others[i]].unread;
+	if (!store)
+		return 0;
+	(void)snprintf(w.what, sizeof(w.what), "a read deny of the directory %s", p);
+	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	strcpy(path, p);
+	if (walk_dir(&w, fd, path, strlen(path), 0) < 0)
+		return -1;
+	if (w.over && named) {
+		errbuf_set_errno(c->err, c->errlen, 0,
+				 "cannot apply a read deny to the directory %s: it holds more than %u files or %u "
+				 "MiB, too many to look for each one's content in the object stores of the git "
+				 "repositories the sandbox reads (%s); deny its secret files themselves, or a "
+				 "smaller directory, or add the repository's .git to filesystem.denyRead",
+				 p, (unsigned)GC_DIR_FILES_MAX, (unsigned)(GC_DIR_MAX_BYTES >> 20),
+				 w.r != NULL && !w.r->unread ? w.r->top : "the working directory's");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The deny_read directories of the plan into *out (*n_out entries, to
+ * free with dirs_free()): each one's repository (found from the
+ * directory itself, as git finds it) and, in one scan of each readable
+ * repository's index for all the directories it holds, the first entry
+ * under each. 0, or -1 with err set.
+ */
+static int scan_dirs(struct gc *c, struct dir_scan **out, size_t *n_out)
+{
+	struct dir_scan *d = calloc(c->b->n_ops + 1, sizeof(*d));
+	size_t n = 0;
+
+	*out = d;
+	*n_out = 0;
+	if (d == NULL) {
+		errbuf_set_errno(c->err, c->errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	for (size_t i = 0; i < c->b->n_ops; i++) {
+		const struct sbx_op *op = &c->b->ops[i];
+		struct gc_repo *r;
+		size_t tl;
+
+		if (op->kind != SBX_OP_DENY_READ || !op->is_dir)
+			continue;
+		if (find_repo(c, op->path, &r) < 0)
+			return -1;
+		d[n].p = op->path;
+		d[n].repo = r != NULL && !r->unread ? (size_t)(r - c->repos) : SIZE_MAX;
+		if (r != NULL) {
+			tl = strcmp(r->top, "/") == 0 ? 0 : strlen(r->top);
+			d[n].rel = op->path + tl + (op->path[tl] == '/');
+			d[n].rlen = strlen(d[n].rel);
+		}
+		*n_out = ++n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct dir_scans s = {d, n, d[i].repo};
+		bool done = d[i].repo == SIZE_MAX;
+
+		for (size_t k = 0; k < i && !done; k++)
+			done = d[k].repo == d[i].repo;
+		if (!done && index_walk(c, &c->repos[d[i].repo], under_entry, &s) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+static void dirs_free(struct dir_scan *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(d[i].first);
+	free(d);
 }
 
 /* Contract in sbx_int.h. */
@@ -951,7 +1227,8 @@ int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, co
 			 size_t errlen)
 {
 	struct gc c = {.b = b, .err = err, .errlen = errlen};
-	size_t *others, n_others = 0;
+	struct dir_scan *dirs = NULL;
+	size_t *others, n_others = 0, n_dirs = 0, k_dir = 0;
 	int rc = -1;
 
 	/* The repositories of the writable trees and of the working
@@ -975,6 +1252,8 @@ int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, co
 		free(real);
 		others[n_others++] = r != NULL ? (size_t)(r - c.repos) : SIZE_MAX;
 	}
+	if (scan_dirs(&c, &dirs, &n_dirs) < 0)
+		goto out;
 	/* A file of the mandatory table, which the user did not name, is
 	 * looked for in its own repository only: a project may well commit
 	 * a file byte for byte like one of the home's that holds no secret
@@ -983,7 +1262,7 @@ int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, co
 	for (size_t i = 0; i < b->n_ops; i++) {
 		bool named = false;
 
-		if (b->ops[i].kind != SBX_OP_DENY_READ || b->ops[i].is_dir)
+		if (b->ops[i].kind != SBX_OP_DENY_READ)
 			continue;
 		for (size_t k = 0; cfg->named_secrets != NULL && cfg->named_secrets[k] != NULL && !named; k++) {
 			char *n = sbx_memo_realpath(b->memo, cfg->named_secrets[k]);
@@ -991,7 +1270,8 @@ int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, co
 			named = n != NULL && strcmp(n, b->ops[i].path) == 0;
 			free(n);
 		}
-		if (check_file(&c, b->ops[i].path, "a read deny", others, named ? n_others : 0) < 0)
+		if (b->ops[i].is_dir ? check_dir(&c, &dirs[k_dir++], named, others, n_others) < 0
+				     : check_file(&c, b->ops[i].path, "a read deny", others, named ? n_others : 0) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < cfg->n_files; i++) {
@@ -1007,6 +1287,7 @@ int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, co
 	}
 	rc = 0;
 out:
+	dirs_free(dirs, n_dirs);
 	free(others);
 	repos_free(&c);
 	for (size_t i = 0; i < c.n_unidx; i++) {

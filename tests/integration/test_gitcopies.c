@@ -15,11 +15,17 @@
  *    file outside every repository whose content the working directory's
  *    repository holds: refused; a file of the mandatory table (~/.npmrc)
  *    a dotfiles repository in the home tracks: refused;
+ *  - a denyRead directory (round 34, d8) whose files the repository
+ *    tracks, whose files' content is in a pack, or under a sparse index's
+ *    directory entry, and one of more than 1,024 files: refused; a
+ *    directory row of the mandatory table (~/.aws, d8b) a repository at
+ *    the home tracks, or whose file's content its store holds: refused;
  *  - an index or a pack index that does not parse: refused, said so;
  *  - an untracked (ignored) masked file in a repository, a masked file
  *    with no repository above it, a repository whose .git the policy
  *    denies, and a file of the mandatory table (~/.yarnrc.yml) byte for
- *    byte like one the project commits: the command starts.
+ *    byte like one the project commits, a denied directory never
+ *    committed: the command starts.
  *
  * Suite "gitcopies". Without user namespaces every test is skipped with
  * the reason printed, unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree
@@ -46,6 +52,7 @@ static char *root;  /* /var/tmp/pv-gcp.XXXXXX */
 static unsigned nrun;
 static char secret[48]; /* the hidden files' value: sk-proj- and 32 random characters */
 static const char *run_home = "home"; /* HOME of run_gc(), under root */
+static const char *run_script;        /* run_gc()'s script, NULL: its own */
 
 /* root/rel into buf (PATH_MAX bytes); "" if it does not fit. */
 static char *at(char *buf, const char *rel)
@@ -155,7 +162,8 @@ static int run_gc(const char *cwd, const char *mask, const char *deny, const cha
 	int n = 0;
 
 	snprintf(name, sizeof(name), "run-%u.sh", nrun);
-	if (test_write_file(at(sc, name), script, sizeof(script) - 1) < 0)
+	if (test_write_file(at(sc, name), run_script != NULL ? run_script : script,
+			    run_script != NULL ? strlen(run_script) : sizeof(script) - 1) < 0)
 		return -1;
 	snprintf(name, sizeof(name), "pol-%u.yaml", nrun++);
 	at(pol, name);
@@ -542,6 +550,117 @@ static void test_unindexed(void)
 	free(err);
 }
 
+/*
+ * Round 34 of the attack, d8: a denyRead DIRECTORY was skipped; its files
+ * tracked (git show HEAD:secrets/prod.env), or committed and untracked
+ * since (in a pack), or under a sparse index's directory entry, were read
+ * in clear. Refused; a denied directory that was never committed starts;
+ * one too large to look up fails closed.
+ */
+static void test_denied_dir(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "r30"), 0755) == 0 && mkdir(at(buf, "r30/secrets"), 0700) == 0 &&
+			secret_file("r30/secrets/prod.env") == 0 && secret_file("r30/secrets/deploy_key") == 0);
+	CU_ASSERT_FATAL(sh("cd r30 && git init -q . && echo app > app.py && git add -A && git commit -qm init") == 0);
+	st = run_gc("r30", NULL, "r30/secrets", NULL, &out, &err);
+	refused("a denyRead directory whose files the repository tracks", st, out, err, "directory",
+		"/r30/secrets: the git repository");
+	ROW(test_has(err, "secrets/"), "the refusal names no tracked path: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* Untracked since, its files in a pack after gc. */
+	CU_ASSERT_FATAL(sh("cd r30 && git rm -rq --cached secrets && echo secrets/ > .gitignore && "
+			   "git add .gitignore && git commit -qm untrack && git gc -q && "
+			   "test -z \"$(git ls-files secrets)\" && test -z \"$(ls -d .git/objects/?? 2>/dev/null)\"") == 0);
+	st = run_gc("r30", NULL, "r30/secrets", NULL, &out, &err);
+	refused("a denyRead directory whose files' content is in a pack", st, out, err,
+		"a read deny of the directory", "is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A sparse index: "conf/" one directory entry, the secrets under it
+	 * in the tree only; the directory made again by hand. */
+	CU_ASSERT_FATAL(mkdir(at(buf, "r31"), 0755) == 0 && mkdir(at(buf, "r31/conf"), 0755) == 0 &&
+			mkdir(at(buf, "r31/conf/keys"), 0700) == 0 && secret_file("r31/conf/keys/prod.env") == 0 &&
+			mkdir(at(buf, "r31/src"), 0755) == 0);
+	CU_ASSERT_FATAL(sh("cd r31 && git init -q . && echo app > src/app.py && git add -A && git commit -qm init && "
+			   "git sparse-checkout set --cone --sparse-index src && test ! -e conf && "
+			   "git ls-files --sparse | grep -qx conf/ && mkdir -p conf/keys && "
+			   "printf 'OPENAI_API_KEY=%s\\nX=1\\n' > conf/keys/prod.env", secret) == 0);
+	st = run_gc("r31", NULL, "r31/conf/keys", NULL, &out, &err);
+	refused("a denyRead directory under a sparse index's directory entry", st, out, err,
+		"/r31/conf/keys: the git repository", "tracks conf/ in it");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* Never committed, ignored: starts, and the objects git shows are
+	 * not the secrets. */
+	CU_ASSERT_FATAL(mkdir(at(buf, "r32"), 0755) == 0 && mkdir(at(buf, "r32/secrets"), 0700) == 0 &&
+			secret_file("r32/secrets/prod.env") == 0);
+	CU_ASSERT_FATAL(sh("cd r32 && git init -q . && echo secrets/ > .gitignore && echo app > app.py && "
+			   "git add -A && git commit -qm init") == 0);
+	st = run_gc("r32", NULL, "r32/secrets", NULL, &out, &err);
+	started("a denyRead directory never committed", st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* Past the bound (1,024 files): refused, saying what to do. */
+	CU_ASSERT_FATAL(sh("cd r32 && mkdir -p secrets/many && i=0; while [ $i -lt 1100 ]; do "
+			   "echo $i > secrets/many/f$i; i=$((i+1)); done") == 0);
+	st = run_gc("r32", NULL, "r32/secrets", NULL, &out, &err);
+	refused("a denyRead directory of 1,100 files in a repository", st, out, err, "more than 1024 files",
+		"deny its secret files themselves");
+	free(out);
+	free(err);
+}
+
+/*
+ * Round 34, d8b: a plain dotfiles repository at the home (~/.git) tracking
+ * ~/.aws/credentials: ~/.aws, a directory row of the mandatory table, was
+ * skipped, and `git -C ~ show HEAD:.aws/credentials` printed the key.
+ * Refused, run from a project outside the home's repository; so is the
+ * key committed once and untracked since (its blob in the home's store).
+ */
+static void test_home_dir_rows(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "home11"), 0755) == 0 && mkdir(at(buf, "home11/.aws"), 0700) == 0 &&
+			secret_file("home11/.aws/credentials") == 0 && mkdir(at(buf, "proj11"), 0755) == 0);
+	CU_ASSERT_FATAL(sh("cd home11 && git init -q . && git add .aws/credentials && git commit -qm dotfiles && "
+			   "cd ../proj11 && git init -q . && echo a > a && git add a && git commit -qm a") == 0);
+	run_home = "home11";
+	run_script = "echo ran; git -C \"$HOME\" show HEAD:.aws/credentials 2>&1; echo done\n";
+	st = run_gc("proj11", NULL, NULL, NULL, &out, &err);
+	refused("~/.aws/credentials tracked by a repository at the home", st, out, err, "/home11/.aws: the git",
+		"tracks .aws/credentials");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd home11 && git rm -q --cached .aws/credentials && echo .aws/ > .gitignore && "
+			   "git add .gitignore && git commit -qm untrack && test -z \"$(git ls-files .aws)\"") == 0);
+	run_script = "echo ran; git -C \"$HOME\" log -p --all 2>&1 | cat; echo done\n";
+	st = run_gc("proj11", NULL, NULL, NULL, &out, &err);
+	refused("~/.aws/credentials once committed to the home's repository", st, out, err, "/home11/.aws/credentials",
+		"is an object in");
+	run_home = "home";
+	run_script = NULL;
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_gitcopies)
 {
 	CU_pSuite s = test_suite("gitcopies", suite_init, suite_cleanup);
@@ -562,4 +681,9 @@ TEST_REGISTRAR(register_gitcopies)
 	test_add(s, "a copy in a pack git has no index for (tmp_pack_*, no .idx, another pack's .idx), in a "
 		 "tmp_obj_*: refused; a pack git cannot index: refused, said so",
 		 test_unindexed);
+	test_add(s, "a denyRead directory: tracked, in a pack, under a sparse entry: refused; never committed: "
+		 "starts; past the bound: refused",
+		 test_denied_dir);
+	test_add(s, "a directory row of the mandatory table (~/.aws) in a repository at the home: refused",
+		 test_home_dir_rows);
 }
