@@ -1634,6 +1634,69 @@ out:
 	return rc;
 }
 
+/*
+ * The copies editors and tools leave beside a file (round 34 of the
+ * attack, d2b): a masked .env hid at its path only, and Emacs' backup
+ * `.env~` beside it (made at the first save, on by default) held the
+ * real value. For NAME: NAME~, NAME.bak, NAME.orig (a merge's), NAME.old,
+ * NAME.save (nano's), NAME.tmp, vim's swap NAME.swp / .swo and
+ * .NAME.swp / .swo (a dot put first unless NAME has one) and undo file
+ * .NAME.un~, Emacs' auto-save #NAME#.
+ */
+static const struct {
+	const char *pre, *suf;
+} sibling_names[] = {
+	{"", "~"},	  {"", ".bak"},	  {"", ".orig"},   {"", ".old"},    {"", ".save"},   {"", ".tmp"},
+	{"", ".swp"},	  {"", ".swo"},	  {".", ".swp"},   {".", ".swo"},   {".", ".un~"},   {"#", "#"},
+};
+
+/* Adds to the read denies (and with named, to the names of the user's
+ * secrets) each copy of sibling_names[] beside the regular file path
+ * that exists now as a regular file: one stat of path, then one lstat
+ * per name. A copy made later (by the host's editor while the command
+ * runs) is not hidden. 0, or -1 after logging. */
+static int add_siblings(struct run_plan *pl, const char *path, bool named)
+{
+	const char *base = strrchr(path, '/');
+	char sib[PATH_MAX];
+	struct stat st;
+
+	if (base == NULL || base[1] == '\0' || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	base++;
+	for (size_t i = 0; i < sizeof(sibling_names) / sizeof(sibling_names[0]); i++) {
+		int n = snprintf(sib, sizeof(sib), "%.*s%s%s%s", (int)(base - path), path, sibling_names[i].pre, base,
+				 sibling_names[i].suf);
+
+		if (n < 0 || (size_t)n >= sizeof(sib) || lstat(sib, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (strv_add_unique(&pl->deny_read, sib) < 0 || (named && strv_add_unique(&pl->named, sib) < 0)) {
+			log_warn("run");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The copies beside each read-denied file and each masked file. */
+static int plan_siblings(struct run_plan *pl)
+{
+	size_t n = pl->deny_read.n;
+
+	for (size_t i = 0; i < n; i++) {
+		bool named = false;
+
+		for (size_t k = 0; k < pl->named.n && !named; k++)
+			named = strcmp(pl->named.v[k], pl->deny_read.v[i]) == 0;
+		if (add_siblings(pl, pl->deny_read.v[i], named) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < pl->n_files; i++)
+		if (!pl->files[i].public_content && add_siblings(pl, pl->files[i].path, true) < 0)
+			return -1;
+	return 0;
+}
+
 /* ------------------------------------------------ trust and resolver files */
 
 /* SPEC §7 Trust: the bundles of the distributions we know, then
@@ -2311,7 +2374,7 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		return -1;
 	}
 	if (plan_fs(pl, p) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
-	    plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
+	    plan_siblings(pl) < 0 || plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
 	    plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
 		return -1;

@@ -20,6 +20,8 @@
  *    directory entry, and one of more than 1,024 files: refused; a
  *    directory row of the mandatory table (~/.aws, d8b) a repository at
  *    the home tracks, or whose file's content its store holds: refused;
+ *  - the copies editors leave beside a masked or denyRead file (d2b:
+ *    .env~, #.env#, .env.swp, ...): unreadable in the sandbox;
  *  - an index or a pack index that does not parse: refused, said so;
  *  - an untracked (ignored) masked file in a repository, a masked file
  *    with no repository above it, a repository whose .git the policy
@@ -661,6 +663,42 @@ static void test_home_dir_rows(void)
 	free(err);
 }
 
+/*
+ * Round 34, d2b: a masked .env hid at its path only; the copies editors
+ * leave beside it (Emacs' .env~ and #.env#, vim's swap and undo files,
+ * nano's .env.save, a merge's .env.orig, .bak, .old, .tmp) were read in
+ * clear; the same beside a denyRead file. Each is unreadable now, the
+ * masked file still shows its sentinel, and a file of another name
+ * beside them is read as before.
+ */
+static void test_editor_copies(void)
+{
+	static const char *const names[] = {".env~", "#.env#", ".env.swp", ".env.swo", "..env.un~", ".env.save",
+					    ".env.orig", ".env.bak", ".env.old", ".env.tmp", "creds.json~",
+					    ".creds.json.swp", "creds.json.bak"};
+	char buf[PATH_MAX], rel[64], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "plain40"), 0755) == 0 && secret_file("plain40/.env") == 0 &&
+			secret_file("plain40/creds.json") == 0 &&
+			test_write_file(at(buf, "plain40/notes.txt"), "visible\n", 8) == 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(rel, sizeof(rel), "plain40/%s", names[i]);
+		CU_ASSERT_FATAL(secret_file(rel) == 0);
+	}
+	run_script = "echo ran; head -c 24 .env; echo; for f in .env~ '#.env#' .env.swp .env.swo ..env.un~ "
+		     ".env.save .env.orig .env.bak .env.old .env.tmp creds.json~ .creds.json.swp creds.json.bak; do "
+		     "cat \"$f\" 2>/dev/null; done; cat notes.txt; echo done\n";
+	st = run_gc("plain40", "plain40/.env", "plain40/creds.json", NULL, &out, &err);
+	run_script = NULL;
+	started("a masked .env and a denyRead file with their editors' copies beside them", st, out, err);
+	ROW(!test_has(out, "ran\n\n") && test_has(out, "visible"),
+	    "the masked file's sentinel or the plain file not read: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_gitcopies)
 {
 	CU_pSuite s = test_suite("gitcopies", suite_init, suite_cleanup);
@@ -686,4 +724,6 @@ TEST_REGISTRAR(register_gitcopies)
 		 test_denied_dir);
 	test_add(s, "a directory row of the mandatory table (~/.aws) in a repository at the home: refused",
 		 test_home_dir_rows);
+	test_add(s, "editors' copies beside a masked or denyRead file (.env~, #.env#, .env.swp, ...): unreadable",
+		 test_editor_copies);
 }
