@@ -1020,7 +1020,9 @@ static int under_entry(void *arg, const char *name, const unsigned char *e, uint
 
 		if (t->repo != s->repo || t->first != NULL)
 			continue;
-		if ((n > t->rlen && strncmp(name, t->rel, t->rlen) == 0 && name[t->rlen] == '/') ||
+		/* rel "": the directory is the work tree's top (a linked
+		 * worktree's, whose git directory lies elsewhere). */
+		if (t->rlen == 0 || (n > t->rlen && strncmp(name, t->rel, t->rlen) == 0 && name[t->rlen] == '/') ||
 		    (name[n - 1] == '/' && n - 1 <= t->rlen && strncmp(name, t->rel, n - 1) == 0 &&
 		     (n - 1 == t->rlen || t->rel[n - 1] == '/'))) {
 			if ((t->first = strdup(name)) == NULL)
@@ -1138,7 +1140,8 @@ static int check_dir(struct gc *c, const struct dir_scan *ds, bool named, const 
 					 "objects (git show HEAD:%s); remove the directory from the index and the "
 					 "history (git rm -r --cached %s, then e.g. git filter-repo --invert-paths "
 					 "--path %s/) and replace its secrets, or add %s to filesystem.denyRead",
-					 p, w.r->top, ds->first, ds->first, ds->rel, ds->rel, w.r->gitdir);
+					 p, w.r->top, ds->first, ds->first, ds->rlen > 0 ? ds->rel : ".",
+					 ds->rlen > 0 ? ds->rel : ".", w.r->gitdir);
 			return -1;
 		}
 		store = true;

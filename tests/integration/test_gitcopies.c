@@ -603,6 +603,19 @@ static void test_denied_dir(void)
 	free(err);
 	out = err = NULL;
 
+	/* The denied directory is a linked worktree's top (its git
+	 * directory elsewhere): every entry is under it. */
+	CU_ASSERT_FATAL(sh("cd r30 && git worktree add -q ../wt30 && test -f ../wt30/.git && "
+			   "mkdir -p ../wt30/x && cp secrets/prod.env ../wt30/x/ && cd ../wt30 && git add -f x && "
+			   "git commit -qm x") == 0);
+	CU_ASSERT_FATAL(mkdir(at(buf, "proj30"), 0755) == 0);
+	st = run_gc("proj30", NULL, "wt30", NULL, &out, &err);
+	refused("a denyRead directory that is a linked worktree's top", st, out, err, "/wt30: the git repository",
+		"git rm -r --cached .");
+	free(out);
+	free(err);
+	out = err = NULL;
+
 	/* Never committed, ignored: starts, and the objects git shows are
 	 * not the secrets. */
 	CU_ASSERT_FATAL(mkdir(at(buf, "r32"), 0755) == 0 && mkdir(at(buf, "r32/secrets"), 0700) == 0 &&
