@@ -31,7 +31,10 @@
  * d8b): the index of the repository holding it naming a path under it
  * (one scan; a sparse index's directory entry above it too) refuses the
  * start, and the content of each of its regular files is looked up as a
- * hidden file's, within bounds (check_dir()).
+ * hidden file's, within bounds (check_dir()). The bare repositories a
+ * home's dotfiles live in (~/.dotfiles used with --work-tree=~, yadm's,
+ * vcsh's), which git finds from no path, are checked for every hidden
+ * path in their work trees too (home_repos()).
  * What cannot be read or parsed there refuses the start; no repository
  * is nothing to refuse.
  */
@@ -44,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -76,6 +80,8 @@
 #define GC_ROW_FILE_MAX_BYTES (64u * 1024)
 #define GC_ROW_MAX_BYTES (1024u * 1024)
 #define GC_DIR_DEPTH 16
+/* Bare repositories of the homes looked at, at most. */
+#define GC_HOME_REPOS_MAX 8
 #define GC_ALT_DEPTH 5
 #define GC_OBJDIRS_MAX 16
 /* How long git may take to index a pack that has no index. */
@@ -203,6 +209,8 @@ static int add_objdir(struct gc *c, struct gc_repo *r, const char *dir, unsigned
 	return 0;
 }
 
+static int add_repo(struct gc *c, const char *top, const char *gitdir, struct gc_repo **out);
+
 /*
  * The repository git finds from the directory dir (canonical): a .git
  * directory holding HEAD, or a .git file naming one, in dir or the
@@ -212,7 +220,6 @@ static int add_objdir(struct gc *c, struct gc_repo *r, const char *dir, unsigned
 static int find_repo(struct gc *c, const char *dir, struct gc_repo **out)
 {
 	char top[PATH_MAX], dotgit[PATH_MAX], text[PATH_MAX], gitdir[PATH_MAX], p[PATH_MAX];
-	struct gc_repo *r;
 	struct stat st;
 	char *slash;
 	bool found = false;
@@ -246,6 +253,17 @@ static int find_repo(struct gc *c, const char *dir, struct gc_repo **out)
 		else
 			*slash = '\0';
 	}
+	return add_repo(c, top, gitdir, out);
+}
+
+/* The repository of work tree top and git directory gitdir (both
+ * canonical) in c->repos (read once) into *out. 0, or -1 with err set. */
+static int add_repo(struct gc *c, const char *top, const char *gitdir, struct gc_repo **out)
+{
+	char text[PATH_MAX], dotgit[PATH_MAX], p[PATH_MAX];
+	struct gc_repo *r;
+	int fd;
+
 	for (size_t i = 0; i < c->n_repos; i++)
 		if (strcmp(c->repos[i].gitdir, gitdir) == 0 && strcmp(c->repos[i].top, top) == 0) {
 			*out = &c->repos[i];
@@ -926,6 +944,18 @@ static int check_store(struct gc *c, const struct gc_repo *r, struct hidden_file
 	return 0;
 }
 
+/* The refusal for the hidden file p that r's index names as rel: -1. */
+static int refuse_tracked(struct gc *c, const char *what, const char *p, const struct gc_repo *r, const char *rel)
+{
+	errbuf_set_errno(c->err, c->errlen, 0,
+			 "cannot apply %s to %s: the git repository %s tracks it as %s, and the sandbox reads its "
+			 "real content from the repository's objects (git show HEAD:%s); remove it from the index and "
+			 "the history (git rm --cached %s, then e.g. git filter-repo --invert-paths --path %s) and "
+			 "replace the secret, or add %s to filesystem.denyRead",
+			 what, p, r->top, rel, rel, rel, rel, r->gitdir);
+	return -1;
+}
+
 /* Whether the store of r (the repository holding f, or NULL) or of one
  * of the n_others repositories others (indexes in c->repos, SIZE_MAX:
  * none) holds f's content. 0, or -1 with err set. */
@@ -971,16 +1001,8 @@ static int check_file(struct gc *c, const char *p, const char *what, const size_
 		tl = strcmp(r->top, "/") == 0 ? 0 : strlen(r->top);
 		if (index_tracks(c, r, p + tl + 1, &tracked) < 0)
 			return -1;
-		if (tracked) {
-			errbuf_set_errno(c->err, c->errlen, 0,
-					 "cannot apply %s to %s: the git repository %s tracks it as %s, and the "
-					 "sandbox reads its real content from the repository's objects (git show "
-					 "HEAD:%s); remove it from the index and the history (git rm --cached %s, then "
-					 "e.g. git filter-repo --invert-paths --path %s) and replace the secret, or "
-					 "add %s to filesystem.denyRead",
-					 what, p, r->top, p + tl + 1, p + tl + 1, p + tl + 1, p + tl + 1, r->gitdir);
-			return -1;
-		}
+		if (tracked)
+			return refuse_tracked(c, what, p, r, p + tl + 1);
 	}
 	return check_stores(c, r, &f, others, n_others);
 }
@@ -1170,6 +1192,212 @@ static int check_dir(struct gc *c, const struct dir_scan *ds, bool named, const 
 	return 0;
 }
 
+/* ---------------------------------------- the bare repositories of a home */
+
+/* The last core.worktree of the config text into out (PATH_MAX bytes):
+ * a [core] section's worktree key, its value's quotes taken off. False
+ * when there is none. */
+static bool config_worktree(const char *text, char *out)
+{
+	bool core = false, found = false;
+
+	for (const char *l = text, *e; *l != '\0'; l = *e ? e + 1 : e) {
+		const char *q = l;
+		size_t n;
+
+		e = strchrnul(l, '\n');
+		while (q < e && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < e && *q == '[') {
+			core = e - q >= 6 && strncasecmp(q, "[core]", 6) == 0;
+			continue;
+		}
+		if (!core || e - q < 8 || strncasecmp(q, "worktree", 8) != 0)
+			continue;
+		for (q += 8; q < e && (*q == ' ' || *q == '\t'); q++)
+			;
+		if (q >= e || *q != '=')
+			continue;
+		for (q++; q < e && (*q == ' ' || *q == '\t'); q++)
+			;
+		n = (size_t)(e - q);
+		while (n > 0 && (q[n - 1] == ' ' || q[n - 1] == '\t' || q[n - 1] == '\r'))
+			n--;
+		if (n >= 2 && q[0] == '"' && q[n - 1] == '"') {
+			q++;
+			n -= 2;
+		}
+		if (n == 0 || n >= PATH_MAX)
+			continue;
+		memcpy(out, q, n);
+		out[n] = '\0';
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * The repository of the git directory g (canonical) when it serves the
+ * home: a bare git directory (HEAD, objects/ and refs/ in it) whose
+ * core.worktree names a directory (yadm's, vcsh's), or that holds an
+ * index (the alias form: git --git-dir=~/.dotfiles --work-tree=~ adds to
+ * it) and then serves home. Into *out, NULL when g is none of these. 0,
+ * or -1 with err set.
+ */
+static int home_repo(struct gc *c, const char *home, const char *g, struct gc_repo **out)
+{
+	char p[PATH_MAX], wt[PATH_MAX], top[PATH_MAX];
+	struct stat st;
+	size_t len;
+	char *text;
+	int fd;
+
+	*out = NULL;
+	if (!gg_join(p, sizeof(p), g, "HEAD") || sbx_memo_lstat(c->b->memo, p, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    !gg_join(p, sizeof(p), g, "objects") || sbx_memo_lstat(c->b->memo, p, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    !gg_join(p, sizeof(p), g, "refs") || sbx_memo_lstat(c->b->memo, p, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    (fd = open(g, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	text = gg_read_all(fd, "config", GG_CONFIG_MAX_BYTES, &len);
+	(void)close(fd);
+	if (text != NULL && config_worktree(text, wt)) {
+		free(text);
+		if (!gg_resolve_pointer(g, wt, top))
+			return 0; /* names nothing: git has no work tree */
+	} else {
+		free(text);
+		if (!gg_join(p, sizeof(p), g, "index") || sbx_memo_lstat(c->b->memo, p, &st) < 0 || strlen(home) >= sizeof(top))
+			return 0;
+		strcpy(top, home);
+	}
+	return add_repo(c, top, g, out);
+}
+
+/* Adds the repository of the git directory g (under the home) to
+ * ids[*n] when it serves the home and is not there yet, at most
+ * GC_HOME_REPOS_MAX. 0, or -1 with err set. */
+static int add_home_repo(struct gc *c, const char *home, const char *g, size_t *ids, size_t *n)
+{
+	char real[PATH_MAX];
+	struct gc_repo *r;
+	size_t id;
+
+	if (*n == GC_HOME_REPOS_MAX || realpath(g, real) == NULL)
+		return 0;
+	if (home_repo(c, home, real, &r) < 0)
+		return -1;
+	if (r == NULL || r->unread)
+		return 0;
+	id = (size_t)(r - c->repos);
+	for (size_t i = 0; i < *n; i++)
+		if (ids[i] == id)
+			return 0;
+	ids[(*n)++] = id;
+	return 0;
+}
+
+/*
+ * The bare repositories holding a home's dotfiles (round 34 of the
+ * attack, d8b: git finds none of them from a path, so check_file() and
+ * check_dir() did not see them), for each home of cfg->follow_under:
+ * each directory directly in the home that is one (~/.dotfiles, ~/.cfg),
+ * yadm's (~/.local/share/yadm/repo.git, ~/.config/yadm/repo.git) and
+ * vcsh's (~/.config/vcsh/repo.d/NAME.git). Their indexes in c->repos
+ * into ids, *n of them. 0, or -1 with err set.
+ */
+static int home_repos(struct gc *c, const struct sbx_config *cfg, size_t *ids, size_t *n)
+{
+	static const char *const known[] = {".local/share/yadm/repo.git", ".config/yadm/repo.git"};
+	char g[PATH_MAX], home[PATH_MAX];
+
+	*n = 0;
+	for (size_t k = 0; cfg->follow_under != NULL && cfg->follow_under[k] != NULL; k++) {
+		struct dirent *de;
+		DIR *d;
+
+		if (realpath(cfg->follow_under[k], home) == NULL || strcmp(home, cfg->follow_under[k]) != 0)
+			continue; /* the canonical one of each home only */
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (gg_join(g, sizeof(g), home, known[i]) && add_home_repo(c, home, g, ids, n) < 0)
+				return -1;
+		for (int pass = 0; pass < 2; pass++) {
+			if (!gg_join(g, sizeof(g), home, pass == 0 ? "." : ".config/vcsh/repo.d") ||
+			    (d = opendir(g)) == NULL)
+				continue;
+			while ((de = readdir(d)) != NULL) {
+				char sub[PATH_MAX];
+
+				if (de->d_name[0] == '.' && (de->d_name[1] == '\0' || strcmp(de->d_name, "..") == 0 ||
+							     strcmp(de->d_name, ".git") == 0))
+					continue;
+				if ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) &&
+				    gg_join(sub, sizeof(sub), g, de->d_name) && add_home_repo(c, home, sub, ids, n) < 0) {
+					(void)closedir(d);
+					return -1;
+				}
+			}
+			(void)closedir(d);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Checks each hidden path (the plan's deny_read files and directories,
+ * the masked files) inside the work tree of the home repository r (and
+ * not in its git directory) against r, as check_file() and check_dir()
+ * do against the repository git finds: its index naming it (or a path
+ * under it) refuses, and so does r's store holding its content (a
+ * directory's files within check_dir()'s bounds). 0, or -1 with err set.
+ */
+static int check_home_repo(struct gc *c, const struct sbx_config *cfg, size_t id)
+{
+	struct gc_repo *r = &c->repos[id];
+	size_t tl = strcmp(r->top, "/") == 0 ? 0 : strlen(r->top);
+
+	for (size_t i = 0; i < c->b->n_ops + cfg->n_files; i++) {
+		const struct sbx_op *op = i < c->b->n_ops ? &c->b->ops[i] : NULL;
+		char *h = NULL;
+		const char *p;
+		int rc = 0;
+
+		if (op != NULL && op->kind != SBX_OP_DENY_READ)
+			continue;
+		if (op == NULL && (cfg->files[i - c->b->n_ops].public_content ||
+				   (h = sbx_memo_realpath(c->b->memo, cfg->files[i - c->b->n_ops].path)) == NULL))
+			continue;
+		p = op != NULL ? op->path : h;
+		if (!sbx_path_under(p, r->top) || strcmp(p, r->top) == 0 || sbx_path_under(p, r->gitdir)) {
+			free(h);
+			continue;
+		}
+		if (op != NULL && op->is_dir) {
+			struct dir_scan ds = {.p = p, .repo = id, .rel = p + tl + 1, .rlen = strlen(p + tl + 1)};
+			struct dir_scans s = {&ds, 1, id};
+
+			rc = index_walk(c, r, under_entry, &s);
+			if (rc == 0)
+				rc = check_dir(c, &ds, false, NULL, 0);
+			free(ds.first);
+		} else {
+			struct hidden_file f = {.p = p, .what = op != NULL ? "a read deny" : "a masked copy"};
+			bool tracked = false;
+
+			if (sbx_memo_stat(c->b->memo, p, &f.st) == 0 && S_ISREG(f.st.st_mode)) {
+				rc = index_tracks(c, r, p + tl + 1, &tracked);
+				if (rc == 0 && tracked)
+					rc = refuse_tracked(c, f.what, p, r, p + tl + 1);
+				if (rc == 0)
+					rc = check_store(c, r, &f);
+			}
+		}
+		free(h);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * The deny_read directories of the plan into *out (*n_out entries, to
  * free with dirs_free()): each one's repository (found from the
@@ -1287,6 +1515,17 @@ int sbx_check_git_copies(struct sbx_builder *b, const struct sbx_config *cfg, co
 		free(h);
 		if (frc < 0)
 			goto out;
+	}
+	/* The homes' bare dotfiles repositories, which git finds from no
+	 * path. */
+	{
+		size_t ids[GC_HOME_REPOS_MAX], n_ids;
+
+		if (home_repos(&c, cfg, ids, &n_ids) < 0)
+			goto out;
+		for (size_t i = 0; i < n_ids; i++)
+			if (check_home_repo(&c, cfg, ids[i]) < 0)
+				goto out;
 	}
 	rc = 0;
 out:

@@ -19,7 +19,9 @@
  *    tracks, whose files' content is in a pack, or under a sparse index's
  *    directory entry, and one of more than 1,024 files: refused; a
  *    directory row of the mandatory table (~/.aws, d8b) a repository at
- *    the home tracks, or whose file's content its store holds: refused;
+ *    the home tracks, or whose file's content its store holds, and one
+ *    in a bare dotfiles repository (~/.dotfiles used with --work-tree=~,
+ *    yadm's): refused; a bare mirror in the home starts;
  *  - the copies editors leave beside a masked or denyRead file (d2b:
  *    .env~, #.env#, .env.swp, ...): unreadable in the sandbox;
  *  - an index or a pack index that does not parse: refused, said so;
@@ -677,6 +679,59 @@ static void test_home_dir_rows(void)
 }
 
 /*
+ * Round 34, d8b's other half: the bare repositories dotfiles live in,
+ * which git finds from no path: the alias form (git --git-dir=~/.dotfiles
+ * --work-tree=~, an index in the bare directory) tracking ~/.aws/
+ * credentials, and yadm's (~/.local/share/yadm/repo.git, core.worktree
+ * naming the home) whose store holds ~/.npmrc's content: both refused; a
+ * bare mirror in the home (no index, no work tree): starts.
+ */
+static void test_home_bare_repos(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "home12"), 0755) == 0 && mkdir(at(buf, "home12/.aws"), 0700) == 0 &&
+			secret_file("home12/.aws/credentials") == 0 && secret_file("home12/.npmrc") == 0 &&
+			mkdir(at(buf, "proj12"), 0755) == 0);
+	CU_ASSERT_FATAL(sh("cd home12 && git init -q --bare .dotfiles && "
+			   "git --git-dir=.dotfiles --work-tree=. add .aws/credentials && "
+			   "git --git-dir=.dotfiles --work-tree=. commit -qm dotfiles") == 0);
+	run_home = "home12";
+	run_script = "echo ran; git --git-dir=\"$HOME/.dotfiles\" show HEAD:.aws/credentials 2>&1; echo done\n";
+	st = run_gc("proj12", NULL, NULL, NULL, &out, &err);
+	refused("~/.aws/credentials tracked by a bare ~/.dotfiles (--git-dir, --work-tree=~)", st, out, err,
+		"tracks .aws/credentials", "/home12/.dotfiles to filesystem.denyRead");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd home12 && rm -rf .dotfiles && mkdir -p .local/share/yadm && "
+			   "printf '//r/:_authToken=%s-npm\\n' > .npmrc && "
+			   "git init -q --bare .local/share/yadm/repo.git && y=.local/share/yadm/repo.git && "
+			   "git --git-dir=$y config core.bare false && git --git-dir=$y config core.worktree \"$PWD\" && "
+			   "git --git-dir=$y add .npmrc && git --git-dir=$y commit -qm y && "
+			   "git --git-dir=$y rm -q --cached .npmrc && git --git-dir=$y commit -qm untrack",
+			   secret) == 0);
+	run_script = "echo ran; git --git-dir=\"$HOME/.local/share/yadm/repo.git\" log -p 2>&1 | cat; echo done\n";
+	st = run_gc("proj12", NULL, NULL, NULL, &out, &err);
+	refused("~/.npmrc once committed to yadm's repository (core.worktree)", st, out, err, "/home12/.npmrc",
+		"is an object in");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(sh("cd home12 && rm -rf .local && git init -q --bare mirror.git") == 0);
+	run_script = NULL;
+	st = run_gc("proj12", NULL, NULL, NULL, &out, &err);
+	started("a bare mirror in the home, no index, no work tree", st, out, err);
+	run_home = "home";
+	free(out);
+	free(err);
+}
+
+/*
  * Round 34, d2b: a masked .env hid at its path only; the copies editors
  * leave beside it (Emacs' .env~ and #.env#, vim's swap and undo files,
  * nano's .env.save, a merge's .env.orig, .bak, .old, .tmp) were read in
@@ -737,6 +792,9 @@ TEST_REGISTRAR(register_gitcopies)
 		 test_denied_dir);
 	test_add(s, "a directory row of the mandatory table (~/.aws) in a repository at the home: refused",
 		 test_home_dir_rows);
+	test_add(s, "a bare dotfiles repository of the home (~/.dotfiles with --work-tree=~, yadm's): refused; a "
+		 "bare mirror: starts",
+		 test_home_bare_repos);
 	test_add(s, "editors' copies beside a masked or denyRead file (.env~, #.env#, .env.swp, ...): unreadable",
 		 test_editor_copies);
 }
