@@ -786,10 +786,10 @@ static const char *const name_suffixes[] = {
 	"TOKEN", "_KEY", "_APIKEY", "PASS", "_PWD", "AUTH", "_COOKIE",
 	"_PAT", "_JWT", "_DSN", "CREDS", "BEARER",
 	/* round 34 of the attack, d6 */
-	"_PW", "_SALT", "HMAC", "MNEMONIC", "OTP_SEED", "MFA_SEED", "WALLET_SEED", "SEED_WORDS",
+	"_PW", "_SALT", "MNEMONIC", "OTP_SEED", "MFA_SEED", "WALLET_SEED", "SEED_WORDS",
 };
 static const char *const name_exact[] = {
-	"APIKEY", "API_KEY", "KEY", "PW", "SALT", "HMAC", "MNEMONIC", "OTP", "TOTP",
+	"APIKEY", "API_KEY", "KEY", "PW", "SALT", "MNEMONIC", "OTP", "TOTP",
 };
 /* Words a suffix above ends that hold no secret: the password prompt
  * programs (SSH_ASKPASS, SUDO_ASKPASS, GIT_ASKPASS, which editors set)
@@ -1180,6 +1180,16 @@ static size_t hex_prefix(const unsigned char *v, size_t n, unsigned char *out, s
 	return o;
 }
 
+/* The number of hex digit pairs in v[0..n) (whatever stands between). */
+static size_t hex_pairs(const unsigned char *v, size_t n)
+{
+	size_t d = 0;
+
+	for (size_t k = 0; k < n; k++)
+		d += hex_digit(v[k]) >= 0;
+	return d / 2;
+}
+
 /* The value of base32 digit c (RFC 4648's alphabet, either case), or -1. */
 static int b32_digit(unsigned char c)
 {
@@ -1386,7 +1396,7 @@ static int b85_digit(unsigned char c)
  */
 static size_t whole_b85(const unsigned char *u, size_t n, unsigned char *out, int (*digit)(unsigned char))
 {
-	size_t o = 0, digits = 0, g = 0;
+	size_t o = 0, digits = 0, g = 0, cap = n;
 	uint64_t acc = 0;
 	bool a85 = digit == a85_digit;
 
@@ -1400,6 +1410,11 @@ static size_t whole_b85(const unsigned char *u, size_t n, unsigned char *out, in
 		if (k < n && wrap_space(u[k]))
 			continue;
 		if (k < n && a85 && u[k] == 'z' && g == 0) {
+			/* Four bytes from one digit: more than out (n bytes) can
+			 * hold for a value of z's (the review of round 34, E1);
+			 * a text of zeros holds no key. */
+			if (o + 4 > cap)
+				return 0;
 			memset(out + o, 0, 4);
 			o += 4;
 			continue;
@@ -1409,7 +1424,7 @@ static size_t whole_b85(const unsigned char *u, size_t n, unsigned char *out, in
 				break;
 			for (size_t pad = g; pad < 5; pad++)
 				acc = acc * 85 + 84;
-			if (acc > UINT32_MAX)
+			if (acc > UINT32_MAX || o + 4 > cap)
 				return 0;
 			for (size_t b = 0; b + 1 < g; b++)
 				out[o++] = (unsigned char)(acc >> (24 - 8 * b));
@@ -1420,7 +1435,7 @@ static size_t whole_b85(const unsigned char *u, size_t n, unsigned char *out, in
 		digits++;
 		acc = acc * 85 + (uint64_t)d;
 		if (++g == 5) {
-			if (acc > UINT32_MAX)
+			if (acc > UINT32_MAX || o + 4 > cap)
 				return 0;
 			for (int b = 3; b >= 0; b--)
 				out[o++] = (unsigned char)(acc >> (8 * b));
@@ -1550,7 +1565,10 @@ static bool text_secret_setting(const unsigned char *t, size_t n)
 		if (((d == 1 && len == 1 && t[i + 1] == 'u') || (d == 2 && len == 4 && memcmp(t + i + 2, "user", 4) == 0)) &&
 		    e + 1 < n && (t[e] == ' ' || t[e] == '=')) {
 			const unsigned char *c = memchr(t + e + 1, ':', n - e - 1);
-			size_t sp = strcspn((const char *)t + e + 1, " \t\n");
+			size_t sp = 0;
+
+			while (e + 1 + sp < n && t[e + 1 + sp] != ' ' && t[e + 1 + sp] != '\t' && t[e + 1 + sp] != '\n')
+				sp++;
 			if (c != NULL && (size_t)(c - (t + e + 1)) < sp && c > t + e + 1 &&
 			    setting_value(c + 1, n - (size_t)(c + 1 - t), 3, false))
 				return true;
@@ -1580,7 +1598,17 @@ static bool text_secret_setting(const unsigned char *t, size_t n)
 			at++;
 		if (is_short && !(has_sep && (q != 0 || t[e] == '=')))
 			continue;
-		if (setting_value(t + at, n - at, is_short ? 12 : 4, is_short))
+		/* Only NAME=VALUE without spaces takes any value; the others
+		 * (prose in a commit message: "--password PASSWORD", "password
+		 * = read from file", "token: stored in keyring": the review of
+		 * round 34, E3) a strong one, after an HTTP scheme word. */
+		if (!(t[e] == '=' && !is_short)) {
+			static const char *const schemes[] = {"Bearer ", "Basic ", "Token ", "token "};
+			for (size_t k = 0; k < ARRAY_LEN(schemes); k++)
+				if (n - at > strlen(schemes[k]) && memcmp(t + at, schemes[k], strlen(schemes[k])) == 0)
+					at += strlen(schemes[k]);
+		}
+		if (setting_value(t + at, n - at, is_short ? 12 : t[e] == '=' ? 4 : 6, is_short || t[e] != '='))
 			return true;
 	}
 	return false;
@@ -1611,10 +1639,12 @@ static const char *value_text_secret(const unsigned char *u, size_t n)
 	if (out == NULL)
 		return "its value could not be looked at (out of memory)";
 	o = unescape(u, n, out);
+	out[o] = '\0';
 	if (o < n && (text_has_marker(out, o) || text_secret_setting(out, o)))
 		why = "its value holds a private key or credential, escaped";
 	for (size_t i = 0; i < ARRAY_LEN(decode) && why == NULL; i++) {
 		o = decode[i](u, n, out);
+		out[o] = '\0';
 		if (o > 0 && (text_has_marker(out, o) || text_secret_setting(out, o))) {
 			static const char *const said[] = {
 				"its value is base64 of a text holding a private key or credential",
@@ -1661,7 +1691,10 @@ static const char *value_encoded_secret(const char *v)
 	o = hex_prefix(u, n, out, ENC_PREFIX_DIGITS / 2, &all);
 	if (o < 10)
 		return NULL;
-	if (compressed_start(out, o) != NULL && (!all || n <= 64))
+	/* A digest (a commit id, a SHA-256, a colon-separated certificate
+	 * fingerprint: 32 bytes or fewer) may start with gzip's or zlib's
+	 * bytes. */
+	if (compressed_start(out, o) != NULL && (!all || n <= 64 || hex_pairs(u, n) <= 32))
 		return NULL;
 	return decoded_secret(out, o, 1);
 }

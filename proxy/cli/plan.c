@@ -1419,6 +1419,7 @@ struct remask_walk {
 	const char *dir; /* where the copies go */
 	struct strv seen, said, big;
 	size_t made, looked;
+	bool cut; /* a bound left files unsearched */
 };
 
 /* Whether real (canonical) is under a read-denied path of the plan, or
@@ -1440,7 +1441,7 @@ static bool remask_skip(const struct run_plan *pl, const char *real)
  * place into w->dir and shows it in the file's place, read-only. 0, or -1
  * after logging.
  */
-static int remask_file(struct remask_walk *w, const char *path)
+static int remask_file(struct remask_walk *w, const char *path, bool first)
 {
 	char real[PATH_MAX], copy[PATH_MAX];
 	char *content = NULL, *out = NULL;
@@ -1452,8 +1453,13 @@ static int remask_file(struct remask_walk *w, const char *path)
 		return 0;
 	if (strv_add(&w->seen, real) < 0)
 		return -1;
-	if (remask_skip(w->pl, real) || ++w->looked > REMASK_FILES_MAX)
+	if (remask_skip(w->pl, real))
 		return 0;
+	if (!first && w->looked >= REMASK_FILES_MAX) {
+		w->cut = true;
+		return 0;
+	}
+	w->looked++;
 	fd = open(real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return 0;
@@ -1526,34 +1532,82 @@ done:
 	return rc;
 }
 
-/* remask_file() on dir/name for each entry of dir whose name starts with
- * '.' (dots_only) or every entry, regular files only (through links). */
+/* Whether a dot file's name is where tokens are usually written
+ * (searched before the others, whatever the directory's order: the
+ * review of round 34, M1, pushed .env past the bound with 100,000 dot
+ * files). 0: one of the usual names, searched whatever the bound; 1:
+ * another .env*, first under the bound; 2: any other. */
+static int remask_first(const char *name)
+{
+	static const char *const names[] = {".env", ".envrc", ".npmrc", ".netrc", ".pypirc", ".yarnrc",
+					    ".yarnrc.yml", ".secrets", ".credentials", ".profile", ".bashrc",
+					    ".zshrc", ".zshenv", ".gitconfig", ".git-credentials", ".pgpass"};
+
+	for (size_t i = 0; i < ARRAY_LEN(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return 0;
+	return strncmp(name, ".env", 4) == 0 ? 1 : 2;
+}
+
+/* The most entries of one directory listed for the search. */
+#define REMASK_LIST_MAX 65536
+
+/*
+ * remask_file() on dir/name for each entry of dir whose name starts with
+ * '.' (dots_only) or every entry, regular files only (through links):
+ * the usual token files (remask_first()) first, then the others in the
+ * directory's order, while the bound lasts. 0 or -1.
+ */
 static int remask_dir(struct remask_walk *w, const char *dir, bool dots_only)
 {
 	DIR *d = opendir(dir);
+	struct strv tier[3] = {{0}, {0}, {0}};
 	struct dirent *de;
+	size_t listed = 0;
 	int rc = 0;
 
 	if (d == NULL)
 		return 0;
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		char p[PATH_MAX];
-		struct stat st;
-
+	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    (dots_only && de->d_name[0] != '.'))
+		    (dots_only && de->d_name[0] != '.') || de->d_type == DT_DIR)
 			continue;
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, de->d_name) >=
-			    sizeof(p) ||
-		    stat(p, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		rc = remask_file(w, p);
+		if (++listed > REMASK_LIST_MAX) {
+			w->cut = true;
+			break;
+		}
+		if (strv_add(&tier[remask_first(de->d_name)], de->d_name) < 0) {
+			rc = -1;
+			break;
+		}
 	}
 	closedir(d);
+	for (int pass = 0; pass < 3 && rc == 0; pass++) {
+		const struct strv *names = &tier[pass];
+
+		for (size_t i = 0; i < names->n && rc == 0; i++) {
+			char p[PATH_MAX];
+			struct stat st;
+
+			if (pass > 0 && w->looked >= REMASK_FILES_MAX) {
+				w->cut = true;
+				break;
+			}
+			if ((size_t)snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, names->v[i]) >=
+				    sizeof(p) ||
+			    stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			rc = remask_file(w, p, pass == 0);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		strv_free(&tier[i]);
 	return rc;
 }
 
-/* Prints "passavant: LEAD a, b, c TAIL" (one write). */
+/* Prints "passavant: LEAD a, b, c TAIL" (one write); a byte of a path
+ * that is no printable character is written \xHH (a name the session
+ * chose: the review of round 34, M6, drew on the terminal through it). */
 static void say_paths(const struct strv *paths, const char *lead, const char *tail)
 {
 	char *list = NULL;
@@ -1562,11 +1616,36 @@ static void say_paths(const struct strv *paths, const char *lead, const char *ta
 
 	if (f == NULL)
 		return;
-	for (size_t i = 0; i < paths->n; i++)
-		fprintf(f, "%s%s", i ? ", " : "", paths->v[i]);
+	for (size_t i = 0; i < paths->n; i++) {
+		fputs(i ? ", " : "", f);
+		for (const unsigned char *c = (const unsigned char *)paths->v[i]; *c != '\0'; c++)
+			if (*c < 0x20 || *c >= 0x7f || *c == '\\')
+				fprintf(f, "\\x%02x", *c);
+			else
+				fputc(*c, f);
+	}
 	if (fclose(f) == 0)
 		fprintf(stderr, "passavant: %s%s%s\n", lead, list, tail);
 	free(list);
+}
+
+/* The top of the git repository holding dir (the nearest parent with a
+ * .git), into top (PATH_MAX); false when none. */
+static bool remask_git_top(const char *dir, char *top)
+{
+	if (snprintf(top, PATH_MAX, "%s", dir) >= PATH_MAX)
+		return false;
+	for (;;) {
+		char g[PATH_MAX];
+		char *slash;
+
+		if ((size_t)snprintf(g, sizeof(g), "%s/.git", top) < sizeof(g) && access(g, F_OK) == 0)
+			return true;
+		slash = strrchr(top, '/');
+		if (slash == NULL || slash == top)
+			return false;
+		*slash = '\0';
+	}
 }
 
 /*
@@ -1609,23 +1688,41 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 			    (size_t)snprintf(p, sizeof(p), "%s/%s", h->home, m->path) >= sizeof(p) ||
 			    stat(p, &st) < 0)
 				continue;
-			if ((S_ISDIR(st.st_mode) ? remask_dir(&w, p, false) : remask_file(&w, p)) < 0)
+			if ((S_ISDIR(st.st_mode) ? remask_dir(&w, p, false) : remask_file(&w, p, true)) < 0)
 				goto out;
 		}
 		if (remask_dir(&w, h->home, true) < 0)
 			goto out;
 	}
-	if (h->cwd != NULL && remask_dir(&w, h->cwd, true) < 0)
-		goto out;
+	/* The working directory, the top of its repository with that
+	 * repository's config (a remote URL https://x:TOKEN@host/ that a
+	 * clone with $TOKEN wrote: the review of round 34, M2), and the top
+	 * of each writable tree. */
+	if (h->cwd != NULL) {
+		char top[PATH_MAX], cfg[PATH_MAX + 16];
+
+		if (remask_dir(&w, h->cwd, true) < 0)
+			goto out;
+		if (remask_git_top(h->cwd, top)) {
+			if (remask_dir(&w, top, true) < 0)
+				goto out;
+			if ((size_t)snprintf(cfg, sizeof(cfg), "%s/.git/config", top) < sizeof(cfg) &&
+			    access(cfg, F_OK) == 0 && remask_file(&w, cfg, true) < 0)
+				goto out;
+		}
+	}
+	for (size_t i = 0; i < pl->allow_write.n; i++)
+		if (remask_dir(&w, pl->allow_write.v[i], true) < 0)
+			goto out;
 	if (w.said.n > 0 && !s->quiet)
 		say_paths(&w.said, "",
 			  " held a masked credential's real value: the command reads the sentinel in "
 			  "its place (read-only in this session)");
 	if (w.big.n > 0 && !s->quiet)
 		say_paths(&w.big, "not searched for masked credentials' real values (over 1 MiB): ", "");
-	if (w.looked > REMASK_FILES_MAX && !s->quiet)
-		fprintf(stderr, "passavant: searched the first %d files for masked credentials' real values, "
-			"not the rest\n", REMASK_FILES_MAX);
+	if (w.cut && !s->quiet)
+		fprintf(stderr, "passavant: searched the usual token files and %d others for masked credentials' "
+			"real values, not the rest\n", REMASK_FILES_MAX);
 	rc = 0;
 out:
 	strv_free(&w.seen);
