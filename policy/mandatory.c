@@ -1232,6 +1232,8 @@ static const char *compressed_start(const unsigned char *v, size_t n)
 	if (n >= 3 && v[0] == 0x78 && (v[1] == 0x01 || v[1] == 0x5e || v[1] == 0x9c || v[1] == 0xda) &&
 	    ((v[2] >> 1) & 3) != 3)
 		return "its value is compressed data (zlib), encoded, which can hide a key";
+	if (n >= 4 && memcmp(v, "PK\x03\x04", 4) == 0)
+		return "its value is a zip archive, encoded, which can hide a key";
 	if ((n >= 4 && memcmp(v, "BZh", 3) == 0 && v[3] >= '1' && v[3] <= '9') ||
 	    (n >= 6 && memcmp(v, "\xfd" "7zXZ\0", 6) == 0) ||
 	    (n >= 4 && memcmp(v, "\x28\xb5\x2f\xfd", 4) == 0))
@@ -1302,7 +1304,11 @@ static const char *decoded_secret(const unsigned char *v, size_t n, int depth)
  * account's "private_key" field, a kubeconfig's client key, a PuTTY
  * key. */
 static const char *const text_markers[] = {"PRIVATE KEY-----", "PRIVATE KEY BLOCK-----", "\"private_key\"",
-					   "client-key-data:", "PuTTY-User-Key-File-"};
+					   "client-key-data:", "PuTTY-User-Key-File-",
+					   /* a PEM's first line without its dashes (E4) */
+					   "BEGIN PRIVATE KEY", "BEGIN RSA PRIVATE KEY", "BEGIN EC PRIVATE KEY",
+					   "BEGIN DSA PRIVATE KEY", "BEGIN OPENSSH PRIVATE KEY",
+					   "BEGIN ENCRYPTED PRIVATE KEY", "BEGIN PGP PRIVATE KEY"};
 
 /* The fewest digits a whole value is decoded from to look for
  * text_markers (a shorter text cannot hold a key). */
@@ -1465,6 +1471,28 @@ static size_t whole_hex(const unsigned char *u, size_t n, unsigned char *out)
 	return all && o * 2 >= TEXT_DECODE_MIN ? o : 0;
 }
 
+/* Reads an HTML character reference below 0x80 at v ("&#45;", "&#x2d;")
+ * into *out, its length into *len; false when there is none. */
+static bool html_ref(const unsigned char *v, size_t n, unsigned char *out, int *len)
+{
+	size_t k = 2;
+	unsigned val = 0;
+	bool hex = k < n && (v[k] | 0x20) == 'x';
+
+	k += hex;
+	for (size_t start = k; k < n && k < start + 4; k++) {
+		int d = hex ? hex_digit(v[k]) : (v[k] >= '0' && v[k] <= '9' ? v[k] - '0' : -1);
+		if (d < 0)
+			break;
+		val = val * (hex ? 16 : 10) + (unsigned)d;
+	}
+	if (k >= n || v[k] != ';' || k == 2 + (size_t)hex || val >= 0x80)
+		return false;
+	*out = (unsigned char)val;
+	*len = (int)(k + 1);
+	return true;
+}
+
 /* Copies u[0..n) into out (n bytes) with its escapes undone: a URL's
  * "%HH", a C, shell or JSON string's "\\xHH", "\\uHHHH" (as one byte
  * when below 0x80), "\\n", "\\t", "\\r", "\\/", "\\\"" and "\\\\"; the
@@ -1488,6 +1516,15 @@ static size_t unescape(const unsigned char *u, size_t n, unsigned char *out)
 			   (h2 = hex_digit(u[k + 5])) >= 0) {
 			out[o++] = (unsigned char)(h1 << 4 | h2);
 			k += 5;
+		} else if (u[k] == '\\' && k + 3 < n && u[k + 1] >= '0' && u[k + 1] <= '3' && u[k + 2] >= '0' &&
+			   u[k + 2] <= '7' && u[k + 3] >= '0' && u[k + 3] <= '7') {
+			/* octal, as printf and C write it (E4 of round 34) */
+			out[o++] = (unsigned char)((u[k + 1] - '0') << 6 | (u[k + 2] - '0') << 3 | (u[k + 3] - '0'));
+			k += 3;
+		} else if (u[k] == '&' && k + 3 < n && u[k + 1] == '#' && html_ref(u + k, n - k, &out[o], &h1)) {
+			/* an HTML character reference, &#45; or &#x2d; (E4) */
+			o++;
+			k += (size_t)h1 - 1;
 		} else if (u[k] == '\\' && k + 1 < n && strchr("ntr/\"\\", u[k + 1]) != NULL) {
 			k++;
 			out[o++] = u[k] == 'n' ? '\n' : u[k] == 't' ? '\t' : u[k] == 'r' ? '\r' : u[k];
@@ -1644,6 +1681,16 @@ static const char *value_text_secret(const unsigned char *u, size_t n)
 		why = "its value holds a private key or credential, escaped";
 	for (size_t i = 0; i < ARRAY_LEN(decode) && why == NULL; i++) {
 		o = decode[i](u, n, out);
+		/* UTF-16's zero bytes dropped (E4 of round 34: a PEM saved
+		 * as UTF-16, then base64): text with every other byte zero */
+		if (o >= 4 && (out[0] == 0 || out[1] == 0 || (out[0] == 0xff && out[1] == 0xfe) ||
+			       (out[0] == 0xfe && out[1] == 0xff))) {
+			size_t w = 0;
+			for (size_t k = 0; k < o; k++)
+				if (out[k] != 0 && !(k < 2 && out[k] >= 0xfe))
+					out[w++] = out[k];
+			o = w;
+		}
 		out[o] = '\0';
 		if (o > 0 && (text_has_marker(out, o) || text_secret_setting(out, o))) {
 			static const char *const said[] = {
