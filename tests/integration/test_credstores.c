@@ -872,8 +872,9 @@ static void test_remask_inputs(void)
 		"printf 'PCMD=%s\\n' \"$(tr '\\0' ' ' < /proc/$$/cmdline)\"\n"
 		"printf 'RC=%s\\n' \"$(grep GH_TOKEN \"$HOME/.bashrc\")\"\n"
 		"printf 'DOTENV=%s\\n' \"$(cat .env)\"\n"
+		"printf 'REMOTE=%s\\n' \"$(git config -f .git/config remote.origin.url)\"\n"
 		"(echo x >> .env) 2>/dev/null && echo ENV-WRITABLE; true\n";
-	char gh[64], reg[128], url[128], rc_line[128], dotenv[128], path[PATH_MAX], dec[96];
+	char gh[64], reg[128], url[128], rc_line[128], dotenv[128], path[PATH_MAX], dec[96], gitcfg[192];
 	char *out = NULL, *err = NULL, *b64 = NULL;
 	const char *env[] = {gh, reg, NULL};
 	const char *args[] = {real_token, url, NULL};
@@ -892,6 +893,12 @@ static void test_remask_inputs(void)
 	snprintf(dotenv, sizeof(dotenv), "TOKEN=%s\n", real_token);
 	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "home/.bashrc"), rc_line, strlen(rc_line)), 0);
 	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), dotenv, strlen(dotenv)), 0);
+	/* the review of round 34 (M2): a clone with $TOKEN wrote it into the
+	 * repository's config */
+	snprintf(gitcfg, sizeof(gitcfg), "[remote \"origin\"]\n\turl = https://x-access-token:%s@h.example/o/r.git\n",
+		 real_token);
+	CU_ASSERT_FATAL(mkdir(at(path, "work/.git"), 0755) == 0);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.git/config"), gitcfg, strlen(gitcfg)), 0);
 	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
 	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
 	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
@@ -907,15 +914,19 @@ static void test_remask_inputs(void)
 	ROW(test_has(out, "RC=export GH_TOKEN=ghp_") && test_has(out, "DOTENV=TOKEN=ghp_"),
 	    "~/.bashrc or .env is not the sentinel copy: %s", out ? out : "");
 	ROW(!test_has(out, "ENV-WRITABLE"), "the sentinel copy of .env was writable");
+	ROW(test_has(out, "REMOTE=https://x-access-token:ghp_"), "the repository's config is not the sentinel copy: %s",
+	    out ? out : "");
 	ROW(test_has(err, "REG_B64 held a masked credential's real value") &&
 		    test_has(err, "arguments 2, 3 held a masked credential's real value") &&
-		    test_has(err, ".bashrc") && test_has(err, ".env held a masked credential's real value"),
+		    test_has(err, ".bashrc") && test_has(err, "/work/.env") && test_has(err, "/work/.git/config held"),
 	    "run did not say what it re-masked: %s", err ? err : "");
 	free(out);
 	free(err);
 	free(b64);
 	(void)unlink(at(path, "home/.bashrc"));
 	(void)unlink(at(path, "work/.env"));
+	(void)unlink(at(path, "work/.git/config"));
+	(void)rmdir(at(path, "work/.git"));
 }
 
 /*
