@@ -270,7 +270,9 @@ static void check_fanout(struct gg *g, struct go_state *s, int dfd, const char *
 static const char *const go_suffixes[] = {".pack", ".idx", ".rev", ".bitmap", ".keep", ".promisor", ".mtimes"};
 
 /* base of name (a pack file's name without its suffix) into out; false
- * for no pack file. */
+ * for no pack file. The base may start with '.' or be empty: git's walk
+ * of objects/pack skips only . and .., and takes any NAME.idx (".idx"
+ * and ".pack-x.idx" included) with its NAME.pack. */
 static bool pack_base(const char *name, char *out, size_t len)
 {
 	size_t n = strlen(name);
@@ -278,7 +280,7 @@ static bool pack_base(const char *name, char *out, size_t len)
 	for (size_t i = 0; i < sizeof(go_suffixes) / sizeof(go_suffixes[0]); i++) {
 		size_t sl = strlen(go_suffixes[i]);
 
-		if (n > sl && strcmp(name + n - sl, go_suffixes[i]) == 0 && n - sl < len) {
+		if (n >= sl && strcmp(name + n - sl, go_suffixes[i]) == 0 && n - sl < len) {
 			memcpy(out, name, n - sl);
 			out[n - sl] = '\0';
 			return true;
@@ -367,7 +369,7 @@ static void check_packs(struct gg *g, struct go_state *s, int pfd, const char *d
 		return;
 	}
 	while ((de = readdir(dp)) != NULL) {
-		if (de->d_name[0] == '.' || gg_is_quarantine_name(de->d_name) || !pack_base(de->d_name, base, sizeof(base)) ||
+		if (gg_is_quarantine_name(de->d_name) || !pack_base(de->d_name, base, sizeof(base)) ||
 		    (!all && !gg_changed(g, dirfd(dp), de->d_name)))
 			continue;
 		if (nb == GO_PACKS_MAX) {

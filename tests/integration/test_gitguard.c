@@ -3369,6 +3369,55 @@ static void test_pack_shadows_object(void)
 	gcase_free(&c);
 }
 
+/*
+ * Review of round 34 (A2): git's walk of objects/pack skips only . and
+ * .., so a forged pack named .pack-x.pack with .pack-x.idx (or .pack with
+ * .idx, an empty base) is read like any other; the check skipped every
+ * name starting with '.': the host's git archive gave the planted app.py,
+ * no line, status 0. Both move aside now.
+ */
+static void test_pack_dot_named(void)
+{
+	static const char *const want[] = {
+		"quarantined ", "/work/.git/objects/pack/.pack-x.idx: the index of a pack written in the session that "
+		"does not verify", "/work/s/.git/objects/pack/.idx: the index of a pack", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > fp.py <<'EOF'\n"
+				 "import hashlib, os, struct, subprocess, sys\n"
+				 "x = bytes.fromhex(subprocess.check_output(['git', 'rev-parse', 'HEAD:app.py']).decode().strip())\n"
+				 "p = subprocess.run(['git', 'hash-object', '-w', '--stdin'], input=b'print(\"planted\")\\n', "
+				 "capture_output=True).stdout.decode().strip()\n"
+				 "base = subprocess.run(['git', 'pack-objects', '-q', '.git/objects/pack/pack'], input=(p + '\\n')"
+				 ".encode(), capture_output=True).stdout.decode().strip()\n"
+				 "os.unlink('.git/objects/%s/%s' % (p[:2], p[2:]))\n"
+				 "i = '.git/objects/pack/pack-%s.idx' % base\n"
+				 "b = bytearray(open(i, 'rb').read())\n"
+				 "for n in range(256): b[8 + n * 4:12 + n * 4] = struct.pack('>I', 1 if n >= x[0] else 0)\n"
+				 "b[8 + 1024:8 + 1024 + 20] = x\n"
+				 "b[-20:] = hashlib.sha1(bytes(b[:-20])).digest()\n"
+				 "os.unlink(i)\n"
+				 "open('.git/objects/pack/%s.idx' % sys.argv[1], 'wb').write(b)\n"
+				 "os.rename('.git/objects/pack/pack-%s.pack' % base, '.git/objects/pack/%s.pack' % sys.argv[1])\n"
+				 "EOF\n"
+				 "cd work && echo 'print(\"hello\")' > app.py && git add app.py && git commit -q -m app && "
+				 "git init -q s && cp app.py s/ && git -C s add app.py && git -C s commit -q -m app",
+				 NULL, NULL,
+				 "python3 \"$M/../fp.py\" .pack-x && (cd s && python3 \"$M/../fp.py\" '') && "
+				 "git archive HEAD app.py | tar -xO && git -C s archive HEAD app.py | tar -xO && echo DONE",
+				 "cd work && git archive HEAD app.py | tar -xO; git -C s archive HEAD app.py | tar -xO") == 0);
+	CU_ASSERT(test_has(c.out, "print(\"planted\")\nprint(\"planted\")\nDONE"));
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.host, "planted"));
+	CU_ASSERT(test_has(c.host, "print(\"hello\")\nprint(\"hello\")\n"));
+	if (test_has(c.host, "planted"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Round 33: .git/shallow written in the session cut the history the
  * host's git log showed (the commit before it hidden, as grafts do):
  * named. */
@@ -4016,6 +4065,7 @@ TEST_REGISTRAR(register_gitguard)
 		 test_object_rewritten);
 	test_add(s, "a new pack whose index claims an existing object: moved aside; a repack says nothing",
 		 test_pack_shadows_object);
+	test_add(s, "a forged pack named .pack-x (or with an empty base): moved aside", test_pack_dot_named);
 	test_add(s, "an untracked cache and fsmonitor data in an index written in the session: dropped",
 		 test_index_untracked_fsmonitor);
 	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
