@@ -3418,6 +3418,140 @@ static void test_pack_dot_named(void)
 	gcase_free(&c);
 }
 
+/*
+ * Review of round 34 (A1): the 1 GiB of packs the check verifies was
+ * spent on what the session chose: a sparse 1 GiB pack-0000.pack (no
+ * disk, no time) with an empty .idx, checked first by name, then the
+ * forged pack-ffff was only named "not verified" and stayed (the host's
+ * git archive gave the planted app.py). An .idx and .pack that do not
+ * agree (count, checksum) move aside without the pack being read, packs
+ * go smallest first, and one past the bound moves aside.
+ */
+static void test_pack_bound_junk(void)
+{
+	static const char *const want[] = {
+		"quarantined ", "/work/.git/objects/pack/pack-ffff.idx: the index of a pack written in the session that "
+		"does not verify", "/work/.git/objects/pack/pack-0000.idx: the index of a pack written in the session "
+		"that does not agree with its pack", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > fp.py <<'EOF'\n"
+				 "import hashlib, os, struct, subprocess, sys\n"
+				 "x = bytes.fromhex(subprocess.check_output(['git', 'rev-parse', 'HEAD:app.py']).decode().strip())\n"
+				 "p = subprocess.run(['git', 'hash-object', '-w', '--stdin'], input=b'print(\"planted\")\\n', "
+				 "capture_output=True).stdout.decode().strip()\n"
+				 "base = subprocess.run(['git', 'pack-objects', '-q', '.git/objects/pack/pack'], input=(p + '\\n')"
+				 ".encode(), capture_output=True).stdout.decode().strip()\n"
+				 "os.unlink('.git/objects/%s/%s' % (p[:2], p[2:]))\n"
+				 "i = '.git/objects/pack/pack-%s.idx' % base\n"
+				 "b = bytearray(open(i, 'rb').read())\n"
+				 "for n in range(256): b[8 + n * 4:12 + n * 4] = struct.pack('>I', 1 if n >= x[0] else 0)\n"
+				 "b[8 + 1024:8 + 1024 + 20] = x\n"
+				 "b[-20:] = hashlib.sha1(bytes(b[:-20])).digest()\n"
+				 "os.unlink(i)\n"
+				 "open('.git/objects/pack/%s.idx' % sys.argv[1], 'wb').write(b)\n"
+				 "os.rename('.git/objects/pack/pack-%s.pack' % base, '.git/objects/pack/%s.pack' % sys.argv[1])\n"
+				 "EOF\n"
+				 "cd work && echo 'print(\"hello\")' > app.py && git add app.py && git commit -q -m app",
+				 NULL, NULL,
+				 "python3 \"$M/../fp.py\" pack-ffff && : > .git/objects/pack/pack-0000.idx && "
+				 "truncate -s 1G .git/objects/pack/pack-0000.pack && git archive HEAD app.py | tar -xO && echo DONE",
+				 "cd work && git archive HEAD app.py | tar -xO") == 0);
+	CU_ASSERT(test_has(c.out, "print(\"planted\")\nDONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "not verified"));
+	CU_ASSERT(!test_has(c.host, "planted"));
+	CU_ASSERT(test_has(c.host, "print(\"hello\")\n"));
+	if (test_has(c.host, "planted"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Review of round 34 (A5): the 1 GiB the check inflates of loose objects
+ * was spent by a 4.6 MB loose file that inflates to 1 GiB, in a fan-out
+ * directory readdir lists before the target's: the rewritten loose
+ * object of HEAD:app.py after it was only named ("not verified") and
+ * stayed. Loose objects go smallest declared size first, and one whose
+ * header declares more than is left of the bound moves aside without
+ * being inflated: both move aside, the session's commit stays.
+ */
+static void test_loose_bound_bomb(void)
+{
+	static const char *const want[] = {
+		"quarantined ", ": a loose object rewritten in the session: its content does not hash",
+		"whose header declares 1073741825 bytes, past the 1073741824 the check inflates in one run: moved aside "
+		"unverified", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cat > bomb.py <<'EOF'\n"
+				 "import os, sys, zlib\n"
+				 "t = sys.argv[1]; od = '.git/objects'\n"
+				 "def order(): return [d for d in os.listdir(od) if len(d) == 2]\n"
+				 "first = None\n"
+				 "for cand in ['%02x' % i for i in range(256)]:\n"
+				 "    os.makedirs(os.path.join(od, cand), exist_ok=True)\n"
+				 "    o = order()\n"
+				 "    if t[:2] in o and o.index(cand) < o.index(t[:2]): first = cand; break\n"
+				 "    if cand != t[:2] and not os.listdir(os.path.join(od, cand)): os.rmdir(os.path.join(od, cand))\n"
+				 "n = (1 << 30) + 1\n"
+				 "c = zlib.compressobj(1); z = bytearray(c.compress(b'blob %d\\0' % n))\n"
+				 "chunk = bytes(1 << 20)\n"
+				 "for _ in range(n >> 20): z += c.compress(chunk)\n"
+				 "z += c.compress(b'\\0' * (n & ((1 << 20) - 1))); z += c.flush()\n"
+				 "open(os.path.join(od, first, '0' * 38), 'wb').write(z)\n"
+				 "d = b'print(\"planted\")\\n'\n"
+				 "f = os.path.join(od, t[:2], t[2:]); os.chmod(f, 0o644)\n"
+				 "open(f, 'wb').write(zlib.compress(b'blob %d\\0' % len(d) + d))\n"
+				 "EOF\n"
+				 "cd work && echo 'print(\"hello\")' > app.py && git add app.py && git commit -q -m app",
+				 NULL, NULL,
+				 "python3 \"$M/../bomb.py\" $(git rev-parse HEAD:app.py) && git archive HEAD app.py | tar -xO && "
+				 "echo doc > README && git add README && git commit -q -m doc && echo DONE",
+				 "cd work && git archive HEAD app.py 2>&1 | tar -xO 2>&1; git hash-object -w app.py >/dev/null && "
+				 "git archive HEAD | tar -xO README app.py") == 0);
+	CU_ASSERT(test_has(c.out, "print(\"planted\")\nDONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "not verified"));
+	CU_ASSERT(!test_has(c.host, "planted"));
+	CU_ASSERT(test_has(c.host, "doc\nprint(\"hello\")\n"));
+	if (test_has(c.host, "planted") || !test_has(c.host, "doc\nprint(\"hello\")\n"))
+		show(&c);
+	gcase_free(&c);
+}
+
+/*
+ * Review of round 34 (A1, A5): past the bounds, what the session wrote
+ * was only named ("not verified") and stayed. With the bound lowered to
+ * 100 bytes (PASSAVANT_SBX_OBJ_BYTES_MAX, passavant's own environment),
+ * a 300-byte blob and a pack the session wrote move aside, each with a
+ * line saying how to get it back; nothing is named "not verified".
+ */
+static void test_object_bound_fails_closed(void)
+{
+	static const char *const want[] = {
+		"quarantined ", "past the 100 the check inflates in one run: moved aside unverified",
+		"past the 100 bytes of packs the check verifies in one run, moved aside unverified",
+		"git index-pack --verify pack-", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	extra_env = "PASSAVANT_SBX_OBJ_BYTES_MAX=100";
+	CU_ASSERT_FATAL(run_case(&c, "cd work && seq 1 80 > big && git add big && git commit -q -m big", NULL, NULL,
+				 "seq 1000 1080 | git hash-object -w --stdin && git repack -q && echo DONE",
+				 "cd work && ls .git/objects/pack | grep -c 'pack$'") == 0);
+	extra_env = NULL;
+	CU_ASSERT(test_has(c.out, "DONE"));
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.err, "not verified"));
+	CU_ASSERT(test_has(c.host, "0\n"));
+	gcase_free(&c);
+}
+
 /* Round 33: .git/shallow written in the session cut the history the
  * host's git log showed (the commit before it hidden, as grafts do):
  * named. */
@@ -4066,6 +4200,12 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a new pack whose index claims an existing object: moved aside; a repack says nothing",
 		 test_pack_shadows_object);
 	test_add(s, "a forged pack named .pack-x (or with an empty base): moved aside", test_pack_dot_named);
+	test_add(s, "a sparse 1 GiB pack with an empty index before a forged pack: both moved aside",
+		 test_pack_bound_junk);
+	test_add(s, "a loose object inflating to 1 GiB before a rewritten one: both moved aside",
+		 test_loose_bound_bomb);
+	test_add(s, "objects past the bound (lowered for the test): moved aside, not only named",
+		 test_object_bound_fails_closed);
 	test_add(s, "an untracked cache and fsmonitor data in an index written in the session: dropped",
 		 test_index_untracked_fsmonitor);
 	test_add(s, "extensions.refStorage set in the session: the config moves aside", test_ref_storage);
