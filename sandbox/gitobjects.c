@@ -719,8 +719,8 @@ static void hash_loose(struct gg *g, struct go_state *s, int ofd, const char *od
 			snprintf(what, sizeof(what),
 				 "a loose object written in the session whose header declares %llu bytes, past the "
 				 "%llu the check inflates in one run: moved aside unverified (git reads it without "
-				 "hashing it again); to get it back: git hash-object -w of the file it holds, or move "
-				 "it back after `git cat-file` of the moved copy's name shows the content you expect",
+				 "hashing it again); to get it back: rename it back and run git fsck (which hashes it), "
+				 "or git hash-object -w the file it held",
 				 (unsigned long long)l->size, (unsigned long long)max);
 			gg_quarantine(g, dfd, dir, l->name, what);
 			(void)close(dfd);
