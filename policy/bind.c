@@ -421,14 +421,18 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
  * Variables of the host user's environment that name where every later
  * process or shell loads code from, whatever project it is in (a colon
  * list, or one path): the dynamic linker's library path, and the
- * start-up files and directory of sh, bash, zsh and interactive python.
+ * start-up files and directory of sh, bash, zsh and interactive python,
+ * and the libraries the dynamic linker loads into every program
+ * (LD_PRELOAD, LD_AUDIT: round 34 of the attack, P2, a shim the user
+ * built in the project was rewritten by the session and ran in the
+ * host's next /bin/true).
  * A library or script the sandbox planted there would run in the host's
  * next process; PATH's rule applies to each of their entries. (Module
  * paths such as PYTHONPATH usually name the project itself, whose code
  * the user runs anyway: not listed.)
  */
 static const char *const code_path_vars[] = {
-	"LD_LIBRARY_PATH", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
+	"LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
 };
 
 /*
@@ -444,14 +448,21 @@ static void fs_path_denies(struct ldr *l, const struct policy_host *h, const cha
 	struct policy *p = l->p;
 	const char *path = host_env(h, var), *s, *e, *err;
 	bool is_path = strcmp(var, "PATH") == 0;
+	/* The preload lists: ':' or ' ' (LD_PRELOAD), an empty entry is
+	 * none, a name without '/' is looked for in the library path. */
+	bool preload = strncmp(var, "LD_", 3) == 0 && strcmp(var, "LD_LIBRARY_PATH") != 0;
+	const char *seps = strcmp(var, "LD_PRELOAD") == 0 ? ": " : ":";
 
 	if (path == NULL || (!is_path && path[0] == '\0'))
 		return;
 	for (s = path;; s = e + 1) {
 		char *dir, *abs;
-		e = strchr(s, ':');
-		if (e == NULL)
-			e = s + strlen(s);
+		e = s + strcspn(s, seps);
+		if (preload && memchr(s, '/', (size_t)(e - s)) == NULL) {
+			if (*e == '\0')
+				break;
+			continue;
+		}
 		dir = strndup(s == e ? "." : s, s == e ? 1 : (size_t)(e - s));
 		if (dir == NULL) {
 			ldr_error(l, (struct policy_mark){0, 0},

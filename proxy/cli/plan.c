@@ -1249,6 +1249,32 @@ static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
 }
 
 /*
+ * How plan_relative_path() reads one variable: a colon list whose empty
+ * entry means "." (PATH, LD_LIBRARY_PATH), one path, or the dynamic
+ * linker's preload lists (':' or ' ' for LD_PRELOAD; an empty entry is
+ * nothing, a name without '/' is searched for in the library path).
+ */
+enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_PRELOAD };
+
+/* The entry (e, len) of var refused: logs why. Always -1. */
+static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
+{
+	char what[256];
+
+	if (len == 0)
+		(void)snprintf(what, sizeof(what), "an empty entry (a leading, trailing or doubled ':', read as \".\")");
+	else
+		(void)snprintf(what, sizeof(what), "the relative entry \"%.*s\"", (int)(len > 200 ? 200 : len), e);
+	log_warnx("%s holds %s, which names a place under wherever a shell or program runs: in any "
+		  "directory this session could write, what the command leaves there under that name would "
+		  "run at your next command in it; not started. Start passavant with %s naming absolute "
+		  "paths only (%s)",
+		  var, what, var,
+		  path ? "e.g. PATH=/usr/local/bin:/usr/bin:/bin passavant run ..." : "unset it, or write $PWD/... instead");
+	return -1;
+}
+
+/*
  * A relative entry of PATH ("./node_modules/.bin", ".", "bin", "~/bin" as
  * a shell other than bash or execvp() reads it) or an empty one (a
  * leading, trailing or doubled ':', which means ".") names a directory
@@ -1258,46 +1284,52 @@ static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
  * git-ignored) runs at the user's next `git status` there (round 32 of
  * the attack, b9). The writable trees cannot all be made read-only at
  * those names, nor searched after every run: the start is refused,
- * naming the entry. The same for LD_LIBRARY_PATH (glibc takes an empty
- * entry as ".") and the single paths ENV, BASH_ENV, ZDOTDIR,
- * PYTHONSTARTUP (policy/bind.c's code_path_vars). 0, or -1 after logging.
+ * naming the entry. The same for the other variables that name where a
+ * later program loads code from: LD_LIBRARY_PATH (glibc takes an empty
+ * entry as "."), LD_PRELOAD and LD_AUDIT (an entry with a '/'), the
+ * single paths ENV, BASH_ENV, ZDOTDIR, PYTHONSTARTUP (policy/bind.c's
+ * code_path_vars; round 34 of the attack, P2: LD_PRELOAD=./libshim.so,
+ * rewritten by the session, ran in the host's next program). 0, or -1
+ * after logging.
  */
 static int plan_relative_path(const struct plan_host *h)
 {
-	static const char *const vars[] = {"PATH", "LD_LIBRARY_PATH", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP"};
+	static const struct {
+		const char *name;
+		enum relvar_kind kind;
+	} vars[] = {
+		{"PATH", RV_LIST_DOT},
+		{"LD_LIBRARY_PATH", RV_LIST_DOT},
+		{"LD_PRELOAD", RV_PRELOAD},
+		{"LD_AUDIT", RV_PRELOAD},
+		{"ENV", RV_ONE},
+		{"BASH_ENV", RV_ONE},
+		{"ZDOTDIR", RV_ONE},
+		{"PYTHONSTARTUP", RV_ONE},
+	};
 
 	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
-		size_t n = strlen(vars[v]);
-		bool list = v < 2;
-		const char *val = NULL;
+		enum relvar_kind kind = vars[v].kind;
+		const char *name = vars[v].name, *val = NULL;
+		const char *seps = strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
+		size_t n = strlen(name);
 
 		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
-			if (strncmp(h->env[i], vars[v], n) == 0 && h->env[i][n] == '=')
+			if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
 				val = h->env[i] + n + 1;
 		if (val == NULL || (v != 0 && val[0] == '\0'))
 			continue;
 		for (const char *e = val;;) {
-			size_t len = list ? strcspn(e, ":") : strlen(e);
+			size_t len = kind == RV_ONE ? strlen(e) : strcspn(e, seps);
+			bool skip = false;
 
-			if (len == 0 || e[0] != '/') {
-				char what[256];
-
-				if (len == 0)
-					(void)snprintf(what, sizeof(what),
-						       "an empty entry (a leading, trailing or doubled ':', read as \".\")");
-				else
-					(void)snprintf(what, sizeof(what), "the relative entry \"%.*s\"",
-						       (int)(len > 200 ? 200 : len), e);
-				log_warnx("%s holds %s, which names a directory of wherever a shell or program "
-					  "runs: in any directory this session could write, what the command leaves "
-					  "there under that name would run at your next command in it; not started. "
-					  "Start passavant with %s naming absolute directories only (%s)",
-					  vars[v], what, vars[v],
-					  v == 0 ? "e.g. PATH=/usr/local/bin:/usr/bin:/bin passavant run ..."
-						 : "unset it, or write $PWD/... instead");
-				return -1;
-			}
-			if (!list || e[len] == '\0')
+			if (len == 0)
+				skip = kind != RV_LIST_DOT;
+			else if (kind == RV_PRELOAD)
+				skip = memchr(e, '/', len) == NULL;
+			if (!skip && (len == 0 || e[0] != '/'))
+				return relvar_refuse(name, e, len, v == 0);
+			if (kind == RV_ONE || e[len] == '\0')
 				break;
 			e += len + 1;
 		}

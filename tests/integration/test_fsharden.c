@@ -1312,6 +1312,76 @@ static void test_path_relative_entries(void)
 	free(err);
 }
 
+/* Round 34 of the attack, P2: LD_PRELOAD (and LD_AUDIT, which the dynamic
+ * linker loads too) naming a library in the writable tree: the session
+ * rewrote it and the host's next program ran it. An absolute entry
+ * (':' or ' ' separated) is read-only, missing or not; a relative one
+ * refuses the start, named; a bare name (searched in the library path)
+ * does not. The libraries named are missing: nothing is preloaded. */
+static void test_ld_preload(void)
+{
+	const char *script = "printf x > libshim-p2.so 2>/dev/null; echo w1=$?\n"
+			     "printf x > libaud-p2.so 2>/dev/null; echo w2=$?\n"
+			     "printf x > ok-p2.txt; echo ok=$?\n";
+	char e[2][PATH_MAX + 64], w[PATH_MAX], *out = NULL, *err = NULL;
+	const char *env[3];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(e[0], sizeof(e[0]), "LD_PRELOAD=libnone-p2.so %s/libshim-p2.so", at(w, "work"));
+	snprintf(e[1], sizeof(e[1]), "LD_AUDIT=/usr/lib/none-p2.so:%s/libaud-p2.so", at(w, "work"));
+	env[0] = e[0];
+	env[1] = e[1];
+	env[2] = NULL;
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "LD_PRELOAD absolute: status %d", st);
+	ROW(test_has(out, "w1=") && !test_has(out, "w1=0"), "the LD_PRELOAD library in the tree was writable: %s",
+	    out ? out : "");
+	ROW(test_has(out, "w2=") && !test_has(out, "w2=0"), "the LD_AUDIT library in the tree was writable: %s",
+	    out ? out : "");
+	ROW(!exists("work/libshim-p2.so") && !exists("work/libaud-p2.so"), "a preloaded library reached the host");
+	if (st != 0)
+		show(st, out, err);
+	drop("work/libshim-p2.so");
+	drop("work/libaud-p2.so");
+	drop("work/ok-p2.txt");
+	free(out);
+	free(err);
+	out = err = NULL;
+	{
+		static const char *const rel[][2] = {
+			{"LD_PRELOAD=./libshim-p2.so", "\"./libshim-p2.so\""},
+			{"LD_PRELOAD=/usr/lib/none-p2.so sub/libshim-p2.so", "\"sub/libshim-p2.so\""},
+			{"LD_AUDIT=./libaud-p2.so", "\"./libaud-p2.so\""},
+		};
+
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			const char *env1[] = {rel[i][0], NULL};
+
+			st = run_fsh("home", NULL, env1, NULL, "work.yaml", script, &out, &err);
+			ROW(st == 125 && !test_has(out, "ok=") && test_has(err, rel[i][1]) && test_has(err, "not started"),
+			    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+			ROW(!exists("work/libshim-p2.so") && !exists("work/libaud-p2.so"),
+			    "%s: a preloaded library reached the host", rel[i][0]);
+			drop("work/libshim-p2.so");
+			drop("work/libaud-p2.so");
+			drop("work/ok-p2.txt");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	/* A bare name: looked for in the library path, started. */
+	{
+		const char *env2[] = {"LD_PRELOAD=libnone-p2.so", NULL};
+
+		st = run_fsh("home", NULL, env2, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "LD_PRELOAD with a bare name: status %d", st);
+		free(out);
+		free(err);
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -2805,6 +2875,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "persistence: agent and editor files in the workspace",
 		 test_persistence_workspace);
 	test_add(s, "persistence: PATH directories unless named by allowWrite", test_path_dirs);
+	test_add(s, "round 34 (P2): LD_PRELOAD and LD_AUDIT: an absolute entry in the tree read-only, a relative "
+		    "one refuses the start",
+		 test_ld_preload);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

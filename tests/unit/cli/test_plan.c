@@ -116,7 +116,7 @@ static void test_plan_build(void)
 	char doc[1024], path[PATH_MAX];
 	char pathvar[200];
 	char *env[] = {pathvar, "GITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd",
-		       "FOO=bar", "DENIED=x", "XDG_CONFIG_HOME=/xdg", "LD_LIBRARY_PATH=lib", NULL};
+		       "FOO=bar", "DENIED=x", "XDG_CONFIG_HOME=/xdg", "LD_LIBRARY_PATH=lib", NULL, NULL};
 	struct plan_host h = {.home = t_home, .pw_home = "/nonexistent-pw-home", .cwd = t_work,
 			      .self_exe = "/usr/bin/passavant-test", .env = env};
 	struct plan_sys_paths none = {0};
@@ -147,6 +147,25 @@ static void test_plan_build(void)
 	snprintf(pathvar, sizeof(pathvar), "PATH=/bin:%s", t_work);
 	CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
 	env[5] = "LD_LIBRARY_PATH=/usr/lib";
+	/* LD_PRELOAD and LD_AUDIT (round 34 of the attack, P2): an entry
+	 * with a '/' that is relative, ' ' or ':' separated; a bare name
+	 * (searched in the library path) and an empty entry are not (the
+	 * build below starts with one). */
+	{
+		static const char *const preload[] = {
+			"LD_PRELOAD=./libshim.so",
+			"LD_PRELOAD=/usr/lib/x.so lib/libshim.so",
+			"LD_PRELOAD=/usr/lib/x.so:sub/y.so",
+			"LD_AUDIT=./aud.so",
+		};
+
+		for (size_t i = 0; i < sizeof(preload) / sizeof(preload[0]); i++) {
+			env[6] = (char *)preload[i];
+			CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
+			plan_free(&pl);
+		}
+		env[6] = "LD_PRELOAD=libshim.so /usr/lib/x.so::";
+	}
 	CU_ASSERT_FATAL(plan_build(&pl, p, NULL, &h, &s) == 0);
 	/* `~` and the HOME rows under the fake home, and under the password
 	 * database's home too. */

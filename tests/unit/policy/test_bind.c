@@ -26,6 +26,10 @@ static const char *fake_env(const char *name)
 		return "/h/u/state";
 	if (strcmp(name, "BASH_ENV") == 0)
 		return "/h/u/env.sh";
+	if (strcmp(name, "LD_PRELOAD") == 0)
+		return "libshim0.so /w/proj/lib/libshim.so::";
+	if (strcmp(name, "LD_AUDIT") == 0)
+		return "/w/proj/aud.so";
 	return NULL;
 }
 
@@ -121,6 +125,11 @@ static void test_bound(void)
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj")); /* "" is ".", allowWrite */
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/opt/w/bin"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/h/u/env.sh"));
+	/* The preload lists (round 34 of the attack, P2): ' ' or ':'
+	 * separated; a bare name is searched in the library path, not "." */
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/lib/libshim.so"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/aud.so"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/libshim0.so"));
 	/* The policy file as named and as resolved; both lookup places. */
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/p.yaml"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/real/p.yaml"));
