@@ -1250,11 +1250,17 @@ static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
 
 /*
  * How plan_relative_path() reads one variable: a colon list whose empty
- * entry means "." (PATH, LD_LIBRARY_PATH), one path, or the dynamic
- * linker's preload lists (':' or ' ' for LD_PRELOAD; an empty entry is
- * nothing, a name without '/' is searched for in the library path).
+ * entry means "." (PATH, LD_LIBRARY_PATH, PYTHONPATH), one path, the
+ * dynamic linker's preload lists (':' or ' ' for LD_PRELOAD; an empty
+ * entry is nothing, a name without '/' is searched for in the library
+ * path), a colon list whose empty entries are skipped (the module paths
+ * of perl, ruby, node, gem, java, go), Lua's ';' list of '?' templates
+ * (";;" is the default path) and NODE_OPTIONS' --require, -r, --import,
+ * --loader and --experimental-loader (every spelling but an absolute one
+ * is resolved from the working directory, a bare name in its
+ * node_modules).
  */
-enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_PRELOAD };
+enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_PRELOAD, RV_LIST, RV_LUA, RV_NODE_OPTIONS };
 
 /* The entry (e, len) of var refused: logs why. Always -1. */
 static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
@@ -1274,6 +1280,55 @@ static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
 	return -1;
 }
 
+/* NODE_OPTIONS: the value of each option that loads a module. */
+static int relvar_node_options(const char *val)
+{
+	static const char *const opts[] = {"--require", "-r", "--import", "--loader", "--experimental-loader"};
+	char tok[2][PATH_MAX];
+	size_t n = 0;
+
+	for (const char *s = val; *s != '\0';) {
+		size_t len = 0;
+		char *t = tok[n % 2];
+		bool q = false;
+
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (*s == '\0')
+			break;
+		/* node's own reading: double quotes group, '\' escapes in them. */
+		for (; *s != '\0' && (q || (*s != ' ' && *s != '\t' && *s != '\n')); s++) {
+			if (*s == '"') {
+				q = !q;
+				continue;
+			}
+			if (q && *s == '\\' && s[1] != '\0')
+				s++;
+			if (len < PATH_MAX - 1)
+				t[len++] = *s;
+		}
+		t[len] = '\0';
+		if (n > 0) {
+			const char *prev = tok[(n - 1) % 2];
+
+			for (size_t i = 0; i < ARRAY_LEN(opts); i++)
+				if (strcmp(prev, opts[i]) == 0 && t[0] != '/')
+					return relvar_refuse("NODE_OPTIONS", t, strlen(t), false);
+		}
+		for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
+			size_t ol = strlen(opts[i]);
+
+			if (strncmp(t, opts[i], ol) == 0 && t[ol] == '=' && t[ol + 1] != '/')
+				return relvar_refuse("NODE_OPTIONS", t + ol + 1, strlen(t + ol + 1), false);
+			/* -r./x, node's short form with the value attached. */
+			if (ol == 2 && strncmp(t, opts[i], 2) == 0 && t[2] != '\0' && t[2] != '=' && t[2] != '/')
+				return relvar_refuse("NODE_OPTIONS", t + 2, strlen(t + 2), false);
+		}
+		n++;
+	}
+	return 0;
+}
+
 /*
  * A relative entry of PATH ("./node_modules/.bin", ".", "bin", "~/bin" as
  * a shell other than bash or execvp() reads it) or an empty one (a
@@ -1289,8 +1344,12 @@ static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
  * entry as "."), LD_PRELOAD and LD_AUDIT (an entry with a '/'), the
  * single paths ENV, BASH_ENV, ZDOTDIR, PYTHONSTARTUP (policy/bind.c's
  * code_path_vars; round 34 of the attack, P2: LD_PRELOAD=./libshim.so,
- * rewritten by the session, ran in the host's next program). 0, or -1
- * after logging.
+ * rewritten by the session, ran in the host's next program), and the
+ * interpreters' module paths (P3: PERL5LIB=lib, and the host's next
+ * perl started in a subdirectory the session wrote loaded its
+ * strict.pm). Their absolute entries are not made read-only: they
+ * usually name the project itself, whose code the user runs anyway.
+ * 0, or -1 after logging.
  */
 static int plan_relative_path(const struct plan_host *h)
 {
@@ -1306,12 +1365,29 @@ static int plan_relative_path(const struct plan_host *h)
 		{"BASH_ENV", RV_ONE},
 		{"ZDOTDIR", RV_ONE},
 		{"PYTHONSTARTUP", RV_ONE},
+		{"PYTHONPATH", RV_LIST_DOT},
+		{"PERL5LIB", RV_LIST},
+		{"PERLLIB", RV_LIST},
+		{"RUBYLIB", RV_LIST},
+		{"NODE_PATH", RV_LIST},
+		{"GEM_PATH", RV_LIST},
+		{"CLASSPATH", RV_LIST},
+		{"GOPATH", RV_LIST},
+		{"LUA_PATH", RV_LUA},
+		{"LUA_CPATH", RV_LUA},
+		{"LUA_PATH_5_2", RV_LUA},
+		{"LUA_CPATH_5_2", RV_LUA},
+		{"LUA_PATH_5_3", RV_LUA},
+		{"LUA_CPATH_5_3", RV_LUA},
+		{"LUA_PATH_5_4", RV_LUA},
+		{"LUA_CPATH_5_4", RV_LUA},
+		{"NODE_OPTIONS", RV_NODE_OPTIONS},
 	};
 
 	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
 		enum relvar_kind kind = vars[v].kind;
 		const char *name = vars[v].name, *val = NULL;
-		const char *seps = strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
+		const char *seps = kind == RV_LUA ? ";" : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
 		size_t n = strlen(name);
 
 		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
@@ -1319,6 +1395,11 @@ static int plan_relative_path(const struct plan_host *h)
 				val = h->env[i] + n + 1;
 		if (val == NULL || (v != 0 && val[0] == '\0'))
 			continue;
+		if (kind == RV_NODE_OPTIONS) {
+			if (relvar_node_options(val) < 0)
+				return -1;
+			continue;
+		}
 		for (const char *e = val;;) {
 			size_t len = kind == RV_ONE ? strlen(e) : strcspn(e, seps);
 			bool skip = false;

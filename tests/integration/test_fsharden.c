@@ -1382,6 +1382,88 @@ static void test_ld_preload(void)
 	}
 }
 
+/* Round 34 of the attack, P3: a relative entry in an interpreter's module
+ * path (PERL5LIB=lib, PYTHONPATH=lib, RUBYLIB=lib, NODE_OPTIONS
+ * --require ./x.js, ...) names a directory of wherever the host's next
+ * perl, python, ruby or node starts: the session planted a git-ignored
+ * sub-p3/lib/strict.pm and the host's perl in sub-p3 loaded it. The
+ * start is refused, naming the variable and the entry; absolute entries
+ * start as before. */
+static void test_module_path_relative(void)
+{
+	static const char *const rel[][2] = {
+		{"PERL5LIB=lib", "\"lib\""},
+		{"PERLLIB=/usr/share/perl5:lib", "\"lib\""},
+		{"PYTHONPATH=lib", "\"lib\""},
+		{"PYTHONPATH=/usr/lib/python3/dist-packages:", "empty entry"},
+		{"RUBYLIB=./lib", "\"./lib\""},
+		{"NODE_PATH=node_modules", "\"node_modules\""},
+		{"GEM_PATH=vendor/gems", "\"vendor/gems\""},
+		{"CLASSPATH=.:/usr/share/java", "\".\""},
+		{"GOPATH=go", "\"go\""},
+		{"LUA_PATH=./?.lua;;", "\"./?.lua\""},
+		{"LUA_CPATH=/usr/lib/lua/?.so;lib/?.so", "\"lib/?.so\""},
+		{"LUA_PATH_5_4=?.lua", "\"?.lua\""},
+		{"NODE_OPTIONS=--require ./x.js", "\"./x.js\""},
+		{"NODE_OPTIONS=--max-old-space-size=100 -r x", "\"x\""},
+		{"NODE_OPTIONS=--import=./hook.mjs", "\"./hook.mjs\""},
+		{"NODE_OPTIONS=--experimental-loader \"./l.mjs\"", "\"./l.mjs\""},
+	};
+	const char *script = "mkdir -p sub-p3/lib && printf 'print \"PLANTED-PERL\\\\n\"; 1;\\n' > sub-p3/lib/strict.pm "
+			     "&& echo planted\n";
+	char cmd[2 * PATH_MAX], work[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+		char var[64];
+
+		snprintf(var, sizeof(var), "%.*s", (int)strcspn(rel[i][0], "="), rel[i][0]);
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted"), "%s: status %d, the command ran: %s", rel[i][0], st,
+		    out ? out : "");
+		ROW(test_has(err, var) && test_has(err, rel[i][1]) && test_has(err, "not started"),
+		    "%s: the refusal does not name the variable and entry: %s", rel[i][0], err ? err : "");
+		if (i == 0) {
+			/* The host's perl in the subdirectory, PERL5LIB as the user's. */
+			FILE *f;
+			char line[256] = "";
+
+			snprintf(cmd, sizeof(cmd),
+				 "cd '%s/sub-p3' 2>/dev/null && PERL5LIB=lib perl -e 'use strict; print \"ran\\n\"' 2>&1",
+				 at(work, "work"));
+			f = popen(cmd, "r");
+			if (f != NULL) {
+				if (fgets(line, sizeof(line), f) == NULL)
+					line[0] = '\0';
+				(void)pclose(f);
+			}
+			ROW(strstr(line, "PLANTED-PERL") == NULL,
+			    "PERL5LIB=lib: the host's perl in work/sub-p3 ran the session's plant");
+		}
+		if (st != 125)
+			show(st, out, err);
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "%s/sub-p3", at(work, "work"));
+		test_rmtree(cmd);
+	}
+	/* Absolute entries, Lua's default ";;", node options that load nothing
+	 * or an absolute module: started. */
+	{
+		const char *env[] = {"PERL5LIB=/usr/share/perl5:", "PYTHONPATH=/usr/lib/python3/dist-packages",
+				     "LUA_PATH=/usr/share/lua/5.4/?.lua;;",
+				     "NODE_OPTIONS=--max-old-space-size=100 --require /usr/lib/none-p3.js", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "absolute module paths: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -2878,6 +2960,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 34 (P2): LD_PRELOAD and LD_AUDIT: an absolute entry in the tree read-only, a relative "
 		    "one refuses the start",
 		 test_ld_preload);
+	test_add(s, "round 34 (P3): a relative entry in PERL5LIB, PERLLIB, PYTHONPATH, RUBYLIB, NODE_PATH, GEM_PATH, "
+		    "CLASSPATH, GOPATH, LUA_PATH, LUA_CPATH, NODE_OPTIONS --require/-r/--import: start refused, named",
+		 test_module_path_relative);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

@@ -116,7 +116,7 @@ static void test_plan_build(void)
 	char doc[1024], path[PATH_MAX];
 	char pathvar[200];
 	char *env[] = {pathvar, "GITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd",
-		       "FOO=bar", "DENIED=x", "XDG_CONFIG_HOME=/xdg", "LD_LIBRARY_PATH=lib", NULL, NULL};
+		       "FOO=bar", "DENIED=x", "XDG_CONFIG_HOME=/xdg", "LD_LIBRARY_PATH=lib", NULL, NULL, NULL};
 	struct plan_host h = {.home = t_home, .pw_home = "/nonexistent-pw-home", .cwd = t_work,
 			      .self_exe = "/usr/bin/passavant-test", .env = env};
 	struct plan_sys_paths none = {0};
@@ -165,6 +165,25 @@ static void test_plan_build(void)
 			plan_free(&pl);
 		}
 		env[6] = "LD_PRELOAD=libshim.so /usr/lib/x.so::";
+	}
+	/* The interpreters' module paths (P3): a relative entry, PYTHONPATH's
+	 * empty one, a relative Lua template, NODE_OPTIONS' module options.
+	 * Other empty entries, Lua's ";;" and absolute ones start (below). */
+	{
+		static const char *const mod[] = {
+			"PERL5LIB=lib", "PERLLIB=/usr/lib:lib", "PYTHONPATH=/usr/lib::/x", "PYTHONPATH=src",
+			"RUBYLIB=./lib", "NODE_PATH=nm", "GEM_PATH=/g:vendor", "CLASSPATH=.", "GOPATH=go",
+			"LUA_PATH=/u/?.lua;./?.lua;;", "LUA_CPATH_5_4=?.so", "NODE_OPTIONS=--require ./x.js",
+			"NODE_OPTIONS=-r x", "NODE_OPTIONS=--trace-warnings --import=./h.mjs",
+			"NODE_OPTIONS=--loader \"./l.mjs\"", "NODE_OPTIONS=-r./x",
+		};
+
+		for (size_t i = 0; i < sizeof(mod) / sizeof(mod[0]); i++) {
+			env[7] = (char *)mod[i];
+			CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
+			plan_free(&pl);
+		}
+		env[7] = "NODE_OPTIONS=--max-old-space-size=64 --require /usr/lib/x.js -r=/y.js";
 	}
 	CU_ASSERT_FATAL(plan_build(&pl, p, NULL, &h, &s) == 0);
 	/* `~` and the HOME rows under the fake home, and under the password
