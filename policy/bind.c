@@ -429,7 +429,8 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
  * A library or script the sandbox planted there would run in the host's
  * next process; PATH's rule applies to each of their entries. (Module
  * paths such as PYTHONPATH usually name the project itself, whose code
- * the user runs anyway: not listed.)
+ * the user runs anyway: not listed; a relative entry of one refuses the
+ * start, proxy/cli/plan.c plan_relative_path().)
  */
 static const char *const code_path_vars[] = {
 	"LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
