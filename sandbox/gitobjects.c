@@ -372,7 +372,11 @@ static void check_fanout(struct gg *g, struct go_state *s, int dfd, const char *
 			s->loose_cap = c;
 		}
 		memcpy(s->loose[s->nloose].xx, xx, 3);
-		snprintf(s->loose[s->nloose].name, sizeof(s->loose[s->nloose].name), "%s", de->d_name);
+		/* An object's name (38 or 62 hex digits) fits; a longer name
+		 * git never reads as an object. */
+		if (strlen(de->d_name) >= sizeof(s->loose[s->nloose].name))
+			continue;
+		memcpy(s->loose[s->nloose].name, de->d_name, strlen(de->d_name) + 1);
 		s->loose[s->nloose].size = size;
 		s->nloose++;
 	}
