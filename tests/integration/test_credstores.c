@@ -960,12 +960,12 @@ static void test_windows_volume_mounted(void)
 	snprintf(home, sizeof(home), "%s/Users/pvwin", mnt);
 	snprintf(data, sizeof(data), "/media/pvdata%d", (int)getpid());
 	at(img, "ntfs.img");
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; truncate -s 8M '%1$s'; mkntfs -F -Q -q '%1$s' >/dev/null 2>&1; mkdir -p '%2$s'; "
-		 "d=$(losetup -f --show '%1$s'); ntfs-3g \"$d\" '%2$s' || { losetup -d \"$d\"; exit 1; }; "
-		 "grep -q ' fuseblk ' /proc/self/mountinfo",
-		 img, mnt);
-	if (system(cmd) != 0) {
+	if (snprintf(cmd, sizeof(cmd),
+		     "set -e; truncate -s 8M '%1$s'; mkntfs -F -Q -q '%1$s' >/dev/null 2>&1; mkdir -p '%2$s'; "
+		     "d=$(losetup -f --show '%1$s'); ntfs-3g \"$d\" '%2$s' || { losetup -d \"$d\"; exit 1; }; "
+		     "grep -q ' fuseblk ' /proc/self/mountinfo",
+		     img, mnt) >= (int)sizeof(cmd) ||
+	    system(cmd) != 0) {
 		snprintf(cmd, sizeof(cmd), "rmdir '%s' 2>/dev/null; rm -f '%s'", mnt, img);
 		if (system(cmd) != 0)
 			fprintf(stderr, "\n  cannot remove %s\n", mnt);
@@ -993,9 +993,11 @@ static void test_windows_volume_mounted(void)
 		CU_ASSERT_EQUAL(test_write_file(sc, script, strlen(script)), 0);
 		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
 	}
-	snprintf(cmd, sizeof(cmd), "d=$(findmnt -n -o SOURCE --target '%1$s'); umount '%1$s' && losetup -d \"$d\"; "
-		 "rmdir '%1$s'; rm -f '%2$s'", mnt, img);
-	CU_ASSERT(system(cmd) == 0);
+	CU_ASSERT(snprintf(cmd, sizeof(cmd),
+			   "d=$(findmnt -n -o SOURCE --target '%1$s'); umount '%1$s' && losetup -d \"$d\"; "
+			   "rmdir '%1$s'; rm -f '%2$s'",
+			   mnt, img) < (int)sizeof(cmd) &&
+		  system(cmd) == 0);
 	test_rmtree(data);
 	ROW(st == 0, "NTFS volume: status %d", st);
 	if (st != 0)
