@@ -208,6 +208,8 @@ out:
 	return rc;
 }
 
+static void say_paths(const struct strv *paths, const char *lead, const char *tail);
+
 /*
  * The variables the command gets from env whose values hold a masked
  * credential's real value in any form the re-masker knows (the value
@@ -263,29 +265,10 @@ static int remask_env(struct run_plan *pl, const mask_table_t *masks, char *cons
 		free(val);
 		free(name);
 	}
-	if (names.n > 0) {
-		char *list = NULL;
-		size_t llen = 0;
-		FILE *f = open_memstream(&list, &llen);
-
-		if (f == NULL) {
-			log_warn("run: environment");
-			goto out;
-		}
-		for (size_t i = 0; i < names.n; i++)
-			fprintf(f, "%s%s", i ? ", " : "", names.v[i]);
-		if (fclose(f) != 0) {
-			free(list);
-			log_warn("run: environment");
-			goto out;
-		}
-		fprintf(stderr,
-			"passavant: %s held a masked credential's real value: the command gets the "
-			"sentinel in its place (the proxy puts the value back on requests to its "
-			"injectHosts)\n",
-			list);
-		free(list);
-	}
+	if (names.n > 0)
+		say_paths(&names, "",
+			  " held a masked credential's real value: the command gets the sentinel in its place "
+			  "(the proxy puts the value back on requests to its injectHosts)");
 	rc = 0;
 out:
 	strv_free(&names);
