@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -147,11 +148,18 @@ NORETURN void sbx_child_main(const struct sbx_plan *pl)
 	 * during setup, we die (the sync read below also sees EOF). */
 	if (sbx_caps_nnp_pdeathsig(err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
-	/* No controlling terminal when the caller gave the command none of
-	 * its own (stdio.c): /dev/tty is then ENXIO for every process of
-	 * the sandbox. Before anything that could open a terminal. */
+	/* A session of our own (stdio.c): its terminal is passavant's pty
+	 * when the caller gave the command a terminal, relayed through the
+	 * escape filter (ttyrelay.c), else none, and /dev/tty is ENXIO for
+	 * every process of the sandbox. Before anything that could open a
+	 * terminal. The init takes the pty as the session's leader; the
+	 * command, forked in its group, is the terminal's foreground. */
 	if (pl->new_session && setsid() < 0) {
 		errbuf_set_errno(err, sizeof(err), errno, "cannot start a session without a terminal");
+		child_fail(pl, 125, err);
+	}
+	if (pl->ctty_fd >= 0 && ioctl(pl->ctty_fd, TIOCSCTTY, 0) < 0) {
+		errbuf_set_errno(err, sizeof(err), errno, "cannot give the sandbox its terminal (TIOCSCTTY)");
 		child_fail(pl, 125, err);
 	}
 	/* 1. Wait for the maps: until the parent wrote uid_map, we have no

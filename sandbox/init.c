@@ -76,10 +76,21 @@ NORETURN void sbx_init_run(pid_t cmd)
 			(void)kill(cmd, sig);
 			continue;
 		}
-		/* Several children may have ended behind one SIGCHLD. */
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		/* Several children may have ended behind one SIGCHLD. The
+		 * command itself stopped (^Z, SIGTTIN on the sandbox's
+		 * terminal): nothing in the sandbox would ever continue it,
+		 * and passavant's own terminal is raw, so the run would hang
+		 * (ttyrelay.c). It continues at once: ^Z is for the job
+		 * control of a shell inside, which keeps its jobs in groups
+		 * of their own and handles their stops itself. */
+		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+			if (pid == cmd && WIFSTOPPED(status)) {
+				(void)kill(cmd, SIGCONT);
+				continue;
+			}
 			if (pid == cmd)
 				goto done;
+		}
 	}
 done:
 	if (WIFEXITED(status))

@@ -116,6 +116,7 @@ static int launch_clone(struct launch *l, struct sbx *s, char *err, size_t errle
 		return -1;
 	memcpy(l->pl.stdio_fd, s->io.child_fd, sizeof(l->pl.stdio_fd));
 	l->pl.new_session = s->io.new_session;
+	l->pl.ctty_fd = s->io.ctty;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sp) < 0 ||
 	    pipe2(l->errp, O_CLOEXEC) < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot create the sandbox's channels");

@@ -95,6 +95,8 @@ struct sbx_plan {
 	int stdio_fd[3];          /* -1, or the pipe to put at fd i (stdio.c) */
 	bool new_session;         /* setsid() first: no controlling terminal
 				     (sbx_stdio.new_session) */
+	int ctty_fd;              /* -1, or the pty slave the new session
+				     takes as its terminal (TIOCSCTTY) */
 };
 
 /*
@@ -108,8 +110,10 @@ struct sbx_stdio {
 	pid_t pump[3];
 	int err[3];       /* after sbx_stdio_end(): errno of a failed write into fd 1 or 2 */
 	bool in_seekable; /* stdin's copy puts the file's offset back (SIGUSR1) */
-	bool new_session; /* none of fds 0-2 is our controlling terminal: the
-			     sandbox gets a session of its own, without one */
+	bool new_session; /* the sandbox gets a session of its own */
+	int ctty;         /* -1, or the pty slave (one of child_fd[]) that
+			     is the sandbox's terminal (ttyrelay.c) */
+	pid_t relay;      /* the terminal's relay, or -1 */
 };
 
 /* Judges fds 0-2 and starts a copy for each that names a file the
@@ -123,6 +127,57 @@ void sbx_stdio_close(struct sbx_stdio *io) NONNULL(1);
  * output copies are waited for (all written, or err[] set). 0, or -1
  * when one could not be reaped. */
 int sbx_stdio_end(struct sbx_stdio *io) NONNULL(1);
+
+/* The copying processes' start (stdio.c): every signal it can ignore
+ * ignored, dying with passavant, holding only the fds in keep (-1
+ * entries skipped). */
+void sbx_pump_setup(const int *keep, size_t n) NONNULL(1);
+/* The raw fork of a copying process (no atfork handlers): 0 in the
+ * child, its pid, or -1. */
+pid_t sbx_pump_fork(void);
+
+/*
+ * ttyrelay.c: for the fds i of 0-2 with tty[i] (the user's terminal), a
+ * new pty whose slave (CLOEXEC) goes to *slave, and the relay process
+ * (io->relay) between its master and the user's terminal, through the
+ * filter below. 0, or -1 with err set and nothing left open or running.
+ */
+int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err, size_t errlen)
+	NONNULL(1, 2, 3) WUNRES;
+
+/*
+ * ttyfilter.c: what the command writes to its terminal, reduced to what
+ * may reach the user's (text, harmless controls, the screen's own
+ * sequences); see the file's comment. State carries across calls.
+ */
+#define SBX_TTYF_SEQ 512     /* a sequence kept whole up to this; longer: dropped */
+#define SBX_TTYF_CSI_MAX 64  /* a CSI longer than this is dropped */
+#define SBX_TTYF_RESET 512   /* room for sbx_ttyf_reset()'s bytes */
+/* Room sbx_ttyf_feed() needs for n bytes in (a C1 byte in 8-bit mode
+ * becomes two; a sequence held from before is sent whole). */
+#define SBX_TTYF_OUT(n) (2 * (n) + SBX_TTYF_SEQ + 16)
+struct sbx_ttyf {
+	int state;                        /* enum ttyf_state (ttyfilter.c) */
+	bool utf8;                        /* decode UTF-8, else C1 are bytes 0x80-0x9f */
+	unsigned char seq[SBX_TTYF_SEQ];  /* the sequence held */
+	size_t n_seq;
+	bool over, bad, inter;            /* too long; malformed; intermediates seen */
+	unsigned char u8[4];              /* a UTF-8 character held */
+	size_t n_u8;
+	uint32_t dec_set, dec_val;        /* DEC private modes changed, their values */
+	uint32_t ansi_set, ansi_val;      /* ANSI modes changed, their values */
+	unsigned kitty_push;              /* kitty keyboard flags pushed, net */
+	bool kitty_set, modkeys, sgr, margins, cursor_style, keypad, g0;
+};
+/* Starts f (utf8: the user's terminal reads UTF-8). */
+void sbx_ttyf_init(struct sbx_ttyf *f, bool utf8) NONNULL(1);
+/* Filters n bytes of in into out (room for SBX_TTYF_OUT(n)); returns how
+ * many were written. */
+size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsigned char *out) NONNULL(1, 4);
+/* The bytes that undo what the command changed on the terminal's modes
+ * (without clearing the screen) into out; their count, 0 when none or
+ * room is short. */
+size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned char *out, size_t room) NONNULL(1, 2);
 
 /* A failure report on the err pipe: exit status the parent should give
  * (125 setup, 126/127 exec) and a NUL-terminated one-line message. */

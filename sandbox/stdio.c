@@ -13,26 +13,26 @@
  * to the command: it gets a pipe, and a small process of ours outside
  * the sandbox copies the file into it (standard input) or out of it
  * (output, error; one pipe when both share one open file, so their
- * order is kept). A directory and a listening socket are refused. Pipes,
- * terminals and connected Unix stream sockets are passed as they are:
+ * order is kept). A directory and a listening socket are refused. Pipes
+ * and connected Unix stream sockets are passed as they are:
  * reopening them reaches nothing new; any other socket is copied
  * (socket_judge()).
  *
  * The copying processes are forked with the raw clone syscall (no
  * atfork handlers, as launch.c's clone) and call only system calls.
  *
- * The controlling terminal: the sandbox's /dev has the `tty` device, which
- * is whatever terminal the opener's session controls. When none of fds
- * 0-2 is our controlling terminal (an agent harness pipes all three), the
- * command must not reach that terminal through /dev/tty: it wrote escapes
- * there (OSC 52 sets the user's clipboard), or drew a false password
- * prompt and read the keys typed (round 32 of the attack). So the sandbox
- * then gets a session of its own (new_session: setsid() in the child, the
- * init and the command after it), with no controlling terminal: opening
- * /dev/tty fails with ENXIO, and with no terminal descriptor it cannot
- * take one (TIOCSCTTY). When one of them is (an interactive run), the
- * command keeps our session and process group: it is given that terminal
- * anyway, and job control, ^C and ^Z work as before.
+ * Terminals: a terminal among fds 0-2 is never handed over either. The
+ * command gets the slave of a pseudo-terminal of ours in its place, and
+ * the relay (ttyrelay.c) copies between it and the user's terminal
+ * through the escape filter. The sandbox always has a session of its own
+ * (new_session: setsid() in the child, the init and the command after
+ * it): with that pty as its controlling terminal (ctty: TIOCSCTTY in the
+ * child), else with none. The sandbox's /dev has the `tty` device, which
+ * is whatever terminal the opener's session controls: it is then the
+ * pty, or ENXIO. Round 32 of the attack: with fds 0-2 piped, the command
+ * opened /dev/tty, the caller's terminal, and wrote OSC 52 there, or drew
+ * a false password prompt and read the keys typed; given the terminal,
+ * it wrote to it unfiltered.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +55,7 @@
 #include "sandbox/sbx_int.h"
 
 /* What the guard does with one of fds 0-2. */
-enum stdio_how { STDIO_PASS, STDIO_COPY, STDIO_REFUSE_DIR, STDIO_REFUSE_LISTEN };
+enum stdio_how { STDIO_PASS, STDIO_COPY, STDIO_TTY, STDIO_REFUSE_DIR, STDIO_REFUSE_LISTEN };
 
 /*
  * A socket: a connected Unix stream or seqpacket socket passes (it cannot
@@ -109,23 +109,12 @@ static enum stdio_how stdio_judge(int fd)
 		if (mj == 1 && (mn == 3 || mn == 5 || mn == 7 || mn == 8 || mn == 9))
 			return STDIO_PASS;
 		if (isatty(fd))
-			return STDIO_PASS;
+			return STDIO_TTY;
 		return STDIO_COPY;
 	}
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
 		return STDIO_COPY;
 	return STDIO_PASS; /* anonymous inodes: no path to reopen */
-}
-
-/* Whether one of fds 0-2 is our controlling terminal. */
-static bool stdio_has_ctty(void)
-{
-	pid_t sid = getsid(0);
-
-	for (int fd = 0; fd <= 2; fd++)
-		if (isatty(fd) && sid > 0 && tcgetsid(fd) == sid)
-			return true;
-	return false;
 }
 
 /* Whether fds a and b write into one stream: one open file description
@@ -182,7 +171,7 @@ static void close_all_but(const int *keep, size_t n)
  * and what it wrote still reaches the file or is reported), dying with
  * passavant, holding only its own descriptors.
  */
-static void copy_setup(const int *keep, size_t n)
+void sbx_pump_setup(const int *keep, size_t n)
 {
 	sigset_t none;
 
@@ -219,7 +208,7 @@ NORETURN static void copy_out(int in, int out)
 	struct sigaction sa;
 	sigset_t usr1, none;
 
-	copy_setup(keep, 2);
+	sbx_pump_setup(keep, 2);
 	/* The stop (SIGUSR1, let in only while waiting for data): the
 	 * sandbox ended but the pipe has no EOF, since the command sent its
 	 * write end away in a descriptor message that only the kernel's
@@ -287,7 +276,7 @@ NORETURN static void copy_in_seekable(int in, int wr, int rd, off_t start)
 	off_t pos = start, pushed = 0;
 	bool eof = false;
 
-	copy_setup(keep, 3);
+	sbx_pump_setup(keep, 3);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop; /* no SA_RESTART: ppoll and sigsuspend end */
 	(void)sigaction(SIGUSR1, &sa, NULL);
@@ -344,7 +333,7 @@ NORETURN static void copy_in_stream(int in, int wr)
 	static char buf[65536];
 	int keep[2] = {in, wr};
 
-	copy_setup(keep, 2);
+	sbx_pump_setup(keep, 2);
 	for (;;) {
 		ssize_t n = read(in, buf, sizeof(buf));
 		size_t off = 0;
@@ -367,7 +356,7 @@ NORETURN static void copy_in_stream(int in, int wr)
 
 /* The raw fork of a copying process (no atfork handlers, as launch.c's
  * clone): 0 in the child, its pid, or -1. */
-static pid_t copy_fork(void)
+pid_t sbx_pump_fork(void)
 {
 	return (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
 }
@@ -393,7 +382,7 @@ static int start_input(struct sbx_stdio *io, int *child)
 		errno = e;
 		return -1;
 	}
-	io->pump[0] = copy_fork();
+	io->pump[0] = sbx_pump_fork();
 	if (io->pump[0] == 0) {
 		if (start >= 0)
 			copy_in_seekable(0, p[1], rd, start);
@@ -424,7 +413,7 @@ static int start_output(struct sbx_stdio *io, int i, int *child)
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	io->pump[i] = copy_fork();
+	io->pump[i] = sbx_pump_fork();
 	if (io->pump[i] == 0)
 		copy_out(p[0], i);
 	if (io->pump[i] < 0) {
@@ -442,17 +431,26 @@ static int start_output(struct sbx_stdio *io, int i, int *child)
 
 int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 {
+	bool tty[3];
+	int slave;
+
 	for (int i = 0; i < 3; i++) {
 		io->child_fd[i] = -1;
 		io->pump[i] = -1;
 		io->err[i] = 0;
 	}
 	io->in_seekable = false;
-	io->new_session = !stdio_has_ctty();
+	io->relay = -1;
+	/* A session of its own for the sandbox, always: with a terminal
+	 * among fds 0-2 the pty below is its controlling terminal, else it
+	 * has none. */
+	io->new_session = true;
+	io->ctty = -1;
 	for (int i = 0; i < 3; i++) {
 		enum stdio_how how = stdio_judge(i);
 
-		if (how == STDIO_PASS)
+		tty[i] = how == STDIO_TTY;
+		if (how == STDIO_PASS || how == STDIO_TTY)
 			continue;
 		if (how == STDIO_REFUSE_DIR) {
 			errbuf_set_errno(err, errlen, 0,
@@ -478,6 +476,25 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 		if ((i == 0 ? start_input(io, &io->child_fd[0]) : start_output(io, i, &io->child_fd[i])) < 0)
 			goto fail;
 	}
+	if (!tty[0] && !tty[1] && !tty[2])
+		return 0;
+	/* The terminals: the slave of a pty of ours, relayed (ttyrelay.c). */
+	if (sbx_tty_start(io, tty, &slave, err, errlen) < 0) {
+		sbx_stdio_close(io);
+		(void)sbx_stdio_end(io);
+		return -1;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (!tty[i])
+			continue;
+		if (io->ctty < 0) {
+			io->child_fd[i] = io->ctty = slave;
+			continue;
+		}
+		io->child_fd[i] = fcntl(slave, F_DUPFD_CLOEXEC, 3);
+		if (io->child_fd[i] < 0)
+			goto fail;
+	}
 	return 0;
 fail:
 	errbuf_set_errno(err, errlen, errno, "cannot set up the copy of the command's standard input and output");
@@ -490,6 +507,7 @@ void sbx_stdio_close(struct sbx_stdio *io)
 {
 	for (int i = 0; i < 3; i++)
 		sbx_close_fd(&io->child_fd[i]);
+	io->ctty = -1;
 }
 
 /* waitpid() of pid for at most ms, then sig to it and a wait for as long
@@ -526,6 +544,14 @@ int sbx_stdio_end(struct sbx_stdio *io)
 	 * wait on). The output copies end at the pipes' EOF, all written. */
 	if (io->pump[0] > 0)
 		(void)kill(io->pump[0], io->in_seekable ? SIGUSR1 : SIGKILL);
+	/* The terminal's relay ends when every slave descriptor is gone
+	 * (EIO), all output written; asked to stop after 1 s (the command
+	 * left a process holding one, which the sandbox's end kills). */
+	if (io->relay > 0) {
+		if (reap_within(io->relay, 1000, SIGUSR1) < 0)
+			rc = -1;
+		io->relay = -1;
+	}
 	for (int i = 0; i < 3; i++) {
 		int st;
 

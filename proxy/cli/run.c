@@ -173,9 +173,10 @@ static bool run_signal_hook(void *arg, int sig)
 {
 	struct run *run = arg;
 
-	/* ^C: delivered once, by the kernel and the init (docs/run.md). */
-	if (sig == SIGINT && terminal_foreground())
-		return true;
+	/* The command is never in our session (sandbox/ttyrelay.c: a
+	 * terminal it is given is a pty of ours, where its ^C is a key): a
+	 * SIGINT here came from elsewhere, or from a terminal that is only
+	 * our output and input, and is passed on. */
 	if (!run->ended && sbx_kill(run->sbx, sig) < 0)
 		log_warn("run: cannot pass signal %d to the command", sig);
 	return true;

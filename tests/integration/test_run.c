@@ -546,9 +546,65 @@ static void test_tty_unreachable_piped(void)
 		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
 	}
 	ROW(test_has(out, "tty opened"), "stdio on the terminal: /dev/tty did not open inside: %s", test_nz(out));
+	/* /dev/tty is passavant's pty there: the OSC 52 sequence is
+	 * filtered out on its way to the caller's terminal */
+	ROW(!test_has(out, "]52;"), "stdio on the terminal: OSC 52 reached the caller's terminal: %s", test_nz(out));
 	free(out);
 	free(err);
 	free(cmd);
+}
+
+/*
+ * The command's terminal is a pty of passavant's, relayed through the
+ * escape filter (sandbox/ttyrelay.c, ttyfilter.c). tests/tools/pv-tty.py
+ * holds the caller's terminal; inside, the command writes OSC 52 in its
+ * 7-bit, C1 and split forms, iTerm's file transfer, tmux passthrough,
+ * kitty's graphics file read, reports the terminal types back (title,
+ * DECRQSS), KAM, ESC % @, a hyperlink, then colours, a title and the
+ * alternate screen; leaves its terminal raw with TOSTOP. The caller's
+ * terminal gets none of the first (the driver's own allowlist, not the
+ * filter's), the second as written, a reset of the modes left on, its
+ * settings as before; the window size and a resize reach the command,
+ * keys and one ^C too. With standard input /dev/null (output only) the
+ * same output. On the old binary (fds 0-2 passed as they were) the driver
+ * counted 30 violations and no reset.
+ */
+static void test_tty_relay(void)
+{
+	static const char *const modes[] = {"tty", "out"};
+	char script[PATH_MAX], *out = NULL, *err = NULL;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-tty.py", test_srcdir());
+	for (size_t i = 0; i < 2; i++) {
+		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
+				(char *)test_passavant_bin(), p_policy, (char *)modes[i], NULL};
+		bool tty = i == 0;
+
+		out = err = NULL;
+		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", modes[i],
+		    test_nz(err));
+		ROW(test_has(out, "violations 0\n"), "%s: escapes beyond the screen's reached the terminal: %s",
+		    modes[i], test_nz(out));
+		ROW(test_has(out, "\\x1b[31mRED\\x1b[0m") && test_has(out, "\\x1b]2;a title\\x07") &&
+			    test_has(out, "\\x1b[?1049h"),
+		    "%s: the screen's own sequences did not pass: %s", modes[i], test_nz(out));
+		ROW(test_has(out, "reset yes\n"), "%s: the modes left on were not reset: %s", modes[i], test_nz(out));
+		ROW(test_has(out, "size 31 97\n") && test_has(out, "resized 41 123\n"),
+		    "%s: the window size or its change did not reach the command: %s", modes[i], test_nz(out));
+		ROW(test_has(out, "termios same\n"), "%s: the caller's terminal settings changed: %s", modes[i],
+		    test_nz(out));
+		ROW(test_has(out, "status 0\n"), "%s: status not 0: %s", modes[i], test_nz(out));
+		if (tty)
+			ROW(test_has(out, "read: hello keys\n") && test_has(out, "ints 1\n"),
+			    "tty: the keys or the ^C did not reach the command once: %s", test_nz(out));
+		free(out);
+		free(err);
+	}
 }
 
 static void test_write_denies(void)
@@ -1483,6 +1539,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "the command cannot stop passavant through the terminal (TOSTOP, tcsetpgrp)", test_tty_stop);
 	test_add(s, "stdio all piped: /dev/tty is ENXIO, nothing reaches the caller's terminal",
 		 test_tty_unreachable_piped);
+	test_add(s, "the command's terminal: a pty of passavant's, escapes filtered, size, keys, ^C, settings kept",
+		 test_tty_relay);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);

@@ -1,0 +1,515 @@
+/*
+ * ttyfilter.c - what the command writes to its terminal, as the user's
+ * terminal may see it.
+ *
+ * The command's terminal is a pseudo-terminal of passavant's (ttyrelay.c);
+ * what it writes there reaches the user's terminal through this filter.
+ * A terminal does more than draw: OSC 52 sets (and reads) the clipboard
+ * the user pastes from next, OSC 1337/5113 and kitty's APC graphics write
+ * or read files on the host, DCS passes through tmux to the terminal
+ * behind it, a title report (CSI 21 t) or DECRQSS types text the command
+ * chose into whatever reads the terminal next, ESC % @ and S8C1T change
+ * how later bytes are read, KAM locks the keyboard and SRM echoes keys
+ * as the terminal reads them (round 32 of the
+ * attack, "Not closed"; docs/run.md "Terminal").
+ *
+ * The rule is an allowlist, built so that the user's terminal can never
+ * read our output other than we do: it only ever receives
+ *   - text: printable ASCII, and (UTF-8) well-formed characters from
+ *     U+00A0 up; a malformed byte becomes '?', a C1 control (U+0080 to
+ *     U+009F, or a byte 0x80-0x9F in 8-bit mode) is read as the 7-bit
+ *     sequence it stands for;
+ *   - BEL, BS, HT, LF, VT, FF, CR;
+ *   - whole escape sequences from a short list, each re-emitted only once
+ *     complete: the screen's own (cursor, erase, scroll, SGR, modes, the
+ *     title stack), the window title (OSC 0/1/2, printable), the colour
+ *     queries (OSC 4/10-19 with "?"), charset designations of ASCII, DEC
+ *     graphics and UK.
+ * Everything else, whole sequences included, is dropped: a sequence is
+ * never sent in part, so the terminal is in its ground state between any
+ * two things we send, whatever the command wrote (an unterminated string,
+ * a stray ESC, a sequence split over reads).
+ *
+ * What the command changed on the screen's modes (the alternate screen,
+ * mouse and focus reports, bracketed paste, a hidden cursor, the keypad,
+ * a scroll region, kitty's keyboard flags, the G0 charset, insert mode)
+ * is noted, and sbx_ttyf_reset() gives the bytes that put it back when
+ * the command has ended, as `reset` would, without clearing the screen.
+ *
+ * Pure code: no allocation, no system call (the relay runs in a process
+ * cloned from a threaded parent).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sandbox/sbx_int.h"
+
+enum ttyf_state {
+	TTYF_GROUND,
+	TTYF_ESC,     /* after ESC: intermediates, a final or an introducer */
+	TTYF_CSI,     /* ESC [ ... collecting to the final byte */
+	TTYF_OSC,     /* ESC ] ... to BEL or ST */
+	TTYF_OSC_ESC, /* ESC inside an OSC: ST if '\' follows */
+	TTYF_STR,     /* DCS, SOS, PM, APC: dropped to ST */
+	TTYF_STR_ESC, /* ESC inside one of those */
+};
+
+/* The DEC private modes whose change outlasts the command (the bit each
+ * gets in f->dec_set / f->dec_val), and their defaults. */
+static const struct {
+	unsigned mode;
+	bool on; /* the terminal's default */
+} dec_modes[] = {
+	{1, false},    {5, false},    {6, false},    {7, true},     {25, true},    {47, false},
+	{66, false},   {1000, false}, {1001, false}, {1002, false}, {1003, false}, {1004, false},
+	{1005, false}, {1006, false}, {1015, false}, {1016, false}, {1047, false}, {1049, false},
+	{2004, false}, {1034, false}, {1036, false}, {1037, false}, {1039, false}, {1007, false},
+};
+#define N_DEC_MODES (sizeof(dec_modes) / sizeof(dec_modes[0]))
+
+/* The ANSI modes that outlast the command: IRM (4: insert), LNM (20: LF
+ * as CR LF); off by default. KAM and SRM are never set (csi_allowed()). */
+static const unsigned ansi_modes[] = {4, 20};
+#define N_ANSI_MODES (sizeof(ansi_modes) / sizeof(ansi_modes[0]))
+
+void sbx_ttyf_init(struct sbx_ttyf *f, bool utf8)
+{
+	memset(f, 0, sizeof(*f));
+	f->utf8 = utf8;
+	f->state = TTYF_GROUND;
+}
+
+static void put(unsigned char *out, size_t *o, const void *p, size_t n)
+{
+	memcpy(out + *o, p, n);
+	*o += n;
+}
+
+/* Appends c to the sequence being held; past the bound it is dropped
+ * whole when it ends. */
+static void hold(struct sbx_ttyf *f, unsigned char c)
+{
+	if (f->n_seq < sizeof(f->seq))
+		f->seq[f->n_seq++] = c;
+	else
+		f->over = true;
+}
+
+static void to_ground(struct sbx_ttyf *f)
+{
+	f->state = TTYF_GROUND;
+	f->n_seq = 0;
+	f->over = false;
+	f->bad = false;
+	f->inter = false;
+}
+
+/* A new escape sequence (ESC, or a C1 control standing for one). */
+static void start_esc(struct sbx_ttyf *f)
+{
+	to_ground(f);
+	f->state = TTYF_ESC;
+	hold(f, 0x1b);
+}
+
+/* The numbers of a CSI's parameters (digits and ';'), one by one: the
+ * next into *v, false at the end. ':' sub-parameters are skipped. */
+static bool next_param(const unsigned char **p, const unsigned char *end, unsigned *v)
+{
+	unsigned n = 0;
+
+	if (*p > end)
+		return false;
+	while (*p < end && **p >= '0' && **p <= '9') {
+		if (n < 100000)
+			n = n * 10 + (unsigned)(**p - '0');
+		(*p)++;
+	}
+	while (*p < end && **p != ';')
+		(*p)++;
+	(*p)++; /* past ';', or past the end: the last */
+	*v = n;
+	return true;
+}
+
+/* A mode set or reset (CSI [?] Pm h/l): noted for sbx_ttyf_reset(). */
+static void note_modes(struct sbx_ttyf *f, bool dec, const unsigned char *p, const unsigned char *end, bool on)
+{
+	unsigned v;
+
+	while (next_param(&p, end, &v)) {
+		if (dec) {
+			for (size_t i = 0; i < N_DEC_MODES; i++)
+				if (dec_modes[i].mode == v) {
+					f->dec_set |= 1u << i;
+					f->dec_val = on ? f->dec_val | 1u << i : f->dec_val & ~(1u << i);
+				}
+		} else {
+			for (size_t i = 0; i < N_ANSI_MODES; i++)
+				if (ansi_modes[i] == v) {
+					f->ansi_set |= 1u << i;
+					f->ansi_val = on ? f->ansi_val | 1u << i : f->ansi_val & ~(1u << i);
+				}
+		}
+	}
+}
+
+/*
+ * Whether the CSI held (ESC [ params intermediates, final) may reach the
+ * terminal, noting what it changes. Refused: window operations and
+ * reports (CSI t) but the title stack (22, 23: vim pushes and pops the
+ * title), KAM and SRM set, media copy (CSI i: printer controller modes send what follows
+ * to a printer command), DECSCL (CSI " p: its 8-bit form makes the
+ * terminal answer in C1, the shell's next reads garbled).
+ */
+static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
+{
+	const unsigned char *p = f->seq + 2, *end = f->seq + f->n_seq, *ip = p;
+	unsigned char priv = 0, inter = 0;
+	unsigned first;
+
+	while (ip < end && *ip >= 0x30 && *ip <= 0x3f)
+		ip++;
+	if (ip < end)
+		inter = *ip; /* the first intermediate */
+	if (p < ip && *p >= 0x3c && *p <= 0x3f)
+		priv = *p++;
+	if (final == 'i')
+		return false;
+	if (final == 't') {
+		const unsigned char *q = p;
+
+		return priv == 0 && inter == 0 && next_param(&q, ip, &first) && (first == 22 || first == 23);
+	}
+	if (final == 'p' && inter == '"')
+		return false;
+	if (final == 'h' && inter == 0 && priv == 0) {
+		const unsigned char *q = p;
+		unsigned v;
+
+		/* KAM (2) locks the keyboard, SRM (12) turns the terminal's
+		 * own echo of keys on: neither is the screen's */
+		while (next_param(&q, ip, &v))
+			if (v == 2 || v == 12)
+				return false;
+	}
+	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?'))
+		note_modes(f, priv == '?', p, ip, final == 'h');
+	else if (final == 'u' && inter == 0 && priv == '>')
+		f->kitty_push++;
+	else if (final == 'u' && inter == 0 && priv == '<') {
+		const unsigned char *q = p;
+		unsigned n = 1;
+
+		if (next_param(&q, ip, &n) && n == 0)
+			n = 1;
+		f->kitty_push = f->kitty_push > n ? f->kitty_push - n : 0;
+	} else if (final == 'u' && inter == 0 && priv == '=')
+		f->kitty_set = true;
+	else if (final == 'm' && inter == 0 && priv == '>')
+		f->modkeys = true;
+	else if (final == 'm' && inter == 0 && priv == 0)
+		f->sgr = true;
+	else if (final == 'r' && inter == 0 && priv == 0)
+		f->margins = true;
+	else if (final == 'q' && inter == ' ' && priv == 0)
+		f->cursor_style = true;
+	return true;
+}
+
+/* The OSC held (ESC ] body): allowed are the title (0, 1, 2; printable)
+ * and the colour queries ("4;N;?", "10;?" to "19;?"). */
+static bool osc_allowed(const struct sbx_ttyf *f)
+{
+	const unsigned char *p = f->seq + 2, *end = f->seq + f->n_seq;
+	unsigned ps = 0;
+	size_t digits = 0;
+
+	while (p < end && *p >= '0' && *p <= '9' && digits < 6) {
+		ps = ps * 10 + (unsigned)(*p++ - '0');
+		digits++;
+	}
+	if (digits == 0 || p == end || *p++ != ';')
+		return false;
+	if (ps <= 2) {
+		for (const unsigned char *q = p; q < end; q++)
+			if (*q < 0x20 || *q == 0x7f)
+				return false;
+		return true;
+	}
+	if (ps >= 10 && ps <= 19)
+		return end - p == 1 && *p == '?';
+	if (ps == 4) {
+		size_t d = 0;
+
+		while (p < end && *p >= '0' && *p <= '9' && d < 4) {
+			p++;
+			d++;
+		}
+		return d > 0 && end - p == 2 && p[0] == ';' && p[1] == '?';
+	}
+	return false;
+}
+
+/* The ESC sequence held, ending in final: the cursor's save and restore,
+ * the keypad modes, index, next line, tab set, reverse index, RIS, and
+ * G0-G3 designated as ASCII, UK or DEC graphics. */
+static bool esc_allowed(struct sbx_ttyf *f, unsigned char final)
+{
+	if (f->n_seq == 1) {
+		if (final == '=')
+			f->keypad = true;
+		return strchr("78=>DEHMc", final) != NULL;
+	}
+	if (f->n_seq == 2 && strchr("()*+", f->seq[1]) != NULL && strchr("0AB", final) != NULL) {
+		if (f->seq[1] == '(')
+			f->g0 = final != 'B';
+		return true;
+	}
+	return false;
+}
+
+/* One character (a code point; raw, n bytes, is how the command wrote a
+ * text character) through the state machine. */
+static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size_t n, unsigned char *out,
+		 size_t *o)
+{
+	/* CAN and SUB end any sequence, dropped. */
+	if (cp == 0x18 || cp == 0x1a) {
+		to_ground(f);
+		return;
+	}
+	/* C1: ST ends a string; any other stands for ESC and a letter,
+	 * and cuts what was held (the terminal would too). */
+	if (cp >= 0x80 && cp <= 0x9f) {
+		if (cp == 0x9c) {
+			if (f->state == TTYF_OSC || f->state == TTYF_OSC_ESC) {
+				if (!f->over && osc_allowed(f)) {
+					put(out, o, f->seq, f->n_seq);
+					put(out, o, "\x1b\\", 2);
+				}
+			}
+			to_ground(f);
+			return;
+		}
+		start_esc(f);
+		step(f, cp - 0x40, NULL, 0, out, o);
+		return;
+	}
+	switch ((enum ttyf_state)f->state) {
+	case TTYF_GROUND:
+		if (cp == 0x1b)
+			start_esc(f);
+		else if ((cp >= 0x20 && cp < 0x7f) || cp >= 0xa0)
+			put(out, o, raw, n);
+		else if (cp >= 0x07 && cp <= 0x0d)
+			put(out, o, raw, n);
+		return; /* other C0 and DEL: dropped */
+	case TTYF_ESC:
+		if (cp == 0x1b) {
+			start_esc(f);
+		} else if (cp >= 0x20 && cp <= 0x2f) {
+			hold(f, (unsigned char)cp);
+			f->inter = true;
+		} else if (!f->inter && cp == '[') {
+			hold(f, '[');
+			f->state = TTYF_CSI;
+		} else if (!f->inter && cp == ']') {
+			hold(f, ']');
+			f->state = TTYF_OSC;
+		} else if (!f->inter && (cp == 'P' || cp == 'X' || cp == '^' || cp == '_')) {
+			f->state = TTYF_STR;
+		} else if (cp >= 0x30 && cp <= 0x7e) {
+			if (!f->over && esc_allowed(f, (unsigned char)cp)) {
+				put(out, o, f->seq, f->n_seq);
+				out[(*o)++] = (unsigned char)cp;
+			}
+			to_ground(f);
+		} else if (cp >= 0xa0) {
+			to_ground(f); /* not a sequence: dropped with it */
+		}
+		return; /* C0, DEL: ignored inside */
+	case TTYF_CSI:
+		if (cp == 0x1b) {
+			start_esc(f);
+		} else if (cp >= 0x30 && cp <= 0x3f) {
+			if (f->inter)
+				f->bad = true; /* a parameter after an intermediate */
+			hold(f, (unsigned char)cp);
+		} else if (cp >= 0x20 && cp <= 0x2f) {
+			f->inter = true;
+			hold(f, (unsigned char)cp);
+		} else if (cp >= 0x40 && cp <= 0x7e) {
+			if (!f->over && !f->bad && f->n_seq <= SBX_TTYF_CSI_MAX && csi_allowed(f, (unsigned char)cp)) {
+				put(out, o, f->seq, f->n_seq);
+				out[(*o)++] = (unsigned char)cp;
+			}
+			to_ground(f);
+		} else if (cp >= 0xa0) {
+			f->bad = true;
+		}
+		return;
+	case TTYF_OSC:
+		if (cp == 0x07) {
+			if (!f->over && osc_allowed(f)) {
+				put(out, o, f->seq, f->n_seq);
+				out[(*o)++] = 0x07;
+			}
+			to_ground(f);
+		} else if (cp == 0x1b) {
+			f->state = TTYF_OSC_ESC;
+		} else if (cp >= 0x20 && cp != 0x7f) {
+			for (size_t i = 0; i < n; i++)
+				hold(f, raw != NULL ? raw[i] : (unsigned char)cp);
+			if (n == 0)
+				hold(f, (unsigned char)cp);
+		}
+		return; /* other C0: ignored inside */
+	case TTYF_OSC_ESC:
+		if (cp == '\\') {
+			if (!f->over && osc_allowed(f)) {
+				put(out, o, f->seq, f->n_seq);
+				put(out, o, "\x1b\\", 2);
+			}
+			to_ground(f);
+			return;
+		}
+		/* ESC and something else: the OSC is cut (dropped), and a
+		 * new sequence starts with that ESC. */
+		start_esc(f);
+		step(f, cp, raw, n, out, o);
+		return;
+	case TTYF_STR:
+		if (cp == 0x1b)
+			f->state = TTYF_STR_ESC;
+		return;
+	case TTYF_STR_ESC:
+		if (cp == '\\') {
+			to_ground(f);
+			return;
+		}
+		start_esc(f);
+		step(f, cp, raw, n, out, o);
+		return;
+	}
+}
+
+/* The length of a UTF-8 sequence starting with lead byte b (0: not a
+ * lead byte), and the range its second byte must be in (no overlong
+ * forms, no surrogates, nothing past U+10FFFF). */
+static size_t u8_len(unsigned char b, unsigned char *lo, unsigned char *hi)
+{
+	*lo = 0x80;
+	*hi = 0xbf;
+	if (b >= 0xc2 && b <= 0xdf)
+		return 2;
+	if (b >= 0xe0 && b <= 0xef) {
+		if (b == 0xe0)
+			*lo = 0xa0;
+		if (b == 0xed)
+			*hi = 0x9f;
+		return 3;
+	}
+	if (b >= 0xf0 && b <= 0xf4) {
+		if (b == 0xf0)
+			*lo = 0x90;
+		if (b == 0xf4)
+			*hi = 0x8f;
+		return 4;
+	}
+	return 0;
+}
+
+static uint32_t u8_decode(const unsigned char *s, size_t n)
+{
+	uint32_t cp = n == 2 ? s[0] & 0x1fu : n == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3fu);
+	return cp;
+}
+
+size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsigned char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = in[i], lo, hi;
+
+		if (!f->utf8 || b < 0x80) {
+			if (f->n_u8 > 0) {
+				/* a character cut short */
+				f->n_u8 = 0;
+				step(f, 0xfffd, (const unsigned char *)"?", 1, out, &o);
+			}
+			step(f, b, &b, 1, out, &o);
+			continue;
+		}
+		if (f->n_u8 > 0) {
+			size_t want = u8_len(f->u8[0], &lo, &hi);
+
+			if (f->n_u8 == 1 ? b >= lo && b <= hi : b >= 0x80 && b <= 0xbf) {
+				f->u8[f->n_u8++] = b;
+				if (f->n_u8 == want) {
+					f->n_u8 = 0;
+					step(f, u8_decode(f->u8, want), f->u8, want, out, &o);
+				}
+				continue;
+			}
+			f->n_u8 = 0;
+			step(f, 0xfffd, (const unsigned char *)"?", 1, out, &o);
+		}
+		if (u8_len(b, &lo, &hi) == 0) {
+			step(f, 0xfffd, (const unsigned char *)"?", 1, out, &o);
+			continue;
+		}
+		f->u8[f->n_u8++] = b;
+	}
+	return o;
+}
+
+size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned char *out, size_t room)
+{
+	char buf[SBX_TTYF_RESET];
+	size_t o = 0;
+	int w;
+
+#define ADD(...)                                                                                   \
+	do {                                                                                       \
+		w = snprintf(buf + o, sizeof(buf) - o, __VA_ARGS__);                               \
+		if (w < 0 || (size_t)w >= sizeof(buf) - o)                                         \
+			return 0;                                                                  \
+		o += (size_t)w;                                                                    \
+	} while (0)
+	/* The alternate screen first: leaving it restores the cursor the
+	 * command saved on entering, on the user's screen. */
+	for (size_t i = N_DEC_MODES; i-- > 0;)
+		if ((f->dec_set >> i & 1u) && (bool)(f->dec_val >> i & 1u) != dec_modes[i].on)
+			ADD("\x1b[?%u%c", dec_modes[i].mode, dec_modes[i].on ? 'h' : 'l');
+	for (size_t i = 0; i < N_ANSI_MODES; i++)
+		if ((f->ansi_set >> i & 1u) && (f->ansi_val >> i & 1u))
+			ADD("\x1b[%ul", ansi_modes[i]);
+	if (f->margins)
+		ADD("\x1b" "7\x1b[r\x1b" "8");
+	if (f->kitty_push > 0)
+		ADD("\x1b[<%uu", f->kitty_push);
+	if (f->kitty_set)
+		ADD("\x1b[=0;1u");
+	if (f->modkeys)
+		ADD("\x1b[>4m");
+	if (f->keypad)
+		ADD("\x1b>");
+	if (f->cursor_style)
+		ADD("\x1b[0 q");
+	if (f->g0)
+		ADD("\x1b(B");
+	if (f->sgr)
+		ADD("\x1b[0m");
+#undef ADD
+	if (o > room)
+		return 0;
+	memcpy(out, buf, o);
+	return o;
+}

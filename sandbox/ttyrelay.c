@@ -1,0 +1,295 @@
+/*
+ * ttyrelay.c - the command's terminal: a pseudo-terminal of passavant's,
+ * relayed to the user's terminal through the escape filter (parent side,
+ * before the clone).
+ *
+ * Given the user's terminal as fd 0, 1 or 2, the command used to write to
+ * it directly: an OSC 52 sequence set the clipboard the user pastes from
+ * next, a report the terminal types back (a title, DECRQSS) reached the
+ * shell after the run, and what the command left on the terminal (its
+ * settings, line discipline, window size) stayed after it (rounds 30 and
+ * 32 of the attack). Now those fds get the slave of a new pty instead,
+ * which is also the sandbox's controlling terminal (child.c: setsid, then
+ * TIOCSCTTY), so ^C, ^Z, job control and /dev/tty work inside as on any
+ * terminal, on the sandbox's own. A process of ours outside the sandbox
+ * (the relay) copies:
+ *   - the user's keys (standard input, when it is a terminal) into the
+ *     master, the user's terminal in raw mode meanwhile, as ssh -t and
+ *     script(1) do: ^C and ^Z are keys for the command's terminal;
+ *   - the master's output to the user's terminal through ttyfilter.c:
+ *     text and the screen's own sequences only;
+ *   - the window size, at the start and on each SIGWINCH;
+ * and at the end puts back what the command changed on the screen's
+ * modes (sbx_ttyf_reset()) and the user's settings.
+ *
+ * Raw mode and input only while passavant's group is the terminal's
+ * foreground (or the terminal is not passavant's controlling one): a run
+ * started in the background relays output only, and takes the keys when
+ * it is brought to the foreground (SIGCONT). The parent saved the
+ * settings before (proxy/cli/run.c run_tty_save()) and restores them
+ * again after the run, should the relay have been killed.
+ *
+ * Like stdio.c's copies, the relay is forked with the raw clone syscall
+ * and calls only system calls and the filter (no allocation).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "sandbox/sbx_int.h"
+
+static volatile sig_atomic_t relay_winch, relay_cont, relay_stop;
+
+static void on_relay_signal(int sig)
+{
+	if (sig == SIGWINCH)
+		relay_winch = 1;
+	else if (sig == SIGCONT)
+		relay_cont = 1;
+	else
+		relay_stop = 1;
+}
+
+/* Whether we may read fd's keys and set its modes: our group is its
+ * foreground, or it is not our controlling terminal (no job control). */
+static bool may_take(int fd)
+{
+	pid_t sid = getsid(0);
+
+	return tcgetpgrp(fd) == getpgrp() || (sid > 0 && tcgetsid(fd) != sid);
+}
+
+/* Writes all of buf to fd, waiting in poll when fd is non-blocking (the
+ * user's open file description: its flags are not ours to change). A
+ * stop asked meanwhile ends the wait. false when fd failed. */
+static bool write_all(int fd, const unsigned char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w > 0) {
+			buf += w;
+			n -= (size_t)w;
+		} else if (w < 0 && errno == EAGAIN) {
+			struct pollfd pf = {.fd = fd, .events = POLLOUT};
+
+			if (relay_stop)
+				return false;
+			(void)poll(&pf, 1, 100);
+		} else if (w < 0 && errno == EINTR) {
+			if (relay_stop)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The window size of the user's terminal onto the master (the kernel
+ * sends SIGWINCH to the command's foreground group). */
+static void copy_winsize(int from, int master)
+{
+	struct winsize ws;
+
+	if (from >= 0 && ioctl(from, TIOCGWINSZ, &ws) == 0)
+		(void)ioctl(master, TIOCSWINSZ, &ws);
+}
+
+struct relay {
+	int master;           /* ours, non-blocking */
+	int in;               /* the user's terminal we read keys from, or -1 */
+	int out;              /* the user's terminal the output goes to, or -1 */
+	int size_from;        /* the terminal whose window size we copy */
+	bool reading;         /* keys are read (may_take(in) held) */
+	bool raw;             /* we put in raw mode (saved holds its settings) */
+	struct termios saved; /* in's settings before raw mode */
+	struct sbx_ttyf filter;
+};
+
+/* The keys when we may take them: raw mode first. */
+static void relay_take(struct relay *r)
+{
+	struct termios t;
+
+	if (r->in < 0)
+		return;
+	r->reading = may_take(r->in);
+	if (!r->reading || r->raw || tcgetattr(r->in, &r->saved) < 0)
+		return;
+	t = r->saved;
+	cfmakeraw(&t);
+	r->raw = tcsetattr(r->in, TCSADRAIN, &t) == 0;
+}
+
+/* The master's output, filtered, to the user's terminal. false when the
+ * command's side is closed (EIO: every slave descriptor gone). */
+static bool relay_output(struct relay *r)
+{
+	static unsigned char buf[16384], out[SBX_TTYF_OUT(16384)];
+	ssize_t n = read(r->master, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0)
+		return false;
+	n = (ssize_t)sbx_ttyf_feed(&r->filter, buf, (size_t)n, out);
+	if (r->out >= 0 && n > 0 && !write_all(r->out, out, (size_t)n))
+		r->out = -1; /* the terminal went away: the rest is dropped */
+	return true;
+}
+
+NORETURN static void relay_main(struct relay *r)
+{
+	static unsigned char keys[4096];
+	unsigned char reset[SBX_TTYF_RESET];
+	size_t have = 0, nreset;
+	int keep[3] = {r->master, r->in, r->out};
+	struct sigaction sa;
+	sigset_t sigs, none;
+
+	sbx_pump_setup(keep, 3);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_relay_signal; /* no SA_RESTART: ppoll ends */
+	(void)sigaction(SIGWINCH, &sa, NULL);
+	(void)sigaction(SIGCONT, &sa, NULL);
+	(void)sigaction(SIGUSR1, &sa, NULL);
+	(void)sigemptyset(&sigs);
+	(void)sigaddset(&sigs, SIGWINCH);
+	(void)sigaddset(&sigs, SIGCONT);
+	(void)sigaddset(&sigs, SIGUSR1);
+	(void)sigemptyset(&none);
+	(void)sigprocmask(SIG_BLOCK, &sigs, NULL);
+	relay_take(r);
+	while (!relay_stop) {
+		struct pollfd pf[2] = {{.fd = r->master, .events = POLLIN}, {.fd = -1}};
+
+		if (relay_winch) {
+			relay_winch = 0;
+			copy_winsize(r->size_from, r->master);
+		}
+		if (relay_cont) {
+			relay_cont = 0;
+			relay_take(r);
+			copy_winsize(r->size_from, r->master);
+		}
+		if (have > 0)
+			pf[0].events |= POLLOUT;
+		if (r->reading && have < sizeof(keys))
+			pf[1] = (struct pollfd){.fd = r->in, .events = POLLIN};
+		if (ppoll(pf, 2, NULL, &none) < 0)
+			continue;
+		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_output(r))
+			break;
+		if (pf[0].revents & POLLOUT) {
+			ssize_t w = write(r->master, keys, have);
+
+			if (w > 0) {
+				memmove(keys, keys + w, have - (size_t)w);
+				have -= (size_t)w;
+			}
+		}
+		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t n = read(r->in, keys + have, sizeof(keys) - have);
+
+			if (n > 0)
+				have += (size_t)n;
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				r->reading = false; /* EOF, hangup, or EIO in the background */
+		}
+	}
+	/* Asked to stop: what the master still holds, then the end. */
+	for (int i = 0; relay_stop && i < 64 && relay_output(r); i++)
+		;
+	nreset = sbx_ttyf_reset(&r->filter, reset, sizeof(reset));
+	if (r->out >= 0 && nreset > 0)
+		(void)write_all(r->out, reset, nreset);
+	if (r->raw && may_take(r->in))
+		(void)tcsetattr(r->in, TCSADRAIN, &r->saved);
+	_exit(0);
+}
+
+/* Whether the user's terminal reads UTF-8: unless the locale names
+ * another character set, it does (a C locale on today's terminals too).
+ * In 8-bit mode the filter reads bytes 0x80-0x9F as C1 controls. */
+static bool locale_utf8(void)
+{
+	const char *names[] = {"LC_ALL", "LC_CTYPE", "LANG"}, *v = NULL;
+
+	for (size_t i = 0; i < 3 && (v == NULL || *v == '\0'); i++)
+		v = getenv(names[i]);
+	if (v == NULL || *v == '\0' || strcmp(v, "C") == 0 || strcmp(v, "POSIX") == 0)
+		return true;
+	for (const char *p = v; *p != '\0'; p++)
+		if (strncasecmp(p, "utf", 3) == 0)
+			return true;
+	return false;
+}
+
+int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err, size_t errlen)
+{
+	struct relay r;
+	struct termios t;
+	int first = tty[0] ? 0 : tty[1] ? 1 : 2;
+	const char *step;
+
+	memset(&r, 0, sizeof(r));
+	r.in = tty[0] ? 0 : -1;
+	r.out = tty[1] ? 1 : tty[2] ? 2 : 0; /* only stdin: the echo goes back to it */
+	r.size_from = tty[1] ? 1 : first;
+	sbx_ttyf_init(&r.filter, locale_utf8());
+	*slave = -1;
+	step = "open a pseudo-terminal (/dev/ptmx)";
+	r.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (r.master < 0)
+		goto fail;
+	step = "unlock the pseudo-terminal";
+	if (unlockpt(r.master) < 0)
+		goto fail;
+	step = "open the pseudo-terminal's slave";
+	*slave = ioctl(r.master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0)
+		goto fail;
+	/* The user's settings and window size: the command sees the
+	 * terminal it was given. With no keys to relay the user's terminal
+	 * keeps its own output processing, and the slave passes bytes as
+	 * written. */
+	if (tcgetattr(first, &t) == 0) {
+		if (!tty[0])
+			t.c_oflag &= ~(tcflag_t)OPOST;
+		step = "give the pseudo-terminal the terminal's settings";
+		if (tcsetattr(*slave, TCSANOW, &t) < 0)
+			goto fail;
+	}
+	copy_winsize(r.size_from, r.master);
+	step = "make the pseudo-terminal non-blocking";
+	if (fcntl(r.master, F_SETFL, O_NONBLOCK) < 0)
+		goto fail;
+	step = "start the terminal's relay";
+	io->relay = sbx_pump_fork();
+	if (io->relay == 0)
+		relay_main(&r);
+	if (io->relay < 0)
+		goto fail;
+	/* The master is the relay's alone: the sandbox, cloned after us,
+	 * never holds it. */
+	(void)close(r.master);
+	return 0;
+fail:
+	errbuf_set_errno(err, errlen, errno, "cannot %s for the command's terminal", step);
+	if (r.master >= 0)
+		(void)close(r.master);
+	if (*slave >= 0)
+		(void)close(*slave);
+	*slave = -1;
+	io->relay = -1;
+	return -1;
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""pv-tty.py - `passavant run` on a terminal, as a user's terminal sees it.
+
+Usage: pv-tty.py PASSAVANT POLICY MODE
+  MODE tty: fds 0-2 are the terminal (an interactive run);
+  MODE out: standard input is /dev/null, output and error the terminal.
+
+The caller's terminal is a pseudo-terminal this driver holds the master
+of; it is passavant's controlling terminal. The command (python3, inside
+the sandbox) writes what a hostile program would put on a terminal: OSC
+52 (clipboard) in its 7-bit, C1 and split forms, iTerm's file transfer,
+tmux passthrough, kitty's graphics file read, reports the terminal would
+type back (title, DECRQSS), the keyboard lock (KAM), a charset switch out
+of UTF-8, a hyperlink; and what an honest one does: colours, a title,
+the alternate screen. It then prints its window size, waits for a
+resize, reads a line of keys, leaves its terminal in raw mode, and counts
+the ^C it gets.
+
+Prints one line per fact, for tests/integration/test_run.c:
+  violations N          bytes outside the allowlist below (each shown)
+  size R C / resized R C / read: LINE / ints N
+  termios same|changed  the caller's terminal after the run
+  status N
+The allowlist is this file's own reading of what a terminal may safely
+receive (independent of sandbox/ttyfilter.c): text, BEL BS HT LF VT FF
+CR, CSI sequences but window reports and operations (t, save 22/23),
+media copy (i), DECSCL, KAM and SRM set; OSC 0/1/2 with printable text and colour
+queries; ESC 7 8 = > D E H M c; charset designations of B, 0, A.
+"""
+import fcntl
+import os
+import re
+import select
+import struct
+import sys
+import termios
+import time
+
+INSIDE = r'''
+import os, signal, struct, sys, termios, time, fcntl, tty
+w = lambda b: os.write(1, b)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH, signal.SIGINT})
+w(b'\x1b]52;c;Y3VybCB4IHwgc2g=\x07')
+w(b'\x1b]52;c;Y3VybCB4IHwgc2g=\x1b\\')
+w(b'\xc2\x9d52;c;Y3VybCB4IHwgc2g=\xc2\x9c')
+w(b'\x1b]1337;File=name=eA==;inline=0:eA==\x07')
+w(b'\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\')
+w(b'\x1b_Gf=100,t=f;L2V0Yy9wYXNzd2Q=\x1b\\')
+w(b'\x1b[21t\x1b[20t\x1b[2h\x1b%@\x1b[5i\x1b[62;2"p')
+w(b'\x1bP$qm\x1b\\\x1b^secret\x1b\\\x1bXsos\x1b\\')
+w(b'\x1b]8;;http://example.invalid/\x07link\x1b]8;;\x07\x05\x0e')
+w(b'\x1b]5'); time.sleep(0.05); w(b'2;c;c3BsaXQ=\x07')
+w(b'\x1b'); time.sleep(0.05); w(b']52;c;c3BsaXQy\x07')
+w(b'\x1b]52;c;QUFBQQ==\x1b[31mRED\x1b[0m ')
+w(b'\x9b2h\x9d52;c;eA==\x9c ')
+w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\r\n')
+def size():
+    r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(1, termios.TIOCGWINSZ, b'\0' * 8))
+    return '%d %d' % (r, c)
+print('size ' + size(), flush=True)
+if signal.sigtimedwait({signal.SIGWINCH}, 10) is not None:
+    print('resized ' + size(), flush=True)
+if sys.argv[1] == 'tty':
+    print('ready-read', flush=True)
+    print('read: ' + sys.stdin.readline().strip(), flush=True)
+    tty.setraw(0)
+    a = termios.tcgetattr(0)
+    a[3] |= termios.TOSTOP | termios.ISIG
+    termios.tcsetattr(0, termios.TCSANOW, a)
+    print('armed', flush=True)
+    n, t = 0, 10
+    while signal.sigtimedwait({signal.SIGINT}, t) is not None:
+        n, t = n + 1, 1.5
+    print('ints %d' % n, flush=True)
+'''
+
+ALLOWED = re.compile(
+    rb'\x1b\[[0-?]*[ -/]*[@-~]'
+    rb'|\x1b\][012];[^\x00-\x1f\x7f]*(?:\x07|\x1b\\)'
+    rb'|\x1b\](?:1[0-9]|4;[0-9]+);\?(?:\x07|\x1b\\)'
+    rb'|\x1b[78=>DEHMc]'
+    rb'|\x1b[()*+][0AB]')
+
+
+def violations(out):
+    """The spans of out a terminal should not have received."""
+    bad, i = [], 0
+    while i < len(out):
+        c = out[i]
+        if c == 0x1b:
+            m = ALLOWED.match(out, i)
+            ok = m is not None
+            if ok and m.group(0)[1:2] == b'[':
+                seq = m.group(0)
+                final = seq[-1:]
+                params = seq[2:-1]
+                if final == b'i' or (final == b'p' and b'"' in params):
+                    ok = False
+                if final == b't' and not re.fullmatch(rb'(22|23)(;[0-9]*)*', params):
+                    ok = False
+                if final == b'h' and re.fullmatch(rb'([0-9;]*;)?(2|12)(;[0-9;]*)?', params):
+                    ok = False  # KAM locks the keyboard, SRM echoes keys
+            if not ok:
+                bad.append(out[i:i + 24])
+                i += 1
+                continue
+            i = m.end()
+            continue
+        if c < 0x20 and c not in b'\x07\x08\x09\x0a\x0b\x0c\x0d':
+            bad.append(out[i:i + 8])
+        elif c == 0xc2 and i + 1 < len(out) and 0x80 <= out[i + 1] <= 0x9f:
+            bad.append(out[i:i + 8])
+        i += 1
+    return bad
+
+
+def main():
+    binary, policy, mode = sys.argv[1:4]
+    m, s = os.openpty()
+    fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 31, 97, 0, 0))
+    before = termios.tcgetattr(s)
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+        os.dup2(os.open('/dev/null', os.O_RDONLY) if mode == 'out' else s, 0)
+        os.dup2(s, 1)
+        os.dup2(s, 2)
+        os.execv(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode])
+        os._exit(127)
+    out, st, t0 = b'', None, time.monotonic()
+    resized = typed = interrupted = False
+    while st is None and time.monotonic() - t0 < 60:
+        if not resized and re.search(rb'size \d+ \d+\r?\n', out):
+            fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 41, 123, 0, 0))
+            resized = True
+        if not typed and b'ready-read' in out:
+            os.write(m, b'hello keys\r')
+            typed = True
+        if not interrupted and b'armed' in out:
+            os.write(m, b'\x03')
+            interrupted = True
+        if select.select([m], [], [], 0.1)[0]:
+            try:
+                out += os.read(m, 65536)
+            except OSError:
+                pass
+        p, ws = os.waitpid(pid, os.WNOHANG)
+        if p:
+            st = os.waitstatus_to_exitcode(ws)
+    if st is None:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    while select.select([m], [], [], 0.3)[0]:
+        try:
+            b = os.read(m, 65536)
+        except OSError:
+            break
+        if not b:
+            break
+        out += b
+    bad = violations(out)
+    for b in bad:
+        print('bad %r' % b)
+    print('violations %d' % len(bad))
+    text = out.replace(b'\r', b'')
+    for key in (rb'size \d+ \d+', rb'resized \d+ \d+', rb'read: [^\n]*', rb'ints \d+'):
+        found = re.search(key, text)
+        if found:
+            print(found.group(0).decode(errors='replace'))
+    print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
+    print('reset %s' % ('yes' if out.rstrip(b'\r\n').endswith(b'\x1b[0m') and b'\x1b[?1049l' in out else 'no'))
+    print('status %s' % st)
+    print('terminal: %r' % out)
+
+
+main()

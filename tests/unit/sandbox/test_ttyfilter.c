@@ -1,0 +1,215 @@
+/*
+ * test_ttyfilter.c - sandbox/ttyfilter.c: what the command writes to its
+ * terminal, as the user's terminal may receive it. Suite
+ * "sandbox_ttyfilter". The wire test (a real pty, a real run) is in
+ * tests/integration/test_run.c "the command's terminal".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "../../../sandbox/ttyfilter.c"
+#include "tests/support/testlib.h"
+
+/* The filter's output for in (one call, or one byte per call when
+ * bytewise), NUL-terminated in a static buffer. */
+static const char *filt(const char *in, size_t n, bool utf8, bool bytewise, size_t *outlen)
+{
+	static unsigned char out[SBX_TTYF_OUT(4096) + SBX_TTYF_OUT(1) * 4096];
+	struct sbx_ttyf f;
+	size_t o = 0;
+
+	sbx_ttyf_init(&f, utf8);
+	if (bytewise)
+		for (size_t i = 0; i < n; i++)
+			o += sbx_ttyf_feed(&f, (const unsigned char *)in + i, 1, out + o);
+	else
+		o = sbx_ttyf_feed(&f, (const unsigned char *)in, n, out);
+	out[o] = '\0';
+	if (outlen != NULL)
+		*outlen = o;
+	return (const char *)out;
+}
+
+static const struct {
+	const char *in, *want;
+	bool utf8;
+} rows[] = {
+	/* text, the harmless controls, the rest of C0 and DEL dropped */
+	{"plain text\r\n\t\b\a\v\f", "plain text\r\n\t\b\a\v\f", true},
+	{"a\x01\x02\x05\x0e\x0f\x10\x7f" "b", "ab", true},
+	/* the screen's sequences pass */
+	{"\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", "\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", true},
+	{"\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", "\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", true},
+	{"\x1b[22;0t\x1b[23;0t", "\x1b[22;0t\x1b[23;0t", true},
+	{"\x1b]2;title\x07\x1b]0;t2\x1b\\", "\x1b]2;title\x07\x1b]0;t2\x1b\\", true},
+	{"\x1b]11;?\x07\x1b]4;1;?\x1b\\", "\x1b]11;?\x07\x1b]4;1;?\x1b\\", true},
+	/* OSC 52 and the other strings, whatever the form */
+	{"a\x1b]52;c;eA==\x07" "b", "ab", true},
+	{"a\x1b]52;c;eA==\x1b\\b", "ab", true},
+	{"a\xc2\x9d" "52;c;eA==\xc2\x9c" "b", "ab", true},
+	{"a\x9d" "52;c;eA==\x9c" "b", "ab", false},
+	{"a\x1b]1337;File=:eA==\x07" "b", "ab", true},
+	{"a\x1b]8;;http://x/\x07link\x1b]8;;\x07" "b", "alinkb", true},
+	{"a\x1b]11;rgb:0/0/0\x07" "b", "ab", true},
+	{"a\x1b]2;ti\x1btle\x07" "b", "ale\x07" "b", true}, /* the OSC cut; ESC t dropped; "le" text */
+	{"a\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\b", "ab", true},
+	{"a\x1b_Gf=100,t=f;L2V0Yw==\x1b\\b", "ab", true},
+	{"a\x1b^pm\x1b\\\x1bXsos\x1b\\b", "ab", true},
+	{"a\x1bP$qm\x1b\\b", "ab", true},
+	/* an unterminated OSC is cut by the next ESC, and dropped */
+	{"\x1b]52;c;QUFB\x1b[31mRED", "\x1b[31mRED", true},
+	/* CAN and SUB end a sequence */
+	{"\x1b]52;c;x\x18" "after", "after", true},
+	{"\x1b[31\x1amore", "more", true},
+	/* reports, window operations, printer, KAM, SRM, DECSCL, ESC % @ */
+	{"a\x1b[21t\x1b[20t\x1b[14t\x1b[8;1;1t\x1b[t" "b", "ab", true},
+	{"a\x1b[5i\x1b[4i\x1b[2h\x1b[12h\x1b[4;2h\x1b[62;2\"p\x1b%@\x1b%G\x1b F\x1b#8" "b", "ab", true},
+	{"\x1b[4h\x1b[20h", "\x1b[4h\x1b[20h", true},
+	/* C1 in UTF-8 is the 7-bit sequence; raw 0x80-0x9f is '?' in UTF-8 */
+	{"\xc2\x9b" "31mx", "\x1b[31mx", true},
+	{"\xc2\x84", "\x1b" "D", true},
+	{"\x9b" "31mx", "?31mx", true},
+	{"\x9b" "31mx", "\x1b[31mx", false},
+	/* UTF-8: well-formed passes, the malformed become '?' */
+	{"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", true},
+	{"\xc0\x9b\xe0\x80\x9b\xed\xa0\x80\xf8", "?????????", true},
+	{"\xc3" "A", "?A", true},
+	/* 8-bit: Latin-1 text passes */
+	{"caf\xe9", "caf\xe9", false},
+	/* malformed CSI: a parameter after an intermediate; too long */
+	{"a\x1b[1 2m" "b", "ab", true},
+	{"a\x1b[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1m" "b", "ab", true},
+};
+
+static void test_rows(void)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n = strlen(rows[i].in), ol;
+		const char *got = filt(rows[i].in, n, rows[i].utf8, false, &ol);
+		bool ok = ol == strlen(rows[i].want) && memcmp(got, rows[i].want, ol) == 0;
+
+		if (!ok)
+			fprintf(stderr, "row %zu: got %zu bytes\n", i, ol);
+		CU_ASSERT(ok);
+		/* the same one byte at a time */
+		got = filt(rows[i].in, n, rows[i].utf8, true, &ol);
+		ok = ol == strlen(rows[i].want) && memcmp(got, rows[i].want, ol) == 0;
+		if (!ok)
+			fprintf(stderr, "row %zu bytewise: got %zu bytes\n", i, ol);
+		CU_ASSERT(ok);
+	}
+}
+
+/* An over-long OSC title (past the hold bound) is dropped whole. */
+static void test_long_osc(void)
+{
+	static char in[SBX_TTYF_SEQ * 3];
+	size_t o;
+
+	memcpy(in, "\x1b]2;", 4);
+	memset(in + 4, 'x', sizeof(in) - 8);
+	memcpy(in + sizeof(in) - 4, "\x07" "ok", 3);
+	(void)filt(in, sizeof(in) - 1, true, false, &o);
+	CU_ASSERT_EQUAL(o, 2);
+}
+
+/* What the command left on: put back, the alternate screen first. */
+static void test_reset(void)
+{
+	static const char in[] = "\x1b[?1049h\x1b[?1000h\x1b[?25l\x1b[?7l\x1b[4h\x1b[>1u\x1b[>4;2m\x1b(0\x1b[1;5r\x1b=";
+	unsigned char out[SBX_TTYF_OUT(sizeof(in))], reset[SBX_TTYF_RESET + 1];
+	struct sbx_ttyf f;
+	size_t n;
+
+	sbx_ttyf_init(&f, true);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)in, sizeof(in) - 1, out);
+	n = sbx_ttyf_reset(&f, reset, sizeof(reset) - 1);
+	reset[n] = '\0';
+	CU_ASSERT(strncmp((char *)reset, "\x1b[?1049l", 8) == 0);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?1000l") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?25h") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?7h") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[4l") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[<1u") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[>4m") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b(B") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b" "7\x1b[r\x1b" "8") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b>") != NULL);
+	/* modes set and set back: nothing to undo */
+	sbx_ttyf_init(&f, true);
+	{
+		static const char back[] = "\x1b[?1049h\x1b[?1049l\x1b[?25l\x1b[?25h";
+
+		(void)sbx_ttyf_feed(&f, (const unsigned char *)back, sizeof(back) - 1, out);
+	}
+	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, reset, sizeof(reset)), 0);
+	/* too little room: nothing rather than a part */
+	sbx_ttyf_init(&f, true);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)in, sizeof(in) - 1, out);
+	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, reset, 4), 0);
+}
+
+/* Random bytes, biased to ESC and the introducers, in random pieces:
+ * the output never holds a byte or a sequence outside the allowlist
+ * (checked here by a reading of our own), and stays within its bound. */
+static void test_random(void)
+{
+	static const unsigned char pick[] = {0x1b, '[', ']', 'P', '_', '^', 'X', '\\', 0x07, ';', '5', '2', '?',
+					     0x9b, 0x9d, 0xc2, 0x18, 'c', 'm', 't', 'h', '0', '2', 0x90, 0x9c};
+	unsigned char in[2048], out[SBX_TTYF_OUT(sizeof(in))];
+
+	for (int round = 0; round < 2000; round++) {
+		struct sbx_ttyf f;
+		size_t o = 0, bad = 0;
+		bool utf8 = round % 2 == 0;
+
+		CU_ASSERT_FATAL(getrandom(in, sizeof(in), 0) == (ssize_t)sizeof(in));
+		for (size_t i = 0; i < sizeof(in); i++)
+			if (in[i] & 1)
+				in[i] = pick[in[i] % sizeof(pick)];
+		sbx_ttyf_init(&f, utf8);
+		for (size_t off = 0; off < sizeof(in);) {
+			size_t n = 1 + in[off] % 97, got;
+
+			if (n > sizeof(in) - off)
+				n = sizeof(in) - off;
+			got = sbx_ttyf_feed(&f, in + off, n, out + o);
+			if (got > SBX_TTYF_OUT(n))
+				bad++;
+			o += got;
+			off += n;
+		}
+		for (size_t i = 0; i < o; i++) {
+			unsigned char c = out[i], nx = i + 1 < o ? out[i + 1] : 0;
+
+			if (c == 0x1b) {
+				/* introducers of strings never; OSC only 0-2, 4, 1x */
+				if (nx == 'P' || nx == '_' || nx == '^' || nx == 'X' || nx == '%' || nx == ' ')
+					bad++;
+				if (nx == ']' && (i + 2 >= o || out[i + 2] == '\0' || strchr("0124", out[i + 2]) == NULL))
+					bad++;
+				continue;
+			}
+			if (c < 0x20 && !(c >= 0x07 && c <= 0x0d))
+				bad++;
+			if (utf8 && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
+				bad++;
+			if (!utf8 && c >= 0x80 && c < 0xa0)
+				bad++;
+		}
+		CU_ASSERT_EQUAL(bad, 0);
+	}
+}
+
+TEST_REGISTRAR(sandbox_ttyfilter_register)
+{
+	CU_pSuite s = test_suite("sandbox_ttyfilter", NULL, NULL);
+
+	test_add(s, "rows: text, the screen's sequences pass; strings, reports, KAM, C1 dropped; split reads",
+		 test_rows);
+	test_add(s, "an OSC past the hold bound is dropped whole", test_long_osc);
+	test_add(s, "the modes left on are put back", test_reset);
+	test_add(s, "random input: only the allowlist comes out, within the bound", test_random);
+}
