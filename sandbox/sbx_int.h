@@ -168,6 +168,7 @@ struct sbx_ttyf {
 	uint32_t ansi_set, ansi_val;      /* ANSI modes changed, their values */
 	unsigned kitty_push;              /* kitty keyboard flags pushed, net */
 	bool kitty_set, modkeys, sgr, margins, cursor_style, keypad, g0;
+	bool title;                       /* the user's title pushed (CSI 22;0 t) */
 };
 /* Starts f (utf8: the user's terminal reads UTF-8). */
 void sbx_ttyf_init(struct sbx_ttyf *f, bool utf8) NONNULL(1);

@@ -548,8 +548,23 @@ int sbx_stdio_end(struct sbx_stdio *io)
 	 * (EIO), all output written; asked to stop after 1 s (the command
 	 * left a process holding one, which the sandbox's end kills). */
 	if (io->relay > 0) {
-		if (reap_within(io->relay, 1000, SIGUSR1) < 0)
-			rc = -1;
+		int st;
+		pid_t r = 0;
+
+		for (int waited = 0; waited < 1000 && r == 0; waited += 10) {
+			r = waitpid(io->relay, &st, WNOHANG);
+			if (r == 0)
+				(void)usleep(10 * 1000);
+		}
+		/* Asked to stop, it writes what the pty still holds; a
+		 * write blocked on the user's terminal (its output stopped
+		 * with ^S) is not waited for past 3 s more: killed, the
+		 * terminal's settings are put back by run.c. */
+		if (r == 0) {
+			(void)kill(io->relay, SIGUSR1);
+			if (reap_within(io->relay, 3000, SIGKILL) < 0)
+				rc = -1;
+		}
 		io->relay = -1;
 	}
 	for (int i = 0; i < 3; i++) {

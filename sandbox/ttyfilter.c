@@ -34,7 +34,9 @@
  * mouse and focus reports, bracketed paste, a hidden cursor, the keypad,
  * a scroll region, kitty's keyboard flags, the G0 charset, insert mode)
  * is noted, and sbx_ttyf_reset() gives the bytes that put it back when
- * the command has ended, as `reset` would, without clearing the screen.
+ * the command has ended, as `reset` would, without clearing the screen;
+ * the user's window title is pushed before the command's first and
+ * popped at the end.
  *
  * Pure code: no allocation, no system call (the relay runs in a process
  * cloned from a threaded parent).
@@ -253,6 +255,18 @@ static bool osc_allowed(const struct sbx_ttyf *f)
 	return false;
 }
 
+/* Before the first title the command sets: the user's title pushed on
+ * the terminal's title stack (CSI 22;0 t), popped by sbx_ttyf_reset():
+ * the title is the user's again after the run, and a host program that
+ * later asks the terminal for it does not get the command's text. */
+static void title_push(struct sbx_ttyf *f, unsigned char *out, size_t *o)
+{
+	if (f->title || f->seq[2] > '2' || f->seq[3] != ';')
+		return; /* a colour query */
+	put(out, o, "\x1b[22;0t", 7);
+	f->title = true;
+}
+
 /* The ESC sequence held, ending in final: the cursor's save and restore,
  * the keypad modes, index, next line, tab set, reverse index, RIS, and
  * G0-G3 designated as ASCII, UK or DEC graphics. */
@@ -287,6 +301,7 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 		if (cp == 0x9c) {
 			if (f->state == TTYF_OSC || f->state == TTYF_OSC_ESC) {
 				if (!f->over && osc_allowed(f)) {
+					title_push(f, out, o);
 					put(out, o, f->seq, f->n_seq);
 					put(out, o, "\x1b\\", 2);
 				}
@@ -354,6 +369,7 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 	case TTYF_OSC:
 		if (cp == 0x07) {
 			if (!f->over && osc_allowed(f)) {
+				title_push(f, out, o);
 				put(out, o, f->seq, f->n_seq);
 				out[(*o)++] = 0x07;
 			}
@@ -370,6 +386,7 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 	case TTYF_OSC_ESC:
 		if (cp == '\\') {
 			if (!f->over && osc_allowed(f)) {
+				title_push(f, out, o);
 				put(out, o, f->seq, f->n_seq);
 				put(out, o, "\x1b\\", 2);
 			}
@@ -507,6 +524,8 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned char *out, size_t room)
 		ADD("\x1b(B");
 	if (f->sgr)
 		ADD("\x1b[0m");
+	if (f->title)
+		ADD("\x1b[23;0t");
 #undef ADD
 	if (o > room)
 		return 0;

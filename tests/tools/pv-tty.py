@@ -169,7 +169,8 @@ def main():
         if found:
             print(found.group(0).decode(errors='replace'))
     print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
-    print('reset %s' % ('yes' if out.rstrip(b'\r\n').endswith(b'\x1b[0m') and b'\x1b[?1049l' in out else 'no'))
+    tail = out[out.rfind(b'resized'):]
+    print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t')) else 'no'))
     print('status %s' % st)
     print('terminal: %r' % out)
 

@@ -43,7 +43,7 @@ static const struct {
 	{"\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", "\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", true},
 	{"\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", "\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", true},
 	{"\x1b[22;0t\x1b[23;0t", "\x1b[22;0t\x1b[23;0t", true},
-	{"\x1b]2;title\x07\x1b]0;t2\x1b\\", "\x1b]2;title\x07\x1b]0;t2\x1b\\", true},
+	{"\x1b]2;title\x07\x1b]0;t2\x1b\\", "\x1b[22;0t\x1b]2;title\x07\x1b]0;t2\x1b\\", true},
 	{"\x1b]11;?\x07\x1b]4;1;?\x1b\\", "\x1b]11;?\x07\x1b]4;1;?\x1b\\", true},
 	/* OSC 52 and the other strings, whatever the form */
 	{"a\x1b]52;c;eA==\x07" "b", "ab", true},
@@ -137,6 +137,13 @@ static void test_reset(void)
 	CU_ASSERT(strstr((char *)reset, "\x1b(B") != NULL);
 	CU_ASSERT(strstr((char *)reset, "\x1b" "7\x1b[r\x1b" "8") != NULL);
 	CU_ASSERT(strstr((char *)reset, "\x1b>") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[23;0t") == NULL); /* no title set */
+	/* a title set: pushed before it, popped at the end */
+	sbx_ttyf_init(&f, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b]11;?\x07\x1b]2;t\x07", 14, out);
+	CU_ASSERT(n == 20 && memcmp(out, "\x1b]11;?\x07\x1b[22;0t\x1b]2;t\x07", 20) == 0);
+	n = sbx_ttyf_reset(&f, reset, sizeof(reset));
+	CU_ASSERT(n == 7 && memcmp(reset, "\x1b[23;0t", 7) == 0);
 	/* modes set and set back: nothing to undo */
 	sbx_ttyf_init(&f, true);
 	{
