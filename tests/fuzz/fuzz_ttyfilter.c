@@ -1,0 +1,75 @@
+/*
+ * fuzz_ttyfilter.c - libFuzzer driver for sandbox/ttyfilter.c, the filter
+ * between the command's pty and the user's terminal (it runs outside the
+ * sandbox, on bytes the command chose).
+ *
+ * Invariants, in UTF-8 and in 8-bit mode: no crash; each call's output
+ * within SBX_TTYF_OUT(n); the output the same whether the input comes
+ * whole or cut where its first byte says (a sequence split over reads is
+ * read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
+ * titles and colour queries, no C0 but BEL..CR, no C1 (UTF-8: U+0080 to
+ * U+009F; 8-bit: bytes 0x80-0x9F) comes out; the reset fits its room.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../sandbox/ttyfilter.c"
+
+#define MAX_IN 8192
+
+static unsigned char whole[SBX_TTYF_OUT(MAX_IN)], cut[SBX_TTYF_OUT(MAX_IN) + SBX_TTYF_OUT(1) * 64];
+
+static void check_allowed(const unsigned char *out, size_t o, bool utf8)
+{
+	for (size_t i = 0; i < o; i++) {
+		unsigned char c = out[i], nx = i + 1 < o ? out[i + 1] : 0;
+
+		if (c == 0x1b) {
+			if (nx == 'P' || nx == '_' || nx == '^' || nx == 'X' || nx == '%' || nx == ' ')
+				abort();
+			if (nx == ']' && (i + 2 >= o || out[i + 2] == '\0' || strchr("0124", out[i + 2]) == NULL))
+				abort();
+			continue;
+		}
+		if (c < 0x20 && !(c >= 0x07 && c <= 0x0d))
+			abort();
+		if (utf8 && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
+			abort();
+		if (!utf8 && c >= 0x80 && c < 0xa0)
+			abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned char reset[SBX_TTYF_RESET];
+
+	if (size < 1 || size > MAX_IN)
+		return 0;
+	for (int mode = 0; mode < 2; mode++) {
+		struct sbx_ttyf f;
+		size_t ow, oc = 0, step = 1 + data[0] % 13;
+
+		sbx_ttyf_init(&f, mode == 0);
+		ow = sbx_ttyf_feed(&f, data, size, whole);
+		if (ow > SBX_TTYF_OUT(size))
+			abort();
+		check_allowed(whole, ow, mode == 0);
+		if (sbx_ttyf_reset(&f, reset, sizeof(reset)) > sizeof(reset))
+			abort();
+		sbx_ttyf_init(&f, mode == 0);
+		for (size_t off = 0; off < size; off += step) {
+			size_t n = size - off < step ? size - off : step;
+			size_t got = sbx_ttyf_feed(&f, data + off, n, cut + oc);
+
+			if (got > SBX_TTYF_OUT(n))
+				abort();
+			oc += got;
+		}
+		if (oc != ow || memcmp(cut, whole, ow) != 0)
+			abort();
+	}
+	return 0;
+}
