@@ -566,7 +566,10 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	/* Both places: a later run may have a different $XDG_CONFIG_HOME.
 	 * git's global config, attributes and hooks there too (the table's
 	 * row is ~/.config/git), and the file $GIT_CONFIG_GLOBAL names:
-	 * git on the host reads them where the host's variables say. */
+	 * git on the host reads them where the host's variables say. A
+	 * relative one is left to `run`, which refuses to start with it
+	 * (proxy/cli/plan.c plan_relative_config(), round 35 of the attack,
+	 * e1); `check` prints the policy without it. */
 	if (xdg != NULL && xdg[0] == '/') {
 		char *path = NULL, *gpath = NULL;
 		if (asprintf(&path, "%s/passavant", xdg) < 0 || asprintf(&gpath, "%s/git", xdg) < 0) {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1174,6 +1175,195 @@ static const char *git_global_env(void *arg, const char *name)
 }
 
 /*
+ * How plan_relative_config() reads one variable of its table: one path
+ * (empty is unset), one path whose empty value is "." (rubygems takes an
+ * empty GEM_HOME as the working directory), a ':' list whose empty
+ * entries are the tool's default (XDG_*_DIRS, HGRCPATH, PHP_INI_SCAN_DIR,
+ * KUBECONFIG, ...), a ' ' list (MAKEFILES), and GOFLAGS' -toolexec= and
+ * -exec= (a program: a relative one with a '/' is run from the package's
+ * directory; a bare name is looked up on PATH).
+ */
+enum relcfg_kind { RC_ONE, RC_ONE_DOT, RC_LIST, RC_WORDS, RC_GOFLAGS };
+
+/* The value (e, len) of the variable (var, vlen) refused: logs why,
+ * control bytes shown as '?'. rule says which rule matched. Always -1. */
+static int relcfg_refuse(const char *var, size_t vlen, const char *e, size_t len, const char *rule)
+{
+	char what[256], shown[201];
+	size_t n = len > 200 ? 200 : len;
+
+	for (size_t i = 0; i < n; i++)
+		shown[i] = (unsigned char)e[i] < 0x20 || e[i] == 0x7f ? '?' : e[i];
+	shown[n] = '\0';
+	if (len == 0)
+		(void)snprintf(what, sizeof(what), "an empty value (read as \".\")");
+	else
+		(void)snprintf(what, sizeof(what), "the relative path \"%s\"", shown);
+	log_warnx("%.*s holds %s (%s), which names a place under wherever a program runs: in any directory "
+		  "this session could write, what the command leaves there under that name is what the "
+		  "host's next program started there reads as its settings or code; not started. Start "
+		  "passavant with %.*s naming an absolute path (unset it, or write $PWD/... instead)",
+		  (int)vlen, var, what, rule, (int)vlen, var);
+	return -1;
+}
+
+/* Whether the variable name (len bytes) falls under the suffix rule of
+ * plan_relative_config(). */
+static bool relcfg_suffix(const char *name, size_t len)
+{
+	static const char *const suffixes[] = {"HOME", "PATH", "RC", "CONFIG", "_CONFIG_FILE", "_CONFIG_DIR", "_DIRS"};
+
+	/* bash's cd search path: "." first is the manual's own example, and
+	 * it names where `cd` looks, not code. */
+	if (len == 6 && strncmp(name, "CDPATH", 6) == 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(suffixes); i++) {
+		size_t sl = strlen(suffixes[i]);
+
+		if (len >= sl && strncmp(name + len - sl, suffixes[i], sl) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* GOFLAGS: the program of each -toolexec= or -exec= (go reads only the
+ * -flag=value form there, ' ' separated). */
+static int relcfg_goflags(const char *val)
+{
+	for (const char *s = val; *s != '\0';) {
+		size_t len;
+		const char *w;
+
+		s += strspn(s, " \t\n");
+		len = strcspn(s, " \t\n");
+		w = s;
+		s += len;
+		if (len > 1 && w[0] == '-' && w[1] == '-')
+			w++, len--;
+		if (len > 1 && w[0] == '-') {
+			size_t fl = len >= 10 && strncmp(w, "-toolexec=", 10) == 0 ? 10
+				    : len >= 6 && strncmp(w, "-exec=", 6) == 0 ? 6
+									      : 0;
+
+			if (fl > 0 && w[fl] != '/' && memchr(w + fl, '/', len - fl) != NULL)
+				return relcfg_refuse("GOFLAGS", 7, w + fl, len - fl, "the program go runs");
+		}
+	}
+	return 0;
+}
+
+/*
+ * Round 35 of the attack, e1/e1b/e2/e2b: the variables that name WHERE a
+ * later host program reads its settings (or its home of code) from. A
+ * relative value names that place under every directory the program
+ * starts in: git opens a relative $XDG_CONFIG_HOME/git/config,
+ * $GIT_CONFIG_GLOBAL or $GIT_CONFIG_SYSTEM from the work tree's top, and
+ * the session wrote core.fsmonitor there (run at the next `git status`,
+ * which a prompt runs); HGRCPATH's relative entry gave hg a hook; PHPRC,
+ * PHP_INI_SCAN_DIR an auto_prepend_file; GEM_HOME a gem; GOENV a
+ * -toolexec; PYTHONHOME a stdlib with a sitecustomize.py; INPUTRC a key
+ * binding that ran a command at the user's Enter. The writable trees
+ * cannot be made read-only at those names everywhere, nor searched
+ * after every run: the start is refused, naming the variable and the
+ * value, as plan_relative_path() does for the code path lists.
+ *
+ * Two rules. The table: a value (or a list entry) not starting with '/'.
+ * The suffix rule, for the names the table does not know: a variable
+ * whose name ends in HOME, PATH, RC, CONFIG, _CONFIG_FILE, _CONFIG_DIR or
+ * _DIRS (GRADLE_USER_HOME, WORKON_HOME, KUBECONFIG, PKG_CONFIG_PATH, ...)
+ * and whose value, or a ':' entry of it, starts with '.' or '~' ("./x",
+ * ".config", "~/x" left unexpanded); not a value holding "://", '=' or
+ * white space (a URL, options), not an empty entry (MANPATH=":/opt/man"
+ * means the default), and not CDPATH (".:~" is common, and names no
+ * code). Only a value starting with '.' or '~' is taken on the name
+ * alone: a relative value without them may be anything (a word, a
+ * token), and is never printed. 0, or -1 after logging.
+ */
+static int plan_relative_config(const struct plan_host *h)
+{
+	static const struct {
+		const char *name;
+		enum relcfg_kind kind;
+	} vars[] = {
+		{"XDG_CONFIG_HOME", RC_ONE}, {"XDG_DATA_HOME", RC_ONE}, {"XDG_STATE_HOME", RC_ONE},
+		{"XDG_CACHE_HOME", RC_ONE}, {"XDG_CONFIG_DIRS", RC_LIST}, {"XDG_DATA_DIRS", RC_LIST},
+		{"GIT_CONFIG_GLOBAL", RC_ONE}, {"GIT_CONFIG_SYSTEM", RC_ONE}, {"GIT_CONFIG", RC_ONE},
+		{"GIT_TEMPLATE_DIR", RC_ONE}, {"GIT_EXEC_PATH", RC_ONE}, {"HGRCPATH", RC_LIST},
+		{"PHPRC", RC_ONE}, {"PHP_INI_SCAN_DIR", RC_LIST}, {"GOENV", RC_ONE},
+		{"GOROOT", RC_ONE}, {"GOFLAGS", RC_GOFLAGS}, {"PYTHONHOME", RC_ONE},
+		{"PYTHONUSERBASE", RC_ONE}, {"PYTHONPYCACHEPREFIX", RC_ONE}, {"IPYTHONDIR", RC_ONE},
+		{"JUPYTER_CONFIG_DIR", RC_ONE}, {"JUPYTER_PATH", RC_LIST}, {"GEM_HOME", RC_ONE_DOT},
+		{"BUNDLE_USER_HOME", RC_ONE}, {"BUNDLE_APP_CONFIG", RC_ONE}, {"BUNDLE_GEMFILE", RC_ONE},
+		{"INPUTRC", RC_ONE}, {"GCONV_PATH", RC_LIST}, {"NPM_CONFIG_USERCONFIG", RC_ONE},
+		{"NPM_CONFIG_GLOBALCONFIG", RC_ONE}, {"NPM_CONFIG_PREFIX", RC_ONE}, {"PIP_CONFIG_FILE", RC_ONE},
+		{"CARGO_HOME", RC_ONE}, {"RUSTUP_HOME", RC_ONE}, {"R_ENVIRON", RC_ONE},
+		{"R_ENVIRON_USER", RC_ONE}, {"R_PROFILE", RC_ONE}, {"R_PROFILE_USER", RC_ONE},
+		{"R_LIBS", RC_LIST}, {"R_LIBS_USER", RC_LIST}, {"R_LIBS_SITE", RC_LIST},
+		{"JULIA_DEPOT_PATH", RC_LIST}, {"JULIA_LOAD_PATH", RC_LIST}, {"MYVIMRC", RC_ONE},
+		{"LESSKEY", RC_ONE}, {"LESSKEYIN", RC_ONE}, {"GNUPGHOME", RC_ONE},
+		{"MAKEFILES", RC_WORDS}, {"KUBECONFIG", RC_LIST}, {"DOCKER_CONFIG", RC_ONE},
+		{"AWS_CONFIG_FILE", RC_ONE}, {"AWS_SHARED_CREDENTIALS_FILE", RC_ONE}, {"BOTO_CONFIG", RC_ONE},
+		{"CLOUDSDK_CONFIG", RC_ONE}, {"WGETRC", RC_ONE}, {"CURL_HOME", RC_ONE},
+		{"JAVA_HOME", RC_ONE}, {"GRADLE_USER_HOME", RC_ONE}, {"NVM_DIR", RC_ONE},
+		{"PYENV_ROOT", RC_ONE}, {"RBENV_ROOT", RC_ONE}, {"VOLTA_HOME", RC_ONE},
+		{"DENO_DIR", RC_ONE}, {"PNPM_HOME", RC_ONE}, {"BUN_INSTALL", RC_ONE},
+	};
+	/* npm reads every npm_config_* whatever its case, '-' or '_'. */
+	static const char *const npm[] = {"userconfig", "globalconfig", "prefix", "init-module", "init_module"};
+
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
+		const char *var = h->env[i], *eq = strchr(var, '='), *val;
+		enum relcfg_kind kind = RC_ONE;
+		const char *rule = "where a program reads its settings or code";
+		bool table = false, suffix;
+		size_t n;
+
+		if (eq == NULL || eq == var)
+			continue;
+		n = (size_t)(eq - var);
+		val = eq + 1;
+		for (size_t v = 0; v < ARRAY_LEN(vars) && !table; v++)
+			if (strlen(vars[v].name) == n && strncmp(var, vars[v].name, n) == 0) {
+				table = true;
+				kind = vars[v].kind;
+			}
+		for (size_t v = 0; v < ARRAY_LEN(npm) && !table; v++)
+			if (n == 11 + strlen(npm[v]) && strncasecmp(var, "npm_config_", 11) == 0 &&
+			    strncasecmp(var + 11, npm[v], n - 11) == 0)
+				table = true;
+		suffix = !table && relcfg_suffix(var, n);
+		if (!table && !suffix)
+			continue;
+		if (kind == RC_GOFLAGS) {
+			if (relcfg_goflags(val) < 0)
+				return -1;
+			continue;
+		}
+		if (val[0] == '\0') {
+			if (kind == RC_ONE_DOT)
+				return relcfg_refuse(var, n, val, 0, rule);
+			continue;
+		}
+		if (suffix) {
+			rule = "taken by its name's ending, the value starting with '.' or '~'";
+			if (strstr(val, "://") != NULL || strpbrk(val, "= \t\n") != NULL)
+				continue;
+			kind = RC_LIST;
+		}
+		for (const char *e = val;;) {
+			size_t len = kind == RC_LIST ? strcspn(e, ":") : kind == RC_WORDS ? strcspn(e, " \t\n") : strlen(e);
+
+			if (len > 0 && e[0] != '/' && (!suffix || e[0] == '.' || e[0] == '~'))
+				return relcfg_refuse(var, n, e, len, rule);
+			if (e[len] == '\0')
+				break;
+			e += len + 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The PATH directories (absolute entries) and the system's usual ones,
  * whether PATH names them or not, outside the writable trees: each
  * canonical one goes to follow_also and deny_write, so that its symbolic
@@ -1431,6 +1621,9 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
 			return -1;
 	if (protect_homes(&pl->protect, &pl->cover, &pl->follow, &pl->allow_write, h, s->quiet) < 0)
+		return -1;
+	/* Before git reads the global config its variables name. */
+	if (plan_relative_config(h) < 0)
 		return -1;
 	if (plan_path_links(pl, h) < 0)
 		return -1;

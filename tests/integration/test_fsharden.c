@@ -1235,6 +1235,108 @@ static void test_path_dirs(void)
 	free(err);
 }
 
+/* Runs cmd with sh on the host; its status, or -1. */
+static int host_sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/*
+ * Round 35 of the attack, e1/e1b/e2/e2b: a relative value in a variable
+ * naming where a later host program reads its settings (or code): git
+ * opens a relative $XDG_CONFIG_HOME/git/config, $GIT_CONFIG_GLOBAL or
+ * $GIT_CONFIG_SYSTEM from the work tree's top; the session wrote
+ * core.fsmonitor there in work/sub-e1 (a repository), and the host's
+ * `git status` in it ran the program. The same for HGRCPATH, PHPRC,
+ * PHP_INI_SCAN_DIR, GEM_HOME (its empty value too: rubygems reads "."),
+ * GOENV, GOFLAGS' -toolexec, PYTHONHOME, INPUTRC, and a name the table
+ * does not know by its ending (WORKON_HOME=./envs). The start is
+ * refused, naming the variable and the value; absolute values, CDPATH's
+ * ".", MANPATH's empty entry and names the rules do not cover start.
+ */
+static void test_config_location_relative(void)
+{
+	static const char *const rel[][3] = {
+		{"XDG_CONFIG_HOME=.config", "\".config\"", "git"},
+		{"GIT_CONFIG_GLOBAL=.gitconfig.local", "\".gitconfig.local\"", "git"},
+		{"GIT_CONFIG_SYSTEM=.gitconfig.sys", "\".gitconfig.sys\"", "git"},
+		{"HGRCPATH=/etc/mercurial/hgrc:.hgrc.local", "\".hgrc.local\"", NULL},
+		{"PHPRC=.php", "\".php\"", NULL},
+		{"PHP_INI_SCAN_DIR=.php.d", "\".php.d\"", NULL},
+		{"GEM_HOME=.gems", "\".gems\"", NULL},
+		{"GEM_HOME=", "empty value", NULL},
+		{"GOENV=.goenv", "\".goenv\"", NULL},
+		{"GOFLAGS=-mod=mod -toolexec=./tx", "\"./tx\"", NULL},
+		{"PYTHONHOME=.py", "\".py\"", NULL},
+		{"INPUTRC=.inputrc", "\".inputrc\"", NULL},
+		{"WORKON_HOME=./envs", "\"./envs\"", NULL},
+	};
+	char cmd[3 * PATH_MAX], work[PATH_MAX], mark[PATH_MAX], script[2 * PATH_MAX];
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(mark, "mark-e1");
+	/* What the session plants: git's three global files at the
+	 * repository's top, each with a core.fsmonitor that leaves a mark. */
+	snprintf(script, sizeof(script),
+		 "cd sub-e1 && mkdir -p .config/git && "
+		 "printf '[core]\\n\\tfsmonitor = \"touch %s #\"\\n' > .config/git/config && "
+		 "cp .config/git/config .gitconfig.local && cp .config/git/config .gitconfig.sys && echo planted\n",
+		 mark);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && rm -rf sub-e1 && mkdir sub-e1 && cd sub-e1 && git init -q . && echo x > a.txt && "
+		 "git add a.txt && git -c user.email=t@e -c user.name=t commit -qm init",
+		 at(work, "work"));
+	CU_ASSERT_FATAL(host_sh(cmd) == 0);
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+		char var[64];
+
+		snprintf(var, sizeof(var), "%.*s holds", (int)strcspn(rel[i][0], "="), rel[i][0]);
+		(void)unlink(mark);
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted"), "%s: status %d, the command ran: %s", rel[i][0], st,
+		    out ? out : "");
+		ROW(test_has(err, var) && test_has(err, rel[i][1]) && test_has(err, "absolute path") &&
+			    test_has(err, "not started"),
+		    "%s: the refusal does not name the variable and value: %s", rel[i][0], err ? err : "");
+		if (rel[i][2] != NULL) {
+			/* The host's git in the repository, the variable as the
+			 * user's (a prompt runs git status). */
+			snprintf(cmd, sizeof(cmd), "cd '%s/sub-e1' && %s git status --short >/dev/null 2>&1", work,
+				 rel[i][0]);
+			(void)host_sh(cmd);
+			ROW(access(mark, F_OK) != 0, "%s: the host's git status in work/sub-e1 ran the session's "
+						     "core.fsmonitor", rel[i][0]);
+		}
+		if (st != 125)
+			show(st, out, err);
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s/sub-e1' && rm -rf .config .gitconfig.local .gitconfig.sys", work);
+		(void)host_sh(cmd);
+	}
+	/* Absolute values, an empty HGRCPATH, CDPATH's ".", MANPATH's empty
+	 * entry, GOFLAGS without a relative program, names no rule covers:
+	 * started. */
+	{
+		const char *env[] = {"HGRCPATH=", "CDPATH=.:~:/usr", "MANPATH=:/opt/man", "DATA_DIR=./data",
+				     "GOFLAGS=-mod=mod -toolexec=mytool", "PHPRC=/etc/php", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "absolute or uncovered values: status %d, %s", st,
+		    err ? err : "");
+		free(out);
+		free(err);
+	}
+	snprintf(cmd, sizeof(cmd), "%s/sub-e1", work);
+	test_rmtree(cmd);
+}
+
 /* Round 32 of the attack, b9: a relative PATH entry ("./node_modules/.bin",
  * ".", "bin", an empty one) makes every directory of the writable tree a
  * PATH directory once the host's shell enters it: the session planted
@@ -2966,6 +3068,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);
+	test_add(s, "round 35 (e1/e1b/e2/e2b): a relative XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL/SYSTEM, HGRCPATH entry, "
+		    "PHPRC, GEM_HOME, GOENV, GOFLAGS -toolexec, PYTHONHOME, INPUTRC, *_HOME by its name: start "
+		    "refused, named",
+		 test_config_location_relative);
 	test_add(s, "round 32: a link in a PATH directory outside the home, or in /usr/local/bin off PATH, into the "
 		    "project: its target read-only",
 		 test_path_links_outside_home);

@@ -409,6 +409,58 @@ static void test_plan_trust(void)
 	t_env = NULL;
 }
 
+/*
+ * plan_relative_config() (round 35 of the attack, e1/e1b/e2/e2b): the
+ * table of variables naming where a later program reads its settings or
+ * code (a relative value, or list entry, refuses; GEM_HOME's empty value
+ * too; GOFLAGS' -toolexec= and -exec= with a relative program), and the
+ * suffix rule (a name ending in HOME, PATH, RC, CONFIG, _CONFIG_FILE,
+ * _CONFIG_DIR or _DIRS, a value or entry starting with '.' or '~').
+ */
+static void test_relative_config(void)
+{
+	static const char *const refused[] = {
+		"XDG_CONFIG_HOME=.config", "XDG_CONFIG_HOME=config", "XDG_DATA_DIRS=/usr/share:share",
+		"GIT_CONFIG_GLOBAL=.gitconfig.local", "GIT_CONFIG_SYSTEM=etc/gitconfig", "GIT_TEMPLATE_DIR=tpl",
+		"GIT_EXEC_PATH=libexec", "HGRCPATH=/etc/mercurial/hgrc:.hgrc.local", "PHPRC=.php",
+		"PHP_INI_SCAN_DIR=:conf.d", "GOENV=.goenv", "GOFLAGS=-mod=mod -toolexec=./tx",
+		"GOFLAGS=--exec=bin/run", "PYTHONHOME=.py", "PYTHONUSERBASE=.local", "GEM_HOME=.gems", "GEM_HOME=",
+		"INPUTRC=.inputrc", "GCONV_PATH=gconv", "NPM_CONFIG_USERCONFIG=.npmrc.x",
+		"npm_config_globalconfig=etc/npmrc", "NPM_CONFIG_INIT-MODULE=init.js", "PIP_CONFIG_FILE=pip.conf",
+		"CARGO_HOME=.cargo", "R_PROFILE_USER=.Rprofile", "R_ENVIRON_USER=renv", "MAKEFILES=/a.mk b.mk",
+		"KUBECONFIG=/k:kube/config", "LESSKEY=.less",
+		/* the suffix rule */
+		"GRADLE_USER_HOME=./gradle", "WORKON_HOME=~/envs", "SOMETOOL_CONFIG=.toolrc",
+		"FOO_CONFIG_FILE=./foo.toml", "BAR_CONFIG_DIR=.bar", "PKG_CONFIG_PATH=/usr/lib/pkgconfig:./pc",
+		"MYTOOLRC=.mytoolrc", "QUX_DIRS=/a:../b",
+	};
+	static const char *const started[] = {
+		"XDG_CONFIG_HOME=/home/u/.config", "XDG_CONFIG_HOME=", "XDG_DATA_DIRS=/usr/share::/usr/local/share",
+		"GIT_CONFIG_GLOBAL=/home/u/.gitconfig", "HGRCPATH=", "PHP_INI_SCAN_DIR=", "GEM_HOME=/g",
+		"GOFLAGS=-mod=mod -toolexec=mytool", "GOFLAGS=-toolexec=/usr/bin/tx -exec=run",
+		"npm_config_registry=https://example.invalid/", "npm_config_cache=.npm",
+		/* outside the suffix rule: no '.' or '~' first, a URL, options,
+		 * an empty entry, a name it does not cover, CDPATH */
+		"SOMETOOL_CONFIG=pkg-config", "FOO_HOME=lib/foo", "BAR_PATH=s3://b/x", "BAZ_CONFIG=--x=./y",
+		"MANPATH=:/opt/man", "DATA_DIR=./data", "LOG_FILE=./app.log", "CDPATH=.:~:/usr",
+		"XDG_RUNTIME_DIR=/run/user/1000", "OLDPWD=/tmp", "TERMINFO_DIRS=/usr/share/terminfo:",
+		"APP_CONFIG=eyJhIjoiYi9jIn0", "PATH=/usr/bin:/bin",
+	};
+	char *env[2] = {NULL, NULL};
+	struct plan_host h = {.home = t_home, .cwd = t_work, .env = env};
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		env[0] = (char *)refused[i];
+		if (plan_relative_config(&h) != -1)
+			CU_FAIL(refused[i]);
+	}
+	for (size_t i = 0; i < sizeof(started) / sizeof(started[0]); i++) {
+		env[0] = (char *)started[i];
+		if (plan_relative_config(&h) != 0)
+			CU_FAIL(started[i]);
+	}
+}
+
 static void test_ctl_paths(void)
 {
 	struct sbx_ctl_path *ctl = plan_ctl_paths();
@@ -431,4 +483,5 @@ TEST_REGISTRAR(cli_plan_register)
 	test_add(s, "plan_build: home rows, protections, environment", test_plan_build);
 	test_add(s, "plan_build: trust and resolver files over the system paths", test_plan_trust);
 	test_add(s, "plan_ctl_paths: the workspace rows", test_ctl_paths);
+	test_add(s, "plan_relative_config: the config-location table and the suffix rule", test_relative_config);
 }
