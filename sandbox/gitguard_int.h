@@ -70,6 +70,10 @@ struct gg {
 	/* A relative core.hooksPath of the global or system config ("" if
 	 * none): git takes it from the top of each work tree. */
 	char global_hooks[PATH_MAX];
+	/* A relative core.excludesFile and core.attributesFile of the global
+	 * or system config ("" if none): git opens them from the top of each
+	 * work tree too (round 35 of the attack, e5). */
+	char global_rules[2][PATH_MAX];
 	/* Configs read for their references in this walk, each once per
 	 * work tree (gg_config_once()); and how many git runs that took. */
 	struct gg_once {

@@ -631,7 +631,8 @@ static void check_hooks(struct gg *g, int dfd, const char *dir, const char *name
  * final symlink only when follow) name an include or a hooks path? A
  * cheap filter before running git on a config nobody changed: a section
  * header holding one of words, or a line whose key (before '=' or white
- * space) is "hookspath" or "path", in any case. Wider than git (a
+ * space) is "hookspath", "path", "excludesfile" or "attributesfile", in
+ * any case. Wider than git (a
  * continued value line may look like a key: one git run more), never
  * narrower; a word only in a value (`name = include`) runs no git
  * (round 14 of the attack filled the walk's budget with such configs).
@@ -667,7 +668,9 @@ static int file_mentions(int dfd, const char *name, bool follow, const char *con
 			continue;
 		}
 		k = strcspn(line, "= \t\r");
-		found = (k == 9 && strncasecmp(line, "hookspath", 9) == 0) || (k == 4 && strncasecmp(line, "path", 4) == 0);
+		found = (k == 9 && strncasecmp(line, "hookspath", 9) == 0) || (k == 4 && strncasecmp(line, "path", 4) == 0) ||
+			(k == 12 && strncasecmp(line, "excludesfile", 12) == 0) ||
+			(k == 14 && strncasecmp(line, "attributesfile", 14) == 0);
 	}
 	free(buf);
 	return found ? 1 : 0;
@@ -906,12 +909,55 @@ void gg_listed_free(struct gg *g)
 	g->nmoved = g->capmoved = 0;
 }
 
+/*
+ * A relative core.excludesFile or core.attributesFile (value) of a config
+ * that stays: git opens it from the top of the work tree (base), not from
+ * the config's directory (round 35 of the attack, e5: the user's global
+ * `excludesFile = .gitignore_global`, meant as ~/, let the session write
+ * an ignore file at a project's top that hid itself and a new
+ * tests/conftest.py from git status). The file there, written in the
+ * session (or come with a directory made or renamed there), is moved
+ * aside: it is the user's own rules in git's reading, and no project
+ * writes them. The project's .gitignore and .gitattributes are their own
+ * checks'.
+ */
+static void check_rules_file(struct gg *g, const char *base, const char *value, bool attributes)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	const char *name;
+	char *slash;
+	int dfd;
+
+	if (g->record != NULL || !gg_join(path, sizeof(path), base, value) || (slash = strrchr(path, '/')) == NULL)
+		return;
+	name = slash + 1;
+	if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	    strcmp(name, ".gitignore") == 0 || strcmp(name, ".gitattributes") == 0)
+		return;
+	*slash = '\0';
+	if (realpath(path[0] ? path : "/", dir) == NULL || !gg_under_roots(g, dir))
+		return;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !gg_quarantined(g, dfd, name, false) &&
+	    (gg_changed(g, dfd, name) || gg_dir_whole(g, dfd, dir)))
+		gg_quarantine(g, dfd, dir, name,
+			      attributes ? "the file a relative core.attributesFile of your git config names from "
+					   "the work tree's top (git reads it as your own attributes: filter and "
+					   "diff drivers for every path)"
+					 : "the file a relative core.excludesFile of your git config names from the "
+					   "work tree's top (git reads it as your own ignore rules: what they match "
+					   "does not show in git status)");
+	(void)close(dfd);
+}
+
 /* gg_check_kept_config() at include depth depth. */
 static void kept_config(struct gg *g, int dfd, const char *name, bool follow, const char *cfg, const char *dir,
 			const char *hooks_base, unsigned depth)
 {
-	static const char *const words[] = {"hookspath", "include", NULL};
-	char value[PATH_MAX] = "", raw[PATH_MAX], what[160];
+	static const char *const words[] = {"hookspath", "include", "excludesfile", "attributesfile", NULL};
+	char value[PATH_MAX] = "", raw[PATH_MAX], what[160], rules[2][PATH_MAX] = {"", ""};
 	const char *why, *rec;
 	struct gg_rec r;
 	size_t len;
@@ -946,6 +992,11 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 		if (gg_rec_is(&r, "core.hookspath")) {
 			memcpy(value, r.val, r.vlen);
 			value[r.vlen] = '\0'; /* the last one wins, as in git */
+		} else if (gg_rec_is(&r, "core.excludesfile") || gg_rec_is(&r, "core.attributesfile")) {
+			char *v = rules[gg_rec_is(&r, "core.attributesfile")];
+
+			memcpy(v, r.val, r.vlen);
+			v[r.vlen] = '\0';
 		} else if (gg_rec_is_include(&r)) {
 			char inc[PATH_MAX];
 
@@ -953,6 +1004,14 @@ static void kept_config(struct gg *g, int dfd, const char *name, bool follow, co
 			inc[r.vlen] = '\0';
 			check_include(g, dir, inc, hooks_base, depth);
 		}
+	}
+	for (size_t i = 0; i < 2; i++) {
+		if (rules[i][0] == '\0' || !expand_home(rules[i], raw, sizeof(raw)) || raw[0] == '/')
+			continue;
+		if (hooks_base == NULL)
+			memcpy(g->global_rules[i], raw, strlen(raw) + 1);
+		else
+			check_rules_file(g, hooks_base[0] ? hooks_base : "/", raw, i == 1);
 	}
 	if (value[0] == '\0' || !expand_home(value, raw, sizeof(raw)))
 		return;
@@ -991,6 +1050,10 @@ void gg_check_global_hooks(struct gg *g, const char *base)
 {
 	if (g->global_hooks[0] != '\0')
 		check_hooks_path(g, base, g->global_hooks);
+	/* The same for its relative excludes and attributes files. */
+	for (size_t i = 0; i < 2; i++)
+		if (g->global_rules[i][0] != '\0')
+			check_rules_file(g, base[0] ? base : "/", g->global_rules[i], i == 1);
 }
 
 /* Is dir's last component name? */
@@ -1390,6 +1453,13 @@ void gg_check_env_config(struct gg *g)
 		v = getenv(name);
 		if (k == NULL || v == NULL)
 			continue;
+		if ((strcasecmp(k, "core.excludesFile") == 0 || strcasecmp(k, "core.attributesFile") == 0) &&
+		    expand_home(v, raw, sizeof(raw)) && raw[0] != '/') {
+			/* Relative: from every work tree (check_rules_file()). */
+			snprintf(g->global_rules[strcasecmp(k, "core.attributesFile") == 0],
+				 sizeof(g->global_rules[0]), "%s", raw);
+			continue;
+		}
 		if (strcasecmp(k, "core.hooksPath") == 0 && expand_home(v, raw, sizeof(raw))) {
 			if (raw[0] != '/') {
 				/* Relative: from every work tree, as the global

@@ -1226,6 +1226,55 @@ static void test_global_relative_hooks(void)
 	gcase_free(&c);
 }
 
+/* Round 35 of the attack, e5: a relative core.excludesFile or
+ * core.attributesFile in the user's own config (`excludesFile =
+ * .gitignore_global`, meant as ~/) is opened by git from each work
+ * tree's top. The session wrote both there: the ignore file hid itself
+ * and a new tests/conftest.py from git status, the attributes file made
+ * git diff show a rewritten app.py as "Binary files differ". Both move
+ * aside; the host's git status shows the new file and git diff the
+ * change. The same for a repository's own config (.localignore). */
+static void test_global_relative_rules(void)
+{
+	static const char *const want[] = {"/work/.gitignore_global: the file a relative core.excludesFile",
+					   "/work/.gitattributes_global: the file a relative core.attributesFile",
+					   NULL};
+	static const char *const want2[] = {"/work/.localignore: the file a relative core.excludesFile", NULL};
+	char gc[PATH_MAX];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	snprintf(gc, sizeof(gc), "%s/home/.gitconfig", root);
+	CU_ASSERT_FATAL(run_case(&c,
+				 "printf '[core]\\n\\texcludesFile = .gitignore_global\\n"
+				 "\\tattributesFile = .gitattributes_global\\n' > \"$HOME/.gitconfig\" && "
+				 "echo 'x = 1' > work/app.py && git -C work add app.py && git -C work commit -qm app",
+				 NULL, NULL,
+				 "printf '.gitignore_global\\n.gitattributes_global\\ntests/\\n' > .gitignore_global && "
+				 "printf '*.py -diff\\n' > .gitattributes_global && mkdir -p tests && "
+				 "echo 'import os' > tests/conftest.py && echo 'x = 2  # PLANTED-CHANGE' > app.py",
+				 "git -C work status --porcelain; git -C work diff") == 0);
+	(void)unlink(gc);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/.gitignore_global.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/.gitattributes_global.passavant-quarantine"));
+	CU_ASSERT(test_has(c.host, "?? tests/"));
+	CU_ASSERT(test_has(c.host, "PLANTED-CHANGE") && !test_has(c.host, "Binary files"));
+	if (!test_has(c.host, "?? tests/") || !test_has(c.host, "PLANTED-CHANGE"))
+		show(&c);
+	gcase_free(&c);
+	/* The repository's own config. */
+	CU_ASSERT_FATAL(run_case(&c, "git -C work config core.excludesFile .localignore", NULL, NULL,
+				 "printf '.localignore\\nevil.sh\\n' > .localignore && echo 'id' > evil.sh",
+				 "git -C work status --porcelain") == 0);
+	expect_safe(&c, want2);
+	CU_ASSERT(exists(&c, "work/.localignore.passavant-quarantine"));
+	CU_ASSERT(test_has(c.host, "?? evil.sh"));
+	if (!test_has(c.host, "?? evil.sh"))
+		show(&c);
+	gcase_free(&c);
+}
+
 /* Finding 1: a git directory staged over two sessions. Session 1 makes
  * sub/.git with objects, refs and a config naming core.fsmonitor, and a
  * bare-shaped b/ (config, objects, refs) with a hook: no HEAD, so git
@@ -4096,6 +4145,9 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "the global config's include and hooksPath into the work tree", test_global_config_reach);
 	test_add(s, "a relative core.hooksPath of the global config: hooks written there moved aside",
 		 test_global_relative_hooks);
+	test_add(s, "round 35 (e5): a relative core.excludesFile / core.attributesFile (global or the repository's): "
+		    "the file written at the work tree's top moved aside",
+		 test_global_relative_rules);
 	test_add(s, "the hooksPath of the repository a writable subdirectory is in", test_enclosing_repo);
 	test_add(s, "a git directory staged over two sessions (no HEAD, then HEAD)", test_staged_gitdir);
 	test_add(s, "a settings file staged under a harmless directory, renamed into place later", test_staged_settings_dir);
