@@ -488,6 +488,39 @@ static void fs_path_denies(struct ldr *l, const struct policy_host *h, const cha
 	}
 }
 
+/* fs_opt_deny()'s state. */
+struct fs_opt {
+	struct ldr *l;
+	const struct policy_host *h;
+};
+
+/*
+ * A file an option variable loads into every later run (PERL5OPT,
+ * RUBYOPT, NODE_OPTIONS, the JVM's: policy_code_options(); round 35):
+ * a write deny as an LD_PRELOAD library is, missing or not, unless an
+ * allowWrite entry names that exact path. A relative one refuses the
+ * start (proxy/cli/plan.c plan_relative_path()); it is denied here as
+ * taken from the working directory all the same. The directories
+ * searched for modules are not (as PERL5LIB's: they usually name the
+ * project, whose code the user runs anyway).
+ */
+static int fs_opt_deny(void *arg, const char *var, const char *path, bool loaded)
+{
+	struct fs_opt *o = arg;
+	struct policy *p = o->l->p;
+	const char *err;
+	char *abs;
+
+	(void)var;
+	if (!loaded || path[0] == '\0')
+		return 0;
+	abs = path[0] == '~' && path[1] != '/' ? NULL : ldr_path_resolve(path, o->h->home, o->h->cwd, &err);
+	if (abs != NULL && !ldr_strlist_has(&p->fs[FS_ALLOW_WRITE], abs))
+		fs_add(o->l, &p->fs[FS_DENY_WRITE], abs);
+	free(abs);
+	return 0;
+}
+
 /* Adds path, resolved against the working directory, to list. */
 static void fs_add_resolved(struct ldr *l, const struct policy_host *h,
 			    struct policy_strlist *list, const char *path)
@@ -541,6 +574,14 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	fs_path_denies(l, h, "PATH");
 	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)
 		fs_path_denies(l, h, code_path_vars[i]);
+	for (size_t i = 0; policy_code_opt_vars[i] != NULL; i++) {
+		const char *val = host_env(h, policy_code_opt_vars[i]);
+		struct fs_opt o = {.l = l, .h = h};
+
+		if (val != NULL && policy_code_options(policy_code_opt_vars[i], val, fs_opt_deny, &o) < 0)
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "out of memory, expected to add the mandatory denies");
+	}
 	/* The policy file and the place the lookup of §2 would find one next
 	 * time: a sandbox that could write either would pick its own policy
 	 * for the next run. */

@@ -131,6 +131,22 @@ struct policy_host {
  */
 unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag) NONNULL(1, 2, 3) WUNRES;
 
+/*
+ * The option variables of interpreters and runtimes (PERL5OPT, RUBYOPT,
+ * NODE_OPTIONS, JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS;
+ * NULL-terminated) whose options make every later program of the host
+ * load code from a path. policy_code_options() calls fn for each such
+ * path in val, the value of var, as given (absolute or not): loaded
+ * true for a file loaded into every run (an agent, a preloaded script:
+ * policy_bind() makes it read-only), false for a directory or list
+ * entry searched for modules (perl's -I, the class path: as the module
+ * path variables, only a relative one is refused, by `run`). A non-zero
+ * result of fn stops the walk and is returned; -1 with errno ENOMEM.
+ */
+typedef int (*policy_code_fn)(void *arg, const char *var, const char *path, bool loaded);
+extern const char *const policy_code_opt_vars[];
+int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg) NONNULL(1, 2, 3) WUNRES;
+
 /* The file the policy came from, or NULL for the embedded default. */
 const char *policy_file(const policy_t *p) NONNULL(1);
 

@@ -1428,12 +1428,10 @@ static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
  * entry is nothing, a name without '/' is searched for in the library
  * path), a colon list whose empty entries are skipped (the module paths
  * of perl, ruby, node, gem, java, go), Lua's ';' list of '?' templates
- * (";;" is the default path) and NODE_OPTIONS' --require, -r, --import,
- * --loader and --experimental-loader (every spelling but an absolute one
- * is resolved from the working directory, a bare name in its
- * node_modules).
+ * (";;" is the default path). The option variables (NODE_OPTIONS,
+ * PERL5OPT, RUBYOPT, the JVM's) are read by policy_code_options().
  */
-enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_PRELOAD, RV_LIST, RV_LUA, RV_NODE_OPTIONS };
+enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_PRELOAD, RV_LIST, RV_LUA };
 
 /* The entry (e, len) of var refused: logs why. Always -1. */
 static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
@@ -1453,53 +1451,17 @@ static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
 	return -1;
 }
 
-/* NODE_OPTIONS: the value of each option that loads a module. */
-static int relvar_node_options(const char *val)
+/*
+ * policy_code_options()'s walk for plan_relative_path(): a path an
+ * option variable names that is not absolute refuses the start (perl's
+ * -Ilib, ruby's -r ./x, node's --require x, the JVM's -javaagent:a.jar
+ * and -cp .), whether loaded into every run or searched.
+ */
+static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
 {
-	static const char *const opts[] = {"--require", "-r", "--import", "--loader", "--experimental-loader"};
-	char tok[2][PATH_MAX];
-	size_t n = 0;
-
-	for (const char *s = val; *s != '\0';) {
-		size_t len = 0;
-		char *t = tok[n % 2];
-		bool q = false;
-
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (*s == '\0')
-			break;
-		/* node's own reading: double quotes group, '\' escapes in them. */
-		for (; *s != '\0' && (q || (*s != ' ' && *s != '\t' && *s != '\n')); s++) {
-			if (*s == '"') {
-				q = !q;
-				continue;
-			}
-			if (q && *s == '\\' && s[1] != '\0')
-				s++;
-			if (len < PATH_MAX - 1)
-				t[len++] = *s;
-		}
-		t[len] = '\0';
-		if (n > 0) {
-			const char *prev = tok[(n - 1) % 2];
-
-			for (size_t i = 0; i < ARRAY_LEN(opts); i++)
-				if (strcmp(prev, opts[i]) == 0 && t[0] != '/')
-					return relvar_refuse("NODE_OPTIONS", t, strlen(t), false);
-		}
-		for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
-			size_t ol = strlen(opts[i]);
-
-			if (strncmp(t, opts[i], ol) == 0 && t[ol] == '=' && t[ol + 1] != '/')
-				return relvar_refuse("NODE_OPTIONS", t + ol + 1, strlen(t + ol + 1), false);
-			/* -r./x, node's short form with the value attached. */
-			if (ol == 2 && strncmp(t, opts[i], 2) == 0 && t[2] != '\0' && t[2] != '=' && t[2] != '/')
-				return relvar_refuse("NODE_OPTIONS", t + 2, strlen(t + 2), false);
-		}
-		n++;
-	}
-	return 0;
+	(void)arg;
+	(void)loaded;
+	return path[0] == '/' ? 0 : relvar_refuse(var, path, strlen(path), false);
 }
 
 /*
@@ -1554,7 +1516,6 @@ static int plan_relative_path(const struct plan_host *h)
 		{"LUA_CPATH_5_3", RV_LUA},
 		{"LUA_PATH_5_4", RV_LUA},
 		{"LUA_CPATH_5_4", RV_LUA},
-		{"NODE_OPTIONS", RV_NODE_OPTIONS},
 	};
 
 	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
@@ -1568,11 +1529,6 @@ static int plan_relative_path(const struct plan_host *h)
 				val = h->env[i] + n + 1;
 		if (val == NULL || (v != 0 && val[0] == '\0'))
 			continue;
-		if (kind == RV_NODE_OPTIONS) {
-			if (relvar_node_options(val) < 0)
-				return -1;
-			continue;
-		}
 		for (const char *e = val;;) {
 			size_t len = kind == RV_ONE ? strlen(e) : strcspn(e, seps);
 			bool skip = false;
@@ -1587,6 +1543,20 @@ static int plan_relative_path(const struct plan_host *h)
 				break;
 			e += len + 1;
 		}
+	}
+	for (size_t v = 0; policy_code_opt_vars[v] != NULL; v++) {
+		const char *name = policy_code_opt_vars[v], *val = NULL;
+		size_t n = strlen(name);
+		int r;
+
+		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
+			if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
+				val = h->env[i] + n + 1;
+		if (val == NULL || (r = policy_code_options(name, val, relvar_opt, NULL)) == 0)
+			continue;
+		if (r == -1 && errno == ENOMEM)
+			log_warn("run");
+		return -1;
 	}
 	return 0;
 }

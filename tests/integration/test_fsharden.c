@@ -1566,6 +1566,130 @@ static void test_module_path_relative(void)
 	}
 }
 
+/* The first line the host's shell command cmd prints ("" if none). */
+static void host_line(const char *cmd, char *line, size_t size)
+{
+	FILE *f = popen(cmd, "r");
+
+	line[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(line, (int)size, f) == NULL)
+		line[0] = '\0';
+	(void)pclose(f);
+}
+
+/* Round 35: the option variables of the interpreters and the JVM load
+ * code from a path given as an option: NODE_OPTIONS=--require
+ * $PROJECT/boot.js, RUBYOPT=-r $PROJECT/boot, JAVA_TOOL_OPTIONS=
+ * -javaagent:$PROJECT/agent.jar. The session rewrote the file and the
+ * host's next node or ruby ran it. Such a file in the tree is read-only
+ * (missing or not); a relative path in any of them (PERL5OPT=-Ilib,
+ * RUBYOPT=-r ./x, -javaagent:a.jar, -cp .) refuses the start, named; an
+ * absolute searched directory, a bare module name start. */
+static void test_option_vars(void)
+{
+	const char *script = "printf 'console.log(\"PLANTED-NODE\")\\n' > boot-o1.js 2>/dev/null; echo w1=$?\n"
+			     "printf 'puts \"PLANTED-RUBY\"\\n' > rboot-o1.rb 2>/dev/null; echo w2=$?\n"
+			     "printf x > agent-o1.jar 2>/dev/null; echo w3=$?\n"
+			     "printf x > ok-o1.txt; echo ok=$?\n";
+	char e[3][PATH_MAX + 64], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
+	const char *env[4];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(e[0], sizeof(e[0]), "NODE_OPTIONS=--max-old-space-size=512 --require %s/boot-o1.js",
+		 at(w, "work"));
+	snprintf(e[1], sizeof(e[1]), "RUBYOPT=-w -r %s/rboot-o1", at(w, "work"));
+	snprintf(e[2], sizeof(e[2]), "JAVA_TOOL_OPTIONS=-Xmx64m -javaagent:%s/agent-o1.jar=x", at(w, "work"));
+	env[0] = e[0];
+	env[1] = e[1];
+	env[2] = e[2];
+	env[3] = NULL;
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "absolute option paths: status %d", st);
+	ROW(test_has(out, "w1=") && !test_has(out, "w1=0"), "NODE_OPTIONS' --require file in the tree was writable: %s",
+	    out ? out : "");
+	ROW(test_has(out, "w2=") && !test_has(out, "w2=0"), "RUBYOPT's -r file (x.rb) in the tree was writable: %s",
+	    out ? out : "");
+	ROW(test_has(out, "w3=") && !test_has(out, "w3=0"), "JAVA_TOOL_OPTIONS' -javaagent jar in the tree was "
+	    "writable: %s", out ? out : "");
+	/* The host's next node and ruby, with the user's variables. */
+	snprintf(cmd, sizeof(cmd), "cd / && NODE_OPTIONS='--require %s/boot-o1.js' node -e 0 2>/dev/null",
+		 at(w, "work"));
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "PLANTED-NODE") == NULL, "the host's next node ran the session's --require file");
+	snprintf(cmd, sizeof(cmd), "cd / && RUBYOPT='-r %s/rboot-o1' ruby -e 0 2>/dev/null", at(w, "work"));
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "PLANTED-RUBY") == NULL, "the host's next ruby ran the session's -r file");
+	if (st != 0)
+		show(st, out, err);
+	drop("work/boot-o1.js");
+	drop("work/rboot-o1.rb");
+	drop("work/agent-o1.jar");
+	drop("work/ok-o1.txt");
+	free(out);
+	free(err);
+	out = err = NULL;
+	{
+		static const char *const rel[][2] = {
+			{"PERL5OPT=-Ilib", "\"lib\""},
+			{"PERL5OPT=-w -Mlib=/usr/share/perl5,sublib", "\"sublib\""},
+			{"RUBYOPT=-r ./boot-o1", "\"./boot-o1\""},
+			{"RUBYOPT=-w -I lib", "\"lib\""},
+			{"NODE_OPTIONS=--require=./boot-o1.js", "\"./boot-o1.js\""},
+			{"NODE_OPTIONS=--openssl-config=ssl-o1.cnf", "\"ssl-o1.cnf\""},
+			{"JAVA_TOOL_OPTIONS=-javaagent:agent-o1.jar", "\"agent-o1.jar\""},
+			{"_JAVA_OPTIONS=-agentpath:lib/a-o1.so=x", "\"lib/a-o1.so\""},
+			{"JDK_JAVA_OPTIONS=-cp .:/usr/share/java", "\".\""},
+			{"JDK_JAVA_OPTIONS=@opts-o1.txt", "\"opts-o1.txt\""},
+			{"JAVA_TOOL_OPTIONS=-Djava.class.path=classes", "\"classes\""},
+		};
+		const char *plant = "mkdir -p sub-o1/lib && printf 'print \"PLANTED-PERL\\\\n\"; 1;\\n' > "
+				    "sub-o1/lib/strict.pm && echo planted\n";
+
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			const char *env1[] = {rel[i][0], NULL};
+			char var[64];
+
+			snprintf(var, sizeof(var), "%.*s", (int)strcspn(rel[i][0], "="), rel[i][0]);
+			st = run_fsh("home", NULL, env1, NULL, "work.yaml", plant, &out, &err);
+			ROW(st == 125 && !test_has(out, "planted"), "%s: status %d, the command ran: %s", rel[i][0], st,
+			    out ? out : "");
+			ROW(test_has(err, var) && test_has(err, rel[i][1]) && test_has(err, "not started"),
+			    "%s: the refusal does not name the variable and entry: %s", rel[i][0], err ? err : "");
+			if (i == 0) {
+				snprintf(cmd, sizeof(cmd),
+					 "cd '%s/sub-o1' 2>/dev/null && PERL5OPT=-Ilib perl -e 'use strict; print "
+					 "\"ran\\n\"' 2>&1",
+					 at(w, "work"));
+				host_line(cmd, line, sizeof(line));
+				ROW(strstr(line, "PLANTED-PERL") == NULL,
+				    "PERL5OPT=-Ilib: the host's perl in work/sub-o1 ran the session's plant");
+			}
+			if (st != 125)
+				show(st, out, err);
+			free(out);
+			free(err);
+			out = err = NULL;
+			snprintf(cmd, sizeof(cmd), "%s/sub-o1", at(w, "work"));
+			test_rmtree(cmd);
+		}
+	}
+	/* Absolute searched directories, bare module names, options that
+	 * name no path: started. */
+	{
+		const char *env2[] = {"PERL5OPT=-Mstrict -I/usr/share/perl5", "RUBYOPT=-W:no-deprecated -rjson",
+				      "JDK_JAVA_OPTIONS=-Xmx64m -cp /usr/share/java", NULL};
+
+		st = run_fsh("home", NULL, env2, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "absolute option paths, bare names: status %d, %s", st,
+		    err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3065,6 +3189,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 34 (P3): a relative entry in PERL5LIB, PERLLIB, PYTHONPATH, RUBYLIB, NODE_PATH, GEM_PATH, "
 		    "CLASSPATH, GOPATH, LUA_PATH, LUA_CPATH, NODE_OPTIONS --require/-r/--import: start refused, named",
 		 test_module_path_relative);
+	test_add(s, "round 35: the option variables (NODE_OPTIONS, RUBYOPT, PERL5OPT, JAVA_TOOL_OPTIONS, "
+		    "JDK_JAVA_OPTIONS, _JAVA_OPTIONS): a loaded file in the tree read-only, a relative path refuses "
+		    "the start",
+		 test_option_vars);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

@@ -185,6 +185,45 @@ static void test_plan_build(void)
 		}
 		env[7] = "NODE_OPTIONS=--max-old-space-size=64 --require /usr/lib/x.js -r=/y.js";
 	}
+	/* The option variables (round 35): a path given to an option that
+	 * loads or searches code, not absolute; the forms that name none, a
+	 * bare module name or an absolute path start. */
+	{
+		static const char *const opt[] = {
+			"PERL5OPT=-Ilib", "PERL5OPT=-w -Mlib=/x,lib", "PERL5OPT=Isub/lib", "RUBYOPT=-r ./boot",
+			"RUBYOPT=-r../x.rb", "RUBYOPT=-w -I lib", "RUBYOPT=-wIlib", "RUBYOPT=Ilib",
+			"JAVA_TOOL_OPTIONS=-javaagent:agent.jar", "JDK_JAVA_OPTIONS=-cp .:/usr/share/java",
+			"_JAVA_OPTIONS=-Xmx1g -agentpath:lib/a.so=x", "JAVA_TOOL_OPTIONS=-Djava.class.path=lib",
+			"JDK_JAVA_OPTIONS=@opts.txt", "JAVA_TOOL_OPTIONS=-XX:VMOptionsFile=jvm.opts",
+			"JAVA_TOOL_OPTIONS=\"-javaagent:a b.jar\"", "JDK_JAVA_OPTIONS=--module-path=/m:mods",
+			"NODE_OPTIONS=--openssl-config=ssl.cnf", "NODE_OPTIONS=--require=./x.js",
+		};
+		static const char *const fine[] = {
+			"PERL5OPT=-Mstrict -w -I/usr/share/perl5 -Mlib=/opt/lib",
+			"RUBYOPT=-W:no-deprecated -rjson -I/usr/lib/ruby -r/opt/boot.rb",
+			"JAVA_TOOL_OPTIONS=-Xmx512m -javaagent:/opt/a.jar=x=y -Dfoo=bar -cp /usr/share/java",
+			"NODE_OPTIONS=--openssl-config=/etc/ssl/openssl.cnf --trace-warnings",
+		};
+
+		for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
+			env[7] = (char *)opt[i];
+			if (plan_relative_path(&h) != -1) {
+				fprintf(stderr, "started: %s\n", opt[i]);
+				CU_FAIL("a relative option path started");
+			}
+		}
+		for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+			env[7] = (char *)fine[i];
+			if (plan_relative_path(&h) != 0) {
+				fprintf(stderr, "refused: %s\n", fine[i]);
+				CU_FAIL("an absolute option path refused");
+			}
+		}
+		env[7] = (char *)opt[0];
+		CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
+		plan_free(&pl);
+		env[7] = "NODE_OPTIONS=--max-old-space-size=64 --require /usr/lib/x.js -r=/y.js";
+	}
 	CU_ASSERT_FATAL(plan_build(&pl, p, NULL, &h, &s) == 0);
 	/* `~` and the HOME rows under the fake home, and under the password
 	 * database's home too. */

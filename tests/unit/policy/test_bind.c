@@ -30,6 +30,14 @@ static const char *fake_env(const char *name)
 		return "libshim0.so /w/proj/lib/libshim.so::";
 	if (strcmp(name, "LD_AUDIT") == 0)
 		return "/w/proj/aud.so";
+	if (strcmp(name, "NODE_OPTIONS") == 0)
+		return "--max-old-space-size=64 --require /w/proj/boot -r=/w/proj/r.js --import x";
+	if (strcmp(name, "JAVA_TOOL_OPTIONS") == 0)
+		return "-Xmx1g \"-javaagent:/w/proj/agent.jar=opt\" -cp /w/proj/classes -XX:VMOptionsFile=/w/proj/jvm.opts";
+	if (strcmp(name, "RUBYOPT") == 0)
+		return "-w -r /w/proj/boot -rjson";
+	if (strcmp(name, "PERL5OPT") == 0)
+		return "-I/w/proj/lib -Mstrict";
 	return NULL;
 }
 
@@ -130,6 +138,21 @@ static void test_bound(void)
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/lib/libshim.so"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/aud.so"));
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/libshim0.so"));
+	/* The files an option variable loads into every run (round 35):
+	 * node's preloaded modules (and the names node tries), the JVM's
+	 * agent and options file, ruby's -r path (and x.rb). The searched
+	 * directories (-cp, perl's -I) and bare names are not. */
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/boot"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/boot.js"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/boot.rb"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/r.js"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/r.js.js"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/agent.jar"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/agent.jar=opt"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/jvm.opts"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/classes"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/lib"));
+	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/json"));
 	/* The policy file as named and as resolved; both lookup places. */
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/p.yaml"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/real/p.yaml"));

@@ -1,0 +1,332 @@
+/*
+ * codevars.c - the paths an interpreter's or a runtime's option variable
+ * makes every later program load code from (policy.h
+ * policy_code_options()): PERL5OPT, RUBYOPT, NODE_OPTIONS and the JVM's
+ * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS and _JAVA_OPTIONS (round 35).
+ *
+ * Each variable is split into words as its reader does (perl and ruby
+ * on white space; node with '"' quotes, '\' escaping in them; the JVM
+ * with '"' and '\'' quotes), and each option that loads code is read:
+ * a file loaded into every run (an agent, a preloaded script) is given
+ * with loaded true, a directory or list entry searched for modules
+ * (perl's -I, the class path) with loaded false. Empty list entries are
+ * skipped, as for the module path variables.
+ */
+#include "policy/policy.h"
+
+#include "base/attrib.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const policy_code_opt_vars[] = {
+	"PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", NULL,
+};
+
+struct copt {
+	const char *var;
+	policy_code_fn fn;
+	void *arg;
+};
+
+/* Calls fn with (s, len) and, when ext is not NULL and the last name
+ * of s has no '.', with s followed by each of ext's suffixes (the
+ * names the reader tries). Its result, or -1 (errno ENOMEM). */
+static int emit(const struct copt *c, const char *s, size_t len, bool loaded, const char *const *ext)
+{
+	const char *base;
+	char *p;
+	int r;
+
+	if (len == 0)
+		return 0;
+	p = strndup(s, len);
+	if (p == NULL)
+		return -1;
+	r = c->fn(c->arg, c->var, p, loaded);
+	base = strrchr(p, '/');
+	base = base != NULL ? base + 1 : p;
+	for (size_t i = 0; r == 0 && ext != NULL && ext[i] != NULL && strchr(base, '.') == NULL; i++) {
+		size_t el = strlen(ext[i]);
+		char *q = malloc(len + el + 1);
+
+		if (q == NULL) {
+			r = -1;
+			break;
+		}
+		memcpy(q, p, len);
+		memcpy(q + len, ext[i], el + 1);
+		r = c->fn(c->arg, c->var, q, loaded);
+		free(q);
+	}
+	free(p);
+	return r;
+}
+
+/* Each non-empty entry of the sep list s (the JVM's ':', lib.pm's ','). */
+static int emit_list(const struct copt *c, const char *s, char sep, bool loaded)
+{
+	for (;;) {
+		const char *e = strchr(s, sep);
+		size_t len = e != NULL ? (size_t)(e - s) : strlen(s);
+		int r = emit(c, s, len, loaded, NULL);
+
+		if (r != 0 || e == NULL)
+			return r;
+		s = e + 1;
+	}
+}
+
+/*
+ * Splits val into words in t->v (t->buf holds them). quotes: the quote
+ * characters that group (a '\' escapes the next character inside '"').
+ * 0, or -1 (ENOMEM).
+ */
+struct words {
+	char *buf;
+	char **v;
+	size_t n;
+};
+
+static int split_words(const char *val, const char *quotes, struct words *t)
+{
+	size_t len = strlen(val);
+	char *w;
+
+	t->n = 0;
+	t->buf = malloc(len + 1);
+	t->v = malloc((len / 2 + 2) * sizeof(*t->v));
+	if (t->buf == NULL || t->v == NULL) {
+		free(t->buf);
+		free(t->v);
+		errno = ENOMEM;
+		return -1;
+	}
+	w = t->buf;
+	for (const char *s = val; *s != '\0';) {
+		char q = 0;
+
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '\0')
+			break;
+		t->v[t->n++] = w;
+		for (; *s != '\0' && (q != 0 || !isspace((unsigned char)*s)); s++) {
+			if (q == 0 && *s != '\0' && strchr(quotes, *s) != NULL) {
+				q = *s;
+				continue;
+			}
+			if (q != 0 && *s == q) {
+				q = 0;
+				continue;
+			}
+			if (q == '"' && *s == '\\' && s[1] != '\0')
+				s++;
+			*w++ = *s;
+		}
+		*w++ = '\0';
+	}
+	return 0;
+}
+
+/*
+ * PERL5OPT: perl reads one switch per word, its leading '-' optional
+ * (a second switch in the same word is not read): -Idir (no space: "-I
+ * dir" is an error) is searched, and -Mlib=a,b (or -mlib=) adds a and b
+ * as use lib does. -MModule names a module, found in @INC.
+ */
+static int perl_opts(const struct copt *c, const struct words *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const char *s = t->v[i] + (t->v[i][0] == '-');
+		int r = 0;
+
+		if (s[0] == 'I')
+			r = emit(c, s + 1, strlen(s + 1), false, NULL);
+		else if ((s[0] == 'M' || s[0] == 'm') && strncmp(s + 1, "lib=", 4) == 0)
+			r = emit_list(c, s + 5, ',', false);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * RUBYOPT: ruby reads each word as a cluster of switches (the first
+ * word's '-' optional): d v w y U take nothing, W and T a level (W:cat
+ * the rest), E and K the rest; I and r take the rest of the word or the
+ * next one. -I dir is searched; -r feature loads a file when it is a
+ * path (./x, ../x, /x, ~/x: x, x.rb or x.so), a bare name is searched
+ * in $LOAD_PATH (which holds no "." since ruby 1.9).
+ */
+static int ruby_opts(const struct copt *c, const struct words *t)
+{
+	static const char *const ext[] = {".rb", ".so", NULL};
+
+	for (size_t i = 0; i < t->n; i++) {
+		const char *s = t->v[i];
+
+		if (s[0] == '-')
+			s++;
+		else if (i > 0)
+			continue;
+		if (s[0] == '-')
+			continue; /* --enable=..., --disable=... */
+		while (*s != '\0') {
+			char o = *s++;
+			const char *a;
+			int r;
+
+			if (strchr("dvwyU", o) != NULL)
+				continue;
+			if (o == 'W' && *s == ':')
+				break;
+			if (o == 'W' || o == 'T') {
+				while (isdigit((unsigned char)*s))
+					s++;
+				continue;
+			}
+			if (o != 'I' && o != 'r')
+				break;
+			a = *s != '\0' ? s : i + 1 < t->n ? t->v[++i] : "";
+			if (o == 'I')
+				r = emit(c, a, strlen(a), false, NULL);
+			else if (a[0] == '/' || a[0] == '~' || strncmp(a, "./", 2) == 0 || strncmp(a, "../", 3) == 0)
+				r = emit(c, a, strlen(a), true, ext);
+			else
+				r = 0;
+			if (r != 0)
+				return r;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * NODE_OPTIONS: the modules loaded before every script (--require, -r,
+ * --import, --loader, --experimental-loader: a value that is not
+ * absolute is resolved from the working directory, a bare name in its
+ * node_modules; x, x.js, x.cjs, x.mjs, x.json, x.node are tried), and the
+ * files read at start that load code (--openssl-config: an engine or a
+ * provider; --snapshot-blob). "--opt value", "--opt=value", "-rvalue".
+ */
+static int node_opts(const struct copt *c, const struct words *t)
+{
+	static const char *const mods[] = {"--require", "-r", "--import", "--loader", "--experimental-loader"};
+	static const char *const files[] = {"--openssl-config", "--snapshot-blob"};
+	static const char *const ext[] = {".js", ".cjs", ".mjs", ".json", ".node", NULL};
+
+	for (size_t i = 0; i < t->n; i++) {
+		const char *s = t->v[i], *a = NULL;
+		bool mod = false;
+
+		for (size_t k = 0; k < ARRAY_LEN(mods) + ARRAY_LEN(files) && a == NULL; k++) {
+			const char *o = k < ARRAY_LEN(mods) ? mods[k] : files[k - ARRAY_LEN(mods)];
+			size_t ol = strlen(o);
+
+			if (strncmp(s, o, ol) != 0)
+				continue;
+			if (s[ol] == '\0' && i + 1 < t->n)
+				a = t->v[++i];
+			else if (s[ol] == '=')
+				a = s + ol + 1;
+			else if (ol == 2 && s[ol] != '\0')
+				a = s + ol; /* -r./x */
+			mod = k < ARRAY_LEN(mods);
+		}
+		if (a != NULL) {
+			/* An empty value is not "."; named for the refusal. */
+			int r = a[0] == '\0' ? c->fn(c->arg, c->var, "", true)
+					     : emit(c, a, strlen(a), true, mod && a[0] == '/' ? ext : NULL);
+
+			if (r != 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The JVM's three variables (JAVA_TOOL_OPTIONS and _JAVA_OPTIONS read by
+ * every JVM, JDK_JAVA_OPTIONS by the java launcher): the agents loaded
+ * into every JVM (-javaagent:jar[=options], -agentpath:lib[=options]),
+ * the files of more options (-XX:VMOptionsFile=, -XX:Flags=, @argfile),
+ * and the class, module and library paths (-cp, -classpath,
+ * --class-path, -p, --module-path, --upgrade-module-path,
+ * --patch-module m=list, -Xbootclasspath[/a|/p]:, -Djava.class.path=,
+ * -Djava.library.path=, -Djava.ext.dirs=, -Djava.endorsed.dirs=).
+ */
+static int java_opts(const struct copt *c, const struct words *t)
+{
+	static const char *const agents[] = {"-javaagent:", "-agentpath:"};
+	static const char *const files[] = {"-XX:VMOptionsFile=", "-XX:Flags="};
+	static const char *const lists[] = {"-Xbootclasspath/a:", "-Xbootclasspath/p:", "-Xbootclasspath:",
+					    "-Djava.class.path=", "-Djava.library.path=", "-Djava.ext.dirs=",
+					    "-Djava.endorsed.dirs=", "--class-path=", "--module-path=",
+					    "--upgrade-module-path=", "--patch-module="};
+	static const char *const next[] = {"-cp", "-classpath", "--class-path", "-p", "--module-path",
+					   "--upgrade-module-path", "--patch-module"};
+
+	for (size_t i = 0; i < t->n; i++) {
+		const char *s = t->v[i], *a = NULL;
+		bool patch = false;
+		int r = 0;
+
+		for (size_t k = 0; k < ARRAY_LEN(agents); k++)
+			if (strncmp(s, agents[k], strlen(agents[k])) == 0) {
+				a = s + strlen(agents[k]);
+				r = emit(c, a, strcspn(a, "="), true, NULL);
+			}
+		for (size_t k = 0; k < ARRAY_LEN(files); k++)
+			if (strncmp(s, files[k], strlen(files[k])) == 0)
+				r = emit(c, s + strlen(files[k]), strlen(s + strlen(files[k])), true, NULL);
+		if (s[0] == '@')
+			r = emit(c, s + 1, strlen(s + 1), true, NULL);
+		for (size_t k = 0; k < ARRAY_LEN(lists) && a == NULL; k++)
+			if (strncmp(s, lists[k], strlen(lists[k])) == 0) {
+				a = s + strlen(lists[k]);
+				patch = strcmp(lists[k], "--patch-module=") == 0;
+			}
+		for (size_t k = 0; k < ARRAY_LEN(next) && a == NULL; k++)
+			if (strcmp(s, next[k]) == 0 && i + 1 < t->n) {
+				a = t->v[++i];
+				patch = strcmp(next[k], "--patch-module") == 0;
+			}
+		if (r == 0 && a != NULL && strncmp(s, "-javaagent:", 11) != 0 && strncmp(s, "-agentpath:", 11) != 0) {
+			if (patch)
+				a = strchr(a, '=') != NULL ? strchr(a, '=') + 1 : "";
+			r = emit_list(c, a, ':', false);
+		}
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg)
+{
+	struct copt c = {.var = var, .fn = fn, .arg = arg};
+	bool node = strcmp(var, "NODE_OPTIONS") == 0;
+	bool java = strstr(var, "JAVA_") != NULL;
+	struct words t;
+	int r;
+
+	if (split_words(val, node ? "\"" : java ? "\"'" : "", &t) < 0)
+		return -1;
+	if (strcmp(var, "PERL5OPT") == 0)
+		r = perl_opts(&c, &t);
+	else if (strcmp(var, "RUBYOPT") == 0)
+		r = ruby_opts(&c, &t);
+	else if (node)
+		r = node_opts(&c, &t);
+	else if (java)
+		r = java_opts(&c, &t);
+	else
+		r = 0;
+	free(t.buf);
+	free(t.v);
+	return r;
+}

@@ -1,0 +1,81 @@
+/*
+ * test_codevars.c - policy_code_options(): the paths each option
+ * variable's reader loads code from, split as that reader splits.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/policy.h"
+#include "tests/support/testlib.h"
+
+/* The paths of one walk, "L:path" (loaded) or "S:path" (searched), ' '
+ * separated. */
+static char got[2048];
+
+static int collect(void *arg, const char *var, const char *path, bool loaded)
+{
+	size_t n = strlen(got);
+
+	(void)arg;
+	(void)var;
+	(void)snprintf(got + n, sizeof(got) - n, "%s%c:%s", n > 0 ? " " : "", loaded ? 'L' : 'S', path);
+	return 0;
+}
+
+static int stop(void *arg, const char *var, const char *path, bool loaded)
+{
+	(void)var;
+	(void)loaded;
+	++*(int *)arg;
+	return path[0] == '/' ? 0 : 7;
+}
+
+static void test_options(void)
+{
+	static const char *const rows[][3] = {
+		/* perl: one switch per word, '-' optional; no space after -I. */
+		{"PERL5OPT", "-Ilib -w -Mstrict -Mlib=/a,b -mlib=c Id -I e -wIf", "S:lib S:/a S:b S:c S:d"},
+		/* ruby: clusters, -I/-r take the rest or the next word; a bare
+		 * -r name is searched; W:category ends the word. */
+		{"RUBYOPT", "-W:no-deprecated-r -wIa -I b -rjson -r ./x -r/o/y.rb -r /o/z",
+		 "S:a S:b L:./x L:./x.rb L:./x.so L:/o/y.rb L:/o/z L:/o/z.rb L:/o/z.so"},
+		{"RUBYOPT", "Ic -W2 -T1rd/e -Ebinary:utf-8", "S:c"},
+		/* node: '"' groups, the module options and two file options. */
+		{"NODE_OPTIONS", "--require \"/a b/x\" -r=./y -rz --import=/m.mjs --openssl-config /s.cnf --inspect",
+		 "L:/a b/x L:/a b/x.js L:/a b/x.cjs L:/a b/x.mjs L:/a b/x.json L:/a b/x.node L:./y L:z L:/m.mjs "
+		 "L:/s.cnf"},
+		{"NODE_OPTIONS", "--require=", "L:"},
+		/* the JVM: agents up to '=', option files, the lists. */
+		{"JAVA_TOOL_OPTIONS",
+		 "-Xmx1g '-javaagent:/a b.jar=x=y' -agentpath:l.so -agentlib:jdwp=x -cp a::/b -XX:VMOptionsFile=o "
+		 "-Djava.library.path=/n --patch-module m=/p:q @f",
+		 "L:/a b.jar L:l.so S:a S:/b L:o S:/n S:/p S:q L:f"},
+		{"JDK_JAVA_OPTIONS", "--class-path=c --module-path m -Xbootclasspath/a:/bo -Dfoo=bar", "S:c S:m S:/bo"},
+		{"_JAVA_OPTIONS", "-Djava.class.path=/x:y", "S:/x S:y"},
+		{"OTHER", "-I/x", ""},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		got[0] = '\0';
+		CU_ASSERT(policy_code_options(rows[i][0], rows[i][1], collect, NULL) == 0);
+		if (strcmp(got, rows[i][2]) != 0) {
+			fprintf(stderr, "%s=%s:\n  got  %s\n  want %s\n", rows[i][0], rows[i][1], got, rows[i][2]);
+			CU_FAIL("the paths of an option variable");
+		}
+	}
+	/* A non-zero result stops the walk and is returned. */
+	{
+		int n = 0;
+
+		CU_ASSERT(policy_code_options("PERL5OPT", "-I/a -Ib -Ic", stop, &n) == 7);
+		CU_ASSERT(n == 2);
+	}
+	CU_ASSERT(strcmp(policy_code_opt_vars[0], "PERL5OPT") == 0);
+}
+
+TEST_REGISTRAR(policy_codevars_register)
+{
+	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
+
+	test_add(s, "option variables: the paths each reader loads", test_options);
+}
