@@ -425,7 +425,12 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
  * and the libraries the dynamic linker loads into every program
  * (LD_PRELOAD, LD_AUDIT: round 34 of the attack, P2, a shim the user
  * built in the project was rewritten by the session and ran in the
- * host's next /bin/true).
+ * host's next /bin/true), and the directories and files a runtime
+ * takes code from whatever program starts it (round 35): python's
+ * user base (its site-packages' .pth files run at every start), home
+ * and bytecode cache, git's exec path (git-remote-https, git-sh-setup),
+ * glibc's iconv modules (GCONV_PATH) and OpenSSL's configuration (which
+ * loads engines and providers), modules and engines directories.
  * A library or script the sandbox planted there would run in the host's
  * next process; PATH's rule applies to each of their entries. (Module
  * paths such as PYTHONPATH usually name the project itself, whose code
@@ -434,6 +439,8 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
  */
 static const char *const code_path_vars[] = {
 	"LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
+	"PYTHONUSERBASE", "PYTHONHOME", "PYTHONPYCACHEPREFIX", "GIT_EXEC_PATH", "GCONV_PATH",
+	"OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES",
 };
 
 /*

@@ -1934,8 +1934,12 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 	      out);
 	for (size_t i = 0; i < p->path_dirs.n; i++)
 		fprintf(out, "#            %s\n", p->path_dirs.v[i]);
-	fputs("#   write  each entry of $LD_LIBRARY_PATH, and $ENV, $BASH_ENV, $ZDOTDIR,\n"
-	      "#          $PYTHONSTARTUP, the same way (code every later process loads)\n",
+	fputs("#   write  each entry of $LD_LIBRARY_PATH, $LD_PRELOAD, $LD_AUDIT, $GCONV_PATH,\n"
+	      "#          $PYTHONHOME, and $ENV, $BASH_ENV, $ZDOTDIR, $PYTHONSTARTUP,\n"
+	      "#          $PYTHONUSERBASE, $PYTHONPYCACHEPREFIX, $GIT_EXEC_PATH, $OPENSSL_CONF,\n"
+	      "#          $OPENSSL_MODULES, $OPENSSL_ENGINES, and the files $NODE_OPTIONS,\n"
+	      "#          $RUBYOPT and the JVM's option variables load, the same way (code\n"
+	      "#          every later process loads)\n",
 	      out);
 	fputs("#   write  ~/.*, ~/bin  when a writable tree holds HOME: each existing dot entry\n"
 	      "#          of HOME and ~/bin, unless an allowWrite entry names it exactly (one\n"

@@ -90,7 +90,8 @@ struct policy_host {
 	const char *cwd;         /* for relative paths; NULL: unknown */
 	const char *policy_real; /* the policy file with symlinks resolved, or NULL */
 	/* An environment variable (PATH, XDG_CONFIG_HOME, XDG_STATE_HOME, LD_LIBRARY_PATH, ENV,
-	 * BASH_ENV, ZDOTDIR, PYTHONSTARTUP), or NULL; env NULL: none is set. */
+	 * BASH_ENV, ZDOTDIR, PYTHONSTARTUP, the other code path variables of bind.c and
+	 * policy_code_opt_vars), or NULL; env NULL: none is set. */
 	const char *(*env)(const char *name);
 	/* The i-th "NAME=value" entry of the environment, NULL past the last;
 	 * NULL: not listed (only named variables are looked at). */

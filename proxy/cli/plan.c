@@ -1479,7 +1479,11 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
  * entry as "."), LD_PRELOAD and LD_AUDIT (an entry with a '/'), the
  * single paths ENV, BASH_ENV, ZDOTDIR, PYTHONSTARTUP (policy/bind.c's
  * code_path_vars; round 34 of the attack, P2: LD_PRELOAD=./libshim.so,
- * rewritten by the session, ran in the host's next program), and the
+ * rewritten by the session, ran in the host's next program), the places
+ * a runtime loads code from whatever program starts it (round 35:
+ * PYTHONUSERBASE, PYTHONHOME and GCONV_PATH, whose empty entry is
+ * refused as PATH's, PYTHONPYCACHEPREFIX, GIT_EXEC_PATH, OPENSSL_CONF,
+ * OPENSSL_MODULES, OPENSSL_ENGINES; and GEM_HOME, a gem path), and the
  * interpreters' module paths (P3: PERL5LIB=lib, and the host's next
  * perl started in a subdirectory the session wrote loaded its
  * strict.pm). Their absolute entries are not made read-only: they
@@ -1500,6 +1504,15 @@ static int plan_relative_path(const struct plan_host *h)
 		{"BASH_ENV", RV_ONE},
 		{"ZDOTDIR", RV_ONE},
 		{"PYTHONSTARTUP", RV_ONE},
+		{"PYTHONUSERBASE", RV_ONE},
+		{"PYTHONHOME", RV_LIST_DOT},
+		{"PYTHONPYCACHEPREFIX", RV_ONE},
+		{"GIT_EXEC_PATH", RV_ONE},
+		{"GCONV_PATH", RV_LIST_DOT},
+		{"OPENSSL_CONF", RV_ONE},
+		{"OPENSSL_MODULES", RV_ONE},
+		{"OPENSSL_ENGINES", RV_ONE},
+		{"GEM_HOME", RV_ONE},
 		{"PYTHONPATH", RV_LIST_DOT},
 		{"PERL5LIB", RV_LIST},
 		{"PERLLIB", RV_LIST},

@@ -1690,6 +1690,100 @@ static void test_option_vars(void)
 	}
 }
 
+/* Round 35: the places a runtime loads code from whatever program
+ * starts it: PYTHONUSERBASE (a .pth file in its site-packages runs at
+ * every python start), GIT_EXEC_PATH (git runs git-remote-https from
+ * it), OPENSSL_CONF (loads engines and providers), GCONV_PATH (iconv's
+ * modules). Named absolutely in the tree they are read-only, missing
+ * or not: the session had planted a .pth and a git-remote-https, and
+ * the host's next python and git ran them; a relative one (and an
+ * empty GCONV_PATH or PYTHONHOME entry) refuses the start, named. */
+static void test_runtime_paths(void)
+{
+	char site[PATH_MAX], w[PATH_MAX], cmd[3 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	char e[4][PATH_MAX + 64], script[2 * PATH_MAX + 512];
+	const char *env[5];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(e[0], sizeof(e[0]), "PYTHONUSERBASE=%s/pyub-o2", at(w, "work"));
+	snprintf(e[1], sizeof(e[1]), "GIT_EXEC_PATH=%s/gx-o2", at(w, "work"));
+	snprintf(e[2], sizeof(e[2]), "OPENSSL_CONF=%s/ssl-o2.cnf", at(w, "work"));
+	snprintf(e[3], sizeof(e[3]), "GCONV_PATH=/usr/lib/none-o2:%s/gconv-o2", at(w, "work"));
+	for (int i = 0; i < 4; i++)
+		env[i] = e[i];
+	env[4] = NULL;
+	/* Where the host's python reads the user base's .pth files. */
+	snprintf(cmd, sizeof(cmd), "cd / && %s python3 -c 'import site; print(site.getusersitepackages())' 2>/dev/null",
+		 e[0]);
+	host_line(cmd, site, sizeof(site));
+	site[strcspn(site, "\n")] = '\0';
+	ROW(site[0] == '/', "no user site-packages from the host's python3");
+	snprintf(script, sizeof(script),
+		 "mkdir -p '%s' 2>/dev/null && printf 'import sys; print(\"PLANTED-PY\")\\n' > '%s/o2.pth' 2>/dev/null; "
+		 "echo w1=$?\n"
+		 "mkdir -p gx-o2 2>/dev/null && printf '#!/bin/sh\\necho PLANTED-GIT >&2\\n' > gx-o2/git-remote-https "
+		 "2>/dev/null && chmod +x gx-o2/git-remote-https; echo w2=$?\n"
+		 "printf 'x\\n' > ssl-o2.cnf 2>/dev/null; echo w3=$?\n"
+		 "mkdir -p gconv-o2 2>/dev/null && printf 'x\\n' > gconv-o2/gconv-modules 2>/dev/null; echo w4=$?\n"
+		 "printf x > ok-o2.txt; echo ok=$?\n",
+		 site, site);
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "absolute runtime paths: status %d", st);
+	ROW(test_has(out, "w1=") && !test_has(out, "w1=0"), "PYTHONUSERBASE's site-packages in the tree was writable: %s",
+	    out ? out : "");
+	ROW(test_has(out, "w2=") && !test_has(out, "w2=0"), "GIT_EXEC_PATH in the tree was writable: %s", out ? out : "");
+	ROW(test_has(out, "w3=") && !test_has(out, "w3=0"), "OPENSSL_CONF in the tree was writable: %s", out ? out : "");
+	ROW(test_has(out, "w4=") && !test_has(out, "w4=0"), "GCONV_PATH's directory in the tree was writable: %s",
+	    out ? out : "");
+	/* The host's next python and git, with the user's variables. */
+	snprintf(cmd, sizeof(cmd), "cd / && %s python3 -c 0 2>&1", e[0]);
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "PLANTED-PY") == NULL, "the host's next python ran the session's .pth");
+	snprintf(cmd, sizeof(cmd), "cd / && %s git ls-remote https://o2.invalid/r 2>&1 | grep PLANTED", e[1]);
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "PLANTED-GIT") == NULL, "the host's next git ran the session's git-remote-https");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	out = err = NULL;
+	{
+		static const char *const names[] = {"pyub-o2", "gx-o2", "gconv-o2"};
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			snprintf(cmd, sizeof(cmd), "%s/%s", at(w, "work"), names[i]);
+			test_rmtree(cmd);
+		}
+		drop("work/ssl-o2.cnf");
+		drop("work/ok-o2.txt");
+	}
+	{
+		static const char *const rel[][2] = {
+			{"PYTHONUSERBASE=.pyub", "\".pyub\""},
+			{"PYTHONHOME=/usr:", "empty entry"},
+			{"GIT_EXEC_PATH=gx", "\"gx\""},
+			{"OPENSSL_CONF=./ssl.cnf", "\"./ssl.cnf\""},
+			{"GCONV_PATH=gconv", "\"gconv\""},
+			{"GEM_HOME=vendor/gems", "\"vendor/gems\""},
+		};
+
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			const char *env1[] = {rel[i][0], NULL};
+			char var[64];
+
+			snprintf(var, sizeof(var), "%.*s", (int)strcspn(rel[i][0], "="), rel[i][0]);
+			st = run_fsh("home", NULL, env1, NULL, "work.yaml", "echo planted\n", &out, &err);
+			ROW(st == 125 && !test_has(out, "planted") && test_has(err, var) && test_has(err, rel[i][1]) &&
+				    test_has(err, "not started"),
+			    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3193,6 +3287,9 @@ TEST_REGISTRAR(register_fsharden)
 		    "JDK_JAVA_OPTIONS, _JAVA_OPTIONS): a loaded file in the tree read-only, a relative path refuses "
 		    "the start",
 		 test_option_vars);
+	test_add(s, "round 35: PYTHONUSERBASE, GIT_EXEC_PATH, OPENSSL_CONF, GCONV_PATH in the tree read-only, a "
+		    "relative one refuses the start",
+		 test_runtime_paths);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

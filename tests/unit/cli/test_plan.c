@@ -197,12 +197,17 @@ static void test_plan_build(void)
 			"JDK_JAVA_OPTIONS=@opts.txt", "JAVA_TOOL_OPTIONS=-XX:VMOptionsFile=jvm.opts",
 			"JAVA_TOOL_OPTIONS=\"-javaagent:a b.jar\"", "JDK_JAVA_OPTIONS=--module-path=/m:mods",
 			"NODE_OPTIONS=--openssl-config=ssl.cnf", "NODE_OPTIONS=--require=./x.js",
+			/* Round 35's single paths and lists. */
+			"PYTHONUSERBASE=.pyub", "PYTHONHOME=/usr:", "PYTHONHOME=venv", "GCONV_PATH=/usr/lib/gconv:gconv",
+			"GIT_EXEC_PATH=gx", "OPENSSL_CONF=ssl.cnf", "OPENSSL_MODULES=./m", "OPENSSL_ENGINES=e",
+			"GEM_HOME=vendor/gems", "PYTHONPYCACHEPREFIX=.cache",
 		};
 		static const char *const fine[] = {
 			"PERL5OPT=-Mstrict -w -I/usr/share/perl5 -Mlib=/opt/lib",
 			"RUBYOPT=-W:no-deprecated -rjson -I/usr/lib/ruby -r/opt/boot.rb",
 			"JAVA_TOOL_OPTIONS=-Xmx512m -javaagent:/opt/a.jar=x=y -Dfoo=bar -cp /usr/share/java",
 			"NODE_OPTIONS=--openssl-config=/etc/ssl/openssl.cnf --trace-warnings",
+			"PYTHONUSERBASE=/opt/pyub", "GIT_EXEC_PATH=/usr/lib/git-core", "GCONV_PATH=/usr/lib/gconv",
 		};
 
 		for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
@@ -220,6 +225,9 @@ static void test_plan_build(void)
 			}
 		}
 		env[7] = (char *)opt[0];
+		CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
+		plan_free(&pl);
+		env[7] = "PYTHONUSERBASE=.pyub";
 		CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
 		plan_free(&pl);
 		env[7] = "NODE_OPTIONS=--max-old-space-size=64 --require /usr/lib/x.js -r=/y.js";

@@ -38,6 +38,14 @@ static const char *fake_env(const char *name)
 		return "-w -r /w/proj/boot -rjson";
 	if (strcmp(name, "PERL5OPT") == 0)
 		return "-I/w/proj/lib -Mstrict";
+	if (strcmp(name, "PYTHONUSERBASE") == 0)
+		return "/w/proj/.pyub";
+	if (strcmp(name, "GIT_EXEC_PATH") == 0)
+		return "/w/proj/gx";
+	if (strcmp(name, "OPENSSL_CONF") == 0)
+		return "/w/proj/ssl.cnf";
+	if (strcmp(name, "GCONV_PATH") == 0)
+		return "/w/proj/gconv:/usr/lib/gconv";
 	return NULL;
 }
 
@@ -153,6 +161,13 @@ static void test_bound(void)
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/classes"));
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/lib"));
 	CU_ASSERT_FALSE(has(p, FS_DENY_WRITE, "/w/proj/json"));
+	/* Where a runtime loads code from whatever program starts it
+	 * (round 35): python's user base, git's exec path, OpenSSL's
+	 * configuration, glibc's iconv modules. */
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/.pyub"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/gx"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/ssl.cnf"));
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/gconv"));
 	/* The policy file as named and as resolved; both lookup places. */
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/p.yaml"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/real/p.yaml"));
