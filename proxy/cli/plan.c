@@ -1452,6 +1452,26 @@ static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
 }
 
 /*
+ * An entry of LD_LIBRARY_PATH, LD_PRELOAD or LD_AUDIT with a '$': the
+ * dynamic linker expands $ORIGIN (${ORIGIN}) to the directory of each
+ * program it loads, $LIB and $PLATFORM to directories of its own choice
+ * (lib/x86_64-linux-gnu, haswell). The entry then names a place for
+ * every program, the ones in a writable tree among them (a project's
+ * bin/tool, read-only as a PATH directory, loaded $ORIGIN/../lib/x.so,
+ * which the session wrote), or a directory the protection of its literal
+ * text misses: refused, with what to write instead. Always -1.
+ */
+static int relvar_token(const char *var, const char *e, size_t len)
+{
+	log_warnx("%s holds \"%.*s\", whose dynamic linker token ($ORIGIN: the directory of each program "
+		  "loaded, $LIB, $PLATFORM: a directory the linker picks) passavant cannot protect for every "
+		  "program; not started. Start passavant with %s naming the directories themselves (e.g. "
+		  "/usr/lib/x86_64-linux-gnu for $LIB), or unset it",
+		  var, (int)(len > 200 ? 200 : len), e, var);
+	return -1;
+}
+
+/*
  * policy_code_options()'s walk for plan_relative_path(): a path an
  * option variable names that is not absolute refuses the start (perl's
  * -Ilib, ruby's -r ./x, node's --require x, the JVM's -javaagent:a.jar
@@ -1483,7 +1503,9 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
  * a runtime loads code from whatever program starts it (round 35:
  * PYTHONUSERBASE, PYTHONHOME and GCONV_PATH, whose empty entry is
  * refused as PATH's, PYTHONPYCACHEPREFIX, GIT_EXEC_PATH, OPENSSL_CONF,
- * OPENSSL_MODULES, OPENSSL_ENGINES; and GEM_HOME, a gem path), and the
+ * OPENSSL_MODULES, OPENSSL_ENGINES; and GEM_HOME, a gem path), an
+ * entry of the dynamic linker's variables with a token ($ORIGIN, $LIB,
+ * $PLATFORM: relvar_token()), and the
  * interpreters' module paths (P3: PERL5LIB=lib, and the host's next
  * perl started in a subdirectory the session wrote loaded its
  * strict.pm). Their absolute entries are not made read-only: they
@@ -1546,6 +1568,8 @@ static int plan_relative_path(const struct plan_host *h)
 			size_t len = kind == RV_ONE ? strlen(e) : strcspn(e, seps);
 			bool skip = false;
 
+			if (len > 0 && strncmp(name, "LD_", 3) == 0 && memchr(e, '$', len) != NULL)
+				return relvar_token(name, e, len);
 			if (len == 0)
 				skip = kind != RV_LIST_DOT;
 			else if (kind == RV_PRELOAD)

@@ -1784,6 +1784,80 @@ static void test_runtime_paths(void)
 	}
 }
 
+/* Round 35: the dynamic linker's tokens in LD_LIBRARY_PATH, LD_PRELOAD
+ * and LD_AUDIT. $LIB (lib/x86_64-linux-gnu, lib64) and $PLATFORM name
+ * directories the protection of the literal text missed: with
+ * LD_LIBRARY_PATH='$PROJECT/o3/$LIB' (absolute, so started; o3 there),
+ * the session planted o3/lib/x86_64-linux-gnu/libo3.so and the host's
+ * next run of the project's real-o3/prog loaded it instead of its own. $ORIGIN (the
+ * directory of each program loaded) was refused as a relative entry,
+ * with advice that does not apply. An entry with a token refuses the
+ * start, named, saying what to write instead. */
+static void test_ld_tokens(void)
+{
+	static const char *const rows[][2] = {
+		{"LD_LIBRARY_PATH=@W@/o3/$LIB", "/o3/$LIB\""},
+		{"LD_LIBRARY_PATH=/usr/lib:@W@/o3/${LIB}", "/o3/${LIB}\""},
+		{"LD_PRELOAD=@W@/o3/$PLATFORM/libo3.so", "/o3/$PLATFORM/libo3.so\""},
+		{"LD_AUDIT=@W@/o3/$LIB/libo3.so", "/o3/$LIB/libo3.so\""},
+		{"LD_PRELOAD=$ORIGIN/../o3/libo3.so", "\"$ORIGIN/../o3/libo3.so\""},
+		{"LD_LIBRARY_PATH=/usr/lib:${ORIGIN}/../o3", "\"${ORIGIN}/../o3\""},
+	};
+	const char *script = "for d in o3/lib/x86_64-linux-gnu o3/lib64 o3/lib o3/x86_64; do mkdir -p $d && "
+			     "cp prebuilt-o3.so $d/libo3.so || exit 1; done; echo planted\n";
+	char w[PATH_MAX], cmd[3 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	/* The project's program and its library (found through RUNPATH, after
+	 * LD_LIBRARY_PATH), and a library of the same name with a constructor. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mkdir -p real-o3 && cd real-o3 && printf 'void o3(void) {}\\n' > real.c && "
+		 "cc -shared -fPIC -o libo3.so real.c && printf 'void o3(void);\\nint main(void) { o3(); return 0; }\\n' "
+		 "> p.c && cc -o prog p.c -L. -lo3 -Wl,-rpath,\"$PWD\" && printf '#include <unistd.h>\\nvoid o3(void) {}\\n"
+		 "__attribute__((constructor)) static void f(void) { (void)!write(2, \"PLANTED-LD\\\\n\", 11); }\\n' "
+		 "> shim.c && cc -shared -fPIC -o ../prebuilt-o3.so shim.c && chmod -R a+rX . && echo built",
+		 at(w, "work"));
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "built") != NULL, "cannot build the program and libraries on the host: %s", line);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char var[64], val[PATH_MAX + 128];
+		const char *env[2] = {val, NULL};
+		const char *tpl = rows[i][0], *sub = strstr(tpl, "@W@");
+
+		if (sub != NULL)
+			snprintf(val, sizeof(val), "%.*s%s%s", (int)(sub - tpl), tpl, at(w, "work"), sub + 3);
+		else
+			snprintf(val, sizeof(val), "%s", tpl);
+		snprintf(var, sizeof(var), "%.*s", (int)strcspn(tpl, "="), tpl);
+		/* The project's o3 is there before (a missing one would be
+		 * protected whole, as the parent of a missing protected path). */
+		ROW(mkdirs("work/o3") == 0, "mkdir work/o3");
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, var) && test_has(err, rows[i][1]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", val, st, err ? err : "");
+		if (i == 0) {
+			/* The host's next run of the project's program, as the user's. */
+			snprintf(cmd, sizeof(cmd), "cd / && LD_LIBRARY_PATH='%s/o3/$LIB' '%s/real-o3/prog' 2>&1",
+				 at(w, "work"), w);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-LD") == NULL,
+			    "LD_LIBRARY_PATH=$PROJECT/o3/$LIB: the host's real-o3/prog loaded the session's library");
+		}
+		if (st != 125)
+			show(st, out, err);
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "%s/o3", at(w, "work"));
+		test_rmtree(cmd);
+	}
+	snprintf(cmd, sizeof(cmd), "%s/real-o3", at(w, "work"));
+	test_rmtree(cmd);
+	drop("work/prebuilt-o3.so");
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3290,6 +3364,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 35: PYTHONUSERBASE, GIT_EXEC_PATH, OPENSSL_CONF, GCONV_PATH in the tree read-only, a "
 		    "relative one refuses the start",
 		 test_runtime_paths);
+	test_add(s, "round 35: $ORIGIN, $LIB, $PLATFORM in LD_LIBRARY_PATH, LD_PRELOAD, LD_AUDIT: start refused, "
+		    "named",
+		 test_ld_tokens);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

@@ -224,6 +224,30 @@ static void test_plan_build(void)
 				CU_FAIL("an absolute option path refused");
 			}
 		}
+		/* The dynamic linker's tokens, in an absolute entry too (the
+		 * slots of LD_LIBRARY_PATH and LD_PRELOAD above, restored). */
+		{
+			static const char *const tok[] = {
+				"LD_LIBRARY_PATH=/usr/lib:$ORIGIN/../lib", "LD_PRELOAD=${ORIGIN}/x.so",
+				"LD_AUDIT=/opt/$PLATFORM/a.so", "LD_LIBRARY_PATH=/opt/w/$LIB",
+				"LD_PRELOAD=/usr/lib/x.so lib$LIB.so",
+			};
+			char *ld = env[5], *pre = env[6];
+
+			for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++) {
+				size_t slot = strncmp(tok[i], "LD_LIBRARY_PATH=", 16) == 0 ? 5
+					      : strncmp(tok[i], "LD_PRELOAD=", 11) == 0	 ? 6
+											 : 7;
+
+				env[slot] = (char *)tok[i];
+				if (plan_relative_path(&h) != -1) {
+					fprintf(stderr, "started: %s\n", tok[i]);
+					CU_FAIL("a dynamic linker token started");
+				}
+				env[5] = ld;
+				env[6] = pre;
+			}
+		}
 		env[7] = (char *)opt[0];
 		CU_ASSERT(plan_build(&pl, p, NULL, &h, &s) == -1);
 		plan_free(&pl);
