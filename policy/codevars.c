@@ -2,7 +2,8 @@
  * codevars.c - the paths an interpreter's or a runtime's option variable
  * makes every later program load code from (policy.h
  * policy_code_options()): PERL5OPT, RUBYOPT, NODE_OPTIONS and the JVM's
- * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS and _JAVA_OPTIONS (round 35).
+ * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS and _JAVA_OPTIONS, and the program
+ * a command variable names (GIT_SSH, EDITOR, PAGER, ...) (round 35).
  *
  * Each variable is split into words as its reader does (perl and ruby
  * on white space; node with '"' quotes, '\' escaping in them; the JVM
@@ -22,8 +23,19 @@
 #include <string.h>
 
 const char *const policy_code_opt_vars[] = {
-	"PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", NULL,
+	"PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
+	/* A program run by path (execvp: the whole value is the file). */
+	"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS",
+	/* A command a shell runs (sh -c "$EDITOR file"): its first word. */
+	"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_PAGER", "PAGER",
+	"MANPAGER", "SUDO_ASKPASS", NULL,
 };
+
+/* The variables of policy_code_opt_vars that name a program: the first
+ * word of a shell command, or the whole value. */
+static const char *const exec_vars[] = {"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"};
+static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR",
+					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER"};
 
 struct copt {
 	const char *var;
@@ -306,6 +318,33 @@ static int java_opts(const struct copt *c, const struct words *t)
 	return 0;
 }
 
+/*
+ * The program a command variable runs, when it is named by a path (with
+ * a '/'): a bare name is looked for in PATH, whose directories are
+ * protected already; "~/x" is in the home (a shell expands it), which
+ * is not writable unless a tree holds it, and then its bin and dot
+ * entries are protected (not read here). Read as a file loaded.
+ */
+static int command_opt(const struct copt *c, const char *val, bool shell)
+{
+	struct words t;
+	const char *w = val;
+	int r = 0;
+
+	if (shell) {
+		if (split_words(val, "\"'", &t) < 0)
+			return -1;
+		w = t.n > 0 ? t.v[0] : "";
+	}
+	if (strchr(w, '/') != NULL && w[0] != '~')
+		r = emit(c, w, strlen(w), true, NULL);
+	if (shell) {
+		free(t.buf);
+		free(t.v);
+	}
+	return r;
+}
+
 int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg)
 {
 	struct copt c = {.var = var, .fn = fn, .arg = arg};
@@ -314,6 +353,12 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 	struct words t;
 	int r;
 
+	for (size_t i = 0; i < ARRAY_LEN(exec_vars); i++)
+		if (strcmp(var, exec_vars[i]) == 0)
+			return command_opt(&c, val, false);
+	for (size_t i = 0; i < ARRAY_LEN(shell_vars); i++)
+		if (strcmp(var, shell_vars[i]) == 0)
+			return command_opt(&c, val, true);
 	if (split_words(val, node ? "\"" : java ? "\"'" : "", &t) < 0)
 		return -1;
 	if (strcmp(var, "PERL5OPT") == 0)

@@ -1938,8 +1938,9 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 	      "#          $PYTHONHOME, and $ENV, $BASH_ENV, $ZDOTDIR, $PYTHONSTARTUP,\n"
 	      "#          $PYTHONUSERBASE, $PYTHONPYCACHEPREFIX, $GIT_EXEC_PATH, $OPENSSL_CONF,\n"
 	      "#          $OPENSSL_MODULES, $OPENSSL_ENGINES, and the files $NODE_OPTIONS,\n"
-	      "#          $RUBYOPT and the JVM's option variables load, the same way (code\n"
-	      "#          every later process loads)\n",
+	      "#          $RUBYOPT and the JVM's option variables load and the programs\n"
+	      "#          $GIT_SSH_COMMAND, $EDITOR, $PAGER and the like name by a path, the\n"
+	      "#          same way (code every later process loads or runs)\n",
 	      out);
 	fputs("#   write  ~/.*, ~/bin  when a writable tree holds HOME: each existing dot entry\n"
 	      "#          of HOME and ~/bin, unless an allowWrite entry names it exactly (one\n"

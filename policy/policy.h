@@ -134,9 +134,13 @@ unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag) NONNU
 
 /*
  * The option variables of interpreters and runtimes (PERL5OPT, RUBYOPT,
- * NODE_OPTIONS, JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS;
- * NULL-terminated) whose options make every later program of the host
- * load code from a path. policy_code_options() calls fn for each such
+ * NODE_OPTIONS, JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS) whose
+ * options make every later program of the host load code from a path,
+ * and the command variables naming a program later ones run (GIT_SSH,
+ * GIT_ASKPASS, SSH_ASKPASS, SUDO_ASKPASS: the value; GIT_SSH_COMMAND,
+ * GIT_EDITOR, GIT_SEQUENCE_EDITOR, EDITOR, VISUAL, GIT_PAGER, PAGER,
+ * MANPAGER: the first word; only a path with a '/', not "~/").
+ * NULL-terminated. policy_code_options() calls fn for each such
  * path in val, the value of var, as given (absolute or not): loaded
  * true for a file loaded into every run (an agent, a preloaded script:
  * policy_bind() makes it read-only), false for a directory or list

@@ -1858,6 +1858,76 @@ static void test_ld_tokens(void)
 	drop("work/prebuilt-o3.so");
 }
 
+/* Round 35: the program a command variable names by a path
+ * (GIT_SSH_COMMAND, GIT_SSH, GIT_ASKPASS, EDITOR, PAGER, ...). With
+ * GIT_SSH_COMMAND=$PROJECT/ssh-o4 the session rewrote the wrapper and
+ * the host's next git over ssh ran it; such a file in the tree is
+ * read-only, missing or not; a relative one (EDITOR=./ed-o4.sh) refuses
+ * the start, named; a bare name (PATH's) starts. */
+static void test_command_vars(void)
+{
+	const char *script = "printf '#!/bin/sh\\necho PLANTED-SSH >&2\\n' > ssh-o4 2>/dev/null && chmod +x ssh-o4; "
+			     "echo w1=$?\n"
+			     "printf x > askpass-o4 2>/dev/null; echo w2=$?\n"
+			     "printf x > ok-o4.txt; echo ok=$?\n";
+	char e[2][PATH_MAX + 64], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
+	const char *env[3];
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(e[0], sizeof(e[0]), "GIT_SSH_COMMAND=%s/ssh-o4 -o BatchMode=yes", at(w, "work"));
+	snprintf(e[1], sizeof(e[1]), "GIT_ASKPASS=%s/askpass-o4", at(w, "work"));
+	env[0] = e[0];
+	env[1] = e[1];
+	env[2] = NULL;
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "absolute command paths: status %d", st);
+	ROW(test_has(out, "w1=") && !test_has(out, "w1=0"), "GIT_SSH_COMMAND's program in the tree was writable: %s",
+	    out ? out : "");
+	ROW(test_has(out, "w2=") && !test_has(out, "w2=0"), "GIT_ASKPASS in the tree was writable: %s", out ? out : "");
+	snprintf(cmd, sizeof(cmd), "cd / && GIT_SSH_COMMAND='%s/ssh-o4' git ls-remote ssh://o4.invalid/r 2>&1 | grep PLANTED",
+		 at(w, "work"));
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "PLANTED-SSH") == NULL, "the host's next git over ssh ran the session's GIT_SSH_COMMAND");
+	if (st != 0)
+		show(st, out, err);
+	drop("work/ssh-o4");
+	drop("work/askpass-o4");
+	drop("work/ok-o4.txt");
+	free(out);
+	free(err);
+	out = err = NULL;
+	{
+		static const char *const rel[][2] = {
+			{"EDITOR=./ed-o4.sh", "\"./ed-o4.sh\""},
+			{"GIT_SSH=bin/ssh-o4", "\"bin/ssh-o4\""},
+			{"PAGER=tools/pager-o4 -R", "\"tools/pager-o4\""},
+		};
+
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			const char *env1[] = {rel[i][0], NULL};
+			char var[64];
+
+			snprintf(var, sizeof(var), "%.*s", (int)strcspn(rel[i][0], "="), rel[i][0]);
+			st = run_fsh("home", NULL, env1, NULL, "work.yaml", "echo planted\n", &out, &err);
+			ROW(st == 125 && !test_has(out, "planted") && test_has(err, var) && test_has(err, rel[i][1]) &&
+				    test_has(err, "not started"),
+			    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	{
+		const char *env2[] = {"PAGER=less -R", "EDITOR=vi", "GIT_SSH_COMMAND=ssh -o BatchMode=yes", NULL};
+
+		st = run_fsh("home", NULL, env2, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "bare command names: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3367,6 +3437,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 35: $ORIGIN, $LIB, $PLATFORM in LD_LIBRARY_PATH, LD_PRELOAD, LD_AUDIT: start refused, "
 		    "named",
 		 test_ld_tokens);
+	test_add(s, "round 35: GIT_SSH_COMMAND, GIT_ASKPASS, EDITOR, PAGER naming a program by a path: in the tree "
+		    "read-only, relative refuses the start",
+		 test_command_vars);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

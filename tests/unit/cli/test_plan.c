@@ -201,6 +201,8 @@ static void test_plan_build(void)
 			"PYTHONUSERBASE=.pyub", "PYTHONHOME=/usr:", "PYTHONHOME=venv", "GCONV_PATH=/usr/lib/gconv:gconv",
 			"GIT_EXEC_PATH=gx", "OPENSSL_CONF=ssl.cnf", "OPENSSL_MODULES=./m", "OPENSSL_ENGINES=e",
 			"GEM_HOME=vendor/gems", "PYTHONPYCACHEPREFIX=.cache",
+			/* Command variables naming a program by a relative path. */
+			"EDITOR=./ed.sh", "GIT_SSH=bin/ssh", "GIT_SSH_COMMAND=tools/ssh -i k", "PAGER=\"./p\" -R",
 		};
 		static const char *const fine[] = {
 			"PERL5OPT=-Mstrict -w -I/usr/share/perl5 -Mlib=/opt/lib",
@@ -208,6 +210,7 @@ static void test_plan_build(void)
 			"JAVA_TOOL_OPTIONS=-Xmx512m -javaagent:/opt/a.jar=x=y -Dfoo=bar -cp /usr/share/java",
 			"NODE_OPTIONS=--openssl-config=/etc/ssl/openssl.cnf --trace-warnings",
 			"PYTHONUSERBASE=/opt/pyub", "GIT_EXEC_PATH=/usr/lib/git-core", "GCONV_PATH=/usr/lib/gconv",
+			"PAGER=less -R", "EDITOR=~/bin/ed", "GIT_ASKPASS=/usr/lib/askpass", "VISUAL=code --wait",
 		};
 
 		for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {

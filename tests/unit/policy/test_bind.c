@@ -44,6 +44,8 @@ static const char *fake_env(const char *name)
 		return "/w/proj/gx";
 	if (strcmp(name, "OPENSSL_CONF") == 0)
 		return "/w/proj/ssl.cnf";
+	if (strcmp(name, "GIT_SSH_COMMAND") == 0)
+		return "/w/proj/ssh-wrap -i key";
 	if (strcmp(name, "GCONV_PATH") == 0)
 		return "/w/proj/gconv:/usr/lib/gconv";
 	return NULL;
@@ -168,6 +170,8 @@ static void test_bound(void)
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/gx"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/ssl.cnf"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/gconv"));
+	/* The program a command variable names by a path (round 35). */
+	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/ssh-wrap"));
 	/* The policy file as named and as resolved; both lookup places. */
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/w/proj/p.yaml"));
 	CU_ASSERT_TRUE(has(p, FS_DENY_WRITE, "/real/p.yaml"));

@@ -52,6 +52,13 @@ static void test_options(void)
 		 "L:/a b.jar L:l.so S:a S:/b L:o S:/n S:/p S:q L:f"},
 		{"JDK_JAVA_OPTIONS", "--class-path=c --module-path m -Xbootclasspath/a:/bo -Dfoo=bar", "S:c S:m S:/bo"},
 		{"_JAVA_OPTIONS", "-Djava.class.path=/x:y", "S:/x S:y"},
+		/* Command variables: the program, when named by a path. */
+		{"GIT_SSH", "/w/p/ssh wrap", "L:/w/p/ssh wrap"},
+		{"GIT_SSH_COMMAND", "/w/p/s -i key", "L:/w/p/s"},
+		{"EDITOR", "'./ed.sh' -w", "L:./ed.sh"},
+		{"PAGER", "less -R", ""},
+		{"VISUAL", "~/bin/ed", ""},
+		{"GIT_ASKPASS", "bin/askpass", "L:bin/askpass"},
 		{"OTHER", "-I/x", ""},
 	};
 
