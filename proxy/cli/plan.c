@@ -2028,14 +2028,76 @@ out:
 }
 
 /*
- * The copies editors and tools leave beside a file (round 34 of the
- * attack, d2b): a masked .env hid at its path only, and Emacs' backup
- * `.env~` beside it (made at the first save, on by default) held the
- * real value. For NAME: NAME~, NAME.bak, NAME.orig (a merge's), NAME.old,
- * NAME.save (nano's), NAME.tmp, vim's swap NAME.swp / .swo and
- * .NAME.swp / .swo (a dot put first unless NAME has one) and undo file
- * .NAME.un~, Emacs' auto-save #NAME#.
+ * The copies editors and tools leave beside a file, holding an earlier
+ * value in clear: round 34 of the attack (d2b) found Emacs' .env~ beside
+ * a masked .env; round 35 (e3) found that a fixed list of twelve names
+ * missed the rest of the family: vim's third swap .env.swn, Kate's
+ * .env.kate-swp, patch's .env.rej, git mergetool's .env_BACKUP_NNN,
+ * _LOCAL_, _REMOTE_, _BASE_, JetBrains' .env___jb_old___, a user's
+ * .env.backup, .env.bk, .env.BAK. So the family is told by the shape of
+ * the name, in any case (sib_copy_name()): beside NAME, an entry named
+ * NAME, .NAME, #NAME, .#NAME or .~lock.NAME, then anything that does not
+ * begin with a letter (NAME~, NAME.swn, NAME_BACKUP_1, #NAME#, .NAME.swp,
+ * a case variant .ENV; not NAME's longer neighbours, .envrc beside .env,
+ * configure beside config); and for NAME = STEM.EXT, STEM then one of
+ * ". _ - (" or a space, anything, then .EXT (mergetool's
+ * config_LOCAL_7.json, config.old.json, "config copy.json"). Not copies:
+ * NAME.example, .sample, .template, .dist (the templates a project commits
+ * for others to fill in), NAME.pub (the public half of a key:
+ * /etc/ssh/ssh_host_ed25519_key.pub), and the files masked in their own
+ * right. Regular files only: a directory so named (config.json.d/) is
+ * real configuration, not a copy, and a symbolic link (Emacs' lock
+ * .#NAME) holds none.
  */
+static const char *const sib_templates[] = {".example", ".sample", ".template", ".dist", ".pub"};
+
+/* Does rest (what follows NAME, or STEM up to .EXT) make a copy's name? */
+static bool sib_rest_ok(const char *rest, size_t len)
+{
+	if (len > 0 && ((rest[0] >= 'a' && rest[0] <= 'z') || (rest[0] >= 'A' && rest[0] <= 'Z')))
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(sib_templates); i++)
+		if (len == strlen(sib_templates[i]) && strncasecmp(rest, sib_templates[i], len) == 0)
+			return false;
+	return true;
+}
+
+/* Is the entry e of a directory a copy of the file base beside it (not
+ * base itself)? See above. */
+static bool sib_copy_name(const char *e, const char *base)
+{
+	static const char *const pre[] = {"", ".", "#", ".#", ".~lock."};
+	size_t bl = strlen(base), el = strlen(e);
+	const char *dot = strrchr(base, '.');
+
+	if (strcmp(e, base) == 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(pre); i++) {
+		size_t pl = strlen(pre[i]);
+
+		if (strncasecmp(e, pre[i], pl) != 0)
+			continue;
+		if (strncasecmp(e + pl, base, bl) == 0 && sib_rest_ok(e + pl + bl, el - pl - bl))
+			return true;
+		/* LibreOffice's lock .~lock.env# beside .env */
+		if (base[0] == '.' && pl > 1 && strncasecmp(e + pl, base + 1, bl - 1) == 0 &&
+		    sib_rest_ok(e + pl + bl - 1, el - pl - bl + 1))
+			return true;
+	}
+	if (dot != NULL && dot > base && dot[1] != '\0') {
+		size_t sl = (size_t)(dot - base), xl = bl - sl;
+
+		if (el > sl + xl && strncasecmp(e, base, sl) == 0 && strchr("._- (", e[sl]) != NULL &&
+		    strcasecmp(e + el - xl, dot) == 0 && sib_rest_ok(e + sl, el - sl - xl))
+			return true;
+	}
+	return false;
+}
+
+/* The names looked up one by one when the directory cannot be listed
+ * (search permission without read): NAME~, NAME.bak, NAME.orig, NAME.old,
+ * NAME.save, NAME.tmp, vim's NAME.swp / .swo and .NAME.swp / .swo, its
+ * undo file .NAME.un~, Emacs' auto-save #NAME#. */
 static const struct {
 	const char *pre, *suf;
 } sibling_names[] = {
@@ -2043,51 +2105,169 @@ static const struct {
 	{"", ".swp"},	  {"", ".swo"},	  {".", ".swp"},   {".", ".swo"},   {".", ".un~"},   {"#", "#"},
 };
 
-/* Adds to the read denies (and with named, to the names of the user's
- * secrets) each copy of sibling_names[] beside the regular file path
- * that exists now as a regular file: one stat of path, then one lstat
- * per name. A copy made later (by the host's editor while the command
- * runs) is not hidden. 0, or -1 after logging. */
-static int add_siblings(struct run_plan *pl, const char *path, bool named)
+/* Most entries read in one directory, and most copies denied in it:
+ * past either the start is refused, not the rest left readable (a
+ * session could fill a writable directory to push a copy past a bound
+ * that only warned). Reading 100,000 names takes some 20 ms. */
+#define SIBLING_SCAN_MAX 100000
+#define SIBLING_COPIES_MAX 256
+
+/* A file whose copies are looked for, and whether its name is one of
+ * the user's secrets (the copies' then are too). */
+struct sib_target {
+	const char *path;
+	bool named, done;
+};
+
+/* Is path masked in its own right (it keeps its sentinel, not a deny)? */
+static bool sib_masked(const struct run_plan *pl, const char *path)
 {
-	const char *base = strrchr(path, '/');
-	char sib[PATH_MAX];
-	struct stat st;
-
-	if (base == NULL || base[1] == '\0' || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0;
-	base++;
-	for (size_t i = 0; i < sizeof(sibling_names) / sizeof(sibling_names[0]); i++) {
-		int n = snprintf(sib, sizeof(sib), "%.*s%s%s%s", (int)(base - path), path, sibling_names[i].pre, base,
-				 sibling_names[i].suf);
-
-		if (n < 0 || (size_t)n >= sizeof(sib) || lstat(sib, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (strv_add_unique(&pl->deny_read, sib) < 0 || (named && strv_add_unique(&pl->named, sib) < 0)) {
-			log_warn("run");
-			return -1;
-		}
-	}
-	return 0;
+	for (size_t i = 0; i < pl->n_files; i++)
+		if (strcmp(pl->files[i].path, path) == 0)
+			return true;
+	return false;
 }
 
-/* The copies beside each read-denied file and each masked file. */
+/* Denies dir/name (dirlen bytes of dir, its slash included) when it is
+ * a regular file now, not masked itself. 1 when denied, 0 when not, -1
+ * after logging. */
+static int sib_deny(struct run_plan *pl, const char *dir, size_t dirlen, const char *name, bool named)
+{
+	char sib[PATH_MAX];
+	struct stat st;
+	int n = snprintf(sib, sizeof(sib), "%.*s%s", (int)dirlen, dir, name);
+
+	if (n < 0 || (size_t)n >= sizeof(sib) || lstat(sib, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    sib_masked(pl, sib))
+		return 0;
+	if (strv_add_unique(&pl->deny_read, sib) < 0 || (named && strv_add_unique(&pl->named, sib) < 0)) {
+		log_warn("run");
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * The copies beside t[i] and every later target in the same directory
+ * (marked done): one pass over the directory, an lstat per name that
+ * matches. A directory that cannot be listed gets the fixed names of
+ * sibling_names[]. A copy made later (by the host's editor while the
+ * command runs) is not hidden. 0, or -1 after logging (the start is
+ * refused).
+ */
+static int sib_scan_dir(struct run_plan *pl, struct sib_target *t, size_t nt, size_t i)
+{
+	size_t dirlen = (size_t)(strrchr(t[i].path, '/') - t[i].path) + 1, seen = 0, copies = 0;
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int rc = -1;
+
+	for (size_t j = i; j < nt; j++)
+		if (strncmp(t[j].path, t[i].path, dirlen) == 0 && strchr(t[j].path + dirlen, '/') == NULL)
+			t[j].done = true;
+	snprintf(dir, sizeof(dir), "%.*s", (int)dirlen, t[i].path);
+	d = opendir(dir);
+	if (d == NULL) {
+		for (size_t j = i; j < nt; j++) {
+			char name[NAME_MAX + 8];
+
+			if (!t[j].done || strncmp(t[j].path, dir, dirlen) != 0 || strchr(t[j].path + dirlen, '/') != NULL)
+				continue;
+			for (size_t k = 0; k < ARRAY_LEN(sibling_names); k++) {
+				if ((size_t)snprintf(name, sizeof(name), "%s%s%s", sibling_names[k].pre, t[j].path + dirlen,
+						     sibling_names[k].suf) >= sizeof(name))
+					continue;
+				if (sib_deny(pl, dir, dirlen, name, t[j].named) < 0)
+					return -1;
+			}
+		}
+		return 0;
+	}
+	errno = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++seen > SIBLING_SCAN_MAX) {
+			log_warnx("%.*s holds more than %d entries: the copies editors leave beside %s cannot all be "
+				  "looked for; move it to a smaller directory (or the entries away); the command was "
+				  "not started",
+				  (int)dirlen, dir, SIBLING_SCAN_MAX, t[i].path);
+			goto out;
+		}
+		for (size_t j = i; j < nt; j++) {
+			int r;
+
+			if (!t[j].done || strncmp(t[j].path, dir, dirlen) != 0 || strchr(t[j].path + dirlen, '/') != NULL ||
+			    !sib_copy_name(de->d_name, t[j].path + dirlen))
+				continue;
+			r = sib_deny(pl, dir, dirlen, de->d_name, t[j].named);
+			if (r < 0)
+				goto out;
+			if (r > 0 && ++copies > SIBLING_COPIES_MAX) {
+				log_warnx("%.*s holds more than %d files named like the copies of %s: too many to hide "
+					  "one by one; move it to a directory of its own; the command was not started",
+					  (int)dirlen, dir, SIBLING_COPIES_MAX, t[j].path);
+				goto out;
+			}
+			break;
+		}
+		errno = 0;
+	}
+	if (errno != 0) {
+		log_warn("cannot list %s to hide the copies of %s", dir, t[i].path);
+		goto out;
+	}
+	rc = 0;
+out:
+	(void)closedir(d);
+	return rc;
+}
+
+/* The copies beside each read-denied file and each masked file that is a
+ * regular file now. 0, or -1 after logging. */
 static int plan_siblings(struct run_plan *pl)
 {
-	size_t n = pl->deny_read.n;
+	size_t n = pl->deny_read.n, nt = 0, ndirs = 0;
+	struct sib_target *t = calloc(n + pl->n_files + 1, sizeof(*t));
+	struct timespec t0, t1;
+	struct stat st;
+	int rc = -1;
 
-	for (size_t i = 0; i < n; i++) {
-		bool named = false;
-
-		for (size_t k = 0; k < pl->named.n && !named; k++)
-			named = strcmp(pl->named.v[k], pl->deny_read.v[i]) == 0;
-		if (add_siblings(pl, pl->deny_read.v[i], named) < 0)
-			return -1;
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (t == NULL) {
+		log_warn("run");
+		return -1;
 	}
-	for (size_t i = 0; i < pl->n_files; i++)
-		if (!pl->files[i].public_content && add_siblings(pl, pl->files[i].path, true) < 0)
-			return -1;
-	return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *p = pl->deny_read.v[i];
+
+		if (strrchr(p, '/') == NULL || stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		t[nt] = (struct sib_target){p, strv_has(&pl->named, p), false};
+		nt++;
+	}
+	for (size_t i = 0; i < pl->n_files; i++) {
+		const char *p = pl->files[i].path;
+
+		if (pl->files[i].public_content || strrchr(p, '/') == NULL || stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		t[nt++] = (struct sib_target){p, true, false};
+	}
+	for (size_t i = 0; i < nt; i++) {
+		if (t[i].done)
+			continue;
+		ndirs++;
+		if (sib_scan_dir(pl, t, nt, i) < 0)
+			goto out;
+	}
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_debug("run: the copies beside %zu hidden files, %zu directories read, in %.1f ms", nt, ndirs,
+		  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	rc = 0;
+out:
+	free(t);
+	return rc;
 }
 
 /* ------------------------------------------------ trust and resolver files */

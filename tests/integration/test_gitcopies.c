@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/support/sbxrun.h"
@@ -767,6 +768,110 @@ static void test_editor_copies(void)
 	free(err);
 }
 
+/*
+ * Round 35, e3: the copies beside a hidden file are a family, not a list
+ * of twelve names. Beside a masked .env and a denyRead creds.json, files
+ * holding an EARLIER value (the value scan cannot know it): vim's third
+ * swap, Kate's swap, patch's reject, git mergetool's four versions (for
+ * creds.json named creds_BACKUP_N.json), JetBrains' safe-write copies,
+ * hand-made .backup, .bk, .BAK, a case variant, LibreOffice's lock. Each
+ * is unreadable; the file's neighbours that are no copies (.envrc,
+ * .env.example, a directory creds.json.d, creds.yaml) are read as before.
+ */
+static void test_copy_family(void)
+{
+	static const char *const names[] = {
+	    ".env.swn",		 ".env.swa",	     ".env.kate-swp",	  ".env.rej",	    ".env_BACKUP_12345",
+	    ".env_LOCAL_12345",	 ".env_REMOTE_12345", ".env_BASE_12345",   ".env___jb_old___", ".env___jb_tmp___",
+	    ".env.backup",	 ".env.bk",	     ".env.BAK",	  ".ENV",	    ".env.save.1",
+	    ".~lock..env#",	 "creds_BACKUP_77.json", "creds_LOCAL_77.json", "creds.old.json", "creds copy.json",
+	    "creds.json.rej",	 "CREDS.JSON.orig"};
+	char buf[PATH_MAX], rel[64], old[48], text[128], script[2048], *out = NULL, *err = NULL;
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	memcpy(old, "sk-proj-", 8);
+	CU_ASSERT_FATAL(test_random_alnum(old + 8, 32) == 0);
+	old[40] = '\0';
+	snprintf(text, sizeof(text), "OPENAI_API_KEY=%s\n", old);
+	CU_ASSERT_FATAL(mkdir(at(buf, "plain41"), 0755) == 0 && secret_file("plain41/.env") == 0 &&
+			secret_file("plain41/creds.json") == 0 &&
+			test_write_file(at(buf, "plain41/.envrc"), "envrc-visible\n", 14) == 0 &&
+			test_write_file(at(buf, "plain41/.env.example"), "example-visible\n", 16) == 0 &&
+			test_write_file(at(buf, "plain41/creds.yaml"), "yaml-visible\n", 13) == 0 &&
+			mkdir(at(buf, "plain41/creds.json.d"), 0755) == 0 &&
+			test_write_file(at(buf, "plain41/creds.json.d/a.json"), "dir-visible\n", 12) == 0);
+	n = (size_t)snprintf(script, sizeof(script), "echo ran; head -c 24 .env; echo; for f in");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(rel, sizeof(rel), "plain41/%s", names[i]);
+		CU_ASSERT_FATAL(test_write_file(at(buf, rel), text, strlen(text)) == 0);
+		n += (size_t)snprintf(script + n, sizeof(script) - n, " '%s'", names[i]);
+	}
+	snprintf(script + n, sizeof(script) - n,
+		 "; do cat \"$f\" 2>/dev/null; done; cat .envrc .env.example creds.yaml creds.json.d/a.json; "
+		 "echo done\n");
+	run_script = script;
+	st = run_gc("plain41", "plain41/.env", "plain41/creds.json", NULL, &out, &err);
+	run_script = NULL;
+	started("a masked .env and a denyRead creds.json with copies of an earlier value beside them", st, out, err);
+	ROW(!test_has(out, old + 8) && !test_has(err, old + 8), "a copy's earlier value was read: %s", test_nz(out));
+	ROW(test_has(out, "envrc-visible") && test_has(out, "example-visible") && test_has(out, "yaml-visible") &&
+		test_has(out, "dir-visible") && !test_has(out, "ran\n\n"),
+	    "a neighbour that is no copy, or the masked file's sentinel, not read: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
+ * The scan for copies is bounded: a directory of more than 100,000
+ * entries beside a masked .env, or more than 256 files named like its
+ * copies, refuses the start with the reason (a session could otherwise
+ * fill a writable directory to push a copy past the bound), quickly.
+ */
+static void test_copy_bounds(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	struct timespec t0, t1;
+	double ms;
+	int st, made = 0;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdir(at(buf, "plain42"), 0755) == 0 && secret_file("plain42/.env") == 0);
+	for (int i = 0; i < 100001 && made == i; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "plain42/f%06d", i);
+		made += test_write_file(at(buf, rel), "", 0) == 0;
+	}
+	CU_ASSERT_FATAL(made == 100001);
+	run_script = "echo ran; head -c 24 .env; echo; echo done\n";
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	st = run_gc("plain42", "plain42/.env", NULL, NULL, &out, &err);
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	refused("a masked .env in a directory of 100,001 entries", st, out, err, "/plain42/ holds more than 100000 entries",
+		"/plain42/.env");
+	ROW(ms < 20000, "the refusal took %.0f ms", ms);
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	CU_ASSERT_FATAL(mkdir(at(buf, "plain43"), 0755) == 0 && secret_file("plain43/.env") == 0);
+	for (int i = 0; i < 257; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "plain43/.env.%d", i);
+		CU_ASSERT_FATAL(test_write_file(at(buf, rel), "x\n", 2) == 0);
+	}
+	st = run_gc("plain43", "plain43/.env", NULL, NULL, &out, &err);
+	refused("a masked .env beside 257 files named like its copies", st, out, err,
+		"/plain43/ holds more than 256 files named like the copies of", "/plain43/.env");
+	run_script = NULL;
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_gitcopies)
 {
 	CU_pSuite s = test_suite("gitcopies", suite_init, suite_cleanup);
@@ -797,4 +902,9 @@ TEST_REGISTRAR(register_gitcopies)
 		 test_home_bare_repos);
 	test_add(s, "editors' copies beside a masked or denyRead file (.env~, #.env#, .env.swp, ...): unreadable",
 		 test_editor_copies);
+	test_add(s, "the family of copies beside a masked or denyRead file (.env.swn, .env.kate-swp, .env.rej, "
+		 ".env_BACKUP_N, creds_LOCAL_N.json, .env.BAK, ...): unreadable; .envrc, .env.example read",
+		 test_copy_family);
+	test_add(s, "copies beside a file in a directory of 100,001 entries, or 257 of them: refused, said so",
+		 test_copy_bounds);
 }

@@ -549,6 +549,44 @@ static void test_ctl_paths(void)
 	free(ctl);
 }
 
+/* Round 35 of the attack, e3: the names of the copies beside a hidden
+ * file, told by their shape (sib_copy_name()), and the neighbours that
+ * are no copies. */
+static void test_copy_names(void)
+{
+	static const struct {
+		const char *e, *base;
+		bool copy;
+	} rows[] = {
+	    {".env~", ".env", true},		   {"#.env#", ".env", true},
+	    {".env.swn", ".env", true},		   {".env.swa", ".env", true},
+	    {".env.kate-swp", ".env", true},	   {".env.rej", ".env", true},
+	    {".env_BACKUP_12345", ".env", true},   {".env_REMOTE_1", ".env", true},
+	    {".env___jb_old___", ".env", true},	   {".env___jb_tmp___", ".env", true},
+	    {".env.backup", ".env", true},	   {".env.BAK", ".env", true},
+	    {".ENV", ".env", true},		   {".env2", ".env", true},
+	    {".~lock..env#", ".env", true},	   {".~lock.env#", ".env", true},
+	    {".#.env", ".env", true},		   {"..env.un~", ".env", true},
+	    {".creds.json.swp", "creds.json", true}, {"creds_LOCAL_7.json", "creds.json", true},
+	    {"creds.old.json", "creds.json", true}, {"creds copy.json", "creds.json", true},
+	    {"creds (1).json", "creds.json", true}, {"CREDS-old.JSON", "creds.json", true},
+	    {"config-prod", "config", true},	   {"shadow-", "shadow", true},
+	    {".env", ".env", false},		   {".envrc", ".env", false},
+	    {".environment", ".env", false},	   {".env.example", ".env", false},
+	    {".env.sample", ".env", false},	   {".env.Template", ".env", false},
+	    {".env.dist", ".env", false},	   {"env", ".env", false},
+	    {"creds.example.json", "creds.json", false}, {"creds.yaml", "creds.json", false},
+	    {"credsx.json", "creds.json", false},  {"creds.json", "creds.json", false},
+	    {"configure", "config", false},	   {"my.env", ".env", false},
+	    {"ssh_host_ed25519_key.pub", "ssh_host_ed25519_key", false},
+	    {"ssh_host_ed25519_key.pub~", "ssh_host_ed25519_key", true},
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+		ROW(sib_copy_name(rows[i].e, rows[i].base) == rows[i].copy, "%s beside %s: %s expected", rows[i].e,
+		    rows[i].base, rows[i].copy ? "a copy" : "no copy");
+}
+
 TEST_REGISTRAR(cli_plan_register)
 {
 	CU_pSuite s = test_suite("cli_plan", plan_setup, plan_teardown);
@@ -558,4 +596,6 @@ TEST_REGISTRAR(cli_plan_register)
 	test_add(s, "plan_build: trust and resolver files over the system paths", test_plan_trust);
 	test_add(s, "plan_ctl_paths: the workspace rows", test_ctl_paths);
 	test_add(s, "plan_relative_config: the config-location table and the suffix rule", test_relative_config);
+	test_add(s, "the copies beside a hidden file: .env.swn, .env_BACKUP_N, creds_LOCAL_N.json; not .envrc, "
+		 ".env.example", test_copy_names);
 }
