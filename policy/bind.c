@@ -147,20 +147,25 @@ static void fs_home_denies(struct ldr *l, const char *home)
 }
 
 /*
- * A Windows home (struct policy_host's other_homes): the HOME rows, then
- * what Windows keeps there that no row of a Linux home names. AppData
- * whole, for reading and writing: browsers' profiles, the Git Credential
- * Manager's and the cloud CLIs' tokens, and the Startup folder, whose
- * programs Windows runs at the next logon; PowerShell's profile scripts,
- * which every PowerShell start runs, for writing.
+ * A Windows or macOS home (struct policy_host's other_homes): the HOME
+ * rows, then what Windows and macOS keep there that no row of a Linux
+ * home names. AppData whole, for reading and writing: browsers' profiles,
+ * the Git Credential Manager's and the cloud CLIs' tokens, and the
+ * Startup folder, whose programs Windows runs at the next logon;
+ * PowerShell's profile scripts, which every PowerShell start runs, for
+ * writing. Library whole, the same way (round 35 of the attack, e4: a
+ * Mac's home shared into a virtual machine): Keychains, Cookies, the
+ * browsers' and editors' profiles under Application Support, and
+ * LaunchAgents, whose programs macOS runs at the next login.
  */
-static void fs_windows_home_denies(struct ldr *l, const char *home)
+static void fs_other_home_denies(struct ldr *l, const char *home)
 {
 	static const struct {
 		const char *sub;
 		bool read;
 	} rows[] = {
 		{"AppData", true},
+		{"Library", true},
 		{"Documents/WindowsPowerShell", false},
 		{"Documents/PowerShell", false},
 	};
@@ -574,7 +579,7 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	free(home);
 	for (size_t i = 0; i < h->n_other_homes; i++)
 		if (h->other_homes[i] != NULL && h->other_homes[i][0] == '/')
-			fs_windows_home_denies(l, h->other_homes[i]);
+			fs_other_home_denies(l, h->other_homes[i]);
 	fs_store_relocations(l, h);
 	fs_credential_files(l, h);
 	fs_system_denies(l, h);

@@ -1916,8 +1916,11 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 			fprintf(out, "#%23salso at %s\n", "", env);
 	}
 	fputs("#   (~: under $HOME, under the home directory of the password database and\n"
-	      "#    under each Windows home mounted at /mnt/X/Users/NAME (WSL) or a dual\n"
-	      "#    boot's /media/U/V/Users/NAME, whose AppData is denied whole too;\n"
+	      "#    under each other home: a Windows home at /mnt/X/Users/NAME (WSL) or a\n"
+	      "#    dual boot's /media/U/V/Users/NAME, a Mac's at /Users/NAME (a virtual\n"
+	      "#    machine's share), any mount holding .ssh, .gnupg, .aws, .config/gh,\n"
+	      "#    Library/Keychains or AppData/Roaming; their AppData and Library are\n"
+	      "#    denied whole too;\n"
 	      "#    workspace: under the working directory, each allowWrite directory and\n"
 	      "#    the git repository each is in, and, created or changed in the run, in\n"
 	      "#    every directory below them (moved aside); \"*.x\": any name ending so;\n"

@@ -108,8 +108,9 @@ struct policy_host {
 	/* Other homes of whoever runs passavant on this machine, absolute
 	 * normalised paths: the Windows homes that WSL (or a dual boot)
 	 * mounts at /mnt/X/Users/NAME, whose stores (.ssh, .aws, AppData)
-	 * the user's uid reads (round 33 of the attack). n_other_homes 0:
-	 * none. */
+	 * the user's uid reads (round 33 of the attack), a Mac's home that a
+	 * virtual machine shares at /Users/NAME (round 35; Library).
+	 * n_other_homes 0: none. */
 	const char *const *other_homes;
 	size_t n_other_homes;
 };
@@ -121,7 +122,7 @@ struct policy_host {
  * h->file_problem, and the filesystem denies every policy gets are added
  * to denyRead/denyWrite: the HOME rows of the mandatory table under
  * h->home and h->pw_home (and each of h->other_homes, with a Windows
- * home's AppData and PowerShell profiles), each store again where the variables of its
+ * home's AppData and PowerShell profiles, a Mac home's Library), each store again where the variables of its
  * row and the XDG bases put it (h->env), the host's own secrets (SYSTEM
  * rows) and /root, the directories of $PATH and the other code
  * paths, the policy file, $XDG_CONFIG_HOME/passavant, $XDG_STATE_HOME/passavant

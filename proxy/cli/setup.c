@@ -63,33 +63,40 @@ static bool host_unreachable(const char *path)
 	return lstat(path, &st) < 0 && errno == EACCES;
 }
 
-/* Most Windows homes looked at (other_homes()). */
+/* Most other homes looked at (other_homes()). */
 #define CLI_OTHER_HOMES_MAX 64
-/* Most glob patterns of Windows homes: the fixed ones, WSL's root, and
- * two per volume found in /proc/self/mountinfo. */
-#define CLI_OTHER_HOME_GLOBS 48
+/* Most glob patterns of other homes: the fixed ones, WSL's root, two per
+ * volume found in /proc/self/mountinfo and one per mount that is a home
+ * itself. */
+#define CLI_OTHER_HOME_GLOBS 64
 
 /* Where Windows homes are mounted: WSL's drives, a dual boot's NTFS
  * volume (udisks under /media or /run/media; an fstab line's usual
  * places, /media/windows, /windows, /win, /data: round 34 of the attack,
  * d7, also when the volume is not mounted with a Windows file system, a
- * copy or a bind mount of it). Not "/X/Users": a lookup of Users in an
- * automount point at the top (/net) would ask the network at every
- * start. */
+ * copy or a bind mount of it). And /Users/NAME, macOS's own homes, which
+ * a Linux virtual machine on a Mac (Lima, Colima, Rancher Desktop, Podman
+ * machine, UTM) shares at the same path, the home itself or all of
+ * /Users (round 35, e4: virtiofs, 9p, reverse sshfs, whatever the file
+ * system); no Linux distribution puts anything there. Not any other
+ * "/X/Users": a lookup of Users in an automount point at the top (/net)
+ * would ask the network at every start. */
 static const char *const other_home_patterns[] = {
     "/mnt/*/Users/*",	   "/media/*/*/Users/*", "/run/media/*/*/Users/*", "/media/*/Users/*",
-    "/windows/Users/*", "/Windows/Users/*",   "/win/Users/*",	       "/data/Users/*"};
+    "/windows/Users/*", "/Windows/Users/*",   "/win/Users/*",	       "/data/Users/*",
+    "/Users/*"};
 #define CLI_OTHER_HOME_PATTERNS (sizeof(other_home_patterns) / sizeof(other_home_patterns[0]))
 
 /* The file systems a Windows (or macOS) volume is mounted with: NTFS
  * (the kernel's ntfs3 and old ntfs, ntfs-3g as fuseblk or fuse.ntfs-3g),
- * FAT and exFAT, WSL's drvfs and 9p, a virtual machine's share (virtiofs),
- * macOS's HFS+ and APFS (its homes are Users/NAME too). */
+ * FAT and exFAT, WSL's drvfs and 9p, a virtual machine's share (virtiofs,
+ * or Lima's reverse sshfs), macOS's HFS+ and APFS (its homes are
+ * Users/NAME too). */
 static bool windows_fstype(const char *t)
 {
 	static const char *const types[] = {"ntfs",  "ntfs3", "fuseblk", "vfat",     "msdos",   "exfat",
 					    "9p",    "drvfs", "virtiofs", "hfsplus", "apfs",    "fuse.ntfs-3g",
-					    "fuse.lowntfs-3g", "fuse.apfs-fuse", "fuse.exfat"};
+					    "fuse.lowntfs-3g", "fuse.apfs-fuse", "fuse.exfat", "fuse.sshfs"};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (strcmp(t, types[i]) == 0)
@@ -97,8 +104,9 @@ static bool windows_fstype(const char *t)
 	return false;
 }
 
-/* The glob pattern of MOUNT/SUB/NAME, any NAME (the mount point's glob
- * characters escaped), into out; false when it does not fit. */
+/* The glob pattern of MOUNT/SUB/NAME, any NAME, or with sub NULL of
+ * MOUNT itself (the mount point's glob characters escaped), into out;
+ * false when it does not fit. */
 static bool mount_pattern(char *out, size_t len, const char *mnt, const char *sub)
 {
 	size_t n = 0;
@@ -109,6 +117,10 @@ static bool mount_pattern(char *out, size_t len, const char *mnt, const char *su
 		if (strchr("*?[\\", *p) != NULL)
 			out[n++] = '\\';
 		out[n++] = *p;
+	}
+	if (sub == NULL) {
+		out[n] = '\0';
+		return n > 0;
 	}
 	return (size_t)snprintf(out + n, len - n, "%s%s/*", n > 0 && out[n - 1] == '/' ? "" : "/", sub) < len - n;
 }
@@ -131,28 +143,59 @@ static void mountinfo_unescape(char *s)
 }
 
 /*
- * The patterns of the homes on every volume mounted with a Windows file
- * system (windows_fstype()), wherever it is mounted (round 34 of the
- * attack, d7: an fstab line puts a dual boot's volume at /media/windows,
- * /windows or /data, which no fixed pattern reaches): MOUNT/Users/NAME and
- * MOUNT/Documents and Settings/NAME (Windows XP's), "Users" in any case (FAT
- * shows short names as the mount says). Appended to pats[*n] (each
- * PATH_MAX + 32 long) up to max; *cut set when volumes were left out.
+ * Whether the mount point mnt is a home itself, whatever its file system
+ * (round 35 of the attack, e4: a Linux virtual machine on a Mac shares the
+ * Mac user's home, not the volume that holds it): it holds an entry whose
+ * only use is a home's, an ssh or GnuPG directory, the AWS CLI's or the
+ * GitHub CLI's store, macOS's Library/Keychains, Windows'
+ * AppData/Roaming. Not "/" and not the user's own home (home, pw_home:
+ * struct cli_host's, NULL when unknown), whose rows are there already.
  */
-static void mounted_home_patterns(char (*pats)[PATH_MAX + 32], size_t *n, size_t max, bool *cut)
+static bool mount_is_home(const char *mnt, const char *home, const char *pw_home)
+{
+	static const char *const markers[] = {".ssh",		   ".gnupg", ".aws", ".config/gh",
+					      "Library/Keychains", "AppData/Roaming"};
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (strcmp(mnt, "/") == 0 || (home != NULL && strcmp(mnt, home) == 0) ||
+	    (pw_home != NULL && strcmp(mnt, pw_home) == 0))
+		return false;
+	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", mnt, markers[i]) < sizeof(p) && lstat(p, &st) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The patterns of the homes from /proc/self/mountinfo. On every volume
+ * mounted with a Windows file system (windows_fstype()), wherever it is
+ * mounted (round 34 of the attack, d7: an fstab line puts a dual boot's
+ * volume at /media/windows, /windows or /data, which no fixed pattern
+ * reaches): MOUNT/Users/NAME and MOUNT/Documents and Settings/NAME
+ * (Windows XP's), "Users" in any case (FAT shows short names as the mount
+ * says). And MOUNT itself when it is a home (mount_is_home(): a share of
+ * a Mac's home at /mnt/mac or wherever a virtual machine's settings put
+ * it, any file system but autofs, where a lookup would ask the network).
+ * Appended to pats[*n] (each PATH_MAX + 32 long) up to max; *cut set when
+ * mounts were left out.
+ */
+static void mounted_home_patterns(char (*pats)[PATH_MAX + 32], size_t *n, size_t max, bool *cut,
+				  const char *home, const char *pw_home)
 {
 	char *line = NULL;
 	size_t cap = 0;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
 	if (f == NULL) {
-		log_warnx("cannot read /proc/self/mountinfo to find the Windows volumes mounted here: %s",
+		log_warnx("cannot read /proc/self/mountinfo to find the Windows volumes and homes mounted here: %s",
 			  strerror(errno));
 		return;
 	}
 	while (getline(&line, &cap, f) > 0) {
 		char *field[6], *save = NULL, *sep, *tok;
 		size_t k = 0;
+		bool win, is_home;
 
 		/* ID PARENT MAJ:MIN ROOT MOUNT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER */
 		sep = strstr(line, " - ");
@@ -162,32 +205,30 @@ static void mounted_home_patterns(char (*pats)[PATH_MAX + 32], size_t *n, size_t
 		for (tok = strtok_r(line, " ", &save); tok != NULL && k < 5; tok = strtok_r(NULL, " ", &save))
 			field[k++] = tok;
 		tok = strtok_r(sep + 3, " \n", &save);
-		if (k < 5 || tok == NULL || !windows_fstype(tok))
+		if (k < 5 || tok == NULL)
 			continue;
 		mountinfo_unescape(field[4]);
 		if (field[4][0] != '/')
 			continue;
-		if (*n + 2 > max) {
+		win = windows_fstype(tok);
+		is_home = strcmp(tok, "autofs") != 0 && mount_is_home(field[4], home, pw_home);
+		if (!win && !is_home)
+			continue;
+		if (*n + (win ? 2 : 0) + (is_home ? 1 : 0) > max) {
 			*cut = true;
 			continue;
 		}
-		if (mount_pattern(pats[*n], sizeof(pats[0]), field[4], "[Uu][Ss][Ee][Rr][Ss]"))
+		if (is_home && mount_pattern(pats[*n], sizeof(pats[0]), field[4], NULL))
 			(*n)++;
-		if (mount_pattern(pats[*n], sizeof(pats[0]), field[4], "Documents and Settings"))
+		if (win && mount_pattern(pats[*n], sizeof(pats[0]), field[4], "[Uu][Ss][Ee][Rr][Ss]"))
+			(*n)++;
+		if (win && mount_pattern(pats[*n], sizeof(pats[0]), field[4], "Documents and Settings"))
 			(*n)++;
 	}
 	free(line);
 	(void)fclose(f);
 }
 
-/*
- * Fills homes[] with the Windows homes mounted on this machine: the
- * directories (not links: "All Users", "Default User" are) matching
- * other_home_patterns, WSL's root and the volumes of mounted_home_patterns().
- * Their stores are the user's as much as $HOME's (round 33 of the attack,
- * under WSL). Returns how many, each once; the strings are g's, freed
- * with globfree() on each.
- */
 /*
  * WSL mounts the Windows drives under [automount] root of /etc/wsl.conf
  * ("/mnt/" unless set: "root = /" gives /c/Users/NAME, the review of round
@@ -223,7 +264,18 @@ static bool wsl_root_pattern(char *out, size_t len)
 	return (size_t)snprintf(out, len, "%s%s*/Users/*", root, root[strlen(root) - 1] == '/' ? "" : "/") < len;
 }
 
-static size_t other_homes(glob_t g[CLI_OTHER_HOME_GLOBS], const char *homes[CLI_OTHER_HOMES_MAX])
+/*
+ * Fills homes[] with the other homes mounted on this machine: the
+ * directories (not links: "All Users", "Default User" are) matching
+ * other_home_patterns (Windows' and macOS' Users/NAME), WSL's root and
+ * the mounts of mounted_home_patterns() (home, pw_home: the user's own,
+ * left out there). Their stores are the user's as much as $HOME's (round
+ * 33 of the attack, under WSL; round 35, a Mac's home in a virtual
+ * machine). Returns how many, each once; the strings are g's, freed with
+ * globfree() on each.
+ */
+static size_t other_homes(glob_t g[CLI_OTHER_HOME_GLOBS], const char *homes[CLI_OTHER_HOMES_MAX],
+			  const char *home, const char *pw_home)
 {
 	static char pats[CLI_OTHER_HOME_GLOBS][PATH_MAX + 32];
 	size_t n = 0, npat = 0;
@@ -235,17 +287,17 @@ static size_t other_homes(glob_t g[CLI_OTHER_HOME_GLOBS], const char *homes[CLI_
 		snprintf(pats[npat++], sizeof(pats[0]), "%s", other_home_patterns[k]);
 	if (wsl_root_pattern(pats[npat], sizeof(pats[0])))
 		npat++;
-	mounted_home_patterns(pats, &npat, CLI_OTHER_HOME_GLOBS, &cut);
+	mounted_home_patterns(pats, &npat, CLI_OTHER_HOME_GLOBS, &cut, home, pw_home);
 	if (cut)
-		log_warnx("more than %d Windows volumes mounted: the homes on some are not looked at; add their "
-			  "stores to filesystem.denyRead",
+		log_warnx("more than %d Windows volumes or homes mounted: the homes on some are not looked at; "
+			  "add their stores to filesystem.denyRead",
 			  (CLI_OTHER_HOME_GLOBS - (int)CLI_OTHER_HOME_PATTERNS - 1) / 2);
 	for (size_t k = 0; k < npat; k++) {
 		int rc;
 
 		rc = glob(pats[k], 0, NULL, &g[k]);
 		if (rc != 0 && rc != GLOB_NOMATCH)
-			log_warnx("cannot list %s to protect the Windows homes there (glob error %d)", pats[k], rc);
+			log_warnx("cannot list %s to protect the homes there (glob error %d)", pats[k], rc);
 		for (size_t i = 0; rc == 0 && i < g[k].gl_pathc; i++) {
 			struct stat st;
 			bool dup = false;
@@ -264,7 +316,7 @@ static size_t other_homes(glob_t g[CLI_OTHER_HOME_GLOBS], const char *homes[CLI_
 		}
 	}
 	if (over)
-		log_warnx("more than %d Windows homes mounted: the stores of those past the %dth are not denied; "
+		log_warnx("more than %d other homes mounted: the stores of those past the %dth are not denied; "
 			  "add them to filesystem.denyRead",
 			  CLI_OTHER_HOMES_MAX, CLI_OTHER_HOMES_MAX);
 	return n;
@@ -288,7 +340,7 @@ unsigned cli_bind_policy(policy_t *p)
 				 .env_at = host_env_at,
 				 .file_problem = file_problem,
 				 .unreachable = host_unreachable};
-	h.n_other_homes = other_homes(g, homes);
+	h.n_other_homes = other_homes(g, homes, ch.h.home, ch.h.pw_home);
 	h.other_homes = homes;
 	n = policy_bind(p, &h, stderr);
 	for (size_t k = 0; k < CLI_OTHER_HOME_GLOBS; k++)

@@ -1014,6 +1014,109 @@ static void test_windows_volume_mounted(void)
 	free(err);
 }
 
+/*
+ * Round 35 of the attack (e4): a Linux virtual machine on a Mac (Lima,
+ * Colima, Podman machine, UTM) shares the Mac user's HOME itself at
+ * /Users/NAME; the look of round 34 built MOUNT/Users/NAME for such a
+ * mount and found nothing there, and /Users was no fixed place: the Mac's
+ * ~/.ssh, ~/.aws, gh's token and the Keychains were read in clear. Three
+ * homes, each with those four stores:
+ *  - a real NTFS volume (ntfs-3g: fuseblk) mounted AT /Users/pvmacPID;
+ *  - a plain directory /Users/pvdirPID (a share whose type no list
+ *    names);
+ *  - a tmpfs mounted at the test's "mac home" (no fixed place, a type no
+ *    list names): a home because it holds .ssh and Library/Keychains.
+ * The stores of all three are denied; a tmpfs mounted beside it that
+ * holds none of the marks is read as before.
+ */
+static void test_mac_home_shared(void)
+{
+	static const char *const files[] = {".ssh/id_ed25519", ".aws/credentials", ".config/gh/hosts.yml",
+					    "Library/Keychains/login.keychain-db"};
+	char img[PATH_MAX], ntfs[64], dir[64], tmh[PATH_MAX], plain[PATH_MAX], sc[PATH_MAX], hh[PATH_MAX];
+	char wpol[PATH_MAX], cmd[4 * PATH_MAX], script[4096], *out = NULL, *err = NULL;
+	const char *tops[3];
+	bool made_users;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/ntfs-3g", X_OK) != 0 || access("/usr/sbin/mkntfs", X_OK) != 0 ||
+	    access("/dev/fuse", R_OK | W_OK) != 0) {
+		TEST_SKIP("not root, or no ntfs-3g, mkntfs or /dev/fuse: cannot mount an NTFS volume");
+		return;
+	}
+	made_users = access("/Users", F_OK) != 0;
+	snprintf(ntfs, sizeof(ntfs), "/Users/pvmac%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "/Users/pvdir%d", (int)getpid());
+	at(tmh, "mac home");
+	at(plain, "plain vol");
+	at(img, "mac.img");
+	if (snprintf(cmd, sizeof(cmd),
+		     "set -e; truncate -s 8M '%1$s'; mkntfs -F -Q -q '%1$s' >/dev/null 2>&1; mkdir -p '%2$s' '%3$s' "
+		     "'%4$s' '%5$s'; d=$(losetup -f --show '%1$s'); ntfs-3g \"$d\" '%2$s' || { losetup -d \"$d\"; "
+		     "exit 1; }; mount -t tmpfs pvmachome '%4$s'; mount -t tmpfs pvplain '%5$s'",
+		     img, ntfs, dir, tmh, plain) >= (int)sizeof(cmd) ||
+	    system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "umount '%1$s' 2>/dev/null; umount '%3$s' 2>/dev/null; umount '%4$s' 2>/dev/null; "
+			 "rmdir '%1$s' '%2$s' '%3$s' '%4$s' 2>/dev/null; rm -f '%5$s'",
+			 ntfs, dir, tmh, plain, img);
+		if (system(cmd) != 0)
+			fprintf(stderr, "\n  cannot remove %s\n", ntfs);
+		if (made_users)
+			(void)rmdir("/Users");
+		TEST_SKIP("cannot mount an NTFS volume or a tmpfs here (loop device or FUSE refused)");
+		return;
+	}
+	tops[0] = ntfs;
+	tops[1] = dir;
+	tops[2] = tmh;
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			char path[PATH_MAX * 2], d[PATH_MAX * 2];
+
+			snprintf(path, sizeof(path), "%s/%s", tops[k], files[i]);
+			snprintf(d, sizeof(d), "%s", path);
+			*strrchr(d, '/') = '\0';
+			CU_ASSERT_EQUAL(mkdirs(d), 0);
+			CU_ASSERT(test_write_file(path, "MAC-HOME-SECRET\n", 16) == 0);
+			n += (size_t)snprintf(script + n, sizeof(script) - n,
+					      "echo \"%3$zu:%1$s:$(cat '%2$s/%1$s' 2>/dev/null | wc -c)\"\n", files[i],
+					      tops[k], k);
+		}
+	CU_ASSERT_EQUAL(mkdirs(at(cmd, "plain vol/.config")), 0);
+	CU_ASSERT(test_write_file(at(cmd, "plain vol/.config/notes.txt"), "plain-visible\n", 14) == 0);
+	n += (size_t)snprintf(script + n, sizeof(script) - n, "cat '%s/.config/notes.txt'\n", plain);
+	{
+		struct test_sbx_run r = {root, at(hh, "home"), NULL, at(wpol, "work.yaml"), sc, NULL, NULL};
+
+		snprintf(sc, sizeof(sc), "%s/scripts/machome.sh", root);
+		CU_ASSERT_EQUAL(test_write_file(sc, script, strlen(script)), 0);
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	}
+	CU_ASSERT(snprintf(cmd, sizeof(cmd),
+			   "d=$(findmnt -n -o SOURCE --target '%1$s'); umount '%1$s' && losetup -d \"$d\"; "
+			   "umount '%3$s'; umount '%4$s'; rmdir '%1$s' '%3$s' '%4$s'; rm -rf '%2$s'; rm -f '%5$s'",
+			   ntfs, dir, tmh, plain, img) < (int)sizeof(cmd) &&
+		  system(cmd) == 0);
+	if (made_users)
+		CU_ASSERT(rmdir("/Users") == 0);
+	ROW(st == 0, "Mac homes: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			char want[PATH_MAX];
+
+			snprintf(want, sizeof(want), "%zu:%s:0\n", k, files[i]);
+			ROW(test_has(out, want), "the Mac home %s: %s was readable: %s", tops[k], files[i], test_nz(out));
+		}
+	ROW(test_has(out, "plain-visible"), "a mount with no home's marks was not read: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_credstores)
 {
 	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
@@ -1038,4 +1141,7 @@ TEST_REGISTRAR(register_credstores)
 		 test_late_stores);
 	test_add(s, "a Windows home on an NTFS volume mounted anywhere (from mountinfo), or at /media/X/Users: denied",
 		 test_windows_volume_mounted);
+	test_add(s, "a Mac's home shared into a virtual machine at /Users/NAME (an NTFS volume, a plain "
+		 "directory) or mounted anywhere holding .ssh and Library/Keychains (tmpfs): denied",
+		 test_mac_home_shared);
 }

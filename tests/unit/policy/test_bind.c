@@ -276,10 +276,11 @@ static void test_bound_relocated(void)
 }
 
 /* Round 33 of the attack: the Windows homes WSL mounts get the HOME
- * rows, AppData whole and PowerShell's profiles (write). */
+ * rows, AppData whole and PowerShell's profiles (write); round 35: a
+ * Mac's home (/Users/NAME) Library whole. */
 static void test_bound_other_homes(void)
 {
-	static const char *const homes[] = {"/mnt/c/Users/me", "/mnt/d/Users/Other One", "relative/x"};
+	static const char *const homes[] = {"/mnt/c/Users/me", "/Users/Other One", "relative/x"};
 	struct policy_host h = fake;
 	policy_t *p = load_pure("filesystem: {allowRead: [\"/mnt/c/Users/me/.aws\"]}\n");
 
@@ -292,6 +293,9 @@ static void test_bound_other_homes(void)
 		snprintf(path, sizeof(path), "%s/.ssh", homes[i]);
 		ROW(has(p, FS_DENY_READ, path) && has(p, FS_DENY_WRITE, path), "%s not denied", path);
 		snprintf(path, sizeof(path), "%s/AppData", homes[i]);
+		ROW(has(p, FS_DENY_READ, path) && has(p, FS_DENY_WRITE, path), "%s not denied", path);
+		/* round 35, e4: a Mac's home shared into a virtual machine */
+		snprintf(path, sizeof(path), "%s/Library", homes[i]);
 		ROW(has(p, FS_DENY_READ, path) && has(p, FS_DENY_WRITE, path), "%s not denied", path);
 		snprintf(path, sizeof(path), "%s/Documents/WindowsPowerShell", homes[i]);
 		ROW(!has(p, FS_DENY_READ, path) && has(p, FS_DENY_WRITE, path), "%s: write only", path);
@@ -493,7 +497,7 @@ TEST_REGISTRAR(register_policy_bind)
 	test_add(s, "bound: two spellings, one entry", test_bound_dedup);
 	test_add(s, "bind errors with FILE:LINE:COL", test_bind_errors);
 	test_add(s, "stores where the environment moves them", test_bound_relocated);
-	test_add(s, "Windows homes (WSL): the HOME rows, AppData, PowerShell profiles", test_bound_other_homes);
+	test_add(s, "Windows and Mac homes: the HOME rows, AppData, Library, PowerShell profiles", test_bound_other_homes);
 	test_add(s, "a moved store that holds the working directory is an error",
 		 test_bound_relocated_errors);
 	test_add(s, "the host's own secrets and /root", test_bound_system);
