@@ -1058,11 +1058,11 @@ static void test_mac_home_shared(void)
 		     "exit 1; }; mount -t tmpfs pvmachome '%4$s'; mount -t tmpfs pvplain '%5$s'",
 		     img, ntfs, dir, tmh, plain) >= (int)sizeof(cmd) ||
 	    system(cmd) != 0) {
-		snprintf(cmd, sizeof(cmd),
-			 "umount '%1$s' 2>/dev/null; umount '%3$s' 2>/dev/null; umount '%4$s' 2>/dev/null; "
-			 "rmdir '%1$s' '%2$s' '%3$s' '%4$s' 2>/dev/null; rm -f '%5$s'",
-			 ntfs, dir, tmh, plain, img);
-		if (system(cmd) != 0)
+		if (snprintf(cmd, sizeof(cmd),
+			     "umount '%1$s' 2>/dev/null; umount '%3$s' 2>/dev/null; umount '%4$s' 2>/dev/null; "
+			     "rmdir '%1$s' '%2$s' '%3$s' '%4$s' 2>/dev/null; rm -f '%5$s'",
+			     ntfs, dir, tmh, plain, img) >= (int)sizeof(cmd) ||
+		    system(cmd) != 0)
 			fprintf(stderr, "\n  cannot remove %s\n", ntfs);
 		if (made_users)
 			(void)rmdir("/Users");
