@@ -2041,25 +2041,68 @@ out:
  * a case variant .ENV; not NAME's longer neighbours, .envrc beside .env,
  * configure beside config); and for NAME = STEM.EXT, STEM then one of
  * ". _ - (" or a space, anything, then .EXT (mergetool's
- * config_LOCAL_7.json, config.old.json, "config copy.json"). Not copies:
- * NAME.example, .sample, .template, .dist (the templates a project commits
- * for others to fill in), NAME.pub (the public half of a key:
- * /etc/ssh/ssh_host_ed25519_key.pub), and the files masked in their own
- * right. Regular files only: a directory so named (config.json.d/) is
- * real configuration, not a copy, and a symbolic link (Emacs' lock
- * .#NAME) holds none.
+ * config_LOCAL_7.json, config.old.json, "config copy.json"). After a dot
+ * the words decide (sib_rest_ok()): NAME.bak, .swn, .rej, .1 are copies,
+ * NAME.development, .local, .example, .pub are not (the variants a
+ * project commits beside its .env, appsettings.Development.json beside
+ * appsettings.json: named as copies, a tracked one would refuse the
+ * start; the public half of a key, /etc/ssh/ssh_host_ed25519_key.pub).
+ * Nor are the files masked in their own right. Regular files only: a
+ * directory so named (config.json.d/) is real configuration, not a copy,
+ * and a symbolic link (Emacs' lock .#NAME) holds none.
  */
-static const char *const sib_templates[] = {".example", ".sample", ".template", ".dist", ".pub"};
+/* The words that make NAME.WORD a copy (any case, digits may follow:
+ * .bak2); vim's swap names .swa to .swp are told apart below. */
+static const char *const sib_words[] = {"bak",	  "backup",  "bk",	 "bkp",	     "bck",	 "old",
+					"orig",	  "original", "save",	 "saved",    "sav",	 "tmp",
+					"temp",	  "rej",      "kate-swp", "copy",     "prev",	 "previous",
+					"new",	  "dpkg-old", "dpkg-dist", "dpkg-bak", "rpmsave", "rpmnew",
+					"pacsave", "pacnew",   "ucf-old", "ucf-dist"};
 
-/* Does rest (what follows NAME, or STEM up to .EXT) make a copy's name? */
+/* Is the word w[0..n) (between dots after NAME) one of a copy's? */
+static bool sib_copy_word(const char *w, size_t n)
+{
+	size_t k = n;
+
+	if (n == 0 || !((w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z')) || memchr(w, '~', n) != NULL ||
+	    memchr(w, '#', n) != NULL)
+		return true;
+	if (n == 3 && strncasecmp(w, "sw", 2) == 0 && ((w[2] >= 'a' && w[2] <= 'p') || (w[2] >= 'A' && w[2] <= 'P')))
+		return true;
+	while (k > 0 && w[k - 1] >= '0' && w[k - 1] <= '9')
+		k--;
+	for (size_t i = 0; i < ARRAY_LEN(sib_words); i++)
+		if (k == strlen(sib_words[i]) && strncasecmp(w, sib_words[i], k) == 0)
+			return true;
+	return false;
+}
+
+/* Does rest (what follows NAME, or STEM up to .EXT) make a copy's name?
+ * Nothing (a case variant, #NAME), or a start that is no letter and no
+ * dot (NAME~, NAME_BACKUP_1, NAME___jb_old___, "NAME (1)"), or dot words
+ * one of which is a copy's (NAME.swn, NAME.BAK, NAME.production.bak,
+ * NAME.1); not NAME's longer neighbours (.envrc) nor its variants by
+ * another word (.env.development, .env.local, .env.example, NAME.pub). */
 static bool sib_rest_ok(const char *rest, size_t len)
 {
-	if (len > 0 && ((rest[0] >= 'a' && rest[0] <= 'z') || (rest[0] >= 'A' && rest[0] <= 'Z')))
+	size_t i = 0;
+
+	if (len == 0)
+		return true;
+	if ((rest[0] >= 'a' && rest[0] <= 'z') || (rest[0] >= 'A' && rest[0] <= 'Z'))
 		return false;
-	for (size_t i = 0; i < ARRAY_LEN(sib_templates); i++)
-		if (len == strlen(sib_templates[i]) && strncasecmp(rest, sib_templates[i], len) == 0)
-			return false;
-	return true;
+	if (rest[0] != '.')
+		return true;
+	while (i < len) {
+		size_t e = i + 1;
+
+		while (e < len && rest[e] != '.')
+			e++;
+		if (sib_copy_word(rest + i + 1, e - i - 1))
+			return true;
+		i = e;
+	}
+	return false;
 }
 
 /* Is the entry e of a directory a copy of the file base beside it (not

@@ -821,6 +821,25 @@ static void test_copy_family(void)
 	    "a neighbour that is no copy, or the masked file's sentinel, not read: %s", test_nz(out));
 	free(out);
 	free(err);
+	out = err = NULL;
+
+	/* The variants a project commits beside its .env (Next.js'
+	 * .env.development, ASP.NET's appsettings.Development.json) are no
+	 * copies: named as copies, the repository tracking them would refuse
+	 * the start. */
+	CU_ASSERT_FATAL(mkdir(at(buf, "plain44"), 0755) == 0 && secret_file("plain44/.env") == 0 &&
+			secret_file("plain44/appsettings.json") == 0);
+	CU_ASSERT_FATAL(sh("cd plain44 && git init -q . && printf '.env\\nappsettings.json\\n' > .gitignore && "
+			   "echo devenv-visible > .env.development && echo devjson-visible > "
+			   "appsettings.Development.json && git add -A && git commit -qm init") == 0);
+	run_script = "echo ran; cat .env.development appsettings.Development.json; echo done\n";
+	st = run_gc("plain44", "plain44/.env", "plain44/appsettings.json", NULL, &out, &err);
+	run_script = NULL;
+	started("a repository tracking .env.development and appsettings.Development.json", st, out, err);
+	ROW(test_has(out, "devenv-visible") && test_has(out, "devjson-visible"), "the tracked variants not read: %s",
+	    test_nz(out));
+	free(out);
+	free(err);
 }
 
 /*
@@ -903,7 +922,8 @@ TEST_REGISTRAR(register_gitcopies)
 	test_add(s, "editors' copies beside a masked or denyRead file (.env~, #.env#, .env.swp, ...): unreadable",
 		 test_editor_copies);
 	test_add(s, "the family of copies beside a masked or denyRead file (.env.swn, .env.kate-swp, .env.rej, "
-		 ".env_BACKUP_N, creds_LOCAL_N.json, .env.BAK, ...): unreadable; .envrc, .env.example read",
+		 ".env_BACKUP_N, creds_LOCAL_N.json, .env.BAK, ...): unreadable; .envrc, .env.example read; a "
+		 "tracked .env.development starts",
 		 test_copy_family);
 	test_add(s, "copies beside a file in a directory of 100,001 entries, or 257 of them: refused, said so",
 		 test_copy_bounds);

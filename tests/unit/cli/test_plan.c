@@ -579,6 +579,13 @@ static void test_copy_names(void)
 	    {"credsx.json", "creds.json", false},  {"creds.json", "creds.json", false},
 	    {"configure", "config", false},	   {"my.env", ".env", false},
 	    {"ssh_host_ed25519_key.pub", "ssh_host_ed25519_key", false},
+	    {".env.development", ".env", false},   {".env.local", ".env", false},
+	    {".env.production.local", ".env", false}, {".env.lock", ".env", false},
+	    {"appsettings.Development.json", "appsettings.json", false},
+	    {".env.production.bak", ".env", true}, {".env.bak2", ".env", true},
+	    {".env.new", ".env", true},		   {".env.1", ".env", true},
+	    {".env.local~", ".env", true},	   {".env.swp", ".env", true},
+	    {".env.dpkg-old", ".env", true},	   {"config.production.json", "config.json", false},
 	    {"ssh_host_ed25519_key.pub~", "ssh_host_ed25519_key", true},
 	};
 
