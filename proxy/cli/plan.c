@@ -1713,7 +1713,7 @@ struct remask_walk {
 	struct run_plan *pl;
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
-	struct strv seen, said, big;
+	struct strv seen, said, big, gitdirs;
 	size_t made, looked;
 	bool cut; /* a bound left files unsearched */
 };
@@ -1925,22 +1925,127 @@ static void say_paths(const struct strv *paths, const char *lead, const char *ta
 	free(list);
 }
 
-/* The top of the git repository holding dir (the nearest parent with a
- * .git), into top (PATH_MAX); false when none. */
-static bool remask_git_top(const char *dir, char *top)
+/* The most git directories, and the most submodule git directories below
+ * one git directory, searched for the repository configs. */
+#define REMASK_GITDIRS_MAX 512
+#define REMASK_MODULES_MAX 256
+
+/*
+ * Reads the path a git pointer file names (a work tree's `.git` file:
+ * "gitdir: PATH", or a linked worktree's `commondir`: "PATH"), relative
+ * to base when not absolute, into out (PATH_MAX). prefix: "gitdir: " or
+ * "". false when the file is not one.
+ */
+static bool remask_git_pointer(const char *file, const char *prefix, const char *base, char *out)
 {
-	if (snprintf(top, PATH_MAX, "%s", dir) >= PATH_MAX)
+	char buf[PATH_MAX + 16];
+	size_t pl = strlen(prefix);
+	ssize_t n;
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
 		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (strncmp(buf, prefix, pl) != 0 || buf[pl] == '\0')
+		return false;
+	if (buf[pl] == '/')
+		return (size_t)snprintf(out, PATH_MAX, "%s", buf + pl) < PATH_MAX;
+	return (size_t)snprintf(out, PATH_MAX, "%s/%s", base, buf + pl) < PATH_MAX;
+}
+
+/*
+ * The configs of the git directory gd, the way git reads them (the review
+ * of round 35, F1, F2): gd's `config` and `config.worktree`; for a linked
+ * worktree's git directory, its common directory's (`commondir`) too; and
+ * each submodule's git directory under `modules/` (`modules/NAME/config`,
+ * nested `modules/A/modules/B/`), depth bounded. 0 or -1.
+ */
+static int remask_git_dir(struct remask_walk *w, const char *gd, int depth)
+{
+	static const char *const files[] = {"config", "config.worktree"};
+	char real[PATH_MAX], p[PATH_MAX + 32], common[PATH_MAX];
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	size_t mods = 0;
+	int rc = 0;
+
+	if (realpath(gd, real) == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    strv_has(&w->gitdirs, real))
+		return 0;
+	if (w->gitdirs.n >= REMASK_GITDIRS_MAX) {
+		w->cut = true;
+		return 0;
+	}
+	if (strv_add(&w->gitdirs, real) < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_LEN(files); i++)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", real, files[i]) < sizeof(p) &&
+		    remask_file(w, p, true) < 0)
+			return -1;
+	if ((size_t)snprintf(p, sizeof(p), "%s/commondir", real) < sizeof(p) &&
+	    remask_git_pointer(p, "", real, common) && remask_git_dir(w, common, depth) < 0)
+		return -1;
+	if (depth >= 4 || (size_t)snprintf(p, sizeof(p), "%s/modules", real) >= sizeof(p) ||
+	    (d = opendir(p)) == NULL)
+		return 0;
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		char sub[PATH_MAX + 300];
+
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' || strcmp(de->d_name, "..") == 0))
+			continue;
+		if (++mods > REMASK_MODULES_MAX) {
+			w->cut = true;
+			break;
+		}
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", p, de->d_name) < sizeof(sub))
+			rc = remask_git_dir(w, sub, depth + 1);
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Every git repository holding dir, from dir up to /: the dot files at
+ * the top of each and its git directory's configs (remask_git_dir()),
+ * the `.git` directory or the file naming it (`gitdir: PATH`, a linked
+ * worktree's or a submodule's work tree) resolved as git does (the
+ * review of round 34, M2: a remote URL https://x:TOKEN@host/ a clone
+ * with $TOKEN wrote; of round 35, F1, F2, F2b: a linked worktree, a
+ * submodule, a repository nested in another). 0 or -1.
+ */
+static int remask_git_up(struct remask_walk *w, const char *dir)
+{
+	char top[PATH_MAX];
+
+	if (dir == NULL || dir[0] != '/' || snprintf(top, sizeof(top), "%s", dir) >= (int)sizeof(top))
+		return 0;
 	for (;;) {
-		char g[PATH_MAX];
+		char g[PATH_MAX + 8], gd[PATH_MAX];
+		struct stat st;
 		char *slash;
 
-		if ((size_t)snprintf(g, sizeof(g), "%s/.git", top) < sizeof(g) && access(g, F_OK) == 0)
-			return true;
+		if ((size_t)snprintf(g, sizeof(g), "%s/.git", strcmp(top, "/") == 0 ? "" : top) < sizeof(g) &&
+		    stat(g, &st) == 0) {
+			if (remask_dir(w, top, true) < 0)
+				return -1;
+			if (S_ISDIR(st.st_mode) ? remask_git_dir(w, g, 0) < 0
+						: (remask_git_pointer(g, "gitdir: ", top, gd) &&
+						   remask_git_dir(w, gd, 0) < 0))
+				return -1;
+		}
 		slash = strrchr(top, '/');
-		if (slash == NULL || slash == top)
-			return false;
-		*slash = '\0';
+		if (slash == NULL || strcmp(top, "/") == 0)
+			return 0;
+		if (slash == top)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
 	}
 }
 
@@ -1952,7 +2057,9 @@ static bool remask_git_top(const char *dir, char *top)
  * (round 34 of the attack: SPEC §4, the sandbox never holds a real
  * value). Searched: the home's rows of the mandatory table that stay
  * readable (a directory row: its files), every dot file at the top of the
- * home and of the working directory. Not searched: files past
+ * home, of the working directory, of each writable tree and of every
+ * repository holding one of them (remask_git_up()), and those
+ * repositories' configs. Not searched: files past
  * REMASK_FILE_MAX (named in a line) and past the REMASK_FILES_MAX-th; any
  * other file (docs/masking.md). 0, or -1 after logging.
  */
@@ -1990,25 +2097,14 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 		if (remask_dir(&w, h->home, true) < 0)
 			goto out;
 	}
-	/* The working directory, the top of its repository with that
-	 * repository's config (a remote URL https://x:TOKEN@host/ that a
-	 * clone with $TOKEN wrote: the review of round 34, M2), and the top
-	 * of each writable tree. */
-	if (h->cwd != NULL) {
-		char top[PATH_MAX], cfg[PATH_MAX + 16];
-
-		if (remask_dir(&w, h->cwd, true) < 0)
-			goto out;
-		if (remask_git_top(h->cwd, top)) {
-			if (remask_dir(&w, top, true) < 0)
-				goto out;
-			if ((size_t)snprintf(cfg, sizeof(cfg), "%s/.git/config", top) < sizeof(cfg) &&
-			    access(cfg, F_OK) == 0 && remask_file(&w, cfg, true) < 0)
-				goto out;
-		}
-	}
+	/* The working directory; every repository holding it or a writable
+	 * tree, with its configs (remask_git_up()); the top of each writable
+	 * tree. */
+	if (h->cwd != NULL && (remask_dir(&w, h->cwd, true) < 0 || remask_git_up(&w, h->cwd) < 0))
+		goto out;
 	for (size_t i = 0; i < pl->allow_write.n; i++)
-		if (remask_dir(&w, pl->allow_write.v[i], true) < 0)
+		if (remask_dir(&w, pl->allow_write.v[i], true) < 0 ||
+		    remask_git_up(&w, pl->allow_write.v[i]) < 0)
 			goto out;
 	if (w.said.n > 0 && !s->quiet)
 		say_paths(&w.said, "",
@@ -2024,6 +2120,7 @@ out:
 	strv_free(&w.seen);
 	strv_free(&w.said);
 	strv_free(&w.big);
+	strv_free(&w.gitdirs);
 	return rc;
 }
 

@@ -27,6 +27,7 @@
  * under /var/tmp: the sandbox's /tmp is private.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -929,6 +930,92 @@ static void test_remask_inputs(void)
 	(void)rmdir(at(path, "work/.git"));
 }
 
+/* Runs the shell script fmt (printf-style) in root with the host's git,
+ * as a user's: a fixed name and e-mail, no system or global config. 0
+ * when it exits 0. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char script[8192], full[9000];
+	char *argv[] = {"sh", "-ec", full, NULL};
+	char *out = NULL, *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vsnprintf(script, sizeof(script), fmt, ap);
+	va_end(ap);
+	if (rc < 0 || (size_t)rc >= sizeof(script))
+		return -1;
+	if (snprintf(full, sizeof(full),
+		     "export HOME='%s/githome' GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t "
+		     "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; cd '%s'\n%s",
+		     root, root, script) >= (int)sizeof(full))
+		return -1;
+	rc = test_run_capture(argv, &out, &err, 60000);
+	if (rc != 0)
+		fprintf(stderr, "\n  setup script failed (%d)\n", rc);
+	free(out);
+	free(err);
+	return rc;
+}
+
+/*
+ * The review of round 35 (F1, F2, F2b): the repository configs git reads
+ * from the working directory besides the nearest `.git/config`, each
+ * holding a remote URL with the masked value (a clone with $TOKEN wrote
+ * it): a linked worktree (its `.git` a file naming
+ * `main/.git/worktrees/wt`; the config is the common directory's), a
+ * submodule's work tree (`.git/modules/lib/config`, from the submodule
+ * and from the superproject), and a repository nested in another (the
+ * outer one's). Real git in the sandbox prints the remote: the sentinel.
+ */
+static void test_remask_git_layouts(void)
+{
+	static const struct {
+		const char *cwd, *script;
+	} runs[] = {
+		{"g35/wt", "git remote -v\ncat \"$(git rev-parse --git-common-dir)/config\"\n"},
+		{"g35/super/lib", "git remote -v\ncat \"$(git rev-parse --git-dir)/config\"\n"},
+		{"g35/super", "cat .git/modules/lib/config\n"},
+		{"g35/outer/vendor/inner", "git -C ../.. remote -v\n"},
+	};
+	char gh[64], home[PATH_MAX], pol[PATH_MAX], cwd[PATH_MAX], sc[PATH_MAX];
+	const char *env[] = {gh, "GIT_CONFIG_NOSYSTEM=1", NULL};
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	CU_ASSERT_EQUAL_FATAL(
+		sh("mkdir -p g35 githome && cd g35 && U='https://x-access-token:%s@h.example/o/r.git'\n"
+		   "git init -q main && git -C main commit -q --allow-empty -m init && "
+		   "git -C main remote add origin \"$U\" && git -C main worktree add -q ../wt 2>/dev/null\n"
+		   "git init -q super && mkdir -p super/.git/modules && "
+		   "git init -q --separate-git-dir super/.git/modules/lib super/lib && "
+		   "git -C super/lib remote add origin \"$U\"\n"
+		   "git init -q outer && git -C outer remote add origin \"$U\" && git init -q outer/vendor/inner\n",
+		   real_token),
+		0);
+	for (size_t i = 0; i < ARRAY_LEN(runs); i++) {
+		struct test_sbx_run r = {at(cwd, runs[i].cwd), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env,
+					 NULL};
+		char *out = NULL, *err = NULL;
+		int st;
+
+		snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+		CU_ASSERT_EQUAL_FATAL(test_write_file(sc, runs[i].script, strlen(runs[i].script)), 0);
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+		ROW(st == 0, "%s: status %d", runs[i].cwd, st);
+		ROW(!test_has(out, real_token) && !test_has(err, real_token),
+		    "%s: the real value reached the command", runs[i].cwd);
+		ROW(test_has(out, "https://x-access-token:ghp_"), "%s: no remote URL with the sentinel: %s",
+		    runs[i].cwd, test_has(out, real_token) ? "(withheld)" : out ? out : "");
+		ROW(test_has(err, "/config") && test_has(err, "held a masked credential's real value"), "%s: run did not say so",
+		    runs[i].cwd);
+		free(out);
+		free(err);
+	}
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -1136,6 +1223,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in another variable, the arguments, ~/.bashrc or .env reaches the "
 		 "command as its sentinel",
 		 test_remask_inputs);
+	test_add(s, "a masked value in the config of a linked worktree, a submodule or an outer repository "
+		 "reaches the command as its sentinel",
+		 test_remask_git_layouts);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);
