@@ -1828,72 +1828,106 @@ done:
 	return rc;
 }
 
-/* Whether a dot file's name is where tokens are usually written
- * (searched before the others, whatever the directory's order: the
- * review of round 34, M1, pushed .env past the bound with 100,000 dot
- * files). 0: one of the usual names, searched whatever the bound; 1:
- * another .env*, first under the bound; 2: any other. */
+/* The names tokens are usually written under: checked in each searched
+ * directory by name, before and whatever its listing (the review of
+ * round 34, M1, pushed .env past the bound with 100,000 dot files; of
+ * round 35, F4, past the listing bound in the directory's order). */
+static const char *const remask_names[] = {
+	".env", ".envrc", ".npmrc", ".netrc", ".pypirc", ".yarnrc", ".yarnrc.yml", ".secrets", ".credentials",
+	".profile", ".bashrc", ".zshrc", ".zshenv", ".gitconfig", ".git-credentials", ".pgpass", ".env.local",
+	".env.development", ".env.production", ".env.test", ".env.staging", ".env.development.local",
+	".env.production.local", ".env.test.local", ".env.secret", ".env.secrets"};
+
+/* Whether a dot file's name is one of remask_names[] (0), another .env*
+ * (1) or any other (2). */
 static int remask_first(const char *name)
 {
-	static const char *const names[] = {".env", ".envrc", ".npmrc", ".netrc", ".pypirc", ".yarnrc",
-					    ".yarnrc.yml", ".secrets", ".credentials", ".profile", ".bashrc",
-					    ".zshrc", ".zshenv", ".gitconfig", ".git-credentials", ".pgpass"};
-
-	for (size_t i = 0; i < ARRAY_LEN(names); i++)
-		if (strcmp(name, names[i]) == 0)
+	for (size_t i = 0; i < ARRAY_LEN(remask_names); i++)
+		if (strcmp(name, remask_names[i]) == 0)
 			return 0;
 	return strncmp(name, ".env", 4) == 0 ? 1 : 2;
 }
 
-/* The most entries of one directory listed for the search. */
+/* The most entries of one directory listed for the search (lowered, never
+ * raised, by PASSAVANT_REMASK_LIST_MAX in passavant's own environment: the
+ * tests' knob, as PASSAVANT_SBX_OBJ_BYTES_MAX), and the other .env* of one
+ * directory searched whatever the REMASK_FILES_MAX bound (planted .env*
+ * in one directory do not starve another's: the review of round 35, F4). */
 #define REMASK_LIST_MAX 65536
+#define REMASK_DIR_ENV_MAX 32
+
+static size_t remask_list_max(void)
+{
+	const char *v = getenv("PASSAVANT_REMASK_LIST_MAX");
+	char *end;
+	unsigned long n;
+
+	if (v == NULL || *v == '\0')
+		return REMASK_LIST_MAX;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	return errno != 0 || *end != '\0' || n >= REMASK_LIST_MAX ? REMASK_LIST_MAX : (size_t)n;
+}
 
 /*
- * remask_file() on dir/name for each entry of dir whose name starts with
- * '.' (dots_only) or every entry, regular files only (through links):
- * the usual token files (remask_first()) first, then the others in the
- * directory's order, while the bound lasts. 0 or -1.
+ * remask_file() on dir/name for the usual token names (remask_names[],
+ * by name), then for each entry of dir whose name starts with '.'
+ * (dots_only) or every entry, regular files only (through links): other
+ * .env* first (the first REMASK_DIR_ENV_MAX whatever the bound), then
+ * the others in the directory's order, while the bounds last. 0 or -1.
  */
 static int remask_dir(struct remask_walk *w, const char *dir, bool dots_only)
 {
-	DIR *d = opendir(dir);
+	const char *sep = strcmp(dir, "/") == 0 ? "" : dir;
 	struct strv tier[3] = {{0}, {0}, {0}};
+	size_t listed = 0, max = remask_list_max();
 	struct dirent *de;
-	size_t listed = 0;
 	int rc = 0;
+	DIR *d;
 
-	if (d == NULL)
-		return 0;
+	for (size_t i = 0; i < ARRAY_LEN(remask_names) && rc == 0; i++) {
+		char p[PATH_MAX];
+		struct stat st;
+
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", sep, remask_names[i]) < sizeof(p) &&
+		    stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			rc = remask_file(w, p, true);
+	}
+	if (rc < 0 || (d = opendir(dir)) == NULL)
+		return rc;
 	while ((de = readdir(d)) != NULL) {
+		int t;
+
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    (dots_only && de->d_name[0] != '.') || de->d_type == DT_DIR)
+		    (dots_only && de->d_name[0] != '.') || de->d_type == DT_DIR ||
+		    (t = remask_first(de->d_name)) == 0)
 			continue;
-		if (++listed > REMASK_LIST_MAX) {
+		if (++listed > max) {
 			w->cut = true;
 			break;
 		}
-		if (strv_add(&tier[remask_first(de->d_name)], de->d_name) < 0) {
+		if (strv_add(&tier[t], de->d_name) < 0) {
 			rc = -1;
 			break;
 		}
 	}
 	closedir(d);
-	for (int pass = 0; pass < 3 && rc == 0; pass++) {
+	for (int pass = 1; pass < 3 && rc == 0; pass++) {
 		const struct strv *names = &tier[pass];
 
 		for (size_t i = 0; i < names->n && rc == 0; i++) {
+			bool free_pass = pass == 1 && i < REMASK_DIR_ENV_MAX;
 			char p[PATH_MAX];
 			struct stat st;
 
-			if (pass > 0 && w->looked >= REMASK_FILES_MAX) {
+			if (!free_pass && w->looked >= REMASK_FILES_MAX) {
 				w->cut = true;
 				break;
 			}
-			if ((size_t)snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, names->v[i]) >=
-				    sizeof(p) ||
+			if ((size_t)snprintf(p, sizeof(p), "%s/%s", sep, names->v[i]) >= sizeof(p) ||
 			    stat(p, &st) < 0 || !S_ISREG(st.st_mode))
 				continue;
-			rc = remask_file(w, p, pass == 0);
+			rc = remask_file(w, p, free_pass);
 		}
 	}
 	for (int i = 0; i < 3; i++)

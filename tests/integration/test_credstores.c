@@ -1017,6 +1017,50 @@ static void test_remask_git_layouts(void)
 }
 
 /*
+ * The review of round 35 (F4): the listing bound cut a directory's
+ * listing in its order before the usual names were picked, and planted
+ * .env* in one directory used up the bound of every other. 2,100 empty
+ * ~/.env.jN leave the project's .env.mine (another .env*) searched; with
+ * the listing bound lowered to 4 (the tests' knob), the project's .env
+ * behind 40 other dot files is still found by its name.
+ */
+static void test_remask_bounds(void)
+{
+	static const char *const knob[] = {NULL, "PASSAVANT_REMASK_LIST_MAX=4"};
+	static const char *const file[] = {".env.mine", ".env"};
+	char gh[64], path[PATH_MAX], line[128], script[128];
+	const char *env[] = {gh, NULL, NULL};
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	snprintf(line, sizeof(line), "TOKEN=%s\n", real_token);
+	CU_ASSERT_EQUAL_FATAL(sh("i=0; while [ $i -lt 2100 ]; do : > home/.env.j$i; i=$((i+1)); done\n"
+				 "i=0; while [ $i -lt 40 ]; do : > work/.zp$i; i=$((i+1)); done"),
+			      0);
+	for (size_t i = 0; i < ARRAY_LEN(knob); i++) {
+		char *out = NULL, *err = NULL;
+		int st;
+
+		env[1] = knob[i];
+		CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, i == 0 ? "work/.env.mine" : "work/.env"), line,
+						      strlen(line)),
+				      0);
+		snprintf(script, sizeof(script), "printf 'READ=%%s\\n' \"$(cat %s)\"\n", file[i]);
+		st = run_cst(env, script, &out, &err);
+		ROW(st == 0, "%s: status %d", file[i], st);
+		ROW(!test_has(out, real_token) && !test_has(err, real_token), "%s: the real value reached the command",
+		    file[i]);
+		ROW(test_has(out, "READ=TOKEN=ghp_"), "%s: not the sentinel copy", file[i]);
+		ROW(test_has(err, file[i]) && test_has(err, "held a masked credential's real value"),
+		    "%s: run did not say so", file[i]);
+		free(out);
+		free(err);
+		(void)unlink(path);
+	}
+	CU_ASSERT_EQUAL(sh("rm -f home/.env.j* work/.zp*"), 0);
+}
+
+/*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
  * pattern reached it, its home's stores were read in clear. A real NTFS
@@ -1226,6 +1270,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in the config of a linked worktree, a submodule or an outer repository "
 		 "reaches the command as its sentinel",
 		 test_remask_git_layouts);
+	test_add(s, "planted dot files hide no .env from the re-masker (listing bound, other .env* of "
+		 "another directory)",
+		 test_remask_bounds);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);
