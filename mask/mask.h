@@ -635,6 +635,20 @@ int mask_table_remask(const mask_table_t *t, const void *in, size_t len, char **
 	NONNULL(1, 4, 5) WUNRES;
 
 /*
+ * Whether a real value of at least 8 bytes occurs in the len bytes at in
+ * in a form mask_table_remask() does not rewrite (the review of round 35,
+ * F5): in another case (hex, base32, and the value itself when it has
+ * 16 bytes or more, compared without case), hex, base32, base64 (either alphabet, at any offset in
+ * the decoded bytes) of the value or of its UTF-16LE, in in as it is or
+ * with its white space and backslash-newlines removed, then %XX decoded
+ * up to three times (%25 of %25 of a byte); a part of the value too
+ * (16-byte windows, table.c enc_value_in()). For what `run` hands the
+ * command: a variable found is dropped, an argument refuses the start.
+ * -1 with errno (ENOMEM), 0, or 1. Its scratch copies are wiped.
+ */
+int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len) NONNULL(1) WUNRES;
+
+/*
  * Whether a sentinel (raw or percent-encoded) occurs in buf: returns the
  * credential index of the first value found (lowest value index), or -1
  * when none (or on ENOMEM, errno set). Meant for a header value or target

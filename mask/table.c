@@ -808,6 +808,214 @@ done:
 	return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* Encoded forms of the real values (mask_table_encoded_real())          */
+/* ------------------------------------------------------------------ */
+
+#define ENC_MIN_VALUE 8
+/* The value itself in another case only from this length: a short one
+ * ("password") is a word other text holds. */
+#define ENC_MIN_OTHER_CASE 16
+/* The part of a value looked for, and the most parts of one value. */
+#define ENC_WINDOW 16
+#define ENC_WINDOWS_MAX 16
+
+/* Whether needle[0..nn) occurs in h[0..hn), without case when ci. */
+static bool enc_has(const unsigned char *h, size_t hn, const unsigned char *needle, size_t nn, bool ci)
+{
+	if (nn == 0 || nn > hn)
+		return false;
+	for (size_t i = 0; i + nn <= hn; i++) {
+		size_t k = 0;
+
+		if (ci)
+			while (k < nn && toupper(h[i + k]) == toupper(needle[k]))
+				k++;
+		else
+			while (k < nn && h[i + k] == needle[k])
+				k++;
+		if (k == nn)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The characters of the base-2^bits encoding (alphabet abc) of pad zero
+ * bytes then v[0..n) that depend on v's bits only (the value at byte
+ * offset pad of the encoded stream, modulo the group), into out; their
+ * count.
+ */
+static size_t enc_aligned(const unsigned char *v, size_t n, size_t pad, unsigned bits, const char *abc,
+			  unsigned char *out)
+{
+	size_t total = (pad + n) * 8, o = 0;
+
+	for (size_t c = 0; (c + 1) * bits <= total; c++) {
+		size_t bit = c * bits;
+		unsigned x = 0;
+
+		if (bit < pad * 8)
+			continue;
+		for (unsigned b = 0; b < bits; b++) {
+			size_t at = bit + b - pad * 8;
+			x = x << 1 | ((v[at / 8] >> (7 - at % 8)) & 1u);
+		}
+		out[o++] = (unsigned char)abc[x];
+	}
+	return o;
+}
+
+static int enc_hex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Whether any form of v[0..n) is in h[0..hn); the value itself without
+ * case when other_case. */
+static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, bool other_case,
+			  unsigned char *scratch, unsigned char *wide)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char b64u[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+	static const char hexd[] = "0123456789abcdef";
+	size_t k;
+
+	if (other_case && enc_has(h, hn, v, n, true))
+		return true;
+	for (k = 0; k < n; k++) {
+		scratch[2 * k] = (unsigned char)hexd[v[k] >> 4];
+		scratch[2 * k + 1] = (unsigned char)hexd[v[k] & 15];
+		wide[2 * k] = v[k];
+		wide[2 * k + 1] = 0;
+	}
+	if (enc_has(h, hn, scratch, 2 * n, true))
+		return true;
+	for (size_t pad = 0; pad < 5; pad++) {
+		k = enc_aligned(v, n, pad, 5, b32, scratch);
+		if (enc_has(h, hn, scratch, k, true))
+			return true;
+	}
+	for (size_t pad = 0; pad < 3; pad++)
+		for (int a = 0; a < 2; a++) {
+			const char *abc = a ? b64u : b64;
+
+			k = enc_aligned(v, n, pad, 6, abc, scratch);
+			if (enc_has(h, hn, scratch, k, false))
+				return true;
+			k = enc_aligned(wide, 2 * n, pad, 6, abc, scratch);
+			if (enc_has(h, hn, scratch, k, false))
+				return true;
+		}
+	return false;
+}
+
+/*
+ * Whether a form of v[0..n), or of a part of it, is in h[0..hn): windows
+ * of ENC_WINDOW bytes (the whole value when shorter) every 4th byte and
+ * the last one, ENC_WINDOWS_MAX at most (a longer value's spread evenly),
+ * so that a part of 19 bytes or more of a value of up to 76 is found
+ * (the reproducer of F5 sent base64 of "user:" and 31 bytes of 40).
+ */
+static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, unsigned char *scratch,
+			 unsigned char *wide)
+{
+	size_t w = n < ENC_WINDOW ? n : ENC_WINDOW, stride = 4;
+
+	if (n > w && (n - w) / stride + 1 > ENC_WINDOWS_MAX)
+		stride = (n - w + ENC_WINDOWS_MAX - 2) / (ENC_WINDOWS_MAX - 1);
+	for (size_t j = 0;; j += stride) {
+		if (j + w > n)
+			j = n - w;
+		if (enc_window_in(h, hn, v + j, w, n >= ENC_MIN_OTHER_CASE, scratch, wide))
+			return true;
+		if (j + w >= n)
+			return false;
+	}
+}
+
+/* Whether any value of t long enough has a form in h[0..hn). */
+static bool enc_any_in(const mask_table_t *t, const unsigned char *h, size_t hn, unsigned char *scratch,
+		       unsigned char *wide)
+{
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (t->value[i].len >= ENC_MIN_VALUE &&
+		    enc_value_in(h, hn, (const unsigned char *)t->value[i].real, t->value[i].len, scratch, wide))
+			return true;
+	return false;
+}
+
+/* Contract in mask.h. */
+int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
+{
+	const unsigned char *u = in;
+	unsigned char *flat, *scratch, *wide;
+	size_t maxv = 0, n = 0, cap;
+	bool hit = false;
+
+	if (t->nvalues == 0 || len == 0)
+		return 0;
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (t->value[i].len > maxv)
+			maxv = t->value[i].len;
+	cap = 4 * maxv + 8;
+	flat = malloc(len + 1);
+	scratch = malloc(cap);
+	wide = malloc(cap);
+	if (flat == NULL || scratch == NULL || wide == NULL) {
+		free(flat);
+		free(scratch);
+		free(wide);
+		errno = ENOMEM;
+		return -1;
+	}
+	hit = enc_any_in(t, u, len, scratch, wide);
+	/* White space and backslash-newlines out (base64 in groups, a value
+	 * split over lines), then %XX decoded, three times at most. */
+	for (size_t i = 0; i < len && !hit; i++) {
+		if (u[i] == '\\' && i + 1 < len && (u[i + 1] == '\n' || u[i + 1] == '\r')) {
+			i++;
+			continue;
+		}
+		if (u[i] != ' ' && u[i] != '\t' && u[i] != '\n' && u[i] != '\r')
+			flat[n++] = u[i];
+	}
+	for (int round = 0; round < 4 && !hit; round++) {
+		size_t m = 0;
+
+		if (round > 0 || n != len)
+			hit = enc_any_in(t, flat, n, scratch, wide);
+		if (hit)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			int hi, lo;
+
+			if (flat[i] == '%' && i + 2 < n && (hi = enc_hex(flat[i + 1])) >= 0 &&
+			    (lo = enc_hex(flat[i + 2])) >= 0) {
+				flat[m++] = (unsigned char)(hi << 4 | lo);
+				i += 2;
+			} else {
+				flat[m++] = flat[i];
+			}
+		}
+		if (m == n)
+			break;
+		n = m;
+	}
+	explicit_bzero(flat, len + 1);
+	explicit_bzero(scratch, cap);
+	explicit_bzero(wide, cap);
+	free(flat);
+	free(scratch);
+	free(wide);
+	return hit ? 1 : 0;
+}
+
 int mask_table_write_files(mask_table_t *t, const char *dir, char *err, size_t errlen)
 {
 	for (size_t c = 0; c < t->ncreds; c++) {

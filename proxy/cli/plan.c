@@ -217,19 +217,22 @@ static void say_paths(const struct strv *paths, const char *lead, const char *ta
  * itself under another name, inside a line, in a URL, base64 of
  * "user:VALUE"): the command gets them with the sentinel in its place,
  * set through pl->env_add (round 34 of the attack, M1a: SPEC §4, the
- * sandbox never holds a real value). One notice line with the names,
- * always (a changed value is not the user's to miss). 0 or -1.
+ * sandbox never holds a real value). A variable holding one in a form
+ * the re-masker does not rewrite (mask_table_encoded_real(): hex,
+ * base32, UTF-16, ...; the review of round 35, F5) is dropped. One
+ * notice line for each with the names, always (a changed value is not
+ * the user's to miss). 0 or -1.
  */
 static int remask_env(struct run_plan *pl, const mask_table_t *masks, char *const *env)
 {
-	struct strv names = {0};
+	struct strv names = {0}, dropped = {0};
 	int rc = -1;
 
 	for (char *const *e = env; e != NULL && *e != NULL; e++) {
 		const char *eq = strchr(*e, '=');
-		size_t len = eq != NULL ? (size_t)(eq - *e) : 0, vlen, nlen;
+		size_t len = eq != NULL ? (size_t)(eq - *e) : 0, vlen, nlen = 0;
 		char *val = NULL, *entry, *name;
-		int r;
+		int r, enc;
 
 		if (len == 0 || env_sets(&pl->env_add, *e, len))
 			continue;
@@ -248,6 +251,22 @@ static int remask_env(struct run_plan *pl, const mask_table_t *masks, char *cons
 			log_warn("run: re-masking the environment");
 			free(name);
 			goto out;
+		}
+		enc = mask_table_encoded_real(masks, r == 1 ? val : eq + 1, r == 1 ? nlen : vlen);
+		if (enc < 0) {
+			log_warn("run: re-masking the environment");
+			free(val);
+			free(name);
+			goto out;
+		}
+		if (enc == 1) {
+			free(val);
+			if (strv_add(&pl->env_remove, name) < 0 || strv_add(&dropped, name) < 0) {
+				free(name);
+				goto out;
+			}
+			free(name);
+			continue;
 		}
 		if (r == 0) {
 			free(name);
@@ -270,9 +289,15 @@ static int remask_env(struct run_plan *pl, const mask_table_t *masks, char *cons
 		say_paths(&names, "",
 			  " held a masked credential's real value: the command gets the sentinel in its place "
 			  "(the proxy puts the value back on requests to its injectHosts)");
+	if (dropped.n > 0)
+		say_paths(&dropped, "",
+			  " held a masked credential's real value encoded (hex, base32, base64 of it or of "
+			  "its UTF-16, percent-encoded twice, split by a backslash-newline, in another case, or a part of it): "
+			  "not passed to the command");
 	rc = 0;
 out:
 	strv_free(&names);
+	strv_free(&dropped);
 	return rc;
 }
 

@@ -243,7 +243,10 @@ static int run_parse(int argc, char **argv, struct run *run, const char **policy
  * real value there, which every process of the sandbox reads in
  * /proc/PID/cmdline (round 34 of the attack, M1b). A new NULL-terminated
  * array (*out, free with free_remasked_argv()) whose changed entries are
- * ours; one line names their positions. 0, or -1 after logging.
+ * ours; one line names their positions. An argument holding a real value
+ * in a form the re-masker does not rewrite (mask_table_encoded_real(),
+ * the review of round 35, F5) refuses the start, naming its position,
+ * not its value. 0, or -1 after logging.
  */
 static int remask_argv(const mask_table_t *masks, char **argv, char ***out, bool quiet)
 {
@@ -261,7 +264,7 @@ static int remask_argv(const mask_table_t *masks, char **argv, char ***out, bool
 	for (size_t i = 0; i < n; i++) {
 		char *r = NULL;
 		size_t rlen;
-		int rc = masks != NULL ? mask_table_remask(masks, argv[i], strlen(argv[i]), &r, &rlen) : 0;
+		int rc = masks != NULL ? mask_table_remask(masks, argv[i], strlen(argv[i]), &r, &rlen) : 0, enc;
 
 		if (rc < 0) {
 			log_warn("run: re-masking the command's arguments");
@@ -272,6 +275,22 @@ static int remask_argv(const mask_table_t *masks, char **argv, char ***out, bool
 			return -1;
 		}
 		v[i] = rc == 1 ? r : argv[i];
+		enc = masks != NULL ? mask_table_encoded_real(masks, v[i], strlen(v[i])) : 0;
+		if (enc != 0) {
+			if (enc < 0)
+				log_warn("run: re-masking the command's arguments");
+			else
+				log_warnx("the command's argument %zu holds a masked credential's real value "
+					  "encoded (hex, base32, base64 of it or of its UTF-16, percent-encoded "
+					  "twice, split by a backslash-newline, in another case, or a part of it); the command was "
+					  "not started",
+					  i);
+			for (size_t k = 0; k <= i; k++)
+				if (v[k] != argv[k])
+					free(v[k]);
+			free(v);
+			return -1;
+		}
 		if (rc == 1 && plen < sizeof(pos) - 16)
 			plen += (size_t)snprintf(pos + plen, sizeof(pos) - plen, "%s%zu", plen ? ", " : "", i);
 	}

@@ -26,6 +26,7 @@
  * the reason printed, unless PASSAVANT_SANDBOX_MUST_WORK=1. The tree lives
  * under /var/tmp: the sandbox's /tmp is private.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -1060,6 +1061,136 @@ static void test_remask_bounds(void)
 	CU_ASSERT_EQUAL(sh("rm -f home/.env.j* work/.zp*"), 0);
 }
 
+/* Upper-case hex, base32 and base64 of UTF-16LE of the n bytes at in;
+ * malloc'd. */
+static char *test_hex(const char *in, size_t n)
+{
+	char *o = malloc(2 * n + 1);
+
+	for (size_t i = 0; o != NULL && i < n; i++)
+		snprintf(o + 2 * i, 3, "%02X", (unsigned char)in[i]);
+	return o;
+}
+
+static char *test_base32(const char *in, size_t n)
+{
+	static const char d[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+	char *o = malloc(8 * ((n + 4) / 5) + 1), *p = o;
+	size_t bits = 0;
+	unsigned acc = 0;
+
+	if (o == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		acc = (acc << 8 | (unsigned char)in[i]) & 0xfff;
+		bits += 8;
+		while (bits >= 5) {
+			*p++ = d[acc >> (bits - 5) & 31];
+			bits -= 5;
+		}
+	}
+	if (bits > 0)
+		*p++ = d[acc << (5 - bits) & 31];
+	while ((p - o) % 8 != 0)
+		*p++ = '=';
+	*p = '\0';
+	return o;
+}
+
+static char *test_b64_utf16(const char *in, size_t n)
+{
+	char wide[256];
+
+	if (2 * n > sizeof(wide))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		wide[2 * i] = in[i];
+		wide[2 * i + 1] = 0;
+	}
+	return test_base64(wide, 2 * n);
+}
+
+/*
+ * The review of round 35 (F5): other variables holding the masked value
+ * in forms the re-masker does not rewrite (hex in upper case, base32,
+ * the value upper-cased, base64 of its UTF-16LE, base64 of "user:VALUE"
+ * in groups split by spaces, %25-encoded twice, split by a
+ * backslash-newline, base64 of "user:" and 31 bytes of the 40) are
+ * dropped, named in a line; an argument holding
+ * its hex refuses the start, naming the argument's position.
+ */
+static void test_remask_encoded(void)
+{
+	char gh[64], vhex[128], vb32[128], vup[64], vu16[160], vsp[128], vpct[400], vcont[80], user[64], vpart[96];
+	char *hex = test_hex(real_token, strlen(real_token)), *b32 = test_base32(real_token, strlen(real_token));
+	char *u16 = test_b64_utf16(real_token, strlen(real_token)), *b64 = NULL, *part = NULL;
+	const char *env[] = {gh, vhex, vb32, vup, vu16, vsp, vpct, vcont, vpart, NULL};
+	const char *args[] = {"x", NULL, NULL};
+	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	static const char script[] = "env | grep -A1 '^V_'\necho RAN\n";
+	char *out = NULL, *err = NULL;
+	size_t o;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(hex != NULL && b32 != NULL && u16 != NULL);
+	snprintf(user, sizeof(user), "user:%s", real_token);
+	b64 = test_base64(user, strlen(user));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b64);
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	snprintf(vhex, sizeof(vhex), "V_HEX=%s", hex);
+	snprintf(vb32, sizeof(vb32), "V_B32=%s", b32);
+	o = (size_t)snprintf(vup, sizeof(vup), "V_UP=");
+	for (const char *c = real_token; *c != '\0' && o + 1 < sizeof(vup); c++)
+		vup[o++] = (char)toupper((unsigned char)*c);
+	vup[o] = '\0';
+	snprintf(vu16, sizeof(vu16), "V_U16=%s", u16);
+	snprintf(vsp, sizeof(vsp), "V_B64SP=%.16s %.16s %s", b64, b64 + 16, b64 + 32);
+	o = (size_t)snprintf(vpct, sizeof(vpct), "V_PCT=");
+	for (const char *c = real_token; *c != '\0' && o + 6 < sizeof(vpct); c++)
+		o += (size_t)snprintf(vpct + o, sizeof(vpct) - o, "%%25%02X", (unsigned char)*c);
+	snprintf(vcont, sizeof(vcont), "V_CONT=%.12s\\\n%s", real_token, real_token + 12);
+	/* the reproducer's: base64 of "user:" and the value's first 31 bytes */
+	snprintf(user, sizeof(user), "user:%.31s", real_token);
+	part = test_base64(user, strlen(user));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+	snprintf(vpart, sizeof(vpart), "V_PART=%.16s %.16s %s", part, part + 16, part + 32);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "status %d", st);
+	for (size_t i = 1; env[i] != NULL; i++) {
+		const char *v = strchr(env[i], '=') + 1;
+		char head[40], name[24];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(strchr(env[i], '=') - env[i]), env[i]);
+		snprintf(head, sizeof(head), "%s=", name);
+		ROW(!test_has(out, head) && !test_has(out, v), "%s reached the command", name);
+		ROW(test_has(err, name), "%s was not named", name);
+	}
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value reached the command");
+	ROW(test_has(err, "encoded") && test_has(err, "not passed to the command"), "no line named the variables");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* an argument holding its hex refuses the start */
+	env[1] = NULL;
+	args[1] = hex;
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st != 0 && !test_has(out, "RAN"), "the command started with the hex of the value in its arguments");
+	ROW(test_has(err, "argument 3 holds a masked credential's real value encoded"),
+	    "run did not name the argument: %s", err != NULL && !test_has(err, hex) ? err : "(withheld)");
+	ROW(!test_has(err, hex) && !test_has(err, real_token), "run printed the value");
+	free(out);
+	free(err);
+	free(hex);
+	free(b32);
+	free(u16);
+	free(b64);
+	free(part);
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -1273,6 +1404,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "planted dot files hide no .env from the re-masker (listing bound, other .env* of "
 		 "another directory)",
 		 test_remask_bounds);
+	test_add(s, "a masked value hex, base32, UTF-16, upper-cased, %25-encoded twice or split in another "
+		 "variable is dropped; in an argument it refuses the start",
+		 test_remask_encoded);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

@@ -504,6 +504,63 @@ static void test_inbound(void)
 	fx_teardown(&f);
 }
 
+/* The forms mask_table_encoded_real() finds (the review of round 35, F5),
+ * at every base64 offset and in either alphabet, and what it leaves. */
+static void test_encoded_real(void)
+{
+	struct fx f;
+	const char *sent;
+	char buf[1024], enc[512];
+	unsigned char raw[256];
+	size_t n = strlen(REAL_GH);
+	long el;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	sent = f.t->value[value_of(f.t, REAL_GH)].sent;
+	for (size_t pad = 0; pad < 3; pad++) {
+		memcpy(raw, "ab", pad);
+		memcpy(raw + pad, REAL_GH, n);
+		el = mask_b64_encode(raw, pad + n, enc, sizeof(enc));
+		CU_ASSERT_FATAL(el > 0);
+		enc[el] = '\0';
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, enc, (size_t)el), 1);
+		for (char *c = enc; *c != '\0'; c++)
+			*c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+		snprintf(buf, sizeof(buf), "Basic %s", enc);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	}
+	for (size_t i = 0; i < n; i++) { /* UTF-16LE */
+		raw[2 * i] = (unsigned char)REAL_GH[i];
+		raw[2 * i + 1] = 0;
+	}
+	el = mask_b64_encode(raw, 2 * n, enc, sizeof(enc));
+	CU_ASSERT_FATAL(el > 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, enc, (size_t)el), 1);
+	for (size_t i = 0; i < n; i++) /* hex, upper case */
+		snprintf(buf + 2 * i, 3, "%02X", (unsigned char)REAL_GH[i]);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, 2 * n), 1);
+	for (size_t i = 0; i < n; i++) /* %25-encoded twice */
+		snprintf(buf + 5 * i, 6, "%%25%02x", (unsigned char)REAL_GH[i]);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, 5 * n), 1);
+	for (size_t i = 0; i <= n; i++) /* upper case */
+		buf[i] = (char)toupper((unsigned char)REAL_GH[i]);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, n), 1);
+	snprintf(buf, sizeof(buf), "%.10s\\\n%s", REAL_GH, REAL_GH + 10);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	snprintf(buf, sizeof(buf), "part=%.20s", REAL_GH + 7); /* 20 bytes of 38 */
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	/* left: the sentinel in every form, a short part, other text */
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, sent, strlen(sent)), 0);
+	el = mask_b64_encode((const unsigned char *)sent, strlen(sent), enc, sizeof(enc));
+	CU_ASSERT_FATAL(el > 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, enc, (size_t)el), 0);
+	snprintf(buf, sizeof(buf), "x %.12s y", REAL_GH + 4);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 0);
+	snprintf(buf, sizeof(buf), "PATH=/usr/bin:/bin LANG=C.UTF-8 %%2520 ghp_ %%2567hp_ 0123 abcdef ABCD");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 0);
+	fx_teardown(&f);
+}
+
 static void test_b64(void)
 {
 	static const char *const vec[][2] = {
@@ -897,6 +954,8 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "outbound eligibility: host, injectIn, TLS, cache", test_outbound);
 	test_add(s, "inbound remask", test_inbound);
 	test_add(s, "base64", test_b64);
+	test_add(s, "encoded forms of real values found (hex, base64 in either alphabet at every offset, UTF-16, case, %25, parts)",
+		 test_encoded_real);
 	test_add(s, "Authorization: Basic substitution", test_basic);
 	test_add(s, "refusals: short at start, missing file", test_refusals);
 	test_add(s, "secret arena: locked, aligned, wiped", test_secrets);
