@@ -2118,7 +2118,8 @@ static int remask_git_up(struct remask_walk *w, const char *dir)
  * readable (a directory row: its files), every dot file at the top of the
  * home, of the working directory, of each writable tree and of every
  * repository holding one of them (remask_git_up()), and those
- * repositories' configs. Not searched: files past
+ * repositories' configs, with the git directory GIT_DIR or GIT_COMMON_DIR
+ * names. Not searched: files past
  * REMASK_FILE_MAX (named in a line) and past the REMASK_FILES_MAX-th; any
  * other file (docs/masking.md). 0, or -1 after logging.
  */
@@ -2161,6 +2162,23 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 	 * tree. */
 	if (h->cwd != NULL && (remask_dir(&w, h->cwd, true) < 0 || remask_git_up(&w, h->cwd) < 0))
 		goto out;
+	/* The git directory the host's GIT_DIR or GIT_COMMON_DIR names (the
+	 * command inherits them: git uses that repository wherever it runs). */
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
+		const char *e = h->env[i], *val = NULL;
+		char gd[PATH_MAX];
+
+		if (strncmp(e, "GIT_DIR=", 8) == 0)
+			val = e + 8;
+		else if (strncmp(e, "GIT_COMMON_DIR=", 15) == 0)
+			val = e + 15;
+		if (val == NULL || val[0] == '\0' || (val[0] != '/' && h->cwd == NULL) ||
+		    (size_t)snprintf(gd, sizeof(gd), "%s%s%s", val[0] == '/' ? "" : h->cwd, val[0] == '/' ? "" : "/",
+				     val) >= sizeof(gd))
+			continue;
+		if (remask_git_dir(&w, gd, 0) < 0)
+			goto out;
+	}
 	for (size_t i = 0; i < pl->allow_write.n; i++)
 		if (remask_dir(&w, pl->allow_write.v[i], true) < 0 ||
 		    remask_git_up(&w, pl->allow_write.v[i]) < 0)

@@ -968,21 +968,24 @@ static int sh(const char *fmt, ...)
  * it): a linked worktree (its `.git` a file naming
  * `main/.git/worktrees/wt`; the config is the common directory's), a
  * submodule's work tree (`.git/modules/lib/config`, from the submodule
- * and from the superproject), and a repository nested in another (the
- * outer one's). Real git in the sandbox prints the remote: the sentinel.
+ * and from the superproject), a repository nested in another (the
+ * outer one's), and the repository the host's GIT_DIR names. Real git in
+ * the sandbox prints the remote: the sentinel.
  */
 static void test_remask_git_layouts(void)
 {
 	static const struct {
 		const char *cwd, *script;
+		bool git_dir;
 	} runs[] = {
-		{"g35/wt", "git remote -v\ncat \"$(git rev-parse --git-common-dir)/config\"\n"},
-		{"g35/super/lib", "git remote -v\ncat \"$(git rev-parse --git-dir)/config\"\n"},
-		{"g35/super", "cat .git/modules/lib/config\n"},
-		{"g35/outer/vendor/inner", "git -C ../.. remote -v\n"},
+		{"g35/wt", "git remote -v\ncat \"$(git rev-parse --git-common-dir)/config\"\n", false},
+		{"g35/super/lib", "git remote -v\ncat \"$(git rev-parse --git-dir)/config\"\n", false},
+		{"g35/super", "cat .git/modules/lib/config\n", false},
+		{"g35/outer/vendor/inner", "git -C ../.. remote -v\n", false},
+		{"work", "git remote -v\n", true},
 	};
-	char gh[64], home[PATH_MAX], pol[PATH_MAX], cwd[PATH_MAX], sc[PATH_MAX];
-	const char *env[] = {gh, "GIT_CONFIG_NOSYSTEM=1", NULL};
+	char gh[64], home[PATH_MAX], pol[PATH_MAX], cwd[PATH_MAX], sc[PATH_MAX], gd[PATH_MAX + 16];
+	const char *env[] = {gh, "GIT_CONFIG_NOSYSTEM=1", NULL, NULL};
 
 	SKIP_IF_NEEDED();
 	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
@@ -1002,6 +1005,8 @@ static void test_remask_git_layouts(void)
 		char *out = NULL, *err = NULL;
 		int st;
 
+		snprintf(gd, sizeof(gd), "GIT_DIR=%s/g35/outer/.git", root);
+		env[2] = runs[i].git_dir ? gd : NULL;
 		snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
 		CU_ASSERT_EQUAL_FATAL(test_write_file(sc, runs[i].script, strlen(runs[i].script)), 0);
 		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
@@ -1398,8 +1403,8 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in another variable, the arguments, ~/.bashrc or .env reaches the "
 		 "command as its sentinel",
 		 test_remask_inputs);
-	test_add(s, "a masked value in the config of a linked worktree, a submodule or an outer repository "
-		 "reaches the command as its sentinel",
+	test_add(s, "a masked value in the config of a linked worktree, a submodule, an outer repository or "
+		 "GIT_DIR's reaches the command as its sentinel",
 		 test_remask_git_layouts);
 	test_add(s, "planted dot files hide no .env from the re-masker (listing bound, other .env* of "
 		 "another directory)",
