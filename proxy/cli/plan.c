@@ -2022,17 +2022,16 @@ static bool remask_git_pointer(const char *file, const char *prefix, const char 
  * of round 35, F1, F2): gd's `config` and `config.worktree`; for a linked
  * worktree's git directory, its common directory's (`commondir`) too; and
  * each submodule's git directory under `modules/` (`modules/NAME/config`,
- * nested `modules/A/modules/B/`), depth bounded. 0 or -1.
+ * a NAME with slashes, nested `modules/A/modules/B/`:
+ * remask_git_modules()), depth bounded. 0 or -1.
  */
+static int remask_git_modules(struct remask_walk *w, const char *dir, int depth);
+
 static int remask_git_dir(struct remask_walk *w, const char *gd, int depth)
 {
 	static const char *const files[] = {"config", "config.worktree"};
 	char real[PATH_MAX], p[PATH_MAX + 32], common[PATH_MAX];
 	struct stat st;
-	DIR *d;
-	struct dirent *de;
-	size_t mods = 0;
-	int rc = 0;
 
 	if (realpath(gd, real) == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) ||
 	    strv_has(&w->gitdirs, real))
@@ -2050,20 +2049,44 @@ static int remask_git_dir(struct remask_walk *w, const char *gd, int depth)
 	if ((size_t)snprintf(p, sizeof(p), "%s/commondir", real) < sizeof(p) &&
 	    remask_git_pointer(p, "", real, common) && remask_git_dir(w, common, depth) < 0)
 		return -1;
-	if (depth >= 4 || (size_t)snprintf(p, sizeof(p), "%s/modules", real) >= sizeof(p) ||
-	    (d = opendir(p)) == NULL)
+	if ((size_t)snprintf(p, sizeof(p), "%s/modules", real) >= sizeof(p))
+		return 0;
+	return remask_git_modules(w, p, depth);
+}
+
+/*
+ * The submodules' git directories under dir (a git directory's
+ * `modules/`): each entry holding a HEAD is one (remask_git_dir()); any
+ * other directory is a part of a submodule's name (`modules/vendor/lib`
+ * for the submodule named vendor/lib), searched below. Six levels and
+ * REMASK_MODULES_MAX entries a directory at most. 0 or -1.
+ */
+static int remask_git_modules(struct remask_walk *w, const char *dir, int depth)
+{
+	struct dirent *de;
+	size_t mods = 0;
+	int rc = 0;
+	DIR *d;
+
+	if (depth >= 6 || (d = opendir(dir)) == NULL)
 		return 0;
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		char sub[PATH_MAX + 300];
+		char sub[PATH_MAX], head[PATH_MAX + 8];
+		struct stat st;
 
-		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' || strcmp(de->d_name, "..") == 0))
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (++mods > REMASK_MODULES_MAX) {
 			w->cut = true;
 			break;
 		}
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", p, de->d_name) < sizeof(sub))
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= sizeof(sub) ||
+		    stat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if ((size_t)snprintf(head, sizeof(head), "%s/HEAD", sub) < sizeof(head) && access(head, F_OK) == 0)
 			rc = remask_git_dir(w, sub, depth + 1);
+		else
+			rc = remask_git_modules(w, sub, depth + 1);
 	}
 	closedir(d);
 	return rc;

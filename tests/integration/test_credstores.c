@@ -968,7 +968,8 @@ static int sh(const char *fmt, ...)
  * it): a linked worktree (its `.git` a file naming
  * `main/.git/worktrees/wt`; the config is the common directory's), a
  * submodule's work tree (`.git/modules/lib/config`, from the submodule
- * and from the superproject), a repository nested in another (the
+ * and from the superproject; `.git/modules/vendor/lib2/config` of the
+ * submodule named vendor/lib2), a repository nested in another (the
  * outer one's), and the repository the host's GIT_DIR names. Real git in
  * the sandbox prints the remote: the sentinel.
  */
@@ -981,6 +982,7 @@ static void test_remask_git_layouts(void)
 		{"g35/wt", "git remote -v\ncat \"$(git rev-parse --git-common-dir)/config\"\n", false},
 		{"g35/super/lib", "git remote -v\ncat \"$(git rev-parse --git-dir)/config\"\n", false},
 		{"g35/super", "cat .git/modules/lib/config\n", false},
+		{"g35/super", "cat .git/modules/vendor/lib2/config\n", false},
 		{"g35/outer/vendor/inner", "git -C ../.. remote -v\n", false},
 		{"work", "git remote -v\n", true},
 	};
@@ -995,7 +997,9 @@ static void test_remask_git_layouts(void)
 		   "git -C main remote add origin \"$U\" && git -C main worktree add -q ../wt 2>/dev/null\n"
 		   "git init -q super && mkdir -p super/.git/modules && "
 		   "git init -q --separate-git-dir super/.git/modules/lib super/lib && "
-		   "git -C super/lib remote add origin \"$U\"\n"
+		   "git -C super/lib remote add origin \"$U\" && mkdir -p super/.git/modules/vendor && "
+		   "git init -q --separate-git-dir super/.git/modules/vendor/lib2 super/vendor/lib2 && "
+		   "git -C super/vendor/lib2 remote add origin \"$U\"\n"
 		   "git init -q outer && git -C outer remote add origin \"$U\" && git init -q outer/vendor/inner\n",
 		   real_token),
 		0);
