@@ -21,8 +21,8 @@
  *     sequence it stands for;
  *   - BEL, BS, HT, LF, VT, FF, CR;
  *   - whole escape sequences from a short list, each re-emitted only once
- *     complete: the screen's own (cursor, erase, scroll, SGR, modes, the
- *     title stack), the window title (OSC 0/1/2, printable), the colour
+ *     complete: the screen's own (cursor, erase, scroll, SGR, modes),
+ *     the window title (OSC 0/1/2, printable), the colour
  *     queries (OSC 4/10-19 with "?"), charset designations of ASCII, DEC
  *     graphics and UK.
  * Everything else, whole sequences included, is dropped: a sequence is
@@ -59,11 +59,14 @@ enum ttyf_state {
 };
 
 /* The DEC private modes whose change outlasts the command (the bit each
- * gets in f->dec_set / f->dec_val), and their defaults. */
+ * gets in f->dec_set / f->dec_val: 32 at most), and their defaults.
+ * sbx_ttyf_reset() puts them back from the last to the first: the
+ * alternate screen (1049) before the modes listed ahead of it. */
 static const struct {
 	unsigned mode;
 	bool on; /* the terminal's default */
 } dec_modes[] = {
+	{9, false},    {69, false},   {2026, false}, {8, true},
 	{1, false},    {5, false},    {6, false},    {7, true},     {25, true},    {47, false},
 	{66, false},   {1000, false}, {1001, false}, {1002, false}, {1003, false}, {1004, false},
 	{1005, false}, {1006, false}, {1015, false}, {1016, false}, {1047, false}, {1049, false},
@@ -161,16 +164,26 @@ static void note_modes(struct sbx_ttyf *f, bool dec, const unsigned char *p, con
 /*
  * Whether the CSI held (ESC [ params intermediates, final) may reach the
  * terminal, noting what it changes. Refused: window operations and
- * reports (CSI t) but the title stack (22, 23: vim pushes and pops the
- * title), KAM and SRM set, media copy (CSI i: printer controller modes send what follows
+ * reports (CSI t), the title stack's included (the user's title is
+ * pushed and popped by us alone: title_push(); a push of the command's
+ * own title, or a pop too many, left its title after the run), KAM and
+ * SRM set, media copy (CSI i: printer controller modes send what follows
  * to a printer command), DECSCL (CSI " p: its 8-bit form makes the
- * terminal answer in C1, the shell's next reads garbled).
+ * terminal answer in C1, the shell's next reads garbled), XTRESTORE (CSI
+ * ? Pm r: it sets the modes saved, unseen by note_modes(), mouse reports
+ * left on after the run), DECRQCRA (CSI ... * y: the checksum of a
+ * rectangle of the screen, one cell at a time the user's screen read
+ * back), XTREPORTSGR (CSI ... # |), DECSCPP and DECSNLS (CSI $ |, * |:
+ * the window resized), the keyboard emulations (CSI ? 1050-1053, 1060,
+ * 1061 h: what the function keys send, after the run), and a parameter
+ * past 65535 (terminals read it capped, or wrapped: CSI ? 66536 h is
+ * mouse reports in one that wraps at 16 bits).
  */
 static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 {
-	const unsigned char *p = f->seq + 2, *end = f->seq + f->n_seq, *ip = p;
+	const unsigned char *p = f->seq + 2, *end = f->seq + f->n_seq, *ip = p, *q;
 	unsigned char priv = 0, inter = 0;
-	unsigned first;
+	unsigned v;
 
 	while (ip < end && *ip >= 0x30 && *ip <= 0x3f)
 		ip++;
@@ -178,33 +191,38 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		inter = *ip; /* the first intermediate */
 	if (p < ip && *p >= 0x3c && *p <= 0x3f)
 		priv = *p++;
-	if (final == 'i')
+	for (q = p; next_param(&q, ip, &v);)
+		if (v > 65535)
+			return false;
+	if (final == 'i' || final == 't')
 		return false;
-	if (final == 't') {
-		const unsigned char *q = p;
-
-		return priv == 0 && inter == 0 && next_param(&q, ip, &first) && (first == 22 || first == 23);
-	}
 	if (final == 'p' && inter == '"')
 		return false;
+	if (final == 'r' && priv == '?')
+		return false;
+	if (final == 'y' && inter == '*')
+		return false;
+	if (final == '|' && (inter == '#' || inter == '$' || inter == '*'))
+		return false;
 	if (final == 'h' && inter == 0 && priv == 0) {
-		const unsigned char *q = p;
-		unsigned v;
-
 		/* KAM (2) locks the keyboard, SRM (12) turns the terminal's
 		 * own echo of keys on: neither is the screen's */
-		while (next_param(&q, ip, &v))
+		for (q = p; next_param(&q, ip, &v);)
 			if (v == 2 || v == 12)
 				return false;
 	}
+	if (final == 'h' && inter == 0 && priv == '?')
+		for (q = p; next_param(&q, ip, &v);)
+			if ((v >= 1050 && v <= 1053) || v == 1060 || v == 1061)
+				return false;
 	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?'))
 		note_modes(f, priv == '?', p, ip, final == 'h');
 	else if (final == 'u' && inter == 0 && priv == '>')
 		f->kitty_push++;
 	else if (final == 'u' && inter == 0 && priv == '<') {
-		const unsigned char *q = p;
 		unsigned n = 1;
 
+		q = p;
 		if (next_param(&q, ip, &n) && n == 0)
 			n = 1;
 		f->kitty_push = f->kitty_push > n ? f->kitty_push - n : 0;

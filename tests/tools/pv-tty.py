@@ -11,7 +11,10 @@ the sandbox) writes what a hostile program would put on a terminal: OSC
 52 (clipboard) in its 7-bit, C1 and split forms, iTerm's file transfer,
 tmux passthrough, kitty's graphics file read, reports the terminal would
 type back (title, DECRQSS), the keyboard lock (KAM), a charset switch out
-of UTF-8, a hyperlink; and what an honest one does: colours, a title,
+of UTF-8, a hyperlink, its title pushed on the user's title stack, mouse
+reports on through XTSAVE/XTRESTORE, in X10 form and as 66536 (1000 on
+16 bits), the screen's checksum (DECRQCRA), a resize, a keyboard
+emulation; and what an honest one does: colours, a title,
 the alternate screen. It then prints its window size, waits for a
 resize, reads a line of keys, leaves its terminal in raw mode, and counts
 the ^C it gets.
@@ -23,8 +26,11 @@ Prints one line per fact, for tests/integration/test_run.c:
   status N
 The allowlist is this file's own reading of what a terminal may safely
 receive (independent of sandbox/ttyfilter.c): text, BEL BS HT LF VT FF
-CR, CSI sequences but window reports and operations (t, save 22/23),
-media copy (i), DECSCL, KAM and SRM set; OSC 0/1/2 with printable text and colour
+CR, CSI sequences but window reports and operations (t; passavant's
+own one push 22;0 and one pop 23;0 of the title stack), media copy (i),
+DECSCL, KAM and SRM set, XTRESTORE (? r), DECRQCRA (* y), XTREPORTSGR,
+DECSCPP, DECSNLS (# $ * |), xterm's keyboard emulations (? 1050-1053,
+1060, 1061 h), a parameter past 65535; OSC 0/1/2 with printable text and colour
 queries; ESC 7 8 = > D E H M c; charset designations of B, 0, A.
 """
 import fcntl
@@ -53,6 +59,8 @@ w(b'\x1b]5'); time.sleep(0.05); w(b'2;c;c3BsaXQ=\x07')
 w(b'\x1b'); time.sleep(0.05); w(b']52;c;c3BsaXQy\x07')
 w(b'\x1b]52;c;QUFBQQ==\x1b[31mRED\x1b[0m ')
 w(b'\x9b2h\x9d52;c;eA==\x9c ')
+w(b'\x1b]2;EVIL\x07\x1b[22;0t\x1b[?1000s\x1b[?1000h\x1b[?1000s\x1b[?1000l\x1b[?1000r\x1b[?9h\x1b[?66536h')
+w(b'\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[?1051h ')
 w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\r\n')
 def size():
     r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(1, termios.TIOCGWINSZ, b'\0' * 8))
@@ -84,7 +92,7 @@ ALLOWED = re.compile(
 
 def violations(out):
     """The spans of out a terminal should not have received."""
-    bad, i = [], 0
+    bad, i, stack = [], 0, {}
     while i < len(out):
         c = out[i]
         if c == 0x1b:
@@ -96,8 +104,20 @@ def violations(out):
                 params = seq[2:-1]
                 if final == b'i' or (final == b'p' and b'"' in params):
                     ok = False
-                if final == b't' and not re.fullmatch(rb'(22|23)(;[0-9]*)*', params):
-                    ok = False
+                if final == b't' and params not in (b'22;0', b'23;0'):
+                    ok = False  # the title stack is passavant's: one push, one pop
+                if final == b't':
+                    stack[params[:2]] = stack.get(params[:2], 0) + 1
+                    if stack[params[:2]] > 1:
+                        ok = False
+                if final == b'r' and params[:1] == b'?':
+                    ok = False  # XTRESTORE: modes set unseen by the reset
+                if (final, seq[-2:-1]) in ((b'y', b'*'), (b'|', b'#'), (b'|', b'$'), (b'|', b'*')):
+                    ok = False  # DECRQCRA reads the screen; XTREPORTSGR; resizes
+                if final == b'h' and params[:1] == b'?' and re.search(rb'(?<![0-9])(105[0-3]|106[01])(?![0-9])', params):
+                    ok = False  # the keyboard emulations: what the keys send
+                if any(int(x) > 65535 for x in re.findall(rb'[0-9]+', params)):
+                    ok = False  # read capped, or wrapped (66536: 1000)
                 if final == b'h' and re.fullmatch(rb'([0-9;]*;)?(2|12)(;[0-9;]*)?', params):
                     ok = False  # KAM locks the keyboard, SRM echoes keys
             if not ok:
@@ -170,7 +190,7 @@ def main():
             print(found.group(0).decode(errors='replace'))
     print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
     tail = out[out.rfind(b'resized'):]
-    print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t')) else 'no'))
+    print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?9l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t')) else 'no'))
     print('status %s' % st)
     print('terminal: %r' % out)
 

@@ -42,7 +42,9 @@ static const struct {
 	/* the screen's sequences pass */
 	{"\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", "\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", true},
 	{"\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", "\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", true},
-	{"\x1b[22;0t\x1b[23;0t", "\x1b[22;0t\x1b[23;0t", true},
+	/* the title stack is ours alone: the command's push kept its
+	 * title past our pop, its pops took the user's entries */
+	{"a\x1b[22;0t\x1b[23;0t\x1b[22;2t\x1b[23t" "b", "ab", true},
 	{"\x1b]2;title\x07\x1b]0;t2\x1b\\", "\x1b[22;0t\x1b]2;title\x07\x1b]0;t2\x1b\\", true},
 	{"\x1b]11;?\x07\x1b]4;1;?\x1b\\", "\x1b]11;?\x07\x1b]4;1;?\x1b\\", true},
 	/* OSC 52 and the other strings, whatever the form */
@@ -78,6 +80,13 @@ static const struct {
 	{"\xc3" "A", "?A", true},
 	/* 8-bit: Latin-1 text passes */
 	{"caf\xe9", "caf\xe9", false},
+	/* XTRESTORE (modes set unseen: mouse reports left on), DECRQCRA
+	 * (the screen read back by checksums), XTREPORTSGR, DECSCPP and
+	 * DECSNLS (the window resized), the keyboard emulations, a
+	 * parameter past 65535 (CSI ? 66536 h wraps to 1000 on 16 bits) */
+	{"a\x1b[?1000r\x1b[?1000;1006r\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[72*|" "b", "ab", true},
+	{"a\x1b[?1051h\x1b[?1060h\x1b[?1;1061h\x1b[?66536h\x1b[?1000;65537l\x1b[65538m" "b", "ab", true},
+	{"\x1b[?1000s\x1b[?1051l\x1b[65535m", "\x1b[?1000s\x1b[?1051l\x1b[65535m", true},
 	/* malformed CSI: a parameter after an intermediate; too long */
 	{"a\x1b[1 2m" "b", "ab", true},
 	{"a\x1b[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1m" "b", "ab", true},
@@ -118,7 +127,8 @@ static void test_long_osc(void)
 /* What the command left on: put back, the alternate screen first. */
 static void test_reset(void)
 {
-	static const char in[] = "\x1b[?1049h\x1b[?1000h\x1b[?25l\x1b[?7l\x1b[4h\x1b[>1u\x1b[>4;2m\x1b(0\x1b[1;5r\x1b=";
+	static const char in[] = "\x1b[?1049h\x1b[?1000h\x1b[?25l\x1b[?7l\x1b[4h\x1b[>1u\x1b[>4;2m\x1b(0\x1b[1;5r\x1b="
+				 "\x1b[?9h\x1b[?69h\x1b[?2026h\x1b[?8l";
 	unsigned char out[SBX_TTYF_OUT(sizeof(in))], reset[SBX_TTYF_RESET + 1];
 	struct sbx_ttyf f;
 	size_t n;
@@ -137,6 +147,12 @@ static void test_reset(void)
 	CU_ASSERT(strstr((char *)reset, "\x1b(B") != NULL);
 	CU_ASSERT(strstr((char *)reset, "\x1b" "7\x1b[r\x1b" "8") != NULL);
 	CU_ASSERT(strstr((char *)reset, "\x1b>") != NULL);
+	/* X10 mouse reports, left and right margins, synchronized output,
+	 * auto-repeat off */
+	CU_ASSERT(strstr((char *)reset, "\x1b[?9l") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?69l") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?2026l") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?8h") != NULL);
 	CU_ASSERT(strstr((char *)reset, "\x1b[23;0t") == NULL); /* no title set */
 	/* a title set: pushed before it, popped at the end */
 	sbx_ttyf_init(&f, true);
