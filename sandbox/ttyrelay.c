@@ -25,7 +25,8 @@
  * Raw mode and input only while passavant's group is the terminal's
  * foreground (or the terminal is not passavant's controlling one): a run
  * started in the background relays output only, and takes the keys when
- * it is brought to the foreground (SIGCONT). The parent saved the
+ * it is brought to the foreground (SIGCONT, or seen within 200 ms: bash's
+ * fg of a running job sends no SIGCONT). The parent saved the
  * settings before (proxy/cli/run.c run_tty_save()) and restores them
  * again after the run, should the relay have been killed.
  *
@@ -110,24 +111,28 @@ struct relay {
 	int out;              /* the user's terminal the output goes to, or -1 */
 	int size_from;        /* the terminal whose window size we copy */
 	bool reading;         /* keys are read (may_take(in) held) */
+	bool in_done;         /* in ended (EOF, hangup): not read again */
 	bool raw;             /* we put in raw mode (saved holds its settings) */
 	struct termios saved; /* in's settings before raw mode */
 	struct sbx_ttyf filter;
 };
 
-/* The keys when we may take them: raw mode first. */
+/* The keys when we may take them: raw mode first (again after a stop:
+ * the shell that took the terminal meanwhile put its own settings back;
+ * what we save is the user's from before the first time). */
 static void relay_take(struct relay *r)
 {
 	struct termios t;
 
-	if (r->in < 0)
+	if (r->in < 0 || r->in_done)
 		return;
 	r->reading = may_take(r->in);
-	if (!r->reading || r->raw || tcgetattr(r->in, &r->saved) < 0)
+	if (!r->reading || (!r->raw && tcgetattr(r->in, &r->saved) < 0))
 		return;
 	t = r->saved;
 	cfmakeraw(&t);
-	r->raw = tcsetattr(r->in, TCSADRAIN, &t) == 0;
+	if (tcsetattr(r->in, TCSADRAIN, &t) == 0)
+		r->raw = true;
 }
 
 /* The master's output, filtered, to the user's terminal. false when the
@@ -171,21 +176,31 @@ NORETURN static void relay_main(struct relay *r)
 	relay_take(r);
 	while (!relay_stop) {
 		struct pollfd pf[2] = {{.fd = r->master, .events = POLLIN}, {.fd = -1}};
+		struct timespec look = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
 
 		if (relay_winch) {
 			relay_winch = 0;
 			copy_winsize(r->size_from, r->master);
 		}
-		if (relay_cont) {
-			relay_cont = 0;
+		/* Continued (fg of a stopped run), or brought to the
+		 * foreground without a SIGCONT: bash's fg of a job that runs
+		 * in the background sends none, so not reading keys we look
+		 * again every 200 ms (before, the keys typed after that fg
+		 * stayed in the user's terminal, cooked, and the command
+		 * waited for them for ever). */
+		if (relay_cont || (r->in >= 0 && !r->reading && !r->in_done)) {
+			bool was = r->reading;
+
 			relay_take(r);
-			copy_winsize(r->size_from, r->master);
+			if (relay_cont || (r->reading && !was))
+				copy_winsize(r->size_from, r->master);
+			relay_cont = 0;
 		}
 		if (have > 0)
 			pf[0].events |= POLLOUT;
 		if (r->reading && have < sizeof(keys))
 			pf[1] = (struct pollfd){.fd = r->in, .events = POLLIN};
-		if (ppoll(pf, 2, NULL, &none) < 0)
+		if (ppoll(pf, 2, r->in >= 0 && !r->reading && !r->in_done ? &look : NULL, &none) < 0)
 			continue;
 		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_output(r))
 			break;
@@ -200,10 +215,14 @@ NORETURN static void relay_main(struct relay *r)
 		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
 			ssize_t n = read(r->in, keys + have, sizeof(keys) - have);
 
-			if (n > 0)
+			if (n > 0) {
 				have += (size_t)n;
-			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-				r->reading = false; /* EOF, hangup, or EIO in the background */
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				/* EOF, hangup; or EIO in the background: read
+				 * again once in the foreground */
+				r->reading = false;
+				r->in_done = n == 0 || errno != EIO || may_take(r->in);
+			}
 		}
 	}
 	/* Asked to stop: what the master still holds, then the end. */
@@ -261,8 +280,12 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
 	/* The user's settings and window size: the command sees the
 	 * terminal it was given. With no keys to relay the user's terminal
 	 * keeps its own output processing, and the slave passes bytes as
-	 * written. */
-	if (tcgetattr(first, &t) == 0) {
+	 * written. A run started in the background (`CMD &`) does not copy
+	 * them: the shell's line editor has the terminal then, in its own
+	 * mode (readline: -icanon -echo -icrnl), and the pty kept that after
+	 * `fg` (the keys' CR never ended the command's line, nothing was
+	 * echoed); the pty's defaults instead (cooked, echo, ICRNL). */
+	if (tcgetattr(may_take(first) ? first : *slave, &t) == 0) {
 		if (!tty[0])
 			t.c_oflag &= ~(tcflag_t)OPOST;
 		step = "give the pseudo-terminal the terminal's settings";

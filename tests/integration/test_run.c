@@ -573,10 +573,16 @@ static void test_tty_unreachable_piped(void)
  * terminal that wraps at 16 bits), DECRQCRA (the user's screen read back
  * by checksums), XTREPORTSGR, DECSCPP, a keyboard emulation; and no
  * reset of X10 mouse reports (?9).
+ * Mode bg: passavant started in the background while a line editor has
+ * the terminal (-icanon -echo -icrnl), then brought to the foreground as
+ * bash's fg does it for a running job (no SIGCONT); the line typed then
+ * reaches the command. On 1b28869 the run hung: the relay waited for a
+ * SIGCONT to take the keys, and the pty had the editor's settings (CR
+ * never ended the line).
  */
 static void test_tty_relay(void)
 {
-	static const char *const modes[] = {"tty", "out"};
+	static const char *const modes[] = {"tty", "out", "bg"};
 	char script[PATH_MAX], *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
@@ -585,16 +591,25 @@ static void test_tty_relay(void)
 		return;
 	}
 	snprintf(script, sizeof(script), "%s/tests/tools/pv-tty.py", test_srcdir());
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
 				(char *)test_passavant_bin(), p_policy, (char *)modes[i], NULL};
-		bool tty = i == 0;
+		bool tty = i == 0, bg = i == 2;
 
 		out = err = NULL;
 		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", modes[i],
 		    test_nz(err));
 		ROW(test_has(out, "violations 0\n"), "%s: escapes beyond the screen's reached the terminal: %s",
 		    modes[i], test_nz(out));
+		if (bg) {
+			ROW(test_has(out, "read: hello keys\n") && test_has(out, "termios same\n") &&
+				    test_has(out, "status 0\n"),
+			    "bg: the keys typed after fg did not reach the command, or the run did not end: %s",
+			    test_nz(out));
+			free(out);
+			free(err);
+			continue;
+		}
 		ROW(test_has(out, "\\x1b[31mRED\\x1b[0m") && test_has(out, "\\x1b]2;a title\\x07") &&
 			    test_has(out, "\\x1b[?1049h"),
 		    "%s: the screen's own sequences did not pass: %s", modes[i], test_nz(out));

@@ -3,7 +3,9 @@
 
 Usage: pv-tty.py PASSAVANT POLICY MODE
   MODE tty: fds 0-2 are the terminal (an interactive run);
-  MODE out: standard input is /dev/null, output and error the terminal.
+  MODE out: standard input is /dev/null, output and error the terminal;
+  MODE bg: as tty, started in the background while a line editor has
+  the terminal, then brought to the foreground as bash's fg does it.
 
 The caller's terminal is a pseudo-terminal this driver holds the master
 of; it is passavant's controlling terminal. The command (python3, inside
@@ -37,6 +39,7 @@ import fcntl
 import os
 import re
 import select
+import signal
 import struct
 import sys
 import termios
@@ -66,11 +69,12 @@ def size():
     r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(1, termios.TIOCGWINSZ, b'\0' * 8))
     return '%d %d' % (r, c)
 print('size ' + size(), flush=True)
-if signal.sigtimedwait({signal.SIGWINCH}, 10) is not None:
+if sys.argv[1] != 'bg' and signal.sigtimedwait({signal.SIGWINCH}, 10) is not None:
     print('resized ' + size(), flush=True)
-if sys.argv[1] == 'tty':
+if sys.argv[1] in ('tty', 'bg'):
     print('ready-read', flush=True)
     print('read: ' + sys.stdin.readline().strip(), flush=True)
+if sys.argv[1] == 'tty':
     tty.setraw(0)
     a = termios.tcgetattr(0)
     a[3] |= termios.TOSTOP | termios.ISIG
@@ -139,10 +143,35 @@ def main():
     m, s = os.openpty()
     fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 31, 97, 0, 0))
     before = termios.tcgetattr(s)
+    fg_r, fg_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.setsid()
         fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+        if mode == 'bg':
+            # a shell: passavant started in the background (`CMD &`)
+            # while the line editor has the terminal (readline: -icanon
+            # -echo -icrnl), then `fg` as bash does it for a running job:
+            # its settings put back, the terminal given, no SIGCONT
+            ed = termios.tcgetattr(s)
+            ed[0] &= ~termios.ICRNL
+            ed[3] &= ~(termios.ICANON | termios.ECHO)
+            termios.tcsetattr(s, termios.TCSANOW, ed)
+            job = os.fork()
+            if job == 0:
+                os.setpgid(0, 0)
+                for fd in (0, 1, 2):
+                    os.dup2(s, fd)
+                os.execv(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode])
+                os._exit(127)
+            os.setpgid(job, job)
+            os.read(fg_r, 1)
+            termios.tcsetattr(s, termios.TCSANOW, before)
+            os.tcsetpgrp(s, job)
+            _, ws = os.waitpid(job, 0)
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            os.tcsetpgrp(s, os.getpgrp())
+            os._exit(os.waitstatus_to_exitcode(ws))
         os.dup2(os.open('/dev/null', os.O_RDONLY) if mode == 'out' else s, 0)
         os.dup2(s, 1)
         os.dup2(s, 2)
@@ -151,10 +180,13 @@ def main():
     out, st, t0 = b'', None, time.monotonic()
     resized = typed = interrupted = False
     while st is None and time.monotonic() - t0 < 60:
-        if not resized and re.search(rb'size \d+ \d+\r?\n', out):
+        if not resized and mode != 'bg' and re.search(rb'size \d+ \d+\r?\n', out):
             fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 41, 123, 0, 0))
             resized = True
         if not typed and b'ready-read' in out:
+            if mode == 'bg':
+                os.write(fg_w, b'f')
+                time.sleep(0.5)
             os.write(m, b'hello keys\r')
             typed = True
         if not interrupted and b'armed' in out:
