@@ -215,6 +215,13 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		for (q = p; next_param(&q, ip, &v);)
 			if ((v >= 1050 && v <= 1053) || v == 1060 || v == 1061)
 				return false;
+	/* DECANM reset (CSI ? 2 l): the terminal reads VT52 from then on,
+	 * our reset at the end included, and its cursor keys send VT52's
+	 * ESC A: after the run too */
+	if (final == 'l' && inter == 0 && priv == '?')
+		for (q = p; next_param(&q, ip, &v);)
+			if (v == 2)
+				return false;
 	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?'))
 		note_modes(f, priv == '?', p, ip, final == 'h');
 	else if (final == 'u' && inter == 0 && priv == '>')

@@ -567,11 +567,12 @@ static void test_tty_unreachable_piped(void)
  * settings as before; the window size and a resize reach the command,
  * keys and one ^C too. With standard input /dev/null (output only) the
  * same output. On the old binary (fds 0-2 passed as they were) the driver
- * counted 30 violations and no reset. On 1b28869 (the first filter), 7:
+ * counted 30 violations and no reset. On 1b28869 (the first filter), 8:
  * the command's push of its own title (kept after the run: our pop took
  * it), mouse reports set back on by XTRESTORE unseen, 66536 (1000 in a
  * terminal that wraps at 16 bits), DECRQCRA (the user's screen read back
- * by checksums), XTREPORTSGR, DECSCPP, a keyboard emulation; and no
+ * by checksums), XTREPORTSGR, DECSCPP, a keyboard emulation, VT52 mode;
+ * and no
  * reset of X10 mouse reports (?9).
  * Mode bg: passavant started in the background while a line editor has
  * the terminal (-icanon -echo -icrnl), then brought to the foreground as

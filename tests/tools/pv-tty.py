@@ -16,7 +16,7 @@ type back (title, DECRQSS), the keyboard lock (KAM), a charset switch out
 of UTF-8, a hyperlink, its title pushed on the user's title stack, mouse
 reports on through XTSAVE/XTRESTORE, in X10 form and as 66536 (1000 on
 16 bits), the screen's checksum (DECRQCRA), a resize, a keyboard
-emulation; and what an honest one does: colours, a title,
+emulation, VT52 mode; and what an honest one does: colours, a title,
 the alternate screen. It then prints its window size, waits for a
 resize, reads a line of keys, leaves its terminal in raw mode, and counts
 the ^C it gets.
@@ -32,7 +32,7 @@ CR, CSI sequences but window reports and operations (t; passavant's
 own one push 22;0 and one pop 23;0 of the title stack), media copy (i),
 DECSCL, KAM and SRM set, XTRESTORE (? r), DECRQCRA (* y), XTREPORTSGR,
 DECSCPP, DECSNLS (# $ * |), xterm's keyboard emulations (? 1050-1053,
-1060, 1061 h), a parameter past 65535; OSC 0/1/2 with printable text and colour
+1060, 1061 h), VT52 mode (? 2 l), a parameter past 65535; OSC 0/1/2 with printable text and colour
 queries; ESC 7 8 = > D E H M c; charset designations of B, 0, A.
 """
 import fcntl
@@ -63,7 +63,7 @@ w(b'\x1b'); time.sleep(0.05); w(b']52;c;c3BsaXQy\x07')
 w(b'\x1b]52;c;QUFBQQ==\x1b[31mRED\x1b[0m ')
 w(b'\x9b2h\x9d52;c;eA==\x9c ')
 w(b'\x1b]2;EVIL\x07\x1b[22;0t\x1b[?1000s\x1b[?1000h\x1b[?1000s\x1b[?1000l\x1b[?1000r\x1b[?9h\x1b[?66536h')
-w(b'\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[?1051h ')
+w(b'\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[?1051h\x1b[?2l ')
 w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\r\n')
 def size():
     r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(1, termios.TIOCGWINSZ, b'\0' * 8))
@@ -120,6 +120,8 @@ def violations(out):
                     ok = False  # DECRQCRA reads the screen; XTREPORTSGR; resizes
                 if final == b'h' and params[:1] == b'?' and re.search(rb'(?<![0-9])(105[0-3]|106[01])(?![0-9])', params):
                     ok = False  # the keyboard emulations: what the keys send
+                if final == b'l' and params[:1] == b'?' and re.search(rb'(?<![0-9])0*2(?![0-9])', params):
+                    ok = False  # DECANM reset: VT52 mode after the run
                 if any(int(x) > 65535 for x in re.findall(rb'[0-9]+', params)):
                     ok = False  # read capped, or wrapped (66536: 1000)
                 if final == b'h' and re.fullmatch(rb'([0-9;]*;)?(2|12)(;[0-9;]*)?', params):

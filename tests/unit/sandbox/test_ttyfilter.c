@@ -87,6 +87,9 @@ static const struct {
 	{"a\x1b[?1000r\x1b[?1000;1006r\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[72*|" "b", "ab", true},
 	{"a\x1b[?1051h\x1b[?1060h\x1b[?1;1061h\x1b[?66536h\x1b[?1000;65537l\x1b[65538m" "b", "ab", true},
 	{"\x1b[?1000s\x1b[?1051l\x1b[65535m", "\x1b[?1000s\x1b[?1051l\x1b[65535m", true},
+	/* VT52 mode (DECANM reset) outlasted the run, our reset unread */
+	{"a\x1b[?2l\x1b[?25;2l\x1b[?02l" "b", "ab", true},
+	{"\x1b[?2h\x1b[?12l", "\x1b[?2h\x1b[?12l", true},
 	/* malformed CSI: a parameter after an intermediate; too long */
 	{"a\x1b[1 2m" "b", "ab", true},
 	{"a\x1b[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1m" "b", "ab", true},
