@@ -235,8 +235,8 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		f->kitty_push = f->kitty_push > n ? f->kitty_push - n : 0;
 	} else if (final == 'u' && inter == 0 && priv == '=')
 		f->kitty_set = true;
-	else if (final == 'm' && inter == 0 && priv == '>')
-		f->modkeys = true;
+	else if ((final == 'm' || final == 'n') && inter == 0 && priv == '>')
+		f->modkeys = true; /* XTMODKEYS: what modified keys send */
 	else if (final == 'm' && inter == 0 && priv == 0)
 		f->sgr = true;
 	else if (final == 'r' && inter == 0 && priv == 0)
@@ -539,8 +539,8 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned char *out, size_t room)
 		ADD("\x1b[<%uu", f->kitty_push);
 	if (f->kitty_set)
 		ADD("\x1b[=0;1u");
-	if (f->modkeys)
-		ADD("\x1b[>4m");
+	if (f->modkeys) /* each resource back to the terminal's initial value */
+		ADD("\x1b[>0m\x1b[>1m\x1b[>2m\x1b[>4m");
 	if (f->keypad)
 		ADD("\x1b>");
 	if (f->cursor_style)
