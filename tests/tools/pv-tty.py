@@ -167,6 +167,10 @@ def main():
                 os.execv(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode])
                 os._exit(127)
             os.setpgid(job, job)
+            # a run that never ends is killed before the driver's own
+            # limit, its group with it (it holds the terminal)
+            signal.signal(signal.SIGALRM, lambda *_: os.killpg(job, signal.SIGKILL))
+            signal.alarm(45)
             os.read(fg_r, 1)
             termios.tcsetattr(s, termios.TCSANOW, before)
             os.tcsetpgrp(s, job)
