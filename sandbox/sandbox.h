@@ -217,6 +217,16 @@ int sbx_take_dns_fd(struct sbx *s) NONNULL(1) WUNRES;
 int sbx_stdio_errno(const struct sbx *s, int fd) NONNULL(1);
 
 /*
+ * Whether `run` is in a pipeline whose keys are another program's:
+ * standard input is a terminal and standard output a pipe or socket
+ * (`passavant run -- CMD | less`). Then the terminal's keys are not
+ * relayed to the command (its standard input is /dev/null) and the
+ * terminal is not put in raw mode; output and error that are the
+ * terminal are still relayed through the escape filter.
+ */
+bool sbx_stdio_pipeline(void);
+
+/*
  * After sbx_wait(): how many of the empty files and directories made on
  * the host to protect paths that did not exist could not be removed
  * (each named on stderr with what to do). Left behind, an empty

@@ -52,6 +52,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox.h"
 #include "sandbox/sbx_int.h"
 
 /* What the guard does with one of fds 0-2. */
@@ -429,6 +430,13 @@ static int start_output(struct sbx_stdio *io, int i, int *child)
 	return 0;
 }
 
+bool sbx_stdio_pipeline(void)
+{
+	struct stat st;
+
+	return isatty(0) && !isatty(1) && fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 {
 	bool tty[3];
@@ -474,6 +482,16 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 			continue;
 		}
 		if ((i == 0 ? start_input(io, &io->child_fd[0]) : start_output(io, i, &io->child_fd[i])) < 0)
+			goto fail;
+	}
+	/* In a pipeline (`run -- CMD | less`) the terminal's keys are the
+	 * pager's: the relay does not read them, and the command's standard
+	 * input is /dev/null (read as EOF), not a terminal that would wait
+	 * for keys it never gets. */
+	if (tty[0] && sbx_stdio_pipeline()) {
+		tty[0] = false;
+		io->child_fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (io->child_fd[0] < 0)
 			goto fail;
 	}
 	if (!tty[0] && !tty[1] && !tty[2])

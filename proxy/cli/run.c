@@ -760,7 +760,18 @@ int cmd_run(int argc, char **argv)
 	rc = EXIT_RUN_SETUP;
 	/* Past the last return before the cleanup below (it closes
 	 * run.tty_fd). */
-	run_tty_save(&run);
+	/* In a pipeline the terminal is the pager's as much as ours: its
+	 * settings are neither saved nor put back (the relay leaves them
+	 * alone there), or we would restore a pager's raw mode under the
+	 * shell, or cooked mode under the pager. */
+	if (sbx_stdio_pipeline()) {
+		if (!run.quiet)
+			(void)fputs("passavant: standard output is a pipe: the command's standard input is "
+				    "/dev/null, not the terminal's keys (give it input with < FILE)\n",
+				    stderr);
+	} else {
+		run_tty_save(&run);
+	}
 	/* The proxy's signal handlers are in place before the command
 	 * starts, so a SIGTERM from now on is passed on, not lost. */
 	run.px = cli_session_proxy(p, sess, &audit_path, &masks);

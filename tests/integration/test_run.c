@@ -583,7 +583,7 @@ static void test_tty_unreachable_piped(void)
  */
 static void test_tty_relay(void)
 {
-	static const char *const modes[] = {"tty", "out", "bg"};
+	static const char *const modes[] = {"tty", "out", "bg", "pipe"};
 	char script[PATH_MAX], *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
@@ -592,7 +592,7 @@ static void test_tty_relay(void)
 		return;
 	}
 	snprintf(script, sizeof(script), "%s/tests/tools/pv-tty.py", test_srcdir());
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
 				(char *)test_passavant_bin(), p_policy, (char *)modes[i], NULL};
 		bool tty = i == 0, bg = i == 2;
@@ -623,6 +623,15 @@ static void test_tty_relay(void)
 		if (tty)
 			ROW(test_has(out, "read: hello keys\n") && test_has(out, "ints 1\n"),
 			    "tty: the keys or the ^C did not reach the command once: %s", test_nz(out));
+		/* `run -- CMD | pager`: the keys are the pager's (left in the
+		 * terminal, not read by the relay), the command's standard
+		 * input is /dev/null, its output goes down the pipe */
+		if (i == 3)
+			ROW(test_has(out, "stdin notty, 0 bytes\n") &&
+				    test_has(out, "keys left for the pager: b'zzz\\n'\n") &&
+				    test_has(out, "piped: b'through the pipe\\n'\n"),
+			    "pipe: the relay took the pager's keys, or the command's input or output: %s",
+			    test_nz(out));
 		free(out);
 		free(err);
 	}

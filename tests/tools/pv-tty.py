@@ -47,7 +47,9 @@ import time
 
 INSIDE = r'''
 import os, signal, struct, sys, termios, time, fcntl, tty
-w = lambda b: os.write(1, b)
+OUT = 2 if sys.argv[1] == 'pipe' else 1
+w = lambda b: os.write(OUT, b)
+say = lambda t: os.write(OUT, (t + '\n').encode())
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH, signal.SIGINT})
 w(b'\x1b]52;c;Y3VybCB4IHwgc2g=\x07')
 w(b'\x1b]52;c;Y3VybCB4IHwgc2g=\x1b\\')
@@ -66,11 +68,17 @@ w(b'\x1b]2;EVIL\x07\x1b[22;0t\x1b[?1000s\x1b[?1000h\x1b[?1000s\x1b[?1000l\x1b[?1
 w(b'\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[?1051h\x1b[?2l ')
 w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\r\n')
 def size():
-    r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(1, termios.TIOCGWINSZ, b'\0' * 8))
+    r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(OUT, termios.TIOCGWINSZ, b'\0' * 8))
     return '%d %d' % (r, c)
-print('size ' + size(), flush=True)
+say('size ' + size())
 if sys.argv[1] != 'bg' and signal.sigtimedwait({signal.SIGWINCH}, 10) is not None:
-    print('resized ' + size(), flush=True)
+    say('resized ' + size())
+if sys.argv[1] == 'pipe':
+    if os.isatty(0):
+        say('stdin tty')
+    else:
+        say('stdin notty, %d bytes' % len(sys.stdin.buffer.read()))
+    print('through the pipe', flush=True)
 if sys.argv[1] in ('tty', 'bg'):
     print('ready-read', flush=True)
     print('read: ' + sys.stdin.readline().strip(), flush=True)
@@ -146,6 +154,8 @@ def main():
     fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 31, 97, 0, 0))
     before = termios.tcgetattr(s)
     fg_r, fg_w = os.pipe()
+    # pipe: standard output a pipe (`run -- CMD | pager`), read here
+    pipe_r, pipe_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.setsid()
@@ -179,16 +189,20 @@ def main():
             os.tcsetpgrp(s, os.getpgrp())
             os._exit(os.waitstatus_to_exitcode(ws))
         os.dup2(os.open('/dev/null', os.O_RDONLY) if mode == 'out' else s, 0)
-        os.dup2(s, 1)
+        os.dup2(pipe_w if mode == 'pipe' else s, 1)
         os.dup2(s, 2)
         os.execv(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode])
         os._exit(127)
+    os.close(pipe_w)
+    piped = b''
     out, st, t0 = b'', None, time.monotonic()
     resized = typed = interrupted = False
     while st is None and time.monotonic() - t0 < 60:
         if not resized and mode != 'bg' and re.search(rb'size \d+ \d+\r?\n', out):
             fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 41, 123, 0, 0))
             resized = True
+            if mode == 'pipe':
+                os.write(m, b'zzz\n')  # keys for the pager, not the relay
         if not typed and b'ready-read' in out:
             if mode == 'bg':
                 os.write(fg_w, b'f')
@@ -198,11 +212,15 @@ def main():
         if not interrupted and b'armed' in out:
             os.write(m, b'\x03')
             interrupted = True
-        if select.select([m], [], [], 0.1)[0]:
+        for fd in select.select([m, pipe_r], [], [], 0.1)[0]:
             try:
-                out += os.read(m, 65536)
+                b = os.read(fd, 65536)
             except OSError:
-                pass
+                b = b''
+            if fd == m:
+                out += b
+            else:
+                piped += b
         p, ws = os.waitpid(pid, os.WNOHANG)
         if p:
             st = os.waitstatus_to_exitcode(ws)
@@ -222,13 +240,21 @@ def main():
         print('bad %r' % b)
     print('violations %d' % len(bad))
     text = out.replace(b'\r', b'')
-    for key in (rb'size \d+ \d+', rb'resized \d+ \d+', rb'read: [^\n]*', rb'ints \d+'):
+    for key in (rb'size \d+ \d+', rb'resized \d+ \d+', rb'read: [^\n]*', rb'ints \d+', rb'stdin [^\n]*'):
         found = re.search(key, text)
         if found:
             print(found.group(0).decode(errors='replace'))
     print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
     tail = out[out.rfind(b'resized'):]
     print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?9l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t')) else 'no'))
+    if mode == 'pipe':
+        try:
+            os.set_blocking(s, False)
+            left = os.read(s, 100)
+        except OSError:
+            left = b''
+        print('keys left for the pager: %r' % left)
+        print('piped: %r' % piped)
     print('status %s' % st)
     print('terminal: %r' % out)
 
