@@ -3,7 +3,8 @@
  * makes every later program load code from (policy.h
  * policy_code_options()): PERL5OPT, RUBYOPT, NODE_OPTIONS and the JVM's
  * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS and _JAVA_OPTIONS, and the program
- * a command variable names (GIT_SSH, EDITOR, PAGER, ...) (round 35).
+ * a command variable names (GIT_SSH, EDITOR, PAGER, GIT_EXTERNAL_DIFF,
+ * LESSOPEN, ...) (round 35).
  *
  * Each variable is split into words as its reader does (perl and ruby
  * on white space; node with '"' quotes, '\' escaping in them; the JVM
@@ -28,14 +29,17 @@ const char *const policy_code_opt_vars[] = {
 	"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS",
 	/* A command a shell runs (sh -c "$EDITOR file"): its first word. */
 	"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_PAGER", "PAGER",
-	"MANPAGER", "SUDO_ASKPASS", NULL,
+	"MANPAGER", "SUDO_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR",
+	"SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE", NULL,
 };
 
 /* The variables of policy_code_opt_vars that name a program: the first
  * word of a shell command, or the whole value. */
 static const char *const exec_vars[] = {"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"};
 static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR",
-					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER"};
+					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EXTERNAL_DIFF",
+					 "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER",
+					 "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE"};
 
 struct copt {
 	const char *var;
@@ -356,6 +360,9 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 	for (size_t i = 0; i < ARRAY_LEN(exec_vars); i++)
 		if (strcmp(var, exec_vars[i]) == 0)
 			return command_opt(&c, val, false);
+	/* less's input preprocessor: "|cmd %s", "||cmd %s", "|-cmd %s". */
+	if (strcmp(var, "LESSOPEN") == 0)
+		val += strspn(val, "|-");
 	for (size_t i = 0; i < ARRAY_LEN(shell_vars); i++)
 		if (strcmp(var, shell_vars[i]) == 0)
 			return command_opt(&c, val, true);

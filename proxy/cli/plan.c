@@ -1239,9 +1239,14 @@ static bool relcfg_suffix(const char *name, size_t len)
 	static const char *const suffixes[] = {"HOME", "PATH", "RC", "CONFIG", "_CONFIG_FILE", "_CONFIG_DIR", "_DIRS"};
 
 	/* bash's cd search path: "." first is the manual's own example, and
-	 * it names where `cd` looks, not code. */
-	if (len == 6 && strncmp(name, "CDPATH", 6) == 0)
-		return false;
+	 * it names where `cd` looks, not code. GitLab CI's CI_CONFIG_PATH
+	 * (".gitlab-ci.yml" by default, set in every job) names the
+	 * pipeline's file in the repository, read by the server only. */
+	static const char *const exempt[] = {"CDPATH", "CI_CONFIG_PATH"};
+
+	for (size_t i = 0; i < ARRAY_LEN(exempt); i++)
+		if (len == strlen(exempt[i]) && strncmp(name, exempt[i], len) == 0)
+			return false;
 	for (size_t i = 0; i < ARRAY_LEN(suffixes); i++) {
 		size_t sl = strlen(suffixes[i]);
 
@@ -1292,7 +1297,9 @@ static int relcfg_goflags(const char *val)
  * after every run: the start is refused, naming the variable and the
  * value, as plan_relative_path() does for the code path lists.
  *
- * Two rules. The table: a value (or a list entry) not starting with '/'.
+ * Two rules. The table: a value (or a list entry) not starting with '/'
+ * (nor, for the variables whose reader expands it, with "~/": that is
+ * the home, as $HOME/... is).
  * The suffix rule, for the names the table does not know: a variable
  * whose name ends in HOME, PATH, RC, CONFIG, _CONFIG_FILE, _CONFIG_DIR or
  * _DIRS (GRADLE_USER_HOME, WORKON_HOME, KUBECONFIG, PKG_CONFIG_PATH, ...)
@@ -1300,7 +1307,7 @@ static int relcfg_goflags(const char *val)
  * ".config", "~/x" left unexpanded); not a value holding "://", '=' or
  * white space (a URL, options), not an empty entry (MANPATH=":/opt/man"
  * means the default), and not CDPATH (".:~" is common, and names no
- * code). Only a value starting with '.' or '~' is taken on the name
+ * code) or GitLab CI's CI_CONFIG_PATH (".gitlab-ci.yml" in every job). Only a value starting with '.' or '~' is taken on the name
  * alone: a relative value without them may be anything (a word, a
  * token), and is never printed. 0, or -1 after logging.
  */
@@ -1333,6 +1340,14 @@ static int plan_relative_config(const struct plan_host *h)
 		{"PYENV_ROOT", RC_ONE}, {"RBENV_ROOT", RC_ONE}, {"VOLTA_HOME", RC_ONE},
 		{"DENO_DIR", RC_ONE}, {"PNPM_HOME", RC_ONE}, {"BUN_INSTALL", RC_ONE},
 	};
+	/* Their readers take a leading "~/" as the home, as an absolute
+	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and
+	 * path.expand() of .libPaths(), mercurial's expandpath, gpg's
+	 * make_filename): R itself sets R_LIBS_USER="~/R/..." for the
+	 * programs it starts. */
+	static const char *const home_tilde[] = {"INPUTRC",        "HGRCPATH",  "GNUPGHOME", "R_ENVIRON",
+						 "R_ENVIRON_USER", "R_PROFILE", "R_PROFILE_USER", "R_LIBS",
+						 "R_LIBS_USER",    "R_LIBS_SITE"};
 	/* npm reads every npm_config_* whatever its case, '-' or '_'. */
 	static const char *const npm[] = {"userconfig", "globalconfig", "prefix", "init-module", "init_module"};
 
@@ -1340,7 +1355,7 @@ static int plan_relative_config(const struct plan_host *h)
 		const char *var = h->env[i], *eq = strchr(var, '='), *val;
 		enum relcfg_kind kind = RC_ONE;
 		const char *rule = "where a program reads its settings or code";
-		bool table = false, suffix;
+		bool table = false, tilde = false, suffix;
 		size_t n;
 
 		if (eq == NULL || eq == var)
@@ -1352,6 +1367,9 @@ static int plan_relative_config(const struct plan_host *h)
 				table = true;
 				kind = vars[v].kind;
 			}
+		for (size_t v = 0; v < ARRAY_LEN(home_tilde) && table && !tilde; v++)
+			if (strlen(home_tilde[v]) == n && strncmp(var, home_tilde[v], n) == 0)
+				tilde = true;
 		for (size_t v = 0; v < ARRAY_LEN(npm) && !table; v++)
 			if (n == 11 + strlen(npm[v]) && strncasecmp(var, "npm_config_", 11) == 0 &&
 			    strncasecmp(var + 11, npm[v], n - 11) == 0)
@@ -1377,8 +1395,9 @@ static int plan_relative_config(const struct plan_host *h)
 		}
 		for (const char *e = val;;) {
 			size_t len = kind == RC_LIST ? strcspn(e, ":") : kind == RC_WORDS ? strcspn(e, " \t\n") : strlen(e);
+			bool home = tilde && e[0] == '~' && (len == 1 || e[1] == '/');
 
-			if (len > 0 && e[0] != '/' && (!suffix || e[0] == '.' || e[0] == '~'))
+			if (len > 0 && e[0] != '/' && !home && (!suffix || e[0] == '.' || e[0] == '~'))
 				return relcfg_refuse(var, n, e, len, rule);
 			if (e[len] == '\0')
 				break;

@@ -1869,22 +1869,34 @@ static void test_command_vars(void)
 	const char *script = "printf '#!/bin/sh\\necho PLANTED-SSH >&2\\n' > ssh-o4 2>/dev/null && chmod +x ssh-o4; "
 			     "echo w1=$?\n"
 			     "printf x > askpass-o4 2>/dev/null; echo w2=$?\n"
-			     "printf x > ok-o4.txt; echo ok=$?\n";
-	char e[2][PATH_MAX + 64], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
-	const char *env[3];
+			     "printf x > ok-o4.txt; echo ok=$?\n"
+			     "printf x > diff-o4 2>/dev/null; echo w3=$?\n"
+			     "printf x > lp-o4.sh 2>/dev/null; echo w4=$?\n";
+	char e[4][PATH_MAX + 64], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
+	const char *env[5];
 	int st;
 
 	SKIP_IF_NEEDED();
 	snprintf(e[0], sizeof(e[0]), "GIT_SSH_COMMAND=%s/ssh-o4 -o BatchMode=yes", at(w, "work"));
 	snprintf(e[1], sizeof(e[1]), "GIT_ASKPASS=%s/askpass-o4", at(w, "work"));
+	/* The same family, missed by round 35 (its review): git diff runs
+	 * GIT_EXTERNAL_DIFF, less runs LESSOPEN's program. */
+	snprintf(e[2], sizeof(e[2]), "GIT_EXTERNAL_DIFF=%s/diff-o4", at(w, "work"));
+	snprintf(e[3], sizeof(e[3]), "LESSOPEN=|%s/lp-o4.sh %%s", at(w, "work"));
 	env[0] = e[0];
 	env[1] = e[1];
-	env[2] = NULL;
+	env[2] = e[2];
+	env[3] = e[3];
+	env[4] = NULL;
 	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
 	ROW(st == 0 && test_has(out, "ok=0"), "absolute command paths: status %d", st);
 	ROW(test_has(out, "w1=") && !test_has(out, "w1=0"), "GIT_SSH_COMMAND's program in the tree was writable: %s",
 	    out ? out : "");
 	ROW(test_has(out, "w2=") && !test_has(out, "w2=0"), "GIT_ASKPASS in the tree was writable: %s", out ? out : "");
+	ROW(test_has(out, "w3=") && !test_has(out, "w3=0"), "GIT_EXTERNAL_DIFF in the tree was writable: %s",
+	    out ? out : "");
+	ROW(test_has(out, "w4=") && !test_has(out, "w4=0"), "LESSOPEN's program in the tree was writable: %s",
+	    out ? out : "");
 	snprintf(cmd, sizeof(cmd), "cd / && GIT_SSH_COMMAND='%s/ssh-o4' git ls-remote ssh://o4.invalid/r 2>&1 | grep PLANTED",
 		 at(w, "work"));
 	host_line(cmd, line, sizeof(line));
@@ -1894,6 +1906,8 @@ static void test_command_vars(void)
 	drop("work/ssh-o4");
 	drop("work/askpass-o4");
 	drop("work/ok-o4.txt");
+	drop("work/diff-o4");
+	drop("work/lp-o4.sh");
 	free(out);
 	free(err);
 	out = err = NULL;
@@ -1902,6 +1916,8 @@ static void test_command_vars(void)
 			{"EDITOR=./ed-o4.sh", "\"./ed-o4.sh\""},
 			{"GIT_SSH=bin/ssh-o4", "\"bin/ssh-o4\""},
 			{"PAGER=tools/pager-o4 -R", "\"tools/pager-o4\""},
+			{"LESSOPEN=||./lp-o4.sh %s", "\"./lp-o4.sh\""},
+			{"SUDO_EDITOR=bin/ed-o4", "\"bin/ed-o4\""},
 		};
 
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
@@ -1919,7 +1935,19 @@ static void test_command_vars(void)
 		}
 	}
 	{
-		const char *env2[] = {"PAGER=less -R", "EDITOR=vi", "GIT_SSH_COMMAND=ssh -o BatchMode=yes", NULL};
+		/* and, from the review of round 35, what a normal shell or CI
+		 * job holds: GitLab's CI_CONFIG_PATH, R's R_LIBS_USER="~/...",
+		 * a quoted INPUTRC="~/..." (readline expands it), Debian's
+		 * LESSOPEN */
+		const char *env2[] = {"PAGER=less -R",
+				      "EDITOR=vi",
+				      "GIT_SSH_COMMAND=ssh -o BatchMode=yes",
+				      "CI_CONFIG_PATH=.gitlab-ci.yml",
+				      "R_LIBS_USER=~/R/x86_64-pc-linux-gnu-library/4.3",
+				      "INPUTRC=~/.inputrc",
+				      "HGRCPATH=~/.hgrc",
+				      "LESSOPEN=| /usr/bin/lesspipe %s",
+				      NULL};
 
 		st = run_fsh("home", NULL, env2, NULL, "work.yaml", "echo started\n", &out, &err);
 		ROW(st == 0 && test_has(out, "started"), "bare command names: status %d, %s", st, err ? err : "");

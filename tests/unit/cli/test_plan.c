@@ -507,6 +507,10 @@ static void test_relative_config(void)
 		"GRADLE_USER_HOME=./gradle", "WORKON_HOME=~/envs", "SOMETOOL_CONFIG=.toolrc",
 		"FOO_CONFIG_FILE=./foo.toml", "BAR_CONFIG_DIR=.bar", "PKG_CONFIG_PATH=/usr/lib/pkgconfig:./pc",
 		"MYTOOLRC=.mytoolrc", "QUX_DIRS=/a:../b",
+		/* "~/" kept where the reader does not expand it (cargo joins it
+		 * to the working directory), or after a relative entry */
+		"CARGO_HOME=~/.cargo", "KUBECONFIG=~/.kube/config", "R_LIBS_USER=~/R:lib", "INPUTRC=~x",
+		"GIT_CONFIG_GLOBAL=~/.gitconfig", "CI_CONFIG=./ci",
 	};
 	static const char *const started[] = {
 		"XDG_CONFIG_HOME=/home/u/.config", "XDG_CONFIG_HOME=", "XDG_DATA_DIRS=/usr/share::/usr/local/share",
@@ -519,6 +523,11 @@ static void test_relative_config(void)
 		"MANPATH=:/opt/man", "DATA_DIR=./data", "LOG_FILE=./app.log", "CDPATH=.:~:/usr",
 		"XDG_RUNTIME_DIR=/run/user/1000", "OLDPWD=/tmp", "TERMINFO_DIRS=/usr/share/terminfo:",
 		"APP_CONFIG=eyJhIjoiYi9jIn0", "PATH=/usr/bin:/bin",
+		/* GitLab CI's, in every job; a "~/" the reader takes as the home
+		 * (R sets R_LIBS_USER so for the programs it starts) */
+		"CI_CONFIG_PATH=.gitlab-ci.yml", "INPUTRC=~/.inputrc", "R_LIBS_USER=~/R/x86_64-pc-linux-gnu-library/4.3",
+		"R_LIBS=~/R/lib:/opt/R", "R_PROFILE_USER=~/.Rprofile", "HGRCPATH=~/.hgrc:/etc/mercurial/hgrc",
+		"GNUPGHOME=~/.gnupg", "GNUPGHOME=~",
 	};
 	char *env[2] = {NULL, NULL};
 	struct plan_host h = {.home = t_home, .cwd = t_work, .env = env};

@@ -59,6 +59,14 @@ static void test_options(void)
 		{"PAGER", "less -R", ""},
 		{"VISUAL", "~/bin/ed", ""},
 		{"GIT_ASKPASS", "bin/askpass", "L:bin/askpass"},
+		/* The same family (review of round 35): git diff, less, sudoedit. */
+		{"GIT_EXTERNAL_DIFF", "/w/p/tools/d.sh", "L:/w/p/tools/d.sh"},
+		{"LESSOPEN", "|/w/p/lp.sh %s", "L:/w/p/lp.sh"},
+		{"LESSOPEN", "||-./lp.sh %s", "L:./lp.sh"},
+		{"LESSOPEN", "| /usr/bin/lesspipe %s", "L:/usr/bin/lesspipe"},
+		{"LESSCLOSE", "/usr/bin/lesspipe %s %s", "L:/usr/bin/lesspipe"},
+		{"SUDO_EDITOR", "bin/ed -w", "L:bin/ed"},
+		{"RSYNC_RSH", "ssh -p 2222", ""},
 		{"OTHER", "-I/x", ""},
 	};
 
