@@ -30,7 +30,10 @@ const char *const policy_code_opt_vars[] = {
 	/* A command a shell runs (sh -c "$EDITOR file"): its first word. */
 	"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_PAGER", "PAGER",
 	"MANPAGER", "SUDO_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR",
-	"SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE", NULL,
+	"SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE",
+	/* A file run before every program of a runtime: lua's "@file"; the
+	 * .NET startup hooks (a ':' list of assemblies, by path or name). */
+	"LUA_INIT", "LUA_INIT_5_2", "LUA_INIT_5_3", "LUA_INIT_5_4", "DOTNET_STARTUP_HOOKS", NULL,
 };
 
 /* The variables of policy_code_opt_vars that name a program: the first
@@ -360,6 +363,23 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 	for (size_t i = 0; i < ARRAY_LEN(exec_vars); i++)
 		if (strcmp(var, exec_vars[i]) == 0)
 			return command_opt(&c, val, false);
+	/* lua runs LUA_INIT's "@file" before every chunk, its other values
+	 * are code themselves (and name no file). */
+	if (strncmp(var, "LUA_INIT", 8) == 0)
+		return val[0] == '@' ? emit(&c, val + 1, strlen(val + 1), true, NULL) : 0;
+	/* Every .NET program loads each hook, a path (with a '/') or an
+	 * assembly's name (looked for beside the program). */
+	if (strcmp(var, "DOTNET_STARTUP_HOOKS") == 0) {
+		for (const char *e = val;;) {
+			size_t len = strcspn(e, ":");
+
+			if (memchr(e, '/', len) != NULL && (r = emit(&c, e, len, true, NULL)) != 0)
+				return r;
+			if (e[len] == '\0')
+				return 0;
+			e += len + 1;
+		}
+	}
 	/* less's input preprocessor: "|cmd %s", "||cmd %s", "|-cmd %s". */
 	if (strcmp(var, "LESSOPEN") == 0)
 		val += strspn(val, "|-");

@@ -1871,23 +1871,27 @@ static void test_command_vars(void)
 			     "printf x > askpass-o4 2>/dev/null; echo w2=$?\n"
 			     "printf x > ok-o4.txt; echo ok=$?\n"
 			     "printf x > diff-o4 2>/dev/null; echo w3=$?\n"
-			     "printf x > lp-o4.sh 2>/dev/null; echo w4=$?\n";
-	char e[4][PATH_MAX + 64], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
-	const char *env[5];
+			     "printf x > lp-o4.sh 2>/dev/null; echo w4=$?\n"
+			     "printf x > init-o5.lua 2>/dev/null; echo w5=$?\n";
+	char e[5][PATH_MAX + 64], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
+	const char *env[6];
 	int st;
 
 	SKIP_IF_NEEDED();
 	snprintf(e[0], sizeof(e[0]), "GIT_SSH_COMMAND=%s/ssh-o4 -o BatchMode=yes", at(w, "work"));
 	snprintf(e[1], sizeof(e[1]), "GIT_ASKPASS=%s/askpass-o4", at(w, "work"));
 	/* The same family, missed by round 35 (its review): git diff runs
-	 * GIT_EXTERNAL_DIFF, less runs LESSOPEN's program. */
+	 * GIT_EXTERNAL_DIFF, less runs LESSOPEN's program, lua LUA_INIT's
+	 * "@file" before every script. */
 	snprintf(e[2], sizeof(e[2]), "GIT_EXTERNAL_DIFF=%s/diff-o4", at(w, "work"));
 	snprintf(e[3], sizeof(e[3]), "LESSOPEN=|%s/lp-o4.sh %%s", at(w, "work"));
+	snprintf(e[4], sizeof(e[4]), "LUA_INIT=@%s/init-o5.lua", at(w, "work"));
 	env[0] = e[0];
 	env[1] = e[1];
 	env[2] = e[2];
 	env[3] = e[3];
-	env[4] = NULL;
+	env[4] = e[4];
+	env[5] = NULL;
 	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
 	ROW(st == 0 && test_has(out, "ok=0"), "absolute command paths: status %d", st);
 	ROW(test_has(out, "w1=") && !test_has(out, "w1=0"), "GIT_SSH_COMMAND's program in the tree was writable: %s",
@@ -1896,6 +1900,8 @@ static void test_command_vars(void)
 	ROW(test_has(out, "w3=") && !test_has(out, "w3=0"), "GIT_EXTERNAL_DIFF in the tree was writable: %s",
 	    out ? out : "");
 	ROW(test_has(out, "w4=") && !test_has(out, "w4=0"), "LESSOPEN's program in the tree was writable: %s",
+	    out ? out : "");
+	ROW(test_has(out, "w5=") && !test_has(out, "w5=0"), "LUA_INIT's file in the tree was writable: %s",
 	    out ? out : "");
 	snprintf(cmd, sizeof(cmd), "cd / && GIT_SSH_COMMAND='%s/ssh-o4' git ls-remote ssh://o4.invalid/r 2>&1 | grep PLANTED",
 		 at(w, "work"));
@@ -1908,6 +1914,7 @@ static void test_command_vars(void)
 	drop("work/ok-o4.txt");
 	drop("work/diff-o4");
 	drop("work/lp-o4.sh");
+	drop("work/init-o5.lua");
 	free(out);
 	free(err);
 	out = err = NULL;
@@ -1918,6 +1925,7 @@ static void test_command_vars(void)
 			{"PAGER=tools/pager-o4 -R", "\"tools/pager-o4\""},
 			{"LESSOPEN=||./lp-o4.sh %s", "\"./lp-o4.sh\""},
 			{"SUDO_EDITOR=bin/ed-o4", "\"bin/ed-o4\""},
+			{"LUA_INIT=@./init-o5.lua", "\"./init-o5.lua\""},
 		};
 
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {

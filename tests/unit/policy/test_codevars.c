@@ -67,6 +67,11 @@ static void test_options(void)
 		{"LESSCLOSE", "/usr/bin/lesspipe %s %s", "L:/usr/bin/lesspipe"},
 		{"SUDO_EDITOR", "bin/ed -w", "L:bin/ed"},
 		{"RSYNC_RSH", "ssh -p 2222", ""},
+		/* lua's "@file" (any other value is code); .NET's hooks by path */
+		{"LUA_INIT", "@./init.lua", "L:./init.lua"},
+		{"LUA_INIT_5_4", "@/w/p/i.lua", "L:/w/p/i.lua"},
+		{"LUA_INIT", "print('@x')", ""},
+		{"DOTNET_STARTUP_HOOKS", "/w/p/Hook.dll:Named.Hook:h/x.dll", "L:/w/p/Hook.dll L:h/x.dll"},
 		{"OTHER", "-I/x", ""},
 	};
 
