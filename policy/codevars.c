@@ -225,12 +225,46 @@ static int ruby_opts(const struct copt *c, const struct words *t)
 }
 
 /*
+ * A file: URL's path (after "file://": "/x" or "localhost/x"), its %XX
+ * decoded, as a file loaded: yarn's PnP puts its ESM loader in
+ * NODE_OPTIONS so (--experimental-loader file:///PROJECT/.pnp.loader.mjs)
+ * for every script `yarn run` starts. Another host than localhost is
+ * passed as it is (not absolute: refused).
+ */
+static int emit_file_url(const struct copt *c, const char *u)
+{
+	size_t n = strlen(u), k = 0;
+	char *p;
+	int r;
+
+	if (strncmp(u, "localhost/", 10) == 0)
+		u += 9, n -= 9;
+	p = malloc(n + 1);
+	if (p == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (u[i] == '%' && isxdigit((unsigned char)u[i + 1]) && isxdigit((unsigned char)u[i + 2])) {
+			char hex[3] = {u[i + 1], u[i + 2], '\0'};
+
+			p[k++] = (char)strtol(hex, NULL, 16);
+			i += 2;
+		} else {
+			p[k++] = u[i];
+		}
+	}
+	r = emit(c, p, k, true, NULL);
+	free(p);
+	return r;
+}
+
+/*
  * NODE_OPTIONS: the modules loaded before every script (--require, -r,
  * --import, --loader, --experimental-loader: a value that is not
  * absolute is resolved from the working directory, a bare name in its
  * node_modules; x, x.js, x.cjs, x.mjs, x.json, x.node are tried), and the
  * files read at start that load code (--openssl-config: an engine or a
  * provider; --snapshot-blob). "--opt value", "--opt=value", "-rvalue".
+ * A file: URL is read as its path; data: and node: name no file.
  */
 static int node_opts(const struct copt *c, const struct words *t)
 {
@@ -259,7 +293,10 @@ static int node_opts(const struct copt *c, const struct words *t)
 		if (a != NULL) {
 			/* An empty value is not "."; named for the refusal. */
 			int r = a[0] == '\0' ? c->fn(c->arg, c->var, "", true)
-					     : emit(c, a, strlen(a), true, mod && a[0] == '/' ? ext : NULL);
+				: strncmp(a, "file://", 7) == 0 ? emit_file_url(c, a + 7)
+				: strncmp(a, "data:", 5) == 0 || strncmp(a, "node:", 5) == 0
+				    ? 0
+				    : emit(c, a, strlen(a), true, mod && a[0] == '/' ? ext : NULL);
 
 			if (r != 0)
 				return r;

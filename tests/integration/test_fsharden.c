@@ -1592,14 +1592,19 @@ static void test_option_vars(void)
 	const char *script = "printf 'console.log(\"PLANTED-NODE\")\\n' > boot-o1.js 2>/dev/null; echo w1=$?\n"
 			     "printf 'puts \"PLANTED-RUBY\"\\n' > rboot-o1.rb 2>/dev/null; echo w2=$?\n"
 			     "printf x > agent-o1.jar 2>/dev/null; echo w3=$?\n"
-			     "printf x > ok-o1.txt; echo ok=$?\n";
-	char e[3][PATH_MAX + 64], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
+			     "printf x > ok-o1.txt; echo ok=$?\n"
+			     "printf x > pnp-o1.loader.mjs 2>/dev/null; echo w4=$?\n";
+	char e[3][2 * PATH_MAX + 96], w[PATH_MAX], cmd[2 * PATH_MAX + 128], line[256], *out = NULL, *err = NULL;
 	const char *env[4];
 	int st;
 
 	SKIP_IF_NEEDED();
-	snprintf(e[0], sizeof(e[0]), "NODE_OPTIONS=--max-old-space-size=512 --require %s/boot-o1.js",
-		 at(w, "work"));
+	/* with yarn PnP's loader as a file: URL (review of round 35: every
+	 * `yarn run` sets it so, and the start was refused) */
+	snprintf(e[0], sizeof(e[0]),
+		 "NODE_OPTIONS=--max-old-space-size=512 --require %s/boot-o1.js --experimental-loader "
+		 "file://%s/pnp-o1.loader.mjs",
+		 at(w, "work"), w);
 	snprintf(e[1], sizeof(e[1]), "RUBYOPT=-w -r %s/rboot-o1", at(w, "work"));
 	snprintf(e[2], sizeof(e[2]), "JAVA_TOOL_OPTIONS=-Xmx64m -javaagent:%s/agent-o1.jar=x", at(w, "work"));
 	env[0] = e[0];
@@ -1613,6 +1618,8 @@ static void test_option_vars(void)
 	ROW(test_has(out, "w2=") && !test_has(out, "w2=0"), "RUBYOPT's -r file (x.rb) in the tree was writable: %s",
 	    out ? out : "");
 	ROW(test_has(out, "w3=") && !test_has(out, "w3=0"), "JAVA_TOOL_OPTIONS' -javaagent jar in the tree was "
+	    "writable: %s", out ? out : "");
+	ROW(test_has(out, "w4=") && !test_has(out, "w4=0"), "NODE_OPTIONS' file: URL loader in the tree was "
 	    "writable: %s", out ? out : "");
 	/* The host's next node and ruby, with the user's variables. */
 	snprintf(cmd, sizeof(cmd), "cd / && NODE_OPTIONS='--require %s/boot-o1.js' node -e 0 2>/dev/null",
@@ -1628,6 +1635,7 @@ static void test_option_vars(void)
 	drop("work/rboot-o1.rb");
 	drop("work/agent-o1.jar");
 	drop("work/ok-o1.txt");
+	drop("work/pnp-o1.loader.mjs");
 	free(out);
 	free(err);
 	out = err = NULL;

@@ -45,6 +45,12 @@ static void test_options(void)
 		 "L:/a b/x L:/a b/x.js L:/a b/x.cjs L:/a b/x.mjs L:/a b/x.json L:/a b/x.node L:./y L:z L:/m.mjs "
 		 "L:/s.cnf"},
 		{"NODE_OPTIONS", "--require=", "L:"},
+		/* yarn PnP's loader as a file: URL (every `yarn run`); data:, node: */
+		{"NODE_OPTIONS", "--require /p/.pnp.cjs --experimental-loader file:///p/a%20b/.pnp.loader.mjs",
+		 "L:/p/.pnp.cjs L:/p/a b/.pnp.loader.mjs"},
+		{"NODE_OPTIONS", "--import=file://localhost/m.mjs --import data:text/javascript,1 -r node:x",
+		 "L:/m.mjs"},
+		{"NODE_OPTIONS", "--loader file:./l.mjs --import=file://h/m.mjs", "L:file:./l.mjs L:h/m.mjs"},
 		/* the JVM: agents up to '=', option files, the lists. */
 		{"JAVA_TOOL_OPTIONS",
 		 "-Xmx1g '-javaagent:/a b.jar=x=y' -agentpath:l.so -agentlib:jdwp=x -cp a::/b -XX:VMOptionsFile=o "
