@@ -10,6 +10,7 @@
  */
 #include "proxy/cli/plan.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -2269,56 +2270,74 @@ out:
  */
 /* The words that make NAME.WORD a copy (any case, digits may follow:
  * .bak2); vim's swap names .swa to .swp are told apart below. */
-static const char *const sib_words[] = {"bak",	  "backup",  "bk",	 "bkp",	     "bck",	 "old",
-					"orig",	  "original", "save",	 "saved",    "sav",	 "tmp",
-					"temp",	  "rej",      "kate-swp", "copy",     "prev",	 "previous",
-					"new",	  "dpkg-old", "dpkg-dist", "dpkg-bak", "rpmsave", "rpmnew",
-					"pacsave", "pacnew",   "ucf-old", "ucf-dist"};
+static const char *const sib_words[] = {
+	"bak",	  "backup", "bk",      "bkp",	   "bck",     "old",	    "orig",	  "original", "save",
+	"saved",  "sav",    "tmp",     "temp",	   "rej",     "kate",	    "copy",	  "prev",     "previous",
+	"new",	  "dpkg",   "rpmsave", "rpmnew",   "pacsave", "pacnew",	    "ucf",	  "conflict", "conflicted",
+	"safebackup", "jb"};
 
-/* Is the word w[0..n) (between dots after NAME) one of a copy's? */
+/* git mergetool's words, in upper case only (config_LOCAL_7.json; a
+ * project's config_local.json is a variant, not a copy). */
+static const char *const sib_upper_words[] = {"BACKUP", "BASE", "LOCAL", "REMOTE"};
+
+/* Is the word w[0..n) (between the dots, underscores, hyphens and spaces
+ * after NAME) one of a copy's? A word with a byte that is no letter or
+ * digit ("(1)", "~"), digits alone, a copy's word (any case, digits may
+ * follow: .bak2), vim's swap names .swa to .swp, mergetool's upper-case
+ * words. */
 static bool sib_copy_word(const char *w, size_t n)
 {
 	size_t k = n;
 
-	if (n == 0 || !((w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z')) || memchr(w, '~', n) != NULL ||
-	    memchr(w, '#', n) != NULL)
-		return true;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)w[i]))
+			return true;
 	if (n == 3 && strncasecmp(w, "sw", 2) == 0 && ((w[2] >= 'a' && w[2] <= 'p') || (w[2] >= 'A' && w[2] <= 'P')))
 		return true;
 	while (k > 0 && w[k - 1] >= '0' && w[k - 1] <= '9')
 		k--;
+	if (k == 0)
+		return true;
 	for (size_t i = 0; i < ARRAY_LEN(sib_words); i++)
 		if (k == strlen(sib_words[i]) && strncasecmp(w, sib_words[i], k) == 0)
+			return true;
+	for (size_t i = 0; i < ARRAY_LEN(sib_upper_words); i++)
+		if (k == strlen(sib_upper_words[i]) && strncmp(w, sib_upper_words[i], k) == 0)
 			return true;
 	return false;
 }
 
 /* Does rest (what follows NAME, or STEM up to .EXT) make a copy's name?
- * Nothing (a case variant, #NAME), or a start that is no letter and no
- * dot (NAME~, NAME_BACKUP_1, NAME___jb_old___, "NAME (1)"), or dot words
- * one of which is a copy's (NAME.swn, NAME.BAK, NAME.production.bak,
- * NAME.1); not NAME's longer neighbours (.envrc) nor its variants by
- * another word (.env.development, .env.local, .env.example, NAME.pub). */
+ * Nothing (a case variant, #NAME), or a start that is no letter (NAME~,
+ * NAME2, "NAME (1)"), then words split at . _ - and spaces one of which
+ * is a copy's (NAME.swn, NAME.BAK, NAME.production.bak, NAME.1,
+ * NAME_BACKUP_1, NAME___jb_old___, NAME.sync-conflict-DATE-ID, NAME-old),
+ * or only separators (/etc/shadow-); not NAME's longer neighbours
+ * (.envrc) nor its variants by other words (.env.development,
+ * .env.local, .env.example, NAME.pub, config_test.json, .env-sample: a
+ * project's files, which named as copies refused the start when
+ * tracked; the review of round 35). */
 static bool sib_rest_ok(const char *rest, size_t len)
 {
-	size_t i = 0;
+	bool word = false;
 
 	if (len == 0)
 		return true;
-	if ((rest[0] >= 'a' && rest[0] <= 'z') || (rest[0] >= 'A' && rest[0] <= 'Z'))
+	if (isalpha((unsigned char)rest[0]))
 		return false;
-	if (rest[0] != '.')
+	if (strchr("._- ", rest[0]) == NULL)
 		return true;
-	while (i < len) {
-		size_t e = i + 1;
+	for (size_t i = 0; i < len;) {
+		size_t e = i;
 
-		while (e < len && rest[e] != '.')
+		while (e < len && strchr("._- ", rest[e]) == NULL)
 			e++;
-		if (sib_copy_word(rest + i + 1, e - i - 1))
+		if (e > i && sib_copy_word(rest + i, e - i))
 			return true;
-		i = e;
+		word = word || e > i;
+		i = e + 1;
 	}
-	return false;
+	return !word;
 }
 
 /* Is the entry e of a directory a copy of the file base beside it (not

@@ -785,8 +785,11 @@ static void test_copy_family(void)
 	    ".env_LOCAL_12345",	 ".env_REMOTE_12345", ".env_BASE_12345",   ".env___jb_old___", ".env___jb_tmp___",
 	    ".env.backup",	 ".env.bk",	     ".env.BAK",	  ".ENV",	    ".env.save.1",
 	    ".~lock..env#",	 "creds_BACKUP_77.json", "creds_LOCAL_77.json", "creds.old.json", "creds copy.json",
-	    "creds.json.rej",	 "CREDS.JSON.orig"};
-	char buf[PATH_MAX], rel[64], old[48], text[128], script[2048], *out = NULL, *err = NULL;
+	    "creds.json.rej",	 "CREDS.JSON.orig",
+	    /* the review of round 35: the copies sync tools leave */
+	    ".env.sync-conflict-20240101-120000-ABCDEFG", "creds.sync-conflict-20240101-120000-ABCDEFG.json",
+	    ".env (conflicted copy 2024-01-01)", ".env-host-safeBackup-0001"};
+	char buf[PATH_MAX], rel[96], old[48], text[128], script[4096], *out = NULL, *err = NULL;
 	size_t n;
 	int st;
 
@@ -829,15 +832,23 @@ static void test_copy_family(void)
 	 * the start. */
 	CU_ASSERT_FATAL(mkdir(at(buf, "plain44"), 0755) == 0 && secret_file("plain44/.env") == 0 &&
 			secret_file("plain44/appsettings.json") == 0);
+	/* The review of round 35: and the variants named by a word after
+	 * _ or - (config_test.json, .env-sample, appsettings-dev.json). */
 	CU_ASSERT_FATAL(sh("cd plain44 && git init -q . && printf '.env\\nappsettings.json\\n' > .gitignore && "
 			   "echo devenv-visible > .env.development && echo devjson-visible > "
-			   "appsettings.Development.json && git add -A && git commit -qm init") == 0);
-	run_script = "echo ran; cat .env.development appsettings.Development.json; echo done\n";
+			   "appsettings.Development.json && echo testjson-visible > appsettings_test.json && "
+			   "echo sample-visible > .env-sample && echo djson-visible > appsettings-dev.json && "
+			   "git add -A && git commit -qm init") == 0);
+	run_script = "echo ran; cat .env.development appsettings.Development.json appsettings_test.json .env-sample "
+		     "appsettings-dev.json; echo done\n";
 	st = run_gc("plain44", "plain44/.env", "plain44/appsettings.json", NULL, &out, &err);
 	run_script = NULL;
-	started("a repository tracking .env.development and appsettings.Development.json", st, out, err);
-	ROW(test_has(out, "devenv-visible") && test_has(out, "devjson-visible"), "the tracked variants not read: %s",
-	    test_nz(out));
+	started("a repository tracking .env.development, appsettings.Development.json, appsettings_test.json, "
+		".env-sample and appsettings-dev.json",
+		st, out, err);
+	ROW(test_has(out, "devenv-visible") && test_has(out, "devjson-visible") && test_has(out, "testjson-visible") &&
+		test_has(out, "sample-visible") && test_has(out, "djson-visible"),
+	    "the tracked variants not read: %s", test_nz(out));
 	free(out);
 	free(err);
 }

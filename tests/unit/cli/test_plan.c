@@ -579,7 +579,7 @@ static void test_copy_names(void)
 	    {".creds.json.swp", "creds.json", true}, {"creds_LOCAL_7.json", "creds.json", true},
 	    {"creds.old.json", "creds.json", true}, {"creds copy.json", "creds.json", true},
 	    {"creds (1).json", "creds.json", true}, {"CREDS-old.JSON", "creds.json", true},
-	    {"config-prod", "config", true},	   {"shadow-", "shadow", true},
+	    {"config-old", "config", true},	   {"shadow-", "shadow", true},
 	    {".env", ".env", false},		   {".envrc", ".env", false},
 	    {".environment", ".env", false},	   {".env.example", ".env", false},
 	    {".env.sample", ".env", false},	   {".env.Template", ".env", false},
@@ -596,6 +596,21 @@ static void test_copy_names(void)
 	    {".env.local~", ".env", true},	   {".env.swp", ".env", true},
 	    {".env.dpkg-old", ".env", true},	   {"config.production.json", "config.json", false},
 	    {"ssh_host_ed25519_key.pub~", "ssh_host_ed25519_key", true},
+	    /* the review of round 35: a project's variants named by a word
+	     * after _ or -, and the copies sync tools leave */
+	    {"config_test.json", "config.json", false}, {"config-dev.json", "config.json", false},
+	    {"config_local.json", "config.json", false}, {".env-sample", ".env", false},
+	    {".env_test", ".env", false},	   {"config-prod", "config", false},
+	    {"id_ed25519-cert.pub", "id_ed25519", false}, {".env.ci", ".env", false},
+	    {".env.test", ".env", false},	   {".env.docker", ".env", false},
+	    {".env.defaults", ".env", false},	   {".env.schema", ".env", false},
+	    {"settings.json.schema", "settings.json", false},
+	    {".env.sync-conflict-20240101-120000-ABCDEFG", ".env", true},
+	    {"config.sync-conflict-20240101-120000-ABCDEFG.json", "config.json", true},
+	    {".env-host-safeBackup-0001", ".env", true}, {"config_BASE_99.json", "config.json", true},
+	    {".env.dpkg-dist", ".env", true},	   {".env.ucf-dist", ".env", true},
+	    {"config-2.json", "config.json", true}, {".env (conflicted copy 2024-01-01)", ".env", true},
+	    {"config_old.json", "config.json", true}, {".env.kate-swp", ".env", true},
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
