@@ -1200,6 +1200,81 @@ static void test_remask_encoded(void)
 	free(part);
 }
 
+/* base64url of in, no padding: a JWT's segment (malloc'd). */
+static char *test_b64url(const char *in)
+{
+	char *b = test_base64(in, strlen(in));
+
+	for (char *c = b; c != NULL && *c != '\0'; c++) {
+		if (*c == '=') {
+			*c = '\0';
+			break;
+		}
+		*c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+	}
+	return b;
+}
+
+/*
+ * The review of round 35: a masked JWT (a Supabase service_role key)
+ * refused the start of `run -- CMD "$ANON_KEY"`, the project's public
+ * anon key in an argument: both are base64 of public JSON with the same
+ * header and the same first claims, which the value's 16-byte windows
+ * found. The anon key reaches the command as an argument (in a
+ * variable the environment rule drops it as a JWT, whatever the
+ * masked value); the masked key's signature hex-encoded in a variable
+ * is still dropped, and named.
+ */
+static void test_remask_jwt_neighbours(void)
+{
+	char ref[24], sig[2][48], json[256], svc[512], anon[512], genv[600], vhex[300], *hex = NULL;
+	char *hdr = test_b64url("{\"alg\":\"HS256\",\"typ\":\"JWT\"}"), *pay[2] = {NULL, NULL};
+	const char *env[] = {genv, vhex, NULL};
+	const char *args[] = {"x", anon, NULL};
+	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	static const char script[] = "env | grep '^V_'\necho RAN\n";
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(test_random_alnum(ref, 20) == 0 && test_random_alnum(sig[0], 43) == 0 &&
+			test_random_alnum(sig[1], 43) == 0);
+	ref[20] = sig[0][43] = sig[1][43] = '\0';
+	for (int i = 0; i < 2; i++) {
+		snprintf(json, sizeof(json),
+			 "{\"iss\":\"supabase\",\"ref\":\"%s\",\"role\":\"%s\",\"iat\":1700000000,"
+			 "\"exp\":2015000000}",
+			 ref, i == 0 ? "service_role" : "anon");
+		pay[i] = test_b64url(json);
+	}
+	CU_ASSERT_FATAL(hdr != NULL && pay[0] != NULL && pay[1] != NULL);
+	snprintf(svc, sizeof(svc), "%s.%s.%s", hdr, pay[0], sig[0]);
+	snprintf(anon, sizeof(anon), "%s.%s.%s", hdr, pay[1], sig[1]);
+	hex = test_hex(sig[0], strlen(sig[0]));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	snprintf(genv, sizeof(genv), "GH_TOKEN=%s", svc);
+	snprintf(vhex, sizeof(vhex), "V_SIG_HEX=%s", hex);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "status %d", st);
+	ROW(!test_has(out, "V_SIG_HEX") && test_has(err, "V_SIG_HEX"), "the signature's hex reached the command");
+	ROW(!test_has(out, svc) && !test_has(err, svc) && !test_has(out, sig[0]), "the masked key reached the command");
+	free(out);
+	free(err);
+	out = err = NULL;
+	env[1] = NULL;
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "an argument holding the anon key refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	free(hex);
+	free(hdr);
+	free(pay[0]);
+	free(pay[1]);
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -1416,6 +1491,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value hex, base32, UTF-16, upper-cased, %25-encoded twice or split in another "
 		 "variable is dropped; in an argument it refuses the start",
 		 test_remask_encoded);
+	test_add(s, "a masked JWT: another token of its issuer (an anon key beside a service key) in an argument "
+		 "starts; its signature's hex in a variable is dropped",
+		 test_remask_jwt_neighbours);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);
