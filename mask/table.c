@@ -929,14 +929,25 @@ static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char
  * another token of the same issuer begins with too (Supabase's anon key
  * and its service_role key share 100 bytes and more; two ID tokens of
  * one issuer, their header): the part after the last dot, the
- * signature (JWE's tag: after the first dot), when it has a window's
- * length. The review of round 35: a masked service key dropped the
- * project's public anon key from the command's environment.
+ * signature (JWE's: all after the first dot), when it has a window's
+ * length. The review of round 35: a masked service key refused the
+ * start of a command given the project's public anon key. And Slack's
+ * tokens (below).
  */
 static size_t enc_secret_start(const unsigned char *v, size_t n)
 {
 	size_t dots = 0, first = 0, last = 0;
 
+	/* Slack's xoxb-TEAM-USER-SECRET, xoxp-, xapp-1-APP-N-SECRET: the
+	 * workspace's and the user's numbers are another token's too (two
+	 * bots of one workspace share "xoxb-TEAM-"): the part after the last
+	 * hyphen. */
+	if (n > 5 && (memcmp(v, "xox", 3) == 0 || memcmp(v, "xapp", 4) == 0) && v[4] == '-') {
+		const unsigned char *h = memrchr(v, '-', n);
+		size_t at = (size_t)(h - v) + 1;
+
+		return n - at >= ENC_WINDOW ? at : 0;
+	}
 	if (n < 3 || memcmp(v, "eyJ", 3) != 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {

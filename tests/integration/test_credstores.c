@@ -1269,6 +1269,27 @@ static void test_remask_jwt_neighbours(void)
 	ROW(st == 0 && test_has(out, "RAN"), "an argument holding the anon key refused the start: %s", test_nz(err));
 	free(out);
 	free(err);
+	out = err = NULL;
+	/* Slack: a masked bot token, another bot's of the same workspace in
+	 * an argument (the same "xoxb-TEAM-") starts; the masked one's
+	 * secret part hex-encoded still refuses */
+	snprintf(genv, sizeof(genv), "GH_TOKEN=xoxb-12345678901-1234567890123-%.24s", sig[0]);
+	snprintf(anon, sizeof(anon), "xoxb-12345678901-9876543210987-%.24s", sig[1]);
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "an argument holding another bot's token refused the start: %s",
+	    test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	free(hex);
+	hex = test_hex(sig[0], 24);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	args[1] = hex;
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "argument 3 holds a masked credential's real value"),
+	    "an argument holding the masked token's secret part in hex started");
+	free(out);
+	free(err);
 	free(hex);
 	free(hdr);
 	free(pay[0]);
@@ -1491,8 +1512,8 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value hex, base32, UTF-16, upper-cased, %25-encoded twice or split in another "
 		 "variable is dropped; in an argument it refuses the start",
 		 test_remask_encoded);
-	test_add(s, "a masked JWT: another token of its issuer (an anon key beside a service key) in an argument "
-		 "starts; its signature's hex in a variable is dropped",
+	test_add(s, "a masked JWT or Slack token: another token of its issuer (an anon key beside a service key, "
+		 "another bot's) in an argument starts; its secret part's hex is dropped or refused",
 		 test_remask_jwt_neighbours);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
