@@ -150,19 +150,39 @@ static void mountinfo_unescape(char *s)
  * GitHub CLI's store, macOS's Library/Keychains, Windows'
  * AppData/Roaming. Not "/" and not the user's own home (home, pw_home:
  * struct cli_host's, NULL when unknown), whose rows are there already.
+ * Nor a project's work tree mounted on its own (a container's or a
+ * virtual machine's bind mount of a checkout with a .ssh of deploy
+ * keys: the review of round 35 found its .npmrc, .kube, .docker
+ * emptied as a home's): the top of a git work tree (.git) with none
+ * of a home's own entries (shell start-up files and histories, .cache,
+ * .local, macOS's Library, Windows' AppData); a home that is a
+ * dotfiles repository has its shell files.
  */
 static bool mount_is_home(const char *mnt, const char *home, const char *pw_home)
 {
 	static const char *const markers[] = {".ssh",		   ".gnupg", ".aws", ".config/gh",
 					      "Library/Keychains", "AppData/Roaming"};
+	static const char *const home_own[] = {".bashrc",	".profile",	 ".bash_profile", ".bash_login",
+					       ".bash_history", ".zshrc",	 ".zprofile",	  ".zshenv",
+					       ".zsh_history",	".cshrc",	 ".tcshrc",	  ".kshrc",
+					       ".config/fish",	".cache",	 ".local",	  "Library",
+					       "AppData",	"NTUSER.DAT",	 ".Trash",	  ".viminfo",
+					       ".lesshst",	".python_history"};
 	char p[PATH_MAX];
 	struct stat st;
+	bool marked = false;
 
 	if (strcmp(mnt, "/") == 0 || (home != NULL && strcmp(mnt, home) == 0) ||
 	    (pw_home != NULL && strcmp(mnt, pw_home) == 0))
 		return false;
-	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", mnt, markers[i]) < sizeof(p) && lstat(p, &st) == 0)
+	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]) && !marked; i++)
+		marked = (size_t)snprintf(p, sizeof(p), "%s/%s", mnt, markers[i]) < sizeof(p) && lstat(p, &st) == 0;
+	if (!marked)
+		return false;
+	if ((size_t)snprintf(p, sizeof(p), "%s/.git", mnt) >= sizeof(p) || lstat(p, &st) != 0)
+		return true;
+	for (size_t i = 0; i < sizeof(home_own) / sizeof(home_own[0]); i++)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", mnt, home_own[i]) >= sizeof(p) || lstat(p, &st) == 0)
 			return true;
 	return false;
 }

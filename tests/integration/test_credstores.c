@@ -1422,7 +1422,8 @@ static void test_mac_home_shared(void)
 	if (snprintf(cmd, sizeof(cmd),
 		     "set -e; truncate -s 8M '%1$s'; mkntfs -F -Q -q '%1$s' >/dev/null 2>&1; mkdir -p '%2$s' '%3$s' "
 		     "'%4$s' '%5$s'; d=$(losetup -f --show '%1$s'); ntfs-3g \"$d\" '%2$s' || { losetup -d \"$d\"; "
-		     "exit 1; }; mount -t tmpfs pvmachome '%4$s'; mount -t tmpfs pvplain '%5$s'",
+		     "exit 1; }; mount -t tmpfs pvmachome '%4$s'; mount -t tmpfs pvplain '%5$s'; "
+		     "mkdir -p '%5$s/proj' && mount --bind '%5$s/proj' '%5$s/proj'",
 		     img, ntfs, dir, tmh, plain) >= (int)sizeof(cmd) ||
 	    system(cmd) != 0) {
 		if (snprintf(cmd, sizeof(cmd),
@@ -1455,6 +1456,20 @@ static void test_mac_home_shared(void)
 	CU_ASSERT_EQUAL(mkdirs(at(cmd, "plain vol/.config")), 0);
 	CU_ASSERT(test_write_file(at(cmd, "plain vol/.config/notes.txt"), "plain-visible\n", 14) == 0);
 	n += (size_t)snprintf(script + n, sizeof(script) - n, "cat '%s/.config/notes.txt'\n", plain);
+	/* The review of round 35: a project's checkout mounted on its own
+	 * (a container's bind mount) holding .ssh (its deploy keys) is no
+	 * home: its .npmrc and .kube/config read as before; a home that is a
+	 * dotfiles repository (.git and .bashrc) is still one. */
+	CU_ASSERT_EQUAL(mkdirs(at(cmd, "plain vol/proj/.git")), 0);
+	CU_ASSERT_EQUAL(mkdirs(at(cmd, "plain vol/proj/.ssh")), 0);
+	CU_ASSERT_EQUAL(mkdirs(at(cmd, "plain vol/proj/.kube")), 0);
+	CU_ASSERT(test_write_file(at(cmd, "plain vol/proj/.npmrc"), "npmrc-visible\n", 14) == 0);
+	CU_ASSERT(test_write_file(at(cmd, "plain vol/proj/.kube/config"), "kube-visible\n", 13) == 0);
+	CU_ASSERT(test_write_file(at(cmd, "plain vol/proj/.ssh/deploy.pub"), "x\n", 2) == 0);
+	CU_ASSERT_EQUAL(mkdirs(at(cmd, "mac home/.git")), 0);
+	CU_ASSERT(test_write_file(at(cmd, "mac home/.bashrc"), "\n", 1) == 0);
+	n += (size_t)snprintf(script + n, sizeof(script) - n, "cat '%1$s/proj/.npmrc' '%1$s/proj/.kube/config'\n",
+			      plain);
 	{
 		struct test_sbx_run r = {root, at(hh, "home"), NULL, at(wpol, "work.yaml"), sc, NULL, NULL};
 
@@ -1464,7 +1479,8 @@ static void test_mac_home_shared(void)
 	}
 	CU_ASSERT(snprintf(cmd, sizeof(cmd),
 			   "d=$(findmnt -n -o SOURCE --target '%1$s'); umount '%1$s' && losetup -d \"$d\"; "
-			   "umount '%3$s'; umount '%4$s'; rmdir '%1$s' '%3$s' '%4$s'; rm -rf '%2$s'; rm -f '%5$s'",
+			   "umount '%3$s'; umount '%4$s/proj'; umount '%4$s'; rmdir '%1$s' '%3$s' '%4$s'; rm -rf '%2$s'; "
+			   "rm -f '%5$s'",
 			   ntfs, dir, tmh, plain, img) < (int)sizeof(cmd) &&
 		  system(cmd) == 0);
 	if (made_users)
@@ -1480,6 +1496,8 @@ static void test_mac_home_shared(void)
 			ROW(test_has(out, want), "the Mac home %s: %s was readable: %s", tops[k], files[i], test_nz(out));
 		}
 	ROW(test_has(out, "plain-visible"), "a mount with no home's marks was not read: %s", test_nz(out));
+	ROW(test_has(out, "npmrc-visible") && test_has(out, "kube-visible"),
+	    "a project's checkout mounted on its own with a .ssh was taken for a home: %s", test_nz(out));
 	free(out);
 	free(err);
 }
