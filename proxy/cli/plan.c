@@ -2502,9 +2502,100 @@ out:
 	return rc;
 }
 
+/*
+ * The copies editors keep of a file away from it, in one directory of the
+ * home, under a name made of the file's whole path (the review of round
+ * 35 read a masked .env's in clear there): Neovim's swap files by
+ * default (~/.local/state/nvim/swap/%home%u%proj%.env.swp, while the
+ * file is open in it, and after a crash), its and Vim's backup and undo
+ * files with a "//" directory (a common vimrc's ~/.vim/swap//,
+ * ~/.vim/backup//, ~/.vim/undo//: the undo file holds the text's old
+ * lines), Emacs' backups under a backup-directory-alist
+ * (~/.emacs.d/backups/!home!u!proj!.env~, .~1~) and Doom's. An entry is
+ * one when its name is the path with its slashes made % (Vim's) or !
+ * (Emacs', a ! in the path doubled), optionally after #, then nothing
+ * (an undo file) or a copy's rest (sib_rest_ok(): .swp, ~, .~1~).
+ */
+static const char *const central_copy_dirs[] = {
+	".local/state/nvim/swap", ".local/state/nvim/backup", ".local/state/nvim/undo",
+	".local/share/nvim/swap", ".local/share/nvim/backup", ".local/share/nvim/undo",
+	".vim/swap",		  ".vim/swapfiles",	    ".vim/.swap",	     ".vim/backup",
+	".vim/backups",		  ".vim/.backup",	    ".vim/undo",	     ".vim/undodir",
+	".vim/.undo",		  ".vim/tmp",		    ".cache/vim/swap",	     ".cache/vim/backup",
+	".cache/vim/undo",	  ".emacs.d/backups",	    ".emacs.d/backup",	     ".emacs.d/auto-save",
+	".emacs.d/.local/cache/backup", ".emacs.d/.local/cache/autosave", ".config/emacs/backups",
+	".config/emacs/.local/cache/backup", ".config/emacs/.local/cache/autosave"};
+
+/* Is the entry e a central copy of path (see above)? */
+static bool central_copy_name(const char *e, const char *path)
+{
+	for (int form = 0; form < 2; form++) {
+		char sep = form == 0 ? '%' : '!';
+		const char *c = e + (e[0] == '#');
+		const char *p = path;
+
+		for (; *p != '\0'; p++) {
+			if (*p == '/') {
+				if (*c != sep)
+					break;
+				c++;
+			} else if (form == 1 && *p == '!') {
+				if (c[0] != '!' || c[1] != '!')
+					break;
+				c += 2;
+			} else {
+				if (*c != *p)
+					break;
+				c++;
+			}
+		}
+		if (*p == '\0' && sib_rest_ok(c, strlen(c)))
+			return true;
+	}
+	return false;
+}
+
+/* The central copies (above) of the nt targets t under home. 0, or -1
+ * after logging. */
+static int plan_central_copies(struct run_plan *pl, const struct sib_target *t, size_t nt, const char *home)
+{
+	for (size_t k = 0; home != NULL && k < ARRAY_LEN(central_copy_dirs); k++) {
+		char dir[PATH_MAX];
+		size_t dirlen, seen = 0;
+		struct dirent *de;
+		DIR *d;
+		int n = snprintf(dir, sizeof(dir), "%s/%s/", home, central_copy_dirs[k]);
+
+		if (n < 0 || (size_t)n >= sizeof(dir) || (d = opendir(dir)) == NULL)
+			continue;
+		dirlen = (size_t)n;
+		while ((de = readdir(d)) != NULL && ++seen <= SIBLING_SCAN_MAX) {
+			if (de->d_name[0] != '%' && de->d_name[0] != '!' && de->d_name[0] != '#')
+				continue;
+			for (size_t j = 0; j < nt; j++)
+				if (central_copy_name(de->d_name, t[j].path)) {
+					if (sib_deny(pl, dir, dirlen, de->d_name, t[j].named) < 0) {
+						(void)closedir(d);
+						return -1;
+					}
+					break;
+				}
+		}
+		(void)closedir(d);
+		if (seen > SIBLING_SCAN_MAX) {
+			log_warnx("%s holds more than %d entries: the copies editors keep there of the hidden files "
+				  "cannot all be looked for; empty it; the command was not started",
+				  dir, SIBLING_SCAN_MAX);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The copies beside each read-denied file and each masked file that is a
- * regular file now. 0, or -1 after logging. */
-static int plan_siblings(struct run_plan *pl)
+ * regular file now, and those editors keep in the home (h->home and
+ * the password database's). 0, or -1 after logging. */
+static int plan_siblings(struct run_plan *pl, const struct plan_host *h)
 {
 	size_t n = pl->deny_read.n, nt = 0, ndirs = 0;
 	struct sib_target *t = calloc(n + pl->n_files + 1, sizeof(*t));
@@ -2539,6 +2630,10 @@ static int plan_siblings(struct run_plan *pl)
 		if (sib_scan_dir(pl, t, nt, i) < 0)
 			goto out;
 	}
+	if (plan_central_copies(pl, t, nt, h->home) < 0 ||
+	    (h->pw_home != NULL && (h->home == NULL || strcmp(h->home, h->pw_home) != 0) &&
+	     plan_central_copies(pl, t, nt, h->pw_home) < 0))
+		goto out;
 	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_debug("run: the copies beside %zu hidden files, %zu directories read, in %.1f ms", nt, ndirs,
 		  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
@@ -3225,7 +3320,7 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		return -1;
 	}
 	if (plan_fs(pl, p) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
-	    plan_siblings(pl) < 0 || plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
+	    plan_siblings(pl, h) < 0 || plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
 	    plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
 		return -1;

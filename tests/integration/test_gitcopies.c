@@ -854,6 +854,61 @@ static void test_copy_family(void)
 }
 
 /*
+ * The review of round 35: the copies editors keep away from the file, in
+ * the home, named by its whole path: a real Vim's undo file under a
+ * vimrc's undodir=~/.vim/undo// (it holds the line's earlier value), a
+ * swap file where Neovim keeps them by default
+ * (~/.local/state/nvim/swap/%...%.env.swp) and an Emacs backup under a
+ * backup-directory-alist (~/.emacs.d/backups/!...!.env~), each holding
+ * an earlier value: unreadable in the sandbox; another file's undo file
+ * there is read.
+ */
+static void test_central_copies(void)
+{
+	char buf[PATH_MAX], rel[PATH_MAX], mangled[PATH_MAX - 64], old[48], text[128], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/vim", X_OK) != 0) {
+		TEST_SKIP("no /usr/bin/vim");
+		return;
+	}
+	memcpy(old, "sk-proj-", 8);
+	CU_ASSERT_FATAL(test_random_alnum(old + 8, 32) == 0);
+	old[40] = '\0';
+	snprintf(text, sizeof(text), "OPENAI_API_KEY=%s\n", old);
+	CU_ASSERT_FATAL(mkdir(at(buf, "plain45"), 0755) == 0 &&
+			test_write_file(at(buf, "plain45/.env"), text, strlen(text)) == 0 &&
+			test_write_file(at(buf, "plain45/notes.txt"), "undo-visible\n", 13) == 0);
+	CU_ASSERT_FATAL(sh("mkdir -p %1$s/home/.vim/undo %1$s/home/.local/state/nvim/swap %1$s/home/.emacs.d/backups && "
+			   "cd %1$s/plain45 && for f in .env notes.txt; do HOME=%1$s/home vim -u NONE -i NONE -N -es "
+			   "-c 'set undofile undodir=%1$s/home/.vim/undo//' -c '%%s/%2$s/%3$s/e' -c '%%s/undo-visible/x/e' "
+			   "-c wq $f </dev/null; done && chmod 600 .env && ls %1$s/home/.vim/undo | grep -q 'plain45%%.env$'",
+			   root, old + 8, secret + 8) == 0);
+	snprintf(buf, sizeof(buf), "%s/plain45/.env", root);
+	snprintf(mangled, sizeof(mangled), "%.*s", (int)sizeof(mangled) - 1, buf);
+	for (char *c = mangled; *c != '\0'; c++)
+		*c = *c == '/' ? '%' : *c;
+	snprintf(rel, sizeof(rel), "home/.local/state/nvim/swap/%s.swp", mangled);
+	CU_ASSERT_FATAL(test_write_file(at(buf, rel), text, strlen(text)) == 0);
+	for (char *c = mangled; *c != '\0'; c++)
+		*c = *c == '%' ? '!' : *c;
+	snprintf(rel, sizeof(rel), "home/.emacs.d/backups/%s~", mangled);
+	CU_ASSERT_FATAL(test_write_file(at(buf, rel), text, strlen(text)) == 0);
+	run_script = "echo ran; for f in \"$HOME\"/.vim/undo/* \"$HOME\"/.local/state/nvim/swap/* "
+		     "\"$HOME\"/.emacs.d/backups/*; do tr -d '\\000' < \"$f\"; echo; done; echo done\n";
+	st = run_gc("plain45", "plain45/.env", NULL, NULL, &out, &err);
+	run_script = NULL;
+	started("a masked .env with an undo file, a swap file and a backup of an earlier value in the home", st, out,
+		err);
+	ROW(!test_has(out, old + 8) && !test_has(err, old + 8), "an editor's copy in the home was read: %s",
+	    test_nz(out));
+	ROW(test_has(out, "undo-visible"), "another file's undo file was not read: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * The scan for copies is bounded: a directory of more than 100,000
  * entries beside a masked .env, or more than 256 files named like its
  * copies, refuses the start with the reason (a session could otherwise
@@ -936,6 +991,9 @@ TEST_REGISTRAR(register_gitcopies)
 		 ".env_BACKUP_N, creds_LOCAL_N.json, .env.BAK, ...): unreadable; .envrc, .env.example read; a "
 		 "tracked .env.development starts",
 		 test_copy_family);
+	test_add(s, "editors' copies in the home named by the file's path (a real Vim's undo file under "
+		 "~/.vim/undo//, Neovim's swap, an Emacs backup): unreadable",
+		 test_central_copies);
 	test_add(s, "copies beside a file in a directory of 100,001 entries, or 257 of them: refused, said so",
 		 test_copy_bounds);
 }

@@ -618,6 +618,27 @@ static void test_copy_names(void)
 		    rows[i].base, rows[i].copy ? "a copy" : "no copy");
 }
 
+/* The review of round 35: the copies editors keep in the home named by
+ * the file's whole path (central_copy_name()). */
+static void test_central_copy_names(void)
+{
+	static const struct {
+		const char *e, *path;
+		bool copy;
+	} rows[] = {
+	    {"%home%u%p%.env.swp", "/home/u/p/.env", true}, {"%home%u%p%.env", "/home/u/p/.env", true},
+	    {"%home%u%p%.env~", "/home/u/p/.env", true},    {"!home!u!p!.env~", "/home/u/p/.env", true},
+	    {"!home!u!p!.env.~3~", "/home/u/p/.env", true}, {"#!home!u!p!.env#", "/home/u/p/.env", true},
+	    {"!home!u!a!!b!.env~", "/home/u/a!b/.env", true}, {"%home%u%p%.envrc", "/home/u/p/.env", false},
+	    {"%home%u%p%.env.local", "/home/u/p/.env", false}, {"%home%u%q%.env.swp", "/home/u/p/.env", false},
+	    {"%home%u%p%x%.env.swp", "/home/u/p/.env", false}, {"!home!u!a!b!.env~", "/home/u/a!b/.env", false},
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+		ROW(central_copy_name(rows[i].e, rows[i].path) == rows[i].copy, "%s for %s: %s expected", rows[i].e,
+		    rows[i].path, rows[i].copy ? "a copy" : "no copy");
+}
+
 TEST_REGISTRAR(cli_plan_register)
 {
 	CU_pSuite s = test_suite("cli_plan", plan_setup, plan_teardown);
@@ -629,4 +650,7 @@ TEST_REGISTRAR(cli_plan_register)
 	test_add(s, "plan_relative_config: the config-location table and the suffix rule", test_relative_config);
 	test_add(s, "the copies beside a hidden file: .env.swn, .env_BACKUP_N, creds_LOCAL_N.json; not .envrc, "
 		 ".env.example", test_copy_names);
+	test_add(s, "copies editors keep in the home named by the file's path (%home%u%p%.env.swp, "
+		 "!home!u!p!.env~): by the path, not a neighbour's",
+		 test_central_copy_names);
 }
