@@ -2514,7 +2514,9 @@ out:
  * (~/.emacs.d/backups/!home!u!proj!.env~, .~1~) and Doom's. An entry is
  * one when its name is the path with its slashes made % (Vim's) or !
  * (Emacs', a ! in the path doubled), optionally after #, then nothing
- * (an undo file) or a copy's rest (sib_rest_ok(): .swp, ~, .~1~).
+ * (an undo file) or a copy's rest (sib_rest_ok(): .swp, ~, .~1~); and
+ * the copies of every file under a read-denied directory
+ * (%home%u%.aws%credentials, an undo file of ~/.aws/credentials).
  */
 static const char *const central_copy_dirs[] = {
 	".local/state/nvim/swap", ".local/state/nvim/backup", ".local/state/nvim/undo",
@@ -2526,8 +2528,9 @@ static const char *const central_copy_dirs[] = {
 	".emacs.d/.local/cache/backup", ".emacs.d/.local/cache/autosave", ".config/emacs/backups",
 	".config/emacs/.local/cache/backup", ".config/emacs/.local/cache/autosave"};
 
-/* Is the entry e a central copy of path (see above)? */
-static bool central_copy_name(const char *e, const char *path)
+/* Is the entry e a central copy of path (see above), or with under, of a
+ * file under the directory path? */
+static bool central_copy_name(const char *e, const char *path, bool under)
 {
 	for (int form = 0; form < 2; form++) {
 		char sep = form == 0 ? '%' : '!';
@@ -2549,7 +2552,7 @@ static bool central_copy_name(const char *e, const char *path)
 				c++;
 			}
 		}
-		if (*p == '\0' && sib_rest_ok(c, strlen(c)))
+		if (*p == '\0' && (under ? *c == sep && c[1] != '\0' : sib_rest_ok(c, strlen(c))))
 			return true;
 	}
 	return false;
@@ -2563,6 +2566,7 @@ static int plan_central_copies(struct run_plan *pl, const struct sib_target *t, 
 		char dir[PATH_MAX];
 		size_t dirlen, seen = 0;
 		struct dirent *de;
+		struct stat st;
 		DIR *d;
 		int n = snprintf(dir, sizeof(dir), "%s/%s/", home, central_copy_dirs[k]);
 
@@ -2572,14 +2576,21 @@ static int plan_central_copies(struct run_plan *pl, const struct sib_target *t, 
 		while ((de = readdir(d)) != NULL && ++seen <= SIBLING_SCAN_MAX) {
 			if (de->d_name[0] != '%' && de->d_name[0] != '!' && de->d_name[0] != '#')
 				continue;
-			for (size_t j = 0; j < nt; j++)
-				if (central_copy_name(de->d_name, t[j].path)) {
-					if (sib_deny(pl, dir, dirlen, de->d_name, t[j].named) < 0) {
+			for (size_t j = 0; j < nt + pl->deny_read.n; j++) {
+				const char *path = j < nt ? t[j].path : pl->deny_read.v[j - nt];
+				bool named = j < nt ? t[j].named : strv_has(&pl->named, path);
+
+				/* a read-denied directory's files (~/.aws/credentials) */
+				if (j >= nt && (strcmp(path, "/") == 0 || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
+					continue;
+				if (central_copy_name(de->d_name, path, j >= nt)) {
+					if (sib_deny(pl, dir, dirlen, de->d_name, named) < 0) {
 						(void)closedir(d);
 						return -1;
 					}
 					break;
 				}
+			}
 		}
 		(void)closedir(d);
 		if (seen > SIBLING_SCAN_MAX) {

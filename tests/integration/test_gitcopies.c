@@ -895,6 +895,13 @@ static void test_central_copies(void)
 		*c = *c == '%' ? '!' : *c;
 	snprintf(rel, sizeof(rel), "home/.emacs.d/backups/%s~", mangled);
 	CU_ASSERT_FATAL(test_write_file(at(buf, rel), text, strlen(text)) == 0);
+	/* an undo file of ~/.aws/credentials, under a denied directory row */
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p %1$s/home/.aws && echo 'aws_secret_access_key = awsnow' > "
+				 "%1$s/home/.aws/credentials && cd %1$s/home && HOME=%1$s/home vim -u NONE -i NONE -N -es "
+				 "-c 'set undofile undodir=%1$s/home/.vim/undo//' -c '%%s/awsnow/x/e' -c wq "
+				 ".aws/credentials </dev/null && echo 'aws_secret_access_key = awsnow' > .aws/credentials",
+				 root),
+			      0);
 	run_script = "echo ran; for f in \"$HOME\"/.vim/undo/* \"$HOME\"/.local/state/nvim/swap/* "
 		     "\"$HOME\"/.emacs.d/backups/*; do tr -d '\\000' < \"$f\"; echo; done; echo done\n";
 	st = run_gc("plain45", "plain45/.env", NULL, NULL, &out, &err);
@@ -904,6 +911,7 @@ static void test_central_copies(void)
 	ROW(!test_has(out, old + 8) && !test_has(err, old + 8), "an editor's copy in the home was read: %s",
 	    test_nz(out));
 	ROW(test_has(out, "undo-visible"), "another file's undo file was not read: %s", test_nz(out));
+	ROW(!test_has(out, "awsnow"), "the undo file of ~/.aws/credentials was read: %s", test_nz(out));
 	free(out);
 	free(err);
 }

@@ -635,8 +635,13 @@ static void test_central_copy_names(void)
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
-		ROW(central_copy_name(rows[i].e, rows[i].path) == rows[i].copy, "%s for %s: %s expected", rows[i].e,
+		ROW(central_copy_name(rows[i].e, rows[i].path, false) == rows[i].copy, "%s for %s: %s expected", rows[i].e,
 		    rows[i].path, rows[i].copy ? "a copy" : "no copy");
+	/* under a denied directory */
+	ROW(central_copy_name("%home%u%.aws%credentials", "/home/u/.aws", true), "an undo file under ~/.aws");
+	ROW(central_copy_name("!home!u!.aws!credentials~", "/home/u/.aws", true), "a backup under ~/.aws");
+	ROW(!central_copy_name("%home%u%.aws", "/home/u/.aws", true), "the directory's own name");
+	ROW(!central_copy_name("%home%u%.awsx%y", "/home/u/.aws", true), "a neighbour of ~/.aws");
 }
 
 TEST_REGISTRAR(cli_plan_register)
