@@ -2558,10 +2558,15 @@ static bool central_copy_name(const char *e, const char *path, bool under)
 	return false;
 }
 
-/* The central copies (above) of the nt targets t under home. 0, or -1
- * after logging. */
+/* The central copies (above) of the nt targets t and of the files
+ * under the read-denied directories under home. 0, or -1 after
+ * logging. */
 static int plan_central_copies(struct run_plan *pl, const struct sib_target *t, size_t nt, const char *home)
 {
+	struct sib_target *dirs = NULL;
+	size_t ndirs = 0;
+	int rc = -1;
+
 	for (size_t k = 0; home != NULL && k < ARRAY_LEN(central_copy_dirs); k++) {
 		char dir[PATH_MAX];
 		size_t dirlen, seen = 0;
@@ -2573,22 +2578,36 @@ static int plan_central_copies(struct run_plan *pl, const struct sib_target *t, 
 		if (n < 0 || (size_t)n >= sizeof(dir) || (d = opendir(dir)) == NULL)
 			continue;
 		dirlen = (size_t)n;
+		/* the read-denied directories, once, when a place exists */
+		if (dirs == NULL) {
+			dirs = calloc(pl->deny_read.n + 1, sizeof(*dirs));
+			if (dirs == NULL) {
+				log_warn("run");
+				(void)closedir(d);
+				goto out;
+			}
+			for (size_t i = 0; i < pl->deny_read.n; i++) {
+				const char *p = pl->deny_read.v[i];
+
+				if (strcmp(p, "/") != 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+					dirs[ndirs++] = (struct sib_target){p, strv_has(&pl->named, p), false};
+			}
+		}
 		while ((de = readdir(d)) != NULL && ++seen <= SIBLING_SCAN_MAX) {
+			bool hit = false;
+
 			if (de->d_name[0] != '%' && de->d_name[0] != '!' && de->d_name[0] != '#')
 				continue;
-			for (size_t j = 0; j < nt + pl->deny_read.n; j++) {
-				const char *path = j < nt ? t[j].path : pl->deny_read.v[j - nt];
-				bool named = j < nt ? t[j].named : strv_has(&pl->named, path);
+			for (size_t j = 0; j < nt + ndirs && !hit; j++) {
+				const struct sib_target *x = j < nt ? &t[j] : &dirs[j - nt];
 
 				/* a read-denied directory's files (~/.aws/credentials) */
-				if (j >= nt && (strcmp(path, "/") == 0 || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
+				if (!central_copy_name(de->d_name, x->path, j >= nt))
 					continue;
-				if (central_copy_name(de->d_name, path, j >= nt)) {
-					if (sib_deny(pl, dir, dirlen, de->d_name, named) < 0) {
-						(void)closedir(d);
-						return -1;
-					}
-					break;
+				hit = true;
+				if (sib_deny(pl, dir, dirlen, de->d_name, x->named) < 0) {
+					(void)closedir(d);
+					goto out;
 				}
 			}
 		}
@@ -2597,10 +2616,13 @@ static int plan_central_copies(struct run_plan *pl, const struct sib_target *t, 
 			log_warnx("%s holds more than %d entries: the copies editors keep there of the hidden files "
 				  "cannot all be looked for; empty it; the command was not started",
 				  dir, SIBLING_SCAN_MAX);
-			return -1;
+			goto out;
 		}
 	}
-	return 0;
+	rc = 0;
+out:
+	free(dirs);
+	return rc;
 }
 
 /* The copies beside each read-denied file and each masked file that is a
