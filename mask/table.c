@@ -966,8 +966,8 @@ static size_t enc_secret_start(const unsigned char *v, size_t n)
 	return 0;
 }
 
-static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, unsigned char *scratch,
-			 unsigned char *wide)
+static bool enc_part_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, unsigned char *scratch,
+			unsigned char *wide)
 {
 	size_t lo = enc_secret_start(v, n), w, stride = 4;
 	bool other_case = n >= ENC_MIN_OTHER_CASE;
@@ -986,6 +986,66 @@ static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char 
 		if (j + w >= n)
 			return false;
 	}
+}
+
+/*
+ * A URL's secret parts (the review of round 35: a masked DATABASE_URL
+ * dropped PGHOST and refused `psql -h HOST`, a masked Slack webhook
+ * refused an argument naming https://hooks.slack.com/services/, their
+ * host's windows found): the userinfo's password (the whole userinfo
+ * without one: https://TOKEN@host/), each path segment (a webhook's
+ * token, Telegram's bot<TOKEN>), the query and fragment; the scheme,
+ * the user name, the host and the port are public. Each part of
+ * ENC_MIN_VALUE bytes or more is looked for on its own (one under 16
+ * bytes in its encoded forms only, as any short value); a URL with none
+ * is looked for whole, as any value.
+ */
+static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, unsigned char *scratch,
+			 unsigned char *wide)
+{
+	size_t i = 0, auth, end, at = SIZE_MAX, colon = SIZE_MAX, q;
+	bool any = false;
+
+	while (i < n && (isalnum(v[i]) || v[i] == '+' || v[i] == '.' || v[i] == '-'))
+		i++;
+	if (i == 0 || !isalpha(v[0]) || i + 3 > n || memcmp(v + i, "://", 3) != 0)
+		return enc_part_in(h, hn, v, n, scratch, wide);
+	for (size_t k = 0; k < n; k++)
+		if (v[k] <= ' ' || v[k] >= 0x7f)
+			return enc_part_in(h, hn, v, n, scratch, wide);
+	auth = i + 3;
+	for (end = auth; end < n && v[end] != '/' && v[end] != '?' && v[end] != '#'; end++)
+		if (v[end] == '@')
+			at = end;
+	if (at != SIZE_MAX) {
+		for (size_t k = auth; k < at; k++)
+			if (v[k] == ':') {
+				colon = k;
+				break;
+			}
+		i = colon != SIZE_MAX && colon + 1 < at ? colon + 1 : auth;
+		if (at - i >= ENC_MIN_VALUE) {
+			any = true;
+			if (enc_part_in(h, hn, v + i, at - i, scratch, wide))
+				return true;
+		}
+	}
+	/* each path segment, then the query and fragment whole */
+	for (i = end; i < n && v[i] != '?' && v[i] != '#'; i = q) {
+		for (q = i + 1; q < n && v[q] != '/' && v[q] != '?' && v[q] != '#'; q++)
+			;
+		if (q - i - 1 >= ENC_MIN_VALUE) {
+			any = true;
+			if (enc_part_in(h, hn, v + i + 1, q - i - 1, scratch, wide))
+				return true;
+		}
+	}
+	if (n - i >= ENC_MIN_VALUE) {
+		any = true;
+		if (enc_part_in(h, hn, v + i, n - i, scratch, wide))
+			return true;
+	}
+	return any ? false : enc_part_in(h, hn, v, n, scratch, wide);
 }
 
 /* Whether any value of t long enough has a form in h[0..hn). */

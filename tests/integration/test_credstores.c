@@ -1229,7 +1229,7 @@ static void test_remask_jwt_neighbours(void)
 {
 	char ref[24], sig[2][48], json[256], svc[512], anon[512], genv[600], vhex[300], *hex = NULL;
 	char *hdr = test_b64url("{\"alg\":\"HS256\",\"typ\":\"JWT\"}"), *pay[2] = {NULL, NULL};
-	const char *env[] = {genv, vhex, NULL};
+	const char *env[] = {genv, vhex, NULL, NULL};
 	const char *args[] = {"x", anon, NULL};
 	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
 	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
@@ -1288,6 +1288,31 @@ static void test_remask_jwt_neighbours(void)
 	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
 	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "argument 3 holds a masked credential's real value"),
 	    "an argument holding the masked token's secret part in hex started");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* a URL: a masked DATABASE_URL's host in PGHOST and in an argument
+	 * reaches the command; its password's hex does not */
+	snprintf(genv, sizeof(genv), "GH_TOKEN=postgresql://appuser:%.20s@db-primary.internal.example.com:5432/appdb",
+		 sig[0]);
+	free(hex);
+	hex = test_hex(sig[0], 20);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	snprintf(vhex, sizeof(vhex), "V_PW_HEX=%s", hex);
+	env[1] = "V_PGHOST=db-primary.internal.example.com:5432";
+	env[2] = vhex;
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "V_PGHOST=db-primary.internal.example.com:5432\n"),
+	    "the masked URL's host did not reach the command: %s", test_nz(err));
+	ROW(!test_has(out, "V_PW_HEX") && test_has(err, "V_PW_HEX"), "the password's hex reached the command");
+	free(out);
+	free(err);
+	out = err = NULL;
+	env[1] = NULL;
+	args[1] = "postgresql://appuser@db-primary.internal.example.com:5432/appdb";
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "an argument naming the masked URL's host refused the start: %s",
+	    test_nz(err));
 	free(out);
 	free(err);
 	free(hex);
@@ -1530,8 +1555,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value hex, base32, UTF-16, upper-cased, %25-encoded twice or split in another "
 		 "variable is dropped; in an argument it refuses the start",
 		 test_remask_encoded);
-	test_add(s, "a masked JWT or Slack token: another token of its issuer (an anon key beside a service key, "
-		 "another bot's) in an argument starts; its secret part's hex is dropped or refused",
+	test_add(s, "a masked JWT, Slack token or URL: another token of its issuer (an anon key beside a service key, "
+		 "another bot's), the URL's host in a variable or an argument starts; its secret part's hex is "
+		 "dropped or refused",
 		 test_remask_jwt_neighbours);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
