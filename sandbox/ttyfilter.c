@@ -292,6 +292,17 @@ static void title_push(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 	f->title = true;
 }
 
+/* An OSC ended by term (BEL or ST): sent whole when allowed, the
+ * user's title pushed before the command's first. */
+static void osc_end(struct sbx_ttyf *f, const char *term, size_t tlen, unsigned char *out, size_t *o)
+{
+	if (f->over || !osc_allowed(f))
+		return;
+	title_push(f, out, o);
+	put(out, o, f->seq, f->n_seq);
+	put(out, o, term, tlen);
+}
+
 /* The ESC sequence held, ending in final: the cursor's save and restore,
  * the keypad modes, index, next line, tab set, reverse index, RIS, and
  * G0-G3 designated as ASCII, UK or DEC graphics. */
@@ -324,13 +335,8 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 	 * and cuts what was held (the terminal would too). */
 	if (cp >= 0x80 && cp <= 0x9f) {
 		if (cp == 0x9c) {
-			if (f->state == TTYF_OSC || f->state == TTYF_OSC_ESC) {
-				if (!f->over && osc_allowed(f)) {
-					title_push(f, out, o);
-					put(out, o, f->seq, f->n_seq);
-					put(out, o, "\x1b\\", 2);
-				}
-			}
+			if (f->state == TTYF_OSC || f->state == TTYF_OSC_ESC)
+				osc_end(f, "\x1b\\", 2, out, o);
 			to_ground(f);
 			return;
 		}
@@ -393,11 +399,7 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 		return;
 	case TTYF_OSC:
 		if (cp == 0x07) {
-			if (!f->over && osc_allowed(f)) {
-				title_push(f, out, o);
-				put(out, o, f->seq, f->n_seq);
-				out[(*o)++] = 0x07;
-			}
+			osc_end(f, "\x07", 1, out, o);
 			to_ground(f);
 		} else if (cp == 0x1b) {
 			f->state = TTYF_OSC_ESC;
@@ -410,11 +412,7 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 		return; /* other C0: ignored inside */
 	case TTYF_OSC_ESC:
 		if (cp == '\\') {
-			if (!f->over && osc_allowed(f)) {
-				title_push(f, out, o);
-				put(out, o, f->seq, f->n_seq);
-				put(out, o, "\x1b\\", 2);
-			}
+			osc_end(f, "\x1b\\", 2, out, o);
 			to_ground(f);
 			return;
 		}
