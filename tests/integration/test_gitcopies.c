@@ -67,35 +67,8 @@ static char *at(char *buf, const char *rel)
 	return buf;
 }
 
-/* Runs the shell script fmt (printf-style; %1$s is root, as the first
- * argument must be) in root with the host's git, as a user's: a fixed
- * name and e-mail, no system or global config. 0 when it exits 0. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char script[8192], full[9000];
-	char *argv[] = {"sh", "-ec", full, NULL};
-	char *out = NULL, *err = NULL;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vsnprintf(script, sizeof(script), fmt, ap);
-	va_end(ap);
-	if (rc < 0 || (size_t)rc >= sizeof(script))
-		return -1;
-	if (snprintf(full, sizeof(full),
-		     "export HOME='%s/githome' GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t "
-		     "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; cd '%s'\n%s",
-		     root, root, script) >= (int)sizeof(full))
-		return -1;
-	rc = test_run_capture(argv, &out, &err, 60000);
-	if (rc != 0)
-		fprintf(stderr, "\n  setup script failed (%d): %s\n  %s %s\n", rc, script, out ? out : "", err ? err : "");
-	free(out);
-	free(err);
-	return rc;
-}
+/* A git setup script in root (test_git_sh()). */
+#define sh(...) test_git_sh(root, true, __VA_ARGS__)
 
 static int suite_init(void)
 {

@@ -481,3 +481,31 @@ void test_row_check(bool ok, const char *file, unsigned line, const char *fmt, .
 	va_end(ap);
 	CU_assertImplementation(CU_FALSE, line, msg, file, "", CU_FALSE);
 }
+
+int test_git_sh(const char *root, bool show, const char *fmt, ...)
+{
+	char script[8192], full[9000];
+	char *argv[] = {"sh", "-ec", full, NULL};
+	char *out = NULL, *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vsnprintf(script, sizeof(script), fmt, ap);
+	va_end(ap);
+	if (rc < 0 || (size_t)rc >= sizeof(script))
+		return -1;
+	if (snprintf(full, sizeof(full),
+		     "export HOME='%s/githome' GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t "
+		     "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; cd '%s'\n%s",
+		     root, root, script) >= (int)sizeof(full))
+		return -1;
+	rc = test_run_capture(argv, &out, &err, 60000);
+	if (rc != 0 && show)
+		fprintf(stderr, "\n  setup script failed (%d): %s\n  %s %s\n", rc, script, out ? out : "", err ? err : "");
+	else if (rc != 0)
+		fprintf(stderr, "\n  setup script failed (%d)\n", rc);
+	free(out);
+	free(err);
+	return rc;
+}

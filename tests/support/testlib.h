@@ -103,6 +103,15 @@ long test_rss_kib(pid_t pid);
 int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms);
 
 /*
+ * Runs the shell script fmt (printf-style) with `sh -ec` in root with the
+ * host's git, as a user's: HOME root/githome, a fixed name and e-mail, no
+ * system config. A failure is said on stderr with its status, and with
+ * the script and its output when show is true (false where the script may
+ * hold a real secret). Returns 0 when it exits 0.
+ */
+int test_git_sh(const char *root, bool show, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
  * One CUnit assertion per table row: passes silently, or fails with the
  * printf-formatted message (formatted only on failure). Use through ROW().
  */
