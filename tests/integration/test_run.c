@@ -598,8 +598,11 @@ static void test_tty_relay(void)
 		bool tty = i == 0, bg = i == 2;
 
 		out = err = NULL;
-		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", modes[i],
+		/* the driver's own limit is 40 s (it kills the run's session
+		 * and says where it stood): this one is only a backstop */
+		ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", modes[i],
 		    test_nz(err));
+		ROW(!test_has(out, "timeout: "), "%s: the run did not end: %s", modes[i], test_nz(out));
 		ROW(test_has(out, "violations 0\n"), "%s: escapes beyond the screen's reached the terminal: %s",
 		    modes[i], test_nz(out));
 		if (bg) {

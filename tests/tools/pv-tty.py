@@ -148,6 +148,44 @@ def violations(out):
     return bad
 
 
+def session_pids(sid):
+    """The processes of session sid still alive (field 6 of stat)."""
+    pids = []
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:
+            pids.append(int(d))
+    return pids
+
+
+def stage(mode, out, resized, typed, interrupted):
+    """What the run was waiting for: printed when it did not end."""
+    if not re.search(rb'size \d+ \d+', out):
+        return 'the command\'s first output (size line)'
+    if mode != 'bg' and not resized:
+        return 'the resize'
+    if mode in ('tty', 'bg') and not typed:
+        return 'ready-read'
+    if mode in ('tty', 'bg') and b'read: ' not in out:
+        return 'the keys typed to reach the command'
+    if mode == 'tty' and not interrupted:
+        return 'armed'
+    return 'the end of the run'
+
+
+# The driver's own limit: below the test's (tests/integration/test_run.c),
+# so a run that hangs is reported here, with where it stood, and killed
+# with every process of its session (a passavant left running would hold
+# the test's work directory, and each later test would be refused).
+DEADLINE = 40
+
+
 def main():
     binary, policy, mode = sys.argv[1:4]
     m, s = os.openpty()
@@ -180,7 +218,7 @@ def main():
             # a run that never ends is killed before the driver's own
             # limit, its group with it (it holds the terminal)
             signal.signal(signal.SIGALRM, lambda *_: os.killpg(job, signal.SIGKILL))
-            signal.alarm(45)
+            signal.alarm(DEADLINE - 5)
             os.read(fg_r, 1)
             termios.tcsetattr(s, termios.TCSANOW, before)
             os.tcsetpgrp(s, job)
@@ -197,7 +235,7 @@ def main():
     piped = b''
     out, st, t0 = b'', None, time.monotonic()
     resized = typed = interrupted = False
-    while st is None and time.monotonic() - t0 < 60:
+    while st is None and time.monotonic() - t0 < DEADLINE:
         if not resized and mode != 'bg' and re.search(rb'size \d+ \d+\r?\n', out):
             fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 41, 123, 0, 0))
             resized = True
@@ -225,7 +263,14 @@ def main():
         if p:
             st = os.waitstatus_to_exitcode(ws)
     if st is None:
-        os.kill(pid, 9)
+        print('timeout: after %d s, waiting for %s' % (DEADLINE, stage(mode, out, resized, typed, interrupted)))
+    # whatever the run left in its session (bg: the job), then the child
+    for p in session_pids(pid):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    if st is None:
         os.waitpid(pid, 0)
     while select.select([m], [], [], 0.3)[0]:
         try:
