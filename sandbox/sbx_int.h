@@ -152,33 +152,52 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
  */
 #define SBX_TTYF_SEQ 512     /* a sequence kept whole up to this; longer: dropped */
 #define SBX_TTYF_CSI_MAX 64  /* a CSI longer than this is dropped */
-#define SBX_TTYF_RESET 512   /* room for sbx_ttyf_reset()'s bytes */
+#define SBX_TTYF_RESET 2048  /* room for sbx_ttyf_reset()'s bytes (tab stops
+				for up to SBX_TTYF_COLS columns included) */
+#define SBX_TTYF_COLS 1024   /* tab stops put back up to this column */
 /* Room sbx_ttyf_feed() needs for n bytes in (a C1 byte in 8-bit mode
  * becomes two; a sequence held from before is sent whole). */
 #define SBX_TTYF_OUT(n) (2 * (n) + SBX_TTYF_SEQ + 16)
+/* How the user's terminal reads bytes 0x80 and up. */
+enum sbx_ttyf_cs {
+	SBX_TTYF_UTF8,   /* UTF-8 (the locale says so) */
+	SBX_TTYF_8BIT,   /* one byte a character: 0x80-0x9f are C1 controls */
+	SBX_TTYF_EITHER, /* unknown (C, POSIX, no locale): either; UTF-8 is
+			    decoded, and no byte 0x80-0x9f is sent */
+};
 struct sbx_ttyf {
 	int state;                        /* enum ttyf_state (ttyfilter.c) */
-	bool utf8;                        /* decode UTF-8, else C1 are bytes 0x80-0x9f */
+	int cs;                           /* enum sbx_ttyf_cs */
+	bool answers;                     /* what the terminal answers reaches the
+					     command (the relay reads keys): else
+					     no query is sent (set by the relay) */
 	unsigned char seq[SBX_TTYF_SEQ];  /* the sequence held */
 	size_t n_seq;
 	bool over, bad, inter;            /* too long; malformed; intermediates seen */
 	unsigned char u8[4];              /* a UTF-8 character held */
 	size_t n_u8;
-	uint32_t dec_set, dec_val;        /* DEC private modes changed, their values */
+	uint64_t dec_set, dec_val;        /* DEC private modes changed, their values */
 	uint32_t ansi_set, ansi_val;      /* ANSI modes changed, their values */
 	unsigned kitty_push;              /* kitty keyboard flags pushed, net */
 	bool kitty_set, modkeys, sgr, margins, cursor_style, keypad, g0;
+	bool g123;                        /* G1, G2 or G3 designated */
+	bool shifted;                     /* SO (G1 in GL) seen */
+	bool tabs;                        /* tab stops set or cleared */
+	bool protect, sace;               /* DECSCA, DECSACE set */
+	bool queried;                     /* a query passed: its answer may come
+					     after the command's end */
 	bool title;                       /* the user's title pushed (CSI 22;0 t) */
 };
-/* Starts f (utf8: the user's terminal reads UTF-8). */
-void sbx_ttyf_init(struct sbx_ttyf *f, bool utf8) NONNULL(1);
+/* Starts f: cs (enum sbx_ttyf_cs), how the user's terminal reads bytes;
+ * answers as in struct sbx_ttyf. */
+void sbx_ttyf_init(struct sbx_ttyf *f, int cs, bool answers) NONNULL(1);
 /* Filters n bytes of in into out (room for SBX_TTYF_OUT(n)); returns how
  * many were written. */
 size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsigned char *out) NONNULL(1, 4);
 /* The bytes that undo what the command changed on the terminal's modes
- * (without clearing the screen) into out; their count, 0 when none or
- * room is short. */
-size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned char *out, size_t room) NONNULL(1, 2);
+ * (without clearing the screen) into out, for a terminal cols wide (0:
+ * unknown); their count, 0 when none or room is short. */
+size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *out, size_t room) NONNULL(1, 3);
 
 /* A failure report on the err pipe: exit status the parent should give
  * (125 setup, 126/127 exec) and a NUL-terminated one-line message. */

@@ -18,13 +18,15 @@
  *   - text: printable ASCII, and (UTF-8) well-formed characters from
  *     U+00A0 up; a malformed byte becomes '?', a C1 control (U+0080 to
  *     U+009F, or a byte 0x80-0x9F in 8-bit mode) is read as the 7-bit
- *     sequence it stands for;
- *   - BEL, BS, HT, LF, VT, FF, CR;
+ *     sequence it stands for; when the terminal may read either (no
+ *     locale), no byte 0x80-0x9F is sent: a character holding one is '?';
+ *   - BEL, BS, HT, LF, VT, FF, CR, SO, SI;
  *   - whole escape sequences from a short list, each re-emitted only once
  *     complete: the screen's own (cursor, erase, scroll, SGR, modes),
  *     the window title (OSC 0/1/2, printable), the colour
  *     queries (OSC 4/10-19 with "?"), charset designations of ASCII, DEC
- *     graphics and UK.
+ *     graphics and UK; modes only those we know (modes_known()), queries
+ *     only while their answers reach the command (f->answers).
  * Everything else, whole sequences included, is dropped: a sequence is
  * never sent in part, so the terminal is in its ground state between any
  * two things we send, whatever the command wrote (an unterminated string,
@@ -32,8 +34,8 @@
  *
  * What the command changed on the screen's modes (the alternate screen,
  * mouse and focus reports, bracketed paste, a hidden cursor, the keypad,
- * a scroll region, kitty's keyboard flags, the G0 charset, insert mode)
- * is noted, and sbx_ttyf_reset() gives the bytes that put it back when
+ * a scroll region, kitty's keyboard flags, the charsets and SO, tab
+ * stops, insert mode) is noted, and sbx_ttyf_reset() gives the bytes that put it back when
  * the command has ended, as `reset` would, without clearing the screen;
  * the user's window title is pushed before the command's first and
  * popped at the end.
@@ -59,14 +61,19 @@ enum ttyf_state {
 };
 
 /* The DEC private modes whose change outlasts the command (the bit each
- * gets in f->dec_set / f->dec_val: 32 at most), and their defaults.
+ * gets in f->dec_set / f->dec_val: 64 at most), and their defaults.
  * sbx_ttyf_reset() puts them back from the last to the first: the
- * alternate screen (1049) before the modes listed ahead of it. */
+ * alternate screen (1049) before the modes listed ahead of it. These, and
+ * the few in dec_plain[], are the only DEC modes a command may set or
+ * reset: any other (DECCOLM's 132 columns, xterm's logging to a file
+ * (46), the backarrow key's code (67), the Tektronix screen (38), colour
+ * scheme and resize reports typed into the shell after the run (2031,
+ * 2048), ...) drops the sequence it is in. */
 static const struct {
 	unsigned mode;
 	bool on; /* the terminal's default */
 } dec_modes[] = {
-	{9, false},    {69, false},   {2026, false}, {8, true},
+	{9, false},    {69, false},   {2026, false}, {8, true},     {2031, false}, {2048, false},
 	{1, false},    {5, false},    {6, false},    {7, true},     {25, true},    {47, false},
 	{66, false},   {1000, false}, {1001, false}, {1002, false}, {1003, false}, {1004, false},
 	{1005, false}, {1006, false}, {1015, false}, {1016, false}, {1047, false}, {1049, false},
@@ -74,15 +81,22 @@ static const struct {
 };
 #define N_DEC_MODES (sizeof(dec_modes) / sizeof(dec_modes[0]))
 
+/* DEC modes passed unnoted: what the screen looks like only (smooth
+ * scroll, a blinking cursor, scroll to the bottom on output or on a key),
+ * the cursor saved (1048), VT52 left (2, set only: csi_allowed()). */
+static const unsigned dec_plain[] = {2, 4, 12, 1010, 1011, 1048};
+#define N_DEC_PLAIN (sizeof(dec_plain) / sizeof(dec_plain[0]))
+
 /* The ANSI modes that outlast the command: IRM (4: insert), LNM (20: LF
  * as CR LF); off by default. KAM and SRM are never set (csi_allowed()). */
 static const unsigned ansi_modes[] = {4, 20};
 #define N_ANSI_MODES (sizeof(ansi_modes) / sizeof(ansi_modes[0]))
 
-void sbx_ttyf_init(struct sbx_ttyf *f, bool utf8)
+void sbx_ttyf_init(struct sbx_ttyf *f, int cs, bool answers)
 {
 	memset(f, 0, sizeof(*f));
-	f->utf8 = utf8;
+	f->cs = cs;
+	f->answers = answers;
 	f->state = TTYF_GROUND;
 }
 
@@ -148,8 +162,9 @@ static void note_modes(struct sbx_ttyf *f, bool dec, const unsigned char *p, con
 		if (dec) {
 			for (size_t i = 0; i < N_DEC_MODES; i++)
 				if (dec_modes[i].mode == v) {
-					f->dec_set |= 1u << i;
-					f->dec_val = on ? f->dec_val | 1u << i : f->dec_val & ~(1u << i);
+					f->dec_set |= UINT64_C(1) << i;
+					f->dec_val = on ? f->dec_val | UINT64_C(1) << i
+							: f->dec_val & ~(UINT64_C(1) << i);
 				}
 		} else {
 			for (size_t i = 0; i < N_ANSI_MODES; i++)
@@ -159,6 +174,44 @@ static void note_modes(struct sbx_ttyf *f, bool dec, const unsigned char *p, con
 				}
 		}
 	}
+}
+
+/* Whether every mode of a set or reset (CSI [?] Pm h/l) is one a command
+ * may change: the DEC modes of dec_modes[] and dec_plain[], the ANSI
+ * modes of ansi_modes[]. Others outlast the run unseen by the reset (CRM
+ * shows the controls as glyphs, DECBKM changes what the backarrow key
+ * sends...), or are worse (KAM locks the keyboard, SRM echoes the keys). */
+static bool modes_known(bool dec, const unsigned char *p, const unsigned char *end)
+{
+	unsigned v;
+
+	while (next_param(&p, end, &v)) {
+		bool known = false;
+
+		for (size_t i = 0; dec && i < N_DEC_MODES && !known; i++)
+			known = dec_modes[i].mode == v;
+		for (size_t i = 0; dec && i < N_DEC_PLAIN && !known; i++)
+			known = dec_plain[i] == v;
+		for (size_t i = 0; !dec && i < N_ANSI_MODES && !known; i++)
+			known = ansi_modes[i] == v;
+		if (!known)
+			return false;
+	}
+	return true;
+}
+
+/* Whether the terminal answers the CSI held (ending in final): device
+ * attributes (c), status and cursor position reports (n, ? n), a mode's
+ * state (DECRQM, $ p), the terminal's version (> q), kitty's keyboard
+ * flags (? u), terminal parameters (x), presentation and state reports
+ * ($ w, $ u, & u), modify*Keys (? m), graphics attributes (? S). */
+static bool csi_query(unsigned char final, unsigned char priv, unsigned char inter)
+{
+	if (inter == 0)
+		return final == 'c' || final == 'x' || (final == 'n' && (priv == 0 || priv == '?')) ||
+		       (priv == '>' && final == 'q') ||
+		       (priv == '?' && (final == 'u' || final == 'm' || final == 'S'));
+	return (inter == '$' && (final == 'p' || final == 'w' || final == 'u')) || (inter == '&' && final == 'u');
 }
 
 /*
@@ -175,9 +228,11 @@ static void note_modes(struct sbx_ttyf *f, bool dec, const unsigned char *p, con
  * rectangle of the screen, one cell at a time the user's screen read
  * back), XTREPORTSGR (CSI ... # |), DECSCPP and DECSNLS (CSI $ |, * |:
  * the window resized), the keyboard emulations (CSI ? 1050-1053, 1060,
- * 1061 h: what the function keys send, after the run), and a parameter
- * past 65535 (terminals read it capped, or wrapped: CSI ? 66536 h is
- * mouse reports in one that wraps at 16 bits).
+ * 1061 h: what the function keys send, after the run), any mode we do
+ * not know (modes_known()), DEC locator reports, a query nothing reads
+ * the answer of, and a parameter past 65535 (terminals read it capped,
+ * or wrapped: CSI ? 66536 h is mouse reports in one that wraps at 16
+ * bits).
  */
 static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 {
@@ -204,17 +259,26 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		return false;
 	if (final == '|' && (inter == '#' || inter == '$' || inter == '*'))
 		return false;
-	if (final == 'h' && inter == 0 && priv == 0) {
-		/* KAM (2) locks the keyboard, SRM (12) turns the terminal's
-		 * own echo of keys on: neither is the screen's */
-		for (q = p; next_param(&q, ip, &v);)
-			if (v == 2 || v == 12)
-				return false;
+	/* DEC locator reports on (' z, ' {), and its requests: reports
+	 * typed into the shell after the run */
+	if (inter == '\'' && (final == 'z' || final == '{' || final == '|' || final == 'w'))
+		return false;
+	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?') &&
+	    !modes_known(priv == '?', p, ip))
+		return false;
+	/* a query: its answer is typed as keys, which reach the command
+	 * only while the relay reads them (else the shell's next line);
+	 * DSR 5 is the relay's own, to know the answers have all come
+	 * (ttyrelay.c drain_answers()) */
+	if (csi_query(final, priv, inter)) {
+		if (!f->answers)
+			return false;
+		if (final == 'n' && priv == 0)
+			for (q = p; next_param(&q, ip, &v);)
+				if (v == 5)
+					return false;
+		f->queried = true;
 	}
-	if (final == 'h' && inter == 0 && priv == '?')
-		for (q = p; next_param(&q, ip, &v);)
-			if ((v >= 1050 && v <= 1053) || v == 1060 || v == 1061)
-				return false;
 	/* DECANM reset (CSI ? 2 l): the terminal reads VT52 from then on,
 	 * our reset at the end included, and its cursor keys send VT52's
 	 * ESC A: after the run too */
@@ -243,6 +307,13 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		f->margins = true;
 	else if (final == 'q' && inter == ' ' && priv == 0)
 		f->cursor_style = true;
+	else if (final == 'q' && inter == '"' && priv == 0)
+		f->protect = true; /* DECSCA: the text after it protected */
+	else if (final == 'x' && inter == '*' && priv == 0)
+		f->sace = true; /* DECSACE: how rectangles are changed */
+	/* tab stops: TBC (g), CTC (W), DECST8C (? 5 W) */
+	else if ((final == 'g' || final == 'W') && inter == 0)
+		f->tabs = true;
 	return true;
 }
 
@@ -287,7 +358,7 @@ static bool osc_allowed(const struct sbx_ttyf *f)
 static void title_push(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 {
 	if (f->title || f->seq[2] > '2' || f->seq[3] != ';')
-		return; /* a colour query */
+		return; /* a colour query (osc_allowed(): "4;", "1N;") */
 	put(out, o, "\x1b[22;0t", 7);
 	f->title = true;
 }
@@ -296,8 +367,11 @@ static void title_push(struct sbx_ttyf *f, unsigned char *out, size_t *o)
  * user's title pushed before the command's first. */
 static void osc_end(struct sbx_ttyf *f, const char *term, size_t tlen, unsigned char *out, size_t *o)
 {
-	if (f->over || !osc_allowed(f))
+	bool query = f->seq[2] > '2' || f->seq[3] != ';';
+
+	if (f->over || !osc_allowed(f) || (query && !f->answers))
 		return;
+	f->queried |= query;
 	title_push(f, out, o);
 	put(out, o, f->seq, f->n_seq);
 	put(out, o, term, tlen);
@@ -305,17 +379,24 @@ static void osc_end(struct sbx_ttyf *f, const char *term, size_t tlen, unsigned 
 
 /* The ESC sequence held, ending in final: the cursor's save and restore,
  * the keypad modes, index, next line, tab set, reverse index, RIS, and
- * G0-G3 designated as ASCII, UK or DEC graphics. */
+ * G0-G3 designated as ASCII, UK or DEC graphics (put back at the end).
+ * Not the single shifts (SS2, SS3: ESC N, O) nor the locking shifts of
+ * G2 and G3 (LS2, LS3, LS1R-LS3R: ESC n o ~ } |), nor the line
+ * attributes (double height and width: ESC # 3-6). */
 static bool esc_allowed(struct sbx_ttyf *f, unsigned char final)
 {
 	if (f->n_seq == 1) {
 		if (final == '=')
 			f->keypad = true;
+		if (final == 'H')
+			f->tabs = true;
 		return strchr("78=>DEHMc", final) != NULL;
 	}
 	if (f->n_seq == 2 && strchr("()*+", f->seq[1]) != NULL && strchr("0AB", final) != NULL) {
 		if (f->seq[1] == '(')
 			f->g0 = final != 'B';
+		else
+			f->g123 = true;
 		return true;
 	}
 	return false;
@@ -352,6 +433,12 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 			put(out, o, raw, n);
 		else if (cp >= 0x07 && cp <= 0x0d)
 			put(out, o, raw, n);
+		else if (cp == 0x0e || cp == 0x0f) {
+			/* SO, SI: G1 or G0 drawn (line drawing under
+			 * TERM=screen or vt100); SI at the end */
+			f->shifted |= cp == 0x0e;
+			put(out, o, raw, n);
+		}
 		return; /* other C0 and DEL: dropped */
 	case TTYF_ESC:
 		if (cp == 0x1b) {
@@ -471,6 +558,18 @@ static uint32_t u8_decode(const unsigned char *s, size_t n)
 	return cp;
 }
 
+/* Whether a UTF-8 character has a byte a terminal in 8-bit mode reads as
+ * a C1 control (0x80-0x9f): U+00DD is C3 9D, an OSC introducer there,
+ * and U+00DC (C3 9C) its end, so that "Ý52;c;...Ü" set the clipboard of
+ * a terminal in 8-bit mode while the locale said nothing. */
+static bool c1_inside(const unsigned char *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (s[i] <= 0x9f)
+			return true;
+	return false;
+}
+
 size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsigned char *out)
 {
 	size_t o = 0;
@@ -478,7 +577,7 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 	for (size_t i = 0; i < n; i++) {
 		unsigned char b = in[i], lo, hi;
 
-		if (!f->utf8 || b < 0x80) {
+		if (f->cs == SBX_TTYF_8BIT || b < 0x80) {
 			if (f->n_u8 > 0) {
 				/* a character cut short */
 				f->n_u8 = 0;
@@ -493,8 +592,13 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 			if (f->n_u8 == 1 ? b >= lo && b <= hi : b >= 0x80 && b <= 0xbf) {
 				f->u8[f->n_u8++] = b;
 				if (f->n_u8 == want) {
+					uint32_t cp = u8_decode(f->u8, want);
+
 					f->n_u8 = 0;
-					step(f, u8_decode(f->u8, want), f->u8, want, out, &o);
+					if (f->cs == SBX_TTYF_EITHER && cp >= 0xa0 && c1_inside(f->u8, want))
+						step(f, 0xfffd, (const unsigned char *)"?", 1, out, &o);
+					else
+						step(f, cp, f->u8, want, out, &o);
 				}
 				continue;
 			}
@@ -510,7 +614,7 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 	return o;
 }
 
-size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned char *out, size_t room)
+size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *out, size_t room)
 {
 	char buf[SBX_TTYF_RESET];
 	size_t o = 0;
@@ -545,6 +649,25 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned char *out, size_t room)
 		ADD("\x1b[0 q");
 	if (f->g0)
 		ADD("\x1b(B");
+	if (f->g123) /* as xterm's reset leaves them: ASCII */
+		ADD("\x1b)B\x1b*B\x1b+B");
+	if (f->shifted)
+		ADD("\x0f");
+	if (f->protect)
+		ADD("\x1b[0\"q");
+	if (f->sace)
+		ADD("\x1b[0*x");
+	if (f->tabs) {
+		/* every 8 columns, as a new terminal has them (DECST8C, CSI
+		 * ? 5 W, is not in every terminal): all cleared, then one
+		 * set every 8 columns along the cursor's line, the cursor
+		 * saved and restored around */
+		ADD("\x1b" "7\x1b[3g\x1b[1G");
+		cols = cols == 0 ? 256 : cols > SBX_TTYF_COLS ? SBX_TTYF_COLS : cols;
+		for (unsigned c = 9; c <= cols; c += 8)
+			ADD("\x1b[8C\x1bH");
+		ADD("\x1b" "8");
+	}
 	if (f->sgr)
 		ADD("\x1b[0m");
 	if (f->title)

@@ -43,6 +43,7 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/sbx_int.h"
@@ -146,10 +147,61 @@ static bool relay_output(struct relay *r)
 		return true;
 	if (n <= 0)
 		return false;
+	/* queries only while their answers reach the command: else the
+	 * user's shell reads them as typed */
+	r->filter.answers = r->reading;
 	n = (ssize_t)sbx_ttyf_feed(&r->filter, buf, (size_t)n, out);
 	if (r->out >= 0 && n > 0 && !write_all(r->out, out, (size_t)n))
 		r->out = -1; /* the terminal went away: the rest is dropped */
 	return true;
+}
+
+/*
+ * After the command's end, when it sent queries (device attributes, the
+ * cursor's position, a colour...): their answers may still be on their
+ * way, and the shell would read them as typed (^[[12;1R on its line).
+ * We ask the terminal's status (DSR 5, which the filter keeps for us)
+ * and read, still raw, until its answer: the terminal answers in order,
+ * so every answer before it is the command's, and dropped. Bounded: a
+ * terminal that does not answer costs a second.
+ */
+static void drain_answers(struct relay *r)
+{
+	static const char want[] = "\x1b[0n";
+	unsigned char buf[256];
+	size_t got = 0;
+	struct timespec t0, now;
+
+	if (!write_all(r->out, (const unsigned char *)"\x1b[5n", 4) ||
+	    clock_gettime(CLOCK_MONOTONIC, &t0) < 0)
+		return;
+	for (;;) {
+		struct pollfd pf = {.fd = r->in, .events = POLLIN};
+		long left;
+		ssize_t n;
+
+		if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+			return;
+		left = 1000 - ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+			return;
+		n = read(r->in, buf, sizeof(buf));
+		if (n <= 0)
+			return;
+		/* "\x1b[0n" (or 3n: a malfunction, still the answer) */
+		for (ssize_t i = 0; i < n; i++) {
+			unsigned char c = buf[i];
+
+			if (got == 2 && (c == '0' || c == '3'))
+				got++;
+			else if (c == (unsigned char)want[got])
+				got++;
+			else
+				got = c == 0x1b;
+			if (got == 4)
+				return;
+		}
+	}
 }
 
 NORETURN static void relay_main(struct relay *r)
@@ -228,29 +280,40 @@ NORETURN static void relay_main(struct relay *r)
 	/* Asked to stop: what the master still holds, then the end. */
 	for (int i = 0; relay_stop && i < 64 && relay_output(r); i++)
 		;
-	nreset = sbx_ttyf_reset(&r->filter, reset, sizeof(reset));
+	{
+		struct winsize ws;
+
+		if (r->size_from < 0 || ioctl(r->size_from, TIOCGWINSZ, &ws) < 0)
+			ws.ws_col = 0;
+		nreset = sbx_ttyf_reset(&r->filter, ws.ws_col, reset, sizeof(reset));
+	}
 	if (r->out >= 0 && nreset > 0)
 		(void)write_all(r->out, reset, nreset);
+	if (r->out >= 0 && r->filter.queried && r->reading && r->raw && may_take(r->in))
+		drain_answers(r);
 	if (r->raw && may_take(r->in))
 		(void)tcsetattr(r->in, TCSADRAIN, &r->saved);
 	_exit(0);
 }
 
-/* Whether the user's terminal reads UTF-8: unless the locale names
- * another character set, it does (a C locale on today's terminals too).
- * In 8-bit mode the filter reads bytes 0x80-0x9F as C1 controls. */
-static bool locale_utf8(void)
+/* How the user's terminal reads bytes 0x80 and up, from the locale: UTF-8
+ * when it says so, 8-bit when it names another character set (the filter
+ * reads 0x80-0x9F as C1 controls). With none (C, POSIX, unset) the
+ * terminal may be either: xterm started in a C locale reads 0x9D as an
+ * OSC introducer, so the filter decodes UTF-8 and sends no byte
+ * 0x80-0x9F at all (before, U+00DD, C3 9D, passed as text). */
+static int locale_cs(void)
 {
 	const char *names[] = {"LC_ALL", "LC_CTYPE", "LANG"}, *v = NULL;
 
 	for (size_t i = 0; i < 3 && (v == NULL || *v == '\0'); i++)
 		v = getenv(names[i]);
 	if (v == NULL || *v == '\0' || strcmp(v, "C") == 0 || strcmp(v, "POSIX") == 0)
-		return true;
+		return SBX_TTYF_EITHER;
 	for (const char *p = v; *p != '\0'; p++)
 		if (strncasecmp(p, "utf", 3) == 0)
-			return true;
-	return false;
+			return SBX_TTYF_UTF8;
+	return SBX_TTYF_8BIT;
 }
 
 int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err, size_t errlen)
@@ -264,7 +327,7 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
 	r.in = tty[0] ? 0 : -1;
 	r.out = tty[1] ? 1 : tty[2] ? 2 : 0; /* only stdin: the echo goes back to it */
 	r.size_from = tty[1] ? 1 : first;
-	sbx_ttyf_init(&r.filter, locale_utf8());
+	sbx_ttyf_init(&r.filter, locale_cs(), false);
 	*slave = -1;
 	step = "open a pseudo-terminal (/dev/ptmx)";
 	r.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);

@@ -3,12 +3,13 @@
  * between the command's pty and the user's terminal (it runs outside the
  * sandbox, on bytes the command chose).
  *
- * Invariants, in UTF-8 and in 8-bit mode: no crash; each call's output
+ * Invariants, in UTF-8, 8-bit and either mode: no crash; each call's output
  * within SBX_TTYF_OUT(n); the output the same whether the input comes
  * whole or cut where its first byte says (a sequence split over reads is
  * read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
- * titles and colour queries, no C0 but BEL..CR, no C1 (UTF-8: U+0080 to
- * U+009F; 8-bit: bytes 0x80-0x9F) comes out; the reset fits its room.
+ * titles and colour queries, no C0 but BEL..CR, SO, SI, no C1 (UTF-8:
+ * U+0080 to U+009F; 8-bit and either: no byte 0x80-0x9F) comes out; no
+ * query (DA, DSR) when its answers are not read; the reset fits its room.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 
 static unsigned char whole[SBX_TTYF_OUT(MAX_IN)], cut[SBX_TTYF_OUT(MAX_IN) + SBX_TTYF_OUT(1) * 64];
 
-static void check_allowed(const unsigned char *out, size_t o, bool utf8)
+static void check_allowed(const unsigned char *out, size_t o, int cs, bool answers)
 {
 	for (size_t i = 0; i < o; i++) {
 		unsigned char c = out[i], nx = i + 1 < o ? out[i + 1] : 0;
@@ -30,13 +31,15 @@ static void check_allowed(const unsigned char *out, size_t o, bool utf8)
 				abort();
 			if (nx == ']' && (i + 2 >= o || out[i + 2] == '\0' || strchr("0124", out[i + 2]) == NULL))
 				abort();
+			if (!answers && nx == '[' && i + 2 < o && out[i + 2] == 'c')
+				abort();
 			continue;
 		}
-		if (c < 0x20 && !(c >= 0x07 && c <= 0x0d))
+		if (c < 0x20 && !(c >= 0x07 && c <= 0x0f))
 			abort();
-		if (utf8 && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
+		if (cs == SBX_TTYF_UTF8 && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
 			abort();
-		if (!utf8 && c >= 0x80 && c < 0xa0)
+		if (cs != SBX_TTYF_UTF8 && c >= 0x80 && c < 0xa0)
 			abort();
 	}
 }
@@ -48,18 +51,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > MAX_IN)
 		return 0;
-	for (int mode = 0; mode < 2; mode++) {
+	for (int mode = 0; mode < 3; mode++) {
 		struct sbx_ttyf f;
 		size_t ow, oc = 0, step = 1 + data[0] % 13;
 
-		sbx_ttyf_init(&f, mode == 0);
+		bool answers = data[0] & 0x80;
+
+		sbx_ttyf_init(&f, mode, answers);
 		ow = sbx_ttyf_feed(&f, data, size, whole);
 		if (ow > SBX_TTYF_OUT(size))
 			abort();
-		check_allowed(whole, ow, mode == 0);
-		if (sbx_ttyf_reset(&f, reset, sizeof(reset)) > sizeof(reset))
+		check_allowed(whole, ow, mode, answers);
+		if (sbx_ttyf_reset(&f, data[0] * 9u, reset, sizeof(reset)) > sizeof(reset))
 			abort();
-		sbx_ttyf_init(&f, mode == 0);
+		sbx_ttyf_init(&f, mode, answers);
 		for (size_t off = 0; off < size; off += step) {
 			size_t n = size - off < step ? size - off : step;
 			size_t got = sbx_ttyf_feed(&f, data + off, n, cut + oc);

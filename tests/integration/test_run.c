@@ -580,6 +580,15 @@ static void test_tty_unreachable_piped(void)
  * reaches the command. On 1b28869 the run hung: the relay waited for a
  * SIGCONT to take the keys, and the pty had the editor's settings (CR
  * never ended the line).
+ * Round 36 (the driver runs passavant with LC_ALL=C: the terminal may be
+ * 8-bit): U+00DD ... U+00DC, an OSC 52 to such a terminal; DEC modes past
+ * the screen's (132 columns, xterm's logging, DECBKM), CRM, DEC locator
+ * reports; queries (cursor position, device attributes) when nothing
+ * reads their answers (out, bg, pipe), and in tty mode as the command
+ * ends, answered 0.3 s later by the driver: no answer may be left for the
+ * shell ("answers left: b''"); the tab stops cleared, G1 designated and
+ * shifted in, put back. On 637203f: 7 violations (tty), 9 (out, bg,
+ * pipe), answers left in tty, out and pipe, no tab or SI reset.
  */
 static void test_tty_relay(void)
 {
@@ -605,6 +614,9 @@ static void test_tty_relay(void)
 		ROW(!test_has(out, "timeout: "), "%s: the run did not end: %s", modes[i], test_nz(out));
 		ROW(test_has(out, "violations 0\n"), "%s: escapes beyond the screen's reached the terminal: %s",
 		    modes[i], test_nz(out));
+		ROW(test_has(out, "answers left: b''\n"),
+		    "%s: the terminal's answers to the command's queries were left for the shell: %s", modes[i],
+		    test_nz(out));
 		if (bg) {
 			ROW(test_has(out, "read: hello keys\n") && test_has(out, "termios same\n") &&
 				    test_has(out, "status 0\n"),

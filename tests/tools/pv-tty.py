@@ -16,8 +16,11 @@ type back (title, DECRQSS), the keyboard lock (KAM), a charset switch out
 of UTF-8, a hyperlink, its title pushed on the user's title stack, mouse
 reports on through XTSAVE/XTRESTORE, in X10 form and as 66536 (1000 on
 16 bits), the screen's checksum (DECRQCRA), a resize, a keyboard
-emulation, VT52 mode; and what an honest one does: colours, a title,
-the alternate screen. It then prints its window size, waits for a
+emulation, VT52 mode; U+00DD ... U+00DC (an OSC 52 to a terminal in
+8-bit mode: passavant runs with LC_ALL=C), 132 columns, xterm's logging,
+DECBKM, CRM, DEC locator reports, the tab stops cleared, G1 shifted in,
+queries nothing inside reads the answers of; and what an honest one
+does: colours, a title, the alternate screen. It then prints its window size, waits for a
 resize, reads a line of keys, leaves its terminal in raw mode, and counts
 the ^C it gets.
 
@@ -25,6 +28,8 @@ Prints one line per fact, for tests/integration/test_run.c:
   violations N          bytes outside the allowlist below (each shown)
   size R C / resized R C / read: LINE / ints N
   termios same|changed  the caller's terminal after the run
+  answers left: B       what the shell would read next: the answers of
+                        this driver (a terminal, 0.3 s late) to queries
   status N
 The allowlist is this file's own reading of what a terminal may safely
 receive (independent of sandbox/ttyfilter.c): text, BEL BS HT LF VT FF
@@ -33,7 +38,10 @@ own one push 22;0 and one pop 23;0 of the title stack), media copy (i),
 DECSCL, KAM and SRM set, XTRESTORE (? r), DECRQCRA (* y), XTREPORTSGR,
 DECSCPP, DECSNLS (# $ * |), xterm's keyboard emulations (? 1050-1053,
 1060, 1061 h), VT52 mode (? 2 l), a parameter past 65535; OSC 0/1/2 with printable text and colour
-queries; ESC 7 8 = > D E H M c; charset designations of B, 0, A.
+queries; ESC 7 8 = > D E H M c; charset designations of B, 0, A; SO, SI;
+no byte 0x80-0x9F (the terminal may be 8-bit); no ANSI mode but 4 and 20,
+no DEC mode 3, 38, 46, 67, no locator report (' z { | w); no query (n, c)
+but in mode tty.
 """
 import fcntl
 import os
@@ -66,6 +74,15 @@ w(b'\x1b]52;c;QUFBQQ==\x1b[31mRED\x1b[0m ')
 w(b'\x9b2h\x9d52;c;eA==\x9c ')
 w(b'\x1b]2;EVIL\x07\x1b[22;0t\x1b[?1000s\x1b[?1000h\x1b[?1000s\x1b[?1000l\x1b[?1000r\x1b[?9h\x1b[?66536h')
 w(b'\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[?1051h\x1b[?2l ')
+# a terminal in 8-bit mode (no locale: the driver runs passavant with
+# LC_ALL=C) reads C3 9D as a character and an OSC introducer
+w(b'\xc3\x9d52;c;eA==\xc3\x9c ')
+# modes outside the screen's: 132 columns, logging to a file, DECBKM, CRM;
+# locator reports; the tab stops cleared; G1 as line drawing, shifted in
+w(b'\x1b[?3h\x1b[?46h\x1b[?67h\x1b[3h\x1b[1;1\'z\x1b[3g\x1b)0\x0e')
+if sys.argv[1] != 'tty':
+    # queries whose answers nobody inside reads: the shell's, after
+    w(b'\x1b[6n\x1b[c')
 w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\r\n')
 def size():
     r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(OUT, termios.TIOCGWINSZ, b'\0' * 8))
@@ -92,6 +109,8 @@ if sys.argv[1] == 'tty':
     while signal.sigtimedwait({signal.SIGINT}, t) is not None:
         n, t = n + 1, 1.5
     print('ints %d' % n, flush=True)
+    # queries as the command ends: their answers come after it
+    w(b'\x1b[6n\x1b[c')
 '''
 
 ALLOWED = re.compile(
@@ -102,7 +121,7 @@ ALLOWED = re.compile(
     rb'|\x1b[()*+][0AB]')
 
 
-def violations(out):
+def violations(out, mode):
     """The spans of out a terminal should not have received."""
     bad, i, stack = [], 0, {}
     while i < len(out):
@@ -110,6 +129,8 @@ def violations(out):
         if c == 0x1b:
             m = ALLOWED.match(out, i)
             ok = m is not None
+            if ok and m.group(0)[1:2] == b'[' and mode != 'tty' and re.fullmatch(rb'\x1b\[[0-9;?]*n|\x1b\[[>=]?[0-9;]*c', m.group(0)):
+                ok = False  # a query: its answer typed to the user's shell
             if ok and m.group(0)[1:2] == b'[':
                 seq = m.group(0)
                 final = seq[-1:]
@@ -134,16 +155,22 @@ def violations(out):
                     ok = False  # read capped, or wrapped (66536: 1000)
                 if final == b'h' and re.fullmatch(rb'([0-9;]*;)?(2|12)(;[0-9;]*)?', params):
                     ok = False  # KAM locks the keyboard, SRM echoes keys
+                if final in b'hl' and params[:1] != b'?' and re.search(rb'[0-9]+', params) and any(int(x) not in (4, 20) for x in re.findall(rb'[0-9]+', params)):
+                    ok = False  # ANSI modes: insert and LNM only (CRM shows controls)
+                if final in b'hl' and params[:1] == b'?' and any(int(x) in (3, 38, 46, 67) for x in re.findall(rb'[0-9]+', params)):
+                    ok = False  # 132 columns, Tektronix, logging, backarrow
+                if seq[-2:-1] == b"'" and final in b'z{|w':
+                    ok = False  # DEC locator reports
             if not ok:
                 bad.append(out[i:i + 24])
                 i += 1
                 continue
             i = m.end()
             continue
-        if c < 0x20 and c not in b'\x07\x08\x09\x0a\x0b\x0c\x0d':
+        if c < 0x20 and c not in b'\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f':
             bad.append(out[i:i + 8])
-        elif c == 0xc2 and i + 1 < len(out) and 0x80 <= out[i + 1] <= 0x9f:
-            bad.append(out[i:i + 8])
+        elif 0x80 <= c <= 0x9f:
+            bad.append(out[i:i + 8])  # C1 to a terminal that may be 8-bit
         i += 1
     return bad
 
@@ -185,6 +212,15 @@ def stage(mode, out, resized, typed, interrupted):
 # the test's work directory, and each later test would be refused).
 DEADLINE = 40
 
+# No locale: the terminal may read UTF-8 or 8 bits, passavant cannot know.
+ENV = dict(os.environ, LC_ALL='C')
+
+# The answers of the terminal this driver plays, each 0.3 s after its
+# query (a terminal over ssh, or a slow one): device attributes, the
+# cursor's position, the status (passavant's own question, DSR 5).
+ANSWERS = {b'c': b'\x1b[?62;22c', b'6n': b'\x1b[7;1R', b'5n': b'\x1b[0n'}
+QUERY = re.compile(rb'\x1b\[(c|6n|5n)')
+
 
 def main():
     binary, policy, mode = sys.argv[1:4]
@@ -212,7 +248,7 @@ def main():
                 os.setpgid(0, 0)
                 for fd in (0, 1, 2):
                     os.dup2(s, fd)
-                os.execv(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode])
+                os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode], ENV)
                 os._exit(127)
             os.setpgid(job, job)
             # a run that never ends is killed before the driver's own
@@ -229,13 +265,24 @@ def main():
         os.dup2(os.open('/dev/null', os.O_RDONLY) if mode == 'out' else s, 0)
         os.dup2(pipe_w if mode == 'pipe' else s, 1)
         os.dup2(s, 2)
-        os.execv(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode])
+        os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode], ENV)
         os._exit(127)
     os.close(pipe_w)
     piped = b''
     out, st, t0 = b'', None, time.monotonic()
     resized = typed = interrupted = False
+    scanned, pending = 0, []
+
+    def answer(until_all):
+        while pending and (until_all or pending[0][0] <= time.monotonic()):
+            time.sleep(max(0, pending[0][0] - time.monotonic()))
+            os.write(m, pending.pop(0)[1])
+
     while st is None and time.monotonic() - t0 < DEADLINE:
+        for q in QUERY.finditer(out, scanned):
+            pending.append((time.monotonic() + 0.3, ANSWERS[q.group(1)]))
+            scanned = q.end()
+        answer(False)
         if not resized and mode != 'bg' and re.search(rb'size \d+ \d+\r?\n', out):
             fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 41, 123, 0, 0))
             resized = True
@@ -272,6 +319,8 @@ def main():
             pass
     if st is None:
         os.waitpid(pid, 0)
+    # the answers still on their way after the run, as a terminal sends them
+    answer(True)
     while select.select([m], [], [], 0.3)[0]:
         try:
             b = os.read(m, 65536)
@@ -280,7 +329,7 @@ def main():
         if not b:
             break
         out += b
-    bad = violations(out)
+    bad = violations(out, mode)
     for b in bad:
         print('bad %r' % b)
     print('violations %d' % len(bad))
@@ -291,7 +340,7 @@ def main():
             print(found.group(0).decode(errors='replace'))
     print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
     tail = out[out.rfind(b'resized'):]
-    print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?9l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t')) else 'no'))
+    print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?9l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t', b'\x1b[3g', b'\x1bH', b'\x0f', b'\x1b)B')) else 'no'))
     if mode == 'pipe':
         try:
             os.set_blocking(s, False)
@@ -300,6 +349,17 @@ def main():
             left = b''
         print('keys left for the pager: %r' % left)
         print('piped: %r' % piped)
+    # what the user's shell would read next: no answer to the command's
+    # queries (keys left for a pager are counted above)
+    a = termios.tcgetattr(s)
+    a[3] &= ~termios.ICANON
+    a[6][termios.VMIN], a[6][termios.VTIME] = 0, 0
+    termios.tcsetattr(s, termios.TCSANOW, a)
+    try:
+        left = os.read(s, 1000)
+    except OSError:
+        left = b''
+    print('answers left: %r' % left)
     print('status %s' % st)
     print('terminal: %r' % out)
 

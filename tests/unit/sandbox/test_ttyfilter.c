@@ -14,13 +14,13 @@
 
 /* The filter's output for in (one call, or one byte per call when
  * bytewise), NUL-terminated in a static buffer. */
-static const char *filt(const char *in, size_t n, bool utf8, bool bytewise, size_t *outlen)
+static const char *filt(const char *in, size_t n, int cs, bool bytewise, size_t *outlen)
 {
 	static unsigned char out[SBX_TTYF_OUT(4096) + SBX_TTYF_OUT(1) * 4096];
 	struct sbx_ttyf f;
 	size_t o = 0;
 
-	sbx_ttyf_init(&f, utf8);
+	sbx_ttyf_init(&f, cs, true);
 	if (bytewise)
 		for (size_t i = 0; i < n; i++)
 			o += sbx_ttyf_feed(&f, (const unsigned char *)in + i, 1, out + o);
@@ -32,81 +32,112 @@ static const char *filt(const char *in, size_t n, bool utf8, bool bytewise, size
 	return (const char *)out;
 }
 
+#define U SBX_TTYF_UTF8
+#define B SBX_TTYF_8BIT
+#define E SBX_TTYF_EITHER
+
 static const struct {
 	const char *in, *want;
-	bool utf8;
+	int cs;
 } rows[] = {
 	/* text, the harmless controls, the rest of C0 and DEL dropped */
-	{"plain text\r\n\t\b\a\v\f", "plain text\r\n\t\b\a\v\f", true},
-	{"a\x01\x02\x05\x0e\x0f\x10\x7f" "b", "ab", true},
+	{"plain text\r\n\t\b\a\v\f", "plain text\r\n\t\b\a\v\f", U},
+	{"a\x01\x02\x05\x10\x7f" "b", "ab", U},
+	/* SO and SI pass (line drawing under TERM=screen): SI at the end */
+	{"a\x1b)0\x0eqqq\x0f" "b", "a\x1b)0\x0eqqq\x0f" "b", U},
+	/* not the single shifts (7-bit and C1), the other locking shifts,
+	 * line attributes, DECALN */
+	{"a\x1bNx\x1bOy\x1bn\x1bo\x1b~\x1b}\x1b|\xc2\x8e\xc2\x8f" "b", "axyb", U},
+	{"a\x1b#3\x1b#4\x1b#5\x1b#6\x1b#8" "b", "ab", U},
+	/* C, POSIX or no locale: UTF-8 whose bytes an 8-bit terminal
+	 * reads as C1 (U+00DD is C3 9D: OSC there; U+00DC, C3 9C: ST)
+	 * becomes '?'; the rest passes; stray C1 bytes too */
+	{"\xc3\x9d" "52;c;eA==\xc3\x9c", "?52;c;eA==?", E},
+	{"caf\xc3\xa9 \xe2\x82\xac \xe2\x94\x80 \xe4\xb8\xad", "caf\xc3\xa9 ? ? \xe4\xb8\xad", E},
+	{"\x9b" "31m\x9d" "52;c;eA==\x9c", "?31m?52;c;eA==?", E},
+	{"\xc2\x9b" "31mx\xc2\x9d" "2;t\xc2\x9c", "\x1b[31mx\x1b[22;0t\x1b]2;t\x1b\\", E},
+	{"\x1b]2;\xc3\x9d\x07", "\x1b[22;0t\x1b]2;?\x07", E},
+	/* the same bytes in UTF-8 are characters */
+	{"\xc3\x9d\xe2\x82\xac", "\xc3\x9d\xe2\x82\xac", U},
+	/* DEC modes outside the known ones drop their sequence: 132
+	 * columns, logging, Tektronix, DECBKM, colour scheme and resize
+	 * reports need the reset; CRM, HEM among the ANSI ones */
+	{"a\x1b[?3h\x1b[?46h\x1b[?38h\x1b[?67h\x1b[?25;3l\x1b[3h\x1b[10h\x1b[2l" "b", "ab", U},
+	{"\x1b[?12;25h\x1b[?2031h\x1b[?2048h\x1b[?1048h", "\x1b[?12;25h\x1b[?2031h\x1b[?2048h\x1b[?1048h", U},
+	/* DEC locator reports */
+	{"a\x1b[1;1'z\x1b[1'{\x1b['|\x1b[1;1;1;1'w" "b", "ab", U},
+	/* queries pass when answers reach the command; DSR 5 is the
+	 * relay's own */
+	{"\x1b[c\x1b[>c\x1b[6n\x1b[?6n\x1b[>0q\x1b[?u\x1b[?2004$p", "\x1b[c\x1b[>c\x1b[6n\x1b[?6n\x1b[>0q\x1b[?u\x1b[?2004$p", U},
+	{"a\x1b[5n\x1b[1;5n" "b", "ab", U},
 	/* the screen's sequences pass */
-	{"\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", "\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", true},
-	{"\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", "\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", true},
+	{"\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", "\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b[?1049h\x1b[?25l\x1b[10;20r", U},
+	{"\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", "\x1b" "7\x1b" "8\x1b=\x1b>\x1bM\x1b(0q\x1b(B", U},
 	/* the title stack is ours alone: the command's push kept its
 	 * title past our pop, its pops took the user's entries */
-	{"a\x1b[22;0t\x1b[23;0t\x1b[22;2t\x1b[23t" "b", "ab", true},
-	{"\x1b]2;title\x07\x1b]0;t2\x1b\\", "\x1b[22;0t\x1b]2;title\x07\x1b]0;t2\x1b\\", true},
-	{"\x1b]11;?\x07\x1b]4;1;?\x1b\\", "\x1b]11;?\x07\x1b]4;1;?\x1b\\", true},
+	{"a\x1b[22;0t\x1b[23;0t\x1b[22;2t\x1b[23t" "b", "ab", U},
+	{"\x1b]2;title\x07\x1b]0;t2\x1b\\", "\x1b[22;0t\x1b]2;title\x07\x1b]0;t2\x1b\\", U},
+	{"\x1b]11;?\x07\x1b]4;1;?\x1b\\", "\x1b]11;?\x07\x1b]4;1;?\x1b\\", U},
 	/* OSC 52 and the other strings, whatever the form */
-	{"a\x1b]52;c;eA==\x07" "b", "ab", true},
-	{"a\x1b]52;c;eA==\x1b\\b", "ab", true},
-	{"a\xc2\x9d" "52;c;eA==\xc2\x9c" "b", "ab", true},
-	{"a\x9d" "52;c;eA==\x9c" "b", "ab", false},
-	{"a\x1b]1337;File=:eA==\x07" "b", "ab", true},
-	{"a\x1b]8;;http://x/\x07link\x1b]8;;\x07" "b", "alinkb", true},
-	{"a\x1b]11;rgb:0/0/0\x07" "b", "ab", true},
-	{"a\x1b]2;ti\x1btle\x07" "b", "ale\x07" "b", true}, /* the OSC cut; ESC t dropped; "le" text */
-	{"a\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\b", "ab", true},
-	{"a\x1b_Gf=100,t=f;L2V0Yw==\x1b\\b", "ab", true},
-	{"a\x1b^pm\x1b\\\x1bXsos\x1b\\b", "ab", true},
-	{"a\x1bP$qm\x1b\\b", "ab", true},
+	{"a\x1b]52;c;eA==\x07" "b", "ab", U},
+	{"a\x1b]52;c;eA==\x1b\\b", "ab", U},
+	{"a\xc2\x9d" "52;c;eA==\xc2\x9c" "b", "ab", U},
+	{"a\x9d" "52;c;eA==\x9c" "b", "ab", B},
+	{"a\x1b]1337;File=:eA==\x07" "b", "ab", U},
+	{"a\x1b]8;;http://x/\x07link\x1b]8;;\x07" "b", "alinkb", U},
+	{"a\x1b]11;rgb:0/0/0\x07" "b", "ab", U},
+	{"a\x1b]2;ti\x1btle\x07" "b", "ale\x07" "b", U}, /* the OSC cut; ESC t dropped; "le" text */
+	{"a\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\b", "ab", U},
+	{"a\x1b_Gf=100,t=f;L2V0Yw==\x1b\\b", "ab", U},
+	{"a\x1b^pm\x1b\\\x1bXsos\x1b\\b", "ab", U},
+	{"a\x1bP$qm\x1b\\b", "ab", U},
 	/* an unterminated OSC is cut by the next ESC, and dropped */
-	{"\x1b]52;c;QUFB\x1b[31mRED", "\x1b[31mRED", true},
+	{"\x1b]52;c;QUFB\x1b[31mRED", "\x1b[31mRED", U},
 	/* CAN and SUB end a sequence */
-	{"\x1b]52;c;x\x18" "after", "after", true},
-	{"\x1b[31\x1amore", "more", true},
+	{"\x1b]52;c;x\x18" "after", "after", U},
+	{"\x1b[31\x1amore", "more", U},
 	/* reports, window operations, printer, KAM, SRM, DECSCL, ESC % @ */
-	{"a\x1b[21t\x1b[20t\x1b[14t\x1b[8;1;1t\x1b[t" "b", "ab", true},
-	{"a\x1b[5i\x1b[4i\x1b[2h\x1b[12h\x1b[4;2h\x1b[62;2\"p\x1b%@\x1b%G\x1b F\x1b#8" "b", "ab", true},
-	{"\x1b[4h\x1b[20h", "\x1b[4h\x1b[20h", true},
+	{"a\x1b[21t\x1b[20t\x1b[14t\x1b[8;1;1t\x1b[t" "b", "ab", U},
+	{"a\x1b[5i\x1b[4i\x1b[2h\x1b[12h\x1b[4;2h\x1b[62;2\"p\x1b%@\x1b%G\x1b F\x1b#8" "b", "ab", U},
+	{"\x1b[4h\x1b[20h", "\x1b[4h\x1b[20h", U},
 	/* C1 in UTF-8 is the 7-bit sequence; raw 0x80-0x9f is '?' in UTF-8 */
-	{"\xc2\x9b" "31mx", "\x1b[31mx", true},
-	{"\xc2\x84", "\x1b" "D", true},
-	{"\x9b" "31mx", "?31mx", true},
-	{"\x9b" "31mx", "\x1b[31mx", false},
+	{"\xc2\x9b" "31mx", "\x1b[31mx", U},
+	{"\xc2\x84", "\x1b" "D", U},
+	{"\x9b" "31mx", "?31mx", U},
+	{"\x9b" "31mx", "\x1b[31mx", B},
 	/* UTF-8: well-formed passes, the malformed become '?' */
-	{"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", true},
-	{"\xc0\x9b\xe0\x80\x9b\xed\xa0\x80\xf8", "?????????", true},
-	{"\xc3" "A", "?A", true},
+	{"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", U},
+	{"\xc0\x9b\xe0\x80\x9b\xed\xa0\x80\xf8", "?????????", U},
+	{"\xc3" "A", "?A", U},
 	/* 8-bit: Latin-1 text passes */
-	{"caf\xe9", "caf\xe9", false},
+	{"caf\xe9", "caf\xe9", B},
 	/* XTRESTORE (modes set unseen: mouse reports left on), DECRQCRA
 	 * (the screen read back by checksums), XTREPORTSGR, DECSCPP and
 	 * DECSNLS (the window resized), the keyboard emulations, a
 	 * parameter past 65535 (CSI ? 66536 h wraps to 1000 on 16 bits) */
-	{"a\x1b[?1000r\x1b[?1000;1006r\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[72*|" "b", "ab", true},
-	{"a\x1b[?1051h\x1b[?1060h\x1b[?1;1061h\x1b[?66536h\x1b[?1000;65537l\x1b[65538m" "b", "ab", true},
-	{"\x1b[?1000s\x1b[?1051l\x1b[65535m", "\x1b[?1000s\x1b[?1051l\x1b[65535m", true},
+	{"a\x1b[?1000r\x1b[?1000;1006r\x1b[1;1;1;1;1;1*y\x1b[1;1;2;2#|\x1b[132$|\x1b[72*|" "b", "ab", U},
+	{"a\x1b[?1051h\x1b[?1060h\x1b[?1;1061h\x1b[?66536h\x1b[?1000;65537l\x1b[65538m" "b", "ab", U},
+	{"\x1b[?1000s\x1b[?1051l\x1b[65535m", "\x1b[?1000s\x1b[65535m", U},
 	/* VT52 mode (DECANM reset) outlasted the run, our reset unread */
-	{"a\x1b[?2l\x1b[?25;2l\x1b[?02l" "b", "ab", true},
-	{"\x1b[?2h\x1b[?12l", "\x1b[?2h\x1b[?12l", true},
+	{"a\x1b[?2l\x1b[?25;2l\x1b[?02l" "b", "ab", U},
+	{"\x1b[?2h\x1b[?12l", "\x1b[?2h\x1b[?12l", U},
 	/* malformed CSI: a parameter after an intermediate; too long */
-	{"a\x1b[1 2m" "b", "ab", true},
-	{"a\x1b[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1m" "b", "ab", true},
+	{"a\x1b[1 2m" "b", "ab", U},
+	{"a\x1b[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1m" "b", "ab", U},
 };
 
 static void test_rows(void)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		size_t n = strlen(rows[i].in), ol;
-		const char *got = filt(rows[i].in, n, rows[i].utf8, false, &ol);
+		const char *got = filt(rows[i].in, n, rows[i].cs, false, &ol);
 		bool ok = ol == strlen(rows[i].want) && memcmp(got, rows[i].want, ol) == 0;
 
 		if (!ok)
 			fprintf(stderr, "row %zu: got %zu bytes\n", i, ol);
 		CU_ASSERT(ok);
 		/* the same one byte at a time */
-		got = filt(rows[i].in, n, rows[i].utf8, true, &ol);
+		got = filt(rows[i].in, n, rows[i].cs, true, &ol);
 		ok = ol == strlen(rows[i].want) && memcmp(got, rows[i].want, ol) == 0;
 		if (!ok)
 			fprintf(stderr, "row %zu bytewise: got %zu bytes\n", i, ol);
@@ -123,7 +154,7 @@ static void test_long_osc(void)
 	memcpy(in, "\x1b]2;", 4);
 	memset(in + 4, 'x', sizeof(in) - 8);
 	memcpy(in + sizeof(in) - 4, "\x07" "ok", 3);
-	(void)filt(in, sizeof(in) - 1, true, false, &o);
+	(void)filt(in, sizeof(in) - 1, U, false, &o);
 	CU_ASSERT_EQUAL(o, 2);
 }
 
@@ -136,9 +167,9 @@ static void test_reset(void)
 	struct sbx_ttyf f;
 	size_t n;
 
-	sbx_ttyf_init(&f, true);
+	sbx_ttyf_init(&f, U, true);
 	(void)sbx_ttyf_feed(&f, (const unsigned char *)in, sizeof(in) - 1, out);
-	n = sbx_ttyf_reset(&f, reset, sizeof(reset) - 1);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset) - 1);
 	reset[n] = '\0';
 	CU_ASSERT(strncmp((char *)reset, "\x1b[?1049l", 8) == 0);
 	CU_ASSERT(strstr((char *)reset, "\x1b[?1000l") != NULL);
@@ -160,23 +191,95 @@ static void test_reset(void)
 	CU_ASSERT(strstr((char *)reset, "\x1b[?8h") != NULL);
 	CU_ASSERT(strstr((char *)reset, "\x1b[23;0t") == NULL); /* no title set */
 	/* a title set: pushed before it, popped at the end */
-	sbx_ttyf_init(&f, true);
+	sbx_ttyf_init(&f, U, true);
 	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b]11;?\x07\x1b]2;t\x07", 14, out);
 	CU_ASSERT(n == 20 && memcmp(out, "\x1b]11;?\x07\x1b[22;0t\x1b]2;t\x07", 20) == 0);
-	n = sbx_ttyf_reset(&f, reset, sizeof(reset));
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
 	CU_ASSERT(n == 7 && memcmp(reset, "\x1b[23;0t", 7) == 0);
 	/* modes set and set back: nothing to undo */
-	sbx_ttyf_init(&f, true);
+	sbx_ttyf_init(&f, U, true);
 	{
 		static const char back[] = "\x1b[?1049h\x1b[?1049l\x1b[?25l\x1b[?25h";
 
 		(void)sbx_ttyf_feed(&f, (const unsigned char *)back, sizeof(back) - 1, out);
 	}
-	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, reset, sizeof(reset)), 0);
+	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, 80, reset, sizeof(reset)), 0);
 	/* too little room: nothing rather than a part */
-	sbx_ttyf_init(&f, true);
+	sbx_ttyf_init(&f, U, true);
 	(void)sbx_ttyf_feed(&f, (const unsigned char *)in, sizeof(in) - 1, out);
-	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, reset, 4), 0);
+	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, 80, reset, 4), 0);
+}
+
+/* What else the command can leave: tab stops (HTS, TBC, CTC, DECST8C),
+ * G1-G3 and SO, DECSCA, DECSACE, colour scheme and resize reports. */
+static void test_reset_more(void)
+{
+	static const char *const tabs[] = {"\x1bH", "\x1b[3g", "\x1b[g", "\x1b[?5W", "\x1b[2W"};
+	unsigned char out[SBX_TTYF_OUT(64)], reset[SBX_TTYF_RESET + 1];
+	struct sbx_ttyf f;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(tabs) / sizeof(tabs[0]); i++) {
+		sbx_ttyf_init(&f, U, true);
+		n = sbx_ttyf_feed(&f, (const unsigned char *)tabs[i], strlen(tabs[i]), out);
+		CU_ASSERT_EQUAL(n, strlen(tabs[i]));
+		n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset) - 1);
+		reset[n] = '\0';
+		/* all cleared, one every 8 columns (9 ... 73: 9 stops), the
+		 * cursor back */
+		CU_ASSERT(strcmp((char *)reset, "\x1b" "7\x1b[3g\x1b[1G"
+						"\x1b[8C\x1bH\x1b[8C\x1bH\x1b[8C\x1bH\x1b[8C\x1bH\x1b[8C\x1bH"
+						"\x1b[8C\x1bH\x1b[8C\x1bH\x1b[8C\x1bH\x1b[8C\x1bH\x1b" "8") == 0);
+	}
+	/* the widest window: bounded, and fits */
+	sbx_ttyf_init(&f, U, true);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[3g", 4, out);
+	n = sbx_ttyf_reset(&f, 65535, reset, sizeof(reset) - 1);
+	CU_ASSERT(n > 0 && n <= SBX_TTYF_RESET);
+	sbx_ttyf_init(&f, U, true);
+	{
+		static const char in[] = "\x1b)0\x1b*A\x0e\x1b[1\"q\x1b[2*x\x1b[?2031h\x1b[?2048h";
+
+		(void)sbx_ttyf_feed(&f, (const unsigned char *)in, sizeof(in) - 1, out);
+	}
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset) - 1);
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "\x1b)B\x1b*B\x1b+B") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x0f") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[0\"q") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[0*x") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?2031l") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?2048l") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[3g") == NULL);
+}
+
+/* Queries whose answers would reach the user's shell (the relay does not
+ * read keys: output only, or a run in the background) are dropped; where
+ * they pass, the filter says so (the relay waits for their answers). */
+static void test_queries(void)
+{
+	static const char in[] = "a\x1b[c\x1b[>c\x1b[=c\x1b[6n\x1b[?6n\x1b[?996n\x1b[>0q\x1b[?u\x1b[?1$p"
+				 "\x1b[2$p\x1b[x\x1b[1$w\x1b[1$u\x1b[1&u\x1b[?4m\x1b[?1;1S\x1b]11;?\x07\x1b]4;1;?\x1b\\b";
+	unsigned char out[SBX_TTYF_OUT(sizeof(in))];
+	struct sbx_ttyf f;
+	size_t n;
+
+	sbx_ttyf_init(&f, U, false);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)in, sizeof(in) - 1, out);
+	CU_ASSERT(n == 2 && memcmp(out, "ab", 2) == 0);
+	CU_ASSERT(!f.queried);
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)in, sizeof(in) - 1, out);
+	CU_ASSERT(n == sizeof(in) - 1 && memcmp(out, in, n) == 0);
+	CU_ASSERT(f.queried);
+	/* the screen's own sequences are no query */
+	sbx_ttyf_init(&f, U, true);
+	{
+		static const char screen[] = "\x1b[31m\x1b[H\x1b[>1u\x1b[>4;1m\x1b]2;t\x07";
+
+		(void)sbx_ttyf_feed(&f, (const unsigned char *)screen, sizeof(screen) - 1, out);
+	}
+	CU_ASSERT(!f.queried);
 }
 
 /* Random bytes, biased to ESC and the introducers, in random pieces:
@@ -191,13 +294,13 @@ static void test_random(void)
 	for (int round = 0; round < 2000; round++) {
 		struct sbx_ttyf f;
 		size_t o = 0, bad = 0;
-		bool utf8 = round % 2 == 0;
+		int cs = round % 3;
 
 		CU_ASSERT_FATAL(getrandom(in, sizeof(in), 0) == (ssize_t)sizeof(in));
 		for (size_t i = 0; i < sizeof(in); i++)
 			if (in[i] & 1)
 				in[i] = pick[in[i] % sizeof(pick)];
-		sbx_ttyf_init(&f, utf8);
+		sbx_ttyf_init(&f, cs, round % 2 == 0);
 		for (size_t off = 0; off < sizeof(in);) {
 			size_t n = 1 + in[off] % 97, got;
 
@@ -220,11 +323,14 @@ static void test_random(void)
 					bad++;
 				continue;
 			}
-			if (c < 0x20 && !(c >= 0x07 && c <= 0x0d))
+			if (c < 0x20 && !(c >= 0x07 && c <= 0x0f))
 				bad++;
-			if (utf8 && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
+			if (cs == U && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
 				bad++;
-			if (!utf8 && c >= 0x80 && c < 0xa0)
+			if (cs != U && c >= 0x80 && c < 0xa0)
+				bad++;
+			/* no query without its answers read */
+			if (round % 2 == 1 && c == 0x1b && nx == '[' && (i + 2 < o) && out[i + 2] == 'c')
 				bad++;
 		}
 		CU_ASSERT_EQUAL(bad, 0);
@@ -239,5 +345,7 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 		 test_rows);
 	test_add(s, "an OSC past the hold bound is dropped whole", test_long_osc);
 	test_add(s, "the modes left on are put back", test_reset);
+	test_add(s, "tab stops, G1-G3, SO, DECSCA, DECSACE, report modes are put back", test_reset_more);
+	test_add(s, "queries only while their answers reach the command", test_queries);
 	test_add(s, "random input: only the allowlist comes out, within the bound", test_random);
 }
