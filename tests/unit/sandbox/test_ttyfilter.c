@@ -86,6 +86,8 @@ static const struct {
 	{"a\x1b]1337;File=:eA==\x07" "b", "ab", U},
 	{"a\x1b]8;;http://x/\x07link\x1b]8;;\x07" "b", "alinkb", U},
 	{"a\x1b]11;rgb:0/0/0\x07" "b", "ab", U},
+	/* the palette and the default colours set or reset: left changed */
+	{"a\x1b]4;1;rgb:ff/00/00\x07\x1b]104\x07\x1b]104;1\x07\x1b]110\x07\x1b]12;red\x07\x1b]10;#fff\x1b\\b", "ab", U},
 	{"a\x1b]2;ti\x1btle\x07" "b", "ale\x07" "b", U}, /* the OSC cut; ESC t dropped; "le" text */
 	{"a\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\b", "ab", U},
 	{"a\x1b_Gf=100,t=f;L2V0Yw==\x1b\\b", "ab", U},
