@@ -204,15 +204,31 @@ static bool modes_known(bool dec, const unsigned char *p, const unsigned char *e
  * attributes (c), status and cursor position reports (n, ? n), a mode's
  * state (DECRQM, $ p), the terminal's version (> q), kitty's keyboard
  * flags (? u), terminal parameters (x), presentation and state reports
- * ($ w, $ u, & u), modify*Keys (? m), graphics attributes (? S). */
+ * ($ w, $ u, & u), modify*Keys (? m), graphics attributes (? S), the
+ * displayed extent (" v). */
 static bool csi_query(unsigned char final, unsigned char priv, unsigned char inter)
 {
 	if (inter == 0)
 		return final == 'c' || final == 'x' || (final == 'n' && (priv == 0 || priv == '?')) ||
 		       (priv == '>' && final == 'q') ||
 		       (priv == '?' && (final == 'u' || final == 'm' || final == 'S'));
-	return (inter == '$' && (final == 'p' || final == 'w' || final == 'u')) || (inter == '&' && final == 'u');
+	return (inter == '$' && (final == 'p' || final == 'w' || final == 'u')) || (inter == '&' && final == 'u') ||
+	       (inter == '"' && final == 'v');
 }
+
+/* CSIs with an intermediate refused, as {intermediate, final}: DECSCL
+ * (" p), DECRQCRA (* y), XTREPORTSGR (# |), DECSCPP and DECSNLS ($ |,
+ * * |), DEC locator reports on and their requests (' z, ' {, ' |, ' w:
+ * reports typed into the shell after the run), the status line shown or
+ * written to ($ ~, $ }: the shell's output sent there after the run),
+ * the margin bell's volume, the keyboard's language and variant ( u,
+ * }, ~, r), xterm's colour stack and its report (# P, # Q, # R), a
+ * secure reset and its report (+ p). */
+static const unsigned char dropped[][2] = {
+	{'"', 'p'}, {'*', 'y'}, {'#', '|'}, {'$', '|'}, {'*', '|'}, {'\'', 'z'}, {'\'', '{'},
+	{'\'', '|'}, {'\'', 'w'}, {'$', '~'}, {'$', '}'}, {' ', 'u'}, {' ', '}'}, {' ', '~'},
+	{' ', 'r'}, {'#', 'P'}, {'#', 'Q'}, {'#', 'R'}, {'+', 'p'},
+};
 
 /*
  * Whether the CSI held (ESC [ params intermediates, final) may reach the
@@ -226,8 +242,7 @@ static bool csi_query(unsigned char final, unsigned char priv, unsigned char int
  * ? Pm r: it sets the modes saved, unseen by note_modes(), mouse reports
  * left on after the run), DECRQCRA (CSI ... * y: the checksum of a
  * rectangle of the screen, one cell at a time the user's screen read
- * back), XTREPORTSGR (CSI ... # |), DECSCPP and DECSNLS (CSI $ |, * |:
- * the window resized), the keyboard emulations (CSI ? 1050-1053, 1060,
+ * back), the rest of dropped[], XTSMPOINTER, the keyboard emulations (CSI ? 1050-1053, 1060,
  * 1061 h: what the function keys send, after the run), any mode we do
  * not know (modes_known()), DEC locator reports, a query nothing reads
  * the answer of, and a parameter past 65535 (terminals read it capped,
@@ -251,18 +266,13 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 			return false;
 	if (final == 'i' || final == 't')
 		return false;
-	if (final == 'p' && inter == '"')
-		return false;
 	if (final == 'r' && priv == '?')
 		return false;
-	if (final == 'y' && inter == '*')
-		return false;
-	if (final == '|' && (inter == '#' || inter == '$' || inter == '*'))
-		return false;
-	/* DEC locator reports on (' z, ' {), and its requests: reports
-	 * typed into the shell after the run */
-	if (inter == '\'' && (final == 'z' || final == '{' || final == '|' || final == 'w'))
-		return false;
+	if (final == 'p' && priv == '>')
+		return false; /* XTSMPOINTER: the mouse pointer hidden, after */
+	for (size_t i = 0; inter != 0 && i < sizeof(dropped) / sizeof(dropped[0]); i++)
+		if (dropped[i][0] == inter && dropped[i][1] == final)
+			return false;
 	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?') &&
 	    !modes_known(priv == '?', p, ip))
 		return false;

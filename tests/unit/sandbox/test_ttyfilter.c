@@ -64,6 +64,9 @@ static const struct {
 	 * reports need the reset; CRM, HEM among the ANSI ones */
 	{"a\x1b[?3h\x1b[?46h\x1b[?38h\x1b[?67h\x1b[?25;3l\x1b[3h\x1b[10h\x1b[2l" "b", "ab", U},
 	{"\x1b[?12;25h\x1b[?2031h\x1b[?2048h\x1b[?1048h", "\x1b[?12;25h\x1b[?2031h\x1b[?2048h\x1b[?1048h", U},
+	/* the status line shown or written to, bell volumes, the keyboard's
+	 * language, xterm's colour stack, secure reset, the pointer hidden */
+	{"a\x1b[2$~\x1b[1$}\x1b[0 t\x1b[0 u\x1b[1 }\x1b[1 ~\x1b[1 r\x1b[#P\x1b[#Q\x1b[#R\x1b[1+p\x1b[>2p" "b", "ab", U},
 	/* DEC locator reports */
 	{"a\x1b[1;1'z\x1b[1'{\x1b['|\x1b[1;1;1;1'w" "b", "ab", U},
 	/* queries pass when answers reach the command; DSR 5 is the
@@ -260,7 +263,7 @@ static void test_reset_more(void)
  * they pass, the filter says so (the relay waits for their answers). */
 static void test_queries(void)
 {
-	static const char in[] = "a\x1b[c\x1b[>c\x1b[=c\x1b[6n\x1b[?6n\x1b[?996n\x1b[>0q\x1b[?u\x1b[?1$p"
+	static const char in[] = "a\x1b[c\x1b[>c\x1b[=c\x1b[6n\x1b[?6n\x1b[?996n\x1b[>0q\x1b[?u\x1b[?1$p\x1b[\"v"
 				 "\x1b[2$p\x1b[x\x1b[1$w\x1b[1$u\x1b[1&u\x1b[?4m\x1b[?1;1S\x1b]11;?\x07\x1b]4;1;?\x1b\\b";
 	unsigned char out[SBX_TTYF_OUT(sizeof(in))];
 	struct sbx_ttyf f;
