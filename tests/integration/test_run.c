@@ -376,12 +376,19 @@ static void test_tty_stop(void)
 		"            except OSError: return\n"
 		"pump(1)\n"
 		"os.write(fd, ('%s run -p %s -- perl stop.pl; echo RUN-ENDED\\n' % (bin, pol)).encode())\n"
-		"for _ in range(100):\n"
+		/* the line echo's output, not the typed line's echo (which
+		 * holds it too: the run was taken as ended at once, the next
+		 * line typed went to the run as keys, and under load the
+		 * check after the run had not finished when the files were
+		 * looked at) */
+		"ended = lambda: b'RUN-ENDED' in out.replace(b'echo RUN-ENDED', b'')\n"
+		"for _ in range(150):\n"
 		"    pump(0.2)\n"
-		"    if b'RUN-ENDED\\r' in out or b'Stopped' in out: break\n"
+		"    if ended() or b'Stopped' in out: break\n"
 		"os.write(fd, b'stty -tostop; kill -9 %1 2>/dev/null; exit\\n')\n"
 		"pump(1)\n"
-		"sys.stdout.write(out.decode(errors='replace'))\n";
+		"sys.stdout.write(out.decode(errors='replace'))\n"
+		"sys.stdout.write('\\nended: %s\\n' % ('yes' if ended() else 'no'))\n";
 	static const char stop_pl[] =
 		"use POSIX qw(setpgid tcsetpgrp);\n"
 		"for my $n (qw(.a1 .a2 .a3 .a4 .lesskey .tclshrc)) {\n"
@@ -406,7 +413,7 @@ static void test_tty_stop(void)
 	snprintf(text, sizeof(text), "network:\n  allowedDomains: []\nfilesystem:\n  allowWrite: [\"%s\"]\n", home);
 	CU_ASSERT_FATAL(test_write_file(pol, text, strlen(text)) == 0);
 	CU_ASSERT_EQUAL(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS), 0);
-	ROW(out != NULL && strstr(out, "RUN-ENDED") != NULL && strstr(out, "Stopped") == NULL,
+	ROW(out != NULL && strstr(out, "\nended: yes\n") != NULL && strstr(out, "Stopped") == NULL,
 	    "passavant was stopped, or did not end: %s", test_nz(out));
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", home, names[i]);
