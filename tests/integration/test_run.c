@@ -303,12 +303,15 @@ static void test_credential_store_hidden(void)
  * of the view it would arrive with its own flags, writable (round 7 of
  * the attack, with the host's / shared as systemd makes it). Here a
  * shared tmpfs outside every writable path gets a second tmpfs mounted
- * under it one second into the run; two seconds in, the command tries
- * to write there.
+ * under it once the command has started (it says so with a file in the
+ * work directory: a fixed second was not enough under load, the mount
+ * then came before the sandbox's view); once the mount is made, the
+ * command tries to write there.
  */
 static void test_host_mount_later(void)
 {
-	char base[64], media[96], planted[128], cmd[512], *out = NULL, *err = NULL;
+	char base[64], media[96], planted[128], cmd[512], started[PATH_MAX], mounted[PATH_MAX], *out = NULL,
+		*err = NULL;
 	pid_t bg;
 	int st, ws;
 
@@ -324,23 +327,30 @@ static void test_host_mount_later(void)
 		 "mkdir -p %s && mount -t tmpfs pvprop %s && mount --make-shared %s && mkdir %s", base, base, base,
 		 media);
 	CU_ASSERT_FATAL(system(cmd) == 0);
+	at(started, "work/pv-started");
+	at(mounted, "work/pv-mounted");
 	bg = fork();
 	CU_ASSERT_FATAL(bg >= 0);
 	if (bg == 0) {
-		char *argv[] = {"sh", "-c", "sleep 1 && mount -t tmpfs pvstick \"$0\"", media, NULL};
+		char *argv[] = {"sh", "-c",
+				"i=0; while [ ! -e \"$1\" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done;"
+				" [ -e \"$1\" ] && mount -t tmpfs pvstick \"$0\" && touch \"$2\"",
+				media, started, mounted, NULL};
 
 		execvp("sh", argv);
 		_exit(127);
 	}
 	st = run_sh(NULL, &out, &err,
-		    "sleep 2\n"
+		    "touch %s; i=0; while [ ! -e %s ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
 		    "echo planted > %s 2>/dev/null && echo wrote\n"
 		    "echo mounts=$(grep -c pvstick /proc/self/mountinfo)\n",
-		    planted);
+		    started, mounted, planted);
 	CU_ASSERT(waitpid(bg, &ws, 0) == bg && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 	ROW(st == 0 && !test_has(out, "wrote") && test_has(out, "mounts=0\n"),
 	    "a mount the host made during the run reached the sandbox: status %d, %s", st, test_nz(out));
 	ROW(access(planted, F_OK) < 0, "the command wrote %s on a mount the host made during the run", planted);
+	(void)unlink(started);
+	(void)unlink(mounted);
 	snprintf(cmd, sizeof(cmd), "umount %s; umount %s; rmdir %s", media, base, base);
 	CU_ASSERT(system(cmd) == 0);
 	free(out);
