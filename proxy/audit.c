@@ -7,6 +7,7 @@
  * for a line's formatting and its write(2), never across a wait).
  */
 #include "audit.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,36 +132,6 @@ void audit_free(audit_t *a)
 	free(a);
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t len)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n > len)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 size_t audit_json_escape(char *out, size_t outlen, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -172,6 +143,7 @@ size_t audit_json_escape(char *out, size_t outlen, const char *s, size_t len)
 		char esc[8];
 		const char *piece = esc;
 		size_t plen, adv = 1;
+		uint32_t cp = 0;
 
 		if (u[i] == '"' || u[i] == '\\') {
 			esc[0] = '\\', esc[1] = (char)u[i], plen = 2;
@@ -186,7 +158,14 @@ size_t audit_json_escape(char *out, size_t outlen, const char *s, size_t len)
 			plen = 6;
 		} else if (u[i] < 0x80) {
 			piece = s + i, plen = 1;
-		} else if ((adv = utf8_len(u + i, len - i)) != 0) {
+		} else if ((adv = log_utf8_seq(u + i, len - i, &cp)) != 0 && log_cp_acts(cp)) {
+			/* C1 controls, U+2028 and its kin, bidi overrides: valid
+			 * JSON raw, but a terminal showing the file, or a reader
+			 * splitting it with splitlines(), would act on them
+			 * (round 36). Escaped, they parse to the same text. */
+			(void)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
+			plen = 6;
+		} else if (adv != 0) {
 			piece = s + i, plen = adv;
 		} else {
 			/* Invalid byte: U+FFFD keeps the line valid JSON. */

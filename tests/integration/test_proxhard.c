@@ -635,6 +635,74 @@ static void test_malformed_ms(void)
 	free(a);
 }
 
+/*
+ * Round 36 of the attack: code points a client chose that a reader of
+ * the audit acts on, written there raw. A Host quoted by a 421 inside a
+ * tunnel and an HTTP/2 :path carried C1 controls (U+009B is CSI and
+ * U+009D OSC to a terminal showing the file), NEL, U+2028 (Python's
+ * splitlines() cut one record into five unparseable pieces), bidi
+ * overrides, a zero-width space and a byte order mark. Each is written
+ * \uXXXX now (the same text to a JSON parser); other text stays raw.
+ */
+static const char *const acting[][2] = {
+	{"\xc2\x9b", "\\u009b"},     {"\xc2\x9d", "\\u009d"},     {"\xc2\x85", "\\u0085"},
+	{"\xe2\x80\xa8", "\\u2028"}, {"\xe2\x80\xa9", "\\u2029"}, {"\xe2\x80\xae", "\\u202e"},
+	{"\xe2\x81\xa6", "\\u2066"}, {"\xe2\x80\x8b", "\\u200b"}, {"\xef\xbb\xbf", "\\ufeff"},
+};
+
+static void check_acting_escaped(const char *a, const char *what)
+{
+	for (size_t i = 0; i < sizeof(acting) / sizeof(acting[0]); i++) {
+		ROW(!test_has(a, acting[i][0]), "%s: the audit holds U+%s raw: %.600s", what, acting[i][1] + 2,
+		    test_nz(a));
+		ROW(test_has(a, acting[i][1]), "%s: the audit lacks the escape %s: %.600s", what, acting[i][1],
+		    test_nz(a));
+	}
+	ROW(test_has(a, "caf\xc3\xa9"), "%s: other text (caf\xc3\xa9) was not kept as it is: %.600s", what,
+	    test_nz(a));
+}
+
+static void test_audit_acting_code_points(void)
+{
+	char all[128] = "caf\xc3\xa9", req[512], json[1024], script[4200], target[64], *out, *a;
+	size_t j = 0;
+	struct marks m;
+
+	NEED_READY();
+	for (size_t i = 0; i < sizeof(acting) / sizeof(acting[0]); i++)
+		strcat(all, acting[i][0]);
+	mark(&m);
+	snprintf(req, sizeof(req), "GET /hello HTTP/1.1\r\nHost: x%s\r\n\r\n", all);
+	out = tls_px(req, strlen(req));
+	ROW(test_has(out, "HTTP/1.1 421 "), "h1 Host: not a 421: %.300s", test_nz(out));
+	free(out);
+	a = audit_since(&m);
+	check_acting_escaped(a, "h1 Host quoted by a 421");
+	free(a);
+
+	/* The :path's bytes as latin-1 \u00XX in the client's JSON. */
+	j = (size_t)snprintf(json, sizeof(json), "{\"method\": \"GET\", \"end\": true, \"path\": \"/hello?x=");
+	for (const unsigned char *p = (const unsigned char *)all; *p != '\0' && j + 8 < sizeof(json); p++)
+		j += (size_t)snprintf(json + j, sizeof(json) - j, "\\u%04x", *p);
+	snprintf(json + j, sizeof(json) - j, "\"}");
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+	snprintf(target, sizeof(target), "localhost:%u", h2port);
+	mark(&m);
+	{
+		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+				"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
+
+		out = NULL;
+		(void)runv(&out, argv);
+	}
+	a = audit_since(&m);
+	ROW(test_has(a, "\"proto\":\"h2\""), "h2 :path: no HTTP/2 audit line: %.300s (client: %.300s)", test_nz(a),
+	    test_nz(out));
+	check_acting_escaped(a, "h2 :path");
+	free(a);
+	free(out);
+}
+
 /* ------------------------------------------------------------------ */
 /* Class 7: real values going out                                       */
 /* ------------------------------------------------------------------ */
@@ -1583,6 +1651,8 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "9: Transfer-Encoding not exactly chunked, or on 1.0: 400", test_transfer_encoding);
 	test_add(s, "9: chunked trailers past the head buffer: the audit quotes the request's target", test_trailers);
 	test_add(s, "9: the audit ms of a malformed request is a duration", test_malformed_ms);
+	test_add(s, "9: audit: C1 controls, U+2028, bidi and zero-width code points a client chose are escaped",
+		 test_audit_acting_code_points);
 	test_add(s, "7: real value in the target (raw, %XX; plain, TLS): 403, redacted", test_real_in_target);
 	test_add(s, "7: sentinel fully %-encoded in the target: found", test_sentinel_pct_target);
 	test_add(s, "7: real value in headers (raw, JSON, Basic, %XX): 403", test_real_in_headers);

@@ -34,6 +34,12 @@ static void test_escape(void)
 	esc("\xc3", 1, "\xef\xbf\xbd");                 /* truncated sequence */
 	esc("\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"); /* overlong */
 	esc("\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* surrogate */
+	/* Round 36: code points a reader of the file acts on. */
+	esc("\xc2\x9b" "31m", 5, "\\u009b31m");                 /* C1 CSI */
+	esc("a\xc2\x85" "b", 4, "a\\u0085b");                   /* NEL */
+	esc("a\xe2\x80\xa8" "b\xe2\x80\xa9", 8, "a\\u2028b\\u2029"); /* separators */
+	esc("\xe2\x80\xae\xe2\x81\xa6\xe2\x80\x8b\xef\xbb\xbf", 12, "\\u202e\\u2066\\u200b\\ufeff");
+	esc("\xc2\xa0\xe2\x80\x94", 5, "\xc2\xa0\xe2\x80\x94");   /* NBSP, em dash: kept */
 }
 
 static void test_escape_bounds(void)

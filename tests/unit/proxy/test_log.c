@@ -67,6 +67,32 @@ static void emit_long_reason(void)
 	log_info("%s", big);
 }
 
+/* Round 36: a reason quoting what a client sent (a Host, an HTTP/2
+ * :path) with C1 controls, U+2028, a bidi override, ESC, DEL and a byte
+ * that begins no UTF-8. */
+static void emit_acting(void)
+{
+	log_info("%s", "passavant: GET https://h/x\xc2\x9b" "31m\xc2\x9d" "52;c;QQ\xe2\x80\xa8\xe2\x80\xae"
+		       "caf\xc3\xa9" "\x1b[2J\x7f\xff refused");
+}
+
+static void test_acting(void)
+{
+	static const char want[] = "passavant: GET https://h/x\\xc2\\x9b31m\\xc2\\x9d52;c;QQ\\xe2\\x80\\xa8"
+				   "\\xe2\\x80\\xae" "caf\xc3\xa9\\x1b[2J\\x7f\\xff refused\n";
+	enum log_level was = log_get_level();
+	char *t;
+
+	log_set_level(LOG_LEVEL_INFO);
+	t = captured(emit_acting);
+	CU_ASSERT_FATAL(t != NULL);
+	if (strcmp(t, want) != 0)
+		fprintf(stderr, "got [%s]\n", t);
+	CU_ASSERT(strcmp(t, want) == 0);
+	free(t);
+	log_set_level(was);
+}
+
 static void test_prefix(void)
 {
 	enum log_level was = log_get_level();
@@ -100,4 +126,5 @@ TEST_REGISTRAR(proxy_log_register)
 	CU_pSuite s = test_suite("proxy_log", NULL, NULL);
 
 	test_add(s, "one prefix per line, reasons included; errno; long lines cut", test_prefix);
+	test_add(s, "code points a reader acts on (C1, U+2028, bidi, ESC) written \\xNN; other text kept", test_acting);
 }
