@@ -1588,6 +1588,59 @@ static void test_override_h2(void)
 	free(out);
 }
 
+/*
+ * Round 36 of the attack (F2): a _method after a '#' in the target. The
+ * override judge stopped at the '#', but Go's ParseRequestURI keeps it in
+ * the query ("a#&_method=DELETE" gives _method=DELETE to r.URL.Query(),
+ * Echo's MethodFromQuery), so a POST was a DELETE to a Go service on a
+ * [GET, POST] host. A target with a '#' is refused (400) on every host,
+ * as the absolute form already was: over HTTP/2 to the rule's host
+ * (nothing reaches it), and over HTTP/1.1 in a terminated tunnel to a
+ * host without a rule.
+ */
+static void test_override_fragment(void)
+{
+	static const char *const paths[] = {"/hello?a#&_method=DELETE", "/hello?a=1#b&_method=delete",
+					    "/hello#x?_method=PUT", "/hello#"};
+	char json[512], script[4200], target[64], req[256], *out, *a, *rec;
+	struct marks m;
+
+	NEED_READY();
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+	snprintf(target, sizeof(target), "localhost:%u", h2port);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+				"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
+
+		snprintf(json, sizeof(json), "{\"method\": \"GET\", \"end\": true, \"path\": \"%s\"}", paths[i]);
+		mark(&m);
+		out = NULL;
+		(void)runv(&out, argv);
+		rec = test_file_since(rec_h2, m.h2);
+		ROW(!test_has(rec, ":path: "), "h2 %s: the request reached the [GET, HEAD] host: %.300s", paths[i],
+		    test_nz(rec));
+		a = audit_since(&m);
+		ROW(test_has(a, "\"status\":400") && test_has(a, "fragment (#)"),
+		    "h2 %s: no 400 naming the fragment in the audit: %.400s (client: %.300s)", paths[i], test_nz(a),
+		    test_nz(out));
+		free(a);
+		free(rec);
+		free(out);
+
+		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", paths[i], (unsigned)up.port);
+		mark(&m);
+		out = tls_px(req, strlen(req));
+		ROW(test_has(out, "HTTP/1.1 400 ") && test_has(out, "fragment (#)"),
+		    "h1 %s in a tunnel: not a 400 naming the fragment: %.300s", paths[i], test_nz(out));
+		rec = test_file_since(rec_tls, m.tls);
+		ROW(!test_has(rec, "GET /hello"), "h1 %s in a tunnel: the request reached the upstream: %.300s",
+		    paths[i], test_nz(rec));
+		free(rec);
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
 /* An override naming an allowed method passes unchanged (h1 and h2). */
 static void test_override_allowed(void)
 {
@@ -1670,6 +1723,8 @@ TEST_REGISTRAR(register_proxhard)
 		 test_override_h1_header);
 	test_add(s, "method override: h1 _method query parameter refused", test_override_h1_query);
 	test_add(s, "method override: h2 field and query parameter refused on the stream", test_override_h2);
+	test_add(s, "method override: a _method after a '#' (Go keeps it in the query): a target with '#' refused",
+		 test_override_fragment);
 	test_add(s, "method override: an allowed method passes unchanged (h1, h2)", test_override_allowed);
 	test_add(s, "method override: a host without a method rule is untouched", test_override_no_rule);
 	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);
