@@ -318,14 +318,21 @@ static bool judge_form(const struct req_facts *f, struct verdict *v)
 	 * follows a '#' differently: Go's ParseRequestURI keeps it in the
 	 * query, so "/x?a#&_method=DELETE" was a DELETE to a Go service
 	 * while the override judge stopped at the '#' (round 36 of the
-	 * attack, F2). Refused everywhere, as the absolute form already is. */
-	if (f->path != NULL && memchr(f->path, '#', f->path_len) != NULL)
+	 * attack, F2). Refused everywhere, as the absolute form already is,
+	 * once the target is known (a plain request's first pass has none:
+	 * its audit line then names the host). */
+	if (f->tgt == NULL)
+		return true;
+	if (f->path != NULL && memchr(f->path, '#', f->path_len) != NULL) {
+		char w[512];
+
 		return refuse_with(v, 400, NULL, NULL,
-				   "passavant: %s %.*s: a request target with a fragment (#) is refused: servers "
-				   "read what follows it differently (part of the query to some), so it cannot "
-				   "be decided; send the target without it",
-				   m, cut200(f->path_len), f->path);
-	if (f->tgt == NULL || !f->tunnel)
+				   "passavant: %s: a request target with a fragment (#) is refused: servers read "
+				   "what follows it differently (part of the query to some), so it cannot be "
+				   "decided; send the target without it",
+				   facts_what(f, w, sizeof(w)));
+	}
+	if (!f->tunnel)
 		return true;
 	if (strcmp(m, "CONNECT") == 0)
 		return refuse_with(v, 400, NULL, NULL, "passavant: CONNECT inside the TLS tunnel to %s:%u refused",
