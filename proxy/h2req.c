@@ -126,9 +126,13 @@ static bool dropped(const char *name, size_t len, bool identity)
 }
 
 /*
- * The serialised head (request line, Host from :authority, the fields,
- * the empty line) into out: the form cmask_request_head() and
- * cmask_find_real() read. Returns 0 or -1.
+ * The serialised head (request line, Host, the fields, the empty line)
+ * into out: the form cmask_request_head() and cmask_find_real() read.
+ * Host, and so the :authority sent upstream, is the tunnel's normalised
+ * target (as HTTP/1.1's Host: decide.c), not the client's spelling of it
+ * (`LocalHost.:8445`): conn_verdict() already required :authority to
+ * name that target (421), and refuse_real() searches the client's own
+ * :authority for real values. Returns 0 or -1.
  */
 static int serialise(struct h2s *s, struct evbuffer *out, bool identity)
 {
@@ -136,7 +140,7 @@ static int serialise(struct h2s *s, struct evbuffer *out, bool identity)
 	char *p = len > 0 ? (char *)evbuffer_pullup(s->fields, -1) : NULL, *end = p != NULL ? p + len : NULL;
 
 	if (evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nhost: %s\r\n", s->method, s->path,
-				s->authority != NULL ? s->authority : h2s_conn(s)->tgt.authority) < 0)
+				h2s_conn(s)->tgt.authority) < 0)
 		return -1;
 	while (p != NULL && p < end) {
 		char *le = memchr(p, '\r', (size_t)(end - p)), *colon = memchr(p, ':', (size_t)(le - p));

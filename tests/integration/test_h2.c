@@ -1735,6 +1735,28 @@ static void test_authority(void)
 	nothing_reached(rec, "t=au1", ":authority mismatch");
 	nothing_reached(rec, "t=au2", "host mismatch");
 	free(rec);
+	/* :authority naming the target in another spelling (case, a
+	 * trailing dot): passed, and the upstream gets the target's own
+	 * form, as HTTP/1.1's Host (round 36, N2: it got the client's) */
+	snprintf(s1, sizeof(s1), "{\"path\":\"/hello?t=au4\",\"authority\":\"LocalHost.:%u\"}", h2port);
+	snprintf(s2, sizeof(s2), "{\"path\":\"/hello?t=au5\",\"authority\":\"localhost:%u\"}", h2port);
+	free(out);
+	out = NULL;
+	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", s1, s2, NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, ":authority LocalHost. for the target localhost");
+	want_status(out, 3, 200, ":authority localhost for the target localhost");
+	rec = test_file_since(p_h2rec, mark);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "\n:authority: localhost:%u\n", h2port);
+		ROW(rec_count(rec, "t=au4") == 1 && rec_count(rec, "t=au5") == 1 && test_count(rec, want) == 2 &&
+			    !test_has(rec, "LocalHost."),
+		    "the upstream did not get the target's own :authority (localhost:%u) for both streams:\n%.1500s",
+		    h2port, red(rec));
+	}
+	free(rec);
 	ROW(audit_count(px.audit, amark, "\"status\":421", "\"rule\":\"tunnel: Host must name the CONNECT target\"",
 			"\"proto\":\"h2\"", NULL) == 2,
 	    "expected 2 audit lines with status 421, the rule 'tunnel: Host must name the CONNECT target' and "
