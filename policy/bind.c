@@ -435,7 +435,8 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
  * user base (its site-packages' .pth files run at every start), home
  * and bytecode cache, git's exec path (git-remote-https, git-sh-setup),
  * glibc's iconv modules (GCONV_PATH) and OpenSSL's configuration (which
- * loads engines and providers), modules and engines directories.
+ * loads engines and providers), modules and engines directories
+ * (and plugin_path_vars below).
  * A library or script the sandbox planted there would run in the host's
  * next process; PATH's rule applies to each of their entries. (Module
  * paths such as PYTHONPATH usually name the project itself, whose code
@@ -448,15 +449,26 @@ static const char *const code_path_vars[] = {
 	"OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES",
 };
 
+/* Where a library loads plugins, drivers or modules into every program
+ * using it (round 36): as code_path_vars, but an empty entry is none. */
+static const char *const plugin_path_vars[] = {
+	"GTK_PATH", "GTK_EXE_PREFIX", "GST_PLUGIN_PATH",
+	"GST_PLUGIN_PATH_1_0", "GST_PLUGIN_SYSTEM_PATH", "GST_PLUGIN_SYSTEM_PATH_1_0", "QT_PLUGIN_PATH",
+	"QT_QPA_PLATFORM_PLUGIN_PATH", "GIO_MODULE_DIR", "GIO_EXTRA_MODULES", "GDK_PIXBUF_MODULEDIR",
+	"LIBGL_DRIVERS_PATH", "LIBVA_DRIVERS_PATH", "VDPAU_DRIVER_PATH", "__EGL_VENDOR_LIBRARY_DIRS",
+	"__EGL_VENDOR_LIBRARY_FILENAMES", "VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES",
+	"VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH",
+};
+
 /*
  * SPEC §3.3: each directory on the host user's $PATH (var "PATH", kept in
  * path_dirs for `check -v`), and each entry of the code_path_vars, is a
  * write deny unless an allowWrite entry names that exact path: a program
  * the sandbox planted there would be run by the host's next shell. Empty
  * and relative entries are taken from the working directory, as a shell
- * does from wherever it runs.
+ * does from wherever it runs; with empty_none, an empty entry is none.
  */
-static void fs_path_denies(struct ldr *l, const struct policy_host *h, const char *var)
+static void fs_path_denies(struct ldr *l, const struct policy_host *h, const char *var, bool empty_none)
 {
 	struct policy *p = l->p;
 	const char *path = host_env(h, var), *s, *e, *err;
@@ -471,7 +483,7 @@ static void fs_path_denies(struct ldr *l, const struct policy_host *h, const cha
 	for (s = path;; s = e + 1) {
 		char *dir, *abs;
 		e = s + strcspn(s, seps);
-		if (preload && memchr(s, '/', (size_t)(e - s)) == NULL) {
+		if ((preload && memchr(s, '/', (size_t)(e - s)) == NULL) || (empty_none && s == e)) {
 			if (*e == '\0')
 				break;
 			continue;
@@ -583,9 +595,11 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	fs_store_relocations(l, h);
 	fs_credential_files(l, h);
 	fs_system_denies(l, h);
-	fs_path_denies(l, h, "PATH");
+	fs_path_denies(l, h, "PATH", false);
 	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)
-		fs_path_denies(l, h, code_path_vars[i]);
+		fs_path_denies(l, h, code_path_vars[i], false);
+	for (size_t i = 0; i < ARRAY_LEN(plugin_path_vars); i++)
+		fs_path_denies(l, h, plugin_path_vars[i], true);
 	for (size_t i = 0; policy_code_opt_vars[i] != NULL; i++) {
 		const char *val = host_env(h, policy_code_opt_vars[i]);
 		struct fs_opt o = {.l = l, .h = h};

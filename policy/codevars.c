@@ -20,6 +20,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,16 +34,46 @@ const char *const policy_code_opt_vars[] = {
 	"SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE",
 	/* A file run before every program of a runtime: lua's "@file"; the
 	 * .NET startup hooks (a ':' list of assemblies, by path or name). */
-	"LUA_INIT", "LUA_INIT_5_2", "LUA_INIT_5_3", "LUA_INIT_5_4", "DOTNET_STARTUP_HOOKS", NULL,
+	"LUA_INIT", "LUA_INIT_5_2", "LUA_INIT_5_3", "LUA_INIT_5_4", "DOTNET_STARTUP_HOOKS",
+	/* Round 36: cargo's wrappers and compilers (run by path, a relative
+	 * one from the working directory), the browser list, the prompt's
+	 * commands, perl's debugger, GTK's modules, the files loaded whole. */
+	"RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
+	"CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC", "CARGO_BUILD_RUSTDOC",
+	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "PERL5DB", "GTK_MODULES", "GTK3_MODULES",
+	"MAKEFLAGS", "GNUMAKEFLAGS", "CMAKE_TOOLCHAIN_FILE", "CORECLR_PROFILER_PATH", "CORECLR_PROFILER_PATH_32",
+	"CORECLR_PROFILER_PATH_64", "CORECLR_PROFILER_PATH_ARM32", "CORECLR_PROFILER_PATH_ARM64",
+	"COR_PROFILER_PATH", "COR_PROFILER_PATH_32", "COR_PROFILER_PATH_64", "PKCS11_MODULE_PATH",
+	"PKCS11_PROVIDER_MODULE", "GDK_PIXBUF_MODULE_FILE", NULL,
 };
 
 /* The variables of policy_code_opt_vars that name a program: the first
  * word of a shell command, or the whole value. */
-static const char *const exec_vars[] = {"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"};
+static const char *const exec_vars[] = {"GIT_SSH",
+					"GIT_ASKPASS",
+					"SSH_ASKPASS",
+					"SUDO_ASKPASS",
+					"RUSTC_WRAPPER",
+					"RUSTC_WORKSPACE_WRAPPER",
+					"CARGO_BUILD_RUSTC_WRAPPER",
+					"CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+					"RUSTC",
+					"RUSTDOC",
+					"CARGO_BUILD_RUSTC",
+					"CARGO_BUILD_RUSTDOC"};
 static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR",
 					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EXTERNAL_DIFF",
 					 "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER",
-					 "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE"};
+					 "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"};
+/* One file loaded whole, read from the working directory when relative
+ * (cmake's toolchain file from the build directory, then the source's;
+ * "~" is not expanded): every value not absolute is given. */
+static const char *const file_vars[] = {"CMAKE_TOOLCHAIN_FILE",       "CORECLR_PROFILER_PATH",
+					"CORECLR_PROFILER_PATH_32",   "CORECLR_PROFILER_PATH_64",
+					"CORECLR_PROFILER_PATH_ARM32", "CORECLR_PROFILER_PATH_ARM64",
+					"COR_PROFILER_PATH",          "COR_PROFILER_PATH_32",
+					"COR_PROFILER_PATH_64",       "PKCS11_MODULE_PATH",
+					"PKCS11_PROVIDER_MODULE",     "GDK_PIXBUF_MODULE_FILE"};
 
 struct copt {
 	const char *var;
@@ -305,6 +336,13 @@ static int node_opts(const struct copt *c, const struct words *t)
 	return 0;
 }
 
+/* How command_opt() reads a value: the whole value one program (run
+ * by execvp: "~" is not expanded), or shell commands; of these, in a
+ * prompt (PS1, ...) only the command substitutions run, in make's text
+ * a leading "shell" word is make's and include's words are files. */
+enum cmd_kind { CMD_EXEC, CMD_SHELL, CMD_PROMPT, CMD_MAKE };
+static int command_opt(const struct copt *c, const char *val, enum cmd_kind k);
+
 /*
  * The JVM's three variables (JAVA_TOOL_OPTIONS and _JAVA_OPTIONS read by
  * every JVM, JDK_JAVA_OPTIONS by the java launcher): the agents loaded
@@ -319,6 +357,8 @@ static int java_opts(const struct copt *c, const struct words *t)
 {
 	static const char *const agents[] = {"-javaagent:", "-agentpath:"};
 	static const char *const files[] = {"-XX:VMOptionsFile=", "-XX:Flags="};
+	static const char *const libs[] = {"-agentlib:", "-Xrun"};
+	static const char *const cmds[] = {"-XX:OnError=", "-XX:OnOutOfMemoryError="};
 	static const char *const lists[] = {"-Xbootclasspath/a:", "-Xbootclasspath/p:", "-Xbootclasspath:",
 					    "-Djava.class.path=", "-Djava.library.path=", "-Djava.ext.dirs=",
 					    "-Djava.endorsed.dirs=", "--class-path=", "--module-path=",
@@ -336,6 +376,26 @@ static int java_opts(const struct copt *c, const struct words *t)
 				a = s + strlen(agents[k]);
 				r = emit(c, a, strcspn(a, "="), true, NULL);
 			}
+		/* -agentlib:NAME and -XrunNAME: the JVM loads libNAME.so from its
+		 * own directory, then dlopen()s "libNAME.so" itself, which with
+		 * a '/' in NAME is a path from the working directory
+		 * (-agentlib:../x is ./lib../x.so). */
+		for (size_t k = 0; k < ARRAY_LEN(libs); k++)
+			if (strncmp(s, libs[k], strlen(libs[k])) == 0) {
+				const char *n = s + strlen(libs[k]);
+				size_t nl = strcspn(n, "=");
+				char lib[PATH_MAX];
+
+				if (memchr(n, '/', nl) != NULL && nl + 7 < sizeof(lib)) {
+					(void)snprintf(lib, sizeof(lib), "lib%.*s.so", (int)nl, n);
+					r = emit(c, lib, strlen(lib), true, NULL);
+				}
+			}
+		/* The commands the JVM runs with /bin/sh on a crash or an
+		 * OutOfMemoryError, ';' separated. */
+		for (size_t k = 0; k < ARRAY_LEN(cmds) && r == 0; k++)
+			if (strncmp(s, cmds[k], strlen(cmds[k])) == 0)
+				r = command_opt(c, s + strlen(cmds[k]), CMD_SHELL);
 		for (size_t k = 0; k < ARRAY_LEN(files); k++)
 			if (strncmp(s, files[k], strlen(files[k])) == 0)
 				r = emit(c, s + strlen(files[k]), strlen(s + strlen(files[k])), true, NULL);
@@ -362,30 +422,186 @@ static int java_opts(const struct copt *c, const struct words *t)
 	return 0;
 }
 
+/* The first word of one command (s, len), after its NAME=value
+ * assignments, when it is a path (with a '/'); a "~/" one only where
+ * nothing expands it (tilde false). In make's text, a "shell" word
+ * first is passed over and every word after include, -include or
+ * sinclude is a file. 0, or fn's result, or -1 (ENOMEM). */
+static int command_word(const struct copt *c, const char *s, size_t len, bool tilde, enum cmd_kind k)
+{
+	struct words t;
+	char *seg = strndup(s, len);
+	size_t i = 0;
+	int r = 0;
+
+	if (seg == NULL)
+		return -1;
+	if (split_words(seg, "\"'", &t) < 0) {
+		free(seg);
+		return -1;
+	}
+	free(seg);
+	while (i < t.n && t.v[i][0] != '=' && t.v[i][strspn(t.v[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] == '=')
+		i++;
+	if (k == CMD_MAKE && i < t.n && strcmp(t.v[i], "shell") == 0)
+		i++;
+	if (k == CMD_MAKE && i < t.n &&
+	    (strcmp(t.v[i], "include") == 0 || strcmp(t.v[i], "-include") == 0 || strcmp(t.v[i], "sinclude") == 0)) {
+		for (i++; i < t.n && r == 0; i++)
+			r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
+	} else if (i < t.n && strchr(t.v[i], '/') != NULL && (!tilde || t.v[i][0] != '~')) {
+		r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
+	}
+	free(t.buf);
+	free(t.v);
+	return r;
+}
+
 /*
  * The program a command variable runs, when it is named by a path (with
  * a '/'): a bare name is looked for in PATH, whose directories are
  * protected already; "~/x" is in the home (a shell expands it), which
  * is not writable unless a tree holds it, and then its bin and dot
- * entries are protected (not read here). Read as a file loaded.
+ * entries are protected (not read here). Read as a file loaded. A
+ * shell's value is cut into commands where a shell starts one (';', '&',
+ * '|', a newline, '(', "$(", '`', outside '\'' quotes): each command's
+ * program is read (EDITOR="vi; ./x" runs ./x too; a prompt's
+ * "$(./x)").
  */
-static int command_opt(const struct copt *c, const char *val, bool shell)
+static int command_opt(const struct copt *c, const char *val, enum cmd_kind k)
 {
-	struct words t;
-	const char *w = val;
+	const char *seg = val;
+	unsigned depth = 0;
+	bool bq = false;
+	char q = 0;
+
+	if (k == CMD_EXEC)
+		return strchr(val, '/') != NULL ? emit(c, val, strlen(val), true, NULL) : 0;
+	for (const char *s = val;; s++) {
+		bool cut;
+
+		if (*s == '\\' && q != '\'' && s[1] != '\0') {
+			s++;
+			continue;
+		}
+		if (q == '\'' || (q == 0 && (*s == '\'' || *s == '"')) || (q == '"' && *s == '"')) {
+			if (*s == q || q == 0)
+				q = q != 0 ? 0 : *s;
+			continue;
+		}
+		cut = *s == '\0' || *s == '`' || (*s == '$' && s[1] == '(') || (*s == ')' && depth > 0) ||
+		      (q == 0 && strchr(";&|\n()", *s) != NULL);
+		if (!cut)
+			continue;
+		/* A prompt's text outside "$(...)" and `...` is no command. */
+		if (k != CMD_PROMPT || depth > 0 || bq) {
+			int r = command_word(c, seg, (size_t)(s - seg), k == CMD_SHELL || k == CMD_PROMPT, k);
+
+			if (r != 0)
+				return r;
+		}
+		if (*s == '\0')
+			return 0;
+		if (*s == '$') {
+			depth++;
+			s++;
+		} else if (*s == ')' && depth > 0) {
+			depth--;
+		} else if (*s == '`') {
+			bq = !bq;
+		}
+		seg = s + 1;
+	}
+}
+
+/*
+ * BROWSER: a ':' list of commands, each tried in turn (python's
+ * webbrowser splits each as a shell would and runs it without one: "~"
+ * stays as it is); GTK_MODULES, GTK3_MODULES: a ':' list of modules
+ * loaded into every GTK program, a bare name from GTK's own path.
+ */
+static int colon_list(const struct copt *c, const char *val, bool commands)
+{
+	for (const char *e = val;;) {
+		size_t len = strcspn(e, ":");
+		int r = commands ? command_word(c, e, len, false, CMD_SHELL)
+			: memchr(e, '/', len) != NULL ? emit(c, e, len, true, NULL)
+						       : 0;
+
+		if (r != 0 || e[len] == '\0')
+			return r;
+		e += len + 1;
+	}
+}
+
+/*
+ * PERL5DB: the code `perl -d` runs instead of require 'perl5db.pl'. Each
+ * require or do of a quoted path read from the working directory ("./x",
+ * "../x") or from "/" is a file loaded; a bare name is found in @INC.
+ */
+static int perl5db(const struct copt *c, const char *val)
+{
+	for (const char *s = val; *s != '\0'; s++) {
+		size_t kw = strncmp(s, "require", 7) == 0 ? 7 : strncmp(s, "do", 2) == 0 ? 2 : 0;
+		const char *a;
+		size_t len;
+
+		if (kw == 0 || (s > val && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
+			continue;
+		a = s + kw + strspn(s + kw, " \t\n(");
+		if (*a != '"' && *a != '\'')
+			continue;
+		len = strcspn(a + 1, *a == '"' ? "\"" : "'");
+		if ((a[1] == '/' || strncmp(a + 1, "./", 2) == 0 || strncmp(a + 1, "../", 3) == 0)) {
+			int r = emit(c, a + 1, len, true, NULL);
+
+			if (r != 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * MAKEFLAGS, GNUMAKEFLAGS: every later make reads their --eval=TEXT
+ * (-E TEXT, -ETEXT) as a makefile's line (words split on blanks, a '\'
+ * keeps the next character): an include's files and the programs of
+ * $(shell ...) and of a recipe are read by command_opt(). -f is not
+ * read from the environment.
+ */
+static int make_opts(const struct copt *c, const char *val)
+{
+	size_t len = strlen(val);
+	char *buf = malloc(len + 1), *w = buf;
+	bool eval_next = false;
 	int r = 0;
 
-	if (shell) {
-		if (split_words(val, "\"'", &t) < 0)
-			return -1;
-		w = t.n > 0 ? t.v[0] : "";
+	if (buf == NULL)
+		return -1;
+	for (const char *s = val; r == 0;) {
+		char *word = w;
+		const char *text = NULL;
+
+		s += strspn(s, " \t\n");
+		if (*s == '\0')
+			break;
+		for (; *s != '\0' && strchr(" \t\n", *s) == NULL; s++) {
+			if (*s == '\\' && s[1] != '\0')
+				s++;
+			*w++ = *s;
+		}
+		*w++ = '\0';
+		if (eval_next)
+			text = word;
+		else if (strncmp(word, "--eval=", 7) == 0)
+			text = word + 7;
+		else if (strncmp(word, "-E", 2) == 0 && word[2] != '\0')
+			text = word + 2;
+		eval_next = strcmp(word, "-E") == 0 || strcmp(word, "--eval") == 0;
+		if (text != NULL)
+			r = command_opt(c, text, CMD_MAKE);
 	}
-	if (strchr(w, '/') != NULL && w[0] != '~')
-		r = emit(c, w, strlen(w), true, NULL);
-	if (shell) {
-		free(t.buf);
-		free(t.v);
-	}
+	free(buf);
 	return r;
 }
 
@@ -399,7 +615,18 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 
 	for (size_t i = 0; i < ARRAY_LEN(exec_vars); i++)
 		if (strcmp(var, exec_vars[i]) == 0)
-			return command_opt(&c, val, false);
+			return command_opt(&c, val, CMD_EXEC);
+	for (size_t i = 0; i < ARRAY_LEN(file_vars); i++)
+		if (strcmp(var, file_vars[i]) == 0)
+			return emit(&c, val, strlen(val), true, NULL);
+	if (strncmp(var, "PS", 2) == 0 && var[2] != '\0' && strchr("0124", var[2]) != NULL && var[3] == '\0')
+		return command_opt(&c, val, CMD_PROMPT);
+	if (strcmp(var, "BROWSER") == 0 || strcmp(var, "GTK_MODULES") == 0 || strcmp(var, "GTK3_MODULES") == 0)
+		return colon_list(&c, val, var[0] == 'B');
+	if (strcmp(var, "PERL5DB") == 0)
+		return perl5db(&c, val);
+	if (strcmp(var, "MAKEFLAGS") == 0 || strcmp(var, "GNUMAKEFLAGS") == 0)
+		return make_opts(&c, val);
 	/* lua runs LUA_INIT's "@file" before every chunk, its other values
 	 * are code themselves (and name no file). */
 	if (strncmp(var, "LUA_INIT", 8) == 0)
@@ -422,7 +649,7 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 		val += strspn(val, "|-");
 	for (size_t i = 0; i < ARRAY_LEN(shell_vars); i++)
 		if (strcmp(var, shell_vars[i]) == 0)
-			return command_opt(&c, val, true);
+			return command_opt(&c, val, CMD_SHELL);
 	if (split_words(val, node ? "\"" : java ? "\"'" : "", &t) < 0)
 		return -1;
 	if (strcmp(var, "PERL5OPT") == 0)

@@ -1202,14 +1202,13 @@ static const char *git_global_env(void *arg, const char *name)
 
 /*
  * How plan_relative_config() reads one variable of its table: one path
- * (empty is unset), one path whose empty value is "." (rubygems takes an
- * empty GEM_HOME as the working directory), a ':' list whose empty
+ * (empty is unset), a ':' list whose empty
  * entries are the tool's default (XDG_*_DIRS, HGRCPATH, PHP_INI_SCAN_DIR,
  * KUBECONFIG, ...), a ' ' list (MAKEFILES), and GOFLAGS' -toolexec= and
  * -exec= (a program: a relative one with a '/' is run from the package's
  * directory; a bare name is looked up on PATH).
  */
-enum relcfg_kind { RC_ONE, RC_ONE_DOT, RC_LIST, RC_WORDS, RC_GOFLAGS };
+enum relcfg_kind { RC_ONE, RC_LIST, RC_WORDS, RC_GOFLAGS };
 
 /* The value (e, len) of the variable (var, vlen) refused: logs why,
  * control bytes shown as '?'. rule says which rule matched. Always -1. */
@@ -1221,10 +1220,7 @@ static int relcfg_refuse(const char *var, size_t vlen, const char *e, size_t len
 	for (size_t i = 0; i < n; i++)
 		shown[i] = (unsigned char)e[i] < 0x20 || e[i] == 0x7f ? '?' : e[i];
 	shown[n] = '\0';
-	if (len == 0)
-		(void)snprintf(what, sizeof(what), "an empty value (read as \".\")");
-	else
-		(void)snprintf(what, sizeof(what), "the relative path \"%s\"", shown);
+	(void)snprintf(what, sizeof(what), "the relative path \"%s\"", shown);
 	log_warnx("%.*s holds %s (%s), which names a place under wherever a program runs: in any directory "
 		  "this session could write, what the command leaves there under that name is what the "
 		  "host's next program started there reads as its settings or code; not started. Start "
@@ -1321,13 +1317,12 @@ static int plan_relative_config(const struct plan_host *h)
 		{"XDG_CONFIG_HOME", RC_ONE}, {"XDG_DATA_HOME", RC_ONE}, {"XDG_STATE_HOME", RC_ONE},
 		{"XDG_CACHE_HOME", RC_ONE}, {"XDG_CONFIG_DIRS", RC_LIST}, {"XDG_DATA_DIRS", RC_LIST},
 		{"GIT_CONFIG_GLOBAL", RC_ONE}, {"GIT_CONFIG_SYSTEM", RC_ONE}, {"GIT_CONFIG", RC_ONE},
-		{"GIT_TEMPLATE_DIR", RC_ONE}, {"GIT_EXEC_PATH", RC_ONE}, {"HGRCPATH", RC_LIST},
+		{"GIT_TEMPLATE_DIR", RC_ONE}, {"HGRCPATH", RC_LIST},
 		{"PHPRC", RC_ONE}, {"PHP_INI_SCAN_DIR", RC_LIST}, {"GOENV", RC_ONE},
-		{"GOROOT", RC_ONE}, {"GOFLAGS", RC_GOFLAGS}, {"PYTHONHOME", RC_ONE},
-		{"PYTHONUSERBASE", RC_ONE}, {"PYTHONPYCACHEPREFIX", RC_ONE}, {"IPYTHONDIR", RC_ONE},
-		{"JUPYTER_CONFIG_DIR", RC_ONE}, {"JUPYTER_PATH", RC_LIST}, {"GEM_HOME", RC_ONE_DOT},
+		{"GOROOT", RC_ONE}, {"GOFLAGS", RC_GOFLAGS}, {"IPYTHONDIR", RC_ONE},
+		{"JUPYTER_CONFIG_DIR", RC_ONE}, {"JUPYTER_PATH", RC_LIST},
 		{"BUNDLE_USER_HOME", RC_ONE}, {"BUNDLE_APP_CONFIG", RC_ONE}, {"BUNDLE_GEMFILE", RC_ONE},
-		{"INPUTRC", RC_ONE}, {"GCONV_PATH", RC_LIST}, {"NPM_CONFIG_USERCONFIG", RC_ONE},
+		{"INPUTRC", RC_ONE}, {"NPM_CONFIG_USERCONFIG", RC_ONE},
 		{"NPM_CONFIG_GLOBALCONFIG", RC_ONE}, {"NPM_CONFIG_PREFIX", RC_ONE}, {"PIP_CONFIG_FILE", RC_ONE},
 		{"CARGO_HOME", RC_ONE}, {"RUSTUP_HOME", RC_ONE}, {"R_ENVIRON", RC_ONE},
 		{"R_ENVIRON_USER", RC_ONE}, {"R_PROFILE", RC_ONE}, {"R_PROFILE_USER", RC_ONE},
@@ -1383,11 +1378,8 @@ static int plan_relative_config(const struct plan_host *h)
 				return -1;
 			continue;
 		}
-		if (val[0] == '\0') {
-			if (kind == RC_ONE_DOT)
-				return relcfg_refuse(var, n, val, 0, rule);
+		if (val[0] == '\0')
 			continue;
-		}
 		if (suffix) {
 			rule = "taken by its name's ending, the value starting with '.' or '~'";
 			if (strstr(val, "://") != NULL || strpbrk(val, "= \t\n") != NULL)
@@ -1471,19 +1463,24 @@ static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
  * entry means "." (PATH, LD_LIBRARY_PATH, PYTHONPATH), one path, the
  * dynamic linker's preload lists (':' or ' ' for LD_PRELOAD; an empty
  * entry is nothing, a name without '/' is searched for in the library
- * path), a colon list whose empty entries are skipped (the module paths
- * of perl, ruby, node, gem, java, go), Lua's ';' list of '?' templates
- * (";;" is the default path). The option variables (NODE_OPTIONS,
+ * path), one path whose empty value is "." (rubygems takes an empty
+ * GEM_HOME as the working directory), a colon list whose empty entries
+ * are skipped (the module paths of perl, ruby, node, gem, java, go; the
+ * plugin paths), a ' ' list (TCLLIBPATH), Lua's ';' list of '?'
+ * templates (";;" is the default path). The option variables (NODE_OPTIONS,
  * PERL5OPT, RUBYOPT, the JVM's) are read by policy_code_options().
  */
-enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_PRELOAD, RV_LIST, RV_LUA };
+enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_ONE_DOT, RV_PRELOAD, RV_LIST, RV_WORDS, RV_LUA };
 
-/* The entry (e, len) of var refused: logs why. Always -1. */
-static int relvar_refuse(const char *var, const char *e, size_t len, bool path)
+/* The entry (e, len) of var refused: logs why (whole: the value is
+ * empty, and read as "."). Always -1. */
+static int relvar_refuse(const char *var, const char *e, size_t len, bool path, bool whole)
 {
 	char what[256];
 
-	if (len == 0)
+	if (whole)
+		(void)snprintf(what, sizeof(what), "an empty value (read as \".\")");
+	else if (len == 0)
 		(void)snprintf(what, sizeof(what), "an empty entry (a leading, trailing or doubled ':', read as \".\")");
 	else
 		(void)snprintf(what, sizeof(what), "the relative entry \"%.*s\"", (int)(len > 200 ? 200 : len), e);
@@ -1526,7 +1523,7 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
 {
 	(void)arg;
 	(void)loaded;
-	return path[0] == '/' ? 0 : relvar_refuse(var, path, strlen(path), false);
+	return path[0] == '/' ? 0 : relvar_refuse(var, path, strlen(path), false, false);
 }
 
 /*
@@ -1579,7 +1576,7 @@ static int plan_relative_path(const struct plan_host *h)
 		{"OPENSSL_CONF", RV_ONE},
 		{"OPENSSL_MODULES", RV_ONE},
 		{"OPENSSL_ENGINES", RV_ONE},
-		{"GEM_HOME", RV_ONE},
+		{"GEM_HOME", RV_ONE_DOT},
 		{"PYTHONPATH", RV_LIST_DOT},
 		{"PERL5LIB", RV_LIST},
 		{"PERLLIB", RV_LIST},
@@ -1596,32 +1593,61 @@ static int plan_relative_path(const struct plan_host *h)
 		{"LUA_CPATH_5_3", RV_LUA},
 		{"LUA_PATH_5_4", RV_LUA},
 		{"LUA_CPATH_5_4", RV_LUA},
+		/* Round 36: the places a library loads its plugins, drivers or
+		 * modules from in every program using it (GTK, GStreamer, Qt,
+		 * GIO, gdk-pixbuf, Mesa, VA-API, VDPAU, EGL, Vulkan's driver
+		 * and layer manifests, which name the library), and Tcl's
+		 * package path (a Tcl list: ' ' separated). */
+		{"GTK_PATH", RV_LIST},
+		{"GTK_EXE_PREFIX", RV_ONE},
+		{"GST_PLUGIN_PATH", RV_LIST},
+		{"GST_PLUGIN_PATH_1_0", RV_LIST},
+		{"GST_PLUGIN_SYSTEM_PATH", RV_LIST},
+		{"GST_PLUGIN_SYSTEM_PATH_1_0", RV_LIST},
+		{"QT_PLUGIN_PATH", RV_LIST},
+		{"QT_QPA_PLATFORM_PLUGIN_PATH", RV_ONE},
+		{"GIO_MODULE_DIR", RV_ONE},
+		{"GIO_EXTRA_MODULES", RV_LIST},
+		{"GDK_PIXBUF_MODULEDIR", RV_ONE},
+		{"LIBGL_DRIVERS_PATH", RV_LIST},
+		{"LIBVA_DRIVERS_PATH", RV_LIST},
+		{"VDPAU_DRIVER_PATH", RV_ONE},
+		{"__EGL_VENDOR_LIBRARY_DIRS", RV_LIST},
+		{"__EGL_VENDOR_LIBRARY_FILENAMES", RV_LIST},
+		{"VK_ICD_FILENAMES", RV_LIST},
+		{"VK_DRIVER_FILES", RV_LIST},
+		{"VK_ADD_DRIVER_FILES", RV_LIST},
+		{"VK_LAYER_PATH", RV_LIST},
+		{"VK_ADD_LAYER_PATH", RV_LIST},
+		{"VK_IMPLICIT_LAYER_PATH", RV_LIST},
+		{"VK_ADD_IMPLICIT_LAYER_PATH", RV_LIST},
+		{"TCLLIBPATH", RV_WORDS},
 	};
 
 	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
 		enum relvar_kind kind = vars[v].kind;
 		const char *name = vars[v].name, *val = NULL;
-		const char *seps = kind == RV_LUA ? ";" : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
+		const char *seps = kind == RV_LUA ? ";" : kind == RV_WORDS ? " \t\n" : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
 		size_t n = strlen(name);
 
 		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
 			if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
 				val = h->env[i] + n + 1;
-		if (val == NULL || (v != 0 && val[0] == '\0'))
+		if (val == NULL || (v != 0 && val[0] == '\0' && kind != RV_ONE_DOT))
 			continue;
 		for (const char *e = val;;) {
-			size_t len = kind == RV_ONE ? strlen(e) : strcspn(e, seps);
+			size_t len = kind == RV_ONE || kind == RV_ONE_DOT ? strlen(e) : strcspn(e, seps);
 			bool skip = false;
 
 			if (len > 0 && strncmp(name, "LD_", 3) == 0 && memchr(e, '$', len) != NULL)
 				return relvar_token(name, e, len);
 			if (len == 0)
-				skip = kind != RV_LIST_DOT;
+				skip = kind != RV_LIST_DOT && kind != RV_ONE_DOT;
 			else if (kind == RV_PRELOAD)
 				skip = memchr(e, '/', len) == NULL;
 			if (!skip && (len == 0 || e[0] != '/'))
-				return relvar_refuse(name, e, len, v == 0);
-			if (kind == RV_ONE || e[len] == '\0')
+				return relvar_refuse(name, e, len, v == 0, kind == RV_ONE_DOT);
+			if (kind == RV_ONE || kind == RV_ONE_DOT || e[len] == '\0')
 				break;
 			e += len + 1;
 		}

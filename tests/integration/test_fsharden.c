@@ -1972,6 +1972,188 @@ static void test_command_vars(void)
 	}
 }
 
+/*
+ * Round 36: the rest of the family of variables that name where a later
+ * program reads code or a command to run. A relative value refuses the
+ * start, named: the session planted the file at that name in the
+ * project, and the host's next program started there ran it (shown by
+ * the real program: git over ssh runs GIT_SSH="~/ssh-v" as a path from
+ * the working directory, the JVM dlopen()s "lib../ja.so" for
+ * -agentlib:../ja, python's webbrowser runs BROWSER's ./br-v.sh, make
+ * reads MAKEFLAGS' --eval=include, bash runs PROMPT_COMMAND's and PS1's
+ * commands). An absolute one in the tree is read-only, missing or not;
+ * the values real shells, CI jobs and IDE terminals hold start.
+ */
+static void test_code_vars_r36(void)
+{
+	static const char *const rel[][3] = {
+		{"GIT_SSH=~/ssh-v", "\"~/ssh-v\"", "git ls-remote ssh://v.invalid/r"},
+		{"JAVA_TOOL_OPTIONS=-Xmx64m -agentlib:../ja", "\"lib../ja.so\"",
+		 "java -version"},
+		{"BROWSER=nonesuch-v:./br-v.sh", "\"./br-v.sh\"",
+		 "python3 -c 'import webbrowser; webbrowser.open(\"http://v.invalid/\")'"},
+		{"MAKEFLAGS=-s --eval=include\\ ./x-v.mk", "\"./x-v.mk\"", "make -s"},
+		{"PROMPT_COMMAND=history -a; ./pc-v.sh", "\"./pc-v.sh\"", "bash --norc -i </dev/null"},
+		{"PS1=$(./pc-v.sh)\\$ ", "\"./pc-v.sh\"", "bash --norc -i </dev/null"},
+		{"PS4=+ `bin/t-v` ", "\"bin/t-v\"", NULL},
+		{"EDITOR=true; ./pc-v.sh", "\"./pc-v.sh\"", NULL},
+		{"RUSTC_WRAPPER=./tools/wrap-v", "\"./tools/wrap-v\"", NULL},
+		{"CARGO_BUILD_RUSTC_WRAPPER=bin/wrap-v", "\"bin/wrap-v\"", NULL},
+		{"RUSTC_WORKSPACE_WRAPPER=./wrap-v", "\"./wrap-v\"", NULL},
+		{"CMAKE_TOOLCHAIN_FILE=toolchain-v.cmake", "\"toolchain-v.cmake\"", NULL},
+		{"CORECLR_PROFILER_PATH=./prof-v.so", "\"./prof-v.so\"", NULL},
+		{"COR_PROFILER_PATH_64=prof-v.so", "\"prof-v.so\"", NULL},
+		{"GTK_MODULES=canberra-gtk-module:./gm-v.so", "\"./gm-v.so\"", NULL},
+		{"PERL5DB=BEGIN { require './db-v.pl' }", "\"./db-v.pl\"", NULL},
+		{"_JAVA_OPTIONS=-XX:OnError=./pc-v.sh", "\"./pc-v.sh\"", NULL},
+		{"GTK_PATH=gtk-v", "\"gtk-v\"", NULL},
+		{"GST_PLUGIN_PATH=/usr/lib/gst-none:gst-v", "\"gst-v\"", NULL},
+		{"QT_PLUGIN_PATH=./qt-v", "\"./qt-v\"", NULL},
+		{"GIO_MODULE_DIR=gio-v", "\"gio-v\"", NULL},
+		{"LIBGL_DRIVERS_PATH=dri-v", "\"dri-v\"", NULL},
+		{"VK_ICD_FILENAMES=./icd-v.json", "\"./icd-v.json\"", NULL},
+		{"VK_LAYER_PATH=layers-v", "\"layers-v\"", NULL},
+		{"TCLLIBPATH=/usr/share/tcltk lib/tcl-v", "\"lib/tcl-v\"", NULL},
+	};
+	const char *plant = "mkdir -p 'lib..' '~' sub-v && cp prebuilt-v.so 'lib../ja.so' && "
+			    "printf '#!/bin/sh\\necho PLANTED-V >&2\\n' > '~/ssh-v' && chmod +x '~/ssh-v' && "
+			    "cp '~/ssh-v' br-v.sh && cp '~/ssh-v' pc-v.sh && "
+			    "printf '$(info PLANTED-V)\\n' > x-v.mk && echo planted\n";
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && printf '#include <stdio.h>\\nint Agent_OnLoad(void *v, char *o, void *r) { "
+		 "(void)v; (void)o; (void)r; fputs(\"PLANTED-V\\\\n\", stderr); return 0; }\\n' > agent-v.c && "
+		 "cc -shared -fPIC -o prebuilt-v.so agent-v.c && chmod a+r prebuilt-v.so && echo built",
+		 at(w, "work"));
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "built") != NULL, "cannot build the agent on the host: %s", line);
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+		char var[64];
+
+		snprintf(var, sizeof(var), "%.*s holds", (int)strcspn(rel[i][0], "="), rel[i][0]);
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, var) && test_has(err, rel[i][1]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		if (rel[i][2] != NULL) {
+			/* The host's program in the project, the variable as the
+			 * user's. */
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-V", w, rel[i][0],
+				 rel[i][2]);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-V") == NULL, "%s: the host's `%s` in the project ran the session's plant",
+			    rel[i][0], rel[i][2]);
+		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf 'lib..' '~' sub-v br-v.sh pc-v.sh x-v.mk", w);
+		(void)host_sh(cmd);
+	}
+	drop("work/prebuilt-v.so");
+	drop("work/agent-v.c");
+	/* Absolute in the tree: read-only, missing or not. */
+	{
+		static const char *const abs[][2] = {
+			{"RUSTC_WRAPPER=@W@/wrap-v", "wrap-v"},
+			{"CMAKE_TOOLCHAIN_FILE=@W@/tc-v.cmake", "tc-v.cmake"},
+			{"CORECLR_PROFILER_PATH_64=@W@/prof-v.so", "prof-v.so"},
+			{"BROWSER=firefox:@W@/br-v.sh %s", "br-v.sh"},
+			{"GTK_MODULES=@W@/gm-v.so", "gm-v.so"},
+			{"PROMPT_COMMAND=history -a; @W@/pc-v.sh", "pc-v.sh"},
+			{"PS1=$(@W@/ps-v.sh) \\w$ ", "ps-v.sh"},
+			{"JDK_JAVA_OPTIONS=-XX:OnOutOfMemoryError=@W@/oom-v.sh", "oom-v.sh"},
+			{"MAKEFLAGS=--eval=include\\ @W@/inc-v.mk", "inc-v.mk"},
+			{"PERL5DB=BEGIN { require '@W@/db-v.pl' }", "db-v.pl"},
+			{"VK_ICD_FILENAMES=/usr/share/none.json::@W@/icd-v.json", "icd-v.json"},
+			{"GST_PLUGIN_PATH=@W@/gst-v", "gst-v/libx.so"},
+		};
+		char e[sizeof(abs) / sizeof(abs[0])][2 * PATH_MAX], script[4096];
+		const char *env[sizeof(abs) / sizeof(abs[0]) + 1];
+		size_t n = 0;
+
+		script[0] = '\0';
+		at(w, "work");
+		ROW(mkdirs("work/gst-v") == 0, "mkdir work/gst-v");
+		for (size_t i = 0; i < sizeof(abs) / sizeof(abs[0]); i++) {
+			const char *tpl = abs[i][0], *sub = strstr(tpl, "@W@");
+
+			snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+			env[i] = e[i];
+			n = strlen(script);
+			snprintf(script + n, sizeof(script) - n, "printf x > %s 2>/dev/null; echo w%zu=$?\n", abs[i][1],
+				 i);
+		}
+		env[sizeof(abs) / sizeof(abs[0])] = NULL;
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n, "printf x > ok-v.txt; echo ok=$?\n");
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+		ROW(st == 0 && test_has(out, "ok=0"), "absolute code variables: status %d, %s", st, err ? err : "");
+		for (size_t i = 0; i < sizeof(abs) / sizeof(abs[0]); i++) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "w%zu=0", i);
+			ROW(!test_has(out, want), "%s: %s in the tree was writable: %s", e[i], abs[i][1], out ? out : "");
+			snprintf(cmd, sizeof(cmd), "work/%s", abs[i][1]);
+			drop(cmd);
+		}
+		if (st != 0)
+			show(st, out, err);
+		free(out);
+		free(err);
+		out = err = NULL;
+		drop("work/ok-v.txt");
+		snprintf(cmd, sizeof(cmd), "%s/gst-v", w);
+		test_rmtree(cmd);
+	}
+	/* What real shells, CI runners, IDE terminals, version managers
+	 * hold: started. */
+	{
+		const char *env[] = {"PROMPT_COMMAND=__vte_prompt_command; _direnv_hook;history -a",
+				     "PS1=${debian_chroot:+($debian_chroot)}\\u@\\h:\\w$(__git_ps1 \" (%s)\")\\$ ",
+				     "PS4=+ ${BASH_SOURCE}:${LINENO}: ",
+				     "BROWSER=/usr/bin/xdg-open:firefox",
+				     "RUSTC_WRAPPER=sccache",
+				     "MAKEFLAGS= -j4 --jobserver-auth=fifo:/tmp/GMfifo1",
+				     "GTK_MODULES=gail:atk-bridge:canberra-gtk-module",
+				     "JAVA_TOOL_OPTIONS=-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:5005 "
+				     "-Dfile.encoding=UTF-8",
+				     "GIT_SSH=/usr/bin/ssh",
+				     "EDITOR=code --wait",
+				     "GIT_EDITOR=vim -c 'set ft=gitcommit'",
+				     "QT_PLUGIN_PATH=",
+				     "GST_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/gstreamer-1.0::",
+				     "XDG_DATA_DIRS=/usr/local/share:/usr/share:/var/lib/snapd/desktop",
+				     "TCLLIBPATH=/usr/share/tcltk /usr/lib/tcltk",
+				     "GEM_HOME=/opt/gems",
+				     "PYTHONHOME=/usr",
+				     "CONDA_PREFIX=/opt/conda",
+				     "NVM_DIR=/opt/nvm",
+				     "PYENV_ROOT=/opt/pyenv",
+				     "SDKMAN_DIR=/opt/sdkman",
+				     "RUSTUP_HOME=/opt/rustup",
+				     "CARGO_HOME=/opt/cargo",
+				     "DIRENV_DIR=-/opt/proj",
+				     "GITHUB_WORKSPACE=/opt/proj",
+				     "CI_PROJECT_DIR=/opt/proj",
+				     "TERM_PROGRAM=vscode",
+				     "VSCODE_GIT_ASKPASS_NODE=/opt/code/code",
+				     "GIT_ASKPASS=/opt/code/askpass.sh",
+				     "SSH_ASKPASS_REQUIRE=prefer",
+				     "PERL5DB=BEGIN { require \"perl5db.pl\" }",
+				     NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3484,6 +3666,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 35: GIT_SSH_COMMAND, GIT_ASKPASS, EDITOR, PAGER naming a program by a path: in the tree "
 		    "read-only, relative refuses the start",
 		 test_command_vars);
+	test_add(s, "round 36: GIT_SSH \"~/x\", -agentlib:../x, BROWSER, MAKEFLAGS --eval, PROMPT_COMMAND, PS1 "
+		    "$(...), cargo's wrappers, CMAKE_TOOLCHAIN_FILE, the .NET profiler, GTK, GStreamer, Qt, GIO, "
+		    "Mesa, Vulkan, Tcl paths: relative refuses the start, in the tree read-only",
+		 test_code_vars_r36);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

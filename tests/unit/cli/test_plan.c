@@ -201,6 +201,15 @@ static void test_plan_build(void)
 			"PYTHONUSERBASE=.pyub", "PYTHONHOME=/usr:", "PYTHONHOME=venv", "GCONV_PATH=/usr/lib/gconv:gconv",
 			"GIT_EXEC_PATH=gx", "OPENSSL_CONF=ssl.cnf", "OPENSSL_MODULES=./m", "OPENSSL_ENGINES=e",
 			"GEM_HOME=vendor/gems", "PYTHONPYCACHEPREFIX=.cache",
+			/* Round 36: the six this table owns alone (plan_relative_config
+			 * left them, below), GEM_HOME's empty value ("."); the plugin
+			 * paths, Tcl's list; the command variables' new members. */
+			"GEM_HOME=", "GEM_HOME=.gems", "GIT_EXEC_PATH=libexec", "PYTHONUSERBASE=.local",
+			"GCONV_PATH=gconv", "PYTHONHOME=.py", "PYTHONPYCACHEPREFIX=~/.cache", "GTK_PATH=gtk",
+			"GST_PLUGIN_PATH_1_0=/usr/lib:gst", "VK_ICD_FILENAMES=./icd.json", "TCLLIBPATH=/usr/share/tcltk lib",
+			"GIT_SSH=~/bin/ssh", "RUSTC_WRAPPER=./w", "CMAKE_TOOLCHAIN_FILE=tc.cmake", "BROWSER=ff:./b",
+			"PS1=$(./p) ", "PROMPT_COMMAND=a; ./b", "JAVA_TOOL_OPTIONS=-agentlib:../x",
+			"MAKEFLAGS=--eval=include\\ x.mk",
 			/* Command variables naming a program by a relative path. */
 			"EDITOR=./ed.sh", "GIT_SSH=bin/ssh", "GIT_SSH_COMMAND=tools/ssh -i k", "PAGER=\"./p\" -R",
 		};
@@ -211,6 +220,9 @@ static void test_plan_build(void)
 			"NODE_OPTIONS=--openssl-config=/etc/ssl/openssl.cnf --trace-warnings",
 			"PYTHONUSERBASE=/opt/pyub", "GIT_EXEC_PATH=/usr/lib/git-core", "GCONV_PATH=/usr/lib/gconv",
 			"PAGER=less -R", "EDITOR=~/bin/ed", "GIT_ASKPASS=/usr/lib/askpass", "VISUAL=code --wait",
+			"GEM_HOME=/g", "GST_PLUGIN_PATH=/usr/lib::", "QT_PLUGIN_PATH=", "TCLLIBPATH=/a /b",
+			"RUSTC_WRAPPER=sccache", "PS1=\\u $(__git_ps1) ", "BROWSER=/usr/bin/xdg-open:firefox",
+			"JAVA_TOOL_OPTIONS=-agentlib:jdwp=transport=dt_socket,address=*:5005",
 		};
 
 		for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
@@ -496,10 +508,9 @@ static void test_relative_config(void)
 	static const char *const refused[] = {
 		"XDG_CONFIG_HOME=.config", "XDG_CONFIG_HOME=config", "XDG_DATA_DIRS=/usr/share:share",
 		"GIT_CONFIG_GLOBAL=.gitconfig.local", "GIT_CONFIG_SYSTEM=etc/gitconfig", "GIT_TEMPLATE_DIR=tpl",
-		"GIT_EXEC_PATH=libexec", "HGRCPATH=/etc/mercurial/hgrc:.hgrc.local", "PHPRC=.php",
+		"HGRCPATH=/etc/mercurial/hgrc:.hgrc.local", "PHPRC=.php",
 		"PHP_INI_SCAN_DIR=:conf.d", "GOENV=.goenv", "GOFLAGS=-mod=mod -toolexec=./tx",
-		"GOFLAGS=--exec=bin/run", "PYTHONHOME=.py", "PYTHONUSERBASE=.local", "GEM_HOME=.gems", "GEM_HOME=",
-		"INPUTRC=.inputrc", "GCONV_PATH=gconv", "NPM_CONFIG_USERCONFIG=.npmrc.x",
+		"GOFLAGS=--exec=bin/run", "INPUTRC=.inputrc", "NPM_CONFIG_USERCONFIG=.npmrc.x",
 		"npm_config_globalconfig=etc/npmrc", "NPM_CONFIG_INIT-MODULE=init.js", "PIP_CONFIG_FILE=pip.conf",
 		"CARGO_HOME=.cargo", "R_PROFILE_USER=.Rprofile", "R_ENVIRON_USER=renv", "MAKEFILES=/a.mk b.mk",
 		"KUBECONFIG=/k:kube/config", "LESSKEY=.less",
@@ -528,6 +539,10 @@ static void test_relative_config(void)
 		"CI_CONFIG_PATH=.gitlab-ci.yml", "INPUTRC=~/.inputrc", "R_LIBS_USER=~/R/x86_64-pc-linux-gnu-library/4.3",
 		"R_LIBS=~/R/lib:/opt/R", "R_PROFILE_USER=~/.Rprofile", "HGRCPATH=~/.hgrc:/etc/mercurial/hgrc",
 		"GNUPGHOME=~/.gnupg", "GNUPGHOME=~",
+		/* Round 36: code paths, plan_relative_path()'s alone (its rows
+		 * refuse them); one table owns each variable. */
+		"GIT_EXEC_PATH=libexec", "PYTHONUSERBASE=.local", "GCONV_PATH=gconv", "GEM_HOME=",
+		"PYTHONPYCACHEPREFIX=cache",
 	};
 	char *env[2] = {NULL, NULL};
 	struct plan_host h = {.home = t_home, .cwd = t_work, .env = env};

@@ -78,6 +78,27 @@ static void test_options(void)
 		{"LUA_INIT_5_4", "@/w/p/i.lua", "L:/w/p/i.lua"},
 		{"LUA_INIT", "print('@x')", ""},
 		{"DOTNET_STARTUP_HOOKS", "/w/p/Hook.dll:Named.Hook:h/x.dll", "L:/w/p/Hook.dll L:h/x.dll"},
+		/* Round 36: execvp() leaves "~" as it is (a directory "~" in the
+		 * working directory); cargo's wrappers; the files loaded whole. */
+		{"GIT_SSH", "~/bin/ssh", "L:~/bin/ssh"},
+		{"RUSTC_WRAPPER", "./w/sccache", "L:./w/sccache"},
+		{"CARGO_BUILD_RUSTC_WRAPPER", "sccache", ""},
+		{"CMAKE_TOOLCHAIN_FILE", "tc.cmake", "L:tc.cmake"},
+		{"CORECLR_PROFILER_PATH_64", "/p/prof.so", "L:/p/prof.so"},
+		/* every command a shell value starts, a prompt's substitutions */
+		{"EDITOR", "vi; ./x", "L:./x"},
+		{"PROMPT_COMMAND", "history -a; A=1 ./p.sh && x|/q/r", "L:./p.sh L:/q/r"},
+		{"PS1", "\\u@\\h $(./g.sh) `/b/t` ${debian_chroot:+($debian_chroot)} \"$(y/z)\"", "L:./g.sh L:/b/t L:y/z"},
+		{"PS1", "$(__git_ps1 \" (%s)\") \\w/x; ./not", ""},
+		{"GIT_SSH_COMMAND", "ssh -o 'SendEnv=a;b' -i ./k", ""},
+		{"BROWSER", "firefox:./b.sh %s:/o/br --new:~/bin/br", "L:./b.sh L:/o/br L:~/bin/br"},
+		{"PERL5DB", "BEGIN { require './db.pl'; require Devel::NYTProf; do(\"/x/d.pl\"); }", "L:./db.pl L:/x/d.pl"},
+		{"PERL5DB", "BEGIN { require \"perl5db.pl\" }", ""},
+		{"GTK_MODULES", "canberra-gtk-module:./m.so:/o/n.so", "L:./m.so L:/o/n.so"},
+		{"MAKEFLAGS", "s -j4 --eval=include\\ ./x.mk --eval=$(shell\\ /p/s.sh) -E x:;t/r", "L:./x.mk L:/p/s.sh L:t/r"},
+		{"GNUMAKEFLAGS", " -j4 --jobserver-auth=3,4 -- V=1", ""},
+		{"JAVA_TOOL_OPTIONS", "-agentlib:../x=y -agentlib:jdwp=transport=dt_socket,address=a/b -Xrun../z \"-XX:OnError=./e.sh %p;/bin/gdb\"",
+		 "L:lib../x.so L:lib../z.so L:./e.sh L:/bin/gdb"},
 		{"OTHER", "-I/x", ""},
 	};
 
