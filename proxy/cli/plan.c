@@ -1646,7 +1646,7 @@ static int plan_relative_path(const struct plan_host *h)
 			else if (kind == RV_PRELOAD)
 				skip = memchr(e, '/', len) == NULL;
 			if (!skip && (len == 0 || e[0] != '/'))
-				return relvar_refuse(name, e, len, v == 0, kind == RV_ONE_DOT);
+				return relvar_refuse(name, e, len, v == 0, kind == RV_ONE_DOT && len == 0);
 			if (kind == RV_ONE || kind == RV_ONE_DOT || e[len] == '\0')
 				break;
 			e += len + 1;
