@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *const policy_code_opt_vars[] = {
 	"PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
@@ -422,6 +423,49 @@ static int java_opts(const struct copt *c, const struct words *t)
 	return 0;
 }
 
+/*
+ * ssh's arguments (t->v[i...]) that make it run or load something
+ * (GIT_SSH_COMMAND="ssh -F ./ssh_config", RSYNC_RSH, -o ProxyCommand):
+ * the config file of -F (read from the working directory when
+ * relative: its ProxyCommand or Match exec runs), the PKCS#11 library of
+ * -I, and of -o, the commands of ProxyCommand, LocalCommand and
+ * KnownHostsCommand and the libraries of PKCS11Provider and
+ * SecurityKeyProvider ("none" and "internal" name none).
+ */
+static int ssh_args(const struct copt *c, const struct words *t, size_t i)
+{
+	static const char *const cmds[] = {"ProxyCommand", "LocalCommand", "KnownHostsCommand"};
+	static const char *const libs[] = {"PKCS11Provider", "SecurityKeyProvider"};
+	int r = 0;
+
+	for (; i < t->n && r == 0; i++) {
+		const char *w = t->v[i], *a;
+		char o;
+
+		if (w[0] != '-' || (o = w[1]) == '\0' || strchr("FIo", o) == NULL)
+			continue;
+		a = w[2] != '\0' ? w + 2 : i + 1 < t->n ? t->v[++i] : "";
+		if (o != 'o') {
+			if (strcmp(a, "none") != 0)
+				r = emit(c, a, strlen(a), true, NULL);
+			continue;
+		}
+		for (size_t k = 0; k < ARRAY_LEN(cmds) + ARRAY_LEN(libs) && r == 0; k++) {
+			const char *key = k < ARRAY_LEN(cmds) ? cmds[k] : libs[k - ARRAY_LEN(cmds)];
+			size_t kl = strlen(key);
+			const char *v = a + kl;
+
+			if (strncasecmp(a, key, kl) != 0 || (*v != '=' && *v != ' ' && *v != '\t'))
+				continue;
+			v += strspn(v, " \t=");
+			if (strcmp(v, "none") == 0 || strcmp(v, "internal") == 0)
+				continue;
+			r = k < ARRAY_LEN(cmds) ? command_opt(c, v, CMD_SHELL) : emit(c, v, strlen(v), true, NULL);
+		}
+	}
+	return r;
+}
+
 /* The first word of one command (s, len), after its NAME=value
  * assignments, when it is a path (with a '/'); a "~/" one only where
  * nothing expands it (tilde false). In make's text, a "shell" word
@@ -449,8 +493,13 @@ static int command_word(const struct copt *c, const char *s, size_t len, bool ti
 	    (strcmp(t.v[i], "include") == 0 || strcmp(t.v[i], "-include") == 0 || strcmp(t.v[i], "sinclude") == 0)) {
 		for (i++; i < t.n && r == 0; i++)
 			r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
-	} else if (i < t.n && strchr(t.v[i], '/') != NULL && (!tilde || t.v[i][0] != '~')) {
-		r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
+	} else if (i < t.n) {
+		const char *base = strrchr(t.v[i], '/');
+
+		if (base != NULL && (!tilde || t.v[i][0] != '~'))
+			r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
+		if (r == 0 && strcmp(base != NULL ? base + 1 : t.v[i], "ssh") == 0)
+			r = ssh_args(c, &t, i + 1);
 	}
 	free(t.buf);
 	free(t.v);

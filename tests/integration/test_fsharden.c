@@ -1978,7 +1978,8 @@ static void test_command_vars(void)
  * start, named: the session planted the file at that name in the
  * project, and the host's next program started there ran it (shown by
  * the real program: git over ssh runs GIT_SSH="~/ssh-v" as a path from
- * the working directory, the JVM dlopen()s "lib../ja.so" for
+ * the working directory, and ssh's -F file and -o ProxyCommand from it,
+ * the JVM dlopen()s "lib../ja.so" for
  * -agentlib:../ja, python's webbrowser runs BROWSER's ./br-v.sh, make
  * reads MAKEFLAGS' --eval=include, bash runs PROMPT_COMMAND's and PS1's
  * commands). An absolute one in the tree is read-only, missing or not;
@@ -1988,6 +1989,8 @@ static void test_code_vars_r36(void)
 {
 	static const char *const rel[][3] = {
 		{"GIT_SSH=~/ssh-v", "\"~/ssh-v\"", "git ls-remote ssh://v.invalid/r"},
+		{"GIT_SSH_COMMAND=ssh -F ./ssh-v.conf", "\"./ssh-v.conf\"", "git ls-remote ssh://v.invalid/r"},
+		{"GIT_SSH_COMMAND=ssh -o ProxyCommand=./pc-v.sh", "\"./pc-v.sh\"", "git ls-remote ssh://v.invalid/r"},
 		{"JAVA_TOOL_OPTIONS=-Xmx64m -agentlib:../ja", "\"lib../ja.so\"",
 		 "java -version"},
 		{"BROWSER=nonesuch-v:./br-v.sh", "\"./br-v.sh\"",
@@ -2018,7 +2021,8 @@ static void test_code_vars_r36(void)
 	const char *plant = "mkdir -p 'lib..' '~' sub-v && cp prebuilt-v.so 'lib../ja.so' && "
 			    "printf '#!/bin/sh\\necho PLANTED-V >&2\\n' > '~/ssh-v' && chmod +x '~/ssh-v' && "
 			    "cp '~/ssh-v' br-v.sh && cp '~/ssh-v' pc-v.sh && "
-			    "printf '$(info PLANTED-V)\\n' > x-v.mk && echo planted\n";
+			    "printf '$(info PLANTED-V)\\n' > x-v.mk && "
+			    "printf 'Host *\\n  ProxyCommand ./pc-v.sh\\n' > ssh-v.conf && echo planted\n";
 	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
 	int st;
 
@@ -2051,7 +2055,7 @@ static void test_code_vars_r36(void)
 		free(out);
 		free(err);
 		out = err = NULL;
-		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf 'lib..' '~' sub-v br-v.sh pc-v.sh x-v.mk", w);
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf 'lib..' '~' sub-v br-v.sh pc-v.sh x-v.mk ssh-v.conf", w);
 		(void)host_sh(cmd);
 	}
 	drop("work/prebuilt-v.so");
@@ -2060,6 +2064,7 @@ static void test_code_vars_r36(void)
 	{
 		static const char *const abs[][2] = {
 			{"RUSTC_WRAPPER=@W@/wrap-v", "wrap-v"},
+			{"GIT_SSH_COMMAND=ssh -F @W@/ssh-v.conf", "ssh-v.conf"},
 			{"CMAKE_TOOLCHAIN_FILE=@W@/tc-v.cmake", "tc-v.cmake"},
 			{"CORECLR_PROFILER_PATH_64=@W@/prof-v.so", "prof-v.so"},
 			{"BROWSER=firefox:@W@/br-v.sh %s", "br-v.sh"},
@@ -3666,7 +3671,7 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 35: GIT_SSH_COMMAND, GIT_ASKPASS, EDITOR, PAGER naming a program by a path: in the tree "
 		    "read-only, relative refuses the start",
 		 test_command_vars);
-	test_add(s, "round 36: GIT_SSH \"~/x\", -agentlib:../x, BROWSER, MAKEFLAGS --eval, PROMPT_COMMAND, PS1 "
+	test_add(s, "round 36: GIT_SSH \"~/x\", ssh -F/-o ProxyCommand, -agentlib:../x, BROWSER, MAKEFLAGS --eval, PROMPT_COMMAND, PS1 "
 		    "$(...), cargo's wrappers, CMAKE_TOOLCHAIN_FILE, the .NET profiler, GTK, GStreamer, Qt, GIO, "
 		    "Mesa, Vulkan, Tcl paths: relative refuses the start, in the tree read-only",
 		 test_code_vars_r36);

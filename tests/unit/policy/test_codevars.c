@@ -91,6 +91,12 @@ static void test_options(void)
 		{"PS1", "\\u@\\h $(./g.sh) `/b/t` ${debian_chroot:+($debian_chroot)} \"$(y/z)\"", "L:./g.sh L:/b/t L:y/z"},
 		{"PS1", "$(__git_ps1 \" (%s)\") \\w/x; ./not", ""},
 		{"GIT_SSH_COMMAND", "ssh -o 'SendEnv=a;b' -i ./k", ""},
+		/* ssh's -F file, -I library, -o commands and providers */
+		{"GIT_SSH_COMMAND",
+		 "ssh -F ./ssh_config -o 'ProxyCommand=./pc %h' -oLocalCommand=/l/c -I p11.so -o PKCS11Provider=none -F none",
+		 "L:./ssh_config L:./pc L:/l/c L:p11.so"},
+		{"RSYNC_RSH", "/usr/bin/ssh -o \"ProxyCommand ssh -W %h:%p jump\" -o SecurityKeyProvider=sk/x.so",
+		 "L:/usr/bin/ssh L:sk/x.so"},
 		{"BROWSER", "firefox:./b.sh %s:/o/br --new:~/bin/br", "L:./b.sh L:/o/br L:~/bin/br"},
 		{"PERL5DB", "BEGIN { require './db.pl'; require Devel::NYTProf; do(\"/x/d.pl\"); }", "L:./db.pl L:/x/d.pl"},
 		{"PERL5DB", "BEGIN { require \"perl5db.pl\" }", ""},
