@@ -1292,7 +1292,9 @@ static int relcfg_goflags(const char *val)
  * binding that ran a command at the user's Enter. The writable trees
  * cannot be made read-only at those names everywhere, nor searched
  * after every run: the start is refused, naming the variable and the
- * value, as plan_relative_path() does for the code path lists.
+ * value, as plan_relative_path() does for the code path lists (which
+ * owns the code places alone: PYTHONHOME, PYTHONUSERBASE, GEM_HOME,
+ * GIT_EXEC_PATH, GCONV_PATH, ... are not in this table).
  *
  * Two rules. The table: a value (or a list entry) not starting with '/'
  * (nor, for the variables whose reader expands it, with "~/": that is
@@ -1547,7 +1549,9 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
  * refused as PATH's, PYTHONPYCACHEPREFIX, GIT_EXEC_PATH, OPENSSL_CONF,
  * OPENSSL_MODULES, OPENSSL_ENGINES; and GEM_HOME, a gem path), an
  * entry of the dynamic linker's variables with a token ($ORIGIN, $LIB,
- * $PLATFORM: relvar_token()), and the
+ * $PLATFORM: relvar_token()), the places a library loads plugins or
+ * drivers from in every program using it (round 36: GTK, GStreamer, Qt,
+ * GIO, Mesa, Vulkan, ...; Tcl's TCLLIBPATH), and the
  * interpreters' module paths (P3: PERL5LIB=lib, and the host's next
  * perl started in a subdirectory the session wrote loaded its
  * strict.pm). Their absolute entries are not made read-only: they
