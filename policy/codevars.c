@@ -41,7 +41,7 @@ const char *const policy_code_opt_vars[] = {
 	 * commands, perl's debugger, GTK's modules, the files loaded whole. */
 	"RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
 	"CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC", "CARGO_BUILD_RUSTDOC",
-	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "PERL5DB", "GTK_MODULES", "GTK3_MODULES",
+	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "PROMPT", "RPROMPT", "RPS1", "RPS2", "PERL5DB", "GTK_MODULES", "GTK3_MODULES",
 	"MAKEFLAGS", "GNUMAKEFLAGS", "CMAKE_TOOLCHAIN_FILE", "CORECLR_PROFILER_PATH", "CORECLR_PROFILER_PATH_32",
 	"CORECLR_PROFILER_PATH_64", "CORECLR_PROFILER_PATH_ARM32", "CORECLR_PROFILER_PATH_ARM64",
 	"COR_PROFILER_PATH", "COR_PROFILER_PATH_32", "COR_PROFILER_PATH_64", "PKCS11_MODULE_PATH",
@@ -66,6 +66,10 @@ static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_S
 					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EXTERNAL_DIFF",
 					 "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER",
 					 "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"};
+/* The prompts of bash (PS0, PS1, PS2, PS4: PS4 at every `set -x` line)
+ * and zsh (PROMPT, RPROMPT, RPS1, RPS2, with PROMPT_SUBST), whose
+ * command substitutions the shell runs at each prompt it shows. */
+static const char *const prompt_vars[] = {"PS0", "PS1", "PS2", "PS4", "PROMPT", "RPROMPT", "RPS1", "RPS2"};
 /* One file loaded whole, read from the working directory when relative
  * (cmake's toolchain file from the build directory, then the source's;
  * "~" is not expanded): every value not absolute is given. */
@@ -668,8 +672,9 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 	for (size_t i = 0; i < ARRAY_LEN(file_vars); i++)
 		if (strcmp(var, file_vars[i]) == 0)
 			return emit(&c, val, strlen(val), true, NULL);
-	if (strncmp(var, "PS", 2) == 0 && var[2] != '\0' && strchr("0124", var[2]) != NULL && var[3] == '\0')
-		return command_opt(&c, val, CMD_PROMPT);
+	for (size_t i = 0; i < ARRAY_LEN(prompt_vars); i++)
+		if (strcmp(var, prompt_vars[i]) == 0)
+			return command_opt(&c, val, CMD_PROMPT);
 	if (strcmp(var, "BROWSER") == 0 || strcmp(var, "GTK_MODULES") == 0 || strcmp(var, "GTK3_MODULES") == 0)
 		return colon_list(&c, val, var[0] == 'B');
 	if (strcmp(var, "PERL5DB") == 0)

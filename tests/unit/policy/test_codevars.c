@@ -89,6 +89,8 @@ static void test_options(void)
 		{"EDITOR", "vi; ./x", "L:./x"},
 		{"PROMPT_COMMAND", "history -a; A=1 ./p.sh && x|/q/r", "L:./p.sh L:/q/r"},
 		{"PS1", "\\u@\\h $(./g.sh) `/b/t` ${debian_chroot:+($debian_chroot)} \"$(y/z)\"", "L:./g.sh L:/b/t L:y/z"},
+		{"RPROMPT", "%~ $(./rp.sh)", "L:./rp.sh"},
+		{"PROMPT", "$P$G", ""},
 		{"PS1", "$(__git_ps1 \" (%s)\") \\w/x; ./not", ""},
 		{"GIT_SSH_COMMAND", "ssh -o 'SendEnv=a;b' -i ./k", ""},
 		/* ssh's -F file, -I library, -o commands and providers */
