@@ -537,7 +537,7 @@ static int command_opt(const struct copt *c, const char *val, enum cmd_kind k)
 			s++;
 			continue;
 		}
-		if (q == '\'' || (q == 0 && (*s == '\'' || *s == '"')) || (q == '"' && *s == '"')) {
+		if (*s != '\0' && (q == '\'' || (q == 0 && (*s == '\'' || *s == '"')) || (q == '"' && *s == '"'))) {
 			if (*s == q || q == 0)
 				q = q != 0 ? 0 : *s;
 			continue;

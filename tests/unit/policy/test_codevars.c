@@ -90,6 +90,10 @@ static void test_options(void)
 		{"PROMPT_COMMAND", "history -a; A=1 ./p.sh && x|/q/r", "L:./p.sh L:/q/r"},
 		{"PS1", "\\u@\\h $(./g.sh) `/b/t` ${debian_chroot:+($debian_chroot)} \"$(y/z)\"", "L:./g.sh L:/b/t L:y/z"},
 		{"RPROMPT", "%~ $(./rp.sh)", "L:./rp.sh"},
+		/* a quote left open ends with the value */
+		{"EDITOR", "vi 'x", ""},
+		{"PROMPT_COMMAND", "./a \"b", "L:./a"},
+		{"PS1", "$(./c '", "L:./c"},
 		{"PROMPT", "$P$G", ""},
 		{"PS1", "$(__git_ps1 \" (%s)\") \\w/x; ./not", ""},
 		{"GIT_SSH_COMMAND", "ssh -o 'SendEnv=a;b' -i ./k", ""},
