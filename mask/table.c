@@ -816,8 +816,13 @@ done:
 /* The value itself in another case only from this length: a short one
  * ("password") is a word other text holds. */
 #define ENC_MIN_OTHER_CASE 16
-/* The part of a value looked for, and the most parts of one value. */
-#define ENC_WINDOW 16
+/* The part of a value looked for, every ENC_STRIDE-th byte, and the most
+ * parts of one value: a part of ENC_WINDOW + ENC_STRIDE - 1 bytes (14)
+ * of a value of up to 57 is found, of a longer one a part of up to
+ * 2 * ENC_WINDOW + 1. 12 bytes of a random token carry 70 bits and more:
+ * ordinary text holds one by chance in no measured case (docs/masking.md). */
+#define ENC_WINDOW 12
+#define ENC_STRIDE 3
 #define ENC_WINDOWS_MAX 16
 
 /* Whether needle[0..nn) occurs in h[0..hn), without case when ci. */
@@ -888,6 +893,19 @@ static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char
 
 	if (other_case && enc_has(h, hn, v, n, true))
 		return true;
+	/* rot13 and reversed (`tr A-Za-z N-ZA-Mn-za-m`, `rev`), in their case */
+	for (k = 0; k < n; k++) {
+		int c = v[k];
+
+		scratch[k] = (unsigned char)(isupper(c)   ? 'A' + (c - 'A' + 13) % 26
+					     : islower(c) ? 'a' + (c - 'a' + 13) % 26
+							  : c);
+		wide[k] = v[n - 1 - k];
+	}
+	if (memcmp(scratch, v, n) != 0 && enc_has(h, hn, scratch, n, false))
+		return true;
+	if (enc_has(h, hn, wide, n, false))
+		return true;
 	for (k = 0; k < n; k++) {
 		scratch[2 * k] = (unsigned char)hexd[v[k] >> 4];
 		scratch[2 * k + 1] = (unsigned char)hexd[v[k] & 15];
@@ -936,7 +954,23 @@ static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char
  */
 static size_t enc_secret_start(const unsigned char *v, size_t n)
 {
-	size_t dots = 0, first = 0, last = 0;
+	/* Tokens that begin with encoded public bytes every token of their
+	 * kind shares: AWS STS session tokens (protobuf: "origin_ec", the
+	 * region, a signature's DER header; the older "er/aws"), PyPI's
+	 * macaroons ("pypi.org", "test.pypi.org"): their first bytes, which
+	 * another session's or project's token holds too. */
+	static const struct {
+		const char *lead;
+		size_t skip;
+	} common[] = {
+		{"IQoJb3JpZ2luX2Vj", 64}, {"FwoGZXIvYXdz", 64}, {"FQoGZXIvYXdz", 64},
+		{"pypi-AgEIcHlwaS5vcmc", 24}, {"pypi-AgENdGVzdC5weXBpLm9yZw", 32},
+	};
+	size_t dots = 0, first = 0, last = 0, pre = 0;
+
+	for (size_t i = 0; i < ARRAY_LEN(common); i++)
+		if (n >= common[i].skip + ENC_WINDOW && memcmp(v, common[i].lead, strlen(common[i].lead)) == 0)
+			return common[i].skip;
 
 	/* Slack's xoxb-TEAM-USER-SECRET, xoxp-, xapp-1-APP-N-SECRET: the
 	 * workspace's and the user's numbers are another token's too (two
@@ -948,8 +982,21 @@ static size_t enc_secret_start(const unsigned char *v, size_t n)
 
 		return n - at >= ENC_WINDOW ? at : 0;
 	}
-	if (n < 3 || memcmp(v, "eyJ", 3) != 0)
-		return 0;
+	if (n < 3 || memcmp(v, "eyJ", 3) != 0) {
+		/* A vendor's prefix (ghp_, github_pat_, sk-ant-api03-,
+		 * npm_, policy/tokens.c): every token of the vendor's begins
+		 * with it. */
+		pre = policy_token_prefix_len((const char *)v, n);
+		/* GitHub's fine-grained github_pat_ID_SECRET: the ID's first
+		 * bytes are every token of the account's */
+		if (pre == 11 && memcmp(v, "github_pat_", 11) == 0) {
+			const unsigned char *u = memchr(v + pre, '_', n - pre);
+
+			if (u != NULL)
+				pre = (size_t)(u - v) + 1;
+		}
+		return n - pre >= ENC_WINDOW ? pre : 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (v[i] == '.') {
 			if (dots++ == 0)
@@ -969,7 +1016,7 @@ static size_t enc_secret_start(const unsigned char *v, size_t n)
 static bool enc_part_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, unsigned char *scratch,
 			unsigned char *wide)
 {
-	size_t lo = enc_secret_start(v, n), w, stride = 4;
+	size_t lo = enc_secret_start(v, n), w, stride = ENC_STRIDE;
 	bool other_case = n >= ENC_MIN_OTHER_CASE;
 
 	v += lo;
@@ -1048,15 +1095,133 @@ static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char 
 	return any ? false : enc_part_in(h, hn, v, n, scratch, wide);
 }
 
-/* Whether any value of t long enough has a form in h[0..hn). */
-static bool enc_any_in(const mask_table_t *t, const unsigned char *h, size_t hn, unsigned char *scratch,
-		       unsigned char *wide)
+/* Whether any value of t long enough has a form in h[0..hn); in a
+ * decoded copy (decoded), the whole value itself too: one of 8 to 15
+ * bytes has no windows in its own case, and the text it came from held
+ * it in no form the re-masker rewrites. */
+static bool enc_any_in(const mask_table_t *t, const unsigned char *h, size_t hn, bool decoded,
+		       unsigned char *scratch, unsigned char *wide)
 {
-	for (size_t i = 0; i < t->nvalues; i++)
-		if (t->value[i].len >= ENC_MIN_VALUE &&
-		    enc_value_in(h, hn, (const unsigned char *)t->value[i].real, t->value[i].len, scratch, wide))
+	for (size_t i = 0; i < t->nvalues; i++) {
+		const unsigned char *v = (const unsigned char *)t->value[i].real;
+
+		if (t->value[i].len < ENC_MIN_VALUE)
+			continue;
+		if ((decoded && enc_has(h, hn, v, t->value[i].len, false)) ||
+		    enc_value_in(h, hn, v, t->value[i].len, scratch, wide))
 			return true;
+	}
 	return false;
+}
+
+/* The UTF-8 of code point c into o; its length. */
+static size_t enc_utf8(unsigned long c, unsigned char *o)
+{
+	if (c < 0x80) {
+		o[0] = (unsigned char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		o[0] = (unsigned char)(0xc0 | c >> 6);
+		o[1] = (unsigned char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		o[0] = (unsigned char)(0xe0 | c >> 12);
+		o[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+		o[2] = (unsigned char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	o[0] = (unsigned char)(0xf0 | (c >> 18 & 7));
+	o[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3f));
+	o[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+	o[3] = (unsigned char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/* The number of up to max digits of base 8, 10 or 16 at p[0..n), into
+ * *val; how many were read. */
+static size_t enc_digits(const unsigned char *p, size_t n, size_t max, unsigned base, unsigned long *val)
+{
+	size_t k = 0;
+
+	*val = 0;
+	for (; k < n && k < max; k++) {
+		int d = base == 16 ? enc_hex(p[k]) : isdigit(p[k]) && (unsigned)(p[k] - '0') < base ? p[k] - '0' : -1;
+
+		if (d < 0)
+			break;
+		*val = *val * base + (unsigned)d;
+	}
+	return k;
+}
+
+/*
+ * One round of the escapes a program or a shell writes a value in, in
+ * place (each form is at least as long as what it stands for): %XX and
+ * %uHHHH; \xHH, \uHHHH, \u{H..}, \UHHHHHHHH, \NNN (octal) of C, JSON,
+ * JavaScript, Python and a shell's $'...'; a backslash before any other
+ * byte (the shell's \g\h\p, JSON's \/, \"); &#NNN; and &#xHH; of HTML
+ * and XML; the shell's quotes ("ab""cd", 'ab'"cd", $'..') taken out. The
+ * new length.
+ */
+static size_t enc_unescape(unsigned char *f, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = f[i];
+		unsigned long val;
+		size_t k;
+
+		if (c == '%' && i + 2 < n && enc_hex(f[i + 1]) >= 0 && enc_hex(f[i + 2]) >= 0) {
+			f[m++] = (unsigned char)(enc_hex(f[i + 1]) << 4 | enc_hex(f[i + 2]));
+			i += 2;
+		} else if (c == '%' && i + 5 < n && (f[i + 1] == 'u' || f[i + 1] == 'U') &&
+			   enc_digits(f + i + 2, n - i - 2, 4, 16, &val) == 4) {
+			m += enc_utf8(val, f + m);
+			i += 5;
+		} else if (c == '&' && i + 3 < n && f[i + 1] == '#') {
+			bool x = f[i + 2] == 'x' || f[i + 2] == 'X';
+
+			k = enc_digits(f + i + 2 + x, n - i - 2 - x, 7, x ? 16 : 10, &val);
+			if (k > 0 && i + 2 + x + k < n && f[i + 2 + x + k] == ';' && val <= 0x10ffff) {
+				m += enc_utf8(val, f + m);
+				i += 2 + x + k;
+			} else {
+				f[m++] = c;
+			}
+		} else if (c == '\\' && i + 1 < n) {
+			unsigned char e = f[i + 1];
+
+			if (e == 'x' && (k = enc_digits(f + i + 2, n - i - 2, 2, 16, &val)) > 0) {
+				f[m++] = (unsigned char)val;
+				i += 1 + k;
+			} else if (e == 'u' && i + 2 < n && f[i + 2] == '{' &&
+				   (k = enc_digits(f + i + 3, n - i - 3, 6, 16, &val)) > 0 && i + 3 + k < n &&
+				   f[i + 3 + k] == '}' && val <= 0x10ffff) {
+				m += enc_utf8(val, f + m);
+				i += 3 + k;
+			} else if ((e == 'u' || e == 'U') &&
+				   enc_digits(f + i + 2, n - i - 2, e == 'u' ? 4 : 8, 16, &val) == (e == 'u' ? 4u : 8u) &&
+				   val <= 0x10ffff) {
+				m += enc_utf8(val, f + m);
+				i += e == 'u' ? 5 : 9;
+			} else if (e >= '0' && e <= '7') {
+				k = enc_digits(f + i + 1, n - i - 1, 3, 8, &val);
+				f[m++] = (unsigned char)val;
+				i += k;
+			} else {
+				f[m++] = e;
+				i++;
+			}
+		} else if (c == '$' && i + 1 < n && (f[i + 1] == '\'' || f[i + 1] == '"')) {
+			continue;
+		} else if (c != '"' && c != '\'') {
+			f[m++] = c;
+		}
+	}
+	return m;
 }
 
 /* Contract in mask.h. */
@@ -1083,9 +1248,11 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 		errno = ENOMEM;
 		return -1;
 	}
-	hit = enc_any_in(t, u, len, scratch, wide);
+	hit = enc_any_in(t, u, len, false, scratch, wide);
 	/* White space and backslash-newlines out (base64 in groups, a value
-	 * split over lines), then %XX decoded, three times at most. */
+	 * split over lines), then the escapes decoded and the quotes taken
+	 * out (enc_unescape()), three times at most (%25 of %25 of a byte,
+	 * \\x of JSON in a shell's quotes). */
 	for (size_t i = 0; i < len && !hit; i++) {
 		if (u[i] == '\\' && i + 1 < len && (u[i + 1] == '\n' || u[i + 1] == '\r')) {
 			i++;
@@ -1095,23 +1262,13 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 			flat[n++] = u[i];
 	}
 	for (int round = 0; round < 4 && !hit; round++) {
-		size_t m = 0;
+		size_t m;
 
 		if (round > 0 || n != len)
-			hit = enc_any_in(t, flat, n, scratch, wide);
+			hit = enc_any_in(t, flat, n, true, scratch, wide);
 		if (hit)
 			break;
-		for (size_t i = 0; i < n; i++) {
-			int hi, lo;
-
-			if (flat[i] == '%' && i + 2 < n && (hi = enc_hex(flat[i + 1])) >= 0 &&
-			    (lo = enc_hex(flat[i + 2])) >= 0) {
-				flat[m++] = (unsigned char)(hi << 4 | lo);
-				i += 2;
-			} else {
-				flat[m++] = flat[i];
-			}
-		}
+		m = enc_unescape(flat, n);
 		if (m == n)
 			break;
 		n = m;

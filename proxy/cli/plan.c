@@ -293,7 +293,8 @@ static int remask_env(struct run_plan *pl, const mask_table_t *masks, char *cons
 	if (dropped.n > 0)
 		say_paths(&dropped, "",
 			  " held a masked credential's real value encoded (hex, base32, base64 of it or of "
-			  "its UTF-16, percent-encoded twice, split by a backslash-newline, in another case, or a part of it): "
+			  "its UTF-16, escaped, percent-encoded, split by quotes or a backslash-newline, rot13, reversed, "
+			  "in another case, or a part of it): "
 			  "not passed to the command");
 	rc = 0;
 out:
@@ -2151,6 +2152,19 @@ static int remask_git_modules(struct remask_walk *w, const char *dir, int depth)
  * with $TOKEN wrote; of round 35, F1, F2, F2b: a linked worktree, a
  * submodule, a repository nested in another). 0 or -1.
  */
+static bool remask_bare(const char *dir)
+{
+	static const char *const parts[] = {"HEAD", "objects", "refs"};
+	char p[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_LEN(parts); i++)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, parts[i]) >= sizeof(p) ||
+		    stat(p, &st) < 0 || (i == 0) != S_ISREG(st.st_mode))
+			return false;
+	return true;
+}
+
 static int remask_git_up(struct remask_walk *w, const char *dir)
 {
 	char top[PATH_MAX];
@@ -2162,6 +2176,10 @@ static int remask_git_up(struct remask_walk *w, const char *dir)
 		struct stat st;
 		char *slash;
 
+		/* a bare repository (git's is_git_directory(): HEAD, objects/
+		 * and refs/), git's own directory when the command runs in it */
+		if (remask_bare(top) && remask_git_dir(w, top, 0) < 0)
+			return -1;
 		if ((size_t)snprintf(g, sizeof(g), "%s/.git", strcmp(top, "/") == 0 ? "" : top) < sizeof(g) &&
 		    stat(g, &st) == 0) {
 			if (remask_dir(w, top, true) < 0)

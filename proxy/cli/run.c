@@ -281,8 +281,9 @@ static int remask_argv(const mask_table_t *masks, char **argv, char ***out, bool
 				log_warn("run: re-masking the command's arguments");
 			else
 				log_warnx("the command's argument %zu holds a masked credential's real value "
-					  "encoded (hex, base32, base64 of it or of its UTF-16, percent-encoded "
-					  "twice, split by a backslash-newline, in another case, or a part of it); the command was "
+					  "encoded (hex, base32, base64 of it or of its UTF-16, escaped, percent-encoded, "
+					  "split by quotes or a backslash-newline, rot13, reversed, in another case, or a "
+					  "part of it); the command was "
 					  "not started",
 					  i);
 			for (size_t k = 0; k <= i; k++)

@@ -549,16 +549,125 @@ static void test_encoded_real(void)
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
 	snprintf(buf, sizeof(buf), "part=%.20s", REAL_GH + 7); /* 20 bytes of 38 */
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	for (size_t off = 4; off + 14 <= n; off++) { /* every part of 14 bytes */
+		snprintf(buf, sizeof(buf), "part=%.14s", REAL_GH + off);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	}
 	/* left: the sentinel in every form, a short part, other text */
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, sent, strlen(sent)), 0);
 	el = mask_b64_encode((const unsigned char *)sent, strlen(sent), enc, sizeof(enc));
 	CU_ASSERT_FATAL(el > 0);
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, enc, (size_t)el), 0);
-	snprintf(buf, sizeof(buf), "x %.12s y", REAL_GH + 4);
+	snprintf(buf, sizeof(buf), "x %.10s y", REAL_GH + 4);
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 0);
 	snprintf(buf, sizeof(buf), "PATH=/usr/bin:/bin LANG=C.UTF-8 %%2520 ghp_ %%2567hp_ 0123 abcdef ABCD");
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 0);
 	fx_teardown(&f);
+}
+
+/* f's table again, with PV_MT_UNSET set to value. 0 or -1. */
+static int fx_retable(struct fx *f, const char *value)
+{
+	char err[256];
+
+	mask_table_free(f->t);
+	setenv("PV_MT_UNSET", value, 1);
+	f->t = mask_table_new(f->p, err, sizeof(err));
+	unsetenv("PV_MT_UNSET");
+	if (f->t == NULL)
+		fprintf(stderr, "mask_table_new: %s\n", err);
+	return f->t != NULL ? 0 : -1;
+}
+
+/* The escapes and quotings a program or a shell carries a value in
+ * (fix36m): the value, and a value of 8 to 15 bytes, found; ordinary text
+ * with escapes and quotes, and tokens that share a vendor's public
+ * prefix with the masked one, left. */
+static void test_encoded_escapes(void)
+{
+	static const char *const vendor[][2] = {
+		{"ghp_", "ghp_"},
+		{"github_pat_11ABCDEFG0", "github_pat_11ABCDEFG0"},
+		{"sk-ant-api03-", "sk-ant-api03-"},
+		{"IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD", "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD"},
+		{"pypi-AgEIcHlwaS5vcmcCJDA", "pypi-AgEIcHlwaS5vcmcCJDA"},
+	};
+	const char *forms[] = {"\\x%02x", "\\%03o", "\\u%04x", "\\u{%x}", "\\U%08X", "%%u%04X", "&#%d;",
+			       "&#x%x;", "\\%c"};
+	char buf[2048], v[256];
+	size_t n = strlen(REAL_GH), o;
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	for (size_t k = 0; k < ARRAY_LEN(forms); k++) {
+		o = 0;
+		for (size_t i = 0; i < n; i++) /* every byte, or every other */
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, forms[k], (unsigned char)REAL_GH[i]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, o), 1);
+		o = 0;
+		for (size_t i = 0; i < n; i++)
+			o += (size_t)(i % 2 ? snprintf(buf + o, sizeof(buf) - o, "%c", REAL_GH[i])
+					    : snprintf(buf + o, sizeof(buf) - o, forms[k], (unsigned char)REAL_GH[i]));
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, o), 1);
+	}
+	/* quotes: "ab""cd", 'ab'"cd", $'ab'cd, "a\"b" inside JSON in a shell's quotes */
+	snprintf(buf, sizeof(buf), "T=\"%.9s\"\"%s\"", REAL_GH, REAL_GH + 9);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	snprintf(buf, sizeof(buf), "'%.7s'\"%.7s\"%s", REAL_GH, REAL_GH + 7, REAL_GH + 14);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	snprintf(buf, sizeof(buf), "$'%.11s'%s", REAL_GH, REAL_GH + 11);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	o = (size_t)snprintf(buf, sizeof(buf), "'{\"t\":\"");
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "\\\\u%04x", (unsigned char)REAL_GH[i]);
+	snprintf(buf + o, sizeof(buf) - o, "\"}'");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	/* rot13 and reversed, the whole value or a part */
+	for (size_t i = 0; i < n; i++) {
+		int c = REAL_GH[i];
+
+		buf[i] = (char)(isupper(c) ? 'A' + (c - 'A' + 13) % 26 : islower(c) ? 'a' + (c - 'a' + 13) % 26 : c);
+		v[n - 1 - i] = (char)c;
+	}
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, n), 1);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf + 10, 16), 1);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, v, n), 1);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, v + 3, 16), 1);
+	/* a value of 8 to 15 bytes (its own case has no window) split */
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, "KpqZWxLmRtYvNs"), 0);
+	snprintf(buf, sizeof(buf), "x=\"KpqZWxL\"'mRtYvNs'");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	snprintf(buf, sizeof(buf), "x=KpqZWxL\\\nmRtYvNs");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	fx_teardown(&f);
+	/* left: ordinary text with escapes, quotes and entities */
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	snprintf(buf, sizeof(buf), "PS1='\\[\\e[1;32m\\]\\u@\\h:\\w\\$ ' LS_COLORS='di=01;34:ln=01;36' "
+		 "J='{\"a\":\"\\u00e9\\n\\t\\/x\"}' H='&lt;b&gt;&#169;&#x263a;' P=\"a\"\"b\" "
+		 "$'\\x41\\101\\0' %%u00e9 \\U0001F600");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 0);
+	fx_teardown(&f);
+	/* left: another token of the vendor's, a masked one's public prefix
+	 * in front of other random bytes */
+	for (size_t i = 0; i < ARRAY_LEN(vendor); i++) {
+		char mine[256], other[256], r1[64], r2[64];
+
+		for (size_t k = 0; k < 48; k++) {
+			r1[k] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[(k * 7 + i) % 62];
+			r2[k] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[(k * 11 + 5 + i) % 62];
+		}
+		r1[48] = r2[48] = '\0';
+		snprintf(mine, sizeof(mine), "%s%s%s", vendor[i][0], i == 1 ? "AbCdEfGhIjKl_" : "", r1);
+		snprintf(other, sizeof(other), "%s%s%s", vendor[i][1], i == 1 ? "ZyXwVuTsRqPo_" : "", r2);
+		CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, mine), 0);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+		o = 0; /* the masked one's hex still found */
+		for (size_t k = 0; mine[k] != '\0'; k++)
+			o += (size_t)snprintf(v + 2 * k, 3, "%02x", (unsigned char)mine[k]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, v, o), 1);
+		fx_teardown(&f);
+	}
 }
 
 static void test_b64(void)
@@ -956,6 +1065,9 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "base64", test_b64);
 	test_add(s, "encoded forms of real values found (hex, base64 in either alphabet at every offset, UTF-16, case, %25, parts)",
 		 test_encoded_real);
+	test_add(s, "escaped, quoted in pieces, rot13 and reversed values found; ordinary escapes and a vendor's "
+		    "other tokens left",
+		 test_encoded_escapes);
 	test_add(s, "Authorization: Basic substitution", test_basic);
 	test_add(s, "refusals: short at start, missing file", test_refusals);
 	test_add(s, "secret arena: locked, aligned, wiped", test_secrets);
