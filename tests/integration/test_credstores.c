@@ -1173,6 +1173,171 @@ static void test_remask_encoded(void)
 	free(part);
 }
 
+/* Each byte of v after lead, in fmt, then tail, into out (size sz). */
+static void test_each(char *out, size_t sz, const char *lead, const char *v, const char *fmt, const char *tail)
+{
+	size_t o = (size_t)snprintf(out, sz, "%s", lead);
+
+	for (; *v != '\0' && o + 16 < sz; v++)
+		o += (size_t)snprintf(out + o, sz - o, fmt, (unsigned char)*v);
+	snprintf(out + o, sz - o, "%s", tail);
+}
+
+/*
+ * fix36m: the escapes and quotings a program or a shell carries a value
+ * into a variable or an argument in: split by quotes ("ab""cd",
+ * 'ab'"cd"), \xHH of $'..', octal, JSON's \u00XX, the same inside a
+ * shell's single quotes (\\u), HTML's &#NN;, %uHHHH, a backslash before
+ * every byte, rot13, reversed, a part of 14 bytes. Each variable is
+ * dropped, and named; an argument split by quotes or in \xHH refuses the
+ * start. Left: ordinary arguments full of escapes and quotes, another
+ * GitHub token, and (the masked value an AWS session token) another
+ * session's token, which shares its first 50 bytes.
+ */
+static void test_remask_escaped(void)
+{
+	char gh[1200], e[13][700], rot[48], rev[48], a1[400], a2[400], other[48], aws[2][1100];
+	const char *env[15];
+	const char *args[] = {"x", NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	static const char script[] = "env | grep '^V_'\nprintf '%s\\n' \"$@\" | grep -c . >/dev/null\necho RAN\n";
+	size_t n = strlen(real_token);
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < n; i++) {
+		int c = real_token[i];
+
+		rot[i] = (char)(isupper(c) ? 'A' + (c - 'A' + 13) % 26 : islower(c) ? 'a' + (c - 'a' + 13) % 26 : c);
+		rev[n - 1 - i] = (char)c;
+	}
+	rot[n] = rev[n] = '\0';
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	/* pieces of 6 and 7 bytes: none holds a window of the value */
+	snprintf(e[0], sizeof(e[0]), "V_QQ=\"%.7s\"\"%.7s\"\"%.7s\"\"%.7s\"\"%.7s\"\"%s\"", real_token,
+		 real_token + 7, real_token + 14, real_token + 21, real_token + 28, real_token + 35);
+	snprintf(e[1], sizeof(e[1]), "V_SQDQ='%.6s'\"%.6s\"'%.6s'\"%.6s\"$'%.6s'\"%.6s\"%s", real_token,
+		 real_token + 6, real_token + 12, real_token + 18, real_token + 24, real_token + 30, real_token + 36);
+	test_each(e[2], sizeof(e[2]), "V_ANSI=$'", real_token, "\\x%02x", "'");
+	test_each(e[3], sizeof(e[3]), "V_OCT=", real_token, "\\%03o", "");
+	test_each(e[4], sizeof(e[4]), "V_JSON={\"token\":\"", real_token, "\\u%04x", "\"}");
+	test_each(e[5], sizeof(e[5]), "V_JSONSQ='{\"token\":\"", real_token, "\\\\u%04X", "\"}'");
+	test_each(e[6], sizeof(e[6]), "V_HTML=<p>", real_token, "&#%d;", "</p>");
+	test_each(e[7], sizeof(e[7]), "V_PCTU=", real_token, "%%u%04X", "");
+	test_each(e[8], sizeof(e[8]), "V_BSL=", real_token, "\\%c", "");
+	snprintf(e[9], sizeof(e[9]), "V_ROT13=%s", rot);
+	snprintf(e[10], sizeof(e[10]), "V_REV=%s", rev);
+	snprintf(e[11], sizeof(e[11]), "V_PART14=id:%.14s", real_token + 9);
+	test_each(e[12], sizeof(e[12]), "V_XDIGITS=", real_token, "\\x%02X", "");
+	env[0] = gh;
+	for (size_t i = 0; i < ARRAY_LEN(e); i++)
+		env[i + 1] = e[i];
+	env[ARRAY_LEN(e) + 1] = NULL;
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "status %d", st);
+	for (size_t i = 0; i < ARRAY_LEN(e); i++) {
+		char head[24];
+
+		snprintf(head, sizeof(head), "%.*s", (int)(strchr(e[i], '=') - e[i] + 1), e[i]);
+		ROW(!test_has(out, head), "%s reached the command", head);
+		head[strlen(head) - 1] = '\0';
+		ROW(test_has(err, head), "%s was not named", head);
+	}
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value reached the command");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* an argument split by quotes, or in \xHH, refuses the start */
+	env[1] = NULL;
+	for (size_t k = 0; k < 2; k++) {
+		args[1] = k == 0 ? e[0] + 5 : e[2] + 7;
+		st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+		ROW(st != 0 && !test_has(out, "RAN") &&
+			test_has(err, "argument 3 holds a masked credential's real value encoded"),
+		    "the command started with the value %s in its arguments", k == 0 ? "split by quotes" : "in \\xHH");
+		ROW(!test_has(err, real_token), "run printed the value");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	/* left: ordinary arguments with escapes and quotes, another token */
+	CU_ASSERT_FATAL(test_ghp_token(other) == 0);
+	snprintf(a1, sizeof(a1), "{\"msg\":\"caf\\u00e9 \\\"q\\\" \\/x\\n\",\"n\":\"\\x41\\101\"} %s", other);
+	snprintf(a2, sizeof(a2), "PS1='\\[\\e[1;32m\\]\\u@\\h:\\w\\$ ' &lt;b&gt;&#169; %%u00e9 \"a\"\"b\" $'\\t'");
+	args[1] = a1;
+	args[2] = a2;
+	args[3] = "https://example.com/search?q=%22hello%20world%22&lang=en";
+	args[4] = "--format=%(refname:short) %(objectname)";
+	args[5] = "s/\\(foo\\)\\([0-9]*\\)/\\2\\1/g";
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "ordinary arguments refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* an AWS session token masked, another session's in an argument */
+	for (int i = 0; i < 2; i++) {
+		char rnd[1000];
+
+		for (size_t k = 0; k < 900; k += 60)
+			CU_ASSERT_FATAL(test_random_alnum(rnd + k, 60) == 0);
+		snprintf(aws[i], sizeof(aws[i]), "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD%s", rnd);
+	}
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", aws[0]);
+	args[1] = aws[1];
+	args[2] = NULL;
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "another AWS session's token refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	snprintf(a1, sizeof(a1), "'%.40s'\"%.40s\"", aws[0] + 100, aws[0] + 140);
+	args[1] = a1;
+	st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st != 0 && !test_has(out, "RAN"), "the masked session token's middle split by quotes started");
+	free(out);
+	free(err);
+}
+
+/*
+ * fix36m: a bare repository's config holding a remote URL with the masked
+ * value (`git clone --bare https://x:$TOKEN@host/`): git run in the bare
+ * repository, or in a directory of it, reads ./config; the command reads
+ * the sentinel there.
+ */
+static void test_remask_bare_repo(void)
+{
+	static const char *const cwds[] = {"g36/bare.git", "g36/bare.git/refs"};
+	char gh[64], home[PATH_MAX], pol[PATH_MAX], cwd[PATH_MAX], sc[PATH_MAX];
+	const char *env[] = {gh, "GIT_CONFIG_NOSYSTEM=1", NULL};
+	static const char script[] = "git config remote.origin.url\ncat \"$(git rev-parse --git-dir)/config\"\n";
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p g36 && git init -q --bare g36/bare.git && git -C g36/bare.git remote add "
+				 "origin 'https://x-access-token:%s@h.example/o/r.git'\n",
+				 real_token),
+			      0);
+	for (size_t i = 0; i < ARRAY_LEN(cwds); i++) {
+		struct test_sbx_run r = {at(cwd, cwds[i]), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+		char *out = NULL, *err = NULL;
+		int st;
+
+		snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+		CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+		ROW(st == 0, "%s: status %d", cwds[i], st);
+		ROW(!test_has(out, real_token) && !test_has(err, real_token), "%s: the real value reached the command",
+		    cwds[i]);
+		ROW(test_has(out, "https://x-access-token:ghp_"), "%s: no remote URL with the sentinel", cwds[i]);
+		free(out);
+		free(err);
+	}
+}
+
 /* base64url of in, no padding: a JWT's segment (malloc'd). */
 static char *test_b64url(const char *in)
 {
@@ -1528,6 +1693,10 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value hex, base32, UTF-16, upper-cased, %25-encoded twice or split in another "
 		 "variable is dropped; in an argument it refuses the start",
 		 test_remask_encoded);
+	test_add(s, "a masked value split by quotes, in C, JSON, HTML or shell escapes, rot13, reversed or a part of 14 "
+		    "bytes dropped or refused; ordinary escapes and another session's token start",
+		 test_remask_escaped);
+	test_add(s, "a bare repository's config holding the masked value shows the sentinel", test_remask_bare_repo);
 	test_add(s, "a masked JWT, Slack token or URL: another token of its issuer (an anon key beside a service key, "
 		 "another bot's), the URL's host in a variable or an argument starts; its secret part's hex is "
 		 "dropped or refused",
