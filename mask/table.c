@@ -825,24 +825,27 @@ done:
 #define ENC_STRIDE 3
 #define ENC_WINDOWS_MAX 16
 
-/* Whether needle[0..nn) occurs in h[0..hn), without case when ci. */
-static bool enc_has(const unsigned char *h, size_t hn, const unsigned char *needle, size_t nn, bool ci)
-{
-	if (nn == 0 || nn > hn)
-		return false;
-	for (size_t i = 0; i + nn <= hn; i++) {
-		size_t k = 0;
+/* A text searched: its bytes, and the same in lower case (ASCII). */
+struct enc_hay {
+	const unsigned char *h, *low;
+	size_t n;
+};
 
-		if (ci)
-			while (k < nn && toupper(h[i + k]) == toupper(needle[k]))
-				k++;
-		else
-			while (k < nn && h[i + k] == needle[k])
-				k++;
-		if (k == nn)
-			return true;
-	}
-	return false;
+/* Whether needle[0..nn) occurs in the text, without case when ci
+ * (through the lower-cased copy: memmem()'s linear search either way). */
+static bool enc_has(const struct enc_hay *hy, const unsigned char *needle, size_t nn, bool ci)
+{
+	unsigned char low[4 * ENC_WINDOW];
+
+	if (nn == 0 || nn > hy->n)
+		return false;
+	if (!ci)
+		return memmem(hy->h, hy->n, needle, nn) != NULL;
+	if (nn > sizeof(low))
+		return false; /* no caller: a window's forms are shorter */
+	for (size_t k = 0; k < nn; k++)
+		low[k] = (unsigned char)tolower(needle[k]);
+	return memmem(hy->low, hy->n, low, nn) != NULL;
 }
 
 /*
@@ -882,7 +885,7 @@ static int enc_hex(int c)
 
 /* Whether any form of v[0..n) is in h[0..hn); the value itself without
  * case when other_case. */
-static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, bool other_case,
+static bool enc_window_in(const struct enc_hay *hy, const unsigned char *v, size_t n, bool other_case,
 			  unsigned char *scratch, unsigned char *wide)
 {
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -891,7 +894,7 @@ static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char
 	static const char hexd[] = "0123456789abcdef";
 	size_t k;
 
-	if (other_case && enc_has(h, hn, v, n, true))
+	if (other_case && enc_has(hy, v, n, true))
 		return true;
 	/* rot13 and reversed (`tr A-Za-z N-ZA-Mn-za-m`, `rev`), in their case */
 	for (k = 0; k < n; k++) {
@@ -902,9 +905,9 @@ static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char
 							  : c);
 		wide[k] = v[n - 1 - k];
 	}
-	if (memcmp(scratch, v, n) != 0 && enc_has(h, hn, scratch, n, false))
+	if (memcmp(scratch, v, n) != 0 && enc_has(hy, scratch, n, false))
 		return true;
-	if (enc_has(h, hn, wide, n, false))
+	if (enc_has(hy, wide, n, false))
 		return true;
 	for (k = 0; k < n; k++) {
 		scratch[2 * k] = (unsigned char)hexd[v[k] >> 4];
@@ -912,11 +915,11 @@ static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char
 		wide[2 * k] = v[k];
 		wide[2 * k + 1] = 0;
 	}
-	if (enc_has(h, hn, scratch, 2 * n, true))
+	if (enc_has(hy, scratch, 2 * n, true))
 		return true;
 	for (size_t pad = 0; pad < 5; pad++) {
 		k = enc_aligned(v, n, pad, 5, b32, scratch);
-		if (enc_has(h, hn, scratch, k, true))
+		if (enc_has(hy, scratch, k, true))
 			return true;
 	}
 	for (size_t pad = 0; pad < 3; pad++)
@@ -924,10 +927,10 @@ static bool enc_window_in(const unsigned char *h, size_t hn, const unsigned char
 			const char *abc = a ? b64u : b64;
 
 			k = enc_aligned(v, n, pad, 6, abc, scratch);
-			if (enc_has(h, hn, scratch, k, false))
+			if (enc_has(hy, scratch, k, false))
 				return true;
 			k = enc_aligned(wide, 2 * n, pad, 6, abc, scratch);
-			if (enc_has(h, hn, scratch, k, false))
+			if (enc_has(hy, scratch, k, false))
 				return true;
 		}
 	return false;
@@ -1013,7 +1016,7 @@ static size_t enc_secret_start(const unsigned char *v, size_t n)
 	return 0;
 }
 
-static bool enc_part_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, unsigned char *scratch,
+static bool enc_part_in(const struct enc_hay *hy, const unsigned char *v, size_t n, unsigned char *scratch,
 			unsigned char *wide)
 {
 	size_t lo = enc_secret_start(v, n), w, stride = ENC_STRIDE;
@@ -1028,7 +1031,7 @@ static bool enc_part_in(const unsigned char *h, size_t hn, const unsigned char *
 	for (size_t j = 0;; j += stride) {
 		if (j + w > n)
 			j = n - w;
-		if (enc_window_in(h, hn, v + j, w, other_case, scratch, wide))
+		if (enc_window_in(hy, v + j, w, other_case, scratch, wide))
 			return true;
 		if (j + w >= n)
 			return false;
@@ -1047,7 +1050,7 @@ static bool enc_part_in(const unsigned char *h, size_t hn, const unsigned char *
  * bytes in its encoded forms only, as any short value); a URL with none
  * is looked for whole, as any value.
  */
-static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char *v, size_t n, unsigned char *scratch,
+static bool enc_value_in(const struct enc_hay *hy, const unsigned char *v, size_t n, unsigned char *scratch,
 			 unsigned char *wide)
 {
 	size_t i = 0, auth, end, at = SIZE_MAX, colon = SIZE_MAX, q;
@@ -1056,10 +1059,10 @@ static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char 
 	while (i < n && (isalnum(v[i]) || v[i] == '+' || v[i] == '.' || v[i] == '-'))
 		i++;
 	if (i == 0 || !isalpha(v[0]) || i + 3 > n || memcmp(v + i, "://", 3) != 0)
-		return enc_part_in(h, hn, v, n, scratch, wide);
+		return enc_part_in(hy, v, n, scratch, wide);
 	for (size_t k = 0; k < n; k++)
 		if (v[k] <= ' ' || v[k] >= 0x7f)
-			return enc_part_in(h, hn, v, n, scratch, wide);
+			return enc_part_in(hy, v, n, scratch, wide);
 	auth = i + 3;
 	for (end = auth; end < n && v[end] != '/' && v[end] != '?' && v[end] != '#'; end++)
 		if (v[end] == '@')
@@ -1073,7 +1076,7 @@ static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char 
 		i = colon != SIZE_MAX && colon + 1 < at ? colon + 1 : auth;
 		if (at - i >= ENC_MIN_VALUE) {
 			any = true;
-			if (enc_part_in(h, hn, v + i, at - i, scratch, wide))
+			if (enc_part_in(hy, v + i, at - i, scratch, wide))
 				return true;
 		}
 	}
@@ -1083,23 +1086,23 @@ static bool enc_value_in(const unsigned char *h, size_t hn, const unsigned char 
 			;
 		if (q - i - 1 >= ENC_MIN_VALUE) {
 			any = true;
-			if (enc_part_in(h, hn, v + i + 1, q - i - 1, scratch, wide))
+			if (enc_part_in(hy, v + i + 1, q - i - 1, scratch, wide))
 				return true;
 		}
 	}
 	if (n - i >= ENC_MIN_VALUE) {
 		any = true;
-		if (enc_part_in(h, hn, v + i, n - i, scratch, wide))
+		if (enc_part_in(hy, v + i, n - i, scratch, wide))
 			return true;
 	}
-	return any ? false : enc_part_in(h, hn, v, n, scratch, wide);
+	return any ? false : enc_part_in(hy, v, n, scratch, wide);
 }
 
 /* Whether any value of t long enough has a form in h[0..hn); in a
  * decoded copy (decoded), the whole value itself too: one of 8 to 15
  * bytes has no windows in its own case, and the text it came from held
  * it in no form the re-masker rewrites. */
-static bool enc_any_in(const mask_table_t *t, const unsigned char *h, size_t hn, bool decoded,
+static bool enc_any_in(const mask_table_t *t, const struct enc_hay *hy, bool decoded,
 		       unsigned char *scratch, unsigned char *wide)
 {
 	for (size_t i = 0; i < t->nvalues; i++) {
@@ -1107,8 +1110,8 @@ static bool enc_any_in(const mask_table_t *t, const unsigned char *h, size_t hn,
 
 		if (t->value[i].len < ENC_MIN_VALUE)
 			continue;
-		if ((decoded && enc_has(h, hn, v, t->value[i].len, false)) ||
-		    enc_value_in(h, hn, v, t->value[i].len, scratch, wide))
+		if ((decoded && enc_has(hy, v, t->value[i].len, false)) ||
+		    enc_value_in(hy, v, t->value[i].len, scratch, wide))
 			return true;
 	}
 	return false;
@@ -1224,12 +1227,23 @@ static size_t enc_unescape(unsigned char *f, size_t n)
 	return m;
 }
 
+/* The text's lower-cased copy into low; hy set to both. */
+static void enc_hay_set(struct enc_hay *hy, const unsigned char *h, size_t n, unsigned char *low)
+{
+	for (size_t i = 0; i < n; i++)
+		low[i] = (unsigned char)tolower(h[i]);
+	hy->h = h;
+	hy->low = low;
+	hy->n = n;
+}
+
 /* Contract in mask.h. */
 int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 {
 	const unsigned char *u = in;
-	unsigned char *flat, *scratch, *wide;
+	unsigned char *flat, *low, *scratch, *wide;
 	size_t maxv = 0, n = 0, cap;
+	struct enc_hay hy;
 	bool hit = false;
 
 	if (t->nvalues == 0 || len == 0)
@@ -1239,16 +1253,19 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 			maxv = t->value[i].len;
 	cap = 4 * maxv + 8;
 	flat = malloc(len + 1);
+	low = malloc(len + 1);
 	scratch = malloc(cap);
 	wide = malloc(cap);
-	if (flat == NULL || scratch == NULL || wide == NULL) {
+	if (flat == NULL || low == NULL || scratch == NULL || wide == NULL) {
 		free(flat);
+		free(low);
 		free(scratch);
 		free(wide);
 		errno = ENOMEM;
 		return -1;
 	}
-	hit = enc_any_in(t, u, len, false, scratch, wide);
+	enc_hay_set(&hy, u, len, low);
+	hit = enc_any_in(t, &hy, false, scratch, wide);
 	/* White space and backslash-newlines out (base64 in groups, a value
 	 * split over lines), then the escapes decoded and the quotes taken
 	 * out (enc_unescape()), three times at most (%25 of %25 of a byte,
@@ -1264,8 +1281,10 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 	for (int round = 0; round < 4 && !hit; round++) {
 		size_t m;
 
-		if (round > 0 || n != len)
-			hit = enc_any_in(t, flat, n, true, scratch, wide);
+		if (round > 0 || n != len) {
+			enc_hay_set(&hy, flat, n, low);
+			hit = enc_any_in(t, &hy, true, scratch, wide);
+		}
 		if (hit)
 			break;
 		m = enc_unescape(flat, n);
@@ -1274,9 +1293,11 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 		n = m;
 	}
 	explicit_bzero(flat, len + 1);
+	explicit_bzero(low, len + 1);
 	explicit_bzero(scratch, cap);
 	explicit_bzero(wide, cap);
 	free(flat);
+	free(low);
 	free(scratch);
 	free(wide);
 	return hit ? 1 : 0;
