@@ -637,12 +637,16 @@ int mask_table_remask(const mask_table_t *t, const void *in, size_t len, char **
 /*
  * Whether a real value of at least 8 bytes occurs in the len bytes at in
  * in a form mask_table_remask() does not rewrite (the review of round 35,
- * F5): in another case (hex, base32, and the value itself when it has
- * 16 bytes or more, compared without case), hex, base32, base64 (either alphabet, at any offset in
- * the decoded bytes) of the value or of its UTF-16LE, in in as it is or
- * with its white space and backslash-newlines removed, then %XX decoded
- * up to three times (%25 of %25 of a byte); a part of the value too
- * (16-byte windows, table.c enc_value_in()). For what `run` hands the
+ * F5; session 36): in another case (hex, base32, and the value itself
+ * when it has 16 bytes or more, compared without case), hex, base32,
+ * base64 (either alphabet, at any offset in the decoded bytes) of the
+ * value or of its UTF-16LE, rot13, reversed, in in as it is or with its
+ * white space and backslash-newlines removed, then with its escapes
+ * decoded and quotes taken out up to three times (%XX, %uHHHH, C, JSON,
+ * JavaScript, shell and HTML escapes, the shell's quotes: table.c
+ * enc_unescape()), where the whole value is looked for as it is too; a
+ * part of the value too (12-byte windows, table.c enc_value_in()),
+ * not a vendor's public prefix (enc_secret_start()). For what `run` hands the
  * command: a variable found is dropped, an argument refuses the start.
  * -1 with errno (ENOMEM), 0, or 1. Its scratch copies are wiped.
  */

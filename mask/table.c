@@ -938,10 +938,10 @@ static bool enc_window_in(const struct enc_hay *hy, const unsigned char *v, size
 
 /*
  * Whether a form of v[0..n), or of a part of it, is in h[0..hn): windows
- * of ENC_WINDOW bytes (the whole value when shorter) every 4th byte and
- * the last one, ENC_WINDOWS_MAX at most (a longer value's spread evenly),
- * so that a part of 19 bytes or more of a value of up to 76 is found
- * (the reproducer of F5 sent base64 of "user:" and 31 bytes of 40).
+ * of ENC_WINDOW bytes (the whole value when shorter) every ENC_STRIDE-th
+ * byte and the last one, ENC_WINDOWS_MAX at most (a longer value's spread
+ * evenly), so that a part of 14 bytes or more of a value of up to 57 is
+ * found (the reproducer of F5 sent base64 of "user:" and 31 bytes of 40).
  */
 /*
  * Where the secret part of a value begins: 0 but for a JSON Web Token

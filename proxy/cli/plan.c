@@ -220,7 +220,8 @@ static void say_paths(const struct strv *paths, const char *lead, const char *ta
  * set through pl->env_add (round 34 of the attack, M1a: SPEC §4, the
  * sandbox never holds a real value). A variable holding one in a form
  * the re-masker does not rewrite (mask_table_encoded_real(): hex,
- * base32, UTF-16, ...; the review of round 35, F5) is dropped. One
+ * base32, UTF-16, escaped, split by quotes, ...; the review of round 35,
+ * F5; session 36) is dropped. One
  * notice line for each with the names, always (a changed value is not
  * the user's to miss). 0 or -1.
  */
@@ -2152,6 +2153,7 @@ static int remask_git_modules(struct remask_walk *w, const char *dir, int depth)
  * with $TOKEN wrote; of round 35, F1, F2, F2b: a linked worktree, a
  * submodule, a repository nested in another). 0 or -1.
  */
+/* Whether dir is a bare repository's git directory (remask_git_up()). */
 static bool remask_bare(const char *dir)
 {
 	static const char *const parts[] = {"HEAD", "objects", "refs"};
@@ -2177,7 +2179,8 @@ static int remask_git_up(struct remask_walk *w, const char *dir)
 		char *slash;
 
 		/* a bare repository (git's is_git_directory(): HEAD, objects/
-		 * and refs/), git's own directory when the command runs in it */
+		 * and refs/), git's own directory when the command runs in it
+		 * or below it (`git clone --bare https://x:$TOKEN@host/`) */
 		if (remask_bare(top) && remask_git_dir(w, top, 0) < 0)
 			return -1;
 		if ((size_t)snprintf(g, sizeof(g), "%s/.git", strcmp(top, "/") == 0 ? "" : top) < sizeof(g) &&
