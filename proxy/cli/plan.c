@@ -1790,7 +1790,7 @@ struct remask_walk {
 	struct run_plan *pl;
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
-	struct strv seen, said, big, gitdirs;
+	struct strv seen, said, big, gitdirs, sourced;
 	size_t made, looked;
 	bool cut; /* a bound left files unsearched */
 };
@@ -2202,6 +2202,80 @@ static int remask_git_up(struct remask_walk *w, const char *dir)
 	}
 }
 
+/* The shell start-up files of a home whose `source FILE` and `. FILE`
+ * lines are followed (remask_sourced()), and how deep. */
+static const char *const remask_shell_files[] = {".profile",  ".bashrc",  ".bash_profile", ".bash_login",
+						 ".bash_aliases", ".zshrc", ".zshenv", ".zprofile",
+						 ".zlogin",  ".kshrc",  ".mkshrc"};
+#define REMASK_SOURCE_DEPTH 4
+#define REMASK_SOURCED_MAX 64
+
+/*
+ * The files the shell file at path sources (`source FILE`, `. FILE`,
+ * after `[ -f FILE ] &&` or `then`), each searched (remask_file()) and
+ * followed in turn once, REMASK_SOURCE_DEPTH deep and REMASK_SOURCED_MAX
+ * files in all: `export GH_TOKEN=...` in
+ * a ~/.config/secrets.sh that ~/.bashrc sources (the last round's
+ * "Not done": a file a dot file sources). A name with ~/, $HOME/ or
+ * ${HOME}/ in front is under home; one still holding $, `, a glob
+ * character or no leading / is not followed (nothing here runs a
+ * shell). 0, or -1 after logging.
+ */
+static int remask_sourced(struct remask_walk *w, const char *home, const char *path, int depth)
+{
+	char line[4096], tok[PATH_MAX], file[PATH_MAX];
+	bool next = false;
+	FILE *f;
+	int rc = 0;
+
+	if (depth > REMASK_SOURCE_DEPTH || realpath(path, file) == NULL || strv_has(&w->sourced, file) ||
+	    w->sourced.n >= REMASK_SOURCED_MAX)
+		return 0;
+	if (strv_add(&w->sourced, file) < 0)
+		return -1;
+	if ((f = fopen(file, "re")) == NULL)
+		return 0;
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		char *p = line;
+
+		next = false;
+		for (;;) {
+			size_t n = 0;
+
+			while (*p != '\0' && strchr(" \t\r\n;&|()", *p) != NULL)
+				p++;
+			if (*p == '\0' || *p == '#')
+				break;
+			while (*p != '\0' && strchr(" \t\r\n;&|()", *p) == NULL && n + 1 < sizeof(tok))
+				if (*p == '"' || *p == '\'')
+					p++;
+				else
+					tok[n++] = *p++;
+			tok[n] = '\0';
+			if (!next) {
+				next = strcmp(tok, "source") == 0 || strcmp(tok, ".") == 0;
+				continue;
+			}
+			next = false;
+			if (strncmp(tok, "~/", 2) == 0)
+				n = (size_t)snprintf(file, sizeof(file), "%s/%s", home, tok + 2);
+			else if (strncmp(tok, "$HOME/", 6) == 0)
+				n = (size_t)snprintf(file, sizeof(file), "%s/%s", home, tok + 6);
+			else if (strncmp(tok, "${HOME}/", 8) == 0)
+				n = (size_t)snprintf(file, sizeof(file), "%s/%s", home, tok + 8);
+			else
+				n = (size_t)snprintf(file, sizeof(file), "%s", tok);
+			if (n >= sizeof(file) || file[0] != '/' || strpbrk(file, "$`*?[") != NULL)
+				continue;
+			/* searched once (w->seen), followed once (w->sourced) */
+			if (remask_file(w, file, true) < 0 || remask_sourced(w, home, file, depth + 1) < 0)
+				rc = -1;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
 /*
  * The files the command can read that hold a masked credential's real
  * value in any form the re-masker knows, the way users define a token
@@ -2250,6 +2324,13 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 		}
 		if (remask_dir(&w, h->home, true) < 0)
 			goto out;
+		for (size_t i = 0; i < ARRAY_LEN(remask_shell_files); i++) {
+			char p[PATH_MAX];
+
+			if ((size_t)snprintf(p, sizeof(p), "%s/%s", h->home, remask_shell_files[i]) < sizeof(p) &&
+			    remask_sourced(&w, h->home, p, 1) < 0)
+				goto out;
+		}
 	}
 	/* The working directory; every repository holding it or a writable
 	 * tree, with its configs (remask_git_up()); the top of each writable
@@ -2288,6 +2369,7 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 			"real values, not the rest\n", REMASK_FILES_MAX);
 	rc = 0;
 out:
+	strv_free(&w.sourced);
 	strv_free(&w.seen);
 	strv_free(&w.said);
 	strv_free(&w.big);

@@ -1338,6 +1338,58 @@ static void test_remask_bare_repo(void)
 	}
 }
 
+/*
+ * session 36: files a shell start-up file sources hold the masked value
+ * (`export GH_TOKEN=...` in ~/.config/secrets/env.sh that ~/.bashrc
+ * sources after `[ -f ... ] &&`, in "$HOME/.config/tok.sh" from
+ * ~/.zshrc, in /ROOT/etc-tok.sh by its absolute name, and in a file
+ * those source in turn): the command reads the sentinel in each. A
+ * sourced name built from another variable is not followed (said in
+ * docs/masking.md).
+ */
+static void test_remask_sourced(void)
+{
+	static const char *const files[] = {"home36/.config/secrets/env.sh", "home36/.config/tok.sh",
+					     "etc-tok.sh", "home36/.config/deeper.sh"};
+	char gh[64], home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX], body[600], script[1200];
+	const char *env[] = {gh, NULL};
+	struct test_sbx_run r = {at(work, "work"), at(home, "home36"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	char *out = NULL, *err = NULL;
+	size_t o = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p home36/.config/secrets"), 0);
+	snprintf(body, sizeof(body),
+		 "# interactive\n[ -f ~/.config/secrets/env.sh ] && . ~/.config/secrets/env.sh\n"
+		 "if [ -r %s/etc-tok.sh ]; then source %s/etc-tok.sh; fi\n",
+		 root, root);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(sc, "home36/.bashrc"), body, strlen(body)), 0);
+	snprintf(body, sizeof(body), "source \"$HOME/.config/tok.sh\"\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(sc, "home36/.zshrc"), body, strlen(body)), 0);
+	for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+		snprintf(body, sizeof(body), "export GH_TOKEN='%s'\n%s", real_token,
+			 i == 0 ? ". ${HOME}/.config/deeper.sh\n" : "");
+		CU_ASSERT_EQUAL_FATAL(test_write_file(at(sc, files[i]), body, strlen(body)), 0);
+		o += (size_t)snprintf(script + o, sizeof(script) - o, "cat '%s/%s'\n", root, files[i]);
+	}
+	snprintf(script + o, sizeof(script) - o, "echo RAN\n");
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "status %d", st);
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value reached the command");
+	for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+		const char *name = strrchr(files[i], '/') != NULL ? strrchr(files[i], '/') + 1 : files[i];
+
+		ROW(test_has(err, name), "%s was not named as re-masked", files[i]);
+	}
+	ROW(test_count(out, "export GH_TOKEN='ghp_") == ARRAY_LEN(files), "not every file was read with the sentinel");
+	free(out);
+	free(err);
+}
+
 /* base64url of in, no padding: a JWT's segment (malloc'd). */
 static char *test_b64url(const char *in)
 {
@@ -1697,6 +1749,8 @@ TEST_REGISTRAR(register_credstores)
 		    "bytes dropped or refused; ordinary escapes and another session's token start",
 		 test_remask_escaped);
 	test_add(s, "a bare repository's config holding the masked value shows the sentinel", test_remask_bare_repo);
+	test_add(s, "files a shell start-up file sources (and those they source) show the sentinel",
+		 test_remask_sourced);
 	test_add(s, "a masked JWT, Slack token or URL: another token of its issuer (an anon key beside a service key, "
 		 "another bot's), the URL's host in a variable or an argument starts; its secret part's hex is "
 		 "dropped or refused",
