@@ -517,6 +517,12 @@ static const struct policy_mandatory mandatory[] = {
 	{".perldb", W, H | S, "perl -d start-up: runs Perl (read from the current directory, then HOME)"},
 	{".ghci", W, H | S, "GHCi start-up: :! runs commands (also read from the current directory)"},
 	{".octaverc", W, H | S, "Octave start-up (also read from the current directory)"},
+	/* Round 36 of the attack (f3): the same family in other REPLs. Never
+	 * a placeholder (E): an existing one is read-only, one made in the
+	 * session is moved aside after it. */
+	{".ocamlinit", W, H | S | E, "OCaml toplevel and utop start-up (read from the current directory first)"},
+	{".iex.exs", W, H | S | E, "Elixir IEx start-up (read from the current directory first)"},
+	{".psysh.php", W, S | E, "PsySH (Laravel Tinker) start-up, read from the current directory"},
 	/* Python's REPL imports these with the current directory first on
 	 * sys.path: a module of that name there runs in every interactive
 	 * python3 started in it (in HOME: every one a new terminal starts).
@@ -707,6 +713,33 @@ static const struct policy_mandatory mandatory[] = {
 	{".jj/repo/config.toml", W, S | D | P, "Jujutsu repository config: aliases, pager and diff tools"},
 	{".jj/workspace-config.toml", W, S | D, "Jujutsu workspace config: aliases, pager and diff tools"},
 	{".envrc.local", W, S, "sourced by the usual .envrc (direnv source_env_if_exists)"},
+	/* Round 36 of the attack. Each row is the member of a family above
+	 * under another name; never a placeholder (E): an existing one is
+	 * read-only, one made in the session (or a nested one changed) is
+	 * moved aside after it. */
+	/* f2: mise's idiomatic version files are read with .tool-versions'
+	 * parser: "path:DIR" puts DIR/bin first on PATH on cd. */
+	{".python-version", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".python-versions", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".nvmrc", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".node-version", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".ruby-version", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".go-version", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".java-version", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".sdkmanrc", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".bun-version", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".terraform-version", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	{".yvmrc", W, S | E, "mise (idiomatic version file): a path: version puts a directory on PATH"},
+	/* f4: Sapling's repository config (.hg/hgrc's, in a Sapling
+	 * repository; in a Git one, .git/sl: sandbox/gitprotect.c). */
+	{".sl/config", W, S | D, "Sapling repository config: hooks run at every sl command"},
+	{".sl/sharedpath", W, S | D, "Sapling share source: its config's hooks run"},
+	/* f5: IDE project files that run programs (.idea's run
+	 * configurations): JetBrains' shared ones in .run/, Eclipse's
+	 * external tool builders, run at every automatic build. */
+	{".run", W, S | E, "JetBrains shared run configurations (.idea/runConfigurations' other place)"},
+	{".project", W, S | E, "Eclipse project: its builders run at every automatic build"},
+	{".externalToolBuilders", W, S | E, "Eclipse external tool builders: programs run at every automatic build"},
 };
 
 #undef R

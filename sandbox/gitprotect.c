@@ -97,6 +97,20 @@ static int protect_gitdir(const char *gitdir, sbx_path_fn add, void *arg, unsign
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (gg_join(p, sizeof(p), gitdir, names[i]) && add(arg, p) < 0)
 			return -1;
+	/* Sapling working in a Git repository ("dotgit") keeps its own
+	 * repository config, whose [hooks] run at every sl command, in sl/
+	 * (round 36 of the attack, f4; .hg/hgrc's and .sl/config's rows):
+	 * when sl/ exists its config and sharedpath are protected, else
+	 * sl/ cannot be made. */
+	if (gg_join(p, sizeof(p), gitdir, "sl")) {
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if ((gg_join(sub, sizeof(sub), p, "config") && add(arg, sub) < 0) ||
+			    (gg_join(sub, sizeof(sub), p, "sharedpath") && add(arg, sub) < 0))
+				return -1;
+		} else if (add(arg, p) < 0) {
+			return -1;
+		}
+	}
 	/* modules/ and worktrees/ hold whole git directories (submodules,
 	 * linked worktrees) whose objects, HEAD and index git must write:
 	 * when they exist, their members' control files are protected;

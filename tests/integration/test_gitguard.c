@@ -2106,6 +2106,47 @@ static void test_nested_startup_files(void)
 	gcase_free(&c);
 }
 
+/* Round 36 of the attack (f2-f5): members of the row families under
+ * names no row had: mise's idiomatic version files (a path: version, as
+ * in .tool-versions), start-up files of other REPLs read from the
+ * current directory (.ocamlinit, .iex.exs, .psysh.php, as .ghci),
+ * Sapling's repository config (.sl/config, and .git/sl/config in a Git
+ * repository, as .hg/hgrc), IDE project files that run programs
+ * (JetBrains' .run/, Eclipse's .project and .externalToolBuilders/, as
+ * .idea/). Made at the top or nested, each is moved aside; an existing
+ * one at the top is read-only; .git/sl cannot be made. Every line
+ * failed on 637203f (all stayed, .go-version was written, .git/sl made). */
+static void test_round36_rows(void)
+{
+	static const char *const want[] = {
+	    "/work/.python-version: ",	     "/work/.nvmrc: ",		  "/work/.ocamlinit: ",
+	    "/work/.iex.exs: ",		     "/work/.psysh.php: ",	  "/work/.project: ",
+	    "/work/.run/App.run.xml: ",	     "/work/.externalToolBuilders/b.launch: ",
+	    "/work/.sl/config: ",	     "/work/a/.node-version: ",	  "/work/a/.ruby-version: ",
+	    "/work/a/.ocamlinit: ",	     "/work/a/.sl/config: ",	  "/work/a/.run/App.run.xml: ",
+	    "/work/a/.project: ",	     NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "echo 3.12 > work/.go-version && git -C work add .go-version && "
+				     "git -C work commit -qm v",
+				 NULL, NULL,
+				 "mkdir -p .sl .run .externalToolBuilders a/.sl a/.run && "
+				 "for f in .python-version .nvmrc .ocamlinit .iex.exs .psysh.php .project "
+				 ".run/App.run.xml .externalToolBuilders/b.launch .sl/config a/.node-version "
+				 "a/.ruby-version a/.ocamlinit a/.sl/config a/.run/App.run.xml a/.project; "
+				 "do echo path:/x > $f; done; echo x > a/notes.md; "
+				 "if echo path:/x > .go-version 2>/dev/null; then echo TOP-WRITTEN; fi; "
+				 "if mkdir .git/sl 2>/dev/null; then echo SL-MADE; fi",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(!test_has(c.out, "TOP-WRITTEN") && !test_has(c.out, "SL-MADE"));
+	CU_ASSERT(exists(&c, "work/.python-version.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/.go-version") && !exists(&c, "work/.git/sl"));
+	CU_ASSERT(exists(&c, "work/a/notes.md") && !test_has(c.err, "notes.md"));
+	gcase_free(&c);
+}
+
 /* The writable tree is a subdirectory of a repository whose git
  * directory lies above it, read-only: that repository's own
  * core.hooksPath names a hooks directory inside the tree, rewritten in
@@ -4179,6 +4220,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "nested *.code-workspace, hook managers, .envrc, more MCP configs", test_nested_settings_more);
 	test_add(s, "nested debugger, REPL and editor start-up files, .hg/hgrc, mise's names",
 		 test_nested_startup_files);
+	test_add(s, "round 36: version files, REPL start-up, Sapling and IDE project files under their other names",
+		 test_round36_rows);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
