@@ -206,6 +206,129 @@ static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t
 	}
 }
 
+/*
+ * Round 36 of the attack (f1): a .env is read into their own
+ * environment by the agents and tools the user starts in its directory
+ * or below: Gemini CLI and Qwen Code take it when there is no
+ * .gemini/.env (whose row is there for BASH_ENV and NODE_OPTIONS: they
+ * reach every shell and server the agent starts), aider over the user's
+ * own environment, with every AIDER_* option (AIDER_LINT_CMD runs after
+ * each edit, .aider.conf.yml's lint-cmd), mise on cd with
+ * MISE_ENV_FILE, a tool built with Bun's --compile (.env.local too)
+ * unless it opts out. Projects and their agents write .env for the
+ * application, so it is no row (docs/config.md): one written in the
+ * session is moved aside when it sets a variable that steers those
+ * tools rather than the application: where programs and their code come
+ * from (PATH, the shells' start-up files, the dynamic linker's, the
+ * runtimes' option and module variables, what git, a pager or an editor
+ * runs, where the tools' settings live), the agents' own options, and
+ * where an agent sends its key or how it trusts the way there.
+ */
+static const char *const env_steer_exact[] = {
+	"PATH", "SHELL", "ENV", "BASH_ENV", "ZDOTDIR", "PROMPT_COMMAND", "HOME", "INPUTRC", "EDITOR", "VISUAL",
+	"PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "GCONV_PATH",
+	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONINSPECT",
+	"NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB", "GEM_HOME", "GEM_PATH", "PERL5OPT", "PERL5LIB",
+	"PERLLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "DOTNET_STARTUP_HOOKS",
+	"GOPATH", "GOFLAGS", "GOENV", "GOTOOLCHAIN", "RUSTC_WRAPPER", "MAKEFILES", "HGRCPATH", "PHPRC",
+	"PHP_INI_SCAN_DIR", "R_PROFILE_USER", "R_ENVIRON_USER", "OPENAI_BASE_URL", "OPENAI_API_BASE",
+	"ANTHROPIC_BASE_URL", "CODE_ASSIST_ENDPOINT", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+	"ALL_PROXY", "all_proxy", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+	"CURL_CA_BUNDLE",
+};
+static const char *const env_steer_prefix[] = {
+	"LD_",	   "DYLD_",   "LUA_",	   "GIT_",     "XDG_",	       "OPENSSL_",	"NPM_CONFIG_",
+	"npm_config_", "PIP_", "UV_",	   "CARGO_",   "RUSTUP_",      "BUN_",		"MISE_",
+	"ASDF_",   "DIRENV_", "AIDER_",    "GEMINI_",  "GOOGLE_GEMINI_", "GOOGLE_GENAI_", "GOOGLE_VERTEX_",
+	"QWEN_",
+};
+
+/* The name of the first variable of the .env text (len bytes) that
+ * steers the tools loading it (above), copied into out; false if none.
+ * A line is NAME=VALUE, "export NAME=VALUE", spaces allowed around the
+ * name, as python-dotenv and dotenv read it. */
+static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
+{
+	for (size_t i = 0; i < len;) {
+		size_t e = i, n0, n1;
+
+		while (e < len && text[e] != '\n')
+			e++;
+		while (i < e && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		if (e - i > 7 && memcmp(text + i, "export", 6) == 0 && (text[i + 6] == ' ' || text[i + 6] == '\t')) {
+			i += 7;
+			while (i < e && (text[i] == ' ' || text[i] == '\t'))
+				i++;
+		}
+		n0 = i;
+		while (i < e && (text[i] == '_' || (text[i] >= 'A' && text[i] <= 'Z') ||
+				 (text[i] >= 'a' && text[i] <= 'z') || (i > n0 && text[i] >= '0' && text[i] <= '9')))
+			i++;
+		n1 = i;
+		while (i < e && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		if (n1 > n0 && i < e && text[i] == '=') {
+			size_t nl = n1 - n0;
+			bool hit = false;
+
+			for (size_t k = 0; !hit && k < sizeof(env_steer_exact) / sizeof(env_steer_exact[0]); k++)
+				hit = strlen(env_steer_exact[k]) == nl && memcmp(env_steer_exact[k], text + n0, nl) == 0;
+			/* A key by a prefix's name (GEMINI_API_KEY) is the
+			 * application's as much as the agent's. */
+			for (size_t k = 0; !hit && k < sizeof(env_steer_prefix) / sizeof(env_steer_prefix[0]); k++)
+				hit = strlen(env_steer_prefix[k]) < nl &&
+				      memcmp(env_steer_prefix[k], text + n0, strlen(env_steer_prefix[k])) == 0 &&
+				      !(nl > 8 && memcmp(text + n1 - 8, "_API_KEY", 8) == 0);
+			if (hit) {
+				(void)snprintf(out, outlen, "%.*s", (int)(nl < 64 ? nl : 64), text + n0);
+				return true;
+			}
+		}
+		i = e + 1;
+	}
+	return false;
+}
+
+/* The .env and .env.local of the directory fd (g->path), written in the
+ * session: moved aside when one steers the tools that load it
+ * (env_steering()), is a link (made here, whatever it names), or cannot
+ * be read whole (over 1 MiB). */
+static void check_dotenv(struct gg *g, int fd, bool fresh_way)
+{
+	static const char *const names[] = {".env", ".env.local"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char var[72], why[256];
+		struct stat st;
+		size_t len = 0;
+		char *text;
+
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) ||
+		    gg_quarantined(g, fd, names[i], fresh_way) || !(fresh_way || gg_changed(g, fd, names[i])))
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			gg_quarantine(g, fd, g->path, names[i],
+				      "a link made in the session where agents load an env file (.env: Gemini CLI, aider, mise)");
+			continue;
+		}
+		text = fileio_read_at(fd, names[i], 1024 * 1024, FILEIO_NOFOLLOW, &len, &st);
+		if (text == NULL) {
+			gg_quarantine(g, fd, g->path, names[i],
+				      "an env file agents load (Gemini CLI, aider, mise) that could not be read to check");
+			continue;
+		}
+		if (env_steering(text, len, var, sizeof(var))) {
+			(void)snprintf(why, sizeof(why),
+				       "an env file agents load (Gemini CLI, aider, mise) setting %s, which steers the "
+				       "programs they run",
+				       var);
+			gg_quarantine(g, fd, g->path, names[i], why);
+		}
+		free(text);
+	}
+}
+
 /* Puts back the mode of the directory parentfd/name (g->path) that the
  * walk opened up; reported when it cannot. */
 static void restore_mode(struct gg *g, int parentfd, const char *name, mode_t mode)
@@ -226,6 +349,7 @@ struct scan {
 				 module (*.so), or a link so named */
 	bool gitignore;       /* a .gitignore file */
 	bool hgignore;        /* a .hgignore file */
+	bool dotenv;          /* a .env or .env.local (or a link so named) */
 	unsigned venv;        /* GG_PY_*: a pyvenv.cfg, or a bin/, lib/, lib64/,
 				 Lib/ or conda-meta/: maybe a Python environment */
 	struct ent *ents;
@@ -305,6 +429,8 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 			sc->dotgit = t;
 		sc->gitignore = sc->gitignore || (t == DT_REG && strcmp(name, ".gitignore") == 0);
 		sc->hgignore = sc->hgignore || (t == DT_REG && strcmp(name, ".hgignore") == 0);
+		sc->dotenv = sc->dotenv || ((t == DT_REG || t == DT_LNK) &&
+					    (strcmp(name, ".env") == 0 || strcmp(name, ".env.local") == 0));
 		break;
 	case 'p':
 		if ((t == DT_REG || t == DT_LNK) && strcmp(name, "pyvenv.cfg") == 0)
@@ -922,6 +1048,8 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_gitignore(g, fd);
 	if (sc.hgignore && !ingit)
 		gg_check_hgignore(g, fd);
+	if (sc.dotenv && !ingit)
+		check_dotenv(g, fd, fresh_way);
 	if (sc.venv != 0 && !ingit)
 		gg_check_venv(g, fd, sc.venv);
 	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */

@@ -2147,6 +2147,38 @@ static void test_round36_rows(void)
 	gcase_free(&c);
 }
 
+/* Round 36 of the attack (f1): a .env the session wrote is loaded by
+ * the agents the user starts there next (Gemini CLI and Qwen Code when
+ * there is no .gemini/.env, aider with its AIDER_* options, mise with
+ * MISE_ENV_FILE; .env.local by a Bun-built tool): one that sets a
+ * variable steering them (BASH_ENV, AIDER_LINT_CMD, LD_PRELOAD, also
+ * written "export NAME=" or "NAME = ") or a link made at that name is
+ * moved aside, at the top and nested; an application's .env (a database
+ * address, an API key) stays, and so does one the session did not
+ * write. Failed on 637203f (nothing named, every file stayed). */
+static void test_round36_dotenv(void)
+{
+	static const char *const want[] = {"/work/.env: an env file agents load", "setting BASH_ENV",
+					   "/work/a/.env: an env file agents load", "setting AIDER_LINT_CMD",
+					   "/work/b/.env.local: an env file agents load", "setting LD_PRELOAD",
+					   "/work/c/.env: a link made in the session", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "mkdir -p work/e && echo PATH=/opt/x > work/e/.env", NULL, NULL,
+				 "mkdir -p a b c d && printf 'BASH_ENV=/x/hook.sh\n' > .env && "
+				 "printf 'X=1\n  export  AIDER_LINT_CMD=\"sh -c x\"\n' > a/.env && "
+				 "printf 'X=1\nLD_PRELOAD = /x.so\n' > b/.env.local && ln -s ../a/notes c/.env && "
+				 "printf 'DATABASE_URL=postgres://db/app\nGEMINI_API_KEY=k\nPYTHONUNBUFFERED=1\n' > d/.env",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/.env.passavant-quarantine") && !exists(&c, "work/.env"));
+	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && exists(&c, "work/b/.env.local.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/d/.env") && !test_has(c.err, "/work/d/.env"));
+	CU_ASSERT(exists(&c, "work/e/.env") && !test_has(c.err, "/work/e/.env"));
+	gcase_free(&c);
+}
+
 /* The writable tree is a subdirectory of a repository whose git
  * directory lies above it, read-only: that repository's own
  * core.hooksPath names a hooks directory inside the tree, rewritten in
@@ -4222,6 +4254,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_nested_startup_files);
 	test_add(s, "round 36: version files, REPL start-up, Sapling and IDE project files under their other names",
 		 test_round36_rows);
+	test_add(s, "round 36 (f1): a .env the session wrote that steers the agents loading it is moved aside; an application's stays",
+		 test_round36_dotenv);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
