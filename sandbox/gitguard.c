@@ -246,11 +246,12 @@ static const char *const env_steer_prefix[] = {
 /* The name of the first variable of the .env text (len bytes) that
  * steers the tools loading it (above), copied into out; false if none.
  * A line is NAME=VALUE, "export NAME=VALUE", spaces allowed around the
- * name, as python-dotenv and dotenv read it. */
+ * name, which may be quoted, as python-dotenv and dotenv read it. */
 static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 {
 	for (size_t i = 0; i < len;) {
 		size_t e = i, n0, n1;
+		char q;
 
 		while (e < len && text[e] != '\n')
 			e++;
@@ -261,11 +262,15 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 			while (i < e && (text[i] == ' ' || text[i] == '\t'))
 				i++;
 		}
+		/* python-dotenv also takes a quoted name ('NAME'=VALUE) */
+		q = i < e && (text[i] == '\'' || text[i] == '"') ? text[i++] : '\0';
 		n0 = i;
 		while (i < e && (text[i] == '_' || (text[i] >= 'A' && text[i] <= 'Z') ||
 				 (text[i] >= 'a' && text[i] <= 'z') || (i > n0 && text[i] >= '0' && text[i] <= '9')))
 			i++;
 		n1 = i;
+		if (q != '\0' && i < e && text[i] == q)
+			i++;
 		while (i < e && (text[i] == ' ' || text[i] == '\t'))
 			i++;
 		if (n1 > n0 && i < e && text[i] == '=') {

@@ -2161,7 +2161,8 @@ static void test_round36_dotenv(void)
 	static const char *const want[] = {"/work/.env: an env file agents load", "setting BASH_ENV",
 					   "/work/a/.env: an env file agents load", "setting AIDER_LINT_CMD",
 					   "/work/b/.env.local: an env file agents load", "setting LD_PRELOAD",
-					   "/work/c/.env: a link made in the session", NULL};
+					   "/work/c/.env: a link made in the session", "/work/f/.env: ",
+					   "setting NODE_OPTIONS", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -2169,6 +2170,7 @@ static void test_round36_dotenv(void)
 				 "mkdir -p a b c d && printf 'BASH_ENV=/x/hook.sh\n' > .env && "
 				 "printf 'X=1\n  export  AIDER_LINT_CMD=\"sh -c x\"\n' > a/.env && "
 				 "printf 'X=1\nLD_PRELOAD = /x.so\n' > b/.env.local && ln -s ../a/notes c/.env && "
+				 "mkdir f && printf \"'NODE_OPTIONS'=--require=/x.js\\n\" > f/.env && "
 				 "printf 'DATABASE_URL=postgres://db/app\nGEMINI_API_KEY=k\nPYTHONUNBUFFERED=1\n' > d/.env",
 				 NULL) == 0);
 	expect_safe(&c, want);
