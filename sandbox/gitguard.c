@@ -730,6 +730,22 @@ static bool dir_place_key(int fd, const char *path, struct dev_ino *k)
 	return true;
 }
 
+/* Was the directory name of fd (in g->path) there, itself, when the
+ * session started (the walk before noted it at that place)? True when
+ * that walk is not known whole. */
+static bool dir_was_here(const struct gg *g, int fd, const char *name)
+{
+	char path[PATH_MAX];
+	struct dev_ino k;
+
+	if (g->before == NULL || g->before->nomem)
+		return true;
+	if (!gg_join(path, sizeof(path), g->path, name) || !ent_id(fd, name, &k))
+		return false;
+	k.ino ^= place_hash(path, NULL, "");
+	return bsearch(&k, g->before->places.v, g->before->places.n, sizeof(k), cmp_dev_ino) != NULL;
+}
+
 bool gg_dir_whole(const struct gg *g, int fd, const char *path)
 {
 	struct dev_ino k;
@@ -1068,8 +1084,14 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	for (i = 0; i < sc.n; i++) {
 		if (sc.ents[i].type != DT_DIR || sc.ents[i].how == CTL_NONE)
 			continue;
+		/* A row's directory at the top was covered when it was
+		 * there at the start: a row covered only where it exists
+		 * (.run, .externalToolBuilders: round 36 of the attack) made
+		 * or renamed there in the session was not ("stage" with an
+		 * earlier session's file renamed to ".run" kept the file's
+		 * ctime). */
 		sc.ents[i].covered = covered || (depth == 0 && sc.ents[i].row != NULL && !sc.ents[i].row->if_dir &&
-						 sc.ents[i].row->path[0] != '*');
+						 sc.ents[i].row->path[0] != '*' && dir_was_here(g, fd, sc.ents[i].name));
 		/* Rows covered only where their directory exists: covered
 		 * when that directory was there at the start (the placeholders
 		 * the plan made in it change its ctime: round 34, an untouched

@@ -2113,9 +2113,11 @@ static void test_nested_startup_files(void)
  * Sapling's repository config (.sl/config, and .git/sl/config in a Git
  * repository, as .hg/hgrc), IDE project files that run programs
  * (JetBrains' .run/, Eclipse's .project and .externalToolBuilders/, as
- * .idea/). Made at the top or nested, each is moved aside; an existing
- * one at the top is read-only; .git/sl cannot be made. Every line
- * failed on 637203f (all stayed, .go-version was written, .git/sl made). */
+ * .idea/). Made at the top or nested, each is moved aside (a directory
+ * of an earlier session renamed to .externalToolBuilders too: its file's
+ * ctime is older, it stayed on 0726796); an existing one at the top is
+ * read-only; .git/sl cannot be made. Every line failed on 637203f (all
+ * stayed, .go-version was written, .git/sl made). */
 static void test_round36_rows(void)
 {
 	static const char *const want[] = {
@@ -2129,11 +2131,11 @@ static void test_round36_rows(void)
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, "echo 3.12 > work/.go-version && git -C work add .go-version && "
-				     "git -C work commit -qm v",
+				     "git -C work commit -qm v && mkdir work/stage && echo x > work/stage/b.launch",
 				 NULL, NULL,
-				 "mkdir -p .sl .run .externalToolBuilders a/.sl a/.run && "
+				 "mkdir -p .sl .run a/.sl a/.run && mv stage .externalToolBuilders && "
 				 "for f in .python-version .nvmrc .ocamlinit .iex.exs .psysh.php .project "
-				 ".run/App.run.xml .externalToolBuilders/b.launch .sl/config a/.node-version "
+				 ".run/App.run.xml .sl/config a/.node-version "
 				 "a/.ruby-version a/.ocamlinit a/.sl/config a/.run/App.run.xml a/.project; "
 				 "do echo path:/x > $f; done; echo x > a/notes.md; "
 				 "if echo path:/x > .go-version 2>/dev/null; then echo TOP-WRITTEN; fi; "
