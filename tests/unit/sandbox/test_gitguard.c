@@ -278,9 +278,23 @@ static void test_protect_paths(void)
 	CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
 	c.buf[0] = '\0';
 	CU_ASSERT(sbx_git_protect(dir, collect, &c) == 0);
-	CU_ASSERT_STRING_EQUAL(c.buf, "/.git/config\n/.git/config.worktree\n/.git/hooks\n/.git/info\n"
+	CU_ASSERT_STRING_EQUAL(c.buf, "/.git/config\n/.git/config.worktree\n/.git/hooks\n/.git/info\n/.git/sl\n"
 				      "/.git/modules/lib/config\n/.git/modules/lib/config.worktree\n"
-				      "/.git/modules/lib/hooks\n/.git/modules/lib/info\n/.git/worktrees\n");
+				      "/.git/modules/lib/hooks\n/.git/modules/lib/info\n/.git/modules/lib/sl\n"
+				      "/.git/worktrees\n");
+	/* Sapling's sl/ there (round 36 of the attack, f4): its config
+	 * and sharedpath, not the directory. */
+	snprintf(p, sizeof(p), "%s/.git/sl", dir);
+	CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
+	c.buf[0] = '\0';
+	CU_ASSERT(sbx_git_protect(dir, collect, &c) == 0);
+	{
+		static const char want[] = "/.git/config\n/.git/config.worktree\n/.git/hooks\n/.git/info\n"
+					   "/.git/sl/config\n/.git/sl/sharedpath\n/.git/modules/lib/config\n";
+
+		CU_ASSERT(strncmp(c.buf, want, strlen(want)) == 0);
+	}
+	CU_ASSERT_FATAL(rmdir(p) == 0);
 	/* A .git file: itself, then what it names. */
 	snprintf(p, sizeof(p), "%s/wt", dir);
 	CU_ASSERT_FATAL(mkdir(p, 0755) == 0);
@@ -290,7 +304,7 @@ static void test_protect_paths(void)
 	c.buf[0] = '\0';
 	CU_ASSERT(sbx_git_protect(p, collect, &c) == 0);
 	CU_ASSERT_STRING_EQUAL(c.buf, "/wt/.git\n/.git/modules/lib/config\n/.git/modules/lib/config.worktree\n"
-				      "/.git/modules/lib/hooks\n/.git/modules/lib/info\n"
+				      "/.git/modules/lib/hooks\n/.git/modules/lib/info\n/.git/modules/lib/sl\n"
 				      "/.git/modules/lib/modules\n/.git/modules/lib/worktrees\n");
 	test_rmtree(dir);
 	free(dir);
