@@ -519,9 +519,10 @@ static const struct policy_mandatory mandatory[] = {
 	{".octaverc", W, H | S, "Octave start-up (also read from the current directory)"},
 	/* Round 36 of the attack (f3): the same family in other REPLs. Never
 	 * a placeholder (E): an existing one is read-only, one made in the
-	 * session is moved aside after it. */
-	{".ocamlinit", W, H | S | E, "OCaml toplevel and utop start-up (read from the current directory first)"},
-	{".iex.exs", W, H | S | E, "Elixir IEx start-up (read from the current directory first)"},
+	 * session is moved aside after it (in a writable HOME, ~/.ocamlinit
+	 * and ~/.iex.exs are the HOME class rule's). */
+	{".ocamlinit", W, S | E, "OCaml toplevel and utop start-up (read from the current directory first)"},
+	{".iex.exs", W, S | E, "Elixir IEx start-up (read from the current directory first)"},
 	{".psysh.php", W, S | E, "PsySH (Laravel Tinker) start-up, read from the current directory"},
 	/* Python's REPL imports these with the current directory first on
 	 * sys.path: a module of that name there runs in every interactive
