@@ -225,7 +225,8 @@ static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t
  * where an agent sends its key or how it trusts the way there.
  */
 static const char *const env_steer_exact[] = {
-	"PATH", "SHELL", "ENV", "BASH_ENV", "ZDOTDIR", "PROMPT_COMMAND", "HOME", "INPUTRC", "EDITOR", "VISUAL",
+	"PATH", "SHELL", "ENV", "BASH_ENV", "ZDOTDIR", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4",
+	"HOME", "INPUTRC", "EDITOR", "VISUAL",
 	"PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "GCONV_PATH",
 	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONINSPECT",
 	"NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB", "GEM_HOME", "GEM_PATH", "PERL5OPT", "PERL5LIB",
@@ -243,23 +244,33 @@ static const char *const env_steer_prefix[] = {
 	"QWEN_",
 };
 
+/* Bytes the dotenv readers skip before a name: ASCII white space
+ * (python-dotenv's \s takes \v and \f) and anything not ASCII (a BOM,
+ * a no-break space, which python's str regex takes as white space). */
+static bool env_blank(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r' && c != '\n') || c >= 0x80;
+}
+
 /* The name of the first variable of the .env text (len bytes) that
  * steers the tools loading it (above), copied into out; false if none.
- * A line is NAME=VALUE, "export NAME=VALUE", spaces allowed around the
- * name, which may be quoted, as python-dotenv and dotenv read it. */
+ * A line (ended by LF, CR or CRLF: both readers take a lone CR as a
+ * line end) is NAME=VALUE, "export NAME=VALUE", or NAME: VALUE (the
+ * dotenv package Gemini CLI uses), blanks around the name, which may be
+ * quoted, as python-dotenv and dotenv read it. */
 static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 {
 	for (size_t i = 0; i < len;) {
 		size_t e = i, n0, n1;
 		char q;
 
-		while (e < len && text[e] != '\n')
+		while (e < len && text[e] != '\n' && text[e] != '\r')
 			e++;
-		while (i < e && (text[i] == ' ' || text[i] == '\t'))
+		while (i < e && env_blank((unsigned char)text[i]))
 			i++;
-		if (e - i > 7 && memcmp(text + i, "export", 6) == 0 && (text[i + 6] == ' ' || text[i + 6] == '\t')) {
+		if (e - i > 7 && memcmp(text + i, "export", 6) == 0 && env_blank((unsigned char)text[i + 6])) {
 			i += 7;
-			while (i < e && (text[i] == ' ' || text[i] == '\t'))
+			while (i < e && env_blank((unsigned char)text[i]))
 				i++;
 		}
 		/* python-dotenv also takes a quoted name ('NAME'=VALUE) */
@@ -271,9 +282,9 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 		n1 = i;
 		if (q != '\0' && i < e && text[i] == q)
 			i++;
-		while (i < e && (text[i] == ' ' || text[i] == '\t'))
+		while (i < e && env_blank((unsigned char)text[i]))
 			i++;
-		if (n1 > n0 && i < e && text[i] == '=') {
+		if (n1 > n0 && i < e && (text[i] == '=' || text[i] == ':')) {
 			size_t nl = n1 - n0;
 			bool hit = false;
 
@@ -295,13 +306,14 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 	return false;
 }
 
-/* The .env and .env.local of the directory fd (g->path), written in the
+/* The .env files of the directory fd (g->path) (.env, and the
+ * .env.local and .env.NODE_ENV a Bun-built tool also loads), written in the
  * session: moved aside when one steers the tools that load it
  * (env_steering()), is a link (made here, whatever it names), or cannot
  * be read whole (over 1 MiB). */
 static void check_dotenv(struct gg *g, int fd, bool fresh_way)
 {
-	static const char *const names[] = {".env", ".env.local"};
+	static const char *const names[] = {".env", ".env.local", ".env.development", ".env.production", ".env.test"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char var[72], why[256];
@@ -354,7 +366,7 @@ struct scan {
 				 module (*.so), or a link so named */
 	bool gitignore;       /* a .gitignore file */
 	bool hgignore;        /* a .hgignore file */
-	bool dotenv;          /* a .env or .env.local (or a link so named) */
+	bool dotenv;          /* a .env, .env.local or .env.NODE_ENV (or a link) */
 	unsigned venv;        /* GG_PY_*: a pyvenv.cfg, or a bin/, lib/, lib64/,
 				 Lib/ or conda-meta/: maybe a Python environment */
 	struct ent *ents;
@@ -434,8 +446,10 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 			sc->dotgit = t;
 		sc->gitignore = sc->gitignore || (t == DT_REG && strcmp(name, ".gitignore") == 0);
 		sc->hgignore = sc->hgignore || (t == DT_REG && strcmp(name, ".hgignore") == 0);
-		sc->dotenv = sc->dotenv || ((t == DT_REG || t == DT_LNK) &&
-					    (strcmp(name, ".env") == 0 || strcmp(name, ".env.local") == 0));
+		sc->dotenv = sc->dotenv || ((t == DT_REG || t == DT_LNK) && strncmp(name, ".env", 4) == 0 &&
+					    (name[4] == '\0' || strcmp(name + 4, ".local") == 0 ||
+					     strcmp(name + 4, ".development") == 0 || strcmp(name + 4, ".production") == 0 ||
+					     strcmp(name + 4, ".test") == 0));
 		break;
 	case 'p':
 		if ((t == DT_REG || t == DT_LNK) && strcmp(name, "pyvenv.cfg") == 0)

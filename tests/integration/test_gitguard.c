@@ -2152,9 +2152,11 @@ static void test_round36_rows(void)
 /* Round 36 of the attack (f1): a .env the session wrote is loaded by
  * the agents the user starts there next (Gemini CLI and Qwen Code when
  * there is no .gemini/.env, aider with its AIDER_* options, mise with
- * MISE_ENV_FILE; .env.local by a Bun-built tool): one that sets a
- * variable steering them (BASH_ENV, AIDER_LINT_CMD, LD_PRELOAD, also
- * written "export NAME=" or "NAME = ") or a link made at that name is
+ * MISE_ENV_FILE; .env.local and .env.production by a Bun-built tool):
+ * one that sets a variable steering them (BASH_ENV, AIDER_LINT_CMD,
+ * LD_PRELOAD, also written "export NAME=", "NAME = ", 'NAME'=, "NAME:"
+ * as Gemini's dotenv reads it, after a lone CR or a no-break space, as
+ * python-dotenv reads them) or a link made at that name is
  * moved aside, at the top and nested; an application's .env (a database
  * address, an API key) stays, and so does one the session did not
  * write. Failed on 637203f (nothing named, every file stayed). */
@@ -2164,7 +2166,8 @@ static void test_round36_dotenv(void)
 					   "/work/a/.env: an env file agents load", "setting AIDER_LINT_CMD",
 					   "/work/b/.env.local: an env file agents load", "setting LD_PRELOAD",
 					   "/work/c/.env: a link made in the session", "/work/f/.env: ",
-					   "setting NODE_OPTIONS", NULL};
+					   "setting NODE_OPTIONS", "/work/g/.env: ", "setting SHELLOPTS",
+					   "/work/h/.env.production: ", "setting PS4", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -2173,6 +2176,8 @@ static void test_round36_dotenv(void)
 				 "printf 'X=1\n  export  AIDER_LINT_CMD=\"sh -c x\"\n' > a/.env && "
 				 "printf 'X=1\nLD_PRELOAD = /x.so\n' > b/.env.local && ln -s ../a/notes c/.env && "
 				 "mkdir f && printf \"'NODE_OPTIONS'=--require=/x.js\\n\" > f/.env && "
+				 "mkdir g h && printf 'X=1\rSHELLOPTS=xtrace\n' > g/.env && "
+				 "printf '\302\240PS4: x\n' > h/.env.production && "
 				 "printf 'DATABASE_URL=postgres://db/app\nGEMINI_API_KEY=k\nPYTHONUNBUFFERED=1\n' > d/.env",
 				 NULL) == 0);
 	expect_safe(&c, want);
