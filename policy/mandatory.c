@@ -599,6 +599,14 @@ static const struct policy_mandatory mandatory[] = {
 	{".github/hooks", W, S | D, "GitHub Copilot CLI hooks: every *.json there runs its commands"},
 	{".copilot/hooks", W, H, "GitHub Copilot CLI personal hooks run commands"},
 	{".copilot/mcp-config.json", W, H, "GitHub Copilot CLI MCP servers run commands"},
+	/* Round 36 of the attack (f6): Copilot's custom agents (their
+	 * mcp-servers start commands; the CLI's model may pick one by
+	 * itself) and agent skills (scripts it runs), .claude/agents' and
+	 * .claude/skills' twins. */
+	{".github/agents", W, S | D, "GitHub Copilot custom agents: their MCP servers run commands"},
+	{".github/skills", W, S | D, "GitHub Copilot agent skills (scripts the agent runs)"},
+	{".copilot/agents", W, H, "GitHub Copilot CLI personal custom agents: MCP servers run commands"},
+	{".copilot/skills", W, H, "GitHub Copilot CLI personal agent skills (scripts)"},
 	{".clinerules/hooks", W, S | D, "Cline hook scripts (run on task and tool events)"},
 	{"Documents/Cline/Hooks", W, H, "Cline global hook scripts"},
 	{".codex/hooks.json", W, H | S, "Codex CLI hooks run commands"},

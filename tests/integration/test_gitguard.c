@@ -2113,7 +2113,8 @@ static void test_nested_startup_files(void)
  * Sapling's repository config (.sl/config, and .git/sl/config in a Git
  * repository, as .hg/hgrc), IDE project files that run programs
  * (JetBrains' .run/, Eclipse's .project and .externalToolBuilders/, as
- * .idea/). Made at the top or nested, each is moved aside (a directory
+ * .idea/), Copilot's custom agents and skills (.github/agents,
+ * .github/skills, as .claude/agents and skills). Made at the top or nested, each is moved aside (a directory
  * of an earlier session renamed to .externalToolBuilders too: its file's
  * ctime is older, it stayed on 0726796); an existing one at the top is
  * read-only; .git/sl cannot be made. Every line failed on 637203f (all
@@ -2126,14 +2127,17 @@ static void test_round36_rows(void)
 	    "/work/.run/App.run.xml: ",	     "/work/.externalToolBuilders/b.launch: ",
 	    "/work/.sl/config: ",	     "/work/a/.node-version: ",	  "/work/a/.ruby-version: ",
 	    "/work/a/.ocamlinit: ",	     "/work/a/.sl/config: ",	  "/work/a/.run/App.run.xml: ",
-	    "/work/a/.project: ",	     NULL};
+	    "/work/a/.project: ",	     "/work/.github/agents/e.agent.md: ",
+	    "/work/a/.github/skills/x/SKILL.md: ", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, "echo 3.12 > work/.go-version && git -C work add .go-version && "
 				     "git -C work commit -qm v && mkdir work/stage && echo x > work/stage/b.launch",
 				 NULL, NULL,
-				 "mkdir -p .sl .run a/.sl a/.run && mv stage .externalToolBuilders && "
+				 "mkdir -p .sl .run a/.sl a/.run .github/agents a/.github/skills/x && "
+				 "mv stage .externalToolBuilders && echo x > .github/agents/e.agent.md && "
+				 "echo x > a/.github/skills/x/SKILL.md && "
 				 "for f in .python-version .nvmrc .ocamlinit .iex.exs .psysh.php .project "
 				 ".run/App.run.xml .sl/config a/.node-version "
 				 "a/.ruby-version a/.ocamlinit a/.sl/config a/.run/App.run.xml a/.project; "
@@ -4261,7 +4265,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "nested *.code-workspace, hook managers, .envrc, more MCP configs", test_nested_settings_more);
 	test_add(s, "nested debugger, REPL and editor start-up files, .hg/hgrc, mise's names",
 		 test_nested_startup_files);
-	test_add(s, "round 36: version files, REPL start-up, Sapling and IDE project files under their other names",
+	test_add(s, "round 36: version files, REPL start-up, Sapling, IDE project files and Copilot agents under their other names",
 		 test_round36_rows);
 	test_add(s, "round 36 (f1): a .env the session wrote that steers the agents loading it is moved aside; an application's stays",
 		 test_round36_dotenv);
