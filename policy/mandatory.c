@@ -607,6 +607,10 @@ static const struct policy_mandatory mandatory[] = {
 	{".github/skills", W, S | D, "GitHub Copilot agent skills (scripts the agent runs)"},
 	{".copilot/agents", W, H, "GitHub Copilot CLI personal custom agents: MCP servers run commands"},
 	{".copilot/skills", W, H, "GitHub Copilot CLI personal agent skills (scripts)"},
+	/* The Agent Skills standard's own place, read by Codex (which may
+	 * pick a skill by itself), Amp, Cursor and others, and Codex's. */
+	{".agents/skills", W, H | S | D, "Agent Skills (the cross-agent place: Codex, Amp...): scripts the agent runs"},
+	{".codex/skills", W, H | S, "Codex skills (scripts the agent runs)"},
 	{".clinerules/hooks", W, S | D, "Cline hook scripts (run on task and tool events)"},
 	{"Documents/Cline/Hooks", W, H, "Cline global hook scripts"},
 	{".codex/hooks.json", W, H | S, "Codex CLI hooks run commands"},

@@ -2114,7 +2114,8 @@ static void test_nested_startup_files(void)
  * repository, as .hg/hgrc), IDE project files that run programs
  * (JetBrains' .run/, Eclipse's .project and .externalToolBuilders/, as
  * .idea/), Copilot's custom agents and skills (.github/agents,
- * .github/skills, as .claude/agents and skills). Made at the top or nested, each is moved aside (a directory
+ * .github/skills, as .claude/agents and skills), the Agent Skills
+ * standard's .agents/skills. Made at the top or nested, each is moved aside (a directory
  * of an earlier session renamed to .externalToolBuilders too: its file's
  * ctime is older, it stayed on 0726796); an existing one at the top is
  * read-only; .git/sl cannot be made. Every line failed on 637203f (all
@@ -2128,7 +2129,7 @@ static void test_round36_rows(void)
 	    "/work/.sl/config: ",	     "/work/a/.node-version: ",	  "/work/a/.ruby-version: ",
 	    "/work/a/.ocamlinit: ",	     "/work/a/.sl/config: ",	  "/work/a/.run/App.run.xml: ",
 	    "/work/a/.project: ",	     "/work/.github/agents/e.agent.md: ",
-	    "/work/a/.github/skills/x/SKILL.md: ", NULL};
+	    "/work/a/.github/skills/x/SKILL.md: ", "/work/a/.agents/skills/y/SKILL.md: ", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -2137,7 +2138,8 @@ static void test_round36_rows(void)
 				 NULL, NULL,
 				 "mkdir -p .sl .run a/.sl a/.run .github/agents a/.github/skills/x && "
 				 "mv stage .externalToolBuilders && echo x > .github/agents/e.agent.md && "
-				 "echo x > a/.github/skills/x/SKILL.md && "
+				 "echo x > a/.github/skills/x/SKILL.md && mkdir -p a/.agents/skills/y && "
+				 "echo x > a/.agents/skills/y/SKILL.md && "
 				 "for f in .python-version .nvmrc .ocamlinit .iex.exs .psysh.php .project "
 				 ".run/App.run.xml .sl/config a/.node-version "
 				 "a/.ruby-version a/.ocamlinit a/.sl/config a/.run/App.run.xml a/.project; "
