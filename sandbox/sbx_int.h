@@ -181,6 +181,11 @@ struct sbx_ttyf {
 	unsigned kitty_push;              /* kitty keyboard flags pushed, net */
 	bool kitty_set, modkeys, sgr, margins, cursor_style, keypad, g0;
 	bool g123;                        /* G1, G2 or G3 designated */
+	bool saved_g0, saved_origin, saved_nowrap; /* the cursor saved (DECSC,
+					     SCOSC, ? 1048 h, ? 1049 h) with G0 not ASCII, origin
+					     mode on, autowrap off: a restore
+					     (DECRC, CSI u, ? 1048 l, ? 1049 l)
+					     brings them back unseen */
 	bool shifted;                     /* SO (G1 in GL) seen */
 	bool tabs;                        /* tab stops set or cleared */
 	bool protect, sace;               /* DECSCA, DECSACE set */

@@ -35,8 +35,9 @@
  * What the command changed on the screen's modes (the alternate screen,
  * mouse and focus reports, bracketed paste, a hidden cursor, the keypad,
  * a scroll region, kitty's keyboard flags, the charsets and SO, tab
- * stops, insert mode) is noted, and sbx_ttyf_reset() gives the bytes that put it back when
- * the command has ended, as `reset` would, without clearing the screen;
+ * stops, insert mode; what a saved cursor would restore) is noted, and
+ * sbx_ttyf_reset() gives the bytes that put it back when the command has
+ * ended, as `reset` would, without clearing the screen;
  * the user's window title is pushed before the command's first and
  * popped at the end.
  *
@@ -176,6 +177,39 @@ static void note_modes(struct sbx_ttyf *f, bool dec, const unsigned char *p, con
 	}
 }
 
+/* Where mode is in dec_modes[] (N_DEC_MODES: not there). */
+static size_t dec_index(unsigned mode)
+{
+	size_t i = 0;
+
+	while (i < N_DEC_MODES && dec_modes[i].mode != mode)
+		i++;
+	return i;
+}
+
+/* Whether the DEC mode at index i of dec_modes[] is on now, as far as
+ * the command's output tells. */
+static bool dec_on(const struct sbx_ttyf *f, size_t i)
+{
+	return (f->dec_set >> i & 1u) ? (bool)(f->dec_val >> i & 1u) : dec_modes[i].on;
+}
+
+/*
+ * The cursor saved (DECSC, SCOSC, ? 1048 h, ? 1049 h): the terminal keeps
+ * G0, origin mode (and, in some, autowrap) with it, and a later restore
+ * (DECRC, SCORC, ? 1048 l, ? 1049 l) puts them back without a sequence
+ * note_modes() or esc_allowed() sees: "ESC ( 0, ESC 7, ESC ( B, ESC 8"
+ * left line drawing in G0 after the run, every letter of the shell's
+ * prompt a box piece. What was saved is noted, and undone by
+ * sbx_ttyf_reset() whether restored or not (round 36 review).
+ */
+static void note_save(struct sbx_ttyf *f)
+{
+	f->saved_g0 |= f->g0;
+	f->saved_origin |= dec_on(f, dec_index(6));
+	f->saved_nowrap |= !dec_on(f, dec_index(7));
+}
+
 /* Whether every mode of a set or reset (CSI [?] Pm h/l) is one a command
  * may change: the DEC modes of dec_modes[] and dec_plain[], the ANSI
  * modes of ansi_modes[]. Others outlast the run unseen by the reset (CRM
@@ -296,8 +330,13 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		for (q = p; next_param(&q, ip, &v);)
 			if (v == 2)
 				return false;
-	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?'))
+	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?')) {
 		note_modes(f, priv == '?', p, ip, final == 'h');
+		for (q = p; priv == '?' && final == 'h' && next_param(&q, ip, &v);)
+			if (v == 1048 || v == 1049)
+				note_save(f);
+	} else if (final == 's' && inter == 0 && priv == 0)
+		note_save(f); /* SCOSC (DECSLRM with ? 69 h: noted the same) */
 	else if (final == 'u' && inter == 0 && priv == '>')
 		f->kitty_push++;
 	else if (final == 'u' && inter == 0 && priv == '<') {
@@ -400,6 +439,8 @@ static bool esc_allowed(struct sbx_ttyf *f, unsigned char final)
 			f->keypad = true;
 		if (final == 'H')
 			f->tabs = true;
+		if (final == '7')
+			note_save(f);
 		return strchr("78=>DEHMc", final) != NULL;
 	}
 	if (f->n_seq == 2 && strchr("()*+", f->seq[1]) != NULL && strchr("0AB", final) != NULL) {
@@ -627,6 +668,7 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *out, size_t room)
 {
 	char buf[SBX_TTYF_RESET];
+	uint64_t set = f->dec_set, val = f->dec_val;
 	size_t o = 0;
 	int w;
 
@@ -639,8 +681,17 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 	} while (0)
 	/* The alternate screen first: leaving it restores the cursor the
 	 * command saved on entering, on the user's screen. */
+	/* what a saved cursor holds, as if restored (note_save()) */
+	if (f->saved_origin) {
+		set |= UINT64_C(1) << dec_index(6);
+		val |= UINT64_C(1) << dec_index(6);
+	}
+	if (f->saved_nowrap) {
+		set |= UINT64_C(1) << dec_index(7);
+		val &= ~(UINT64_C(1) << dec_index(7));
+	}
 	for (size_t i = N_DEC_MODES; i-- > 0;)
-		if ((f->dec_set >> i & 1u) && (bool)(f->dec_val >> i & 1u) != dec_modes[i].on)
+		if ((set >> i & 1u) && (bool)(val >> i & 1u) != dec_modes[i].on)
 			ADD("\x1b[?%u%c", dec_modes[i].mode, dec_modes[i].on ? 'h' : 'l');
 	for (size_t i = 0; i < N_ANSI_MODES; i++)
 		if ((f->ansi_set >> i & 1u) && (f->ansi_val >> i & 1u))
@@ -657,7 +708,7 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 		ADD("\x1b>");
 	if (f->cursor_style)
 		ADD("\x1b[0 q");
-	if (f->g0)
+	if (f->g0 || f->saved_g0)
 		ADD("\x1b(B");
 	if (f->g123) /* as xterm's reset leaves them: ASCII */
 		ADD("\x1b)B\x1b*B\x1b+B");
@@ -682,6 +733,11 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 		ADD("\x1b[0m");
 	if (f->title)
 		ADD("\x1b[23;0t");
+	/* the terminal's saved cursor is ours now: a restore after the run
+	 * (a program's DECRC without its own DECSC) gets the state put back
+	 * above, not the command's charset or origin mode */
+	if (f->saved_g0 || f->saved_origin || f->saved_nowrap)
+		ADD("\x1b" "7");
 #undef ADD
 	if (o > room)
 		return 0;

@@ -1589,6 +1589,58 @@ static int run_fixtures_down(void)
 	return 0;
 }
 
+/*
+ * Round 36 review: a cursor saved holds G0, origin mode and autowrap, and
+ * its restore brings them back without a sequence the filter notes. The
+ * command designates DEC line drawing (or sets origin mode, or autowrap
+ * off), saves the cursor (ESC 7, CSI s, ? 1048 h), sets it back, restores
+ * the cursor. tmux is the user's terminal (a real emulator, which
+ * restores them as xterm does); after the run, the shell's next line must
+ * be ASCII, origin mode off, autowrap on. On 4bb937e, 3 of the 5 failed:
+ * line drawing after ESC 7/8 and CSI s/u (every letter of the next line
+ * a box piece), origin mode on after ESC 7/8.
+ */
+static void test_tty_saved_cursor(void)
+{
+	static const char script[] =
+		"PV=$1 POL=$2 WORK=$3 n=0\n"
+		"for v in '\\033(0\\0337\\033(B\\0338' '\\033(0\\033[s\\033(B\\033[u' "
+		"'\\033(0\\033[?1048h\\033(B\\033[?1048l' '\\033[?6h\\0337\\033[?6l\\0338' "
+		"'\\033[?7l\\0337\\033[?7h\\0338'; do\n"
+		"  n=$((n+1)); S=/tmp/pv-r36-$$-$n\n"
+		"  tmux -S $S -f /dev/null new-session -d -x 80 -y 24 -c \"$WORK\" "
+		"\"$PV run -p $POL -- printf '$v'; printf 'after:lqk\\n'; sleep 30\" || exit 9\n"
+		"  for i in $(seq 1 100); do tmux -S $S capture-pane -p | grep -q after: && break; sleep 0.2; done\n"
+		"  line=$(tmux -S $S capture-pane -p -e | grep after: | od -An -c | tr -s ' \\n' '  ')\n"
+		"  st=$(tmux -S $S display -p 'origin=#{origin_flag} wrap=#{wrap_flag}')\n"
+		"  case \"$line\" in *016*) cs=line-drawing ;; *a*f*t*e*r*) cs=ascii ;; *) cs=none ;; esac\n"
+		"  echo \"row $n: G0=$cs $st\"\n"
+		"  tmux -S $S kill-server; rm -f $S\n"
+		"done\n";
+	char *out = NULL, *err = NULL;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/tmux", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/tmux");
+		return;
+	}
+	{
+		char *argv[] = {"env", "-u", "MAKEFLAGS", "-u", "TMUX", "PATH=" SAFE_PATH, "sh", "-c", (char *)script,
+				"sh", (char *)test_passavant_bin(), p_policy, p_work, NULL};
+
+		ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	}
+	for (int i = 1; i <= 5; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "row %d: G0=ascii origin=0 wrap=1\n", i);
+		ROW(test_has(out, want), "variant %d: the terminal was left changed after the run: %s", i,
+		    test_nz(out));
+	}
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_run)
 {
 	CU_pSuite s = test_suite("run", suite_init, suite_cleanup);
@@ -1603,6 +1655,8 @@ TEST_REGISTRAR(register_run)
 		 test_tty_unreachable_piped);
 	test_add(s, "the command's terminal: a pty of passavant's, escapes filtered, size, keys, ^C, settings kept",
 		 test_tty_relay);
+	test_add(s, "the command's terminal: what a restored cursor brings back is put back (tmux)",
+		 test_tty_saved_cursor);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);

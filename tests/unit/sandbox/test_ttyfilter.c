@@ -258,6 +258,47 @@ static void test_reset_more(void)
 	CU_ASSERT(strstr((char *)reset, "\x1b[3g") == NULL);
 }
 
+/* What a saved cursor brings back: DECSC (and SCOSC, ? 1048 h, ? 1049 h)
+ * keeps G0 and origin mode, DECRC (SCORC, ? 1048 l, ? 1049 l) restores
+ * them unseen by the modes noted: each save with G0 line drawing, origin
+ * mode on or autowrap off, then each set back before each restore, must
+ * still be put back, and the terminal's saved cursor overwritten (on
+ * 4bb937e: G0 left line drawing, origin on, autowrap off after the run). */
+static void test_reset_saved(void)
+{
+	static const char *const save[] = {"\x1b" "7", "\x1b[s", "\x1b[?1048h", "\x1b[?1049h"};
+	static const char *const restore[] = {"\x1b" "8", "\x1b[u", "\x1b[?1048l", "\x1b[?1049l"};
+	static const struct {
+		const char *set, *back, *want;
+	} what[] = {
+		{"\x1b(0", "\x1b(B", "\x1b(B"},
+		{"\x1b[?6h", "\x1b[?6l", "\x1b[?6l"},
+		{"\x1b[?7l", "\x1b[?7h", "\x1b[?7h"},
+	};
+	unsigned char out[SBX_TTYF_OUT(64)], reset[SBX_TTYF_RESET + 1];
+	char in[64];
+	struct sbx_ttyf f;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(save) / sizeof(save[0]); i++)
+		for (size_t k = 0; k < sizeof(what) / sizeof(what[0]); k++) {
+			int len = snprintf(in, sizeof(in), "%s%s%s%s", what[k].set, save[i], what[k].back, restore[i]);
+
+			sbx_ttyf_init(&f, U, true);
+			n = sbx_ttyf_feed(&f, (const unsigned char *)in, (size_t)len, out);
+			CU_ASSERT_EQUAL(n, (size_t)len); /* all passed */
+			n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset) - 1);
+			reset[n] = '\0';
+			CU_ASSERT(strstr((char *)reset, what[k].want) != NULL);
+			/* the saved cursor overwritten, last */
+			CU_ASSERT(n >= 2 && memcmp(reset + n - 2, "\x1b" "7", 2) == 0);
+		}
+	/* a save with nothing to undo adds nothing (vim's ? 1049 h) */
+	sbx_ttyf_init(&f, U, true);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?1049h\x1b" "7\x1b" "8\x1b[?1049l", 20, out);
+	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, 80, reset, sizeof(reset)), 0);
+}
+
 /* Queries whose answers would reach the user's shell (the relay does not
  * read keys: output only, or a run in the background) are dropped; where
  * they pass, the filter says so (the relay waits for their answers). */
@@ -351,6 +392,7 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 	test_add(s, "an OSC past the hold bound is dropped whole", test_long_osc);
 	test_add(s, "the modes left on are put back", test_reset);
 	test_add(s, "tab stops, G1-G3, SO, DECSCA, DECSACE, report modes are put back", test_reset_more);
+	test_add(s, "what a saved cursor brings back (G0, origin mode, autowrap) is put back", test_reset_saved);
 	test_add(s, "queries only while their answers reach the command", test_queries);
 	test_add(s, "random input: only the allowlist comes out, within the bound", test_random);
 }
