@@ -140,7 +140,7 @@ size_t audit_json_escape(char *out, size_t outlen, const char *s, size_t len)
 	if (outlen == 0)
 		return 0;
 	while (i < len) {
-		char esc[8];
+		char esc[16];
 		const char *piece = esc;
 		size_t plen, adv = 1;
 		uint32_t cp = 0;
@@ -163,8 +163,14 @@ size_t audit_json_escape(char *out, size_t outlen, const char *s, size_t len)
 			 * JSON raw, but a terminal showing the file, or a reader
 			 * splitting it with splitlines(), would act on them
 			 * (round 36). Escaped, they parse to the same text. */
-			(void)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
-			plen = 6;
+			if (cp < 0x10000) {
+				(void)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
+				plen = 6;
+			} else { /* a tag character: its UTF-16 pair */
+				(void)snprintf(esc, sizeof(esc), "\\u%04x\\u%04x", 0xd800u + ((cp - 0x10000) >> 10),
+					       0xdc00u + ((cp - 0x10000) & 0x3ffu));
+				plen = 12;
+			}
 		} else if (adv != 0) {
 			piece = s + i, plen = adv;
 		} else {

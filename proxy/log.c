@@ -58,9 +58,28 @@ size_t log_utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
 
 bool log_cp_acts(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
-	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) ||
-	       cp == 0xfeff;
+	/* [first, last] of the invisible rest, round 36 review: the soft
+	 * hyphen, the grapheme joiner, the Hangul and Mongolian fillers and
+	 * selectors, the deprecated format characters (U+206A-206F),
+	 * variation selectors (both blocks: one a byte can hide in each),
+	 * interlinear annotation, shorthand and musical format controls,
+	 * and the tag characters U+E0000-E007F (invisible ASCII, read by
+	 * language models: "/v1/models" shows where "/v1/models<tags>" was
+	 * asked) */
+	static const uint32_t hidden[][2] = {
+		{0x00ad, 0x00ad},   {0x034f, 0x034f},   {0x115f, 0x1160},   {0x17b4, 0x17b5},
+		{0x180b, 0x180f},   {0x2060, 0x206f},   {0x3164, 0x3164},   {0xfe00, 0xfe0f},
+		{0xffa0, 0xffa0},   {0xfff9, 0xfffb},   {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a},
+		{0xe0000, 0xe007f}, {0xe0100, 0xe01ef},
+	};
+
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+	    (cp >= 0x2028 && cp <= 0x202e) || cp == 0xfeff)
+		return true;
+	for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
+		if (cp >= hidden[i][0] && cp <= hidden[i][1])
+			return true;
+	return false;
 }
 
 /*

@@ -36,7 +36,9 @@ size_t log_utf8_seq(const unsigned char *s, size_t len, uint32_t *cp);
  * U+009D as OSC), the line and paragraph separators U+2028, U+2029 and
  * NEL U+0085 (line readers such as Python's splitlines() end a line
  * there), the bidirectional and zero-width format characters and the
- * byte order mark (they reorder or hide what a line shows). A client
+ * byte order mark (they reorder or hide what a line shows), and the
+ * other code points that show nothing (the soft hyphen, fillers,
+ * variation selectors, tag characters: log.c's hidden[]). A client
  * chooses such bytes in a Host, an HTTP/2 :path or a DNS name; every
  * line and audit record that quotes them escapes them (round 36).
  */

@@ -648,6 +648,10 @@ static const char *const acting[][2] = {
 	{"\xc2\x9b", "\\u009b"},     {"\xc2\x9d", "\\u009d"},     {"\xc2\x85", "\\u0085"},
 	{"\xe2\x80\xa8", "\\u2028"}, {"\xe2\x80\xa9", "\\u2029"}, {"\xe2\x80\xae", "\\u202e"},
 	{"\xe2\x81\xa6", "\\u2066"}, {"\xe2\x80\x8b", "\\u200b"}, {"\xef\xbb\xbf", "\\ufeff"},
+	/* review36a: what shows nothing: a soft hyphen, a Hangul filler, a
+	 * variation selector, a tag character (invisible 'A') */
+	{"\xc2\xad", "\\u00ad"},     {"\xe3\x85\xa4", "\\u3164"}, {"\xef\xb8\x8f", "\\ufe0f"},
+	{"\xf3\xa0\x81\x81", "\\udb40\\udc41"},
 };
 
 static void check_acting_escaped(const char *a, const char *what)

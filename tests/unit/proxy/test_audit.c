@@ -40,6 +40,12 @@ static void test_escape(void)
 	esc("a\xe2\x80\xa8" "b\xe2\x80\xa9", 8, "a\\u2028b\\u2029"); /* separators */
 	esc("\xe2\x80\xae\xe2\x81\xa6\xe2\x80\x8b\xef\xbb\xbf", 12, "\\u202e\\u2066\\u200b\\ufeff");
 	esc("\xc2\xa0\xe2\x80\x94", 5, "\xc2\xa0\xe2\x80\x94");   /* NBSP, em dash: kept */
+	/* Round 36 review: what shows nothing. A soft hyphen, a Hangul
+	 * filler, a variation selector, U+2061-206F, tag characters (the
+	 * pair for U+E0041 'A') and a supplementary variation selector. */
+	esc("a\xc2\xad" "b\xe3\x85\xa4\xef\xb8\x8f", 10, "a\\u00adb\\u3164\\ufe0f");
+	esc("\xe2\x81\xaa\xf3\xa0\x81\x81\xf3\xa0\x84\x80", 11, "\\u206a\\udb40\\udc41\\udb40\\udd00");
+	esc("\xf0\x9f\x98\x80\xe4\xb8\xad", 7, "\xf0\x9f\x98\x80\xe4\xb8\xad"); /* emoji, CJK: kept */
 }
 
 static void test_escape_bounds(void)

@@ -93,6 +93,29 @@ static void test_acting(void)
 	log_set_level(was);
 }
 
+/* Round 36 review: code points that show nothing (a soft hyphen, a tag
+ * character, a variation selector) are written \xNN too. */
+static void emit_hidden(void)
+{
+	log_info("%s", "passavant: GET https://h/v1\xc2\xad" "x\xf3\xa0\x81\x81\xef\xb8\x80 refused");
+}
+
+static void test_hidden(void)
+{
+	static const char want[] = "passavant: GET https://h/v1\\xc2\\xadx\\xf3\\xa0\\x81\\x81\\xef\\xb8\\x80 refused\n";
+	enum log_level was = log_get_level();
+	char *t;
+
+	log_set_level(LOG_LEVEL_INFO);
+	t = captured(emit_hidden);
+	CU_ASSERT_FATAL(t != NULL);
+	if (strcmp(t, want) != 0)
+		fprintf(stderr, "got [%s]\n", t);
+	CU_ASSERT(strcmp(t, want) == 0);
+	free(t);
+	log_set_level(was);
+}
+
 static void test_prefix(void)
 {
 	enum log_level was = log_get_level();
@@ -127,4 +150,6 @@ TEST_REGISTRAR(proxy_log_register)
 
 	test_add(s, "one prefix per line, reasons included; errno; long lines cut", test_prefix);
 	test_add(s, "code points a reader acts on (C1, U+2028, bidi, ESC) written \\xNN; other text kept", test_acting);
+	test_add(s, "code points that show nothing (soft hyphen, tags, variation selectors) written \\xNN",
+		 test_hidden);
 }
