@@ -182,7 +182,8 @@ struct sbx_ttyf {
 	bool kitty_set, modkeys, sgr, margins, cursor_style, keypad, g0;
 	bool g123;                        /* G1, G2 or G3 designated */
 	bool saved_g0, saved_origin, saved_nowrap; /* the cursor saved (DECSC,
-					     SCOSC, ? 1048 h, ? 1049 h) with G0 not ASCII, origin
+					     SCOSC, ? 1048 h, ? 1049 h) with a charset not ASCII
+					     (G0-G3, or SO), origin
 					     mode on, autowrap off: a restore
 					     (DECRC, CSI u, ? 1048 l, ? 1049 l)
 					     brings them back unseen */

@@ -205,7 +205,7 @@ static bool dec_on(const struct sbx_ttyf *f, size_t i)
  */
 static void note_save(struct sbx_ttyf *f)
 {
-	f->saved_g0 |= f->g0;
+	f->saved_g0 |= f->g0 || f->g123 || f->shifted; /* all the charsets */
 	f->saved_origin |= dec_on(f, dec_index(6));
 	f->saved_nowrap |= !dec_on(f, dec_index(7));
 }
@@ -366,19 +366,33 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 	return true;
 }
 
+/* The number of the OSC held (ESC ] Ps ; ...), as the terminal reads it
+ * (leading zeros too: "00;t" is a title), with *body past its ';'; -1
+ * when there is none. */
+static long osc_ps(const struct sbx_ttyf *f, const unsigned char **body)
+{
+	const unsigned char *p = f->seq + 2, *end = f->seq + f->n_seq;
+	long ps = 0;
+	size_t digits = 0;
+
+	while (p < end && *p >= '0' && *p <= '9' && digits < 6) {
+		ps = ps * 10 + (*p++ - '0');
+		digits++;
+	}
+	if (digits == 0 || p == end || *p++ != ';')
+		return -1;
+	*body = p;
+	return ps;
+}
+
 /* The OSC held (ESC ] body): allowed are the title (0, 1, 2; printable)
  * and the colour queries ("4;N;?", "10;?" to "19;?"). */
 static bool osc_allowed(const struct sbx_ttyf *f)
 {
-	const unsigned char *p = f->seq + 2, *end = f->seq + f->n_seq;
-	unsigned ps = 0;
-	size_t digits = 0;
+	const unsigned char *p = NULL, *end = f->seq + f->n_seq;
+	long ps = osc_ps(f, &p);
 
-	while (p < end && *p >= '0' && *p <= '9' && digits < 6) {
-		ps = ps * 10 + (unsigned)(*p++ - '0');
-		digits++;
-	}
-	if (digits == 0 || p == end || *p++ != ';')
+	if (ps < 0)
 		return false;
 	if (ps <= 2) {
 		for (const unsigned char *q = p; q < end; q++)
@@ -404,10 +418,10 @@ static bool osc_allowed(const struct sbx_ttyf *f)
  * the terminal's title stack (CSI 22;0 t), popped by sbx_ttyf_reset():
  * the title is the user's again after the run, and a host program that
  * later asks the terminal for it does not get the command's text. */
-static void title_push(struct sbx_ttyf *f, unsigned char *out, size_t *o)
+static void title_push(struct sbx_ttyf *f, unsigned char *out, size_t *o, bool query)
 {
-	if (f->title || f->seq[2] > '2' || f->seq[3] != ';')
-		return; /* a colour query (osc_allowed(): "4;", "1N;") */
+	if (f->title || query)
+		return;
 	put(out, o, "\x1b[22;0t", 7);
 	f->title = true;
 }
@@ -416,12 +430,16 @@ static void title_push(struct sbx_ttyf *f, unsigned char *out, size_t *o)
  * user's title pushed before the command's first. */
 static void osc_end(struct sbx_ttyf *f, const char *term, size_t tlen, unsigned char *out, size_t *o)
 {
-	bool query = f->seq[2] > '2' || f->seq[3] != ';';
+	const unsigned char *body;
+	/* by its number: "00;t" and "01;t" are titles to the terminal
+	 * (on 4bb937e, taken for queries by their second byte, they passed
+	 * without the user's title pushed, and stayed after the run) */
+	bool query = osc_ps(f, &body) > 2;
 
 	if (f->over || !osc_allowed(f) || (query && !f->answers))
 		return;
 	f->queried |= query;
-	title_push(f, out, o);
+	title_push(f, out, o, query);
 	put(out, o, f->seq, f->n_seq);
 	put(out, o, term, tlen);
 }

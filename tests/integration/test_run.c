@@ -1641,6 +1641,59 @@ static void test_tty_saved_cursor(void)
 	free(err);
 }
 
+/*
+ * Review36a: a title set by an OSC number with leading zeros ("00",
+ * "01": a title to the terminal) on a run whose keys the relay reads.
+ * The user's title is pushed before it and popped at the end. On
+ * 4bb937e it was taken for a colour query by its second byte: passed
+ * with no push and no pop, the command's title left on the window after
+ * the run, for a host program that asks the terminal for it (CSI 21 t)
+ * to read as typed.
+ */
+static void test_tty_title_zeros(void)
+{
+	static const char driver[] =
+		"import os, sys, fcntl, termios, select, time\n"
+		"m, s = os.openpty()\n"
+		"pid = os.fork()\n"
+		"if pid == 0:\n"
+		"    os.setsid(); fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n"
+		"    for fd in (0, 1, 2): os.dup2(s, fd)\n"
+		"    os.execv(sys.argv[1], [sys.argv[1], 'run', '-p', sys.argv[2], '--', 'printf', sys.argv[3]])\n"
+		"os.close(s)\n"
+		"out, t0 = b'', time.monotonic()\n"
+		"while time.monotonic() - t0 < 30:\n"
+		"    if select.select([m], [], [], 0.2)[0]:\n"
+		"        try: b = os.read(m, 65536)\n"
+		"        except OSError: b = b''\n"
+		"        if not b: break\n"
+		"        out += b\n"
+		"    elif os.waitpid(pid, os.WNOHANG)[0]: break\n"
+		"print(repr(out))\n";
+	static const char *const titles[] = {"\\033]00;EVIL\\007", "\\033]01;EVIL\\033\\\\"};
+	char *out = NULL, *err = NULL;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++) {
+		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)driver,
+				(char *)test_passavant_bin(), p_policy, (char *)titles[i], NULL};
+		const char *set, *pop;
+
+		out = err = NULL;
+		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+		set = out != NULL ? strstr(out, ";EVIL") : NULL;
+		pop = set != NULL ? strstr(set, "\\x1b[23;0t") : NULL;
+		ROW(set != NULL && set - out >= 17 && strncmp(set - 17, "\\x1b[22;0t\\x1b]0", 16) == 0 && pop != NULL,
+		    "title %zu: not pushed before and popped after the command's: %s", i, test_nz(out));
+		free(out);
+		free(err);
+	}
+}
+
 TEST_REGISTRAR(register_run)
 {
 	CU_pSuite s = test_suite("run", suite_init, suite_cleanup);
@@ -1657,6 +1710,7 @@ TEST_REGISTRAR(register_run)
 		 test_tty_relay);
 	test_add(s, "the command's terminal: what a restored cursor brings back is put back (tmux)",
 		 test_tty_saved_cursor);
+	test_add(s, "the command's terminal: a title by OSC 00 or 01 is pushed and popped", test_tty_title_zeros);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);

@@ -293,10 +293,43 @@ static void test_reset_saved(void)
 			/* the saved cursor overwritten, last */
 			CU_ASSERT(n >= 2 && memcmp(reset + n - 2, "\x1b" "7", 2) == 0);
 		}
+	/* G1 line drawing shifted in when saved: the saved cursor is
+	 * overwritten too (a DECRC after the run would bring SO back) */
+	sbx_ttyf_init(&f, U, true);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)"\x1b)0\x0e\x1b" "7\x0f\x1b)B", 10, out);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset) - 1);
+	CU_ASSERT(n >= 2 && memcmp(reset + n - 2, "\x1b" "7", 2) == 0);
 	/* a save with nothing to undo adds nothing (vim's ? 1049 h) */
 	sbx_ttyf_init(&f, U, true);
 	(void)sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?1049h\x1b" "7\x1b" "8\x1b[?1049l", 20, out);
 	CU_ASSERT_EQUAL(sbx_ttyf_reset(&f, 80, reset, sizeof(reset)), 0);
+}
+
+/* A title by an OSC number with leading zeros ("00", "01", "002") is a
+ * title to the terminal: the user's pushed before it and popped after,
+ * whether keys are read or not (on 4bb937e it was taken for a query: no
+ * push, no pop, the command's title left; dropped when no key was read). */
+static void test_title_zeros(void)
+{
+	static const char *const in[] = {"\x1b]00;evil\x07", "\x1b]01;evil\x07", "\x1b]002;evil\x1b\\"};
+	unsigned char out[SBX_TTYF_OUT(64)], reset[SBX_TTYF_RESET + 1];
+	struct sbx_ttyf f;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		for (int answers = 0; answers < 2; answers++) {
+			sbx_ttyf_init(&f, U, answers == 1);
+			n = sbx_ttyf_feed(&f, (const unsigned char *)in[i], strlen(in[i]), out);
+			CU_ASSERT(n == 7 + strlen(in[i]) && memcmp(out, "\x1b[22;0t", 7) == 0 &&
+				  memcmp(out + 7, in[i], strlen(in[i])) == 0);
+			CU_ASSERT(!f.queried);
+			n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+			CU_ASSERT(n == 7 && memcmp(reset, "\x1b[23;0t", 7) == 0);
+		}
+	/* a colour query with zeros is still one */
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b]011;?\x07", 8, out);
+	CU_ASSERT(n == 8 && f.queried && !f.title);
 }
 
 /* Queries whose answers would reach the user's shell (the relay does not
@@ -393,6 +426,7 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 	test_add(s, "the modes left on are put back", test_reset);
 	test_add(s, "tab stops, G1-G3, SO, DECSCA, DECSACE, report modes are put back", test_reset_more);
 	test_add(s, "what a saved cursor brings back (G0, origin mode, autowrap) is put back", test_reset_saved);
+	test_add(s, "a title by an OSC number with leading zeros: the user's pushed and popped", test_title_zeros);
 	test_add(s, "queries only while their answers reach the command", test_queries);
 	test_add(s, "random input: only the allowlist comes out, within the bound", test_random);
 }
