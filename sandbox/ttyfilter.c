@@ -639,6 +639,34 @@ static bool c1_inside(const unsigned char *s, size_t n)
 	return false;
 }
 
+/*
+ * What stands for a character c1_inside() keeps from a terminal that may
+ * be 8-bit: ASCII, as text (never a byte a sequence is made of: the
+ * caller steps it as U+FFFD). The box drawing characters (every one of
+ * them has a byte 0x94-0x96) as '-', '|' and '+', the block elements as
+ * '#': tables, trees and frames (rich, npm, tree, pstree) stay readable
+ * with no locale; anything else '?'.
+ */
+static unsigned char either_ascii(uint32_t cp)
+{
+	static const uint16_t across[] = {0x00, 0x01, 0x04, 0x05, 0x08, 0x09, 0x4c, 0x4d,
+					  0x50, 0x74, 0x76, 0x78, 0x7a, 0x7c, 0x7e};
+	static const uint16_t down[] = {0x02, 0x03, 0x06, 0x07, 0x0a, 0x0b, 0x4e, 0x4f,
+					0x51, 0x75, 0x77, 0x79, 0x7b, 0x7d, 0x7f};
+
+	if (cp >= 0x2580 && cp <= 0x259f)
+		return '#';
+	if (cp < 0x2500 || cp > 0x257f)
+		return '?';
+	for (size_t i = 0; i < sizeof(across) / sizeof(across[0]); i++) {
+		if (cp - 0x2500 == across[i])
+			return '-';
+		if (cp - 0x2500 == down[i])
+			return '|';
+	}
+	return '+';
+}
+
 size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsigned char *out)
 {
 	size_t o = 0;
@@ -664,9 +692,11 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 					uint32_t cp = u8_decode(f->u8, want);
 
 					f->n_u8 = 0;
-					if (f->cs == SBX_TTYF_EITHER && cp >= 0xa0 && c1_inside(f->u8, want))
-						step(f, 0xfffd, (const unsigned char *)"?", 1, out, &o);
-					else
+					if (f->cs == SBX_TTYF_EITHER && cp >= 0xa0 && c1_inside(f->u8, want)) {
+						unsigned char a = either_ascii(cp);
+
+						step(f, 0xfffd, &a, 1, out, &o);
+					} else
 						step(f, cp, f->u8, want, out, &o);
 				}
 				continue;

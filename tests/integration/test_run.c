@@ -1641,6 +1641,59 @@ static void test_tty_saved_cursor(void)
 	free(err);
 }
 
+/* A pty driver: python3 -c THIS PASSAVANT POLICY FORMAT runs `passavant
+ * run -- printf FORMAT` on a terminal it holds, prints what reached it. */
+static const char tty_printf[] =
+	"import os, sys, fcntl, termios, select, time\n"
+	"m, s = os.openpty()\n"
+	"pid = os.fork()\n"
+	"if pid == 0:\n"
+	"    os.setsid(); fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n"
+	"    for fd in (0, 1, 2): os.dup2(s, fd)\n"
+	"    os.execv(sys.argv[1], [sys.argv[1], 'run', '-p', sys.argv[2], '--', 'printf', sys.argv[3]])\n"
+	"os.close(s)\n"
+	"out, t0 = b'', time.monotonic()\n"
+	"while time.monotonic() - t0 < 30:\n"
+	"    if select.select([m], [], [], 0.2)[0]:\n"
+	"        try: b = os.read(m, 65536)\n"
+	"        except OSError: b = b''\n"
+	"        if not b: break\n"
+	"        out += b\n"
+	"    elif os.waitpid(pid, os.WNOHANG)[0]: break\n"
+	"print(repr(out))\n";
+
+/*
+ * Review36a: no locale (the terminal may be 8-bit): box drawing
+ * characters, each with a byte 0x94-0x96, reach the terminal as '-', '|'
+ * and '+', block elements as '#' (on 4bb937e each was '?': a table or a
+ * tree printed by a command became a row of question marks).
+ */
+static void test_tty_box_either(void)
+{
+	char *out = NULL, *err = NULL;
+	/* PYTHONCOERCECLOCALE=0: else the driver's python3 sets
+	 * LC_CTYPE=C.UTF-8 for passavant (PEP 538) */
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "-u", "LANG", "-u", "LC_ALL", "-u", "LC_CTYPE",
+			"PYTHONCOERCECLOCALE=0", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)tty_printf,
+			(char *)test_passavant_bin(), p_policy,
+			"[\342\224\214\342\224\200\342\224\254\342\224\220|\342\224\202|\342\224\224\342\224\200"
+			"\342\224\264\342\224\230|\342\226\210\342\226\221]",
+			NULL};
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	ROW(test_has(out, "[+-++|||+-++|##]"), "box drawing with no locale: not '-', '|', '+', '#': %s",
+	    test_nz(out));
+	ROW(!test_has(out, "\\xe2") && !test_has(out, "\\x9"), "box drawing with no locale: a byte 0x80-0x9f sent: %s",
+	    test_nz(out));
+	free(out);
+	free(err);
+}
+
 /*
  * Review36a: a title set by an OSC number with leading zeros ("00",
  * "01": a title to the terminal) on a run whose keys the relay reads.
@@ -1652,24 +1705,6 @@ static void test_tty_saved_cursor(void)
  */
 static void test_tty_title_zeros(void)
 {
-	static const char driver[] =
-		"import os, sys, fcntl, termios, select, time\n"
-		"m, s = os.openpty()\n"
-		"pid = os.fork()\n"
-		"if pid == 0:\n"
-		"    os.setsid(); fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n"
-		"    for fd in (0, 1, 2): os.dup2(s, fd)\n"
-		"    os.execv(sys.argv[1], [sys.argv[1], 'run', '-p', sys.argv[2], '--', 'printf', sys.argv[3]])\n"
-		"os.close(s)\n"
-		"out, t0 = b'', time.monotonic()\n"
-		"while time.monotonic() - t0 < 30:\n"
-		"    if select.select([m], [], [], 0.2)[0]:\n"
-		"        try: b = os.read(m, 65536)\n"
-		"        except OSError: b = b''\n"
-		"        if not b: break\n"
-		"        out += b\n"
-		"    elif os.waitpid(pid, os.WNOHANG)[0]: break\n"
-		"print(repr(out))\n";
 	static const char *const titles[] = {"\\033]00;EVIL\\007", "\\033]01;EVIL\\033\\\\"};
 	char *out = NULL, *err = NULL;
 
@@ -1679,7 +1714,7 @@ static void test_tty_title_zeros(void)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++) {
-		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)driver,
+		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)tty_printf,
 				(char *)test_passavant_bin(), p_policy, (char *)titles[i], NULL};
 		const char *set, *pop;
 
@@ -1711,6 +1746,7 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "the command's terminal: what a restored cursor brings back is put back (tmux)",
 		 test_tty_saved_cursor);
 	test_add(s, "the command's terminal: a title by OSC 00 or 01 is pushed and popped", test_tty_title_zeros);
+	test_add(s, "the command's terminal: no locale: box drawing as '-', '|', '+'", test_tty_box_either);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);
