@@ -67,9 +67,12 @@ enum ttyf_state {
  * alternate screen (1049) before the modes listed ahead of it. These, and
  * the few in dec_plain[], are the only DEC modes a command may set or
  * reset: any other (DECCOLM's 132 columns, xterm's logging to a file
- * (46), the backarrow key's code (67), the Tektronix screen (38), colour
- * scheme and resize reports typed into the shell after the run (2031,
- * 2048), ...) drops the sequence it is in. */
+ * (46), the backarrow key's code (67), the Tektronix screen (38), ...)
+ * drops the sequence it is in. The report modes (mouse, focus, colour
+ * scheme and resize: 9, 1000-1004, 2031, 2048) pass and are put back at
+ * the end, so that nothing is typed into the shell after the run; while
+ * the relay reads no keys (output only, a run in the background) what
+ * they report during the run waits in the terminal for the shell. */
 static const struct {
 	unsigned mode;
 	bool on; /* the terminal's default */
