@@ -304,7 +304,8 @@ static const char *facts_what(const struct req_facts *f, char *buf, size_t len)
 }
 
 /*
- * TRACE and TRACK (every request); inside a tunnel CONNECT, then the
+ * TRACE and TRACK (every request, once its target is known: a plain
+ * request's first pass has none); inside a tunnel CONNECT, then the
  * origin form (or "*" for OPTIONS), the host and port staying the
  * tunnel's. True to go on.
  */
@@ -312,8 +313,6 @@ static bool judge_form(const struct req_facts *f, struct verdict *v)
 {
 	const char *m = f->method, *p = f->path != NULL ? f->path : "(no :path)";
 
-	if (strcmp(m, "TRACE") == 0 || strcmp(m, "TRACK") == 0)
-		return refuse_with(v, 405, NULL, NULL, "passavant: %s refused: method not allowed through the proxy", m);
 	/* RFC 9112 and 9113 targets have no fragment, and servers read what
 	 * follows a '#' differently: Go's ParseRequestURI keeps it in the
 	 * query, so "/x?a#&_method=DELETE" was a DELETE to a Go service
@@ -323,6 +322,11 @@ static bool judge_form(const struct req_facts *f, struct verdict *v)
 	 * its audit line then names the host). */
 	if (f->tgt == NULL)
 		return true;
+	/* TRACE and TRACK once the target is known too, so that the audit
+	 * line of an intercepted or plain one names its host and port
+	 * (round 36, N1: "host":null) */
+	if (strcmp(m, "TRACE") == 0 || strcmp(m, "TRACK") == 0)
+		return refuse_with(v, 405, NULL, NULL, "passavant: %s refused: method not allowed through the proxy", m);
 	if (f->path != NULL && memchr(f->path, '#', f->path_len) != NULL) {
 		char w[512];
 

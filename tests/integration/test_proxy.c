@@ -423,14 +423,23 @@ static void test_refused_name_not_resolved(void)
 
 static void test_trace_and_bad_targets(void)
 {
-	char req[512], *resp;
+	char req[512], *resp, *audit, port[16];
+	size_t mark = test_file_size(px_main.audit);
 	int n;
 
-	n = snprintf(req, sizeof(req), "TRACE http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
+	n = snprintf(req, sizeof(req), "TRACE http://%s/pv-trace HTTP/1.1\r\nHost: %s\r\n\r\n", up.addr, up.addr);
 	resp = raw_exchange(px_main.addr, req, (size_t)n, NULL);
 	CU_ASSERT_FATAL(resp != NULL);
 	CU_ASSERT(strncmp(resp, "HTTP/1.1 405", 12) == 0);
 	free(resp);
+	/* Its audit line names the host and port (round 36, N1: the method
+	 * was refused before the target was read, "host":null) */
+	snprintf(port, sizeof(port), "\"port\":%s", strrchr(up.addr, ':') + 1);
+	audit = test_file_since(px_main.audit, mark);
+	ROW(audit != NULL && test_has(audit, "\"method\":\"TRACE\"") && test_has(audit, "\"host\":\"127.0.0.1\"") &&
+		    test_has(audit, port) && !test_has(audit, "\"host\":null"),
+	    "the TRACE's audit line does not name its host and port (%s): %s", port, test_nz(audit));
+	free(audit);
 	/* Origin form is not a proxy request. */
 	resp = raw_exchange(px_main.addr, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n", 32, NULL);
 	CU_ASSERT_FATAL(resp != NULL);

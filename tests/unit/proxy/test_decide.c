@@ -215,8 +215,16 @@ static void test_verdict_form(void)
 	f.nhost = 2; /* the method comes first */
 	want_refusal(&f, 405, NULL, NULL, "passavant: TRACE refused: method not allowed through the proxy");
 	f.method = "TRACK";
-	f.tgt = NULL; /* plain HTTP before its target is parsed: the method alone */
+	f.tgt = NULL; /* plain HTTP before its target is parsed: not judged */
 	f.tunnel = false;
+	{
+		struct verdict v;
+
+		CU_ASSERT_TRUE(conn_verdict(&f, &v));
+	}
+	/* then refused once it is, its host known for the audit (round
+	 * 36, N1: "host":null) */
+	f.tgt = as_ct(&t);
 	want_refusal(&f, 405, NULL, NULL, "passavant: TRACK refused: method not allowed through the proxy");
 	tunnel_facts(&f, &t, "example.com", p);
 	f.method = "CONNECT";
