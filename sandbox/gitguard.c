@@ -236,12 +236,24 @@ static const char *const env_steer_exact[] = {
 	"ANTHROPIC_BASE_URL", "CODE_ASSIST_ENDPOINT", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
 	"ALL_PROXY", "all_proxy", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
 	"CURL_CA_BUNDLE",
+	/* review of round 36: what a build the agent starts runs (cargo's
+	 * compiler, make's and setuptools' CC, gcc's -wrapper in flags, the
+	 * Go and Java toolchains by their homes, Gradle's init scripts, the
+	 * JVM's -javaagent in the build tools' options), what Python and node
+	 * import on a word (a warnings category, breakpoint(), the REPL's
+	 * module), configs of Python code (IPython, Jupyter) and config files
+	 * that name commands (kubectl's exec, the AWS CLI's credential_process,
+	 * Terraform's dev_overrides), the .NET runtime and profiler */
+	"RUSTC", "RUSTDOC", "RUSTFLAGS", "RUSTDOCFLAGS", "CC", "CXX", "CPP", "CFLAGS", "CXXFLAGS", "LDFLAGS",
+	"GOROOT", "JAVA_HOME", "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
+	"NODE_REPL_EXTERNAL_MODULE", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_PATH", "KUBECONFIG",
+	"AWS_CONFIG_FILE", "TF_CLI_CONFIG_FILE", "DOTNET_ROOT",
 };
 static const char *const env_steer_prefix[] = {
 	"LD_",	   "DYLD_",   "LUA_",	   "GIT_",     "XDG_",	       "OPENSSL_",	"NPM_CONFIG_",
 	"npm_config_", "PIP_", "UV_",	   "CARGO_",   "RUSTUP_",      "BUN_",		"MISE_",
 	"ASDF_",   "DIRENV_", "AIDER_",    "GEMINI_",  "GOOGLE_GEMINI_", "GOOGLE_GENAI_", "GOOGLE_VERTEX_",
-	"QWEN_",
+	"QWEN_",   "YARN_",   "BUNDLE_",   "CMAKE_",   "CORECLR_",
 };
 
 /* Bytes the dotenv readers skip before a name: ASCII white space
@@ -252,19 +264,32 @@ static bool env_blank(unsigned char c)
 	return c == ' ' || (c >= '\t' && c <= '\r' && c != '\n') || c >= 0x80;
 }
 
+/* U+2028 and U+2029 (UTF-8 E2 80 A8/A9) at text: JavaScript's regular
+ * expressions take them as line ends, and the dotenv package's LINE is
+ * one with the m flag, so a name after one is read as a line's
+ * ("# note<U+2028>NODE_OPTIONS=..."; review of round 36). python-dotenv
+ * keeps them inside a line: ending the line here too reads more names,
+ * never fewer. */
+static bool js_line_end(const char *text, size_t left)
+{
+	return left >= 3 && (unsigned char)text[0] == 0xe2 && (unsigned char)text[1] == 0x80 &&
+	       ((unsigned char)text[2] == 0xa8 || (unsigned char)text[2] == 0xa9);
+}
+
 /* The name of the first variable of the .env text (len bytes) that
  * steers the tools loading it (above), copied into out; false if none.
  * A line (ended by LF, CR or CRLF: both readers take a lone CR as a
- * line end) is NAME=VALUE, "export NAME=VALUE", or NAME: VALUE (the
- * dotenv package Gemini CLI uses), blanks around the name, which may be
- * quoted, as python-dotenv and dotenv read it. */
+ * line end; U+2028 and U+2029 too, js_line_end()) is NAME=VALUE,
+ * "export NAME=VALUE", or NAME: VALUE (the dotenv package Gemini CLI
+ * uses), blanks around the name, which may be quoted, as python-dotenv
+ * and dotenv read it. */
 static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 {
 	for (size_t i = 0; i < len;) {
 		size_t e = i, n0, n1;
 		char q;
 
-		while (e < len && text[e] != '\n' && text[e] != '\r')
+		while (e < len && text[e] != '\n' && text[e] != '\r' && !js_line_end(text + e, len - e))
 			e++;
 		while (i < e && env_blank((unsigned char)text[i]))
 			i++;
@@ -307,13 +332,16 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 }
 
 /* The .env files of the directory fd (g->path) (.env, and the
- * .env.local and .env.NODE_ENV a Bun-built tool also loads), written in the
+ * .env.local, .env.NODE_ENV and .env.NODE_ENV.local a Bun-built tool
+ * also loads), written in the
  * session: moved aside when one steers the tools that load it
  * (env_steering()), is a link (made here, whatever it names), or cannot
  * be read whole (over 1 MiB). */
 static void check_dotenv(struct gg *g, int fd, bool fresh_way)
 {
-	static const char *const names[] = {".env", ".env.local", ".env.development", ".env.production", ".env.test"};
+	static const char *const names[] = {".env",		   ".env.local",	      ".env.development",
+					    ".env.production",	   ".env.test",		      ".env.development.local",
+					    ".env.production.local", ".env.test.local"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char var[72], why[256];
@@ -407,6 +435,21 @@ static int walk_open(struct gg *g, int parentfd, const char *name, bool *restore
 	return fd;
 }
 
+/* ".development", ".production" or ".test", each with ".local" or not:
+ * the .env.NODE_ENV and .env.NODE_ENV.local a Bun-built tool loads. */
+static bool env_mode(const char *s)
+{
+	static const char *const modes[] = {".development", ".production", ".test"};
+
+	for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
+		size_t ml = strlen(modes[k]);
+
+		if (strncmp(s, modes[k], ml) == 0 && (s[ml] == '\0' || strcmp(s + ml, ".local") == 0))
+			return true;
+	}
+	return false;
+}
+
 /* Notes the git-directory markers among the entries (name, type t). */
 static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 {
@@ -447,9 +490,7 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 		sc->gitignore = sc->gitignore || (t == DT_REG && strcmp(name, ".gitignore") == 0);
 		sc->hgignore = sc->hgignore || (t == DT_REG && strcmp(name, ".hgignore") == 0);
 		sc->dotenv = sc->dotenv || ((t == DT_REG || t == DT_LNK) && strncmp(name, ".env", 4) == 0 &&
-					    (name[4] == '\0' || strcmp(name + 4, ".local") == 0 ||
-					     strcmp(name + 4, ".development") == 0 || strcmp(name + 4, ".production") == 0 ||
-					     strcmp(name + 4, ".test") == 0));
+					    (name[4] == '\0' || strcmp(name + 4, ".local") == 0 || env_mode(name + 4)));
 		break;
 	case 'p':
 		if ((t == DT_REG || t == DT_LNK) && strcmp(name, "pyvenv.cfg") == 0)

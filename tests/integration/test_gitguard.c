@@ -2194,6 +2194,51 @@ static void test_round36_dotenv(void)
 	gcase_free(&c);
 }
 
+/* Review of round 36 (review36c): a .env the dotenv package (Gemini
+ * CLI's) reads a line of after U+2028 or U+2029, which its LINE regular
+ * expression (the m flag) takes as line ends ("# note<U+2028>NODE_OPTIONS="),
+ * the .env.NODE_ENV.local a Bun-built tool loads, and variables that
+ * make a build or a runtime run a program or load code (cargo's RUSTC,
+ * make's CC, GOROOT, JAVA_HOME, Yarn's YARN_YARN_PATH, bundler's
+ * BUNDLE_GEMFILE, PYTHONWARNINGS, KUBECONFIG's exec) are moved aside too;
+ * an application's .env with U+2028 in a value and names near those
+ * (RUST_LOG, CC_EMAIL, YARNING) stays. */
+static void test_round36_dotenv_more(void)
+{
+	static const char *const want[] = {"/work/a/.env: ",	       "setting NODE_OPTIONS",
+					   "/work/b/.env: ",	       "setting BASH_ENV",
+					   "/work/c/.env.development.local: ", "setting LD_PRELOAD",
+					   "/work/d/.env.test.local: ",  "/work/e/.env: ",
+					   "setting RUSTC",	       "/work/f/.env: ",
+					   "setting CC",		       "/work/g/.env: ",
+					   "setting YARN_YARN_PATH",     "/work/h/.env: ",
+					   "setting BUNDLE_GEMFILE",     "/work/i/.env: ",
+					   "setting GOROOT",	       "/work/j/.env: ",
+					   "setting PYTHONWARNINGS",     "/work/k/.env: ",
+					   "setting KUBECONFIG",	       "/work/l/.env: ",
+					   "setting JAVA_HOME",	       NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a b c d e f g h i j k l z && "
+				 "printf '# note\342\200\250NODE_OPTIONS=--require=/x.js\n' > a/.env && "
+				 "printf 'X=\047y\047\342\200\251BASH_ENV=/x/h.sh\n' > b/.env && "
+				 "printf 'LD_PRELOAD=/x.so\n' > c/.env.development.local && "
+				 "printf 'NODE_OPTIONS=--require=/x.js\n' > d/.env.test.local && "
+				 "printf 'RUSTC=/x/rustc\n' > e/.env && printf 'CC=./cc.sh\n' > f/.env && "
+				 "printf 'YARN_YARN_PATH=./x.cjs\n' > g/.env && printf 'BUNDLE_GEMFILE=x.rb\n' > h/.env && "
+				 "printf 'GOROOT=/x/go\n' > i/.env && printf 'PYTHONWARNINGS=ignore::x.Y\n' > j/.env && "
+				 "printf 'KUBECONFIG=./kc\n' > k/.env && printf 'JAVA_HOME=/x/jdk\n' > l/.env && "
+				 "printf 'TITLE=a\342\200\250b\nRUST_LOG=debug\nCC_EMAIL=x@y\nYARNING=1\n' > z/.env",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && !exists(&c, "work/a/.env"));
+	CU_ASSERT(exists(&c, "work/d/.env.test.local.passavant-quarantine"));
+	CU_ASSERT(exists(&c, "work/z/.env") && !test_has(c.err, "/work/z/.env"));
+	gcase_free(&c);
+}
+
 /* The writable tree is a subdirectory of a repository whose git
  * directory lies above it, read-only: that repository's own
  * core.hooksPath names a hooks directory inside the tree, rewritten in
@@ -4271,6 +4316,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_round36_rows);
 	test_add(s, "round 36 (f1): a .env the session wrote that steers the agents loading it is moved aside; an application's stays",
 		 test_round36_dotenv);
+	test_add(s, "review of round 36: a .env line after U+2028, .env.NODE_ENV.local, build and runtime variables",
+		 test_round36_dotenv_more);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
