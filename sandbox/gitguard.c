@@ -248,6 +248,13 @@ static const char *const env_steer_exact[] = {
 	"GOROOT", "JAVA_HOME", "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
 	"NODE_REPL_EXTERNAL_MODULE", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_PATH", "KUBECONFIG",
 	"AWS_CONFIG_FILE", "TF_CLI_CONFIG_FILE", "DOTNET_ROOT",
+	/* the Google auth library runs an external account's command
+	 * (GOOGLE_APPLICATION_CREDENTIALS may be the application's) only
+	 * with this set; Gemini CLI's sandbox options (its container's
+	 * flags, mounts and environment); where aider's litellm and others
+	 * send the key (any NAME_API_BASE too, below) */
+	"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "SANDBOX_FLAGS", "SANDBOX_MOUNTS", "SANDBOX_ENV",
+	"AZURE_OPENAI_ENDPOINT", "OLLAMA_HOST",
 };
 static const char *const env_steer_prefix[] = {
 	"LD_",	   "DYLD_",   "LUA_",	   "GIT_",     "XDG_",	       "OPENSSL_",	"NPM_CONFIG_",
@@ -321,6 +328,9 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 				hit = strlen(env_steer_prefix[k]) < nl &&
 				      memcmp(env_steer_prefix[k], text + n0, strlen(env_steer_prefix[k])) == 0 &&
 				      !(nl > 8 && memcmp(text + n1 - 8, "_API_KEY", 8) == 0);
+			/* litellm's NAME_API_BASE (AZURE_API_BASE, OLLAMA_API_BASE):
+			 * where aider sends that provider's key */
+			hit = hit || (nl > 9 && memcmp(text + n1 - 9, "_API_BASE", 9) == 0);
 			if (hit) {
 				(void)snprintf(out, outlen, "%.*s", (int)(nl < 64 ? nl : 64), text + n0);
 				return true;
@@ -335,8 +345,8 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
  * .env.local, .env.NODE_ENV and .env.NODE_ENV.local a Bun-built tool
  * also loads), written in the
  * session: moved aside when one steers the tools that load it
- * (env_steering()), is a link (made here, whatever it names), or cannot
- * be read whole (over 1 MiB). */
+ * (env_steering()), is a link (made here, whatever it names), a FIFO or
+ * a socket, or cannot be read whole (over 1 MiB). */
 static void check_dotenv(struct gg *g, int fd, bool fresh_way)
 {
 	static const char *const names[] = {".env",		   ".env.local",	      ".env.development",
@@ -349,12 +359,20 @@ static void check_dotenv(struct gg *g, int fd, bool fresh_way)
 		size_t len = 0;
 		char *text;
 
-		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) ||
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
 		    gg_quarantined(g, fd, names[i], fresh_way) || !(fresh_way || gg_changed(g, fd, names[i])))
 			continue;
 		if (S_ISLNK(st.st_mode)) {
 			gg_quarantine(g, fd, g->path, names[i],
 				      "a link made in the session where agents load an env file (.env: Gemini CLI, aider, mise)");
+			continue;
+		}
+		/* A FIFO or socket: the agent reading it at start waits for
+		 * whoever writes it, or fails (review of round 36). */
+		if (!S_ISREG(st.st_mode)) {
+			gg_quarantine(g, fd, g->path, names[i],
+				      "a FIFO or socket made in the session where agents load an env file (.env: Gemini "
+				      "CLI, aider, mise)");
 			continue;
 		}
 		text = fileio_read_at(fd, names[i], 1024 * 1024, FILEIO_NOFOLLOW, &len, &st);
@@ -394,7 +412,7 @@ struct scan {
 				 module (*.so), or a link so named */
 	bool gitignore;       /* a .gitignore file */
 	bool hgignore;        /* a .hgignore file */
-	bool dotenv;          /* a .env, .env.local or .env.NODE_ENV (or a link) */
+	bool dotenv;          /* a .env, .env.local or .env.NODE_ENV (or a link, a FIFO) */
 	unsigned venv;        /* GG_PY_*: a pyvenv.cfg, or a bin/, lib/, lib64/,
 				 Lib/ or conda-meta/: maybe a Python environment */
 	struct ent *ents;
@@ -489,7 +507,7 @@ static void scan_marker(struct scan *sc, const char *name, unsigned char t)
 			sc->dotgit = t;
 		sc->gitignore = sc->gitignore || (t == DT_REG && strcmp(name, ".gitignore") == 0);
 		sc->hgignore = sc->hgignore || (t == DT_REG && strcmp(name, ".hgignore") == 0);
-		sc->dotenv = sc->dotenv || ((t == DT_REG || t == DT_LNK) && strncmp(name, ".env", 4) == 0 &&
+		sc->dotenv = sc->dotenv || (t != DT_DIR && strncmp(name, ".env", 4) == 0 &&
 					    (name[4] == '\0' || strcmp(name + 4, ".local") == 0 || env_mode(name + 4)));
 		break;
 	case 'p':

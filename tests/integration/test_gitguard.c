@@ -2200,9 +2200,12 @@ static void test_round36_dotenv(void)
  * the .env.NODE_ENV.local a Bun-built tool loads, and variables that
  * make a build or a runtime run a program or load code (cargo's RUSTC,
  * make's CC, GOROOT, JAVA_HOME, Yarn's YARN_YARN_PATH, bundler's
- * BUNDLE_GEMFILE, PYTHONWARNINGS, KUBECONFIG's exec) are moved aside too;
- * an application's .env with U+2028 in a value and names near those
- * (RUST_LOG, CC_EMAIL, YARNING) stays. */
+ * BUNDLE_GEMFILE, PYTHONWARNINGS, KUBECONFIG's exec), where aider sends
+ * a key (AZURE_API_BASE), the Google auth library's switch for an
+ * external account's command, and a FIFO (the agent waits on it) are
+ * moved aside too; an application's .env with U+2028 in a value and
+ * names near those (RUST_LOG, CC_EMAIL, YARNING, a service account's
+ * file, VITE_API_BASE_URL) stays. */
 static void test_round36_dotenv_more(void)
 {
 	static const char *const want[] = {"/work/a/.env: ",	       "setting NODE_OPTIONS",
@@ -2216,12 +2219,17 @@ static void test_round36_dotenv_more(void)
 					   "setting GOROOT",	       "/work/j/.env: ",
 					   "setting PYTHONWARNINGS",     "/work/k/.env: ",
 					   "setting KUBECONFIG",	       "/work/l/.env: ",
-					   "setting JAVA_HOME",	       NULL};
+					   "setting JAVA_HOME",	       "/work/m/.env: a FIFO or socket",
+					   "/work/n/.env: ",	       "setting AZURE_API_BASE",
+					   "/work/o/.env: ",	       "setting GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES",
+					   NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
-				 "mkdir -p a b c d e f g h i j k l z && "
+				 "mkdir -p a b c d e f g h i j k l m n o z && mkfifo m/.env && "
+				 "printf 'AZURE_API_BASE=https://x.example\nAZURE_API_KEY=k\n' > n/.env && "
+				 "printf 'GOOGLE_APPLICATION_CREDENTIALS=./ea.json\nGOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1\n' > o/.env && "
 				 "printf '# note\342\200\250NODE_OPTIONS=--require=/x.js\n' > a/.env && "
 				 "printf 'X=\047y\047\342\200\251BASH_ENV=/x/h.sh\n' > b/.env && "
 				 "printf 'LD_PRELOAD=/x.so\n' > c/.env.development.local && "
@@ -2230,7 +2238,8 @@ static void test_round36_dotenv_more(void)
 				 "printf 'YARN_YARN_PATH=./x.cjs\n' > g/.env && printf 'BUNDLE_GEMFILE=x.rb\n' > h/.env && "
 				 "printf 'GOROOT=/x/go\n' > i/.env && printf 'PYTHONWARNINGS=ignore::x.Y\n' > j/.env && "
 				 "printf 'KUBECONFIG=./kc\n' > k/.env && printf 'JAVA_HOME=/x/jdk\n' > l/.env && "
-				 "printf 'TITLE=a\342\200\250b\nRUST_LOG=debug\nCC_EMAIL=x@y\nYARNING=1\n' > z/.env",
+				 "printf 'TITLE=a\342\200\250b\nRUST_LOG=debug\nCC_EMAIL=x@y\nYARNING=1\n"
+				 "GOOGLE_APPLICATION_CREDENTIALS=./sa.json\nVITE_API_BASE_URL=/api\n' > z/.env",
 				 NULL) == 0);
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && !exists(&c, "work/a/.env"));
