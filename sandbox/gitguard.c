@@ -316,7 +316,19 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 			i++;
 		while (i < e && env_blank((unsigned char)text[i]))
 			i++;
-		if (n1 > n0 && i < e && (text[i] == '=' || text[i] == ':')) {
+		/* The dotenv package's \s* before the '=' spans line ends
+		 * ("NODE_OPTIONS\n\n=--require=..." sets NODE_OPTIONS; review
+		 * of round 36): a name alone on its line is judged when only
+		 * blanks and line ends come before an '='. */
+		if (n1 > n0 && i == e) {
+			size_t j = e;
+
+			while (j < len && (text[j] == '\n' || text[j] == '\r' || env_blank((unsigned char)text[j])))
+				j++;
+			if (j < len && text[j] == '=')
+				i = e = j;
+		}
+		if (n1 > n0 && i <= e && i < len && (text[i] == '=' || text[i] == ':')) {
 			size_t nl = n1 - n0;
 			bool hit = false;
 
