@@ -264,11 +264,13 @@ static const char *const env_steer_prefix[] = {
 };
 
 /* Bytes the dotenv readers skip before a name: ASCII white space
- * (python-dotenv's \s takes \v and \f) and anything not ASCII (a BOM,
- * a no-break space, which python's str regex takes as white space). */
+ * (python-dotenv's \s takes \v and \f, and the separators 0x1c-0x1f:
+ * "<US>AIDER_LINT_CMD=..." set it for aider, review of round 36) and
+ * anything not ASCII (a BOM, a no-break space, which python's str regex
+ * takes as white space). */
 static bool env_blank(unsigned char c)
 {
-	return c == ' ' || (c >= '\t' && c <= '\r' && c != '\n') || c >= 0x80;
+	return c == ' ' || (c >= '\t' && c <= '\r' && c != '\n') || (c >= 0x1c && c <= 0x1f) || c >= 0x80;
 }
 
 /* U+2028 and U+2029 (UTF-8 E2 80 A8/A9) at text: JavaScript's regular

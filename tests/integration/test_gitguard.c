@@ -2197,7 +2197,8 @@ static void test_round36_dotenv(void)
 /* Review of round 36 (review36c): a .env the dotenv package (Gemini
  * CLI's) reads a line of after U+2028 or U+2029, which its LINE regular
  * expression (the m flag) takes as line ends ("# note<U+2028>NODE_OPTIONS="),
- * or a name whose '=' is on a later line (its \s* spans line ends),
+ * or a name whose '=' is on a later line (its \s* spans line ends), a
+ * name after 0x1f (python-dotenv's \s, aider's reader),
  * the .env.NODE_ENV.local a Bun-built tool loads, and variables that
  * make a build or a runtime run a program or load code (cargo's RUSTC,
  * make's CC, GOROOT, JAVA_HOME, Yarn's YARN_YARN_PATH, bundler's
@@ -2224,13 +2225,14 @@ static void test_round36_dotenv_more(void)
 					   "/work/n/.env: ",	       "setting AZURE_API_BASE",
 					   "/work/o/.env: ",	       "setting GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES",
 					   "/work/p/.env: an env file agents load (Gemini CLI, aider, mise) setting BASH_ENV",
-					   NULL};
+					   "/work/q/.env: ",	       "setting AIDER_LINT_CMD", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
 				 "mkdir -p a b c d e f g h i j k l m n o p z && mkfifo m/.env && "
-				 "printf 'X=1\nBASH_ENV\n\n  =/x/h.sh\n' > p/.env && "
+				 "printf 'X=1\nBASH_ENV\n\n  =/x/h.sh\n' > p/.env && mkdir q && "
+				 "printf 'X=1\n\037AIDER_LINT_CMD=sh -c x\n' > q/.env && "
 				 "printf 'AZURE_API_BASE=https://x.example\nAZURE_API_KEY=k\n' > n/.env && "
 				 "printf 'GOOGLE_APPLICATION_CREDENTIALS=./ea.json\nGOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1\n' > o/.env && "
 				 "printf '# note\342\200\250NODE_OPTIONS=--require=/x.js\n' > a/.env && "
