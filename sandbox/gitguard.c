@@ -1156,7 +1156,10 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_check_gitignore(g, fd);
 	if (sc.hgignore && !ingit)
 		gg_check_hgignore(g, fd);
-	if (sc.dotenv && !ingit)
+	/* In a git directory too: HEAD, objects/ and refs/ made beside a
+	 * .env made the walk take the directory for one, and the .env
+	 * there stayed (review of round 36); agents load it all the same. */
+	if (sc.dotenv)
 		check_dotenv(g, fd, fresh_way);
 	if (sc.venv != 0 && !ingit)
 		gg_check_venv(g, fd, sc.venv);

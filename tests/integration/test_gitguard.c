@@ -2198,7 +2198,8 @@ static void test_round36_dotenv(void)
  * CLI's) reads a line of after U+2028 or U+2029, which its LINE regular
  * expression (the m flag) takes as line ends ("# note<U+2028>NODE_OPTIONS="),
  * or a name whose '=' is on a later line (its \s* spans line ends), a
- * name after 0x1f (python-dotenv's \s, aider's reader),
+ * name after 0x1f (python-dotenv's \s, aider's reader), a .env in a
+ * directory made to look like a git directory (HEAD, objects/, refs/),
  * the .env.NODE_ENV.local a Bun-built tool loads, and variables that
  * make a build or a runtime run a program or load code (cargo's RUSTC,
  * make's CC, GOROOT, JAVA_HOME, Yarn's YARN_YARN_PATH, bundler's
@@ -2225,14 +2226,17 @@ static void test_round36_dotenv_more(void)
 					   "/work/n/.env: ",	       "setting AZURE_API_BASE",
 					   "/work/o/.env: ",	       "setting GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES",
 					   "/work/p/.env: an env file agents load (Gemini CLI, aider, mise) setting BASH_ENV",
-					   "/work/q/.env: ",	       "setting AIDER_LINT_CMD", NULL};
+					   "/work/q/.env: ",	       "setting AIDER_LINT_CMD",
+					   "/work/r/.env: an env file agents load (Gemini CLI, aider, mise) setting PYTHONPATH",
+					   NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
 				 "mkdir -p a b c d e f g h i j k l m n o p z && mkfifo m/.env && "
 				 "printf 'X=1\nBASH_ENV\n\n  =/x/h.sh\n' > p/.env && mkdir q && "
-				 "printf 'X=1\n\037AIDER_LINT_CMD=sh -c x\n' > q/.env && "
+				 "printf 'X=1\n\037AIDER_LINT_CMD=sh -c x\n' > q/.env && mkdir -p r/objects r/refs && "
+				 "echo 'ref: refs/heads/main' > r/HEAD && printf 'PYTHONPATH=/x\n' > r/.env && "
 				 "printf 'AZURE_API_BASE=https://x.example\nAZURE_API_KEY=k\n' > n/.env && "
 				 "printf 'GOOGLE_APPLICATION_CREDENTIALS=./ea.json\nGOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1\n' > o/.env && "
 				 "printf '# note\342\200\250NODE_OPTIONS=--require=/x.js\n' > a/.env && "
