@@ -1108,7 +1108,7 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 			}
 		}
 		/* where a .gitignore was (gg_check_gitignore()) */
-		if (sc.gitignore && !ingit)
+		if (sc.gitignore)
 			gg_py_note(g, NULL, ".gitignore");
 		if (sc.dotgit == DT_REG)
 			gg_check_worktree_side(g, fd);
@@ -1152,16 +1152,20 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		gg_py_drop_compiled(g, fd);
 	/* What git status does not show (gitignored.c): a .gitignore
 	 * written in the session, a virtual environment's files. */
-	if (sc.gitignore && !ingit)
+	/* In what the walk takes for a git directory too: git status walks
+	 * a directory holding HEAD, objects/ and refs/ as any other, and
+	 * its .gitignore hid what the session wrote beside it (review of
+	 * round 36). */
+	if (sc.gitignore)
 		gg_check_gitignore(g, fd);
-	if (sc.hgignore && !ingit)
+	if (sc.hgignore)
 		gg_check_hgignore(g, fd);
 	/* In a git directory too: HEAD, objects/ and refs/ made beside a
 	 * .env made the walk take the directory for one, and the .env
 	 * there stayed (review of round 36); agents load it all the same. */
 	if (sc.dotenv)
 		check_dotenv(g, fd, fresh_way);
-	if (sc.venv != 0 && !ingit)
+	if (sc.venv != 0)
 		gg_check_venv(g, fd, sc.venv);
 	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */
 	gg_check_hg_prompt(g, fd); /* its branch and bookmarks (githg.c) */

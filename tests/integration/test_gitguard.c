@@ -2257,6 +2257,32 @@ static void test_round36_dotenv_more(void)
 	gcase_free(&c);
 }
 
+/* Review of round 36 (review36c): HEAD, objects/ and refs/ made in a
+ * directory made the walk take it for a git directory, and what it
+ * skips there stayed unnamed: a .gitignore of "*" hiding a new module
+ * from git status (git walks such a directory as any other), a
+ * venv's bin/activate rewritten. Both named on HEAD; on 8788973 the
+ * row fails (nothing named). */
+static void test_fake_gitdir_skips(void)
+{
+	static const char *const want[] = {"/work/a/.gitignore for planted programs: written in the session", "evil.py",
+					   "/work/.venv/bin/activate: a virtual environment's activation script", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && echo 'def test_ok(): pass' > t.py && printf '.venv/\\n' > .gitignore && "
+				 "git add . && git commit -q -m t && mkdir -p .venv/bin .venv/lib/python3.99/site-packages && "
+				 "echo 'home = /usr/bin' > .venv/pyvenv.cfg && echo '# activate' > .venv/bin/activate",
+				 NULL, NULL,
+				 "mkdir -p a/objects a/refs .venv/objects .venv/refs && echo 'ref: refs/heads/main' > a/HEAD && "
+				 "echo 'ref: refs/heads/main' > .venv/HEAD && printf '*\\n' > a/.gitignore && "
+				 "echo 'import os' > a/evil.py && echo 'touch x' >> .venv/bin/activate",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* The writable tree is a subdirectory of a repository whose git
  * directory lies above it, read-only: that repository's own
  * core.hooksPath names a hooks directory inside the tree, rewritten in
@@ -4336,6 +4362,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_round36_dotenv);
 	test_add(s, "review of round 36: a .env line after U+2028, .env.NODE_ENV.local, build and runtime variables",
 		 test_round36_dotenv_more);
+	test_add(s, "review of round 36: a .gitignore and a venv in a directory made to look like a git directory",
+		 test_fake_gitdir_skips);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
