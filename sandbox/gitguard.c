@@ -255,6 +255,9 @@ static const char *const env_steer_exact[] = {
 	 * send the key (any NAME_API_BASE too, below) */
 	"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "SANDBOX_FLAGS", "SANDBOX_MOUNTS", "SANDBOX_ENV",
 	"AZURE_OPENAI_ENDPOINT", "OLLAMA_HOST",
+	/* how node and Python trust the way there, beside NODE_EXTRA_CA_CERTS:
+	 * no certificate checked at all */
+	"NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONHTTPSVERIFY",
 };
 static const char *const env_steer_prefix[] = {
 	"LD_",	   "DYLD_",   "LUA_",	   "GIT_",     "XDG_",	       "OPENSSL_",	"NPM_CONFIG_",

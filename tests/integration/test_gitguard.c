@@ -2228,7 +2228,7 @@ static void test_round36_dotenv_more(void)
 					   "/work/p/.env: an env file agents load (Gemini CLI, aider, mise) setting BASH_ENV",
 					   "/work/q/.env: ",	       "setting AIDER_LINT_CMD",
 					   "/work/r/.env: an env file agents load (Gemini CLI, aider, mise) setting PYTHONPATH",
-					   NULL};
+					   "/work/s/.env: ", "setting NODE_TLS_REJECT_UNAUTHORIZED", NULL};
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
@@ -2236,7 +2236,8 @@ static void test_round36_dotenv_more(void)
 				 "mkdir -p a b c d e f g h i j k l m n o p z && mkfifo m/.env && "
 				 "printf 'X=1\nBASH_ENV\n\n  =/x/h.sh\n' > p/.env && mkdir q && "
 				 "printf 'X=1\n\037AIDER_LINT_CMD=sh -c x\n' > q/.env && mkdir -p r/objects r/refs && "
-				 "echo 'ref: refs/heads/main' > r/HEAD && printf 'PYTHONPATH=/x\n' > r/.env && "
+				 "echo 'ref: refs/heads/main' > r/HEAD && printf 'PYTHONPATH=/x\n' > r/.env && mkdir s && "
+				 "printf 'NODE_TLS_REJECT_UNAUTHORIZED=0\n' > s/.env && "
 				 "printf 'AZURE_API_BASE=https://x.example\nAZURE_API_KEY=k\n' > n/.env && "
 				 "printf 'GOOGLE_APPLICATION_CREDENTIALS=./ea.json\nGOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1\n' > o/.env && "
 				 "printf '# note\342\200\250NODE_OPTIONS=--require=/x.js\n' > a/.env && "
