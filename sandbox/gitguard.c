@@ -345,6 +345,8 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 				hit = strlen(env_steer_prefix[k]) < nl &&
 				      memcmp(env_steer_prefix[k], text + n0, strlen(env_steer_prefix[k])) == 0 &&
 				      !(nl > 8 && memcmp(text + n1 - 8, "_API_KEY", 8) == 0);
+			/* libuv's (node's) thread pool, not uv's option */
+			hit = hit && !(nl == 18 && memcmp(text + n0, "UV_THREADPOOL_SIZE", 18) == 0);
 			/* litellm's NAME_API_BASE (AZURE_API_BASE, OLLAMA_API_BASE):
 			 * where aider sends that provider's key */
 			hit = hit || (nl > 9 && memcmp(text + n1 - 9, "_API_BASE", 9) == 0);

@@ -2249,7 +2249,7 @@ static void test_round36_dotenv_more(void)
 				 "printf 'GOROOT=/x/go\n' > i/.env && printf 'PYTHONWARNINGS=ignore::x.Y\n' > j/.env && "
 				 "printf 'KUBECONFIG=./kc\n' > k/.env && printf 'JAVA_HOME=/x/jdk\n' > l/.env && "
 				 "printf 'TITLE=a\342\200\250b\nRUST_LOG=debug\nCC_EMAIL=x@y\nYARNING=1\n"
-				 "GOOGLE_APPLICATION_CREDENTIALS=./sa.json\nVITE_API_BASE_URL=/api\n' > z/.env",
+				 "GOOGLE_APPLICATION_CREDENTIALS=./sa.json\nVITE_API_BASE_URL=/api\nUV_THREADPOOL_SIZE=16\n' > z/.env",
 				 NULL) == 0);
 	expect_safe(&c, want);
 	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && !exists(&c, "work/a/.env"));
