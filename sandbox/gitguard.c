@@ -360,11 +360,107 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 	return false;
 }
 
+/*
+ * Whether a POSIX shell sourcing the .env text (len bytes) would run
+ * anything but assignments: `set -a; . ./.env` is how Makefiles, entry
+ * points and scripts load one, so a line that is a command
+ * (`curl x | sh`, `X=1 ./evil`, `f() { ...; }`), a command
+ * substitution anywhere but in single quotes (`X=$(./evil)`, a
+ * backquote, `${X:-$(...)}`) or a redirection (`X=1 > ~/.bashrc` writes
+ * a file) runs on the host when the user's script sources it (the
+ * review of round 36: env_steering() reads it as the dotenv loaders
+ * do, which run nothing). Each simple command (separated by newlines,
+ * `;`, `&` or `|`, so a URL's `&b=2` is one more assignment) must be
+ * words of the form NAME=VALUE (or `export NAME`); quotes and
+ * backslashes as the shell reads them, a value may span lines in
+ * quotes. A quote left open makes the shell fail: nothing runs.
+ */
+static bool env_shell_code(const char *t, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		bool exported = false;
+		size_t words = 0;
+
+		/* one simple command: words up to a separator */
+		for (;;) {
+			size_t n0;
+
+			while (i < len && (t[i] == ' ' || t[i] == '\t'))
+				i++;
+			if (i >= len || t[i] == '\n' || t[i] == ';' || t[i] == '&' || t[i] == '|') {
+				i++;
+				break;
+			}
+			if (t[i] == '#') {
+				while (i < len && t[i] != '\n')
+					i++;
+				continue;
+			}
+			if (words == 0 && len - i >= 7 && memcmp(t + i, "export", 6) == 0 &&
+			    (t[i + 6] == ' ' || t[i + 6] == '\t')) {
+				exported = true;
+				i += 6;
+				words++;
+				continue;
+			}
+			n0 = i;
+			while (i < len && (t[i] == '_' || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z') ||
+					   (i > n0 && t[i] >= '0' && t[i] <= '9')))
+				i++;
+			if (i > n0 && i < len && t[i] == '+' && i + 1 < len && t[i + 1] == '=')
+				i++;
+			if (i == n0 || i >= len || t[i] != '=') {
+				/* `export NAME` alone is no command */
+				if (exported && i > n0 &&
+				    (i >= len || t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == ';'))
+					continue;
+				return true;
+			}
+			i++;
+			words++;
+			/* the value: up to an unquoted blank or separator */
+			while (i < len && t[i] != ' ' && t[i] != '\t' && t[i] != '\n' && t[i] != ';' && t[i] != '&' &&
+			       t[i] != '|') {
+				char c = t[i];
+
+				if (c == '<' || c == '>' || c == '(' || c == ')' || c == '`' ||
+				    (c == '$' && i + 1 < len && t[i + 1] == '('))
+					return true;
+				if (c == '\\') {
+					i += 2;
+				} else if (c == '\'') {
+					const char *q = i + 1 < len ? memchr(t + i + 1, '\'', len - i - 1) : NULL;
+
+					if (q == NULL)
+						return false;
+					i = (size_t)(q - t) + 1;
+				} else if (c == '"') {
+					for (i++; i < len && t[i] != '"'; i++) {
+						if (t[i] == '`' || (t[i] == '$' && i + 1 < len && t[i + 1] == '('))
+							return true;
+						if (t[i] == '\\')
+							i++;
+					}
+					if (i >= len)
+						return false;
+					i++;
+				} else {
+					i++;
+				}
+			}
+		}
+	}
+	return false;
+}
+
 /* The .env files of the directory fd (g->path) (.env, and the
  * .env.local, .env.NODE_ENV and .env.NODE_ENV.local a Bun-built tool
  * also loads), written in the
  * session: moved aside when one steers the tools that load it
- * (env_steering()), is a link (made here, whatever it names), a FIFO or
+ * (env_steering()), runs a command when a shell sources it
+ * (env_shell_code()), is a link (made here, whatever it names), a FIFO or
  * a socket, or cannot be read whole (over 1 MiB). */
 static void check_dotenv(struct gg *g, int fd, bool fresh_way)
 {
@@ -406,6 +502,10 @@ static void check_dotenv(struct gg *g, int fd, bool fresh_way)
 				       "programs they run",
 				       var);
 			gg_quarantine(g, fd, g->path, names[i], why);
+		} else if (env_shell_code(text, len)) {
+			gg_quarantine(g, fd, g->path, names[i],
+				      "an env file that runs a command when a shell sources it (set -a; . ./.env): a "
+				      "line that is no assignment, a $(...) or `...`, or a redirection");
 		}
 		free(text);
 	}

