@@ -2225,16 +2225,27 @@ static int remask_sourced(struct remask_walk *w, const char *home, const char *p
 {
 	char line[4096], tok[PATH_MAX], file[PATH_MAX];
 	bool next = false;
+	struct stat st;
 	FILE *f;
-	int rc = 0;
+	int fd, rc = 0;
 
 	if (depth > REMASK_SOURCE_DEPTH || realpath(path, file) == NULL || strv_has(&w->sourced, file) ||
 	    w->sourced.n >= REMASK_SOURCED_MAX)
 		return 0;
 	if (strv_add(&w->sourced, file) < 0)
 		return -1;
-	if ((f = fopen(file, "re")) == NULL)
+	/* Not blocking, and a regular file of a bounded size only: a FIFO,
+	 * a terminal (/dev/stdin) or /dev/zero that a start-up file sources
+	 * (or that stands at a start-up file's name) would hang the start,
+	 * or read for ever, as remask_file()'s open() does not. */
+	fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > REMASK_FILE_MAX ||
+	    (f = fdopen(fd, "re")) == NULL) {
+		close(fd);
+		return 0;
+	}
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		char *p = line;
 

@@ -1390,6 +1390,43 @@ static void test_remask_sourced(void)
 	free(err);
 }
 
+/*
+ * The review of session 36 (review36b): what a start-up file sources may
+ * be no regular file. ~/.bashrc sources a FIFO, /dev/zero and a file
+ * that sources itself and .bashrc, then the file holding the value;
+ * ~/.zshrc is itself a FIFO. The start neither hangs (fopen() of the
+ * FIFO blocked until a writer came, /dev/zero was read for ever) nor
+ * misses the file after them.
+ */
+static void test_remask_sourced_special(void)
+{
+	char gh[64], home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX], body[600], script[600];
+	const char *env[] = {gh, NULL};
+	struct test_sbx_run r = {at(work, "work"), at(home, "home36s"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p home36s/.config && mkfifo home36s/pipe home36s/.zshrc"), 0);
+	snprintf(body, sizeof(body),
+		 "source ~/pipe\n. /dev/zero\nsource /dev/stdin\nsource ~/loop.sh\nsource ~/.config/tok.sh\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(sc, "home36s/.bashrc"), body, strlen(body)), 0);
+	snprintf(body, sizeof(body), "source ~/loop.sh\n. ~/.bashrc\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(sc, "home36s/loop.sh"), body, strlen(body)), 0);
+	snprintf(body, sizeof(body), "export GH_TOKEN='%s'\n", real_token);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(sc, "home36s/.config/tok.sh"), body, strlen(body)), 0);
+	snprintf(script, sizeof(script), "cat '%s/home36s/.config/tok.sh'\necho RAN\n", root);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run(&r, &out, &err, 20000);
+	ROW(st == 0 && test_has(out, "RAN"), "status %d (a sourced FIFO or /dev/zero hung the start?)", st);
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value reached the command");
+	ROW(test_has(out, "export GH_TOKEN='ghp_"), "tok.sh, sourced after them, was not read with the sentinel");
+	free(out);
+	free(err);
+}
+
 /* base64url of in, no padding: a JWT's segment (malloc'd). */
 static char *test_b64url(const char *in)
 {
@@ -1751,6 +1788,8 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a bare repository's config holding the masked value shows the sentinel", test_remask_bare_repo);
 	test_add(s, "files a shell start-up file sources (and those they source) show the sentinel",
 		 test_remask_sourced);
+	test_add(s, "a FIFO, /dev/zero, /dev/stdin or a loop sourced by a start-up file does not hang the start",
+		 test_remask_sourced_special);
 	test_add(s, "a masked JWT, Slack token or URL: another token of its issuer (an anon key beside a service key, "
 		 "another bot's), the URL's host in a variable or an argument starts; its secret part's hex is "
 		 "dropped or refused",
