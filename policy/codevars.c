@@ -470,6 +470,103 @@ static int ssh_args(const struct copt *c, const struct words *t, size_t i)
 	return r;
 }
 
+/* Whether w (its last name) is one of the n words of set. */
+static bool word_in(const char *w, const char *const *set, size_t n)
+{
+	const char *base = strrchr(w, '/');
+
+	base = base != NULL ? base + 1 : w;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(base, set[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A shell's or an interpreter's arguments (t->v[i...]): the script it
+ * reads, its first word not an option, is a file loaded (from the
+ * working directory when relative, even without a '/': `bash x` reads
+ * ./x); a shell's -c string (also in a cluster: -lc, -ec) is a command
+ * line read as one; an interpreter's code given inline (-c, -e, -E, -m,
+ * --eval, -p, "-") names no file here.
+ */
+static int interp_args(const struct copt *c, const struct words *t, size_t i, bool shell, bool tilde)
+{
+	static const char *const inline_code[] = {"-c", "-e", "-E", "-m", "--eval", "-p", "--print", "-"};
+	bool cmd = false;
+
+	for (; i < t->n; i++) {
+		const char *w = t->v[i];
+
+		if (cmd)
+			return command_opt(c, w, CMD_SHELL);
+		if (shell && w[0] == '-' && w[1] != '-' && strchr(w, 'c') != NULL) {
+			cmd = true;
+			continue;
+		}
+		for (size_t k = 0; !shell && k < ARRAY_LEN(inline_code); k++)
+			if (strcmp(w, inline_code[k]) == 0)
+				return 0;
+		if (w[0] == '-' || w[0] == '+')
+			continue;
+		return tilde && w[0] == '~' ? 0 : emit(c, w, strlen(w), true, NULL);
+	}
+	return 0;
+}
+
+/*
+ * The program words of one command from t->v[i]: the program (a path
+ * with a '/' is a file loaded), and past the words that run the next
+ * one (the shell's exec, command, builtin, time, '!', '{', if/then/do/
+ * ..., and env, sudo, nohup, nice, timeout, xargs, ...: the review of
+ * round 36 ran EDITOR="env ./x", PROMPT_COMMAND="exec ./x", "{ ./x; }",
+ * "if :; then ./x; fi") every later word with a '/' (their options'
+ * arguments are not told apart: fail closed), eval's words read as
+ * commands, a shell's or an interpreter's script or -c string
+ * (interp_args(): "bash ./x", "sh -c ./x"), and ssh's arguments.
+ */
+static int program_words(const struct copt *c, const struct words *t, size_t i, bool tilde)
+{
+	static const char *const pre[] = {
+		"exec",	   "command", "builtin", "nohup",   "time",   "!",	   "{",	     "then",  "do",
+		"else",	   "elif",    "if",	 "while",   "until",  "env",   "sudo",	     "doas",  "nice",
+		"setsid",  "stdbuf",  "timeout", "xargs",   "ionice", "chrt",  "taskset",   "flock", "unbuffer",
+		"caffeinate", "nocorrect", "noglob", "coproc", "run0", "pkexec", "chronic", "script",
+	};
+	static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"};
+	static const char *const interps[] = {"python", "python2", "python3", "perl", "ruby", "node",
+					      "lua", "php", "Rscript", "tclsh"};
+	bool after = false;
+	int r = 0;
+
+	for (size_t first = i; i < t->n && r == 0; i++) {
+		const char *w = t->v[i];
+
+		if ((i == first || after) && strchr(w, '/') != NULL && (!tilde || w[0] != '~'))
+			r = emit(c, w, strlen(w), true, NULL);
+		if (r != 0)
+			break;
+		if (word_in(w, pre, ARRAY_LEN(pre))) {
+			after = true;
+			continue;
+		}
+		if (i != first && !after)
+			break;
+		if (strcmp(w, "eval") == 0) {
+			for (i++; i < t->n && r == 0; i++)
+				r = command_opt(c, t->v[i], CMD_SHELL);
+			break;
+		}
+		if (word_in(w, shells, ARRAY_LEN(shells)) || word_in(w, interps, ARRAY_LEN(interps)))
+			return interp_args(c, t, i + 1, word_in(w, shells, ARRAY_LEN(shells)), tilde);
+		if (word_in(w, (const char *const[]){"ssh"}, 1))
+			return ssh_args(c, t, i + 1);
+		if (!after)
+			break;
+	}
+	return r;
+}
+
 /* The first word of one command (s, len), after its NAME=value
  * assignments, when it is a path (with a '/'); a "~/" one only where
  * nothing expands it (tilde false). In make's text, a "shell" word
@@ -498,12 +595,7 @@ static int command_word(const struct copt *c, const char *s, size_t len, bool ti
 		for (i++; i < t.n && r == 0; i++)
 			r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
 	} else if (i < t.n) {
-		const char *base = strrchr(t.v[i], '/');
-
-		if (base != NULL && (!tilde || t.v[i][0] != '~'))
-			r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
-		if (r == 0 && strcmp(base != NULL ? base + 1 : t.v[i], "ssh") == 0)
-			r = ssh_args(c, &t, i + 1);
+		r = program_words(c, &t, i, tilde);
 	}
 	free(t.buf);
 	free(t.v);

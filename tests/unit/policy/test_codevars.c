@@ -132,9 +132,65 @@ static void test_options(void)
 	CU_ASSERT(strcmp(policy_code_opt_vars[0], "PERL5OPT") == 0);
 }
 
+/*
+ * The review of round 36 (review36b): a command's program behind the
+ * words that run the next one (exec, eval, command, env, sudo, nohup,
+ * time, '!', '{', if/then, timeout, ...) and a shell's or an
+ * interpreter's script or -c string are read as the program itself;
+ * the prompts, pagers, editors and ssh commands of real environments
+ * name nothing.
+ */
+static void test_command_words(void)
+{
+	static const char *const rows[][3] = {
+		{"PROMPT_COMMAND", "exec ./x", "L:./x"},
+		{"PROMPT_COMMAND", "eval ./x", "L:./x"},
+		{"EDITOR", "eval '/bin/true;./x'", "L:/bin/true L:./x"},
+		{"EDITOR", "env A=1 -u B ./x", "L:./x"},
+		{"EDITOR", "/usr/bin/env ./x", "L:/usr/bin/env L:./x"},
+		{"EDITOR", "command ./x", "L:./x"},
+		{"EDITOR", "nohup ./x", "L:./x"},
+		{"EDITOR", "{ ./x; }", "L:./x"},
+		{"EDITOR", "if true; then ./x; fi", "L:./x"},
+		{"EDITOR", "! ./x", "L:./x"},
+		{"EDITOR", "time -p ./x", "L:./x"},
+		{"EDITOR", "sudo -u me ./x", "L:./x"},
+		{"EDITOR", "timeout 5 ./x", "L:./x"},
+		{"EDITOR", "bash x", "L:x"},
+		{"EDITOR", "python3 -u ed.py", "L:ed.py"},
+		{"PROMPT_COMMAND", "sh -c ./x", "L:./x"},
+		{"GIT_PAGER", "bash -lc 'cd /; ./x'", "L:./x"},
+		{"PS1", "$(exec ./g.sh)", "L:./g.sh"},
+		{"GIT_SSH_COMMAND", "env ssh -o ProxyCommand=./p", "L:./p"},
+		/* ordinary values */
+		{"MANPAGER", "sh -c 'col -bx | bat -l man -p'", ""},
+		{"EDITOR", "code --wait", ""},
+		{"EDITOR", "emacsclient -t -a \"\"", ""},
+		{"EDITOR", "env TERM=xterm-256color vim", ""},
+		{"EDITOR", "python3 -m myeditor", ""},
+		{"SUDO_EDITOR", "sudo -e", ""},
+		{"PAGER", "less -R", ""},
+		{"PROMPT_COMMAND", "_direnv_hook;__vte_prompt_command", ""},
+		{"PROMPT_COMMAND", "starship_precmd; history -a; history -n", ""},
+		{"PS1", "$(git branch 2>/dev/null | sed -n \"s/* \\(.*\\)/ (\\1)/p\")$ ", ""},
+		{"GIT_SSH_COMMAND", "ssh -i ~/.ssh/k -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null", ""},
+		{"BROWSER", "wslview:xdg-open", ""},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		got[0] = '\0';
+		CU_ASSERT(policy_code_options(rows[i][0], rows[i][1], collect, NULL) == 0);
+		if (strcmp(got, rows[i][2]) != 0) {
+			fprintf(stderr, "%s=%s:\n  got  %s\n  want %s\n", rows[i][0], rows[i][1], got, rows[i][2]);
+			CU_FAIL("the programs of a command variable");
+		}
+	}
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
 
 	test_add(s, "option variables: the paths each reader loads", test_options);
+	test_add(s, "command variables: the program behind exec, env, sudo, eval, a shell's script", test_command_words);
 }
