@@ -565,6 +565,61 @@ static void test_encoded_real(void)
 	fx_teardown(&f);
 }
 
+/*
+ * The review of round 36 (review36b): mask_table_encoded_real() on text
+ * of escape fragments cut at every length, each in a buffer of its exact
+ * size (ASan sees a byte read past the end of enc_unescape()'s input),
+ * and on 1 MB of backslashes, of "\x" and of "&#" (bounded time: one
+ * pass per round).
+ */
+static void test_encoded_fuzz(void)
+{
+	static const char *const frag[] = {"\\", "x", "u", "U", "{", "}", "%", "&", "#", ";", "$", "'", "\"", "0",
+					   "7", "f", "F", "\\u{", "\\x", "%u", "&#x", "&#", "\\\n", " ", "1", "g"};
+	static const char *const big[] = {"\\", "\\x", "&#", "%u", "\\u{1", "$'"};
+	unsigned int seed = 36;
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	for (int it = 0; it < 1500; it++) {
+		char text[96];
+		size_t n = 0, want = (size_t)rand_r(&seed) % 40;
+
+		while (n < want) {
+			const char *w = frag[(size_t)rand_r(&seed) % ARRAY_LEN(frag)];
+			size_t l = strlen(w);
+
+			if (n + l >= sizeof(text))
+				break;
+			memcpy(text + n, w, l);
+			n += l;
+		}
+		for (size_t cut = 1; cut <= n; cut++) {
+			char *exact = malloc(cut);
+
+			CU_ASSERT_PTR_NOT_NULL_FATAL(exact);
+			memcpy(exact, text, cut);
+			CU_ASSERT(mask_table_encoded_real(f.t, exact, cut) >= 0);
+			free(exact);
+		}
+	}
+	for (size_t b = 0; b < ARRAY_LEN(big); b++) {
+		size_t l = strlen(big[b]), n = 1024 * 1024 / l * l;
+		char *text = malloc(n);
+		struct timespec t0, t1;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+		for (size_t i = 0; i < n; i += l)
+			memcpy(text + i, big[b], l);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, text, n), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		CU_ASSERT((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 5000);
+		free(text);
+	}
+	fx_teardown(&f);
+}
+
 /* f's table again, with PV_MT_UNSET set to value. 0 or -1. */
 static int fx_retable(struct fx *f, const char *value)
 {
@@ -1074,6 +1129,7 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "table arena wiped at free", test_table_wiped);
 	test_add(s, "body streamed a byte at a time", test_body_stream);
 	test_add(s, "more than 64 credentials", test_many_creds);
+	test_add(s, "encoded-value search: escape fragments cut at every length, 1 MB of backslashes", test_encoded_fuzz);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
