@@ -2017,6 +2017,13 @@ static void test_code_vars_r36(void)
 		{"VK_ICD_FILENAMES=./icd-v.json", "\"./icd-v.json\"", NULL},
 		{"VK_LAYER_PATH=layers-v", "\"layers-v\"", NULL},
 		{"TCLLIBPATH=/usr/share/tcltk lib/tcl-v", "\"lib/tcl-v\"", NULL},
+		/* The review of round 36 (review36b): the program behind a word
+		 * that runs the next one, a shell's script and -c string. */
+		{"PROMPT_COMMAND=command ./pc-v.sh", "\"./pc-v.sh\"", "bash --norc -i </dev/null"},
+		{"PS1=$(env ./pc-v.sh)\\$ ", "\"./pc-v.sh\"", "bash --norc -i </dev/null"},
+		{"GIT_SSH_COMMAND=env ./pc-v.sh", "\"./pc-v.sh\"", "git ls-remote ssh://v.invalid/r"},
+		{"GIT_SSH_COMMAND=sh ./pc-v.sh", "\"./pc-v.sh\"", "git ls-remote ssh://v.invalid/r"},
+		{"EDITOR=sh -c ./pc-v.sh", "\"./pc-v.sh\"", NULL},
 	};
 	const char *plant = "mkdir -p 'lib..' '~' sub-v && cp prebuilt-v.so 'lib../ja.so' && "
 			    "printf '#!/bin/sh\\necho PLANTED-V >&2\\n' > '~/ssh-v' && chmod +x '~/ssh-v' && "
