@@ -2164,6 +2164,20 @@ static void test_code_vars_r36(void)
 		free(out);
 		free(err);
 	}
+	/* The same with the review's (review36b) words read past: a shell's
+	 * -c string, env's assignments, ssh's options with a "~/" key. */
+	{
+		const char *env[] = {"MANPAGER=sh -c 'col -bx | bat -l man -p'", "GIT_PAGER=env LESS=FRX less",
+				     "SUDO_EDITOR=nvim",
+				     "GIT_SSH_COMMAND=ssh -i ~/.ssh/deploy -o StrictHostKeyChecking=no -o "
+				     "UserKnownHostsFile=/dev/null",
+				     "PROMPT_COMMAND=starship_precmd; __bp_precmd_invoke_cmd", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday values (2): status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
 }
 
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
