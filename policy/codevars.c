@@ -623,7 +623,7 @@ static int command_opt(const struct copt *c, const char *val, enum cmd_kind k)
 	if (k == CMD_EXEC)
 		return strchr(val, '/') != NULL ? emit(c, val, strlen(val), true, NULL) : 0;
 	for (const char *s = val;; s++) {
-		bool cut;
+		bool cut, funsub;
 
 		if (*s == '\\' && q != '\'' && s[1] != '\0') {
 			s++;
@@ -634,7 +634,11 @@ static int command_opt(const struct copt *c, const char *val, enum cmd_kind k)
 				q = q != 0 ? 0 : *s;
 			continue;
 		}
-		cut = *s == '\0' || *s == '`' || (*s == '$' && s[1] == '(') || (*s == ')' && depth > 0) ||
+		/* bash 5.3's and mksh's "${ cmd; }" and "${| cmd; }" run cmd
+		 * as "$(cmd)" does (its '}' is not looked for: what follows is
+		 * read as commands too, in a prompt). */
+		funsub = *s == '$' && s[1] == '{' && s[2] != '\0' && strchr(" \t\n|", s[2]) != NULL;
+		cut = *s == '\0' || *s == '`' || (*s == '$' && s[1] == '(') || funsub || (*s == ')' && depth > 0) ||
 		      (q == 0 && strchr(";&|\n()", *s) != NULL);
 		if (!cut)
 			continue;

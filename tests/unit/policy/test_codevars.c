@@ -162,6 +162,10 @@ static void test_command_words(void)
 		{"GIT_PAGER", "bash -lc 'cd /; ./x'", "L:./x"},
 		{"PS1", "$(exec ./g.sh)", "L:./g.sh"},
 		{"GIT_SSH_COMMAND", "env ssh -o ProxyCommand=./p", "L:./p"},
+		/* bash 5.3's and mksh's "${ cmd; }", "${| cmd; }" */
+		{"PS1", "\\w ${ ./x; } ${|./y; }$ ", "L:./x L:./y"},
+		{"PROMPT_COMMAND", "${ ./x; }", "L:./x"},
+		{"PS1", "${debian_chroot:+($debian_chroot)}\\u ${HOME}/a ${X:-b/c} ${#Y}$ ", ""},
 		/* ordinary values */
 		{"MANPAGER", "sh -c 'col -bx | bat -l man -p'", ""},
 		{"EDITOR", "code --wait", ""},
