@@ -1050,12 +1050,74 @@ static bool enc_part_in(const struct enc_hay *hy, const unsigned char *v, size_t
  * bytes in its encoded forms only, as any short value); a URL with none
  * is looked for whole, as any value.
  */
-static bool enc_value_in(const struct enc_hay *hy, const unsigned char *v, size_t n, unsigned char *scratch,
-			 unsigned char *wide)
+/*
+ * A connection string (Azure's "DefaultEndpointsProtocol=https;
+ * AccountName=a;AccountKey=K;EndpointSuffix=core.windows.net", ADO.NET's
+ * "Server=h;Database=d;User Id=u;Password=P", a Service Bus
+ * SharedAccessKey): ';' separated key=value pairs whose keys and most
+ * values another account's string holds too (the review of round 36:
+ * a masked Azure string refused an argument holding another account's,
+ * their "DefaultEndpointsProtocol=https;AccountName=" windows found).
+ * Each value whose key names a secret (key, password, pwd, secret,
+ * token, sig) is looked for on its own, as a URL's parts are (in a
+ * decoded copy (decoded), in its own case too, as enc_any_in() does a
+ * whole value: a short password split by quotes). -1 when v
+ * is no such string or has no such value (looked for whole), else
+ * whether one was found.
+ */
+static int enc_connstr_in(const struct enc_hay *hy, const unsigned char *v, size_t n, bool decoded,
+			  unsigned char *scratch, unsigned char *wide)
 {
+	static const char *const secret[] = {"key", "password", "pwd", "secret", "token", "sig"};
+	size_t pairs = 0;
+	bool any = false;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n;) {
+			const unsigned char *e = memchr(v + i, ';', n - i), *eq;
+			size_t end = e != NULL ? (size_t)(e - v) : n;
+
+			if (end > i) {
+				eq = memchr(v + i, '=', end - i);
+				if (eq == NULL || eq == v + i)
+					return -1;
+				for (const unsigned char *k = v + i; pass == 0 && k < eq; k++)
+					if (!isalnum(*k) && *k != ' ' && *k != '_' && *k != '-' && *k != '.')
+						return -1;
+				pairs += pass == 0;
+				for (size_t s = 0; pass == 1 && s < ARRAY_LEN(secret); s++) {
+					size_t kl = (size_t)(eq - (v + i)), sl = strlen(secret[s]), vl = end - (size_t)(eq + 1 - v);
+
+					for (size_t o = 0; o + sl <= kl; o++)
+						if (strncasecmp((const char *)v + i + o, secret[s], sl) == 0 &&
+						    vl >= ENC_MIN_VALUE) {
+							any = true;
+							if ((decoded && enc_has(hy, eq + 1, vl, false)) ||
+							    enc_part_in(hy, eq + 1, vl, scratch, wide))
+								return 1;
+							o = kl;
+							s = ARRAY_LEN(secret);
+						}
+				}
+			}
+			i = end + 1;
+		}
+		if (pass == 0 && pairs < 2)
+			return -1;
+	}
+	return any ? 0 : -1;
+}
+
+static bool enc_value_in(const struct enc_hay *hy, const unsigned char *v, size_t n, bool decoded,
+			 unsigned char *scratch, unsigned char *wide)
+{
+	int cs = enc_connstr_in(hy, v, n, decoded, scratch, wide);
+
 	size_t i = 0, auth, end, at = SIZE_MAX, colon = SIZE_MAX, q;
 	bool any = false;
 
+	if (cs >= 0)
+		return cs == 1;
 	while (i < n && (isalnum(v[i]) || v[i] == '+' || v[i] == '.' || v[i] == '-'))
 		i++;
 	if (i == 0 || !isalpha(v[0]) || i + 3 > n || memcmp(v + i, "://", 3) != 0)
@@ -1111,7 +1173,7 @@ static bool enc_any_in(const mask_table_t *t, const struct enc_hay *hy, bool dec
 		if (t->value[i].len < ENC_MIN_VALUE)
 			continue;
 		if ((decoded && enc_has(hy, v, t->value[i].len, false)) ||
-		    enc_value_in(hy, v, t->value[i].len, scratch, wide))
+		    enc_value_in(hy, v, t->value[i].len, decoded, scratch, wide))
 			return true;
 	}
 	return false;

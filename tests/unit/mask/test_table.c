@@ -620,6 +620,43 @@ static void test_encoded_fuzz(void)
 	fx_teardown(&f);
 }
 
+static int fx_retable(struct fx *f, const char *value);
+
+/*
+ * The review of round 36 (review36b): a masked connection string's
+ * keys and public values are another account's too; its secret values
+ * (AccountKey, Password, SharedAccessKey) are found in every form.
+ */
+static void test_encoded_connstr(void)
+{
+	static const char az[] = "DefaultEndpointsProtocol=https;AccountName=prodacct;"
+				 "AccountKey=q8Zr3vN0pX7sLk2WmT5yHb1cJd4fGe6iUo9aQw0ErTy1uIo2pAs3dFg4hJk5lZx6cVb7nM8Qw9Er0Ty1Ui==;"
+				 "EndpointSuffix=core.windows.net";
+	static const char sql[] = "Server=db.example.com;Database=app;User Id=app;Password=Xk29vLq7Rt55Mz;";
+	const char *other[] = {
+		"DefaultEndpointsProtocol=https;AccountName=devacct;AccountKey=Zz0Yy9Xx8Ww7Vv6Uu5Tt4Ss3Rr2Qq1Pp0Oo9Nn8"
+		"Mm7Ll6Kk5Jj4Ii3Hh2Gg1Ff0Ee9Dd8Cc7Bb6Aa5==;EndpointSuffix=core.windows.net",
+		"az storage blob list --connection-string 'DefaultEndpointsProtocol=https;AccountName=prodacct;'",
+		"Server=db.example.com;Database=app;User Id=app;Password=other-password-1",
+	};
+	char buf[512];
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, az), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[0], strlen(other[0])), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[1], strlen(other[1])), 0);
+	snprintf(buf, sizeof(buf), "key=%.20s", strstr(az, "AccountKey=") + 11);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	snprintf(buf, sizeof(buf), "'%.30s'\"%s\"", az, az + 30);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, sql), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[2], strlen(other[2])), 0);
+	snprintf(buf, sizeof(buf), "PGPASSWORD=\"%.7s\"\"%s\"", "Xk29vLq7Rt55Mz", "Xk29vLq7Rt55Mz" + 7);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	fx_teardown(&f);
+}
+
 /* f's table again, with PV_MT_UNSET set to value. 0 or -1. */
 static int fx_retable(struct fx *f, const char *value)
 {
@@ -1129,6 +1166,7 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "table arena wiped at free", test_table_wiped);
 	test_add(s, "body streamed a byte at a time", test_body_stream);
 	test_add(s, "more than 64 credentials", test_many_creds);
+	test_add(s, "encoded-value search: a connection string's public keys and values", test_encoded_connstr);
 	test_add(s, "encoded-value search: escape fragments cut at every length, 1 MB of backslashes", test_encoded_fuzz);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
