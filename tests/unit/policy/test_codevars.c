@@ -30,6 +30,19 @@ static int stop(void *arg, const char *var, const char *path, bool loaded)
 	return path[0] == '/' ? 0 : 7;
 }
 
+/* Each row's variable, value and the walk's paths as collect() writes them. */
+static void check_rows(const char *const (*rows)[3], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		got[0] = '\0';
+		CU_ASSERT(policy_code_options(rows[i][0], rows[i][1], collect, NULL) == 0);
+		if (strcmp(got, rows[i][2]) != 0) {
+			fprintf(stderr, "%s=%s:\n  got  %s\n  want %s\n", rows[i][0], rows[i][1], got, rows[i][2]);
+			CU_FAIL("the paths of an option variable");
+		}
+	}
+}
+
 static void test_options(void)
 {
 	static const char *const rows[][3] = {
@@ -114,14 +127,7 @@ static void test_options(void)
 		{"OTHER", "-I/x", ""},
 	};
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		got[0] = '\0';
-		CU_ASSERT(policy_code_options(rows[i][0], rows[i][1], collect, NULL) == 0);
-		if (strcmp(got, rows[i][2]) != 0) {
-			fprintf(stderr, "%s=%s:\n  got  %s\n  want %s\n", rows[i][0], rows[i][1], got, rows[i][2]);
-			CU_FAIL("the paths of an option variable");
-		}
-	}
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 	/* A non-zero result stops the walk and is returned. */
 	{
 		int n = 0;
@@ -181,14 +187,7 @@ static void test_command_words(void)
 		{"BROWSER", "wslview:xdg-open", ""},
 	};
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		got[0] = '\0';
-		CU_ASSERT(policy_code_options(rows[i][0], rows[i][1], collect, NULL) == 0);
-		if (strcmp(got, rows[i][2]) != 0) {
-			fprintf(stderr, "%s=%s:\n  got  %s\n  want %s\n", rows[i][0], rows[i][1], got, rows[i][2]);
-			CU_FAIL("the programs of a command variable");
-		}
-	}
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
 TEST_REGISTRAR(policy_codevars_register)
