@@ -199,10 +199,11 @@ static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t
 		 * into a row's place ("stage" -> ".vscode"): a directory on
 		 * its row's way changed in the session counts for it. */
 		if (fresh_way || gg_changed(g, fd, ents[i].name))
-			gg_quarantine(g, fd, g->path, ents[i].name,
+			gg_quarantine_why(g, fd, g->path, ents[i].name,
 				   ptr != NULL		     ? "a pointer to a directory of settings that run commands"
 				   : ents[i].row->kind != NULL ? ents[i].row->kind
-							       : "settings that run commands");
+							       : "settings that run commands",
+				   ptr != NULL ? NULL : ents[i].row->why);
 	}
 }
 

@@ -340,6 +340,8 @@ bool gg_dir_whole(const struct gg *g, int fd, const char *path);
 int gg_open_below(const struct gg *g, const char *abs);
 int gg_statx(int dfd, const char *name, int flags, struct statx *sx);
 void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting);
+void gg_quarantine_why(struct gg *g, int dfd, const char *dir, const char *name, const char *setting,
+		       const char *why);
 /* Whether name has exactly one of the shapes gg_quarantine() gives a
  * copy it moves aside: NAME.passavant-quarantine, NAME.passavant-
  * quarantine.N (N from 2 to 99, as printed), NAME.passavant-quarantine.H

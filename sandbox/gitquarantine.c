@@ -337,9 +337,12 @@ bool gg_quarantined(const struct gg *g, int dfd, const char *name, bool all_new)
  * Moves dfd/name (in the directory dir) aside to name.passavant-quarantine
  * (.2 ... .99 when taken; then a random suffix, so that names planted in
  * advance cannot keep the file in place), or only reports it under keep.
- * setting says what makes it run a program.
+ * setting says what makes it run a program; why, when not NULL, what the
+ * program is (a settings row's reason: the kind alone, "editor or agent
+ * settings", misnamed a version file; review of round 36).
  */
-void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting)
+void gg_quarantine_why(struct gg *g, int dfd, const char *dir, const char *name, const char *setting,
+		       const char *row_why)
 {
 	char path[PATH_MAX], to[NAME_MAX + 1], moved[PATH_MAX], why[160];
 	struct sbx_git_finding f = {0};
@@ -357,6 +360,7 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 		(void)snprintf(path, sizeof(path), "%.256s.../%s", dir, name);
 	f.path = path;
 	f.setting = setting;
+	f.why = row_why;
 	g->st->findings++;
 	if (g->keep) {
 		g->report(g->arg, &f);
@@ -409,5 +413,10 @@ void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, con
 	g->st->stuck++;
 	g->rc = -1;
 	g->report(g->arg, &f);
+}
+
+void gg_quarantine(struct gg *g, int dfd, const char *dir, const char *name, const char *setting)
+{
+	gg_quarantine_why(g, dfd, dir, name, setting, NULL);
 }
 

@@ -355,6 +355,9 @@ struct sbx_git_finding {
 	const char *setting;  /* what can make git run a program ("core.fsmonitor",
 				 "hook pre-commit", ...); NULL with error */
 	const char *moved_to; /* where it is now; NULL when kept or failed */
+	const char *why;      /* the settings row's own reason (what runs:
+				 "mise (idiomatic version file): a path:
+				 version puts a directory on PATH"), or NULL */
 	const char *error;    /* why it could not be moved or checked, else NULL */
 	bool named;           /* with setting: named only, nothing moved (what
 				 git shows may not be what runs or is pushed:
@@ -377,6 +380,7 @@ typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);
 struct sbx_ctl_path {
 	const char *path;
 	const char *kind;
+	const char *why; /* the row's own reason, for the report; or NULL */
 	/* At the top of a root the mount plan covers the row read-only
 	 * unless if_dir (it covers it only where its first directory
 	 * exists): the command cannot have written it there, and a change

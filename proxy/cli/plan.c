@@ -3597,6 +3597,7 @@ struct sbx_ctl_path *plan_ctl_paths(void)
 		if (!(m->where & POLICY_MAND_WORKSPACE))
 			continue;
 		ctl[n].path = m->path;
+		ctl[n].why = m->why;
 		ctl[n].if_dir = (m->where & POLICY_MAND_WS_IF_DIR) != 0;
 		ctl[n].pointer = (m->where & POLICY_MAND_WS_POINTER) != 0;
 		ctl[n++].kind = strcmp(m->path, ".gitmodules") == 0  ? "git submodule settings"

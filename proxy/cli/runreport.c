@@ -293,6 +293,12 @@ static void git_finding_line(struct run *run, const struct sbx_git_finding *f)
 			put_str(line, sizeof(line), &n, f->error);
 			put_str(line, sizeof(line), &n, "; move it aside before running git or opening an editor or agent there");
 		}
+		/* what the settings row says runs (a version file is no
+		 * editor's settings; review of round 36) */
+		if (f->why != NULL && f->error == NULL) {
+			put_str(line, sizeof(line), &n, ": ");
+			put_str(line, sizeof(line), &n, f->why);
+		}
 	}
 	if (n >= sizeof(line) - 1)
 		n = sizeof(line) - 2;

@@ -2151,6 +2151,12 @@ static void test_round36_rows(void)
 	CU_ASSERT(!test_has(c.out, "TOP-WRITTEN") && !test_has(c.out, "SL-MADE"));
 	CU_ASSERT(exists(&c, "work/.python-version.passavant-quarantine"));
 	CU_ASSERT(exists(&c, "work/.go-version") && !exists(&c, "work/.git/sl"));
+	/* each line says what the row says runs, not only its kind (review
+	 * of round 36: a version file reported as "editor or agent
+	 * settings") */
+	ROW(test_has(c.err, ".nvmrc.passavant-quarantine): mise (idiomatic version file): a path: version puts a "
+			    "directory on PATH"),
+	    "the .nvmrc line does not say what the row says runs: %s", test_nz(c.err));
 	CU_ASSERT(exists(&c, "work/a/notes.md") && !test_has(c.err, "notes.md"));
 	gcase_free(&c);
 }
