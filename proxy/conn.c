@@ -297,7 +297,17 @@ void conn_audit(conn_t *c, const char *kind, const char *decision, const char *r
 	r.rule = rule;
 	r.inspected = c->ex.kind != EX_KIND_CONNECT && strcmp(kind, "request") == 0;
 	if (r.inspected && c->mask != NULL) {
-		r.n_injected = cmask_injected(c->mask, injected, sizeof(injected) / sizeof(injected[0]));
+		/* Injected only once the substituted head was handed to the
+		 * upstream (conn_send_request(): EX_WAIT_RESPONSE). One whose
+		 * dial then failed (refused, the resolved-address guard, a
+		 * timeout, the upstream's TLS) or whose client left while it
+		 * was dialled sent no real value anywhere, and its line said
+		 * "injected" all the same (round 37 of the attack; HTTP/2's
+		 * streams since round 14). A request re-sent after its reused
+		 * upstream closed did hand its head over once: it stays. */
+		r.n_injected = c->ex.phase >= EX_WAIT_RESPONSE
+				       ? cmask_injected(c->mask, injected, sizeof(injected) / sizeof(injected[0]))
+				       : 0;
 		r.injected = injected;
 		r.remasked = cmask_remasked(c->mask);
 	}

@@ -265,6 +265,21 @@ static const char py_helper[] =
 	"        except (TimeoutError, socket.timeout): outs.append('TIMEOUT')\n"
 	"        t.close()\n"
 	"    sys.stdout.write('\\n=====\\n'.join(outs))\n"
+	"elif mode == 'redial':\n"
+	"    # one terminated tunnel: the request argv[5] (hex), then the process\n"
+	"    # argv[6] (the upstream) is stopped, then the request argv[7]\n"
+	"    import signal\n"
+	"    ctx = ssl.create_default_context(cafile=cafile)\n"
+	"    t = ctx.wrap_socket(tunnel(), server_hostname=th)\n"
+	"    t.settimeout(3)\n"
+	"    t.sendall(binascii.unhexlify(sys.argv[5]))\n"
+	"    first = t.recv(65536)\n"
+	"    os.kill(int(sys.argv[6]), signal.SIGTERM)\n"
+	"    time.sleep(0.5)\n"
+	"    t.sendall(binascii.unhexlify(sys.argv[7]))\n"
+	"    try: second = read_all(t, (ssl.SSLZeroReturnError,))\n"
+	"    except (TimeoutError, socket.timeout): second = b'TIMEOUT'\n"
+	"    sys.stdout.write((first + b'\\n=====\\n' + second).decode('latin-1'))\n"
 	"elif mode == 'server':\n"
 	"    # answers each request for /HEX with the bytes HEX encodes, then closes\n"
 	"    import threading\n"
@@ -753,6 +768,138 @@ static void test_real_in_target(void)
 		free(out);
 		free(audit_since(&m));
 	}
+}
+
+/* The audit line (malloc'd, without its newline) of a that holds needle,
+ * or NULL. */
+static char *audit_line_with(const char *a, const char *needle)
+{
+	const char *p = a != NULL ? strstr(a, needle) : NULL, *b, *e;
+
+	if (p == NULL)
+		return NULL;
+	for (b = p; b > a && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	return strndup(b, e != NULL ? (size_t)(e - b) : strlen(b));
+}
+
+/*
+ * Round 37 of the attack (d, the audit): "injected" names a credential
+ * whose real value went upstream, but an HTTP/1.1 request was counted
+ * when its head was substituted, before the dial: one whose upstream then
+ * could not be reached (connection refused, as the resolved-address
+ * guard, a timeout or the upstream's TLS would do) was audited with
+ * "injected":["GH_TOKEN"] although nothing left (HTTP/2's streams said
+ * so since round 14). Plain HTTP to a stopped upstream (the sentinel in a
+ * header, in the query), a terminated tunnel whose upstream stopped
+ * between two requests; the same requests to a live upstream still name
+ * the credential.
+ */
+static void test_injected_not_sent(void)
+{
+	struct test_upstream gone, tgone;
+	struct test_upstream_opts o;
+	unsigned gport;
+	struct marks m;
+
+	NEED_READY();
+	memset(&o, 0, sizeof(o));
+	if (test_upstream_start(&gone, &o) < 0) {
+		ROW(false, "cannot start an upstream to stop");
+		return;
+	}
+	gport = gone.port;
+	(void)test_upstream_stop(&gone);
+	for (int live = 0; live < 2; live++) {
+		for (int where = 0; where < 2; where++) {
+			char req[512], *out, *a, *line;
+			unsigned port = live ? (unsigned)upp.port : gport;
+			const char *what = where == 0 ? "a header" : "the query";
+
+			mark(&m);
+			if (where == 0)
+				snprintf(req, sizeof(req),
+					 "GET http://127.0.0.1:%u/hello HTTP/1.1\r\nHost: x\r\nAuthorization: token %s\r\n\r\n",
+					 port, tok_sent);
+			else
+				snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/hello?t=%s HTTP/1.1\r\nHost: x\r\n\r\n",
+					 port, tok_sent);
+			out = raw_pxs(req);
+			a = audit_since(&m);
+			if (!live) {
+				ROW(test_has(out, "HTTP/1.1 502 "), "plain, sentinel in %s, upstream stopped: not a 502: %.300s",
+				    what, test_nz(out));
+				line = audit_line_with(a, "\"status\":502");
+				ROW(line != NULL && test_has(line, "\"injected\":[]"),
+				    "plain, sentinel in %s, upstream stopped: the 502's audit line names an injected "
+				    "credential, nothing left: %s",
+				    what, test_nz(line != NULL ? line : a));
+			} else {
+				ROW(test_has(out, "HTTP/1.1 200 "), "plain, sentinel in %s, live upstream: not a 200: %.300s",
+				    what, test_nz(out));
+				line = audit_line_with(a, "\"status\":200");
+				ROW(line != NULL && test_has(line, "\"injected\":[\"GH_TOKEN\"]"),
+				    "plain, sentinel in %s, live upstream: the audit line does not name GH_TOKEN: %s", what,
+				    test_nz(line != NULL ? line : a));
+			}
+			free(line);
+			free(a);
+			free(out);
+		}
+	}
+	/* A terminated tunnel: its first request (the sentinel in a header)
+	 * went; the upstream stopped; the second is dialled again and fails. */
+	memset(&o, 0, sizeof(o));
+	o.tls_certdir = dir;
+	if (test_upstream_start(&tgone, &o) < 0) {
+		ROW(false, "cannot start a TLS upstream to stop");
+		return;
+	}
+	{
+		char r1[512], r2[512], h1[1100], h2[1100], target[64], pid[24], *out = NULL, *a, *line;
+		char *env[] = {ENV_CLEAN};
+		char *argv[48];
+		size_t n = 0;
+
+		snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)tgone.port);
+		snprintf(pid, sizeof(pid), "%ld", (long)test_proc_pid(tgone.proc));
+		snprintf(r1, sizeof(r1), "GET /hello HTTP/1.1\r\nHost: %s\r\nAuthorization: token %s\r\n\r\n", target,
+			 tok_sent);
+		snprintf(r2, sizeof(r2), "GET /hello?t=%s HTTP/1.1\r\nHost: %s\r\n\r\n", tok_sent, target);
+		to_hex(r1, strlen(r1), h1);
+		to_hex(r2, strlen(r2), h2);
+		for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+			argv[n++] = env[i];
+		argv[n++] = (char *)test_python();
+		argv[n++] = py_path;
+		argv[n++] = "redial";
+		argv[n++] = px.addr;
+		argv[n++] = target;
+		argv[n++] = px.trust;
+		argv[n++] = h1;
+		argv[n++] = pid;
+		argv[n++] = h2;
+		argv[n] = NULL;
+		mark(&m);
+		(void)runv(&out, argv);
+		ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, "=====\nHTTP/1.1 502 "),
+		    "tunnel: not a 200 then a 502: %.400s", test_nz(out));
+		a = audit_since(&m);
+		line = audit_line_with(a, "\"status\":200");
+		ROW(line != NULL && test_has(line, "\"injected\":[\"GH_TOKEN\"]"),
+		    "tunnel: the first request's audit line does not name GH_TOKEN: %s", test_nz(line != NULL ? line : a));
+		free(line);
+		line = audit_line_with(a, "\"status\":502");
+		ROW(line != NULL && test_has(line, "\"injected\":[]"),
+		    "tunnel: the 502's audit line (upstream stopped, dialled again) names an injected credential, "
+		    "nothing left: %s",
+		    test_nz(line != NULL ? line : a));
+		free(line);
+		free(a);
+		free(out);
+	}
+	(void)test_upstream_stop(&tgone);
 }
 
 /* A sentinel fully percent-encoded (every byte %XX, %67hp_ for ghp_) in
@@ -1712,6 +1859,8 @@ TEST_REGISTRAR(register_proxhard)
 		 test_audit_acting_code_points);
 	test_add(s, "7: real value in the target (raw, %XX; plain, TLS): 403, redacted", test_real_in_target);
 	test_add(s, "7: sentinel fully %-encoded in the target: found", test_sentinel_pct_target);
+	test_add(s, "9: audit: injected only when the substituted head went upstream (dial failed: none)",
+		 test_injected_not_sent);
 	test_add(s, "7: real value in headers (raw, JSON, Basic, %XX): 403", test_real_in_headers);
 	test_add(s, "7: real value in bodies (raw, base64, chunks, form, streamed, TLS)", test_real_in_body);
 	test_add(s, "7: real value in a tunnel without TLS", test_real_in_tunnel);
