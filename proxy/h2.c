@@ -172,10 +172,16 @@ static int h2_arm_tail(h2_t *h)
 static int up_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
 {
 	h2_t *h = user_data;
+	struct h2s *s;
 
-	(void)session;
 	if (frame->hd.type == NGHTTP2_WINDOW_UPDATE)
 		h->wu_sent++;
+	/* The request head went to the upstream (h2s_audit(): injected
+	 * only then; nghttp2 holds a stream past the upstream's
+	 * MAX_CONCURRENT_STREAMS until one closes). */
+	if (frame->hd.type == NGHTTP2_HEADERS &&
+	    (s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id)) != NULL)
+		s->head_sent = true;
 	return 0;
 }
 

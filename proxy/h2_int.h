@@ -74,6 +74,7 @@ struct h2s {
 	enum h2s_phase phase;
 	bool cl_open;              /** open on the client session */
 	bool up_open;              /** open on the upstream session */
+	bool head_sent;            /** its HEADERS went to the upstream (not just submitted) */
 	bool audited;              /** its audit line was written */
 	bool redact;               /** its target carries a real value: written nowhere */
 	bool head_big;             /** its head passed limits.maxHeaderBytes (431) */

@@ -133,10 +133,12 @@ void h2s_audit(struct h2s *s, const char *decision, const char *reason, const ch
 	r.rule = rule;
 	r.inspected = true;
 	if (s->mask != NULL) {
-		/* Injected only if the stream went upstream: a head
+		/* Injected only if the stream's head went upstream: a head
 		 * substituted and then refused (GOAWAY, an error) sent no
-		 * real value anywhere (round 14 of the attack). */
-		r.n_injected = s->phase == H2S_FORWARD
+		 * real value anywhere (round 14 of the attack), nor one
+		 * submitted that waited for the upstream's stream limit and
+		 * was cancelled meanwhile (round 37). */
+		r.n_injected = s->phase == H2S_FORWARD && s->head_sent
 				       ? cmask_injected(s->mask, injected, sizeof(injected) / sizeof(injected[0]))
 				       : 0;
 		r.injected = injected;

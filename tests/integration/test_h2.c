@@ -1364,6 +1364,75 @@ static void test_inject_in(void)
 	free(out);
 }
 
+/* The line of text holding needle (malloc'd, no newline), or NULL. */
+static char *line_with(const char *text, const char *needle)
+{
+	const char *p = text != NULL ? strstr(text, needle) : NULL, *b, *e;
+
+	if (p == NULL)
+		return NULL;
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	return strndup(b, e != NULL ? (size_t)(e - b) : strlen(b));
+}
+
+/*
+ * Round 37 of the attack (d, the audit): a stream's "injected" named its
+ * credential once its substituted head was submitted upstream, but
+ * nghttp2 holds a request past the upstream's MAX_CONCURRENT_STREAMS
+ * until a stream closes: one the client cancelled meanwhile never left,
+ * and its line said "injected":["GH_TOKEN"] all the same. An upstream
+ * allowing one stream: stream 1 (the sentinel in a header) holds it 1.5 s;
+ * stream 3 (the sentinel in authorization) waits and is cancelled.
+ */
+static void test_injected_queued(void)
+{
+	char rec[PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], s1[256], s2[256], *out = NULL, *a, *line;
+	struct test_proc *one;
+	unsigned port = 0;
+	size_t mark;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	at(rec, "rec-h2-one.txt");
+	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
+	snprintf(key, sizeof(key), "%s/server.key", p_certs);
+	{
+		char *args[] = {"--cert", cert, "--key", key, "--record", rec, "--max-streams", "1", NULL};
+
+		one = start_py(p_upstream, args, &port);
+	}
+	ROW(one != NULL, "cannot start an upstream that allows one stream");
+	if (one == NULL)
+		return;
+	mark = test_file_size(px.audit);
+	snprintf(s1, sizeof(s1), "{\"path\":\"/delay/1500?t=q1\",\"headers\":[[\"x-key\",\"%s\"]]}", sent_tok);
+	snprintf(s2, sizeof(s2),
+		 "{\"path\":\"/hello?t=q2\",\"headers\":[[\"authorization\",\"token %s\"]],\"cancel\":true}", sent_tok);
+	rc = h2c(&out, false, hp("127.0.0.1", port), "15", "req", s1, s2, NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, "the stream that holds the upstream's only slot");
+	(void)usleep(300 * 1000);
+	a = test_file_since(px.audit, mark);
+	line = line_with(a, "t=q1");
+	ROW(line != NULL && test_has(line, "\"injected\":[\"GH_TOKEN\"]"),
+	    "the stream that went: its audit line does not name GH_TOKEN: %s", red(line != NULL ? line : a));
+	free(line);
+	line = line_with(a, "t=q2");
+	ROW(line != NULL && test_has(line, "\"injected\":[]"),
+	    "the stream cancelled while it waited for the upstream's stream limit: its audit line names an "
+	    "injected credential, nothing left: %s",
+	    red(line != NULL ? line : a));
+	free(line);
+	free(a);
+	a = test_file_since(rec, 0);
+	nothing_reached(a, "t=q2", "a stream cancelled while it waited for the upstream's stream limit");
+	free(a);
+	free(out);
+	(void)stop_py(&one);
+}
+
 /*
  * The real value going out where no header check sees it: in DATA (one
  * byte per frame, after the HEADERS went upstream) and in a request
@@ -2199,6 +2268,8 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "request DATA ending in a real value's prefix: held as any other bytes (oracle)",
 		 test_data_prefix_oracle);
 	test_add(s, "the real value in DATA or a request trailer never reaches the upstream", test_outbound_leaks);
+	test_add(s, "audit: a stream cancelled before its head went upstream names nothing injected",
+		 test_injected_queued);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "re-masking: frames of a value 10 ms apart are not released between them", test_remask_drip);

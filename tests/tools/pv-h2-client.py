@@ -30,7 +30,9 @@ Modes:
                                    frame, latin-1),
                         "trailers": [["name", "value"], ...] (a HEADERS
                                    frame with END_STREAM after the DATA),
-                        "end": true (END_STREAM on the last frame)}
+                        "end": true (END_STREAM on the last frame),
+                        "cancel": true (RST_STREAM CANCEL right after
+                                   the stream's frames; not waited for)}
   concurrency N PATH N GETs of PATH at once, ignoring the server's
                      SETTINGS_MAX_CONCURRENT_STREAMS
   continuation N PATH  a HEADERS for PATH without END_HEADERS, then N
@@ -190,6 +192,9 @@ class Client:
                 return sid
         if trailers and self.streams[sid]['reset'] is None and not self.closed:
             self.send_headers(sid, trailers, end_stream=True)
+        if spec.get('cancel'):
+            self.send(RstStreamFrame(sid, error_code=8))
+            self.streams[sid]['ended'] = True
         return sid
 
     # -- reading ---------------------------------------------------------

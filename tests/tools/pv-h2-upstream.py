@@ -6,6 +6,7 @@ records every frame-level event it receives, complete request or not, so a
 test can say "nothing of this stream reached the upstream".
 
     pv-h2-upstream.py --cert PEM --key KEY --record FILE [--listen 127.0.0.1:0]
+                      [--max-streams N]
 
 Prints "listening on 127.0.0.1:PORT" once it accepts connections.
 
@@ -65,7 +66,7 @@ x-upstream-stream: S:
     /stall            stops reading the connection (for 30 s): an upstream
                       that does not read a large upload
     anything else     404
-The server's SETTINGS: MAX_CONCURRENT_STREAMS 1000, INITIAL_WINDOW_SIZE
+The server's SETTINGS: MAX_CONCURRENT_STREAMS 1000 (--max-streams N: N), INITIAL_WINDOW_SIZE
 2^31-1 and a connection window of 2^31-1, and it acknowledges every DATA
 frame at once: only TCP back-pressure limits a sender (/stall stops even
 that).
@@ -92,6 +93,7 @@ RECORD_CAP = 65536
 
 record_lock = threading.Lock()
 record_file = None
+max_streams = 1000
 conn_counter = [0]
 
 
@@ -372,7 +374,7 @@ class Conn:
 
     def run(self):
         self.h2.local_settings = h2.settings.Settings(client=False, initial_values={
-            h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000,
+            h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: max_streams,
             h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: MAXWIN,
             h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: 1 << 20,
         })
@@ -439,7 +441,7 @@ def serve(raw, ctx):
 
 
 def main():
-    global record_file
+    global record_file, max_streams
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # where a thread is stuck
     ap = argparse.ArgumentParser()
@@ -447,7 +449,9 @@ def main():
     ap.add_argument('--key', required=True)
     ap.add_argument('--record', required=True)
     ap.add_argument('--listen', default='127.0.0.1:0')
+    ap.add_argument('--max-streams', type=int, default=1000)
     a = ap.parse_args()
+    max_streams = a.max_streams
     record_file = open(a.record, 'a', encoding='latin-1')
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
