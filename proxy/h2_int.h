@@ -107,6 +107,7 @@ struct h2s {
 	int status;                /** status sent to the client */
 	struct timeval t0;
 	uint64_t bytes_up;         /** request DATA received from the client */
+	uint64_t bytes_sent;       /** request DATA handed to the upstream (the audit's bytesUp) */
 	uint64_t bytes_down;       /** response DATA received from the upstream */
 	uint64_t down_taken;       /** client DATA acknowledged (consumed) */
 	uint64_t up_taken;         /** upstream DATA acknowledged (consumed) */

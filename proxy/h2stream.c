@@ -144,7 +144,10 @@ void h2s_audit(struct h2s *s, const char *decision, const char *reason, const ch
 		r.injected = injected;
 		r.remasked = cmask_remasked(s->mask);
 	}
-	r.bytes_up = s->phase == H2S_FORWARD ? (int64_t)s->bytes_up : -1;
+	/* What left: DATA handed to the upstream, not what the client sent
+	 * (a stream cancelled while it waited for the upstream's stream
+	 * limit or window sent none of it). */
+	r.bytes_up = s->phase == H2S_FORWARD ? (int64_t)s->bytes_sent : -1;
 	r.bytes_down = s->phase == H2S_FORWARD ? (int64_t)s->bytes_down : -1;
 	r.ms = conn_ms_since(&s->t0);
 	r.tls = "terminated";
@@ -181,6 +184,7 @@ ssize_t h2s_req_read(nghttp2_session *session, int32_t stream_id, uint8_t *buf, 
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 		h2_take(s->h->down, s->cid, s->cl_open, n);
 		s->down_taken += n;
+		s->bytes_sent += n;
 	}
 	if (evbuffer_get_length(s->req) == 0 && s->req_end) {
 		*data_flags |= NGHTTP2_DATA_FLAG_EOF;

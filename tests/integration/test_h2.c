@@ -1409,7 +1409,9 @@ static void test_injected_queued(void)
 	mark = test_file_size(px.audit);
 	snprintf(s1, sizeof(s1), "{\"path\":\"/delay/1500?t=q1\",\"headers\":[[\"x-key\",\"%s\"]]}", sent_tok);
 	snprintf(s2, sizeof(s2),
-		 "{\"path\":\"/hello?t=q2\",\"headers\":[[\"authorization\",\"token %s\"]],\"cancel\":true}", sent_tok);
+		 "{\"method\":\"POST\",\"path\":\"/hello?t=q2\",\"headers\":[[\"authorization\",\"token %s\"]],"
+		 "\"data\":[\"k=v\"],\"cancel\":true}",
+		 sent_tok);
 	rc = h2c(&out, false, hp("127.0.0.1", port), "15", "req", s1, s2, NULL);
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 200, "the stream that holds the upstream's only slot");
@@ -1423,6 +1425,9 @@ static void test_injected_queued(void)
 	ROW(line != NULL && test_has(line, "\"injected\":[]"),
 	    "the stream cancelled while it waited for the upstream's stream limit: its audit line names an "
 	    "injected credential, nothing left: %s",
+	    red(line != NULL ? line : a));
+	ROW(line != NULL && !test_has(line, "\"bytesUp\":3,"),
+	    "the stream cancelled while it waited: its audit line counts its DATA as gone up, none left: %s",
 	    red(line != NULL ? line : a));
 	free(line);
 	free(a);
