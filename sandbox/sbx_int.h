@@ -156,8 +156,9 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
 				for up to SBX_TTYF_COLS columns included) */
 #define SBX_TTYF_COLS 1024   /* tab stops put back up to this column */
 /* Room sbx_ttyf_feed() needs for n bytes in (a C1 byte in 8-bit mode
- * becomes two; a sequence held from before is sent whole). */
-#define SBX_TTYF_OUT(n) (2 * (n) + SBX_TTYF_SEQ + 16)
+ * becomes two; a sequence held from before is sent whole; report modes
+ * withheld before are sent first). */
+#define SBX_TTYF_OUT(n) (2 * (n) + SBX_TTYF_SEQ + 144)
 /* How the user's terminal reads bytes 0x80 and up. */
 enum sbx_ttyf_cs {
 	SBX_TTYF_UTF8,   /* UTF-8 (the locale says so) */
@@ -193,12 +194,15 @@ struct sbx_ttyf {
 	bool queried;                     /* a query passed: its answer may come
 					     after the command's end */
 	bool title;                       /* the user's title pushed (CSI 22;0 t) */
+	bool withheld;                    /* a report mode set while nothing read the
+					     keys: sent once the relay reads them */
 };
 /* Starts f: cs (enum sbx_ttyf_cs), how the user's terminal reads bytes;
  * answers as in struct sbx_ttyf. */
 void sbx_ttyf_init(struct sbx_ttyf *f, int cs, bool answers) NONNULL(1);
 /* Filters n bytes of in into out (room for SBX_TTYF_OUT(n)); returns how
- * many were written. */
+ * many were written. First, when answers is set and report modes were
+ * withheld before, the ones on now (n may be 0 for those alone). */
 size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsigned char *out) NONNULL(1, 4);
 /* The bytes that undo what the command changed on the terminal's modes
  * (without clearing the screen) into out, for a terminal cols wide (0:

@@ -26,7 +26,8 @@
  *     the window title (OSC 0/1/2, printable), the colour
  *     queries (OSC 4/10-19 with "?"), charset designations of ASCII, DEC
  *     graphics and UK; modes only those we know (modes_known()), queries
- *     only while their answers reach the command (f->answers).
+ *     and report modes only while their answers reach the command
+ *     (f->answers; report modes set before are sent once it is set).
  * Everything else, whole sequences included, is dropped: a sequence is
  * never sent in part, so the terminal is in its ground state between any
  * two things we send, whatever the command wrote (an unterminated string,
@@ -69,10 +70,15 @@ enum ttyf_state {
  * reset: any other (DECCOLM's 132 columns, xterm's logging to a file
  * (46), the backarrow key's code (67), the Tektronix screen (38), ...)
  * drops the sequence it is in. The report modes (mouse, focus, colour
- * scheme and resize: 9, 1000-1004, 2031, 2048) pass and are put back at
- * the end, so that nothing is typed into the shell after the run; while
- * the relay reads no keys (output only, a run in the background) what
- * they report during the run waits in the terminal for the shell. */
+ * scheme and resize: 9, 1000-1004, 2031, 2048; alternate scroll, 1007,
+ * and bracketed paste, 2004, which change what the terminal sends) pass
+ * only while the relay reads the keys, as queries do, and are put back
+ * at the end: what they report goes to the command. Set while the relay
+ * reads no keys (output only, a run in the background, a pipeline), they
+ * are noted but withheld (report_mode()): before (round 37), a click or
+ * a change of focus was typed into the user's shell meanwhile, read as
+ * keys (ESC [ I, ESC [ M and three bytes); the ones on are sent when the
+ * relay takes the keys (a run brought to the foreground). */
 static const struct {
 	unsigned mode;
 	bool on; /* the terminal's default */
@@ -84,6 +90,14 @@ static const struct {
 	{2004, false}, {1034, false}, {1036, false}, {1037, false}, {1039, false}, {1007, false},
 };
 #define N_DEC_MODES (sizeof(dec_modes) / sizeof(dec_modes[0]))
+
+/* Whether DEC mode v makes the terminal send input the user did not
+ * type (a report, or keys for the wheel) or changes what a paste sends:
+ * withheld while no keys are read. */
+static bool report_mode(unsigned v)
+{
+	return v == 9 || (v >= 1000 && v <= 1004) || v == 1007 || v == 2004 || v == 2031 || v == 2048;
+}
 
 /* DEC modes passed unnoted: what the screen looks like only (smooth
  * scroll, a blinking cursor, scroll to the bottom on output or on a key),
@@ -369,6 +383,44 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 	return true;
 }
 
+/* A DEC mode set held (CSI ? Pm h, allowed and noted) that turns on a
+ * report mode while no keys are read: sent without those, each other
+ * mode on its own, and true (the caller sends nothing more); the report
+ * modes wait for the keys (sbx_ttyf_feed()). false: send it as it is. */
+static bool withhold_reports(struct sbx_ttyf *f, unsigned char final, unsigned char *out, size_t *o)
+{
+	const unsigned char *p = f->seq + 3, *end = f->seq + f->n_seq, *q;
+	bool any = false;
+	unsigned v;
+
+	if (f->answers || final != 'h' || f->n_seq < 3 || f->seq[2] != '?')
+		return false;
+	for (q = p; q < end; q++)
+		if (*q < 0x30 || *q > 0x3f)
+			return false; /* an intermediate: no mode set */
+	for (q = p; next_param(&q, end, &v);)
+		any |= report_mode(v);
+	if (!any)
+		return false;
+	f->withheld = true;
+	for (q = p; next_param(&q, end, &v);)
+		if (!report_mode(v))
+			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%uh", v);
+	return true;
+}
+
+/* The report modes on now (as the command left them), sent once the
+ * keys are read after they were withheld. */
+static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
+{
+	if (!f->answers || !f->withheld)
+		return;
+	f->withheld = false;
+	for (size_t i = 0; i < N_DEC_MODES; i++)
+		if (report_mode(dec_modes[i].mode) && dec_on(f, i))
+			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%uh", dec_modes[i].mode);
+}
+
 /* The number of the OSC held (ESC ] Ps ; ...), as the terminal reads it
  * (leading zeros too: "00;t" is a title), with *body past its ';'; -1
  * when there is none. */
@@ -547,7 +599,8 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 			f->inter = true;
 			hold(f, (unsigned char)cp);
 		} else if (cp >= 0x40 && cp <= 0x7e) {
-			if (!f->over && !f->bad && f->n_seq <= SBX_TTYF_CSI_MAX && csi_allowed(f, (unsigned char)cp)) {
+			if (!f->over && !f->bad && f->n_seq <= SBX_TTYF_CSI_MAX && csi_allowed(f, (unsigned char)cp) &&
+			    !withhold_reports(f, (unsigned char)cp, out, o)) {
 				put(out, o, f->seq, f->n_seq);
 				out[(*o)++] = (unsigned char)cp;
 			}
@@ -674,6 +727,7 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 {
 	size_t o = 0;
 
+	send_withheld(f, out, &o);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char b = in[i], lo, hi;
 

@@ -136,6 +136,20 @@ static void relay_take(struct relay *r)
 		r->raw = true;
 }
 
+/* The keys are read now: the report modes the command set while they
+ * were not (mouse, focus, bracketed paste: withheld by the filter, their
+ * reports would have been the shell's) go to the terminal. */
+static void relay_send_withheld(struct relay *r)
+{
+	static unsigned char out[SBX_TTYF_OUT(0)];
+	size_t n;
+
+	r->filter.answers = r->reading;
+	n = sbx_ttyf_feed(&r->filter, out, 0, out);
+	if (r->out >= 0 && n > 0 && !write_all(r->out, out, n))
+		r->out = -1;
+}
+
 /* The master's output, filtered, to the user's terminal. false when the
  * command's side is closed (EIO: every slave descriptor gone). */
 static bool relay_output(struct relay *r)
@@ -246,6 +260,8 @@ NORETURN static void relay_main(struct relay *r)
 			relay_take(r);
 			if (relay_cont || (r->reading && !was))
 				copy_winsize(r->size_from, r->master);
+			if (r->reading && !was)
+				relay_send_withheld(r);
 			relay_cont = 0;
 		}
 		if (have > 0)

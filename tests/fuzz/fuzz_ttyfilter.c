@@ -9,7 +9,8 @@
  * read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
  * titles and colour queries, no C0 but BEL..CR, SO, SI, no C1 (UTF-8:
  * U+0080 to U+009F; 8-bit and either: no byte 0x80-0x9F) comes out; no
- * query (DA, DSR) when its answers are not read; the reset fits its room.
+ * query (DA, DSR) nor report mode set (mouse, focus...) when its answers
+ * are not read; the reset fits its room.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,22 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 				abort();
 			if (!answers && nx == '[' && i + 2 < o && out[i + 2] == 'c')
 				abort();
+			/* no report mode set while no keys are read */
+			if (!answers && nx == '[' && i + 2 < o && out[i + 2] == '?') {
+				size_t j = i + 3;
+
+				while (j < o && ((out[j] >= '0' && out[j] <= '9') || out[j] == ';'))
+					j++;
+				if (j < o && out[j] == 'h')
+					for (size_t k = i + 3; k <= j; k++) {
+						unsigned w = 0;
+
+						while (k < j && out[k] >= '0' && out[k] <= '9')
+							w = w > 100000 ? w : w * 10 + (unsigned)(out[k++] - '0');
+						if (report_mode(w))
+							abort();
+					}
+			}
 			continue;
 		}
 		if (c < 0x20 && !(c >= 0x07 && c <= 0x0f))

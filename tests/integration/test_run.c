@@ -635,6 +635,9 @@ static void test_tty_relay(void)
 		    "%s: the terminal's answers to the command's queries were left for the shell: %s", modes[i],
 		    test_nz(out));
 		if (bg) {
+			ROW(test_has(out, "reports after fg yes\n"),
+			    "bg: the mouse reports the command set in the background were not sent after fg: %s",
+			    test_nz(out));
 			ROW(test_has(out, "read: hello keys\n") && test_has(out, "termios same\n") &&
 				    test_has(out, "status 0\n"),
 			    "bg: the keys typed after fg did not reach the command, or the run did not end: %s",

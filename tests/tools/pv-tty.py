@@ -41,7 +41,10 @@ DECSCPP, DECSNLS (# $ * |), xterm's keyboard emulations (? 1050-1053,
 queries; ESC 7 8 = > D E H M c; charset designations of B, 0, A; SO, SI;
 no byte 0x80-0x9F (the terminal may be 8-bit); no ANSI mode but 4 and 20,
 no DEC mode 3, 38, 46, 67, no locator report (' z { | w); no query (n, c)
-but in mode tty.
+and no report mode set (mouse, focus, alternate scroll, bracketed paste,
+colour scheme, resize: their reports are typed into the shell) but in
+mode tty, or in mode bg once brought to the foreground ("reports after
+fg yes": sent then).
 """
 import fcntl
 import os
@@ -121,8 +124,12 @@ ALLOWED = re.compile(
     rb'|\x1b[()*+][0AB]')
 
 
-def violations(out, mode):
-    """The spans of out a terminal should not have received."""
+REPORTS = (9, 1000, 1001, 1002, 1003, 1004, 1007, 2004, 2031, 2048)
+
+
+def violations(out, mode, fg_at):
+    """The spans of out a terminal should not have received (fg_at: where
+    the keys began to be read, in mode bg)."""
     bad, i, stack = [], 0, {}
     while i < len(out):
         c = out[i]
@@ -159,6 +166,8 @@ def violations(out, mode):
                     ok = False  # ANSI modes: insert and LNM only (CRM shows controls)
                 if final in b'hl' and params[:1] == b'?' and any(int(x) in (3, 38, 46, 67) for x in re.findall(rb'[0-9]+', params)):
                     ok = False  # 132 columns, Tektronix, logging, backarrow
+                if final == b'h' and params[:1] == b'?' and mode != 'tty' and (mode != 'bg' or i < fg_at) and any(int(x) in REPORTS for x in re.findall(rb'[0-9]+', params)):
+                    ok = False  # a report mode while nothing reads the keys: the shell's input
                 if seq[-2:-1] == b"'" and final in b'z{|w':
                     ok = False  # DEC locator reports
             if not ok:
@@ -272,6 +281,7 @@ def main():
     out, st, t0 = b'', None, time.monotonic()
     resized = typed = interrupted = False
     scanned, pending = 0, []
+    fg_at = len(out)
 
     def answer(until_all):
         while pending and (until_all or pending[0][0] <= time.monotonic()):
@@ -290,6 +300,7 @@ def main():
                 os.write(m, b'zzz\n')  # keys for the pager, not the relay
         if not typed and b'ready-read' in out:
             if mode == 'bg':
+                fg_at = len(out)
                 os.write(fg_w, b'f')
                 time.sleep(0.5)
             os.write(m, b'hello keys\r')
@@ -329,7 +340,7 @@ def main():
         if not b:
             break
         out += b
-    bad = violations(out, mode)
+    bad = violations(out, mode, fg_at)
     for b in bad:
         print('bad %r' % b)
     print('violations %d' % len(bad))
@@ -341,6 +352,10 @@ def main():
     print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
     tail = out[out.rfind(b'resized'):]
     print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?9l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t', b'\x1b[3g', b'\x1bH', b'\x0f', b'\x1b)B')) else 'no'))
+    if mode == 'bg':
+        # the report modes withheld in the background, sent once the
+        # relay reads the keys
+        print('reports after fg %s' % ('yes' if b'\x1b[?1000h' in out[fg_at:] else 'no'))
     if mode == 'pipe':
         try:
             os.set_blocking(s, False)

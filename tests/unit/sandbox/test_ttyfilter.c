@@ -368,6 +368,56 @@ static void test_queries(void)
 	CU_ASSERT(!f.queried);
 }
 
+/*
+ * Report modes (mouse, focus, alternate scroll, bracketed paste, colour
+ * scheme, resize) set while nothing reads the keys: withheld, the other
+ * modes of the same set sent; noted for the reset; the ones still on
+ * sent when the keys are read (round 37: a click or a change of focus
+ * was typed into the user's shell). On the code before, every row but
+ * the plain one failed.
+ */
+static void test_reports_withheld(void)
+{
+	static const struct {
+		const char *in, *now, *later;
+	} rep[] = {
+		{"\x1b[?1000h", "", "\x1b[?1000h"},
+		{"\x1b[?1004h\x1b[?2004h\x1b[?9h", "", "\x1b[?9h\x1b[?1004h\x1b[?2004h"},
+		{"\x1b[?1049;1002;1006;25h", "\x1b[?1049h\x1b[?1006h\x1b[?25h", "\x1b[?1002h"},
+		{"\x1b[?1003h\x1b[?1003l", "\x1b[?1003l", ""},
+		{"\x1b[?1007;2031;2048h", "", "\x1b[?2031h\x1b[?2048h\x1b[?1007h"},
+		{"\x1b[?1049h\x1b[?25l", "\x1b[?1049h\x1b[?25l", ""},
+	};
+	unsigned char out[SBX_TTYF_OUT(64)], reset[SBX_TTYF_RESET];
+	struct sbx_ttyf f;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(rep) / sizeof(rep[0]); i++) {
+		sbx_ttyf_init(&f, U, false);
+		n = sbx_ttyf_feed(&f, (const unsigned char *)rep[i].in, strlen(rep[i].in), out);
+		if (n != strlen(rep[i].now) || memcmp(out, rep[i].now, n) != 0)
+			fprintf(stderr, "reports row %zu: now %.*s\n", i, (int)n, (const char *)out);
+		CU_ASSERT(n == strlen(rep[i].now) && memcmp(out, rep[i].now, n) == 0);
+		/* still no keys read: nothing more */
+		CU_ASSERT_EQUAL(sbx_ttyf_feed(&f, out, 0, out), 0);
+		f.answers = true;
+		n = sbx_ttyf_feed(&f, out, 0, out);
+		if (n != strlen(rep[i].later) || memcmp(out, rep[i].later, n) != 0)
+			fprintf(stderr, "reports row %zu: later %.*s\n", i, (int)n, (const char *)out);
+		CU_ASSERT(n == strlen(rep[i].later) && memcmp(out, rep[i].later, n) == 0);
+		CU_ASSERT_EQUAL(sbx_ttyf_feed(&f, out, 0, out), 0);
+	}
+	/* never sent, still put back (a terminal that got them otherwise) */
+	sbx_ttyf_init(&f, U, false);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?1000h", 8, out);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	CU_ASSERT(n == 8 && memcmp(reset, "\x1b[?1000l", 8) == 0);
+	/* with the keys read, as they were */
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?1000;1004h", 13, out);
+	CU_ASSERT(n == 13 && memcmp(out, "\x1b[?1000;1004h", 13) == 0);
+}
+
 /* Random bytes, biased to ESC and the introducers, in random pieces:
  * the output never holds a byte or a sequence outside the allowlist
  * (checked here by a reading of our own), and stays within its bound. */
@@ -435,5 +485,6 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 	test_add(s, "what a saved cursor brings back (G0, origin mode, autowrap) is put back", test_reset_saved);
 	test_add(s, "a title by an OSC number with leading zeros: the user's pushed and popped", test_title_zeros);
 	test_add(s, "queries only while their answers reach the command", test_queries);
+	test_add(s, "report modes set while no keys are read: withheld, sent once they are", test_reports_withheld);
 	test_add(s, "random input: only the allowlist comes out, within the bound", test_random);
 }
