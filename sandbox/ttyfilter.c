@@ -618,7 +618,7 @@ static void step(struct sbx_ttyf *f, uint32_t cp, const unsigned char *raw, size
 		} else if (cp >= 0x20 && cp != 0x7f) {
 			for (size_t i = 0; i < n; i++)
 				hold(f, raw != NULL ? raw[i] : (unsigned char)cp);
-			if (n == 0)
+			if (n == 0 && raw == NULL) /* a C1 control's letter */
 				hold(f, (unsigned char)cp);
 		}
 		return; /* other C0: ignored inside */
@@ -723,6 +723,84 @@ static unsigned char either_ascii(uint32_t cp)
 	return '+';
 }
 
+/* Whether cp is in one of the n ranges of r (sorted {first, last}). */
+static bool in_ranges(uint32_t cp, const uint32_t (*r)[2], size_t n)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cp > r[mid][1])
+			lo = mid + 1;
+		else if (cp < r[mid][0])
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * How many columns a program that writes cp counts for it (wcwidth() as
+ * the common tables have it: 0 for combining marks, joiners and variation
+ * selectors, 2 for East Asian wide and full-width characters and emoji),
+ * for the ASCII that stands for it with no locale (either_text()): a
+ * table, a progress bar or an editor's line drawn with emoji or CJK by a
+ * program that counts them as 2 columns (its own tables, as rich and
+ * string-width have) kept its columns only if the '?' did too (before,
+ * round 37: one '?' for each, every cell after it drawn a column left,
+ * and a '?' for each combining accent, one column right).
+ */
+static unsigned cp_width(uint32_t cp)
+{
+	static const uint32_t zero[][2] = {
+		{0x0300, 0x036f},   {0x0483, 0x0489},   {0x0591, 0x05bd},   {0x05bf, 0x05bf},
+		{0x05c1, 0x05c2},   {0x05c4, 0x05c5},   {0x05c7, 0x05c7},   {0x0610, 0x061a},
+		{0x064b, 0x065f},   {0x0670, 0x0670},   {0x06d6, 0x06dc},   {0x06df, 0x06e4},
+		{0x06e7, 0x06e8},   {0x06ea, 0x06ed},   {0x0e31, 0x0e31},   {0x0e34, 0x0e3a},
+		{0x0e47, 0x0e4e},   {0x1ab0, 0x1aff},   {0x1dc0, 0x1dff},   {0x200b, 0x200f},
+		{0x202a, 0x202e},   {0x2060, 0x2064},   {0x20d0, 0x20ff},   {0xfe00, 0xfe0f},
+		{0xfe20, 0xfe2f},   {0xfeff, 0xfeff},   {0xe0001, 0xe007f}, {0xe0100, 0xe01ef},
+	};
+	static const uint32_t wide[][2] = {
+		{0x1100, 0x115f},   {0x231a, 0x231b},   {0x2329, 0x232a},   {0x23e9, 0x23ec},
+		{0x23f0, 0x23f0},   {0x23f3, 0x23f3},   {0x25fd, 0x25fe},   {0x2614, 0x2615},
+		{0x2648, 0x2653},   {0x267f, 0x267f},   {0x2693, 0x2693},   {0x26a1, 0x26a1},
+		{0x26aa, 0x26ab},   {0x26bd, 0x26be},   {0x26c4, 0x26c5},   {0x26ce, 0x26ce},
+		{0x26d4, 0x26d4},   {0x26ea, 0x26ea},   {0x26f2, 0x26f3},   {0x26f5, 0x26f5},
+		{0x26fa, 0x26fa},   {0x26fd, 0x26fd},   {0x2705, 0x2705},   {0x270a, 0x270b},
+		{0x2728, 0x2728},   {0x274c, 0x274c},   {0x274e, 0x274e},   {0x2753, 0x2755},
+		{0x2757, 0x2757},   {0x2795, 0x2797},   {0x27b0, 0x27b0},   {0x27bf, 0x27bf},
+		{0x2b1b, 0x2b1c},   {0x2b50, 0x2b50},   {0x2b55, 0x2b55},   {0x2e80, 0x303e},
+		{0x3041, 0x33ff},   {0x3400, 0x4dbf},   {0x4e00, 0x9fff},   {0xa000, 0xa4cf},
+		{0xa960, 0xa97f},   {0xac00, 0xd7a3},   {0xf900, 0xfaff},   {0xfe10, 0xfe19},
+		{0xfe30, 0xfe6f},   {0xff00, 0xff60},   {0xffe0, 0xffe6},   {0x16fe0, 0x16fe4},
+		{0x17000, 0x18aff}, {0x1b000, 0x1b2ff}, {0x1f004, 0x1f004}, {0x1f0cf, 0x1f0cf},
+		{0x1f18e, 0x1f18e}, {0x1f191, 0x1f19a}, {0x1f200, 0x1f251}, {0x1f300, 0x1f64f},
+		 {0x1f680, 0x1f6ff}, {0x1f7e0, 0x1f7eb}, {0x1f90c, 0x1f9ff},
+		{0x1fa70, 0x1faff}, {0x20000, 0x2fffd}, {0x30000, 0x3fffd},
+	};
+
+	if (in_ranges(cp, zero, sizeof(zero) / sizeof(zero[0])))
+		return 0;
+	return in_ranges(cp, wide, sizeof(wide) / sizeof(wide[0])) ? 2 : 1;
+}
+
+/* The ASCII that stands for cp with no locale (c1_inside()), into a: as
+ * many columns as cp takes (cp_width()): "??" for a wide one, nothing for
+ * a combining mark, a box drawing or block character as either_ascii()
+ * has it, else '?'. Its length. */
+static size_t either_text(uint32_t cp, unsigned char a[2])
+{
+	unsigned w = cp_width(cp);
+
+	a[0] = a[1] = '?';
+	if (w == 1)
+		a[0] = either_ascii(cp);
+	return w;
+}
+
 size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsigned char *out)
 {
 	size_t o = 0;
@@ -750,9 +828,10 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 
 					f->n_u8 = 0;
 					if (f->cs == SBX_TTYF_EITHER && cp >= 0xa0 && c1_inside(f->u8, want)) {
-						unsigned char a = either_ascii(cp);
+						unsigned char a[2];
+						size_t an = either_text(cp, a);
 
-						step(f, 0xfffd, &a, 1, out, &o);
+						step(f, 0xfffd, a, an, out, &o);
 					} else
 						step(f, cp, f->u8, want, out, &o);
 				}

@@ -1698,6 +1698,37 @@ static void test_tty_box_either(void)
 }
 
 /*
+ * Round 37: no locale, and characters whose stand-in must keep their
+ * columns: a CJK ideograph (U+4E00, E4 B8 80) and an emoji (F0 9F 98 80)
+ * are two columns to the program that prints them, a combining accent
+ * (U+0301) and a zero-width joiner none. Before, each became one '?': a
+ * table's cells after a wide character drawn a column left, after an
+ * accent a column right. Now "??" for the wide ones, nothing for the
+ * others; no byte 0x80-0x9F sent either way. Fails on 023d37a.
+ */
+static void test_tty_wide_either(void)
+{
+	char *out = NULL, *err = NULL;
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "-u", "LANG", "-u", "LC_ALL", "-u", "LC_CTYPE",
+			"PYTHONCOERCECLOCALE=0", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)tty_printf,
+			(char *)test_passavant_bin(), p_policy,
+			"[\344\270\200|\360\237\230\200|e\314\201|a\342\200\215b]", NULL};
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	ROW(test_has(out, "[??|??|e|ab]"), "wide and zero-width characters with no locale: columns not kept: %s",
+	    test_nz(out));
+	ROW(!test_has(out, "\\x8") && !test_has(out, "\\x9"),
+	    "wide characters with no locale: a byte 0x80-0x9f sent: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * Review36a: a title set by an OSC number with leading zeros ("00",
  * "01": a title to the terminal) on a run whose keys the relay reads.
  * The user's title is pushed before it and popped at the end. On
@@ -1750,6 +1781,8 @@ TEST_REGISTRAR(register_run)
 		 test_tty_saved_cursor);
 	test_add(s, "the command's terminal: a title by OSC 00 or 01 is pushed and popped", test_tty_title_zeros);
 	test_add(s, "the command's terminal: no locale: box drawing as '-', '|', '+'", test_tty_box_either);
+	test_add(s, "the command's terminal: no locale: wide characters as \"??\", combining marks as nothing",
+		 test_tty_wide_either);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
 	test_add(s, "masked variable and file show sentinels; denied variable unset",
 		 test_masked_values);
