@@ -1698,6 +1698,75 @@ static void test_tty_box_either(void)
 }
 
 /*
+ * Round 37 (fix37t): how the filter reads bytes 0x80 and up comes from
+ * the locale passavant runs in (LC_ALL, then LC_CTYPE, then LANG, an
+ * empty one skipped): "\xc3\x9dx" (U+00DD, then x) reaches the terminal
+ * as it is under UTF-8, as "?x" with none (C, POSIX, unset: either), and
+ * as "\xc3" alone when another character set is named (8-bit: 0x9D is an
+ * OSC introducer there, and the OSC never ends). TERM plays no part.
+ * Passes on 023d37a: the combinations as they were meant, now held.
+ */
+static void test_tty_locales(void)
+{
+	static const struct {
+		const char *env[3], *want;
+	} rows[] = {
+		{{"LANG=C.UTF-8", NULL, NULL}, "\\xc3\\x9dx"},
+		{{"LC_CTYPE=UTF-8", NULL, NULL}, "\\xc3\\x9dx"}, /* macOS's, over ssh */
+		{{"LANG=en_US.utf8", "TERM=linux", NULL}, "\\xc3\\x9dx"},
+		{{"LC_ALL=", "LC_CTYPE=en_US.UTF-8", "LANG=C"}, "\\xc3\\x9dx"},
+		{{"LC_ALL=C", "LANG=C.UTF-8", NULL}, "?x"},
+		{{"LC_ALL=POSIX", NULL, NULL}, "?x"},
+		{{"TERM=xterm-256color", NULL, NULL}, "?x"},
+		{{"LANG=en_US.ISO-8859-1", NULL, NULL}, "\\xc3"},
+		{{"LC_CTYPE=de_DE", "LANG=C.UTF-8", NULL}, "\\xc3"},
+	};
+	char *out = NULL, *err = NULL;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *argv[24];
+		size_t n = 0;
+		char tail[2][32];
+
+		argv[n++] = "env";
+		argv[n++] = "-u";
+		argv[n++] = "MAKEFLAGS";
+		argv[n++] = "-u";
+		argv[n++] = "LANG";
+		argv[n++] = "-u";
+		argv[n++] = "LC_ALL";
+		argv[n++] = "-u";
+		argv[n++] = "LC_CTYPE";
+		argv[n++] = "PYTHONCOERCECLOCALE=0";
+		argv[n++] = "PATH=" SAFE_PATH;
+		for (size_t k = 0; k < 3 && rows[i].env[k] != NULL; k++)
+			argv[n++] = (char *)rows[i].env[k];
+		argv[n++] = "/usr/bin/python3";
+		argv[n++] = "-c";
+		argv[n++] = (char *)tty_printf;
+		argv[n++] = (char *)test_passavant_bin();
+		argv[n++] = p_policy;
+		argv[n++] = "\303\235x";
+		argv[n] = NULL;
+		out = err = NULL;
+		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+		/* the command's output is the last thing on the terminal (the
+		 * driver prints its bytes' repr, in either quotes) */
+		snprintf(tail[0], sizeof(tail[0]), "%s'\n", rows[i].want);
+		snprintf(tail[1], sizeof(tail[1]), "%s\"\n", rows[i].want);
+		ROW(test_has(out, tail[0]) || test_has(out, tail[1]), "%s %s: the terminal did not end with %s: %s",
+		    rows[i].env[0], test_nz(rows[i].env[1]), rows[i].want, test_nz(out));
+		free(out);
+		free(err);
+	}
+}
+
+/*
  * Round 37: no locale, and characters whose stand-in must keep their
  * columns: a CJK ideograph (U+4E00, E4 B8 80) and an emoji (F0 9F 98 80)
  * are two columns to the program that prints them, a combining accent
@@ -1781,6 +1850,8 @@ TEST_REGISTRAR(register_run)
 		 test_tty_saved_cursor);
 	test_add(s, "the command's terminal: a title by OSC 00 or 01 is pushed and popped", test_tty_title_zeros);
 	test_add(s, "the command's terminal: no locale: box drawing as '-', '|', '+'", test_tty_box_either);
+	test_add(s, "the command's terminal: the locale says how bytes 0x80 and up are read (LC_ALL, LC_CTYPE, LANG)",
+		 test_tty_locales);
 	test_add(s, "the command's terminal: no locale: wide characters as \"??\", combining marks as nothing",
 		 test_tty_wide_either);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
