@@ -69,16 +69,19 @@ enum ttyf_state {
  * the few in dec_plain[], are the only DEC modes a command may set or
  * reset: any other (DECCOLM's 132 columns, xterm's logging to a file
  * (46), the backarrow key's code (67), the Tektronix screen (38), ...)
- * drops the sequence it is in. The report modes (mouse, focus, colour
- * scheme and resize: 9, 1000-1004, 2031, 2048; alternate scroll, 1007,
- * and bracketed paste, 2004, which change what the terminal sends) pass
- * only while the relay reads the keys, as queries do, and are put back
- * at the end: what they report goes to the command. Set while the relay
- * reads no keys (output only, a run in the background, a pipeline), they
- * are noted but withheld (report_mode()): before (round 37), a click or
- * a change of focus was typed into the user's shell meanwhile, read as
- * keys (ESC [ I, ESC [ M and three bytes); the ones on are sent when the
- * relay takes the keys (a run brought to the foreground). */
+ * drops the sequence it is in. The modes that change what the terminal
+ * sends (the reports: mouse, focus, colour scheme and resize, 9,
+ * 1000-1004, 2031, 2048; alternate scroll, 1007; bracketed paste, 2004;
+ * what keys send: the cursor keys, 1, the keypad, 66, Meta and Delete,
+ * 1034, 1036, 1037, 1039) pass only while the relay reads the keys, as
+ * queries do, and are put back at the end: what they send goes to the
+ * command. Set while the relay reads no keys (output only, a run in the
+ * background, a pipeline), they are noted but withheld (report_mode()):
+ * before (round 37), a click or a change of focus was typed into the
+ * user's shell meanwhile, read as keys (ESC [ I, ESC [ M and three
+ * bytes), and the shell's or the pager's keys came in the command's
+ * encoding; the ones on are sent when the relay takes the keys (a run
+ * brought to the foreground). */
 static const struct {
 	unsigned mode;
 	bool on; /* the terminal's default */
@@ -92,11 +95,12 @@ static const struct {
 #define N_DEC_MODES (sizeof(dec_modes) / sizeof(dec_modes[0]))
 
 /* Whether DEC mode v makes the terminal send input the user did not
- * type (a report, or keys for the wheel) or changes what a paste sends:
- * withheld while no keys are read. */
+ * type (a report, or keys for the wheel), or changes what a paste or a
+ * key sends: withheld while no keys are read. */
 static bool report_mode(unsigned v)
 {
-	return v == 9 || (v >= 1000 && v <= 1004) || v == 1007 || v == 2004 || v == 2031 || v == 2048;
+	return v == 1 || v == 9 || v == 66 || (v >= 1000 && v <= 1004) || v == 1007 || v == 1034 ||
+	       v == 1036 || v == 1037 || v == 1039 || v == 2004 || v == 2031 || v == 2048;
 }
 
 /* DEC modes passed unnoted: what the screen looks like only (smooth

@@ -42,7 +42,8 @@ queries; ESC 7 8 = > D E H M c; charset designations of B, 0, A; SO, SI;
 no byte 0x80-0x9F (the terminal may be 8-bit); no ANSI mode but 4 and 20,
 no DEC mode 3, 38, 46, 67, no locator report (' z { | w); no query (n, c)
 and no report mode set (mouse, focus, alternate scroll, bracketed paste,
-colour scheme, resize: their reports are typed into the shell) but in
+colour scheme, resize: their reports are typed into the shell; the
+cursor keys, keypad, Meta and Delete modes: the shell's keys change) but in
 mode tty, or in mode bg once brought to the foreground ("reports after
 fg yes": sent then).
 """
@@ -86,7 +87,7 @@ w(b'\x1b[?3h\x1b[?46h\x1b[?67h\x1b[3h\x1b[1;1\'z\x1b[3g\x1b)0\x0e')
 if sys.argv[1] != 'tty':
     # queries whose answers nobody inside reads: the shell's, after
     w(b'\x1b[6n\x1b[c')
-w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\r\n')
+w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\x1b[?1;1036h\r\n')
 def size():
     r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(OUT, termios.TIOCGWINSZ, b'\0' * 8))
     return '%d %d' % (r, c)
@@ -124,7 +125,7 @@ ALLOWED = re.compile(
     rb'|\x1b[()*+][0AB]')
 
 
-REPORTS = (9, 1000, 1001, 1002, 1003, 1004, 1007, 2004, 2031, 2048)
+REPORTS = (1, 9, 66, 1000, 1001, 1002, 1003, 1004, 1007, 1034, 1036, 1037, 1039, 2004, 2031, 2048)
 
 
 def violations(out, mode, fg_at):

@@ -401,7 +401,8 @@ static void test_queries(void)
 
 /*
  * Report modes (mouse, focus, alternate scroll, bracketed paste, colour
- * scheme, resize) set while nothing reads the keys: withheld, the other
+ * scheme, resize) and the modes of what keys send set while nothing
+ * reads the keys: withheld, the other
  * modes of the same set sent; noted for the reset; the ones still on
  * sent when the keys are read (round 37: a click or a change of focus
  * was typed into the user's shell). On the code before, every row but
@@ -418,6 +419,9 @@ static void test_reports_withheld(void)
 		{"\x1b[?1003h\x1b[?1003l", "\x1b[?1003l", ""},
 		{"\x1b[?1007;2031;2048h", "", "\x1b[?2031h\x1b[?2048h\x1b[?1007h"},
 		{"\x1b[?1049h\x1b[?25l", "\x1b[?1049h\x1b[?25l", ""},
+		/* what keys send: cursor keys, keypad, Meta, Delete */
+		{"\x1b[?1;66h\x1b[?1034;1036;1037;1039;7h", "\x1b[?7h",
+		 "\x1b[?1h\x1b[?66h\x1b[?1034h\x1b[?1036h\x1b[?1037h\x1b[?1039h"},
 	};
 	unsigned char out[SBX_TTYF_OUT(64)], reset[SBX_TTYF_RESET];
 	struct sbx_ttyf f;
