@@ -191,8 +191,9 @@ struct sbx_ttyf {
 	bool shifted;                     /* SO (G1 in GL) seen */
 	bool tabs;                        /* tab stops set or cleared */
 	bool protect, sace;               /* DECSCA, DECSACE set */
-	bool queried;                     /* a query passed: its answer may come
-					     after the command's end */
+	bool queried;                     /* a query passed, or a report mode
+					     was sent: an answer or a report may
+					     come after the command's end */
 	bool title;                       /* the user's title pushed (CSI 22;0 t) */
 	bool withheld;                    /* a report mode set while nothing read the
 					     keys: sent once the relay reads them */

@@ -103,6 +103,14 @@ static bool report_mode(unsigned v)
 	       v == 1036 || v == 1037 || v == 1039 || v == 2004 || v == 2031 || v == 2048;
 }
 
+/* Whether DEC mode v has the terminal send what the user did not type
+ * (mouse, focus, the wheel's keys, colour scheme, resize): one in flight
+ * may come after the command's end. */
+static bool reports(unsigned v)
+{
+	return v == 9 || (v >= 1000 && v <= 1004) || v == 1007 || v == 2031 || v == 2048;
+}
+
 /* DEC modes passed unnoted: what the screen looks like only (smooth
  * scroll, a blinking cursor, scroll to the bottom on output or on a key),
  * the cursor saved (1048), VT52 left (2, set only: csi_allowed()). */
@@ -352,6 +360,11 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 			if (v == 2)
 				return false;
 	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?')) {
+		/* a report mode on: what it reports may come after the
+		 * command's end, as a query's answer may (the relay reads
+		 * it away the same way: drain_answers()) */
+		for (q = p; priv == '?' && final == 'h' && f->answers && next_param(&q, ip, &v);)
+			f->queried |= reports(v);
 		note_modes(f, priv == '?', p, ip, final == 'h');
 		for (q = p; priv == '?' && final == 'h' && next_param(&q, ip, &v);)
 			if (v == 1048 || v == 1049)
@@ -421,8 +434,10 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 		return;
 	f->withheld = false;
 	for (size_t i = 0; i < N_DEC_MODES; i++)
-		if (report_mode(dec_modes[i].mode) && dec_on(f, i))
+		if (report_mode(dec_modes[i].mode) && dec_on(f, i)) {
 			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%uh", dec_modes[i].mode);
+			f->queried |= reports(dec_modes[i].mode);
+		}
 }
 
 /* The number of the OSC held (ESC ] Ps ; ...), as the terminal reads it

@@ -172,8 +172,10 @@ static bool relay_output(struct relay *r)
 
 /*
  * After the command's end, when it sent queries (device attributes, the
- * cursor's position, a colour...): their answers may still be on their
- * way, and the shell would read them as typed (^[[12;1R on its line).
+ * cursor's position, a colour...) or turned reports on (mouse, focus):
+ * their answers, or a report sent before the terminal read our reset, may
+ * still be on their way, and the shell would read them as typed
+ * (^[[12;1R, ^[[I on its line).
  * We ask the terminal's status (DSR 5, which the filter keeps for us)
  * and read, still raw, until its answer: the terminal answers in order,
  * so every answer before it is the command's, and dropped. Bounded: a

@@ -1767,6 +1767,64 @@ static void test_tty_locales(void)
 }
 
 /*
+ * Round 37 (fix37t): a report in flight as the command ends. The command
+ * turns focus reports on (CSI ? 1004 h), prints "bye" and ends; the
+ * terminal (this driver) sends a focus report 0.2 s after "bye", as one
+ * sent before it read passavant's reset would come, and answers DSR 5
+ * 0.3 s late. Nothing may be left for the shell: the relay reads the
+ * terminal's input until its status answer, as after a query. On 8caec84
+ * no query had passed, nothing was asked, and ^[[I was left.
+ */
+static const char tty_late_report[] =
+	"import os, sys, fcntl, termios, select, time\n"
+	"m, s = os.openpty()\n"
+	"pid = os.fork()\n"
+	"if pid == 0:\n"
+	"    os.setsid(); fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n"
+	"    for fd in (0, 1, 2): os.dup2(s, fd)\n"
+	"    os.execv(sys.argv[1], [sys.argv[1], 'run', '-q', '-p', sys.argv[2], '--', 'printf', sys.argv[3]])\n"
+	"out, due, sent, seen, t0 = b'', [], False, 0, time.monotonic()\n"
+	"while time.monotonic() - t0 < 30:\n"
+	"    if not sent and b'bye' in out:\n"
+	"        due.append((time.monotonic() + 0.2, b'\\x1b[I')); sent = True\n"
+	"    n = out.count(b'\\x1b[5n')\n"
+	"    for _ in range(n - seen): due.append((time.monotonic() + 0.3, b'\\x1b[0n'))\n"
+	"    seen = n\n"
+	"    due.sort()\n"
+	"    while due and due[0][0] <= time.monotonic(): os.write(m, due.pop(0)[1])\n"
+	"    if select.select([m], [], [], 0.02)[0]:\n"
+	"        try: out += os.read(m, 65536)\n"
+	"        except OSError: pass\n"
+	"    if os.waitpid(pid, os.WNOHANG)[0]: break\n"
+	"for t, b in sorted(due): time.sleep(max(0, t - time.monotonic())); os.write(m, b)\n"
+	"time.sleep(0.2)\n"
+	"a = termios.tcgetattr(s); a[3] &= ~termios.ICANON; a[6][termios.VMIN] = 0; a[6][termios.VTIME] = 0\n"
+	"termios.tcsetattr(s, termios.TCSANOW, a)\n"
+	"try: left = os.read(s, 1000)\n"
+	"except OSError: left = b''\n"
+	"print('left: %r' % left)\n"
+	"print('terminal: %r' % out)\n";
+
+static void test_tty_late_report(void)
+{
+	char *out = NULL, *err = NULL;
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)tty_late_report,
+			(char *)test_passavant_bin(), p_policy, "\\033[?1004hbye", NULL};
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	ROW(test_has(out, "\\x1b[?1004hbye"), "the focus reports did not pass: %s", test_nz(out));
+	ROW(test_has(out, "left: b''\n"), "a report in flight as the command ended was left for the shell: %s",
+	    test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * Round 37: no locale, and characters whose stand-in must keep their
  * columns: a CJK ideograph (U+4E00, E4 B8 80) and an emoji (F0 9F 98 80)
  * are two columns to the program that prints them, a combining accent
@@ -1852,6 +1910,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "the command's terminal: no locale: box drawing as '-', '|', '+'", test_tty_box_either);
 	test_add(s, "the command's terminal: the locale says how bytes 0x80 and up are read (LC_ALL, LC_CTYPE, LANG)",
 		 test_tty_locales);
+	test_add(s, "the command's terminal: a report in flight as the command ends is not left for the shell",
+		 test_tty_late_report);
 	test_add(s, "the command's terminal: no locale: wide characters as \"??\", combining marks as nothing",
 		 test_tty_wide_either);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);

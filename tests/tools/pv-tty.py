@@ -137,7 +137,7 @@ def violations(out, mode, fg_at):
         if c == 0x1b:
             m = ALLOWED.match(out, i)
             ok = m is not None
-            if ok and m.group(0)[1:2] == b'[' and mode != 'tty' and re.fullmatch(rb'\x1b\[[0-9;?]*n|\x1b\[[>=]?[0-9;]*c', m.group(0)):
+            if ok and m.group(0)[1:2] == b'[' and mode != 'tty' and (mode != 'bg' or i < fg_at) and re.fullmatch(rb'\x1b\[[0-9;?]*n|\x1b\[[>=]?[0-9;]*c', m.group(0)):
                 ok = False  # a query: its answer typed to the user's shell
             if ok and m.group(0)[1:2] == b'[':
                 seq = m.group(0)
