@@ -318,6 +318,33 @@ static int setup_dev(const struct sbx_plan *pl, char *err, size_t errlen)
 	if (do_mount("tmpfs", SBX_NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777",
 		     "mount a tmpfs on", err, errlen) < 0)
 		return -1;
+	/* The command's terminal (ttyrelay.c) is a pty of the host's devpts,
+	 * which the new instance above does not show: ttyname() found no
+	 * name for it (`tty` said "not a tty", GPG_TTY=$(tty) was empty,
+	 * sudo and pinentry had no terminal name). It is bound at
+	 * /dev/console, as LXC and systemd-nspawn give a container its
+	 * terminal: glibc's ttyname() finds it there by its inode. */
+	if (pl->ctty_fd >= 0) {
+		struct stat want, got;
+		ssize_t n;
+
+		/* by its path in this namespace (a bind of the fd itself
+		 * is EINVAL: its mount is the parent's), checked to be it */
+		snprintf(dst, sizeof(dst), SBX_OLDROOT "/proc/self/fd/%d", pl->ctty_fd);
+		memcpy(src, SBX_OLDROOT, sizeof(SBX_OLDROOT) - 1);
+		n = readlink(dst, src + sizeof(SBX_OLDROOT) - 1, sizeof(src) - sizeof(SBX_OLDROOT));
+		if (n > 0 && src[sizeof(SBX_OLDROOT) - 1] == '/')
+			src[sizeof(SBX_OLDROOT) - 1 + (size_t)n] = '\0';
+		/* best effort: a host whose pty is not where its name says
+		 * (its devpts not mounted in this view) runs without it */
+		if (n > 0 && src[sizeof(SBX_OLDROOT) - 1] == '/' && fstat(pl->ctty_fd, &want) == 0 &&
+		    stat(src, &got) == 0 && got.st_ino == want.st_ino && got.st_dev == want.st_dev &&
+		    got.st_rdev == want.st_rdev &&
+		    (ensure_mountpoint(SBX_NEWROOT "/dev/console", false, err, errlen) < 0 ||
+		     do_mount(src, SBX_NEWROOT "/dev/console", NULL, MS_BIND, NULL, "bind the terminal on", err,
+			      errlen) < 0))
+			return -1;
+	}
 	return make_ro(pl, SBX_NEWROOT "/dev", false, err, errlen);
 }
 

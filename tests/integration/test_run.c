@@ -1653,7 +1653,8 @@ static const char tty_printf[] =
 	"if pid == 0:\n"
 	"    os.setsid(); fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n"
 	"    for fd in (0, 1, 2): os.dup2(s, fd)\n"
-	"    os.execv(sys.argv[1], [sys.argv[1], 'run', '-p', sys.argv[2], '--', 'printf', sys.argv[3]])\n"
+	"    cmd = sys.argv[4:] if len(sys.argv) > 4 else ['printf', sys.argv[3]]\n"
+	"    os.execv(sys.argv[1], [sys.argv[1], 'run', '-p', sys.argv[2], '--'] + cmd)\n"
 	"os.close(s)\n"
 	"out, t0 = b'', time.monotonic()\n"
 	"while time.monotonic() - t0 < 30:\n"
@@ -1825,6 +1826,46 @@ static void test_tty_late_report(void)
 }
 
 /*
+ * Round 37 (fix37t): the command's terminal has a name. It is a pty of
+ * the host's devpts, which the sandbox's own devpts instance does not
+ * show: `tty` said "not a tty", os.ttyname() ENODEV, GPG_TTY=$(tty) was
+ * empty for pinentry. Bound at /dev/console (as LXC and systemd-nspawn
+ * do), ttyname() finds it by its inode; a pty made inside (script, tmux)
+ * is the sandbox's own /dev/pts/0. Without a terminal, no
+ * /dev/console. Fails on 023d37a ("not a tty").
+ */
+static void test_tty_name(void)
+{
+	char *out = NULL, *err = NULL;
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)tty_printf,
+			(char *)test_passavant_bin(), p_policy, "", "sh", "-c",
+			"tty; tty </dev/null; echo name=$(python3 -c 'import os; print(os.ttyname(2))');"
+			" echo hi > \"$(tty)\" && echo wrote; script -qc tty /dev/null",
+			NULL};
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	ROW(test_has(out, "/dev/console\\r\\nnot a tty\\r\\nname=/dev/console"),
+	    "the command's terminal has no name (tty, ttyname): %s", test_nz(out));
+	ROW(test_has(out, "hi\\r\\nwrote"), "the command could not write to its terminal by its name: %s",
+	    test_nz(out));
+	ROW(!test_has(out, "script:") && test_has(out, "/dev/pts/0"), "a pty made inside is not /dev/pts/0: %s",
+	    test_nz(out));
+	free(out);
+	free(err);
+	out = err = NULL;
+	ROW(run_sh(NULL, &out, &err, "ls /dev/console 2>/dev/null; echo done\n") == 0 && test_has(out, "done") &&
+		    !test_has(out, "/dev/console"),
+	    "/dev/console without a terminal: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * Round 37: no locale, and characters whose stand-in must keep their
  * columns: a CJK ideograph (U+4E00, E4 B8 80) and an emoji (F0 9F 98 80)
  * are two columns to the program that prints them, a combining accent
@@ -1912,6 +1953,7 @@ TEST_REGISTRAR(register_run)
 		 test_tty_locales);
 	test_add(s, "the command's terminal: a report in flight as the command ends is not left for the shell",
 		 test_tty_late_report);
+	test_add(s, "the command's terminal has a name: tty, ttyname(), /dev/console", test_tty_name);
 	test_add(s, "the command's terminal: no locale: wide characters as \"??\", combining marks as nothing",
 		 test_tty_wide_either);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
