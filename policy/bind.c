@@ -592,6 +592,16 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	for (size_t i = 0; i < h->n_other_homes; i++)
 		if (h->other_homes[i] != NULL && h->other_homes[i][0] == '/')
 			fs_other_home_denies(l, h->other_homes[i]);
+	for (size_t i = 0; i < h->n_snapshot_dirs; i++) {
+		const char *d = h->snapshot_dirs[i];
+
+		if (d == NULL || d[0] != '/' || holds_cwd(h, d))
+			continue;
+		if (!ldr_strlist_has(&p->fs[FS_ALLOW_READ], d))
+			fs_add(l, &p->fs[FS_DENY_READ], d);
+		if (h->unreachable == NULL || !h->unreachable(d))
+			fs_add(l, &p->fs[FS_DENY_WRITE], d);
+	}
 	fs_store_relocations(l, h);
 	fs_credential_files(l, h);
 	fs_system_denies(l, h);

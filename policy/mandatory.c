@@ -297,6 +297,19 @@ static const struct store_row stores[] = {
 	{{".mongosh", R | W, H, "mongosh history"}, NULL},
 	{{".irb_history", R | W, H, "irb history"}, NULL},
 	{{".lesshst", R | W, H, "less search history"}, "$LESSHISTFILE"},
+	/* Round 37 of the attack (family: a copy of the home that the file
+	 * system keeps beside it, every store of it readable at another
+	 * path): ZFS's snapshot directory at a dataset's top (hidden from
+	 * listings, there by name), a NetApp or other filer's .snapshot
+	 * (an NFS or SMB home), snapper's .snapshots when the home is a
+	 * btrfs subvolume of its own. Their twins at the system's places
+	 * are host rows below; the top of every ZFS, btrfs, NFS and SMB
+	 * mount is policy_host's snapshot_dirs (proxy/cli/setup.c). */
+	{{".zfs", R | W, H, "ZFS snapshots of the home: every store in it at another path"}, NULL},
+	{{".snapshot", R | W, H, "a filer's snapshots of the home (NFS, SMB): every store again"}, NULL},
+	{{".snapshots", R | W, H, "snapper's btrfs snapshots of the home: every store again"}, NULL},
+	{{".config/.snapshot", R | W, H, "a filer's snapshots of ~/.config (there in every directory)"},
+	 NULL},
 
 	/* The host's own secrets: files only root may read. */
 	{{"/etc/shadow", R | W, Y, "password hashes"}, NULL},
@@ -405,6 +418,18 @@ static const struct store_row stores[] = {
 	{{"/var/lib/puppet/ssl", R | W, Y, "Puppet agent and CA keys (old place)"}, NULL},
 	{{"/etc/docker/certs.d", R | W, Y, "Docker registries' client keys"}, NULL},
 	{{"/var/lib/acme", R | W, Y, "ACME (lego, NixOS) account and certificate keys"}, NULL},
+	/* Round 37 of the attack: the file systems' copies of every home
+	 * and of /etc (the rows above at another path): snapper's btrfs
+	 * snapshots of / and /home, ZFS's of datasets mounted there,
+	 * a filer's of a /home on NFS, Timeshift's (rsync mode). */
+	{{"/.snapshots", R | W, Y, "snapper's snapshots of /: /etc/shadow, /root and every home again"},
+	 NULL},
+	{{"/home/.snapshots", R | W, Y, "snapper's snapshots of /home: every store again"}, NULL},
+	{{"/.zfs", R | W, Y, "ZFS snapshots of /: every secret again"}, NULL},
+	{{"/home/.zfs", R | W, Y, "ZFS snapshots of /home: every store again"}, NULL},
+	{{"/home/.snapshot", R | W, Y, "a filer's snapshots of /home (NFS): every store again"}, NULL},
+	{{"/timeshift", R | W, Y, "Timeshift's snapshots (rsync mode): every home and secret again"},
+	 NULL},
 };
 
 /* The rest: denied for writing only (SPEC §3.3). */

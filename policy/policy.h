@@ -113,6 +113,16 @@ struct policy_host {
 	 * n_other_homes 0: none. */
 	const char *const *other_homes;
 	size_t n_other_homes;
+	/* The snapshot directories of the file systems mounted here
+	 * (round 37 of the attack): ZFS's MOUNT/.zfs, snapper's
+	 * MOUNT/.snapshots on btrfs, a filer's MOUNT/.snapshot on NFS and
+	 * SMB, absolute normalised paths, existing or not: each holds an
+	 * older copy of every file of the mount, the homes' stores and the
+	 * host's secrets among them. Denied for reading and writing unless
+	 * allowRead names one exactly or it holds the working directory.
+	 * n_snapshot_dirs 0: none. */
+	const char *const *snapshot_dirs;
+	size_t n_snapshot_dirs;
 };
 
 /*

@@ -143,6 +143,34 @@ static void mountinfo_unescape(char *s)
 }
 
 /*
+ * One line of /proc/self/mountinfo ("ID PARENT MAJ:MIN ROOT MOUNT OPTIONS
+ * [OPTIONAL...] - TYPE SOURCE SUPER"), cut in place: *mnt the mount
+ * point with its escapes undone, *type the file system. False for a
+ * line of another shape or a mount point that is not absolute.
+ */
+static bool mountinfo_split(char *line, char **mnt, char **type)
+{
+	char *field[5], *save = NULL, *sep, *tok;
+	size_t k = 0;
+
+	sep = strstr(line, " - ");
+	if (sep == NULL)
+		return false;
+	*sep = '\0';
+	for (tok = strtok_r(line, " ", &save); tok != NULL && k < 5; tok = strtok_r(NULL, " ", &save))
+		field[k++] = tok;
+	tok = strtok_r(sep + 3, " \n", &save);
+	if (k < 5 || tok == NULL)
+		return false;
+	mountinfo_unescape(field[4]);
+	if (field[4][0] != '/')
+		return false;
+	*mnt = field[4];
+	*type = tok;
+	return true;
+}
+
+/*
  * Whether the mount point mnt is a home itself, whatever its file system
  * (round 35 of the attack, e4: a Linux virtual machine on a Mac shares the
  * Mac user's home, not the volume that holds it): it holds an entry whose
@@ -213,36 +241,24 @@ static void mounted_home_patterns(char (*pats)[PATH_MAX + 32], size_t *n, size_t
 		return;
 	}
 	while (getline(&line, &cap, f) > 0) {
-		char *field[6], *save = NULL, *sep, *tok;
-		size_t k = 0;
+		char *mnt, *tok;
 		bool win, is_home;
 
-		/* ID PARENT MAJ:MIN ROOT MOUNT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER */
-		sep = strstr(line, " - ");
-		if (sep == NULL)
-			continue;
-		*sep = '\0';
-		for (tok = strtok_r(line, " ", &save); tok != NULL && k < 5; tok = strtok_r(NULL, " ", &save))
-			field[k++] = tok;
-		tok = strtok_r(sep + 3, " \n", &save);
-		if (k < 5 || tok == NULL)
-			continue;
-		mountinfo_unescape(field[4]);
-		if (field[4][0] != '/')
+		if (!mountinfo_split(line, &mnt, &tok))
 			continue;
 		win = windows_fstype(tok);
-		is_home = strcmp(tok, "autofs") != 0 && mount_is_home(field[4], home, pw_home);
+		is_home = strcmp(tok, "autofs") != 0 && mount_is_home(mnt, home, pw_home);
 		if (!win && !is_home)
 			continue;
 		if (*n + (win ? 2 : 0) + (is_home ? 1 : 0) > max) {
 			*cut = true;
 			continue;
 		}
-		if (is_home && mount_pattern(pats[*n], sizeof(pats[0]), field[4], NULL))
+		if (is_home && mount_pattern(pats[*n], sizeof(pats[0]), mnt, NULL))
 			(*n)++;
-		if (win && mount_pattern(pats[*n], sizeof(pats[0]), field[4], "[Uu][Ss][Ee][Rr][Ss]"))
+		if (win && mount_pattern(pats[*n], sizeof(pats[0]), mnt, "[Uu][Ss][Ee][Rr][Ss]"))
 			(*n)++;
-		if (win && mount_pattern(pats[*n], sizeof(pats[0]), field[4], "Documents and Settings"))
+		if (win && mount_pattern(pats[*n], sizeof(pats[0]), mnt, "Documents and Settings"))
 			(*n)++;
 	}
 	free(line);
@@ -342,8 +358,81 @@ static size_t other_homes(glob_t g[CLI_OTHER_HOME_GLOBS], const char *homes[CLI_
 	return n;
 }
 
+/* Snapshot directories looked for at most (the tops of the mounts). */
+#define CLI_SNAPSHOT_DIRS_MAX 64
+
+/*
+ * The snapshot directories of the file systems mounted here (round 37 of
+ * the attack): each holds an older copy of every file of its mount, so
+ * a home's stores, /etc/shadow or /root are readable there under other
+ * paths that no row names. ZFS: MOUNT/.zfs of every dataset (hidden
+ * from listings, there by name whatever snapdir says); btrfs: snapper's
+ * MOUNT/.snapshots; NFS and SMB: a filer's MOUNT/.snapshot (NetApp and
+ * others show one in every directory; the homes' own are rows of the
+ * table) and ~snapshot (SMB). Mounts inside a snapshot directory (ZFS
+ * mounts each snapshot it shows) are its own. Written into dirs[*n] up
+ * to CLI_SNAPSHOT_DIRS_MAX, whether they exist or not (nothing is looked
+ * up there: policy_bind() and the sandbox deny the path); returns how many.
+ */
+static size_t snapshot_dirs(char (*dirs)[PATH_MAX], const char *out[CLI_SNAPSHOT_DIRS_MAX])
+{
+	static const struct {
+		const char *type;
+		const char *sub;
+	} kinds[] = {
+		{"zfs", ".zfs"},	  {"btrfs", ".snapshots"}, {"nfs", ".snapshot"},  {"nfs4", ".snapshot"},
+		{"cifs", ".snapshot"},	  {"smb3", ".snapshot"},   {"cifs", "~snapshot"}, {"smb3", "~snapshot"},
+	};
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	bool cut = false;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (f == NULL) {
+		log_warnx("cannot read /proc/self/mountinfo to find the file systems' snapshot directories "
+			  "(ZFS .zfs, btrfs .snapshots, NFS .snapshot): %s; add them to filesystem.denyRead",
+			  strerror(errno));
+		return 0;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *mnt, *type;
+
+		if (!mountinfo_split(line, &mnt, &type) || strstr(mnt, "/.zfs/") != NULL ||
+		    strstr(mnt, "/.snapshots/") != NULL || strstr(mnt, "/.snapshot/") != NULL)
+			continue;
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			bool dup = false;
+
+			if (strcmp(type, kinds[k].type) != 0)
+				continue;
+			if (n == CLI_SNAPSHOT_DIRS_MAX) {
+				cut = true;
+				break;
+			}
+			if ((size_t)snprintf(dirs[n], PATH_MAX, "%s%s%s", mnt, strcmp(mnt, "/") == 0 ? "" : "/",
+					     kinds[k].sub) >= PATH_MAX)
+				continue;
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = strcmp(dirs[j], dirs[n]) == 0;
+			if (!dup) {
+				out[n] = dirs[n];
+				n++;
+			}
+		}
+	}
+	if (cut)
+		log_warnx("more than %d snapshot directories of mounted file systems: those past it are not "
+			  "denied; add them to filesystem.denyRead",
+			  CLI_SNAPSHOT_DIRS_MAX);
+	free(line);
+	(void)fclose(f);
+	return n;
+}
+
 unsigned cli_bind_policy(policy_t *p)
 {
+	static char snaps[CLI_SNAPSHOT_DIRS_MAX][PATH_MAX];
+	const char *snap_dirs[CLI_SNAPSHOT_DIRS_MAX];
 	struct cli_host ch;
 	char *real = policy_file(p) != NULL ? realpath(policy_file(p), NULL) : NULL;
 	const char *homes[CLI_OTHER_HOMES_MAX];
@@ -362,6 +451,8 @@ unsigned cli_bind_policy(policy_t *p)
 				 .unreachable = host_unreachable};
 	h.n_other_homes = other_homes(g, homes, ch.h.home, ch.h.pw_home);
 	h.other_homes = homes;
+	h.n_snapshot_dirs = snapshot_dirs(snaps, snap_dirs);
+	h.snapshot_dirs = snap_dirs;
 	n = policy_bind(p, &h, stderr);
 	for (size_t k = 0; k < CLI_OTHER_HOME_GLOBS; k++)
 		globfree(&g[k]);

@@ -1754,6 +1754,116 @@ static void test_mac_home_shared(void)
 	free(err);
 }
 
+/*
+ * Round 37 of the attack (family: a copy of the home or of the system
+ * that the file system keeps beside it). Under the fake HOME, the places
+ * ZFS (.zfs at a dataset's top), a filer (.snapshot, in every directory)
+ * and snapper (.snapshots) show older copies, as plain directories: the
+ * sandbox denies by path, so these stand for the real ones. As root, a
+ * real btrfs (a loop image) mounted under the tree with snapper's
+ * MOUNT/.snapshots/1/snapshot, found from mountinfo; and stand-ins at
+ * the system's places (/.snapshots, /home/.zfs, /timeshift) where the
+ * host has none. Every copy of a store reads empty; a project's jest
+ * __snapshots__ and a home's own "snapshots" folder read as before.
+ */
+static void test_snapshots(void)
+{
+	static const char *const homes[] = {
+		"home/.zfs/snapshot/daily-2026-12-01/.ssh/id_ed25519",
+		"home/.snapshot/hourly.0/.aws/credentials",
+		"home/.snapshots/12/snapshot/.config/gh/hosts.yml",
+		"home/.config/.snapshot/nightly.1/gh/hosts.yml",
+	};
+	static const char *const sys[] = {
+		"/.snapshots/7/snapshot/etc/shadow",
+		"/home/.zfs/snapshot/s1/pvsnap/.ssh/id_ed25519",
+		"/timeshift/snapshots/2026-12-01_00-00-01/localhost/root/.ssh/id_ed25519",
+	};
+	char script[8192], cmd[4 * PATH_MAX], bt[PATH_MAX], img[PATH_MAX], *out = NULL, *err = NULL;
+	char *made[sizeof(sys) / sizeof(sys[0])] = {NULL};
+	int planted[sizeof(sys) / sizeof(sys[0])] = {0};
+	bool btrfs = false;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		CU_ASSERT_FATAL(plant(homes[i]) == 0);
+		n += (size_t)snprintf(script + n, sizeof(script) - n, "echo \"h%zu:$(cat '%s/%s' 2>/dev/null | wc -c)\"\n",
+				      i, root, homes[i]);
+	}
+	CU_ASSERT_FATAL(plant("work/__snapshots__/app.test.js.snap") == 0);
+	CU_ASSERT_FATAL(plant("home/snapshots/notes.txt") == 0);
+	n += (size_t)snprintf(script + n, sizeof(script) - n,
+			      "cat __snapshots__/app.test.js.snap '%s/home/snapshots/notes.txt'\n", root);
+	if (geteuid() == 0) {
+		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+			planted[i] = plant_abs(sys[i], "SNAPSHOT-COPY\n", &made[i]);
+			CU_ASSERT(planted[i] >= 0);
+			n += (size_t)snprintf(script + n, sizeof(script) - n,
+					      "echo \"s%zu:$(cat '%s' 2>/dev/null | wc -c)\"\n", i, sys[i]);
+		}
+		at(bt, "bt");
+		at(img, "bt.img");
+		if (access("/usr/sbin/mkfs.btrfs", X_OK) == 0 && access("/usr/bin/btrfs", X_OK) == 0 &&
+		    snprintf(cmd, sizeof(cmd),
+			     "set -e; truncate -s 128M '%1$s'; mkfs.btrfs -q '%1$s' >/dev/null 2>&1; mkdir -p '%2$s'; "
+			     "mount -o loop '%1$s' '%2$s'; mkdir -p '%2$s/u/.ssh'; "
+			     "echo BTRFS-SNAP-KEY > '%2$s/u/.ssh/id_ed25519'; btrfs -q subvolume create '%2$s/.snapshots'; "
+			     "mkdir '%2$s/.snapshots/1'; btrfs -q subvolume snapshot -r '%2$s' '%2$s/.snapshots/1/snapshot'",
+			     img, bt) < (int)sizeof(cmd) &&
+		    system(cmd) == 0) {
+			btrfs = true;
+			n += (size_t)snprintf(script + n, sizeof(script) - n,
+					      "echo \"bt:$(cat '%s/.snapshots/1/snapshot/u/.ssh/id_ed25519' 2>/dev/null | "
+					      "wc -c)\"\n",
+					      bt);
+		} else {
+			fprintf(stderr, "\n  no btrfs here (mkfs.btrfs, a loop device): its row is not tried\n");
+		}
+	}
+	st = run_cst(NULL, script, &out, &err);
+	if (geteuid() == 0) {
+		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+			if (planted[i] == 1)
+				CU_ASSERT(unlink(sys[i]) == 0);
+			if (made[i] != NULL)
+				test_rmtree(made[i]);
+			free(made[i]);
+		}
+		/* A setup that failed half-way may have mounted it. */
+		CU_ASSERT(snprintf(cmd, sizeof(cmd), btrfs ? "umount '%s' && rm -f '%s'" : "umount '%s' 2>/dev/null; rm -f '%s'",
+				   bt, img) < (int)sizeof(cmd) &&
+			  system(cmd) == 0);
+	}
+	ROW(st == 0, "snapshots: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "h%zu:0\n", i);
+		ROW(test_has(out, want), "a snapshot of the home was readable: %s: %s", homes[i], test_nz(out));
+	}
+	for (size_t i = 0; geteuid() == 0 && i < sizeof(sys) / sizeof(sys[0]); i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "s%zu:", i);
+		if (!test_has(out, want))
+			continue;
+		snprintf(want, sizeof(want), "s%zu:0\n", i);
+		ROW(test_has(out, want), "a snapshot at the system's place was readable: %s: %s", sys[i],
+		    test_nz(out));
+	}
+	if (btrfs)
+		ROW(test_has(out, "bt:0\n"), "snapper's .snapshots on a mounted btrfs was readable: %s", test_nz(out));
+	ROW(test_has(out, "PLANTED-work/__snapshots__/app.test.js.snap") &&
+		test_has(out, "PLANTED-home/snapshots/notes.txt"),
+	    "a project's __snapshots__ or the home's snapshots folder was hidden: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_credstores)
 {
 	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
@@ -1802,4 +1912,7 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a Mac's home shared into a virtual machine at /Users/NAME (an NTFS volume, a plain "
 		 "directory) or mounted anywhere holding .ssh and Library/Keychains (tmpfs): denied",
 		 test_mac_home_shared);
+	test_add(s, "snapshots of the home and of the system (ZFS .zfs, a filer's .snapshot, snapper's .snapshots "
+		 "on a mounted btrfs, Timeshift): denied; __snapshots__ and ~/snapshots read",
+		 test_snapshots);
 }
