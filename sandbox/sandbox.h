@@ -235,6 +235,17 @@ bool sbx_stdio_pipeline(void);
  */
 size_t sbx_placeholders_left(const struct sbx *s) NONNULL(1);
 
+/*
+ * The i-th of the empty files and directories made on the host for
+ * protected paths that did not exist (from 0, in the order made), with
+ * its device, inode and kind; NULL past the last. For a record that must
+ * outlive passavant: a passavant killed with SIGKILL leaves them behind,
+ * and the next session removes those still empty and the same (round 37
+ * of the attack, proxy/cli/rununchecked.c).
+ */
+const char *sbx_placeholder(const struct sbx *s, size_t i, dev_t *dev, ino_t *ino, bool *is_dir)
+	NONNULL(1, 3, 4, 5);
+
 /* The execve failure message, or NULL when the command was started. */
 const char *sbx_exec_error(const struct sbx *s) NONNULL(1);
 

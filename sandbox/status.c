@@ -158,6 +158,16 @@ size_t sbx_placeholders_left(const struct sbx *s)
 	return s->ph_left;
 }
 
+const char *sbx_placeholder(const struct sbx *s, size_t i, dev_t *dev, ino_t *ino, bool *is_dir)
+{
+	if (i >= s->n_ph || s->ph == NULL)
+		return NULL;
+	*dev = s->ph[i].dev;
+	*ino = s->ph[i].ino;
+	*is_dir = s->ph[i].is_dir;
+	return s->ph[i].path;
+}
+
 int sbx_stdio_errno(const struct sbx *s, int fd)
 {
 	return fd == 1 || fd == 2 ? s->io.err[fd] : 0;

@@ -417,10 +417,14 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 			return -1;
 		}
 	}
+	/* Round 37 of the attack: an earlier session on these trees that
+	 * was killed before its check is checked now, before our start. */
+	run_unchecked_check(run, roots);
 	if (clock_gettime(CLOCK_REALTIME_COARSE, since) < 0) {
 		proxy_policy_put(pp);
 		return -1;
 	}
+	run_unchecked_mark(run, roots, since);
 	/* Before the mount plan's placeholders: the names that exist now,
 	 * in the homes and configuration directories the plan covers. */
 	homes[0] = ch.h.home;
@@ -452,7 +456,10 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	}
 	run->sbx = run_start_sandbox(run, proxy_policy(pp), sess, masks, &ch.h, audit_path, argv);
 	proxy_policy_put(pp);
-	return run->sbx == NULL ? -1 : 0;
+	if (run->sbx == NULL)
+		return -1;
+	run_unchecked_placeholders(run, roots, since);
+	return 0;
 }
 
 /* The proxy adopts the sandbox's listener and runs until the command
@@ -710,6 +717,8 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 			run->allowed, run->allowed == 1 ? "" : "s", run->refused, run->injected,
 			run->injected == 1 ? "" : "s");
 out:
+	/* The check has run, or the command never started. */
+	run_unchecked_end(run, &roots);
 	/* After the check: another session may write these trees now. */
 	sbx_tree_unlock(run->tree_lock);
 	run->tree_lock = NULL;

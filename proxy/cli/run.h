@@ -6,6 +6,7 @@
 #ifndef PASSAVANT_CLI_RUN_H
 #define PASSAVANT_CLI_RUN_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <termios.h>
 #include <time.h>
@@ -55,6 +56,10 @@ struct run {
 				       * end of its check (sbx_tree_lock()); NULL: none */
 	sbx_git_before_t *git_before; /* the git directories of the writable trees before the
 				       * command (sbx_git_before()); NULL: not known */
+	bool unchecked_marked;  /* a mark of this session's due check is in the state directory
+				 * (run_unchecked_mark()) */
+	char unchecked_made[PATH_MAX]; /* the first directory made for it, removed after
+					* (""): none */
 	char **home_before;     /* the home directory's dot entries before the command, when it is
 				 * writable (sbx_home_before()); NULL: not */
 };
@@ -75,6 +80,22 @@ void run_observer(void *arg, const struct audit_rec *r) NONNULL(1, 2);
  * the check had to read to follow what they name and could not (round
  * 30): either makes run's status not 0.
  */
+/*
+ * Round 37 of the attack (rununchecked.c): a session killed before its
+ * check. run_unchecked_check(), with the trees locked, before this
+ * session's start is taken: runs the check for each of roots that an
+ * earlier session left marked (it ended without its check), from that
+ * session's start. run_unchecked_mark(), before the command starts:
+ * marks roots with since. run_unchecked_placeholders(), once the
+ * sandbox is up: adds the placeholders made in each tree to its mark.
+ * run_unchecked_end(), after this session's check: removes the marks.
+ */
+void run_unchecked_check(struct run *run, const struct strv *roots) NONNULL(1, 2);
+void run_unchecked_mark(struct run *run, const struct strv *roots, const struct timespec *since) NONNULL(1, 2, 3);
+void run_unchecked_placeholders(struct run *run, const struct strv *roots, const struct timespec *since)
+	NONNULL(1, 2, 3);
+void run_unchecked_end(struct run *run, const struct strv *roots) NONNULL(1, 2);
+
 unsigned long run_git_check(struct run *run, const struct strv *roots, const struct timespec *since)
 	NONNULL(1, 2, 3);
 

@@ -1743,6 +1743,63 @@ static void test_overlapping_sessions(void)
 }
 
 /*
+ * Round 37 of the attack: passavant killed with SIGKILL in the middle of
+ * a session (a user's kill -9, a CI job's timeout) never ran the check
+ * after the run, and the next session checked only what changed during
+ * itself: a nested sub/.vscode/tasks.json and a new repository's hook
+ * planted before the kill stayed for good, and the hook ran at the
+ * host's next commit there. The next session on the tree now checks
+ * what changed since the killed one started, before its command; a
+ * session that ended normally leaves nothing for the next, so a
+ * settings file the user makes on the host afterwards stays.
+ */
+static void test_killed_session(void)
+{
+	char script[8 * PATH_MAX];
+	const char *bin = test_passavant_bin();
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "true", NULL) == 0);
+	snprintf(script, sizeof(script),
+		 "P='%s'; (cd work && exec \"$P\" run -- sh -c 'mkdir -p sub/.vscode && "
+		 "echo \"{}\" > sub/.vscode/tasks.json && git init -q newrepo && "
+		 "printf \"#!/bin/sh\\ntouch \\\"\\$M/killed-hook\\\"\\n\" > newrepo/.git/hooks/pre-commit && "
+		 "chmod +x newrepo/.git/hooks/pre-commit && echo started > started.txt; sleep 60') "
+		 ">/dev/null 2>&1 & pid=$!; "
+		 "for i in $(seq 300); do [ -f work/started.txt ] && break; sleep 0.1; done; "
+		 "kill -9 $pid; wait $pid; echo killed=$?; "
+		 "[ -f work/sub/.vscode/tasks.json ] && echo left-after-kill; "
+		 "(cd work && \"$P\" run -- true) 2>next.err; echo next=$?; "
+		 "[ -e work/sub/.vscode/tasks.json ] || echo tasks-gone; "
+		 "[ -e work/sub/.vscode/tasks.json.passavant-quarantine ] && echo tasks-quarantined; "
+		 "[ -e work/.mcp.json ] || [ -e work/.mcp.json.passavant-quarantine ] || echo placeholders-gone; "
+		 "git -C work/newrepo commit -q --allow-empty -m host >/dev/null 2>&1; "
+		 "mkdir -p work/host/.vscode && echo '{}' > work/host/.vscode/settings.json; "
+		 "(cd work && \"$P\" run -- true) 2>third.err; echo third=$?; "
+		 "[ -f work/host/.vscode/settings.json ] && echo host-kept; "
+		 "echo NEXT:; cat next.err; echo THIRD:; cat third.err",
+		 bin);
+	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
+	ROW(test_has(c.host, "killed=137") && test_has(c.host, "left-after-kill"),
+	    "the first session was not killed with its plant in place: %s", test_nz(c.host));
+	ROW(test_has(c.host, "next=0"), "the session after the kill did not run: %s", test_nz(c.host));
+	ROW(test_has(c.host, "tasks-gone") && test_has(c.host, "tasks-quarantined"),
+	    "sub/.vscode/tasks.json planted before the kill stayed: %s", test_nz(c.host));
+	ROW(markers(&c)[0] == '\0', "the hook planted before the kill ran at the host's commit: %s", markers(&c));
+	ROW(test_has(c.host, "placeholders-gone"),
+	    "the killed session's placeholders (.mcp.json) stayed or were moved aside as its plants: %s",
+	    test_nz(c.host));
+	ROW(test_has(c.host, "ended without its check after the run"),
+	    "the next session did not say an earlier one ended unchecked: %s", test_nz(c.host));
+	ROW(test_has(c.host, "third=0") && test_has(c.host, "host-kept") &&
+		!test_has(strstr(c.host, "THIRD:") ? strstr(c.host, "THIRD:") : "", "ended without its check"),
+	    "after a session that ended normally, the next one checked an old session again: %s",
+	    test_nz(c.host));
+	gcase_free(&c);
+}
+
+/*
  * Round 13's review: a config the command wrote, reached from a work
  * tree whose .git file it also wrote, named core.hooksPath = the work
  * tree, and the check, taking every entry of a swapped hooks directory
@@ -4382,6 +4439,9 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a linked worktree's hooks, includes inside includes, a common directory without HEAD, .hg/sharedpath",
 		 test_worktree_and_nested_includes);
 	test_add(s, "two sessions whose writable trees overlap: the second is refused", test_overlapping_sessions);
+	test_add(s, "a session killed before its check (kill -9): the next one on the tree checks what changed since "
+		 "it started",
+		 test_killed_session);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
 		 test_swapped_shapes_and_include_base);
 	test_add(s, "a hooksPath in config.worktree; a common directory whose objects is a link",

@@ -1,0 +1,415 @@
+/*
+ * rununchecked.c - a session that ended without its check (round 37 of
+ * the attack). The check after the run (run_git_check()) is what moves
+ * aside the settings, hooks and start-up files a session planted where
+ * the mount plan does not reach (nested .vscode, a new repository's
+ * hooks, a new entry of a writable HOME...). A passavant killed with
+ * SIGKILL (the user's `kill -9`, a CI job's timeout, the OOM killer where
+ * passavant could not lower its own score) never runs it, and the next
+ * session checked only what changed during itself: a nested
+ * `sub/.vscode/tasks.json` planted before the kill stayed, for good.
+ *
+ * So each session leaves a mark per writable tree in the state directory
+ * (read- and write-denied in every sandbox: policy_bind()) from just
+ * before the command starts until its check has ended:
+ * STATE/unchecked/HASH, "SEC NSEC\nROOT\n", SEC.NSEC the session's start
+ * (the check's `since`). The next session on that tree, holding its lock
+ * (so that session is gone), finds the mark and runs the check for it
+ * first, with the old start: whatever changed in the tree since then is
+ * checked, what the user changed on the host meanwhile too (it may be
+ * moved aside; every line names it). Once the sandbox is up, the mark
+ * also lists the placeholders made in the tree ("F|D DEV INO PATH"
+ * lines): the next session removes those still empty and the same
+ * before that check, as the killed one would have (else each would be
+ * taken for the killed session's and moved aside). A mark of another tree is left for
+ * a session there. Files and directories of the state directory are
+ * opened without following links (fileio_open_nolinks()).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fileio.h"
+#include "proxy/cli/cli.h"
+#include "proxy/cli/run.h"
+#include "proxy/log.h"
+
+/* Marks read from the directory at most (one per tree ever left unchecked). */
+#define UNCHECKED_MAX 256
+
+/* The state directory's "unchecked" into out; false when there is none. */
+static bool marks_dir(char *out, size_t len)
+{
+	char err[256];
+	int n;
+
+	if (cli_state_dir(getenv("XDG_STATE_HOME"), getenv("HOME"), out, len, err, sizeof(err)) < 0)
+		return false;
+	n = (int)strlen(out);
+	return (size_t)snprintf(out + n, len - (size_t)n, "/unchecked") < len - (size_t)n;
+}
+
+/* FNV-1a of root, as the mark's name. */
+static void mark_path(char *out, size_t len, const char *dir, const char *root)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const unsigned char *p = (const unsigned char *)root; *p != '\0'; p++) {
+		h ^= *p;
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, len, "%s/%016llx", dir, (unsigned long long)h);
+}
+
+/* path holding text, made anew (0600) through a temporary name and a
+ * rename, so that a kill in the middle leaves the old mark whole. 0 or
+ * -1 (errno). */
+static int mark_write(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 48];
+	size_t len = strlen(text), off = 0;
+	int fd, e;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", path) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = fileio_open_nolinks(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : EIO;
+			(void)close(fd);
+			(void)unlink(tmp);
+			errno = e;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		e = errno;
+		(void)unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p of path, 0700; the first directory it made into made (""
+ * when none). 0 or -1 (errno). */
+static int mkdirs(const char *path, char made[PATH_MAX])
+{
+	char buf[PATH_MAX];
+
+	made[0] = '\0';
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(buf, 0700) == 0) {
+				if (made[0] == '\0')
+					memcpy(made, buf, strlen(buf) + 1);
+			} else if (errno != EEXIST) {
+				return -1;
+			}
+			*p = c;
+			if (c == '\0')
+				return 0;
+		}
+	}
+}
+
+/* rmdir of path; when its parent denies it (a session that made a
+ * writable home 0500), the parent opened for it if it is ours, its mode
+ * put back. */
+static int rmdir_opened(const char *path)
+{
+	char parent[PATH_MAX], *slash;
+	struct stat st;
+	int rc, e;
+
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EACCES && errno != EPERM)
+		return -1;
+	if (snprintf(parent, sizeof(parent), "%s", path) >= (int)sizeof(parent) ||
+	    (slash = strrchr(parent, '/')) == NULL || slash == parent)
+		return -1;
+	*slash = '\0';
+	if (lstat(parent, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    chmod(parent, (st.st_mode & 07777) | 0300) != 0)
+		return -1;
+	rc = rmdir(path);
+	e = errno;
+	(void)chmod(parent, st.st_mode & 07777);
+	errno = e;
+	return rc;
+}
+
+/* Marks are small: a start, a tree and its placeholders. */
+#define MARK_MAX ((size_t)4 * 1024 * 1024)
+
+/* The mark at path, read whole (malloc'd; NULL when there is none, it
+ * does not parse or names another tree than root): its start into
+ * *since, its placeholder lines from *phs (inside the buffer). */
+static char *mark_read(const char *path, const char *root, struct timespec *since, char **phs)
+{
+	char *buf, *nl, *end;
+	long long sec, nsec;
+	size_t len;
+
+	buf = fileio_read(path, MARK_MAX, 0, &len, NULL);
+	if (buf == NULL)
+		return NULL;
+	nl = strchr(buf, '\n');
+	if (nl == NULL || sscanf(buf, "%lld %lld", &sec, &nsec) != 2 || sec < 0 || nsec < 0 ||
+	    nsec >= 1000000000LL)
+		goto bad;
+	nl++;
+	end = strchr(nl, '\n');
+	if (end == NULL)
+		goto bad;
+	*end = '\0';
+	if (strcmp(nl, root) != 0)
+		goto bad;
+	since->tv_sec = (time_t)sec;
+	since->tv_nsec = (long)nsec;
+	*phs = end + 1;
+	return buf;
+bad:
+	free(buf);
+	return NULL;
+}
+
+/* Removes the placeholder lines' files and directories that are still
+ * the same and still empty, the last made first. */
+static void drop_placeholders(char *phs)
+{
+	char *lines[4096];
+	size_t n = 0;
+
+	for (char *p = phs; *p != '\0' && n < sizeof(lines) / sizeof(lines[0]);) {
+		char *nl = strchr(p, '\n');
+
+		if (nl == NULL)
+			break;
+		*nl = '\0';
+		lines[n++] = p;
+		p = nl + 1;
+	}
+	while (n-- > 0) {
+		unsigned long long dev, ino;
+		char kind;
+		int off = 0;
+		struct stat st;
+		const char *path;
+
+		if (sscanf(lines[n], "%c %llu %llu %n", &kind, &dev, &ino, &off) != 3 || off == 0)
+			continue;
+		path = lines[n] + off;
+		if (path[0] != '/' || lstat(path, &st) != 0 || (unsigned long long)st.st_dev != dev ||
+		    (unsigned long long)st.st_ino != ino)
+			continue;
+		if (kind == 'D' && S_ISDIR(st.st_mode))
+			(void)rmdir(path); /* fails when not empty: then checked */
+		else if (kind == 'F' && S_ISREG(st.st_mode) && st.st_size == 0 && st.st_nlink == 1)
+			(void)unlink(path);
+	}
+}
+
+void run_unchecked_check(struct run *run, const struct strv *roots)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct strv old = {0};
+	struct timespec first = {0, 0}, t0, t;
+	bool any = false;
+
+	if (roots->n == 0 || !marks_dir(dir, sizeof(dir)))
+		return;
+	for (size_t i = 0; i < roots->n; i++) {
+		char *buf, *phs;
+
+		mark_path(path, sizeof(path), dir, roots->v[i]);
+		buf = mark_read(path, roots->v[i], &t, &phs);
+		if (buf == NULL)
+			continue;
+		drop_placeholders(phs);
+		free(buf);
+		if (strv_add(&old, roots->v[i]) < 0) {
+			log_warnx("out of memory, expected to check %s for an earlier session", roots->v[i]);
+			continue;
+		}
+		if (!any || t.tv_sec < first.tv_sec || (t.tv_sec == first.tv_sec && t.tv_nsec < first.tv_nsec))
+			first = t;
+		any = true;
+	}
+	if (any) {
+		char when[64];
+		struct tm tm;
+
+		if (localtime_r(&first.tv_sec, &tm) == NULL || strftime(when, sizeof(when), "%F %T", &tm) == 0)
+			snprintf(when, sizeof(when), "%lld", (long long)first.tv_sec);
+		fprintf(stderr,
+			"passavant: a session started %s in %s%s ended without its check after the run "
+			"(passavant was killed: kill -9, a timeout, the OOM killer); checking what changed there "
+			"since then now, before the command (what you changed on the host since then is "
+			"checked too; each file moved aside is named)\n",
+			when, old.v[0], old.n > 1 ? " (and other writable trees of this session)" : "");
+		(void)run_git_check(run, &old, &first);
+		/* This session's start comes after every change that check
+		 * made (it compares ctimes, stamped by the coarse clock). */
+		if (clock_gettime(CLOCK_REALTIME_COARSE, &t0) == 0)
+			do {
+				(void)nanosleep(&(struct timespec){0, 1000000}, NULL);
+			} while (clock_gettime(CLOCK_REALTIME_COARSE, &t) == 0 && t.tv_sec == t0.tv_sec &&
+				 t.tv_nsec == t0.tv_nsec);
+	}
+	strv_free(&old);
+}
+
+void run_unchecked_mark(struct run *run, const struct strv *roots, const struct timespec *since)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], text[PATH_MAX + 64], made[PATH_MAX];
+
+	run->unchecked_marked = false;
+	if (roots->n == 0 || !marks_dir(dir, sizeof(dir)))
+		return;
+	if (mkdirs(dir, run->unchecked_made) < 0) {
+		log_warn("cannot make %s to note that this session's check is due (if passavant is killed, "
+			 "the next session would not know)",
+			 dir);
+		return;
+	}
+	if (snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec) < 0)
+		return;
+	made[0] = '\0';
+	for (size_t i = 0; i < roots->n; i++) {
+		size_t n = strlen(text);
+
+		mark_path(path, sizeof(path), dir, roots->v[i]);
+		/* Another session may have just removed the directory it
+		 * made (empty then): made again once. */
+		if ((size_t)snprintf(text + n, sizeof(text) - n, "%s\n", roots->v[i]) >= sizeof(text) - n ||
+		    (mark_write(path, text) < 0 &&
+		     (errno != ENOENT || mkdirs(dir, made) < 0 || mark_write(path, text) < 0)))
+			log_warn("cannot write %s, the note that this session's check of %s is due", path,
+				 roots->v[i]);
+		else
+			run->unchecked_marked = true;
+		if (made[0] != '\0' && run->unchecked_made[0] == '\0')
+			memcpy(run->unchecked_made, made, strlen(made) + 1);
+		made[0] = '\0';
+		text[n] = '\0';
+	}
+}
+
+void run_unchecked_placeholders(struct run *run, const struct strv *roots, const struct timespec *since)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+
+	if (!run->unchecked_marked || run->sbx == NULL || !marks_dir(dir, sizeof(dir)))
+		return;
+	for (size_t i = 0; i < roots->n; i++) {
+		const char *root = roots->v[i], *ph;
+		size_t rl = strlen(root), len = 0, cap = 0;
+		char *text = NULL;
+		bool any = false, nomem = false;
+		dev_t dev;
+		ino_t ino;
+		bool is_dir;
+
+		for (size_t k = 0; (ph = sbx_placeholder(run->sbx, k, &dev, &ino, &is_dir)) != NULL; k++) {
+			size_t need;
+
+			if (strncmp(ph, root, rl) != 0 || (ph[rl] != '/' && strcmp(root, "/") != 0) ||
+			    strchr(ph, '\n') != NULL)
+				continue;
+			if (!any) {
+				need = (size_t)snprintf(NULL, 0, "%lld %ld\n%s\n", (long long)since->tv_sec,
+							since->tv_nsec, root);
+				if (need + 1 > cap) {
+					char *t = realloc(text, cap = need + 4096);
+
+					if (t == NULL) {
+						nomem = true;
+						break;
+					}
+					text = t;
+				}
+				len = (size_t)snprintf(text, cap, "%lld %ld\n%s\n", (long long)since->tv_sec,
+						       since->tv_nsec, root);
+				any = true;
+			}
+			need = (size_t)snprintf(NULL, 0, "%c %llu %llu %s\n", is_dir ? 'D' : 'F',
+						(unsigned long long)dev, (unsigned long long)ino, ph);
+			if (len + need + 1 > cap) {
+				char *t = realloc(text, cap = 2 * (len + need + 1));
+
+				if (t == NULL) {
+					nomem = true;
+					break;
+				}
+				text = t;
+			}
+			len += (size_t)snprintf(text + len, cap - len, "%c %llu %llu %s\n", is_dir ? 'D' : 'F',
+						(unsigned long long)dev, (unsigned long long)ino, ph);
+		}
+		mark_path(path, sizeof(path), dir, root);
+		/* Without the list the mark stays as it was: the next session
+		 * then takes the placeholders for the command's. */
+		if (any && !nomem && mark_write(path, text) < 0)
+			log_warn("cannot write the placeholders of %s into %s", root, path);
+		free(text);
+	}
+}
+
+void run_unchecked_end(struct run *run, const struct strv *roots)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+
+	if (!run->unchecked_marked || !marks_dir(dir, sizeof(dir)))
+		return;
+	run->unchecked_marked = false;
+	for (size_t i = 0; i < roots->n; i++) {
+		mark_path(path, sizeof(path), dir, roots->v[i]);
+		if (unlink(path) < 0 && errno != ENOENT)
+			log_warn("cannot remove %s (the next session in %s will check it again)", path,
+				 roots->v[i]);
+	}
+	/* The directories this session made for its mark go again (a
+	 * home that had no ~/.local keeps none), deepest first, each only
+	 * when empty. */
+	for (size_t n = strlen(run->unchecked_made); n > 0 && strlen(dir) >= n;) {
+		char *slash;
+
+		if (rmdir_opened(dir) < 0) {
+			if (errno != ENOTEMPTY && errno != EEXIST)
+				log_warn("cannot remove %s, made for this session's mark", dir);
+			break;
+		}
+		if (strlen(dir) == n)
+			break;
+		slash = strrchr(dir, '/');
+		if (slash == NULL)
+			break;
+		*slash = '\0';
+	}
+	run->unchecked_made[0] = '\0';
+}
