@@ -778,6 +778,13 @@ static const struct policy_mandatory mandatory[] = {
 	{".run", W, S | E, "JetBrains shared run configurations (.idea/runConfigurations' other place)"},
 	{".project", W, S | E, "Eclipse project: its builders run at every automatic build"},
 	{".externalToolBuilders", W, S | E, "Eclipse external tool builders: programs run at every automatic build"},
+	/* Round 37 of the attack: direnv's layout directory, where its
+	 * stdlib and nix-direnv keep state the allowed .envrc then runs at
+	 * every cd: nix-direnv's `use flake` and `use nix` eval a cached
+	 * .direnv/flake-profile*.rc (or cache-*) newer than .envrc and the
+	 * flake, without asking; `layout python` puts .direnv/python-X/bin
+	 * first on PATH. Never a placeholder (E), as the version files. */
+	{".direnv", W, S | E, "direnv's layout directory: nix-direnv evals its cached *.rc at every cd, layout puts a bin/ on PATH"},
 };
 
 #undef R

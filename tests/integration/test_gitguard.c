@@ -2218,6 +2218,52 @@ static void test_round36_rows(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 37 of the attack: direnv's layout directory. With nix-direnv
+ * (`use flake` in an allowed, unchanged .envrc), direnv evals
+ * .direnv/flake-profile.rc at every cd when it is newer than .envrc,
+ * flake.nix and flake.lock, without asking (nix-direnv's direnvrc,
+ * use_flake: `eval "$(< "$profile_rc")"`); `layout python` puts
+ * .direnv/python-X/bin first on PATH. The session rewrote neither
+ * .envrc nor the flake, only the cache: a new one at the top and nested
+ * stayed, and the host's next cd ran it (its rule is played here by sh:
+ * no direnv nor nix on this machine). Now .direnv is a row: an existing
+ * one is read-only at the top, one made or changed nested is moved
+ * aside; an old one the session left alone stays.
+ */
+static void test_direnv_layout(void)
+{
+	static const char *const want[] = {"/work/a/.direnv/flake-profile.rc: ", "/work/.direnv/flake-profile.rc: ",
+					   "/work/b/.direnv/python-3.11/bin/python: ", NULL};
+	/* nix-direnv's use_flake, as sh: the cache is used when it exists
+	 * and nothing it watches is newer. */
+	static const char host[] =
+		"for d in work work/a; do (cd $d && if [ -e .direnv/flake-profile ] && "
+		"[ -e .direnv/flake-profile.rc ] && ! [ .envrc -nt .direnv/flake-profile.rc ] && "
+		"! [ flake.nix -nt .direnv/flake-profile.rc ]; then eval \"$(cat .direnv/flake-profile.rc)\"; fi); done; "
+		"[ -x work/b/.direnv/python-3.11/bin/python ] && work/b/.direnv/python-3.11/bin/python; true";
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p work/old/.direnv/python-3.11/bin work/top && "
+				 "echo 'export X=1' > work/old/.direnv/python-3.11/bin/activate && "
+				 "for d in work work/a; do mkdir -p $d && echo 'use flake' > $d/.envrc && "
+				 "echo '{}' > $d/flake.nix; done",
+				 NULL, NULL,
+				 "mkdir -p .direnv a/.direnv b/.direnv/python-3.11/bin && "
+				 "for d in . a; do touch $d/.direnv/flake-profile && "
+				 "printf 'touch \"$M/direnv-rc-%s\"\\n' $d > $d/.direnv/flake-profile.rc; done; "
+				 "printf '#!/bin/sh\\ntouch \"$M/direnv-python\"\\n' > b/.direnv/python-3.11/bin/python && "
+				 "chmod +x b/.direnv/python-3.11/bin/python; echo done",
+				 host) == 0);
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the host's cd ran the session's direnv cache or layout: %s", markers(&c));
+	ROW(exists(&c, "work/old/.direnv/python-3.11/bin/activate") && !test_has(c.err, "/work/old/"),
+	    "an old .direnv the session left alone was moved or named: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
 /* Round 36 of the attack (f1): a .env the session wrote is loaded by
  * the agents the user starts there next (Gemini CLI and Qwen Code when
  * there is no .gemini/.env, aider with its AIDER_* options, mise with
@@ -4442,6 +4488,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a session killed before its check (kill -9): the next one on the tree checks what changed since "
 		 "it started",
 		 test_killed_session);
+	test_add(s, "direnv's layout directory: a nix-direnv cache or a layout's bin/ the session wrote is moved aside",
+		 test_direnv_layout);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
 		 test_swapped_shapes_and_include_base);
 	test_add(s, "a hooksPath in config.worktree; a common directory whose objects is a link",
