@@ -504,6 +504,66 @@ static bool ws_dir_exists(const char *root, const struct policy_mandatory *m)
 	return exists_under(root, m->path, (size_t)(slash - m->path));
 }
 
+/*
+ * Round 37 of the attack (the review's lead): the rows a project keeps
+ * as its own files, read-only only where they exist (POLICY_MAND_WS_
+ * EXISTING: the version files, .direnv, .run, .project), at the top of
+ * the working directory: ordinary work writes them (`pyenv local`, `nvm
+ * alias`, `echo 20 > .nvmrc`), and inside the write fails with a bare
+ * "Read-only file system" that says nothing of why. One line names them
+ * before the command starts, with what each row says runs, and where to
+ * change them. Nothing when there is none. 0, or -1 after logging.
+ */
+static int print_existing_rows_notice(const char *dir)
+{
+	char real[PATH_MAX], *text = NULL;
+	size_t tlen = 0, n = 0;
+	FILE *f;
+
+	if (realpath(dir, real) == NULL)
+		return 0;
+	f = open_memstream(&text, &tlen);
+	if (f == NULL) {
+		log_warn("run: the notice of the read-only project files");
+		return -1;
+	}
+	/* Names that share what runs (the version files) share its
+	 * phrase: "a, b (why), c (why2)". */
+	const char *why = NULL;
+
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+
+		if (!(m->where & POLICY_MAND_WORKSPACE) || !(m->where & POLICY_MAND_WS_EXISTING) ||
+		    strchr(m->path, '*') != NULL || !exists_under(real, m->path, strlen(m->path)))
+			continue;
+		if (n >= 8) {
+			n++;
+			continue;
+		}
+		if (why != NULL && strcmp(why, m->why) != 0)
+			fprintf(f, " (%s)", why);
+		fprintf(f, "%s%s", n ? ", " : "", m->path);
+		why = m->why;
+		n++;
+	}
+	if (why != NULL)
+		fprintf(f, " (%s)%s", why, n > 8 ? " and more" : "");
+	if (fclose(f) != 0) {
+		log_warn("run: the notice of the read-only project files");
+		free(text);
+		return -1;
+	}
+	if (n > 0)
+		fprintf(stderr,
+			"passavant: read-only in the sandbox, as a tool on the host runs what %s names: %s; a write "
+			"there fails with \"Read-only file system\" (a rename over it with \"Device or resource "
+			"busy\"): change %s on the host\n",
+			n == 1 ? "it" : "each", text, n == 1 ? "it" : "them");
+	free(text);
+	return 0;
+}
+
 static int protect_dir(struct strv *sv, const char *dir)
 {
 	static const char *const git_names[] = {".git/hooks", ".git/config"};
@@ -1700,6 +1760,8 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 	if (h->self_exe != NULL && h->self_exe[0] == '/' && strv_add(&pl->protect, h->self_exe) < 0)
 		return -1;
 	if (protect_dir(&pl->protect, h->cwd != NULL ? h->cwd : ".") < 0)
+		return -1;
+	if (!s->quiet && print_existing_rows_notice(h->cwd != NULL ? h->cwd : ".") < 0)
 		return -1;
 	for (size_t i = 0; i < pl->allow_write.n; i++)
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)

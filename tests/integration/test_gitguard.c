@@ -2264,6 +2264,34 @@ static void test_direnv_layout(void)
 	gcase_free(&c);
 }
 
+/*
+ * The lead of round 37 (review of round 36): an existing version file at
+ * the top (.nvmrc, .python-version) is read-only in the session, and a
+ * write there (`echo 22 > .nvmrc`, `pyenv local`) failed with a bare
+ * "Read-only file system" that said nothing of why. One line before the
+ * command names them, with what the row says runs and where to change
+ * them; a project without them (or with one only nested) gets none.
+ */
+static void test_existing_rows_notice(void)
+{
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "echo 20 > work/.nvmrc && echo 3.11 > work/.python-version", NULL, NULL,
+				 "echo 22 > .nvmrc 2>/dev/null || echo REFUSED", NULL) == 0);
+	ROW(test_has(c.out, "REFUSED"), "the existing .nvmrc was writable: %s", test_nz(c.out));
+	ROW(test_has(c.err, "read-only in the sandbox, as a tool on the host runs what each names: .python-version, "
+			    ".nvmrc (mise (idiomatic version file): a path: version puts a directory on PATH)"),
+	    "no line named the read-only version files and why: %s", test_nz(c.err));
+	ROW(test_has(c.err, "change them on the host"), "the line did not say where to change them: %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c, "mkdir -p work/a && echo 20 > work/a/.nvmrc", NULL, NULL, "true", NULL) == 0);
+	ROW(c.status == 0 && !test_has(c.err, "read-only in the sandbox, as a tool"),
+	    "a project without version files at its top got the line: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
 /* Round 36 of the attack (f1): a .env the session wrote is loaded by
  * the agents the user starts there next (Gemini CLI and Qwen Code when
  * there is no .gemini/.env, aider with its AIDER_* options, mise with
@@ -4490,6 +4518,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_killed_session);
 	test_add(s, "direnv's layout directory: a nix-direnv cache or a layout's bin/ the session wrote is moved aside",
 		 test_direnv_layout);
+	test_add(s, "existing version files at the top: one line names them read-only and why before the command",
+		 test_existing_rows_notice);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
 		 test_swapped_shapes_and_include_base);
 	test_add(s, "a hooksPath in config.worktree; a common directory whose objects is a link",
