@@ -17,13 +17,14 @@
  * (so that session is gone), finds the mark and runs the check for it
  * first, with the old start: whatever changed in the tree since then is
  * checked, what the user changed on the host meanwhile too (it may be
- * moved aside; every line names it). Once the sandbox is up, the mark
- * also lists the placeholders made in the tree ("F|D DEV INO PATH"
- * lines): the next session removes those still empty and the same
- * before that check, as the killed one would have (else each would be
- * taken for the killed session's and moved aside). A mark of another tree is left for
- * a session there. Files and directories of the state directory are
- * opened without following links (fileio_open_nolinks()).
+ * moved aside; every line names it). A mark of a tree below one of the
+ * session's is taken too (the lock covers it); one above is left for a
+ * session there. Once the sandbox is up, the mark also lists the
+ * placeholders made in the tree ("F|D DEV INO PATH" lines): the next
+ * session removes those still empty and the same before that check, as
+ * the killed one would have (else each would be taken for the killed
+ * session's and moved aside). Files and directories of the state
+ * directory are opened without following links (fileio_open_nolinks()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -234,32 +235,78 @@ static void drop_placeholders(char *phs)
 	}
 }
 
+/* Whether path is dir or below it (both canonical). */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The tree a mark names (its second line) into out; false when it has none. */
+static bool mark_root(const char *path, char *out, size_t len)
+{
+	char buf[PATH_MAX + 64], *nl, *end;
+	ssize_t n;
+	int fd = fileio_open_nolinks(path, O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return false;
+	n = fileio_read_full(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if ((nl = strchr(buf, '\n')) == NULL || (end = strchr(nl + 1, '\n')) == NULL ||
+	    (size_t)(end - nl - 1) >= len)
+		return false;
+	memcpy(out, nl + 1, (size_t)(end - nl - 1));
+	out[end - nl - 1] = '\0';
+	return out[0] == '/';
+}
+
 void run_unchecked_check(struct run *run, const struct strv *roots)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	struct strv old = {0};
+	char dir[PATH_MAX], path[PATH_MAX + 32], root[PATH_MAX];
+	struct strv old = {0}, used = {0};
 	struct timespec first = {0, 0}, t0, t;
+	struct dirent *de;
 	bool any = false;
+	DIR *d;
 
-	if (roots->n == 0 || !marks_dir(dir, sizeof(dir)))
+	if (roots->n == 0 || !marks_dir(dir, sizeof(dir)) || (d = opendir(dir)) == NULL)
 		return;
-	for (size_t i = 0; i < roots->n; i++) {
+	/* Every mark of a tree at or below one of ours: we hold each of
+	 * ours, so whoever made it is gone (a session in proj/sub killed,
+	 * this one in proj). One above ours is left for a session there. */
+	while ((de = readdir(d)) != NULL) {
 		char *buf, *phs;
+		bool ours = false;
 
-		mark_path(path, sizeof(path), dir, roots->v[i]);
-		buf = mark_read(path, roots->v[i], &t, &phs);
+		if (de->d_name[0] == '.' || strchr(de->d_name, '.') != NULL ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path) ||
+		    !mark_root(path, root, sizeof(root)))
+			continue;
+		for (size_t i = 0; i < roots->n && !ours; i++)
+			ours = under(root, roots->v[i]);
+		if (!ours)
+			continue;
+		buf = mark_read(path, root, &t, &phs);
 		if (buf == NULL)
 			continue;
 		drop_placeholders(phs);
 		free(buf);
-		if (strv_add(&old, roots->v[i]) < 0) {
-			log_warnx("out of memory, expected to check %s for an earlier session", roots->v[i]);
+		if (strv_add(&old, root) < 0 || strv_add(&used, path) < 0) {
+			log_warnx("out of memory, expected to check %s for an earlier session", root);
 			continue;
 		}
 		if (!any || t.tv_sec < first.tv_sec || (t.tv_sec == first.tv_sec && t.tv_nsec < first.tv_nsec))
 			first = t;
 		any = true;
 	}
+	(void)closedir(d);
 	if (any) {
 		char when[64];
 		struct tm tm;
@@ -271,8 +318,13 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 			"(passavant was killed: kill -9, a timeout, the OOM killer); checking what changed there "
 			"since then now, before the command (what you changed on the host since then is "
 			"checked too; each file moved aside is named)\n",
-			when, old.v[0], old.n > 1 ? " (and other writable trees of this session)" : "");
+			when, old.v[0], old.n > 1 ? " (and other writable trees)" : "");
 		(void)run_git_check(run, &old, &first);
+		/* Checked: those marks are done with (ours are written anew). */
+		for (size_t i = 0; i < used.n; i++)
+			if (unlink(used.v[i]) < 0 && errno != ENOENT)
+				log_warn("cannot remove %s (the next session will check %s again)", used.v[i],
+					 old.v[i]);
 		/* This session's start comes after every change that check
 		 * made (it compares ctimes, stamped by the coarse clock). */
 		if (clock_gettime(CLOCK_REALTIME_COARSE, &t0) == 0)
@@ -282,6 +334,7 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 				 t.tv_nsec == t0.tv_nsec);
 	}
 	strv_free(&old);
+	strv_free(&used);
 }
 
 void run_unchecked_mark(struct run *run, const struct strv *roots, const struct timespec *since)

@@ -1778,6 +1778,11 @@ static void test_killed_session(void)
 		 "mkdir -p work/host/.vscode && echo '{}' > work/host/.vscode/settings.json; "
 		 "(cd work && \"$P\" run -- true) 2>third.err; echo third=$?; "
 		 "[ -f work/host/.vscode/settings.json ] && echo host-kept; "
+		 "mkdir -p work/sub2; (cd work/sub2 && exec \"$P\" run -- sh -c 'mkdir -p x/.vscode && "
+		 "echo \"{}\" > x/.vscode/tasks.json && echo started > started2.txt; sleep 60') >/dev/null 2>&1 & "
+		 "pid=$!; for i in $(seq 300); do [ -f work/sub2/started2.txt ] && break; sleep 0.1; done; "
+		 "kill -9 $pid; wait $pid; (cd work && \"$P\" run -- true) 2>/dev/null; echo fourth=$?; "
+		 "[ -e work/sub2/x/.vscode/tasks.json ] || echo below-gone; "
 		 "echo NEXT:; cat next.err; echo THIRD:; cat third.err",
 		 bin);
 	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
@@ -1796,6 +1801,8 @@ static void test_killed_session(void)
 		!test_has(strstr(c.host, "THIRD:") ? strstr(c.host, "THIRD:") : "", "ended without its check"),
 	    "after a session that ended normally, the next one checked an old session again: %s",
 	    test_nz(c.host));
+	ROW(test_has(c.host, "fourth=0") && test_has(c.host, "below-gone"),
+	    "a session killed in work/sub2 was not checked by the next one in work: %s", test_nz(c.host));
 	gcase_free(&c);
 }
 
