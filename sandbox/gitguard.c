@@ -1125,6 +1125,37 @@ bool gg_name_on_row(const struct gg *g, const char *name)
 	return ctl_match(g, NULL, name, &row) != CTL_NONE;
 }
 
+const struct sbx_ctl_path *gg_path_row(const struct gg *g, const char *path)
+{
+	/* From each component on: the rows start in any directory. */
+	for (const char *start = path; start != NULL && *start != '\0';) {
+		const char *last = strrchr(start, '/');
+
+		for (const struct sbx_ctl_path *p = g->ctl; p != NULL && p->path != NULL; p++) {
+			const char *r = p->path, *rl = strrchr(r, '/');
+			size_t n = strlen(r);
+
+			if (strchr(r, '*') != NULL) {
+				/* A pattern in the last component, the directories
+				 * before it literal. */
+				size_t dl = rl != NULL ? (size_t)(rl - r) : 0;
+
+				if ((rl == NULL && last == NULL && fnmatch(r, start, 0) == 0) ||
+				    (rl != NULL && last != NULL && (size_t)(last - start) == dl &&
+				     strncmp(start, r, dl) == 0 && fnmatch(rl + 1, last + 1, 0) == 0))
+					return p;
+				continue;
+			}
+			if (strncmp(start, r, n) == 0 && (start[n] == '\0' || start[n] == '/'))
+				return p;
+		}
+		start = strchr(start, '/');
+		if (start != NULL)
+			start++;
+	}
+	return NULL;
+}
+
 bool gg_name_is_row(const struct gg *g, const char *name)
 {
 	const struct sbx_ctl_path *row = NULL;

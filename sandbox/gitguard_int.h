@@ -191,6 +191,10 @@ bool gg_name_on_row(const struct gg *g, const char *name);
  * a settings row's path, or its last component a row of one component:
  * a path the mount plan covers with an empty placeholder when missing. */
 bool gg_name_is_row(const struct gg *g, const char *name);
+/* The settings row a path of a tree (relative to a work tree's top:
+ * "a/.vscode/tasks.json") stands on, a row starting in any of its
+ * directories; NULL when none. For what a ref brings in (gitrefs.c). */
+const struct sbx_ctl_path *gg_path_row(const struct gg *g, const char *path);
 
 /* gitviews.c: in the git directory g->path (open as gfd; all: every
  * file in it counts as new), what makes git show the user something

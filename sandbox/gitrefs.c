@@ -617,13 +617,112 @@ static void check_notes(struct gg *g, int gfd, const char *name, const char *old
 	g->report(g->arg, &f);
 }
 
+/* Refs of one git directory whose new content is listed at most. */
+#define GR_BRINGS_CHECKED 8
+/* Settings files named in one line at most. */
+#define GR_BRINGS_SHOWN 4
+
+/*
+ * Round 37 of the attack: a branch or another ref (refs/stash) set in the
+ * session was named by name and value only. A stash stored in the
+ * session holding .vscode/tasks.json (a folder-open task) was written
+ * by the host's `git stash pop`, a branch's by `git checkout` or `git
+ * merge`: a settings file the check moves aside when the session writes
+ * it in the tree came in through git. The files of the ref's new commit
+ * that differ from its old value (or, for a new ref, from HEAD; for a
+ * stash, also its untracked files' commit) are matched against the
+ * settings rows; those on one are named, with the row's reason. With
+ * the host's git (diff --name-only, no external diff, no renames);
+ * nothing is moved.
+ */
+static void git_names(const struct gg *g, const char *from, const char *to, bool tree, char *names, size_t cap,
+		      size_t *nlen, unsigned *n)
+{
+	char *const envp[] = {"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			      "HOME=/nonexistent", "GIT_NO_REPLACE_OBJECTS=1", "LC_ALL=C", NULL};
+	char gitdir[PATH_MAX + 16], a[GR_VALUE_MAX + 8], b[GR_VALUE_MAX + 8];
+	char *diff[] = {(char *)"git", gitdir, "-c", "protocol.allow=never", "diff", "--no-ext-diff", "--no-textconv",
+			"--no-renames", "--name-only", "-z", a, b, "--", NULL};
+	char *ls[] = {(char *)"git", gitdir, "-c", "protocol.allow=never", "ls-tree", "-r", "-z", "--name-only", b,
+		      "--", NULL};
+	struct gg_run r = {.pid = -1, .fd = -1};
+	const char *why = NULL;
+	size_t len;
+	char *out;
+
+	if (g->git[0] == '\0' || to[0] == '-' || (from != NULL && from[0] == '-'))
+		return;
+	snprintf(gitdir, sizeof(gitdir), "--git-dir=%s", g->path);
+	snprintf(a, sizeof(a), "%s", from != NULL ? from : "");
+	snprintf(b, sizeof(b), "%s", to);
+	if (gg_git_spawn(g, tree ? ls : diff, envp, &r) < 0)
+		return;
+	out = gg_config_finish(&r, &len, &why);
+	if (out == NULL)
+		return;
+	for (size_t i = 0; i < len;) {
+		const char *z = memchr(out + i, '\0', len - i);
+		size_t e = z != NULL ? (size_t)(z - out) : len;
+		const struct sbx_ctl_path *row;
+		char *path = out + i;
+
+		out[e < len ? e : len - 1] = '\0';
+		i = e + 1;
+		if (path[0] == '\0' || (row = gg_path_row(g, path)) == NULL || strstr(names, path) != NULL)
+			continue;
+		if ((*n)++ < GR_BRINGS_SHOWN) {
+			int w = snprintf(names + *nlen, cap - *nlen, "%s%s (%s)", *nlen ? ", " : "", path,
+					 row->why != NULL ? row->why : row->kind);
+
+			if (w > 0)
+				*nlen = (size_t)w < cap - *nlen ? *nlen + (size_t)w : cap - 1;
+		}
+	}
+	free(out);
+}
+
+static void check_brings(struct gg *g, const char *name, const char *old, const char *new)
+{
+	char names[2048] = "", setting[3072], safe[256], to[GR_VALUE_MAX + 4];
+	struct sbx_git_finding f = {0};
+	size_t nlen = 0, i;
+	unsigned n = 0;
+
+	if (strncmp(new, "ref: ", 5) == 0 || strchr(new, '^') != NULL || strlen(new) + 4 > sizeof(to))
+		return;
+	if (old != NULL && (strncmp(old, "ref: ", 5) == 0 || strchr(old, '^') != NULL))
+		old = NULL;
+	git_names(g, old != NULL ? old : "HEAD", new, false, names, sizeof(names), &nlen, &n);
+	if (strcmp(name, "refs/stash") == 0) {
+		snprintf(to, sizeof(to), "%s^3", new);
+		git_names(g, NULL, to, true, names, sizeof(names), &nlen, &n);
+	}
+	if (n == 0)
+		return;
+	for (i = 0; name[i] != '\0' && i + 1 < sizeof(safe); i++)
+		safe[i] = ((unsigned char)name[i] < 0x20 || name[i] == 0x7f) ? '?' : name[i];
+	safe[i] = '\0';
+	for (i = 0; names[i] != '\0'; i++)
+		if ((unsigned char)names[i] < 0x20 || names[i] == 0x7f)
+			names[i] = '?';
+	snprintf(setting, sizeof(setting),
+		 "%s, set in the session, brings settings files the check moves aside when the session writes them "
+		 "in the tree: %s%s; %s writes them into the work tree (look at them first: git show %.12s)",
+		 safe, names, n > GR_BRINGS_SHOWN ? ", ..." : "",
+		 strcmp(safe, "refs/stash") == 0 ? "git stash pop or apply" : "git checkout, merge or rebase of it", new);
+	f.path = g->path;
+	f.setting = setting;
+	f.named = true;
+	g->report(g->arg, &f);
+}
+
 void gg_refs_compare(struct gg *g, int gfd)
 {
 	const struct gg_refsnap *s = gg_refsnap_find(g, gfd);
 	struct gr_list l = {0};
 	struct kline k[K_N];
 	size_t i = 0, j = 0;
-	unsigned notes_checked = 0;
+	unsigned notes_checked = 0, brings_checked = 0;
 	bool any = false;
 
 	if (s == NULL)
@@ -657,6 +756,9 @@ void gg_refs_compare(struct gg *g, int gfd)
 		any = true;
 		if (nv != NULL && kind_of(name) == K_NOTES && notes_checked++ < GR_NOTES_CHECKED)
 			check_notes(g, gfd, name, ov, nv);
+		if (nv != NULL && (kind_of(name) == K_BRANCH || kind_of(name) == K_OTHER) &&
+		    brings_checked++ < GR_BRINGS_CHECKED)
+			check_brings(g, name, ov, nv);
 	}
 	for (int kind = 0; any && kind < K_N; kind++) {
 		char msg[2048];

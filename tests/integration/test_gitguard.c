@@ -2299,6 +2299,45 @@ static void test_existing_rows_notice(void)
 	gcase_free(&c);
 }
 
+/*
+ * Round 37 of the attack (G1): settings files brought in by a ref the
+ * session set. A stash stored in the session whose work tree holds
+ * .vscode/tasks.json (a folder-open task) is written by the host's `git
+ * stash pop`, and the untracked files of a `git stash -u` too; a branch
+ * made with plumbing holding .envrc and sub/.claude/settings.json by `git
+ * checkout`. The check moves these aside when the session writes them
+ * in the tree; through a ref, the line named only "refs/stash (none) ->
+ * X". Each such ref's line now names the settings files it brings, with
+ * the row's reason; a branch bringing only code gets none.
+ */
+static void test_refs_bring_settings(void)
+{
+	static const char *const want[] = {
+		"refs/heads/feature, set in the session, brings settings files", ".envrc (",
+		"sub/.claude/settings.json (", "refs/stash, set in the session, brings settings files", "x/.mcp.json (",
+		NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "echo 'echo hi' > /tmp/e && echo '{}' > /tmp/s && echo 'print(1)' > /tmp/p && "
+				 "e=$(git hash-object -w /tmp/e) && s=$(git hash-object -w /tmp/s) && "
+				 "p=$(git hash-object -w /tmp/p) && export GIT_INDEX_FILE=/tmp/i && git read-tree HEAD && "
+				 "git update-index --add --cacheinfo 100644,$e,.envrc && "
+				 "git update-index --add --cacheinfo 100644,$s,sub/.claude/settings.json && "
+				 "t=$(git write-tree) && git update-ref refs/heads/feature $(echo f | git commit-tree $t -p HEAD) && "
+				 "git read-tree HEAD && git update-index --add --cacheinfo 100644,$p,src/app.py && "
+				 "t=$(git write-tree) && git update-ref refs/heads/legit $(echo l | git commit-tree $t -p HEAD) && "
+				 "unset GIT_INDEX_FILE && mkdir -p x && echo '{}' > x/.mcp.json && git stash -q -u && "
+				 "echo STASHED",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "STASHED"));
+	expect_safe(&c, want);
+	ROW(!test_has(c.err, "refs/heads/legit, set in the session, brings"),
+	    "a branch bringing only code was said to bring settings: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
 /* Round 36 of the attack (f1): a .env the session wrote is loaded by
  * the agents the user starts there next (Gemini CLI and Qwen Code when
  * there is no .gemini/.env, aider with its AIDER_* options, mise with
@@ -4527,6 +4566,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_direnv_layout);
 	test_add(s, "existing version files at the top: one line names them read-only and why before the command",
 		 test_existing_rows_notice);
+	test_add(s, "a branch or stash set in the session that brings settings files: its line names them",
+		 test_refs_bring_settings);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
 		 test_swapped_shapes_and_include_base);
 	test_add(s, "a hooksPath in config.worktree; a common directory whose objects is a link",
