@@ -42,9 +42,6 @@
 #include "proxy/cli/run.h"
 #include "proxy/log.h"
 
-/* Marks read from the directory at most (one per tree ever left unchecked). */
-#define UNCHECKED_MAX 256
-
 /* The state directory's "unchecked" into out; false when there is none. */
 static bool marks_dir(char *out, size_t len)
 {
@@ -55,6 +52,17 @@ static bool marks_dir(char *out, size_t len)
 		return false;
 	n = (int)strlen(out);
 	return (size_t)snprintf(out + n, len - (size_t)n, "/unchecked") < len - (size_t)n;
+}
+
+/* dir made canonical in place where it exists (a home reached through a
+ * link: the marks are opened without following one). */
+static void canon(char *dir, size_t len)
+{
+	char *r = realpath(dir, NULL);
+
+	if (r != NULL && strlen(r) < len)
+		memcpy(dir, r, strlen(r) + 1);
+	free(r);
 }
 
 /* FNV-1a of root, as the mark's name. */
@@ -276,7 +284,10 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 	bool any = false;
 	DIR *d;
 
-	if (roots->n == 0 || !marks_dir(dir, sizeof(dir)) || (d = opendir(dir)) == NULL)
+	if (roots->n == 0 || !marks_dir(dir, sizeof(dir)))
+		return;
+	canon(dir, sizeof(dir));
+	if ((d = opendir(dir)) == NULL)
 		return;
 	/* Every mark of a tree at or below one of ours: we hold each of
 	 * ours, so whoever made it is gone (a session in proj/sub killed,
@@ -350,6 +361,7 @@ void run_unchecked_mark(struct run *run, const struct strv *roots, const struct 
 			 dir);
 		return;
 	}
+	canon(dir, sizeof(dir));
 	if (snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec) < 0)
 		return;
 	made[0] = '\0';
@@ -366,9 +378,6 @@ void run_unchecked_mark(struct run *run, const struct strv *roots, const struct 
 				 roots->v[i]);
 		else
 			run->unchecked_marked = true;
-		if (made[0] != '\0' && run->unchecked_made[0] == '\0')
-			memcpy(run->unchecked_made, made, strlen(made) + 1);
-		made[0] = '\0';
 		text[n] = '\0';
 	}
 }
@@ -379,6 +388,7 @@ void run_unchecked_placeholders(struct run *run, const struct strv *roots, const
 
 	if (!run->unchecked_marked || run->sbx == NULL || !marks_dir(dir, sizeof(dir)))
 		return;
+	canon(dir, sizeof(dir));
 	for (size_t i = 0; i < roots->n; i++) {
 		const char *root = roots->v[i], *ph;
 		size_t rl = strlen(root), len = 0, cap = 0;
@@ -435,13 +445,15 @@ void run_unchecked_placeholders(struct run *run, const struct strv *roots, const
 
 void run_unchecked_end(struct run *run, const struct strv *roots)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 32];
+	char dir[PATH_MAX], cdir[PATH_MAX], path[PATH_MAX + 32];
 
 	if (!run->unchecked_marked || !marks_dir(dir, sizeof(dir)))
 		return;
 	run->unchecked_marked = false;
+	memcpy(cdir, dir, sizeof(cdir));
+	canon(cdir, sizeof(cdir));
 	for (size_t i = 0; i < roots->n; i++) {
-		mark_path(path, sizeof(path), dir, roots->v[i]);
+		mark_path(path, sizeof(path), cdir, roots->v[i]);
 		if (unlink(path) < 0 && errno != ENOENT)
 			log_warn("cannot remove %s (the next session in %s will check it again)", path,
 				 roots->v[i]);
