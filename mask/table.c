@@ -1342,8 +1342,8 @@ static void enc_hay_set(struct enc_hay *hy, const unsigned char *h, size_t n, un
 int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 {
 	const unsigned char *u = in;
-	unsigned char *flat, *low, *scratch, *wide;
-	size_t maxv = 0, n = 0, cap;
+	unsigned char *flat, *shell, *low, *scratch, *wide;
+	size_t maxv = 0, n = 0, nshell = 0, cap;
 	struct enc_hay hy;
 	bool hit = false;
 
@@ -1353,7 +1353,11 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 		if (t->value[i].len > maxv)
 			maxv = t->value[i].len;
 	cap = 4 * maxv + 8;
-	flat = malloc(len + 1);
+	if (len > SIZE_MAX / 2 - 1) {
+		errno = ENOMEM;
+		return -1;
+	}
+	flat = malloc(2 * (len + 1));
 	low = malloc(len + 1);
 	scratch = malloc(cap);
 	wide = malloc(cap);
@@ -1368,11 +1372,16 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 	enc_hay_set(&hy, u, len, low);
 	hit = enc_any_in(t, &hy, false, scratch, wide);
 	/* White space and backslash-newlines out (base64 in groups, a value
-	 * split over lines), then the escapes decoded and the quotes taken
-	 * out (enc_unescape()), three times at most (%25 of %25 of a byte,
-	 * \\x of JSON in a shell's quotes). */
-	if (!hit)
+	 * split over lines), once; a copy of that (shell, after flat) for the
+	 * shell's reading below; then the escapes decoded and the quotes
+	 * taken out (enc_unescape()), three times at most (%25 of %25 of a
+	 * byte, \\x of JSON in a shell's quotes). */
+	shell = flat + len + 1;
+	if (!hit) {
 		n = enc_flatten(u, len, flat);
+		memcpy(shell, flat, n);
+		nshell = n;
+	}
 	for (int round = 0; round < 4 && !hit; round++) {
 		size_t m;
 
@@ -1389,11 +1398,11 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 	}
 	/* The shell's reading of its backslashes, once (enc_unshell()). */
 	if (!hit) {
-		n = enc_unshell(flat, enc_flatten(u, len, flat));
-		enc_hay_set(&hy, flat, n, low);
+		n = enc_unshell(shell, nshell);
+		enc_hay_set(&hy, shell, n, low);
 		hit = enc_any_in(t, &hy, true, scratch, wide);
 	}
-	explicit_bzero(flat, len + 1);
+	explicit_bzero(flat, 2 * (len + 1));
 	explicit_bzero(low, len + 1);
 	explicit_bzero(scratch, cap);
 	explicit_bzero(wide, cap);
