@@ -1039,6 +1039,244 @@ static bool enc_part_in(const struct enc_hay *hy, const unsigned char *v, size_t
 }
 
 /*
+ * A private key's own secret parts. A key file is mostly public
+ * structure every key of its kind shares: the PEM lines ("-----BEGIN
+ * OPENSSH PRIVATE KEY-----"), OpenSSH's "openssh-key-v1", cipher, kdf,
+ * key type and the public key (also in the .pub file, authorized_keys
+ * and every server's known_hosts), DER's headers and an RSA key's
+ * modulus. Windows over those found another key of the same kind (fix37m:
+ * a masked id_ed25519 refused an argument holding another ed25519 key).
+ * So of a key only the base64 digits that encode its secret bytes are
+ * looked for: OpenSSH's private section without the key type, the
+ * strings the public key holds, the comment and the padding (an
+ * encrypted section whole); DER's integers but a SEQUENCE's first (the
+ * modulus) and its octet strings (not bit strings: a public point), each
+ * of ENC_KEY_MIN bytes or more.
+ */
+#define ENC_KEY_MIN 20
+#define ENC_KEY_SPANS 16
+
+struct enc_spans {
+	size_t lo[ENC_KEY_SPANS], hi[ENC_KEY_SPANS], n;
+};
+
+static void enc_span_add(struct enc_spans *sp, size_t lo, size_t hi)
+{
+	if (hi - lo >= ENC_KEY_MIN && sp->n < ENC_KEY_SPANS) {
+		sp->lo[sp->n] = lo;
+		sp->hi[sp->n++] = hi;
+	}
+}
+
+/* An SSH string at d[*at..n): its data at *lo, *len bytes; *at past it. */
+static bool enc_ssh_str(const unsigned char *d, size_t n, size_t *at, size_t *lo, size_t *len)
+{
+	size_t l;
+
+	if (*at > n || n - *at < 4)
+		return false;
+	l = (size_t)d[*at] << 24 | (size_t)d[*at + 1] << 16 | (size_t)d[*at + 2] << 8 | d[*at + 3];
+	if (l > n - *at - 4)
+		return false;
+	*lo = *at + 4;
+	*len = l;
+	*at += 4 + l;
+	return true;
+}
+
+/* OpenSSH's openssh-key-v1 in d[0..n): its secret spans; false when it
+ * is none. */
+static bool enc_ssh_spans(const unsigned char *d, size_t n, struct enc_spans *sp)
+{
+	size_t at = 15, lo, len, pub, publen, priv, privlen, nk, slo[ENC_KEY_SPANS], sl[ENC_KEY_SPANS], ns = 0;
+	bool none;
+
+	if (n < 15 || memcmp(d, "openssh-key-v1", 15) != 0 || !enc_ssh_str(d, n, &at, &lo, &len))
+		return false;
+	none = len == 4 && memcmp(d + lo, "none", 4) == 0;
+	if (!enc_ssh_str(d, n, &at, &lo, &len) || !enc_ssh_str(d, n, &at, &lo, &len) || n - at < 4)
+		return false;
+	nk = (size_t)d[at] << 24 | (size_t)d[at + 1] << 16 | (size_t)d[at + 2] << 8 | d[at + 3];
+	at += 4;
+	if (nk != 1 || !enc_ssh_str(d, n, &at, &pub, &publen) || !enc_ssh_str(d, n, &at, &priv, &privlen))
+		return false;
+	if (!none || privlen < 8) { /* encrypted: all of it */
+		enc_span_add(sp, priv, priv + privlen);
+		return true;
+	}
+	/* checkints, then strings (the key type first, the comment last),
+	 * then padding 1, 2, 3, ... */
+	at = priv + 8;
+	while (at < priv + privlen) {
+		size_t rest = priv + privlen - at;
+		bool pad = rest < 16;
+
+		for (size_t k = 0; pad && k < rest; k++)
+			pad = d[at + k] == k + 1;
+		if (pad)
+			break;
+		if (ns == ENC_KEY_SPANS || !enc_ssh_str(d, priv + privlen, &at, &slo[ns], &sl[ns])) {
+			/* not strings (a security key's flags byte): the section
+			 * after the checkints, whole */
+			enc_span_add(sp, priv + 8, priv + privlen);
+			return true;
+		}
+		ns++;
+	}
+	for (size_t s = 0; s + 1 < ns; s++) { /* the last one: the comment */
+		size_t keep = sl[s];
+
+		if (sl[s] < ENC_KEY_MIN || memmem(d + pub, publen, d + slo[s], sl[s]) != NULL)
+			continue;
+		/* a tail the public key holds (ed25519's seed || public) */
+		for (size_t t = sl[s] - 1; t >= 16; t--)
+			if (memmem(d + pub, publen, d + slo[s] + sl[s] - t, t) != NULL) {
+				keep = sl[s] - t;
+				break;
+			}
+		enc_span_add(sp, slo[s], slo[s] + keep);
+	}
+	return true;
+}
+
+/* A DER length at d[*at..n): *len, *at past it. */
+static bool enc_der_len(const unsigned char *d, size_t n, size_t *at, size_t *len)
+{
+	size_t l, k;
+
+	if (*at >= n)
+		return false;
+	l = d[(*at)++];
+	if (l & 0x80) {
+		k = l & 0x7f;
+		if (k == 0 || k > 3 || n - *at < k)
+			return false;
+		for (l = 0; k > 0; k--)
+			l = l << 8 | d[(*at)++];
+	}
+	*len = l;
+	return l <= n - *at;
+}
+
+/* DER d[0..n) at offset base: the secret spans; false when it is no
+ * DER. */
+static bool enc_der_spans(const unsigned char *d, size_t n, size_t base, int depth, struct enc_spans *sp)
+{
+	bool first_int = true;
+
+	for (size_t at = 0; at < n;) {
+		unsigned char tag = d[at++];
+		size_t len, c;
+
+		if (!enc_der_len(d, n, &at, &len))
+			return false;
+		c = at;
+		at += len;
+		if (tag == 0x30 || (tag & 0xe0) == 0xa0) {
+			if (depth > 6 || !enc_der_spans(d + c, len, base + c, depth + 1, sp))
+				return false;
+		} else if (tag == 0x02 && len >= ENC_KEY_MIN) {
+			if (!first_int)
+				enc_span_add(sp, base + c, base + c + len);
+			first_int = false;
+		} else if (tag == 0x04) {
+			struct enc_spans in = {.n = 0};
+
+			/* PKCS#8's key inside, or Ed25519's octet string in one */
+			if (depth < 6 && len > 2 && (d[c] == 0x30 || d[c] == 0x04) &&
+			    enc_der_spans(d + c, len, base + c, depth + 1, &in))
+				for (size_t k = 0; k < in.n; k++)
+					enc_span_add(sp, in.lo[k], in.hi[k]);
+			else
+				enc_span_add(sp, base + c, base + c + len);
+		}
+	}
+	return true;
+}
+
+/* Whether any form of the secret parts of the key blocks v[0..n) holds
+ * is in the text (1), none (0), or v holds no private key (-1: looked
+ * for whole). */
+static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n, unsigned char *scratch,
+		      unsigned char *wide)
+{
+	const unsigned char *p = v, *e = v + n;
+	unsigned char *body, *dec;
+	bool any = false, first = true;
+	int rc = 0;
+
+	while (p < e && isspace(*p))
+		p++;
+	if ((size_t)(e - p) < 20 ||
+	    (memcmp(p, "-----BEGIN ", 11) != 0 && memcmp(p, "b3BlbnNzaC1rZXktdjE", 19) != 0))
+		return -1;
+	body = malloc(2 * n + 3);
+	if (body == NULL)
+		return -1;
+	dec = body + n + 1;
+	while (p < e && rc == 0) {
+		const unsigned char *b = memmem(p, (size_t)(e - p), "-----BEGIN ", 11), *le, *end;
+		bool key, bare = first && memcmp(p, "b3BlbnNzaC1rZXktdjE", 19) == 0;
+		struct enc_spans sp = {.n = 0};
+		size_t bn = 0;
+		long dn;
+
+		first = false;
+		if (bare) {
+			end = e;
+			key = true;
+			le = p - 1;
+		} else {
+			if (b == NULL)
+				break;
+			le = memchr(b, '\n', (size_t)(e - b));
+			if (le == NULL)
+				break;
+			key = memmem(b, (size_t)(le - b), "PRIVATE KEY-----", 16) != NULL;
+			end = memmem(le, (size_t)(e - le), "-----END ", 9);
+			if (end == NULL)
+				end = e;
+		}
+		/* the body's base64 digits, header lines (Proc-Type:) out */
+		for (const unsigned char *l = le + 1; key && l < end;) {
+			const unsigned char *nl = memchr(l, '\n', (size_t)(end - l));
+			const unsigned char *stop = nl != NULL ? nl : end;
+
+			if (memchr(l, ':', (size_t)(stop - l)) == NULL)
+				for (const unsigned char *c = l; c < stop; c++)
+					if (isalnum(*c) || *c == '+' || *c == '/' || *c == '=')
+						body[bn++] = *c;
+			l = stop + 1;
+		}
+		p = bare ? e : end + 9;
+		if (!key || bn < 4)
+			continue;
+		dn = mask_b64_decode((const char *)body, bn / 4 * 4, dec, n);
+		if (dn <= 0)
+			continue;
+		if (!enc_ssh_spans(dec, (size_t)dn, &sp) && !enc_der_spans(dec, (size_t)dn, 0, 0, &sp))
+			sp.n = 0;
+		if (sp.n == 0) { /* no key we know: its body whole */
+			sp.lo[0] = 0;
+			sp.hi[0] = (size_t)dn;
+			sp.n = 1;
+		}
+		any = true;
+		for (size_t k = 0; k < sp.n && rc == 0; k++) {
+			size_t clo = (8 * sp.lo[k] + 5) / 6, chi = 8 * sp.hi[k] / 6;
+
+			if (chi > bn)
+				chi = bn;
+			if (chi >= clo + ENC_WINDOW && enc_part_in(hy, body + clo, chi - clo, scratch, wide))
+				rc = 1;
+		}
+	}
+	explicit_bzero(body, 2 * n + 3);
+	free(body);
+	return any || rc ? rc : -1;
+}
+
+/*
  * A URL's secret parts (the review of round 35: a masked DATABASE_URL
  * dropped PGHOST and refused `psql -h HOST`, a masked Slack webhook
  * refused an argument naming https://hooks.slack.com/services/, their
@@ -1111,11 +1349,12 @@ static int enc_connstr_in(const struct enc_hay *hy, const unsigned char *v, size
 static bool enc_value_in(const struct enc_hay *hy, const unsigned char *v, size_t n, bool decoded,
 			 unsigned char *scratch, unsigned char *wide)
 {
-	int cs = enc_connstr_in(hy, v, n, decoded, scratch, wide);
-
+	int cs = enc_key_in(hy, v, n, scratch, wide);
 	size_t i = 0, auth, end, at = SIZE_MAX, colon = SIZE_MAX, q;
 	bool any = false;
 
+	if (cs < 0)
+		cs = enc_connstr_in(hy, v, n, decoded, scratch, wide);
 	if (cs >= 0)
 		return cs == 1;
 	while (i < n && (isalnum(v[i]) || v[i] == '+' || v[i] == '.' || v[i] == '-'))

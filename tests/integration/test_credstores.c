@@ -1548,6 +1548,60 @@ static void test_remask_jwt_neighbours(void)
 	free(pay[1]);
 }
 
+
+/*
+ * fix37m: a masked OpenSSH private key (an ed25519 key in the masked
+ * variable, as `ssh-keygen` writes it) refused the start of a command
+ * given another ed25519 key of the same comment, or the key's own .pub,
+ * in an argument: the windows of the masked key's public structure
+ * ("-----BEGIN OPENSSH PRIVATE KEY-----", "openssh-key-v1 none none",
+ * the key type, the public key, the comment) are every such key's. Both
+ * now start; the masked key hex-encoded in an argument still refuses.
+ */
+static void test_remask_key_neighbours(void)
+{
+	char genv[600], path[PATH_MAX], home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	char *mine = NULL, *other = NULL, *pub = NULL, *hex = NULL;
+	const char *env[] = {genv, NULL};
+	const char *args[] = {"x", NULL, NULL};
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	static const char script[] = "echo RAN\n";
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p k37 && for k in mine other; do "
+				 "ssh-keygen -q -t ed25519 -N '' -C dev@laptop -f k37/$k </dev/null >/dev/null || exit 1; done"),
+			      0);
+	mine = test_read_file(at(path, "k37/mine"), NULL);
+	other = test_read_file(at(path, "k37/other"), NULL);
+	pub = test_read_file(at(path, "k37/mine.pub"), NULL);
+	CU_ASSERT_FATAL(mine != NULL && other != NULL && pub != NULL && strlen(mine) < 500);
+	hex = test_hex(mine, strlen(mine));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	snprintf(genv, sizeof(genv), "GH_TOKEN=%s", mine);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	for (int i = 0; i < 3; i++) {
+		args[1] = i == 0 ? other : i == 1 ? pub : hex;
+		st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+		if (i < 2)
+			ROW(st == 0 && test_has(out, "RAN"), "an argument holding %s refused the start: %s",
+			    i == 0 ? "another ed25519 key of the same comment" : "the masked key's .pub", test_nz(err));
+		else
+			ROW(st != 0 && !test_has(out, "RAN") &&
+				    test_has(err, "argument 3 holds a masked credential's real value encoded"),
+			    "an argument holding the masked key hex-encoded started");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	free(mine);
+	free(other);
+	free(pub);
+	free(hex);
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -1904,6 +1958,9 @@ TEST_REGISTRAR(register_credstores)
 		 "another bot's), the URL's host in a variable or an argument starts; its secret part's hex is "
 		 "dropped or refused",
 		 test_remask_jwt_neighbours);
+	test_add(s, "a masked OpenSSH key: another key of its kind and comment, its .pub in an argument start; "
+		 "its hex refuses",
+		 test_remask_key_neighbours);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

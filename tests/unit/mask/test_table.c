@@ -678,6 +678,105 @@ static int fx_retable(struct fx *f, const char *value)
 	return f->t != NULL ? 0 : -1;
 }
 
+/* A key ssh-keygen or openssl writes into f's directory as name (cmd's
+ * %s), read back (malloc'd), or NULL. */
+static char *fx_key(struct fx *f, const char *cmd, const char *name)
+{
+	char path[600], sh[1400];
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	snprintf(sh, sizeof(sh), cmd, path, path);
+	if (system(sh) != 0)
+		return NULL;
+	return test_read_file(path, NULL);
+}
+
+/* The hex of the text t (malloc'd). */
+static char *hex_of(const char *t)
+{
+	size_t n = strlen(t);
+	char *o = malloc(2 * n + 1);
+
+	for (size_t i = 0; o != NULL && i < n; i++)
+		snprintf(o + 2 * i, 3, "%02x", (unsigned char)t[i]);
+	return o;
+}
+
+/*
+ * fix37m: a masked private key refused another key of its kind (the
+ * PEM lines, OpenSSH's "openssh-key-v1 none none", the key type, a
+ * shared comment, DER's headers: public structure every such key
+ * holds) and its own public key. Of a key only its secret parts are
+ * looked for: another key of each kind, the key's .pub and its public
+ * key in PEM are left; the key hex-encoded, its private part in
+ * another case and base64 of its private section's digits are found.
+ */
+static void test_encoded_keys(void)
+{
+	static const struct {
+		const char *gen, *pub;
+	} kinds[] = {
+		{"ssh-keygen -q -t ed25519 -N '' -C me@host -f %s </dev/null >/dev/null", "%s.pub"},
+		{"ssh-keygen -q -t rsa -b 2048 -N '' -C me@host -f %s </dev/null >/dev/null", "%s.pub"},
+		{"ssh-keygen -q -t ecdsa -N '' -C me@host -f %s </dev/null >/dev/null", "%s.pub"},
+		{"ssh-keygen -q -t ed25519 -N pw -C me@host -f %s </dev/null >/dev/null", "%s.pub"},
+		{"openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out %s 2>/dev/null", NULL},
+		{"openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out %s 2>/dev/null", NULL},
+		{"openssl genpkey -algorithm ED25519 -out %s 2>/dev/null", NULL},
+		{"openssl ecparam -name prime256v1 -genkey -noout -out %s 2>/dev/null", NULL},
+	};
+	struct fx f;
+
+	if (system("command -v ssh-keygen >/dev/null && command -v openssl >/dev/null") != 0) {
+		fprintf(stderr, "(skipped: no ssh-keygen or openssl) ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
+		char n1[16], n2[16], pubcmd[700], *mine = NULL, *other = NULL, *pub = NULL, *hex = NULL, *up = NULL;
+		const char *body;
+
+		snprintf(n1, sizeof(n1), "k%zu", k);
+		snprintf(n2, sizeof(n2), "o%zu", k);
+		mine = fx_key(&f, kinds[k].gen, n1);
+		other = fx_key(&f, kinds[k].gen, n2);
+		CU_ASSERT_FATAL(mine != NULL && other != NULL);
+		if (kinds[k].pub != NULL) {
+			snprintf(pubcmd, sizeof(pubcmd), "%s/%s.pub", f.dir, n1);
+			pub = test_read_file(pubcmd, NULL);
+		} else {
+			snprintf(pubcmd, sizeof(pubcmd), "openssl pkey -in %%s -pubout -out %%s.pub 2>/dev/null");
+			free(fx_key(&f, pubcmd, n1));
+			snprintf(pubcmd, sizeof(pubcmd), "%s/%s.pub", f.dir, n1);
+			pub = test_read_file(pubcmd, NULL);
+		}
+		CU_ASSERT_FATAL(pub != NULL);
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, mine), 0);
+		if (mask_table_encoded_real(f.t, other, strlen(other)) != 0)
+			fprintf(stderr, "\n  kind %zu: another key of its kind found\n", k);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+		if (mask_table_encoded_real(f.t, pub, strlen(pub)) != 0)
+			fprintf(stderr, "\n  kind %zu: its public key found\n", k);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pub, strlen(pub)), 0);
+		/* still found: hex of the file, its body upper-cased */
+		hex = hex_of(mine);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
+		up = strdup(mine);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(up);
+		for (char *c = up; *c != '\0'; c++)
+			*c = (char)toupper((unsigned char)*c);
+		body = strchr(up, '\n');
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, body, strlen(body)), 1);
+		free(mine);
+		free(other);
+		free(pub);
+		free(hex);
+		free(up);
+	}
+	fx_teardown(&f);
+}
+
 /* The escapes and quotings a program or a shell carries a value in
  * (fix36m): the value, and a value of 8 to 15 bytes, found; ordinary text
  * with escapes and quotes, and tokens that share a vendor's public
@@ -1175,6 +1274,8 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "more than 64 credentials", test_many_creds);
 	test_add(s, "encoded-value search: a connection string's public keys and values", test_encoded_connstr);
 	test_add(s, "encoded-value search: escape fragments cut at every length, 1 MB of backslashes", test_encoded_fuzz);
+	test_add(s, "encoded-value search: a private key's public structure and public key left, its secret found",
+		 test_encoded_keys);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
