@@ -1461,11 +1461,64 @@ static size_t enc_digits(const unsigned char *p, size_t n, size_t max, unsigned 
 }
 
 /*
+ * Python's \N{NAME} of a printable ASCII character a token holds (a
+ * letter, a digit, the punctuation of tokens and URLs), p[0..n) after
+ * the '{', in any case and with or without its spaces (the escapes are
+ * decoded in the text without its white space): the character into *c;
+ * the bytes read, its '}' too, or 0.
+ */
+static size_t enc_named(const unsigned char *p, size_t n, unsigned long *c)
+{
+	static const struct {
+		const char *name;
+		char c;
+	} punct[] = {
+		{"LOWLINE", '_'}, {"HYPHEN-MINUS", '-'}, {"FULLSTOP", '.'}, {"SOLIDUS", '/'},
+		{"PLUSSIGN", '+'}, {"EQUALSSIGN", '='}, {"COLON", ':'}, {"COMMERCIALAT", '@'},
+		{"SPACE", ' '}, {"TILDE", '~'}, {"PERCENTSIGN", '%'}, {"AMPERSAND", '&'},
+		{"NUMBERSIGN", '#'}, {"DOLLARSIGN", '$'}, {"EXCLAMATIONMARK", '!'}, {"ASTERISK", '*'},
+		{"QUESTIONMARK", '?'}, {"SEMICOLON", ';'}, {"COMMA", ','}, {"REVERSESOLIDUS", '\\'},
+	};
+	static const char *const digit[] = {"ZERO", "ONE", "TWO",   "THREE", "FOUR",
+					    "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"};
+	const unsigned char *close = memchr(p, '}', n < 40 ? n : 40);
+	char name[40];
+	size_t len = 0;
+
+	if (close == NULL)
+		return 0;
+	for (const unsigned char *q = p; q < close; q++)
+		if (*q != ' ')
+			name[len++] = (char)toupper(*q);
+	name[len] = '\0';
+	if (len == 17 && strncmp(name, "LATINSMALLLETTER", 16) == 0 && isalpha((unsigned char)name[16])) {
+		*c = (unsigned long)tolower((unsigned char)name[16]);
+		return (size_t)(close - p) + 1;
+	}
+	if (len == 19 && strncmp(name, "LATINCAPITALLETTER", 18) == 0 && isalpha((unsigned char)name[18])) {
+		*c = (unsigned long)name[18];
+		return (size_t)(close - p) + 1;
+	}
+	for (size_t d = 0; d < ARRAY_LEN(digit); d++)
+		if (len > 5 && strncmp(name, "DIGIT", 5) == 0 && strcmp(name + 5, digit[d]) == 0) {
+			*c = '0' + d;
+			return (size_t)(close - p) + 1;
+		}
+	for (size_t k = 0; k < ARRAY_LEN(punct); k++)
+		if (strcmp(name, punct[k].name) == 0) {
+			*c = (unsigned char)punct[k].c;
+			return (size_t)(close - p) + 1;
+		}
+	return 0;
+}
+
+/*
  * One round of the escapes a program or a shell writes a value in, in
  * place (each form is at least as long as what it stands for): %XX and
  * %uHHHH; \xHH, \uHHHH, \u{H..}, \UHHHHHHHH, \NNN (octal) of C, JSON,
- * JavaScript, Python and a shell's $'...'; a backslash before any other
- * byte (the shell's \g\h\p, JSON's \/, \"); &#NNN; and &#xHH; of HTML
+ * JavaScript, Python and a shell's $'...'; Python's \N{NAME}
+ * (enc_named()); a backslash before any other byte (the shell's
+ * \g\h\p, JSON's \/, \"); &#NNN; and &#xHH; of HTML
  * and XML; the shell's quotes ("ab""cd", 'ab'"cd", $'..') taken out. The
  * new length.
  */
@@ -1511,6 +1564,10 @@ static size_t enc_unescape(unsigned char *f, size_t n)
 				   val <= 0x10ffff) {
 				m += enc_utf8(val, f + m);
 				i += e == 'u' ? 5 : 9;
+			} else if (e == 'N' && i + 2 < n && f[i + 2] == '{' &&
+				   (k = enc_named(f + i + 3, n - i - 3, &val)) > 0) {
+				f[m++] = (unsigned char)val;
+				i += 2 + k;
 			} else if (e >= '0' && e <= '7') {
 				k = enc_digits(f + i + 1, n - i - 1, 3, 8, &val);
 				f[m++] = (unsigned char)val;

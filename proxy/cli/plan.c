@@ -1852,7 +1852,7 @@ struct remask_walk {
 	struct run_plan *pl;
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
-	struct strv seen, said, big, gitdirs, sourced;
+	struct strv seen, said, big, gitdirs, sourced, encoded;
 	size_t made, looked;
 	bool cut; /* a bound left files unsearched */
 };
@@ -1882,7 +1882,7 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 	char *content = NULL, *out = NULL;
 	struct stat st;
 	size_t got = 0, outlen = 0;
-	int fd, r, rc = -1;
+	int fd, r, enc, rc = -1;
 
 	if (realpath(path, real) == NULL || strv_has(&w->seen, real))
 		return 0;
@@ -1924,6 +1924,19 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 	r = mask_table_remask(w->masks, content, got, &out, &outlen);
 	if (r < 0) {
 		log_warn("run: searching %s for real values", path);
+		goto done;
+	}
+	/* a real value in a form the re-masker does not rewrite (hex,
+	 * base32, escaped, a part of it: mask_table_encoded_real()) refuses
+	 * the start, as in an argument (fix37m: only variables and
+	 * arguments were searched for them) */
+	enc = mask_table_encoded_real(w->masks, r == 1 ? out : content, r == 1 ? outlen : got);
+	if (enc < 0) {
+		log_warn("run: searching %s for real values", path);
+		goto done;
+	}
+	if (enc == 1) {
+		rc = strv_add(&w->encoded, path);
 		goto done;
 	}
 	if (r == 0) {
@@ -2431,6 +2444,14 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 		if (remask_dir(&w, pl->allow_write.v[i], true) < 0 ||
 		    remask_git_up(&w, pl->allow_write.v[i]) < 0)
 			goto out;
+	if (w.encoded.n > 0) {
+		say_paths(&w.encoded, "",
+			  " held a masked credential's real value encoded (hex, base32, base64 of it or of its "
+			  "UTF-16, escaped, split by quotes, rot13, reversed, in another case, or a part of it), "
+			  "which the command would read: not starting; remove it from there, or deny the file "
+			  "(filesystem.denyRead), or name it in credentials.files");
+		goto out;
+	}
 	if (w.said.n > 0 && !s->quiet)
 		say_paths(&w.said, "",
 			  " held a masked credential's real value: the command reads the sentinel in "
@@ -2443,6 +2464,7 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 	rc = 0;
 out:
 	strv_free(&w.sourced);
+	strv_free(&w.encoded);
 	strv_free(&w.seen);
 	strv_free(&w.said);
 	strv_free(&w.big);

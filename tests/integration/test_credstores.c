@@ -1602,6 +1602,104 @@ static void test_remask_key_neighbours(void)
 	free(hex);
 }
 
+
+/* base64url of the n bytes at in without padding (malloc'd). */
+static char *test_b64url_n(const char *in, size_t n)
+{
+	char *b = test_base64(in, n);
+
+	for (char *c = b; c != NULL && *c != '\0'; c++) {
+		if (*c == '=') {
+			*c = '\0';
+			break;
+		}
+		*c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+	}
+	return b;
+}
+
+/*
+ * fix37m: files the command reads (the dot files of the working
+ * directory, searched by the re-masker) holding the masked value in a
+ * form the re-masker does not rewrite reached the command: only
+ * variables and arguments were searched for encoded forms. Its hex in
+ * .env, Python's \N{...} escapes in .secrets.py, unpadded URL-safe
+ * base64 of its UTF-16LE in .tokrc (of the value itself the re-masker
+ * rewrites it), and the value split across two files
+ * (.env.one and .env.two, 20 bytes each): the start is refused, naming
+ * each file. Left: another token's hex, JSON escapes, \N{DEGREE SIGN}.
+ */
+static void test_remask_encoded_files(void)
+{
+	static const char *const names[] = {".env", ".secrets.py", ".tokrc", ".env.one", ".env.two"};
+	char gh[64], path[PATH_MAX], body[2048], other[41], user[64], wide[80];
+	const char *env[] = {gh, NULL};
+	char *hex = test_hex(real_token, strlen(real_token)), *ohex = NULL, *b64 = NULL, *out = NULL, *err = NULL;
+	size_t o;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(hex != NULL && test_ghp_token(other) == 0);
+	for (size_t i = 0; i < 40; i++) { /* UTF-16LE */
+		wide[2 * i] = real_token[i];
+		wide[2 * i + 1] = '\0';
+	}
+	b64 = test_b64url_n(wide, 80);
+	ohex = test_hex(other, strlen(other));
+	CU_ASSERT_FATAL(b64 != NULL && ohex != NULL);
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		if (i == 0) {
+			snprintf(body, sizeof(body), "TOKEN_HEX=%s\n", hex);
+		} else if (i == 1) {
+			o = (size_t)snprintf(body, sizeof(body), "t = \"");
+			for (const char *c = real_token; *c != '\0'; c++)
+				o += (size_t)(isdigit((unsigned char)*c)
+						      ? snprintf(body + o, sizeof(body) - o, "%c", *c)
+						      : snprintf(body + o, sizeof(body) - o, "\\N{LATIN %s LETTER %c}",
+								 isupper((unsigned char)*c) ? "CAPITAL" : "SMALL",
+								 toupper((unsigned char)*c)));
+			snprintf(body + o, sizeof(body) - o, "\"\n");
+		} else if (i == 2) {
+			snprintf(body, sizeof(body), "auth=%s\n", b64);
+		} else {
+			snprintf(body, sizeof(body), "PART=%.20s\n", real_token + (i == 3 ? 0 : 20));
+		}
+		snprintf(user, sizeof(user), "work/%s", names[i]);
+		CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, user), body, strlen(body)), 0);
+	}
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN"), "the command started with the value encoded in files it reads");
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		snprintf(body, sizeof(body), "/work/%s", names[i]);
+		ROW(test_has(err, body), "%s was not named", names[i]);
+	}
+	ROW(test_has(err, "encoded") && test_has(err, "not starting"), "run did not say why: %s",
+	    err != NULL && !test_has(err, real_token) ? err : "(withheld)");
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value was printed");
+	free(out);
+	free(err);
+	out = err = NULL;
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		snprintf(body, sizeof(body), "work/%s", names[i]);
+		(void)unlink(at(path, body));
+	}
+	/* look-alikes start */
+	snprintf(body, sizeof(body), "OTHER_HEX=%s\nJSON='{\"a\":\"caf\\u00e9\\n\"}'\n", ohex);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), body, strlen(body)), 0);
+	snprintf(body, sizeof(body), "print(\"20\\N{DEGREE SIGN}C \\N{LATIN SMALL LETTER E WITH ACUTE}\")\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.secrets.py"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"), "ordinary files refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.env"));
+	(void)unlink(at(path, "work/.secrets.py"));
+	free(hex);
+	free(ohex);
+	free(b64);
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -1961,6 +2059,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked OpenSSH key: another key of its kind and comment, its .pub in an argument start; "
 		 "its hex refuses",
 		 test_remask_key_neighbours);
+	test_add(s, "files the command reads holding the masked value hex, as Python's \\N{...}, unpadded base64url of UTF-16 or "
+		 "split across two refuse the start; another token's hex and ordinary escapes start",
+		 test_remask_encoded_files);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

@@ -512,7 +512,7 @@ static void test_encoded_real(void)
 	const char *sent;
 	char buf[1024], enc[512];
 	unsigned char raw[256];
-	size_t n = strlen(REAL_GH);
+	size_t n = strlen(REAL_GH), o;
 	long el;
 
 	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
@@ -560,6 +560,28 @@ static void test_encoded_real(void)
 	for (size_t i = 0; i < strlen(REAL_TOK2); i++)
 		snprintf(buf + 2 * i, 3, "\\%c", REAL_TOK2[i]);
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, 2 * strlen(REAL_TOK2)), 1);
+	/* fix37m: Python's \N{...} escapes; base64url without padding */
+	o = 0;
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)(isalpha((unsigned char)REAL_GH[i])
+				      ? snprintf(buf + o, sizeof(buf) - o, "\\N{latin %s letter %c}",
+						 isupper((unsigned char)REAL_GH[i]) ? "capital" : "small", REAL_GH[i])
+				      : snprintf(buf + o, sizeof(buf) - o, REAL_GH[i] == '_' ? "\\N{LOW LINE}" : "%c",
+						 REAL_GH[i]));
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, o), 1);
+	snprintf(buf, sizeof(buf), "print(\"20\\N{DEGREE SIGN}C \\N{LATIN SMALL LETTER E WITH ACUTE}\")");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 0);
+	for (size_t pad = 0; pad < 3; pad++) {
+		memcpy(raw, "ab", pad);
+		memcpy(raw + pad, REAL_GH, n);
+		el = mask_b64_encode(raw, pad + n, enc, sizeof(enc));
+		CU_ASSERT_FATAL(el > 0);
+		while (el > 0 && enc[el - 1] == '=')
+			el--;
+		for (long i = 0; i < el; i++)
+			enc[i] = enc[i] == '+' ? '-' : enc[i] == '/' ? '_' : enc[i];
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, enc, (size_t)el), 1);
+	}
 	/* left: the sentinel in every form, a short part, other text */
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, sent, strlen(sent)), 0);
 	el = mask_b64_encode((const unsigned char *)sent, strlen(sent), enc, sizeof(enc));
