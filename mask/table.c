@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -418,6 +419,8 @@ static int cred_load_file(mask_table_t *t, struct tcred *c, uint32_t ci, const c
 	return file_values(t, c, ci, extract, ld);
 }
 
+static struct enc_cache *enc_cache_new(mask_secrets_t *sec);
+
 /*
  * Reads every masked credential of p into a new table (values, no
  * sentinels or sets yet). NULL on a fatal error (message in ld): out of
@@ -435,7 +438,8 @@ static mask_table_t *table_read(const policy_t *p, struct load *ld)
 	t->plaintext_ok = policy_allow_plaintext_inject(p);
 	t->sec = mask_secrets_new();
 	t->cred = calloc(n + 1, sizeof(*t->cred));
-	if (t->sec == NULL || t->cred == NULL)
+	if (t->sec == NULL || t->cred == NULL ||
+	    (t->enc = enc_cache_new(t->sec)) == NULL)
 		goto fail_nomem;
 	for (size_t i = 0; i < n; i++) {
 		const struct policy_cred *pc = policy_cred(p, i);
@@ -825,19 +829,195 @@ done:
 #define ENC_STRIDE 3
 #define ENC_WINDOWS_MAX 16
 
-/* A text searched: its bytes, and the same in lower case (ASCII). */
+/*
+ * The needles of one search, collected once (enc_has() with a list) and
+ * then looked for together in each text (enc_scan()): each text is read
+ * once per case instead of once per needle (fix37m: the files searched
+ * for encoded forms made memmem()'s pass per needle the start's cost).
+ * Sorted by (ci, key), key the needle's first 8 bytes; a bitmap of their
+ * hashes per case filters the positions. The bytes are the secret's
+ * forms: blocks wiped before they are freed, never realloc'd.
+ */
+#define ENC_BLOCK 65536
+#define ENC_BITS 16
+
+struct enc_needle {
+	uint64_t key;
+	const unsigned char *p;
+	size_t n;
+	bool ci;
+};
+
+struct enc_block {
+	struct enc_block *next;
+	size_t used;
+	unsigned char b[ENC_BLOCK];
+};
+
+struct enc_list {
+	struct enc_needle *v;
+	size_t n, cap;
+	struct enc_block *blocks;
+	uint64_t bits[2][(1u << ENC_BITS) / 64];
+	bool failed;
+};
+
+/* The needles of a table, once (mask_table_encoded_real()): list[0]
+ * for a text as it is, list[1] for the texts decoded from it; their
+ * arrays and bytes in the table's arena. */
+struct enc_cache {
+	bool built;
+	struct enc_list list[2];
+};
+
+/* An empty cache in the arena sec (zero), or NULL. */
+static struct enc_cache *enc_cache_new(mask_secrets_t *sec)
+{
+	return mask_secrets_alloc(sec, sizeof(struct enc_cache));
+}
+
+/* A text searched: its bytes, and the same in lower case (ASCII); or,
+ * with col, the list enc_has() adds its needles to. */
 struct enc_hay {
 	const unsigned char *h, *low;
 	size_t n;
+	struct enc_list *col;
 };
 
+static uint64_t enc_key(const unsigned char *p)
+{
+	uint64_t k;
+
+	memcpy(&k, p, sizeof(k));
+	return k;
+}
+
+static unsigned enc_hash(uint64_t k)
+{
+	return (unsigned)((k * 0x9e3779b97f4a7c15ull) >> (64 - ENC_BITS));
+}
+
+/* needle[0..nn) (already lower-cased when ci) into l; on ENOMEM l->failed. */
+static void enc_collect(struct enc_list *l, const unsigned char *needle, size_t nn, bool ci)
+{
+	struct enc_needle *e;
+
+	if (l->failed || nn == 0 || nn > ENC_BLOCK)
+		return;
+	if (l->blocks == NULL || ENC_BLOCK - l->blocks->used < nn) {
+		struct enc_block *b = malloc(sizeof(*b));
+
+		if (b == NULL) {
+			l->failed = true;
+			return;
+		}
+		b->used = 0;
+		b->next = l->blocks;
+		l->blocks = b;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap != 0 ? 2 * l->cap : 256;
+		struct enc_needle *v = calloc(cap, sizeof(*v));
+
+		if (v == NULL) {
+			l->failed = true;
+			return;
+		}
+		if (l->n > 0)
+			memcpy(v, l->v, l->n * sizeof(*v));
+		if (l->v != NULL)
+			explicit_bzero(l->v, l->cap * sizeof(*l->v));
+		free(l->v);
+		l->v = v;
+		l->cap = cap;
+	}
+	e = &l->v[l->n++];
+	e->p = l->blocks->b + l->blocks->used;
+	memcpy(l->blocks->b + l->blocks->used, needle, nn);
+	l->blocks->used += nn;
+	e->n = nn;
+	e->ci = ci;
+	e->key = 0;
+	if (nn >= 8) {
+		e->key = enc_key(e->p);
+		l->bits[ci][enc_hash(e->key) / 64] |= 1ull << (enc_hash(e->key) % 64);
+	}
+}
+
+static int enc_needle_cmp(const void *a, const void *b)
+{
+	const struct enc_needle *x = a, *y = b;
+
+	if (x->ci != y->ci)
+		return x->ci ? 1 : -1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void enc_list_free(struct enc_list *l)
+{
+	while (l->blocks != NULL) {
+		struct enc_block *b = l->blocks;
+
+		l->blocks = b->next;
+		explicit_bzero(b, sizeof(*b));
+		free(b);
+	}
+	if (l->v != NULL)
+		explicit_bzero(l->v, l->cap * sizeof(*l->v));
+	free(l->v);
+	explicit_bzero(l->bits, sizeof(l->bits));
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+/* Whether a needle of l (sorted) occurs in the text: each position's
+ * first 8 bytes through the case's bitmap, then the needles of that key
+ * compared; needles under 8 bytes by memmem(). */
+static bool enc_scan(const struct enc_list *l, const struct enc_hay *hy)
+{
+	for (int ci = 0; ci < 2; ci++) {
+		const unsigned char *h = ci ? hy->low : hy->h;
+
+		for (size_t i = 0; i + 8 <= hy->n; i++) {
+			uint64_t k = enc_key(h + i);
+			unsigned x = enc_hash(k);
+			size_t lo = 0, hi = l->n;
+
+			if (!(l->bits[ci][x / 64] >> (x % 64) & 1))
+				continue;
+			while (lo < hi) { /* the first entry not below (ci, k) */
+				size_t mid = lo + (hi - lo) / 2;
+				const struct enc_needle *e = &l->v[mid];
+
+				if ((int)e->ci < ci || (e->ci == ci && e->key < k))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < l->n && l->v[lo].ci == ci && l->v[lo].key == k; lo++)
+				if (l->v[lo].n <= hy->n - i && memcmp(h + i, l->v[lo].p, l->v[lo].n) == 0)
+					return true;
+		}
+	}
+	for (size_t j = 0; j < l->n; j++)
+		if (l->v[j].n < 8 && l->v[j].n <= hy->n &&
+		    memmem(l->v[j].ci ? hy->low : hy->h, hy->n, l->v[j].p, l->v[j].n) != NULL)
+			return true;
+	return false;
+}
+
 /* Whether needle[0..nn) occurs in the text, without case when ci
- * (through the lower-cased copy: memmem()'s linear search either way). */
+ * (through the lower-cased copy); with a list (hy->col), adds it there
+ * and says no. */
 static bool enc_has(const struct enc_hay *hy, const unsigned char *needle, size_t nn, bool ci)
 {
 	unsigned char low[4 * ENC_WINDOW];
 
-	if (nn == 0 || nn > hy->n)
+	if (hy->col != NULL && !ci) {
+		enc_collect(hy->col, needle, nn, false);
+		return false;
+	}
+	if (nn == 0 || (hy->col == NULL && nn > hy->n))
 		return false;
 	if (!ci)
 		return memmem(hy->h, hy->n, needle, nn) != NULL;
@@ -845,6 +1025,10 @@ static bool enc_has(const struct enc_hay *hy, const unsigned char *needle, size_
 		return false; /* no caller: a window's forms are shorter */
 	for (size_t k = 0; k < nn; k++)
 		low[k] = (unsigned char)tolower(needle[k]);
+	if (hy->col != NULL) {
+		enc_collect(hy->col, low, nn, true);
+		return false;
+	}
 	return memmem(hy->low, hy->n, low, nn) != NULL;
 }
 
@@ -1634,14 +1818,65 @@ static void enc_hay_set(struct enc_hay *hy, const unsigned char *h, size_t n, un
 	hy->n = n;
 }
 
+/*
+ * t's needles (enc_any_in() collecting them) into t->enc: built on the
+ * heap, sorted, then copied into the arena (locked, wiped with the
+ * table) and the heap copies wiped. Once a table: they do not depend on
+ * the text (fix37m: collecting them per call cost more than the search
+ * of a small file). 0, or -1 (ENOMEM).
+ */
+static int enc_cache_build(const mask_table_t *t, unsigned char *scratch, unsigned char *wide)
+{
+	struct enc_list tmp[2];
+	int rc = -1;
+
+	memset(tmp, 0, sizeof(tmp));
+	for (int d = 0; d < 2; d++) {
+		struct enc_hay col = {.n = SIZE_MAX, .col = &tmp[d]};
+		struct enc_list *l = &t->enc->list[d];
+		size_t bytes = 0;
+		unsigned char *store;
+
+		(void)enc_any_in(t, &col, d == 1, scratch, wide);
+		if (tmp[d].failed)
+			goto done;
+		if (tmp[d].n > 1)
+			qsort(tmp[d].v, tmp[d].n, sizeof(*tmp[d].v), enc_needle_cmp);
+		for (size_t k = 0; k < tmp[d].n; k++)
+			bytes += tmp[d].v[k].n;
+		l->v = mask_secrets_alloc(t->sec, (tmp[d].n + 1) * sizeof(*l->v));
+		store = mask_secrets_alloc(t->sec, bytes + 1);
+		if (l->v == NULL || store == NULL)
+			goto done;
+		for (size_t k = 0; k < tmp[d].n; k++) {
+			l->v[k] = tmp[d].v[k];
+			memcpy(store, tmp[d].v[k].p, tmp[d].v[k].n);
+			l->v[k].p = store;
+			store += tmp[d].v[k].n;
+		}
+		l->n = tmp[d].n;
+		memcpy(l->bits, tmp[d].bits, sizeof(l->bits));
+	}
+	t->enc->built = true;
+	rc = 0;
+done:
+	enc_list_free(&tmp[0]);
+	enc_list_free(&tmp[1]);
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
+}
+
 /* Contract in mask.h. */
 int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 {
 	const unsigned char *u = in;
 	unsigned char *flat, *shell, *low, *scratch, *wide;
 	size_t maxv = 0, n = 0, nshell = 0, cap;
-	struct enc_hay hy;
+	const struct enc_list *lists;
+	struct enc_hay hy = {.col = NULL};
 	bool hit = false;
+	int rc = -1;
 
 	if (t->nvalues == 0 || len == 0)
 		return 0;
@@ -1657,16 +1892,12 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 	low = malloc(len + 1);
 	scratch = malloc(cap);
 	wide = malloc(cap);
-	if (flat == NULL || low == NULL || scratch == NULL || wide == NULL) {
-		free(flat);
-		free(low);
-		free(scratch);
-		free(wide);
-		errno = ENOMEM;
-		return -1;
-	}
+	if (flat == NULL || low == NULL || scratch == NULL || wide == NULL ||
+	    (!t->enc->built && enc_cache_build(t, scratch, wide) < 0))
+		goto done;
+	lists = t->enc->list;
 	enc_hay_set(&hy, u, len, low);
-	hit = enc_any_in(t, &hy, false, scratch, wide);
+	hit = enc_scan(&lists[0], &hy);
 	/* White space and backslash-newlines out (base64 in groups, a value
 	 * split over lines), once; a copy of that (shell, after flat) for the
 	 * shell's reading below; then the escapes decoded and the quotes
@@ -1683,7 +1914,7 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 
 		if (round > 0 || n != len) {
 			enc_hay_set(&hy, flat, n, low);
-			hit = enc_any_in(t, &hy, true, scratch, wide);
+			hit = enc_scan(&lists[1], &hy);
 		}
 		if (hit)
 			break;
@@ -1696,17 +1927,25 @@ int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len)
 	if (!hit) {
 		n = enc_unshell(shell, nshell);
 		enc_hay_set(&hy, shell, n, low);
-		hit = enc_any_in(t, &hy, true, scratch, wide);
+		hit = enc_scan(&lists[1], &hy);
 	}
-	explicit_bzero(flat, 2 * (len + 1));
-	explicit_bzero(low, len + 1);
-	explicit_bzero(scratch, cap);
-	explicit_bzero(wide, cap);
+	rc = hit ? 1 : 0;
+done:
+	if (flat != NULL)
+		explicit_bzero(flat, 2 * (len + 1));
+	if (low != NULL)
+		explicit_bzero(low, len + 1);
+	if (scratch != NULL)
+		explicit_bzero(scratch, cap);
+	if (wide != NULL)
+		explicit_bzero(wide, cap);
 	free(flat);
 	free(low);
 	free(scratch);
 	free(wide);
-	return hit ? 1 : 0;
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
 }
 
 int mask_table_write_files(mask_table_t *t, const char *dir, char *err, size_t errlen)

@@ -68,6 +68,8 @@ struct tcache {
 	bool any;
 };
 
+struct enc_cache;
+
 struct mask_table {
 	mask_secrets_t *sec;    /* real values, sentinels, file contents */
 	struct tcred *cred;     /* [ncreds] */
@@ -93,6 +95,8 @@ struct mask_table {
 				 * to itself: mask_table_find_real_name() */
 	uint32_t *folded_value; /* [pairs of folded] the value of each pair */
 	uint64_t *folded_counts;/* [pairs of folded] */
+	struct enc_cache *enc;  /* arena: mask_table_encoded_real()'s needles, built
+				 * at its first call (start-up, one thread) */
 	unsigned char *scratch; /* find_sentinel copy; wiped after use */
 	size_t scratch_cap;
 	bool stable;            /* sentinels derived from a key (not per-session) */
