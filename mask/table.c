@@ -821,13 +821,17 @@ done:
  * ("password") is a word other text holds. */
 #define ENC_MIN_OTHER_CASE 16
 /* The part of a value looked for, every ENC_STRIDE-th byte, and the most
- * parts of one value: a part of ENC_WINDOW + ENC_STRIDE - 1 bytes (14)
- * of a value of up to 57 is found, of a longer one a part of up to
- * 2 * ENC_WINDOW + 1. 12 bytes of a random token carry 70 bits and more:
- * ordinary text holds one by chance in no measured case (docs/masking.md). */
+ * parts of one value: a part of ENC_WINDOW + ENC_STRIDE - 1 bytes (12)
+ * of a value of up to 59 is found (of a longer one, windows spread: a
+ * part of 13 bytes of one of up to 106, ...). 12 bytes of a random token
+ * carry 70 bits and more: ordinary text holds one by chance in no
+ * measured case (docs/masking.md). Under 12, a window is a word or a
+ * number other text holds (a value's 8 random characters are 48 bits:
+ * one in 10^5 of 16 MB of text's positions per form; fix37m: the bound
+ * was 14, a piece at no window's start passed). */
 #define ENC_WINDOW 12
-#define ENC_STRIDE 3
-#define ENC_WINDOWS_MAX 16
+#define ENC_STRIDE 1
+#define ENC_WINDOWS_MAX 48
 
 /*
  * The needles of one search, collected once (enc_has() with a list) and
@@ -1124,7 +1128,7 @@ static bool enc_window_in(const struct enc_hay *hy, const unsigned char *v, size
  * Whether a form of v[0..n), or of a part of it, is in h[0..hn): windows
  * of ENC_WINDOW bytes (the whole value when shorter) every ENC_STRIDE-th
  * byte and the last one, ENC_WINDOWS_MAX at most (a longer value's spread
- * evenly), so that a part of 14 bytes or more of a value of up to 57 is
+ * evenly), so that a part of 12 bytes or more of a value of up to 59 is
  * found (the reproducer of F5 sent base64 of "user:" and 31 bytes of 40).
  */
 /*

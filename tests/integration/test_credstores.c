@@ -1700,6 +1700,44 @@ static void test_remask_encoded_files(void)
 	free(b64);
 }
 
+
+/*
+ * fix37m: the masked value in pieces of 12 bytes in separate variables
+ * (V_P1, V_P2: bytes 5-16 and 17-28 of the 40, the second hex-encoded)
+ * reached the command: a part was found from 14 bytes (12-byte windows
+ * every 3rd byte), so a piece not starting on a window passed. Now every
+ * 12-byte window is looked for: both are dropped; a piece of 11 bytes
+ * still passes (the bound, docs/masking.md).
+ */
+static void test_remask_pieces(void)
+{
+	char gh[64], p1[64], p2[64], p3[64];
+	const char *env[] = {gh, p1, p2, p3, NULL};
+	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	static const char script[] = "env | grep '^V_P'\necho RAN\n";
+	char *out = NULL, *err = NULL, *hex;
+	int st;
+
+	SKIP_IF_NEEDED();
+	hex = test_hex(real_token + 17, 12);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	snprintf(p1, sizeof(p1), "V_P1=%.12s", real_token + 5);
+	snprintf(p2, sizeof(p2), "V_P2=%s", hex);
+	snprintf(p3, sizeof(p3), "V_P3=%.11s", real_token + 29);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN"), "status %d", st);
+	ROW(!test_has(out, "V_P1=") && test_has(err, "V_P1"), "a 12-byte piece of the value reached the command");
+	ROW(!test_has(out, "V_P2=") && test_has(err, "V_P2"), "a 12-byte piece's hex reached the command");
+	ROW(test_has(out, "V_P3="), "an 11-byte piece was dropped (below the bound)");
+	free(out);
+	free(err);
+	free(hex);
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -2062,6 +2100,8 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "files the command reads holding the masked value hex, as Python's \\N{...}, unpadded base64url of UTF-16 or "
 		 "split across two refuse the start; another token's hex and ordinary escapes start",
 		 test_remask_encoded_files);
+	test_add(s, "the masked value in 12-byte pieces in separate variables (raw, hex) is dropped; an 11-byte piece passes",
+		 test_remask_pieces);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

@@ -549,9 +549,13 @@ static void test_encoded_real(void)
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
 	snprintf(buf, sizeof(buf), "part=%.20s", REAL_GH + 7); /* 20 bytes of 38 */
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
-	for (size_t off = 4; off + 14 <= n; off++) { /* every part of 14 bytes */
-		snprintf(buf, sizeof(buf), "part=%.14s", REAL_GH + off);
+	for (size_t off = 4; off + 12 <= n; off++) { /* every part of 12 bytes (fix37m: 14) */
+		snprintf(buf, sizeof(buf), "part=%.12s", REAL_GH + off);
 		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+		snprintf(buf, sizeof(buf), "p=%.6s%.6s", REAL_GH + off, REAL_GH + off + 6);
+		for (size_t i = 0; i < 12; i++) /* hex */
+			snprintf(buf + 2 * i, 3, "%02x", (unsigned char)REAL_GH[off + i]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, 24), 1);
 	}
 	/* a backslash before each byte, as a shell reads it: \7 is "7",
 	 * not byte 7 (REAL_TOK2 has a digit 2-7 in every 12-byte window:
