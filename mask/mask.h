@@ -645,10 +645,13 @@ int mask_table_remask(const mask_table_t *t, const void *in, size_t len, char **
  * decoded and quotes taken out up to three times (%XX, %uHHHH, C, JSON,
  * JavaScript, shell and HTML escapes, the shell's quotes: table.c
  * enc_unescape()), where the whole value is looked for as it is too; a
- * part of the value too (12-byte windows, table.c enc_value_in()),
- * not a vendor's public prefix (enc_secret_start()). For what `run` hands the
- * command: a variable found is dropped, an argument refuses the start.
- * -1 with errno (ENOMEM), 0, or 1. Its scratch copies are wiped.
+ * part of the value too (every 12-byte window, table.c enc_value_in()),
+ * not a vendor's public prefix (enc_secret_start()) nor a private key's
+ * public structure (enc_key_in()). For what `run` hands the command: a
+ * variable found is dropped, an argument or a file searched refuses the
+ * start. -1 with errno (ENOMEM), 0, or 1. Its scratch copies are wiped.
+ * The first call builds the table's needles into its arena (t is
+ * logically const): call it from one thread at a time (run's start-up).
  */
 int mask_table_encoded_real(const mask_table_t *t, const void *in, size_t len) NONNULL(1) WUNRES;
 
