@@ -1465,6 +1465,46 @@ static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n
 }
 
 /*
+ * A value with white space in it (a whole file masked: an AWS
+ * credentials file, a service account's JSON, a config) is mostly
+ * public text every such file holds ("[default]", "aws_access_key_id",
+ * "\"type\": \"service_account\""): windows over it found another
+ * account's file, or a project's .env naming AWS_SECRET_ACCESS_KEY
+ * (fix37m: with the files searched, a masked credentials file refused
+ * the start of a project whose .env set other keys). Of such a value
+ * only its token-like runs are looked for, each on its own: ENC_WINDOW
+ * bytes or more of letters, digits and + / = _ - . ~, at least 4
+ * letters and 2 digits (a key id, a secret, a token; not a word, a
+ * name or a date). -1 when v has no white space or no such run
+ * (looked for whole), else whether one was found.
+ */
+static int enc_runs_in(const struct enc_hay *hy, const unsigned char *v, size_t n, unsigned char *scratch,
+		       unsigned char *wide)
+{
+	bool any = false;
+
+	if (memchr(v, ' ', n) == NULL && memchr(v, '\n', n) == NULL && memchr(v, '\t', n) == NULL &&
+	    memchr(v, '\r', n) == NULL)
+		return -1;
+	for (size_t i = 0; i < n;) {
+		size_t j = i, digits = 0, letters = 0;
+
+		while (j < n && (isalnum(v[j]) || (v[j] != '\0' && strchr("+/=_-.~", v[j]) != NULL))) {
+			digits += isdigit(v[j]) != 0;
+			letters += isalpha(v[j]) != 0;
+			j++;
+		}
+		if (j - i >= ENC_WINDOW && letters >= 4 && digits >= 2) {
+			any = true;
+			if (enc_part_in(hy, v + i, j - i, scratch, wide))
+				return 1;
+		}
+		i = j > i ? j : i + 1;
+	}
+	return any ? 0 : -1;
+}
+
+/*
  * A URL's secret parts (the review of round 35: a masked DATABASE_URL
  * dropped PGHOST and refused `psql -h HOST`, a masked Slack webhook
  * refused an argument naming https://hooks.slack.com/services/, their
@@ -1543,6 +1583,8 @@ static bool enc_value_in(const struct enc_hay *hy, const unsigned char *v, size_
 
 	if (cs < 0)
 		cs = enc_connstr_in(hy, v, n, decoded, scratch, wide);
+	if (cs < 0)
+		cs = enc_runs_in(hy, v, n, scratch, wide);
 	if (cs >= 0)
 		return cs == 1;
 	while (i < n && (isalnum(v[i]) || v[i] == '+' || v[i] == '.' || v[i] == '-'))

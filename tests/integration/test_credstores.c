@@ -1738,6 +1738,47 @@ static void test_remask_pieces(void)
 	free(hex);
 }
 
+
+/*
+ * fix37m: a whole AWS credentials file masked (in the masked variable,
+ * as a whole-file credential holds it) and a project's .env setting
+ * another account's AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: the
+ * start was refused (the file's windows "aws_access_k", "[default]" are
+ * every such file's, and the .env is searched). It starts; the masked
+ * file's secret in hex in the .env still refuses.
+ */
+static void test_remask_whole_file_neighbours(void)
+{
+	static const char aws[] = "GH_TOKEN=[default]\naws_access_key_id = AKIA4XQ7Z2M9KD3LP8WQ\n"
+				  "aws_secret_access_key = q8Zr3vN0pX7sLk2WmT5yHb1cJd4fGe6iUo9aQw0E\nregion = eu-west-1\n";
+	static const char dotenv[] = "AWS_ACCESS_KEY_ID=AKIA7B2N5V8C1X4Z6M3Q\n"
+				     "AWS_SECRET_ACCESS_KEY=Zz0Yy9Xx8Ww7Vv6Uu5Tt4Ss3Rr2Qq1Pp0Oo9Nn8Mm\n"
+				     "AWS_DEFAULT_REGION=eu-west-1\n";
+	const char *env[] = {aws, NULL};
+	char path[PATH_MAX], body[256], *hex, *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), dotenv, strlen(dotenv)), 0);
+	st = run_cst(env, "cat .env\necho RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN") && test_has(out, "AWS_SECRET_ACCESS_KEY=Zz0Yy9"),
+	    "a .env with another account's AWS keys refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	hex = test_hex("q8Zr3vN0pX7sLk2WmT5yHb1cJd4fGe6iUo9aQw0E", 40);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	snprintf(body, sizeof(body), "%sSECRET_HEX=%s\n", dotenv, hex);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(path, body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.env held a masked credential's real value encoded"),
+	    "the masked file's secret in hex in .env started");
+	free(out);
+	free(err);
+	free(hex);
+	(void)unlink(path);
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -2102,6 +2143,9 @@ TEST_REGISTRAR(register_credstores)
 		 test_remask_encoded_files);
 	test_add(s, "the masked value in 12-byte pieces in separate variables (raw, hex) is dropped; an 11-byte piece passes",
 		 test_remask_pieces);
+	test_add(s, "a whole AWS credentials file masked: a .env with another account's keys starts; its secret's hex "
+		 "refuses",
+		 test_remask_whole_file_neighbours);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

@@ -704,6 +704,53 @@ static int fx_retable(struct fx *f, const char *value)
 	return f->t != NULL ? 0 : -1;
 }
 
+/*
+ * fix37m: a whole file masked (an AWS credentials file, a service
+ * account's JSON) is mostly text every such file holds: another
+ * account's file, a .env naming the same variables are left; its key id
+ * and secret in hex, and a 12-byte part of its secret, are found.
+ */
+static void test_encoded_whole_files(void)
+{
+	static const char aws[] = "[default]\naws_access_key_id = AKIA4XQ7Z2M9KD3LP8WQ\n"
+				  "aws_secret_access_key = q8Zr3vN0pX7sLk2WmT5yHb1cJd4fGe6iUo9aQw0E\nregion = eu-west-1\n";
+	static const char sa[] = "{\n  \"type\": \"service_account\",\n  \"project_id\": \"acme-prod\",\n"
+				 "  \"private_key_id\": \"3f9a1c77e0b24d5a8c6e2f1b9d0a4c7e5b3f8a21\",\n"
+				 "  \"client_email\": \"deployer@acme-prod.iam.gserviceaccount.com\",\n"
+				 "  \"token_uri\": \"https://oauth2.googleapis.com/token\"\n}\n";
+	const char *other[] = {
+		"[default]\naws_access_key_id = AKIA7B2N5V8C1X4Z6M3Q\naws_secret_access_key = "
+		"Zz0Yy9Xx8Ww7Vv6Uu5Tt4Ss3Rr2Qq1Pp0Oo9Nn8Mm\nregion = eu-west-1\n",
+		"AWS_ACCESS_KEY_ID=AKIA7B2N5V8C1X4Z6M3Q\nAWS_SECRET_ACCESS_KEY=Zz0Yy9Xx8Ww7Vv6Uu5Tt4Ss3Rr2Qq1Pp0Oo9Nn8Mm\n"
+		"AWS_DEFAULT_REGION=eu-west-1\n",
+		"{\n  \"type\": \"service_account\",\n  \"project_id\": \"acme-prod\",\n"
+		"  \"private_key_id\": \"0d2b6e8f1a3c5e7092b4d6f8a1c3e5f7092b4d6f\",\n"
+		"  \"client_email\": \"ci@acme-prod.iam.gserviceaccount.com\",\n"
+		"  \"token_uri\": \"https://oauth2.googleapis.com/token\"\n}\n",
+	};
+	char buf[512];
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, aws), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[0], strlen(other[0])), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[1], strlen(other[1])), 0);
+	for (size_t i = 0; i < 20; i++)
+		snprintf(buf + 2 * i, 3, "%02X", (unsigned char)"q8Zr3vN0pX7sLk2WmT5y"[i]);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, 40), 1);
+	snprintf(buf, sizeof(buf), "k=%.12s", "Lk2WmT5yHb1cJd4f");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	snprintf(buf, sizeof(buf), "ID=\"AKIA4XQ7\"'Z2M9KD3LP8WQ'");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, sa), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[2], strlen(other[2])), 0);
+	snprintf(buf, sizeof(buf), "%s", "3f9a1c77e0b24d5a8c6e2f1b9d0a4c7e5b3f8a21");
+	for (char *c = buf; *c != '\0'; c++)
+		*c = (char)toupper((unsigned char)*c);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	fx_teardown(&f);
+}
+
 /* A key ssh-keygen or openssl writes into f's directory as name (cmd's
  * %s), read back (malloc'd), or NULL. */
 static char *fx_key(struct fx *f, const char *cmd, const char *name)
@@ -1302,6 +1349,9 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: escape fragments cut at every length, 1 MB of backslashes", test_encoded_fuzz);
 	test_add(s, "encoded-value search: a private key's public structure and public key left, its secret found",
 		 test_encoded_keys);
+	test_add(s, "encoded-value search: a whole file masked, another account's file and a .env naming its "
+		    "variables left, its secrets found",
+		 test_encoded_whole_files);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
