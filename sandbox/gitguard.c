@@ -289,6 +289,19 @@ static bool js_line_end(const char *text, size_t left)
 	       ((unsigned char)text[2] == 0xa8 || (unsigned char)text[2] == 0xa9);
 }
 
+/* The length of the variable name ([A-Za-z_][A-Za-z0-9_]*) that the n
+ * bytes at t start with, 0 if none: the one reading of a name both .env
+ * checks (env_steering(), env_shell_code()) use. */
+static size_t env_name_len(const char *t, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (t[i] == '_' || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z') ||
+			 (i > 0 && t[i] >= '0' && t[i] <= '9')))
+		i++;
+	return i;
+}
+
 /* The name of the first variable of the .env text (len bytes) that
  * steers the tools loading it (above), copied into out; false if none.
  * A line (ended by LF, CR or CRLF: both readers take a lone CR as a
@@ -314,9 +327,7 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 		/* python-dotenv also takes a quoted name ('NAME'=VALUE) */
 		q = i < e && (text[i] == '\'' || text[i] == '"') ? text[i++] : '\0';
 		n0 = i;
-		while (i < e && (text[i] == '_' || (text[i] >= 'A' && text[i] <= 'Z') ||
-				 (text[i] >= 'a' && text[i] <= 'z') || (i > n0 && text[i] >= '0' && text[i] <= '9')))
-			i++;
+		i += env_name_len(text + i, e - i);
 		n1 = i;
 		if (q != '\0' && i < e && text[i] == q)
 			i++;
@@ -407,9 +418,7 @@ static bool env_shell_code(const char *t, size_t len)
 				continue;
 			}
 			n0 = i;
-			while (i < len && (t[i] == '_' || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z') ||
-					   (i > n0 && t[i] >= '0' && t[i] <= '9')))
-				i++;
+			i += env_name_len(t + i, len - i);
 			if (i > n0 && i < len && t[i] == '+' && i + 1 < len && t[i + 1] == '=')
 				i++;
 			if (i == n0 || i >= len || t[i] != '=') {
