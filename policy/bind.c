@@ -436,7 +436,7 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
  * and bytecode cache, git's exec path (git-remote-https, git-sh-setup),
  * glibc's iconv modules (GCONV_PATH) and OpenSSL's configuration (which
  * loads engines and providers), modules and engines directories
- * (and plugin_path_vars below).
+ * (and policy_plugin_path_vars below).
  * A library or script the sandbox planted there would run in the host's
  * next process; PATH's rule applies to each of their entries. (Module
  * paths such as PYTHONPATH usually name the project itself, whose code
@@ -450,14 +450,33 @@ static const char *const code_path_vars[] = {
 };
 
 /* Where a library loads plugins, drivers or modules into every program
- * using it (round 36): as code_path_vars, but an empty entry is none. */
-static const char *const plugin_path_vars[] = {
-	"GTK_PATH", "GTK_EXE_PREFIX", "GST_PLUGIN_PATH",
-	"GST_PLUGIN_PATH_1_0", "GST_PLUGIN_SYSTEM_PATH", "GST_PLUGIN_SYSTEM_PATH_1_0", "QT_PLUGIN_PATH",
-	"QT_QPA_PLATFORM_PLUGIN_PATH", "GIO_MODULE_DIR", "GIO_EXTRA_MODULES", "GDK_PIXBUF_MODULEDIR",
-	"LIBGL_DRIVERS_PATH", "LIBVA_DRIVERS_PATH", "VDPAU_DRIVER_PATH", "__EGL_VENDOR_LIBRARY_DIRS",
-	"__EGL_VENDOR_LIBRARY_FILENAMES", "VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES",
-	"VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH",
+ * using it (round 36): as code_path_vars, but an empty entry is none
+ * (policy.h; `run` refuses a relative entry, proxy/cli/plan.c). */
+const struct policy_plugin_var policy_plugin_path_vars[] = {
+	{"GTK_PATH", false},
+	{"GTK_EXE_PREFIX", true},
+	{"GST_PLUGIN_PATH", false},
+	{"GST_PLUGIN_PATH_1_0", false},
+	{"GST_PLUGIN_SYSTEM_PATH", false},
+	{"GST_PLUGIN_SYSTEM_PATH_1_0", false},
+	{"QT_PLUGIN_PATH", false},
+	{"QT_QPA_PLATFORM_PLUGIN_PATH", true},
+	{"GIO_MODULE_DIR", true},
+	{"GIO_EXTRA_MODULES", false},
+	{"GDK_PIXBUF_MODULEDIR", true},
+	{"LIBGL_DRIVERS_PATH", false},
+	{"LIBVA_DRIVERS_PATH", false},
+	{"VDPAU_DRIVER_PATH", true},
+	{"__EGL_VENDOR_LIBRARY_DIRS", false},
+	{"__EGL_VENDOR_LIBRARY_FILENAMES", false},
+	{"VK_ICD_FILENAMES", false},
+	{"VK_DRIVER_FILES", false},
+	{"VK_ADD_DRIVER_FILES", false},
+	{"VK_LAYER_PATH", false},
+	{"VK_ADD_LAYER_PATH", false},
+	{"VK_IMPLICIT_LAYER_PATH", false},
+	{"VK_ADD_IMPLICIT_LAYER_PATH", false},
+	{NULL, false},
 };
 
 /*
@@ -608,8 +627,8 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	fs_path_denies(l, h, "PATH", false);
 	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)
 		fs_path_denies(l, h, code_path_vars[i], false);
-	for (size_t i = 0; i < ARRAY_LEN(plugin_path_vars); i++)
-		fs_path_denies(l, h, plugin_path_vars[i], true);
+	for (size_t i = 0; policy_plugin_path_vars[i].name != NULL; i++)
+		fs_path_denies(l, h, policy_plugin_path_vars[i].name, true);
 	for (size_t i = 0; policy_code_opt_vars[i] != NULL; i++) {
 		const char *val = host_env(h, policy_code_opt_vars[i]);
 		struct fs_opt o = {.l = l, .h = h};

@@ -144,6 +144,20 @@ struct policy_host {
 unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag) NONNULL(1, 2, 3) WUNRES;
 
 /*
+ * Where a library loads plugins, drivers or modules into every program
+ * using it (round 36: GTK, GStreamer, Qt, GIO, gdk-pixbuf, Mesa, VA-API,
+ * VDPAU, EGL, Vulkan's driver and layer manifests). one: the variable
+ * names one path, else a ':' list (an empty entry is none). The one
+ * list both policy_bind() (write denies) and `run` (a relative entry
+ * refuses the start) read. Ends with a NULL name.
+ */
+struct policy_plugin_var {
+	const char *name;
+	bool one;
+};
+extern const struct policy_plugin_var policy_plugin_path_vars[];
+
+/*
  * The option variables of interpreters and runtimes (PERL5OPT, RUBYOPT,
  * NODE_OPTIONS, JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS) whose
  * options make every later program of the host load code from a path,

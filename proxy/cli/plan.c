@@ -1659,40 +1659,21 @@ static int plan_relative_path(const struct plan_host *h)
 		{"LUA_CPATH_5_3", RV_LUA},
 		{"LUA_PATH_5_4", RV_LUA},
 		{"LUA_CPATH_5_4", RV_LUA},
-		/* Round 36: the places a library loads its plugins, drivers or
-		 * modules from in every program using it (GTK, GStreamer, Qt,
-		 * GIO, gdk-pixbuf, Mesa, VA-API, VDPAU, EGL, Vulkan's driver
-		 * and layer manifests, which name the library), and Tcl's
-		 * package path (a Tcl list: ' ' separated). */
-		{"GTK_PATH", RV_LIST},
-		{"GTK_EXE_PREFIX", RV_ONE},
-		{"GST_PLUGIN_PATH", RV_LIST},
-		{"GST_PLUGIN_PATH_1_0", RV_LIST},
-		{"GST_PLUGIN_SYSTEM_PATH", RV_LIST},
-		{"GST_PLUGIN_SYSTEM_PATH_1_0", RV_LIST},
-		{"QT_PLUGIN_PATH", RV_LIST},
-		{"QT_QPA_PLATFORM_PLUGIN_PATH", RV_ONE},
-		{"GIO_MODULE_DIR", RV_ONE},
-		{"GIO_EXTRA_MODULES", RV_LIST},
-		{"GDK_PIXBUF_MODULEDIR", RV_ONE},
-		{"LIBGL_DRIVERS_PATH", RV_LIST},
-		{"LIBVA_DRIVERS_PATH", RV_LIST},
-		{"VDPAU_DRIVER_PATH", RV_ONE},
-		{"__EGL_VENDOR_LIBRARY_DIRS", RV_LIST},
-		{"__EGL_VENDOR_LIBRARY_FILENAMES", RV_LIST},
-		{"VK_ICD_FILENAMES", RV_LIST},
-		{"VK_DRIVER_FILES", RV_LIST},
-		{"VK_ADD_DRIVER_FILES", RV_LIST},
-		{"VK_LAYER_PATH", RV_LIST},
-		{"VK_ADD_LAYER_PATH", RV_LIST},
-		{"VK_IMPLICIT_LAYER_PATH", RV_LIST},
-		{"VK_ADD_IMPLICIT_LAYER_PATH", RV_LIST},
+		/* Round 36: Tcl's package path (a Tcl list: ' ' separated);
+		 * the places a library loads its plugins, drivers or modules
+		 * from in every program using it are policy.h's
+		 * policy_plugin_path_vars, read after this table. */
 		{"TCLLIBPATH", RV_WORDS},
 	};
 
-	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
-		enum relvar_kind kind = vars[v].kind;
-		const char *name = vars[v].name, *val = NULL;
+	size_t nplug = 0;
+
+	while (policy_plugin_path_vars[nplug].name != NULL)
+		nplug++;
+	for (size_t v = 0; v < ARRAY_LEN(vars) + nplug; v++) {
+		const struct policy_plugin_var *pv = v < ARRAY_LEN(vars) ? NULL : &policy_plugin_path_vars[v - ARRAY_LEN(vars)];
+		enum relvar_kind kind = pv == NULL ? vars[v].kind : pv->one ? RV_ONE : RV_LIST;
+		const char *name = pv == NULL ? vars[v].name : pv->name, *val = NULL;
 		const char *seps = kind == RV_LUA ? ";" : kind == RV_WORDS ? " \t\n" : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
 		size_t n = strlen(name);
 
