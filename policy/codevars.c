@@ -45,7 +45,13 @@ const char *const policy_code_opt_vars[] = {
 	"MAKEFLAGS", "GNUMAKEFLAGS", "CMAKE_TOOLCHAIN_FILE", "CORECLR_PROFILER_PATH", "CORECLR_PROFILER_PATH_32",
 	"CORECLR_PROFILER_PATH_64", "CORECLR_PROFILER_PATH_ARM32", "CORECLR_PROFILER_PATH_ARM64",
 	"COR_PROFILER_PATH", "COR_PROFILER_PATH_32", "COR_PROFILER_PATH_64", "PKCS11_MODULE_PATH",
-	"PKCS11_PROVIDER_MODULE", "GDK_PIXBUF_MODULE_FILE", NULL,
+	"PKCS11_PROVIDER_MODULE", "GDK_PIXBUF_MODULE_FILE",
+	/* Round 37: the build tools make, configure, cmake and cargo's cc
+	 * run by these names (make through a shell: CC="ccache gcc"). */
+	"CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "READELF", "FC", "F77",
+	"HOSTCC", "HOSTCXX", "HOSTLD", "CC_FOR_BUILD", "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC",
+	"LEX", "CUDAHOSTCXX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+	"CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER", NULL,
 };
 
 /* The variables of policy_code_opt_vars that name a program: the first
@@ -65,7 +71,13 @@ static const char *const exec_vars[] = {"GIT_SSH",
 static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR",
 					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EXTERNAL_DIFF",
 					 "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER",
-					 "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"};
+					 "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND",
+					 /* round 37: the build tools */
+					 "CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY",
+					 "OBJDUMP", "READELF", "FC", "F77", "HOSTCC", "HOSTCXX", "HOSTLD", "CC_FOR_BUILD",
+					 "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC", "LEX", "CUDAHOSTCXX",
+					 "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+					 "CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER"};
 /* The prompts of bash (PS0, PS1, PS2, PS4: PS4 at every `set -x` line)
  * and zsh (PROMPT, RPROMPT, RPS1, RPS2, with PROMPT_SUBST), whose
  * command substitutions the shell runs at each prompt it shows. */
@@ -483,6 +495,40 @@ static bool word_in(const char *w, const char *const *set, size_t n)
 }
 
 /*
+ * One cluster of python's short options at t->v[*i] (round 37): -W and
+ * -X take an argument (attached or the next word, not the script), -I
+ * and -P keep the working directory off sys.path (safe), -c runs inline
+ * code, and -m MOD runs a module python looks for first in the working
+ * directory (sys.path[0] is "" with -m and -c): without -I or -P,
+ * EDITOR="python3 -m myeditor" runs ./myeditor.py of whatever directory
+ * git starts the editor in, so MOD's top name is given as "./TOP.py"
+ * (a file loaded, relative: `run` refuses). 1: go on; 0 or fn's result:
+ * done.
+ */
+static int py_cluster(const struct copt *c, const struct words *t, size_t *i, bool *safe)
+{
+	for (const char *o = t->v[*i] + 1; *o != '\0'; o++) {
+		const char *a;
+		char mod[256];
+
+		if (*o == 'I' || *o == 'P')
+			*safe = true;
+		if (*o == 'c')
+			return 0;
+		if (*o != 'W' && *o != 'X' && *o != 'm')
+			continue;
+		a = o[1] != '\0' ? o + 1 : *i + 1 < t->n ? t->v[++*i] : "";
+		if (*o != 'm')
+			return 1;
+		if (*safe || a[0] == '\0')
+			return 0;
+		(void)snprintf(mod, sizeof(mod), "./%.*s.py", (int)(strcspn(a, ".") > 200 ? 200 : strcspn(a, ".")), a);
+		return emit(c, mod, strlen(mod), true, NULL);
+	}
+	return 1;
+}
+
+/*
  * A shell's or an interpreter's arguments (t->v[i...]): the script it
  * reads, its first word not an option, is a file loaded (from the
  * working directory when relative, even without a '/': `bash x` reads
@@ -493,6 +539,8 @@ static bool word_in(const char *w, const char *const *set, size_t n)
 static int interp_args(const struct copt *c, const struct words *t, size_t i, bool shell, bool tilde)
 {
 	static const char *const inline_code[] = {"-c", "-e", "-E", "-m", "--eval", "-p", "--print", "-"};
+	const char *base = strrchr(t->v[i - 1], '/');
+	bool py = strncmp(base != NULL ? base + 1 : t->v[i - 1], "python", 6) == 0, safe = false;
 	bool cmd = false;
 
 	for (; i < t->n; i++) {
@@ -502,6 +550,13 @@ static int interp_args(const struct copt *c, const struct words *t, size_t i, bo
 			return command_opt(c, w, CMD_SHELL);
 		if (shell && w[0] == '-' && w[1] != '-' && strchr(w, 'c') != NULL) {
 			cmd = true;
+			continue;
+		}
+		if (py && w[0] == '-' && w[1] != '-' && w[1] != '\0') {
+			int r = py_cluster(c, t, &i, &safe);
+
+			if (r != 1)
+				return r;
 			continue;
 		}
 		for (size_t k = 0; !shell && k < ARRAY_LEN(inline_code); k++)
@@ -514,57 +569,270 @@ static int interp_args(const struct copt *c, const struct words *t, size_t i, bo
 	return 0;
 }
 
+static int program_words(const struct copt *c, const struct words *t, size_t i, bool tilde);
+
+/*
+ * A word that runs the next one (a precommand) and how it reads its
+ * options, so that the program it runs is the word judged, not an
+ * option's argument (`sudo -u node vim`, `env -C /w/p vim`, `flock
+ * /w/p/.lock vim`: round 37). flags: short options taking nothing; args:
+ * taking an argument (attached or the next word); rest: an optional
+ * argument, attached only (xargs -i[R]); cmd: its argument is a shell
+ * command line run (script -c, flock -c); split: its argument is split
+ * into words read in its place (env -S, as a "#!/usr/bin/env -S" line);
+ * stop: no program follows (sudo -e, chrt -p, command -v). longs: ' '
+ * separated long options, "name=" taking an argument ("--name x",
+ * "--name=x"); "command=" is cmd, "split-string=" split. operands: the
+ * words before the program (timeout's duration, flock's file, chrt's
+ * priority, taskset's mask); noprog: it runs no program of its words
+ * (script: only -c). assign: NAME=value words before the program are
+ * skipped (env, sudo). An option not listed makes the rest read as the
+ * review of round 36 did: every later word with a '/' is a program
+ * (loose_words(): fail closed).
+ */
+struct precmd {
+	const char *name, *flags, *args, *rest, *cmd, *split, *stop, *longs;
+	unsigned operands;
+	bool noprog, assign, digits;
+};
+
+static const struct precmd precmds[] = {
+	{"env", "i0v", "uCS", "", "", "S", "", "ignore-environment null debug unset= chdir= split-string= "
+	 "default-signal ignore-signal block-signal list-signal-handling", 0, false, true, false},
+	{"sudo", "AbEHiKknPSsBN", "CDghpRrTUuc", "", "", "", "elvV", "askpass background bell close-from= chdir= "
+	 "preserve-env edit group= set-home host= login remove-timestamp reset-timestamp list non-interactive "
+	 "preserve-groups prompt= chroot= role= stdin shell type= command-timeout= other-user= user= validate "
+	 "version help", 0, false, true, false},
+	{"doas", "Lns", "u", "", "", "", "C", "", 0, false, false, false},
+	{"run0", "", "ugD", "", "", "", "", "user= group= chdir= setenv= unit= property= description= slice= "
+	 "slice-inherit nice= background= machine= no-ask-password pty pipe via-shell", 0, false, false, false},
+	{"pkexec", "", "", "", "", "", "", "user= keep-cwd disable-internal-agent", 0, false, false, false},
+	{"nice", "", "n", "", "", "", "", "adjustment=", 0, false, false, true},
+	{"nohup", "", "", "", "", "", "", "", 0, false, false, false},
+	{"setsid", "cfw", "", "", "", "", "", "ctty fork wait", 0, false, false, false},
+	{"stdbuf", "", "ioe", "", "", "", "", "input= output= error=", 0, false, false, false},
+	{"timeout", "v", "sk", "", "", "", "", "signal= kill-after= preserve-status foreground verbose", 1, false,
+	 false, false},
+	{"xargs", "0prtx", "aEILnPsd", "eil", "", "", "", "arg-file= delimiter= eof max-lines max-args= max-procs= "
+	 "max-chars= replace process-slot-var= null interactive no-run-if-empty verbose exit show-limits open-tty",
+	 0, false, false, false},
+	{"ionice", "t", "cn", "", "", "", "pPu", "class= classdata= ignore pid pgid uid", 0, false, false, false},
+	{"chrt", "abdfiomRrv", "TPD", "", "", "", "p", "all-tasks batch deadline fifo idle other rr reset-on-fork "
+	 "verbose sched-runtime= sched-period= sched-deadline= max", 1, false, false, false},
+	{"taskset", "acv", "", "", "", "", "p", "all-tasks cpu-list verbose", 1, false, false, false},
+	{"flock", "sexnoFuv", "wEc", "", "c", "", "", "shared exclusive unlock nonblock close no-fork verbose "
+	 "timeout= conflict-exit-code= command=", 1, false, false, false},
+	{"unbuffer", "p", "", "", "", "", "", "", 0, false, false, false},
+	{"caffeinate", "dimsu", "tw", "", "", "", "", "", 0, false, false, false},
+	{"chronic", "ev", "", "", "", "", "", "", 0, false, false, false},
+	{"script", "aefqhV", "cEIOBTmo", "t", "c", "", "", "append command= echo= return flush force quiet log-in= "
+	 "log-out= log-io= log-timing= logging-format= output-limit= timing", 0, true, false, false},
+	{"time", "pvqa", "of", "", "", "", "", "output= format= append portability verbose quiet", 0, false, false,
+	 false},
+	{"exec", "cl", "a", "", "", "", "", "", 0, false, false, false},
+	{"command", "p", "", "", "", "", "vV", "", 0, false, false, false},
+	/* the compiler wrappers of CC="ccache gcc" */
+	{"ccache", "", "", "", "", "", "", "", 0, false, false, false},
+	{"sccache", "", "", "", "", "", "", "", 0, false, false, false},
+	{"distcc", "", "", "", "", "", "", "", 0, false, false, false},
+	{"icecc", "", "", "", "", "", "", "", 0, false, false, false},
+};
+
+/* The shell's words that run the next one: no options. */
+static const char *const keywords[] = {"builtin", "!", "{", "then", "do", "else", "elif", "if", "while", "until",
+				       "nocorrect", "noglob", "coproc"};
+static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"};
+static const char *const interps[] = {"python", "python2", "python3", "perl", "ruby", "node",
+				      "lua", "php", "Rscript", "tclsh"};
+
+/* The precommand w names (its last name), or NULL. */
+static const struct precmd *precmd_of(const char *w)
+{
+	const char *base = strrchr(w, '/');
+
+	base = base != NULL ? base + 1 : w;
+	for (size_t k = 0; k < ARRAY_LEN(precmds); k++)
+		if (strcmp(base, precmds[k].name) == 0)
+			return &precmds[k];
+	return NULL;
+}
+
+/* Whether the long option (name, len) is one of pc's longs; *arg: it
+ * takes an argument. */
+static bool long_known(const struct precmd *pc, const char *name, size_t len, bool *arg)
+{
+	for (const char *l = pc->longs; *l != '\0';) {
+		size_t n = strcspn(l, " ");
+		bool eq = n > 0 && l[n - 1] == '=';
+
+		if ((eq ? n - 1 : n) == len && strncmp(l, name, len) == 0) {
+			*arg = eq;
+			return true;
+		}
+		l += n + (l[n] == ' ');
+	}
+	return false;
+}
+
+/*
+ * The words past a precommand, as the review of round 36 read them
+ * when an option is not known: every word with a '/' is a program, a
+ * shell's, an interpreter's or ssh's words read as theirs.
+ */
+static int loose_words(const struct copt *c, const struct words *t, size_t i, bool tilde)
+{
+	int r = 0;
+
+	for (; i < t->n && r == 0; i++) {
+		const char *w = t->v[i];
+
+		if (strchr(w, '/') != NULL && (!tilde || w[0] != '~'))
+			r = emit(c, w, strlen(w), true, NULL);
+		if (r != 0)
+			break;
+		if (word_in(w, shells, ARRAY_LEN(shells)) || word_in(w, interps, ARRAY_LEN(interps)))
+			return interp_args(c, t, i + 1, word_in(w, shells, ARRAY_LEN(shells)), tilde);
+		if (word_in(w, (const char *const[]){"ssh"}, 1))
+			return ssh_args(c, t, i + 1);
+	}
+	return r;
+}
+
+static int precmd_words(const struct copt *c, const struct precmd *pc, const struct words *t, size_t i,
+			bool tilde);
+
+/* env -S's text split into words (quotes as env reads them) and read
+ * in its place, before t->v[i...]. */
+static int split_in_place(const struct copt *c, const struct precmd *pc, const char *text, const struct words *t,
+			  size_t i, bool tilde)
+{
+	struct words s, all;
+	int r;
+
+	if (split_words(text, "\"'", &s) < 0)
+		return -1;
+	all.buf = NULL;
+	all.n = s.n + (t->n - i);
+	all.v = malloc((all.n + 1) * sizeof(*all.v));
+	if (all.v == NULL) {
+		free(s.buf);
+		free(s.v);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(all.v, s.v, s.n * sizeof(*all.v));
+	memcpy(all.v + s.n, t->v + i, (t->n - i) * sizeof(*all.v));
+	r = precmd_words(c, pc, &all, 0, tilde);
+	free(all.v);
+	free(s.buf);
+	free(s.v);
+	return r;
+}
+
+/*
+ * The words t->v[i...] after the precommand pc: its options (and their
+ * arguments) and operands passed over, the program word read by
+ * program_words(); a command line an option runs (-c) read as one.
+ */
+static int precmd_words(const struct copt *c, const struct precmd *pc, const struct words *t, size_t i,
+			bool tilde)
+{
+	unsigned operands = pc->operands;
+
+	for (; i < t->n; i++) {
+		const char *w = t->v[i], *a = NULL;
+		char kind = 0; /* 'c': a command line; 's': words to split */
+
+		if (strcmp(w, "--") == 0) {
+			i++;
+			break;
+		}
+		/* flock FILE -c CMD: its -c after the file. */
+		if (w[0] != '-' || w[1] == '\0') {
+			if (pc->assign && w[0] != '=' && w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] == '=')
+				continue;
+			if (strcmp(pc->name, "env") == 0 && strcmp(w, "-") == 0)
+				continue;
+			if (operands > 0) {
+				operands--;
+				continue;
+			}
+			break;
+		}
+		if (w[1] == '-') {
+			const char *name = w + 2;
+			size_t nl = strcspn(name, "=");
+			bool takes;
+
+			if (!long_known(pc, name, nl, &takes))
+				return loose_words(c, t, i, tilde);
+			if (takes)
+				a = name[nl] == '=' ? name + nl + 1 : i + 1 < t->n ? t->v[++i] : "";
+			if (nl == 7 && strncmp(name, "command", 7) == 0)
+				kind = 'c';
+			else if (nl == 12 && strncmp(name, "split-string", 12) == 0)
+				kind = 's';
+		} else {
+			for (const char *o = w + 1; *o != '\0' && a == NULL; o++) {
+				if (strchr(pc->stop, *o) != NULL)
+					return 0;
+				if (strchr(pc->rest, *o) != NULL)
+					break;
+				if (strchr(pc->args, *o) != NULL) {
+					a = o[1] != '\0' ? o + 1 : i + 1 < t->n ? t->v[++i] : "";
+					kind = strchr(pc->cmd, *o) != NULL ? 'c' : strchr(pc->split, *o) != NULL ? 's' : 0;
+					break;
+				}
+				if (strchr(pc->flags, *o) == NULL && !(pc->digits && isdigit((unsigned char)*o)))
+					return loose_words(c, t, i, tilde);
+			}
+		}
+		if (kind == 'c')
+			return command_opt(c, a, CMD_SHELL);
+		if (kind == 's')
+			return split_in_place(c, pc, a, t, i + 1, tilde);
+	}
+	return i < t->n && !pc->noprog ? program_words(c, t, i, tilde) : 0;
+}
+
 /*
  * The program words of one command from t->v[i]: the program (a path
  * with a '/' is a file loaded), and past the words that run the next
  * one (the shell's exec, command, builtin, time, '!', '{', if/then/do/
  * ..., and env, sudo, nohup, nice, timeout, xargs, ...: the review of
  * round 36 ran EDITOR="env ./x", PROMPT_COMMAND="exec ./x", "{ ./x; }",
- * "if :; then ./x; fi") every later word with a '/' (their options'
- * arguments are not told apart: fail closed), eval's words read as
+ * "if :; then ./x; fi") the program they run, their options read as
+ * each reads them (precmd_words(); round 37), eval's words read as
  * commands, a shell's or an interpreter's script or -c string
  * (interp_args(): "bash ./x", "sh -c ./x"), and ssh's arguments.
  */
 static int program_words(const struct copt *c, const struct words *t, size_t i, bool tilde)
 {
-	static const char *const pre[] = {
-		"exec",	   "command", "builtin", "nohup",   "time",   "!",	   "{",	     "then",  "do",
-		"else",	   "elif",    "if",	 "while",   "until",  "env",   "sudo",	     "doas",  "nice",
-		"setsid",  "stdbuf",  "timeout", "xargs",   "ionice", "chrt",  "taskset",   "flock", "unbuffer",
-		"caffeinate", "nocorrect", "noglob", "coproc", "run0", "pkexec", "chronic", "script",
-	};
-	static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"};
-	static const char *const interps[] = {"python", "python2", "python3", "perl", "ruby", "node",
-					      "lua", "php", "Rscript", "tclsh"};
-	bool after = false;
+	const struct precmd *pc;
 	int r = 0;
 
-	for (size_t first = i; i < t->n && r == 0; i++) {
+	for (; i < t->n; i++) {
 		const char *w = t->v[i];
 
-		if ((i == first || after) && strchr(w, '/') != NULL && (!tilde || w[0] != '~'))
-			r = emit(c, w, strlen(w), true, NULL);
-		if (r != 0)
-			break;
-		if (word_in(w, pre, ARRAY_LEN(pre))) {
-			after = true;
-			continue;
-		}
-		if (i != first && !after)
-			break;
-		if (strcmp(w, "eval") == 0) {
-			for (i++; i < t->n && r == 0; i++)
-				r = command_opt(c, t->v[i], CMD_SHELL);
-			break;
-		}
-		if (word_in(w, shells, ARRAY_LEN(shells)) || word_in(w, interps, ARRAY_LEN(interps)))
-			return interp_args(c, t, i + 1, word_in(w, shells, ARRAY_LEN(shells)), tilde);
-		if (word_in(w, (const char *const[]){"ssh"}, 1))
-			return ssh_args(c, t, i + 1);
-		if (!after)
+		if (strchr(w, '/') != NULL && (!tilde || w[0] != '~') && (r = emit(c, w, strlen(w), true, NULL)) != 0)
+			return r;
+		if (!word_in(w, keywords, ARRAY_LEN(keywords)))
 			break;
 	}
-	return r;
+	if (i >= t->n)
+		return 0;
+	if ((pc = precmd_of(t->v[i])) != NULL)
+		return precmd_words(c, pc, t, i + 1, tilde);
+	if (strcmp(t->v[i], "eval") == 0) {
+		for (i++; i < t->n && r == 0; i++)
+			r = command_opt(c, t->v[i], CMD_SHELL);
+		return r;
+	}
+	if (word_in(t->v[i], shells, ARRAY_LEN(shells)) || word_in(t->v[i], interps, ARRAY_LEN(interps)))
+		return interp_args(c, t, i + 1, word_in(t->v[i], shells, ARRAY_LEN(shells)), tilde);
+	if (word_in(t->v[i], (const char *const[]){"ssh"}, 1))
+		return ssh_args(c, t, i + 1);
+	return 0;
 }
 
 /* The first word of one command (s, len), after its NAME=value

@@ -1578,16 +1578,49 @@ static int relvar_token(const char *var, const char *e, size_t len)
 }
 
 /*
- * policy_code_options()'s walk for plan_relative_path(): a path an
- * option variable names that is not absolute refuses the start (perl's
- * -Ilib, ruby's -r ./x, node's --require x, the JVM's -javaagent:a.jar
- * and -cp .), whether loaded into every run or searched.
+ * policy_code_options()'s walk for plan_relative_path() (arg: the
+ * variable's value): a path an option variable names that is not
+ * absolute refuses the start (perl's -Ilib, ruby's -r ./x, node's
+ * --require x, the JVM's -javaagent:a.jar and -cp .), whether loaded
+ * into every run or searched. Two get their own words (round 37): a
+ * module node looks for by its bare name (NODE_OPTIONS="-r
+ * ts-node/register": in node_modules of the directory node starts in
+ * and each one above, so a node_modules the session leaves in any
+ * directory it could write loads into the host's next node there), and
+ * python's -m module (run from the working directory first).
  */
 static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
 {
-	(void)arg;
+	const char *val = arg;
+	size_t pl = strlen(path);
+
 	(void)loaded;
-	return path[0] == '/' ? 0 : relvar_refuse(var, path, strlen(path), false, false);
+	if (path[0] == '/')
+		return 0;
+	if (strcmp(var, "NODE_OPTIONS") == 0 && path[0] != '\0' && path[0] != '.' && path[0] != '~' &&
+	    strncmp(path, "file:", 5) != 0) {
+		log_warnx("NODE_OPTIONS loads the module \"%.*s\" by its name, which node looks for in "
+			  "node_modules of whatever directory it starts in and of each directory above: in any "
+			  "directory this session could write, a node_modules/%.*s left there would load into "
+			  "every node you start in it; not started. Start passavant with the module's absolute "
+			  "path (NODE_OPTIONS=\"--require $(node -p \"require.resolve('%.*s')\")\" passavant "
+			  "run ...: it is then read-only in the session), or without NODE_OPTIONS (env -u "
+			  "NODE_OPTIONS passavant run ...)",
+			  (int)(pl > 200 ? 200 : pl), path, (int)(pl > 200 ? 200 : pl), path, (int)(pl > 200 ? 200 : pl),
+			  path);
+		return -1;
+	}
+	if (val != NULL && strncmp(path, "./", 2) == 0 && pl > 5 && strcmp(path + pl - 3, ".py") == 0 &&
+	    strstr(val, "python") != NULL && strstr(val, "-m") != NULL) {
+		log_warnx("%s runs python's -m module %.*s, which python looks for first in whatever directory "
+			  "it starts in (%s): in any directory this session could write, a %s left there would "
+			  "run at your next command in it; not started. Start passavant with %s running python "
+			  "with -P or -I before -m (the working directory stays off sys.path), or naming the "
+			  "script by its absolute path",
+			  var, (int)(pl - 5), path + 2, path, path + 2, var);
+		return -1;
+	}
+	return relvar_refuse(var, path, pl, false, false);
 }
 
 /*
@@ -1707,7 +1740,7 @@ static int plan_relative_path(const struct plan_host *h)
 		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
 			if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
 				val = h->env[i] + n + 1;
-		if (val == NULL || (r = policy_code_options(name, val, relvar_opt, NULL)) == 0)
+		if (val == NULL || (r = policy_code_options(name, val, relvar_opt, (void *)val)) == 0)
 			continue;
 		if (r == -1 && errno == ENOMEM)
 			log_warn("run");

@@ -2180,6 +2180,108 @@ static void test_code_vars_r36(void)
 	}
 }
 
+/*
+ * Round 37 (fix37v): the build tools' variables (CC=./cc, as make runs
+ * it), the program behind a precommand's options (env -S's words,
+ * script's and flock's -c), python's -m module (run from the working
+ * directory first) and a bare module name in NODE_OPTIONS: refused,
+ * named, with the host's program shown to run the plant otherwise; an
+ * absolute CC in the tree read-only; and what developers set (CC=gcc,
+ * CC="ccache gcc", env -i PATH=/usr/bin, sudo -u node, env -C DIR,
+ * flock FILE, python3 -P -m) started, the tree writable.
+ */
+static void test_code_vars_r37(void)
+{
+	static const char *const rel[][4] = {
+		{"CC=./cc-v", "CC holds", "\"./cc-v\"", "make -s -f mk-v"},
+		{"CC=ccache ./cc-v", "CC holds", "\"./cc-v\"", NULL},
+		{"CXX=tools-v/c++ -std=c++17", "CXX holds", "\"tools-v/c++\"", NULL},
+		{"CMAKE_C_COMPILER_LAUNCHER=./cc-v", "CMAKE_C_COMPILER_LAUNCHER holds", "\"./cc-v\"", NULL},
+		{"EDITOR=env -S\"sh cc-v\"", "EDITOR holds", "\"cc-v\"", "sh -c 'eval \"$EDITOR f\"'"},
+		{"EDITOR=script -qc \"sh cc-v\" /dev/null", "EDITOR holds", "\"cc-v\"", NULL},
+		{"GIT_EDITOR=flock /tmp/fix37v-lock-v -c \"sh cc-v\"", "GIT_EDITOR holds", "\"cc-v\"", NULL},
+		{"EDITOR=python3 -m myed_v", "EDITOR runs python's -m module myed_v", "-P or -I",
+		 "sh -c '$EDITOR f'"},
+		{"NODE_OPTIONS=-r tsv-v", "NODE_OPTIONS loads the module \"tsv-v\"", "require.resolve('tsv-v')",
+		 "node -e 0"},
+	};
+	const char *plant = "printf '#!/bin/sh\\necho PLANTED-V >&2\\n' > cc-v && chmod +x cc-v && "
+			    "printf 'all:\\n\\t$(CC) x\\n' > mk-v && mkdir -p node_modules/tsv-v && "
+			    "echo 'console.error(\"PLANTED-V\")' > node_modules/tsv-v/index.js && "
+			    "echo 'import sys; print(\"PLANTED-V\", file=sys.stderr)' > myed_v.py && echo planted\n";
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		if (rel[i][3] != NULL) {
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-V", w, rel[i][0],
+				 rel[i][3]);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-V") == NULL, "%s: the host's `%s` in the project ran the session's plant",
+			    rel[i][0], rel[i][3]);
+		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-v mk-v node_modules myed_v.py", w);
+		(void)host_sh(cmd);
+	}
+	/* Absolute in the tree: read-only; an option's argument is not a
+	 * program: the tree env -C names stays writable. */
+	{
+		static const char *const tpl[] = {"CC=@W@/cc-abs-v", "CXX=ccache @W@/cxx-abs-v -O2",
+						  "GIT_EDITOR=env -C @W@ vim", "PAGER=flock @W@/lock-v less",
+						  "VISUAL=xargs -a @W@/list-v vim"};
+		char e[sizeof(tpl) / sizeof(tpl[0])][2 * PATH_MAX];
+		const char *env[sizeof(tpl) / sizeof(tpl[0]) + 1];
+
+		for (size_t i = 0; i < sizeof(tpl) / sizeof(tpl[0]); i++) {
+			const char *sub = strstr(tpl[i], "@W@");
+
+			snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl[i]), tpl[i], w, sub + 3);
+			env[i] = e[i];
+		}
+		env[sizeof(tpl) / sizeof(tpl[0])] = NULL;
+		st = run_fsh("home", NULL, env, NULL, "work.yaml",
+			     "printf x > cc-abs-v 2>/dev/null; echo a=$?; printf x > cxx-abs-v 2>/dev/null; echo b=$?; "
+			     "printf x > lock-v; echo c=$?; printf x > list-v; echo d=$?; printf x > ok-v.txt; echo ok=$?\n",
+			     &out, &err);
+		ROW(st == 0 && test_has(out, "ok=0") && test_has(out, "c=0") && test_has(out, "d=0"),
+		    "env -C, flock, xargs -a naming the tree: status %d, %s %s", st, out ? out : "", err ? err : "");
+		ROW(!test_has(out, "a=0") && !test_has(out, "b=0"), "CC, CXX in the tree were writable: %s",
+		    out ? out : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+		drop("work/cc-abs-v");
+		drop("work/cxx-abs-v");
+		drop("work/lock-v");
+		drop("work/list-v");
+		drop("work/ok-v.txt");
+	}
+	/* What developers set: started. */
+	{
+		const char *env[] = {"CC=gcc", "CXX=ccache g++", "CC_FOR_BUILD=cc", "LD=ld.lld", "AR=gcc-ar",
+				     "PKG_CONFIG=pkg-config --static", "CMAKE_CXX_COMPILER_LAUNCHER=ccache",
+				     "EDITOR=env -i PATH=/usr/bin vim", "VISUAL=sudo -u node vim",
+				     "SUDO_EDITOR=timeout -s KILL 60 nano", "MANPAGER=nice -n 5 less -R",
+				     "GIT_PAGER=python3 -P -m pager_v", "NODE_OPTIONS=--max-old-space-size=4096",
+				     NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3696,6 +3798,9 @@ TEST_REGISTRAR(register_fsharden)
 		    "$(...), cargo's wrappers, CMAKE_TOOLCHAIN_FILE, the .NET profiler, GTK, GStreamer, Qt, GIO, "
 		    "Mesa, Vulkan, Tcl paths: relative refuses the start, in the tree read-only",
 		 test_code_vars_r36);
+	test_add(s, "round 37: CC=./cc, env -S, script -c, flock -c, python3 -m, a bare NODE_OPTIONS module: refused, named; "
+		    "an absolute CC in the tree read-only; env -C DIR, sudo -u node, CC=\"ccache gcc\" started",
+		 test_code_vars_r37);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

@@ -177,7 +177,6 @@ static void test_command_words(void)
 		{"EDITOR", "code --wait", ""},
 		{"EDITOR", "emacsclient -t -a \"\"", ""},
 		{"EDITOR", "env TERM=xterm-256color vim", ""},
-		{"EDITOR", "python3 -m myeditor", ""},
 		{"SUDO_EDITOR", "sudo -e", ""},
 		{"PAGER", "less -R", ""},
 		{"PROMPT_COMMAND", "_direnv_hook;__vte_prompt_command", ""},
@@ -190,10 +189,75 @@ static void test_command_words(void)
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/*
+ * Round 37: a precommand's options read as it reads them, so that the
+ * program it runs is the word judged (env -S's words, script's and
+ * flock's -c command lines; an option's argument is not a program:
+ * `sudo -u node vim`, `env -C /w/p vim`, `env -i PATH=/usr/bin make`);
+ * python's -m module from the working directory; the build tools'
+ * variables (CC=./cc).
+ */
+static void test_precommands(void)
+{
+	static const char *const rows[][3] = {
+		/* caught */
+		{"EDITOR", "env -S 'sh x'", "L:x"},
+		{"EDITOR", "env -S'python3 ed.py' -w", "L:ed.py"},
+		{"EDITOR", "env --split-string='-i ./x'", "L:./x"},
+		{"EDITOR", "script -qc 'sh x' /dev/null", "L:x"},
+		{"EDITOR", "flock /w/p/.lock -c 'bash x'", "L:x"},
+		{"EDITOR", "python3 -m myeditor", "L:./myeditor.py"},
+		{"PAGER", "python3 -u -mrich.pager", "L:./rich.py"},
+		{"EDITOR", "python3 -W ignore ed.py", "L:ed.py"},
+		{"CC", "./cc", "L:./cc"},
+		{"CC", "ccache ./cc -m32", "L:./cc"},
+		{"CXX", "/w/p/bin/c++ -std=c++17", "L:/w/p/bin/c++"},
+		{"AR", "tools/ar", "L:tools/ar"},
+		{"CMAKE_C_COMPILER_LAUNCHER", "ccache;./l", "L:./l"},
+		/* the program behind options that take an argument */
+		{"EDITOR", "env -u X ./x", "L:./x"},
+		{"EDITOR", "sudo -u user ./x", "L:./x"},
+		{"EDITOR", "timeout -s KILL 5 ./x", "L:./x"},
+		{"EDITOR", "nice -n 5 ./x", "L:./x"},
+		{"EDITOR", "nice -5 sh x", "L:x"},
+		{"EDITOR", "stdbuf -o L ./x", "L:./x"},
+		{"EDITOR", "chrt 10 ./x", "L:./x"},
+		{"EDITOR", "taskset -c 0-3 ./x", "L:./x"},
+		{"EDITOR", "ionice -c 3 ./x", "L:./x"},
+		{"EDITOR", "time -o /w/p/t.log ./x", "L:./x"},
+		{"EDITOR", "exec -a vim ./x", "L:./x"},
+		{"EDITOR", "sudo -u me env -C /w/p ./x", "L:./x"},
+		{"EDITOR", "env -- ./x", "L:./x"},
+		/* an option not known: every later word with a '/' */
+		{"EDITOR", "sudo --weird /w/p/x ./y", "L:/w/p/x L:./y"},
+		{"EDITOR", "timeout -Z a/b c", "L:a/b"},
+		/* legitimate look-alikes */
+		{"EDITOR", "sudo -u node vim", ""},
+		{"EDITOR", "exec -a sh vim", ""},
+		{"EDITOR", "env -C /w/p vim", ""},
+		{"EDITOR", "env -i PATH=/usr/bin make", ""},
+		{"EDITOR", "flock /w/p/.lock vim", ""},
+		{"EDITOR", "xargs -a /w/p/list vim", ""},
+		{"EDITOR", "sudo -e /w/p/f", ""},
+		{"EDITOR", "python3 -I -m myeditor", ""},
+		{"EDITOR", "python3 -P -m myeditor", ""},
+		{"EDITOR", "python3 -c 'import x'", ""},
+		{"CC", "gcc", ""},
+		{"CC", "ccache gcc", ""},
+		{"CC", "zig cc -target x86_64-linux-gnu", ""},
+		{"PKG_CONFIG", "pkg-config --static", ""},
+		{"CMAKE_CXX_COMPILER_LAUNCHER", "ccache", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
 
 	test_add(s, "option variables: the paths each reader loads", test_options);
 	test_add(s, "command variables: the program behind exec, env, sudo, eval, a shell's script", test_command_words);
+	test_add(s, "round 37: a precommand's options and -c, env -S, python -m, the build tools (CC=./cc)",
+		 test_precommands);
 }
