@@ -51,7 +51,10 @@ const char *const policy_code_opt_vars[] = {
 	"CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "READELF", "FC", "F77",
 	"HOSTCC", "HOSTCXX", "HOSTLD", "CC_FOR_BUILD", "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC",
 	"LEX", "CUDAHOSTCXX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
-	"CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER", NULL,
+	"CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER",
+	/* and the flags they pass the compiler and linker (build_flags()) */
+	"CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "OBJCFLAGS", "FFLAGS", "FCFLAGS", "CGO_CFLAGS",
+	"CGO_CXXFLAGS", "CGO_CPPFLAGS", "CGO_LDFLAGS", "RUSTFLAGS", "RUSTDOCFLAGS", "CARGO_ENCODED_RUSTFLAGS", NULL,
 };
 
 /* The variables of policy_code_opt_vars that name a program: the first
@@ -1022,6 +1025,66 @@ static int make_opts(const struct copt *c, const char *val)
 	return r;
 }
 
+/*
+ * The compiler's and linker's flags (CFLAGS, CXXFLAGS, CPPFLAGS,
+ * LDFLAGS, go's CGO_*FLAGS, make and cargo's cc pass them to every
+ * compile; RUSTFLAGS, RUSTDOCFLAGS, CARGO_ENCODED_RUSTFLAGS, its words
+ * 0x1f separated, to every rustc): the options that run or load a
+ * program or a library (round 37): -B (the prefix cc1, as and ld are
+ * taken from, relative to the working directory; "-Bstatic",
+ * "-Bdynamic", "-Bsymbolic" are the linker's) and -specs= (a spec file
+ * can name any program) whatever their value; and with a '/' (a bare
+ * name is searched in the system's places), gcc's and clang's
+ * -fplugin=, -fpass-plugin=, -wrapper PROG,..., -fuse-ld=, --ld-path=,
+ * -Xclang -load -Xclang LIB, rustc's -C linker= and -Z
+ * codegen-backend=. A header or library directory (-I, -L, -isystem)
+ * is searched, not run: not given.
+ */
+static int build_flags(const struct copt *c, const struct words *t)
+{
+	/* dlopen()ed or run by execvp(): a name without '/' is searched in
+	 * the system's places, not the working directory */
+	static const char *const named[] = {"-fplugin=", "-fpass-plugin=", "--ld-path=", "-fuse-ld=",
+					    "-Clinker=", "-Zcodegen-backend="};
+	int r = 0;
+
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const char *w = t->v[i], *a = NULL;
+		bool path = false; /* a file or prefix read from the working directory */
+
+		for (size_t k = 0; k < ARRAY_LEN(named) && a == NULL; k++)
+			if (strncmp(w, named[k], strlen(named[k])) == 0)
+				a = w + strlen(named[k]);
+		if (a == NULL && (strcmp(w, "-C") == 0 || strcmp(w, "-Z") == 0) && i + 1 < t->n &&
+		    (strncmp(t->v[i + 1], "linker=", 7) == 0 || strncmp(t->v[i + 1], "codegen-backend=", 16) == 0))
+			a = strchr(t->v[++i], '=') + 1;
+		if (a == NULL && (strncmp(w, "-specs=", 7) == 0 || strncmp(w, "--specs=", 8) == 0)) {
+			a = strchr(w, '=') + 1;
+			path = true;
+		}
+		if (a == NULL && w[0] == '-' && w[1] == 'B') {
+			a = w[2] != '\0' ? w + 2 : i + 1 < t->n ? t->v[++i] : "";
+			path = strcmp(a, "static") != 0 && strcmp(a, "dynamic") != 0 && strncmp(a, "symbolic", 8) != 0;
+			if (!path)
+				continue;
+		}
+		if (a == NULL && strcmp(w, "-wrapper") == 0 && i + 1 < t->n) {
+			a = t->v[++i];
+			if (memchr(a, '/', strcspn(a, ",")) != NULL)
+				r = emit(c, a, strcspn(a, ","), true, NULL);
+			continue;
+		}
+		if (a == NULL && strcmp(w, "-load") == 0 && i >= 1 && strcmp(t->v[i - 1], "-Xclang") == 0 &&
+		    i + 2 < t->n && strcmp(t->v[i + 1], "-Xclang") == 0) {
+			i += 2;
+			a = t->v[i];
+		}
+		if (a != NULL && (path || strchr(a, '/') != NULL))
+			r = emit(c, a, strlen(a), true, NULL);
+	}
+	return r;
+}
+
 int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg)
 {
 	struct copt c = {.var = var, .fn = fn, .arg = arg};
@@ -1068,6 +1131,24 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 	for (size_t i = 0; i < ARRAY_LEN(shell_vars); i++)
 		if (strcmp(var, shell_vars[i]) == 0)
 			return command_opt(&c, val, CMD_SHELL);
+	if (strstr(var, "FLAGS") != NULL) {
+		/* cargo's encoded flags: one word per 0x1f-separated field */
+		char *sep = strcmp(var, "CARGO_ENCODED_RUSTFLAGS") == 0 ? strdup(val) : NULL;
+
+		if (sep != NULL)
+			for (char *p = sep; *p != '\0'; p++)
+				*p = *p == '\x1f' ? ' ' : *p;
+		if (strcmp(var, "CARGO_ENCODED_RUSTFLAGS") == 0 && sep == NULL)
+			return -1;
+		r = split_words(sep != NULL ? sep : val, "\"'", &t);
+		free(sep);
+		if (r < 0)
+			return -1;
+		r = build_flags(&c, &t);
+		free(t.buf);
+		free(t.v);
+		return r;
+	}
 	if (split_words(val, node ? "\"" : java ? "\"'" : "", &t) < 0)
 		return -1;
 	if (strcmp(var, "PERL5OPT") == 0)

@@ -2182,7 +2182,7 @@ static void test_code_vars_r36(void)
 
 /*
  * Round 37 (fix37v): the build tools' variables (CC=./cc, as make runs
- * it), the program behind a precommand's options (env -S's words,
+ * it; CFLAGS=-B dir, gcc's prefix of as and cc1), the program behind a precommand's options (env -S's words,
  * script's and flock's -c), python's -m module (run from the working
  * directory first) and a bare module name in NODE_OPTIONS: refused,
  * named, with the host's program shown to run the plant otherwise; an
@@ -2204,11 +2204,16 @@ static void test_code_vars_r37(void)
 		 "sh -c '$EDITOR f'"},
 		{"NODE_OPTIONS=-r tsv-v", "NODE_OPTIONS loads the module \"tsv-v\"", "require.resolve('tsv-v')",
 		 "node -e 0"},
+		/* the compiler's flags: gcc takes as, cc1, ld from -B's prefix */
+		{"CFLAGS=-O2 -B tools-v", "CFLAGS holds", "\"tools-v\"", "sh -c 'cc $CFLAGS -c m-v.c -o /dev/null'"},
+		{"LDFLAGS=-fuse-ld=./cc-v", "LDFLAGS holds", "\"./cc-v\"", NULL},
+		{"RUSTFLAGS=-C linker=./cc-v", "RUSTFLAGS holds", "\"./cc-v\"", NULL},
 	};
 	const char *plant = "printf '#!/bin/sh\\necho PLANTED-V >&2\\n' > cc-v && chmod +x cc-v && "
 			    "printf 'all:\\n\\t$(CC) x\\n' > mk-v && mkdir -p node_modules/tsv-v && "
 			    "echo 'console.error(\"PLANTED-V\")' > node_modules/tsv-v/index.js && "
-			    "echo 'import sys; print(\"PLANTED-V\", file=sys.stderr)' > myed_v.py && echo planted\n";
+			    "echo 'import sys; print(\"PLANTED-V\", file=sys.stderr)' > myed_v.py && mkdir -p tools-v && "
+			    "cp cc-v tools-v/as && echo 'int main(void) { return 0; }' > m-v.c && echo planted\n";
 	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
 	int st;
 
@@ -2231,7 +2236,7 @@ static void test_code_vars_r37(void)
 		free(out);
 		free(err);
 		out = err = NULL;
-		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-v mk-v node_modules myed_v.py", w);
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-v mk-v node_modules myed_v.py tools-v m-v.c", w);
 		(void)host_sh(cmd);
 	}
 	/* Absolute in the tree: read-only; an option's argument is not a
@@ -2274,7 +2279,9 @@ static void test_code_vars_r37(void)
 				     "EDITOR=env -i PATH=/usr/bin vim", "VISUAL=sudo -u node vim",
 				     "SUDO_EDITOR=timeout -s KILL 60 nano", "MANPAGER=nice -n 5 less -R",
 				     "GIT_PAGER=python3 -P -m pager_v", "NODE_OPTIONS=--max-old-space-size=4096",
-				     NULL};
+				     "CFLAGS=-O2 -g -Iinclude -I../lib -isystem /usr/include -fPIC",
+				     "LDFLAGS=-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Bsymbolic-functions",
+				     "RUSTFLAGS=-C target-cpu=native -C linker=clang", NULL};
 
 		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
 		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
@@ -3798,7 +3805,7 @@ TEST_REGISTRAR(register_fsharden)
 		    "$(...), cargo's wrappers, CMAKE_TOOLCHAIN_FILE, the .NET profiler, GTK, GStreamer, Qt, GIO, "
 		    "Mesa, Vulkan, Tcl paths: relative refuses the start, in the tree read-only",
 		 test_code_vars_r36);
-	test_add(s, "round 37: CC=./cc, env -S, script -c, flock -c, python3 -m, a bare NODE_OPTIONS module: refused, named; "
+	test_add(s, "round 37: CC=./cc, CFLAGS=-B dir, env -S, script -c, flock -c, python3 -m, a bare NODE_OPTIONS module: refused, named; "
 		    "an absolute CC in the tree read-only; env -C DIR, sudo -u node, CC=\"ccache gcc\" started",
 		 test_code_vars_r37);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "

@@ -252,6 +252,33 @@ static void test_precommands(void)
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/*
+ * Round 37: the compiler's and linker's flags that run or load a
+ * program: -B and -specs= whatever their value, the plugins, wrappers,
+ * linkers and backends with a '/'; the flags real builds set name
+ * nothing.
+ */
+static void test_build_flags(void)
+{
+	static const char *const rows[][3] = {
+		{"CFLAGS", "-O2 -fplugin=./p.so -g", "L:./p.so"},
+		{"CXXFLAGS", "-B tools -Bbin/ -specs=my.specs", "L:tools L:bin/ L:my.specs"},
+		{"LDFLAGS", "-fuse-ld=./ld -Wl,-O1 --ld-path=bin/ld", "L:./ld L:bin/ld"},
+		{"CFLAGS", "-wrapper ./w,-v -Xclang -load -Xclang ./pl.so -fpass-plugin=x/p.so", "L:./w L:./pl.so L:x/p.so"},
+		{"RUSTFLAGS", "-C linker=./cc -Clinker=/w/p/ld -Z codegen-backend=b/x.so", "L:./cc L:/w/p/ld L:b/x.so"},
+		{"CARGO_ENCODED_RUSTFLAGS", "-C\x1flinker=./cc", "L:./cc"},
+		{"CGO_LDFLAGS", "\"-B./t\"", "L:./t"},
+		/* what builds set */
+		{"CFLAGS", "-O2 -g -pipe -Wall -Iinclude -I../lib -isystem /opt/conda/include -march=native -fPIC", ""},
+		{"LDFLAGS", "-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Bstatic -Bdynamic -Bsymbolic-functions", ""},
+		{"CFLAGS", "-fplugin=annobin -specs=/usr/share/dpkg/no-pie-compile.specs -B/usr/libexec/mold", "L:/usr/share/dpkg/no-pie-compile.specs L:/usr/libexec/mold"},
+		{"RUSTFLAGS", "-C target-cpu=native -C linker=clang -C link-arg=-fuse-ld=mold", ""},
+		{"CARGO_ENCODED_RUSTFLAGS", "-Dwarnings", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -260,4 +287,6 @@ TEST_REGISTRAR(policy_codevars_register)
 	test_add(s, "command variables: the program behind exec, env, sudo, eval, a shell's script", test_command_words);
 	test_add(s, "round 37: a precommand's options and -c, env -S, python -m, the build tools (CC=./cc)",
 		 test_precommands);
+	test_add(s, "round 37: the compiler's and linker's flags that run or load a program (CFLAGS=-B tools)",
+		 test_build_flags);
 }
