@@ -532,6 +532,53 @@ static int py_cluster(const struct copt *c, const struct words *t, size_t *i, bo
 }
 
 /*
+ * One option of node or ruby at t->v[*i] (round 37) that takes an
+ * argument, which is not the script: node's --require, -r, --import,
+ * --loader, --experimental-loader (the module, read as NODE_OPTIONS'
+ * are: node_opts()), -C, --conditions, --title, --input-type; ruby's -r
+ * and -I (ruby_opts()) and -C (a directory). EDITOR="node -r
+ * /usr/lib/x.js ./ed.js" read /usr/lib/x.js as the script, not ./ed.js.
+ * 1: go on (*i past what it took); 0: inline code, no script (-e, -p,
+ * --eval, --print); or fn's result.
+ */
+static int interp_opt(const struct copt *c, const struct words *t, size_t *i, bool rb)
+{
+	static const char *const js_mod[] = {"--require", "-r", "--import", "--loader", "--experimental-loader"};
+	static const char *const js_arg[] = {"-C", "--conditions", "--title", "--input-type"};
+	static const char *const js_inline[] = {"-e", "--eval", "-p", "--print"};
+	const char *w = t->v[*i];
+	bool mod = false, arg = false;
+	struct words one;
+	int r;
+
+	if (!rb) {
+		for (size_t k = 0; k < ARRAY_LEN(js_inline); k++)
+			if (strcmp(w, js_inline[k]) == 0)
+				return 0;
+		for (size_t k = 0; k < ARRAY_LEN(js_mod); k++) {
+			size_t l = strlen(js_mod[k]);
+
+			if (strncmp(w, js_mod[k], l) == 0 && (w[l] == '\0' || w[l] == '=' || l == 2))
+				mod = true, arg = w[l] == '\0';
+		}
+		for (size_t k = 0; k < ARRAY_LEN(js_arg); k++)
+			arg = arg || strcmp(w, js_arg[k]) == 0;
+	} else {
+		if (strcmp(w, "-e") == 0)
+			return 0;
+		mod = w[1] == 'r' || w[1] == 'I';
+		arg = strcmp(w, "-r") == 0 || strcmp(w, "-I") == 0 || strcmp(w, "-C") == 0;
+	}
+	one.buf = NULL;
+	one.v = (char **)&t->v[*i];
+	one.n = arg && *i + 1 < t->n ? 2 : 1;
+	r = mod ? (rb ? ruby_opts(c, &one) : node_opts(c, &one)) : 0;
+	if (arg && *i + 1 < t->n)
+		++*i;
+	return r != 0 ? r : 1;
+}
+
+/*
  * A shell's or an interpreter's arguments (t->v[i...]): the script it
  * reads, its first word not an option, is a file loaded (from the
  * working directory when relative, even without a '/': `bash x` reads
@@ -543,7 +590,9 @@ static int interp_args(const struct copt *c, const struct words *t, size_t i, bo
 {
 	static const char *const inline_code[] = {"-c", "-e", "-E", "-m", "--eval", "-p", "--print", "-"};
 	const char *base = strrchr(t->v[i - 1], '/');
-	bool py = strncmp(base != NULL ? base + 1 : t->v[i - 1], "python", 6) == 0, safe = false;
+	const char *name = base != NULL ? base + 1 : t->v[i - 1];
+	bool py = strncmp(name, "python", 6) == 0, safe = false;
+	bool js = strcmp(name, "node") == 0, rb = strcmp(name, "ruby") == 0;
 	bool cmd = false;
 
 	for (; i < t->n; i++) {
@@ -557,6 +606,13 @@ static int interp_args(const struct copt *c, const struct words *t, size_t i, bo
 		}
 		if (py && w[0] == '-' && w[1] != '-' && w[1] != '\0') {
 			int r = py_cluster(c, t, &i, &safe);
+
+			if (r != 1)
+				return r;
+			continue;
+		}
+		if ((js || rb) && w[0] == '-') {
+			int r = interp_opt(c, t, &i, rb);
 
 			if (r != 1)
 				return r;

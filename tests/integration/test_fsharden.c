@@ -2204,6 +2204,8 @@ static void test_code_vars_r37(void)
 		 "sh -c '$EDITOR f'"},
 		{"NODE_OPTIONS=-r tsv-v", "NODE_OPTIONS loads the module \"tsv-v\"", "require.resolve('tsv-v')",
 		 "node -e 0"},
+		/* an interpreter's option argument is not its script */
+		{"EDITOR=node -r /dev/null ./ed-v.js", "EDITOR holds", "\"./ed-v.js\"", "sh -c '$EDITOR f'"},
 		/* the compiler's flags: gcc takes as, cc1, ld from -B's prefix */
 		{"CFLAGS=-O2 -B tools-v", "CFLAGS holds", "\"tools-v\"", "sh -c 'cc $CFLAGS -c m-v.c -o /dev/null'"},
 		{"LDFLAGS=-fuse-ld=./cc-v", "LDFLAGS holds", "\"./cc-v\"", NULL},
@@ -2213,7 +2215,8 @@ static void test_code_vars_r37(void)
 			    "printf 'all:\\n\\t$(CC) x\\n' > mk-v && mkdir -p node_modules/tsv-v && "
 			    "echo 'console.error(\"PLANTED-V\")' > node_modules/tsv-v/index.js && "
 			    "echo 'import sys; print(\"PLANTED-V\", file=sys.stderr)' > myed_v.py && mkdir -p tools-v && "
-			    "cp cc-v tools-v/as && echo 'int main(void) { return 0; }' > m-v.c && echo planted\n";
+			    "cp cc-v tools-v/as && echo 'int main(void) { return 0; }' > m-v.c && "
+			    "echo 'console.error(\"PLANTED-V\")' > ed-v.js && echo planted\n";
 	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
 	int st;
 
@@ -2236,7 +2239,7 @@ static void test_code_vars_r37(void)
 		free(out);
 		free(err);
 		out = err = NULL;
-		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-v mk-v node_modules myed_v.py tools-v m-v.c", w);
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-v mk-v node_modules myed_v.py tools-v m-v.c ed-v.js", w);
 		(void)host_sh(cmd);
 	}
 	/* Absolute in the tree: read-only; an option's argument is not a
