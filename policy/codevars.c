@@ -498,6 +498,61 @@ static bool word_in(const char *w, const char *const *set, size_t n)
 }
 
 /*
+ * python -c CODE (without -I or -P): each module CODE imports ("import
+ * a.b, c as d", "from e import f") is looked for first in the working
+ * directory, as -m's: given as "./TOP.py". sys and builtins are
+ * python's own (never read from a file); a relative "from . import" is
+ * none.
+ */
+static int py_imports(const struct copt *c, const char *code)
+{
+	static const char *const own[] = {"sys", "builtins"};
+
+	for (const char *s = code; *s != '\0'; s++) {
+		bool from = strncmp(s, "from", 4) == 0, imp = strncmp(s, "import", 6) == 0;
+		const char *n;
+
+		if ((!from && !imp) || (s > code && (isalnum((unsigned char)s[-1]) || s[-1] == '_' || s[-1] == '.')))
+			continue;
+		n = s + (from ? 4 : 6);
+		if (*n != ' ' && *n != '\t')
+			continue;
+		for (;;) {
+			size_t len;
+			char mod[256];
+			bool skip = false;
+			int r;
+
+			n += strspn(n, " \t(");
+			len = strspn(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+			for (size_t k = 0; k < ARRAY_LEN(own); k++)
+				skip = skip || (strlen(own[k]) == len && strncmp(n, own[k], len) == 0);
+			if (len > 0 && len < 200 && !skip) {
+				(void)snprintf(mod, sizeof(mod), "./%.*s.py", (int)len, n);
+				if ((r = emit(c, mod, strlen(mod), true, NULL)) != 0)
+					return r;
+			}
+			if (from) {
+				/* the names after its "import" are not modules */
+				const char *im = strstr(n, "import");
+
+				if (im == NULL)
+					return 0;
+				s = im + 5;
+				break;
+			}
+			/* import a.b as c, d: past "a.b as c" to the ',' */
+			n += len;
+			n += strspn(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_. \t");
+			if (*n != ',')
+				break;
+			n++;
+		}
+	}
+	return 0;
+}
+
+/*
  * One cluster of python's short options at t->v[*i] (round 37): -W and
  * -X take an argument (attached or the next word, not the script), -I
  * and -P keep the working directory off sys.path (safe), -c runs inline
@@ -505,7 +560,8 @@ static bool word_in(const char *w, const char *const *set, size_t n)
  * directory (sys.path[0] is "" with -m and -c): without -I or -P,
  * EDITOR="python3 -m myeditor" runs ./myeditor.py of whatever directory
  * git starts the editor in, so MOD's top name is given as "./TOP.py"
- * (a file loaded, relative: `run` refuses). 1: go on; 0 or fn's result:
+ * (a file loaded, relative: `run` refuses); -c's code, the same for
+ * each module it imports (py_imports()). 1: go on; 0 or fn's result:
  * done.
  */
 static int py_cluster(const struct copt *c, const struct words *t, size_t *i, bool *safe)
@@ -516,11 +572,11 @@ static int py_cluster(const struct copt *c, const struct words *t, size_t *i, bo
 
 		if (*o == 'I' || *o == 'P')
 			*safe = true;
-		if (*o == 'c')
-			return 0;
-		if (*o != 'W' && *o != 'X' && *o != 'm')
+		if (*o != 'W' && *o != 'X' && *o != 'm' && *o != 'c')
 			continue;
 		a = o[1] != '\0' ? o + 1 : *i + 1 < t->n ? t->v[++*i] : "";
+		if (*o == 'c')
+			return *safe ? 0 : py_imports(c, a);
 		if (*o != 'm')
 			return 1;
 		if (*safe || a[0] == '\0')

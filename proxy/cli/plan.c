@@ -1587,7 +1587,8 @@ static int relvar_token(const char *var, const char *e, size_t len)
  * ts-node/register": in node_modules of the directory node starts in
  * and each one above, so a node_modules the session leaves in any
  * directory it could write loads into the host's next node there), and
- * python's -m module (run from the working directory first).
+ * python's -m module or -c's imports (looked for in the working
+ * directory first).
  */
 static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
 {
@@ -1611,12 +1612,13 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
 		return -1;
 	}
 	if (val != NULL && strncmp(path, "./", 2) == 0 && pl > 5 && strcmp(path + pl - 3, ".py") == 0 &&
-	    strstr(val, "python") != NULL && strstr(val, "-m") != NULL) {
-		log_warnx("%s runs python's -m module %.*s, which python looks for first in whatever directory "
-			  "it starts in (%s): in any directory this session could write, a %s left there would "
-			  "run at your next command in it; not started. Start passavant with %s running python "
-			  "with -P or -I before -m (the working directory stays off sys.path), or naming the "
-			  "script by its absolute path",
+	    strstr(val, "python") != NULL && (strstr(val, "-m") != NULL || strstr(val, "c") != NULL) &&
+	    strstr(val, path) == NULL) {
+		log_warnx("%s runs python with the module %.*s (-m, or imported by -c's code), which python "
+			  "looks for first in whatever directory it starts in (%s): in any directory this session "
+			  "could write, a %s left there would run at your next command in it; not started. Start "
+			  "passavant with %s running python with -P or -I before -m or -c (the working directory "
+			  "stays off sys.path), or naming the script by its absolute path",
 			  var, (int)(pl - 5), path + 2, path, path + 2, var);
 		return -1;
 	}

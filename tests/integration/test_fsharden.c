@@ -2200,8 +2200,10 @@ static void test_code_vars_r37(void)
 		{"EDITOR=env -S\"sh cc-v\"", "EDITOR holds", "\"cc-v\"", "sh -c 'eval \"$EDITOR f\"'"},
 		{"EDITOR=script -qc \"sh cc-v\" /dev/null", "EDITOR holds", "\"cc-v\"", NULL},
 		{"GIT_EDITOR=flock /tmp/fix37v-lock-v -c \"sh cc-v\"", "GIT_EDITOR holds", "\"cc-v\"", NULL},
-		{"EDITOR=python3 -m myed_v", "EDITOR runs python's -m module myed_v", "-P or -I",
+		{"EDITOR=python3 -m myed_v", "EDITOR runs python with the module myed_v", "-P or -I",
 		 "sh -c '$EDITOR f'"},
+		{"PAGER=python3 -c \"import myed_v\"", "PAGER runs python with the module myed_v", "-P or -I",
+		 "sh -c 'eval \"$PAGER\"'"},
 		{"NODE_OPTIONS=-r tsv-v", "NODE_OPTIONS loads the module \"tsv-v\"", "require.resolve('tsv-v')",
 		 "node -e 0"},
 		/* an interpreter's option argument is not its script */
@@ -2281,7 +2283,7 @@ static void test_code_vars_r37(void)
 				     "PKG_CONFIG=pkg-config --static", "CMAKE_CXX_COMPILER_LAUNCHER=ccache",
 				     "EDITOR=env -i PATH=/usr/bin vim", "VISUAL=sudo -u node vim",
 				     "SUDO_EDITOR=timeout -s KILL 60 nano", "MANPAGER=nice -n 5 less -R",
-				     "GIT_PAGER=python3 -P -m pager_v", "NODE_OPTIONS=--max-old-space-size=4096",
+				     "GIT_PAGER=python3 -P -m pager_v", "PAGER=python3 -I -c \"import pager_v\"", "NODE_OPTIONS=--max-old-space-size=4096",
 				     "CFLAGS=-O2 -g -Iinclude -I../lib -isystem /usr/include -fPIC",
 				     "LDFLAGS=-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Bsymbolic-functions",
 				     "RUSTFLAGS=-C target-cpu=native -C linker=clang", NULL};
