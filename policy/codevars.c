@@ -864,7 +864,8 @@ static int precmd_words(const struct copt *c, const struct precmd *pc, const str
 		}
 		/* flock FILE -c CMD: its -c after the file. */
 		if (w[0] != '-' || w[1] == '\0') {
-			if (pc->assign && w[0] != '=' && w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] == '=')
+			if (pc->assign && w[0] != '=' &&
+			    w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] == '=')
 				continue;
 			if (strcmp(pc->name, "env") == 0 && strcmp(w, "-") == 0)
 				continue;

@@ -280,7 +280,8 @@ static void test_build_flags(void)
 		/* what builds set */
 		{"CFLAGS", "-O2 -g -pipe -Wall -Iinclude -I../lib -isystem /opt/conda/include -march=native -fPIC", ""},
 		{"LDFLAGS", "-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Bstatic -Bdynamic -Bsymbolic-functions", ""},
-		{"CFLAGS", "-fplugin=annobin -specs=/usr/share/dpkg/no-pie-compile.specs -B/usr/libexec/mold", "L:/usr/share/dpkg/no-pie-compile.specs L:/usr/libexec/mold"},
+		{"CFLAGS", "-fplugin=annobin -specs=/usr/share/dpkg/no-pie-compile.specs -B/usr/libexec/mold",
+		 "L:/usr/share/dpkg/no-pie-compile.specs L:/usr/libexec/mold"},
 		{"RUSTFLAGS", "-C target-cpu=native -C linker=clang -C link-arg=-fuse-ld=mold", ""},
 		{"CARGO_ENCODED_RUSTFLAGS", "-Dwarnings", ""},
 	};
