@@ -246,6 +246,11 @@ static const char *const env_steer_exact[] = {
 	 * that name commands (kubectl's exec, the AWS CLI's credential_process,
 	 * Terraform's dev_overrides), the .NET runtime and profiler */
 	"RUSTC", "RUSTDOC", "RUSTFLAGS", "RUSTDOCFLAGS", "CC", "CXX", "CPP", "CFLAGS", "CXXFLAGS", "LDFLAGS",
+	/* round 37: the rest of the build tools' programs and flags
+	 * (policy/codevars.c: `run` refuses them relative) */
+	"LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "READELF", "FC", "F77", "HOSTCC", "HOSTCXX",
+	"HOSTLD", "CC_FOR_BUILD", "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC", "LEX", "CUDAHOSTCXX",
+	"CPPFLAGS", "OBJCFLAGS", "FFLAGS", "FCFLAGS", "CGO_CFLAGS", "CGO_CXXFLAGS", "CGO_CPPFLAGS", "CGO_LDFLAGS",
 	"GOROOT", "JAVA_HOME", "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
 	"NODE_REPL_EXTERNAL_MODULE", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_PATH", "KUBECONFIG",
 	"AWS_CONFIG_FILE", "TF_CLI_CONFIG_FILE", "DOTNET_ROOT",

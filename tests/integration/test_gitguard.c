@@ -2441,6 +2441,34 @@ static void test_round36_dotenv_more(void)
 	gcase_free(&c);
 }
 
+/* Round 37 (fix37v): the rest of the build tools' variables that run
+ * a program or load code (LD, AR, PKG_CONFIG, HOSTCC, CPPFLAGS with -B,
+ * CGO_LDFLAGS, YACC), as CC and CFLAGS are: a .env setting one, which
+ * mise or a dotenv loader hands the host's next build, is moved aside;
+ * an application's names near them (LDAP_URL, ASSET_DIR, FCM_KEY,
+ * LEXICON, AR_RATE) stay. Failed on 519ddcc (each stayed). */
+static void test_round37_dotenv_build(void)
+{
+	static const char *const want[] = {"/work/a/.env: ", "setting LD", "/work/b/.env: ", "setting AR",
+					   "/work/c/.env: ", "setting PKG_CONFIG", "/work/d/.env: ", "setting HOSTCC",
+					   "/work/e/.env: ", "setting CPPFLAGS", "/work/f/.env: ", "setting CGO_LDFLAGS",
+					   "/work/g/.env: ", "setting YACC", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a b c d e f g z && printf 'LD=./ld\n' > a/.env && printf 'AR=./ar\n' > b/.env && "
+				 "printf 'PKG_CONFIG=./pc\n' > c/.env && printf 'HOSTCC=./cc\n' > d/.env && "
+				 "printf 'CPPFLAGS=-B tools\n' > e/.env && printf 'CGO_LDFLAGS=-fuse-ld=./ld\n' > f/.env && "
+				 "printf 'YACC=./y\n' > g/.env && "
+				 "printf 'LDAP_URL=ldap://h\nASSET_DIR=./a\nFCM_KEY=x\nLEXICON=en\nAR_RATE=2\n' > z/.env",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && !exists(&c, "work/a/.env"));
+	CU_ASSERT(exists(&c, "work/z/.env") && !test_has(c.err, "/work/z/.env"));
+	gcase_free(&c);
+}
+
 /* Round 36, the lead's review: a .env a shell sources (`set -a; .
  * ./.env`, in Makefiles, entry points, scripts) runs what is not an
  * assignment: a command line, a $(...) or backquote outside single
@@ -4588,6 +4616,9 @@ TEST_REGISTRAR(register_gitguard)
 		 test_round36_dotenv);
 	test_add(s, "round 36: a .env a shell sourcing it would run a command from is moved aside",
 		 test_round36_dotenv_shell);
+	test_add(s, "round 37: a .env setting LD, AR, PKG_CONFIG, HOSTCC, CPPFLAGS, CGO_LDFLAGS, YACC is moved aside; "
+		    "LDAP_URL, ASSET_DIR stay",
+		 test_round37_dotenv_build);
 	test_add(s, "review of round 36: a .env line after U+2028, .env.NODE_ENV.local, build and runtime variables",
 		 test_round36_dotenv_more);
 	test_add(s, "review of round 36: a .gitignore and a venv in a directory made to look like a git directory",
