@@ -853,17 +853,19 @@ static int precmd_words(const struct copt *c, const struct precmd *pc, const str
 			bool tilde)
 {
 	unsigned operands = pc->operands;
+	bool opts_done = false;
 
 	for (; i < t->n; i++) {
 		const char *w = t->v[i], *a = NULL;
 		char kind = 0; /* 'c': a command line; 's': words to split */
 
-		if (strcmp(w, "--") == 0) {
-			i++;
-			break;
+		/* "--" ends the options, not the operands (timeout -- 5 ./x) */
+		if (!opts_done && strcmp(w, "--") == 0) {
+			opts_done = true;
+			continue;
 		}
 		/* flock FILE -c CMD: its -c after the file. */
-		if (w[0] != '-' || w[1] == '\0') {
+		if (opts_done || w[0] != '-' || w[1] == '\0') {
 			if (pc->assign && w[0] != '=' &&
 			    w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] == '=')
 				continue;

@@ -234,6 +234,8 @@ static void test_precommands(void)
 		{"EDITOR", "exec -a vim ./x", "L:./x"},
 		{"EDITOR", "sudo -u me env -C /w/p ./x", "L:./x"},
 		{"EDITOR", "env -- ./x", "L:./x"},
+		{"EDITOR", "timeout -- 5 ./x", "L:./x"},
+		{"EDITOR", "timeout -k 1 -- 5 sh x", "L:x"},
 		/* an option not known: every later word with a '/' */
 		{"EDITOR", "sudo --weird /w/p/x ./y", "L:/w/p/x L:./y"},
 		{"EDITOR", "timeout -Z a/b c", "L:a/b"},
