@@ -33,6 +33,7 @@
 #include "base/attrib.h"
 #include "cmask.h"
 #include "conn.h"
+#include "formmethod.h"
 #include "http1.h"
 #include "proxy.h"
 #include "target.h"
@@ -140,6 +141,7 @@ struct exchange {
 	struct timeval t0;          /** start of the request or tunnel */
 	uint64_t bytes_up;          /** bytes passed on from the client */
 	uint64_t bytes_down;        /** bytes passed on from the upstream */
+	struct formmethod fm;       /** the request body read for a _method (a host with a method rule) */
 };
 
 /*
@@ -542,6 +544,20 @@ bool conn_verdict(const struct req_facts *f, struct verdict *v) NONNULL(1, 2);
 void conn_verdict_real(struct verdict *v, const char *what, const char *cred, const char *where, char *rule,
 		       size_t rule_len) NONNULL(1, 2, 4, 5);
 void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule, const char *why)
+	NONNULL(1, 2, 3, 4);
+
+/*
+ * On a host a method rule applies to (f's decision), arms fm to read the
+ * request body for a _method (formmethod.h) by the head's Content-Type;
+ * elsewhere fm reads nothing. True to go on; false with v a 403 when the
+ * body cannot be read (multipart/form-data without a usable boundary).
+ */
+bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, struct verdict *v)
+	NONNULL(1, 2, 3) WUNRES;
+
+/* The refusal of a request whose body named a method the rule does not
+ * allow (fm refused it); then says what became of the upstream. */
+void conn_verdict_body_method(struct verdict *v, const char *what, const struct formmethod *fm, const char *then)
 	NONNULL(1, 2, 3, 4);
 
 /* The rules a 421 inside a tunnel names. */

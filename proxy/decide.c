@@ -397,8 +397,8 @@ static bool judge_host(const struct req_facts *f, struct verdict *v)
  * APIs) then act on that one: a GET or POST with X-HTTP-Method-Override:
  * DELETE is a DELETE to them. On a host with a method rule, each method
  * these name is judged against the same rule; the frameworks upper-case
- * it, as the loader does the rule's methods. A _method in a form body is
- * not read (it streams after the decision; docs/config.md says so).
+ * it, as the loader does the rule's methods. A _method in the body is
+ * read as the body streams (formmethod.c, conn_body_method_begin()).
  */
 static const struct {
 	const char *lower;  /* compared case-insensitively */
@@ -423,38 +423,6 @@ static bool override_name_is(const char *name, const char *lower, size_t n)
 	return true;
 }
 
-/* The longest method the loader accepts (keys_network.c). */
-#define OVERRIDE_METHOD_MAX 32
-
-/* One comma-separated element of an override, read a byte at a time:
- * leading and trailing blanks dropped, upper-cased, a byte that is no
- * tchar kept as '?' (so that it can match no method of the rule, and a
- * NUL or a control byte reaches neither the comparison nor a reason). */
-struct override_tok {
-	char m[OVERRIDE_METHOD_MAX + 1]; /* the first OVERRIDE_METHOD_MAX bytes */
-	size_t len;                      /* bytes since the first non-blank */
-	size_t end;                      /* len up to the last non-blank */
-};
-
-static bool is_tchar(unsigned char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
-}
-
-static void tok_put(struct override_tok *t, unsigned char ch)
-{
-	bool blank = ch == ' ' || ch == '\t';
-
-	if (t->len == 0 && blank)
-		return;
-	if (t->len < OVERRIDE_METHOD_MAX)
-		t->m[t->len] = !is_tchar(ch) ? '?' : ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : (char)ch;
-	t->len++;
-	if (!blank)
-		t->end = t->len;
-}
-
 /* The decision of f's target under f's policy: the one kept for the
  * tunnel (made now when there is none yet), else a new one into *mine. */
 static const struct policy_decision *decide_target(const struct req_facts *f, struct policy_decision *mine)
@@ -477,19 +445,15 @@ static const struct policy_decision *decide_target(const struct req_facts *f, st
  * allow refuses the request (403, the rule, what named it); an empty one
  * names none. True to go on. The element is reset for the next.
  */
-static bool tok_judge(struct override_tok *t, const struct req_facts *f, struct verdict *v, const char *where)
+static bool tok_judge(struct method_tok *t, const struct req_facts *f, struct verdict *v, const char *where)
 {
-	bool too_long = t->end > OVERRIDE_METHOD_MAX;
-	size_t shown = too_long ? OVERRIDE_METHOD_MAX : t->end;
+	bool too_long;
 	const char *mrule = NULL;
 	struct policy_decision mine;
 	char w[512];
 
-	t->len = 0;
-	if (t->end == 0)
+	if (!method_tok_end(t, &too_long))
 		return true;
-	t->end = 0;
-	t->m[shown] = '\0';
 	/* Longer than any method the rule can list: "" matches none, and
 	 * still yields the deciding rule. */
 	if (policy_decision_method_allowed(decide_target(f, &mine), too_long ? "" : t->m, &mrule))
@@ -505,7 +469,7 @@ static bool tok_judge(struct override_tok *t, const struct req_facts *f, struct 
 static bool judge_override_value(const struct req_facts *f, struct verdict *v, const char *where,
 				 const char *val, size_t vlen)
 {
-	struct override_tok t = { .len = 0, .end = 0 };
+	struct method_tok t = { .len = 0, .end = 0 };
 	size_t i;
 
 	for (i = 0; i < vlen; i++) {
@@ -513,7 +477,7 @@ static bool judge_override_value(const struct req_facts *f, struct verdict *v, c
 			if (!tok_judge(&t, f, v, where))
 				return false;
 		} else {
-			tok_put(&t, (unsigned char)val[i]);
+			method_tok_put(&t, (unsigned char)val[i]);
 		}
 	}
 	return tok_judge(&t, f, v, where);
@@ -603,7 +567,7 @@ static bool judge_override_query(const struct req_facts *f, struct verdict *v)
 		while (eq < stop && s[eq] != '=')
 			eq++;
 		if (eq < stop && is_method_param(s, from, eq)) {
-			struct override_tok t = { .len = 0, .end = 0 };
+			struct method_tok t = { .len = 0, .end = 0 };
 			size_t k = eq + 1;
 
 			while (k < stop) {
@@ -613,7 +577,7 @@ static bool judge_override_query(const struct req_facts *f, struct verdict *v)
 					if (!tok_judge(&t, f, v, "the query parameter _method"))
 						return false;
 				} else {
-					tok_put(&t, ch);
+					method_tok_put(&t, ch);
 				}
 			}
 			if (!tok_judge(&t, f, v, "the query parameter _method"))
@@ -710,6 +674,63 @@ void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule
 			  why);
 }
 
+/* formmethod's judge: arg is the request's policy decision. */
+static bool body_method_allowed(const void *arg, const char *method, const char **rule)
+{
+	return policy_decision_method_allowed(arg, method, rule);
+}
+
+bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, struct verdict *v)
+{
+	struct policy_decision mine;
+	const struct policy_decision *d = decide_target(f, &mine);
+	const char *name, *val, *ct = NULL, *mrule = NULL;
+	size_t nlen, vlen, ctlen = 0, i = 0;
+	char w[512];
+
+	formmethod_off(fm);
+	if (d->verdict != POLICY_ALLOW || !d->method_restricted)
+		return true;
+	/* The first Content-Type decides, as the frameworks read one. */
+	while (f->next_field != NULL && f->next_field(f->fields, &i, &name, &nlen, &val, &vlen)) {
+		if (nlen == 12 && strncasecmp(name, "content-type", 12) == 0) {
+			ct = val;
+			ctlen = vlen;
+			break;
+		}
+	}
+	switch (formmethod_begin(fm, ct, ctlen, body_method_allowed, &fm->d)) {
+	case FM_ON:
+		fm->d = *d; /* the policy outlives the request (the connection's or the stream's reference) */
+		return true;
+	case FM_OFF:
+		return true;
+	case FM_UNREADABLE:
+		break;
+	}
+	formmethod_off(fm);
+	(void)policy_decision_method_allowed(d, f->method, &mrule);
+	if (mrule == NULL)
+		mrule = "allowedMethods";
+	v->decided = true;
+	return refuse_with(v, 403, "blocked-by-sandbox-runtime", mrule,
+			   "passavant: %s refused by %s: its multipart/form-data body has no boundary, or one longer "
+			   "than %d bytes (RFC 2046), so a _method part in it cannot be read",
+			   facts_what(f, w, sizeof(w)), mrule, FM_BOUNDARY_MAX);
+}
+
+void conn_verdict_body_method(struct verdict *v, const char *what, const struct formmethod *fm, const char *then)
+{
+	const char *rule = "allowedMethods", *where = "the body parameter _method";
+	const char *m = formmethod_refused(fm, &rule, &where);
+
+	verdict_clear(v);
+	v->decided = true;
+	(void)refuse_with(v, 403, "blocked-by-sandbox-runtime", rule,
+			  "passavant: %s refused by %s: %s names the method %s, which the rule does not allow; %s",
+			  what, rule, where, m != NULL ? m : "?", then);
+}
+
 /* req_facts.next_field of an HTTP/1.1 head: the parser's field i. */
 static bool http1_next_field(const void *fields, size_t *i, const char **name, size_t *nlen, const char **val,
 			     size_t *vlen)
@@ -794,6 +815,13 @@ static bool judge_request(conn_t *c, const char *url, size_t ulen, bool *restric
 	if (f.tunnel) {
 		c->tgt.path = v.form_ok ? url : "";
 		c->tgt.path_len = v.form_ok ? ulen : 0;
+	}
+	/* A body names a method too (a form's _method): read as it
+	 * streams, on a host with a method rule (relay_request_body()). */
+	if (ok && v.restricted && !http1_message_done(c->client.http)) {
+		ok = conn_body_method_begin(&f, &c->ex.fm, &v);
+		if (formmethod_on(&c->ex.fm))
+			http1_set_body_watch(c->client.http, formmethod_sink, &c->ex.fm);
 	}
 	if (!ok) {
 		*st = refuse_verdict(c, &v);

@@ -234,7 +234,8 @@ static bool identity_coded(const http1_t *h)
  */
 void conn_wipe_reset_upstream(conn_t *c)
 {
-	cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
+	if (c->mask != NULL)
+		cmask_wipe_drain(cmask_out(c->mask, CMASK_OUT));
 	cmask_wipe_drain(c->up.pending);
 	sockio_reset_on_close(&c->up);
 }
@@ -261,6 +262,26 @@ static enum step refuse_body_leak(conn_t *c, const char *cred)
 }
 
 /*
+ * The body named a method the host's rule does not allow (a form's
+ * _method=DELETE on a [GET, POST] host, formmethod.h). What came before
+ * it may have gone up, so the request must not complete: refused as a
+ * real value in a body is (refuse_body_leak()), the upstream connection
+ * reset, the 403 sent unless a response already started.
+ */
+static enum step refuse_body_method(conn_t *c)
+{
+	struct verdict v;
+	char w[512];
+
+	conn_wipe_reset_upstream(c);
+	conn_drop_upstream(c);
+	conn_verdict_body_method(&v, conn_what(c, w, sizeof(w)), &c->ex.fm, "the upstream connection was reset");
+	formmethod_off(&c->ex.fm);
+	c->rule = v.rule;
+	return conn_refuse(c, v.status, v.xerr, v.kind, v.rule, "%s", v.reason);
+}
+
+/*
  * Request body, client -> upstream, while the upstream's output has room.
  * Returns true to go on, else false with *st the step to return.
  */
@@ -279,6 +300,13 @@ static bool relay_request_body(conn_t *c, enum step *st)
 		if (r == HTTP1_ERROR) {
 			*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
 					  http1_error_reason(c->client.http));
+			return false;
+		}
+		/* The span that ends a refused _method value never goes up
+		 * (the watch read it during the feed). */
+		if (formmethod_on(&c->ex.fm) &&
+		    (c->ex.fm.refused || (r == HTTP1_DONE && !formmethod_end(&c->ex.fm)))) {
+			*st = refuse_body_method(c);
 			return false;
 		}
 		if (c->ex.mask_req_body) {

@@ -33,6 +33,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "base/attrib.h"
+#include "formmethod.h"
 #include "h2.h"
 
 /* Streams the client may open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
@@ -111,6 +112,7 @@ struct h2s {
 	uint64_t bytes_down;       /** response DATA received from the upstream */
 	uint64_t down_taken;       /** client DATA acknowledged (consumed) */
 	uint64_t up_taken;         /** upstream DATA acknowledged (consumed) */
+	struct formmethod fm;      /** the request body read for a _method (a host with a method rule) */
 };
 
 struct h2 {

@@ -104,7 +104,9 @@ static bool judge(struct h2s *s)
 		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		return false;
 	}
-	if (conn_verdict(&f, &v)) {
+	/* A body names a method too (a form's _method): read as its DATA
+	 * come, on a host with a method rule (h2_down_data()). */
+	if (conn_verdict(&f, &v) && (s->req_end || !v.restricted || conn_body_method_begin(&f, &s->fm, &v))) {
 		s->rule = v.rule;
 		return true;
 	}
@@ -508,9 +510,28 @@ static void note_body_injected(struct h2s *s)
 	}
 }
 
+/* The body named a method the host's rule does not allow (formmethod.h):
+ * the stream is refused, its upstream stream reset before END_STREAM. */
+static void refuse_body_method(struct h2s *s)
+{
+	struct verdict v;
+	char w[512];
+
+	conn_verdict_body_method(&v, h2s_what(s, w, sizeof(w)), &s->fm, "the upstream stream was reset");
+	formmethod_off(&s->fm);
+	refuse_verdict(s, &v);
+}
+
 /* The request's end came: the upstream gets its last DATA and END_STREAM. */
 static void request_ended(struct h2s *s)
 {
+	/* A form's last value ends with the body: judged before the
+	 * upstream may get END_STREAM. */
+	if (s->phase == H2S_FORWARD && formmethod_on(&s->fm) && !formmethod_end(&s->fm)) {
+		s->req_end = true;
+		refuse_body_method(s);
+		return;
+	}
 	s->req_end = true;
 	if (s->mask_req) {
 		size_t n;
@@ -579,6 +600,14 @@ int h2_down_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, con
 			s->bytes_up += len;
 			s->down_taken += len;
 		}
+		return 0;
+	}
+	if (formmethod_on(&s->fm) && !formmethod_feed(&s->fm, (const char *)data, len)) {
+		/* the DATA that ends a refused _method value never goes up */
+		refuse_body_method(s);
+		(void)nghttp2_session_consume(session, stream_id, len);
+		s->bytes_up += len;
+		s->down_taken += len;
 		return 0;
 	}
 	s->bytes_up += len;

@@ -61,6 +61,8 @@ struct http1 {
 	size_t start_len;            /* bytes in start */
 	http1_body_fn sink;          /* body span sink, or NULL */
 	void *sink_arg;
+	http1_body_fn watch;         /* body span reader before the sink, or NULL */
+	void *watch_arg;
 	int err_status;              /* 0, or 400/405/431 after an error */
 	const char *err_reason;      /* static reason of the error */
 };
@@ -305,7 +307,8 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
 {
 	http1_t *h = p->data;
 
-	if (h->sink != NULL && h->sink(h->sink_arg, at, n) != 0) {
+	if ((h->watch != NULL && h->watch(h->watch_arg, at, n) != 0) ||
+	    (h->sink != NULL && h->sink(h->sink_arg, at, n) != 0)) {
 		set_error(h, 400, "body substitution failed");
 		return HPE_USER;
 	}
@@ -386,6 +389,8 @@ void http1_reset(http1_t *h)
 	h->err_reason = NULL;
 	h->sink = NULL;
 	h->sink_arg = NULL;
+	h->watch = NULL;
+	h->watch_arg = NULL;
 }
 
 void http1_release(http1_t *h)
@@ -402,6 +407,12 @@ void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg)
 {
 	h->sink = fn;
 	h->sink_arg = arg;
+}
+
+void http1_set_body_watch(http1_t *h, http1_body_fn fn, void *arg)
+{
+	h->watch = fn;
+	h->watch_arg = arg;
 }
 
 bool http1_between_chunks(const http1_t *h)

@@ -89,6 +89,14 @@ enum http1_result http1_finish(http1_t *h) NONNULL(1) WUNRES;
 typedef int (*http1_body_fn)(void *arg, const char *data, size_t len);
 void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg) NONNULL(1);
 
+/*
+ * A second consumer of the same spans, called before the sink (the sink
+ * may be cmask's): the outbound _method reader (formmethod.h) sees the
+ * decoded body, chunked or not, whether it is masked or not. Same
+ * contract as the sink; cleared by http1_reset(). NULL fn: none.
+ */
+void http1_set_body_watch(http1_t *h, http1_body_fn fn, void *arg) NONNULL(1);
+
 /* Whether the head announced a body: chunked, or a Content-Length above
  * 0 (false before the head is done). */
 bool http1_has_body(const http1_t *h) NONNULL(1);

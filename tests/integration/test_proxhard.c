@@ -394,14 +394,15 @@ static int suite_up(void)
 	snprintf(yaml, sizeof(yaml),
 		 "network:\n"
 		 "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-		 "  allowedMethods: {\"localhost:%u\": [GET, HEAD], \"localhost:%u\": [GET, HEAD]}\n"
+		 "  allowedMethods: {\"localhost:%u\": [GET, HEAD], \"localhost:%u\": [GET, HEAD],\n"
+		 "                   \"127.0.0.1:%u\": [GET, POST], \"127.0.0.1:%u\": [GET, POST]}\n"
 		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
 		 "credentials:\n"
 		 "  envVars:\n"
 		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
 		 "    - {name: PV_SECRET, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
 		 "  allowPlaintextInject: true\n",
-		 (unsigned)upm.port, h2port, dir);
+		 (unsigned)upm.port, h2port, (unsigned)upm.port, h2port, dir);
 	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", tok_real);
 	snprintf(envsec, sizeof(envsec), "PV_SECRET=%s", sec_real);
 	if (test_px_start(&px, dir, wrap, yaml) < 0)
@@ -1792,6 +1793,176 @@ static void test_override_fragment(void)
 	}
 }
 
+/*
+ * Round 37 of the attack: a _method in the request BODY on a [GET, POST]
+ * host (127.0.0.1:upm.port, 127.0.0.1:h2port). Rack::MethodOverride,
+ * Laravel, Symfony and Spring read a form's _method (Laravel a JSON key
+ * too): the POST was a DELETE to them, and the proxy read only fields and
+ * the query. The body is read as it streams; a method the rule does not
+ * allow is a 403 and the upstream never gets the whole request.
+ */
+struct body_case {
+	const char *ctype; /* Content-Type field line ("" none) */
+	bool chunked;      /* body: chunks separated by '|' */
+	const char *body;
+	const char *named, *method; /* NULL: allowed, passes */
+};
+
+static const struct body_case body_cases[] = {
+	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "a=1&_method=DELETE&b=2",
+	  "the body parameter _method", "DELETE" },
+	{ "", false, "_method=delete", "the body parameter _method", "DELETE" }, /* no type: Rack reads a form */
+	{ "Content-Type: application/x-www-form-urlencoded; charset=utf-8\r\n", false, "%5Fmethod=PUT",
+	  "the body parameter _method", "PUT" },
+	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "_method[]=PATCH",
+	  "the body parameter _method", "PATCH" },
+	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "x=1;+.method=DEL%45TE",
+	  "the body parameter _method", "DELETE" },
+	{ "Content-Type: application/x-www-form-urlencoded\r\n", true, "a=1&_me|th|od=DEL|ETE",
+	  "the body parameter _method", "DELETE" },
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n"
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "DELETE" },
+	{ "Content-Type: multipart/form-data; boundary=\"b 1\"\r\n", true,
+	  "--b 1\r\ncontent-disposition: form-data; NAME=_method\r\n\r\npu|t\r\n--b| 1--\r\n",
+	  "the body's multipart part _method", "PUT" },
+	{ "Content-Type: application/json\r\n", false, "{\"a\": [1, {\"b\": 2}], \"_method\": \"DELETE\"}",
+	  "the body's JSON key _method", "DELETE" },
+	{ "Content-Type: application/vnd.api+json\r\n", true, "{\"\\u005fmeth|od\" : [\"GET\", \"pa\\u0074ch\"]}",
+	  "the body's JSON key _method", "PATCH" },
+	/* look-alikes pass */
+	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "payment_method=pm_1&x_method=DELETE&_methodx=PUT",
+	  NULL, NULL },
+	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "_method=POST&_method=get", NULL, NULL },
+	{ "Content-Type: application/json\r\n", false,
+	  "{\"jsonrpc\": \"2.0\", \"method\": \"tools/call\", \"params\": {\"x\": \"_method\", \"y\": \"DELETE\"}}", NULL,
+	  NULL },
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"_method\"\r\n\r\n_method=DELETE\r\n"
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\npost\r\n--XyZ--\r\n",
+	  NULL, NULL },
+	{ "Content-Type: text/plain\r\n", false, "_method=DELETE", NULL, NULL }, /* no framework reads it */
+};
+
+/* Whether the upstream's record holds a complete request. */
+static bool rec_complete(const char *rec)
+{
+	const char *p = rec;
+
+	while (p != NULL && (p = strstr(p, "=== conn ")) != NULL) {
+		const char *nl = strchr(p, '\n'), *inc = strstr(p, " incomplete ===");
+
+		if (nl != NULL && (inc == NULL || inc > nl))
+			return true;
+		p = nl;
+	}
+	return false;
+}
+
+static void test_override_body_h1(void)
+{
+	char hp[64];
+	struct marks m;
+
+	NEED_READY();
+	snprintf(hp, sizeof(hp), "127.0.0.1:%u", (unsigned)upm.port);
+	for (size_t i = 0; i < sizeof(body_cases) / sizeof(body_cases[0]); i++) {
+		const struct body_case *bc = &body_cases[i];
+		char req[4096], body[2048], what[64], want[160], *out, *rec, *a;
+		size_t n = 0;
+
+		if (bc->chunked) {
+			const char *p = bc->body;
+
+			while (*p != '\0') {
+				size_t k = strcspn(p, "|");
+
+				n += (size_t)snprintf(body + n, sizeof(body) - n, "%zx\r\n%.*s\r\n", k, (int)k, p);
+				p += k + (p[k] == '|');
+			}
+			n += (size_t)snprintf(body + n, sizeof(body) - n, "0\r\n\r\n");
+		} else {
+			n = (size_t)snprintf(body, sizeof(body), "%s", bc->body);
+		}
+		snprintf(req, sizeof(req), "POST http://%s/sink HTTP/1.1\r\nHost: %s\r\n%s%s%zu\r\nConnection: close\r\n\r\n%s",
+			 hp, hp, bc->ctype, bc->chunked ? "Transfer-Encoding: chunked\r\nX-Len: " : "Content-Length: ",
+			 bc->chunked ? (size_t)0 : n, body);
+		snprintf(what, sizeof(what), "h1 body case %zu", i);
+		mark(&m);
+		out = raw_pxs(req);
+		rec = test_file_since(rec_meth, m.meth);
+		a = audit_since(&m);
+		if (bc->method == NULL) {
+			ROW(test_has(out, "HTTP/1.1 200 ") && rec_complete(rec),
+			    "%s (a look-alike): not passed to the upstream: %.300s / %.300s", what, test_nz(out),
+			    test_nz(rec));
+		} else {
+			snprintf(want, sizeof(want), "%s names the method %s,", bc->named, bc->method);
+			ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n"),
+			    "%s: not a 403 blocked-by-sandbox-runtime: %.400s", what, test_nz(out));
+			ROW(test_has(out, want) && test_has(out, "refused by network.allowedMethods: 127.0.0.1:"),
+			    "%s: the reason does not say '%s': %.400s", what, want, test_nz(out));
+			ROW(!rec_complete(rec), "%s: the upstream got the whole request: %.400s", what, test_nz(rec));
+			ROW(test_has(a, "\"status\":403") && test_has(a, want), "%s: no 403 audit line saying '%s': %.400s",
+			    what, want, test_nz(a));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+}
+
+/* HTTP/2: the same, with the value split across DATA frames. */
+static void test_override_body_h2(void)
+{
+	static const struct {
+		const char *ctype, *data, *method; /* data: JSON list of DATA pieces; method NULL: passes */
+	} cases[] = {
+		{ "application/x-www-form-urlencoded", "[\"a=1&_meth\", \"od=DE\", \"LETE\"]", "DELETE" },
+		{ "application/x-www-form-urlencoded", "[\"_method=PA\", \"TCH&b=2\"]", "PATCH" },
+		{ "application/json", "[\"{\\\"_method\\\": \\\"de\", \"lete\\\"}\"]", "DELETE" },
+		{ "multipart/form-data; boundary=zz",
+		  "[\"--zz\\r\\nContent-Disposition: form-data; name=_method\\r\\n\\r\\nPU\", \"T\\r\\n--zz--\\r\\n\"]",
+		  "PUT" },
+		{ "application/x-www-form-urlencoded", "[\"payment_method=pm\", \"_1&_method=po\", \"st\"]", NULL },
+		{ "application/json", "[\"{\\\"method\\\": \\\"tools/call\\\"}\"]", NULL },
+	};
+	char json[1024], script[4200], target[64], want[160], *out, *a, *rec;
+	struct marks m;
+
+	NEED_READY();
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+	snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+				"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
+
+		snprintf(json, sizeof(json),
+			 "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, \"headers\": [[\"content-type\", "
+			 "\"%s\"]], \"data\": %s}",
+			 cases[i].ctype, cases[i].data);
+		mark(&m);
+		out = NULL;
+		(void)runv(&out, argv);
+		rec = test_file_since(rec_h2, m.h2);
+		a = audit_since(&m);
+		if (cases[i].method == NULL) {
+			ROW(test_has(out, "status 200") && test_has(rec, " end\n"),
+			    "h2 case %zu (a look-alike): not passed whole: %.300s / %.300s", i, test_nz(out), test_nz(rec));
+		} else {
+			snprintf(want, sizeof(want), "names the method %s,", cases[i].method);
+			ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") && test_has(a, want),
+			    "h2 case %zu: no 403 saying '%s': %.300s / %.400s", i, want, test_nz(out), test_nz(a));
+			ROW(!test_has(rec, " end\n"), "h2 case %zu: the upstream got the whole request: %.400s", i,
+			    test_nz(rec));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+}
+
 /* An override naming an allowed method passes unchanged (h1 and h2). */
 static void test_override_allowed(void)
 {
@@ -1878,6 +2049,10 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "method override: h2 field and query parameter refused on the stream", test_override_h2);
 	test_add(s, "method override: a _method after a '#' (Go keeps it in the query): a target with '#' refused",
 		 test_override_fragment);
+	test_add(s, "method override: a _method in the body (form, multipart, JSON; chunks): refused, look-alikes pass",
+		 test_override_body_h1);
+	test_add(s, "method override: h2 a _method in the body split across DATA frames: refused",
+		 test_override_body_h2);
 	test_add(s, "method override: an allowed method passes unchanged (h1, h2)", test_override_allowed);
 	test_add(s, "method override: a host without a method rule is untouched", test_override_no_rule);
 	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);

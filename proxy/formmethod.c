@@ -1,0 +1,692 @@
+/*
+ * formmethod.c - the `_method` a request body names (formmethod.h): one
+ * byte state machine per body kind, fed decoded spans in any split.
+ */
+#include "formmethod.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* ---- a method, a name ---------------------------------------------------- */
+
+static bool is_tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+void method_tok_put(struct method_tok *t, unsigned char ch)
+{
+	bool blank = ch == ' ' || ch == '\t';
+
+	if (t->len == 0 && blank)
+		return;
+	if (t->len < METHOD_TOK_MAX)
+		t->m[t->len] = !is_tchar(ch) ? '?' : ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : (char)ch;
+	t->len++;
+	if (!blank)
+		t->end = t->len;
+}
+
+bool method_tok_end(struct method_tok *t, bool *too_long)
+{
+	size_t end = t->end;
+
+	t->len = 0;
+	t->end = 0;
+	*too_long = end > METHOD_TOK_MAX;
+	if (end == 0)
+		return false;
+	t->m[*too_long ? METHOD_TOK_MAX : end] = '\0';
+	return true;
+}
+
+enum { NM_LEAD, NM_MATCH, NM_YES, NM_NO, NM_END };
+
+static void name_reset(struct fm_name *nm, bool php)
+{
+	nm->n = 0;
+	nm->st = php ? NM_LEAD : NM_MATCH;
+	nm->php = php;
+}
+
+/* One decoded byte of a name: as decide.c's is_method_param() reads a
+ * query name (php), or exactly in any case. */
+static void name_put(struct fm_name *nm, unsigned char ch)
+{
+	static const char want[] = "_method";
+
+	if (nm->st == NM_YES || nm->st == NM_NO || nm->st == NM_END)
+		return;
+	if (nm->st == NM_LEAD) {
+		if (ch == ' ')
+			return;
+		nm->st = NM_MATCH;
+	}
+	if (nm->php && ch == '\0') {
+		nm->st = NM_END;
+		return;
+	}
+	if (ch >= 'A' && ch <= 'Z')
+		ch = (unsigned char)(ch - 'A' + 'a');
+	if (nm->php && (ch == '.' || ch == ' '))
+		ch = '_';
+	if (nm->n == sizeof(want) - 1) {
+		nm->st = nm->php && ch == '[' ? NM_YES : NM_NO;
+		return;
+	}
+	if (ch != (unsigned char)want[nm->n]) {
+		nm->st = NM_NO;
+		return;
+	}
+	nm->n++;
+}
+
+static bool name_is(const struct fm_name *nm)
+{
+	return nm->st == NM_YES || ((nm->st == NM_MATCH || nm->st == NM_END) && nm->n == 7);
+}
+
+/* ---- judging ------------------------------------------------------------- */
+
+enum { FM_KIND_NONE, FM_KIND_FORM, FM_KIND_MULTIPART, FM_KIND_JSON };
+
+/* The element in fm->tok ends: judged. False when refused. */
+static bool judge_tok(struct formmethod *fm)
+{
+	bool too_long;
+	const char *rule = NULL;
+
+	if (!method_tok_end(&fm->tok, &too_long))
+		return true;
+	if (fm->judge(fm->judge_arg, too_long ? "" : fm->tok.m, &rule))
+		return true;
+	fm->refused = true;
+	fm->rule = rule != NULL ? rule : "allowedMethods";
+	(void)snprintf(fm->method, sizeof(fm->method), "%s%s", fm->tok.m, too_long ? "..." : "");
+	fm->where = fm->kind == FM_KIND_MULTIPART ? "the body's multipart part _method"
+		    : fm->kind == FM_KIND_JSON    ? "the body's JSON key _method"
+						  : "the body parameter _method";
+	return false;
+}
+
+/* A decoded byte of a value: ',' ends an element. False when refused. */
+static bool value_put(struct formmethod *fm, unsigned char ch)
+{
+	if (ch == ',')
+		return judge_tok(fm);
+	method_tok_put(&fm->tok, ch);
+	return true;
+}
+
+/* ---- application/x-www-form-urlencoded ----------------------------------- */
+
+enum { FORM_NAME, FORM_VALUE, FORM_SKIP };
+
+static int hexval(unsigned char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* A decoded byte of the current component. False when refused. */
+static bool form_out(struct formmethod *fm, unsigned char ch)
+{
+	if (fm->st == FORM_NAME) {
+		name_put(&fm->name, ch);
+		return true;
+	}
+	return fm->st != FORM_VALUE || value_put(fm, ch);
+}
+
+/* The bytes a '%' that was no %XX held, as they were. */
+static bool form_flush(struct formmethod *fm)
+{
+	bool ok = true;
+
+	if (fm->pct >= 1)
+		ok = form_out(fm, '%');
+	if (ok && fm->pct == 2)
+		ok = form_out(fm, fm->pct_hi);
+	fm->pct = 0;
+	return ok;
+}
+
+/* A raw byte of a component: %XX decoded as query_byte() in decide.c
+ * does ('%' not followed by two hex digits is itself), '+' a space. */
+static bool form_raw(struct formmethod *fm, unsigned char ch)
+{
+	if (fm->pct == 1 && hexval(ch) >= 0) {
+		fm->pct = 2;
+		fm->pct_hi = ch;
+		return true;
+	}
+	if (fm->pct == 2 && hexval(ch) >= 0) {
+		fm->pct = 0;
+		return form_out(fm, (unsigned char)(hexval(fm->pct_hi) << 4 | hexval(ch)));
+	}
+	if (fm->pct != 0 && !form_flush(fm))
+		return false;
+	if (ch == '%') {
+		fm->pct = 1;
+		return true;
+	}
+	return form_out(fm, ch == '+' ? ' ' : ch);
+}
+
+static bool form_byte(struct formmethod *fm, unsigned char ch)
+{
+	if (ch == '&' || ch == ';') {
+		bool ok = form_flush(fm) && (fm->st != FORM_VALUE || judge_tok(fm));
+
+		fm->st = FORM_NAME;
+		name_reset(&fm->name, true);
+		return ok;
+	}
+	if (fm->st == FORM_NAME && ch == '=') {
+		(void)form_flush(fm); /* a name's bytes judge nothing */
+		fm->st = name_is(&fm->name) ? FORM_VALUE : FORM_SKIP;
+		return true;
+	}
+	if (fm->st == FORM_SKIP)
+		return true;
+	return form_raw(fm, ch);
+}
+
+/* ---- multipart/form-data ------------------------------------------------- */
+
+/*
+ * The body is searched for the delimiter "\n--boundary" (KMP, no byte
+ * kept: on a mismatch the bytes let go are the delimiter's own). The
+ * CR before it ends the part's value too, so a CR is held until the next
+ * byte says whether it is; a bare LF before the boundary (lenient
+ * parsers) delimits as well. After a delimiter: the rest of its line,
+ * then header lines to an empty one, then the part's body.
+ */
+enum { MP_BODY, MP_DLINE, MP_HEAD };
+/* header line sub-states */
+enum { H_NAME, H_SKIP, H_TYPE, H_PWS, H_PNAME, H_VWS, H_VTOK, H_VQ, H_VQESC, H_VEND };
+
+static const char cd_name[] = "content-disposition";
+
+static bool part_data(struct formmethod *fm, unsigned char ch)
+{
+	if (!fm->named)
+		return true;
+	if (fm->held_cr) {
+		fm->held_cr = false;
+		if (!value_put(fm, '\r'))
+			return false;
+	}
+	if (ch == '\r') {
+		fm->held_cr = true;
+		return true;
+	}
+	return value_put(fm, ch);
+}
+
+/* Whether the parameter name read is "name" (the one Content-Disposition
+ * names a form field with). */
+static bool pname_is_name(const struct formmethod *fm)
+{
+	return fm->hn == 4 && memcmp(fm->pname, "name", 4) == 0;
+}
+
+/* A byte of a header line (CR dropped; LF ended it before). */
+static void head_byte(struct formmethod *fm, unsigned char ch)
+{
+	switch (fm->sub) {
+	case H_NAME:
+		if (fm->hn < sizeof(cd_name) - 1 && (unsigned char)cd_name[fm->hn] == (ch | 0x20) && ch != ' ') {
+			fm->hn++;
+		} else if (fm->hn == sizeof(cd_name) - 1 && ch == ':') {
+			fm->sub = H_TYPE;
+		} else if (!(fm->hn == sizeof(cd_name) - 1 && (ch == ' ' || ch == '\t'))) {
+			fm->sub = H_SKIP;
+		}
+		return;
+	case H_SKIP:
+		return;
+	case H_TYPE:
+		if (ch == ';')
+			fm->sub = H_PWS;
+		return;
+	case H_PWS:
+	case H_PNAME:
+		if (ch == ' ' || ch == '\t')
+			return;
+		if (ch == ';') {
+			fm->sub = H_PWS;
+			return;
+		}
+		if (fm->sub == H_PWS) {
+			fm->sub = H_PNAME;
+			fm->hn = 0;
+		}
+		if (ch == '=') {
+			fm->sub = H_VWS;
+			name_reset(&fm->name, true);
+			return;
+		}
+		if (fm->hn < sizeof(fm->pname))
+			fm->pname[fm->hn] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+		if (fm->hn < UINT8_MAX)
+			fm->hn++;
+		return;
+	case H_VWS:
+		if (ch == ' ' || ch == '\t')
+			return;
+		if (ch == '"') {
+			fm->sub = H_VQ;
+			return;
+		}
+		fm->sub = H_VTOK;
+		/* fall through */
+	case H_VTOK:
+		if (ch == ';' || ch == ' ' || ch == '\t') {
+			if (pname_is_name(fm) && name_is(&fm->name))
+				fm->named = true;
+			fm->sub = ch == ';' ? H_PWS : H_VEND;
+			return;
+		}
+		name_put(&fm->name, ch);
+		return;
+	case H_VQ:
+		if (ch == '\\') {
+			fm->sub = H_VQESC;
+			return;
+		}
+		if (ch == '"') {
+			if (pname_is_name(fm) && name_is(&fm->name))
+				fm->named = true;
+			fm->sub = H_VEND;
+			return;
+		}
+		name_put(&fm->name, ch);
+		return;
+	case H_VQESC:
+		name_put(&fm->name, ch);
+		fm->sub = H_VQ;
+		return;
+	case H_VEND:
+		if (ch == ';')
+			fm->sub = H_PWS;
+		return;
+	default:
+		return;
+	}
+}
+
+/* A header line ended (its LF). */
+static void head_line_end(struct formmethod *fm)
+{
+	if (fm->sub == H_VTOK && pname_is_name(fm) && name_is(&fm->name))
+		fm->named = true;
+	fm->sub = H_NAME;
+	fm->hn = 0;
+}
+
+static bool mp_delimiter(struct formmethod *fm)
+{
+	bool ok = true;
+
+	if (fm->named) {
+		fm->held_cr = false; /* the delimiter's */
+		ok = judge_tok(fm);
+	}
+	fm->named = false;
+	fm->st = MP_DLINE;
+	return ok;
+}
+
+static bool mp_byte(struct formmethod *fm, unsigned char ch)
+{
+	if (fm->st == MP_DLINE) {
+		if (ch == '\n') {
+			fm->st = MP_HEAD;
+			fm->sub = H_NAME;
+			fm->hn = 0;
+			fm->u = 0; /* bytes of the header line */
+		}
+		return true;
+	}
+	if (fm->st == MP_HEAD) {
+		if (ch == '\r')
+			return true;
+		if (ch == '\n') {
+			if (fm->u == 0) {
+				fm->st = MP_BODY;
+				fm->j = 0;
+				fm->tok.len = fm->tok.end = 0;
+				return true;
+			}
+			head_line_end(fm);
+			fm->u = 0;
+			return true;
+		}
+		fm->u = 1;
+		head_byte(fm, ch);
+		return true;
+	}
+	/* MP_BODY: the delimiter, or the part's data */
+	while (fm->j > 0 && (unsigned char)fm->delim[fm->j] != ch) {
+		uint8_t k = fm->fail[fm->j - 1];
+
+		for (uint8_t i = 0; i < fm->j - k; i++)
+			if (!part_data(fm, (unsigned char)fm->delim[i]))
+				return false;
+		fm->j = k;
+	}
+	if ((unsigned char)fm->delim[fm->j] == ch) {
+		if (++fm->j == fm->plen) {
+			fm->j = 0;
+			return mp_delimiter(fm);
+		}
+		return true;
+	}
+	return part_data(fm, ch);
+}
+
+/* The boundary parameter of a multipart Content-Type into fm->delim
+ * (after "\n--"). False when there is none or it is too long. */
+static bool mp_boundary(struct formmethod *fm, const char *ct, size_t len)
+{
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		size_t from, to;
+
+		while (i < len && ct[i] != ';')
+			i++;
+		if (i++ >= len)
+			return false;
+		while (i < len && (ct[i] == ' ' || ct[i] == '\t'))
+			i++;
+		from = i;
+		while (i < len && ct[i] != '=' && ct[i] != ';')
+			i++;
+		to = i;
+		while (to > from && (ct[to - 1] == ' ' || ct[to - 1] == '\t'))
+			to--;
+		if (i >= len || ct[i] != '=' || to - from != 8 || strncasecmp(ct + from, "boundary", 8) != 0)
+			continue;
+		i++;
+		while (i < len && (ct[i] == ' ' || ct[i] == '\t'))
+			i++;
+		if (i < len && ct[i] == '"') {
+			for (i++; i < len && ct[i] != '"'; i++) {
+				if (ct[i] == '\\' && i + 1 < len)
+					i++;
+				if (n == FM_BOUNDARY_MAX)
+					return false;
+				fm->delim[3 + n++] = ct[i];
+			}
+		} else {
+			for (; i < len && ct[i] != ';' && ct[i] != ' ' && ct[i] != '\t'; i++) {
+				if (n == FM_BOUNDARY_MAX)
+					return false;
+				fm->delim[3 + n++] = ct[i];
+			}
+		}
+		if (n == 0)
+			return false;
+		memcpy(fm->delim, "\n--", 3);
+		fm->plen = (uint8_t)(3 + n);
+		/* KMP failure table: fail[q] is the longest proper prefix of
+		 * delim[0..q] that is also its suffix. */
+		fm->fail[0] = 0;
+		for (uint8_t q = 1, k = 0; q < fm->plen; q++) {
+			while (k > 0 && fm->delim[q] != fm->delim[k])
+				k = fm->fail[k - 1];
+			if (fm->delim[q] == fm->delim[k])
+				k++;
+			fm->fail[q] = k;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/*
+ * No stack: a string is a key when the next byte that is no blank after
+ * it is ':'. A key that reads _method makes the value after the ':' the
+ * one judged: a string, or the strings of an array (directly in it).
+ */
+enum { J_OUT, J_STR, J_AFTER_KEY, J_VALUE };
+/* string sub-states */
+enum { JS_CHAR, JS_ESC, JS_U };
+
+static bool json_blank(unsigned char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+}
+
+/* A decoded byte of a string. */
+static bool json_str_out(struct formmethod *fm, unsigned char ch)
+{
+	name_put(&fm->name, ch);
+	return !fm->judging || value_put(fm, ch);
+}
+
+static bool json_out_byte(struct formmethod *fm, unsigned char ch);
+
+static bool json_byte(struct formmethod *fm, unsigned char ch)
+{
+	switch (fm->st) {
+	case J_STR:
+		if (fm->sub == JS_ESC) {
+			static const char from[] = "bfnrt", to[] = "\b\f\n\r\t";
+			const char *p = ch != '\0' ? strchr(from, ch) : NULL;
+
+			if (ch == 'u') {
+				fm->sub = JS_U;
+				fm->u = 0;
+				fm->un = 0;
+				return true;
+			}
+			fm->sub = JS_CHAR;
+			return json_str_out(fm, p != NULL ? (unsigned char)to[p - from] : ch);
+		}
+		if (fm->sub == JS_U) {
+			int h = hexval(ch);
+
+			if (h < 0) { /* malformed: what came read as it is */
+				fm->sub = JS_CHAR;
+				return json_str_out(fm, '?') && json_byte(fm, ch);
+			}
+			fm->u = fm->u << 4 | (uint32_t)h;
+			if (++fm->un < 4)
+				return true;
+			fm->sub = JS_CHAR;
+			/* beyond ASCII no method byte, and never a name's */
+			return json_str_out(fm, fm->u < 0x80 ? (unsigned char)fm->u : 0x80);
+		}
+		if (ch == '\\') {
+			fm->sub = JS_ESC;
+			return true;
+		}
+		if (ch != '"')
+			return json_str_out(fm, ch);
+		/* the string ends */
+		if (fm->judging && !judge_tok(fm))
+			return false;
+		fm->judging = false;
+		fm->st = name_is(&fm->name) ? J_AFTER_KEY : J_OUT;
+		return true;
+	case J_AFTER_KEY:
+		if (json_blank(ch))
+			return true;
+		if (ch == ':') {
+			fm->st = J_VALUE;
+			fm->depth = 0;
+			return true;
+		}
+		fm->st = J_OUT;
+		return json_out_byte(fm, ch);
+	case J_VALUE:
+		if (json_blank(ch))
+			return true;
+		if (ch == '[' && fm->depth == 0) {
+			fm->depth = 1;
+			fm->st = J_OUT;
+			return true;
+		}
+		fm->st = J_OUT;
+		if (ch == '"') {
+			fm->st = J_STR;
+			fm->sub = JS_CHAR;
+			fm->judging = true;
+			fm->tok.len = fm->tok.end = 0;
+			name_reset(&fm->name, false);
+			return true;
+		}
+		return json_out_byte(fm, ch);
+	default:
+		return json_out_byte(fm, ch);
+	}
+}
+
+/* A byte outside any string (fm->depth > 0: inside a _method key's
+ * array value, depth its nesting). */
+static bool json_out_byte(struct formmethod *fm, unsigned char ch)
+{
+	if (ch == '"') {
+		fm->st = J_STR;
+		fm->sub = JS_CHAR;
+		fm->judging = fm->depth == 1;
+		fm->tok.len = fm->tok.end = 0;
+		name_reset(&fm->name, false);
+		return true;
+	}
+	if (fm->depth > 0) {
+		if (ch == '[' || ch == '{') {
+			if (fm->depth < UINT8_MAX)
+				fm->depth++;
+		} else if (ch == ']' || ch == '}') {
+			fm->depth--;
+		}
+	}
+	return true;
+}
+
+/* ---- the body ------------------------------------------------------------ */
+
+/* Whether the media type mt[0..n) (lower case) names JSON as Laravel's
+ * isJson() tells it: it holds "/json" or "+json". */
+static bool is_json_type(const char *mt, size_t n)
+{
+	for (size_t i = 0; i + 5 <= n; i++)
+		if ((mt[i] == '/' || mt[i] == '+') && strncasecmp(mt + i + 1, "json", 4) == 0)
+			return true;
+	return false;
+}
+
+enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctlen, fm_judge_fn judge,
+			       const void *judge_arg)
+{
+	size_t from = 0, to;
+
+	memset(fm, 0, sizeof(*fm));
+	fm->judge = judge;
+	fm->judge_arg = judge_arg;
+	if (ct != NULL) {
+		while (from < ctlen && (ct[from] == ' ' || ct[from] == '\t'))
+			from++;
+		to = from;
+		while (to < ctlen && ct[to] != ';' && ct[to] != ' ' && ct[to] != '\t')
+			to++;
+	}
+	if (ct == NULL || to == from ||
+	    (to - from == 33 && strncasecmp(ct + from, "application/x-www-form-urlencoded", 33) == 0)) {
+		fm->kind = FM_KIND_FORM;
+		fm->st = FORM_NAME;
+		name_reset(&fm->name, true);
+		return FM_ON;
+	}
+	if (to - from == 19 && strncasecmp(ct + from, "multipart/form-data", 19) == 0) {
+		if (!mp_boundary(fm, ct + to, ctlen - to))
+			return FM_UNREADABLE;
+		fm->kind = FM_KIND_MULTIPART;
+		fm->st = MP_BODY;
+		fm->j = 1; /* a body may begin with the boundary line: its "\n" is taken as read */
+		return FM_ON;
+	}
+	if (is_json_type(ct + from, to - from)) {
+		fm->kind = FM_KIND_JSON;
+		fm->st = J_OUT;
+		return FM_ON;
+	}
+	return FM_OFF;
+}
+
+void formmethod_off(struct formmethod *fm)
+{
+	fm->kind = FM_KIND_NONE;
+	fm->refused = false;
+}
+
+bool formmethod_on(const struct formmethod *fm)
+{
+	return fm->kind != FM_KIND_NONE;
+}
+
+bool formmethod_feed(struct formmethod *fm, const char *data, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)data;
+	size_t i;
+
+	if (fm->refused)
+		return false;
+	switch (fm->kind) {
+	case FM_KIND_FORM:
+		for (i = 0; i < len; i++)
+			if (!form_byte(fm, p[i]))
+				return false;
+		return true;
+	case FM_KIND_MULTIPART:
+		for (i = 0; i < len; i++)
+			if (!mp_byte(fm, p[i]))
+				return false;
+		return true;
+	case FM_KIND_JSON:
+		for (i = 0; i < len; i++)
+			if (!json_byte(fm, p[i]))
+				return false;
+		return true;
+	default:
+		return true;
+	}
+}
+
+int formmethod_sink(void *arg, const char *data, size_t len)
+{
+	(void)formmethod_feed(arg, data, len);
+	return 0;
+}
+
+bool formmethod_end(struct formmethod *fm)
+{
+	if (fm->refused)
+		return false;
+	/* A form's last value ends with the body. A multipart part or a
+	 * JSON string cut short has no value a parser would take. */
+	if (fm->kind == FM_KIND_FORM && fm->st == FORM_VALUE)
+		return form_flush(fm) && judge_tok(fm);
+	return true;
+}
+
+const char *formmethod_refused(const struct formmethod *fm, const char **rule, const char **where)
+{
+	if (!fm->refused)
+		return NULL;
+	*rule = fm->rule;
+	*where = fm->where;
+	return fm->method;
+}

@@ -1,0 +1,153 @@
+/*
+ * formmethod.h - the methods a request body names in a `_method`
+ * parameter (Rails' Rack::MethodOverride, Laravel, Symfony, Spring's
+ * HiddenHttpMethodFilter act on it: a POST whose form says
+ * _method=DELETE is a DELETE to them), found as the body streams by: a
+ * byte state machine fed each decoded span (chunked framing removed) in
+ * any split, in fixed-size state, with no allocation and no copy.
+ *
+ * Read, by the request's Content-Type:
+ *  - none (or empty), application/x-www-form-urlencoded: parameters split
+ *    at '&' and ';', name and value %XX-decoded, '+' a space; the name
+ *    read as the query judge reads one (any case, leading spaces dropped,
+ *    '.' and ' ' as '_', a NUL ending it, `_method[...` a list);
+ *  - multipart/form-data: a part whose Content-Disposition has
+ *    name="_method" (quoted or not, read as above), its body to the next
+ *    boundary line the value;
+ *  - JSON (a media type holding "/json" or "+json", as Laravel tells
+ *    one): any object key that decodes (escapes, \u005f too) to
+ *    `_method` in any case; its string value, or each string of an
+ *    array value;
+ *  - any other type: not read.
+ * Each value is judged element by element (',' splits), blanks around it
+ * dropped, upper-cased (struct method_tok), against the judge the caller
+ * gave. The first element the judge refuses stops the scan: the method
+ * and the rule are kept for the refusal.
+ *
+ * The struct is public so that it can sit in an exchange or a stream:
+ * its fields are the scanner's, never read outside formmethod.c but
+ * through the functions below. Not thread-safe per object; every
+ * function may be called from event-loop callbacks.
+ */
+#ifndef PASSAVANT_FORMMETHOD_H
+#define PASSAVANT_FORMMETHOD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/attrib.h"
+#include "policy/policy.h"
+
+/* The longest method the loader accepts (keys_network.c). */
+#define METHOD_TOK_MAX 32
+
+/* One comma-separated element naming a method, read a byte at a time:
+ * leading and trailing blanks dropped, upper-cased, a byte that is no
+ * tchar kept as '?' (so that it can match no method of a rule, and a NUL
+ * or a control byte reaches neither the comparison nor a reason). */
+struct method_tok {
+	char m[METHOD_TOK_MAX + 1]; /* the first METHOD_TOK_MAX bytes */
+	size_t len;                 /* bytes since the first non-blank */
+	size_t end;                 /* len up to the last non-blank */
+};
+
+/* Adds one byte to t. */
+void method_tok_put(struct method_tok *t, unsigned char ch) NONNULL(1);
+
+/*
+ * Ends t's element and resets t for the next: false when it named
+ * nothing (empty or blanks only); else true, t->m the method
+ * NUL-terminated (cut at METHOD_TOK_MAX bytes, *too_long then true: it is
+ * longer than any method a rule can list).
+ */
+bool method_tok_end(struct method_tok *t, bool *too_long) NONNULL(1, 2) WUNRES;
+
+/* A `_method` name read a byte at a time (decoded bytes). */
+struct fm_name {
+	uint8_t n;  /* bytes of "_method" matched */
+	uint8_t st; /* formmethod.c's enum */
+	bool php;   /* PHP's and Rack's reading (spaces, '.', NUL, '['), else exact in any case */
+};
+
+/* The largest multipart boundary read (RFC 2046: 1 to 70 bytes; Rack
+ * refuses a longer one). */
+#define FM_BOUNDARY_MAX 70
+
+/*
+ * Judges one method named in the body: true when arg's rule allows it,
+ * else false with *rule the rule that refuses it (or NULL: "allowedMethods").
+ * method is "" for one too long for any rule.
+ */
+typedef bool (*fm_judge_fn)(const void *arg, const char *method, const char **rule);
+
+struct formmethod {
+	uint8_t kind;               /* formmethod.c's enum: 0 not scanning */
+	bool refused;               /* a method was refused: see formmethod_refused() */
+	uint8_t st;                 /* the kind's state */
+	uint8_t sub;                /* a sub-state (multipart headers, JSON escapes) */
+	bool judging;               /* bytes go to tok (a _method value) */
+	bool held_cr;               /* multipart value: a CR waits (it may be the delimiter's) */
+	uint8_t pct;                /* %XX decoding: 0, 1 ('%' seen), 2 (and hi) */
+	uint8_t pct_hi;             /* the raw hex digit after '%' */
+	uint32_t u;                 /* JSON \uXXXX: the code point so far */
+	uint8_t un;                 /* JSON \uXXXX: hex digits read */
+	uint8_t depth;              /* JSON array value: nesting (saturates) */
+	uint8_t plen;               /* multipart: delimiter length ("\n--" + boundary) */
+	uint8_t j;                  /* multipart: delimiter bytes matched */
+	uint8_t hn;                 /* multipart header: name bytes matched / param name length */
+	bool named;                 /* multipart: the current part is named _method */
+	char pname[8];              /* multipart: the Content-Disposition parameter name */
+	char delim[FM_BOUNDARY_MAX + 4];   /* multipart: "\n--" boundary */
+	uint8_t fail[FM_BOUNDARY_MAX + 4]; /* multipart: the delimiter's KMP failure table */
+	struct fm_name name;        /* the name being read */
+	struct method_tok tok;      /* the value element being read */
+	fm_judge_fn judge;
+	const void *judge_arg;
+	struct policy_decision d;   /* the caller's, when judge_arg points here */
+	const char *rule;           /* refused: the rule that refused */
+	char method[METHOD_TOK_MAX + 4]; /* refused: the method ("..." when cut) */
+	const char *where;          /* refused: what named it, for the reason */
+};
+
+/* How formmethod_begin() went. */
+enum fm_begin {
+	FM_OFF,       /* the body is not read (a type no framework takes a _method from) */
+	FM_ON,        /* the body is read */
+	FM_UNREADABLE /* multipart/form-data whose boundary is missing or longer than FM_BOUNDARY_MAX */
+};
+
+/*
+ * Starts reading a body of Content-Type ct[0..ctlen) (ct NULL: none).
+ * Each method found is judged by judge(judge_arg, ...). fm is reset first.
+ */
+enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctlen, fm_judge_fn judge,
+			       const void *judge_arg) NONNULL(1, 4);
+
+/* Stops reading (fm reads nothing more; refused stays false). */
+void formmethod_off(struct formmethod *fm) NONNULL(1);
+
+/* Whether fm reads the body. */
+bool formmethod_on(const struct formmethod *fm) NONNULL(1);
+
+/*
+ * Reads the next decoded span of the body. True to go on; false once a
+ * method was refused (then and ever after: formmethod_refused()).
+ * Usable as an http1_body_fn through formmethod_sink().
+ */
+bool formmethod_feed(struct formmethod *fm, const char *data, size_t len) NONNULL(1);
+
+/* An http1_body_fn feeding arg (a struct formmethod): always 0 (the
+ * caller looks at formmethod_refused() after the feed). */
+int formmethod_sink(void *arg, const char *data, size_t len);
+
+/* The body ended: the value being read is judged. False when refused. */
+bool formmethod_end(struct formmethod *fm) NONNULL(1);
+
+/* After a refusal: the method, the rule, and what named it ("the body
+ * parameter _method", "the body's multipart part _method", "the body's
+ * JSON key _method"). NULL when nothing was refused. */
+const char *formmethod_refused(const struct formmethod *fm, const char **rule, const char **where)
+	NONNULL(1, 2, 3);
+
+#endif

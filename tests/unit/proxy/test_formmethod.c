@@ -1,0 +1,128 @@
+/*
+ * test_formmethod.c - table-driven tests of proxy/formmethod.c (suite
+ * "proxy_formmethod"): the _method a body names, fed whole and in every
+ * split into two spans and byte by byte.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proxy/formmethod.h"
+#include "tests/support/testlib.h"
+
+/* The judge of a [GET, POST] rule. */
+static bool get_post(const void *arg, const char *method, const char **rule)
+{
+	(void)arg;
+	*rule = "test rule";
+	return strcmp(method, "GET") == 0 || strcmp(method, "POST") == 0;
+}
+
+struct fm_case {
+	const char *ctype; /* NULL: no Content-Type */
+	const char *body;
+	const char *refused; /* the method refused, or NULL: passes */
+};
+
+static const struct fm_case cases[] = {
+	{ NULL, "_method=DELETE", "DELETE" },
+	{ "", "a=1&_method=delete", "DELETE" },
+	{ "application/x-www-form-urlencoded", "%5Fmethod=PUT", "PUT" },
+	{ "application/x-www-form-urlencoded", "_method%5B%5D=PUT", "PUT" },
+	{ "Application/X-WWW-Form-Urlencoded; charset=utf-8", "_method[]=PATCH", "PATCH" },
+	{ "application/x-www-form-urlencoded", "_method[0]=PATCH", "PATCH" },
+	{ "application/x-www-form-urlencoded", "++_method=PATCH", "PATCH" },
+	{ "application/x-www-form-urlencoded", ".method=PATCH", "PATCH" },
+	{ "application/x-www-form-urlencoded", "_METHOD%00x=PATCH", "PATCH" },
+	{ "application/x-www-form-urlencoded", "a;_method=DEL%45TE", "DELETE" },
+	{ "application/x-www-form-urlencoded", "_method=GET,%20put", "PUT" },
+	{ "application/x-www-form-urlencoded", "_method=%4", "%4" },
+	{ "application/x-www-form-urlencoded", "_method=POST&_method=get&payment_method=pm_1", NULL },
+	{ "application/x-www-form-urlencoded", "x_method=DELETE&_methodx=PUT&method=DELETE", NULL },
+	{ "application/x-www-form-urlencoded", "_method&a=_method=DELETE", NULL },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
+	{ "multipart/form-data; boundary=\"a b\"",
+	  "pre\r\n--a b\r\nCONTENT-DISPOSITION : form-data; filename=\"x\"; name=_method[]\r\n\r\nput\n--a b--", "PUT" },
+	{ "multipart/form-data; boundary=--",
+	  "----\r\nContent-Disposition: form-data; name=\"_met\\hod\"\r\n\r\n-----\r\n------\r\n", "-----" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"_method\"\r\n\r\n_method=DELETE\r\n"
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nPOST\r\n--XyZ--\r\n",
+	  NULL },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n\r\n--XyZ\r\n--XyZ\r\n\r\n_method\r\n--XyZ--\r\n", NULL },
+	{ "application/json", "{\"_method\": \"DELETE\"}", "DELETE" },
+	{ "application/json; charset=utf-8", "{\"a\":{\"\\u005Fmethod\":\"d\\u0065lete\"}}", "DELETE" },
+	{ "application/merge-patch+json", "{\"_method\" : [\"GET\", [\"x\"], \"put\"]}", "PUT" },
+	{ "text/json", "[1, {\"_Method\":\"PATCH\"}]", "PATCH" },
+	{ "application/json", "{\"method\": \"tools/call\", \"x\": \"_method\", \"_method\": \"post\"}", NULL },
+	{ "application/json", "{\"_method\": 1, \"a\": [\"_method\", \"DELETE\"], \"b\": \"\\\"_method\\\": \\\"DELETE\"}",
+	  NULL },
+	{ "text/plain", "_method=DELETE", NULL },
+	{ "application/octet-stream", "_method=DELETE", NULL },
+};
+
+/* Feeds body split at each point in cut (0: whole; SIZE_MAX: a byte at
+ * a time); returns the method refused or NULL. */
+static const char *run(const struct fm_case *c, size_t cut, struct formmethod *fm)
+{
+	const char *rule, *where, *b = c->body;
+	size_t n = strlen(b);
+	bool ok = true;
+
+	if (formmethod_begin(fm, c->ctype, c->ctype != NULL ? strlen(c->ctype) : 0, get_post, NULL) != FM_ON)
+		return NULL;
+	if (cut == SIZE_MAX) {
+		for (size_t i = 0; i < n && ok; i++)
+			ok = formmethod_feed(fm, b + i, 1);
+	} else {
+		ok = formmethod_feed(fm, b, cut) && formmethod_feed(fm, b + cut, n - cut);
+	}
+	if (ok)
+		(void)formmethod_end(fm);
+	return formmethod_refused(fm, &rule, &where);
+}
+
+static void test_cases(void)
+{
+	static struct formmethod fm;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fm_case *c = &cases[i];
+		size_t n = strlen(c->body);
+
+		for (size_t cut = 0; cut <= n + 1; cut++) {
+			const char *got = run(c, cut == n + 1 ? SIZE_MAX : cut, &fm);
+
+			if ((got == NULL) != (c->refused == NULL) || (got != NULL && strcmp(got, c->refused) != 0)) {
+				fprintf(stderr, "case %zu (%s) cut %zu: refused %s, want %s\n", i, c->body, cut,
+					got ? got : "nothing", c->refused ? c->refused : "nothing");
+				CU_FAIL("formmethod verdict");
+				break;
+			}
+		}
+	}
+}
+
+static void test_begin(void)
+{
+	static struct formmethod fm;
+	char longb[128];
+
+	CU_ASSERT_EQUAL(formmethod_begin(&fm, "multipart/form-data", 19, get_post, NULL), FM_UNREADABLE);
+	snprintf(longb, sizeof(longb), "multipart/form-data; boundary=%071d", 0);
+	CU_ASSERT_EQUAL(formmethod_begin(&fm, longb, strlen(longb), get_post, NULL), FM_UNREADABLE);
+	snprintf(longb, sizeof(longb), "multipart/form-data; boundary=%070d", 0);
+	CU_ASSERT_EQUAL(formmethod_begin(&fm, longb, strlen(longb), get_post, NULL), FM_ON);
+	CU_ASSERT_EQUAL(formmethod_begin(&fm, "image/png", 9, get_post, NULL), FM_OFF);
+	CU_ASSERT_FALSE(formmethod_on(&fm));
+}
+
+TEST_REGISTRAR(proxy_formmethod_suite)
+{
+	CU_pSuite s = test_suite("proxy_formmethod", NULL, NULL);
+
+	test_add(s, "a _method in form, multipart and JSON bodies, every split", test_cases);
+	test_add(s, "Content-Type: what is read, a boundary too long", test_begin);
+}
