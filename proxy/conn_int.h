@@ -550,7 +550,8 @@ void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule
  * On a host a method rule applies to (f's decision), arms fm to read the
  * request body for a _method (formmethod.h) by the head's Content-Type;
  * elsewhere fm reads nothing. True to go on; false with v a 403 when the
- * body cannot be read (multipart/form-data without a usable boundary).
+ * body cannot be read (more than one Content-Type field, multipart/form-
+ * data without a usable boundary).
  */
 bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, struct verdict *v)
 	NONNULL(1, 2, 3) WUNRES;

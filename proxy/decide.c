@@ -684,29 +684,37 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 {
 	struct policy_decision mine;
 	const struct policy_decision *d = decide_target(f, &mine);
-	const char *name, *val, *ct = NULL, *mrule = NULL;
+	const char *name, *val, *ct = NULL, *mrule = NULL, *why;
 	size_t nlen, vlen, ctlen = 0, i = 0;
+	unsigned nct = 0;
 	char w[512];
 
 	formmethod_off(fm);
 	if (d->verdict != POLICY_ALLOW || !d->method_restricted)
 		return true;
-	/* The first Content-Type decides, as the frameworks read one. */
 	while (f->next_field != NULL && f->next_field(f->fields, &i, &name, &nlen, &val, &vlen)) {
-		if (nlen == 12 && strncasecmp(name, "content-type", 12) == 0) {
+		if (nlen == 12 && strncasecmp(name, "content-type", 12) == 0 && nct++ == 0) {
 			ct = val;
 			ctlen = vlen;
-			break;
 		}
 	}
-	switch (formmethod_begin(fm, ct, ctlen, body_method_allowed, &fm->d)) {
-	case FM_ON:
-		fm->d = *d; /* the policy outlives the request (the connection's or the stream's reference) */
-		return true;
-	case FM_OFF:
-		return true;
-	case FM_UNREADABLE:
-		break;
+	/* Servers read one of several differently (the first, the last,
+	 * all joined with ", "): which one a framework parses cannot be
+	 * told. */
+	if (nct > 1) {
+		why = "it has more than one Content-Type field (servers read different ones)";
+	} else {
+		switch (formmethod_begin(fm, ct, ctlen, body_method_allowed, &fm->d)) {
+		case FM_ON:
+			fm->d = *d; /* the policy outlives the request (the connection's or the stream's reference) */
+			return true;
+		case FM_OFF:
+			return true;
+		case FM_UNREADABLE:
+			break;
+		}
+		why = "its multipart/form-data Content-Type has no boundary, or one longer than 70 bytes "
+		      "(RFC 2046)";
 	}
 	formmethod_off(fm);
 	(void)policy_decision_method_allowed(d, f->method, &mrule);
@@ -714,9 +722,8 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 		mrule = "allowedMethods";
 	v->decided = true;
 	return refuse_with(v, 403, "blocked-by-sandbox-runtime", mrule,
-			   "passavant: %s refused by %s: its multipart/form-data body has no boundary, or one longer "
-			   "than %d bytes (RFC 2046), so a _method part in it cannot be read",
-			   facts_what(f, w, sizeof(w)), mrule, FM_BOUNDARY_MAX);
+			   "passavant: %s refused by %s: %s, so a _method in its body cannot be read",
+			   facts_what(f, w, sizeof(w)), mrule, why);
 }
 
 void conn_verdict_body_method(struct verdict *v, const char *what, const struct formmethod *fm, const char *then)

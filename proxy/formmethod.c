@@ -210,7 +210,7 @@ static bool form_byte(struct formmethod *fm, unsigned char ch)
  */
 enum { MP_BODY, MP_DLINE, MP_HEAD };
 /* header line sub-states */
-enum { H_NAME, H_SKIP, H_TYPE, H_PWS, H_PNAME, H_VWS, H_VTOK, H_VQ, H_VQESC, H_VEND };
+enum { H_NAME, H_TYPE, H_PWS, H_PNAME, H_VWS, H_VTOK, H_VQ, H_VQESC, H_VEND };
 
 static const char cd_name[] = "content-disposition";
 
@@ -242,15 +242,19 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 {
 	switch (fm->sub) {
 	case H_NAME:
-		if (fm->hn < sizeof(cd_name) - 1 && (unsigned char)cd_name[fm->hn] == (ch | 0x20) && ch != ' ') {
-			fm->hn++;
-		} else if (fm->hn == sizeof(cd_name) - 1 && ch == ':') {
+		/* "Content-Disposition" and ':' anywhere in the line: Rack
+		 * matches it unanchored in the part's head (its 'c' occurs
+		 * only first, so a mismatch restarts at 0 or 1) */
+		if (fm->hn == sizeof(cd_name) - 1 && (ch == ' ' || ch == '\t'))
+			return;
+		if (fm->hn == sizeof(cd_name) - 1 && ch == ':') {
 			fm->sub = H_TYPE;
-		} else if (!(fm->hn == sizeof(cd_name) - 1 && (ch == ' ' || ch == '\t'))) {
-			fm->sub = H_SKIP;
+			return;
 		}
-		return;
-	case H_SKIP:
+		if (fm->hn < sizeof(cd_name) - 1 && (unsigned char)cd_name[fm->hn] == (ch | 0x20))
+			fm->hn++;
+		else
+			fm->hn = (ch | 0x20) == 'c' ? 1 : 0;
 		return;
 	case H_TYPE:
 		if (ch == ';')
@@ -322,11 +326,25 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 	}
 }
 
-/* A header line ended (its LF). */
+/* A header line ended (its LF). A Content-Disposition may go on in a
+ * folded line (one that starts with a blank: Rack reads it so). */
 static void head_line_end(struct formmethod *fm)
 {
-	if (fm->sub == H_VTOK && pname_is_name(fm) && name_is(&fm->name))
-		fm->named = true;
+	if (fm->sub == H_VTOK) {
+		if (pname_is_name(fm) && name_is(&fm->name))
+			fm->named = true;
+		fm->sub = H_VEND;
+	}
+	fm->fold = fm->sub != H_NAME;
+	if (!fm->fold)
+		fm->hn = 0;
+}
+
+/* The first byte of a header line: a fold goes on, else a new field. */
+static void head_line_start(struct formmethod *fm, unsigned char ch)
+{
+	if (fm->fold && (ch == ' ' || ch == '\t'))
+		return;
 	fm->sub = H_NAME;
 	fm->hn = 0;
 }
@@ -351,6 +369,7 @@ static bool mp_byte(struct formmethod *fm, unsigned char ch)
 			fm->st = MP_HEAD;
 			fm->sub = H_NAME;
 			fm->hn = 0;
+			fm->fold = false;
 			fm->u = 0; /* bytes of the header line */
 		}
 		return true;
@@ -369,6 +388,9 @@ static bool mp_byte(struct formmethod *fm, unsigned char ch)
 			fm->u = 0;
 			return true;
 		}
+		if (fm->u == 0)
+			head_line_start(fm, ch);
+		fm->fold = false;
 		fm->u = 1;
 		head_byte(fm, ch);
 		return true;
@@ -578,8 +600,8 @@ static bool json_out_byte(struct formmethod *fm, unsigned char ch)
 
 /* ---- the body ------------------------------------------------------------ */
 
-/* Whether the media type mt[0..n) (lower case) names JSON as Laravel's
- * isJson() tells it: it holds "/json" or "+json". */
+/* Whether the Content-Type ct[0..n) names JSON as Laravel's isJson()
+ * tells it: the whole value (parameters too) holds "/json" or "+json". */
 static bool is_json_type(const char *mt, size_t n)
 {
 	for (size_t i = 0; i + 5 <= n; i++)
@@ -600,7 +622,9 @@ enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctl
 		while (from < ctlen && (ct[from] == ' ' || ct[from] == '\t'))
 			from++;
 		to = from;
-		while (to < ctlen && ct[to] != ';' && ct[to] != ' ' && ct[to] != '\t')
+		/* the media type ends as PHP's SAPI and Rack's media_type end
+		 * it: at ';', ',' or a blank */
+		while (to < ctlen && ct[to] != ';' && ct[to] != ',' && ct[to] != ' ' && ct[to] != '\t')
 			to++;
 	}
 	if (ct == NULL || to == from ||
@@ -618,7 +642,7 @@ enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctl
 		fm->j = 1; /* a body may begin with the boundary line: its "\n" is taken as read */
 		return FM_ON;
 	}
-	if (is_json_type(ct + from, to - from)) {
+	if (is_json_type(ct, ctlen)) {
 		fm->kind = FM_KIND_JSON;
 		fm->st = J_OUT;
 		return FM_ON;

@@ -6,16 +6,18 @@
  * byte state machine fed each decoded span (chunked framing removed) in
  * any split, in fixed-size state, with no allocation and no copy.
  *
- * Read, by the request's Content-Type:
+ * Read, by the request's Content-Type (its media type ends at ';', ','
+ * or a blank, as PHP and Rack end it):
  *  - none (or empty), application/x-www-form-urlencoded: parameters split
  *    at '&' and ';', name and value %XX-decoded, '+' a space; the name
  *    read as the query judge reads one (any case, leading spaces dropped,
  *    '.' and ' ' as '_', a NUL ending it, `_method[...` a list);
- *  - multipart/form-data: a part whose Content-Disposition has
+ *  - multipart/form-data: a part whose Content-Disposition (anywhere in
+ *    a head line, as Rack finds it; folded lines go on) has
  *    name="_method" (quoted or not, read as above), its body to the next
  *    boundary line the value;
- *  - JSON (a media type holding "/json" or "+json", as Laravel tells
- *    one): any object key that decodes (escapes, \u005f too) to
+ *  - JSON (a Content-Type holding "/json" or "+json" anywhere, as
+ *    Laravel tells one): any object key that decodes (escapes, \u005f too) to
  *    `_method` in any case; its string value, or each string of an
  *    array value;
  *  - any other type: not read.
@@ -97,6 +99,7 @@ struct formmethod {
 	uint8_t j;                  /* multipart: delimiter bytes matched */
 	uint8_t hn;                 /* multipart header: name bytes matched / param name length */
 	bool named;                 /* multipart: the current part is named _method */
+	bool fold;                  /* multipart: a Content-Disposition may go on in the next line */
 	char pname[8];              /* multipart: the Content-Disposition parameter name */
 	char delim[FM_BOUNDARY_MAX + 4];   /* multipart: "\n--" boundary */
 	uint8_t fail[FM_BOUNDARY_MAX + 4]; /* multipart: the delimiter's KMP failure table */

@@ -1831,6 +1831,15 @@ static const struct body_case body_cases[] = {
 	  "the body's JSON key _method", "DELETE" },
 	{ "Content-Type: application/vnd.api+json\r\n", true, "{\"\\u005fmeth|od\" : [\"GET\", \"pa\\u0074ch\"]}",
 	  "the body's JSON key _method", "PATCH" },
+	/* the media type ends at ',' (PHP, Rack); JSON wherever the value says /json (Laravel) */
+	{ "Content-Type: application/x-www-form-urlencoded,text/plain\r\n", false, "_method=PUT",
+	  "the body parameter _method", "PUT" },
+	{ "Content-Type: text/plain; x=\"/json\"\r\n", false, "{\"_method\": \"delete\"}",
+	  "the body's JSON key _method", "DELETE" },
+	/* Rack finds Content-Disposition anywhere in the part's head, folded lines too */
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data;\r\n name=\"_method\"\r\n\r\nDELETE\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "DELETE" },
 	/* look-alikes pass */
 	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "payment_method=pm_1&x_method=DELETE&_methodx=PUT",
 	  NULL, NULL },
@@ -1910,6 +1919,25 @@ static void test_override_body_h1(void)
 		free(a);
 		free(rec);
 		free(out);
+	}
+	/* Two Content-Type fields: which one a server parses cannot be told. */
+	{
+		char req[512], *out, *rec;
+
+		snprintf(req, sizeof(req),
+			 "POST http://%s/sink HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\n"
+			 "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 14\r\n"
+			 "Connection: close\r\n\r\n_method=DELETE",
+			 hp, hp);
+		mark(&m);
+		out = raw_pxs(req);
+		rec = test_file_since(rec_meth, m.meth);
+		ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "more than one Content-Type field"),
+		    "two Content-Type fields: not a 403 saying so: %.300s", test_nz(out));
+		ROW(!rec_complete(rec), "two Content-Type fields: the upstream got the request: %.300s", test_nz(rec));
+		free(rec);
+		free(out);
+		free(audit_since(&m));
 	}
 }
 

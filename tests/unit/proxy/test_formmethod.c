@@ -47,6 +47,12 @@ static const struct fm_case cases[] = {
 	{ "multipart/form-data; boundary=--",
 	  "----\r\nContent-Disposition: form-data; name=\"_met\\hod\"\r\n\r\n-----\r\n------\r\n", "-----" },
 	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data;\r\n\tname=_method\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nX-A: b\r\nX-Note: ccontent-Disposition: form-data; name=_method\r\n\r\nput\r\n--XyZ--\r\n", "PUT" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=a\r\n name=b\r\nX: name=_method\r\n\r\nput\r\n--XyZ--\r\n", NULL },
+	{ "multipart/form-data; boundary=XyZ",
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"_method\"\r\n\r\n_method=DELETE\r\n"
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nPOST\r\n--XyZ--\r\n",
 	  NULL },
@@ -59,6 +65,8 @@ static const struct fm_case cases[] = {
 	{ "application/json", "{\"method\": \"tools/call\", \"x\": \"_method\", \"_method\": \"post\"}", NULL },
 	{ "application/json", "{\"_method\": 1, \"a\": [\"_method\", \"DELETE\"], \"b\": \"\\\"_method\\\": \\\"DELETE\"}",
 	  NULL },
+	{ "application/x-www-form-urlencoded,text/plain", "_method=DELETE", "DELETE" },
+	{ "text/plain; x=\"/json\"", "{\"_method\":\"put\"}", "PUT" },
 	{ "text/plain", "_method=DELETE", NULL },
 	{ "application/octet-stream", "_method=DELETE", NULL },
 };
