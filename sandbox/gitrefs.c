@@ -523,14 +523,34 @@ static bool added_control(const char *s, size_t n)
 	return false;
 }
 
+/*
+ * The environment of the check's git runs on the repository (what notes
+ * or a ref bring). Its config is read, and may be the session's (kept
+ * with --keep-git-config, a file of the tree its include names): a
+ * promisor remote there (remote.NAME.promisor) made git fetch an object
+ * missing from the session's commit, and a protocol.NAME.allow there
+ * overrode `-c protocol.allow=never` (an ext:: remote ran its command on
+ * the host, review of round 37). GIT_ALLOW_PROTOCOL set empty refuses
+ * every transport whatever the config says; GIT_NO_LAZY_FETCH (git 2.45
+ * on) stops the fetch before it.
+ */
+static char *const gr_git_env[] = {"PATH=/usr/bin:/bin",
+				   "GIT_CONFIG_NOSYSTEM=1",
+				   "GIT_CONFIG_GLOBAL=/dev/null",
+				   "HOME=/nonexistent",
+				   "GIT_NO_REPLACE_OBJECTS=1",
+				   "GIT_ALLOW_PROTOCOL=",
+				   "GIT_NO_LAZY_FETCH=1",
+				   "LC_ALL=C",
+				   NULL};
+
 /* 1: the notes the ref gained from old (NULL: none) to new hold control
  * characters; 0: not; -1: git could not tell. */
 static int notes_controls(const struct gg *g, const char *old, const char *new)
 {
 	static const char empty1[] = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 	static const char empty2[] = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321";
-	char *const envp[] = {"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-			      "HOME=/nonexistent", "GIT_NO_REPLACE_OBJECTS=1", "LC_ALL=C", NULL};
+	char *const *envp = gr_git_env;
 	char gitdir[PATH_MAX + 16], from[GR_VALUE_MAX], to[GR_VALUE_MAX];
 	/* protocol.allow=never: an object missing from a partial clone is
 	 * not fetched (git 2.39 has no GIT_NO_LAZY_FETCH), no transport runs. */
@@ -638,8 +658,7 @@ static void check_notes(struct gg *g, int gfd, const char *name, const char *old
 static void git_names(const struct gg *g, const char *from, const char *to, bool tree, char *names, size_t cap,
 		      size_t *nlen, unsigned *n)
 {
-	char *const envp[] = {"PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-			      "HOME=/nonexistent", "GIT_NO_REPLACE_OBJECTS=1", "LC_ALL=C", NULL};
+	char *const *envp = gr_git_env;
 	char gitdir[PATH_MAX + 16], a[GR_VALUE_MAX + 8], b[GR_VALUE_MAX + 8];
 	char *diff[] = {(char *)"git", gitdir, "-c", "protocol.allow=never", "diff", "--no-ext-diff", "--no-textconv",
 			"--no-renames", "--name-only", "-z", a, b, "--", NULL};

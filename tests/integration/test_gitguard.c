@@ -2338,6 +2338,64 @@ static void test_refs_bring_settings(void)
 	gcase_free(&c);
 }
 
+/*
+ * Review of round 37 (review37a): the check's own git runs on refs the
+ * session set (what a branch or stash brings, G1; the notes a notes ref
+ * gained) read the repository's config. One that names a promisor remote
+ * (remote.NAME.promisor, as a partial clone has) made git fetch a tree
+ * missing from the ref's commit, and a protocol.ext.allow=always there
+ * overrode the run's `-c protocol.allow=never`: the ext:: remote ran its
+ * command on the host, during the check, before any line. The config
+ * reaches that git when kept (--keep-git-config) and through an include
+ * of the user's config into the tree (the include is checked after the
+ * refs). Both the branch's and the notes' runs now have
+ * GIT_ALLOW_PROTOCOL empty (every transport refused, the config cannot
+ * allow one) and GIT_NO_LAZY_FETCH=1. A branch bringing a settings file
+ * is still named.
+ */
+#define R37A_PROMISOR                                                                                                  \
+	"git config remote.o.promisor true && git config remote.o.url \"ext::sh -c touch% $M/ran-$1\" && "            \
+	"git config protocol.ext.allow always && "                                                                     \
+	"t=$(printf '040000 tree 1111111111111111111111111111111111111111\\tsub\\n' | git mktree --missing) && "      \
+	"c=$(echo x | git commit-tree $t) && "
+static void test_check_git_fetches_nothing(void)
+{
+	static const char *const keep[] = {"--keep-git-config", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	/* a branch, the config kept */
+	CU_ASSERT_FATAL(run_case(&c, "git init -q work/n && git -C work/n commit -q --allow-empty -m i", NULL, keep,
+				 "cd n && set -- branch; " R37A_PROMISOR "git update-ref refs/heads/feature $c && echo SET", NULL) == 0);
+	if (!test_has(c.out, "SET"))
+		show(&c);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!exists(&c, "m/ran-branch"), "the check's git fetched through the session's ext:: remote (a branch): %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+	/* a notes ref, the config kept */
+	CU_ASSERT_FATAL(run_case(&c, "git init -q work/n && git -C work/n commit -q --allow-empty -m i", NULL, keep,
+				 "cd n && set -- notes; " R37A_PROMISOR "git update-ref refs/notes/commits $c && echo SET", NULL) == 0);
+	if (!test_has(c.out, "SET"))
+		show(&c);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!exists(&c, "m/ran-notes"), "the check's git fetched through the session's ext:: remote (notes): %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+	/* the user's config includes a file of the tree; no --keep-git-config */
+	CU_ASSERT_FATAL(run_case(&c, "git -C work config include.path ../shared.gitconfig && touch work/shared.gitconfig",
+				 NULL, NULL,
+				 "set -- include; export GIT_CONFIG=shared.gitconfig; " R37A_PROMISOR
+				 "unset GIT_CONFIG; git update-ref refs/heads/feature $c && echo SET",
+				 NULL) == 0);
+	if (!test_has(c.out, "SET"))
+		show(&c);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!exists(&c, "m/ran-include"), "the check's git fetched through an ext:: remote of an included file: %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+}
+
 /* Round 36 of the attack (f1): a .env the session wrote is loaded by
  * the agents the user starts there next (Gemini CLI and Qwen Code when
  * there is no .gemini/.env, aider with its AIDER_* options, mise with
@@ -4596,6 +4654,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_existing_rows_notice);
 	test_add(s, "a branch or stash set in the session that brings settings files: its line names them",
 		 test_refs_bring_settings);
+	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
+		 test_check_git_fetches_nothing);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
 		 test_swapped_shapes_and_include_base);
 	test_add(s, "a hooksPath in config.worktree; a common directory whose objects is a link",
