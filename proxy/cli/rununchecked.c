@@ -25,6 +25,15 @@
  * the killed one would have (else each would be taken for the killed
  * session's and moved aside). Files and directories of the state
  * directory are opened without following links (fileio_open_nolinks()).
+ *
+ * The mark's first line also holds the tree's device and inode ("SEC
+ * NSEC DEV INO"; review of round 37): a tree the user moved on the host
+ * after the kill (proj -> proj2) is checked by the next session in its
+ * new place, and a directory made anew at the tree's path (removed and
+ * cloned again: the same inode number is often given back, so one born
+ * after the session's start is another) is not checked as the killed
+ * session's (every file of a fresh clone is newer than that start: its
+ * nested settings were moved aside); its mark goes, with a line.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/fileio.h"
@@ -75,6 +85,37 @@ static void mark_path(char *out, size_t len, const char *dir, const char *root)
 		h *= 1099511628211ULL;
 	}
 	snprintf(out, len, "%s/%016llx", dir, (unsigned long long)h);
+}
+
+/* A mark's first two lines for root into out: the start, the tree's
+ * device and inode (0 0 when it cannot be read), the tree. snprintf's
+ * result. */
+static int mark_head(char *out, size_t len, const struct timespec *since, const char *root)
+{
+	struct stat st;
+
+	if (stat(root, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	return snprintf(out, len, "%lld %ld %llu %llu\n%s\n", (long long)since->tv_sec, since->tv_nsec,
+			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino, root);
+}
+
+/* Whether the directory at path is the tree a mark (start since, dev and
+ * ino; 0 0: a mark without them) was made for: the same device and inode,
+ * not born after that start. */
+static bool same_tree(const char *path, unsigned long long dev, unsigned long long ino, const struct timespec *since)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME, &sx) != 0 ||
+	    !S_ISDIR(sx.stx_mode))
+		return false;
+	if (dev == 0 && ino == 0)
+		return true;
+	if ((unsigned long long)makedev(sx.stx_dev_major, sx.stx_dev_minor) != dev || sx.stx_ino != ino)
+		return false;
+	return (sx.stx_mask & STATX_BTIME) == 0 || sx.stx_btime.tv_sec < since->tv_sec ||
+	       (sx.stx_btime.tv_sec == since->tv_sec && sx.stx_btime.tv_nsec <= (unsigned)since->tv_nsec);
 }
 
 /* path holding text, made anew (0600) through a temporary name and a
@@ -178,19 +219,28 @@ static int rmdir_opened(const char *path)
 /* The mark at path, read whole (malloc'd; NULL when there is none, it
  * does not parse or names another tree than root): its start into
  * *since, its placeholder lines from *phs (inside the buffer). */
-static char *mark_read(const char *path, const char *root, struct timespec *since, char **phs)
+static char *mark_read(const char *path, const char *root, struct timespec *since, unsigned long long *dev,
+		       unsigned long long *ino, char **phs)
 {
 	char *buf, *nl, *end;
 	long long sec, nsec;
 	size_t len;
+	int got;
 
 	buf = fileio_read(path, MARK_MAX, 0, &len, NULL);
 	if (buf == NULL)
 		return NULL;
 	nl = strchr(buf, '\n');
-	if (nl == NULL || sscanf(buf, "%lld %lld", &sec, &nsec) != 2 || sec < 0 || nsec < 0 ||
-	    nsec >= 1000000000LL)
+	*dev = *ino = 0;
+	if (nl == NULL)
 		goto bad;
+	*nl = '\0';
+	got = sscanf(buf, "%lld %lld %llu %llu", &sec, &nsec, dev, ino);
+	*nl = '\n';
+	if ((got != 2 && got != 4) || sec < 0 || nsec < 0 || nsec >= 1000000000LL)
+		goto bad;
+	if (got == 2)
+		*dev = *ino = 0;
 	nl++;
 	end = strchr(nl, '\n');
 	if (end == NULL)
@@ -209,8 +259,11 @@ bad:
 
 /* Removes the placeholder lines' files and directories that are still
  * the same and still empty, the last made first. */
-static void drop_placeholders(char *phs)
+static void drop_placeholders(char *phs, const char *was, const char *now)
 {
+	char moved[PATH_MAX];
+	size_t wl = strlen(was);
+
 	char *lines[4096];
 	size_t n = 0;
 
@@ -233,6 +286,13 @@ static void drop_placeholders(char *phs)
 		if (sscanf(lines[n], "%c %llu %llu %n", &kind, &dev, &ino, &off) != 3 || off == 0)
 			continue;
 		path = lines[n] + off;
+		/* A tree moved since: its placeholders moved with it. */
+		if (strcmp(was, now) != 0) {
+			if (strncmp(path, was, wl) != 0 || path[wl] != '/' ||
+			    (size_t)snprintf(moved, sizeof(moved), "%s%s", now, path + wl) >= sizeof(moved))
+				continue;
+			path = moved;
+		}
 		if (path[0] != '/' || lstat(path, &st) != 0 || (unsigned long long)st.st_dev != dev ||
 		    (unsigned long long)st.st_ino != ino)
 			continue;
@@ -293,24 +353,51 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 	 * ours, so whoever made it is gone (a session in proj/sub killed,
 	 * this one in proj). One above ours is left for a session there. */
 	while ((de = readdir(d)) != NULL) {
+		unsigned long long dev, ino;
+		const char *tree = root;
 		char *buf, *phs;
-		bool ours = false;
+		bool ours = false, other = false;
 
 		if (de->d_name[0] == '.' || strchr(de->d_name, '.') != NULL ||
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path) ||
 		    !mark_root(path, root, sizeof(root)))
 			continue;
-		for (size_t i = 0; i < roots->n && !ours; i++)
-			ours = under(root, roots->v[i]);
-		if (!ours)
-			continue;
-		buf = mark_read(path, root, &t, &phs);
+		buf = mark_read(path, root, &t, &dev, &ino, &phs);
 		if (buf == NULL)
 			continue;
-		drop_placeholders(phs);
+		for (size_t i = 0; i < roots->n && !ours; i++)
+			ours = under(root, roots->v[i]);
+		/* Another directory at the tree's path (or none): not the
+		 * killed session's tree. One of ours may be it, moved. */
+		if (ours && !same_tree(root, dev, ino, &t)) {
+			ours = false;
+			other = access(root, F_OK) == 0;
+		}
+		for (size_t i = 0; i < roots->n && !ours && dev != 0 && ino != 0; i++)
+			if (same_tree(roots->v[i], dev, ino, &t)) {
+				ours = true;
+				tree = roots->v[i];
+				fprintf(stderr, "passavant: %s is the directory an earlier session ran in as %s (moved since)\n",
+					tree, root);
+			}
+		if (!ours) {
+			if (other) {
+				fprintf(stderr,
+					"passavant: a session in %s ended without its check after the run (passavant was "
+					"killed), but %s is now another directory (the one it ran in was removed or moved "
+					"since): not checked; if it was moved, look there for what the session may have "
+					"planted (nested editor or agent settings, hooks of repositories it made)\n",
+					root, root);
+				if (unlink(path) < 0 && errno != ENOENT)
+					log_warn("cannot remove %s", path);
+			}
+			free(buf);
+			continue;
+		}
+		drop_placeholders(phs, root, tree);
 		free(buf);
-		if (strv_add(&old, root) < 0 || strv_add(&used, path) < 0) {
-			log_warnx("out of memory, expected to check %s for an earlier session", root);
+		if (strv_add(&old, tree) < 0 || strv_add(&used, path) < 0) {
+			log_warnx("out of memory, expected to check %s for an earlier session", tree);
 			continue;
 		}
 		if (!any || t.tv_sec < first.tv_sec || (t.tv_sec == first.tv_sec && t.tv_nsec < first.tv_nsec))
@@ -350,7 +437,7 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 
 void run_unchecked_mark(struct run *run, const struct strv *roots, const struct timespec *since)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 32], text[PATH_MAX + 64], made[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX + 32], text[PATH_MAX + 128], made[PATH_MAX];
 
 	run->unchecked_marked = false;
 	if (roots->n == 0 || !marks_dir(dir, sizeof(dir)))
@@ -362,23 +449,20 @@ void run_unchecked_mark(struct run *run, const struct strv *roots, const struct 
 		return;
 	}
 	canon(dir, sizeof(dir));
-	if (snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec) < 0)
-		return;
 	made[0] = '\0';
 	for (size_t i = 0; i < roots->n; i++) {
-		size_t n = strlen(text);
+		int w = mark_head(text, sizeof(text), since, roots->v[i]);
 
 		mark_path(path, sizeof(path), dir, roots->v[i]);
 		/* Another session may have just removed the directory it
 		 * made (empty then): made again once. */
-		if ((size_t)snprintf(text + n, sizeof(text) - n, "%s\n", roots->v[i]) >= sizeof(text) - n ||
+		if (w < 0 || (size_t)w >= sizeof(text) ||
 		    (mark_write(path, text) < 0 &&
 		     (errno != ENOENT || mkdirs(dir, made) < 0 || mark_write(path, text) < 0)))
 			log_warn("cannot write %s, the note that this session's check of %s is due", path,
 				 roots->v[i]);
 		else
 			run->unchecked_marked = true;
-		text[n] = '\0';
 	}
 }
 
@@ -405,8 +489,7 @@ void run_unchecked_placeholders(struct run *run, const struct strv *roots, const
 			    strchr(ph, '\n') != NULL)
 				continue;
 			if (!any) {
-				need = (size_t)snprintf(NULL, 0, "%lld %ld\n%s\n", (long long)since->tv_sec,
-							since->tv_nsec, root);
+				need = (size_t)mark_head(NULL, 0, since, root);
 				if (need + 1 > cap) {
 					char *t = realloc(text, cap = need + 4096);
 
@@ -416,8 +499,7 @@ void run_unchecked_placeholders(struct run *run, const struct strv *roots, const
 					}
 					text = t;
 				}
-				len = (size_t)snprintf(text, cap, "%lld %ld\n%s\n", (long long)since->tv_sec,
-						       since->tv_nsec, root);
+				len = (size_t)mark_head(text, cap, since, root);
 				any = true;
 			}
 			need = (size_t)snprintf(NULL, 0, "%c %llu %llu %s\n", is_dir ? 'D' : 'F',

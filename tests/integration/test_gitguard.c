@@ -1807,6 +1807,54 @@ static void test_killed_session(void)
 }
 
 /*
+ * Review of round 37 (review37a), K1's marks and trees the user moved or
+ * made anew on the host after the kill. A tree moved (work/p -> work/q)
+ * was checked by no session: the next one in work/q found no mark of
+ * its path, the plant stayed. A tree removed and made again at its path
+ * (rm -rf, then a fresh clone) was checked as the killed session's:
+ * every file of the new one is newer than that session's start, so the
+ * user's own nested settings were moved aside. The mark now holds the
+ * tree's device and inode: the moved tree is checked in its new place;
+ * a directory born after the session's start is another, not checked,
+ * its mark removed, with a line.
+ */
+static void test_killed_session_moved_tree(void)
+{
+	char script[8 * PATH_MAX];
+	const char *bin = test_passavant_bin();
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "true", NULL) == 0);
+	snprintf(script, sizeof(script),
+		 "P='%s'; kill9() { mkdir -p \"work/$1\"; (cd \"work/$1\" && exec \"$P\" run -- sh -c 'mkdir -p sub/.vscode && "
+		 "echo \"{}\" > sub/.vscode/tasks.json && echo started > started.txt; sleep 60') >/dev/null 2>&1 & "
+		 "pid=$!; for i in $(seq 300); do [ -f \"work/$1/started.txt\" ] && break; sleep 0.1; done; "
+		 "kill -9 $pid; wait $pid; echo \"killed-$1=$?\"; }; "
+		 "kill9 p; mv work/p work/q; (cd work/q && \"$P\" run -- true) 2>q.err; echo q=$?; "
+		 "[ -e work/q/sub/.vscode/tasks.json ] || echo moved-checked; "
+		 "kill9 r; rm -rf work/r; mkdir -p work/r/sub/.vscode; echo '{\"user\":1}' > work/r/sub/.vscode/tasks.json; "
+		 "(cd work/r && \"$P\" run -- true) 2>r.err; echo r=$?; "
+		 "[ -f work/r/sub/.vscode/tasks.json ] && echo remade-kept; "
+		 "(cd work/r && \"$P\" run -- true) 2>r2.err; echo r2=$?; "
+		 "echo Q:; cat q.err; echo R:; cat r.err; echo R2:; cat r2.err",
+		 bin);
+	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
+	ROW(test_has(c.host, "killed-p=137") && test_has(c.host, "killed-r=137"), "the sessions were not killed: %s",
+	    test_nz(c.host));
+	ROW(test_has(c.host, "q=0") && test_has(c.host, "moved-checked"),
+	    "a tree moved after the kill was not checked in its new place: %s", test_nz(c.host));
+	ROW(test_has(c.host, "r=0") && test_has(c.host, "remade-kept"),
+	    "a directory made anew at a killed session's path had the user's settings moved aside: %s",
+	    test_nz(c.host));
+	ROW(test_has(c.host, "is now another directory"), "no line said the killed session's tree is gone: %s",
+	    test_nz(c.host));
+	ROW(test_has(c.host, "r2=0") && !test_has(strstr(c.host, "R2:") ? strstr(c.host, "R2:") : "", "killed"),
+	    "the session after that still spoke of the killed one: %s", test_nz(c.host));
+	gcase_free(&c);
+}
+
+/*
  * Round 13's review: a config the command wrote, reached from a work
  * tree whose .git file it also wrote, named core.hooksPath = the work
  * tree, and the check, taking every entry of a swapped hooks directory
@@ -4648,6 +4696,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "a session killed before its check (kill -9): the next one on the tree checks what changed since "
 		 "it started",
 		 test_killed_session);
+	test_add(s, "a killed session's tree moved on the host is checked there; one made anew at its path is not",
+		 test_killed_session_moved_tree);
 	test_add(s, "direnv's layout directory: a nix-direnv cache or a layout's bin/ the session wrote is moved aside",
 		 test_direnv_layout);
 	test_add(s, "existing version files at the top: one line names them read-only and why before the command",
