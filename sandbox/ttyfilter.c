@@ -401,13 +401,18 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 }
 
 /* A DEC mode set held (CSI ? Pm h, allowed and noted) that turns on a
- * report mode while no keys are read: sent without those, each other
- * mode on its own, and true (the caller sends nothing more); the report
- * modes wait for the keys (sbx_ttyf_feed()). false: send it as it is. */
+ * report mode while no keys are read: sent without those, the other
+ * modes in one set, and true (the caller sends nothing more); the report
+ * modes wait for the keys (sbx_ttyf_feed()). false: send it as it is.
+ * The set sent is never longer than the one held (each value written
+ * in at most the digits it was read from), so SBX_TTYF_OUT() holds:
+ * each mode in a set of its own made "7;" five bytes (review of round
+ * 37: a read of such sets overran the relay's buffer). */
 static bool withhold_reports(struct sbx_ttyf *f, unsigned char final, unsigned char *out, size_t *o)
 {
 	const unsigned char *p = f->seq + 3, *end = f->seq + f->n_seq, *q;
 	bool any = false;
+	size_t start;
 	unsigned v;
 
 	if (f->answers || final != 'h' || f->n_seq < 3 || f->seq[2] != '?')
@@ -420,9 +425,15 @@ static bool withhold_reports(struct sbx_ttyf *f, unsigned char final, unsigned c
 	if (!any)
 		return false;
 	f->withheld = true;
+	start = *o;
+	put(out, o, (const unsigned char *)"\x1b[?", 3);
 	for (q = p; next_param(&q, end, &v);)
 		if (!report_mode(v))
-			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%uh", v);
+			*o += (size_t)snprintf((char *)out + *o, 16, "%u;", v);
+	if (*o == start + 3)
+		*o = start; /* report modes only */
+	else
+		out[*o - 1] = 'h';
 	return true;
 }
 

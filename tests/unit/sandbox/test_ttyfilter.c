@@ -415,7 +415,7 @@ static void test_reports_withheld(void)
 	} rep[] = {
 		{"\x1b[?1000h", "", "\x1b[?1000h"},
 		{"\x1b[?1004h\x1b[?2004h\x1b[?9h", "", "\x1b[?9h\x1b[?1004h\x1b[?2004h"},
-		{"\x1b[?1049;1002;1006;25h", "\x1b[?1049h\x1b[?1006h\x1b[?25h", "\x1b[?1002h"},
+		{"\x1b[?1049;1002;1006;25h", "\x1b[?1049;1006;25h", "\x1b[?1002h"},
 		{"\x1b[?1003h\x1b[?1003l", "\x1b[?1003l", ""},
 		{"\x1b[?1007;2031;2048h", "", "\x1b[?2031h\x1b[?2048h\x1b[?1007h"},
 		{"\x1b[?1049h\x1b[?25l", "\x1b[?1049h\x1b[?25l", ""},
@@ -441,6 +441,28 @@ static void test_reports_withheld(void)
 			fprintf(stderr, "reports row %zu: later %.*s\n", i, (int)n, (const char *)out);
 		CU_ASSERT(n == strlen(rep[i].later) && memcmp(out, rep[i].later, n) == 0);
 		CU_ASSERT_EQUAL(sbx_ttyf_feed(&f, out, 0, out), 0);
+	}
+	/* Review of round 37: a read of longest sets, each a report mode
+	 * and 30 times "7": the other modes were sent one set each (five
+	 * bytes for two), past SBX_TTYF_OUT(n) (the relay's buffer overran:
+	 * 150 bytes for 65). Now in one set, never longer than it came. */
+	{
+		static unsigned char big[16384], bout[SBX_TTYF_OUT(16384) + 8192];
+		static const char one[] = "\x1b[?9;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7;7h";
+		size_t k = 0, len = strlen(one);
+
+		CU_ASSERT_FATAL(len == SBX_TTYF_CSI_MAX + 1); /* the longest kept: 64 and the final */
+		while (k + len <= sizeof(big)) {
+			memcpy(big + k, one, len);
+			k += len;
+		}
+		sbx_ttyf_init(&f, U, false);
+		n = sbx_ttyf_feed(&f, big, k, bout);
+		if (n > SBX_TTYF_OUT(k))
+			fprintf(stderr, "reports: %zu bytes out of %zu in, room for %zu\n", n, k,
+				(size_t)SBX_TTYF_OUT(k));
+		CU_ASSERT(n <= SBX_TTYF_OUT(k));
+		CU_ASSERT(n > 0 && memcmp(bout, "\x1b[?7;7;", 7) == 0 && bout[n - 1] == 'h');
 	}
 	/* never sent, still put back (a terminal that got them otherwise) */
 	sbx_ttyf_init(&f, U, false);
