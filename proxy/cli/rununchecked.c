@@ -356,7 +356,7 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 		unsigned long long dev, ino;
 		const char *tree = root;
 		char *buf, *phs;
-		bool ours = false, other = false;
+		bool ours = false, other = false, moved;
 
 		if (de->d_name[0] == '.' || strchr(de->d_name, '.') != NULL ||
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path) ||
@@ -368,12 +368,16 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 		for (size_t i = 0; i < roots->n && !ours; i++)
 			ours = under(root, roots->v[i]);
 		/* Another directory at the tree's path (or none): not the
-		 * killed session's tree. One of ours may be it, moved. */
-		if (ours && !same_tree(root, dev, ino, &t)) {
+		 * killed session's tree. One of ours may be it, moved; only
+		 * when its path no longer holds it (the same tree at two
+		 * paths, a bind mount, may be another session's, running
+		 * under a lock of its path). */
+		moved = dev != 0 && ino != 0 && !same_tree(root, dev, ino, &t);
+		if (ours && moved) {
 			ours = false;
 			other = access(root, F_OK) == 0;
 		}
-		for (size_t i = 0; i < roots->n && !ours && dev != 0 && ino != 0; i++)
+		for (size_t i = 0; i < roots->n && !ours && moved; i++)
 			if (same_tree(roots->v[i], dev, ino, &t)) {
 				ours = true;
 				tree = roots->v[i];
