@@ -708,7 +708,7 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 	 * A planted file left in place (a full disk, round 21 of the
 	 * attack) is a failure the caller must see, not only the command's
 	 * stderr readers: a status of 0 becomes 1, as for lost output. */
-	if (run_git_check(run, &roots, &since) > 0 && rc == 0)
+	if ((run_git_check(run, &roots, &since) > 0 || run->unchecked_left) && rc == 0)
 		rc = 1;
 	/* The sums of a flood's tail, so the count below has them. */
 	proxy_flush_refusals(run->px);

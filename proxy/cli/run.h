@@ -60,6 +60,8 @@ struct run {
 				 * (run_unchecked_mark()) */
 	char unchecked_made[PATH_MAX]; /* the first directory made for it, removed after
 					* (""): none */
+	bool unchecked_left;    /* the check of an earlier, killed session left planted files
+				 * in place or unread (run_unchecked_check()): the status is not 0 */
 	char **home_before;     /* the home directory's dot entries before the command, when it is
 				 * writable (sbx_home_before()); NULL: not */
 };

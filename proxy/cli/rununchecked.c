@@ -421,7 +421,11 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 			"since then now, before the command (what you changed on the host since then is "
 			"checked too; each file moved aside is named)\n",
 			when, old.v[0], old.n > 1 ? " (and other writable trees)" : "");
-		(void)run_git_check(run, &old, &first);
+		/* Files left in place or unread: a failure the caller sees,
+		 * as after this session's own check (its line says the
+		 * status is not 0). */
+		if (run_git_check(run, &old, &first) > 0)
+			run->unchecked_left = true;
 		/* Checked: those marks are done with (ours are written anew). */
 		for (size_t i = 0; i < used.n; i++)
 			if (unlink(used.v[i]) < 0 && errno != ENOENT)

@@ -1816,7 +1816,9 @@ static void test_killed_session(void)
  * user's own nested settings were moved aside. The mark now holds the
  * tree's device and inode: the moved tree is checked in its new place;
  * a directory born after the session's start is another, not checked,
- * its mark removed, with a line.
+ * its mark removed, with a line. A plant of the killed session that
+ * cannot be moved aside makes the status 1 (it was 0, the line saying
+ * it was not).
  */
 static void test_killed_session_moved_tree(void)
 {
@@ -1837,7 +1839,9 @@ static void test_killed_session_moved_tree(void)
 		 "(cd work/r && \"$P\" run -- true) 2>r.err; echo r=$?; "
 		 "[ -f work/r/sub/.vscode/tasks.json ] && echo remade-kept; "
 		 "(cd work/r && \"$P\" run -- true) 2>r2.err; echo r2=$?; "
-		 "echo Q:; cat q.err; echo R:; cat r.err; echo R2:; cat r2.err",
+		 "kill9 s; chattr +i work/s/sub/.vscode && echo chattr-ok; (cd work/s && \"$P\" run -- true) 2>s.err; "
+		 "echo status-s=$?; chattr -i work/s/sub/.vscode; "
+		 "echo Q:; cat q.err; echo R:; cat r.err; echo S:; cat s.err; echo R2:; cat r2.err",
 		 bin);
 	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
 	ROW(test_has(c.host, "killed-p=137") && test_has(c.host, "killed-r=137"), "the sessions were not killed: %s",
@@ -1851,6 +1855,12 @@ static void test_killed_session_moved_tree(void)
 	    test_nz(c.host));
 	ROW(test_has(c.host, "r2=0") && !test_has(strstr(c.host, "R2:") ? strstr(c.host, "R2:") : "", "killed"),
 	    "the session after that still spoke of the killed one: %s", test_nz(c.host));
+	/* a plant of the killed session that cannot be moved aside (its
+	 * directory made immutable on the host): the status is not 0, as
+	 * after a session's own check and as the line says */
+	ROW(!test_has(c.host, "chattr-ok") ||
+		(test_has(c.host, "could not be moved aside") && test_has(c.host, "status-s=1")),
+	    "a killed session's plant left in place gave status 0: %s", test_nz(c.host));
 	gcase_free(&c);
 }
 
