@@ -1372,7 +1372,7 @@ static bool enc_der_spans(const unsigned char *d, size_t n, size_t base, int dep
 
 			/* PKCS#8's key inside, or Ed25519's octet string in one */
 			if (depth < 6 && len > 2 && (d[c] == 0x30 || d[c] == 0x04) &&
-			    enc_der_spans(d + c, len, base + c, depth + 1, &in))
+			    enc_der_spans(d + c, len, base + c, depth + 1, &in) && in.n > 0)
 				for (size_t k = 0; k < in.n; k++)
 					enc_span_add(sp, in.lo[k], in.hi[k]);
 			else
@@ -1478,23 +1478,113 @@ static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n
  * name or a date). -1 when v has no white space or no such run
  * (looked for whole), else whether one was found.
  */
+/*
+ * A PEM block inside a whole file masked, v[0..n) from its "-----BEGIN "
+ * (a service account's JSON holds its key with JSON's \n, a config with
+ * its lines): its length in *len (to its "-----END ...-----" or v's
+ * end). Of a private key only its secret parts are looked for
+ * (enc_key_in(), on a copy with the \n and \r escapes read); a
+ * certificate or a public key is public text, nothing of it is. 1 when
+ * found, 0 when none (2: a public block), -1 when its runs are to be looked for (a private
+ * key of no kind enc_key_in() reads) or on ENOMEM (the same: found more),
+ * 2 for a public block.
+ */
+static int enc_pem_in(const struct enc_hay *hy, const unsigned char *v, size_t n, size_t *len,
+		      unsigned char *scratch, unsigned char *wide)
+{
+	const unsigned char *end = memmem(v, n, "-----END ", 9), *close, *head;
+	unsigned char *copy;
+	size_t m = 0;
+	int rc;
+
+	*len = n;
+	if (end != NULL) {
+		close = memmem(end + 9, n - (size_t)(end + 9 - v), "-----", 5);
+		*len = close != NULL ? (size_t)(close + 5 - v) : n;
+	}
+	head = memmem(v + 11, *len - 11, "-----", 5);
+	if (head == NULL)
+		return -1;
+	if (memmem(v, (size_t)(head - v), "PRIVATE KEY", 11) == NULL)
+		return 2;
+	copy = malloc(*len + 1);
+	if (copy == NULL)
+		return -1;
+	for (size_t k = 0; k < *len; k++) {
+		if (v[k] == '\\' && k + 1 < *len && (v[k + 1] == 'n' || v[k + 1] == 'r')) {
+			copy[m++] = v[k + 1] == 'n' ? '\n' : '\r';
+			k++;
+		} else {
+			copy[m++] = v[k];
+		}
+	}
+	rc = enc_key_in(hy, copy, m, scratch, wide);
+	explicit_bzero(copy, *len + 1);
+	free(copy);
+	return rc;
+}
+
+/* Whether a run of a whole file masked is public text every such file
+ * holds: no capital letter, and no part between its punctuation of over
+ * 10 letters and digits with a digit in it (a key name,
+ * auth_provider_x509_cert_url; a URL's host and path,
+ * //www.googleapis.com/oauth2/v1/certs; an address after its %40,
+ * 40acme-prod.iam.gserviceaccount.com; a version). A token has capitals
+ * or a long part of letters and digits mixed. */
+static bool enc_run_public(const unsigned char *r, size_t n)
+{
+	size_t part = 0;
+	bool digit = false;
+
+	for (size_t k = 0; k <= n; k++) {
+		if (k < n && isupper(r[k]))
+			return false;
+		if (k < n && isalnum(r[k])) {
+			part++;
+			digit = digit || isdigit(r[k]);
+			continue;
+		}
+		if (part > 10 && digit)
+			return false;
+		part = 0;
+		digit = false;
+	}
+	return true;
+}
+
 static int enc_runs_in(const struct enc_hay *hy, const unsigned char *v, size_t n, unsigned char *scratch,
 		       unsigned char *wide)
 {
 	bool any = false;
+	size_t pem_end = 0;
 
 	if (memchr(v, ' ', n) == NULL && memchr(v, '\n', n) == NULL && memchr(v, '\t', n) == NULL &&
 	    memchr(v, '\r', n) == NULL)
 		return -1;
 	for (size_t i = 0; i < n;) {
-		size_t j = i, digits = 0, letters = 0;
+		size_t j = i, digits = 0, letters = 0, plen;
 
+		/* review37b: a key inside (a service account's JSON) was
+		 * looked for by its lines, whose first ones every key of its
+		 * kind and size holds (MIIEvQIBADANBgkqhkiG9w0BAQEFAASC) */
+		if (i >= pem_end && n - i > 16 && memcmp(v + i, "-----BEGIN ", 11) == 0) {
+			int k = enc_pem_in(hy, v + i, n - i, &plen, scratch, wide);
+
+			pem_end = i + plen;
+			if (k == 1)
+				return 1;
+			if (k >= 0) {
+				any = any || k == 0;
+				i = pem_end;
+				continue;
+			}
+		}
 		while (j < n && (isalnum(v[j]) || (v[j] != '\0' && strchr("+/=_-.~", v[j]) != NULL))) {
 			digits += isdigit(v[j]) != 0;
 			letters += isalpha(v[j]) != 0;
 			j++;
 		}
-		if (j - i >= ENC_WINDOW && letters >= 4 && digits >= 2) {
+		if (j - i >= ENC_WINDOW && letters >= 4 && digits >= 2 && !enc_run_public(v + i, j - i)) {
 			any = true;
 			if (enc_part_in(hy, v + i, j - i, scratch, wide))
 				return 1;

@@ -1779,6 +1779,102 @@ static void test_remask_whole_file_neighbours(void)
 	(void)unlink(path);
 }
 
+/* A service account's JSON around the PKCS#8 key file at path (its lines
+ * joined by JSON's \n) for the account name (malloc'd), or NULL. */
+static char *sa_json_of(const char *path, const char *name, const char *id)
+{
+	char *key = test_read_file(path, NULL), *pem, *out = NULL;
+	size_t o = 0;
+
+	if (key == NULL)
+		return NULL;
+	pem = malloc(2 * strlen(key) + 1);
+	for (size_t i = 0; pem != NULL && key[i] != '\0'; i++) {
+		if (key[i] == '\n')
+			pem[o++] = '\\';
+		pem[o++] = key[i] == '\n' ? 'n' : key[i];
+	}
+	if (pem != NULL) {
+		pem[o] = '\0';
+		out = malloc(o + 2048);
+	}
+	if (out != NULL)
+		snprintf(out, o + 2048,
+			 "{\"type\": \"service_account\", \"project_id\": \"acme-prod\", \"private_key_id\": \"%s\", "
+			 "\"private_key\": \"%s\", \"client_email\": \"%s@acme-prod.iam.gserviceaccount.com\", "
+			 "\"client_id\": \"104598223467781234567\", "
+			 "\"auth_uri\": \"https://accounts.google.com/o/oauth2/auth\", "
+			 "\"token_uri\": \"https://oauth2.googleapis.com/token\", "
+			 "\"auth_provider_x509_cert_url\": \"https://www.googleapis.com/oauth2/v1/certs\", "
+			 "\"client_x509_cert_url\": \"https://www.googleapis.com/robot/v1/metadata/x509/"
+			 "%s%%40acme-prod.iam.gserviceaccount.com\"}",
+			 id, pem, name, name);
+	free(key);
+	free(pem);
+	return out;
+}
+
+/*
+ * review37b: a service account's JSON masked whole (its key in PEM with
+ * JSON's \n, the public URLs and key names every such file holds) was
+ * looked for by its runs, the key's first lines among them (every RSA
+ * key of its size's PKCS#8 header) and the x509 URLs: a project's .env
+ * holding its dev account's JSON, or naming the certificate URL, refused
+ * the start. Both start now; a line of the key's secret digits in .env
+ * still refuses.
+ */
+static void test_remask_service_account_neighbours(void)
+{
+	char path[PATH_MAX], *mine, *other, *genv, *body, *key, *line;
+	const char *env[] = {NULL, NULL};
+	char *out = NULL, *err = NULL;
+	size_t cap;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p sa37 && for k in prod dev; do openssl genpkey -algorithm RSA -pkeyopt "
+				 "rsa_keygen_bits:2048 -out sa37/$k 2>/dev/null || exit 1; done"),
+			      0);
+	mine = sa_json_of(at(path, "sa37/prod"), "deployer", "3f9a1c77e0b24d5a8c6e2f1b9d0a4c7e5b3f8a21");
+	other = sa_json_of(at(path, "sa37/dev"), "ci", "0d2b6e8f1a3c5e7092b4d6f8a1c3e5f7092b4d6f");
+	key = test_read_file(at(path, "sa37/prod"), NULL);
+	CU_ASSERT_FATAL(mine != NULL && other != NULL && key != NULL);
+	cap = strlen(mine) + strlen(other) + 256;
+	genv = malloc(cap);
+	body = malloc(cap);
+	CU_ASSERT_FATAL(genv != NULL && body != NULL);
+	snprintf(genv, cap, "GH_TOKEN=%s", mine);
+	env[0] = genv;
+	snprintf(body, cap,
+		 "FIREBASE_SERVICE_ACCOUNT='%s'\nCERTS_URL=https://www.googleapis.com/oauth2/v1/certs\n"
+		 "ROBOT=https://www.googleapis.com/robot/v1/metadata/x509/ci%%40acme-prod.iam.gserviceaccount.com\n",
+		 other);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), body, strlen(body)), 0);
+	st = run_cst(env, "grep -c FIREBASE .env\necho RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"),
+	    "a .env holding another service account's JSON and its public URLs refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	line = key;
+	for (int k = 0; k < 9 && line != NULL; k++) /* the 9th line of digits: the private exponent */
+		line = strchr(line + 1, '\n');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	snprintf(body, cap, "PART=%.64s\n", line + 1);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.env held a masked credential's real value encoded"),
+	    "a line of the masked account's private key in .env started");
+	free(out);
+	free(err);
+	free(mine);
+	free(other);
+	free(key);
+	free(genv);
+	free(body);
+	(void)unlink(at(path, "work/.env"));
+}
+
 /*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
@@ -2146,6 +2242,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a whole AWS credentials file masked: a .env with another account's keys starts; its secret's hex "
 		 "refuses",
 		 test_remask_whole_file_neighbours);
+	test_add(s, "a service account's JSON masked: a .env with another account's JSON and the public x509 URLs "
+		 "starts; a line of its key's secret digits refuses",
+		 test_remask_service_account_neighbours);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

@@ -850,6 +850,104 @@ static void test_encoded_keys(void)
 	fx_teardown(&f);
 }
 
+/* A realistic service account JSON (private key in PEM with JSON's \n,
+ * the public URLs every such file holds) around the PKCS#8 key file key
+ * (malloc'd), or NULL. */
+static char *sa_json(const char *key, const char *email, const char *id)
+{
+	size_t n = strlen(key), o = 0;
+	char *pem = malloc(2 * n + 1), *out;
+
+	if (pem == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (key[i] == '\n') {
+			pem[o++] = '\\';
+			pem[o++] = 'n';
+		} else
+			pem[o++] = key[i];
+	}
+	pem[o] = '\0';
+	out = malloc(o + 2048);
+	if (out != NULL)
+		snprintf(out, o + 2048,
+			 "{\n  \"type\": \"service_account\",\n  \"project_id\": \"acme-prod\",\n"
+			 "  \"private_key_id\": \"%s\",\n  \"private_key\": \"%s\",\n"
+			 "  \"client_email\": \"%s@acme-prod.iam.gserviceaccount.com\",\n"
+			 "  \"client_id\": \"104598223467781234567\",\n"
+			 "  \"auth_uri\": \"https://accounts.google.com/o/oauth2/auth\",\n"
+			 "  \"token_uri\": \"https://oauth2.googleapis.com/token\",\n"
+			 "  \"auth_provider_x509_cert_url\": \"https://www.googleapis.com/oauth2/v1/certs\",\n"
+			 "  \"client_x509_cert_url\": \"https://www.googleapis.com/robot/v1/metadata/x509/"
+			 "%s%%40acme-prod.iam.gserviceaccount.com\",\n  \"universe_domain\": \"googleapis.com\"\n}\n",
+			 id, pem, email, email);
+	free(pem);
+	return out;
+}
+
+/*
+ * review37b: a whole file masked that holds a private key (a service
+ * account's JSON, its key in PEM with JSON's \n) or public text with
+ * digits (the x509 URLs and key names every such file holds, a
+ * kubeconfig's CA certificate): another account's file, the public
+ * lines a client library or a README holds, are left; its key's secret
+ * parts, in hex or as they are, are found.
+ */
+static void test_encoded_whole_files_keys(void)
+{
+	static const char *const left[] = {
+		"AUTH_PROVIDER_X509_CERT_URL=https://www.googleapis.com/oauth2/v1/certs\n",
+		"client_x509_cert_url: https://www.googleapis.com/robot/v1/metadata/x509/ci%40acme-prod.iam.gserviceaccount.com\n",
+		"\"auth_provider_x509_cert_url\": \"https://www.googleapis.com/oauth2/v1/certs\"",
+	};
+	char *k1 = NULL, *k2 = NULL, *mine = NULL, *other = NULL, *hex = NULL, *line;
+	struct fx f;
+
+	if (system("command -v openssl >/dev/null") != 0) {
+		fprintf(stderr, "(skipped: no openssl) ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	k1 = fx_key(&f, "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out %s 2>/dev/null", "sa1");
+	k2 = fx_key(&f, "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out %s 2>/dev/null", "sa2");
+	CU_ASSERT_FATAL(k1 != NULL && k2 != NULL);
+	mine = sa_json(k1, "deployer", "3f9a1c77e0b24d5a8c6e2f1b9d0a4c7e5b3f8a21");
+	other = sa_json(k2, "ci", "0d2b6e8f1a3c5e7092b4d6f8a1c3e5f7092b4d6f");
+	CU_ASSERT_FATAL(mine != NULL && other != NULL);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, mine), 0);
+	if (mask_table_encoded_real(f.t, other, strlen(other)) != 0)
+		fprintf(stderr, "\n  another service account's JSON found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, k2, strlen(k2)), 0);
+	for (size_t i = 0; i < ARRAY_LEN(left); i++) {
+		if (mask_table_encoded_real(f.t, left[i], strlen(left[i])) != 0)
+			fprintf(stderr, "\n  left[%zu] found\n", i);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, left[i], strlen(left[i])), 0);
+	}
+	/* found: the key as a PEM file, a line of its secret digits, hex of the file */
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, k1, strlen(k1)), 1);
+	line = strchr(k1, '\n');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	line = strchr(line + 1, '\n');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	line = strchr(line + 1, '\n');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	for (int k = 0; k < 6; k++) { /* the 9th line of digits: in the private exponent */
+		line = strchr(line + 1, '\n');
+		CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	}
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, line + 1, 64), 1);
+	hex = hex_of(mine);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
+	free(k1);
+	free(k2);
+	free(mine);
+	free(other);
+	free(hex);
+	fx_teardown(&f);
+}
+
 /* The escapes and quotings a program or a shell carries a value in
  * (fix36m): the value, and a value of 8 to 15 bytes, found; ordinary text
  * with escapes and quotes, and tokens that share a vendor's public
@@ -1352,6 +1450,9 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: a whole file masked, another account's file and a .env naming its "
 		    "variables left, its secrets found",
 		 test_encoded_whole_files);
+	test_add(s, "encoded-value search: a whole file holding a key masked (a service account's JSON), another "
+		    "account's file and its public URLs left, its key's secret parts found",
+		 test_encoded_whole_files_keys);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
