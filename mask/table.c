@@ -1837,10 +1837,10 @@ static size_t enc_named(const unsigned char *p, size_t n, unsigned long *c)
  * place (each form is at least as long as what it stands for): %XX and
  * %uHHHH; \xHH, \uHHHH, \u{H..}, \UHHHHHHHH, \NNN (octal) of C, JSON,
  * JavaScript, Python and a shell's $'...'; Python's \N{NAME}
- * (enc_named()); a backslash before any other byte (the shell's
- * \g\h\p, JSON's \/, \"); &#NNN; and &#xHH; of HTML
- * and XML; the shell's quotes ("ab""cd", 'ab'"cd", $'..') taken out. The
- * new length.
+ * (enc_named()); Perl's \x{H..}, \o{O..} and \N{U+H..}; a backslash
+ * before any other byte (the shell's \g\h\p, JSON's \/, \"); &#NNN;
+ * and &#xHH; of HTML and XML; the shell's quotes ("ab""cd", 'ab'"cd",
+ * $'..') taken out. The new length.
  */
 static size_t enc_unescape(unsigned char *f, size_t n)
 {
@@ -1874,11 +1874,19 @@ static size_t enc_unescape(unsigned char *f, size_t n)
 			if (e == 'x' && (k = enc_digits(f + i + 2, n - i - 2, 2, 16, &val)) > 0) {
 				f[m++] = (unsigned char)val;
 				i += 1 + k;
-			} else if (e == 'u' && i + 2 < n && f[i + 2] == '{' &&
-				   (k = enc_digits(f + i + 3, n - i - 3, 6, 16, &val)) > 0 && i + 3 + k < n &&
-				   f[i + 3 + k] == '}' && val <= 0x10ffff) {
+			} else if ((e == 'u' || e == 'x' || e == 'o') && i + 2 < n && f[i + 2] == '{' &&
+				   (k = enc_digits(f + i + 3, n - i - 3, e == 'o' ? 7 : 6, e == 'o' ? 8 : 16,
+						   &val)) > 0 &&
+				   i + 3 + k < n && f[i + 3 + k] == '}' && val <= 0x10ffff) {
+				/* \u{H..} of JavaScript, Rust, Swift; Perl's \x{H..}, \o{O..} */
 				m += enc_utf8(val, f + m);
 				i += 3 + k;
+			} else if (e == 'N' && i + 5 < n && f[i + 2] == '{' && (f[i + 3] == 'U' || f[i + 3] == 'u') &&
+				   f[i + 4] == '+' && (k = enc_digits(f + i + 5, n - i - 5, 6, 16, &val)) > 0 &&
+				   i + 5 + k < n && f[i + 5 + k] == '}' && val <= 0x10ffff) {
+				/* Perl's \N{U+H..} */
+				m += enc_utf8(val, f + m);
+				i += 5 + k;
 			} else if ((e == 'u' || e == 'U') &&
 				   enc_digits(f + i + 2, n - i - 2, e == 'u' ? 4 : 8, 16, &val) == (e == 'u' ? 4u : 8u) &&
 				   val <= 0x10ffff) {

@@ -1700,6 +1700,57 @@ static void test_remask_encoded_files(void)
 	free(b64);
 }
 
+/*
+ * review37b (the family of fix37m's Python \N{NAME}): Perl's brace
+ * escapes \x{H..}, \o{O..} and \N{U+H..} of the masked value, in the
+ * project's dot files, reached the command (they were no escape the
+ * search decoded). Each file is named and the start refused; Perl's
+ * ordinary escapes ("\x{263A}", "caf\N{U+E9}") start.
+ */
+static void test_remask_perl_escapes(void)
+{
+	static const char *const names[] = {".deploy.pl", ".release.pl", ".notify.pl"};
+	static const char *const forms[] = {"\\x{%x}", "\\o{%o}", "\\N{U+%04X}"};
+	char gh[64], path[PATH_MAX], body[2048], user[64];
+	const char *env[] = {gh, NULL};
+	char *out = NULL, *err = NULL;
+	size_t o;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		o = (size_t)snprintf(body, sizeof(body), "my $t = \"");
+		for (const char *c = real_token; *c != '\0'; c++)
+			o += (size_t)snprintf(body + o, sizeof(body) - o, forms[i], (unsigned char)*c);
+		snprintf(body + o, sizeof(body) - o, "\";\n");
+		snprintf(user, sizeof(user), "work/%s", names[i]);
+		CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, user), body, strlen(body)), 0);
+	}
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN"), "the command started with the value in Perl's escapes in files it reads");
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		snprintf(body, sizeof(body), "/work/%s held a masked credential", names[i]);
+		ROW(test_has(err, body) || (test_has(err, names[i]) && test_has(err, "encoded")), "%s (%s) was not named: %s",
+		    names[i], forms[i], err != NULL && !test_has(err, real_token) ? err : "(withheld)");
+	}
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value was printed");
+	free(out);
+	free(err);
+	out = err = NULL;
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		snprintf(user, sizeof(user), "work/%s", names[i]);
+		(void)unlink(at(path, user));
+	}
+	snprintf(body, sizeof(body), "print \"\\x{263A} caf\\N{U+E9} \\o{101}\\x{42}\\N{U+43}\\n\";\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.deploy.pl"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"), "Perl's ordinary escapes refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.deploy.pl"));
+}
+
 
 /*
  * fix37m: the masked value in pieces of 12 bytes in separate variables
@@ -2237,6 +2288,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "files the command reads holding the masked value hex, as Python's \\N{...}, unpadded base64url of UTF-16 or "
 		 "split across two refuse the start; another token's hex and ordinary escapes start",
 		 test_remask_encoded_files);
+	test_add(s, "files the command reads holding the masked value in Perl's \\x{..}, \\o{..}, \\N{U+..} refuse the "
+		 "start; Perl's ordinary escapes start",
+		 test_remask_perl_escapes);
 	test_add(s, "the masked value in 12-byte pieces in separate variables (raw, hex) is dropped; an 11-byte piece passes",
 		 test_remask_pieces);
 	test_add(s, "a whole AWS credentials file masked: a .env with another account's keys starts; its secret's hex "

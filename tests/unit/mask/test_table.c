@@ -962,7 +962,7 @@ static void test_encoded_escapes(void)
 		{"pypi-AgEIcHlwaS5vcmcCJDA", "pypi-AgEIcHlwaS5vcmcCJDA"},
 	};
 	const char *forms[] = {"\\x%02x", "\\%03o", "\\u%04x", "\\u{%x}", "\\U%08X", "%%u%04X", "&#%d;",
-			       "&#x%x;", "\\%c"};
+			       "&#x%x;", "\\%c", "\\x{%x}", "\\o{%o}", "\\N{U+%04X}"};
 	char buf[2048], v[256];
 	size_t n = strlen(REAL_GH), o;
 	struct fx f;
