@@ -1524,6 +1524,45 @@ static int enc_pem_in(const struct enc_hay *hy, const unsigned char *v, size_t n
 	return rc;
 }
 
+static int enc_b64_free(unsigned char *dec, size_t n, int rc)
+{
+	explicit_bzero(dec, n + 1);
+	free(dec);
+	return rc;
+}
+
+/* A run of base64 of PEM blocks, b[0..n): as enc_pem_in() of each block
+ * decoded (1 when one is found, 0 when a key's are not, 2 when all are
+ * public); -1 when it does not decode or a block is no key it reads. */
+static int enc_b64_pem_in(const struct enc_hay *hy, const unsigned char *b, size_t n, unsigned char *scratch,
+			  unsigned char *wide)
+{
+	unsigned char *dec = malloc(n + 1);
+	size_t plen;
+	long dn;
+	int rc = -1;
+
+	if (dec == NULL)
+		return -1;
+	dn = mask_b64_decode((const char *)b, n / 4 * 4, dec, n);
+	/* each block of a bundle (a CA's chain, a certificate and its key) */
+	for (size_t at = 0; dn > 16 && rc != 1 && at + 16 < (size_t)dn;) {
+		const unsigned char *blk = memmem(dec + at, (size_t)dn - at, "-----BEGIN ", 11);
+		int k;
+
+		if (blk == NULL || (size_t)dn - (size_t)(blk - dec) <= 16)
+			break;
+		k = enc_pem_in(hy, blk, (size_t)dn - (size_t)(blk - dec), &plen, scratch, wide);
+		if (k < 0)
+			return enc_b64_free(dec, n, -1);
+		rc = rc == 0 || k == 0 ? (k == 1 ? 1 : 0) : k;
+		at = (size_t)(blk - dec) + plen;
+	}
+	if (rc < 0 && dn > 16 && memcmp(dec, "-----BEGIN ", 11) == 0)
+		rc = 2;
+	return enc_b64_free(dec, n, rc);
+}
+
 /* Whether a run of a whole file masked is public text every such file
  * holds: no capital letter, and no part between its punctuation of over
  * 10 letters and digits with a digit in it (a key name,
@@ -1583,6 +1622,20 @@ static int enc_runs_in(const struct enc_hay *hy, const unsigned char *v, size_t 
 			digits += isdigit(v[j]) != 0;
 			letters += isalpha(v[j]) != 0;
 			j++;
+		}
+		/* base64 of a PEM block (a kubeconfig's certificate-authority-
+		 * data and client-key-data): read as the block (review37b: its
+		 * first digits are every such block's) */
+		if (j - i >= 24 && memcmp(v + i, "LS0tLS1CRUdJTi", 14) == 0) {
+			int k = enc_b64_pem_in(hy, v + i, j - i, scratch, wide);
+
+			if (k == 1)
+				return 1;
+			if (k >= 0) {
+				any = any || k == 0;
+				i = j;
+				continue;
+			}
 		}
 		if (j - i >= ENC_WINDOW && letters >= 4 && digits >= 2 && !enc_run_public(v + i, j - i)) {
 			any = true;

@@ -1927,6 +1927,64 @@ static void test_remask_service_account_neighbours(void)
 }
 
 /*
+ * review37b: a masked kubeconfig (base64 of its cluster's CA certificate
+ * and its own certificate and key): a project's .env holding the
+ * cluster's CA data (every user's kubeconfig of the cluster holds it)
+ * refused the start, and the client key decoded into a PEM file the
+ * command reads started. Now the first starts and the second refuses.
+ */
+static void test_remask_kubeconfig_neighbours(void)
+{
+	char path[PATH_MAX], *kc = NULL, *genv = NULL, *body = NULL, *ca, *key = NULL;
+	const char *env[] = {NULL, NULL};
+	char *out = NULL, *err = NULL;
+	size_t cap;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL_FATAL(
+		sh("mkdir -p kc37 && cd kc37 && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt "
+		   "-subj /CN=ca -days 2 >/dev/null 2>&1 && openssl req -newkey rsa:2048 -nodes -keyout me.key -subj /CN=me "
+		   "-out me.csr >/dev/null 2>&1 && openssl x509 -req -in me.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+		   "-out me.crt -days 2 >/dev/null 2>&1 && { printf 'apiVersion: v1\\nclusters:\\n- cluster:\\n"
+		   "    certificate-authority-data: %%s\\n    server: https://10.0.0.1:6443\\n  name: prod\\nusers:\\n"
+		   "- name: me\\n  user:\\n    client-certificate-data: %%s\\n    client-key-data: %%s\\n' "
+		   "\"$(base64 -w0 ca.crt)\" \"$(base64 -w0 me.crt)\" \"$(base64 -w0 me.key)\"; } > config && "
+		   "base64 -w0 ca.crt > ca.b64"),
+		0);
+	kc = test_read_file(at(path, "kc37/config"), NULL);
+	ca = test_read_file(at(path, "kc37/ca.b64"), NULL);
+	key = test_read_file(at(path, "kc37/me.key"), NULL);
+	CU_ASSERT_FATAL(kc != NULL && ca != NULL && key != NULL);
+	cap = strlen(kc) + strlen(ca) + strlen(key) + 64;
+	genv = malloc(cap);
+	body = malloc(cap);
+	CU_ASSERT_FATAL(genv != NULL && body != NULL);
+	snprintf(genv, cap, "GH_TOKEN=%s", kc);
+	env[0] = genv;
+	snprintf(body, cap, "K8S_CA_DATA=%s\nK8S_SERVER=https://10.0.0.1:6443\n", ca);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"), "a .env holding the cluster's CA data refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	(void)unlink(at(path, "work/.env"));
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.k8s-key.pem"), key, strlen(key)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.k8s-key.pem held a masked credential's real value"),
+	    "the masked kubeconfig's client key decoded into a file started");
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.k8s-key.pem"));
+	free(kc);
+	free(ca);
+	free(key);
+	free(genv);
+	free(body);
+}
+
+/*
  * Round 34 of the attack (d7): a Windows volume mounted by an fstab line
  * where its owner chose (/media/windows, /windows, /data): no fixed
  * pattern reached it, its home's stores were read in clear. A real NTFS
@@ -2299,6 +2357,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a service account's JSON masked: a .env with another account's JSON and the public x509 URLs "
 		 "starts; a line of its key's secret digits refuses",
 		 test_remask_service_account_neighbours);
+	test_add(s, "a kubeconfig masked: a .env with its cluster's CA data starts; its client key decoded into a file "
+		 "refuses",
+		 test_remask_kubeconfig_neighbours);
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);

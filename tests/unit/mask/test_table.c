@@ -948,6 +948,76 @@ static void test_encoded_whole_files_keys(void)
 	fx_teardown(&f);
 }
 
+/* A kubeconfig of user with the base64 of the files ca, crt and key
+ * in f's directory (malloc'd), or NULL. */
+static char *kubeconfig(struct fx *f, const char *user)
+{
+	char sh[2400], path[600];
+
+	snprintf(path, sizeof(path), "%s/kc-%s", f->dir, user);
+	snprintf(sh, sizeof(sh),
+		 "cd '%s' && { printf 'apiVersion: v1\\nkind: Config\\nclusters:\\n- cluster:\\n"
+		 "    certificate-authority-data: %%s\\n    server: https://10.0.0.1:6443\\n  name: prod\\n"
+		 "users:\\n- name: %s\\n  user:\\n    client-certificate-data: %%s\\n    client-key-data: %%s\\n' "
+		 "\"$(base64 -w0 ca.crt)\" \"$(base64 -w0 %s.crt)\" \"$(base64 -w0 %s.key)\"; } > '%s'",
+		 f->dir, user, user, user, path);
+	if (system(sh) != 0)
+		return NULL;
+	return test_read_file(path, NULL);
+}
+
+/*
+ * review37b: a masked kubeconfig holds its cluster's CA certificate and
+ * its own certificate and key as base64 of PEM (LS0tLS1CRUdJTi...): the
+ * runs' first digits are every such block's, and the CA's whole run is
+ * another user's kubeconfig of the same cluster too. Another user's
+ * kubeconfig and the CA certificate are left; the client key's secret
+ * digits, and its client-key-data as it is, are found.
+ */
+static void test_encoded_kubeconfig(void)
+{
+	static const char gen[] =
+		"cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -subj /CN=ca -days 2 "
+		">/dev/null 2>&1 && for u in me you; do openssl req -newkey rsa:2048 -nodes -keyout $u.key -subj /CN=$u "
+		"-out $u.csr >/dev/null 2>&1 && openssl x509 -req -in $u.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+		"-out $u.crt -days 2 >/dev/null 2>&1 || exit 1; done";
+	char sh[1400], path[600], *mine = NULL, *other = NULL, *ca = NULL, *key = NULL, *line, *data;
+	struct fx f;
+
+	if (system("command -v openssl >/dev/null && command -v base64 >/dev/null") != 0) {
+		fprintf(stderr, "(skipped: no openssl or base64) ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	snprintf(sh, sizeof(sh), gen, f.dir);
+	CU_ASSERT_EQUAL_FATAL(system(sh), 0);
+	mine = kubeconfig(&f, "me");
+	other = kubeconfig(&f, "you");
+	snprintf(path, sizeof(path), "%s/ca.crt", f.dir);
+	ca = test_read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/me.key", f.dir);
+	key = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(mine != NULL && other != NULL && ca != NULL && key != NULL);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, mine), 0);
+	if (mask_table_encoded_real(f.t, other, strlen(other)) != 0)
+		fprintf(stderr, "\n  another user's kubeconfig found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, ca, strlen(ca)), 0);
+	line = key;
+	for (int k = 0; k < 9 && line != NULL; k++) /* the 9th line of digits: the private exponent */
+		line = strchr(line + 1, '\n');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, line + 1, 64), 1);
+	data = strstr(mine, "client-key-data: ");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, data + 17, strlen(data + 17)), 1);
+	free(mine);
+	free(other);
+	free(ca);
+	free(key);
+	fx_teardown(&f);
+}
+
 /* The escapes and quotings a program or a shell carries a value in
  * (fix36m): the value, and a value of 8 to 15 bytes, found; ordinary text
  * with escapes and quotes, and tokens that share a vendor's public
@@ -1453,6 +1523,9 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: a whole file holding a key masked (a service account's JSON), another "
 		    "account's file and its public URLs left, its key's secret parts found",
 		 test_encoded_whole_files_keys);
+	test_add(s, "encoded-value search: a kubeconfig masked (base64 of PEM blocks), another user's kubeconfig and the "
+		    "CA certificate left, its key's secret parts found",
+		 test_encoded_kubeconfig);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
