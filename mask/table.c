@@ -1990,11 +1990,53 @@ static size_t enc_unshell(unsigned char *f, size_t n)
 
 /* u (len bytes) into flat without white space and backslash-newlines
  * (base64 in groups, a value split over lines); returns its length. */
+/*
+ * Ruby's \u{H.. H.. ...} at u[0..len) (after its "\u{"): code points
+ * parted by white space, two or more (one is enc_unescape()'s), their
+ * UTF-8 into o (no longer than what it stands for: a code point's
+ * digits and its space); the bytes read, the '}' too, or 0.
+ */
+static size_t enc_ruby_braces(const unsigned char *u, size_t len, unsigned char *o, size_t *on)
+{
+	size_t i = 0, cps = 0, m = 0;
+
+	for (;;) {
+		unsigned long val;
+		size_t k;
+
+		while (i < len && (u[i] == ' ' || u[i] == '\t'))
+			i++;
+		if (i < len && u[i] == '}')
+			break;
+		k = enc_digits(u + i, len - i, 6, 16, &val);
+		if (k == 0 || val > 0x10ffff)
+			return 0;
+		m += enc_utf8(val, o + m);
+		cps++;
+		i += k;
+		if (i < len && u[i] != ' ' && u[i] != '\t' && u[i] != '}')
+			return 0;
+	}
+	if (cps < 2)
+		return 0;
+	*on = m;
+	return i + 1;
+}
+
 static size_t enc_flatten(const unsigned char *u, size_t len, unsigned char *flat)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < len; i++) {
+		size_t k, m;
+
+		/* Ruby's \u{67 68 70}: decoded before its spaces go (review37b) */
+		if (u[i] == '\\' && i + 3 < len && u[i + 1] == 'u' && u[i + 2] == '{' &&
+		    (k = enc_ruby_braces(u + i + 3, len - i - 3, flat + n, &m)) > 0) {
+			n += m;
+			i += 2 + k;
+			continue;
+		}
 		if (u[i] == '\\' && i + 1 < len && (u[i + 1] == '\n' || u[i + 1] == '\r')) {
 			i++;
 			continue;

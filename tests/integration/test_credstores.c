@@ -1751,6 +1751,45 @@ static void test_remask_perl_escapes(void)
 	(void)unlink(at(path, "work/.deploy.pl"));
 }
 
+/*
+ * review37b (the family of Python's \N{NAME}): Ruby's \u{H.. H..}, code
+ * points parted by white space in one group, reached the command: the
+ * search takes white space out before it decodes escapes, and 3-digit
+ * code points run together are no hex. A project's dot file with the
+ * masked value so refuses the start; Ruby's ordinary groups start.
+ */
+static void test_remask_ruby_groups(void)
+{
+	char gh[64], path[PATH_MAX], body[2048];
+	const char *env[] = {gh, NULL};
+	char *out = NULL, *err = NULL;
+	size_t o, n = strlen(real_token);
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	o = (size_t)snprintf(body, sizeof(body), "TOKEN = \"");
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(body + o, sizeof(body) - o, "%s%03x%s", i % 8 == 0 ? "\\u{" : " ",
+				      (unsigned char)real_token[i], i % 8 == 7 || i == n - 1 ? "}" : "");
+	snprintf(body + o, sizeof(body) - o, "\"\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.deploy.rb"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.deploy.rb held a masked credential's real value"),
+	    "the command started with the value in Ruby's \\u{..} groups in a file it reads");
+	ROW(!test_has(out, real_token) && !test_has(err, real_token), "the real value was printed");
+	free(out);
+	free(err);
+	out = err = NULL;
+	snprintf(body, sizeof(body), "puts \"\\u{1F600 1F601} caf\\u{e9} \\u{41 42 43}\"\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.deploy.rb"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"), "Ruby's ordinary \\u{..} groups refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.deploy.rb"));
+}
+
 
 /*
  * fix37m: the masked value in pieces of 12 bytes in separate variables
@@ -2349,6 +2388,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "files the command reads holding the masked value in Perl's \\x{..}, \\o{..}, \\N{U+..} refuse the "
 		 "start; Perl's ordinary escapes start",
 		 test_remask_perl_escapes);
+	test_add(s, "a file the command reads holding the masked value in Ruby's \\u{.. ..} groups refuses the start; "
+		 "Ruby's ordinary groups start",
+		 test_remask_ruby_groups);
 	test_add(s, "the masked value in 12-byte pieces in separate variables (raw, hex) is dropped; an 11-byte piece passes",
 		 test_remask_pieces);
 	test_add(s, "a whole AWS credentials file masked: a .env with another account's keys starts; its secret's hex "

@@ -1049,6 +1049,22 @@ static void test_encoded_escapes(void)
 					    : snprintf(buf + o, sizeof(buf) - o, forms[k], (unsigned char)REAL_GH[i]));
 		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, o), 1);
 	}
+	/* review37b: Ruby's \u{H.. H..}, the value in one group (its hex
+	 * once the spaces go), and in groups of 7 with a tab among the
+	 * spaces, 3 digits each (no hex form then) */
+	for (int g = 0; g < 2; g++) {
+		size_t per = g == 0 ? n : 7;
+
+		o = (size_t)snprintf(buf, sizeof(buf), "t = \"");
+		for (size_t i = 0; i < n; i++)
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, g == 0 ? "%s%x%s" : "%s%03x%s",
+					      i % per == 0 ? "\\u{" : i % per == 3 ? "\t" : " ", (unsigned char)REAL_GH[i],
+					      i % per == per - 1 || i == n - 1 ? "}" : "");
+		snprintf(buf + o, sizeof(buf) - o, "\"");
+		if (mask_table_encoded_real(f.t, buf, strlen(buf)) != 1)
+			fprintf(stderr, "\n  Ruby group %d not found\n", g);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	}
 	/* quotes: "ab""cd", 'ab'"cd", $'ab'cd, "a\"b" inside JSON in a shell's quotes */
 	snprintf(buf, sizeof(buf), "T=\"%.9s\"\"%s\"", REAL_GH, REAL_GH + 9);
 	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
