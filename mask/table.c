@@ -1618,7 +1618,12 @@ static int enc_runs_in(const struct enc_hay *hy, const unsigned char *v, size_t 
 				continue;
 			}
 		}
-		while (j < n && (isalnum(v[j]) || (v[j] != '\0' && strchr("+/=_-.~", v[j]) != NULL))) {
+		/* a run ends at an = inside it (NAME=VALUE: review37b, the name
+		 * and the value's first bytes were one window, aws_access_k of
+		 * aws_access_key_id=AKIA...); base64's ends it */
+		while (j < n && (isalnum(v[j]) || (v[j] != '\0' && strchr("+/=_-.~", v[j]) != NULL)) &&
+		       !(v[j] == '=' && j + 1 < n && v[j + 1] != '=' &&
+			 (isalnum(v[j + 1]) || (v[j + 1] != '\0' && strchr("+/_-.~", v[j + 1]) != NULL)))) {
 			digits += isdigit(v[j]) != 0;
 			letters += isalpha(v[j]) != 0;
 			j++;

@@ -1869,6 +1869,45 @@ static void test_remask_whole_file_neighbours(void)
 	(void)unlink(path);
 }
 
+/*
+ * review37b: a whole AWS credentials file masked written without spaces
+ * around its = (aws_access_key_id=AKIA...): the name and the value were
+ * one run, whose window aws_access_k is every such file's and a .env's
+ * AWS_ACCESS_KEY_ID= without case: a project's .env with another
+ * account's keys refused the start. It starts now; the secret's hex
+ * refuses.
+ */
+static void test_remask_whole_file_assign(void)
+{
+	static const char aws[] = "GH_TOKEN=[default]\naws_access_key_id=AKIA4XQ7Z2M9KD3LP8WQ\n"
+				  "aws_secret_access_key=q8Zr3vN0pX7sLk2WmT5yHb1cJd4fGe6iUo9aQw0E\n";
+	static const char dotenv[] = "AWS_ACCESS_KEY_ID=AKIA7B2N5V8C1X4Z6M3Q\n"
+				     "AWS_SECRET_ACCESS_KEY=Zz0Yy9Xx8Ww7Vv6Uu5Tt4Ss3Rr2Qq1Pp0Oo9Nn8Mm\n";
+	const char *env[] = {aws, NULL};
+	char path[PATH_MAX], body[256], *hex, *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), dotenv, strlen(dotenv)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"), "a .env with another account's AWS keys refused the start: %s",
+	    test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	hex = test_hex("q8Zr3vN0pX7sLk2WmT5yHb1cJd4fGe6iUo9aQw0E", 40);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	snprintf(body, sizeof(body), "%sSECRET_HEX=%s\n", dotenv, hex);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(path, body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.env held a masked credential's real value encoded"),
+	    "the masked file's secret in hex in .env started");
+	free(out);
+	free(err);
+	free(hex);
+	(void)unlink(path);
+}
+
 /* A service account's JSON around the PKCS#8 key file at path (its lines
  * joined by JSON's \n) for the account name (malloc'd), or NULL. */
 static char *sa_json_of(const char *path, const char *name, const char *id)
@@ -2396,6 +2435,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a whole AWS credentials file masked: a .env with another account's keys starts; its secret's hex "
 		 "refuses",
 		 test_remask_whole_file_neighbours);
+	test_add(s, "a whole AWS credentials file masked with NAME=VALUE lines: a .env with another account's keys "
+		 "starts; its secret's hex refuses",
+		 test_remask_whole_file_assign);
 	test_add(s, "a service account's JSON masked: a .env with another account's JSON and the public x509 URLs "
 		 "starts; a line of its key's secret digits refuses",
 		 test_remask_service_account_neighbours);

@@ -850,6 +850,47 @@ static void test_encoded_keys(void)
 	fx_teardown(&f);
 }
 
+/*
+ * review37b: a whole file masked written without spaces around its
+ * = (aws_access_key_id=AKIA..., an .npmrc's _authToken=npm_...): the
+ * name and the value were one run, and its windows over the name and
+ * the value's first bytes (aws_access_k, _authToken=n) are every such
+ * file's. Another account's file is left; the values are found.
+ */
+static void test_encoded_whole_files_assign(void)
+{
+	static const char aws[] = "[default]\naws_access_key_id=AKIA4XQ7Z2M9KD3LP8WQ\n"
+				  "aws_secret_access_key=q8Zr3vN0pX7sLk2WmT5yHb1cJd4fGe6iUo9aQw0E\n";
+	static const char npmrc[] = "registry=https://registry.example.com/\n"
+				    "//registry.example.com/:_authToken=npm_AbCdEf123456GhIjKl7890MnOpQrSt12wx\n";
+	const char *other[] = {
+		"[ci]\naws_access_key_id=AKIA7B2N5V8C1X4Z6M3Q\naws_secret_access_key=Zz0Yy9Xx8Ww7Vv6Uu5Tt4Ss3Rr2Qq1Pp0Oo9Nn8Mm\n",
+		"AWS_ACCESS_KEY_ID=AKIA7B2N5V8C1X4Z6M3Q\n",
+		"//registry.example.com/:_authToken=npm_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0PpOo99\n",
+	};
+	char buf[256];
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, aws), 0);
+	for (size_t i = 0; i < 2; i++) {
+		if (mask_table_encoded_real(f.t, other[i], strlen(other[i])) != 0)
+			fprintf(stderr, "\n  other[%zu] found\n", i);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[i], strlen(other[i])), 0);
+	}
+	snprintf(buf, sizeof(buf), "k=%.12s", "Lk2WmT5yHb1cJd4f");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	snprintf(buf, sizeof(buf), "ID=\"AKIA4XQ7\"'Z2M9KD3LP8WQ'");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, npmrc), 0);
+	if (mask_table_encoded_real(f.t, other[2], strlen(other[2])) != 0)
+		fprintf(stderr, "\n  other[2] found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other[2], strlen(other[2])), 0);
+	snprintf(buf, sizeof(buf), "T=%s", "GhIjKl7890MnOpQr");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	fx_teardown(&f);
+}
+
 /* A realistic service account JSON (private key in PEM with JSON's \n,
  * the public URLs every such file holds) around the PKCS#8 key file key
  * (malloc'd), or NULL. */
@@ -1536,6 +1577,9 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: a whole file masked, another account's file and a .env naming its "
 		    "variables left, its secrets found",
 		 test_encoded_whole_files);
+	test_add(s, "encoded-value search: a whole file masked with NAME=VALUE lines, another account's file left, its "
+		    "values found",
+		 test_encoded_whole_files_assign);
 	test_add(s, "encoded-value search: a whole file holding a key masked (a service account's JSON), another "
 		    "account's file and its public URLs left, its key's secret parts found",
 		 test_encoded_whole_files_keys);
