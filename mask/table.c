@@ -1277,7 +1277,7 @@ static bool enc_ssh_str(const unsigned char *d, size_t n, size_t *at, size_t *lo
 static bool enc_ssh_spans(const unsigned char *d, size_t n, struct enc_spans *sp)
 {
 	size_t at = 15, lo, len, pub, publen, priv, privlen, nk, slo[ENC_KEY_SPANS], sl[ENC_KEY_SPANS], ns = 0;
-	bool none;
+	bool none, flags = false;
 
 	if (n < 15 || memcmp(d, "openssh-key-v1", 15) != 0 || !enc_ssh_str(d, n, &at, &lo, &len))
 		return false;
@@ -1303,6 +1303,16 @@ static bool enc_ssh_spans(const unsigned char *d, size_t n, struct enc_spans *sp
 			pad = d[at + k] == k + 1;
 		if (pad)
 			break;
+		/* a FIDO key's flags byte after its application string
+		 * (sk-ssh-ed25519@openssh.com: type, public key, "ssh:";
+		 * sk-ecdsa-sha2-nistp256@openssh.com: type, curve, point,
+		 * "ssh:"; review37b: the section was looked for whole) */
+		if (!flags && ns >= 3 && sl[0] > 3 && memcmp(d + slo[0], "sk-", 3) == 0 &&
+		    sl[ns - 1] >= 4 && memcmp(d + slo[ns - 1], "ssh:", 4) == 0) {
+			flags = true;
+			at++;
+			continue;
+		}
 		if (ns == ENC_KEY_SPANS || !enc_ssh_str(d, priv + privlen, &at, &slo[ns], &sl[ns])) {
 			/* not strings (a security key's flags byte): the section
 			 * after the checkints, whole */

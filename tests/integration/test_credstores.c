@@ -1603,6 +1603,83 @@ static void test_remask_key_neighbours(void)
 }
 
 
+/*
+ * review37b: a masked FIDO key of OpenSSH (sk-ssh-ed25519@openssh.com,
+ * ssh-keygen -t ed25519-sk: a flags byte among its private strings) was
+ * looked for whole after its checkints, so an argument holding another
+ * such key, or its own .pub, refused the start (the key type, the
+ * public key and "ssh:" are theirs too). Both start now; the key's hex
+ * refuses. The keys are made by a script (OpenSSH's format,
+ * PROTOCOL.u2f: no token needed).
+ */
+static void test_remask_sk_key_neighbours(void)
+{
+	static const char py[] =
+		"import base64, os, struct, sys\n"
+		"\n"
+		"def s(b):\n"
+		"    return struct.pack(\">I\", len(b)) + b\n"
+		"\n"
+		"kt = b\"sk-ssh-ed25519@openssh.com\"\n"
+		"pub = os.urandom(32)\n"
+		"app = b\"ssh:\"\n"
+		"handle = os.urandom(96)\n"
+		"pubblob = s(kt) + s(pub) + s(app)\n"
+		"chk = os.urandom(4)\n"
+		"priv = chk + chk + s(kt) + s(pub) + s(app) + bytes([0x01]) + s(handle) + s(b\"\") + s(b\"me@host\")\n"
+		"i = 1\n"
+		"while len(priv) % 8:\n"
+		"    priv += bytes([i]); i += 1\n"
+		"blob = b\"openssh-key-v1\\0\" + s(b\"none\") + s(b\"none\") + s(b\"\") + struct.pack(\">I\", 1) + s(pubblob) + s(priv)\n"
+		"b64 = base64.b64encode(blob).decode()\n"
+		"with open(sys.argv[1], \"w\") as f:\n"
+		"    f.write(\"-----BEGIN OPENSSH PRIVATE KEY-----\\n\")\n"
+		"    for k in range(0, len(b64), 70):\n"
+		"        f.write(b64[k:k + 70] + \"\\n\")\n"
+		"    f.write(\"-----END OPENSSH PRIVATE KEY-----\\n\")\n"
+		"with open(sys.argv[1] + \".pub\", \"w\") as f:\n"
+		"    f.write(\"sk-ssh-ed25519@openssh.com \" + base64.b64encode(pubblob).decode() + \" me@host\\n\")\n";
+	char genv[1200], path[PATH_MAX], home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	char *mine = NULL, *other = NULL, *pub = NULL, *hex = NULL;
+	const char *env[] = {genv, NULL};
+	const char *args[] = {"x", NULL, NULL};
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	static const char script[] = "echo RAN\n";
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "mksk.py"), py, strlen(py)), 0);
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p sk37 && python3 mksk.py sk37/mine && python3 mksk.py sk37/other"), 0);
+	mine = test_read_file(at(path, "sk37/mine"), NULL);
+	other = test_read_file(at(path, "sk37/other"), NULL);
+	pub = test_read_file(at(path, "sk37/mine.pub"), NULL);
+	CU_ASSERT_FATAL(mine != NULL && other != NULL && pub != NULL && strlen(mine) < 1000);
+	hex = test_hex(mine, strlen(mine));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	snprintf(genv, sizeof(genv), "GH_TOKEN=%s", mine);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	for (int i = 0; i < 3; i++) {
+		args[1] = i == 0 ? other : i == 1 ? pub : hex;
+		st = test_sbx_run_args(&r, args, &out, &err, RUN_TIMEOUT_MS);
+		if (i < 2)
+			ROW(st == 0 && test_has(out, "RAN"), "an argument holding %s refused the start: %s",
+			    i == 0 ? "another FIDO key of OpenSSH" : "the masked FIDO key's .pub", test_nz(err));
+		else
+			ROW(st != 0 && !test_has(out, "RAN") &&
+				    test_has(err, "argument 3 holds a masked credential's real value encoded"),
+			    "an argument holding the masked FIDO key hex-encoded started");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	free(mine);
+	free(other);
+	free(pub);
+	free(hex);
+}
+
 /* base64url of the n bytes at in without padding (malloc'd). */
 static char *test_b64url_n(const char *in, size_t n)
 {
@@ -2421,6 +2498,8 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked OpenSSH key: another key of its kind and comment, its .pub in an argument start; "
 		 "its hex refuses",
 		 test_remask_key_neighbours);
+	test_add(s, "a FIDO key of OpenSSH masked: another such key and its .pub in an argument start; its hex refuses",
+		 test_remask_sk_key_neighbours);
 	test_add(s, "files the command reads holding the masked value hex, as Python's \\N{...}, unpadded base64url of UTF-16 or "
 		 "split across two refuse the start; another token's hex and ordinary escapes start",
 		 test_remask_encoded_files);

@@ -1059,6 +1059,78 @@ static void test_encoded_kubeconfig(void)
 	fx_teardown(&f);
 }
 
+/*
+ * review37b: a masked FIDO key of OpenSSH (sk-ssh-ed25519@openssh.com:
+ * a flags byte among its private strings) was looked for whole after
+ * its checkints, key type, public key and "ssh:" too, which every such
+ * key and its .pub hold. Only its key handle is now: another such key
+ * and its .pub are left, the key's hex is found. The keys are made
+ * here (no token needed: OpenSSH's format, PROTOCOL.u2f).
+ */
+static void test_encoded_sk_keys(void)
+{
+	static const char py[] =
+		"import base64, os, struct, sys\n"
+		"\n"
+		"def s(b):\n"
+		"    return struct.pack(\">I\", len(b)) + b\n"
+		"\n"
+		"kt = b\"sk-ssh-ed25519@openssh.com\"\n"
+		"pub = os.urandom(32)\n"
+		"app = b\"ssh:\"\n"
+		"handle = os.urandom(96)\n"
+		"pubblob = s(kt) + s(pub) + s(app)\n"
+		"chk = os.urandom(4)\n"
+		"priv = chk + chk + s(kt) + s(pub) + s(app) + bytes([0x01]) + s(handle) + s(b\"\") + s(b\"me@host\")\n"
+		"i = 1\n"
+		"while len(priv) % 8:\n"
+		"    priv += bytes([i]); i += 1\n"
+		"blob = b\"openssh-key-v1\\0\" + s(b\"none\") + s(b\"none\") + s(b\"\") + struct.pack(\">I\", 1) + s(pubblob) + s(priv)\n"
+		"b64 = base64.b64encode(blob).decode()\n"
+		"with open(sys.argv[1], \"w\") as f:\n"
+		"    f.write(\"-----BEGIN OPENSSH PRIVATE KEY-----\\n\")\n"
+		"    for k in range(0, len(b64), 70):\n"
+		"        f.write(b64[k:k + 70] + \"\\n\")\n"
+		"    f.write(\"-----END OPENSSH PRIVATE KEY-----\\n\")\n"
+		"with open(sys.argv[1] + \".pub\", \"w\") as f:\n"
+		"    f.write(\"sk-ssh-ed25519@openssh.com \" + base64.b64encode(pubblob).decode() + \" me@host\\n\")\n";
+	char sh[4096], path[600], *mine = NULL, *other = NULL, *pub = NULL, *hex = NULL;
+	struct fx f;
+
+	if (system("command -v python3 >/dev/null") != 0) {
+		fprintf(stderr, "(skipped: no python3) ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/sk%d", f.dir, k);
+		snprintf(sh, sizeof(sh), "python3 -c '%s' '%s'", py, path);
+		CU_ASSERT_EQUAL_FATAL(system(sh), 0);
+		if (k == 0)
+			mine = test_read_file(path, NULL);
+		else
+			other = test_read_file(path, NULL);
+	}
+	snprintf(path, sizeof(path), "%s/sk0.pub", f.dir);
+	pub = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(mine != NULL && other != NULL && pub != NULL);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, mine), 0);
+	if (mask_table_encoded_real(f.t, other, strlen(other)) != 0)
+		fprintf(stderr, "\n  another sk key found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+	if (mask_table_encoded_real(f.t, pub, strlen(pub)) != 0)
+		fprintf(stderr, "\n  its .pub found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pub, strlen(pub)), 0);
+	hex = hex_of(mine);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
+	free(mine);
+	free(other);
+	free(pub);
+	free(hex);
+	fx_teardown(&f);
+}
+
 /* The escapes and quotings a program or a shell carries a value in
  * (fix36m): the value, and a value of 8 to 15 bytes, found; ordinary text
  * with escapes and quotes, and tokens that share a vendor's public
@@ -1586,6 +1658,8 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: a kubeconfig masked (base64 of PEM blocks), another user's kubeconfig and the "
 		    "CA certificate left, its key's secret parts found",
 		 test_encoded_kubeconfig);
+	test_add(s, "encoded-value search: a FIDO key of OpenSSH masked, another and its .pub left, its hex found",
+		 test_encoded_sk_keys);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
