@@ -1141,47 +1141,209 @@ static int make_opts(const struct copt *c, const char *val)
 }
 
 /*
- * The compiler's and linker's flags (CFLAGS, CXXFLAGS, CPPFLAGS,
- * LDFLAGS, go's CGO_*FLAGS, make and cargo's cc pass them to every
- * compile; RUSTFLAGS, RUSTDOCFLAGS, CARGO_ENCODED_RUSTFLAGS, its words
- * 0x1f separated, to every rustc): the options that run or load a
- * program or a library (round 37): -B (the prefix cc1, as and ld are
- * taken from, relative to the working directory; "-Bstatic",
- * "-Bdynamic", "-Bsymbolic" are the linker's) and -specs= (a spec file
- * can name any program) whatever their value; and with a '/' (a bare
- * name is searched in the system's places), gcc's and clang's
- * -fplugin=, -fpass-plugin=, -wrapper PROG,..., -fuse-ld=, --ld-path=,
- * -Xclang -load -Xclang LIB, rustc's -C linker= and -Z
- * codegen-backend=. A header or library directory (-I, -L, -isystem)
- * is searched, not run: not given.
+ * The linker's words a compiler passes on (-Wl,a,b and -Xlinker a, in
+ * order) in l (l->buf holds them): 0, or -1 (ENOMEM).
  */
-static int build_flags(const struct copt *c, const struct words *t)
+static int linker_words(const struct words *t, struct words *l)
 {
-	/* dlopen()ed or run by execvp(): a name without '/' is searched in
-	 * the system's places, not the working directory */
-	static const char *const named[] = {"-fplugin=", "-fpass-plugin=", "--ld-path=", "-fuse-ld=",
-					    "-Clinker=", "-Zcodegen-backend="};
+	size_t len = 1, n = 1;
+	char *w;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (strncmp(t->v[i], "-Wl,", 4) == 0 || (strcmp(t->v[i], "-Xlinker") == 0 && i + 1 < t->n)) {
+			const char *a = t->v[i][1] == 'W' ? t->v[i] + 4 : t->v[++i];
+
+			len += strlen(a) + 1;
+			n += strlen(a) + 1;
+		}
+	l->n = 0;
+	l->buf = malloc(len);
+	l->v = malloc(n * sizeof(*l->v));
+	if (l->buf == NULL || l->v == NULL) {
+		free(l->buf);
+		free(l->v);
+		errno = ENOMEM;
+		return -1;
+	}
+	w = l->buf;
+	for (size_t i = 0; i < t->n; i++) {
+		bool wl = strncmp(t->v[i], "-Wl,", 4) == 0;
+		const char *a;
+
+		if (!wl && (strcmp(t->v[i], "-Xlinker") != 0 || i + 1 >= t->n))
+			continue;
+		a = wl ? t->v[i] + 4 : t->v[++i];
+		for (;;) {
+			size_t k = wl ? strcspn(a, ",") : strlen(a);
+
+			if (k > 0) {
+				l->v[l->n++] = w;
+				memcpy(w, a, k);
+				w += k;
+				*w++ = '\0';
+			}
+			if (a[k] == '\0')
+				break;
+			a += k + 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The linker's options that load a program (round 37's review): a
+ * plugin (bfd's and gold's -plugin and --plugin, lld's
+ * --load-pass-plugin; -plugin-opt is its argument, not a file) with a
+ * '/', and an @file of more options, read from the working directory.
+ */
+static int linker_flags(const struct copt *c, const struct words *t)
+{
+	static const char *const plugins[] = {"-plugin", "--plugin", "--load-pass-plugin", "-load-pass-plugin"};
 	int r = 0;
 
 	for (size_t i = 0; i < t->n && r == 0; i++) {
 		const char *w = t->v[i], *a = NULL;
+
+		if (w[0] == '@') {
+			r = emit(c, w + 1, strlen(w + 1), true, NULL);
+			continue;
+		}
+		for (size_t k = 0; k < ARRAY_LEN(plugins) && a == NULL; k++) {
+			size_t l = strlen(plugins[k]);
+
+			if (strncmp(w, plugins[k], l) == 0 && w[l] == '=')
+				a = w + l + 1;
+			else if (strcmp(w, plugins[k]) == 0 && i + 1 < t->n)
+				a = t->v[++i];
+		}
+		if (a != NULL && strchr(a, '/') != NULL)
+			r = emit(c, a, strlen(a), true, NULL);
+	}
+	return r;
+}
+
+static int build_flags(const struct copt *c, const struct words *t, unsigned depth);
+
+/*
+ * rustc's -C KEY=VALUE (-CKEY=, --codegen KEY=, --codegen=KEY=) and -Z
+ * KEY=VALUE at t->v[*i] (round 37's review): the linker and the
+ * codegen backend with a '/' (the linker is run by execvp(), the
+ * backend dlopen()ed), -Z llvm-plugins' ',' list, and the words
+ * passed on to the linker, the C compiler (-C link-arg=, link-args=,
+ * -Z pre-link-arg=, pre-link-args=: "-C link-arg=-B./t" is cc's -B)
+ * read as build_flags() reads CFLAGS. 1: not one of these (*i as it
+ * was); 0 or fn's result.
+ */
+static int rustc_opt(const struct copt *c, const struct words *t, size_t *i, unsigned depth)
+{
+	static const char *const keys[] = {"linker=", "codegen-backend=", "llvm-plugins=", "link-arg=",
+					   "link-args=", "pre-link-arg=", "pre-link-args="};
+	const char *w = t->v[*i], *kv = NULL, *a;
+	bool next = false;
+	size_t k;
+
+	if ((strcmp(w, "-C") == 0 || strcmp(w, "-Z") == 0 || strcmp(w, "--codegen") == 0) && *i + 1 < t->n)
+		kv = t->v[*i + 1], next = true;
+	else if (strncmp(w, "--codegen=", 10) == 0)
+		kv = w + 10;
+	else if (w[0] == '-' && (w[1] == 'C' || w[1] == 'Z') && w[2] != '\0')
+		kv = w + 2;
+	if (kv == NULL)
+		return 1;
+	for (k = 0; k < ARRAY_LEN(keys); k++)
+		if (strncmp(kv, keys[k], strlen(keys[k])) == 0)
+			break;
+	if (k == ARRAY_LEN(keys))
+		return 1;
+	if (next)
+		++*i;
+	a = kv + strlen(keys[k]);
+	if (k == 0 || k == 1)
+		return strchr(a, '/') != NULL ? emit(c, a, strlen(a), true, NULL) : 0;
+	if (k == 2) {
+		for (;;) {
+			size_t len = strcspn(a, ",");
+			int r = memchr(a, '/', len) != NULL ? emit(c, a, len, true, NULL) : 0;
+
+			if (r != 0 || a[len] == '\0')
+				return r;
+			a += len + 1;
+		}
+	}
+	if (k == 3 || k == 5) {
+		char *one = (char *)a;
+		const struct words w1 = {.buf = NULL, .v = &one, .n = 1};
+
+		return build_flags(c, &w1, depth + 1);
+	} else {
+		struct words s;
+		int r;
+
+		if (split_words(a, "", &s) < 0)
+			return -1;
+		r = build_flags(c, &s, depth + 1);
+		free(s.buf);
+		free(s.v);
+		return r;
+	}
+}
+
+/*
+ * The compiler's and linker's flags (CFLAGS, CXXFLAGS, CPPFLAGS,
+ * LDFLAGS, go's CGO_*FLAGS, make and cargo's cc pass them to every
+ * compile; RUSTFLAGS, RUSTDOCFLAGS, CARGO_ENCODED_RUSTFLAGS, its words
+ * 0x1f separated, to every rustc; and the words after a build tool's
+ * program, CC="gcc -B./t"): the options that run or load a program or
+ * a library (round 37): -B and its long form --prefix (the prefix cc1,
+ * as and ld are taken from, relative to the working directory; gcc
+ * reads "-Bstatic" as the prefix "static" too: ./static/as, ./staticas
+ * run), -specs= and --specs (a spec file can name any program),
+ * -iplugindir= (where -fplugin=NAME is looked for) and an @file of more
+ * options (gcc's, clang's and rustc's, from the working directory)
+ * whatever their value; and with a '/' (a bare name is searched in the
+ * system's places), gcc's and clang's -fplugin=, -fpass-plugin=,
+ * -wrapper PROG,..., -fuse-ld=, --ld-path=, -Xclang -load -Xclang LIB,
+ * the linker's (-Wl, and -Xlinker: linker_flags()) and rustc's
+ * (rustc_opt()). A header or library directory (-I, -L, -isystem) is
+ * searched, not run: not given. depth: link-arg='s nesting (past 8,
+ * the word itself is given).
+ */
+static int build_flags(const struct copt *c, const struct words *t, unsigned depth)
+{
+	/* dlopen()ed or run by execvp(): a name without '/' is searched in
+	 * the system's places, not the working directory */
+	static const char *const named[] = {"-fplugin=", "-fpass-plugin=", "--ld-path=", "-fuse-ld="};
+	static const char *const prefixed[] = {"-specs=", "--specs=", "--prefix=", "-iplugindir="};
+	struct words l;
+	int r = 0;
+
+	if (depth > 8)
+		return t->n > 0 ? emit(c, t->v[0], strlen(t->v[0]), true, NULL) : 0;
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const char *w = t->v[i], *a = NULL;
 		bool path = false; /* a file or prefix read from the working directory */
 
+		if ((r = rustc_opt(c, t, &i, depth)) != 1)
+			continue;
+		r = 0;
 		for (size_t k = 0; k < ARRAY_LEN(named) && a == NULL; k++)
 			if (strncmp(w, named[k], strlen(named[k])) == 0)
 				a = w + strlen(named[k]);
-		if (a == NULL && (strcmp(w, "-C") == 0 || strcmp(w, "-Z") == 0) && i + 1 < t->n &&
-		    (strncmp(t->v[i + 1], "linker=", 7) == 0 || strncmp(t->v[i + 1], "codegen-backend=", 16) == 0))
-			a = strchr(t->v[++i], '=') + 1;
-		if (a == NULL && (strncmp(w, "-specs=", 7) == 0 || strncmp(w, "--specs=", 8) == 0)) {
-			a = strchr(w, '=') + 1;
+		for (size_t k = 0; k < ARRAY_LEN(prefixed) && a == NULL; k++)
+			if (strncmp(w, prefixed[k], strlen(prefixed[k])) == 0) {
+				a = w + strlen(prefixed[k]);
+				path = true;
+			}
+		if (a == NULL && w[0] == '@') {
+			a = w + 1;
 			path = true;
 		}
-		if (a == NULL && w[0] == '-' && w[1] == 'B') {
-			a = w[2] != '\0' ? w + 2 : i + 1 < t->n ? t->v[++i] : "";
-			path = strcmp(a, "static") != 0 && strcmp(a, "dynamic") != 0 && strncmp(a, "symbolic", 8) != 0;
-			if (!path)
-				continue;
+		if (a == NULL && ((w[0] == '-' && w[1] == 'B') || strcmp(w, "--prefix") == 0 ||
+				  strcmp(w, "--specs") == 0)) {
+			bool attached = w[1] == 'B' && w[2] != '\0';
+
+			a = attached ? w + 2 : i + 1 < t->n ? t->v[++i] : "";
+			path = true;
 		}
 		if (a == NULL && strcmp(w, "-wrapper") == 0 && i + 1 < t->n) {
 			a = t->v[++i];
@@ -1197,6 +1359,13 @@ static int build_flags(const struct copt *c, const struct words *t)
 		if (a != NULL && (path || strchr(a, '/') != NULL))
 			r = emit(c, a, strlen(a), true, NULL);
 	}
+	if (r != 0)
+		return r;
+	if (linker_words(t, &l) < 0)
+		return -1;
+	r = linker_flags(c, &l);
+	free(l.buf);
+	free(l.v);
 	return r;
 }
 
@@ -1205,8 +1374,12 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 	struct copt c = {.var = var, .fn = fn, .arg = arg};
 	bool node = strcmp(var, "NODE_OPTIONS") == 0;
 	bool java = strstr(var, "JAVA_") != NULL;
+	size_t first_tool = 0;
 	struct words t;
 	int r;
+
+	while (strcmp(shell_vars[first_tool], "CC") != 0)
+		first_tool++;
 
 	for (size_t i = 0; i < ARRAY_LEN(exec_vars); i++)
 		if (strcmp(var, exec_vars[i]) == 0)
@@ -1243,9 +1416,23 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 	/* less's input preprocessor: "|cmd %s", "||cmd %s", "|-cmd %s". */
 	if (strcmp(var, "LESSOPEN") == 0)
 		val += strspn(val, "|-");
-	for (size_t i = 0; i < ARRAY_LEN(shell_vars); i++)
-		if (strcmp(var, shell_vars[i]) == 0)
-			return command_opt(&c, val, CMD_SHELL);
+	for (size_t i = 0; i < ARRAY_LEN(shell_vars); i++) {
+		if (strcmp(var, shell_vars[i]) != 0)
+			continue;
+		r = command_opt(&c, val, CMD_SHELL);
+		if (r != 0 || i < first_tool)
+			return r;
+		/* a build tool's flags are the compiler's: CC="gcc -B./t" */
+		if (split_words(val, "\"'", &t) < 0)
+			return -1;
+		r = build_flags(&c, &t, 0);
+		/* and the linker's its own: LD="ld -plugin ./p.so" */
+		if (r == 0 && (strcmp(var, "LD") == 0 || strcmp(var, "HOSTLD") == 0))
+			r = linker_flags(&c, &t);
+		free(t.buf);
+		free(t.v);
+		return r;
+	}
 	if (strstr(var, "FLAGS") != NULL) {
 		/* cargo's encoded flags: one word per 0x1f-separated field */
 		char *sep = strcmp(var, "CARGO_ENCODED_RUSTFLAGS") == 0 ? strdup(val) : NULL;
@@ -1259,7 +1446,7 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 		free(sep);
 		if (r < 0)
 			return -1;
-		r = build_flags(&c, &t);
+		r = build_flags(&c, &t, 0);
 		free(t.buf);
 		free(t.v);
 		return r;

@@ -1622,6 +1622,16 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
 			  var, (int)(pl - 5), path + 2, path, path + 2, var);
 		return -1;
 	}
+	/* gcc's -Bstatic is its program prefix "static", not the linker's */
+	if (strstr(var, "FLAGS") != NULL && val != NULL && pl < 100 &&
+	    (strcmp(path, "static") == 0 || strcmp(path, "dynamic") == 0 || strncmp(path, "symbolic", 8) == 0)) {
+		log_warnx("%s holds -B%s, which gcc reads as the prefix of the programs it runs (as, ld, cc1: "
+			  "./%s/as or ./%sas of whatever directory it starts in), not as the linker's -B%s: in any "
+			  "directory this session could write, an %s/as left there would run at your next build in "
+			  "it; not started. Start passavant with %s writing -Wl,-B%s (the linker's option) instead",
+			  var, path, path, path, path, path, var, path);
+		return -1;
+	}
 	return relvar_refuse(var, path, pl, false, false);
 }
 

@@ -2285,7 +2285,7 @@ static void test_code_vars_r37(void)
 				     "SUDO_EDITOR=timeout -s KILL 60 nano", "MANPAGER=nice -n 5 less -R",
 				     "GIT_PAGER=python3 -P -m pager_v", "PAGER=python3 -I -c \"import pager_v\"", "NODE_OPTIONS=--max-old-space-size=4096",
 				     "CFLAGS=-O2 -g -Iinclude -I../lib -isystem /usr/include -fPIC",
-				     "LDFLAGS=-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Bsymbolic-functions",
+				     "LDFLAGS=-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Wl,-Bsymbolic-functions",
 				     "RUSTFLAGS=-C target-cpu=native -C linker=clang", NULL};
 
 		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
@@ -2294,6 +2294,82 @@ static void test_code_vars_r37(void)
 		free(err);
 	}
 }
+/*
+ * Round 37's review (review37c): the build flags' other spellings and
+ * places: a build tool's own words (CC="gcc -B./t"), gcc's @file of
+ * options, --prefix (-B's long form), "-Bstatic" (gcc's prefix
+ * "static", not the linker's), the linker's plugin through -Wl, and
+ * -Xlinker, rustc's --codegen and -C link-arg= (cc's words): refused,
+ * named, with the host's gcc shown to run the plant otherwise; and the
+ * flags dpkg-buildflags and cargo users set: started.
+ */
+static void test_build_flags_r37c(void)
+{
+	static const char *const rel[][4] = {
+		{"CC=gcc -B./tools-c", "CC holds", "\"./tools-c\"", "sh -c '$CC -c m-c.c -o /dev/null'"},
+		{"CXX=ccache g++ -specs=./cc-c", "CXX holds", "\"./cc-c\"", NULL},
+		{"CFLAGS=-O2 @opts-c", "CFLAGS holds", "\"opts-c\"", "sh -c 'cc $CFLAGS -c m-c.c -o /dev/null'"},
+		{"CFLAGS=--prefix=./tools-c", "CFLAGS holds", "\"./tools-c\"",
+		 "sh -c 'cc $CFLAGS -c m-c.c -o /dev/null'"},
+		{"LDFLAGS=-Bstatic", "gcc reads as the prefix", "-Wl,-Bstatic", "sh -c 'cc $LDFLAGS -c m-c.c -o "
+			"/dev/null'"},
+		{"LDFLAGS=-Wl,-plugin,./cc-c", "LDFLAGS holds", "\"./cc-c\"", NULL},
+		{"LDFLAGS=-Xlinker --plugin=./cc-c", "LDFLAGS holds", "\"./cc-c\"", NULL},
+		{"RUSTFLAGS=--codegen linker=./cc-c", "RUSTFLAGS holds", "\"./cc-c\"", NULL},
+		{"RUSTFLAGS=-C link-arg=-B./tools-c", "RUSTFLAGS holds", "\"./tools-c\"", NULL},
+	};
+	const char *plant = "printf '#!/bin/sh\\necho PLANTED-C >&2\\nexit 1\\n' > cc-c && chmod +x cc-c && "
+			    "mkdir -p tools-c static && cp cc-c tools-c/as && cp cc-c static/as && "
+			    "echo -B./tools-c > opts-c && echo 'int main(void) { return 0; }' > m-c.c && echo "
+				"planted\n";
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		if (rel[i][3] != NULL) {
+			/* the plant made by the host, as the session would */
+			snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
+			(void)host_sh(cmd);
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-C", w, rel[i][0],
+				 rel[i][3]);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-C") != NULL, "%s: the host's `%s` did not run the plant (test "
+				"premise)",
+			    rel[i][0], rel[i][3]);
+		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-c tools-c static opts-c m-c.c", w);
+		(void)host_sh(cmd);
+	}
+	/* What builds set: started. */
+	{
+		const char *env[] = {"CC=ccache gcc -std=gnu11", "CXX=clang++ -stdlib=libc++ -fuse-ld=lld",
+				     "CFLAGS=-g -O2 -ffile-prefix-map=/build/p=. -fstack-protector-strong -Wformat "
+				     "-Werror=format-security",
+				     "CPPFLAGS=-Wdate-time -D_FORTIFY_SOURCE=2",
+				     "LDFLAGS=-Wl,-Bsymbolic-functions -flto=auto -ffat-lto-objects -Wl,-z,relro "
+					"-Wl,-z,now",
+				     "RUSTFLAGS=-C target-cpu=native -C link-arg=-fuse-ld=mold "
+					"-Clink-arg=-Wl,--as-needed",
+				     "MAKEFLAGS=-j8", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday build flags: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3813,6 +3889,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 37: CC=./cc, CFLAGS=-B dir, env -S, script -c, flock -c, python3 -m, a bare NODE_OPTIONS module: refused, named; "
 		    "an absolute CC in the tree read-only; env -C DIR, sudo -u node, CC=\"ccache gcc\" started",
 		 test_code_vars_r37);
+	test_add(s, "round 37's review: CC=\"gcc -B./t\", CFLAGS=@file, --prefix, -Bstatic, -Wl,-plugin, -Xlinker, "
+		    "rustc's --codegen linker= and -C link-arg=: refused, named; dpkg-buildflags' and cargo's flags "
+			"started",
+		 test_build_flags_r37c);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

@@ -279,9 +279,36 @@ static void test_build_flags(void)
 		{"RUSTFLAGS", "-C linker=./cc -Clinker=/w/p/ld -Z codegen-backend=b/x.so", "L:./cc L:/w/p/ld L:b/x.so"},
 		{"CARGO_ENCODED_RUSTFLAGS", "-C\x1flinker=./cc", "L:./cc"},
 		{"CGO_LDFLAGS", "\"-B./t\"", "L:./t"},
+		/* round 37's review: the other spellings, gcc's, the linker's, rustc's */
+		{"CFLAGS", "@opts --prefix=./a --prefix b --specs ./s -iplugindir=p -fplugin=x", "L:opts L:./a L:b "
+			"L:./s L:p"},
+		{"LDFLAGS", "-Bstatic -Bdynamic -Bsymbolic-functions", "L:static L:dynamic L:symbolic-functions"},
+		{"LDFLAGS", "-Wl,-O1,-plugin,./p.so -Xlinker --plugin=/w/p/q.so -Wl,@lf -Xlinker -plugin -Xlinker "
+			"x/r.so",
+		 "L:./p.so L:/w/p/q.so L:lf L:x/r.so"},
+		{"CPPFLAGS", "-C -B./t", "L:./t"},
+		{"RUSTFLAGS", "--codegen linker=./a --codegen=linker=./b -C link-arg=-B./t @rf", "L:./a L:./b L:./t "
+			"L:rf"},
+		{"RUSTFLAGS", "-Clink-args=\"-fuse-ld=./ld -Wl,-plugin,./p.so\" -Z llvm-plugins=./q.so,/r.so,s",
+		 "L:./ld L:./p.so L:./q.so L:/r.so"},
+		{"RUSTDOCFLAGS", "-Z pre-link-arg=-specs=x.specs", "L:x.specs"},
+		{"CC", "gcc -B./tools", "L:./tools"},
+		{"CXX", "ccache g++ -specs=./s -fplugin=./p.so", "L:./s L:./p.so"},
+		{"LD", "ld -plugin ./p.so", "L:./p.so"},
 		/* what builds set */
 		{"CFLAGS", "-O2 -g -pipe -Wall -Iinclude -I../lib -isystem /opt/conda/include -march=native -fPIC", ""},
-		{"LDFLAGS", "-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Bstatic -Bdynamic -Bsymbolic-functions", ""},
+		{"LDFLAGS", "-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Wl,-Bstatic -Wl,-Bdynamic "
+			"-Wl,-Bsymbolic-functions", ""},
+		{"LDFLAGS", "-Wl,-Bsymbolic-functions -flto=auto -ffat-lto-objects -Wl,-z,relro -Wl,-z,now "
+			"-Wl,--as-needed", ""},
+		{"CFLAGS", "-g -O2 -ffile-prefix-map=/build/p=. -fstack-protector-strong -Wformat "
+			"-Werror=format-security", ""},
+		{"CPPFLAGS", "-Wdate-time -D_FORTIFY_SOURCE=2 -C", ""},
+		{"RUSTFLAGS", "-C link-arg=-fuse-ld=mold -Clink-arg=-Wl,--as-needed -Zshare-generics=y --cfg "
+			"tokio_unstable", ""},
+		{"LDFLAGS", "-Wl,-plugin-opt=O3 -Xlinker -plugin-opt=mcpu=x -Wl,-plugin,liblto_plugin.so", ""},
+		{"CC", "ccache gcc -std=gnu11 -m32", ""},
+		{"CXX", "clang++ -stdlib=libc++ -fuse-ld=lld", ""},
 		{"CFLAGS", "-fplugin=annobin -specs=/usr/share/dpkg/no-pie-compile.specs -B/usr/libexec/mold",
 		 "L:/usr/share/dpkg/no-pie-compile.specs L:/usr/libexec/mold"},
 		{"RUSTFLAGS", "-C target-cpu=native -C linker=clang -C link-arg=-fuse-ld=mold", ""},
