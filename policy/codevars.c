@@ -751,6 +751,61 @@ static const struct precmd precmds[] = {
 	{"sccache", "", "", "", "", "", "", "", 0, false, false, false},
 	{"distcc", "", "", "", "", "", "", "", 0, false, false, false},
 	{"icecc", "", "", "", "", "", "", "", 0, false, false, false},
+	/* Round 37's review: the other programs that run their operands.
+	 * No table of long options: any one reads the rest loosely (fail
+	 * closed); "*": every long option takes its argument attached only
+	 * (--name=value: firejail's, valgrind's). */
+	{"firejail", "", "", "", "", "", "", "*", 0, false, false, false},
+	{"valgrind", "qv", "", "", "", "", "", "*", 0, false, false, false},
+	{"strace", "cdfFhiqrtTvVwxyzZCDkn", "abeEIoOpPsSuUX", "", "", "", "", "", 0, false, false, false},
+	{"ltrace", "bcCfhiLrStTV", "aADeFlnopsuwx", "", "", "", "", "", 0, false, false, false},
+	{"unshare", "mUuinpCTfrc", "wSGR", "", "", "", "", "", 0, false, false, false},
+	{"nsenter", "mUuinpCTFZa", "tSGrwe", "", "", "", "", "", 0, false, false, false},
+	{"chroot", "", "", "", "", "", "", "userspec= groups= skip-chdir", 1, false, false, false},
+	{"setpriv", "d", "", "", "", "", "", "", 0, false, false, false},
+	{"prlimit", "", "p", "", "", "", "", "", 0, false, false, false},
+	{"systemd-run", "qGPSdtr", "pEuM", "", "", "", "", "", 0, false, false, false},
+	{"numactl", "lsHab", "CNmipP", "", "", "", "", "", 0, false, false, false},
+	{"faketime", "mf", "", "", "", "", "", "", 1, false, false, false},
+	{"fakeroot", "uhv", "lsi", "", "", "", "", "", 0, false, false, false},
+	{"torsocks", "diq", "upaP", "", "", "", "", "", 0, false, false, false},
+	{"proxychains", "q", "f", "", "", "", "", "", 0, false, false, false},
+	{"proxychains4", "q", "f", "", "", "", "", "", 0, false, false, false},
+	{"tsocks", "", "", "", "", "", "", "", 0, false, false, false},
+	{"catchsegv", "", "", "", "", "", "", "", 0, false, false, false},
+	{"eatmydata", "", "", "", "", "", "", "", 0, false, false, false},
+	{"nocache", "", "", "", "", "", "", "", 0, false, false, false},
+	{"trickle", "sVv", "dumnwtl", "", "", "", "", "", 0, false, false, false},
+	{"dbus-run-session", "", "", "", "", "", "", "", 0, false, false, false},
+	{"dbus-launch", "", "", "", "", "", "", "", 0, false, false, false},
+	{"xvfb-run", "al", "efnpsw", "", "", "", "", "", 0, false, false, false},
+	{"ssh-agent", "cDdks", "aEOPt", "", "", "", "", "", 0, false, false, false},
+	{"sg", "", "c", "", "c", "", "", "", 1, false, false, false},
+	{"su", "", "", "", "", "", "", "", 1, false, false, false},
+	{"runuser", "", "", "", "", "", "", "", 1, false, false, false},
+	{"setarch", "vRFZLXBIST3", "", "", "", "", "", "", 1, false, false, false},
+	{"linux32", "vRFZLXBIST3", "", "", "", "", "", "", 0, false, false, false},
+	{"linux64", "vRFZLXBIST3", "", "", "", "", "", "", 0, false, false, false},
+	{"cgexec", "", "g", "", "", "", "", "", 0, false, false, false},
+	{"rlwrap", "", "", "", "", "", "", "", 0, false, false, false},
+	{"watch", "bcdegtx", "nq", "", "", "", "", "", 0, false, false, false},
+	{"hyperfine", "", "", "", "", "", "", "", 0, false, false, false},
+	{"entr", "acdnprsz", "", "", "", "", "", "", 0, false, false, false},
+	{"perf", "", "", "", "", "", "", "", 1, false, false, false},
+	{"busybox", "", "", "", "", "", "", "", 0, false, false, false},
+	{"parallel", "", "", "", "", "", "", "", 0, false, false, false},
+	{"screen", "", "", "", "", "", "", "", 0, false, false, false},
+	{"bwrap", "", "", "", "", "", "", "", 0, false, false, false},
+	{"flatpak-spawn", "", "", "", "", "", "", "", 0, false, false, false},
+	{"systemd-inhibit", "", "", "", "", "", "", "", 0, false, false, false},
+	/* the dynamic linker run as a program runs its operand */
+	{"ld.so", "", "", "", "", "", "", "", 0, false, false, false},
+	{"ld-linux.so.2", "", "", "", "", "", "", "", 0, false, false, false},
+	{"ld-linux-x86-64.so.2", "", "", "", "", "", "", "", 0, false, false, false},
+	{"ld-linux-aarch64.so.1", "", "", "", "", "", "", "", 0, false, false, false},
+	{"ld-linux-armhf.so.3", "", "", "", "", "", "", "", 0, false, false, false},
+	{"ld-musl-x86_64.so.1", "", "", "", "", "", "", "", 0, false, false, false},
+	{"ld-musl-aarch64.so.1", "", "", "", "", "", "", "", 0, false, false, false},
 };
 
 /* The shell's words that run the next one: no options. */
@@ -776,6 +831,10 @@ static const struct precmd *precmd_of(const char *w)
  * takes an argument. */
 static bool long_known(const struct precmd *pc, const char *name, size_t len, bool *arg)
 {
+	if (strcmp(pc->longs, "*") == 0) {
+		*arg = false;
+		return true;
+	}
 	for (const char *l = pc->longs; *l != '\0';) {
 		size_t n = strcspn(l, " ");
 		bool eq = n > 0 && l[n - 1] == '=';
@@ -869,7 +928,9 @@ static int precmd_words(const struct copt *c, const struct precmd *pc, const str
 			if (pc->assign && w[0] != '=' &&
 			    w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] == '=')
 				continue;
-			if (strcmp(pc->name, "env") == 0 && strcmp(w, "-") == 0)
+			/* env's "-" is -i; su's and runuser's "-" is -l */
+			if (strcmp(w, "-") == 0 && (strcmp(pc->name, "env") == 0 || strcmp(pc->name, "su") == 0 ||
+						   strcmp(pc->name, "runuser") == 0))
 				continue;
 			if (operands > 0) {
 				operands--;
@@ -934,11 +995,33 @@ static int program_words(const struct copt *c, const struct words *t, size_t i, 
 
 		if (strchr(w, '/') != NULL && (!tilde || w[0] != '~') && (r = emit(c, w, strlen(w), true, NULL)) != 0)
 			return r;
+		/* "function f { ./x; }": the name is no program */
+		if (strcmp(w, "function") == 0 && i + 1 < t->n) {
+			i++;
+			continue;
+		}
 		if (!word_in(w, keywords, ARRAY_LEN(keywords)))
 			break;
 	}
 	if (i >= t->n)
 		return 0;
+	/* the shell's builtins that read a file or a text as commands
+	 * (round 37's review): ". x" and "source x" (a bare name looked for
+	 * in PATH, then in the working directory), trap's command line,
+	 * enable -f's library */
+	if (strcmp(t->v[i], ".") == 0 || strcmp(t->v[i], "source") == 0)
+		return interp_args(c, t, i + 1, true, tilde);
+	if (strcmp(t->v[i], "trap") == 0) {
+		for (i++; i < t->n && t->v[i][0] == '-' && strcmp(t->v[i], "-") != 0; i++)
+			;
+		return i < t->n && strcmp(t->v[i], "-") != 0 ? command_opt(c, t->v[i], CMD_SHELL) : 0;
+	}
+	if (strcmp(t->v[i], "enable") == 0) {
+		for (i++; i < t->n && r == 0; i++)
+			if (strcmp(t->v[i], "-f") == 0 && i + 1 < t->n && strchr(t->v[i + 1], '/') != NULL)
+				r = emit(c, t->v[i + 1], strlen(t->v[i + 1]), true, NULL);
+		return r;
+	}
 	if ((pc = precmd_of(t->v[i])) != NULL)
 		return precmd_words(c, pc, t, i + 1, tilde);
 	if (strcmp(t->v[i], "eval") == 0) {

@@ -2370,6 +2370,79 @@ static void test_build_flags_r37c(void)
 	}
 }
 
+/*
+ * Round 37's review (review37c): the other words that run the next one
+ * (firejail, strace, valgrind, unshare, setarch, linux64, su, the
+ * dynamic linker, ... read as precommands: their program was not read)
+ * and the shell's builtins that read a file or a text as commands (".
+ * ./x", "source x" from the working directory, trap's command line,
+ * "function f { ./x; }"): refused, named, with the host's shell shown
+ * to run the plant otherwise; a prompt's title escape, firejail's and
+ * strace's own options started.
+ */
+static void test_precmds_r37c(void)
+{
+	static const char *const rel[][4] = {
+		{"EDITOR=setarch x86_64 ./ed-c", "EDITOR holds", "\"./ed-c\"", "sh -c '$EDITOR f'"},
+		{"VISUAL=linux64 ./ed-c", "VISUAL holds", "\"./ed-c\"", "sh -c '$VISUAL f'"},
+		{"PROMPT_COMMAND=source ed-c", "PROMPT_COMMAND holds", "\"ed-c\"", "bash -c 'eval "
+			"\"$PROMPT_COMMAND\"'"},
+		{"PROMPT_COMMAND=. ./ed-c", "PROMPT_COMMAND holds", "\"./ed-c\"", "bash -c 'eval \"$PROMPT_COMMAND\"'"},
+		{"PROMPT_COMMAND=trap ./ed-c EXIT", "PROMPT_COMMAND holds", "\"./ed-c\"",
+		 "bash -c 'eval \"$PROMPT_COMMAND\"'"},
+		{"PROMPT_COMMAND=function f { ./ed-c; }; f", "PROMPT_COMMAND holds", "\"./ed-c\"",
+		 "bash -c 'eval \"$PROMPT_COMMAND\"'"},
+		{"EDITOR=firejail --noprofile ./ed-c", "EDITOR holds", "\"./ed-c\"", NULL},
+		{"EDITOR=strace -f -o /dev/null ./ed-c", "EDITOR holds", "\"./ed-c\"", NULL},
+		{"EDITOR=valgrind --tool=none ./ed-c", "EDITOR holds", "\"./ed-c\"", NULL},
+		{"GIT_EDITOR=su - root -c ./ed-c", "GIT_EDITOR holds", "\"./ed-c\"", NULL},
+		{"EDITOR=/lib64/ld-linux-x86-64.so.2 ./ed-c", "EDITOR holds", "\"./ed-c\"", NULL},
+	};
+	const char *plant = "printf '#!/bin/sh\\necho PLANTED-P\\n' > ed-c && chmod +x ed-c && echo planted\n";
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		if (rel[i][3] != NULL) {
+			/* the plant made by the host, as the session would */
+			snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
+			(void)host_sh(cmd);
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-P", w, rel[i][0],
+				 rel[i][3]);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-P") != NULL, "%s: the host's `%s` did not run the plant (test "
+				"premise)",
+			    rel[i][0], rel[i][3]);
+		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -f ed-c", w);
+		(void)host_sh(cmd);
+	}
+	/* What developers set: started. */
+	{
+		const char *env[] = {"PROMPT_COMMAND=history -a; echo -ne \"\\033]0;${USER}@${HOSTNAME}: "
+				     "${PWD/$HOME/~}\\007\"",
+				     "EDITOR=firejail --noprofile --net=none vim", "VISUAL=code --wait",
+				     "GIT_EDITOR=vim -c 'set tw=72'", "PAGER=less -R", "SUDO_EDITOR=emacsclient -t",
+				     "MANPAGER=strace -o /dev/null less", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3893,6 +3966,9 @@ TEST_REGISTRAR(register_fsharden)
 		    "rustc's --codegen linker= and -C link-arg=: refused, named; dpkg-buildflags' and cargo's flags "
 			"started",
 		 test_build_flags_r37c);
+	test_add(s, "round 37's review: setarch, linux64, firejail, strace, valgrind, su, ld.so's program; \". ./x\", "
+		    "\"source x\", trap, function: refused, named; a prompt's title escape, firejail's options started",
+		 test_precmds_r37c);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);
