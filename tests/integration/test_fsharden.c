@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -2443,6 +2444,44 @@ static void test_precmds_r37c(void)
 	}
 }
 
+/*
+ * Round 37's review: precommands nested by a long value (EDITOR="env
+ * -Senv -S... ./x", 120 KB: each level held a copy of the rest, 1.5 GB
+ * and 8 s per reading, read twice at the start; "sudo sudo ... ./x"
+ * recursed once a word): refused, naming EDITOR, in a few seconds.
+ */
+static void test_nested_precmds_r37c(void)
+{
+	static const char *const unit[] = {"env -S", "sudo "};
+	static char val[2][130000];
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t u = 0; u < sizeof(unit) / sizeof(unit[0]); u++) {
+		size_t ul = strlen(unit[u]), n = strlen("EDITOR=");
+		const char *env[] = {val[u], NULL};
+		struct timespec a, b;
+		long ms;
+
+		memcpy(val[u], "EDITOR=", n);
+		while (n + ul + 4 < sizeof(val[u])) {
+			memcpy(val[u] + n, unit[u], ul);
+			n += ul;
+		}
+		memcpy(val[u] + n, "./x", 4);
+		(void)clock_gettime(CLOCK_MONOTONIC, &a);
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		(void)clock_gettime(CLOCK_MONOTONIC, &b);
+		ms = (long)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000);
+		ROW(st == 125 && !test_has(out, "started") && test_has(err, "EDITOR holds") && ms < 5000,
+		    "EDITOR=%s x %zu ./x: status %d in %ld ms: %.300s", unit[u], (n - 7) / ul, st, ms, err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
+
 /* Round 32 of the attack, b12: a link in a PATH directory outside the
  * home (npm link with prefix /usr/local, sudo ln -s) into the project:
  * its target is read-only, as for ~/bin's; in /usr/local/bin too when
@@ -3969,6 +4008,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 37's review: setarch, linux64, firejail, strace, valgrind, su, ld.so's program; \". ./x\", "
 		    "\"source x\", trap, function: refused, named; a prompt's title escape, firejail's options started",
 		 test_precmds_r37c);
+	test_add(s, "round 37's review: precommands nested by a long value (env -Senv -S..., sudo sudo ...): "
+		    "refused in a few seconds", test_nested_precmds_r37c);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "policy/policy.h"
 #include "tests/support/testlib.h"
@@ -340,6 +341,41 @@ static void test_build_flags(void)
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/*
+ * Round 37's review: precommands nested by a long value (sudo sudo
+ * ... ./x recursed once a word: ASan's stack overflowed; env -Senv
+ * -S... held a copy of the rest at each level: 1.5 GB, 16 s) are read
+ * loosely past 32: ./x still named, in well under a second.
+ */
+static void test_nested_precommands(void)
+{
+	static const char *const unit[] = {"sudo ", "env ", "env -S", "nice -n 1 "};
+	static char val[130000];
+
+	for (size_t u = 0; u < sizeof(unit) / sizeof(unit[0]); u++) {
+		size_t ul = strlen(unit[u]), n = 0;
+		struct timespec a, b;
+		long ms;
+		int r;
+
+		while (n + ul + 4 < sizeof(val)) {
+			memcpy(val + n, unit[u], ul);
+			n += ul;
+		}
+		memcpy(val + n, "./x", 4);
+		got[0] = '\0';
+		(void)clock_gettime(CLOCK_MONOTONIC, &a);
+		r = policy_code_options("EDITOR", val, collect, NULL);
+		(void)clock_gettime(CLOCK_MONOTONIC, &b);
+		CU_ASSERT(r == 0);
+		ms = (long)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000);
+		if (strstr(got, "./x") == NULL || ms > 1000) {
+			fprintf(stderr, "%.20s x %zu: got %.80s in %ld ms\n", unit[u], n / ul, got, ms);
+			CU_FAIL("nested precommands: ./x named in a second");
+		}
+	}
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -350,4 +386,6 @@ TEST_REGISTRAR(policy_codevars_register)
 		 test_precommands);
 	test_add(s, "round 37: the compiler's and linker's flags that run or load a program (CFLAGS=-B tools)",
 		 test_build_flags);
+	test_add(s, "round 37's review: precommands nested by a long value (sudo sudo ..., env -Senv -S...): "
+		    "./x named, bounded", test_nested_precommands);
 }
