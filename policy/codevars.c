@@ -554,6 +554,64 @@ static int py_imports(const struct copt *c, const char *code)
 }
 
 /*
+ * An interpreter's inline code (python -c, node -e, perl -e, ruby -e,
+ * php -r, lua -e; round 37's review): the files it names by a quoted
+ * literal (' " `) that reads or runs code (exec(open("e.py").read()),
+ * require("./ed"), do "./x", load "x.rb", include "x.php",
+ * dofile("x.lua"), os.system("./x")): a literal with a '/' or a code
+ * file's suffix, or after a word that loads or runs one. A literal
+ * with white space is text, not a file.
+ */
+static int code_literals(const struct copt *c, const char *code)
+{
+	static const char *const sfx[] = {".py", ".pyc", ".js", ".mjs", ".cjs", ".node", ".pl", ".pm", ".rb", ".so",
+					  ".lua", ".php", ".sh", ".R", ".tcl"};
+	static const char *const loaders[] = {"require", "require_relative", "load", "import", "__import__",
+					      "import_module", "run_path", "run_module", "dofile", "loadfile", "do",
+					      "include", "include_once", "require_once", "source", "system", "popen",
+					      "exec", "execfile", "spawn", "execSync", "execFile", "spawnSync", "Popen",
+					      "call", "run", "check_call", "check_output", "execv", "execvp", "execl",
+					      "execlp"};
+
+	for (const char *s = code; *s != '\0'; s++) {
+		const char *e, *b = s;
+		size_t len;
+		bool emit_it = false;
+
+		if (*s != '\'' && *s != '"' && *s != '`')
+			continue;
+		for (e = s + 1; *e != '\0' && *e != *s; e++)
+			if (*e == '\\' && e[1] != '\0')
+				e++;
+		if (*e == '\0')
+			return 0;
+		len = (size_t)(e - s - 1);
+		/* the word before the literal: past blanks, '(' and '[' */
+		while (b > code && strchr(" \t([", b[-1]) != NULL)
+			b--;
+		for (size_t k = 0; k < ARRAY_LEN(loaders) && !emit_it; k++) {
+			size_t kl = strlen(loaders[k]);
+
+			emit_it = (size_t)(b - code) >= kl && strncmp(b - kl, loaders[k], kl) == 0 &&
+				  (b - kl == code || !(isalnum((unsigned char)b[-kl - 1]) || b[-kl - 1] == '_'));
+		}
+		emit_it = emit_it || memchr(s + 1, '/', len) != NULL;
+		for (size_t k = 0; k < ARRAY_LEN(sfx) && !emit_it; k++)
+			emit_it = len > strlen(sfx[k]) && strncmp(e - strlen(sfx[k]), sfx[k], strlen(sfx[k])) == 0;
+		for (size_t k = 0; k < len && emit_it; k++)
+			emit_it = !isspace((unsigned char)s[1 + k]);
+		if (emit_it && len > 0) {
+			int r = emit(c, s + 1, len, true, NULL);
+
+			if (r != 0)
+				return r;
+		}
+		s = e;
+	}
+	return 0;
+}
+
+/*
  * One cluster of python's short options at t->v[*i] (round 37): -W and
  * -X take an argument (attached or the next word, not the script), -I
  * and -P keep the working directory off sys.path (safe), -c runs inline
@@ -576,8 +634,11 @@ static int py_cluster(const struct copt *c, const struct words *t, size_t *i, bo
 		if (*o != 'W' && *o != 'X' && *o != 'm' && *o != 'c')
 			continue;
 		a = o[1] != '\0' ? o + 1 : *i + 1 < t->n ? t->v[++*i] : "";
-		if (*o == 'c')
-			return *safe ? 0 : py_imports(c, a);
+		if (*o == 'c') {
+			int r = *safe ? 0 : py_imports(c, a);
+
+			return r != 0 ? r : code_literals(c, a);
+		}
 		if (*o != 'm')
 			return 1;
 		if (*safe || a[0] == '\0')
@@ -650,6 +711,13 @@ static int interp_args(const struct copt *c, const struct words *t, size_t i, bo
 	const char *name = base != NULL ? base + 1 : t->v[i - 1];
 	bool py = strncmp(name, "python", 6) == 0, safe = false;
 	bool js = strcmp(name, "node") == 0, rb = strcmp(name, "ruby") == 0;
+	/* the short options whose argument is inline code, also last in a
+	 * cluster (perl -pe CODE, -lne, ruby -ne, node -pe, php -r) */
+	const char *il = strcmp(name, "perl") == 0 ? "eE"
+		: rb || strcmp(name, "lua") == 0 || strcmp(name, "Rscript") == 0 ? "e"
+		: js ? "ep"
+		: strncmp(name, "php", 3) == 0 ? "rRBE"
+		: "";
 	bool cmd = false;
 
 	for (; i < t->n; i++) {
@@ -657,6 +725,10 @@ static int interp_args(const struct copt *c, const struct words *t, size_t i, bo
 
 		if (cmd)
 			return command_opt(c, w, CMD_SHELL);
+		if (!shell && !py && w[0] == '-' && w[1] != '-' && w[1] != '\0' && strchr(il, w[strlen(w) - 1]) != NULL)
+			return i + 1 < t->n ? code_literals(c, t->v[i + 1]) : 0;
+		if (js && (strcmp(w, "--eval") == 0 || strcmp(w, "--print") == 0))
+			return i + 1 < t->n ? code_literals(c, t->v[i + 1]) : 0;
 		if (shell && w[0] == '-' && w[1] != '-' && strchr(w, 'c') != NULL) {
 			cmd = true;
 			continue;

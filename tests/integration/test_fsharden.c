@@ -2445,6 +2445,76 @@ static void test_precmds_r37c(void)
 }
 
 /*
+ * Round 37's review (review37c): an interpreter's inline code naming a
+ * file it reads or runs (python -c 'exec(open("e.py").read())', perl
+ * -e 'do "./x"', node -e 'require("./x")', os.system('./x') even with
+ * -I): refused, named, with the host's shell shown to run the plant
+ * otherwise; and perl -pe's code is no script (PAGER="perl -pe
+ * 's/.../g'" refused the start as a relative file), a python -c that
+ * names no file, ruby -ne: started.
+ */
+static void test_inline_code_r37c(void)
+{
+	static const char *const rel[][4] = {
+		{"PAGER=python3 -c 'exec(open(\"ed_c.py\").read())'", "PAGER holds", "\"ed_c.py\"",
+		 "sh -c 'eval \"$PAGER\" </dev/null'"},
+		{"EDITOR=perl -e 'do \"./ed-c.pl\"'", "EDITOR holds", "\"./ed-c.pl\"", "sh -c 'eval \"$EDITOR\"'"},
+		{"EDITOR=node -e 'require(\"./ed-c.js\")'", "EDITOR holds", "\"./ed-c.js\"",
+		 "sh -c 'eval \"$EDITOR\"'"},
+		{"EDITOR=python3 -I -c \"import os; os.system('./ed-c')\"", "EDITOR holds", "\"./ed-c\"",
+		 "sh -c 'eval \"$EDITOR\"'"},
+	};
+	const char *plant = "printf '#!/bin/sh\\necho PLANTED-I\\n' > ed-c && chmod +x ed-c && "
+			    "echo 'print(\"PLANTED-I\")' > ed_c.py && echo 'print \"PLANTED-I\\n\"; 1;' > ed-c.pl && "
+			    "echo 'console.log(\"PLANTED-I\")' > ed-c.js && echo planted\n";
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
+		(void)host_sh(cmd);
+		{
+			/* the variable set in this process's environment: its
+			 * value holds both quotes */
+			char name[32];
+			const char *eq = strchr(rel[i][0], '=');
+
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - rel[i][0]), rel[i][0]);
+			CU_ASSERT_FATAL(setenv(name, eq + 1, 1) == 0);
+			snprintf(cmd, sizeof(cmd), "cd '%s' && %s 2>&1 | grep PLANTED-I", w, rel[i][3]);
+			host_line(cmd, line, sizeof(line));
+			(void)unsetenv(name);
+			ROW(strstr(line, "PLANTED-I") != NULL,
+			    "%s: the host's `%s` did not run the plant (test premise)", rel[i][0], rel[i][3]);
+		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -f ed-c ed_c.py ed-c.pl ed-c.js", w);
+		(void)host_sh(cmd);
+	}
+	/* What developers set: started. */
+	{
+		const char *env[] = {"PAGER=perl -pe 's/\\e\\[?.*?[\\@-~]//g'",
+				     "GIT_PAGER=python3 -c 'import sys; sys.stdout.write(sys.stdin.read())'",
+				     "EDITOR=ruby -ne 'puts $_'", "VISUAL=node -pe 'process.version'", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday inline code: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
+/*
  * Round 37's review: precommands nested by a long value (EDITOR="env
  * -Senv -S... ./x", 120 KB: each level held a copy of the rest, 1.5 GB
  * and 8 s per reading, read twice at the start; "sudo sudo ... ./x"
@@ -4010,6 +4080,8 @@ TEST_REGISTRAR(register_fsharden)
 		 test_precmds_r37c);
 	test_add(s, "round 37's review: precommands nested by a long value (env -Senv -S..., sudo sudo ...): "
 		    "refused in a few seconds", test_nested_precmds_r37c);
+	test_add(s, "round 37's review: inline code naming a file (python -c exec(open(...)), perl -e do, node -e "
+		    "require, os.system): refused, named; perl -pe CODE, ruby -ne started", test_inline_code_r37c);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
 		    "BASH_ENV: start refused, named",
 		 test_path_relative_entries);
