@@ -261,6 +261,21 @@ static const char *const env_steer_exact[] = {
 	 * send the key (any NAME_API_BASE too, below) */
 	"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "SANDBOX_FLAGS", "SANDBOX_MOUNTS", "SANDBOX_ENV",
 	"AZURE_OPENAI_ENDPOINT", "OLLAMA_HOST",
+	/* review of round 37: the rest of policy/codevars.c's and the plugin
+	 * path variables (policy.h policy_plugin_path_vars) that no name or
+	 * prefix here took: make's flags (--eval runs a recipe), the other
+	 * editors and pagers, rsync's shell, the prompts, perl's debugger,
+	 * the .NET profiler, PKCS#11 modules, GTK, GStreamer, Qt, GIO,
+	 * GdkPixbuf, Mesa, VA-API, VDPAU, EGL and Vulkan plugins */
+	"MAKEFLAGS", "GNUMAKEFLAGS", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "PS0",
+	"PS1", "PS2", "PROMPT", "RPROMPT", "RPS1", "RPS2", "PERL5DB", "RUSTC_WORKSPACE_WRAPPER", "COR_PROFILER_PATH",
+	"COR_PROFILER_PATH_32", "COR_PROFILER_PATH_64", "PKCS11_MODULE_PATH", "PKCS11_PROVIDER_MODULE", "GTK_MODULES",
+	"GTK3_MODULES", "GTK_PATH", "GTK_EXE_PREFIX", "GDK_PIXBUF_MODULE_FILE", "GDK_PIXBUF_MODULEDIR",
+	"GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "GST_PLUGIN_PATH", "GST_PLUGIN_PATH_1_0", "GST_PLUGIN_SYSTEM_PATH",
+	"GST_PLUGIN_SYSTEM_PATH_1_0", "QT_PLUGIN_PATH", "QT_QPA_PLATFORM_PLUGIN_PATH", "LIBGL_DRIVERS_PATH",
+	"LIBVA_DRIVERS_PATH", "VDPAU_DRIVER_PATH", "__EGL_VENDOR_LIBRARY_DIRS", "__EGL_VENDOR_LIBRARY_FILENAMES",
+	"VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES", "VK_LAYER_PATH", "VK_ADD_LAYER_PATH",
+	"VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH",
 	/* how node and Python trust the way there, beside NODE_EXTRA_CA_CERTS:
 	 * no certificate checked at all */
 	"NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONHTTPSVERIFY",

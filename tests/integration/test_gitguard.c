@@ -2585,6 +2585,44 @@ static void test_round37_dotenv_build(void)
 	gcase_free(&c);
 }
 
+/* Review of round 37 (review37c): the names policy/codevars.c and the
+ * plugin path variables read that gitguard's .env list did not
+ * (MAKEFLAGS with --eval, SUDO_EDITOR, RSYNC_RSH, PS1, GTK_MODULES,
+ * QT_PLUGIN_PATH, GST_PLUGIN_PATH, PKCS11_MODULE_PATH,
+ * COR_PROFILER_PATH, RUSTC_WORKSPACE_WRAPPER): a .env setting one is
+ * moved aside; an application's names near them (PSQL_URL, GTK_THEME,
+ * QT_SCALE_FACTOR, MAKE_TARGET, RSYNC_TARGET) stay. Failed before
+ * (each stayed). */
+static void test_review37_dotenv_names(void)
+{
+	static const char *const want[] = {
+		"/work/a/.env: ", "setting MAKEFLAGS", "/work/b/.env: ", "setting SUDO_EDITOR",
+		"/work/c/.env: ", "setting RSYNC_RSH", "/work/d/.env: ", "setting PS1",
+		"/work/e/.env: ", "setting GTK_MODULES", "/work/f/.env: ", "setting QT_PLUGIN_PATH",
+		"/work/g/.env: ", "setting GST_PLUGIN_PATH", "/work/h/.env: ", "setting PKCS11_MODULE_PATH",
+		"/work/i/.env: ", "setting COR_PROFILER_PATH", "/work/j/.env: ", "setting RUSTC_WORKSPACE_WRAPPER",
+		"/work/k/.env: ", "setting VK_LAYER_PATH", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a b c d e f g h i j k z && printf 'MAKEFLAGS=--eval=x:\n' > a/.env && "
+				 "printf 'SUDO_EDITOR=./e\n' > b/.env && printf 'RSYNC_RSH=./r\n' > c/.env && "
+				 "printf 'PS1=$(./p)\n' > d/.env && printf 'GTK_MODULES=./g.so\n' > e/.env && "
+				 "printf 'QT_PLUGIN_PATH=./q\n' > f/.env && printf 'GST_PLUGIN_PATH=./s\n' > g/.env && "
+				 "printf 'PKCS11_MODULE_PATH=./k.so\n' > h/.env && "
+				 "printf 'COR_PROFILER_PATH=./c.so\n' > i/.env && "
+				 "printf 'RUSTC_WORKSPACE_WRAPPER=./w\n' > j/.env && "
+				 "printf 'VK_LAYER_PATH=./v\n' > k/.env && "
+				 "printf 'PSQL_URL=x\nGTK_THEME=Adwaita\nQT_SCALE_FACTOR=2\n' > z/.env && "
+				 "printf 'MAKE_TARGET=all\nRSYNC_TARGET=h\n' >> z/.env",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && !exists(&c, "work/a/.env"));
+	CU_ASSERT(exists(&c, "work/z/.env") && !test_has(c.err, "/work/z/.env"));
+	gcase_free(&c);
+}
+
 /* Round 36, the lead's review: a .env a shell sources (`set -a; .
  * ./.env`, in Makefiles, entry points, scripts) runs what is not an
  * assignment: a command line, a $(...) or backquote outside single
@@ -4739,6 +4777,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "round 37: a .env setting LD, AR, PKG_CONFIG, HOSTCC, CPPFLAGS, CGO_LDFLAGS, YACC is moved aside; "
 		    "LDAP_URL, ASSET_DIR stay",
 		 test_round37_dotenv_build);
+	test_add(s, "review of round 37: a .env setting MAKEFLAGS, SUDO_EDITOR, RSYNC_RSH, PS1, GTK_MODULES, "
+		    "QT_PLUGIN_PATH, ... is moved aside; PSQL_URL, GTK_THEME stay", test_review37_dotenv_names);
 	test_add(s, "review of round 36: a .env line after U+2028, .env.NODE_ENV.local, build and runtime variables",
 		 test_round36_dotenv_more);
 	test_add(s, "review of round 36: a .gitignore and a venv in a directory made to look like a git directory",
