@@ -447,6 +447,8 @@ static const char *const code_path_vars[] = {
 	"LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
 	"PYTHONUSERBASE", "PYTHONHOME", "PYTHONPYCACHEPREFIX", "GIT_EXEC_PATH", "GCONV_PATH",
 	"OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES",
+	/* review of round 37: where every gcc takes as, ld and cc1 from */
+	"COMPILER_PATH", "GCC_EXEC_PREFIX",
 };
 
 /* Where a library loads plugins, drivers or modules into every program

@@ -1687,6 +1687,11 @@ static int plan_relative_path(const struct plan_host *h)
 		{"OPENSSL_CONF", RV_ONE},
 		{"OPENSSL_MODULES", RV_ONE},
 		{"OPENSSL_ENGINES", RV_ONE},
+		/* review of round 37: gcc's own -B in the environment: the
+		 * directories it runs as, ld, cc1 from (an empty entry is
+		 * "./"), and the prefix of its subprograms */
+		{"COMPILER_PATH", RV_LIST_DOT},
+		{"GCC_EXEC_PREFIX", RV_ONE},
 		{"GEM_HOME", RV_ONE_DOT},
 		{"PYTHONPATH", RV_LIST_DOT},
 		{"PERL5LIB", RV_LIST},
