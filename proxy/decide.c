@@ -713,8 +713,9 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 		case FM_UNREADABLE:
 			break;
 		}
-		why = "its multipart/form-data Content-Type has no boundary, or one longer than 70 bytes "
-		      "(RFC 2046)";
+		why = "its multipart Content-Type has no boundary, one longer than 70 bytes (RFC 2046), or "
+		      "one servers may read differently (\"boundary\" twice; a ',', ';', '\"', '\\' or "
+		      "blank in it)";
 	}
 	formmethod_off(fm);
 	(void)policy_decision_method_allowed(d, f->method, &mrule);

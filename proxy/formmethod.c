@@ -414,14 +414,47 @@ static bool mp_byte(struct formmethod *fm, unsigned char ch)
 	return part_data(fm, ch);
 }
 
-/* The boundary parameter of a multipart Content-Type into fm->delim
- * (after "\n--"). False when there is none or it is too long. */
-static bool mp_boundary(struct formmethod *fm, const char *ct, size_t len)
+/* A byte RFC 2046 allows in a boundary (bchars), but ',' (PHP and Rack
+ * end the boundary there) and a blank outside quotes (PHP and Rack keep
+ * it, up to the ';'). */
+static bool is_bchar(unsigned char ch, bool quoted)
 {
-	size_t i = 0, n = 0;
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch != '\0' && strchr("'()+_-./:=?", ch) != NULL) || (quoted && ch == ' ');
+}
 
+/*
+ * The boundary parameter of a multipart Content-Type ct[0..len) (its
+ * parameters from i) into fm->delim (after "\n--"). False when there is
+ * none, it is too long, or the frameworks could read it differently:
+ * PHP takes the first "boundary" in the value (in that case, else in any
+ * case) and the next '=', Rack the last "boundary=" in any case
+ * (`.*boundary=`); both end the value at ',' or ';' (Rack at '"' too)
+ * and keep blanks. So the parameter must be the one both find, its
+ * value right after the '=', of bchars only (quoted: blanks too),
+ * followed by the end or a ';'.
+ */
+static bool mp_boundary(struct formmethod *fm, const char *ct, size_t len, size_t i)
+{
+	size_t n = 0, php = len, php_any = len, rack = 0;
+
+	for (size_t k = 0; k + 8 <= len; k++) {
+		if (strncasecmp(ct + k, "boundary", 8) != 0)
+			continue;
+		if (php == len && memcmp(ct + k, "boundary", 8) == 0)
+			php = k;
+		if (php_any == len)
+			php_any = k;
+		if (k + 8 < len && ct[k + 8] == '=')
+			rack++;
+	}
+	if (php == len)
+		php = php_any;
+	if (rack != 1)
+		return false;
 	while (i < len) {
-		size_t from, to;
+		size_t from;
+		bool quoted;
 
 		while (i < len && ct[i] != ';')
 			i++;
@@ -432,28 +465,24 @@ static bool mp_boundary(struct formmethod *fm, const char *ct, size_t len)
 		from = i;
 		while (i < len && ct[i] != '=' && ct[i] != ';')
 			i++;
-		to = i;
-		while (to > from && (ct[to - 1] == ' ' || ct[to - 1] == '\t'))
-			to--;
-		if (i >= len || ct[i] != '=' || to - from != 8 || strncasecmp(ct + from, "boundary", 8) != 0)
+		if (i >= len || ct[i] != '=' || i - from != 8 || strncasecmp(ct + from, "boundary", 8) != 0)
 			continue;
+		if (from != php)
+			return false;
 		i++;
-		while (i < len && (ct[i] == ' ' || ct[i] == '\t'))
-			i++;
-		if (i < len && ct[i] == '"') {
-			for (i++; i < len && ct[i] != '"'; i++) {
-				if (ct[i] == '\\' && i + 1 < len)
-					i++;
-				if (n == FM_BOUNDARY_MAX)
-					return false;
-				fm->delim[3 + n++] = ct[i];
-			}
-		} else {
-			for (; i < len && ct[i] != ';' && ct[i] != ' ' && ct[i] != '\t'; i++) {
-				if (n == FM_BOUNDARY_MAX)
-					return false;
-				fm->delim[3 + n++] = ct[i];
-			}
+		quoted = i < len && ct[i] == '"';
+		for (i += quoted; i < len && !(quoted ? ct[i] == '"' : ct[i] == ';'); i++) {
+			if (n == FM_BOUNDARY_MAX || !is_bchar((unsigned char)ct[i], quoted))
+				return false;
+			fm->delim[3 + n++] = ct[i];
+		}
+		if (quoted) {
+			if (i++ >= len)
+				return false; /* no closing quote */
+			while (i < len && (ct[i] == ' ' || ct[i] == '\t'))
+				i++;
+			if (i < len && ct[i] != ';')
+				return false;
 		}
 		if (n == 0)
 			return false;
@@ -634,8 +663,11 @@ enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctl
 		name_reset(&fm->name, true);
 		return FM_ON;
 	}
-	if (to - from == 19 && strncasecmp(ct + from, "multipart/form-data", 19) == 0) {
-		if (!mp_boundary(fm, ct + to, ctlen - to))
+	/* every multipart type: Rack reads multipart/mixed and
+	 * multipart/related for a _method as well (parseable_data?), and
+	 * Spring's multipart resolver takes any multipart/ */
+	if (to - from > 10 && strncasecmp(ct + from, "multipart/", 10) == 0) {
+		if (!mp_boundary(fm, ct, ctlen, to))
 			return FM_UNREADABLE;
 		fm->kind = FM_KIND_MULTIPART;
 		fm->st = MP_BODY;

@@ -12,7 +12,8 @@
  *    at '&' and ';', name and value %XX-decoded, '+' a space; the name
  *    read as the query judge reads one (any case, leading spaces dropped,
  *    '.' and ' ' as '_', a NUL ending it, `_method[...` a list);
- *  - multipart/form-data: a part whose Content-Disposition (anywhere in
+ *  - multipart/form-data (and every other multipart/ type: Rack reads
+ *    multipart/mixed and multipart/related too): a part whose Content-Disposition (anywhere in
  *    a head line, as Rack finds it; folded lines go on) has
  *    name="_method" (quoted or not, read as above), its body to the next
  *    boundary line the value;
@@ -117,7 +118,8 @@ struct formmethod {
 enum fm_begin {
 	FM_OFF,       /* the body is not read (a type no framework takes a _method from) */
 	FM_ON,        /* the body is read */
-	FM_UNREADABLE /* multipart/form-data whose boundary is missing or longer than FM_BOUNDARY_MAX */
+	FM_UNREADABLE /* multipart whose boundary is missing, longer than FM_BOUNDARY_MAX, or
+		       * one the frameworks may read differently (formmethod.c mp_boundary()) */
 };
 
 /*

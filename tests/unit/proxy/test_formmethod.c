@@ -69,6 +69,13 @@ static const struct fm_case cases[] = {
 	{ "text/plain; x=\"/json\"", "{\"_method\":\"put\"}", "PUT" },
 	{ "text/plain", "_method=DELETE", NULL },
 	{ "application/octet-stream", "_method=DELETE", NULL },
+	/* Rack reads multipart/mixed and multipart/related for a _method too */
+	{ "multipart/mixed; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
+	{ "Multipart/Related; type=\"text/plain\"; boundary=\"b=1\"",
+	  "--b=1\r\nContent-Disposition: form-data; name=_method\r\n\r\nput\r\n--b=1--\r\n", "PUT" },
+	{ "multipart/mixed; boundary=batch_1",
+	  "--batch_1\r\nContent-Type: application/http\r\n\r\nDELETE /x HTTP/1.1\r\n\r\n--batch_1--\r\n", NULL },
 };
 
 /* Feeds body split at each point in cut (0: whole; SIZE_MAX: a byte at
@@ -113,6 +120,33 @@ static void test_cases(void)
 	}
 }
 
+static const char *const boundary_unreadable[] = {
+	"multipart/form-data; boundary=AAA; xboundary=BBB",
+	"multipart/form-data; xboundary=BBB; boundary=AAA",
+	"multipart/form-data; boundary=AAA; x=\"boundary=BBB\"",
+	"multipart/form-data; BOUNDARY=AAA; boundary=BBB",
+	"multipart/form-data; boundary=AAA,BBB",
+	"multipart/form-data; boundary=\"AA;B\"",
+	"multipart/form-data; boundary=\"AA,B\"",
+	"multipart/form-data; boundary=\"AA\\\"B\"",
+	"multipart/form-data; boundary=\"AAA",
+	"multipart/form-data; boundary=\"AAA\"x",
+	"multipart/form-data; boundary= AAA",
+	"multipart/form-data; boundary=AAA BBB",
+	"multipart/form-data; boundary=AAA ; x=1",
+	"multipart/mixed",
+};
+
+static const char *const boundary_ok[] = {
+	"multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW",
+	"multipart/form-data; charset=utf-8; boundary=------------------------d74496d66958873e",
+	"multipart/form-data;boundary=\"----=_Part_0_1.2\"",
+	"multipart/form-data; boundary=\"a b\" ; charset=utf-8",
+	"multipart/form-data; boundary=0a1b2c3d4e5f",
+	"multipart/mixed; boundary=batch_36522ad7-fc75-4b56-8c71-56071383e77b",
+	"multipart/related; type=\"application/json\"; boundary=foo_bar_baz",
+};
+
 static void test_begin(void)
 {
 	static struct formmethod fm;
@@ -125,6 +159,25 @@ static void test_begin(void)
 	CU_ASSERT_EQUAL(formmethod_begin(&fm, longb, strlen(longb), get_post, NULL), FM_ON);
 	CU_ASSERT_EQUAL(formmethod_begin(&fm, "image/png", 9, get_post, NULL), FM_OFF);
 	CU_ASSERT_FALSE(formmethod_on(&fm));
+	/* a boundary the frameworks may read differently: PHP takes the
+	 * first "boundary", Rack the last "boundary="; both end it at ',' and
+	 * ';' (Rack at '"' too) and keep blanks */
+	for (size_t i = 0; i < sizeof(boundary_unreadable) / sizeof(boundary_unreadable[0]); i++) {
+		const char *ct = boundary_unreadable[i];
+
+		if (formmethod_begin(&fm, ct, strlen(ct), get_post, NULL) != FM_UNREADABLE) {
+			fprintf(stderr, "Content-Type %s: read, want unreadable\n", ct);
+			CU_FAIL("an ambiguous boundary read");
+		}
+	}
+	for (size_t i = 0; i < sizeof(boundary_ok) / sizeof(boundary_ok[0]); i++) {
+		const char *ct = boundary_ok[i];
+
+		if (formmethod_begin(&fm, ct, strlen(ct), get_post, NULL) != FM_ON) {
+			fprintf(stderr, "Content-Type %s: not read\n", ct);
+			CU_FAIL("an ordinary boundary not read");
+		}
+	}
 }
 
 TEST_REGISTRAR(proxy_formmethod_suite)
