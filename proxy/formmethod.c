@@ -349,6 +349,117 @@ static void head_line_start(struct formmethod *fm, unsigned char ch)
 	fm->hn = 0;
 }
 
+/*
+ * The part's head read raw (CR and LF too) as Rack reads a part's name
+ * with regular expressions: Rack 2's `Content-Disposition:[^:]*;\s*name=
+ * ("..."|token)` takes the last `; name=` before a ':', inside another
+ * parameter's quotes or in a line that is no field (`X; name=_method`);
+ * every Rack takes `Content-ID:\s*(...)` (Rack 2's \s crosses a line
+ * end) as the name of a part it finds none for. Each occurrence is read
+ * (a superset: a head that names _method in any of them is the part
+ * _method); a new one found while a value is read starts over (a value
+ * holding another "name=" or "content-id:" reads no _method).
+ */
+enum { RV_NONE, RV_START, RV_TOK, RV_Q, RV_QESC, RV_CID_LEAD, RV_CID };
+
+static const char cid_name[] = "content-id:";
+
+/* A byte of Rack's token ([^\s()<>,;:\\"/\[\]?=]). */
+static bool rack_token(unsigned char ch)
+{
+	return ch > ' ' && ch != 0x7f && strchr("()<>,;:\\\"/[]?=", ch) == NULL;
+}
+
+static void raw_value_end(struct formmethod *fm)
+{
+	if (name_is(&fm->rname))
+		fm->named = true;
+	fm->rv = RV_NONE;
+}
+
+static void raw_value_byte(struct formmethod *fm, unsigned char ch)
+{
+	switch (fm->rv) {
+	case RV_START:
+		if (ch == '"') {
+			fm->rv = RV_Q;
+			return;
+		}
+		if (!rack_token(ch)) {
+			fm->rv = RV_NONE;
+			return;
+		}
+		fm->rv = RV_TOK;
+		/* fall through */
+	case RV_TOK:
+		if (rack_token(ch))
+			name_put(&fm->rname, ch);
+		else
+			raw_value_end(fm);
+		return;
+	case RV_Q:
+		if (ch == '\\')
+			fm->rv = RV_QESC;
+		else if (ch == '"')
+			raw_value_end(fm);
+		else
+			name_put(&fm->rname, ch);
+		return;
+	case RV_QESC:
+		name_put(&fm->rname, ch);
+		fm->rv = RV_Q;
+		return;
+	case RV_CID_LEAD:
+		if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')
+			return;
+		fm->rv = RV_CID;
+		/* fall through */
+	case RV_CID:
+		if (ch == '\r' || ch == '\n')
+			raw_value_end(fm);
+		else
+			name_put(&fm->rname, ch);
+		return;
+	default:
+		return;
+	}
+}
+
+static void raw_head_byte(struct formmethod *fm, unsigned char ch)
+{
+	unsigned char lc = ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch - 'A' + 'a') : ch;
+
+	raw_value_byte(fm, ch);
+	/* `; name=` */
+	if (ch == ';') {
+		fm->rsep = 1;
+		fm->rn = 0;
+	} else if (fm->rsep == 1 && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')) {
+		/* \s* */
+	} else if (fm->rsep != 0 && lc == (unsigned char)"name="[fm->rn]) {
+		fm->rsep = 2;
+		if (++fm->rn == 5) {
+			fm->rsep = 0;
+			fm->rn = 0;
+			fm->rv = RV_START;
+			name_reset(&fm->rname, true);
+		}
+	} else {
+		fm->rsep = 0;
+		fm->rn = 0;
+	}
+	/* `Content-ID:`, anywhere (its 'c' occurs only first) */
+	if (lc == (unsigned char)cid_name[fm->ri]) {
+		if (++fm->ri == sizeof(cid_name) - 1) {
+			fm->ri = 0;
+			fm->rv = RV_CID_LEAD;
+			name_reset(&fm->rname, true);
+		}
+	} else {
+		fm->ri = lc == 'c' ? 1 : 0;
+	}
+}
+
 static bool mp_delimiter(struct formmethod *fm)
 {
 	bool ok = true;
@@ -371,10 +482,13 @@ static bool mp_byte(struct formmethod *fm, unsigned char ch)
 			fm->hn = 0;
 			fm->fold = false;
 			fm->u = 0; /* bytes of the header line */
+			fm->rsep = fm->rn = fm->ri = 0;
+			fm->rv = RV_NONE;
 		}
 		return true;
 	}
 	if (fm->st == MP_HEAD) {
+		raw_head_byte(fm, ch);
 		if (ch == '\r')
 			return true;
 		if (ch == '\n') {

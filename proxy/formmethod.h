@@ -15,8 +15,11 @@
  *  - multipart/form-data (and every other multipart/ type: Rack reads
  *    multipart/mixed and multipart/related too): a part whose Content-Disposition (anywhere in
  *    a head line, as Rack finds it; folded lines go on) has
- *    name="_method" (quoted or not, read as above), its body to the next
- *    boundary line the value;
+ *    name="_method" (quoted or not, read as above), or whose head holds,
+ *    anywhere, `;` blanks `name=` and a value reading _method (Rack 2's
+ *    regular expression: inside another parameter's quotes, in a line
+ *    with no ':') or `Content-ID:` and _method (Rack names a part so),
+ *    its body to the next boundary line the value;
  *  - JSON (a Content-Type holding "/json" or "+json" anywhere, as
  *    Laravel tells one): any object key that decodes (escapes, \u005f too) to
  *    `_method` in any case; its string value, or each string of an
@@ -102,6 +105,11 @@ struct formmethod {
 	bool named;                 /* multipart: the current part is named _method */
 	bool fold;                  /* multipart: a Content-Disposition may go on in the next line */
 	char pname[8];              /* multipart: the Content-Disposition parameter name */
+	uint8_t rsep;               /* multipart head, raw: after ';' (1), matching "name=" (2) */
+	uint8_t rn;                 /* multipart head, raw: bytes of "name=" matched */
+	uint8_t ri;                 /* multipart head, raw: bytes of "content-id:" matched */
+	uint8_t rv;                 /* multipart head, raw: the value being read (formmethod.c's enum) */
+	struct fm_name rname;       /* multipart head, raw: that value as a name */
 	char delim[FM_BOUNDARY_MAX + 4];   /* multipart: "\n--" boundary */
 	uint8_t fail[FM_BOUNDARY_MAX + 4]; /* multipart: the delimiter's KMP failure table */
 	struct fm_name name;        /* the name being read */

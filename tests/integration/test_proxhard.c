@@ -1847,7 +1847,20 @@ static const struct body_case body_cases[] = {
 	{ "Content-Type: multipart/related; type=\"text/plain\"; boundary=\"b=1\"\r\n", true,
 	  "--b=1\r\nContent-Disposition: form-data; name=_method\r\n\r\npa|tch\r\n--b=1--\r\n",
 	  "the body's multipart part _method", "PATCH" },
+	/* Rack names a part by its Content-ID; Rack 2 finds `; name=` anywhere in the head */
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-ID: _method\r\n\r\nDELETE\r\n--XyZ--\r\n", "the body's multipart part _method", "DELETE" },
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"x\"; foo=\"; name=_method\"\r\n\r\nput\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "PUT" },
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", true,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"x\"\r\nX; na|me=_method\r\n\r\npatch\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "PATCH" },
 	/* look-alikes pass */
+	{ "Content-Type: multipart/related; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"name=_method.txt\"\r\n"
+	  "Content-ID: <_method@example.com>\r\n\r\nDELETE\r\n--XyZ--\r\n",
+	  NULL, NULL },
 	{ "Content-Type: multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW\r\n", false,
 	  "------WebKitFormBoundary7MA4YWxkTrZu0gW\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nx\r\n"
 	  "------WebKitFormBoundary7MA4YWxkTrZu0gW\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n"

@@ -74,6 +74,20 @@ static const struct fm_case cases[] = {
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
 	{ "Multipart/Related; type=\"text/plain\"; boundary=\"b=1\"",
 	  "--b=1\r\nContent-Disposition: form-data; name=_method\r\n\r\nput\r\n--b=1--\r\n", "PUT" },
+	/* Rack's names: Content-ID, and Rack 2's `;\s*name=` anywhere in the head */
+	{ "multipart/form-data; boundary=XyZ", "--XyZ\r\nContent-ID: _method\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
+	{ "multipart/form-data; boundary=XyZ", "--XyZ\r\nX-Content-Id:\r\n _method\r\n\r\nput\r\n--XyZ--\r\n", "PUT" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"x\"; foo=\"; name=_method\"\r\n\r\nDELETE\r\n--XyZ--\r\n",
+	  "DELETE" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"x\"\r\nX;\r\n\tNAME=\"_met\\hod\"\r\n\r\npatch\r\n--XyZ--\r\n",
+	  "PATCH" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"name=_method.txt\"\r\n"
+	  "Content-ID: <_method@example.com>\r\n\r\nDELETE\r\n--XyZ\r\nContent-Disposition: form-data; "
+	  "name=\"_methods\"\r\n\r\nPUT\r\n--XyZ--\r\n",
+	  NULL },
 	{ "multipart/mixed; boundary=batch_1",
 	  "--batch_1\r\nContent-Type: application/http\r\n\r\nDELETE /x HTTP/1.1\r\n\r\n--batch_1--\r\n", NULL },
 };
