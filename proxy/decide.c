@@ -526,7 +526,9 @@ static bool is_method_param(const char *s, size_t from, size_t to)
 	while (i < to) {
 		unsigned char ch = query_byte(s, to, &i);
 
-		if (lead && ch == ' ')
+		/* leading blanks (PHP), '[' and ']' (Rack 2's normalize_params,
+		 * \A[\[\]]*([^\[\]]+)\]*, reads "[_method]" as _method) */
+		if (lead && (ch == ' ' || ch == '[' || ch == ']'))
 			continue;
 		lead = false;
 		if (ch == '\0')
@@ -536,7 +538,7 @@ static bool is_method_param(const char *s, size_t from, size_t to)
 		if (ch == '.' || ch == ' ')
 			ch = '_';
 		if (n == sizeof(want) - 1)
-			return ch == '[';
+			return ch == '[' || ch == ']';
 		if (ch != (unsigned char)want[n])
 			return false;
 		n++;

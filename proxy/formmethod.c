@@ -59,7 +59,9 @@ static void name_put(struct fm_name *nm, unsigned char ch)
 	if (nm->st == NM_YES || nm->st == NM_NO || nm->st == NM_END)
 		return;
 	if (nm->st == NM_LEAD) {
-		if (ch == ' ')
+		/* leading blanks (PHP), '[' and ']' (Rack 2's normalize_params,
+		 * \A[\[\]]*([^\[\]]+)\]*, reads "[_method]" as _method) */
+		if (ch == ' ' || ch == '[' || ch == ']')
 			return;
 		nm->st = NM_MATCH;
 	}
@@ -72,7 +74,7 @@ static void name_put(struct fm_name *nm, unsigned char ch)
 	if (nm->php && (ch == '.' || ch == ' '))
 		ch = '_';
 	if (nm->n == sizeof(want) - 1) {
-		nm->st = nm->php && ch == '[' ? NM_YES : NM_NO;
+		nm->st = nm->php && (ch == '[' || ch == ']') ? NM_YES : NM_NO;
 		return;
 	}
 	if (ch != (unsigned char)want[nm->n]) {

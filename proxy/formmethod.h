@@ -11,7 +11,9 @@
  *  - none (or empty), application/x-www-form-urlencoded: parameters split
  *    at '&' and ';', name and value %XX-decoded, '+' a space; the name
  *    read as the query judge reads one (any case, leading spaces dropped,
- *    '.' and ' ' as '_', a NUL ending it, `_method[...` a list);
+ *    '.' and ' ' as '_', a NUL ending it, `_method[...` a list; leading
+ *    '[' and ']' dropped and `_method]...` the name too, as Rack 2 reads
+ *    one);
  *  - multipart/form-data (and every other multipart/ type: Rack reads
  *    multipart/mixed and multipart/related too): a part whose Content-Disposition (anywhere in
  *    a head line, as Rack finds it; folded lines go on) has
@@ -73,7 +75,7 @@ bool method_tok_end(struct method_tok *t, bool *too_long) NONNULL(1, 2) WUNRES;
 struct fm_name {
 	uint8_t n;  /* bytes of "_method" matched */
 	uint8_t st; /* formmethod.c's enum */
-	bool php;   /* PHP's and Rack's reading (spaces, '.', NUL, '['), else exact in any case */
+	bool php;   /* PHP's and Rack's reading (spaces, '.', NUL, '[', ']'), else exact in any case */
 };
 
 /* The largest multipart boundary read (RFC 2046: 1 to 70 bytes; Rack

@@ -1670,6 +1670,9 @@ static void test_override_h1_query(void)
 		{ "/hello?_method[]=DELETE", "DELETE" },
 		{ "/hello?_method%5B0%5D=put", "PUT" },
 		{ "/hello?_Method[x]=patch", "PATCH" },
+		/* as Rack 2 reads names: leading '[' and ']' dropped, "_method]" */
+		{ "/hello?[_method]=DELETE", "DELETE" },
+		{ "/hello?%5D_method%5D=put", "PUT" },
 		/* as PHP reads names: leading spaces, '.' and ' ' for '_', NUL ends */
 		{ "/hello?%20_method=DELETE", "DELETE" },
 		{ "/hello?+_method=DELETE", "DELETE" },
@@ -1847,6 +1850,12 @@ static const struct body_case body_cases[] = {
 	{ "Content-Type: multipart/related; type=\"text/plain\"; boundary=\"b=1\"\r\n", true,
 	  "--b=1\r\nContent-Disposition: form-data; name=_method\r\n\r\npa|tch\r\n--b=1--\r\n",
 	  "the body's multipart part _method", "PATCH" },
+	/* Rack 2 drops leading '[' and ']' of a name, and a ']' after it */
+	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "a=1&%5B_method%5D=DELETE",
+	  "the body parameter _method", "DELETE" },
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"]_method]\"\r\n\r\nput\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "PUT" },
 	/* Rack names a part by its Content-ID; Rack 2 finds `; name=` anywhere in the head */
 	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
 	  "--XyZ\r\nContent-ID: _method\r\n\r\nDELETE\r\n--XyZ--\r\n", "the body's multipart part _method", "DELETE" },

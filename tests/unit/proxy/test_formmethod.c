@@ -69,6 +69,13 @@ static const struct fm_case cases[] = {
 	{ "text/plain; x=\"/json\"", "{\"_method\":\"put\"}", "PUT" },
 	{ "text/plain", "_method=DELETE", NULL },
 	{ "application/octet-stream", "_method=DELETE", NULL },
+	/* Rack 2's normalize_params drops leading '[' and ']', and ']' after the name */
+	{ NULL, "a=1&%5B_method%5D=DELETE", "DELETE" },
+	{ "application/x-www-form-urlencoded", "]]_method=put", "PUT" },
+	{ "application/x-www-form-urlencoded", "_method]=patch", "PATCH" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"[_method]\"\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
+	{ "application/x-www-form-urlencoded", "_method_=DELETE&x[_method=PUT&_methods]=PATCH", NULL },
 	/* Rack reads multipart/mixed and multipart/related for a _method too */
 	{ "multipart/mixed; boundary=XyZ",
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
