@@ -1573,6 +1573,23 @@ static int enc_b64_pem_in(const struct enc_hay *hy, const unsigned char *b, size
 	return enc_b64_free(dec, n, rc);
 }
 
+/* Whether a run of a whole file masked is an SSH public key's base64
+ * (AAAAC3NzaC1lZDI1NTE5..., a PuTTY key's Public-Lines, a signing key
+ * in a config, an authorized key): its first string a key type
+ * (review37b: every key of its type begins so, and the key is in its
+ * .pub, authorized_keys and a .gitconfig's signingkey). */
+static bool enc_run_ssh_pub(const unsigned char *r, size_t n)
+{
+	unsigned char dec[12];
+	size_t l;
+
+	if (n < 16 || memcmp(r, "AAAA", 4) != 0 || mask_b64_decode((const char *)r, 16, dec, sizeof(dec)) != 12)
+		return false;
+	l = (size_t)dec[0] << 24 | (size_t)dec[1] << 16 | (size_t)dec[2] << 8 | dec[3];
+	return l >= 7 && l <= 64 &&
+	       (memcmp(dec + 4, "ssh-", 4) == 0 || memcmp(dec + 4, "ecdsa-", 6) == 0 || memcmp(dec + 4, "sk-", 3) == 0);
+}
+
 /* Whether a run of a whole file masked is public text every such file
  * holds: no capital letter, and no part between its punctuation of over
  * 10 letters and digits with a digit in it (a key name,
@@ -1604,7 +1621,7 @@ static bool enc_run_public(const unsigned char *r, size_t n)
 static int enc_runs_in(const struct enc_hay *hy, const unsigned char *v, size_t n, unsigned char *scratch,
 		       unsigned char *wide)
 {
-	bool any = false;
+	bool any = false, pub_wrap = false;
 	size_t pem_end = 0;
 
 	if (memchr(v, ' ', n) == NULL && memchr(v, '\n', n) == NULL && memchr(v, '\t', n) == NULL &&
@@ -1652,6 +1669,15 @@ static int enc_runs_in(const struct enc_hay *hy, const unsigned char *v, size_t 
 				continue;
 			}
 		}
+		/* an SSH public key, and the lines it goes on on when wrapped
+		 * at 64 columns (a PuTTY key's Public-Lines) */
+		if (j > i && (enc_run_ssh_pub(v + i, j - i) || (pub_wrap && i > 0 && v[i - 1] == '\n'))) {
+			pub_wrap = j - i == 64;
+			i = j;
+			continue;
+		}
+		if (j > i)
+			pub_wrap = false;
 		if (j - i >= ENC_WINDOW && letters >= 4 && digits >= 2 && !enc_run_public(v + i, j - i)) {
 			any = true;
 			if (enc_part_in(hy, v + i, j - i, scratch, wide))

@@ -1680,6 +1680,55 @@ static void test_remask_sk_key_neighbours(void)
 	free(hex);
 }
 
+/*
+ * review37b: a whole file masked holding an SSH public key (a PuTTY
+ * key's Public-Lines): its base64 was looked for, which every key of
+ * its type begins with and the key's .pub is: a .gitconfig signing with
+ * that key (user.signingkey = key::ssh-rsa AAAA...) refused the start.
+ * It starts now; the key's private line in the file refuses.
+ */
+static void test_remask_putty_key_neighbours(void)
+{
+	char path[PATH_MAX], genv[4096], body[2048], *pk, *b, *e;
+	const char *env[] = {genv, NULL};
+	char *out = NULL, *err = NULL;
+	size_t o;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p pp37 && ssh-keygen -q -t rsa -b 2048 -N '' -C me -f pp37/k </dev/null >/dev/null"),
+			      0);
+	pk = test_read_file(at(path, "pp37/k.pub"), NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pk);
+	b = strchr(pk, ' ') + 1;
+	e = strchr(b, ' ');
+	o = (size_t)snprintf(genv, sizeof(genv),
+			     "GH_TOKEN=PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: me\nPublic-Lines: %zu\n",
+			     ((size_t)(e - b) + 63) / 64);
+	for (const char *c = b; c < e; c += 64)
+		o += (size_t)snprintf(genv + o, sizeof(genv) - o, "%.*s\n", (int)(e - c < 64 ? e - c : 64), c);
+	snprintf(genv + o, sizeof(genv) - o,
+		 "Private-Lines: 1\nAAAAIQDXaq8Zr3vN0pX7sLk2WmT5yHb1cJd4f\nPrivate-MAC: 3f9a1c77e0b24d5a8c6e2f1b9d0a4c7e\n");
+	snprintf(body, sizeof(body), "[user]\n\tname = Dev\n\tsigningkey = key::%s[gpg]\n\tformat = ssh\n", pk);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.gitconfig"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"), "a .gitconfig signing with the masked PuTTY key's public key refused the start: %s",
+	    test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	(void)unlink(at(path, "work/.gitconfig"));
+	snprintf(body, sizeof(body), "KEY_LINE=AAAAIQDXaq8Zr3vN0pX7sLk2WmT5yHb1cJd4f\n");
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.env"), body, strlen(body)), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.env held a masked credential's real value"),
+	    "the masked PuTTY key's private line in .env started");
+	free(out);
+	free(err);
+	free(pk);
+	(void)unlink(at(path, "work/.env"));
+}
+
 /* base64url of the n bytes at in without padding (malloc'd). */
 static char *test_b64url_n(const char *in, size_t n)
 {
@@ -2500,6 +2549,8 @@ TEST_REGISTRAR(register_credstores)
 		 test_remask_key_neighbours);
 	test_add(s, "a FIDO key of OpenSSH masked: another such key and its .pub in an argument start; its hex refuses",
 		 test_remask_sk_key_neighbours);
+	test_add(s, "a PuTTY key masked: a .gitconfig signing with its public key starts; its private line refuses",
+		 test_remask_putty_key_neighbours);
 	test_add(s, "files the command reads holding the masked value hex, as Python's \\N{...}, unpadded base64url of UTF-16 or "
 		 "split across two refuse the start; another token's hex and ordinary escapes start",
 		 test_remask_encoded_files);

@@ -1131,6 +1131,66 @@ static void test_encoded_sk_keys(void)
 	fx_teardown(&f);
 }
 
+/*
+ * review37b: a whole file masked holding an SSH public key (a PuTTY
+ * key's Public-Lines, wrapped at 64 columns; a config's authorized or
+ * signing key): its base64 begins as every key's of its type does
+ * (AAAAC3NzaC1lZDI1NTE5, AAAAB3NzaC1yc2E) and is the key's .pub and a
+ * .gitconfig's signingkey. Another key's PuTTY file, the key's own
+ * public key and a .gitconfig signing with it are left; its private
+ * line is found.
+ */
+static void test_encoded_whole_files_pubkeys(void)
+{
+	char path[600], *pk[2] = {NULL, NULL}, *ppk[2] = {NULL, NULL}, buf[2048], priv[64];
+	struct fx f;
+
+	if (system("command -v ssh-keygen >/dev/null && command -v base64 >/dev/null") != 0) {
+		fprintf(stderr, "(skipped: no ssh-keygen or base64) ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	for (int k = 0; k < 2; k++) {
+		char sh[1400], *b, *e;
+		size_t o;
+
+		snprintf(path, sizeof(path), "%s/pk%d", f.dir, k);
+		snprintf(sh, sizeof(sh), "ssh-keygen -q -t rsa -b 2048 -N '' -C me -f %s </dev/null >/dev/null", path);
+		CU_ASSERT_EQUAL_FATAL(system(sh), 0);
+		snprintf(path, sizeof(path), "%s/pk%d.pub", f.dir, k);
+		pk[k] = test_read_file(path, NULL);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(pk[k]);
+		b = strchr(pk[k], ' ') + 1;
+		e = strchr(b, ' ');
+		/* a PuTTY key's shape: the public key at 64 columns, a private line */
+		snprintf(priv, sizeof(priv), "AAAAIQD%s", k == 0 ? "Xaq8Zr3vN0pX7sLk2WmT5yHb1cJd4f" : "Zz0Yy9Xx8Ww7Vv6Uu5Tt4Ss3Rr2Qq");
+		o = (size_t)snprintf(buf, sizeof(buf), "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: me\n"
+						       "Public-Lines: %zu\n", ((size_t)(e - b) + 63) / 64);
+		for (const char *c = b; c < e; c += 64)
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%.*s\n", (int)(e - c < 64 ? e - c : 64), c);
+		snprintf(buf + o, sizeof(buf) - o, "Private-Lines: 1\n%s\nPrivate-MAC: %s\n", priv,
+			 k == 0 ? "3f9a1c77e0b24d5a8c6e2f1b9d0a4c7e5b3f8a21" : "0d2b6e8f1a3c5e7092b4d6f8a1c3e5f7092b4d6f");
+		ppk[k] = strdup(buf);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ppk[k]);
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, ppk[0]), 0);
+	if (mask_table_encoded_real(f.t, ppk[1], strlen(ppk[1])) != 0)
+		fprintf(stderr, "\n  another PuTTY key found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, ppk[1], strlen(ppk[1])), 0);
+	if (mask_table_encoded_real(f.t, pk[0], strlen(pk[0])) != 0)
+		fprintf(stderr, "\n  its public key found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pk[0], strlen(pk[0])), 0);
+	snprintf(buf, sizeof(buf), "[user]\n\tsigningkey = key::%s[gpg]\n\tformat = ssh\n", pk[0]);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 0);
+	snprintf(buf, sizeof(buf), "K=%s", "AAAAIQDXaq8Zr3vN0pX7sLk2WmT5yHb1cJd4f");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, buf, strlen(buf)), 1);
+	for (int k = 0; k < 2; k++) {
+		free(pk[k]);
+		free(ppk[k]);
+	}
+	fx_teardown(&f);
+}
+
 /* The escapes and quotings a program or a shell carries a value in
  * (fix36m): the value, and a value of 8 to 15 bytes, found; ordinary text
  * with escapes and quotes, and tokens that share a vendor's public
@@ -1660,6 +1720,9 @@ TEST_REGISTRAR(register_mask_table)
 		 test_encoded_kubeconfig);
 	test_add(s, "encoded-value search: a FIDO key of OpenSSH masked, another and its .pub left, its hex found",
 		 test_encoded_sk_keys);
+	test_add(s, "encoded-value search: a whole file holding an SSH public key masked (a PuTTY key), another and its "
+		    "public key left, its private line found",
+		 test_encoded_whole_files_pubkeys);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
