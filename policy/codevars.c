@@ -52,7 +52,11 @@ const char *const policy_code_opt_vars[] = {
 	"HOSTCC", "HOSTCXX", "HOSTLD", "CC_FOR_BUILD", "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC",
 	"LEX", "CUDAHOSTCXX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
 	"CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER",
+	/* review of round 37: ccache's programs (its prefix commands, the
+	 * compiler, the command run to identify it) */
+	"CCACHE_PREFIX", "CCACHE_PREFIX_CPP", "CCACHE_COMPILER", "CCACHE_COMPILERCHECK",
 	/* and the flags they pass the compiler and linker (build_flags()) */
+	"CARGO_BUILD_RUSTFLAGS", "CARGO_BUILD_RUSTDOCFLAGS",
 	"CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "OBJCFLAGS", "FFLAGS", "FCFLAGS", "CGO_CFLAGS",
 	"CGO_CXXFLAGS", "CGO_CPPFLAGS", "CGO_LDFLAGS", "RUSTFLAGS", "RUSTDOCFLAGS", "CARGO_ENCODED_RUSTFLAGS", NULL,
 };
@@ -80,7 +84,8 @@ static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_S
 					 "OBJDUMP", "READELF", "FC", "F77", "HOSTCC", "HOSTCXX", "HOSTLD", "CC_FOR_BUILD",
 					 "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC", "LEX", "CUDAHOSTCXX",
 					 "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
-					 "CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER"};
+					 "CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER", "CCACHE_PREFIX",
+					 "CCACHE_PREFIX_CPP", "CCACHE_COMPILER", "CCACHE_COMPILERCHECK"};
 /* The prompts of bash (PS0, PS1, PS2, PS4: PS4 at every `set -x` line)
  * and zsh (PROMPT, RPROMPT, RPS1, RPS2, with PROMPT_SUBST), whose
  * command substitutions the shell runs at each prompt it shows. */

@@ -2322,6 +2322,9 @@ static void test_build_flags_r37c(void)
 		{"COMPILER_PATH=./tools-c", "COMPILER_PATH holds", "\"./tools-c\"", "sh -c 'cc -c m-c.c -o /dev/null'"},
 		{"COMPILER_PATH=/usr/bin:", "COMPILER_PATH holds", "an empty entry", NULL},
 		{"GCC_EXEC_PREFIX=tools-c/", "GCC_EXEC_PREFIX holds", "\"tools-c/\"", NULL},
+		/* ccache's programs, cargo's flags by their config name */
+		{"CCACHE_PREFIX=./cc-c", "CCACHE_PREFIX holds", "\"./cc-c\"", NULL},
+		{"CARGO_BUILD_RUSTFLAGS=-C linker=./cc-c", "CARGO_BUILD_RUSTFLAGS holds", "\"./cc-c\"", NULL},
 	};
 	const char *plant = "printf '#!/bin/sh\\necho PLANTED-C >&2\\nexit 1\\n' > cc-c && chmod +x cc-c && "
 			    "mkdir -p tools-c static && cp cc-c tools-c/as && cp cc-c static/as && "
@@ -2366,7 +2369,8 @@ static void test_build_flags_r37c(void)
 					"-Wl,-z,now",
 				     "RUSTFLAGS=-C target-cpu=native -C link-arg=-fuse-ld=mold "
 					"-Clink-arg=-Wl,--as-needed",
-				     "MAKEFLAGS=-j8", "COMPILER_PATH=/usr/lib/gcc/x86_64-linux-gnu", NULL};
+				     "MAKEFLAGS=-j8", "COMPILER_PATH=/usr/lib/gcc/x86_64-linux-gnu",
+				     "CCACHE_PREFIX=distcc", NULL};
 
 		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
 		ROW(st == 0 && test_has(out, "started"), "everyday build flags: status %d, %s", st, err ? err : "");

@@ -332,6 +332,9 @@ static void test_build_flags(void)
 		{"CC", "gcc -B./tools", "L:./tools"},
 		{"CXX", "ccache g++ -specs=./s -fplugin=./p.so", "L:./s L:./p.so"},
 		{"LD", "ld -plugin ./p.so", "L:./p.so"},
+		{"CCACHE_PREFIX", "./distcc-wrap", "L:./distcc-wrap"},
+		{"CCACHE_COMPILERCHECK", "tools/ck %compiler%", "L:tools/ck"},
+		{"CARGO_BUILD_RUSTFLAGS", "-C linker=./cc", "L:./cc"},
 		/* what builds set */
 		{"CFLAGS", "-O2 -g -pipe -Wall -Iinclude -I../lib -isystem /opt/conda/include -march=native -fPIC", ""},
 		{"LDFLAGS", "-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Wl,-Bstatic -Wl,-Bdynamic "
@@ -345,6 +348,9 @@ static void test_build_flags(void)
 			"tokio_unstable", ""},
 		{"LDFLAGS", "-Wl,-plugin-opt=O3 -Xlinker -plugin-opt=mcpu=x -Wl,-plugin,liblto_plugin.so", ""},
 		{"CC", "ccache gcc -std=gnu11 -m32", ""},
+		{"CCACHE_PREFIX", "distcc", ""},
+		{"CCACHE_COMPILERCHECK", "content", ""},
+		{"CARGO_BUILD_RUSTFLAGS", "-C target-cpu=native", ""},
 		{"CXX", "clang++ -stdlib=libc++ -fuse-ld=lld", ""},
 		{"CFLAGS", "-fplugin=annobin -specs=/usr/share/dpkg/no-pie-compile.specs -B/usr/libexec/mold",
 		 "L:/usr/share/dpkg/no-pie-compile.specs L:/usr/libexec/mold"},
