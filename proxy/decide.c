@@ -714,11 +714,17 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 			return true;
 		case FM_UNREADABLE:
 			break;
+		case FM_CHARSET:
+			why = "its Content-Type names a charset whose bytes are not ASCII's (UTF-16, EBCDIC, "
+			      "ISO-2022-JP: a server decoding the form with it reads names the proxy cannot; send "
+			      "it in UTF-8)";
+			goto refuse;
 		}
 		why = "its multipart Content-Type has no boundary, one longer than 70 bytes (RFC 2046), or "
 		      "one servers may read differently (\"boundary\" twice; a ',', ';', '\"', '\\' or "
 		      "blank in it)";
 	}
+refuse:
 	formmethod_off(fm);
 	(void)policy_decision_method_allowed(d, f->method, &mrule);
 	if (mrule == NULL)

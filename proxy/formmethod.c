@@ -755,6 +755,63 @@ static bool is_json_type(const char *mt, size_t n)
 	return false;
 }
 
+/* Charsets whose bytes 0x20-0x7e are ASCII's wherever a name can start
+ * (single bytes, or multibyte ones whose ASCII bytes stand for
+ * themselves); '*': digits follow. */
+static const char *const ascii_charsets[] = {
+	"utf-8", "utf8", "us-ascii", "ascii", "iso-8859-*", "iso8859-*", "iso_8859-*", "latin1", "windows-125*",
+	"cp125*", "shift_jis", "windows-31j", "euc-jp", "euc-kr", "gbk", "gb2312", "gb18030", "big5", "koi8-r", "koi8-u",
+};
+
+static bool ascii_charset(const char *v, size_t n)
+{
+	for (size_t i = 0; i < sizeof(ascii_charsets) / sizeof(ascii_charsets[0]); i++) {
+		size_t k = strlen(ascii_charsets[i]);
+		bool prefix = ascii_charsets[i][k - 1] == '*'; /* then digits */
+
+		k -= prefix;
+
+		if ((prefix ? n > k : n == k) && strncasecmp(v, ascii_charsets[i], k) == 0) {
+			for (size_t j = k; j < n; j++)
+				if (v[j] < '0' || v[j] > '9')
+					return false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether every charset ct[0..len) names is one of ascii_charsets: each
+ * "charset" (any case, anywhere: Tomcat's older reading looks for
+ * "charset=" in the whole value) followed by '=' (blanks around it), its
+ * value quoted or to ';', ',' or a blank. Tomcat decodes a form's and a
+ * multipart head's bytes with it: in UTF-16, EBCDIC or ISO-2022-JP the
+ * bytes of "_method" are not ASCII's, and the reader would not see it.
+ */
+static bool charsets_ascii(const char *ct, size_t len)
+{
+	for (size_t k = 0; k + 7 <= len; k++) {
+		size_t i = k + 7, from;
+
+		if (strncasecmp(ct + k, "charset", 7) != 0)
+			continue;
+		while (i < len && (ct[i] == ' ' || ct[i] == '\t'))
+			i++;
+		if (i >= len || ct[i] != '=')
+			continue;
+		i++;
+		while (i < len && (ct[i] == ' ' || ct[i] == '\t' || ct[i] == '"'))
+			i++;
+		from = i;
+		while (i < len && ct[i] != ';' && ct[i] != ',' && ct[i] != ' ' && ct[i] != '\t' && ct[i] != '"')
+			i++;
+		if (!ascii_charset(ct + from, i - from))
+			return false;
+	}
+	return true;
+}
+
 enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctlen, fm_judge_fn judge,
 			       const void *judge_arg)
 {
@@ -774,6 +831,8 @@ enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctl
 	}
 	if (ct == NULL || to == from ||
 	    (to - from == 33 && strncasecmp(ct + from, "application/x-www-form-urlencoded", 33) == 0)) {
+		if (ct != NULL && !charsets_ascii(ct, ctlen))
+			return FM_CHARSET;
 		fm->kind = FM_KIND_FORM;
 		fm->st = FORM_NAME;
 		name_reset(&fm->name, true);
@@ -783,6 +842,8 @@ enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctl
 	 * multipart/related for a _method as well (parseable_data?), and
 	 * Spring's multipart resolver takes any multipart/ */
 	if (to - from > 10 && strncasecmp(ct + from, "multipart/", 10) == 0) {
+		if (!charsets_ascii(ct, ctlen))
+			return FM_CHARSET;
 		if (!mp_boundary(fm, ct, ctlen, to))
 			return FM_UNREADABLE;
 		fm->kind = FM_KIND_MULTIPART;

@@ -128,8 +128,10 @@ struct formmethod {
 enum fm_begin {
 	FM_OFF,       /* the body is not read (a type no framework takes a _method from) */
 	FM_ON,        /* the body is read */
-	FM_UNREADABLE /* multipart whose boundary is missing, longer than FM_BOUNDARY_MAX, or
+	FM_UNREADABLE, /* multipart whose boundary is missing, longer than FM_BOUNDARY_MAX, or
 		       * one the frameworks may read differently (formmethod.c mp_boundary()) */
+	FM_CHARSET     /* a form or multipart body in a charset whose bytes are not ASCII's
+			* (UTF-16, EBCDIC, ISO-2022-JP: Tomcat decodes the names with it) */
 };
 
 /*

@@ -168,6 +168,29 @@ static const char *const boundary_ok[] = {
 	"multipart/related; type=\"application/json\"; boundary=foo_bar_baz",
 };
 
+/* Charsets whose bytes are not ASCII's: Tomcat decodes a form's names
+ * with them (UTF-16 "_\0m\0...", EBCDIC 6D 94 85 ..., ISO-2022-JP's
+ * escapes). */
+static const char *const charset_refused[] = {
+	"application/x-www-form-urlencoded; charset=UTF-16LE",
+	"application/x-www-form-urlencoded;charset=\"IBM037\"",
+	"application/x-www-form-urlencoded; charset=utf-8; charset=utf-32",
+	"application/x-www-form-urlencoded; xcharset=cp1047",
+	"; charset=UTF-16",
+	"multipart/form-data; charset=ISO-2022-JP; boundary=x",
+	"application/x-www-form-urlencoded; charset=",
+};
+
+static const char *const charset_read[] = {
+	"application/x-www-form-urlencoded; charset=UTF-8",
+	"application/x-www-form-urlencoded; charset=\"utf-8\"",
+	"application/x-www-form-urlencoded; charset = iso-8859-1",
+	"application/x-www-form-urlencoded; charset=windows-1252",
+	"application/x-www-form-urlencoded; charset=Shift_JIS",
+	"multipart/form-data; boundary=x; charset=us-ascii",
+	"application/json; charset=utf-16", /* JSON: PHP decodes UTF-8 only; not a form */
+};
+
 static void test_begin(void)
 {
 	static struct formmethod fm;
@@ -189,6 +212,22 @@ static void test_begin(void)
 		if (formmethod_begin(&fm, ct, strlen(ct), get_post, NULL) != FM_UNREADABLE) {
 			fprintf(stderr, "Content-Type %s: read, want unreadable\n", ct);
 			CU_FAIL("an ambiguous boundary read");
+		}
+	}
+	for (size_t i = 0; i < sizeof(charset_refused) / sizeof(charset_refused[0]); i++) {
+		const char *ct = charset_refused[i];
+
+		if (formmethod_begin(&fm, ct, strlen(ct), get_post, NULL) != FM_CHARSET) {
+			fprintf(stderr, "Content-Type %s: read, want FM_CHARSET\n", ct);
+			CU_FAIL("a charset whose bytes are not ASCII's read");
+		}
+	}
+	for (size_t i = 0; i < sizeof(charset_read) / sizeof(charset_read[0]); i++) {
+		const char *ct = charset_read[i];
+
+		if (formmethod_begin(&fm, ct, strlen(ct), get_post, NULL) != FM_ON) {
+			fprintf(stderr, "Content-Type %s: not read\n", ct);
+			CU_FAIL("an ASCII charset not read");
 		}
 	}
 	for (size_t i = 0; i < sizeof(boundary_ok) / sizeof(boundary_ok[0]); i++) {
