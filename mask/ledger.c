@@ -18,6 +18,7 @@
 
 #include "tablepriv.h"
 #include "base/errbuf.h"
+#include "base/hex.h"
 
 struct lent {
 	char *s;
@@ -36,17 +37,6 @@ struct mask_ledger {
 	size_t cap;
 };
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes the hex word [p, p + n) into a malloc'd NUL-terminated buffer;
  * NULL (errno EINVAL: odd length or not hex; ENOMEM). */
 static char *unhex(const char *p, size_t n, size_t *len)
@@ -61,7 +51,7 @@ static char *unhex(const char *p, size_t n, size_t *len)
 	if (out == NULL)
 		return NULL;
 	for (size_t i = 0; i < n; i += 2) {
-		int hi = hexval((unsigned char)p[i]), lo = hexval((unsigned char)p[i + 1]);
+		int hi = hex_digit((unsigned char)p[i]), lo = hex_digit((unsigned char)p[i + 1]);
 		if (hi < 0 || lo < 0) {
 			free(out);
 			errno = EINVAL;

@@ -13,6 +13,7 @@
 
 #include "automaton.h"
 #include "tablepriv.h"
+#include "base/hex.h"
 
 /* ------------------------------------------------------------------ */
 /* Sets                                                                 */
@@ -808,18 +809,6 @@ static int scratch_reserve(mask_table_t *t, size_t len)
 	return 0;
 }
 
-/* The value of a hex digit (either case), or -1. Pure. */
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* How scratch_fill() copies. */
 enum fill { FILL_ASIS, FILL_PCT, FILL_FORM };
 
@@ -839,8 +828,8 @@ static long scratch_fill(mask_table_t *t, const unsigned char *buf, size_t len, 
 	for (size_t i = 0; i < len; i++) {
 		int hi, lo;
 
-		if (buf[i] == '%' && i + 2 < len && (hi = hexval(buf[i + 1])) >= 0 &&
-		    (lo = hexval(buf[i + 2])) >= 0) {
+		if (buf[i] == '%' && i + 2 < len && (hi = hex_digit(buf[i + 1])) >= 0 &&
+		    (lo = hex_digit(buf[i + 2])) >= 0) {
 			t->scratch[o++] = (unsigned char)(hi << 4 | lo);
 			i += 2;
 			continue;

@@ -28,6 +28,7 @@
 #include <event2/buffer.h>
 
 #include "base/defaults.h"
+#include "base/hex.h"
 #include "sockio.h"
 
 /* Answers a refusal (HTTP/1.1): the rule it decided by becomes the
@@ -483,18 +484,6 @@ static bool judge_override_value(const struct req_facts *f, struct verdict *v, c
 	return tok_judge(&t, f, v, where);
 }
 
-/* The value of a hex digit, or -1. */
-static int hexval(unsigned char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* The byte of a query component at *i, %XX decoded and '+' a space (as
  * form decoders read it); *i moves past it. */
 static unsigned char query_byte(const char *s, size_t end, size_t *i)
@@ -502,7 +491,7 @@ static unsigned char query_byte(const char *s, size_t end, size_t *i)
 	unsigned char ch = (unsigned char)s[*i];
 	int hi, lo;
 
-	if (ch == '%' && *i + 2 < end && (hi = hexval((unsigned char)s[*i + 1])) >= 0 && (lo = hexval((unsigned char)s[*i + 2])) >= 0) {
+	if (ch == '%' && *i + 2 < end && (hi = hex_digit((unsigned char)s[*i + 1])) >= 0 && (lo = hex_digit((unsigned char)s[*i + 2])) >= 0) {
 		*i += 3;
 		return (unsigned char)(hi << 4 | lo);
 	}

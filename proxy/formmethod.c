@@ -3,6 +3,7 @@
  * byte state machine per body kind, fed decoded spans in any split.
  */
 #include "formmethod.h"
+#include "base/hex.h"
 
 #include <string.h>
 #include <strings.h>
@@ -125,17 +126,6 @@ static bool value_put(struct formmethod *fm, unsigned char ch)
 
 enum { FORM_NAME, FORM_VALUE, FORM_SKIP };
 
-static int hexval(unsigned char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* A decoded byte of the current component. False when refused. */
 static bool form_out(struct formmethod *fm, unsigned char ch)
 {
@@ -163,14 +153,14 @@ static bool form_flush(struct formmethod *fm)
  * does ('%' not followed by two hex digits is itself), '+' a space. */
 static bool form_raw(struct formmethod *fm, unsigned char ch)
 {
-	if (fm->pct == 1 && hexval(ch) >= 0) {
+	if (fm->pct == 1 && hex_digit(ch) >= 0) {
 		fm->pct = 2;
 		fm->pct_hi = ch;
 		return true;
 	}
-	if (fm->pct == 2 && hexval(ch) >= 0) {
+	if (fm->pct == 2 && hex_digit(ch) >= 0) {
 		fm->pct = 0;
-		return form_out(fm, (unsigned char)(hexval(fm->pct_hi) << 4 | hexval(ch)));
+		return form_out(fm, (unsigned char)(hex_digit(fm->pct_hi) << 4 | hex_digit(ch)));
 	}
 	if (fm->pct != 0 && !form_flush(fm))
 		return false;
@@ -662,7 +652,7 @@ static bool json_byte(struct formmethod *fm, unsigned char ch)
 			return json_str_out(fm, p != NULL ? (unsigned char)to[p - from] : ch);
 		}
 		if (fm->sub == JS_U) {
-			int h = hexval(ch);
+			int h = hex_digit(ch);
 
 			if (h < 0) { /* malformed: what came read as it is */
 				fm->sub = JS_CHAR;

@@ -61,6 +61,7 @@
 #include <openssl/evp.h>
 #include <zlib.h>
 
+#include "base/hex.h"
 #include "sandbox/gitguard_int.h"
 
 /* Inflated bytes of loose objects written in the session hashed in one
@@ -144,11 +145,6 @@ static bool lower_hex(const char *s, size_t n)
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return false;
 	return s[n] == '\0';
-}
-
-static int hexval(char c)
-{
-	return c <= '9' ? c - '0' : c - 'a' + 10;
 }
 
 /* Contract in gitguard_int.h. */
@@ -740,9 +736,9 @@ static void hash_loose(struct gg *g, struct go_state *s, int ofd, const char *od
 		r = gg_loose_hash(fd, s->hsz, got, &inflated);
 		(void)close(fd);
 		g->obj_loose_spent += inflated;
-		want[0] = (unsigned char)(hexval(l->xx[0]) << 4 | hexval(l->xx[1]));
+		want[0] = (unsigned char)(hex_digit((unsigned char)l->xx[0]) << 4 | hex_digit((unsigned char)l->xx[1]));
 		for (size_t k = 0; k + 1 < s->hsz; k++)
-			want[k + 1] = (unsigned char)(hexval(l->name[2 * k]) << 4 | hexval(l->name[2 * k + 1]));
+			want[k + 1] = (unsigned char)(hex_digit((unsigned char)l->name[2 * k]) << 4 | hex_digit((unsigned char)l->name[2 * k + 1]));
 		if (r < 0)
 			gg_quarantine(g, dfd, dir, l->name,
 				      "a loose object written in the session that the check cannot read to hash");
