@@ -28,6 +28,7 @@
 #include "tablepriv.h"
 #include "base/errbuf.h"
 #include "base/fileio.h"
+#include "base/hex.h"
 
 /* Largest masked file read (the policy loader has the same cap). */
 #define MASK_FILE_MAX_BYTES (1024 * 1024)
@@ -1062,15 +1063,6 @@ static size_t enc_aligned(const unsigned char *v, size_t n, size_t pad, unsigned
 	return o;
 }
 
-static int enc_hex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* Whether any form of v[0..n) is in h[0..hn); the value itself without
  * case when other_case. */
 static bool enc_window_in(const struct enc_hay *hy, const unsigned char *v, size_t n, bool other_case,
@@ -1865,7 +1857,7 @@ static size_t enc_digits(const unsigned char *p, size_t n, size_t max, unsigned 
 
 	*val = 0;
 	for (; k < n && k < max; k++) {
-		int d = base == 16 ? enc_hex(p[k]) : isdigit(p[k]) && (unsigned)(p[k] - '0') < base ? p[k] - '0' : -1;
+		int d = base == 16 ? hex_digit(p[k]) : isdigit(p[k]) && (unsigned)(p[k] - '0') < base ? p[k] - '0' : -1;
 
 		if (d < 0)
 			break;
@@ -1945,8 +1937,8 @@ static size_t enc_unescape(unsigned char *f, size_t n)
 		unsigned long val;
 		size_t k;
 
-		if (c == '%' && i + 2 < n && enc_hex(f[i + 1]) >= 0 && enc_hex(f[i + 2]) >= 0) {
-			f[m++] = (unsigned char)(enc_hex(f[i + 1]) << 4 | enc_hex(f[i + 2]));
+		if (c == '%' && i + 2 < n && hex_digit(f[i + 1]) >= 0 && hex_digit(f[i + 2]) >= 0) {
+			f[m++] = (unsigned char)(hex_digit(f[i + 1]) << 4 | hex_digit(f[i + 2]));
 			i += 2;
 		} else if (c == '%' && i + 5 < n && (f[i + 1] == 'u' || f[i + 1] == 'U') &&
 			   enc_digits(f + i + 2, n - i - 2, 4, 16, &val) == 4) {

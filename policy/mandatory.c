@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "policy_int.h"
+#include "base/hex.h"
 
 /* Short aliases for the table. */
 #define R POLICY_MAND_READ
@@ -1192,15 +1193,6 @@ static size_t b64_prefix(const unsigned char *v, size_t n, unsigned char *out)
 		k += 4;
 	}
 	return o;
-}
-
-/* The value of hex digit c (either case), or -1. */
-static int hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* The length of what stands before a hex pair at v (what is left: n):
