@@ -1292,18 +1292,44 @@ static void test_plaintext(void)
 }
 
 /*
+ * Whether the upstream u said on its stderr that it paused its drip on the
+ * connection that answered out (its X-Upstream-Conn) for longer than the
+ * proxy waits before releasing held bytes between two chunks: that
+ * process was not run for that long (a loaded machine), a pause SPEC §4.3
+ * lets through (docs/masking.md), not the proxy cutting a value.
+ */
+static bool upstream_drip_paused(const struct test_upstream *u, const char *out)
+{
+	static const char field[] = "\r\nX-Upstream-Conn: ";
+	const char *h = out != NULL ? strstr(out, field) : NULL;
+	char want[64], *err;
+	bool paused;
+
+	if (h == NULL)
+		return false;
+	snprintf(want, sizeof(want), "pv-upstream: conn %lu: drip paused ", strtoul(h + sizeof(field) - 1, NULL, 10));
+	err = test_proc_stderr(u->proc);
+	paused = err != NULL && strstr(err, want) != NULL;
+	free(err);
+	return paused;
+}
+
+/*
  * Fetches path (-i) from the four hosts at once, each its own curl through
  * p (https and http upstream, by 127.0.0.1 and by localhost), and checks
  * each answer: 200, real absent, the sentinel in the X-Reflect header (wh)
- * and in the body (wb). what names the case in failures.
+ * and in the body (wb). what names the case in failures. With excuse, an
+ * answer that fails because its upstream paused its drip
+ * (upstream_drip_paused()) is not a failure: then 1, for the caller to
+ * try again; else 0.
  */
-static void reflect_four(const struct px *p, const char *path, const char *real, const char *wh, const char *wb,
-			 const char *what)
+static int reflect_four_try(const struct px *p, const char *path, const char *real, const char *wh,
+			    const char *wb, const char *what, bool excuse)
 {
 	static const char *const extra[] = {"-i", NULL};
 	const char *urls[4];
 	char *outs[4];
-	int rcs[4];
+	int rcs[4], again = 0;
 
 	for (int h = 0; h < 4; h++)
 		urls[h] = url_of(h < 2 ? &up : &upp, h % 2 == 0 ? "127.0.0.1" : "localhost", path);
@@ -1312,7 +1338,16 @@ static void reflect_four(const struct px *p, const char *path, const char *real,
 		const char *scheme = h < 2 ? "https" : "http";
 		const char *host = h % 2 == 0 ? "127.0.0.1" : "localhost";
 		char *out = outs[h];
+		bool ok = out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL && strstr(out, real) == NULL &&
+			  strstr(out, wh) != NULL && strstr(out, wb) != NULL;
 
+		if (!ok && excuse && rcs[h] == 0 && upstream_drip_paused(h < 2 ? &up : &upp, out)) {
+			fprintf(stderr, "\n  note: %s %s %s: the upstream paused its drip (a loaded machine); once more\n",
+				scheme, host, what);
+			again = 1;
+			free(out);
+			continue;
+		}
 		CU_ASSERT_EQUAL(rcs[h], 0);
 		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s", scheme, host,
 		    what, test_nz(out));
@@ -1322,6 +1357,13 @@ static void reflect_four(const struct px *p, const char *path, const char *real,
 		    "%s %s %s: the sentinel is not in both header and body: %.400s", scheme, host, what, test_nz(out));
 		free(out);
 	}
+	return again;
+}
+
+static void reflect_four(const struct px *p, const char *path, const char *real, const char *wh, const char *wb,
+			 const char *what)
+{
+	(void)reflect_four_try(p, path, real, wh, wb, what, false);
 }
 
 /*
@@ -1999,9 +2041,15 @@ static void test_remask_split_reads(void)
 		to_hex(tok_real, hex);
 		snprintf(wh, sizeof(wh), "\r\nX-Reflect: %s\r\n", p.tok);
 		snprintf(wb, sizeof(wb), "\r\n\r\nreflect:%s\n", p.tok);
+		/* Between chunks the proxy releases what it holds after the
+		 * upstream paused 100 ms (SPEC §4.3); pv-upstream pauses at
+		 * most 50 ms unless it is not run (under ASan on two busy
+		 * cores: CI on a93b615 once). Such a round, and only such a
+		 * round, is tried again, at most three times in all. */
 		for (size_t m = 0; m < 4; m++) {
 			snprintf(path, sizeof(path), "/reflect/%s?x=%s&drip=read", modes[m], hex);
-			reflect_four(&p, path, tok_real, wh, wb, modes[m]);
+			for (int t = 0; reflect_four_try(&p, path, tok_real, wh, wb, modes[m], t < 2) != 0; t++)
+				;
 		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);

@@ -179,6 +179,9 @@
  * value's prefix (the review of round 33), the limit docs/masking.md states
  * for a value the upstream itself interrupts. */
 #define DRIP_WAIT_MS 50
+/* drip=read: a pause between two bytes this long is this process stalled
+ * (said on stderr); the proxy releases held bytes after 100 ms. */
+#define DRIP_STALL_MS 80
 #define PATTERN_CHUNK (PATTERN_PERIOD * 1024)
 
 static const char pattern_chars[] =
@@ -1216,9 +1219,21 @@ static void drip_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (c->drip_read && !c->drip_all) {
+		struct timeval now, d;
+
 		if (!drip_reader_ready(c))
 			return;
-		(void)gettimeofday(&c->drip_last, NULL);
+		(void)gettimeofday(&now, NULL);
+		timersub(&now, &c->drip_last, &d);
+		/* A pause this long is not the reader's (DRIP_WAIT_MS caps
+		 * that) but ours: this process was not run. Said on stderr,
+		 * so a test can tell a reader that released held bytes after
+		 * a real pause of the upstream from one that cut a value
+		 * without one. */
+		if ((long)d.tv_sec * 1000 + (long)d.tv_usec / 1000 >= DRIP_STALL_MS)
+			fprintf(stderr, "pv-upstream: conn %lu: drip paused %ld ms between two bytes\n", c->id,
+				(long)d.tv_sec * 1000 + (long)d.tv_usec / 1000);
+		c->drip_last = now;
 	}
 	if (c->drip_all)
 		k = evbuffer_get_length(c->drip);
