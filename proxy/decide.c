@@ -665,6 +665,30 @@ void conn_verdict_sentinel(struct verdict *v, const char *what, const char *rule
 			  why);
 }
 
+/* Whether a Content-Encoding value v[0..n) names no coding but identity
+ * (each comma-separated element, blanks around it dropped, any case; an
+ * empty one names none). */
+static bool coding_identity(const char *v, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t from, to;
+
+		while (i < n && (v[i] == ' ' || v[i] == '\t'))
+			i++;
+		from = i;
+		while (i < n && v[i] != ',')
+			i++;
+		to = i++;
+		while (to > from && (v[to - 1] == ' ' || v[to - 1] == '\t'))
+			to--;
+		if (to > from && !(to - from == 8 && strncasecmp(v + from, "identity", 8) == 0))
+			return false;
+	}
+	return true;
+}
+
 /* formmethod's judge: arg is the request's policy decision. */
 static bool body_method_allowed(const void *arg, const char *method, const char **rule)
 {
@@ -678,6 +702,7 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 	const char *name, *val, *ct = NULL, *mrule = NULL, *why;
 	size_t nlen, vlen, ctlen = 0, i = 0;
 	unsigned nct = 0;
+	bool coded = false;
 	char w[512];
 
 	formmethod_off(fm);
@@ -688,6 +713,8 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 			ct = val;
 			ctlen = vlen;
 		}
+		if (nlen == 16 && strncasecmp(name, "content-encoding", 16) == 0 && !coding_identity(val, vlen))
+			coded = true;
 	}
 	/* Servers read one of several differently (the first, the last,
 	 * all joined with ", "): which one a framework parses cannot be
@@ -697,6 +724,16 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 	} else {
 		switch (formmethod_begin(fm, ct, ctlen, body_method_allowed, &fm->d)) {
 		case FM_ON:
+			/* A coded body of a type read for a _method: Express's
+			 * body-parser (gzip, deflate, br, by default), Apache's
+			 * DEFLATE input filter before PHP and Jetty's
+			 * GzipHandler decode it before the form is read; the
+			 * proxy reads no coding. */
+			if (coded) {
+				why = "its body is coded (a Content-Encoding other than identity: servers decode "
+				      "the form before reading it; send it uncoded)";
+				goto refuse;
+			}
 			fm->d = *d; /* the policy outlives the request (the connection's or the stream's reference) */
 			return true;
 		case FM_OFF:
@@ -705,13 +742,13 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 			break;
 		case FM_CHARSET:
 			why = "its Content-Type names a charset whose bytes are not ASCII's (UTF-16, EBCDIC, "
-			      "ISO-2022-JP: a server decoding the form with it reads names the proxy cannot; send "
-			      "it in UTF-8)";
+			      "ISO-2022-JP: a server decoding the form or JSON with it reads names the proxy "
+			      "cannot; send it in UTF-8)";
 			goto refuse;
 		}
 		why = "its multipart Content-Type has no boundary, one longer than 70 bytes (RFC 2046), or "
-		      "one servers may read differently (\"boundary\" twice; a ',', ';', '\"', '\\' or "
-		      "blank in it)";
+		      "one servers may read differently (\"boundary\" twice; an RFC 2231 boundary*= Go reads; "
+		      "a ',', ';', '\"', '\\' or blank in it)";
 	}
 refuse:
 	formmethod_off(fm);

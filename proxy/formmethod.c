@@ -265,6 +265,13 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 			fm->hn = 0;
 		}
 		if (ch == '=') {
+			/* An RFC 2231 name (name*=utf-8''%5Fmethod, name*0=_met;
+			 * name*1=hod): Go's Part.FormName() decodes and joins
+			 * it (mime.ParseMediaType), over a plain name= too. Not
+			 * decoded here: the part is taken for a _method (no
+			 * browser or client library writes one). */
+			if (fm->hn >= 5 && memcmp(fm->pname, "name*", 5) == 0)
+				fm->named = true;
 			fm->sub = H_VWS;
 			name_reset(&fm->name, true);
 			return;
@@ -538,7 +545,10 @@ static bool is_bchar(unsigned char ch, bool quoted)
  * (`.*boundary=`); both end the value at ',' or ';' (Rack at '"' too)
  * and keep blanks. So the parameter must be the one both find, its
  * value right after the '=', of bchars only (quoted: blanks too),
- * followed by the end or a ';'.
+ * followed by the end or a ';'. And there must be no RFC 2231 one
+ * (boundary*=utf-8''B, boundary*0=B): Go's mime.ParseMediaType reads it
+ * over a plain boundary= (the one PHP and Rack read), so Go's
+ * r.FormValue("_method") found the parts of another boundary.
  */
 static bool mp_boundary(struct formmethod *fm, const char *ct, size_t len, size_t i)
 {
@@ -547,6 +557,8 @@ static bool mp_boundary(struct formmethod *fm, const char *ct, size_t len, size_
 	for (size_t k = 0; k + 8 <= len; k++) {
 		if (strncasecmp(ct + k, "boundary", 8) != 0)
 			continue;
+		if (k + 8 < len && ct[k + 8] == '*')
+			return false;
 		if (php == len && memcmp(ct + k, "boundary", 8) == 0)
 			php = k;
 		if (php_any == len)
@@ -776,8 +788,9 @@ static bool ascii_charset(const char *v, size_t n)
  * "charset" (any case, anywhere: Tomcat's older reading looks for
  * "charset=" in the whole value) followed by '=' (blanks around it), its
  * value quoted or to ';', ',' or a blank. Tomcat decodes a form's and a
- * multipart head's bytes with it: in UTF-16, EBCDIC or ISO-2022-JP the
- * bytes of "_method" are not ASCII's, and the reader would not see it.
+ * multipart head's bytes with it, Express's body-parser a JSON body's:
+ * in UTF-16, EBCDIC or ISO-2022-JP the bytes of "_method" are not
+ * ASCII's, and the reader would not see it.
  */
 static bool charsets_ascii(const char *ct, size_t len)
 {
@@ -841,7 +854,13 @@ enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctl
 		fm->j = 1; /* a body may begin with the boundary line: its "\n" is taken as read */
 		return FM_ON;
 	}
+	/* a JSON body in UTF-16 or UTF-32 (charset=utf-16le): Express's
+	 * body-parser decodes any utf-* charset before JSON.parse, so a
+	 * method-override reading req.body._method finds a key whose bytes
+	 * are not "_method"'s */
 	if (is_json_type(ct, ctlen)) {
+		if (!charsets_ascii(ct, ctlen))
+			return FM_CHARSET;
 		fm->kind = FM_KIND_JSON;
 		fm->st = J_OUT;
 		return FM_ON;

@@ -21,11 +21,14 @@
  *    anywhere, `;` blanks `name=` and a value reading _method (Rack 2's
  *    regular expression: inside another parameter's quotes, in a line
  *    with no ':') or `Content-ID:` and _method (Rack names a part so),
+ *    or whose Content-Disposition has an RFC 2231 name (name*=...,
+ *    name*0=...: Go decodes and joins one; not decoded here, so any),
  *    its body to the next boundary line the value;
  *  - JSON (a Content-Type holding "/json" or "+json" anywhere, as
  *    Laravel tells one): any object key that decodes (escapes, \u005f too) to
  *    `_method` in any case; its string value, or each string of an
- *    array value;
+ *    array value (in a charset whose bytes are not ASCII's: FM_CHARSET,
+ *    as a form's);
  *  - any other type: not read.
  * Each value is judged element by element (',' splits), blanks around it
  * dropped, upper-cased (struct method_tok), against the judge the caller
@@ -129,9 +132,11 @@ enum fm_begin {
 	FM_OFF,       /* the body is not read (a type no framework takes a _method from) */
 	FM_ON,        /* the body is read */
 	FM_UNREADABLE, /* multipart whose boundary is missing, longer than FM_BOUNDARY_MAX, or
-		       * one the frameworks may read differently (formmethod.c mp_boundary()) */
-	FM_CHARSET     /* a form or multipart body in a charset whose bytes are not ASCII's
-			* (UTF-16, EBCDIC, ISO-2022-JP: Tomcat decodes the names with it) */
+		       * one the frameworks may read differently, an RFC 2231 boundary*= among
+		       * them (formmethod.c mp_boundary()) */
+	FM_CHARSET     /* a form, multipart or JSON body in a charset whose bytes are not
+			* ASCII's (UTF-16, EBCDIC, ISO-2022-JP: Tomcat decodes a form's names
+			* with it, Express's body-parser a JSON body) */
 };
 
 /*

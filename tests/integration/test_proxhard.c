@@ -1865,6 +1865,17 @@ static const struct body_case body_cases[] = {
 	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", true,
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"x\"\r\nX; na|me=_method\r\n\r\npatch\r\n--XyZ--\r\n",
 	  "the body's multipart part _method", "PATCH" },
+	/* RFC 2231 names: Go's Part.FormName() decodes and joins them (round 38; gorilla's
+	 * HTTPMethodOverrideHandler takes r.FormValue("_method")) */
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name*=utf-8''_method\r\n\r\nDELETE\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "DELETE" },
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", true,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"x\"; NAME*=UTF-8''%5Fmethod\r\n\r\nput\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "PUT" },
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name*0=_met; name*1=hod\r\n\r\npatch\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "PATCH" },
 	/* look-alikes pass */
 	{ "Content-Type: multipart/related; boundary=XyZ\r\n", false,
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"name=_method.txt\"\r\n"
@@ -1970,6 +1981,11 @@ static void test_override_body_h1(void)
 			"multipart/form-data; boundary=BBB,AAA",
 			"multipart/form-data; boundary=\"BBB;AAA\"",
 			"multipart/mixed; BOUNDARY=AAA; boundary=BBB",
+			/* RFC 2231: Go's mime.ParseMediaType reads BBB over the
+			 * plain boundary PHP and Rack read (round 38; gorilla's
+			 * HTTPMethodOverrideHandler takes r.FormValue("_method")) */
+			"multipart/form-data; boundary=AAA; boundary*=utf-8''BBB",
+			"multipart/form-data; boundary=AAA; BOUNDARY*0=BBB",
 		};
 
 		for (size_t i = 0; i < sizeof(ambiguous) / sizeof(ambiguous[0]); i++) {
@@ -2005,6 +2021,10 @@ static void test_override_body_h1(void)
 			{ "application/x-www-form-urlencoded; charset=IBM037", true },
 			{ "application/x-www-form-urlencoded; charset=\"UTF-16LE\"", true },
 			{ "multipart/form-data; charset=ISO-2022-JP; boundary=BBB", true },
+			/* Express's body-parser decodes a JSON body in any utf-* (round 38) */
+			{ "application/json; charset=utf-16le", true },
+			{ "application/vnd.api+json; charset=\"UTF-32\"", true },
+			{ "application/json; charset=utf-8", false },
 			{ "application/x-www-form-urlencoded; charset=UTF-8", false },
 			{ "application/x-www-form-urlencoded; charset=ISO-8859-1", false },
 		};
@@ -2108,6 +2128,108 @@ static void test_override_body_h2(void)
 	}
 }
 
+/*
+ * Round 38 of the attack: a coded body (Content-Encoding: gzip, deflate,
+ * br) on a [GET, POST] host. Express's body-parser inflates one before
+ * its form or JSON is read (by default: a method-override reading
+ * req.body._method acts on it), as do Apache's DEFLATE input filter
+ * before PHP and Jetty's GzipHandler; the proxy read the coded bytes as
+ * the form and found no _method. The body here is what the upstream
+ * inflates; it is refused at its head whatever it holds. identity passes,
+ * and a coded body of a type no framework reads a _method from.
+ */
+static void test_override_body_coded(void)
+{
+	static const struct {
+		const char *ctype, *coding; /* field lines */
+		bool refused;
+	} cases[] = {
+		{ "Content-Type: application/x-www-form-urlencoded\r\n", "Content-Encoding: gzip\r\n", true },
+		{ "", "content-encoding: DEFLATE\r\n", true }, /* no type: read as a form */
+		{ "Content-Type: application/json\r\n", "Content-Encoding: br\r\n", true },
+		{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", "Content-Encoding: identity, gzip\r\n", true },
+		{ "Content-Type: application/x-www-form-urlencoded\r\n",
+		  "Content-Encoding: identity\r\nContent-Encoding: x-gzip\r\n", true },
+		{ "Content-Type: application/x-www-form-urlencoded\r\n", "Content-Encoding:  Identity \r\n", false },
+		{ "Content-Type: application/x-www-form-urlencoded\r\n", "Content-Encoding: \r\n", false },
+		{ "Content-Type: application/octet-stream\r\n", "Content-Encoding: gzip\r\n", false },
+	};
+	static const struct {
+		const char *ctype, *coding;
+		bool refused;
+	} h2cases[] = {
+		{ "application/x-www-form-urlencoded", "gzip", true },
+		{ "application/json", "deflate", true },
+		{ "application/x-www-form-urlencoded", "identity", false },
+	};
+	char hp[64], script[4200], target[64], json[1024];
+	struct marks m;
+
+	NEED_READY();
+	snprintf(hp, sizeof(hp), "127.0.0.1:%u", (unsigned)upm.port);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char req[1024], *out, *rec, *a;
+
+		snprintf(req, sizeof(req),
+			 "POST http://%s/sink HTTP/1.1\r\nHost: %s\r\n%s%sContent-Length: 14\r\nConnection: close\r\n\r\n"
+			 "_method=DELETE",
+			 hp, hp, cases[i].ctype, cases[i].coding);
+		mark(&m);
+		out = raw_pxs(req);
+		rec = test_file_since(rec_meth, m.meth);
+		a = audit_since(&m);
+		if (cases[i].refused) {
+			ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "its body is coded") &&
+				    test_has(out, "refused by network.allowedMethods: 127.0.0.1:"),
+			    "h1 coded body %zu (%.40s): not a 403 saying the body is coded: %.300s", i, cases[i].coding,
+			    test_nz(out));
+			ROW(!rec_complete(rec), "h1 coded body %zu: the upstream got the request: %.300s", i, test_nz(rec));
+			ROW(test_has(a, "\"status\":403") && test_has(a, "its body is coded"),
+			    "h1 coded body %zu: no 403 audit line saying so: %.300s", i, test_nz(a));
+		} else if (strstr(cases[i].ctype, "octet-stream") != NULL) { /* no _method read: passed */
+			ROW(test_has(out, "HTTP/1.1 200 ") && rec_complete(rec),
+			    "h1 coded body %zu of a type not read: not passed: %.300s / %.300s", i, test_nz(out),
+			    test_nz(rec));
+		} else { /* identity: read, and its _method=DELETE refused as ever */
+			ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "names the method DELETE,") &&
+				    !test_has(out, "its body is coded"),
+			    "h1 body %zu (identity): its _method not read: %.300s", i, test_nz(out));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+	snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
+	for (size_t i = 0; i < sizeof(h2cases) / sizeof(h2cases[0]); i++) {
+		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+				"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
+		char *out = NULL, *rec, *a;
+
+		snprintf(json, sizeof(json),
+			 "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, \"headers\": [[\"content-type\", "
+			 "\"%s\"], [\"content-encoding\", \"%s\"]], \"data\": [\"_method=\", \"GET\"]}",
+			 h2cases[i].ctype, h2cases[i].coding);
+		mark(&m);
+		(void)runv(&out, argv);
+		rec = test_file_since(rec_h2, m.h2);
+		a = audit_since(&m);
+		if (h2cases[i].refused) {
+			ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") && test_has(a, "its body is coded"),
+			    "h2 coded body %zu (%s): no 403 saying the body is coded: %.300s / %.300s", i,
+			    h2cases[i].coding, test_nz(out), test_nz(a));
+			ROW(!test_has(rec, " end\n"), "h2 coded body %zu: the upstream got the whole request: %.300s", i,
+			    test_nz(rec));
+		} else {
+			ROW(test_has(out, "status 200") && test_has(rec, " end\n"),
+			    "h2 body %zu (identity): not passed whole: %.300s / %.300s", i, test_nz(out), test_nz(rec));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+}
+
 /* An override naming an allowed method passes unchanged (h1 and h2). */
 static void test_override_allowed(void)
 {
@@ -2198,6 +2320,8 @@ TEST_REGISTRAR(register_proxhard)
 		 test_override_body_h1);
 	test_add(s, "method override: h2 a _method in the body split across DATA frames: refused",
 		 test_override_body_h2);
+	test_add(s, "method override: a coded body (Content-Encoding) of a type read for a _method: refused at its head",
+		 test_override_body_coded);
 	test_add(s, "method override: an allowed method passes unchanged (h1, h2)", test_override_allowed);
 	test_add(s, "method override: a host without a method rule is untouched", test_override_no_rule);
 	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);

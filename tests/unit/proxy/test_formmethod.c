@@ -48,6 +48,13 @@ static const struct fm_case cases[] = {
 	  "----\r\nContent-Disposition: form-data; name=\"_met\\hod\"\r\n\r\n-----\r\n------\r\n", "-----" },
 	{ "multipart/form-data; boundary=XyZ",
 	  "--XyZ\r\nContent-Disposition: form-data;\r\n\tname=_method\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
+	/* RFC 2231 names: Go's Part.FormName() decodes and joins them (round 38) */
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name*=utf-8''%5Fmethod\r\n\r\nDELETE\r\n--XyZ--\r\n", "DELETE" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=a; NAME*0=_met; name*1=hod\r\n\r\nput\r\n--XyZ--\r\n", "PUT" },
+	{ "multipart/form-data; boundary=XyZ",
+	  "--XyZ\r\nContent-Disposition: form-data; name=a; filename*=utf-8''_method\r\n\r\nput\r\n--XyZ--\r\n", NULL },
 	{ "multipart/form-data; boundary=XyZ",
 	  "--XyZ\r\nX-A: b\r\nX-Note: ccontent-Disposition: form-data; name=_method\r\n\r\nput\r\n--XyZ--\r\n", "PUT" },
 	{ "multipart/form-data; boundary=XyZ",
@@ -156,6 +163,10 @@ static const char *const boundary_unreadable[] = {
 	"multipart/form-data; boundary=AAA BBB",
 	"multipart/form-data; boundary=AAA ; x=1",
 	"multipart/mixed",
+	/* RFC 2231: Go's mime.ParseMediaType reads BBB (round 38) */
+	"multipart/form-data; boundary=AAA; boundary*=utf-8''BBB",
+	"multipart/form-data; boundary=AAA; Boundary*0=BBB",
+	"multipart/form-data; boundary*=''AAA",
 };
 
 static const char *const boundary_ok[] = {
@@ -179,6 +190,9 @@ static const char *const charset_refused[] = {
 	"; charset=UTF-16",
 	"multipart/form-data; charset=ISO-2022-JP; boundary=x",
 	"application/x-www-form-urlencoded; charset=",
+	/* JSON: Express's body-parser decodes any utf-* (round 38) */
+	"application/json; charset=utf-16",
+	"application/merge-patch+json; charset=UTF-32BE",
 };
 
 static const char *const charset_read[] = {
@@ -188,7 +202,8 @@ static const char *const charset_read[] = {
 	"application/x-www-form-urlencoded; charset=windows-1252",
 	"application/x-www-form-urlencoded; charset=Shift_JIS",
 	"multipart/form-data; boundary=x; charset=us-ascii",
-	"application/json; charset=utf-16", /* JSON: PHP decodes UTF-8 only; not a form */
+	"application/json; charset=utf-8",
+	"application/json",
 };
 
 static void test_begin(void)
