@@ -2230,6 +2230,57 @@ static void test_override_body_coded(void)
 	}
 }
 
+/*
+ * Round 38 of the attack: Expect: 100-continue. The upstream (pv-upstream)
+ * answers 100 Continue to the head, which the proxy passes on; only then
+ * does curl send the body naming _method=DELETE. The 403 comes after the
+ * 100 as a clean final answer, and the upstream never gets the whole
+ * body; a body naming POST goes through after its 100.
+ */
+static void test_override_body_continue(void)
+{
+	static const struct {
+		const char *data;
+		bool refused;
+	} cases[] = {
+		{ "a=1&_method=DELETE", true },
+		{ "a=1&_method=post", false },
+	};
+	char url[128];
+	struct marks m;
+
+	NEED_READY();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/sink", (unsigned)upm.port);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = {ENV_CLEAN, "curl", "-sS", "-i", "--max-time", "20", "-x", px.url, "-H",
+				"Expect: 100-continue", "-H", "Content-Type: application/x-www-form-urlencoded", "--data",
+				(char *)cases[i].data, url, NULL};
+		char *out = NULL, *rec, *a;
+
+		mark(&m);
+		(void)runv(&out, argv);
+		rec = test_file_since(rec_meth, m.meth);
+		a = audit_since(&m);
+		ROW(test_has(out, "HTTP/1.1 100 Continue\r\n"), "100-continue %zu: curl got no 100 Continue: %.300s", i,
+		    test_nz(out));
+		if (cases[i].refused) {
+			ROW(test_has(out, "HTTP/1.1 403 ") &&
+				    test_has(out, "the body parameter _method names the method DELETE,") &&
+				    test_has(out, "\r\nConnection: close\r\n"),
+			    "100-continue %zu: no clean 403 after the 100: %.400s", i, test_nz(out));
+			ROW(!rec_complete(rec), "100-continue %zu: the upstream got the whole body: %.400s", i, test_nz(rec));
+			ROW(test_count(a, "\"status\":403") == 1 && !test_has(a, "\"status\":200"),
+			    "100-continue %zu: not one 403 audit line: %.400s", i, test_nz(a));
+		} else {
+			ROW(test_has(out, "HTTP/1.1 200 ") && rec_complete(rec),
+			    "100-continue %zu (POST named): not passed: %.300s / %.300s", i, test_nz(out), test_nz(rec));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+}
+
 /* An override naming an allowed method passes unchanged (h1 and h2). */
 static void test_override_allowed(void)
 {
@@ -2322,6 +2373,8 @@ TEST_REGISTRAR(register_proxhard)
 		 test_override_body_h2);
 	test_add(s, "method override: a coded body (Content-Encoding) of a type read for a _method: refused at its head",
 		 test_override_body_coded);
+	test_add(s, "method override: a body _method refused after an upstream's 100 Continue: a clean 403, the body cut",
+		 test_override_body_continue);
 	test_add(s, "method override: an allowed method passes unchanged (h1, h2)", test_override_allowed);
 	test_add(s, "method override: a host without a method rule is untouched", test_override_no_rule);
 	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);
