@@ -832,8 +832,12 @@ enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctl
 		while (to < ctlen && ct[to] != ';' && ct[to] != ',' && ct[to] != ' ' && ct[to] != '\t')
 			to++;
 	}
+	/* a media type that begins so is a form too: Undertow (Spring Boot's,
+	 * WildFly's, Quarkus') and Vert.x take a form by a prefix of the
+	 * Content-Type (startsWith), so application/x-www-form-urlencodedX
+	 * is one to them */
 	if (ct == NULL || to == from ||
-	    (to - from == 33 && strncasecmp(ct + from, "application/x-www-form-urlencoded", 33) == 0)) {
+	    (to - from >= 33 && strncasecmp(ct + from, "application/x-www-form-urlencoded", 33) == 0)) {
 		if (ct != NULL && !charsets_ascii(ct, ctlen))
 			return FM_CHARSET;
 		fm->kind = FM_KIND_FORM;

@@ -8,7 +8,8 @@
  *
  * Read, by the request's Content-Type (its media type ends at ';', ','
  * or a blank, as PHP and Rack end it):
- *  - none (or empty), application/x-www-form-urlencoded: parameters split
+ *  - none (or empty), application/x-www-form-urlencoded (or a media type
+ *    beginning so: Undertow and Vert.x match a prefix): parameters split
  *    at '&' and ';', name and value %XX-decoded, '+' a space; the name
  *    read as the query judge reads one (any case, leading spaces dropped,
  *    '.' and ' ' as '_', a NUL ending it, `_method[...` a list; leading

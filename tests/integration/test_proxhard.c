@@ -1834,6 +1834,11 @@ static const struct body_case body_cases[] = {
 	  "the body's JSON key _method", "DELETE" },
 	{ "Content-Type: application/vnd.api+json\r\n", true, "{\"\\u005fmeth|od\" : [\"GET\", \"pa\\u0074ch\"]}",
 	  "the body's JSON key _method", "PATCH" },
+	/* a media type that begins as a form's is one: Undertow's and Vert.x' startsWith (round 38) */
+	{ "Content-Type: application/x-www-form-urlencodedX\r\n", false, "_method=DELETE",
+	  "the body parameter _method", "DELETE" },
+	{ "Content-Type: application/x-www-form-urlencoded-v2; charset=utf-8\r\n", true, "a=1&_meth|od=put",
+	  "the body parameter _method", "PUT" },
 	/* the media type ends at ',' (PHP, Rack); JSON wherever the value says /json (Laravel) */
 	{ "Content-Type: application/x-www-form-urlencoded,text/plain\r\n", false, "_method=PUT",
 	  "the body parameter _method", "PUT" },

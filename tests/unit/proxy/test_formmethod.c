@@ -28,6 +28,7 @@ static const struct fm_case cases[] = {
 	{ NULL, "_method=DELETE", "DELETE" },
 	{ "", "a=1&_method=delete", "DELETE" },
 	{ "application/x-www-form-urlencoded", "%5Fmethod=PUT", "PUT" },
+	{ "application/x-www-form-urlencodedX", "_method=PUT", "PUT" }, /* Undertow's startsWith */
 	{ "application/x-www-form-urlencoded", "_method%5B%5D=PUT", "PUT" },
 	{ "Application/X-WWW-Form-Urlencoded; charset=utf-8", "_method[]=PATCH", "PATCH" },
 	{ "application/x-www-form-urlencoded", "_method[0]=PATCH", "PATCH" },
