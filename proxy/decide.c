@@ -862,6 +862,7 @@ static bool judge_request(conn_t *c, const char *url, size_t ulen, bool *restric
 	 * streams, on a host with a method rule (relay_request_body()). */
 	if (ok && v.restricted && !http1_message_done(c->client.http)) {
 		ok = conn_body_method_begin(&f, &c->ex.fm, &v);
+		http1_refuse_trailers(c->client.http);
 		if (formmethod_on(&c->ex.fm))
 			http1_set_body_watch(c->client.http, formmethod_sink, &c->ex.fm);
 	}

@@ -297,6 +297,19 @@ static bool relay_request_body(conn_t *c, enum step *st)
 		if (evbuffer_peek(cin, -1, NULL, &v, 1) < 1)
 			break;
 		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
+		if (r == HTTP1_ERROR && http1_error_status(c->client.http) == 403) {
+			char w[512];
+
+			/* http1_refuse_trailers(): what came before may have
+			 * gone up, so the request must not complete */
+			conn_wipe_reset_upstream(c);
+			conn_drop_upstream(c);
+			c->rule = "network.allowedMethods";
+			*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
+					  "passavant: %s refused by %s: %s; the upstream connection was reset",
+					  conn_what(c, w, sizeof(w)), c->rule, http1_error_reason(c->client.http));
+			return false;
+		}
 		if (r == HTTP1_ERROR) {
 			*st = conn_refuse(c, 400, NULL, "request", NULL, "passavant: malformed request body: %s",
 					  http1_error_reason(c->client.http));

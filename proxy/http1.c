@@ -54,6 +54,7 @@ struct http1 {
 	bool head_done;              /* on_headers_complete ran */
 	bool has_body;               /* the head announced a body (chunked, or Content-Length > 0) */
 	size_t trailer_bytes;        /* trailer field bytes seen (not kept) */
+	bool no_trailers;            /* a trailer field is an error (http1_refuse_trailers()) */
 	bool msg_done;               /* on_message_complete ran */
 	bool in_chunk;               /* chunked body: inside a chunk (size line read, data + CRLF not yet) */
 	bool is_head_req;            /* response to HEAD: no body */
@@ -181,6 +182,11 @@ static int grow_fields(http1_t *h)
  */
 static int trailer(http1_t *h, size_t n)
 {
+	if (h->no_trailers) {
+		set_error(h, 403, "a trailer field after its chunked body, on a host with a method list (a server "
+				  "merging trailers into the head would read a method override the proxy did not judge)");
+		return HPE_USER;
+	}
 	h->trailer_bytes += n;
 	if (h->trailer_bytes > h->max_head) {
 		set_error(h, 431, "trailer fields too large");
@@ -385,6 +391,7 @@ void http1_reset(http1_t *h)
 	h->start_len = 0;
 	h->head_done = h->msg_done = h->is_head_req = h->in_chunk = h->has_body = false;
 	h->trailer_bytes = 0;
+	h->no_trailers = false;
 	h->err_status = 0;
 	h->err_reason = NULL;
 	h->sink = NULL;
@@ -407,6 +414,11 @@ void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg)
 {
 	h->sink = fn;
 	h->sink_arg = arg;
+}
+
+void http1_refuse_trailers(http1_t *h)
+{
+	h->no_trailers = true;
 }
 
 void http1_set_body_watch(http1_t *h, http1_body_fn fn, void *arg)

@@ -97,6 +97,15 @@ void http1_set_body_sink(http1_t *h, http1_body_fn fn, void *arg) NONNULL(1);
  */
 void http1_set_body_watch(http1_t *h, http1_body_fn fn, void *arg) NONNULL(1);
 
+/*
+ * A trailer field after the chunked body fails the feed (HTTP1_ERROR,
+ * http1_error_status() 403): on a host with a method list the verdict
+ * read the head only, and a server that merges trailers into the head
+ * (Apache's MergeTrailers) would take an X-HTTP-Method-Override there.
+ * Cleared by http1_reset().
+ */
+void http1_refuse_trailers(http1_t *h) NONNULL(1);
+
 /* Whether the head announced a body: chunked, or a Content-Length above
  * 0 (false before the head is done). */
 bool http1_has_body(const http1_t *h) NONNULL(1);

@@ -2286,6 +2286,50 @@ static void test_override_body_continue(void)
 	}
 }
 
+/*
+ * Round 38 of the attack: a chunked request's trailer on a [GET, POST]
+ * host. The proxy judged the head and passed the raw chunked framing on,
+ * trailers too, so "X-HTTP-Method-Override: DELETE" after the last chunk
+ * reached the upstream (a server merging trailers into the head, Apache's
+ * MergeTrailers, reads it). A trailer field there is now a 403 and the
+ * request never completes; without one the body passes.
+ */
+static void test_override_trailer(void)
+{
+	char hp[64];
+	struct marks m;
+
+	NEED_READY();
+	snprintf(hp, sizeof(hp), "127.0.0.1:%u", (unsigned)upm.port);
+	for (int with = 1; with >= 0; with--) {
+		char req[1024], *out, *rec, *a;
+
+		snprintf(req, sizeof(req),
+			 "POST http://%s/sink HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\n"
+			 "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n%s\r\n",
+			 hp, hp, with ? "X-HTTP-Method-Override: DELETE\r\n" : "");
+		mark(&m);
+		out = raw_pxs(req);
+		rec = test_file_since(rec_meth, m.meth);
+		a = audit_since(&m);
+		if (with) {
+			ROW(test_has(out, "HTTP/1.1 403 ") && test_has(out, "a trailer field after its chunked body") &&
+				    test_has(out, "refused by network.allowedMethods"),
+			    "a trailer on a [GET, POST] host: not a 403 naming it: %.400s", test_nz(out));
+			ROW(!rec_complete(rec) && !test_has(rec, "X-HTTP-Method-Override"),
+			    "a trailer on a [GET, POST] host: the upstream got it: %.400s", test_nz(rec));
+			ROW(test_has(a, "\"status\":403") && test_has(a, "a trailer field after its chunked body"),
+			    "a trailer on a [GET, POST] host: no 403 audit line: %.400s", test_nz(a));
+		} else {
+			ROW(test_has(out, "HTTP/1.1 200 ") && rec_complete(rec),
+			    "no trailer: the chunked body was not passed: %.300s / %.300s", test_nz(out), test_nz(rec));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+}
+
 /* An override naming an allowed method passes unchanged (h1 and h2). */
 static void test_override_allowed(void)
 {
@@ -2380,6 +2424,8 @@ TEST_REGISTRAR(register_proxhard)
 		 test_override_body_coded);
 	test_add(s, "method override: a body _method refused after an upstream's 100 Continue: a clean 403, the body cut",
 		 test_override_body_continue);
+	test_add(s, "method override: a chunked request's trailer field on a host with a method list: 403, never upstream",
+		 test_override_trailer);
 	test_add(s, "method override: an allowed method passes unchanged (h1, h2)", test_override_allowed);
 	test_add(s, "method override: a host without a method rule is untouched", test_override_no_rule);
 	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);
