@@ -1384,6 +1384,145 @@ static bool enc_der_spans(const unsigned char *d, size_t n, size_t base, int dep
 	return true;
 }
 
+/* An OpenPGP MPI at d[*at..n): *at past it. */
+static bool enc_pgp_mpi(const unsigned char *d, size_t n, size_t *at)
+{
+	size_t bits;
+
+	if (*at > n || n - *at < 2)
+		return false;
+	bits = (size_t)d[*at] << 8 | d[*at + 1];
+	*at += 2;
+	if ((bits + 7) / 8 > n - *at)
+		return false;
+	*at += (bits + 7) / 8;
+	return true;
+}
+
+/* The end of a version 4 key packet's public key material (RFC 4880
+ * 5.5.2, RFC 9580 5.5.5), body d[0..n) from its algorithm at *at; false
+ * for an algorithm it does not know. */
+static bool enc_pgp_public(const unsigned char *d, size_t n, unsigned algo, size_t *at)
+{
+	static const unsigned char nmpi[] = {[1] = 2, [2] = 2, [3] = 2, [16] = 3, [17] = 4, [20] = 3};
+	static const unsigned char fixed[] = {[25] = 32, [26] = 56, [27] = 32, [28] = 57};
+
+	if (algo < sizeof(nmpi) && nmpi[algo] != 0) {
+		for (unsigned k = 0; k < nmpi[algo]; k++)
+			if (!enc_pgp_mpi(d, n, at))
+				return false;
+		return true;
+	}
+	if (algo >= 25 && algo <= 28) {
+		if (n - *at < fixed[algo])
+			return false;
+		*at += fixed[algo];
+		return true;
+	}
+	if (algo != 18 && algo != 19 && algo != 22)
+		return false;
+	/* ECDH, ECDSA, EdDSA (legacy): the curve's OID, the point; ECDH's
+	 * KDF parameters */
+	if (*at >= n || d[*at] == 0 || d[*at] == 0xff || (size_t)d[*at] + 1 > n - *at)
+		return false;
+	*at += 1 + d[*at];
+	if (!enc_pgp_mpi(d, n, at))
+		return false;
+	if (algo == 18) {
+		if (*at >= n || (size_t)d[*at] + 1 > n - *at)
+			return false;
+		*at += 1 + d[*at];
+	}
+	return true;
+}
+
+/*
+ * OpenPGP packets d[0..n) (an armored PGP PRIVATE KEY BLOCK decoded):
+ * the secret spans, the secret part of each secret key and subkey packet
+ * (tags 5 and 7) after its public key material; the public key, the user
+ * IDs and the signatures are the public key's export too (a KEYS file, a
+ * keyserver's copy), as an SSH key's .pub. False when it is no such
+ * packet sequence (the body is then looked for whole).
+ */
+static bool enc_pgp_spans(const unsigned char *d, size_t n, struct enc_spans *sp)
+{
+	bool secret = false;
+
+	for (size_t at = 0; at < n;) {
+		unsigned char h = d[at++];
+		unsigned tag;
+		size_t len, body, pub;
+
+		if (!(h & 0x80))
+			return false;
+		if (h & 0x40) { /* new format */
+			tag = h & 0x3f;
+			if (at >= n)
+				return false;
+			if (d[at] < 192) {
+				len = d[at++];
+			} else if (d[at] < 224) {
+				if (n - at < 2)
+					return false;
+				len = ((size_t)(d[at] - 192) << 8) + d[at + 1] + 192;
+				at += 2;
+			} else if (d[at] == 255) {
+				if (n - at < 5)
+					return false;
+				len = (size_t)d[at + 1] << 24 | (size_t)d[at + 2] << 16 | (size_t)d[at + 3] << 8 | d[at + 4];
+				at += 5;
+			} else {
+				return false; /* partial lengths: no key packet has them */
+			}
+		} else { /* old format */
+			static const size_t ll[] = {1, 2, 4, 0};
+			size_t k = ll[h & 3];
+
+			tag = (h >> 2) & 0xf;
+			if (k == 0) {
+				len = n - at;
+			} else {
+				if (n - at < k)
+					return false;
+				for (len = 0; k > 0; k--)
+					len = len << 8 | d[at++];
+			}
+		}
+		if (len > n - at)
+			return false;
+		body = at;
+		at += len;
+		if (tag != 5 && tag != 7)
+			continue;
+		/* version, creation time, algorithm; v5 and v6 count their
+		 * public material */
+		if (len < 6)
+			return false;
+		pub = body + 6;
+		if (d[body] == 4) {
+			if (!enc_pgp_public(d, at, d[body + 5], &pub))
+				return false;
+		} else if (d[body] == 5 || d[body] == 6) {
+			size_t c;
+
+			if (len < 10)
+				return false;
+			c = (size_t)d[body + 6] << 24 | (size_t)d[body + 7] << 16 | (size_t)d[body + 8] << 8 | d[body + 9];
+			if (c > at - body - 10)
+				return false;
+			pub = body + 10 + c;
+		} else {
+			return false;
+		}
+		secret = true;
+		if (at - pub >= ENC_KEY_MIN)
+			enc_span_add(sp, pub, at);
+		else /* too short to look for alone: the packet whole */
+			enc_span_add(sp, body, at);
+	}
+	return secret;
+}
+
 /* Whether any form of the secret parts of the key blocks v[0..n) holds
  * is in the text (1), none (0), or v holds no private key (-1: looked
  * for whole). */
@@ -1406,7 +1545,7 @@ static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n
 	dec = body + n + 1;
 	while (p < e && rc == 0) {
 		const unsigned char *b = memmem(p, (size_t)(e - p), "-----BEGIN ", 11), *le, *end;
-		bool key, bare = first && memcmp(p, "b3BlbnNzaC1rZXktdjE", 19) == 0;
+		bool key, pgp = false, bare = first && memcmp(p, "b3BlbnNzaC1rZXktdjE", 19) == 0;
 		struct enc_spans sp = {.n = 0};
 		size_t bn = 0;
 		long dn;
@@ -1422,7 +1561,9 @@ static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n
 			le = memchr(b, '\n', (size_t)(e - b));
 			if (le == NULL)
 				break;
-			key = memmem(b, (size_t)(le - b), "PRIVATE KEY-----", 16) != NULL;
+			/* OpenPGP's armor: -----BEGIN PGP PRIVATE KEY BLOCK----- */
+			pgp = memmem(b, (size_t)(le - b), "PGP PRIVATE KEY BLOCK-----", 26) != NULL;
+			key = pgp || memmem(b, (size_t)(le - b), "PRIVATE KEY-----", 16) != NULL;
 			end = memmem(le, (size_t)(e - le), "-----END ", 9);
 			if (end == NULL)
 				end = e;
@@ -1432,7 +1573,8 @@ static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n
 			const unsigned char *nl = memchr(l, '\n', (size_t)(end - l));
 			const unsigned char *stop = nl != NULL ? nl : end;
 
-			if (memchr(l, ':', (size_t)(stop - l)) == NULL)
+			/* (OpenPGP's armor: its =CRC24 line after the body) */
+			if (memchr(l, ':', (size_t)(stop - l)) == NULL && !(pgp && *l == '='))
 				for (const unsigned char *c = l; c < stop; c++)
 					if (isalnum(*c) || *c == '+' || *c == '/' || *c == '=')
 						body[bn++] = *c;
@@ -1444,7 +1586,8 @@ static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n
 		dn = mask_b64_decode((const char *)body, bn / 4 * 4, dec, n);
 		if (dn <= 0)
 			continue;
-		if (!enc_ssh_spans(dec, (size_t)dn, &sp) && !enc_der_spans(dec, (size_t)dn, 0, 0, &sp))
+		if (pgp ? !enc_pgp_spans(dec, (size_t)dn, &sp)
+			: !enc_ssh_spans(dec, (size_t)dn, &sp) && !enc_der_spans(dec, (size_t)dn, 0, 0, &sp))
 			sp.n = 0;
 		if (sp.n == 0) { /* no key we know: its body whole */
 			sp.lo[0] = 0;

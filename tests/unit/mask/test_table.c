@@ -1075,13 +1075,15 @@ static void test_encoded_sk_keys(void)
 		"def s(b):\n"
 		"    return struct.pack(\">I\", len(b)) + b\n"
 		"\n"
-		"kt = b\"sk-ssh-ed25519@openssh.com\"\n"
-		"pub = os.urandom(32)\n"
+		"ec = sys.argv[2] == \"ecdsa\"\n"
+		"kt = b\"sk-ecdsa-sha2-nistp256@openssh.com\" if ec else b\"sk-ssh-ed25519@openssh.com\"\n"
+		"pub = (b\"\\x04\" + os.urandom(64)) if ec else os.urandom(32)\n"
+		"curve = s(b\"nistp256\") if ec else b\"\"\n"
 		"app = b\"ssh:\"\n"
 		"handle = os.urandom(96)\n"
-		"pubblob = s(kt) + s(pub) + s(app)\n"
+		"pubblob = s(kt) + curve + s(pub) + s(app)\n"
 		"chk = os.urandom(4)\n"
-		"priv = chk + chk + s(kt) + s(pub) + s(app) + bytes([0x01]) + s(handle) + s(b\"\") + s(b\"me@host\")\n"
+		"priv = chk + chk + s(kt) + curve + s(pub) + s(app) + bytes([0x01]) + s(handle) + s(b\"\") + s(b\"me@host\")\n"
 		"i = 1\n"
 		"while len(priv) % 8:\n"
 		"    priv += bytes([i]); i += 1\n"
@@ -1093,8 +1095,9 @@ static void test_encoded_sk_keys(void)
 		"        f.write(b64[k:k + 70] + \"\\n\")\n"
 		"    f.write(\"-----END OPENSSH PRIVATE KEY-----\\n\")\n"
 		"with open(sys.argv[1] + \".pub\", \"w\") as f:\n"
-		"    f.write(\"sk-ssh-ed25519@openssh.com \" + base64.b64encode(pubblob).decode() + \" me@host\\n\")\n";
-	char sh[4096], path[600], *mine = NULL, *other = NULL, *pub = NULL, *hex = NULL;
+		"    f.write(kt.decode() + \" \" + base64.b64encode(pubblob).decode() + \" me@host\\n\")\n";
+	static const char *const kinds[] = {"ed25519", "ecdsa"};
+	char sh[4096], path[600];
 	struct fx f;
 
 	if (system("command -v python3 >/dev/null") != 0) {
@@ -1102,32 +1105,123 @@ static void test_encoded_sk_keys(void)
 		return;
 	}
 	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
-	for (int k = 0; k < 2; k++) {
-		snprintf(path, sizeof(path), "%s/sk%d", f.dir, k);
-		snprintf(sh, sizeof(sh), "python3 -c '%s' '%s'", py, path);
-		CU_ASSERT_EQUAL_FATAL(system(sh), 0);
-		if (k == 0)
-			mine = test_read_file(path, NULL);
-		else
-			other = test_read_file(path, NULL);
+	/* fix38m: the ECDSA kind (its curve's name before the point) was
+	 * not tested */
+	for (size_t kd = 0; kd < ARRAY_LEN(kinds); kd++) {
+		char *mine = NULL, *other = NULL, *pub = NULL, *hex = NULL;
+
+		for (int k = 0; k < 2; k++) {
+			snprintf(path, sizeof(path), "%s/sk%zu%d", f.dir, kd, k);
+			snprintf(sh, sizeof(sh), "python3 -c '%s' '%s' %s", py, path, kinds[kd]);
+			CU_ASSERT_EQUAL_FATAL(system(sh), 0);
+			if (k == 0)
+				mine = test_read_file(path, NULL);
+			else
+				other = test_read_file(path, NULL);
+		}
+		snprintf(path, sizeof(path), "%s/sk%zu0.pub", f.dir, kd);
+		pub = test_read_file(path, NULL);
+		CU_ASSERT_FATAL(mine != NULL && other != NULL && pub != NULL);
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, mine), 0);
+		if (mask_table_encoded_real(f.t, other, strlen(other)) != 0)
+			fprintf(stderr, "\n  %s: another sk key found\n", kinds[kd]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+		if (mask_table_encoded_real(f.t, pub, strlen(pub)) != 0)
+			fprintf(stderr, "\n  %s: its .pub found\n", kinds[kd]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pub, strlen(pub)), 0);
+		hex = hex_of(mine);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
+		free(mine);
+		free(other);
+		free(pub);
+		free(hex);
 	}
-	snprintf(path, sizeof(path), "%s/sk0.pub", f.dir);
-	pub = test_read_file(path, NULL);
-	CU_ASSERT_FATAL(mine != NULL && other != NULL && pub != NULL);
-	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, mine), 0);
-	if (mask_table_encoded_real(f.t, other, strlen(other)) != 0)
-		fprintf(stderr, "\n  another sk key found\n");
-	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
-	if (mask_table_encoded_real(f.t, pub, strlen(pub)) != 0)
-		fprintf(stderr, "\n  its .pub found\n");
-	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pub, strlen(pub)), 0);
-	hex = hex_of(mine);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
-	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
-	free(mine);
-	free(other);
-	free(pub);
-	free(hex);
+	fx_teardown(&f);
+}
+
+/*
+ * fix38m: a masked OpenPGP secret key (gpg --armor --export-secret-keys:
+ * -----BEGIN PGP PRIVATE KEY BLOCK-----) was read as no key (its armor
+ * line is not "PRIVATE KEY-----") and looked for by every window of its
+ * body, the public key packet, the user ID and the self-signatures
+ * included: the key's own public export (a KEYS file, a project's
+ * signing key) refused the start. Of the block only the secret part of
+ * each secret key and subkey packet is looked for now: its public
+ * export and another key are left; its hex, and its body joined and
+ * upper-cased are found, also inside a whole file masked. Keys made
+ * with gpg in a scratch home.
+ */
+static void test_encoded_pgp_keys(void)
+{
+	static const char *const algos[] = {"future-default", "rsa2048"};
+	char sh[4096], g[400], path[600], *sec[2] = {NULL, NULL}, *pub = NULL, *hex = NULL, *up = NULL;
+	struct fx f;
+
+	if (system("command -v gpg >/dev/null && command -v gpgconf >/dev/null") != 0) {
+		fprintf(stderr, "(skipped: no gpg) ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	for (size_t a = 0; a < ARRAY_LEN(algos); a++) {
+		for (int k = 0; k < 2; k++) {
+			snprintf(g, sizeof(g), "%s/gpg%zu%d", f.dir, a, k);
+			snprintf(sh, sizeof(sh),
+				 "mkdir -m 700 %s && g() { gpg --batch --quiet --homedir %s --pinentry-mode loopback "
+				 "--passphrase '' \"$@\"; } && g --quick-gen-key 'me <me@host>' %s default never "
+				 "2>/dev/null && g --armor --export-secret-keys > %s/sec && g --armor --export > %s/pub; "
+				 "r=$?; gpgconf --homedir %s --kill all 2>/dev/null; exit $r",
+				 g, g, algos[a], g, g, g);
+			CU_ASSERT_EQUAL_FATAL(system(sh), 0);
+			snprintf(path, sizeof(path), "%s/sec", g);
+			sec[k] = test_read_file(path, NULL);
+			if (k == 0) {
+				snprintf(path, sizeof(path), "%s/pub", g);
+				pub = test_read_file(path, NULL);
+			}
+		}
+		CU_ASSERT_FATAL(sec[0] != NULL && sec[1] != NULL && pub != NULL);
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, sec[0]), 0);
+		if (mask_table_encoded_real(f.t, pub, strlen(pub)) != 0)
+			fprintf(stderr, "\n  %s: its public key found\n", algos[a]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pub, strlen(pub)), 0);
+		if (mask_table_encoded_real(f.t, sec[1], strlen(sec[1])) != 0)
+			fprintf(stderr, "\n  %s: another key found\n", algos[a]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, sec[1], strlen(sec[1])), 0);
+		hex = hex_of(sec[0]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
+		/* the body joined onto one line and upper-cased */
+		up = strdup(strstr(sec[0], "\n\n") + 2);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(up);
+		{
+			size_t o = 0;
+
+			for (char *c = up; *c != '\0'; c++)
+				if (*c != '\n')
+					up[o++] = (char)toupper((unsigned char)*c);
+			up[o] = '\0';
+		}
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, up, strlen(up)), 1);
+		/* inside a whole file masked, too (a config holding the block) */
+		free(hex);
+		hex = malloc(strlen(sec[0]) + 64);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+		sprintf(hex, "signing:\n  key: |\n%s  owner: me\n", sec[0]);
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, hex), 0);
+		if (mask_table_encoded_real(f.t, pub, strlen(pub)) != 0)
+			fprintf(stderr, "\n  %s: in a file, its public key found\n", algos[a]);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pub, strlen(pub)), 0);
+		CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, up, strlen(up)), 1);
+		for (int k = 0; k < 2; k++) {
+			free(sec[k]);
+			sec[k] = NULL;
+		}
+		free(pub);
+		free(hex);
+		free(up);
+		pub = hex = up = NULL;
+	}
 	fx_teardown(&f);
 }
 
@@ -1718,8 +1812,11 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: a kubeconfig masked (base64 of PEM blocks), another user's kubeconfig and the "
 		    "CA certificate left, its key's secret parts found",
 		 test_encoded_kubeconfig);
-	test_add(s, "encoded-value search: a FIDO key of OpenSSH masked, another and its .pub left, its hex found",
+	test_add(s, "encoded-value search: FIDO keys of OpenSSH (ed25519, ECDSA) masked, another and its .pub left, its hex found",
 		 test_encoded_sk_keys);
+	test_add(s, "encoded-value search: an OpenPGP secret key block masked, its public key and another key left, "
+		    "its secret parts found",
+		 test_encoded_pgp_keys);
 	test_add(s, "encoded-value search: a whole file holding an SSH public key masked (a PuTTY key), another and its "
 		    "public key left, its private line found",
 		 test_encoded_whole_files_pubkeys);
