@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <openssl/x509.h>
+#include <zlib.h>
 
 #include "ca/ca.h"
 #include "proxy/log.h"
@@ -1878,15 +1879,103 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
 #define REMASK_FILE_MAX (1024 * 1024)
 #define REMASK_FILES_MAX 2048
 
+/* A compressed file searched (remask_inflated()): the most bytes it
+ * inflates to, and the most bytes inflated in one search; past either,
+ * the file refuses the start (it could hold a real value past the
+ * bound; fix38m). */
+#define REMASK_INFLATE_MAX (8 * 1024 * 1024)
+#define REMASK_INFLATE_TOTAL (64 * 1024 * 1024)
+
 /* What plan_remask_files() collects while it searches. */
 struct remask_walk {
 	struct run_plan *pl;
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
-	struct strv seen, said, big, gitdirs, sourced, encoded;
-	size_t made, looked;
+	struct strv seen, said, big, gitdirs, sourced, encoded, zbig;
+	size_t made, looked, inflated;
 	bool cut; /* a bound left files unsearched */
 };
+
+/* Whether c[0..n) begins as gzip (RFC 1952) or zlib (RFC 1950) data. */
+static bool remask_compressed(const unsigned char *c, size_t n)
+{
+	if (n >= 3 && c[0] == 0x1f && c[1] == 0x8b && c[2] == 8)
+		return true;
+	return n >= 2 && (c[0] & 0x0f) == 8 && (c[0] >> 4) <= 7 && ((unsigned)c[0] << 8 | c[1]) % 31 == 0 &&
+	       !(c[1] & 0x20);
+}
+
+/*
+ * A compressed file's content c[0..n) (gzip, its members one after the
+ * other, or zlib) inflated, at most REMASK_INFLATE_MAX bytes and what is
+ * left of the walk's REMASK_INFLATE_TOTAL, and searched as a file is
+ * (mask_table_remask(), mask_table_encoded_real()): 1 when it holds a
+ * real value, 0 when not (also when the data stops inflating: what came
+ * out before is searched, as gzip -dc prints it), 2 when a bound stopped
+ * it, -1 after logging. fix38m: a compressed file was searched as its
+ * bytes are, so `gzip .env` or a .env.gz put the value before the
+ * command, which only has to inflate it.
+ */
+static int remask_inflated(struct remask_walk *w, const char *path, const unsigned char *c, size_t n)
+{
+	size_t cap = REMASK_INFLATE_MAX, got = 0, left, outlen = 0;
+	unsigned char *buf;
+	char *out = NULL;
+	z_stream z;
+	int zr = Z_OK, r, rc = -1;
+
+	left = w->inflated < REMASK_INFLATE_TOTAL ? REMASK_INFLATE_TOTAL - w->inflated : 0;
+	if (cap > left)
+		cap = left;
+	buf = malloc(cap + 1);
+	if (buf == NULL) {
+		log_warn("run: inflating %s", path);
+		return -1;
+	}
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 32) != Z_OK) { /* gzip or zlib, by the header */
+		log_warnx("run: inflating %s: zlib could not start", path);
+		free(buf);
+		return -1;
+	}
+	z.next_in = (unsigned char *)c;
+	z.avail_in = (uInt)n;
+	while (got < cap + 1) {
+		z.next_out = buf + got;
+		z.avail_out = (uInt)(cap + 1 - got);
+		zr = inflate(&z, Z_NO_FLUSH);
+		got = (size_t)(z.next_out - buf);
+		if (zr == Z_STREAM_END && z.avail_in >= 3 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
+			/* gzip's next member (cat a.gz b.gz) */
+			if (inflateReset(&z) != Z_OK)
+				break;
+			continue;
+		}
+		if (zr != Z_OK)
+			break;
+	}
+	inflateEnd(&z);
+	w->inflated += got;
+	if (got > cap) {
+		rc = 2;
+		goto done;
+	}
+	r = mask_table_remask(w->masks, buf, got, &out, &outlen);
+	if (r < 0) {
+		log_warn("run: searching %s (inflated) for real values", path);
+		goto done;
+	}
+	rc = r == 1 ? 1 : mask_table_encoded_real(w->masks, buf, got);
+	if (rc < 0)
+		log_warn("run: searching %s (inflated) for real values", path);
+done:
+	explicit_bzero(buf, got);
+	free(buf);
+	if (out != NULL)
+		explicit_bzero(out, outlen);
+	free(out);
+	return rc;
+}
 
 /* Whether real (canonical) is under a read-denied path of the plan, or
  * is already shown with other content. */
@@ -1965,6 +2054,20 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 	if (enc < 0) {
 		log_warn("run: searching %s for real values", path);
 		goto done;
+	}
+	/* a compressed file: inflated and searched; a real value inside, or
+	 * a bound reached, refuses the start (no copy: the file cannot be
+	 * re-masked in place) */
+	if (enc == 0 && remask_compressed((const unsigned char *)content, got)) {
+		int z = remask_inflated(w, path, (const unsigned char *)content, got);
+
+		if (z < 0)
+			goto done;
+		if (z == 2) {
+			rc = strv_add(&w->zbig, path);
+			goto done;
+		}
+		enc = z;
 	}
 	if (enc == 1) {
 		rc = strv_add(&w->encoded, path);
@@ -2478,9 +2581,16 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 	if (w.encoded.n > 0) {
 		say_paths(&w.encoded, "",
 			  " held a masked credential's real value encoded (hex, base32, base64 of it or of its "
-			  "UTF-16, escaped, split by quotes, rot13, reversed, in another case, or a part of it), "
-			  "which the command would read: not starting; remove it from there, or deny the file "
+			  "UTF-16, escaped, split by quotes, rot13, reversed, in another case, compressed, or a part "
+			  "of it), which the command would read: not starting; remove it from there, or deny the file "
 			  "(filesystem.denyRead), or name it in credentials.files");
+		goto out;
+	}
+	if (w.zbig.n > 0) {
+		say_paths(&w.zbig, "",
+			  " is compressed and inflates past what is searched for masked credentials' real values "
+			  "(8 MiB a file, 64 MiB in all): not starting; remove it from there, or deny the file "
+			  "(filesystem.denyRead)");
 		goto out;
 	}
 	if (w.said.n > 0 && !s->quiet)
@@ -2496,6 +2606,7 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 out:
 	strv_free(&w.sourced);
 	strv_free(&w.encoded);
+	strv_free(&w.zbig);
 	strv_free(&w.seen);
 	strv_free(&w.said);
 	strv_free(&w.big);

@@ -1996,6 +1996,60 @@ static void test_remask_whole_file_neighbours(void)
 }
 
 /*
+ * fix38m: a compressed file among those searched was searched as its
+ * bytes are, so the real value gzip'd in a project's .env.gz, zlib'd in
+ * a dot file, or in gzip's second member reached the command, which
+ * only had to inflate it. Each refuses the start now; a file that
+ * inflates past the bound (8 MiB) refuses too, and a gzip'd file with
+ * no real value is read as it is.
+ */
+static void test_remask_compressed(void)
+{
+	static const char *const files[][2] = {
+		{".env.gz", "printf 'GH_TOKEN=%s\\n' \"$T\" | gzip -c"},
+		{".cfg.z", "printf 'token: %s\\n' \"$T\" | python3 -c 'import sys, zlib; "
+			   "sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))'"},
+		{".two.gz", "(printf 'first member\\n' | gzip -c; printf 'T=%s\\n' \"$T\" | gzip -c)"},
+		{".hex.gz", "printf '%s' \"$T\" | od -An -tx1 | tr -d ' \\n' | gzip -c"},
+	};
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+		CU_ASSERT_EQUAL_FATAL(sh("T=%s; %s > work/%s", real_token, files[i][1], files[i][0]), 0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		snprintf(want, sizeof(want), "/work/%s held a masked credential's real value encoded", files[i][0]);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s reached the command: %s",
+		    files[i][0], test_nz(err));
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(want, sizeof(want), "work/%s", files[i][0]);
+		(void)unlink(at(path, want));
+	}
+	/* past the bound: refused, not passed */
+	CU_ASSERT_EQUAL_FATAL(sh("head -c 9000000 /dev/zero | gzip -c > work/.big.gz"), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.big.gz is compressed and inflates past"),
+	    "a file inflating past the bound was not refused: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	(void)unlink(at(path, "work/.big.gz"));
+	/* no real value: read as it is */
+	CU_ASSERT_EQUAL_FATAL(sh("printf 'plain words\\n' | gzip -c > work/.notes.gz"), 0);
+	st = run_cst(env, "gzip -dc .notes.gz; echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "plain words") && test_has(out, "RAN"), "a gzip'd file with no real value: %s",
+	    test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.notes.gz"));
+}
+
+/*
  * review37b: a whole AWS credentials file masked written without spaces
  * around its = (aws_access_key_id=AKIA...): the name and the value were
  * one run, whose window aws_access_k is every such file's and a .env's
@@ -2565,6 +2619,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a whole AWS credentials file masked: a .env with another account's keys starts; its secret's hex "
 		 "refuses",
 		 test_remask_whole_file_neighbours);
+	test_add(s, "a masked value in a compressed file (gzip, zlib, gzip's second member, hex gzip'd) refuses the "
+		    "start; one inflating past the bound refuses; a gzip'd file with no value is read",
+		 test_remask_compressed);
 	test_add(s, "a whole AWS credentials file masked with NAME=VALUE lines: a .env with another account's keys "
 		 "starts; its secret's hex refuses",
 		 test_remask_whole_file_assign);
