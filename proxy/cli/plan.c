@@ -1886,13 +1886,39 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
 #define REMASK_INFLATE_MAX (8 * 1024 * 1024)
 #define REMASK_INFLATE_TOTAL (64 * 1024 * 1024)
 
+/*
+ * The most bytes of files searched in one start (their sizes, as read).
+ * The search's cost grows with the text and with the needles (fix38m,
+ * fix38m-repro/bench.c, 1 MiB of adversarial text: 150 ms with one
+ * 4 KiB key masked, 430 ms with 64 credentials, whose needles fill the
+ * filter's bitmap), so 2,048 files of 1 MiB planted at the top of a
+ * cloned project held the start for minutes. Past this budget a file
+ * is not searched and the start is refused (fail closed: its content
+ * is unknown). Lowered, never raised, by PASSAVANT_REMASK_BYTES_MAX in
+ * passavant's own environment (the tests' knob).
+ */
+#define REMASK_BYTES_MAX (32 * 1024 * 1024)
+
+static size_t remask_bytes_max(void)
+{
+	const char *v = getenv("PASSAVANT_REMASK_BYTES_MAX");
+	char *end;
+	unsigned long long n;
+
+	if (v == NULL || *v == '\0')
+		return REMASK_BYTES_MAX;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno != 0 || *end != '\0' || n >= REMASK_BYTES_MAX ? REMASK_BYTES_MAX : (size_t)n;
+}
+
 /* What plan_remask_files() collects while it searches. */
 struct remask_walk {
 	struct run_plan *pl;
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
-	struct strv seen, said, big, gitdirs, sourced, encoded, zbig;
-	size_t made, looked, inflated;
+	struct strv seen, said, big, gitdirs, sourced, encoded, zbig, over;
+	size_t made, looked, inflated, bytes, bytes_max, over_more;
 	bool cut; /* a bound left files unsearched */
 };
 
@@ -2026,6 +2052,14 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		close(fd);
 		return strv_add(&w->big, path);
 	}
+	if ((size_t)st.st_size > w->bytes_max - w->bytes) {
+		close(fd);
+		if (w->over.n < 16) /* named: the first 16 */
+			return strv_add(&w->over, path);
+		w->over_more++;
+		return 0;
+	}
+	w->bytes += (size_t)st.st_size;
 	content = malloc((size_t)st.st_size);
 	if (content == NULL) {
 		log_warn("run: reading %s", path);
@@ -2514,7 +2548,7 @@ static int remask_sourced(struct remask_walk *w, const char *home, const char *p
 static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, const struct plan_host *h,
 			     const struct plan_session *s)
 {
-	struct remask_walk w = {.pl = pl, .masks = masks};
+	struct remask_walk w = {.pl = pl, .masks = masks, .bytes_max = remask_bytes_max()};
 	char dir[PATH_MAX];
 	int rc = -1;
 
@@ -2593,6 +2627,18 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 			  "(filesystem.denyRead)");
 		goto out;
 	}
+	if (w.over.n > 0) {
+		char more[64] = "";
+
+		if (w.over_more > 0)
+			snprintf(more, sizeof(more), " and %zu more files", w.over_more);
+		say_paths(&w.over, "", more);
+		fprintf(stderr, "passavant: these files were not searched for masked credentials' real values: the "
+			"search's budget (%zu bytes of files in one start) was spent before them; not starting; "
+			"deny the files the command does not need (filesystem.denyRead), or move them\n",
+			w.bytes_max);
+		goto out;
+	}
 	if (w.said.n > 0 && !s->quiet)
 		say_paths(&w.said, "",
 			  " held a masked credential's real value: the command reads the sentinel in "
@@ -2607,6 +2653,7 @@ out:
 	strv_free(&w.sourced);
 	strv_free(&w.encoded);
 	strv_free(&w.zbig);
+	strv_free(&w.over);
 	strv_free(&w.seen);
 	strv_free(&w.said);
 	strv_free(&w.big);

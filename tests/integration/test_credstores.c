@@ -1043,6 +1043,44 @@ static void test_remask_bounds(void)
 	CU_ASSERT_EQUAL(sh("rm -f home/.env.j* work/.zp*"), 0);
 }
 
+/*
+ * fix38m: the search of files had no bound on its work but its file
+ * count and size (2,048 of 1 MiB): with 64 credentials masked 1 MiB of
+ * adversarial text cost 430 ms, so files planted at the top of a cloned
+ * project held the start for minutes. A budget of bytes searched in one
+ * start now bounds it, and a file past the budget refuses the start
+ * rather than being passed unsearched. The budget lowered to 2,000 bytes
+ * (the tests' knob): two plain 1,500-byte dot files refuse the start;
+ * with the default budget they start.
+ */
+static void test_remask_budget(void)
+{
+	char gh[64], path[PATH_MAX], body[1600], *out = NULL, *err = NULL;
+	const char *env[] = {gh, "PASSAVANT_REMASK_BYTES_MAX=2000", NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	memset(body, 'w', 1500);
+	body[1500] = '\n';
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.zz1"), body, 1501), 0);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, "work/.zz2"), body, 1501), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "not searched for masked credentials' real values: the "
+							      "search's budget"),
+	    "a file past the search's budget was passed unsearched: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	env[1] = NULL;
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN"), "the default budget refused two small files: %s", test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.zz1"));
+	(void)unlink(at(path, "work/.zz2"));
+}
+
 /* Upper-case hex, base32 and base64 of UTF-16LE of the n bytes at in;
  * malloc'd. */
 static char *test_hex(const char *in, size_t n)
@@ -2622,6 +2660,7 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in a compressed file (gzip, zlib, gzip's second member, hex gzip'd) refuses the "
 		    "start; one inflating past the bound refuses; a gzip'd file with no value is read",
 		 test_remask_compressed);
+	test_add(s, "the search of files has a budget of bytes; a file past it refuses the start", test_remask_budget);
 	test_add(s, "a whole AWS credentials file masked with NAME=VALUE lines: a .env with another account's keys "
 		 "starts; its secret's hex refuses",
 		 test_remask_whole_file_assign);
