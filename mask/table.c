@@ -1734,8 +1734,8 @@ static bool enc_run_ssh_pub(const unsigned char *r, size_t n)
  * or a long part of letters and digits mixed. */
 static bool enc_run_public(const unsigned char *r, size_t n)
 {
-	size_t part = 0;
-	bool digit = false;
+	size_t part = 0, mixed = 0;
+	bool digit = false, alpha = false;
 
 	for (size_t k = 0; k <= n; k++) {
 		if (k < n && isupper(r[k]))
@@ -1743,12 +1743,19 @@ static bool enc_run_public(const unsigned char *r, size_t n)
 		if (k < n && isalnum(r[k])) {
 			part++;
 			digit = digit || isdigit(r[k]);
+			alpha = alpha || isalpha(r[k]);
 			continue;
 		}
 		if (part > 10 && digit)
 			return false;
+		/* fix38m: a lower-case secret in short groups (a recovery
+		 * code, a license key: x7k2m-9pq4r-tz81b) has no long part;
+		 * three groups of 4 or more letters and digits mixed are
+		 * no name (x86_64-linux-gnu, oauth2/v1/certs have one) */
+		if (part >= 4 && digit && alpha && ++mixed >= 3)
+			return false;
 		part = 0;
-		digit = false;
+		digit = alpha = false;
 	}
 	return true;
 }

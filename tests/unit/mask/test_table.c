@@ -851,6 +851,41 @@ static void test_encoded_keys(void)
 }
 
 /*
+ * fix38m: of a whole file masked, a run with no capital letter and no
+ * part of over 10 letters and digits with a digit was public text (a
+ * key name, a URL's host and path), so a lower-case secret in short
+ * groups (a recovery code, a license key) was looked for nowhere: its
+ * hex reached the command (a file with no other token was looked for
+ * whole: its public lines found another such file). Three groups of 4
+ * or more letters and digits mixed make it a secret now; a file of
+ * names, hosts, paths, versions and targets with one such group or
+ * none is still left.
+ */
+static void test_encoded_whole_files_lower_groups(void)
+{
+	static const char cfg[] = "[license]\nowner = dev team\nkey = x7k2m-9pq4r-tz81b-0wq3e\n"
+				  "api = Zq9Wv8Ut7Sr6Qp5On4Ml3\n";
+	static const char other[] =
+		"[license]\nowner = dev team\nkey = see vault\nhost = api2.example.com\n"
+		"target = x86_64-linux-gnu\ncerts = //www.googleapis.com/oauth2/v1/certs\ntool = i686-w64-mingw32\n"
+		"image = ubuntu-22.04-amd64 python3.12-slim\nurl = auth_provider_x509_cert_url\n";
+	char *hex;
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, cfg), 0);
+	if (mask_table_encoded_real(f.t, other, strlen(other)) != 0)
+		fprintf(stderr, "\n  the public file found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+	hex = hex_of("x7k2m-9pq4r-tz81b-0wq3e");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, "K=X7K2M-9PQ4R-TZ81B", 19), 1);
+	free(hex);
+	fx_teardown(&f);
+}
+
+/*
  * review37b: a whole file masked written without spaces around its
  * = (aws_access_key_id=AKIA..., an .npmrc's _authToken=npm_...): the
  * name and the value were one run, and its windows over the name and
@@ -1806,6 +1841,9 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: a whole file masked with NAME=VALUE lines, another account's file left, its "
 		    "values found",
 		 test_encoded_whole_files_assign);
+	test_add(s, "encoded-value search: a whole file masked holding a lower-case secret in short groups, found; "
+		    "names, hosts, paths and targets left",
+		 test_encoded_whole_files_lower_groups);
 	test_add(s, "encoded-value search: a whole file holding a key masked (a service account's JSON), another "
 		    "account's file and its public URLs left, its key's secret parts found",
 		 test_encoded_whole_files_keys);
