@@ -517,8 +517,13 @@ static int build_forms(mask_table_t *t)
 	for (i = 0; i < t->nvalues; i++)
 		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_lines(t, &fl, i) != 0)
 			goto nomem;
+	/* The joined form of every value, a whole file's up to
+	 * MASK_PATTERN_MAX_BYTES too (fix38m: a PEM bundle or kubeconfig of
+	 * 4 to 16 KiB came back joined onto one line, in JSON, or wrapped at
+	 * other columns, and was not re-masked); one pattern a value, a gap
+	 * pair up to MASK_GAP_MAX_BYTES. */
 	for (i = 0; i < t->nvalues; i++)
-		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_joined(t, &fl, i) != 0)
+		if (form_joined(t, &fl, i) != 0)
 			goto nomem;
 	for (i = 0; i < t->nvalues; i++)
 		if (form_b64(t, &fl, i, scratch) != 0)

@@ -851,6 +851,71 @@ static void test_encoded_keys(void)
 }
 
 /*
+ * fix38m: a multi-line value over 4 KiB (a PEM bundle, a kubeconfig
+ * masked whole) got no joined form, so a response holding it joined
+ * onto one line, or wrapped at other columns, went to the sandbox with
+ * the real value. Values of 6 KiB and 12 KiB: joined onto one line,
+ * re-masked; the 6 KiB one rewrapped at 76 columns with CRLF too (a gap
+ * pair up to 8 KiB).
+ */
+static void test_remask_big_joined(void)
+{
+	static const size_t sizes[] = {6000, 12000};
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	srand(38);
+	for (size_t z = 0; z < ARRAY_LEN(sizes); z++) {
+		size_t n = sizes[z], o = 0, jn = 0, outlen = 0, k;
+		char *v = malloc(n + 128), *j = malloc(n + 1), *wrap = malloc(2 * n), *out = NULL;
+
+		CU_ASSERT_FATAL(v != NULL && j != NULL && wrap != NULL);
+		o = (size_t)sprintf(v, "-----BEGIN BUNDLE-----\n");
+		while (o < n) {
+			for (k = 0; k < 64; k++)
+				v[o++] = b64[rand() % 64];
+			v[o++] = '\n';
+		}
+		o += (size_t)sprintf(v + o, "-----END BUNDLE-----\n");
+		for (k = 0; k < o; k++)
+			if (v[k] != '\n')
+				j[jn++] = v[k];
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, v), 0);
+		CU_ASSERT_EQUAL(mask_table_remask(f.t, j, jn, &out, &outlen), 1);
+		if (out != NULL)
+			CU_ASSERT_PTR_NULL(memmem(out, outlen, j + 100, 200));
+		free(out);
+		out = NULL;
+		if (n <= 8000) {
+			size_t w = 0, on = 0;
+
+			for (k = 0; k < jn; k++) {
+				wrap[w++] = j[k];
+				if (k % 76 == 75) {
+					wrap[w++] = '\r';
+					wrap[w++] = '\n';
+				}
+			}
+			CU_ASSERT_EQUAL(mask_table_remask(f.t, wrap, w, &out, &outlen), 1);
+			for (k = 0; out != NULL && k < outlen; k++) /* joined again to compare */
+				if (out[k] != '\r' && out[k] != '\n')
+					out[on++] = out[k];
+			if (out != NULL)
+				CU_ASSERT_PTR_NULL(memmem(out, on, j + 100, 200));
+			free(out);
+			out = NULL;
+		}
+		explicit_bzero(v, o);
+		explicit_bzero(j, jn);
+		free(v);
+		free(j);
+		free(wrap);
+	}
+	fx_teardown(&f);
+}
+
+/*
  * fix38m: of a whole file masked, a run with no capital letter and no
  * part of over 10 letters and digits with a digit was public text (a
  * key name, a URL's host and path), so a lower-case secret in short
@@ -1819,6 +1884,8 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "sentinel copies: other forms of real values re-masked (b18)", test_files_other_forms);
 	test_add(s, "outbound eligibility: host, injectIn, TLS, cache", test_outbound);
 	test_add(s, "inbound remask", test_inbound);
+	test_add(s, "inbound remask: a multi-line value of 6 and 12 KiB joined onto one line, and rewrapped",
+		 test_remask_big_joined);
 	test_add(s, "base64", test_b64);
 	test_add(s, "encoded forms of real values found (hex, base64 in either alphabet at every offset, UTF-16, case, %25, parts)",
 		 test_encoded_real);
