@@ -263,6 +263,17 @@ size_t sbx_unseen_unguarded(const struct sbx *s) NONNULL(1);
 int sbx_kill(struct sbx *s, int sig) NONNULL(1);
 
 /*
+ * passavant is about to stop (SIGTSTP): the command's terminal relay, if
+ * any, gives the user's terminal back as it found it (the user's
+ * settings, the command's modes that make the terminal send what was not
+ * typed, or keys in its encoding, off: sandbox/ttyrelay.c) and stops
+ * itself, before the shell sees the stop; the job's SIGCONT (`fg`, `bg`)
+ * continues it. Waits for that at most 500 ms. 0, or -1 (no relay, or it
+ * did not stop in time).
+ */
+int sbx_tty_pause(struct sbx *s) NONNULL(1);
+
+/*
  * Waits for the sandbox to end and returns the exit status of SPEC §2: the
  * command's own, 128+N if it died of signal N, 126/127 for exec failures.
  * Removes the placeholders made for not-yet-existing protected paths.

@@ -158,7 +158,14 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
 /* Room sbx_ttyf_feed() needs for n bytes in (a C1 byte in 8-bit mode
  * becomes two; a sequence held from before is sent whole; report modes
  * withheld before are sent first). */
-#define SBX_TTYF_OUT(n) (2 * (n) + SBX_TTYF_SEQ + 144)
+#define SBX_TTYF_OUT(n) (2 * (n) + SBX_TTYF_SEQ + SBX_TTYF_REPLAY)
+/* The most send_withheld() writes: the 15 report modes (136 bytes), the
+ * keypad, kitty's flags set and SBX_TTYF_KITTY pushes, eight XTMODKEYS
+ * resources (309 bytes); and the most sbx_ttyf_withdraw() writes. */
+#define SBX_TTYF_REPLAY 320
+#define SBX_TTYF_KITTY 8     /* kitty keyboard flags' entries replayed (kitty's
+				own stack holds 8) */
+#define SBX_TTYF_MODKEYS 8   /* XTMODKEYS resources 0-7 kept */
 /* How the user's terminal reads bytes 0x80 and up. */
 enum sbx_ttyf_cs {
 	SBX_TTYF_UTF8,   /* UTF-8 (the locale says so) */
@@ -179,8 +186,20 @@ struct sbx_ttyf {
 	size_t n_u8;
 	uint64_t dec_set, dec_val;        /* DEC private modes changed, their values */
 	uint32_t ansi_set, ansi_val;      /* ANSI modes changed, their values */
-	unsigned kitty_push;              /* kitty keyboard flags pushed, net */
+	unsigned kitty_push;              /* kitty keyboard flags pushed on the
+					     terminal (sent), net */
 	bool kitty_set, modkeys, sgr, margins, cursor_style, keypad, g0;
+	/* What keys send as the command left it, sent or withheld (the
+	 * keypad, kitty's keyboard flags, xterm's modify*Keys): sent again
+	 * by send_withheld() once the keys are read (ttyfilter.c
+	 * key_mode()) */
+	bool keypad_on;                   /* DECKPAM (ESC =) */
+	bool kitty_base;                  /* flags set below the command's pushes */
+	unsigned kitty_depth;             /* the command's pushes in effect, at
+					     most SBX_TTYF_KITTY */
+	uint16_t kitty_flags[SBX_TTYF_KITTY + 1]; /* [0] the base's, then each push */
+	uint8_t modkeys_set;              /* XTMODKEYS resources changed */
+	int32_t modkeys_val[SBX_TTYF_MODKEYS]; /* their values (-1: disabled, > n) */
 	bool g123;                        /* G1, G2 or G3 designated */
 	bool saved_g0, saved_origin, saved_nowrap; /* the cursor saved (DECSC,
 					     SCOSC, ? 1048 h, ? 1049 h) with a charset not ASCII
@@ -194,6 +213,8 @@ struct sbx_ttyf {
 	bool queried;                     /* a query passed, or a report mode
 					     was sent: an answer or a report may
 					     come after the command's end */
+	unsigned asked;                   /* queries passed, a count (the relay
+					     times the terminal's answer) */
 	bool title;                       /* the user's title pushed (CSI 22;0 t) */
 	bool withheld;                    /* a report mode set while nothing read the
 					     keys: sent once the relay reads them */
@@ -209,6 +230,14 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
  * (without clearing the screen) into out, for a terminal cols wide (0:
  * unknown); their count, 0 when none or room is short. */
 size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *out, size_t room) NONNULL(1, 3);
+/* The keys are no longer read (the run stopped, or put in the
+ * background, while the command's modes were on): the bytes that turn
+ * off what the command's modes make the terminal send into out (room for
+ * SBX_TTYF_REPLAY): all of them when before is set (the shell has not
+ * taken the terminal yet), else those the shell neither sets nor reads
+ * (reports, Meta, kitty's flags, XTMODKEYS); all are sent again once the
+ * keys are (sbx_ttyf_feed() with answers). Their count. */
+size_t sbx_ttyf_withdraw(struct sbx_ttyf *f, bool before, unsigned char *out) NONNULL(1, 3);
 
 /* A failure report on the err pipe: exit status the parent should give
  * (125 setup, 126/127 exec) and a NUL-terminated one-line message. */

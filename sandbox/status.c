@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -94,6 +96,31 @@ int sbx_kill(struct sbx *s, int sig)
 		return -1;
 	}
 	return kill(s->pid, sig);
+}
+
+int sbx_tty_pause(struct sbx *s)
+{
+	pid_t r = s->io.relay;
+
+	if (s->status >= 0 || r <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	if (kill(r, SIGUSR2) < 0)
+		return -1;
+	for (int i = 0; i < 50; i++) {
+		siginfo_t si;
+		struct timespec ten = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+
+		memset(&si, 0, sizeof(si));
+		/* WNOWAIT: the stop is only looked at, the relay reaped
+		 * later as before (sbx_stdio_end()) */
+		if (waitid(P_PID, (id_t)r, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 && si.si_pid == r)
+			return 0;
+		(void)nanosleep(&ten, NULL);
+	}
+	errno = ETIMEDOUT;
+	return -1;
 }
 
 /* After the sandbox ended: the placeholders go. */

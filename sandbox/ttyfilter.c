@@ -25,9 +25,12 @@
  *     complete: the screen's own (cursor, erase, scroll, SGR, modes),
  *     the window title (OSC 0/1/2, printable), the colour
  *     queries (OSC 4/10-19 with "?"), charset designations of ASCII, DEC
- *     graphics and UK; modes only those we know (modes_known()), queries
- *     and report modes only while their answers reach the command
- *     (f->answers; report modes set before are sent once it is set).
+ *     graphics and UK; modes only those we know (modes_known()), queries,
+ *     report modes and what keys send (the keypad, kitty's flags,
+ *     XTMODKEYS: key_mode()) only while their answers reach the command
+ *     (f->answers; report and key modes set before are sent once it is
+ *     set, and sbx_ttyf_withdraw() turns them off when the keys are no
+ *     longer read).
  * Everything else, whole sequences included, is dropped: a sequence is
  * never sent in part, so the terminal is in its ground state between any
  * two things we send, whatever the command wrote (an unterminated string,
@@ -279,6 +282,86 @@ static bool csi_query(unsigned char final, unsigned char priv, unsigned char int
 	       (inter == '"' && final == 'v');
 }
 
+/*
+ * What a key sends, beyond the DEC modes (report_mode()): kitty's keyboard
+ * flags (CSI > f u pushes, CSI < n u pops, CSI = f ; m u sets: 1 all, 2
+ * the bits on, 3 the bits off) and xterm's XTMODKEYS (CSI > Pp ; Pv m
+ * sets resource Pp, modifyOtherKeys is 4; CSI > Pp m puts it back, CSI >
+ * m all of them; CSI > Pp n disables it). With kitty's flags of 8 or
+ * modifyOtherKeys 2, every key, a letter or Enter, is an escape sequence
+ * to whatever reads it: set while the relay read no keys (a run in the
+ * background, a pipeline), they passed (before, round 38) and the user's
+ * shell read its own keys as garbage until the run ended. Whether the CSI
+ * held (no intermediate) is one; if so it is noted in the command's view
+ * (kitty's stack at most SBX_TTYF_KITTY deep, the oldest evicted as kitty
+ * does), and when the keys are read (f->answers) it passes and is noted
+ * as sent (f->kitty_push, kitty_set, modkeys: what sbx_ttyf_reset() and
+ * sbx_ttyf_withdraw() undo); else it is withheld, and send_withheld()
+ * sends the command's view once the keys are read.
+ */
+static bool key_mode(struct sbx_ttyf *f, unsigned char final, unsigned char priv, const unsigned char *p,
+		     const unsigned char *end)
+{
+	const unsigned char *q = p;
+	unsigned a = 0, b = 0;
+	bool has_a = p < end, has_b;
+
+	if (!((final == 'u' && (priv == '>' || priv == '<' || priv == '=')) ||
+	      ((final == 'm' || final == 'n') && priv == '>')))
+		return false;
+	(void)next_param(&q, end, &a);
+	has_b = q < end;
+	if (has_b)
+		(void)next_param(&q, end, &b);
+	if (final == 'u' && priv == '>') {
+		if (f->kitty_depth == SBX_TTYF_KITTY)
+			memmove(f->kitty_flags + 1, f->kitty_flags + 2, (SBX_TTYF_KITTY - 1) * sizeof(f->kitty_flags[0]));
+		else
+			f->kitty_depth++;
+		f->kitty_flags[f->kitty_depth] = (uint16_t)a;
+		if (f->answers && f->kitty_push < 65535)
+			f->kitty_push++;
+	} else if (final == 'u' && priv == '<') {
+		unsigned n = a == 0 ? 1 : a;
+
+		if (n > f->kitty_depth) {
+			/* past the command's own: the stack emptied, the
+			 * flags 0 (kitty's reading) */
+			f->kitty_base = true;
+			f->kitty_flags[0] = 0;
+		}
+		f->kitty_depth = n > f->kitty_depth ? 0 : f->kitty_depth - n;
+		if (f->answers)
+			f->kitty_push = f->kitty_push > n ? f->kitty_push - n : 0;
+	} else if (final == 'u') {
+		uint16_t *cur = &f->kitty_flags[f->kitty_depth];
+
+		if (!has_b || b == 1)
+			*cur = (uint16_t)a;
+		else if (b == 2)
+			*cur |= (uint16_t)a;
+		else if (b == 3)
+			*cur &= (uint16_t)~a;
+		f->kitty_base |= f->kitty_depth == 0;
+		f->kitty_set |= f->answers;
+	} else {
+		/* XTMODKEYS; a resource past SBX_TTYF_MODKEYS is not kept
+		 * (xterm has none): it passes with the keys read, is lost
+		 * otherwise */
+		if (!has_a && final == 'm')
+			f->modkeys_set = 0;
+		else if (a < SBX_TTYF_MODKEYS) {
+			f->modkeys_set = (uint8_t)(final == 'm' && !has_b ? f->modkeys_set & ~(1u << a)
+									  : f->modkeys_set | 1u << a);
+			f->modkeys_val[a] = final == 'n' ? -1 : (int32_t)b;
+		}
+		f->modkeys = true; /* put back at the end, sent or not */
+	}
+	if (!f->answers)
+		f->withheld = true;
+	return true;
+}
+
 /* CSIs with an intermediate refused, as {intermediate, final}: DECSCL
  * (" p), DECRQCRA (* y), XTREPORTSGR (# |), DECSCPP and DECSNLS ($ |,
  * * |), DEC locator reports on and their requests (' z, ' {, ' |, ' w:
@@ -351,6 +434,7 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 				if (v == 5)
 					return false;
 		f->queried = true;
+		f->asked++;
 	}
 	/* DECANM reset (CSI ? 2 l): the terminal reads VT52 from then on,
 	 * our reset at the end included, and its cursor keys send VT52's
@@ -359,6 +443,10 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		for (q = p; next_param(&q, ip, &v);)
 			if (v == 2)
 				return false;
+	/* what keys send (kitty's flags, XTMODKEYS): noted, withheld while
+	 * no keys are read */
+	if (inter == 0 && key_mode(f, final, priv, p, ip))
+		return f->answers;
 	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?')) {
 		/* a report mode on: what it reports may come after the
 		 * command's end, as a query's answer may (the relay reads
@@ -371,19 +459,6 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 				note_save(f);
 	} else if (final == 's' && inter == 0 && priv == 0)
 		note_save(f); /* SCOSC (DECSLRM with ? 69 h: noted the same) */
-	else if (final == 'u' && inter == 0 && priv == '>')
-		f->kitty_push++;
-	else if (final == 'u' && inter == 0 && priv == '<') {
-		unsigned n = 1;
-
-		q = p;
-		if (next_param(&q, ip, &n) && n == 0)
-			n = 1;
-		f->kitty_push = f->kitty_push > n ? f->kitty_push - n : 0;
-	} else if (final == 'u' && inter == 0 && priv == '=')
-		f->kitty_set = true;
-	else if ((final == 'm' || final == 'n') && inter == 0 && priv == '>')
-		f->modkeys = true; /* XTMODKEYS: what modified keys send */
 	else if (final == 'm' && inter == 0 && priv == 0)
 		f->sgr = true;
 	else if (final == 'r' && inter == 0 && priv == 0)
@@ -449,6 +524,79 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%uh", dec_modes[i].mode);
 			f->queried |= reports(dec_modes[i].mode);
 		}
+	/* what keys send (key_mode(), esc_allowed()): the command's view,
+	 * its own pushes taken off first (none after sbx_ttyf_withdraw()),
+	 * so that the terminal holds each once */
+	if (f->kitty_push > 0)
+		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[<%uu", f->kitty_push);
+	f->kitty_push = 0;
+	if (f->keypad_on)
+		put(out, o, "\x1b=", 2);
+	if (f->kitty_base) {
+		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[=%u;1u", f->kitty_flags[0]);
+		f->kitty_set = true;
+	}
+	for (unsigned i = 1; i <= f->kitty_depth; i++)
+		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[>%uu", f->kitty_flags[i]);
+	f->kitty_push = f->kitty_push + f->kitty_depth > 65535 ? 65535 : f->kitty_push + f->kitty_depth;
+	for (unsigned r = 0; r < SBX_TTYF_MODKEYS; r++)
+		if (f->modkeys_set >> r & 1u) {
+			if (f->modkeys_val[r] < 0)
+				*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[>%un", r);
+			else
+				*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[>%u;%um", r,
+						       (unsigned)f->modkeys_val[r]);
+		}
+}
+
+/*
+ * Unless told before (a SIGTSTP, sbx_tty_pause()), the relay sees the
+ * keys lost only after the shell has taken the terminal, and often after
+ * its prompt has set its own modes: bracketed
+ * paste (readline, zsh, fish), the cursor keys' and keypad's application
+ * mode (zsh's and readline's keypad_xmit). Those are left as they are (a
+ * `?2004 l` now would turn off the shell's own, and a multi-line paste
+ * would run line by line); the shell reads its keys in either form, and
+ * they are sent again at fg with the rest. What a shell does not set,
+ * and does not read (mouse, focus and the other reports, Meta and Delete,
+ * kitty's flags, modifyOtherKeys), goes off.
+ */
+static bool shell_sets(unsigned mode)
+{
+	return mode == 1 || mode == 66 || mode == 2004;
+}
+
+size_t sbx_ttyf_withdraw(struct sbx_ttyf *f, bool before, unsigned char *out)
+{
+	size_t o = 0;
+	bool any = f->keypad_on;
+
+	if (before && f->keypad_on)
+		put(out, &o, "\x1b>", 2);
+	for (size_t i = 0; i < N_DEC_MODES; i++)
+		if (report_mode(dec_modes[i].mode) && dec_on(f, i) != dec_modes[i].on) {
+			if (before || !shell_sets(dec_modes[i].mode))
+				o += (size_t)snprintf((char *)out + o, 16, "\x1b[?%u%c", dec_modes[i].mode,
+						      dec_modes[i].on ? 'h' : 'l');
+			any = true;
+		}
+	if (f->kitty_push > 0) {
+		o += (size_t)snprintf((char *)out + o, 16, "\x1b[<%uu", f->kitty_push);
+		f->kitty_push = 0;
+	}
+	if (f->kitty_set) {
+		put(out, &o, "\x1b[=0;1u", 8);
+		f->kitty_set = false;
+	}
+	any |= f->kitty_base || f->kitty_depth > 0;
+	for (unsigned r = 0; r < SBX_TTYF_MODKEYS; r++)
+		if (f->modkeys_set >> r & 1u) {
+			o += (size_t)snprintf((char *)out + o, 16, "\x1b[>%um", r);
+			any = true;
+		}
+	f->withheld |= any;
+	f->answers = false;
+	return o;
 }
 
 /* The number of the OSC held (ESC ] Ps ; ...), as the terminal reads it
@@ -524,6 +672,7 @@ static void osc_end(struct sbx_ttyf *f, const char *term, size_t tlen, unsigned 
 	if (f->over || !osc_allowed(f) || (query && !f->answers))
 		return;
 	f->queried |= query;
+	f->asked += query;
 	title_push(f, out, o, query);
 	put(out, o, f->seq, f->n_seq);
 	put(out, o, term, tlen);
@@ -538,8 +687,20 @@ static void osc_end(struct sbx_ttyf *f, const char *term, size_t tlen, unsigned 
 static bool esc_allowed(struct sbx_ttyf *f, unsigned char final)
 {
 	if (f->n_seq == 1) {
-		if (final == '=')
+		/* the keypad's application mode: what its keys send, withheld
+		 * while no keys are read, as the DEC modes of report_mode()
+		 * are (before, round 38, ESC = passed: the user's shell got
+		 * the keypad's keys as ESC O sequences); noted for the reset
+		 * whether sent or not */
+		if (final == '=' || final == '>') {
 			f->keypad = true;
+			f->keypad_on = final == '=';
+			if (!f->answers) {
+				f->withheld = true;
+				return false;
+			}
+			return true;
+		}
 		if (final == 'H')
 			f->tabs = true;
 		if (final == '7')

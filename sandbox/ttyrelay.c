@@ -26,7 +26,11 @@
  * foreground (or the terminal is not passavant's controlling one): a run
  * started in the background relays output only, and takes the keys when
  * it is brought to the foreground (SIGCONT, or seen within 200 ms: bash's
- * fg of a running job sends no SIGCONT). The parent saved the
+ * fg of a running job sends no SIGCONT); and gives them up when it is no
+ * longer (passavant stopped, or put in the background: looked at every
+ * 200 ms), the command's report and key modes turned off meanwhile
+ * (relay_lose()); told first on a SIGTSTP, it gives the terminal back
+ * whole and stops (relay_pause_now()). The parent saved the
  * settings before (proxy/cli/run.c run_tty_save()) and restores them
  * again after the run, should the relay have been killed.
  *
@@ -48,7 +52,7 @@
 
 #include "sandbox/sbx_int.h"
 
-static volatile sig_atomic_t relay_winch, relay_cont, relay_stop;
+static volatile sig_atomic_t relay_winch, relay_cont, relay_stop, relay_pause;
 
 static void on_relay_signal(int sig)
 {
@@ -56,6 +60,8 @@ static void on_relay_signal(int sig)
 		relay_winch = 1;
 	else if (sig == SIGCONT)
 		relay_cont = 1;
+	else if (sig == SIGUSR2)
+		relay_pause = 1;
 	else
 		relay_stop = 1;
 }
@@ -114,6 +120,10 @@ struct relay {
 	bool reading;         /* keys are read (may_take(in) held) */
 	bool in_done;         /* in ended (EOF, hangup): not read again */
 	bool raw;             /* we put in raw mode (saved holds its settings) */
+	long rtt;             /* the slowest answer to a query seen, ms (-1: none) */
+	bool timing;          /* a query passed, its answer not yet seen */
+	unsigned asked;       /* the filter's count of queries when last looked */
+	struct timespec asked_at; /* when the query timed was sent */
 	struct termios saved; /* in's settings before raw mode */
 	struct sbx_ttyf filter;
 };
@@ -150,6 +160,49 @@ static void relay_send_withheld(struct relay *r)
 		r->out = -1;
 }
 
+/*
+ * The keys are no longer ours (passavant stopped by SIGSTOP or SIGTSTP,
+ * or put in the background with bg, while the command's modes were on):
+ * the shell has the terminal. What the command's modes make the terminal
+ * send that the shell neither sets nor reads (mouse and focus reports,
+ * the wheel's keys, Meta, kitty's flags, modifyOtherKeys) goes off, and
+ * all of the command's modes come back on once the keys are ours again
+ * (relay_send_withheld(); sbx_ttyf_withdraw() says what is left).
+ * Before (round 38), they stayed on: a click typed `^[[<0;12;5M` into
+ * the shell, and with kitty's flags every key was an escape sequence
+ * there. The settings are the shell's to put back (bash and zsh restore
+ * theirs on a stop; ours are taken again by relay_take()).
+ */
+static void relay_lose(struct relay *r, bool before)
+{
+	static unsigned char out[SBX_TTYF_REPLAY];
+	size_t n;
+
+	r->reading = false;
+	n = sbx_ttyf_withdraw(&r->filter, before, out);
+	if (r->out >= 0 && n > 0 && !write_all(r->out, out, n))
+		r->out = -1;
+}
+
+/*
+ * passavant is stopping (SIGTSTP, sbx_tty_pause()): before the shell
+ * sees the stop, as ssh does for ~^Z, the terminal is given back as it
+ * was: every mode of the command's that changes what the terminal sends
+ * off, the user's settings (raw mode off: a parent that does not put its
+ * own back, not a job-control shell, got a raw terminal). Then the relay
+ * stops itself, which is what the parent waits for; the job's SIGCONT
+ * (fg, bg) continues it, and relay_take() sees whose the terminal is.
+ */
+static void relay_pause_now(struct relay *r)
+{
+	if (r->reading)
+		relay_lose(r, true);
+	r->reading = false;
+	if (r->raw && r->in >= 0)
+		(void)tcsetattr(r->in, TCSANOW, &r->saved);
+	(void)raise(SIGSTOP);
+}
+
 /* The master's output, filtered, to the user's terminal. false when the
  * command's side is closed (EIO: every slave descriptor gone). */
 static bool relay_output(struct relay *r)
@@ -167,7 +220,38 @@ static bool relay_output(struct relay *r)
 	n = (ssize_t)sbx_ttyf_feed(&r->filter, buf, (size_t)n, out);
 	if (r->out >= 0 && n > 0 && !write_all(r->out, out, (size_t)n))
 		r->out = -1; /* the terminal went away: the rest is dropped */
+	/* a query sent: its answer timed (relay_keys()) */
+	if (r->filter.asked != r->asked) {
+		r->asked = r->filter.asked;
+		if (!r->timing && clock_gettime(CLOCK_MONOTONIC, &r->asked_at) == 0)
+			r->timing = true;
+	}
 	return true;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+		return 0;
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Keys read while a query's answer is awaited: the first ESC among them
+ * is taken for the answer, and the time since the query for how slow the
+ * terminal answers (over ssh, a terminal busy drawing): the slowest is
+ * kept for drain_answers(). */
+static void relay_keys(struct relay *r, const unsigned char *k, size_t n)
+{
+	long t;
+
+	if (!r->timing || memchr(k, 0x1b, n) == NULL)
+		return;
+	r->timing = false;
+	t = ms_since(&r->asked_at);
+	if (t > r->rtt)
+		r->rtt = t;
 }
 
 /*
@@ -178,32 +262,43 @@ static bool relay_output(struct relay *r)
  * (^[[12;1R, ^[[I on its line).
  * We ask the terminal's status (DSR 5, which the filter keeps for us)
  * and read, still raw, until its answer: the terminal answers in order,
- * so every answer before it is the command's, and dropped. Bounded: a
- * terminal that does not answer costs a second.
+ * so every answer before it is the command's, and dropped. Bounded, and
+ * by how slow the terminal was seen to be (round 38: a fixed second left
+ * the answers of a terminal 1.5 s away, over ssh, for the shell): 1 s,
+ * or three times the slowest answer seen in the run and half a second;
+ * while bytes come in (the answers, slowly) the wait goes on for as long
+ * again after each; never past 10 s. A terminal that does not answer
+ * costs the first bound.
  */
 static void drain_answers(struct relay *r)
 {
 	static const char want[] = "\x1b[0n";
 	unsigned char buf[256];
 	size_t got = 0;
-	struct timespec t0, now;
+	struct timespec t0;
+	long bound = r->rtt > 0 ? 3 * r->rtt + 500 : 1000, until;
 
+	if (bound < 1000)
+		bound = 1000;
+	if (bound > 10000)
+		bound = 10000;
+	until = bound;
 	if (!write_all(r->out, (const unsigned char *)"\x1b[5n", 4) ||
 	    clock_gettime(CLOCK_MONOTONIC, &t0) < 0)
 		return;
 	for (;;) {
 		struct pollfd pf = {.fd = r->in, .events = POLLIN};
-		long left;
+		long left = until - ms_since(&t0);
 		ssize_t n;
 
-		if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
-			return;
-		left = 1000 - ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
 			return;
 		n = read(r->in, buf, sizeof(buf));
 		if (n <= 0)
 			return;
+		until = ms_since(&t0) + bound;
+		if (until > 10000)
+			until = 10000;
 		/* "\x1b[0n" (or 3n: a malfunction, still the answer) */
 		for (ssize_t i = 0; i < n; i++) {
 			unsigned char c = buf[i];
@@ -235,10 +330,12 @@ NORETURN static void relay_main(struct relay *r)
 	(void)sigaction(SIGWINCH, &sa, NULL);
 	(void)sigaction(SIGCONT, &sa, NULL);
 	(void)sigaction(SIGUSR1, &sa, NULL);
+	(void)sigaction(SIGUSR2, &sa, NULL);
 	(void)sigemptyset(&sigs);
 	(void)sigaddset(&sigs, SIGWINCH);
 	(void)sigaddset(&sigs, SIGCONT);
 	(void)sigaddset(&sigs, SIGUSR1);
+	(void)sigaddset(&sigs, SIGUSR2);
 	(void)sigemptyset(&none);
 	(void)sigprocmask(SIG_BLOCK, &sigs, NULL);
 	relay_take(r);
@@ -250,27 +347,39 @@ NORETURN static void relay_main(struct relay *r)
 			relay_winch = 0;
 			copy_winsize(r->size_from, r->master);
 		}
+		if (relay_pause) {
+			relay_pause = 0;
+			relay_pause_now(r);
+		}
 		/* Continued (fg of a stopped run), or brought to the
 		 * foreground without a SIGCONT: bash's fg of a job that runs
 		 * in the background sends none, so not reading keys we look
 		 * again every 200 ms (before, the keys typed after that fg
 		 * stayed in the user's terminal, cooked, and the command
 		 * waited for them for ever). */
-		if (relay_cont || (r->in >= 0 && !r->reading && !r->in_done)) {
+		/* Reading, the keys are looked at every 200 ms too: passavant
+		 * stopped (SIGSTOP, SIGTSTP: the shell takes the terminal and
+		 * says nothing to us) or put in the background (bg). */
+		if (relay_cont || (r->in >= 0 && !r->in_done)) {
 			bool was = r->reading;
 
-			relay_take(r);
+			if (relay_cont || !was)
+				relay_take(r);
+			else
+				r->reading = may_take(r->in);
 			if (relay_cont || (r->reading && !was))
 				copy_winsize(r->size_from, r->master);
 			if (r->reading && !was)
 				relay_send_withheld(r);
+			else if (was && !r->reading)
+				relay_lose(r, false);
 			relay_cont = 0;
 		}
 		if (have > 0)
 			pf[0].events |= POLLOUT;
 		if (r->reading && have < sizeof(keys))
 			pf[1] = (struct pollfd){.fd = r->in, .events = POLLIN};
-		if (ppoll(pf, 2, r->in >= 0 && !r->reading && !r->in_done ? &look : NULL, &none) < 0)
+		if (ppoll(pf, 2, r->in >= 0 && !r->in_done ? &look : NULL, &none) < 0)
 			continue;
 		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_output(r))
 			break;
@@ -286,12 +395,17 @@ NORETURN static void relay_main(struct relay *r)
 			ssize_t n = read(r->in, keys + have, sizeof(keys) - have);
 
 			if (n > 0) {
+				relay_keys(r, keys + have, (size_t)n);
 				have += (size_t)n;
 			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 				/* EOF, hangup; or EIO in the background: read
 				 * again once in the foreground */
+				bool bg = n < 0 && errno == EIO && !may_take(r->in);
+
+				if (bg)
+					relay_lose(r, false);
 				r->reading = false;
-				r->in_done = n == 0 || errno != EIO || may_take(r->in);
+				r->in_done = !bg;
 			}
 		}
 	}
@@ -342,6 +456,7 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
 	const char *step;
 
 	memset(&r, 0, sizeof(r));
+	r.rtt = -1;
 	r.in = tty[0] ? 0 : -1;
 	r.out = tty[1] ? 1 : tty[2] ? 2 : 0; /* only stdin: the echo goes back to it */
 	r.size_from = tty[1] ? 1 : first;

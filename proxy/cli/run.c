@@ -53,6 +53,26 @@ static void run_sigchld_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 /*
+ * SIGTSTP (`kill -TSTP`, a job-control shell's stop of the job): the
+ * command's terminal relay gives the user's terminal back first (its
+ * settings, the command's modes off: sbx_tty_pause()), then we stop as
+ * the default action would. Before (round 38) the shell took a terminal
+ * left raw, with the command's mouse reports and kitty's flags on. A
+ * SIGSTOP cannot be caught: the relay sees that one after the shell's
+ * prompt (sandbox/ttyrelay.c relay_lose()).
+ */
+static void run_sigtstp_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct run *run = arg;
+
+	(void)sig;
+	(void)what;
+	if (!run->ended && run->sbx != NULL)
+		(void)sbx_tty_pause(run->sbx);
+	(void)kill(getpid(), SIGSTOP);
+}
+
+/*
  * Is our process group the foreground group of our terminal? Then a
  * SIGINT most likely came from ^C, which the kernel sent to the whole
  * group: the sandbox's init is in it and passes it on (or the command,
@@ -466,6 +486,7 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
  * ends. 0, or -1 when the command could not be served (to be killed). */
 static int run_loop(struct run *run)
 {
+	struct sigaction old_tstp;
 	int fd;
 
 	if (proxy_adopt_listener(run->px, sbx_take_listen_fd(run->sbx)) < 0)
@@ -489,11 +510,24 @@ static int run_loop(struct run *run)
 		log_warnx("run: cannot watch SIGCHLD");
 		return -1;
 	}
+	/* not where our parent has it ignored (we were not to be stopped) */
+	if (sigaction(SIGTSTP, NULL, &old_tstp) == 0 && old_tstp.sa_handler != SIG_IGN) {
+		run->sigtstp = evsignal_new(proxy_base(run->px), SIGTSTP, run_sigtstp_cb, run);
+		if (run->sigtstp == NULL || event_add(run->sigtstp, NULL) < 0) {
+			log_warnx("run: cannot watch SIGTSTP");
+			return -1;
+		}
+	}
 	/* The command may have ended before the handler was in place: check
 	 * once from inside the loop (a stop before the loop runs is lost). */
 	event_active(run->sigchld, EV_SIGNAL, 1);
 	if (proxy_run(run->px) < 0)
 		log_warnx("run: the proxy failed; ending the command");
+	/* no loop from here: SIGTSTP's default action back (libevent puts
+	 * back the disposition it found) */
+	if (run->sigtstp != NULL)
+		event_free(run->sigtstp);
+	run->sigtstp = NULL;
 	if (!run->ended) {
 		(void)sbx_kill(run->sbx, SIGKILL);
 		run->status = sbx_wait(run->sbx);
@@ -789,6 +823,8 @@ int cmd_run(int argc, char **argv)
 		rc = run_session(&run, sess, &masks, audit_path, argv + optind);
 	if (run.sigchld != NULL)
 		event_free(run.sigchld);
+	if (run.sigtstp != NULL)
+		event_free(run.sigtstp);
 	/* The proxy first (its connections), then the sandbox (reaped,
 	 * placeholders removed), then the session directory. */
 	proxy_free(run.px);

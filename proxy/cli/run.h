@@ -36,6 +36,7 @@ struct run {
 	proxy_t *px;
 	struct sbx *sbx;
 	struct event *sigchld;
+	struct event *sigtstp;  /* SIGTSTP: the terminal given back, then stopped */
 	bool quiet;             /* -q: no refusal lines */
 	bool keep_git;          /* --keep-git-config: report, do not move */
 	bool no_intercept;      /* --no-intercept: the proxy variables only (no nftables, no resolver) */

@@ -606,6 +606,11 @@ static void test_tty_unreachable_piped(void)
  * shell ("answers left: b''"); the tab stops cleared, G1 designated and
  * shifted in, put back. On 637203f: 7 violations (tty), 9 (out, bg,
  * pipe), answers left in tty, out and pipe, no tab or SI reset.
+ * Round 38: what keys send beyond the DEC modes (ESC =, kitty's CSI > 1 u,
+ * modifyOtherKeys CSI > 4 ; 2 m) counted by the driver's allowlist in
+ * out, pipe and bg before fg; put back at the end, kitty popped only
+ * where it was pushed on the terminal ("keys reset"); bg: sent after fg
+ * ("keys after fg"). On 634d851: 6 of the 41 rows fail.
  */
 static void test_tty_relay(void)
 {
@@ -634,7 +639,15 @@ static void test_tty_relay(void)
 		ROW(test_has(out, "answers left: b''\n"),
 		    "%s: the terminal's answers to the command's queries were left for the shell: %s", modes[i],
 		    test_nz(out));
+		ROW(test_has(out, "keys reset yes\n"),
+		    "%s: the keypad, modifyOtherKeys or kitty's flags were not put back, or kitty's popped where "
+		    "never pushed: %s",
+		    modes[i], test_nz(out));
 		if (bg) {
+			ROW(test_has(out, "keys after fg yes\n"),
+			    "bg: the keypad, kitty's flags or modifyOtherKeys the command set in the background were "
+			    "not sent after fg: %s",
+			    test_nz(out));
 			ROW(test_has(out, "reports after fg yes\n"),
 			    "bg: the mouse reports the command set in the background were not sent after fg: %s",
 			    test_nz(out));
@@ -670,6 +683,92 @@ static void test_tty_relay(void)
 		free(out);
 		free(err);
 	}
+}
+
+/*
+ * Round 38 (fix38t): passavant stopped under a shell's job control while
+ * the command's modes were on (mouse reports, bracketed paste, the
+ * keypad's application mode, kitty's keyboard flags, modifyOtherKeys):
+ * SIGTSTP or SIGSTOP to passavant alone, or SIGSTOP to its group then
+ * `bg`. tests/tools/pv-ttystop.py plays the shell (it takes the terminal
+ * and puts its settings back, as bash does on a stop): the modes must go
+ * off while the shell has the terminal, come on again at `fg`, and the
+ * run end as it would. On the code before, the modes stayed on: a click
+ * typed ^[[M... into the shell, and with kitty's flags every key was an
+ * escape sequence there.
+ */
+static void test_tty_stopped(void)
+{
+	static const char *const hows[] = {"tstp", "stop", "group"};
+	char script[PATH_MAX], *out = NULL, *err = NULL;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-ttystop.py", test_srcdir());
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
+				(char *)test_passavant_bin(), p_policy, (char *)hows[i], NULL};
+
+		out = err = NULL;
+		ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", hows[i],
+		    test_nz(err));
+		ROW(!test_has(out, "timeout: "), "%s: the run did not end: %s", hows[i], test_nz(out));
+		ROW(test_has(out, "stopped yes\n"), "%s: passavant was not stopped: %s", hows[i], test_nz(out));
+		ROW(test_has(out, "withdrawn yes\n"),
+		    "%s: the command's modes (mouse, paste, keypad, kitty, modifyOtherKeys) stayed on while the "
+		    "shell had the terminal: %s",
+		    hows[i], test_nz(out));
+		ROW(test_has(out, "again yes\n"), "%s: the command's modes were not on again after fg: %s", hows[i],
+		    test_nz(out));
+		/* SIGTSTP is caught: the terminal given back before the shell
+		 * sees the stop */
+		if (i == 0)
+			ROW(test_has(out, "all off before the prompt yes\n") &&
+				    test_has(out, "settings back at the stop yes\n"),
+			    "tstp: the terminal was not given back (every mode off, the user's settings) before "
+			    "the shell saw the stop: %s",
+			    test_nz(out));
+		ROW(test_has(out, "read: hello keys\n") && test_has(out, "termios same\n") &&
+			    test_has(out, "status 0\n"),
+		    "%s: the keys after fg did not reach the command, or the run did not end as it would: %s",
+		    hows[i], test_nz(out));
+		free(out);
+		free(err);
+	}
+}
+
+/*
+ * Round 38 (fix38t): the end-of-run drain by how slow the terminal is. A
+ * terminal that answers each query 1.5 s after it (tests/tools/
+ * pv-ttystop.py slow: over ssh, or busy drawing); the command asks for the
+ * cursor's position and reads the answer, then asks again as it ends. On
+ * the code before, the relay waited a fixed second for its status answer
+ * and the answers came after it had gone, for the shell to read as typed
+ * (`^[[7;1R^[[?62;22c^[[0n`). Now the wait is three times the slowest
+ * answer seen in the run.
+ */
+static void test_tty_slow(void)
+{
+	char script[PATH_MAX], *out = NULL, *err = NULL;
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
+			(char *)test_passavant_bin(), p_policy, "slow", NULL};
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-ttystop.py", test_srcdir());
+	ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "slow: driver failed: %s", test_nz(err));
+	ROW(!test_has(out, "timeout: ") && test_has(out, "answered yes\n") && test_has(out, "status 0\n"),
+	    "slow: the run did not end as it would: %s", test_nz(out));
+	ROW(test_has(out, "answers left: b''\n"),
+	    "slow: a slow terminal's answers to the command's queries were left for the shell: %s", test_nz(out));
+	free(out);
+	free(err);
 }
 
 static void test_write_denies(void)
@@ -1954,6 +2053,10 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "the command's terminal: a report in flight as the command ends is not left for the shell",
 		 test_tty_late_report);
 	test_add(s, "the command's terminal has a name: tty, ttyname(), /dev/console", test_tty_name);
+	test_add(s, "the command's terminal: passavant stopped (SIGTSTP, SIGSTOP, its group then bg): the command's "
+		    "modes off while the shell has the terminal, on again at fg",
+		 test_tty_stopped);
+	test_add(s, "the command's terminal: a slow terminal's answers (1.5 s) are not left for the shell", test_tty_slow);
 	test_add(s, "the command's terminal: no locale: wide characters as \"??\", combining marks as nothing",
 		 test_tty_wide_either);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);

@@ -88,6 +88,9 @@ if sys.argv[1] != 'tty':
     # queries whose answers nobody inside reads: the shell's, after
     w(b'\x1b[6n\x1b[c')
 w(b'\x1b]2;a title\x07 plain \x1b[1mbold\x1b[0m \x1b[?1049h\x1b[?1000h\x1b[?25l\x1b[?1;1036h\r\n')
+# what keys send beyond the DEC modes (round 38): the keypad's application
+# mode, kitty's keyboard flags, modifyOtherKeys
+w(b'\x1b=\x1b[>1u\x1b[>4;2m')
 def size():
     r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(OUT, termios.TIOCGWINSZ, b'\0' * 8))
     return '%d %d' % (r, c)
@@ -169,8 +172,12 @@ def violations(out, mode, fg_at):
                     ok = False  # 132 columns, Tektronix, logging, backarrow
                 if final == b'h' and params[:1] == b'?' and mode != 'tty' and (mode != 'bg' or i < fg_at) and any(int(x) in REPORTS for x in re.findall(rb'[0-9]+', params)):
                     ok = False  # a report mode while nothing reads the keys: the shell's input
+                if mode != 'tty' and (mode != 'bg' or i < fg_at) and (re.fullmatch(rb'\x1b\[>[0-9]*u|\x1b\[=0*[1-9][0-9;]*u|\x1b\[>[0-9]+;[0-9]+m|\x1b\[>[0-9]*n', seq)):
+                    ok = False  # kitty's flags, modifyOtherKeys while nothing reads the keys
                 if seq[-2:-1] == b"'" and final in b'z{|w':
                     ok = False  # DEC locator reports
+            if ok and m.group(0) == b'\x1b=' and mode != 'tty' and (mode != 'bg' or i < fg_at):
+                ok = False  # the keypad's application mode while nothing reads the keys
             if not ok:
                 bad.append(out[i:i + 24])
                 i += 1
@@ -353,10 +360,15 @@ def main():
     print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
     tail = out[out.rfind(b'resized'):]
     print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?9l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t', b'\x1b[3g', b'\x1bH', b'\x0f', b'\x1b)B')) else 'no'))
+    # the keypad and modifyOtherKeys put back; kitty's flags popped where
+    # they were pushed on the terminal (tty, bg), never else (a shell's own)
+    ktail = out[out.rfind(b'read: '):] if mode == 'bg' else tail  # bg: no resize
+    print('keys reset %s' % ('yes' if all(x in ktail for x in (b'\x1b>', b'\x1b[>4m')) and (b'\x1b[<1u' in ktail) == (mode in ('tty', 'bg')) else 'no'))
     if mode == 'bg':
         # the report modes withheld in the background, sent once the
         # relay reads the keys
         print('reports after fg %s' % ('yes' if b'\x1b[?1000h' in out[fg_at:] else 'no'))
+        print('keys after fg %s' % ('yes' if all(x in out[fg_at:] for x in (b'\x1b=', b'\x1b[>1u', b'\x1b[>4;2m')) else 'no'))
     if mode == 'pipe':
         try:
             os.set_blocking(s, False)

@@ -475,6 +475,207 @@ static void test_reports_withheld(void)
 	CU_ASSERT(n == 13 && memcmp(out, "\x1b[?1000;1004h", 13) == 0);
 }
 
+/*
+ * Round 38: what keys send beyond the DEC modes: the keypad's application
+ * mode (ESC =), kitty's keyboard flags (CSI > u, < u, = u) and xterm's
+ * XTMODKEYS (modifyOtherKeys: CSI > 4 ; 2 m). Set while no keys are read
+ * (a pipeline, a run in the background) they passed, and the user's shell
+ * got its own keys as escape sequences (kitty's flag 8: every key) until
+ * the run ended. Now withheld, the command's view of them sent once the
+ * keys are read; kitty's stack popped at the end only as far as it was
+ * pushed on the terminal (a shell's own flags, pushed at its prompt,
+ * kept).
+ */
+static void test_keys_withheld(void)
+{
+	static const struct {
+		const char *in, *now, *later;
+	} rep[] = {
+		{"\x1b=", "", "\x1b="},
+		{"\x1b=\x1b>", "", ""},
+		{"\x1b[>1u\x1b[>31u", "", "\x1b[>1u\x1b[>31u"},
+		{"\x1b[>1u\x1b[<u", "", ""},
+		{"\x1b[>1u\x1b[>2u\x1b[>3u\x1b[<2u", "", "\x1b[>1u"},
+		{"\x1b[=5;1u\x1b[=2;2u\x1b[=1;3u", "", "\x1b[=6;1u"},
+		{"\x1b[>1u\x1b[=5;2u", "", "\x1b[>5u"},
+		{"\x1b[<5u", "", "\x1b[=0;1u"},
+		{"\x1b[>4;2m", "", "\x1b[>4;2m"},
+		{"\x1b[>4;2m\x1b[>4m", "", ""},
+		{"\x1b[>4;2m\x1b[>1;2m\x1b[>m", "", ""},
+		{"\x1b[>4;2m\x1b[>1n", "", "\x1b[>1n\x1b[>4;2m"},
+		{"\x1b[?1049h\x1b=\x1b[>1u\x1b[31mx", "\x1b[?1049h\x1b[31mx", "\x1b=\x1b[>1u"},
+		/* kitty's stack holds 8: the oldest evicted */
+		{"\x1b[>1u\x1b[>2u\x1b[>3u\x1b[>4u\x1b[>5u\x1b[>6u\x1b[>7u\x1b[>8u\x1b[>9u", "",
+		 "\x1b[>2u\x1b[>3u\x1b[>4u\x1b[>5u\x1b[>6u\x1b[>7u\x1b[>8u\x1b[>9u"},
+		/* with the report modes */
+		{"\x1b[?1000h\x1b=\x1b[>4;1m", "", "\x1b[?1000h\x1b=\x1b[>4;1m"},
+	};
+	unsigned char out[SBX_TTYF_OUT(256)], reset[SBX_TTYF_RESET];
+	struct sbx_ttyf f;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(rep) / sizeof(rep[0]); i++) {
+		sbx_ttyf_init(&f, U, false);
+		n = sbx_ttyf_feed(&f, (const unsigned char *)rep[i].in, strlen(rep[i].in), out);
+		if (n != strlen(rep[i].now) || memcmp(out, rep[i].now, n) != 0)
+			fprintf(stderr, "keys row %zu: now %.*s\n", i, (int)n, (const char *)out);
+		CU_ASSERT(n == strlen(rep[i].now) && memcmp(out, rep[i].now, n) == 0);
+		CU_ASSERT_EQUAL(sbx_ttyf_feed(&f, out, 0, out), 0);
+		f.answers = true;
+		n = sbx_ttyf_feed(&f, out, 0, out);
+		if (n != strlen(rep[i].later) || memcmp(out, rep[i].later, n) != 0)
+			fprintf(stderr, "keys row %zu: later %.*s\n", i, (int)n, (const char *)out);
+		CU_ASSERT(n == strlen(rep[i].later) && memcmp(out, rep[i].later, n) == 0);
+		CU_ASSERT_EQUAL(sbx_ttyf_feed(&f, out, 0, out), 0);
+	}
+	/* never sent: kitty's stack left alone at the end (the shell's
+	 * flags), the keypad and modify*Keys still put back (harmless off) */
+	sbx_ttyf_init(&f, U, false);
+	{
+		static const char set[] = "\x1b[>31u\x1b[=1;1u\x1b=\x1b[>4;2m";
+
+		n = sbx_ttyf_feed(&f, (const unsigned char *)set, strlen(set), out);
+	}
+	CU_ASSERT_EQUAL(n, 0);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "\x1b[<") == NULL && strstr((char *)reset, "\x1b[=") == NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b>") != NULL && strstr((char *)reset, "\x1b[>4m") != NULL);
+	/* sent when replayed: popped at the end as far as pushed */
+	f.answers = true;
+	n = sbx_ttyf_feed(&f, out, 0, out);
+	CU_ASSERT(n > 0);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "\x1b[<1u") != NULL);
+	/* with the keys read, as they were */
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b=\x1b[>1u\x1b[>4;2m", 14, out);
+	CU_ASSERT(n == 14 && memcmp(out, "\x1b=\x1b[>1u\x1b[>4;2m", 14) == 0);
+}
+
+/*
+ * Round 38: passavant stopped (SIGSTOP, SIGTSTP) or put in the background
+ * while the command's modes were on: the shell gets the terminal, and
+ * before it got the mouse's reports and its keys in the command's
+ * encoding. sbx_ttyf_withdraw() turns them off, and they are sent again
+ * once the keys are read.
+ */
+static void test_keys_withdrawn(void)
+{
+	static const char on[] = "\x1b[?1000;1049;2004h\x1b=\x1b[>1u\x1b[>4;2m";
+	unsigned char out[SBX_TTYF_OUT(256)], reset[SBX_TTYF_RESET];
+	struct sbx_ttyf f;
+	size_t n;
+
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)on, strlen(on), out);
+	CU_ASSERT(n == strlen(on) && memcmp(out, on, n) == 0);
+	n = sbx_ttyf_withdraw(&f, false, out);
+	out[n] = '\0';
+	/* bracketed paste and the keypad left: the shell's prompt sets its
+	 * own before the relay sees the keys lost */
+	if (strcmp((char *)out, "\x1b[?1000l\x1b[<1u\x1b[>4m") != 0)
+		fprintf(stderr, "withdrawn: %s\n", (char *)out);
+	CU_ASSERT_STRING_EQUAL((char *)out, "\x1b[?1000l\x1b[<1u\x1b[>4m");
+	CU_ASSERT(!f.answers);
+	/* meanwhile: nothing of the kind */
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?1002h\x1b[>2u", 14, out);
+	CU_ASSERT_EQUAL(n, 0);
+	f.answers = true;
+	n = sbx_ttyf_feed(&f, out, 0, out);
+	out[n] = '\0';
+	if (strcmp((char *)out, "\x1b[?1000h\x1b[?1002h\x1b[?2004h\x1b=\x1b[>1u\x1b[>2u\x1b[>4;2m") != 0)
+		fprintf(stderr, "sent again: %s\n", (char *)out);
+	CU_ASSERT_STRING_EQUAL((char *)out, "\x1b[?1000h\x1b[?1002h\x1b[?2004h\x1b=\x1b[>1u\x1b[>2u\x1b[>4;2m");
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "\x1b[<2u") != NULL);
+	/* told before the shell has the terminal (SIGTSTP): all of them */
+	sbx_ttyf_init(&f, U, true);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)on, strlen(on), out);
+	n = sbx_ttyf_withdraw(&f, true, out);
+	out[n] = '\0';
+	CU_ASSERT_STRING_EQUAL((char *)out, "\x1b>\x1b[?1000l\x1b[?2004l\x1b[<1u\x1b[>4m");
+	/* nothing on: nothing withdrawn, nothing sent again */
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[31mx", 6, out);
+	CU_ASSERT_EQUAL(sbx_ttyf_withdraw(&f, true, out), 0);
+	f.answers = true;
+	CU_ASSERT_EQUAL(sbx_ttyf_feed(&f, out, 0, out), 0);
+	/* the longest replay and withdrawal within SBX_TTYF_REPLAY: every
+	 * report mode, the keypad, kitty's base and 8 pushes, 8 XTMODKEYS
+	 * resources, all at 65535, after 65535 pushes sent */
+	{
+		static unsigned char big[4096];
+		size_t k = 0;
+
+		k += (size_t)snprintf((char *)big + k, sizeof(big) - k,
+				      "\x1b[?1;9;66;1000;1001;1002;1003;1004h\x1b[?1007;1034;1036;1037;1039;2004h"
+				      "\x1b[?2031;2048h\x1b=\x1b[=65535;1u");
+		for (int i = 0; i < 8; i++)
+			k += (size_t)snprintf((char *)big + k, sizeof(big) - k, "\x1b[>65535u\x1b[>%d;65535m", i);
+		sbx_ttyf_init(&f, U, true);
+		f.kitty_push = 65535;
+		(void)sbx_ttyf_feed(&f, big, k, out);
+		f.kitty_push = 65535;
+		n = sbx_ttyf_withdraw(&f, true, out);
+		CU_ASSERT(n > 0 && n <= SBX_TTYF_REPLAY);
+		f.kitty_push = 65535;
+		f.answers = true;
+		n = sbx_ttyf_feed(&f, out, 0, out);
+		if (n > SBX_TTYF_REPLAY)
+			fprintf(stderr, "replay: %zu bytes, room for %d\n", n, SBX_TTYF_REPLAY);
+		CU_ASSERT(n > 300 && n <= SBX_TTYF_REPLAY);
+	}
+}
+
+/*
+ * Round 38: a C1 control is the 7-bit sequence it stands for, in every
+ * reading of the terminal: the C1 form of each sequence (a byte 0x80-0x9f
+ * in 8-bit mode, U+0080-U+009F in UTF-8 and with no locale) comes out as
+ * its ESC form does, whether the keys are read or not.
+ */
+static void test_c1_forms(void)
+{
+	static const char *const seqs[] = {
+		"\x1b[31mx",         "\x1b]2;t\x07",        "\x1b]2;t\x1b\\",     "\x1b]52;c;eA==\x07",
+		"\x1b]52;c;eA==\x1b\\", "\x1bP$qm\x1b\\",     "\x1bPtmux;x\x1b\\",   "\x1b_Gf=100;x\x1b\\",
+		"\x1b^pm\x1b\\",      "\x1bXsos\x1b\\",      "\x1b" "Dx",          "\x1b" "Ex",
+		"\x1bHx",             "\x1bMx",              "\x1bNx",             "\x1bOx",
+		"\x1b[?1000hx",       "\x1b[?1000;25hx",     "\x1b[6nx",           "\x1b[cx",
+		"\x1b[>1ux",          "\x1b[>4;2mx",         "\x1b[21tx",          "\x1b]11;?\x07",
+		"\x1b]4;1;?\x1b\\",    "\x1b[?2004h\x1b[200~", "\x1bZx",             "\x1bVx\x1bWx",
+		"\x1b\\x",            "\x1b[1\x1b[2mx",      "\x1b]2;a\x1b[1mx",   "\x1bP1$r\x1b]52;c;x\x07",
+	};
+	static const int css[] = {U, E, B};
+	char c1[64], want[SBX_TTYF_OUT(64)];
+
+	for (size_t s = 0; s < sizeof(seqs) / sizeof(seqs[0]); s++)
+		for (size_t c = 0; c < 3; c++)
+			for (int answers = 0; answers < 2; answers++) {
+				const char *in = seqs[s];
+				size_t k = 0, wl, gl;
+				const char *got;
+
+				for (size_t i = 0; in[i] != '\0'; i++)
+					if (in[i] == 0x1b && in[i + 1] >= 0x40 && in[i + 1] <= 0x5f) {
+						if (css[c] != B)
+							c1[k++] = (char)0xc2;
+						c1[k++] = (char)(in[i + 1] + 0x40);
+						i++;
+					} else
+						c1[k++] = in[i];
+				got = filt(in, strlen(in), css[c], answers == 1, false, &wl);
+				memcpy(want, got, wl);
+				got = filt(c1, k, css[c], answers == 1, false, &gl);
+				if (gl != wl || memcmp(got, want, wl) != 0)
+					fprintf(stderr, "C1 form of row %zu (cs %d, answers %d): %.*s, not %.*s\n", s,
+						css[c], answers, (int)gl, got, (int)wl, want);
+				CU_ASSERT(gl == wl && memcmp(got, want, wl) == 0);
+			}
+}
+
 /* Random bytes, biased to ESC and the introducers, in random pieces:
  * the output never holds a byte or a sequence outside the allowlist
  * (checked here by a reading of our own), and stays within its bound. */
@@ -543,5 +744,12 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 	test_add(s, "a title by an OSC number with leading zeros: the user's pushed and popped", test_title_zeros);
 	test_add(s, "queries only while their answers reach the command", test_queries);
 	test_add(s, "report modes set while no keys are read: withheld, sent once they are", test_reports_withheld);
+	test_add(s,
+		 "what keys send (ESC =, kitty's flags, modifyOtherKeys) while no keys are read: withheld, "
+		 "sent once they are",
+		 test_keys_withheld);
+	test_add(s, "the keys no longer read (a stop, bg): the command's modes off, on again once they are",
+		 test_keys_withdrawn);
+	test_add(s, "a C1 control's form comes out as its ESC form, in UTF-8, 8-bit and either", test_c1_forms);
 	test_add(s, "random input: only the allowlist comes out, within the bound", test_random);
 }

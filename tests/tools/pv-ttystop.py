@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""pv-ttystop.py BINARY POLICY HOW - passavant stopped and continued under
+a shell's job control, on a terminal this driver holds (round 38).
+
+A shell of this driver's own (a pty, its session, job control as bash does
+it) starts `passavant run` in the foreground; inside, the command turns on
+what makes the terminal send what the user did not type, or keys in its
+own encoding: mouse reports (?1000), bracketed paste (?2004), the keypad's
+application mode (ESC =), kitty's keyboard flags (CSI > 1 u),
+modifyOtherKeys (CSI > 4 ; 2 m); says "armed" and waits for a line. Then
+passavant is stopped (HOW):
+  tstp   SIGTSTP to passavant's process alone (kill PID)
+  stop   SIGSTOP to passavant's process alone
+  group  SIGSTOP to its whole group (the relay stopped too), then `bg`
+         (SIGCONT to the group, the terminal kept by the shell)
+  slow   no stop: a terminal that answers 1.5 s after each query (see
+         slow() below; prints "answered", "answers left", "status")
+The shell takes the terminal (tcsetpgrp, its settings back, as bash does
+on a stop) and reads what the terminal got for 1 s: the modes must go off
+("withdrawn" line). Then `fg`: the terminal given back and SIGCONT (for
+group: given back only, as bash's fg of a running job), the modes must
+come on again ("again" line), the line typed must reach the command, the
+run end with status 0 and the settings be as before.
+
+Prints:
+  withdrawn yes|no   after the stop: ?1000l CSI < 1 u CSI > 4 m (bracketed
+                     paste and the keypad left to the shell)
+  all off before the prompt yes|no   those and ?2004l, ESC >, before the
+                     shell's prompt (tstp: SIGTSTP is caught)
+  settings back at the stop yes|no   the user's settings, not raw, when the
+                     shell sees the stop (tstp)
+  again yes|no       after fg: ?1000h ?2004h ESC = CSI > 1 u CSI > 4 ; 2 m
+  read: LINE         the command's line
+  termios same|changed
+  status N
+  terminal: BYTES
+"""
+import fcntl
+import os
+import re
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+
+INSIDE = r'''
+import os, sys
+os.write(1, b'\x1b[?1000;2004h\x1b=\x1b[>1u\x1b[>4;2m')
+print('armed', flush=True)
+print('read: ' + sys.stdin.readline().strip(), flush=True)
+'''
+
+DEADLINE = 40
+# bracketed paste and the keypad are left to the shell (its prompt sets
+# its own before the relay sees the keys lost): not withdrawn
+OFF = (b'\x1b[?1000l', b'\x1b[<1u', b'\x1b[>4m')
+OFF_SHELL = (b'\x1b[?2004l', b'\x1b>')
+ON = (b'\x1b[?1000h', b'\x1b[?2004h', b'\x1b=', b'\x1b[>1u', b'\x1b[>4;2m')
+
+
+def collect(m, secs, out):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        if select.select([m], [], [], 0.05)[0]:
+            try:
+                b = os.read(m, 65536)
+            except OSError:
+                return out
+            out += b
+    return out
+
+
+def until(m, out, what, secs):
+    end = time.monotonic() + secs
+    while what not in out and time.monotonic() < end:
+        out = collect(m, 0.1, out)
+    return out
+
+
+def run():
+    binary, policy, how = sys.argv[1:4]
+    m, s = os.openpty()
+    fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 80, 0, 0))
+    before = termios.tcgetattr(s)
+    rep_r, rep_w = os.pipe()
+    go_r, go_w = os.pipe()
+    shell = os.fork()
+    if shell == 0:
+        os.close(rep_r)
+        os.close(go_w)
+        os.setsid()
+        fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+        for sig in (signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP):
+            signal.signal(sig, signal.SIG_IGN)
+        job = os.fork()
+        if job == 0:
+            os.setpgid(0, 0)
+            for sig in (signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP):
+                signal.signal(sig, signal.SIG_DFL)
+            for fd in (0, 1, 2):
+                os.dup2(s, fd)
+            os.closerange(3, 1024)
+            os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE],
+                      dict(os.environ, LC_ALL='C.UTF-8'))
+            os._exit(127)
+        os.setpgid(job, job)
+        shell_tio = termios.tcgetattr(s)
+        os.tcsetpgrp(s, job)
+        signal.signal(signal.SIGALRM, lambda *_: os.killpg(job, signal.SIGKILL))
+        signal.alarm(DEADLINE - 5)
+        os.read(go_r, 1)
+        if how == 'group':
+            os.killpg(job, signal.SIGSTOP)
+        else:
+            os.kill(job, signal.SIGTSTP if how == 'tstp' else signal.SIGSTOP)
+        _, ws = os.waitpid(job, os.WUNTRACED)
+        # the settings as the stop left them, before the shell's own
+        same = termios.tcgetattr(s) == shell_tio
+        # as bash does on a stop: the terminal back, its settings, its
+        # prompt
+        os.tcsetpgrp(s, os.getpgrp())
+        termios.tcsetattr(s, termios.TCSADRAIN, shell_tio)
+        os.write(s, b'PROMPT$ ')
+        if how == 'group':
+            os.killpg(job, signal.SIGCONT)  # bg: runs on, the terminal the shell's
+        os.write(rep_w, (b'S' if os.WIFSTOPPED(ws) else b'X') + (b'1' if same else b'0'))
+        os.read(go_r, 1)
+        # fg: the terminal given back; SIGCONT to a stopped job only
+        os.tcsetpgrp(s, job)
+        if how != 'group':
+            os.killpg(job, signal.SIGCONT)
+        os.write(rep_w, b'F')
+        _, ws = os.waitpid(job, 0)
+        os.tcsetpgrp(s, os.getpgrp())
+        os._exit(os.waitstatus_to_exitcode(ws) & 0xff)
+    os.close(rep_w)
+    os.close(go_r)
+    out = until(m, b'', b'armed', DEADLINE / 2)
+    if b'armed' not in out:
+        print('timeout: the command never said armed')
+    time.sleep(0.3)
+    out = collect(m, 0.1, out)
+    os.write(go_w, b'g')
+    stopped = os.read(rep_r, 2)
+    print('stopped %s' % ('yes' if stopped[:1] == b'S' else 'no'))
+    at = len(out)
+    out = collect(m, 1.0, out)
+    got = out[at:]
+    print('withdrawn %s' % ('yes' if all(x in got for x in OFF) else 'no'))
+    # SIGTSTP is caught: everything off, and the user's settings back,
+    # before the shell sees the stop (before its prompt)
+    pre = out[:out.find(b'PROMPT$ ', at)] if b'PROMPT$ ' in out[at:] else b''
+    print('all off before the prompt %s' % ('yes' if all(x in pre[at:] for x in OFF + OFF_SHELL) else 'no'))
+    print('settings back at the stop %s' % ('yes' if stopped[1:] == b'1' else 'no'))
+    # what the shell reads meanwhile: nothing the command's modes sent
+    os.write(go_w, b'g')
+    os.read(rep_r, 1)
+    at = len(out)
+    out = collect(m, 1.0, out)
+    got = out[at:]
+    print('again %s' % ('yes' if all(x in got for x in ON) else 'no'))
+    os.write(m, b'hello keys\r')
+    st, end = None, time.monotonic() + DEADLINE / 2
+    while st is None and time.monotonic() < end:
+        out = collect(m, 0.1, out)
+        p, ws = os.waitpid(shell, os.WNOHANG)
+        if p:
+            st = os.waitstatus_to_exitcode(ws)
+    if st is None:
+        print('timeout: the run did not end')
+        os.kill(shell, signal.SIGKILL)
+        os.waitpid(shell, 0)
+    out = collect(m, 0.3, out)
+    text = out.replace(b'\r', b'')
+    i = text.find(b'read: ')
+    if i >= 0:
+        print(text[i:text.find(b'\n', i)].decode(errors='replace'))
+    print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
+    print('status %s' % st)
+    print('terminal: %r' % out)
+
+
+SLOW = r'''
+import os, termios, tty
+a = termios.tcgetattr(0)
+tty.setraw(0)
+os.write(1, b'\x1b[6n')
+r = b''
+while not r.endswith(b'R'):
+    r += os.read(0, 1)
+termios.tcsetattr(0, termios.TCSANOW, a)
+print('answered', flush=True)
+os.write(1, b'\x1b[6n\x1b[c')
+'''
+ANSWERS = {b'c': b'\x1b[?62;22c', b'6n': b'\x1b[7;1R', b'5n': b'\x1b[0n'}
+QUERY = re.compile(rb'\x1b\[(c|6n|5n)')
+
+
+def slow():
+    """HOW slow: a terminal that answers each query 1.5 s after it (over
+    ssh, say). The command asks once and reads the answer, then asks again
+    as it ends: those answers, and the relay's own status question's,
+    must not be left for the shell."""
+    binary, policy = sys.argv[1:3]
+    m, s = os.openpty()
+    fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 80, 0, 0))
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+        for fd in (0, 1, 2):
+            os.dup2(s, fd)
+        os.closerange(3, 1024)
+        os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', SLOW],
+                  dict(os.environ, LC_ALL='C.UTF-8'))
+        os._exit(127)
+    out, scanned, pending, st = b'', 0, [], None
+    end = time.monotonic() + DEADLINE
+    while st is None and time.monotonic() < end:
+        for q in QUERY.finditer(out, scanned):
+            pending.append((time.monotonic() + 1.5, ANSWERS[q.group(1)]))
+            scanned = q.end()
+        while pending and pending[0][0] <= time.monotonic():
+            os.write(m, pending.pop(0)[1])
+        out = collect(m, 0.05, out)
+        p, ws = os.waitpid(pid, os.WNOHANG)
+        if p:
+            st = os.waitstatus_to_exitcode(ws)
+    if st is None:
+        print('timeout: the run did not end')
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    out = collect(m, 0.1, out)
+    for q in QUERY.finditer(out, scanned):
+        pending.append((time.monotonic() + 1.5, ANSWERS[q.group(1)]))
+    for at, b in pending:
+        time.sleep(max(0, at - time.monotonic()))
+        os.write(m, b)
+    time.sleep(0.3)
+    a = termios.tcgetattr(s)
+    a[3] &= ~termios.ICANON
+    a[6][termios.VMIN], a[6][termios.VTIME] = 0, 0
+    termios.tcsetattr(s, termios.TCSANOW, a)
+    try:
+        left = os.read(s, 1000)
+    except OSError:
+        left = b''
+    print('answered %s' % ('yes' if b'answered' in out else 'no'))
+    print('answers left: %r' % left)
+    print('status %s' % st)
+    print('terminal: %r' % out)
+
+
+if sys.argv[3] == 'slow':
+    slow()
+else:
+    run()
