@@ -436,51 +436,18 @@ static void fs_system_denies(struct ldr *l, const struct policy_host *h)
  * and bytecode cache, git's exec path (git-remote-https, git-sh-setup),
  * glibc's iconv modules (GCONV_PATH) and OpenSSL's configuration (which
  * loads engines and providers), modules and engines directories
- * (and policy_plugin_path_vars below).
+ * (base/envnames.h env_code_path_vars; and env_plugin_path_vars: where
+ * a library loads plugins, drivers or modules into every program using
+ * it, round 36, and env_startup_vars, the start-up files of R, PHP,
+ * Julia, IPython, Jupyter and git's templates and system config, round
+ * 38: as these, but an empty entry is none; `run` refuses a relative
+ * entry, proxy/cli/plan.c).
  * A library or script the sandbox planted there would run in the host's
  * next process; PATH's rule applies to each of their entries. (Module
  * paths such as PYTHONPATH usually name the project itself, whose code
  * the user runs anyway: not listed; a relative entry of one refuses the
  * start, proxy/cli/plan.c plan_relative_path().)
  */
-static const char *const code_path_vars[] = {
-	"LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
-	"PYTHONUSERBASE", "PYTHONHOME", "PYTHONPYCACHEPREFIX", "GIT_EXEC_PATH", "GCONV_PATH",
-	"OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES",
-	/* review of round 37: where every gcc takes as, ld and cc1 from */
-	"COMPILER_PATH", "GCC_EXEC_PREFIX",
-};
-
-/* Where a library loads plugins, drivers or modules into every program
- * using it (round 36): as code_path_vars, but an empty entry is none
- * (policy.h; `run` refuses a relative entry, proxy/cli/plan.c). */
-const struct policy_plugin_var policy_plugin_path_vars[] = {
-	{"GTK_PATH", false},
-	{"GTK_EXE_PREFIX", true},
-	{"GST_PLUGIN_PATH", false},
-	{"GST_PLUGIN_PATH_1_0", false},
-	{"GST_PLUGIN_SYSTEM_PATH", false},
-	{"GST_PLUGIN_SYSTEM_PATH_1_0", false},
-	{"QT_PLUGIN_PATH", false},
-	{"QT_QPA_PLATFORM_PLUGIN_PATH", true},
-	{"GIO_MODULE_DIR", true},
-	{"GIO_EXTRA_MODULES", false},
-	{"GDK_PIXBUF_MODULEDIR", true},
-	{"LIBGL_DRIVERS_PATH", false},
-	{"LIBVA_DRIVERS_PATH", false},
-	{"VDPAU_DRIVER_PATH", true},
-	{"__EGL_VENDOR_LIBRARY_DIRS", false},
-	{"__EGL_VENDOR_LIBRARY_FILENAMES", false},
-	{"VK_ICD_FILENAMES", false},
-	{"VK_DRIVER_FILES", false},
-	{"VK_ADD_DRIVER_FILES", false},
-	{"VK_LAYER_PATH", false},
-	{"VK_ADD_LAYER_PATH", false},
-	{"VK_IMPLICIT_LAYER_PATH", false},
-	{"VK_ADD_IMPLICIT_LAYER_PATH", false},
-	{NULL, false},
-};
-
 /*
  * SPEC §3.3: each directory on the host user's $PATH (var "PATH", kept in
  * path_dirs for `check -v`), and each entry of the code_path_vars, is a
@@ -627,17 +594,35 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 	fs_credential_files(l, h);
 	fs_system_denies(l, h);
 	fs_path_denies(l, h, "PATH", false);
-	for (size_t i = 0; i < ARRAY_LEN(code_path_vars); i++)
-		fs_path_denies(l, h, code_path_vars[i], false);
-	for (size_t i = 0; policy_plugin_path_vars[i].name != NULL; i++)
-		fs_path_denies(l, h, policy_plugin_path_vars[i].name, true);
-	for (size_t i = 0; policy_code_opt_vars[i] != NULL; i++) {
-		const char *val = host_env(h, policy_code_opt_vars[i]);
+	for (size_t i = 0; env_code_path_vars[i] != NULL; i++)
+		fs_path_denies(l, h, env_code_path_vars[i], false);
+	for (size_t i = 0; env_plugin_path_vars[i].name != NULL; i++)
+		fs_path_denies(l, h, env_plugin_path_vars[i].name, true);
+	for (size_t i = 0; env_startup_vars[i].name != NULL; i++)
+		fs_path_denies(l, h, env_startup_vars[i].name, true);
+	for (size_t i = 0; env_code_opt_vars[i] != NULL; i++) {
+		const char *val = host_env(h, env_code_opt_vars[i]);
 		struct fs_opt o = {.l = l, .h = h};
 
-		if (val != NULL && policy_code_options(policy_code_opt_vars[i], val, fs_opt_deny, &o) < 0)
+		if (val != NULL && policy_code_options(env_code_opt_vars[i], val, fs_opt_deny, &o) < 0)
 			ldr_error(l, (struct policy_mark){0, 0},
 				  "out of memory, expected to add the mandatory denies");
+	}
+	/* Round 38: the families known by a pattern (CARGO_TARGET_<triple>_
+	 * LINKER, CC_<target>, ...), found in the listed environment. */
+	for (size_t i = 0; h->env_at != NULL && h->env_at(i) != NULL; i++) {
+		const char *kv = h->env_at(i), *eq = strchr(kv, '='), *as;
+		struct fs_opt o = {.l = l, .h = h};
+		char *name;
+
+		if (eq == NULL || (as = env_code_var_as(kv, (size_t)(eq - kv))) == NULL ||
+		    strlen(as) == (size_t)(eq - kv))
+			continue;
+		name = strndup(kv, (size_t)(eq - kv));
+		if (name == NULL || policy_code_options(name, eq + 1, fs_opt_deny, &o) < 0)
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "out of memory, expected to add the mandatory denies");
+		free(name);
 	}
 	/* The policy file and the place the lookup of §2 would find one next
 	 * time: a sandbox that could write either would pick its own policy

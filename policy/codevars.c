@@ -17,6 +17,7 @@
 #include "policy/policy.h"
 
 #include "base/attrib.h"
+#include "base/envnames.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -25,43 +26,7 @@
 #include <string.h>
 #include <strings.h>
 
-const char *const policy_code_opt_vars[] = {
-	"PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
-	/* A program run by path (execvp: the whole value is the file). */
-	"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS",
-	/* A command a shell runs (sh -c "$EDITOR file"): its first word. */
-	"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_PAGER", "PAGER",
-	"MANPAGER", "SUDO_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR",
-	"SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE",
-	/* A file run before every program of a runtime: lua's "@file"; the
-	 * .NET startup hooks (a ':' list of assemblies, by path or name). */
-	"LUA_INIT", "LUA_INIT_5_2", "LUA_INIT_5_3", "LUA_INIT_5_4", "DOTNET_STARTUP_HOOKS",
-	/* Round 36: cargo's wrappers and compilers (run by path, a relative
-	 * one from the working directory), the browser list, the prompt's
-	 * commands, perl's debugger, GTK's modules, the files loaded whole. */
-	"RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
-	"CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC", "CARGO_BUILD_RUSTDOC",
-	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "PROMPT", "RPROMPT", "RPS1", "RPS2", "PERL5DB", "GTK_MODULES", "GTK3_MODULES",
-	"MAKEFLAGS", "GNUMAKEFLAGS", "CMAKE_TOOLCHAIN_FILE", "CORECLR_PROFILER_PATH", "CORECLR_PROFILER_PATH_32",
-	"CORECLR_PROFILER_PATH_64", "CORECLR_PROFILER_PATH_ARM32", "CORECLR_PROFILER_PATH_ARM64",
-	"COR_PROFILER_PATH", "COR_PROFILER_PATH_32", "COR_PROFILER_PATH_64", "PKCS11_MODULE_PATH",
-	"PKCS11_PROVIDER_MODULE", "GDK_PIXBUF_MODULE_FILE",
-	/* Round 37: the build tools make, configure, cmake and cargo's cc
-	 * run by these names (make through a shell: CC="ccache gcc"). */
-	"CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "READELF", "FC", "F77",
-	"HOSTCC", "HOSTCXX", "HOSTLD", "CC_FOR_BUILD", "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC",
-	"LEX", "CUDAHOSTCXX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
-	"CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER",
-	/* review of round 37: ccache's programs (its prefix commands, the
-	 * compiler, the command run to identify it) */
-	"CCACHE_PREFIX", "CCACHE_PREFIX_CPP", "CCACHE_COMPILER", "CCACHE_COMPILERCHECK",
-	/* and the flags they pass the compiler and linker (build_flags()) */
-	"CARGO_BUILD_RUSTFLAGS", "CARGO_BUILD_RUSTDOCFLAGS",
-	"CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "OBJCFLAGS", "FFLAGS", "FCFLAGS", "CGO_CFLAGS",
-	"CGO_CXXFLAGS", "CGO_CPPFLAGS", "CGO_LDFLAGS", "RUSTFLAGS", "RUSTDOCFLAGS", "CARGO_ENCODED_RUSTFLAGS", NULL,
-};
-
-/* The variables of policy_code_opt_vars that name a program: the first
+/* The variables of env_code_opt_vars that name a program: the first
  * word of a shell command, or the whole value. */
 static const char *const exec_vars[] = {"GIT_SSH",
 					"GIT_ASKPASS",
@@ -74,7 +39,11 @@ static const char *const exec_vars[] = {"GIT_SSH",
 					"RUSTC",
 					"RUSTDOC",
 					"CARGO_BUILD_RUSTC",
-					"CARGO_BUILD_RUSTDOC"};
+					"CARGO_BUILD_RUSTDOC",
+					/* round 38: cargo's linkers (run by path, a
+					 * relative one with a '/' from the working
+					 * directory; CARGO_TARGET_<triple>_LINKER) */
+					"CARGO_HOST_LINKER"};
 static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR",
 					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EXTERNAL_DIFF",
 					 "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER",
@@ -85,7 +54,9 @@ static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_S
 					 "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC", "LEX", "CUDAHOSTCXX",
 					 "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
 					 "CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER", "CCACHE_PREFIX",
-					 "CCACHE_PREFIX_CPP", "CCACHE_COMPILER", "CCACHE_COMPILERCHECK"};
+					 "CCACHE_PREFIX_CPP", "CCACHE_COMPILER", "CCACHE_COMPILERCHECK",
+					 /* round 38 */
+					 "CUDACXX", "HIPCXX", "OBJC", "OBJCXX"};
 /* The prompts of bash (PS0, PS1, PS2, PS4: PS4 at every `set -x` line)
  * and zsh (PROMPT, RPROMPT, RPS1, RPS2, with PROMPT_SUBST), whose
  * command substitutions the shell runs at each prompt it shows. */
@@ -98,7 +69,19 @@ static const char *const file_vars[] = {"CMAKE_TOOLCHAIN_FILE",       "CORECLR_P
 					"CORECLR_PROFILER_PATH_ARM32", "CORECLR_PROFILER_PATH_ARM64",
 					"COR_PROFILER_PATH",          "COR_PROFILER_PATH_32",
 					"COR_PROFILER_PATH_64",       "PKCS11_MODULE_PATH",
-					"PKCS11_PROVIDER_MODULE",     "GDK_PIXBUF_MODULE_FILE"};
+					"PKCS11_PROVIDER_MODULE",     "GDK_PIXBUF_MODULE_FILE",
+					/* round 38: node's REPL loads it in its place
+					 * (a bare name from node_modules of the working
+					 * directory and each one above) */
+					"NODE_REPL_EXTERNAL_MODULE"};
+/* A program and its arguments split on white space, as cargo reads a
+ * runner, a credential provider or doc.browser (round 38: the value of
+ * CARGO_TARGET_<triple>_RUNNER, CARGO_REGISTRIES_<name>_CREDENTIAL_PROVIDER,
+ * CARGO_CREDENTIAL_ALIAS_<name>): no shell, no "~" expanded; a program
+ * with a '/' from the working directory, a precommand's or an
+ * interpreter's words read as program_words() reads them ("sudo -E",
+ * "python3 ./run.py"). cargo's own providers ("cargo:token") name none. */
+static const char *const argv_vars[] = {"CARGO_REGISTRY_CREDENTIAL_PROVIDER", "CARGO_DOC_BROWSER"};
 
 struct copt {
 	const char *var;
@@ -706,16 +689,39 @@ static int interp_opt(const struct copt *c, const struct words *t, size_t *i, bo
  * reads, its first word not an option, is a file loaded (from the
  * working directory when relative, even without a '/': `bash x` reads
  * ./x); a shell's -c string (also in a cluster: -lc, -ec) is a command
- * line read as one; an interpreter's code given inline (-c, -e, -E, -m,
- * --eval, -p, "-") names no file here.
+ * line read as one; an interpreter's code given inline (-e, -E, -m,
+ * --eval, -p, "-"; python's -c, py_cluster()) names no file here. Round
+ * 38: perl's -c compiles the script, running its BEGIN blocks and every
+ * module it uses (the script is read, not skipped), perl's -I dir is
+ * searched, php's -c INI (a file, or the directory of php.ini: its
+ * auto_prepend_file runs), -z EXT and -d auto_prepend_file=, -d
+ * extension= load code (php_opt()).
  */
+static int php_opt(const struct copt *c, const struct words *t, size_t *i)
+{
+	static const char *const any[] = {"auto_prepend_file=", "auto_append_file="};
+	static const char *const named[] = {"extension=", "zend_extension="};
+	const char *w = t->v[*i], *a = w[2] != '\0' ? w + 2 : *i + 1 < t->n ? t->v[++*i] : "";
+
+	if (w[1] != 'd')
+		return a[0] != '\0' ? emit(c, a, strlen(a), true, NULL) : 0;
+	for (size_t k = 0; k < ARRAY_LEN(any); k++)
+		if (strncmp(a, any[k], strlen(any[k])) == 0 && a[strlen(any[k])] != '\0')
+			return emit(c, a + strlen(any[k]), strlen(a + strlen(any[k])), true, NULL);
+	for (size_t k = 0; k < ARRAY_LEN(named); k++)
+		if (strncmp(a, named[k], strlen(named[k])) == 0 && strchr(a, '/') != NULL)
+			return emit(c, a + strlen(named[k]), strlen(a + strlen(named[k])), true, NULL);
+	return 0;
+}
+
 static int interp_args(const struct copt *c, const struct words *t, size_t i, bool shell, bool tilde)
 {
-	static const char *const inline_code[] = {"-c", "-e", "-E", "-m", "--eval", "-p", "--print", "-"};
+	static const char *const inline_code[] = {"-e", "-E", "-m", "--eval", "-p", "--print", "-"};
 	const char *base = strrchr(t->v[i - 1], '/');
 	const char *name = base != NULL ? base + 1 : t->v[i - 1];
 	bool py = strncmp(name, "python", 6) == 0, safe = false;
 	bool js = strcmp(name, "node") == 0, rb = strcmp(name, "ruby") == 0;
+	bool pl = strcmp(name, "perl") == 0, php = strncmp(name, "php", 3) == 0;
 	/* the short options whose argument is inline code, also last in a
 	 * cluster (perl -pe CODE, -lne, ruby -ne, node -pe, php -r) */
 	const char *il = strcmp(name, "perl") == 0 ? "eE"
@@ -730,6 +736,21 @@ static int interp_args(const struct copt *c, const struct words *t, size_t i, bo
 
 		if (cmd)
 			return command_opt(c, w, CMD_SHELL);
+		if (php && w[0] == '-' && (w[1] == 'c' || w[1] == 'z' || w[1] == 'd')) {
+			int r = php_opt(c, t, &i);
+
+			if (r != 0)
+				return r;
+			continue;
+		}
+		if (pl && strncmp(w, "-I", 2) == 0) {
+			const char *a = w[2] != '\0' ? w + 2 : i + 1 < t->n ? t->v[++i] : "";
+			int r = a[0] != '\0' ? emit(c, a, strlen(a), false, NULL) : 0;
+
+			if (r != 0)
+				return r;
+			continue;
+		}
 		if (!shell && !py && w[0] == '-' && w[1] != '-' && w[1] != '\0' && strchr(il, w[strlen(w) - 1]) != NULL)
 			return i + 1 < t->n ? code_literals(c, t->v[i + 1]) : 0;
 		if (js && (strcmp(w, "--eval") == 0 || strcmp(w, "--print") == 0))
@@ -789,6 +810,10 @@ struct precmd {
 	bool noprog, assign, digits;
 };
 
+#define LDSO_LONGS                                                                                          \
+	"list verify inhibit-cache library-path= inhibit-rpath= audit= preload= argv0= glibc-hwcaps-prepend= "   \
+	"glibc-hwcaps-mask= list-tunables list-diagnostics help version"
+
 static const struct precmd precmds[] = {
 	{"env", "i0v", "uCS", "", "", "S", "", "ignore-environment null debug unset= chdir= split-string= "
 	 "default-signal ignore-signal block-signal list-signal-handling", 0, false, true, false},
@@ -845,7 +870,8 @@ static const struct precmd precmds[] = {
 	{"systemd-run", "qGPSdtr", "pEuM", "", "", "", "", "", 0, false, false, false},
 	{"numactl", "lsHab", "CNmipP", "", "", "", "", "", 0, false, false, false},
 	{"faketime", "mf", "", "", "", "", "", "", 1, false, false, false},
-	{"fakeroot", "uhv", "lsi", "", "", "", "", "", 0, false, false, false},
+	{"fakeroot", "uhv", "lsifb", "", "", "", "", "lib= faked= unknown-is-real fd-base= help version", 0, false, false,
+	 false},
 	{"torsocks", "diq", "upaP", "", "", "", "", "", 0, false, false, false},
 	{"proxychains", "q", "f", "", "", "", "", "", 0, false, false, false},
 	{"proxychains4", "q", "f", "", "", "", "", "", 0, false, false, false},
@@ -859,8 +885,13 @@ static const struct precmd precmds[] = {
 	{"xvfb-run", "al", "efnpsw", "", "", "", "", "", 0, false, false, false},
 	{"ssh-agent", "cDdks", "aEOPt", "", "", "", "", "", 0, false, false, false},
 	{"sg", "", "c", "", "c", "", "", "", 1, false, false, false},
-	{"su", "", "", "", "", "", "", "", 1, false, false, false},
-	{"runuser", "", "", "", "", "", "", "", 1, false, false, false},
+	/* round 38: su's and runuser's options; the words after the user
+	 * are the shell's (precmd_words_at()) */
+	{"su", "lmpfPhV", "gGswc", "", "c", "", "", "login preserve-environment shell= command= session-command= "
+	 "group= supp-group= fast pty whitelist-environment= help version", 1, false, false, false},
+	{"runuser", "lmpfPhV", "gGswcu", "", "c", "", "", "login preserve-environment shell= command= "
+	 "session-command= group= supp-group= fast pty whitelist-environment= user= help version", 1, false, false,
+	 false},
 	{"setarch", "vRFZLXBIST3", "", "", "", "", "", "", 1, false, false, false},
 	{"linux32", "vRFZLXBIST3", "", "", "", "", "", "", 0, false, false, false},
 	{"linux64", "vRFZLXBIST3", "", "", "", "", "", "", 0, false, false, false},
@@ -876,14 +907,15 @@ static const struct precmd precmds[] = {
 	{"bwrap", "", "", "", "", "", "", "", 0, false, false, false},
 	{"flatpak-spawn", "", "", "", "", "", "", "", 0, false, false, false},
 	{"systemd-inhibit", "", "", "", "", "", "", "", 0, false, false, false},
-	/* the dynamic linker run as a program runs its operand */
-	{"ld.so", "", "", "", "", "", "", "", 0, false, false, false},
-	{"ld-linux.so.2", "", "", "", "", "", "", "", 0, false, false, false},
-	{"ld-linux-x86-64.so.2", "", "", "", "", "", "", "", 0, false, false, false},
-	{"ld-linux-aarch64.so.1", "", "", "", "", "", "", "", 0, false, false, false},
-	{"ld-linux-armhf.so.3", "", "", "", "", "", "", "", 0, false, false, false},
-	{"ld-musl-x86_64.so.1", "", "", "", "", "", "", "", 0, false, false, false},
-	{"ld-musl-aarch64.so.1", "", "", "", "", "", "", "", 0, false, false, false},
+	/* the dynamic linker run as a program runs its operand (round 38:
+	 * its options read, code_opt()) */
+	{"ld.so", "", "", "", "", "", "", LDSO_LONGS, 0, false, false, false},
+	{"ld-linux.so.2", "", "", "", "", "", "", LDSO_LONGS, 0, false, false, false},
+	{"ld-linux-x86-64.so.2", "", "", "", "", "", "", LDSO_LONGS, 0, false, false, false},
+	{"ld-linux-aarch64.so.1", "", "", "", "", "", "", LDSO_LONGS, 0, false, false, false},
+	{"ld-linux-armhf.so.3", "", "", "", "", "", "", LDSO_LONGS, 0, false, false, false},
+	{"ld-musl-x86_64.so.1", "", "", "", "", "", "", LDSO_LONGS, 0, false, false, false},
+	{"ld-musl-aarch64.so.1", "", "", "", "", "", "", LDSO_LONGS, 0, false, false, false},
 };
 
 /* The shell's words that run the next one: no options. */
@@ -982,19 +1014,80 @@ static int split_in_place(const struct copt *c, const struct precmd *pc, const c
 }
 
 /*
+ * Round 38: a precommand's options whose argument is itself code run
+ * or loaded, by the short option or the long one (cmd "ld": every
+ * dynamic linker's name). kind 'x': a program or a root run by its
+ * path, whatever the value (su's -s SHELL is execv()ed: "sh-v" is
+ * ./sh-v; unshare -R and nsenter -r DIR: the program is looked up in
+ * it); 'p': a program or library named with a '/' (fakeroot's -l LIB
+ * is LD_PRELOAD, its -f FAKED run by a shell: a bare name is
+ * searched); 'l': a ':' or ' ' list of those (ld.so --preload, --audit);
+ * 'd': a ':' list of directories libraries are loaded from, every entry
+ * (ld.so --library-path lib: ./lib, an empty entry ".").
+ */
+static const struct {
+	const char *cmd;
+	char opt;
+	const char *lng;
+	char kind;
+} code_opts[] = {
+	{"su", 's', "shell", 'x'},	  {"runuser", 's', "shell", 'x'}, {"fakeroot", 'l', "lib", 'p'},
+	{"fakeroot", 'f', "faked", 'p'},  {"ld", 0, "library-path", 'd'}, {"ld", 0, "preload", 'l'},
+	{"ld", 0, "audit", 'l'},	  {"unshare", 'R', "root", 'x'},   {"nsenter", 'r', "root", 'x'},
+};
+
+/* The argument a of pc's option (so, or the long one ln of lnl bytes)
+ * read as code_opts says: 0, or fn's result. */
+static int code_opt(const struct copt *c, const struct precmd *pc, char so, const char *ln, size_t lnl, const char *a)
+{
+	for (size_t k = 0; k < ARRAY_LEN(code_opts); k++) {
+		bool cmd = strcmp(pc->name, code_opts[k].cmd) == 0 ||
+			   (strcmp(code_opts[k].cmd, "ld") == 0 && strncmp(pc->name, "ld", 2) == 0);
+		bool opt = so != 0 ? so == code_opts[k].opt
+				   : ln != NULL && strlen(code_opts[k].lng) == lnl && strncmp(ln, code_opts[k].lng, lnl) == 0;
+		char kind = code_opts[k].kind;
+
+		if (!cmd || !opt)
+			continue;
+		if (kind == 'x')
+			return a[0] == '\0' ? 0 : emit(c, a, strlen(a), true, NULL);
+		if (kind == 'p')
+			return strchr(a, '/') != NULL ? emit(c, a, strlen(a), true, NULL) : 0;
+		for (const char *e = a;;) {
+			size_t len = strcspn(e, kind == 'l' ? ": " : ":");
+			int r = kind == 'd' && len == 0 ? emit(c, ".", 1, true, NULL)
+				: memchr(e, '/', len) != NULL || kind == 'd' ? emit(c, e, len, true, NULL)
+									      : 0;
+
+			if (r != 0 || e[len] == '\0')
+				return r;
+			e += len + 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The words t->v[i...] after the precommand pc: its options (and their
  * arguments) and operands passed over, the program word read by
- * program_words(); a command line an option runs (-c) read as one.
+ * program_words(); a command line an option runs (-c) read as one, the
+ * options' code by code_opt() (round 38). su's and runuser's words
+ * after the user are the shell's (a script, -c): interp_args(); with
+ * runuser -u, a program follows.
  */
 static int precmd_words_at(const struct copt *c, const struct precmd *pc, const struct words *t, size_t i,
 			   bool tilde)
 {
 	unsigned operands = pc->operands;
-	bool opts_done = false;
+	bool opts_done = false, ran = false;
+	bool su = strcmp(pc->name, "su") == 0 || strcmp(pc->name, "runuser") == 0;
 
 	for (; i < t->n; i++) {
-		const char *w = t->v[i], *a = NULL;
+		const char *w = t->v[i], *a = NULL, *ln = NULL;
 		char kind = 0; /* 'c': a command line; 's': words to split */
+		char so = 0;
+		size_t lnl = 0;
+		int r;
 
 		/* "--" ends the options, not the operands (timeout -- 5 ./x) */
 		if (!opts_done && strcmp(w, "--") == 0) {
@@ -1025,7 +1118,10 @@ static int precmd_words_at(const struct copt *c, const struct precmd *pc, const 
 				return loose_words(c, t, i, tilde);
 			if (takes)
 				a = name[nl] == '=' ? name + nl + 1 : i + 1 < t->n ? t->v[++i] : "";
-			if (nl == 7 && strncmp(name, "command", 7) == 0)
+			ln = name;
+			lnl = nl;
+			if ((nl == 7 && strncmp(name, "command", 7) == 0) ||
+			    (nl == 15 && strncmp(name, "session-command", 15) == 0))
 				kind = 'c';
 			else if (nl == 12 && strncmp(name, "split-string", 12) == 0)
 				kind = 's';
@@ -1038,18 +1134,31 @@ static int precmd_words_at(const struct copt *c, const struct precmd *pc, const 
 				if (strchr(pc->args, *o) != NULL) {
 					a = o[1] != '\0' ? o + 1 : i + 1 < t->n ? t->v[++i] : "";
 					kind = strchr(pc->cmd, *o) != NULL ? 'c' : strchr(pc->split, *o) != NULL ? 's' : 0;
+					so = *o;
 					break;
 				}
 				if (strchr(pc->flags, *o) == NULL && !(pc->digits && isdigit((unsigned char)*o)))
 					return loose_words(c, t, i, tilde);
 			}
 		}
-		if (kind == 'c')
-			return command_opt(c, a, CMD_SHELL);
+		/* runuser -u USER: no shell, the program follows */
+		if (su && pc->args[strlen(pc->args) - 1] == 'u' &&
+		    (so == 'u' || (lnl == 4 && ln != NULL && strncmp(ln, "user", 4) == 0))) {
+			operands = 0;
+			su = false;
+		}
+		if (a != NULL && (r = code_opt(c, pc, so, ln, lnl, a)) != 0)
+			return r;
+		/* a -c after it (su -c CMD -s ./sh) is read too */
+		if (kind == 'c' && (r = command_opt(c, a, CMD_SHELL)) != 0)
+			return r;
+		ran = ran || kind == 'c';
 		if (kind == 's')
 			return split_in_place(c, pc, a, t, i + 1, tilde);
 	}
-	return i < t->n && !pc->noprog ? program_words(c, t, i, tilde) : 0;
+	if (ran || i >= t->n || pc->noprog)
+		return 0;
+	return su && i > 0 ? interp_args(c, t, i, true, tilde) : program_words(c, t, i, tilde);
 }
 
 /*
@@ -1480,7 +1589,10 @@ static int rustc_opt(const struct copt *c, const struct words *t, size_t *i, uns
  * a library (round 37): -B and its long form --prefix (the prefix cc1,
  * as and ld are taken from, relative to the working directory; gcc
  * reads "-Bstatic" as the prefix "static" too: ./static/as, ./staticas
- * run), -specs= and --specs (a spec file can name any program),
+ * run), -specs= and --specs (a spec file can name any program), clang's
+ * --gcc-toolchain=, --gcc-install-dir=, --sysroot= (clang runs the ld
+ * of the GCC installation it finds there) and --config= (a file of
+ * more options: -B, -fplugin=) (round 38; -isysroot names headers only),
  * -iplugindir= (where -fplugin=NAME is looked for) and an @file of more
  * options (gcc's, clang's and rustc's, from the working directory)
  * whatever their value; and with a '/' (a bare name is searched in the
@@ -1496,7 +1608,13 @@ static int build_flags(const struct copt *c, const struct words *t, unsigned dep
 	/* dlopen()ed or run by execvp(): a name without '/' is searched in
 	 * the system's places, not the working directory */
 	static const char *const named[] = {"-fplugin=", "-fpass-plugin=", "--ld-path=", "-fuse-ld="};
-	static const char *const prefixed[] = {"-specs=", "--specs=", "--prefix=", "-iplugindir="};
+	static const char *const prefixed[] = {"-specs=", "--specs=", "--prefix=", "-iplugindir=",
+					       /* round 38: clang's */
+					       "--gcc-toolchain=", "--gcc-install-dir=", "--sysroot=", "--config=",
+					       "--config-user-dir=", "--config-system-dir="};
+	/* the same, their value the next word */
+	static const char *const prefixed_next[] = {"--prefix", "--specs", "--gcc-toolchain", "-gcc-toolchain",
+						    "--sysroot", "--config"};
 	struct words l;
 	int r = 0;
 
@@ -1521,9 +1639,13 @@ static int build_flags(const struct copt *c, const struct words *t, unsigned dep
 			a = w + 1;
 			path = true;
 		}
-		if (a == NULL && ((w[0] == '-' && w[1] == 'B') || strcmp(w, "--prefix") == 0 ||
-				  strcmp(w, "--specs") == 0)) {
-			bool attached = w[1] == 'B' && w[2] != '\0';
+		for (size_t k = 0; k < ARRAY_LEN(prefixed_next) && a == NULL; k++)
+			if (strcmp(w, prefixed_next[k]) == 0) {
+				a = i + 1 < t->n ? t->v[++i] : "";
+				path = true;
+			}
+		if (a == NULL && w[0] == '-' && w[1] == 'B') {
+			bool attached = w[2] != '\0';
 
 			a = attached ? w + 2 : i + 1 < t->n ? t->v[++i] : "";
 			path = true;
@@ -1556,11 +1678,15 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 {
 	unsigned nest = 0;
 	struct copt c = {.var = var, .fn = fn, .arg = arg, .nest = &nest};
-	bool node = strcmp(var, "NODE_OPTIONS") == 0;
-	bool java = strstr(var, "JAVA_") != NULL;
+	/* the variable read as: itself, or its family's (round 38) */
+	const char *as = env_code_var_as(var, strlen(var)) != NULL ? env_code_var_as(var, strlen(var)) : var;
+	bool node = strcmp(as, "NODE_OPTIONS") == 0;
+	bool java = strstr(as, "JAVA_") != NULL;
 	size_t first_tool = 0;
 	struct words t;
 	int r;
+
+	var = as;
 
 	while (strcmp(shell_vars[first_tool], "CC") != 0)
 		first_tool++;
@@ -1578,6 +1704,24 @@ int policy_code_options(const char *var, const char *val, policy_code_fn fn, voi
 		return colon_list(&c, val, var[0] == 'B');
 	if (strcmp(var, "PERL5DB") == 0)
 		return perl5db(&c, val);
+	for (size_t i = 0; i < ARRAY_LEN(argv_vars); i++)
+		if (strcmp(var, argv_vars[i]) == 0 && strncmp(val, "cargo:", 6) != 0) {
+			if (split_words(val, "", &t) < 0)
+				return -1;
+			r = t.n > 0 ? program_words(&c, &t, 0, false) : 0;
+			free(t.buf);
+			free(t.v);
+			return r;
+		}
+	/* the global providers: a ' ' list, each a provider's name or path */
+	if (strcmp(var, "CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS") == 0) {
+		if (split_words(val, "", &t) < 0)
+			return -1;
+		r = loose_words(&c, &t, 0, false);
+		free(t.buf);
+		free(t.v);
+		return r;
+	}
 	if (strcmp(var, "MAKEFLAGS") == 0 || strcmp(var, "GNUMAKEFLAGS") == 0)
 		return make_opts(&c, val);
 	/* lua runs LUA_INIT's "@file" before every chunk, its other values

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 
 #include "base/attrib.h"
+#include "base/envnames.h"
 
 typedef struct policy policy_t;
 
@@ -91,7 +92,7 @@ struct policy_host {
 	const char *policy_real; /* the policy file with symlinks resolved, or NULL */
 	/* An environment variable (PATH, XDG_CONFIG_HOME, XDG_STATE_HOME, LD_LIBRARY_PATH, ENV,
 	 * BASH_ENV, ZDOTDIR, PYTHONSTARTUP, the other code path variables of bind.c and
-	 * policy_code_opt_vars), or NULL; env NULL: none is set. */
+	 * base/envnames.h's lists), or NULL; env NULL: none is set. */
 	const char *(*env)(const char *name);
 	/* The i-th "NAME=value" entry of the environment, NULL past the last;
 	 * NULL: not listed (only named variables are looked at). */
@@ -146,16 +147,12 @@ unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag) NONNU
 /*
  * Where a library loads plugins, drivers or modules into every program
  * using it (round 36: GTK, GStreamer, Qt, GIO, gdk-pixbuf, Mesa, VA-API,
- * VDPAU, EGL, Vulkan's driver and layer manifests). one: the variable
- * names one path, else a ':' list (an empty entry is none). The one
- * list both policy_bind() (write denies) and `run` (a relative entry
- * refuses the start) read. Ends with a NULL name.
+ * VDPAU, EGL, Vulkan's driver and layer manifests): base/envnames.h
+ * env_plugin_path_vars, the one list both policy_bind() (write denies)
+ * and `run` (a relative entry refuses the start) read, as they read
+ * env_code_path_vars and env_code_opt_vars; policy_bind() reads
+ * env_startup_vars (round 38: R_PROFILE_USER, PHPRC, ...) as these.
  */
-struct policy_plugin_var {
-	const char *name;
-	bool one;
-};
-extern const struct policy_plugin_var policy_plugin_path_vars[];
 
 /*
  * The option variables of interpreters and runtimes (PERL5OPT, RUBYOPT,
@@ -164,8 +161,11 @@ extern const struct policy_plugin_var policy_plugin_path_vars[];
  * and the command variables naming a program later ones run (GIT_SSH,
  * GIT_ASKPASS, SSH_ASKPASS, SUDO_ASKPASS: the value; GIT_SSH_COMMAND,
  * GIT_EDITOR, GIT_SEQUENCE_EDITOR, EDITOR, VISUAL, GIT_PAGER, PAGER,
- * MANPAGER: the first word; only a path with a '/', not "~/").
- * NULL-terminated. policy_code_options() calls fn for each such
+ * MANPAGER: the first word; only a path with a '/', not "~/"), and
+ * the build tools' (CC, CFLAGS, ...): base/envnames.h env_code_opt_vars,
+ * and the families of env_code_var_as() (CARGO_TARGET_<triple>_LINKER,
+ * CC_<target>, ...; round 38), read as the variable named there.
+ * policy_code_options() calls fn for each such
  * path in val, the value of var, as given (absolute or not): loaded
  * true for a file loaded into every run (an agent, a preloaded script:
  * policy_bind() makes it read-only), false for a directory or list
@@ -174,7 +174,6 @@ extern const struct policy_plugin_var policy_plugin_path_vars[];
  * result of fn stops the walk and is returned; -1 with errno ENOMEM.
  */
 typedef int (*policy_code_fn)(void *arg, const char *var, const char *path, bool loaded);
-extern const char *const policy_code_opt_vars[];
 int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg) NONNULL(1, 2, 3) WUNRES;
 
 /* The file the policy came from, or NULL for the embedded default. */

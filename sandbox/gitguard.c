@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/envnames.h"
 #include "base/fileio.h"
 #include "sandbox/gitguard_int.h"
 #include "sandbox/sandbox.h"
@@ -225,35 +226,28 @@ static void check_ctl_files(struct gg *g, int fd, const struct ent *ents, size_t
  * runs, where the tools' settings live), the agents' own options, and
  * where an agent sends its key or how it trusts the way there.
  */
+/* Round 38: the variables `run` reads for a program, a library, a
+ * plugin or a start-up file (base/envnames.h: env_code_var_known(),
+ * their families by a pattern too: CARGO_TARGET_<triple>_LINKER,
+ * CC_<target>, ...) are that one list, no longer copied here by hand
+ * (each round added its names in both places); these are the rest. */
 static const char *const env_steer_exact[] = {
-	"PATH", "SHELL", "ENV", "BASH_ENV", "ZDOTDIR", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4",
-	"HOME", "INPUTRC", "EDITOR", "VISUAL",
-	"PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "GCONV_PATH",
-	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONINSPECT",
-	"NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB", "GEM_HOME", "GEM_PATH", "PERL5OPT", "PERL5LIB",
-	"PERLLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "DOTNET_STARTUP_HOOKS",
-	"GOPATH", "GOFLAGS", "GOENV", "GOTOOLCHAIN", "RUSTC_WRAPPER", "MAKEFILES", "HGRCPATH", "PHPRC",
-	"PHP_INI_SCAN_DIR", "R_PROFILE_USER", "R_ENVIRON_USER", "OPENAI_BASE_URL", "OPENAI_API_BASE",
-	"ANTHROPIC_BASE_URL", "CODE_ASSIST_ENDPOINT", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
-	"ALL_PROXY", "all_proxy", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-	"CURL_CA_BUNDLE",
-	/* review of round 36: what a build the agent starts runs (cargo's
-	 * compiler, make's and setuptools' CC, gcc's -wrapper in flags, the
-	 * Go and Java toolchains by their homes, Gradle's init scripts, the
-	 * JVM's -javaagent in the build tools' options), what Python and node
-	 * import on a word (a warnings category, breakpoint(), the REPL's
-	 * module), configs of Python code (IPython, Jupyter) and config files
-	 * that name commands (kubectl's exec, the AWS CLI's credential_process,
-	 * Terraform's dev_overrides), the .NET runtime and profiler */
-	"RUSTC", "RUSTDOC", "RUSTFLAGS", "RUSTDOCFLAGS", "CC", "CXX", "CPP", "CFLAGS", "CXXFLAGS", "LDFLAGS",
-	/* round 37: the rest of the build tools' programs and flags
-	 * (policy/codevars.c: `run` refuses them relative) */
-	"LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "READELF", "FC", "F77", "HOSTCC", "HOSTCXX",
-	"HOSTLD", "CC_FOR_BUILD", "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC", "LEX", "CUDAHOSTCXX",
-	"CPPFLAGS", "OBJCFLAGS", "FFLAGS", "FCFLAGS", "CGO_CFLAGS", "CGO_CXXFLAGS", "CGO_CPPFLAGS", "CGO_LDFLAGS",
+	/* where programs and their modules come from, the shells' options */
+	"PATH", "SHELL", "SHELLOPTS", "BASHOPTS", "HOME", "INPUTRC", "PYTHONPATH", "PYTHONINSPECT", "NODE_PATH",
+	"RUBYLIB", "GEM_HOME", "GEM_PATH", "PERL5LIB", "PERLLIB", "CLASSPATH", "GOPATH", "GOFLAGS", "GOENV",
+	"GOTOOLCHAIN", "MAKEFILES", "HGRCPATH",
+	/* where an agent sends its key, and how it trusts the way there */
+	"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "CODE_ASSIST_ENDPOINT", "HTTPS_PROXY",
+	"https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE",
+	"SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	/* review of round 36: the Go and Java toolchains by their homes,
+	 * Gradle's init scripts, the JVM's -javaagent in the build tools'
+	 * options, what Python imports on a word (a warnings category,
+	 * breakpoint()), Jupyter's paths and config files that name commands
+	 * (kubectl's exec, the AWS CLI's credential_process, Terraform's
+	 * dev_overrides), the .NET runtime */
 	"GOROOT", "JAVA_HOME", "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
-	"NODE_REPL_EXTERNAL_MODULE", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_PATH", "KUBECONFIG",
-	"AWS_CONFIG_FILE", "TF_CLI_CONFIG_FILE", "DOTNET_ROOT",
+	"JUPYTER_PATH", "KUBECONFIG", "AWS_CONFIG_FILE", "TF_CLI_CONFIG_FILE", "DOTNET_ROOT",
 	/* the Google auth library runs an external account's command
 	 * (GOOGLE_APPLICATION_CREDENTIALS may be the application's) only
 	 * with this set; Gemini CLI's sandbox options (its container's
@@ -261,22 +255,6 @@ static const char *const env_steer_exact[] = {
 	 * send the key (any NAME_API_BASE too, below) */
 	"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "SANDBOX_FLAGS", "SANDBOX_MOUNTS", "SANDBOX_ENV",
 	"AZURE_OPENAI_ENDPOINT", "OLLAMA_HOST",
-	/* review of round 37: the rest of policy/codevars.c's and the plugin
-	 * path variables (policy.h policy_plugin_path_vars) that no name or
-	 * prefix here took: make's flags (--eval runs a recipe), the other
-	 * editors and pagers, rsync's shell, the prompts, perl's debugger,
-	 * the .NET profiler, PKCS#11 modules, GTK, GStreamer, Qt, GIO,
-	 * GdkPixbuf, Mesa, VA-API, VDPAU, EGL and Vulkan plugins */
-	"MAKEFLAGS", "GNUMAKEFLAGS", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "PS0",
-	"PS1", "PS2", "PROMPT", "RPROMPT", "RPS1", "RPS2", "PERL5DB", "RUSTC_WORKSPACE_WRAPPER", "COR_PROFILER_PATH",
-	"COR_PROFILER_PATH_32", "COR_PROFILER_PATH_64", "PKCS11_MODULE_PATH", "PKCS11_PROVIDER_MODULE", "GTK_MODULES",
-	"GTK3_MODULES", "GTK_PATH", "GTK_EXE_PREFIX", "GDK_PIXBUF_MODULE_FILE", "GDK_PIXBUF_MODULEDIR",
-	"GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "GST_PLUGIN_PATH", "GST_PLUGIN_PATH_1_0", "GST_PLUGIN_SYSTEM_PATH",
-	"GST_PLUGIN_SYSTEM_PATH_1_0", "QT_PLUGIN_PATH", "QT_QPA_PLATFORM_PLUGIN_PATH", "LIBGL_DRIVERS_PATH",
-	"LIBVA_DRIVERS_PATH", "VDPAU_DRIVER_PATH", "__EGL_VENDOR_LIBRARY_DIRS", "__EGL_VENDOR_LIBRARY_FILENAMES",
-	"VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES", "VK_LAYER_PATH", "VK_ADD_LAYER_PATH",
-	"VK_IMPLICIT_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX",
-	"CCACHE_PREFIX", "CCACHE_PREFIX_CPP", "CCACHE_COMPILER", "CCACHE_COMPILERCHECK",
 	/* how node and Python trust the way there, beside NODE_EXTRA_CA_CERTS:
 	 * no certificate checked at all */
 	"NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONHTTPSVERIFY",
@@ -368,7 +346,7 @@ static bool env_steering(const char *text, size_t len, char *out, size_t outlen)
 		}
 		if (n1 > n0 && i <= e && i < len && (text[i] == '=' || text[i] == ':')) {
 			size_t nl = n1 - n0;
-			bool hit = false;
+			bool hit = env_code_var_known(text + n0, nl);
 
 			for (size_t k = 0; !hit && k < sizeof(env_steer_exact) / sizeof(env_steer_exact[0]); k++)
 				hit = strlen(env_steer_exact[k]) == nl && memcmp(env_steer_exact[k], text + n0, nl) == 0;

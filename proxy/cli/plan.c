@@ -1713,16 +1713,16 @@ static int plan_relative_path(const struct plan_host *h)
 		/* Round 36: Tcl's package path (a Tcl list: ' ' separated);
 		 * the places a library loads its plugins, drivers or modules
 		 * from in every program using it are policy.h's
-		 * policy_plugin_path_vars, read after this table. */
+		 * base/envnames.h env_plugin_path_vars, read after this table. */
 		{"TCLLIBPATH", RV_WORDS},
 	};
 
 	size_t nplug = 0;
 
-	while (policy_plugin_path_vars[nplug].name != NULL)
+	while (env_plugin_path_vars[nplug].name != NULL)
 		nplug++;
 	for (size_t v = 0; v < ARRAY_LEN(vars) + nplug; v++) {
-		const struct policy_plugin_var *pv = v < ARRAY_LEN(vars) ? NULL : &policy_plugin_path_vars[v - ARRAY_LEN(vars)];
+		const struct env_plugin_var *pv = v < ARRAY_LEN(vars) ? NULL : &env_plugin_path_vars[v - ARRAY_LEN(vars)];
 		enum relvar_kind kind = pv == NULL ? vars[v].kind : pv->one ? RV_ONE : RV_LIST;
 		const char *name = pv == NULL ? vars[v].name : pv->name, *val = NULL;
 		const char *seps = kind == RV_LUA ? ";" : kind == RV_WORDS ? " \t\n" : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
@@ -1750,15 +1750,23 @@ static int plan_relative_path(const struct plan_host *h)
 			e += len + 1;
 		}
 	}
-	for (size_t v = 0; policy_code_opt_vars[v] != NULL; v++) {
-		const char *name = policy_code_opt_vars[v], *val = NULL;
-		size_t n = strlen(name);
+	/* The option and command variables, and the families known by a
+	 * pattern (round 38: CARGO_TARGET_<triple>_LINKER, CC_<target>, ...;
+	 * base/envnames.h env_code_var_as()), in the environment's order. */
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
+		const char *eq = strchr(h->env[i], '=');
+		char *name;
 		int r;
 
-		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
-			if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
-				val = h->env[i] + n + 1;
-		if (val == NULL || (r = policy_code_options(name, val, relvar_opt, (void *)val)) == 0)
+		if (eq == NULL || env_code_var_as(h->env[i], (size_t)(eq - h->env[i])) == NULL)
+			continue;
+		if ((name = strndup(h->env[i], (size_t)(eq - h->env[i]))) == NULL) {
+			log_warn("run");
+			return -1;
+		}
+		r = policy_code_options(name, eq + 1, relvar_opt, (void *)(eq + 1));
+		free(name);
+		if (r == 0)
 			continue;
 		if (r == -1 && errno == ENOMEM)
 			log_warn("run");

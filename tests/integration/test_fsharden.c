@@ -2523,6 +2523,112 @@ static void test_inline_code_r37c(void)
 }
 
 /*
+ * Round 38 (fix38v): the variables known by a pattern (cargo's
+ * CARGO_TARGET_<triple>_LINKER and _RUNNER, the cc crate's
+ * CC_<target>, cmake's CMAKE_<LANG>_COMPILER_LAUNCHER), node's REPL
+ * module, a precommand's option that runs or loads code (su -s, fakeroot
+ * -l, ld.so --library-path), perl -c (its BEGIN blocks run), php -c,
+ * clang's --gcc-toolchain: refused, named; absolute in the tree (and R's
+ * and PHP's start-up files) read-only; what developers set started.
+ */
+static void test_code_vars_r38(void)
+{
+	static const char *const rel[][4] = {
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=./ed-r", "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER holds",
+		 "\"./ed-r\"", NULL},
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./ed-r --flag", "_RUNNER holds", "\"./ed-r\"", NULL},
+		{"CC_x86_64_unknown_linux_gnu=ccache ./ed-r", "CC_x86_64_unknown_linux_gnu holds", "\"./ed-r\"", NULL},
+		{"CMAKE_CUDA_COMPILER_LAUNCHER=./ed-r", "CMAKE_CUDA_COMPILER_LAUNCHER holds", "\"./ed-r\"", NULL},
+		{"NODE_REPL_EXTERNAL_MODULE=ed-r.js", "NODE_REPL_EXTERNAL_MODULE holds", "\"ed-r.js\"", NULL},
+		{"EDITOR=su -s ./ed-r root -c vim", "EDITOR holds", "\"./ed-r\"", NULL},
+		{"EDITOR=fakeroot -l ./ed-r.so vim", "EDITOR holds", "\"./ed-r.so\"", NULL},
+		{"EDITOR=/lib64/ld-linux-x86-64.so.2 --library-path lib-r /usr/bin/vim", "EDITOR holds", "\"lib-r\"",
+		 NULL},
+		{"EDITOR=perl -c ed-r.pl", "EDITOR holds", "\"ed-r.pl\"", "sh -c '$EDITOR'"},
+		{"EDITOR=php -c ./ed-r.ini x.php", "EDITOR holds", "\"./ed-r.ini\"", NULL},
+		{"CFLAGS=--gcc-toolchain=./t-r", "CFLAGS holds", "\"./t-r\"", NULL},
+	};
+	const char *plant = "printf '#!/bin/sh\\necho PLANTED-R\\n' > ed-r && chmod +x ed-r && "
+			    "echo 'BEGIN { print \"PLANTED-R\\n\" }' > ed-r.pl && echo planted\n";
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		if (rel[i][3] != NULL) {
+			/* the plant made by the host, as the session would */
+			snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
+			(void)host_sh(cmd);
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-R", w, rel[i][0],
+				 rel[i][3]);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-R") != NULL, "%s: the host's `%s` did not run the plant (test "
+				"premise)",
+			    rel[i][0], rel[i][3]);
+		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -f ed-r ed-r.pl", w);
+		(void)host_sh(cmd);
+	}
+	/* Absolute in the tree: read-only, the rest of it writable. */
+	{
+		static const char *const tpl[] = {"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=@W@/ld-r",
+						  "CC_x86_64_unknown_linux_gnu=@W@/cc-r", "EDITOR=su -s @W@/sh-r root",
+						  "R_PROFILE_USER=@W@/rprof-r", "PHPRC=@W@/phprc-r"};
+		char e[sizeof(tpl) / sizeof(tpl[0])][2 * PATH_MAX];
+		const char *env[sizeof(tpl) / sizeof(tpl[0]) + 1];
+
+		for (size_t i = 0; i < sizeof(tpl) / sizeof(tpl[0]); i++) {
+			const char *sub = strstr(tpl[i], "@W@");
+
+			snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl[i]), tpl[i], w, sub + 3);
+			env[i] = e[i];
+		}
+		env[sizeof(tpl) / sizeof(tpl[0])] = NULL;
+		st = run_fsh("home", NULL, env, NULL, "work.yaml",
+			     "for f in ld-r cc-r sh-r rprof-r phprc-r; do printf x > $f 2>/dev/null && echo wrote-$f; "
+			     "done; printf x > ok-r.txt; echo ok=$?\n",
+			     &out, &err);
+		ROW(st == 0 && test_has(out, "ok=0"), "the tree: status %d, %s %s", st, out ? out : "", err ? err : "");
+		ROW(!test_has(out, "wrote-"), "a linker, a compiler, su's shell, R's profile, php.ini in the tree were "
+			"writable: %s", out ? out : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+		drop("work/ok-r.txt");
+		drop("work/ld-r");
+		drop("work/cc-r");
+		drop("work/sh-r");
+		drop("work/rprof-r");
+		drop("work/phprc-r");
+	}
+	/* What developers set: started. */
+	{
+		const char *env[] = {"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=clang",
+				     "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64 -L /usr/aarch64-linux-gnu",
+				     "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS=-C link-arg=-fuse-ld=mold",
+				     "CC_x86_64_unknown_linux_gnu=x86_64-linux-gnu-gcc", "CC_EMAIL=a/b",
+				     "CARGO_REGISTRY_CREDENTIAL_PROVIDER=cargo:token", "CARGO_TARGET_DIR=target",
+				     "EDITOR=su - me -c vim", "VISUAL=fakeroot vim", "CFLAGS=-isysroot /opt/sdk -O2",
+				     "PAGER=perl -c -w", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
+/*
  * Round 37's review: precommands nested by a long value (EDITOR="env
  * -Senv -S... ./x", 120 KB: each level held a copy of the rest, 1.5 GB
  * and 8 s per reading, read twice at the start; "sudo sudo ... ./x"
@@ -4088,6 +4194,10 @@ TEST_REGISTRAR(register_fsharden)
 		 test_precmds_r37c);
 	test_add(s, "round 37's review: precommands nested by a long value (env -Senv -S..., sudo sudo ...): "
 		    "refused in a few seconds", test_nested_precmds_r37c);
+	test_add(s, "round 38: CARGO_TARGET_<triple>_LINKER/_RUNNER, CC_<target>, NODE_REPL_EXTERNAL_MODULE, su -s, "
+		    "fakeroot -l, ld.so --library-path, perl -c, php -c, --gcc-toolchain: refused, named; in the tree "
+		    "(and R's, PHP's start-up files) read-only; cargo's and cc's usual values started",
+		 test_code_vars_r38);
 	test_add(s, "round 37's review: inline code naming a file (python -c exec(open(...)), perl -e do, node -e "
 		    "require, os.system): refused, named; perl -pe CODE, ruby -ne started", test_inline_code_r37c);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "

@@ -2623,6 +2623,33 @@ static void test_review37_dotenv_names(void)
 	gcase_free(&c);
 }
 
+/* Round 38: gitguard's .env names are base/envnames.h's, the lists
+ * `run` reads (they were a copy by hand): the names added since and the
+ * families known by a pattern (cmake's CUDACXX, R's R_PROFILE, Julia's
+ * depot, the cc crate's CC_<target>, TARGET_CFLAGS) are moved aside; an
+ * application's CC_EMAIL, R_HOME_URL stay. Failed before: each stayed. */
+static void test_round38_dotenv_one_list(void)
+{
+	static const char *const want[] = {"/work/a/.env: ", "setting CUDACXX", "/work/b/.env: ", "setting R_PROFILE",
+					   "/work/c/.env: ", "setting JULIA_DEPOT_PATH", "/work/d/.env: ",
+					   "setting CC_x86_64_unknown_linux_gnu", "/work/e/.env: ", "setting TARGET_CFLAGS",
+					   NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a b c d e z && printf 'CUDACXX=./nvcc\n' > a/.env && "
+				 "printf 'R_PROFILE=./p.R\n' > b/.env && printf 'JULIA_DEPOT_PATH=./d\n' > c/.env && "
+				 "printf 'CC_x86_64_unknown_linux_gnu=./cc\n' > d/.env && "
+				 "printf 'TARGET_CFLAGS=-B./t\n' > e/.env && "
+				 "printf 'CC_EMAIL=a@b.c\nR_HOME_URL=https://x\n' > z/.env",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	CU_ASSERT(exists(&c, "work/a/.env.passavant-quarantine") && !exists(&c, "work/a/.env"));
+	CU_ASSERT(exists(&c, "work/z/.env") && !test_has(c.err, "/work/z/.env"));
+	gcase_free(&c);
+}
+
 /* Round 36, the lead's review: a .env a shell sources (`set -a; .
  * ./.env`, in Makefiles, entry points, scripts) runs what is not an
  * assignment: a command line, a $(...) or backquote outside single
@@ -4779,6 +4806,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_round37_dotenv_build);
 	test_add(s, "review of round 37: a .env setting MAKEFLAGS, SUDO_EDITOR, RSYNC_RSH, PS1, GTK_MODULES, "
 		    "QT_PLUGIN_PATH, ... is moved aside; PSQL_URL, GTK_THEME stay", test_review37_dotenv_names);
+	test_add(s, "round 38: a .env setting CUDACXX, R_PROFILE, JULIA_DEPOT_PATH, CC_<target>, TARGET_CFLAGS (the "
+		    "one list `run` reads) is moved aside; CC_EMAIL stays", test_round38_dotenv_one_list);
 	test_add(s, "review of round 36: a .env line after U+2028, .env.NODE_ENV.local, build and runtime variables",
 		 test_round36_dotenv_more);
 	test_add(s, "review of round 36: a .gitignore and a venv in a directory made to look like a git directory",

@@ -136,7 +136,7 @@ static void test_options(void)
 		CU_ASSERT(policy_code_options("PERL5OPT", "-I/a -Ib -Ic", stop, &n) == 7);
 		CU_ASSERT(n == 2);
 	}
-	CU_ASSERT(strcmp(policy_code_opt_vars[0], "PERL5OPT") == 0);
+	CU_ASSERT(strcmp(env_code_opt_vars[0], "PERL5OPT") == 0);
 }
 
 /*
@@ -396,6 +396,81 @@ static void test_nested_precommands(void)
 	}
 }
 
+/*
+ * Round 38: the variables known by a pattern (cargo's per-target linker,
+ * runner and flags, its credential providers, the cc crate's per-target
+ * tools and flags, cmake's launchers of every language), a
+ * precommand's options whose argument is code (su -s, fakeroot -l,
+ * ld.so --library-path/--preload/--audit, unshare -R, nsenter -r),
+ * perl -c (BEGIN blocks run) and -I, php -c/-z/-d, clang's toolchain,
+ * sysroot and config file; and what builds and shells set, nothing.
+ */
+static void test_families_r38(void)
+{
+	static const char *const rows[][3] = {
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER", "./ld", "L:./ld"},
+		{"CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", "qemu-aarch64 -L /usr/aarch64-linux-gnu", ""},
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "sudo -E ./r", "L:./r"},
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "python3 run.py", "L:run.py"},
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS", "-C linker=./cc", "L:./cc"},
+		{"CARGO_HOST_LINKER", "tools/ld", "L:tools/ld"},
+		{"CARGO_REGISTRIES_MY_CREDENTIAL_PROVIDER", "./cred --x", "L:./cred"},
+		{"CARGO_REGISTRY_CREDENTIAL_PROVIDER", "cargo:token", ""},
+		{"CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS", "cargo:token ./cred", "L:./cred"},
+		{"CARGO_CREDENTIAL_ALIAS_MINE", "/w/p/cred", "L:/w/p/cred"},
+		{"CC_x86_64-unknown-linux-gnu", "./cc", "L:./cc"},
+		{"CC_x86_64_unknown_linux_gnu", "ccache ./cc", "L:./cc"},
+		{"TARGET_CC", "gcc -B./t", "L:./t"},
+		{"HOST_CXX", "tools/c++", "L:tools/c++"},
+		{"CFLAGS_aarch64_unknown_linux_gnu", "-fplugin=./p.so", "L:./p.so"},
+		{"CC_FOR_TARGET", "./cc", "L:./cc"},
+		{"CC_EMAIL", "a/b", ""},
+		{"CMAKE_CUDA_COMPILER_LAUNCHER", "./l", "L:./l"},
+		{"CUDACXX", "./nvcc", "L:./nvcc"},
+		{"NODE_REPL_EXTERNAL_MODULE", "repl.js", "L:repl.js"},
+		{"CARGO_TARGET_DIR", "./target", ""},
+		/* precommands' options that run or load code */
+		{"EDITOR", "su -s ./sh root", "L:./sh"},
+		{"EDITOR", "su -s sh-v root -c vim", "L:sh-v"},
+		{"EDITOR", "su -c vim -s ./sh root", "L:./sh"},
+		{"EDITOR", "su --shell=./sh root", "L:./sh"},
+		{"EDITOR", "su -c '/bin/true; ./x' root", "L:/bin/true L:./x"},
+		{"EDITOR", "su root x", "L:x"},
+		{"EDITOR", "runuser -u me -- ./x", "L:./x"},
+		{"EDITOR", "fakeroot -l ./lib.so vim", "L:./lib.so"},
+		{"EDITOR", "fakeroot --faked ./faked vim", "L:./faked"},
+		{"EDITOR", "ld.so --library-path lib /usr/bin/vim", "L:lib L:/usr/bin/vim"},
+		{"EDITOR", "/lib64/ld-linux-x86-64.so.2 --preload './a.so b.so' --audit x/au.so /usr/bin/vim",
+		 "L:/lib64/ld-linux-x86-64.so.2 L:./a.so L:x/au.so L:/usr/bin/vim"},
+		{"EDITOR", "unshare -r -R ./root /bin/sh", "L:./root L:/bin/sh"},
+		/* interpreters */
+		{"EDITOR", "perl -c ./x.pl", "L:./x.pl"},
+		{"EDITOR", "perl -I. -MEd -e1", "S:."},
+		{"EDITOR", "php -c ./php.ini x.php", "L:./php.ini L:x.php"},
+		{"EDITOR", "php -d auto_prepend_file=p.php -r 1", "L:p.php"},
+		{"EDITOR", "php -z ./ext.so -d extension=./e.so -d memory_limit=1G -r 1", "L:./ext.so L:./e.so"},
+		/* clang's toolchain, sysroot and config file */
+		{"CC", "clang --gcc-toolchain=./t", "L:./t"},
+		{"CFLAGS", "--sysroot=./s --config x.cfg --gcc-install-dir=g", "L:./s L:x.cfg L:g"},
+		/* what builds and shells set */
+		{"CFLAGS", "-isysroot /opt/sdk -O2", ""},
+		{"CC_x86_64_unknown_linux_gnu", "x86_64-linux-gnu-gcc", ""},
+		{"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER", "clang", ""},
+		{"EDITOR", "su - me -c vim", ""},
+		{"EDITOR", "fakeroot vim", ""},
+		{"EDITOR", "perl -c -w", ""},
+		{"EDITOR", "php -d memory_limit=-1 -r 1", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	/* the names: a family is read as its kind, an application's own is not */
+	CU_ASSERT(env_code_var_as("CARGO_TARGET_X_LINKER", 21) != NULL);
+	CU_ASSERT(env_code_var_as("CC_EMAIL", 8) == NULL);
+	CU_ASSERT(env_code_var_known("R_PROFILE_USER", 14));
+	CU_ASSERT(env_code_var_known("JULIA_DEPOT_PATH", 16));
+	CU_ASSERT(!env_code_var_known("CARGO_TARGET_DIR", 16));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -408,4 +483,7 @@ TEST_REGISTRAR(policy_codevars_register)
 		 test_build_flags);
 	test_add(s, "round 37's review: precommands nested by a long value (sudo sudo ..., env -Senv -S...): "
 		    "./x named, bounded", test_nested_precommands);
+	test_add(s, "round 38: CARGO_TARGET_<triple>_LINKER/_RUNNER, CC_<target>, su -s, fakeroot -l, ld.so "
+		    "--preload, perl -c, php -c, clang --gcc-toolchain: named; what builds set, nothing",
+		 test_families_r38);
 }

@@ -1,0 +1,199 @@
+/*
+ * envnames.c - the names of the variables that make a later program of
+ * the host run or load code from a path (envnames.h).
+ */
+#include "base/envnames.h"
+
+#include "base/attrib.h"
+
+#include <string.h>
+
+const char *const env_code_opt_vars[] = {
+	"PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
+	/* A program run by path (execvp: the whole value is the file). */
+	"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS",
+	/* A command a shell runs (sh -c "$EDITOR file"): its first word. */
+	"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_PAGER", "PAGER",
+	"MANPAGER", "SUDO_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR",
+	"SYSTEMD_PAGER", "FCEDIT", "RSYNC_RSH", "LESSOPEN", "LESSCLOSE",
+	/* A file run before every program of a runtime: lua's "@file"; the
+	 * .NET startup hooks (a ':' list of assemblies, by path or name). */
+	"LUA_INIT", "LUA_INIT_5_2", "LUA_INIT_5_3", "LUA_INIT_5_4", "DOTNET_STARTUP_HOOKS",
+	/* Round 36: cargo's wrappers and compilers (run by path, a relative
+	 * one from the working directory), the browser list, the prompt's
+	 * commands, perl's debugger, GTK's modules, the files loaded whole. */
+	"RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
+	"CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC", "CARGO_BUILD_RUSTDOC",
+	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "PROMPT", "RPROMPT", "RPS1", "RPS2", "PERL5DB", "GTK_MODULES", "GTK3_MODULES",
+	"MAKEFLAGS", "GNUMAKEFLAGS", "CMAKE_TOOLCHAIN_FILE", "CORECLR_PROFILER_PATH", "CORECLR_PROFILER_PATH_32",
+	"CORECLR_PROFILER_PATH_64", "CORECLR_PROFILER_PATH_ARM32", "CORECLR_PROFILER_PATH_ARM64",
+	"COR_PROFILER_PATH", "COR_PROFILER_PATH_32", "COR_PROFILER_PATH_64", "PKCS11_MODULE_PATH",
+	"PKCS11_PROVIDER_MODULE", "GDK_PIXBUF_MODULE_FILE",
+	/* Round 37: the build tools make, configure, cmake and cargo's cc
+	 * run by these names (make through a shell: CC="ccache gcc"). */
+	"CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "READELF", "FC", "F77",
+	"HOSTCC", "HOSTCXX", "HOSTLD", "CC_FOR_BUILD", "CXX_FOR_BUILD", "CPP_FOR_BUILD", "PKG_CONFIG", "YACC",
+	"LEX", "CUDAHOSTCXX", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+	"CMAKE_C_LINKER_LAUNCHER", "CMAKE_CXX_LINKER_LAUNCHER",
+	/* review of round 37: ccache's programs (its prefix commands, the
+	 * compiler, the command run to identify it) */
+	"CCACHE_PREFIX", "CCACHE_PREFIX_CPP", "CCACHE_COMPILER", "CCACHE_COMPILERCHECK",
+	/* round 38: cmake's other languages' compilers */
+	"CUDACXX", "HIPCXX", "OBJC", "OBJCXX",
+	/* and the flags they pass the compiler and linker (build_flags()) */
+	"CARGO_BUILD_RUSTFLAGS", "CARGO_BUILD_RUSTDOCFLAGS",
+	"CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "OBJCFLAGS", "FFLAGS", "FCFLAGS", "CGO_CFLAGS",
+	"CGO_CXXFLAGS", "CGO_CPPFLAGS", "CGO_LDFLAGS", "RUSTFLAGS", "RUSTDOCFLAGS", "CARGO_ENCODED_RUSTFLAGS",
+	/* Round 38: cargo's host linker and flags (the per-target ones are a
+	 * family, env_code_var_as()), the programs cargo runs for a
+	 * registry's token and `cargo doc --open`; node's REPL module (the
+	 * REPL loads it instead of its own) */
+	"CARGO_HOST_LINKER", "CARGO_HOST_RUSTFLAGS", "CARGO_REGISTRY_CREDENTIAL_PROVIDER",
+	"CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS", "CARGO_DOC_BROWSER", "NODE_REPL_EXTERNAL_MODULE", NULL,
+};
+
+/*
+ * The dynamic linker's library path, and the start-up files and
+ * directory of sh, bash, zsh and interactive python, and the libraries
+ * the dynamic linker loads into every program, the places a runtime
+ * takes code from whatever program starts it (policy/bind.c).
+ */
+const char *const env_code_path_vars[] = {
+	"LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "ENV", "BASH_ENV", "ZDOTDIR", "PYTHONSTARTUP",
+	"PYTHONUSERBASE", "PYTHONHOME", "PYTHONPYCACHEPREFIX", "GIT_EXEC_PATH", "GCONV_PATH",
+	"OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES",
+	/* review of round 37: where every gcc takes as, ld and cc1 from */
+	"COMPILER_PATH", "GCC_EXEC_PREFIX", NULL,
+};
+
+const struct env_plugin_var env_plugin_path_vars[] = {
+	{"GTK_PATH", false},
+	{"GTK_EXE_PREFIX", true},
+	{"GST_PLUGIN_PATH", false},
+	{"GST_PLUGIN_PATH_1_0", false},
+	{"GST_PLUGIN_SYSTEM_PATH", false},
+	{"GST_PLUGIN_SYSTEM_PATH_1_0", false},
+	{"QT_PLUGIN_PATH", false},
+	{"QT_QPA_PLATFORM_PLUGIN_PATH", true},
+	{"GIO_MODULE_DIR", true},
+	{"GIO_EXTRA_MODULES", false},
+	{"GDK_PIXBUF_MODULEDIR", true},
+	{"LIBGL_DRIVERS_PATH", false},
+	{"LIBVA_DRIVERS_PATH", false},
+	{"VDPAU_DRIVER_PATH", true},
+	{"__EGL_VENDOR_LIBRARY_DIRS", false},
+	{"__EGL_VENDOR_LIBRARY_FILENAMES", false},
+	{"VK_ICD_FILENAMES", false},
+	{"VK_DRIVER_FILES", false},
+	{"VK_ADD_DRIVER_FILES", false},
+	{"VK_LAYER_PATH", false},
+	{"VK_ADD_LAYER_PATH", false},
+	{"VK_IMPLICIT_LAYER_PATH", false},
+	{"VK_ADD_IMPLICIT_LAYER_PATH", false},
+	{NULL, false},
+};
+
+/* Round 38: the interpreters' start-up files and the directories
+ * holding them, read as code at every start (R's profile, and its
+ * environ files, which set R_PROFILE_USER; PHP's php.ini and scan
+ * directory: auto_prepend_file; Julia's depots' config/startup.jl;
+ * IPython's profile startup/ and Jupyter's *_config.py; git's
+ * template directory, whose hooks `git init` and `clone` copy, and its
+ * system config (core.fsmonitor); vim's and ex's start-up commands are
+ * EXINIT/VIMINIT, text, not read) */
+const struct env_plugin_var env_startup_vars[] = {
+	{"R_PROFILE_USER", true},
+	{"R_PROFILE", true},
+	{"R_ENVIRON_USER", true},
+	{"R_ENVIRON", true},
+	{"PHPRC", true},
+	{"PHP_INI_SCAN_DIR", false},
+	{"JULIA_DEPOT_PATH", false},
+	{"IPYTHONDIR", true},
+	{"JUPYTER_CONFIG_DIR", true},
+	{"GIT_TEMPLATE_DIR", true},
+	{"GIT_CONFIG_SYSTEM", true},
+	{NULL, false},
+};
+
+static bool is(const char *name, size_t len, const char *s)
+{
+	return strlen(s) == len && memcmp(name, s, len) == 0;
+}
+
+static bool starts(const char *name, size_t len, const char *p)
+{
+	return len > strlen(p) && memcmp(name, p, strlen(p)) == 0;
+}
+
+static bool ends(const char *name, size_t len, const char *s)
+{
+	return len > strlen(s) && memcmp(name + len - strlen(s), s, strlen(s)) == 0;
+}
+
+static bool has_upper(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			return true;
+	return false;
+}
+
+const char *env_code_var_as(const char *name, size_t len)
+{
+	/* the cc crate's (and autoconf's, go's) per-target tools and flags:
+	 * CC_x86_64-unknown-linux-gnu, CC_FOR_TARGET, TARGET_CC, HOST_CXX */
+	static const char *const tools[] = {"CC", "CXX", "AR", "RANLIB", "CFLAGS", "CXXFLAGS"};
+
+	for (size_t i = 0; env_code_opt_vars[i] != NULL; i++)
+		if (is(name, len, env_code_opt_vars[i]))
+			return env_code_opt_vars[i];
+	/* cargo's [target.<triple>] and [registries.<name>] tables */
+	if (starts(name, len, "CARGO_TARGET_")) {
+		if (ends(name, len, "_LINKER"))
+			return "CARGO_HOST_LINKER";
+		if (ends(name, len, "_RUNNER"))
+			return "CARGO_REGISTRY_CREDENTIAL_PROVIDER";
+		if (ends(name, len, "_RUSTFLAGS"))
+			return "RUSTFLAGS";
+	}
+	if ((starts(name, len, "CARGO_REGISTRIES_") && ends(name, len, "_CREDENTIAL_PROVIDER")) ||
+	    starts(name, len, "CARGO_CREDENTIAL_ALIAS_"))
+		return "CARGO_REGISTRY_CREDENTIAL_PROVIDER";
+	if (starts(name, len, "CMAKE_") && (ends(name, len, "_COMPILER_LAUNCHER") || ends(name, len, "_LINKER_LAUNCHER")))
+		return "CMAKE_C_COMPILER_LAUNCHER";
+	for (size_t i = 0; i < ARRAY_LEN(tools); i++) {
+		size_t tl = strlen(tools[i]);
+
+		for (size_t k = 0; k < 2; k++) {
+			const char *pre = k == 0 ? "TARGET_" : "HOST_";
+
+			if (len == strlen(pre) + tl && memcmp(name, pre, strlen(pre)) == 0 &&
+			    memcmp(name + strlen(pre), tools[i], tl) == 0)
+				return tools[i];
+		}
+		/* a target is a lower-case triple (x86_64-unknown-linux-gnu,
+		 * or with '_'), or go's and autoconf's FOR_<...>: not
+		 * CC_EMAIL, an application's own */
+		if (len > tl + 1 && memcmp(name, tools[i], tl) == 0 && name[tl] == '_' &&
+		    (starts(name + tl + 1, len - tl - 1, "FOR_") || !has_upper(name + tl + 1, len - tl - 1)))
+			return tools[i];
+	}
+	return NULL;
+}
+
+bool env_code_var_known(const char *name, size_t len)
+{
+	if (env_code_var_as(name, len) != NULL)
+		return true;
+	for (size_t i = 0; env_code_path_vars[i] != NULL; i++)
+		if (is(name, len, env_code_path_vars[i]))
+			return true;
+	for (size_t i = 0; env_plugin_path_vars[i].name != NULL; i++)
+		if (is(name, len, env_plugin_path_vars[i].name))
+			return true;
+	for (size_t i = 0; env_startup_vars[i].name != NULL; i++)
+		if (is(name, len, env_startup_vars[i].name))
+			return true;
+	return false;
+}

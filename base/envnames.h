@@ -1,0 +1,65 @@
+/*
+ * envnames.h - the names of the environment variables that make a later
+ * program of the host run or load code from a path (round 38: the one
+ * list policy/ binds and `run` judges, and sandbox/gitguard.c's .env
+ * check reads; it held a copy of them before). Names only: how each
+ * value is read is policy/codevars.c's and policy/bind.c's. Pure.
+ */
+#ifndef PASSAVANT_ENVNAMES_H
+#define PASSAVANT_ENVNAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * The option and command variables whose value policy_code_options()
+ * reads (PERL5OPT, NODE_OPTIONS, EDITOR, CC, CFLAGS, ...). NULL-terminated.
+ */
+extern const char *const env_code_opt_vars[];
+
+/*
+ * The variables naming where every later process loads code from, a
+ * ':' list or one path, an empty entry taken as "." (LD_LIBRARY_PATH,
+ * LD_PRELOAD, BASH_ENV, PYTHONSTARTUP, ...). NULL-terminated.
+ */
+extern const char *const env_code_path_vars[];
+
+/*
+ * Where a library loads plugins into every program using it (round 36):
+ * one path (one), else a ':' list whose empty entry is none; `run`
+ * refuses a relative entry. Ends with a NULL name.
+ */
+struct env_plugin_var {
+	const char *name;
+	bool one;
+};
+extern const struct env_plugin_var env_plugin_path_vars[];
+
+/*
+ * The start-up files and directories an interpreter reads as code at
+ * its start (round 38: R_PROFILE_USER, PHPRC, PHP_INI_SCAN_DIR,
+ * JULIA_DEPOT_PATH, IPYTHONDIR, GIT_TEMPLATE_DIR, ...), as
+ * env_plugin_path_vars; their relative values are judged by `run`'s
+ * table of settings places (proxy/cli/plan.c plan_relative_config(),
+ * which knows the readers that expand "~/"). Ends with a NULL name.
+ */
+extern const struct env_plugin_var env_startup_vars[];
+
+/*
+ * The variable of env_code_opt_vars whose reading applies to the
+ * variable name (len bytes): itself, or for the families known by a
+ * pattern (round 38) the one they are read as: cargo's per-target
+ * CARGO_TARGET_<triple>_LINKER as CARGO_HOST_LINKER, _RUNNER and the
+ * credential providers as CARGO_REGISTRY_CREDENTIAL_PROVIDER,
+ * _RUSTFLAGS as RUSTFLAGS; the cc crate's and go's CC_<target>,
+ * TARGET_CC, HOST_CXX, CFLAGS_<target>, ... (a target in lower case,
+ * or FOR_<...>: not CC_EMAIL) as CC, CXX, AR, RANLIB, CFLAGS, CXXFLAGS; cmake's CMAKE_<LANG>_COMPILER_LAUNCHER and
+ * _LINKER_LAUNCHER as CMAKE_C_COMPILER_LAUNCHER. NULL: none.
+ */
+const char *env_code_var_as(const char *name, size_t len);
+
+/* Whether the variable name (len bytes) is one of the four lists or a
+ * family of env_code_var_as(). */
+bool env_code_var_known(const char *name, size_t len);
+
+#endif
