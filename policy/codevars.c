@@ -863,7 +863,8 @@ static const struct precmd precmds[] = {
 	{"strace", "cdfFhiqrtTvVwxyzZCDkn", "abeEIoOpPsSuUX", "", "", "", "", "", 0, false, false, false},
 	{"ltrace", "bcCfhiLrStTV", "aADeFlnopsuwx", "", "", "", "", "", 0, false, false, false},
 	{"unshare", "mUuinpCTfrc", "wSGR", "", "", "", "", "", 0, false, false, false},
-	{"nsenter", "mUuinpCTFZa", "tSGrwe", "", "", "", "", "", 0, false, false, false},
+	/* round 38: nsenter's -r[DIR] and -w[DIR] take theirs attached only */
+	{"nsenter", "mUuinpCTFZae", "tSG", "rw", "", "", "", "", 0, false, false, false},
 	{"chroot", "", "", "", "", "", "", "userspec= groups= skip-chdir", 1, false, false, false},
 	{"setpriv", "d", "", "", "", "", "", "", 0, false, false, false},
 	{"prlimit", "", "p", "", "", "", "", "", 0, false, false, false},
@@ -1129,8 +1130,11 @@ static int precmd_words_at(const struct copt *c, const struct precmd *pc, const 
 			for (const char *o = w + 1; *o != '\0' && a == NULL; o++) {
 				if (strchr(pc->stop, *o) != NULL)
 					return 0;
-				if (strchr(pc->rest, *o) != NULL)
+				if (strchr(pc->rest, *o) != NULL) {
+					a = o[1] != '\0' ? o + 1 : NULL;
+					so = *o;
 					break;
+				}
 				if (strchr(pc->args, *o) != NULL) {
 					a = o[1] != '\0' ? o + 1 : i + 1 < t->n ? t->v[++i] : "";
 					kind = strchr(pc->cmd, *o) != NULL ? 'c' : strchr(pc->split, *o) != NULL ? 's' : 0;

@@ -443,6 +443,8 @@ static void test_families_r38(void)
 		{"EDITOR", "/lib64/ld-linux-x86-64.so.2 --preload './a.so b.so' --audit x/au.so /usr/bin/vim",
 		 "L:/lib64/ld-linux-x86-64.so.2 L:./a.so L:x/au.so L:/usr/bin/vim"},
 		{"EDITOR", "unshare -r -R ./root /bin/sh", "L:./root L:/bin/sh"},
+		{"EDITOR", "nsenter -r./root -t 1 /bin/sh", "L:./root L:/bin/sh"},
+		{"EDITOR", "nsenter -r -t 1 vim", ""},
 		/* interpreters */
 		{"EDITOR", "perl -c ./x.pl", "L:./x.pl"},
 		{"EDITOR", "perl -I. -MEd -e1", "S:."},
