@@ -637,14 +637,19 @@ static void check_notes(struct gg *g, int gfd, const char *name, const char *old
 	g->report(g->arg, &f);
 }
 
-/* Refs of one git directory whose new content is listed at most. */
-#define GR_BRINGS_CHECKED 8
+/* Refs of one git directory whose new content is listed at most (about
+ * 5 ms of git each); past it a line counts the others (round 38: the
+ * eighth was the last, and a ninth said nothing). */
+#define GR_BRINGS_CHECKED 64
 /* Settings files named in one line at most. */
 #define GR_BRINGS_SHOWN 4
 
 /*
  * Round 37 of the attack: a branch or another ref (refs/stash) set in the
- * session was named by name and value only. A stash stored in the
+ * session was named by name and value only; round 38: a tag (`git
+ * checkout v9`) and a remote-tracking ref (`git switch fix` makes the
+ * branch from origin/fix) the same, a packed annotated tag by its tag
+ * object (its value "TAG^PEELED": git peels it to the tree). A stash stored in the
  * session holding .vscode/tasks.json (a folder-open task) was written
  * by the host's `git stash pop`, a branch's by `git checkout` or `git
  * merge`: a settings file the check moves aside when the session writes
@@ -703,14 +708,22 @@ static void git_names(const struct gg *g, const char *from, const char *to, bool
 static void check_brings(struct gg *g, const char *name, const char *old, const char *new)
 {
 	char names[2048] = "", setting[3072], safe[256], to[GR_VALUE_MAX + 4];
+	char nv[GR_VALUE_MAX + 1], ov[GR_VALUE_MAX + 1];
 	struct sbx_git_finding f = {0};
 	size_t nlen = 0, i;
 	unsigned n = 0;
 
-	if (strncmp(new, "ref: ", 5) == 0 || strchr(new, '^') != NULL || strlen(new) + 4 > sizeof(to))
+	/* A packed tag's "TAG^PEELED": the tag object itself. */
+	if (strncmp(new, "ref: ", 5) == 0 || strcspn(new, "^") + 1 > sizeof(nv))
 		return;
-	if (old != NULL && (strncmp(old, "ref: ", 5) == 0 || strchr(old, '^') != NULL))
+	snprintf(nv, sizeof(nv), "%.*s", (int)strcspn(new, "^"), new);
+	new = nv;
+	if (old != NULL && (strncmp(old, "ref: ", 5) == 0 || strcspn(old, "^") + 1 > sizeof(ov)))
 		old = NULL;
+	if (old != NULL) {
+		snprintf(ov, sizeof(ov), "%.*s", (int)strcspn(old, "^"), old);
+		old = ov;
+	}
 	git_names(g, old != NULL ? old : "HEAD", new, false, names, sizeof(names), &nlen, &n);
 	if (strcmp(name, "refs/stash") == 0) {
 		snprintf(to, sizeof(to), "%s^3", new);
@@ -728,7 +741,10 @@ static void check_brings(struct gg *g, const char *name, const char *old, const 
 		 "%s, set in the session, brings settings files the check moves aside when the session writes them "
 		 "in the tree: %s%s; %s writes them into the work tree (look at them first: git show %.12s)",
 		 safe, names, n > GR_BRINGS_SHOWN ? ", ..." : "",
-		 strcmp(safe, "refs/stash") == 0 ? "git stash pop or apply" : "git checkout, merge or rebase of it", new);
+		 strcmp(safe, "refs/stash") == 0		? "git stash pop or apply"
+		 : strncmp(safe, "refs/remotes/", 13) == 0 ? "git switch of its branch name, merge or rebase of it"
+							     : "git checkout, merge or rebase of it",
+		 new);
 	f.path = g->path;
 	f.setting = setting;
 	f.named = true;
@@ -741,7 +757,7 @@ void gg_refs_compare(struct gg *g, int gfd)
 	struct gr_list l = {0};
 	struct kline k[K_N];
 	size_t i = 0, j = 0;
-	unsigned notes_checked = 0, brings_checked = 0;
+	unsigned notes_checked = 0, brings_checked = 0, brings_past = 0;
 	bool any = false;
 
 	if (s == NULL)
@@ -775,9 +791,26 @@ void gg_refs_compare(struct gg *g, int gfd)
 		any = true;
 		if (nv != NULL && kind_of(name) == K_NOTES && notes_checked++ < GR_NOTES_CHECKED)
 			check_notes(g, gfd, name, ov, nv);
-		if (nv != NULL && (kind_of(name) == K_BRANCH || kind_of(name) == K_OTHER) &&
-		    brings_checked++ < GR_BRINGS_CHECKED)
-			check_brings(g, name, ov, nv);
+		if (nv != NULL && kind_of(name) != K_NOTES) {
+			if (brings_checked++ < GR_BRINGS_CHECKED)
+				check_brings(g, name, ov, nv);
+			else
+				brings_past++;
+		}
+	}
+	if (brings_past > 0) {
+		char msg[512];
+		struct sbx_git_finding f = {0};
+
+		snprintf(msg, sizeof(msg),
+			 "%u more refs set in the session were not looked at for the settings files they bring (%d "
+			 "were): a checkout, switch, merge or stash pop of one may write a settings file into the "
+			 "work tree (look first: git diff --name-only HEAD REF)",
+			 brings_past, GR_BRINGS_CHECKED);
+		f.path = g->path;
+		f.setting = msg;
+		f.named = true;
+		g->report(g->arg, &f);
 	}
 	for (int kind = 0; any && kind < K_N; kind++) {
 		char msg[2048];

@@ -2397,6 +2397,66 @@ static void test_refs_bring_settings(void)
 }
 
 /*
+ * Round 38 of the attack (sandbox, G1's rest): round 37 looked at what a
+ * branch or refs/stash set in the session brings, not a tag nor a
+ * remote-tracking ref, and at 8 refs of a git directory at most, past
+ * which nothing was said. A tag (light, annotated, annotated and packed:
+ * its value "TAG^PEELED") and refs/remotes/origin/fix, each a commit
+ * holding .vscode/tasks.json, are written into the tree by the host's
+ * `git checkout v9` or `git switch fix` (which makes the branch from
+ * origin/fix); and eight benign branches set first, sorted before it,
+ * hid a ninth bringing .envrc. Each is now named, and past the bound a
+ * line says how many refs were not looked at.
+ */
+#define R38_COMMIT                                                                                                     \
+	"echo '{\"tasks\":[]}' > /tmp/t && b=$(git hash-object -w /tmp/t) && echo 'echo hi' > /tmp/e && "           \
+	"e=$(git hash-object -w /tmp/e) && export GIT_INDEX_FILE=/tmp/i && git read-tree HEAD && "                     \
+	"git update-index --add --cacheinfo 100644,$b,.vscode/tasks.json && t=$(git write-tree) && "                  \
+	"c=$(echo f | git commit-tree $t -p HEAD) && git read-tree HEAD && "                                          \
+	"git update-index --add --cacheinfo 100644,$e,.envrc && t=$(git write-tree) && "                              \
+	"d=$(echo g | git commit-tree $t -p HEAD) && unset GIT_INDEX_FILE && "
+static void test_tags_remotes_bring_settings(void)
+{
+	static const char *const want[] = {
+		"refs/tags/v9, set in the session, brings settings files", "refs/tags/v10, set in the session, brings",
+		"refs/tags/v11, set in the session, brings", "refs/remotes/origin/fix, set in the session, brings",
+		".vscode/tasks.json (", NULL};
+	static const char *const want2[] = {"refs/heads/zz, set in the session, brings settings files", ".envrc (",
+					    NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 R38_COMMIT "git update-ref refs/tags/v9 $c && git tag -a -m x v11 $c && "
+				 "git pack-refs --all && git tag -a -m x v10 $c && "
+				 "git update-ref refs/remotes/origin/fix $c && echo SET",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want);
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 R38_COMMIT "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 "
+				 "25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 "
+				 "55 56 57 58 59 60 61 62 63 64; do "
+				 "git update-ref refs/heads/a$i $(echo $i | git commit-tree HEAD^{tree} -p HEAD) || exit 1; "
+				 "done && git update-ref refs/heads/zz $d && echo SET",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(test_has(c.err, "refs/heads/zz, set in the session, brings settings files") ||
+		    test_has(c.err, "not looked at for the settings files they bring"),
+	    "a ref past the bound bringing .envrc was neither named nor counted: %s", test_nz(c.err));
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 R38_COMMIT "for i in 1 2 3 4 5 6 7 8; do "
+				 "git update-ref refs/heads/a$i $(echo $i | git commit-tree HEAD^{tree} -p HEAD) || exit 1; "
+				 "done && git update-ref refs/heads/zz $d && echo SET",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want2);
+	gcase_free(&c);
+}
+
+/*
  * Review of round 37 (review37a): the check's own git runs on refs the
  * session set (what a branch or stash brings, G1; the notes a notes ref
  * gained) read the repository's config. One that names a promisor remote
@@ -4775,10 +4835,15 @@ TEST_REGISTRAR(register_gitguard)
 		 test_killed_session_moved_tree);
 	test_add(s, "direnv's layout directory: a nix-direnv cache or a layout's bin/ the session wrote is moved aside",
 		 test_direnv_layout);
+	test_add(s, "devenv's state directory and local overrides, at the top and nested", test_devenv_state);
+	test_add(s, "more hook managers' configs (CaptainHook, GrumPHP, rusty-hook, hk, trunk), at the top and nested",
+		 test_more_hook_managers);
 	test_add(s, "existing version files at the top: one line names them read-only and why before the command",
 		 test_existing_rows_notice);
 	test_add(s, "a branch or stash set in the session that brings settings files: its line names them",
 		 test_refs_bring_settings);
+	test_add(s, "a tag or remote-tracking ref set in the session that brings settings files, and refs past the bound",
+		 test_tags_remotes_bring_settings);
 	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
 		 test_check_git_fetches_nothing);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
