@@ -123,6 +123,19 @@ static const char *const listed[] = {
 	"home/.config/JetBrains/IntelliJIdea2025.1/c.pwd", "home/.local/share/opencode/auth.json",
 	"home/.config/io.datasette.llm/keys.json", "home/.continue/config.yaml", "home/.aider.conf.yml",
 	"home/.qwen/oauth_creds.json", "home/.env", "home/.local/share/chezmoi/private_dot_ssh/private_id_ed25519",
+	/* round 38: access and signing keys, platform CLIs, HTTP and
+	 * database clients */
+	"home/.tsh/keys/proxy.example.com/alice", "home/.step/secrets/intermediate_ca_key", "home/.chef/client.pem",
+	"home/.minisign/minisign.key", "home/.docker/trust/private/k.key", "home/.edgerc", "home/.vault_pass.txt",
+	"home/.awsvault/keys/k", "home/.config/keybase/secretkeys.mpack", "home/.config/borg/keys/repo_key",
+	"home/.config/fastly/config.toml", "home/.jfrog/jfrog-cli.conf.v6", "home/.mcli/config.json",
+	"home/.passwd-s3fs", "home/.expo/state.json", "home/.sfdx/alias.json", "home/.sf/config.json",
+	"home/.civo.json", "home/.config/upctl.yaml", "home/.twilio-cli/config.json", "home/.okta/okta.yaml",
+	"home/.modal.toml", "home/.megarc", "home/.netlify/config.json", "home/.config/dart/pub-credentials.json",
+	"home/.pub-cache/credentials.json", "home/.config/httpie/sessions/api.example.com/s.json",
+	"home/.config/Postman/Partitions/x", "home/.config/Insomnia/insomnia.Environment.db",
+	"home/.local/share/DBeaverData/workspace6/General/.dbeaver/credentials-config.json",
+	"home/.pgadmin/pgadmin4.db",
 };
 
 static int suite_init(void)
