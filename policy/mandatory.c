@@ -755,6 +755,25 @@ static const struct policy_mandatory mandatory[] = {
 	{".simple-git-hooks.json", W, S, "simple-git-hooks hook commands"},
 	{".simple-git-hooks.js", W, S, "simple-git-hooks hook commands"},
 	{".overcommit.yml", W, S, "overcommit hook commands"},
+	/* Round 38 of the attack: the hook managers' family had more
+	 * members, each config read at every commit by the hook its install
+	 * wrote (the hook unchanged, read-only): PHP's CaptainHook and
+	 * GrumPHP (a shell task), rusty-hook, jdx's hk, trunk's git-hook
+	 * actions (and its git-ignored per-user overrides). Only where they
+	 * exist (E, D): no placeholder; made in the session, moved aside. */
+	{"captainhook.json", W, S | E, "CaptainHook hook actions (shell commands) run by its hooks"},
+	{"grumphp.yml", W, S | E, "GrumPHP tasks (shell scripts) run by its pre-commit hook"},
+	{"grumphp.yaml", W, S | E, "GrumPHP tasks (shell scripts) run by its pre-commit hook"},
+	{"grumphp.yml.dist", W, S | E, "GrumPHP tasks (shell scripts) run by its pre-commit hook"},
+	{"grumphp.yaml.dist", W, S | E, "GrumPHP tasks (shell scripts) run by its pre-commit hook"},
+	{"grumphp.dist.yml", W, S | E, "GrumPHP tasks (shell scripts) run by its pre-commit hook"},
+	{"grumphp.dist.yaml", W, S | E, "GrumPHP tasks (shell scripts) run by its pre-commit hook"},
+	{".rusty-hook.toml", W, S | E, "rusty-hook hook commands"},
+	{"rusty-hook.toml", W, S | E, "rusty-hook hook commands"},
+	{"hk.pkl", W, S | E, "hk hook steps (commands) run by its hooks"},
+	{"hk.local.pkl", W, S | E, "hk local hook steps (commands) run by its hooks"},
+	{".trunk/trunk.yaml", W, S | D, "trunk git-hook actions (commands) run by its hooks"},
+	{".trunk/user.yaml", W, S | D, "trunk per-user actions (commands) run by its hooks"},
 	{".envrc", W, S, "direnv runs it on cd (once allowed)"},
 	{"mise.toml", W, S, "mise hooks and tasks run on cd"},
 	{".mise.toml", W, S, "mise hooks and tasks run on cd"},
@@ -828,6 +847,18 @@ static const struct policy_mandatory mandatory[] = {
 	 * flake, without asking; `layout python` puts .direnv/python-X/bin
 	 * first on PATH. Never a placeholder (E), as the version files. */
 	{".direnv", W, S | E, "direnv's layout directory: nix-direnv evals its cached *.rc at every cd, layout puts a bin/ on PATH"},
+	/* Round 38 of the attack, the same family: devenv.sh's state
+	 * directory. `use devenv` in an allowed .envrc (and `devenv shell`)
+	 * takes the shell environment from .devenv's eval cache
+	 * (nix-eval-cache.db, devenv 1.3 on) while the files it watches are
+	 * unchanged, and puts .devenv/profile/bin first on PATH; and its
+	 * local overrides, imported beside devenv.nix and devenv.yaml (an
+	 * enterShell there runs at the next cd, no direnv allow asked),
+	 * are git-ignored by `devenv init`, so a review of the diff does
+	 * not show them (.envrc.local's case). Never a placeholder (E). */
+	{".devenv", W, S | E, "devenv's state directory: its eval cache is the shell environment direnv and devenv shell load, profile/bin goes on PATH"},
+	{"devenv.local.nix", W, S | E, "devenv's local override: its enterShell runs at the next cd (git-ignored by devenv init)"},
+	{"devenv.local.yaml", W, S | E, "devenv's local override: its imports run at the next cd (git-ignored by devenv init)"},
 };
 
 #undef R

@@ -2330,6 +2330,91 @@ static void test_direnv_layout(void)
 }
 
 /*
+ * Round 38 of the attack, direnv's family (state a protected settings
+ * file runs without asking): devenv.sh's .devenv/. `use devenv` in an
+ * allowed .envrc (devenv's direnvrc) and `devenv shell` take the shell
+ * environment from .devenv's eval cache (nix-eval-cache.db) while what
+ * it watches is unchanged, and put .devenv/profile/bin first on PATH;
+ * devenv.local.nix and devenv.local.yaml, imported beside devenv.nix
+ * (an enterShell runs at the next cd, no allow asked), are git-ignored
+ * by `devenv init`. The session wrote them at the top and nested: all
+ * stayed, unnamed (the host's rule played by sh: no devenv nor nix
+ * here). Now they are rows as .direnv: an existing .devenv is read-only
+ * at the top, one made or changed is moved aside; an old one the
+ * session left alone stays.
+ */
+static void test_devenv_state(void)
+{
+	static const char *const want[] = {"/work/.devenv/nix-eval-cache.db: ", "/work/a/.devenv/profile/bin/ls: ",
+					   "/work/devenv.local.nix: ", "/work/b/devenv.local.yaml: ",
+					   "/work/top/.devenv/nix-eval-cache.db: ", NULL};
+	static const char host[] =
+		"for d in work work/a; do (cd $d && [ -e .devenv/nix-eval-cache.db ] && "
+		"eval \"$(cat .devenv/nix-eval-cache.db)\"; PATH=$PWD/.devenv/profile/bin:$PATH; ls >/dev/null); done; "
+		"for f in work/devenv.local.nix work/b/devenv.local.yaml; do [ -e $f ] && sh $f; done; true";
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p work/old/.devenv/profile/bin && echo 'x' > work/old/.devenv/nix-eval-cache.db && "
+				 "mkdir -p work/top/.devenv && echo 'x' > work/top/.devenv/nix-eval-cache.db",
+				 NULL, NULL,
+				 "mkdir -p .devenv a/.devenv/profile/bin b && "
+				 "printf 'touch \"$M/devenv-cache\"\\n' > .devenv/nix-eval-cache.db && "
+				 "printf '#!/bin/sh\\ntouch \"$M/devenv-ls\"\\n' > a/.devenv/profile/bin/ls && "
+				 "chmod +x a/.devenv/profile/bin/ls && "
+				 "printf 'touch \"$M/devenv-local-nix\"\\n' > devenv.local.nix && "
+				 "printf 'touch \"$M/devenv-local-yaml\"\\n' > b/devenv.local.yaml; "
+				 "echo y > top/.devenv/nix-eval-cache.db; echo done",
+				 host) == 0);
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the host ran the session's devenv state or override: %s", markers(&c));
+	ROW(exists(&c, "work/old/.devenv/nix-eval-cache.db") && !test_has(c.err, "/work/old/"),
+	    "an old .devenv the session left alone was moved or named: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
+ * Round 38 of the attack: the hook managers' family (configs read at
+ * every commit by the hook the tool's install wrote) had members the
+ * rows missed: CaptainHook's captainhook.json, GrumPHP's grumphp.yml
+ * (and its .dist names), rusty-hook's .rusty-hook.toml, hk's hk.pkl and
+ * trunk's .trunk/trunk.yaml and user.yaml. With the user's hook in place
+ * (here one that runs the config as a command, as each tool runs the
+ * commands its config names), the session wrote only the config: the host's next commit ran
+ * it, status 0, no line. Now each is a row (only where it exists):
+ * made or changed in the session, at the top or nested, it is moved
+ * aside; the user's own, left alone, stays.
+ */
+static void test_more_hook_managers(void)
+{
+	static const char *const want[] = {"/work/captainhook.json: ", "/work/grumphp.yml.dist: ",
+					   "/work/.rusty-hook.toml: ", "/work/hk.pkl: ", "/work/php/grumphp.yml: ", NULL};
+	/* The installed hook, as each tool's: runs what its config says at
+	 * the commit (played by sh: the config is the command). */
+	static const char hook[] =
+		"printf '#!/bin/sh\\nfor f in captainhook.json grumphp.yml.dist .rusty-hook.toml hk.pkl "
+		".trunk/trunk.yaml .trunk/user.yaml php/grumphp.yml; do [ -s $f ] && sh $f; done; exit 0\\n' "
+		"> work/.git/hooks/pre-commit && chmod +x work/.git/hooks/pre-commit && mkdir -p work/old work/.trunk && "
+		"echo true > work/old/captainhook.json && echo true > work/.trunk/trunk.yaml";
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, hook, NULL, NULL,
+				 "mkdir -p php && for f in captainhook.json grumphp.yml.dist .rusty-hook.toml hk.pkl "
+				 ".trunk/trunk.yaml .trunk/user.yaml php/grumphp.yml; do "
+				 "echo 'touch \"$M\"/hm-'$(basename $f) > $f 2>/dev/null || echo \"RO $f\"; done; echo done",
+				 GIT_USE("work")) == 0);
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the host's commit ran a hook manager's config the session wrote: %s", markers(&c));
+	ROW(test_has(c.out, "RO .trunk/trunk.yaml") && test_has(c.out, "RO .trunk/user.yaml"),
+	    "trunk's configs in an existing .trunk were writable: %s", test_nz(c.out));
+	ROW(exists(&c, "work/old/captainhook.json") && !test_has(c.err, "/work/old/"),
+	    "a config the session left alone was moved or named: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * The lead of round 37 (review of round 36): an existing version file at
  * the top (.nvmrc, .python-version) is read-only in the session, and a
  * write there (`echo 22 > .nvmrc`, `pyenv local`) failed with a bare
