@@ -1928,6 +1928,9 @@ struct remask_walk {
 	struct strv seen, said, big, gitdirs, sourced, encoded, zbig, over;
 	size_t made, looked, inflated, bytes, bytes_max, over_more;
 	bool cut; /* a bound left files unsearched */
+	bool quiet_big; /* a file over REMASK_FILE_MAX is skipped unnamed (the
+			 * configuration directories: their start-up files are
+			 * small, an application's database is not one) */
 };
 
 /* Whether c[0..n) begins as gzip (RFC 1952) or zlib (RFC 1950) data. */
@@ -2058,7 +2061,7 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 	}
 	if (st.st_size > REMASK_FILE_MAX) {
 		close(fd);
-		return strv_add(&w->big, path);
+		return w->quiet_big ? 0 : strv_add(&w->big, path);
 	}
 	if ((size_t)st.st_size > w->bytes_max - w->bytes) {
 		close(fd);
@@ -2539,6 +2542,94 @@ static int remask_sourced(struct remask_walk *w, const char *home, const char *p
 }
 
 /*
+ * The directories directly in dir (dot ones only when dots), each by its
+ * canonical path, not read-denied, and not named skip: into subs. 0, or
+ * -1 after logging.
+ */
+static int remask_subdirs(struct remask_walk *w, const char *dir, bool dots, const char *skip, struct strv *subs)
+{
+	size_t listed = 0, max = remask_list_max();
+	struct dirent *de;
+	int rc = 0;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && rc == 0) {
+		char p[PATH_MAX], real[PATH_MAX];
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (dots && de->d_name[0] != '.') || (skip != NULL && strcmp(de->d_name, skip) == 0) ||
+		    (de->d_type != DT_DIR && de->d_type != DT_LNK && de->d_type != DT_UNKNOWN))
+			continue;
+		if (++listed > max) {
+			w->cut = true;
+			break;
+		}
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= sizeof(p) || stat(p, &st) < 0 ||
+		    !S_ISDIR(st.st_mode) || realpath(p, real) == NULL || remask_skip(w->pl, real))
+			continue;
+		rc = strv_add(subs, p);
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Round 38 of the attack: the configuration directories of the home,
+ * where shells and terminals the table has no row for keep the lines
+ * that set a session's variables (nushell's env.nu, elvish's rc.elv and
+ * ~/.elvish/rc.elv, PowerShell's profile.ps1, xonsh's rc.xsh, oils'
+ * oshrc, ion's initrc; kitty's `env`, alacritty's `[env]`, wezterm's
+ * set_environment_variables, zellij's `env`; fish's conf.d files): a
+ * masked credential's real value there was read in clear. Searched: the
+ * files at the top of $HOME/.config and $XDG_CONFIG_HOME, of each
+ * directory in them and of each dot directory of the home (.cache
+ * aside), and of each *.d directory in those (fragments: conf.d,
+ * profile.d). After the working directory and the writable trees, so
+ * that their files come first within REMASK_FILES_MAX; read-denied
+ * stores are skipped (remask_skip()), and files over REMASK_FILE_MAX
+ * unnamed (w->quiet_big). 0, or -1 after logging.
+ */
+static int remask_config_dirs(struct remask_walk *w, const char *home, const char *const *env)
+{
+	struct strv dirs = {0};
+	char cfg[PATH_MAX];
+	int rc = 0;
+
+	if ((size_t)snprintf(cfg, sizeof(cfg), "%s/.config", home) < sizeof(cfg)) {
+		rc = remask_dir(w, cfg, false);
+		if (rc == 0)
+			rc = remask_subdirs(w, cfg, false, NULL, &dirs);
+	}
+	for (size_t i = 0; rc == 0 && env != NULL && env[i] != NULL; i++)
+		if (strncmp(env[i], "XDG_CONFIG_HOME=/", 17) == 0) {
+			rc = remask_dir(w, env[i] + 16, false);
+			if (rc == 0)
+				rc = remask_subdirs(w, env[i] + 16, false, NULL, &dirs);
+		}
+	if (rc == 0)
+		rc = remask_subdirs(w, home, true, ".cache", &dirs);
+	for (size_t i = 0, n = dirs.n; rc == 0 && i < n; i++) {
+		struct strv frag = {0};
+
+		rc = remask_dir(w, dirs.v[i], false);
+		if (rc == 0)
+			rc = remask_subdirs(w, dirs.v[i], false, NULL, &frag);
+		for (size_t j = 0; rc == 0 && j < frag.n; j++) {
+			size_t len = strlen(frag.v[j]);
+
+			if (len > 2 && strcmp(frag.v[j] + len - 2, ".d") == 0)
+				rc = remask_dir(w, frag.v[j], false);
+		}
+		strv_free(&frag);
+	}
+	strv_free(&dirs);
+	return rc;
+}
+
+/*
  * The files the command can read that hold a masked credential's real
  * value in any form the re-masker knows, the way users define a token
  * (`export GH_TOKEN=ghp_...` in ~/.bashrc, a project's .env): each is
@@ -2620,6 +2711,10 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 		if (remask_dir(&w, pl->allow_write.v[i], true) < 0 ||
 		    remask_git_up(&w, pl->allow_write.v[i]) < 0)
 			goto out;
+	w.quiet_big = true;
+	if (h->home != NULL && h->home[0] == '/' && remask_config_dirs(&w, h->home, (const char *const *)h->env) < 0)
+		goto out;
+	w.quiet_big = false;
 	if (w.encoded.n > 0) {
 		say_paths(&w.encoded, "",
 			  " held a masked credential's real value encoded (hex, base32, base64 of it or of its "

@@ -944,6 +944,77 @@ static void test_remask_inputs(void)
 	(void)rmdir(at(path, "work/.git"));
 }
 
+/*
+ * Round 38 of the attack: the search for real values read the table's
+ * readable home rows (the top of a directory row), the home's top dot
+ * files and what the sh family's start-up files source; the start-up
+ * files of shells and terminals with no row (nushell's env.nu, elvish's
+ * ~/.elvish/rc.elv, PowerShell's profile, kitty's `env`, wezterm's
+ * set_environment_variables), fish's conf.d/ below its row and a plain
+ * ~/.config/secrets.env showed the masked GH_TOKEN's real value in
+ * clear. Now the files at the top of ~/.config, of each directory in it
+ * and of each dot directory of the home, and of the *.d directories in
+ * those, are searched too: each shows the sentinel.
+ */
+static void test_remask_config_dirs(void)
+{
+	static const char *const files[] = {
+		"home/.config/nushell/env.nu", "home/.elvish/rc.elv",
+		"home/.config/powershell/Microsoft.PowerShell_profile.ps1", "home/.config/kitty/kitty.conf",
+		"home/.config/wezterm/wezterm.lua", "home/.config/fish/conf.d/tokens.fish", "home/.config/secrets.env"};
+	char script[4096], line[128], path[PATH_MAX], gh[64];
+	char *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
+	struct test_sbx_run r = {at(work, "work"), at(home, "home"), NULL, at(pol, "work.yaml"), sc, env, NULL};
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	snprintf(line, sizeof(line), "GH_TOKEN = \"%s\"\n", real_token);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char dir[PATH_MAX], cmd[PATH_MAX + 16];
+
+		at(path, files[i]);
+		snprintf(dir, sizeof(dir), "%s", path);
+		*strrchr(dir, '/') = '\0';
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+		CU_ASSERT_FATAL(system(cmd) == 0);
+		CU_ASSERT_EQUAL_FATAL(test_write_file(path, line, strlen(line)), 0);
+		n += (size_t)snprintf(script + n, sizeof(script) - n, "printf 'F%zu=%%s\\n' \"$(cat '%s')\"\n", i, path);
+	}
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(sc, script, strlen(script)), 0);
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0, "status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char want[64], clear[96];
+
+		snprintf(want, sizeof(want), "F%zu=GH_TOKEN = \"ghp_", i);
+		snprintf(clear, sizeof(clear), "F%zu=GH_TOKEN = \"%s", i, real_token);
+		ROW(test_has(out, want) && !test_has(out, clear), "~/%s was not shown with the sentinel: %s",
+		    files[i] + 5, test_nz(out));
+	}
+	ROW(!test_has(out, real_token) && !test_has(err, real_token),
+	    "the real value was read from a configuration directory: %s", test_nz(out));
+	free(out);
+	free(err);
+	/* the files, then the directories made for them that are empty now */
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *slash;
+
+		(void)unlink(at(path, files[i]));
+		while ((slash = strrchr(path, '/')) != NULL && strcmp(slash, "/home") != 0) {
+			*slash = '\0';
+			if (strcmp(strrchr(path, '/'), "/home") == 0 || rmdir(path) < 0)
+				break;
+		}
+	}
+}
+
 /* A git setup script in root (test_git_sh()). */
 #define sh(...) test_git_sh(root, false, __VA_ARGS__)
 
@@ -2628,6 +2699,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in another variable, the arguments, ~/.bashrc or .env reaches the "
 		 "command as its sentinel",
 		 test_remask_inputs);
+	test_add(s, "a masked value in the start-up files of shells and terminals without a row (nushell, elvish, "
+		 "PowerShell, kitty, wezterm, fish's conf.d, ~/.config/secrets.env) reaches the command as its sentinel",
+		 test_remask_config_dirs);
 	test_add(s, "a masked value in the config of a linked worktree, a submodule, an outer repository or "
 		 "GIT_DIR's reaches the command as its sentinel",
 		 test_remask_git_layouts);
