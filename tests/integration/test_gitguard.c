@@ -2375,6 +2375,45 @@ static void test_devenv_state(void)
 }
 
 /*
+ * A protected file reached through a hard link (the attacker of round 38
+ * tried it, held, no test): the user's hook is a hard link of a tracked
+ * scripts/pre-commit (`ln scripts/pre-commit .git/hooks/pre-commit`,
+ * a common way to share hooks), and .vscode/tasks.json has a second
+ * name at the top of the tree. The session writes only through the
+ * other names: the row's placeholder or read-only mount covers the
+ * path, not the inode. The check after the run must see the hook and
+ * the settings file changed (their ctime) and move them aside, so the
+ * host's next commit does not run the plant and VS Code does not read
+ * the task; the tracked script keeps the change, for review.
+ */
+static void test_hard_links(void)
+{
+	static const char *const want[] = {"/work/.git/hooks/pre-commit: hook", "/work/.vscode/tasks.json: ", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c,
+				 "mkdir -p work/scripts work/.vscode && "
+				 "printf '#!/bin/sh\\necho user-hook\\n' > work/scripts/pre-commit && "
+				 "chmod +x work/scripts/pre-commit && ln work/scripts/pre-commit work/.git/hooks/pre-commit && "
+				 "git -C work add scripts && git -C work commit -q -m s && "
+				 "echo '{}' > work/.vscode/tasks.json && ln work/.vscode/tasks.json work/tasks-copy.json",
+				 NULL, NULL,
+				 "printf 'touch \"$M/hardlink-hook\"\\n' >> scripts/pre-commit && "
+				 "echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"}}]}' > tasks-copy.json && "
+				 "echo wrote",
+				 GIT_USE("work") "cat work/.vscode/tasks.json 2>/dev/null") == 0);
+	ROW(test_has(c.out, "wrote"), "the session could not write through the hard links: %s %s", test_nz(c.out),
+	    test_nz(c.err));
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the host's commit ran the hook written through its hard link: %s", markers(&c));
+	ROW(!test_has(c.host, "folderOpen"), "the tasks file written through its hard link stayed: %s",
+	    test_nz(c.host));
+	ROW(exists(&c, "work/.git/hooks/pre-commit.passavant-quarantine"), "the hook was not moved aside");
+	gcase_free(&c);
+}
+
+/*
  * Round 38 of the attack: the hook managers' family (configs read at
  * every commit by the hook the tool's install wrote) had members the
  * rows missed: CaptainHook's captainhook.json, GrumPHP's grumphp.yml
@@ -4921,6 +4960,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "direnv's layout directory: a nix-direnv cache or a layout's bin/ the session wrote is moved aside",
 		 test_direnv_layout);
 	test_add(s, "devenv's state directory and local overrides, at the top and nested", test_devenv_state);
+	test_add(s, "a hook and a settings file written through hard links: moved aside", test_hard_links);
 	test_add(s, "more hook managers' configs (CaptainHook, GrumPHP, rusty-hook, hk, trunk), at the top and nested",
 		 test_more_hook_managers);
 	test_add(s, "existing version files at the top: one line names them read-only and why before the command",
