@@ -693,8 +693,9 @@ static bool json_byte(struct formmethod *fm, unsigned char ch)
 		if (json_blank(ch))
 			return true;
 		if (ch == ':') {
+			/* a _method key inside a _method array's object keeps
+			 * the array's depth (a reset lost the strings after it) */
 			fm->st = J_VALUE;
-			fm->depth = 0;
 			return true;
 		}
 		fm->st = J_OUT;
@@ -722,22 +723,44 @@ static bool json_byte(struct formmethod *fm, unsigned char ch)
 	}
 }
 
+/*
+ * A _method array value nested deeper than fm->depth counts: where it
+ * ends is lost, and a string after it in the array (which a framework
+ * taking an array's last element reads) would go unjudged, so it is
+ * refused, judged as a method too long for any rule.
+ */
+static bool json_too_deep(struct formmethod *fm)
+{
+	const char *rule = NULL;
+
+	if (fm->judge(fm->judge_arg, "", &rule))
+		return true;
+	fm->refused = true;
+	fm->rule = rule != NULL ? rule : "allowedMethods";
+	(void)snprintf(fm->method, sizeof(fm->method), "%s", "(unread)");
+	fm->where = "the body's JSON key _method (an array value nested deeper than the proxy follows)";
+	return false;
+}
+
 /* A byte outside any string (fm->depth > 0: inside a _method key's
- * array value, depth its nesting). */
+ * array value, depth its nesting). Every string in that value is
+ * judged, nested ones and object keys too (a _method array holds method
+ * names; a framework taking one element may take any). */
 static bool json_out_byte(struct formmethod *fm, unsigned char ch)
 {
 	if (ch == '"') {
 		fm->st = J_STR;
 		fm->sub = JS_CHAR;
-		fm->judging = fm->depth == 1;
+		fm->judging = fm->depth > 0;
 		fm->tok.len = fm->tok.end = 0;
 		name_reset(&fm->name, false);
 		return true;
 	}
 	if (fm->depth > 0) {
 		if (ch == '[' || ch == '{') {
-			if (fm->depth < UINT8_MAX)
-				fm->depth++;
+			if (fm->depth == UINT8_MAX)
+				return json_too_deep(fm);
+			fm->depth++;
 		} else if (ch == ']' || ch == '}') {
 			fm->depth--;
 		}
@@ -787,7 +810,8 @@ static bool ascii_charset(const char *v, size_t n)
  * Whether every charset ct[0..len) names is one of ascii_charsets: each
  * "charset" (any case, anywhere: Tomcat's older reading looks for
  * "charset=" in the whole value) followed by '=' (blanks around it), its
- * value quoted or to ';', ',' or a blank. Tomcat decodes a form's and a
+ * value quoted or to ';', ',' or a blank; and no RFC 2231 "charset*"
+ * (Django reads one as the charset). Tomcat decodes a form's and a
  * multipart head's bytes with it, Express's body-parser a JSON body's:
  * in UTF-16, EBCDIC or ISO-2022-JP the bytes of "_method" are not
  * ASCII's, and the reader would not see it.
@@ -799,6 +823,11 @@ static bool charsets_ascii(const char *ct, size_t len)
 
 		if (strncasecmp(ct + k, "charset", 7) != 0)
 			continue;
+		/* an RFC 2231 one (charset*=utf-8''utf-16, charset*0=):
+		 * Django's parse_header_parameters() reads it as charset and
+		 * decodes the form with it; not decoded here, so refused */
+		if (i < len && ct[i] == '*')
+			return false;
 		while (i < len && (ct[i] == ' ' || ct[i] == '\t'))
 			i++;
 		if (i >= len || ct[i] != '=')

@@ -27,9 +27,10 @@
  *    its body to the next boundary line the value;
  *  - JSON (a Content-Type holding "/json" or "+json" anywhere, as
  *    Laravel tells one): any object key that decodes (escapes, \u005f too) to
- *    `_method` in any case; its string value, or each string of an
- *    array value (in a charset whose bytes are not ASCII's: FM_CHARSET,
- *    as a form's);
+ *    `_method` in any case; its string value, or every string inside an
+ *    array value, nested ones and object keys too (an array nested over
+ *    254 deep is refused: its end would be lost) (in a charset whose
+ *    bytes are not ASCII's: FM_CHARSET, as a form's);
  *  - any other type: not read.
  * Each value is judged element by element (',' splits), blanks around it
  * dropped, upper-cased (struct method_tok), against the judge the caller
@@ -104,7 +105,7 @@ struct formmethod {
 	uint8_t pct_hi;             /* the raw hex digit after '%' */
 	uint32_t u;                 /* JSON \uXXXX: the code point so far */
 	uint8_t un;                 /* JSON \uXXXX: hex digits read */
-	uint8_t depth;              /* JSON array value: nesting (saturates) */
+	uint8_t depth;              /* JSON array value: nesting (deeper than UINT8_MAX: refused) */
 	uint8_t plen;               /* multipart: delimiter length ("\n--" + boundary) */
 	uint8_t j;                  /* multipart: delimiter bytes matched */
 	uint8_t hn;                 /* multipart header: name bytes matched / param name length */

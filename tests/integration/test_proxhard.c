@@ -1811,6 +1811,15 @@ struct body_case {
 	const char *named, *method; /* NULL: allowed, passes */
 };
 
+/* review 38a: a _method array nested 300 deep (the reader's count
+ * saturated at 255 and lost the array's end, so "DELETE" after it went
+ * unjudged) */
+#define OPEN10 "[[[[[[[[[["
+#define CLOSE10 "]]]]]]]]]]"
+#define OPEN100 OPEN10 OPEN10 OPEN10 OPEN10 OPEN10 OPEN10 OPEN10 OPEN10 OPEN10 OPEN10
+#define CLOSE100 CLOSE10 CLOSE10 CLOSE10 CLOSE10 CLOSE10 CLOSE10 CLOSE10 CLOSE10 CLOSE10 CLOSE10
+#define DEEP300 OPEN100 OPEN100 OPEN100 CLOSE100 CLOSE100 CLOSE100
+
 static const struct body_case body_cases[] = {
 	{ "Content-Type: application/x-www-form-urlencoded\r\n", false, "a=1&_method=DELETE&b=2",
 	  "the body parameter _method", "DELETE" },
@@ -1881,6 +1890,12 @@ static const struct body_case body_cases[] = {
 	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
 	  "--XyZ\r\nContent-Disposition: form-data; name*0=_met; name*1=hod\r\n\r\npatch\r\n--XyZ--\r\n",
 	  "the body's multipart part _method", "PATCH" },
+	/* review 38a: every string in a _method array is judged; one nested
+	 * deeper than the reader follows is refused */
+	{ "Content-Type: application/json\r\n", false, "{\"_method\": [{\"_method\": \"GET\"}, \"DELETE\"]}",
+	  "the body's JSON key _method", "_METHOD" },
+	{ "Content-Type: application/json\r\n", true, "{\"_method\": [" DEEP300 "|, \"DELETE\"]}",
+	  "the body's JSON key _method (an array value nested deeper than the proxy follows)", "(unread)" },
 	/* look-alikes pass */
 	{ "Content-Type: multipart/related; boundary=XyZ\r\n", false,
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"name=_method.txt\"\r\n"
@@ -2029,6 +2044,10 @@ static void test_override_body_h1(void)
 			/* Express's body-parser decodes a JSON body in any utf-* (round 38) */
 			{ "application/json; charset=utf-16le", true },
 			{ "application/vnd.api+json; charset=\"UTF-32\"", true },
+			/* RFC 2231: Django's parse_header_parameters() reads
+			 * charset* as the charset (review 38a) */
+			{ "application/x-www-form-urlencoded; charset*=utf-8''IBM037", true },
+			{ "application/x-www-form-urlencoded; charset=utf-8; Charset*0=utf-16le", true },
 			{ "application/json; charset=utf-8", false },
 			{ "application/x-www-form-urlencoded; charset=UTF-8", false },
 			{ "application/x-www-form-urlencoded; charset=ISO-8859-1", false },
@@ -2125,6 +2144,71 @@ static void test_override_body_h2(void)
 			ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") && test_has(a, want),
 			    "h2 case %zu: no 403 saying '%s': %.300s / %.400s", i, want, test_nz(out), test_nz(a));
 			ROW(!test_has(rec, " end\n"), "h2 case %zu: the upstream got the whole request: %.400s", i,
+			    test_nz(rec));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+}
+
+/*
+ * Round 38's bodies over HTTP/2 (its rows were HTTP/1.1 only; the stream
+ * reads the body with the same formmethod through h2req.c): an RFC 2231
+ * boundary*= and name*= (Go), a JSON body in UTF-16, a form media type by
+ * prefix (Undertow); and review 38a's: a charset*= (Django), a _method
+ * array nested 300 deep, a _method key inside a _method array.
+ */
+static void test_override_body_h2_r38(void)
+{
+	static const struct {
+		const char *ctype, *data, *want; /* want NULL: passes */
+	} cases[] = {
+		{ "multipart/form-data; boundary=AAA; boundary*=utf-8''BBB",
+		  "[\"--BBB\\r\\nContent-Disposition: form-data; name=_method\\r\\n\\r\\nDELETE\\r\\n--BBB--\\r\\n\"]",
+		  "one servers may read differently" },
+		{ "multipart/form-data; boundary=XyZ",
+		  "[\"--XyZ\\r\\nContent-Disposition: form-data; name*=utf-8''%5Fme\", \"thod\\r\\n\\r\\nDELETE\\r\\n--XyZ--\\r\\n\"]",
+		  "names the method DELETE," },
+		{ "application/json; charset=utf-16le", "[\"{}\"]", "names a charset whose bytes are not ASCII" },
+		{ "application/x-www-form-urlencoded; charset*=utf-8''utf-16le", "[\"a=1\"]",
+		  "names a charset whose bytes are not ASCII" },
+		{ "application/x-www-form-urlencodedX", "[\"_method=DEL\", \"ETE\"]", "names the method DELETE," },
+		{ "application/json", "[\"{\\\"_method\\\": [{\\\"_method\\\": \\\"GET\\\"}, \\\"PUT\\\"]}\"]",
+		  "names the method _METHOD," },
+		{ "application/json", "[\"{\\\"_method\\\": [\" , \"" OPEN100 OPEN100 OPEN100 "\", \"" CLOSE100 CLOSE100
+		  CLOSE100 ", \\\"DELETE\\\"]}\"]", "names the method (unread)," },
+		{ "application/json", "[\"{\\\"_method\\\": [\\\"get\\\", [\\\"post\\\"]]}\"]", NULL },
+		{ "application/x-www-form-urlencoded; charset=utf-8", "[\"_method=post\"]", NULL },
+	};
+	char json[2048], script[4200], target[64], *out, *a, *rec;
+	struct marks m;
+
+	NEED_READY();
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+	snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+				"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
+
+		snprintf(json, sizeof(json),
+			 "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, \"headers\": [[\"content-type\", "
+			 "\"%s\"]], \"data\": %s}",
+			 cases[i].ctype, cases[i].data);
+		mark(&m);
+		out = NULL;
+		(void)runv(&out, argv);
+		rec = test_file_since(rec_h2, m.h2);
+		a = audit_since(&m);
+		if (cases[i].want == NULL) {
+			ROW(test_has(out, "status 200") && test_has(rec, " end\n"),
+			    "h2 r38 case %zu (read, allowed): not passed whole: %.300s / %.300s", i, test_nz(out),
+			    test_nz(rec));
+		} else {
+			ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") && test_has(a, cases[i].want),
+			    "h2 r38 case %zu (%s): no 403 saying '%s': %.300s / %.400s", i, cases[i].ctype, cases[i].want,
+			    test_nz(out), test_nz(a));
+			ROW(!test_has(rec, " end\n"), "h2 r38 case %zu: the upstream got the whole request: %.400s", i,
 			    test_nz(rec));
 		}
 		free(a);
@@ -2420,6 +2504,9 @@ TEST_REGISTRAR(register_proxhard)
 		 test_override_body_h1);
 	test_add(s, "method override: h2 a _method in the body split across DATA frames: refused",
 		 test_override_body_h2);
+	test_add(s, "method override: h2 round 38's bodies (boundary*=, name*=, charset*=, UTF-16 JSON, a form type by "
+		    "prefix, a deep _method array): refused",
+		 test_override_body_h2_r38);
 	test_add(s, "method override: a coded body (Content-Encoding) of a type read for a _method: refused at its head",
 		 test_override_body_coded);
 	test_add(s, "method override: a body _method refused after an upstream's 100 Continue: a clean 403, the body cut",

@@ -68,7 +68,11 @@ static const struct fm_case cases[] = {
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n\r\n--XyZ\r\n--XyZ\r\n\r\n_method\r\n--XyZ--\r\n", NULL },
 	{ "application/json", "{\"_method\": \"DELETE\"}", "DELETE" },
 	{ "application/json; charset=utf-8", "{\"a\":{\"\\u005Fmethod\":\"d\\u0065lete\"}}", "DELETE" },
-	{ "application/merge-patch+json", "{\"_method\" : [\"GET\", [\"x\"], \"put\"]}", "PUT" },
+	{ "application/merge-patch+json", "{\"_method\" : [\"GET\", [\"post\"], \"put\"]}", "PUT" },
+	/* review 38a: every string in a _method array is judged, nested ones
+	 * and keys too; a _method key inside it no longer resets its depth */
+	{ "application/json", "{\"_method\": [{\"_method\": \"GET\"}, \"DELETE\"]}", "_METHOD" },
+	{ "application/json", "{\"_method\": [[\"get\"], \"post\", {\"x\": 1}]}", "X" },
 	{ "text/json", "[1, {\"_Method\":\"PATCH\"}]", "PATCH" },
 	{ "application/json", "{\"method\": \"tools/call\", \"x\": \"_method\", \"_method\": \"post\"}", NULL },
 	{ "application/json", "{\"_method\": 1, \"a\": [\"_method\", \"DELETE\"], \"b\": \"\\\"_method\\\": \\\"DELETE\"}",
@@ -191,6 +195,10 @@ static const char *const charset_refused[] = {
 	"; charset=UTF-16",
 	"multipart/form-data; charset=ISO-2022-JP; boundary=x",
 	"application/x-www-form-urlencoded; charset=",
+	/* RFC 2231: Django's parse_header_parameters() reads charset* (review 38a) */
+	"application/x-www-form-urlencoded; charset*=utf-8''utf-16",
+	"multipart/form-data; boundary=XyZ; CHARSET*0=utf-16",
+	"application/json; charset=utf-8; charset*=''utf-32",
 	/* JSON: Express's body-parser decodes any utf-* (round 38) */
 	"application/json; charset=utf-16",
 	"application/merge-patch+json; charset=UTF-32BE",
@@ -256,10 +264,56 @@ static void test_begin(void)
 	}
 }
 
+/*
+ * A _method array nested deeper than the reader counts (review 38a):
+ * the count saturated at 255, so after the inner array closed the reader
+ * took itself out of the array and "DELETE" after it went unjudged.
+ * Now refused; one 200 deep is still followed.
+ */
+static void test_json_deep(void)
+{
+	static struct formmethod fm;
+	static char body[1024];
+	static const struct {
+		size_t depth;
+		const char *tail, *refused;
+	} rows[] = {
+		{ 300, "\"DELETE\"", "(unread)" },
+		{ 254, "\"DELETE\"", "DELETE" },
+		{ 200, "\"post\"", NULL },
+	};
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct fm_case c = { "application/json", body, rows[r].refused };
+		size_t n = 0;
+		const char *got;
+
+		n += (size_t)snprintf(body + n, sizeof(body) - n, "{\"_method\": [");
+		for (size_t i = 0; i < rows[r].depth; i++)
+			body[n++] = '[';
+		for (size_t i = 0; i < rows[r].depth; i++)
+			body[n++] = ']';
+		(void)snprintf(body + n, sizeof(body) - n, ", %s]}", rows[r].tail);
+		got = run(&c, 0, &fm);
+		if ((got == NULL) != (c.refused == NULL) || (got != NULL && strcmp(got, c.refused) != 0)) {
+			fprintf(stderr, "a _method array %zu deep: refused %s, want %s\n", rows[r].depth,
+				got ? got : "nothing", c.refused ? c.refused : "nothing");
+			CU_FAIL("a deep _method array");
+		}
+		got = run(&c, SIZE_MAX, &fm);
+		if ((got == NULL) != (c.refused == NULL) || (got != NULL && strcmp(got, c.refused) != 0)) {
+			fprintf(stderr, "a _method array %zu deep, a byte at a time: refused %s, want %s\n",
+				rows[r].depth, got ? got : "nothing", c.refused ? c.refused : "nothing");
+			CU_FAIL("a deep _method array, a byte at a time");
+		}
+	}
+}
+
 TEST_REGISTRAR(proxy_formmethod_suite)
 {
 	CU_pSuite s = test_suite("proxy_formmethod", NULL, NULL);
 
 	test_add(s, "a _method in form, multipart and JSON bodies, every split", test_cases);
 	test_add(s, "Content-Type: what is read, a boundary too long", test_begin);
+	test_add(s, "a _method JSON array nested deeper than read: refused", test_json_deep);
 }
