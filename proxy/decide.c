@@ -731,7 +731,8 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 			 * proxy reads no coding. */
 			if (coded) {
 				why = "its body is coded (a Content-Encoding other than identity: servers decode "
-				      "the form before reading it; send it uncoded)";
+				      "the body before reading its form or JSON; send it uncoded: an SDK's request "
+				      "compression off, e.g. OTEL_EXPORTER_OTLP_COMPRESSION=none)";
 				goto refuse;
 			}
 			fm->d = *d; /* the policy outlives the request (the connection's or the stream's reference) */
@@ -743,7 +744,8 @@ bool conn_body_method_begin(const struct req_facts *f, struct formmethod *fm, st
 		case FM_CHARSET:
 			why = "its Content-Type names a charset whose bytes are not ASCII's (UTF-16, EBCDIC, "
 			      "ISO-2022-JP: a server decoding the form or JSON with it reads names the proxy "
-			      "cannot; send it in UTF-8)";
+			      "cannot) or an RFC 2231 charset*= (Django reads it, the proxy does not); send it "
+			      "in UTF-8 with a plain charset=";
 			goto refuse;
 		}
 		why = "its multipart Content-Type has no boundary, one longer than 70 bytes (RFC 2046), or "
