@@ -2375,6 +2375,103 @@ static void test_override_body_continue(void)
 }
 
 /*
+ * Review 38a, smuggling on a [GET, POST] host through the plain proxy:
+ * framing the upstream may read otherwise than llhttp (CL with TE, TE
+ * spellings, chunk sizes and extensions, obs-fold, a blank before ':'),
+ * and a DELETE pipelined after a body or inside a GET's. Each is a 400
+ * or a 403 and the upstream never gets a DELETE; only a refusal or the
+ * first request reaches it.
+ */
+static void test_override_smuggle(void)
+{
+	static const struct {
+		const char *fields, *body, *want; /* want: the status line's start */
+	} cases[] = {
+		{ "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\nDELETE /sink HTTP/1.1\r\nHost: x\r\n\r\n",
+		  "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: chunked, identity\r\n", "0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: xchunked\r\n", "0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding:\r\n chunked\r\n", "0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding : chunked\r\n", "0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: chunked\r\n", "0x5\r\nabcde\r\n0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: chunked\r\n", "5;a\nb\r\nabcde\r\n0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: chunked\r\n", "10000000000000005\r\nabcde\r\n0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Transfer-Encoding: chunked\r\n", "5\r\nabcde\n0\r\n\r\n", "HTTP/1.1 400 " },
+		{ "Content-Length: 5\r\nContent-Length: 6\r\n", "abcdef", "HTTP/1.1 400 " },
+		{ "Content-Length: +5\r\n", "abcde", "HTTP/1.1 400 " },
+		{ "X-HTTP-Method-Override:\r\n DELETE\r\nContent-Length: 0\r\n", "", "HTTP/1.1 400 " },
+		{ "X-HTTP-Method-Override\t: DELETE\r\nContent-Length: 0\r\n", "", "HTTP/1.1 400 " },
+		/* a DELETE pipelined after a body: judged as its own request */
+		{ "Content-Length: 5\r\n",
+		  "abcdeDELETE http://%s/sink HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 403 " },
+		{ "Content-Length: 5\r\n", "abcdeDELETE /sink HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n",
+		  "HTTP/1.1 400 " },
+	};
+	char hp[64];
+	struct marks m;
+
+	NEED_READY();
+	snprintf(hp, sizeof(hp), "127.0.0.1:%u", (unsigned)upm.port);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char req[1024], body[512], *out, *rec;
+
+		snprintf(body, sizeof(body), cases[i].body, hp, hp);
+		snprintf(req, sizeof(req), "POST http://%s/sink HTTP/1.1\r\nHost: %s\r\n%s\r\n%s", hp, hp, cases[i].fields,
+			 body);
+		mark(&m);
+		out = raw_pxs(req);
+		rec = test_file_since(rec_meth, m.meth);
+		ROW(test_has(out, cases[i].want), "smuggle case %zu: not '%s': %.300s", i, cases[i].want, test_nz(out));
+		ROW(!test_has(rec, "DELETE /sink") && !test_has(rec, "X-HTTP-Method-Override"),
+		    "smuggle case %zu: the upstream got a DELETE: %.400s", i, test_nz(rec));
+		free(rec);
+		free(out);
+		free(audit_since(&m));
+	}
+	/* HTTP/2: a content-length other than the DATA, connection-specific
+	 * fields, a method override in the request's trailers */
+	{
+		static const char *const h2cases[] = {
+			"\"headers\": [[\"content-type\", \"text/plain\"], [\"content-length\", \"3\"]], "
+			"\"data\": [\"abc\", \"DELETE\"]",
+			"\"headers\": [[\"content-type\", \"text/plain\"], [\"content-length\", \"30\"]], "
+			"\"data\": [\"abc\"]",
+			"\"headers\": [[\"transfer-encoding\", \"chunked\"]], \"data\": [\"0\\r\\n\\r\\n\"]",
+			"\"headers\": [[\"content-type\", \"text/plain\"]], \"data\": [\"abc\"], "
+			"\"trailers\": [[\"x-http-method-override\", \"DELETE\"]]",
+		};
+		char json[1024], script[4200], target[64];
+
+		snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+		snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
+		for (size_t i = 0; i < sizeof(h2cases) / sizeof(h2cases[0]); i++) {
+			char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+					"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
+			char *out = NULL, *rec;
+
+			snprintf(json, sizeof(json), "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, %s}",
+				 h2cases[i]);
+			mark(&m);
+			(void)runv(&out, argv);
+			rec = test_file_since(rec_h2, m.h2);
+			if (i < 3) {
+				ROW(!test_has(out, "status 200") && !test_has(rec, " end\n"),
+				    "h2 smuggle case %zu: passed whole: %.300s / %.300s", i, test_nz(out), test_nz(rec));
+			} else {
+				ROW(test_has(out, "status 200") && !test_has(rec, "DELETE") && !test_has(rec, "override"),
+				    "h2 smuggle case %zu: a trailer's override went upstream: %.300s / %.400s", i,
+				    test_nz(out), test_nz(rec));
+			}
+			free(rec);
+			free(out);
+			free(audit_since(&m));
+		}
+	}
+}
+
+/*
  * Round 38 of the attack: a chunked request's trailer on a [GET, POST]
  * host. The proxy judged the head and passed the raw chunked framing on,
  * trailers too, so "X-HTTP-Method-Override: DELETE" after the last chunk
@@ -2517,6 +2614,9 @@ TEST_REGISTRAR(register_proxhard)
 		 test_override_body_continue);
 	test_add(s, "method override: a chunked request's trailer field on a host with a method list: 403, never upstream",
 		 test_override_trailer);
+	test_add(s, "method override: smuggling on a host with a method list (framing llhttp and an upstream may read "
+		    "apart, a pipelined DELETE): refused",
+		 test_override_smuggle);
 	test_add(s, "method override: an allowed method passes unchanged (h1, h2)", test_override_allowed);
 	test_add(s, "method override: a host without a method rule is untouched", test_override_no_rule);
 	test_add(s, "sweep: no real value in the proxy's output or audit file", test_sweep);
