@@ -737,7 +737,7 @@ static bool json_too_deep(struct formmethod *fm)
 		return true;
 	fm->refused = true;
 	fm->rule = rule != NULL ? rule : "allowedMethods";
-	(void)snprintf(fm->method, sizeof(fm->method), "%s", "(unread)");
+	(void)snprintf(fm->method, sizeof(fm->method), "%s", "?");
 	fm->where = "the body's JSON key _method (an array value nested deeper than the proxy follows)";
 	return false;
 }
