@@ -2375,6 +2375,53 @@ static void test_override_body_continue(void)
 }
 
 /*
+ * Round 38's 100-continue over HTTP/2 (its test was HTTP/1.1 only): the
+ * client sends its HEADERS with expect: 100-continue and waits; the
+ * upstream (pv-h2-upstream.py) answers 100, which the proxy passes on;
+ * only then the body. A body _method=DELETE is still a 403 and the
+ * upstream never gets the whole request; _method=POST passes.
+ */
+static void test_override_body_continue_h2(void)
+{
+	char json[1024], script[4200], target[64];
+	struct marks m;
+
+	NEED_READY();
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+	snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
+	for (int refused = 1; refused >= 0; refused--) {
+		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+				"--cafile", px.trust, "--timeout", "15", "req", json, NULL};
+		char *out = NULL, *rec, *a;
+
+		snprintf(json, sizeof(json),
+			 "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, \"wait100\": true, "
+			 "\"headers\": [[\"content-type\", \"application/x-www-form-urlencoded\"], "
+			 "[\"expect\", \"100-continue\"]], \"data\": [\"_method=\", \"%s\"]}",
+			 refused ? "DELETE" : "POST");
+		mark(&m);
+		(void)runv(&out, argv);
+		rec = test_file_since(rec_h2, m.h2);
+		a = audit_since(&m);
+		ROW(test_has(out, "interim 100"), "h2 100-continue (%s): no 100 passed on: %.300s",
+		    refused ? "DELETE" : "POST", test_nz(out));
+		if (refused) {
+			ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") &&
+				    test_has(a, "names the method DELETE,"),
+			    "h2 100-continue: no 403 for the body's DELETE: %.300s / %.300s", test_nz(out), test_nz(a));
+			ROW(!test_has(rec, " end\n"), "h2 100-continue: the upstream got the whole request: %.400s",
+			    test_nz(rec));
+		} else {
+			ROW(test_has(out, "status 200") && test_has(rec, " end\n"),
+			    "h2 100-continue (POST): not passed whole: %.300s / %.300s", test_nz(out), test_nz(rec));
+		}
+		free(a);
+		free(rec);
+		free(out);
+	}
+}
+
+/*
  * Review 38a, smuggling on a [GET, POST] host through the plain proxy:
  * framing the upstream may read otherwise than llhttp (CL with TE, TE
  * spellings, chunk sizes and extensions, obs-fold, a blank before ':'),
@@ -2614,6 +2661,8 @@ TEST_REGISTRAR(register_proxhard)
 		 test_override_body_continue);
 	test_add(s, "method override: a chunked request's trailer field on a host with a method list: 403, never upstream",
 		 test_override_trailer);
+	test_add(s, "method override: h2 a body _method after the upstream's 100 (expect: 100-continue): refused",
+		 test_override_body_continue_h2);
 	test_add(s, "method override: smuggling on a host with a method list (framing llhttp and an upstream may read "
 		    "apart, a pipelined DELETE): refused",
 		 test_override_smuggle);

@@ -31,6 +31,10 @@ Modes:
                         "trailers": [["name", "value"], ...] (a HEADERS
                                    frame with END_STREAM after the DATA),
                         "end": true (END_STREAM on the last frame),
+                        "wait100": true (after the HEADERS, waits up
+                                   to 10 s for an interim response,
+                                   printed "stream S interim CODE",
+                                   before the DATA),
                         "cancel": true (RST_STREAM CANCEL right after
                                    the stream's frames; not waited for)}
   concurrency N PATH N GETs of PATH at once, ignoring the server's
@@ -186,6 +190,11 @@ class Client:
         trailers = [(n.encode('latin-1'), v.encode('latin-1')) for n, v in spec.get('trailers', [])]
         end = spec.get('end', True)
         self.send_headers(sid, self.fields(spec), end_stream=end and not data and not trailers)
+        if spec.get('wait100'):
+            deadline = time.monotonic() + 10
+            while (not self.streams[sid].get('interim') and self.streams[sid]['reset'] is None and
+                   not self.streams[sid]['ended'] and not self.closed and time.monotonic() < deadline):
+                self.read(0.2)
         for i, d in enumerate(data):
             if not self.send_data(sid, d, end and not trailers and i == len(data) - 1, one_frame=True,
                                   deadline=time.monotonic() + 10):
@@ -287,6 +296,8 @@ class Client:
         status = dict(fields).get(b':status')
         if st['status'] is None and status is not None:
             if status.startswith(b'1'):
+                st['interim'] = True
+                out('stream %d interim %s' % (sid, status.decode('latin-1')))
                 return
             st['status'] = int(status)
             out('stream %d status %d' % (sid, st['status']))

@@ -320,6 +320,10 @@ class Conn:
         self.streams[sid] = st
         record('=== conn %d stream %d headers\n%s' % (self.n, sid, fields_text(ev.headers)))
         path = (st.get(b':path') or b'').decode('latin-1')
+        if (st.get(b'expect') or b'').lower() == b'100-continue' and not ev.stream_ended:
+            # an interim 100 before the body, as pv-upstream answers one
+            self.h2.send_headers(sid, [(b':status', b'100')])
+            self.flush()
         if path.startswith('/slowecho'):
             args = dict(kv.partition('=')[::2] for kv in path.partition('?')[2].split('&') if kv)
             st.slow = (max(1, int(args.get('n', '16384'))), int(args.get('ms', '250')) / 1000.0)
