@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1883,8 +1885,16 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
 
 /* ------------------------------------------------ files holding real values */
 
-/* The largest file, and the most files, searched for real values. */
-#define REMASK_FILE_MAX (1024 * 1024)
+/* The largest file, and the most files, searched for real values: 8 MiB
+ * of text, 1 MiB of anything else (review38c: a 2 MiB dot file with
+ * `export GH_TOKEN=...` in it went to the command unsearched at 1 MiB;
+ * the executables of ~/.local/bin, ~/bin and ~/.cargo/bin, rows of the
+ * mandatory table searched whole, are binary, and searching those of
+ * 1 to 8 MiB would spend the budget below and refuse ordinary homes).
+ * Text: no NUL byte in the first REMASK_TEXT_PROBE bytes. */
+#define REMASK_FILE_MAX (8 * 1024 * 1024)
+#define REMASK_BINARY_MAX (1024 * 1024)
+#define REMASK_TEXT_PROBE 8192
 #define REMASK_FILES_MAX 2048
 
 /* A compressed file searched (remask_inflated()): the most bytes it
@@ -1893,6 +1903,10 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
  * bound; fix38m). */
 #define REMASK_INFLATE_MAX (8 * 1024 * 1024)
 #define REMASK_INFLATE_TOTAL (64 * 1024 * 1024)
+/* The most compressed streams tried in one start (review38c: a header
+ * wherever it is is tried, and 1 MiB of gzip headers cost 0.6 s; past
+ * this the file refuses the start, as past the bounds above). */
+#define REMASK_STREAMS_MAX 4096
 
 /*
  * The most bytes of files searched in one start (their sizes, as read).
@@ -1926,7 +1940,7 @@ struct remask_walk {
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
 	struct strv seen, said, big, gitdirs, sourced, encoded, zbig, over;
-	size_t made, looked, inflated, bytes, bytes_max, over_more;
+	size_t made, looked, inflated, streams, bytes, bytes_max, over_more;
 	bool cut; /* a bound left files unsearched */
 	bool quiet_big; /* a file over REMASK_FILE_MAX is skipped unnamed (the
 			 * configuration directories: their start-up files are
@@ -1942,37 +1956,67 @@ static bool remask_compressed(const unsigned char *c, size_t n)
 	       !(c[1] & 0x20);
 }
 
+/* zlib's own allocations (its window holds the last 32 KiB inflated, a
+ * real value among them), wiped before they are freed (review38c:
+ * inflateEnd() freed them as they were). */
+#define REMASK_ZHDR sizeof(max_align_t)
+
+static voidpf remask_zalloc(voidpf opaque, uInt items, uInt size)
+{
+	unsigned char *p;
+	size_t n;
+
+	(void)opaque;
+	if (size != 0 && items > (SIZE_MAX - REMASK_ZHDR) / size)
+		return NULL;
+	n = (size_t)items * size;
+	p = malloc(n + REMASK_ZHDR);
+	if (p == NULL)
+		return NULL;
+	memcpy(p, &n, sizeof(n));
+	return p + REMASK_ZHDR;
+}
+
+static void remask_zfree(voidpf opaque, voidpf a)
+{
+	unsigned char *p;
+	size_t n;
+
+	(void)opaque;
+	if (a == NULL)
+		return;
+	p = (unsigned char *)a - REMASK_ZHDR;
+	memcpy(&n, p, sizeof(n));
+	explicit_bzero(p, n + REMASK_ZHDR);
+	free(p);
+}
+
 /*
- * A compressed file's content c[0..n) (gzip, its members one after the
- * other, or zlib) inflated, at most REMASK_INFLATE_MAX bytes and what is
- * left of the walk's REMASK_INFLATE_TOTAL, and searched as a file is
- * (mask_table_remask(), mask_table_encoded_real()): 1 when it holds a
- * real value, 0 when not (also when the data stops inflating: what came
- * out before is searched, as gzip -dc prints it), 2 when a bound stopped
- * it, -1 after logging. fix38m: a compressed file was searched as its
- * bytes are, so `gzip .env` or a .env.gz put the value before the
+ * The compressed stream at c[0..n) (gzip, its members one after the
+ * other, or zlib) inflated into buf, at most cap bytes (buf holds cap + 1),
+ * and searched as a file is (mask_table_remask(),
+ * mask_table_encoded_real()): 1 when it holds a real value, 0 when not
+ * (also when the data stops inflating: what came out before is
+ * searched, as gzip -dc prints it), 2 when the bound stopped it, -1
+ * after logging. *used is the input bytes the stream took when it
+ * ended cleanly, 0 when not. fix38m: a compressed file was searched as
+ * its bytes are, so `gzip .env` or a .env.gz put the value before the
  * command, which only has to inflate it.
  */
-static int remask_inflated(struct remask_walk *w, const char *path, const unsigned char *c, size_t n)
+static int remask_inflated(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
+			   unsigned char *buf, size_t cap, size_t *used)
 {
-	size_t cap = REMASK_INFLATE_MAX, got = 0, left, outlen = 0;
-	unsigned char *buf;
+	size_t got = 0, outlen = 0;
 	char *out = NULL;
 	z_stream z;
 	int zr = Z_OK, r, rc = -1;
 
-	left = w->inflated < REMASK_INFLATE_TOTAL ? REMASK_INFLATE_TOTAL - w->inflated : 0;
-	if (cap > left)
-		cap = left;
-	buf = malloc(cap + 1);
-	if (buf == NULL) {
-		log_warn("run: inflating %s", path);
-		return -1;
-	}
+	*used = 0;
 	memset(&z, 0, sizeof(z));
+	z.zalloc = remask_zalloc;
+	z.zfree = remask_zfree;
 	if (inflateInit2(&z, 15 + 32) != Z_OK) { /* gzip or zlib, by the header */
 		log_warnx("run: inflating %s: zlib could not start", path);
-		free(buf);
 		return -1;
 	}
 	z.next_in = (unsigned char *)c;
@@ -1991,6 +2035,8 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 		if (zr != Z_OK)
 			break;
 	}
+	if (zr == Z_STREAM_END)
+		*used = n - z.avail_in;
 	inflateEnd(&z);
 	w->inflated += got;
 	if (got > cap) {
@@ -2007,10 +2053,151 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 		log_warn("run: searching %s (inflated) for real values", path);
 done:
 	explicit_bzero(buf, got);
-	free(buf);
 	if (out != NULL)
 		explicit_bzero(out, outlen);
 	free(out);
+	return rc;
+}
+
+/*
+ * Every compressed stream in c[0..n): gzip wherever its header is, zlib
+ * at the start (whole: in raw bytes the two bytes of a zlib header are
+ * too common elsewhere), each inflated and searched (remask_inflated());
+ * a stream that ended cleanly is skipped past. The most bytes inflated
+ * for one stream are REMASK_INFLATE_MAX and what is left of the walk's
+ * REMASK_INFLATE_TOTAL, the streams tried in one start
+ * REMASK_STREAMS_MAX. 1 when one holds a real value, 2 when a bound
+ * stopped one, 0 when none, -1 after logging. review38c: fix38m
+ * inflated only a file that began as gzip, so the same bytes after a
+ * line of text (a self-extracting script) or after a byte of garbage
+ * behind a member reached the command unsearched.
+ */
+static int remask_streams(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
+			  unsigned char **buf)
+{
+	for (size_t off = 0; off < n; off++) {
+		size_t cap = REMASK_INFLATE_MAX, left, used;
+		int r;
+
+		if (!(off + 3 < n && c[off] == 0x1f && c[off + 1] == 0x8b && c[off + 2] == 8 &&
+		      (c[off + 3] & 0xe0) == 0) &&
+		    !(off == 0 && remask_compressed(c, n)))
+			continue;
+		if (++w->streams > REMASK_STREAMS_MAX)
+			return 2;
+		left = w->inflated < REMASK_INFLATE_TOTAL ? REMASK_INFLATE_TOTAL - w->inflated : 0;
+		if (cap > left)
+			cap = left;
+		if (*buf == NULL && (*buf = malloc(REMASK_INFLATE_MAX + 1)) == NULL) {
+			log_warn("run: inflating %s", path);
+			return -1;
+		}
+		r = remask_inflated(w, path, c + off, n - off, *buf, cap, &used);
+		if (r != 0)
+			return r;
+		if (used > 1)
+			off += used - 1;
+	}
+	return 0;
+}
+
+static int b64_digit(unsigned char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+' || ch == '-')
+		return 62;
+	if (ch == '/' || ch == '_')
+		return 63;
+	return -1;
+}
+
+/* The shortest base64 run decoded to look for a compressed stream in
+ * (the smallest gzip member is 20 bytes, a zlib stream 8). */
+#define REMASK_B64_RUN_MIN 12
+
+/*
+ * A compressed file searched (remask_streams()), and every run of
+ * base64 in it (standard or URL-safe; wrapped lines joined) decoded and
+ * searched the same way, from the run's start and from each H4sI in it
+ * (gzip's header in base64): 1, 2, 0 or -1 as remask_streams(). The
+ * decoded bytes and every buffer inflated into are wiped. review38c:
+ * gzip or zlib written in base64 (a Helm release, a Kubernetes value, an
+ * .env's BLOB=H4sI...) reached the command, which only had to decode it
+ * before inflating it.
+ */
+static int remask_packed(struct remask_walk *w, const char *path, const unsigned char *c, size_t n)
+{
+	unsigned char *buf = NULL, *dec = NULL;
+	size_t i = 0, declen = 0;
+	int rc;
+
+	rc = remask_streams(w, path, c, n, &buf);
+	while (rc == 0 && i < n) {
+		size_t s, e, digits = 0;
+
+		if (b64_digit(c[i]) < 0) {
+			i++;
+			continue;
+		}
+		/* a run: digits, with line ends inside when digits follow */
+		for (s = e = i; e < n; e++) {
+			if (b64_digit(c[e]) >= 0) {
+				digits++;
+				continue;
+			}
+			if ((c[e] == '\n' || c[e] == '\r') && e + 1 < n &&
+			    (b64_digit(c[e + 1]) >= 0 || (c[e + 1] == '\n' && e + 2 < n && b64_digit(c[e + 2]) >= 0)))
+				continue;
+			break;
+		}
+		i = e;
+		if (digits < REMASK_B64_RUN_MIN)
+			continue;
+		/* aligned from the run's start; when an H4sI is in the run,
+		 * from each of the other three digits too (one that is not
+		 * on the run's 4-digit grid) */
+		for (size_t a = 0; a < 4 && rc == 0; a++) {
+			unsigned acc = 0;
+			size_t skip = a;
+			int bits = 0;
+
+			if (a > 0 && memmem(c + s, e - s, "H4sI", 4) == NULL)
+				break;
+			if (dec == NULL && (dec = malloc(n / 4 * 3 + 3)) == NULL) {
+				log_warn("run: decoding %s", path);
+				rc = -1;
+				break;
+			}
+			declen = 0;
+			for (size_t k = s; k < e; k++) {
+				int d = b64_digit(c[k]);
+
+				if (d < 0)
+					continue;
+				if (skip > 0) {
+					skip--;
+					continue;
+				}
+				acc = (acc << 6 | (unsigned)d) & 0xffffff;
+				bits += 6;
+				if (bits >= 8) {
+					bits -= 8;
+					dec[declen++] = (unsigned char)(acc >> bits);
+				}
+			}
+			if (declen >= 8)
+				rc = remask_streams(w, path, dec, declen, &buf);
+			explicit_bzero(dec, declen);
+		}
+	}
+	if (buf != NULL)
+		free(buf); /* wiped by remask_inflated() */
+	free(dec);
 	return rc;
 }
 
@@ -2063,6 +2250,15 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		close(fd);
 		return w->quiet_big ? 0 : strv_add(&w->big, path);
 	}
+	if (st.st_size > REMASK_BINARY_MAX) {
+		char probe[REMASK_TEXT_PROBE];
+		ssize_t pn = pread(fd, probe, sizeof(probe), 0);
+
+		if (pn < 0 || memchr(probe, '\0', (size_t)pn) != NULL) {
+			close(fd);
+			return strv_add(&w->big, path);
+		}
+	}
 	if ((size_t)st.st_size > w->bytes_max - w->bytes) {
 		close(fd);
 		if (w->over.n < 16) /* named: the first 16 */
@@ -2100,11 +2296,12 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		log_warn("run: searching %s for real values", path);
 		goto done;
 	}
-	/* a compressed file: inflated and searched; a real value inside, or
+	/* a compressed stream in the file, in its bytes or in base64
+	 * (remask_packed()): inflated and searched; a real value inside, or
 	 * a bound reached, refuses the start (no copy: the file cannot be
 	 * re-masked in place) */
-	if (enc == 0 && remask_compressed((const unsigned char *)content, got)) {
-		int z = remask_inflated(w, path, (const unsigned char *)content, got);
+	if (enc == 0) {
+		int z = remask_packed(w, path, (const unsigned char *)content, got);
 
 		if (z < 0)
 			goto done;
@@ -2726,7 +2923,7 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 	if (w.zbig.n > 0) {
 		say_paths(&w.zbig, "",
 			  " is compressed and inflates past what is searched for masked credentials' real values "
-			  "(8 MiB a file, 64 MiB in all): not starting; remove it from there, or deny the file "
+			  "(8 MiB a stream, 64 MiB or 4,096 streams in all): not starting; remove it from there, or deny the file "
 			  "(filesystem.denyRead)");
 		goto out;
 	}
@@ -2747,7 +2944,7 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 			  " held a masked credential's real value: the command reads the sentinel in "
 			  "its place (read-only in this session)");
 	if (w.big.n > 0 && !s->quiet)
-		say_paths(&w.big, "not searched for masked credentials' real values (over 1 MiB): ", "");
+		say_paths(&w.big, "not searched for masked credentials' real values (binary over 1 MiB, or over 8 MiB): ", "");
 	if (w.cut && !s->quiet)
 		fprintf(stderr, "passavant: searched the usual token files and %d others for masked credentials' "
 			"real values, not the rest\n", REMASK_FILES_MAX);

@@ -2172,6 +2172,114 @@ static void test_remask_compressed(void)
 }
 
 /*
+ * review38c: fix38m inflated a file only when it began as gzip or zlib
+ * data, so the same stream after a line of text (a self-extracting
+ * script: `tail -c +N "$0" | gunzip`), after a byte of garbage behind
+ * gzip's first member, or written in base64 (H4sI..., as Kubernetes and
+ * Helm keep gzip'd data in YAML) still reached the command, which only
+ * had to skip a line or decode base64 first. Each refuses the start now;
+ * a value split across two gzip members refuses (held before); a
+ * script carrying a gzip'd payload with no real value is read.
+ */
+static void test_remask_compressed_inside(void)
+{
+	static const char *const files[][2] = {
+		{".selfx", "printf '#!/bin/sh\\ntail -c +42 \"$0\" | gunzip\\nexit\\n'; (yes 'export PATH=$PATH:/opt/bin' | head -50; printf 'T=%s\\n' \"$T\") | gzip -c"},
+		{".junk.gz", "(printf 'first\\n' | gzip -c; printf 'X'; printf 'T=%s\\n' \"$T\" | gzip -c)"},
+		{".env.b64", "printf 'BLOB=%s\\n' \"$(printf 'T=%s\\n' \"$T\" | gzip -c | base64 -w0)\""},
+		{".vals.yaml", "printf 'data:\\n  release: %s\\n' \"$(printf 'token: %s\\n' \"$T\" | gzip -9 -c | "
+			       "base64 -w 76 | tr -d '\\n')\""},
+		{".zlib.b64", "printf 'Z=%s\\n' \"$(printf 'T=%s\\n' \"$T\" | python3 -c 'import sys, zlib, base64; "
+			      "sys.stdout.write(base64.b64encode(zlib.compress(sys.stdin.buffer.read())).decode())')\""},
+		{".split.gz", "(printf 'T=%.20s' \"$T\" | gzip -c; printf '%s\\n' \"${T#????????????????????}\" | gzip -c)"},
+	};
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+		CU_ASSERT_EQUAL_FATAL(sh("T=%s; %s > work/%s", real_token, files[i][1], files[i][0]), 0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		snprintf(want, sizeof(want), "/work/%s held a masked credential's real value encoded", files[i][0]);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s reached the command: %s",
+		    files[i][0], test_nz(err));
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(want, sizeof(want), "work/%s", files[i][0]);
+		(void)unlink(at(path, want));
+	}
+	/* 5,000 gzip headers: past the streams tried in one start, refused */
+	CU_ASSERT_EQUAL_FATAL(sh("i=0; while [ $i -lt 5000 ]; do printf '\\037\\213\\010\\001'; i=$((i+1)); done > "
+				 "work/.hdrs"),
+			      0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.hdrs is compressed and inflates past"),
+	    "5,000 gzip headers were not refused: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	(void)unlink(at(path, "work/.hdrs"));
+	/* no real value: read as it is */
+	CU_ASSERT_EQUAL_FATAL(sh("(printf '#!/bin/sh\\ntail -c +42 \"$0\" | gunzip\\nexit\\n'; printf 'plain words\\n' | "
+				 "gzip -c) > work/.selfx; printf 'BLOB=%%s\\n' \"$(printf 'plain words\\n' | gzip -c | "
+				 "base64 -w0)\" > work/.env.b64"),
+			      0);
+	st = run_cst(env, "sh .selfx; echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "plain words") && test_has(out, "RAN"),
+	    "a script with a gzip'd payload and no real value: %s", test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.selfx"));
+	(void)unlink(at(path, "work/.env.b64"));
+}
+
+/*
+ * review38c: a dot file over 1 MiB was named as not searched and passed
+ * to the command as it was, so a 2 MiB .viminfo or notes file at the top
+ * of the home or project holding `export GH_TOKEN=...` put the real value
+ * in the sandbox (the shell histories are denied by the mandatory table,
+ * not this). Text files up to 8 MiB are searched now (within the
+ * 32 MiB budget): the command reads the sentinel. Binaries over 1 MiB
+ * are still only named: five of 7 MB in ~/.local/bin (a row of the
+ * mandatory table searched whole) start rather than spend the budget.
+ */
+static void test_remask_big_file(void)
+{
+	char gh[64], path[PATH_MAX], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	CU_ASSERT_EQUAL_FATAL(sh("yes 'set number | cd ~/src/project && make -j8 test' | head -c 2200000 > work/.notes; "
+				 "printf 'export GH_TOKEN=%s\\n' %s >> work/.notes",
+				 "%s", real_token),
+			      0);
+	st = run_cst(env, "grep -o 'GH_TOKEN=[A-Za-z0-9_]*' .notes; echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN") && !test_has(out, real_token) && test_has(out, "GH_TOKEN=ghp_") &&
+		test_has(err, "/work/.notes held a masked credential's real value"),
+	    "a 2 MiB dot file with the real value: status %d, out %s, err %s", st, test_nz(out), test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	(void)unlink(at(path, "work/.notes"));
+	/* binaries of 1 to 8 MiB in ~/.local/bin (a row searched whole) are
+	 * not searched: five of 7 MB would spend the budget and refuse */
+	CU_ASSERT_EQUAL_FATAL(sh("mkdir -p home/.local/bin && for i in 1 2 3 4 5; do (printf '\\177ELF'; "
+				 "head -c 7000000 /dev/zero) > home/.local/bin/tool$i; done"),
+			      0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN") && test_has(err, "binary over 1 MiB"),
+	    "five 7 MB binaries in ~/.local/bin: status %d, err %s", st, test_nz(err));
+	free(out);
+	free(err);
+	CU_ASSERT_EQUAL(sh("rm -rf home/.local/bin"), 0);
+}
+
+/*
  * review37b: a whole AWS credentials file masked written without spaces
  * around its = (aws_access_key_id=AKIA...): the name and the value were
  * one run, whose window aws_access_k is every such file's and a .env's
@@ -2747,6 +2855,12 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in a compressed file (gzip, zlib, gzip's second member, hex gzip'd) refuses the "
 		    "start; one inflating past the bound refuses; a gzip'd file with no value is read",
 		 test_remask_compressed);
+	test_add(s, "a masked value gzip'd after a line of text, after garbage behind a member, in base64 (H4sI), "
+		    "zlib in base64, or split across members refuses the start; a script with a clean payload is read",
+		 test_remask_compressed_inside);
+	test_add(s, "a dot file of 2 MiB holding the real value is searched: the command reads the sentinel; "
+		    "binaries of 7 MB in ~/.local/bin start",
+		 test_remask_big_file);
 	test_add(s, "the search of files has a budget of bytes; a file past it refuses the start", test_remask_budget);
 	test_add(s, "a whole AWS credentials file masked with NAME=VALUE lines: a .env with another account's keys "
 		 "starts; its secret's hex refuses",
