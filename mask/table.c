@@ -1515,10 +1515,14 @@ static bool enc_pgp_spans(const unsigned char *d, size_t n, struct enc_spans *sp
 			return false;
 		}
 		secret = true;
+		/* a secret part too short to be a key is a stub, no secret:
+		 * gpg --export-secret-subkeys writes the primary key's as
+		 * gnu-dummy S2K (an offline primary key), a card's as
+		 * gnu-divert-to-card; nothing of it is looked for (review38c:
+		 * its packet whole was, its public key material with it, so
+		 * the key's own public export refused the start) */
 		if (at - pub >= ENC_KEY_MIN)
 			enc_span_add(sp, pub, at);
-		else /* too short to look for alone: the packet whole */
-			enc_span_add(sp, body, at);
 	}
 	return secret;
 }
@@ -1589,6 +1593,10 @@ static int enc_key_in(const struct enc_hay *hy, const unsigned char *v, size_t n
 		if (pgp ? !enc_pgp_spans(dec, (size_t)dn, &sp)
 			: !enc_ssh_spans(dec, (size_t)dn, &sp) && !enc_der_spans(dec, (size_t)dn, 0, 0, &sp))
 			sp.n = 0;
+		else if (pgp && sp.n == 0) { /* OpenPGP keys, stubs only: no secret */
+			any = true;
+			continue;
+		}
 		if (sp.n == 0) { /* no key we know: its body whole */
 			sp.lo[0] = 0;
 			sp.hi[0] = (size_t)dn;

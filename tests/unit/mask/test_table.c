@@ -1326,6 +1326,60 @@ static void test_encoded_pgp_keys(void)
 }
 
 /*
+ * review38c: a masked OpenPGP block from gpg --export-secret-subkeys
+ * (the primary key kept offline: its secret part a gnu-dummy stub of a
+ * few bytes) had the stub's packet looked for whole, its public key
+ * material with it, so the key's own public export refused the start,
+ * the false refusal fix38m meant to end. The stub is no secret now:
+ * the public export and another key are left; the subkey's secret part
+ * (hex of the block) is found; a block of stubs only finds nothing in
+ * the public export.
+ */
+static void test_encoded_pgp_stub(void)
+{
+	char sh[8192], g[400], path[600], *sub = NULL, *pub = NULL, *other = NULL, *hex = NULL;
+	struct fx f;
+
+	if (system("command -v gpg >/dev/null && command -v gpgconf >/dev/null") != 0) {
+		fprintf(stderr, "(skipped: no gpg) ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	snprintf(g, sizeof(g), "%s/gpgstub", f.dir);
+	snprintf(sh, sizeof(sh),
+		 "mkdir -m 700 %s %s2 && g() { gpg --batch --quiet --homedir %s --pinentry-mode loopback "
+		 "--passphrase '' \"$@\"; } && g --quick-gen-key 'me <me@host>' future-default default never "
+		 "2>/dev/null && g --armor --export-secret-subkeys > %s/sub && g --armor --export > %s/pub && "
+		 "gpg --batch --quiet --homedir %s2 --pinentry-mode loopback --passphrase '' --quick-gen-key "
+		 "'me <me@host>' future-default default never 2>/dev/null && gpg --batch --quiet --homedir %s2 "
+		 "--armor --export-secret-subkeys > %s/other; r=$?; gpgconf --homedir %s --kill all 2>/dev/null; "
+		 "gpgconf --homedir %s2 --kill all 2>/dev/null; exit $r",
+		 g, g, g, g, g, g, g, g, g, g);
+	CU_ASSERT_FATAL(strlen(sh) < sizeof(sh) - 1);
+	CU_ASSERT_EQUAL_FATAL(system(sh), 0);
+	snprintf(path, sizeof(path), "%s/sub", g);
+	sub = test_read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/pub", g);
+	pub = test_read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/other", g);
+	other = test_read_file(path, NULL);
+	CU_ASSERT_FATAL(sub != NULL && pub != NULL && other != NULL);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, sub), 0);
+	if (mask_table_encoded_real(f.t, pub, strlen(pub)) != 0)
+		fprintf(stderr, "\n  a stub primary: its public key found\n");
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, pub, strlen(pub)), 0);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, other, strlen(other)), 0);
+	hex = hex_of(sub);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hex);
+	CU_ASSERT_EQUAL(mask_table_encoded_real(f.t, hex, strlen(hex)), 1);
+	free(sub);
+	free(pub);
+	free(other);
+	free(hex);
+	fx_teardown(&f);
+}
+
+/*
  * review37b: a whole file masked holding an SSH public key (a PuTTY
  * key's Public-Lines, wrapped at 64 columns; a config's authorized or
  * signing key): its base64 begins as every key's of its type does
@@ -1922,6 +1976,9 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: an OpenPGP secret key block masked, its public key and another key left, "
 		    "its secret parts found",
 		 test_encoded_pgp_keys);
+	test_add(s, "encoded-value search: an OpenPGP block of secret subkeys masked (a gnu-dummy primary), its public "
+		    "key and another such block left, its subkey's secret found",
+		 test_encoded_pgp_stub);
 	test_add(s, "encoded-value search: a whole file holding an SSH public key masked (a PuTTY key), another and its "
 		    "public key left, its private line found",
 		 test_encoded_whole_files_pubkeys);
