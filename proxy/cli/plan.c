@@ -2254,7 +2254,11 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		char probe[REMASK_TEXT_PROBE];
 		ssize_t pn = pread(fd, probe, sizeof(probe), 0);
 
-		if (pn < 0 || memchr(probe, '\0', (size_t)pn) != NULL) {
+		bool binary = pn < 0 || memchr(probe, '\0', (size_t)pn) != NULL;
+
+		if (pn > 0)
+			explicit_bzero(probe, (size_t)pn);
+		if (binary) {
 			close(fd);
 			return strv_add(&w->big, path);
 		}
