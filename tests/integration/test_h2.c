@@ -1568,23 +1568,48 @@ static void test_remask_cut(void)
  */
 static void test_remask_drip(void)
 {
-	char path[200], spec[256], hex[2 * TOK_LEN + 1], *out = NULL;
+	char path[200], spec[256], hex[2 * TOK_LEN + 1], marker[16], key[512], *out = NULL, *rec;
 	int rc;
 
 	CU_ASSERT_FATAL(ready);
 	to_hex(real_tok, hex);
 	for (int round = 0; round < 2; round++) {
-		snprintf(path, sizeof(path), "/drip?t=drp%d&ms=10&k=2&x=%s", round, hex);
-		snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
-		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec, NULL);
-		ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
-		want_status(out, 1, 200, "a real value dripped 2 bytes per frame, 10 ms apart");
-		ROW(test_hasf(out, "stream 1 body drip:%s\\x0a\n", sent_tok),
-		    "round %d: the value that came in frames 10 ms apart is not the sentinel whole (held bytes "
-		    "released between two frames):\n%s", round, red(out));
-		no_real_in(out, "the raw client's output (drip)");
-		free(out);
-		out = NULL;
+		/* A round whose value came out cut is tried again (three
+		 * tries in all) only when the upstream's record says it paused
+		 * 80 ms or more between two frames of it: then it was not run
+		 * (under ASan on two busy cores), a pause the proxy may
+		 * release after (SPEC §4.3), not the proxy cutting a value. */
+		for (int t = 0;; t++) {
+			size_t mark = test_file_size(p_h2rec);
+			bool whole;
+
+			snprintf(marker, sizeof(marker), "t=drp%d%c&", round, 'a' + t);
+			snprintf(path, sizeof(path), "/drip?%sms=10&k=2&x=%s", marker, hex);
+			snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
+			rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec, NULL);
+			whole = test_hasf(out, "stream 1 body drip:%s\\x0a\n", sent_tok);
+			if (!whole && rc == 0 && t < 2) {
+				rec = test_file_since(p_h2rec, mark);
+				if (rec_key(rec, marker, key, sizeof(key)) && test_hasf(rec, "%sdrip paused ", key)) {
+					fprintf(stderr, "\n  note: round %d: the upstream paused its drip (a loaded "
+							"machine); once more\n", round);
+					free(rec);
+					free(out);
+					out = NULL;
+					continue;
+				}
+				free(rec);
+			}
+			ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+			want_status(out, 1, 200, "a real value dripped 2 bytes per frame, 10 ms apart");
+			ROW(whole,
+			    "round %d: the value that came in frames 10 ms apart is not the sentinel whole (held bytes "
+			    "released between two frames):\n%s", round, red(out));
+			no_real_in(out, "the raw client's output (drip)");
+			free(out);
+			out = NULL;
+			break;
+		}
 	}
 }
 

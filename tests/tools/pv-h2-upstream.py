@@ -139,6 +139,7 @@ class Stream:
         self.cut_after = None  # /cut: reset the stream after this many pieces
         self.gap = 0.0  # /drip: seconds between two frames of its value
         self.next_t = 0.0  # /drip: time.monotonic() of the next frame
+        self.last_t = None  # /drip: time.monotonic() of the value's last frame
         self.drip_k = 1  # /drip: bytes of the value per frame
         self.slow = None  # /slowecho: (bytes per piece, seconds between pieces)
         self.echoed = 0  # /slowecho: body bytes echoed so far
@@ -217,9 +218,19 @@ class Conn:
                         break
                     if one and st.gap > 0:
                         # /drip: one frame of the value, then a pause
-                        if time.monotonic() < st.next_t:
+                        now = time.monotonic()
+                        if now < st.next_t:
                             break
-                        st.next_t = time.monotonic() + st.gap
+                        # A pause this long is not the pacing but this
+                        # process not run (a loaded machine): said in the
+                        # record, so a test can tell the proxy releasing
+                        # held bytes after a real pause of the upstream
+                        # (100 ms) from one that cut a value without it.
+                        if st.last_t is not None and now - st.last_t >= 0.08:
+                            record('=== conn %d stream %d drip paused %d ms\n'
+                                   % (self.n, st.sid, int((now - st.last_t) * 1000)))
+                        st.last_t = now
+                        st.next_t = now + st.gap
                     n = (st.drip_k if st.gap > 0 else 1) if one else min(win, len(data))
                     n = min(n, len(data))
                     last = n == len(data) and len(st.out) == 1 and st.trailers is None
