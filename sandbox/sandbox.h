@@ -272,6 +272,9 @@ int sbx_kill(struct sbx *s, int sig) NONNULL(1);
  * did not stop in time).
  */
 int sbx_tty_pause(struct sbx *s) NONNULL(1);
+/* passavant continued after sbx_tty_pause(): the relay continued too
+ * (SIGCONT; a parent may continue our process alone). 0, or -1. */
+int sbx_tty_resume(struct sbx *s) NONNULL(1);
 
 /*
  * Waits for the sandbox to end and returns the exit status of SPEC §2: the

@@ -123,6 +123,15 @@ int sbx_tty_pause(struct sbx *s)
 	return -1;
 }
 
+int sbx_tty_resume(struct sbx *s)
+{
+	if (s->status >= 0 || s->io.relay <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(s->io.relay, SIGCONT);
+}
+
 /* After the sandbox ended: the placeholders go. */
 static void finish(struct sbx *s)
 {

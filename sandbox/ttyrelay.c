@@ -195,10 +195,19 @@ static void relay_lose(struct relay *r, bool before)
  */
 static void relay_pause_now(struct relay *r)
 {
+	/* Only a terminal still ours is given back: once the shell has it
+	 * (passavant stopped before, or in the background, and `kill -TSTP
+	 * %1`; or our stop seen late, the pause timed out), its settings
+	 * and its prompt's modes are its own. Before (review of round 38),
+	 * the user's settings from before the run went over the line
+	 * editor's (-icanon -echo: each key echoed twice, a line read only
+	 * at Enter) and ?2004l over the shell's bracketed paste. */
+	bool ours = r->in >= 0 && may_take(r->in);
+
 	if (r->reading)
-		relay_lose(r, true);
+		relay_lose(r, ours);
 	r->reading = false;
-	if (r->raw && r->in >= 0)
+	if (r->raw && ours)
 		(void)tcsetattr(r->in, TCSANOW, &r->saved);
 	(void)raise(SIGSTOP);
 }

@@ -70,6 +70,13 @@ static void run_sigtstp_cb(evutil_socket_t sig, short what, void *arg)
 	if (!run->ended && run->sbx != NULL)
 		(void)sbx_tty_pause(run->sbx);
 	(void)kill(getpid(), SIGSTOP);
+	/* Continued: the relay too. A job-control shell's SIGCONT goes to
+	 * the group, the relay's included; a parent that continues only
+	 * the process it stopped (`kill -CONT PID`, a supervisor) left the
+	 * relay stopped, and with it the command's output and keys, for
+	 * ever (review of round 38). */
+	if (!run->ended && run->sbx != NULL)
+		(void)sbx_tty_resume(run->sbx);
 }
 
 /*

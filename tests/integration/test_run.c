@@ -696,10 +696,17 @@ static void test_tty_relay(void)
  * run end as it would. On the code before, the modes stayed on: a click
  * typed ^[[M... into the shell, and with kitty's flags every key was an
  * escape sequence there.
+ * Review of round 38: tstppid, SIGTSTP then SIGCONT to passavant's
+ * process alone (a parent that is not a job-control shell): on f8d204b
+ * the relay stayed stopped, "again no", the line never read, the run
+ * never ended; bgtstp, SIGSTOP, bg, the shell's line editor's settings,
+ * then SIGTSTP to the group (bash's kill -TSTP %1): on f8d204b the user's
+ * settings from before the run went over the shell's ("shell settings
+ * kept no").
  */
 static void test_tty_stopped(void)
 {
-	static const char *const hows[] = {"tstp", "stop", "group"};
+	static const char *const hows[] = {"tstp", "stop", "group", "tstppid", "bgtstp"};
 	char script[PATH_MAX], *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
@@ -730,6 +737,12 @@ static void test_tty_stopped(void)
 				    test_has(out, "settings back at the stop yes\n"),
 			    "tstp: the terminal was not given back (every mode off, the user's settings) before "
 			    "the shell saw the stop: %s",
+			    test_nz(out));
+		/* review of round 38: a SIGTSTP when the shell has the
+		 * terminal already leaves its settings alone */
+		if (strcmp(hows[i], "bgtstp") == 0)
+			ROW(test_has(out, "shell settings kept yes\n"),
+			    "bgtstp: a SIGTSTP after bg put the user's old settings over the shell's: %s",
 			    test_nz(out));
 		ROW(test_has(out, "read: hello keys\n") && test_has(out, "termios same\n") &&
 			    test_has(out, "status 0\n"),

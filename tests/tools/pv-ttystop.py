@@ -13,6 +13,13 @@ passavant is stopped (HOW):
   stop   SIGSTOP to passavant's process alone
   group  SIGSTOP to its whole group (the relay stopped too), then `bg`
          (SIGCONT to the group, the terminal kept by the shell)
+  tstppid  SIGTSTP to passavant's process alone, and at fg SIGCONT to that
+         process alone (a parent that continues the process it stopped,
+         `kill -CONT PID`, not the group): the relay must run on too
+  bgtstp SIGSTOP to passavant's process, `bg`, the shell's line editor's
+         settings (-icanon -echo, as readline's) on the terminal, then
+         SIGTSTP to the job's group (bash's `kill -TSTP %1`): the shell's
+         settings must stay ("shell settings kept" line)
   slow   no stop: a terminal that answers 1.5 s after each query (see
          slow() below; prints "answered", "answers left", "status")
 The shell takes the terminal (tcsetpgrp, its settings back, as bash does
@@ -111,10 +118,10 @@ def run():
         signal.signal(signal.SIGALRM, lambda *_: os.killpg(job, signal.SIGKILL))
         signal.alarm(DEADLINE - 5)
         os.read(go_r, 1)
-        if how == 'group':
+        if how in ('group',):
             os.killpg(job, signal.SIGSTOP)
         else:
-            os.kill(job, signal.SIGTSTP if how == 'tstp' else signal.SIGSTOP)
+            os.kill(job, signal.SIGTSTP if how in ('tstp', 'tstppid') else signal.SIGSTOP)
         _, ws = os.waitpid(job, os.WUNTRACED)
         # the settings as the stop left them, before the shell's own
         same = termios.tcgetattr(s) == shell_tio
@@ -123,13 +130,31 @@ def run():
         os.tcsetpgrp(s, os.getpgrp())
         termios.tcsetattr(s, termios.TCSADRAIN, shell_tio)
         os.write(s, b'PROMPT$ ')
-        if how == 'group':
+        if how in ('group',):
             os.killpg(job, signal.SIGCONT)  # bg: runs on, the terminal the shell's
         os.write(rep_w, (b'S' if os.WIFSTOPPED(ws) else b'X') + (b'1' if same else b'0'))
+        if how == 'bgtstp':
+            # bg; the shell's line editor on the terminal (readline:
+            # -icanon -echo); once the relay has seen the keys lost, the
+            # job stopped again, its group (bash's kill -TSTP %1)
+            os.killpg(job, signal.SIGCONT)
+            rl = termios.tcgetattr(s)
+            rl[3] &= ~(termios.ICANON | termios.ECHO)
+            termios.tcsetattr(s, termios.TCSADRAIN, rl)
+            rl = termios.tcgetattr(s)  # as read back (VMIN, VTIME: numbers now)
+            time.sleep(0.8)
+            os.killpg(job, signal.SIGTSTP)
+            _, ws = os.waitpid(job, os.WUNTRACED)
+            kept = termios.tcgetattr(s) == rl
+            termios.tcsetattr(s, termios.TCSADRAIN, shell_tio)
+            os.write(rep_w, b'K' if kept and os.WIFSTOPPED(ws) else b'k')
         os.read(go_r, 1)
         # fg: the terminal given back; SIGCONT to a stopped job only
+        # (tstppid: to passavant's process alone)
         os.tcsetpgrp(s, job)
-        if how != 'group':
+        if how == 'tstppid':
+            os.kill(job, signal.SIGCONT)
+        elif how != 'group':
             os.killpg(job, signal.SIGCONT)
         os.write(rep_w, b'F')
         _, ws = os.waitpid(job, 0)
@@ -154,6 +179,8 @@ def run():
     pre = out[:out.find(b'PROMPT$ ', at)] if b'PROMPT$ ' in out[at:] else b''
     print('all off before the prompt %s' % ('yes' if all(x in pre[at:] for x in OFF + OFF_SHELL) else 'no'))
     print('settings back at the stop %s' % ('yes' if stopped[1:] == b'1' else 'no'))
+    if how == 'bgtstp':
+        print('shell settings kept %s' % ('yes' if os.read(rep_r, 1) == b'K' else 'no'))
     # what the shell reads meanwhile: nothing the command's modes sent
     os.write(go_w, b'g')
     os.read(rep_r, 1)
