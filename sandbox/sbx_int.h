@@ -194,6 +194,13 @@ struct sbx_ttyf {
 	 * by send_withheld() once the keys are read (ttyfilter.c
 	 * key_mode()) */
 	bool keypad_on;                   /* DECKPAM (ESC =) */
+	/* What of the modes the user's shell sets for itself (bracketed
+	 * paste, the cursor keys' and keypad's application mode) the
+	 * terminal got from us since the shell last had it: only those are
+	 * put back at the end (a run in the background, or one whose keys
+	 * were taken back, would turn the shell's own off) */
+	uint64_t shell_sent;              /* dec_modes[] bits */
+	bool keypad_sent;
 	bool kitty_base;                  /* flags set below the command's pushes */
 	unsigned kitty_depth;             /* the command's pushes in effect, at
 					     most SBX_TTYF_KITTY */

@@ -114,6 +114,23 @@ static bool reports(unsigned v)
 	return v == 9 || (v >= 1000 && v <= 1004) || v == 1007 || v == 2031 || v == 2048;
 }
 
+/*
+ * Unless told before (a SIGTSTP, sbx_tty_pause()), the relay sees the
+ * keys lost only after the shell has taken the terminal, and often after
+ * its prompt has set its own modes: bracketed
+ * paste (readline, zsh, fish), the cursor keys' and keypad's application
+ * mode (zsh's and readline's keypad_xmit). Those are left as they are (a
+ * `?2004 l` now would turn off the shell's own, and a multi-line paste
+ * would run line by line); the shell reads its keys in either form, and
+ * they are sent again at fg with the rest. What a shell does not set,
+ * and does not read (mouse, focus and the other reports, Meta and Delete,
+ * kitty's flags, modifyOtherKeys), goes off.
+ */
+static bool shell_sets(unsigned mode)
+{
+	return mode == 1 || mode == 66 || mode == 2004;
+}
+
 /* DEC modes passed unnoted: what the screen looks like only (smooth
  * scroll, a blinking cursor, scroll to the bottom on output or on a key),
  * the cursor saved (1048), VT52 left (2, set only: csi_allowed()). */
@@ -348,6 +365,11 @@ static bool key_mode(struct sbx_ttyf *f, unsigned char final, unsigned char priv
 		/* XTMODKEYS; a resource past SBX_TTYF_MODKEYS is not kept
 		 * (xterm has none): it passes with the keys read, is lost
 		 * otherwise */
+		if (!has_a && final == 'n')
+			a = 2; /* xterm: "If the parameter is omitted,
+				* modifyFunctionKeys is disabled" (before,
+				* review of round 38: noted as resource 0, and
+				* withdrawn and sent again as that) */
 		if (!has_a && final == 'm')
 			f->modkeys_set = 0;
 		else if (a < SBX_TTYF_MODKEYS) {
@@ -453,6 +475,11 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 		 * it away the same way: drain_answers()) */
 		for (q = p; priv == '?' && final == 'h' && f->answers && next_param(&q, ip, &v);)
 			f->queried |= reports(v);
+		/* the shell's own modes: passed only with the keys read
+		 * (withhold_reports()), put back at the end only if so */
+		for (q = p; priv == '?' && f->answers && next_param(&q, ip, &v);)
+			if (shell_sets(v))
+				f->shell_sent |= UINT64_C(1) << dec_index(v);
 		note_modes(f, priv == '?', p, ip, final == 'h');
 		for (q = p; priv == '?' && final == 'h' && next_param(&q, ip, &v);)
 			if (v == 1048 || v == 1049)
@@ -476,9 +503,15 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 }
 
 /* A DEC mode set held (CSI ? Pm h, allowed and noted) that turns on a
- * report mode while no keys are read: sent without those, the other
- * modes in one set, and true (the caller sends nothing more); the report
- * modes wait for the keys (sbx_ttyf_feed()). false: send it as it is.
+ * report mode while no keys are read, or a reset (CSI ? Pm l) that turns
+ * off one the user's shell sets for itself (shell_sets(): bracketed
+ * paste, the cursor keys', the keypad's application mode): sent without
+ * those, the other modes in one set, and true (the caller sends nothing
+ * more); those wait for the keys (sbx_ttyf_feed(), send_withheld()).
+ * false: send it as it is. Before (review of round 38), a `CSI ? 2004 l`
+ * of a run in the background, or of one stopped, passed while the shell
+ * had the keys: its bracketed paste off until its next prompt, a
+ * multi-line paste ran line by line.
  * The set sent is never longer than the one held (each value written
  * in at most the digits it was read from), so SBX_TTYF_OUT() holds:
  * each mode in a set of its own made "7;" five bytes (review of round
@@ -486,29 +519,29 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 static bool withhold_reports(struct sbx_ttyf *f, unsigned char final, unsigned char *out, size_t *o)
 {
 	const unsigned char *p = f->seq + 3, *end = f->seq + f->n_seq, *q;
-	bool any = false;
+	bool any = false, (*held)(unsigned) = final == 'h' ? report_mode : shell_sets;
 	size_t start;
 	unsigned v;
 
-	if (f->answers || final != 'h' || f->n_seq < 3 || f->seq[2] != '?')
+	if (f->answers || (final != 'h' && final != 'l') || f->n_seq < 3 || f->seq[2] != '?')
 		return false;
 	for (q = p; q < end; q++)
 		if (*q < 0x30 || *q > 0x3f)
 			return false; /* an intermediate: no mode set */
 	for (q = p; next_param(&q, end, &v);)
-		any |= report_mode(v);
+		any |= held(v);
 	if (!any)
 		return false;
 	f->withheld = true;
 	start = *o;
 	put(out, o, (const unsigned char *)"\x1b[?", 3);
 	for (q = p; next_param(&q, end, &v);)
-		if (!report_mode(v))
+		if (!held(v))
 			*o += (size_t)snprintf((char *)out + *o, 16, "%u;", v);
 	if (*o == start + 3)
-		*o = start; /* report modes only */
+		*o = start; /* withheld modes only */
 	else
-		out[*o - 1] = 'h';
+		out[*o - 1] = final;
 	return true;
 }
 
@@ -523,6 +556,17 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 		if (report_mode(dec_modes[i].mode) && dec_on(f, i)) {
 			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%uh", dec_modes[i].mode);
 			f->queried |= reports(dec_modes[i].mode);
+			f->shell_sent |= (uint64_t)shell_sets(dec_modes[i].mode) << i;
+		} else if (shell_sets(dec_modes[i].mode) && (f->dec_set >> i & 1u)) {
+			/* one the shell sets for itself (bracketed paste, the
+			 * cursor keys, the keypad: left on the terminal by
+			 * sbx_ttyf_withdraw()) and the command turned off:
+			 * off for the command again (before, review of round
+			 * 38, the shell's or the command's earlier ?2004h
+			 * stayed, and the command got a paste in brackets it
+			 * had turned off) */
+			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%ul", dec_modes[i].mode);
+			f->shell_sent |= UINT64_C(1) << i;
 		}
 	/* what keys send (key_mode(), esc_allowed()): the command's view,
 	 * its own pushes taken off first (none after sbx_ttyf_withdraw()),
@@ -532,6 +576,9 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 	f->kitty_push = 0;
 	if (f->keypad_on)
 		put(out, o, "\x1b=", 2);
+	else if (f->keypad)
+		put(out, o, "\x1b>", 2); /* the same: the shell's ESC = off */
+	f->keypad_sent |= f->keypad;
 	if (f->kitty_base) {
 		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[=%u;1u", f->kitty_flags[0]);
 		f->kitty_set = true;
@@ -547,23 +594,6 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 				*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[>%u;%um", r,
 						       (unsigned)f->modkeys_val[r]);
 		}
-}
-
-/*
- * Unless told before (a SIGTSTP, sbx_tty_pause()), the relay sees the
- * keys lost only after the shell has taken the terminal, and often after
- * its prompt has set its own modes: bracketed
- * paste (readline, zsh, fish), the cursor keys' and keypad's application
- * mode (zsh's and readline's keypad_xmit). Those are left as they are (a
- * `?2004 l` now would turn off the shell's own, and a multi-line paste
- * would run line by line); the shell reads its keys in either form, and
- * they are sent again at fg with the rest. What a shell does not set,
- * and does not read (mouse, focus and the other reports, Meta and Delete,
- * kitty's flags, modifyOtherKeys), goes off.
- */
-static bool shell_sets(unsigned mode)
-{
-	return mode == 1 || mode == 66 || mode == 2004;
 }
 
 size_t sbx_ttyf_withdraw(struct sbx_ttyf *f, bool before, unsigned char *out)
@@ -594,6 +624,11 @@ size_t sbx_ttyf_withdraw(struct sbx_ttyf *f, bool before, unsigned char *out)
 			o += (size_t)snprintf((char *)out + o, 16, "\x1b[>%um", r);
 			any = true;
 		}
+	/* the shell's own modes are the shell's now: put back before
+	 * (all off), or left as its prompt set them; not ours to put back
+	 * at the end (sbx_ttyf_reset()) unless sent again */
+	f->shell_sent = 0;
+	f->keypad_sent = false;
 	f->withheld |= any;
 	f->answers = false;
 	return o;
@@ -699,6 +734,7 @@ static bool esc_allowed(struct sbx_ttyf *f, unsigned char final)
 				f->withheld = true;
 				return false;
 			}
+			f->keypad_sent = true;
 			return true;
 		}
 		if (final == 'H')
@@ -1065,8 +1101,15 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 		set |= UINT64_C(1) << dec_index(7);
 		val &= ~(UINT64_C(1) << dec_index(7));
 	}
+	/* the modes the user's shell sets for itself (bracketed paste, the
+	 * cursor keys, the keypad) only as far as the terminal got them
+	 * from us: a run in the background that set them (withheld), or
+	 * whose keys the shell took back, left them the shell's, and its
+	 * end turned off the shell's bracketed paste (before, review of
+	 * round 38: a multi-line paste at its prompt ran line by line) */
 	for (size_t i = N_DEC_MODES; i-- > 0;)
-		if ((set >> i & 1u) && (bool)(val >> i & 1u) != dec_modes[i].on)
+		if (shell_sets(dec_modes[i].mode) ? (f->shell_sent >> i & 1u) != 0
+						  : (set >> i & 1u) && (bool)(val >> i & 1u) != dec_modes[i].on)
 			ADD("\x1b[?%u%c", dec_modes[i].mode, dec_modes[i].on ? 'h' : 'l');
 	for (size_t i = 0; i < N_ANSI_MODES; i++)
 		if ((f->ansi_set >> i & 1u) && (f->ansi_val >> i & 1u))
@@ -1079,7 +1122,7 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 		ADD("\x1b[=0;1u");
 	if (f->modkeys) /* each resource back to the terminal's initial value */
 		ADD("\x1b[>0m\x1b[>1m\x1b[>2m\x1b[>4m");
-	if (f->keypad)
+	if (f->keypad_sent)
 		ADD("\x1b>");
 	if (f->cursor_style)
 		ADD("\x1b[0 q");

@@ -9,8 +9,9 @@
  * read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
  * titles and colour queries, no C0 but BEL..CR, SO, SI, no C1 (UTF-8:
  * U+0080 to U+009F; 8-bit and either: no byte 0x80-0x9F) comes out; no
- * query (DA, DSR) nor report mode set (mouse, focus...) when its answers
- * are not read; the reset fits its room.
+ * query (DA, DSR) nor report mode set (mouse, focus...), nor the shell's
+ * own modes turned off (bracketed paste, cursor keys, keypad), when its
+ * answers are not read; the reset fits its room.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,13 +41,15 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 
 				while (j < o && ((out[j] >= '0' && out[j] <= '9') || out[j] == ';'))
 					j++;
-				if (j < o && out[j] == 'h')
+				/* nor the shell's own turned off (review of
+				 * round 38: ?2004l, its bracketed paste) */
+				if (j < o && (out[j] == 'h' || out[j] == 'l'))
 					for (size_t k = i + 3; k <= j; k++) {
 						unsigned w = 0;
 
 						while (k < j && out[k] >= '0' && out[k] <= '9')
 							w = w > 100000 ? w : w * 10 + (unsigned)(out[k++] - '0');
-						if (report_mode(w))
+						if (out[j] == 'h' ? report_mode(w) : shell_sets(w))
 							abort();
 					}
 			}

@@ -610,7 +610,9 @@ static void test_tty_unreachable_piped(void)
  * modifyOtherKeys CSI > 4 ; 2 m) counted by the driver's allowlist in
  * out, pipe and bg before fg; put back at the end, kitty popped only
  * where it was pushed on the terminal ("keys reset"); bg: sent after fg
- * ("keys after fg"). On 634d851: 6 of the 41 rows fail.
+ * ("keys after fg"). On 634d851: 6 of the 41 rows fail. Review of round
+ * 38: the keypad put back (ESC >) only where ESC = was sent (tty, bg),
+ * as kitty's pops: out and pipe fail "keys reset" on f8d204b.
  */
 static void test_tty_relay(void)
 {

@@ -492,7 +492,9 @@ static void test_keys_withheld(void)
 		const char *in, *now, *later;
 	} rep[] = {
 		{"\x1b=", "", "\x1b="},
-		{"\x1b=\x1b>", "", ""},
+		/* the command's keypad off again over the shell's (review of
+		 * round 38: nothing sent, the shell's ESC = stayed) */
+		{"\x1b=\x1b>", "", "\x1b>"},
 		{"\x1b[>1u\x1b[>31u", "", "\x1b[>1u\x1b[>31u"},
 		{"\x1b[>1u\x1b[<u", "", ""},
 		{"\x1b[>1u\x1b[>2u\x1b[>3u\x1b[<2u", "", "\x1b[>1u"},
@@ -503,6 +505,9 @@ static void test_keys_withheld(void)
 		{"\x1b[>4;2m\x1b[>4m", "", ""},
 		{"\x1b[>4;2m\x1b[>1;2m\x1b[>m", "", ""},
 		{"\x1b[>4;2m\x1b[>1n", "", "\x1b[>1n\x1b[>4;2m"},
+		/* no parameter: modifyFunctionKeys (xterm's ctlseqs; review of
+		 * round 38: taken for resource 0) */
+		{"\x1b[>n", "", "\x1b[>2n"},
 		{"\x1b[?1049h\x1b=\x1b[>1u\x1b[31mx", "\x1b[?1049h\x1b[31mx", "\x1b=\x1b[>1u"},
 		/* kitty's stack holds 8: the oldest evicted */
 		{"\x1b[>1u\x1b[>2u\x1b[>3u\x1b[>4u\x1b[>5u\x1b[>6u\x1b[>7u\x1b[>8u\x1b[>9u", "",
@@ -528,8 +533,9 @@ static void test_keys_withheld(void)
 		CU_ASSERT(n == strlen(rep[i].later) && memcmp(out, rep[i].later, n) == 0);
 		CU_ASSERT_EQUAL(sbx_ttyf_feed(&f, out, 0, out), 0);
 	}
-	/* never sent: kitty's stack left alone at the end (the shell's
-	 * flags), the keypad and modify*Keys still put back (harmless off) */
+	/* never sent: kitty's stack and the keypad left alone at the end
+	 * (the shell's: review of round 38, ESC > went over zsh's keypad
+	 * mode), modify*Keys still put back (harmless off) */
 	sbx_ttyf_init(&f, U, false);
 	{
 		static const char set[] = "\x1b[>31u\x1b[=1;1u\x1b=\x1b[>4;2m";
@@ -540,14 +546,14 @@ static void test_keys_withheld(void)
 	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
 	reset[n] = '\0';
 	CU_ASSERT(strstr((char *)reset, "\x1b[<") == NULL && strstr((char *)reset, "\x1b[=") == NULL);
-	CU_ASSERT(strstr((char *)reset, "\x1b>") != NULL && strstr((char *)reset, "\x1b[>4m") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b>") == NULL && strstr((char *)reset, "\x1b[>4m") != NULL);
 	/* sent when replayed: popped at the end as far as pushed */
 	f.answers = true;
 	n = sbx_ttyf_feed(&f, out, 0, out);
 	CU_ASSERT(n > 0);
 	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
 	reset[n] = '\0';
-	CU_ASSERT(strstr((char *)reset, "\x1b[<1u") != NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[<1u") != NULL && strstr((char *)reset, "\x1b>") != NULL);
 	/* with the keys read, as they were */
 	sbx_ttyf_init(&f, U, true);
 	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b=\x1b[>1u\x1b[>4;2m", 14, out);
@@ -628,6 +634,76 @@ static void test_keys_withdrawn(void)
 			fprintf(stderr, "replay: %zu bytes, room for %d\n", n, SBX_TTYF_REPLAY);
 		CU_ASSERT(n > 300 && n <= SBX_TTYF_REPLAY);
 	}
+}
+
+/*
+ * Review of round 38: the modes the user's shell sets for itself
+ * (bracketed paste, ?2004; the cursor keys' and keypad's application
+ * mode, ?1, ?66, ESC =) are the shell's while it has the keys. Before,
+ * the command's `CSI ? 2004 l` passed while no keys were read (a run in
+ * the background, or stopped), and the reset at the end of a background
+ * run sent ?2004l and ESC > for modes the terminal never got from us:
+ * the shell's bracketed paste off until its next prompt, a multi-line
+ * paste run line by line. Now a reset of those is withheld as a set is,
+ * sent again once the keys are read, and the end puts back only what
+ * the terminal got from us.
+ */
+static void test_shell_modes(void)
+{
+	unsigned char out[SBX_TTYF_OUT(256)], reset[SBX_TTYF_RESET];
+	struct sbx_ttyf f;
+	size_t n;
+
+	/* turned off while no keys are read: withheld, the rest of the
+	 * set passes */
+	sbx_ttyf_init(&f, U, false);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?2004l\x1b[?1;66l\x1b[?2004;25l\x1b[?1000l", 35, out);
+	out[n] = '\0';
+	if (strcmp((char *)out, "\x1b[?25l\x1b[?1000l") != 0)
+		fprintf(stderr, "shell modes off: %s\n", (char *)out);
+	CU_ASSERT_STRING_EQUAL((char *)out, "\x1b[?25l\x1b[?1000l");
+	/* never sent: not put back at the end */
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "2004") == NULL && strstr((char *)reset, "\x1b[?1l") == NULL &&
+		  strstr((char *)reset, "\x1b[?66l") == NULL);
+	/* sent off once the keys are read */
+	f.answers = true;
+	n = sbx_ttyf_feed(&f, out, 0, out);
+	out[n] = '\0';
+	CU_ASSERT(strstr((char *)out, "\x1b[?2004l") != NULL && strstr((char *)out, "\x1b[?1l") != NULL &&
+		  strstr((char *)out, "\x1b[?66l") != NULL);
+	/* a background run that set them: withheld, and not turned off at
+	 * its end (the shell's own) */
+	sbx_ttyf_init(&f, U, false);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?2004h\x1b=\x1b[?1h", 15, out);
+	CU_ASSERT_EQUAL(n, 0);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	if (strstr((char *)reset, "2004") != NULL || strstr((char *)reset, "\x1b>") != NULL)
+		fprintf(stderr, "background reset: %s\n", (char *)reset);
+	CU_ASSERT(strstr((char *)reset, "2004") == NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b>") == NULL);
+	CU_ASSERT(strstr((char *)reset, "\x1b[?1l") == NULL);
+	/* nor after the shell took them back (a stop, bg) */
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?2004h\x1b=", 10, out);
+	CU_ASSERT_EQUAL(n, 10);
+	(void)sbx_ttyf_withdraw(&f, false, out);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "2004") == NULL && strstr((char *)reset, "\x1b>") == NULL);
+	/* sent with the keys read: put back, also when an off was
+	 * withheld since (the keys no longer read without the shell taking
+	 * them: standard input's end) */
+	sbx_ttyf_init(&f, U, true);
+	(void)sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?2004h\x1b=", 10, out);
+	f.answers = false;
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[?2004l", 8, out);
+	CU_ASSERT_EQUAL(n, 0);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "\x1b[?2004l") != NULL && strstr((char *)reset, "\x1b>") != NULL);
 }
 
 /*
@@ -750,6 +826,10 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 		 test_keys_withheld);
 	test_add(s, "the keys no longer read (a stop, bg): the command's modes off, on again once they are",
 		 test_keys_withdrawn);
+	test_add(s,
+		 "the shell's own modes (bracketed paste, cursor keys, keypad): not turned off while it has the "
+		 "keys, put back only as far as sent",
+		 test_shell_modes);
 	test_add(s, "a C1 control's form comes out as its ESC form, in UTF-8, 8-bit and either", test_c1_forms);
 	test_add(s, "random input: only the allowlist comes out, within the bound", test_random);
 }
