@@ -1122,6 +1122,12 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 		ADD("\x1b[=0;1u");
 	if (f->modkeys) /* each resource back to the terminal's initial value */
 		ADD("\x1b[>0m\x1b[>1m\x1b[>2m\x1b[>4m");
+	/* and any other the command set, which passed with the keys read
+	 * (xterm's modifyKeypadKeys 3 and later ones; before, review of
+	 * round 38, left as the command set them) */
+	for (unsigned r = 0; r < SBX_TTYF_MODKEYS; r++)
+		if ((f->modkeys_set >> r & 1u) && r != 0 && r != 1 && r != 2 && r != 4)
+			ADD("\x1b[>%um", r);
 	if (f->keypad_sent)
 		ADD("\x1b>");
 	if (f->cursor_style)

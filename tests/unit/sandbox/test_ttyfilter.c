@@ -558,6 +558,14 @@ static void test_keys_withheld(void)
 	sbx_ttyf_init(&f, U, true);
 	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b=\x1b[>1u\x1b[>4;2m", 14, out);
 	CU_ASSERT(n == 14 && memcmp(out, "\x1b=\x1b[>1u\x1b[>4;2m", 14) == 0);
+	/* an XTMODKEYS resource past 0, 1, 2, 4 that passed: put back too
+	 * (review of round 38: left as the command set it) */
+	sbx_ttyf_init(&f, U, true);
+	n = sbx_ttyf_feed(&f, (const unsigned char *)"\x1b[>3;1m\x1b[>6;2m", 14, out);
+	CU_ASSERT_EQUAL(n, 14);
+	n = sbx_ttyf_reset(&f, 80, reset, sizeof(reset));
+	reset[n] = '\0';
+	CU_ASSERT(strstr((char *)reset, "\x1b[>3m") != NULL && strstr((char *)reset, "\x1b[>6m") != NULL);
 }
 
 /*
