@@ -1940,12 +1940,50 @@ struct remask_walk {
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
 	struct strv seen, said, big, gitdirs, sourced, encoded, zbig, over;
-	size_t made, looked, inflated, streams, bytes, bytes_max, over_more;
+	struct strv cfg_over; /* configuration files past their own budget */
+	size_t made, looked, inflated, streams, bytes, bytes_max, over_more, cfg_bytes, cfg_over_more;
 	bool cut; /* a bound left files unsearched */
-	bool quiet_big; /* a file over REMASK_FILE_MAX is skipped unnamed (the
-			 * configuration directories: their start-up files are
-			 * small, an application's database is not one) */
+	bool home; /* the home's files: see remask_home_lenient() */
+	bool quiet_big; /* the configuration directories (remask_config_dirs()):
+			 * see remask_home_lenient() */
 };
+
+/*
+ * Whether real, found among the home's files (w->home: the table's
+ * readable rows, the top dot files, the configuration directories), is
+ * the user's: not under a tree the command may write (whose files the
+ * session chose: they keep every bound that refuses, as the working
+ * directory's). Such a file has a budget of its own (w->cfg_bytes, as
+ * large as the other), past which it is named in a line and the start
+ * goes on; compressed and inflating past the bounds (a rotated log), it
+ * is named with the files over REMASK_FILE_MAX (unnamed in the
+ * configuration directories, w->quiet_big, as those); and there a binary
+ * file (a NUL in its first 4 KiB and no byte order mark: an
+ * application's database, Chromium's .pma, not a start-up file) is not
+ * searched. The review of round 38: an ordinary home (Electron
+ * applications' Cookies and CrashpadMetrics at the top of ~/.config/APP,
+ * a .gz log in ~/.emacs.d or a dot directory) refused to start on the
+ * budget or the inflation bound fix38m made refuse for the session's
+ * files.
+ */
+static bool remask_home_lenient(const struct remask_walk *w, const char *real)
+{
+	if (!w->home)
+		return false;
+	for (size_t i = 0; i < w->pl->allow_write.n; i++)
+		if (path_under(real, w->pl->allow_write.v[i]))
+			return false;
+	return true;
+}
+
+/* Whether the first n bytes of a file, c, are binary: a NUL, and no
+ * UTF-16 byte order mark. */
+static bool remask_binary(const unsigned char *c, size_t n)
+{
+	if (n >= 2 && ((c[0] == 0xff && c[1] == 0xfe) || (c[0] == 0xfe && c[1] == 0xff)))
+		return false;
+	return memchr(c, '\0', n) != NULL;
+}
 
 /* Whether c[0..n) begins as gzip (RFC 1952) or zlib (RFC 1950) data. */
 static bool remask_compressed(const unsigned char *c, size_t n)
@@ -2227,6 +2265,7 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 	struct stat st;
 	size_t got = 0, outlen = 0;
 	int fd, r, enc, rc = -1;
+	bool lenient;
 
 	if (realpath(path, real) == NULL || strv_has(&w->seen, real))
 		return 0;
@@ -2246,6 +2285,7 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		close(fd);
 		return 0;
 	}
+	lenient = remask_home_lenient(w, real);
 	if (st.st_size > REMASK_FILE_MAX) {
 		close(fd);
 		return w->quiet_big ? 0 : strv_add(&w->big, path);
@@ -2260,17 +2300,41 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 			explicit_bzero(probe, (size_t)pn);
 		if (binary) {
 			close(fd);
-			return strv_add(&w->big, path);
+			return w->quiet_big ? 0 : strv_add(&w->big, path);
 		}
 	}
-	if ((size_t)st.st_size > w->bytes_max - w->bytes) {
+	if (lenient) {
+		unsigned char head[4096];
+		ssize_t n;
+
+		do
+			n = pread(fd, head, sizeof(head), 0);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0 ||
+		    (w->quiet_big && !remask_compressed(head, (size_t)n) && remask_binary(head, (size_t)n))) {
+			if (n > 0)
+				explicit_bzero(head, (size_t)n);
+			close(fd);
+			return 0;
+		}
+		explicit_bzero(head, (size_t)n);
+		if ((size_t)st.st_size > w->bytes_max - w->cfg_bytes) {
+			close(fd);
+			if (w->cfg_over.n < 16) /* named: the first 16 */
+				return strv_add(&w->cfg_over, path);
+			w->cfg_over_more++;
+			return 0;
+		}
+		w->cfg_bytes += (size_t)st.st_size;
+	} else if ((size_t)st.st_size > w->bytes_max - w->bytes) {
 		close(fd);
 		if (w->over.n < 16) /* named: the first 16 */
 			return strv_add(&w->over, path);
 		w->over_more++;
 		return 0;
+	} else {
+		w->bytes += (size_t)st.st_size;
 	}
-	w->bytes += (size_t)st.st_size;
 	content = malloc((size_t)st.st_size);
 	if (content == NULL) {
 		log_warn("run: reading %s", path);
@@ -2310,7 +2374,7 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		if (z < 0)
 			goto done;
 		if (z == 2) {
-			rc = strv_add(&w->zbig, path);
+			rc = !lenient ? strv_add(&w->zbig, path) : w->quiet_big ? 0 : strv_add(&w->big, path);
 			goto done;
 		}
 		enc = z;
@@ -2863,6 +2927,7 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 		return -1;
 	}
 	w.dir = dir;
+	w.home = true;
 	if (h->home != NULL && h->home[0] == '/') {
 		for (size_t i = 0; i < policy_mandatory_count(); i++) {
 			const struct policy_mandatory *m = policy_mandatory_get(i);
@@ -2886,6 +2951,7 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 				goto out;
 		}
 	}
+	w.home = false;
 	/* The working directory; every repository holding it or a writable
 	 * tree, with its configs (remask_git_up()); the top of each writable
 	 * tree. */
@@ -2912,10 +2978,10 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 		if (remask_dir(&w, pl->allow_write.v[i], true) < 0 ||
 		    remask_git_up(&w, pl->allow_write.v[i]) < 0)
 			goto out;
-	w.quiet_big = true;
+	w.home = w.quiet_big = true;
 	if (h->home != NULL && h->home[0] == '/' && remask_config_dirs(&w, h->home, (const char *const *)h->env) < 0)
 		goto out;
-	w.quiet_big = false;
+	w.home = w.quiet_big = false;
 	if (w.encoded.n > 0) {
 		say_paths(&w.encoded, "",
 			  " held a masked credential's real value encoded (hex, base32, base64 of it or of its "
@@ -2948,12 +3014,22 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 			  " held a masked credential's real value: the command reads the sentinel in "
 			  "its place (read-only in this session)");
 	if (w.big.n > 0 && !s->quiet)
-		say_paths(&w.big, "not searched for masked credentials' real values (binary over 1 MiB, or over 8 MiB): ", "");
+		say_paths(&w.big, "not searched for masked credentials' real values (binary over 1 MiB, over 8 MiB, "
+			  "or inflating past 8 MiB): ", "");
 	if (w.cut && !s->quiet)
 		fprintf(stderr, "passavant: searched the usual token files and %d others for masked credentials' "
 			"real values, not the rest\n", REMASK_FILES_MAX);
+	if (w.cfg_over.n > 0 && !s->quiet) {
+		char more[64] = "";
+
+		if (w.cfg_over_more > 0)
+			snprintf(more, sizeof(more), " and %zu more files", w.cfg_over_more);
+		say_paths(&w.cfg_over, "not searched for masked credentials' real values (the search's budget for "
+			  "the home's files was spent): ", more);
+	}
 	rc = 0;
 out:
+	strv_free(&w.cfg_over);
 	strv_free(&w.sourced);
 	strv_free(&w.encoded);
 	strv_free(&w.zbig);

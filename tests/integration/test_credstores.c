@@ -1015,6 +1015,85 @@ static void test_remask_config_dirs(void)
 	}
 }
 
+/*
+ * The review of round 38: the search of the home's configuration
+ * directories (a46775f) kept fix38m's bounds that refuse the start, made
+ * for the session's files: an ordinary home refused to start, on the
+ * budget (Electron applications' Cookies and CrashpadMetrics-active.pma
+ * at the top of ~/.config/APP: 2 MiB an application), or on a .gz log
+ * there inflating past 8 MiB. Now, there and outside the writable trees,
+ * a binary file is not searched, a compressed one past the inflation
+ * bounds is skipped, and a budget of their own, past which a file is
+ * named in a line; a .gz log in a row of the home (~/.emacs.d) past them
+ * is named as not searched. The budget lowered to 40,000 bytes (the
+ * tests' knob): two 15,000-byte binary files, 9 MB .gz logs and a
+ * 41,000-byte text file start, and the real value in nushell's env.nu
+ * is still shown as its sentinel; a .gz there holding the real value
+ * still refuses.
+ */
+static void test_remask_config_ordinary(void)
+{
+	static const char *const made[] = {
+		"home/.config/App1/Cookies",	       "home/.config/App2/CrashpadMetrics-active.pma",
+		"home/.config/App2/rotated.log.gz",    "home/.config/App3/notes.txt",
+		"home/.config/nushell/env.nu",	       "home/.config/App4/tok.gz", "home/.emacs.d/history.gz"};
+	static const char *const dirs[] = {"home/.config/App1", "home/.config/App2", "home/.config/App3",
+					   "home/.config/App4", "home/.config/nushell"};
+	char gh[64], path[PATH_MAX], p2[PATH_MAX], body[41000], cmd[2 * PATH_MAX + 128], clear[96];
+	char *out = NULL, *err = NULL;
+	const char *env[] = {gh, "PASSAVANT_REMASK_BYTES_MAX=40000", NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	CU_ASSERT_FATAL(mkdir(at(path, "home/.emacs.d"), 0700) == 0 || errno == EEXIST);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", at(path, dirs[i]));
+		CU_ASSERT_FATAL(system(cmd) == 0);
+	}
+	memset(body, 'x', sizeof(body));
+	memcpy(body, "SQLite format 3", 16); /* with its NUL */
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, made[0]), body, 15000), 0);
+	body[0] = '\0';
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, made[1]), body, 15000), 0);
+	snprintf(cmd, sizeof(cmd), "yes 'a log line' 2>/dev/null | head -c 9000000 | gzip -c > '%s'", at(path, made[2]));
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", at(path, made[2]), at(p2, made[6]));
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	memset(body, 'w', sizeof(body));
+	body[sizeof(body) - 1] = '\n';
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, made[3]), body, sizeof(body)), 0);
+	snprintf(body, sizeof(body), "$env.GH_TOKEN = \"%s\"\n", real_token);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(at(path, made[4]), body, strlen(body)), 0);
+	st = run_cst(env, "printf 'E=%s\\n' \"$(cat ~/.config/nushell/env.nu)\"; echo RAN\n", &out, &err);
+	snprintf(clear, sizeof(clear), "E=$env.GH_TOKEN = \"ghp_");
+	ROW(st == 0 && test_has(out, "RAN"), "an ordinary home's configuration directories refused the start: %s",
+	    test_nz(err));
+	ROW(test_has(out, clear) && !test_has(out, real_token) && !test_has(err, real_token),
+	    "env.nu was not shown with the sentinel: %s", test_nz(out));
+	ROW(test_has(err, "budget for the home's files was spent") && test_has(err, "notes.txt") &&
+	    !test_has(err, "Cookies") && !test_has(err, "rotated.log.gz"),
+	    "the configuration file past the budget was not named alone: %s", test_nz(err));
+	ROW(test_has(err, "inflating past 8 MiB): ") && test_has(err, ".emacs.d/history.gz"),
+	    "a .gz log in a row of the home was not named as not searched: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* the leak stays closed: a .gz there holding the real value refuses */
+	snprintf(cmd, sizeof(cmd), "printf 'GH_TOKEN=%s\\n' | gzip -c > '%s'", real_token, at(path, made[5]));
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "tok.gz"),
+	    "a .gz in a configuration directory holding the real value started: %s", test_nz(err));
+	free(out);
+	free(err);
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++)
+		(void)unlink(at(path, made[i]));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		(void)rmdir(at(path, dirs[i]));
+	(void)rmdir(at(path, "home/.emacs.d"));
+}
+
 /* A git setup script in root (test_git_sh()). */
 #define sh(...) test_git_sh(root, false, __VA_ARGS__)
 
@@ -2810,6 +2889,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in the start-up files of shells and terminals without a row (nushell, elvish, "
 		 "PowerShell, kitty, wezterm, fish's conf.d, ~/.config/secrets.env) reaches the command as its sentinel",
 		 test_remask_config_dirs);
+	test_add(s, "an ordinary home's configuration directories (applications' databases, a .gz log, files past "
+		 "the budget) start; the real value there is still shown as its sentinel",
+		 test_remask_config_ordinary);
 	test_add(s, "a masked value in the config of a linked worktree, a submodule, an outer repository or "
 		 "GIT_DIR's reaches the command as its sentinel",
 		 test_remask_git_layouts);
