@@ -1668,6 +1668,176 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
  * usually name the project itself, whose code the user runs anyway.
  * 0, or -1 after logging.
  */
+/*
+ * The variable a git config entry that runs a program is read as (its
+ * value a shell command, as GIT_SSH_COMMAND's, or a program, as
+ * GIT_SSH's), or NULL: core.sshCommand, core.pager and pager.<cmd>,
+ * core.editor, sequence.editor, core.askPass, core.fsmonitor,
+ * diff.external, gpg.program and gpg.<format>.program,
+ * credential[.<url>].helper (a command after '!'),
+ * alias.<name> after '!', and the drivers: diff.<d>.textconv and
+ * .command, difftool/mergetool.<t>.cmd, filter.<d>.clean, .smudge,
+ * .process, merge.<d>.driver, interactive.diffFilter,
+ * uploadpack.packObjectsHook. *val is moved past a leading '!'.
+ */
+static const char *git_entry_var(const char *key, const char **val)
+{
+	static const char *const shell_last[] = {"sshcommand", "editor", "fsmonitor", "external", "textconv",
+						 "command", "cmd", "clean", "smudge", "process", "driver",
+						 "difffilter", "packobjectshook"};
+	const char *last = strrchr(key, '.');
+
+	if (last == NULL)
+		return NULL;
+	last++;
+	if (strncasecmp(key, "alias.", 6) == 0 || strncasecmp(key, "credential.", 11) == 0) {
+		if (strncasecmp(key, "credential.", 11) == 0 && strcasecmp(last, "helper") != 0)
+			return NULL;
+		if ((*val)[0] == '!') {
+			(*val)++;
+			return "GIT_SSH_COMMAND";
+		}
+		return NULL; /* a helper's name (git runs git credential-NAME) or an
+			      * absolute path; an alias of git's own commands */
+	}
+	if (strncasecmp(key, "pager.", 6) == 0 || strcasecmp(key, "core.pager") == 0)
+		return "GIT_PAGER";
+	if (strcasecmp(last, "askpass") == 0)
+		return "GIT_ASKPASS";
+	if (strncasecmp(key, "gpg.", 4) == 0 && strcasecmp(last, "program") == 0)
+		return "GIT_SSH";
+	for (size_t i = 0; i < ARRAY_LEN(shell_last); i++)
+		if (strcasecmp(last, shell_last[i]) == 0)
+			return "GIT_SSH_COMMAND";
+	return NULL;
+}
+
+/* One entry of git's config in the environment, from where (said when
+ * it refuses): 0, or -1 after logging. */
+static int plan_git_entry(const char *key, const char *val, const char *where)
+{
+	const char *as = git_entry_var(key, &val);
+	int r;
+
+	if (as == NULL || (r = policy_code_options(as, val, relvar_opt, (void *)val)) == 0)
+		return 0;
+	if (r == -1 && errno == ENOMEM)
+		log_warn("run");
+	else
+		log_warnx("(that is the git config entry %s in %s, which git reads as it reads %s: unset it, or "
+			  "write its path absolute)", key, where, as);
+	return -1;
+}
+
+/*
+ * The next single-quoted word of GIT_CONFIG_PARAMETERS at *p (git's
+ * sq_quote(): ' written '\'' and ! written '\!') into out (size n): 1,
+ * or 0 at the end or on a malformed one (git refuses to run then).
+ */
+static int git_sq_word(const char **p, char *out, size_t n)
+{
+	const char *c = *p;
+	size_t o = 0;
+
+	if (*c != '\'')
+		return 0;
+	for (c++;;) {
+		if (*c == '\0')
+			return 0;
+		if (*c == '\'') {
+			if (c[1] == '\\' && c[2] != '\0' && c[3] == '\'') {
+				if (o + 1 >= n)
+					return 0;
+				out[o++] = c[2];
+				c += 4;
+				continue;
+			}
+			c++;
+			break;
+		}
+		if (o + 1 >= n)
+			return 0;
+		out[o++] = *c++;
+	}
+	out[o] = '\0';
+	*p = c;
+	return 1;
+}
+
+/*
+ * The review of round 38: git's config entries set in the environment
+ * (GIT_CONFIG_COUNT with GIT_CONFIG_KEY_<n> and GIT_CONFIG_VALUE_<n>, and
+ * GIT_CONFIG_PARAMETERS, which `git -c` passes on) are read wherever git
+ * runs, so core.fsmonitor=./fsmon.sh or core.sshCommand=./ssh made the
+ * host's git run what the session leaves in its working directory, as
+ * GIT_SSH_COMMAND=./ssh does (refused): each entry that runs a program
+ * is read as the variable git reads it as (git_entry_var()).
+ */
+static int plan_git_env_config(const struct plan_host *h)
+{
+	const char *count = NULL, *params = NULL;
+	char *key = NULL, *val = NULL;
+	long n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
+		if (strncmp(h->env[i], "GIT_CONFIG_COUNT=", 17) == 0)
+			count = h->env[i] + 17;
+		else if (strncmp(h->env[i], "GIT_CONFIG_PARAMETERS=", 22) == 0)
+			params = h->env[i] + 22;
+	}
+	if (count != NULL)
+		n = strtol(count, NULL, 10);
+	for (long k = 0; k < n && k < 4096 && rc == 0; k++) {
+		char kn[40], vn[40], where[96];
+		const char *kv = NULL, *vv = NULL;
+
+		snprintf(kn, sizeof(kn), "GIT_CONFIG_KEY_%ld=", k);
+		snprintf(vn, sizeof(vn), "GIT_CONFIG_VALUE_%ld=", k);
+		for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
+			if (strncmp(h->env[i], kn, strlen(kn)) == 0)
+				kv = h->env[i] + strlen(kn);
+			else if (strncmp(h->env[i], vn, strlen(vn)) == 0)
+				vv = h->env[i] + strlen(vn);
+		}
+		snprintf(where, sizeof(where), "GIT_CONFIG_KEY_%ld/GIT_CONFIG_VALUE_%ld", k, k);
+		if (kv != NULL && vv != NULL)
+			rc = plan_git_entry(kv, vv, where);
+	}
+	if (rc < 0 || params == NULL)
+		return rc;
+	key = malloc(strlen(params) + 1);
+	val = malloc(strlen(params) + 1);
+	if (key == NULL || val == NULL) {
+		log_warn("run");
+		rc = -1;
+		goto out;
+	}
+	for (const char *p = params; rc == 0;) {
+		char *eq;
+
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (!git_sq_word(&p, key, strlen(params) + 1))
+			break;
+		if (p[0] == '=' && p[1] == '\'') { /* 'key'='value' */
+			p++;
+			if (!git_sq_word(&p, val, strlen(params) + 1))
+				break;
+		} else if ((eq = strchr(key, '=')) != NULL) { /* 'key=value' */
+			*eq = '\0';
+			memmove(val, eq + 1, strlen(eq + 1) + 1);
+		} else {
+			continue; /* a key alone: a boolean */
+		}
+		rc = plan_git_entry(key, val, "GIT_CONFIG_PARAMETERS");
+	}
+out:
+	free(key);
+	free(val);
+	return rc;
+}
+
 static int plan_relative_path(const struct plan_host *h)
 {
 	static const struct {
@@ -1774,7 +1944,7 @@ static int plan_relative_path(const struct plan_host *h)
 			log_warn("run");
 		return -1;
 	}
-	return 0;
+	return plan_git_env_config(h);
 }
 
 static int plan_protect(struct run_plan *pl, const struct plan_host *h,

@@ -2531,6 +2531,60 @@ static void test_inline_code_r37c(void)
  * clang's --gcc-toolchain: refused, named; absolute in the tree (and R's
  * and PHP's start-up files) read-only; what developers set started.
  */
+/*
+ * The review of round 38: git's config entries set in the environment
+ * (GIT_CONFIG_COUNT/KEY_<n>/VALUE_<n>, GIT_CONFIG_PARAMETERS, which
+ * `git -c` passes on) that run a program with a relative path
+ * (core.fsmonitor=./x, core.sshCommand, an alias's or a credential
+ * helper's !./x, a diff driver) started: the host's git ran what the session
+ * left in its working directory, as GIT_SSH_COMMAND=./x would (refused).
+ * Now refused, the entry named; usual values start.
+ */
+static void test_git_env_config_r38b(void)
+{
+	static const char *const rel[][4] = {
+		{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.fsmonitor", "GIT_CONFIG_VALUE_0=./ed-r", "core.fsmonitor"},
+		{"GIT_CONFIG_PARAMETERS='core.sshCommand'='ssh -F ./ed-r'", NULL, NULL, "core.sshCommand"},
+		{"GIT_CONFIG_PARAMETERS='user.name'='It'\\''s me' 'alias.x'='!./ed-r'", NULL, NULL, "alias.x"},
+		{"GIT_CONFIG_PARAMETERS='credential.https://h.example.helper=!./ed-r'", NULL, NULL,
+		 "credential.https://h.example.helper"},
+		{"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_1=diff.x.textconv", "GIT_CONFIG_VALUE_1=ed-r/conv",
+		 "diff.x.textconv"},
+	};
+	const char *usual[] = {"GIT_CONFIG_PARAMETERS='core.fsmonitor'='true' 'user.name'='It'\\''s me' "
+			       "'credential.helper'='!gh auth git-credential' 'alias.lg'='log --oneline' "
+			       "'core.editor'='code --wait' 'filter.lfs.process'='git-lfs filter-process'",
+			       "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=core.pager", "GIT_CONFIG_VALUE_0=less -R",
+			       "GIT_CONFIG_KEY_1=credential.helper", "GIT_CONFIG_VALUE_1=cache --timeout=3600", NULL};
+	const char *plant = "printf '#!/bin/sh\\necho PLANTED-R\\n' > ed-r && chmod +x ed-r && echo planted\n";
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		const char *env[] = {rel[i][0], rel[i][1], rel[i][2], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][3]) && test_has(err, "ed-r") &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	/* the premise: the host's git runs an alias's ./ed-r from where it runs */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null && env GIT_CONFIG_PARAMETERS=\"'alias.x'='!./ed-r'\" "
+		 "git x 2>&1 | grep PLANTED-R; rm -f ed-r", w, plant);
+	host_line(cmd, line, sizeof(line));
+	ROW(strstr(line, "PLANTED-R") != NULL, "the host's git did not run the alias's plant (test premise)");
+	st = run_fsh("home", NULL, usual, NULL, "work.yaml", "echo started\n", &out, &err);
+	ROW(st == 0 && test_has(out, "started"), "usual git config entries in the environment refused: %s",
+	    err ? err : "");
+	free(out);
+	free(err);
+}
+
 static void test_code_vars_r38(void)
 {
 	static const char *const rel[][4] = {
@@ -4198,6 +4252,9 @@ TEST_REGISTRAR(register_fsharden)
 		    "fakeroot -l, ld.so --library-path, perl -c, php -c, --gcc-toolchain: refused, named; in the tree "
 		    "(and R's, PHP's start-up files) read-only; cargo's and cc's usual values started",
 		 test_code_vars_r38);
+	test_add(s, "round 38's review: git config entries in the environment (GIT_CONFIG_COUNT, "
+		    "GIT_CONFIG_PARAMETERS) running a relative program: refused, named; usual ones started",
+		 test_git_env_config_r38b);
 	test_add(s, "round 37's review: inline code naming a file (python -c exec(open(...)), perl -e do, node -e "
 		    "require, os.system): refused, named; perl -pe CODE, ruby -ne started", test_inline_code_r37c);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "
