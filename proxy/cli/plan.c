@@ -2111,7 +2111,15 @@ struct remask_walk {
 	const char *dir; /* where the copies go */
 	struct strv seen, said, big, gitdirs, sourced, encoded, zbig, over;
 	struct strv cfg_over; /* configuration files past their own budget */
-	size_t made, looked, inflated, streams, bytes, bytes_max, over_more, cfg_bytes, cfg_over_more;
+	size_t made, looked, bytes, bytes_max, over_more, cfg_bytes, cfg_over_more;
+	/* What was inflated (bytes, streams tried) for the session's files
+	 * [0] and for the home's, the user's [1] (remask_home_lenient()):
+	 * apart, as the byte budgets, so the home's compressed files do not
+	 * spend the bounds that refuse the start for the session's. */
+	struct {
+		size_t inflated, streams;
+	} z[2];
+	size_t zi; /* which of z[] the file being searched counts in */
 	bool cut; /* a bound left files unsearched */
 	bool home; /* the home's files: see remask_home_lenient() */
 	bool quiet_big; /* the configuration directories (remask_config_dirs()):
@@ -2246,7 +2254,7 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 	if (zr == Z_STREAM_END)
 		*used = n - z.avail_in;
 	inflateEnd(&z);
-	w->inflated += got;
+	w->z[w->zi].inflated += got;
 	if (got > cap) {
 		rc = 2;
 		goto done;
@@ -2284,16 +2292,17 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 			  unsigned char **buf)
 {
 	for (size_t off = 0; off < n; off++) {
-		size_t cap = REMASK_INFLATE_MAX, left, used;
+		size_t cap = REMASK_INFLATE_MAX, done, left, used;
 		int r;
 
 		if (!(off + 3 < n && c[off] == 0x1f && c[off + 1] == 0x8b && c[off + 2] == 8 &&
 		      (c[off + 3] & 0xe0) == 0) &&
 		    !(off == 0 && remask_compressed(c, n)))
 			continue;
-		if (++w->streams > REMASK_STREAMS_MAX)
+		if (++w->z[w->zi].streams > REMASK_STREAMS_MAX)
 			return 2;
-		left = w->inflated < REMASK_INFLATE_TOTAL ? REMASK_INFLATE_TOTAL - w->inflated : 0;
+		done = w->z[w->zi].inflated;
+		left = done < REMASK_INFLATE_TOTAL ? REMASK_INFLATE_TOTAL - done : 0;
 		if (cap > left)
 			cap = left;
 		if (*buf == NULL && (*buf = malloc(REMASK_INFLATE_MAX + 1)) == NULL) {
@@ -2539,7 +2548,10 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 	 * a bound reached, refuses the start (no copy: the file cannot be
 	 * re-masked in place) */
 	if (enc == 0) {
-		int z = remask_packed(w, path, (const unsigned char *)content, got);
+		int z;
+
+		w->zi = lenient ? 1 : 0;
+		z = remask_packed(w, path, (const unsigned char *)content, got);
 
 		if (z < 0)
 			goto done;

@@ -1094,6 +1094,60 @@ static void test_remask_config_ordinary(void)
 	(void)rmdir(at(path, "home/.emacs.d"));
 }
 
+/*
+ * Merging the two reviews of round 38: the home's compressed files had a
+ * byte budget of their own (review38b) but spent the same inflation
+ * bounds (64 MiB, 4,096 streams in one start: review38c) as the
+ * session's files, where a bound reached refuses the start. Nine .gz
+ * logs in a row of the home (~/.emacs.d), each inflating past 8 MiB,
+ * spent the 64 MiB, and an ordinary small .gz in the working directory
+ * then refused the start. Now each has its own: the logs are named as
+ * not searched, the project's .gz is searched and starts; one holding
+ * the real value still refuses.
+ */
+static void test_remask_inflate_budgets_apart(void)
+{
+	char gh[64], path[PATH_MAX], cmd[2 * PATH_MAX + 128], name[64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	CU_ASSERT_FATAL(mkdir(at(path, "home/.emacs.d"), 0700) == 0 || errno == EEXIST);
+	snprintf(cmd, sizeof(cmd), "yes 'a log line' 2>/dev/null | head -c 9000000 | gzip -c > '%s'",
+		 at(path, "home/.emacs.d/log0.gz"));
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	for (int i = 1; i < 9; i++) {
+		snprintf(name, sizeof(name), "home/.emacs.d/log%d.gz", i);
+		snprintf(cmd, sizeof(cmd), "cp '%s' ", at(path, "home/.emacs.d/log0.gz"));
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "'%s'", at(path, name));
+		CU_ASSERT_FATAL(system(cmd) == 0);
+	}
+	snprintf(cmd, sizeof(cmd), "printf 'just data\\n' | gzip -c > '%s'", at(path, "work/.env.gz"));
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	st = run_cst(env, "zcat .env.gz; echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "just data\nRAN"),
+	    "the home's .gz logs spent the inflation bounds of the session's files, and a small .gz in the "
+	    "working directory refused the start: %s", test_nz(err));
+	ROW(test_has(err, ".emacs.d/log8.gz"), "the home's logs past the bound were not named: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	snprintf(cmd, sizeof(cmd), "printf 'GH_TOKEN=%s\\n' | gzip -c > '%s'", real_token, at(path, "work/.env.gz"));
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "RAN") && test_has(err, ".env.gz"),
+	    "a .gz in the working directory holding the real value started: %s", test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.env.gz"));
+	for (int i = 0; i < 9; i++) {
+		snprintf(name, sizeof(name), "home/.emacs.d/log%d.gz", i);
+		(void)unlink(at(path, name));
+	}
+	(void)rmdir(at(path, "home/.emacs.d"));
+}
+
 /* A git setup script in root (test_git_sh()). */
 #define sh(...) test_git_sh(root, false, __VA_ARGS__)
 
@@ -2889,6 +2943,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in the start-up files of shells and terminals without a row (nushell, elvish, "
 		 "PowerShell, kitty, wezterm, fish's conf.d, ~/.config/secrets.env) reaches the command as its sentinel",
 		 test_remask_config_dirs);
+	test_add(s, "the home's .gz logs spend inflation bounds of their own: a small .gz in the working directory "
+		    "starts",
+		 test_remask_inflate_budgets_apart);
 	test_add(s, "an ordinary home's configuration directories (applications' databases, a .gz log, files past "
 		 "the budget) start; the real value there is still shown as its sentinel",
 		 test_remask_config_ordinary);
