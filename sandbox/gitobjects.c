@@ -62,6 +62,7 @@
 #include <zlib.h>
 
 #include "base/hex.h"
+#include "base/knob.h"
 #include "sandbox/gitguard_int.h"
 
 /* Inflated bytes of loose objects written in the session hashed in one
@@ -82,17 +83,7 @@
  * PASSAVANT_SBX_* ones; the session does not set it). */
 static uint64_t go_knob(uint64_t dflt)
 {
-	const char *v = getenv("PASSAVANT_SBX_OBJ_BYTES_MAX");
-	char *end;
-	unsigned long long n;
-
-	if (v == NULL || *v == '\0')
-		return dflt;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno != 0 || *end != '\0' || n >= dflt)
-		return dflt;
-	return n;
+	return knob_lowered("PASSAVANT_SBX_OBJ_BYTES_MAX", dflt);
 }
 
 static uint64_t go_pack_max(void)

@@ -28,6 +28,7 @@
 #include <openssl/x509.h>
 #include <zlib.h>
 
+#include "base/knob.h"
 #include "ca/ca.h"
 #include "proxy/log.h"
 
@@ -2093,15 +2094,7 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
 
 static size_t remask_bytes_max(void)
 {
-	const char *v = getenv("PASSAVANT_REMASK_BYTES_MAX");
-	char *end;
-	unsigned long long n;
-
-	if (v == NULL || *v == '\0')
-		return REMASK_BYTES_MAX;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	return errno != 0 || *end != '\0' || n >= REMASK_BYTES_MAX ? REMASK_BYTES_MAX : (size_t)n;
+	return (size_t)knob_lowered("PASSAVANT_REMASK_BYTES_MAX", REMASK_BYTES_MAX);
 }
 
 /* What plan_remask_files() collects while it searches. */
@@ -2636,15 +2629,7 @@ static int remask_first(const char *name)
 
 static size_t remask_list_max(void)
 {
-	const char *v = getenv("PASSAVANT_REMASK_LIST_MAX");
-	char *end;
-	unsigned long n;
-
-	if (v == NULL || *v == '\0')
-		return REMASK_LIST_MAX;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	return errno != 0 || *end != '\0' || n >= REMASK_LIST_MAX ? REMASK_LIST_MAX : (size_t)n;
+	return (size_t)knob_lowered("PASSAVANT_REMASK_LIST_MAX", REMASK_LIST_MAX);
 }
 
 /*
