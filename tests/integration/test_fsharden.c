@@ -2182,6 +2182,55 @@ static void test_code_vars_r36(void)
 }
 
 /*
+ * The rows of a variables test, each {VAR=VALUE, what the refusal says,
+ * the file it names, a host command or NULL}: `run` with VAR set in the
+ * working directory refuses (125, both named, "not started", the
+ * session's plant script never ran). With a host command, the command
+ * is run with VAR set in the working directory: host_plants, after the
+ * host made the plant itself, and it must print marker (the test's
+ * premise: that value does run the plant); else, after the refusal
+ * alone, it must not (nothing of the session's is there to run).
+ * cleanup removes the plant's files (a shell list of names).
+ */
+static void refused_rows(const char *const (*rel)[4], size_t n, const char *plant, const char *marker,
+			 bool host_plants, const char *cleanup)
+{
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	int st;
+
+	at(w, "work");
+	for (size_t i = 0; i < n; i++) {
+		const char *env[] = {rel[i][0], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
+		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
+			    test_has(err, "not started"),
+		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
+		if (rel[i][3] != NULL) {
+			if (host_plants) {
+				/* the plant made by the host, as the session would */
+				snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
+				(void)host_sh(cmd);
+			}
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep %s", w, rel[i][0], rel[i][3],
+				 marker);
+			host_line(cmd, line, sizeof(line));
+			if (host_plants)
+				ROW(strstr(line, marker) != NULL,
+				    "%s: the host's `%s` did not run the plant (test premise)", rel[i][0], rel[i][3]);
+			else
+				ROW(strstr(line, marker) == NULL,
+				    "%s: the host's `%s` in the project ran the session's plant", rel[i][0], rel[i][3]);
+		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf %s", w, cleanup);
+		(void)host_sh(cmd);
+	}
+}
+
+/*
  * Round 37 (fix37v): the build tools' variables (CC=./cc, as make runs
  * it; CFLAGS=-B dir, gcc's prefix of as and cc1), the program behind a precommand's options (env -S's words,
  * script's and flock's -c), python's -m module (run from the working
@@ -2220,31 +2269,13 @@ static void test_code_vars_r37(void)
 			    "echo 'import sys; print(\"PLANTED-V\", file=sys.stderr)' > myed_v.py && mkdir -p tools-v && "
 			    "cp cc-v tools-v/as && echo 'int main(void) { return 0; }' > m-v.c && "
 			    "echo 'console.error(\"PLANTED-V\")' > ed-v.js && echo planted\n";
-	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		const char *env[] = {rel[i][0], NULL};
-
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
-		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
-			    test_has(err, "not started"),
-		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
-		if (rel[i][3] != NULL) {
-			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-V", w, rel[i][0],
-				 rel[i][3]);
-			host_line(cmd, line, sizeof(line));
-			ROW(strstr(line, "PLANTED-V") == NULL, "%s: the host's `%s` in the project ran the session's plant",
-			    rel[i][0], rel[i][3]);
-		}
-		free(out);
-		free(err);
-		out = err = NULL;
-		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-v mk-v node_modules myed_v.py tools-v m-v.c ed-v.js", w);
-		(void)host_sh(cmd);
-	}
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), plant, "PLANTED-V", false,
+		     "cc-v mk-v node_modules myed_v.py tools-v m-v.c ed-v.js");
 	/* Absolute in the tree: read-only; an option's argument is not a
 	 * program: the tree env -C names stays writable. */
 	{
@@ -2330,35 +2361,13 @@ static void test_build_flags_r37c(void)
 			    "mkdir -p tools-c static && cp cc-c tools-c/as && cp cc-c static/as && "
 			    "echo -B./tools-c > opts-c && echo 'int main(void) { return 0; }' > m-c.c && echo "
 				"planted\n";
-	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		const char *env[] = {rel[i][0], NULL};
-
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
-		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
-			    test_has(err, "not started"),
-		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
-		if (rel[i][3] != NULL) {
-			/* the plant made by the host, as the session would */
-			snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
-			(void)host_sh(cmd);
-			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-C", w, rel[i][0],
-				 rel[i][3]);
-			host_line(cmd, line, sizeof(line));
-			ROW(strstr(line, "PLANTED-C") != NULL, "%s: the host's `%s` did not run the plant (test "
-				"premise)",
-			    rel[i][0], rel[i][3]);
-		}
-		free(out);
-		free(err);
-		out = err = NULL;
-		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf cc-c tools-c static opts-c m-c.c", w);
-		(void)host_sh(cmd);
-	}
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), plant, "PLANTED-C", true,
+		     "cc-c tools-c static opts-c m-c.c");
 	/* What builds set: started. */
 	{
 		const char *env[] = {"CC=ccache gcc -std=gnu11", "CXX=clang++ -stdlib=libc++ -fuse-ld=lld",
@@ -2408,35 +2417,12 @@ static void test_precmds_r37c(void)
 		{"EDITOR=/lib64/ld-linux-x86-64.so.2 ./ed-c", "EDITOR holds", "\"./ed-c\"", NULL},
 	};
 	const char *plant = "printf '#!/bin/sh\\necho PLANTED-P\\n' > ed-c && chmod +x ed-c && echo planted\n";
-	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		const char *env[] = {rel[i][0], NULL};
-
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
-		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
-			    test_has(err, "not started"),
-		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
-		if (rel[i][3] != NULL) {
-			/* the plant made by the host, as the session would */
-			snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
-			(void)host_sh(cmd);
-			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-P", w, rel[i][0],
-				 rel[i][3]);
-			host_line(cmd, line, sizeof(line));
-			ROW(strstr(line, "PLANTED-P") != NULL, "%s: the host's `%s` did not run the plant (test "
-				"premise)",
-			    rel[i][0], rel[i][3]);
-		}
-		free(out);
-		free(err);
-		out = err = NULL;
-		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -f ed-c", w);
-		(void)host_sh(cmd);
-	}
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), plant, "PLANTED-P", true, "ed-c");
 	/* What developers set: started. */
 	{
 		const char *env[] = {"PROMPT_COMMAND=history -a; echo -ne \"\\033]0;${USER}@${HOSTNAME}: "
@@ -2604,35 +2590,12 @@ static void test_code_vars_r38(void)
 	};
 	const char *plant = "printf '#!/bin/sh\\necho PLANTED-R\\n' > ed-r && chmod +x ed-r && "
 			    "echo 'BEGIN { print \"PLANTED-R\\n\" }' > ed-r.pl && echo planted\n";
-	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		const char *env[] = {rel[i][0], NULL};
-
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", plant, &out, &err);
-		ROW(st == 125 && !test_has(out, "planted") && test_has(err, rel[i][1]) && test_has(err, rel[i][2]) &&
-			    test_has(err, "not started"),
-		    "%s: status %d, not refused by name: %s", rel[i][0], st, err ? err : "");
-		if (rel[i][3] != NULL) {
-			/* the plant made by the host, as the session would */
-			snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} >/dev/null", w, plant);
-			(void)host_sh(cmd);
-			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' %s 2>&1 | grep PLANTED-R", w, rel[i][0],
-				 rel[i][3]);
-			host_line(cmd, line, sizeof(line));
-			ROW(strstr(line, "PLANTED-R") != NULL, "%s: the host's `%s` did not run the plant (test "
-				"premise)",
-			    rel[i][0], rel[i][3]);
-		}
-		free(out);
-		free(err);
-		out = err = NULL;
-		snprintf(cmd, sizeof(cmd), "cd '%s' && rm -f ed-r ed-r.pl", w);
-		(void)host_sh(cmd);
-	}
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), plant, "PLANTED-R", true, "ed-r ed-r.pl");
 	/* Absolute in the tree: read-only, the rest of it writable. */
 	{
 		static const char *const tpl[] = {"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=@W@/ld-r",
