@@ -241,6 +241,17 @@ void conn_wipe_reset_upstream(conn_t *c)
 }
 
 /*
+ * A request refused in the middle of its body: what waits for the
+ * upstream is wiped and its connection dropped with an RST
+ * (conn_wipe_reset_upstream()); the caller sends the 403.
+ */
+static void abandon_upstream(conn_t *c)
+{
+	conn_wipe_reset_upstream(c);
+	conn_drop_upstream(c);
+}
+
+/*
  * A real value in a request body (SPEC §4.2). The stream wrote its
  * sentinel in its place, so no real value went upstream, but the request
  * must not complete either: what waits for the upstream is wiped, its
@@ -252,8 +263,7 @@ static enum step refuse_body_leak(conn_t *c, const char *cred)
 {
 	char w[512];
 
-	conn_wipe_reset_upstream(c);
-	conn_drop_upstream(c);
+	abandon_upstream(c);
 	c->rule = conn_set_mask_rule(c, "credentials %s: real value", cred);
 	return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
 			   "passavant: %s refused by %s: a real value of %s is on its way out in the body "
@@ -273,12 +283,28 @@ static enum step refuse_body_method(conn_t *c)
 	struct verdict v;
 	char w[512];
 
-	conn_wipe_reset_upstream(c);
-	conn_drop_upstream(c);
+	abandon_upstream(c);
 	conn_verdict_body_method(&v, conn_what(c, w, sizeof(w)), &c->ex.fm, "the upstream connection was reset");
 	formmethod_off(&c->ex.fm);
 	c->rule = v.rule;
 	return conn_refuse(c, v.status, v.xerr, v.kind, v.rule, "%s", v.reason);
+}
+
+/*
+ * A trailer field on a method-listed host (http1_refuse_trailers(): a
+ * server may merge it into the head, X-HTTP-Method-Override among them).
+ * What came before it may have gone up, so the request must not
+ * complete: refused as the two above are.
+ */
+static enum step refuse_body_trailer(conn_t *c)
+{
+	char w[512];
+
+	abandon_upstream(c);
+	c->rule = "network.allowedMethods";
+	return conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
+			   "passavant: %s refused by %s: %s; the upstream connection was reset",
+			   conn_what(c, w, sizeof(w)), c->rule, http1_error_reason(c->client.http));
 }
 
 /*
@@ -298,16 +324,7 @@ static bool relay_request_body(conn_t *c, enum step *st)
 			break;
 		r = http1_feed(c->client.http, v.iov_base, v.iov_len, &n);
 		if (r == HTTP1_ERROR && http1_error_status(c->client.http) == 403) {
-			char w[512];
-
-			/* http1_refuse_trailers(): what came before may have
-			 * gone up, so the request must not complete */
-			conn_wipe_reset_upstream(c);
-			conn_drop_upstream(c);
-			c->rule = "network.allowedMethods";
-			*st = conn_refuse(c, 403, "blocked-by-sandbox-runtime", "request", c->rule,
-					  "passavant: %s refused by %s: %s; the upstream connection was reset",
-					  conn_what(c, w, sizeof(w)), c->rule, http1_error_reason(c->client.http));
+			*st = refuse_body_trailer(c);
 			return false;
 		}
 		if (r == HTTP1_ERROR) {
