@@ -398,16 +398,23 @@ enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t 
 	return MASK_HEAD_OK;
 }
 
-int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len)
+int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len, const char **cred)
 {
 	size_t total = 0;
+	long c;
 
+	*cred = NULL;
 	if (len == 0)
 		return 0;
 	if (mask_replace_inplace(mask_table_inbound_set(x->t), buf, len, NULL, &total) < 0)
 		return -1;
 	x->remasked += total;
-	return 0;
+	errno = 0;
+	c = mask_table_find_real_name(x->t, buf, len);
+	if (c < 0)
+		return errno == ENOMEM ? -1 : 0;
+	*cred = mask_table_cred_name(x->t, (size_t)c);
+	return 1;
 }
 
 int mask_exch_find_real(mask_exch_t *x, const void *buf, size_t len, const char **cred)

@@ -799,8 +799,14 @@ enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t 
 	NONNULL(1, 2, 4, 7) WUNRES;
 
 /* Remasks (real -> sentinel) a response head in place; the count goes to
- * mask_exch_remasked(). Returns 0 or -1 (ENOMEM). */
-int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len) NONNULL(1, 2) WUNRES;
+ * mask_exch_remasked(). Then searches what is left with ASCII case
+ * ignored (mask_table_find_real_name()): a field name is
+ * case-insensitive, and HTTP/2 writes every one in lower case, Go's
+ * net/http in its canonical form, so a real value an upstream echoes in
+ * a name comes with its case changed, which no form of the remask set
+ * matches. Returns 0; 1 when a real value is left so (*cred names its
+ * credential: the head must be wiped, never sent); -1 (ENOMEM). */
+int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len, const char **cred) NONNULL(1, 2, 4) WUNRES;
 
 /*
  * Whether buf (a request target or one header field) holds a real value,

@@ -289,17 +289,40 @@ oom:
 	return -1;
 }
 
-int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from)
+int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from, const char **cred)
 {
 	size_t len = evbuffer_get_length(buf);
+	struct evbuffer *keep;
 	unsigned char *p;
+	int rc;
 
+	*cred = NULL;
 	if (from >= len)
 		return 0;
 	p = evbuffer_pullup(buf, -1);
 	if (p == NULL)
 		return -1;
-	return mask_exch_response_head(m->x, p + from, len - from);
+	rc = mask_exch_response_head(m->x, p + from, len - from, cred);
+	if (rc <= 0)
+		return rc;
+	/* The head is never sent: what came before it stays. */
+	explicit_bzero(p + from, len - from);
+	if ((keep = evbuffer_new()) == NULL) {
+		cmask_wipe_drain(buf);
+		return -1;
+	}
+	if (evbuffer_remove_buffer(buf, keep, from) != (int)from) {
+		evbuffer_free(keep);
+		cmask_wipe_drain(buf);
+		return -1;
+	}
+	if (evbuffer_drain(buf, evbuffer_get_length(buf)) < 0 || evbuffer_add_buffer(buf, keep) < 0) {
+		evbuffer_free(keep);
+		cmask_wipe_drain(buf);
+		return -1;
+	}
+	evbuffer_free(keep);
+	return 1;
 }
 
 /* Arms direction dd's framing for a new message. */

@@ -88,8 +88,11 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 	NONNULL(1, 2, 3, 6, 8) WUNRES;
 
 /* Remasks (real -> sentinel) in place the bytes of buf from offset from on
- * (a response head just written there). Returns 0 or -1 (ENOMEM). */
-int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from) NONNULL(1, 2) WUNRES;
+ * (a response head just written there). Returns 0; 1 when a real value is
+ * left there with its case changed (a field name: mask_exch_response_head();
+ * those bytes are then wiped and removed, *cred names the credential);
+ * -1 (ENOMEM). */
+int cmask_response_head(cmask_t *m, struct evbuffer *buf, size_t from, const char **cred) NONNULL(1, 2, 4) WUNRES;
 
 /*
  * Starts substituting the body of the current message in direction d:

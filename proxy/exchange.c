@@ -194,14 +194,28 @@ static enum step finish_request(conn_t *c)
 }
 
 /* Writes the response head for the client into client.pending, remasked
- * (SPEC §4.3: real values in headers become sentinels). */
-static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade)
+ * (SPEC §4.3: real values in headers become sentinels). Returns 0, -1
+ * (ENOMEM), or 1 when a real value is left in it with its case changed
+ * (*cred its credential; nothing written: head_real_refused()). */
+static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade, const char **cred)
 {
 	size_t from = evbuffer_get_length(c->client.pending);
 
+	*cred = NULL;
 	if (http1_write_response_head(c->up.http, c->client.pending, add_close, keep_upgrade) < 0)
 		return -1;
-	return c->mask != NULL ? cmask_response_head(c->mask, c->client.pending, from) : 0;
+	return c->mask != NULL ? cmask_response_head(c->mask, c->client.pending, from, cred) : 0;
+}
+
+/* A response head holding a real value with its case changed (a field's
+ * name: HTTP/2 lowers every one, Go's net/http writes its canonical
+ * form): no sentinel form matches it, so the response is refused. */
+static enum step head_real_refused(conn_t *c, const char *cred)
+{
+	return conn_refuse(c, 502, NULL, "request", c->rule,
+			   "passavant: the response head from %s carries a real value of %s with its case changed "
+			   "(a field's name): it cannot be re-masked, so the response is not passed on",
+			   c->up.peer, cred);
 }
 
 /* Whether a response body is sent as is: no Content-Encoding field, or
@@ -378,7 +392,9 @@ oom:
  */
 static enum step take_upgrade(conn_t *c)
 {
+	const char *cred;
 	bool ext;
+	int hr;
 
 	/* Only an upgrade we forwarded may be accepted. */
 	if (c->ex.kind != EX_KIND_UPGRADE)
@@ -391,7 +407,9 @@ static enum step take_upgrade(conn_t *c)
 				   "although none was offered: compressed frames cannot be scanned "
 				   "for real values",
 				   c->up.peer);
-	if (write_response_head(c, false, true) < 0 || (c->mask != NULL && cmask_ws_begin(c->mask, ext) < 0)) {
+	if ((hr = write_response_head(c, false, true, &cred)) > 0)
+		return head_real_refused(c, cred);
+	if (hr < 0 || (c->mask != NULL && cmask_ws_begin(c->mask, ext) < 0)) {
 		conn_close(c, "out of memory writing a response head", true);
 		return STEP_CLOSED;
 	}
@@ -412,13 +430,20 @@ static enum step take_upgrade(conn_t *c)
  */
 static bool take_response_head(conn_t *c, enum step *st)
 {
+	const char *cred;
+	int hr;
+
 	c->ex.status = http1_status(c->up.http);
 	if (c->ex.status == 101) {
 		*st = take_upgrade(c);
 		return false;
 	}
 	if (c->ex.status >= 100 && c->ex.status < 200) {
-		if (write_response_head(c, false, false) < 0)
+		if ((hr = write_response_head(c, false, false, &cred)) > 0) {
+			*st = head_real_refused(c, cred);
+			return false;
+		}
+		if (hr < 0)
 			goto oom;
 		http1_reset(c->up.http);
 		http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
@@ -433,7 +458,11 @@ static bool take_response_head(conn_t *c, enum step *st)
 	}
 	c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
 			     http1_needs_eof(c->up.http);
-	if (write_response_head(c, c->ex.client_close, false) < 0)
+	if ((hr = write_response_head(c, c->ex.client_close, false, &cred)) > 0) {
+		*st = head_real_refused(c, cred);
+		return false;
+	}
+	if (hr < 0)
 		goto oom;
 	c->ex.phase = EX_RESPONDING;
 	if (http1_message_done(c->up.http)) {

@@ -413,16 +413,30 @@ static void response_head(struct h2s *s, bool end_stream)
 {
 	nghttp2_nv nv[PASSAVANT_MAX_HEADER_COUNT + 1];
 	nghttp2_data_provider prd;
+	const char *cred;
 	char st[16];
 	ssize_t n;
+	int hr;
 
 	if (s->fields == NULL && (s->fields = evbuffer_new()) == NULL) {
 		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		return;
 	}
-	/* SPEC §4.3: real values in fields become sentinels. */
-	if (s->mask != NULL && cmask_response_head(s->mask, s->fields, 0) < 0) {
-		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+	/* SPEC §4.3: real values in fields become sentinels; one left with
+	 * its case changed (a field's name, in lower case as HTTP/2 writes
+	 * every one) cannot be re-masked: the stream gets a 502 (a
+	 * trailer's: reset, the head went). */
+	if (s->mask != NULL && (hr = cmask_response_head(s->mask, s->fields, 0, &cred)) != 0) {
+		char w[512];
+
+		if (hr < 0 || s->rstatus < 0 || s->resp_started) {
+			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+			return;
+		}
+		h2s_answer(s, 502, NULL, s->rule,
+			   "passavant: %s: the response head from %s carries a real value of %s with its case changed "
+			   "(a field's name): it cannot be re-masked, so the response is not passed on",
+			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
 		return;
 	}
 	if (s->rstatus < 0) {

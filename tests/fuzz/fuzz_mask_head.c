@@ -91,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char head[HEAD_MAX];
 	struct mask_refusal why;
 	enum mask_head_result r;
+	const char *rcred;
 	size_t len = 0, real_in;
 	bool api, verified;
 
@@ -124,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if ((!api || !verified) && occurrences(head, len, FZ_HDR, strlen(FZ_HDR)) > real_in)
 		abort();
-	if (mask_exch_response_head(fz_exch, head, len) != 0)
+	if (mask_exch_response_head(fz_exch, head, len, &rcred) < 0)
 		return 0;
 	if (occurrences(head, len, FZ_HDR, strlen(FZ_HDR)) != 0 ||
 	    occurrences(head, len, FZ_BODY, strlen(FZ_BODY)) != 0)

@@ -38,6 +38,7 @@
  *
  * The tree lives under /var/tmp (the sandbox's /tmp is private).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -46,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1523,6 +1525,33 @@ static void test_remask(void)
 	}
 }
 
+/* A real value in a response field's name, lower-cased as HTTP/2 writes
+ * every name: the exact remask misses it, so the stream gets a 502 and
+ * the value in no case reaches the client (fails before: 2 of 2 checks,
+ * 200 with the lower-cased value). */
+static void test_remask_name_case(void)
+{
+	char path[160], spec[256], hex[2 * TOK_LEN + 1], low[TOK_LEN + 1], *out = NULL;
+	bool leak = false;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	to_hex(real_tok, hex);
+	for (size_t k = 0; k <= TOK_LEN; k++)
+		low[k] = (char)tolower((unsigned char)real_tok[k]);
+	snprintf(path, sizeof(path), "/fieldname?t=rnc&x=%s", hex);
+	snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec, NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	for (char *q = out; q != NULL && *q != '\0'; q++)
+		if (strncasecmp(q, low, TOK_LEN) == 0)
+			leak = true;
+	ROW(!leak, "the real value lower-cased in a field's name reached the client");
+	ROW(test_hasf(out, "stream 1 status 502\n"), "no 502 for a head carrying a lower-cased real value:\n%s",
+	    leak ? "[the value]" : red(out));
+	free(out);
+}
+
 /*
  * An upstream that resets a stream in the middle of a value (no pause: at
  * a pause of 100 ms between DATA frames the proxy releases held bytes by
@@ -2301,6 +2330,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "audit: a stream cancelled before its head went upstream names nothing injected",
 		 test_injected_queued);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
+	test_add(s, "re-masking: a real value lower-cased in a field's name: 502", test_remask_name_case);
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "re-masking: frames of a value 10 ms apart are not released between them", test_remask_drip);
 	test_add(s, "re-masking: the echo of a body that got a real value is not released inside it", test_remask_injected_echo);

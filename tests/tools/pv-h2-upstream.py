@@ -51,6 +51,8 @@ x-upstream-stream: S:
                       as for /reflect) with VALUE in DATA frames of K bytes
                       sent N ms apart: a streaming upstream whose pauses
                       are shorter than the proxy's hold
+    /fieldname?x=HEX  200 "ok\\n" with the field x-VALUE: 1, VALUE the bytes HEX
+                      encodes in lower case (a value echoed in a name)
     /coded?enc=E&x=HEX[&field=F]
                       200 with content-encoding: E (or the field F, such
                       as grpc-encoding; %20 in E a space) and
@@ -314,6 +316,11 @@ class Conn:
                 body = gzip.compress(body)
             field = args.get('field', 'content-encoding').encode('latin-1')
             self.respond(st, 200, body, extra=[(field, enc.encode('latin-1'))])
+        elif base == '/fieldname':
+            # the bytes HEX encodes, lower-cased, in a field's name (as an
+            # HTTP/2 server writes every name): x-VALUE: 1, body "ok\n"
+            value = bytes.fromhex(args.get('x', '')).lower()
+            self.respond(st, 200, b'ok\n', extra=[(b'x-' + value, b'1')])
         elif base.startswith('/reflect'):
             value = bytes.fromhex(args.get('x', ''))
             pieces = [(b'reflect:', False)] + [(bytes([c]), True) for c in value] + [(b'\n', False)]

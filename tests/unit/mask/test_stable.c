@@ -261,9 +261,10 @@ static void test_stale_refused(void)
 	{
 		char resp[128];
 		snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nX-Echo: %s\r\n\r\n", old);
+		const char *rcred;
 		mask_exch_t *x = mask_exch_new(t2);
 		CU_ASSERT_FATAL(x != NULL);
-		CU_ASSERT_EQUAL(mask_exch_response_head(x, resp, strlen(resp)), 0);
+		CU_ASSERT_EQUAL(mask_exch_response_head(x, resp, strlen(resp), &rcred), 0);
 		CU_ASSERT(strstr(resp, old) != NULL);
 		CU_ASSERT_EQUAL(mask_exch_remasked(x), 0);
 		mask_exch_free(x);
