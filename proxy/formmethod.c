@@ -229,6 +229,26 @@ static bool pname_is_name(const struct formmethod *fm)
 	return fm->hn == 4 && memcmp(fm->pname, "name", 4) == 0;
 }
 
+/* Whether the Content-Disposition parameter just read names the part
+ * _method: name= whose value reads _method, or holds an RFC 2047 encoded
+ * word ("=?utf-8?q?=5Fmethod?="): Apache Commons FileUpload's and
+ * Tomcat's ParameterParser decode every parameter value so
+ * (MimeUtility.decodeText()), and Spring's HiddenHttpMethodFilter then
+ * reads _method from the part. Not decoded here: taken for a _method, as
+ * an RFC 2231 name is (no browser or client library writes one). */
+static bool value_names(const struct formmethod *fm)
+{
+	return pname_is_name(fm) && (name_is(&fm->name) || fm->ew == 2);
+}
+
+/* A byte of a parameter value: into the name, and "=?" looked for. */
+static void pvalue_put(struct formmethod *fm, unsigned char ch)
+{
+	if (fm->ew < 2)
+		fm->ew = ch == '=' ? 1 : fm->ew == 1 && ch == '?' ? 2 : 0;
+	name_put(&fm->name, ch);
+}
+
 /* A byte of a header line (CR dropped; LF ended it before). */
 static void head_byte(struct formmethod *fm, unsigned char ch)
 {
@@ -273,6 +293,7 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 			if (fm->hn >= 5 && memcmp(fm->pname, "name*", 5) == 0)
 				fm->named = true;
 			fm->sub = H_VWS;
+			fm->ew = 0;
 			name_reset(&fm->name, true);
 			return;
 		}
@@ -292,12 +313,12 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 		/* fall through */
 	case H_VTOK:
 		if (ch == ';' || ch == ' ' || ch == '\t') {
-			if (pname_is_name(fm) && name_is(&fm->name))
+			if (value_names(fm))
 				fm->named = true;
 			fm->sub = ch == ';' ? H_PWS : H_VEND;
 			return;
 		}
-		name_put(&fm->name, ch);
+		pvalue_put(fm, ch);
 		return;
 	case H_VQ:
 		if (ch == '\\') {
@@ -305,15 +326,15 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 			return;
 		}
 		if (ch == '"') {
-			if (pname_is_name(fm) && name_is(&fm->name))
+			if (value_names(fm))
 				fm->named = true;
 			fm->sub = H_VEND;
 			return;
 		}
-		name_put(&fm->name, ch);
+		pvalue_put(fm, ch);
 		return;
 	case H_VQESC:
-		name_put(&fm->name, ch);
+		pvalue_put(fm, ch);
 		fm->sub = H_VQ;
 		return;
 	case H_VEND:
@@ -330,7 +351,7 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 static void head_line_end(struct formmethod *fm)
 {
 	if (fm->sub == H_VTOK) {
-		if (pname_is_name(fm) && name_is(&fm->name))
+		if (value_names(fm))
 			fm->named = true;
 		fm->sub = H_VEND;
 	}
@@ -645,9 +666,18 @@ static bool json_str_out(struct formmethod *fm, unsigned char ch)
 }
 
 static bool json_out_byte(struct formmethod *fm, unsigned char ch);
+static bool json_unreadable(struct formmethod *fm, const char *where);
 
 static bool json_byte(struct formmethod *fm, unsigned char ch)
 {
+	/* A NUL byte: JSON in UTF-8 holds none (a control byte is escaped
+	 * in a string, and none may stand outside one), and UTF-16 or
+	 * UTF-32 of any ASCII character holds one. Jackson and Python's
+	 * json.loads() of bytes (Flask's get_json()) guess those from the
+	 * body's first bytes, with no charset: "_\0m\0..." is their _method. */
+	if (ch == '\0')
+		return json_unreadable(fm, "the body's JSON in UTF-16 or UTF-32 (a NUL byte: its encoding guessed from its "
+					   "first bytes, as Jackson and Python's json read it)");
 	switch (fm->st) {
 	case J_STR:
 		if (fm->sub == JS_ESC) {
@@ -723,13 +753,10 @@ static bool json_byte(struct formmethod *fm, unsigned char ch)
 	}
 }
 
-/*
- * A _method array value nested deeper than fm->depth counts: where it
- * ends is lost, and a string after it in the array (which a framework
- * taking an array's last element reads) would go unjudged, so it is
- * refused, judged as a method too long for any rule.
- */
-static bool json_too_deep(struct formmethod *fm)
+/* A JSON body the reader cannot follow as the server will (where says
+ * how): judged as a method too long for any rule, so refused where a
+ * method list applies. */
+static bool json_unreadable(struct formmethod *fm, const char *where)
 {
 	const char *rule = NULL;
 
@@ -738,8 +765,19 @@ static bool json_too_deep(struct formmethod *fm)
 	fm->refused = true;
 	fm->rule = rule != NULL ? rule : "allowedMethods";
 	(void)snprintf(fm->method, sizeof(fm->method), "%s", "?");
-	fm->where = "the body's JSON key _method (an array value nested deeper than the proxy follows)";
+	fm->where = where;
 	return false;
+}
+
+/*
+ * A _method array value nested deeper than fm->depth counts: where it
+ * ends is lost, and a string after it in the array (which a framework
+ * taking an array's last element reads) would go unjudged, so it is
+ * refused, judged as a method too long for any rule.
+ */
+static bool json_too_deep(struct formmethod *fm)
+{
+	return json_unreadable(fm, "the body's JSON key _method (an array value nested deeper than the proxy follows)");
 }
 
 /* A byte outside any string (fm->depth > 0: inside a _method key's

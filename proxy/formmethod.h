@@ -24,13 +24,17 @@
  *    with no ':') or `Content-ID:` and _method (Rack names a part so),
  *    or whose Content-Disposition has an RFC 2231 name (name*=...,
  *    name*0=...: Go decodes and joins one; not decoded here, so any),
+ *    or a name holding an RFC 2047 encoded word (=?utf-8?q?=5Fmethod?=:
+ *    Commons FileUpload and Tomcat decode one; not decoded either),
  *    its body to the next boundary line the value;
  *  - JSON (a Content-Type holding "/json" or "+json" anywhere, as
  *    Laravel tells one): any object key that decodes (escapes, \u005f too) to
  *    `_method` in any case; its string value, or every string inside an
  *    array value, nested ones and object keys too (an array nested over
  *    254 deep is refused: its end would be lost) (in a charset whose
- *    bytes are not ASCII's: FM_CHARSET, as a form's);
+ *    bytes are not ASCII's: FM_CHARSET, as a form's; a NUL byte, UTF-16
+ *    or UTF-32 with no charset as Jackson and Python's json guess it:
+ *    refused);
  *  - any other type: not read.
  * Each value is judged element by element (',' splits), blanks around it
  * dropped, upper-cased (struct method_tok), against the judge the caller
@@ -110,6 +114,7 @@ struct formmethod {
 	uint8_t j;                  /* multipart: delimiter bytes matched */
 	uint8_t hn;                 /* multipart header: name bytes matched / param name length */
 	bool named;                 /* multipart: the current part is named _method */
+	uint8_t ew;                 /* multipart: the parameter value: '=' (1), "=?" (2: an RFC 2047 word) seen */
 	bool fold;                  /* multipart: a Content-Disposition may go on in the next line */
 	char pname[8];              /* multipart: the Content-Disposition parameter name */
 	uint8_t rsep;               /* multipart head, raw: after ';' (1), matching "name=" (2) */
