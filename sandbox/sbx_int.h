@@ -160,9 +160,10 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
  * withheld before are sent first). */
 #define SBX_TTYF_OUT(n) (2 * (n) + SBX_TTYF_SEQ + SBX_TTYF_REPLAY)
 /* The most send_withheld() writes: the 15 report modes (136 bytes), the
- * keypad, kitty's flags set and SBX_TTYF_KITTY pushes, eight XTMODKEYS
- * resources (309 bytes); and the most sbx_ttyf_withdraw() writes. */
-#define SBX_TTYF_REPLAY 320
+ * keypad, for each screen kitty's pops, flags set and SBX_TTYF_KITTY
+ * pushes, the other screen visited (? 47 h/l), eight XTMODKEYS resources
+ * (about 430 bytes); and the most sbx_ttyf_withdraw() writes. */
+#define SBX_TTYF_REPLAY 512
 #define SBX_TTYF_KITTY 8     /* kitty keyboard flags' entries replayed (kitty's
 				own stack holds 8) */
 #define SBX_TTYF_MODKEYS 8   /* XTMODKEYS resources 0-7 kept */
@@ -186,25 +187,36 @@ struct sbx_ttyf {
 	size_t n_u8;
 	uint64_t dec_set, dec_val;        /* DEC private modes changed, their values */
 	uint32_t ansi_set, ansi_val;      /* ANSI modes changed, their values */
-	unsigned kitty_push;              /* kitty keyboard flags pushed on the
-					     terminal (sent), net */
-	bool kitty_set, modkeys, sgr, margins, cursor_style, keypad, g0;
+	/* kitty keeps a keyboard flags stack for each screen (the main and
+	 * the alternate: [0] and [1] below), switched with the screen
+	 * (? 47, ? 1047, ? 1049); alt is the screen the command left the
+	 * terminal on */
+	bool alt;
+	unsigned kitty_push[2];           /* kitty keyboard flags pushed on the
+					     terminal (sent), net, each screen */
+	bool kitty_set[2];                /* flags set (CSI = u) on the terminal */
+	uint8_t modkeys_sent;             /* XTMODKEYS resources the terminal got
+					     from us since the keys were last
+					     withdrawn: only those are put back */
+	bool sgr, margins, cursor_style, keypad, g0;
 	/* What keys send as the command left it, sent or withheld (the
 	 * keypad, kitty's keyboard flags, xterm's modify*Keys): sent again
 	 * by send_withheld() once the keys are read (ttyfilter.c
 	 * key_mode()) */
 	bool keypad_on;                   /* DECKPAM (ESC =) */
-	/* What of the modes the user's shell sets for itself (bracketed
-	 * paste, the cursor keys' and keypad's application mode) the
-	 * terminal got from us since the shell last had it: only those are
-	 * put back at the end (a run in the background, or one whose keys
-	 * were taken back, would turn the shell's own off) */
-	uint64_t shell_sent;              /* dec_modes[] bits */
+	/* What of the modes that change what the terminal sends (the
+	 * reports: mouse, focus...; the shell's own: bracketed paste, the
+	 * cursor keys' and keypad's application mode) the terminal got from
+	 * us since the shell last had the keys: only those are turned off
+	 * when withdrawn and at the end (a run in the background, or one
+	 * whose keys were taken back, would turn off the shell's own, or a
+	 * foreground program's mouse) */
+	uint64_t mode_sent;               /* dec_modes[] bits */
 	bool keypad_sent;
-	bool kitty_base;                  /* flags set below the command's pushes */
-	unsigned kitty_depth;             /* the command's pushes in effect, at
+	bool kitty_base[2];               /* flags set below the command's pushes */
+	unsigned kitty_depth[2];          /* the command's pushes in effect, at
 					     most SBX_TTYF_KITTY */
-	uint16_t kitty_flags[SBX_TTYF_KITTY + 1]; /* [0] the base's, then each push */
+	uint16_t kitty_flags[2][SBX_TTYF_KITTY + 1]; /* [0] the base's, then each push */
 	uint8_t modkeys_set;              /* XTMODKEYS resources changed */
 	int32_t modkeys_val[SBX_TTYF_MODKEYS]; /* their values (-1: disabled, > n) */
 	bool g123;                        /* G1, G2 or G3 designated */

@@ -210,6 +210,10 @@ static void note_modes(struct sbx_ttyf *f, bool dec, const unsigned char *p, con
 
 	while (next_param(&p, end, &v)) {
 		if (dec) {
+			/* the alternate screen: kitty's keyboard flags are
+			 * the other stack's from here */
+			if (v == 47 || v == 1047 || v == 1049)
+				f->alt = on;
 			for (size_t i = 0; i < N_DEC_MODES; i++)
 				if (dec_modes[i].mode == v) {
 					f->dec_set |= UINT64_C(1) << i;
@@ -299,6 +303,23 @@ static bool csi_query(unsigned char final, unsigned char priv, unsigned char int
 	       (inter == '"' && final == 'v');
 }
 
+/* Whether the parameters p to end are plain numbers, each one digit or
+ * more, ';' between them (or none at all): no empty field, no ':' */
+static bool plain_params(const unsigned char *p, const unsigned char *end)
+{
+	bool none = p == end, digit = false;
+
+	for (; p < end; p++) {
+		if (*p >= '0' && *p <= '9')
+			digit = true;
+		else if (*p == ';' && digit)
+			digit = false;
+		else
+			return false;
+	}
+	return none || digit;
+}
+
 /*
  * What a key sends, beyond the DEC modes (report_mode()): kitty's keyboard
  * flags (CSI > f u pushes, CSI < n u pops, CSI = f ; m u sets: 1 all, 2
@@ -309,49 +330,61 @@ static bool csi_query(unsigned char final, unsigned char priv, unsigned char int
  * to whatever reads it: set while the relay read no keys (a run in the
  * background, a pipeline), they passed (before, round 38) and the user's
  * shell read its own keys as garbage until the run ended. Whether the CSI
- * held (no intermediate) is one; if so it is noted in the command's view
- * (kitty's stack at most SBX_TTYF_KITTY deep, the oldest evicted as kitty
- * does), and when the keys are read (f->answers) it passes and is noted
- * as sent (f->kitty_push, kitty_set, modkeys: what sbx_ttyf_reset() and
+ * held (no intermediate) is one: 0 not, 1 one, -1 one refused; if one,
+ * it is noted in the command's view (kitty's stack of the screen it is
+ * on, at most SBX_TTYF_KITTY deep, the oldest evicted as kitty does),
+ * and when the keys are read (f->answers) it passes and is noted as sent
+ * (f->kitty_push, kitty_set, modkeys_sent: what sbx_ttyf_reset() and
  * sbx_ttyf_withdraw() undo); else it is withheld, and send_withheld()
- * sends the command's view once the keys are read.
+ * sends the command's view once the keys are read. Refused (round 39):
+ * parameters in any spelling but plain numbers (`CSI > 4 : 2 m` was read
+ * here as `CSI > 4 m`, modifyOtherKeys put back, and by a terminal that
+ * takes ':' for ';' as modifyOtherKeys 2, never withdrawn; an empty
+ * field is a default each terminal picks for itself), and an XTMODKEYS
+ * resource past SBX_TTYF_MODKEYS (xterm has none; it was not kept, so
+ * neither withdrawn nor put back).
  */
-static bool key_mode(struct sbx_ttyf *f, unsigned char final, unsigned char priv, const unsigned char *p,
-		     const unsigned char *end)
+static int key_mode(struct sbx_ttyf *f, unsigned char final, unsigned char priv, const unsigned char *p,
+		    const unsigned char *end)
 {
 	const unsigned char *q = p;
-	unsigned a = 0, b = 0;
+	unsigned a = 0, b = 0, s = f->alt;
 	bool has_a = p < end, has_b;
 
 	if (!((final == 'u' && (priv == '>' || priv == '<' || priv == '=')) ||
 	      ((final == 'm' || final == 'n') && priv == '>')))
-		return false;
+		return 0;
+	if (!plain_params(p, end))
+		return -1;
 	(void)next_param(&q, end, &a);
 	has_b = q < end;
 	if (has_b)
 		(void)next_param(&q, end, &b);
+	if ((final == 'm' || final == 'n') && has_a && a >= SBX_TTYF_MODKEYS)
+		return -1;
 	if (final == 'u' && priv == '>') {
-		if (f->kitty_depth == SBX_TTYF_KITTY)
-			memmove(f->kitty_flags + 1, f->kitty_flags + 2, (SBX_TTYF_KITTY - 1) * sizeof(f->kitty_flags[0]));
+		if (f->kitty_depth[s] == SBX_TTYF_KITTY)
+			memmove(f->kitty_flags[s] + 1, f->kitty_flags[s] + 2,
+				(SBX_TTYF_KITTY - 1) * sizeof(f->kitty_flags[s][0]));
 		else
-			f->kitty_depth++;
-		f->kitty_flags[f->kitty_depth] = (uint16_t)a;
-		if (f->answers && f->kitty_push < 65535)
-			f->kitty_push++;
+			f->kitty_depth[s]++;
+		f->kitty_flags[s][f->kitty_depth[s]] = (uint16_t)a;
+		if (f->answers && f->kitty_push[s] < 65535)
+			f->kitty_push[s]++;
 	} else if (final == 'u' && priv == '<') {
 		unsigned n = a == 0 ? 1 : a;
 
-		if (n > f->kitty_depth) {
+		if (n > f->kitty_depth[s]) {
 			/* past the command's own: the stack emptied, the
 			 * flags 0 (kitty's reading) */
-			f->kitty_base = true;
-			f->kitty_flags[0] = 0;
+			f->kitty_base[s] = true;
+			f->kitty_flags[s][0] = 0;
 		}
-		f->kitty_depth = n > f->kitty_depth ? 0 : f->kitty_depth - n;
+		f->kitty_depth[s] = n > f->kitty_depth[s] ? 0 : f->kitty_depth[s] - n;
 		if (f->answers)
-			f->kitty_push = f->kitty_push > n ? f->kitty_push - n : 0;
+			f->kitty_push[s] = f->kitty_push[s] > n ? f->kitty_push[s] - n : 0;
 	} else if (final == 'u') {
-		uint16_t *cur = &f->kitty_flags[f->kitty_depth];
+		uint16_t *cur = &f->kitty_flags[s][f->kitty_depth[s]];
 
 		if (!has_b || b == 1)
 			*cur = (uint16_t)a;
@@ -359,29 +392,28 @@ static bool key_mode(struct sbx_ttyf *f, unsigned char final, unsigned char priv
 			*cur |= (uint16_t)a;
 		else if (b == 3)
 			*cur &= (uint16_t)~a;
-		f->kitty_base |= f->kitty_depth == 0;
-		f->kitty_set |= f->answers;
+		f->kitty_base[s] |= f->kitty_depth[s] == 0;
+		f->kitty_set[s] |= f->answers;
 	} else {
-		/* XTMODKEYS; a resource past SBX_TTYF_MODKEYS is not kept
-		 * (xterm has none): it passes with the keys read, is lost
-		 * otherwise */
+		/* XTMODKEYS */
 		if (!has_a && final == 'n')
 			a = 2; /* xterm: "If the parameter is omitted,
 				* modifyFunctionKeys is disabled" (before,
 				* review of round 38: noted as resource 0, and
 				* withdrawn and sent again as that) */
-		if (!has_a && final == 'm')
+		if (!has_a && final == 'm') {
 			f->modkeys_set = 0;
-		else if (a < SBX_TTYF_MODKEYS) {
+		} else {
 			f->modkeys_set = (uint8_t)(final == 'm' && !has_b ? f->modkeys_set & ~(1u << a)
 									  : f->modkeys_set | 1u << a);
 			f->modkeys_val[a] = final == 'n' ? -1 : (int32_t)b;
+			if (f->answers)
+				f->modkeys_sent |= (uint8_t)(1u << a);
 		}
-		f->modkeys = true; /* put back at the end, sent or not */
 	}
 	if (!f->answers)
 		f->withheld = true;
-	return true;
+	return 1;
 }
 
 /* CSIs with an intermediate refused, as {intermediate, final}: DECSCL
@@ -432,6 +464,17 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 	for (q = p; next_param(&q, ip, &v);)
 		if (v > 65535)
 			return false;
+	/* parameters as every terminal reads them alike (round 39): a
+	 * sub-parameter (':') only in SGR, where it has its meaning (a
+	 * colour, an underline style); elsewhere read here as skipped, and
+	 * by some terminals as ';' (`CSI ? 1000 : 1 h`, `CSI > 4 : 2 m`); a
+	 * private marker only first; a private CSI with an intermediate
+	 * none of ours knows */
+	for (q = p; q < ip; q++)
+		if ((*q == ':' && !(final == 'm' && priv == 0 && inter == 0)) || (*q >= 0x3c && *q <= 0x3f))
+			return false;
+	if (inter != 0 && (priv == '<' || priv == '=' || priv == '>'))
+		return false;
 	if (final == 'i' || final == 't')
 		return false;
 	if (final == 'r' && priv == '?')
@@ -467,19 +510,26 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 				return false;
 	/* what keys send (kitty's flags, XTMODKEYS): noted, withheld while
 	 * no keys are read */
-	if (inter == 0 && key_mode(f, final, priv, p, ip))
-		return f->answers;
+	if (inter == 0) {
+		int k = key_mode(f, final, priv, p, ip);
+
+		if (k != 0)
+			return k > 0 && f->answers;
+	}
 	if ((final == 'h' || final == 'l') && inter == 0 && (priv == 0 || priv == '?')) {
 		/* a report mode on: what it reports may come after the
 		 * command's end, as a query's answer may (the relay reads
 		 * it away the same way: drain_answers()) */
 		for (q = p; priv == '?' && final == 'h' && f->answers && next_param(&q, ip, &v);)
 			f->queried |= reports(v);
-		/* the shell's own modes: passed only with the keys read
-		 * (withhold_reports()), put back at the end only if so */
+		/* the modes that change what the terminal sends: passed
+		 * only with the keys read (withhold_reports()), turned off
+		 * (withdrawn, at the end) only if so */
 		for (q = p; priv == '?' && f->answers && next_param(&q, ip, &v);)
-			if (shell_sets(v))
-				f->shell_sent |= UINT64_C(1) << dec_index(v);
+			if (shell_sets(v) || (report_mode(v) && final == 'h'))
+				f->mode_sent |= UINT64_C(1) << dec_index(v);
+			else if (report_mode(v))
+				f->mode_sent &= ~(UINT64_C(1) << dec_index(v));
 		note_modes(f, priv == '?', p, ip, final == 'h');
 		for (q = p; priv == '?' && final == 'h' && next_param(&q, ip, &v);)
 			if (v == 1048 || v == 1049)
@@ -504,14 +554,15 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 
 /* A DEC mode set held (CSI ? Pm h, allowed and noted) that turns on a
  * report mode while no keys are read, or a reset (CSI ? Pm l) that turns
- * off one the user's shell sets for itself (shell_sets(): bracketed
- * paste, the cursor keys', the keypad's application mode): sent without
- * those, the other modes in one set, and true (the caller sends nothing
- * more); those wait for the keys (sbx_ttyf_feed(), send_withheld()).
- * false: send it as it is. Before (review of round 38), a `CSI ? 2004 l`
- * of a run in the background, or of one stopped, passed while the shell
- * had the keys: its bracketed paste off until its next prompt, a
- * multi-line paste ran line by line.
+ * one off: sent without those, the other modes in one set, and true (the
+ * caller sends nothing more); those wait for the keys (sbx_ttyf_feed(),
+ * send_withheld()). false: send it as it is. Before (review of round
+ * 38), a `CSI ? 2004 l` of a run in the background, or of one stopped,
+ * passed while the shell had the keys: its bracketed paste off until its
+ * next prompt, a multi-line paste ran line by line; and (round 39) the
+ * same for the reports: a background run's `CSI ? 1000 l` (a TUI's
+ * cleanup, `tput reset`) turned off the mouse of the program in the
+ * foreground (vim, htop, mc, a tmux session) in the middle of its use.
  * The set sent is never longer than the one held (each value written
  * in at most the digits it was read from), so SBX_TTYF_OUT() holds:
  * each mode in a set of its own made "7;" five bytes (review of round
@@ -519,7 +570,7 @@ static bool csi_allowed(struct sbx_ttyf *f, unsigned char final)
 static bool withhold_reports(struct sbx_ttyf *f, unsigned char final, unsigned char *out, size_t *o)
 {
 	const unsigned char *p = f->seq + 3, *end = f->seq + f->n_seq, *q;
-	bool any = false, (*held)(unsigned) = final == 'h' ? report_mode : shell_sets;
+	bool any = false, (*held)(unsigned) = report_mode;
 	size_t start;
 	unsigned v;
 
@@ -545,6 +596,53 @@ static bool withhold_reports(struct sbx_ttyf *f, unsigned char final, unsigned c
 	return true;
 }
 
+/*
+ * kitty keeps a keyboard flags stack for each screen, the main and the
+ * alternate (kitty/screen.c: the pointer to the one in use moves with
+ * the screen, ? 47, ? 1047, ? 1049, neither is cleared): a push on the
+ * alternate screen stays on its stack after the command leaves it, for
+ * the next program there (less, vim: every key an escape sequence), and
+ * (before, round 39) our pops at the end were sent on the main screen,
+ * where they took the shell's own. The other screen's stack is reached
+ * by visiting it: the cursor saved, ? 47 (no clearing, no cursor of its
+ * own), what is to be sent, ? 47 back, the cursor restored (kitty moves
+ * it home on entering). A terminal with one stack, or none switching
+ * screens, gets the same pops in all.
+ */
+static void visit(const struct sbx_ttyf *f, bool there, unsigned char *out, size_t *o)
+{
+	if (there)
+		put(out, o, f->alt ? "\x1b" "7\x1b[?47l" : "\x1b" "7\x1b[?47h", 8);
+	else
+		put(out, o, f->alt ? "\x1b[?47h\x1b" "8" : "\x1b[?47l\x1b" "8", 8);
+}
+
+/* Screen s's kitty flags as the command left them: its own pushes sent
+ * popped, then its view pushed. */
+static void kitty_replay(struct sbx_ttyf *f, unsigned s, unsigned char *out, size_t *o)
+{
+	if (f->kitty_push[s] > 0)
+		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[<%uu", f->kitty_push[s]);
+	if (f->kitty_base[s]) {
+		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[=%u;1u", f->kitty_flags[s][0]);
+		f->kitty_set[s] = true;
+	}
+	for (unsigned i = 1; i <= f->kitty_depth[s]; i++)
+		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[>%uu", f->kitty_flags[s][i]);
+	f->kitty_push[s] = f->kitty_depth[s];
+}
+
+/* Screen s's kitty flags taken off the terminal as far as we sent them. */
+static void kitty_off(struct sbx_ttyf *f, unsigned s, unsigned char *out, size_t *o)
+{
+	if (f->kitty_push[s] > 0)
+		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[<%uu", f->kitty_push[s]);
+	if (f->kitty_set[s])
+		put(out, o, "\x1b[=0;1u", 8);
+	f->kitty_push[s] = 0;
+	f->kitty_set[s] = false;
+}
+
 /* The report modes on now (as the command left them), sent once the
  * keys are read after they were withheld. */
 static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
@@ -556,7 +654,14 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 		if (report_mode(dec_modes[i].mode) && dec_on(f, i)) {
 			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%uh", dec_modes[i].mode);
 			f->queried |= reports(dec_modes[i].mode);
-			f->shell_sent |= (uint64_t)shell_sets(dec_modes[i].mode) << i;
+			f->mode_sent |= UINT64_C(1) << i;
+		} else if (report_mode(dec_modes[i].mode) && (f->mode_sent >> i & 1u) &&
+			   !shell_sets(dec_modes[i].mode)) {
+			/* on from us, and the command turned it off while
+			 * withheld (the keys lost without the shell taking
+			 * them) */
+			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%ul", dec_modes[i].mode);
+			f->mode_sent &= ~(UINT64_C(1) << i);
 		} else if (shell_sets(dec_modes[i].mode) && (f->dec_set >> i & 1u)) {
 			/* one the shell sets for itself (bracketed paste, the
 			 * cursor keys, the keypad: left on the terminal by
@@ -566,26 +671,23 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 			 * stayed, and the command got a paste in brackets it
 			 * had turned off) */
 			*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[?%ul", dec_modes[i].mode);
-			f->shell_sent |= UINT64_C(1) << i;
+			f->mode_sent |= UINT64_C(1) << i;
 		}
 	/* what keys send (key_mode(), esc_allowed()): the command's view,
 	 * its own pushes taken off first (none after sbx_ttyf_withdraw()),
-	 * so that the terminal holds each once */
-	if (f->kitty_push > 0)
-		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[<%uu", f->kitty_push);
-	f->kitty_push = 0;
+	 * so that the terminal holds each once; kitty's for each screen,
+	 * the other one visited (round 39) */
 	if (f->keypad_on)
 		put(out, o, "\x1b=", 2);
 	else if (f->keypad)
 		put(out, o, "\x1b>", 2); /* the same: the shell's ESC = off */
 	f->keypad_sent |= f->keypad;
-	if (f->kitty_base) {
-		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[=%u;1u", f->kitty_flags[0]);
-		f->kitty_set = true;
+	kitty_replay(f, f->alt, out, o);
+	if (f->kitty_push[!f->alt] > 0 || f->kitty_base[!f->alt] || f->kitty_depth[!f->alt] > 0) {
+		visit(f, true, out, o);
+		kitty_replay(f, !f->alt, out, o);
+		visit(f, false, out, o);
 	}
-	for (unsigned i = 1; i <= f->kitty_depth; i++)
-		*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[>%uu", f->kitty_flags[i]);
-	f->kitty_push = f->kitty_push + f->kitty_depth > 65535 ? 65535 : f->kitty_push + f->kitty_depth;
 	for (unsigned r = 0; r < SBX_TTYF_MODKEYS; r++)
 		if (f->modkeys_set >> r & 1u) {
 			if (f->modkeys_val[r] < 0)
@@ -593,6 +695,7 @@ static void send_withheld(struct sbx_ttyf *f, unsigned char *out, size_t *o)
 			else
 				*o += (size_t)snprintf((char *)out + *o, 16, "\x1b[>%u;%um", r,
 						       (unsigned)f->modkeys_val[r]);
+			f->modkeys_sent |= (uint8_t)(1u << r);
 		}
 }
 
@@ -603,31 +706,39 @@ size_t sbx_ttyf_withdraw(struct sbx_ttyf *f, bool before, unsigned char *out)
 
 	if (before && f->keypad_on)
 		put(out, &o, "\x1b>", 2);
+	/* as far as the terminal got them from us (round 39: a mode set
+	 * while withheld was turned off here too, over a foreground
+	 * program's own) */
 	for (size_t i = 0; i < N_DEC_MODES; i++)
-		if (report_mode(dec_modes[i].mode) && dec_on(f, i) != dec_modes[i].on) {
-			if (before || !shell_sets(dec_modes[i].mode))
+		if (!report_mode(dec_modes[i].mode)) {
+			continue;
+		} else if (!shell_sets(dec_modes[i].mode)) {
+			if (f->mode_sent >> i & 1u)
+				o += (size_t)snprintf((char *)out + o, 16, "\x1b[?%ul", dec_modes[i].mode);
+			any |= dec_on(f, i);
+		} else if (dec_on(f, i) != dec_modes[i].on) {
+			if (before && (f->mode_sent >> i & 1u))
 				o += (size_t)snprintf((char *)out + o, 16, "\x1b[?%u%c", dec_modes[i].mode,
 						      dec_modes[i].on ? 'h' : 'l');
 			any = true;
 		}
-	if (f->kitty_push > 0) {
-		o += (size_t)snprintf((char *)out + o, 16, "\x1b[<%uu", f->kitty_push);
-		f->kitty_push = 0;
+	kitty_off(f, f->alt, out, &o);
+	if (f->kitty_push[!f->alt] > 0 || f->kitty_set[!f->alt]) {
+		visit(f, true, out, &o);
+		kitty_off(f, !f->alt, out, &o);
+		visit(f, false, out, &o);
 	}
-	if (f->kitty_set) {
-		put(out, &o, "\x1b[=0;1u", 8);
-		f->kitty_set = false;
-	}
-	any |= f->kitty_base || f->kitty_depth > 0;
-	for (unsigned r = 0; r < SBX_TTYF_MODKEYS; r++)
-		if (f->modkeys_set >> r & 1u) {
+	any |= f->kitty_base[0] || f->kitty_depth[0] > 0 || f->kitty_base[1] || f->kitty_depth[1] > 0;
+	for (unsigned r = 0; r < SBX_TTYF_MODKEYS; r++) {
+		if (f->modkeys_sent >> r & 1u)
 			o += (size_t)snprintf((char *)out + o, 16, "\x1b[>%um", r);
-			any = true;
-		}
+		any |= (f->modkeys_set >> r & 1u) != 0;
+	}
+	f->modkeys_sent = 0;
 	/* the shell's own modes are the shell's now: put back before
 	 * (all off), or left as its prompt set them; not ours to put back
 	 * at the end (sbx_ttyf_reset()) unless sent again */
-	f->shell_sent = 0;
+	f->mode_sent = 0;
 	f->keypad_sent = false;
 	f->withheld |= any;
 	f->answers = false;
@@ -923,6 +1034,76 @@ static bool c1_inside(const unsigned char *s, size_t n)
 }
 
 /*
+ * A terminal in 8-bit mode under a UTF-8 locale (an old PuTTY or xterm
+ * set to Latin-1, ssh'd into a host whose default is C.UTF-8) reads each
+ * byte 0x80-0x9f inside a well-formed character as a C1 control: before
+ * (round 39), "\xc3\x9d" "52;c;..." BEL (U+00DD, then text) set its
+ * clipboard, and a title holding U+00DC (C3 9C, an ST there) ended early,
+ * the rest of it read as sequences. What such a byte does there, for
+ * sbx_ttyf_feed() in UTF-8 mode:
+ *   C1_CUT   DCS, SOS, CSI, OSC, PM, APC start a sequence: a CAN after
+ *            the character cuts it (nothing to a UTF-8 terminal; the
+ *            character's other bytes, 0x80-0xbf, are never a final);
+ *   C1_ID    DECID: the terminal answers as to DA, typed as keys: the
+ *            character is '?' (its columns) while no keys are read, else
+ *            an answer may come after the end (f->queried);
+ *   C1_TAB   HTS sets a tab stop: put back at the end (f->tabs);
+ *   C1_GUARD SPA, EPA: text protected from erasing (f->protect).
+ * Others move the cursor (IND, NEL, RI) or shift one character (SS2,
+ * SS3): the text misdrawn, as it is anyway in such a terminal.
+ */
+enum { C1_CUT = 1, C1_ID = 2, C1_TAB = 4, C1_GUARD = 8 };
+
+static unsigned cp_width(uint32_t cp);
+
+static unsigned c1_effects(const unsigned char *s, size_t n)
+{
+	unsigned e = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (s[i] == 0x90 || s[i] == 0x98 || s[i] == 0x9b || (s[i] >= 0x9d && s[i] <= 0x9f))
+			e |= C1_CUT;
+		else if (s[i] == 0x9a)
+			e |= C1_ID;
+		else if (s[i] == 0x88)
+			e |= C1_TAB;
+		else if (s[i] == 0x96 || s[i] == 0x97)
+			e |= C1_GUARD;
+	return e;
+}
+
+/* A character of UTF-8 mode (cp from u8, n bytes) that holds a byte
+ * 0x80-0x9f (c1_inside()), as an 8-bit terminal may read it too
+ * (c1_effects()): in a title '?' (a string is not cut by a CAN without
+ * being cut for a UTF-8 terminal too), in text as above. */
+static void utf8_c1(struct sbx_ttyf *f, uint32_t cp, const unsigned char *u8, size_t n, unsigned char *out,
+		    size_t *o)
+{
+	unsigned e = c1_effects(u8, n);
+	bool ground = f->state == TTYF_GROUND;
+
+	if (f->state == TTYF_OSC) {
+		step(f, 0xfffd, (const unsigned char *)"?", 1, out, o);
+		return;
+	}
+	if (ground && (e & C1_ID) && !f->answers) {
+		unsigned char a[2];
+
+		a[0] = a[1] = '?';
+		step(f, 0xfffd, a, cp_width(cp), out, o);
+		return;
+	}
+	step(f, cp, u8, n, out, o);
+	if (!ground)
+		return; /* in a sequence: dropped with it */
+	if (e & C1_CUT)
+		out[(*o)++] = 0x18;
+	f->queried |= (e & C1_ID) != 0;
+	f->tabs |= (e & C1_TAB) != 0;
+	f->protect |= (e & C1_GUARD) != 0;
+}
+
+/*
  * What stands for a character c1_inside() keeps from a terminal that may
  * be 8-bit: ASCII, as text (never a byte a sequence is made of: the
  * caller steps it as U+FFFD). The box drawing characters (every one of
@@ -1059,7 +1240,9 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 						size_t an = either_text(cp, a);
 
 						step(f, 0xfffd, a, an, out, &o);
-					} else
+					} else if (f->cs == SBX_TTYF_UTF8 && cp >= 0xa0 && c1_inside(f->u8, want))
+						utf8_c1(f, cp, f->u8, want, out, &o);
+					else
 						step(f, cp, f->u8, want, out, &o);
 				}
 				continue;
@@ -1101,32 +1284,50 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 		set |= UINT64_C(1) << dec_index(7);
 		val &= ~(UINT64_C(1) << dec_index(7));
 	}
+	/* kitty's flags pushed on the alternate screen, popped there
+	 * before leaving it (visit()) */
+	if (f->alt && (f->kitty_push[1] > 0 || f->kitty_set[1])) {
+		if (f->kitty_push[1] > 0)
+			ADD("\x1b[<%uu", f->kitty_push[1]);
+		if (f->kitty_set[1])
+			ADD("\x1b[=0;1u");
+	}
 	/* the modes the user's shell sets for itself (bracketed paste, the
 	 * cursor keys, the keypad) only as far as the terminal got them
 	 * from us: a run in the background that set them (withheld), or
 	 * whose keys the shell took back, left them the shell's, and its
 	 * end turned off the shell's bracketed paste (before, review of
-	 * round 38: a multi-line paste at its prompt ran line by line) */
+	 * round 38: a multi-line paste at its prompt ran line by line);
+	 * the reports the same (round 39: a background run's end turned
+	 * off the mouse of the program in the foreground) */
 	for (size_t i = N_DEC_MODES; i-- > 0;)
-		if (shell_sets(dec_modes[i].mode) ? (f->shell_sent >> i & 1u) != 0
-						  : (set >> i & 1u) && (bool)(val >> i & 1u) != dec_modes[i].on)
+		if (report_mode(dec_modes[i].mode) ? (f->mode_sent >> i & 1u) != 0
+						   : (set >> i & 1u) && (bool)(val >> i & 1u) != dec_modes[i].on)
 			ADD("\x1b[?%u%c", dec_modes[i].mode, dec_modes[i].on ? 'h' : 'l');
 	for (size_t i = 0; i < N_ANSI_MODES; i++)
 		if ((f->ansi_set >> i & 1u) && (f->ansi_val >> i & 1u))
 			ADD("\x1b[%ul", ansi_modes[i]);
 	if (f->margins)
 		ADD("\x1b" "7\x1b[r\x1b" "8");
-	if (f->kitty_push > 0)
-		ADD("\x1b[<%uu", f->kitty_push);
-	if (f->kitty_set)
+	if (f->kitty_push[0] > 0)
+		ADD("\x1b[<%uu", f->kitty_push[0]);
+	if (f->kitty_set[0])
 		ADD("\x1b[=0;1u");
-	if (f->modkeys) /* each resource back to the terminal's initial value */
-		ADD("\x1b[>0m\x1b[>1m\x1b[>2m\x1b[>4m");
-	/* and any other the command set, which passed with the keys read
-	 * (xterm's modifyKeypadKeys 3 and later ones; before, review of
-	 * round 38, left as the command set them) */
+	/* the alternate screen's, left there when the command left it */
+	if (!f->alt && (f->kitty_push[1] > 0 || f->kitty_set[1])) {
+		ADD("\x1b" "7\x1b[?47h");
+		if (f->kitty_push[1] > 0)
+			ADD("\x1b[<%uu", f->kitty_push[1]);
+		if (f->kitty_set[1])
+			ADD("\x1b[=0;1u");
+		ADD("\x1b[?47l\x1b" "8");
+	}
+	/* each XTMODKEYS resource the terminal got from us back to its
+	 * initial value (xterm's modifyKeypadKeys 3 and later ones too:
+	 * review of round 38); only those (round 39: a background run's
+	 * end put back the modifyOtherKeys of vim in the foreground) */
 	for (unsigned r = 0; r < SBX_TTYF_MODKEYS; r++)
-		if ((f->modkeys_set >> r & 1u) && r != 0 && r != 1 && r != 2 && r != 4)
+		if (f->modkeys_sent >> r & 1u)
 			ADD("\x1b[>%um", r);
 	if (f->keypad_sent)
 		ADD("\x1b>");

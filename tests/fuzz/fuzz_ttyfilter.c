@@ -7,11 +7,15 @@
  * within SBX_TTYF_OUT(n); the output the same whether the input comes
  * whole or cut where its first byte says (a sequence split over reads is
  * read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
- * titles and colour queries, no C0 but BEL..CR, SO, SI, no C1 (UTF-8:
- * U+0080 to U+009F; 8-bit and either: no byte 0x80-0x9F) comes out; no
- * query (DA, DSR) nor report mode set (mouse, focus...), nor the shell's
- * own modes turned off (bracketed paste, cursor keys, keypad), when its
- * answers are not read; the reset fits its room.
+ * titles and colour queries, no C0 but BEL..CR, SO, SI (and in UTF-8
+ * CAN), no C1 (UTF-8: U+0080 to U+009F; 8-bit and either: no byte
+ * 0x80-0x9F) comes out; in UTF-8, read by an 8-bit terminal (round 39),
+ * each byte of a character that starts a sequence there (0x90, 0x98,
+ * 0x9b, 0x9d-0x9f) is cut by a CAN right after the character, and no
+ * title holds a byte 0x80-0x9f; no query (DA, DSR) nor report mode set
+ * or turned off (mouse, focus..., the shell's own: bracketed paste,
+ * cursor keys, keypad) when its answers are not read; the reset fits
+ * its room.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +37,9 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 				abort();
 			if (nx == ']' && (i + 2 >= o || out[i + 2] == '\0' || strchr("0124", out[i + 2]) == NULL))
 				abort();
+			for (size_t j = i + 2; nx == ']' && j < o && out[j] != 0x07 && out[j] != 0x1b; j++)
+				if (out[j] >= 0x80 && out[j] <= 0x9f)
+					abort(); /* a title an 8-bit terminal cuts */
 			if (!answers && nx == '[' && i + 2 < o && out[i + 2] == 'c')
 				abort();
 			/* no report mode set while no keys are read */
@@ -49,7 +56,7 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 
 						while (k < j && out[k] >= '0' && out[k] <= '9')
 							w = w > 100000 ? w : w * 10 + (unsigned)(out[k++] - '0');
-						if (out[j] == 'h' ? report_mode(w) : shell_sets(w))
+						if (report_mode(w))
 							abort();
 					}
 			}
@@ -69,8 +76,19 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 			}
 			continue;
 		}
-		if (c < 0x20 && !(c >= 0x07 && c <= 0x0f))
+		if (c < 0x20 && !(c >= 0x07 && c <= 0x0f) && !(cs == SBX_TTYF_UTF8 && c == 0x18))
 			abort();
+		/* an 8-bit terminal's sequence started inside a character:
+		 * cut by a CAN after it (its other bytes are 0x80-0xbf) */
+		if (cs == SBX_TTYF_UTF8 && (c == 0x90 || c == 0x98 || c == 0x9b || (c >= 0x9d && c <= 0x9f)) &&
+		    i > 0 && out[i - 1] >= 0x80) {
+			size_t j = i + 1;
+
+			while (j < o && out[j] >= 0x80 && out[j] <= 0xbf)
+				j++;
+			if (j >= o || out[j] != 0x18)
+				abort();
+		}
 		if (cs == SBX_TTYF_UTF8 && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
 			abort();
 		if (cs != SBX_TTYF_UTF8 && c >= 0x80 && c < 0xa0)

@@ -359,13 +359,18 @@ def main():
             print(found.group(0).decode(errors='replace'))
     print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
     tail = out[out.rfind(b'resized'):]
-    print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?1000l', b'\x1b[?9l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t', b'\x1b[3g', b'\x1bH', b'\x0f', b'\x1b)B')) else 'no'))
-    # modifyOtherKeys put back; kitty's flags popped and the keypad put
-    # back where they were sent to the terminal (tty, bg), never else (a
-    # shell's own; review of round 38: ESC > went over the shell's keypad)
-    ktail = out[out.rfind(b'read: '):] if mode == 'bg' else tail  # bg: no resize
+    # the report modes (mouse ?1000, X10 ?9) turned off only where the
+    # terminal got them (tty, bg); never else (round 39: the end of a run
+    # with no keys read turned off the mouse of the program in the
+    # foreground)
     sent = mode in ('tty', 'bg')
-    print('keys reset %s' % ('yes' if b'\x1b[>4m' in ktail and (b'\x1b[<1u' in ktail) == sent and (b'\x1b>' in ktail) == sent else 'no'))
+    print('reset %s' % ('yes' if all(x in tail for x in (b'\x1b[?1049l', b'\x1b[?25h', b'\x1b[0m', b'\x1b[23;0t', b'\x1b[3g', b'\x1bH', b'\x0f', b'\x1b)B')) and (b'\x1b[?1000l' in tail) == sent and (b'\x1b[?9l' in tail) == sent else 'no'))
+    # modifyOtherKeys put back, kitty's flags popped and the keypad put
+    # back where they were sent to the terminal (tty, bg), never else (a
+    # shell's own; review of round 38: ESC > went over the shell's keypad;
+    # round 39: CSI > 4 m over a foreground vim's modifyOtherKeys)
+    ktail = out[out.rfind(b'read: '):] if mode == 'bg' else tail  # bg: no resize
+    print('keys reset %s' % ('yes' if (b'\x1b[>4m' in ktail) == sent and (b'\x1b[<1u' in ktail) == sent and (b'\x1b>' in ktail) == sent else 'no'))
     if mode == 'bg':
         # the report modes withheld in the background, sent once the
         # relay reads the keys
