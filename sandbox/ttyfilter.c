@@ -20,7 +20,10 @@
  *     U+009F, or a byte 0x80-0x9F in 8-bit mode) is read as the 7-bit
  *     sequence it stands for; when the terminal may read either (no
  *     locale), no byte 0x80-0x9F is sent: a character holding one is '?';
- *   - BEL, BS, HT, LF, VT, FF, CR, SO, SI;
+ *   - BEL, BS, HT, LF, VT, FF, CR, SO, SI; in UTF-8, CAN after a
+ *     character holding a byte a terminal in 8-bit mode reads as the
+ *     start of a sequence (utf8_c1(): the locale may not be the
+ *     terminal's);
  *   - whole escape sequences from a short list, each re-emitted only once
  *     complete: the screen's own (cursor, erase, scroll, SGR, modes),
  *     the window title (OSC 0/1/2, printable), the colour

@@ -709,10 +709,13 @@ static void test_tty_relay(void)
  * then SIGTSTP to the group (bash's kill -TSTP %1): on f8d204b the user's
  * settings from before the run went over the shell's ("shell settings
  * kept no").
+ * Round 39: tstp2, a second SIGTSTP 4 ms after the first, while the
+ * relay gives the terminal back: checked and held (by hand also with 0,
+ * 1, 8 and 15 ms): one stop, and fg continues the run.
  */
 static void test_tty_stopped(void)
 {
-	static const char *const hows[] = {"tstp", "stop", "group", "tstppid", "bgtstp"};
+	static const char *const hows[] = {"tstp", "stop", "group", "tstppid", "bgtstp", "tstp2"};
 	char script[PATH_MAX], *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();

@@ -13,6 +13,9 @@ passavant is stopped (HOW):
   stop   SIGSTOP to passavant's process alone
   group  SIGSTOP to its whole group (the relay stopped too), then `bg`
          (SIGCONT to the group, the terminal kept by the shell)
+  tstp2  SIGTSTP twice in a row to passavant's process, the second while
+         it gives the terminal back (round 39: checked, held: one stop,
+         and fg continues the run)
   tstppid  SIGTSTP to passavant's process alone, and at fg SIGCONT to that
          process alone (a parent that continues the process it stopped,
          `kill -CONT PID`, not the group): the relay must run on too
@@ -120,6 +123,12 @@ def run():
         os.read(go_r, 1)
         if how in ('group',):
             os.killpg(job, signal.SIGSTOP)
+        elif how == 'tstp2':
+            # the second while passavant gives the terminal back (its
+            # relay's pause takes some 10 ms): caught, not yet read
+            os.kill(job, signal.SIGTSTP)
+            time.sleep(0.004)
+            os.kill(job, signal.SIGTSTP)
         else:
             os.kill(job, signal.SIGTSTP if how in ('tstp', 'tstppid') else signal.SIGSTOP)
         _, ws = os.waitpid(job, os.WUNTRACED)
