@@ -87,6 +87,8 @@ struct mask_table {
 				 * (raw first, pair i = value i), -> sentinel forms */
 	uint32_t *form_value;   /* [nform] value of each form */
 	size_t nform;
+	bool forms_small;       /* the forms of values over 4 KiB left out of the sets (fix39m:
+				 * they passed MASK_SET_MAX_BYTES; table_build_sets()) */
 	mask_set_t *inbound;    /* real -> sentinel forms, percent forms */
 	mask_set_t *detect;     /* sentinel -> sentinel, then the forms; percent forms */
 	uint64_t *detect_counts;/* [nvalues + nform] */

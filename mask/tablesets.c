@@ -108,6 +108,11 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 /* Values longer than this get no base64 forms in the remask set (a whole
  * file used as a secret would make the set too big for nothing). */
 #define B64_FORM_MAX_VALUE 4096
+/* Up to this, a value gets the base64 forms in the middle of the data
+ * (fix39m: a 6 KiB value's base64 was not re-masked); over
+ * B64_FORM_MAX_VALUE with no percent forms and in pieces (form_b64()).
+ * Every value is at most MASK_PATTERN_MAX_BYTES. */
+#define B64_FORM_MAX_VALUE_BIG MASK_PATTERN_MAX_BYTES
 
 static int build_forms(mask_table_t *t);
 
@@ -200,6 +205,31 @@ static void form_add(struct formlist *fl, uint32_t v, const char *from, const ch
 	 * (mask.h struct mask_pair gaps): base64 at 60, 64 or 76 columns. */
 	fl->pairs[fl->n].gaps = true;
 	fl->n++;
+}
+
+/* A form is found with line breaks inside only up to MASK_GAP_MAX_BYTES
+ * (mask.h struct mask_pair gaps): the pieces a longer one splits into
+ * (at most FORM_PIECES_MAX, each of MASK_GAP_MAX_BYTES or less, the
+ * same bytes of the sentinel's form in their place), each a gap pair of
+ * its own, are. One after the other they cover the form whatever lines
+ * it is given (fix39m: a 12 to 16 KiB key file written in JSON with
+ * `\n`, or with CRLF, and the base64 of a 6 KiB value, reached the
+ * sandbox). A piece found alone is re-masked alone. */
+#define FORM_PIECES_MAX 3
+
+static void form_pieces(struct formlist *fl, uint32_t v, const char *from, const char *to, size_t len,
+			unsigned char pct)
+{
+	size_t k, np = (len + MASK_GAP_MAX_BYTES - 1) / MASK_GAP_MAX_BYTES, at = 0;
+
+	if (np < 2 || np > FORM_PIECES_MAX)
+		return;
+	for (k = 0; k < np; k++) {
+		size_t end = len * (k + 1) / np;
+
+		form_add(fl, v, from + at, to + at, end - at, pct);
+		at = end;
+	}
 }
 
 /*
@@ -441,6 +471,8 @@ static int form_joined(mask_table_t *t, struct formlist *fl, size_t i)
 		return -1;
 	(void)without_breaks(v->real, v->sent, v->len, rj, sj);
 	form_add(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
+	if (!t->forms_small)
+		form_pieces(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
 	return 0;
 }
 
@@ -453,13 +485,21 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 	const char *stdf[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
 	size_t stdn[6] = {0, 0, 0, 0, 0, 0};
 
-	if (v->len > B64_FORM_MAX_VALUE)
+	bool big = v->len > B64_FORM_MAX_VALUE;
+
+	if (v->len > B64_FORM_MAX_VALUE_BIG || (big && t->forms_small))
 		return 0;
 	for (unsigned k = 0; k < 12; k++) {
-		char *rf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
-		char *sf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
+		char *rf, *sf;
 		size_t rn, sn;
 
+		/* a value over B64_FORM_MAX_VALUE: its forms in the middle
+		 * of the data only (ending it adds a character or two), no
+		 * percent forms, in pieces (form_pieces()) */
+		if (big && k / 3 % 2 == 1)
+			continue;
+		rf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
+		sf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
 		if (rf == NULL || sf == NULL)
 			return -1;
 		/* k % 3: alignment; k / 3 % 2: ends the data; k >= 6: URL-safe
@@ -475,7 +515,12 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 			stdf[k] = rf;
 			stdn[k] = rn;
 		}
-		form_add(fl, (uint32_t)i, rf, sf, rn, MASK_PCT_ALL);
+		if (big && rn > MASK_PATTERN_MAX_BYTES) {
+			form_pieces(fl, (uint32_t)i, rf, sf, rn, MASK_PCT_NONE);
+			continue;
+		}
+		form_add(fl, (uint32_t)i, rf, sf, rn, big ? MASK_PCT_NONE : MASK_PCT_ALL);
+		form_pieces(fl, (uint32_t)i, rf, sf, rn, MASK_PCT_NONE);
 	}
 	return 0;
 }
@@ -483,7 +528,7 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 /* Most forms of one value before its percent forms: the raw value, its
  * JSON forms, its base64 forms, and its two line-end forms with their
  * JSON forms. */
-#define FORMS_PER_VALUE (1 + JSON_STYLES + 12 + 2 * (1 + JSON_STYLES) + 1)
+#define FORMS_PER_VALUE (1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -498,7 +543,7 @@ static int build_forms(mask_table_t *t)
 	size_t i, maxlen = 0;
 
 	for (i = 0; i < t->nvalues; i++)
-		if (t->value[i].len <= B64_FORM_MAX_VALUE && t->value[i].len > maxlen)
+		if (t->value[i].len <= B64_FORM_MAX_VALUE_BIG && t->value[i].len > maxlen)
 			maxlen = t->value[i].len;
 	fl.pairs = calloc(t->nvalues * FORMS_PER_VALUE + 1, sizeof(*fl.pairs));
 	fl.fv = calloc(t->nvalues * FORMS_PER_VALUE + 1, sizeof(*fl.fv));
@@ -721,10 +766,27 @@ int table_build_sets(mask_table_t *t)
 		if (memchr(t->value[i].real, ' ', t->value[i].len) != NULL)
 			t->space_value = true;
 	t->inbound = build_inbound(t);
-	if (t->inbound == NULL)
-		return -1;
-	t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
-	if (t->detect == NULL)
+	if (t->inbound != NULL)
+		t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
+	/* The forms of values over 4 KiB (their pieces and base64: fix39m)
+	 * past the sets' bound: left out rather than refuse a table that
+	 * built without them (six values of 16 KiB); the outbound sets hold
+	 * what the detect set holds. docs/masking.md "What the forms cost". */
+	if ((t->inbound == NULL || t->detect == NULL) && t->set_res == MASK_SET_ERR_TOO_BIG && !t->forms_small) {
+		mask_set_free(t->inbound);
+		t->inbound = NULL;
+		free(t->form);
+		free(t->form_value);
+		t->form = NULL;
+		t->form_value = NULL;
+		t->nform = 0;
+		t->forms_small = true;
+		t->set_res = MASK_SET_OK;
+		t->inbound = build_inbound(t);
+		if (t->inbound != NULL)
+			t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
+	}
+	if (t->inbound == NULL || t->detect == NULL)
 		return -1;
 	t->detect_counts = calloc(mask_set_npairs(t->detect) + 1, sizeof(uint64_t));
 	if (t->detect_counts == NULL) {

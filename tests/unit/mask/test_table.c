@@ -915,6 +915,183 @@ static void test_remask_big_joined(void)
 	fx_teardown(&f);
 }
 
+/* Whether out[0..n), with every CR, LF and JSON "\\n" / "\\r" taken out,
+ * holds any 64 bytes of joined[0..jn) (at each 64th offset). */
+static bool holds_part(const char *out, size_t n, const char *joined, size_t jn)
+{
+	char *flat = malloc(n + 1);
+	size_t fl = 0;
+	bool found = false;
+
+	CU_ASSERT_FATAL(flat != NULL);
+	for (size_t k = 0; k < n; k++) {
+		if (out[k] == '\\' && k + 1 < n && (out[k + 1] == 'n' || out[k + 1] == 'r'))
+			k++;
+		else if (out[k] != '\r' && out[k] != '\n')
+			flat[fl++] = out[k];
+	}
+	for (size_t o = 0; o + 64 <= jn && !found; o += 64)
+		found = memmem(flat, fl, joined + o, 64) != NULL;
+	free(flat);
+	return found;
+}
+
+/*
+ * fix39m: a value over 4 KiB got no base64 forms, and its joined form
+ * was found with line breaks inside only up to 8 KiB (a gap pair), so a
+ * response with the base64 of a 6 KiB value, or a 12 to 16 KiB key file
+ * written in JSON (`\n`) or with CRLF, reached the sandbox with the real
+ * value. Values of 6, 12 and 16 KiB: each form re-masked, no 64 bytes of
+ * the value left.
+ */
+static void test_remask_big_forms(void)
+{
+	static const size_t sizes[] = {6000, 12000, 16000};
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	srand(39);
+	for (size_t z = 0; z < ARRAY_LEN(sizes); z++) {
+		size_t n = sizes[z], o = 0, jn = 0, k, w;
+		char *v = malloc(n + 128), *j = malloc(n + 128), *form = malloc(3 * n + 256), *out = NULL;
+		size_t outlen = 0;
+
+		CU_ASSERT_FATAL(v != NULL && j != NULL && form != NULL);
+		o = (size_t)sprintf(v, "-----BEGIN BUNDLE-----\n");
+		while (o + 65 + 21 < n) {
+			for (k = 0; k < 64; k++)
+				v[o++] = b64[rand() % 64];
+			v[o++] = '\n';
+		}
+		o += (size_t)sprintf(v + o, "-----END BUNDLE-----\n");
+		for (k = 0; k < o; k++)
+			if (v[k] != '\n')
+				j[jn++] = v[k];
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, v), 0);
+		/* in JSON: {"key":"...\n..."} */
+		w = (size_t)sprintf(form, "{\"key\":\"");
+		for (k = 0; k < o; k++) {
+			if (v[k] == '\n') {
+				form[w++] = '\\';
+				form[w++] = 'n';
+			} else {
+				form[w++] = v[k];
+			}
+		}
+		w += (size_t)sprintf(form + w, "\"}");
+		CU_ASSERT_EQUAL(mask_table_remask(f.t, form, w, &out, &outlen), 1);
+		if (out != NULL && holds_part(out, outlen, j, jn))
+			fprintf(stderr, "\n  %zu bytes in JSON: a part of the value left\n", n);
+		CU_ASSERT(out != NULL && !holds_part(out, outlen, j, jn));
+		free(out);
+		out = NULL;
+		/* with CRLF */
+		for (k = w = 0; k < o; k++) {
+			if (v[k] == '\n')
+				form[w++] = '\r';
+			form[w++] = v[k];
+		}
+		CU_ASSERT_EQUAL(mask_table_remask(f.t, form, w, &out, &outlen), 1);
+		if (out != NULL && holds_part(out, outlen, j, jn))
+			fprintf(stderr, "\n  %zu bytes with CRLF: a part of the value left\n", n);
+		CU_ASSERT(out != NULL && !holds_part(out, outlen, j, jn));
+		free(out);
+		out = NULL;
+		/* its base64, on one line and wrapped at 76 with CRLF */
+		for (int wrapped = 0; wrapped < 2; wrapped++) {
+			char *e = malloc(o / 3 * 4 + 8), *plain = malloc(o / 3 * 4 + 8);
+			long en = e != NULL ? mask_b64_encode((const unsigned char *)v, o, e, o / 3 * 4 + 8) : -1;
+
+			CU_ASSERT_FATAL(en > 0 && plain != NULL);
+			for (k = w = 0; k < (size_t)en; k++) {
+				form[w++] = e[k];
+				if (wrapped && k % 76 == 75) {
+					form[w++] = '\r';
+					form[w++] = '\n';
+				}
+			}
+			CU_ASSERT_EQUAL(mask_table_remask(f.t, form, w, &out, &outlen), 1);
+			if (out != NULL && holds_part(out, outlen, e, (size_t)en))
+				fprintf(stderr, "\n  %zu bytes, base64%s: a part of it left\n", n,
+					wrapped ? " wrapped" : "");
+			CU_ASSERT(out != NULL && !holds_part(out, outlen, e, (size_t)en));
+			free(out);
+			out = NULL;
+			explicit_bzero(e, (size_t)en);
+			free(e);
+			free(plain);
+		}
+		explicit_bzero(v, o);
+		explicit_bzero(j, jn);
+		explicit_bzero(form, 3 * n + 256);
+		free(v);
+		free(j);
+		free(form);
+	}
+	fx_teardown(&f);
+}
+
+/*
+ * fix39m: the pieces and base64 forms of values over 4 KiB fill the
+ * sets' 4 MiB sooner; a table of seven values of 16,000 bytes, which
+ * built before them, still builds (their forms left out), and re-masks
+ * each value as it is.
+ */
+static void test_big_forms_bound(void)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char doc[2048], name[32], err[256];
+	char *v[7];
+	size_t dl;
+	unsigned nerr = 0;
+	policy_t *p;
+	mask_table_t *t;
+
+	srand(391);
+	dl = (size_t)snprintf(doc, sizeof(doc), "network:\n  allowedDomains: [api.example.com]\ncredentials:\n  envVars:\n");
+	for (int i = 0; i < 7; i++) {
+		size_t o = 0;
+
+		v[i] = malloc(16100);
+		CU_ASSERT_FATAL(v[i] != NULL);
+		o = (size_t)sprintf(v[i], "-----BEGIN BUNDLE-----\n");
+		while (o + 65 + 21 < 16000) {
+			for (int k = 0; k < 64; k++)
+				v[i][o++] = b64[rand() % 64];
+			v[i][o++] = '\n';
+		}
+		o += (size_t)sprintf(v[i] + o, "-----END BUNDLE-----\n");
+		snprintf(name, sizeof(name), "PV_MT_BIG%d", i);
+		setenv(name, v[i], 1);
+		dl += (size_t)snprintf(doc + dl, sizeof(doc) - dl,
+				       "    - {name: %s, mode: mask, injectHosts: [api.example.com]}\n", name);
+	}
+	p = policy_load_buffer("t.yaml", doc, dl, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	if (t == NULL)
+		fprintf(stderr, "\n  mask_table_new: %s\n", err);
+	CU_ASSERT_PTR_NOT_NULL(t);
+	for (int i = 0; t != NULL && i < 7; i++) {
+		char *out = NULL;
+		size_t outlen = 0;
+
+		CU_ASSERT_EQUAL(mask_table_remask(t, v[i], strlen(v[i]), &out, &outlen), 1);
+		if (out != NULL)
+			CU_ASSERT_PTR_NULL(memmem(out, outlen, v[i] + 1000, 64));
+		free(out);
+	}
+	mask_table_free(t);
+	policy_free(p);
+	for (int i = 0; i < 7; i++) {
+		snprintf(name, sizeof(name), "PV_MT_BIG%d", i);
+		unsetenv(name);
+		explicit_bzero(v[i], strlen(v[i]));
+		free(v[i]);
+	}
+}
+
 /*
  * fix38m: of a whole file masked, a run with no capital letter and no
  * part of over 10 letters and digits with a digit was public text (a
@@ -1982,6 +2159,10 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "encoded-value search: a whole file holding an SSH public key masked (a PuTTY key), another and its "
 		    "public key left, its private line found",
 		 test_encoded_whole_files_pubkeys);
+	test_add(s, "remask: values of 6 to 16 KiB in base64, in JSON and with CRLF (pieces of 8 KiB found broken)",
+		 test_remask_big_forms);
+	test_add(s, "remask: seven values of 16 KiB still build a table (their big forms left out past the sets' bound)",
+		 test_big_forms_bound);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
