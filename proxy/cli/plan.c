@@ -2078,6 +2078,16 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
  * wherever it is is tried, and 1 MiB of gzip headers cost 0.6 s; past
  * this the file refuses the start, as past the bounds above). */
 #define REMASK_STREAMS_MAX 4096
+/* zlib's default header in the middle of a file (78 9c, ...) is tried
+ * wherever it is (fix39m); one that inflates to fewer than
+ * REMASK_ZLIB_MISS bytes (x86 code holds 78 01 as `js`) is counted
+ * apart, up to REMASK_TRIES_MAX in one start (then as past the bounds
+ * above). */
+#define REMASK_ZLIB_MISS 64
+#define REMASK_TRIES_MAX 65536
+/* Streams inside what a stream inflated to (gzip in base64 in gzip) are
+ * searched to this depth; one deeper is as past the bounds above. */
+#define REMASK_NEST_MAX 4
 
 /*
  * The most bytes of files searched in one start (their sizes, as read).
@@ -2092,6 +2102,23 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
  */
 #define REMASK_BYTES_MAX (32 * 1024 * 1024)
 
+/*
+ * Binaries over REMASK_BINARY_MAX and files over REMASK_FILE_MAX are
+ * searched for the real values in the forms the re-masker knows only
+ * (mask_table_remask(): raw, JSON, line ends, base64, joined; no encoded
+ * form, no stream inflated), a chunk at a time with the set's hold-back
+ * over the edge: up to REMASK_LITERAL_MAX bytes in one start (the
+ * automaton's speed, not the encoded search's: 110-170 MB/s over
+ * executables, 650 MB/s over random bytes, so 64 MiB cost 0.6 s at
+ * most; fix39m-repro/literal.c, docs/masking.md). One
+ * holding a real value refuses the start (no re-masked copy is made of
+ * it); past the budget a file is named as not searched, as before
+ * fix39m, when every such file was (an executable in ~/.local/bin with
+ * a token built in reached the command).
+ */
+#define REMASK_LITERAL_MAX ((size_t)64 * 1024 * 1024)
+#define REMASK_LITERAL_CHUNK (4 * 1024 * 1024)
+
 static size_t remask_bytes_max(void)
 {
 	return (size_t)knob_lowered("PASSAVANT_REMASK_BYTES_MAX", REMASK_BYTES_MAX);
@@ -2102,7 +2129,7 @@ struct remask_walk {
 	struct run_plan *pl;
 	const mask_table_t *masks;
 	const char *dir; /* where the copies go */
-	struct strv seen, said, big, gitdirs, sourced, encoded, zbig, over;
+	struct strv seen, said, big, gitdirs, sourced, encoded, zbig, unread, bigreal, lit, over;
 	struct strv cfg_over; /* configuration files past their own budget */
 	size_t made, looked, bytes, bytes_max, over_more, cfg_bytes, cfg_over_more;
 	/* What was inflated (bytes, streams tried) for the session's files
@@ -2110,9 +2137,10 @@ struct remask_walk {
 	 * apart, as the byte budgets, so the home's compressed files do not
 	 * spend the bounds that refuse the start for the session's. */
 	struct {
-		size_t inflated, streams;
+		size_t inflated, streams, tries;
 	} z[2];
 	size_t zi; /* which of z[] the file being searched counts in */
+	size_t literal; /* bytes searched by remask_literal() */
 	bool cut; /* a bound left files unsearched */
 	bool home; /* the home's files: see remask_home_lenient() */
 	bool quiet_big; /* the configuration directories (remask_config_dirs()):
@@ -2212,8 +2240,11 @@ static void remask_zfree(voidpf opaque, voidpf a)
  * its bytes are, so `gzip .env` or a .env.gz put the value before the
  * command, which only has to inflate it.
  */
+static int remask_packed(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
+			 unsigned depth);
+
 static int remask_inflated(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
-			   unsigned char *buf, size_t cap, size_t *used)
+			   unsigned char *buf, size_t cap, size_t *used, size_t *made, bool raw, unsigned depth)
 {
 	size_t got = 0, outlen = 0;
 	char *out = NULL;
@@ -2221,10 +2252,12 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 	int zr = Z_OK, r, rc = -1;
 
 	*used = 0;
+	*made = 0;
 	memset(&z, 0, sizeof(z));
 	z.zalloc = remask_zalloc;
 	z.zfree = remask_zfree;
-	if (inflateInit2(&z, 15 + 32) != Z_OK) { /* gzip or zlib, by the header */
+	/* gzip or zlib, by the header; raw deflate (a zip member) */
+	if (inflateInit2(&z, raw ? -15 : 15 + 32) != Z_OK) {
 		log_warnx("run: inflating %s: zlib could not start", path);
 		return -1;
 	}
@@ -2235,7 +2268,7 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 		z.avail_out = (uInt)(cap + 1 - got);
 		zr = inflate(&z, Z_NO_FLUSH);
 		got = (size_t)(z.next_out - buf);
-		if (zr == Z_STREAM_END && z.avail_in >= 3 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
+		if (zr == Z_STREAM_END && !raw && z.avail_in >= 3 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
 			/* gzip's next member (cat a.gz b.gz) */
 			if (inflateReset(&z) != Z_OK)
 				break;
@@ -2248,6 +2281,7 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 		*used = n - z.avail_in;
 	inflateEnd(&z);
 	w->z[w->zi].inflated += got;
+	*made = got;
 	if (got > cap) {
 		rc = 2;
 		goto done;
@@ -2260,6 +2294,10 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 	rc = r == 1 ? 1 : mask_table_encoded_real(w->masks, buf, got);
 	if (rc < 0)
 		log_warn("run: searching %s (inflated) for real values", path);
+	/* what it inflated to searched as a file is: a stream in it, in its
+	 * bytes, base64 or hex (fix39m: gzip in base64 in gzip passed) */
+	if (rc == 0 && got >= 8 && depth < REMASK_NEST_MAX)
+		rc = remask_packed(w, path, buf, got, depth + 1);
 done:
 	explicit_bzero(buf, got);
 	if (out != NULL)
@@ -2268,31 +2306,116 @@ done:
 	return rc;
 }
 
+/* The signatures of the compressed formats zlib does not read: found in
+ * a file searched, they refuse the start (fail closed: what they pack is
+ * unknown; fix39m). zstd (RFC 8878), xz, bzip2 (its block magic after
+ * "BZh" and the level), lz4's frame, 7-Zip, lzip. */
+static const struct {
+	const char *magic;
+	size_t len;
+	const char *name;
+} remask_unread[] = {
+	{"\x28\xb5\x2f\xfd", 4, "zstd"},
+	{"\xfd" "7zXZ\x00", 6, "xz"},
+	{"\x31\x41\x59\x26\x53\x59", 6, "bzip2"}, /* after "BZh1".."BZh9" */
+	{"\x04\x22\x4d\x18", 4, "lz4"},
+	{"7z\xbc\xaf\x27\x1c", 6, "7-Zip"},
+	{"LZIP\x01", 5, "lzip"},
+};
+
+/* Whether c[off..n) begins with a signature of remask_unread[]. */
+static bool remask_unread_at(const unsigned char *c, size_t n, size_t off)
+{
+	for (size_t i = 0; i < ARRAY_LEN(remask_unread); i++) {
+		size_t at = off, len = remask_unread[i].len;
+
+		if (remask_unread[i].magic[0] == '\x31') { /* bzip2: "BZh" digit, then the block magic */
+			if (!(off + 4 <= n && c[off] == 'B' && c[off + 1] == 'Z' && c[off + 2] == 'h' &&
+			      c[off + 3] >= '1' && c[off + 3] <= '9'))
+				continue;
+			at = off + 4;
+		}
+		if (at + len <= n && memcmp(c + at, remask_unread[i].magic, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Whether c[off..n) begins as a zlib stream with a 32 KiB window and no
+ * dictionary, as zlib writes it by default (78 01, 78 5e, 78 9c, 78 da). */
+static bool remask_zlib_at(const unsigned char *c, size_t n, size_t off)
+{
+	return off + 2 < n && c[off] == 0x78 && (c[off + 1] == 0x01 || c[off + 1] == 0x5e || c[off + 1] == 0x9c ||
+						  c[off + 1] == 0xda);
+}
+
+/* A zip member's local header at c[off..n) (PK 3 4): 1 with *data the
+ * offset of its data and *method its method, 0 when not one. */
+static int remask_zip_at(const unsigned char *c, size_t n, size_t off, size_t *data, unsigned *method,
+			 bool *crypt)
+{
+	size_t nl, el;
+
+	if (off + 30 > n || memcmp(c + off, "PK\x03\x04", 4) != 0)
+		return 0;
+	*method = (unsigned)c[off + 8] | (unsigned)c[off + 9] << 8;
+	*crypt = (c[off + 6] & 1) != 0;
+	nl = (size_t)c[off + 26] | (size_t)c[off + 27] << 8;
+	el = (size_t)c[off + 28] | (size_t)c[off + 29] << 8;
+	*data = off + 30 + nl + el;
+	return 1;
+}
+
 /*
  * Every compressed stream in c[0..n): gzip wherever its header is, zlib
- * at the start (whole: in raw bytes the two bytes of a zlib header are
- * too common elsewhere), each inflated and searched (remask_inflated());
- * a stream that ended cleanly is skipped past. The most bytes inflated
- * for one stream are REMASK_INFLATE_MAX and what is left of the walk's
- * REMASK_INFLATE_TOTAL, the streams tried in one start
- * REMASK_STREAMS_MAX. 1 when one holds a real value, 2 when a bound
- * stopped one, 0 when none, -1 after logging. review38c: fix38m
- * inflated only a file that began as gzip, so the same bytes after a
- * line of text (a self-extracting script) or after a byte of garbage
- * behind a member reached the command unsearched.
+ * at the start (any header) and wherever zlib's default header is (78
+ * 01/5e/9c/da), a zip archive's deflated members (raw deflate after each
+ * local header), each inflated and searched (remask_inflated(), which
+ * searches what came out as a file, to REMASK_NEST_MAX levels); a stream
+ * that ended cleanly is skipped past. A stored zip member is searched
+ * as the file's bytes are. A format zlib does not read (remask_unread[],
+ * a zip member packed another way or encrypted) returns 3. The most
+ * bytes inflated for one stream are REMASK_INFLATE_MAX and what is left
+ * of the walk's REMASK_INFLATE_TOTAL, the streams tried in one start
+ * REMASK_STREAMS_MAX; a zlib header found in the middle that inflates
+ * to less than REMASK_ZLIB_MISS bytes (code, an image) is counted apart,
+ * up to REMASK_TRIES_MAX. 1 when one holds a real value, 2 when a bound
+ * stopped one, 3 as said, 0 when none, -1 after logging. review38c:
+ * fix38m inflated only a file that began as gzip, so the same bytes
+ * after a line of text (a self-extracting script) or after a byte of
+ * garbage behind a member reached the command unsearched; fix39m: a
+ * zip's deflated member, zlib after other bytes, xz, bzip2 and zstd
+ * did.
  */
 static int remask_streams(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
-			  unsigned char **buf)
+			  unsigned char **buf, unsigned depth)
 {
 	for (size_t off = 0; off < n; off++) {
-		size_t cap = REMASK_INFLATE_MAX, done, left, used;
+		size_t cap = REMASK_INFLATE_MAX, done, left, used, made, at = off;
+		unsigned method = 0;
+		bool raw = false, mid = false, crypt = false;
 		int r;
 
-		if (!(off + 3 < n && c[off] == 0x1f && c[off + 1] == 0x8b && c[off + 2] == 8 &&
-		      (c[off + 3] & 0xe0) == 0) &&
-		    !(off == 0 && remask_compressed(c, n)))
-			continue;
-		if (++w->z[w->zi].streams > REMASK_STREAMS_MAX)
+		if (remask_unread_at(c, n, off))
+			return 3;
+		if (remask_zip_at(c, n, off, &at, &method, &crypt)) {
+			if (crypt || (method != 0 && method != 8))
+				return 3;
+			if (method == 0 || at >= n)
+				continue;
+			raw = true;
+		} else if (!(off + 3 < n && c[off] == 0x1f && c[off + 1] == 0x8b && c[off + 2] == 8 &&
+			     (c[off + 3] & 0xe0) == 0) &&
+			   !(off == 0 && remask_compressed(c, n))) {
+			if (!remask_zlib_at(c, n, off))
+				continue;
+			mid = true;
+		}
+		/* nested past REMASK_NEST_MAX: not searched (a header in
+		 * the middle is tried: most are not one) */
+		if (depth >= REMASK_NEST_MAX && !mid)
+			return 2;
+		if (mid ? ++w->z[w->zi].tries > REMASK_TRIES_MAX : ++w->z[w->zi].streams > REMASK_STREAMS_MAX)
 			return 2;
 		done = w->z[w->zi].inflated;
 		left = done < REMASK_INFLATE_TOTAL ? REMASK_INFLATE_TOTAL - done : 0;
@@ -2302,11 +2425,16 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 			log_warn("run: inflating %s", path);
 			return -1;
 		}
-		r = remask_inflated(w, path, c + off, n - off, *buf, cap, &used);
+		r = remask_inflated(w, path, c + at, n - at, *buf, cap, &used, &made, raw, depth);
 		if (r != 0)
 			return r;
+		/* a header in the middle that inflated to more: counted as
+		 * a stream */
+		if (mid && made >= REMASK_ZLIB_MISS &&
+		    (depth >= REMASK_NEST_MAX || ++w->z[w->zi].streams > REMASK_STREAMS_MAX))
+			return 2;
 		if (used > 1)
-			off += used - 1;
+			off = at + used - 1;
 	}
 	return 0;
 }
@@ -2340,13 +2468,79 @@ static int b64_digit(unsigned char ch)
  * .env's BLOB=H4sI...) reached the command, which only had to decode it
  * before inflating it.
  */
-static int remask_packed(struct remask_walk *w, const char *path, const unsigned char *c, size_t n)
+static int hex_digit(unsigned char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* The shortest hex run decoded to look for a compressed stream in. */
+#define REMASK_HEX_RUN_MIN 16
+
+/*
+ * Every run of hex in c[0..n) (pairs of digits, white space and ':'
+ * between them: xxd -p, od -tx1) decoded into dec and searched for
+ * streams (remask_streams()); dec is wiped. 1, 2, 3, 0 or -1 as that.
+ * fix39m: gzip or zlib written in hex reached the command.
+ */
+static int remask_hex_runs(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
+			   unsigned char **buf, unsigned char *dec, unsigned depth)
+{
+	size_t i = 0;
+	int rc = 0;
+
+	while (rc == 0 && i < n) {
+		size_t declen = 0;
+		int hi = -1;
+
+		if (hex_digit(c[i]) < 0) {
+			i++;
+			continue;
+		}
+		for (; i < n; i++) {
+			int d = hex_digit(c[i]);
+
+			if (d >= 0) {
+				if (hi < 0) {
+					hi = d;
+				} else {
+					dec[declen++] = (unsigned char)(hi << 4 | d);
+					hi = -1;
+				}
+				continue;
+			}
+			if (hi < 0 && (c[i] == ' ' || c[i] == '\n' || c[i] == '\r' || c[i] == '\t' || c[i] == ':')) {
+				size_t k = i;
+
+				while (k < n && (c[k] == ' ' || c[k] == '\n' || c[k] == '\r' || c[k] == '\t' || c[k] == ':'))
+					k++;
+				if (k < n && hex_digit(c[k]) >= 0) {
+					i = k - 1;
+					continue;
+				}
+			}
+			break;
+		}
+		if (declen * 2 >= REMASK_HEX_RUN_MIN)
+			rc = remask_streams(w, path, dec, declen, buf, depth);
+		explicit_bzero(dec, declen);
+	}
+	return rc;
+}
+
+static int remask_packed(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
+			 unsigned depth)
 {
 	unsigned char *buf = NULL, *dec = NULL;
 	size_t i = 0, declen = 0;
 	int rc;
 
-	rc = remask_streams(w, path, c, n, &buf);
+	rc = remask_streams(w, path, c, n, &buf, depth);
 	while (rc == 0 && i < n) {
 		size_t s, e, digits = 0;
 
@@ -2401,10 +2595,16 @@ static int remask_packed(struct remask_walk *w, const char *path, const unsigned
 				}
 			}
 			if (declen >= 8)
-				rc = remask_streams(w, path, dec, declen, &buf);
+				rc = remask_streams(w, path, dec, declen, &buf, depth);
 			explicit_bzero(dec, declen);
 		}
 	}
+	if (rc == 0 && dec == NULL && n >= REMASK_HEX_RUN_MIN && (dec = malloc(n / 2 + 1)) == NULL) {
+		log_warn("run: decoding %s", path);
+		rc = -1;
+	}
+	if (rc == 0 && n >= REMASK_HEX_RUN_MIN)
+		rc = remask_hex_runs(w, path, c, n, &buf, dec, depth);
 	if (buf != NULL)
 		free(buf); /* wiped by remask_inflated() */
 	free(dec);
@@ -2422,6 +2622,77 @@ static bool remask_skip(const struct run_plan *pl, const char *real)
 		if (strcmp(pl->files[i].path, real) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * The size bytes of the file open at fd searched for real values in the
+ * re-masker's forms (REMASK_LITERAL_MAX above): 1 when one is there, 0
+ * when not, 2 past the budget (not searched), -1 after logging. What
+ * was read is wiped.
+ */
+static int remask_literal(struct remask_walk *w, int fd, const char *path, size_t size)
+{
+	size_t hold = mask_set_holdmax(mask_table_inbound_set(w->masks)) + 1, off = 0;
+	unsigned char *buf;
+	int rc = 0;
+
+	if (size > REMASK_LITERAL_MAX - w->literal)
+		return 2;
+	w->literal += size;
+	buf = malloc(REMASK_LITERAL_CHUNK + hold);
+	if (buf == NULL) {
+		log_warn("run: searching %s for real values", path);
+		return -1;
+	}
+	while (rc == 0 && off < size) {
+		size_t want = size - off < REMASK_LITERAL_CHUNK + hold ? size - off : REMASK_LITERAL_CHUNK + hold;
+		size_t got = 0, outlen = 0;
+		char *out = NULL;
+		int r;
+
+		while (got < want) {
+			ssize_t n = pread(fd, buf + got, want - got, (off_t)(off + got));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		r = got > 0 ? mask_table_remask(w->masks, buf, got, &out, &outlen) : 0;
+		if (r < 0) {
+			log_warn("run: searching %s for real values", path);
+			rc = -1;
+		} else {
+			rc = r;
+		}
+		if (out != NULL)
+			explicit_bzero(out, outlen);
+		free(out);
+		explicit_bzero(buf, got);
+		if (got < want)
+			break;
+		off += REMASK_LITERAL_CHUNK;
+	}
+	free(buf);
+	return rc;
+}
+
+/* A binary over REMASK_BINARY_MAX or a file over REMASK_FILE_MAX, open
+ * at fd (closed here): remask_literal(), then named in w->bigreal when
+ * it holds a real value, in w->lit when it does not (searched in part),
+ * in w->big when it was not searched (none of them in the configuration
+ * directories, w->quiet_big, which are not searched). 0 or -1. */
+static int remask_big(struct remask_walk *w, int fd, const char *path, size_t size)
+{
+	int r = w->quiet_big ? 2 : remask_literal(w, fd, path, size);
+
+	close(fd);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return strv_add(&w->bigreal, path);
+	return w->quiet_big ? 0 : strv_add(r == 0 ? &w->lit : &w->big, path);
 }
 
 /*
@@ -2458,10 +2729,8 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		return 0;
 	}
 	lenient = remask_home_lenient(w, real);
-	if (st.st_size > REMASK_FILE_MAX) {
-		close(fd);
-		return w->quiet_big ? 0 : strv_add(&w->big, path);
-	}
+	if (st.st_size > REMASK_FILE_MAX)
+		return remask_big(w, fd, path, (size_t)st.st_size);
 	if (st.st_size > REMASK_BINARY_MAX) {
 		char probe[REMASK_TEXT_PROBE];
 		ssize_t pn = pread(fd, probe, sizeof(probe), 0);
@@ -2470,10 +2739,8 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 
 		if (pn > 0)
 			explicit_bzero(probe, (size_t)pn);
-		if (binary) {
-			close(fd);
-			return w->quiet_big ? 0 : strv_add(&w->big, path);
-		}
+		if (binary)
+			return remask_big(w, fd, path, (size_t)st.st_size);
 	}
 	if (lenient) {
 		unsigned char head[4096];
@@ -2544,12 +2811,13 @@ static int remask_file(struct remask_walk *w, const char *path, bool first)
 		int z;
 
 		w->zi = lenient ? 1 : 0;
-		z = remask_packed(w, path, (const unsigned char *)content, got);
+		z = remask_packed(w, path, (const unsigned char *)content, got, 0);
 
 		if (z < 0)
 			goto done;
-		if (z == 2) {
-			rc = !lenient ? strv_add(&w->zbig, path) : w->quiet_big ? 0 : strv_add(&w->big, path);
+		if (z == 2 || z == 3) {
+			rc = lenient ? (w->quiet_big ? 0 : strv_add(&w->big, path))
+				     : strv_add(z == 2 ? &w->zbig : &w->unread, path);
 			goto done;
 		}
 		enc = z;
@@ -3160,8 +3428,22 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 	if (w.zbig.n > 0) {
 		say_paths(&w.zbig, "",
 			  " is compressed and inflates past what is searched for masked credentials' real values "
-			  "(8 MiB a stream, 64 MiB or 4,096 streams in all): not starting; remove it from there, or deny the file "
+			  "(8 MiB a stream, 64 MiB or 4,096 streams in all, 4 streams deep): not starting; remove it from there, or deny the file "
 			  "(filesystem.denyRead)");
+		goto out;
+	}
+	if (w.bigreal.n > 0) {
+		say_paths(&w.bigreal, "",
+			  " held a masked credential's real value and is a binary over 1 MiB or a file over 8 MiB, "
+			  "of which no re-masked copy is made: not starting; remove the value from it, or deny the "
+			  "file (filesystem.denyRead)");
+		goto out;
+	}
+	if (w.unread.n > 0) {
+		say_paths(&w.unread, "",
+			  " holds data packed in a form not searched for masked credentials' real values (xz, "
+			  "bzip2, zstd, lz4, lzip, 7-Zip, or a zip member packed other than deflate or encrypted): "
+			  "not starting; unpack it, remove it from there, or deny the file (filesystem.denyRead)");
 		goto out;
 	}
 	if (w.over.n > 0) {
@@ -3181,8 +3463,12 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 			  " held a masked credential's real value: the command reads the sentinel in "
 			  "its place (read-only in this session)");
 	if (w.big.n > 0 && !s->quiet)
-		say_paths(&w.big, "not searched for masked credentials' real values (binary over 1 MiB, over 8 MiB, "
-			  "or inflating past 8 MiB): ", "");
+		say_paths(&w.big, "not searched for masked credentials' real values (binary over 1 MiB or over 8 MiB "
+			  "past 64 MiB of them in one start, packed in a form not searched, or inflating past 8 MiB): ",
+			  "");
+	if (w.lit.n > 0 && !s->quiet)
+		say_paths(&w.lit, "searched for masked credentials' real values only as they are, in JSON and in base64, "
+			  "not encoded otherwise nor compressed (binary over 1 MiB, over 8 MiB): ", "");
 	if (w.cut && !s->quiet)
 		fprintf(stderr, "passavant: searched the usual token files and %d others for masked credentials' "
 			"real values, not the rest\n", REMASK_FILES_MAX);
@@ -3200,6 +3486,9 @@ out:
 	strv_free(&w.sourced);
 	strv_free(&w.encoded);
 	strv_free(&w.zbig);
+	strv_free(&w.unread);
+	strv_free(&w.bigreal);
+	strv_free(&w.lit);
 	strv_free(&w.over);
 	strv_free(&w.seen);
 	strv_free(&w.said);

@@ -2370,6 +2370,130 @@ static void test_remask_compressed_inside(void)
 }
 
 /*
+ * fix39m: a binary over 1 MiB and a file over 8 MiB were named as not
+ * searched and passed as they were, so an executable in ~/.local/bin
+ * with the token built in, a 2 MiB binary dot file or a 9 MB log in the
+ * project holding it (one of its base64 forms too, past 4 MiB, across
+ * a chunk's edge) put the real value in the sandbox. They are searched
+ * for the re-masker's forms now (64 MiB in one start): a real value
+ * refuses the start; one without is named as searched in part.
+ */
+static void test_remask_big_literal(void)
+{
+	static const char *const files[][2] = {
+		{"work/.tool", "(printf '\\177ELF'; head -c 2000000 /dev/zero; printf 'tok=%s' \"$T\"; head -c 1000 "
+			       "/dev/zero) > work/.tool"},
+		{"work/.big.log", "(yes 'a log line' | head -c 4194290; printf 'auth %s\\n' \"$(printf 'x:%s' \"$T\" | "
+				  "base64 -w0)\"; yes 'a log line' | head -c 5000000) > work/.big.log"},
+		{"home/.local/bin/tool", "mkdir -p home/.local/bin && (printf '\\177ELF'; head -c 1500000 /dev/zero; "
+					 "printf '%s' \"$T\"; head -c 100 /dev/zero) > home/.local/bin/tool"},
+	};
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+		CU_ASSERT_EQUAL_FATAL(sh("T=%s; %s", real_token, files[i][1]), 0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		snprintf(want, sizeof(want), "/%s held a masked credential's real value and is a binary over 1 MiB",
+			 files[i][0]);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s reached the command: %s",
+		    files[i][0], test_nz(err));
+		free(out);
+		free(err);
+		out = err = NULL;
+		(void)unlink(at(path, files[i][0]));
+	}
+	/* none: named as searched in part, the start goes on */
+	CU_ASSERT_EQUAL_FATAL(sh("(printf '\\177ELF'; head -c 2000000 /dev/urandom) > work/.tool"), 0);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN") && test_has(err, "only as they are, in JSON and in base64") &&
+		test_has(err, "/work/.tool"),
+	    "a 2 MB binary with no real value: status %d, err %s", st, test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.tool"));
+	CU_ASSERT_EQUAL(sh("rm -rf home/.local/bin"), 0);
+}
+
+/*
+ * fix39m: the search of the files the command reads inflated gzip
+ * wherever it was and zlib at a file's or a base64 run's start only, and
+ * searched what came out as text: a zip's deflated member, zlib after a
+ * line of text or a few bytes of a base64 run, gzip in base64 in gzip,
+ * gzip in hex (xxd -p, od) reached the command, and xz, bzip2 and zstd
+ * were read as their bytes are. Each refuses the start now: the first as
+ * a real value encoded, the formats zlib does not read as packed in a
+ * form not searched (fail closed). A zip, an executable and random bytes
+ * with no real value start.
+ */
+static void test_remask_packed_more(void)
+{
+	static const char *const found[][2] = {
+		{".keys.zip", "printf 'T=%s\\n' \"$T\" | python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "
+			      "\"w\", zipfile.ZIP_DEFLATED); z.writestr(\"a.txt\", \"x\" * 100); z.writestr(\"env\", "
+			      "sys.stdin.read()); z.close()' /dev/stdout | cat"},
+		{".mid.z", "printf 'header line\\n'; printf 'T=%s\\n' \"$T\" | python3 -c 'import sys, zlib; "
+			   "sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))'"},
+		{".mid.b64", "printf 'Z=%s\\n' \"$(printf 'T=%s\\n' \"$T\" | python3 -c 'import sys, zlib, base64; "
+			     "sys.stdout.write(base64.b64encode(b\"abc\" + zlib.compress(sys.stdin.buffer.read())).decode())')\""},
+		{".nest.gz", "printf 'BLOB=%s\\n' \"$(printf 'T=%s\\n' \"$T\" | gzip -c | base64 -w0)\" | gzip -c"},
+		{".dump.hex", "printf 'T=%s\\n' \"$T\" | gzip -c | xxd -p"},
+		{".od.hex", "printf 'T=%s\\n' \"$T\" | gzip -c | od -An -tx1"},
+	};
+	static const char *const unread[][2] = {
+		{".env.xz", "printf 'T=%s\\n' \"$T\" | xz -c"},
+		{".env.bz2", "printf 'T=%s\\n' \"$T\" | bzip2 -c"},
+		{".env.zst", "printf 'T=%s\\n' \"$T\" | zstd -q -c"},
+		{".bz.zip", "printf 'T=%s\\n' \"$T\" | python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "
+			    "\"w\", zipfile.ZIP_BZIP2); z.writestr(\"env\", sys.stdin.read()); z.close()' /dev/stdout | cat"},
+	};
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	for (size_t u = 0; u < 2; u++) {
+		const char *const(*files)[2] = u ? unread : found;
+		size_t nf = u ? ARRAY_LEN(unread) : ARRAY_LEN(found);
+
+		for (size_t i = 0; i < nf; i++) {
+			CU_ASSERT_EQUAL_FATAL(sh("T=%s; (%s) > work/%s", real_token, files[i][1], files[i][0]), 0);
+			st = run_cst(env, "echo RAN\n", &out, &err);
+			snprintf(want, sizeof(want),
+				 u ? "/work/%s holds data packed in a form not searched"
+				   : "/work/%s held a masked credential's real value encoded",
+				 files[i][0]);
+			ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want),
+			    "the real value in %s reached the command: %s", files[i][0], test_nz(err));
+			free(out);
+			free(err);
+			out = err = NULL;
+			snprintf(want, sizeof(want), "work/%s", files[i][0]);
+			(void)unlink(at(path, want));
+		}
+	}
+	/* no real value: a zip, an executable, random bytes start */
+	CU_ASSERT_EQUAL_FATAL(sh("printf 'plain words\\n' | python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "
+				 "\"w\", zipfile.ZIP_DEFLATED); z.writestr(\"notes\", sys.stdin.read()); z.close()' "
+				 "work/.notes.zip && cp /bin/ls work/.tool && head -c 900000 /dev/urandom > work/.rand"),
+			      0);
+	st = run_cst(env, "python3 -c 'import zipfile; print(zipfile.ZipFile(\".notes.zip\").read(\"notes\").decode())'; "
+			  "echo RAN\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "plain words") && test_has(out, "RAN"),
+	    "a zip, an executable and random bytes with no real value: %s", test_nz(err));
+	free(out);
+	free(err);
+	(void)unlink(at(path, "work/.notes.zip"));
+	(void)unlink(at(path, "work/.tool"));
+	(void)unlink(at(path, "work/.rand"));
+}
+
+/*
  * review38c: a dot file over 1 MiB was named as not searched and passed
  * to the command as it was, so a 2 MiB .viminfo or notes file at the top
  * of the home or project holding `export GH_TOKEN=...` put the real value
@@ -2997,6 +3121,12 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value gzip'd after a line of text, after garbage behind a member, in base64 (H4sI), "
 		    "zlib in base64, or split across members refuses the start; a script with a clean payload is read",
 		 test_remask_compressed_inside);
+	test_add(s, "a masked value in a zip's deflated member, zlib in the middle, gzip in base64 in gzip, gzip in hex "
+		 "refuses the start; xz, bzip2, zstd and a zip's bzip2 member refuse as not searched",
+		 test_remask_packed_more);
+	test_add(s, "a masked value in a binary over 1 MiB or a file over 8 MiB (a chunk's edge, base64) refuses the "
+		 "start; one without is named as searched in part",
+		 test_remask_big_literal);
 	test_add(s, "a dot file of 2 MiB holding the real value is searched: the command reads the sentinel; "
 		    "binaries of 7 MB in ~/.local/bin start",
 		 test_remask_big_file);
