@@ -2388,7 +2388,7 @@ static int remask_zip_at(const unsigned char *c, size_t n, size_t off, size_t *d
  * did.
  */
 static int remask_streams(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
-			  unsigned char **buf, unsigned depth)
+			  unsigned char **buf, unsigned depth, bool decoded)
 {
 	for (size_t off = 0; off < n; off++) {
 		size_t cap = REMASK_INFLATE_MAX, done, left, used, made, at = off;
@@ -2396,11 +2396,17 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 		bool raw = false, mid = false, crypt = false;
 		int r;
 
-		if (remask_unread_at(c, n, off))
+		/* in the bytes a run of base64 or hex decoded to (pseudo-random
+		 * for text), a signature of a format not read counts at the
+		 * run's start only: 4 bytes of chance elsewhere */
+		if ((!decoded || off == 0) && remask_unread_at(c, n, off))
 			return 3;
 		if (remask_zip_at(c, n, off, &at, &method, &crypt)) {
-			if (crypt || (method != 0 && method != 8))
+			if (crypt || (method != 0 && method != 8)) {
+				if (decoded && off > 0)
+					continue;
 				return 3;
+			}
 			if (method == 0 || at >= n)
 				continue;
 			raw = true;
@@ -2527,7 +2533,7 @@ static int remask_hex_runs(struct remask_walk *w, const char *path, const unsign
 			break;
 		}
 		if (declen * 2 >= REMASK_HEX_RUN_MIN)
-			rc = remask_streams(w, path, dec, declen, buf, depth);
+			rc = remask_streams(w, path, dec, declen, buf, depth, true);
 		explicit_bzero(dec, declen);
 	}
 	return rc;
@@ -2540,7 +2546,7 @@ static int remask_packed(struct remask_walk *w, const char *path, const unsigned
 	size_t i = 0, declen = 0;
 	int rc;
 
-	rc = remask_streams(w, path, c, n, &buf, depth);
+	rc = remask_streams(w, path, c, n, &buf, depth, false);
 	while (rc == 0 && i < n) {
 		size_t s, e, digits = 0;
 
@@ -2595,7 +2601,7 @@ static int remask_packed(struct remask_walk *w, const char *path, const unsigned
 				}
 			}
 			if (declen >= 8)
-				rc = remask_streams(w, path, dec, declen, &buf, depth);
+				rc = remask_streams(w, path, dec, declen, &buf, depth, true);
 			explicit_bzero(dec, declen);
 		}
 	}
