@@ -6,7 +6,9 @@
 
 #include "base/attrib.h"
 
+#include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 const char *const env_code_opt_vars[] = {
 	"PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
@@ -49,7 +51,13 @@ const char *const env_code_opt_vars[] = {
 	 * registry's token and `cargo doc --open`; node's REPL module (the
 	 * REPL loads it instead of its own) */
 	"CARGO_HOST_LINKER", "CARGO_HOST_RUSTFLAGS", "CARGO_REGISTRY_CREDENTIAL_PROVIDER",
-	"CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS", "CARGO_DOC_BROWSER", "NODE_REPL_EXTERNAL_MODULE", NULL,
+	"CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS", "CARGO_DOC_BROWSER", "NODE_REPL_EXTERNAL_MODULE",
+	/* Round 39: the JVM options the launchers of the build tools and
+	 * servers pass to their JVM (mvn, gradle and gradlew, ant, sbt, and
+	 * every script reading JAVA_OPTS), read as JAVA_TOOL_OPTIONS is; and
+	 * the module python imports at breakpoint() (looked for first in the
+	 * script's directory, the working directory for -c, -m, the REPL) */
+	"JAVA_OPTS", "MAVEN_OPTS", "GRADLE_OPTS", "ANT_OPTS", "SBT_OPTS", "PYTHONBREAKPOINT", NULL,
 };
 
 /*
@@ -160,6 +168,34 @@ const char *env_code_var_as(const char *name, size_t len)
 	if ((starts(name, len, "CARGO_REGISTRIES_") && ends(name, len, "_CREDENTIAL_PROVIDER")) ||
 	    starts(name, len, "CARGO_CREDENTIAL_ALIAS_"))
 		return "CARGO_REGISTRY_CREDENTIAL_PROVIDER";
+	/* Round 39: cargo's aliases from the environment (the words after
+	 * `cargo NAME`: --config KEY=VALUE sets any of cargo's settings,
+	 * --config FILE reads a file of them) */
+	if (starts(name, len, "CARGO_ALIAS_"))
+		return "CARGO_ALIAS_";
+	/* npm's settings from the environment, any case, '-' or '_' (and
+	 * pnpm's, which reads them): the programs npm runs (the shell of
+	 * every `npm run` script, git, node-gyp, the editor, the browser),
+	 * node's options for every script, the module loaded at npm's start */
+	if (len > 11 && strncasecmp(name, "npm_config_", 11) == 0) {
+		static const struct {
+			const char *key, *as;
+		} npm[] = {{"script_shell", "GIT_SSH"}, {"shell", "GIT_SSH"},		 {"git", "GIT_SSH"},
+			   {"node_gyp", "GIT_SSH"},	    {"editor", "EDITOR"},		 {"browser", "BROWSER"},
+			   {"viewer", "BROWSER"},	    {"node_options", "NODE_OPTIONS"}, {"onload_script", "NODE_REPL_EXTERNAL_MODULE"}};
+
+		for (size_t i = 0; i < ARRAY_LEN(npm); i++) {
+			size_t k = 0;
+
+			if (strlen(npm[i].key) != len - 11)
+				continue;
+			while (k < len - 11 && (tolower((unsigned char)name[11 + k]) == npm[i].key[k] ||
+						(name[11 + k] == '-' && npm[i].key[k] == '_')))
+				k++;
+			if (k == len - 11)
+				return npm[i].as;
+		}
+	}
 	if (starts(name, len, "CMAKE_") && (ends(name, len, "_COMPILER_LAUNCHER") || ends(name, len, "_LINKER_LAUNCHER")))
 		return "CMAKE_C_COMPILER_LAUNCHER";
 	for (size_t i = 0; i < ARRAY_LEN(tools); i++) {

@@ -54,7 +54,13 @@ extern const struct env_plugin_var env_startup_vars[];
  * _RUSTFLAGS as RUSTFLAGS; the cc crate's and go's CC_<target>,
  * TARGET_CC, HOST_CXX, CFLAGS_<target>, ... (a target in lower case,
  * or FOR_<...>: not CC_EMAIL) as CC, CXX, AR, RANLIB, CFLAGS, CXXFLAGS; cmake's CMAKE_<LANG>_COMPILER_LAUNCHER and
- * _LINKER_LAUNCHER as CMAKE_C_COMPILER_LAUNCHER. NULL: none.
+ * _LINKER_LAUNCHER as CMAKE_C_COMPILER_LAUNCHER; round 39: cargo's
+ * CARGO_ALIAS_<name> as "CARGO_ALIAS_" (cargo's words, read by
+ * policy_code_options()), npm's npm_config_<key> (any case, '-' or
+ * '_') for the keys naming a program (script-shell, shell, git,
+ * node-gyp: GIT_SSH; editor: EDITOR; browser, viewer: BROWSER), node's
+ * options (NODE_OPTIONS) or a module loaded (onload-script:
+ * NODE_REPL_EXTERNAL_MODULE). NULL: none.
  */
 const char *env_code_var_as(const char *name, size_t len);
 

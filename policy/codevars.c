@@ -371,7 +371,10 @@ static int java_opts(const struct copt *c, const struct words *t)
 	static const char *const lists[] = {"-Xbootclasspath/a:", "-Xbootclasspath/p:", "-Xbootclasspath:",
 					    "-Djava.class.path=", "-Djava.library.path=", "-Djava.ext.dirs=",
 					    "-Djava.endorsed.dirs=", "--class-path=", "--module-path=",
-					    "--upgrade-module-path=", "--patch-module="};
+					    "--upgrade-module-path=", "--patch-module=",
+					    /* round 39: where maven takes its plugins and
+					     * extensions from, gradle its init scripts */
+					    "-Dmaven.repo.local=", "-Dmaven.ext.class.path=", "-Dgradle.user.home="};
 	static const char *const next[] = {"-cp", "-classpath", "--class-path", "-p", "--module-path",
 					   "--upgrade-module-path", "--patch-module"};
 
@@ -866,6 +869,30 @@ static const struct precmd precmds[] = {
 	/* round 38: nsenter's -r[DIR] and -w[DIR] take theirs attached only */
 	{"nsenter", "mUuinpCTFZae", "tSG", "rw", "", "", "", "", 0, false, false, false},
 	{"chroot", "", "", "", "", "", "", "userspec= groups= skip-chdir", 1, false, false, false},
+	/* Round 39: the programs that run their operand after a user, a
+	 * directory (envdir's files are the environment: read as code, as
+	 * chroot's root is, precmd_words_at()) or a lock; the process
+	 * supervisors; and the launchers whose options are read loosely */
+	{"gosu", "", "", "", "", "", "", "", 1, false, false, false},
+	{"su-exec", "", "", "", "", "", "", "", 1, false, false, false},
+	{"setuidgid", "", "", "", "", "", "", "", 1, false, false, false},
+	{"envuidgid", "", "", "", "", "", "", "", 1, false, false, false},
+	{"envdir", "", "", "", "", "", "", "", 1, false, false, false},
+	{"setlock", "nNxX", "", "", "", "", "", "", 1, false, false, false},
+	{"lckdo", "q", "w", "", "", "", "", "", 1, false, false, false},
+	{"ifne", "n", "", "", "", "", "", "", 0, false, false, false},
+	{"tini", "svgwl", "pe", "", "", "", "", "", 0, false, false, false},
+	{"dumb-init", "cv", "r", "", "", "", "", "", 0, false, false, false},
+	{"catatonit", "gP", "", "", "", "", "", "", 0, false, false, false},
+	{"runcon", "c", "turl", "", "", "", "", "", 0, false, false, false},
+	{"cpulimit", "kfqvz", "lpe", "", "", "", "", "", 0, false, false, false},
+	{"fakechroot", "", "", "", "", "", "", "", 0, false, false, false},
+	{"mpirun", "", "", "", "", "", "", "", 0, false, false, false},
+	{"mpiexec", "", "", "", "", "", "", "", 0, false, false, false},
+	{"srun", "", "", "", "", "", "", "", 0, false, false, false},
+	{"capsh", "", "", "", "", "", "", "", 0, false, false, false},
+	{"proot", "", "", "", "", "", "", "", 0, false, false, false},
+	{"nsjail", "", "", "", "", "", "", "", 0, false, false, false},
 	{"setpriv", "d", "", "", "", "", "", "", 0, false, false, false},
 	{"prlimit", "", "p", "", "", "", "", "", 0, false, false, false},
 	{"systemd-run", "qGPSdtr", "pEuM", "", "", "", "", "", 0, false, false, false},
@@ -1105,6 +1132,13 @@ static int precmd_words_at(const struct copt *c, const struct precmd *pc, const 
 						   strcmp(pc->name, "runuser") == 0))
 				continue;
 			if (operands > 0) {
+				/* round 39: chroot's root (the program is looked up
+				 * in it: `chroot ./r /bin/sh` runs ./r/bin/sh) and
+				 * envdir's directory (its files set the program's
+				 * environment: LD_PRELOAD) are code */
+				if ((strcmp(pc->name, "chroot") == 0 || strcmp(pc->name, "envdir") == 0) &&
+				    (r = emit(c, w, strlen(w), true, NULL)) != 0)
+					return r;
 				operands--;
 				continue;
 			}
@@ -1188,6 +1222,42 @@ static int precmd_words(const struct copt *c, const struct precmd *pc, const str
 }
 
 /*
+ * Round 39: find's -exec, -execdir, -ok and -okdir run the words up to
+ * the ';' or '+' that ends them (`find . -exec ./x {} ;`; a "{}" first
+ * runs each file found, `-exec {} ;`: a relative name), each read as a
+ * command's program words. 0, or fn's result, or -1 (ENOMEM).
+ */
+static int find_exec(const struct copt *c, const struct words *t, size_t i, bool tilde)
+{
+	static const char *const acts[] = {"-exec", "-execdir", "-ok", "-okdir"};
+
+	for (; i < t->n; i++) {
+		struct words sub;
+		size_t e;
+		bool act = false;
+		int r;
+
+		for (size_t k = 0; k < ARRAY_LEN(acts); k++)
+			act = act || strcmp(t->v[i], acts[k]) == 0;
+		if (!act)
+			continue;
+		for (e = i + 1; e < t->n && strcmp(t->v[e], ";") != 0 && strcmp(t->v[e], "\\;") != 0 &&
+				strcmp(t->v[e], "+") != 0;
+		     e++)
+			;
+		if (e > i + 1 && strcmp(t->v[i + 1], "{}") == 0 && (r = emit(c, "{}", 2, true, NULL)) != 0)
+			return r;
+		sub.buf = NULL;
+		sub.v = t->v + i + 1;
+		sub.n = e - i - 1;
+		if (sub.n > 0 && (r = program_words(c, &sub, 0, tilde)) != 0)
+			return r;
+		i = e;
+	}
+	return 0;
+}
+
+/*
  * The program words of one command from t->v[i]: the program (a path
  * with a '/' is a file loaded), and past the words that run the next
  * one (the shell's exec, command, builtin, time, '!', '{', if/then/do/
@@ -1237,6 +1307,8 @@ static int program_words(const struct copt *c, const struct words *t, size_t i, 
 	}
 	if ((pc = precmd_of(t->v[i])) != NULL)
 		return precmd_words(c, pc, t, i + 1, tilde);
+	if (word_in(t->v[i], (const char *const[]){"find"}, 1))
+		return find_exec(c, t, i + 1, tilde);
 	if (strcmp(t->v[i], "eval") == 0) {
 		for (i++; i < t->n && r == 0; i++)
 			r = command_opt(c, t->v[i], CMD_SHELL);
@@ -1678,19 +1750,114 @@ static int build_flags(const struct copt *c, const struct words *t, unsigned dep
 	return r;
 }
 
+/*
+ * Round 39: PYTHONBREAKPOINT's "module.callable", the module imported
+ * at the first breakpoint() from sys.path, whose first entry is the
+ * script's directory (the working directory for -c, -m and the REPL):
+ * its top name given as "./TOP.py", as python -m's. "0", "" and
+ * pdb.set_trace (breakpoint() without it) import none of their own; a
+ * name without a '.' is a builtin.
+ */
+static int py_breakpoint(const struct copt *c, const char *val)
+{
+	char mod[256];
+	size_t top = strcspn(val, ".");
+
+	if (strcmp(val, "0") == 0 || strcmp(val, "pdb.set_trace") == 0 || val[top] == '\0' || top == 0 ||
+	    top > 200)
+		return 0;
+	(void)snprintf(mod, sizeof(mod), "./%.*s.py", (int)top, val);
+	return emit(c, mod, strlen(mod), true, NULL);
+}
+
+/*
+ * Round 39: cargo's alias from the environment (CARGO_ALIAS_<name>, its
+ * words cargo's arguments after `cargo NAME`): --config KEY=VALUE (and
+ * --config=...) sets one of cargo's settings, read as the variable cargo
+ * reads it from (build.rustc-wrapper as CARGO_BUILD_RUSTC_WRAPPER,
+ * target.<triple>.runner as CARGO_TARGET_<TRIPLE>_RUNNER: env_code_var_as()),
+ * its TOML value's quotes, brackets and commas taken as blanks;
+ * --config FILE reads a file of settings (from the working directory
+ * when relative). Another alias set so is not followed (cargo's own
+ * alias loop check).
+ */
+static int cargo_alias(const struct copt *c, const char *val)
+{
+	struct words t;
+	int r = 0;
+
+	if (split_words(val, "\"'", &t) < 0)
+		return -1;
+	for (size_t i = 0; i < t.n && r == 0; i++) {
+		const char *a = strncmp(t.v[i], "--config=", 9) == 0 ? t.v[i] + 9
+			: strcmp(t.v[i], "--config") == 0 && i + 1 < t.n ? t.v[++i]
+									: NULL;
+		const char *eq, *as;
+		char name[256], *v;
+		size_t k = 0;
+
+		if (a == NULL)
+			continue;
+		eq = strchr(a, '=');
+		if (eq == NULL) {
+			r = emit(c, a, strlen(a), true, NULL);
+			continue;
+		}
+		memcpy(name, "CARGO_", 6);
+		for (const char *p = a; p < eq && k + 7 < sizeof(name); p++)
+			if (*p != ' ' && *p != '\t' && *p != '"' && *p != '\'')
+				name[6 + k++] = *p == '.' || *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+		name[6 + k] = '\0';
+		as = env_code_var_as(name, 6 + k);
+		if (as == NULL || strcmp(as, "CARGO_ALIAS_") == 0)
+			continue;
+		if ((v = strdup(eq + 1 + strspn(eq + 1, " \t"))) == NULL) {
+			r = -1;
+			break;
+		}
+		for (char *p = v; *p != '\0'; p++)
+			if (strchr("\"'[],", *p) != NULL)
+				*p = ' ';
+		r = policy_code_options_as(c->var, as, v, c->fn, c->arg);
+		free(v);
+	}
+	free(t.buf);
+	free(t.v);
+	return r;
+}
+
+/* The JVM's option variables: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS,
+ * _JAVA_OPTIONS, and the launchers' JAVA_OPTS, MAVEN_OPTS, ... */
+static bool jvm_var(const char *as)
+{
+	size_t n = strlen(as);
+
+	return strstr(as, "JAVA_") != NULL || (n > 5 && strcmp(as + n - 5, "_OPTS") == 0);
+}
+
 int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg)
+{
+	/* the variable read as: itself, or its family's (round 38) */
+	const char *as = env_code_var_as(var, strlen(var));
+
+	return policy_code_options_as(var, as != NULL ? as : var, val, fn, arg);
+}
+
+int policy_code_options_as(const char *var, const char *as, const char *val, policy_code_fn fn, void *arg)
 {
 	unsigned nest = 0;
 	struct copt c = {.var = var, .fn = fn, .arg = arg, .nest = &nest};
-	/* the variable read as: itself, or its family's (round 38) */
-	const char *as = env_code_var_as(var, strlen(var)) != NULL ? env_code_var_as(var, strlen(var)) : var;
 	bool node = strcmp(as, "NODE_OPTIONS") == 0;
-	bool java = strstr(as, "JAVA_") != NULL;
+	bool java = jvm_var(as);
 	size_t first_tool = 0;
 	struct words t;
 	int r;
 
 	var = as;
+	if (strcmp(var, "PYTHONBREAKPOINT") == 0)
+		return py_breakpoint(&c, val);
+	if (strcmp(var, "CARGO_ALIAS_") == 0)
+		return cargo_alias(&c, val);
 
 	while (strcmp(shell_vars[first_tool], "CC") != 0)
 		first_tool++;

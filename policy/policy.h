@@ -175,6 +175,15 @@ unsigned policy_bind(policy_t *p, const struct policy_host *h, FILE *diag) NONNU
  */
 typedef int (*policy_code_fn)(void *arg, const char *var, const char *path, bool loaded);
 int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg) NONNULL(1, 2, 3) WUNRES;
+/*
+ * policy_code_options() for a value read as the variable as reads it,
+ * fn called with var (round 39: git's config entries in the
+ * environment, read as GIT_SSH_COMMAND, ..., are named by the variable
+ * the user set, GIT_CONFIG_VALUE_<n> or GIT_CONFIG_PARAMETERS; cargo's
+ * --config KEY=VALUE in an alias by CARGO_ALIAS_<name>).
+ */
+int policy_code_options_as(const char *var, const char *as, const char *val, policy_code_fn fn, void *arg)
+	NONNULL(1, 2, 3, 4) WUNRES;
 
 /* The file the policy came from, or NULL for the embedded default. */
 const char *policy_file(const policy_t *p) NONNULL(1);

@@ -1274,7 +1274,7 @@ static const char *git_global_env(void *arg, const char *name)
  * -exec= (a program: a relative one with a '/' is run from the package's
  * directory; a bare name is looked up on PATH).
  */
-enum relcfg_kind { RC_ONE, RC_LIST, RC_WORDS, RC_GOFLAGS };
+enum relcfg_kind { RC_ONE, RC_LIST, RC_WORDS, RC_GOFLAGS, RC_URLS };
 
 /* The value (e, len) of the variable (var, vlen) refused: logs why,
  * control bytes shown as '?'. rule says which rule matched. Always -1. */
@@ -1403,6 +1403,19 @@ static int plan_relative_config(const struct plan_host *h)
 		{"JAVA_HOME", RC_ONE}, {"GRADLE_USER_HOME", RC_ONE}, {"NVM_DIR", RC_ONE},
 		{"PYENV_ROOT", RC_ONE}, {"RBENV_ROOT", RC_ONE}, {"VOLTA_HOME", RC_ONE},
 		{"DENO_DIR", RC_ONE}, {"PNPM_HOME", RC_ONE}, {"BUN_INSTALL", RC_ONE},
+		/* Round 39: where pip takes what it installs from (a package
+		 * there runs its build at `pip install`: a local directory of
+		 * find-links, an index that is a path, a requirements or
+		 * constraints file, an editable project, the cache of the
+		 * wheels it built), ' ' lists whose URLs name no place here;
+		 * bundler's user config and plugins, and a local override of a
+		 * git gem (BUNDLE_LOCAL__<GEM>, below); composer's home (its
+		 * global plugins load into every composer) and cache */
+		{"PIP_FIND_LINKS", RC_URLS}, {"PIP_INDEX_URL", RC_URLS}, {"PIP_EXTRA_INDEX_URL", RC_URLS},
+		{"PIP_REQUIREMENT", RC_URLS}, {"PIP_CONSTRAINT", RC_URLS}, {"PIP_BUILD_CONSTRAINT", RC_URLS},
+		{"PIP_EDITABLE", RC_URLS}, {"PIP_SRC", RC_ONE}, {"PIP_CACHE_DIR", RC_ONE},
+		{"BUNDLE_USER_CONFIG", RC_ONE}, {"BUNDLE_USER_PLUGIN", RC_ONE}, {"BUNDLE_USER_CACHE", RC_ONE},
+		{"COMPOSER_HOME", RC_ONE}, {"COMPOSER_CACHE_DIR", RC_ONE},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and
@@ -1434,6 +1447,8 @@ static int plan_relative_config(const struct plan_host *h)
 		for (size_t v = 0; v < ARRAY_LEN(home_tilde) && table && !tilde; v++)
 			if (strlen(home_tilde[v]) == n && strncmp(var, home_tilde[v], n) == 0)
 				tilde = true;
+		if (!table && n > 14 && strncmp(var, "BUNDLE_LOCAL__", 14) == 0)
+			table = true;
 		for (size_t v = 0; v < ARRAY_LEN(npm) && !table; v++)
 			if (n == 11 + strlen(npm[v]) && strncasecmp(var, "npm_config_", 11) == 0 &&
 			    strncasecmp(var + 11, npm[v], n - 11) == 0)
@@ -1455,10 +1470,25 @@ static int plan_relative_config(const struct plan_host *h)
 			kind = RC_LIST;
 		}
 		for (const char *e = val;;) {
-			size_t len = kind == RC_LIST ? strcspn(e, ":") : kind == RC_WORDS ? strcspn(e, " \t\n") : strlen(e);
+			size_t len = kind == RC_LIST		       ? strcspn(e, ":")
+				     : kind == RC_WORDS || kind == RC_URLS ? strcspn(e, " \t\n")
+									   : strlen(e);
 			bool home = tilde && e[0] == '~' && (len == 1 || e[1] == '/');
+			const char *p = e;
+			size_t pl = len;
 
-			if (len > 0 && e[0] != '/' && !home && (!suffix || e[0] == '.' || e[0] == '~'))
+			/* a URL names no place here, but a file: one its path
+			 * (file:x, file://x relative; file:///x absolute) */
+			if (kind == RC_URLS && pl > 5 && strncmp(p, "file:", 5) == 0) {
+				p += 5, pl -= 5;
+				if (pl > 2 && p[0] == '/' && p[1] == '/' && p[2] == '/')
+					p += 2, pl -= 2;
+				else if (pl > 2 && p[0] == '/' && p[1] == '/')
+					p += 2, pl -= 2;
+			} else if (kind == RC_URLS && memmem(e, len, "://", 3) != NULL) {
+				pl = 0;
+			}
+			if (pl > 0 && p[0] != '/' && !home && (!suffix || e[0] == '.' || e[0] == '~'))
 				return relcfg_refuse(var, n, e, len, rule);
 			if (e[len] == '\0')
 				break;
@@ -1615,6 +1645,15 @@ static int relvar_opt(void *arg, const char *var, const char *path, bool loaded)
 			  path);
 		return -1;
 	}
+	if (strcmp(var, "PYTHONBREAKPOINT") == 0 && pl > 5) {
+		log_warnx("PYTHONBREAKPOINT names the module %.*s, which python imports at breakpoint() from the "
+			  "directory of the script it runs first (the working directory for -c, -m and the REPL): "
+			  "in any directory this session could write, a %s left there would run in your next "
+			  "python there; not started. Start passavant without it (env -u PYTHONBREAKPOINT "
+			  "passavant run ...: breakpoint() then starts pdb), or with PYTHONBREAKPOINT=0",
+			  (int)(pl - 5), path + 2, path + 2);
+		return -1;
+	}
 	if (val != NULL && strncmp(path, "./", 2) == 0 && pl > 5 && strcmp(path + pl - 3, ".py") == 0 &&
 	    strstr(val, "python") != NULL && (strstr(val, "-m") != NULL || strstr(val, "c") != NULL) &&
 	    strstr(val, path) == NULL) {
@@ -1713,14 +1752,16 @@ static const char *git_entry_var(const char *key, const char **val)
 	return NULL;
 }
 
-/* One entry of git's config in the environment, from where (said when
- * it refuses): 0, or -1 after logging. */
-static int plan_git_entry(const char *key, const char *val, const char *where)
+/* One entry of git's config in the environment, set by the variable
+ * set, from where (both said when it refuses): 0, or -1 after logging. */
+static int plan_git_entry(const char *key, const char *val, const char *set, const char *where)
 {
 	const char *as = git_entry_var(key, &val);
 	int r;
 
-	if (as == NULL || (r = policy_code_options(as, val, relvar_opt, (void *)val)) == 0)
+	/* the refusal names the variable the user set (round 39: it named
+	 * the stand-in, "GIT_SSH_COMMAND holds ...") */
+	if (as == NULL || (r = policy_code_options_as(set, as, val, relvar_opt, (void *)val)) == 0)
 		return 0;
 	if (r == -1 && errno == ENOMEM)
 		log_warn("run");
@@ -1790,7 +1831,7 @@ static int plan_git_env_config(const struct plan_host *h)
 	if (count != NULL)
 		n = strtol(count, NULL, 10);
 	for (long k = 0; k < n && k < 4096 && rc == 0; k++) {
-		char kn[40], vn[40], where[96];
+		char kn[40], vn[40], set[40], where[96];
 		const char *kv = NULL, *vv = NULL;
 
 		snprintf(kn, sizeof(kn), "GIT_CONFIG_KEY_%ld=", k);
@@ -1802,8 +1843,9 @@ static int plan_git_env_config(const struct plan_host *h)
 				vv = h->env[i] + strlen(vn);
 		}
 		snprintf(where, sizeof(where), "GIT_CONFIG_KEY_%ld/GIT_CONFIG_VALUE_%ld", k, k);
+		snprintf(set, sizeof(set), "GIT_CONFIG_VALUE_%ld", k);
 		if (kv != NULL && vv != NULL)
-			rc = plan_git_entry(kv, vv, where);
+			rc = plan_git_entry(kv, vv, set, where);
 	}
 	if (rc < 0 || params == NULL)
 		return rc;
@@ -1831,7 +1873,7 @@ static int plan_git_env_config(const struct plan_host *h)
 		} else {
 			continue; /* a key alone: a boolean */
 		}
-		rc = plan_git_entry(key, val, "GIT_CONFIG_PARAMETERS");
+		rc = plan_git_entry(key, val, "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_PARAMETERS");
 	}
 out:
 	free(key);
@@ -1892,6 +1934,19 @@ static int plan_relative_path(const struct plan_host *h)
 
 	size_t nplug = 0;
 
+	/* Round 39: perl's switch that puts "." last on @INC for every
+	 * perl: each `use X` or `require X` not found first loads ./X.pm
+	 * of whatever directory perl starts in. */
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
+		if (strcmp(h->env[i], "PERL_USE_UNSAFE_INC=1") == 0) {
+			log_warnx("PERL_USE_UNSAFE_INC=1 puts \".\" on the module path of every perl: a module "
+				  "perl does not find first in its own directories is loaded from whatever "
+				  "directory it starts in, so in any directory this session could write, a .pm "
+				  "file left there would run in your next perl there; not started. Start "
+				  "passavant without it (env -u PERL_USE_UNSAFE_INC passavant run ...), or with "
+				  "PERL5LIB naming the absolute directory of the modules");
+			return -1;
+		}
 	while (env_plugin_path_vars[nplug].name != NULL)
 		nplug++;
 	for (size_t v = 0; v < ARRAY_LEN(vars) + nplug; v++) {

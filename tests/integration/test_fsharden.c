@@ -2571,6 +2571,80 @@ static void test_git_env_config_r38b(void)
 	free(err);
 }
 
+/*
+ * Round 39 (fix39v): what the host's tools read that round 38 did not:
+ * a module imported by its name (PYTHONBREAKPOINT=mod.f: python imports
+ * it at breakpoint() from the working directory for -c), perl's
+ * PERL_USE_UNSAFE_INC=1 ("." on @INC), the launchers' JVM options
+ * (MAVEN_OPTS, GRADLE_OPTS), cargo's aliases from the environment
+ * (--config build.rustc-wrapper="./x": `cargo b` ran it), npm's
+ * settings naming a program (npm_config_script_shell: every `npm run`),
+ * pip's find-links, find -exec, chroot's root: refused, named, the
+ * host's program shown to run the plant otherwise. The git config
+ * entries' refusal names the variable the user set, not the stand-in.
+ * What developers set: started.
+ */
+static void test_code_vars_r39(void)
+{
+	static const char *const rel[][4] = {
+		{"PYTHONBREAKPOINT=evm_y.f", "PYTHONBREAKPOINT names the module evm_y", "env -u PYTHONBREAKPOINT",
+		 "python3 -c 'breakpoint()'"},
+		{"PERL_USE_UNSAFE_INC=1", "PERL_USE_UNSAFE_INC=1 puts", "env -u PERL_USE_UNSAFE_INC",
+		 "perl -e 'require Evy'"},
+		{"CARGO_ALIAS_B=build --config build.rustc-wrapper=\"./ed-y\"", "CARGO_ALIAS_B holds", "\"./ed-y\"",
+		 "cargo b -q --offline --manifest-path cy-y/Cargo.toml"},
+		{"npm_config_script_shell=./ed-y", "npm_config_script_shell holds", "\"./ed-y\"",
+		 "npm run -s x --prefix cy-y"},
+		{"EDITOR=find . -maxdepth 0 -exec ./ed-y {} \\;", "EDITOR holds", "\"./ed-y\"",
+		 "sh -c 'eval \"$EDITOR\"'"},
+		{"MAVEN_OPTS=-Xmx1g -javaagent:./ag-y.jar", "MAVEN_OPTS holds", "\"./ag-y.jar\"", NULL},
+		{"GRADLE_OPTS=-Dgradle.user.home=gh-y", "GRADLE_OPTS holds", "\"gh-y\"", NULL},
+		{"PIP_FIND_LINKS=https://example.invalid/w ./wh-y", "PIP_FIND_LINKS holds", "\"./wh-y\"", NULL},
+		{"EDITOR=chroot ./r-y /bin/sh", "EDITOR holds", "\"./r-y\"", NULL},
+		{"BUNDLE_LOCAL__RACK=vendor-y/rack", "BUNDLE_LOCAL__RACK holds", "\"vendor-y/rack\"", NULL},
+	};
+	const char *plant = "printf '#!/bin/sh\\necho PLANTED-Y\\necho PLANTED-Y >&2\\n' > ed-y && chmod +x ed-y && "
+			    "printf 'import sys\\nprint(\"PLANTED-Y\", file=sys.stderr)\\ndef f(*a): pass\\n' > evm_y.py && "
+			    "echo 'print STDERR \"PLANTED-Y\\n\"; 1;' > Evy.pm && mkdir -p cy-y/src && "
+			    "printf '[package]\\nname = \"cy\"\\nversion = \"0.1.0\"\\nedition = \"2021\"\\n' > "
+			    "cy-y/Cargo.toml && echo 'fn main() {}' > cy-y/src/main.rs && cp ed-y cy-y/ed-y && "
+			    "echo '{\"scripts\": {\"x\": \"true\"}}' > cy-y/package.json && echo planted\n";
+	static const char *const git[][4] = {
+		{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.fsmonitor", "GIT_CONFIG_VALUE_0=./ed-y",
+		 "GIT_CONFIG_VALUE_0 holds"},
+		{"GIT_CONFIG_PARAMETERS='core.sshCommand'='ssh -F ./ed-y'", NULL, NULL, "GIT_CONFIG_PARAMETERS holds"},
+	};
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), plant, "PLANTED-Y", true, "ed-y evm_y.py Evy.pm cy-y");
+	for (size_t i = 0; i < sizeof(git) / sizeof(git[0]); i++) {
+		const char *env[] = {git[i][0], git[i][1], git[i][2], NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo planted\n", &out, &err);
+		ROW(st == 125 && test_has(err, git[i][3]) && !test_has(err, "GIT_SSH_COMMAND holds") &&
+			    test_has(err, "ed-y"),
+		    "%s: status %d, the refusal does not name what the user set: %s", git[i][0], st, err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	/* What developers set: started. */
+	{
+		const char *env[] = {"PYTHONBREAKPOINT=0", "PERL_USE_UNSAFE_INC=0", "MAVEN_OPTS=-Xmx1g -XX:+UseG1GC",
+				     "GRADLE_OPTS=-Dorg.gradle.daemon=false", "CARGO_ALIAS_B=build --release",
+				     "npm_config_script_shell=/bin/bash", "npm_config_registry=https://example.invalid/",
+				     "PIP_INDEX_URL=https://example.invalid/simple", "PIP_FIND_LINKS=file:///opt/wheels",
+				     "EDITOR=find /usr -maxdepth 0 -exec true {} +", "VISUAL=gosu me vim", NULL};
+
+		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
 static void test_code_vars_r38(void)
 {
 	static const char *const rel[][4] = {
@@ -4218,6 +4292,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 38's review: git config entries in the environment (GIT_CONFIG_COUNT, "
 		    "GIT_CONFIG_PARAMETERS) running a relative program: refused, named; usual ones started",
 		 test_git_env_config_r38b);
+	test_add(s, "round 39: PYTHONBREAKPOINT, PERL_USE_UNSAFE_INC, MAVEN_OPTS, CARGO_ALIAS_*, "
+		    "npm_config_script_shell, PIP_FIND_LINKS, find -exec, chroot: refused, named; git's entries named "
+		    "by the variable set; usual values started",
+		 test_code_vars_r39);
 	test_add(s, "round 37's review: inline code naming a file (python -c exec(open(...)), perl -e do, node -e "
 		    "require, os.system): refused, named; perl -pe CODE, ruby -ne started", test_inline_code_r37c);
 	test_add(s, "round 32: a relative or empty PATH entry (./node_modules/.bin, ., bin, ::), LD_LIBRARY_PATH, "

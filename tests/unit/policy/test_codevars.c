@@ -31,6 +31,15 @@ static int stop(void *arg, const char *var, const char *path, bool loaded)
 	return path[0] == '/' ? 0 : 7;
 }
 
+/* The variable fn is called with, in *(const char **)arg. */
+static int name_of(void *arg, const char *var, const char *path, bool loaded)
+{
+	(void)path;
+	(void)loaded;
+	*(const char **)arg = var;
+	return 0;
+}
+
 /* Each row's variable, value and the walk's paths as collect() writes them. */
 static void check_rows(const char *const (*rows)[3], size_t n)
 {
@@ -473,6 +482,82 @@ static void test_families_r38(void)
 	CU_ASSERT(!env_code_var_known("CARGO_TARGET_DIR", 16));
 }
 
+/*
+ * Round 39: a module imported by its name (PYTHONBREAKPOINT), the JVM
+ * options of the launchers (MAVEN_OPTS, GRADLE_OPTS, JAVA_OPTS, ...),
+ * cargo's aliases from the environment (--config KEY=VALUE read as the
+ * variable cargo reads, --config FILE), npm's settings naming a program
+ * (npm_config_script_shell, ...), find's -exec, chroot's root and
+ * envdir's directory, and the supervisors and launchers that run their
+ * operand; what developers set, nothing.
+ */
+static void test_families_r39(void)
+{
+	static const char *const rows[][3] = {
+		{"PYTHONBREAKPOINT", "evm.f", "L:./evm.py"},
+		{"PYTHONBREAKPOINT", "ipdb.set_trace", "L:./ipdb.py"},
+		{"MAVEN_OPTS", "-Xmx2g -javaagent:./ag.jar", "L:./ag.jar"},
+		{"GRADLE_OPTS", "-Dorg.gradle.daemon=false -Dgradle.user.home=gh", "S:gh"},
+		{"JAVA_OPTS", "-agentpath:./a.so", "L:./a.so"},
+		{"SBT_OPTS", "-cp lib", "S:lib"},
+		{"ANT_OPTS", "-Dmaven.repo.local=./r -Dmaven.ext.class.path=/e.jar:x.jar", "S:./r S:/e.jar S:x.jar"},
+		{"CARGO_ALIAS_B", "build --config build.rustc-wrapper=\"./w\"", "L:./w"},
+		{"CARGO_ALIAS_T", "test --config 'target.x86_64-unknown-linux-gnu.runner=[\"./r\", \"-q\"]'", "L:./r"},
+		{"CARGO_ALIAS_X", "run --config=cfg.toml", "L:cfg.toml"},
+		{"CARGO_ALIAS_Y", "build --config build.rustflags=[\"-Clinker=./cc\"]", "L:./cc"},
+		{"npm_config_script_shell", "./sh", "L:./sh"},
+		{"NPM_CONFIG_SCRIPT_SHELL", "tools/sh", "L:tools/sh"},
+		{"npm_config_script-shell", "./sh", "L:./sh"},
+		{"npm_config_git", "./git", "L:./git"},
+		{"npm_config_node_options", "--require ./hook.js", "L:./hook.js"},
+		{"npm_config_editor", "./ed -w", "L:./ed"},
+		{"npm_config_onload_script", "on.js", "L:on.js"},
+		{"EDITOR", "find . -name x -exec ./x {} \\;", "L:./x"},
+		{"EDITOR", "find . -execdir sh ./y {} + -print", "L:./y"},
+		{"EDITOR", "find . -exec {} ;", "L:{}"},
+		{"EDITOR", "chroot ./r /bin/sh", "L:./r L:/bin/sh"},
+		{"EDITOR", "chroot --userspec=u:g r vim", "L:r"},
+		{"EDITOR", "envdir ./env vim", "L:./env"},
+		{"EDITOR", "gosu me ./x", "L:./x"},
+		{"EDITOR", "tini -s -- ./x", "L:./x"},
+		{"EDITOR", "dumb-init ./x", "L:./x"},
+		{"EDITOR", "mpirun -np 4 ./x", "L:./x"},
+		{"EDITOR", "busybox sh ./x", "L:./x"},
+		{"EDITOR", "nice -n 5 ionice -c2 -n7 taskset -c 0,1 timeout 5 stdbuf -o0 ./x", "L:./x"},
+		{"EDITOR", "xargs -0 ./x", "L:./x"},
+		/* what developers set */
+		{"PYTHONBREAKPOINT", "0", ""},
+		{"PYTHONBREAKPOINT", "pdb.set_trace", ""},
+		{"PYTHONBREAKPOINT", "", ""},
+		{"MAVEN_OPTS", "-Xmx2g -Dmaven.repo.local=/home/u/.m2/repository", "S:/home/u/.m2/repository"},
+		{"GRADLE_OPTS", "-Dorg.gradle.jvmargs=-Xmx2g", ""},
+		{"CARGO_ALIAS_B", "build --release --config profile.release.lto=true", ""},
+		{"CARGO_ALIAS_XTASK", "run --package xtask --", ""},
+		{"npm_config_script_shell", "/bin/bash", "L:/bin/bash"},
+		{"npm_config_script_shell", "bash", ""},
+		{"npm_config_registry", "./x", ""},
+		{"EDITOR", "find . -name '*.o' -delete", ""},
+		{"EDITOR", "find /w -exec grep -l x {} +", ""},
+		{"EDITOR", "gosu me vim", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_known("CARGO_ALIAS_B", 13));
+	CU_ASSERT(env_code_var_known("Npm_Config_Script_Shell", 23));
+	CU_ASSERT(!env_code_var_known("npm_config_registry", 19));
+	CU_ASSERT(env_code_var_known("MAVEN_OPTS", 10));
+	{
+		/* named by the variable set, read as the one given */
+		const char *seen = NULL;
+
+		got[0] = '\0';
+		CU_ASSERT(policy_code_options_as("GIT_CONFIG_VALUE_0", "GIT_SSH_COMMAND", "ssh -F ./c", collect, NULL) == 0);
+		CU_ASSERT(strcmp(got, "L:./c") == 0);
+		CU_ASSERT(policy_code_options_as("GIT_CONFIG_PARAMETERS", "GIT_PAGER", "./p", name_of, &seen) == 0);
+		CU_ASSERT(seen != NULL && strcmp(seen, "GIT_CONFIG_PARAMETERS") == 0);
+	}
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -488,4 +573,6 @@ TEST_REGISTRAR(policy_codevars_register)
 	test_add(s, "round 38: CARGO_TARGET_<triple>_LINKER/_RUNNER, CC_<target>, su -s, fakeroot -l, ld.so "
 		    "--preload, perl -c, php -c, clang --gcc-toolchain: named; what builds set, nothing",
 		 test_families_r38);
+	test_add(s, "round 39: PYTHONBREAKPOINT, MAVEN_OPTS, CARGO_ALIAS_*, npm_config_script_shell, find -exec, "
+		    "chroot's root, envdir, gosu, tini: named; what developers set, nothing", test_families_r39);
 }
