@@ -245,8 +245,9 @@ static const char *const env_steer_exact[] = {
 	 * options, what Python imports on a word (a warnings category,
 	 * breakpoint()), Jupyter's paths and config files that name commands
 	 * (kubectl's exec, the AWS CLI's credential_process, Terraform's
-	 * dev_overrides), the .NET runtime */
-	"GOROOT", "JAVA_HOME", "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
+	 * dev_overrides), the .NET runtime (round 39: MAVEN_OPTS, GRADLE_OPTS
+	 * and PYTHONBREAKPOINT are base/envnames.h's, read by `run`) */
+	"GOROOT", "JAVA_HOME", "GRADLE_USER_HOME", "PYTHONWARNINGS",
 	"JUPYTER_PATH", "KUBECONFIG", "AWS_CONFIG_FILE", "TF_CLI_CONFIG_FILE", "DOTNET_ROOT",
 	/* the Google auth library runs an external account's command
 	 * (GOOGLE_APPLICATION_CREDENTIALS may be the application's) only
