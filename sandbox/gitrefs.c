@@ -307,6 +307,49 @@ static void read_loose(const struct gg *g, const struct gg_refsnap *s, int fd, c
 	(void)closedir(dp);
 }
 
+/*
+ * Round 39 of the attack (family R, round 37's "Not done"): the
+ * pseudo-refs at the top of the git directory, which no walk of refs/
+ * reads. ORIG_HEAD set in the session to a commit holding
+ * .vscode/tasks.json is written into the work tree by the host's `git
+ * reset --hard ORIG_HEAD` (the usual undo of a rebase, merge or reset),
+ * FETCH_HEAD's by `git merge FETCH_HEAD`, MERGE_HEAD's and the others'
+ * by the commit or the --continue of what they leave in progress. Each
+ * is read as a loose ref of its own name (FETCH_HEAD: the object name
+ * of its first line), so that what it brings is named; its change alone
+ * is not (every fetch, pull, rebase and reset sets them).
+ */
+static const char *const pseudo_refs[] = {"AUTO_MERGE", "CHERRY_PICK_HEAD", "FETCH_HEAD", "MERGE_HEAD",
+					  "ORIG_HEAD",  "REBASE_HEAD",      "REVERT_HEAD"};
+
+static bool is_pseudo(const char *name)
+{
+	return strncmp(name, "refs/", 5) != 0;
+}
+
+static void read_pseudo(int gfd, struct gr_list *l)
+{
+	for (size_t i = 0; i < sizeof(pseudo_refs) / sizeof(pseudo_refs[0]) && !l->nomem; i++) {
+		char val[GR_VALUE_MAX];
+		struct gg_refent r = {.loose = 1};
+		ssize_t n = gg_read_small(gfd, pseudo_refs[i], val, sizeof(val));
+		size_t len;
+
+		if (n < 0) {
+			if (errno != ENOENT && errno != EFBIG)
+				l->cut = true;
+			continue;
+		}
+		len = strncmp(val, "ref: ", 5) == 0 ? strcspn(val, "\r\n") : strcspn(val, " \t\r\n");
+		if (len > (size_t)n)
+			len = (size_t)n;
+		r.name = gr_put(l, pseudo_refs[i], strlen(pseudo_refs[i]));
+		r.val = r.name == (size_t)-1 ? (size_t)-1 : gr_put(l, val, len);
+		if (r.val != (size_t)-1)
+			(void)gr_push(l, &l->lv, &l->ln, &l->lcap, &r);
+	}
+}
+
 static const char *cmp_packed, *cmp_loose;
 
 static int cmp_ent(const void *a, const void *b)
@@ -347,6 +390,7 @@ static void read_refs(const struct gg *g, int gfd, const struct gg_refsnap *s, s
 	fd = openat(gfd, "refs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0)
 		read_loose(g, s, fd, name, 4, 0, l);
+	read_pseudo(gfd, l);
 	if (l->nomem)
 		return;
 	cmp_packed = l->packed;
@@ -743,6 +787,9 @@ static void check_brings(struct gg *g, const char *name, const char *old, const 
 		 safe, names, n > GR_BRINGS_SHOWN ? ", ..." : "",
 		 strcmp(safe, "refs/stash") == 0		? "git stash pop or apply"
 		 : strncmp(safe, "refs/remotes/", 13) == 0 ? "git switch of its branch name, merge or rebase of it"
+		 : strcmp(safe, "ORIG_HEAD") == 0	? "git reset --hard ORIG_HEAD (the undo of a rebase or merge)"
+		 : strcmp(safe, "FETCH_HEAD") == 0	? "git merge FETCH_HEAD"
+		 : is_pseudo(safe)			? "git commit or --continue of what it leaves in progress"
 							     : "git checkout, merge or rebase of it",
 		 new);
 	f.path = g->path;
@@ -783,6 +830,14 @@ void gg_refs_compare(struct gg *g, int gfd)
 			j++;
 		if (skipped(name) || (ov != NULL && nv != NULL && same_value(ov, nv)))
 			continue;
+		if (is_pseudo(name)) {
+			/* What it writes is against HEAD, whatever it held. */
+			if (nv != NULL && brings_checked++ < GR_BRINGS_CHECKED)
+				check_brings(g, name, NULL, nv);
+			else if (nv != NULL)
+				brings_past++;
+			continue;
+		}
 		if (ov != NULL && nv != NULL && strchr(ov, '^') != NULL && strchr(nv, '^') != NULL &&
 		    strcspn(ov, "^") == strcspn(nv, "^") && strncmp(ov, nv, strcspn(ov, "^")) == 0)
 			kline_add(&k[kind_of(name)], name, strchr(ov, '^'), strchr(nv, '^')); /* peeled only */

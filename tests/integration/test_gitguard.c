@@ -2581,6 +2581,39 @@ static void test_tags_remotes_bring_settings(void)
 }
 
 /*
+ * Round 39 of the attack (family R, round 37's "Not done"): the
+ * pseudo-refs at the top of the git directory were not read. ORIG_HEAD
+ * set in the session to a commit holding .vscode/tasks.json (a
+ * folder-open task) is written into the tree by the host's `git reset
+ * --hard ORIG_HEAD`, the usual undo, and FETCH_HEAD's .envrc by `git
+ * merge FETCH_HEAD`; nothing named them. Each is named now with what it
+ * brings; a `git reset --soft HEAD` (ORIG_HEAD is HEAD) gets no line.
+ */
+static void test_pseudo_refs_bring_settings(void)
+{
+	static const char *const want[] = {"ORIG_HEAD, set in the session, brings settings files",
+					   ".vscode/tasks.json (", "git reset --hard ORIG_HEAD",
+					   "FETCH_HEAD, set in the session, brings settings files", ".envrc (",
+					   "git merge FETCH_HEAD", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 R38_COMMIT "git update-ref ORIG_HEAD $c && "
+				 "printf '%s\\t\\tbranch '\"'main'\"' of https://example.invalid/r\\n' $d > .git/FETCH_HEAD && "
+				 "echo SET",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want);
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "git reset -q --soft HEAD && echo SET", NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.err, "ORIG_HEAD, set in the session"), "ORIG_HEAD set to HEAD was said to bring settings: %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * Review of round 37 (review37a): the check's own git runs on refs the
  * session set (what a branch or stash brings, G1; the notes a notes ref
  * gained) read the repository's config. One that names a promisor remote
@@ -4969,6 +5002,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_refs_bring_settings);
 	test_add(s, "a tag or remote-tracking ref set in the session that brings settings files, and refs past the bound",
 		 test_tags_remotes_bring_settings);
+	test_add(s, "round 39: ORIG_HEAD or FETCH_HEAD set in the session that brings settings files: named",
+		 test_pseudo_refs_bring_settings);
 	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
 		 test_check_git_fetches_nothing);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
