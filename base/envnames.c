@@ -121,6 +121,20 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"JUPYTER_CONFIG_DIR", true},
 	{"GIT_TEMPLATE_DIR", true},
 	{"GIT_CONFIG_SYSTEM", true},
+	/* Round 39 of the attack: the search lists and runtime directories
+	 * whose files shells and editors run at their start (fish's
+	 * vendor_conf.d and bash-completion's completions under each
+	 * XDG_DATA_DIRS entry, neovim's site/plugin there and nvim/plugin
+	 * under each XDG_CONFIG_DIRS entry, the desktop's autostart and
+	 * systemd's user units and environment.d there; vim's runtime
+	 * plugins and system vimrc; bash-completion's user directories;
+	 * Emacs' site-start.el on its load path) */
+	{"XDG_CONFIG_DIRS", false},
+	{"XDG_DATA_DIRS", false},
+	{"VIMRUNTIME", true},
+	{"VIM", true},
+	{"BASH_COMPLETION_USER_DIR", false},
+	{"EMACSLOADPATH", false},
 	{NULL, false},
 };
 

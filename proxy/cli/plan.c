@@ -1416,6 +1416,10 @@ static int plan_relative_config(const struct plan_host *h)
 		{"PIP_EDITABLE", RC_URLS}, {"PIP_SRC", RC_ONE}, {"PIP_CACHE_DIR", RC_ONE},
 		{"BUNDLE_USER_CONFIG", RC_ONE}, {"BUNDLE_USER_PLUGIN", RC_ONE}, {"BUNDLE_USER_CACHE", RC_ONE},
 		{"COMPOSER_HOME", RC_ONE}, {"COMPOSER_CACHE_DIR", RC_ONE},
+		/* round 39: where vim, bash-completion and Emacs read code at
+		 * their start (base/envnames.c env_startup_vars) */
+		{"VIMRUNTIME", RC_ONE}, {"VIM", RC_ONE}, {"BASH_COMPLETION_USER_DIR", RC_LIST},
+		{"EMACSLOADPATH", RC_LIST},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and

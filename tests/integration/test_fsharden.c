@@ -1974,6 +1974,97 @@ static void test_command_vars(void)
 }
 
 /*
+ * Round 39 of the attack: the search lists and runtime directories whose
+ * files shells and editors run at their start were on no rule when
+ * absolute. With VIMRUNTIME naming a vim checkout's runtime in the
+ * project, XDG_DATA_DIRS a pixi or conda environment's share/ there
+ * (glib's activation puts it first), XDG_CONFIG_DIRS, BASH_COMPLETION_
+ * USER_DIR, EMACSLOADPATH and VIM the same, the session wrote
+ * plugin/x.vim, fish/vendor_conf.d/x.fish, autostart/x.desktop,
+ * completions/git, site-start.el, vimrc, nothing was moved or named, and
+ * the host's next vim, anywhere, ran the plugin. Each entry is read-only
+ * now, missing or not (PATH's rule); a relative VIMRUNTIME refuses the
+ * start; the rest of the tree stays writable.
+ */
+static void test_startup_dirs_r39(void)
+{
+	static const char *const vars[][2] = {
+		{"VIMRUNTIME=@W@/vim-v/runtime", "vim-v/runtime/plugin/x.vim"},
+		{"XDG_DATA_DIRS=@W@/.pixi-v/share:/usr/local/share:/usr/share", ".pixi-v/share/fish/vendor_conf.d/x.fish"},
+		{"XDG_CONFIG_DIRS=@W@/etc-v/xdg:/etc/xdg", "etc-v/xdg/autostart/x.desktop"},
+		{"BASH_COMPLETION_USER_DIR=@W@/bc-v", "bc-v/completions/git"},
+		{"EMACSLOADPATH=@W@/el-v:", "el-v/site-start.el"},
+		{"VIM=@W@/vimsys-v", "vimsys-v/vimrc"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[4096], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	const char *env[NV + 1];
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	script[0] = '\0';
+	/* The runtime exists (a checkout), the others are made by the
+	 * session. */
+	ROW(mkdirs("work/vim-v/runtime") == 0 && mkdirs("work/.pixi-v/share") == 0, "mkdir work/vim-v/runtime");
+	for (size_t i = 0; i < NV; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n,
+			 "f='%s'; mkdir -p \"${f%%/*}\" 2>/dev/null; "
+			 "echo 'call writefile([\"PLANTED-V\"], \"%s/ran-v\")' > \"$f\" 2>/dev/null; echo w%zu=$?\n",
+			 vars[i][1], w, i);
+	}
+	env[NV] = NULL;
+	n = strlen(script);
+	snprintf(script + n, sizeof(script) - n, "printf x > ok-v.txt; echo ok=$?\n");
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "start-up directories: status %d, %s", st, err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < NV; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0", i);
+		ROW(!test_has(out, want), "%s: %s in the tree was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	/* The host's vim, elsewhere, with the user's VIMRUNTIME. */
+	if (access("/usr/bin/vim", X_OK) == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "cd / && VIMRUNTIME='%s/vim-v/runtime' HOME='%s/home' timeout 10 vim -N -i NONE -c q -T dumb "
+			 "</dev/null >/dev/null 2>&1; cat '%s/ran-v' 2>/dev/null",
+			 w, root, w);
+		host_line(cmd, line, sizeof(line));
+		ROW(strstr(line, "PLANTED-V") == NULL, "the host's vim ran the session's plugin from VIMRUNTIME");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* Relative: refused, named. */
+	{
+		const char *rel[] = {"VIMRUNTIME=vim-v/runtime", NULL};
+
+		st = run_fsh("home", NULL, rel, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 125 && !test_has(out, "started") && test_has(err, "VIMRUNTIME holds"),
+		    "a relative VIMRUNTIME: status %d, not refused by name: %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+	drop("work/ok-v.txt");
+	drop("work/ran-v");
+	for (size_t i = 0; i < NV; i++) {
+		char top[PATH_MAX];
+
+		snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]);
+		test_rmtree(top);
+	}
+}
+
+/*
  * Round 36: the rest of the family of variables that name where a later
  * program reads code or a command to run. A relative value refuses the
  * start, named: the session planted the file at that name in the
@@ -4273,6 +4364,9 @@ TEST_REGISTRAR(register_fsharden)
 		    "$(...), cargo's wrappers, CMAKE_TOOLCHAIN_FILE, the .NET profiler, GTK, GStreamer, Qt, GIO, "
 		    "Mesa, Vulkan, Tcl paths: relative refuses the start, in the tree read-only",
 		 test_code_vars_r36);
+	test_add(s, "round 39: VIMRUNTIME, VIM, XDG_DATA_DIRS, XDG_CONFIG_DIRS, BASH_COMPLETION_USER_DIR, EMACSLOADPATH "
+		    "naming the tree: read-only (the host's vim ran the plugin), relative refuses the start",
+		 test_startup_dirs_r39);
 	test_add(s, "round 37: CC=./cc, CFLAGS=-B dir, env -S, script -c, flock -c, python3 -m, a bare NODE_OPTIONS module: refused, named; "
 		    "an absolute CC in the tree read-only; env -C DIR, sudo -u node, CC=\"ccache gcc\" started",
 		 test_code_vars_r37);
