@@ -549,6 +549,102 @@ static void fs_add_resolved(struct ldr *l, const struct policy_host *h,
 	free(abs);
 }
 
+/*
+ * Round 39 of the attack: a filer (NetApp and the like, over NFS or SMB)
+ * shows its ".snapshot" in EVERY directory of the share, not only at its
+ * top: ~/.local/share/.snapshot/hourly.0/keyrings/login.keyring, or
+ * ~/.docker/.snapshot/nightly.1/config.json, is a store again at another
+ * path. Rows named the home's top and ~/.config only. The family: every
+ * directory between a filer root (the homes, and each NFS or SMB mount
+ * whose MOUNT/.snapshot setup.c found) and a path denied for reading gets
+ * its ".snapshot" denied too: the stores, the policy's own denyRead, the
+ * stores where the environment moves them. Missing ones (every machine
+ * without a filer) cost no mount: unseen.c keeps them unreadable.
+ */
+static void fs_snapshot_ancestors(struct ldr *l, const struct policy_host *h, const char *const *roots,
+				  size_t n_roots)
+{
+	struct policy *p = l->p;
+	size_t n = p->fs[FS_DENY_READ].n;
+
+	for (size_t i = 0; i < n; i++) {
+		char *e = strdup(p->fs[FS_DENY_READ].v[i]), *s, *path = NULL;
+
+		if (e == NULL) {
+			ldr_error(l, (struct policy_mark){0, 0}, "out of memory, expected to add the mandatory denies");
+			return;
+		}
+		for (size_t r = 0; r < n_roots; r++) {
+			size_t rl = strlen(roots[r]);
+
+			if (roots[r][0] != '/' || strcmp(roots[r], "/") == 0 || strcmp(e, roots[r]) == 0 ||
+			    !path_under(e, roots[r]))
+				continue;
+			/* Each directory strictly between the root and e. */
+			for (s = strchr(e + rl + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+				*s = '\0';
+				if (strcmp(strrchr(e, '/'), "/.snapshot") != 0 &&
+				    asprintf(&path, "%s/.snapshot", e) < 0) {
+					*s = '/';
+					ldr_error(l, (struct policy_mark){0, 0},
+						  "out of memory, expected to add the mandatory denies");
+					free(e);
+					return;
+				}
+				*s = '/';
+				if (path != NULL && !holds_cwd(h, path) &&
+				    !ldr_strlist_has(&p->fs[FS_ALLOW_READ], path))
+					fs_add(l, &p->fs[FS_DENY_READ], path);
+				free(path);
+				path = NULL;
+			}
+		}
+		free(e);
+	}
+}
+
+/* fs_snapshot_ancestors() with the filer roots: HOME, the password
+ * database's home, the other homes, each mount whose ".snapshot" (or
+ * SMB's "~snapshot") setup.c found. */
+static void fs_filer_snapshots(struct ldr *l, const struct policy_host *h)
+{
+	size_t n = 0, cap = 2 + h->n_other_homes + h->n_snapshot_dirs;
+	const char **roots = calloc(cap, sizeof(*roots));
+	char **owned = calloc(cap, sizeof(*owned));
+	const char *err;
+
+	if (roots == NULL || owned == NULL) {
+		ldr_error(l, (struct policy_mark){0, 0}, "out of memory, expected to add the mandatory denies");
+		free(roots);
+		free(owned);
+		return;
+	}
+	if ((owned[n] = ldr_path_resolve("~", h->home, NULL, &err)) != NULL)
+		roots[n] = owned[n], n++;
+	if (h->pw_home != NULL && h->pw_home[0] == '/' &&
+	    (owned[n] = ldr_path_resolve(h->pw_home, NULL, NULL, &err)) != NULL)
+		roots[n] = owned[n], n++;
+	for (size_t i = 0; i < h->n_other_homes; i++)
+		if (h->other_homes[i] != NULL && h->other_homes[i][0] == '/')
+			roots[n++] = h->other_homes[i];
+	for (size_t i = 0; i < h->n_snapshot_dirs; i++) {
+		const char *d = h->snapshot_dirs[i], *slash = d != NULL ? strrchr(d, '/') : NULL;
+
+		if (slash == NULL || d[0] != '/' || (strcmp(slash, "/.snapshot") != 0 && strcmp(slash, "/~snapshot") != 0))
+			continue;
+		if ((owned[n] = strndup(d, slash == d ? 1 : (size_t)(slash - d))) == NULL) {
+			ldr_error(l, (struct policy_mark){0, 0}, "out of memory, expected to add the mandatory denies");
+			break;
+		}
+		roots[n] = owned[n], n++;
+	}
+	fs_snapshot_ancestors(l, h, roots, n);
+	for (size_t i = 0; i < cap; i++)
+		free(owned[i]);
+	free(roots);
+	free(owned);
+}
+
 /* Adds the filesystem entries every policy gets (SPEC §3.3, §3.6). */
 static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 {
@@ -682,6 +778,7 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		}
 		free(path);
 	}
+	fs_filer_snapshots(l, h);
 }
 
 /* Contract in policy.h. Errors are reported like the loader's, against

@@ -136,6 +136,19 @@ static const char *const listed[] = {
 	"home/.config/Postman/Partitions/x", "home/.config/Insomnia/insomnia.Environment.db",
 	"home/.local/share/DBeaverData/workspace6/General/.dbeaver/credentials-config.json",
 	"home/.pgadmin/pgadmin4.db",
+	/* round 39: API clients, CI agents and CLIs, password managers,
+	 * mount credentials, VM keys, VS Code's globalStorage under its
+	 * other names, chat applications */
+	"home/.config/bruno/environment-secrets.json", "home/.saml2aws", "home/.buildkite-agent/buildkite-agent.cfg",
+	"home/.config/bk.yaml", "home/.gitlab-runner/config.toml", "home/.config/argocd/config", "home/.flyrc",
+	"home/.spin/config", "home/.cf/config.json", "home/.doppler/.doppler.yaml", "home/.infisical/infisical-config.json",
+	"home/.local/share/lpass/session_privatekey", "home/.local/share/rbw/device_id",
+	"home/.local/share/gopass/stores/root/.age-ids", "home/.authinfo", "home/.smbcredentials",
+	"home/.config/Lens/kubeconfigs/k", "home/.lima/_config/user", "home/.gitkraken/profiles/p/profile",
+	"home/.config/GitHub Desktop/Cookies", "home/.config/Code - Insiders/User/globalStorage/state.vscdb",
+	"home/.config/VSCodium/User/globalStorage/state.vscdb", "home/.config/Windsurf/User/globalStorage/state.vscdb",
+	"home/.vscode-server/data/User/globalStorage/state.vscdb", "home/.config/Element/Local Storage/leveldb/x",
+	"home/.config/teams-for-linux/Cookies",
 };
 
 static int suite_init(void)
@@ -3045,6 +3058,54 @@ static void test_snapshots(void)
 	free(err);
 }
 
+/*
+ * Round 39 of the attack (family S, a copy the file system keeps beside
+ * a store): a filer shows ".snapshot" in every directory of an NFS or
+ * SMB share, and rows named it at the home's top and in ~/.config only:
+ * ~/.local/share/.snapshot/hourly.0/keyrings/login.keyring read in
+ * clear. Stand-ins as plain directories (the sandbox denies by path):
+ * every directory on a store's way has its .snapshot denied; one that
+ * is on no store's way (~/notes/.snapshot) reads as before.
+ */
+static void test_snapshots_every_dir(void)
+{
+	static const char *const copies[] = {
+		"home/.local/share/.snapshot/hourly.0/keyrings/login.keyring",
+		"home/.local/.snapshot/hourly.0/share/keyrings/login.keyring",
+		"home/.docker/.snapshot/nightly.1/config.json",
+		"home/.cargo/.snapshot/hourly.2/credentials.toml",
+		"home/.config/Code/User/.snapshot/hourly.0/globalStorage/state.vscdb",
+		"home/.config/helm/.snapshot/hourly.0/repositories.yaml",
+	};
+	char script[8192], *out = NULL, *err = NULL;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
+		CU_ASSERT_FATAL(plant(copies[i]) == 0);
+		n += (size_t)snprintf(script + n, sizeof(script) - n, "echo \"c%zu:$(cat '%s/%s' 2>/dev/null | wc -c)\"\n",
+				      i, root, copies[i]);
+	}
+	CU_ASSERT_FATAL(plant("home/notes/.snapshot/hourly.0/todo.txt") == 0);
+	n += (size_t)snprintf(script + n, sizeof(script) - n, "cat '%s/home/notes/.snapshot/hourly.0/todo.txt'\n", root);
+	st = run_cst(NULL, script, &out, &err);
+	ROW(st == 0, "snapshots in every directory: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "c%zu:0\n", i);
+		ROW(test_has(out, want), "a filer's snapshot of a store's directory was readable: %s: %s", copies[i],
+		    test_nz(out));
+	}
+	ROW(test_has(out, "PLANTED-home/notes/.snapshot/hourly.0/todo.txt"),
+	    "a .snapshot on no store's way was hidden: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_credstores)
 {
 	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
@@ -3151,4 +3212,6 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "snapshots of the home and of the system (ZFS .zfs, a filer's .snapshot, snapper's .snapshots "
 		 "on a mounted btrfs, Timeshift): denied; __snapshots__ and ~/snapshots read",
 		 test_snapshots);
+	test_add(s, "round 39: a filer's .snapshot in every directory on a store's way: denied",
+		 test_snapshots_every_dir);
 }

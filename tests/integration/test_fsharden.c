@@ -964,14 +964,17 @@ static void test_home_links(void)
  * all of their entries, dot or not. An existing one is read-only unless named
  * (~/.config/mine is), a new non-empty one is moved aside after the run,
  * an empty one stays. Round 7 of the attack planted 19 start-up files no
- * row names (nushell, kitty, ranger, a VS Code OSS profile...).
+ * row names (nushell, kitty, ranger, a VS Code OSS profile...; since
+ * round 39 "Code - OSS/User/globalStorage" is a store row, whose
+ * directories a placeholder keeps, so the test plants an editor's no
+ * row names, lapce-stable).
  */
 static void test_config_dir(void)
 {
 	const char *script = "c=$HOME/.config\n"
 			     "echo evil >> $c/existing/cfg 2>/dev/null; echo ex=$?\n"
 			     "mkdir -p $c/nushell && echo 'run-external touch' > $c/nushell/config.nu; echo nu=$?\n"
-			     "mkdir -p \"$c/Code - OSS/User\" && echo '{}' > \"$c/Code - OSS/User/settings.json\"; "
+			     "mkdir -p \"$c/lapce-stable/User\" && echo '{}' > \"$c/lapce-stable/User/settings.json\"; "
 			     "echo code=$?\n"
 			     "echo 'shell /bin/evil' > $c/kitty.conf; echo k=$?\n"
 			     "echo ok > $c/mine/ok.conf; echo m=$?\n"
@@ -993,7 +996,7 @@ static void test_config_dir(void)
 	ROW(text != NULL && strcmp(text, "kept\n") == 0, "an existing entry of ~/.config changed");
 	free(text);
 	ROW(!exists("home3/.config/nushell") && exists("home3/.config/nushell.passavant-quarantine") &&
-		    !exists("home3/.config/Code - OSS") && exists("home3/.config/Code - OSS.passavant-quarantine") &&
+		    !exists("home3/.config/lapce-stable") && exists("home3/.config/lapce-stable.passavant-quarantine") &&
 		    !exists("home3/.config/kitty.conf") && exists("home3/.config/kitty.conf.passavant-quarantine") &&
 		    test_has(err, "a new entry of a configuration or data directory"),
 	    "new entries of a writable ~/.config were not moved aside: %s", test_nz(err));
