@@ -149,6 +149,18 @@ static const char *const listed[] = {
 	"home/.config/VSCodium/User/globalStorage/state.vscdb", "home/.config/Windsurf/User/globalStorage/state.vscdb",
 	"home/.vscode-server/data/User/globalStorage/state.vscdb", "home/.config/Element/Local Storage/leveldb/x",
 	"home/.config/teams-for-linux/Cookies",
+	/* round 39: editors' registers, shells', REPLs' and database
+	 * clients' histories the category missed */
+	"home/.viminfo", "home/.local/state/nvim/shada/main.shada", "home/.local/share/nvim/shada/main.shada",
+	"home/.bash_eternal_history", "home/.config/nushell/history.txt", "home/.local/share/nushell/history.sqlite3",
+	"home/.local/share/xonsh/xonsh-1.json", "home/.local/state/elvish/db.bolt", "home/.elvish/db",
+	"home/.histdb/zsh-history.db", "home/.local/share/mcfly/history.db",
+	"home/.ipython/profile_default/history.sqlite", "home/.pry_history", "home/.ghc/ghci_history",
+	"home/.julia/logs/repl_history.jl", "home/.ts_node_repl_history", "home/.cache/deno/deno_history.txt",
+	"home/.scala_history", "home/.octave_hist", "home/.gdb_history", "home/.Rhistory",
+	"home/.config/pgcli/history", "home/.mycli-history", "home/.config/litecli/history",
+	"home/.clickhouse-client-history", "home/.cassandra/cqlsh_history", "home/.influx_history",
+	"home/.duckdb_history", "home/.usql_history",
 };
 
 static int suite_init(void)

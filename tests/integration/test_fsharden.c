@@ -965,15 +965,15 @@ static void test_home_links(void)
  * (~/.config/mine is), a new non-empty one is moved aside after the run,
  * an empty one stays. Round 7 of the attack planted 19 start-up files no
  * row names (nushell, kitty, ranger, a VS Code OSS profile...; since
- * round 39 "Code - OSS/User/globalStorage" is a store row, whose
- * directories a placeholder keeps, so the test plants an editor's no
- * row names, lapce-stable).
+ * round 39 nushell's history and "Code - OSS/User/globalStorage" are
+ * store rows, whose directories a placeholder keeps, so the test plants
+ * ranger's and an editor's no row names, lapce-stable).
  */
 static void test_config_dir(void)
 {
 	const char *script = "c=$HOME/.config\n"
 			     "echo evil >> $c/existing/cfg 2>/dev/null; echo ex=$?\n"
-			     "mkdir -p $c/nushell && echo 'run-external touch' > $c/nushell/config.nu; echo nu=$?\n"
+			     "mkdir -p $c/ranger && echo 'map x shell touch y' > $c/ranger/rc.conf; echo nu=$?\n"
 			     "mkdir -p \"$c/lapce-stable/User\" && echo '{}' > \"$c/lapce-stable/User/settings.json\"; "
 			     "echo code=$?\n"
 			     "echo 'shell /bin/evil' > $c/kitty.conf; echo k=$?\n"
@@ -995,7 +995,7 @@ static void test_config_dir(void)
 	text = test_read_file(at(buf, "home3/.config/existing/cfg"), NULL);
 	ROW(text != NULL && strcmp(text, "kept\n") == 0, "an existing entry of ~/.config changed");
 	free(text);
-	ROW(!exists("home3/.config/nushell") && exists("home3/.config/nushell.passavant-quarantine") &&
+	ROW(!exists("home3/.config/ranger") && exists("home3/.config/ranger.passavant-quarantine") &&
 		    !exists("home3/.config/lapce-stable") && exists("home3/.config/lapce-stable.passavant-quarantine") &&
 		    !exists("home3/.config/kitty.conf") && exists("home3/.config/kitty.conf.passavant-quarantine") &&
 		    test_has(err, "a new entry of a configuration or data directory"),
