@@ -135,6 +135,31 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"VIM", true},
 	{"BASH_COMPLETION_USER_DIR", false},
 	{"EMACSLOADPATH", false},
+	/* and the start-up files a variable moves out of the home, whose
+	 * rows (~/.hgrc, ~/.inputrc, ~/.psqlrc, ...) name the home only:
+	 * hg's hooks, readline's macros, psql's \!, screen's exec,
+	 * starship's custom commands at every prompt, ripgrep's --pre and
+	 * bat's --pager, go's GOFLAGS=-toolexec, npm's global script-shell,
+	 * the terminals' and multiplexers' shells and Lua, lesskey's #env
+	 * LESSOPEN, tig's bindings (GIT_CONFIG_GLOBAL: policy/bind.c) */
+	{"HGRCPATH", false},
+	{"INPUTRC", true},
+	{"PSQLRC", true},
+	{"SCREENRC", true},
+	{"SYSSCREENRC", true},
+	{"STARSHIP_CONFIG", true},
+	{"RIPGREP_CONFIG_PATH", true},
+	{"BAT_CONFIG_PATH", true},
+	{"GOENV", true},
+	{"NPM_CONFIG_GLOBALCONFIG", true},
+	{"npm_config_globalconfig", true},
+	{"WEZTERM_CONFIG_FILE", true},
+	{"KITTY_CONFIG_DIRECTORY", true},
+	{"ZELLIJ_CONFIG_DIR", true},
+	{"ZELLIJ_CONFIG_FILE", true},
+	{"LESSKEYIN", true},
+	{"LESSKEY", true},
+	{"TIGRC_USER", true},
 	{NULL, false},
 };
 

@@ -1417,9 +1417,13 @@ static int plan_relative_config(const struct plan_host *h)
 		{"BUNDLE_USER_CONFIG", RC_ONE}, {"BUNDLE_USER_PLUGIN", RC_ONE}, {"BUNDLE_USER_CACHE", RC_ONE},
 		{"COMPOSER_HOME", RC_ONE}, {"COMPOSER_CACHE_DIR", RC_ONE},
 		/* round 39: where vim, bash-completion and Emacs read code at
-		 * their start (base/envnames.c env_startup_vars) */
+		 * their start, and start-up files moved out of the home
+		 * (base/envnames.c env_startup_vars) */
 		{"VIMRUNTIME", RC_ONE}, {"VIM", RC_ONE}, {"BASH_COMPLETION_USER_DIR", RC_LIST},
-		{"EMACSLOADPATH", RC_LIST},
+		{"EMACSLOADPATH", RC_LIST}, {"PSQLRC", RC_ONE}, {"SCREENRC", RC_ONE}, {"SYSSCREENRC", RC_ONE},
+		{"STARSHIP_CONFIG", RC_ONE}, {"RIPGREP_CONFIG_PATH", RC_ONE}, {"BAT_CONFIG_PATH", RC_ONE},
+		{"WEZTERM_CONFIG_FILE", RC_ONE}, {"KITTY_CONFIG_DIRECTORY", RC_ONE}, {"ZELLIJ_CONFIG_DIR", RC_ONE},
+		{"ZELLIJ_CONFIG_FILE", RC_ONE}, {"TIGRC_USER", RC_ONE},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and

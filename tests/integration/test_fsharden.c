@@ -2068,6 +2068,95 @@ static void test_startup_dirs_r39(void)
 }
 
 /*
+ * Round 39 of the attack: a start-up file moved out of the home by a
+ * variable had its row at the home only (~/.hgrc, ~/.inputrc, ~/.psqlrc,
+ * ...), and only a relative value refused the start: with
+ * HGRCPATH=$PWD/.hgrc.local the session wrote a hook into it and the
+ * host's next hg, in any repository, ran it; RIPGREP_CONFIG_PATH's
+ * --pre, STARSHIP_CONFIG's custom command, PSQLRC's \! and the others
+ * the same. Each such file is read-only now, missing or not; the host's
+ * hg runs no hook; a relative STARSHIP_CONFIG refuses the start.
+ */
+static void test_moved_startup_files_r39(void)
+{
+	static const char *const vars[][2] = {
+		{"HGRCPATH=@W@/.hgrc-v", ".hgrc-v"},
+		{"INPUTRC=@W@/inputrc-v", "inputrc-v"},
+		{"PSQLRC=@W@/psqlrc-v", "psqlrc-v"},
+		{"SCREENRC=@W@/screenrc-v", "screenrc-v"},
+		{"STARSHIP_CONFIG=@W@/starship-v.toml", "starship-v.toml"},
+		{"RIPGREP_CONFIG_PATH=@W@/ripgreprc-v", "ripgreprc-v"},
+		{"BAT_CONFIG_PATH=@W@/bat-v.conf", "bat-v.conf"},
+		{"GOENV=@W@/goenv-v", "goenv-v"},
+		{"NPM_CONFIG_GLOBALCONFIG=@W@/npmrc-v", "npmrc-v"},
+		{"WEZTERM_CONFIG_FILE=@W@/wezterm-v.lua", "wezterm-v.lua"},
+		{"ZELLIJ_CONFIG_FILE=@W@/zellij-v.kdl", "zellij-v.kdl"},
+		{"LESSKEYIN=@W@/lesskey-v", "lesskey-v"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[8192], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
+	const char *env[NV + 1];
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	script[0] = '\0';
+	for (size_t i = 0; i < NV; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n,
+			 "printf '[hooks]\\npre-status = echo PLANTED-V >&2\\n' > %s 2>/dev/null; echo w%zu=$?\n",
+			 vars[i][1], i);
+	}
+	env[NV] = NULL;
+	n = strlen(script);
+	snprintf(script + n, sizeof(script) - n, "printf x > ok-v.txt; echo ok=$?\n");
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "moved start-up files: status %d, %s", st, err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < NV; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0", i);
+		ROW(!test_has(out, want), "%s: %s in the tree was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	/* The host's hg in another repository, with the user's HGRCPATH. */
+	if (access("/usr/bin/hg", X_OK) == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "d=$(mktemp -d /tmp/pv-fsh-hg.XXXXXX) && cd \"$d\" && HGRCPATH='%s/.hgrc-v' HOME='%s/home' "
+			 "hg init -q . && HGRCPATH='%s/.hgrc-v' HOME='%s/home' hg status 2>&1 | grep PLANTED-V; "
+			 "rm -rf \"$d\"",
+			 w, root, w, root);
+		host_line(cmd, line, sizeof(line));
+		ROW(strstr(line, "PLANTED-V") == NULL, "the host's hg ran the session's hook from HGRCPATH");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	{
+		const char *rel[] = {"STARSHIP_CONFIG=cfg/starship-v.toml", NULL};
+
+		st = run_fsh("home", NULL, rel, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 125 && !test_has(out, "started") && test_has(err, "STARSHIP_CONFIG holds"),
+		    "a relative STARSHIP_CONFIG: status %d, not refused by name: %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+	drop("work/ok-v.txt");
+	for (size_t i = 0; i < NV; i++) {
+		char rel[PATH_MAX];
+
+		snprintf(rel, sizeof(rel), "work/%s", vars[i][1]);
+		drop(rel);
+	}
+}
+
+/*
  * Round 36: the rest of the family of variables that name where a later
  * program reads code or a command to run. A relative value refuses the
  * start, named: the session planted the file at that name in the
@@ -4370,6 +4459,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 39: VIMRUNTIME, VIM, XDG_DATA_DIRS, XDG_CONFIG_DIRS, BASH_COMPLETION_USER_DIR, EMACSLOADPATH "
 		    "naming the tree: read-only (the host's vim ran the plugin), relative refuses the start",
 		 test_startup_dirs_r39);
+	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
+		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
+		 test_moved_startup_files_r39);
 	test_add(s, "round 37: CC=./cc, CFLAGS=-B dir, env -S, script -c, flock -c, python3 -m, a bare NODE_OPTIONS module: refused, named; "
 		    "an absolute CC in the tree read-only; env -C DIR, sudo -u node, CC=\"ccache gcc\" started",
 		 test_code_vars_r37);
