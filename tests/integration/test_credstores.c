@@ -2519,6 +2519,71 @@ static void test_remask_packed_more(void)
 }
 
 /*
+ * review39b: fix39m refused the start for a signature of a format zlib
+ * does not read found anywhere in a file searched: the 4-byte zstd or
+ * lz4 magic, or "PK 3 4" followed by any method number, is a constant in
+ * the programs that read those formats (tar, sqlite3, gpg, libzstd,
+ * libarchive: 42 of the 3,454 binaries under 1 MiB in /usr/bin and
+ * /usr/lib of a Debian system), so one of them at the top of the
+ * project refused every start as "packed in a form not searched". Now a
+ * stream counts when what follows the signature is what a compressor
+ * writes (remask_unread_at()), and a zip header when its method is
+ * defined; a real stream of those formats, and of the ones not named
+ * before (lzma, lz4's legacy frame), still refuses, as does zstd inside
+ * a tar written in base64 (04f94e8 looked at a decoded run's start only).
+ */
+static void test_remask_unread_false(void)
+{
+	static const char *const ordinary[] = {"/usr/bin/tar", "/usr/bin/sqlite3", "/usr/bin/gpgv",
+					       "/usr/lib/x86_64-linux-gnu/libzstd.so.1", "/usr/bin/lz4",
+					       "/usr/lib/x86_64-linux-gnu/liblzma.so.5"};
+	static const char *const unread[][2] = {
+		{".env.lzma", "printf 'T=%s\\n' \"$T\" | xz --format=lzma -c"},
+		{".env.lz4", "printf 'T=%s\\n' \"$T\" | lz4 -q -c"},
+		{".legacy.lz4", "printf 'T=%s\\n' \"$T\" | lz4 -q -l -c"},
+		{".env.19.zst", "(head -c 3000 /dev/urandom | base64; printf 'T=%s\\n' \"$T\") | zstd -q -19 --no-check -c"},
+		{".mid.xz", "printf 'a line\\n'; printf 'T=%s\\n' \"$T\" | xz -c"},
+		{".tar.b64", "mkdir -p tz && (head -c 3000 /dev/urandom | base64; printf 'T=%s\\n' \"$T\") | zstd -q -c > tz/env.zst && printf 'B=%s\\n' "
+			     "\"$(tar -cf - -C tz env.zst | base64 -w0)\"; rm -rf tz"},
+	};
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	size_t copied = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	for (size_t i = 0; i < ARRAY_LEN(ordinary); i++) {
+		struct stat sb;
+
+		if (stat(ordinary[i], &sb) < 0 || sb.st_size > 1024 * 1024)
+			continue;
+		CU_ASSERT_EQUAL_FATAL(sh("cp -L %s work/.tool%zu", ordinary[i], i), 0);
+		copied++;
+	}
+	CU_ASSERT(copied >= 3);
+	st = run_cst(env, "echo RAN\n", &out, &err);
+	ROW(st == 0 && test_has(out, "RAN") && !test_has(err, "packed in a form not searched"),
+	    "ordinary programs (tar, sqlite3, gpgv, libzstd, lz4, liblzma) refused the start: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	CU_ASSERT_EQUAL(sh("rm -f work/.tool*"), 0);
+	for (size_t i = 0; i < ARRAY_LEN(unread); i++) {
+		CU_ASSERT_EQUAL_FATAL(sh("cd work && T=%s; (%s) > %s", real_token, unread[i][1], unread[i][0]), 0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		snprintf(want, sizeof(want), "/work/%s holds data packed in a form not searched", unread[i][0]);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s reached the command: %s",
+		    unread[i][0], test_nz(err));
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(want, sizeof(want), "work/%s", unread[i][0]);
+		(void)unlink(at(path, want));
+	}
+}
+
+/*
  * review38c: a dot file over 1 MiB was named as not searched and passed
  * to the command as it was, so a 2 MiB .viminfo or notes file at the top
  * of the home or project holding `export GH_TOKEN=...` put the real value
@@ -3200,6 +3265,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in a binary over 1 MiB or a file over 8 MiB (a chunk's edge, base64) refuses the "
 		 "start; one without is named as searched in part",
 		 test_remask_big_literal);
+	test_add(s, "ordinary programs holding a format's signature (tar, sqlite3, gpgv, libzstd) start; lzma, lz4, "
+		    "legacy lz4, xz after a line, zstd in a tar in base64 refuse as not searched",
+		 test_remask_unread_false);
 	test_add(s, "a dot file of 2 MiB holding the real value is searched: the command reads the sentinel; "
 		    "binaries of 7 MB in ~/.local/bin start",
 		 test_remask_big_file);
