@@ -525,6 +525,13 @@ const char *mask_table_value_name(const mask_table_t *t, size_t value, const cha
 				  size_t *len) NONNULL(1, 3, 4);
 /* Whether the sentinels were derived from a key (mask_table_new_stable()). */
 bool mask_table_stable(const mask_table_t *t) NONNULL(1);
+/* Whether the forms of the values over 4 KiB (their base64 and their
+ * line-broken pieces past 8 KiB) were left out of the sets, which held
+ * too much with them (docs/masking.md "What the forms cost"): such a
+ * value is then re-masked as it is, joined onto one line, or with line
+ * breaks up to 8 KiB only. The caller tells the user (review39b: it was
+ * silent). */
+bool mask_table_forms_small(const mask_table_t *t) NONNULL(1);
 /* Stale sentinels the table refuses (from the ledger). */
 size_t mask_table_stale_count(const mask_table_t *t) NONNULL(1);
 

@@ -642,6 +642,11 @@ bool mask_table_stable(const mask_table_t *t)
 	return t->stable;
 }
 
+bool mask_table_forms_small(const mask_table_t *t)
+{
+	return t->forms_small;
+}
+
 size_t mask_table_stale_count(const mask_table_t *t)
 {
 	return t->nstale;

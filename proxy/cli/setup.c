@@ -577,6 +577,11 @@ static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 		log_warnx("warning: cannot lock secret memory (mlock): real credential values may "
 			  "be swapped to disk; raise the locked-memory limit (ulimit -l) or grant "
 			  "CAP_IPC_LOCK");
+	if (mask_table_forms_small(t))
+		log_warnx("warning: the masked values over 4 KiB are too many for all their forms (the masking "
+			  "sets hold 4 MiB): their base64 and their line-broken forms past 8 KiB are left out, so "
+			  "a response or a file holding one of them base64-encoded or wrapped is not re-masked; "
+			  "mask fewer values over 4 KiB, or deny them (mode: deny)");
 	(void)mask_table_scrub_environ(t);
 	files = session_files_dir(sess);
 	if (files == NULL)

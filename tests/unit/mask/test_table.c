@@ -969,6 +969,7 @@ static void test_remask_big_forms(void)
 			if (v[k] != '\n')
 				j[jn++] = v[k];
 		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, v), 0);
+		CU_ASSERT(!mask_table_forms_small(f.t)); /* review39b: one big value, all its forms */
 		/* in JSON: {"key":"...\n..."} */
 		w = (size_t)sprintf(form, "{\"key\":\"");
 		for (k = 0; k < o; k++) {
@@ -1073,6 +1074,8 @@ static void test_big_forms_bound(void)
 	if (t == NULL)
 		fprintf(stderr, "\n  mask_table_new: %s\n", err);
 	CU_ASSERT_PTR_NOT_NULL(t);
+	/* review39b: said at start (proxy/cli/setup.c masks_setup()) */
+	CU_ASSERT(t != NULL && mask_table_forms_small(t));
 	for (int i = 0; t != NULL && i < 7; i++) {
 		char *out = NULL;
 		size_t outlen = 0;
