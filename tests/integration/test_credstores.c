@@ -2584,6 +2584,75 @@ static void test_remask_unread_false(void)
 }
 
 /*
+ * review39b: zip archives as writers make them: a deflated member after
+ * a data descriptor's member, zip64 headers, a zip in a zip, a member
+ * encrypted with a password (zip -P), a zip of 20 MB of zeros (a bomb
+ * past 8 MiB a stream) and zips nested past four levels: each holding
+ * the real value refuses the start; checked and held on fix39m's code.
+ */
+static void test_remask_zip_shapes(void)
+{
+	static const char *const py = "import sys, zipfile, io\n"
+				      "def z(name, data, **kw):\n"
+				      "    b = io.BytesIO()\n"
+				      "    with zipfile.ZipFile(b, 'w', zipfile.ZIP_DEFLATED, **kw) as f:\n"
+				      "        f.writestr('pad', 'x' * 300)\n"
+				      "        with f.open(name, 'w', force_zip64=kw.get('allowZip64', False)) as m:\n"
+				      "            m.write(data)\n"
+				      "    return b.getvalue()\n"
+				      "v = ('T=' + sys.argv[2] + '\\n').encode()\n"
+				      "k = sys.argv[1]\n"
+				      "if k == 'zip64': out = z('env', v, allowZip64=True)\n"
+				      "elif k == 'nested': out = z('in.zip', z('env', v))\n"
+				      "elif k == 'deep':\n"
+				      "    out = v\n"
+				      "    for i in range(6): out = z('l%d' % i, out)\n"
+				      "else: out = z('zeros', b'\\0' * 20000000 + v)\n"
+				      "sys.stdout.buffer.write(out)\n";
+	static const char *const rows[][3] = {
+		{".z64.zip", "zip64", "held a masked credential's real value encoded"},
+		{".nested.zip", "nested", "held a masked credential's real value encoded"},
+		{".deep.zip", "deep", "is compressed and inflates past what is searched"},
+		{".bomb.zip", "bomb", "is compressed and inflates past what is searched"},
+	};
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	FILE *f;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	f = fopen(at(path, "zipshapes.py"), "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT(fputs(py, f) >= 0);
+	CU_ASSERT_EQUAL(fclose(f), 0);
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		CU_ASSERT_EQUAL_FATAL(sh("python3 zipshapes.py %s %s > work/%s", rows[i][1], real_token, rows[i][0]), 0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		snprintf(want, sizeof(want), "/work/%s %s", rows[i][0], rows[i][2]);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s (%s) reached the command: %s",
+		    rows[i][0], rows[i][1], test_nz(err));
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(want, sizeof(want), "work/%s", rows[i][0]);
+		(void)unlink(at(path, want));
+	}
+	(void)unlink(at(path, "zipshapes.py"));
+	if (access("/usr/bin/zip", X_OK) == 0) {
+		CU_ASSERT_EQUAL_FATAL(sh("cd work && printf 'T=%%s\\n' %s > env && zip -q -P pw .enc.zip env && rm env",
+					 real_token),
+				      0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, "/work/.enc.zip holds data packed in a form not searched"),
+		    "an encrypted zip member started: %s", test_nz(err));
+		free(out);
+		free(err);
+		(void)unlink(at(path, "work/.enc.zip"));
+	}
+}
+
+/*
  * review38c: a dot file over 1 MiB was named as not searched and passed
  * to the command as it was, so a 2 MiB .viminfo or notes file at the top
  * of the home or project holding `export GH_TOKEN=...` put the real value
@@ -3268,6 +3337,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "ordinary programs holding a format's signature (tar, sqlite3, gpgv, libzstd) start; lzma, lz4, "
 		    "legacy lz4, xz after a line, zstd in a tar in base64 refuse as not searched",
 		 test_remask_unread_false);
+	test_add(s, "a masked value in a zip64 member, a zip in a zip, an encrypted member refuses the start; a zip bomb "
+		    "and zips nested six deep refuse as past the bounds",
+		 test_remask_zip_shapes);
 	test_add(s, "a dot file of 2 MiB holding the real value is searched: the command reads the sentinel; "
 		    "binaries of 7 MB in ~/.local/bin start",
 		 test_remask_big_file);
