@@ -2434,6 +2434,15 @@ static bool remask_unread_at(const unsigned char *c, size_t n, size_t off)
 	size_t left = n - off;
 	size_t i;
 
+	/* every offset of every file searched comes here: the first byte
+	 * first (a memcmp per signature per byte was a third of the search
+	 * of a home's binaries) */
+	switch (*p) {
+	case 0x28: case 0xfd: case 'B': case 0x04: case 0x02: case '7': case 'L': case 0x89: case 0x5d:
+		break;
+	default:
+		return false;
+	}
 	for (i = 0; i < ARRAY_LEN(remask_unread); i++)
 		if (remask_unread[i].len <= left && memcmp(p, remask_unread[i].magic, remask_unread[i].len) == 0)
 			break;
@@ -2502,7 +2511,7 @@ static int remask_zip_at(const unsigned char *c, size_t n, size_t off, size_t *d
 {
 	size_t nl, el;
 
-	if (off + 30 > n || memcmp(c + off, "PK\x03\x04", 4) != 0)
+	if (c[off] != 'P' || off + 30 > n || memcmp(c + off, "PK\x03\x04", 4) != 0)
 		return 0;
 	*method = (unsigned)c[off + 8] | (unsigned)c[off + 9] << 8;
 	*crypt = (c[off + 6] & 1) != 0;
