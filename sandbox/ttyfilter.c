@@ -1075,10 +1075,20 @@ static unsigned c1_effects(const unsigned char *s, size_t n)
 	return e;
 }
 
-/* A character of UTF-8 mode (cp from u8, n bytes) that holds a byte
+/*
+ * A character of UTF-8 mode (cp from u8, n bytes) that holds a byte
  * 0x80-0x9f (c1_inside()), as an 8-bit terminal may read it too
- * (c1_effects()): in a title '?' (a string is not cut by a CAN without
- * being cut for a UTF-8 terminal too), in text as above. */
+ * (c1_effects()): in text as above; in a title '?' when it would start a
+ * sequence there, or ask DECID while no keys are read (a string is not
+ * cut by a CAN without being cut for a UTF-8 terminal too). Any other
+ * passes whole (review of round 39: every character with a byte
+ * 0x80-0x9f was '?', a third of a Russian title's letters, three in four
+ * of a Chinese or Japanese one's, the accented capitals, U+2014): an
+ * 8-bit terminal may end the title at its byte (ST, 0x9c; or one it
+ * executes, IND, NEL, HTS..., as DEC's parser does) and show the rest as
+ * text, in which no character starts a sequence or asks DECID then; the
+ * tab stops and guarded text it may set are put back as in text.
+ */
 static void utf8_c1(struct sbx_ttyf *f, uint32_t cp, const unsigned char *u8, size_t n, unsigned char *out,
 		    size_t *o)
 {
@@ -1086,7 +1096,14 @@ static void utf8_c1(struct sbx_ttyf *f, uint32_t cp, const unsigned char *u8, si
 	bool ground = f->state == TTYF_GROUND;
 
 	if (f->state == TTYF_OSC) {
-		step(f, 0xfffd, (const unsigned char *)"?", 1, out, o);
+		if ((e & C1_CUT) || ((e & C1_ID) && !f->answers)) {
+			step(f, 0xfffd, (const unsigned char *)"?", 1, out, o);
+			return;
+		}
+		step(f, cp, u8, n, out, o);
+		f->queried |= (e & C1_ID) != 0;
+		f->tabs |= (e & C1_TAB) != 0;
+		f->protect |= (e & C1_GUARD) != 0;
 		return;
 	}
 	if (ground && (e & C1_ID) && !f->answers) {
