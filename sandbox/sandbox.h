@@ -227,6 +227,24 @@ int sbx_stdio_errno(const struct sbx *s, int fd) NONNULL(1);
 bool sbx_stdio_pipeline(void);
 
 /*
+ * Whether standard input is a terminal that is another session's
+ * controlling terminal (review of round 39): `setsid passavant run ...`
+ * typed at an interactive shell leaves passavant in a session of its own
+ * with the shell's terminal as its standard input, the shell reading it
+ * at its prompt; the relay read the same keys in raw mode, and a line
+ * typed at the prompt (a sudo password) went to the command. Then the
+ * keys are not relayed (the command's standard input is /dev/null, as in
+ * a pipeline) and the terminal is not put in raw mode; output is still
+ * relayed through the filter. A terminal of no session is claimed as
+ * passavant's controlling terminal when passavant leads a session without
+ * one (TIOCSCTTY: a harness's fresh pty, start_new_session), else read
+ * as before; whether it is another session's is asked by a child in a
+ * session of its own (a terminal's session cannot be read from outside
+ * it). Fails closed: true when it cannot tell.
+ */
+bool sbx_stdio_keys_foreign(void);
+
+/*
  * After sbx_wait(): how many of the empty files and directories made on
  * the host to protect paths that did not exist could not be removed
  * (each named on stderr with what to do). Left behind, an empty

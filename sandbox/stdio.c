@@ -437,6 +437,41 @@ bool sbx_stdio_pipeline(void)
 	return isatty(0) && !isatty(1) && fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
+bool sbx_stdio_keys_foreign(void)
+{
+	pid_t sid = getsid(0), pid;
+	int st;
+
+	if (!isatty(0))
+		return false;
+	if (sid > 0 && tcgetsid(0) == sid)
+		return false; /* ours: job control says when (ttyrelay.c may_take()) */
+	/* a session of our own without a terminal: this one becomes ours
+	 * if it is no other session's (EPERM if it is, or if we have one) */
+	if (sid == getpid() && ioctl(0, TIOCSCTTY, 0) == 0)
+		return false;
+	/* asked from a session of its own: a child that takes it as its
+	 * controlling terminal, and gives it up (TIOCNOTTY: SIGHUP to its
+	 * own group, ignored), succeeds only on a terminal of no session */
+	pid = sbx_pump_fork();
+	if (pid == 0) {
+		struct sigaction sa = {.sa_handler = SIG_IGN};
+
+		if (sigaction(SIGHUP, &sa, NULL) < 0 || setsid() < 0)
+			_exit(2);
+		if (ioctl(0, TIOCSCTTY, 0) < 0)
+			_exit(1);
+		(void)ioctl(0, TIOCNOTTY);
+		_exit(0);
+	}
+	if (pid < 0)
+		return true;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return true;
+	return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+}
+
 int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 {
 	bool tty[3];
@@ -487,8 +522,10 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 	/* In a pipeline (`run -- CMD | less`) the terminal's keys are the
 	 * pager's: the relay does not read them, and the command's standard
 	 * input is /dev/null (read as EOF), not a terminal that would wait
-	 * for keys it never gets. */
-	if (tty[0] && sbx_stdio_pipeline()) {
+	 * for keys it never gets. Likewise a terminal that is another
+	 * session's (sbx_stdio_keys_foreign(): setsid at a shell's prompt):
+	 * its keys are that session's. */
+	if (tty[0] && (sbx_stdio_pipeline() || sbx_stdio_keys_foreign())) {
 		tty[0] = false;
 		io->child_fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (io->child_fd[0] < 0)

@@ -821,6 +821,14 @@ int cmd_run(int argc, char **argv)
 				    "/dev/null, not the terminal's keys (give it input with < FILE)\n",
 				    stderr);
 	} else {
+		/* a terminal of no session becomes ours here, when we lead a
+		 * session without one (sbx_stdio_keys_foreign()) */
+		if (sbx_stdio_keys_foreign())
+			(void)fputs("passavant: standard input is a terminal of another session (passavant runs in a "
+				    "session of its own, as setsid leaves it, while a shell reads that terminal): "
+				    "the command's standard input is /dev/null, not the terminal's keys, which are "
+				    "the shell's; run it without setsid to type to it, or give it input with < FILE\n",
+				    stderr);
 		run_tty_save(&run);
 	}
 	/* The proxy's signal handlers are in place before the command

@@ -793,6 +793,50 @@ static void test_tty_slow(void)
 	free(err);
 }
 
+/*
+ * Review of round 39: a terminal on standard input that is another
+ * session's controlling terminal (tests/tools/pv-ttysession.py). setsid:
+ * a shell's session owns the terminal and reads it at its prompt,
+ * passavant leads a session of its own without one (`setsid passavant
+ * run` typed at an interactive shell); setsidchild: the same, passavant
+ * not the leader. On 2249cf0 the relay read the line typed at the prompt
+ * and the command printed "read: secret". fresh, freshchild: a harness's
+ * new pty of no session (start_new_session): the keys reach the command,
+ * as before.
+ */
+static void test_tty_session(void)
+{
+	static const char *const hows[] = {"setsid", "setsidchild", "fresh", "freshchild"};
+	char script[PATH_MAX], *out = NULL, *err = NULL;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-ttysession.py", test_srcdir());
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
+				(char *)test_passavant_bin(), p_policy, (char *)hows[i], NULL};
+
+		out = err = NULL;
+		ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", hows[i],
+		    test_nz(err));
+		if (i < 2) {
+			ROW(test_has(out, "shell got: b'secret\\n'\n") && !test_has(out, "read: secret"),
+			    "%s: the line typed at the shell's prompt went to the command: %s", hows[i], test_nz(out));
+			ROW(test_has(out, "another session"), "%s: run did not say the keys are not read: %s",
+			    hows[i], test_nz(out));
+		} else {
+			ROW(test_has(out, "read: hello keys") && test_has(out, "status 0\n"),
+			    "%s: a harness's fresh pty: the keys did not reach the command: %s", hows[i],
+			    test_nz(out));
+		}
+		free(out);
+		free(err);
+	}
+}
+
 static void test_write_denies(void)
 {
 	char *out = NULL, *err = NULL, buf[PATH_MAX], *text;
@@ -2080,6 +2124,10 @@ TEST_REGISTRAR(register_run)
 		    "modes off while the shell has the terminal, on again at fg",
 		 test_tty_stopped);
 	test_add(s, "the command's terminal: a slow terminal's answers (1.5 s) are not left for the shell", test_tty_slow);
+	test_add(s,
+		 "the command's terminal: another session's is not read (setsid at a shell's prompt); a harness's "
+		 "fresh pty is",
+		 test_tty_session);
 	test_add(s, "the command's terminal: no locale: wide characters as \"??\", combining marks as nothing",
 		 test_tty_wide_either);
 	test_add(s, "--audit file: recorded, read-only inside", test_audit_protected);
