@@ -425,11 +425,12 @@ static void response_head(struct h2s *s, bool end_stream)
 	/* SPEC §4.3: real values in fields become sentinels; one left with
 	 * its case changed (a field's name, in lower case as HTTP/2 writes
 	 * every one) cannot be re-masked: the stream gets a 502 (a
-	 * trailer's: reset, the head went). */
+	 * trailer's: h2s_answer() resets it, the head went, and its audit
+	 * line still says why, not a reset "before its end"). */
 	if (s->mask != NULL && (hr = cmask_response_head(s->mask, s->fields, 0, &cred)) != 0) {
 		char w[512];
 
-		if (hr < 0 || s->rstatus < 0 || s->resp_started) {
+		if (hr < 0) {
 			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 			return;
 		}

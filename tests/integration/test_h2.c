@@ -1553,6 +1553,48 @@ static void test_remask_name_case(void)
 }
 
 /*
+ * Review of round 39 (F1) in HTTP/2: the value lower-cased in a 103
+ * interim head gets a 502; in a trailer block (the head went) the stream
+ * is reset, and the audit line names the credential and the 502, not a
+ * reset "before its end" (fails before: the trailer's audit row).
+ */
+static void test_remask_name_case_paths(void)
+{
+	char path[200], spec[300], hex[2 * TOK_LEN + 1], low[TOK_LEN + 1], *out = NULL;
+	static const char *const where[] = {"interim", "trailer"};
+
+	CU_ASSERT_FATAL(ready);
+	to_hex(real_tok, hex);
+	for (size_t k = 0; k <= TOK_LEN; k++)
+		low[k] = (char)tolower((unsigned char)real_tok[k]);
+	for (int w = 0; w < 2; w++) {
+		size_t amark = test_file_size(px.audit);
+		bool leak = false;
+		int rc;
+
+		snprintf(path, sizeof(path), "/fieldname?t=rnc%d&in=%s&x=%s", w, where[w], hex);
+		snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec, NULL);
+		ROW(rc == 0, "%s: the raw client exited %d (3: no h2):\n%s", where[w], rc, red(out));
+		for (char *q = out; q != NULL && *q != '\0'; q++)
+			if (strncasecmp(q, low, TOK_LEN) == 0)
+				leak = true;
+		ROW(!leak, "%s: the real value lower-cased reached the client", where[w]);
+		if (w == 0)
+			ROW(test_hasf(out, "stream 1 status 502\n") && !test_hasf(out, "stream 1 status 200"),
+			    "interim: no 502 for a 103 carrying a lower-cased real value:\n%s", leak ? "[the value]" : red(out));
+		else
+			ROW(test_hasf(out, "stream 1 reset "), "trailer: the stream was not reset:\n%s",
+			    leak ? "[the value]" : red(out));
+		free(out);
+		out = NULL;
+		usleep(300000);
+		ROW(audit_count(px.audit, amark, "\"status\":502", "GH_TOKEN", "case changed", NULL) == 1,
+		    "%s: the audit does not say 502 naming the credential", where[w]);
+	}
+}
+
+/*
  * An upstream that resets a stream in the middle of a value (no pause: at
  * a pause of 100 ms between DATA frames the proxy releases held bytes by
  * design, docs/masking.md "Held bytes"): the first 30 bytes of the real
@@ -2331,6 +2373,8 @@ TEST_REGISTRAR(h2_suite)
 		 test_injected_queued);
 	test_add(s, "re-masking: header, DATA per byte, trailer", test_remask);
 	test_add(s, "re-masking: a real value lower-cased in a field's name: 502", test_remask_name_case);
+	test_add(s, "re-masking: a real value lower-cased in a 103 (502) or a trailer (reset, audited 502)",
+		 test_remask_name_case_paths);
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "re-masking: frames of a value 10 ms apart are not released between them", test_remask_drip);
 	test_add(s, "re-masking: the echo of a body that got a real value is not released inside it", test_remask_injected_echo);

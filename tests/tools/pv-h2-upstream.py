@@ -52,7 +52,9 @@ x-upstream-stream: S:
                       sent N ms apart: a streaming upstream whose pauses
                       are shorter than the proxy's hold
     /fieldname?x=HEX  200 "ok\\n" with the field x-VALUE: 1, VALUE the bytes HEX
-                      encodes in lower case (a value echoed in a name)
+                      encodes in lower case (a value echoed in a name);
+                      &in=trailer: in a trailer block instead, &in=interim:
+                      as link: <https://VALUE.example/> of a 103 first
     /coded?enc=E&x=HEX[&field=F]
                       200 with content-encoding: E (or the field F, such
                       as grpc-encoding; %20 in E a space) and
@@ -319,8 +321,17 @@ class Conn:
         elif base == '/fieldname':
             # the bytes HEX encodes, lower-cased, in a field's name (as an
             # HTTP/2 server writes every name): x-VALUE: 1, body "ok\n"
+            # in=trailer: in a trailer block instead; in=interim: in a 103
+            # before the final head
             value = bytes.fromhex(args.get('x', '')).lower()
-            self.respond(st, 200, b'ok\n', extra=[(b'x-' + value, b'1')])
+            where = args.get('in', '')
+            if where == 'trailer':
+                self.respond(st, 200, b'ok\n', trailers=[(b'x-' + value, b'1')])
+            elif where == 'interim':
+                self.h2.send_headers(st.sid, [(b':status', b'103'), (b'link', b'<https://' + value + b'.example/>')])
+                self.respond(st, 200, b'ok\n')
+            else:
+                self.respond(st, 200, b'ok\n', extra=[(b'x-' + value, b'1')])
         elif base.startswith('/reflect'):
             value = bytes.fromhex(args.get('x', ''))
             pieces = [(b'reflect:', False)] + [(bytes([c]), True) for c in value] + [(b'\n', False)]
