@@ -2794,6 +2794,117 @@ static void test_remask_name_case(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/*
+ * Review of round 39 (F1): every HTTP/1.1 head path with a real value
+ * case-changed in it is refused (a 100 and a 103 interim head, a 101 to
+ * an Upgrade, the reason phrase, a %xx-spelled value with its case
+ * changed, a head of 2 KiB with the value at its end); the audit names
+ * the credential, the value nowhere; and ordinary heads (cookies, an
+ * ETag, base64 in Set-Cookie, a Location with %XX, the sentinel itself
+ * in another case) pass, 200.
+ */
+static void test_remask_head_case_paths(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		char low[TOK_LEN + 1], upc[TOK_LEN + 1], pct[3 * TOK_LEN + 1], supc[TOK_LEN + 1], pad[2049];
+		char raw[8192], path[6000], *out = NULL, *log;
+		struct {
+			const char *what;
+			bool upgrade;
+			int n;
+		} rows[7];
+
+		for (size_t k = 0; k <= TOK_LEN; k++) {
+			low[k] = (char)tolower((unsigned char)tok_real[k]);
+			upc[k] = (char)toupper((unsigned char)tok_real[k]);
+			supc[k] = (char)(isupper((unsigned char)p.tok[k]) ? tolower((unsigned char)p.tok[k])
+									: toupper((unsigned char)p.tok[k]));
+		}
+		for (size_t k = 0; k < TOK_LEN; k++)
+			snprintf(pct + 3 * k, 4, "%%%02x", (unsigned char)upc[k]);
+		memset(pad, 'a', sizeof(pad) - 1);
+		pad[sizeof(pad) - 1] = '\0';
+		for (int r = 0; r < 7; r++) {
+			int n = 0;
+
+			rows[r].upgrade = r == 2;
+			switch (r) {
+			case 0:
+				rows[r].what = "a 100 interim head";
+				n = snprintf(raw, sizeof(raw), "HTTP/1.1 100 Continue\r\nX-%s: 1\r\n\r\n", low);
+				break;
+			case 1:
+				rows[r].what = "a 103 interim head";
+				n = snprintf(raw, sizeof(raw), "HTTP/1.1 103 Early Hints\r\nLink: <https://%s.example/>; rel=preload\r\n\r\n", low);
+				break;
+			case 2:
+				rows[r].what = "a 101 to an Upgrade";
+				n = snprintf(raw, sizeof(raw),
+					     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+					     "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nX-%s: 1\r\n\r\n", low);
+				break;
+			case 3:
+				rows[r].what = "the reason phrase";
+				n = snprintf(raw, sizeof(raw), "HTTP/1.1 200 %s\r\n", upc);
+				break;
+			case 4:
+				rows[r].what = "a %xx-spelled value with its case changed";
+				n = snprintf(raw, sizeof(raw), "HTTP/1.1 302 Found\r\nLocation: https://a.example/?t=%s\r\n", pct);
+				break;
+			case 5:
+				rows[r].what = "the end of a 2 KiB head";
+				n = snprintf(raw, sizeof(raw), "HTTP/1.1 200 OK\r\nX-Pad: %s\r\nX-Last: %s\r\n", pad, upc);
+				break;
+			case 6:
+				rows[r].what = "an ordinary head (cookies, ETag, base64, %XX, the sentinel in another case)";
+				n = snprintf(raw, sizeof(raw),
+					     "HTTP/1.1 200 OK\r\nSet-Cookie: s=ZGF0YTpnaHBfYWJjZGVmMTIzNDU2Nzg5MA==; Path=/; HttpOnly\r\n"
+					     "Set-Cookie: __Host-t=AbCdEfGhIjKlMnOpQrStUvWxYz0123456789; Secure\r\n"
+					     "ETag: W/\"5E8A1C0FFEE0BADC0DE\"\r\nLocation: https://a.example/x%%2Fy?q=%%41%%62%%2B&r=%%7e\r\n"
+					     "X-Echo: %s\r\n", supc);
+				break;
+			}
+			n += snprintf(raw + n, sizeof(raw) - (size_t)n, "%sContent-Length: 2\r\nConnection: close\r\n\r\nok",
+				      r < 2 ? "HTTP/1.1 200 OK\r\n" : "");
+			CU_ASSERT_FATAL(test_upstream_rawhex_path(path, sizeof(path), raw, (size_t)n) == 0);
+			if (rows[r].upgrade)
+				CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", "--max-time", "5", "-H", "Connection: Upgrade", "-H",
+							"Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13", "-H",
+							"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+							url_of(&up, "127.0.0.1", path), NULL),
+						0)
+			else
+				CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", path), NULL), 0);
+			bool leak = false;
+			for (char *q = out; q != NULL && *q != '\0'; q++)
+				if (strncasecmp(q, low, TOK_LEN) == 0)
+					leak = true;
+			if (r < 6)
+				ROW(out != NULL && strstr(out, "HTTP/1.1 502 ") != NULL && !leak,
+				    "%s: a real value with its case changed came back (or no 502): %.600s", rows[r].what,
+				    leak ? "[the value]" : test_nz(out));
+			else
+				ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK") != NULL && strstr(out, "\r\n\r\nok") != NULL &&
+					    strstr(out, "502") == NULL,
+				    "%s: refused (a false 502): %.900s", rows[r].what, test_nz(out));
+			free(out);
+			out = NULL;
+		}
+		/* Another request on a new connection is served. */
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-i", url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
+		ROW(out != NULL && strstr(out, "\r\n\r\nhello") != NULL, "the next request failed: %.300s", test_nz(out));
+		free(out);
+		log = test_read_file(p.t.audit, NULL);
+		ROW(log != NULL && test_count(log, "\"status\":502") >= 6 && test_count(log, "GH_TOKEN") >= 6,
+		    "the audit does not say 502 naming the credential six times: %.2000s", test_nz(log));
+		free(log);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /* injectHosts with a port: only that port gets the real value. */
 static void test_inject_host_port(void)
 {
@@ -3296,6 +3407,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "a coded body from the inject host is not passed on", test_coded_response);
 	test_add(s, "remask: a real value with its case changed in a response head (a field's name): 502",
 		 test_remask_name_case);
+	test_add(s, "remask: a case-changed real value on every HTTP/1.1 head path (100, 103, 101, reason, %xx, 2 KiB): 502; ordinary heads pass",
+		 test_remask_head_case_paths);
 	test_add(s, "injectHosts with a port: only that port", test_inject_host_port);
 	test_add(s, "plain HTTP inside CONNECT: remasked, sentinel refused off-host", test_plain_in_connect);
 	test_add(s, "plain HTTP inside CONNECT to an excluded host: remasked, sentinel refused; TLS not opened",

@@ -1906,6 +1906,13 @@ static const struct body_case body_cases[] = {
 	  "the body's JSON key _method", "_METHOD" },
 	{ "Content-Type: application/json\r\n", true, "{\"_method\": [" DEEP300 "|, \"DELETE\"]}",
 	  "the body's JSON key _method (an array value nested deeper than the proxy follows)", "?" },
+	/* review 39a: a UTF-8 BOM before a JSON body (Jackson skips it, Python's
+	 * json.loads() of bytes reads utf-8-sig): still read; and an escaped
+	 * \u0000 (six ASCII bytes, no NUL byte) does not stop the reader */
+	{ "Content-Type: application/json\r\n", false, "\xef\xbb\xbf{\"_method\": \"DELETE\"}",
+	  "the body's JSON key _method", "DELETE" },
+	{ "Content-Type: application/json\r\n", false, "{\"a\": \"x\\u0000y\", \"_method\": \"DELETE\"}",
+	  "the body's JSON key _method", "DELETE" },
 	/* look-alikes pass */
 	{ "Content-Type: multipart/related; boundary=XyZ\r\n", false,
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"name=_method.txt\"\r\n"
@@ -1937,6 +1944,10 @@ static const struct body_case body_cases[] = {
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"=?utf-8?q?a=C3=A9.txt?=\"\r\n\r\nDELETE\r\n"
 	  "--XyZ--\r\n",
 	  NULL, NULL },
+	/* review 39a: UTF-8 JSON with an escaped \u0000 (no NUL byte), and with
+	 * a BOM, passes where its _method is allowed or absent */
+	{ "Content-Type: application/json\r\n", false, "{\"note\": \"a\\u0000b\", \"_method\": \"post\"}", NULL, NULL },
+	{ "Content-Type: application/json; charset=utf-8\r\n", false, "\xef\xbb\xbf{\"title\": \"caf\xc3\xa9\"}", NULL, NULL },
 	{ "Content-Type: text/plain\r\n", false, "_method=DELETE", NULL, NULL }, /* no framework reads it */
 };
 

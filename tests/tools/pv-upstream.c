@@ -66,7 +66,8 @@
  *                   600000), for timeout tests
  *   /rawhex/HEX     writes the bytes HEX encodes (at most 32 KiB), verbatim,
  *                   as the whole response, then closes: for malformed or
- *                   ambiguous responses (no X-Upstream-Conn here)
+ *                   ambiguous responses (no X-Upstream-Conn here); also
+ *                   to an Upgrade request (a 101 the test writes)
  *   /ws             WebSocket (RFC 6455): 101, then every frame is sent back
  *                   with the same FIN/RSV/opcode and payload, unmasked (a
  *                   ping is answered with a pong; a close is echoed, then
@@ -1650,8 +1651,9 @@ static int dispatch(struct conn *c)
 					query != NULL && query_param(query, "rsv1", &(size_t){ 0 }) != NULL, split, pongs);
 		}
 	}
-	if (llhttp_get_upgrade(&c->parser)) {
-		/* An upgrade we do not speak: answer and close. */
+	if (llhttp_get_upgrade(&c->parser) && strncmp(path, "/rawhex/", 8) != 0) {
+		/* An upgrade we do not speak: answer and close (/rawhex/
+		 * answers any request with its bytes, a 101 among them). */
 		c->close_after = true;
 		if (respond_text(c, 404, "no such upgrade\n") < 0)
 			return -1;
