@@ -238,14 +238,39 @@ static bool pname_is_name(const struct formmethod *fm)
  * an RFC 2231 name is (no browser or client library writes one). */
 static bool value_names(const struct formmethod *fm)
 {
-	return pname_is_name(fm) && (name_is(&fm->name) || fm->ew == 2);
+	return pname_is_name(fm) && (name_is(&fm->name) || fm->ew == EW_WORD);
 }
 
-/* A byte of a parameter value: into the name, and "=?" looked for. */
+/*
+ * A byte of a parameter value: into the name, and an encoded word looked
+ * for. Every RFC 2047 decoder (MimeUtility, Python's email.header) needs
+ * "=?" and, after it, "?B?" or "?Q?" (the encoding, either case); a
+ * value holding both so (overlapping too: "=?q?") counts, which any word
+ * a decoder reads does, so a name such as "q=?" is no encoded word (no
+ * false refusal) and no decoder's way of resuming after a bad word
+ * matters.
+ */
 static void pvalue_put(struct formmethod *fm, unsigned char ch)
 {
-	if (fm->ew < 2)
-		fm->ew = ch == '=' ? 1 : fm->ew == 1 && ch == '?' ? 2 : 0;
+	bool bq = ch == 'b' || ch == 'B' || ch == 'q' || ch == 'Q';
+
+	switch ((enum fm_ew)fm->ew) {
+	case EW_NONE:
+	case EW_EQ:
+		fm->ew = ch == '=' ? EW_EQ : fm->ew == EW_EQ && ch == '?' ? EW_QM : EW_NONE;
+		break;
+	case EW_QM:
+		fm->ew = bq ? EW_ENC : ch == '?' ? EW_QM : EW_OPEN;
+		break;
+	case EW_OPEN:
+		fm->ew = ch == '?' ? EW_QM : EW_OPEN;
+		break;
+	case EW_ENC:
+		fm->ew = ch == '?' ? EW_WORD : EW_OPEN;
+		break;
+	case EW_WORD:
+		break;
+	}
 	name_put(&fm->name, ch);
 }
 
@@ -293,7 +318,7 @@ static void head_byte(struct formmethod *fm, unsigned char ch)
 			if (fm->hn >= 5 && memcmp(fm->pname, "name*", 5) == 0)
 				fm->named = true;
 			fm->sub = H_VWS;
-			fm->ew = 0;
+			fm->ew = EW_NONE;
 			name_reset(&fm->name, true);
 			return;
 		}

@@ -25,7 +25,8 @@
  *    or whose Content-Disposition has an RFC 2231 name (name*=...,
  *    name*0=...: Go decodes and joins one; not decoded here, so any),
  *    or a name holding an RFC 2047 encoded word (=?utf-8?q?=5Fmethod?=:
- *    Commons FileUpload and Tomcat decode one; not decoded either),
+ *    Commons FileUpload and Tomcat decode one; not decoded either; "=?"
+ *    then "?B?" or "?Q?" anywhere after it counts),
  *    its body to the next boundary line the value;
  *  - JSON (a Content-Type holding "/json" or "+json" anywhere, as
  *    Laravel tells one): any object key that decodes (escapes, \u005f too) to
@@ -98,6 +99,17 @@ struct fm_name {
  */
 typedef bool (*fm_judge_fn)(const void *arg, const char *method, const char **rule);
 
+/* How far a multipart parameter value has gone toward an RFC 2047 encoded
+ * word ("=?" and, after it, "?B?" or "?Q?"; pvalue_put()). */
+enum fm_ew {
+	EW_NONE,  /* nothing of one */
+	EW_EQ,    /* the last byte '=' */
+	EW_QM,    /* "=?" seen, the last byte '?' */
+	EW_OPEN,  /* "=?" seen, the last byte another */
+	EW_ENC,   /* "=?" seen, the last two "?B" or "?Q" */
+	EW_WORD,  /* "=?" and then "?B?" or "?Q?": taken for an encoded word */
+};
+
 struct formmethod {
 	uint8_t kind;               /* formmethod.c's enum: 0 not scanning */
 	bool refused;               /* a method was refused: see formmethod_refused() */
@@ -114,7 +126,7 @@ struct formmethod {
 	uint8_t j;                  /* multipart: delimiter bytes matched */
 	uint8_t hn;                 /* multipart header: name bytes matched / param name length */
 	bool named;                 /* multipart: the current part is named _method */
-	uint8_t ew;                 /* multipart: the parameter value: '=' (1), "=?" (2: an RFC 2047 word) seen */
+	uint8_t ew;                 /* multipart: the parameter value's RFC 2047 look-out (enum fm_ew) */
 	bool fold;                  /* multipart: a Content-Disposition may go on in the next line */
 	char pname[8];              /* multipart: the Content-Disposition parameter name */
 	uint8_t rsep;               /* multipart head, raw: after ';' (1), matching "name=" (2) */

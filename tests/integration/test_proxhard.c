@@ -1906,6 +1906,10 @@ static const struct body_case body_cases[] = {
 	  "the body's JSON key _method", "_METHOD" },
 	{ "Content-Type: application/json\r\n", true, "{\"_method\": [" DEEP300 "|, \"DELETE\"]}",
 	  "the body's JSON key _method (an array value nested deeper than the proxy follows)", "?" },
+	/* review 39a: the encoding in lower case, the word after other text */
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", true,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"a =?iso-8859-1?|b?X21ldGhvZA==?=\"\r\n\r\nPATCH\r\n--XyZ--\r\n",
+	  "the body's multipart part _method", "PATCH" },
 	/* review 39a: a UTF-8 BOM before a JSON body (Jackson skips it, Python's
 	 * json.loads() of bytes reads utf-8-sig): still read; and an escaped
 	 * \u0000 (six ASCII bytes, no NUL byte) does not stop the reader */
@@ -1943,6 +1947,12 @@ static const struct body_case body_cases[] = {
 	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
 	  "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"=?utf-8?q?a=C3=A9.txt?=\"\r\n\r\nDELETE\r\n"
 	  "--XyZ--\r\n",
+	  NULL, NULL },
+	/* review 39a: "=?" in an ordinary part name, no "?B?" or "?Q?" after
+	 * it (no RFC 2047 word a decoder reads): not taken for a _method */
+	{ "Content-Type: multipart/form-data; boundary=XyZ\r\n", false,
+	  "--XyZ\r\nContent-Disposition: form-data; name=\"q=?\"\r\n\r\nhello world\r\n"
+	  "--XyZ\r\nContent-Disposition: form-data; name=redirect=?next=/a?x\r\n\r\nhello again\r\n--XyZ--\r\n",
 	  NULL, NULL },
 	/* review 39a: UTF-8 JSON with an escaped \u0000 (no NUL byte), and with
 	 * a BOM, passes where its _method is allowed or absent */
