@@ -214,7 +214,8 @@ static enum step head_real_refused(conn_t *c, const char *cred)
 {
 	return conn_refuse(c, 502, NULL, "request", c->rule,
 			   "passavant: the response head from %s carries a real value of %s with its case changed "
-			   "(a field's name): it cannot be re-masked, so the response is not passed on",
+			   "(in a field's name or value, or its status line): it cannot be re-masked, so the response is not "
+			   "passed on",
 			   c->up.peer, cred);
 }
 

@@ -435,8 +435,8 @@ static void response_head(struct h2s *s, bool end_stream)
 			return;
 		}
 		h2s_answer(s, 502, NULL, s->rule,
-			   "passavant: %s: the response head from %s carries a real value of %s with its case changed "
-			   "(a field's name): it cannot be re-masked, so the response is not passed on",
+			   "passavant: %s: a response header block from %s carries a real value of %s with its case changed "
+			   "(in a field's name or value): it cannot be re-masked, so the response is not passed on",
 			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
 		return;
 	}

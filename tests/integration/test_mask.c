@@ -2917,6 +2917,10 @@ static void test_remask_head_case_paths(void)
 		ROW(out != NULL && strstr(out, "\r\n\r\nhello") != NULL, "the next request failed: %.300s", test_nz(out));
 		free(out);
 		log = test_read_file(p.t.audit, NULL);
+		/* and says where (review 39a: "a field's name" for a Location's
+		 * value or the reason phrase too, before) */
+		ROW(log != NULL && test_count(log, "a field's name or value, or its status line") >= 7,
+		    "the audit's reason does not say where the value was: %.1200s", test_nz(log));
 		ROW(log != NULL && test_count(log, "\"status\":502") >= 7 && test_count(log, "GH_TOKEN") >= 7,
 		    "the audit does not say 502 naming the credential seven times: %.2000s", test_nz(log));
 		free(log);
