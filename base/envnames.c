@@ -195,6 +195,18 @@ const char *env_code_var_as(const char *name, size_t len)
 	for (size_t i = 0; env_code_opt_vars[i] != NULL; i++)
 		if (is(name, len, env_code_opt_vars[i]))
 			return env_code_opt_vars[i];
+	/* Review of round 39: the java program the JVM launchers run (mvn,
+	 * gradle and gradlew, ant, and most JVM scripts: exec "$JAVACMD"),
+	 * a program run by path; maven's (3.9) and ant's own arguments from
+	 * the environment, before the command line's (MAVEN_ARGS:
+	 * -Dmaven.repo.local=, -s/--settings FILE; ANT_ARGS: -lib DIR, whose
+	 * jars load), read as the launchers' JVM options are */
+	if (is(name, len, "JAVACMD"))
+		return "GIT_SSH";
+	if (is(name, len, "MAVEN_ARGS"))
+		return "MAVEN_OPTS";
+	if (is(name, len, "ANT_ARGS"))
+		return "ANT_OPTS";
 	/* cargo's [target.<triple>] and [registries.<name>] tables */
 	if (starts(name, len, "CARGO_TARGET_")) {
 		if (ends(name, len, "_LINKER"))

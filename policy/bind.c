@@ -557,7 +557,8 @@ static void fs_add_resolved(struct ldr *l, const struct policy_host *h,
  * path. Rows named the home's top and ~/.config only. The family: every
  * directory between a filer root (the homes, and each NFS or SMB mount
  * whose MOUNT/.snapshot setup.c found) and a path denied for reading gets
- * its ".snapshot" denied too: the stores, the policy's own denyRead, the
+ * its ".snapshot" denied too (and, since its review, SMB's "~snapshot",
+ * and the root's own): the stores, the policy's own denyRead, the
  * stores where the environment moves them. Missing ones (every machine
  * without a filer) cost no mount: unseen.c keeps them unreadable.
  */
@@ -580,23 +581,33 @@ static void fs_snapshot_ancestors(struct ldr *l, const struct policy_host *h, co
 			if (roots[r][0] != '/' || strcmp(roots[r], "/") == 0 || strcmp(e, roots[r]) == 0 ||
 			    !path_under(e, roots[r]))
 				continue;
-			/* Each directory strictly between the root and e. */
-			for (s = strchr(e + rl + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+			/* The root and each directory between it and e, its
+			 * ".snapshot" and its "~snapshot" (review of round 39:
+			 * SMB's name of the same directory, there by name in
+			 * every directory of a filer's share; only ".snapshot"
+			 * was denied below the root, and neither at a home's
+			 * own top for "~snapshot"). */
+			for (s = e + rl; s != NULL; s = strchr(s + 1, '/')) {
+				const char *last;
+
 				*s = '\0';
-				if (strcmp(strrchr(e, '/'), "/.snapshot") != 0 &&
-				    asprintf(&path, "%s/.snapshot", e) < 0) {
-					*s = '/';
-					ldr_error(l, (struct policy_mark){0, 0},
-						  "out of memory, expected to add the mandatory denies");
-					free(e);
-					return;
+				last = strrchr(e, '/');
+				for (size_t k = 0; k < 2; k++) {
+					if (strcmp(last, "/.snapshot") == 0 || strcmp(last, "/~snapshot") == 0)
+						break;
+					if (asprintf(&path, "%s/%s", e, k == 0 ? ".snapshot" : "~snapshot") < 0) {
+						*s = '/';
+						ldr_error(l, (struct policy_mark){0, 0},
+							  "out of memory, expected to add the mandatory denies");
+						free(e);
+						return;
+					}
+					if (!holds_cwd(h, path) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], path))
+						fs_add(l, &p->fs[FS_DENY_READ], path);
+					free(path);
+					path = NULL;
 				}
 				*s = '/';
-				if (path != NULL && !holds_cwd(h, path) &&
-				    !ldr_strlist_has(&p->fs[FS_ALLOW_READ], path))
-					fs_add(l, &p->fs[FS_DENY_READ], path);
-				free(path);
-				path = NULL;
 			}
 		}
 		free(e);

@@ -374,9 +374,18 @@ static int java_opts(const struct copt *c, const struct words *t)
 					    "--upgrade-module-path=", "--patch-module=",
 					    /* round 39: where maven takes its plugins and
 					     * extensions from, gradle its init scripts */
-					    "-Dmaven.repo.local=", "-Dmaven.ext.class.path=", "-Dgradle.user.home="};
+					    "-Dmaven.repo.local=", "-Dmaven.ext.class.path=", "-Dgradle.user.home=",
+					    /* review of round 39: MAVEN_ARGS's */
+					    "--settings=", "--global-settings=", "--toolchains="};
 	static const char *const next[] = {"-cp", "-classpath", "--class-path", "-p", "--module-path",
-					   "--upgrade-module-path", "--patch-module"};
+					   "--upgrade-module-path", "--patch-module",
+					   /* review of round 39: MAVEN_ARGS's settings
+					    * and toolchains files (a settings file names
+					    * the local repository plugins load from),
+					    * ANT_ARGS's -lib (jars loaded): no JVM
+					    * option is so spelt */
+					   "-s", "--settings", "-gs", "--global-settings", "-t", "--toolchains",
+					   "-lib"};
 
 	for (size_t i = 0; i < t->n; i++) {
 		const char *s = t->v[i], *a = NULL;

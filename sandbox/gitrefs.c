@@ -327,14 +327,75 @@ static bool is_pseudo(const char *name)
 	return strncmp(name, "refs/", 5) != 0;
 }
 
+/* One pseudo-ref's entry: name, the object name at val (len bytes). */
+static void pseudo_push(struct gr_list *l, const char *name, const char *val, size_t len)
+{
+	struct gg_refent r = {.loose = 1};
+
+	r.name = gr_put(l, name, strlen(name));
+	r.val = r.name == (size_t)-1 ? (size_t)-1 : gr_put(l, val, len);
+	if (r.val != (size_t)-1)
+		(void)gr_push(l, &l->lv, &l->ln, &l->lcap, &r);
+}
+
+/*
+ * FETCH_HEAD (review of round 39): `git merge FETCH_HEAD` merges the
+ * object of EVERY line not marked not-for-merge (an octopus when there
+ * are several), not only the first's: a first line naming HEAD and a
+ * second naming a commit that holds .vscode/tasks.json got no line. Each
+ * such line is an entry ("FETCH_HEAD" for the file's first line,
+ * "FETCH_HEAD line N" for line N); a
+ * file past GR_FETCH_MAX bytes or GR_FETCH_LINES such lines is cut.
+ */
+#define GR_FETCH_MAX ((size_t)1024 * 1024)
+#define GR_FETCH_LINES 64
+
+static void read_fetch_head(int gfd, struct gr_list *l)
+{
+	size_t len, k = 0, no = 1;
+	char *text = fileio_read_at(gfd, "FETCH_HEAD", GR_FETCH_MAX, FILEIO_NOFOLLOW, &len, NULL);
+
+	if (text == NULL) {
+		if (errno != ENOENT)
+			l->cut = true;
+		return;
+	}
+	for (char *line = text; *line != '\0' && !l->nomem; no++) {
+		size_t ll = strcspn(line, "\n");
+		size_t on = strcspn(line, " \t\r\n");
+		char name[48];
+
+		if (ll > 0 && memmem(line, ll, "\tnot-for-merge\t", 15) == NULL && on > 0 && on < GR_VALUE_MAX) {
+			if (k == GR_FETCH_LINES) {
+				l->cut = true;
+				break;
+			}
+			if (no == 1)
+				snprintf(name, sizeof(name), "FETCH_HEAD");
+			else
+				snprintf(name, sizeof(name), "FETCH_HEAD line %zu", no);
+			pseudo_push(l, name, line, on);
+			k++;
+		}
+		line += ll;
+		if (*line == '\n')
+			line++;
+	}
+	free(text);
+}
+
 static void read_pseudo(int gfd, struct gr_list *l)
 {
 	for (size_t i = 0; i < sizeof(pseudo_refs) / sizeof(pseudo_refs[0]) && !l->nomem; i++) {
 		char val[GR_VALUE_MAX];
-		struct gg_refent r = {.loose = 1};
-		ssize_t n = gg_read_small(gfd, pseudo_refs[i], val, sizeof(val));
+		ssize_t n;
 		size_t len;
 
+		if (strcmp(pseudo_refs[i], "FETCH_HEAD") == 0) {
+			read_fetch_head(gfd, l);
+			continue;
+		}
+		n = gg_read_small(gfd, pseudo_refs[i], val, sizeof(val));
 		if (n < 0) {
 			if (errno != ENOENT && errno != EFBIG)
 				l->cut = true;
@@ -343,10 +404,7 @@ static void read_pseudo(int gfd, struct gr_list *l)
 		len = strncmp(val, "ref: ", 5) == 0 ? strcspn(val, "\r\n") : strcspn(val, " \t\r\n");
 		if (len > (size_t)n)
 			len = (size_t)n;
-		r.name = gr_put(l, pseudo_refs[i], strlen(pseudo_refs[i]));
-		r.val = r.name == (size_t)-1 ? (size_t)-1 : gr_put(l, val, len);
-		if (r.val != (size_t)-1)
-			(void)gr_push(l, &l->lv, &l->ln, &l->lcap, &r);
+		pseudo_push(l, pseudo_refs[i], val, len);
 	}
 }
 
@@ -788,7 +846,7 @@ static void check_brings(struct gg *g, const char *name, const char *old, const 
 		 strcmp(safe, "refs/stash") == 0		? "git stash pop or apply"
 		 : strncmp(safe, "refs/remotes/", 13) == 0 ? "git switch of its branch name, merge or rebase of it"
 		 : strcmp(safe, "ORIG_HEAD") == 0	? "git reset --hard ORIG_HEAD (the undo of a rebase or merge)"
-		 : strcmp(safe, "FETCH_HEAD") == 0	? "git merge FETCH_HEAD"
+		 : strncmp(safe, "FETCH_HEAD", 10) == 0	? "git merge FETCH_HEAD"
 		 : is_pseudo(safe)			? "git commit or --continue of what it leaves in progress"
 							     : "git checkout, merge or rebase of it",
 		 new);

@@ -295,6 +295,28 @@ static bool in_names(const char *key, const char *const *v, size_t n)
 	return bsearch(&key, v, n, sizeof(*v), cmp_name) != NULL;
 }
 
+/*
+ * Whether stem is the top name of the module $PYTHONBREAKPOINT names
+ * (review of round 39): python's breakpoint() imports "mod" of
+ * "mod.func" (the part before the last '.', its top package first) from
+ * sys.path, whose first entry is where python starts (the script's
+ * directory; the working directory for -c, -m and the prompt). run
+ * accepts the variable (ipdb.set_trace, pudb.set_trace, IPython.embed:
+ * common values), and that name counts as a tool's here: made at it in
+ * the session, where a host Python starts, it moves aside. The check runs
+ * in run's own process, with the user's environment.
+ */
+static bool breakpoint_top(const char *stem)
+{
+	const char *v = getenv("PYTHONBREAKPOINT");
+	size_t top, n = strlen(stem);
+
+	if (v == NULL)
+		return false;
+	top = strcspn(v, ".");
+	return v[top] == '.' && top == n && strncmp(v, stem, n) == 0;
+}
+
 /* What the first len bytes of name are to a host Python: a standard
  * module name, a tool's or an installed package's, or neither. */
 static enum py_kind py_kind(struct gg *g, const char *name, size_t len)
@@ -307,7 +329,7 @@ static enum py_kind py_kind(struct gg *g, const char *name, size_t len)
 		return PY_NONE;
 	memcpy(stem, name, len);
 	stem[len] = '\0';
-	if (in_names(stem, tool_names, sizeof(tool_names) / sizeof(tool_names[0])))
+	if (in_names(stem, tool_names, sizeof(tool_names) / sizeof(tool_names[0])) || breakpoint_top(stem))
 		return PY_TOOL;
 	if (in_names(stem, generic_names, sizeof(generic_names) / sizeof(generic_names[0])))
 		return PY_NONE;

@@ -2770,8 +2770,6 @@ static void test_git_env_config_r38b(void)
 static void test_code_vars_r39(void)
 {
 	static const char *const rel[][4] = {
-		{"PYTHONBREAKPOINT=evm_y.f", "PYTHONBREAKPOINT names the module evm_y", "env -u PYTHONBREAKPOINT",
-		 "python3 -c 'breakpoint()'"},
 		{"PERL_USE_UNSAFE_INC=1", "PERL_USE_UNSAFE_INC=1 puts", "env -u PERL_USE_UNSAFE_INC",
 		 "perl -e 'require Evy'"},
 		{"CARGO_ALIAS_B=build --config build.rustc-wrapper=\"./ed-y\"", "CARGO_ALIAS_B holds", "\"./ed-y\"",
@@ -2785,6 +2783,13 @@ static void test_code_vars_r39(void)
 		{"PIP_FIND_LINKS=https://example.invalid/w ./wh-y", "PIP_FIND_LINKS holds", "\"./wh-y\"", NULL},
 		{"EDITOR=chroot ./r-y /bin/sh", "EDITOR holds", "\"./r-y\"", NULL},
 		{"BUNDLE_LOCAL__RACK=vendor-y/rack", "BUNDLE_LOCAL__RACK holds", "\"vendor-y/rack\"", NULL},
+		/* review of round 39: pip reads PIP_* whatever the rest's case,
+		 * '-' or '_'; JAVACMD, the java mvn, gradle and ant run;
+		 * maven 3.9's MAVEN_ARGS */
+		{"PIP_find_links=./wh-y", "PIP_find_links holds", "\"./wh-y\"", NULL},
+		{"PIP_Find-Links=./wh-y", "PIP_Find-Links holds", "\"./wh-y\"", NULL},
+		{"JAVACMD=./ed-y", "JAVACMD holds", "\"./ed-y\"", NULL},
+		{"MAVEN_ARGS=-B -s ci-y/settings.xml", "MAVEN_ARGS holds", "\"ci-y/settings.xml\"", NULL},
 	};
 	const char *plant = "printf '#!/bin/sh\\necho PLANTED-Y\\necho PLANTED-Y >&2\\n' > ed-y && chmod +x ed-y && "
 			    "printf 'import sys\\nprint(\"PLANTED-Y\", file=sys.stderr)\\ndef f(*a): pass\\n' > evm_y.py && "
@@ -2813,13 +2818,56 @@ static void test_code_vars_r39(void)
 		free(err);
 		out = err = NULL;
 	}
+	/* Review of round 39: PYTHONBREAKPOINT names a module (ipdb.set_trace,
+	 * pudb.set_trace, IPython.embed: common values, refused by fix39v).
+	 * Started; the module made at its name in the session at the top
+	 * (a package; the file ./MOD.py of the working directory is
+	 * read-only already) moves aside as a tool's,
+	 * so the host's breakpoint() there does not import it. */
+	{
+		static const char *const bp[][3] = {
+			{"PYTHONBREAKPOINT=evm_y.f", "evm_y/__init__.py", "work/evm_y.py"},
+			{"PYTHONBREAKPOINT=evp_y.sub.f", "evp_y/__init__.py", "work/evp_y.py"},
+		};
+		char w[PATH_MAX], cmd[2 * PATH_MAX], line[256], q[PATH_MAX];
+
+		at(w, "work");
+		for (size_t i = 0; i < sizeof(bp) / sizeof(bp[0]); i++) {
+			const char *env[] = {bp[i][0], NULL};
+
+			st = run_fsh("home", NULL, env, NULL, "work.yaml",
+				     "mkdir -p evm_y evp_y && printf 'import sys\\nprint(\"PLANTED-Y\", file=sys.stderr)\\n"
+				     "def f(*a): pass\\n' > evm_y/__init__.py && cp evm_y/__init__.py evp_y/__init__.py && "
+				     "{ cp evm_y/__init__.py evm_y.py; cp evm_y/__init__.py evp_y.py; } 2>/dev/null; echo planted\n",
+				     &out, &err);
+			snprintf(q, sizeof(q), "work/%s.passavant-quarantine", bp[i][1]);
+			ROW(st == 0 && test_has(out, "planted"), "%s: status %d, not started: %s", bp[i][0], st,
+			    err ? err : "");
+			snprintf(cmd, sizeof(cmd), "work/%s", bp[i][1]);
+			ROW(!exists(cmd) && exists(q), "%s: the session's %s was not moved aside: %s", bp[i][0], bp[i][1],
+			    err ? err : "");
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' python3 -c 'breakpoint()' 2>&1 | grep PLANTED-Y",
+				 w, bp[i][0]);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-Y") == NULL, "%s: the host's breakpoint() ran the session's module",
+			    bp[i][0]);
+			free(out);
+			free(err);
+			out = err = NULL;
+			ROW(!exists(bp[i][2]), "%s: a module file at the working directory's top stayed: %s", bp[i][0],
+			    bp[i][2]);
+			snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf evm_y* evp_y*", w);
+			(void)host_sh(cmd);
+		}
+	}
 	/* What developers set: started. */
 	{
 		const char *env[] = {"PYTHONBREAKPOINT=0", "PERL_USE_UNSAFE_INC=0", "MAVEN_OPTS=-Xmx1g -XX:+UseG1GC",
 				     "GRADLE_OPTS=-Dorg.gradle.daemon=false", "CARGO_ALIAS_B=build --release",
 				     "npm_config_script_shell=/bin/bash", "npm_config_registry=https://example.invalid/",
 				     "PIP_INDEX_URL=https://example.invalid/simple", "PIP_FIND_LINKS=file:///opt/wheels",
-				     "EDITOR=find /usr -maxdepth 0 -exec true {} +", "VISUAL=gosu me vim", NULL};
+				     "EDITOR=find /usr -maxdepth 0 -exec true {} +", "VISUAL=gosu me vim",
+				     "PYTHONBREAKPOINT=ipdb.set_trace", NULL};
 
 		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
 		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");

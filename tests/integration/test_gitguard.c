@@ -2611,6 +2611,26 @@ static void test_pseudo_refs_bring_settings(void)
 	ROW(!test_has(c.err, "ORIG_HEAD, set in the session"), "ORIG_HEAD set to HEAD was said to bring settings: %s",
 	    test_nz(c.err));
 	gcase_free(&c);
+	/* Review of round 39: `git merge FETCH_HEAD` merges every line not
+	 * marked not-for-merge (an octopus): a first line naming HEAD, the
+	 * commit holding .envrc on the second (and a not-for-merge line
+	 * naming $c, which it does not merge: no line for it). The host's
+	 * merge wrote .envrc; only the first line was read. */
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 R38_COMMIT "{ printf '%s\\t\\tbranch main of https://example.invalid/r\\n' "
+				 "$(git rev-parse HEAD) && printf '%s\\tnot-for-merge\\tbranch y of "
+				 "https://example.invalid/r\\n' $c && printf '%s\\t\\tbranch x of "
+				 "https://example.invalid/r\\n' $d; } > .git/FETCH_HEAD && echo SET",
+				 "cd work && git merge -q --no-edit FETCH_HEAD >/dev/null 2>&1; "
+				 "test -e .envrc && echo MERGED-ENVRC; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(test_has(c.err, "FETCH_HEAD line 3, set in the session, brings settings files") &&
+		    test_has(c.err, ".envrc (") && test_has(c.err, "git merge FETCH_HEAD"),
+	    "FETCH_HEAD's second line to merge, bringing .envrc, was not named: %s", test_nz(c.err));
+	ROW(!test_has(c.err, ".vscode/tasks.json ("), "a not-for-merge line was named: %s", test_nz(c.err));
+	ROW(test_has(c.host, "MERGED-ENVRC"), "the host's git merge FETCH_HEAD did not write .envrc (test premise): %s",
+	    test_nz(c.host));
+	gcase_free(&c);
 }
 
 /*

@@ -558,6 +558,33 @@ static void test_families_r39(void)
 	}
 }
 
+/*
+ * Review of round 39: the launchers' other variables of the JVM family:
+ * JAVACMD (the java program mvn, gradle, ant run), MAVEN_ARGS (maven
+ * 3.9's arguments from the environment: -s settings, the local
+ * repository), ANT_ARGS (-lib: jars loaded); what builds set, nothing.
+ */
+static void test_families_r39_review(void)
+{
+	static const char *const rows[][3] = {
+		{"JAVACMD", "./jdk/bin/java", "L:./jdk/bin/java"},
+		{"JAVACMD", "/usr/lib/jvm/java-17/bin/java", "L:/usr/lib/jvm/java-17/bin/java"},
+		{"MAVEN_ARGS", "-B -s ./ci/settings.xml", "S:./ci/settings.xml"},
+		{"MAVEN_ARGS", "--settings=x -Dmaven.repo.local=.m2/repository", "S:x S:.m2/repository"},
+		{"MAVEN_ARGS", "-gs g.xml -t tc.xml", "S:g.xml S:tc.xml"},
+		{"ANT_ARGS", "-lib lib -logger org.apache.tools.ant.NoBannerLogger", "S:lib"},
+		/* what builds set */
+		{"MAVEN_ARGS", "-B -ntp -Dstyle.color=always -T 1C", ""},
+		{"ANT_ARGS", "-logger org.apache.tools.ant.listener.AnsiColorLogger", ""},
+		{"JAVACMD", "java", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_known("JAVACMD", 7));
+	CU_ASSERT(env_code_var_known("MAVEN_ARGS", 10));
+	CU_ASSERT(env_code_var_known("ANT_ARGS", 8));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -575,4 +602,6 @@ TEST_REGISTRAR(policy_codevars_register)
 		 test_families_r38);
 	test_add(s, "round 39: PYTHONBREAKPOINT, MAVEN_OPTS, CARGO_ALIAS_*, npm_config_script_shell, find -exec, "
 		    "chroot's root, envdir, gosu, tini: named; what developers set, nothing", test_families_r39);
+	test_add(s, "review of round 39: JAVACMD, MAVEN_ARGS, ANT_ARGS: named; what builds set, nothing",
+		 test_families_r39_review);
 }
