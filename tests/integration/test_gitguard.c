@@ -2631,6 +2631,22 @@ static void test_pseudo_refs_bring_settings(void)
 	ROW(test_has(c.host, "MERGED-ENVRC"), "the host's git merge FETCH_HEAD did not write .envrc (test premise): %s",
 	    test_nz(c.host));
 	gcase_free(&c);
+	/* Review of round 39: ORIG_HEAD a symbolic ref (git follows it) to
+	 * a branch named like a quarantine copy, which the refs walk skips:
+	 * no line, and the host's `git reset --hard ORIG_HEAD` wrote
+	 * .vscode/tasks.json. */
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 R38_COMMIT "git update-ref refs/heads/x.passavant-quarantine $c && "
+				 "echo 'ref: refs/heads/x.passavant-quarantine' > .git/ORIG_HEAD && echo SET",
+				 "cd work && git reset -q --hard ORIG_HEAD >/dev/null 2>&1; "
+				 "test -e .vscode/tasks.json && echo RESET-TASKS; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(test_has(c.err, "ORIG_HEAD, set in the session, brings settings files") &&
+		    test_has(c.err, ".vscode/tasks.json ("),
+	    "ORIG_HEAD as a symbolic ref to a skipped branch bringing tasks.json was not named: %s", test_nz(c.err));
+	ROW(test_has(c.host, "RESET-TASKS"), "the host's git reset --hard ORIG_HEAD did not write tasks.json (test "
+	    "premise): %s", test_nz(c.host));
+	gcase_free(&c);
 }
 
 /*
