@@ -2062,8 +2062,9 @@ static void test_startup_dirs_r39(void)
 	for (size_t i = 0; i < NV; i++) {
 		char top[PATH_MAX];
 
-		snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]);
-		test_rmtree(top);
+		if (snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]) <
+		    (int)sizeof(top))
+			test_rmtree(top);
 	}
 }
 
