@@ -36,7 +36,9 @@ Modes:
                                    printed "stream S interim CODE",
                                    before the DATA),
                         "cancel": true (RST_STREAM CANCEL right after
-                                   the stream's frames; not waited for)}
+                                   the stream's frames; not waited for),
+                        "after_ms": N (reads what arrives for N ms
+                                   before the stream opens)}
   concurrency N PATH N GETs of PATH at once, ignoring the server's
                      SETTINGS_MAX_CONCURRENT_STREAMS
   continuation N PATH  a HEADERS for PATH without END_HEADERS, then N
@@ -185,6 +187,10 @@ class Client:
                 return True
 
     def request(self, spec):
+        if spec.get('after_ms'):
+            deadline = time.monotonic() + spec['after_ms'] / 1000.0
+            while not self.closed and time.monotonic() < deadline:
+                self.read(max(0.01, deadline - time.monotonic()))
         sid = self.new_stream()
         data = [d.encode('latin-1') for d in spec.get('data', [])]
         trailers = [(n.encode('latin-1'), v.encode('latin-1')) for n, v in spec.get('trailers', [])]
