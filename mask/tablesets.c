@@ -422,6 +422,41 @@ static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
 	return 0;
 }
 
+/*
+ * Value i as a form decoder reads it (round 40 of the attack): every '+'
+ * a space. A value holding '+' (a base64 secret: an AWS secret access
+ * key, an HMAC key) injected raw into a query, a form body or a cookie is
+ * read by the upstream's URL-form decoding (Python's parse_qs, PHP's
+ * $_GET and $_COOKIE, Rack, Express's qs) with spaces for its '+', and an
+ * ordinary echo of its arguments (httpbin's /get, a validation error)
+ * handed the sandbox the value so spelled, which no other form matched.
+ * The sentinel keeps punctuation (SPEC §4.1), so the same positions are
+ * spaces in its form; with its JSON forms (the echo is mostly JSON) and
+ * the percent forms encoders write (%20). Nothing when the value holds
+ * no '+'. 0 or -1 (ENOMEM).
+ */
+static int form_plus(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	const struct tvalue *v = &t->value[i];
+	char *rp, *sp;
+
+	if (memchr(v->real, '+', v->len) == NULL)
+		return 0;
+	for (size_t k = 0; k < v->len; k++)
+		if ((v->real[k] == '+') != (v->sent[k] == '+'))
+			return 0; /* not the sentinel's shape: no form */
+	rp = mask_secrets_alloc(t->sec, v->len);
+	sp = mask_secrets_alloc(t->sec, v->len);
+	if (rp == NULL || sp == NULL)
+		return -1;
+	for (size_t k = 0; k < v->len; k++) {
+		rp[k] = v->real[k] == '+' ? ' ' : v->real[k];
+		sp[k] = v->sent[k] == '+' ? ' ' : v->sent[k];
+	}
+	form_add(fl, (uint32_t)i, rp, sp, v->len, MASK_PCT_ENCODERS);
+	return form_json(t, fl, i, rp, sp, v->len, true);
+}
+
 /* real[0..len) with every gap (mask/automaton.h gap_token(): CR, LF, a
  * backslash run and 'n' or 'r') taken out, into rout when not NULL, and
  * sent[] without the same positions into sout. Returns the new length.
@@ -526,9 +561,11 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 }
 
 /* Most forms of one value before its percent forms: the raw value, its
- * JSON forms, its base64 forms, and its two line-end forms with their
- * JSON forms. */
-#define FORMS_PER_VALUE (1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX)
+ * JSON forms, its base64 forms, its two line-end forms with their JSON
+ * forms, and its form-decoded form ('+' as a space) with its JSON
+ * forms. */
+#define FORMS_PER_VALUE                                                                              \
+	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + JSON_STYLES)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -561,6 +598,9 @@ static int build_forms(mask_table_t *t)
 	}
 	for (i = 0; i < t->nvalues; i++)
 		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_lines(t, &fl, i) != 0)
+			goto nomem;
+	for (i = 0; i < t->nvalues; i++)
+		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_plus(t, &fl, i) != 0)
 			goto nomem;
 	/* The joined form of every value, a whole file's up to
 	 * MASK_PATTERN_MAX_BYTES too (fix38m: a PEM bundle or kubeconfig of

@@ -291,7 +291,29 @@ static const char py_helper[] =
 	"            d = c.recv(4096)\n"
 	"            if not d: break\n"
 	"            h += d\n"
-	"        try: c.sendall(binascii.unhexlify(h.split(b' ')[1].rsplit(b'/', 1)[1]))\n"
+	"        t = h.split(b' ')[1]\n"
+	"        if b'/form' in t:\n"
+	"            # an ordinary form reader's echo (httpbin /anything): the\n"
+	"            # query, the cookies and a form body as parse_qs reads them\n"
+	"            import json, re, urllib.parse\n"
+	"            head, _, body = h.partition(b'\\r\\n\\r\\n')\n"
+	"            m = re.search(rb'(?i)\\r\\ncontent-length: *([0-9]+)', head)\n"
+	"            while m and len(body) < int(m.group(1)):\n"
+	"                d = c.recv(4096)\n"
+	"                if not d: break\n"
+	"                body += d\n"
+	"            ck = re.search(rb'(?i)\\r\\ncookie: *([^\\r]*)', head)\n"
+	"            q = t.split(b'?', 1)[1] if b'?' in t else b''\n"
+	"            e = json.dumps({'args': urllib.parse.parse_qs(q.decode('latin-1')),\n"
+	"                            'cookies': urllib.parse.parse_qs(ck.group(1).decode('latin-1').replace('; ', '&')) if ck else {},\n"
+	"                            'form': urllib.parse.parse_qs(body.decode('latin-1'))})\n"
+	"            # and each value again as quote() writes it (a Location)\n"
+	"            e = (e + ' ' + urllib.parse.quote(e)).encode()\n"
+	"            c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n'\n"
+	"                      b'Connection: close\\r\\n\\r\\n' % len(e) + e)\n"
+	"            c.close()\n"
+	"            return\n"
+	"        try: c.sendall(binascii.unhexlify(t.rsplit(b'/', 1)[1]))\n"
 	"        except Exception: pass\n"
 	"        c.close()\n"
 	"    while True:\n"
@@ -2706,6 +2728,62 @@ static void test_override_no_rule(void)
 	free(audit_since(&m));
 }
 
+/*
+ * Round 40 of the attack (F1): a real value holding '+' (PV_SECRET has
+ * one at 29, as base64 secrets do: an AWS secret access key) injected raw
+ * into the query, a Cookie or a form body is read by the upstream's form
+ * decoder with a space for its '+'; an ordinary echo of the arguments
+ * handed the sandbox the value so spelled, which no remask form matched.
+ * The form with every '+' as a space is re-masked (to the sentinel's own
+ * such form), raw and JSON-escaped.
+ */
+static void test_plus_as_space(void)
+{
+	char req[1024], spaced_real[TOK_LEN + 1], spaced_sent[TOK_LEN + 1], quoted_real[3 * TOK_LEN + 1];
+	struct marks m;
+	char *out;
+	size_t n;
+
+	if (!ready)
+		return;
+	for (size_t k = 0, o = 0; k <= TOK_LEN; k++) {
+		spaced_real[k] = sec_real[k] == '+' ? ' ' : sec_real[k];
+		spaced_sent[k] = sec_sent[k] == '+' ? ' ' : sec_sent[k];
+		if (sec_real[k] == '+')
+			o += (size_t)snprintf(quoted_real + o, sizeof(quoted_real) - o, "%%20");
+		else
+			quoted_real[o++] = sec_real[k];
+	}
+	mark(&m);
+	{
+		const char *what[] = {"the query", "a Cookie", "a form body"};
+
+		for (int w = 0; w < 3; w++) {
+			if (w == 0)
+				snprintf(req, sizeof(req), "GET http://%s/form?k=%s HTTP/1.1\r\nHost: x\r\n\r\n", raw_addr,
+					 sec_sent);
+			else if (w == 1)
+				snprintf(req, sizeof(req), "GET http://%s/form HTTP/1.1\r\nHost: x\r\nCookie: k=%s\r\n\r\n",
+					 raw_addr, sec_sent);
+			else
+				snprintf(req, sizeof(req),
+					 "POST http://%s/form HTTP/1.1\r\nHost: x\r\nContent-Type: "
+					 "application/x-www-form-urlencoded\r\nContent-Length: %zu\r\n\r\nk=%s",
+					 raw_addr, strlen(sec_sent) + 2, sec_sent);
+			out = raw_px(req, strlen(req), &n);
+			ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, spaced_sent),
+			    "%s: the echo is not the sentinel with spaces for its '+': %.400s", what[w], test_nz(out));
+			ROW(!test_has(out, spaced_real),
+			    "%s: the real value came back with spaces for its '+' (a form decoder's reading)", what[w]);
+			ROW(!test_has(out, quoted_real),
+			    "%s: the real value came back with %%20 for its '+' (read, then quote())", what[w]);
+			no_real_value_in(out, out != NULL ? n : 0, what[w]);
+			free(out);
+		}
+	}
+	free(audit_since(&m));
+}
+
 TEST_REGISTRAR(register_proxhard)
 {
 	CU_pSuite s = test_suite("proxhard", suite_up, suite_down);
@@ -2723,6 +2801,8 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "7: real value in headers (raw, JSON, Basic, %XX): 403", test_real_in_headers);
 	test_add(s, "7: real value in bodies (raw, base64, chunks, form, streamed, TLS)", test_real_in_body);
 	test_add(s, "7: real value in a tunnel without TLS", test_real_in_tunnel);
+	test_add(s, "8: remask: a real value read by a form decoder ('+' as a space) in an echo: re-masked",
+		 test_plus_as_space);
 	test_add(s, "7: real value as the server name inside a tunnel: 421 naming the credential", test_real_in_sni);
 	test_add(s, "7: real value with its case changed in a name (server name, CONNECT, URL, Host, :authority)",
 		 test_real_name_case);
