@@ -457,6 +457,47 @@ static int form_plus(mask_table_t *t, struct formlist *fl, size_t i)
 	return form_json(t, fl, i, rp, sp, v->len, true);
 }
 
+/* A piece shorter than this gets no form of its own (split_pieces()):
+ * too little of the value to matter, and too short a pattern. */
+#define SPLIT_PIECE_MIN 8
+/* At most this many pieces of one value get a form. */
+#define SPLIT_PIECES_MAX 4
+
+/*
+ * The pieces of value i between its '&' and ';' (round 40 of the attack):
+ * a value holding one injected raw into a query, a form body or a cookie
+ * is split there by the upstream's reader (parse_qs, $_GET, a cookie
+ * parser), and an echo of its arguments handed the sandbox the first
+ * piece as the parameter's value, the others as names: the value in
+ * clear, a piece at a time. Each piece of SPLIT_PIECE_MIN bytes or more
+ * (at most SPLIT_PIECES_MAX, the first ones) is a form, raw and in the
+ * encoders' percent forms; the sentinel keeps the same punctuation
+ * (SPEC §4.1), so its pieces are at the same places. 0 or -1 (never:
+ * the pieces point into the value).
+ */
+static int form_split(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	const struct tvalue *v = &t->value[i];
+	size_t start = 0, made = 0;
+
+	if (memchr(v->real, '&', v->len) == NULL && memchr(v->real, ';', v->len) == NULL)
+		return 0;
+	for (size_t k = 0; k <= v->len && made < SPLIT_PIECES_MAX; k++) {
+		bool cut = k == v->len || v->real[k] == '&' || v->real[k] == ';';
+
+		if (k < v->len && (v->real[k] == '&' || v->real[k] == ';') != (v->sent[k] == '&' || v->sent[k] == ';'))
+			return 0; /* not the sentinel's shape: no forms */
+		if (!cut)
+			continue;
+		if (k - start >= SPLIT_PIECE_MIN && k - start < v->len) {
+			form_add(fl, (uint32_t)i, v->real + start, v->sent + start, k - start, MASK_PCT_ENCODERS);
+			made++;
+		}
+		start = k + 1;
+	}
+	return 0;
+}
+
 /* real[0..len) with every gap (mask/automaton.h gap_token(): CR, LF, a
  * backslash run and 'n' or 'r') taken out, into rout when not NULL, and
  * sent[] without the same positions into sout. Returns the new length.
@@ -562,10 +603,11 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 
 /* Most forms of one value before its percent forms: the raw value, its
  * JSON forms, its base64 forms, its two line-end forms with their JSON
- * forms, and its form-decoded form ('+' as a space) with its JSON
- * forms. */
+ * forms, its form-decoded form ('+' as a space) with its JSON forms,
+ * and the pieces between its '&' and ';'. */
 #define FORMS_PER_VALUE                                                                              \
-	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + JSON_STYLES)
+	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + JSON_STYLES + \
+	 SPLIT_PIECES_MAX)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -601,6 +643,9 @@ static int build_forms(mask_table_t *t)
 			goto nomem;
 	for (i = 0; i < t->nvalues; i++)
 		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_plus(t, &fl, i) != 0)
+			goto nomem;
+	for (i = 0; i < t->nvalues; i++)
+		if (t->value[i].len <= B64_FORM_MAX_VALUE && form_split(t, &fl, i) != 0)
 			goto nomem;
 	/* The joined form of every value, a whole file's up to
 	 * MASK_PATTERN_MAX_BYTES too (fix38m: a PEM bundle or kubeconfig of

@@ -69,12 +69,13 @@ static unsigned h2port;           /* its port; localhost:PORT has the rule */
 
 static char tok_real[TOK_LEN + 1];   /* GH_TOKEN */
 static char sec_real[TOK_LEN + 1];   /* PV_SECRET, '/' at 17, '+' at 29 */
+static char amp_real[TOK_LEN + 1];   /* PV_AMP, '&' at 13, ';' at 22 */
 static char tok_b64[128];            /* base64("x:" GH_TOKEN) */
 static char tok_pct[3 * TOK_LEN + 1];/* every byte of GH_TOKEN as %XX */
 
 /* The proxy of the suite. */
 static struct test_px px;
-static char tok_sent[TOK_LEN + 1], sec_sent[TOK_LEN + 1];
+static char tok_sent[TOK_LEN + 1], sec_sent[TOK_LEN + 1], amp_sent[TOK_LEN + 1];
 
 #define ENV_CLEAN "env", "-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", "-u", "CURL_CA_BUNDLE", \
 		  "-u", "REQUESTS_CA_BUNDLE", "-u", "HTTPS_PROXY", "-u", "https_proxy",          \
@@ -111,7 +112,7 @@ static void to_hex(const void *p, size_t n, char *out)
  * Basic form, all-%XX. */
 static void no_real_value_in(const char *text, size_t len, const char *what)
 {
-	const char *forms[] = {tok_real, tok_real + 4, sec_real, tok_b64, tok_pct};
+	const char *forms[] = {tok_real, tok_real + 4, sec_real, tok_b64, tok_pct, amp_real};
 
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
 		ROW(text == NULL || memmem(text, len, forms[i], strlen(forms[i])) == NULL,
@@ -304,9 +305,9 @@ static const char py_helper[] =
 	"                body += d\n"
 	"            ck = re.search(rb'(?i)\\r\\ncookie: *([^\\r]*)', head)\n"
 	"            q = t.split(b'?', 1)[1] if b'?' in t else b''\n"
-	"            e = json.dumps({'args': urllib.parse.parse_qs(q.decode('latin-1')),\n"
-	"                            'cookies': urllib.parse.parse_qs(ck.group(1).decode('latin-1').replace('; ', '&')) if ck else {},\n"
-	"                            'form': urllib.parse.parse_qs(body.decode('latin-1'))})\n"
+	"            e = json.dumps({'args': urllib.parse.parse_qs(q.decode('latin-1'), keep_blank_values=True),\n"
+	"                            'cookies': urllib.parse.parse_qs(ck.group(1).decode('latin-1').replace('; ', '&').replace(';', '&'), keep_blank_values=True) if ck else {},\n"
+	"                            'form': urllib.parse.parse_qs(body.decode('latin-1'), keep_blank_values=True)})\n"
 	"            # and each value again as quote() writes it (a Location)\n"
 	"            e = (e + ' ' + urllib.parse.quote(e)).encode()\n"
 	"            c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n'\n"
@@ -352,8 +353,8 @@ static int suite_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", "localhost", NULL};
 	struct test_upstream_opts o;
-	char yaml[4096], envtok[64], envsec[64], path[4200], *env, basic[64];
-	char *wrap[] = {"env", envtok, envsec, NULL};
+	char yaml[4096], envtok[64], envsec[64], envamp[64], path[4200], *env, basic[64];
+	char *wrap[] = {"env", envtok, envsec, envamp, NULL};
 
 	dir = test_mkdtemp();
 	if (dir == NULL || test_certs_make(dir, names) < 0)
@@ -363,6 +364,9 @@ static int suite_up(void)
 	random_chars(sec_real, TOK_LEN);
 	sec_real[17] = '/';
 	sec_real[29] = '+';
+	random_chars(amp_real, TOK_LEN);
+	amp_real[13] = '&';
+	amp_real[22] = ';';
 	snprintf(basic, sizeof(basic), "x:%s", tok_real);
 	test_b64(basic, strlen(basic), tok_b64);
 	for (size_t k = 0; k < TOK_LEN; k++)
@@ -423,16 +427,19 @@ static int suite_up(void)
 		 "  envVars:\n"
 		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
 		 "    - {name: PV_SECRET, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
+		 "    - {name: PV_AMP, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n"
 		 "  allowPlaintextInject: true\n",
 		 (unsigned)upm.port, h2port, (unsigned)upm.port, h2port, dir);
 	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", tok_real);
 	snprintf(envsec, sizeof(envsec), "PV_SECRET=%s", sec_real);
+	snprintf(envamp, sizeof(envamp), "PV_AMP=%s", amp_real);
 	if (test_px_start(&px, dir, wrap, yaml) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/env", px.session);
 	env = test_read_file(path, NULL);
 	if (!test_env_export(env, "GH_TOKEN", tok_sent, sizeof(tok_sent)) ||
-	    !test_env_export(env, "PV_SECRET", sec_sent, sizeof(sec_sent))) {
+	    !test_env_export(env, "PV_SECRET", sec_sent, sizeof(sec_sent)) ||
+	    !test_env_export(env, "PV_AMP", amp_sent, sizeof(amp_sent))) {
 		fprintf(stderr, "no sentinels in %s\n", path);
 		free(env);
 		return -1;
@@ -2784,6 +2791,54 @@ static void test_plus_as_space(void)
 	free(audit_since(&m));
 }
 
+/*
+ * Round 40 of the attack (F2): a real value holding '&' or ';' (PV_AMP)
+ * injected raw into the query, a Cookie or a form body is split there by
+ * the upstream's reader: its echo handed the sandbox the first piece as
+ * the parameter's value and the others as names, the value in clear a
+ * piece at a time. Each piece of 8 bytes or more is re-masked.
+ */
+static void test_split_pieces(void)
+{
+	static const size_t cut[][2] = {{0, 13}, {14, 22}, {23, TOK_LEN}};
+	const char *what[] = {"the query", "a Cookie", "a form body"};
+	char req[1024], piece[TOK_LEN + 1];
+	struct marks m;
+	char *out;
+	size_t n;
+
+	if (!ready)
+		return;
+	mark(&m);
+	for (int w = 0; w < 3; w++) {
+		if (w == 0)
+			snprintf(req, sizeof(req), "GET http://%s/form?k=%s HTTP/1.1\r\nHost: x\r\n\r\n", raw_addr,
+				 amp_sent);
+		else if (w == 1)
+			snprintf(req, sizeof(req), "GET http://%s/form HTTP/1.1\r\nHost: x\r\nCookie: k=%s\r\n\r\n",
+				 raw_addr, amp_sent);
+		else
+			snprintf(req, sizeof(req),
+				 "POST http://%s/form HTTP/1.1\r\nHost: x\r\nContent-Type: "
+				 "application/x-www-form-urlencoded\r\nContent-Length: %zu\r\n\r\nk=%s",
+				 raw_addr, strlen(amp_sent) + 2, amp_sent);
+		out = raw_px(req, strlen(req), &n);
+		memcpy(piece, amp_sent, 13);
+		piece[13] = '\0';
+		ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, piece),
+		    "%s: the echo does not hold the sentinel's first piece: %.400s", what[w], test_nz(out));
+		for (size_t k = 0; k < sizeof(cut) / sizeof(cut[0]); k++) {
+			memcpy(piece, amp_real + cut[k][0], cut[k][1] - cut[k][0]);
+			piece[cut[k][1] - cut[k][0]] = '\0';
+			ROW(!test_has(out, piece), "%s: piece %zu of the real value (split at its '&' and ';') came back",
+			    what[w], k + 1);
+		}
+		no_real_value_in(out, out != NULL ? n : 0, what[w]);
+		free(out);
+	}
+	free(audit_since(&m));
+}
+
 TEST_REGISTRAR(register_proxhard)
 {
 	CU_pSuite s = test_suite("proxhard", suite_up, suite_down);
@@ -2803,6 +2858,8 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "7: real value in a tunnel without TLS", test_real_in_tunnel);
 	test_add(s, "8: remask: a real value read by a form decoder ('+' as a space) in an echo: re-masked",
 		 test_plus_as_space);
+	test_add(s, "8: remask: a real value split at its own '&' and ';' by the upstream's reader: each piece re-masked",
+		 test_split_pieces);
 	test_add(s, "7: real value as the server name inside a tunnel: 421 naming the credential", test_real_in_sni);
 	test_add(s, "7: real value with its case changed in a name (server name, CONNECT, URL, Host, :authority)",
 		 test_real_name_case);
