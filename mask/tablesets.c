@@ -422,6 +422,12 @@ static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
 	return 0;
 }
 
+/* Values longer than this get no form-decoded form: a value sent in a
+ * query, a form field or a cookie is a token or a key, and a PEM key's
+ * base64 holds '+' on every line (its forms, a few of 4 KiB each, made
+ * the five-PEM table of mask-bench --table 5 pass the set limit). */
+#define PLUS_FORM_MAX_VALUE 1024
+
 /*
  * Value i as a form decoder reads it (round 40 of the attack): every '+'
  * a space. A value holding '+' (a base64 secret: an AWS secret access
@@ -433,14 +439,14 @@ static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
  * The sentinel keeps punctuation (SPEC §4.1), so the same positions are
  * spaces in its form; with its JSON forms (the echo is mostly JSON) and
  * the percent forms encoders write (%20). Nothing when the value holds
- * no '+'. 0 or -1 (ENOMEM).
+ * no '+', or is longer than PLUS_FORM_MAX_VALUE. 0 or -1 (ENOMEM).
  */
 static int form_plus(mask_table_t *t, struct formlist *fl, size_t i)
 {
 	const struct tvalue *v = &t->value[i];
 	char *rp, *sp;
 
-	if (memchr(v->real, '+', v->len) == NULL)
+	if (v->len > PLUS_FORM_MAX_VALUE || memchr(v->real, '+', v->len) == NULL)
 		return 0;
 	for (size_t k = 0; k < v->len; k++)
 		if ((v->real[k] == '+') != (v->sent[k] == '+'))
