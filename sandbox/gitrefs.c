@@ -600,13 +600,34 @@ static bool same_value(const char *a, const char *b)
 	return ha == hb && strncmp(a, b, ha) == 0 && (a[ha] == '\0' || b[hb] == '\0');
 }
 
-/* Whether the ref name is one this comparison leaves to others: a
- * replace ref (gitviews.c moves it aside), or a copy the check moved. */
-static bool skipped(const char *name)
+/*
+ * Whether the ref e (name, set in the session) is a copy this walk
+ * moved aside in refs/ (loose, noted by gg_quarantined()): left alone.
+ * Round 40 of the attack (sandbox, f1): a copy's name alone was enough,
+ * so a branch or tag the session named like one
+ * (refs/heads/ci.passavant-quarantine, loose or packed, HEAD on it) was
+ * never named, nor what it brings, while the host's `git push --all`,
+ * `--tags` or a checkout of it takes it like any other. A copy left by
+ * an earlier session was there at the start with its value: same_value()
+ * passes it.
+ */
+static bool walk_copy(const struct gg *g, int gfd, const struct gg_refent *e, const char *name)
 {
 	const char *slash = strrchr(name, '/');
+	char dir[PATH_MAX];
+	bool ours;
+	int dfd;
 
-	return strncmp(name, "refs/replace/", 13) == 0 || gg_is_quarantine_name(slash != NULL ? slash + 1 : name);
+	if (slash == NULL || !e->loose || is_pseudo(name) || !gg_is_quarantine_name(slash + 1) ||
+	    (size_t)(slash - name) >= sizeof(dir))
+		return false;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - name), name);
+	dfd = openat(gfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	ours = gg_quarantined(g, dfd, slash + 1, true);
+	(void)close(dfd);
+	return ours;
 }
 
 /* Does the diff line [s, s + n) add a byte a terminal takes for a
@@ -888,10 +909,10 @@ void gg_refs_compare(struct gg *g, int gfd)
 			j++;
 		/* Review of round 39: a pseudo-ref holding "ref: TARGET" (a
 		 * symbolic ref, which git follows: `git reset --hard
-		 * ORIG_HEAD` wrote what a branch named like a quarantine copy,
-		 * which this walk skips, held) is given to git by its own
-		 * name, whatever it held before: no ordinary git writes one. */
-		if (!skipped(name) && is_pseudo(name) && strncmp(name, "FETCH_HEAD", 10) != 0 && nv != NULL &&
+		 * ORIG_HEAD` wrote what the branch it named held) is given
+		 * to git by its own name, whatever it held before: no
+		 * ordinary git writes one. */
+		if (is_pseudo(name) && strncmp(name, "FETCH_HEAD", 10) != 0 && nv != NULL &&
 		    strncmp(nv, "ref: ", 5) == 0) {
 			if (brings_checked++ < GR_BRINGS_CHECKED)
 				check_brings(g, name, NULL, name);
@@ -899,7 +920,9 @@ void gg_refs_compare(struct gg *g, int gfd)
 				brings_past++;
 			continue;
 		}
-		if (skipped(name) || (ov != NULL && nv != NULL && same_value(ov, nv)))
+		/* replace refs: gitviews.c moves them aside */
+		if (strncmp(name, "refs/replace/", 13) == 0 || (ov != NULL && nv != NULL && same_value(ov, nv)) ||
+		    (nv != NULL && walk_copy(g, gfd, &l.v[j - 1], name)))
 			continue;
 		if (is_pseudo(name)) {
 			/* What it writes is against HEAD, whatever it held. */

@@ -2581,6 +2581,48 @@ static void test_tags_remotes_bring_settings(void)
 }
 
 /*
+ * Round 40 of the attack (sandbox, f1; round 39's "Not done"): the refs
+ * walk skipped every ref whose last part looked like a quarantine copy,
+ * by its name alone. Branches and a tag so named, loose and packed, set
+ * in the session to a commit holding .vscode/tasks.json got no line; the
+ * host's `git push --all` sends them and a checkout of one writes the
+ * settings. Each is named now with what it brings. One made on the host
+ * before the session, unchanged, gets no line.
+ */
+static void test_copy_named_refs(void)
+{
+	static const char *const want[] = {
+		"refs/heads/ci.passavant-quarantine, set in the session, brings settings files",
+		"refs/heads/x.passavant-quarantine.0123456789abcdef, set in the session, brings",
+		"refs/tags/v9.passavant-quarantine.2, set in the session, brings",
+		"refs/heads/packed.passavant-quarantine, set in the session, brings",
+		"refs/heads/on.passavant-quarantine, set in the session, brings",
+		".vscode/tasks.json (",
+		NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git -C work branch old.passavant-quarantine",
+				 NULL, NULL,
+				 R38_COMMIT "git update-ref refs/heads/ci.passavant-quarantine $c && "
+				 "git update-ref refs/tags/v9.passavant-quarantine.2 $c && "
+				 "git update-ref refs/heads/x.passavant-quarantine.0123456789abcdef $c && "
+				 "git update-ref refs/heads/packed.passavant-quarantine $c && git pack-refs --all && "
+				 "git update-ref refs/heads/on.passavant-quarantine $c && echo SET",
+				 "cd work && git for-each-ref --format='%(refname)'; git checkout -q -f ci.passavant-quarantine "
+				 ">/dev/null 2>&1; test -e .vscode/tasks.json && echo CHECKOUT-TASKS; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want);
+	ROW(!test_has(c.err, "old.passavant-quarantine"), "a ref made on the host before the session was named: %s",
+	    test_nz(c.err));
+	ROW(test_has(c.host, "refs/heads/packed.passavant-quarantine") &&
+		    test_has(c.host, "refs/heads/old.passavant-quarantine") && test_has(c.host, "CHECKOUT-TASKS"),
+	    "the refs were not all there or the host's checkout did not write tasks.json (test premise): %s",
+	    test_nz(c.host));
+	gcase_free(&c);
+}
+
+/*
  * Round 39 of the attack (family R, round 37's "Not done"): the
  * pseudo-refs at the top of the git directory were not read. ORIG_HEAD
  * set in the session to a commit holding .vscode/tasks.json (a
@@ -5040,6 +5082,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_tags_remotes_bring_settings);
 	test_add(s, "round 39: ORIG_HEAD or FETCH_HEAD set in the session that brings settings files: named",
 		 test_pseudo_refs_bring_settings);
+	test_add(s, "round 40: branches and tags named like quarantine copies, set in the session: named",
+		 test_copy_named_refs);
 	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
 		 test_check_git_fetches_nothing);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
