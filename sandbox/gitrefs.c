@@ -406,6 +406,54 @@ static void read_pseudo(int gfd, struct gr_list *l)
 			len = (size_t)n;
 		pseudo_push(l, pseudo_refs[i], val, len);
 	}
+	/* HEAD too (round 40 of the attack, f3): gg_refs_compare() checks
+	 * what it brings when the session moved it off its branch or
+	 * detached it, not as one of these. */
+	if (!l->nomem) {
+		char val[GR_VALUE_MAX];
+		ssize_t n = gg_read_small(gfd, "HEAD", val, sizeof(val));
+
+		size_t len;
+
+		if (n >= 0) {
+			len = strcspn(val, "\r\n");
+			pseudo_push(l, "HEAD", val, len > (size_t)n ? (size_t)n : len);
+		} else if (errno != ENOENT && errno != EFBIG) {
+			l->cut = true;
+		}
+	}
+}
+
+/*
+ * The object name a value of list (packed, text, v[0, n), sorted) comes
+ * to: itself, or through "ref: NAME" (a few levels), NULL when a ref it
+ * names is not in the list (unborn).
+ */
+static const char *resolve_value(const char *packed, const char *text, const struct gg_refent *v, size_t n,
+				 const char *val)
+{
+	for (int depth = 0; val != NULL && strncmp(val, "ref: ", 5) == 0; depth++) {
+		const char *want = val + 5;
+		size_t lo = 0, hi = n;
+
+		if (depth == 5)
+			return NULL;
+		val = NULL;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = strcmp(gr_str(packed, text, &v[mid], v[mid].name), want);
+
+			if (c == 0) {
+				val = gr_str(packed, text, &v[mid], v[mid].val);
+				break;
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return val;
 }
 
 static const char *cmp_packed, *cmp_loose;
@@ -868,6 +916,8 @@ static void check_brings(struct gg *g, const char *name, const char *old, const 
 		 : strncmp(safe, "refs/remotes/", 13) == 0 ? "git switch of its branch name, merge or rebase of it"
 		 : strcmp(safe, "ORIG_HEAD") == 0	? "git reset --hard ORIG_HEAD (the undo of a rebase or merge)"
 		 : strncmp(safe, "FETCH_HEAD", 10) == 0	? "git merge FETCH_HEAD"
+		 : strcmp(safe, "HEAD") == 0 ? "git restore ., git checkout -- . or git reset --hard (HEAD moved in the "
+					       "session; the work tree is restored to it)"
 		 : is_pseudo(safe)			? "git commit or --continue of what it leaves in progress"
 							     : "git checkout, merge or rebase of it",
 		 new);
@@ -884,6 +934,7 @@ void gg_refs_compare(struct gg *g, int gfd)
 	struct kline k[K_N];
 	size_t i = 0, j = 0;
 	unsigned notes_checked = 0, brings_checked = 0, brings_past = 0;
+	const char *head_old = NULL, *head_new = NULL;
 	bool any = false;
 
 	if (s == NULL)
@@ -907,6 +958,11 @@ void gg_refs_compare(struct gg *g, int gfd)
 			i++;
 		if (c >= 0)
 			j++;
+		if (strcmp(name, "HEAD") == 0) {
+			head_old = ov;
+			head_new = nv;
+			continue;
+		}
 		/* Review of round 39: a pseudo-ref holding "ref: TARGET" (a
 		 * symbolic ref, which git follows: `git reset --hard
 		 * ORIG_HEAD` wrote what the branch it named held) is given
@@ -943,6 +999,27 @@ void gg_refs_compare(struct gg *g, int gfd)
 		if (nv != NULL && kind_of(name) != K_NOTES) {
 			if (brings_checked++ < GR_BRINGS_CHECKED)
 				check_brings(g, name, ov, nv);
+			else
+				brings_past++;
+		}
+	}
+	/*
+	 * Round 40 of the attack (sandbox, f3): HEAD moved in the session
+	 * off its branch (detached at a commit, or on another branch) to a
+	 * commit holding .vscode/tasks.json, with the index read from it and
+	 * the work tree left alone. What a ref brings was measured against
+	 * HEAD, which was now that commit: no line; the host's `git status`
+	 * showed the file deleted and `git restore .` wrote it. What HEAD
+	 * brings is measured against the start's HEAD. HEAD that stayed on
+	 * its branch is that branch's check.
+	 */
+	if (head_old != NULL && head_new != NULL && strcmp(head_old, head_new) != 0) {
+		const char *o = resolve_value(s->packed, s->text, s->v, s->n, head_old);
+		const char *nw = resolve_value(l.packed, l.text, l.v, l.n, head_new);
+
+		if (o != NULL && nw != NULL && !same_value(o, nw)) {
+			if (brings_checked++ < GR_BRINGS_CHECKED)
+				check_brings(g, "HEAD", o, nw);
 			else
 				brings_past++;
 		}

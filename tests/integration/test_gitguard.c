@@ -2623,6 +2623,46 @@ static void test_copy_named_refs(void)
 }
 
 /*
+ * Round 40 of the attack (sandbox, f3): HEAD moved in the session off
+ * its branch (detached, or onto a new branch) to a commit holding
+ * .vscode/tasks.json, the index read from it, the work tree left alone:
+ * what a ref brings was measured against HEAD, now that commit, so no
+ * line said it; the host's `git status` showed the file deleted and `git
+ * restore .` wrote it. HEAD's line names it now. A commit on the branch
+ * HEAD is on, and a new branch bringing nothing, get no HEAD line.
+ */
+static void test_head_moved_brings(void)
+{
+	static const char *const want[] = {"HEAD, set in the session, brings settings files", ".vscode/tasks.json (",
+					   "git restore .", NULL};
+	static const char *const moves[] = {"git update-ref --no-deref HEAD $c",
+					    "git update-ref refs/heads/feature $c && git symbolic-ref HEAD refs/heads/feature"};
+	char inside[4096];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
+		snprintf(inside, sizeof(inside), R38_COMMIT "%s && git read-tree HEAD && echo SET", moves[i]);
+		CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, inside,
+					 "cd work && git restore . >/dev/null 2>&1; "
+					 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
+		CU_ASSERT(test_has(c.out, "SET"));
+		expect_safe(&c, want);
+		ROW(test_has(c.host, "RESTORED-TASKS"), "the host's git restore did not write tasks.json (test premise, "
+		    "%s): %s", moves[i], test_nz(c.host));
+		gcase_free(&c);
+	}
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "echo x > f && git add f && git commit -q -m f && git checkout -q -b other && "
+				 "echo y > g && git add g && git commit -q -m g && echo SET",
+				 NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.err, "HEAD, set in the session"), "HEAD moved onto a branch bringing no settings was named: %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * Round 39 of the attack (family R, round 37's "Not done"): the
  * pseudo-refs at the top of the git directory were not read. ORIG_HEAD
  * set in the session to a commit holding .vscode/tasks.json (a
@@ -5084,6 +5124,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_pseudo_refs_bring_settings);
 	test_add(s, "round 40: branches and tags named like quarantine copies, set in the session: named",
 		 test_copy_named_refs);
+	test_add(s, "round 40: HEAD moved off its branch onto a commit bringing settings files: named",
+		 test_head_moved_brings);
 	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
 		 test_check_git_fetches_nothing);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
