@@ -656,6 +656,54 @@ static void fs_filer_snapshots(struct ldr *l, const struct policy_host *h)
 	free(owned);
 }
 
+/* What alias_add() adds to. */
+struct alias_ctx {
+	struct ldr *l;
+	const struct policy_host *h;
+	struct policy_strlist *list;
+	bool read;
+};
+
+static void alias_add(void *arg, const char *alias)
+{
+	struct alias_ctx *c = arg;
+
+	/* The work reached again (a mount of the tree that holds it) is
+	 * not hidden; allowRead naming the alias exactly lets it be read. */
+	if (alias[0] != '/' || holds_cwd(c->h, alias) ||
+	    (c->read && ldr_strlist_has(&c->l->p->fs[FS_ALLOW_READ], alias)))
+		return;
+	fs_add(c->l, c->list, alias);
+}
+
+/*
+ * Round 40 of the attack (sandbox, f2; the "second mount of a denied
+ * tree" of round 20, and snapshots "mounted elsewhere"): the stores and
+ * the host's secrets were denied at their paths only, so a bind mount of
+ * a directory above them (/home at /mnt/h, a container volume) or the
+ * same device mounted a second time (/ at /mnt/disk) showed
+ * ALIAS/u/.ssh/id_ed25519, ALIAS/etc/shadow in clear. Each denied path
+ * that exists (no pattern) is denied again at every other place the
+ * host's mounts show the same file (h->aliases), for reading and
+ * writing as it is denied at its own. Not through a copy: a btrfs
+ * snapshot or an LVM snapshot mounted elsewhere is another file system
+ * (docs/threat-model.md).
+ */
+static void fs_mount_aliases(struct ldr *l, const struct policy_host *h)
+{
+	if (h->aliases == NULL)
+		return;
+	for (int k = 0; k < 2; k++) {
+		struct policy_strlist *list = &l->p->fs[k == 0 ? FS_DENY_READ : FS_DENY_WRITE];
+		struct alias_ctx c = {.l = l, .h = h, .list = list, .read = k == 0};
+		size_t n = list->n;
+
+		for (size_t i = 0; i < n; i++)
+			if (list->v[i][0] == '/' && strpbrk(list->v[i], "*?[") == NULL)
+				h->aliases(h->aliases_arg, list->v[i], alias_add, &c);
+	}
+}
+
 /* Adds the filesystem entries every policy gets (SPEC §3.3, §3.6). */
 static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 {
@@ -790,6 +838,7 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		free(path);
 	}
 	fs_filer_snapshots(l, h);
+	fs_mount_aliases(l, h);
 }
 
 /* Contract in policy.h. Errors are reported like the loader's, against

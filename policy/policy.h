@@ -124,6 +124,13 @@ struct policy_host {
 	 * n_snapshot_dirs 0: none. */
 	const char *const *snapshot_dirs;
 	size_t n_snapshot_dirs;
+	/* Calls add(add_arg, ALIAS) for each other absolute path where the
+	 * file at path is reached too, through another mount of its file
+	 * system (a bind mount of a directory above it, the same device
+	 * mounted again; round 40 of the attack, f2): existing, the same
+	 * file (device and inode). aliases NULL: none looked for. */
+	void (*aliases)(void *arg, const char *path, void (*add)(void *add_arg, const char *alias), void *add_arg);
+	void *aliases_arg;
 };
 
 /*

@@ -429,8 +429,155 @@ static size_t snapshot_dirs(char (*dirs)[PATH_MAX], const char *out[CLI_SNAPSHOT
 	return n;
 }
 
+/* The host's mounts, for mount_aliases(): each mount's device
+ * ("MAJ:MIN"), the directory of its file system it shows (root) and its
+ * mount point, escapes undone; twice: whether a device is mounted more
+ * than once. */
+struct mount_ent {
+	char *dev, *root, *mnt;
+};
+struct mount_table {
+	struct mount_ent *v;
+	size_t n, cap;
+	bool twice;
+};
+
+static void mount_table_free(struct mount_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].dev);
+		free(t->v[i].root);
+		free(t->v[i].mnt);
+	}
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+static void mount_table_read(struct mount_table *t)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	memset(t, 0, sizeof(*t));
+	if (f == NULL) {
+		log_warnx("cannot read /proc/self/mountinfo to find the other mounts of the denied paths' file "
+			  "systems: %s; add the places they show the homes at to filesystem.denyRead",
+			  strerror(errno));
+		return;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *field[5], *save = NULL, *sep = strstr(line, " - "), *tok;
+		struct mount_ent e;
+		size_t k = 0;
+
+		if (sep == NULL)
+			continue;
+		*sep = '\0';
+		for (tok = strtok_r(line, " ", &save); tok != NULL && k < 5; tok = strtok_r(NULL, " ", &save))
+			field[k++] = tok;
+		if (k < 5)
+			continue;
+		mountinfo_unescape(field[3]);
+		mountinfo_unescape(field[4]);
+		if (field[3][0] != '/' || field[4][0] != '/')
+			continue;
+		if (t->n == t->cap) {
+			size_t nc = t->cap == 0 ? 64 : t->cap * 2;
+			struct mount_ent *nv = realloc(t->v, nc * sizeof(*nv));
+
+			if (nv == NULL)
+				break;
+			t->v = nv;
+			t->cap = nc;
+		}
+		e.dev = strdup(field[2]);
+		e.root = strdup(field[3]);
+		e.mnt = strdup(field[4]);
+		if (e.dev == NULL || e.root == NULL || e.mnt == NULL) {
+			free(e.dev);
+			free(e.root);
+			free(e.mnt);
+			break;
+		}
+		for (size_t i = 0; i < t->n && !t->twice; i++)
+			t->twice = strcmp(t->v[i].dev, e.dev) == 0;
+		t->v[t->n++] = e;
+	}
+	if (!feof(f))
+		log_warnx("cannot read all of /proc/self/mountinfo (out of memory or a read error): other mounts "
+			  "of the denied paths' file systems may be left readable; add them to filesystem.denyRead");
+	free(line);
+	(void)fclose(f);
+}
+
+/* The rest of path below dir ("" or "/..."), or NULL when it is not at
+ * or below it; dir "/" keeps all of path. */
+static const char *path_rest(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0') ? path + n : NULL;
+}
+
+/*
+ * policy_host's aliases (round 40 of the attack, f2): the other places
+ * the host's mounts show the file at path. Its mount (the longest mount
+ * point it is at or below, the last such line: what is on top) gives
+ * its place in its file system; every other mount of the same device
+ * whose root holds that place shows it again, at MOUNT/REST. Each is
+ * given to add only when it is the same file there (lstat: device and
+ * inode), so a submount hiding it, or a path that does not exist, costs
+ * nothing.
+ */
+static void mount_aliases(void *arg, const char *path, void (*add)(void *add_arg, const char *alias), void *add_arg)
+{
+	const struct mount_table *t = arg;
+	const struct mount_ent *a = NULL;
+	const char *rest;
+	char in[PATH_MAX], alias[PATH_MAX];
+	struct stat st, at;
+	size_t best = 0;
+
+	if (!t->twice)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t ml = strlen(t->v[i].mnt);
+
+		if (path_rest(path, t->v[i].mnt) != NULL && ml >= best) {
+			best = ml;
+			a = &t->v[i];
+		}
+	}
+	if (a == NULL || (rest = path_rest(path, a->mnt)) == NULL || lstat(path, &st) != 0)
+		return;
+	if ((size_t)snprintf(in, sizeof(in), "%s%s", strcmp(a->root, "/") == 0 ? "" : a->root, rest) >= sizeof(in))
+		return;
+	if (in[0] == '\0')
+		snprintf(in, sizeof(in), "/");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct mount_ent *b = &t->v[i];
+		const char *tail;
+
+		if (b == a || strcmp(b->dev, a->dev) != 0 || (tail = path_rest(in, b->root)) == NULL)
+			continue;
+		if ((size_t)snprintf(alias, sizeof(alias), "%s%s", strcmp(b->mnt, "/") == 0 ? "" : b->mnt, tail) >=
+		    sizeof(alias))
+			continue;
+		if (alias[0] == '\0')
+			snprintf(alias, sizeof(alias), "/");
+		if (strcmp(alias, path) == 0 || lstat(alias, &at) != 0 || at.st_dev != st.st_dev ||
+		    at.st_ino != st.st_ino)
+			continue;
+		add(add_arg, alias);
+	}
+}
+
 unsigned cli_bind_policy(policy_t *p)
 {
+	struct mount_table mounts;
 	static char snaps[CLI_SNAPSHOT_DIRS_MAX][PATH_MAX];
 	const char *snap_dirs[CLI_SNAPSHOT_DIRS_MAX];
 	struct cli_host ch;
@@ -453,7 +600,11 @@ unsigned cli_bind_policy(policy_t *p)
 	h.other_homes = homes;
 	h.n_snapshot_dirs = snapshot_dirs(snaps, snap_dirs);
 	h.snapshot_dirs = snap_dirs;
+	mount_table_read(&mounts);
+	h.aliases = mount_aliases;
+	h.aliases_arg = &mounts;
 	n = policy_bind(p, &h, stderr);
+	mount_table_free(&mounts);
 	for (size_t k = 0; k < CLI_OTHER_HOME_GLOBS; k++)
 		globfree(&g[k]);
 	free(real);

@@ -3205,6 +3205,62 @@ static void test_snapshots(void)
 }
 
 /*
+ * Round 40 of the attack (sandbox, f2; round 20's "second mount of a
+ * denied tree"): the stores were denied at their paths only. As root, the
+ * test tree bind-mounted at TREE/b (a directory above the home mounted
+ * again, as a container volume or an fstab bind line does) and / at
+ * TREE/disk (the same device mounted twice): TREE/b/home/.ssh/id_ed25519,
+ * TREE/b/home/.aws/credentials and TREE/disk/etc/shadow were read in
+ * clear. Each reads empty now; a plain file through the same mount reads
+ * as before.
+ */
+static void test_second_mounts(void)
+{
+	char script[8192], cmd[4 * PATH_MAX], b[PATH_MAX], disk[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("not root: cannot bind-mount a second place of the home");
+		return;
+	}
+	CU_ASSERT_FATAL(plant("home/.ssh/id_ed25519") == 0);
+	CU_ASSERT_FATAL(plant("home/.aws/credentials") == 0);
+	at(b, "b");
+	at(disk, "disk");
+	if (snprintf(cmd, sizeof(cmd), "mkdir -p '%1$s' '%2$s' && mount --bind '%3$s' '%1$s' && mount --bind / '%2$s'",
+		     b, disk, root) >= (int)sizeof(cmd) ||
+	    system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "umount '%s' 2>/dev/null; umount '%s' 2>/dev/null; true", b, disk);
+		CU_ASSERT(system(cmd) == 0);
+		TEST_SKIP("cannot bind-mount here");
+		return;
+	}
+	snprintf(script, sizeof(script),
+		 "echo \"k:$(cat '%1$s/home/.ssh/id_ed25519' 2>/dev/null | wc -c)\"\n"
+		 "echo \"a:$(cat '%1$s/home/.aws/credentials' 2>/dev/null | wc -c)\"\n"
+		 "echo \"d:$(cat '%2$s%3$s/home/.ssh/id_ed25519' 2>/dev/null | wc -c)\"\n"
+		 "test -e /etc/shadow && echo \"s:$(cat '%2$s/etc/shadow' 2>/dev/null | wc -c)\"\n"
+		 "cat '%1$s/x/plain.txt' '%2$s%3$s/x/plain.txt'\n",
+		 b, disk, root);
+	st = run_cst(NULL, script, &out, &err);
+	snprintf(cmd, sizeof(cmd), "umount '%s' && umount '%s' && rmdir '%s' '%s'", b, disk, b, disk);
+	CU_ASSERT(system(cmd) == 0);
+	ROW(st == 0, "second mounts: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	ROW(test_has(out, "k:0\n") && test_has(out, "a:0\n"),
+	    "the home's stores were readable through a bind mount of a directory above it: %s", test_nz(out));
+	ROW(test_has(out, "d:0\n"), "the home's key was readable through a second mount of /: %s", test_nz(out));
+	ROW(!test_has(out, "s:") || test_has(out, "s:0\n"), "/etc/shadow was readable through a second mount of /: %s",
+	    test_nz(out));
+	ROW(test_count(out, "PLANTED-x/plain.txt") == 2, "a plain file through the second mounts was not read: %s",
+	    test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * Round 39 of the attack (family S, a copy the file system keeps beside
  * a store): a filer shows ".snapshot" in every directory of an NFS or
  * SMB share, and rows named it at the home's top and in ~/.config only:
@@ -3372,4 +3428,6 @@ TEST_REGISTRAR(register_credstores)
 		 test_snapshots);
 	test_add(s, "round 39: a filer's .snapshot in every directory on a store's way: denied",
 		 test_snapshots_every_dir);
+	test_add(s, "round 40: the home and /etc/shadow through a bind mount above them or a second mount of /: denied",
+		 test_second_mounts);
 }
