@@ -41,7 +41,9 @@
  *
  * An index written in the session that holds an empty file at a path the
  * mount plan covered with a placeholder, gone from the work tree after
- * the run, is named (name_placeholders(): `git add -f` took it; round 34).
+ * the run, is named (name_placeholders(): `git add -f` took it; round 34);
+ * any other file at a settings row's path the work tree has not, too
+ * (name_staged(): `git restore .` writes it; round 40).
  *
  * Mercurial's .hg/dirstate (v1) is the same family: hg trusts an entry
  * whose size and mtime match the file. One written in the session gets
@@ -206,6 +208,9 @@ struct ix {
 	unsigned long ph;          /* empty files at a row's path missing from
 				      the work tree: placeholders added */
 	char ph_names[1024];       /* the first of them, ", "-separated */
+	unsigned long staged;      /* other files at a row's path missing from
+				      the work tree (round 40, f4) */
+	char staged_names[1024];   /* the first of them, ", "-separated */
 	bool unknown_ext;          /* a required extension (lower case) other
 				      than link and sdir: kept as is */
 };
@@ -359,17 +364,24 @@ static size_t scan(const struct gg *g, unsigned char *b, size_t len, size_t hsz,
 			if (hit && x->sparse_hit++ == 0)
 				snprintf(x->sparse_first, sizeof(x->sparse_first), "%s", name);
 		}
-		/* An empty file at a path the mount plan covers with an
-		 * empty placeholder, gone from the work tree now: the
-		 * session's `git add -f` (or a `!` rule, `update-index
-		 * --add`) took a placeholder, removed after the run. */
-		if (type == 0100000 && x->empty != NULL && wfd >= 0 && memcmp(e + 40, x->empty, hsz) == 0 &&
-		    gg_name_is_row(g, name) && faccessat(wfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
-		    errno == ENOENT && x->ph++ < 8) {
-			size_t at2 = strlen(x->ph_names);
+		/* A file at a settings row's path, gone from the work tree:
+		 * empty, a placeholder the mount plan covered the path with,
+		 * removed after the run (the session's `git add -f`, a `!`
+		 * rule, `update-index --add` took it); else (round 40 of the
+		 * attack, f4) staged in the session with `git update-index
+		 * --add --cacheinfo` and never written, or its copy moved
+		 * aside: `git restore .` writes the index's copy. */
+		if ((type == 0100000 || type == 0120000) && wfd >= 0 &&
+		    faccessat(wfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+		    (gg_name_is_row(g, name) || gg_path_row(g, name) != NULL)) {
+			bool ph = type == 0100000 && x->empty != NULL && memcmp(e + 40, x->empty, hsz) == 0 &&
+				  gg_name_is_row(g, name);
+			char *names = ph ? x->ph_names : x->staged_names;
+			size_t cap = ph ? sizeof(x->ph_names) : sizeof(x->staged_names);
+			size_t at2 = strlen(names);
 
-			snprintf(x->ph_names + at2, sizeof(x->ph_names) - at2, "%s%s", at2 > 0 ? ", " : "",
-				 name);
+			if ((ph ? x->ph++ : x->staged++) < 8)
+				snprintf(names + at2, cap - at2, "%s%s", at2 > 0 ? ", " : "", name);
 		}
 		if ((type == 0100000 || type == 0120000) && be32(e + 36) != 0) {
 			put_be32(e + 36, 0);
@@ -377,6 +389,33 @@ static size_t scan(const struct gg *g, unsigned char *b, size_t len, size_t hsz,
 		}
 	}
 	return off;
+}
+
+/*
+ * Names the settings files an index written in the session holds that
+ * the work tree has not (x->staged; round 40 of the attack, f4: an entry
+ * for .vscode/tasks.json and .envrc added with `git update-index --add
+ * --cacheinfo`, the files never written: no line, and the host's `git
+ * restore .` wrote both). Named, not dropped: the entry may be the
+ * user's own tracked file whose changed copy the check moved aside.
+ */
+static void name_staged(struct gg *g, const struct ix *x)
+{
+	struct sbx_git_finding f = {0};
+	char path[PATH_MAX], setting[1536];
+
+	if (!gg_join(path, sizeof(path), g->path, "index"))
+		return;
+	snprintf(setting, sizeof(setting),
+		 "an index written in the session holds %lu settings file%s the work tree has not (%s%s): git "
+		 "restore ., git checkout -- . or git stash writes %s from the index (look first: git diff "
+		 "--cached --stat; git show :PATH); `git rm --cached` %s you did not stage",
+		 x->staged, x->staged == 1 ? "" : "s", x->staged_names, x->staged > 8 ? ", ..." : "",
+		 x->staged == 1 ? "it" : "them", x->staged == 1 ? "it if" : "those");
+	f.path = path;
+	f.setting = setting;
+	f.named = true;
+	g->report(g->arg, &f);
 }
 
 /*
@@ -511,6 +550,8 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd, bool sparse)
 		goto out; /* gitviews.c moved one that does not parse */
 	if (x.ph > 0)
 		name_placeholders(g, &x);
+	if (x.staged > 0)
+		name_staged(g, &x);
 	if (x.sparse_hit > 0) {
 		snprintf(setting, sizeof(setting),
 			 "an index with a sparse directory entry (%s%s) over a directory the session wrote in or "

@@ -2663,6 +2663,38 @@ static void test_head_moved_brings(void)
 }
 
 /*
+ * Round 40 of the attack (sandbox, f4): entries for .vscode/tasks.json
+ * and .envrc added to the index in the session (`git update-index --add
+ * --cacheinfo`), the files never written: no line; the host's `git
+ * status` showed "AD" and `git restore .` wrote both. Named now. A
+ * settings file staged and present in the work tree gets no such line.
+ */
+static void test_index_stages_settings(void)
+{
+	static const char *const want[] = {"an index written in the session holds 2 settings files the work tree has not",
+					   ".vscode/tasks.json", ".envrc", "git restore .", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "echo '{\"tasks\":[]}' > /tmp/t && b=$(git hash-object -w /tmp/t) && "
+				 "echo 'echo hi' > /tmp/e && e=$(git hash-object -w /tmp/e) && "
+				 "git update-index --add --cacheinfo 100644,$b,.vscode/tasks.json && "
+				 "git update-index --add --cacheinfo 100644,$e,.envrc && echo SET",
+				 "cd work && git restore . >/dev/null 2>&1; test -e .vscode/tasks.json && "
+				 "test -e .envrc && echo RESTORED-BOTH; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want);
+	ROW(test_has(c.host, "RESTORED-BOTH"), "the host's git restore did not write both (test premise): %s",
+	    test_nz(c.host));
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "echo x > f && git add f && echo SET", NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.err, "settings file"), "an index staging no settings file was named: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * Round 39 of the attack (family R, round 37's "Not done"): the
  * pseudo-refs at the top of the git directory were not read. ORIG_HEAD
  * set in the session to a commit holding .vscode/tasks.json (a
@@ -5126,6 +5158,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_copy_named_refs);
 	test_add(s, "round 40: HEAD moved off its branch onto a commit bringing settings files: named",
 		 test_head_moved_brings);
+	test_add(s, "round 40: settings files staged in the session, missing from the work tree: named",
+		 test_index_stages_settings);
 	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
 		 test_check_git_fetches_nothing);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",
