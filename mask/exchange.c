@@ -24,6 +24,11 @@ struct xdir {
 	const mask_set_t *set;   /* set st runs on */
 	struct mask_outbound ob; /* MASK_OUT: eligibility of the body set */
 	bool on;                 /* a message is being substituted */
+	/* MASK_IN from an inject host: the second, case-folding search
+	 * over what the remask stream wrote (docs/masking.md "A real value
+	 * with its case changed in a response body"). */
+	mask_stream_t *fold;     /* on the table's folded set, or NULL */
+	bool folding;            /* fold runs on the current message */
 };
 
 struct mask_exch {
@@ -35,6 +40,8 @@ struct mask_exch {
 	unsigned char *inj; /* [ncreds] injected on the current request */
 	long body_left;     /* credential of a sentinel left in a body, or -1 */
 	long ctl_leak;      /* credential of a real value in a control frame, or -1 */
+	long case_real;     /* credential of a real value the inbound fold found
+			     * with its case changed, or -1 */
 	bool body_inj;      /* a real value went into the finished request body */
 	uint64_t remasked;  /* real values turned into sentinels */
 	struct xdir dir[2];
@@ -59,6 +66,7 @@ mask_exch_t *mask_exch_new(mask_table_t *t)
 	}
 	x->body_left = -1;
 	x->ctl_leak = -1;
+	x->case_real = -1;
 	return x;
 }
 
@@ -68,6 +76,7 @@ void mask_exch_free(mask_exch_t *x)
 		return;
 	mask_stream_free(x->dir[MASK_OUT].st);
 	mask_stream_free(x->dir[MASK_IN].st);
+	mask_stream_free(x->dir[MASK_IN].fold);
 	free(x->counts);
 	free(x->inj);
 	free(x);
@@ -79,11 +88,15 @@ void mask_exch_begin(mask_exch_t *x)
 	x->body_left = -1;
 	x->body_inj = false;
 	x->ctl_leak = -1;
+	x->case_real = -1;
 	x->remasked = 0;
 	for (int i = 0; i < 2; i++) {
 		x->dir[i].on = false;
+		x->dir[i].folding = false;
 		if (x->dir[i].st != NULL)
 			mask_stream_reset(x->dir[i].st);
+		if (x->dir[i].fold != NULL)
+			mask_stream_reset(x->dir[i].fold);
 	}
 }
 
@@ -410,7 +423,7 @@ int mask_exch_response_head(mask_exch_t *x, void *buf, size_t len, const char **
 		return -1;
 	x->remasked += total;
 	errno = 0;
-	c = mask_table_find_real_name(x->t, buf, len);
+	c = mask_table_find_real_remasked(x->t, buf, len, total);
 	if (c < 0)
 		return errno == ENOMEM ? -1 : 0;
 	*cred = mask_table_cred_name(x->t, (size_t)c);
@@ -434,6 +447,74 @@ int mask_exch_find_real(mask_exch_t *x, const void *buf, size_t len, const char 
 /* Bodies                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Arms the case-folding search of an inbound body from host:port: on
+ * when some credential may be injected there (only such a host ever
+ * held a real value to echo). 0 or -1 (ENOMEM). */
+static int fold_begin(mask_exch_t *x, struct xdir *d, const char *host, uint16_t port)
+{
+	const mask_set_t *fs = mask_table_folded_set(x->t);
+
+	x->case_real = -1;
+	d->folding = false;
+	if (fs == NULL || mask_set_npairs(fs) == 0 || host == NULL || !mask_exch_inject_host(x, host, port))
+		return 0;
+	if (d->fold == NULL) {
+		if ((d->fold = mask_stream_new(fs)) == NULL)
+			return -1;
+	} else {
+		mask_stream_reset(d->fold);
+	}
+	d->folding = true;
+	return 0;
+}
+
+/* Runs the fold over out's bytes from `from` on (what the remask stream
+ * just wrote), and, at the end of the message (end), settles what it
+ * holds. A match sets x->case_real. 0 or -1. */
+static int fold_scan(mask_exch_t *x, struct xdir *d, struct evbuffer *out, size_t from, bool end)
+{
+	size_t len = evbuffer_get_length(out), left;
+	struct evbuffer_ptr ptr;
+
+	if (!d->folding)
+		return 0;
+	left = from < len ? len - from : 0;
+	if (left > 0 && evbuffer_ptr_set(out, &ptr, from, EVBUFFER_PTR_SET) != 0)
+		return -1;
+	while (left > 0) {
+		struct evbuffer_iovec v[8];
+		int nv = evbuffer_peek(out, (ev_ssize_t)left, &ptr, v, 8);
+		size_t took = 0;
+
+		if (nv < 1)
+			return -1;
+		for (int i = 0; i < nv && i < 8 && took < left; i++) {
+			size_t n = v[i].iov_len < left - took ? v[i].iov_len : left - took;
+
+			if (mask_stream_scan_folded(d->fold, v[i].iov_base, n) != 0)
+				return -1;
+			took += n;
+		}
+		if (took == 0)
+			return -1;
+		left -= took;
+		if (left > 0 && evbuffer_ptr_set(out, &ptr, took, EVBUFFER_PTR_ADD) != 0)
+			return -1;
+	}
+	if (end && mask_stream_scan_end(d->fold) != 0)
+		return -1;
+	if (x->case_real < 0 && mask_stream_total(d->fold) != 0) {
+		const mask_set_t *fs = mask_table_folded_set(x->t);
+
+		for (size_t k = 0; k < mask_set_npairs(fs); k++)
+			if (mask_stream_count(d->fold, k) != 0) {
+				x->case_real = mask_table_folded_cred(x->t, k);
+				break;
+			}
+	}
+	return 0;
+}
+
 int mask_exch_body_begin(mask_exch_t *x, enum mask_dir dd, const char *host, uint16_t port,
 			 bool verified)
 {
@@ -450,6 +531,8 @@ int mask_exch_body_begin(mask_exch_t *x, enum mask_dir dd, const char *host, uin
 		set = d->ob.set;
 	} else {
 		set = mask_table_inbound_set(x->t);
+		if (fold_begin(x, d, host, port) < 0)
+			return -1;
 	}
 	if (d->st != NULL && d->set != set) {
 		mask_stream_free(d->st);
@@ -477,9 +560,13 @@ int mask_exch_body_feed(mask_exch_t *x, enum mask_dir dd, const void *data, size
 {
 	struct xdir *d = &x->dir[dd];
 
+	size_t from = evbuffer_get_length(out);
+
 	if (!d->on)
 		return -1;
-	return mask_stream_feed(d->st, data, len, out);
+	if (mask_stream_feed(d->st, data, len, out) != 0)
+		return -1;
+	return fold_scan(x, d, out, from, false);
 }
 
 int mask_exch_body_feed_buffer(mask_exch_t *x, enum mask_dir dd, struct evbuffer *in, size_t len,
@@ -487,18 +574,29 @@ int mask_exch_body_feed_buffer(mask_exch_t *x, enum mask_dir dd, struct evbuffer
 {
 	struct xdir *d = &x->dir[dd];
 
+	size_t from = evbuffer_get_length(out);
+
 	if (!d->on)
 		return -1;
-	return mask_stream_feed_buffer(d->st, in, len, out);
+	if (mask_stream_feed_buffer(d->st, in, len, out) != 0)
+		return -1;
+	return fold_scan(x, d, out, from, false);
 }
 
 int mask_exch_body_release(mask_exch_t *x, enum mask_dir dd, struct evbuffer *out)
 {
 	struct xdir *d = &x->dir[dd];
 
+	size_t from = evbuffer_get_length(out);
+
 	if (!d->on)
 		return 0;
-	return mask_stream_finish(d->st, out);
+	if (mask_stream_finish(d->st, out) != 0)
+		return -1;
+	/* The fold keeps its state across the pause: what it held goes on
+	 * with the rest (the caller sends it), and a value it began is still
+	 * found when its end comes, then the response is cut. */
+	return fold_scan(x, d, out, from, false);
 }
 
 size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d)
@@ -508,7 +606,13 @@ size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d)
 
 size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d)
 {
-	return x->dir[d].set != NULL ? mask_set_holdmax(x->dir[d].set) : 0;
+	size_t k = x->dir[d].set != NULL ? mask_set_holdmax(x->dir[d].set) : 0;
+
+	/* The fold's hold-back lies in what the remask stream wrote: the
+	 * caller keeps both back (cmask_ready()). */
+	if (x->dir[d].folding)
+		k += mask_set_holdmax(mask_table_folded_set(x->t));
+	return k;
 }
 
 void mask_exch_body_cut(mask_exch_t *x, enum mask_dir dd)
@@ -522,6 +626,9 @@ void mask_exch_body_cut(mask_exch_t *x, enum mask_dir dd)
 		x->remasked += mask_stream_total(d->st);
 	/* The hold-back may begin a real value: wiped, never sent. */
 	mask_stream_reset(d->st);
+	if (d->fold != NULL)
+		mask_stream_reset(d->fold);
+	d->folding = false;
 }
 
 int mask_exch_body_end(mask_exch_t *x, enum mask_dir dd, struct evbuffer *out)
@@ -530,11 +637,16 @@ int mask_exch_body_end(mask_exch_t *x, enum mask_dir dd, struct evbuffer *out)
 
 	if (!d->on)
 		return 0;
+	size_t from = evbuffer_get_length(out);
+
 	d->on = false;
 	if (mask_stream_finish(d->st, out) < 0)
 		return -1;
 	if (dd == MASK_IN) {
 		x->remasked += mask_stream_total(d->st);
+		if (fold_scan(x, d, out, from, true) != 0)
+			return -1;
+		d->folding = false;
 		return 0;
 	}
 	for (size_t i = 0; i < d->ob.npairs; i++) {
@@ -549,6 +661,11 @@ int mask_exch_body_end(mask_exch_t *x, enum mask_dir dd, struct evbuffer *out)
 		}
 	}
 	return 0;
+}
+
+const char *mask_exch_body_case_real(const mask_exch_t *x)
+{
+	return x->case_real >= 0 ? mask_table_cred_name(x->t, (size_t)x->case_real) : NULL;
 }
 
 const char *mask_exch_leak(const mask_exch_t *x)

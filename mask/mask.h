@@ -255,6 +255,23 @@ int mask_stream_feed_buffer(mask_stream_t *st, struct evbuffer *in, size_t len,
  */
 int mask_stream_finish(mask_stream_t *st, struct evbuffer *out) NONNULL(1, 2) WUNRES;
 
+/*
+ * A scan with ASCII case ignored, for a set of lower-cased patterns (the
+ * table's folded set): len bytes at data are lower-cased (A-Z only) a
+ * piece at a time into a stack copy, wiped after, and run through the
+ * automaton; a match is only counted (mask_stream_count(),
+ * mask_stream_total()), nothing is written anywhere. Across calls the
+ * stream holds back (mask_stream_held(), lower-cased) what may begin a
+ * match, as a feed does: the caller keeps that many of the last bytes
+ * it scanned from going on until the next call tells. Gap patterns are
+ * counted as found, without their gaps rebuilt. Returns 0 or -1 (a
+ * failed stream). mask_stream_scan_end(): the end of the text, the held
+ * bytes settled (counted) and dropped, the stream ready for a new one
+ * (counters kept).
+ */
+int mask_stream_scan_folded(mask_stream_t *st, const void *data, size_t len) NONNULL(1) WUNRES;
+int mask_stream_scan_end(mask_stream_t *st) NONNULL(1) WUNRES;
+
 /* Discards any held-back bytes (wiped), clears the failed flag and zeroes
  * the counters: ready for a new message. */
 void mask_stream_reset(mask_stream_t *st) NONNULL(1);
@@ -629,6 +646,16 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 const mask_set_t *mask_table_inbound_set(const mask_table_t *t) NONNULL(1);
 
 /*
+ * The folded set: every raw real value, ASCII lower-cased, once (two
+ * values differing only in case are one pair), each mapped to itself;
+ * for a scan with case ignored (mask_stream_scan_folded()). Owned by
+ * the table. mask_table_folded_cred(): the credential of pair `pair`,
+ * -1 when out of range.
+ */
+const mask_set_t *mask_table_folded_set(const mask_table_t *t) NONNULL(1);
+long mask_table_folded_cred(const mask_table_t *t, size_t pair) NONNULL(1);
+
+/*
  * Re-masks the len bytes at in through the inbound set (every form of
  * every real value -> its sentinel in that form), for what `run` hands
  * the command besides the masked credentials themselves: other
@@ -686,12 +713,22 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len) NONNULL(
 /*
  * mask_table_find_real() for a name (a DNS question, a server name, a
  * URL's host) or a line that quotes one, which any resolver or server may
- * take in any case: then every raw real value of at most 1024 bytes is
+ * take in any case: then every raw real value (each of them: the table
+ * holds none over MASK_PATTERN_MAX_BYTES) is
  * also looked for with ASCII case ignored (one pass over a lower-cased
  * copy, linear in len). Returns the credential index, or -1 (errno ENOMEM
  * on failure, else 0).
  */
 long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len) NONNULL(1);
+
+/*
+ * mask_table_find_real_name() for buf just remasked in place with the
+ * inbound set, which made `replaced` replacements: with none, the exact
+ * pass over buf as it is (the detect set) is skipped, since it cannot
+ * find a form the remask set did not (it holds them all); the %XX and
+ * '+' passes and the case-folded pass run as there. A response head.
+ */
+long mask_table_find_real_remasked(mask_table_t *t, const void *buf, size_t len, size_t replaced) NONNULL(1);
 
 /*
  * Adds to counts[v] the sentinels of each value v in buf with every %XX
@@ -868,6 +905,19 @@ void mask_exch_body_cut(mask_exch_t *x, enum mask_dir d) NONNULL(1);
  * (mask_exch_body_left()) are recorded; inbound, the remasked count.
  * Returns 0 or -1. */
 int mask_exch_body_end(mask_exch_t *x, enum mask_dir d, struct evbuffer *out) NONNULL(1, 3) WUNRES;
+
+/*
+ * Inbound, from an inject host (mask_exch_body_begin() with its host): the
+ * credential whose real value the second, case-folding search found with
+ * its case changed in what the remask stream wrote, or NULL. Once set,
+ * the response must be cut, nothing more of it sent: the bytes from the
+ * match's start on are still in the output the feed wrote to, within
+ * the last mask_exch_body_holdmax() - mask_exch_body_held() bytes the
+ * caller keeps back (a pause's release aside, which sends what the
+ * fold held; its state goes on, so a value begun before a pause is
+ * still found at its end).
+ */
+const char *mask_exch_body_case_real(const mask_exch_t *x) NONNULL(1);
 
 /* The credential whose real value, in any form, the outbound stream met
  * since it began (its sentinel's form was written instead), or NULL. */

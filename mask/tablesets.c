@@ -783,11 +783,14 @@ static unsigned char ascii_lower(unsigned char ch)
 	return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch - 'A' + 'a') : ch;
 }
 
-/* Longest value looked for with its case changed: a name (253 bytes for
- * DNS) or the part of one a line quotes holds no longer one. */
-#define FOLD_VALUE_MAX 1024
+/* Longest value looked for with its case changed: every value (the
+ * table refuses one over MASK_PATTERN_MAX_BYTES, table.c), so none is
+ * left out of the fold (round 40: values over 1024 bytes were, silently;
+ * a response body, unlike a name, may hold one). The cost is the fold's
+ * hold-back on a body (docs/masking.md). */
+#define FOLD_VALUE_MAX MASK_PATTERN_MAX_BYTES
 
-/* t->folded: every raw value of at most FOLD_VALUE_MAX bytes, lower-cased,
+/* t->folded: every raw value, lower-cased,
  * once (two values differing only in case are one pattern). The
  * lower-cased copies live in a buffer wiped and freed here; the set
  * keeps its own in its arena. 0 or -1. */
@@ -951,6 +954,18 @@ const mask_set_t *mask_table_inbound_set(const mask_table_t *t)
 	return t->inbound;
 }
 
+const mask_set_t *mask_table_folded_set(const mask_table_t *t)
+{
+	return t->folded;
+}
+
+long mask_table_folded_cred(const mask_table_t *t, size_t pair)
+{
+	if (t->folded == NULL || pair >= mask_set_npairs(t->folded))
+		return -1;
+	return (long)t->value[t->folded_value[pair]].cred;
+}
+
 /* Makes t->scratch hold at least len bytes. 0 or -1 (ENOMEM). */
 static int scratch_reserve(mask_table_t *t, size_t len)
 {
@@ -1030,7 +1045,8 @@ static long detected_real(const mask_table_t *t)
 	return -1;
 }
 
-long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
+/* mask_table_find_real() from the pass `first` on. */
+static long find_real_from(mask_table_t *t, const void *buf, size_t len, enum fill first)
 {
 	long n, found;
 
@@ -1040,7 +1056,7 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
 	 * when it has a '%', with every %XX decoded (%67hp_ for ghp_), then,
 	 * when it has a '+' and some value a space, with '+' as a space too
 	 * (a form-encoded query spelled any way a server decodes). */
-	for (enum fill how = FILL_ASIS; how <= FILL_FORM; how++) {
+	for (enum fill how = first; how <= FILL_FORM; how++) {
 		if (fill_useless(t, buf, len, how))
 			continue;
 		if ((n = scratch_fill(t, buf, len, how)) < 0 || scratch_detect(t, (size_t)n) != 0)
@@ -1051,7 +1067,14 @@ long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
 	return -1;
 }
 
-long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
+long mask_table_find_real(mask_table_t *t, const void *buf, size_t len)
+{
+	return find_real_from(t, buf, len, FILL_ASIS);
+}
+
+/* mask_table_find_real_name(), the exact pass over buf as it is skipped
+ * when skip_asis. */
+static long find_real_name(mask_table_t *t, const void *buf, size_t len, bool skip_asis)
 {
 	const unsigned char *b = buf;
 	size_t total = 0, np;
@@ -1059,7 +1082,7 @@ long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
 	int rc;
 
 	errno = 0;
-	if ((found = mask_table_find_real(t, buf, len)) >= 0 || errno == ENOMEM)
+	if ((found = find_real_from(t, buf, len, skip_asis ? FILL_PCT : FILL_ASIS)) >= 0 || errno == ENOMEM)
 		return found;
 	/* A name is case-insensitive (DNS, SNI, a URL's host): a real value
 	 * with its case changed on the way is the same way out. One pass of
@@ -1089,6 +1112,23 @@ long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
 				return (long)t->value[t->folded_value[k]].cred;
 	}
 	return -1;
+}
+
+long mask_table_find_real_name(mask_table_t *t, const void *buf, size_t len)
+{
+	return find_real_name(t, buf, len, false);
+}
+
+long mask_table_find_real_remasked(mask_table_t *t, const void *buf, size_t len, size_t replaced)
+{
+	/* The remask set holds every real-value form of the detect set,
+	 * with the same percent forms and gaps. With nothing replaced, no
+	 * form of it occurred anywhere in buf (leftmost-longest replaces
+	 * the leftmost occurrence of any pattern), so the exact pass as it
+	 * is finds none: skipped. With something replaced it is kept: a
+	 * form may start inside a replaced one, on a byte the sentinel
+	 * keeps (punctuation), and run past its end, never rescanned. */
+	return find_real_name(t, buf, len, replaced == 0);
 }
 
 int mask_table_sentinels_decoded(mask_table_t *t, const void *buf, size_t len, uint64_t *counts)

@@ -91,6 +91,30 @@ static struct evbuffer *raw_out(struct cdir *d)
 	return d->chunked || d->ws ? d->chunk : d->out;
 }
 
+/*
+ * After a feed, a release or the end of an inbound body: when the fold
+ * found a real value with its case changed, nothing more of the response
+ * may go: what waits (unsent, framed or not) is wiped, and -1 with
+ * EACCES tells the caller, which cuts the response (cmask_case_real()
+ * names the credential). rc: the feed's own result, passed on.
+ */
+static int case_cut(cmask_t *m, struct cdir *d, int rc)
+{
+	if (rc != 0 || d->d != CMASK_IN || mask_exch_body_case_real(m->x) == NULL)
+		return rc;
+	cmask_wipe_drain(raw_out(d));
+	cmask_wipe_drain(d->out);
+	if (d->ws)
+		cmask_wipe_drain(d->wsd.q);
+	errno = EACCES;
+	return -1;
+}
+
+const char *cmask_case_real(const cmask_t *m)
+{
+	return mask_exch_body_case_real(m->x);
+}
+
 cmask_t *cmask_new(mask_table_t *t, bool *oom)
 {
 	cmask_t *m;
@@ -359,7 +383,7 @@ int cmask_body_sink(void *arg, const char *data, size_t len)
 	struct cdir *d = arg;
 
 	d->release = false;
-	return mask_exch_body_feed(d->m->x, xd(d->d), data, len, d->chunked ? d->chunk : d->out);
+	return case_cut(d->m, d, mask_exch_body_feed(d->m->x, xd(d->d), data, len, d->chunked ? d->chunk : d->out));
 }
 
 int cmask_body_take(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
@@ -373,7 +397,7 @@ int cmask_body_take(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t 
 		return evbuffer_drain(src, n);
 	}
 	d->release = false;
-	return mask_exch_body_feed_buffer(m->x, xd(dd), src, n, d->out);
+	return case_cut(m, d, mask_exch_body_feed_buffer(m->x, xd(dd), src, n, d->out));
 }
 
 int cmask_tunnel_begin(cmask_t *m)
@@ -469,6 +493,9 @@ int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 	struct evbuffer *raw = raw_out(d);
 	size_t pending, keep = 0, go;
 
+	*n = 0;
+	if (case_cut(m, d, 0) != 0)
+		return -1;
 	*n = evbuffer_get_length(d->out);
 	if (!mask_exch_body_active(m->x, xd(dd))) {
 		/* Message over: cmask_body_end() framed everything. */
@@ -531,7 +558,7 @@ int cmask_release(cmask_t *m, enum cmask_dir dd)
 	/* What is held is resolved as at the end of a message: a partial
 	 * value goes as it is (the same bytes whether or not it begins a
 	 * real value), and the stream starts afresh. */
-	if (mask_exch_body_release(m->x, xd(dd), raw_out(d)) < 0)
+	if (case_cut(m, d, mask_exch_body_release(m->x, xd(dd), raw_out(d))) < 0)
 		return -1;
 	d->release = true;
 	return 0;
@@ -545,7 +572,7 @@ int cmask_body_end(cmask_t *m, enum cmask_dir dd)
 		return 0;
 	/* Held bytes resolved, figures settled (injected, a sentinel left,
 	 * remasked), then the framing closed. */
-	if (mask_exch_body_end(m->x, xd(dd), raw_out(d)) < 0)
+	if (case_cut(m, d, mask_exch_body_end(m->x, xd(dd), raw_out(d))) < 0)
 		return -1;
 	if (d->ws && ws_emit(d, evbuffer_get_length(d->chunk)) < 0)
 		return -1;
@@ -722,13 +749,14 @@ static int ws_header(struct cdir *d)
 	return ws_queue(d, &sg, NULL, 0);
 }
 
-int cmask_ws_begin(cmask_t *m, bool extensions)
+int cmask_ws_begin(cmask_t *m, const char *host, uint16_t port, bool extensions)
 {
 	struct cdir *o = &m->dir[CMASK_OUT], *i = &m->dir[CMASK_IN];
 
 	/* Outbound: nothing is injected into frames, real values are
-	 * counted (cmask_tunnel_begin()'s set); inbound: remasked. */
-	if (cmask_body_begin(m, CMASK_IN, NULL, 0, false, false) < 0 || cmask_tunnel_begin(m) < 0)
+	 * counted (cmask_tunnel_begin()'s set); inbound: remasked, and from
+	 * an inject host searched with case ignored too. */
+	if (cmask_body_begin(m, CMASK_IN, host, port, true, false) < 0 || cmask_tunnel_begin(m) < 0)
 		return -1;
 	for (int k = 0; k < 2; k++) {
 		struct cdir *d = k == 0 ? o : i;
@@ -806,6 +834,8 @@ int cmask_ws_feed(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t n)
 			}
 			w->left -= k;
 			n -= k;
+			if (case_cut(m, d, 0) != 0)
+				return -1;
 		}
 		if (w->in_payload && w->left == 0) {
 			w->in_payload = false;

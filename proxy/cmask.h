@@ -162,6 +162,17 @@ int cmask_tunnel_begin(cmask_t *m) NONNULL(1) WUNRES;
 const char *cmask_leak(const cmask_t *m, enum cmask_dir d) NONNULL(1);
 
 /*
+ * Inbound from an inject host (cmask_body_begin() or cmask_ws_begin()
+ * with its host): the credential whose real value the case-folding
+ * search found with its case changed in the response body (or stream),
+ * or NULL. Once set, every inbound call (feed, take, release, end,
+ * ready) returns -1 with EACCES, and what waited is wiped: the caller
+ * cuts the response (HTTP/1.1: closes the connection; HTTP/2: resets
+ * the stream) and audits naming the credential.
+ */
+const char *cmask_case_real(const cmask_t *m) NONNULL(1);
+
+/*
  * Whether buf (a request target or one header field) holds a real value,
  * raw or in any form the remask set knows, as it is or with every %XX
  * decoded: returns 1 with *cred naming the credential, 0 (none), or -1
@@ -204,7 +215,7 @@ int cmask_body_end(cmask_t *m, enum cmask_dir d) NONNULL(1) WUNRES;
  * (ENOMEM).
  * The end: cmask_body_cut().
  */
-int cmask_ws_begin(cmask_t *m, bool extensions) NONNULL(1) WUNRES;
+int cmask_ws_begin(cmask_t *m, const char *host, uint16_t port, bool extensions) NONNULL(1) WUNRES;
 int cmask_ws_feed(cmask_t *m, enum cmask_dir d, struct evbuffer *src, size_t n) NONNULL(1, 3) WUNRES;
 /* The credential of a real value the client sent in the stream, or NULL. */
 const char *cmask_ws_leak(const cmask_t *m) NONNULL(1);

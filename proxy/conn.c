@@ -1026,8 +1026,25 @@ const char *conn_set_mask_rule(conn_t *c, const char *fmt, ...)
 
 void conn_close(conn_t *c, const char *reason, bool is_error)
 {
+	char casewhy[REASON_MAX];
+	const char *cred;
+
 	if (c->state == CONN_CLOSED)
 		return;
+	/* The inbound fold found a real value with its case changed in a
+	 * response body or stream (cmask_case_real()): whatever path closes,
+	 * the audit and stderr say so, naming the credential, and the client
+	 * sees the body cut (no close_notify). */
+	if (c->mask != NULL && (cred = cmask_case_real(c->mask)) != NULL) {
+		(void)snprintf(casewhy, sizeof(casewhy),
+			       "the response from %s carries a real value of %s with its case changed: it cannot "
+			       "be re-masked, so the response was cut",
+			       c->up.peer, cred);
+		reason = casewhy;
+		is_error = true;
+		if (c->client.ssl != NULL)
+			c->tls_end = TLS_END_TRUNCATE;
+	}
 	/* An opaque tunnel is audited when it ends, with its byte counts;
 	 * so is an upgraded stream (a WebSocket), with its re-masked count. */
 	/* One the proxy cut (a frame breaking RFC 6455, the frame queue's

@@ -410,7 +410,7 @@ static enum step take_upgrade(conn_t *c)
 				   c->up.peer);
 	if ((hr = write_response_head(c, false, true, &cred)) > 0)
 		return head_real_refused(c, cred);
-	if (hr < 0 || (c->mask != NULL && cmask_ws_begin(c->mask, ext) < 0)) {
+	if (hr < 0 || (c->mask != NULL && cmask_ws_begin(c->mask, c->tgt.host, c->tgt.port, ext) < 0)) {
 		conn_close(c, "out of memory writing a response head", true);
 		return STEP_CLOSED;
 	}
@@ -469,7 +469,7 @@ static bool take_response_head(conn_t *c, enum step *st)
 	if (http1_message_done(c->up.http)) {
 		c->ex.phase = EX_DONE;
 	} else if (c->mask != NULL) {
-		if (cmask_body_begin(c->mask, CMASK_IN, NULL, 0, false, http1_chunked(c->up.http)) < 0)
+		if (cmask_body_begin(c->mask, CMASK_IN, c->tgt.host, c->tgt.port, true, http1_chunked(c->up.http)) < 0)
 			goto oom;
 		if (http1_chunked(c->up.http))
 			http1_set_body_sink(c->up.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_IN));
@@ -506,6 +506,13 @@ static bool relay_response(conn_t *c, enum step *st)
 			break;
 		r = http1_feed(c->up.http, v.iov_base, v.iov_len, &n);
 		conn_touch(c);
+		if (c->ex.mask_resp_body && cmask_case_real(c->mask) != NULL) {
+			/* The chunked body's sink found it (conn_close() says
+			 * what and cuts). */
+			conn_close(c, "a real value with its case changed", true);
+			*st = STEP_CLOSED;
+			return false;
+		}
 		if (r == HTTP1_ERROR) {
 			*st = conn_refuse(c, 502, NULL, "request", c->rule,
 					  "passavant: malformed response from %s: %s", c->up.peer,

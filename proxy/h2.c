@@ -138,6 +138,8 @@ static void tail_cb(evutil_socket_t fd, short events, void *arg)
 			continue;
 		}
 		if (cmask_release(s->mask, CMASK_IN) < 0 || h2s_pass_in(s) < 0) {
+			if (h2s_case_cut(s))
+				continue;
 			conn_close(c, "out of memory releasing held bytes", true);
 			return;
 		}

@@ -175,6 +175,11 @@ void h2s_answer(struct h2s *s, int status, const char *xerr, const char *rule, c
 	NONNULL(1, 5) PRINTF(5, 6);
 /* Passes on what the inbound substituter may send now; 0 or -1. */
 int h2s_pass_in(struct h2s *s) NONNULL(1) WUNRES;
+/* The response body holds a real value with its case changed (the
+ * inbound fold, cmask_case_real()): the stream is cut (RST_STREAM to the
+ * client, CANCEL upstream) and audited naming the credential. Returns
+ * true when it did (the caller stops), false when no such value. */
+bool h2s_case_cut(struct h2s *s) NONNULL(1);
 /* Frees a stream closed on both sessions (or at the connection's end). */
 void h2s_free(h2_t *h, struct h2s *s) NONNULL(1, 2);
 /* The upstream session's callbacks. */

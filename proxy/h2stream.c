@@ -483,7 +483,7 @@ static void response_head(struct h2s *s, bool end_stream)
 	s->status = s->rstatus;
 	s->resp_started = true;
 	if (s->mask != NULL && !end_stream) {
-		if (cmask_body_begin(s->mask, CMASK_IN, NULL, 0, false, false) < 0) {
+		if (cmask_body_begin(s->mask, CMASK_IN, h2s_conn(s)->tgt.host, h2s_conn(s)->tgt.port, true, false) < 0) {
 			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 			return;
 		}
@@ -496,12 +496,35 @@ static void response_head(struct h2s *s, bool end_stream)
 	cmask_wipe_drain(s->fields);
 }
 
+bool h2s_case_cut(struct h2s *s)
+{
+	const char *cred = s->mask != NULL && s->mask_resp ? cmask_case_real(s->mask) : NULL;
+	char w[512];
+
+	if (cred == NULL)
+		return false;
+	/* Its head went: the stream can only be reset (h2s_answer() does
+	 * once the response started), what waits for the client dropped. */
+	h2s_cut(s, CMASK_IN);
+	s->mask_resp = false;
+	cmask_wipe_drain(s->resp);
+	h2s_answer(s, 502, NULL, s->rule,
+		   "passavant: %s: the response body from %s carries a real value of %s with its case changed: "
+		   "it cannot be re-masked, so the stream was reset",
+		   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
+	/* Answered here: DATA still in flight from the upstream is
+	 * acknowledged and dropped (h2_up_data()), never buffered raw. */
+	s->phase = H2S_ANSWERED;
+	return true;
+}
+
 /* The response's end: what the substituter holds goes, then EOF. */
 static void response_ended(struct h2s *s)
 {
 	s->resp_end = true;
 	if (s->mask_resp && (cmask_body_end(s->mask, CMASK_IN) < 0 || h2s_pass_in(s) < 0)) {
-		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		if (!h2s_case_cut(s))
+			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		return;
 	}
 	if (s->cl_open && s->resp_started)
@@ -573,6 +596,12 @@ int h2_up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	} else if (evbuffer_add(h->scratch, data, len) < 0 || cmask_body_take(s->mask, CMASK_IN, h->scratch, len) < 0 ||
 		   h2s_pass_in(s) < 0) {
+		if (h2s_case_cut(s)) {
+			/* What the substituter had not taken is acknowledged with
+			 * the stream (h2s_free()). */
+			cmask_wipe_drain(h->scratch);
+			return 0;
+		}
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
 	(void)nghttp2_session_resume_data(h->down, s->cid);

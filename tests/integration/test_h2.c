@@ -1599,6 +1599,72 @@ static void test_remask_name_case_paths(void)
 }
 
 /*
+ * Round 40 in HTTP/2: a real value with its case changed in the response
+ * BODY (DATA only: /drip writes no field with it), upper, lower and
+ * mixed, in DATA frames of 7 bytes 10 ms apart, and of 20 bytes 300 ms
+ * apart (longer than the hold: the held bytes go at each pause, and the
+ * fold, whose state goes on, finds the value at its end). The stream is
+ * reset, the value never whole in what came, the audit says 502 naming
+ * the credential (fails before: 4 of 4, status 200 with the value). The
+ * sentinel upper-cased passes, 200.
+ */
+static void test_remask_body_case(void)
+{
+	static const struct {
+		const char *what, *args;
+		int mode; /* 0 upper, 1 lower, 2 mixed */
+	} rows[] = {
+		{"upper case, 7 bytes a frame", "ms=10&k=7", 0},
+		{"lower case, 7 bytes a frame", "ms=10&k=7", 1},
+		{"mixed case, 7 bytes a frame", "ms=10&k=7", 2},
+		{"upper case, 20 bytes a frame 300 ms apart", "ms=300&k=20", 0},
+	};
+	char path[300], spec[400], hex[2 * TOK_LEN + 1], low[TOK_LEN + 1], form[TOK_LEN + 1], *out = NULL;
+
+	CU_ASSERT_FATAL(ready);
+	for (size_t k = 0; k <= TOK_LEN; k++)
+		low[k] = (char)tolower((unsigned char)real_tok[k]);
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		size_t amark = test_file_size(px.audit);
+		bool leak = false;
+		int rc;
+
+		for (size_t k = 0; k <= TOK_LEN; k++) {
+			unsigned char ch = (unsigned char)real_tok[k];
+
+			form[k] = (char)(rows[r].mode == 0 || (rows[r].mode == 2 && k % 2 == 0) ? toupper(ch) : tolower(ch));
+		}
+		to_hex(form, hex);
+		snprintf(path, sizeof(path), "/drip?t=bdc%zu&%s&x=%s", r, rows[r].args, hex);
+		snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "20", "req", spec, NULL);
+		ROW(rc == 0, "%s: the raw client exited %d (3: no h2)", rows[r].what, rc);
+		for (char *q = out; q != NULL && *q != '\0'; q++)
+			if (strncasecmp(q, low, TOK_LEN) == 0)
+				leak = true;
+		ROW(!leak, "%s: the real value with its case changed reached the client", rows[r].what);
+		ROW(test_hasf(out, "stream 1 reset "), "%s: the stream was not reset:\n%s", rows[r].what,
+		    leak ? "[the value]" : red(out));
+		free(out);
+		out = NULL;
+		usleep(300000);
+		ROW(audit_count(px.audit, amark, "\"status\":502", "GH_TOKEN", "case changed", NULL) == 1,
+		    "%s: the audit does not say 502 naming the credential", rows[r].what);
+	}
+	/* The sentinel upper-cased is no real value. */
+	for (size_t k = 0; k <= TOK_LEN; k++)
+		form[k] = (char)toupper((unsigned char)sent_tok[k]);
+	to_hex(form, hex);
+	snprintf(path, sizeof(path), "/drip?t=bdcs&ms=10&k=7&x=%s", hex);
+	snprintf(spec, sizeof(spec), "{\"path\":\"%s\"}", path);
+	ROW(h2c(&out, false, hp("127.0.0.1", h2port), "20", "req", spec, NULL) == 0, "the sentinel: the raw client failed");
+	want_status(out, 1, 200, "the sentinel upper-cased in a body");
+	ROW(test_hasf(out, "stream 1 body drip:%s\\x0a\n", form), "the sentinel upper-cased did not pass whole:\n%s",
+	    red(out));
+	free(out);
+}
+
+/*
  * An upstream that resets a stream in the middle of a value (no pause: at
  * a pause of 100 ms between DATA frames the proxy releases held bytes by
  * design, docs/masking.md "Held bytes"): the first 30 bytes of the real
@@ -2379,6 +2445,8 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "re-masking: a real value lower-cased in a field's name: 502", test_remask_name_case);
 	test_add(s, "re-masking: a real value lower-cased in a 103 (502) or a trailer (reset, audited 502)",
 		 test_remask_name_case_paths);
+	test_add(s, "re-masking: a real value with its case changed in DATA (split across frames, across pauses): reset, audited 502",
+		 test_remask_body_case);
 	test_add(s, "re-masking: an upstream reset inside a value drops the held bytes", test_remask_cut);
 	test_add(s, "re-masking: frames of a value 10 ms apart are not released between them", test_remask_drip);
 	test_add(s, "re-masking: the echo of a body that got a real value is not released inside it", test_remask_injected_echo);

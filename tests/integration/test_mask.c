@@ -2795,6 +2795,109 @@ static void test_remask_name_case(void)
 }
 
 /*
+ * Round 40: a real value with its case changed in a response BODY from
+ * the inject host. The sandbox sends its sentinel in a header (injected
+ * as the real value), the upstream echoes it upper-, lower- or
+ * mixed-cased in the body only (pv-upstream /reflect &case= &nohead=1):
+ * with a Content-Length, chunked one byte per chunk, close-delimited, a
+ * byte per read, and split by a pause longer than the hold. The exact
+ * remask misses every one; before round 40 the client got the value
+ * (fails before: 7 of 7 cut rows, 200 with the value). Now the response
+ * is cut (curl fails), the value nowhere in what came, the audit names
+ * the credential. Ordinary bodies pass: the exact value echoed (remasked
+ * to the sentinel), the sentinel upper-cased, 20 bytes of the value
+ * upper-cased (a part is not the value).
+ */
+static void test_remask_body_case(void)
+{
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		static const struct {
+			const char *what, *query;
+			bool cut;
+		} rows[] = {
+			{"Content-Length, upper case", "/reflect/cl?h=X-Tok&nohead=1&case=upper", true},
+			{"Content-Length, lower case", "/reflect/cl?h=X-Tok&nohead=1&case=lower", true},
+			{"Content-Length, mixed case", "/reflect/cl?h=X-Tok&nohead=1&case=mixed", true},
+			{"chunked, a byte per chunk", "/reflect/chunked?h=X-Tok&nohead=1&case=upper", true},
+			{"close-delimited", "/reflect/close?h=X-Tok&nohead=1&case=lower", true},
+			{"a byte per read", "/reflect/cl?h=X-Tok&nohead=1&case=upper&drip=read", true},
+			{"split by a 400 ms pause (held bytes released)", "/reflect/cl?h=X-Tok&nohead=1&case=upper&pause=400",
+			 true},
+			{"the exact value (remasked)", "/reflect/cl?h=X-Tok&nohead=1", false},
+		};
+		char low[TOK_LEN + 1], hdr[TOK_LEN + 16], supc[TOK_LEN + 1], hx[2 * TOK_LEN + 1], path[300], *out = NULL,
+										   *log;
+		size_t amark = test_file_size(p.t.audit);
+		int ncut = 0;
+
+		for (size_t k = 0; k <= TOK_LEN; k++) {
+			low[k] = (char)tolower((unsigned char)tok_real[k]);
+			supc[k] = (char)toupper((unsigned char)p.tok[k]);
+		}
+		snprintf(hdr, sizeof(hdr), "X-Tok: %s", p.tok);
+		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+			bool leak = false;
+			int rc = curl_px(&p, &out, "-H", hdr, url_of(&up, "127.0.0.1", rows[r].query), NULL);
+
+			for (char *q = out; q != NULL && *q != '\0'; q++)
+				if (strncasecmp(q, low, TOK_LEN) == 0)
+					leak = true;
+			ROW(!leak, "%s: the real value (its case changed) reached the client", rows[r].what);
+			if (rows[r].cut) {
+				ROW(rc != 0 && (out == NULL || strstr(out, "reflect:") == NULL || !leak),
+				    "%s: the response was not cut (curl %d): %.300s", rows[r].what, rc,
+				    leak ? "[the value]" : test_nz(out));
+				ncut++;
+			} else {
+				ROW(rc == 0 && out != NULL && strstr(out, p.tok) != NULL,
+				    "%s: not passed on remasked (curl %d): %.300s", rows[r].what, rc,
+				    leak ? "[the value]" : test_nz(out));
+			}
+			free(out);
+			out = NULL;
+		}
+		/* Ordinary bodies: the sentinel in another case, a part of the
+		 * value upper-cased. */
+		to_hex(supc, hx);
+		snprintf(path, sizeof(path), "/reflect/cl?nohead=1&x=%s", hx);
+		ROW(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL) == 0 && out != NULL &&
+			    strstr(out, supc) != NULL,
+		    "the sentinel upper-cased in a body was not passed on: %.300s", test_nz(out));
+		free(out);
+		out = NULL;
+		{
+			char part[21];
+
+			for (size_t k = 0; k < 20; k++)
+				part[k] = (char)toupper((unsigned char)tok_real[k]);
+			part[20] = '\0';
+			to_hex(part, hx);
+			snprintf(path, sizeof(path), "/reflect/cl?nohead=1&x=%s", hx);
+			ROW(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL) == 0 && out != NULL &&
+				    strstr(out, part) != NULL,
+			    "20 bytes of the value upper-cased in a body were not passed on: %.300s",
+			    "[part of the value]");
+			free(out);
+			out = NULL;
+		}
+		/* The next request is served. */
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "127.0.0.1", "/hello"), NULL), 0);
+		ROW(out != NULL && strstr(out, "hello") != NULL, "the next request failed: %.300s", test_nz(out));
+		free(out);
+		usleep(200000);
+		log = test_read_file(p.t.audit, NULL);
+		ROW(log != NULL && test_count(log + (amark <= strlen(log) ? amark : 0), "with its case changed") >= ncut &&
+			    test_count(log + (amark <= strlen(log) ? amark : 0), "real value of GH_TOKEN") >= ncut,
+		    "the audit does not name GH_TOKEN and the case change %d times: %.2000s", ncut, test_nz(log));
+		free(log);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
  * Review of round 39 (F1): every HTTP/1.1 head path with a real value
  * case-changed in it is refused (a 100 and a 103 interim head, a 101 to
  * an Upgrade, the reason phrase, a %xx-spelled value with its case
@@ -3432,6 +3535,8 @@ TEST_REGISTRAR(mask_suites)
 		 test_remask_name_case);
 	test_add(s, "remask: a case-changed real value on every HTTP/1.1 head path (100, 103, 101, reason, %xx, 2 KiB): 502; ordinary heads pass",
 		 test_remask_head_case_paths);
+	test_add(s, "remask: a case-changed real value in a response body (CL, chunked, close, a byte per read, a pause): cut; ordinary bodies pass",
+		 test_remask_body_case);
 	test_add(s, "injectHosts with a port: only that port", test_inject_host_port);
 	test_add(s, "plain HTTP inside CONNECT: remasked, sentinel refused off-host", test_plain_in_connect);
 	test_add(s, "plain HTTP inside CONNECT to an excluded host: remasked, sentinel refused; TLS not opened",

@@ -108,6 +108,10 @@
  *                   a cl or close body, the trailer); the bytes before
  *                   each go at once with its first byte. A slow value
  *                   without waiting MS for every other byte.
+ *                   &case=upper|lower|mixed: the value is echoed with its
+ *                   case changed (mixed: every other byte upper, the
+ *                   others lower); &nohead=1: no X-Reflect header (the
+ *                   body only, and the trailer in mode trailer).
  *                   &pause=MS (1-10000, modes cl and close): the response
  *                   is written up to the middle of the value in the body,
  *                   then the rest MS milliseconds later (a network stall,
@@ -1355,7 +1359,22 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 	const char *d = query_param(query, "drip", &dlen), *only;
 	unsigned drip_ms = 0, pause_ms = 0;
 	bool trailer = strcmp(mode, "trailer") == 0;
+	size_t clen;
+	const char *cs = query_param(query, "case", &clen);
+	bool nohead = query_param(query, "nohead", &olen) != NULL;
 
+	/* &case=upper|lower|mixed: the value echoed with its case changed
+	 * (mixed: every other letter upper), as a host that folds what it
+	 * echoes ("INVALID TOKEN: ..."); &nohead=1: not in a header, the
+	 * body only. */
+	for (int i = 0; cs != NULL && i < n; i++) {
+		if (clen == 5 && memcmp(cs, "upper", 5) == 0)
+			val[i] = (unsigned char)toupper(val[i]);
+		else if (clen == 5 && memcmp(cs, "lower", 5) == 0)
+			val[i] = (unsigned char)tolower(val[i]);
+		else if (clen == 5 && memcmp(cs, "mixed", 5) == 0)
+			val[i] = (unsigned char)(i % 2 == 0 ? toupper(val[i]) : tolower(val[i]));
+	}
 	if (d == NULL && (d = query_param(query, "pause", &dlen)) != NULL) {
 		if (strcmp(mode, "cl") != 0 && strcmp(mode, "close") != 0)
 			return respond_text(c, 400, "pause needs mode cl or close\n");
@@ -1396,8 +1415,12 @@ static int respond_reflect(struct conn *c, const char *mode, const char *query)
 	     !trailer))
 		return respond_text(c, 400, "bad /reflect request\n");
 	len = (size_t)n;
-	snprintf(extra, sizeof(extra), "Content-Type: text/plain\r\nX-Reflect: %.*s\r\n%s", n,
-		 (const char *)val, trailer ? "Trailer: X-Reflect-Trailer\r\n" : "");
+	if (nohead)
+		snprintf(extra, sizeof(extra), "Content-Type: text/plain\r\n%s",
+			 trailer ? "Trailer: X-Reflect-Trailer\r\n" : "");
+	else
+		snprintf(extra, sizeof(extra), "Content-Type: text/plain\r\nX-Reflect: %.*s\r\n%s", n,
+			 (const char *)val, trailer ? "Trailer: X-Reflect-Trailer\r\n" : "");
 	if (strcmp(mode, "cl") == 0) {
 		snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", 8 + len + 1);
 	} else if (strcmp(mode, "chunked") == 0 || trailer) {
