@@ -2800,7 +2800,8 @@ static void test_remask_name_case(void)
  * as the real value), the upstream echoes it upper-, lower- or
  * mixed-cased in the body only (pv-upstream /reflect &case= &nohead=1):
  * with a Content-Length, chunked one byte per chunk, close-delimited, a
- * byte per read, and split by a pause longer than the hold. The exact
+ * byte per read, and split by a pause longer than the hold; and a
+ * WebSocket upstream pushes it upper-cased in a frame. The exact
  * remask misses every one; before round 40 the client got the value
  * (fails before: 7 of 7 cut rows, 200 with the value). Now the response
  * is cut (curl fails), the value nowhere in what came, the audit names
@@ -2856,6 +2857,32 @@ static void test_remask_body_case(void)
 				    "%s: not passed on remasked (curl %d): %.300s", rows[r].what, rc,
 				    leak ? "[the value]" : test_nz(out));
 			}
+			free(out);
+			out = NULL;
+		}
+		/* A WebSocket from the inject host pushes the value upper-cased
+		 * in a text frame after the 101: the stream is cut. */
+		{
+			char target[128], wsx[2 * TOK_LEN + 1], upv[TOK_LEN + 1];
+			bool wleak = false;
+			int rc;
+
+			for (size_t k = 0; k <= TOK_LEN; k++)
+				upv[k] = (char)toupper((unsigned char)tok_real[k]);
+			to_hex(upv, wsx);
+			snprintf(target, sizeof(target), "127.0.0.1:%u", (unsigned)up.port);
+			{
+				char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "ws", p.t.addr, target,
+						p.t.trust, wsx, NULL};
+
+				rc = runv(&out, argv);
+			}
+			for (char *q = out; q != NULL && *q != '\0'; q++)
+				if (strncasecmp(q, low, TOK_LEN) == 0)
+					wleak = true;
+			ROW(rc != 0 && !wleak, "WebSocket: the value upper-cased in a frame was not cut (exit %d): %.300s", rc,
+			    wleak ? "[the value]" : test_nz(out));
+			ncut++;
 			free(out);
 			out = NULL;
 		}
@@ -3535,7 +3562,7 @@ TEST_REGISTRAR(mask_suites)
 		 test_remask_name_case);
 	test_add(s, "remask: a case-changed real value on every HTTP/1.1 head path (100, 103, 101, reason, %xx, 2 KiB): 502; ordinary heads pass",
 		 test_remask_head_case_paths);
-	test_add(s, "remask: a case-changed real value in a response body (CL, chunked, close, a byte per read, a pause): cut; ordinary bodies pass",
+	test_add(s, "remask: a case-changed real value in a response body (CL, chunked, close, a byte per read, a pause, a WebSocket frame): cut; ordinary bodies pass",
 		 test_remask_body_case);
 	test_add(s, "injectHosts with a port: only that port", test_inject_host_port);
 	test_add(s, "plain HTTP inside CONNECT: remasked, sentinel refused off-host", test_plain_in_connect);
