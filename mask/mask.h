@@ -864,7 +864,9 @@ int mask_exch_find_real(mask_exch_t *x, const void *buf, size_t len, const char 
  * Starts the body of the current message in direction d: MASK_OUT with
  * the body set of host:port (injection where injectIn has body,
  * detection elsewhere; host NULL: nothing is injected, as in an opaque
- * tunnel or a WebSocket stream), MASK_IN with the remask set. Returns 0
+ * tunnel or a WebSocket stream), MASK_IN with the remask set, and when
+ * host:port is one some credential may be injected to, the case-folding
+ * search after it (mask_exch_body_case_real(); host NULL: none). Returns 0
  * or -1 (ENOMEM).
  */
 int mask_exch_body_begin(mask_exch_t *x, enum mask_dir d, const char *host, uint16_t port,
@@ -892,7 +894,10 @@ int mask_exch_body_feed_buffer(mask_exch_t *x, enum mask_dir d, struct evbuffer 
 int mask_exch_body_release(mask_exch_t *x, enum mask_dir d, struct evbuffer *out) NONNULL(1, 3) WUNRES;
 
 /* Input bytes held in direction d now, and the most ever held
- * (longest pattern - 1) by the set last begun there. Pure. */
+ * (longest pattern - 1) by the set last begun there, plus, while the
+ * case-folding search runs, its own hold-back, which lies in what the
+ * feeds wrote: keeping the last holdmax - held bytes written back
+ * (cmask_ready()) covers both. Pure. */
 size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
 size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
 
