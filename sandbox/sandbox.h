@@ -241,8 +241,23 @@ bool sbx_stdio_pipeline(void);
  * as before; whether it is another session's is asked by a child in a
  * session of its own (a terminal's session cannot be read from outside
  * it). Fails closed: true when it cannot tell.
+ * Round 40: a terminal that is not our session's (of no session, or
+ * another's) is also not read while another program has it as its
+ * standard input (sbx_stdio_tty_reader()): a harness's own reader, or a
+ * sibling's, took a line's bytes in turns with the relay (a line meant
+ * for it reached the command). Our session's terminal is not looked at:
+ * there job control says who reads (a shell's background jobs hold it).
  */
 bool sbx_stdio_keys_foreign(void);
+
+/*
+ * Another process, not passavant, one of its ancestors (which wait for
+ * it) nor a child of its, whose standard input is the terminal on
+ * passavant's (looked up in /proc: processes of other users are not
+ * seen): its pid, 0 if none (or fd 0 is no terminal), -1 if /proc
+ * cannot be read.
+ */
+pid_t sbx_stdio_tty_reader(void);
 
 /*
  * After sbx_wait(): how many of the empty files and directories made on

@@ -173,6 +173,10 @@ enum sbx_ttyf_cs {
 	SBX_TTYF_8BIT,   /* one byte a character: 0x80-0x9f are C1 controls */
 	SBX_TTYF_EITHER, /* unknown (C, POSIX, no locale): either; UTF-8 is
 			    decoded, and no byte 0x80-0x9f is sent */
+	SBX_TTYF_UTF8_ONLY, /* UTF-8, read by a terminal that has no 8-bit
+			       mode (TERM names one: ttyrelay.c
+			       term_utf8_only()): a byte inside a
+			       character is never a C1 control there */
 };
 struct sbx_ttyf {
 	int state;                        /* enum ttyf_state (ttyfilter.c) */

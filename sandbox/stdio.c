@@ -34,11 +34,13 @@
  * a false password prompt and read the keys typed; given the terminal,
  * it wrote to it unfiltered.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -437,6 +439,65 @@ bool sbx_stdio_pipeline(void)
 	return isatty(0) && !isatty(1) && fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
+/* The parent of pid, from /proc/PID/stat (0: none, or not readable). */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+	long pp;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold spaces and ')' */
+	p = strrchr(buf, ')');
+	if (p == NULL || sscanf(p + 1, " %*c %ld", &pp) != 1 || pp < 0)
+		return 0;
+	return (pid_t)pp;
+}
+
+pid_t sbx_stdio_tty_reader(void)
+{
+	struct stat tty, st;
+	pid_t up[64], self = getpid();
+	size_t n_up = 0;
+	DIR *d;
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (fstat(0, &tty) < 0 || !S_ISCHR(tty.st_mode))
+		return 0;
+	for (pid_t p = getppid(); p > 0 && n_up < sizeof(up) / sizeof(up[0]); p = parent_of(p))
+		up[n_up++] = p;
+	d = opendir("/proc");
+	if (d == NULL)
+		return -1;
+	while (found == 0 && (e = readdir(d)) != NULL) {
+		char path[64], *end;
+		long v = strtol(e->d_name, &end, 10);
+		bool skip = v <= 0 || *end != '\0' || (pid_t)v == self;
+
+		for (size_t i = 0; !skip && i < n_up; i++)
+			skip = up[i] == (pid_t)v;
+		if (skip)
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%ld/fd/0", v);
+		/* another user's: EACCES, not seen */
+		if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == tty.st_rdev &&
+		    parent_of((pid_t)v) != self)
+			found = (pid_t)v;
+	}
+	(void)closedir(d);
+	return found;
+}
+
 bool sbx_stdio_keys_foreign(void)
 {
 	pid_t sid = getsid(0), pid;
@@ -446,6 +507,10 @@ bool sbx_stdio_keys_foreign(void)
 		return false;
 	if (sid > 0 && tcgetsid(0) == sid)
 		return false; /* ours: job control says when (ttyrelay.c may_take()) */
+	/* no session's but ours to arbitrate: another program reading it
+	 * (round 40) makes it not ours to read */
+	if (sbx_stdio_tty_reader() != 0)
+		return true;
 	/* a session of our own without a terminal: this one becomes ours
 	 * if it is no other session's (EPERM if it is, or if we have one) */
 	if (sid == getpid() && ioctl(0, TIOCSCTTY, 0) == 0)

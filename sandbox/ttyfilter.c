@@ -20,6 +20,9 @@
  *     U+009F, or a byte 0x80-0x9F in 8-bit mode) is read as the 7-bit
  *     sequence it stands for; when the terminal may read either (no
  *     locale), no byte 0x80-0x9F is sent: a character holding one is '?';
+ *     when TERM names a terminal that reads UTF-8 only (kitty, tmux, ...:
+ *     SBX_TTYF_UTF8_ONLY), such a character passes whole, in text and
+ *     in a title, no CAN after it (round 40);
  *   - BEL, BS, HT, LF, VT, FF, CR, SO, SI; in UTF-8, CAN after a
  *     character holding a byte a terminal in 8-bit mode reads as the
  *     start of a sequence (utf8_c1(): the locale may not be the
@@ -1262,7 +1265,7 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 						step(f, 0xfffd, a, an, out, &o);
 					} else if (f->cs == SBX_TTYF_UTF8 && cp >= 0xa0 && c1_inside(f->u8, want))
 						utf8_c1(f, cp, f->u8, want, out, &o);
-					else
+					else /* SBX_TTYF_UTF8_ONLY: whole */
 						step(f, cp, f->u8, want, out, &o);
 				}
 				continue;

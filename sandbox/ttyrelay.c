@@ -30,7 +30,9 @@
  * longer (passavant stopped, or put in the background: looked at every
  * 200 ms), the command's report and key modes turned off meanwhile
  * (relay_lose()); told first on a SIGTSTP, it gives the terminal back
- * whole and stops (relay_pause_now()). The parent saved the
+ * whole and stops (relay_pause_now()); seeing passavant stopped while
+ * the terminal is still ours (SIGSTOP, a parent without job control),
+ * it gives the terminal back and waits (relay_hold()). The parent saved the
  * settings before (proxy/cli/run.c run_tty_save()) and restores them
  * again after the run, should the relay have been killed.
  *
@@ -42,6 +44,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -120,6 +123,9 @@ struct relay {
 	bool reading;         /* keys are read (may_take(in) held) */
 	bool in_done;         /* in ended (EOF, hangup): not read again */
 	bool raw;             /* we put in raw mode (saved holds its settings) */
+	bool held;            /* passavant seen stopped with the terminal ours:
+				 given back until it runs again (relay_hold()) */
+	pid_t parent;         /* passavant's process */
 	long rtt;             /* the slowest answer to a query seen, ms (-1: none) */
 	bool timing;          /* a query passed, its answer not yet seen */
 	unsigned asked;       /* the filter's count of queries when last looked */
@@ -137,7 +143,7 @@ static void relay_take(struct relay *r)
 
 	if (r->in < 0 || r->in_done)
 		return;
-	r->reading = may_take(r->in);
+	r->reading = !r->held && may_take(r->in);
 	if (!r->reading || (!r->raw && tcgetattr(r->in, &r->saved) < 0))
 		return;
 	t = r->saved;
@@ -210,6 +216,53 @@ static void relay_pause_now(struct relay *r)
 	if (r->raw && ours)
 		(void)tcsetattr(r->in, TCSANOW, &r->saved);
 	(void)raise(SIGSTOP);
+}
+
+/* Whether process pid is stopped (/proc/PID/stat's state T, or t:
+ * stopped by a tracer). */
+static bool stopped(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, len;
+
+	len = snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (len < 0 || (size_t)len >= sizeof(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold ')' */
+	return p != NULL && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+/*
+ * passavant stopped (SIGSTOP, which cannot be caught) while the terminal
+ * is still ours: no job-control shell took it (passavant under `script
+ * -c`, `sh -c`, ssh -t's command, a harness: a parent that does not ask
+ * for stops), or not yet. Round 40: before, the terminal stayed raw, the
+ * command's modes on, for as long as passavant was stopped: no echo, ^C
+ * a byte nobody read. Now, seen within 200 ms (the relay looks at
+ * passavant's state while it reads the keys), it is given back as on a
+ * SIGTSTP (relay_pause_now(): every mode of the command's off that
+ * changes what the terminal sends, the user's settings), but the relay
+ * runs on: the command's output still reaches the screen, and once
+ * passavant runs again (SIGCONT) relay_take() takes the keys back. A
+ * SIGSTOP to passavant's whole group stops the relay too: nothing of
+ * ours runs then, and the terminal stays as it is until the group is
+ * continued (a job-control shell takes it meanwhile).
+ */
+static void relay_hold(struct relay *r)
+{
+	relay_lose(r, true);
+	r->held = true;
+	if (r->raw)
+		(void)tcsetattr(r->in, TCSANOW, &r->saved);
 }
 
 /* The master's output, filtered, to the user's terminal. false when the
@@ -331,6 +384,7 @@ NORETURN static void relay_main(struct relay *r)
 	size_t have = 0, nreset;
 	int keep[3] = {r->master, r->in, r->out};
 	struct sigaction sa;
+	struct timespec looked = {0};
 	sigset_t sigs, none;
 
 	sbx_pump_setup(keep, 3);
@@ -369,6 +423,15 @@ NORETURN static void relay_main(struct relay *r)
 		/* Reading, the keys are looked at every 200 ms too: passavant
 		 * stopped (SIGSTOP, SIGTSTP: the shell takes the terminal and
 		 * says nothing to us) or put in the background (bg). */
+		/* passavant stopped, the terminal still ours; or running
+		 * again: looked at every 200 ms at most */
+		if ((r->reading || r->held) && ms_since(&looked) >= 200 &&
+		    clock_gettime(CLOCK_MONOTONIC, &looked) == 0) {
+			if (r->reading && stopped(r->parent) && may_take(r->in))
+				relay_hold(r);
+			else if (r->held && !stopped(r->parent))
+				r->held = false;
+		}
 		if (relay_cont || (r->in >= 0 && !r->in_done)) {
 			bool was = r->reading;
 
@@ -437,12 +500,42 @@ NORETURN static void relay_main(struct relay *r)
 	_exit(0);
 }
 
+/*
+ * Whether TERM names a terminal that reads UTF-8 only, with no 8-bit mode
+ * in which a byte 0x80-0x9f inside a character is a C1 control: kitty,
+ * tmux (its panes' parser is 7-bit and UTF-8), alacritty, foot, ghostty,
+ * WezTerm; a name, or one of its variants (tmux-256color, foot-extra).
+ * The user's statement, not the command's (passavant's environment);
+ * xterm, VTE, konsole, PuTTY, iTerm2 and GNU screen (TERM=screen is also
+ * old tmux) have such a mode, and are not named. A wrong TERM breaks
+ * more than this; a terminal named here that reads 0x9a as DECID would
+ * answer as to DA, its fixed reply typed into the shell (round 40).
+ */
+static bool term_utf8_only(void)
+{
+	static const char *const names[] = {"xterm-kitty", "tmux",	"alacritty", "foot",
+					    "xterm-ghostty", "ghostty", "wezterm"};
+	const char *t = getenv("TERM");
+
+	for (size_t i = 0; t != NULL && i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+
+		if (strncmp(t, names[i], n) == 0 && (t[n] == '\0' || t[n] == '-'))
+			return true;
+	}
+	return false;
+}
+
 /* How the user's terminal reads bytes 0x80 and up, from the locale: UTF-8
  * when it says so, 8-bit when it names another character set (the filter
  * reads 0x80-0x9F as C1 controls). With none (C, POSIX, unset) the
  * terminal may be either: xterm started in a C locale reads 0x9D as an
  * OSC introducer, so the filter decodes UTF-8 and sends no byte
- * 0x80-0x9F at all (before, U+00DD, C3 9D, passed as text). */
+ * 0x80-0x9F at all (before, U+00DD, C3 9D, passed as text). Either of
+ * those, under a terminal that reads UTF-8 only (term_utf8_only()):
+ * SBX_TTYF_UTF8_ONLY, whose characters pass whole (round 40: in a run
+ * that read no keys, 6 % of a Chinese text's characters were '?', those
+ * holding 0x9a, DECID to an 8-bit terminal; in a title more). */
 static int locale_cs(void)
 {
 	const char *names[] = {"LC_ALL", "LC_CTYPE", "LANG"}, *v = NULL;
@@ -450,10 +543,10 @@ static int locale_cs(void)
 	for (size_t i = 0; i < 3 && (v == NULL || *v == '\0'); i++)
 		v = getenv(names[i]);
 	if (v == NULL || *v == '\0' || strcmp(v, "C") == 0 || strcmp(v, "POSIX") == 0)
-		return SBX_TTYF_EITHER;
+		return term_utf8_only() ? SBX_TTYF_UTF8_ONLY : SBX_TTYF_EITHER;
 	for (const char *p = v; *p != '\0'; p++)
 		if (strncasecmp(p, "utf", 3) == 0)
-			return SBX_TTYF_UTF8;
+			return term_utf8_only() ? SBX_TTYF_UTF8_ONLY : SBX_TTYF_UTF8;
 	return SBX_TTYF_8BIT;
 }
 
@@ -466,6 +559,7 @@ int sbx_tty_start(struct sbx_stdio *io, const bool tty[3], int *slave, char *err
 
 	memset(&r, 0, sizeof(r));
 	r.rtt = -1;
+	r.parent = getpid();
 	r.in = tty[0] ? 0 : -1;
 	r.out = tty[1] ? 1 : tty[2] ? 2 : 0; /* only stdin: the echo goes back to it */
 	r.size_from = tty[1] ? 1 : first;

@@ -823,12 +823,24 @@ int cmd_run(int argc, char **argv)
 	} else {
 		/* a terminal of no session becomes ours here, when we lead a
 		 * session without one (sbx_stdio_keys_foreign()) */
-		if (sbx_stdio_keys_foreign())
-			(void)fputs("passavant: standard input is a terminal of another session (passavant runs in a "
-				    "session of its own, as setsid leaves it, while a shell reads that terminal): "
-				    "the command's standard input is /dev/null, not the terminal's keys, which are "
-				    "the shell's; run it without setsid to type to it, or give it input with < FILE\n",
-				    stderr);
+		if (sbx_stdio_keys_foreign()) {
+			pid_t other = sbx_stdio_tty_reader();
+
+			if (other > 0 && tcgetsid(0) < 0)
+				(void)fprintf(stderr,
+					      "passavant: standard input is a terminal of no session that another "
+					      "program (pid %ld) reads too: the command's standard input is /dev/null, "
+					      "not the terminal's keys, which may be that program's; give passavant the "
+					      "terminal alone to type to the command, or its input with < FILE\n",
+					      (long)other);
+			else
+				(void)fputs("passavant: standard input is a terminal of another session (passavant "
+					    "runs in a session of its own, as setsid leaves it, while a shell reads "
+					    "that terminal): the command's standard input is /dev/null, not the "
+					    "terminal's keys, which are the shell's; run it without setsid to type to "
+					    "it, or give it input with < FILE\n",
+					    stderr);
+		}
 		run_tty_save(&run);
 	}
 	/* The proxy's signal handlers are in place before the command

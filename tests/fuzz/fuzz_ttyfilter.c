@@ -3,13 +3,14 @@
  * between the command's pty and the user's terminal (it runs outside the
  * sandbox, on bytes the command chose).
  *
- * Invariants, in UTF-8, 8-bit and either mode: no crash; each call's output
+ * Invariants, in UTF-8, 8-bit, either and UTF-8-only mode: no crash; each call's output
  * within SBX_TTYF_OUT(n); the output the same whether the input comes
  * whole or cut where its first byte says (a sequence split over reads is
  * read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
  * titles and colour queries, no C0 but BEL..CR, SO, SI (and in UTF-8
  * CAN), no C1 (UTF-8: U+0080 to U+009F; 8-bit and either: no byte
- * 0x80-0x9F) comes out; in UTF-8, read by an 8-bit terminal (round 39),
+ * 0x80-0x9F; UTF-8 only: U+0080 to U+009F, and no such byte but inside
+ * a character) comes out; in UTF-8, read by an 8-bit terminal (round 39),
  * each byte of a character that starts a sequence there (0x90, 0x98,
  * 0x9b, 0x9d-0x9f) is cut by a CAN right after the character, and no
  * title holds such a byte (nor 0x9a, DECID, while no keys are read);
@@ -95,9 +96,12 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 			if (j >= o || out[j] != 0x18)
 				abort();
 		}
-		if (cs == SBX_TTYF_UTF8 && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
+		if ((cs == SBX_TTYF_UTF8 || cs == SBX_TTYF_UTF8_ONLY) && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
 			abort();
-		if (cs != SBX_TTYF_UTF8 && c >= 0x80 && c < 0xa0)
+		if (cs != SBX_TTYF_UTF8 && cs != SBX_TTYF_UTF8_ONLY && c >= 0x80 && c < 0xa0)
+			abort();
+		/* UTF-8 only (round 40): such a byte inside a character only */
+		if (cs == SBX_TTYF_UTF8_ONLY && c >= 0x80 && c < 0xa0 && (i == 0 || out[i - 1] < 0x80))
 			abort();
 	}
 }
@@ -109,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > MAX_IN)
 		return 0;
-	for (int mode = 0; mode < 3; mode++) {
+	for (int mode = 0; mode < 4; mode++) {
 		struct sbx_ttyf f;
 		size_t ow, oc = 0, step = 1 + data[0] % 13;
 

@@ -712,10 +712,14 @@ static void test_tty_relay(void)
  * Round 39: tstp2, a second SIGTSTP 4 ms after the first, while the
  * relay gives the terminal back: checked and held (by hand also with 0,
  * 1, 8 and 15 ms): one stop, and fg continues the run.
+ * Round 40: nojc, no job-control shell (passavant leads the terminal's
+ * session, as under `script -c`), SIGSTOP to passavant then SIGCONT: the
+ * terminal must be given back (every mode off, the user's settings)
+ * while it is stopped, and taken again after.
  */
 static void test_tty_stopped(void)
 {
-	static const char *const hows[] = {"tstp", "stop", "group", "tstppid", "bgtstp", "tstp2"};
+	static const char *const hows[] = {"tstp", "stop", "group", "tstppid", "bgtstp", "tstp2", "nojc"};
 	char script[PATH_MAX], *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
@@ -747,6 +751,11 @@ static void test_tty_stopped(void)
 			    "tstp: the terminal was not given back (every mode off, the user's settings) before "
 			    "the shell saw the stop: %s",
 			    test_nz(out));
+		/* round 40: no job-control shell; SIGSTOP: the terminal
+		 * given back while passavant is stopped */
+		if (strcmp(hows[i], "nojc") == 0)
+			ROW(test_has(out, "settings back at the stop yes\n"),
+			    "nojc: the terminal stayed raw while passavant was stopped: %s", test_nz(out));
 		/* review of round 38: a SIGTSTP when the shell has the
 		 * terminal already leaves its settings alone */
 		if (strcmp(hows[i], "bgtstp") == 0)
@@ -802,11 +811,16 @@ static void test_tty_slow(void)
  * not the leader. On 2249cf0 the relay read the line typed at the prompt
  * and the command printed "read: secret". fresh, freshchild: a harness's
  * new pty of no session (start_new_session): the keys reach the command,
- * as before.
+ * as before. Round 40: freshreader, freshchildreader: the same, with
+ * another program of the harness's reading that terminal (its standard
+ * input): the keys are not read (the command's standard input is
+ * /dev/null) and run says why; before, the relay read them too, and the
+ * line typed for the reader reached the command, or part of it.
  */
 static void test_tty_session(void)
 {
-	static const char *const hows[] = {"setsid", "setsidchild", "fresh", "freshchild"};
+	static const char *const hows[] = {"setsid", "setsidchild", "fresh", "freshchild", "freshreader",
+					   "freshchildreader"};
 	char script[PATH_MAX], *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
@@ -827,10 +841,19 @@ static void test_tty_session(void)
 			    "%s: the line typed at the shell's prompt went to the command: %s", hows[i], test_nz(out));
 			ROW(test_has(out, "another session"), "%s: run did not say the keys are not read: %s",
 			    hows[i], test_nz(out));
-		} else {
+		} else if (i < 4) {
 			ROW(test_has(out, "read: hello keys") && test_has(out, "status 0\n"),
 			    "%s: a harness's fresh pty: the keys did not reach the command: %s", hows[i],
 			    test_nz(out));
+		} else {
+			/* round 40: another program of the harness's reads it */
+			ROW(!test_has(out, "read: hello keys") && test_has(out, "status 0\n"),
+			    "%s: the line typed for the harness's reader went to the command: %s", hows[i],
+			    test_nz(out));
+			ROW(test_has(out, "another program (pid"), "%s: run did not say the keys are not read: %s",
+			    hows[i], test_nz(out));
+			ROW(test_has(out, "reader got: b'hello keys"), "%s: the reader did not get its line: %s",
+			    hows[i], test_nz(out));
 		}
 		free(out);
 		free(err);
@@ -1887,6 +1910,12 @@ static void test_tty_locales(void)
 		{{"TERM=xterm-256color", NULL, NULL}, "?x"},
 		{{"LANG=en_US.ISO-8859-1", NULL, NULL}, "\\xc3"},
 		{{"LC_CTYPE=de_DE", "LANG=C.UTF-8", NULL}, "\\xc3"},
+		/* round 40: a terminal that reads UTF-8 only (TERM): no CAN,
+		 * no '?' */
+		{{"LANG=C.UTF-8", "TERM=xterm-kitty", NULL}, "\\xc3\\x9dx"},
+		{{"TERM=tmux-256color", NULL, NULL}, "\\xc3\\x9dx"},
+		{{"LANG=C.UTF-8", "TERM=footx", NULL}, "\\xc3\\x9d\\x18x"},
+		{{"LANG=en_US.ISO-8859-1", "TERM=alacritty", NULL}, "\\xc3"},
 	};
 	char *out = NULL, *err = NULL;
 
@@ -1909,6 +1938,8 @@ static void test_tty_locales(void)
 		argv[n++] = "LC_ALL";
 		argv[n++] = "-u";
 		argv[n++] = "LC_CTYPE";
+		argv[n++] = "-u";
+		argv[n++] = "TERM"; /* the runner's own may read UTF-8 only */
 		argv[n++] = "PYTHONCOERCECLOCALE=0";
 		argv[n++] = "PATH=" SAFE_PATH;
 		for (size_t k = 0; k < 3 && rows[i].env[k] != NULL; k++)

@@ -10,9 +10,12 @@ when its terminal is not its controlling one (review of round 39)?
   fresh        a harness: a new pty of no session, passavant started in a
                session of its own with the slave as its stdio
                (start_new_session): the keys are the command's;
-  freshchild   the same, passavant not the session's leader.
-Prints "shell got: ..." (setsid*), the terminal's output (the command's
-"read: ...") and "status N"."""
+  freshchild   the same, passavant not the session's leader;
+  freshreader, freshchildreader  fresh and freshchild, another program
+               of the harness's reading the same terminal (its standard
+               input) all along (round 40): the line typed is its.
+Prints "shell got: ..." (setsid*), "reader got: ..." (*reader), the
+terminal's output (the command's "read: ...") and "status N"."""
 import fcntl, os, select, signal, sys, termios, time
 
 binary, policy, how = sys.argv[1:4]
@@ -80,11 +83,27 @@ if how in ('setsid', 'setsidchild'):
     print(os.read(rfd, 4096).decode(), end='')
     print('terminal: %r' % out)
 else:
-    pv = start_passavant(how == 'fresh')
+    reader = None
+    if how.endswith('reader'):
+        rfd, wfd = os.pipe()
+        reader = os.fork()
+        if reader == 0:
+            os.close(rfd)
+            os.dup2(s, 0)
+            os.closerange(3, wfd)
+            got = read_all(0, 9)
+            os.write(wfd, b'reader got: %r\n' % got)
+            os._exit(0)
+        os.close(wfd)
+        time.sleep(0.5)
+    pv = start_passavant(how in ('fresh', 'freshreader'))
     os.close(s)
     time.sleep(3)
     os.write(m, b'hello keys\r')
     out = read_all(m, 8)
     _, st = os.waitpid(pv, 0)
+    if reader is not None:
+        os.waitpid(reader, 0)
+        print(os.read(rfd, 4096).decode(), end='')
     print('terminal: %r' % out)
     print('status %d' % (os.waitstatus_to_exitcode(st)))

@@ -25,6 +25,13 @@ passavant is stopped (HOW):
          settings must stay ("shell settings kept" line)
   slow   no stop: a terminal that answers 1.5 s after each query (see
          slow() below; prints "answered", "answers left", "status")
+  nojc   no job-control shell (round 40): passavant leads the terminal's
+         session (as under `script -c`, ssh -t's command, a harness),
+         SIGSTOP to its process, then SIGCONT to it; nobody takes the
+         terminal meanwhile (see nojc() below: "stopped", "withdrawn"
+         and "settings back at the stop" mean every mode off and the
+         user's settings back while passavant is stopped, then "again",
+         "read", "termios", "status" as below)
 The shell takes the terminal (tcsetpgrp, its settings back, as bash does
 on a stop) and reads what the terminal got for 1 s: the modes must go off
 ("withdrawn" line). Then `fg`: the terminal given back and SIGCONT (for
@@ -289,7 +296,73 @@ def slow():
     print('terminal: %r' % out)
 
 
+def state(pid):
+    with open('/proc/%d/stat' % pid) as f:
+        return f.read().rsplit(')', 1)[1].split()[0]
+
+
+def nojc():
+    """HOW nojc: passavant leads a session of its own with the terminal as
+    its controlling one, its parent this driver, which takes no stops
+    (not a job-control shell). SIGSTOP to passavant: the terminal must be
+    given back while it is stopped (every mode of the command's off, the
+    user's settings, not raw), and taken again at SIGCONT."""
+    binary, policy = sys.argv[1:3]
+    m, s = os.openpty()
+    fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 80, 0, 0))
+    before = termios.tcgetattr(s)
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+        for fd in (0, 1, 2):
+            os.dup2(s, fd)
+        os.closerange(3, 1024)
+        os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE],
+                  dict(os.environ, LC_ALL='C.UTF-8'))
+        os._exit(127)
+    out = until(m, b'', b'armed', DEADLINE / 2)
+    if b'armed' not in out:
+        print('timeout: the command never said armed')
+    time.sleep(0.3)
+    out = collect(m, 0.1, out)
+    raw = termios.tcgetattr(s) != before
+    os.kill(pid, signal.SIGSTOP)
+    at = len(out)
+    out = collect(m, 1.0, out)
+    got = out[at:]
+    print('stopped %s' % ('yes' if state(pid) == 'T' else 'no'))
+    print('withdrawn %s' % ('yes' if all(x in got for x in OFF + OFF_SHELL) else 'no'))
+    print('settings back at the stop %s' % ('yes' if raw and termios.tcgetattr(s) == before else 'no'))
+    os.kill(pid, signal.SIGCONT)
+    at = len(out)
+    out = collect(m, 1.0, out)
+    got = out[at:]
+    print('again %s' % ('yes' if all(x in got for x in ON) and termios.tcgetattr(s) != before else 'no'))
+    os.write(m, b'hello keys\r')
+    st, end = None, time.monotonic() + DEADLINE / 2
+    while st is None and time.monotonic() < end:
+        out = collect(m, 0.1, out)
+        p, ws = os.waitpid(pid, os.WNOHANG)
+        if p:
+            st = os.waitstatus_to_exitcode(ws)
+    if st is None:
+        print('timeout: the run did not end')
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    out = collect(m, 0.3, out)
+    text = out.replace(b'\r', b'')
+    i = text.find(b'read: ')
+    if i >= 0:
+        print(text[i:text.find(b'\n', i)].decode(errors='replace'))
+    print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
+    print('status %s' % st)
+    print('terminal: %r' % out)
+
+
 if sys.argv[3] == 'slow':
     slow()
+elif sys.argv[3] == 'nojc':
+    nojc()
 else:
     run()

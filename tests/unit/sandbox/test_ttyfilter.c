@@ -36,6 +36,7 @@ static const char *filt(const char *in, size_t n, int cs, bool answers, bool byt
 #define U SBX_TTYF_UTF8
 #define B SBX_TTYF_8BIT
 #define E SBX_TTYF_EITHER
+#define K SBX_TTYF_UTF8_ONLY
 
 /* A row: what the command writes, what the terminal gets, how the
  * terminal reads bytes (cs). */
@@ -976,6 +977,51 @@ static void test_eight_bit_terminal(void)
 }
 
 /*
+ * Round 40: a terminal that reads UTF-8 only (TERM names kitty, tmux,
+ * alacritty, foot, ghostty, WezTerm: ttyrelay.c term_utf8_only()) has no
+ * 8-bit mode in which a byte inside a character is a C1 control: such a
+ * character passes whole, in text and in a title, with no CAN, whether
+ * the keys are read or not. Before, in a run that read no keys, U+00DA
+ * and U+4E9A (both holding 0x9a, DECID to an 8-bit terminal) were '?'
+ * and "??": 6 % of the characters of a Chinese text. A C1 control
+ * (U+0080 to U+009F) is still read as its 7-bit form, and nothing else
+ * changes.
+ */
+static void test_utf8_only(void)
+{
+	static const char *const same[] = {
+		"\x1b]52;c;eA==\x07",      "\xc2\x9b" "21t",    "\xc2\x9a", "\xc2\x9d" "2;t\x07",
+		"\x1b[?1000h\x1b[c",     "\xc3\x28" "a\xff", "\x1b]2;a\xc2\x9c" "b\x07",
+	};
+	static const struct ttyrow krows[] = {
+		{"\xc3\x9a\xe4\xba\x9a" "a", "\xc3\x9a\xe4\xba\x9a" "a", K},
+		{"\xc3\x9d" "x\xe2\x80\x9c" "y", "\xc3\x9d" "x\xe2\x80\x9c" "y", K},
+		/* a title: U+041F (APC to an 8-bit terminal), U+00DD (OSC),
+		 * U+00DA (DECID), an emoji (F0 9F ..) */
+		{"\x1b]2;\xd0\x9f\xc3\x9d\xc3\x9a\xf0\x9f\x98\x80\x07",
+		 "\x1b[22;0t\x1b]2;\xd0\x9f\xc3\x9d\xc3\x9a\xf0\x9f\x98\x80\x07", K},
+		{"\xe2\x94\x80\xe2\x94\x82", "\xe2\x94\x80\xe2\x94\x82", K},
+	};
+
+	check_rows("utf8-only, no keys", krows, sizeof(krows) / sizeof(krows[0]), false);
+	check_rows("utf8-only, keys", krows, sizeof(krows) / sizeof(krows[0]), true);
+	/* what holds no such character: as in UTF-8 mode */
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		for (int answers = 0; answers < 2; answers++) {
+			static char u[SBX_TTYF_OUT(64)];
+			size_t un, kn;
+			const char *k;
+
+			(void)filt(same[i], strlen(same[i]), U, answers == 1, false, &un);
+			memcpy(u, filt(same[i], strlen(same[i]), U, answers == 1, false, NULL), un);
+			k = filt(same[i], strlen(same[i]), K, answers == 1, false, &kn);
+			if (kn != un || memcmp(u, k, un) != 0)
+				fprintf(stderr, "utf8-only row %zu (answers %d): %.*s\n", i, answers, (int)kn, k);
+			CU_ASSERT(kn == un && memcmp(u, k, un) == 0);
+		}
+}
+
+/*
  * Review of round 39: a title in UTF-8 keeps each character an 8-bit
  * terminal would not read as the start of a sequence (or as DECID while
  * no keys are read). On af20053 every character with a byte 0x80-0x9f
@@ -1242,6 +1288,8 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 		 test_eight_bit_terminal);
 	test_add(s, "a title in UTF-8 keeps the characters an 8-bit terminal reads no sequence in (review of round 39)",
 		 test_title_kept);
+	test_add(s, "a terminal that reads UTF-8 only (TERM): characters holding 0x80-0x9f pass whole (round 40)",
+		 test_utf8_only);
 	test_add(s, "kitty's keyboard flags: a stack for each screen, popped on it", test_kitty_screens);
 	test_add(s, "what keys send and the modes: parameters in other spellings dropped", test_spellings);
 	test_add(s, "report modes and XTMODKEYS turned off only as far as sent", test_reports_off);
