@@ -3,17 +3,18 @@
  * between the command's pty and the user's terminal (it runs outside the
  * sandbox, on bytes the command chose).
  *
- * Invariants, in UTF-8, 8-bit, either and UTF-8-only mode: no crash; each call's output
- * within SBX_TTYF_OUT(n); the output the same whether the input comes
- * whole or cut where its first byte says (a sequence split over reads is
- * read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
+ * Invariants, in UTF-8, 8-bit, either and UTF-8-only mode: no crash;
+ * each call's output within SBX_TTYF_OUT(n); the output the same whether
+ * the input comes whole or cut where its first byte says (a sequence
+ * split over reads is read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
  * titles and colour queries, no C0 but BEL..CR, SO, SI (and in UTF-8
  * CAN), no C1 (UTF-8: U+0080 to U+009F; 8-bit and either: no byte
  * 0x80-0x9F; UTF-8 only: U+0080 to U+009F, and no such byte but inside
  * a character) comes out; in UTF-8, read by an 8-bit terminal (round 39),
  * each byte of a character that starts a sequence there (0x90, 0x98,
  * 0x9b, 0x9d-0x9f) is cut by a CAN right after the character, and no
- * title holds such a byte (nor 0x9a, DECID, while no keys are read);
+ * title holds such a byte (nor 0x9a, DECID, while no keys are read;
+ * UTF-8 only: no 8-bit reading, round 40);
  * no query (DA, DSR) nor report mode set
  * or turned off (mouse, focus..., the shell's own: bracketed paste,
  * cursor keys, keypad) when its answers are not read; the reset fits
@@ -43,7 +44,9 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 			 * of a sequence, nor DECID while no keys are read
 			 * (review of round 39: the others pass; the title
 			 * may end there, the rest text) */
-			for (size_t j = i + 2; nx == ']' && j < o && out[j] != 0x07 && out[j] != 0x1b; j++)
+			for (size_t j = i + 2; nx == ']' && cs != SBX_TTYF_UTF8_ONLY && j < o && out[j] != 0x07 &&
+					       out[j] != 0x1b;
+			     j++)
 				if (out[j] == 0x90 || out[j] == 0x98 || out[j] == 0x9b || (out[j] >= 0x9d && out[j] <= 0x9f) ||
 				    (out[j] == 0x9a && !answers))
 					abort();
