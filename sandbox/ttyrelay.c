@@ -218,8 +218,8 @@ static void relay_pause_now(struct relay *r)
 	(void)raise(SIGSTOP);
 }
 
-/* Whether process pid is stopped (/proc/PID/stat's state T, or t:
- * stopped by a tracer). */
+/* Whether process pid is stopped by a signal (/proc/PID/stat's state T;
+ * not t, a tracer's stop: under strace each system call is one). */
 static bool stopped(pid_t pid)
 {
 	char path[64], buf[512], *p;
@@ -238,7 +238,7 @@ static bool stopped(pid_t pid)
 		return false;
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold ')' */
-	return p != NULL && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+	return p != NULL && p[1] == ' ' && p[2] == 'T';
 }
 
 /*
