@@ -57,7 +57,11 @@ const char *const env_code_opt_vars[] = {
 	 * every script reading JAVA_OPTS), read as JAVA_TOOL_OPTIONS is; and
 	 * the module python imports at breakpoint() (looked for first in the
 	 * script's directory, the working directory for -c, -m, the REPL) */
-	"JAVA_OPTS", "MAVEN_OPTS", "GRADLE_OPTS", "ANT_OPTS", "SBT_OPTS", "PYTHONBREAKPOINT", NULL,
+	"JAVA_OPTS", "MAVEN_OPTS", "GRADLE_OPTS", "ANT_OPTS", "SBT_OPTS", "PYTHONBREAKPOINT",
+	/* Round 40: go's flags for every go command (-toolexec=, -exec=:
+	 * programs go runs; -overlay=: a file naming the sources it
+	 * compiles instead of the module's) */
+	"GOFLAGS", NULL,
 };
 
 /*
@@ -160,8 +164,93 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"LESSKEYIN", true},
 	{"LESSKEY", true},
 	{"TIGRC_USER", true},
+	/* Round 40: the homes of the toolchains and package managers whose
+	 * code the host's next build runs: cargo's config.toml, bin/ (its
+	 * subcommands) and registry/src/ (build scripts), rustup's
+	 * toolchains, gradle's init.d/ and wrapper/dists/, the maven
+	 * wrapper's distributions, go's module cache and build cache
+	 * (objects linked as they are) and GOPATH's bin/ and pkg/mod/, the
+	 * user's cache (go-build, pre-commit's environments, playwright's
+	 * browsers), coursier's jars, deno's modules, the version managers'
+	 * interpreters and shims, bun's and pnpm's global installs; and the
+	 * search lists a shell or an interpreter loads code from by a name
+	 * (zsh's autoloaded functions, pwsh's modules, R's libraries,
+	 * Julia's load path: its "@" entries name no place) */
+	{"CARGO_HOME", true},
+	{"RUSTUP_HOME", true},
+	{"GRADLE_USER_HOME", true},
+	{"MAVEN_USER_HOME", true},
+	{"GOPATH", false},
+	{"GOMODCACHE", true},
+	{"GOCACHE", true},
+	{"XDG_CACHE_HOME", true},
+	{"COURSIER_CACHE", true},
+	{"DENO_DIR", true},
+	{"PYENV_ROOT", true},
+	{"RBENV_ROOT", true},
+	{"NVM_DIR", true},
+	{"VOLTA_HOME", true},
+	{"SDKMAN_DIR", true},
+	{"ASDF_DATA_DIR", true},
+	{"BUN_INSTALL", true},
+	{"BUN_INSTALL_CACHE_DIR", true},
+	{"BUN_INSTALL_GLOBAL_DIR", true},
+	{"PNPM_HOME", true},
+	{"FPATH", false},
+	{"PSModulePath", false},
+	{"R_LIBS", false},
+	{"R_LIBS_USER", false},
+	{"R_LIBS_SITE", false},
+	{"JULIA_LOAD_PATH", false},
 	{NULL, false},
 };
+
+/*
+ * Round 40: the package managers' settings from the environment that
+ * name a place of code, read whatever the name's case and '-' or '_'
+ * (npm and pnpm: npm_config_<key>, pnpm_config_<key>; yarn classic and
+ * berry: YARN_<KEY>, lower-cased by both): npm's user and global
+ * config files (script-shell, node-options) and global prefix (its
+ * bin/ and lib/node_modules/), pnpm's pnpmfile (hooks run at every
+ * install), global directories and store (files hard-linked into every
+ * project), yarn's yarnPath (the program every yarn runs instead of
+ * itself), plugins, cache, global folder and prefix.
+ */
+static const struct {
+	const char *prefix, *key;
+	bool one;
+} startup_family[] = {
+	{"npm_config_", "userconfig", true},	  {"npm_config_", "globalconfig", true},
+	{"npm_config_", "prefix", true},	  {"npm_config_", "pnpmfile", true},
+	{"npm_config_", "global_pnpmfile", true}, {"npm_config_", "global_dir", true},
+	{"npm_config_", "global_bin_dir", true},  {"npm_config_", "store_dir", true},
+	{"pnpm_config_", "userconfig", true},	  {"pnpm_config_", "globalconfig", true},
+	{"pnpm_config_", "prefix", true},	  {"pnpm_config_", "pnpmfile", true},
+	{"pnpm_config_", "global_pnpmfile", true}, {"pnpm_config_", "global_dir", true},
+	{"pnpm_config_", "global_bin_dir", true}, {"pnpm_config_", "store_dir", true},
+	{"yarn_", "yarn_path", true},		  {"yarn_", "plugins", false},
+	{"yarn_", "cache_folder", true},	  {"yarn_", "global_folder", true},
+	{"yarn_", "prefix", true},
+};
+
+int env_startup_family(const char *name, size_t len, bool *one)
+{
+	for (size_t i = 0; i < ARRAY_LEN(startup_family); i++) {
+		size_t pl = strlen(startup_family[i].prefix), kl = strlen(startup_family[i].key), k = 0;
+
+		if (len != pl + kl || strncasecmp(name, startup_family[i].prefix, pl) != 0)
+			continue;
+		while (k < kl && (tolower((unsigned char)name[pl + k]) == startup_family[i].key[k] ||
+				  (name[pl + k] == '-' && startup_family[i].key[k] == '_')))
+			k++;
+		if (k == kl) {
+			if (one != NULL)
+				*one = startup_family[i].one;
+			return 1;
+		}
+	}
+	return 0;
+}
 
 static bool is(const char *name, size_t len, const char *s)
 {
@@ -182,6 +271,16 @@ static bool has_upper(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		if (s[i] >= 'A' && s[i] <= 'Z')
+			return true;
+	return false;
+}
+
+/* Whether name holds a character other than an upper-case letter, a
+ * digit or '_' (an application's own variable, not a launcher's). */
+static bool has_upper_not(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 			return true;
 	return false;
 }
@@ -216,6 +315,10 @@ const char *env_code_var_as(const char *name, size_t len)
 		if (ends(name, len, "_RUSTFLAGS"))
 			return "RUSTFLAGS";
 	}
+	/* Round 40: a profile's codegen backend (-Zcodegen-backend: rustc
+	 * dlopen()s one named with a '/') */
+	if (starts(name, len, "CARGO_PROFILE_") && ends(name, len, "_CODEGEN_BACKEND"))
+		return "CARGO_PROFILE_CODEGEN_BACKEND";
 	if ((starts(name, len, "CARGO_REGISTRIES_") && ends(name, len, "_CREDENTIAL_PROVIDER")) ||
 	    starts(name, len, "CARGO_CREDENTIAL_ALIAS_"))
 		return "CARGO_REGISTRY_CREDENTIAL_PROVIDER";
@@ -247,6 +350,22 @@ const char *env_code_var_as(const char *name, size_t len)
 				return npm[i].as;
 		}
 	}
+	/* Round 40: yarn classic's shell of every `yarn run` script
+	 * (YARN_SCRIPT_SHELL, any case), a program as npm's */
+	if (len == 17 && strncasecmp(name, "yarn_script", 11) == 0 && (name[11] == '_' || name[11] == '-') &&
+	    strncasecmp(name + 12, "shell", 5) == 0)
+		return "GIT_SSH";
+	/* Round 40: the launchers' JVM options, a family by its name: every
+	 * server's and tool's start script passes <NAME>_OPTS or
+	 * <NAME>_JAVA_OPTS to its java (CATALINA_OPTS, KAFKA_OPTS,
+	 * HADOOP_OPTS, SPARK_SUBMIT_OPTS, ES_JAVA_OPTS, JENKINS_JAVA_OPTIONS,
+	 * ZOOKEEPER's SERVER_JVMFLAGS, ...). Read as "_OPTS" (policy/codevars.c
+	 * java_opts(): only what a JVM reads as code, none of the launchers'
+	 * own words, so that SSH_OPTS="-p 2222" names nothing) */
+	if ((ends(name, len, "_OPTS") || ends(name, len, "_JAVA_OPTIONS") || ends(name, len, "_JVMFLAGS") ||
+	     ends(name, len, "_JVM_OPTS") || ends(name, len, "_JVM_OPTIONS")) &&
+	    !has_upper_not(name, len))
+		return "_OPTS";
 	if (starts(name, len, "CMAKE_") && (ends(name, len, "_COMPILER_LAUNCHER") || ends(name, len, "_LINKER_LAUNCHER")))
 		return "CMAKE_C_COMPILER_LAUNCHER";
 	for (size_t i = 0; i < ARRAY_LEN(tools); i++) {
@@ -271,8 +390,14 @@ const char *env_code_var_as(const char *name, size_t len)
 
 bool env_code_var_known(const char *name, size_t len)
 {
-	if (env_code_var_as(name, len) != NULL)
-		return true;
+	const char *as = env_code_var_as(name, len);
+
+	/* a launcher's JVM options known by the name's end only (round
+	 * 40): an application's own .env holds CELERY_OPTS, UVICORN_OPTS,
+	 * which `run` reads for what a JVM loads, but a .env setting one is
+	 * not taken as steering a program */
+	if (as != NULL)
+		return strcmp(as, "_OPTS") != 0;
 	for (size_t i = 0; env_code_path_vars[i] != NULL; i++)
 		if (is(name, len, env_code_path_vars[i]))
 			return true;
@@ -282,5 +407,5 @@ bool env_code_var_known(const char *name, size_t len)
 	for (size_t i = 0; env_startup_vars[i].name != NULL; i++)
 		if (is(name, len, env_startup_vars[i].name))
 			return true;
-	return false;
+	return env_startup_family(name, len, NULL) != 0;
 }

@@ -60,12 +60,28 @@ extern const struct env_plugin_var env_startup_vars[];
  * '_') for the keys naming a program (script-shell, shell, git,
  * node-gyp: GIT_SSH; editor: EDITOR; browser, viewer: BROWSER), node's
  * options (NODE_OPTIONS) or a module loaded (onload-script:
- * NODE_REPL_EXTERNAL_MODULE). NULL: none.
+ * NODE_REPL_EXTERNAL_MODULE); round 40: the launchers' JVM options by
+ * their name's end (<NAME>_OPTS, _JAVA_OPTIONS, _JVMFLAGS, _JVM_OPTS,
+ * _JVM_OPTIONS: CATALINA_OPTS, KAFKA_OPTS, ES_JAVA_OPTS, ...) as
+ * "_OPTS", read as a JVM reads its options, and yarn's script shell as
+ * GIT_SSH. NULL: none.
  */
 const char *env_code_var_as(const char *name, size_t len);
 
+/*
+ * Round 40: whether the variable name (len bytes) is a package manager's
+ * setting from the environment naming a place of code, read whatever
+ * its case and '-' or '_' (npm_config_userconfig, _globalconfig,
+ * _prefix; pnpm's pnpmfile, global and store directories, also as
+ * pnpm_config_<key>; yarn's YARN_YARN_PATH, _PLUGINS, _CACHE_FOLDER,
+ * _GLOBAL_FOLDER, _PREFIX): 1, and *one (when not NULL) whether its
+ * value is one path (else a ':' list), as env_startup_vars'; or 0.
+ */
+int env_startup_family(const char *name, size_t len, bool *one);
+
 /* Whether the variable name (len bytes) is one of the four lists or a
- * family of env_code_var_as(). */
+ * family of env_code_var_as() (but its "_OPTS", known by a name's end
+ * only) or env_startup_family(). */
 bool env_code_var_known(const char *name, size_t len);
 
 #endif

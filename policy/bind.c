@@ -471,7 +471,9 @@ static void fs_path_denies(struct ldr *l, const struct policy_host *h, const cha
 	for (s = path;; s = e + 1) {
 		char *dir, *abs;
 		e = s + strcspn(s, seps);
-		if ((preload && memchr(s, '/', (size_t)(e - s)) == NULL) || (empty_none && s == e)) {
+		/* Julia's "@", "@v#.#", "@stdlib" name its own places */
+		if ((preload && memchr(s, '/', (size_t)(e - s)) == NULL) || (empty_none && s == e) ||
+		    (s[0] == '@' && strcmp(var, "JULIA_LOAD_PATH") == 0)) {
 			if (*e == '\0')
 				break;
 			continue;
@@ -755,6 +757,22 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		fs_path_denies(l, h, env_plugin_path_vars[i].name, true);
 	for (size_t i = 0; env_startup_vars[i].name != NULL; i++)
 		fs_path_denies(l, h, env_startup_vars[i].name, true);
+	/* Round 40: the package managers' settings known by a pattern, any
+	 * case (npm_config_userconfig, YARN_YARN_PATH, pnpm's store, ...) */
+	for (size_t i = 0; h->env_at != NULL && h->env_at(i) != NULL; i++) {
+		const char *kv = h->env_at(i), *eq = strchr(kv, '=');
+		bool one = true;
+		char *name;
+
+		if (eq == NULL || !env_startup_family(kv, (size_t)(eq - kv), &one))
+			continue;
+		if ((name = strndup(kv, (size_t)(eq - kv))) == NULL) {
+			ldr_error(l, (struct policy_mark){0, 0}, "out of memory, expected to add the mandatory denies");
+			continue;
+		}
+		fs_path_denies(l, h, name, true);
+		free(name);
+	}
 	for (size_t i = 0; env_code_opt_vars[i] != NULL; i++) {
 		const char *val = host_env(h, env_code_opt_vars[i]);
 		struct fs_opt o = {.l = l, .h = h};

@@ -361,9 +361,22 @@ static int command_opt(const struct copt *c, const char *val, enum cmd_kind k);
  * --class-path, -p, --module-path, --upgrade-module-path,
  * --patch-module m=list, -Xbootclasspath[/a|/p]:, -Djava.class.path=,
  * -Djava.library.path=, -Djava.ext.dirs=, -Djava.endorsed.dirs=).
+ * Round 40: the homes of code a JVM tool takes from a property (gradle's
+ * user home: init.d/; sbt's global base, boot directory and ivy home;
+ * coursier's cache; maven's local repository and home; tomcat's
+ * catalina.home and .base: lib/ and conf/), loaded, as the homes of
+ * env_startup_vars; gradle's JDK (org.gradle.java.home: its bin/java);
+ * gradle's org.gradle.jvmargs, the daemon's own JVM options, read as
+ * these. Generic (a launcher's variable known by its name's end only,
+ * "_OPTS"): only what a JVM reads, none of maven's and ant's words nor
+ * java's -p, so that SSH_OPTS="-p 2222" or RSYNC_OPTS="-s" names nothing.
  */
-static int java_opts(const struct copt *c, const struct words *t)
+static int java_opts_at(const struct copt *c, const struct words *t, bool generic, unsigned depth)
 {
+	static const char *const homes[] = {"-Dgradle.user.home=", "-Dsbt.global.base=", "-Dsbt.boot.directory=",
+					    "-Dsbt.ivy.home=", "-Divy.home=", "-Dsbt.coursier.home=",
+					    "-Dcoursier.cache=", "-Dmaven.repo.local=", "-Dmaven.home=",
+					    "-Dcatalina.home=", "-Dcatalina.base="};
 	static const char *const agents[] = {"-javaagent:", "-agentpath:"};
 	static const char *const files[] = {"-XX:VMOptionsFile=", "-XX:Flags="};
 	static const char *const libs[] = {"-agentlib:", "-Xrun"};
@@ -372,11 +385,11 @@ static int java_opts(const struct copt *c, const struct words *t)
 					    "-Djava.class.path=", "-Djava.library.path=", "-Djava.ext.dirs=",
 					    "-Djava.endorsed.dirs=", "--class-path=", "--module-path=",
 					    "--upgrade-module-path=", "--patch-module=",
-					    /* round 39: where maven takes its plugins and
-					     * extensions from, gradle its init scripts */
-					    "-Dmaven.repo.local=", "-Dmaven.ext.class.path=", "-Dgradle.user.home=",
-					    /* review of round 39: MAVEN_ARGS's */
+					    /* round 39: maven's extensions */
+					    "-Dmaven.ext.class.path=",
+					    /* review of round 39: MAVEN_ARGS's (not generic) */
 					    "--settings=", "--global-settings=", "--toolchains="};
+	size_t nlists = ARRAY_LEN(lists) - (generic ? 3 : 0);
 	static const char *const next[] = {"-cp", "-classpath", "--class-path", "-p", "--module-path",
 					   "--upgrade-module-path", "--patch-module",
 					   /* review of round 39: MAVEN_ARGS's settings
@@ -386,7 +399,12 @@ static int java_opts(const struct copt *c, const struct words *t)
 					    * option is so spelt */
 					   "-s", "--settings", "-gs", "--global-settings", "-t", "--toolchains",
 					   "-lib"};
+	/* generic: -cp, -classpath, --class-path, then no -p nor the
+	 * launchers' words */
+	size_t nnext = generic ? 3 : ARRAY_LEN(next);
 
+	if (depth > 2)
+		return 0;
 	for (size_t i = 0; i < t->n; i++) {
 		const char *s = t->v[i], *a = NULL;
 		bool patch = false;
@@ -422,12 +440,32 @@ static int java_opts(const struct copt *c, const struct words *t)
 				r = emit(c, s + strlen(files[k]), strlen(s + strlen(files[k])), true, NULL);
 		if (s[0] == '@')
 			r = emit(c, s + 1, strlen(s + 1), true, NULL);
-		for (size_t k = 0; k < ARRAY_LEN(lists) && a == NULL; k++)
+		for (size_t k = 0; k < ARRAY_LEN(homes) && r == 0; k++)
+			if (strncmp(s, homes[k], strlen(homes[k])) == 0)
+				r = emit(c, s + strlen(homes[k]), strlen(s + strlen(homes[k])), true, NULL);
+		if (r == 0 && strncmp(s, "-Dorg.gradle.java.home=", 23) == 0 && s[23] != '\0') {
+			char *java;
+
+			if (asprintf(&java, "%s/bin/java", s + 23) < 0)
+				return -1;
+			r = emit(c, java, strlen(java), true, NULL);
+			free(java);
+		}
+		if (r == 0 && strncmp(s, "-Dorg.gradle.jvmargs=", 21) == 0) {
+			struct words sub;
+
+			if (split_words(s + 21, "\"'", &sub) < 0)
+				return -1;
+			r = java_opts_at(c, &sub, true, depth + 1);
+			free(sub.buf);
+			free(sub.v);
+		}
+		for (size_t k = 0; k < nlists && a == NULL; k++)
 			if (strncmp(s, lists[k], strlen(lists[k])) == 0) {
 				a = s + strlen(lists[k]);
 				patch = strcmp(lists[k], "--patch-module=") == 0;
 			}
-		for (size_t k = 0; k < ARRAY_LEN(next) && a == NULL; k++)
+		for (size_t k = 0; k < nnext && a == NULL; k++)
 			if (strcmp(s, next[k]) == 0 && i + 1 < t->n) {
 				a = t->v[++i];
 				patch = strcmp(next[k], "--patch-module") == 0;
@@ -1805,8 +1843,21 @@ static int cargo_alias(const struct copt *c, const char *val)
 		char name[256], *v;
 		size_t k = 0;
 
-		if (a == NULL)
+		/* Round 40: the manifest built (its build.rs runs), the
+		 * directory cargo starts in (-C: its .cargo/config.toml and
+		 * manifest), a script run (-Zscript FILE.rs) */
+		if (a == NULL) {
+			const char *m = strncmp(t.v[i], "--manifest-path=", 16) == 0 ? t.v[i] + 16
+				: strcmp(t.v[i], "--manifest-path") == 0 && i + 1 < t.n ? t.v[++i]
+				: strcmp(t.v[i], "-C") == 0 && i + 1 < t.n		? t.v[++i]
+				: strncmp(t.v[i], "-C", 2) == 0				? t.v[i] + 2
+				: strlen(t.v[i]) > 3 && strcmp(t.v[i] + strlen(t.v[i]) - 3, ".rs") == 0 ? t.v[i]
+													: NULL;
+
+			if (m != NULL)
+				r = emit(c, m, strlen(m), true, NULL);
 			continue;
+		}
 		eq = strchr(a, '=');
 		if (eq == NULL) {
 			r = emit(c, a, strlen(a), true, NULL);
@@ -1818,6 +1869,9 @@ static int cargo_alias(const struct copt *c, const char *val)
 				name[6 + k++] = *p == '.' || *p == '-' ? '_' : (char)toupper((unsigned char)*p);
 		name[6 + k] = '\0';
 		as = env_code_var_as(name, 6 + k);
+		/* Round 40: -Zconfig-include's files of more settings */
+		if (strcmp(name, "CARGO_INCLUDE") == 0)
+			as = "CARGO_INCLUDE";
 		if (as == NULL || strcmp(as, "CARGO_ALIAS_") == 0)
 			continue;
 		if ((v = strdup(eq + 1 + strspn(eq + 1, " \t"))) == NULL) {
@@ -1827,8 +1881,66 @@ static int cargo_alias(const struct copt *c, const char *val)
 		for (char *p = v; *p != '\0'; p++)
 			if (strchr("\"'[],", *p) != NULL)
 				*p = ' ';
-		r = policy_code_options_as(c->var, as, v, c->fn, c->arg);
+		if (strcmp(as, "CARGO_INCLUDE") == 0) {
+			struct words f;
+
+			if (split_words(v, "", &f) < 0) {
+				free(v);
+				r = -1;
+				break;
+			}
+			for (size_t k2 = 0; k2 < f.n && r == 0; k2++)
+				if (strncmp(f.v[k2], "path=", 5) != 0 && strcmp(f.v[k2], "path") != 0 &&
+				    strcmp(f.v[k2], "=") != 0 && strchr("{}", f.v[k2][0]) == NULL &&
+				    strcmp(f.v[k2], "optional=true") != 0 && strcmp(f.v[k2], "optional") != 0 &&
+				    strcmp(f.v[k2], "true") != 0 && strcmp(f.v[k2], "false") != 0)
+					r = emit(c, f.v[k2], strlen(f.v[k2]), true, NULL);
+			free(f.buf);
+			free(f.v);
+		} else {
+			r = policy_code_options_as(c->var, as, v, c->fn, c->arg);
+		}
 		free(v);
+	}
+	free(t.buf);
+	free(t.v);
+	return r;
+}
+
+/*
+ * Round 40: GOFLAGS, the flags every go command takes (' ' separated,
+ * each -flag=value, quotes as go's quoted.Split): the program and
+ * arguments of -toolexec= (run for every compile and link) and -exec=
+ * (go run, go test), read as cargo's runner (a program with a '/'
+ * from the working directory, a bare name from PATH), and -overlay='s
+ * file, whose JSON names the sources go compiles instead of the
+ * module's.
+ */
+static int go_flags(const struct copt *c, const char *val)
+{
+	struct words t;
+	int r = 0;
+
+	if (split_words(val, "\"'", &t) < 0)
+		return -1;
+	for (size_t i = 0; i < t.n && r == 0; i++) {
+		const char *w = t.v[i];
+
+		if (w[0] == '-' && w[1] == '-')
+			w++;
+		if (strncmp(w, "-toolexec=", 10) == 0 || strncmp(w, "-exec=", 6) == 0) {
+			struct words p;
+
+			if (split_words(strchr(w, '=') + 1, "\"'", &p) < 0) {
+				r = -1;
+				break;
+			}
+			r = p.n > 0 ? program_words(c, &p, 0, false) : 0;
+			free(p.buf);
+			free(p.v);
+		} else if (strncmp(w, "-overlay=", 9) == 0) {
+			r = emit(c, w + 9, strlen(w + 9), true, NULL);
+		}
 	}
 	free(t.buf);
 	free(t.v);
@@ -1841,7 +1953,7 @@ static bool jvm_var(const char *as)
 {
 	size_t n = strlen(as);
 
-	return strstr(as, "JAVA_") != NULL || (n > 5 && strcmp(as + n - 5, "_OPTS") == 0);
+	return strstr(as, "JAVA_") != NULL || (n >= 5 && strcmp(as + n - 5, "_OPTS") == 0);
 }
 
 int policy_code_options(const char *var, const char *val, policy_code_fn fn, void *arg)
@@ -1867,6 +1979,10 @@ int policy_code_options_as(const char *var, const char *as, const char *val, pol
 		return py_breakpoint(&c, val);
 	if (strcmp(var, "CARGO_ALIAS_") == 0)
 		return cargo_alias(&c, val);
+	if (strcmp(var, "GOFLAGS") == 0)
+		return go_flags(&c, val);
+	if (strcmp(var, "CARGO_PROFILE_CODEGEN_BACKEND") == 0)
+		return strchr(val, '/') != NULL ? emit(&c, val, strlen(val), true, NULL) : 0;
 
 	while (strcmp(shell_vars[first_tool], "CC") != 0)
 		first_tool++;
@@ -1968,7 +2084,7 @@ int policy_code_options_as(const char *var, const char *as, const char *val, pol
 	else if (node)
 		r = node_opts(&c, &t);
 	else if (java)
-		r = java_opts(&c, &t);
+		r = java_opts_at(&c, &t, strcmp(var, "_OPTS") == 0, 0);
 	else
 		r = 0;
 	free(t.buf);

@@ -317,6 +317,32 @@ static bool breakpoint_top(const char *stem)
 	return v[top] == '.' && top == n && strncmp(v, stem, n) == 0;
 }
 
+/*
+ * Whether entry (in the directory of the package top) is the submodule
+ * $PYTHONBREAKPOINT names below top (round 40): "top.sub.f" imports
+ * top.sub, so top/sub.py (.pyc, .so) or the package top/sub/ runs at
+ * breakpoint(), top being a package with no __init__ at all (a
+ * namespace package: its directory alone makes one, where no installed
+ * one of that name wins) or one whose __init__ is the project's own.
+ */
+static bool breakpoint_member(const char *top, const char *entry)
+{
+	const char *v = getenv("PYTHONBREAKPOINT"), *sub;
+	size_t tl = strlen(top), sl, stem;
+
+	if (v == NULL || strncmp(v, top, tl) != 0 || v[tl] != '.')
+		return false;
+	sub = v + tl + 1;
+	sl = strcspn(sub, ".");
+	/* "top.f": f is an attribute, no submodule imported */
+	if (sub[sl] != '.' || sl == 0)
+		return false;
+	if (strlen(entry) == sl && strncmp(entry, sub, sl) == 0)
+		return true;
+	stem = py_stem(entry);
+	return stem == sl && strncmp(entry, sub, sl) == 0;
+}
+
 /* What the first len bytes of name are to a host Python: a standard
  * module name, a tool's or an installed package's, or neither. */
 static enum py_kind py_kind(struct gg *g, const char *name, size_t len)
@@ -534,7 +560,8 @@ static void check_tool_package(struct gg *g, int dfd, const char *name, bool nof
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (!init_or_main(de->d_name) || gg_quarantined(g, dirfd(d), de->d_name, whole))
+		if ((!init_or_main(de->d_name) && !breakpoint_member(name, de->d_name)) ||
+		    gg_quarantined(g, dirfd(d), de->d_name, whole))
 			continue;
 		if (whole || (gg_changed(g, dirfd(d), de->d_name) && !gg_py_old(g, name, de->d_name)))
 			gg_quarantine(g, dirfd(d), path, de->d_name, TOOL_WHY);
@@ -587,7 +614,7 @@ void gg_py_note_dir(struct gg *g, int fd)
 		if ((t != DT_DIR && t != DT_LNK) || (p = dir_open(g, &od)) == NULL)
 			continue;
 		while ((ie = readdir(p)) != NULL)
-			if (init_or_main(ie->d_name))
+			if (init_or_main(ie->d_name) || breakpoint_member(de->d_name, ie->d_name))
 				gg_py_note(g, de->d_name, ie->d_name);
 		dir_done(g, &od, p);
 	}

@@ -1442,6 +1442,12 @@ static int plan_relative_config(const struct plan_host *h)
 		{"STARSHIP_CONFIG", RC_ONE}, {"RIPGREP_CONFIG_PATH", RC_ONE}, {"BAT_CONFIG_PATH", RC_ONE},
 		{"WEZTERM_CONFIG_FILE", RC_ONE}, {"KITTY_CONFIG_DIRECTORY", RC_ONE}, {"ZELLIJ_CONFIG_DIR", RC_ONE},
 		{"ZELLIJ_CONFIG_FILE", RC_ONE}, {"TIGRC_USER", RC_ONE},
+		/* round 40: the homes of code and the search lists
+		 * base/envnames.c env_startup_vars adds */
+		{"MAVEN_USER_HOME", RC_ONE}, {"GOMODCACHE", RC_ONE}, {"GOCACHE", RC_ONE},
+		{"COURSIER_CACHE", RC_ONE}, {"SDKMAN_DIR", RC_ONE}, {"ASDF_DATA_DIR", RC_ONE},
+		{"BUN_INSTALL_CACHE_DIR", RC_ONE}, {"BUN_INSTALL_GLOBAL_DIR", RC_ONE}, {"FPATH", RC_LIST},
+		{"PSModulePath", RC_LIST},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and
@@ -1476,6 +1482,23 @@ static int plan_relative_config(const struct plan_host *h)
 				tilde = true;
 		if (!table && n > 14 && strncmp(var, "BUNDLE_LOCAL__", 14) == 0)
 			table = true;
+		/* round 40: npm's, pnpm's and yarn's places of code, any case */
+		if (!table) {
+			bool one = true;
+
+			if (env_startup_family(var, n, &one)) {
+				table = true;
+				kind = one ? RC_ONE : RC_LIST;
+			}
+		}
+		/* round 40: the name of yarn's settings file, joined to each
+		 * directory from where it starts up: a bare name is a file of
+		 * each project (as .yarnrc.yml), one with a '/' a place of the
+		 * session's */
+		if (n == 16 && strncasecmp(var, "YARN_RC_FILENAME", 16) == 0 && strchr(val, '/') != NULL)
+			return relcfg_refuse(var, n, val, strlen(val),
+					     "the name of yarn's settings file, joined to each directory from "
+					     "where yarn starts up, so that \"/\" names no absolute place either");
 		for (size_t v = 0; v < ARRAY_LEN(npm) && !table; v++)
 			if (n == 11 + strlen(npm[v]) && strncasecmp(var, "npm_config_", 11) == 0 &&
 			    strncasecmp(var + 11, npm[v], n - 11) == 0)
@@ -1515,6 +1538,10 @@ static int plan_relative_config(const struct plan_host *h)
 			} else if (kind == RC_URLS && memmem(e, len, "://", 3) != NULL) {
 				pl = 0;
 			}
+			/* Julia's load path: "@", "@v#.#", "@stdlib" name its own
+			 * places (the active project, the depots' environments) */
+			if (n == 15 && strncmp(var, "JULIA_LOAD_PATH", 15) == 0 && pl > 0 && p[0] == '@')
+				pl = 0;
 			if (pl > 0 && p[0] != '/' && !home && (!suffix || e[0] == '.' || e[0] == '~'))
 				return relcfg_refuse(var, n, e, len, rule);
 			if (e[len] == '\0')

@@ -2158,6 +2158,157 @@ static void test_moved_startup_files_r39(void)
 }
 
 /*
+ * Round 40: the homes of code a variable names in the writable tree
+ * (CARGO_HOME's config.toml, GRADLE_USER_HOME's init.d/, GOMODCACHE, the
+ * user's cache, zsh's FPATH, pwsh's modules, R's and Julia's libraries,
+ * npm's user config in any case, yarn's yarnPath, pnpm's pnpmfile),
+ * GOFLAGS' -toolexec, the launchers' JVM options known by their name's
+ * end (CATALINA_OPTS, KAFKA_OPTS, ES_JAVA_OPTS) and the JVM tools' homes
+ * as properties (-Dsbt.global.base=): each file the host's next build or
+ * shell runs from there was writable. Read-only now, missing or not; a
+ * relative one refuses the start; what CI images set starts.
+ */
+static void refused_rows(const char *const (*rel)[4], size_t n, const char *plant, const char *marker,
+			 bool host_plants, const char *cleanup);
+
+static void test_code_homes_r40(void)
+{
+	static const char *const vars[][2] = {
+		{"CARGO_HOME=@W@/cargo-w", "cargo-w/config.toml"},
+		{"RUSTUP_HOME=@W@/rustup-w", "rustup-w/settings.toml"},
+		{"GRADLE_USER_HOME=@W@/gradle-w", "gradle-w/init.d/x.gradle"},
+		{"MAVEN_USER_HOME=@W@/m2-w", "m2-w/wrapper.jar"},
+		{"GOPATH=/nonexistent-w:@W@/gopath-w", "gopath-w/bin/go"},
+		{"GOMODCACHE=@W@/gomod-w", "gomod-w/x.go"},
+		{"GOCACHE=@W@/gocache-w", "gocache-w/README"},
+		{"XDG_CACHE_HOME=@W@/cache-w", "cache-w/x"},
+		{"FPATH=/usr/share/zsh/functions:@W@/fpath-w", "fpath-w/compinit"},
+		{"PSModulePath=@W@/psm-w", "psm-w/x.psm1"},
+		{"R_LIBS_USER=@W@/rlib-w", "rlib-w/x"},
+		{"JULIA_LOAD_PATH=@:@W@/jl-w:@stdlib", "jl-w/x.jl"},
+		{"npm_Config_UserConfig=@W@/npmrc-w", "npmrc-w"},
+		{"YARN_YARN_PATH=@W@/yarn-w.cjs", "yarn-w.cjs"},
+		{"pnpm_config_pnpmfile=@W@/pnpmfile-w.cjs", "pnpmfile-w.cjs"},
+		{"GOFLAGS=-toolexec=@W@/te-w", "te-w"},
+		{"CATALINA_OPTS=-Xmx1g -javaagent:@W@/ag-w.jar", "ag-w.jar"},
+		{"ES_JAVA_OPTS=-XX:OnError=@W@/oe-w.sh", "oe-w.sh"},
+		{"SBT_OPTS=-Dsbt.global.base=@W@/sbt-w", "sbt-w/plugins/x.sbt"},
+		{"GRADLE_OPTS=-Dorg.gradle.jvmargs=-javaagent:@W@/gd-w.jar", "gd-w.jar"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	static const char *const rel[][4] = {
+		{"YARN_YARN_PATH=./y-w.cjs", "YARN_YARN_PATH holds", "\"./y-w.cjs\"", NULL},
+		{"Yarn_Global_Folder=gl-w", "Yarn_Global_Folder holds", "\"gl-w\"", NULL},
+		{"YARN_RC_FILENAME=../w/.yarnrc-w.yml", "YARN_RC_FILENAME holds", "\"../w/.yarnrc-w.yml\"", NULL},
+		{"KAFKA_OPTS=-javaagent:./ag-w.jar", "KAFKA_OPTS holds", "\"./ag-w.jar\"", NULL},
+		{"GOFLAGS=-overlay=ov-w.json", "GOFLAGS holds", "\"ov-w.json\"", NULL},
+		{"FPATH=fn-w", "FPATH holds", "\"fn-w\"", NULL},
+		{"CARGO_ALIAS_X=-Zunstable-options --config include=\"./x-w.toml\"", "CARGO_ALIAS_X holds",
+		 "\"./x-w.toml\"", NULL},
+		{"CARGO_ALIAS_Y=build --manifest-path w-w/Cargo.toml", "CARGO_ALIAS_Y holds", "\"w-w/Cargo.toml\"",
+		 NULL},
+	};
+	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
+	const char *env[NV + 1];
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	script[0] = '\0';
+	for (size_t i = 0; i < NV; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n,
+			 "{ mkdir -p \"$(dirname %s)\" && echo 'echo PLANTED-W' > %s; } 2>/dev/null; echo w%zu=$?\n",
+			 vars[i][1], vars[i][1], i);
+	}
+	env[NV] = NULL;
+	n = strlen(script);
+	snprintf(script + n, sizeof(script) - n, "printf x > ok-w.txt; echo ok=$?\n");
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "homes of code: status %d, %s", st, err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < NV; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0\n", i);
+		ROW(!test_has(out, want), "%s: %s in the tree was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-W", false, "ok-w.txt");
+	/* What CI images and developers set: started. */
+	{
+		const char *ok[] = {"CARGO_HOME=/usr/local/cargo", "RUSTUP_HOME=/usr/local/rustup", "GOPATH=/go",
+				    "GRADLE_USER_HOME=/home/gradle/.gradle", "XDG_CACHE_HOME=/tmp/pv-cache-w",
+				    "JULIA_LOAD_PATH=@:@v#.#:@stdlib", "JULIA_DEPOT_PATH=:/opt/julia",
+				    "YARN_CACHE_FOLDER=/usr/local/share/.cache/yarn", "YARN_ENABLE_IMMUTABLE_INSTALLS=false",
+				    "YARN_RC_FILENAME=.yarnrc-ci.yml", "npm_config_cache=/tmp/npm-w",
+				    "KAFKA_OPTS=-Xmx1g -Dlog4j.configuration=file:/etc/kafka/log4j.properties",
+				    "ES_JAVA_OPTS=-Xms512m -Xmx512m", "SSH_OPTS=-p 2222", "RSYNC_OPTS=-av -s",
+				    "FZF_DEFAULT_OPTS=--height 40% --layout=reverse", "GOFLAGS=-mod=mod -buildvcs=false",
+				    "TEXINPUTS=.:./styles//:", "PSModulePath=/opt/microsoft/powershell/7/Modules",
+				    "Yarn_Script_Shell=bash", NULL};
+
+		st = run_fsh("home", NULL, ok, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
+		free(out);
+		free(err);
+	}
+	/* Review of round 39's "Not done": a namespace package (no
+	 * __init__) named like the breakpoint module's top: python imports
+	 * top.sub of "top.sub.f" from the directory it starts in, where no
+	 * installed package of that name wins; its sub.py (and a package
+	 * sub/) moves aside as the top's __init__ would. */
+	{
+		static const char *const bp[][3] = {
+			{"PYTHONBREAKPOINT=evn_w.sub.f", "evn_w/sub.py", "mkdir -p evn_w && "},
+			{"PYTHONBREAKPOINT=evn_w.pk.f", "evn_w/pk/__init__.py", "mkdir -p evn_w/pk && "},
+		};
+		char cmd[2 * PATH_MAX], line[256], q[PATH_MAX], sc[1024];
+
+		for (size_t i = 0; i < sizeof(bp) / sizeof(bp[0]); i++) {
+			const char *bpenv[] = {bp[i][0], NULL};
+
+			snprintf(sc, sizeof(sc),
+				 "%sprintf 'import sys\\nprint(\"PLANTED-W\", file=sys.stderr)\\ndef f(*a): pass\\n' > %s "
+				 "&& echo planted\n",
+				 bp[i][2], bp[i][1]);
+			st = run_fsh("home", NULL, bpenv, NULL, "work.yaml", sc, &out, &err);
+			ROW(st == 0 && test_has(out, "planted"), "%s: status %d, not started: %s", bp[i][0], st,
+			    err ? err : "");
+			snprintf(cmd, sizeof(cmd), "work/%s", bp[i][1]);
+			snprintf(q, sizeof(q), "%s/%s", w, bp[i][1]);
+			ROW(!exists(cmd), "%s: the session's %s was not moved aside: %s", bp[i][0], bp[i][1],
+			    err ? err : "");
+			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' python3 -c 'breakpoint()' 2>&1 | grep PLANTED-W",
+				 w, bp[i][0]);
+			host_line(cmd, line, sizeof(line));
+			ROW(strstr(line, "PLANTED-W") == NULL, "%s: the host's breakpoint() ran the session's module",
+			    bp[i][0]);
+			free(out);
+			free(err);
+			out = err = NULL;
+			snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf evn_w*", w);
+			(void)host_sh(cmd);
+		}
+	}
+	drop("work/ok-w.txt");
+	for (size_t i = 0; i < NV; i++) {
+		char top[PATH_MAX];
+
+		snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]);
+		test_rmtree(top);
+	}
+}
+
+/*
  * Round 36: the rest of the family of variables that name where a later
  * program reads code or a command to run. A relative value refuses the
  * start, named: the session planted the file at that name in the
@@ -4508,6 +4659,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 39: VIMRUNTIME, VIM, XDG_DATA_DIRS, XDG_CONFIG_DIRS, BASH_COMPLETION_USER_DIR, EMACSLOADPATH "
 		    "naming the tree: read-only (the host's vim ran the plugin), relative refuses the start",
 		 test_startup_dirs_r39);
+	test_add(s, "round 40: homes of code in the tree (CARGO_HOME, GRADLE_USER_HOME, GOMODCACHE, FPATH, "
+		    "npm_Config_UserConfig, YARN_YARN_PATH, GOFLAGS, CATALINA_OPTS, -Dsbt.global.base): read-only; "
+		    "relative: refused; CI values start", test_code_homes_r40);
 	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
 		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
 		 test_moved_startup_files_r39);

@@ -497,10 +497,10 @@ static void test_families_r39(void)
 		{"PYTHONBREAKPOINT", "evm.f", "L:./evm.py"},
 		{"PYTHONBREAKPOINT", "ipdb.set_trace", "L:./ipdb.py"},
 		{"MAVEN_OPTS", "-Xmx2g -javaagent:./ag.jar", "L:./ag.jar"},
-		{"GRADLE_OPTS", "-Dorg.gradle.daemon=false -Dgradle.user.home=gh", "S:gh"},
+		{"GRADLE_OPTS", "-Dorg.gradle.daemon=false -Dgradle.user.home=gh", "L:gh"},
 		{"JAVA_OPTS", "-agentpath:./a.so", "L:./a.so"},
 		{"SBT_OPTS", "-cp lib", "S:lib"},
-		{"ANT_OPTS", "-Dmaven.repo.local=./r -Dmaven.ext.class.path=/e.jar:x.jar", "S:./r S:/e.jar S:x.jar"},
+		{"ANT_OPTS", "-Dmaven.repo.local=./r -Dmaven.ext.class.path=/e.jar:x.jar", "L:./r S:/e.jar S:x.jar"},
 		{"CARGO_ALIAS_B", "build --config build.rustc-wrapper=\"./w\"", "L:./w"},
 		{"CARGO_ALIAS_T", "test --config 'target.x86_64-unknown-linux-gnu.runner=[\"./r\", \"-q\"]'", "L:./r"},
 		{"CARGO_ALIAS_X", "run --config=cfg.toml", "L:cfg.toml"},
@@ -529,7 +529,7 @@ static void test_families_r39(void)
 		{"PYTHONBREAKPOINT", "0", ""},
 		{"PYTHONBREAKPOINT", "pdb.set_trace", ""},
 		{"PYTHONBREAKPOINT", "", ""},
-		{"MAVEN_OPTS", "-Xmx2g -Dmaven.repo.local=/home/u/.m2/repository", "S:/home/u/.m2/repository"},
+		{"MAVEN_OPTS", "-Xmx2g -Dmaven.repo.local=/home/u/.m2/repository", "L:/home/u/.m2/repository"},
 		{"GRADLE_OPTS", "-Dorg.gradle.jvmargs=-Xmx2g", ""},
 		{"CARGO_ALIAS_B", "build --release --config profile.release.lto=true", ""},
 		{"CARGO_ALIAS_XTASK", "run --package xtask --", ""},
@@ -570,7 +570,7 @@ static void test_families_r39_review(void)
 		{"JAVACMD", "./jdk/bin/java", "L:./jdk/bin/java"},
 		{"JAVACMD", "/usr/lib/jvm/java-17/bin/java", "L:/usr/lib/jvm/java-17/bin/java"},
 		{"MAVEN_ARGS", "-B -s ./ci/settings.xml", "S:./ci/settings.xml"},
-		{"MAVEN_ARGS", "--settings=x -Dmaven.repo.local=.m2/repository", "S:x S:.m2/repository"},
+		{"MAVEN_ARGS", "--settings=x -Dmaven.repo.local=.m2/repository", "S:x L:.m2/repository"},
 		{"MAVEN_ARGS", "-gs g.xml -t tc.xml", "S:g.xml S:tc.xml"},
 		{"ANT_ARGS", "-lib lib -logger org.apache.tools.ant.NoBannerLogger", "S:lib"},
 		/* what builds set */
@@ -583,6 +583,69 @@ static void test_families_r39_review(void)
 	CU_ASSERT(env_code_var_known("JAVACMD", 7));
 	CU_ASSERT(env_code_var_known("MAVEN_ARGS", 10));
 	CU_ASSERT(env_code_var_known("ANT_ARGS", 8));
+}
+
+/*
+ * Round 40: the launchers' JVM options as a family by their name's end
+ * (CATALINA_OPTS, KAFKA_OPTS, HADOOP_OPTS, SPARK_SUBMIT_OPTS,
+ * ES_JAVA_OPTS, JENKINS_JAVA_OPTIONS, SERVER_JVMFLAGS), read for what a
+ * JVM loads only; the homes of JVM tools a property names (loaded:
+ * read-only), gradle's daemon options and JDK; GOFLAGS' programs and
+ * overlay; cargo's aliases' manifests, -C, scripts and included
+ * configs, a profile's codegen backend; yarn's script shell; npm's,
+ * pnpm's and yarn's places of code, any case; what CI images set,
+ * nothing.
+ */
+static void test_families_r40(void)
+{
+	static const char *const rows[][3] = {
+		{"CATALINA_OPTS", "-Xmx1g -javaagent:./ag.jar", "L:./ag.jar"},
+		{"KAFKA_OPTS", "-Djava.security.auth.login.config=/etc/k.conf -agentpath:/w/a.so", "L:/w/a.so"},
+		{"HADOOP_OPTS", "-XX:OnOutOfMemoryError=./oom.sh", "L:./oom.sh"},
+		{"SPARK_SUBMIT_OPTS", "-cp lib", "S:lib"},
+		{"ES_JAVA_OPTS", "-Xms512m @./jvm.args", "L:./jvm.args"},
+		{"JENKINS_JAVA_OPTIONS", "-javaagent:/w/x.jar", "L:/w/x.jar"},
+		{"SERVER_JVMFLAGS", "-javaagent:x.jar", "L:x.jar"},
+		{"SBT_OPTS", "-Dsbt.global.base=/w/sbt -Divy.home=iv -Dsbt.boot.directory=b", "L:/w/sbt L:iv L:b"},
+		{"JAVA_OPTS", "-Dcatalina.base=/w/tc -Dcoursier.cache=/w/cs", "L:/w/tc L:/w/cs"},
+		{"GRADLE_OPTS", "-Dorg.gradle.jvmargs=\"-Xmx2g -javaagent:./d.jar\"", "L:./d.jar"},
+		{"GRADLE_OPTS", "-Dorg.gradle.java.home=/w/jdk", "L:/w/jdk/bin/java"},
+		{"GOFLAGS", "-mod=mod -toolexec=./te", "L:./te"},
+		{"GOFLAGS", "-toolexec='/w/te -v' -exec=bin/run -overlay=ov.json", "L:/w/te L:bin/run L:ov.json"},
+		{"CARGO_ALIAS_X", "-Zunstable-options --config include=\"./x.toml\"", "L:./x.toml"},
+		{"CARGO_ALIAS_Y", "build --manifest-path ../w/Cargo.toml", "L:../w/Cargo.toml"},
+		{"CARGO_ALIAS_Z", "-Zscript ./s.rs", "L:./s.rs"},
+		{"CARGO_ALIAS_C", "-C /w/p build", "L:/w/p"},
+		{"CARGO_PROFILE_DEV_CODEGEN_BACKEND", "./libcg.so", "L:./libcg.so"},
+		{"Yarn_Script_Shell", "./sh", "L:./sh"},
+		/* what CI images and developers set */
+		{"SSH_OPTS", "-p 2222 -o StrictHostKeyChecking=no", ""},
+		{"RSYNC_OPTS", "-av -s --delete", ""},
+		{"FZF_DEFAULT_OPTS", "--height 40% --layout=reverse -p 80%", ""},
+		{"KAFKA_OPTS", "-Xmx1g -Dlog4j.configuration=file:/etc/kafka/log4j.properties", ""},
+		{"ES_JAVA_OPTS", "-Xms512m -Xmx512m", ""},
+		{"CATALINA_OPTS", "-Dfile.encoding=UTF-8 -Djava.awt.headless=true -XX:+UseG1GC", ""},
+		{"GOFLAGS", "-mod=vendor -buildvcs=false -trimpath", ""},
+		{"CARGO_PROFILE_RELEASE_CODEGEN_BACKEND", "cranelift", ""},
+		{"CARGO_ALIAS_B", "build --release -Zunstable-options", ""},
+		{"Yarn_Script_Shell", "bash", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_as("CATALINA_OPTS", 13) != NULL);
+	CU_ASSERT(!env_code_var_known("CELERY_OPTS", 11));
+	CU_ASSERT(env_code_var_known("GOFLAGS", 7));
+	CU_ASSERT(!env_code_var_known("my_opts", 7));
+	CU_ASSERT(env_code_var_known("npm_Config_UserConfig", 21));
+	CU_ASSERT(env_code_var_known("YARN_YARN_PATH", 14));
+	CU_ASSERT(env_code_var_known("yarn_global-folder", 18));
+	CU_ASSERT(env_code_var_known("PNPM_CONFIG_STORE_DIR", 21));
+	CU_ASSERT(env_code_var_known("CARGO_HOME", 10));
+	CU_ASSERT(env_code_var_known("GRADLE_USER_HOME", 16));
+	CU_ASSERT(env_code_var_known("FPATH", 5));
+	CU_ASSERT(env_code_var_known("PSModulePath", 12));
+	CU_ASSERT(!env_code_var_known("YARN_ENABLE_TELEMETRY", 21));
+	CU_ASSERT(!env_code_var_known("npm_config_registry", 19));
 }
 
 TEST_REGISTRAR(policy_codevars_register)
@@ -604,4 +667,7 @@ TEST_REGISTRAR(policy_codevars_register)
 		    "chroot's root, envdir, gosu, tini: named; what developers set, nothing", test_families_r39);
 	test_add(s, "review of round 39: JAVACMD, MAVEN_ARGS, ANT_ARGS: named; what builds set, nothing",
 		 test_families_r39_review);
+	test_add(s, "round 40: <NAME>_OPTS of the JVM launchers, the JVM tools' homes, GOFLAGS, cargo's aliases' "
+		    "manifests and includes, npm's, pnpm's and yarn's places: named; what CI images set, nothing",
+		 test_families_r40);
 }
