@@ -438,7 +438,8 @@ static int java_opts_at(const struct copt *c, const struct words *t, bool generi
 		for (size_t k = 0; k < ARRAY_LEN(files); k++)
 			if (strncmp(s, files[k], strlen(files[k])) == 0)
 				r = emit(c, s + strlen(files[k]), strlen(s + strlen(files[k])), true, NULL);
-		if (s[0] == '@')
+		/* an @argfile (not generic: "@scope/pkg" is npm's) */
+		if (s[0] == '@' && !generic)
 			r = emit(c, s + 1, strlen(s + 1), true, NULL);
 		for (size_t k = 0; k < ARRAY_LEN(homes) && r == 0; k++)
 			if (strncmp(s, homes[k], strlen(homes[k])) == 0)
@@ -1851,8 +1852,10 @@ static int cargo_alias(const struct copt *c, const char *val)
 				: strcmp(t.v[i], "--manifest-path") == 0 && i + 1 < t.n ? t.v[++i]
 				: strcmp(t.v[i], "-C") == 0 && i + 1 < t.n		? t.v[++i]
 				: strncmp(t.v[i], "-C", 2) == 0				? t.v[i] + 2
-				: strlen(t.v[i]) > 3 && strcmp(t.v[i] + strlen(t.v[i]) - 3, ".rs") == 0 ? t.v[i]
-													: NULL;
+				: strlen(t.v[i]) > 3 && strcmp(t.v[i] + strlen(t.v[i]) - 3, ".rs") == 0 &&
+						(i == 0 || strncmp(t.v[i - 1], "-Z", 2) == 0)
+					? t.v[i]
+					: NULL;
 
 			if (m != NULL)
 				r = emit(c, m, strlen(m), true, NULL);

@@ -603,7 +603,7 @@ static void test_families_r40(void)
 		{"KAFKA_OPTS", "-Djava.security.auth.login.config=/etc/k.conf -agentpath:/w/a.so", "L:/w/a.so"},
 		{"HADOOP_OPTS", "-XX:OnOutOfMemoryError=./oom.sh", "L:./oom.sh"},
 		{"SPARK_SUBMIT_OPTS", "-cp lib", "S:lib"},
-		{"ES_JAVA_OPTS", "-Xms512m @./jvm.args", "L:./jvm.args"},
+		{"ES_JAVA_OPTS", "-Xms512m -XX:VMOptionsFile=./jvm.args", "L:./jvm.args"},
 		{"JENKINS_JAVA_OPTIONS", "-javaagent:/w/x.jar", "L:/w/x.jar"},
 		{"SERVER_JVMFLAGS", "-javaagent:x.jar", "L:x.jar"},
 		{"SBT_OPTS", "-Dsbt.global.base=/w/sbt -Divy.home=iv -Dsbt.boot.directory=b", "L:/w/sbt L:iv L:b"},
@@ -629,6 +629,9 @@ static void test_families_r40(void)
 		{"CARGO_PROFILE_RELEASE_CODEGEN_BACKEND", "cranelift", ""},
 		{"CARGO_ALIAS_B", "build --release -Zunstable-options", ""},
 		{"Yarn_Script_Shell", "bash", ""},
+		{"FOO_OPTS", "@scope/pkg -p 80", ""},
+		{"CARGO_ALIAS_R", "run --bin x -- src/main.rs", ""},
+		{"GOFLAGS", "-toolexec=gotestsum", ""},
 	};
 
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
