@@ -179,6 +179,14 @@ mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned 
 mask_set_t *mask_set_new_pct(const struct mask_pair *pairs, size_t npairs, size_t pct_from,
 			     unsigned flags, enum mask_set_result *res) NONNULL(5) WUNRES MALLOC;
 
+/*
+ * What the pairs weigh against MASK_SET_MAX_BYTES as mask_set_new_pct()
+ * counts it (from and to of each pattern, percent forms of the pairs
+ * from pct_from on): the total, and pair i's share in each[i] when each
+ * is not NULL. Nothing is built. SIZE_MAX on ENOMEM.
+ */
+size_t mask_set_pairs_bytes(const struct mask_pair *pairs, size_t npairs, size_t pct_from, size_t *each);
+
 /* Wipes the arena (explicit_bzero), unlocks and unmaps it, frees the set.
  * NULL is a no-op. Every stream on the set must be freed first. */
 void mask_set_free(mask_set_t *set);
@@ -542,13 +550,18 @@ const char *mask_table_value_name(const mask_table_t *t, size_t value, const cha
 				  size_t *len) NONNULL(1, 3, 4);
 /* Whether the sentinels were derived from a key (mask_table_new_stable()). */
 bool mask_table_stable(const mask_table_t *t) NONNULL(1);
-/* Whether the forms of the values over 4 KiB (their base64 and their
+/* Whether the forms of some values over 4 KiB (their base64 and their
  * line-broken pieces past 8 KiB) were left out of the sets, which held
  * too much with them (docs/masking.md "What the forms cost"): such a
  * value is then re-masked as it is, joined onto one line, or with line
  * breaks up to 8 KiB only. The caller tells the user (review39b: it was
  * silent). */
 bool mask_table_forms_small(const mask_table_t *t) NONNULL(1);
+/* The k-th value (from 0) that goes without those forms: the name of the
+ * first credential holding it (a variable's name or a file's path, no
+ * value); NULL past the last. Only the largest values go without them,
+ * as many as the sets' bound needs (round 40: all of them did). */
+const char *mask_table_forms_small_cred(const mask_table_t *t, size_t k) NONNULL(1);
 /* Stale sentinels the table refuses (from the ledger). */
 size_t mask_table_stale_count(const mask_table_t *t) NONNULL(1);
 

@@ -769,6 +769,40 @@ static enum mask_set_result pairs_measure(const struct mask_pair *pairs, size_t 
 	return MASK_SET_OK;
 }
 
+size_t mask_set_pairs_bytes(const struct mask_pair *pairs, size_t npairs, size_t pct_from, size_t *each)
+{
+	unsigned char *esc = malloc(MASK_PATTERN_MAX_BYTES);
+	struct pct_plan *pl = malloc(sizeof(*pl));
+	size_t total = 0;
+
+	if (esc == NULL || pl == NULL) {
+		free(esc);
+		free(pl);
+		return SIZE_MAX;
+	}
+	for (size_t i = 0; i < npairs; i++) {
+		const struct mask_pair *p = &pairs[i];
+		size_t b = p->from_len + p->to_len;
+
+		pl->n = 0;
+		if (i >= pct_from && p->pct != MASK_PCT_NONE && p->from_len <= MASK_PATTERN_MAX_BYTES)
+			pct_plan_make(p, pl);
+		for (size_t v = 0; v < pl->n; v++) {
+			size_t fl, tl;
+
+			pct_variant(p, &pl->spec[v], esc, NULL, &fl, NULL, &tl);
+			b += fl + tl;
+		}
+		if (each != NULL)
+			each[i] = b;
+		total += b;
+	}
+	explicit_bzero(esc, MASK_PATTERN_MAX_BYTES);
+	free(esc);
+	free(pl);
+	return total;
+}
+
 mask_set_t *mask_set_new(const struct mask_pair *pairs, size_t npairs, unsigned flags,
 			 enum mask_set_result *res)
 {

@@ -133,6 +133,7 @@ static long value_intern(mask_table_t *t, const char *real, size_t len, uint32_t
 		return -1;
 	memcpy(v->real, real, len);
 	v->sent = NULL;
+	v->small = false;
 	v->len = len;
 	v->cred = cred;
 	return (long)t->nvalues++;
@@ -645,6 +646,14 @@ bool mask_table_stable(const mask_table_t *t)
 bool mask_table_forms_small(const mask_table_t *t)
 {
 	return t->forms_small;
+}
+
+const char *mask_table_forms_small_cred(const mask_table_t *t, size_t k)
+{
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (t->value[i].small && k-- == 0)
+			return mask_table_cred_name(t, t->value[i].cred);
+	return NULL;
 }
 
 size_t mask_table_stale_count(const mask_table_t *t)

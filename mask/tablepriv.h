@@ -22,6 +22,8 @@ struct tvalue {
 	char *dname;   /* malloc'd: its name for derivation and the ledger
 			* ("env:VAR", "file:PATH", "file:PATH#N"), the first
 			* holder's; not secret */
+	bool small;    /* over 4 KiB, its base64 forms and the pieces of its
+			* joined form left out of the sets (forms_fit()) */
 };
 
 /* A stale sentinel (SPEC §4.1): one the ledger recorded for a value's
@@ -86,8 +88,9 @@ struct mask_table {
 	struct mask_pair *form; /* [nform] the real-value forms the remasker knows
 				 * (raw first, pair i = value i), -> sentinel forms */
 	uint32_t *form_value;   /* [nform] value of each form */
+	unsigned char *form_drop;/* [nform] a form its value goes without when small */
 	size_t nform;
-	bool forms_small;       /* the forms of values over 4 KiB left out of the sets (fix39m:
+	bool forms_small;       /* some value's big forms left out of the sets (tvalue small; fix39m:
 				 * they passed MASK_SET_MAX_BYTES; table_build_sets()) */
 	mask_set_t *inbound;    /* real -> sentinel forms, percent forms */
 	mask_set_t *detect;     /* sentinel -> sentinel, then the forms; percent forms */

@@ -46,25 +46,24 @@ static int set_check_equal(mask_table_t *t, mask_set_t *set)
 	return -1;
 }
 
-/* Builds a set over every value; direction: 0 sent->sent, 1 real->sent,
- * or per-value inject flags (sent->real where set). Outbound sets (not
- * inbound) get the real-value forms after the values (set_forms()). */
-static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool inbound,
-			     unsigned flags)
+/* The pairs of a set over every value (build_set()), *n of them, in a
+ * malloc'd array of pointers (NULL with *n 0 when there are none, NULL
+ * with t->set_res on ENOMEM). */
+static struct mask_pair *set_pairs(mask_table_t *t, const unsigned char *inject, bool inbound, size_t *n)
 {
 	struct mask_pair *pairs = NULL;
-	enum mask_set_result res;
-	mask_set_t *set;
-
 	size_t nforms = inbound ? 0 : set_forms(t);
 	size_t nstale = inbound ? 0 : t->nstale;
 
-	if (t->nvalues != 0) {
-		pairs = calloc(t->nvalues + nforms + nstale, sizeof(*pairs));
-		if (pairs == NULL) {
-			t->set_res = MASK_SET_ERR_NOMEM;
-			return NULL;
-		}
+	*n = t->nvalues + nforms + nstale;
+	if (t->nvalues == 0) {
+		*n = 0;
+		return NULL;
+	}
+	pairs = calloc(*n, sizeof(*pairs));
+	if (pairs == NULL) {
+		t->set_res = MASK_SET_ERR_NOMEM;
+		return NULL;
 	}
 	for (size_t i = 0; i < t->nvalues; i++) {
 		const struct tvalue *v = &t->value[i];
@@ -87,8 +86,23 @@ static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool 
 		sp->from = sp->to = t->stale[k].s;
 		sp->from_len = sp->to_len = t->stale[k].len;
 	}
-	set = mask_set_new_pct(pairs, t->nvalues + nforms + nstale,
-			       (flags & MASK_SET_PERCENT) != 0 ? 0 : t->nvalues,
+	return pairs;
+}
+
+/* Builds a set over every value; direction: 0 sent->sent, 1 real->sent,
+ * or per-value inject flags (sent->real where set). Outbound sets (not
+ * inbound) get the real-value forms after the values (set_forms()). */
+static mask_set_t *build_set(mask_table_t *t, const unsigned char *inject, bool inbound,
+			     unsigned flags)
+{
+	enum mask_set_result res;
+	mask_set_t *set;
+	size_t n;
+	struct mask_pair *pairs = set_pairs(t, inject, inbound, &n);
+
+	if (pairs == NULL && n != 0)
+		return NULL;
+	set = mask_set_new_pct(pairs, n, (flags & MASK_SET_PERCENT) != 0 ? 0 : t->nvalues,
 			       flags & ~(unsigned)MASK_SET_PERCENT, &res);
 	/* pairs holds pointers only; the set copied the bytes. */
 	free(pairs);
@@ -166,12 +180,69 @@ static size_t b64_form(const char *v, size_t n, unsigned align, bool url, bool t
  * few escapable bytes, and what each known encoder writes). The forms
  * live in the secret arena.
  */
+/*
+ * The forms of values over 4 KiB (the pieces of their joined form, their
+ * base64 forms: fix39m) past the sets' bound (MASK_SET_MAX_BYTES, which
+ * the detect and outbound sets, the heaviest, reach first): the largest
+ * such values go without them, one after the other, until the rest fit
+ * (tvalue small, t->forms_small), and the forms are made again. Round
+ * 40: all of them went at once, so one value of 16 KiB too many left
+ * every other big value's base64 unmasked. 0, or -1 (ENOMEM).
+ */
+static int forms_fit(mask_table_t *t)
+{
+	size_t n, total, drop = 0, *each = NULL, *dv = NULL;
+	struct mask_pair *pairs = set_pairs(t, NULL, false, &n);
+	bool any = false;
+
+	if (pairs == NULL)
+		return n == 0 ? 0 : -1;
+	each = calloc(n + 1, sizeof(*each));
+	dv = calloc(t->nvalues + 1, sizeof(*dv));
+	total = each != NULL && dv != NULL ? mask_set_pairs_bytes(pairs, n, 0, each) : SIZE_MAX;
+	free(pairs);
+	if (total == SIZE_MAX) {
+		free(each);
+		free(dv);
+		t->set_res = MASK_SET_ERR_NOMEM;
+		return -1;
+	}
+	/* each form's weight counted for its value when it can go */
+	for (size_t k = 0; k < set_forms(t); k++)
+		if (t->form_drop[k])
+			dv[t->form_value[k]] += each[t->nvalues + k];
+	while (total - drop > MASK_SET_MAX_BYTES) {
+		size_t best = SIZE_MAX;
+
+		for (size_t i = 0; i < t->nvalues; i++)
+			if (dv[i] != 0 && !t->value[i].small &&
+			    (best == SIZE_MAX || t->value[i].len >= t->value[best].len))
+				best = i;
+		if (best == SIZE_MAX)
+			break; /* too big without them too: the build says so */
+		t->value[best].small = true;
+		drop += dv[best];
+		any = true;
+	}
+	free(each);
+	free(dv);
+	if (!any)
+		return 0;
+	t->forms_small = true;
+	free(t->form);
+	free(t->form_value);
+	t->form = NULL;
+	t->form_value = NULL;
+	t->nform = 0;
+	return build_forms(t);
+}
+
 static mask_set_t *build_inbound(mask_table_t *t)
 {
 	enum mask_set_result res;
 	mask_set_t *set;
 
-	if (build_forms(t) != 0)
+	if (build_forms(t) != 0 || forms_fit(t) != 0)
 		return NULL;
 	set = mask_set_new(t->form, t->nform, MASK_SET_PERCENT, &res);
 	if (set == NULL) {
@@ -189,6 +260,8 @@ struct formlist {
 	struct mask_pair *pairs;
 	uint32_t *fv;
 	size_t n;
+	unsigned char *drop; /* [n] a form a value that is small goes without */
+	bool dropping;       /* the forms being added are such */
 };
 
 /* Appends the pair from -> to (equal lengths) of value v, with the
@@ -197,6 +270,7 @@ static void form_add(struct formlist *fl, uint32_t v, const char *from, const ch
 		     unsigned char pct)
 {
 	fl->fv[fl->n] = v;
+	fl->drop[fl->n] = fl->dropping;
 	fl->pairs[fl->n].from = from;
 	fl->pairs[fl->n].to = to;
 	fl->pairs[fl->n].from_len = fl->pairs[fl->n].to_len = len;
@@ -553,8 +627,11 @@ static int form_joined(mask_table_t *t, struct formlist *fl, size_t i)
 		return -1;
 	(void)without_breaks(v->real, v->sent, v->len, rj, sj);
 	form_add(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
-	if (!t->forms_small)
+	if (!v->small) {
+		fl->dropping = v->len > B64_FORM_MAX_VALUE;
 		form_pieces(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
+		fl->dropping = false;
+	}
 	return 0;
 }
 
@@ -569,8 +646,9 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 
 	bool big = v->len > B64_FORM_MAX_VALUE;
 
-	if (v->len > B64_FORM_MAX_VALUE_BIG || (big && t->forms_small))
+	if (v->len > B64_FORM_MAX_VALUE_BIG || (big && v->small))
 		return 0;
+	fl->dropping = big;
 	for (unsigned k = 0; k < 12; k++) {
 		char *rf, *sf;
 		size_t rn, sn;
@@ -582,8 +660,10 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 			continue;
 		rf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
 		sf = mask_secrets_alloc(t->sec, v->len / 3 * 4 + 8);
-		if (rf == NULL || sf == NULL)
+		if (rf == NULL || sf == NULL) {
+			fl->dropping = false;
 			return -1;
+		}
 		/* k % 3: alignment; k / 3 % 2: ends the data; k >= 6: URL-safe
 		 * alphabet. */
 		rn = b64_form(v->real, v->len, k % 3, k >= 6, k / 3 % 2 == 1, scratch, rf);
@@ -604,6 +684,7 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 		form_add(fl, (uint32_t)i, rf, sf, rn, big ? MASK_PCT_NONE : MASK_PCT_ALL);
 		form_pieces(fl, (uint32_t)i, rf, sf, rn, MASK_PCT_NONE);
 	}
+	fl->dropping = false;
 	return 0;
 }
 
@@ -623,7 +704,7 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
  * for nothing). 0, or -1 (ENOMEM, t->set_res set). */
 static int build_forms(mask_table_t *t)
 {
-	struct formlist fl = {NULL, NULL, 0};
+	struct formlist fl = {NULL, NULL, 0, NULL, false};
 	unsigned char *scratch = NULL;
 	size_t i, maxlen = 0;
 
@@ -632,7 +713,8 @@ static int build_forms(mask_table_t *t)
 			maxlen = t->value[i].len;
 	fl.pairs = calloc(t->nvalues * FORMS_PER_VALUE + 1, sizeof(*fl.pairs));
 	fl.fv = calloc(t->nvalues * FORMS_PER_VALUE + 1, sizeof(*fl.fv));
-	if (fl.pairs == NULL || fl.fv == NULL ||
+	fl.drop = calloc(t->nvalues * FORMS_PER_VALUE + 1, 1);
+	if (fl.pairs == NULL || fl.fv == NULL || fl.drop == NULL ||
 	    (maxlen > 0 && (scratch = mask_secrets_alloc(t->sec, maxlen + 2)) == NULL))
 		goto nomem;
 	for (i = 0; i < t->nvalues; i++)
@@ -669,10 +751,13 @@ static int build_forms(mask_table_t *t)
 	t->form = fl.pairs;
 	t->form_value = fl.fv;
 	t->nform = fl.n;
+	free(t->form_drop);
+	t->form_drop = fl.drop;
 	return 0;
 nomem:
 	free(fl.pairs);
 	free(fl.fv);
+	free(fl.drop);
 	t->set_res = MASK_SET_ERR_NOMEM;
 	return -1;
 }
@@ -848,6 +933,15 @@ fail:
 	return -1;
 }
 
+/* Whether every value over 4 KiB already goes without its big forms. */
+static bool big_all_small(const mask_table_t *t)
+{
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (t->value[i].len > B64_FORM_MAX_VALUE && !t->value[i].small)
+			return false;
+	return true;
+}
+
 /* Warming the cache at start: a proxy whose credentials name their hosts
  * never builds a set per request. */
 int table_build_sets(mask_table_t *t)
@@ -866,7 +960,9 @@ int table_build_sets(mask_table_t *t)
 	 * past the sets' bound: left out rather than refuse a table that
 	 * built without them (six values of 16 KiB); the outbound sets hold
 	 * what the detect set holds. docs/masking.md "What the forms cost". */
-	if ((t->inbound == NULL || t->detect == NULL) && t->set_res == MASK_SET_ERR_TOO_BIG && !t->forms_small) {
+	if ((t->inbound == NULL || t->detect == NULL) && t->set_res == MASK_SET_ERR_TOO_BIG && !big_all_small(t)) {
+		for (size_t i = 0; i < t->nvalues; i++)
+			t->value[i].small = t->value[i].len > B64_FORM_MAX_VALUE;
 		mask_set_free(t->inbound);
 		t->inbound = NULL;
 		free(t->form);
@@ -935,8 +1031,10 @@ void table_free_sets(mask_table_t *t)
 	t->folded_counts = NULL;
 	free(t->form);
 	free(t->form_value);
+	free(t->form_drop);
 	t->form = NULL;
 	t->form_value = NULL;
+	t->form_drop = NULL;
 	free(t->detect_counts);
 	t->detect_counts = NULL;
 	if (t->scratch != NULL)

@@ -728,11 +728,31 @@ static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 		log_warnx("warning: cannot lock secret memory (mlock): real credential values may "
 			  "be swapped to disk; raise the locked-memory limit (ulimit -l) or grant "
 			  "CAP_IPC_LOCK");
-	if (mask_table_forms_small(t))
+	if (mask_table_forms_small(t)) {
+		char names[1024];
+		size_t nl = 0, k, more = 0;
+		const char *nm;
+
+		names[0] = '\0';
+		for (k = 0; (nm = mask_table_forms_small_cred(t, k)) != NULL; k++) {
+			int w = snprintf(names + nl, sizeof(names) - nl, "%s%s", k > 0 ? ", " : "", nm);
+
+			if (w < 0 || (size_t)w >= sizeof(names) - nl - 32) {
+				names[nl] = '\0';
+				more++;
+				continue;
+			}
+			nl += (size_t)w;
+		}
+		if (more > 0)
+			(void)snprintf(names + nl, sizeof(names) - nl, " and %zu more", more);
 		log_warnx("warning: the masked values over 4 KiB are too many for all their forms (the masking "
-			  "sets hold 4 MiB): their base64 and their line-broken forms past 8 KiB are left out, so "
-			  "a response or a file holding one of them base64-encoded or wrapped is not re-masked; "
-			  "mask fewer values over 4 KiB, or deny them (mode: deny)");
+			  "sets hold 4 MiB): the largest, of %s, go without their base64 and their line-broken "
+			  "forms past 8 KiB, so a response or a file holding one of them base64-encoded or "
+			  "wrapped is not re-masked (the other values keep them); mask fewer values over 4 KiB, "
+			  "or deny them (mode: deny)",
+			  names);
+	}
 	(void)mask_table_scrub_environ(t);
 	files = session_files_dir(sess);
 	if (files == NULL)
