@@ -688,13 +688,48 @@ static int form_b64(mask_table_t *t, struct formlist *fl, size_t i, unsigned cha
 	return 0;
 }
 
+/*
+ * A value over B64_FORM_MAX_VALUE with a '/' in it, as PHP's json_encode()
+ * writes it (JSON_SLASH: "\/", "\n"), whole or in pieces, no percent
+ * forms; one of its big forms (forms_fit()). Round 40: the JSON forms
+ * stop at 4 KiB and the joined form's gaps stop at a backslash before
+ * anything but n or r, so a PEM bundle of 4 to 16 KiB in a PHP
+ * application's JSON was not re-masked. 0 or -1 (ENOMEM).
+ */
+static int form_php_big(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	const struct tvalue *v = &t->value[i];
+	unsigned st = JSON_SHORT_BF | JSON_SLASH;
+	size_t n;
+	char *rj, *sj;
+
+	if (v->len <= B64_FORM_MAX_VALUE || v->small || memchr(v->real, '/', v->len) == NULL)
+		return 0;
+	n = json_len(v->real, v->len, st);
+	if (json_len(v->sent, v->len, st) != n || n > FORM_PIECES_MAX * MASK_GAP_MAX_BYTES)
+		return 0;
+	rj = mask_secrets_alloc(t->sec, n);
+	sj = mask_secrets_alloc(t->sec, n);
+	if (rj == NULL || sj == NULL)
+		return -1;
+	json_write(v->real, v->len, st, rj);
+	json_write(v->sent, v->len, st, sj);
+	fl->dropping = true;
+	if (n <= MASK_PATTERN_MAX_BYTES)
+		form_add(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
+	form_pieces(fl, (uint32_t)i, rj, sj, n, MASK_PCT_NONE);
+	fl->dropping = false;
+	return 0;
+}
+
 /* Most forms of one value before its percent forms: the raw value, its
  * JSON forms, its base64 forms, its two line-end forms with their JSON
- * forms, its form-decoded form ('+' as a space) with its JSON forms,
- * and the pieces between its '&' and ';'. */
+ * forms, PHP's JSON form whole or in pieces, its form-decoded form ('+'
+ * as a space) with its JSON forms, and the pieces between its '&' and
+ * ';'. */
 #define FORMS_PER_VALUE                                                                              \
-	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + JSON_STYLES + \
-	 SPLIT_PIECES_MAX)
+	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + \
+	 FORM_PIECES_MAX + 1 + JSON_STYLES + SPLIT_PIECES_MAX)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -742,6 +777,9 @@ static int build_forms(mask_table_t *t)
 	 * pair up to MASK_GAP_MAX_BYTES. */
 	for (i = 0; i < t->nvalues; i++)
 		if (form_joined(t, &fl, i) != 0)
+			goto nomem;
+	for (i = 0; i < t->nvalues; i++)
+		if (form_php_big(t, &fl, i) != 0)
 			goto nomem;
 	for (i = 0; i < t->nvalues; i++)
 		if (form_b64(t, &fl, i, scratch) != 0)
