@@ -2354,7 +2354,8 @@ static int remask_packed(struct remask_walk *w, const char *path, const unsigned
 			 unsigned depth);
 
 static int remask_inflated(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
-			   unsigned char *buf, size_t cap, size_t *used, size_t *made, bool raw, unsigned depth)
+			   unsigned char *buf, size_t cap, size_t *used, size_t *made, bool raw, unsigned depth,
+			   unsigned char *members, size_t base)
 {
 	size_t got = 0, outlen = 0;
 	char *out = NULL;
@@ -2379,7 +2380,15 @@ static int remask_inflated(struct remask_walk *w, const char *path, const unsign
 		zr = inflate(&z, Z_NO_FLUSH);
 		got = (size_t)(z.next_out - buf);
 		if (zr == Z_STREAM_END && !raw && z.avail_in >= 3 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
-			/* gzip's next member (cat a.gz b.gz) */
+			/* gzip's next member (cat a.gz b.gz), marked in
+			 * members (a bit per byte of the buffer c is at base
+			 * in, when given): remask_streams() does not inflate
+			 * again from where this inflate went on (members *
+			 * members work) */
+			size_t at = base + (size_t)(z.next_in - c);
+
+			if (members != NULL)
+				members[at / 8] |= (unsigned char)(1u << (at % 8));
 			if (inflateReset(&z) != Z_OK)
 				break;
 			continue;
@@ -2437,6 +2446,7 @@ static const struct {
 	{"LZIP\x01", 5},                             /* lzip */
 	{"\x89LZO\x00\r\n\x1a\n", 9},                /* lzop */
 	{"\x5d\x00\x00", 3},                         /* lzma (xz --format=lzma) */
+	{"\x1f\x9d", 2},                             /* Unix compress (.Z), LZW */
 };
 
 static uint32_t le32_at(const unsigned char *p)
@@ -2485,7 +2495,7 @@ static bool remask_unread_at(const unsigned char *c, size_t n, size_t off)
 	 * first (a memcmp per signature per byte was a third of the search
 	 * of a home's binaries) */
 	switch (*p) {
-	case 0x28: case 0xfd: case 'B': case 0x04: case 0x02: case '7': case 'L': case 0x89: case 0x5d:
+	case 0x28: case 0xfd: case 'B': case 0x04: case 0x02: case '7': case 'L': case 0x89: case 0x5d: case 0x1f:
 		break;
 	default:
 		return false;
@@ -2528,17 +2538,25 @@ static bool remask_unread_at(const unsigned char *c, size_t n, size_t off)
 			size |= (uint64_t)p[5 + k] << (8 * k);
 		return size == UINT64_MAX || size < ((uint64_t)1 << 40);
 	}
+	case 9: /* at the start only, as lzma (round 40): the flags (block mode
+		 * or not, reserved bits clear, 9 to 16 bits a code) and a first
+		 * code that is a byte (LZW's first code always is) */
+		return off == 0 && left >= 5 && (p[2] & 0x60) == 0 && (p[2] & 0x1f) >= 9 && (p[2] & 0x1f) <= 16 &&
+		       (p[4] & 1) == 0;
 	default:
 		return false;
 	}
 }
 
-/* Whether c[off..n) begins as a zlib stream with a 32 KiB window and no
- * dictionary, as zlib writes it by default (78 01, 78 5e, 78 9c, 78 da). */
+/* Whether c[off..n) begins as a zlib stream as zlib writes it: deflate
+ * with any window (CMF 08 to 78: windowBits 8 to 15; fix39m took 78, the
+ * default, only, so zlib.compress(data, wbits=9) after a line of text
+ * passed), no dictionary, the header's check, any level, and a first
+ * block of a defined type (round 40). */
 static bool remask_zlib_at(const unsigned char *c, size_t n, size_t off)
 {
-	return off + 2 < n && c[off] == 0x78 && (c[off + 1] == 0x01 || c[off + 1] == 0x5e || c[off + 1] == 0x9c ||
-						  c[off + 1] == 0xda);
+	return off + 2 < n && (c[off] & 0x0f) == 8 && c[off] >> 4 <= 7 && (c[off + 1] & 0x20) == 0 &&
+	       ((unsigned)c[off] << 8 | c[off + 1]) % 31 == 0 && (c[off + 2] >> 1 & 3) != 3;
 }
 
 /* Whether a zip method is one the format defines (APPNOTE 4.4.5): 1 to
@@ -2589,8 +2607,21 @@ static int remask_zip_at(const unsigned char *c, size_t n, size_t off, size_t *d
  * zip's deflated member, zlib after other bytes, xz, bzip2 and zstd
  * did.
  */
+static int remask_streams_in(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
+			     unsigned char **buf, unsigned depth, unsigned char **members);
+
 static int remask_streams(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
 			  unsigned char **buf, unsigned depth)
+{
+	unsigned char *members = NULL;
+	int rc = remask_streams_in(w, path, c, n, buf, depth, &members);
+
+	free(members);
+	return rc;
+}
+
+static int remask_streams_in(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
+			     unsigned char **buf, unsigned depth, unsigned char **members)
 {
 	for (size_t off = 0; off < n; off++) {
 		size_t cap = REMASK_INFLATE_MAX, done, left, used, made, at = off;
@@ -2606,6 +2637,10 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 		 * rarer than one in 100 GB) */
 		if (remask_unread_at(c, n, off))
 			return 3;
+		/* a gzip member an inflate from an earlier header already went
+		 * on into (and searched with what came before it) */
+		if (*members != NULL && ((*members)[off / 8] >> (off % 8) & 1) != 0)
+			continue;
 		if (remask_zip_at(c, n, off, &at, &method, &crypt)) {
 			if (method != 0 && method != 8 && !remask_zip_method_known(method))
 				continue; /* not a member */
@@ -2617,9 +2652,17 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 		} else if (!(off + 3 < n && c[off] == 0x1f && c[off + 1] == 0x8b && c[off + 2] == 8 &&
 			     (c[off + 3] & 0xe0) == 0) &&
 			   !(off == 0 && remask_compressed(c, n))) {
-			if (!remask_zlib_at(c, n, off))
+			if (remask_zlib_at(c, n, off)) {
+				mid = true;
+			} else if (off == 0 && n >= 8) {
+				/* raw deflate (no header) where a file or a
+				 * decoded run starts: PHP's gzdeflate() in base64,
+				 * .NET's DeflateStream (round 40); tried as a
+				 * header in the middle is */
+				raw = mid = true;
+			} else {
 				continue;
-			mid = true;
+			}
 		}
 		/* nested past REMASK_NEST_MAX: not searched (a header in
 		 * the middle is tried: most are not one) */
@@ -2635,7 +2678,12 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 			log_warn("run: inflating %s", path);
 			return -1;
 		}
-		r = remask_inflated(w, path, c + at, n - at, *buf, cap, &used, &made, raw, depth);
+		if (!raw && *members == NULL && (*members = calloc(n / 8 + 1, 1)) == NULL) {
+			log_warn("run: inflating %s", path);
+			return -1;
+		}
+		r = remask_inflated(w, path, c + at, n - at, *buf, cap, &used, &made, raw, depth,
+				    raw ? NULL : *members, at);
 		if (r != 0)
 			return r;
 		/* a header in the middle that inflated to more: counted as
@@ -2643,8 +2691,11 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 		if (mid && made >= REMASK_ZLIB_MISS &&
 		    (depth >= REMASK_NEST_MAX || ++w->z[w->zi].streams > REMASK_STREAMS_MAX))
 			return 2;
-		if (used > 1)
-			off = at + used - 1;
+		/* the search goes on at the next byte, not past the stream
+		 * (round 40: a stream that ended cleanly was skipped, so a
+		 * crafted one, or a gzip header's name, comment or extra
+		 * field, swallowed a gzip stream that followed it: the
+		 * inflater went on past it and it was never tried) */
 	}
 	return 0;
 }

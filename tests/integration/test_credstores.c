@@ -2584,6 +2584,73 @@ static void test_remask_unread_false(void)
 }
 
 /*
+ * Round 40: the search of the files the command reads skipped past a
+ * stream that ended cleanly, so a gzip header's extra field (or a
+ * crafted deflate stream) swallowed the gzip stream inside it; it tried
+ * zlib in the middle with the default window's header only (78 ..), and
+ * raw deflate (no header) nowhere: PHP's base64_encode(gzdeflate()) and a
+ * .NET DeflateStream's file. Each refuses the start now; a Unix compress
+ * (.Z) file refuses as packed in a form not searched.
+ */
+static void test_remask_round40(void)
+{
+	static const char *const pre =
+		"import sys, zlib, gzip, base64, struct\n"
+		"v = ('T=' + sys.argv[2] + '\\n').encode()\n"
+		"k = sys.argv[1]\n"
+		"def raw(b):\n"
+		"    o = zlib.compressobj(9, zlib.DEFLATED, -15)\n"
+		"    return o.compress(b) + o.flush()\n"
+		"if k == 'decoy':\n"
+		"    inner = gzip.compress(v)\n"
+		"    body = b'x' * 100\n"
+		"    out = b'\\x1f\\x8b\\x08\\x04\\0\\0\\0\\0\\0\\xff' + struct.pack('<H', len(inner)) + inner + raw(body) + "
+		"struct.pack('<II', zlib.crc32(body), len(body))\n"
+		"elif k == 'wbits': out = b'a line of text\\n' + zlib.compress(v, 9, 9)\n"
+		"elif k == 'php': out = b'Z=' + base64.b64encode(raw(v)) + b'\\n'\n"
+		"elif k == 'rawfile': out = raw(v)\n"
+		"else:\n"
+		"    bits = 0; n = 0; out = bytearray(b'\\x1f\\x9d\\x90')\n"
+		"    for ch in v:\n"
+		"        bits |= ch << n; n += 9\n"
+		"        while n >= 8: out.append(bits & 255); bits >>= 8; n -= 8\n"
+		"    if n: out.append(bits & 255)\n"
+		"    out = bytes(out)\n"
+		"sys.stdout.buffer.write(out)\n";
+	static const char *const rows[][3] = {
+		{".decoy.gz", "decoy", "held a masked credential's real value encoded"},
+		{".wbits.z", "wbits", "held a masked credential's real value encoded"},
+		{".php.env", "php", "held a masked credential's real value encoded"},
+		{".env.deflate", "rawfile", "held a masked credential's real value encoded"},
+		{".env.Z", "lzw", "holds data packed in a form not searched"},
+	};
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	FILE *f;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	f = fopen(at(path, "r40.py"), "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT(fputs(pre, f) >= 0);
+	CU_ASSERT_EQUAL(fclose(f), 0);
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		CU_ASSERT_EQUAL_FATAL(sh("python3 r40.py %s %s > work/%s", rows[i][1], real_token, rows[i][0]), 0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		snprintf(want, sizeof(want), "/work/%s %s", rows[i][0], rows[i][2]);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s reached the command: %s",
+		    rows[i][0], test_nz(err));
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(want, sizeof(want), "work/%s", rows[i][0]);
+		(void)unlink(at(path, want));
+	}
+	(void)unlink(at(path, "r40.py"));
+}
+
+/*
  * review39b: zip archives as writers make them: a deflated member after
  * a data descriptor's member, zip64 headers, a zip in a zip, a member
  * encrypted with a password (zip -P), a zip of 20 MB of zeros (a bomb
@@ -3396,6 +3463,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a masked value in a binary over 1 MiB or a file over 8 MiB (a chunk's edge, base64) refuses the "
 		 "start; one without is named as searched in part",
 		 test_remask_big_literal);
+	test_add(s, "a masked value in gzip inside a gzip header's extra field, zlib with a 512-byte window after a line, "
+		    "raw deflate in base64 (PHP gzdeflate) or alone refuses the start; a .Z refuses as not searched",
+		 test_remask_round40);
 	test_add(s, "ordinary programs holding a format's signature (tar, sqlite3, gpgv, libzstd) start; lzma, lz4, "
 		    "legacy lz4, xz after a line, zstd in a tar in base64 refuse as not searched",
 		 test_remask_unread_false);
