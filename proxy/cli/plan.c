@@ -2195,6 +2195,13 @@ static int plan_files(struct run_plan *pl, const mask_table_t *masks)
  * above). */
 #define REMASK_ZLIB_MISS 64
 #define REMASK_TRIES_MAX 65536
+/* A header of another window (08 .. 68, or 78 with another level's
+ * check) is tried too (round 40): one in 325 bytes of the binaries of
+ * /usr is one (1.5 million in 490 MB, against 32,049 of the default's),
+ * so these are counted apart, up to REMASK_WIDE_MAX in one start (the
+ * session's 32 MiB of files hold about 100,000; then as past the bounds
+ * above), each at the cost of a failing inflate. */
+#define REMASK_WIDE_MAX (1024 * 1024)
 /* Streams inside what a stream inflated to (gzip in base64 in gzip) are
  * searched to this depth; one deeper is as past the bounds above. */
 #define REMASK_NEST_MAX 4
@@ -2247,7 +2254,7 @@ struct remask_walk {
 	 * apart, as the byte budgets, so the home's compressed files do not
 	 * spend the bounds that refuse the start for the session's. */
 	struct {
-		size_t inflated, streams, tries;
+		size_t inflated, streams, tries, wide;
 	} z[2];
 	size_t zi; /* which of z[] the file being searched counts in */
 	size_t literal; /* bytes searched by remask_literal() */
@@ -2548,15 +2555,31 @@ static bool remask_unread_at(const unsigned char *c, size_t n, size_t off)
 	}
 }
 
-/* Whether c[off..n) begins as a zlib stream as zlib writes it: deflate
- * with any window (CMF 08 to 78: windowBits 8 to 15; fix39m took 78, the
- * default, only, so zlib.compress(data, wbits=9) after a line of text
- * passed), no dictionary, the header's check, any level, and a first
- * block of a defined type (round 40). */
+/* Whether c[off..n) begins as a zlib stream with a 32 KiB window and no
+ * dictionary, as zlib writes it by default (78 01, 78 5e, 78 9c, 78 da). */
 static bool remask_zlib_at(const unsigned char *c, size_t n, size_t off)
 {
-	return off + 2 < n && (c[off] & 0x0f) == 8 && c[off] >> 4 <= 7 && (c[off + 1] & 0x20) == 0 &&
-	       ((unsigned)c[off] << 8 | c[off + 1]) % 31 == 0 && (c[off + 2] >> 1 & 3) != 3;
+	return off + 2 < n && c[off] == 0x78 && (c[off + 1] == 0x01 || c[off + 1] == 0x5e || c[off + 1] == 0x9c ||
+						  c[off + 1] == 0xda);
+}
+
+/* Whether c[off..n) begins as a zlib stream as zlib writes it with any
+ * window (CMF 08 to 78: windowBits 8 to 15; fix39m took the default's
+ * four headers only, so zlib.compress(data, 9, 9) after a line of text
+ * passed): no dictionary, the header's check, any level, a first block
+ * of a defined type, a stored one with its length's complement (round
+ * 40). */
+static bool remask_zlib_wide_at(const unsigned char *c, size_t n, size_t off)
+{
+	unsigned bt;
+
+	if (off + 2 >= n || (c[off] & 0x0f) != 8 || c[off] >> 4 > 7 || (c[off + 1] & 0x20) != 0 ||
+	    ((unsigned)c[off] << 8 | c[off + 1]) % 31 != 0)
+		return false;
+	bt = c[off + 2] >> 1 & 3;
+	if (bt == 3)
+		return false;
+	return bt != 0 || (off + 7 <= n && (c[off + 3] ^ c[off + 5]) == 0xff && (c[off + 4] ^ c[off + 6]) == 0xff);
 }
 
 /* Whether a zip method is one the format defines (APPNOTE 4.4.5): 1 to
@@ -2623,10 +2646,12 @@ static int remask_streams(struct remask_walk *w, const char *path, const unsigne
 static int remask_streams_in(struct remask_walk *w, const char *path, const unsigned char *c, size_t n,
 			     unsigned char **buf, unsigned depth, unsigned char **members)
 {
+	unsigned char small[4096];
+
 	for (size_t off = 0; off < n; off++) {
 		size_t cap = REMASK_INFLATE_MAX, done, left, used, made, at = off;
 		unsigned method = 0;
-		bool raw = false, mid = false, crypt = false;
+		bool raw = false, mid = false, crypt = false, wide = false;
 		int r;
 
 		/* a format not read: wherever its stream is, in the file's
@@ -2654,6 +2679,8 @@ static int remask_streams_in(struct remask_walk *w, const char *path, const unsi
 			   !(off == 0 && remask_compressed(c, n))) {
 			if (remask_zlib_at(c, n, off)) {
 				mid = true;
+			} else if (remask_zlib_wide_at(c, n, off)) {
+				mid = wide = true;
 			} else if (off == 0 && n >= 8) {
 				/* raw deflate (no header) where a file or a
 				 * decoded run starts: PHP's gzdeflate() in base64,
@@ -2668,22 +2695,31 @@ static int remask_streams_in(struct remask_walk *w, const char *path, const unsi
 		 * the middle is tried: most are not one) */
 		if (depth >= REMASK_NEST_MAX && !mid)
 			return 2;
-		if (mid ? ++w->z[w->zi].tries > REMASK_TRIES_MAX : ++w->z[w->zi].streams > REMASK_STREAMS_MAX)
+		if (wide ? ++w->z[w->zi].wide > REMASK_WIDE_MAX
+			 : mid ? ++w->z[w->zi].tries > REMASK_TRIES_MAX : ++w->z[w->zi].streams > REMASK_STREAMS_MAX)
 			return 2;
 		done = w->z[w->zi].inflated;
 		left = done < REMASK_INFLATE_TOTAL ? REMASK_INFLATE_TOTAL - done : 0;
 		if (cap > left)
 			cap = left;
-		if (*buf == NULL && (*buf = malloc(REMASK_INFLATE_MAX + 1)) == NULL) {
-			log_warn("run: inflating %s", path);
-			return -1;
-		}
 		if (!raw && *members == NULL && (*members = calloc(n / 8 + 1, 1)) == NULL) {
 			log_warn("run: inflating %s", path);
 			return -1;
 		}
-		r = remask_inflated(w, path, c + at, n - at, *buf, cap, &used, &made, raw, depth,
-				    raw ? NULL : *members, at);
+		/* into a small buffer first: most headers tried (raw deflate
+		 * at every start, a header in the middle) come to less
+		 * (round 40: an 8 MiB buffer mapped for each doubled a
+		 * home's start-up) */
+		r = remask_inflated(w, path, c + at, n - at, small, cap < sizeof(small) - 1 ? cap : sizeof(small) - 1,
+				    &used, &made, raw, depth, raw ? NULL : *members, at);
+		if (r == 2 && cap > sizeof(small) - 1) {
+			if (*buf == NULL && (*buf = malloc(REMASK_INFLATE_MAX + 1)) == NULL) {
+				log_warn("run: inflating %s", path);
+				return -1;
+			}
+			r = remask_inflated(w, path, c + at, n - at, *buf, cap, &used, &made, raw, depth,
+					    raw ? NULL : *members, at);
+		}
 		if (r != 0)
 			return r;
 		/* a header in the middle that inflated to more: counted as

@@ -63,6 +63,7 @@ static char rec_tls[4096];         /* --record of the HTTPS upstream */
 static char rec_plain[4096];       /* --record of the plain upstream */
 static char rec_git[4096];         /* --record of the git upstream */
 static char creds_path[4096];      /* the masked file */
+static char files_root[4096];      /* what the HTTPS upstream serves (--files) */
 static char py_path[4200];         /* python3 helper */
 static char py_oracle_path[4200];  /* python3 oracle.py (standalone) */
 static struct test_upstream up;    /* HTTPS, test CA */
@@ -702,6 +703,10 @@ static int fixtures_up(void)
 	memset(&o, 0, sizeof(o));
 	o.tls_certdir = dir;
 	o.record_path = rec_tls;
+	snprintf(files_root, sizeof(files_root), "%s/served", dir);
+	if (mkdir(files_root, 0700) < 0)
+		return -1;
+	o.files_root = files_root;
 	if (test_upstream_start(&up, &o) < 0)
 		return -1;
 	memset(&o, 0, sizeof(o));
@@ -1657,6 +1662,105 @@ static void test_remask_multiline(void)
 	snprintf(body, sizeof(body), "{\"stored\":\"%s\"}", nl);
 	served_without(&p, body, nl + 4, "a value pasted with a trailing newline, returned without it");
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
+ * Round 40: the forms of a 16,000-byte value, 16 to 32 KB each, on the
+ * wire (unit only before): its base64 wrapped at 76 columns with CRLF
+ * and on one line, the value in JSON with `\n`, and as PHP writes it
+ * (`\/` too), each served by the upstream as a file through the proxy;
+ * the client gets none of the real value's bytes.
+ */
+static void test_remask_big_forms_wire(void)
+{
+	static const char b64c[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char *const names[] = {"b64crlf", "b64line", "json", "php"};
+	char *key = malloc(16100), *env = malloc(16200), *enc = malloc(22000), *body = malloc(40000);
+	char joined[16100], path[4300];
+	size_t o = 0, jn = 0;
+	struct px p;
+
+	CU_ASSERT_FATAL(key != NULL && env != NULL && enc != NULL && body != NULL);
+	o = (size_t)sprintf(key, "-----BEGIN BUNDLE-----\n");
+	while (o + 65 + 21 < 16000) {
+		random_chars(key + o, 64, b64c);
+		o += 64;
+		key[o++] = '\n';
+	}
+	o += (size_t)sprintf(key + o, "-----END BUNDLE-----\n");
+	for (size_t k = 0; k < o; k++)
+		if (key[k] != '\n')
+			joined[jn++] = key[k];
+	joined[jn] = '\0';
+	snprintf(env, 16200, "PV_BIG=%s", key);
+	for (size_t k = 0, e = 0; k < o; k += 3) {
+		unsigned v = (unsigned)(unsigned char)key[k] << 16 |
+			     (k + 1 < o ? (unsigned)(unsigned char)key[k + 1] << 8 : 0) |
+			     (k + 2 < o ? (unsigned char)key[k + 2] : 0);
+
+		enc[e++] = b64c[v >> 18 & 63];
+		enc[e++] = b64c[v >> 12 & 63];
+		enc[e++] = k + 1 < o ? b64c[v >> 6 & 63] : '=';
+		enc[e++] = k + 2 < o ? b64c[v & 63] : '=';
+		enc[e] = '\0';
+	}
+	CU_ASSERT_FATAL(px_start_also(&p, env, "PV_BIG") == 0);
+	for (size_t f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
+		size_t b = 0, el = strlen(enc);
+		char *out = NULL, *flat;
+		size_t fl = 0;
+		bool left = false;
+
+		if (f == 0) {
+			for (size_t k = 0; k < el; k += 76)
+				b += (size_t)sprintf(body + b, "%.76s\r\n", enc + k);
+		} else if (f == 1) {
+			b = (size_t)sprintf(body, "{\"data\":\"%s\"}", enc);
+		} else {
+			b = (size_t)sprintf(body, "{\"key\":\"");
+			for (size_t k = 0; k < o; k++) {
+				if (key[k] == '\n' || (f == 3 && key[k] == '/'))
+					body[b++] = '\\';
+				body[b++] = key[k] == '\n' ? 'n' : key[k];
+			}
+			b += (size_t)sprintf(body + b, "\"}");
+		}
+		snprintf(path, sizeof(path), "%s/%s", files_root, names[f]);
+		CU_ASSERT_FATAL(test_write_file(path, body, b) == 0);
+		snprintf(path, sizeof(path), "/%s", names[f]);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, url_of(&up, "localhost", path), NULL), 0);
+		ROW(out != NULL && strlen(out) == b, "%s: the answer is not the file's length (%zu): %.200s", names[f],
+		    out != NULL ? strlen(out) : 0, test_nz(out));
+		/* the escapes and the breaks taken out again; no 64 bytes of
+		 * the value, joined, or of its base64 left */
+		flat = calloc(1, out != NULL ? strlen(out) + 1 : 1);
+		CU_ASSERT_FATAL(flat != NULL);
+		for (const char *c = out != NULL ? out : ""; *c != '\0'; c++) {
+			if (c[0] == '\\' && c[1] == 'n') {
+				c++;
+				continue;
+			}
+			if (c[0] == '\\' && c[1] == '/')
+				c++;
+			if (*c != '\r' && *c != '\n')
+				flat[fl++] = *c;
+		}
+		for (size_t k = 0; k + 64 <= jn && !left; k += 500)
+			left = memmem(flat, fl, joined + k, 64) != NULL;
+		for (size_t k = 0; k + 64 <= el && !left; k += 500)
+			left = memmem(flat, fl, enc + k, 64) != NULL;
+		ROW(!left, "%s (%zu bytes): the client got a part of the real value", names[f], b);
+		free(flat);
+		free(out);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+	explicit_bzero(key, 16100);
+	explicit_bzero(env, 16200);
+	explicit_bzero(joined, sizeof(joined));
+	free(key);
+	free(env);
+	free(enc);
+	free(body);
 }
 
 /* After a WebSocket 101 the upstream pushes the real value: the client
@@ -3524,6 +3628,9 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: header + Content-Length/chunked/close bodies, every host", test_remask_bodies);
 	test_add(s, "remask: base64 broken into lines (JSON, PEM, MIME), and refused going out", test_remask_line_broken);
 	test_add(s, "remask: a multi-line value joined, rewrapped, in JSON; a trailing newline dropped", test_remask_multiline);
+	test_add(s, "remask: a 16 KB value's forms of 16 to 32 KB (base64 wrapped and on one line, JSON, PHP's JSON) "
+		    "served through the proxy",
+		 test_remask_big_forms_wire);
 	test_add(s, "remask: WebSocket frames after 101", test_remask_websocket);
 	test_add(s, "WebSocket: a frame with RSV1 set and no extension agreed closes", test_websocket_rsv);
 	test_add(s, "WebSocket: a flood of frames behind a held half of a value closes, releases nothing",
