@@ -551,7 +551,7 @@ const char *mask_table_value_name(const mask_table_t *t, size_t value, const cha
 /* Whether the sentinels were derived from a key (mask_table_new_stable()). */
 bool mask_table_stable(const mask_table_t *t) NONNULL(1);
 /* Whether the forms of some values over 4 KiB (their base64 and their
- * line-broken pieces past 8 KiB) were left out of the sets, which held
+ * line-broken pieces past 8 KiB, PHP's JSON) were left out of the sets, which held
  * too much with them (docs/masking.md "What the forms cost"): such a
  * value is then re-masked as it is, joined onto one line, or with line
  * breaks up to 8 KiB only. The caller tells the user (review39b: it was

@@ -747,10 +747,10 @@ static mask_table_t *masks_setup(const policy_t *p, session_t *sess)
 		if (more > 0)
 			(void)snprintf(names + nl, sizeof(names) - nl, " and %zu more", more);
 		log_warnx("warning: the masked values over 4 KiB are too many for all their forms (the masking "
-			  "sets hold 4 MiB): the largest, of %s, go without their base64 and their line-broken "
-			  "forms past 8 KiB, so a response or a file holding one of them base64-encoded or "
-			  "wrapped is not re-masked (the other values keep them); mask fewer values over 4 KiB, "
-			  "or deny them (mode: deny)",
+			  "sets hold 4 MiB): the values of %s (the largest) go without their base64, PHP's JSON "
+			  "and their line-broken forms past 8 KiB, so a response or a file holding one of them "
+			  "in those forms is not re-masked (the other values keep them); mask fewer values over "
+			  "4 KiB, or deny them (mode: deny)",
 			  names);
 	}
 	(void)mask_table_scrub_environ(t);
