@@ -439,6 +439,34 @@ nomem:
 	return -1;
 }
 
+/*
+ * True when p lies below a directory of another user that this uid may
+ * not search (EACCES from lstat(p)): `passavant run` as a user, with
+ * PYENV_ROOT=/root/.pyenv or a PATH entry under /root inherited. Neither
+ * passavant nor the command, which has no more rights over another
+ * user's files than this uid, can reach p, so there is nothing there to
+ * protect. A directory of this uid's own is not enough: the command
+ * could give itself the search right back (chmod u+x).
+ */
+static bool below_foreign_unsearchable(const char *p)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", p) >= (int)sizeof(dir))
+		return false;
+	while ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (lstat(dir, &st) == 0)
+			return S_ISDIR(st.st_mode) && st.st_uid != geteuid() && access(dir, X_OK) < 0 &&
+			       errno == EACCES;
+		if (errno != EACCES)
+			return false;
+	}
+	return false;
+}
+
 static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, char *err, size_t errlen)
 {
 	char *c, *first, *slash, *dir;
@@ -448,6 +476,11 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 
 	if (sbx_memo_lstat(b->memo, p, &st) == 0)
 		return protect_existing(b, p, &st, depth, err, errlen);
+	if (errno == EACCES) {
+		if (below_foreign_unsearchable(p))
+			return 0;
+		errno = EACCES;
+	}
 	if (errno != ENOENT && errno != ENOTDIR) {
 		errbuf_set_errno(err, errlen, errno, "cannot check %s", p);
 		return -1;

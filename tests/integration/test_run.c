@@ -1301,7 +1301,7 @@ static void test_unprivileged(void)
 {
 	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
 	char henv[PATH_MAX + 8], text[3 * PATH_MAX], *out = NULL, *err = NULL, *argv[24], *t;
-	char ubin[PATH_MAX];
+	char ubin[PATH_MAX], priv[PATH_MAX], cenv[PATH_MAX + 32], penv[PATH_MAX + 32];
 	size_t n = 0;
 	int st;
 
@@ -1340,6 +1340,15 @@ static void test_unprivileged(void)
 		CU_FAIL("script");
 		return;
 	}
+	/* Homes of code the user's environment names under another user's
+	 * directory it cannot search (root's PYENV_ROOT, CARGO_HOME kept by
+	 * sudo -E): nothing there to make read-only, not a refusal (the
+	 * round 40 rows made the start fail with "cannot check
+	 * /root/.pyenv: Permission denied"). */
+	at(priv, "u-private");
+	CU_ASSERT_FATAL(mkdir(priv, 0700) == 0 && mkdir(at(buf, "u-private/cargo"), 0755) == 0);
+	snprintf(cenv, sizeof(cenv), "CARGO_HOME=%s/cargo", priv);
+	snprintf(penv, sizeof(penv), "PYENV_ROOT=%s/pyenv", priv);
 	snprintf(henv, sizeof(henv), "HOME=%s", home);
 	argv[n++] = "setpriv";
 	argv[n++] = "--reuid=65534";
@@ -1351,6 +1360,8 @@ static void test_unprivileged(void)
 	argv[n++] = henv;
 	argv[n++] = "PATH=" SAFE_PATH;
 	argv[n++] = "TMPDIR=/tmp";
+	argv[n++] = cenv;
+	argv[n++] = penv;
 	argv[n++] = ubin;
 	argv[n++] = "run";
 	argv[n++] = "-p";
