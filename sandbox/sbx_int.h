@@ -177,6 +177,11 @@ enum sbx_ttyf_cs {
 			       mode (TERM names one: ttyrelay.c
 			       term_utf8_only()): a byte inside a
 			       character is never a C1 control there */
+	SBX_TTYF_UTF8_MUX,  /* UTF-8, read by a multiplexer that reads UTF-8
+			       only (TERM=tmux*) and passes a title on, as
+			       it is, to a terminal TERM does not name
+			       (tmux's set-titles): text as UTF8_ONLY, a
+			       title as UTF8 (review of round 40) */
 };
 struct sbx_ttyf {
 	int state;                        /* enum ttyf_state (ttyfilter.c) */

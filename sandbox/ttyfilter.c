@@ -22,7 +22,10 @@
  *     locale), no byte 0x80-0x9F is sent: a character holding one is '?';
  *     when TERM names a terminal that reads UTF-8 only (kitty, tmux, ...:
  *     SBX_TTYF_UTF8_ONLY), such a character passes whole, in text and
- *     in a title, no CAN after it (round 40);
+ *     in a title, no CAN after it (round 40); under tmux
+ *     (SBX_TTYF_UTF8_MUX) whole in text, but in a title '?' as in UTF-8
+ *     mode: tmux's set-titles passes the title on, as it is, to a
+ *     terminal TERM does not name (review of round 40);
  *   - BEL, BS, HT, LF, VT, FF, CR, SO, SI; in UTF-8, CAN after a
  *     character holding a byte a terminal in 8-bit mode reads as the
  *     start of a sequence (utf8_c1(): the locale may not be the
@@ -1265,7 +1268,14 @@ size_t sbx_ttyf_feed(struct sbx_ttyf *f, const unsigned char *in, size_t n, unsi
 						step(f, 0xfffd, a, an, out, &o);
 					} else if (f->cs == SBX_TTYF_UTF8 && cp >= 0xa0 && c1_inside(f->u8, want))
 						utf8_c1(f, cp, f->u8, want, out, &o);
-					else /* SBX_TTYF_UTF8_ONLY: whole */
+					else if (f->cs == SBX_TTYF_UTF8_MUX && f->state == TTYF_OSC && cp >= 0xa0 &&
+						 (c1_effects(f->u8, want) & C1_CUT))
+						/* a title tmux passes on (set-titles)
+						 * to a terminal that may be 8-bit: as
+						 * in UTF-8 mode (utf8_c1()); its DA
+						 * answers tmux reads itself */
+						step(f, 0xfffd, (const unsigned char *)"?", 1, out, &o);
+					else /* SBX_TTYF_UTF8_ONLY, _MUX: whole */
 						step(f, cp, f->u8, want, out, &o);
 				}
 				continue;

@@ -510,8 +510,15 @@ NORETURN static void relay_main(struct relay *r)
  * old tmux) have such a mode, and are not named. A wrong TERM breaks
  * more than this; a terminal named here that reads 0x9a as DECID would
  * answer as to DA, its fixed reply typed into the shell (round 40).
+ * SBX_TTYF_UTF8_ONLY, or SBX_TTYF_UTF8_MUX for tmux: a multiplexer draws
+ * on a terminal outside it that TERM does not name, and with set-titles
+ * on passes a pane's title to it as it is (tmux 3.3a: OSC 0 with the
+ * pane's U+00DC, C3 9C, whose 0x9c is ST to an 8-bit terminal, the rest
+ * of the title text there); its text it draws again (a CAN is dropped:
+ * round 39's never reached that terminal) and a DA answer it reads
+ * itself (review of round 40). -1: none named.
  */
-static bool term_utf8_only(void)
+static int term_utf8_only(void)
 {
 	static const char *const names[] = {"xterm-kitty", "tmux",	"alacritty", "foot",
 					    "xterm-ghostty", "ghostty", "wezterm"};
@@ -521,9 +528,9 @@ static bool term_utf8_only(void)
 		size_t n = strlen(names[i]);
 
 		if (strncmp(t, names[i], n) == 0 && (t[n] == '\0' || t[n] == '-'))
-			return true;
+			return strcmp(names[i], "tmux") == 0 ? SBX_TTYF_UTF8_MUX : SBX_TTYF_UTF8_ONLY;
 	}
-	return false;
+	return -1;
 }
 
 /* How the user's terminal reads bytes 0x80 and up, from the locale: UTF-8
@@ -533,20 +540,21 @@ static bool term_utf8_only(void)
  * OSC introducer, so the filter decodes UTF-8 and sends no byte
  * 0x80-0x9F at all (before, U+00DD, C3 9D, passed as text). Either of
  * those, under a terminal that reads UTF-8 only (term_utf8_only()):
- * SBX_TTYF_UTF8_ONLY, whose characters pass whole (round 40: in a run
+ * SBX_TTYF_UTF8_ONLY (tmux: _MUX), whose characters pass whole (round 40: in a run
  * that read no keys, 6 % of a Chinese text's characters were '?', those
  * holding 0x9a, DECID to an 8-bit terminal; in a title more). */
 static int locale_cs(void)
 {
 	const char *names[] = {"LC_ALL", "LC_CTYPE", "LANG"}, *v = NULL;
+	int only = term_utf8_only();
 
 	for (size_t i = 0; i < 3 && (v == NULL || *v == '\0'); i++)
 		v = getenv(names[i]);
 	if (v == NULL || *v == '\0' || strcmp(v, "C") == 0 || strcmp(v, "POSIX") == 0)
-		return term_utf8_only() ? SBX_TTYF_UTF8_ONLY : SBX_TTYF_EITHER;
+		return only >= 0 ? only : SBX_TTYF_EITHER;
 	for (const char *p = v; *p != '\0'; p++)
 		if (strncasecmp(p, "utf", 3) == 0)
-			return term_utf8_only() ? SBX_TTYF_UTF8_ONLY : SBX_TTYF_UTF8;
+			return only >= 0 ? only : SBX_TTYF_UTF8;
 	return SBX_TTYF_8BIT;
 }
 

@@ -3,7 +3,7 @@
  * between the command's pty and the user's terminal (it runs outside the
  * sandbox, on bytes the command chose).
  *
- * Invariants, in UTF-8, 8-bit, either and UTF-8-only mode: no crash;
+ * Invariants, in UTF-8, 8-bit, either, UTF-8-only and tmux's mode: no crash;
  * each call's output within SBX_TTYF_OUT(n); the output the same whether
  * the input comes whole or cut where its first byte says (a sequence
  * split over reads is read as one); no string introducer (DCS, SOS, PM, APC), no OSC but
@@ -14,7 +14,9 @@
  * each byte of a character that starts a sequence there (0x90, 0x98,
  * 0x9b, 0x9d-0x9f) is cut by a CAN right after the character, and no
  * title holds such a byte (nor 0x9a, DECID, while no keys are read;
- * UTF-8 only: no 8-bit reading, round 40);
+ * UTF-8 only: no 8-bit reading, round 40; tmux's mode: text as UTF-8
+ * only, a title as UTF-8 but for DECID, whose answer tmux reads: review
+ * of round 40);
  * no query (DA, DSR) nor report mode set
  * or turned off (mouse, focus..., the shell's own: bracketed paste,
  * cursor keys, keypad) when its answers are not read; the reset fits
@@ -48,7 +50,7 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 					       out[j] != 0x1b;
 			     j++)
 				if (out[j] == 0x90 || out[j] == 0x98 || out[j] == 0x9b || (out[j] >= 0x9d && out[j] <= 0x9f) ||
-				    (out[j] == 0x9a && !answers))
+				    (out[j] == 0x9a && !answers && cs != SBX_TTYF_UTF8_MUX))
 					abort();
 			if (!answers && nx == '[' && i + 2 < o && out[i + 2] == 'c')
 				abort();
@@ -99,12 +101,13 @@ static void check_allowed(const unsigned char *out, size_t o, int cs, bool answe
 			if (j >= o || out[j] != 0x18)
 				abort();
 		}
-		if ((cs == SBX_TTYF_UTF8 || cs == SBX_TTYF_UTF8_ONLY) && c == 0xc2 && nx >= 0x80 && nx < 0xa0)
+		if ((cs == SBX_TTYF_UTF8 || cs == SBX_TTYF_UTF8_ONLY || cs == SBX_TTYF_UTF8_MUX) && c == 0xc2 &&
+		    nx >= 0x80 && nx < 0xa0)
 			abort();
-		if (cs != SBX_TTYF_UTF8 && cs != SBX_TTYF_UTF8_ONLY && c >= 0x80 && c < 0xa0)
+		if (cs != SBX_TTYF_UTF8 && cs != SBX_TTYF_UTF8_ONLY && cs != SBX_TTYF_UTF8_MUX && c >= 0x80 && c < 0xa0)
 			abort();
 		/* UTF-8 only (round 40): such a byte inside a character only */
-		if (cs == SBX_TTYF_UTF8_ONLY && c >= 0x80 && c < 0xa0 && (i == 0 || out[i - 1] < 0x80))
+		if ((cs == SBX_TTYF_UTF8_ONLY || cs == SBX_TTYF_UTF8_MUX) && c >= 0x80 && c < 0xa0 && (i == 0 || out[i - 1] < 0x80))
 			abort();
 	}
 }
@@ -116,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > MAX_IN)
 		return 0;
-	for (int mode = 0; mode < 4; mode++) {
+	for (int mode = 0; mode <= SBX_TTYF_UTF8_MUX; mode++) {
 		struct sbx_ttyf f;
 		size_t ow, oc = 0, step = 1 + data[0] % 13;
 

@@ -1976,6 +1976,59 @@ static void test_tty_locales(void)
 }
 
 /*
+ * Review of round 40: TERM=tmux* reads UTF-8 only, but tmux with
+ * set-titles on passes a pane's title on as it is to the terminal it
+ * draws on (tmux 3.3a: OSC 0 holding the pane's C3 9C, ST to an 8-bit
+ * terminal, then the rest of the title as text there, in which C3 9D
+ * opens an OSC and the BEL ends it: OSC 52 set the clipboard). Under
+ * tmux a title keeps round 39's rule ('?' for such a character), text
+ * passes whole; under kitty both pass whole. On 70cf218: the tmux row
+ * fails (1 of 4 checks: the title's U+00DD passed).
+ */
+static void test_tty_mux_title(void)
+{
+	static const struct {
+		const char *term, *want;
+	} rows[] = {
+		{"TERM=tmux-256color", "\\x1b]0;T\\xc3\\x9c?52;c;aGk=\\x07"},
+		{"TERM=xterm-kitty", "\\x1b]0;T\\xc3\\x9c\\xc3\\x9d52;c;aGk=\\x07"},
+	};
+	char *out = NULL, *err = NULL;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *argv[] = {"env",
+				"-u",
+				"MAKEFLAGS",
+				"-u",
+				"LC_ALL",
+				"-u",
+				"LC_CTYPE",
+				"LANG=C.UTF-8",
+				(char *)rows[i].term,
+				"PATH=" SAFE_PATH,
+				"/usr/bin/python3",
+				"-c",
+				(char *)tty_printf,
+				(char *)test_passavant_bin(),
+				p_policy,
+				"\x1b]0;T\303\234\303\235" "52;c;aGk=\x07",
+				NULL};
+
+		out = err = NULL;
+		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+		ROW(test_has(out, rows[i].want), "%s: the title did not reach the terminal as %s: %s", rows[i].term,
+		    rows[i].want, test_nz(out));
+		free(out);
+		free(err);
+	}
+}
+
+/*
  * Round 37 (fix37t): a report in flight as the command ends. The command
  * turns focus reports on (CSI ? 1004 h), prints "bye" and ends; the
  * terminal (this driver) sends a focus report 0.2 s after "bye", as one
@@ -2159,6 +2212,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "the command's terminal: no locale: box drawing as '-', '|', '+'", test_tty_box_either);
 	test_add(s, "the command's terminal: the locale says how bytes 0x80 and up are read (LC_ALL, LC_CTYPE, LANG)",
 		 test_tty_locales);
+	test_add(s, "the command's terminal: under tmux a title keeps round 39's rule (set-titles passes it on)",
+		 test_tty_mux_title);
 	test_add(s, "the command's terminal: a report in flight as the command ends is not left for the shell",
 		 test_tty_late_report);
 	test_add(s, "the command's terminal has a name: tty, ttyname(), /dev/console", test_tty_name);

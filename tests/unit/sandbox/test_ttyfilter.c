@@ -37,6 +37,7 @@ static const char *filt(const char *in, size_t n, int cs, bool answers, bool byt
 #define B SBX_TTYF_8BIT
 #define E SBX_TTYF_EITHER
 #define K SBX_TTYF_UTF8_ONLY
+#define X SBX_TTYF_UTF8_MUX
 
 /* A row: what the command writes, what the terminal gets, how the
  * terminal reads bytes (cs). */
@@ -1022,6 +1023,36 @@ static void test_utf8_only(void)
 }
 
 /*
+ * Review of round 40: tmux reads UTF-8 only, but with set-titles on it
+ * passes a pane's title on, as it is, to the terminal it draws on, which
+ * TERM does not name (tmux 3.3a wrote OSC 0 with the pane's C3 9C, ST to
+ * an 8-bit terminal there: the rest of the title text, in which C3 9D
+ * opens an OSC). Under TERM=tmux* (SBX_TTYF_UTF8_MUX) a title keeps
+ * round 39's rule: a character with a byte that starts a sequence in an
+ * 8-bit terminal is '?' (DECID's 0x9a passes: tmux reads the DA answer
+ * itself); text passes whole as under kitty (tmux draws it again and
+ * drops a CAN). With 70cf218's mode under tmux (UTF-8 only) the two
+ * title rows fail: 8 of this test's 20 checks.
+ */
+static void test_utf8_mux(void)
+{
+	static const struct ttyrow xrows[] = {
+		{"\xc3\x9a\xe4\xba\x9a" "a", "\xc3\x9a\xe4\xba\x9a" "a", X},
+		{"\xc3\x9d" "x\xe2\x80\x9c" "y", "\xc3\x9d" "x\xe2\x80\x9c" "y", X},
+		/* a title: U+041F (APC to an 8-bit terminal), U+00DD (OSC),
+		 * U+00DA (DECID), an emoji (F0 9F ..) */
+		{"\x1b]2;\xd0\x9f\xc3\x9d\xc3\x9a\xf0\x9f\x98\x80\x07",
+		 "\x1b[22;0t\x1b]2;??\xc3\x9a?\x07", X},
+		/* U+00DC (ST there) ends it; U+00DD after it would open an OSC */
+		{"\x1b]0;T\xc3\x9c\xc3\x9d" "52;c;aGk=\x07", "\x1b[22;0t\x1b]0;T\xc3\x9c?52;c;aGk=\x07", X},
+		{"\xe2\x94\x80\xe2\x94\x82", "\xe2\x94\x80\xe2\x94\x82", X},
+	};
+
+	check_rows("tmux, no keys", xrows, sizeof(xrows) / sizeof(xrows[0]), false);
+	check_rows("tmux, keys", xrows, sizeof(xrows) / sizeof(xrows[0]), true);
+}
+
+/*
  * Review of round 39: a title in UTF-8 keeps each character an 8-bit
  * terminal would not read as the start of a sequence (or as DECID while
  * no keys are read). On af20053 every character with a byte 0x80-0x9f
@@ -1290,6 +1321,7 @@ TEST_REGISTRAR(sandbox_ttyfilter_register)
 		 test_title_kept);
 	test_add(s, "a terminal that reads UTF-8 only (TERM): characters holding 0x80-0x9f pass whole (round 40)",
 		 test_utf8_only);
+	test_add(s, "under tmux a title keeps round 39's rule, text passes whole (review of round 40)", test_utf8_mux);
 	test_add(s, "kitty's keyboard flags: a stack for each screen, popped on it", test_kitty_screens);
 	test_add(s, "what keys send and the modes: parameters in other spellings dropped", test_spellings);
 	test_add(s, "report modes and XTMODKEYS turned off only as far as sent", test_reports_off);
