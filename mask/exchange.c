@@ -706,6 +706,20 @@ int mask_exch_control(mask_exch_t *x, enum mask_dir dd, void *buf, size_t len)
 		return -1;
 	if (dd == MASK_IN) {
 		x->remasked += total;
+		/* From an inject host, a control frame (a close frame's reason,
+		 * a pong) is searched with case ignored too, as the payload
+		 * stream is (review 40a: "INVALID TOKEN: GHP_..." in a close
+		 * frame reached the client). It is whole (at most 125 bytes):
+		 * one search, the head's (mask_table_find_real_name()). */
+		if (d->folding && x->case_real < 0 && len > 0) {
+			long c;
+
+			errno = 0;
+			if ((c = mask_table_find_real_name(x->t, buf, len)) >= 0)
+				x->case_real = c;
+			else if (errno == ENOMEM)
+				return -1;
+		}
 	} else if (total > 0) {
 		for (size_t k = 0; k < d->ob.nforms && x->ctl_leak < 0; k++)
 			if (x->counts[d->ob.npairs + k] != 0)

@@ -948,7 +948,9 @@ const char *mask_exch_sentinel_met(const mask_exch_t *x, bool *met) NONNULL(1, 2
 /*
  * A whole control message of direction d (a WebSocket control frame's
  * unmasked payload), substituted in place with the set last begun there:
- * inbound remasked, outbound a real value is recorded
+ * inbound remasked, and, from an inject host (the fold on), searched for
+ * a real value with its case changed (mask_exch_body_case_real() then
+ * names it: the stream must be cut); outbound a real value is recorded
  * (mask_exch_control_leak()). Returns 0 or -1.
  */
 int mask_exch_control(mask_exch_t *x, enum mask_dir d, void *buf, size_t len) NONNULL(1) WUNRES;

@@ -672,6 +672,16 @@ static int ws_control(cmask_t *m, struct cdir *d)
 		pl[i] ^= w->key[i % 4];
 	if (mask_exch_control(m->x, xd(d->d), pl, plen) < 0)
 		return -1;
+	/* Inbound from an inject host: a real value with its case changed
+	 * in it cuts the stream, the frame never queued (case_cut()). */
+	if (case_cut(m, d, 0) != 0) {
+		int e = errno;
+
+		explicit_bzero(w->cf, sizeof(w->cf));
+		w->cfn = 0;
+		errno = e;
+		return -1;
+	}
 	for (size_t i = 0; w->masked && i < plen; i++)
 		pl[i] ^= w->key[i % 4];
 	memset(&sg, 0, sizeof(sg));

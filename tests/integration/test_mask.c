@@ -626,6 +626,19 @@ static const char py_helper[] =
 	"    except (TimeoutError, socket.timeout): pass\n"
 	"    except (SystemExit, ConnectionError, ssl.SSLError): end = 'CLOSED'\n"
 	"    sys.stdout.write(got.decode('latin-1') + '|' + end)\n"
+	"elif mode == 'wsctl':\n"
+	"    # argv[5]: the query after /ws?x= (the hex the upstream pushes,\n"
+	"    # '&op=HH' its frame's first byte); prints every frame's payload\n"
+	"    # (control frames too), then '|CLOSED' or '|OPEN' (3 s quiet)\n"
+	"    got = b''; end = 'OPEN'\n"
+	"    try:\n"
+	"        t = ws_open_x(sys.argv[5])\n"
+	"        t.settimeout(3)\n"
+	"        while True:\n"
+	"            op, pl = frame(t); got += pl\n"
+	"    except (TimeoutError, socket.timeout): pass\n"
+	"    except (SystemExit, ConnectionError, ssl.SSLError): end = 'CLOSED'\n"
+	"    sys.stdout.write(got.decode('latin-1') + '|' + end)\n"
 	"elif mode == 'wsempty':\n"
 	"    # a 10-byte frame (its tail held), then argv[5] empty unmasked\n"
 	"    # frames in one write; prints the echo's payload then '|CLOSED'\n"
@@ -2989,6 +3002,31 @@ static void test_remask_body_case(void)
 			ncut++;
 			free(out);
 			out = NULL;
+			/* Review 40a: the same in a control frame, a close frame's
+			 * reason ("INVALID TOKEN: GHP_...") or a pong, which is
+			 * remasked whole apart from the payload stream: before,
+			 * no fold ran there and the client got the value. */
+			for (int k = 0; k < 2; k++) {
+				char q[2 * TOK_LEN + 32];
+
+				snprintf(q, sizeof(q), "%s%s&op=%s", k == 0 ? "03e8" : "", wsx, k == 0 ? "88" : "8a");
+				{
+					char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsctl", p.t.addr, target,
+							p.t.trust, q, NULL};
+
+					rc = runv(&out, argv);
+				}
+				wleak = false;
+				for (char *c = out; c != NULL && *c != '\0'; c++)
+					if (strncasecmp(c, low, TOK_LEN) == 0)
+						wleak = true;
+				ROW(rc == 0 && !wleak && out != NULL && strstr(out, "|CLOSED") != NULL,
+				    "WebSocket: the value upper-cased in a %s frame was not cut (exit %d): %.300s",
+				    k == 0 ? "close" : "pong", rc, wleak ? "[the value]" : test_nz(out));
+				ncut++;
+				free(out);
+				out = NULL;
+			}
 		}
 		/* Ordinary bodies: the sentinel in another case, a part of the
 		 * value upper-cased. */

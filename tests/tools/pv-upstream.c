@@ -80,6 +80,8 @@
  *                   rest as its continuation, in one write.
  *                   &rsv1=1 sets that frame's RSV1 bit (as a compressed
  *                   frame of permessage-deflate, agreed or not).
+ *                   &op=HH: the pushed frame's first byte instead (88 a
+ *                   close frame, 8a a pong, 89 a ping; at most 125 bytes).
  *   /reflect/MODE?x=HEX or ?h=NAME
  *                   reflects a value back: the bytes HEX encodes, or the
  *                   value of the request's first NAME header (as received,
@@ -737,7 +739,7 @@ static int ws_put_frame(struct evbuffer *out, unsigned char b0, const unsigned c
  * first split bytes, pongs unsolicited pong frames of 120 bytes, then the
  * rest as the continuation, in one write (no pause between them). */
 static int start_ws(struct conn *c, const unsigned char *push, size_t push_len, bool rsv1, size_t split,
-		    unsigned pongs)
+		    unsigned pongs, unsigned op)
 {
 	char accept[32], extra[256];
 	struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -764,7 +766,8 @@ static int start_ws(struct conn *c, const unsigned char *push, size_t push_len, 
 				return -1;
 		if (ws_put_frame(out, 0x80, push + split, push_len - split) < 0)
 			return -1;
-	} else if (push_len > 0 && ws_put_frame(out, rsv1 ? 0xc1 : 0x81, push, push_len) < 0) {
+	} else if (push_len > 0 &&
+		   ws_put_frame(out, op != 0 ? (unsigned char)op : rsv1 ? 0xc1 : 0x81, push, push_len) < 0) {
 		return -1;
 	}
 	c->state = CS_WS;
@@ -1668,10 +1671,15 @@ static int dispatch(struct conn *c)
 			unsigned pongs = query != NULL && (v = query_param(query, "pongs", &vl)) != NULL
 						 ? (unsigned)strtoul(v, NULL, 10) : 0;
 
+			unsigned op = query != NULL && (v = query_param(query, "op", &vl)) != NULL
+					      ? (unsigned)strtoul(v, NULL, 16) & 0xff : 0;
+
 			if (pongs > 100000)
 				pongs = 100000;
+			if (op != 0 && n > 125)
+				op = 0;
 			return start_ws(c, push, (size_t)n,
-					query != NULL && query_param(query, "rsv1", &(size_t){ 0 }) != NULL, split, pongs);
+					query != NULL && query_param(query, "rsv1", &(size_t){ 0 }) != NULL, split, pongs, op);
 		}
 	}
 	if (llhttp_get_upgrade(&c->parser) && strncmp(path, "/rawhex/", 8) != 0) {
