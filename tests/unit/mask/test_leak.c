@@ -6,6 +6,8 @@
  * (mask_table_sentinels_decoded()). Public API only. The "real" values
  * are synthetic; no assertion message contains one.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -641,6 +643,77 @@ static void test_pem_form_post(void)
 	policy_free(p);
 }
 
+/*
+ * Review 40a: mask_table_find_real_remasked() skips the exact pass when
+ * the head's remask replaced nothing (025dacb). Differential: over
+ * random texts built from pieces of a value with '+', '&', ';' and '/'
+ * (its raw form, its form_plus and form_split pieces, %XX bytes, JSON
+ * escapes, case changes), after the remask in place, the search with
+ * the skip finds a real value exactly when the full one does.
+ */
+static void test_remasked_skip_differential(void)
+{
+	static const char value[] = "Ab3+Xy9/Qw7&Zx5Kp2Lm8;Rt4Vn6Hj1+Ws0Ce";
+	static const char *const bits[] = {"%2B", "%2b", "%2F", "%26", "%3B", "\\/", "\\u002b", " ", "+", "&", ";", "=",
+					   "\r\n", "\"", "Ab3", "Lm8", "Ws0Ce", "x", "-", "."};
+	policy_t *p = NULL;
+	mask_table_t *t = one_table(value, &p);
+	unsigned seed = 40;
+	size_t vlen = sizeof(value) - 1, ndiff = 0, nskip = 0, nfound = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	for (int it = 0; it < 20000; it++) {
+		char buf[512];
+		size_t n = 0, total = 0;
+		long a, b;
+
+		while (n < 80) {
+			unsigned r = (unsigned)rand_r(&seed) % 24;
+
+			if (r == 0 && n + vlen < sizeof(buf)) {
+				/* the value, a slice of it, or with a few bytes changed */
+				size_t from = (size_t)rand_r(&seed) % 4 == 0 ? (size_t)rand_r(&seed) % vlen : 0;
+				size_t to = (size_t)rand_r(&seed) % 4 == 0 ? from + (size_t)rand_r(&seed) % (vlen - from + 1) : vlen;
+
+				for (size_t k = from; k < to; k++) {
+					char ch = value[k];
+
+					if (rand_r(&seed) % 16 == 0)
+						ch = ch == '+' ? ' ' : (char)toupper((unsigned char)ch);
+					buf[n++] = ch;
+				}
+			} else if (r < 18) {
+				const char *bt = bits[(size_t)rand_r(&seed) % (sizeof(bits) / sizeof(bits[0]))];
+				size_t bl = strlen(bt);
+
+				if (n + bl >= sizeof(buf))
+					break;
+				memcpy(buf + n, bt, bl);
+				n += bl;
+			} else {
+				buf[n++] = value[(size_t)rand_r(&seed) % vlen];
+			}
+		}
+		CU_ASSERT_FATAL(mask_replace_inplace(mask_table_inbound_set(t), buf, n, NULL, &total) == 0);
+		errno = 0;
+		a = mask_table_find_real_name(t, buf, n);
+		b = mask_table_find_real_remasked(t, buf, n, total);
+		if ((a < 0) != (b < 0))
+			ndiff++;
+		nskip += total == 0;
+		nfound += total == 0 && a >= 0;
+		explicit_bzero(buf, sizeof(buf));
+	}
+	if (ndiff != 0)
+		printf("\n    %zu texts where skipping the exact pass changed the answer\n", ndiff);
+	CU_ASSERT_EQUAL(ndiff, 0);
+	/* Both kinds were tried: texts with nothing replaced, and among
+	 * them some where a later pass (%XX, '+', case) finds a value. */
+	CU_ASSERT(nskip > 1000 && nfound > 20);
+	mask_table_free(t);
+	policy_free(p);
+}
+
 TEST_REGISTRAR(register_mask_leak)
 {
 	CU_pSuite s = test_suite("mask_leak", NULL, NULL);
@@ -657,4 +730,6 @@ TEST_REGISTRAR(register_mask_leak)
 	test_add(s, "'+' for a space: re-masked and refused, also mixed with %XX", test_plus_space);
 	test_add(s, "multi-line values: \\u000a JSON escapes, CRLF line ends raw and in JSON", test_json_lines);
 	test_add(s, "a PEM key posted from an HTML form (CRLF, form-encoded)", test_pem_form_post);
+	test_add(s, "a head's search skips its exact pass only when that changes nothing (differential)",
+		 test_remasked_skip_differential);
 }
