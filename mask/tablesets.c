@@ -496,10 +496,12 @@ static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
 	return 0;
 }
 
-/* Values longer than this get no form-decoded form: a value sent in a
- * query, a form field or a cookie is a token or a key, and a PEM key's
- * base64 holds '+' on every line (its forms, a few of 4 KiB each, made
- * the five-PEM table of mask-bench --table 5 pass the set limit). */
+/* Multi-line values longer than this get no form-decoded form: a PEM
+ * key's base64 holds '+' on every line (its forms, a few of 4 KiB each,
+ * made the five-PEM table of mask-bench --table 5 pass the set limit),
+ * and a query or a cookie holds no line break. A value on one line gets
+ * it up to B64_FORM_MAX_VALUE (review40b: a 2 KiB token with '+' came
+ * back with spaces, in clear). */
 #define PLUS_FORM_MAX_VALUE 1024
 
 /*
@@ -513,14 +515,16 @@ static int form_lines(mask_table_t *t, struct formlist *fl, size_t i)
  * The sentinel keeps punctuation (SPEC §4.1), so the same positions are
  * spaces in its form; with its JSON forms (the echo is mostly JSON) and
  * the percent forms encoders write (%20). Nothing when the value holds
- * no '+', or is longer than PLUS_FORM_MAX_VALUE. 0 or -1 (ENOMEM).
+ * no '+', or is longer than B64_FORM_MAX_VALUE, or than
+ * PLUS_FORM_MAX_VALUE with a line break. 0 or -1 (ENOMEM).
  */
 static int form_plus(mask_table_t *t, struct formlist *fl, size_t i)
 {
 	const struct tvalue *v = &t->value[i];
 	char *rp, *sp;
 
-	if (v->len > PLUS_FORM_MAX_VALUE || memchr(v->real, '+', v->len) == NULL)
+	if (v->len > B64_FORM_MAX_VALUE || memchr(v->real, '+', v->len) == NULL ||
+	    (v->len > PLUS_FORM_MAX_VALUE && memchr(v->real, '\n', v->len) != NULL))
 		return 0;
 	for (size_t k = 0; k < v->len; k++)
 		if ((v->real[k] == '+') != (v->sent[k] == '+'))
@@ -537,23 +541,87 @@ static int form_plus(mask_table_t *t, struct formlist *fl, size_t i)
 	return form_json(t, fl, i, rp, sp, v->len, true);
 }
 
-/* A piece shorter than this gets no form of its own (split_pieces()):
- * too little of the value to matter, and too short a pattern. */
-#define SPLIT_PIECE_MIN 8
-/* At most this many pieces of one value get a form. */
-#define SPLIT_PIECES_MAX 4
+/* At most this many pieces of one value get forms (split_one()): the
+ * ones that pass piece_secret(), wherever they are in the value. */
+#define SPLIT_PIECES_MAX 8
 
 /*
- * The pieces of value i between its '&' and ';' (round 40 of the attack):
- * a value holding one injected raw into a query, a form body or a cookie
- * is split there by the upstream's reader (parse_qs, $_GET, a cookie
- * parser), and an echo of its arguments handed the sandbox the first
- * piece as the parameter's value, the others as names: the value in
- * clear, a piece at a time. Each piece of SPLIT_PIECE_MIN bytes or more
- * (at most SPLIT_PIECES_MAX, the first ones) is a form, raw and in the
- * encoders' percent forms; the sentinel keeps the same punctuation
- * (SPEC §4.1), so its pieces are at the same places. 0 or -1 (never:
- * the pieces point into the value).
+ * Whether p[0..n), a piece of a value a form reader split, is secret
+ * enough to be a pattern of its own (review40b): as many random bits as
+ * the table asks of a whole value (policy_sentinel_bits(), SPEC §4.1),
+ * and not words. A connection string's keys and public values
+ * ("DefaultEndpointsProtocol=https", "Database=myDataBase",
+ * "EndpointSuffix=core.windows.net", a SAS token's "sv=2021-06-08") are
+ * every account's: as patterns they refused any request holding them, to
+ * any host, and rewrote every response and file that did. A piece of
+ * letters only (and ' ', '.', '-', '_') with a vowel in three letters or
+ * more is taken for words (random letters hold one in five).
+ */
+static bool piece_secret(const char *p, size_t n)
+{
+	size_t letters = 0, vowels = 0;
+	bool wordish = true;
+
+	if (policy_sentinel_bits(p, n) < POLICY_MIN_SENTINEL_BITS)
+		return false;
+	for (size_t k = 0; k < n && wordish; k++) {
+		unsigned char c = (unsigned char)p[k];
+		unsigned char l = (unsigned char)(c | 0x20);
+
+		if (l >= 'a' && l <= 'z') {
+			letters++;
+			vowels += l == 'a' || l == 'e' || l == 'i' || l == 'o' || l == 'u';
+		} else if (c != ' ' && c != '.' && c != '-' && c != '_') {
+			wordish = false;
+		}
+	}
+	return !wordish || vowels * 3 < letters;
+}
+
+/*
+ * One piece real[0..n) -> sent[0..n) of value i as forms: raw and in the
+ * encoders' percent forms, JSON-escaped, and with its '+' as spaces (the
+ * same readers decode the query and the form body so). 0 or -1 (ENOMEM).
+ */
+static int split_one(mask_table_t *t, struct formlist *fl, size_t i, const char *real, const char *sent, size_t n)
+{
+	char *rp, *sp;
+
+	form_add(fl, (uint32_t)i, real, sent, n, MASK_PCT_ENCODERS);
+	if (form_json(t, fl, i, real, sent, n, false) != 0)
+		return -1;
+	if (memchr(real, '+', n) == NULL)
+		return 0;
+	for (size_t k = 0; k < n; k++)
+		if ((real[k] == '+') != (sent[k] == '+'))
+			return 0;
+	rp = mask_secrets_alloc(t->sec, n);
+	sp = mask_secrets_alloc(t->sec, n);
+	if (rp == NULL || sp == NULL)
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		rp[k] = real[k] == '+' ? ' ' : real[k];
+		sp[k] = sent[k] == '+' ? ' ' : sent[k];
+	}
+	form_add(fl, (uint32_t)i, rp, sp, n, MASK_PCT_ENCODERS);
+	return form_json(t, fl, i, rp, sp, n, false);
+}
+
+/*
+ * The pieces of value i as a form reader splits it (round 40 of the
+ * attack; review40b): a value holding '&' or ';' injected raw into a
+ * query, a form body or a cookie is split there by the upstream's reader
+ * (parse_qs, $_GET, a cookie parser), and each piece after the first
+ * again at its first '=' into a name and a value; an echo of its
+ * arguments handed the sandbox the first piece as the parameter's value
+ * and the others as names and values: the value in clear, a piece at a
+ * time. Each piece's name and value (split at its first '='; the first
+ * piece's so judged too, an Azure connection string's
+ * "DefaultEndpointsProtocol=https"), and the piece whole when its name
+ * or value is one, are forms when
+ * piece_secret() (at most SPLIT_PIECES_MAX of them, anywhere in the
+ * value; split_one()). The sentinel keeps the same punctuation (SPEC
+ * §4.1), so its pieces are at the same places. 0 or -1 (ENOMEM).
  */
 static int form_split(mask_table_t *t, struct formlist *fl, size_t i)
 {
@@ -562,18 +630,32 @@ static int form_split(mask_table_t *t, struct formlist *fl, size_t i)
 
 	if (memchr(v->real, '&', v->len) == NULL && memchr(v->real, ';', v->len) == NULL)
 		return 0;
-	for (size_t k = 0; k <= v->len && made < SPLIT_PIECES_MAX; k++) {
-		bool cut = k == v->len || v->real[k] == '&' || v->real[k] == ';';
+	for (size_t k = 0; k < v->len; k++) {
+		bool rc = v->real[k] == '&' || v->real[k] == ';' || v->real[k] == '=';
+		bool sc = v->sent[k] == '&' || v->sent[k] == ';' || v->sent[k] == '=';
 
-		if (k < v->len && (v->real[k] == '&' || v->real[k] == ';') != (v->sent[k] == '&' || v->sent[k] == ';'))
+		if (rc != sc || (rc && v->real[k] != v->sent[k]))
 			return 0; /* not the sentinel's shape: no forms */
-		if (!cut)
+	}
+	for (size_t k = 0; k <= v->len && made < SPLIT_PIECES_MAX; k++) {
+		const char *r = v->real + start, *s = v->sent + start;
+		size_t n = k - start, eq;
+		bool name_ok, value_ok;
+
+		if (k < v->len && v->real[k] != '&' && v->real[k] != ';')
 			continue;
-		if (k - start >= SPLIT_PIECE_MIN && k - start < v->len) {
-			form_add(fl, (uint32_t)i, v->real + start, v->sent + start, k - start, MASK_PCT_ENCODERS);
-			made++;
-		}
 		start = k + 1;
+		for (eq = 0; eq < n && r[eq] != '='; eq++)
+			;
+		name_ok = piece_secret(r, eq);
+		value_ok = eq < n && piece_secret(r + eq + 1, n - eq - 1);
+		if (name_ok && split_one(t, fl, i, r, s, eq) != 0)
+			return -1;
+		if (value_ok && split_one(t, fl, i, r + eq + 1, s + eq + 1, n - eq - 1) != 0)
+			return -1;
+		if ((name_ok || value_ok) && eq < n && split_one(t, fl, i, r, s, n) != 0)
+			return -1;
+		made += (size_t)name_ok + (size_t)value_ok;
 	}
 	return 0;
 }
@@ -729,7 +811,7 @@ static int form_php_big(mask_table_t *t, struct formlist *fl, size_t i)
  * ';'. */
 #define FORMS_PER_VALUE                                                                              \
 	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + \
-	 FORM_PIECES_MAX + 1 + JSON_STYLES + SPLIT_PIECES_MAX)
+	 FORM_PIECES_MAX + 1 + JSON_STYLES + 3 * SPLIT_PIECES_MAX * 2 * (1 + JSON_STYLES))
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value

@@ -690,6 +690,110 @@ static void test_encoded_connstr(void)
 	fx_teardown(&f);
 }
 
+/* The inbound set's count of real-value forms in text (rewritten in a
+ * copy), and whether what is left holds needle. */
+static size_t remask_count(const mask_table_t *t, const char *text, const char *needle, bool *left)
+{
+	char buf[1024];
+	size_t total = 0;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	CU_ASSERT_EQUAL(mask_replace_inplace(mask_table_inbound_set(t), buf, strlen(buf), NULL, &total), 0);
+	if (left != NULL)
+		*left = needle != NULL && strstr(buf, needle) != NULL;
+	return total;
+}
+
+/*
+ * review40b (of round 40's F2): the pieces of a value split at its '&'
+ * and ';' are forms only when secret (64 random bits, not words), each
+ * piece's name and value as a form reader splits it at '=' too, with its
+ * '+' as spaces, wherever it is in the value. The connection string's
+ * public pieces ("DefaultEndpointsProtocol=https", a SAS token's
+ * "sv=2021-06-08") were forms of the real value: any response holding
+ * them rewritten, any request refused; its secret, the piece after '='
+ * with '+' as a space, or the eighth piece, was not.
+ */
+static void test_split_pieces(void)
+{
+	static const char az[] = "DefaultEndpointsProtocol=https;AccountName=prodacct;"
+				 "AccountKey=q8Zr3vN0pX7s+k2WmT5yHb1cJd4fGe6iUo9aQw0ErTy1uIo2pAs3dFg4/Jk5lZx6cVb7nM8Qw9Er0Ty1Ui==;"
+				 "EndpointSuffix=core.windows.net";
+	static const char sas[] = "sv=2021-06-08&ss=b&srt=sco&sp=rwdlacupitfx&se=2026-12-31T00:00:00Z&"
+				  "st=2026-01-01T00:00:00Z&spr=https&sig=Zk3+Qw9Er0Ty1Ui8Op7As6Df5Gh4Jk3Lz2Xc1Vb0Nm9Qa";
+	static const char sql[] = "Server=localhost;Database=myDataBase;User Id=sa;Password=Xk29vLq7Rt55Mz8wQp;"
+				  "MultipleActiveResultSets=true;TrustServerCertificate=True";
+	const char *pub[] = {
+		"{\"args\": \"DefaultEndpointsProtocol=https;AccountName=devacct;EndpointSuffix=core.windows.net\"}",
+		"https://devacct.blob.core.windows.net/c?sv=2021-06-08&ss=b&srt=sco&sp=rwdlacupitfx&se=2026-12-31T00:00:00Z",
+		"Server=localhost;Database=myDataBase;User Id=sa;MultipleActiveResultSets=true;TrustServerCertificate=True",
+	};
+	struct mask_outbound ob;
+	char buf[1024];
+	bool left;
+
+	struct fx f;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, az), 0);
+	CU_ASSERT_EQUAL(remask_count(f.t, pub[0], NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(f.t, "other.example.com", 443, true, INJECT_HEADER, &ob), 0);
+	snprintf(buf, sizeof(buf), "%s", pub[0]);
+	CU_ASSERT_EQUAL(subst(&ob, buf, NULL), 0);
+	/* parse_qs of ?k=<az>: the key's value, '+' as a space */
+	CU_ASSERT(remask_count(f.t,
+			       "{\"AccountKey\": [\"q8Zr3vN0pX7s k2WmT5yHb1cJd4fGe6iUo9aQw0ErTy1uIo2pAs3dFg4/Jk5lZx6cVb7nM8Qw9Er0"
+			       "Ty1Ui==\"]}",
+			       "q8Zr3vN0pX7s k2Wm", &left) >= 1);
+	CU_ASSERT_FALSE(left);
+
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, sas), 0);
+	CU_ASSERT_EQUAL(remask_count(f.t, pub[1], NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(f.t, "other.example.com", 443, true, INJECT_HEADER, &ob), 0);
+	snprintf(buf, sizeof(buf), "%s", pub[1]);
+	CU_ASSERT_EQUAL(subst(&ob, buf, NULL), 0);
+	/* the eighth piece, its value read with '+' as a space */
+	CU_ASSERT(remask_count(f.t, "{\"sig\": [\"Zk3 Qw9Er0Ty1Ui8Op7As6Df5Gh4Jk3Lz2Xc1Vb0Nm9Qa\"]}", "Zk3 Qw9", &left) >= 1);
+	CU_ASSERT_FALSE(left);
+	CU_ASSERT(remask_count(f.t, "sig=Zk3+Qw9Er0Ty1Ui8Op7As6Df5Gh4Jk3Lz2Xc1Vb0Nm9Qa", "Zk3+Qw9", &left) >= 1);
+	CU_ASSERT_FALSE(left);
+
+	/* a 2 KiB token on one line with '+' (review40b: over 1 KiB it had
+	 * no form with spaces) */
+	{
+		char *big = malloc(2049), *echo = malloc(2100);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(echo);
+		for (size_t k = 0; k < 2048; k++)
+			big[k] = k % 37 == 5 ? '+' : "Qw9Er0Ty1Ui8Op7As6Df5Gh4Jk3Lz2Xc1Vb0Nm"[(k * 7 + k / 13) % 38];
+		big[2048] = '\0';
+		CU_ASSERT_EQUAL_FATAL(fx_retable(&f, big), 0);
+		for (size_t k = 0; k <= 2048; k++)
+			big[k] = big[k] == '+' ? ' ' : big[k];
+		snprintf(echo, 2100, "{\"k\": [\"%s\"]}", big);
+		big[40] = '\0';
+		{
+			size_t total = 0;
+
+			CU_ASSERT_EQUAL(mask_replace_inplace(mask_table_inbound_set(f.t), echo, strlen(echo), NULL, &total), 0);
+			CU_ASSERT(total >= 1);
+			CU_ASSERT_PTR_NULL(strstr(echo, big));
+		}
+		free(big);
+		free(echo);
+	}
+
+	CU_ASSERT_EQUAL_FATAL(fx_retable(&f, sql), 0);
+	CU_ASSERT_EQUAL(remask_count(f.t, pub[2], NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mask_table_outbound(f.t, "other.example.com", 443, true, INJECT_HEADER, &ob), 0);
+	snprintf(buf, sizeof(buf), "%s", pub[2]);
+	CU_ASSERT_EQUAL(subst(&ob, buf, NULL), 0);
+	CU_ASSERT(remask_count(f.t, "{\"Password\": [\"Xk29vLq7Rt55Mz8wQp\"]}", "Xk29vLq7Rt55Mz8wQp", &left) >= 1);
+	CU_ASSERT_FALSE(left);
+	fx_teardown(&f);
+}
+
 /* f's table again, with PV_MT_UNSET set to value. 0 or -1. */
 static int fx_retable(struct fx *f, const char *value)
 {
@@ -2178,6 +2282,8 @@ TEST_REGISTRAR(register_mask_table)
 
 	test_add(s, "built from a policy: creds, values, sentinels", test_build);
 	test_add(s, "env pairs: sentinels only, exact", test_env_lines);
+	test_add(s, "a value split at its '&', ';' and '=': secret pieces only, anywhere, '+' as a space (review40b)",
+		 test_split_pieces);
 	test_add(s, "sentinel copies of files byte for byte", test_files);
 	test_add(s, "sentinel copies: other forms of real values re-masked (b18)", test_files_other_forms);
 	test_add(s, "outbound eligibility: host, injectIn, TLS, cache", test_outbound);
