@@ -69,6 +69,12 @@ struct sbx_unseen {
 	size_t n_skip, cap_skip;
 	char **grant; /* allow_read paths, substituted files: granted */
 	size_t n_grant, cap_grant;
+	/* Room for the device and inode of each of dirs, allocated by the
+	 * parent (cap_dirs entries), filled by the child (unseen.c). */
+	struct sbx_unseen_id {
+		dev_t dev;
+		ino_t ino;
+	} *ids;
 };
 
 /* Everything the child needs, prepared by the parent. */

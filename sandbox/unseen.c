@@ -30,7 +30,10 @@
  * then drops the cover), is not beneath any grant, so no file in it can
  * be opened for reading (EACCES).
  * Writing, listing and executing are not handled, so the mounts alone
- * decide them, as before.
+ * decide them, as before. Landlock grants by inode, not by name: an
+ * entry that is a directory on the way under another name (a bind mount
+ * of "/" or of the home's parent seen from below itself) is not granted,
+ * or the way would be granted whole through it.
  *
  * The directories are never writable in the sandbox: a missing path
  * whose last existing directory the command may write is left out (the
@@ -139,7 +142,17 @@ int sbx_unseen_add(struct sbx_builder *b, const char *path, size_t existing, boo
 	for (size_t k = dlen; k > 0; k--)
 		if ((k == dlen || path[k] == '/') && set_add(&u->dirs, &u->n_dirs, &u->cap_dirs, path, k) < 0)
 			return -1;
-	return set_add(&u->dirs, &u->n_dirs, &u->cap_dirs, "/", 1);
+	if (set_add(&u->dirs, &u->n_dirs, &u->cap_dirs, "/", 1) < 0)
+		return -1;
+	/* the child's room for their identities (sbx_unseen_apply()) */
+	{
+		struct sbx_unseen_id *ids = realloc(u->ids, u->cap_dirs * sizeof(*ids));
+
+		if (ids == NULL)
+			return -1;
+		u->ids = ids;
+	}
+	return 0;
 }
 
 /* Contract in sbx_int.h. */
@@ -162,6 +175,7 @@ void sbx_unseen_free(struct sbx_unseen *u)
 	free(u->dirs);
 	free(u->skip);
 	free(u->grant);
+	free(u->ids);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -181,11 +195,28 @@ static bool in_list(char *const *v, size_t n, const char *p)
 	return set_find(v, n, p, strlen(p), &at);
 }
 
+/* Whether st is one of the directories on the way (u->ids, filled). */
+static bool is_way_dir(const struct sbx_unseen *u, const struct stat *st)
+{
+	if (u == NULL)
+		return false;
+	for (size_t i = 0; i < u->n_dirs; i++)
+		if (u->ids[i].dev == st->st_dev && u->ids[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
 /* Grants reading beneath the entry name of dir (open as dfd), whose full
  * path is p. Links are skipped: what they name is granted (or not) where
- * it lies. 0 or -1 with err set. */
-static int grant(int rs, int dfd, const char *name, const char *p, unsigned char type, char *err,
-		 size_t errlen)
+ * it lies. A directory that is one on the way under another name (a bind
+ * mount of / or of the home's parent below itself, which round 40's
+ * mount aliases list as ways of their own) is not granted: Landlock
+ * grants by inode, so a grant through that name would grant the way
+ * itself and every new entry the listing leaves out (review of round 40:
+ * with / mounted a second time, a store the host made during the session
+ * was read). 0 or -1 with err set. */
+static int grant(const struct sbx_unseen *u, int rs, int dfd, const char *name, const char *p,
+		 unsigned char type, char *err, size_t errlen)
 {
 	struct landlock_path_beneath_attr pb = { .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE };
 	struct stat st;
@@ -200,9 +231,16 @@ static int grant(int rs, int dfd, const char *name, const char *p, unsigned char
 		errbuf_set_errno(err, errlen, errno, "cannot open %s for the Landlock rules", p);
 		return -1;
 	}
-	if (type == DT_UNKNOWN && (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode))) {
-		(void)close(fd);
-		return 0;
+	if (type == DT_UNKNOWN || type == DT_DIR) {
+		if (fstat(fd, &st) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot check %s for the Landlock rules", p);
+			(void)close(fd);
+			return -1;
+		}
+		if (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) && is_way_dir(u, &st))) {
+			(void)close(fd);
+			return 0;
+		}
 	}
 	pb.parent_fd = fd;
 	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
@@ -233,7 +271,8 @@ static int grant_entries(const struct sbx_plan *pl, int rs, const char *dir, cha
 			 * the mounts say, new entries too. */
 			dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (dfd >= 0) {
-				int rc = grant(rs, dfd, ".", dir, DT_DIR, err, errlen);
+				/* granted whole, as before: no way check */
+				int rc = grant(NULL, rs, dfd, ".", dir, DT_DIR, err, errlen);
 
 				(void)close(dfd);
 				return rc;
@@ -261,7 +300,7 @@ static int grant_entries(const struct sbx_plan *pl, int rs, const char *dir, cha
 			memcpy(p + dlen + 1, d->d_name, nl + 1);
 			if (in_list(u->dirs, u->n_dirs, p) || in_list(u->skip, u->n_skip, p))
 				continue;
-			if (grant(rs, dfd, d->d_name, p, d->d_type, err, errlen) < 0) {
+			if (grant(u, rs, dfd, d->d_name, p, d->d_type, err, errlen) < 0) {
 				(void)close(dfd);
 				return -1;
 			}
@@ -291,6 +330,19 @@ int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
 	 * into a granted directory). */
 	if (pl->landlock_abi >= 2)
 		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+	/* The ways' identities, as the sandbox shows them (a missing one
+	 * matches nothing); into the parent's room, nothing allocated. */
+	for (size_t i = 0; i < pl->unseen.n_dirs; i++) {
+		struct stat st;
+
+		if (stat(pl->unseen.dirs[i], &st) == 0) {
+			pl->unseen.ids[i].dev = st.st_dev;
+			pl->unseen.ids[i].ino = st.st_ino;
+		} else {
+			pl->unseen.ids[i].dev = (dev_t)-1;
+			pl->unseen.ids[i].ino = (ino_t)-1;
+		}
+	}
 	rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
 	if (rs < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot create the Landlock rule set");
@@ -310,7 +362,8 @@ int sbx_unseen_apply(const struct sbx_plan *pl, char *err, size_t errlen)
 	for (size_t i = 0; i < pl->unseen.n_grant; i++) {
 		if (in_list(pl->unseen.dirs, pl->unseen.n_dirs, pl->unseen.grant[i]))
 			continue;
-		if (grant(rs, AT_FDCWD, pl->unseen.grant[i], pl->unseen.grant[i], DT_UNKNOWN, err, errlen) < 0) {
+		if (grant(&pl->unseen, rs, AT_FDCWD, pl->unseen.grant[i], pl->unseen.grant[i], DT_UNKNOWN, err,
+			  errlen) < 0) {
 			(void)close(rs);
 			return -1;
 		}

@@ -876,6 +876,75 @@ static void test_late_stores(void)
 	free(err);
 }
 
+/*
+ * Review of round 40 (the mount aliases of f2): with / mounted a second
+ * time, the aliases' ways run through that mount, and one of their
+ * entries is the same directory as / (or the home's parent) under
+ * another name; Landlock grants by inode, so its grant granted the
+ * ways themselves, and a store the host made during the session read in
+ * clear (2 of this test's checks failed; a machine with a second mount
+ * of its root file system, as containers and fstab binds give). The
+ * mount is made in a child with a mount namespace of its own
+ * (run_cst_own_mounts()'s rule).
+ */
+static void test_late_stores_second_mount(void)
+{
+	static const char *const kube[] = {"KUBECONFIG=/tmp/kc-missing", NULL};
+	char disk[PATH_MAX], fo[PATH_MAX], *out = NULL;
+	pid_t pid;
+	int ws, st = -1;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("not root: cannot mount / a second time");
+		return;
+	}
+	at(disk, "disk-late");
+	snprintf(fo, sizeof(fo), "%s/scripts/late-alias.out", root);
+	CU_ASSERT_FATAL(mkdir(disk, 0755) == 0);
+	fflush(NULL);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		char *o = NULL, *e = NULL;
+		int rc;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+		    mount("/", disk, NULL, MS_BIND, NULL) < 0)
+			_exit(254);
+		rc = late_run(9, kube, &o, &e);
+		if (o == NULL || test_write_file(fo, o, strlen(o)) < 0)
+			_exit(253);
+		if (rc != 0 && e != NULL)
+			fprintf(stderr, "\n  status %d\n  stderr: %s\n", rc, e);
+		free(o);
+		free(e);
+		_exit(rc < 0 ? 253 : rc & 0xff);
+	}
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR)
+			break;
+	if (WIFEXITED(ws))
+		st = WEXITSTATUS(ws);
+	(void)rmdir(disk);
+	if (st == 254) {
+		TEST_SKIP("cannot mount / a second time here");
+		return;
+	}
+	out = test_read_file(fo, NULL);
+	ROW(st == 0 && test_has(out, "mine\ntmp\nlinked\ndone"), "late stores beside a second mount of /: status %d",
+	    st);
+	ROW(!test_has(out, "PLANTED-local-late9/"),
+	    "~/.local/share/keyrings, made by the host during the session, was readable beside a second mount of /");
+	for (size_t i = 0; i < 5; i++)
+		ROW(!late_read(out, 9, late_rels[i]), "~/%s, created by the host during the session, was "
+		    "readable in the sandbox beside a second mount of /", late_rels[i]);
+	ROW(late_read(out, 9, "x/new.txt") && late_read(out, 9, "notes.txt") && late_read(out, 9, "x/old.txt"),
+	    "a file that existed, or a new one in a directory that existed, was not readable beside a second "
+	    "mount of /: %s", test_nz(out));
+	free(out);
+}
+
 /* Base64 of the n bytes at in (standard alphabet, padded); malloc'd. */
 static char *test_base64(const char *in, size_t n)
 {
@@ -3540,6 +3609,9 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "a store or denyRead path created by the host during the session stays "
 		 "unreadable (Landlock); old files and new ones in old directories stay readable",
 		 test_late_stores);
+	test_add(s, "review of round 40: a store the host makes during the session stays unreadable beside a second "
+		    "mount of / (Landlock grants by inode)",
+		 test_late_stores_second_mount);
 	test_add(s, "a Windows home on an NTFS volume mounted anywhere (from mountinfo), or at /media/X/Users: denied",
 		 test_windows_volume_mounted);
 	test_add(s, "a Mac's home shared into a virtual machine at /Users/NAME (an NTFS volume, a plain "
