@@ -523,6 +523,29 @@ static const char *path_rest(const char *path, const char *dir)
 }
 
 /*
+ * The path as the mounts see it: its directory made canonical (realpath),
+ * its last component kept (a link there is the link, lstat()ed as the
+ * denied path is). HOME=/home/u with /home -> var/home (Fedora's atomic
+ * desktops, whose /sysroot shows the whole disk again): "/home/u/.ssh"
+ * is at or below "/" by its letters only. False when it is too long, or
+ * its directory does not resolve (then it is taken as written).
+ */
+static bool path_canonical(const char *path, char out[PATH_MAX])
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], real[PATH_MAX];
+	size_t dl = slash != NULL ? (size_t)(slash - path) : 0;
+
+	if (slash == NULL || slash[1] == '\0' || dl >= sizeof(dir))
+		return false;
+	memcpy(dir, path, dl);
+	dir[dl] = '\0';
+	if (realpath(dl == 0 ? "/" : dir, real) == NULL)
+		return false;
+	return (size_t)snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") == 0 ? "" : real, slash) < PATH_MAX;
+}
+
+/*
  * policy_host's aliases (round 40 of the attack, f2): the other places
  * the host's mounts show the file at path. Its mount (the longest mount
  * point it is at or below, the last such line: what is on top) gives
@@ -530,19 +553,25 @@ static const char *path_rest(const char *path, const char *dir)
  * whose root holds that place shows it again, at MOUNT/REST. Each is
  * given to add only when it is the same file there (lstat: device and
  * inode), so a submount hiding it, or a path that does not exist, costs
- * nothing.
+ * nothing. Its review: the mount is looked for by the canonical path (a
+ * link on its way, /home -> var/home, gave the wrong mount and no
+ * alias), and a mount whose root lies BELOW that place (~/.ssh/keys
+ * bound at /mnt/k) shows part of the denied path: its mount point is an
+ * alias as a whole, when it is the same directory as PATH/REST there.
  */
 static void mount_aliases(void *arg, const char *path, void (*add)(void *add_arg, const char *alias), void *add_arg)
 {
 	const struct mount_table *t = arg;
 	const struct mount_ent *a = NULL;
 	const char *rest;
-	char in[PATH_MAX], alias[PATH_MAX];
-	struct stat st, at;
+	char in[PATH_MAX], alias[PATH_MAX], canon[PATH_MAX], below[PATH_MAX];
+	struct stat st, at, bt;
 	size_t best = 0;
 
 	if (!t->twice)
 		return;
+	if (path_canonical(path, canon))
+		path = canon;
 	for (size_t i = 0; i < t->n; i++) {
 		size_t ml = strlen(t->v[i].mnt);
 
@@ -559,10 +588,24 @@ static void mount_aliases(void *arg, const char *path, void (*add)(void *add_arg
 		snprintf(in, sizeof(in), "/");
 	for (size_t i = 0; i < t->n; i++) {
 		const struct mount_ent *b = &t->v[i];
-		const char *tail;
+		const char *tail, *sub;
 
-		if (b == a || strcmp(b->dev, a->dev) != 0 || (tail = path_rest(in, b->root)) == NULL)
+		if (b == a || strcmp(b->dev, a->dev) != 0)
 			continue;
+		if ((tail = path_rest(in, b->root)) == NULL) {
+			/* b shows a directory inside the denied one: the
+			 * same directory as path's own there, then all of
+			 * b's mount point is the denied path's */
+			if (!S_ISDIR(st.st_mode) || (sub = path_rest(b->root, in)) == NULL || sub[0] == '\0' ||
+			    path_rest(b->mnt, path) != NULL)
+				continue;
+			if ((size_t)snprintf(below, sizeof(below), "%s%s", path, sub) >= sizeof(below) ||
+			    lstat(below, &bt) != 0 || lstat(b->mnt, &at) != 0 || at.st_dev != bt.st_dev ||
+			    at.st_ino != bt.st_ino)
+				continue;
+			add(add_arg, b->mnt);
+			continue;
+		}
 		if ((size_t)snprintf(alias, sizeof(alias), "%s%s", strcmp(b->mnt, "/") == 0 ? "" : b->mnt, tail) >=
 		    sizeof(alias))
 			continue;

@@ -3449,6 +3449,76 @@ static void test_second_mounts(void)
 }
 
 /*
+ * Review of round 40's f2: the aliases were looked for by the path as
+ * written and only where a mount's root holds the denied path. A home
+ * reached through a link into another mount (HOME=TREE/lnk/home,
+ * TREE/lnk -> a tmpfs mounted at TREE/fs whose directory is bound again
+ * at TREE/b2, as /home -> var/home with /sysroot showing the disk on
+ * Fedora's atomic desktops) had its mount taken as the test tree's, and
+ * TREE/b2/home/.ssh/id_ed25519 was read; a mount of a directory INSIDE
+ * its store (TREE/k showing .ssh/keys, as a container's volume of
+ * ~/.ssh/keys) showed TREE/k/id_work in clear. Both read empty now.
+ */
+static void test_second_mounts_below_and_linked(void)
+{
+	char script[8192], cmd[8 * PATH_MAX], k[PATH_MAX], fs[PATH_MAX], b2[PATH_MAX], lnk[PATH_MAX],
+		lhome[PATH_MAX], work[PATH_MAX], pol[PATH_MAX], sc[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("not root: cannot bind-mount a second place of the home");
+		return;
+	}
+	at(k, "k");
+	at(fs, "fs");
+	at(b2, "b2");
+	at(lnk, "lnk");
+	snprintf(lhome, sizeof(lhome), "%s/home", lnk);
+	if (snprintf(cmd, sizeof(cmd),
+		     "mkdir -p '%1$s' '%2$s' '%3$s' && mount -t tmpfs pvtest '%2$s' && "
+		     "mkdir -p '%2$s/real/home/.ssh/keys' && "
+		     "echo PLANTED-linked-key > '%2$s/real/home/.ssh/id_ed25519' && "
+		     "echo PLANTED-linked-work-key > '%2$s/real/home/.ssh/keys/id_work' && "
+		     "echo PLANTED-linked-plain > '%2$s/real/home/plain.txt' && "
+		     "mount --bind '%2$s/real/home/.ssh/keys' '%1$s' && "
+		     "mount --bind '%2$s/real' '%3$s' && ln -sfn '%2$s/real' '%4$s'",
+		     k, fs, b2, lnk) >= (int)sizeof(cmd) ||
+	    system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "umount '%s' 2>/dev/null; umount '%s' 2>/dev/null; umount '%s' 2>/dev/null; true",
+			 k, b2, fs);
+		CU_ASSERT(system(cmd) == 0);
+		TEST_SKIP("cannot mount here");
+		return;
+	}
+	snprintf(script, sizeof(script),
+		 "echo \"w:$(cat '%1$s/id_work' 2>/dev/null | wc -c)\"\n"
+		 "echo \"l:$(cat '%2$s/home/.ssh/id_ed25519' 2>/dev/null | wc -c)\"\n"
+		 "cat '%2$s/home/plain.txt'\n",
+		 k, b2);
+	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
+	CU_ASSERT_FATAL(test_write_file(sc, script, strlen(script)) == 0);
+	{
+		struct test_sbx_run r = {at(work, "work"), lhome, NULL, at(pol, "work.yaml"), sc, NULL, NULL};
+
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	}
+	snprintf(cmd, sizeof(cmd), "umount '%1$s' && umount '%2$s' && umount '%3$s' && rm -f '%4$s' && rmdir '%1$s' '%2$s' '%3$s'",
+		 k, b2, fs, lnk);
+	CU_ASSERT(system(cmd) == 0);
+	ROW(st == 0, "second mounts below and linked: status %d", st);
+	if (st != 0)
+		show(st, out, err);
+	ROW(test_has(out, "w:0\n"), "a key was readable through a mount of a directory inside ~/.ssh: %s", test_nz(out));
+	ROW(test_has(out, "l:0\n"), "the key of a home reached through a link was readable through another mount: %s",
+	    test_nz(out));
+	ROW(test_has(out, "PLANTED-linked-plain"), "a plain file of the linked home's mount was not read: %s",
+	    test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * Round 39 of the attack (family S, a copy the file system keeps beside
  * a store): a filer shows ".snapshot" in every directory of an NFS or
  * SMB share, and rows named it at the home's top and in ~/.config only:
@@ -3624,4 +3694,6 @@ TEST_REGISTRAR(register_credstores)
 		 test_snapshots_every_dir);
 	test_add(s, "round 40: the home and /etc/shadow through a bind mount above them or a second mount of /: denied",
 		 test_second_mounts);
+	test_add(s, "round 40 review: a mount of a directory inside ~/.ssh, and a home through a link into another mount: denied",
+		 test_second_mounts_below_and_linked);
 }
