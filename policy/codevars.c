@@ -438,8 +438,11 @@ static int java_opts_at(const struct copt *c, const struct words *t, bool generi
 		for (size_t k = 0; k < ARRAY_LEN(files); k++)
 			if (strncmp(s, files[k], strlen(files[k])) == 0)
 				r = emit(c, s + strlen(files[k]), strlen(s + strlen(files[k])), true, NULL);
-		/* an @argfile (not generic: "@scope/pkg" is npm's) */
-		if (s[0] == '@' && !generic)
+		/* an @argfile: the java launcher reads one on its command
+		 * line, where every start script puts <NAME>_OPTS; generic,
+		 * only an absolute one ("@scope/pkg" is npm's, an
+		 * application's own variable's: review of round 40) */
+		if (s[0] == '@' && (!generic || s[1] == '/'))
 			r = emit(c, s + 1, strlen(s + 1), true, NULL);
 		for (size_t k = 0; k < ARRAY_LEN(homes) && r == 0; k++)
 			if (strncmp(s, homes[k], strlen(homes[k])) == 0)
@@ -1943,6 +1946,34 @@ static int go_flags(const struct copt *c, const char *val)
 			free(p.v);
 		} else if (strncmp(w, "-overlay=", 9) == 0) {
 			r = emit(c, w + 9, strlen(w + 9), true, NULL);
+		} else if (strncmp(w, "-ldflags=", 9) == 0) {
+			/* Review of round 40: the linker's flags name the
+			 * external linker and archiver go runs at every
+			 * cgo link (-extld=, -extar=, "-extld PATH"), after
+			 * a package pattern's "PATTERN=" if any */
+			const char *v = w + 9, *eq = strchr(v, '=');
+			struct words f;
+
+			if (v[0] != '-' && eq != NULL && (strchr(v, '-') == NULL || eq < strchr(v, '-')))
+				v = eq + 1;
+			if (split_words(v, "\"'", &f) < 0) {
+				r = -1;
+				break;
+			}
+			for (size_t k = 0; k < f.n && r == 0; k++) {
+				const char *x = f.v[k], *prog = NULL;
+
+				if (x[0] == '-' && x[1] == '-')
+					x++;
+				if (strncmp(x, "-extld=", 7) == 0 || strncmp(x, "-extar=", 7) == 0)
+					prog = x + 7;
+				else if ((strcmp(x, "-extld") == 0 || strcmp(x, "-extar") == 0) && k + 1 < f.n)
+					prog = f.v[++k];
+				if (prog != NULL && strchr(prog, '/') != NULL)
+					r = emit(c, prog, strlen(prog), true, NULL);
+			}
+			free(f.buf);
+			free(f.v);
 		}
 	}
 	free(t.buf);

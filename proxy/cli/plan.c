@@ -2058,6 +2058,101 @@ static int plan_relative_path(const struct plan_host *h)
 	return plan_git_env_config(h);
 }
 
+/*
+ * Review of round 40 (fix40v): a home of code a variable names inside a
+ * writable tree (CARGO_HOME=$CI_PROJECT_DIR/.cargo, GRADLE_USER_HOME=
+ * ./.gradle's absolute form, GOCACHE, GOPATH, a pnpm store, ...) is
+ * read-only in the session (policy/bind.c fs_path_denies()), and a build
+ * that fills it failed with a bare "Read-only file system" naming a file
+ * of the cache, which says nothing of why: CI images keep these homes in
+ * the project so that the job's cache keeps them. One line names them
+ * (variable and value, up to six) before the command starts, with the
+ * two ways out: allowWrite naming the exact path (the host's next build
+ * then runs what the command left there), or the command's own home for
+ * the run (env VAR=/tmp/..., the sandbox's /tmp). Nothing when there is
+ * none. 0, or -1 after logging.
+ */
+static bool code_home_held(const struct strv *aw, const char *p, const char *real)
+{
+	bool held = false;
+
+	for (size_t i = 0; i < aw->n; i++) {
+		if (strcmp(aw->v[i], p) == 0)
+			return false;
+		held = held || path_under(p, aw->v[i]) || path_under(real, aw->v[i]);
+	}
+	return held;
+}
+
+static int code_home_one(FILE *f, size_t *n, const struct strv *aw, const char *var, size_t vlen, const char *val,
+			 bool list)
+{
+	for (const char *e = val;;) {
+		size_t len = list ? strcspn(e, ":") : strlen(e);
+		char p[PATH_MAX], real[PATH_MAX];
+
+		if (len > 0 && len < sizeof(p) && e[0] == '/') {
+			memcpy(p, e, len);
+			p[len] = '\0';
+			if (realpath(p, real) == NULL)
+				snprintf(real, sizeof(real), "%s", p);
+			if (code_home_held(aw, p, real)) {
+				if (*n < 6)
+					fprintf(f, "%s%.*s=%s", *n ? ", " : "", (int)vlen, var, p);
+				(*n)++;
+				return 0;
+			}
+		}
+		if (!list || e[len] == '\0')
+			return 0;
+		e += len + 1;
+	}
+}
+
+static int print_code_homes_notice(const struct run_plan *pl, const struct plan_host *h)
+{
+	char *text = NULL;
+	size_t tlen = 0, n = 0;
+	FILE *f = open_memstream(&text, &tlen);
+
+	if (f == NULL) {
+		log_warn("run: the notice of the read-only homes of code");
+		return -1;
+	}
+	for (size_t i = 0; env_startup_vars[i].name != NULL; i++) {
+		const char *val = host_env(h, env_startup_vars[i].name);
+
+		if (val != NULL)
+			(void)code_home_one(f, &n, &pl->allow_write, env_startup_vars[i].name,
+					    strlen(env_startup_vars[i].name), val, !env_startup_vars[i].one);
+	}
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
+		const char *kv = h->env[i], *eq = strchr(kv, '=');
+		bool one = true;
+
+		if (eq != NULL && env_startup_family(kv, (size_t)(eq - kv), &one))
+			(void)code_home_one(f, &n, &pl->allow_write, kv, (size_t)(eq - kv), eq + 1, !one);
+	}
+	if (n > 6)
+		fprintf(f, " and %zu more", n - 6);
+	if (fclose(f) != 0) {
+		log_warn("run: the notice of the read-only homes of code");
+		free(text);
+		return -1;
+	}
+	if (n > 0)
+		fprintf(stderr,
+			"passavant: read-only in the sandbox, as the host's next build or shell runs the code they "
+			"hold: %s; a build that writes there fails (\"Read-only file system\", or \"not a directory\" "
+			"where a missing one is held by an empty file): name the exact "
+			"path in filesystem.allowWrite to let the command fill it (the host then runs what the "
+			"command left there), or give the command its own for the run (passavant run -- env "
+			"VAR=/tmp/NAME ...: /tmp is the sandbox's)\n",
+			text);
+	free(text);
+	return 0;
+}
+
 static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 			const struct plan_session *s)
 {
@@ -2090,6 +2185,8 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 		if (protect_dir(&pl->protect, pl->allow_write.v[i]) < 0)
 			return -1;
 	if (protect_homes(&pl->protect, &pl->cover, &pl->follow, &pl->allow_write, h, s->quiet) < 0)
+		return -1;
+	if (!s->quiet && print_code_homes_notice(pl, h) < 0)
 		return -1;
 	/* Before git reads the global config its variables name. */
 	if (plan_relative_config(h) < 0)

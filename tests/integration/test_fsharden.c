@@ -2309,6 +2309,80 @@ static void test_code_homes_r40(void)
 }
 
 /*
+ * Review of round 40 (fix40v): a home of code in the tree is read-only,
+ * and a build filling it (GitLab's GOCACHE=$CI_PROJECT_DIR/.go-cache,
+ * CARGO_HOME=$CI_PROJECT_DIR/.cargo) failed with a bare "Read-only file
+ * system" on a file of the cache, or, the home missing and held by an
+ * empty file, "mkdir ...: not a directory". The start names the variables and
+ * their values, and the two ways out; the real go shows that the build
+ * fails with the host's cache and passes with the command's own for the
+ * run (env GOCACHE=/tmp/...). A home outside the writable trees is not
+ * named.
+ */
+static void test_code_homes_notice_r40(void)
+{
+	char w[PATH_MAX], e1[2 * PATH_MAX], e2[2 * PATH_MAX], want[3 * PATH_MAX], *out = NULL, *err = NULL;
+	const char *env[] = {e1, e2, "RUSTUP_HOME=/usr/local/rustup", NULL};
+	bool go = host_sh("command -v go >/dev/null 2>&1") == 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	snprintf(e1, sizeof(e1), "GOCACHE=%s/.go-cache-n", w);
+	snprintf(e2, sizeof(e2), "CARGO_HOME=%s/.cargo-n", w);
+	st = run_fsh("home", NULL, env, NULL, "work.yaml",
+		     "mkdir -p gomod-n && cd gomod-n && printf 'module n\\ngo 1.18\\n' > go.mod &&\n"
+		     "printf 'package main\\nfunc main() { println(\"hi\") }\\n' > main.go && echo src=ok\n"
+		     "if command -v go >/dev/null; then\n"
+		     "  GOTOOLCHAIN=local go build -buildvcs=false -o /tmp/n1 . >/tmp/b1.err 2>&1; echo b1=$?\n"
+		     "  grep -qiE 'read-only file system|not a directory' /tmp/b1.err && echo b1ro\n"
+		     "  env GOCACHE=/tmp/go-build GOTOOLCHAIN=local go build -buildvcs=false -o /tmp/n2 . && echo b2=0\n"
+		     "fi\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "src=ok"), "homes notice: status %d, %s", st, err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	ROW(test_has(err, "read-only in the sandbox, as the host's next build or shell runs the code they hold"),
+	    "no notice of the read-only homes of code: %s", err ? err : "");
+	snprintf(want, sizeof(want), "GOCACHE=%s/.go-cache-n", w);
+	ROW(test_has(err, want), "the notice does not name %s: %s", want, err ? err : "");
+	snprintf(want, sizeof(want), "CARGO_HOME=%s/.cargo-n", w);
+	ROW(test_has(err, want), "the notice does not name %s: %s", want, err ? err : "");
+	ROW(test_has(err, "filesystem.allowWrite") && test_has(err, "env VAR=/tmp/NAME"),
+	    "the notice does not say what to do: %s", err ? err : "");
+	ROW(!test_has(err, "RUSTUP_HOME="), "a home outside the tree was named: %s", err ? err : "");
+	if (go) {
+		ROW(test_has(out, "b1=") && !test_has(out, "b1=0") && test_has(out, "b1ro"),
+		    "go build did not fail on the host's GOCACHE in the tree (EROFS, ENOTDIR): %s", out ? out : "");
+		ROW(test_has(out, "b2=0"), "go build with the command's own GOCACHE failed: %s %s", out ? out : "",
+		    err ? err : "");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* Outside the tree: no notice. */
+	{
+		const char *ok[] = {"CARGO_HOME=/usr/local/cargo", "GOCACHE=/tmp/pv-gocache-n", NULL};
+
+		st = run_fsh("home", NULL, ok, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "homes outside: status %d, %s", st, err ? err : "");
+		ROW(!test_has(err, "runs the code they hold"), "a notice for homes outside the tree: %s", err ? err : "");
+		free(out);
+		free(err);
+	}
+	{
+		char top[PATH_MAX];
+
+		snprintf(top, sizeof(top), "%s/gomod-n", w);
+		test_rmtree(top);
+		snprintf(top, sizeof(top), "%s/.go-cache-n", w);
+		test_rmtree(top);
+		snprintf(top, sizeof(top), "%s/.cargo-n", w);
+		test_rmtree(top);
+	}
+}
+
+/*
  * Round 36: the rest of the family of variables that name where a later
  * program reads code or a command to run. A relative value refuses the
  * start, named: the session planted the file at that name in the
@@ -4662,6 +4736,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 40: homes of code in the tree (CARGO_HOME, GRADLE_USER_HOME, GOMODCACHE, FPATH, "
 		    "npm_Config_UserConfig, YARN_YARN_PATH, GOFLAGS, CATALINA_OPTS, -Dsbt.global.base): read-only; "
 		    "relative: refused; CI values start", test_code_homes_r40);
+	test_add(s, "round 40 review: a home of code in the tree is named at the start, with what to do (GOCACHE, "
+		    "CARGO_HOME; go builds with its own)",
+		 test_code_homes_notice_r40);
 	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
 		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
 		 test_moved_startup_files_r39);

@@ -630,6 +630,15 @@ static void test_families_r40(void)
 		{"CARGO_ALIAS_B", "build --release -Zunstable-options", ""},
 		{"Yarn_Script_Shell", "bash", ""},
 		{"FOO_OPTS", "@scope/pkg -p 80", ""},
+		/* review of round 40: the java launcher reads an @argfile
+		 * on its command line, where the start scripts put these */
+		{"ES_JAVA_OPTS", "-Xms512m @/w/jvm.args", "L:/w/jvm.args"},
+		{"KAFKA_OPTS", "@/w/kafka.args -Xmx1g", "L:/w/kafka.args"},
+		/* review of round 40: the external linker go runs */
+		{"GOFLAGS", "-ldflags=-extld=/w/ld -mod=vendor", "L:/w/ld"},
+		{"GOFLAGS", "\"-ldflags=all=-s -w -extld /w/cc\"", "L:/w/cc"},
+		{"GOFLAGS", "-ldflags=-s -mod=vendor -trimpath", ""},
+		{"GOFLAGS", "-ldflags=-extld=gcc", ""},
 		{"CARGO_ALIAS_R", "run --bin x -- src/main.rs", ""},
 		{"GOFLAGS", "-toolexec=gotestsum", ""},
 	};
