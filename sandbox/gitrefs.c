@@ -384,6 +384,66 @@ static void read_fetch_head(int gfd, struct gr_list *l)
 	free(text);
 }
 
+/*
+ * The HEAD of each linked worktree (review of round 40, f3's family): a
+ * session in the main work tree writes .git/worktrees/NAME/HEAD and its
+ * index (`git update-ref --no-deref worktrees/wt/HEAD C`), and the
+ * host's `git restore .` in that worktree wrote what C brings, with no
+ * line. Each is an entry "worktrees/NAME/HEAD" (git's own name for it),
+ * compared as HEAD is; past GR_WORKTREES the list is cut.
+ */
+#define GR_WORKTREES 256
+
+static void read_worktree_heads(int gfd, struct gr_list *l)
+{
+	int fd = openat(gfd, "worktrees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+	size_t k = 0;
+
+	if (fd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			l->cut = true;
+		return;
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		(void)close(fd);
+		l->cut = true;
+		return;
+	}
+	while ((de = readdir(d)) != NULL && !l->nomem) {
+		char path[NAME_MAX + 32], val[GR_VALUE_MAX];
+		ssize_t n;
+		size_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (k++ == GR_WORKTREES) {
+			l->cut = true;
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/HEAD", de->d_name);
+		n = gg_read_small(dirfd(d), path, val, sizeof(val));
+		if (n < 0) {
+			if (errno != ENOENT && errno != ENOTDIR && errno != EFBIG)
+				l->cut = true;
+			continue;
+		}
+		len = strcspn(val, "\r\n");
+		snprintf(path, sizeof(path), "worktrees/%s/HEAD", de->d_name);
+		pseudo_push(l, path, val, len > (size_t)n ? (size_t)n : len);
+	}
+	(void)closedir(d);
+}
+
+static bool worktree_head(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(name, "worktrees/", 10) == 0 && n > 15 && strcmp(name + n - 5, "/HEAD") == 0 &&
+	       memchr(name + 10, '/', n - 15) == NULL;
+}
+
 static void read_pseudo(int gfd, struct gr_list *l)
 {
 	for (size_t i = 0; i < sizeof(pseudo_refs) / sizeof(pseudo_refs[0]) && !l->nomem; i++) {
@@ -422,6 +482,7 @@ static void read_pseudo(int gfd, struct gr_list *l)
 			l->cut = true;
 		}
 	}
+	read_worktree_heads(gfd, l);
 }
 
 /*
@@ -918,6 +979,8 @@ static void check_brings(struct gg *g, const char *name, const char *old, const 
 		 : strncmp(safe, "FETCH_HEAD", 10) == 0	? "git merge FETCH_HEAD"
 		 : strcmp(safe, "HEAD") == 0 ? "git restore ., git checkout -- . or git reset --hard (HEAD moved in the "
 					       "session; the work tree is restored to it)"
+		 : worktree_head(safe) ? "git restore ., git checkout -- . or git reset --hard in that linked worktree "
+					 "(its HEAD moved in the session; its work tree is restored to it)"
 		 : is_pseudo(safe)			? "git commit or --continue of what it leaves in progress"
 							     : "git checkout, merge or rebase of it",
 		 new);
@@ -961,6 +1024,19 @@ void gg_refs_compare(struct gg *g, int gfd)
 		if (strcmp(name, "HEAD") == 0) {
 			head_old = ov;
 			head_new = nv;
+			continue;
+		}
+		/* a linked worktree's HEAD moved: against its start */
+		if (worktree_head(name)) {
+			const char *o = ov != NULL ? resolve_value(s->packed, s->text, s->v, s->n, ov) : NULL;
+			const char *nw = nv != NULL ? resolve_value(l.packed, l.text, l.v, l.n, nv) : NULL;
+
+			if (o != NULL && nw != NULL && strcmp(ov, nv) != 0 && !same_value(o, nw)) {
+				if (brings_checked++ < GR_BRINGS_CHECKED)
+					check_brings(g, name, o, nw);
+				else
+					brings_past++;
+			}
 			continue;
 		}
 		/* Review of round 39: a pseudo-ref holding "ref: TARGET" (a

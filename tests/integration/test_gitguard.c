@@ -2623,6 +2623,32 @@ static void test_copy_named_refs(void)
 }
 
 /*
+ * Review of round 40 (f3's family): a session in the main work tree
+ * moved a LINKED worktree's HEAD (`git update-ref --no-deref
+ * worktrees/wt/HEAD C`, .git/worktrees/wt/ is the main repository's)
+ * and read C into its index: no line, status 0, and the host's `git
+ * restore .` in that worktree wrote .vscode/tasks.json. Named now.
+ */
+static void test_linked_worktree_head_brings(void)
+{
+	static const char *const want[] = {"worktrees/wt/HEAD, set in the session, brings settings files",
+					   ".vscode/tasks.json (", "in that linked worktree", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git -C work worktree add -q ../wt 2>/dev/null && echo ok", NULL, NULL,
+				 R38_COMMIT "git update-ref --no-deref worktrees/wt/HEAD $c && "
+					    "GIT_INDEX_FILE=.git/worktrees/wt/index git read-tree $c && echo SET",
+				 "cd wt && git restore . >/dev/null 2>&1; "
+				 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want);
+	ROW(test_has(c.host, "RESTORED-TASKS"), "the host's git restore in wt did not write tasks.json (test premise): %s",
+	    test_nz(c.host));
+	gcase_free(&c);
+}
+
+/*
  * Round 40 of the attack (sandbox, f3): HEAD moved in the session off
  * its branch (detached, or onto a new branch) to a commit holding
  * .vscode/tasks.json, the index read from it, the work tree left alone:
@@ -5158,6 +5184,9 @@ TEST_REGISTRAR(register_gitguard)
 		 test_copy_named_refs);
 	test_add(s, "round 40: HEAD moved off its branch onto a commit bringing settings files: named",
 		 test_head_moved_brings);
+	test_add(s, "round 40 review: a linked worktree's HEAD moved from the main work tree onto a commit bringing "
+		    "settings files: named",
+		 test_linked_worktree_head_brings);
 	test_add(s, "round 40: settings files staged in the session, missing from the work tree: named",
 		 test_index_stages_settings);
 	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
