@@ -3420,13 +3420,14 @@ static void test_second_mounts(void)
 		CU_FAIL("command too long");
 		return;
 	}
-	snprintf(script, sizeof(script),
+	if (snprintf(script, sizeof(script),
 		 "echo \"k:$(cat '%1$s/home/.ssh/id_ed25519' 2>/dev/null | wc -c)\"\n"
 		 "echo \"a:$(cat '%1$s/home/.aws/credentials' 2>/dev/null | wc -c)\"\n"
 		 "echo \"d:$(cat '%2$s%3$s/home/.ssh/id_ed25519' 2>/dev/null | wc -c)\"\n"
 		 "test -e /etc/shadow && echo \"s:$(cat '%2$s/etc/shadow' 2>/dev/null | wc -c)\"\n"
 		 "cat '%1$s/x/plain.txt' '%2$s%3$s/x/plain.txt'\n",
-		 b, disk, root);
+		 b, disk, root) >= (int)sizeof(script))
+		CU_FAIL("a path too long for the test");
 	st = run_cst_own_mounts(cmd, script, NULL, &out, &err);
 	snprintf(cmd, sizeof(cmd), "rmdir '%s' '%s' 2>/dev/null; true", b, disk);
 	CU_ASSERT(system(cmd) == 0);
@@ -3476,7 +3477,8 @@ static void test_second_mounts_below_and_linked(void)
 	at(fs, "fs");
 	at(b2, "b2");
 	at(lnk, "lnk");
-	snprintf(lhome, sizeof(lhome), "%s/home", lnk);
+	if (snprintf(lhome, sizeof(lhome), "%s/home", lnk) >= (int)sizeof(lhome))
+		CU_FAIL("a path too long for the test");
 	if (snprintf(cmd, sizeof(cmd),
 		     "mkdir -p '%1$s' '%2$s' '%3$s' && mount -t tmpfs pvtest '%2$s' && "
 		     "mkdir -p '%2$s/real/home/.ssh/keys' && "
@@ -3489,11 +3491,12 @@ static void test_second_mounts_below_and_linked(void)
 		CU_FAIL("command too long");
 		return;
 	}
-	snprintf(script, sizeof(script),
+	if (snprintf(script, sizeof(script),
 		 "echo \"w:$(cat '%1$s/id_work' 2>/dev/null | wc -c)\"\n"
 		 "echo \"l:$(cat '%2$s/home/.ssh/id_ed25519' 2>/dev/null | wc -c)\"\n"
 		 "cat '%2$s/home/plain.txt'\n",
-		 k, b2);
+		 k, b2) >= (int)sizeof(script))
+		CU_FAIL("a path too long for the test");
 	snprintf(sc, sizeof(sc), "%s/scripts/%u.sh", root, nscript++);
 	CU_ASSERT_FATAL(test_write_file(sc, script, strlen(script)) == 0);
 	{

@@ -2284,7 +2284,8 @@ static void test_code_homes_r40(void)
 			ROW(st == 0 && test_has(out, "planted"), "%s: status %d, not started: %s", bp[i][0], st,
 			    err ? err : "");
 			snprintf(cmd, sizeof(cmd), "work/%s", bp[i][1]);
-			snprintf(q, sizeof(q), "%s/%s", w, bp[i][1]);
+			if (snprintf(q, sizeof(q), "%s/%s", w, bp[i][1]) >= (int)sizeof(q))
+				CU_FAIL("a path too long for the test");
 			ROW(!exists(cmd), "%s: the session's %s was not moved aside: %s", bp[i][0], bp[i][1],
 			    err ? err : "");
 			snprintf(cmd, sizeof(cmd), "cd '%s' && env '%s' python3 -c 'breakpoint()' 2>&1 | grep PLANTED-W",
@@ -2303,7 +2304,8 @@ static void test_code_homes_r40(void)
 	for (size_t i = 0; i < NV; i++) {
 		char top[PATH_MAX];
 
-		snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]);
+		if (snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
 		test_rmtree(top);
 	}
 }
@@ -2373,11 +2375,14 @@ static void test_code_homes_notice_r40(void)
 	{
 		char top[PATH_MAX];
 
-		snprintf(top, sizeof(top), "%s/gomod-n", w);
+		if (snprintf(top, sizeof(top), "%s/gomod-n", w) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
 		test_rmtree(top);
-		snprintf(top, sizeof(top), "%s/.go-cache-n", w);
+		if (snprintf(top, sizeof(top), "%s/.go-cache-n", w) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
 		test_rmtree(top);
-		snprintf(top, sizeof(top), "%s/.cargo-n", w);
+		if (snprintf(top, sizeof(top), "%s/.cargo-n", w) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
 		test_rmtree(top);
 	}
 }
