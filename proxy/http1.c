@@ -57,6 +57,9 @@ struct http1 {
 	bool no_trailers;            /* a trailer field is an error (http1_refuse_trailers()) */
 	bool msg_done;               /* on_message_complete ran */
 	bool in_chunk;               /* chunked body: inside a chunk (size line read, data + CRLF not yet) */
+	bool in_trailers;            /* a chunked request after its last chunk's size line: the trailer section */
+	bool trailers_begin;         /* llhttp paused at the last chunk's size line (on_chunk_header()) */
+	enum scan_state tscan;       /* the trailer section's line scanner */
 	bool is_head_req;            /* response to HEAD: no body */
 	char start[8];               /* first bytes of the head (method) */
 	size_t start_len;            /* bytes in start */
@@ -321,9 +324,26 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
 	return 0;
 }
 
+/*
+ * The last chunk's size line of a request: llhttp pauses, so that
+ * http1_feed() holds the trailer section that follows to the head's line
+ * rules before llhttp reads it. llhttp's own are laxer there: it ends
+ * the section at a bare LF ("0\r\n\n") and takes obs-fold in a trailer
+ * field, bytes the head scanner refuses, and the section goes upstream as
+ * received, where a server that wants CRLF reads the message's end
+ * elsewhere (round 41 of the attack).
+ */
 static int on_chunk_header(llhttp_t *p)
 {
-	((http1_t *)p->data)->in_chunk = true;
+	http1_t *h = p->data;
+
+	h->in_chunk = true;
+	if (h->kind == HTTP1_REQUEST && p->content_length == 0) {
+		h->in_trailers = true;
+		h->trailers_begin = true;
+		h->tscan = SCAN_LINE_START;
+		return HPE_PAUSED;
+	}
 	return 0;
 }
 
@@ -390,6 +410,8 @@ void http1_reset(http1_t *h)
 	h->head_bytes = 0;
 	h->start_len = 0;
 	h->head_done = h->msg_done = h->is_head_req = h->in_chunk = h->has_body = false;
+	h->in_trailers = h->trailers_begin = false;
+	h->tscan = SCAN_LINE_START;
 	h->trailer_bytes = 0;
 	h->no_trailers = false;
 	h->err_status = 0;
@@ -443,20 +465,22 @@ void http1_set_head_request(http1_t *h, bool is_head)
 }
 
 /*
- * Scans head bytes for the end of the head; returns how many of the len
- * bytes belong to the head, or (size_t)-1 on a framing error (set).
+ * The line rules of a head, and of a chunked request's trailer section
+ * (the same field syntax, relayed as received): every line ends in CRLF
+ * (no bare CR, no bare LF), none starts with SP or HT (obs-fold), and the
+ * empty line ends it. Reads from *st over at most len bytes and stops
+ * after the empty line (*st SCAN_DONE). Returns how many bytes it read,
+ * or (size_t)-1 with *why the rule broken (where says "head" or
+ * "trailer section").
  */
-static size_t scan_head(http1_t *h, const char *data, size_t len)
+static size_t scan_lines(enum scan_state *st, const char *data, size_t len, bool trailers, const char **why)
 {
 	size_t i;
 
-	/* The first bytes of the head (the method), for TRACK. */
-	while (h->start_len < sizeof(h->start) && h->start_len - h->head_bytes < len)
-		h->start[h->start_len] = data[h->start_len - h->head_bytes], h->start_len++;
-	for (i = 0; i < len && h->scan != SCAN_DONE; i++) {
+	for (i = 0; i < len && *st != SCAN_DONE; i++) {
 		unsigned char c = (unsigned char)data[i];
 
-		switch (h->scan) {
+		switch (*st) {
 		case SCAN_LINE: {
 			/* Most bytes are inside a line: find its CR with
 			 * memchr(), and refuse an LF before it. */
@@ -470,34 +494,64 @@ static size_t scan_head(http1_t *h, const char *data, size_t len)
 				break;
 			}
 			i = stop;
-			h->scan = SCAN_CR;
+			*st = SCAN_CR;
 			break;
 		}
 		case SCAN_CR:
 			if (c != '\n')
 				goto bare_cr;
-			h->scan = SCAN_LINE_START;
+			*st = SCAN_LINE_START;
 			break;
 		case SCAN_LINE_START:
 			if (c == ' ' || c == '\t') {
-				set_error(h, 400, "obsolete line folding in the head");
+				*why = trailers ? "obsolete line folding (or a line starting with white space) in the "
+						  "chunked body's trailer section"
+						: "obsolete line folding in the head";
 				return (size_t)-1;
 			}
 			if (c == '\r')
-				h->scan = SCAN_END_CR;
+				*st = SCAN_END_CR;
 			else if (c == '\n')
 				goto bare_lf;
 			else
-				h->scan = SCAN_LINE;
+				*st = SCAN_LINE;
 			break;
 		case SCAN_END_CR:
 			if (c != '\n')
 				goto bare_cr;
-			h->scan = SCAN_DONE;
+			*st = SCAN_DONE;
 			break;
 		case SCAN_DONE:
 			break;
 		}
+	}
+	return i;
+bare_cr:
+	*why = trailers ? "bare CR in the chunked body's trailer section" : "bare CR in the head";
+	return (size_t)-1;
+bare_lf:
+	*why = trailers ? "bare LF in the chunked body's trailer section (after the last chunk, every line ends "
+			  "in CRLF)"
+			: "bare LF in the head";
+	return (size_t)-1;
+}
+
+/*
+ * Scans head bytes for the end of the head; returns how many of the len
+ * bytes belong to the head, or (size_t)-1 on a framing error (set).
+ */
+static size_t scan_head(http1_t *h, const char *data, size_t len)
+{
+	const char *why = NULL;
+	size_t i;
+
+	/* The first bytes of the head (the method), for TRACK. */
+	while (h->start_len < sizeof(h->start) && h->start_len - h->head_bytes < len)
+		h->start[h->start_len] = data[h->start_len - h->head_bytes], h->start_len++;
+	i = scan_lines(&h->scan, data, len, false, &why);
+	if (i == (size_t)-1) {
+		set_error(h, 400, why);
+		return (size_t)-1;
 	}
 	h->head_bytes += i;
 	if (h->head_bytes > h->max_head) {
@@ -505,12 +559,6 @@ static size_t scan_head(http1_t *h, const char *data, size_t len)
 		return (size_t)-1;
 	}
 	return i;
-bare_cr:
-	set_error(h, 400, "bare CR in the head");
-	return (size_t)-1;
-bare_lf:
-	set_error(h, 400, "bare LF in the head");
-	return (size_t)-1;
 }
 
 /* Tokens of the Connection fields that name framing fields cannot be
@@ -653,18 +701,42 @@ enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *c
 			return HTTP1_ERROR;
 		return HTTP1_HEAD;
 	}
-	e = llhttp_execute(&h->parser, data, len);
-	if (e == HPE_OK) {
-		*consumed = len;
-		return HTTP1_MORE;
+	for (size_t off = 0;;) {
+		const char *why = NULL;
+
+		/* A request's trailer section: llhttp reads only what the
+		 * line rules passed, so it ends where they say it ends. */
+		n = len - off;
+		if (h->in_trailers && (n = scan_lines(&h->tscan, data + off, len - off, true, &why)) == (size_t)-1) {
+			set_error(h, 400, why);
+			return HTTP1_ERROR;
+		}
+		e = llhttp_execute(&h->parser, data + off, n);
+		if (e == HPE_PAUSED && h->trailers_begin && !h->msg_done) {
+			/* on_chunk_header(): the last chunk's size line read */
+			h->trailers_begin = false;
+			off = (size_t)(llhttp_get_error_pos(&h->parser) - data);
+			llhttp_resume(&h->parser);
+			continue;
+		}
+		if (e == HPE_OK && !(h->in_trailers && h->tscan == SCAN_DONE)) {
+			*consumed = len;
+			return HTTP1_MORE;
+		}
+		if (e == HPE_OK) {
+			/* The section's empty line read, and llhttp goes on:
+			 * the two do not agree on where the message ends. */
+			set_error(h, 400, "the chunked body's trailer section does not end where it should");
+			return HTTP1_ERROR;
+		}
+		if (e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE) {
+			*consumed = (size_t)(llhttp_get_error_pos(&h->parser) - data);
+			return HTTP1_DONE;
+		}
+		set_error(h, 400, llhttp_get_error_reason(&h->parser) != NULL ? llhttp_get_error_reason(&h->parser)
+									      : "malformed body");
+		return HTTP1_ERROR;
 	}
-	if (e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE) {
-		*consumed = (size_t)(llhttp_get_error_pos(&h->parser) - data);
-		return HTTP1_DONE;
-	}
-	set_error(h, 400, llhttp_get_error_reason(&h->parser) != NULL ? llhttp_get_error_reason(&h->parser)
-								      : "malformed body");
-	return HTTP1_ERROR;
 }
 
 enum http1_result http1_finish(http1_t *h)

@@ -10,8 +10,10 @@
  *
  * Strictness (request smuggling, SPEC §5): llhttp's lenient flags are never
  * enabled; on top of llhttp, the head is scanned for bare CR, bare LF and
- * obs-fold, header names must be tokens, and a Connection header may not
- * name a framing header (Content-Length, Transfer-Encoding, Host). A
+ * obs-fold, and so is a chunked request's trailer section (llhttp ends it
+ * at a bare LF and folds its lines), header names must be tokens, and a
+ * Connection header may not name a framing header (Content-Length,
+ * Transfer-Encoding, Host). A
  * request must be HTTP/1.0 or HTTP/1.1 (400 without a version, 505 for
  * another) and may carry at most one Transfer-Encoding, exactly
  * "chunked", and none on HTTP/1.0 (400).

@@ -665,6 +665,92 @@ static void test_trailers(void)
 	free(out);
 }
 
+/*
+ * Round 41 of the attack: a chunked request's trailer section, on a host
+ * without a method list. Strict llhttp ends the section at a bare LF
+ * ("0\r\n\n") and folds its lines, which the head scanner refuses in a
+ * head; with no credential masked the body's framing goes upstream as
+ * received, and an upstream that wants CRLF there reads the message's end
+ * elsewhere than the proxy, the bytes after it as another request the
+ * proxy never decided. Each is a 400 now, its section never upstream, and
+ * the request pipelined after it never sent: through this suite's proxy
+ * (credentials masked: the body is re-framed) and through one without
+ * credentials (the framing relayed as received); a well-formed section
+ * still passes (test_trailers()).
+ */
+static void trailer_section_rows(const char *which)
+{
+	static const struct {
+		const char *section, *marker; /* marker: what the upstream must not get */
+	} cases[] = {
+		{"0\r\n\n", "0\r\n\n"},
+		{"0\r\nX-T41: 1\r\n\n", "X-T41: 1\r\n\n"},
+		{"0\r\nX-T41: 1\r\n 2\r\n\r\n", "\r\n 2\r\n"},
+		{"0\r\nX-T41: 1\r\n\t2\r\n\r\n", "\r\n\t2\r\n"},
+	};
+	enum { NT = sizeof(cases) / sizeof(cases[0]) };
+	char treq[NT][512], *touts[NT], *rec;
+	const char *tr[NT];
+	struct marks m;
+
+	mark(&m);
+	for (size_t i = 0; i < NT; i++) {
+		char req[512], *out;
+
+		snprintf(req, sizeof(req),
+			 "POST %s/sink?tr41=%zu HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+			 "5\r\nhello\r\n%sGET %s/sink?tr41=%zu-next HTTP/1.1\r\nHost: localhost\r\n\r\n",
+			 plain_url(false), i, cases[i].section, plain_url(false), i);
+		out = raw_pxs(req);
+		ROW(test_has(out, "HTTP/1.1 400 ") && test_has(out, "trailer section") && !test_has(out, " 200 "),
+		    "%s, plain, trailer section %zu: %.300s", which, i, test_nz(out));
+		free(out);
+		snprintf(treq[i], sizeof(treq[i]),
+			 "POST /sink?tr41=t%zu HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
+			 "5\r\nhello\r\n%sGET /sink?tr41=t%zu-next HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+			 i, (unsigned)up.port, cases[i].section, i, (unsigned)up.port);
+		tr[i] = treq[i];
+	}
+	tls_px_many(tr, NT, touts);
+	for (size_t i = 0; i < NT; i++) {
+		ROW(test_has(touts[i], "HTTP/1.1 400 ") && test_has(touts[i], "trailer section") &&
+			    !test_has(touts[i], " 200 "),
+		    "%s, TLS, trailer section %zu: %.300s", which, i, test_nz(touts[i]));
+		free(touts[i]);
+	}
+	rec = test_file_since(rec_plain, m.plain);
+	for (size_t i = 0; i < NT; i++)
+		ROW(!test_has(rec, cases[i].marker), "%s: the plain upstream got trailer section %zu: %.300s", which, i,
+		    rec);
+	ROW(!test_has(rec, "-next"), "%s: the plain upstream got the request after the section: %.300s", which, rec);
+	free(rec);
+	rec = test_file_since(rec_tls, m.tls);
+	for (size_t i = 0; i < NT; i++)
+		ROW(!test_has(rec, cases[i].marker), "%s: the TLS upstream got trailer section %zu: %.300s", which, i, rec);
+	ROW(!test_has(rec, "-next"), "%s: the TLS upstream got the request after the section: %.300s", which, rec);
+	free(rec);
+	free(audit_since(&m));
+}
+
+static void test_trailer_section(void)
+{
+	struct test_px bare, masked;
+
+	NEED_READY();
+	trailer_section_rows("credentials masked");
+	/* The same rows through a proxy without credentials: raw_px(),
+	 * tls_px_many() and mark() speak to the global px. */
+	CU_ASSERT_FATAL(test_px_startf(&bare, dir,
+				       "network:\n  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				       "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n",
+				       dir) == 0);
+	masked = px;
+	px = bare;
+	trailer_section_rows("no credentials");
+	px = masked;
+	CU_ASSERT_EQUAL(test_px_stop(&bare), 0);
+}
+
 /* The audit `ms` of a malformed request's 400 is a duration. */
 static void test_malformed_ms(void)
 {
@@ -2850,6 +2936,8 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "9: request line not HTTP/1.0 or 1.1: 400/505, plain and TLS", test_version);
 	test_add(s, "9: Transfer-Encoding not exactly chunked, or on 1.0: 400", test_transfer_encoding);
 	test_add(s, "9: chunked trailers past the head buffer: the audit quotes the request's target", test_trailers);
+	test_add(s, "9: a chunked request's trailer section with a bare LF or obs-fold (round 41): 400, never upstream",
+		 test_trailer_section);
 	test_add(s, "9: the audit ms of a malformed request is a duration", test_malformed_ms);
 	test_add(s, "9: audit: C1 controls, U+2028, bidi and zero-width code points a client chose are escaped",
 		 test_audit_acting_code_points);

@@ -265,6 +265,88 @@ static void test_head_layers(void)
 	}
 }
 
+/*
+ * A chunked request's trailer section (round 41 of the attack): strict
+ * llhttp ends it at a bare LF ("0\r\n\n") and folds its lines, and the
+ * section goes upstream as received; http1 holds it to the head's line
+ * rules. Fed whole, then split at every byte (the pause at the last
+ * chunk's size line may fall anywhere): the bad ones fail before the
+ * message is done and never report their last bytes consumed, the good
+ * ones end exactly at the message's last byte.
+ */
+static size_t feed_split(http1_t *h, const char *s, size_t len, size_t cut, enum http1_result *r)
+{
+	size_t n = 0, total = 0;
+
+	*r = http1_feed(h, s, cut, &n);
+	total += n;
+	if (*r == HTTP1_MORE || (*r == HTTP1_HEAD && n == cut)) {
+		*r = http1_feed(h, s + cut, len - cut, &n);
+		total += n;
+	}
+	return total;
+}
+
+static void test_trailer_section(void)
+{
+	static const char head[] = "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+	static const struct {
+		const char *name, *body;
+		bool strict_ok; /* strict llhttp alone accepts it */
+		const char *reason; /* NULL: accepted */
+	} cases[] = {
+		{"no trailer", "5\r\nhello\r\n0\r\n\r\n", true, NULL},
+		{"a trailer field", "5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n", true, NULL},
+		{"an extension on the last chunk", "5\r\nhello\r\n0;a=b\r\nX-T: 1\r\n\r\n", true, NULL},
+		{"bare LF ending the section", "5\r\nhello\r\n0\r\n\n", true, "bare LF"},
+		{"bare LF after a trailer field", "5\r\nhello\r\n0\r\nX-T: 1\r\n\n", true, "bare LF"},
+		{"obs-fold in a trailer field", "5\r\nhello\r\n0\r\nX-T: 1\r\n 2\r\n\r\n", true, "obsolete line folding"},
+		{"white space first in the section", "5\r\nhello\r\n0\r\n \r\n\r\n", false, "obsolete line folding"},
+		{"bare LF ending a trailer field", "5\r\nhello\r\n0\r\nX-T: 1\n\r\n", false, "bare LF"},
+		{"bare CR in the section", "5\r\nhello\r\n0\r\n\rX\r\n\r\n", false, "bare CR"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char msg[256];
+		size_t hl = strlen(head), bl = strlen(cases[i].body), len, n;
+		http1_t *h = http1_new(HTTP1_REQUEST, 4096);
+		enum http1_result r;
+
+		CU_ASSERT_FATAL(h != NULL);
+		len = (size_t)snprintf(msg, sizeof(msg), "%s%sGET", head, cases[i].body);
+		CU_ASSERT_FATAL(len == hl + bl + 3);
+		if (LLHTTP_STRICT_MODE && llhttp_alone_accepts(msg) != cases[i].strict_ok)
+			fprintf(stderr, "%s: strict llhttp alone %s it\n", cases[i].name,
+				cases[i].strict_ok ? "refuses" : "accepts");
+		if (LLHTTP_STRICT_MODE)
+			CU_ASSERT_EQUAL(llhttp_alone_accepts(msg), cases[i].strict_ok);
+		for (size_t cut = hl; cut < len; cut++) {
+			size_t total;
+
+			http1_reset(h);
+			CU_ASSERT_EQUAL_FATAL(http1_feed(h, msg, hl, &n), HTTP1_HEAD);
+			total = feed_split(h, msg + hl, len - hl, cut - hl, &r);
+			if (cases[i].reason == NULL) {
+				if (r != HTTP1_DONE || total != bl)
+					fprintf(stderr, "%s, cut at %zu: result %d, %zu of %zu bytes\n", cases[i].name,
+						cut, (int)r, total, bl);
+				CU_ASSERT_EQUAL(r, HTTP1_DONE);
+				CU_ASSERT_EQUAL(total, bl);
+			} else {
+				if (r != HTTP1_ERROR)
+					fprintf(stderr, "%s, cut at %zu: not refused (result %d)\n", cases[i].name, cut,
+						(int)r);
+				CU_ASSERT_EQUAL(r, HTTP1_ERROR);
+				CU_ASSERT_EQUAL(http1_error_status(h), 400);
+				CU_ASSERT(!http1_message_done(h));
+				CU_ASSERT(total < bl);
+				CU_ASSERT(strstr(http1_error_reason(h), cases[i].reason) != NULL);
+			}
+		}
+		http1_free(h);
+	}
+}
+
 TEST_REGISTRAR(proxy_http1_suite)
 {
 	CU_pSuite s = test_suite("proxy_http1", NULL, NULL);
@@ -272,6 +354,7 @@ TEST_REGISTRAR(proxy_http1_suite)
 	test_add(s, "head and body boundaries", test_head_and_body_boundaries);
 	test_add(s, "smuggling vectors refused", test_strictness);
 	test_add(s, "head bytes: llhttp (strict or not) and our scanner", test_head_layers);
+	test_add(s, "a chunked request's trailer section: the head's line rules", test_trailer_section);
 	test_add(s, "header bytes and count limits: 431", test_limits);
 	test_add(s, "rewritten request and response heads", test_rewrite);
 	test_add(s, "response framing: EOF, HEAD, cut short", test_response_framing);
