@@ -680,8 +680,11 @@ int h2_down_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t c
 		char reason[128];
 
 		/* A reset after the whole response went out (the client
-		 * stopped an upload the upstream had answered) is no cut. */
-		if (code == NGHTTP2_NO_ERROR || h2s_answered(s)) {
+		 * stopped an upload the upstream had answered) is no cut.
+		 * Any other is, whatever its code: a NO_ERROR reset before
+		 * the request's or the response's end was audited as a
+		 * request that went whole (round 41 of the attack). */
+		if (h2s_answered(s)) {
 			h2s_audit(s, "allow", NULL, s->rule);
 		} else {
 			(void)snprintf(reason, sizeof(reason), "passavant: the stream was reset (%s) before its end",

@@ -366,6 +366,46 @@ static void test_upstream_rst_no_error(void)
 }
 
 /*
+ * Class: the audit (round 41 of the attack). A client that resets its own
+ * stream with NO_ERROR before the request's end (HEADERS and DATA without
+ * END_STREAM, the upstream's response under way) cut the request off: the
+ * proxy cancels it upstream, and its audit line must say it was cut, as
+ * HTTP/1.1's says of a client that hangs up. It read "allow" with no
+ * reason, the line of a request that went whole.
+ */
+static void test_client_rst_no_error(void)
+{
+	size_t amark = test_file_size(px.audit);
+	char *o = NULL, *aud, *line, *nl;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "20", "cut0", "/pause?x=6375743021&ms=1500", NULL);
+	ROW(rc == 0 && test_hasf(o, "stream 3 status 200"), "cut0: expected stream 3 to be answered, got %d:\n%s", rc,
+	    test_tail(o, 600));
+	/* the stream's line is written when its upstream side closes too */
+	for (int i = 0; i < 30; i++) {
+		aud = test_file_since(px.audit, amark);
+		line = strstr(aud, "\"target\":\"/pause?x=6375743021");
+		if (line != NULL)
+			break;
+		free(aud);
+		aud = NULL;
+		usleep(100 * 1000);
+	}
+	if (aud == NULL)
+		aud = test_file_since(px.audit, amark);
+	line = strstr(aud, "\"target\":\"/pause?x=6375743021");
+	if (line != NULL && (nl = strchr(line, '\n')) != NULL)
+		*nl = '\0';
+	ROW(line != NULL, "cut0: no audit line for the cut stream:\n%s", test_tail(aud, 800));
+	ROW(line != NULL && !test_hasf(line, "\"reason\":null") && test_hasf(line, "reset"),
+	    "cut0: the cut stream's audit line does not say it was cut:\n%s", test_nz(line));
+	free(aud);
+	free(o);
+}
+
+/*
  * The release the tests above restrict still works where it should: an
  * upstream that pauses 1.5 s of its own after "pause:xyz" + the real
  * value's first 7 bytes (held: they may begin it) gets them to the client
@@ -429,4 +469,5 @@ TEST_REGISTRAR(h2attack_suite)
 	test_add(s, "an upstream's graceful GOAWAY: the stream in flight finishes", test_upstream_goaway);
 	test_add(s, "an upstream's RST_STREAM NO_ERROR before the end: the client is told", test_upstream_rst_no_error);
 	test_add(s, "an upstream's PUSH_PROMISE: nothing pushed reaches the client", test_upstream_push);
+	test_add(s, "a client's RST_STREAM NO_ERROR before its request's end: audited as cut", test_client_rst_no_error);
 }

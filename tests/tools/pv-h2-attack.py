@@ -49,6 +49,11 @@ Two roles, both over TLS with ALPN h2 only:
           interim N             GET /interim?n=N; reads all
           get PATH              GET PATH; reads all, printing "stream S data
                                 at MS ms: TEXT" per DATA frame
+          cut0 PATH             stream 1: HEADERS POST PATH and DATA "xx",
+                                neither with END_STREAM; 300 ms later
+                                RST_STREAM NO_ERROR on it (a request cut
+                                off without an error code); then stream
+                                3: GET /hello?t=after-cut0
           connect               HEADERS :method CONNECT, :authority (no
                                 :path, :scheme), END_STREAM
           protocol              extended CONNECT: :method CONNECT,
@@ -435,6 +440,13 @@ def client(a):
         r.timed = True
         sock.sendall(get(1, a.args[0]))
         want = [1]
+    elif a.mode == 'cut0':
+        sock.sendall(get(1, a.args[0], False, 'POST') + frame(0, 0, 1, b'xx'))
+        end = time.monotonic() + 0.3
+        while not r.done and time.monotonic() < end:
+            r.step(0.05)
+        sock.sendall(frame(3, 0, 1, struct.pack('>I', 0)) + get(3, '/hello?t=after-cut0'))
+        want = [3]
     elif a.mode == 'connect':
         blk = enc.encode([(':method', 'CONNECT'), (':authority', a.target)])
         sock.sendall(frame(1, 0x5, 1, blk))
