@@ -13,6 +13,7 @@
  * parent may have held when we were cloned.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -79,6 +80,44 @@ static bool found_in_path(const struct sbx_plan *pl)
 	return false;
 }
 
+/*
+ * The command's terminal through its read-only bind at /dev/console
+ * (round 41 of the attack). The pty slave at fds 0-2 was opened on the
+ * host's devpts, a writable mount, and through /proc/self/fd/0 the
+ * command, its owner, could chmod the host's inode: `chmod 0666` made
+ * passavant's pty open to every user of the host for the rest of the
+ * session (its keys read, text typed in past the escape filter). Each
+ * of fds 0-2 that is that terminal is replaced by one open of the bind,
+ * whose mount refuses the chmod (EROFS), with the same status flags. A
+ * terminal that was not bound (mountns.c: best effort) is left as it is.
+ */
+static void reopen_terminal(const struct sbx_plan *pl)
+{
+	char err[SBX_ERRLEN];
+	struct stat want, got, cur;
+	int fd, flags;
+
+	if (pl->ctty_fd < 0 || fstat(pl->ctty_fd, &want) < 0 || stat("/dev/console", &got) < 0 ||
+	    got.st_ino != want.st_ino || got.st_dev != want.st_dev || got.st_rdev != want.st_rdev)
+		return;
+	flags = fcntl(pl->ctty_fd, F_GETFL);
+	fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || flags < 0 || fcntl(fd, F_SETFL, flags) < 0) {
+		errbuf_set_errno(err, sizeof(err), errno, "cannot open the terminal at /dev/console");
+		child_fail(pl, 125, err);
+	}
+	for (int i = 0; i < 3; i++) {
+		if (fstat(i, &cur) < 0 || cur.st_ino != want.st_ino || cur.st_dev != want.st_dev ||
+		    cur.st_rdev != want.st_rdev)
+			continue;
+		if (dup2(fd, i) < 0) {
+			errbuf_set_errno(err, sizeof(err), errno, "cannot put the terminal at fd %d", i);
+			child_fail(pl, 125, err);
+		}
+	}
+	close(fd);
+}
+
 /* The command's process: the last cuts, then execve. */
 NORETURN static void run_command(const struct sbx_plan *pl)
 {
@@ -108,6 +147,7 @@ NORETURN static void run_command(const struct sbx_plan *pl)
 			child_fail(pl, 125, err);
 		}
 	}
+	reopen_terminal(pl);
 	/* Denied paths that do not exist yet stay unreadable should they
 	 * appear (unseen.c): listed with our capabilities still held, in
 	 * the final view, before the command's first file. */

@@ -20,6 +20,9 @@
  *     files after (a substituted directory is an overlayfs union, or a
  *     union in a tmpfs); the
  *     write protections last, so that deny wins over allow.
+ *  5b. The kernel's own file systems (debugfs, tracefs, pstore, ...)
+ *     wherever they are mounted, and the firmware's root-only tables in
+ *     /sys, are covered by empty read-only mounts (cover_kernel_fs()).
  *  6. The deny_read tmpfs covers turn read-only (they stay writable until
  *     here so that allow_read mount points can be made inside them).
  *  7. pivot_root into /newroot; the setup tmpfs and the host root under it
@@ -206,6 +209,126 @@ static int make_ro(const struct sbx_plan *pl, const char *path, bool recursive, 
 	return make_ro_fallback(path, recursive, err, errlen);
 }
 
+/*
+ * The kernel's own file systems, wherever the host mounted them (round 41
+ * of the attack): they are the machine's state, not files, and what they
+ * hold is root's. With root mapped to root the command passed their
+ * permission checks (the owner's bits; none of them asks for a
+ * capability to read): debugfs (0700: mac80211's Wi-Fi keys under
+ * ieee80211/, the physical memory map, every driver's state), tracefs
+ * (the trace buffers of whatever the host traces), securityfs (IMA's
+ * measurement log, the LSMs' policies), pstore (the kernel logs of past
+ * crashes), efivarfs (the firmware's variables), configfs and bpf's
+ * pinned objects. Each mount of one of these types is covered by an
+ * empty read-only tmpfs, found by its type in mountinfo, not by a path:
+ * /sys/kernel/debug is only where systemd puts it. A mount below a
+ * covered one is hidden with it (ENOENT: skipped).
+ *
+ * And the firmware's tables in sysfs, root's alone (0400): ACPI's (MSDM
+ * holds the machine's Windows product key), the raw DMI tables, the old
+ * sysfs view of the EFI variables, and the DMI serial numbers and UUID.
+ */
+static const char *const kernel_fs_types[] = { "debugfs", "tracefs",  "securityfs", "pstore",
+						"efivarfs", "configfs", "bpf" };
+static const char *const firmware_paths[] = {
+	"/sys/firmware/acpi/tables",		   "/sys/firmware/dmi/tables",
+	"/sys/firmware/dmi/entries",		   "/sys/firmware/efi/vars",
+	"/sys/devices/virtual/dmi/id/product_serial", "/sys/devices/virtual/dmi/id/board_serial",
+	"/sys/devices/virtual/dmi/id/chassis_serial", "/sys/devices/virtual/dmi/id/product_uuid",
+};
+
+static bool kernel_fs_type(const char *type)
+{
+	for (size_t i = 0; i < ARRAY_LEN(kernel_fs_types); i++)
+		if (strcmp(type, kernel_fs_types[i]) == 0)
+			return true;
+	return false;
+}
+
+/* An empty read-only tmpfs on the directory dst, or the empty file bound
+ * read-only on a file. 0, 1 when dst is not there (hidden by a cover
+ * above it), -1 with err set. */
+static int cover_kernel(const struct sbx_plan *pl, const char *dst, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(dst, &st) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
+			return 1;
+		errbuf_set_errno(err, errlen, errno, "cannot read %s", dst);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode))
+		return do_mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				"mode=0755,size=4k", "cover the kernel file system at", err, errlen);
+	if (do_mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL, "cover the firmware file", err, errlen) < 0)
+		return -1;
+	return make_ro(pl, dst, false, err, errlen);
+}
+
+static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	size_t used = 0, plen = strlen(SBX_NEWROOT);
+	char *line, *next, *mp, *sp, *type;
+	char dst[PATH_MAX];
+	ssize_t n;
+	int fd, i;
+
+	fd = open(SBX_OLDROOT "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot open /proc/self/mountinfo");
+		return -1;
+	}
+	while ((n = read(fd, mountinfo + used, sizeof(mountinfo) - 1 - used)) > 0)
+		used += (size_t)n;
+	close(fd);
+	if (n < 0 || used >= sizeof(mountinfo) - 1) {
+		errbuf_set_errno(err, errlen, n < 0 ? errno : EFBIG, "cannot read /proc/self/mountinfo");
+		return -1;
+	}
+	mountinfo[used] = '\0';
+	for (line = mountinfo; *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		if (next == NULL)
+			next = line + strlen(line);
+		else
+			*next++ = '\0';
+		/* Field 5 is the mount point; the type follows " - ". */
+		type = strstr(line, " - ");
+		if (type == NULL)
+			continue;
+		type += 3;
+		sp = strchr(type, ' ');
+		if (sp != NULL)
+			*sp = '\0';
+		if (!kernel_fs_type(type))
+			continue;
+		mp = line;
+		for (i = 0; i < 4 && mp != NULL; i++) {
+			mp = strchr(mp, ' ');
+			if (mp != NULL)
+				mp++;
+		}
+		if (mp == NULL)
+			continue;
+		sp = strchr(mp, ' ');
+		if (sp != NULL)
+			*sp = '\0';
+		unescape(mp);
+		if (strncmp(mp, SBX_NEWROOT, plen) != 0 || (mp[plen] != '/' && mp[plen] != '\0'))
+			continue;
+		if (cover_kernel(pl, mp, err, errlen) < 0)
+			return -1;
+	}
+	for (size_t k = 0; k < ARRAY_LEN(firmware_paths); k++) {
+		if (join(dst, sizeof(dst), SBX_NEWROOT, firmware_paths[k]) < 0)
+			continue;
+		if (cover_kernel(pl, dst, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* mkdir -p of the parents of path, then path itself as a directory or an
  * empty file, unless it exists. For mount points inside tmpfs covers and
  * the private /tmp. */
@@ -243,31 +366,99 @@ fail:
 	return -1;
 }
 
-/* Replaces /newroot/proc with a proc of our PID namespace, and makes the
- * parts of it that reach the kernel as a whole read-only (bubblewrap does
- * the same): with root mapped to root, some sysctls check only the uid. */
+/* Binds path on itself read-only (the whole tree below it). */
+static int bind_ro(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
+{
+	if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0)
+		return -1;
+	return make_ro(pl, path, true, err, errlen);
+}
+
+/* True for a name of digits only: a process's directory. */
+static bool all_digits(const char *name)
+{
+	if (*name == '\0')
+		return false;
+	for (; *name != '\0'; name++)
+		if (*name < '0' || *name > '9')
+			return false;
+	return true;
+}
+
+/*
+ * Replaces /newroot/proc with a proc of our PID namespace, and makes every
+ * part of it that is not a process's read-only (round 41 of the attack).
+ * Those entries are the kernel's, one object for every proc mount of the
+ * machine, and with root mapped to root the command is their owner:
+ * - writes: some sysctls and /proc/sysrq-trigger check only the uid
+ *   (bubblewrap binds /proc/sys and the trigger read-only too);
+ * - chmod and utimes: an owner may change a proc entry's mode without
+ *   any capability, and the kernel keeps the new mode in the entry
+ *   itself, so every proc mounted afterwards (the host's own once its
+ *   inode is read again, each new container's) has it: `chmod 0000
+ *   /proc/meminfo` took `free` from every other user of the host, `chmod
+ *   0444 /proc/timer_list` opened a root-only file to them, after the run.
+ * So every top-level entry but the processes' directories and the links
+ * to them (self, thread-self, mounts, net: the sandbox's own namespaces)
+ * is bound on itself read-only, whatever it is called: a list of names
+ * (sys, sysrq-trigger, irq, bus before) cannot judge an entry it did not
+ * read (/proc/acpi, /proc/driver, /proc/fs, /proc/tty ...). What goes
+ * with it: writes to /proc/pressure (a PSI trigger) fail with EROFS.
+ * The init's OOM score files too (we are PID 1): it keeps the 1000 the
+ * parent gave it (sbx_oom_first()), which the command, a process of the
+ * same uid, could otherwise lower; a sandbox filling memory then loses
+ * its init, and with it everything, before the kernel turns to
+ * passavant.
+ */
 static int setup_proc(const struct sbx_plan *pl, char *err, size_t errlen)
 {
-	/* The init's OOM score too (we are PID 1): it keeps the 1000 the
-	 * parent gave it (sbx_oom_first()), which the command, a process of
-	 * the same uid, could otherwise lower; a sandbox filling memory then
-	 * loses its init, and with it everything, before the kernel turns to
-	 * passavant. */
-	static const char *const ro_paths[] = { "sys", "sysrq-trigger", "irq", "bus",
-						"1/oom_score_adj", "1/oom_adj",
+	static const char *const ro_paths[] = { "1/oom_score_adj", "1/oom_adj",
 						"1/task/1/oom_score_adj", "1/task/1/oom_adj" };
 	char path[PATH_MAX];
+	char dents[4096] __attribute__((aligned(8)));
+	ssize_t got;
 	size_t i;
+	int fd;
 
 	if (do_mount("proc", SBX_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
 		     "mount a fresh proc on", err, errlen) < 0)
 		return -1;
+	fd = open(SBX_NEWROOT "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", SBX_NEWROOT "/proc");
+		return -1;
+	}
+	while ((got = getdents64(fd, dents, sizeof(dents))) > 0) {
+		for (ssize_t off = 0; off < got;) {
+			struct dirent64 *de = (struct dirent64 *)(dents + off);
+
+			off += de->d_reclen;
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			    de->d_type == DT_LNK || all_digits(de->d_name))
+				continue;
+			if (snprintf(path, sizeof(path), SBX_NEWROOT "/proc/%s", de->d_name) >=
+			    (int)sizeof(path)) {
+				errbuf_set_errno(err, errlen, ENAMETOOLONG, "cannot bind /proc/%s", de->d_name);
+				close(fd);
+				return -1;
+			}
+			if (bind_ro(pl, path, err, errlen) < 0) {
+				close(fd);
+				return -1;
+			}
+		}
+	}
+	if (got < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot list %s", SBX_NEWROOT "/proc");
+		close(fd);
+		return -1;
+	}
+	close(fd);
 	for (i = 0; i < ARRAY_LEN(ro_paths); i++) {
 		snprintf(path, sizeof(path), SBX_NEWROOT "/proc/%s", ro_paths[i]);
 		if (access(path, F_OK) < 0)
 			continue;
-		if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
-		    make_ro(pl, path, true, err, errlen) < 0)
+		if (bind_ro(pl, path, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -277,7 +468,13 @@ static int setup_proc(const struct sbx_plan *pl, char *err, size_t errlen)
  * A minimal /dev: a tmpfs with the harmless character devices bound from
  * the host (null, zero, full, random, urandom, tty), a new devpts instance
  * for terminals, a private /dev/shm and the usual symlinks. No disks, no
- * /dev/mem, no host ptys. The tmpfs itself is read-only at the end.
+ * /dev/mem, no host ptys. The tmpfs itself is read-only at the end, and
+ * so is each device bound in, the terminal at /dev/console too (round 41
+ * of the attack): a bind is the host's own inode, whose owner (root,
+ * mapped to root) may chmod and touch it without a capability, and did:
+ * `chmod 0600 /dev/null` in the sandbox took /dev/null from every other
+ * user of the host until its next boot. A read-only mount refuses that
+ * (EROFS) and still lets a device be opened for writing.
  */
 static int setup_dev(const struct sbx_plan *pl, char *err, size_t errlen)
 {
@@ -299,7 +496,8 @@ static int setup_dev(const struct sbx_plan *pl, char *err, size_t errlen)
 		if (access(src, F_OK) < 0)
 			continue;
 		if (ensure_mountpoint(dst, false, err, errlen) < 0 ||
-		    do_mount(src, dst, NULL, MS_BIND, NULL, "bind the device", err, errlen) < 0)
+		    do_mount(src, dst, NULL, MS_BIND, NULL, "bind the device", err, errlen) < 0 ||
+		    make_ro(pl, dst, false, err, errlen) < 0)
 			return -1;
 	}
 	for (i = 0; i < ARRAY_LEN(links); i++) {
@@ -342,7 +540,8 @@ static int setup_dev(const struct sbx_plan *pl, char *err, size_t errlen)
 		    got.st_rdev == want.st_rdev &&
 		    (ensure_mountpoint(SBX_NEWROOT "/dev/console", false, err, errlen) < 0 ||
 		     do_mount(src, SBX_NEWROOT "/dev/console", NULL, MS_BIND, NULL, "bind the terminal on", err,
-			      errlen) < 0))
+			      errlen) < 0 ||
+		     make_ro(pl, SBX_NEWROOT "/dev/console", false, err, errlen) < 0))
 			return -1;
 	}
 	return make_ro(pl, SBX_NEWROOT "/dev", false, err, errlen);
@@ -730,6 +929,11 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 	for (i = 0; i < pl->n_ops; i++)
 		if (apply_op(pl, &pl->ops[i], err, errlen) < 0)
 			return -1;
+	/* 5b. The kernel's file systems, after the plan's binds: a tree
+	 * bound recursively (allow_write, allow_read) brings the ones
+	 * mounted inside it along. */
+	if (cover_kernel_fs(pl, err, errlen) < 0)
+		return -1;
 	/* 6. Each cover (a tmpfs on a deny_read directory) becomes read-only
 	 * now that every mount point inside it exists. If a later operation
 	 * mounted at the same place, this reaches that mount instead, which

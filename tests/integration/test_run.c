@@ -2127,6 +2127,39 @@ static void test_tty_name(void)
 }
 
 /*
+ * Round 41 of the attack: the command's terminal is a pty of the host's
+ * devpts, opened by passavant on a writable mount, and the command (root
+ * mapped to root, the pty's owner) chmod'ed it through /proc/self/fd/0:
+ * `chmod 0666` opened passavant's pty to every user of the host for the
+ * rest of the session. Fds 0-2 are reopened through the read-only bind
+ * at /dev/console: the chmod fails with EROFS, the mode stays. Fails on
+ * 933eee8 (CHMODDED, mode 666).
+ */
+static void test_tty_no_chmod(void)
+{
+	char *out = NULL, *err = NULL;
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", "-c", (char *)tty_printf,
+			(char *)test_passavant_bin(), p_policy, "", "sh", "-c",
+			"for f in /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 /dev/console; do"
+			" chmod 0666 $f 2>/dev/null && echo CHMODDED $f; done;"
+			" echo mode=$(stat -L -c %a /proc/self/fd/0); tty; echo hi; read -r x </dev/null; echo end",
+			NULL};
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/python3");
+		return;
+	}
+	ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	ROW(!test_has(out, "CHMODDED"), "the command chmod'ed its terminal: %s", test_nz(out));
+	ROW(test_has(out, "mode=6") && !test_has(out, "mode=666"), "the terminal's mode changed: %s", test_nz(out));
+	ROW(test_has(out, "/dev/console\\r\\nhi\\r\\nend"), "the terminal does not work as before: %s",
+	    test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * Round 37: no locale, and characters whose stand-in must keep their
  * columns: a CJK ideograph (U+4E00, E4 B8 80) and an emoji (F0 9F 98 80)
  * are two columns to the program that prints them, a combining accent
@@ -2217,6 +2250,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "the command's terminal: a report in flight as the command ends is not left for the shell",
 		 test_tty_late_report);
 	test_add(s, "the command's terminal has a name: tty, ttyname(), /dev/console", test_tty_name);
+	test_add(s, "round 41: the command's terminal cannot be chmod'ed (fds 0-2 through /dev/console)",
+		 test_tty_no_chmod);
 	test_add(s, "the command's terminal: passavant stopped (SIGTSTP, SIGSTOP, its group then bg): the command's "
 		    "modes off while the shell has the terminal, on again at fg",
 		 test_tty_stopped);

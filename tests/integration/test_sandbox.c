@@ -1574,6 +1574,120 @@ static void test_pid_namespace(void)
 	CU_ASSERT(rc == 10 || rc == 11);
 }
 
+/*
+ * Round 41 of the attack: the kernel's objects the sandbox shows are the
+ * host's, and with root mapped to root the command is their owner. The
+ * devices bound from the host (/dev/null ...) and the top-level entries
+ * of the fresh /proc but sys, sysrq-trigger, irq and bus were writable
+ * mounts: `chmod 0600 /dev/null` changed the host's /dev/null, a chmod of
+ * /proc/version every proc mounted afterwards. The probe chmods each to
+ * the mode it has (a success means any mode would have been taken) and
+ * the host's /dev/null must keep its ctime. Writing /dev/null and the
+ * probe's own /proc/self/oom_score_adj still work.
+ */
+static void test_kernel_objects_chmod(void)
+{
+	struct stat before, after;
+	char *out = NULL;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(stat("/dev/null", &before) == 0);
+	rc = probe_run(&out, "kernel-chmod", NULL);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc != 0)
+		fprintf(stderr, "kernel-chmod (status %d):\n%s", rc, out != NULL ? out : "");
+	CU_ASSERT(out != NULL && strstr(out, "CHANGED") == NULL);
+	CU_ASSERT_FATAL(stat("/dev/null", &after) == 0);
+	CU_ASSERT(before.st_ctim.tv_sec == after.st_ctim.tv_sec && before.st_ctim.tv_nsec == after.st_ctim.tv_nsec);
+	CU_ASSERT_EQUAL(after.st_mode, before.st_mode);
+	free(out);
+}
+
+/*
+ * Round 41 of the attack: the kernel's own file systems the host mounted
+ * (debugfs, tracefs, pstore ...) were the host's, read-only, and readable
+ * to a command running as root: debugfs's root-only files (Wi-Fi keys
+ * under ieee80211/, the memory map), tracefs's buffers, pstore's crash
+ * logs. As root, in a child of our own mount namespace (the host's table
+ * stays as it was), debugfs, tracefs and pstore are mounted under the
+ * test tree, where no row of the plan names them: each must show empty.
+ */
+static void test_kernel_fs_covered(void)
+{
+	static const char *const types[] = { "debugfs", "tracefs", "pstore" };
+	char dir[PATH_MAX];
+	pid_t pid;
+	int st = 0;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("mounting debugfs needs root");
+		return;
+	}
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		int bad = 0, seen = 0;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(100);
+		for (size_t i = 0; i < ARRAY_LEN(types); i++) {
+			char name[64];
+			char *out = NULL;
+			int rc;
+
+			snprintf(name, sizeof(name), "work/kfs-%s", types[i]);
+			at(dir, name);
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				_exit(101);
+			if (mount("none", dir, types[i], 0, NULL) < 0)
+				continue; /* not in this kernel */
+			seen++;
+			/* nothing listed, and the last mount there is a tmpfs */
+			rc = probe_run(&out, "ls", dir, NULL);
+			if (rc == 0) {
+				fprintf(stderr, "%s at %s: the sandbox lists it:\n%s", types[i], dir, out);
+				bad++;
+			}
+			free(out);
+			out = NULL;
+			if (probe_run(&out, "read", "/proc/self/mountinfo", NULL) != 0 || out == NULL) {
+				bad++;
+			} else {
+				char *line, *save = NULL, *last = NULL;
+				size_t dl = strlen(dir);
+
+				for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+					char *mp = line;
+
+					for (int f = 0; f < 4 && mp != NULL; f++)
+						if ((mp = strchr(mp, ' ')) != NULL)
+							mp++;
+					if (mp != NULL && strncmp(mp, dir, dl) == 0 && mp[dl] == ' ')
+						last = line;
+				}
+				if (last == NULL || strstr(last, " - tmpfs ") == NULL) {
+					fprintf(stderr, "%s at %s: not covered: %s\n", types[i], dir,
+						last != NULL ? last : "(no mount)");
+					bad++;
+				}
+			}
+			free(out);
+			(void)umount2(dir, MNT_DETACH);
+			(void)rmdir(dir);
+		}
+		_exit(seen == 0 ? 102 : bad);
+	}
+	CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+	CU_ASSERT(WIFEXITED(st));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 102) {
+		TEST_SKIP("no debugfs, tracefs or pstore in this kernel");
+		return;
+	}
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+}
+
 /* Only stdin, stdout and stderr cross into the command, even when the
  * caller has other fds open without close-on-exec. */
 static void test_stray_fds(void)
@@ -2132,6 +2246,9 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "allow_unix_sockets", test_unix_allowed);
 	s = test_suite("sandbox_proc", suite_init, suite_cleanup);
 	test_add(s, "PID namespace", test_pid_namespace);
+	test_add(s, "round 41: the host's devices and /proc's kernel entries: no chmod (read-only binds)",
+		 test_kernel_objects_chmod);
+	test_add(s, "round 41: debugfs, tracefs, pstore mounted anywhere: covered", test_kernel_fs_covered);
 	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
 	test_add(s, "environment additions and removals", test_env);

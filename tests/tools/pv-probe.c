@@ -486,6 +486,73 @@ static int do_inode_ioctls(const char *dir)
 }
 
 /* A fresh regular file DIR/NAME with mode 0755, or -1. */
+/* chmod to the mode it has: 0 when the kernel would have taken any mode
+ * (the inode's owner on a writable mount), else -1. */
+static int chmod_same(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+		return -1;
+	if (chmod(path, st.st_mode & 07777) < 0)
+		return -1;
+	printf("CHANGED %s\n", path);
+	return 0;
+}
+
+/*
+ * The kernel's objects the sandbox shows (round 41 of the attack): the
+ * devices bound from the host and every top-level entry of /proc that is
+ * not a process's. Each is chmod'ed to the mode it has; a success means
+ * any mode would have been taken, on an inode (or proc entry) the host
+ * shares. Then what must still work: writing /dev/null, a process's own
+ * /proc/self/oom_score_adj. Exit: 0, or 1 with the CHANGED lines, 2 when
+ * what must work does not.
+ */
+static int do_kernel_chmod(void)
+{
+	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+					   "/dev/urandom", "/dev/tty", "/dev/console"};
+	char path[PATH_MAX];
+	struct dirent *de;
+	int changed = 0, fd;
+	DIR *d;
+
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (access(devs[i], F_OK) == 0 && chmod_same(devs[i]) == 0)
+			changed++;
+	d = opendir("/proc");
+	if (d == NULL)
+		fail("/proc");
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strspn(de->d_name, "0123456789") == strlen(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s", de->d_name);
+		if (chmod_same(path) == 0)
+			changed++;
+	}
+	(void)closedir(d);
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "x", 1) != 1) {
+		printf("cannot write /dev/null: %s\n", strerror(errno));
+		fflush(stdout);
+		_exit(2);
+	}
+	(void)close(fd);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1000", 4) != 4) {
+		printf("cannot write /proc/self/oom_score_adj: %s\n", strerror(errno));
+		fflush(stdout);
+		_exit(2);
+	}
+	(void)close(fd);
+	printf("%d changed\n", changed);
+	/* _exit: an ASan build's leak check at exit needs ptrace, which
+	 * the sandbox refuses */
+	fflush(stdout);
+	_exit(changed > 0 ? 1 : 0);
+}
+
 static int setid_file(int dfd, const char *name)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
@@ -819,6 +886,8 @@ int main(int argc, char **argv)
 		result(syscall(SYS_io_uring_setup, 1, params), "io_uring_setup");
 	if (strcmp(cmd, "sockets") == 0)
 		return do_sockets();
+	if (strcmp(cmd, "kernel-chmod") == 0)
+		return do_kernel_chmod();
 	if (strcmp(cmd, "setid") == 0 && argc >= 3)
 		return do_setid(argv[2]);
 	if (strcmp(cmd, "unix-reach") == 0 && argc >= 3)
