@@ -42,6 +42,7 @@ struct run {
 	bool no_intercept;      /* --no-intercept: the proxy variables only (no nftables, no resolver) */
 	unsigned verbose;       /* -v count */
 	bool ended;             /* the sandbox has ended: status is final */
+	unsigned signals_passed; /* SIGINT/SIGTERM/SIGHUP passed on to the command (run_signal_hook()) */
 	bool tty_fg;            /* our group was the terminal's foreground at the start */
 	struct run_tty ttys[RUN_TTY_MAX]; /* the terminals saved at the start (tty_fg only) */
 	size_t n_ttys;          /* entries of ttys in use */

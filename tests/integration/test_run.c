@@ -1074,6 +1074,66 @@ static void test_sigterm_forwarded(void)
 }
 
 /*
+ * Round 41 of the attack: a command that ignores SIGINT, SIGTERM and
+ * SIGHUP could only be stopped by `kill -9` of passavant, which skips the
+ * check after the run: a settings file planted first stayed. The second
+ * signal ends the sandbox (SIGKILL), says so, and the check runs: the
+ * planted sub/.vscode/tasks.json is moved aside. Fails on 933eee8
+ * (passavant ran on until the test's SIGKILL: no line, the file stayed).
+ */
+static void test_second_signal_ends(void)
+{
+	char script[PATH_MAX], home[PATH_MAX + 8], tok[64], rest[64], plant[PATH_MAX + 32];
+	char *argv[16];
+	struct test_proc *p;
+	struct stat st_plant;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (write_script(script, "trap '' INT TERM HUP\nmkdir -p sub41/.vscode\n"
+				 "echo '{\"tasks\":[]}' > sub41/.vscode/tasks.json\necho ready\n"
+				 "while :; do sleep 0.05; done\n") == NULL) {
+		CU_FAIL("script");
+		return;
+	}
+	snprintf(plant, sizeof(plant), "%s/sub41/.vscode/tasks.json", p_work);
+	snprintf(home, sizeof(home), "HOME=%s", p_home);
+	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real_token);
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = p_work;
+	argv[n++] = home;
+	argv[n++] = tok;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	argv[n++] = "-p";
+	argv[n++] = p_policy;
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = script;
+	argv[n] = NULL;
+	p = test_proc_start(argv, "ready", rest, sizeof(rest), 20000);
+	CU_ASSERT_FATAL(p != NULL);
+	CU_ASSERT(kill(test_proc_pid(p), SIGTERM) == 0);
+	usleep(500000);
+	st = test_proc_stop(p, SIGTERM, 10000);
+	ROW(st == 137, "status %d after two SIGTERMs, expected 137 (the sandbox killed)", st);
+	{
+		char *e = test_proc_stderr(p);
+
+		ROW(test_has(e, "SIGTERM again while the command still runs"), "no line about the forced end: %s",
+		    e ? e : "");
+		free(e);
+	}
+	ROW(stat(plant, &st_plant) < 0 && errno == ENOENT, "the planted %s stayed: the check did not run", plant);
+	test_proc_free(p);
+	snprintf(plant, sizeof(plant), "%s/sub41", p_work);
+	test_rmtree(plant);
+}
+
+/*
  * ^C on a terminal reaches the command exactly once (the kernel sends it
  * to the whole foreground process group: neither passavant nor the
  * sandbox's init passes a second one on), and a SIGINT sent to passavant
@@ -2269,6 +2329,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "ps shows only the sandbox", test_ps);
 	test_add(s, "exit statuses 0 3 137 127 125", test_exit_statuses);
 	test_add(s, "SIGTERM to passavant reaches the command", test_sigterm_forwarded);
+	test_add(s, "round 41: a command that ignores the signals: a second one ends the sandbox, the check runs",
+		 test_second_signal_ends);
 	test_add(s, "SIGINT: ^C once; kill -INT without a terminal passed on", test_sigint_once);
 	test_add(s, "no process, mount, session dir or placeholder left", test_nothing_left);
 	test_add(s, "refusal lines on stderr, -q, -v summary", test_refusal_lines);
