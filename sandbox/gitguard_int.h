@@ -474,9 +474,11 @@ bool gg_under_roots(const struct gg *g, const char *path);
  * git to compare every file again (sizes 0, optional extensions dropped,
  * checksum new), or moved aside when that cannot undo what it hides (a
  * sparse directory entry over files the session wrote; bits whose work
- * tree is not known). wt_known: the work tree was found; wfd: it, open
- * (-1: not opened); sparse: gg_sparse_before(). */
-void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd, bool sparse);
+ * tree is not known). wt: the work tree's path (NULL: not found); wfd:
+ * it, open (-1: not opened, outside the root walked); sparse:
+ * gg_sparse_before(). Settings files the index holds otherwise than wt
+ * are named. */
+void gg_index_settle(struct gg *g, int gfd, const char *wt, int wfd, bool sparse);
 /* gitviews.c: whether the git directory gfd is a sparse checkout set up
  * before the session: core.sparseCheckout true in its config or
  * config.worktree, and neither of them nor info/sparse-checkout written

@@ -42,8 +42,10 @@
  * An index written in the session that holds an empty file at a path the
  * mount plan covered with a placeholder, gone from the work tree after
  * the run, is named (name_placeholders(): `git add -f` took it; round 34);
- * any other file at a settings row's path the work tree has not, too
- * (name_staged(): `git restore .` writes it; round 40).
+ * any other file at a settings row's path the work tree has not as
+ * staged, too (name_staged(): `git restore .` writes it; round 40;
+ * round 41: below a link, or other content, in a linked worktree's
+ * index too: stage_differs()).
  *
  * Mercurial's .hg/dirstate (v1) is the same family: hg trusts an entry
  * whose size and mtime match the file. One written in the session gets
@@ -54,10 +56,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -208,9 +212,14 @@ struct ix {
 	unsigned long ph;          /* empty files at a row's path missing from
 				      the work tree: placeholders added */
 	char ph_names[1024];       /* the first of them, ", "-separated */
-	unsigned long staged;      /* other files at a row's path missing from
-				      the work tree (round 40, f4) */
+	unsigned long staged;      /* other files at a row's path the work
+				      tree has not as staged (round 40, f4;
+				      round 41: stage_differs()) */
 	char staged_names[1024];   /* the first of them, ", "-separated */
+	int swfd;                  /* the work tree the settings entries are
+				      compared with (may lie outside the root
+				      walked: stage_wt()); -1: not found, each
+				      one is named */
 	bool unknown_ext;          /* a required extension (lower case) other
 				      than link and sdir: kept as is */
 };
@@ -262,6 +271,80 @@ static bool fresh_below(const struct gg *g, int wfd, const char *name, struct ix
 	}
 	(void)closedir(dir);
 	return hit;
+}
+
+/*
+ * How the work tree wfd holds the index entry e at name (a settings
+ * row's path), as `git restore .` would leave it (round 41, f4's
+ * family): 0 as staged; 1 absent (ENOENT, every directory above it a
+ * real one: the placeholder case); 2 otherwise: a directory above it is
+ * a link or no directory (git replaces it and writes the entry), the
+ * entry's type differs, or its content does, for an entry git recorded
+ * in the session (ctime at or after the start) or with no stat data
+ * (`update-index --cacheinfo`, `read-tree`): a user's older staged
+ * change is not named. wfd -1 (no work tree found): 2.
+ */
+static int stage_differs(const struct gg *g, int wfd, const char *name, const unsigned char *e, size_t hsz)
+{
+	char dir[PATH_MAX], target[PATH_MAX], hdr[32];
+	const char *slash = strrchr(name, '/');
+	unsigned char got[EVP_MAX_MD_SIZE];
+	uint32_t mode = be32(e + 24) & 0170000, ctime_s = be32(e);
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
+	struct stat st;
+	int dfd = wfd, rc = 2, fd;
+	bool recent = ctime_s == 0 || (int64_t)ctime_s >= (int64_t)g->since.tv_sec - 1;
+
+	if (wfd < 0)
+		return 2;
+	if (slash != NULL) {
+		if ((size_t)(slash - name) >= sizeof(dir))
+			return 2;
+		memcpy(dir, name, (size_t)(slash - name));
+		dir[slash - name] = '\0';
+		dfd = (int)syscall(SYS_openat2, wfd, dir, &how, sizeof(how));
+		if (dfd < 0) /* none (1), or a link or no directory on the way */
+			return errno == ENOENT ? 1 : 2;
+		slash++;
+	} else {
+		slash = name;
+	}
+	if (fstatat(dfd, slash, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = errno == ENOENT ? 1 : 2;
+		goto out;
+	}
+	if ((st.st_mode & S_IFMT) != mode)
+		goto out;
+	if (!recent) {
+		rc = 0;
+		goto out;
+	}
+	if (mode == 0100000) {
+		fd = fileio_open_regular_at(dfd, slash, FILEIO_NOFOLLOW, &st);
+		if (fd >= 0) {
+			if (gg_blob_id(fd, (uint64_t)st.st_size, hsz, got) == 0 && memcmp(got, e + 40, hsz) == 0)
+				rc = 0;
+			(void)close(fd);
+		}
+	} else {
+		ssize_t n = readlinkat(dfd, slash, target, sizeof(target));
+		const EVP_MD *md = hsz == 32 ? EVP_sha256() : EVP_sha1();
+		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+		int hl;
+
+		if (n >= 0 && (size_t)n < sizeof(target) && ctx != NULL &&
+		    (hl = snprintf(hdr, sizeof(hdr), "blob %zd", n)) > 0 &&
+		    EVP_DigestInit_ex(ctx, md, NULL) == 1 && EVP_DigestUpdate(ctx, hdr, (size_t)hl + 1) == 1 &&
+		    EVP_DigestUpdate(ctx, target, (size_t)n) == 1 && EVP_DigestFinal_ex(ctx, got, NULL) == 1 &&
+		    memcmp(got, e + 40, hsz) == 0)
+			rc = 0;
+		EVP_MD_CTX_free(ctx);
+	}
+out:
+	if (dfd != wfd)
+		(void)close(dfd);
+	return rc;
 }
 
 /*
@@ -370,17 +453,20 @@ static size_t scan(const struct gg *g, unsigned char *b, size_t len, size_t hsz,
 		 * rule, `update-index --add` took it); else (round 40 of the
 		 * attack, f4) staged in the session with `git update-index
 		 * --add --cacheinfo` and never written, or its copy moved
-		 * aside: `git restore .` writes the index's copy. */
-		if ((type == 0100000 || type == 0120000) && wfd >= 0 &&
-		    faccessat(wfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+		 * aside: `git restore .` writes the index's copy. Round 41:
+		 * below a link to a directory (git replaces the link), or
+		 * staged with other content than the work tree's, in any
+		 * worktree's index (stage_differs()). */
+		if ((type == 0100000 || type == 0120000) &&
 		    (gg_name_is_row(g, name) || gg_path_row(g, name) != NULL)) {
-			bool ph = type == 0100000 && x->empty != NULL && memcmp(e + 40, x->empty, hsz) == 0 &&
-				  gg_name_is_row(g, name);
+			int how = stage_differs(g, x->swfd, name, e, hsz);
+			bool ph = how == 1 && type == 0100000 && x->empty != NULL &&
+				  memcmp(e + 40, x->empty, hsz) == 0 && gg_name_is_row(g, name);
 			char *names = ph ? x->ph_names : x->staged_names;
 			size_t cap = ph ? sizeof(x->ph_names) : sizeof(x->staged_names);
 			size_t at2 = strlen(names);
 
-			if ((ph ? x->ph++ : x->staged++) < 8)
+			if (how > 0 && (ph ? x->ph++ : x->staged++) < 8)
 				snprintf(names + at2, cap - at2, "%s%s", at2 > 0 ? ", " : "", name);
 		}
 		if ((type == 0100000 || type == 0120000) && be32(e + 36) != 0) {
@@ -407,7 +493,8 @@ static void name_staged(struct gg *g, const struct ix *x)
 	if (!gg_join(path, sizeof(path), g->path, "index"))
 		return;
 	snprintf(setting, sizeof(setting),
-		 "an index written in the session holds %lu settings file%s the work tree has not (%s%s): git "
+		 "an index written in the session holds %lu settings file%s the work tree has not as staged "
+		 "(missing, below a link, or other content: %s%s): git "
 		 "restore ., git checkout -- . or git stash writes %s from the index (look first: git diff "
 		 "--cached --stat; git show :PATH); `git rm --cached` %s you did not stage",
 		 x->staged, x->staged == 1 ? "" : "s", x->staged_names, x->staged > 8 ? ", ..." : "",
@@ -501,9 +588,39 @@ static bool find_worktree(const struct gg *g, int gfd, char out[PATH_MAX])
 	return true;
 }
 
-void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd, bool sparse)
+/*
+ * The work tree wt (an absolute path, NULL: not known) to compare the
+ * index's settings entries with, opened for reading even outside the
+ * root walked (a linked worktree beside the project: round 41, where the
+ * check opened none and so compared nothing); wfd when open already. A
+ * linked worktree's or submodule's (g->path not a .git directory) is
+ * taken only when its own .git file points back at g->path: the
+ * admin directory's gitdir file is the session's to write. -1 when none.
+ */
+static int stage_wt(const struct gg *g, const char *wt, int wfd)
+{
+	char text[PATH_MAX], back[PATH_MAX], self[PATH_MAX];
+	const char *slash = strrchr(g->path, '/');
+	ssize_t n;
+	int fd;
+
+	if (wt == NULL)
+		return -1;
+	fd = wfd >= 0 ? fcntl(wfd, F_DUPFD_CLOEXEC, 0) : open(wt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (slash != NULL && strcmp(slash, "/.git") == 0))
+		return fd;
+	n = gg_read_small(fd, ".git", text, sizeof(text));
+	if (n > 8 && strncmp(text, "gitdir: ", 8) == 0 && realpath(g->path, self) != NULL &&
+	    gg_resolve_pointer(wt, text + 8, back) && strcmp(back, self) == 0)
+		return fd;
+	(void)close(fd);
+	return -1;
+}
+
+void gg_index_settle(struct gg *g, int gfd, const char *wt, int wfd, bool sparse)
 {
 	char found[PATH_MAX];
+	bool wt_known = wt != NULL;
 	int own = -1;
 	char setting[PATH_MAX + 512];
 	unsigned char sum[EVP_MAX_MD_SIZE], empty[EVP_MAX_MD_SIZE], *b, *out = NULL;
@@ -515,12 +632,15 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd, bool sparse)
 	b = (unsigned char *)gg_read_all_st(gfd, "index", GI_MAX_BYTES, &len, &st);
 	if (b == NULL)
 		return; /* gone (moved aside) or unreadable: gitviews.c said so */
+	x.swfd = -1;
 	if (!wt_known && find_worktree(g, gfd, found)) {
 		/* gitviews.c did not look at the bits: judged here */
 		own = wfd = gg_open_below(g, found);
 		wt_known = true;
+		wt = found;
 		x.judge_bits = true;
 	}
+	x.swfd = stage_wt(g, wt, wfd);
 	x.sparse = sparse;
 	md = repo_hash(gfd);
 	hsz = (size_t)EVP_MD_size(md);
@@ -642,6 +762,8 @@ void gg_index_settle(struct gg *g, int gfd, bool wt_known, int wfd, bool sparse)
 out:
 	if (own >= 0)
 		(void)close(own);
+	if (x.swfd >= 0)
+		(void)close(x.swfd);
 	free(out);
 	free(b);
 }

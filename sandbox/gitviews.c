@@ -940,7 +940,7 @@ static void check_index(struct gg *g, int gfd, bool all)
 		return;
 	h.sparse = gg_sparse_before(g, gfd, all);
 	if (!work_tree(g, gfd, wt)) {
-		gg_index_settle(g, gfd, false, -1, h.sparse); /* gitindex.c */
+		gg_index_settle(g, gfd, NULL, -1, h.sparse); /* gitindex.c */
 		return;
 	}
 	b = (unsigned char *)gg_read_all(gfd, "index", GV_INDEX_MAX_BYTES, &len);
@@ -997,7 +997,7 @@ static void check_index(struct gg *g, int gfd, bool all)
 		}
 	}
 	/* What is left: rewritten for git to read every file (gitindex.c). */
-	gg_index_settle(g, gfd, true, wfd, h.sparse);
+	gg_index_settle(g, gfd, wt, wfd, h.sparse);
 	if (wfd >= 0)
 		(void)close(wfd);
 	free(b);

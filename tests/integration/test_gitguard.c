@@ -2721,6 +2721,138 @@ static void test_index_stages_settings(void)
 }
 
 /*
+ * Round 41 (fix41g, f4's family): an index written in the session that
+ * the host's `git restore .` (`git checkout -- .`, `git stash` then pop)
+ * writes settings files from, where f4's line said nothing:
+ *  - a LINKED worktree's index (.git/worktrees/wt/index, the worktree
+ *    outside the writable tree, its HEAD left alone): the work tree was
+ *    not opened (outside the root walked), so nothing was compared;
+ *  - an entry below a link to a directory (`ln -s a b`, b/.envrc staged:
+ *    b/.envrc was found through the link at a/.envrc; git replaces the
+ *    link with a directory and writes the staged file);
+ *  - an entry for a settings file the work tree holds, staged with
+ *    other content (.envrc, read-only in the session: its index entry
+ *    is not): git restore writes the staged content over it.
+ * Each is named now; the user's own settings file staged as it is in
+ * the work tree gets no line.
+ */
+static void test_index_stages_settings_elsewhere(void)
+{
+	static const char *const want_wt[] = {"settings file", ".vscode/tasks.json", "git restore .", NULL};
+	static const char *const want_link[] = {"settings file", "b/.envrc", ".envrc", "git restore .", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "git -C work worktree add -q ../wt 2>/dev/null && echo ok", NULL, NULL,
+				 "echo '{\"tasks\":[]}' > /tmp/t && b=$(git hash-object -w /tmp/t) && "
+				 "GIT_INDEX_FILE=.git/worktrees/wt/index git update-index --add --cacheinfo "
+				 "100644,$b,.vscode/tasks.json && echo SET",
+				 "cd wt && git restore . >/dev/null 2>&1; "
+				 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want_wt);
+	ROW(test_has(c.host, "RESTORED-TASKS"), "the host's git restore in wt did not write tasks.json (test premise): %s",
+	    test_nz(c.host));
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && mkdir a && echo 'echo old' > a/.envrc && echo 'echo old' > .envrc && "
+				 "git add -A && git commit -q -m a && echo ok",
+				 NULL, NULL,
+				 "ln -s a b && e=$(printf 'echo evil\\n' | git hash-object -w --stdin) && "
+				 "git update-index --add --cacheinfo 100644,$e,b/.envrc && "
+				 "git update-index --cacheinfo 100644,$e,.envrc && echo SET",
+				 "cd work && git restore . >/dev/null 2>&1; grep -l evil b/.envrc .envrc 2>/dev/null; true") ==
+			0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want_link);
+	ROW(test_has(c.host, "b/.envrc") && test_has(c.host, "\n.envrc"),
+	    "the host's git restore did not write both (test premise): %s", test_nz(c.host));
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c, "cd work && echo 'echo old' > .envrc && git add .envrc && git commit -q -m e && echo ok",
+				 NULL, NULL, "git add -A && git status --short >/dev/null && echo SET", NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.err, "settings file"), "a settings file staged as the work tree holds it was named: %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
+ * Round 41 (fix41g): settings that make git run a program, each named in
+ * another file git reads for the repository: config.worktree (with
+ * extensions.worktreeConfig), a file inside the tree named by a relative
+ * include.path, by includeIf "onbranch:" and by includeIf "gitdir:", and
+ * the repository's config. The host's own commands after the run
+ * (status, a fetch over ssh, diff, credential approve, add) run none of
+ * them. Held before this round: a test that it stays so.
+ */
+static void test_program_settings_any_file(void)
+{
+	static const struct {
+		const char *setup, *inside, *host;
+	} cases[] = {
+		/* a repository made in the session: config.worktree */
+		{NULL,
+		 "git init -q sub && git -C sub config extensions.worktreeConfig true && "
+		 "printf '[core]\n\tfsmonitor = " PLANT("wt-fsmonitor") "\n' > sub/.git/config.worktree && echo SET",
+		 GIT_USE("work/sub")},
+		/* the user's config includes a file of the tree (relative) */
+		{"cd work && echo '[user]' > inc.cfg && git config include.path ../inc.cfg && echo ok",
+		 "printf '[core]\n\tsshCommand = " PLANT("inc-ssh") "\n' > inc.cfg; "
+		 "printf '[core]\n\tsshCommand = " PLANT("inc-ssh") "\n' > inc.new && mv -f inc.new inc.cfg; echo SET",
+		 "GIT_TERMINAL_PROMPT=0 timeout 20 git -C work ls-remote ssh://example.invalid/r >/dev/null 2>&1; "
+		 "true"},
+		/* includeIf onbranch: a file missing at the start */
+		{"cd work && echo x > f && git add f && git commit -q -m f && "
+		 "git config 'includeIf.onbranch:**.path' ../sub.cfg && echo ok",
+		 "printf '[diff]\n\texternal = " PLANT("onbranch-diff") "\n' > sub.cfg && echo SET",
+		 "echo y > work/f && git -C work diff >/dev/null 2>&1; git -C work diff HEAD >/dev/null 2>&1; true"},
+		/* includeIf gitdir: a file missing at the start */
+		{"cd work && git config 'includeIf.gitdir:/.path' ../c.cfg && echo ok",
+		 "printf '[credential]\n\thelper = !" PLANT("gitdir-cred") "\n' > c.cfg && echo SET",
+		 "printf 'protocol=https\nhost=example.invalid\nusername=u\npassword=p\n\n' | "
+		 "git -C work credential approve >/dev/null 2>&1; true"},
+		/* a repository made in the session, its own linked worktree
+		 * with a config.worktree */
+		{NULL,
+		 "git init -q r && git -C r commit -q --allow-empty -m r && git -C r worktree add -q ../rwt && "
+		 "git -C r config extensions.worktreeConfig true && "
+		 "printf '[core]\n\tfsmonitor = " PLANT("linked-fsmonitor") "\n' > r/.git/worktrees/rwt/config.worktree && "
+		 "echo SET",
+		 GIT_USE("work/rwt")},
+		/* a filter's process in a repository made in the session */
+		{NULL,
+		 "git init -q fr && cd fr && echo x > f && printf 'f filter=x\\n' > .git/info/attributes && "
+		 "git add f && git commit -q -m f && "
+		 "printf '[filter \"x\"]\\n\\tprocess = " PLANT("filter-process") "\\n\\tclean = " PLANT("filter-clean")
+		 "\\n' >> .git/config && echo SET",
+		 "echo z > work/fr/f && git -C work/fr add f >/dev/null 2>&1; git -C work/fr status >/dev/null 2>&1; "
+		 "true"},
+		/* a .git FILE in a subdirectory pointing at a repository the
+		 * session made (the shell prompt's git status there) */
+		{NULL,
+		 "git init -q .h && printf '[core]\n\tfsmonitor = " PLANT("dotgit-fsmonitor") "\n' >> .h/.git/config && "
+		 "mkdir d && echo 'gitdir: ../.h/.git' > d/.git && echo SET",
+		 "cd work/d && git status >/dev/null 2>&1; true"},
+	};
+	static const char *const keep[] = {"--keep-git-config", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CU_ASSERT_FATAL(run_case(&c, cases[i].setup, NULL, NULL, cases[i].inside, cases[i].host) == 0);
+		CU_ASSERT(test_has(c.out, "SET"));
+		ROW(markers(&c)[0] == '\0', "case %zu: the host's git ran a program the session named (%s): %s", i,
+		    markers(&c), test_nz(c.err));
+		gcase_free(&c);
+		/* the premise: kept (--keep-git-config), the host's git runs it */
+		CU_ASSERT_FATAL(run_case(&c, cases[i].setup, NULL, keep, cases[i].inside, cases[i].host) == 0);
+		ROW(markers(&c)[0] != '\0', "case %zu: kept, the host's git ran nothing (test premise): %s", i,
+		    test_nz(c.err));
+		gcase_free(&c);
+	}
+}
+
+/*
  * Round 39 of the attack (family R, round 37's "Not done"): the
  * pseudo-refs at the top of the git directory were not read. ORIG_HEAD
  * set in the session to a commit holding .vscode/tasks.json (a
@@ -5189,6 +5321,11 @@ TEST_REGISTRAR(register_gitguard)
 		 test_linked_worktree_head_brings);
 	test_add(s, "round 40: settings files staged in the session, missing from the work tree: named",
 		 test_index_stages_settings);
+	test_add(s, "round 41: settings files staged in a linked worktree's index, below a link, or with other content: named",
+		 test_index_stages_settings_elsewhere);
+	test_add(s, "round 41: fsmonitor, sshCommand, diff.external, credential.helper, filter process in config.worktree, "
+		    "include.path, includeIf onbranch/gitdir files inside the tree: none runs on the host",
+		 test_program_settings_any_file);
 	test_add(s, "the check's git on refs the session set fetches nothing (a promisor remote, ext::, kept or included)",
 		 test_check_git_fetches_nothing);
 	test_add(s, "a hooks directory swapped for one shaped like a git directory; a nested include beside a link",

@@ -141,7 +141,7 @@ static void test_index_rewritten(void)
 	fixture_init(&f);
 	len = make_index(b, 0);
 	CU_ASSERT_FATAL(write_at(f.gfd, "index", b, len, 0640) == 0);
-	gg_index_settle(&f.g, f.gfd, true, -1, false);
+	gg_index_settle(&f.g, f.gfd, "/nonexistent-work-tree", -1, false);
 	CU_ASSERT(nreports == 0);
 	got = read_back(&f, "index", &glen, &st);
 	CU_ASSERT_FATAL(got != NULL);
@@ -162,7 +162,7 @@ static void test_index_rewritten(void)
 	{
 		ino_t ino = st.st_ino;
 
-		gg_index_settle(&f.g, f.gfd, true, -1, false);
+		gg_index_settle(&f.g, f.gfd, "/nonexistent-work-tree", -1, false);
 		CU_ASSERT(fstatat(f.gfd, "index", &st, 0) == 0 && st.st_ino == ino);
 	}
 	fixture_free(&f);
@@ -181,7 +181,7 @@ static void test_index_bad_checksum(void)
 	len = make_index(b, 0);
 	b[len - 1] ^= 1;
 	CU_ASSERT_FATAL(write_at(f.gfd, "index", b, len, 0644) == 0);
-	gg_index_settle(&f.g, f.gfd, true, -1, false);
+	gg_index_settle(&f.g, f.gfd, "/nonexistent-work-tree", -1, false);
 	CU_ASSERT(faccessat(f.gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
 	got = read_back(&f, "index.passavant-quarantine", &glen, &st);
 	CU_ASSERT_FATAL(got != NULL);
@@ -201,7 +201,7 @@ static void test_index_bits_no_worktree(void)
 	fixture_init(&f);
 	len = make_index(b, 0x8000);
 	CU_ASSERT_FATAL(write_at(f.gfd, "index", b, len, 0644) == 0);
-	gg_index_settle(&f.g, f.gfd, false, -1, false);
+	gg_index_settle(&f.g, f.gfd, NULL, -1, false);
 	CU_ASSERT(faccessat(f.gfd, "index", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
 	CU_ASSERT(faccessat(f.gfd, "index.passavant-quarantine", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	CU_ASSERT(nreports == 1 && strstr(last_report, "whose work tree the check cannot find") != NULL);
