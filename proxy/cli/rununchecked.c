@@ -33,7 +33,9 @@
  * cloned again: the same inode number is often given back, so one born
  * after the session's start is another) is not checked as the killed
  * session's (every file of a fresh clone is newer than that start: its
- * nested settings were moved aside); its mark goes, with a line.
+ * nested settings were moved aside); its mark goes, with a line. A tree
+ * moved below one of a later session's trees is found there by device
+ * and inode (find_below(); round 41).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -335,8 +337,64 @@ static bool mark_root(const char *path, char *out, size_t len)
 	return out[0] == '/';
 }
 
+/* Directories looked through, at most, in one session's start for the
+ * trees of killed sessions moved below its own (find_below()), and how
+ * deep. */
+#define UNCHECKED_FIND_DIRS 20000
+#define UNCHECKED_FIND_DEPTH 8
+
+/*
+ * Whether the directory fd (its path in path, PATH_MAX bytes, extended in
+ * place) holds, at most depth levels below it, the tree a mark names
+ * (dev, ino, not born after since: same_tree()); path is then its path.
+ * Links are not followed, other file systems not entered; *budget
+ * directories at most (round 41: a tree moved below ANOTHER session's
+ * tree was found only by a session in the tree itself).
+ */
+static bool find_below(int fd, char *path, unsigned long long dev, unsigned long long ino, const struct timespec *since,
+		       unsigned depth, size_t *budget)
+{
+	struct dirent *de;
+	size_t n = strlen(path);
+	bool hit = false;
+	DIR *d = fdopendir(fd);
+
+	if (d == NULL) {
+		(void)close(fd);
+		return false;
+	}
+	while (!hit && *budget > 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		int sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    (unsigned long long)st.st_dev != dev)
+			continue;
+		(*budget)--;
+		if ((size_t)snprintf(path + n, PATH_MAX - n, "%s%s", n > 1 ? "/" : "", de->d_name) >= PATH_MAX - n)
+			continue;
+		if ((unsigned long long)st.st_ino == ino && same_tree(path, dev, ino, since)) {
+			hit = true;
+			break;
+		}
+		if (depth > 0 &&
+		    (sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+		    find_below(sub, path, dev, ino, since, depth - 1, budget))
+			hit = true;
+		if (!hit)
+			path[n] = '\0';
+	}
+	(void)closedir(d);
+	return hit;
+}
+
 void run_unchecked_check(struct run *run, const struct strv *roots)
 {
+	char below[PATH_MAX];
+	size_t budget = UNCHECKED_FIND_DIRS;
 	char dir[PATH_MAX], path[PATH_MAX + 32], root[PATH_MAX];
 	struct strv old = {0}, used = {0};
 	struct timespec first = {0, 0}, t0, t;
@@ -384,6 +442,23 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 				fprintf(stderr, "passavant: %s is the directory an earlier session ran in as %s (moved since)\n",
 					tree, root);
 			}
+		/* Moved below one of ours (round 41): found by its device and
+		 * inode, as deep as UNCHECKED_FIND_DEPTH. */
+		for (size_t i = 0; i < roots->n && !ours && moved; i++) {
+			int fd = open(roots->v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd < 0 || snprintf(below, sizeof(below), "%s", roots->v[i]) >= (int)sizeof(below)) {
+				if (fd >= 0)
+					(void)close(fd);
+				continue;
+			}
+			if (find_below(fd, below, dev, ino, &t, UNCHECKED_FIND_DEPTH, &budget)) {
+				ours = true;
+				tree = below;
+				fprintf(stderr, "passavant: %s is the directory an earlier session ran in as %s (moved since)\n",
+					tree, root);
+			}
+		}
 		if (!ours) {
 			if (other) {
 				fprintf(stderr,

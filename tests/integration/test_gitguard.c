@@ -1841,13 +1841,20 @@ static void test_killed_session_moved_tree(void)
 		 "(cd work/r && \"$P\" run -- true) 2>r2.err; echo r2=$?; "
 		 "kill9 s; chattr +i work/s/sub/.vscode && echo chattr-ok; (cd work/s && \"$P\" run -- true) 2>s.err; "
 		 "echo status-s=$?; chattr -i work/s/sub/.vscode; "
-		 "echo Q:; cat q.err; echo R:; cat r.err; echo S:; cat s.err; echo R2:; cat r2.err",
+		 "kill9 t; mkdir -p other/deep && mv work/t other/deep/t; (cd other && \"$P\" run -- true) 2>t.err; "
+		 "echo t=$?; [ -e other/deep/t/sub/.vscode/tasks.json ] || echo below-checked; "
+		 "echo T:; cat t.err; echo Q:; cat q.err; echo R:; cat r.err; echo S:; cat s.err; echo R2:; cat r2.err",
 		 bin);
 	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
 	ROW(test_has(c.host, "killed-p=137") && test_has(c.host, "killed-r=137"), "the sessions were not killed: %s",
 	    test_nz(c.host));
 	ROW(test_has(c.host, "q=0") && test_has(c.host, "moved-checked"),
 	    "a tree moved after the kill was not checked in its new place: %s", test_nz(c.host));
+	/* Round 41: moved below ANOTHER session's tree (other/, a tree of
+	 * its own): that session finds it by device and inode. */
+	ROW(test_has(c.host, "killed-t=137") && test_has(c.host, "t=0") && test_has(c.host, "below-checked") &&
+		test_has(c.host, "other/deep/t is the directory an earlier session ran in"),
+	    "a killed session's tree moved below another session's tree was not checked there: %s", test_nz(c.host));
 	ROW(test_has(c.host, "r=0") && test_has(c.host, "remade-kept"),
 	    "a directory made anew at a killed session's path had the user's settings moved aside: %s",
 	    test_nz(c.host));
