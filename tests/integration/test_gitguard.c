@@ -1841,20 +1841,13 @@ static void test_killed_session_moved_tree(void)
 		 "(cd work/r && \"$P\" run -- true) 2>r2.err; echo r2=$?; "
 		 "kill9 s; chattr +i work/s/sub/.vscode && echo chattr-ok; (cd work/s && \"$P\" run -- true) 2>s.err; "
 		 "echo status-s=$?; chattr -i work/s/sub/.vscode; "
-		 "kill9 t; mkdir -p other/deep && mv work/t other/deep/t; (cd other && \"$P\" run -- true) 2>t.err; "
-		 "echo t=$?; [ -e other/deep/t/sub/.vscode/tasks.json ] || echo below-checked; "
-		 "echo T:; cat t.err; echo Q:; cat q.err; echo R:; cat r.err; echo S:; cat s.err; echo R2:; cat r2.err",
+		 "echo Q:; cat q.err; echo R:; cat r.err; echo S:; cat s.err; echo R2:; cat r2.err",
 		 bin);
 	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
 	ROW(test_has(c.host, "killed-p=137") && test_has(c.host, "killed-r=137"), "the sessions were not killed: %s",
 	    test_nz(c.host));
 	ROW(test_has(c.host, "q=0") && test_has(c.host, "moved-checked"),
 	    "a tree moved after the kill was not checked in its new place: %s", test_nz(c.host));
-	/* Round 41: moved below ANOTHER session's tree (other/, a tree of
-	 * its own): that session finds it by device and inode. */
-	ROW(test_has(c.host, "killed-t=137") && test_has(c.host, "t=0") && test_has(c.host, "below-checked") &&
-		test_has(c.host, "other/deep/t is the directory an earlier session ran in"),
-	    "a killed session's tree moved below another session's tree was not checked there: %s", test_nz(c.host));
 	ROW(test_has(c.host, "r=0") && test_has(c.host, "remade-kept"),
 	    "a directory made anew at a killed session's path had the user's settings moved aside: %s",
 	    test_nz(c.host));
@@ -1868,6 +1861,34 @@ static void test_killed_session_moved_tree(void)
 	ROW(!test_has(c.host, "chattr-ok") ||
 		(test_has(c.host, "could not be moved aside") && test_has(c.host, "status-s=1")),
 	    "a killed session's plant left in place gave status 0: %s", test_nz(c.host));
+	gcase_free(&c);
+}
+
+/*
+ * Round 41 (K1's "Not done"): a killed session's tree moved on the host
+ * below ANOTHER session's tree (work/t -> other/deep/t, the next session
+ * in other/) was found only by a session in the moved tree itself: the
+ * plant stayed. That session now finds it by device and inode.
+ */
+static void test_killed_session_moved_below(void)
+{
+	char script[4 * PATH_MAX];
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "true", NULL) == 0);
+	snprintf(script, sizeof(script),
+		 "P='%s'; mkdir -p work/t; (cd work/t && exec \"$P\" run -- sh -c 'mkdir -p sub/.vscode && "
+		 "echo \"{}\" > sub/.vscode/tasks.json && echo started > started.txt; sleep 60') >/dev/null 2>&1 & "
+		 "pid=$!; for i in $(seq 300); do [ -f work/t/started.txt ] && break; sleep 0.1; done; "
+		 "kill -9 $pid; wait $pid; echo \"killed-t=$?\"; "
+		 "mkdir -p other/deep && mv work/t other/deep/t; (cd other && \"$P\" run -- true) 2>t.err; "
+		 "echo t=$?; [ -e other/deep/t/sub/.vscode/tasks.json ] || echo below-checked; echo T:; cat t.err",
+		 test_passavant_bin());
+	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
+	ROW(test_has(c.host, "killed-t=137") && test_has(c.host, "t=0") && test_has(c.host, "below-checked") &&
+		    test_has(c.host, "other/deep/t is the directory an earlier session ran in"),
+	    "a killed session's tree moved below another session's tree was not checked there: %s", test_nz(c.host));
 	gcase_free(&c);
 }
 
@@ -5305,6 +5326,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_killed_session);
 	test_add(s, "a killed session's tree moved on the host is checked there; one made anew at its path is not",
 		 test_killed_session_moved_tree);
+	test_add(s, "round 41: a killed session's tree moved below another session's tree is checked by that session",
+		 test_killed_session_moved_below);
 	test_add(s, "direnv's layout directory: a nix-direnv cache or a layout's bin/ the session wrote is moved aside",
 		 test_direnv_layout);
 	test_add(s, "devenv's state directory and local overrides, at the top and nested", test_devenv_state);
