@@ -1168,6 +1168,18 @@ int mask_stream_scan_folded(mask_stream_t *st, const void *data, size_t len)
 	return rc;
 }
 
+/* After the last position was resolved (scan end, finish): nothing is
+ * pending or held, the automaton back in its root; the counts stay. */
+static void end_reset(mask_stream_t *st)
+{
+	st->lit = st->scan = st->pos;
+	st->state = 0;
+	gap_stop(st);
+	st->gap.last = 0;
+	explicit_bzero(st->hold, st->hold_len);
+	st->hold_len = 0;
+}
+
 int mask_stream_scan_end(mask_stream_t *st)
 {
 	struct feed_ctx ctx;
@@ -1182,12 +1194,7 @@ int mask_stream_scan_end(mask_stream_t *st)
 		st->failed = true;
 		return -1;
 	}
-	st->lit = st->scan = st->pos;
-	st->state = 0;
-	gap_stop(st);
-	st->gap.last = 0;
-	explicit_bzero(st->hold, st->hold_len);
-	st->hold_len = 0;
+	end_reset(st);
 	return 0;
 }
 
@@ -1205,12 +1212,7 @@ int mask_stream_finish(mask_stream_t *st, struct evbuffer *out)
 		st->failed = true;
 		return -1;
 	}
-	st->lit = st->scan = st->pos;
-	st->state = 0;
-	gap_stop(st);
-	st->gap.last = 0;
-	explicit_bzero(st->hold, st->hold_len);
-	st->hold_len = 0;
+	end_reset(st);
 	return 0;
 }
 
