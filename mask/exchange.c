@@ -611,7 +611,7 @@ size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d)
 	/* The fold's hold-back lies in what the remask stream wrote: the
 	 * caller keeps both back (cmask_ready()). */
 	if (x->dir[d].folding)
-		k += mask_set_holdmax(mask_table_folded_set(x->t));
+		k += mask_table_folded_holdmax(x->t);
 	return k;
 }
 

@@ -264,14 +264,16 @@ int mask_stream_feed_buffer(mask_stream_t *st, struct evbuffer *in, size_t len,
 int mask_stream_finish(mask_stream_t *st, struct evbuffer *out) NONNULL(1, 2) WUNRES;
 
 /*
- * A scan with ASCII case ignored, for a set of lower-cased patterns (the
- * table's folded set): len bytes at data are lower-cased (A-Z only) a
- * piece at a time into a stack copy, wiped after, and run through the
+ * A scan with case ignored, for a set of folded patterns (the table's
+ * folded set, mask_fold()): len bytes at data are folded (mask_fold())
+ * a piece at a time into a stack copy, wiped after, and run through the
  * automaton; a match is only counted (mask_stream_count(),
  * mask_stream_total()), nothing is written anywhere. Across calls the
- * stream holds back (mask_stream_held(), lower-cased) what may begin a
- * match, as a feed does: the caller keeps that many of the last bytes
- * it scanned from going on until the next call tells. Gap patterns are
+ * stream holds back (mask_stream_held(), folded) what may begin a
+ * match, as a feed does, and up to 2 input bytes that began a wide form
+ * (their end decides): the caller keeps mask_table_folded_holdmax()
+ * of the last input bytes it scanned from going on until the next call
+ * tells. Gap patterns are
  * counted as found, without their gaps rebuilt. Returns 0 or -1 (a
  * failed stream). mask_stream_scan_end(): the end of the text, the held
  * bytes settled (counted) and dropped, the stream ready for a new one
@@ -279,6 +281,19 @@ int mask_stream_finish(mask_stream_t *st, struct evbuffer *out) NONNULL(1, 2) WU
  */
 int mask_stream_scan_folded(mask_stream_t *st, const void *data, size_t len) NONNULL(1) WUNRES;
 int mask_stream_scan_end(mask_stream_t *st) NONNULL(1) WUNRES;
+
+/*
+ * The fold of a scan with case ignored (round 41): dst = src[0..len)
+ * with ASCII A-Z lower-cased and the UTF-8 forms of the four code points
+ * a case mapping or fold takes to or from an ASCII letter as that
+ * letter: U+0130 and U+0131 (the Turkish and Azeri dotted capital I and
+ * dotless small i) as 'i', U+017F (long s) as 's', U+212A (Kelvin sign)
+ * as 'k'. Returns the length written (at most len; dst may be src).
+ * mask_fold_rawmax(): the most input bytes a text whose fold is
+ * folded[0..len) can take (a 'k' three, an 'i' or 's' two). Pure.
+ */
+size_t mask_fold(void *dst, const void *src, size_t len) NONNULL(1, 2);
+size_t mask_fold_rawmax(const void *folded, size_t len) NONNULL(1);
 
 /* Discards any held-back bytes (wiped), clears the failed flag and zeroes
  * the counters: ready for a new message. */
@@ -659,13 +674,17 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 const mask_set_t *mask_table_inbound_set(const mask_table_t *t) NONNULL(1);
 
 /*
- * The folded set: every raw real value, ASCII lower-cased, once (two
- * values differing only in case are one pair), each mapped to itself;
- * for a scan with case ignored (mask_stream_scan_folded()). Owned by
- * the table. mask_table_folded_cred(): the credential of pair `pair`,
- * -1 when out of range.
+ * The folded set: every raw real value folded (mask_fold()), once (two
+ * values differing only in case are one pair), and the pieces a form
+ * reader splits a value holding '&' or ';' into (those the remask set
+ * has as forms), each mapped to itself; for a scan with case ignored
+ * (mask_stream_scan_folded()). Owned by the table.
+ * mask_table_folded_cred(): the credential of pair `pair`, -1 when out
+ * of range. mask_table_folded_holdmax(): the input bytes a scan with it
+ * may hold back (a wide form is longer than its letter), 0 without it.
  */
 const mask_set_t *mask_table_folded_set(const mask_table_t *t) NONNULL(1);
+size_t mask_table_folded_holdmax(const mask_table_t *t) NONNULL(1);
 long mask_table_folded_cred(const mask_table_t *t, size_t pair) NONNULL(1);
 
 /*

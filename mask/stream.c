@@ -84,7 +84,17 @@ struct mask_stream {
 	uint64_t *counts;      /* [npairs] replacements per pair; NULL: not kept */
 	uint64_t total;        /* replacements, all pairs */
 	bool failed;           /* an append failed: only reset or free may follow */
+	unsigned char fcarry[2]; /* a scan with case ignored: the start of a wide
+				  * form (fold_wide()) its last call ended in */
+	uint8_t fcarry_len;
 };
+
+/* The carried start of a wide form, wiped (it may be a value's). */
+static void fcarry_wipe(mask_stream_t *st)
+{
+	explicit_bzero(st->fcarry, sizeof(st->fcarry));
+	st->fcarry_len = 0;
+}
 
 /* Where the bytes of the positions being emitted live during one call. */
 struct feed_ctx {
@@ -1116,31 +1126,126 @@ static unsigned char fold_byte(unsigned char c)
 	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
 }
 
-/* dst[0..n) = src[0..n) with A-Z lower-cased: 16 bytes a step where SSE2
- * is (a byte loop took about 350 ns per KiB, twice the scan itself). */
-static void fold_copy(unsigned char *dst, const unsigned char *src, size_t n)
+/*
+ * The UTF-8 forms of the four code points a case mapping or a case fold
+ * takes to or from an ASCII letter (round 41): U+0130 'İ' (Turkish and
+ * Azeri upper case of 'i'), U+0131 'ı' (their lower case of 'I'), U+017F
+ * 'ſ' (folds to 's') and U+212A, the Kelvin sign (folds to 'k'). At
+ * src[0..n): the ASCII letter it folds to and its length in *len; 0 when
+ * src holds none of them; -1 when src ends inside a prefix of one (more
+ * input may complete it).
+ */
+static int fold_wide(const unsigned char *src, size_t n, size_t *len)
 {
-	size_t i = 0;
-
-#ifdef HAVE_TEDDY
-	const __m128i below = _mm_set1_epi8('A' - 1), above = _mm_set1_epi8('Z' + 1), bit = _mm_set1_epi8(0x20);
-
-	/* Signed compares: bytes of 0x80 and up are negative, never A-Z. */
-	for (; i + 16 <= n; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
-		__m128i up = _mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above));
-
-		_mm_storeu_si128((__m128i *)(void *)(dst + i), _mm_add_epi8(v, _mm_and_si128(up, bit)));
+	if (src[0] == 0xc4 || src[0] == 0xc5) {
+		if (n < 2)
+			return -1;
+		*len = 2;
+		if (src[0] == 0xc4 && (src[1] == 0xb0 || src[1] == 0xb1))
+			return 'i';
+		return src[0] == 0xc5 && src[1] == 0xbf ? 's' : 0;
 	}
+	if (src[0] != 0xe2)
+		return 0;
+	if (n < 2)
+		return -1;
+	if (src[1] != 0x84)
+		return 0;
+	if (n < 3)
+		return -1;
+	*len = 3;
+	return src[2] == 0xaa ? 'k' : 0;
+}
+
+/*
+ * dst = src[0..n) folded: A-Z lower-cased and the four wide forms
+ * (fold_wide()) as their ASCII letter, every other byte as it is.
+ * Returns the length written (at most n; dst may be src). With more,
+ * a prefix of a wide form at the end is left out, *used says how much
+ * of src was taken; without, it is copied as it is. ASCII goes 16 bytes
+ * a step where SSE2 is (a byte loop took about 350 ns per KiB, twice
+ * the scan itself); a block with a byte of 0x80 or more, byte by byte.
+ */
+static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, bool more, size_t *used)
+{
+	size_t i = 0, o = 0;
+
+	while (i < n) {
+#ifdef HAVE_TEDDY
+		const __m128i below = _mm_set1_epi8('A' - 1), above = _mm_set1_epi8('Z' + 1),
+			      bit = _mm_set1_epi8(0x20);
+
+		/* Signed compares: bytes of 0x80 and up are negative, never
+		 * A-Z. The store lands at or before what was loaded. */
+		while (i + 16 <= n) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+			__m128i up = _mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above));
+
+			if (_mm_movemask_epi8(v) != 0)
+				break;
+			_mm_storeu_si128((__m128i *)(void *)(dst + o), _mm_add_epi8(v, _mm_and_si128(up, bit)));
+			i += 16;
+			o += 16;
+		}
+		if (i >= n)
+			break;
 #endif
-	for (; i < n; i++)
-		dst[i] = fold_byte(src[i]);
+		/* To the end of this block, or the next 16 bytes. */
+		for (size_t stop = i + 16 < n ? i + 16 : n; i < stop;) {
+			size_t len = 1;
+			int a = src[i] < 0x80 ? 0 : fold_wide(src + i, n - i, &len);
+
+			if (a < 0 && more) {
+				*used = i;
+				return o;
+			}
+			if (a > 0) {
+				dst[o++] = (unsigned char)a;
+				i += len;
+			} else {
+				dst[o++] = fold_byte(src[i]);
+				i++;
+			}
+		}
+	}
+	*used = n;
+	return o;
+}
+
+size_t mask_fold(void *dst, const void *src, size_t len)
+{
+	size_t used;
+
+	return fold_run(dst, src, len, false, &used);
+}
+
+size_t mask_fold_rawmax(const void *folded, size_t len)
+{
+	const unsigned char *f = folded;
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += f[i] == 'k' ? 3 : f[i] == 'i' || f[i] == 's' ? 2 : 1;
+	return n;
+}
+
+/* Scans the folded bytes low[0..n) (count only). */
+static int scan_low(mask_stream_t *st, unsigned char *low, size_t n)
+{
+	struct feed_ctx ctx;
+
+	ctx_init(&ctx, st, NULL);
+	ctx.count_only = true;
+	ctx.data = low;
+	/* The hold-back keeps the folded bytes that may begin a match
+	 * (wiped at reset and free, as any hold-back). */
+	return scan_segment(st, &ctx, low, n) != 0 || feed_end(st, &ctx) != 0 ? -1 : 0;
 }
 
 int mask_stream_scan_folded(mask_stream_t *st, const void *data, size_t len)
 {
 	const unsigned char *src = data;
-	unsigned char low[1024];
+	unsigned char low[1024 + sizeof(st->fcarry)];
 	int rc = 0;
 
 	if (st->failed) {
@@ -1148,16 +1253,15 @@ int mask_stream_scan_folded(mask_stream_t *st, const void *data, size_t len)
 		return -1;
 	}
 	while (len > 0 && rc == 0) {
-		size_t n = len < sizeof(low) ? len : sizeof(low);
-		struct feed_ctx ctx;
+		size_t n = len < 1024 ? len : 1024, c = st->fcarry_len, used, m;
 
-		fold_copy(low, src, n);
-		ctx_init(&ctx, st, NULL);
-		ctx.count_only = true;
-		ctx.data = low;
-		/* The hold-back keeps the lower-cased bytes that may begin a
-		 * match (wiped at reset and free, as any hold-back). */
-		if (scan_segment(st, &ctx, low, n) != 0 || feed_end(st, &ctx) != 0)
+		/* A wide form begun in the last call goes first. */
+		memcpy(low, st->fcarry, c);
+		memcpy(low + c, src, n);
+		m = fold_run(low, low, c + n, true, &used);
+		st->fcarry_len = (uint8_t)(c + n - used);
+		memcpy(st->fcarry, low + used, st->fcarry_len);
+		if (m != 0 && scan_low(st, low, m) != 0)
 			rc = -1;
 		src += n;
 		len -= n;
@@ -1178,6 +1282,7 @@ static void end_reset(mask_stream_t *st)
 	st->gap.last = 0;
 	explicit_bzero(st->hold, st->hold_len);
 	st->hold_len = 0;
+	fcarry_wipe(st);
 }
 
 int mask_stream_scan_end(mask_stream_t *st)
@@ -1187,6 +1292,21 @@ int mask_stream_scan_end(mask_stream_t *st)
 	if (st->failed) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (st->fcarry_len != 0) {
+		/* A wide form cut by the end: its bytes as they are. */
+		unsigned char rest[sizeof(st->fcarry)];
+		size_t n = st->fcarry_len;
+		int rc;
+
+		memcpy(rest, st->fcarry, n);
+		fcarry_wipe(st);
+		rc = scan_low(st, rest, n);
+		explicit_bzero(rest, sizeof(rest));
+		if (rc != 0) {
+			st->failed = true;
+			return -1;
+		}
 	}
 	ctx_init(&ctx, st, NULL);
 	ctx.count_only = true;
@@ -1226,6 +1346,7 @@ void mask_stream_reset(mask_stream_t *st)
 	st->lit = st->scan = st->pos;
 	explicit_bzero(st->hold, st->hold_cap);
 	st->hold_len = 0;
+	fcarry_wipe(st);
 	memset(st->counts, 0, (st->set->npairs != 0 ? st->set->npairs : 1) * sizeof(*st->counts));
 	st->total = 0;
 	st->failed = false;

@@ -96,10 +96,13 @@ struct mask_table {
 	mask_set_t *detect;     /* sentinel -> sentinel, then the forms; percent forms */
 	uint64_t *detect_counts;/* [nvalues + nform] */
 	size_t min_len;         /* shortest value or form the detect set holds: shorter text holds none */
-	mask_set_t *folded;     /* each raw value of at most FOLD_VALUE_MAX bytes, ASCII lower-cased,
-				 * to itself: mask_table_find_real_name() */
+	mask_set_t *folded;     /* each raw value of at most FOLD_VALUE_MAX bytes and its form
+				 * reader's pieces, folded (mask_fold()), to itself:
+				 * mask_table_find_real_name(), the body fold */
 	uint32_t *folded_value; /* [pairs of folded] the value of each pair */
 	uint64_t *folded_counts;/* [pairs of folded] */
+	size_t folded_rawmax;   /* the most input bytes a match of folded takes
+				 * (mask_fold_rawmax() of its longest pattern) */
 	struct enc_cache *enc;  /* arena: mask_table_encoded_real()'s needles, built
 				 * at its first call (start-up, one thread) */
 	unsigned char *scratch; /* find_sentinel copy; wiped after use */

@@ -607,8 +607,18 @@ static int split_one(mask_table_t *t, struct formlist *fl, size_t i, const char 
 	return form_json(t, fl, i, rp, sp, n, false);
 }
 
+/* A piece of a value: its offset and length. */
+struct piece {
+	size_t off;
+	size_t len;
+};
+
+/* At most this many pieces of one value (value_pieces()): a name, a
+ * value and the two whole for each of SPLIT_PIECES_MAX. */
+#define PIECES_MAX (3 * SPLIT_PIECES_MAX)
+
 /*
- * The pieces of value i as a form reader splits it (round 40 of the
+ * The pieces of value v as a form reader splits it (round 40 of the
  * attack; review40b): a value holding '&' or ';' injected raw into a
  * query, a form body or a cookie is split there by the upstream's reader
  * (parse_qs, $_GET, a cookie parser), and each piece after the first
@@ -618,15 +628,15 @@ static int split_one(mask_table_t *t, struct formlist *fl, size_t i, const char 
  * time. Each piece's name and value (split at its first '='; the first
  * piece's so judged too, an Azure connection string's
  * "DefaultEndpointsProtocol=https"), and the piece whole when its name
- * or value is one, are forms when
+ * or value is one, are pieces when
  * piece_secret() (at most SPLIT_PIECES_MAX of them, anywhere in the
- * value; split_one()). The sentinel keeps the same punctuation (SPEC
- * §4.1), so its pieces are at the same places. 0 or -1 (ENOMEM).
+ * value). The sentinel keeps the same punctuation (SPEC §4.1), so its
+ * pieces are at the same places; a value whose sentinel does not has
+ * none. Into out[PIECES_MAX]; returns how many. Pure.
  */
-static int form_split(mask_table_t *t, struct formlist *fl, size_t i)
+static size_t value_pieces(const struct tvalue *v, struct piece *out)
 {
-	const struct tvalue *v = &t->value[i];
-	size_t start = 0, made = 0;
+	size_t start = 0, made = 0, np = 0;
 
 	if (memchr(v->real, '&', v->len) == NULL && memchr(v->real, ';', v->len) == NULL)
 		return 0;
@@ -635,11 +645,11 @@ static int form_split(mask_table_t *t, struct formlist *fl, size_t i)
 		bool sc = v->sent[k] == '&' || v->sent[k] == ';' || v->sent[k] == '=';
 
 		if (rc != sc || (rc && v->real[k] != v->sent[k]))
-			return 0; /* not the sentinel's shape: no forms */
+			return 0; /* not the sentinel's shape: no pieces */
 	}
 	for (size_t k = 0; k <= v->len && made < SPLIT_PIECES_MAX; k++) {
-		const char *r = v->real + start, *s = v->sent + start;
-		size_t n = k - start, eq;
+		const char *r = v->real + start;
+		size_t n = k - start, eq, at = start;
 		bool name_ok, value_ok;
 
 		if (k < v->len && v->real[k] != '&' && v->real[k] != ';')
@@ -649,14 +659,28 @@ static int form_split(mask_table_t *t, struct formlist *fl, size_t i)
 			;
 		name_ok = piece_secret(r, eq);
 		value_ok = eq < n && piece_secret(r + eq + 1, n - eq - 1);
-		if (name_ok && split_one(t, fl, i, r, s, eq) != 0)
-			return -1;
-		if (value_ok && split_one(t, fl, i, r + eq + 1, s + eq + 1, n - eq - 1) != 0)
-			return -1;
-		if ((name_ok || value_ok) && eq < n && split_one(t, fl, i, r, s, n) != 0)
-			return -1;
+		if (name_ok)
+			out[np++] = (struct piece){ at, eq };
+		if (value_ok)
+			out[np++] = (struct piece){ at + eq + 1, n - eq - 1 };
+		if ((name_ok || value_ok) && eq < n)
+			out[np++] = (struct piece){ at, n };
 		made += (size_t)name_ok + (size_t)value_ok;
 	}
+	return np;
+}
+
+/* The pieces of value i (value_pieces()) as forms (split_one()). 0 or
+ * -1 (ENOMEM). */
+static int form_split(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	const struct tvalue *v = &t->value[i];
+	struct piece pc[PIECES_MAX];
+	size_t np = value_pieces(v, pc);
+
+	for (size_t k = 0; k < np; k++)
+		if (split_one(t, fl, i, v->real + pc[k].off, v->sent + pc[k].off, pc[k].len) != 0)
+			return -1;
 	return 0;
 }
 
@@ -983,11 +1007,6 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 	return 0;
 }
 
-static unsigned char ascii_lower(unsigned char ch)
-{
-	return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch - 'A' + 'a') : ch;
-}
-
 /* Longest value looked for with its case changed: every value (the
  * table refuses one over MASK_PATTERN_MAX_BYTES, table.c), so none is
  * left out of the fold (round 40: values over 1024 bytes were, silently;
@@ -995,39 +1014,62 @@ static unsigned char ascii_lower(unsigned char ch)
  * hold-back on a body (docs/masking.md). */
 #define FOLD_VALUE_MAX MASK_PATTERN_MAX_BYTES
 
-/* t->folded: every raw value, lower-cased,
- * once (two values differing only in case are one pattern). The
- * lower-cased copies live in a buffer wiped and freed here; the set
- * keeps its own in its arena. 0 or -1. */
+/* Adds folded[0..len) (in low at off) as pair n of t->folded for value
+ * v unless a pair already holds it; returns the new count of pairs. */
+static size_t folded_add(mask_table_t *t, struct mask_pair *pairs, size_t n, unsigned char *low,
+			 size_t *off, size_t len, size_t v)
+{
+	for (size_t k = 0; k < n; k++)
+		if (pairs[k].from_len == len && memcmp(pairs[k].from, low + *off, len) == 0)
+			return n;
+	pairs[n].from = pairs[n].to = low + *off;
+	pairs[n].from_len = pairs[n].to_len = len;
+	t->folded_value[n] = (uint32_t)v;
+	*off += len;
+	if (mask_fold_rawmax(pairs[n].from, len) > t->folded_rawmax)
+		t->folded_rawmax = mask_fold_rawmax(pairs[n].from, len);
+	return n + 1;
+}
+
+/*
+ * t->folded: every raw value folded (mask_fold(): ASCII lower-cased,
+ * the four wide forms that fold to ASCII letters as those), once (two
+ * values differing only in case are one pattern), and every piece of a
+ * value a form reader splits (value_pieces(): round 41, review40a; the
+ * remask swaps a piece echoed as it was, and the rest of the value with
+ * its case changed no longer matches it whole). The folded copies live
+ * in a buffer wiped and freed here; the set keeps its own in its arena.
+ * t->folded_rawmax: the most input bytes a pattern's match may take
+ * (mask_fold_rawmax()). 0 or -1.
+ */
 static int build_folded(mask_table_t *t)
 {
-	struct mask_pair *pairs = calloc(t->nvalues + 1, sizeof(*pairs));
+	size_t npat = t->nvalues * (1 + PIECES_MAX) + 1;
+	struct mask_pair *pairs = calloc(npat, sizeof(*pairs));
 	unsigned char *low = NULL;
 	size_t total = 0, off = 0, n = 0;
 	enum mask_set_result res = MASK_SET_ERR_NOMEM;
 
-	t->folded_value = calloc(t->nvalues + 1, sizeof(*t->folded_value));
+	t->folded_value = calloc(npat, sizeof(*t->folded_value));
+	t->folded_rawmax = 0;
+	/* A value, and its pieces: at most twice its length. */
 	for (size_t v = 0; v < t->nvalues; v++)
-		total += t->value[v].len <= FOLD_VALUE_MAX ? t->value[v].len : 0;
+		total += t->value[v].len <= FOLD_VALUE_MAX ? 3 * t->value[v].len : 0;
 	low = malloc(total + 1);
 	if (pairs == NULL || t->folded_value == NULL || low == NULL)
 		goto fail;
 	for (size_t v = 0; v < t->nvalues; v++) {
-		size_t len = t->value[v].len;
-		bool dup = false;
+		const struct tvalue *tv = &t->value[v];
+		struct piece pc[PIECES_MAX];
+		size_t np, len = tv->len;
 
 		if (len == 0 || len > FOLD_VALUE_MAX)
 			continue;
-		for (size_t i = 0; i < len; i++)
-			low[off + i] = ascii_lower((unsigned char)t->value[v].real[i]);
-		for (size_t k = 0; k < n && !dup; k++)
-			dup = pairs[k].from_len == len && memcmp(pairs[k].from, low + off, len) == 0;
-		if (dup)
-			continue;
-		pairs[n].from = pairs[n].to = low + off;
-		pairs[n].from_len = pairs[n].to_len = len;
-		t->folded_value[n++] = (uint32_t)v;
-		off += len;
+		n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, tv->real, len), v);
+		np = value_pieces(tv, pc);
+		for (size_t k = 0; k < np; k++)
+			n = folded_add(t, pairs, n, low, &off,
+				       mask_fold(low + off, tv->real + pc[k].off, pc[k].len), v);
 	}
 	t->folded = mask_set_new(pairs, n, 0, &res);
 	explicit_bzero(low, total + 1);
@@ -1177,6 +1219,11 @@ const mask_set_t *mask_table_folded_set(const mask_table_t *t)
 	return t->folded;
 }
 
+size_t mask_table_folded_holdmax(const mask_table_t *t)
+{
+	return t->folded != NULL && t->folded_rawmax > 0 ? t->folded_rawmax - 1 : 0;
+}
+
 long mask_table_folded_cred(const mask_table_t *t, size_t pair)
 {
 	if (t->folded == NULL || pair >= mask_set_npairs(t->folded))
@@ -1313,15 +1360,17 @@ static long find_real_name(mask_table_t *t, const void *buf, size_t len, bool sk
 	 * rest). */
 	for (enum fill how = FILL_ASIS; how <= FILL_FORM; how++) {
 		long n;
+		size_t m;
 
 		if (fill_useless(t, b, len, how))
 			continue;
 		if ((n = scratch_fill(t, b, len, how)) < 0)
 			return -1;
-		for (long i = 0; i < n; i++)
-			t->scratch[i] = ascii_lower(t->scratch[i]);
+		/* Folded as the set's patterns were (mask_fold(): shorter
+		 * where a wide form was). */
+		m = mask_fold(t->scratch, t->scratch, (size_t)n);
 		memset(t->folded_counts, 0, np * sizeof(uint64_t));
-		rc = mask_replace_inplace(t->folded, t->scratch, (size_t)n, t->folded_counts, &total);
+		rc = mask_replace_inplace(t->folded, t->scratch, m, t->folded_counts, &total);
 		explicit_bzero(t->scratch, (size_t)n);
 		if (rc != 0)
 			return -1;

@@ -3066,6 +3066,164 @@ static void test_remask_body_case(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* The bytes of a wide form (round 41): the UTF-8 of U+0130 'İ', U+0131
+ * 'ı', U+017F 'ſ', U+212A (Kelvin sign). */
+#define W_IDOT "\xc4\xb0"
+#define W_DOTLESS "\xc4\xb1"
+#define W_LONGS "\xc5\xbf"
+#define W_KELVIN "\xe2\x84\xaa"
+
+/* v written by a server's case mapping (how): 0 Turkish upper case
+ * ('i' to 'İ'), 1 Turkish lower case ('I' to 'ı'), 2 upper case with
+ * the Kelvin sign for K, 3 lower case with 'ſ' for s; the rest ASCII
+ * upper- (0, 2) or lower-cased (1, 3). Into out (room for 3 * strlen(v)
+ * + 1). */
+static void wide_form(const char *v, int how, char *out)
+{
+	size_t o = 0;
+
+	for (; *v != '\0'; v++) {
+		unsigned char c = (unsigned char)*v;
+		const char *w = NULL;
+
+		if (how == 0 && c == 'i')
+			w = W_IDOT;
+		else if (how == 1 && c == 'I')
+			w = W_DOTLESS;
+		else if (how == 2 && (c == 'k' || c == 'K'))
+			w = W_KELVIN;
+		else if (how == 3 && (c == 's' || c == 'S'))
+			w = W_LONGS;
+		if (w != NULL) {
+			memcpy(out + o, w, strlen(w));
+			o += strlen(w);
+		} else {
+			out[o++] = (char)(how == 0 || how == 2 ? toupper(c) : tolower(c));
+		}
+	}
+	out[o] = '\0';
+}
+
+/*
+ * Round 41: a real value in a response body from the inject host with
+ * its case changed the way a server under a Turkish locale writes it
+ * ('i' upper-cased to U+0130, 'I' lower-cased to U+0131), or with the
+ * two other code points Unicode folds to ASCII letters (U+212A for K,
+ * U+017F for s); with a Content-Length, a byte per read (a wide form
+ * split between reads) and across a pause. And (review40a) a value
+ * holding '&' echoed with its case changed except one piece the remask
+ * swaps on its own (piece forms, round 40): the rest no longer matched
+ * the whole value. Before: the client got each (fails before: 8 of 8
+ * cut rows). Now each response is cut, the audit names PV_WIDE; the
+ * value echoed exact passes remasked, and Turkish text around the
+ * sentinel passes as it is.
+ */
+static void test_remask_body_case_wide(void)
+{
+	char val[64], env[96], p1[32], p2[32];
+	struct px p;
+
+	/* "pvw_" + iIkKsS + 20 random, '&', "q=" + 24 random: both pieces
+	 * secret enough to be forms of their own. */
+	memcpy(val, "pvw_iIkKsS", 10);
+	random_chars(val + 10, 20, alnum);
+	memcpy(val + 30, "&q=", 3);
+	random_chars(val + 33, 24, alnum);
+	memcpy(p1, val, 30);
+	p1[30] = '\0';
+	snprintf(p2, sizeof(p2), "%s", val + 33);
+	snprintf(env, sizeof(env), "PV_WIDE=%s", val);
+	CU_ASSERT_FATAL(px_start_env(&p, env,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: PV_WIDE, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
+				     dir) == 0);
+	{
+		struct {
+			char what[96];
+			char form[3 * sizeof(val)];
+			const char *extra;
+		} rows[8];
+		char hx[6 * sizeof(val) + 1], path[700], *out = NULL, *log, *sent = NULL, *tail;
+		size_t amark = test_file_size(p.t.audit), nrow = 0;
+		static const char *const names[] = {"Turkish upper case (i to U+0130)", "Turkish lower case (I to U+0131)",
+						    "the Kelvin sign for K", "long s for s"};
+
+		for (int how = 0; how < 4; how++) {
+			snprintf(rows[nrow].what, sizeof(rows[nrow].what), "%s", names[how]);
+			wide_form(val, how, rows[nrow].form);
+			rows[nrow++].extra = "";
+		}
+		snprintf(rows[nrow].what, sizeof(rows[nrow].what), "the Kelvin sign, a byte per read");
+		wide_form(val, 2, rows[nrow].form);
+		rows[nrow++].extra = "&drip=read";
+		snprintf(rows[nrow].what, sizeof(rows[nrow].what), "Turkish upper case, split by a 400 ms pause");
+		wide_form(val, 0, rows[nrow].form);
+		rows[nrow++].extra = "&pause=400";
+		/* review40a: one piece exact (the remask swaps it), the rest
+		 * upper-cased. */
+		snprintf(rows[nrow].what, sizeof(rows[nrow].what), "upper case but the piece after '&q=' as it was");
+		for (size_t k = 0; k < 33; k++)
+			rows[nrow].form[k] = (char)toupper((unsigned char)val[k]);
+		snprintf(rows[nrow].form + 33, sizeof(rows[nrow].form) - 33, "%s", p2);
+		rows[nrow++].extra = "";
+		snprintf(rows[nrow].what, sizeof(rows[nrow].what), "the first piece as it was, the rest upper case");
+		memcpy(rows[nrow].form, val, 30);
+		for (size_t k = 30; k <= 57; k++)
+			rows[nrow].form[k] = (char)toupper((unsigned char)val[k]);
+		rows[nrow++].extra = "";
+		for (size_t r = 0; r < nrow; r++) {
+			bool leak;
+			int rc;
+
+			to_hex(rows[r].form, hx);
+			snprintf(path, sizeof(path), "/reflect/cl?nohead=1&x=%s%s", hx, rows[r].extra);
+			rc = curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL);
+			/* The form as sent, or either piece in any case (but
+			 * across a pause, where what came before it went). */
+			leak = out != NULL && strstr(out, rows[r].form) != NULL;
+			for (char *q = out; q != NULL && *q != '\0' && !leak && strstr(rows[r].extra, "pause") == NULL; q++)
+				leak = strncasecmp(q, p1 + 10, 20) == 0 || strncasecmp(q, p2, 24) == 0;
+			ROW(rc != 0 && !leak, "%s: the response was not cut (curl %d), or it held the value: %.300s",
+			    rows[r].what, rc, leak ? "[the value]" : test_nz(out));
+			free(out);
+			out = NULL;
+		}
+		/* Ordinary: the value exact (remasked to its sentinel), and the
+		 * sentinel amid Turkish text. */
+		to_hex(val, hx);
+		snprintf(path, sizeof(path), "/reflect/cl?nohead=1&x=%s", hx);
+		CU_ASSERT(curl_px(&p, &out, url_of(&up, "127.0.0.1", path), NULL) == 0);
+		sent = out != NULL ? strstr(out, "reflect:") : NULL;
+		ROW(sent != NULL && strstr(out, val) == NULL && strlen(sent) >= 8 + 57 && sent[8 + 3] == '_' &&
+			    sent[8 + 30] == '&',
+		    "the exact value was not passed on remasked (%zu bytes): %.300s", sent != NULL ? strlen(sent) : 0,
+		    out != NULL && strstr(out, val) ? "[the value]" : test_nz(out));
+		if (sent != NULL && (tail = strchr(sent, '\n')) != NULL) {
+			char tr[256], *out2 = NULL;
+
+			*tail = '\0';
+			snprintf(tr, sizeof(tr), W_IDOT "stanbul " W_DOTLESS "s" W_DOTLESS "k %s " W_KELVIN " " W_LONGS, sent + 8);
+			to_hex(tr, hx);
+			snprintf(path, sizeof(path), "/reflect/cl?nohead=1&x=%s", hx);
+			ROW(curl_px(&p, &out2, url_of(&up, "127.0.0.1", path), NULL) == 0 && out2 != NULL && strstr(out2, tr) != NULL,
+			    "the sentinel amid Turkish text was not passed on: %.300s", test_nz(out2));
+			free(out2);
+		}
+		free(out);
+		usleep(200000);
+		log = test_read_file(p.t.audit, NULL);
+		ROW(log != NULL && test_count(log + (amark <= strlen(log) ? amark : 0), "real value of PV_WIDE") >= (int)nrow,
+		    "the audit does not name PV_WIDE %zu times", nrow);
+		ROW(log == NULL || strstr(log, p2) == NULL, "the audit holds the value");
+		free(log);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
 /*
  * Review of round 39 (F1): every HTTP/1.1 head path with a real value
  * case-changed in it is refused (a 100 and a 103 interim head, a 101 to
@@ -3709,6 +3867,8 @@ TEST_REGISTRAR(mask_suites)
 		 test_remask_head_case_paths);
 	test_add(s, "remask: a case-changed real value in a response body (CL, chunked, close, a byte per read, a pause, a WebSocket frame): cut; ordinary bodies pass",
 		 test_remask_body_case);
+	test_add(s, "remask: a real value in a response body in Turkish case, with the Kelvin sign or long s, or case-changed but one piece: cut",
+		 test_remask_body_case_wide);
 	test_add(s, "injectHosts with a port: only that port", test_inject_host_port);
 	test_add(s, "plain HTTP inside CONNECT: remasked, sentinel refused off-host", test_plain_in_connect);
 	test_add(s, "plain HTTP inside CONNECT to an excluded host: remasked, sentinel refused; TLS not opened",
