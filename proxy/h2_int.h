@@ -50,6 +50,11 @@
 #define H2_MAX_CONTINUATIONS 8
 /* How long held response bytes wait for more at a DATA frame boundary. */
 #define H2_HOLD_MS 100
+/* Response bytes all streams of a connection may hold back from the
+ * client at once (the re-masker's hold-back, acknowledged to the
+ * upstream as it fills: h2s_ack_up()); the stream that passes it is
+ * reset (h2s_held_cut()) rather than the connection stalled. */
+#define H2_HELD_MAX (2u * H2_CONN_WINDOW)
 /* Interim (1xx) heads an upstream may send on one stream: HEADERS are not
  * flow controlled, so each would be queued for the client. */
 #define H2_MAX_INTERIM 8
@@ -112,6 +117,7 @@ struct h2s {
 	uint64_t bytes_down;       /** response DATA received from the upstream */
 	uint64_t down_taken;       /** client DATA acknowledged (consumed) */
 	uint64_t up_taken;         /** upstream DATA acknowledged (consumed) */
+	uint64_t resp_taken;       /** response bytes the client's session took from resp */
 	struct formmethod fm;      /** the request body read for a _method (a host with a method rule) */
 };
 

@@ -225,6 +225,39 @@ ssize_t h2_lines_to_nv(struct evbuffer *b, nghttp2_nv *nv, size_t max, uint8_t f
 	return (ssize_t)n;
 }
 
+/*
+ * Acknowledges to the upstream the DATA of s that no longer waits for
+ * the client: what the client's session took, and since round 41 what
+ * the re-masker holds back (at most its hold-back, bounded per
+ * connection by H2_HELD_MAX): before, held bytes were acknowledged only
+ * when released, so some 30 streams in the middle of a body (values of
+ * 7 KiB and more) filled the upstream's connection window, and every
+ * stream of the connection stalled, the held ones too (a release needs
+ * the window open: h2_release_ok()). The same count whatever the bytes
+ * are (the hold-back is), so it tells the upstream nothing of them.
+ * What waits in s->resp stays unacknowledged: a client that does not
+ * read still holds its upstream back.
+ */
+static void h2s_ack_up(struct h2s *s)
+{
+	uint64_t resp = evbuffer_get_length(s->resp);
+	uint64_t target = s->bytes_down > resp ? s->bytes_down - resp : 0;
+
+	if (s->phase != H2S_FORWARD || s->uid < 0 || target <= s->up_taken)
+		return;
+	h2_take(s->h->up, s->uid, s->up_open, (size_t)(target - s->up_taken));
+	s->up_taken = target;
+}
+
+/* The response bytes s holds back from the client (received, neither in
+ * s->resp nor taken): the re-masker's. */
+static uint64_t h2s_held(const struct h2s *s)
+{
+	uint64_t out = evbuffer_get_length(s->resp) + s->resp_taken;
+
+	return s->phase == H2S_FORWARD && s->mask_resp && s->bytes_down > out ? s->bytes_down - out : 0;
+}
+
 /* The response body for the client (s->resp), then the trailers. */
 static ssize_t h2s_resp_read(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
 			 uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
@@ -240,10 +273,8 @@ static ssize_t h2s_resp_read(nghttp2_session *session, int32_t stream_id, uint8_
 	if (n > 0) {
 		if (evbuffer_remove(s->resp, buf, n) != (int)n)
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-		if (s->phase == H2S_FORWARD && s->uid >= 0) {
-			h2_take(s->h->up, s->uid, s->up_open, n);
-			s->up_taken += n;
-		}
+		s->resp_taken += n;
+		h2s_ack_up(s);
 	}
 	if (evbuffer_get_length(s->resp) > 0 || !s->resp_end ||
 	    (s->mask_resp && cmask_waiting(s->mask, CMASK_IN)))
@@ -518,6 +549,33 @@ bool h2s_case_cut(struct h2s *s)
 	return true;
 }
 
+/*
+ * When the streams of s's connection hold more than H2_HELD_MAX response
+ * bytes back (h2s_held()), s, which just added to them, is reset: what
+ * it holds may begin a real value, so it is dropped, never sent (SPEC
+ * §4.3), and the audit line says why. Returns whether it was.
+ */
+static bool h2s_held_cut(struct h2s *s)
+{
+	uint64_t total = 0;
+	char w[512];
+
+	for (const struct h2s *t = s->h->streams; t != NULL; t = t->next)
+		total += h2s_held(t);
+	if (total <= H2_HELD_MAX)
+		return false;
+	h2s_cut(s, CMASK_IN);
+	s->mask_resp = false;
+	cmask_wipe_drain(s->resp);
+	h2s_answer(s, 502, NULL, s->rule,
+		   "passavant: %s: the streams of this connection to %s hold %llu response bytes back "
+		   "(over %u: each holds what may begin a real value), so this stream was reset; "
+		   "open fewer streams to this host at once",
+		   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, (unsigned long long)total, H2_HELD_MAX);
+	s->phase = H2S_ANSWERED;
+	return true;
+}
+
 /* The response's end: what the substituter holds goes, then EOF. */
 static void response_ended(struct h2s *s)
 {
@@ -603,6 +661,11 @@ int h2_up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const
 			return 0;
 		}
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	if (s->mask_resp) {
+		if (h2s_held_cut(s))
+			return 0;
+		h2s_ack_up(s);
 	}
 	(void)nghttp2_session_resume_data(h->down, s->cid);
 	return 0;

@@ -1665,6 +1665,114 @@ static void test_remask_body_case(void)
 }
 
 /*
+ * Round 41 (review40a): response bytes the re-masker holds back count
+ * against the upstream's flow-control windows. With a value of 12,000
+ * bytes each stream from an inject host holds some 30 KB (the remask's
+ * and the fold's hold-back) while its body goes on; before, those bytes
+ * were acknowledged only once released, so a few dozen streams in the
+ * middle of a body filled the connection window (1 MiB) and every stream
+ * of the connection stalled, the held ones too (a release needs the
+ * window open): a deadlock until the client's timeout (fails before:
+ * 60 of 61 streams never ended, 100 of 100 in the second run). Now held
+ * bytes are acknowledged as they enter the hold (h2s_ack_up()): 60
+ * streams of /drip (60,000 bytes each in 8 KiB frames 20 ms apart) and
+ * a /hello all end whole, and so do 100 streams (or, past the
+ * connection's bound on held bytes, H2_HELD_MAX, a stream is reset with
+ * an audit line saying why: counted, printed; this upstream's streams
+ * end before the bound is reached, so the reset path is not forced
+ * here).
+ */
+static int run_many(const struct test_px *rp, size_t nstreams, bool hello, const char *tag, char **out)
+{
+	char *argv[128 + 16], specs[110][128];
+	size_t n = 0;
+
+	argv[n++] = TEST_ENV_CLEAN;
+	argv[n++] = PY;
+	argv[n++] = p_client;
+	argv[n++] = "--proxy";
+	argv[n++] = (char *)rp->addr;
+	argv[n++] = "--target";
+	argv[n++] = (char *)hp("127.0.0.1", h2port);
+	argv[n++] = "--cafile";
+	argv[n++] = (char *)rp->trust;
+	argv[n++] = "--timeout";
+	argv[n++] = "40";
+	argv[n++] = "req";
+	for (size_t i = 0; i < nstreams && i < 110; i++) {
+		if (hello && i + 1 == nstreams)
+			snprintf(specs[i], sizeof(specs[i]), "{\"path\":\"/hello?t=%s\"}", tag);
+		else
+			snprintf(specs[i], sizeof(specs[i]), "{\"path\":\"/drip?t=%s%zu&fill=60000&k=8192&ms=20\"}", tag,
+				 i);
+		argv[n++] = specs[i];
+	}
+	argv[n] = NULL;
+	return test_run_capture(argv, out, NULL, 120000);
+}
+
+static void test_remask_held_window(void)
+{
+	char *val = malloc(12000 + 16), *env = malloc(12000 + 32), yaml[PATH_MAX + 512], *out = NULL;
+	char *wrap[] = {"env", env, NULL};
+	struct test_px rp;
+	size_t amark;
+	int ended = 0, whole = 0, resets = 0;
+
+	CU_ASSERT_FATAL(ready && val != NULL && env != NULL);
+	memcpy(val, "pvl_", 4);
+	for (size_t k = 4; k < 12000; k += 60)
+		CU_ASSERT_FATAL(test_random_alnum(val + k, k + 60 <= 12000 ? 60 : 12000 - k) == 0);
+	snprintf(env, 12000 + 32, "PV_LONG=%s", val);
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
+		 "credentials:\n  envVars:\n"
+		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
+		 p_ca);
+	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
+	/* 60 streams and a /hello: every one ends whole. */
+	ROW(run_many(&rp, 61, true, "hw", &out) == 0, "the raw client failed: %.300s", test_nz(out));
+	for (int sid = 1; sid <= 2 * 61 - 1; sid += 2) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "stream %d end\n", sid);
+		ended += test_hasf(out, "%s", want);
+		snprintf(want, sizeof(want), "stream %d body-len %d\n", sid, sid == 121 ? 6 : 60006);
+		whole += test_hasf(out, "%s", want);
+	}
+	ROW(ended == 61 && whole == 61 && !test_hasf(out, "timeout"),
+	    "61 streams with held bytes: %d ended, %d whole (a stalled connection window?): %.600s", ended, whole,
+	    out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out));
+	free(out);
+	out = NULL;
+	/* 100 streams: past the bound, reset with a reason; the rest whole. */
+	amark = test_file_size(rp.audit);
+	ROW(run_many(&rp, 100, false, "hb", &out) == 0, "the raw client failed (100 streams): %.300s", test_nz(out));
+	ended = whole = 0;
+	for (int sid = 1; sid <= 199; sid += 2) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "stream %d reset ", sid);
+		resets += test_hasf(out, "%s", want);
+		snprintf(want, sizeof(want), "stream %d body-len 60006\n", sid);
+		whole += test_hasf(out, "%s", want);
+	}
+	ROW(!test_hasf(out, "timeout") && resets + whole == 100,
+	    "100 streams with held bytes: %d reset, %d whole, the rest stalled", resets, whole);
+	usleep(300000);
+	ROW(audit_count(rp.audit, amark, "\"status\":502", "response bytes back", NULL) == resets,
+	    "the audit does not give the reason of each of the %d resets", resets);
+	fprintf(stderr, "\n    held-bytes bound: %d of 100 streams reset, %d whole", resets, whole);
+	free(out);
+	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
+	explicit_bzero(val, 12000);
+	explicit_bzero(env, 12000 + 32);
+	free(val);
+	free(env);
+}
+
+/*
  * An upstream that resets a stream in the middle of a value (no pause: at
  * a pause of 100 ms between DATA frames the proxy releases held bytes by
  * design, docs/masking.md "Held bytes"): the first 30 bytes of the real
@@ -2455,6 +2563,8 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, ":authority or host naming another host: 421", test_authority);
 	test_add(s, "TRACK, an absolute-form :path, GET *, two host fields: refused", test_form_refusals);
 	test_add(s, "malformed requests: reset per stream, nothing upstream", test_malformed);
+	test_add(s, "remask: held response bytes are acknowledged upstream; 61 streams mid-value end, past the bound a reset",
+		 test_remask_held_window);
 	test_add(s, "more than 100 concurrent streams", test_concurrency);
 	test_add(s, "CONTINUATION flood", test_continuation_flood);
 	test_add(s, "rapid reset", test_rapid_reset);

@@ -50,7 +50,8 @@ x-upstream-stream: S:
                       200, content-length, the body "drip:VALUE\n" (VALUE
                       as for /reflect) with VALUE in DATA frames of K bytes
                       sent N ms apart: a streaming upstream whose pauses
-                      are shorter than the proxy's hold
+                      are shorter than the proxy's hold; &fill=N: VALUE is
+                      N bytes of the pattern of /bytes/N instead
     /fieldname?x=HEX  200 "ok\\n" with the field x-VALUE: 1, VALUE the bytes HEX
                       encodes in lower case (a value echoed in a name);
                       &in=trailer: in a trailer block instead, &in=interim:
@@ -236,7 +237,9 @@ class Conn:
                         st.last_t = now
                         st.next_t = now + st.gap
                     n = (st.drip_k if st.gap > 0 else 1) if one else min(win, len(data))
-                    n = min(n, len(data))
+                    # a frame of K bytes waits for a window that takes it
+                    # (more than the window is a flow-control error)
+                    n = min(n, len(data), win)
                     last = n == len(data) and len(st.out) == 1 and st.trailers is None
                     self.h2.send_data(st.sid, bytes(data[:n]), end_stream=last)
                     before, st.sent = st.sent, st.sent + n
@@ -306,7 +309,7 @@ class Conn:
             self.respond(st, 200, extra=[], one_byte=[(b'cut:', False), (value, False), (b'never sent', False)])
             st.cut_after = 2
         elif base == '/drip':
-            value = bytes.fromhex(args.get('x', ''))
+            value = pattern(int(args['fill'])) if 'fill' in args else bytes.fromhex(args.get('x', ''))
             st.gap = int(args.get('ms', '10')) / 1000.0
             st.drip_k = max(1, int(args.get('k', '1')))
             self.respond(st, 200, one_byte=[(b'drip:', False), (value, True), (b'\n', False)])
