@@ -2069,6 +2069,54 @@ static void test_startup_dirs_r39(void)
 }
 
 /*
+ * A session started with each of vars ({"NAME=value", a file}; @W@ in
+ * the value stands for the writable tree) runs plant (a printf format,
+ * %1$s the file, relative to the tree) for each file, then writes ok
+ * there: it starts (what: the rows' name of the case), and no file was
+ * writable.
+ */
+static void plant_rows(const char *const (*vars)[2], size_t nv, const char *plant, const char *ok, const char *what)
+{
+	char w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
+	char(*e)[2 * PATH_MAX] = calloc(nv, sizeof(*e));
+	const char **env = calloc(nv + 1, sizeof(*env));
+	size_t n;
+	int st;
+
+	CU_ASSERT_FATAL(e != NULL && env != NULL);
+	at(w, "work");
+	script[0] = '\0';
+	for (size_t i = 0; i < nv; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n, plant, vars[i][1]);
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n, "; echo w%zu=$?\n", i);
+	}
+	env[nv] = NULL;
+	n = strlen(script);
+	if (snprintf(script + n, sizeof(script) - n, "printf x > %s; echo ok=$?\n", ok) >= (int)(sizeof(script) - n))
+		CU_FAIL("a script too long for the test");
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "%s: status %d, %s", what, st, err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < nv; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0\n", i);
+		ROW(!test_has(out, want), "%s: %s in the tree was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	free(out);
+	free(err);
+	free(env);
+	free(e);
+}
+
+/*
  * Round 39 of the attack: a start-up file moved out of the home by a
  * variable had its row at the home only (~/.hgrc, ~/.inputrc, ~/.psqlrc,
  * ...), and only a relative value refused the start: with
@@ -2095,37 +2143,13 @@ static void test_moved_startup_files_r39(void)
 		{"LESSKEYIN=@W@/lesskey-v", "lesskey-v"},
 	};
 	enum { NV = sizeof(vars) / sizeof(vars[0]) };
-	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[8192], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
-	const char *env[NV + 1];
-	size_t n;
+	char w[PATH_MAX], cmd[4 * PATH_MAX], line[256], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
-	script[0] = '\0';
-	for (size_t i = 0; i < NV; i++) {
-		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
-
-		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
-		env[i] = e[i];
-		n = strlen(script);
-		snprintf(script + n, sizeof(script) - n,
-			 "printf '[hooks]\\npre-status = echo PLANTED-V >&2\\n' > %s 2>/dev/null; echo w%zu=$?\n",
-			 vars[i][1], i);
-	}
-	env[NV] = NULL;
-	n = strlen(script);
-	snprintf(script + n, sizeof(script) - n, "printf x > ok-v.txt; echo ok=$?\n");
-	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "ok=0"), "moved start-up files: status %d, %s", st, err ? err : "");
-	if (st != 0)
-		show(st, out, err);
-	for (size_t i = 0; i < NV; i++) {
-		char want[32];
-
-		snprintf(want, sizeof(want), "w%zu=0", i);
-		ROW(!test_has(out, want), "%s: %s in the tree was writable: %s", e[i], vars[i][1], out ? out : "");
-	}
+	plant_rows(vars, NV, "printf '[hooks]\\npre-status = echo PLANTED-V >&2\\n' > %1$s 2>/dev/null", "ok-v.txt",
+		   "moved start-up files");
 	/* The host's hg in another repository, with the user's HGRCPATH. */
 	if (access("/usr/bin/hg", X_OK) == 0) {
 		snprintf(cmd, sizeof(cmd),
@@ -2136,9 +2160,6 @@ static void test_moved_startup_files_r39(void)
 		host_line(cmd, line, sizeof(line));
 		ROW(strstr(line, "PLANTED-V") == NULL, "the host's hg ran the session's hook from HGRCPATH");
 	}
-	free(out);
-	free(err);
-	out = err = NULL;
 	{
 		const char *rel[] = {"STARSHIP_CONFIG=cfg/starship-v.toml", NULL};
 
@@ -2208,40 +2229,13 @@ static void test_code_homes_r40(void)
 		{"CARGO_ALIAS_Y=build --manifest-path w-w/Cargo.toml", "CARGO_ALIAS_Y holds", "\"w-w/Cargo.toml\"",
 		 NULL},
 	};
-	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
-	const char *env[NV + 1];
-	size_t n;
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
-	script[0] = '\0';
-	for (size_t i = 0; i < NV; i++) {
-		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
-
-		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
-		env[i] = e[i];
-		n = strlen(script);
-		snprintf(script + n, sizeof(script) - n,
-			 "{ mkdir -p \"$(dirname %s)\" && echo 'echo PLANTED-W' > %s; } 2>/dev/null; echo w%zu=$?\n",
-			 vars[i][1], vars[i][1], i);
-	}
-	env[NV] = NULL;
-	n = strlen(script);
-	snprintf(script + n, sizeof(script) - n, "printf x > ok-w.txt; echo ok=$?\n");
-	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "ok=0"), "homes of code: status %d, %s", st, err ? err : "");
-	if (st != 0)
-		show(st, out, err);
-	for (size_t i = 0; i < NV; i++) {
-		char want[32];
-
-		snprintf(want, sizeof(want), "w%zu=0\n", i);
-		ROW(!test_has(out, want), "%s: %s in the tree was writable: %s", e[i], vars[i][1], out ? out : "");
-	}
-	free(out);
-	free(err);
-	out = err = NULL;
+	plant_rows(vars, NV, "{ mkdir -p \"$(dirname %1$s)\" && echo 'echo PLANTED-W' > %1$s; } 2>/dev/null",
+		   "ok-w.txt", "homes of code");
 	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-W", false, "ok-w.txt");
 	/* What CI images and developers set: started. */
 	{
