@@ -2824,6 +2824,28 @@ static void test_override_no_rule(void)
 }
 
 /*
+ * k=sent put in the query (w 0), a Cookie (1) or a form body (2) of a
+ * request through the proxy to the raw upstream's /form echo: its
+ * answer (malloc'd, *n bytes), or NULL.
+ */
+static char *form_echo(int w, const char *sent, size_t *n)
+{
+	char req[1024];
+
+	if (w == 0)
+		snprintf(req, sizeof(req), "GET http://%s/form?k=%s HTTP/1.1\r\nHost: x\r\n\r\n", raw_addr, sent);
+	else if (w == 1)
+		snprintf(req, sizeof(req), "GET http://%s/form HTTP/1.1\r\nHost: x\r\nCookie: k=%s\r\n\r\n", raw_addr,
+			 sent);
+	else
+		snprintf(req, sizeof(req),
+			 "POST http://%s/form HTTP/1.1\r\nHost: x\r\nContent-Type: "
+			 "application/x-www-form-urlencoded\r\nContent-Length: %zu\r\n\r\nk=%s",
+			 raw_addr, strlen(sent) + 2, sent);
+	return raw_px(req, strlen(req), n);
+}
+
+/*
  * Round 40 of the attack (F1): a real value holding '+' (PV_SECRET has
  * one at 29, as base64 secrets do: an AWS secret access key) injected raw
  * into the query, a Cookie or a form body is read by the upstream's form
@@ -2834,7 +2856,7 @@ static void test_override_no_rule(void)
  */
 static void test_plus_as_space(void)
 {
-	char req[1024], spaced_real[TOK_LEN + 1], spaced_sent[TOK_LEN + 1], quoted_real[3 * TOK_LEN + 1];
+	char spaced_real[TOK_LEN + 1], spaced_sent[TOK_LEN + 1], quoted_real[3 * TOK_LEN + 1];
 	struct marks m;
 	char *out;
 	size_t n;
@@ -2854,18 +2876,7 @@ static void test_plus_as_space(void)
 		const char *what[] = {"the query", "a Cookie", "a form body"};
 
 		for (int w = 0; w < 3; w++) {
-			if (w == 0)
-				snprintf(req, sizeof(req), "GET http://%s/form?k=%s HTTP/1.1\r\nHost: x\r\n\r\n", raw_addr,
-					 sec_sent);
-			else if (w == 1)
-				snprintf(req, sizeof(req), "GET http://%s/form HTTP/1.1\r\nHost: x\r\nCookie: k=%s\r\n\r\n",
-					 raw_addr, sec_sent);
-			else
-				snprintf(req, sizeof(req),
-					 "POST http://%s/form HTTP/1.1\r\nHost: x\r\nContent-Type: "
-					 "application/x-www-form-urlencoded\r\nContent-Length: %zu\r\n\r\nk=%s",
-					 raw_addr, strlen(sec_sent) + 2, sec_sent);
-			out = raw_px(req, strlen(req), &n);
+			out = form_echo(w, sec_sent, &n);
 			ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, spaced_sent),
 			    "%s: the echo is not the sentinel with spaces for its '+': %.400s", what[w], test_nz(out));
 			ROW(!test_has(out, spaced_real),
@@ -2892,7 +2903,7 @@ static void test_split_pieces(void)
 	 * bytes, is not re-masked (docs/threat-model.md) */
 	static const size_t cut[][2] = {{0, 16}, {17, 33}};
 	const char *what[] = {"the query", "a Cookie", "a form body"};
-	char req[1024], piece[TOK_LEN + 1];
+	char piece[TOK_LEN + 1];
 	struct marks m;
 	char *out;
 	size_t n;
@@ -2901,18 +2912,7 @@ static void test_split_pieces(void)
 		return;
 	mark(&m);
 	for (int w = 0; w < 3; w++) {
-		if (w == 0)
-			snprintf(req, sizeof(req), "GET http://%s/form?k=%s HTTP/1.1\r\nHost: x\r\n\r\n", raw_addr,
-				 amp_sent);
-		else if (w == 1)
-			snprintf(req, sizeof(req), "GET http://%s/form HTTP/1.1\r\nHost: x\r\nCookie: k=%s\r\n\r\n",
-				 raw_addr, amp_sent);
-		else
-			snprintf(req, sizeof(req),
-				 "POST http://%s/form HTTP/1.1\r\nHost: x\r\nContent-Type: "
-				 "application/x-www-form-urlencoded\r\nContent-Length: %zu\r\n\r\nk=%s",
-				 raw_addr, strlen(amp_sent) + 2, amp_sent);
-		out = raw_px(req, strlen(req), &n);
+		out = form_echo(w, amp_sent, &n);
 		memcpy(piece, amp_sent, 16);
 		piece[16] = '\0';
 		ROW(test_has(out, "HTTP/1.1 200 ") && test_has(out, piece),
