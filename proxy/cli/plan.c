@@ -509,6 +509,20 @@ static bool ws_dir_exists(const char *root, const struct policy_mandatory *m)
 }
 
 /*
+ * Closes a notice's stream f (open_memstream()'s, into *text): 0, or -1
+ * after logging (what: the notice) with *text freed.
+ */
+static int notice_close(FILE *f, char **text, const char *what)
+{
+	if (fclose(f) == 0)
+		return 0;
+	log_warn("run: %s", what);
+	free(*text);
+	*text = NULL;
+	return -1;
+}
+
+/*
  * Round 37 of the attack (the review's lead): the rows a project keeps
  * as its own files, read-only only where they exist (POLICY_MAND_WS_
  * EXISTING: the version files, .direnv, .run, .project), at the top of
@@ -553,11 +567,8 @@ static int print_existing_rows_notice(const char *dir)
 	}
 	if (why != NULL)
 		fprintf(f, " (%s)%s", why, n > 8 ? " and more" : "");
-	if (fclose(f) != 0) {
-		log_warn("run: the notice of the read-only project files");
-		free(text);
+	if (notice_close(f, &text, "the notice of the read-only project files") < 0)
 		return -1;
-	}
 	if (n > 0)
 		fprintf(stderr,
 			"passavant: read-only in the sandbox, as a tool on the host runs what %s names: %s; a write "
@@ -2135,11 +2146,8 @@ static int print_code_homes_notice(const struct run_plan *pl, const struct plan_
 	}
 	if (n > 6)
 		fprintf(f, " and %zu more", n - 6);
-	if (fclose(f) != 0) {
-		log_warn("run: the notice of the read-only homes of code");
-		free(text);
+	if (notice_close(f, &text, "the notice of the read-only homes of code") < 0)
 		return -1;
-	}
 	if (n > 0)
 		fprintf(stderr,
 			"passavant: read-only in the sandbox, as the host's next build or shell runs the code they "
@@ -3811,36 +3819,33 @@ static int plan_remask_files(struct run_plan *pl, const mask_table_t *masks, con
 	if (h->home != NULL && h->home[0] == '/' && remask_config_dirs(&w, h->home, (const char *const *)h->env) < 0)
 		goto out;
 	w.home = w.quiet_big = false;
-	if (w.encoded.n > 0) {
-		say_paths(&w.encoded, "",
-			  " held a masked credential's real value encoded (hex, base32, base64 of it or of its "
-			  "UTF-16, escaped, split by quotes, rot13, reversed, in another case, compressed, or a part "
-			  "of it), which the command would read: not starting; remove it from there, or deny the file "
-			  "(filesystem.denyRead), or name it in credentials.files");
-		goto out;
-	}
-	if (w.zbig.n > 0) {
-		say_paths(&w.zbig, "",
-			  " is compressed and inflates past what is searched for masked credentials' real values "
-			  "(8 MiB a stream, 64 MiB or 4,096 streams in all, 4 streams deep): not starting; remove it from there, or deny the file "
-			  "(filesystem.denyRead)");
-		goto out;
-	}
-	if (w.bigreal.n > 0) {
-		say_paths(&w.bigreal, "",
-			  " held a masked credential's real value and is a binary over 1 MiB or a file over 8 MiB, "
-			  "of which no re-masked copy is made: not starting; remove the value from it, or deny the "
-			  "file (filesystem.denyRead)");
-		goto out;
-	}
-	if (w.unread.n > 0) {
-		say_paths(&w.unread, "",
-			  " holds data packed in a form not searched for masked credentials' real values (xz, "
-			  "lzma, bzip2, zstd, lz4, lzip, lzop, 7-Zip, or a zip member packed other than deflate or "
-			  "encrypted): "
-			  "not starting; unpack it, remove it from there, or deny the file (filesystem.denyRead)");
-		goto out;
-	}
+	/* The files that refuse the start, in this order: the first kind
+	 * found is named, with what to do. */
+	const struct {
+		const struct strv *paths;
+		const char *why;
+	} refusals[] = {
+		{&w.encoded, " held a masked credential's real value encoded (hex, base32, base64 of it or of "
+			     "its UTF-16, escaped, split by quotes, rot13, reversed, in another case, compressed, "
+			     "or a part of it), which the command would read: not starting; remove it from there, "
+			     "or deny the file (filesystem.denyRead), or name it in credentials.files"},
+		{&w.zbig, " is compressed and inflates past what is searched for masked credentials' real values "
+			  "(8 MiB a stream, 64 MiB or 4,096 streams in all, 4 streams deep): not starting; remove it "
+			  "from there, or deny the file (filesystem.denyRead)"},
+		{&w.bigreal, " held a masked credential's real value and is a binary over 1 MiB or a file over 8 "
+			     "MiB, of which no re-masked copy is made: not starting; remove the value from it, or "
+			     "deny the file (filesystem.denyRead)"},
+		{&w.unread, " holds data packed in a form not searched for masked credentials' real values (xz, "
+			    "lzma, bzip2, zstd, lz4, lzip, lzop, 7-Zip, or a zip member packed other than deflate or "
+			    "encrypted): not starting; unpack it, remove it from there, or deny the file "
+			    "(filesystem.denyRead)"},
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(refusals); i++)
+		if (refusals[i].paths->n > 0) {
+			say_paths(refusals[i].paths, "", refusals[i].why);
+			goto out;
+		}
 	if (w.over.n > 0) {
 		char more[64] = "";
 
