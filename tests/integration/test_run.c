@@ -1958,6 +1958,44 @@ static void test_tty_box_either(void)
 }
 
 /*
+ * The tty_printf driver: `passavant run` printing text on a terminal,
+ * with the n of env set (a locale, TERM) and none of the runner's own
+ * LANG, LC_ALL, LC_CTYPE and TERM. What the driver printed (malloc'd:
+ * the terminal's bytes' repr last), or NULL; a row when it failed.
+ */
+static char *tty_drive(const char *const *env, size_t n_env, const char *text)
+{
+	char *argv[24], *out = NULL, *err = NULL;
+	size_t n = 0;
+
+	argv[n++] = "env";
+	argv[n++] = "-u";
+	argv[n++] = "MAKEFLAGS";
+	argv[n++] = "-u";
+	argv[n++] = "LANG";
+	argv[n++] = "-u";
+	argv[n++] = "LC_ALL";
+	argv[n++] = "-u";
+	argv[n++] = "LC_CTYPE";
+	argv[n++] = "-u";
+	argv[n++] = "TERM"; /* the runner's own may read UTF-8 only */
+	argv[n++] = "PYTHONCOERCECLOCALE=0";
+	argv[n++] = "PATH=" SAFE_PATH;
+	for (size_t k = 0; k < n_env && env[k] != NULL; k++)
+		argv[n++] = (char *)env[k];
+	argv[n++] = "/usr/bin/python3";
+	argv[n++] = "-c";
+	argv[n++] = (char *)tty_printf;
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = p_policy;
+	argv[n++] = (char *)text;
+	argv[n] = NULL;
+	ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+	free(err);
+	return out;
+}
+
+/*
  * Round 37 (fix37t): how the filter reads bytes 0x80 and up comes from
  * the locale passavant runs in (LC_ALL, then LC_CTYPE, then LANG, an
  * empty one skipped): "\xc3\x9dx" (U+00DD, then x) reaches the terminal
@@ -1988,7 +2026,7 @@ static void test_tty_locales(void)
 		{{"LANG=C.UTF-8", "TERM=footx", NULL}, "\\xc3\\x9d\\x18x"},
 		{{"LANG=en_US.ISO-8859-1", "TERM=alacritty", NULL}, "\\xc3"},
 	};
-	char *out = NULL, *err = NULL;
+	char *out;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
@@ -1996,34 +2034,9 @@ static void test_tty_locales(void)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		char *argv[24];
-		size_t n = 0;
 		char tail[2][32];
 
-		argv[n++] = "env";
-		argv[n++] = "-u";
-		argv[n++] = "MAKEFLAGS";
-		argv[n++] = "-u";
-		argv[n++] = "LANG";
-		argv[n++] = "-u";
-		argv[n++] = "LC_ALL";
-		argv[n++] = "-u";
-		argv[n++] = "LC_CTYPE";
-		argv[n++] = "-u";
-		argv[n++] = "TERM"; /* the runner's own may read UTF-8 only */
-		argv[n++] = "PYTHONCOERCECLOCALE=0";
-		argv[n++] = "PATH=" SAFE_PATH;
-		for (size_t k = 0; k < 3 && rows[i].env[k] != NULL; k++)
-			argv[n++] = (char *)rows[i].env[k];
-		argv[n++] = "/usr/bin/python3";
-		argv[n++] = "-c";
-		argv[n++] = (char *)tty_printf;
-		argv[n++] = (char *)test_passavant_bin();
-		argv[n++] = p_policy;
-		argv[n++] = "\303\235x";
-		argv[n] = NULL;
-		out = err = NULL;
-		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+		out = tty_drive(rows[i].env, 3, "\303\235x");
 		/* the command's output is the last thing on the terminal (the
 		 * driver prints its bytes' repr, in either quotes) */
 		snprintf(tail[0], sizeof(tail[0]), "%s'\n", rows[i].want);
@@ -2031,7 +2044,6 @@ static void test_tty_locales(void)
 		ROW(test_has(out, tail[0]) || test_has(out, tail[1]), "%s %s: the terminal did not end with %s: %s",
 		    rows[i].env[0], test_nz(rows[i].env[1]), rows[i].want, test_nz(out));
 		free(out);
-		free(err);
 	}
 }
 
@@ -2053,7 +2065,7 @@ static void test_tty_mux_title(void)
 		{"TERM=tmux-256color", "\\x1b]0;T\\xc3\\x9c?52;c;aGk=\\x07"},
 		{"TERM=xterm-kitty", "\\x1b]0;T\\xc3\\x9c\\xc3\\x9d52;c;aGk=\\x07"},
 	};
-	char *out = NULL, *err = NULL;
+	char *out;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
@@ -2061,30 +2073,12 @@ static void test_tty_mux_title(void)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		char *argv[] = {"env",
-				"-u",
-				"MAKEFLAGS",
-				"-u",
-				"LC_ALL",
-				"-u",
-				"LC_CTYPE",
-				"LANG=C.UTF-8",
-				(char *)rows[i].term,
-				"PATH=" SAFE_PATH,
-				"/usr/bin/python3",
-				"-c",
-				(char *)tty_printf,
-				(char *)test_passavant_bin(),
-				p_policy,
-				"\x1b]0;T\303\234\303\235" "52;c;aGk=\x07",
-				NULL};
+		const char *env[] = {"LANG=C.UTF-8", rows[i].term};
 
-		out = err = NULL;
-		ROW(test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS) == 0, "driver failed: %s", test_nz(err));
+		out = tty_drive(env, 2, "\x1b]0;T\303\234\303\235" "52;c;aGk=\x07");
 		ROW(test_has(out, rows[i].want), "%s: the title did not reach the terminal as %s: %s", rows[i].term,
 		    rows[i].want, test_nz(out));
 		free(out);
-		free(err);
 	}
 }
 
