@@ -96,6 +96,31 @@ def until(m, out, what, secs):
     return out
 
 
+def finish(m, s, pid, before, out):
+    """Types a line for the command's read, waits for pid to end, then
+    prints what it read, whether the terminal's modes are as before,
+    its status and all the terminal showed."""
+    os.write(m, b'hello keys\r')
+    st, end = None, time.monotonic() + DEADLINE / 2
+    while st is None and time.monotonic() < end:
+        out = collect(m, 0.1, out)
+        p, ws = os.waitpid(pid, os.WNOHANG)
+        if p:
+            st = os.waitstatus_to_exitcode(ws)
+    if st is None:
+        print('timeout: the run did not end')
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    out = collect(m, 0.3, out)
+    text = out.replace(b'\r', b'')
+    i = text.find(b'read: ')
+    if i >= 0:
+        print(text[i:text.find(b'\n', i)].decode(errors='replace'))
+    print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
+    print('status %s' % st)
+    print('terminal: %r' % out)
+
+
 def run():
     binary, policy, how = sys.argv[1:4]
     m, s = os.openpty()
@@ -204,25 +229,7 @@ def run():
     out = collect(m, 1.0, out)
     got = out[at:]
     print('again %s' % ('yes' if all(x in got for x in ON) else 'no'))
-    os.write(m, b'hello keys\r')
-    st, end = None, time.monotonic() + DEADLINE / 2
-    while st is None and time.monotonic() < end:
-        out = collect(m, 0.1, out)
-        p, ws = os.waitpid(shell, os.WNOHANG)
-        if p:
-            st = os.waitstatus_to_exitcode(ws)
-    if st is None:
-        print('timeout: the run did not end')
-        os.kill(shell, signal.SIGKILL)
-        os.waitpid(shell, 0)
-    out = collect(m, 0.3, out)
-    text = out.replace(b'\r', b'')
-    i = text.find(b'read: ')
-    if i >= 0:
-        print(text[i:text.find(b'\n', i)].decode(errors='replace'))
-    print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
-    print('status %s' % st)
-    print('terminal: %r' % out)
+    finish(m, s, shell, before, out)
 
 
 SLOW = r'''
@@ -339,25 +346,7 @@ def nojc():
     out = collect(m, 1.0, out)
     got = out[at:]
     print('again %s' % ('yes' if all(x in got for x in ON) and termios.tcgetattr(s) != before else 'no'))
-    os.write(m, b'hello keys\r')
-    st, end = None, time.monotonic() + DEADLINE / 2
-    while st is None and time.monotonic() < end:
-        out = collect(m, 0.1, out)
-        p, ws = os.waitpid(pid, os.WNOHANG)
-        if p:
-            st = os.waitstatus_to_exitcode(ws)
-    if st is None:
-        print('timeout: the run did not end')
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    out = collect(m, 0.3, out)
-    text = out.replace(b'\r', b'')
-    i = text.find(b'read: ')
-    if i >= 0:
-        print(text[i:text.find(b'\n', i)].decode(errors='replace'))
-    print('termios %s' % ('same' if termios.tcgetattr(s) == before else 'changed'))
-    print('status %s' % st)
-    print('terminal: %r' % out)
+    finish(m, s, pid, before, out)
 
 
 if sys.argv[3] == 'slow':
