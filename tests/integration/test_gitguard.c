@@ -2651,6 +2651,24 @@ static void test_copy_named_refs(void)
 }
 
 /*
+ * A case (run_case()'s setup, inside and host; no policy or options)
+ * whose session prints SET and whose start says each of want; marker in
+ * what the host's command printed is the test's premise (premise: the
+ * row's text when it is not there).
+ */
+static void host_brings_row(const char *setup, const char *inside, const char *host, const char *const *want,
+			    const char *marker, const char *premise)
+{
+	struct gcase c;
+
+	CU_ASSERT_FATAL(run_case(&c, setup, NULL, NULL, inside, host) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want);
+	ROW(test_has(c.host, marker), "%s: %s", premise, test_nz(c.host));
+	gcase_free(&c);
+}
+
+/*
  * Review of round 40 (f3's family): a session in the main work tree
  * moved a LINKED worktree's HEAD (`git update-ref --no-deref
  * worktrees/wt/HEAD C`, .git/worktrees/wt/ is the main repository's)
@@ -2661,19 +2679,14 @@ static void test_linked_worktree_head_brings(void)
 {
 	static const char *const want[] = {"worktrees/wt/HEAD, set in the session, brings settings files",
 					   ".vscode/tasks.json (", "in that linked worktree", NULL};
-	struct gcase c;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(run_case(&c, "git -C work worktree add -q ../wt 2>/dev/null && echo ok", NULL, NULL,
-				 R38_COMMIT "git update-ref --no-deref worktrees/wt/HEAD $c && "
-					    "GIT_INDEX_FILE=.git/worktrees/wt/index git read-tree $c && echo SET",
-				 "cd wt && git restore . >/dev/null 2>&1; "
-				 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	expect_safe(&c, want);
-	ROW(test_has(c.host, "RESTORED-TASKS"), "the host's git restore in wt did not write tasks.json (test premise): %s",
-	    test_nz(c.host));
-	gcase_free(&c);
+	host_brings_row("git -C work worktree add -q ../wt 2>/dev/null && echo ok",
+			R38_COMMIT "git update-ref --no-deref worktrees/wt/HEAD $c && "
+				   "GIT_INDEX_FILE=.git/worktrees/wt/index git read-tree $c && echo SET",
+			"cd wt && git restore . >/dev/null 2>&1; "
+			"test -e .vscode/tasks.json && echo RESTORED-TASKS; true",
+			want, "RESTORED-TASKS", "the host's git restore in wt did not write tasks.json (test premise)");
 }
 
 /*
@@ -2691,20 +2704,18 @@ static void test_head_moved_brings(void)
 					   "git restore .", NULL};
 	static const char *const moves[] = {"git update-ref --no-deref HEAD $c",
 					    "git update-ref refs/heads/feature $c && git symbolic-ref HEAD refs/heads/feature"};
-	char inside[4096];
+	char inside[4096], premise[256];
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
 		snprintf(inside, sizeof(inside), R38_COMMIT "%s && git read-tree HEAD && echo SET", moves[i]);
-		CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, inside,
-					 "cd work && git restore . >/dev/null 2>&1; "
-					 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
-		CU_ASSERT(test_has(c.out, "SET"));
-		expect_safe(&c, want);
-		ROW(test_has(c.host, "RESTORED-TASKS"), "the host's git restore did not write tasks.json (test premise, "
-		    "%s): %s", moves[i], test_nz(c.host));
-		gcase_free(&c);
+		snprintf(premise, sizeof(premise), "the host's git restore did not write tasks.json (test premise, %s)",
+			 moves[i]);
+		host_brings_row(NULL, inside,
+				"cd work && git restore . >/dev/null 2>&1; "
+				"test -e .vscode/tasks.json && echo RESTORED-TASKS; true",
+				want, "RESTORED-TASKS", premise);
 	}
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
 				 "echo x > f && git add f && git commit -q -m f && git checkout -q -b other && "
@@ -2730,18 +2741,14 @@ static void test_index_stages_settings(void)
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
-				 "echo '{\"tasks\":[]}' > /tmp/t && b=$(git hash-object -w /tmp/t) && "
-				 "echo 'echo hi' > /tmp/e && e=$(git hash-object -w /tmp/e) && "
-				 "git update-index --add --cacheinfo 100644,$b,.vscode/tasks.json && "
-				 "git update-index --add --cacheinfo 100644,$e,.envrc && echo SET",
-				 "cd work && git restore . >/dev/null 2>&1; test -e .vscode/tasks.json && "
-				 "test -e .envrc && echo RESTORED-BOTH; true") == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	expect_safe(&c, want);
-	ROW(test_has(c.host, "RESTORED-BOTH"), "the host's git restore did not write both (test premise): %s",
-	    test_nz(c.host));
-	gcase_free(&c);
+	host_brings_row(NULL,
+			"echo '{\"tasks\":[]}' > /tmp/t && b=$(git hash-object -w /tmp/t) && "
+			"echo 'echo hi' > /tmp/e && e=$(git hash-object -w /tmp/e) && "
+			"git update-index --add --cacheinfo 100644,$b,.vscode/tasks.json && "
+			"git update-index --add --cacheinfo 100644,$e,.envrc && echo SET",
+			"cd work && git restore . >/dev/null 2>&1; test -e .vscode/tasks.json && "
+			"test -e .envrc && echo RESTORED-BOTH; true",
+			want, "RESTORED-BOTH", "the host's git restore did not write both (test premise)");
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "echo x > f && git add f && echo SET", NULL) == 0);
 	CU_ASSERT(test_has(c.out, "SET"));
 	ROW(!test_has(c.err, "settings file"), "an index staging no settings file was named: %s", test_nz(c.err));
