@@ -2735,6 +2735,39 @@ static void test_remask_unread_false(void)
 }
 
 /*
+ * For each row ({a file in work/, a kind, what the refusal says of it}):
+ * py (saved at the top of the tree as name) run with the kind and the
+ * real token writes the file; the start is refused, naming /work/FILE
+ * and the row's text. kind: the rows name the kind too.
+ */
+static void refused_files(const char *name, const char *py, const char *const (*rows)[3], size_t n, bool kind)
+{
+	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	const char *env[] = {gh, NULL};
+	FILE *f;
+	int st;
+
+	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
+	f = fopen(at(path, name), "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT(fputs(py, f) >= 0);
+	CU_ASSERT_EQUAL(fclose(f), 0);
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL_FATAL(sh("python3 %s %s %s > work/%s", name, rows[i][1], real_token, rows[i][0]), 0);
+		st = run_cst(env, "echo RAN\n", &out, &err);
+		snprintf(want, sizeof(want), "/work/%s %s", rows[i][0], rows[i][2]);
+		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s%s%s%s reached the "
+		    "command: %s", rows[i][0], kind ? " (" : "", kind ? rows[i][1] : "", kind ? ")" : "", test_nz(err));
+		free(out);
+		free(err);
+		out = err = NULL;
+		snprintf(want, sizeof(want), "work/%s", rows[i][0]);
+		(void)unlink(at(path, want));
+	}
+	(void)unlink(at(path, name));
+}
+
+/*
  * Round 40: the search of the files the command reads skipped past a
  * stream that ended cleanly, so a gzip header's extra field (or a
  * crafted deflate stream) swallowed the gzip stream inside it; it tried
@@ -2775,30 +2808,9 @@ static void test_remask_round40(void)
 		{".env.deflate", "rawfile", "held a masked credential's real value encoded"},
 		{".env.Z", "lzw", "holds data packed in a form not searched"},
 	};
-	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
-	const char *env[] = {gh, NULL};
-	FILE *f;
-	int st;
 
 	SKIP_IF_NEEDED();
-	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
-	f = fopen(at(path, "r40.py"), "w");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	CU_ASSERT(fputs(pre, f) >= 0);
-	CU_ASSERT_EQUAL(fclose(f), 0);
-	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
-		CU_ASSERT_EQUAL_FATAL(sh("python3 r40.py %s %s > work/%s", rows[i][1], real_token, rows[i][0]), 0);
-		st = run_cst(env, "echo RAN\n", &out, &err);
-		snprintf(want, sizeof(want), "/work/%s %s", rows[i][0], rows[i][2]);
-		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s reached the command: %s",
-		    rows[i][0], test_nz(err));
-		free(out);
-		free(err);
-		out = err = NULL;
-		snprintf(want, sizeof(want), "work/%s", rows[i][0]);
-		(void)unlink(at(path, want));
-	}
-	(void)unlink(at(path, "r40.py"));
+	refused_files("r40.py", pre, rows, ARRAY_LEN(rows), false);
 }
 
 /*
@@ -2833,30 +2845,13 @@ static void test_remask_zip_shapes(void)
 		{".deep.zip", "deep", "is compressed and inflates past what is searched"},
 		{".bomb.zip", "bomb", "is compressed and inflates past what is searched"},
 	};
-	char gh[64], path[PATH_MAX], want[PATH_MAX + 64], *out = NULL, *err = NULL;
+	char gh[64], path[PATH_MAX], *out = NULL, *err = NULL;
 	const char *env[] = {gh, NULL};
-	FILE *f;
 	int st;
 
 	SKIP_IF_NEEDED();
 	snprintf(gh, sizeof(gh), "GH_TOKEN=%s", real_token);
-	f = fopen(at(path, "zipshapes.py"), "w");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	CU_ASSERT(fputs(py, f) >= 0);
-	CU_ASSERT_EQUAL(fclose(f), 0);
-	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
-		CU_ASSERT_EQUAL_FATAL(sh("python3 zipshapes.py %s %s > work/%s", rows[i][1], real_token, rows[i][0]), 0);
-		st = run_cst(env, "echo RAN\n", &out, &err);
-		snprintf(want, sizeof(want), "/work/%s %s", rows[i][0], rows[i][2]);
-		ROW(st != 0 && !test_has(out, "RAN") && test_has(err, want), "the real value in %s (%s) reached the command: %s",
-		    rows[i][0], rows[i][1], test_nz(err));
-		free(out);
-		free(err);
-		out = err = NULL;
-		snprintf(want, sizeof(want), "work/%s", rows[i][0]);
-		(void)unlink(at(path, want));
-	}
-	(void)unlink(at(path, "zipshapes.py"));
+	refused_files("zipshapes.py", py, rows, ARRAY_LEN(rows), true);
 	if (access("/usr/bin/zip", X_OK) == 0) {
 		CU_ASSERT_EQUAL_FATAL(sh("cd work && printf 'T=%%s\\n' %s > env && zip -q -P pw .enc.zip env && rm env",
 					 real_token),
