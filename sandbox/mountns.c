@@ -835,13 +835,23 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 	case SBX_OP_DENY_READ:
 		if (lstat(dst, &st) < 0)
 			return 0; /* nothing there to hide in this view */
-		if (S_ISDIR(st.st_mode))
-			return do_mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-					"mode=0755,size=1m", "cover with a tmpfs", err, errlen);
-		if (do_mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL, "cover with an empty file", err,
-			     errlen) < 0)
+		if (S_ISDIR(st.st_mode) ? mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+						"mode=0755,size=1m") == 0
+					: mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL) == 0)
+			return S_ISDIR(st.st_mode) ? 0 : make_ro(pl, dst, false, err, errlen);
+		/* Removed on the host between the look and the mount (a
+		 * snapshot rotated, another program's temporary directory):
+		 * nothing there to hide, as when it was absent at the look. */
+		{
+			const int e = errno;
+			const bool dir = S_ISDIR(st.st_mode);
+
+			if (e == ENOENT && lstat(dst, &st) < 0 && errno == ENOENT)
+				return 0;
+			errbuf_set_errno(err, errlen, e, "cannot cover %s %s", dir ? "with a tmpfs" : "with an empty file",
+					 dst);
 			return -1;
-		return make_ro(pl, dst, false, err, errlen);
+		}
 	case SBX_OP_FILE:
 		if (op->is_dir) {
 			char host[PATH_MAX];

@@ -786,6 +786,8 @@ static int walk_link(struct sbx_builder *b, struct link_walk *w, const char *lnk
 	int rc = -1;
 
 	n = sbx_memo_readlink(b->memo, lnk, target, sizeof(target) - 1);
+	if (n < 0 && errno == ENOENT)
+		return 0; /* removed on the host since the listing: nothing to follow */
 	if (n < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot read the symbolic link %s", lnk);
 		return -1;
@@ -939,6 +941,9 @@ static int walk_package(struct sbx_builder *b, struct link_walk *w, const char *
 		/* Another user's, not searchable: as in walk_dir(). */
 		if (e == EACCES && lstat(path, &st) == 0 && st.st_uid != geteuid() && access(path, X_OK) < 0)
 			return 0;
+		/* Removed on the host since the listing: no links left in it. */
+		if (e == ENOENT)
+			return 0;
 		errbuf_set_errno(err, errlen, e, "cannot list %s to check its symbolic links (%s path %s)", path,
 				 w->list, w->row);
 	}
@@ -983,6 +988,11 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 	if (depth == 0 && (w->seen[w->n_seen++] = strdup(dir)) == NULL)
 		goto nomem;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* Removed on the host between the look and the walk (a snapshot
+	 * rotated, a program's temporary directory): no links left in it,
+	 * as when it was absent at the look; its row stays planned. */
+	if (fd < 0 && errno == ENOENT)
+		return 0;
 	/* Not listable: the host's programs still open the links in it by
 	 * name (a 0311 ~/.ssh/vault holding id_vault -> ~/keys/id_vault;
 	 * review of round 31). Only one the command can neither enter nor
@@ -1050,6 +1060,8 @@ static int walk_dir(struct sbx_builder *b, struct link_walk *w, const char *dir,
 		if (type == DT_UNKNOWN || (type == DT_REG && !w->links_only &&
 					   (shared_fs || w->kind == SBX_OP_DENY_READ) && w->stats++ < LINK_WALK_STATS)) {
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue; /* removed since the listing: as above */
 				errbuf_set_errno(err, errlen, errno, "cannot check %s", path);
 				rc = -1;
 				break;
