@@ -202,6 +202,24 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"R_LIBS_USER", false},
 	{"R_LIBS_SITE", false},
 	{"JULIA_LOAD_PATH", false},
+	/* Round 41: TeX's trees (kpathsea's ':' lists, an entry's "!!"
+	 * and "//" its own marks): the user's and the site's texmf trees,
+	 * searched before the distribution's (a hyperref.sty or a .lua
+	 * there loads into every document), the trees of the formats
+	 * every latex run loads (TEXMFVAR/web2c/: \everyjob, and LuaTeX's
+	 * bytecode) and of texmf.cnf (TEXMFCNF: shell_escape = t, which
+	 * lets every document run \write18 commands); bun's global bin
+	 * directory and its cache of transpiled modules (run as they are) */
+	{"TEXMFHOME", false},
+	{"TEXMFVAR", false},
+	{"TEXMFCONFIG", false},
+	{"TEXMFCNF", false},
+	{"TEXMFLOCAL", false},
+	{"TEXMFSYSVAR", false},
+	{"TEXMFSYSCONFIG", false},
+	{"TEXMFAUXTREES", false},
+	{"BUN_INSTALL_BIN", true},
+	{"BUN_RUNTIME_TRANSPILER_CACHE_PATH", true},
 	{NULL, false},
 };
 
@@ -250,6 +268,22 @@ int env_startup_family(const char *name, size_t len, bool *one)
 		}
 	}
 	return 0;
+}
+
+const char *env_list_seps(const char *name, size_t len)
+{
+	return len == 12 && strncasecmp(name, "yarn_plugins", 12) == 0 ? ":;" : ":";
+}
+
+bool env_list_entry(const char *name, size_t nlen, const char **e, size_t *len)
+{
+	if (nlen < 5 || strncmp(name, "TEXMF", 5) != 0)
+		return true;
+	if (*len >= 2 && (*e)[0] == '!' && (*e)[1] == '!')
+		*e += 2, *len -= 2;
+	while (*len > 1 && (*e)[*len - 1] == '/')
+		(*len)--;
+	return memchr(*e, '$', *len) == NULL && memchr(*e, '{', *len) == NULL;
 }
 
 static bool is(const char *name, size_t len, const char *s)
@@ -306,6 +340,11 @@ const char *env_code_var_as(const char *name, size_t len)
 		return "MAVEN_OPTS";
 	if (is(name, len, "ANT_ARGS"))
 		return "ANT_OPTS";
+	/* Round 41: the arguments bun puts before every bun command's own
+	 * (--preload ./x.ts, -r, --config FILE: a bunfig whose preload
+	 * runs), read as node's options */
+	if (is(name, len, "BUN_OPTIONS"))
+		return "NODE_OPTIONS";
 	/* cargo's [target.<triple>] and [registries.<name>] tables */
 	if (starts(name, len, "CARGO_TARGET_")) {
 		if (ends(name, len, "_LINKER"))

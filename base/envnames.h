@@ -79,6 +79,18 @@ const char *env_code_var_as(const char *name, size_t len);
  */
 int env_startup_family(const char *name, size_t len, bool *one);
 
+/*
+ * Round 41: the separators of a list variable's entries (name, len
+ * bytes): ":", or for yarn's plugins (YARN_PLUGINS, any case) ":;"
+ * (yarn splits it at ';'). And an entry (*e, *len) as the variable's
+ * reader takes it: kpathsea's TEXMF* lists mark an entry "!!" (its
+ * ls-R database only) and "//" (its subdirectories too): trimmed to the
+ * directory; false when the entry holds a '$' or a '{' (kpathsea
+ * expands them: no place passavant can judge before TeX runs).
+ */
+const char *env_list_seps(const char *name, size_t len);
+bool env_list_entry(const char *name, size_t nlen, const char **e, size_t *len);
+
 /* Whether the variable name (len bytes) is one of the four lists or a
  * family of env_code_var_as() (but its "_OPTS", known by a name's end
  * only) or env_startup_family(). */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "loader_int.h"
 
@@ -464,21 +465,30 @@ static void fs_path_denies(struct ldr *l, const struct policy_host *h, const cha
 	/* The preload lists: ':' or ' ' (LD_PRELOAD), an empty entry is
 	 * none, a name without '/' is looked for in the library path. */
 	bool preload = strncmp(var, "LD_", 3) == 0 && strcmp(var, "LD_LIBRARY_PATH") != 0;
-	const char *seps = strcmp(var, "LD_PRELOAD") == 0 ? ": " : ":";
+	/* round 41: yarn's plugins also at ';' (base/envnames.h) */
+	const char *seps = strcmp(var, "LD_PRELOAD") == 0 ? ": " : env_list_seps(var, strlen(var));
 
 	if (path == NULL || (!is_path && path[0] == '\0'))
 		return;
 	for (s = path;; s = e + 1) {
 		char *dir, *abs;
+		const char *d = s;
+		size_t dl;
+
 		e = s + strcspn(s, seps);
-		/* Julia's "@", "@v#.#", "@stdlib" name its own places */
+		dl = (size_t)(e - s);
+		/* Julia's "@", "@v#.#", "@stdlib" name its own places; a TeX
+		 * tree's "!!" and "//" marks are not the directory's (round
+		 * 41), and one with kpathsea's '$' or braces is refused by
+		 * `run` (proxy/cli/plan.c plan_relative_config()) */
 		if ((preload && memchr(s, '/', (size_t)(e - s)) == NULL) || (empty_none && s == e) ||
-		    (s[0] == '@' && strcmp(var, "JULIA_LOAD_PATH") == 0)) {
+		    (s[0] == '@' && strcmp(var, "JULIA_LOAD_PATH") == 0) ||
+		    (s != e && !env_list_entry(var, strlen(var), &d, &dl))) {
 			if (*e == '\0')
 				break;
 			continue;
 		}
-		dir = strndup(s == e ? "." : s, s == e ? 1 : (size_t)(e - s));
+		dir = strndup(s == e ? "." : d, s == e ? 1 : dl);
 		if (dir == NULL) {
 			ldr_error(l, (struct policy_mark){0, 0},
 				  "out of memory, expected to add the mandatory denies");
@@ -499,6 +509,38 @@ static void fs_path_denies(struct ldr *l, const struct policy_host *h, const cha
 		free(abs);
 		if (*e == '\0')
 			break;
+	}
+}
+
+/*
+ * Round 41: yarn's settings file by another name (YARN_RC_FILENAME, any
+ * case, a bare name: yarn reads it in the directory it starts in and in
+ * each one above, the home among them, as .yarnrc.yml): the home's file
+ * of that name is denied as the home's .yarnrc.yml row is (a token;
+ * yarnPath names the program every yarn runs instead of itself), for
+ * every project under the home reads it. One with a '/' refuses the
+ * start (proxy/cli/plan.c).
+ */
+static void fs_yarn_rc_home(struct ldr *l, const struct policy_host *h)
+{
+	struct policy *p = l->p;
+
+	for (size_t i = 0; h->env_at != NULL && h->env_at(i) != NULL && h->home != NULL && h->home[0] == '/'; i++) {
+		const char *kv = h->env_at(i);
+		char *abs;
+
+		if (strncasecmp(kv, "YARN_RC_FILENAME=", 17) != 0 || kv[17] == '\0' || strchr(kv + 17, '/') != NULL ||
+		    strcmp(kv + 17, ".") == 0 || strcmp(kv + 17, "..") == 0)
+			continue;
+		if (asprintf(&abs, "%s/%s", h->home, kv + 17) < 0) {
+			ldr_error(l, (struct policy_mark){0, 0}, "out of memory, expected to add the mandatory denies");
+			return;
+		}
+		if (!ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
+			fs_add(l, &p->fs[FS_DENY_READ], abs);
+		if (!ldr_strlist_has(&p->fs[FS_ALLOW_WRITE], abs))
+			fs_add(l, &p->fs[FS_DENY_WRITE], abs);
+		free(abs);
 	}
 }
 
@@ -773,6 +815,7 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		fs_path_denies(l, h, name, true);
 		free(name);
 	}
+	fs_yarn_rc_home(l, h);
 	for (size_t i = 0; env_code_opt_vars[i] != NULL; i++) {
 		const char *val = host_env(h, env_code_opt_vars[i]);
 		struct fs_opt o = {.l = l, .h = h};

@@ -303,13 +303,18 @@ static int emit_file_url(const struct copt *c, const char *u)
  * absolute is resolved from the working directory, a bare name in its
  * node_modules; x, x.js, x.cjs, x.mjs, x.json, x.node are tried), and the
  * files read at start that load code (--openssl-config: an engine or a
- * provider; --snapshot-blob). "--opt value", "--opt=value", "-rvalue".
+ * provider; --snapshot-blob; round 41: --env-file, whose NODE_OPTIONS
+ * node applies). Round 41: bun's (BUN_OPTIONS, read as these): its
+ * --preload modules and --config, the bunfig.toml whose preload runs.
+ * "--opt value", "--opt=value", "-rvalue".
  * A file: URL is read as its path; data: and node: name no file.
  */
 static int node_opts(const struct copt *c, const struct words *t)
 {
-	static const char *const mods[] = {"--require", "-r", "--import", "--loader", "--experimental-loader"};
-	static const char *const files[] = {"--openssl-config", "--snapshot-blob"};
+	static const char *const mods[] = {"--require", "-r", "--import", "--loader", "--experimental-loader",
+					   "--preload"};
+	static const char *const files[] = {"--openssl-config", "--snapshot-blob", "--env-file",
+					    "--env-file-if-exists", "--config"};
 	static const char *const ext[] = {".js", ".cjs", ".mjs", ".json", ".node", NULL};
 
 	for (size_t i = 0; i < t->n; i++) {

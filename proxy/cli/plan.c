@@ -28,6 +28,8 @@
 #include <openssl/x509.h>
 #include <zlib.h>
 
+#include "base/envnames.h"
+#include "base/fileio.h"
 #include "base/knob.h"
 #include "ca/ca.h"
 #include "proxy/log.h"
@@ -1459,6 +1461,10 @@ static int plan_relative_config(const struct plan_host *h)
 		{"COURSIER_CACHE", RC_ONE}, {"SDKMAN_DIR", RC_ONE}, {"ASDF_DATA_DIR", RC_ONE},
 		{"BUN_INSTALL_CACHE_DIR", RC_ONE}, {"BUN_INSTALL_GLOBAL_DIR", RC_ONE}, {"FPATH", RC_LIST},
 		{"PSModulePath", RC_LIST},
+		/* round 41: TeX's trees (kpathsea's lists) and bun's places */
+		{"TEXMFHOME", RC_LIST}, {"TEXMFVAR", RC_LIST}, {"TEXMFCONFIG", RC_LIST}, {"TEXMFCNF", RC_LIST},
+		{"TEXMFLOCAL", RC_LIST}, {"TEXMFSYSVAR", RC_LIST}, {"TEXMFSYSCONFIG", RC_LIST},
+		{"TEXMFAUXTREES", RC_LIST}, {"BUN_INSTALL_BIN", RC_ONE}, {"BUN_RUNTIME_TRANSPILER_CACHE_PATH", RC_ONE},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and
@@ -1467,7 +1473,9 @@ static int plan_relative_config(const struct plan_host *h)
 	 * programs it starts. */
 	static const char *const home_tilde[] = {"INPUTRC",        "HGRCPATH",  "GNUPGHOME", "R_ENVIRON",
 						 "R_ENVIRON_USER", "R_PROFILE", "R_PROFILE_USER", "R_LIBS",
-						 "R_LIBS_USER",    "R_LIBS_SITE"};
+						 "R_LIBS_USER",    "R_LIBS_SITE", "TEXMFHOME", "TEXMFVAR",
+						 "TEXMFCONFIG",    "TEXMFCNF",  "TEXMFLOCAL", "TEXMFSYSVAR",
+						 "TEXMFSYSCONFIG", "TEXMFAUXTREES"};
 	/* npm reads every npm_config_* whatever its case, '-' or '_'. */
 	static const char *const npm[] = {"userconfig", "globalconfig", "prefix", "init-module", "init_module"};
 
@@ -1531,12 +1539,24 @@ static int plan_relative_config(const struct plan_host *h)
 			kind = RC_LIST;
 		}
 		for (const char *e = val;;) {
-			size_t len = kind == RC_LIST		       ? strcspn(e, ":")
+			size_t len = kind == RC_LIST		       ? strcspn(e, env_list_seps(var, n))
 				     : kind == RC_WORDS || kind == RC_URLS ? strcspn(e, " \t\n")
 									   : strlen(e);
-			bool home = tilde && e[0] == '~' && (len == 1 || e[1] == '/');
 			const char *p = e;
 			size_t pl = len;
+			bool home;
+
+			/* round 41: a TeX tree's "!!" and "//" marks; one that
+			 * kpathsea expands ($VAR, {a,b}) is no place to judge */
+			if (pl > 0 && !env_list_entry(var, n, &p, &pl)) {
+				log_warnx("%.*s holds \"%.*s\", which kpathsea expands ($VAR, {a,b}) to places "
+					  "passavant cannot see before TeX runs, so it cannot keep the TeX code there "
+					  "read-only; not started. Start passavant with %.*s naming the directories "
+					  "themselves (absolute paths), or unset it",
+					  (int)n, var, (int)(len > 200 ? 200 : len), e, (int)n, var);
+				return -1;
+			}
+			home = tilde && p[0] == '~' && (pl == 1 || p[1] == '/');
 
 			/* a URL names no place here, but a file: one its path
 			 * (file:x, file://x relative; file:///x absolute) */
@@ -1630,10 +1650,12 @@ static int plan_path_links(struct run_plan *pl, const struct plan_host *h)
  * GEM_HOME as the working directory), a colon list whose empty entries
  * are skipped (the module paths of perl, ruby, node, gem, java, go; the
  * plugin paths), a ' ' list (TCLLIBPATH), Lua's ';' list of '?'
- * templates (";;" is the default path). The option variables (NODE_OPTIONS,
+ * templates (";;" is the default path), a ',' list (Raku's RAKULIB, round
+ * 41: an entry may name its kind, "inst#/dir", "file#/dir": the path is
+ * after the '#'). The option variables (NODE_OPTIONS,
  * PERL5OPT, RUBYOPT, the JVM's) are read by policy_code_options().
  */
-enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_ONE_DOT, RV_PRELOAD, RV_LIST, RV_WORDS, RV_LUA };
+enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_ONE_DOT, RV_PRELOAD, RV_LIST, RV_WORDS, RV_LUA, RV_COMMA };
 
 /* The entry (e, len) of var refused: logs why (whole: the value is
  * empty, and read as "."). Always -1. */
@@ -1996,6 +2018,23 @@ static int plan_relative_path(const struct plan_host *h)
 		 * from in every program using it are policy.h's
 		 * base/envnames.h env_plugin_path_vars, read after this table. */
 		{"TCLLIBPATH", RV_WORDS},
+		/* Round 41: the other interpreters' module search lists
+		 * (Guile's sources, compiled .go files and extensions, OCaml's
+		 * findlib packages and stub libraries, Erlang's libraries,
+		 * Raku's (',' lists), GHC's package databases, Racket's
+		 * collections, Chez Scheme's libraries, Octave's path) */
+		{"GUILE_LOAD_PATH", RV_LIST},
+		{"GUILE_LOAD_COMPILED_PATH", RV_LIST},
+		{"GUILE_EXTENSIONS_PATH", RV_LIST},
+		{"OCAMLPATH", RV_LIST},
+		{"CAML_LD_LIBRARY_PATH", RV_LIST},
+		{"ERL_LIBS", RV_LIST},
+		{"RAKULIB", RV_COMMA},
+		{"PERL6LIB", RV_COMMA},
+		{"GHC_PACKAGE_PATH", RV_LIST},
+		{"PLTCOLLECTS", RV_LIST},
+		{"CHEZSCHEMELIBDIRS", RV_LIST},
+		{"OCTAVE_PATH", RV_LIST},
 	};
 
 	size_t nplug = 0;
@@ -2019,7 +2058,8 @@ static int plan_relative_path(const struct plan_host *h)
 		const struct env_plugin_var *pv = v < ARRAY_LEN(vars) ? NULL : &env_plugin_path_vars[v - ARRAY_LEN(vars)];
 		enum relvar_kind kind = pv == NULL ? vars[v].kind : pv->one ? RV_ONE : RV_LIST;
 		const char *name = pv == NULL ? vars[v].name : pv->name, *val = NULL;
-		const char *seps = kind == RV_LUA ? ";" : kind == RV_WORDS ? " \t\n" : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
+		const char *seps = kind == RV_LUA ? ";" : kind == RV_WORDS ? " \t\n" : kind == RV_COMMA ? ","
+				   : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
 		size_t n = strlen(name);
 
 		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
@@ -2033,6 +2073,14 @@ static int plan_relative_path(const struct plan_host *h)
 
 			if (len > 0 && strncmp(name, "LD_", 3) == 0 && memchr(e, '$', len) != NULL)
 				return relvar_token(name, e, len);
+			if (kind == RV_COMMA && len > 0 && memchr(e, '#', len) != NULL) {
+				const char *h2 = memchr(e, '#', len);
+
+				if (h2[1] != '/' || (size_t)(h2 + 1 - e) >= len)
+					return relvar_refuse(name, e, len, false, false);
+				e = h2 + 1;
+				len = strcspn(e, seps);
+			}
 			if (len == 0)
 				skip = kind != RV_LIST_DOT && kind != RV_ONE_DOT;
 			else if (kind == RV_PRELOAD)
@@ -2095,22 +2143,27 @@ static bool code_home_held(const struct strv *aw, const char *p, const char *rea
 	return held;
 }
 
-static int code_home_one(FILE *f, size_t *n, const struct strv *aw, const char *var, size_t vlen, const char *val,
+/* The entries of var's value (a list when list: its separators and a TeX
+ * tree's marks as base/envnames.h says) held read-only in a writable
+ * tree, each "VAR=path" added to out. 0, or -1 after logging. */
+static int code_home_one(struct strv *out, const struct strv *aw, const char *var, size_t vlen, const char *val,
 			 bool list)
 {
 	for (const char *e = val;;) {
-		size_t len = list ? strcspn(e, ":") : strlen(e);
-		char p[PATH_MAX], real[PATH_MAX];
+		size_t len = list ? strcspn(e, env_list_seps(var, vlen)) : strlen(e), pl = len;
+		const char *d = e;
+		char p[PATH_MAX], real[PATH_MAX], kv[2 * PATH_MAX];
 
-		if (len > 0 && len < sizeof(p) && e[0] == '/') {
-			memcpy(p, e, len);
-			p[len] = '\0';
+		if (len > 0 && env_list_entry(var, vlen, &d, &pl) && pl < sizeof(p) && d[0] == '/') {
+			memcpy(p, d, pl);
+			p[pl] = '\0';
 			if (realpath(p, real) == NULL)
 				snprintf(real, sizeof(real), "%s", p);
 			if (code_home_held(aw, p, real)) {
-				if (*n < 6)
-					fprintf(f, "%s%.*s=%s", *n ? ", " : "", (int)vlen, var, p);
-				(*n)++;
+				if (snprintf(kv, sizeof(kv), "%.*s=%s", (int)vlen, var, p) >= (int)sizeof(kv))
+					return 0;
+				if (!strv_has(out, kv) && strv_add(out, kv) < 0)
+					return -1;
 				return 0;
 			}
 		}
@@ -2120,45 +2173,137 @@ static int code_home_one(FILE *f, size_t *n, const struct strv *aw, const char *
 	}
 }
 
-static int print_code_homes_notice(const struct run_plan *pl, const struct plan_host *h)
+/*
+ * Round 41: the homes named before, so that each is named once (the
+ * review of round 40's line named pixi's XDG_DATA_DIRS=$PWD/.pixi/...
+ * and a CI job's GOCACHE on every run: noise users learn to skip). The
+ * state directory's file code-homes (passavant's own: $XDG_STATE_HOME/
+ * passavant, else ~/.local/state/passavant, denied to every session)
+ * holds one "VAR=path" a line; an entry not there is named, then
+ * appended. Unreadable or unwritable: every entry is named, as before.
+ * The state directory's path into dir; false when there is none.
+ */
+static bool code_homes_state(const struct plan_host *h, char *dir, size_t len)
 {
-	char *text = NULL;
-	size_t tlen = 0, n = 0;
-	FILE *f = open_memstream(&text, &tlen);
+	const char *x = host_env(h, "XDG_STATE_HOME");
+	int n;
 
-	if (f == NULL) {
-		log_warn("run: the notice of the read-only homes of code");
-		return -1;
-	}
+	if (x != NULL && x[0] == '/')
+		n = snprintf(dir, len, "%s/passavant", x);
+	else if (h->home != NULL && h->home[0] == '/')
+		n = snprintf(dir, len, "%s/.local/state/passavant", h->home);
+	else
+		return false;
+	if (n < 0 || (size_t)n >= len)
+		return false;
+	for (char *c = dir + 1;; c++)
+		if (*c == '/' || *c == '\0') {
+			char k = *c;
+
+			*c = '\0';
+			if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+				*c = k;
+				return false;
+			}
+			*c = k;
+			if (k == '\0')
+				return true;
+		}
+}
+
+static int print_code_homes_notice(const struct run_plan *pl, const struct plan_host *h, bool all)
+{
+	struct strv found = {0}, shown = {0};
+	char dir[PATH_MAX], file[PATH_MAX + 16], *seen = NULL, *text = NULL;
+	size_t seen_len = 0, tlen = 0;
+	int rc = -1, fd = -1;
+	FILE *f = NULL;
+
 	for (size_t i = 0; env_startup_vars[i].name != NULL; i++) {
 		const char *val = host_env(h, env_startup_vars[i].name);
 
-		if (val != NULL)
-			(void)code_home_one(f, &n, &pl->allow_write, env_startup_vars[i].name,
-					    strlen(env_startup_vars[i].name), val, !env_startup_vars[i].one);
+		if (val != NULL && code_home_one(&found, &pl->allow_write, env_startup_vars[i].name,
+						 strlen(env_startup_vars[i].name), val, !env_startup_vars[i].one) < 0)
+			goto out;
 	}
 	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
 		const char *kv = h->env[i], *eq = strchr(kv, '=');
 		bool one = true;
 
-		if (eq != NULL && env_startup_family(kv, (size_t)(eq - kv), &one))
-			(void)code_home_one(f, &n, &pl->allow_write, kv, (size_t)(eq - kv), eq + 1, !one);
+		if (eq != NULL && env_startup_family(kv, (size_t)(eq - kv), &one) &&
+		    code_home_one(&found, &pl->allow_write, kv, (size_t)(eq - kv), eq + 1, !one) < 0)
+			goto out;
 	}
-	if (n > 6)
-		fprintf(f, " and %zu more", n - 6);
-	if (notice_close(f, &text, "the notice of the read-only homes of code") < 0)
-		return -1;
-	if (n > 0)
-		fprintf(stderr,
-			"passavant: read-only in the sandbox, as the host's next build or shell runs the code they "
-			"hold: %s; a build that writes there fails (\"Read-only file system\", or \"not a directory\" "
-			"where a missing one is held by an empty file): name the exact "
-			"path in filesystem.allowWrite to let the command fill it (the host then runs what the "
-			"command left there), or give the command its own for the run (passavant run -- env "
-			"VAR=/tmp/NAME ...: /tmp is the sandbox's)\n",
-			text);
+	rc = 0;
+	if (found.n == 0)
+		goto out;
+	if (code_homes_state(h, dir, sizeof(dir)) &&
+	    snprintf(file, sizeof(file), "%s/code-homes", dir) < (int)sizeof(file)) {
+		struct stat st;
+
+		fd = fileio_open_nolinks(file, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20)) {
+			seen = fileio_read_at(AT_FDCWD, file, 1 << 20, FILEIO_NOFOLLOW, &seen_len, NULL);
+			/* a line cut short by a full disk reads as no line */
+		}
+	}
+	for (size_t i = 0; i < found.n; i++) {
+		size_t kl = strlen(found.v[i]);
+		bool known = false;
+
+		for (const char *l = seen; l != NULL && *l != '\0' && !known;) {
+			const char *nl = strchr(l, '\n');
+
+			if (nl == NULL)
+				break;
+			known = (size_t)(nl - l) == kl && memcmp(l, found.v[i], kl) == 0;
+			l = nl + 1;
+		}
+		if ((!known || all) && strv_add(&shown, found.v[i]) < 0) {
+			rc = -1;
+			goto out;
+		}
+		if (!known && fd >= 0 && seen != NULL) {
+			char line[2 * PATH_MAX + 2];
+			int ll = snprintf(line, sizeof(line), "%s\n", found.v[i]);
+
+			if (ll > 0 && (size_t)ll < sizeof(line) && write(fd, line, (size_t)ll) != ll)
+				log_warn("run: %s (the homes of code named before: they are named again next time)",
+					 file);
+		}
+	}
+	if (shown.n == 0)
+		goto out;
+	if ((f = open_memstream(&text, &tlen)) == NULL) {
+		log_warn("run: the notice of the read-only homes of code");
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < shown.n && i < 6; i++)
+		fprintf(f, "%s%s", i ? ", " : "", shown.v[i]);
+	if (shown.n > 6)
+		fprintf(f, " and %zu more", shown.n - 6);
+	if (fclose(f) != 0) {
+		log_warn("run: the notice of the read-only homes of code");
+		rc = -1;
+		goto out;
+	}
+	fprintf(stderr,
+		"passavant: read-only in the sandbox, as the host's next build or shell runs the code they "
+		"hold: %s; a build that writes there fails (\"Read-only file system\", or \"not a directory\" "
+		"where a missing one is held by an empty file): name the exact "
+		"path in filesystem.allowWrite to let the command fill it (the host then runs what the "
+		"command left there), or give the command its own for the run (passavant run -- env "
+		"VAR=/tmp/NAME ...: /tmp is the sandbox's)%s\n",
+		text, all ? "" : "; each is named once (passavant run -v names them every time)");
+out:
+	if (fd >= 0)
+		(void)close(fd);
+	free(seen);
 	free(text);
-	return 0;
+	strv_free(&found);
+	strv_free(&shown);
+	return rc;
 }
 
 static int plan_protect(struct run_plan *pl, const struct plan_host *h,
@@ -2194,7 +2339,7 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 			return -1;
 	if (protect_homes(&pl->protect, &pl->cover, &pl->follow, &pl->allow_write, h, s->quiet) < 0)
 		return -1;
-	if (!s->quiet && print_code_homes_notice(pl, h) < 0)
+	if (!s->quiet && print_code_homes_notice(pl, h, s->verbose > 0) < 0)
 		return -1;
 	/* Before git reads the global config its variables name. */
 	if (plan_relative_config(h) < 0)

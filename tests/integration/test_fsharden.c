@@ -2305,6 +2305,138 @@ static void test_code_homes_r40(void)
 }
 
 /*
+ * Round 41 (fix41v): the families round 40 left. TeX's trees (TEXMFHOME's
+ * tex/latex/ .sty files load before the distribution's, TEXMFCNF's texmf.cnf
+ * sets shell_escape = t, TEXMFVAR's formats load at every latex run),
+ * yarn's plugins as a ';' list, bun's global bin and transpiler cache,
+ * bun's BUN_OPTIONS=--preload, a bare YARN_RC_FILENAME's file in a
+ * writable home (yarn reads it there for every project under the home):
+ * in a writable tree read-only; the other interpreters' module search
+ * lists (Guile, OCaml, Erlang, Raku) and TeX's trees refuse a relative
+ * entry; the values CI images set start. And the notice of the homes of
+ * code names each entry once: a second run with the same says nothing,
+ * -v names it again.
+ */
+static void test_code_homes_r41(void)
+{
+	static const char *const vars[][2] = {
+		{"TEXMFHOME=@W@/texmf-x", "texmf-x/tex/latex/hyperref.sty"},
+		{"TEXMFCNF=!!@W@/cnf-x//:", "cnf-x/texmf.cnf"},
+		{"TEXMFVAR=/nonexistent-x:@W@/tvar-x", "tvar-x/web2c/pdftex/pdflatex.fmt"},
+		{"YARN_PLUGINS=/nonexistent-x/a.cjs;@W@/yp-x.cjs", "yp-x.cjs"},
+		{"BUN_RUNTIME_TRANSPILER_CACHE_PATH=@W@/bunc-x", "bunc-x/x.pile"},
+		{"BUN_INSTALL_BIN=@W@/bunbin-x", "bunbin-x/tool"},
+		{"BUN_OPTIONS=--smol --preload @W@/pre-x.ts", "pre-x.ts"},
+		{"YARN_RC_FILENAME=.yarnrc-x.yml", "../home41/.yarnrc-x.yml"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	static const char *const rel[][4] = {
+		{"TEXMFHOME=texmf-x", "TEXMFHOME holds", "\"texmf-x\"", NULL},
+		{"TEXMFCNF=$SELFAUTOLOC/x", "TEXMFCNF holds", "kpathsea expands", NULL},
+		{"GUILE_LOAD_PATH=/usr/share/guile:lib-x", "GUILE_LOAD_PATH holds", "\"lib-x\"", NULL},
+		{"ERL_LIBS=./deps-x", "ERL_LIBS holds", "\"./deps-x\"", NULL},
+		{"OCAMLPATH=_opam-x/lib", "OCAMLPATH holds", "\"_opam-x/lib\"", NULL},
+		{"RAKULIB=inst#lib-x", "RAKULIB holds", "\"inst#lib-x\"", NULL},
+		{"YARN_PLUGINS=/nonexistent-x/a.cjs;./p-x.cjs", "YARN_PLUGINS holds", "\"./p-x.cjs\"", NULL},
+		{"BUN_OPTIONS=--preload ./pre-x.ts", "BUN_OPTIONS holds", "\"./pre-x.ts\"", NULL},
+	};
+	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
+	const char *env[NV + 1];
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	CU_ASSERT_FATAL(mkdirs("home41") == 0);
+	CU_ASSERT_FATAL(write_policy("home41.yaml", "filesystem:\n  allowWrite: [\"%1$s/home41\", \"%1$s/work\"]\n") == 0);
+	script[0] = '\0';
+	for (size_t i = 0; i < NV; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		if (sub != NULL)
+			snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		else
+			snprintf(e[i], sizeof(e[i]), "%s", tpl);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n,
+			 "{ mkdir -p \"$(dirname %s)\" && echo 'echo PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
+			 vars[i][1], vars[i][1], i);
+	}
+	env[NV] = NULL;
+	n = strlen(script);
+	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?; printf x > ../home41/ok-x.txt; echo hok=$?\n");
+	st = run_fsh("home41", NULL, env, NULL, "home41.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0") && test_has(out, "hok=0"), "round 41 homes: status %d, %s %s", st,
+	    out ? out : "", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	for (size_t i = 0; i < NV; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0\n", i);
+		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
+	/* What CI images and developers set: started. */
+	{
+		const char *ok[] = {"TEXMFHOME=~/texmf", "TEXMFHOME=/root/texmf", "TEXINPUTS=.:./styles//:",
+				    "BIBINPUTS=.:./bib//:", "LUAINPUTS=.:", "TEXMFCNF=/usr/share/texmf/web2c:",
+				    "TEXMFVAR=/root/.texlive2023/texmf-var", "GUILE_LOAD_PATH=/usr/share/guile/site/3.0",
+				    "OCAMLPATH=/root/.opam/default/lib", "ERL_LIBS=/usr/lib/erlang/lib",
+				    "RAKULIB=inst#/opt/rakudo/share/perl6/site,/opt/lib",
+				    "YARN_PLUGINS=/opt/yarn/plugin-a.cjs;/opt/yarn/plugin-b.cjs", "BUN_OPTIONS=--smol",
+				    "BUN_INSTALL_BIN=/usr/local/bin", "YARN_RC_FILENAME=.yarnrc-ci.yml",
+				    "NODE_OPTIONS=--max-old-space-size=4096", NULL};
+
+		/* one at a time: TEXMFHOME twice */
+		for (size_t i = 0; ok[i] != NULL; i++) {
+			const char *one[] = {ok[i], NULL};
+
+			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
+			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	/* The notice names each entry once; -v every time. */
+	{
+		char g[2 * PATH_MAX], want[3 * PATH_MAX];
+		const char *genv[] = {g, NULL}, *verbose[] = {"-v", NULL};
+
+		snprintf(g, sizeof(g), "GOCACHE=%s/.go-cache-o%ld", w, (long)getpid());
+		snprintf(want, sizeof(want), "GOCACHE=%s/.go-cache-o%ld", w, (long)getpid());
+		for (int k = 0; k < 3; k++) {
+			st = run_fsh("home", NULL, genv, k == 2 ? verbose : NULL, "work.yaml", "echo started\n", &out, &err);
+			ROW(st == 0 && test_has(out, "started"), "notice run %d: status %d, %s", k, st, err ? err : "");
+			if (k == 1)
+				ROW(!test_has(err, want), "the second run named %s again: %s", want, err ? err : "");
+			else
+				ROW(test_has(err, want), "run %d did not name %s: %s", k, want, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	drop("work/ok-x.txt");
+	drop("home41/ok-x.txt");
+	drop("home41/.yarnrc-x.yml");
+	for (size_t i = 0; i < NV; i++) {
+		char top[PATH_MAX];
+
+		if (strncmp(vars[i][1], "../", 3) == 0)
+			continue;
+		if (snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
+		test_rmtree(top);
+	}
+}
+
+/*
  * Review of round 40 (fix40v): a home of code in the tree is read-only,
  * and a build filling it (GitLab's GOCACHE=$CI_PROJECT_DIR/.go-cache,
  * CARGO_HOME=$CI_PROJECT_DIR/.cargo) failed with a bare "Read-only file
@@ -4738,6 +4870,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 40 review: a home of code in the tree is named at the start, with what to do (GOCACHE, "
 		    "CARGO_HOME; go builds with its own)",
 		 test_code_homes_notice_r40);
+	test_add(s, "round 41: TeX's trees, yarn's ';' plugins, bun's homes and BUN_OPTIONS, a bare YARN_RC_FILENAME in "
+		    "the home: read-only; Guile's, OCaml's, Erlang's, Raku's relative lists refused; the homes' notice "
+		    "names each once", test_code_homes_r41);
 	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
 		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
 		 test_moved_startup_files_r39);

@@ -660,6 +660,44 @@ static void test_families_r40(void)
 	CU_ASSERT(!env_code_var_known("npm_config_registry", 19));
 }
 
+/*
+ * Round 41: bun's options (BUN_OPTIONS: --preload, -r, --config, read as
+ * node's), node's --env-file (its NODE_OPTIONS apply), the list helpers
+ * (yarn's plugins at ';', a TeX tree's "!!" and "//") and the TeX trees'
+ * and bun's homes named.
+ */
+static void test_families_r41(void)
+{
+	static const char *const rows[][3] = {
+		{"BUN_OPTIONS", "--preload ./pre.ts", "L:./pre.ts"},
+		{"BUN_OPTIONS", "--config=/w/bunfig.toml --smol", "L:/w/bunfig.toml"},
+		{"BUN_OPTIONS", "-r /w/x.ts", "L:/w/x.ts"},
+		{"NODE_OPTIONS", "--env-file=.env.local", "L:.env.local"},
+		/* what CI images and developers set */
+		{"BUN_OPTIONS", "--smol --silent", ""},
+		{"NODE_OPTIONS", "--max-old-space-size=4096 --enable-source-maps", ""},
+	};
+	const char *e;
+	size_t len;
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_known("TEXMFHOME", 9));
+	CU_ASSERT(env_code_var_known("TEXMFCNF", 8));
+	CU_ASSERT(env_code_var_known("BUN_OPTIONS", 11));
+	CU_ASSERT(env_code_var_known("BUN_RUNTIME_TRANSPILER_CACHE_PATH", 33));
+	CU_ASSERT(strcmp(env_list_seps("Yarn_Plugins", 12), ":;") == 0);
+	CU_ASSERT(strcmp(env_list_seps("GOPATH", 6), ":") == 0);
+	e = "!!/w/texmf//";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("TEXMFHOME", 9, &e, &len) && len == 8 && strncmp(e, "/w/texmf", len) == 0);
+	e = "$HOME/texmf";
+	len = strlen(e);
+	CU_ASSERT(!env_list_entry("TEXMFHOME", 9, &e, &len));
+	e = "/w/x//";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("GOPATH", 6, &e, &len) && len == 6);
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -682,4 +720,7 @@ TEST_REGISTRAR(policy_codevars_register)
 	test_add(s, "round 40: <NAME>_OPTS of the JVM launchers, the JVM tools' homes, GOFLAGS, cargo's aliases' "
 		    "manifests and includes, npm's, pnpm's and yarn's places: named; what CI images set, nothing",
 		 test_families_r40);
+	test_add(s, "round 41: BUN_OPTIONS (--preload, --config), node's --env-file, TeX's trees and bun's homes "
+		    "named, yarn's plugins at ';', a TeX tree's marks; what CI images set, nothing",
+		 test_families_r41);
 }
