@@ -60,6 +60,7 @@ struct http1 {
 	bool in_trailers;            /* a chunked request after its last chunk's size line: the trailer section */
 	bool trailers_begin;         /* llhttp paused at the last chunk's size line (on_chunk_header()) */
 	enum scan_state tscan;       /* the trailer section's line scanner */
+	size_t tsection_bytes;       /* a request's trailer section bytes scanned (all of them, OWS too) */
 	bool is_head_req;            /* response to HEAD: no body */
 	char start[8];               /* first bytes of the head (method) */
 	size_t start_len;            /* bytes in start */
@@ -412,6 +413,7 @@ void http1_reset(http1_t *h)
 	h->head_done = h->msg_done = h->is_head_req = h->in_chunk = h->has_body = false;
 	h->in_trailers = h->trailers_begin = false;
 	h->tscan = SCAN_LINE_START;
+	h->tsection_bytes = 0;
 	h->trailer_bytes = 0;
 	h->no_trailers = false;
 	h->err_status = 0;
@@ -709,6 +711,13 @@ enum http1_result http1_feed(http1_t *h, const char *data, size_t len, size_t *c
 		n = len - off;
 		if (h->in_trailers && (n = scan_lines(&h->tscan, data + off, len - off, true, &why)) == (size_t)-1) {
 			set_error(h, 400, why);
+			return HTTP1_ERROR;
+		}
+		/* Bounded like a head, every byte of it: llhttp reports no
+		 * white space before a field's value, so the callbacks'
+		 * count (trailer()) let "X:" and endless spaces through. */
+		if (h->in_trailers && (h->tsection_bytes += n) > h->max_head) {
+			set_error(h, 431, "the chunked body's trailer section is larger than maxHeaderBytes");
 			return HTTP1_ERROR;
 		}
 		e = llhttp_execute(&h->parser, data + off, n);

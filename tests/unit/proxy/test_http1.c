@@ -347,6 +347,97 @@ static void test_trailer_section(void)
 	}
 }
 
+/*
+ * A chunked request's trailer section, bounded like a head: every byte of
+ * it, not only the bytes llhttp reports to the field callbacks (it reports
+ * no white space before a value, so "X:" and endless spaces went through,
+ * and upstream as received, review of round 41). Fed in pieces of 1 to
+ * 64 KiB: 431 before the limit is passed by more than a piece, never done;
+ * a section just under the limit still passes; the good sections fed a
+ * byte at a time, with a request after them, end exactly at their last
+ * byte (the pause at the last chunk falls in every piece).
+ */
+static enum http1_result feed_pieces(http1_t *h, const char *s, size_t len, size_t step, size_t *total)
+{
+	enum http1_result r = HTTP1_MORE;
+	size_t n;
+
+	*total = 0;
+	for (size_t off = 0; off < len && r == HTTP1_MORE; off += step) {
+		r = http1_feed(h, s + off, len - off < step ? len - off : step, &n);
+		*total += n;
+	}
+	return r;
+}
+
+static void test_trailer_section_bound(void)
+{
+	static const char head[] = "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+	static const char *const good[] = {
+		"5\r\nhello\r\n0\r\n\r\n",
+		"5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n",
+		"5\r\nhello\r\n0;a=\"b c\"\r\nX-T: 1\r\nY:\r\n\r\n",
+	};
+	static const size_t steps[] = {1, 7, 4096, 65536};
+	const size_t limit = 4096, flood = 100000;
+	char *big = malloc(flood + 64);
+	http1_t *h = http1_new(HTTP1_REQUEST, limit);
+	size_t n, total, bl;
+	enum http1_result r;
+
+	CU_ASSERT_FATAL(big != NULL && h != NULL);
+	for (int ws = 0; ws < 2; ws++) {
+		bl = (size_t)snprintf(big, 64, "5\r\nhello\r\n0\r\nX:");
+		memset(big + bl, ws == 0 ? ' ' : '\t', flood);
+		bl += flood;
+		memcpy(big + bl, "\r\n\r\n", 4);
+		bl += 4;
+		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+			http1_reset(h);
+			CU_ASSERT_EQUAL_FATAL(http1_feed(h, head, sizeof(head) - 1, &n), HTTP1_HEAD);
+			r = feed_pieces(h, big, bl, steps[i], &total);
+			if (r != HTTP1_ERROR)
+				fprintf(stderr, "%zu bytes of %s after 'X:' in pieces of %zu: result %d\n", flood,
+					ws == 0 ? "SP" : "HT", steps[i], (int)r);
+			CU_ASSERT_EQUAL(r, HTTP1_ERROR);
+			CU_ASSERT_EQUAL(http1_error_status(h), 431);
+			CU_ASSERT(!http1_message_done(h));
+			CU_ASSERT(total <= limit + 32 + steps[i]);
+		}
+	}
+	/* Just under the limit (OWS and a value): still a request. */
+	bl = (size_t)snprintf(big, 64, "5\r\nhello\r\n0\r\nX:");
+	memset(big + bl, ' ', limit - 16);
+	bl += limit - 16;
+	memcpy(big + bl, "v\r\n\r\n", 5);
+	bl += 5;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		http1_reset(h);
+		CU_ASSERT_EQUAL_FATAL(http1_feed(h, head, sizeof(head) - 1, &n), HTTP1_HEAD);
+		CU_ASSERT_EQUAL(feed_pieces(h, big, bl, steps[i], &total), HTTP1_DONE);
+		CU_ASSERT_EQUAL(total, bl);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		static const char next[] = "GET /n HTTP/1.1\r\nHost: a\r\n\r\n";
+
+		bl = (size_t)snprintf(big, 200, "%s%s", good[i], next);
+		for (size_t st = 1; st <= 3; st++) {
+			http1_reset(h);
+			CU_ASSERT_EQUAL_FATAL(http1_feed(h, head, sizeof(head) - 1, &n), HTTP1_HEAD);
+			r = feed_pieces(h, big, bl, st, &total);
+			CU_ASSERT_EQUAL(r, HTTP1_DONE);
+			CU_ASSERT_EQUAL(total, strlen(good[i]));
+			/* The next request reads from there. */
+			http1_reset(h);
+			CU_ASSERT_EQUAL(http1_feed(h, big + total, bl - total, &n), HTTP1_HEAD);
+			CU_ASSERT_EQUAL(n, sizeof(next) - 1);
+			CU_ASSERT(http1_method_is(h, "GET"));
+		}
+	}
+	http1_free(h);
+	free(big);
+}
+
 TEST_REGISTRAR(proxy_http1_suite)
 {
 	CU_pSuite s = test_suite("proxy_http1", NULL, NULL);
@@ -355,6 +446,7 @@ TEST_REGISTRAR(proxy_http1_suite)
 	test_add(s, "smuggling vectors refused", test_strictness);
 	test_add(s, "head bytes: llhttp (strict or not) and our scanner", test_head_layers);
 	test_add(s, "a chunked request's trailer section: the head's line rules", test_trailer_section);
+	test_add(s, "a chunked request's trailer section: bounded like a head, every byte", test_trailer_section_bound);
 	test_add(s, "header bytes and count limits: 431", test_limits);
 	test_add(s, "rewritten request and response heads", test_rewrite);
 	test_add(s, "response framing: EOF, HEAD, cut short", test_response_framing);
