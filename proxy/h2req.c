@@ -671,8 +671,12 @@ int h2_down_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t c
 		return 0;
 	s->cl_open = false;
 	/* A request the client will not finish (reset, or a response that
-	 * ended first) is not left waiting upstream. */
-	if ((code != NGHTTP2_NO_ERROR || !s->req_end) && s->up_open && s->uid >= 0) {
+	 * ended first) is not left waiting upstream, nor one whose response
+	 * it will not read: a reset with NO_ERROR before the response's end
+	 * too (a GET reset so went on upstream until its end, uncharged:
+	 * review of round 41). */
+	if ((code != NGHTTP2_NO_ERROR || !s->req_end || (s->phase == H2S_FORWARD && !h2s_answered(s))) && s->up_open &&
+	    s->uid >= 0) {
 		(void)nghttp2_submit_rst_stream(h->up, NGHTTP2_FLAG_NONE, s->uid, NGHTTP2_CANCEL);
 		h2_charge_cancel(h);
 	}

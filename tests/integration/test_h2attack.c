@@ -406,6 +406,60 @@ static void test_client_rst_no_error(void)
 }
 
 /*
+ * Class: availability, and the audit (review of round 41). A client that
+ * resets with NO_ERROR a stream whose request went whole (END_STREAM)
+ * while its response is under way will read none of the rest: the
+ * request is cancelled upstream, as with any other code, and charged to
+ * the client's reset budget. The proxy cancelled only resets with an
+ * error code, or before the request's end: a GET (a long poll, an event
+ * stream, a download) reset with NO_ERROR went on upstream until its end,
+ * the proxy reading what nobody would, its stream kept meanwhile; nghttp2
+ * lets 50 resets a second through, each leaving one more such stream.
+ */
+static void test_client_rst_no_error_after_request(void)
+{
+	size_t mark = test_file_size(p_rec), amark = test_file_size(px.audit);
+	char *o = NULL, *rec = NULL, *aud, *h, *line, *nl, want[64];
+	int rc, sid = 0;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "20", "cutend0", "/pause?x=637574656e6430&ms=3000", NULL);
+	ROW(rc == 0 && test_hasf(o, "stream 3 status 200"), "cutend0: expected stream 3 to be answered, got %d:\n%s", rc,
+	    test_tail(o, 600));
+	/* The upstream's record: the stream's HEADERS, then its reset
+	 * (CANCEL, 8), well before the 3 s the upstream pauses. */
+	for (int i = 0; i < 15; i++) {
+		free(rec);
+		rec = test_file_since(p_rec, mark);
+		h = rec != NULL ? strstr(rec, " headers /pause?x=637574656e6430") : NULL;
+		if (h != NULL) {
+			const char *st = h;
+
+			while (st > rec && st[-1] != '\n')
+				st--;
+			if (sscanf(st, "stream %d headers", &sid) != 1)
+				sid = 0;
+		}
+		(void)snprintf(want, sizeof(want), "stream %d reset 8\n", sid);
+		if (sid > 0 && h != NULL && strstr(h, want) != NULL)
+			break;
+		usleep(100 * 1000);
+	}
+	ROW(sid > 0 && rec != NULL && strstr(rec, want) != NULL,
+	    "cutend0: the stream reset with NO_ERROR by the client was not cancelled upstream (want '%s'):\n%s",
+	    want, test_nz(rec));
+	free(rec);
+	aud = test_file_since(px.audit, amark);
+	line = aud != NULL ? strstr(aud, "\"target\":\"/pause?x=637574656e6430") : NULL;
+	if (line != NULL && (nl = strchr(line, '\n')) != NULL)
+		*nl = '\0';
+	ROW(line != NULL && test_hasf(line, "reset (NO_ERROR) before its end"),
+	    "cutend0: the stream's audit line does not say it was cut:\n%s", test_nz(line));
+	free(aud);
+	free(o);
+}
+
+/*
  * The release the tests above restrict still works where it should: an
  * upstream that pauses 1.5 s of its own after "pause:xyz" + the real
  * value's first 7 bytes (held: they may begin it) gets them to the client
@@ -470,4 +524,6 @@ TEST_REGISTRAR(h2attack_suite)
 	test_add(s, "an upstream's RST_STREAM NO_ERROR before the end: the client is told", test_upstream_rst_no_error);
 	test_add(s, "an upstream's PUSH_PROMISE: nothing pushed reaches the client", test_upstream_push);
 	test_add(s, "a client's RST_STREAM NO_ERROR before its request's end: audited as cut", test_client_rst_no_error);
+	test_add(s, "a client's RST_STREAM NO_ERROR after its request's end, the response under way: cancelled upstream",
+		 test_client_rst_no_error_after_request);
 }

@@ -54,6 +54,11 @@ Two roles, both over TLS with ALPN h2 only:
                                 RST_STREAM NO_ERROR on it (a request cut
                                 off without an error code); then stream
                                 3: GET /hello?t=after-cut0
+          cutend0 PATH          stream 1: HEADERS GET PATH with
+                                END_STREAM (the request whole); 300 ms
+                                later, the response under way, RST_STREAM
+                                NO_ERROR on it; then stream 3: GET
+                                /hello?t=after-cutend0
           connect               HEADERS :method CONNECT, :authority (no
                                 :path, :scheme), END_STREAM
           protocol              extended CONNECT: :method CONNECT,
@@ -446,6 +451,13 @@ def client(a):
         while not r.done and time.monotonic() < end:
             r.step(0.05)
         sock.sendall(frame(3, 0, 1, struct.pack('>I', 0)) + get(3, '/hello?t=after-cut0'))
+        want = [3]
+    elif a.mode == 'cutend0':
+        sock.sendall(get(1, a.args[0]))
+        end = time.monotonic() + 0.3
+        while not r.done and time.monotonic() < end:
+            r.step(0.05)
+        sock.sendall(frame(3, 0, 1, struct.pack('>I', 0)) + get(3, '/hello?t=after-cutend0'))
         want = [3]
     elif a.mode == 'connect':
         blk = enc.encode([(':method', 'CONNECT'), (':authority', a.target)])
