@@ -672,14 +672,27 @@ static int pin_ancestors(const char *path, char *err, size_t errlen)
  */
 static int protect(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
 {
-	struct stat st;
+	for (int tries = 0;; tries++) {
+		struct stat st;
 
-	if (lstat(path, &st) < 0)
-		return 0; /* not in the sandbox's view (private /tmp, cover) */
-	if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
-	    make_ro(pl, path, true, err, errlen) < 0)
+		if (lstat(path, &st) < 0)
+			return 0; /* not in the sandbox's view (private /tmp, cover) */
+		if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) == 0 &&
+		    make_ro(pl, path, true, err, errlen) == 0)
+			return pin_ancestors(path, err, errlen);
+		/* Removed (and perhaps made anew, ext4 giving the same inode
+		 * back) on the host since the look, a snapshot rotated: the
+		 * bind left this view with it (ENOENT), or the path is a
+		 * plain directory again (EINVAL: not a mount). Looked at
+		 * again, as at the plan's look, a few times; absent, nothing
+		 * to protect. Anything else, or still so, refuses. */
+		if (tries < 3 && (errno == ENOENT || errno == EINVAL)) {
+			if (errlen > 0)
+				err[0] = '\0';
+			continue;
+		}
 		return -1;
-	return pin_ancestors(path, err, errlen);
+	}
 }
 
 /* getdents64 records for union_dir() (static: the child must not
@@ -953,8 +966,21 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 			continue;
 		if (join(dst, sizeof(dst), SBX_NEWROOT, pl->ops[i].path) < 0 || access(dst, F_OK) < 0)
 			continue;
-		if (make_ro(pl, dst, false, err, errlen) < 0)
+		if (make_ro(pl, dst, false, err, errlen) == 0)
+			continue;
+		/* The host removed the directory since step 5 (a snapshot
+		 * rotated): the cover left this view with it, and what is
+		 * there now is a plain directory made anew (EINVAL: not a
+		 * mount) or nothing. Covered again, read-only at once. */
+		if (errno != EINVAL && errno != ENOENT)
 			return -1;
+		if (errlen > 0)
+			err[0] = '\0';
+		if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k") < 0 &&
+		    errno != ENOENT) {
+			errbuf_set_errno(err, errlen, errno, "cannot cover with a tmpfs %s", dst);
+			return -1;
+		}
 	}
 	/* 6b. What a cover or a substituted file hides stays hidden in
 	 * later sessions only while its directory keeps its name: their

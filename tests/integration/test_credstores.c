@@ -3647,6 +3647,60 @@ static void test_snapshots_every_dir(void)
 	free(err);
 }
 
+/*
+ * Round 41 (the lead, from dedupe41's run of two suites side by side): a
+ * denied directory of the home that comes and goes on the host while
+ * passavant starts (a snapshot rotated, another program's temporary
+ * directory) refused the start (status 125: "cannot list ... to check
+ * its symbolic links", "cannot read the symbolic link", "cannot cover
+ * with a tmpfs") when it went between the plan's look and its walk or
+ * mount. Gone, it is absent as at the look: the start goes on. A child
+ * makes and removes home/.zfs (a directory) and home/.aws/a (a directory
+ * holding a link) in a loop while the command starts 24 times; each
+ * start must run the command, and the .aws file the child writes is
+ * never read.
+ */
+static void test_paths_gone_during_start(void)
+{
+	char home[PATH_MAX], cmd[3 * PATH_MAX + 256];
+	int fails = 0, leaks = 0, st0 = 0;
+	pid_t loop;
+
+	SKIP_IF_NEEDED();
+	at(home, "home");
+	CU_ASSERT_FATAL(snprintf(cmd, sizeof(cmd),
+				 "while :; do mkdir '%1$s/.zfs' '%1$s/.aws' '%1$s/.aws/a' 2>/dev/null; "
+				 "ln -sf /etc/hostname '%1$s/.aws/a/l'; echo GONE-KEY > '%1$s/.aws/credentials'; "
+				 "rm -rf '%1$s/.aws/a' '%1$s/.aws/credentials'; rmdir '%1$s/.zfs'; done 2>/dev/null",
+				 home) < (int)sizeof(cmd));
+	loop = fork();
+	CU_ASSERT_FATAL(loop >= 0);
+	if (loop == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 24; i++) {
+		char *out = NULL, *err = NULL;
+		int st = run_cst(NULL, "cat ~/.aws/credentials 2>/dev/null; echo started\n", &out, &err);
+
+		if (st != 0 || !test_has(out, "started")) {
+			if (fails++ == 0) {
+				st0 = st;
+				show(st, out, err);
+			}
+		}
+		if (test_has(out, "GONE-KEY"))
+			leaks++;
+		free(out);
+		free(err);
+	}
+	(void)kill(loop, SIGKILL);
+	(void)waitpid(loop, NULL, 0);
+	ROW(fails == 0, "a denied directory removed during the start refused it: %d of 24 starts (first status %d)",
+	    fails, st0);
+	ROW(leaks == 0, "a store written during the start was read: %d of 24", leaks);
+}
+
 TEST_REGISTRAR(register_credstores)
 {
 	CU_pSuite s = test_suite("credstores", suite_init, suite_cleanup);
@@ -3771,4 +3825,7 @@ TEST_REGISTRAR(register_credstores)
 		 test_second_mounts);
 	test_add(s, "round 40 review: a mount of a directory inside ~/.ssh, and a home through a link into another mount: denied",
 		 test_second_mounts_below_and_linked);
+	test_add(s, "round 41: denied directories of the home made and removed on the host during the start: the "
+		 "start goes on, nothing read",
+		 test_paths_gone_during_start);
 }
