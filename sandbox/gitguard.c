@@ -2744,7 +2744,7 @@ static void report_none(void *arg, const struct sbx_git_finding *f)
 	(void)f;
 }
 
-int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
+int sbx_git_before(const char *const *roots, const struct sbx_ctl_path *ctl, sbx_git_before_t **out)
 {
 	struct sbx_git_stats st;
 	struct sbx_git_before *b;
@@ -2764,6 +2764,7 @@ int sbx_git_before(const char *const *roots, sbx_git_before_t **out)
 	g->st = &st;
 	g->roots = roots;
 	g->record = b;
+	g->record_ctl = ctl;
 	if (roots != NULL) {
 		/* Where the kept configs lead now: the host's git lists them,
 		 * the global configs first (a relative core.hooksPath of

@@ -94,6 +94,8 @@ struct gg {
 	int rc;                      /* -1 once something could not be checked */
 	struct sbx_git_before *record; /* the walk before the session: notes the git
 					* directories there, checks nothing */
+	const struct sbx_ctl_path *record_ctl; /* its settings rows (ctl stays
+						  NULL in it): gg_index_record() */
 	const struct sbx_git_before *before; /* git directories at the start; NULL: not known */
 	struct timespec links_t0;    /* linkout.c: when it first ran in this walk */
 	bool links_late;             /* linkout.c: its time is spent */
@@ -247,6 +249,13 @@ struct gg_refsnap {
 	struct gg_refent *v;
 	size_t n;
 	bool cut;                   /* not every ref could be read */
+	/* The index's file and link entries at a settings row's path at the
+	 * start (gg_index_record()): records of a 4-byte mode, a 32-byte
+	 * object name and the NUL-ended path, back to back; staged_known
+	 * false: not read (none, too many, or it did not parse). */
+	unsigned char *staged;
+	size_t staged_len;
+	bool staged_known;
 };
 /* gitrefs.c: the walk before the session notes the refs of the git
  * directory g->path (open as gfd); after it, gg_refs_compare() names
@@ -479,6 +488,12 @@ bool gg_under_roots(const struct gg *g, const char *path);
  * gg_sparse_before(). Settings files the index holds otherwise than wt
  * are named. */
 void gg_index_settle(struct gg *g, int gfd, const char *wt, int wfd, bool sparse);
+/* gitindex.c: the walk before the session: the settings entries of the
+ * index of the git directory gfd into s (staged, staged_len,
+ * staged_known), for stage_differs() to know an entry the user staged
+ * before the session by what it holds, not by the times it records (the
+ * session writes those too: the review of round 41). */
+void gg_index_record(struct gg *g, int gfd, struct gg_refsnap *s);
 /* gitviews.c: whether the git directory gfd is a sparse checkout set up
  * before the session: core.sparseCheckout true in its config or
  * config.worktree, and neither of them nor info/sparse-checkout written

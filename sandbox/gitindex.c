@@ -216,6 +216,8 @@ struct ix {
 				      tree has not as staged (round 40, f4;
 				      round 41: stage_differs()) */
 	char staged_names[1024];   /* the first of them, ", "-separated */
+	const struct gg_refsnap *snap; /* the git directory at the start (its
+					  index's settings entries), or NULL */
 	int swfd;                  /* the work tree the settings entries are
 				      compared with (may lie outside the root
 				      walked: stage_wt()); -1: not found, each
@@ -274,27 +276,54 @@ static bool fresh_below(const struct gg *g, int wfd, const char *name, struct ix
 }
 
 /*
+ * Whether the index of the git directory snap describes held the entry e
+ * (mode, object) at name at the start of the session; false when that
+ * is not known.
+ */
+static bool staged_before(const struct gg_refsnap *snap, const char *name, const unsigned char *e, size_t hsz)
+{
+	size_t nl = strlen(name) + 1;
+
+	if (snap == NULL || !snap->staged_known)
+		return false;
+	for (size_t off = 0; off + 36 < snap->staged_len;) {
+		const unsigned char *r = snap->staged + off;
+		size_t rl = strnlen((const char *)r + 36, snap->staged_len - off - 36) + 1;
+
+		if (rl == nl && memcmp(r + 36, name, nl) == 0 && be32(r) == be32(e + 24) &&
+		    memcmp(r + 4, e + 40, hsz) == 0)
+			return true;
+		off += 36 + rl;
+	}
+	return false;
+}
+
+/*
  * How the work tree wfd holds the index entry e at name (a settings
  * row's path), as `git restore .` would leave it (round 41, f4's
  * family): 0 as staged; 1 absent (ENOENT, every directory above it a
  * real one: the placeholder case); 2 otherwise: a directory above it is
  * a link or no directory (git replaces it and writes the entry), the
- * entry's type differs, or its content does, for an entry git recorded
- * in the session (ctime at or after the start) or with no stat data
- * (`update-index --cacheinfo`, `read-tree`): a user's older staged
- * change is not named. wfd -1 (no work tree found): 2.
+ * entry's type differs, or its content does, for an entry the index did
+ * not hold (path, mode, object) at the start (snap: the walk before the
+ * session; NULL, not known: every one): a user's older staged change is
+ * not named. Not the times the entry records: the review of round 41
+ * wrote the file's own (pre-session) ctime into an entry staged with
+ * other content, and the check took it for the user's. wfd -1 (no work
+ * tree found): 2.
  */
-static int stage_differs(const struct gg *g, int wfd, const char *name, const unsigned char *e, size_t hsz)
+static int stage_differs(const struct gg_refsnap *snap, int wfd, const char *name, const unsigned char *e,
+			 size_t hsz)
 {
 	char dir[PATH_MAX], target[PATH_MAX], hdr[32];
 	const char *slash = strrchr(name, '/');
 	unsigned char got[EVP_MAX_MD_SIZE];
-	uint32_t mode = be32(e + 24) & 0170000, ctime_s = be32(e);
+	uint32_t mode = be32(e + 24) & 0170000;
 	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
 	struct stat st;
 	int dfd = wfd, rc = 2, fd;
-	bool recent = ctime_s == 0 || (int64_t)ctime_s >= (int64_t)g->since.tv_sec - 1;
+	bool recent = !staged_before(snap, name, e, hsz);
 
 	if (wfd < 0)
 		return 2;
@@ -459,7 +488,7 @@ static size_t scan(const struct gg *g, unsigned char *b, size_t len, size_t hsz,
 		 * worktree's index (stage_differs()). */
 		if ((type == 0100000 || type == 0120000) &&
 		    (gg_name_is_row(g, name) || gg_path_row(g, name) != NULL)) {
-			int how = stage_differs(g, x->swfd, name, e, hsz);
+			int how = stage_differs(x->snap, x->swfd, name, e, hsz);
 			bool ph = how == 1 && type == 0100000 && x->empty != NULL &&
 				  memcmp(e + 40, x->empty, hsz) == 0 && gg_name_is_row(g, name);
 			char *names = ph ? x->ph_names : x->staged_names;
@@ -595,9 +624,13 @@ static bool find_worktree(const struct gg *g, int gfd, char out[PATH_MAX])
  * check opened none and so compared nothing); wfd when open already. A
  * linked worktree's or submodule's (g->path not a .git directory) is
  * taken only when its own .git file points back at g->path: the
- * admin directory's gitdir file is the session's to write. -1 when none.
+ * admin directory's gitdir file is the session's to write. Nor when that
+ * gitdir file of an admin directory older than the session was written
+ * in it (the review of round 41: pointed at a directory the session made
+ * whose .git file points back too, holding the staged content: the
+ * worktree git runs in was never looked at). -1 when none.
  */
-static int stage_wt(const struct gg *g, const char *wt, int wfd)
+static int stage_wt(const struct gg *g, int gfd, const char *wt, int wfd)
 {
 	char text[PATH_MAX], back[PATH_MAX], self[PATH_MAX];
 	const char *slash = strrchr(g->path, '/');
@@ -609,6 +642,10 @@ static int stage_wt(const struct gg *g, const char *wt, int wfd)
 	fd = wfd >= 0 ? fcntl(wfd, F_DUPFD_CLOEXEC, 0) : open(wt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || (slash != NULL && strcmp(slash, "/.git") == 0))
 		return fd;
+	if (gg_changed(g, gfd, "gitdir") && (g->before == NULL || gg_was_gitdir(g->before, gfd))) {
+		(void)close(fd);
+		return -1;
+	}
 	n = gg_read_small(fd, ".git", text, sizeof(text));
 	if (n > 8 && strncmp(text, "gitdir: ", 8) == 0 && realpath(g->path, self) != NULL &&
 	    gg_resolve_pointer(wt, text + 8, back) && strcmp(back, self) == 0)
@@ -640,7 +677,8 @@ void gg_index_settle(struct gg *g, int gfd, const char *wt, int wfd, bool sparse
 		wt = found;
 		x.judge_bits = true;
 	}
-	x.swfd = stage_wt(g, wt, wfd);
+	x.swfd = stage_wt(g, gfd, wt, wfd);
+	x.snap = gg_refsnap_find(g, gfd);
 	x.sparse = sparse;
 	md = repo_hash(gfd);
 	hsz = (size_t)EVP_MD_size(md);
@@ -666,8 +704,16 @@ void gg_index_settle(struct gg *g, int gfd, const char *wt, int wfd, bool sparse
 			x.empty = empty;
 	}
 	end = scan(g, b, len, hsz, wfd, &x);
-	if (end == 0)
-		goto out; /* gitviews.c moved one that does not parse */
+	if (end == 0) {
+		/* gitviews.c moved one that does not parse, but not when it
+		 * found no work tree (it does not read that index): a name
+		 * past PATH_MAX, which git reads, hid the rest (the review of
+		 * round 41). */
+		gg_quarantine(g, gfd, g->path, "index",
+			      "an index written in the session that the check cannot parse (git may read it "
+			      "all the same and write the files it holds); `git reset` makes an index from HEAD");
+		goto out;
+	}
 	if (x.ph > 0)
 		name_placeholders(g, &x);
 	if (x.staged > 0)
@@ -766,6 +812,86 @@ out:
 		(void)close(x.swfd);
 	free(out);
 	free(b);
+}
+
+/* Bytes of settings entries kept, at most, per index at the start. */
+#define GI_STAGED_MAX (256u * 1024)
+
+/* What gg_index_record() hands gg_index_scan()'s callback. */
+struct staged_rec {
+	const struct gg *g;
+	struct gg_refsnap *s;
+	size_t hsz, cap;
+	bool cut;
+};
+
+static int staged_entry(void *arg, const char *name, const unsigned char *e, uint16_t flags, uint16_t ext)
+{
+	struct staged_rec *r = arg;
+	uint32_t type = be32(e + 24) & 0170000;
+	size_t nl = strlen(name) + 1;
+	unsigned char *at;
+
+	(void)flags;
+	(void)ext;
+	if ((type != 0100000 && type != 0120000) || (!gg_name_is_row(r->g, name) && gg_path_row(r->g, name) == NULL))
+		return 0;
+	if (r->s->staged_len + 36 + nl > GI_STAGED_MAX) {
+		r->cut = true;
+		return -1;
+	}
+	if (r->s->staged_len + 36 + nl > r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 1024;
+		unsigned char *nv;
+
+		while (cap < r->s->staged_len + 36 + nl)
+			cap *= 2;
+		nv = realloc(r->s->staged, cap);
+		if (nv == NULL) {
+			r->cut = true;
+			return -1;
+		}
+		r->s->staged = nv;
+		r->cap = cap;
+	}
+	at = r->s->staged + r->s->staged_len;
+	memcpy(at, e + 24, 4);
+	memset(at + 4, 0, 32);
+	memcpy(at + 4, e + 40, r->hsz);
+	memcpy(at + 36, name, nl);
+	r->s->staged_len += 36 + nl;
+	return 0;
+}
+
+void gg_index_record(struct gg *g, int gfd, struct gg_refsnap *s)
+{
+	struct staged_rec r = {g, s, gg_hash_size(gfd), 0, false};
+	unsigned char shared[32];
+	struct stat st;
+	size_t len;
+	unsigned char *b;
+
+	s->staged = NULL;
+	s->staged_len = 0;
+	s->staged_known = false;
+	if (g->record_ctl == NULL)
+		return;
+	b = (unsigned char *)gg_read_all_st(gfd, "index", GI_MAX_BYTES, &len, &st);
+	if (b == NULL) {
+		s->staged_known = errno == ENOENT; /* none: nothing staged */
+		return;
+	}
+	/* the rows, for this read only (the walk before checks nothing);
+	 * a split index's entries lie partly in the shared one: not known */
+	g->ctl = g->record_ctl;
+	s->staged_known = gg_index_scan(b, len, r.hsz, staged_entry, NULL, &r, shared) == 0 && !r.cut;
+	g->ctl = NULL;
+	free(b);
+	if (!s->staged_known) {
+		free(s->staged);
+		s->staged = NULL;
+		s->staged_len = 0;
+	}
 }
 
 /* ---------------------------------------------------- Mercurial's dirstate */

@@ -614,9 +614,11 @@ void gg_refs_record(struct gg *g, int gfd)
 	s.n = l.n;
 	s.cut = l.cut;
 	free(l.lv);
+	gg_index_record(g, gfd, &s); /* gitindex.c */
 	if (!gg_refsnap_add(g, gfd, &s)) {
 		l.lv = NULL;
 		gr_free(&l);
+		free(s.staged);
 	}
 }
 
@@ -625,6 +627,7 @@ void gg_refsnap_free(struct gg_refsnap *s)
 	free(s->packed);
 	free(s->text);
 	free(s->v);
+	free(s->staged);
 }
 
 /* Kinds of ref, each its own line. */

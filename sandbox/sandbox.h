@@ -516,9 +516,12 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
  * completed now, a .git swapped in by rename). 0 with *out to free with
  * sbx_git_before_free(), or -1 on ENOMEM. A directory it could not read
  * is simply not in it (then checked as new). roots NULL: no writable
- * tree, an empty set.
+ * tree, an empty set. ctl (may be NULL): the settings rows, whose
+ * entries in each index are noted (what the user staged before the
+ * session is not named after it).
  */
-int sbx_git_before(const char *const *roots, sbx_git_before_t **out) NONNULL(2) WUNRES;
+int sbx_git_before(const char *const *roots, const struct sbx_ctl_path *ctl, sbx_git_before_t **out) NONNULL(3)
+	WUNRES;
 void sbx_git_before_free(sbx_git_before_t *b);
 
 /*

@@ -442,6 +442,8 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	struct cli_host ch;
 	proxy_policy_t *pp;
 	const char *homes[3] = {NULL, NULL, NULL}, *xdg[3] = {NULL, NULL, NULL};
+	struct sbx_ctl_path *ctl;
+	int rc;
 
 	/* The env file, for reference inside (the session directory is
 	 * visible read-only there): the in-sandbox listener's address. */
@@ -513,7 +515,10 @@ static int run_prepare(struct run *run, session_t *sess, mask_table_t *masks,
 	}
 	/* Which directories are git directories now: one that becomes one
 	 * in the session has every control file checked after it. */
-	if (sbx_git_before(strv_list(roots), &run->git_before) < 0) {
+	ctl = plan_ctl_paths();
+	rc = sbx_git_before(strv_list(roots), ctl, &run->git_before);
+	free(ctl);
+	if (rc < 0) {
 		log_warn("cannot list the git repositories of the writable trees for the check after the "
 			 "run; the command was not started");
 		proxy_policy_put(pp);

@@ -2812,6 +2812,95 @@ static void test_index_stages_settings_elsewhere(void)
 }
 
 /*
+ * The review of round 41 (review41c), f4's family again:
+ *  - the "recorded in the session" gate was the entry's own ctime, which
+ *    the session writes: .envrc (read-only in the session) staged with
+ *    other content (`update-index --cacheinfo`), then the index rewritten
+ *    with the file's own pre-session ctime and mtime in that entry and
+ *    its checksum fixed: the content was not compared, no line, and the
+ *    host's `git restore .` wrote "echo evil" over .envrc;
+ *  - an index the check could not parse (a name past PATH_MAX, which git
+ *    reads and writes) was left alone when gitviews.c found no work tree
+ *    (a linked worktree's gitdir file rewritten by the session): no
+ *    line, and `git restore .` in the worktree wrote .vscode/tasks.json
+ *    before it failed on the long name;
+ *  - held: the user's own .envrc staged before the session and edited
+ *    since gets no line (the index's settings entries at the start are
+ *    read by the walk before the session).
+ */
+#define FORGE_CTIME                                                                                        \
+	"python3 - <<'EOF' && echo SET\n"                                                                  \
+	"import hashlib, os, struct\n"                                                                     \
+	"b = bytearray(open('.git/index', 'rb').read())\n"                                                 \
+	"off = 12\n"                                                                                       \
+	"for i in range(struct.unpack('>I', b[8:12])[0]):\n"                                               \
+	"    fl = struct.unpack('>H', b[off + 60:off + 62])[0]\n"                                          \
+	"    at = off + 62 + (2 if fl & 0x4000 else 0)\n"                                                  \
+	"    end = b.index(0, at)\n"                                                                       \
+	"    if bytes(b[at:end]) == b'.envrc':\n"                                                          \
+	"        struct.pack_into('>IIII', b, off, 1600000000, 0, 1600000000, 0)\n"                        \
+	"    off += (end - off + 8) & ~7\n"                                                                \
+	"b[-20:] = hashlib.sha1(b[:-20]).digest()\n"                                                       \
+	"open('.git/index', 'wb').write(b)\n"                                                              \
+	"EOF\n"
+
+static void test_index_stages_settings_forged(void)
+{
+	static const char *const want_forged[] = {"settings file", ".envrc", "git restore .", NULL};
+	static const char *const want_long[] = {"worktrees/wt/index", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "cd work && echo 'echo old' > .envrc && git add .envrc && git commit -q -m e && echo ok",
+				 NULL, NULL,
+				 "e=$(printf 'echo evil\\n' | git hash-object -w --stdin) && "
+				 "git update-index --cacheinfo 100644,$e,.envrc && " FORGE_CTIME,
+				 "cd work && git restore . >/dev/null 2>&1; grep -l evil .envrc 2>/dev/null; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want_forged);
+	ROW(test_has(c.host, ".envrc"), "the host's git restore did not write .envrc (test premise): %s", test_nz(c.host));
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c, "git -C work worktree add -q ../wt 2>/dev/null && echo ok", NULL, NULL,
+				 "t=$(echo '{}' | git hash-object -w --stdin) && "
+				 "long=$(python3 -c \"print('/'.join(['d' * 200] * 25))\") && "
+				 "GIT_INDEX_FILE=.git/worktrees/wt/index git update-index --add --cacheinfo "
+				 "100644,$t,.vscode/tasks.json && "
+				 "GIT_INDEX_FILE=.git/worktrees/wt/index git update-index --add --cacheinfo 100644,$t,$long && "
+				 "echo elsewhere > .git/worktrees/wt/gitdir && echo SET",
+				 "cd wt && git restore . >/dev/null 2>&1; "
+				 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	expect_safe(&c, want_long);
+	ROW(!test_has(c.host, "RESTORED-TASKS"), "the host's git restore in wt wrote tasks.json: %s", test_nz(c.host));
+	gcase_free(&c);
+	/* the linked worktree's gitdir file pointed at a directory the
+	 * session made whose .git file points back, holding the staged
+	 * content: compared with that one, not the worktree git runs in */
+	CU_ASSERT_FATAL(run_case(&c, "git -C work worktree add -q ../wt 2>/dev/null && echo ok", NULL, NULL,
+				 "mkdir -p fake/.vscode && echo '{\"tasks\":[]}' > fake/.vscode/tasks.json && "
+				 "t=$(git hash-object -w fake/.vscode/tasks.json) && "
+				 "echo \"gitdir: $PWD/.git/worktrees/wt\" > fake/.git && "
+				 "echo \"$PWD/fake/.git\" > .git/worktrees/wt/gitdir && "
+				 "GIT_INDEX_FILE=.git/worktrees/wt/index git update-index --add --cacheinfo "
+				 "100644,$t,.vscode/tasks.json && echo SET",
+				 "cd wt && git restore . >/dev/null 2>&1; "
+				 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.host, "RESTORED-TASKS") || test_has(c.err, "as staged (missing, below a link, or other content: "
+								   ".vscode/tasks.json"),
+	    "the host's git restore in wt wrote tasks.json, no line named it: %s", test_nz(c.err));
+	gcase_free(&c);
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && echo 'echo a' > .envrc && git add .envrc && git commit -q -m e && "
+				 "echo 'echo staged' > .envrc && git add .envrc && echo 'echo edited' > .envrc && echo ok",
+				 NULL, NULL, "echo x > f && git add f && echo SET", NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.err, "settings file"), "the user's own staged .envrc (edited since) was named: %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * Round 41 (fix41g): settings that make git run a program, each named in
  * another file git reads for the repository: config.worktree (with
  * extensions.worktreeConfig), a file inside the tree named by a relative
@@ -5360,6 +5449,9 @@ TEST_REGISTRAR(register_gitguard)
 		 test_index_stages_settings);
 	test_add(s, "round 41: settings files staged in a linked worktree's index, below a link, or with other content: named",
 		 test_index_stages_settings_elsewhere);
+	test_add(s, "review of round 41: a settings entry staged with other content and pre-session times, an index "
+		    "that does not parse beside no work tree: named or moved; the user's own staged change: no line",
+		 test_index_stages_settings_forged);
 	test_add(s, "round 41: fsmonitor, sshCommand, diff.external, credential.helper, filter process in config.worktree, "
 		    "include.path, includeIf onbranch/gitdir files inside the tree: none runs on the host",
 		 test_program_settings_any_file);
