@@ -301,16 +301,19 @@ static bool staged_before(const struct gg_refsnap *snap, const char *name, const
 /*
  * How the work tree wfd holds the index entry e at name (a settings
  * row's path), as `git restore .` would leave it (round 41, f4's
- * family): 0 as staged; 1 absent (ENOENT, every directory above it a
- * real one: the placeholder case); 2 otherwise: a directory above it is
- * a link or no directory (git replaces it and writes the entry), the
- * entry's type differs, or its content does, for an entry the index did
- * not hold (path, mode, object) at the start (snap: the walk before the
- * session; NULL, not known: every one): a user's older staged change is
- * not named. Not the times the entry records: the review of round 41
- * wrote the file's own (pre-session) ctime into an entry staged with
- * other content, and the check took it for the user's. wfd -1 (no work
- * tree found): 2.
+ * family): 0 as staged, or the entry is one the index held (path, mode,
+ * object) at the start (snap: the walk before the session; NULL, not
+ * known: none), whatever the work tree holds: what git writes from it
+ * is the user's own (a change staged before the session; a sparse
+ * checkout's skip-worktree entries, absent by design, were named at
+ * every session: the review of round 41); 1 absent (ENOENT, every
+ * directory above it a real one: the placeholder case); 2 otherwise: a
+ * directory above it is a link or no directory (git replaces it and
+ * writes the entry), the entry's type differs, or its content does. Not
+ * by the times the entry records (round 41 hashed only an entry whose
+ * ctime was after the start: its review wrote an old one into an entry
+ * staged with other content, and no line came). wfd -1 (no work tree
+ * found): 2.
  */
 static int stage_differs(const struct gg_refsnap *snap, int wfd, const char *name, const unsigned char *e,
 			 size_t hsz)
@@ -323,8 +326,9 @@ static int stage_differs(const struct gg_refsnap *snap, int wfd, const char *nam
 			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
 	struct stat st;
 	int dfd = wfd, rc = 2, fd;
-	bool recent = !staged_before(snap, name, e, hsz);
 
+	if (staged_before(snap, name, e, hsz))
+		return 0;
 	if (wfd < 0)
 		return 2;
 	if (slash != NULL) {
@@ -345,10 +349,6 @@ static int stage_differs(const struct gg_refsnap *snap, int wfd, const char *nam
 	}
 	if ((st.st_mode & S_IFMT) != mode)
 		goto out;
-	if (!recent) {
-		rc = 0;
-		goto out;
-	}
 	if (mode == 0100000) {
 		fd = fileio_open_regular_at(dfd, slash, FILEIO_NOFOLLOW, &st);
 		if (fd >= 0) {

@@ -2824,9 +2824,12 @@ static void test_index_stages_settings_elsewhere(void)
  *    (a linked worktree's gitdir file rewritten by the session): no
  *    line, and `git restore .` in the worktree wrote .vscode/tasks.json
  *    before it failed on the long name;
- *  - held: the user's own .envrc staged before the session and edited
- *    since gets no line (the index's settings entries at the start are
- *    read by the walk before the session).
+ *  - the user's own .envrc staged in the second before the session and
+ *    edited since was named (the time rule), and so was every settings
+ *    file outside a sparse checkout's cone (skip-worktree, absent by
+ *    design) at each session that wrote the index: no line now (the
+ *    index's settings entries at the start are read by the walk before
+ *    the session; one held so then is the user's).
  */
 #define FORGE_CTIME                                                                                        \
 	"python3 - <<'EOF' && echo SET\n"                                                                  \
@@ -2896,6 +2899,17 @@ static void test_index_stages_settings_forged(void)
 				 NULL, NULL, "echo x > f && git add f && echo SET", NULL) == 0);
 	CU_ASSERT(test_has(c.out, "SET"));
 	ROW(!test_has(c.err, "settings file"), "the user's own staged .envrc (edited since) was named: %s",
+	    test_nz(c.err));
+	gcase_free(&c);
+	/* a sparse checkout: the settings files outside its cone are
+	 * skip-worktree entries absent by design, held so at the start */
+	CU_ASSERT_FATAL(run_case(&c,
+				 "cd work && mkdir -p a svc/.vscode && echo x > a/f && echo '{}' > svc/.vscode/settings.json && "
+				 "echo 'echo hi' > svc/.envrc && git add -A && git commit -q -m s && git sparse-checkout set a && "
+				 "test ! -e svc && echo ok",
+				 NULL, NULL, "echo y > a/g && git add a/g && echo SET", NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.err, "settings file"), "a sparse checkout's settings files outside its cone were named: %s",
 	    test_nz(c.err));
 	gcase_free(&c);
 }
