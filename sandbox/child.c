@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -81,41 +82,102 @@ static bool found_in_path(const struct sbx_plan *pl)
 }
 
 /*
- * The command's terminal through its read-only bind at /dev/console
- * (round 41 of the attack). The pty slave at fds 0-2 was opened on the
- * host's devpts, a writable mount, and through /proc/self/fd/0 the
- * command, its owner, could chmod the host's inode: `chmod 0666` made
- * passavant's pty open to every user of the host for the rest of the
- * session (its keys read, text typed in past the escape filter). Each
- * of fds 0-2 that is that terminal is replaced by one open of the bind,
- * whose mount refuses the chmod (EROFS), with the same status flags. A
- * terminal that was not bound (mountns.c: best effort) is left as it is.
+ * The host's devices at fds 0-2, each put back through its read-only bind
+ * in the sandbox's /dev (round 41 of the attack and its review). An fd
+ * names its inode on the mount it was opened on, the host's writable one,
+ * not the sandbox's view, and the command, its owner when run as root
+ * (root mapped to root), could chmod, chown or touch the host's inode
+ * through /proc/self/fd/N or fchmod() without any capability:
+ * - the terminal, the pty slave opened on the host's devpts: `chmod 0666`
+ *   made passavant's pty open to every user of the host for the session
+ *   (its keys read, text typed in past the escape filter); reopened
+ *   through /dev/console, all of fds 0-2 that are it sharing one open;
+ * - the memory devices stdio.c hands over as they are (/dev/null, zero,
+ *   full, random, urandom; the review: `CMD < /dev/null`, what every
+ *   harness gives, and stdio.c's own /dev/null in a pipeline): `chmod
+ *   0600 /proc/self/fd/0` took the host's /dev/null from every other user
+ *   until its next boot. Each is reopened at its own /dev path with its
+ *   access mode and status flags.
+ * The bind's mount refuses the chmod (EROFS). A terminal that was not
+ * bound (mountns.c: best effort) is left as it is; a memory device whose
+ * bind is missing stops the start (the host's node at that fd would be
+ * the command's).
  */
-static void reopen_terminal(const struct sbx_plan *pl)
+static const struct {
+	unsigned minor;
+	const char *path;
+} mem_devs[] = { { 3, "/dev/null" }, { 5, "/dev/zero" }, { 7, "/dev/full" }, { 8, "/dev/random" },
+		 { 9, "/dev/urandom" } };
+
+/* Opens path (a device of the sandbox's /dev) with the access mode and
+ * status flags of fd; the new fd, or -1 with errno. */
+static int reopen_like(int fd, const char *path, dev_t rdev)
+{
+	struct stat got;
+	int flags, nfd, e;
+
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0)
+		return -1;
+	if (stat(path, &got) < 0)
+		return -1;
+	if (!S_ISCHR(got.st_mode) || got.st_rdev != rdev) {
+		errno = ENODEV;
+		return -1;
+	}
+	nfd = open(path, (flags & O_ACCMODE) | O_NOCTTY | O_CLOEXEC);
+	if (nfd < 0)
+		return -1;
+	if (fcntl(nfd, F_SETFL, flags) < 0) {
+		e = errno;
+		(void)close(nfd);
+		errno = e;
+		return -1;
+	}
+	return nfd;
+}
+
+static void reopen_host_devices(const struct sbx_plan *pl)
 {
 	char err[SBX_ERRLEN];
 	struct stat want, got, cur;
-	int fd, flags;
+	int tty = -1, fd;
+	bool have_tty;
 
-	if (pl->ctty_fd < 0 || fstat(pl->ctty_fd, &want) < 0 || stat("/dev/console", &got) < 0 ||
-	    got.st_ino != want.st_ino || got.st_dev != want.st_dev || got.st_rdev != want.st_rdev)
-		return;
-	flags = fcntl(pl->ctty_fd, F_GETFL);
-	fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 || flags < 0 || fcntl(fd, F_SETFL, flags) < 0) {
-		errbuf_set_errno(err, sizeof(err), errno, "cannot open the terminal at /dev/console");
-		child_fail(pl, 125, err);
-	}
+	have_tty = pl->ctty_fd >= 0 && fstat(pl->ctty_fd, &want) == 0 && stat("/dev/console", &got) == 0 &&
+		   got.st_ino == want.st_ino && got.st_dev == want.st_dev && got.st_rdev == want.st_rdev;
 	for (int i = 0; i < 3; i++) {
-		if (fstat(i, &cur) < 0 || cur.st_ino != want.st_ino || cur.st_dev != want.st_dev ||
-		    cur.st_rdev != want.st_rdev)
+		const char *path = NULL;
+
+		if (fstat(i, &cur) < 0 || !S_ISCHR(cur.st_mode))
 			continue;
-		if (dup2(fd, i) < 0) {
-			errbuf_set_errno(err, sizeof(err), errno, "cannot put the terminal at fd %d", i);
+		if (have_tty && cur.st_ino == want.st_ino && cur.st_dev == want.st_dev &&
+		    cur.st_rdev == want.st_rdev) {
+			if (tty < 0)
+				tty = reopen_like(pl->ctty_fd, "/dev/console", want.st_rdev);
+			if (tty < 0 || dup2(tty, i) < 0) {
+				errbuf_set_errno(err, sizeof(err), errno, "cannot put the terminal at fd %d", i);
+				child_fail(pl, 125, err);
+			}
+			continue;
+		}
+		for (size_t k = 0; k < ARRAY_LEN(mem_devs); k++)
+			if (major(cur.st_rdev) == 1 && minor(cur.st_rdev) == mem_devs[k].minor)
+				path = mem_devs[k].path;
+		if (path == NULL)
+			continue;
+		fd = reopen_like(i, path, cur.st_rdev);
+		if (fd < 0 || dup2(fd, i) < 0) {
+			errbuf_set_errno(err, sizeof(err), errno,
+					 "cannot give fd %d through the sandbox's %s (the host's device would be the "
+					 "command's to chmod)",
+					 i, path);
 			child_fail(pl, 125, err);
 		}
+		(void)close(fd);
 	}
-	close(fd);
+	if (tty >= 0)
+		(void)close(tty);
 }
 
 /* The command's process: the last cuts, then execve. */
@@ -147,7 +209,7 @@ NORETURN static void run_command(const struct sbx_plan *pl)
 			child_fail(pl, 125, err);
 		}
 	}
-	reopen_terminal(pl);
+	reopen_host_devices(pl);
 	/* Denied paths that do not exist yet stay unreadable should they
 	 * appear (unseen.c): listed with our capabilities still held, in
 	 * the final view, before the command's first file. */

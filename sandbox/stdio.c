@@ -13,10 +13,14 @@
  * to the command: it gets a pipe, and a small process of ours outside
  * the sandbox copies the file into it (standard input) or out of it
  * (output, error; one pipe when both share one open file, so their
- * order is kept). A directory and a listening socket are refused. Pipes
- * and connected Unix stream sockets are passed as they are:
- * reopening them reaches nothing new; any other socket is copied
- * (socket_judge()).
+ * order is kept). A directory and a listening socket are refused.
+ * Anonymous pipes and connected Unix stream sockets are passed as they
+ * are: reopening them reaches nothing new; any other socket is copied
+ * (socket_judge()), and so is a named FIFO (its node is the host's, on a
+ * writable mount: review of round 41). The memory devices passed are
+ * reopened in the sandbox through its read-only binds (child.c
+ * reopen_host_devices()): the host's node would be the command's to
+ * chmod when run as root.
  *
  * The copying processes are forked with the raw clone syscall (no
  * atfork handlers, as launch.c's clone) and call only system calls.
@@ -46,8 +50,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <linux/kcmp.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -99,8 +105,18 @@ static enum stdio_how stdio_judge(int fd)
 
 	if (fstat(fd, &st) < 0)
 		return STDIO_PASS; /* closed: stays closed */
-	if (S_ISFIFO(st.st_mode))
-		return STDIO_PASS;
+	/* An anonymous pipe passes; a named FIFO is an inode of the host's
+	 * file system on its writable mount, whose owner the command is
+	 * when run as root: through its fd it chmod'ed, chowned and touched
+	 * the host's node (review of round 41: `CMD > /run/x.fifo` left it
+	 * 0666). Copied like a device, its bytes the same. */
+	if (S_ISFIFO(st.st_mode)) {
+		struct statfs sf;
+
+		if (fstatfs(fd, &sf) == 0 && sf.f_type == PIPEFS_MAGIC)
+			return STDIO_PASS;
+		return STDIO_COPY;
+	}
 	if (S_ISSOCK(st.st_mode))
 		return socket_judge(fd);
 	if (S_ISDIR(st.st_mode))

@@ -216,7 +216,8 @@ static void run_tty_restore(struct run *run)
 /*
  * SIGINT, SIGTERM and SIGHUP go to the command (SPEC §2), not to the proxy:
  * it stops when the command ends. The first one is passed on; a second
- * one while the command still runs ends the sandbox with SIGKILL (round
+ * one while the command still runs, RUN_SIGNAL_AGAIN_MS or more after the
+ * first (a repeat sooner is passed on too), ends the sandbox with SIGKILL (round
  * 41 of the attack): a command that ignores the three (`trap '' INT TERM
  * HUP`) could only be stopped by `kill -9` of passavant itself, which
  * skips the check after the run, the one path past it a hostile command
@@ -226,10 +227,19 @@ static void run_tty_restore(struct run *run)
 static bool run_signal_hook(void *arg, int sig)
 {
 	struct run *run = arg;
+	struct timespec now;
+	long long ms;
 
 	if (run->ended)
 		return true;
-	if (run->signals_passed++ > 0) {
+	(void)clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - run->first_signal.tv_sec) * 1000LL + (now.tv_nsec - run->first_signal.tv_nsec) / 1000000;
+	/* One signal sent twice at once is one: GNU timeout sends its TERM
+	 * to the command and then to its whole process group, passavant
+	 * again (review of round 41: `timeout 5 passavant run -- CMD` ended
+	 * CMD with SIGKILL, its TERM handler never run). Only a repeat at
+	 * least RUN_SIGNAL_AGAIN_MS after the first forces the end. */
+	if (run->signals_passed > 0 && ms >= RUN_SIGNAL_AGAIN_MS) {
 		fprintf(stderr,
 			"passavant: %s again while the command still runs: the sandbox is ended (SIGKILL); "
 			"the check after the run follows\n",
@@ -242,6 +252,8 @@ static bool run_signal_hook(void *arg, int sig)
 	 * terminal it is given is a pty of ours, where its ^C is a key): a
 	 * SIGINT here came from elsewhere, or from a terminal that is only
 	 * our output and input, and is passed on. */
+	if (run->signals_passed++ == 0)
+		run->first_signal = now;
 	if (sbx_kill(run->sbx, sig) < 0)
 		log_warn("run: cannot pass signal %d to the command", sig);
 	return true;

@@ -22,6 +22,9 @@ struct event;
 /* Terminals whose state a run saves: standard input, output, error and
  * our controlling terminal (/dev/tty) when none of those is it. */
 #define RUN_TTY_MAX 4
+/* A second SIGINT/SIGTERM/SIGHUP this long after the first ends the sandbox
+ * (run_signal_hook()); one sooner is the same signal sent twice. */
+#define RUN_SIGNAL_AGAIN_MS 300
 
 /* One descriptor of a terminal the command shares, and the terminal's
  * state when the run started (run.c, docs/run.md "Terminal"). */
@@ -43,6 +46,7 @@ struct run {
 	unsigned verbose;       /* -v count */
 	bool ended;             /* the sandbox has ended: status is final */
 	unsigned signals_passed; /* SIGINT/SIGTERM/SIGHUP passed on to the command (run_signal_hook()) */
+	struct timespec first_signal; /* CLOCK_MONOTONIC when the first of them came */
 	bool tty_fg;            /* our group was the terminal's foreground at the start */
 	struct run_tty ttys[RUN_TTY_MAX]; /* the terminals saved at the start (tty_fg only) */
 	size_t n_ttys;          /* entries of ttys in use */
