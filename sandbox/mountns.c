@@ -219,7 +219,14 @@ static int make_ro(const struct sbx_plan *pl, const char *path, bool recursive, 
  * (the trace buffers of whatever the host traces), securityfs (IMA's
  * measurement log, the LSMs' policies), pstore (the kernel logs of past
  * crashes), efivarfs (the firmware's variables), configfs and bpf's
- * pinned objects. Each mount of one of these types is covered by an
+ * pinned objects. And the ones whose files command the host, should a
+ * writable tree hold a mount of them (review of round 41: binfmt_misc
+ * mounted in the working directory took `echo 1 > bm/status`, and its
+ * `register` would have made the host run a program of the session's
+ * for every matching exec, binfmt_misc of the initial user namespace
+ * being the machine's): binfmt_misc, fusectl (`abort` of the host's
+ * FUSE connections), nfsd and rpc_pipefs (the NFS server's and client
+ * daemons' controls). Each mount of one of these types is covered by an
  * empty read-only tmpfs, found by its type in mountinfo, not by a path:
  * /sys/kernel/debug is only where systemd puts it. A mount below a
  * covered one is hidden with it (ENOENT: skipped).
@@ -228,8 +235,9 @@ static int make_ro(const struct sbx_plan *pl, const char *path, bool recursive, 
  * holds the machine's Windows product key), the raw DMI tables, the old
  * sysfs view of the EFI variables, and the DMI serial numbers and UUID.
  */
-static const char *const kernel_fs_types[] = { "debugfs", "tracefs",  "securityfs", "pstore",
-						"efivarfs", "configfs", "bpf" };
+static const char *const kernel_fs_types[] = { "debugfs",  "tracefs", "securityfs",  "pstore",
+						"efivarfs", "configfs", "bpf",	       "binfmt_misc",
+						"fusectl",  "nfsd",	"rpc_pipefs" };
 static const char *const firmware_paths[] = {
 	"/sys/firmware/acpi/tables",		   "/sys/firmware/dmi/tables",
 	"/sys/firmware/dmi/entries",		   "/sys/firmware/efi/vars",

@@ -1612,10 +1612,14 @@ static void test_kernel_objects_chmod(void)
  * logs. As root, in a child of our own mount namespace (the host's table
  * stays as it was), debugfs, tracefs and pstore are mounted under the
  * test tree, where no row of the plan names them: each must show empty.
+ * The review of round 41 adds binfmt_misc and fusectl, whose files
+ * command the host (a writable tree holding binfmt_misc took `echo 1 >
+ * status`; its `register` runs a program on the host for every matching
+ * exec): on ec19a25 both are listed, not covered.
  */
 static void test_kernel_fs_covered(void)
 {
-	static const char *const types[] = { "debugfs", "tracefs", "pstore" };
+	static const char *const types[] = { "debugfs", "tracefs", "pstore", "binfmt_misc", "fusectl" };
 	char dir[PATH_MAX];
 	pid_t pid;
 	int st = 0;
