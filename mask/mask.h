@@ -288,9 +288,12 @@ int mask_stream_scan_end(mask_stream_t *st) NONNULL(1) WUNRES;
  * a case mapping or fold takes to or from an ASCII letter as that
  * letter: U+0130 and U+0131 (the Turkish and Azeri dotted capital I and
  * dotless small i) as 'i', U+017F (long s) as 's', U+212A (Kelvin sign)
- * as 'k'. Returns the length written (at most len; dst may be src).
- * mask_fold_rawmax(): the most input bytes a text whose fold is
- * folded[0..len) can take (a 'k' three, an 'i' or 's' two). Pure.
+ * as 'k'; and one U+0307 (combining dot above) right after what folded
+ * to 'i' dropped (the root lower case of U+0130 is "i" U+0307, its NFD
+ * "I" U+0307; review41d). Returns the length written (at most len; dst
+ * may be src). mask_fold_rawmax(): the most input bytes a text whose
+ * fold is folded[0..len) can take (an 'i' four, U+0130 U+0307; a 'k'
+ * three, an 's' two). Pure.
  */
 size_t mask_fold(void *dst, const void *src, size_t len) NONNULL(1, 2);
 size_t mask_fold_rawmax(const void *folded, size_t len) NONNULL(1);

@@ -87,6 +87,8 @@ struct mask_stream {
 	unsigned char fcarry[2]; /* a scan with case ignored: the start of a wide
 				  * form (fold_wide()) its last call ended in */
 	uint8_t fcarry_len;
+	bool fafter_i;         /* the last byte the fold wrote was an 'i' a U+0307 may
+				* follow (fold_run()) */
 };
 
 /* The carried start of a wide form, wiped (it may be a value's). */
@@ -94,6 +96,7 @@ static void fcarry_wipe(mask_stream_t *st)
 {
 	explicit_bzero(st->fcarry, sizeof(st->fcarry));
 	st->fcarry_len = 0;
+	st->fafter_i = false;
 }
 
 /* Where the bytes of the positions being emitted live during one call. */
@@ -1159,21 +1162,29 @@ static int fold_wide(const unsigned char *src, size_t n, size_t *len)
 
 /*
  * dst = src[0..n) folded: A-Z lower-cased and the four wide forms
- * (fold_wide()) as their ASCII letter, every other byte as it is.
- * Returns the length written (at most n; dst may be src). With more,
- * a prefix of a wide form at the end is left out, *used says how much
- * of src was taken; without, it is copied as it is. ASCII goes 16 bytes
+ * (fold_wide()) as their ASCII letter, every other byte as it is, and
+ * one U+0307 (combining dot above) right after what folded to 'i'
+ * dropped (review41d): the root lower case or case fold of U+0130 is
+ * "i" U+0307 (Java's, Python's, JavaScript's toLowerCase() of a Turkish
+ * upper case), its NFD "I" U+0307. *after_i carries whether the last
+ * byte written was such an 'i' (across calls). Returns the length
+ * written (at most n; dst may be src). With more, a prefix of a wide
+ * form (or of a U+0307 after an 'i') at the end is left out, *used
+ * says how much of src was taken; without, it is copied as it is. ASCII goes 16 bytes
  * a step where SSE2 is (a byte loop took about 350 ns per KiB, twice
  * the scan itself); a block with a byte of 0x80 or more, byte by byte.
  */
-static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, bool more, size_t *used)
+static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, bool more, size_t *used,
+		       bool *after_i)
 {
 	size_t i = 0, o = 0;
+	bool ai = *after_i; /* a local: dst's stores may alias *after_i */
 
 	while (i < n) {
 #ifdef HAVE_TEDDY
 		const __m128i below = _mm_set1_epi8('A' - 1), above = _mm_set1_epi8('Z' + 1),
 			      bit = _mm_set1_epi8(0x20);
+		size_t o0 = o;
 
 		/* Signed compares: bytes of 0x80 and up are negative, never
 		 * A-Z. The store lands at or before what was loaded. */
@@ -1187,6 +1198,8 @@ static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, b
 			i += 16;
 			o += 16;
 		}
+		if (o != o0)
+			ai = dst[o - 1] == 'i';
 		if (i >= n)
 			break;
 #endif
@@ -1195,8 +1208,18 @@ static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, b
 			size_t len = 1;
 			int a = src[i] < 0x80 ? 0 : fold_wide(src + i, n - i, &len);
 
+			if (src[i] == 0xcc && ai) {
+				/* U+0307 after an 'i': dropped, once. */
+				if (i + 1 < n && src[i + 1] == 0x87) {
+					ai = false;
+					i += 2;
+					continue;
+				}
+				a = i + 1 < n ? 0 : -1;
+			}
 			if (a < 0 && more) {
 				*used = i;
+				*after_i = ai;
 				return o;
 			}
 			if (a > 0) {
@@ -1206,17 +1229,20 @@ static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, b
 				dst[o++] = fold_byte(src[i]);
 				i++;
 			}
+			ai = dst[o - 1] == 'i';
 		}
 	}
 	*used = n;
+	*after_i = ai;
 	return o;
 }
 
 size_t mask_fold(void *dst, const void *src, size_t len)
 {
 	size_t used;
+	bool after_i = false;
 
-	return fold_run(dst, src, len, false, &used);
+	return fold_run(dst, src, len, false, &used, &after_i);
 }
 
 size_t mask_fold_rawmax(const void *folded, size_t len)
@@ -1225,7 +1251,7 @@ size_t mask_fold_rawmax(const void *folded, size_t len)
 	size_t n = 0;
 
 	for (size_t i = 0; i < len; i++)
-		n += f[i] == 'k' ? 3 : f[i] == 'i' || f[i] == 's' ? 2 : 1;
+		n += f[i] == 'i' ? 4 : f[i] == 'k' ? 3 : f[i] == 's' ? 2 : 1;
 	return n;
 }
 
@@ -1258,7 +1284,7 @@ int mask_stream_scan_folded(mask_stream_t *st, const void *data, size_t len)
 		/* A wide form begun in the last call goes first. */
 		memcpy(low, st->fcarry, c);
 		memcpy(low + c, src, n);
-		m = fold_run(low, low, c + n, true, &used);
+		m = fold_run(low, low, c + n, true, &used, &st->fafter_i);
 		st->fcarry_len = (uint8_t)(c + n - used);
 		memcpy(st->fcarry, low + used, st->fcarry_len);
 		if (m != 0 && scan_low(st, low, m) != 0)

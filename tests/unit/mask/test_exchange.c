@@ -257,7 +257,10 @@ static void test_body_case(void)
  * came, and what may go before never holds its first byte, with the
  * hold-back counted in input bytes (a wide form is longer than its
  * letter). Before: none found (fails before: 3 of 3 forms, and
- * mask_fold() did not exist).
+ * mask_fold() did not exist). review41d: the root lower case of a
+ * Turkish upper case ("i" U+0307), its NFD ("I" U+0307) and U+0130
+ * U+0307 for I (forms 3 to 5; before: 3 of 3 not found, 7 rows of the
+ * pure fold and the 'i' weight).
  */
 static void test_body_case_wide(void)
 {
@@ -271,6 +274,14 @@ static void test_body_case_wide(void)
 		{"\xe2\x84", "\xe2\x84"},
 		{"\xc4X\xe2\x84Y\xe2Z", "\xc4x\xe2\x84y\xe2z"}, /* not completed */
 		{"\xc3\x9f\xe2\x84\xab", "\xc3\x9f\xe2\x84\xab"}, /* others (sharp s, Angstrom) */
+		/* review41d: U+0307 after an 'i' dropped, once */
+		{"i\xcc\x87stanbul", "istanbul"},           /* root lower case of U+0130 */
+		{"I\xcc\x87STANBUL", "istanbul"},           /* its NFD */
+		{"\xc4\xb0\xcc\x87x", "ix"},
+		{"i\xcc\x87\xcc\x87", "i\xcc\x87"},        /* a second one stays */
+		{"a\xcc\x87 \xcc\x87", "a\xcc\x87 \xcc\x87"}, /* not after an i: stays */
+		{"i\xcc", "i\xcc"},
+		{"i\xcc\x88", "i\xcc\x88"},
 	};
 	char body[256], form[3 * sizeof(XR_BODY)], buf[64];
 	struct evbuffer *out = evbuffer_new();
@@ -284,10 +295,10 @@ static void test_body_case_wide(void)
 
 		CU_ASSERT(n == strlen(want) && memcmp(buf, want, n) == 0);
 	}
-	CU_ASSERT_EQUAL(mask_fold_rawmax("kis-x", 5), 3 + 2 + 2 + 1 + 1);
+	CU_ASSERT_EQUAL(mask_fold_rawmax("kis-x", 5), 3 + 4 + 2 + 1 + 1);
 	CU_ASSERT_FATAL(xfx_setup(&f) == 0 && out != NULL);
 	CU_ASSERT(mask_table_folded_holdmax(f.t) >= mask_set_holdmax(mask_table_folded_set(f.t)));
-	for (int how = 0; how < 3; how++) {
+	for (int how = 0; how < 6; how++) {
 		size_t o = 0, at = 15, len;
 		bool early = false, sent_start = false;
 
@@ -300,8 +311,11 @@ static void test_body_case_wide(void)
 				o += (size_t)snprintf(form + o, sizeof(form) - o, "\xe2\x84\xaa");
 			else if (how == 2 && (ch == 's' || ch == 'S'))
 				o += (size_t)snprintf(form + o, sizeof(form) - o, "\xc5\xbf");
+			else if (how >= 3 && (ch == 'i' || ch == 'I')) /* review41d: U+0307 */
+				o += (size_t)snprintf(form + o, sizeof(form) - o, "%s\xcc\x87",
+						      how == 3 ? "i" : how == 4 ? "I" : "\xc4\xb0");
 			else
-				form[o++] = (char)(how == 1 ? toupper(ch) : tolower(ch));
+				form[o++] = (char)(how == 1 || how >= 4 ? toupper(ch) : tolower(ch));
 		}
 		form[o] = '\0';
 		vlen = o;
