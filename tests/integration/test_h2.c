@@ -1678,11 +1678,13 @@ static void test_remask_body_case(void)
  * streams of /drip (60,000 bytes each in 8 KiB frames 20 ms apart) and
  * a /hello all end whole, and so do 100 streams (or, past the
  * connection's bound on held bytes, H2_HELD_MAX, a stream is reset with
- * an audit line saying why: counted, printed; this upstream's streams
- * end before the bound is reached, so the reset path is not forced
- * here).
+ * an audit line saying why: counted, printed; these streams end before
+ * the bound is reached). review41d: the bound forced with 100 streams
+ * of 400,000 bytes, all in the middle of their body at once: some are
+ * reset, each with its audit line, every other one ends whole.
  */
-static int run_many(const struct test_px *rp, size_t nstreams, bool hello, const char *tag, char **out)
+static int run_many(const struct test_px *rp, size_t nstreams, bool hello, const char *tag, const char *drip,
+		    char **out)
 {
 	char *argv[128 + 16], specs[110][128];
 	size_t n = 0;
@@ -1703,8 +1705,7 @@ static int run_many(const struct test_px *rp, size_t nstreams, bool hello, const
 		if (hello && i + 1 == nstreams)
 			snprintf(specs[i], sizeof(specs[i]), "{\"path\":\"/hello?t=%s\"}", tag);
 		else
-			snprintf(specs[i], sizeof(specs[i]), "{\"path\":\"/drip?t=%s%zu&fill=60000&k=8192&ms=20\"}", tag,
-				 i);
+			snprintf(specs[i], sizeof(specs[i]), "{\"path\":\"/drip?t=%s%zu&%s\"}", tag, i, drip);
 		argv[n++] = specs[i];
 	}
 	argv[n] = NULL;
@@ -1732,7 +1733,7 @@ static void test_remask_held_window(void)
 		 p_ca);
 	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
 	/* 60 streams and a /hello: every one ends whole. */
-	ROW(run_many(&rp, 61, true, "hw", &out) == 0, "the raw client failed: %.300s", test_nz(out));
+	ROW(run_many(&rp, 61, true, "hw", "fill=60000&k=8192&ms=20", &out) == 0, "the raw client failed: %.300s", test_nz(out));
 	for (int sid = 1; sid <= 2 * 61 - 1; sid += 2) {
 		char want[64];
 
@@ -1748,7 +1749,7 @@ static void test_remask_held_window(void)
 	out = NULL;
 	/* 100 streams: past the bound, reset with a reason; the rest whole. */
 	amark = test_file_size(rp.audit);
-	ROW(run_many(&rp, 100, false, "hb", &out) == 0, "the raw client failed (100 streams): %.300s", test_nz(out));
+	ROW(run_many(&rp, 100, false, "hb", "fill=60000&k=8192&ms=20", &out) == 0, "the raw client failed (100 streams): %.300s", test_nz(out));
 	ended = whole = 0;
 	for (int sid = 1; sid <= 199; sid += 2) {
 		char want[64];
@@ -1764,6 +1765,36 @@ static void test_remask_held_window(void)
 	ROW(audit_count(rp.audit, amark, "\"status\":502", "response bytes back", NULL) == resets,
 	    "the audit does not give the reason of each of the %d resets", resets);
 	fprintf(stderr, "\n    held-bytes bound: %d of 100 streams reset, %d whole", resets, whole);
+	free(out);
+	out = NULL;
+	/*
+	 * review41d: the bound forced. 100 streams of 400,000 bytes in
+	 * frames of 16 KiB 20 ms apart (no pause of 100 ms: nothing is
+	 * released early) are all in the middle of their body at once, each
+	 * holding its whole hold-back (some 25 KB): past H2_HELD_MAX some are
+	 * reset, each with its audit line, and every other one ends whole
+	 * (the connection and its other streams go on).
+	 */
+	amark = test_file_size(rp.audit);
+	ROW(run_many(&rp, 100, false, "hc", "fill=400000&k=16384&ms=20", &out) == 0,
+	    "the raw client failed (100 long streams): %.300s", test_nz(out));
+	resets = whole = 0;
+	for (int sid = 1; sid <= 199; sid += 2) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "stream %d reset ", sid);
+		resets += test_hasf(out, "%s", want);
+		snprintf(want, sizeof(want), "stream %d body-len 400006\n", sid);
+		whole += test_hasf(out, "%s", want);
+	}
+	ROW(!test_hasf(out, "timeout") && resets > 0 && resets + whole == 100,
+	    "100 long streams holding their hold-back at once: %d reset (the bound never reached?), %d whole, "
+	    "the rest stalled: %.600s",
+	    resets, whole, out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out));
+	usleep(300000);
+	ROW(audit_count(rp.audit, amark, "\"status\":502", "response bytes back", NULL) == resets,
+	    "the audit does not give the reason of each of the %d resets past the bound", resets);
+	fprintf(stderr, "\n    held-bytes bound forced: %d of 100 streams reset, %d whole", resets, whole);
 	free(out);
 	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
 	explicit_bzero(val, 12000);
