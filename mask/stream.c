@@ -1177,14 +1177,17 @@ static int fold_wide(const unsigned char *src, size_t n, size_t *len)
 static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, bool more, size_t *used,
 		       bool *after_i)
 {
-	size_t i = 0, o = 0;
-	bool ai = *after_i; /* a local: dst's stores may alias *after_i */
+	size_t i = 0, o = 0, dropped = SIZE_MAX; /* o when a U+0307 was last dropped */
+
+	/* Whether the last byte written is an 'i' no U+0307 was dropped
+	 * after: looked at only at a CC byte (the byte path stays as it
+	 * was), and at the end for the next call. */
+#define AFTER_I() (dropped != o && (o > 0 ? dst[o - 1] == 'i' : *after_i))
 
 	while (i < n) {
 #ifdef HAVE_TEDDY
 		const __m128i below = _mm_set1_epi8('A' - 1), above = _mm_set1_epi8('Z' + 1),
 			      bit = _mm_set1_epi8(0x20);
-		size_t o0 = o;
 
 		/* Signed compares: bytes of 0x80 and up are negative, never
 		 * A-Z. The store lands at or before what was loaded. */
@@ -1198,8 +1201,6 @@ static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, b
 			i += 16;
 			o += 16;
 		}
-		if (o != o0)
-			ai = dst[o - 1] == 'i';
 		if (i >= n)
 			break;
 #endif
@@ -1208,10 +1209,10 @@ static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, b
 			size_t len = 1;
 			int a = src[i] < 0x80 ? 0 : fold_wide(src + i, n - i, &len);
 
-			if (src[i] == 0xcc && ai) {
+			if (src[i] == 0xcc && AFTER_I()) {
 				/* U+0307 after an 'i': dropped, once. */
 				if (i + 1 < n && src[i + 1] == 0x87) {
-					ai = false;
+					dropped = o;
 					i += 2;
 					continue;
 				}
@@ -1219,7 +1220,7 @@ static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, b
 			}
 			if (a < 0 && more) {
 				*used = i;
-				*after_i = ai;
+				*after_i = AFTER_I();
 				return o;
 			}
 			if (a > 0) {
@@ -1229,12 +1230,12 @@ static size_t fold_run(unsigned char *dst, const unsigned char *src, size_t n, b
 				dst[o++] = fold_byte(src[i]);
 				i++;
 			}
-			ai = dst[o - 1] == 'i';
 		}
 	}
 	*used = n;
-	*after_i = ai;
+	*after_i = AFTER_I();
 	return o;
+#undef AFTER_I
 }
 
 size_t mask_fold(void *dst, const void *src, size_t len)
