@@ -218,6 +218,12 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"TEXMFSYSVAR", false},
 	{"TEXMFSYSCONFIG", false},
 	{"TEXMFAUXTREES", false},
+	/* review 41e: the list of every tree (its value replaces
+	 * texmf.cnf's, whose entries name the others) and the
+	 * distribution's own trees */
+	{"TEXMF", false},
+	{"TEXMFDIST", false},
+	{"TEXMFMAIN", false},
 	{"BUN_INSTALL_BIN", true},
 	{"BUN_RUNTIME_TRANSPILER_CACHE_PATH", true},
 	{NULL, false},
@@ -251,8 +257,25 @@ static const struct {
 	{"yarn_", "prefix", true},
 };
 
+/* Review 41e: kpathsea reads a variable by program before the plain one
+ * (kpathsea_var_value(): VAR.progname, then VAR_progname, then VAR; a
+ * $VAR in texmf.cnf: VAR_progname first), so TEXMFHOME_pdflatex or
+ * TEXMFHOME.lualatex names the tree that program loads from. */
+static const char *const kpse_trees[] = {"TEXMF",	"TEXMFHOME",   "TEXMFVAR",	 "TEXMFCONFIG",
+					 "TEXMFCNF",	"TEXMFLOCAL",  "TEXMFSYSVAR",	 "TEXMFSYSCONFIG",
+					 "TEXMFAUXTREES", "TEXMFDIST", "TEXMFMAIN"};
+
 int env_startup_family(const char *name, size_t len, bool *one)
 {
+	for (size_t i = 0; i < ARRAY_LEN(kpse_trees); i++) {
+		size_t kl = strlen(kpse_trees[i]);
+
+		if (len > kl + 1 && memcmp(name, kpse_trees[i], kl) == 0 && (name[kl] == '.' || name[kl] == '_')) {
+			if (one != NULL)
+				*one = false;
+			return 1;
+		}
+	}
 	for (size_t i = 0; i < ARRAY_LEN(startup_family); i++) {
 		size_t pl = strlen(startup_family[i].prefix), kl = strlen(startup_family[i].key), k = 0;
 

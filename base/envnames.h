@@ -74,7 +74,9 @@ const char *env_code_var_as(const char *name, size_t len);
  * its case and '-' or '_' (npm_config_userconfig, _globalconfig,
  * _prefix; pnpm's pnpmfile, global and store directories, also as
  * pnpm_config_<key>; yarn's YARN_YARN_PATH, _PLUGINS, _CACHE_FOLDER,
- * _GLOBAL_FOLDER, _PREFIX): 1, and *one (when not NULL) whether its
+ * _GLOBAL_FOLDER, _PREFIX); review 41e: kpathsea's TeX trees by
+ * program, read before the plain variable (TEXMFHOME_pdflatex,
+ * TEXMFCNF.lualatex: <tree>.<progname>, <tree>_<progname>, a list): 1, and *one (when not NULL) whether its
  * value is one path (else a ':' list), as env_startup_vars'; or 0.
  */
 int env_startup_family(const char *name, size_t len, bool *one);

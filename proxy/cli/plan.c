@@ -1464,7 +1464,8 @@ static int plan_relative_config(const struct plan_host *h)
 		/* round 41: TeX's trees (kpathsea's lists) and bun's places */
 		{"TEXMFHOME", RC_LIST}, {"TEXMFVAR", RC_LIST}, {"TEXMFCONFIG", RC_LIST}, {"TEXMFCNF", RC_LIST},
 		{"TEXMFLOCAL", RC_LIST}, {"TEXMFSYSVAR", RC_LIST}, {"TEXMFSYSCONFIG", RC_LIST},
-		{"TEXMFAUXTREES", RC_LIST}, {"BUN_INSTALL_BIN", RC_ONE}, {"BUN_RUNTIME_TRANSPILER_CACHE_PATH", RC_ONE},
+		{"TEXMFAUXTREES", RC_LIST}, {"TEXMF", RC_LIST}, {"TEXMFDIST", RC_LIST}, {"TEXMFMAIN", RC_LIST},
+		{"BUN_INSTALL_BIN", RC_ONE}, {"BUN_RUNTIME_TRANSPILER_CACHE_PATH", RC_ONE},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and
@@ -1475,7 +1476,8 @@ static int plan_relative_config(const struct plan_host *h)
 						 "R_ENVIRON_USER", "R_PROFILE", "R_PROFILE_USER", "R_LIBS",
 						 "R_LIBS_USER",    "R_LIBS_SITE", "TEXMFHOME", "TEXMFVAR",
 						 "TEXMFCONFIG",    "TEXMFCNF",  "TEXMFLOCAL", "TEXMFSYSVAR",
-						 "TEXMFSYSCONFIG", "TEXMFAUXTREES"};
+						 "TEXMFSYSCONFIG", "TEXMFAUXTREES", "TEXMF",
+						 "TEXMFDIST",      "TEXMFMAIN"};
 	/* npm reads every npm_config_* whatever its case, '-' or '_'. */
 	static const char *const npm[] = {"userconfig", "globalconfig", "prefix", "init-module", "init_module"};
 
@@ -1508,6 +1510,9 @@ static int plan_relative_config(const struct plan_host *h)
 			if (env_startup_family(var, n, &one)) {
 				table = true;
 				kind = one ? RC_ONE : RC_LIST;
+				/* review 41e: a TeX tree by program
+				 * (TEXMFHOME_pdflatex): kpathsea's '~' */
+				tilde = n > 5 && strncmp(var, "TEXMF", 5) == 0;
 			}
 		}
 		/* round 40: the name of yarn's settings file, joined to each
@@ -2181,42 +2186,62 @@ static int code_home_one(struct strv *out, const struct strv *aw, const char *va
  * passavant, else ~/.local/state/passavant, denied to every session)
  * holds one "VAR=path" a line; an entry not there is named, then
  * appended. Unreadable or unwritable: every entry is named, as before.
- * The state directory's path into dir; false when there is none.
+ * The state directory's path into dir (for messages), and a descriptor of
+ * it, or -1 when there is none. Review 41e: each component is opened,
+ * and a missing one made, from the one before without following a
+ * symbolic link (a $XDG_STATE_HOME in a writable tree a session swapped
+ * for a link: no directory made, nothing read or written through it);
+ * a link anywhere (a home under a linked /home too) is no state
+ * directory: every entry is named, as before.
  */
-static bool code_homes_state(const struct plan_host *h, char *dir, size_t len)
+static int code_homes_state(const struct plan_host *h, char *dir, size_t len)
 {
 	const char *x = host_env(h, "XDG_STATE_HOME");
-	int n;
+	int n, dfd;
 
 	if (x != NULL && x[0] == '/')
 		n = snprintf(dir, len, "%s/passavant", x);
 	else if (h->home != NULL && h->home[0] == '/')
 		n = snprintf(dir, len, "%s/.local/state/passavant", h->home);
 	else
-		return false;
-	if (n < 0 || (size_t)n >= len)
-		return false;
-	for (char *c = dir + 1;; c++)
-		if (*c == '/' || *c == '\0') {
-			char k = *c;
+		return -1;
+	if (n < 0 || (size_t)n >= len || (dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	for (const char *c = dir;;) {
+		char comp[NAME_MAX + 1];
+		size_t cl;
+		int next;
 
-			*c = '\0';
-			if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-				*c = k;
-				return false;
-			}
-			*c = k;
-			if (k == '\0')
-				return true;
+		while (*c == '/')
+			c++;
+		if (*c == '\0')
+			return dfd;
+		cl = strcspn(c, "/");
+		if (cl > NAME_MAX || (cl == 2 && c[0] == '.' && c[1] == '.')) {
+			(void)close(dfd);
+			return -1;
 		}
+		memcpy(comp, c, cl);
+		comp[cl] = '\0';
+		c += cl;
+		if (mkdirat(dfd, comp, 0700) != 0 && errno != EEXIST) {
+			(void)close(dfd);
+			return -1;
+		}
+		next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		(void)close(dfd);
+		if (next < 0)
+			return -1;
+		dfd = next;
+	}
 }
 
 static int print_code_homes_notice(const struct run_plan *pl, const struct plan_host *h, bool all)
 {
 	struct strv found = {0}, shown = {0};
 	char dir[PATH_MAX], file[PATH_MAX + 16], *seen = NULL, *text = NULL;
-	size_t seen_len = 0, tlen = 0;
-	int rc = -1, fd = -1;
+	size_t tlen = 0;
+	int rc = -1, fd = -1, dfd = -1;
 	FILE *f = NULL;
 
 	for (size_t i = 0; env_startup_vars[i].name != NULL; i++) {
@@ -2237,16 +2262,29 @@ static int print_code_homes_notice(const struct run_plan *pl, const struct plan_
 	rc = 0;
 	if (found.n == 0)
 		goto out;
-	if (code_homes_state(h, dir, sizeof(dir)) &&
+	if ((dfd = code_homes_state(h, dir, sizeof(dir))) >= 0 &&
 	    snprintf(file, sizeof(file), "%s/code-homes", dir) < (int)sizeof(file)) {
 		struct stat st;
 
-		fd = fileio_open_nolinks(file, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20)) {
-			seen = fileio_read_at(AT_FDCWD, file, 1 << 20, FILEIO_NOFOLLOW, &seen_len, NULL);
-			/* a line cut short by a full disk reads as no line */
+		/* O_NONBLOCK: a FIFO put there opens and is refused below */
+		fd = openat(dfd, "code-homes", O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+			    0600);
+		/* read from the file opened, not from its name again; a line
+		 * cut short by a full disk reads as no line */
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+		    st.st_size < (1 << 20) && (seen = malloc((size_t)st.st_size + 1)) != NULL) {
+			ssize_t got = fileio_read_full(fd, seen, (size_t)st.st_size);
+
+			if (got < 0) {
+				free(seen);
+				seen = NULL;
+			} else {
+				seen[got] = '\0';
+			}
 		}
 	}
+	if (dfd >= 0)
+		(void)close(dfd);
 	for (size_t i = 0; i < found.n; i++) {
 		size_t kl = strlen(found.v[i]);
 		bool known = false;

@@ -2437,6 +2437,113 @@ static void test_code_homes_r41(void)
 }
 
 /*
+ * Review 41e of fix41v. kpathsea reads a variable by program before the
+ * plain one (TEXMFHOME_pdflatex, TEXMFCNF.lualatex: kpathsea_var_value()),
+ * and TEXMF, the list of every tree, replaces texmf.cnf's: in a writable
+ * tree they were writable and a relative one started, as TEXMFHOME was
+ * before round 41. And the notice's state directory: a $XDG_STATE_HOME a
+ * session could swap for a link made passavant mkdir through it
+ * (stelse-x/passavant appeared); now nothing is made there, the start
+ * goes on and the entry is named on each run.
+ */
+static void test_code_homes_r41e(void)
+{
+	static const char *const vars[][2] = {
+		{"TEXMFHOME_pdflatex=@W@/texmf-p", "texmf-p/tex/latex/hyperref.sty"},
+		{"TEXMFCNF.lualatex=!!@W@/cnf-p//", "cnf-p/texmf.cnf"},
+		{"TEXMF=/nonexistent-x:@W@/texmf-all", "texmf-all/tex/latex/x.sty"},
+		{"TEXMFDIST=@W@/tdist-p", "tdist-p/tex/latex/y.sty"},
+		{"TEXMFVAR_latex=@W@/tvar-p", "tvar-p/web2c/pdftex/latex.fmt"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	static const char *const rel[][4] = {
+		{"TEXMFHOME_pdflatex=texmf-rel", "TEXMFHOME_pdflatex holds", "\"texmf-rel\"", NULL},
+		{"TEXMFCNF.lualatex=$SELFAUTOLOC/x", "TEXMFCNF.lualatex holds", "kpathsea expands", NULL},
+		{"TEXMF=./texmf-rel", "TEXMF holds", "\"./texmf-rel\"", NULL},
+	};
+	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[8192], *out = NULL, *err = NULL;
+	const char *env[NV + 1];
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	script[0] = '\0';
+	for (size_t i = 0; i < NV; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n,
+			 "{ mkdir -p \"$(dirname %s)\" && echo 'PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
+			 vars[i][1], vars[i][1], i);
+	}
+	env[NV] = NULL;
+	n = strlen(script);
+	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?\n");
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "review 41e trees: status %d, %s %s", st, out ? out : "",
+	    err ? err : "");
+	for (size_t i = 0; i < NV; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0\n", i);
+		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
+	{
+		const char *ok[] = {"TEXMFHOME_pdflatex=~/texmf", "TEXMFVAR=~/.texlive/texmf-var",
+				    "TEXMF.lualatex=/usr/share/texmf:/usr/share/texlive/texmf-dist", NULL};
+
+		for (size_t i = 0; ok[i] != NULL; i++) {
+			const char *one[] = {ok[i], NULL};
+
+			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
+			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	/* The state directory through a link: nothing made there. */
+	{
+		char lnk[PATH_MAX], to[PATH_MAX], made[PATH_MAX], x[2 * PATH_MAX], g[2 * PATH_MAX], want[2 * PATH_MAX];
+		const char *genv[] = {x, g, NULL};
+
+		CU_ASSERT_FATAL(mkdirs("stelse-x") == 0);
+		drop("stlink-x");
+		CU_ASSERT_FATAL(symlink(at(to, "stelse-x"), at(lnk, "stlink-x")) == 0);
+		snprintf(x, sizeof(x), "XDG_STATE_HOME=%s", lnk);
+		snprintf(g, sizeof(g), "GOCACHE=%s/.go-cache-l%ld", w, (long)getpid());
+		snprintf(want, sizeof(want), "%s", g);
+		for (int k = 0; k < 2; k++) {
+			st = run_fsh("home", NULL, genv, NULL, "work.yaml", "echo started\n", &out, &err);
+			ROW(st == 0 && test_has(out, "started"), "state link run %d: status %d, %s", k, st, err ? err : "");
+			ROW(test_has(err, want), "state link run %d did not name %s: %s", k, want, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+		ROW(!exists("stelse-x/passavant"), "passavant made %s through the link %s", at(made, "stelse-x/passavant"),
+		    lnk);
+		drop("stlink-x");
+		test_rmtree(at(made, "stelse-x"));
+	}
+	drop("work/ok-x.txt");
+	for (size_t i = 0; i < NV; i++) {
+		char top[PATH_MAX];
+
+		if (snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
+		test_rmtree(top);
+	}
+}
+
+/*
  * Review of round 40 (fix40v): a home of code in the tree is read-only,
  * and a build filling it (GitLab's GOCACHE=$CI_PROJECT_DIR/.go-cache,
  * CARGO_HOME=$CI_PROJECT_DIR/.cargo) failed with a bare "Read-only file
@@ -4873,6 +4980,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 41: TeX's trees, yarn's ';' plugins, bun's homes and BUN_OPTIONS, a bare YARN_RC_FILENAME in "
 		    "the home: read-only; Guile's, OCaml's, Erlang's, Raku's relative lists refused; the homes' notice "
 		    "names each once", test_code_homes_r41);
+	test_add(s, "review 41e: TeX's trees by program (TEXMFHOME_pdflatex, TEXMFCNF.lualatex) and TEXMF: read-only, "
+		    "relative refused; the notice's state directory is not made through a link",
+		 test_code_homes_r41e);
 	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
 		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
 		 test_moved_startup_files_r39);

@@ -698,6 +698,27 @@ static void test_families_r41(void)
 	CU_ASSERT(env_list_entry("GOPATH", 6, &e, &len) && len == 6);
 }
 
+/*
+ * Review 41e: kpathsea's trees by program (VAR.progname, VAR_progname,
+ * read before VAR) are the family's, lists; a name only starting like
+ * one is not.
+ */
+static void test_families_r41e(void)
+{
+	bool one = true;
+
+	CU_ASSERT(env_startup_family("TEXMFHOME_pdflatex", 18, &one) && !one);
+	CU_ASSERT(env_startup_family("TEXMFCNF.lualatex", 17, NULL));
+	CU_ASSERT(env_startup_family("TEXMF_xetex", 11, NULL));
+	CU_ASSERT(env_code_var_known("TEXMF", 5));
+	CU_ASSERT(env_code_var_known("TEXMFDIST", 9));
+	CU_ASSERT(env_code_var_known("TEXMFVAR.latex", 14));
+	CU_ASSERT(!env_startup_family("TEXMFHOME_", 10, NULL));
+	CU_ASSERT(!env_startup_family("TEXMFHOME", 9, NULL));
+	CU_ASSERT(!env_startup_family("TEXMFHOMEX", 10, NULL));
+	CU_ASSERT(!env_code_var_known("TEXINPUTS_latex", 15));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -723,4 +744,6 @@ TEST_REGISTRAR(policy_codevars_register)
 	test_add(s, "round 41: BUN_OPTIONS (--preload, --config), node's --env-file, TeX's trees and bun's homes "
 		    "named, yarn's plugins at ';', a TeX tree's marks; what CI images set, nothing",
 		 test_families_r41);
+	test_add(s, "review 41e: TeX's trees by program (TEXMFHOME_pdflatex, TEXMFCNF.lualatex) and TEXMF named",
+		 test_families_r41e);
 }
