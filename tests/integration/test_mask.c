@@ -2965,7 +2965,18 @@ static void test_remask_body_case(void)
 					leak = true;
 			ROW(!leak, "%s: the real value (its case changed) reached the client", rows[r].what);
 			if (rows[r].cut) {
-				ROW(rc != 0 && (out == NULL || strstr(out, "reflect:") == NULL || !leak),
+				/* A close-delimited body ends with the connection, cut
+				 * or not: when the head went out before the cut (the
+				 * upstream's head and body in two reads, under load),
+				 * curl sees a 200 with a short body and exits 0, as it
+				 * does directly (no close_notify after a close-delimited
+				 * body is no error to curl 7.88 or python's ssl). The
+				 * cut is then what did not come: none of the body. The
+				 * audit's count below names every cut. */
+				bool closed = strstr(rows[r].query, "/reflect/close") != NULL;
+
+				ROW((rc != 0 || (closed && (out == NULL || strstr(out, "reflect:") == NULL))) &&
+					    (out == NULL || strstr(out, "reflect:") == NULL || !leak),
 				    "%s: the response was not cut (curl %d): %.300s", rows[r].what, rc,
 				    leak ? "[the value]" : test_nz(out));
 				ncut++;
