@@ -197,12 +197,12 @@ static enum step finish_request(conn_t *c)
  * (SPEC §4.3: real values in headers become sentinels). Returns 0, -1
  * (ENOMEM), or 1 when a real value is left in it with its case changed
  * (*cred its credential; nothing written: head_real_refused()). */
-static int write_response_head(conn_t *c, bool add_close, bool keep_upgrade, const char **cred)
+static int write_response_head(conn_t *c, unsigned add, const char **cred)
 {
 	size_t from = evbuffer_get_length(c->client.pending);
 
 	*cred = NULL;
-	if (http1_write_response_head(c->up.http, c->client.pending, add_close, keep_upgrade) < 0)
+	if (http1_write_response_head(c->up.http, c->client.pending, add) < 0)
 		return -1;
 	return c->mask != NULL ? cmask_response_head(c->mask, c->client.pending, from, cred) : 0;
 }
@@ -408,7 +408,7 @@ static enum step take_upgrade(conn_t *c)
 				   "although none was offered: compressed frames cannot be scanned "
 				   "for real values",
 				   c->up.peer);
-	if ((hr = write_response_head(c, false, true, &cred)) > 0)
+	if ((hr = write_response_head(c, HTTP1_HEAD_UPGRADE, &cred)) > 0)
 		return head_real_refused(c, cred);
 	if (hr < 0 || (c->mask != NULL && cmask_ws_begin(c->mask, c->tgt.host, c->tgt.port, ext) < 0)) {
 		conn_close(c, "out of memory writing a response head", true);
@@ -424,6 +424,26 @@ static enum step take_upgrade(conn_t *c)
 }
 
 /*
+ * Whether a close-delimited response body that is re-masked goes to the
+ * client chunked. Its end is the upstream's close, and a close ended by
+ * anything but TLS's close_notify (a FIN, a reset) cannot be told from a
+ * cut: the re-masker then drops the last bytes that came (SPEC §4.3),
+ * and a cut for a case-changed real value drops the rest. Sent
+ * close-delimited, either reached the client as a clean end, the body
+ * silently short (curl and python take a close-delimited body that ends
+ * without close_notify as whole). Chunked, only the clean end sends the
+ * last chunk; any other leaves the body visibly unfinished. A client of
+ * HTTP/1.0 cannot read chunked, and a head with Transfer-Encoding (a
+ * coding other than chunked last) is left as it came.
+ */
+static bool reframe_close_delimited(const conn_t *c)
+{
+	return c->mask != NULL && !http1_message_done(c->up.http) && http1_needs_eof(c->up.http) &&
+	       http1_version_minor(c->client.http) >= 1 &&
+	       http1_header_find(c->up.http, "transfer-encoding", NULL) == 0;
+}
+
+/*
  * A whole response head came: an upgrade, an interim response (relayed,
  * then the final one is awaited) or the final head, whose body the
  * inbound substituter then takes. Returns true to go on reading, else
@@ -432,6 +452,7 @@ static enum step take_upgrade(conn_t *c)
 static bool take_response_head(conn_t *c, enum step *st)
 {
 	const char *cred;
+	bool reframe;
 	int hr;
 
 	c->ex.status = http1_status(c->up.http);
@@ -440,7 +461,7 @@ static bool take_response_head(conn_t *c, enum step *st)
 		return false;
 	}
 	if (c->ex.status >= 100 && c->ex.status < 200) {
-		if ((hr = write_response_head(c, false, false, &cred)) > 0) {
+		if ((hr = write_response_head(c, 0, &cred)) > 0) {
 			*st = head_real_refused(c, cred);
 			return false;
 		}
@@ -459,7 +480,10 @@ static bool take_response_head(conn_t *c, enum step *st)
 	}
 	c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
 			     http1_needs_eof(c->up.http);
-	if ((hr = write_response_head(c, c->ex.client_close, false, &cred)) > 0) {
+	reframe = reframe_close_delimited(c);
+	if ((hr = write_response_head(c, (c->ex.client_close ? HTTP1_HEAD_CLOSE : 0u) |
+						 (reframe ? HTTP1_HEAD_CHUNKED : 0u),
+				      &cred)) > 0) {
 		*st = head_real_refused(c, cred);
 		return false;
 	}
@@ -469,9 +493,11 @@ static bool take_response_head(conn_t *c, enum step *st)
 	if (http1_message_done(c->up.http)) {
 		c->ex.phase = EX_DONE;
 	} else if (c->mask != NULL) {
-		if (cmask_body_begin(c->mask, CMASK_IN, c->tgt.host, c->tgt.port, true, http1_chunked(c->up.http)) < 0)
+		bool chunked = http1_chunked(c->up.http) || reframe;
+
+		if (cmask_body_begin(c->mask, CMASK_IN, c->tgt.host, c->tgt.port, true, chunked) < 0)
 			goto oom;
-		if (http1_chunked(c->up.http))
+		if (chunked)
 			http1_set_body_sink(c->up.http, cmask_body_sink, cmask_sink_arg(c->mask, CMASK_IN));
 		c->ex.mask_resp_body = true;
 	}

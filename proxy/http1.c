@@ -1007,8 +1007,11 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 #define ACCEPT_IDENTITY "Accept-Encoding: identity\r\n"
 #define CONNECTION_UPGRADE "Connection: Upgrade\r\n"
 #define CONNECTION_CLOSE "Connection: close\r\n"
+#define TE_CHUNKED "Transfer-Encoding: chunked\r\n"
 /* Start line and added fields: the room they need beyond the parts. */
-#define HEAD_EXTRA (sizeof(ACCEPT_IDENTITY) + sizeof(CONNECTION_UPGRADE) + sizeof(CONNECTION_CLOSE) + 64)
+#define HEAD_EXTRA                                                                                          \
+	(sizeof(ACCEPT_IDENTITY) + sizeof(CONNECTION_UPGRADE) + sizeof(CONNECTION_CLOSE) + sizeof(TE_CHUNKED) + \
+	 64)
 
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
 			     size_t path_len, const char *authority, bool keep_upgrade,
@@ -1042,9 +1045,9 @@ int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char 
 	return head_commit(out, &w, &v);
 }
 
-int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close,
-			      bool keep_upgrade)
+int http1_write_response_head(const http1_t *h, struct evbuffer *out, unsigned add)
 {
+	bool keep_upgrade = (add & HTTP1_HEAD_UPGRADE) != 0, chunked = (add & HTTP1_HEAD_CHUNKED) != 0;
 	char line[] = "HTTP/1.1 000 ";
 	unsigned status = (unsigned)h->parser.status_code % 1000;
 	struct head_writer w;
@@ -1052,7 +1055,7 @@ int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_c
 
 	if (head_reserve(out, h->reason_len + fields_size(h) + HEAD_EXTRA, &w, &v) < 0)
 		return -1;
-	line[7] = (char)('0' + (h->parser.http_minor % 10));
+	line[7] = chunked ? '1' : (char)('0' + (h->parser.http_minor % 10));
 	line[9] = (char)('0' + status / 100);
 	line[10] = (char)('0' + status / 10 % 10);
 	line[11] = (char)('0' + status % 10);
@@ -1065,8 +1068,10 @@ int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_c
 	write_fields(h, &w, status == 304 ? "transfer-encoding" : NULL, keep_upgrade, false);
 	if (keep_upgrade)
 		put(&w, CONNECTION_UPGRADE, sizeof(CONNECTION_UPGRADE) - 1);
-	if (add_close)
+	if ((add & HTTP1_HEAD_CLOSE) != 0)
 		put(&w, CONNECTION_CLOSE, sizeof(CONNECTION_CLOSE) - 1);
+	if (chunked)
+		put(&w, TE_CHUNKED, sizeof(TE_CHUNKED) - 1);
 	put(&w, "\r\n", 2);
 	return head_commit(out, &w, &v);
 }

@@ -178,10 +178,19 @@ int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char 
 			     size_t path_len, const char *authority, bool keep_upgrade,
 			     bool identity, bool close) NONNULL(1, 2, 3, 5) WUNRES;
 
+/* What http1_write_response_head() adds to the upstream's fields. */
+enum http1_head_add {
+	HTTP1_HEAD_CLOSE = 1 << 0,   /* "Connection: close" */
+	HTTP1_HEAD_UPGRADE = 1 << 1, /* "Connection: Upgrade" and the Upgrade field kept (a 101) */
+	/* The body is sent chunked although it came close-delimited: the
+	 * status line says HTTP/1.1 and "Transfer-Encoding: chunked" is
+	 * added (only for a head without Transfer-Encoding or
+	 * Content-Length, to a client of HTTP/1.1). */
+	HTTP1_HEAD_CHUNKED = 1 << 2,
+};
+
 /* Writes the response head for the client without hop-by-hop fields, plus
- * "Connection: close" when add_close; keep_upgrade as above (for a 101).
- * Returns 0 or -1 on ENOMEM. */
-int http1_write_response_head(const http1_t *h, struct evbuffer *out, bool add_close,
-			      bool keep_upgrade) NONNULL(1, 2) WUNRES;
+ * what add (enum http1_head_add, or-ed) names. Returns 0 or -1 on ENOMEM. */
+int http1_write_response_head(const http1_t *h, struct evbuffer *out, unsigned add) NONNULL(1, 2) WUNRES;
 
 #endif

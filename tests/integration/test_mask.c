@@ -1370,7 +1370,17 @@ static int reflect_four_try(const struct px *p, const char *path, const char *re
 			free(out);
 			continue;
 		}
-		CU_ASSERT_EQUAL(rcs[h], 0);
+		/* A close-delimited body over plain HTTP ends with a FIN,
+		 * which cannot be told from a cut: its last bytes (the
+		 * upstream's padding) are dropped and the body goes to the
+		 * client chunked without its last chunk, visibly unfinished
+		 * (curl 18). Over TLS, close_notify ends it whole. */
+		if (h >= 2 && strstr(path, "/reflect/close") != NULL)
+			ROW(rcs[h] == 18, "%s %s %s: a close-delimited body ended by a FIN: curl %d, want 18 (the "
+					  "body cut, visibly)",
+			    scheme, host, what, rcs[h]);
+		else
+			CU_ASSERT_EQUAL(rcs[h], 0);
 		ROW(out != NULL && strstr(out, "HTTP/1.1 200 OK\r\n") != NULL, "%s %s %s: not 200: %.300s", scheme, host,
 		    what, test_nz(out));
 		ROW(out != NULL && strstr(out, real) == NULL, "%s %s %s: the client saw the real value", scheme, host,
@@ -2124,7 +2134,8 @@ static void test_holdback_prefix_oracle(void)
 		free(w);
 		r = oracle_run(&p, "close", right);
 		w = oracle_run(&p, "close", wrong);
-		ROW(r != NULL && w != NULL && strcmp(r, w) == 0 && strncmp(r, "b'xxxx", 6) == 0 && strstr(r, "@@@@") == NULL,
+		ROW(r != NULL && w != NULL && strcmp(r, w) == 0 && strstr(r, "xxxx") != NULL && strstr(r, "@@@@") == NULL &&
+			    strstr(r, "0\\r\\n\\r\\n") == NULL,
 		    "close: a close-delimited body ending in a real value's first 12 bytes came as %s, one whose 12th "
 		    "byte is wrong as %s (want the same bytes, the last ones dropped at a plain FIN: a difference is the "
 		    "prefix oracle)",
@@ -2136,7 +2147,8 @@ static void test_holdback_prefix_oracle(void)
 		 * a real value one byte short). */
 		r = oracle_run(&p, "reset", right);
 		w = oracle_run(&p, "reset", wrong);
-		ROW(r != NULL && w != NULL && strcmp(r, w) == 0 && strncmp(r, "b'xxxx", 6) == 0 && strstr(r, "@@@@") == NULL,
+		ROW(r != NULL && w != NULL && strcmp(r, w) == 0 && strstr(r, "xxxx") != NULL && strstr(r, "@@@@") == NULL &&
+			    strstr(r, "0\\r\\n\\r\\n") == NULL,
 		    "reset: a close-delimited body cut by a reset after a real value's first 12 bytes came as %s, one "
 		    "whose 12th byte is wrong as %s (want the same bytes, the last ones dropped)",
 		    r ? r : "(nothing)", w ? w : "(nothing)");
@@ -2965,18 +2977,7 @@ static void test_remask_body_case(void)
 					leak = true;
 			ROW(!leak, "%s: the real value (its case changed) reached the client", rows[r].what);
 			if (rows[r].cut) {
-				/* A close-delimited body ends with the connection, cut
-				 * or not: when the head went out before the cut (the
-				 * upstream's head and body in two reads, under load),
-				 * curl sees a 200 with a short body and exits 0, as it
-				 * does directly (no close_notify after a close-delimited
-				 * body is no error to curl 7.88 or python's ssl). The
-				 * cut is then what did not come: none of the body. The
-				 * audit's count below names every cut. */
-				bool closed = strstr(rows[r].query, "/reflect/close") != NULL;
-
-				ROW((rc != 0 || (closed && (out == NULL || strstr(out, "reflect:") == NULL))) &&
-					    (out == NULL || strstr(out, "reflect:") == NULL || !leak),
+				ROW(rc != 0 && (out == NULL || strstr(out, "reflect:") == NULL || !leak),
 				    "%s: the response was not cut (curl %d): %.300s", rows[r].what, rc,
 				    leak ? "[the value]" : test_nz(out));
 				ncut++;

@@ -153,7 +153,7 @@ static void test_rewrite(void)
 	CU_ASSERT_EQUAL_FATAL(feed(r, resp, &n), HTTP1_HEAD);
 	CU_ASSERT(http1_message_done(r));
 	CU_ASSERT_EQUAL(http1_status(r), 200);
-	CU_ASSERT_EQUAL(http1_write_response_head(r, out, true, false), 0);
+	CU_ASSERT_EQUAL(http1_write_response_head(r, out, HTTP1_HEAD_CLOSE), 0);
 	CU_ASSERT_EQUAL(evbuffer_add(out, "", 1), 0);
 	s = (char *)evbuffer_pullup(out, -1);
 	CU_ASSERT_STRING_EQUAL(s, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
