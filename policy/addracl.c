@@ -55,7 +55,18 @@
  *   168.63.129.16     Azure WireServer (host agent; not link-local)
  *   192.0.0.192       Oracle Cloud, legacy metadata (IETF protocol block)
  *   fd00:ec2::254     AWS IMDS over IPv6 (Nitro)
+ *   fd00:ec2::23      AWS EKS Pod Identity Agent over IPv6 (role
+ *                     credentials; its IPv4 169.254.170.23 is link-local)
  *   fd20:ce::254      GCP metadata server over IPv6
+ *   fd00:42::42       Scaleway metadata over IPv6 (169.254.42.42)
+ * The IPv6 ones sit in fc00::/7, which is not always denied (private
+ * ranges stay reachable, see the top): each credential service a cloud
+ * serves at a fixed IPv6 address must be listed here, as its IPv4 twin
+ * (link-local, or listed above) is refused (round 42 of the attack: the
+ * Pod Identity and Scaleway addresses were reachable through any allowed
+ * name resolving there, or as a literal under allowedDomains "*"). AWS's
+ * other fixed services (fd00:ec2::253 DNS, ::123 NTP) serve no
+ * credentials and stay reachable.
  */
 static const uint8_t metadata_v4[][4] = {
 	{ 169, 254, 169, 254 },
@@ -66,7 +77,9 @@ static const uint8_t metadata_v4[][4] = {
 };
 static const uint8_t metadata_v6[][16] = {
 	{ 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 },
+	{ 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x23 },
 	{ 0xfd, 0x20, 0x00, 0xce, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 },
+	{ 0xfd, 0x00, 0x00, 0x42, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x42 },
 };
 
 /* Static refusal reasons, one per class (index = enum value). */

@@ -506,12 +506,13 @@ static void probe_req(int out, const char *paddr, const char *name, const char *
 		close(fd);
 	if (resp != NULL && strncmp(resp, "HTTP/1.1 ", 9) == 0)
 		status = atoi(resp + 9);
-	snprintf(line, sizeof(line), "%s=%d%s%s\n", name, status,
+	snprintf(line, sizeof(line), "%s=%d%s%s%s\n", name, status,
 		 resp != NULL && strstr(resp, "\r\nX-Proxy-Error: ") != NULL ? ",xpe" : "",
 		 resp != NULL && (strstr(resp, "(this machine)") != NULL ||
 				  strstr(resp, "this machine's own addresses") != NULL)
 			 ? ",local"
-			 : "");
+			 : "",
+		 resp != NULL && strstr(resp, "cloud metadata endpoint") != NULL ? ",meta" : "");
 	if (write(out, line, strlen(line)) < 0)
 		_exit(3);
 	free(resp);
@@ -536,6 +537,27 @@ static void direct_req(int out, const char *name, const char *auth)
 	free(resp);
 }
 
+/* The answer of serve_loop(). */
+static const char any_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"
+			       "hello\n";
+
+/* Each connection to fd: its first read (the request's head), then
+ * "200 hello" and closed; forever. */
+static void serve_loop(int fd)
+{
+	char buf[2048];
+	int c;
+
+	for (;;) {
+		c = accept(fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		(void)!read(c, buf, sizeof(buf));
+		(void)!write(c, any_resp, sizeof(any_resp) - 1);
+		close(c);
+	}
+}
+
 /*
  * A service on [::]:0 with IPV6_V6ONLY off, so on every address of every
  * interface, v4 and v6, like a host daemon bound to all interfaces: each
@@ -544,12 +566,9 @@ static void direct_req(int out, const char *name, const char *auth)
  */
 static pid_t start_any_server(uint16_t *port)
 {
-	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"
-				   "hello\n";
 	struct sockaddr_in6 sin6;
 	socklen_t len = sizeof(sin6);
-	int fd, c, off = 0;
-	char buf[2048];
+	int fd, off = 0;
 	pid_t pid;
 
 	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -569,15 +588,77 @@ static pid_t start_any_server(uint16_t *port)
 		close(fd);
 		return pid;
 	}
-	for (;;) {
-		c = accept(fd, NULL, NULL);
-		if (c < 0)
-			continue;
-		/* The head of the request, then the answer. */
-		(void)!read(c, buf, sizeof(buf));
-		(void)!write(c, resp, sizeof(resp) - 1);
-		close(c);
+	serve_loop(fd);
+	_exit(0);
+}
+
+/*
+ * Round 42: a second network namespace (a child unsharing it) that takes
+ * v1, the peer of v0, with the fixed IPv6 addresses at which clouds serve
+ * credentials (AWS EKS Pod Identity fd00:ec2::23, Scaleway's metadata
+ * fd00:42::42) and a service on [::]:PORT there: reachable from the
+ * proxy's namespace through v0 (fd00:ec2::1/64, fd00:42::1/64), and none
+ * of its own addresses, as on a node where such an agent runs. Returns
+ * the child's pid (to kill) and the port, or -1.
+ */
+static pid_t start_peer(uint16_t *port)
+{
+	static const char *const addrs[] = { "fd00:ec2::23/64", "fd00:42::42/64" };
+	struct sockaddr_in6 sin6;
+	socklen_t len = sizeof(sin6);
+	int up[2], down[2], fd, off = 0;
+	char pidtext[32], b = 0;
+	uint16_t p = 0;
+	size_t i;
+	pid_t pid;
+
+	if (pipe2(up, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(down, O_CLOEXEC) < 0) {
+		close(up[0]);
+		close(up[1]);
+		return -1;
 	}
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(up[0]);
+		close(down[1]);
+		if (unshare(CLONE_NEWNET) < 0 || write(up[1], &b, 1) != 1 || read(down[0], &b, 1) != 1)
+			_exit(20);
+		if (run_ip("link", "set", "lo", "up", NULL) < 0 || run_ip("link", "set", "v1", "up", NULL) < 0)
+			_exit(21);
+		for (i = 0; i < ARRAY_LEN(addrs); i++)
+			if (run_ip("-6", "addr", "add", addrs[i], "dev", "v1", "nodad", NULL) < 0)
+				_exit(22);
+		fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		memset(&sin6, 0, sizeof(sin6));
+		sin6.sin6_family = AF_INET6;
+		if (fd < 0 || setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
+		    bind(fd, (struct sockaddr *)&sin6, sizeof(sin6)) < 0 || listen(fd, 64) < 0 ||
+		    getsockname(fd, (struct sockaddr *)&sin6, &len) < 0)
+			_exit(23);
+		p = ntohs(sin6.sin6_port);
+		if (write(up[1], &p, sizeof(p)) != (ssize_t)sizeof(p))
+			_exit(24);
+		serve_loop(fd);
+	}
+	close(up[1]);
+	close(down[0]);
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)pid);
+	if (read(up[0], &b, 1) != 1 || run_ip("link", "set", "v1", "netns", pidtext, NULL) < 0 ||
+	    write(down[1], &b, 1) != 1 || read(up[0], &p, sizeof(p)) != (ssize_t)sizeof(p)) {
+		close(up[0]);
+		close(down[1]);
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(up[0]);
+	close(down[1]);
+	*port = p;
+	return pid;
 }
 
 /*
@@ -599,8 +680,8 @@ static int local_child(int out)
 	char *argv[12];
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	uint16_t uport = 0;
-	pid_t srv = -1;
+	uint16_t uport = 0, mport = 0;
+	pid_t srv = -1, peer = -1;
 	int rc = 1;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
@@ -614,7 +695,8 @@ static int local_child(int out)
 	/* Names that resolve to the machine's own addresses. */
 	snprintf(hosts, sizeof(hosts), "%s/hosts", ldir);
 	snprintf(buf, sizeof(buf),
-		 "10.213.0.1 own4.test\nfd42:213::1 own6.test\n10.214.0.2 later4.test\n");
+		 "10.213.0.1 own4.test\nfd42:213::1 own6.test\n10.214.0.2 later4.test\n"
+		 "fd00:ec2::23 pod-identity.test\n");
 	if (test_write_file(hosts, buf, strlen(buf)) < 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0)
@@ -626,8 +708,13 @@ static int local_child(int out)
 	    run_ip("addr", "add", "10.213.0.9/24", "dev", "v0", NULL) < 0 ||
 	    run_ip("-6", "addr", "add", "fd42:213::1/64", "dev", "v0", "nodad", NULL) < 0 ||
 	    run_ip("-6", "addr", "add", "fd42:213::9/64", "dev", "v0", "nodad", NULL) < 0 ||
-	    run_ip("route", "add", "local", "10.215.0.0/24", "dev", "lo", NULL) < 0)
+	    run_ip("route", "add", "local", "10.215.0.0/24", "dev", "lo", NULL) < 0 ||
+	    run_ip("-6", "addr", "add", "fd00:ec2::1/64", "dev", "v0", "nodad", NULL) < 0 ||
+	    run_ip("-6", "addr", "add", "fd00:42::1/64", "dev", "v0", "nodad", NULL) < 0)
 		return 14;
+	peer = start_peer(&mport);
+	if (peer < 0)
+		return 15;
 	/* The service bound to all interfaces. */
 	srv = start_any_server(&uport);
 	if (srv < 0)
@@ -665,6 +752,15 @@ static int local_child(int out)
 	probe_req(out, paddr, "loopback", AUTH("127.0.0.1:%u"), false);
 	direct_req(out, "direct-anyip", AUTH("10.215.0.7:%u"));
 	probe_req(out, paddr, "anyip", AUTH("10.215.0.7:%u"), false);
+#define MAUTH(fmt) (snprintf(auth, sizeof(auth), fmt, (unsigned)mport), auth)
+	/* Round 42: the clouds' fixed IPv6 credential services. */
+	direct_req(out, "direct-eks6", MAUTH("[fd00:ec2::23]:%u"));
+	direct_req(out, "direct-scw6", MAUTH("[fd00:42::42]:%u"));
+	probe_req(out, paddr, "eks6", MAUTH("[fd00:ec2::23]:%u"), false);
+	probe_req(out, paddr, "eks6-connect", MAUTH("[fd00:ec2::23]:%u"), true);
+	probe_req(out, paddr, "eks6-name", MAUTH("pod-identity.test:%u"), false);
+	probe_req(out, paddr, "scw6", MAUTH("[fd00:42::42]:%u"), false);
+#undef MAUTH
 	/* New addresses while the proxy runs. */
 	if (run_ip("addr", "add", "10.214.0.2/32", "dev", "v0", NULL) < 0 ||
 	    run_ip("-6", "addr", "add", "fd43::2/128", "dev", "v0", "nodad", NULL) < 0 ||
@@ -698,6 +794,10 @@ out:
 		(void)kill(srv, SIGKILL);
 		(void)waitpid(srv, NULL, 0);
 	}
+	if (peer > 0) {
+		(void)kill(peer, SIGKILL);
+		(void)waitpid(peer, NULL, 0);
+	}
 	return rc;
 }
 
@@ -713,6 +813,7 @@ static void test_own_addresses(void)
 		"v4", "v6", "v4-connect", "v6-connect", "v4-mapped", "name4", "name6",
 		"later4", "later6", "later4-connect", "later-name4", "anyip", "later-anyip",
 	};
+	static const char *const meta[] = { "eks6", "eks6-connect", "eks6-name", "scw6" };
 	static const char *const directs[] = {
 		"direct-v4", "direct-v6", "direct-later4", "direct-later6", "direct-anyip",
 		"direct-later-anyip",
@@ -767,6 +868,12 @@ static void test_own_addresses(void)
 	    "loopback not refused: %s", out);
 	ROW(line_is(out, "removed4", "502"), "a removed address is still treated as local: %s",
 	    out);
+	/* Round 42: reachable without the proxy, refused through it. */
+	ROW(line_is(out, "direct-eks6", "ok") && line_is(out, "direct-scw6", "ok"),
+	    "the peer namespace's credential services do not answer: %s", out);
+	for (i = 0; i < ARRAY_LEN(meta); i++)
+		ROW(line_is(out, meta[i], "403,xpe,meta"), "%s: a cloud's IPv6 credential service reached: %s",
+		    meta[i], out);
 }
 
 TEST_REGISTRAR(register_nethard)

@@ -118,7 +118,11 @@ static const struct class_case class_cases[] = {
 	{ "feff::1", PUB },
 	{ "fd00:ec2::254", META },
 	{ "fd00:ec2::253", PUB },
+	{ "fd00:ec2::23", META },	/* EKS Pod Identity (round 42) */
+	{ "fd00:ec2::22", PUB },
 	{ "fd20:ce::254", META },
+	{ "fd00:42::42", META },	/* Scaleway (round 42) */
+	{ "fd00:42::43", PUB },
 	{ "fc00::1", PUB },
 	{ "2001:db8::1", PUB },
 	{ "2606:4700:4700::1111", PUB },
