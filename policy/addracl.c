@@ -330,16 +330,47 @@ static const struct policy_hostent *literal_match(const struct policy_hostlist *
 }
 
 /*
+ * Whether an IPv6 network address embeds an IPv4 one in its last 32 bits
+ * (mapped, SIIT, compatible, NAT64, ISATAP: embedded_v4()'s forms but
+ * 6to4's, and Teredo's, whose client is inverted there).
+ */
+static bool embeds_v4_tail(const uint8_t a[16])
+{
+	uint8_t v4[V4_VIEWS_MAX][4];
+	size_t n = embedded_v4(a, v4), i;
+
+	if (a[0] == 0x20 && (a[1] == 0x02 || (a[1] == 0x01 && a[2] == 0 && a[3] == 0)))
+		return false;
+	for (i = 0; i < n; i++)
+		if (memcmp(v4[i], a + 12, 4) == 0)
+			return true;
+	return false;
+}
+
+/*
  * Whether a deniedResolvedAddresses CIDR covers the address. An IPv4 CIDR
  * also covers each IPv4 address embedded in an IPv6 one (mapped, SIIT,
  * compatible, NAT64, 6to4, both parts of Teredo: see the top of the file);
  * an IPv6 CIDR also covers an IPv4 address in its mapped form
- * ::ffff:a.b.c.d.
+ * ::ffff:a.b.c.d. An IPv6 CIDR that is an IPv4 range written in an
+ * embedded form (::ffff:10.0.0.0/104, 64:ff9b::a00:0/104: a prefix of 96
+ * bits or more over an embedding) is also that IPv4 range, in every form,
+ * as a denied IPv6 literal embedding IPv4 is (round 42: such a CIDR
+ * refused 10.1.2.3 and its mapped form only, not 64:ff9b::a01:203 or
+ * 2002:a01:203::).
  */
 static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t addr[16])
 {
 	uint8_t v4[V4_VIEWS_MAX][4], mapped[16] = { [10] = 0xff, [11] = 0xff };
 	size_t n, i;
+
+	if (c->family == AF_INET6 && c->prefix >= 96 && c->prefix <= 128 && embeds_v4_tail(c->addr)) {
+		struct policy_cidr v4c = { .family = AF_INET, .prefix = c->prefix - 96 };
+
+		memcpy(v4c.addr, c->addr + 12, 4);
+		if (cidr_covers(&v4c, family, addr))
+			return true;
+	}
 
 	if (c->family == AF_INET) {
 		if (c->prefix > 32)

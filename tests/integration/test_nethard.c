@@ -506,13 +506,14 @@ static void probe_req(int out, const char *paddr, const char *name, const char *
 		close(fd);
 	if (resp != NULL && strncmp(resp, "HTTP/1.1 ", 9) == 0)
 		status = atoi(resp + 9);
-	snprintf(line, sizeof(line), "%s=%d%s%s%s\n", name, status,
+	snprintf(line, sizeof(line), "%s=%d%s%s%s%s\n", name, status,
 		 resp != NULL && strstr(resp, "\r\nX-Proxy-Error: ") != NULL ? ",xpe" : "",
 		 resp != NULL && (strstr(resp, "(this machine)") != NULL ||
 				  strstr(resp, "this machine's own addresses") != NULL)
 			 ? ",local"
 			 : "",
-		 resp != NULL && strstr(resp, "cloud metadata endpoint") != NULL ? ",meta" : "");
+		 resp != NULL && strstr(resp, "cloud metadata endpoint") != NULL ? ",meta" : "",
+		 resp != NULL && strstr(resp, "deniedResolvedAddresses") != NULL ? ",cidr" : "");
 	if (write(out, line, strlen(line)) < 0)
 		_exit(3);
 	free(resp);
@@ -721,7 +722,8 @@ static int local_child(int out)
 		goto out;
 	snprintf(policy, sizeof(policy), "%s/policy.yaml", ldir);
 	snprintf(buf, sizeof(buf),
-		 "network:\n  allowedDomains: [\"*\", \"10.213.0.9\", \"[fd42:213::9]\"]\n");
+		 "network:\n  allowedDomains: [\"*\", \"10.213.0.9\", \"[fd42:213::9]\"]\n"
+		 "  deniedResolvedAddresses: [\"::ffff:10.217.0.0/120\"]\n");
 	if (test_write_file(policy, buf, strlen(buf)) < 0)
 		goto out;
 	snprintf(session, sizeof(session), "%s/session", ldir);
@@ -761,6 +763,12 @@ static int local_child(int out)
 	probe_req(out, paddr, "eks6-name", MAUTH("pod-identity.test:%u"), false);
 	probe_req(out, paddr, "scw6", MAUTH("[fd00:42::42]:%u"), false);
 #undef MAUTH
+	/* Round 42: an IPv4 range written as an IPv6 CIDR in the mapped form
+	 * is that range in every embedded form (no route here: 502 when not
+	 * refused). */
+	probe_req(out, paddr, "cidr-v4", AUTH("10.217.0.5:%u"), false);
+	probe_req(out, paddr, "cidr-nat64", AUTH("[64:ff9b::10.217.0.5]:%u"), false);
+	probe_req(out, paddr, "cidr-6to4", AUTH("[2002:ad9:5::1]:%u"), false);
 	/* New addresses while the proxy runs. */
 	if (run_ip("addr", "add", "10.214.0.2/32", "dev", "v0", NULL) < 0 ||
 	    run_ip("-6", "addr", "add", "fd43::2/128", "dev", "v0", "nodad", NULL) < 0 ||
@@ -813,6 +821,7 @@ static void test_own_addresses(void)
 		"v4", "v6", "v4-connect", "v6-connect", "v4-mapped", "name4", "name6",
 		"later4", "later6", "later4-connect", "later-name4", "anyip", "later-anyip",
 	};
+	static const char *const cidr[] = { "cidr-v4", "cidr-nat64", "cidr-6to4" };
 	static const char *const meta[] = { "eks6", "eks6-connect", "eks6-name", "scw6" };
 	static const char *const directs[] = {
 		"direct-v4", "direct-v6", "direct-later4", "direct-later6", "direct-anyip",
@@ -871,6 +880,9 @@ static void test_own_addresses(void)
 	/* Round 42: reachable without the proxy, refused through it. */
 	ROW(line_is(out, "direct-eks6", "ok") && line_is(out, "direct-scw6", "ok"),
 	    "the peer namespace's credential services do not answer: %s", out);
+	for (i = 0; i < ARRAY_LEN(cidr); i++)
+		ROW(line_is(out, cidr[i], "403,xpe,cidr"),
+		    "%s: not refused by the IPv6 CIDR that is an IPv4 range: %s", cidr[i], out);
 	for (i = 0; i < ARRAY_LEN(meta); i++)
 		ROW(line_is(out, meta[i], "403,xpe,meta"), "%s: a cloud's IPv6 credential service reached: %s",
 		    meta[i], out);

@@ -469,6 +469,17 @@ static const struct guard_case guard_cases[] = {
 	{ "192.0.2.255", 443, false, R("::ffff:192.0.2.240/124") },
 	{ "::ffff:192.0.2.250", 443, false, R("::ffff:192.0.2.240/124") },
 	{ "192.0.2.239", 443, true, NULL },
+	/* round 42: that CIDR is the IPv4 range 192.0.2.240/28 in every
+	 * embedded form, as the IPv4 CIDR would be */
+	{ "64:ff9b::192.0.2.241", 443, false, R("::ffff:192.0.2.240/124") },
+	{ "64:ff9b:1::192.0.2.241", 443, false, R("::ffff:192.0.2.240/124") },
+	{ "::192.0.2.242", 443, false, R("::ffff:192.0.2.240/124") },
+	{ "::ffff:0:192.0.2.242", 443, false, R("::ffff:192.0.2.240/124") },
+	{ "2002:c000:2f3::1", 443, false, R("::ffff:192.0.2.240/124") },
+	{ "2001:0:c000:2f4::f7f7:f7f7", 443, false, R("::ffff:192.0.2.240/124") },
+	{ "2001:db8::5efe:192.0.2.245", 443, false, R("::ffff:192.0.2.240/124") },
+	{ "64:ff9b::192.0.2.239", 443, true, NULL },
+	{ "2002:c000:2ef::1", 443, true, NULL },
 };
 
 static void run_guard(const char *name, const struct guard_case *cases, size_t n)
