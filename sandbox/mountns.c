@@ -20,9 +20,12 @@
  *     files after (a substituted directory is an overlayfs union, or a
  *     union in a tmpfs); the
  *     write protections last, so that deny wins over allow.
- *  5b. The kernel's own file systems (debugfs, tracefs, pstore, ...)
- *     wherever they are mounted, and the firmware's root-only tables in
- *     /sys, are covered by empty read-only mounts (cover_kernel_fs()).
+ *  5b. Every mount of a kernel file system, wherever it is, by a rule
+ *     on its type: the secret ones (debugfs, tracefs, pstore, ...) and
+ *     any type not known are covered by empty read-only mounts, the
+ *     machine's state (sysfs, cgroup, mqueue, ...) is made read-only;
+ *     the firmware's root-only tables in /sys are covered
+ *     (cover_kernel_fs()).
  *  6. The deny_read tmpfs covers turn read-only (they stay writable until
  *     here so that allow_read mount points can be made inside them).
  *  7. pivot_root into /newroot; the setup tmpfs and the host root under it
@@ -35,6 +38,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -211,33 +215,64 @@ static int make_ro(const struct sbx_plan *pl, const char *path, bool recursive, 
 
 /*
  * The kernel's own file systems, wherever the host mounted them (round 41
- * of the attack): they are the machine's state, not files, and what they
- * hold is root's. With root mapped to root the command passed their
- * permission checks (the owner's bits; none of them asks for a
- * capability to read): debugfs (0700: mac80211's Wi-Fi keys under
- * ieee80211/, the physical memory map, every driver's state), tracefs
- * (the trace buffers of whatever the host traces), securityfs (IMA's
- * measurement log, the LSMs' policies), pstore (the kernel logs of past
- * crashes), efivarfs (the firmware's variables), configfs and bpf's
- * pinned objects. And the ones whose files command the host, should a
- * writable tree hold a mount of them (review of round 41: binfmt_misc
- * mounted in the working directory took `echo 1 > bm/status`, and its
- * `register` would have made the host run a program of the session's
- * for every matching exec, binfmt_misc of the initial user namespace
- * being the machine's): binfmt_misc, fusectl (`abort` of the host's
- * FUSE connections), nfsd and rpc_pipefs (the NFS server's and client
- * daemons' controls). Each mount of one of these types is covered by an
- * empty read-only tmpfs, found by its type in mountinfo, not by a path:
- * /sys/kernel/debug is only where systemd puts it. A mount below a
- * covered one is hidden with it (ENOENT: skipped).
+ * of the attack; a rule since round 42): they are the machine's state,
+ * not files, and what they hold is root's. With root mapped to root the
+ * command passed their permission checks (the owner's bits; none of them
+ * asks for a capability to read or, for many files, to write). Every
+ * mount in the view is judged by its type in mountinfo, not by a path
+ * (/sys/kernel/debug is only where systemd puts it):
+ *
+ * - storage (fs_storage()): a type the kernel lists in /proc/filesystems
+ *   without "nodev" (it needs a block device: ext4, xfs, btrfs, ...), and
+ *   the named ones whose files are files (tmpfs, overlay, fuse, the
+ *   network file systems): left as the plan made them;
+ * - secret or commanding (fs_hidden_types[]): covered by an empty
+ *   read-only tmpfs: debugfs (0700: mac80211's Wi-Fi keys, the physical
+ *   memory map), tracefs (the trace buffers), securityfs (IMA's log, the
+ *   LSMs' policies), pstore (the logs of past crashes), efivarfs,
+ *   configfs, bpf's pinned objects; binfmt_misc (review of round 41: a
+ *   mount in the working directory took `echo 1 > bm/status`, and its
+ *   `register` would have made the host run a program of the session's
+ *   for every matching exec), fusectl (`abort` of the host's FUSE
+ *   connections), nfsd and rpc_pipefs, xenfs (privcmd), binder;
+ * - the machine's state, readable (fs_state_types[]): sysfs, proc,
+ *   cgroup and cgroup2 hierarchies, mqueue, hugetlbfs, devpts, devtmpfs,
+ *   autofs, nsfs, resctrl, selinuxfs, smackfs (libselinux reads
+ *   whether SELinux is on there): read-only wherever they are (round 42: a
+ *   cgroup2 hierarchy, an mqueue, a hugetlbfs or a second devpts inside
+ *   an allowWrite tree came in with the host's writable flags: new
+ *   queues and huge-page files, `chmod` of the host's queues, ptys and
+ *   sysfs directories, cgroup and sysfs knobs opened for writing,
+ *   power/state would be one), but the sandbox's own /proc and
+ *   /dev/pts, which are ours;
+ * - any other type (a kernel newer than this list, a module of the
+ *   host's): covered, as the secret ones (fail closed). A storage file
+ *   system of a name not listed here shows empty: name it in
+ *   fs_storage_types[].
+ * A mount hidden under a later one at the same place (its mount ID is not
+ * the one statx sees there) is not reachable and is left alone; a mount
+ * below a covered one is hidden with it (ENOENT: skipped).
  *
  * And the firmware's tables in sysfs, root's alone (0400): ACPI's (MSDM
  * holds the machine's Windows product key), the raw DMI tables, the old
  * sysfs view of the EFI variables, and the DMI serial numbers and UUID.
  */
-static const char *const kernel_fs_types[] = { "debugfs",  "tracefs", "securityfs",  "pstore",
-						"efivarfs", "configfs", "bpf",	       "binfmt_misc",
-						"fusectl",  "nfsd",	"rpc_pipefs" };
+static const char *const fs_hidden_types[] = {
+	"debugfs", "tracefs", "securityfs", "pstore",	  "efivarfs", "configfs",
+	"bpf",	   "binfmt_misc", "fusectl", "nfsd",	"rpc_pipefs", "xenfs",
+	"binder",
+};
+static const char *const fs_state_types[] = {
+	"sysfs",  "proc",     "cgroup", "cgroup2", "cpuset", "mqueue",    "hugetlbfs",
+	"devpts", "devtmpfs", "autofs", "nsfs",	   "resctrl", "selinuxfs", "smackfs",
+};
+static const char *const fs_storage_types[] = {
+	"tmpfs",  "ramfs",     "overlay",   "fuse",	"fuseblk", "rootfs", "nfs",	"nfs4",
+	"cifs",	  "smb3",      "smbfs",	    "9p",	"virtiofs", "ceph",   "afs",	"lustre",
+	"gpfs",	  "beegfs",    "orangefs",  "pvfs2",	"glusterfs", "zfs",   "aufs",	"ecryptfs",
+	"vboxsf", "vmhgfs",    "prl_fs",    "drvfs",	"lxfs",	    "shiftfs", "coda",	"ncpfs",
+	"squashfs", "erofs",   "nilfs2",    "ocfs2",	"gfs2",	    "incremental-fs",
+};
 static const char *const firmware_paths[] = {
 	"/sys/firmware/acpi/tables",		   "/sys/firmware/dmi/tables",
 	"/sys/firmware/dmi/entries",		   "/sys/firmware/efi/vars",
@@ -245,12 +280,48 @@ static const char *const firmware_paths[] = {
 	"/sys/devices/virtual/dmi/id/chassis_serial", "/sys/devices/virtual/dmi/id/product_uuid",
 };
 
-static bool kernel_fs_type(const char *type)
+enum fs_rule { FS_LEAVE, FS_READ_ONLY, FS_COVER };
+
+static bool in_list(const char *type, const char *const *list, size_t n)
 {
-	for (size_t i = 0; i < ARRAY_LEN(kernel_fs_types); i++)
-		if (strcmp(type, kernel_fs_types[i]) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(type, list[i]) == 0)
 			return true;
 	return false;
+}
+
+/* /proc/filesystems as read at the start of cover_kernel_fs() (static: the
+ * child does not allocate). */
+static char filesystems[8192];
+
+/* Is type a storage file system: listed in /proc/filesystems without
+ * "nodev" (it needs a block device), a FUSE one ("fuse.sshfs"), or named
+ * in fs_storage_types[]? */
+static bool fs_storage(const char *type)
+{
+	size_t tl = strlen(type);
+	const char *p;
+
+	if (in_list(type, fs_storage_types, ARRAY_LEN(fs_storage_types)) || strncmp(type, "fuse.", 5) == 0 ||
+	    strncmp(type, "fuseblk.", 8) == 0)
+		return true;
+	/* Lines are "nodev\tNAME" or "\tNAME". */
+	for (p = filesystems; (p = strstr(p, type)) != NULL; p += tl) {
+		if (p > filesystems && p[-1] == '\t' && (p[tl] == '\n' || p[tl] == '\0'))
+			return p - 1 == filesystems || p[-2] == '\n';
+	}
+	return false;
+}
+
+static enum fs_rule fs_rule(const char *type)
+{
+	if (in_list(type, fs_hidden_types, ARRAY_LEN(fs_hidden_types)))
+		return FS_COVER;
+	if (in_list(type, fs_state_types, ARRAY_LEN(fs_state_types)))
+		return FS_READ_ONLY;
+	if (fs_storage(type))
+		return FS_LEAVE;
+	return FS_COVER;
 }
 
 /* An empty read-only tmpfs on the directory dst, or the empty file bound
@@ -269,64 +340,113 @@ static int cover_kernel(const struct sbx_plan *pl, const char *dst, char *err, s
 	if (S_ISDIR(st.st_mode))
 		return do_mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 				"mode=0755,size=4k", "cover the kernel file system at", err, errlen);
-	if (do_mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL, "cover the firmware file", err, errlen) < 0)
+	if (do_mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL, "cover the kernel's file", err, errlen) < 0)
 		return -1;
 	return make_ro(pl, dst, false, err, errlen);
 }
 
-static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
+/* Reads the file path into buf (NUL-terminated). 0 or -1 with err set. */
+static int read_whole(const char *path, char *buf, size_t len, char *err, size_t errlen)
 {
-	size_t used = 0, plen = strlen(SBX_NEWROOT);
-	char *line, *next, *mp, *sp, *type;
-	char dst[PATH_MAX];
+	size_t used = 0;
 	ssize_t n;
-	int fd, i;
+	int fd;
 
-	fd = open(SBX_OLDROOT "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		errbuf_set_errno(err, errlen, errno, "cannot open /proc/self/mountinfo");
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", path);
 		return -1;
 	}
-	while ((n = read(fd, mountinfo + used, sizeof(mountinfo) - 1 - used)) > 0)
+	while ((n = read(fd, buf + used, len - 1 - used)) > 0)
 		used += (size_t)n;
 	close(fd);
-	if (n < 0 || used >= sizeof(mountinfo) - 1) {
-		errbuf_set_errno(err, errlen, n < 0 ? errno : EFBIG, "cannot read /proc/self/mountinfo");
+	if (n < 0 || used >= len - 1) {
+		errbuf_set_errno(err, errlen, n < 0 ? errno : EFBIG, "cannot read %s", path);
 		return -1;
 	}
-	mountinfo[used] = '\0';
+	buf[used] = '\0';
+	return 0;
+}
+
+/* Is the mount with ID id the one the path mp reaches (not hidden under a
+ * later mount at the same place)? True when statx cannot tell. */
+static bool mount_visible(const char *mp, unsigned long id)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
+		return errno != ENOENT && errno != ENOTDIR && errno != EACCES;
+	if ((stx.stx_mask & STATX_MNT_ID) == 0)
+		return true;
+	return stx.stx_mnt_id == id;
+}
+
+/* The sandbox's own mounts of a state type: its fresh proc and devpts. */
+static bool ours(const char *mp)
+{
+	return strcmp(mp, SBX_NEWROOT "/proc") == 0 || strcmp(mp, SBX_NEWROOT "/dev/pts") == 0;
+}
+
+static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	size_t plen = strlen(SBX_NEWROOT);
+	char *line, *next, *f[6], *type, *sp;
+	char dst[PATH_MAX];
+	enum fs_rule rule;
+	int i;
+
+	if (read_whole(SBX_OLDROOT "/proc/filesystems", filesystems, sizeof(filesystems), err, errlen) < 0 ||
+	    read_whole(SBX_OLDROOT "/proc/self/mountinfo", mountinfo, sizeof(mountinfo), err, errlen) < 0)
+		return -1;
 	for (line = mountinfo; *line != '\0'; line = next) {
 		next = strchr(line, '\n');
 		if (next == NULL)
 			next = line + strlen(line);
 		else
 			*next++ = '\0';
-		/* Field 5 is the mount point; the type follows " - ". */
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ... - TYPE ..." */
 		type = strstr(line, " - ");
 		if (type == NULL)
 			continue;
+		*type = '\0';
 		type += 3;
 		sp = strchr(type, ' ');
 		if (sp != NULL)
 			*sp = '\0';
-		if (!kernel_fs_type(type))
-			continue;
-		mp = line;
-		for (i = 0; i < 4 && mp != NULL; i++) {
-			mp = strchr(mp, ' ');
-			if (mp != NULL)
-				mp++;
+		f[0] = line;
+		for (i = 1; i < 6 && f[i - 1] != NULL; i++) {
+			f[i] = strchr(f[i - 1], ' ');
+			if (f[i] != NULL)
+				*f[i]++ = '\0';
 		}
-		if (mp == NULL)
+		if (i < 6 || f[5] == NULL)
 			continue;
-		sp = strchr(mp, ' ');
+		sp = strchr(f[5], ' ');
 		if (sp != NULL)
 			*sp = '\0';
-		unescape(mp);
-		if (strncmp(mp, SBX_NEWROOT, plen) != 0 || (mp[plen] != '/' && mp[plen] != '\0'))
+		unescape(f[4]);
+		if (strncmp(f[4], SBX_NEWROOT, plen) != 0 || (f[4][plen] != '/' && f[4][plen] != '\0'))
 			continue;
-		if (cover_kernel(pl, mp, err, errlen) < 0)
-			return -1;
+		rule = fs_rule(type);
+		/* The root of the view is read-only already and never covered. */
+		if (rule == FS_LEAVE || f[4][plen] == '\0')
+			continue;
+		if (rule == FS_READ_ONLY && (strncmp(f[5], "ro", 2) == 0 && (f[5][2] == ',' || f[5][2] == '\0')))
+			continue;
+		if (rule == FS_READ_ONLY && ours(f[4]))
+			continue;
+		if (!mount_visible(f[4], strtoul(f[0], NULL, 10)))
+			continue;
+		if (rule == FS_COVER) {
+			if (cover_kernel(pl, f[4], err, errlen) < 0)
+				return -1;
+		} else if (make_ro(pl, f[4], false, err, errlen) < 0) {
+			/* gone from this view since the read (below a cover) */
+			if (errno != ENOENT && errno != EACCES)
+				return -1;
+			if (errlen > 0)
+				err[0] = '\0';
+		}
 	}
 	for (size_t k = 0; k < ARRAY_LEN(firmware_paths); k++) {
 		if (join(dst, sizeof(dst), SBX_NEWROOT, firmware_paths[k]) < 0)
@@ -394,6 +514,26 @@ static bool all_digits(const char *name)
 }
 
 /*
+ * A top-level /proc entry the command is shown empty (round 42): a file
+ * only its owner may read (0400: kmsg, slabinfo, timer_list, vmallocinfo,
+ * pagetypeinfo, kpageflags ...), which the command, root mapped to root,
+ * read as that owner, whatever its name, a module's later included if it
+ * is there at the start; and keys and key-users, the keys of the host's
+ * uid 0 and their quotas (the command may make no key: seccomp refuses
+ * keyctl and add_key, so every key it could see is the host's).
+ */
+static bool proc_hidden(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (strcmp(name, "keys") == 0 || strcmp(name, "key-users") == 0)
+		return true;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false; /* gone: bound as it was (ENOENT there) */
+	return S_ISREG(st.st_mode) && (st.st_mode & S_IROTH) == 0;
+}
+
+/*
  * Replaces /newroot/proc with a proc of our PID namespace, and makes every
  * part of it that is not a process's read-only (round 41 of the attack).
  * Those entries are the kernel's, one object for every proc mount of the
@@ -450,7 +590,8 @@ static int setup_proc(const struct sbx_plan *pl, char *err, size_t errlen)
 				close(fd);
 				return -1;
 			}
-			if (bind_ro(pl, path, err, errlen) < 0) {
+			if ((proc_hidden(fd, de->d_name) ? cover_kernel(pl, path, err, errlen)
+							 : bind_ro(pl, path, err, errlen)) < 0) {
 				close(fd);
 				return -1;
 			}

@@ -1692,6 +1692,156 @@ static void test_kernel_fs_covered(void)
 	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
 }
 
+/* The last line of the mountinfo text mi whose mount point is dir, or NULL
+ * (mi is cut into lines). */
+static char *last_mount_at(char *mi, const char *dir)
+{
+	char *line, *save = NULL, *last = NULL;
+	size_t dl = strlen(dir);
+
+	for (line = strtok_r(mi, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *mp = line;
+
+		for (int f = 0; f < 4 && mp != NULL; f++)
+			if ((mp = strchr(mp, ' ')) != NULL)
+				mp++;
+		if (mp != NULL && strncmp(mp, dir, dl) == 0 && mp[dl] == ' ')
+			last = line;
+	}
+	return last;
+}
+
+/*
+ * Round 42, family K by a rule: a mount of the kernel's state (a cgroup2
+ * hierarchy, an mqueue, a hugetlbfs, a second devpts, a sysfs) that the
+ * host has inside an allowWrite tree came in with the host's writable
+ * flags: the command made cgroups, queues, files of huge pages, chmod'ed
+ * the host's ptys' directory, opened sysfs's knobs for writing. Each is
+ * read-only now, wherever it is, and still readable (not covered); a
+ * storage file system there (ramfs) stays writable.
+ */
+static void test_kernel_state_ro(void)
+{
+	static const struct {
+		const char *type, *data, *probe; /* probe: below the mount point */
+		bool writable;			 /* storage: left writable */
+	} fss[] = {
+		{ "cgroup2", NULL, "", false },
+		{ "mqueue", NULL, "", false },
+		{ "hugetlbfs", NULL, "", false },
+		{ "devpts", "newinstance,ptmxmode=0666", "", false },
+		{ "sysfs", NULL, "/kernel", false },
+		{ "ramfs", NULL, "", true },
+	};
+	char dir[PATH_MAX], probe_dir[PATH_MAX];
+	pid_t pid;
+	int st = 0;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("mounting cgroup2, mqueue, sysfs needs root");
+		return;
+	}
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		int bad = 0, seen = 0;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(100);
+		for (size_t i = 0; i < ARRAY_LEN(fss); i++) {
+			char name[64], *out = NULL, *last;
+			int rc;
+
+			snprintf(name, sizeof(name), "work/kstate-%s", fss[i].type);
+			at(dir, name);
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				_exit(101);
+			if (mount("none", dir, fss[i].type, 0, fss[i].data) < 0)
+				continue; /* not in this kernel */
+			seen += !fss[i].writable;
+			snprintf(probe_dir, sizeof(probe_dir), "%s%s", dir, fss[i].probe);
+			rc = probe_run(&out, "kfs-write", probe_dir, NULL);
+			if (fss[i].writable ? rc != 3 : rc != 0) {
+				fprintf(stderr, "%s at %s: kfs-write %d (want %d):\n%s", fss[i].type, probe_dir, rc,
+					fss[i].writable ? 3 : 0, out != NULL ? out : "");
+				bad++;
+			}
+			free(out);
+			out = NULL;
+			/* still the kernel's mount there (read-only, not covered) */
+			if (probe_run(&out, "read", "/proc/self/mountinfo", NULL) != 0 || out == NULL) {
+				bad++;
+			} else if ((last = last_mount_at(out, dir)) == NULL || strstr(last, fss[i].type) == NULL ||
+				   strstr(last, dir) == NULL ||
+				   strncmp(strstr(last, dir) + strlen(dir) + 1, fss[i].writable ? "rw" : "ro", 2) != 0) {
+				fprintf(stderr, "%s at %s: %s\n", fss[i].type, dir, last != NULL ? last : "(no mount)");
+				bad++;
+			}
+			free(out);
+			(void)umount2(dir, MNT_DETACH);
+			(void)rmdir(dir);
+		}
+		_exit(seen == 0 ? 102 : bad);
+	}
+	CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+	CU_ASSERT(WIFEXITED(st));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 102) {
+		TEST_SKIP("none of cgroup2, mqueue, hugetlbfs, devpts, sysfs mounts here");
+		return;
+	}
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+}
+
+/*
+ * Round 42: the top-level /proc files only their owner may read (0400:
+ * slabinfo, timer_list, vmallocinfo, pagetypeinfo, whatever this kernel
+ * has) and the host's keys (keys, key-users) read empty in the sandbox:
+ * the command, root mapped to root, read them as their owner. Each is
+ * judged by its mode on the host, not by a list of the test's.
+ */
+static void test_proc_root_only(void)
+{
+	static const char *const skip_names[] = { "kmsg", "kcore", "kpagecount", "kpageflags", "kpagecgroup" };
+	char path[PATH_MAX];
+	struct dirent *d;
+	struct stat st;
+	int tried = 0;
+	DIR *dp;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("the command owns /proc's files only when run as root");
+		return;
+	}
+	dp = opendir("/proc");
+	CU_ASSERT_FATAL(dp != NULL);
+	while ((d = readdir(dp)) != NULL) {
+		bool keys = strcmp(d->d_name, "keys") == 0 || strcmp(d->d_name, "key-users") == 0, skipped = false;
+		char *out = NULL;
+		int rc;
+
+		for (size_t i = 0; i < ARRAY_LEN(skip_names); i++)
+			skipped |= strcmp(d->d_name, skip_names[i]) == 0;
+		snprintf(path, sizeof(path), "/proc/%s", d->d_name);
+		/* kmsg reads the host's log away (and blocks), kcore and the
+		 * kpage files are large: not read */
+		if (skipped || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (!keys && (st.st_mode & S_IROTH) != 0))
+			continue;
+		tried++;
+		rc = probe_run(&out, "read", path, NULL);
+		if (rc == 0 && out != NULL && out[0] != '\0') {
+			fprintf(stderr, "%s (mode %o): read in the sandbox: %.80s\n", path,
+				(unsigned)(st.st_mode & 07777), out);
+			CU_FAIL("a root-only /proc file or the host's keys read in the sandbox");
+		}
+		free(out);
+	}
+	closedir(dp);
+	CU_ASSERT(tried > 0);
+}
+
 /* Only stdin, stdout and stderr cross into the command, even when the
  * caller has other fds open without close-on-exec. */
 static void test_stray_fds(void)
@@ -2253,6 +2403,9 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "round 41: the host's devices and /proc's kernel entries: no chmod (read-only binds)",
 		 test_kernel_objects_chmod);
 	test_add(s, "round 41: debugfs, tracefs, pstore mounted anywhere: covered", test_kernel_fs_covered);
+	test_add(s, "round 42: cgroup2, mqueue, hugetlbfs, devpts, sysfs in a writable tree: read-only",
+		 test_kernel_state_ro);
+	test_add(s, "round 42: /proc's root-only files and the host's keys: read empty", test_proc_root_only);
 	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
 	test_add(s, "environment additions and removals", test_env);

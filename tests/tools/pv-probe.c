@@ -6,6 +6,7 @@
  *                                     print the reply line
  *   pv-probe read PATH                print the file
  *   pv-probe ls DIR                   0 when DIR has entries, 1 when empty
+ *   pv-probe kfs-write DIR            mkdir, create, chmod, open for writing in DIR: 0 none worked
  *   pv-probe write PATH               append "probe\n" (O_CREAT)
  *   pv-probe mkdir PATH
  *   pv-probe rename FROM TO
@@ -198,6 +199,60 @@ static int do_ls(const char *path)
 		}
 	fflush(stdout);
 	_exit(n > 0 ? 0 : 1);
+}
+
+/*
+ * Round 42: every way the command could change what a mount of the
+ * kernel's state at dir holds, without writing a byte to the kernel:
+ * mkdir and a new file in it (removed again), chmod of dir to its own
+ * mode, and each regular file of it opened for writing (closed unwritten).
+ * Prints one "WRITABLE what" line per way that worked; exit 0 when none
+ * did, 3 otherwise, 1 when dir cannot be read.
+ */
+static int do_kfs_write(const char *dir)
+{
+	char path[4096];
+	struct dirent *d;
+	struct stat st;
+	int n = 0, fd;
+	DIR *dp;
+
+	if (stat(dir, &st) < 0 || (dp = opendir(dir)) == NULL)
+		fail("opendir");
+	snprintf(path, sizeof(path), "%s/pv-kfs-dir", dir);
+	if (mkdir(path, 0755) == 0) {
+		printf("WRITABLE mkdir %s\n", path);
+		(void)rmdir(path);
+		n++;
+	}
+	snprintf(path, sizeof(path), "%s/pv-kfs-file", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		printf("WRITABLE create %s\n", path);
+		close(fd);
+		(void)unlink(path);
+		n++;
+	}
+	if (chmod(dir, st.st_mode & 07777) == 0) {
+		printf("WRITABLE chmod %s\n", dir);
+		n++;
+	}
+	while ((d = readdir(dp)) != NULL) {
+		struct stat fs;
+
+		if (snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= (int)sizeof(path) ||
+		    lstat(path, &fs) < 0 || !S_ISREG(fs.st_mode))
+			continue;
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			printf("WRITABLE open %s\n", path);
+			close(fd);
+			n++;
+		}
+	}
+	closedir(dp);
+	fflush(stdout);
+	_exit(n > 0 ? 3 : 0);
 }
 
 static int do_pids(void)
@@ -825,6 +880,8 @@ int main(int argc, char **argv)
 		return do_read(argv[2]);
 	if (strcmp(cmd, "ls") == 0 && argc == 3)
 		return do_ls(argv[2]);
+	if (strcmp(cmd, "kfs-write") == 0 && argc == 3)
+		return do_kfs_write(argv[2]);
 	if (strcmp(cmd, "write") == 0 && argc == 3) {
 		fd = open(argv[2], O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd < 0)
