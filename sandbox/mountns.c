@@ -387,6 +387,164 @@ static bool ours(const char *mp)
 	return strcmp(mp, SBX_NEWROOT "/proc") == 0 || strcmp(mp, SBX_NEWROOT "/dev/pts") == 0;
 }
 
+/*
+ * sysfs's root-only files (round 42): kernfs checks only the owner's bits,
+ * and the command, root mapped to root, is their owner: a PCI device's
+ * resourceN BARs (0600: mapped for reading, a GPU's memory), the 0400
+ * module parameters, /sys/kernel/slab's statistics (0400), vmcoreinfo.
+ * Every regular file of a sysfs mount in the view that its owner may read
+ * and the others may not is hidden, judged by its mode at each start, not
+ * by a name: a directory holding such files and nothing else the others
+ * may read (its subdirectories alike, links aside) gets one empty
+ * read-only tmpfs (/sys/kernel/slab: one mount for some seven thousand
+ * files), any other such file the empty file bound read-only. Other file
+ * systems mounted below (cgroup hierarchies, covered debugfs) are not
+ * entered. Static buffers: the child does not allocate.
+ */
+#define SYS_WALK_DEPTH 32
+#define SYS_WALK_DIRS 8192 /* subdirectories of one directory remembered */
+static char sys_dents[SYS_WALK_DEPTH][4096] __attribute__((aligned(8)));
+static unsigned char sys_hidden_dirs[SYS_WALK_DEPTH][SYS_WALK_DIRS / 8];
+static char sys_path[PATH_MAX];
+
+static bool root_only(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && (st->st_mode & S_IRUSR) != 0 && (st->st_mode & S_IROTH) == 0;
+}
+
+/* sys_path + "/" + name at plen; false when it does not fit. */
+static bool sys_path_at(size_t plen, const char *name)
+{
+	size_t nl = strlen(name);
+
+	if (plen + 1 + nl >= sizeof(sys_path))
+		return false;
+	sys_path[plen] = '/';
+	memcpy(sys_path + plen + 1, name, nl + 1);
+	return true;
+}
+
+/*
+ * Walks the directory dfd at sys_path (length plen), depth deep, and closes
+ * dfd. 1 when all of it is to be hidden (nothing mounted inside: the
+ * caller covers it whole), 0 when its hidden parts were covered one by
+ * one, -1 with err set.
+ */
+static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, int depth, char *err,
+		    size_t errlen)
+{
+	size_t reg = 0, hidden = 0, whole = 0, idx;
+	unsigned char *bits = sys_hidden_dirs[depth];
+	char *buf = sys_dents[depth];
+	bool shown = false;
+	struct stat st;
+	ssize_t got;
+	int rc, cfd;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (!shown && reg == hidden && hidden + whole > 0) {
+				close(dfd);
+				return 1;
+			}
+			if (hidden + whole == 0 || lseek(dfd, 0, SEEK_SET) < 0)
+				break;
+		}
+		idx = 0;
+		while ((got = getdents64(dfd, buf, sizeof(sys_dents[0]))) > 0) {
+			for (ssize_t off = 0; off < got;) {
+				struct dirent64 *de = (struct dirent64 *)(buf + off);
+
+				off += de->d_reclen;
+				if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+				    (de->d_type != DT_REG && de->d_type != DT_DIR))
+					continue;
+				if (de->d_type == DT_DIR) {
+					size_t i = idx++;
+
+					if (pass == 1) {
+						if (i < SYS_WALK_DIRS && (bits[i / 8] & (1u << (i % 8))) != 0 &&
+						    sys_path_at(plen, de->d_name) &&
+						    cover_kernel(pl, sys_path, err, errlen) < 0)
+							goto fail;
+						sys_path[plen] = '\0';
+						continue;
+					}
+					if (i < SYS_WALK_DIRS)
+						bits[i / 8] &= (unsigned char)~(1u << (i % 8));
+					if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+						continue; /* gone */
+					if (st.st_dev != dev || depth + 1 >= SYS_WALK_DEPTH || !sys_path_at(plen, de->d_name)) {
+						shown = true; /* not entered */
+						continue;
+					}
+					cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					rc = cfd < 0 ? 0 : sys_walk(pl, cfd, plen + 1 + strlen(de->d_name), dev, depth + 1, err, errlen);
+					if (rc < 0)
+						goto fail;
+					if (rc == 1 && i < SYS_WALK_DIRS) {
+						bits[i / 8] |= (unsigned char)(1u << (i % 8));
+						whole++;
+					} else if (rc == 1) {
+						/* not remembered: covered now */
+						if (cover_kernel(pl, sys_path, err, errlen) < 0)
+							goto fail;
+						shown = true;
+					} else
+						shown = true;
+					sys_path[plen] = '\0';
+					continue;
+				}
+				if (pass == 1 && hidden == 0)
+					continue;
+				if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+					continue; /* gone */
+				if (pass == 0) {
+					reg++;
+					hidden += root_only(&st);
+					continue;
+				}
+				if (root_only(&st) && sys_path_at(plen, de->d_name) &&
+				    cover_kernel(pl, sys_path, err, errlen) < 0)
+					goto fail;
+				sys_path[plen] = '\0';
+			}
+		}
+		if (got < 0)
+			break;
+	}
+	close(dfd);
+	return 0;
+fail:
+	close(dfd);
+	return -1;
+}
+
+/* Hides the root-only files of the sysfs mounted at mp (sys_walk()). */
+static int hide_sys_root_only(const struct sbx_plan *pl, const char *mp, char *err, size_t errlen)
+{
+	size_t plen = strlen(mp);
+	struct stat st;
+	int fd, rc;
+
+	if (plen >= sizeof(sys_path))
+		return 0;
+	fd = open(mp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* hidden below another mount */
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return 0;
+	}
+	memcpy(sys_path, mp, plen + 1);
+	rc = sys_walk(pl, fd, plen, st.st_dev, 0, err, errlen);
+	if (rc == 1) {
+		sys_path[plen] = '\0';
+		return cover_kernel(pl, sys_path, err, errlen) < 0 ? -1 : 0;
+	}
+	return rc;
+}
+
 static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
 {
 	size_t plen = strlen(SBX_NEWROOT);
@@ -431,6 +589,9 @@ static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
 		/* The root of the view is read-only already and never covered. */
 		if (rule == FS_LEAVE || f[4][plen] == '\0')
 			continue;
+		if (strcmp(type, "sysfs") == 0 && mount_visible(f[4], strtoul(f[0], NULL, 10)) &&
+		    hide_sys_root_only(pl, f[4], err, errlen) < 0)
+			return -1;
 		if (rule == FS_READ_ONLY && (strncmp(f[5], "ro", 2) == 0 && (f[5][2] == ',' || f[5][2] == '\0')))
 			continue;
 		if (rule == FS_READ_ONLY && ours(f[4]))

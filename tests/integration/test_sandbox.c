@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -1842,6 +1843,67 @@ static void test_proc_root_only(void)
 	CU_ASSERT(tried > 0);
 }
 
+/* Root-only regular files of the host's /sys (nftw()'s collector). */
+static char *sys_ro[8192];
+static size_t n_sys_ro;
+
+static int collect_sys_ro(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+
+	(void)flag;
+	/* resourceN (port I/O on a read), rom, config: not read by the test */
+	if (S_ISREG(st->st_mode) && (st->st_mode & S_IRUSR) != 0 && (st->st_mode & S_IROTH) == 0 &&
+	    strncmp(base, "resource", 8) != 0 && strcmp(base, "rom") != 0 && strcmp(base, "config") != 0 &&
+	    n_sys_ro < ARRAY_LEN(sys_ro))
+		sys_ro[n_sys_ro++] = strdup(path);
+	return 0;
+}
+
+/*
+ * Round 42: sysfs's files only their owner may read (0400, 0600: module
+ * parameters, /sys/kernel/slab's statistics, a PCI device's BARs) were
+ * read by the command, root mapped to root. Forty of the host's, spread
+ * over all it has, judged by their mode, read nothing in the sandbox;
+ * a file everyone may read still reads.
+ */
+static void test_sys_root_only(void)
+{
+	char *argv[4 + 40 + 1] = { "/bin/sh", "-c",
+				   "head -c 1 /sys/devices/system/cpu/online >/dev/null 2>&1 || echo NO-CONTROL; "
+				   "for f; do n=$(head -c 1 \"$f\" 2>/dev/null | wc -c); "
+				   "[ \"$n\" -gt 0 ] && echo \"READ $f\"; done; exit 0",
+				   "sh" };
+	struct sbx_config cfg;
+	struct run r;
+	size_t n = 4;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("the command owns sysfs's files only when run as root");
+		return;
+	}
+	n_sys_ro = 0;
+	CU_ASSERT_FATAL(nftw("/sys", collect_sys_ro, 32, FTW_PHYS | FTW_MOUNT) == 0);
+	if (n_sys_ro == 0) {
+		TEST_SKIP("no root-only file in this /sys");
+		return;
+	}
+	for (size_t i = 0; i < 40 && i < n_sys_ro; i++)
+		argv[n++] = sys_ro[n_sys_ro <= 40 ? i : i * n_sys_ro / 40];
+	argv[n] = NULL;
+	base_config(&cfg, argv);
+	run_cfg(&cfg, &r, 0, NULL);
+	CU_ASSERT_EQUAL(r.status, 0);
+	if (r.out != NULL && r.out[0] != '\0') {
+		fprintf(stderr, "of %zu root-only files of /sys (%zu tried):\n%s", n_sys_ro, n - 4, r.out);
+		CU_FAIL("sysfs's root-only files read in the sandbox (or the control did not)");
+	}
+	free(r.out);
+	for (size_t i = 0; i < n_sys_ro; i++)
+		free(sys_ro[i]);
+}
+
 /* Only stdin, stdout and stderr cross into the command, even when the
  * caller has other fds open without close-on-exec. */
 static void test_stray_fds(void)
@@ -2406,6 +2468,7 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "round 42: cgroup2, mqueue, hugetlbfs, devpts, sysfs in a writable tree: read-only",
 		 test_kernel_state_ro);
 	test_add(s, "round 42: /proc's root-only files and the host's keys: read empty", test_proc_root_only);
+	test_add(s, "round 42: sysfs's root-only files: read nothing", test_sys_root_only);
 	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
 	test_add(s, "environment additions and removals", test_env);
