@@ -474,12 +474,16 @@ static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, 
 						bits[i / 8] &= (unsigned char)~(1u << (i % 8));
 					if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 						continue; /* gone */
-					if (st.st_dev != dev || depth + 1 >= SYS_WALK_DEPTH || !sys_path_at(plen, de->d_name)) {
+					if (st.st_dev != dev || depth + 1 >= SYS_WALK_DEPTH ||
+					    !sys_path_at(plen, de->d_name)) {
 						shown = true; /* not entered */
 						continue;
 					}
-					cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-					rc = cfd < 0 ? 0 : sys_walk(pl, cfd, plen + 1 + strlen(de->d_name), dev, depth + 1, err, errlen);
+					cfd = openat(dfd, de->d_name,
+						     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					rc = cfd < 0 ? 0
+						     : sys_walk(pl, cfd, plen + 1 + strlen(de->d_name), dev,
+								depth + 1, err, errlen);
 					if (rc < 0)
 						goto fail;
 					if (rc == 1 && i < SYS_WALK_DIRS) {
