@@ -484,10 +484,16 @@ static const struct store_row stores[] = {
 	/* Round 7 of the attack: more that only root reads (a root-run
 	 * sandbox keeps uid 0, which owns them; docs/sandbox.md). */
 	{{"/var/cache/debconf/passwords.dat", R | W, Y, "debconf's password answers"}, NULL},
-	{{"/var/log/btmp", R | W, Y, "failed logins (passwords typed as user names)"}, NULL},
-	{{"/var/log/auth.log", R | W, Y, "authentication log"}, NULL},
-	{{"/var/log/secure", R | W, Y, "authentication log"}, NULL},
-	{{"/var/log/journal", R | W, Y, "the system journal"}, NULL},
+	/* Round 42 of the attack: the logs whole, not btmp, auth.log,
+	 * secure and the journal by name (the rows of round 7). An
+	 * ordinary user reads most of them through a supplementary group
+	 * (adm: Ubuntu puts its first user in it; the setgroups that would
+	 * drop it is denied in an unprivileged user namespace), and what
+	 * services print there (sudo's command lines, cloud-init's output,
+	 * a database's failed statements, a web server's query strings)
+	 * is a name the list would never end with. */
+	{{"/var/log", R | W, Y, "the host's logs: what services print and commands typed (group adm reads most)"},
+	 NULL},
 	{{"/var/lib/private", R | W, Y, "systemd DynamicUser services' state"}, NULL},
 	{{"/var/lib/cloud", R | W, Y, "cloud-init user data (often secrets)"}, NULL},
 	{{"/etc/cloud", R | W, Y, "cloud-init configuration"}, NULL},
@@ -499,6 +505,21 @@ static const struct store_row stores[] = {
 	{{"/var/lib/tailscale", R | W, Y, "Tailscale node key"}, NULL},
 	{{"/var/lib/zerotier-one", R | W, Y, "ZeroTier identity"}, NULL},
 	{{"/var/spool/cron", R | W, Y, "users' crontabs"}, NULL},
+	/* Round 42 of the attack: what the host keeps of crashed
+	 * processes, the memory of each (an agent's, a password
+	 * manager's, a shell's environment), and the user's own readable
+	 * to an ordinary user: systemd-coredump adds an ACL for the
+	 * crashed process's uid, apport writes the user's .crash and core
+	 * files as the user's. And the local mail spool, where cron mails
+	 * what jobs print. */
+	{{"/var/lib/systemd/coredump", R | W, Y, "core dumps: crashed processes' memory (each user reads theirs)"},
+	 NULL},
+	{{"/var/crash", R | W, Y, "apport crash reports with their core dumps (each user reads theirs)"}, NULL},
+	{{"/var/lib/apport/coredump", R | W, Y, "apport core dumps (each user reads theirs)"}, NULL},
+	{{"/var/spool/abrt", R | W, Y, "ABRT problem reports with their core dumps"}, NULL},
+	{{"/var/lib/systemd/pstore", R | W, Y, "kernel crash logs archived from pstore"}, NULL},
+	{{"/var/mail", R | W, Y, "local mailboxes: what cron jobs print, system mail"}, NULL},
+	{{"/var/spool/mail", R | W, Y, "local mailboxes (the other place)"}, NULL},
 	{{"/etc/restic", R | W, Y, "backup repository passwords"}, NULL},
 	{{"/etc/davfs2/secrets", R | W, Y, "WebDAV passwords"}, NULL},
 	{{"/etc/fetchmailrc", R | W, Y, "mail passwords"}, NULL},

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -610,6 +611,112 @@ static void test_host_secrets(void)
 	out = err = NULL;
 	host_secrets_more();
 	host_service_secrets();
+}
+
+/*
+ * Round 42 of the attack: run as an ordinary user (the mode the docs
+ * recommend), the command kept what the user reads on the host beyond
+ * its home: the logs its supplementary group reads (adm, Ubuntu's first
+ * user's; an unprivileged user namespace cannot drop a group, setgroups
+ * is denied there), the core dumps of its own crashed processes
+ * (systemd-coredump's ACL, apport's files in the user's name) and its
+ * mailbox. As uid 65534 with group adm (4 when the host has none):
+ * each planted file is read outside the sandbox (the control) and
+ * reads empty inside; the directories the test made go after.
+ */
+static void test_user_logs_cores(void)
+{
+	static const char *const dirs[] = {"/var/log", "/var/lib/systemd/coredump", "/var/crash",
+					   "/var/lib/apport/coredump", "/var/mail"};
+	enum { NP = sizeof(dirs) / sizeof(dirs[0]) };
+	char paths[NP][128], *made[NP], h[PATH_MAX], bin[PATH_MAX], cmd[NP * 128 + 4 * PATH_MAX];
+	char *out = NULL, *err = NULL, *argv[] = {"sh", "-c", cmd, NULL};
+	int wrote[NP], rc;
+	unsigned gid = 4;
+	size_t n = 0;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("an ordinary user's logs and core dumps: needs root and setpriv");
+		return;
+	}
+	{
+		struct group *gr = getgrnam("adm");
+
+		if (gr != NULL)
+			gid = (unsigned)gr->gr_gid;
+	}
+	for (size_t i = 0; i < NP; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/pv-cst42-%ld-%zu", dirs[i], (long)getpid(), i);
+		wrote[i] = plant_abs(paths[i], "USER-READABLE-HOST-SECRET\n", &made[i]);
+		ROW(wrote[i] == 1, "could not plant %s", paths[i]);
+		if (made[i] != NULL) {
+			/* world-searchable, as the host's own are */
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s", paths[i]);
+			for (char *sl = strrchr(dir, '/'); sl != NULL && strlen(dir) > strlen(made[i]);
+			     sl = strrchr(dir, '/')) {
+				*sl = '\0';
+				CU_ASSERT(chmod(dir, 0755) == 0);
+			}
+		}
+		/* the log by the group, the rest as the user's own */
+		CU_ASSERT(i == 0 ? chown(paths[i], 0, gid) == 0 && chmod(paths[i], 0640) == 0
+				 : chown(paths[i], 65534, 0) == 0 && chmod(paths[i], 0400) == 0);
+	}
+	CU_ASSERT_FATAL(mkdirs(at(h, "u42/proj")) == 0);
+	(void)at(h, "u42");
+	(void)at(bin, "u42/pv");
+	n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+			      "cp '%2$s' '%3$s' && chown -R 65534:65534 '%1$s' || exit 9; "
+			      "cd '%1$s/proj' && for f in",
+			      h, test_passavant_bin(), bin);
+	for (size_t i = 0; i < NP; i++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " '%s'", paths[i]);
+	snprintf(cmd + n, sizeof(cmd) - n,
+		 "; do printf 'outside %%s:%%s\\n' \"$f\" \"$(setpriv --reuid=65534 --regid=65534 --groups=%2$u "
+		 "cat \"$f\" 2>/dev/null | wc -c)\"; done; "
+		 "env -i HOME='%1$s' PATH=/usr/bin:/bin TMPDIR=/tmp setpriv --reuid=65534 --regid=65534 "
+		 "--groups=%2$u '%3$s' run -q -- sh -c "
+		 "'for f in \"$@\"; do printf \"inside %%s:%%s\\n\" \"$f\" \"$(cat \"$f\" 2>/dev/null | wc -c)\"; "
+		 "done; echo started' sh",
+		 h, gid, bin);
+	n = strlen(cmd);
+	for (size_t i = 0; i < NP; i++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " '%s'", paths[i]);
+	snprintf(cmd + n, sizeof(cmd) - n, "; echo status=$?");
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "started") && test_has(out, "status=0\n"), "as uid 65534: %d, %s %s", rc,
+	    test_nz(out), test_nz(err));
+	for (size_t i = 0; i < NP; i++) {
+		char want[sizeof(paths) + 32];
+
+		snprintf(want, sizeof(want), "outside %s:26\n", paths[i]);
+		ROW(test_has(out, want), "the control: uid 65534 could not read %s outside: %s", paths[i],
+		    test_nz(out));
+		snprintf(want, sizeof(want), "inside %s:0\n", paths[i]);
+		ROW(test_has(out, want), "%s (the user's through %s) was readable in the sandbox: %s", paths[i],
+		    i == 0 ? "group adm" : "its owner", test_nz(out));
+	}
+	for (size_t i = 0; i < NP; i++) {
+		if (wrote[i] == 1)
+			CU_ASSERT(unlink(paths[i]) == 0);
+		if (made[i] != NULL) {
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s", paths[i]);
+			for (char *sl = strrchr(dir, '/'); sl != NULL && strlen(dir) > strlen(made[i]);
+			     sl = strrchr(dir, '/')) {
+				*sl = '\0';
+				if (strlen(dir) >= strlen(made[i]))
+					CU_ASSERT(rmdir(dir) == 0 || errno == ENOTEMPTY);
+			}
+		}
+		free(made[i]);
+	}
+	free(out);
+	free(err);
 }
 
 /* Finding 4: secrets in the environment by name or value; the masked
@@ -3712,6 +3819,8 @@ TEST_REGISTRAR(register_credstores)
 		 "wallets, model CLIs' keys",
 		 test_listed_stores);
 	test_add(s, "host secrets: /etc/shadow, /root, services' secret stores", test_host_secrets);
+	test_add(s, "round 42: an ordinary user (group adm): the host's logs, its core dumps and mail unreadable",
+		 test_user_logs_cores);
 	test_add(s, "Windows homes under /mnt/X/Users (WSL): stores, AppData and PowerShell profiles denied",
 		 test_windows_homes);
 	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
