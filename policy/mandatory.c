@@ -631,6 +631,14 @@ static const struct policy_mandatory mandatory[] = {
 	{".local/lib", W, H, "pip --user packages: a .pth file runs at every python start"},
 	{".cargo/config.toml", W, H, "cargo config: runners and rustc wrappers"},
 	{".cargo/config", W, H, "cargo config (old name)"},
+	/* Round 42 of the attack: package runners' install trees, run as
+	 * they are found at the next call, nothing of them checked again
+	 * (an agent's MCP server configured as `npx -y PKG` runs at every
+	 * start of the agent). A policy that makes the tool's cache
+	 * writable (examples/npm.yaml: allowWrite ~/.npm) still keeps
+	 * these read-only. */
+	{".npm/_npx", W, H, "npx's installed packages: the next npx PKG runs what is there"},
+	{".cache/pnpm/dlx", W, H, "pnpm dlx's installed packages: the next pnpm dlx PKG runs what is there"},
 	{".config/passavant", W, H, "where the policy lookup finds the next policy"},
 	{".config/direnv", W, H, "direnvrc runs at every prompt; direnv.toml can trust any .envrc"},
 	{".direnvrc", W, H, "direnv: runs at every prompt"},

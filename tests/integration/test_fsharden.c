@@ -4841,6 +4841,57 @@ static void test_home_refs_pam_env(void)
 }
 
 /*
+ * Round 42 of the attack: a package runner's install tree inside a cache
+ * the policy makes writable (examples/npm.yaml: allowWrite ~/.npm). npx
+ * runs what it finds in ~/.npm/_npx/<hash>/node_modules at the next `npx
+ * PKG` without checking it again (an agent's MCP server configured as
+ * `npx -y PKG` starts it at every start of the agent); pnpm dlx keeps
+ * its own in ~/.cache/pnpm/dlx. With the caches writable, both stay
+ * read-only (an existing package, and a new one), the caches' other
+ * entries writable.
+ */
+static void test_runner_install_trees(void)
+{
+	char h[PATH_MAX], *out = NULL, *err = NULL, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home42/.npm/_npx/0a1b/node_modules/tool/bin") == 0 &&
+			mkdirs("home42/.npm/_cacache") == 0 &&
+			mkdirs("home42/.cache/pnpm/dlx/0c1d/node_modules/tool") == 0 &&
+			mkfile(at(h, "home42/.npm/_npx/0a1b/node_modules/tool/bin/tool.js"), "orig\n") == 0 &&
+			mkfile(at(h, "home42/.cache/pnpm/dlx/0c1d/node_modules/tool/index.js"), "orig\n") == 0 &&
+			write_policy("home42.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\", "
+				     "\"%1$s/home42/.npm\", \"%1$s/home42/.cache\"]\n") == 0);
+	st = run_fsh("home42", NULL, NULL, NULL, "home42.yaml",
+		     "echo PLANTED > ~/.npm/_npx/0a1b/node_modules/tool/bin/tool.js 2>/dev/null; echo w1=$?\n"
+		     "mkdir -p ~/.npm/_npx/9f9f/node_modules 2>/dev/null; echo w2=$?\n"
+		     "echo PLANTED > ~/.cache/pnpm/dlx/0c1d/node_modules/tool/index.js 2>/dev/null; echo w3=$?\n"
+		     "mkdir -p ~/.cache/pnpm/dlx/9e9e 2>/dev/null; echo w4=$?\n"
+		     "echo c > ~/.npm/_cacache/entry; echo c1=$?\n"
+		     "mkdir -p ~/.cache/pnpm/store && echo c > ~/.cache/pnpm/store/entry; echo c2=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "c1=0\n") && test_has(out, "c2=0\n"),
+	    "the writable caches: status %d, %s %s", st, test_nz(out), test_nz(err));
+	ROW(test_has(out, "w1=") && !test_has(out, "w1=0\n") && test_has(out, "w2=") && !test_has(out, "w2=0\n"),
+	    "npx's install tree in a writable ~/.npm was writable: %s", test_nz(out));
+	ROW(test_has(out, "w3=") && !test_has(out, "w3=0\n") && test_has(out, "w4=") && !test_has(out, "w4=0\n"),
+	    "pnpm dlx's install tree in a writable ~/.cache was writable: %s", test_nz(out));
+	text = test_read_file(at(h, "home42/.npm/_npx/0a1b/node_modules/tool/bin/tool.js"), NULL);
+	ROW(text != NULL && strcmp(text, "orig\n") == 0, "the npx package's file changed on the host: %s",
+	    text != NULL ? text : "(unreadable)");
+	free(text);
+	text = test_read_file(at(h, "home42/.cache/pnpm/dlx/0c1d/node_modules/tool/index.js"), NULL);
+	ROW(text != NULL && strcmp(text, "orig\n") == 0, "the pnpm dlx package's file changed on the host: %s",
+	    text != NULL ? text : "(unreadable)");
+	free(text);
+	ROW(!exists("home42/.npm/_npx/9f9f") && !exists("home42/.cache/pnpm/dlx/9e9e"),
+	    "a new package directory was made in a runner's install tree");
+	free(out);
+	free(err);
+}
+
+/*
  * allowWrite naming a file (round 31's helper found it): the workspace
  * rows were joined to it as to a directory, and each one's nearest
  * existing part, the file itself, was covered read-only (118 mounts);
@@ -5077,4 +5128,6 @@ TEST_REGISTRAR(register_fsharden)
 		 test_allow_write_file);
 	test_add(s, "a placeholder that cannot be removed after the run: named, status 1",
 		 test_home_placeholder_left_status);
+	test_add(s, "round 42: npx's and pnpm dlx's install trees read-only in a writable cache",
+		 test_runner_install_trees);
 }

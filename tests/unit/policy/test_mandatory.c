@@ -164,6 +164,9 @@ static void test_table_required(void)
 		{".config/gcloud", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
 		{".azure", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
 		{".claude/.credentials.json", POLICY_MAND_READ | POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		/* round 42: package runners' install trees */
+		{".npm/_npx", POLICY_MAND_WRITE, POLICY_MAND_HOME},
+		{".cache/pnpm/dlx", POLICY_MAND_WRITE, POLICY_MAND_HOME},
 		/* §3.3 shell start-up and logout */
 		{".bashrc", POLICY_MAND_WRITE, POLICY_MAND_HOME},
 		{".bash_profile", POLICY_MAND_WRITE, POLICY_MAND_HOME},
