@@ -978,6 +978,16 @@ static const struct policy_mandatory mandatory[] = {
 	{".devenv", W, S | E, "devenv's state directory: its eval cache is the shell environment direnv and devenv shell load, profile/bin goes on PATH"},
 	{"devenv.local.nix", W, S | E, "devenv's local override: its enterShell runs at the next cd (git-ignored by devenv init)"},
 	{"devenv.local.yaml", W, S | E, "devenv's local override: its imports run at the next cd (git-ignored by devenv init)"},
+	/* Round 42 of the attack, .envrc's family: the other shell hooks
+	 * that source a file of the directory the shell enters, once the
+	 * user said yes to it (as direnv's allow): RVM's .rvmrc, zsh-autoenv's
+	 * enter and leave files, autoenv's leave file (its enter file is
+	 * .env, which dotenv loaders read too: gitguard.c's check_dotenv()).
+	 * Never a placeholder (E). */
+	{".rvmrc", W, S | E, "RVM sources it on cd (once trusted)"},
+	{".autoenv.zsh", W, S | E, "zsh-autoenv sources it on cd (once authorized)"},
+	{".autoenv_leave.zsh", W, S | E, "zsh-autoenv sources it when the shell leaves the directory"},
+	{".env.leave", W, S | E, "autoenv sources it when the shell leaves the directory"},
 };
 
 #undef R

@@ -2403,6 +2403,34 @@ static void test_devenv_state(void)
 }
 
 /*
+ * Round 42 of the attack, .envrc's family: the other shell hooks that
+ * source a file of the directory the shell enters (or leaves) once the
+ * user said yes to it, as direnv's allow: RVM's .rvmrc, zsh-autoenv's
+ * .autoenv.zsh and .autoenv_leave.zsh, autoenv's .env.leave. Written
+ * at the top and nested, all stayed, unnamed (the host's rule played by
+ * sh). Now rows as .direnv: one made in the session is moved aside.
+ */
+static void test_cd_hook_files(void)
+{
+	static const char *const want[] = {"/work/.rvmrc: ", "/work/a/.autoenv.zsh: ", "/work/b/.autoenv_leave.zsh: ",
+					   "/work/c/.env.leave: ", NULL};
+	static const char host[] = "for f in work/.rvmrc work/a/.autoenv.zsh work/b/.autoenv_leave.zsh "
+				   "work/c/.env.leave; do [ -e $f ] && sh $f; done; true";
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir -p a b c && printf 'touch \"$M/rvmrc\"\\n' > .rvmrc && "
+				 "printf 'touch \"$M/autoenv-zsh\"\\n' > a/.autoenv.zsh && "
+				 "printf 'touch \"$M/autoenv-leave-zsh\"\\n' > b/.autoenv_leave.zsh && "
+				 "printf 'touch \"$M/env-leave\"\\n' > c/.env.leave; echo done",
+				 host) == 0);
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the host's cd hooks ran the session's files: %s", markers(&c));
+	gcase_free(&c);
+}
+
+/*
  * A protected file reached through a hard link (the attacker of round 38
  * tried it, held, no test): the user's hook is a hard link of a tracked
  * scripts/pre-commit (`ln scripts/pre-commit .git/hooks/pre-commit`,
@@ -5441,6 +5469,7 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "direnv's layout directory: a nix-direnv cache or a layout's bin/ the session wrote is moved aside",
 		 test_direnv_layout);
 	test_add(s, "devenv's state directory and local overrides, at the top and nested", test_devenv_state);
+	test_add(s, "round 42: RVM's and the autoenvs' cd files, at the top and nested", test_cd_hook_files);
 	test_add(s, "a hook and a settings file written through hard links: moved aside", test_hard_links);
 	test_add(s, "more hook managers' configs (CaptainHook, GrumPHP, rusty-hook, hk, trunk), at the top and nested",
 		 test_more_hook_managers);
