@@ -44,7 +44,10 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "sandbox/sbx_int.h"
 
@@ -73,6 +76,129 @@ static int do_mount(const char *src, const char *dst, const char *type, unsigned
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Handles on planned paths (round 42 of the attack). The plan looked at
+ * each path in the parent; the child mounts later, and meanwhile another
+ * session sharing a writable tree (or a program of the user's one of them
+ * steers) may swap a directory of a planned path for a symbolic link, or
+ * back. mount(2) given a path follows every link in it: a read-only bind
+ * of ~/proj/.git/hooks then landed on the link's target and left
+ * .git/hooks itself writable. So every mount on a planned path acts on a
+ * handle: the path opened once, component by component, with
+ * O_PATH|O_NOFOLLOW (a link anywhere on it: ELOOP, the start refused),
+ * then mounted on through the handle (open_tree() and move_mount() with
+ * AT_EMPTY_PATH; mount(2) on /proc/self/fd/N where those calls are not
+ * there), and looked at again once mounted (landed()).
+ */
+
+/* Opens full (an absolute path in this namespace: /newroot/..., /oldroot/...)
+ * without following a symbolic link anywhere on it: O_PATH, one
+ * component at a time. The fd, or -1 with errno (ELOOP: a component is a
+ * link; ENOENT, ENOTDIR, EACCES: not there in this view). */
+static int open_view(const char *full)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = full, *e;
+	struct stat st;
+	int dfd, fd;
+
+	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			return dfd;
+		e = strchrnul(p, '/');
+		if ((size_t)(e - p) > NAME_MAX || (e - p == 1 && p[0] == '.') ||
+		    (e - p == 2 && p[0] == '.' && p[1] == '.')) {
+			close(dfd);
+			errno = (size_t)(e - p) > NAME_MAX ? ENAMETOOLONG : EINVAL;
+			return -1;
+		}
+		memcpy(comp, p, (size_t)(e - p));
+		comp[e - p] = '\0';
+		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			const int saved = errno;
+
+			if (fd >= 0)
+				close(fd);
+			close(dfd);
+			errno = saved;
+			return -1;
+		}
+		close(dfd);
+		if (S_ISLNK(st.st_mode) || (*e != '\0' && !S_ISDIR(st.st_mode))) {
+			close(fd);
+			errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+			return -1;
+		}
+		dfd = fd;
+		p = e;
+	}
+}
+
+/* The name of fd for mount(2): the host's proc under /oldroot (our own
+ * root has none until the end; "self" is us in every ancestor PID
+ * namespace). */
+static void fd_name(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, SBX_OLDROOT "/proc/self/fd/%d", fd);
+}
+
+/* Is fd the root of a mount? statx's STATX_ATTR_MOUNT_ROOT (Linux 5.8);
+ * without it, false. */
+static bool fd_mount_root(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, &stx) < 0)
+		return false;
+	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
+/* The refusal of a planned path changed under us: err names it. */
+static int changed(const char *full, const char *how, char *err, size_t errlen)
+{
+	errbuf_set_errno(err, errlen, 0,
+			 "cannot set up %s in the sandbox: %s since the plan looked at it (another program "
+			 "changed it during the start); nothing was run, start again",
+			 strncmp(full, SBX_NEWROOT, sizeof(SBX_NEWROOT) - 1) == 0 ? full + sizeof(SBX_NEWROOT) - 1
+			 : strncmp(full, SBX_OLDROOT, sizeof(SBX_OLDROOT) - 1) == 0 ? full + sizeof(SBX_OLDROOT) - 1
+										 : full,
+			 how);
+	errno = ESTALE;
+	return -1;
+}
+
+/*
+ * Looked at again once mounted: full must lead, with no link on the way,
+ * to the root of a mount (nothing in a writable tree is one but what we
+ * mounted) that shows the object dev/ino, or, dev 0, a tmpfs on
+ * another device than under (a cover). The fd of it, or -1 with errno
+ * ESTALE (something else is there now), or the open's errno.
+ */
+static int landed(const char *full, dev_t dev, ino_t ino, dev_t under)
+{
+	struct statfs sf;
+	struct stat st;
+	int fd = open_view(full);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !fd_mount_root(fd) ||
+	    (dev != 0 ? st.st_dev != dev || st.st_ino != ino
+		      : st.st_dev == under || fstatfs(fd, &sf) < 0 || sf.f_type != TMPFS_MAGIC)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
 }
 
 /* Maps statvfs flags to the mount flags a remount must keep: the kernel
@@ -127,16 +253,19 @@ static char mountinfo[1 << 20];
  * at the same place is not reachable by path; the visible one is what the
  * command can use, and that one is covered.
  */
-static int make_ro_fallback(const char *path, bool recursive, char *err, size_t errlen)
+static int make_ro_fallback(const char *name, const char *path, bool recursive, char *err,
+			    size_t errlen)
 {
 	size_t plen = strlen(path), used = 0;
 	char *line, *next, *mp, *sp;
+	char fdn[64];
 	ssize_t n;
 	int fd, i;
 
-	if (do_mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags(path), NULL,
-		     "remount read-only", err, errlen) < 0)
+	if (mount(NULL, name, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags(name), NULL) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot remount read-only %s", path);
 		return -1;
+	}
 	if (!recursive)
 		return 0;
 	/* The host's proc under /oldroot: until the final pivot our own
@@ -176,14 +305,31 @@ static int make_ro_fallback(const char *path, bool recursive, char *err, size_t 
 		unescape(mp);
 		if (strncmp(mp, path, plen) != 0 || mp[plen] != '/')
 			continue;
-		if (mount(NULL, mp, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags(mp), NULL) < 0) {
+		/* Reached without following a link (round 42): a link
+		 * swapped in on the way would take the remount elsewhere
+		 * and leave this mount writable. */
+		fd = open_view(mp);
+		if (fd < 0) {
 			/* A mount point we cannot reach (EACCES, ENOENT
 			 * under another mount) is not visible either. */
 			if (errno == ENOENT || errno == EACCES)
 				continue;
-			errbuf_set_errno(err, errlen, errno, "cannot remount read-only %s", mp);
+			if (errno == ELOOP || errno == ENOTDIR)
+				return changed(mp, "a symbolic link is on its path", err, errlen);
+			errbuf_set_errno(err, errlen, errno, "cannot open %s", mp);
 			return -1;
 		}
+		fd_name(fdn, sizeof(fdn), fd);
+		if (!fd_mount_root(fd)) {
+			close(fd);
+			return changed(mp, "it is no longer a mount", err, errlen);
+		}
+		if (mount(NULL, fdn, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags(fdn), NULL) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot remount read-only %s", mp);
+			close(fd);
+			return -1;
+		}
+		close(fd);
 	}
 	return 0;
 }
@@ -210,7 +356,108 @@ static int make_ro(const struct sbx_plan *pl, const char *path, bool recursive, 
 #else
 	(void)pl;
 #endif
-	return make_ro_fallback(path, recursive, err, errlen);
+	return make_ro_fallback(path, path, recursive, err, errlen);
+}
+
+/* make_ro() of the mount fd is the root of (full: its path in this
+ * view, for the messages and the fallback's walk of the mounts below). */
+static int make_ro_fd(const struct sbx_plan *pl, int fd, const char *full, bool recursive, char *err,
+		      size_t errlen)
+{
+	char name[64];
+
+#ifdef SYS_mount_setattr
+	struct mount_attr attr;
+
+	if (!pl->no_mount_setattr) {
+		memset(&attr, 0, sizeof(attr));
+		attr.attr_set = MOUNT_ATTR_RDONLY;
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
+			    sizeof(attr)) == 0)
+			return 0;
+		if (errno != ENOSYS) {
+			errbuf_set_errno(err, errlen, errno, "cannot make %s read-only", full);
+			return -1;
+		}
+	}
+#else
+	(void)pl;
+#endif
+	fd_name(name, sizeof(name), fd);
+	return make_ro_fallback(name, full, recursive, err, errlen);
+}
+
+/*
+ * Binds the object of the handle src on the object of the handle dst
+ * (full: dst's path in this view), recursively when rec, read-only when
+ * ro: a detached copy (open_tree()), made read-only before it is attached
+ * (mount_setattr()), moved onto dst (move_mount()). Where the kernel has
+ * not those calls (or the test hook no_mount_setattr): mount(2) given the
+ * handles' /proc/self/fd names, then the remount of what landed at full
+ * (landed()), never of a path looked up again with links followed.
+ */
+static int bind_fd(const struct sbx_plan *pl, int src, int dst, const char *full, bool rec, bool ro,
+		   char *err, size_t errlen)
+{
+	char from[64], to[64];
+	struct stat st;
+	int top, rc;
+
+#if defined(SYS_open_tree) && defined(SYS_move_mount) && defined(SYS_mount_setattr)
+	if (!pl->no_mount_setattr) {
+		int tree = (int)syscall(SYS_open_tree, src, "",
+					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (rec ? AT_RECURSIVE : 0));
+
+		if (tree >= 0) {
+			struct mount_attr attr;
+
+			memset(&attr, 0, sizeof(attr));
+			attr.attr_set = MOUNT_ATTR_RDONLY;
+			if (ro && syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | (rec ? AT_RECURSIVE : 0), &attr,
+					  sizeof(attr)) < 0) {
+				const int e = errno;
+
+				close(tree);
+				if (e != ENOSYS) {
+					errbuf_set_errno(err, errlen, e, "cannot make the bind of %s read-only", full);
+					return -1;
+				}
+				goto by_name; /* Linux 5.2 to 5.11 */
+			}
+			if (syscall(SYS_move_mount, tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+				errbuf_set_errno(err, errlen, errno, "cannot bind %s", full);
+				close(tree);
+				return -1;
+			}
+			close(tree);
+			return 0;
+		}
+		if (errno != ENOSYS) {
+			errbuf_set_errno(err, errlen, errno, "cannot bind %s", full);
+			return -1;
+		}
+	}
+by_name:
+#endif
+	fd_name(from, sizeof(from), src);
+	fd_name(to, sizeof(to), dst);
+	if (mount(from, to, NULL, MS_BIND | (rec ? MS_REC : 0), NULL) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot bind %s", full);
+		return -1;
+	}
+	if (!ro)
+		return 0;
+	if (fstat(src, &st) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot read %s", full);
+		return -1;
+	}
+	top = landed(full, st.st_dev, st.st_ino, 0);
+	if (top < 0)
+		return changed(full, "it was moved while it was mounted", err, errlen);
+	fd_name(to, sizeof(to), top);
+	rc = make_ro_fallback(to, full, rec, err, errlen);
+	close(top);
+	return rc;
 }
 
 /*
@@ -909,21 +1156,6 @@ static bool parent_writable(const char *path)
 }
 
 /*
- * Is path the root of a mount in our namespace? A mount point cannot be
- * renamed or removed (EBUSY), so pinning it again adds nothing. statx's
- * STATX_ATTR_MOUNT_ROOT (Linux 5.8) tells; without it, false (pin anyway).
- */
-static bool is_mount_root(const char *path)
-{
-	struct statx stx;
-
-	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0, &stx) < 0)
-		return false;
-	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
-	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
-}
-
-/*
  * "Pins" each ancestor of path (prefixed with /newroot) whose own parent
  * is writable by binding it onto itself: a mount point cannot be renamed
  * or removed (EBUSY). Every mount that hides or replaces host content
@@ -935,7 +1167,7 @@ static bool is_mount_root(const char *path)
  * clear one session later). The self-bind is recursive, so it copies the
  * sandbox's current view under it.
  */
-static int pin_ancestors(const char *path, char *err, size_t errlen)
+static int pin_ancestors(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
 {
 	char buf[PATH_MAX];
 	size_t root = strlen(SBX_NEWROOT), top, end, last;
@@ -965,13 +1197,38 @@ static int pin_ancestors(const char *path, char *err, size_t errlen)
 	 * hides): 2^depth mounts, and a start that failed (ENOSPC) past 16
 	 * levels (review of round 29). This way a pin copies only what the
 	 * plan mounted below it. One already a mount point (pinned for an
-	 * earlier path, or a bind of the plan) is not pinned again. */
+	 * earlier path, or a bind of the plan: fd_mount_root()) is not pinned
+	 * again. */
 	for (end = top; end <= last; end++) {
+		struct stat st;
+		int fd, pin;
+
 		if (buf[end] != '/')
 			continue;
 		buf[end] = '\0';
-		if (!is_mount_root(buf) && do_mount(buf, buf, NULL, MS_BIND | MS_REC, NULL, "pin", err, errlen) < 0)
+		/* By a handle opened without following links (round 42): a
+		 * pin through a link swapped in would pin its target and
+		 * leave this directory free to be renamed. */
+		fd = open_view(buf);
+		if (fd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				return changed(buf, "a symbolic link is on its path", err, errlen);
+			errbuf_set_errno(err, errlen, errno, "cannot pin %s", buf);
 			return -1;
+		}
+		if (!fd_mount_root(fd)) {
+			if (fstat(fd, &st) < 0 || bind_fd(pl, fd, fd, buf, true, false, err, errlen) < 0) {
+				close(fd);
+				return -1;
+			}
+			pin = landed(buf, st.st_dev, st.st_ino, 0);
+			if (pin < 0) {
+				close(fd);
+				return changed(buf, "it was moved while it was pinned", err, errlen);
+			}
+			close(pin);
+		}
+		close(fd);
 		buf[end] = '/';
 	}
 	return 0;
@@ -988,12 +1245,31 @@ static int protect(const struct sbx_plan *pl, const char *path, char *err, size_
 {
 	for (int tries = 0;; tries++) {
 		struct stat st;
+		int fd, top;
 
-		if (lstat(path, &st) < 0)
+		/* A handle on what is at path now, no link followed (round
+		 * 42): the bind and the check below act on it. */
+		fd = open_view(path);
+		if (fd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				return changed(path, "a symbolic link is on its path", err, errlen);
 			return 0; /* not in the sandbox's view (private /tmp, cover) */
-		if (do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) == 0 &&
-		    make_ro(pl, path, true, err, errlen) == 0)
-			return pin_ancestors(path, err, errlen);
+		}
+		if (fstat(fd, &st) == 0 && bind_fd(pl, fd, fd, path, true, true, err, errlen) == 0) {
+			top = landed(path, st.st_dev, st.st_ino, 0);
+			close(fd);
+			if (top >= 0) {
+				close(top);
+				return pin_ancestors(pl, path, err, errlen);
+			}
+			/* Moved away while it was bound: the bind went with
+			 * it (a read-only copy more, elsewhere), and what is
+			 * at path now is looked at again. */
+			if (tries < 3)
+				continue;
+			return changed(path, "it kept moving while it was mounted", err, errlen);
+		}
+		close(fd);
 		/* Removed (and perhaps made anew, ext4 giving the same inode
 		 * back) on the host since the look, a snapshot rotated: the
 		 * bind left this view with it (ENOENT), or the path is a
@@ -1141,11 +1417,142 @@ static int union_dir(const struct sbx_plan *pl, const char *src, const char *hos
 	return make_ro(pl, dst, false, err, errlen);
 }
 
+/*
+ * A deny_read cover on the handle fd of dst (its lstat st): an empty
+ * tmpfs on a directory (writable until step 6), the empty file bound
+ * read-only on anything else. 0, 1 when what was at dst moved away
+ * meanwhile (the caller looks again), -1 with err set.
+ */
+static int cover_fd(const struct sbx_plan *pl, int fd, const struct stat *st, const char *dst, char *err,
+		    size_t errlen)
+{
+	char name[64];
+	struct stat est;
+	int e, top;
+
+	if (S_ISDIR(st->st_mode)) {
+		fd_name(name, sizeof(name), fd);
+		if (mount("tmpfs", name, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m") < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot cover with a tmpfs %s", dst);
+			return -1;
+		}
+		top = landed(dst, 0, 0, st->st_dev);
+	} else {
+		e = open_view(EMPTY_FILE);
+		if (e < 0 || fstat(e, &est) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot open %s", EMPTY_FILE);
+			if (e >= 0)
+				close(e);
+			return -1;
+		}
+		if (bind_fd(pl, e, fd, dst, false, true, err, errlen) < 0) {
+			close(e);
+			return errno == ESTALE ? 1 : -1;
+		}
+		close(e);
+		top = landed(dst, est.st_dev, est.st_ino, 0);
+	}
+	if (top < 0)
+		return 1;
+	close(top);
+	return 0;
+}
+
+/* SBX_OP_DENY_READ on dst (/newroot and the planned path). */
+static int deny_read(const struct sbx_plan *pl, const char *dst, char *err, size_t errlen)
+{
+	for (int tries = 0;; tries++) {
+		struct stat st;
+		int fd, rc;
+
+		fd = open_view(dst);
+		if (fd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				return changed(dst, "a symbolic link is on its path", err, errlen);
+			/* Removed on the host between the look and the mount
+			 * (a snapshot rotated, another program's temporary
+			 * directory): nothing there to hide, as when it was
+			 * absent at the look. */
+			return 0;
+		}
+		if (fstat(fd, &st) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot read %s", dst);
+			close(fd);
+			return -1;
+		}
+		rc = cover_fd(pl, fd, &st, dst, err, errlen);
+		close(fd);
+		if (rc <= 0)
+			return rc;
+		/* Moved away while it was covered: the cover went with it,
+		 * what is at dst now is looked at again. */
+		if (tries >= 3)
+			return changed(dst, "it kept moving while it was covered", err, errlen);
+		if (errlen > 0)
+			err[0] = '\0';
+	}
+}
+
+/*
+ * A bind of host content into the view (allow_write, allow_read, a
+ * substituted file): src (/oldroot and the path) opened without following
+ * links and checked to be the object the plan looked at (op->dev,
+ * op->ino: what the plan judged is what is bound, round 42), dst opened
+ * the same way once its mount point exists; the bind acts on the two
+ * handles and is looked at again (landed()).
+ */
+static int bind_op(const struct sbx_plan *pl, const struct sbx_op *op, const char *src, const char *dst,
+		   bool ro, char *err, size_t errlen)
+{
+	struct stat st;
+	int s, d, top;
+
+	s = open_view(src);
+	if (s < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			return changed(src, "a symbolic link is on its path", err, errlen);
+		errbuf_set_errno(err, errlen, errno, "cannot bind %s", src + sizeof(SBX_OLDROOT) - 1);
+		return -1;
+	}
+	if (fstat(s, &st) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot read %s", src);
+		close(s);
+		return -1;
+	}
+	if (op->kind != SBX_OP_FILE && op->looked && (st.st_dev != op->dev || st.st_ino != op->ino)) {
+		close(s);
+		return changed(src, "it is another file or directory", err, errlen);
+	}
+	if (ensure_mountpoint(dst, S_ISDIR(st.st_mode), err, errlen) < 0) {
+		close(s);
+		return -1;
+	}
+	d = open_view(dst);
+	if (d < 0) {
+		close(s);
+		if (errno == ELOOP || errno == ENOTDIR)
+			return changed(dst, "a symbolic link is on its path", err, errlen);
+		errbuf_set_errno(err, errlen, errno, "cannot open the mount point %s", dst);
+		return -1;
+	}
+	if (bind_fd(pl, s, d, dst, true, ro, err, errlen) < 0) {
+		close(s);
+		close(d);
+		return -1;
+	}
+	close(s);
+	close(d);
+	top = landed(dst, st.st_dev, st.st_ino, 0);
+	if (top < 0)
+		return changed(dst, "it was moved while it was mounted", err, errlen);
+	close(top);
+	return 0;
+}
+
 /* Applies one operation of the plan. */
 static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *err, size_t errlen)
 {
 	char src[PATH_MAX], dst[PATH_MAX];
-	struct stat st;
 
 	if (join(dst, sizeof(dst), SBX_NEWROOT, op->path) < 0 ||
 	    join(src, sizeof(src), SBX_OLDROOT, op->kind == SBX_OP_FILE ? op->src : op->path) < 0) {
@@ -1156,29 +1563,9 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 	case SBX_OP_ALLOW_WRITE:
 		/* From the host tree: the host mount's own flags (writable),
 		 * not the read-only copy. */
-		if (ensure_mountpoint(dst, op->is_dir, err, errlen) < 0)
-			return -1;
-		return do_mount(src, dst, NULL, MS_BIND | MS_REC, NULL, "bind writable", err, errlen);
+		return bind_op(pl, op, src, dst, false, err, errlen);
 	case SBX_OP_DENY_READ:
-		if (lstat(dst, &st) < 0)
-			return 0; /* nothing there to hide in this view */
-		if (S_ISDIR(st.st_mode) ? mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-						"mode=0755,size=1m") == 0
-					: mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL) == 0)
-			return S_ISDIR(st.st_mode) ? 0 : make_ro(pl, dst, false, err, errlen);
-		/* Removed on the host between the look and the mount (a
-		 * snapshot rotated, another program's temporary directory):
-		 * nothing there to hide, as when it was absent at the look. */
-		{
-			const int e = errno;
-			const bool dir = S_ISDIR(st.st_mode);
-
-			if (e == ENOENT && lstat(dst, &st) < 0 && errno == ENOENT)
-				return 0;
-			errbuf_set_errno(err, errlen, e, "cannot cover %s %s", dir ? "with a tmpfs" : "with an empty file",
-					 dst);
-			return -1;
-		}
+		return deny_read(pl, dst, err, errlen);
 	case SBX_OP_FILE:
 		if (op->is_dir) {
 			char host[PATH_MAX];
@@ -1191,10 +1578,7 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 		}
 		/* fall through */
 	case SBX_OP_ALLOW_READ:
-		if (ensure_mountpoint(dst, op->is_dir, err, errlen) < 0 ||
-		    do_mount(src, dst, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0)
-			return -1;
-		return make_ro(pl, dst, true, err, errlen);
+		return bind_op(pl, op, src, dst, true, err, errlen);
 	case SBX_OP_PROTECT:
 		return protect(pl, dst, err, errlen);
 	}
@@ -1234,8 +1618,10 @@ static int setup_base(char *err, size_t errlen)
 
 int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 {
-	char dst[PATH_MAX];
+	char dst[PATH_MAX], name[64];
+	struct stat st;
 	size_t i;
+	int fd, rc;
 
 	/* 1. Nothing propagates either way: not what we do to the host, and
 	 * not what the host mounts later into the view (a USB stick, an
@@ -1278,23 +1664,38 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 	for (i = 0; i < pl->n_ops; i++) {
 		if (pl->ops[i].kind != SBX_OP_DENY_READ || !pl->ops[i].is_dir)
 			continue;
-		if (join(dst, sizeof(dst), SBX_NEWROOT, pl->ops[i].path) < 0 || access(dst, F_OK) < 0)
+		if (join(dst, sizeof(dst), SBX_NEWROOT, pl->ops[i].path) < 0)
 			continue;
-		if (make_ro(pl, dst, false, err, errlen) == 0)
+		/* By a handle, no link followed (round 42). */
+		fd = open_view(dst);
+		if (fd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				return changed(dst, "a symbolic link is on its path", err, errlen);
 			continue;
+		}
+		if (fd_mount_root(fd)) {
+			rc = make_ro_fd(pl, fd, dst, false, err, errlen);
+			close(fd);
+			if (rc < 0)
+				return -1;
+			continue;
+		}
 		/* The host removed the directory since step 5 (a snapshot
 		 * rotated): the cover left this view with it, and what is
-		 * there now is a plain directory made anew (EINVAL: not a
-		 * mount) or nothing. Covered again, read-only at once. */
-		if (errno != EINVAL && errno != ENOENT)
-			return -1;
-		if (errlen > 0)
-			err[0] = '\0';
-		if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k") < 0 &&
-		    errno != ENOENT) {
+		 * there now is a plain directory made anew (not a mount).
+		 * Covered again, read-only at once. */
+		fd_name(name, sizeof(name), fd);
+		if (fstat(fd, &st) < 0 ||
+		    mount("tmpfs", name, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k") < 0) {
 			errbuf_set_errno(err, errlen, errno, "cannot cover with a tmpfs %s", dst);
+			close(fd);
 			return -1;
 		}
+		close(fd);
+		fd = landed(dst, 0, 0, st.st_dev);
+		if (fd < 0)
+			return changed(dst, "it was moved while it was covered", err, errlen);
+		close(fd);
 	}
 	/* 6b. What a cover or a substituted file hides stays hidden in
 	 * later sessions only while its directory keeps its name: their
@@ -1306,7 +1707,7 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 			continue;
 		if (join(dst, sizeof(dst), SBX_NEWROOT, pl->ops[i].path) < 0 || access(dst, F_OK) < 0)
 			continue;
-		if (pin_ancestors(dst, err, errlen) < 0)
+		if (pin_ancestors(pl, dst, err, errlen) < 0)
 			return -1;
 	}
 	/* 7. pivot_root(".", ".") stacks the old root on the new one; the

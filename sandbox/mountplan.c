@@ -146,6 +146,15 @@ static int add_op(struct sbx_builder *b, enum sbx_op_kind kind, char *path, char
 	b->ops[b->n_ops].path = path;
 	b->ops[b->n_ops].src = src;
 	b->ops[b->n_ops].is_dir = is_dir;
+	/* The look the child checks its handle against (round 42: a path
+	 * swapped between the plan and the mounts). */
+	{
+		struct stat st;
+
+		b->ops[b->n_ops].looked = lstat(path, &st) == 0;
+		b->ops[b->n_ops].dev = b->ops[b->n_ops].looked ? st.st_dev : 0;
+		b->ops[b->n_ops].ino = b->ops[b->n_ops].looked ? st.st_ino : 0;
+	}
 	b->n_ops++;
 	return 0;
 }

@@ -46,6 +46,12 @@ struct sbx_op {
 	char *path;   /* canonical absolute host path (owned by the plan) */
 	char *src;    /* SBX_OP_FILE: canonical path of the file shown */
 	bool is_dir;  /* the host path is a directory */
+	/* The plan's look at path (lstat, in the parent): the object the
+	 * child must find there when it binds host content in (mountns.c
+	 * open_view()); looked false when path was absent then. */
+	bool looked;
+	dev_t dev;
+	ino_t ino;
 };
 
 /* A file or directory made on the host so a protected path that did not

@@ -426,6 +426,149 @@ static void test_allow_write_persists(void)
 	CU_ASSERT(access(buf, F_OK) < 0);
 }
 
+/*
+ * Round 42: a planned path swapped for a symbolic link between the plan's
+ * look and the child's mount (another session sharing the writable tree,
+ * or a program of the user's one of them steers). mount(2) by path
+ * followed the link: the read-only bind of .git/hooks landed on the
+ * link's target and left .git/hooks writable; the deny_read cover of a
+ * directory landed on the target and left the directory readable. A
+ * process swaps swap/.git/hooks and swap/sec (each a directory) for links
+ * to swap/elsewhere and swap/elsewhere2 and back, in a loop, while the
+ * sandbox starts 50 times; the command, once the loop has put both back,
+ * looks: .git/hooks a directory it cannot write, sec unreadable, the two
+ * targets untouched. A start refused (the change named) is the fail-closed
+ * answer and counted apart. The swaps are exchanges (the path is never
+ * absent, nothing is renamed over): a path absent at the mount is taken
+ * as absent (round 41), and a rename over a mount point of another
+ * namespace detaches its mounts there; both are changes no handle at the
+ * start can stop (docs/threat-model.md, round 42).
+ */
+/* The swapping process of swap_starts(): exchanges each directory with
+ * its link (renameat2 RENAME_EXCHANGE: the path is never absent, never
+ * renamed over) until go exists, then puts the directories back and
+ * makes done. */
+static void swap_loop(const char *a, const char *al, const char *b, const char *bl, const char *go,
+		      const char *done)
+{
+	struct stat st;
+
+	for (;;) {
+		(void)renameat2(AT_FDCWD, a, AT_FDCWD, al, RENAME_EXCHANGE);
+		(void)renameat2(AT_FDCWD, b, AT_FDCWD, bl, RENAME_EXCHANGE);
+		if (access(go, F_OK) == 0)
+			break;
+	}
+	if (lstat(a, &st) == 0 && S_ISLNK(st.st_mode))
+		(void)renameat2(AT_FDCWD, a, AT_FDCWD, al, RENAME_EXCHANGE);
+	if (lstat(b, &st) == 0 && S_ISLNK(st.st_mode))
+		(void)renameat2(AT_FDCWD, b, AT_FDCWD, bl, RENAME_EXCHANGE);
+	_exit(mkfile(done, "") == 0 ? 0 : 1);
+}
+
+static void swap_starts(const char *label, int n)
+{
+	char dir[PATH_MAX], hooks[PATH_MAX], sec[PATH_MAX], buf[PATH_MAX], hooks_l[PATH_MAX], sec_l[PATH_MAX];
+	char go[PATH_MAX], done[PATH_MAX];
+	char script[PATH_MAX + 512], first_err[512] = "";
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *aw[] = { NULL, NULL }, *prot[] = { hooks, NULL }, *dr[] = { sec, NULL };
+	int landed_elsewhere = 0, missing = 0, leaked = 0, refused = 0, ran = 0, unnamed = 0;
+	struct sbx_config cfg;
+
+	at(dir, "swap");
+	at(hooks, "swap/.git/hooks");
+	at(sec, "swap/sec");
+	aw[0] = dir;
+	if (mkdir(dir, 0755) == 0)
+		CU_ASSERT_FATAL(mkdir(at(buf, "swap/.git"), 0755) == 0 && mkdir(hooks, 0755) == 0 &&
+				mkdir(sec, 0755) == 0 && mkdir(at(buf, "swap/elsewhere"), 0755) == 0 &&
+				mkdir(at(buf, "swap/elsewhere2"), 0755) == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "swap/sec/key"), "SWAPSECRET\n") == 0 &&
+			mkfile(at(buf, "swap/elsewhere2/f"), "plain\n") == 0);
+	CU_ASSERT_FATAL(snprintf(script, sizeof(script),
+				 "cd '%s' || exit 3; : > go; i=0; while [ ! -e done ] && [ $i -lt 500 ]; do sleep 0.01; "
+				 "i=$((i+1)); done; [ -e done ] || echo NOT-DONE; "
+				 "[ -L .git/hooks ] && echo HOOKS-LINK; [ -d .git/hooks ] || echo HOOKS-NODIR; "
+				 "touch .git/hooks/pv-x 2>/dev/null && echo HOOKS-WRITABLE; "
+				 "touch elsewhere/pv-y 2>/dev/null || echo ELSEWHERE-RO; "
+				 "cat sec/key 2>/dev/null; [ -e elsewhere2/f ] || echo ELSEWHERE2-COVERED; echo checked",
+				 dir) < (int)sizeof(script));
+	/* Relative links, as a session would plant them: they resolve
+	 * inside the view whatever its root is. */
+	CU_ASSERT_FATAL(symlink("../elsewhere", at(hooks_l, "swap/.git/hooks-l")) == 0 || errno == EEXIST);
+	CU_ASSERT_FATAL(symlink("elsewhere2", at(sec_l, "swap/sec-l")) == 0 || errno == EEXIST);
+	at(go, "swap/go");
+	at(done, "swap/done");
+	for (int i = 0; i < n; i++) {
+		struct run r;
+		pid_t loop;
+
+		(void)unlink(at(buf, "swap/go"));
+		(void)unlink(at(buf, "swap/done"));
+		(void)unlink(at(buf, "swap/.git/hooks/pv-x"));
+		(void)unlink(at(buf, "swap/elsewhere/pv-y"));
+		loop = fork();
+		CU_ASSERT_FATAL(loop >= 0);
+		if (loop == 0)
+			swap_loop(hooks, hooks_l, sec, sec_l, go, done);
+		base_config(&cfg, argv);
+		cfg.cwd = dir;
+		cfg.allow_write = aw;
+		cfg.protect = prot;
+		cfg.deny_read = dr;
+		cfg.deny_write = NULL;
+		cfg.files = NULL;
+		cfg.n_files = 0;
+		run_cfg(&cfg, &r, 0, NULL);
+		if (r.status == -125) {
+			refused++;
+			if (first_err[0] == '\0')
+				snprintf(first_err, sizeof(first_err), "%s", r.err);
+			/* a refusal names what changed */
+			if (strstr(r.err, "symbolic link") == NULL && strstr(r.err, "since the plan looked") == NULL)
+				unnamed++;
+			(void)mkfile(at(buf, "swap/go"), "");
+		} else if (strstr(r.out, "checked") != NULL) {
+			ran++;
+			if (strstr(r.out, "ELSEWHERE-RO") != NULL || strstr(r.out, "ELSEWHERE2-COVERED") != NULL)
+				landed_elsewhere++;
+			if (strstr(r.out, "HOOKS-") != NULL && missing++ == 0)
+				fprintf(stderr, "swap (%s): protection missing: %s\n", label, r.out);
+			if (strstr(r.out, "SWAPSECRET") != NULL)
+				leaked++;
+		} else
+			fprintf(stderr, "swap: status %d, err %s, out %s\n", r.status, r.err, r.out);
+		free(r.out);
+		(void)waitpid(loop, NULL, 0);
+	}
+	printf("\n    swapped for links (%s): %d of %d ran, %d refused (first: %s)\n", label, ran, n, refused, first_err);
+	CU_ASSERT_EQUAL(landed_elsewhere, 0);
+	CU_ASSERT_EQUAL(missing, 0);
+	CU_ASSERT_EQUAL(leaked, 0);
+	CU_ASSERT_EQUAL(unnamed, 0);
+	CU_ASSERT(ran + refused == n);
+	if (landed_elsewhere || missing || leaked)
+		fprintf(stderr, "swap (%s): landed elsewhere %d, protection missing %d, secret read %d of %d\n", label,
+			landed_elsewhere, missing, leaked, n);
+}
+
+static void test_swapped_for_links(void)
+{
+	SKIP_IF_NEEDED();
+	swap_starts("open_tree, move_mount", 50);
+}
+
+/* The same by mount(2) through /proc/self/fd names and the remount
+ * fallback (kernels before 5.12). */
+static void test_swapped_for_links_fallback(void)
+{
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NO_MOUNT_SETATTR", "1", 1) == 0);
+	swap_starts("mount(2) fallback", 30);
+	unsetenv("PASSAVANT_SBX_NO_MOUNT_SETATTR");
+}
+
 static void test_private_tmp(void)
 {
 	char name[64], session[64], pem[96], *out = NULL;
@@ -2479,6 +2622,9 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "protected paths that do not exist yet", test_protect_missing);
 	test_add(s, "covers and substituted files: their writable parents cannot be renamed", test_hidden_parents_pinned);
 	test_add(s, "read-only remount fallback", test_ro_fallback);
+	test_add(s, "round 42: planned paths swapped for links during 50 starts: nothing lands elsewhere",
+		 test_swapped_for_links);
+	test_add(s, "round 42: the same through the mount(2) fallback", test_swapped_for_links_fallback);
 	test_add(s, "protected file: errno of each way to write it", test_protected_errnos);
 	s = test_suite("sandbox_seccomp", suite_init, suite_cleanup);
 	test_add(s, "refused calls and no capabilities", test_seccomp);
