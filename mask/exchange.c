@@ -100,15 +100,32 @@ void mask_exch_begin(mask_exch_t *x)
 	}
 }
 
-bool mask_exch_inject_host(mask_exch_t *x, const char *host, uint16_t port)
+/* Whether some credential of t may be injected towards host:port anywhere. */
+static bool table_inject_host(mask_table_t *t, const char *host, uint16_t port)
 {
 	static const unsigned where[] = {INJECT_HEADER, INJECT_QUERY, INJECT_BODY};
 	struct mask_outbound ob;
 
 	for (size_t i = 0; i < ARRAY_LEN(where); i++)
-		if (mask_table_outbound(x->t, host, port, true, where[i], &ob) == 0 && ob.any)
+		if (mask_table_outbound(t, host, port, true, where[i], &ob) == 0 && ob.any)
 			return true;
 	return false;
+}
+
+bool mask_exch_inject_host(mask_exch_t *x, const char *host, uint16_t port)
+{
+	return table_inject_host(x->t, host, port);
+}
+
+size_t mask_table_in_holdmax(mask_table_t *t, const char *host, uint16_t port)
+{
+	const mask_set_t *in = mask_table_inbound_set(t), *fs = mask_table_folded_set(t);
+	size_t k = in != NULL ? mask_set_holdmax(in) : 0;
+
+	/* As mask_exch_body_begin(MASK_IN) and mask_exch_body_holdmax(). */
+	if (fs != NULL && mask_set_npairs(fs) > 0 && host != NULL && table_inject_host(t, host, port))
+		k += mask_table_folded_holdmax(t);
+	return k;
 }
 
 /* ------------------------------------------------------------------ */

@@ -935,6 +935,11 @@ int mask_exch_body_release(mask_exch_t *x, enum mask_dir d, struct evbuffer *out
  * (cmask_ready()) covers both. Pure. */
 size_t mask_exch_body_held(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
 size_t mask_exch_body_holdmax(const mask_exch_t *x, enum mask_dir d) NONNULL(1);
+/* The mask_exch_body_holdmax(MASK_IN) of every response body from
+ * host:port (NULL: none) with table t: the remask set's hold-back, plus
+ * the fold's toward an inject host. What an HTTP/2 connection to it may
+ * hold back per stream (proxy/h2.c's stream limit). Pure. */
+size_t mask_table_in_holdmax(mask_table_t *t, const char *host, uint16_t port) NONNULL(1);
 
 /* The sender cut the message off: the held bytes, which may begin a real
  * value, are wiped and never sent; inbound replacements are counted. */

@@ -538,6 +538,24 @@ int cmask_ready(cmask_t *m, enum cmask_dir dd, size_t *n)
 	return 0;
 }
 
+size_t cmask_held(const cmask_t *m, enum cmask_dir dd)
+{
+	const struct cdir *d = &m->dir[dd];
+	size_t n;
+
+	if (!mask_exch_body_active(m->x, xd(dd)))
+		return 0;
+	n = mask_exch_body_held(m->x, xd(dd)) + evbuffer_get_length(d->out);
+	if (d->chunked || d->ws)
+		n += evbuffer_get_length(d->chunk);
+	return n;
+}
+
+size_t cmask_in_holdmax(mask_table_t *t, const char *host, uint16_t port)
+{
+	return mask_table_in_holdmax(t, host, port);
+}
+
 bool cmask_waiting(const cmask_t *m, enum cmask_dir dd)
 {
 	const struct cdir *d = &m->dir[dd];

@@ -133,6 +133,17 @@ struct evbuffer *cmask_out(cmask_t *m, enum cmask_dir d) NONNULL(1);
  */
 int cmask_ready(cmask_t *m, enum cmask_dir d, size_t *n) NONNULL(1, 3) WUNRES;
 
+/* The bytes direction d holds back now: those the stream holds and
+ * those cmask_ready() keeps in cmask_out() (after the caller moved what
+ * it gave, at most the hold-back, cmask_in_holdmax() inbound), whatever
+ * the output's length against the input's (a sentinel is not as long as
+ * its value). Pure. */
+size_t cmask_held(const cmask_t *m, enum cmask_dir d) NONNULL(1);
+
+/* The most bytes an inbound body from host:port holds back with table t
+ * (mask_table_in_holdmax()). Pure. */
+size_t cmask_in_holdmax(mask_table_t *t, const char *host, uint16_t port) NONNULL(1);
+
 /* Whether bytes of direction d are being held (the caller's timer should
  * run). */
 bool cmask_waiting(const cmask_t *m, enum cmask_dir d) NONNULL(1);

@@ -53,8 +53,13 @@
 /* Response bytes all streams of a connection may hold back from the
  * client at once (the re-masker's hold-back, acknowledged to the
  * upstream as it fills: h2s_ack_up()); the stream that passes it is
- * reset (h2s_held_cut()) rather than the connection stalled. */
+ * reset (h2s_held_cut()) rather than the connection stalled. The client
+ * is told a SETTINGS_MAX_CONCURRENT_STREAMS that keeps its streams below
+ * it (H2_HELD_MAX / the hold-back of a stream, h2_fit_streams()), so it
+ * queues its requests rather than seeing them reset; only a test lowers
+ * the bound itself (H2_HELD_MAX_ENV, never above H2_HELD_MAX). */
 #define H2_HELD_MAX (2u * H2_CONN_WINDOW)
+#define H2_HELD_MAX_ENV "PASSAVANT_TEST_H2_HELD_MAX"
 /* Interim (1xx) heads an upstream may send on one stream: HEADERS are not
  * flow controlled, so each would be queued for the client. */
 #define H2_MAX_INTERIM 8
@@ -134,6 +139,8 @@ struct h2 {
 	bool up_ended;             /** upstream_gone() ran */
 	bool fatal;                /** a session failed: close now */
 	int64_t cancels;           /** forwarded streams that may still be cut off (a token bucket) */
+	uint64_t held_max;         /** response bytes its streams may hold back (H2_HELD_MAX) */
+	uint32_t max_streams;      /** SETTINGS_MAX_CONCURRENT_STREAMS told the client */
 	unsigned wu_sent;          /** WINDOW_UPDATE frames sent upstream */
 	unsigned wu_seen;          /** of them, those a PING acknowledged after them covers */
 	unsigned wu_ping;          /** wu_sent when the PING in flight was sent */

@@ -249,13 +249,15 @@ static void h2s_ack_up(struct h2s *s)
 	s->up_taken = target;
 }
 
-/* The response bytes s holds back from the client (received, neither in
- * s->resp nor taken): the re-masker's. */
+/* The response bytes s holds back from the client: the re-masker's
+ * (cmask_held()). Round 42: before, received bytes less those passed
+ * on, which counts every real value replaced by its (shorter) sentinel
+ * as held for the rest of the stream (a body echoing a 16 KiB value 130
+ * times passed the bound, holding nothing), and holds nothing where a
+ * sentinel is longer than its value. */
 static uint64_t h2s_held(const struct h2s *s)
 {
-	uint64_t out = evbuffer_get_length(s->resp) + s->resp_taken;
-
-	return s->phase == H2S_FORWARD && s->mask_resp && s->bytes_down > out ? s->bytes_down - out : 0;
+	return s->phase == H2S_FORWARD && s->mask_resp && s->mask != NULL ? cmask_held(s->mask, CMASK_IN) : 0;
 }
 
 /* The response body for the client (s->resp), then the trailers. */
@@ -562,16 +564,17 @@ static bool h2s_held_cut(struct h2s *s)
 
 	for (const struct h2s *t = s->h->streams; t != NULL; t = t->next)
 		total += h2s_held(t);
-	if (total <= H2_HELD_MAX)
+	if (total <= s->h->held_max)
 		return false;
 	h2s_cut(s, CMASK_IN);
 	s->mask_resp = false;
 	cmask_wipe_drain(s->resp);
 	h2s_answer(s, 502, NULL, s->rule,
 		   "passavant: %s: the streams of this connection to %s hold %llu response bytes back "
-		   "(over %u: each holds what may begin a real value), so this stream was reset; "
-		   "open fewer streams to this host at once",
-		   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, (unsigned long long)total, H2_HELD_MAX);
+		   "(over %llu: each holds what may begin a real value), so this stream was reset; "
+		   "open fewer streams to this host at once (at most the %u this connection allows)",
+		   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, (unsigned long long)total,
+		   (unsigned long long)s->h->held_max, s->h->max_streams);
 	s->phase = H2S_ANSWERED;
 	return true;
 }

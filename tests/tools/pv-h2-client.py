@@ -125,6 +125,7 @@ class Client:
         self.goaway = None
         self.closed = False
         self.got_settings = False
+        self.peer_max_streams = None  # the server's SETTINGS_MAX_CONCURRENT_STREAMS
         self.block = None  # (sid, flags, bytes) of HEADERS awaiting END_HEADERS
         self.read_enabled = True
         self.huge = huge
@@ -245,6 +246,8 @@ class Client:
             for k, v in f.settings.items():
                 if not self.got_settings:
                     out('settings %s %d' % (SETTINGS.get(k, str(k)), v))
+                if k == 3:
+                    self.peer_max_streams = v
                 if k == 4:
                     for sid in self.win:
                         self.win[sid] += v - self.peer_initial
@@ -383,6 +386,9 @@ def main():
     ap.add_argument('--sni')
     ap.add_argument('--alpn', default='h2')
     ap.add_argument('--timeout', type=float, default=10)
+    ap.add_argument('--queue', action='store_true',
+                    help='req: keep at most the server\'s SETTINGS_MAX_CONCURRENT_STREAMS open, '
+                         'queueing the others (as browsers and nghttp2 do); prints "max-open N"')
     ap.add_argument('mode')
     ap.add_argument('args', nargs='*')
     a = ap.parse_args()
@@ -390,7 +396,26 @@ def main():
     huge = a.mode in ('noread',)
     c = Client(t, a.target, huge=huge)
     try:
-        if a.mode == 'req':
+        if a.mode == 'req' and a.queue:
+            deadline = time.monotonic() + 5
+            while not c.got_settings and time.monotonic() < deadline and not c.closed:
+                c.read(0.2)
+            specs, sids, most = list(a.args), [], 0
+            deadline = time.monotonic() + a.timeout
+            while (specs or any(not c.streams[s]['ended'] and c.streams[s]['reset'] is None for s in sids)) \
+                    and not c.closed:
+                if time.monotonic() > deadline:
+                    out('timeout')
+                    break
+                limit = c.peer_max_streams if c.peer_max_streams is not None else 1 << 31
+                live = sum(1 for s in sids if not c.streams[s]['ended'] and c.streams[s]['reset'] is None)
+                while specs and live < limit:
+                    sids.append(c.request(json.loads(specs.pop(0))))
+                    live += 1
+                most = max(most, live)
+                c.read(0.05)
+            out('max-open %d' % most)
+        elif a.mode == 'req':
             sids = [c.request(json.loads(spec)) for spec in a.args]
             c.wait(sids, a.timeout)
         elif a.mode == 'concurrency':
