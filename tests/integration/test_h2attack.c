@@ -406,6 +406,44 @@ static void test_client_rst_no_error(void)
 }
 
 /*
+ * Class: the audit (round 42, review41a). A client that resets its stream
+ * with NO_ERROR in the middle of its header block (HEADERS without
+ * END_HEADERS, a CONTINUATION due, then RST_STREAM) breaks RFC 9113
+ * §6.10: a connection error (nghttp2: GOAWAY PROTOCOL_ERROR). Its
+ * stream's head never came whole: its line is a deny written as the
+ * connection ends ("the connection ended before the stream's head was
+ * complete", conn_h2_free()), with neither method nor target (never
+ * searched for real values), as for any incomplete head. Passes on the
+ * code before (review41a's report did not reproduce: the connection
+ * error and the line were there; this pins both).
+ */
+static void test_client_rst_mid_headers(void)
+{
+	size_t amark = test_file_size(px.audit);
+	char *o = NULL, *aud = NULL;
+	int rc, lines = 0;
+
+	CU_ASSERT_FATAL(ready);
+	rc = attack(&o, "10", "cuthead0", "/hello?t=cuthead0", NULL);
+	ROW(rc == 0 && test_hasf(o, "goaway 1 "),
+	    "cuthead0: expected the connection to end (PROTOCOL_ERROR), got %d:\n%s", rc, test_tail(o, 600));
+	for (int i = 0; i < 30 && lines == 0; i++) {
+		free(aud);
+		aud = test_file_since(px.audit, amark);
+		lines = aud != NULL && strstr(aud, "before the stream's head was complete") != NULL;
+		if (lines == 0)
+			usleep(100 * 1000);
+	}
+	ROW(lines == 1 && !test_hasf(aud, "cuthead0") && test_hasf(aud, "\"decision\":\"deny\"") &&
+		    test_hasf(aud, "\"method\":null") && test_hasf(aud, "\"target\":null"),
+	    "cuthead0: no deny line for a stream reset in its header block "
+	    "(or its target written):\n%s",
+	    test_tail(aud, 800));
+	free(aud);
+	free(o);
+}
+
+/*
  * Class: availability, and the audit (review of round 41). A client that
  * resets with NO_ERROR a stream whose request went whole (END_STREAM)
  * while its response is under way will read none of the rest: the
@@ -524,6 +562,8 @@ TEST_REGISTRAR(h2attack_suite)
 	test_add(s, "an upstream's RST_STREAM NO_ERROR before the end: the client is told", test_upstream_rst_no_error);
 	test_add(s, "an upstream's PUSH_PROMISE: nothing pushed reaches the client", test_upstream_push);
 	test_add(s, "a client's RST_STREAM NO_ERROR before its request's end: audited as cut", test_client_rst_no_error);
+	test_add(s, "a client's RST_STREAM NO_ERROR in its header block: a connection error, a deny line",
+		 test_client_rst_mid_headers);
 	test_add(s, "a client's RST_STREAM NO_ERROR after its request's end, the response under way: cancelled upstream",
 		 test_client_rst_no_error_after_request);
 }

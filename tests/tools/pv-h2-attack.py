@@ -59,6 +59,10 @@ Two roles, both over TLS with ALPN h2 only:
                                 later, the response under way, RST_STREAM
                                 NO_ERROR on it; then stream 3: GET
                                 /hello?t=after-cutend0
+          cuthead0 PATH         stream 1: HEADERS GET PATH with END_STREAM
+                                but its header block cut (no END_HEADERS,
+                                a CONTINUATION due), then RST_STREAM
+                                NO_ERROR on it (round 42)
           connect               HEADERS :method CONNECT, :authority (no
                                 :path, :scheme), END_STREAM
           protocol              extended CONNECT: :method CONNECT,
@@ -459,6 +463,10 @@ def client(a):
             r.step(0.05)
         sock.sendall(frame(3, 0, 1, struct.pack('>I', 0)) + get(3, '/hello?t=after-cutend0'))
         want = [3]
+    elif a.mode == 'cuthead0':
+        blk = get(1, a.args[0])[9:]
+        sock.sendall(frame(1, 0x1, 1, blk[:len(blk) // 2]) + frame(3, 0, 1, struct.pack('>I', 0)))
+        want = [1]
     elif a.mode == 'connect':
         blk = enc.encode([(':method', 'CONNECT'), (':authority', a.target)])
         sock.sendall(frame(1, 0x5, 1, blk))
